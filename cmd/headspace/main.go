@@ -1,0 +1,146 @@
+// Command headspace answers, for a model trained on a GPU, how much faster
+// training would go if data loading were free, and which stage of the input
+// pipeline is in the way.
+//
+// Usage:
+//
+//	headspace <command> [flags]
+//
+// Run "headspace help" for the commands and "headspace <command> -h" for a
+// command's flags.
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"sort"
+	"strings"
+	"syscall"
+)
+
+// command is one subcommand: a thin layer of flags over the packages.
+type command struct {
+	name    string
+	summary string
+	run     func(ctx context.Context, args []string, stdout, stderr io.Writer) error
+}
+
+var commands = map[string]command{}
+
+func register(c command) { commands[c.name] = c }
+
+// usageError is bad input: exit status 2 and a one-line reason.
+type usageError struct{ msg string }
+
+func (e usageError) Error() string { return e.msg }
+
+func usagef(format string, args ...any) error { return usageError{fmt.Sprintf(format, args...)} }
+
+// exitError carries a specific exit status with its message (compare's 1).
+type exitError struct {
+	code int
+	msg  string
+}
+
+func (e exitError) Error() string { return e.msg }
+
+func main() {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	code := run(ctx, os.Args[1:], os.Stdout, os.Stderr)
+	stop()
+	os.Exit(code)
+}
+
+func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
+	if len(args) == 0 || args[0] == "help" || args[0] == "-h" || args[0] == "--help" || args[0] == "-help" {
+		if len(args) > 1 {
+			if c, ok := commands[args[1]]; ok {
+				return exitCode(c.run(ctx, []string{"-h"}, stdout, stderr), c.name, stderr)
+			}
+		}
+		writeUsage(stdout)
+		if len(args) == 0 {
+			return 2
+		}
+		return 0
+	}
+	c, ok := commands[args[0]]
+	if !ok {
+		fmt.Fprintf(stderr, "headspace: unknown command %q (run 'headspace help')\n", args[0])
+		return 2
+	}
+	return exitCode(c.run(ctx, args[1:], stdout, stderr), c.name, stderr)
+}
+
+func exitCode(err error, name string, stderr io.Writer) int {
+	var ue usageError
+	var ee exitError
+	switch {
+	case err == nil, errors.Is(err, flag.ErrHelp):
+		return 0
+	case errors.As(err, &ue):
+		fmt.Fprintf(stderr, "headspace %s: %s\n", name, ue.msg)
+		return 2
+	case errors.As(err, &ee):
+		if ee.msg != "" {
+			fmt.Fprintf(stderr, "headspace %s: %s\n", name, ee.msg)
+		}
+		return ee.code
+	default:
+		fmt.Fprintf(stderr, "headspace %s: %v\n", name, err)
+		return 1
+	}
+}
+
+func writeUsage(w io.Writer) {
+	fmt.Fprintln(w, "headspace: how much faster would training go if data loading were free,")
+	fmt.Fprintln(w, "and which stage of the input pipeline is in the way?")
+	fmt.Fprintln(w)
+	fmt.Fprintln(w, "Usage: headspace <command> [flags]")
+	fmt.Fprintln(w)
+	fmt.Fprintln(w, "Commands:")
+	names := make([]string, 0, len(commands))
+	for n := range commands {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	for _, n := range names {
+		fmt.Fprintf(w, "  %-10s %s\n", n, commands[n].summary)
+	}
+	fmt.Fprintln(w)
+	fmt.Fprintln(w, "Run 'headspace <command> -h' for a command's flags.")
+}
+
+// newFlagSet returns a flag set that reports errors instead of exiting and
+// prints its usage to stdout on -h.
+func newFlagSet(name, usage string, stdout io.Writer) *flag.FlagSet {
+	fs := flag.NewFlagSet("headspace "+name, flag.ContinueOnError)
+	fs.SetOutput(io.Discard)
+	fs.Usage = func() {
+		fs.SetOutput(stdout)
+		fmt.Fprintf(stdout, "Usage: headspace %s [flags]\n\n%s\n\nFlags:\n", name, strings.TrimSpace(usage))
+		fs.PrintDefaults()
+		fs.SetOutput(io.Discard)
+	}
+	return fs
+}
+
+// parseFlags parses args, turning flag errors into usage errors.
+func parseFlags(fs *flag.FlagSet, args []string) error {
+	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			fs.Usage()
+			return err
+		}
+		return usageError{err.Error()}
+	}
+	if fs.NArg() > 0 {
+		return usagef("unexpected argument %q", fs.Arg(0))
+	}
+	return nil
+}

@@ -1,0 +1,283 @@
+package ladder
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/headspace-bench/headspace/datasets"
+	"github.com/headspace-bench/headspace/datasets/prng"
+	"github.com/headspace-bench/headspace/datasets/transforms"
+	"github.com/headspace-bench/headspace/harness/batching"
+	"github.com/headspace-bench/headspace/harness/pipeline"
+)
+
+// Config is one point of the pipeline's configuration.
+type Config struct {
+	Dataset    datasets.Synthetic // raw data: size, classes, seed
+	Transforms transforms.Config  // crop and mask ratio
+	Impl       string             // transform implementation: "naive" or "fast"
+	Batch      int                // samples per batch; the document uses 256
+	Workers    int                // goroutines per stage (load, transform)
+	Prefetch   int                // batches ready ahead of the training loop; 0 means 2
+	// LoadLatency is added to every raw sample's load, as a wait that uses
+	// no CPU: the latency of remote storage (the document's "slow data
+	// retrieval"). Zero for the document's in-memory FakeDataset.
+	LoadLatency time.Duration
+	// Recorder, if set, records every task of every worker for a timeline.
+	Recorder *pipeline.Recorder
+}
+
+// DefaultConfig is the document's pipeline: 1024×1024 raw images cropped to
+// 256, batches of 256, 4 workers, the naive transforms.
+func DefaultConfig() Config {
+	return Config{
+		Dataset:    datasets.DefaultSynthetic(),
+		Transforms: transforms.DefaultConfig(),
+		Impl:       "naive",
+		Batch:      256,
+		Workers:    4,
+		Prefetch:   2,
+	}
+}
+
+// Validate reports the first problem with c, in words a user can act on.
+func (c Config) Validate() error {
+	if err := c.Dataset.Validate(); err != nil {
+		return err
+	}
+	if err := c.Transforms.Validate(c.Dataset.Width, c.Dataset.Height); err != nil {
+		return err
+	}
+	if _, err := transforms.New(c.Impl, c.Transforms); err != nil {
+		return err
+	}
+	switch {
+	case c.Batch <= 0:
+		return fmt.Errorf("batch size %d must be positive", c.Batch)
+	case c.Workers <= 0:
+		return fmt.Errorf("workers %d must be positive", c.Workers)
+	case c.Prefetch < 0:
+		return fmt.Errorf("prefetch %d must not be negative", c.Prefetch)
+	case c.LoadLatency < 0:
+		return fmt.Errorf("load latency %v must not be negative", c.LoadLatency)
+	}
+	return nil
+}
+
+func (c Config) prefetch() int {
+	if c.Prefetch == 0 {
+		return 2
+	}
+	return c.Prefetch
+}
+
+// transformSalt separates the transforms' random streams from the dataset's.
+const transformSalt = 0x7472616e73666f72
+
+// Loader is the input pipeline of one ladder level, delivering batches in
+// order. It implements batching.Loader.
+type Loader struct {
+	p       *pipeline.Pipeline
+	out     *pipeline.Queue[*batching.Batch]
+	batches *batching.Pool
+}
+
+var _ batching.Loader = (*Loader)(nil)
+
+// processed is a transformed sample on its way to the collator.
+type processed struct {
+	data   []float32
+	label  int
+	cached bool // the level's cached sample: never recycled
+}
+
+// NewLoader starts the pipeline of level (None, Raw or Sample) for n batches:
+//
+//	index → load (Workers) → transform (Workers) → collate → batches (Prefetch)
+//
+// At level Raw the load stage hands every worker the one raw sample it made
+// at start; at level Sample the load stage does nothing and the transform
+// stage hands out one processed sample. Batching, and what follows, always run.
+func NewLoader(ctx context.Context, level Level, cfg Config, n int) (*Loader, error) {
+	if err := cfg.Validate(); err != nil {
+		return nil, err
+	}
+	if level != None && level != Raw && level != Sample {
+		return nil, fmt.Errorf("level %s has no loader: it caches a whole batch", level)
+	}
+	if n <= 0 {
+		return nil, fmt.Errorf("number of batches %d must be positive", n)
+	}
+	ds, tc, B := cfg.Dataset, cfg.Transforms, cfg.Batch
+	W := cfg.Workers
+	sampleLen := tc.OutLen()
+	pool, err := batching.NewPool(B, sampleLen)
+	if err != nil {
+		return nil, err
+	}
+	raws := newFreelist(4*W, func() *datasets.Sample { return datasets.NewSample(ds.Width, ds.Height) })
+	outs := newFreelist(4*W+B, func() *processed { return &processed{data: make([]float32, sampleLen)} })
+	impls := make(chan transforms.Transform, W)
+	for range W {
+		t, err := transforms.New(cfg.Impl, tc)
+		if err != nil {
+			return nil, err
+		}
+		impls <- t
+	}
+
+	// The caches of levels Raw and Sample, made once, before timing starts.
+	var cachedRaw *datasets.Sample
+	var cachedOut *processed
+	if level == Raw || level == Sample {
+		cachedRaw = datasets.NewSample(ds.Width, ds.Height)
+		if err := ds.Fill(0, cachedRaw); err != nil {
+			return nil, err
+		}
+	}
+	if level == Sample {
+		cachedOut = &processed{data: make([]float32, sampleLen), label: cachedRaw.Label, cached: true}
+		t := <-impls
+		rng := prng.New(ds.Seed^transformSalt, 0)
+		err := t.Apply(cachedOut.data, &cachedRaw.Image, &rng)
+		impls <- t
+		if err != nil {
+			return nil, err
+		}
+	}
+
+	p := pipeline.New(ctx)
+	p.Record(cfg.Recorder)
+	fail := func(err error) (*Loader, error) { p.Close(); return nil, err }
+	q := 4 * W
+	idx, err := pipeline.Source(p, "index", n*B, q, func(i int) int { return i })
+	if err != nil {
+		return fail(err)
+	}
+
+	load := func(_ context.Context, it pipeline.Item[int]) (*datasets.Sample, error) {
+		if cfg.LoadLatency > 0 {
+			time.Sleep(cfg.LoadLatency)
+		}
+		s := raws.get()
+		if err := ds.Fill(it.Value%ds.N, s); err != nil {
+			raws.put(s)
+			return nil, err
+		}
+		return s, nil
+	}
+	switch level {
+	case Raw:
+		load = func(context.Context, pipeline.Item[int]) (*datasets.Sample, error) { return cachedRaw, nil }
+	case Sample:
+		load = func(context.Context, pipeline.Item[int]) (*datasets.Sample, error) { return nil, nil }
+	}
+	loaded, err := pipeline.Map(p, "load", idx, W, q, load)
+	if err != nil {
+		return fail(err)
+	}
+
+	transform := func(_ context.Context, it pipeline.Item[*datasets.Sample]) (*processed, error) {
+		raw := it.Value
+		out := outs.get()
+		t := <-impls
+		rng := prng.New(ds.Seed^transformSalt, uint64(it.Index))
+		err := t.Apply(out.data, &raw.Image, &rng)
+		impls <- t
+		out.label = raw.Label
+		if raw != cachedRaw {
+			raws.put(raw)
+		}
+		if err != nil {
+			outs.put(out)
+			return nil, err
+		}
+		return out, nil
+	}
+	if level == Sample {
+		transform = func(context.Context, pipeline.Item[*datasets.Sample]) (*processed, error) { return cachedOut, nil }
+	}
+	samples, err := pipeline.Map(p, "transform", loaded, W, q, transform)
+	if err != nil {
+		return fail(err)
+	}
+
+	c := &collator{pool: pool, size: B, open: map[int]*openBatch{}, outs: outs}
+	batches, err := pipeline.Aggregate(p, "collate", samples, cfg.prefetch(), c.add, c.flush)
+	if err != nil {
+		return fail(err)
+	}
+	return &Loader{p: p, out: batches, batches: pool}, nil
+}
+
+// collator copies processed samples into their batch's slot and emits
+// complete batches in index order, whatever order the samples arrive in.
+type collator struct {
+	pool *batching.Pool
+	size int
+	open map[int]*openBatch
+	next int // the next batch to emit
+	outs *freelist[*processed]
+}
+
+type openBatch struct {
+	b      *batching.Batch
+	filled int
+}
+
+func (c *collator) add(_ context.Context, it pipeline.Item[*processed], e *pipeline.Emitter[*batching.Batch]) error {
+	k, slot := it.Index/c.size, it.Index%c.size
+	ob := c.open[k]
+	if ob == nil {
+		ob = &openBatch{b: c.pool.Get()}
+		ob.b.Index = k
+		c.open[k] = ob
+	}
+	s := it.Value
+	err := ob.b.Put(slot, s.data, s.label)
+	if !s.cached {
+		c.outs.put(s)
+	}
+	if err != nil {
+		return err
+	}
+	ob.filled++
+	for {
+		ob := c.open[c.next]
+		if ob == nil || ob.filled < c.size {
+			return nil
+		}
+		delete(c.open, c.next)
+		if !e.Emit(pipeline.Item[*batching.Batch]{Index: c.next, Value: ob.b}) {
+			return nil
+		}
+		c.next++
+	}
+}
+
+func (c *collator) flush(context.Context, *pipeline.Emitter[*batching.Batch]) error {
+	if len(c.open) > 0 {
+		return fmt.Errorf("%d batches left incomplete", len(c.open))
+	}
+	return nil
+}
+
+// Next implements batching.Loader.
+func (l *Loader) Next(ctx context.Context) (*batching.Batch, error) {
+	it, err := l.out.Next(ctx)
+	return it.Value, err
+}
+
+// Release implements batching.Loader.
+func (l *Loader) Release(b *batching.Batch) { l.batches.Put(b) }
+
+// Close implements batching.Loader.
+func (l *Loader) Close() error { return l.p.Close() }
+
+// Stats returns the pipeline's statistics.
+func (l *Loader) Stats() pipeline.Stats { return l.p.Stats() }
+
+// Allocated is the number of batch buffers the loader has made: the peak
+// number of batches alive at once.
+func (l *Loader) Allocated() int { return l.batches.Allocated() }

@@ -1,0 +1,555 @@
+package results
+
+import (
+	"fmt"
+	"io"
+	"math"
+	"strings"
+	"text/tabwriter"
+
+	"golang.org/x/perf/benchfmt"
+	"golang.org/x/perf/benchmath"
+	"golang.org/x/perf/benchunit"
+)
+
+// Gate defaults.
+const (
+	// DefaultThreshold is the relative change beyond which a
+	// significant change counts: 5%.
+	DefaultThreshold = 0.05
+	// DefaultAlpha is benchstat's significance level,
+	// benchmath.DefaultThresholds.CompareAlpha.
+	DefaultAlpha = 0.05
+	// Confidence is the level of the medians' confidence intervals,
+	// benchstat's default.
+	Confidence = 0.95
+)
+
+// GateOptions configures Compare.
+type GateOptions struct {
+	// Threshold is the relative change of the median a significant
+	// change must exceed to count, 0.05 for 5%. Zero or less means
+	// DefaultThreshold; to gate on any significant slowdown use a tiny
+	// positive value.
+	Threshold float64
+
+	// Alpha is the significance level: a change is significant when the
+	// Mann–Whitney U test's p-value is below it. Values outside (0, 1)
+	// mean DefaultAlpha.
+	Alpha float64
+
+	// Units is unit metadata from the compared files (ReadUnits); its
+	// better= entries give each unit's direction ahead of the Units
+	// table and benchfmt's defaults (see DirectionOf). May be nil.
+	Units benchfmt.UnitMetadataMap
+}
+
+// Verdict is the gate's decision about one benchmark and unit.
+type Verdict int
+
+// The verdicts.
+const (
+	// NoChange: the difference is not significant (p >= alpha), or it
+	// is significant but within the threshold.
+	NoChange Verdict = iota
+	// Regression: significant, and worse by more than the threshold.
+	Regression
+	// Improvement: significant, and better by more than the threshold.
+	Improvement
+	// TooFewSamples: with this many samples no outcome could reach
+	// p < alpha, so the metric was not checked.
+	TooFewSamples
+	// OnlyInOld: the benchmark (or this unit of it) is missing from the
+	// new results.
+	OnlyInOld
+	// OnlyInNew: the benchmark (or this unit of it) is not in the old
+	// results.
+	OnlyInNew
+	// UnknownDirection: significant and beyond the threshold, but the
+	// unit's direction is unknown, so it is neither.
+	UnknownDirection
+)
+
+var verdictNames = [...]string{
+	NoChange:         "no significant change",
+	Regression:       "regression",
+	Improvement:      "improvement",
+	TooFewSamples:    "too few samples",
+	OnlyInOld:        "only in old",
+	OnlyInNew:        "only in new",
+	UnknownDirection: "unknown direction",
+}
+
+func (v Verdict) String() string {
+	if v >= 0 && int(v) < len(verdictNames) {
+		return verdictNames[v]
+	}
+	return fmt.Sprintf("Verdict(%d)", int(v))
+}
+
+// Side summarizes one side (old or new) of a Row.
+type Side struct {
+	// N is the number of samples: the finite values of the unit
+	// among the results with the row's name. Zero when absent.
+	N int
+	// Summary is the median with its Confidence interval (Lo, Hi are
+	// ±Inf when N is too small for one), from benchmath.AssumeNothing.
+	benchmath.Summary
+}
+
+// Row is the comparison of one benchmark in one unit.
+type Row struct {
+	// Name is the full benchmark name with the "Benchmark" prefix.
+	Name string
+	// Unit is the unit, tidied as benchfmt does: values of "ns/op"
+	// are compared as "sec/op".
+	Unit string
+	// Better is which way the unit is better.
+	Better Direction
+	// Old and New summarize the two sides.
+	Old, New Side
+	// Delta is the relative change of the median, new/old - 1
+	// (-0.12 for -12%); NaN if a side is missing.
+	Delta float64
+	// P is the Mann–Whitney U test's p-value; NaN if not compared.
+	P float64
+	// Verdict is the decision.
+	Verdict Verdict
+	// Note explains the verdict where it needs explaining, such as how
+	// many samples are missing.
+	Note string
+	// Warnings are benchmath's warnings about the samples and test.
+	Warnings []string
+}
+
+// Report is the result of Compare.
+type Report struct {
+	// OldName and NewName label the sides in WriteText; "old" and
+	// "new" when empty. CompareFiles sets them to the paths.
+	OldName, NewName string
+	// Alpha and Threshold are the settings used.
+	Alpha, Threshold float64
+	// Rows holds one row per benchmark and unit, grouped by benchmark
+	// in order of first appearance, old results first.
+	Rows []Row
+}
+
+// Regressions returns the rows whose verdict is Regression.
+func (r Report) Regressions() []Row { return r.with(Regression) }
+
+func (r Report) with(v Verdict) []Row {
+	var out []Row
+	for _, row := range r.Rows {
+		if row.Verdict == v {
+			out = append(out, row)
+		}
+	}
+	return out
+}
+
+// CompareFiles reads the results files at oldPath and newPath and
+// compares them with Compare, taking unit directions from both files'
+// Unit lines (the new file's where they disagree) unless opt.Units
+// already gives them. An error means an input could not be read or has
+// syntax errors; the comparison was not made.
+func CompareFiles(oldPath, newPath string, opt GateOptions) (Report, error) {
+	old, oldMeta, err := ReadUnits(oldPath)
+	if err != nil {
+		return Report{}, err
+	}
+	cur, newMeta, err := ReadUnits(newPath)
+	if err != nil {
+		return Report{}, err
+	}
+	meta := benchfmt.UnitMetadataMap{}
+	for _, m := range []benchfmt.UnitMetadataMap{oldMeta, newMeta, opt.Units} {
+		for k, v := range m {
+			meta[k] = v
+		}
+	}
+	opt.Units = meta
+	rep := Compare(old, cur, opt)
+	rep.OldName, rep.NewName = oldPath, newPath
+	return rep, nil
+}
+
+// Compare compares old and new results as benchstat does: it groups
+// results by full benchmark name (sub-benchmark keys and GOMAXPROCS
+// suffix included) and tidied unit, summarizes each group by its median
+// with a 95% confidence interval, and tests old against new with the
+// Mann–Whitney U test (benchmath.AssumeNothing). A row is a Regression
+// when p < Alpha and the median moved the wrong way by more than
+// Threshold. Results' configurations are not compared. Non-finite values
+// are left out.
+func Compare(old, new []*benchfmt.Result, opt GateOptions) Report {
+	if opt.Threshold <= 0 {
+		opt.Threshold = DefaultThreshold
+	}
+	if !(opt.Alpha > 0 && opt.Alpha < 1) {
+		opt.Alpha = DefaultAlpha
+	}
+	thr := benchmath.DefaultThresholds
+	thr.CompareAlpha = opt.Alpha
+
+	type key struct{ name, unit string }
+	type group struct {
+		vals    [2][]float64
+		present [2]bool
+		dropped int
+	}
+	groups := map[key]*group{}
+	var names []string
+	units := map[string][]string{}
+	for side, rs := range [2][]*benchfmt.Result{old, new} {
+		for _, r := range rs {
+			name := trimPrefix(string(r.Name))
+			for _, v := range r.Values {
+				k := key{name, v.Unit}
+				g := groups[k]
+				if g == nil {
+					g = &group{}
+					groups[k] = g
+					if units[name] == nil {
+						names = append(names, name)
+					}
+					units[name] = append(units[name], v.Unit)
+				}
+				g.present[side] = true
+				if math.IsNaN(v.Value) || math.IsInf(v.Value, 0) {
+					g.dropped++
+					continue
+				}
+				g.vals[side] = append(g.vals[side], v.Value)
+			}
+		}
+	}
+
+	rep := Report{Alpha: opt.Alpha, Threshold: opt.Threshold}
+	for _, name := range names {
+		for _, unit := range units[name] {
+			g := groups[key{name, unit}]
+			row := Row{
+				Name:   "Benchmark" + name,
+				Unit:   unit,
+				Better: DirectionOf(unit, opt.Units),
+				Delta:  math.NaN(),
+				P:      math.NaN(),
+			}
+			var samples [2]*benchmath.Sample
+			for side := range 2 {
+				if len(g.vals[side]) == 0 {
+					continue
+				}
+				s := benchmath.NewSample(g.vals[side], &thr)
+				samples[side] = s
+				sum := benchmath.AssumeNothing.Summary(s, Confidence)
+				if side == 0 {
+					row.Old = Side{N: len(s.Values), Summary: sum}
+				} else {
+					row.New = Side{N: len(s.Values), Summary: sum}
+				}
+				row.Warnings = appendWarnings(row.Warnings, sum.Warnings)
+			}
+			if g.dropped > 0 {
+				row.Warnings = append(row.Warnings, fmt.Sprintf("%d non-finite value(s) left out", g.dropped))
+			}
+			switch {
+			case !g.present[1]:
+				row.Verdict = OnlyInOld
+			case !g.present[0]:
+				row.Verdict = OnlyInNew
+			default:
+				decide(&row, samples[0], samples[1], opt)
+			}
+			rep.Rows = append(rep.Rows, row)
+		}
+	}
+	return rep
+}
+
+// decide fills in the comparison and verdict of a row present on both
+// sides.
+func decide(row *Row, old, new *benchmath.Sample, opt GateOptions) {
+	if old == nil || new == nil {
+		row.Verdict = TooFewSamples
+		row.Note = fmt.Sprintf("old has %d, new has %d finite values", row.Old.N, row.New.N)
+		return
+	}
+	cmp := benchmath.AssumeNothing.Compare(old, new)
+	row.P = cmp.P
+	row.Warnings = appendWarnings(row.Warnings, cmp.Warnings)
+	row.Delta = delta(row.Old.Center, row.New.Center)
+
+	n1, n2 := row.Old.N, row.New.N
+	if p := minP(n1, n2); p >= opt.Alpha {
+		row.Verdict = TooFewSamples
+		row.Note = fmt.Sprintf("old has %d, new has %d; the smallest p-value %d+%d samples can give is %.3g, not below alpha %g: "+
+			"the U test needs at least %d samples per side", n1, n2, n1, n2, p, opt.Alpha, MinSamples(opt.Alpha))
+		return
+	}
+	if !(cmp.P < opt.Alpha) {
+		row.Verdict = NoChange
+		return
+	}
+	if math.Abs(row.Delta) <= opt.Threshold {
+		row.Verdict = NoChange
+		row.Note = fmt.Sprintf("significant, but within the %s threshold", pct(opt.Threshold))
+		return
+	}
+	switch {
+	case row.Better == NoDirection:
+		row.Verdict = UnknownDirection
+	case (row.Delta > 0) == (row.Better == HigherIsBetter):
+		row.Verdict = Improvement
+	default:
+		row.Verdict = Regression
+	}
+}
+
+// delta is new/old - 1, with ±Inf when old is 0 and new is not.
+func delta(old, new float64) float64 {
+	switch {
+	case old == new:
+		return 0
+	case old == 0:
+		return math.Copysign(math.Inf(1), new)
+	}
+	return new/old - 1
+}
+
+// minP is the smallest two-sided p-value the Mann–Whitney U test can
+// give for samples of n1 and n2 values: both samples entirely apart,
+// 2/C(n1+n2, n1). Ties only raise it.
+func minP(n1, n2 int) float64 {
+	// log C(n1+n2, n1) via log-gamma, exact enough for a threshold.
+	lc := lgamma(n1+n2+1) - lgamma(n1+1) - lgamma(n2+1)
+	return math.Min(1, 2*math.Exp(-lc))
+}
+
+func lgamma(n int) float64 {
+	v, _ := math.Lgamma(float64(n))
+	return v
+}
+
+// MinSamples is the fewest samples per side with which the
+// Mann–Whitney U test can find a difference significant at alpha (p <
+// alpha): 4 at 0.05 (the smallest p 4+4 samples can give is 2/70 ≈
+// 0.029, while 3+3 give at best 0.1), 5 at 0.01. With unequal sides fewer
+// can do on one side if the other has more; Compare checks the actual
+// sizes.
+func MinSamples(alpha float64) int {
+	n := 1
+	for ; n < 1000 && minP(n, n) >= alpha; n++ {
+	}
+	return n
+}
+
+func appendWarnings(dst []string, ws []error) []string {
+	for _, w := range ws {
+		dst = append(dst, w.Error())
+	}
+	return dst
+}
+
+func pct(f float64) string {
+	s := fmt.Sprintf("%.1f", 100*f)
+	return strings.TrimSuffix(s, ".0") + "%"
+}
+
+func signedPct(f float64) string {
+	switch {
+	case math.IsNaN(f):
+		return "-"
+	case math.IsInf(f, 0):
+		return fmt.Sprintf("%+.0f%%", f)
+	}
+	return fmt.Sprintf("%+.2f%%", 100*f)
+}
+
+// WriteText writes the report for people: a table with a row per
+// benchmark and unit (medians ± their 95% confidence interval, delta,
+// p-value, sample counts, verdict), then a summary naming every
+// regression, improvement, benchmark present on one side only, metric
+// with too few samples to decide and change of unknown direction, and a
+// closing PASS or FAIL line.
+func (r Report) WriteText(w io.Writer) error {
+	oldName, newName := r.OldName, r.NewName
+	if oldName == "" {
+		oldName = "old"
+	}
+	if newName == "" {
+		newName = "new"
+	}
+	var b strings.Builder
+	fmt.Fprintf(&b, "old: %s\nnew: %s\n", oldName, newName)
+	fmt.Fprintf(&b, "medians ± %g%% confidence interval; Mann–Whitney U test, alpha %g; threshold %s\n\n",
+		100*Confidence, r.Alpha, pct(r.Threshold))
+	if len(r.Rows) == 0 {
+		b.WriteString("no benchmark results to compare\n")
+		_, err := io.WriteString(w, b.String())
+		return err
+	}
+
+	tw := tabwriter.NewWriter(&b, 0, 0, 2, ' ', 0)
+	fmt.Fprintln(tw, "benchmark\tunit\told\tnew\tdelta\tp\tn\tverdict")
+	for _, row := range r.Rows {
+		sc := scaler(row)
+		p := "-"
+		if !math.IsNaN(row.P) {
+			p = fmt.Sprintf("%.3f", row.P)
+		}
+		v := row.Verdict.String()
+		if row.Verdict == Regression {
+			v = "REGRESSION"
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", row.Name, row.Unit,
+			cell(row.Old, sc), cell(row.New, sc), signedPct(row.Delta), p, counts(row), v)
+	}
+	tw.Flush()
+
+	section := func(title string, rows []Row, line func(Row) string) {
+		if len(rows) == 0 {
+			return
+		}
+		fmt.Fprintf(&b, "\n%s\n", title)
+		for _, row := range rows {
+			fmt.Fprintf(&b, "  %s\n", line(row))
+		}
+	}
+	change := func(row Row) string {
+		sc := scaler(row)
+		return fmt.Sprintf("%s %s: %s → %s (%s, p=%.3f, n=%s); %s is better", row.Name, row.Unit,
+			sc.Format(row.Old.Center), sc.Format(row.New.Center), signedPct(row.Delta), row.P, counts(row), row.Better)
+	}
+	regs := r.Regressions()
+	section(fmt.Sprintf("%s beyond %s at alpha %g:", plural(len(regs), "regression"), pct(r.Threshold), r.Alpha), regs, change)
+	imps := r.with(Improvement)
+	section(fmt.Sprintf("%s beyond %s:", plural(len(imps), "improvement"), pct(r.Threshold)), imps, change)
+	section("Only in old (missing from new; not compared):", oneSided(r.Rows, OnlyInOld), func(row Row) string { return row.Name })
+	section("Only in new (not in old; not compared):", oneSided(r.Rows, OnlyInNew), func(row Row) string { return row.Name })
+	few := r.with(TooFewSamples)
+	section("Too few samples to decide (not checked):", few, func(row Row) string {
+		return fmt.Sprintf("%s %s: %s", row.Name, row.Unit, row.Note)
+	})
+	unk := r.with(UnknownDirection)
+	section("Changed, but which way is better is unknown (not checked; add a \"Unit <unit> better=higher|lower\" line):", unk, func(row Row) string {
+		sc := scaler(row)
+		return fmt.Sprintf("%s %s: %s → %s (%s, p=%.3f, n=%s)", row.Name, row.Unit,
+			sc.Format(row.Old.Center), sc.Format(row.New.Center), signedPct(row.Delta), row.P, counts(row))
+	})
+	var notes []string
+	seen := map[string]bool{}
+	for _, row := range r.Rows {
+		for _, w := range row.Warnings {
+			if !seen[w] {
+				seen[w] = true
+				notes = append(notes, w)
+			}
+		}
+	}
+	if len(notes) > 0 {
+		b.WriteString("\nbenchmath notes:\n")
+		for _, n := range notes {
+			fmt.Fprintf(&b, "  %s\n", n)
+		}
+	}
+
+	checked := 0
+	for _, row := range r.Rows {
+		switch row.Verdict {
+		case NoChange, Regression, Improvement, UnknownDirection:
+			checked++
+		}
+	}
+	unchecked := len(r.Rows) - checked
+	if len(regs) > 0 {
+		fmt.Fprintf(&b, "\nFAIL: %s:", plural(len(regs), "regression"))
+		for i, row := range regs {
+			if i > 0 {
+				b.WriteString(",")
+			}
+			fmt.Fprintf(&b, " %s %s %s", row.Name, row.Unit, signedPct(row.Delta))
+		}
+		b.WriteString("\n")
+	} else {
+		fmt.Fprintf(&b, "\nPASS: no regressions in %s", plural(checked, "compared metric"))
+		if unchecked > 0 {
+			fmt.Fprintf(&b, "; %d not checked (see above)", unchecked)
+		}
+		b.WriteString("\n")
+	}
+	_, err := io.WriteString(w, b.String())
+	return err
+}
+
+// oneSided returns one row per benchmark name whose rows all have the
+// verdict v, with the units listed in its Name; and a row per unit for
+// benchmarks present on both sides but missing that unit on one.
+func oneSided(rows []Row, v Verdict) []Row {
+	var out []Row
+	byName := map[string][]Row{}
+	var names []string
+	for _, row := range rows {
+		if byName[row.Name] == nil {
+			names = append(names, row.Name)
+		}
+		byName[row.Name] = append(byName[row.Name], row)
+	}
+	for _, name := range names {
+		var units []string
+		all := true
+		for _, row := range byName[name] {
+			if row.Verdict == v {
+				units = append(units, row.Unit)
+			} else {
+				all = false
+			}
+		}
+		switch {
+		case len(units) == 0:
+		case all:
+			out = append(out, Row{Name: fmt.Sprintf("%s (%s)", name, strings.Join(units, ", "))})
+		default:
+			for _, u := range units {
+				out = append(out, Row{Name: fmt.Sprintf("%s %s (the benchmark is on both sides, this unit is not)", name, u)})
+			}
+		}
+	}
+	return out
+}
+
+func plural(n int, s string) string {
+	if n == 1 {
+		return "1 " + s
+	}
+	return fmt.Sprintf("%d %ss", n, s)
+}
+
+func counts(row Row) string {
+	switch {
+	case row.Verdict == OnlyInOld:
+		return fmt.Sprint(row.Old.N)
+	case row.Verdict == OnlyInNew:
+		return fmt.Sprint(row.New.N)
+	case row.Old.N == row.New.N:
+		return fmt.Sprint(row.Old.N)
+	}
+	return fmt.Sprintf("%d+%d", row.Old.N, row.New.N)
+}
+
+func scaler(row Row) benchunit.Scaler {
+	var vals []float64
+	for _, s := range []Side{row.Old, row.New} {
+		if s.N > 0 {
+			vals = append(vals, s.Center)
+		}
+	}
+	return benchunit.CommonScale(vals, benchunit.ClassOf(row.Unit))
+}
+
+func cell(s Side, sc benchunit.Scaler) string {
+	if s.N == 0 {
+		return "-"
+	}
+	return sc.Format(s.Center) + " ± " + s.PctRangeString()
+}

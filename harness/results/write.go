@@ -1,0 +1,570 @@
+package results
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"math"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime"
+	"sort"
+	"strings"
+	"sync"
+	"time"
+	"unicode"
+
+	"golang.org/x/perf/benchfmt"
+	"golang.org/x/perf/benchunit"
+)
+
+// Config is one configuration line of a results file, written as
+// "key: value". Keys start with a lower-case letter and contain no
+// spaces or upper-case letters (the Go benchmark format's rule); values
+// are a single non-empty line.
+type Config struct{ Key, Value string }
+
+// Environment describes the machine a sweep runs on, as the leading
+// configuration lines of a results file: goos, goarch, cpu (the model
+// name from /proc/cpuinfo, or runtime.GOARCH where that has none),
+// commit and device.
+//
+// commit is $HEADSPACE_COMMIT when set, used verbatim; otherwise
+// `git rev-parse --short HEAD` in the working directory with "-dirty"
+// appended when `git status` shows changes to tracked files; otherwise
+// "unknown". An empty device is recorded as "unknown".
+func Environment(device string) []Config {
+	return environment(device, "/proc/cpuinfo", "")
+}
+
+func environment(device, cpuinfo, dir string) []Config {
+	if device = strings.TrimSpace(device); device == "" {
+		device = "unknown"
+	}
+	return []Config{
+		{"goos", runtime.GOOS},
+		{"goarch", runtime.GOARCH},
+		{"cpu", cpuModel(cpuinfo)},
+		{"commit", commit(dir)},
+		{"device", device},
+	}
+}
+
+// cpuModel returns the first "model name" in the cpuinfo file at path,
+// or runtime.GOARCH when there is none.
+func cpuModel(path string) string {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return runtime.GOARCH
+	}
+	for line := range strings.Lines(string(data)) {
+		key, val, ok := strings.Cut(line, ":")
+		if ok && strings.TrimSpace(key) == "model name" {
+			if val = strings.Join(strings.Fields(val), " "); val != "" {
+				return val
+			}
+		}
+	}
+	return runtime.GOARCH
+}
+
+// commit returns the commit to record: see Environment.
+func commit(dir string) string {
+	if c := strings.TrimSpace(os.Getenv("HEADSPACE_COMMIT")); c != "" {
+		return c
+	}
+	head, err := git(dir, "rev-parse", "--short", "HEAD")
+	if err != nil || head == "" {
+		return "unknown"
+	}
+	if status, err := git(dir, "status", "--porcelain", "--untracked-files=no"); err == nil && status != "" {
+		head += "-dirty"
+	}
+	return head
+}
+
+func git(dir string, args ...string) (string, error) {
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, "git", args...)
+	cmd.Dir = dir
+	out, err := cmd.Output()
+	return strings.TrimSpace(string(out)), err
+}
+
+// Direction says whether higher or lower values of a unit are better.
+// Its values match benchfmt.UnitMetadataMap.GetBetter: +1, -1, or 0
+// (NoDirection) when unknown.
+type Direction int
+
+// The directions of a unit.
+const (
+	LowerIsBetter  Direction = -1
+	NoDirection    Direction = 0
+	HigherIsBetter Direction = 1
+)
+
+// String returns "higher", "lower" or "unknown", as a Unit line's
+// better= value would say it.
+func (d Direction) String() string {
+	switch d {
+	case HigherIsBetter:
+		return "higher"
+	case LowerIsBetter:
+		return "lower"
+	}
+	return "unknown"
+}
+
+// Units gives the direction of the project's own units. Files written by
+// this package carry a "Unit <unit> better=<higher|lower>" line for each
+// of these units that appears in them, so benchstat reads the direction
+// too. The gate also falls back to this table for files without such
+// lines. Change it only before writing or comparing anything.
+var Units = map[string]Direction{
+	"steps/s":    HigherIsBetter,
+	"samples/s":  HigherIsBetter,
+	"au-%":       HigherIsBetter,
+	"GB/s":       HigherIsBetter,
+	"ttfb-ns":    LowerIsBetter,
+	"peak-rss-B": LowerIsBetter,
+	"step-ns":    LowerIsBetter,
+	"cpu-s":      LowerIsBetter,
+}
+
+// DirectionOf returns which way unit is better: from a better= line in
+// meta (unit metadata read from files; may be nil) if there is one, else
+// from Units, else from benchfmt's built-in defaults (ns/op, sec/op,
+// B/op and allocs/op are lower-is-better; MB/s and B/s higher). Units
+// are compared tidied, so "ns/op" and "sec/op" are one unit, as are
+// "ttfb-ns" and "ttfb-sec".
+func DirectionOf(unit string, meta benchfmt.UnitMetadataMap) Direction {
+	if meta.Get(unit, "better") != nil {
+		return Direction(meta.GetBetter(unit))
+	}
+	if d, ok := tableDirection(unit); ok {
+		return d
+	}
+	return Direction(benchfmt.UnitMetadataMap(nil).GetBetter(tidy(unit)))
+}
+
+func tableDirection(unit string) (Direction, bool) {
+	if d, ok := Units[unit]; ok {
+		return d, true
+	}
+	t := tidy(unit)
+	for u, d := range Units {
+		if tidy(u) == t {
+			return d, true
+		}
+	}
+	return NoDirection, false
+}
+
+func tidy(unit string) string {
+	_, t := benchunit.Tidy(1, unit)
+	return t
+}
+
+// File is a results file being written by a sweep, one result at a time.
+// Every Add rewrites the whole file atomically, so a sweep killed at any
+// point leaves either the previous or the new complete file, never a
+// torn one, and loses no result that Add had returned for. Reopening the
+// file with Open resumes it: Done tells how many results each benchmark
+// already has.
+//
+// A File is safe for concurrent use. It does not lock the file against
+// other processes: two sweeps writing one file lose each other's results.
+type File struct {
+	mu      sync.Mutex
+	path    string
+	config  []benchfmt.Config // this session's configuration, File set
+	meta    benchfmt.UnitMetadataMap
+	results []*benchfmt.Result
+	done    map[string]int // by name without the "Benchmark" prefix
+}
+
+// Open opens the results file at path for appending results that were
+// measured under config. An existing file is read, so its results are
+// kept and counted by Done; it must parse cleanly, and every result in it
+// must have been recorded with the same configuration as config except
+// for the "commit" key, or Open fails rather than mix results from
+// different machines or setups. Nothing is written until the first Add.
+func Open(path string, config []Config) (*File, error) {
+	cfg, err := fileConfig(config)
+	if err != nil {
+		return nil, fmt.Errorf("results: %s: %w", path, err)
+	}
+	if fi, err := os.Stat(filepath.Dir(path)); err != nil {
+		return nil, fmt.Errorf("results: %w", err)
+	} else if !fi.IsDir() {
+		return nil, fmt.Errorf("results: %s: %s is not a directory", path, filepath.Dir(path))
+	}
+	f := &File{path: path, config: cfg, done: map[string]int{}}
+	existing, meta, err := ReadUnits(path)
+	switch {
+	case errors.Is(err, os.ErrNotExist):
+		return f, nil
+	case err != nil:
+		return nil, fmt.Errorf("results: not resuming %s, it does not read cleanly: %w", path, err)
+	}
+	for _, r := range existing {
+		if diff := configDiff(r.Config, cfg); diff != "" {
+			name, line := r.Pos()
+			return nil, fmt.Errorf("results: %s:%d was recorded with a different configuration (%s); "+
+				"refusing to mix results from different setups in one file: write to another file or remove it", name, line, diff)
+		}
+	}
+	f.meta = meta
+	f.results = existing
+	for _, r := range existing {
+		f.done[string(r.Name)]++
+	}
+	return f, nil
+}
+
+// Path returns the file's path.
+func (f *File) Path() string { return f.path }
+
+// Add appends results, recorded under the File's configuration, and
+// rewrites the whole file atomically before returning. Each result's
+// Name may include the "Benchmark" prefix, as `go test` prints it
+// ("BenchmarkLadder/level=raw/workers=4"), or omit it, as
+// benchfmt.Reader returns it; its own Config is ignored. Values are
+// tidied as benchfmt.Reader would (ns/op is held as sec/op) but written
+// in the caller's units. Results must have a name without spaces,
+// Iters >= 1, and at least one value, each with a unit without spaces
+// and a finite number.
+//
+// If writing fails, Add returns the error and the File and the file on
+// disk are as they were before the call.
+func (f *File) Add(results ...*benchfmt.Result) error {
+	add := make([]*benchfmt.Result, 0, len(results))
+	for _, r := range results {
+		c, err := normalize(r, f.config)
+		if err != nil {
+			return fmt.Errorf("results: %s: %w", f.path, err)
+		}
+		add = append(add, c)
+	}
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	all := append(f.results[:len(f.results):len(f.results)], add...)
+	if err := writeAtomic(f.path, all, f.meta); err != nil {
+		return err
+	}
+	f.results = all
+	for _, r := range add {
+		f.done[string(r.Name)]++
+	}
+	return nil
+}
+
+// Done returns how many results the file holds for the benchmark name,
+// with or without the "Benchmark" prefix.
+func (f *File) Done(name string) int {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return f.done[trimPrefix(name)]
+}
+
+// Values returns the file's values of the benchmark name (with or
+// without the "Benchmark" prefix) in unit, in file order. unit may be the
+// unit the values were added with ("ns/op") or its tidied form
+// ("sec/op"); values are converted to it.
+func (f *File) Values(name, unit string) []float64 {
+	name = trimPrefix(name)
+	factor, tidied := benchunit.Tidy(1, unit)
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	var out []float64
+	for _, r := range f.results {
+		if string(r.Name) != name {
+			continue
+		}
+		for _, v := range r.Values {
+			switch {
+			case v.OrigUnit != "" && v.OrigUnit == unit:
+				out = append(out, v.OrigValue)
+			case v.Unit == tidied:
+				out = append(out, v.Value/factor)
+			}
+		}
+	}
+	return out
+}
+
+// Results returns copies of the file's results, existing ones first, in
+// the order they were recorded.
+func (f *File) Results() []*benchfmt.Result {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	out := make([]*benchfmt.Result, len(f.results))
+	for i, r := range f.results {
+		out[i] = r.Clone()
+	}
+	return out
+}
+
+// WriteFile atomically writes a complete results file at path: config
+// lines, a Unit line for each unit with a known direction (see Units),
+// then results. Each result's own Config is replaced by config; names
+// and values are handled as by File.Add.
+func WriteFile(path string, config []Config, results []*benchfmt.Result) error {
+	cfg, err := fileConfig(config)
+	if err != nil {
+		return fmt.Errorf("results: %s: %w", path, err)
+	}
+	all := make([]*benchfmt.Result, 0, len(results))
+	for _, r := range results {
+		c, err := normalize(r, cfg)
+		if err != nil {
+			return fmt.Errorf("results: %s: %w", path, err)
+		}
+		all = append(all, c)
+	}
+	return writeAtomic(path, all, nil)
+}
+
+// fileConfig checks config and converts it to benchfmt file configuration.
+func fileConfig(config []Config) ([]benchfmt.Config, error) {
+	out := make([]benchfmt.Config, 0, len(config))
+	seen := map[string]bool{}
+	for _, c := range config {
+		if err := checkKey(c.Key); err != nil {
+			return nil, err
+		}
+		if seen[c.Key] {
+			return nil, fmt.Errorf("config key %q given twice", c.Key)
+		}
+		seen[c.Key] = true
+		v := c.Value
+		if v == "" || strings.ContainsAny(v, "\r\n") || v[0] == ' ' || v[0] == '\t' {
+			return nil, fmt.Errorf("config %s: value %q must be one non-empty line not starting with a space", c.Key, v)
+		}
+		out = append(out, benchfmt.Config{Key: c.Key, Value: []byte(v), File: true})
+	}
+	return out, nil
+}
+
+// checkKey enforces the Go benchmark format's rule for configuration keys.
+func checkKey(k string) error {
+	for i, r := range k {
+		if i == 0 && !unicode.IsLower(r) || unicode.IsSpace(r) || unicode.IsUpper(r) || r == ':' {
+			return fmt.Errorf("config key %q must start with a lower-case letter and hold no spaces, colons or upper-case letters", k)
+		}
+	}
+	if k == "" {
+		return errors.New("empty config key")
+	}
+	return nil
+}
+
+// configDiff describes how have (a result's configuration read from the
+// file) differs from want, ignoring "commit"; "" if it does not.
+func configDiff(have, want []benchfmt.Config) string {
+	var diffs []string
+	h := map[string]string{}
+	for _, c := range have {
+		if c.File {
+			h[c.Key] = string(c.Value)
+		}
+	}
+	w := map[string]bool{}
+	for _, c := range want {
+		w[c.Key] = true
+		if c.Key == "commit" {
+			continue
+		}
+		hv, ok := h[c.Key]
+		switch {
+		case !ok:
+			diffs = append(diffs, fmt.Sprintf("%s: not in file, now %q", c.Key, c.Value))
+		case hv != string(c.Value):
+			diffs = append(diffs, fmt.Sprintf("%s: %q in file, now %q", c.Key, hv, c.Value))
+		}
+	}
+	var extra []string
+	for k := range h {
+		if !w[k] && k != "commit" {
+			extra = append(extra, k)
+		}
+	}
+	sort.Strings(extra)
+	for _, k := range extra {
+		diffs = append(diffs, fmt.Sprintf("%s: %q in file, not set now", k, h[k]))
+	}
+	return strings.Join(diffs, "; ")
+}
+
+// trimPrefix returns a benchmark name without its "Benchmark" prefix.
+func trimPrefix(name string) string { return strings.TrimPrefix(name, "Benchmark") }
+
+// normalize checks r and returns a copy with the name's "Benchmark"
+// prefix dropped, config as its configuration and tidied values.
+func normalize(r *benchfmt.Result, config []benchfmt.Config) (*benchfmt.Result, error) {
+	if r == nil {
+		return nil, errors.New("nil result")
+	}
+	name := trimPrefix(string(r.Name))
+	switch {
+	case name == "":
+		return nil, fmt.Errorf("result %q: empty benchmark name", r.Name)
+	case strings.IndexFunc(name, unicode.IsSpace) >= 0:
+		return nil, fmt.Errorf("result %q: benchmark name contains a space", r.Name)
+	case r.Iters < 1:
+		return nil, fmt.Errorf("result %s: iterations %d, want >= 1", r.Name, r.Iters)
+	case len(r.Values) == 0:
+		return nil, fmt.Errorf("result %s: no values", r.Name)
+	}
+	c := &benchfmt.Result{
+		Name:   benchfmt.Name(name),
+		Iters:  r.Iters,
+		Values: make([]benchfmt.Value, 0, len(r.Values)),
+		Config: make([]benchfmt.Config, len(config)),
+	}
+	for i, cfg := range config {
+		c.Config[i] = benchfmt.Config{Key: cfg.Key, Value: bytes.Clone(cfg.Value), File: true}
+	}
+	for _, v := range r.Values {
+		orig, origUnit := v.Value, v.Unit
+		if v.OrigUnit != "" {
+			orig, origUnit = v.OrigValue, v.OrigUnit
+		}
+		if origUnit == "" || strings.IndexFunc(origUnit, unicode.IsSpace) >= 0 {
+			return nil, fmt.Errorf("result %s: unit %q must be non-empty without spaces", r.Name, origUnit)
+		}
+		tv, tu := benchunit.Tidy(orig, origUnit)
+		if math.IsNaN(orig) || math.IsInf(orig, 0) || math.IsNaN(tv) || math.IsInf(tv, 0) {
+			return nil, fmt.Errorf("result %s: %s value %v is not finite", r.Name, origUnit, orig)
+		}
+		if tu == origUnit && tv == orig {
+			c.Values = append(c.Values, benchfmt.Value{Value: orig, Unit: origUnit})
+		} else {
+			c.Values = append(c.Values, benchfmt.Value{Value: tv, Unit: tu, OrigValue: orig, OrigUnit: origUnit})
+		}
+	}
+	return c, nil
+}
+
+// encode writes the file layout: Unit lines, then results with their
+// configuration blocks, as benchfmt.Writer emits them.
+func encode(w io.Writer, results []*benchfmt.Result, meta benchfmt.UnitMetadataMap) error {
+	bw := benchfmt.NewWriter(w)
+	seen := map[string]bool{}
+	wrote := false
+	for _, r := range results {
+		for _, v := range r.Values {
+			if seen[v.Unit] {
+				continue
+			}
+			seen[v.Unit] = true
+			orig := v.Unit
+			if v.OrigUnit != "" {
+				orig = v.OrigUnit
+			}
+			for _, m := range unitLines(v.Unit, orig, meta) {
+				if err := bw.Write(m); err != nil {
+					return err
+				}
+				wrote = true
+			}
+		}
+	}
+	if wrote {
+		if _, err := io.WriteString(w, "\n"); err != nil {
+			return err
+		}
+	}
+	for _, r := range results {
+		if err := bw.Write(r); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// unitLines returns the metadata to write for a (tidied) unit first
+// written as orig: what meta (read from the file being rewritten) holds
+// for it, and a better= line from Units where meta has none.
+func unitLines(unit, orig string, meta benchfmt.UnitMetadataMap) []*benchfmt.UnitMetadata {
+	var out []*benchfmt.UnitMetadata
+	for k, m := range meta {
+		if k.Unit == unit {
+			out = append(out, m)
+		}
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].Key < out[j].Key })
+	if meta.Get(unit, "better") == nil {
+		if d, ok := tableDirection(orig); ok && d != NoDirection {
+			out = append(out, &benchfmt.UnitMetadata{
+				UnitMetadataKey: benchfmt.UnitMetadataKey{Unit: unit, Key: "better"},
+				OrigUnit:        orig,
+				Value:           d.String(),
+			})
+		}
+	}
+	return out
+}
+
+// Test hooks.
+var (
+	syncFile = (*os.File).Sync
+	rename   = os.Rename
+)
+
+// writeAtomic writes the file at path through a temporary file in the
+// same directory, synced and renamed over path, so readers see the old
+// or the new file whole. On error the temporary file is removed and
+// path is untouched.
+func writeAtomic(path string, results []*benchfmt.Result, meta benchfmt.UnitMetadataMap) (err error) {
+	mode := os.FileMode(0o644)
+	if fi, err := os.Stat(path); err == nil {
+		mode = fi.Mode().Perm()
+	}
+	dir, base := filepath.Split(path)
+	if dir == "" {
+		dir = "."
+	}
+	tmp, err := os.CreateTemp(dir, "."+base+".tmp-*")
+	if err != nil {
+		return fmt.Errorf("results: %w", err)
+	}
+	defer func() {
+		if err != nil {
+			tmp.Close()
+			os.Remove(tmp.Name())
+			err = fmt.Errorf("results: writing %s: %w", path, err)
+		}
+	}()
+	bw := bufio.NewWriter(tmp)
+	if err := encode(bw, results, meta); err != nil {
+		return err
+	}
+	if err := bw.Flush(); err != nil {
+		return err
+	}
+	if err := tmp.Chmod(mode); err != nil {
+		return err
+	}
+	if err := syncFile(tmp); err != nil {
+		return err
+	}
+	if err := tmp.Close(); err != nil {
+		return err
+	}
+	if err := rename(tmp.Name(), path); err != nil {
+		return err
+	}
+	// Make the rename itself durable; not every file system can sync a
+	// directory, and the new file is in place either way.
+	if d, err := os.Open(dir); err == nil {
+		d.Sync()
+		d.Close()
+	}
+	return nil
+}
