@@ -41,6 +41,10 @@ type Config struct {
 	Skip int
 	// OnStep, if set, is called after every step.
 	OnStep func(i int, d time.Duration)
+	// StatsEvery, with StatsLog, prints the loader's stage statistics
+	// every interval while the analysis runs (SPDL's periodic report).
+	StatsEvery time.Duration
+	StatsLog   io.Writer
 }
 
 // DefaultConfig is SPDL's example: 10 caches returned after 100 batches,
@@ -132,6 +136,24 @@ func Run(ctx context.Context, cfg Config, dev device.Device) (Report, error) {
 		return Report{}, err
 	}
 	rep := Report{Config: cfg, Device: dev.Name(), Switch: cfg.ReturnCachesAfter}
+	if cfg.StatsEvery > 0 && cfg.StatsLog != nil {
+		stop := make(chan struct{})
+		done := make(chan struct{})
+		go func() {
+			defer close(done)
+			t := time.NewTicker(cfg.StatsEvery)
+			defer t.Stop()
+			for {
+				select {
+				case <-t.C:
+					WriteStats(cfg.StatsLog, src.Stats())
+				case <-stop:
+					return
+				}
+			}
+		}()
+		defer func() { close(stop); <-done }()
+	}
 	res, err := ladder.Train(ctx, ld, dev, ladder.RunConfig{Steps: total, OnStep: func(i int, d time.Duration) {
 		if i == cfg.ReturnCachesAfter-1 {
 			rep.Stats = src.Stats() // the real loader's statistics, at the switch

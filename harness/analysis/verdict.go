@@ -46,6 +46,11 @@ type Verdict struct {
 	Stage string
 	// Reason gives the occupancies the stage was read from.
 	Reason string
+	// Busiest is the stage whose workers spent the largest share of the
+	// pipeline's summed task time, and Busy that share: a second reading
+	// for pipelines whose stages share the same few cores.
+	Busiest string
+	Busy    float64
 	Stats  pipeline.Stats
 }
 
@@ -61,6 +66,15 @@ func Judge(st pipeline.Stats, wait, wall time.Duration) Verdict {
 		v.Share = float64(wait) / float64(wall)
 	}
 	v.Class = Classify(v.Share)
+	var sum time.Duration
+	for _, s := range st.Stages {
+		sum += s.Total
+	}
+	for _, s := range st.Stages {
+		if sum > 0 && float64(s.Total)/float64(sum) > v.Busy {
+			v.Busiest, v.Busy = s.Name, float64(s.Total)/float64(sum)
+		}
+	}
 	prev := 1.0
 	for i, q := range st.Queues {
 		if q.Occupancy < prev-OccupancyDrop || (i == 0 && q.Occupancy < 0.5) {
@@ -88,6 +102,9 @@ func (v Verdict) WriteText(w io.Writer) {
 	fmt.Fprintf(w, "verdict: %s — input wait %s of %s (%.1f%% of step time; <5%% not, 5–20%% moderately, >20%% highly input-bound)\n",
 		v.Class, v.Wait.Round(time.Millisecond), v.Wall.Round(time.Millisecond), 100*v.Share)
 	fmt.Fprintf(w, "bounding stage: %s — %s\n", v.Stage, v.Reason)
+	if v.Busiest != "" {
+		fmt.Fprintf(w, "busiest stage: %s — %.0f%% of all task time in the pipeline\n", v.Busiest, 100*v.Busy)
+	}
 	fmt.Fprintln(w)
 	WriteStats(w, v.Stats)
 }

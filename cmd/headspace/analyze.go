@@ -1,0 +1,146 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"golang.org/x/perf/benchfmt"
+
+	"github.com/headspace-bench/headspace/harness/analysis"
+	"github.com/headspace-bench/headspace/harness/progress"
+	"github.com/headspace-bench/headspace/harness/results"
+)
+
+func init() {
+	register(command{name: "analyze", summary: "headspace analysis: step time with the loader, then with cached batches", run: runAnalyze})
+}
+
+const analyzeUsage = `
+Runs the training loop with its loader wrapped in a cache, as SPDL's
+CacheDataLoader does: the first --num-caches batches are kept, and after
+--return-caches-after batches the loop is fed from the cache. It reports the
+median step time before and after the switch with 95% confidence intervals,
+the headspace in ms and %, the training time saved over --total-steps, the
+stage that bounds throughput and how input-bound the run is; it writes a
+plot of step time over iterations (--plot: PNG and SVG), every step in Go
+benchmark format (--out, as BenchmarkHeadspace/phase=loader|cached), and
+the pipeline's stage statistics as JSON (--stats-json).`
+
+func runAnalyze(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	fs := newFlagSet("analyze", analyzeUsage, stdout)
+	var pf pipelineFlags
+	pf.register(fs)
+	workers := fs.Int("workers", 4, "loader `workers` per stage")
+	impl := fs.String("transforms", "naive", "transform `implementation`: naive or fast")
+	latency := fs.Duration("load-latency", 0, "added wait per raw sample, as remote storage would (`duration`)")
+	numCaches := fs.Int("num-caches", 10, "`batches` kept from the start")
+	after := fs.Int("return-caches-after", 100, "`batches` from the loader before the caches are replayed")
+	stepsAfter := fs.Int("steps-after", 100, "`steps` run on cached batches")
+	total := fs.Int("total-steps", 200000, "`steps` of the whole training run, for the time saved")
+	plotPath := fs.String("plot", "", "write the step-time plot to `prefix`.png and prefix.svg")
+	out := fs.String("out", "", "benchmark-format `file` of every step's time")
+	statsJSON := fs.String("stats-json", "", "write the stage statistics as JSON to `file`")
+	every := fs.Duration("stats-every", 0, "print stage statistics to stderr this often (`interval`; 0: only at the end)")
+	if err := parseFlags(fs, args); err != nil {
+		return err
+	}
+	if *workers <= 0 {
+		return usagef("--workers %d must be positive", *workers)
+	}
+	if _, err := parseList("--transforms", *impl, []string{"naive", "fast"}); err != nil {
+		return err
+	}
+	pcfg, err := pf.config(*workers, *impl)
+	if err != nil {
+		return err
+	}
+	pcfg.LoadLatency = *latency
+	cfg := analysis.Config{Pipeline: pcfg, NumCaches: *numCaches, ReturnCachesAfter: *after, StepsAfter: *stepsAfter, TotalSteps: *total, Skip: 1}
+	if err := cfg.Validate(); err != nil {
+		return usageError{err.Error()}
+	}
+	dev, err := pf.newDevice()
+	if err != nil {
+		return err
+	}
+	defer dev.Close()
+
+	bar := progress.New(os.Stderr, *after+*stepsAfter)
+	cfg.OnStep = func(i int, d time.Duration) { bar.Add(1) }
+	if *every > 0 {
+		cfg.StatsEvery, cfg.StatsLog = *every, stderr
+	}
+	rep, err := analysis.Run(ctx, cfg, dev)
+	bar.Finish()
+	if err != nil {
+		return err
+	}
+	rep.WriteText(stdout)
+	if *plotPath != "" {
+		base := strings.TrimSuffix(strings.TrimSuffix(*plotPath, ".png"), ".svg")
+		for _, ext := range []string{".png", ".svg"} {
+			if err := rep.Save(base + ext); err != nil {
+				return err
+			}
+		}
+		fmt.Fprintf(stdout, "\nplot: %s.png, %s.svg\n", base, base)
+	}
+	if *statsJSON != "" {
+		b, err := json.MarshalIndent(rep.Stats, "", "  ")
+		if err != nil {
+			return err
+		}
+		if err := writeFileAtomic(*statsJSON, append(b, '\n')); err != nil {
+			return err
+		}
+	}
+	if *out != "" {
+		cfgLines := append(ladderConfig(dev.Name(), pf),
+			results.Config{Key: "workers", Value: fmt.Sprint(*workers)},
+			results.Config{Key: "transforms", Value: *impl})
+		var rs []*benchfmt.Result
+		for i, d := range rep.StepTimes {
+			if i == 0 || i == rep.Switch {
+				continue // pipeline fill and the switch itself
+			}
+			phase := "loader"
+			if i >= rep.Switch {
+				phase = "cached"
+			}
+			rs = append(rs, &benchfmt.Result{Name: benchfmt.Name("BenchmarkHeadspace/phase=" + phase), Iters: 1,
+				Values: []benchfmt.Value{{Value: float64(d), Unit: "ns/op"}}})
+		}
+		if err := results.WriteFile(*out, cfgLines, rs); err != nil {
+			return err
+		}
+		fmt.Fprintf(stdout, "results: %s (go tool benchstat -col /phase %s)\n", *out, *out)
+	}
+	return nil
+}
+
+// writeFileAtomic writes data to path through a temporary file and a rename.
+func writeFileAtomic(path string, data []byte) error {
+	tmp, err := os.CreateTemp(filepath.Dir(path), ".tmp-*")
+	if err != nil {
+		return err
+	}
+	defer os.Remove(tmp.Name())
+	if _, err := tmp.Write(data); err != nil {
+		tmp.Close()
+		return err
+	}
+	if err := tmp.Sync(); err != nil {
+		tmp.Close()
+		return err
+	}
+	if err := tmp.Close(); err != nil {
+		return err
+	}
+	return os.Rename(tmp.Name(), path)
+}
