@@ -15,18 +15,19 @@ BENCH_COUNT      ?= 6
 BENCH_OUT        ?= results/$(COMMIT).txt
 BENCH_FLAGS      ?=
 
-.PHONY: all build test bench compare vet clean
+.PHONY: all build test bench compare check baseline ci-smoke vet clean
 
 all: build
 
 build:
 	$(GO) build -o $(BIN) ./cmd/headspace
 
-# Tests: vet, then every package with the race detector (goleak checks for
-# leaked goroutines in the packages that start any).
+# Tests: vet, every package with the race detector (goleak checks for leaked
+# goroutines in the packages that start any), then the CI scripts, small.
 test:
 	$(GO) vet ./...
 	$(GO) test -race -count=1 -timeout 10m ./...
+	ci/smoke.sh
 
 # The main job: the caching ladder on $(DEVICE), written to $(BENCH_OUT) in
 # Go benchmark format, then summarised by benchstat.
@@ -41,6 +42,20 @@ bench: build
 compare:
 	@test -n "$(OLD)" -a -n "$(NEW)" || { echo "usage: make compare OLD=old.txt NEW=new.txt"; exit 2; }
 	$(GO) tool benchstat $(OLD) $(NEW)
+
+# The gate on this machine: a fresh `make bench`, compared with the baseline
+# of the device it ran on (exit 1 on a regression).
+check: bench
+	ci/gate.sh $(BENCH_OUT)
+
+# Record this run as the device's baseline.
+baseline: bench
+	@dev=$$(sed -n 's/^device: //p' $(BENCH_OUT) | head -n 1 | tr -c 'A-Za-z0-9._-' '-' | sed 's/-*$$//'); \
+	mkdir -p results/baseline && cp $(BENCH_OUT) results/baseline/$$dev.txt && echo "baseline: results/baseline/$$dev.txt"
+
+# The nightly workflow's scripts, run small on the emulated device.
+ci-smoke:
+	ci/smoke.sh
 
 vet:
 	$(GO) vet ./...

@@ -1,0 +1,24 @@
+#!/usr/bin/env bash
+# ci/smoke.sh — our own CI's run of the nightly workflow's scripts, on the
+# emulated device with a tiny pipeline, so the scripts are exercised on every
+# change: bench.sh twice (as a baseline and as a new run), then gate.sh.
+# The gate must pass (same code, wide threshold) and must fail on a crafted
+# regression.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+small="BENCH_LEVELS=none,device BENCH_WORKERS=1 BENCH_TRANSFORMS=fast BENCH_STEPS=2 BENCH_COUNT=4"
+flags="--raw-size 64 --crop 32 --batch 4 --step 20ms"
+export DEVICE=emulated
+env $small BENCH_FLAGS="$flags" ci/bench.sh "$tmp/base.txt" >/dev/null
+env $small BENCH_FLAGS="$flags" ci/bench.sh "$tmp/new.txt" >/dev/null
+# Same code: no regression beyond a generous threshold for a shared machine.
+BASELINE="$tmp/base.txt" GATE_FLAGS="--threshold 0.5" ci/gate.sh "$tmp/new.txt" "$tmp/base.txt" >/dev/null
+# A crafted regression (every step twice as slow) must fail the gate.
+awk '/^Benchmark/ { $3 = $3 * 2; $5 = $5 / 2; $7 = $7 / 2 } { print }' "$tmp/new.txt" > "$tmp/slow.txt"
+if BASELINE="$tmp/base.txt" ci/gate.sh "$tmp/slow.txt" >"$tmp/gate.out"; then
+  cat "$tmp/gate.out"; echo "ci/smoke.sh: the gate passed a 2x slowdown" >&2; exit 1
+fi
+grep -q 'regression' "$tmp/gate.out" || { cat "$tmp/gate.out"; echo "ci/smoke.sh: the gate did not name the regression" >&2; exit 1; }
+echo "ci/smoke.sh: bench.sh and gate.sh work on the emulated device"
