@@ -88,7 +88,7 @@ func TestMatchesReference(t *testing.T) {
 		{1024, 1024, 256, 1},
 	}
 	for _, tc := range cases {
-		for _, ratio := range []float64{0, 0.25, 1} {
+		for _, ratio := range []float64{0, 0.05, 0.25, 1} {
 			cfg := Config{Crop: tc.crop, MaskRatio: ratio}
 			t.Run(fmt.Sprintf("raw=%dx%d/crop=%d/ratio=%v", tc.w, tc.h, tc.crop, ratio), func(t *testing.T) {
 				src := randomImage(tc.w, tc.h, uint64(tc.w*tc.h))

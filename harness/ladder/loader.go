@@ -118,13 +118,16 @@ func NewLoader(ctx context.Context, level Level, cfg Config, n int) (*Loader, er
 	}
 	raws := newFreelist(4*W, func() *datasets.Sample { return datasets.NewSample(ds.Width, ds.Height) })
 	outs := newFreelist(4*W+B, func() *processed { return &processed{data: make([]float32, sampleLen)} })
-	impls := make(chan transforms.Transform, W)
+	// One transform (with its scratch space) and one random source per
+	// worker, handed out through a channel: the source lives in the heap
+	// once, so passing it to Apply allocates nothing per sample.
+	impls := make(chan *transformer, W)
 	for range W {
 		t, err := transforms.New(cfg.Impl, tc)
 		if err != nil {
 			return nil, err
 		}
-		impls <- t
+		impls <- &transformer{t: t}
 	}
 
 	// The caches of levels Raw and Sample, made once, before timing starts.
@@ -139,8 +142,8 @@ func NewLoader(ctx context.Context, level Level, cfg Config, n int) (*Loader, er
 	if level == Sample {
 		cachedOut = &processed{data: make([]float32, sampleLen), label: cachedRaw.Label, cached: true}
 		t := <-impls
-		rng := prng.New(ds.Seed^transformSalt, 0)
-		err := t.Apply(cachedOut.data, &cachedRaw.Image, &rng)
+		t.rng = prng.New(ds.Seed^transformSalt, 0)
+		err := t.t.Apply(cachedOut.data, &cachedRaw.Image, &t.rng)
 		impls <- t
 		if err != nil {
 			return nil, err
@@ -182,8 +185,8 @@ func NewLoader(ctx context.Context, level Level, cfg Config, n int) (*Loader, er
 		raw := it.Value
 		out := outs.get()
 		t := <-impls
-		rng := prng.New(ds.Seed^transformSalt, uint64(it.Index))
-		err := t.Apply(out.data, &raw.Image, &rng)
+		t.rng = prng.New(ds.Seed^transformSalt, uint64(it.Index))
+		err := t.t.Apply(out.data, &raw.Image, &t.rng)
 		impls <- t
 		out.label = raw.Label
 		if raw != cachedRaw {
@@ -209,6 +212,12 @@ func NewLoader(ctx context.Context, level Level, cfg Config, n int) (*Loader, er
 		return fail(err)
 	}
 	return &Loader{p: p, out: batches, batches: pool}, nil
+}
+
+// transformer is one worker's transform and random source.
+type transformer struct {
+	t   transforms.Transform
+	rng prng.Source
 }
 
 // collator copies processed samples into their batch's slot and emits
