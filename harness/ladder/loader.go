@@ -116,8 +116,12 @@ func NewLoader(ctx context.Context, level Level, cfg Config, n int) (*Loader, er
 	if err != nil {
 		return nil, err
 	}
-	raws := newFreelist(4*W, func() *datasets.Sample { return datasets.NewSample(ds.Width, ds.Height) })
-	outs := newFreelist(4*W+B, func() *processed { return &processed{data: make([]float32, sampleLen)} })
+	// Queue capacity between stages, and the most buffers of each kind
+	// alive at once: two queues and the workers on both sides of them.
+	q := 4 * W
+	alive := 2*q + 2*W + 2
+	raws := newFreelist(alive, func() *datasets.Sample { return datasets.NewSample(ds.Width, ds.Height) })
+	outs := newFreelist(alive, func() *processed { return &processed{data: make([]float32, sampleLen)} })
 	// One transform (with its scratch space) and one random source per
 	// worker, handed out through a channel: the source lives in the heap
 	// once, so passing it to Apply allocates nothing per sample.
@@ -153,7 +157,6 @@ func NewLoader(ctx context.Context, level Level, cfg Config, n int) (*Loader, er
 	p := pipeline.New(ctx)
 	p.Record(cfg.Recorder)
 	fail := func(err error) (*Loader, error) { p.Close(); return nil, err }
-	q := 4 * W
 	idx, err := pipeline.Source(p, "index", n*B, q, func(i int) int { return i })
 	if err != nil {
 		return fail(err)
@@ -223,11 +226,12 @@ type transformer struct {
 // collator copies processed samples into their batch's slot and emits
 // complete batches in index order, whatever order the samples arrive in.
 type collator struct {
-	pool *batching.Pool
-	size int
-	open map[int]*openBatch
-	next int // the next batch to emit
-	outs *freelist[*processed]
+	pool  *batching.Pool
+	size  int
+	open  map[int]*openBatch
+	next  int          // the next batch to emit
+	spare []*openBatch // recycled bookkeeping
+	outs  *freelist[*processed]
 }
 
 type openBatch struct {
@@ -239,7 +243,12 @@ func (c *collator) add(_ context.Context, it pipeline.Item[*processed], e *pipel
 	k, slot := it.Index/c.size, it.Index%c.size
 	ob := c.open[k]
 	if ob == nil {
-		ob = &openBatch{b: c.pool.Get()}
+		if n := len(c.spare); n > 0 {
+			ob, c.spare = c.spare[n-1], c.spare[:n-1]
+		} else {
+			ob = new(openBatch)
+		}
+		ob.b, ob.filled = c.pool.Get(), 0
 		ob.b.Index = k
 		c.open[k] = ob
 	}
@@ -258,6 +267,7 @@ func (c *collator) add(_ context.Context, it pipeline.Item[*processed], e *pipel
 			return nil
 		}
 		delete(c.open, c.next)
+		c.spare = append(c.spare, ob)
 		if !e.Emit(pipeline.Item[*batching.Batch]{Index: c.next, Value: ob.b}) {
 			return nil
 		}

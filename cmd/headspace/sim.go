@@ -1,0 +1,87 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"os"
+	"strings"
+	"time"
+
+	"github.com/headspace-bench/headspace/harness/sim"
+	"github.com/headspace-bench/headspace/harness/timeline"
+)
+
+func init() {
+	register(command{name: "sim", summary: "simulate loaders, their queue and the model; animate it", run: runSim})
+}
+
+const simUsage = `
+Simulates N loader workers that each load one whole batch at a time, with
+PyTorch DataLoader's dispatch (batch k to worker k mod N, --prefetch batches
+outstanding per worker, delivery in index order), and a model that takes
+--step per batch, as "Visualizing data loaders to diagnose deep learning
+pipelines" does. Prints the batches completed within --duration, the model's
+idle fraction, the mean queue length and the halting pattern; --gif writes
+the animation (one frame per 100 ms), --timeline PREFIX a static timeline
+(PNG, SVG) and Chrome trace JSON (opens in Perfetto).`
+
+func runSim(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	fs := newFlagSet("sim", simUsage, stdout)
+	var c sim.Config
+	fs.IntVar(&c.Loaders, "loaders", 7, "loader `workers`")
+	fs.DurationVar(&c.Load, "load", 2*time.Second, "mean `time` to load one batch")
+	fs.StringVar(&c.LoadDist, "load-dist", "constant", "load-time `distribution`: constant, normal or lognormal")
+	fs.DurationVar(&c.LoadStddev, "load-stddev", 0, "standard deviation of load times (`duration`)")
+	fs.DurationVar(&c.Step, "step", 100*time.Millisecond, "`time` of one forward+backward step")
+	fs.DurationVar(&c.StepStddev, "step-stddev", 0, "standard deviation of step times (`duration`)")
+	fs.DurationVar(&c.Duration, "duration", 30*time.Second, "simulated `time`")
+	fs.IntVar(&c.Prefetch, "prefetch", 2, "`batches` outstanding per worker")
+	fs.Uint64Var(&c.Seed, "seed", 1, "random `seed`")
+	gif := fs.String("gif", "", "write the animation to this GIF `file`")
+	tl := fs.String("timeline", "", "write the timeline to `prefix`.png, prefix.svg and prefix.json (Chrome trace)")
+	if err := parseFlags(fs, args); err != nil {
+		return err
+	}
+	if c.Prefetch <= 0 {
+		return usagef("--prefetch %d must be positive", c.Prefetch)
+	}
+	if err := c.Validate(); err != nil {
+		return usageError{err.Error()}
+	}
+	r, err := sim.Run(c)
+	if err != nil {
+		return usageError{err.Error()}
+	}
+	if err := r.Summary(stdout); err != nil {
+		return err
+	}
+	if *gif != "" {
+		if err := r.WriteGIF(*gif, sim.GIFOptions{}); err != nil {
+			return err
+		}
+		fmt.Fprintf(stdout, "animation: %s\n", *gif)
+	}
+	if *tl != "" {
+		if err := writeTimeline(r.Timeline, *tl); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// writeTimeline writes prefix.png, prefix.svg and prefix.json.
+func writeTimeline(t *timeline.Timeline, prefix string) error {
+	prefix = strings.TrimSuffix(prefix, ".png")
+	if err := t.WritePNG(prefix+".png", 1200, 60+28*len(t.DisplayTracks())); err != nil {
+		return err
+	}
+	if err := t.WriteSVG(prefix+".svg", 900, 45+21*len(t.DisplayTracks())); err != nil {
+		return err
+	}
+	if err := timeline.WriteFileAtomic(prefix+".json", t.WriteChromeTrace); err != nil {
+		return err
+	}
+	fmt.Fprintf(os.Stdout, "timeline: %s.png, %s.svg, %s.json (open the JSON in Perfetto)\n", prefix, prefix, prefix)
+	return nil
+}

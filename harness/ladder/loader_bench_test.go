@@ -1,0 +1,39 @@
+package ladder
+
+import (
+	"context"
+	"testing"
+
+	"github.com/headspace-bench/headspace/datasets"
+	"github.com/headspace-bench/headspace/datasets/transforms"
+)
+
+// BenchmarkLoader measures the whole input pipeline (load, transform,
+// collate) per batch with -benchmem: after the pools fill, a batch of 16
+// samples costs no allocation, so allocs/op tends to 0 as b.N grows (what
+// remains is the pipeline's set-up, amortised over b.N batches).
+func BenchmarkLoader(b *testing.B) {
+	for _, impl := range transforms.Names {
+		b.Run("transforms="+impl, func(b *testing.B) {
+			cfg := Config{
+				Dataset:    datasets.Synthetic{Width: 128, Height: 128, Classes: 10, N: 1000, Seed: 1},
+				Transforms: transforms.Config{Crop: 64, MaskRatio: 0.25},
+				Impl:       impl, Batch: 16, Workers: 2, Prefetch: 2,
+			}
+			b.ReportAllocs()
+			l, err := NewLoader(context.Background(), None, cfg, b.N)
+			if err != nil {
+				b.Fatal(err)
+			}
+			defer l.Close()
+			for range b.N {
+				bt, err := l.Next(context.Background())
+				if err != nil {
+					b.Fatal(err)
+				}
+				l.Release(bt)
+			}
+			b.ReportMetric(float64(b.N*cfg.Batch)/b.Elapsed().Seconds(), "samples/s")
+		})
+	}
+}
