@@ -11,6 +11,7 @@ import (
 	"github.com/headspace-bench/headspace/datasets/transforms"
 	"github.com/headspace-bench/headspace/harness/device"
 	"github.com/headspace-bench/headspace/harness/ladder"
+	"github.com/headspace-bench/headspace/harness/pipeline"
 	"github.com/headspace-bench/headspace/harness/progress"
 	"github.com/headspace-bench/headspace/harness/results"
 )
@@ -105,6 +106,7 @@ func runLadder(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	out := fs.String("out", "", "benchmark-format result `file` (written atomically; resumed if present)")
 	fresh := fs.Bool("fresh", false, "overwrite --out instead of resuming it")
 	shard := fs.String("shard", "", "run only shard `i/n` of the sweep's points (0-based)")
+	tlPrefix := fs.String("timeline", "", "record the first run of each point and write `prefix`-<point>.png, .svg and .json (Chrome trace)")
 	if err := parseFlags(fs, args); err != nil {
 		return err
 	}
@@ -180,11 +182,25 @@ func runLadder(ctx context.Context, args []string, stdout, stderr io.Writer) err
 		if err != nil {
 			return err
 		}
-		for range *count - done(file, p) {
+		for run := range *count - done(file, p) {
 			bar.Set(p.Name())
-			res, err := ladder.Run(ctx, p.Level, cfg, dev, ladder.RunConfig{Steps: *steps, Warmup: *warmup})
+			rc := ladder.RunConfig{Steps: *steps, Warmup: *warmup}
+			var rec *pipeline.Recorder
+			if *tlPrefix != "" && run == 0 {
+				rec = pipeline.NewRecorder()
+				cfg.Recorder, rc.Model = rec, rec.Track("model", 0)
+			}
+			res, err := ladder.Run(ctx, p.Level, cfg, dev, rc)
+			cfg.Recorder = nil
 			if err != nil {
 				return fmt.Errorf("%s: %w", p.Name(), err)
+			}
+			if rec != nil {
+				name := fmt.Sprintf("%s-level=%s-workers=%d-transforms=%s", *tlPrefix, p.Level, p.Workers, p.Impl)
+				t := ladder.Timeline(fmt.Sprintf("ladder level=%s workers=%d transforms=%s on %s", p.Level, p.Workers, p.Impl, dev.Name()), rec, cfg.Batch)
+				if err := writeTimeline(t, name); err != nil {
+					return err
+				}
 			}
 			ms = append(ms, ladder.Measurement{Point: p, StepsPerSec: res.StepsPerSec()})
 			if file != nil {

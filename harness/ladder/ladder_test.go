@@ -1,8 +1,11 @@
 package ladder
 
 import (
+	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
+	"fmt"
 	"io"
 	"strings"
 	"testing"
@@ -12,6 +15,7 @@ import (
 	"github.com/headspace-bench/headspace/datasets/prng"
 	"github.com/headspace-bench/headspace/datasets/transforms"
 	"github.com/headspace-bench/headspace/harness/device"
+	"github.com/headspace-bench/headspace/harness/pipeline"
 	"go.uber.org/goleak"
 )
 
@@ -239,5 +243,57 @@ func TestStepSummary(t *testing.T) {
 	}
 	if (StepSummary(nil) != Summary{}) {
 		t.Error("empty summary not zero")
+	}
+}
+
+// TestTimelineOfARealRun records a run at level none and checks the
+// timeline has one track per worker of each stage and one for the model,
+// and that its Chrome trace parses with a thread per track.
+func TestTimelineOfARealRun(t *testing.T) {
+	rec := pipeline.NewRecorder()
+	cfg := small("fast", 3)
+	cfg.Recorder = rec
+	dev := fastDevice(t)
+	defer dev.Close()
+	if _, err := Run(context.Background(), None, cfg, dev, RunConfig{Steps: 4, Warmup: 1, Model: rec.Track("model", 0)}); err != nil {
+		t.Fatal(err)
+	}
+	tl := Timeline("run", rec, cfg.Batch)
+	want := []string{"load 0", "load 1", "load 2", "transform 0", "transform 1", "transform 2", "collate", "model"}
+	if strings.Join(tl.Tracks, ",") != strings.Join(want, ",") {
+		t.Errorf("tracks %v, want %v", tl.Tracks, want)
+	}
+	spans := map[string]int{}
+	for _, s := range tl.Spans {
+		spans[s.Label]++
+	}
+	if spans["load"] != 20 || spans["transform"] != 20 || spans["collate"] != 20 || spans["model"] != 4 {
+		t.Errorf("spans per stage %v, want 20 samples per stage and 4 steps", spans)
+	}
+	var buf bytes.Buffer
+	if err := tl.WriteChromeTrace(&buf); err != nil {
+		t.Fatal(err)
+	}
+	var trace struct {
+		TraceEvents []struct {
+			Ph   string         `json:"ph"`
+			Tid  int            `json:"tid"`
+			Name string         `json:"name"`
+			Args map[string]any `json:"args"`
+		} `json:"traceEvents"`
+	}
+	if err := json.Unmarshal(buf.Bytes(), &trace); err != nil {
+		t.Fatalf("trace does not parse: %v", err)
+	}
+	threads := map[string]bool{}
+	for _, e := range trace.TraceEvents {
+		if e.Ph == "M" && e.Name == "thread_name" {
+			threads[fmt.Sprint(e.Args["name"])] = true
+		}
+	}
+	for _, w := range want {
+		if !threads[w] {
+			t.Errorf("trace has no thread named %q (threads %v)", w, threads)
+		}
 	}
 }

@@ -2,38 +2,47 @@ package ladder
 
 import (
 	"context"
+	"fmt"
 	"testing"
 
 	"github.com/headspace-bench/headspace/datasets"
 	"github.com/headspace-bench/headspace/datasets/transforms"
+	"github.com/headspace-bench/headspace/harness/pipeline"
 )
 
 // BenchmarkLoader measures the whole input pipeline (load, transform,
 // collate) per batch with -benchmem: after the pools fill, a batch of 16
 // samples costs no allocation, so allocs/op tends to 0 as b.N grows (what
-// remains is the pipeline's set-up, amortised over b.N batches).
+// remains is the pipeline's set-up, amortised over b.N batches). The
+// record=true variants keep every task's span for a timeline: compare
+// their samples/s with record=false to see what recording costs.
 func BenchmarkLoader(b *testing.B) {
 	for _, impl := range transforms.Names {
-		b.Run("transforms="+impl, func(b *testing.B) {
-			cfg := Config{
-				Dataset:    datasets.Synthetic{Width: 128, Height: 128, Classes: 10, N: 1000, Seed: 1},
-				Transforms: transforms.Config{Crop: 64, MaskRatio: 0.25},
-				Impl:       impl, Batch: 16, Workers: 2, Prefetch: 2,
-			}
-			b.ReportAllocs()
-			l, err := NewLoader(context.Background(), None, cfg, b.N)
-			if err != nil {
-				b.Fatal(err)
-			}
-			defer l.Close()
-			for range b.N {
-				bt, err := l.Next(context.Background())
+		for _, record := range []bool{false, true} {
+			b.Run(fmt.Sprintf("transforms=%s/record=%v", impl, record), func(b *testing.B) {
+				cfg := Config{
+					Dataset:    datasets.Synthetic{Width: 128, Height: 128, Classes: 10, N: 1000, Seed: 1},
+					Transforms: transforms.Config{Crop: 64, MaskRatio: 0.25},
+					Impl:       impl, Batch: 16, Workers: 2, Prefetch: 2,
+				}
+				if record {
+					cfg.Recorder = pipeline.NewRecorder()
+				}
+				b.ReportAllocs()
+				l, err := NewLoader(context.Background(), None, cfg, b.N)
 				if err != nil {
 					b.Fatal(err)
 				}
-				l.Release(bt)
-			}
-			b.ReportMetric(float64(b.N*cfg.Batch)/b.Elapsed().Seconds(), "samples/s")
-		})
+				defer l.Close()
+				for range b.N {
+					bt, err := l.Next(context.Background())
+					if err != nil {
+						b.Fatal(err)
+					}
+					l.Release(bt)
+				}
+				b.ReportMetric(float64(b.N*cfg.Batch)/b.Elapsed().Seconds(), "samples/s")
+			})
+		}
 	}
 }
