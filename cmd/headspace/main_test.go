@@ -1,0 +1,174 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"go.uber.org/goleak"
+
+	"github.com/headspace-bench/headspace/harness/results"
+)
+
+func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
+
+func runCLI(args ...string) (code int, stdout, stderr string) {
+	var o, e bytes.Buffer
+	code = run(context.Background(), args, &o, &e)
+	return code, o.String(), e.String()
+}
+
+// tinyLadder is a ladder small enough for -race.
+var tinyLadder = []string{"--raw-size", "48", "--crop", "16", "--batch", "4", "--step", "2ms", "--steps", "2"}
+
+func TestBadInputExits2(t *testing.T) {
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"ladder", "--workers", "0"}, "--workers: 0 must be positive"},
+		{[]string{"ladder", "--workers", "-3"}, "--workers: -3 must be positive"},
+		{[]string{"ladder", "--workers", "two"}, "not a whole number"},
+		{[]string{"ladder", "--batch", "0"}, "batch size 0"},
+		{[]string{"ladder", "--batch", "-1"}, "batch size -1"},
+		{[]string{"ladder", "--raw-size", "0"}, "must be positive"},
+		{[]string{"ladder", "--raw-size", "big"}, "is not N or WxH"},
+		{[]string{"ladder", "--levels", "none,gpu"}, `unknown level "gpu"`},
+		{[]string{"ladder", "--raw-size", "128", "--crop", "256"}, "crop 256 is larger than the 128x128 raw image"},
+		{[]string{"ladder", "--transforms", "slow"}, `unknown "slow"`},
+		{[]string{"ladder", "--steps", "0"}, "--steps 0"},
+		{[]string{"ladder", "--count", "0"}, "--count 0"},
+		{[]string{"ladder", "--shard", "3/3"}, "--shard"},
+		{[]string{"ladder", "--device", "tpu"}, `--device "tpu"`},
+		{[]string{"ladder", "--nope"}, "flag provided but not defined"},
+		{[]string{"ladder", "extra"}, `unexpected argument "extra"`},
+		{[]string{"analyze", "--num-caches", "0"}, "NumCaches"},
+		{[]string{"analyze", "--workers", "0"}, "--workers 0"},
+		{[]string{"sim", "--loaders", "0"}, "loaders"},
+		{[]string{"sim", "--load-dist", "uniform"}, "uniform"},
+		{[]string{"compare", "only-one.txt"}, "want two files"},
+		{[]string{"frobnicate"}, `unknown command "frobnicate"`},
+	} {
+		code, _, stderr := runCLI(tc.args...)
+		if code != 2 {
+			t.Errorf("%v: exit %d, want 2 (stderr %q)", tc.args, code, stderr)
+		}
+		if !strings.Contains(stderr, tc.want) || strings.Count(strings.TrimSpace(stderr), "\n") != 0 {
+			t.Errorf("%v: stderr %q, want one line containing %q", tc.args, stderr, tc.want)
+		}
+	}
+}
+
+func TestHelp(t *testing.T) {
+	code, out, _ := runCLI("help")
+	if code != 0 || !strings.Contains(out, "ladder") || !strings.Contains(out, "analyze") || !strings.Contains(out, "compare") {
+		t.Errorf("help: exit %d, output %q", code, out)
+	}
+	for _, cmd := range []string{"ladder", "analyze", "sim", "compare"} {
+		code, out, _ := runCLI(cmd, "-h")
+		if code != 0 || !strings.Contains(out, "Usage: headspace "+cmd) {
+			t.Errorf("%s -h: exit %d, output %q", cmd, code, out)
+		}
+	}
+	if code, _, _ := runCLI(); code != 2 {
+		t.Errorf("no arguments: exit %d, want 2", code)
+	}
+}
+
+// TestLadderWritesAndResumes runs a tiny sweep into a file, checks it
+// holds every level with steps/s and its Unit lines, then reruns it with a
+// higher count and checks only the missing runs were added.
+func TestLadderWritesAndResumes(t *testing.T) {
+	out := filepath.Join(t.TempDir(), "ladder.txt")
+	args := append([]string{"ladder", "--workers", "1", "--transforms", "fast", "--count", "1", "--out", out}, tinyLadder...)
+	code, stdout, stderr := runCLI(args...)
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	for _, want := range []string{"level", "steps/s", "vs device", "device", "none"} {
+		if !strings.Contains(stdout, want) {
+			t.Errorf("table lacks %q:\n%s", want, stdout)
+		}
+	}
+	rs, err := results.Read(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	levels := map[string]bool{}
+	for _, r := range rs {
+		for _, l := range []string{"none", "raw", "sample", "host", "device"} {
+			if strings.Contains(string(r.Name), "level="+l+"/") {
+				levels[l] = true
+			}
+		}
+		if _, ok := r.Value("steps/s"); !ok {
+			t.Errorf("%s has no steps/s", r.Name)
+		}
+	}
+	if len(levels) != 5 || len(rs) != 5 {
+		t.Errorf("levels %v in %d results, want all 5 once", levels, len(rs))
+	}
+	b, _ := os.ReadFile(out)
+	for _, want := range []string{"Unit steps/s better=higher", "device: emulated", "commit: "} {
+		if !bytes.Contains(b, []byte(want)) {
+			t.Errorf("file lacks %q", want)
+		}
+	}
+	args[6] = "2" // --count 2: one more run of each point
+	if code, _, stderr := runCLI(args...); code != 0 {
+		t.Fatalf("resume: exit %d: %s", code, stderr)
+	}
+	rs, _ = results.Read(out)
+	if len(rs) != 10 {
+		t.Errorf("after resuming to count 2: %d results, want 10", len(rs))
+	}
+}
+
+func TestSimReproducesTheDocument(t *testing.T) {
+	gif := filepath.Join(t.TempDir(), "a.gif")
+	code, out, stderr := runCLI("sim", "--loaders", "7", "--load", "2s", "--step", "100ms", "--duration", "30s", "--gif", gif)
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	if !strings.Contains(out, "batches completed: 98 ") || !strings.Contains(out, "halts every 7 batches") {
+		t.Errorf("sim output:\n%s", out)
+	}
+	if fi, err := os.Stat(gif); err != nil || fi.Size() == 0 {
+		t.Errorf("no GIF written: %v", err)
+	}
+}
+
+func TestCompareExitCodes(t *testing.T) {
+	dir := t.TempDir()
+	write := func(name, body string) string {
+		p := filepath.Join(dir, name)
+		if err := os.WriteFile(p, []byte(body), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+	lines := func(v ...string) string {
+		s := "Unit steps/s better=higher\n"
+		for _, x := range v {
+			s += "BenchmarkLadder/level=none 1 " + x + " steps/s\n"
+		}
+		return s
+	}
+	old := write("old.txt", lines("10", "10.1", "9.9", "10", "10.2", "9.8"))
+	same := write("same.txt", lines("10", "10.1", "9.9", "10.05", "10.1", "9.95"))
+	slow := write("slow.txt", lines("5", "5.1", "4.9", "5", "5.2", "4.8"))
+	bad := write("bad.txt", "BenchmarkX 1 2\n")
+	if code, _, _ := runCLI("compare", old, same); code != 0 {
+		t.Errorf("noise: exit %d, want 0", code)
+	}
+	code, out, _ := runCLI("compare", old, slow)
+	if code != 1 || !strings.Contains(out, "BenchmarkLadder/level=none") {
+		t.Errorf("regression: exit %d, want 1 naming the benchmark:\n%s", code, out)
+	}
+	if code, _, stderr := runCLI("compare", old, bad); code != 2 || !strings.Contains(stderr, "bad.txt:1") {
+		t.Errorf("syntax error: exit %d, stderr %q; want 2 with file:line", code, stderr)
+	}
+}
