@@ -41,7 +41,7 @@ bench: build
 # make compare OLD=a.txt NEW=b.txt
 compare:
 	@test -n "$(OLD)" -a -n "$(NEW)" || { echo "usage: make compare OLD=old.txt NEW=new.txt"; exit 2; }
-	$(GO) tool benchstat $(OLD) $(NEW)
+	$(GO) tool benchstat -ignore commit $(OLD) $(NEW)
 
 # The gate on this machine: a fresh `make bench`, compared with the baseline
 # of the device it ran on (exit 1 on a regression).

@@ -36,8 +36,8 @@ func runCompare(ctx context.Context, args []string, stdout, stderr io.Writer) er
 	if fs.NArg() != 2 {
 		return usagef("want two files, OLD and NEW; got %d arguments", fs.NArg())
 	}
-	if !(*threshold >= 0) || !(*alpha > 0 && *alpha < 1) {
-		return usagef("--threshold must be >= 0 and --alpha in (0, 1)")
+	if !(*threshold > 0) || !(*alpha > 0 && *alpha < 1) {
+		return usagef("--threshold must be > 0 (e.g. 0.001 for any significant slowdown) and --alpha in (0, 1)")
 	}
 	rep, err := results.CompareFiles(fs.Arg(0), fs.Arg(1), results.GateOptions{Threshold: *threshold, Alpha: *alpha})
 	if err != nil {

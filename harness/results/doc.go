@@ -81,11 +81,16 @@
 //     whatever the values, because the smallest possible p-value,
 //     2/C(n1+n2, n1) for two samples entirely apart, is not below alpha.
 //     With equal sides that means fewer than 4 per side at alpha 0.05
-//     (3+3 give at best p = 0.1; 4+4 give 0.029), which is benchmath's
-//     own rule (it warns "need >= 4 samples to detect a difference at
-//     alpha level 0.05"); MinSamples computes it for other alphas. The
-//     medians' confidence interval needs 6 samples before it is finite;
-//     with fewer the table shows "± ∞", as benchstat does;
+//     (3+3 give at best p = 0.1; 4+4 give 2/70 = 0.029), the same
+//     number benchmath warns about ("need >= 4 samples to detect a
+//     difference at alpha level 0.05"); MinSamples computes it for other
+//     alphas. benchmath is looser in two ways: it warns only when both
+//     sides are below that number, so 3+4 samples (best p 2/35 = 0.057)
+//     pass its check although they can never be significant; and it
+//     counts p = alpha as enough (3 per side at alpha 0.1), where the gate
+//     wants p < alpha. The medians' 95% confidence interval needs 6
+//     samples before it is finite; with fewer the table shows "± ∞", as
+//     benchstat does, but the test itself still works;
 //   - no significant change: p >= alpha, or significant but the medians
 //     differ by no more than the threshold (5% by default);
 //   - regression / improvement: p < alpha and the median moved by more
@@ -103,6 +108,12 @@
 // the table followed by a summary that names every regression, every
 // improvement, every benchmark found on one side only, every metric with
 // too few samples and every change of unknown direction, and ends in a
-// PASS or FAIL line. A command gating on the report exits 1 when there
-// are regressions and 2 when CompareFiles returns an error.
+// PASS or FAIL line; a warning above the table lists configuration keys
+// (other than commit) that differ between the sides, such as cpu or
+// device. A command gating on the report exits 1 when there are
+// regressions and 2 when CompareFiles returns an error.
+//
+// benchstat shows the same comparison for two files whose commits differ
+// when told to ignore the commit key, which it would otherwise split
+// tables by: go tool benchstat -ignore commit OLD NEW.
 package results

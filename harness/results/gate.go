@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"slices"
+	"strconv"
 	"strings"
 	"text/tabwriter"
 
@@ -80,6 +82,8 @@ var verdictNames = [...]string{
 	UnknownDirection: "unknown direction",
 }
 
+// String returns the verdict as the report prints it, such as
+// "no significant change".
 func (v Verdict) String() string {
 	if v >= 0 && int(v) < len(verdictNames) {
 		return verdictNames[v]
@@ -132,6 +136,11 @@ type Report struct {
 	// Rows holds one row per benchmark and unit, grouped by benchmark
 	// in order of first appearance, old results first.
 	Rows []Row
+	// ConfigDiffs describes each configuration key, other than commit,
+	// whose values differ between the old and the new results, such as
+	// `cpu: old "A", new "B"`: results from different machines or
+	// settings may not be comparable. The gate still compares them.
+	ConfigDiffs []string
 }
 
 // Regressions returns the rows whose verdict is Regression.
@@ -179,8 +188,9 @@ func CompareFiles(oldPath, newPath string, opt GateOptions) (Report, error) {
 // with a 95% confidence interval, and tests old against new with the
 // Mann–Whitney U test (benchmath.AssumeNothing). A row is a Regression
 // when p < Alpha and the median moved the wrong way by more than
-// Threshold. Results' configurations are not compared. Non-finite values
-// are left out.
+// Threshold. Configurations do not affect verdicts, but keys other than
+// commit whose values differ between the sides are listed in
+// Report.ConfigDiffs. Non-finite values are left out.
 func Compare(old, new []*benchfmt.Result, opt GateOptions) Report {
 	if opt.Threshold <= 0 {
 		opt.Threshold = DefaultThreshold
@@ -204,6 +214,7 @@ func Compare(old, new []*benchfmt.Result, opt GateOptions) Report {
 		for _, r := range rs {
 			name := trimPrefix(string(r.Name))
 			for _, v := range r.Values {
+				v = tidyValue(v) // benchfmt.Reader leaves 0 ns/op untidied
 				k := key{name, v.Unit}
 				g := groups[k]
 				if g == nil {
@@ -224,7 +235,7 @@ func Compare(old, new []*benchfmt.Result, opt GateOptions) Report {
 		}
 	}
 
-	rep := Report{Alpha: opt.Alpha, Threshold: opt.Threshold}
+	rep := Report{Alpha: opt.Alpha, Threshold: opt.Threshold, ConfigDiffs: configDiffs(old, new)}
 	for _, name := range names {
 		for _, unit := range units[name] {
 			g := groups[key{name, unit}]
@@ -306,6 +317,51 @@ func decide(row *Row, old, new *benchmath.Sample, opt GateOptions) {
 	}
 }
 
+// configDiffs describes the file configuration keys, other than commit,
+// whose sets of values differ between old and new.
+func configDiffs(old, new []*benchfmt.Result) []string {
+	var sets [2]map[string]map[string]bool
+	var keys []string
+	seen := map[string]bool{}
+	for side, rs := range [2][]*benchfmt.Result{old, new} {
+		sets[side] = map[string]map[string]bool{}
+		for _, r := range rs {
+			for _, c := range r.Config {
+				if !c.File || c.Key == "commit" {
+					continue
+				}
+				if sets[side][c.Key] == nil {
+					sets[side][c.Key] = map[string]bool{}
+				}
+				sets[side][c.Key][string(c.Value)] = true
+				if !seen[c.Key] {
+					seen[c.Key] = true
+					keys = append(keys, c.Key)
+				}
+			}
+		}
+	}
+	values := func(m map[string]bool) string {
+		if len(m) == 0 {
+			return "not set"
+		}
+		var vs []string
+		for v := range m {
+			vs = append(vs, strconv.Quote(v))
+		}
+		slices.Sort(vs)
+		return strings.Join(vs, ", ")
+	}
+	var out []string
+	for _, k := range keys {
+		o, n := values(sets[0][k]), values(sets[1][k])
+		if o != n {
+			out = append(out, fmt.Sprintf("%s: old %s, new %s", k, o, n))
+		}
+	}
+	return out
+}
+
 // delta is new/old - 1, with ±Inf when old is 0 and new is not.
 func delta(old, new float64) float64 {
 	switch {
@@ -321,14 +377,15 @@ func delta(old, new float64) float64 {
 // give for samples of n1 and n2 values: both samples entirely apart,
 // 2/C(n1+n2, n1). Ties only raise it.
 func minP(n1, n2 int) float64 {
-	// log C(n1+n2, n1) via log-gamma, exact enough for a threshold.
-	lc := lgamma(n1+n2+1) - lgamma(n1+1) - lgamma(n2+1)
-	return math.Min(1, 2*math.Exp(-lc))
-}
-
-func lgamma(n int) float64 {
-	v, _ := math.Lgamma(float64(n))
-	return v
+	// C(n1+n2, k) by the multiplicative formula: every partial product
+	// is a binomial coefficient, so it is exact while below 2^53, and
+	// beyond that minP is far below any sensible alpha anyway.
+	k := min(n1, n2)
+	c := 1.0
+	for i := 1; i <= k; i++ {
+		c = c * float64(n1+n2-k+i) / float64(i)
+	}
+	return math.Min(1, 2/c)
 }
 
 // MinSamples is the fewest samples per side with which the
@@ -384,6 +441,13 @@ func (r Report) WriteText(w io.Writer) error {
 	fmt.Fprintf(&b, "old: %s\nnew: %s\n", oldName, newName)
 	fmt.Fprintf(&b, "medians ± %g%% confidence interval; Mann–Whitney U test, alpha %g; threshold %s\n\n",
 		100*Confidence, r.Alpha, pct(r.Threshold))
+	if len(r.ConfigDiffs) > 0 {
+		b.WriteString("warning: old and new were recorded under different configurations; they may not be comparable:\n")
+		for _, d := range r.ConfigDiffs {
+			fmt.Fprintf(&b, "  %s\n", d)
+		}
+		b.WriteString("\n")
+	}
 	if len(r.Rows) == 0 {
 		b.WriteString("no benchmark results to compare\n")
 		_, err := io.WriteString(w, b.String())
@@ -399,8 +463,11 @@ func (r Report) WriteText(w io.Writer) error {
 			p = fmt.Sprintf("%.3f", row.P)
 		}
 		v := row.Verdict.String()
-		if row.Verdict == Regression {
+		switch {
+		case row.Verdict == Regression:
 			v = "REGRESSION"
+		case row.Verdict == NoChange && row.P < r.Alpha:
+			v = "within " + pct(r.Threshold) + " threshold"
 		}
 		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", row.Name, row.Unit,
 			cell(row.Old, sc), cell(row.New, sc), signedPct(row.Delta), p, counts(row), v)

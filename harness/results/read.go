@@ -18,7 +18,8 @@ const maxErrors = 10
 // results that did parse are returned with it. Read's results follow
 // benchfmt's conventions: names lack the "Benchmark" prefix and values
 // are tidied (ns/op is held as sec/op, with OrigValue and OrigUnit
-// recording what the file says).
+// recording what the file says). Unlike benchfmt.Reader, Read tidies
+// zero values too, so "0 ns/op" is 0 sec/op like its neighbours.
 func Read(path string) ([]*benchfmt.Result, error) {
 	rs, _, err := ReadUnits(path)
 	return rs, err
@@ -45,7 +46,11 @@ func read(r io.Reader, name string) ([]*benchfmt.Result, benchfmt.UnitMetadataMa
 	for rd.Scan() {
 		switch rec := rd.Result().(type) {
 		case *benchfmt.Result:
-			out = append(out, rec.Clone())
+			c := rec.Clone()
+			for i, v := range c.Values {
+				c.Values[i] = tidyValue(v)
+			}
+			out = append(out, c)
 		case *benchfmt.SyntaxError:
 			if nerr++; nerr <= maxErrors {
 				errs = append(errs, rec)

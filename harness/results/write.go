@@ -287,7 +287,7 @@ func (f *File) Values(name, unit string) []float64 {
 			continue
 		}
 		for _, v := range r.Values {
-			switch {
+			switch v := tidyValue(v); {
 			case v.OrigUnit != "" && v.OrigUnit == unit:
 				out = append(out, v.OrigValue)
 			case v.Unit == tidied:
@@ -311,7 +311,7 @@ func (f *File) Results() []*benchfmt.Result {
 }
 
 // WriteFile atomically writes a complete results file at path: config
-// lines, a Unit line for each unit with a known direction (see Units),
+// lines, a Unit line for each of its units found in the Units table,
 // then results. Each result's own Config is replaced by config; names
 // and values are handled as by File.Add.
 func WriteFile(path string, config []Config, results []*benchfmt.Result) error {
@@ -438,17 +438,30 @@ func normalize(r *benchfmt.Result, config []benchfmt.Config) (*benchfmt.Result, 
 		if origUnit == "" || strings.IndexFunc(origUnit, unicode.IsSpace) >= 0 {
 			return nil, fmt.Errorf("result %s: unit %q must be non-empty without spaces", r.Name, origUnit)
 		}
-		tv, tu := benchunit.Tidy(orig, origUnit)
-		if math.IsNaN(orig) || math.IsInf(orig, 0) || math.IsNaN(tv) || math.IsInf(tv, 0) {
+		t := tidyValue(v)
+		if math.IsNaN(orig) || math.IsInf(orig, 0) || math.IsNaN(t.Value) || math.IsInf(t.Value, 0) {
 			return nil, fmt.Errorf("result %s: %s value %v is not finite", r.Name, origUnit, orig)
 		}
-		if tu == origUnit && tv == orig {
-			c.Values = append(c.Values, benchfmt.Value{Value: orig, Unit: origUnit})
-		} else {
-			c.Values = append(c.Values, benchfmt.Value{Value: tv, Unit: tu, OrigValue: orig, OrigUnit: origUnit})
-		}
+		c.Values = append(c.Values, t)
 	}
 	return c, nil
+}
+
+// tidyValue returns v in the form benchfmt.Reader gives values: in the
+// tidied unit (sec/op for ns/op) with OrigValue and OrigUnit holding
+// what was written, or as is when tidying changes nothing. Unlike the
+// Reader, it tidies zero values too (the Reader leaves "0 ns/op" as
+// ns/op, which would put it in a unit of its own).
+func tidyValue(v benchfmt.Value) benchfmt.Value {
+	orig, origUnit := v.Value, v.Unit
+	if v.OrigUnit != "" {
+		orig, origUnit = v.OrigValue, v.OrigUnit
+	}
+	tv, tu := benchunit.Tidy(orig, origUnit)
+	if tu == origUnit {
+		return benchfmt.Value{Value: tv, Unit: tu}
+	}
+	return benchfmt.Value{Value: tv, Unit: tu, OrigValue: orig, OrigUnit: origUnit}
 }
 
 // encode writes the file layout: Unit lines, then results with their

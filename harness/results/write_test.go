@@ -1,0 +1,650 @@
+package results
+
+import (
+	"errors"
+	"math"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime"
+	"slices"
+	"strings"
+	"testing"
+
+	"golang.org/x/perf/benchfmt"
+	"golang.org/x/perf/benchunit"
+)
+
+var testConfig = []Config{
+	{"goos", "linux"},
+	{"goarch", "amd64"},
+	{"cpu", "Test CPU"},
+	{"commit", "abc1234"},
+	{"device", "emulated"},
+	{"raw-size", "1024"},
+}
+
+func withCommit(c string) []Config {
+	cfg := slices.Clone(testConfig)
+	cfg[3].Value = c
+	return cfg
+}
+
+func ladderResult(level string, stepNs float64) *benchfmt.Result {
+	return &benchfmt.Result{
+		Name:  benchfmt.Name("BenchmarkLadder/level=" + level + "/workers=4/transforms=naive-2"),
+		Iters: 10,
+		Values: []benchfmt.Value{
+			{Value: stepNs, Unit: "ns/op"},
+			{Value: 1e9 / stepNs, Unit: "steps/s"},
+			{Value: 256e9 / stepNs, Unit: "samples/s"},
+		},
+	}
+}
+
+func readString(t *testing.T, path string) string {
+	t.Helper()
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(b)
+}
+
+// dirEntries lists the names in dir.
+func dirEntries(t *testing.T, dir string) []string {
+	t.Helper()
+	es, err := os.ReadDir(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var names []string
+	for _, e := range es {
+		names = append(names, e.Name())
+	}
+	return names
+}
+
+func TestFileResume(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "ladder.txt")
+	f, err := Open(path, testConfig)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(path); !errors.Is(err, os.ErrNotExist) {
+		t.Fatalf("Open wrote the file before any Add: %v", err)
+	}
+	name := "BenchmarkLadder/level=raw/workers=4/transforms=naive-2"
+	if err := f.Add(ladderResult("raw", 581e6)); err != nil {
+		t.Fatal(err)
+	}
+	if err := f.Add(ladderResult("raw", 579e6), ladderResult("host", 300e6)); err != nil {
+		t.Fatal(err)
+	}
+	if got := f.Done(name); got != 2 {
+		t.Fatalf("Done = %d, want 2", got)
+	}
+
+	// Reopen, as a resumed sweep would.
+	f, err = Open(path, testConfig)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, n := range []string{name, strings.TrimPrefix(name, "Benchmark")} {
+		if got := f.Done(n); got != 2 {
+			t.Errorf("after reopening, Done(%q) = %d, want 2", n, got)
+		}
+	}
+	if got := f.Done("BenchmarkLadder/level=host/workers=4/transforms=naive-2"); got != 1 {
+		t.Errorf("Done(host) = %d, want 1", got)
+	}
+	if got := f.Done("BenchmarkNothing"); got != 0 {
+		t.Errorf("Done(missing) = %d, want 0", got)
+	}
+	if err := f.Add(ladderResult("raw", 583e6)); err != nil {
+		t.Fatal(err)
+	}
+	if got := f.Done(name); got != 3 {
+		t.Errorf("Done = %d after a third Add, want 3", got)
+	}
+	if got, want := f.Values(name, "ns/op"), []float64{581e6, 579e6, 583e6}; !slices.Equal(got, want) {
+		t.Errorf("Values(ns/op) = %v, want %v", got, want)
+	}
+	if got := f.Values(name, "sec/op"); len(got) != 3 || math.Abs(got[0]-0.581) > 1e-12 {
+		t.Errorf("Values(sec/op) = %v, want 0.581, ...", got)
+	}
+	if got := f.Values(name, "steps/s"); len(got) != 3 {
+		t.Errorf("Values(steps/s) = %v, want 3 values", got)
+	}
+
+	rs, err := Read(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var names []string
+	for _, r := range rs {
+		names = append(names, string(r.Name))
+		if r.GetConfig("cpu") != "Test CPU" || r.GetConfig("raw-size") != "1024" {
+			t.Errorf("result %s lost its configuration: %v", r.Name, r.Config)
+		}
+	}
+	want := []string{"Ladder/level=raw/workers=4/transforms=naive-2", "Ladder/level=raw/workers=4/transforms=naive-2",
+		"Ladder/level=host/workers=4/transforms=naive-2", "Ladder/level=raw/workers=4/transforms=naive-2"}
+	if !slices.Equal(names, want) {
+		t.Errorf("file holds %q, want %q", names, want)
+	}
+	if v, _ := rs[3].Value("sec/op"); v != nsToSec(583e6) {
+		t.Errorf("last result: %v sec/op, want 0.583", v)
+	}
+	if got := dirEntries(t, filepath.Dir(path)); !slices.Equal(got, []string{"ladder.txt"}) {
+		t.Errorf("directory holds %q, want only ladder.txt", got)
+	}
+}
+
+func TestFileLayout(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "r.txt")
+	f, err := Open(path, testConfig)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := ladderResult("raw", 5e8)
+	r.Values = append(r.Values, benchfmt.Value{Value: 1.5e6, Unit: "ttfb-ns"}, benchfmt.Value{Value: 7, Unit: "widgets"})
+	if err := f.Add(r); err != nil {
+		t.Fatal(err)
+	}
+	want := `Unit steps/s better=higher
+Unit samples/s better=higher
+Unit ttfb-ns better=lower
+
+goos: linux
+goarch: amd64
+cpu: Test CPU
+commit: abc1234
+device: emulated
+raw-size: 1024
+
+BenchmarkLadder/level=raw/workers=4/transforms=naive-2 10 5e+08 ns/op 2 steps/s 512 samples/s 1.5e+06 ttfb-ns 7 widgets
+`
+	if got := readString(t, path); got != want {
+		t.Errorf("file:\n%s\nwant:\n%s", got, want)
+	}
+	_, meta, err := ReadUnits(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for unit, want := range map[string]Direction{"steps/s": HigherIsBetter, "ttfb-ns": LowerIsBetter, "ttfb-sec": LowerIsBetter, "sec/op": LowerIsBetter, "widgets": NoDirection} {
+		if got := DirectionOf(unit, meta); got != want {
+			t.Errorf("DirectionOf(%s) = %v, want %v", unit, got, want)
+		}
+	}
+}
+
+// A resumed file whose commit changed keeps each result's commit: the
+// writer starts a new configuration block.
+func TestFileCommitChange(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "r.txt")
+	f, err := Open(path, testConfig)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := f.Add(ladderResult("raw", 5e8)); err != nil {
+		t.Fatal(err)
+	}
+	f, err = Open(path, withCommit("def5678-dirty"))
+	if err != nil {
+		t.Fatalf("a different commit must resume: %v", err)
+	}
+	if err := f.Add(ladderResult("raw", 6e8)); err != nil {
+		t.Fatal(err)
+	}
+	rs, err := Read(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(rs) != 2 || rs[0].GetConfig("commit") != "abc1234" || rs[1].GetConfig("commit") != "def5678-dirty" {
+		t.Fatalf("commits = %q, %q; want abc1234, def5678-dirty", rs[0].GetConfig("commit"), rs[1].GetConfig("commit"))
+	}
+	if rs[1].GetConfig("cpu") != "Test CPU" {
+		t.Errorf("second block lost the cpu key")
+	}
+	if !strings.Contains(readString(t, path), "\n\ncommit: def5678-dirty\n\n") {
+		t.Errorf("no new commit block:\n%s", readString(t, path))
+	}
+}
+
+func TestOpenConfigMismatch(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, "r.txt")
+	if err := WriteFile(path, testConfig, []*benchfmt.Result{ladderResult("raw", 5e8)}); err != nil {
+		t.Fatal(err)
+	}
+	before := readString(t, path)
+	for _, tc := range []struct {
+		name string
+		cfg  func([]Config) []Config
+		want string
+	}{
+		{"changed", func(c []Config) []Config { c[2].Value = "Other CPU"; return c }, `cpu: "Test CPU" in file, now "Other CPU"`},
+		{"added", func(c []Config) []Config { return append(c, Config{"batch", "64"}) }, `batch: not in file, now "64"`},
+		{"removed", func(c []Config) []Config { return c[:5] }, `raw-size: "1024" in file, not set now`},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			_, err := Open(path, tc.cfg(slices.Clone(testConfig)))
+			if err == nil {
+				t.Fatal("Open succeeded with a different configuration")
+			}
+			for _, s := range []string{tc.want, path + ":", "different configuration"} {
+				if !strings.Contains(err.Error(), s) {
+					t.Errorf("error %q does not contain %q", err, s)
+				}
+			}
+		})
+	}
+	if readString(t, path) != before {
+		t.Error("a refused Open changed the file")
+	}
+}
+
+func TestOpenRefusesBadFile(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "r.txt")
+	bad := "goos: linux\n\nBenchmarkX 10 1.5x ns/op\n"
+	if err := os.WriteFile(path, []byte(bad), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	_, err := Open(path, testConfig)
+	if err == nil || !strings.Contains(err.Error(), path+":3:") {
+		t.Fatalf("Open of a file with a syntax error: %v, want an error naming %s:3", err, path)
+	}
+	if _, err := Open(filepath.Join(path, "sub.txt"), testConfig); err == nil {
+		t.Error("Open under a file (not a directory) succeeded")
+	}
+}
+
+func TestConfigValidation(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "r.txt")
+	for _, cfg := range [][]Config{
+		{{"Goos", "linux"}},
+		{{"go os", "linux"}},
+		{{"a:b", "linux"}},
+		{{"", "x"}},
+		{{"cpu", ""}},
+		{{"cpu", "a\nb"}},
+		{{"cpu", " leading"}},
+		{{"cpu", "a"}, {"cpu", "b"}},
+	} {
+		if _, err := Open(path, cfg); err == nil {
+			t.Errorf("Open accepted config %q", cfg)
+		}
+		if err := WriteFile(path, cfg, nil); err == nil {
+			t.Errorf("WriteFile accepted config %q", cfg)
+		}
+	}
+}
+
+func TestAddValidation(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "r.txt")
+	f, err := Open(path, testConfig)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := f.Add(ladderResult("raw", 5e8)); err != nil {
+		t.Fatal(err)
+	}
+	before := readString(t, path)
+	v := []benchfmt.Value{{Value: 1, Unit: "ns/op"}}
+	for _, r := range []*benchfmt.Result{
+		nil,
+		{Name: benchfmt.Name("Benchmark"), Iters: 1, Values: v},
+		{Name: benchfmt.Name("BenchmarkA B"), Iters: 1, Values: v},
+		{Name: benchfmt.Name("BenchmarkA"), Iters: 0, Values: v},
+		{Name: benchfmt.Name("BenchmarkA"), Iters: 1},
+		{Name: benchfmt.Name("BenchmarkA"), Iters: 1, Values: []benchfmt.Value{{Value: math.NaN(), Unit: "ns/op"}}},
+		{Name: benchfmt.Name("BenchmarkA"), Iters: 1, Values: []benchfmt.Value{{Value: math.Inf(1), Unit: "steps/s"}}},
+		{Name: benchfmt.Name("BenchmarkA"), Iters: 1, Values: []benchfmt.Value{{Value: 1, Unit: ""}}},
+		{Name: benchfmt.Name("BenchmarkA"), Iters: 1, Values: []benchfmt.Value{{Value: 1, Unit: "steps per s"}}},
+	} {
+		// A good result alongside must not be written either.
+		if err := f.Add(ladderResult("host", 3e8), r); err == nil {
+			t.Errorf("Add accepted %+v", r)
+		}
+	}
+	if readString(t, path) != before || f.Done("BenchmarkLadder/level=host/workers=4/transforms=naive-2") != 0 {
+		t.Error("a refused Add changed the file or the File")
+	}
+}
+
+func TestWriteFileAtomic(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, "r.txt")
+	if err := WriteFile(path, testConfig, []*benchfmt.Result{ladderResult("raw", 5e8)}); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Chmod(path, 0o640); err != nil {
+		t.Fatal(err)
+	}
+	if err := WriteFile(path, testConfig, []*benchfmt.Result{ladderResult("raw", 6e8)}); err != nil {
+		t.Fatal(err)
+	}
+	if got := dirEntries(t, dir); !slices.Equal(got, []string{"r.txt"}) {
+		t.Errorf("after writing, directory holds %q, want only r.txt", got)
+	}
+	if fi, err := os.Stat(path); err != nil || fi.Mode().Perm() != 0o640 {
+		t.Errorf("rewrite did not keep the file's mode: %v %v", fi.Mode(), err)
+	}
+	// A rename over a directory fails; nothing is left behind.
+	sub := filepath.Join(dir, "sub")
+	if err := os.MkdirAll(filepath.Join(sub, "x"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := WriteFile(sub, testConfig, nil); err == nil {
+		t.Error("WriteFile over a directory succeeded")
+	}
+	if got := dirEntries(t, dir); !slices.Equal(got, []string{"r.txt", "sub"}) {
+		t.Errorf("after a failed write, directory holds %q", got)
+	}
+}
+
+// A write that fails at any step leaves the old file whole, no temporary
+// file, and the File as it was.
+func TestFailedWriteKeepsOldFile(t *testing.T) {
+	for _, step := range []string{"sync", "rename"} {
+		t.Run(step, func(t *testing.T) {
+			dir := t.TempDir()
+			path := filepath.Join(dir, "r.txt")
+			f, err := Open(path, testConfig)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := f.Add(ladderResult("raw", 5e8)); err != nil {
+				t.Fatal(err)
+			}
+			before := readString(t, path)
+
+			boom := errors.New("boom")
+			switch step {
+			case "sync":
+				old := syncFile
+				syncFile = func(*os.File) error { return boom }
+				t.Cleanup(func() { syncFile = old })
+			case "rename":
+				old := rename
+				rename = func(string, string) error { return boom }
+				t.Cleanup(func() { rename = old })
+			}
+			err = f.Add(ladderResult("raw", 6e8))
+			if !errors.Is(err, boom) {
+				t.Fatalf("Add = %v, want the injected error", err)
+			}
+			if got := readString(t, path); got != before {
+				t.Errorf("failed write changed the file:\n%s", got)
+			}
+			if got := dirEntries(t, dir); !slices.Equal(got, []string{"r.txt"}) {
+				t.Errorf("failed write left %q", got)
+			}
+			if got := f.Done("BenchmarkLadder/level=raw/workers=4/transforms=naive-2"); got != 1 {
+				t.Errorf("Done = %d after a failed Add, want 1", got)
+			}
+			if err := WriteFile(path, testConfig, nil); !errors.Is(err, boom) {
+				t.Errorf("WriteFile = %v, want the injected error", err)
+			}
+		})
+	}
+}
+
+// Unit metadata an existing file carries survives a rewrite.
+func TestResumeKeepsUnitMetadata(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "r.txt")
+	orig := "Unit frames/s better=higher assume=exact\n\ncommit: x\n\nBenchmarkA 1 30 frames/s\n"
+	if err := os.WriteFile(path, []byte(orig), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	f, err := Open(path, []Config{{"commit", "y"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := &benchfmt.Result{Name: benchfmt.Name("BenchmarkA"), Iters: 1, Values: []benchfmt.Value{{Value: 31, Unit: "frames/s"}}}
+	if err := f.Add(r); err != nil {
+		t.Fatal(err)
+	}
+	want := "Unit frames/s assume=exact\nUnit frames/s better=higher\n\ncommit: x\n\nBenchmarkA 1 30 frames/s\n\ncommit: y\n\nBenchmarkA 1 31 frames/s\n"
+	if got := readString(t, path); got != want {
+		t.Errorf("file:\n%s\nwant:\n%s", got, want)
+	}
+}
+
+func TestReadSyntaxError(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "bad.txt")
+	data := "goos: linux\n\nBenchmarkA 1 10 ns/op\nBenchmarkA x 10 ns/op\nBenchmarkA 1 10\nBenchmarkA 1 12 ns/op\n"
+	if err := os.WriteFile(path, []byte(data), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	rs, err := Read(path)
+	if err == nil {
+		t.Fatal("no error")
+	}
+	for _, want := range []string{path + ":4: parsing iteration count", path + ":5: missing units"} {
+		if !strings.Contains(err.Error(), want) {
+			t.Errorf("error %q does not contain %q", err, want)
+		}
+	}
+	var se *benchfmt.SyntaxError
+	if !errors.As(err, &se) || se.Line != 4 {
+		t.Errorf("error is not a *benchfmt.SyntaxError for line 4: %#v", err)
+	}
+	if len(rs) != 2 {
+		t.Errorf("got %d results alongside the error, want the 2 good ones", len(rs))
+	}
+	if _, err := Read(filepath.Join(t.TempDir(), "missing.txt")); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("Read of a missing file = %v, want ErrNotExist", err)
+	}
+}
+
+func TestReadManyErrors(t *testing.T) {
+	data := strings.Repeat("BenchmarkA 1 x ns/op\n", 25)
+	_, _, err := read(strings.NewReader(data), "many.txt")
+	if err == nil || !strings.Contains(err.Error(), "many.txt:10:") || strings.Contains(err.Error(), "many.txt:11:") ||
+		!strings.Contains(err.Error(), "15 more syntax errors") {
+		t.Errorf("error = %v", err)
+	}
+}
+
+func TestCPUModel(t *testing.T) {
+	dir := t.TempDir()
+	info := filepath.Join(dir, "cpuinfo")
+	data := "processor\t: 0\nvendor_id\t: AuthenticAMD\nmodel name\t: AMD EPYC   7R13 Processor  \n\nprocessor\t: 1\nmodel name\t: other\n"
+	if err := os.WriteFile(info, []byte(data), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if got := cpuModel(info); got != "AMD EPYC 7R13 Processor" {
+		t.Errorf("cpuModel = %q", got)
+	}
+	arm := filepath.Join(dir, "arm")
+	if err := os.WriteFile(arm, []byte("processor\t: 0\nBogoMIPS\t: 50.00\nCPU part\t: 0xd0c\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if got := cpuModel(arm); got != runtime.GOARCH {
+		t.Errorf("cpuModel without a model name = %q, want %q", got, runtime.GOARCH)
+	}
+	if got := cpuModel(filepath.Join(dir, "missing")); got != runtime.GOARCH {
+		t.Errorf("cpuModel of a missing file = %q, want %q", got, runtime.GOARCH)
+	}
+}
+
+func TestEnvironment(t *testing.T) {
+	t.Setenv("HEADSPACE_COMMIT", "cafe123")
+	env := Environment("cuda:0")
+	var keys []string
+	for _, c := range env {
+		keys = append(keys, c.Key)
+	}
+	if !slices.Equal(keys, []string{"goos", "goarch", "cpu", "commit", "device"}) {
+		t.Errorf("keys = %q", keys)
+	}
+	if env[0].Value != runtime.GOOS || env[1].Value != runtime.GOARCH || env[3].Value != "cafe123" || env[4].Value != "cuda:0" {
+		t.Errorf("Environment = %q", env)
+	}
+	if _, err := fileConfig(env); err != nil {
+		t.Errorf("Environment's config is not writable: %v", err)
+	}
+	if got := Environment(" ")[4].Value; got != "unknown" {
+		t.Errorf("empty device = %q, want unknown", got)
+	}
+}
+
+func TestCommit(t *testing.T) {
+	if _, err := exec.LookPath("git"); err != nil {
+		t.Skip("no git")
+	}
+	t.Setenv("HEADSPACE_COMMIT", "")
+	dir := t.TempDir()
+	if got := commit(dir); got != "unknown" {
+		t.Errorf("commit outside a repository = %q, want unknown", got)
+	}
+	run := func(args ...string) string {
+		t.Helper()
+		cmd := exec.Command("git", append([]string{"-c", "user.name=t", "-c", "user.email=t@example.com", "-c", "commit.gpgsign=false"}, args...)...)
+		cmd.Dir = dir
+		out, err := cmd.CombinedOutput()
+		if err != nil {
+			t.Fatalf("git %s: %v\n%s", args, err, out)
+		}
+		return strings.TrimSpace(string(out))
+	}
+	run("init", "-q")
+	if got := commit(dir); got != "unknown" {
+		t.Errorf("commit in a repository without commits = %q, want unknown", got)
+	}
+	file := filepath.Join(dir, "a.txt")
+	if err := os.WriteFile(file, []byte("a"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	run("add", "a.txt")
+	run("commit", "-q", "-m", "a")
+	head := run("rev-parse", "--short", "HEAD")
+	// Untracked files do not make the tree dirty.
+	if err := os.WriteFile(filepath.Join(dir, "untracked.txt"), []byte("u"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if got := commit(dir); got != head {
+		t.Errorf("commit = %q, want %q", got, head)
+	}
+	if err := os.WriteFile(file, []byte("b"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if got := commit(dir); got != head+"-dirty" {
+		t.Errorf("commit with a modified tracked file = %q, want %q", got, head+"-dirty")
+	}
+	t.Setenv("HEADSPACE_COMMIT", "v1.2.3")
+	if got := commit(dir); got != "v1.2.3" {
+		t.Errorf("commit with HEADSPACE_COMMIT = %q, want it verbatim", got)
+	}
+}
+
+func TestRoundTripValues(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "r.txt")
+	in := []*benchfmt.Result{{
+		Name:  benchfmt.Name("Ladder/level=raw"),
+		Iters: 3,
+		Values: []benchfmt.Value{
+			{Value: 123456789, Unit: "ns/op"},
+			{Value: 0.1 + 0.2, Unit: "steps/s"},
+			{Value: 1.5, Unit: "MB/s"},
+			{Value: 2e9, Unit: "peak-rss-B"},
+		},
+	}}
+	if err := WriteFile(path, nil, in); err != nil {
+		t.Fatal(err)
+	}
+	rs, err := Read(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(rs) != 1 || string(rs[0].Name) != "Ladder/level=raw" || rs[0].Iters != 3 {
+		t.Fatalf("read %+v", rs)
+	}
+	want := []benchfmt.Value{
+		{Value: nsToSec(123456789), Unit: "sec/op", OrigValue: 123456789, OrigUnit: "ns/op"},
+		{Value: 0.1 + 0.2, Unit: "steps/s"},
+		{Value: 1.5e6, Unit: "B/s", OrigValue: 1.5, OrigUnit: "MB/s"},
+		{Value: 2e9, Unit: "peak-rss-B"},
+	}
+	if !slices.Equal(rs[0].Values, want) {
+		t.Errorf("values = %+v\nwant %+v", rs[0].Values, want)
+	}
+	// Results as Read returns them write back unchanged.
+	path2 := filepath.Join(t.TempDir(), "r2.txt")
+	if err := WriteFile(path2, nil, rs); err != nil {
+		t.Fatal(err)
+	}
+	if a, b := readString(t, path), readString(t, path2); a != b {
+		t.Errorf("rewrite differs:\n%s\n---\n%s", a, b)
+	}
+}
+
+// nsToSec converts as benchfmt.Reader tidies ns/op to sec/op.
+func nsToSec(ns float64) float64 {
+	v, _ := benchunit.Tidy(ns, "ns/op")
+	return v
+}
+
+// benchfmt.Reader leaves "0 ns/op" in ns/op (it tidies only when the
+// value changes); Read, File and the gate put it in sec/op with the rest.
+func TestZeroValuesTidied(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "r.txt")
+	if err := os.WriteFile(path, []byte("BenchmarkA 1 0 ns/op\nBenchmarkA 1 5 ns/op\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	rs, meta, err := ReadUnits(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, r := range rs {
+		if r.Values[0].Unit != "sec/op" || r.Values[0].OrigUnit != "ns/op" {
+			t.Errorf("value %+v, want it in sec/op", r.Values[0])
+		}
+	}
+	if rep := Compare(rs, rs, GateOptions{Units: meta}); len(rep.Rows) != 1 || rep.Rows[0].Old.N != 2 {
+		t.Errorf("0 ns/op and 5 ns/op did not group: %+v", rep.Rows)
+	}
+	f, err := Open(path, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := f.Values("BenchmarkA", "ns/op"); !slices.Equal(got, []float64{0, 5}) {
+		t.Errorf("Values = %v, want [0 5]", got)
+	}
+}
+
+func TestFileConcurrentAdd(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "r.txt")
+	f, err := Open(path, testConfig)
+	if err != nil {
+		t.Fatal(err)
+	}
+	const workers, each = 4, 5
+	errs := make(chan error, workers)
+	for w := range workers {
+		go func() {
+			var err error
+			for i := range each {
+				if err == nil {
+					err = f.Add(ladderResult("raw", float64(5e8+w*100+i)))
+				}
+				f.Done("Ladder/level=raw/workers=4/transforms=naive-2")
+			}
+			errs <- err
+		}()
+	}
+	for range workers {
+		if err := <-errs; err != nil {
+			t.Fatal(err)
+		}
+	}
+	rs, err := Read(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(rs) != workers*each || f.Done("Ladder/level=raw/workers=4/transforms=naive-2") != workers*each || len(f.Results()) != workers*each {
+		t.Errorf("file has %d results, Done %d, want %d", len(rs), f.Done("Ladder/level=raw/workers=4/transforms=naive-2"), workers*each)
+	}
+}
