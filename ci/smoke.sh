@@ -17,7 +17,7 @@ env $small BENCH_FLAGS="$flags" ci/bench.sh "$tmp/new.txt" >/dev/null
 BASELINE="$tmp/base.txt" GATE_FLAGS="--threshold 0.5" ci/gate.sh "$tmp/new.txt" "$tmp/base.txt" >/dev/null
 # A crafted regression (every step twice as slow) must fail the gate.
 awk '/^Benchmark/ { $3 = $3 * 2; $5 = $5 / 2; $7 = $7 / 2 } { print }' "$tmp/new.txt" > "$tmp/slow.txt"
-if BASELINE="$tmp/base.txt" ci/gate.sh "$tmp/slow.txt" >"$tmp/gate.out"; then
+if BASELINE="$tmp/base.txt" ci/gate.sh "$tmp/slow.txt" >"$tmp/gate.out" 2>&1; then
   cat "$tmp/gate.out"; echo "ci/smoke.sh: the gate passed a 2x slowdown" >&2; exit 1
 fi
 grep -q 'regression' "$tmp/gate.out" || { cat "$tmp/gate.out"; echo "ci/smoke.sh: the gate did not name the regression" >&2; exit 1; }

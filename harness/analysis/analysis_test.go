@@ -95,6 +95,16 @@ func TestFastLoading(t *testing.T) {
 	}
 }
 
+func TestNotInputBoundIsTheModel(t *testing.T) {
+	st := pipeline.Stats{
+		Stages: []pipeline.StageStats{{Name: "index"}, {Name: "load"}},
+		Queues: []pipeline.QueueStats{{Name: "index", Occupancy: 0.01}, {Name: "load", Occupancy: 0.01}},
+	}
+	if v := Judge(st, time.Millisecond, time.Second); v.Stage != "model step" || v.Class != NotInputBound {
+		t.Errorf("a loop that waits 0.1%% of the time: %q, %q", v.Class, v.Stage)
+	}
+}
+
 func TestClassify(t *testing.T) {
 	for _, tc := range []struct {
 		share float64
@@ -122,12 +132,12 @@ func TestJudgeReadsOccupancy(t *testing.T) {
 	}{
 		{[]float64{1, 0.98, 0.1, 0.05}, "transform"},
 		{[]float64{1, 0.2, 0.1, 0.05}, "load"},
-		{[]float64{0.3, 0.2, 0.1, 0.05}, "index"},
+		{[]float64{0.3, 0.2, 0.1, 0.05}, "load"}, // the source's queue is not read
 		{[]float64{1, 0.99, 0.97, 0.95}, "model step"},
 		{[]float64{1, 0.9, 0.8, 0.7}, "model step"}, // gradual: no single drop
 		{[]float64{1, 1, 1, 0.3}, "collate"},
 	} {
-		if v := Judge(st(tc.occ...), 0, time.Second); v.Stage != tc.want {
+		if v := Judge(st(tc.occ...), time.Second/2, time.Second); v.Stage != tc.want {
 			t.Errorf("occupancies %v: stage %q, want %q", tc.occ, v.Stage, tc.want)
 		}
 	}

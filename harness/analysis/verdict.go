@@ -51,13 +51,15 @@ type Verdict struct {
 	// for pipelines whose stages share the same few cores.
 	Busiest string
 	Busy    float64
-	Stats  pipeline.Stats
+	Stats   pipeline.Stats
 }
 
 // Judge reads the verdict from a pipeline's statistics and the training
-// loop's input wait over wall time. Queues are read source to sink: the
-// first whose occupancy falls by OccupancyDrop or more below the queue
-// before it (or below 50% when it is the first) is the output of the
+// loop's input wait over wall time. A loop that hardly waits (not
+// input-bound) is bounded by the model step, whatever the queues say.
+// Otherwise queues are read from the first stage after the source to the
+// sink: the first whose occupancy falls by OccupancyDrop or more below the
+// queue before it (or below 50% when it is the first) is the output of the
 // bottleneck stage. If none falls, the consumer (the model step) is what
 // the pipeline waits on.
 func Judge(st pipeline.Stats, wait, wall time.Duration) Verdict {
@@ -75,11 +77,19 @@ func Judge(st pipeline.Stats, wait, wall time.Duration) Verdict {
 			v.Busiest, v.Busy = s.Name, float64(s.Total)/float64(sum)
 		}
 	}
+	if v.Class == NotInputBound {
+		v.Stage = "model step"
+		v.Reason = fmt.Sprintf("the training loop waited for input only %.1f%% of the time", 100*v.Share)
+		return v
+	}
+	// The source (queue 0) only numbers the items; its queue empties when
+	// the pipeline's window holds it back, so reading starts after it.
 	prev := 1.0
-	for i, q := range st.Queues {
-		if q.Occupancy < prev-OccupancyDrop || (i == 0 && q.Occupancy < 0.5) {
+	for i := 1; i < len(st.Queues); i++ {
+		q := st.Queues[i]
+		if q.Occupancy < prev-OccupancyDrop || (i == 1 && q.Occupancy < 0.5) {
 			v.Stage = st.Stages[i].Name
-			if i == 0 {
+			if i == 1 {
 				v.Reason = fmt.Sprintf("the %s queue is ready only %.0f%% of the time", q.Name, 100*q.Occupancy)
 			} else {
 				v.Reason = fmt.Sprintf("occupancy falls from %.0f%% after %s to %.0f%% after %s",

@@ -157,7 +157,21 @@ func NewLoader(ctx context.Context, level Level, cfg Config, n int) (*Loader, er
 	p := pipeline.New(ctx)
 	p.Record(cfg.Recorder)
 	fail := func(err error) (*Loader, error) { p.Close(); return nil, err }
-	idx, err := pipeline.Source(p, "index", n*B, q, func(i int) int { return i })
+	// The window bounds how far the pipeline runs ahead of the consumer:
+	// a sample may enter only while fewer than Prefetch batches' worth of
+	// samples are in flight, as DataLoader's prefetch_factor bounds it. The
+	// collator returns a batch's tokens when it emits the batch. Without
+	// it, the first batch's samples share the cores with several later
+	// batches' and time to first batch grows with the worker count.
+	window := make(chan struct{}, cfg.prefetch()*B)
+	pctx := p.Context()
+	idx, err := pipeline.Source(p, "index", n*B, q, func(i int) int {
+		select {
+		case window <- struct{}{}:
+		case <-pctx.Done():
+		}
+		return i
+	})
 	if err != nil {
 		return fail(err)
 	}
@@ -209,7 +223,7 @@ func NewLoader(ctx context.Context, level Level, cfg Config, n int) (*Loader, er
 		return fail(err)
 	}
 
-	c := &collator{pool: pool, size: B, open: map[int]*openBatch{}, outs: outs}
+	c := &collator{pool: pool, size: B, open: map[int]*openBatch{}, outs: outs, window: window}
 	batches, err := pipeline.Aggregate(p, "collate", samples, cfg.prefetch(), c.add, c.flush)
 	if err != nil {
 		return fail(err)
@@ -231,7 +245,9 @@ type collator struct {
 	open  map[int]*openBatch
 	next  int          // the next batch to emit
 	spare []*openBatch // recycled bookkeeping
-	outs  *freelist[*processed]
+	// window holds a token per sample in flight; see NewLoader.
+	window chan struct{}
+	outs   *freelist[*processed]
 }
 
 type openBatch struct {
@@ -268,6 +284,9 @@ func (c *collator) add(_ context.Context, it pipeline.Item[*processed], e *pipel
 		}
 		delete(c.open, c.next)
 		c.spare = append(c.spare, ob)
+		for range c.size {
+			<-c.window
+		}
 		if !e.Emit(pipeline.Item[*batching.Batch]{Index: c.next, Value: ob.b}) {
 			return nil
 		}

@@ -1,0 +1,132 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"os"
+	"slices"
+
+	"golang.org/x/perf/benchfmt"
+
+	"github.com/headspace-bench/headspace/datasets/transforms"
+	"github.com/headspace-bench/headspace/harness/ladder"
+	"github.com/headspace-bench/headspace/harness/loadbench"
+	"github.com/headspace-bench/headspace/harness/procloader"
+	"github.com/headspace-bench/headspace/harness/results"
+)
+
+func init() {
+	register(command{name: "loaders", summary: "compare goroutine and process (DataLoader-style) loaders: TTFB, samples/s, RSS, CPU", run: runLoaders})
+}
+
+const loadersUsage = `
+Compares the goroutine loader (the ladder's pipeline) with a process-based
+loader built as PyTorch's DataLoader is (one worker process per worker, each
+building whole batches), as the SPDL document compares threads with
+processes. For each mode and worker count it measures the time to first
+batch (from the loader's construction to the first batch), the samples/s of
+the remaining batches, the peak resident memory of all processes together
+and their CPU seconds. No training step runs: each batch is released as soon
+as it arrives.`
+
+func runLoaders(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	fs := newFlagSet("loaders", loadersUsage, stdout)
+	modesFlag := fs.String("mode", "goroutine,process", "comma-separated loader `modes`: goroutine, process")
+	workersFlag := fs.String("workers", "1,2,4,8,16,32", "comma-separated worker `counts`")
+	batches := fs.Int("batches", 20, "`batches` per run, at least 2 (the first is the time to first batch)")
+	batch := fs.Int("batch", 32, "samples per `batch`")
+	rawSize := fs.String("raw-size", "512", "raw image `size`, N or WxH")
+	crop := fs.Int("crop", 224, "random crop `side`")
+	impl := fs.String("transforms", "fast", "transform `implementation`: naive or fast")
+	prefetch := fs.Int("prefetch", 2, "`batches` requested ahead per worker (DataLoader's prefetch_factor)")
+	seed := fs.Uint64("seed", 1, "dataset and transform `seed`")
+	out := fs.String("out", "", "benchmark-format result `file` (written atomically)")
+	plotPrefix := fs.String("plot", "", "write `prefix`-ttfb.png and prefix-throughput.png")
+	if err := parseFlags(fs, args); err != nil {
+		return err
+	}
+	modes, err := parseList("--mode", *modesFlag, loadbench.Modes)
+	if err != nil {
+		return err
+	}
+	workers, err := parseInts("--workers", *workersFlag)
+	if err != nil {
+		return err
+	}
+	if _, err := parseList("--transforms", *impl, transforms.Names); err != nil {
+		return err
+	}
+	w, h, err := parseSize("--raw-size", *rawSize)
+	if err != nil {
+		return err
+	}
+	switch {
+	case *batches < 2:
+		return usagef("--batches %d: want at least 2 (the first is the time to first batch)", *batches)
+	case *prefetch <= 0:
+		return usagef("--prefetch %d must be positive", *prefetch)
+	}
+	cfg := ladder.DefaultConfig()
+	cfg.Dataset.Width, cfg.Dataset.Height, cfg.Dataset.Seed = w, h, *seed
+	cfg.Transforms.Crop = *crop
+	cfg.Impl, cfg.Batch, cfg.Prefetch, cfg.Workers = *impl, *batch, *prefetch, workers[0]
+	if err := cfg.Validate(); err != nil {
+		return usageError{err.Error()}
+	}
+	if maxW := slices.Max(workers); *batches <= *prefetch*maxW+1 {
+		fmt.Fprintf(stderr, "headspace loaders: note: with %d workers, %d batches are requested at start; "+
+			"--batches %d leaves samples/s measuring mostly prefetched batches\n", maxW, *prefetch*maxW, *batches)
+	}
+	exe, err := os.Executable()
+	if err != nil {
+		return fmt.Errorf("finding the worker binary: %w", err)
+	}
+	bc := loadbench.Config{Pipeline: cfg, Batches: *batches, Worker: procloader.Options{Exe: exe}}
+
+	// Read before the runs: it may start git, whose CPU is no loader's.
+	var env []results.Config
+	if *out != "" {
+		env = append(results.Environment("none"),
+			results.Config{Key: "batch", Value: fmt.Sprint(*batch)},
+			results.Config{Key: "raw-size", Value: *rawSize},
+			results.Config{Key: "crop", Value: fmt.Sprint(*crop)},
+			results.Config{Key: "transforms", Value: *impl},
+			results.Config{Key: "prefetch", Value: fmt.Sprint(*prefetch)},
+		)
+	}
+	ms, err := loadbench.Sweep(ctx, bc, modes, workers, func(m loadbench.Measurement) {
+		fmt.Fprintf(stderr, "%s: TTFB %v, %.0f samples/s\n", m.BenchName(), m.TTFB.Round(1e5), m.SamplesPerSec)
+	})
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(stdout, "batch %d, raw %s, crop %d, %s transforms, %d batches per run\n\n", *batch, *rawSize, *crop, *impl, *batches)
+	if err := loadbench.WriteTable(stdout, ms); err != nil {
+		return err
+	}
+	fmt.Fprintf(stdout, "\nSPDL document (ImageNet, loader only):\n\n")
+	if err := loadbench.WriteDocumented(stdout); err != nil {
+		return err
+	}
+	if *out != "" {
+		rs := make([]*benchfmt.Result, 0, len(ms))
+		for _, m := range ms {
+			rs = append(rs, m.Benchmark())
+		}
+		if err := results.WriteFile(*out, env, rs); err != nil {
+			return err
+		}
+		fmt.Fprintf(stdout, "\nresults: %s\n", *out)
+	}
+	if *plotPrefix != "" {
+		paths, err := loadbench.Plots(ms, *plotPrefix, fmt.Sprintf("loaders: batch %d, raw %s, crop %d, %s", *batch, *rawSize, *crop, *impl))
+		if err != nil {
+			return err
+		}
+		for _, p := range paths {
+			fmt.Fprintf(stdout, "plot: %s\n", p)
+		}
+	}
+	return nil
+}

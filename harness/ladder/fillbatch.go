@@ -1,0 +1,68 @@
+package ladder
+
+import (
+	"fmt"
+	"time"
+
+	"github.com/headspace-bench/headspace/datasets"
+	"github.com/headspace-bench/headspace/datasets/prng"
+	"github.com/headspace-bench/headspace/datasets/transforms"
+	"github.com/headspace-bench/headspace/harness/batching"
+)
+
+// BatchFiller computes whole batches on one goroutine, sample after sample:
+// load, transform and collate, as one PyTorch DataLoader worker process
+// does. Batch k is bit-identical to batch k of NewLoader at level None for
+// the same Config: sample at position pos = k×Batch+j is dataset sample
+// pos mod N transformed with the random stream of pos. A BatchFiller keeps
+// scratch space, so it is used by one goroutine at a time.
+type BatchFiller struct {
+	cfg Config
+	t   transforms.Transform
+	raw *datasets.Sample
+	rng prng.Source
+}
+
+// NewBatchFiller checks c and returns a filler for its batches. Workers,
+// Prefetch and Recorder are not used.
+func (c Config) NewBatchFiller() (*BatchFiller, error) {
+	if err := c.Validate(); err != nil {
+		return nil, err
+	}
+	t, err := transforms.New(c.Impl, c.Transforms)
+	if err != nil {
+		return nil, err
+	}
+	return &BatchFiller{cfg: c, t: t, raw: datasets.NewSample(c.Dataset.Width, c.Dataset.Height)}, nil
+}
+
+// Fill computes batch k (k >= 0) into b, which must have the configuration's
+// batch size and sample length (a batch from a batching.Pool made with
+// them), and sets b.Index to k.
+func (f *BatchFiller) Fill(k int, b *batching.Batch) error {
+	c := f.cfg
+	sampleLen := c.Transforms.OutLen()
+	switch {
+	case k < 0:
+		return fmt.Errorf("ladder: batch %d must not be negative", k)
+	case b == nil || b.Size != c.Batch || b.SampleLen != sampleLen ||
+		len(b.Data) != c.Batch*sampleLen || len(b.Labels) != c.Batch:
+		return fmt.Errorf("ladder: batch %d: buffer does not hold %d samples of %d values", k, c.Batch, sampleLen)
+	}
+	b.Index = k
+	for j := range c.Batch {
+		pos := k*c.Batch + j
+		if c.LoadLatency > 0 {
+			time.Sleep(c.LoadLatency)
+		}
+		if err := c.Dataset.Fill(pos%c.Dataset.N, f.raw); err != nil {
+			return fmt.Errorf("ladder: batch %d, sample %d: %w", k, pos, err)
+		}
+		f.rng = prng.New(c.Dataset.Seed^transformSalt, uint64(pos))
+		if err := f.t.Apply(b.Sample(j), &f.raw.Image, &f.rng); err != nil {
+			return fmt.Errorf("ladder: batch %d, sample %d: %w", k, pos, err)
+		}
+		b.Labels[j] = int32(f.raw.Label)
+	}
+	return nil
+}

@@ -1,0 +1,135 @@
+package loadbench
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"go.uber.org/goleak"
+	"golang.org/x/perf/benchfmt"
+
+	"github.com/headspace-bench/headspace/datasets"
+	"github.com/headspace-bench/headspace/datasets/transforms"
+	"github.com/headspace-bench/headspace/harness/ladder"
+	"github.com/headspace-bench/headspace/harness/procloader"
+	"github.com/headspace-bench/headspace/harness/results"
+)
+
+const workerEnv = "HEADSPACE_LOADBENCH_WORKER"
+
+// With workerEnv set the test binary is a procloader worker.
+func TestMain(m *testing.M) {
+	if os.Getenv(workerEnv) == "1" {
+		if err := procloader.ServeWorker(context.Background(), os.Stdin, os.Stdout); err != nil {
+			fmt.Fprintln(os.Stderr, err)
+			os.Exit(1)
+		}
+		os.Exit(0)
+	}
+	goleak.VerifyTestMain(m)
+}
+
+func tiny() Config {
+	return Config{
+		Pipeline: ladder.Config{
+			Dataset:    datasets.Synthetic{Width: 32, Height: 24, Classes: 10, N: 50, Seed: 3},
+			Transforms: transforms.Config{Crop: 8, MaskRatio: 0.25},
+			Impl:       "fast",
+			Batch:      4,
+			Prefetch:   2,
+		},
+		Batches: 5,
+		Worker:  procloader.Options{Exe: os.Args[0], Args: []string{"-test.run=^$"}, Env: []string{workerEnv + "=1"}},
+	}
+}
+
+func TestSweepStructure(t *testing.T) {
+	workers := []int{1, 3}
+	ms, err := Sweep(context.Background(), tiny(), Modes, workers, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(ms) != len(Modes)*len(workers) {
+		t.Fatalf("%d measurements, want %d", len(ms), len(Modes)*len(workers))
+	}
+	i := 0
+	for _, mode := range Modes {
+		for _, w := range workers {
+			m := ms[i]
+			i++
+			if m.Mode != mode || m.Workers != w {
+				t.Errorf("measurement %d is %s/%d, want %s/%d", i, m.Mode, m.Workers, mode, w)
+			}
+			if m.TTFB <= 0 || m.PeakRSS <= 0 || m.SamplesPerSec <= 0 || m.CPU < 0 {
+				t.Errorf("%s: TTFB %v, RSS %d, samples/s %v, CPU %v: want positive", m.BenchName(), m.TTFB, m.PeakRSS, m.SamplesPerSec, m.CPU)
+			}
+			if m.Samples != 4*4 || m.Batches != 5 {
+				t.Errorf("%s: %d samples in %d batches, want 16 in 5", m.BenchName(), m.Samples, m.Batches)
+			}
+		}
+	}
+
+	var sb strings.Builder
+	if err := WriteTable(&sb, ms); err != nil {
+		t.Fatal(err)
+	}
+	if got := strings.Count(sb.String(), "\n"); got != len(ms)+1 {
+		t.Errorf("table has %d lines, want %d:\n%s", got, len(ms)+1, sb.String())
+	}
+
+	dir := t.TempDir()
+	paths, err := Plots(ms, filepath.Join(dir, "loaders"), "test")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range paths {
+		if st, err := os.Stat(p); err != nil || st.Size() == 0 {
+			t.Errorf("plot %s: %v", p, err)
+		}
+	}
+
+	out := filepath.Join(dir, "loaders.txt")
+	var bs []*benchfmt.Result
+	for _, m := range ms {
+		bs = append(bs, m.Benchmark())
+	}
+	if err := results.WriteFile(out, results.Environment("none"), bs); err != nil {
+		t.Fatal(err)
+	}
+	back, err := results.Read(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(back) != len(ms) {
+		t.Fatalf("read back %d results, want %d", len(back), len(ms))
+	}
+	data, _ := os.ReadFile(out)
+	for _, want := range []string{"Loaders/mode=process/workers=3", "Unit ttfb-ns better=lower", "Unit samples/s better=higher", "peak-rss-B", "cpu-s"} {
+		if !strings.Contains(string(data), want) {
+			t.Errorf("results file lacks %q:\n%s", want, data)
+		}
+	}
+}
+
+func TestBadConfig(t *testing.T) {
+	c := tiny()
+	c.Batches = 1
+	if _, err := Measure(context.Background(), c, Point{Mode: Goroutine, Workers: 1}); err == nil {
+		t.Error("1 batch: no error")
+	}
+	if _, err := Measure(context.Background(), tiny(), Point{Mode: "fibers", Workers: 1}); err == nil {
+		t.Error("unknown mode: no error")
+	}
+}
+
+func TestParseVmRSS(t *testing.T) {
+	if got := parseVmRSS("Name:\tx\nVmPeak:\t 100 kB\nVmRSS:\t    2048 kB\n"); got != 2048<<10 {
+		t.Errorf("parseVmRSS = %d, want %d", got, 2048<<10)
+	}
+	if got := parseVmRSS("Name:\tx\n"); got != 0 {
+		t.Errorf("parseVmRSS without VmRSS = %d, want 0", got)
+	}
+}
