@@ -18,7 +18,6 @@ import (
 	"io"
 	"os"
 	"os/signal"
-	"runtime/debug"
 	"sort"
 	"strings"
 	"syscall"
@@ -50,17 +49,7 @@ type exitError struct {
 
 func (e exitError) Error() string { return e.msg }
 
-// gcPercent is the harness's GOGC unless the environment sets one. The
-// pipeline pools its large buffers, so the live heap differs between ladder
-// levels (level none keeps raw images in flight, level raw one); at Go's
-// default of 100 the naive transforms' garbage would then be collected more
-// often at some levels than others, which measures the heap, not the stage.
-const gcPercent = 400
-
 func main() {
-	if os.Getenv("GOGC") == "" {
-		debug.SetGCPercent(gcPercent)
-	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	code := run(ctx, os.Args[1:], os.Stdout, os.Stderr)
 	stop()
