@@ -118,7 +118,7 @@ func NewLoader(ctx context.Context, level Level, cfg Config, n int) (*Loader, er
 	}
 	// Queue capacity between stages, and the most buffers of each kind
 	// alive at once: two queues and the workers on both sides of them.
-	q := 4 * W
+	q := 2*W + 2
 	alive := 2*q + 2*W + 2
 	raws := newFreelist(alive, func() *datasets.Sample { return datasets.NewSample(ds.Width, ds.Height) })
 	outs := newFreelist(alive, func() *processed { return &processed{data: make([]float32, sampleLen)} })
@@ -163,7 +163,16 @@ func NewLoader(ctx context.Context, level Level, cfg Config, n int) (*Loader, er
 	// collator returns a batch's tokens when it emits the batch. Without
 	// it, the first batch's samples share the cores with several later
 	// batches' and time to first batch grows with the worker count.
+	//
+	// Until the first batch is out the window admits that batch alone (the
+	// rest of its room is taken by placeholder tokens, returned with the
+	// first batch), so time to first batch is one batch's work on all
+	// cores, whatever the worker count.
 	window := make(chan struct{}, cfg.prefetch()*B)
+	held := (cfg.prefetch() - 1) * B
+	for range held {
+		window <- struct{}{}
+	}
 	pctx := p.Context()
 	idx, err := pipeline.Source(p, "index", n*B, q, func(i int) int {
 		select {
@@ -223,7 +232,7 @@ func NewLoader(ctx context.Context, level Level, cfg Config, n int) (*Loader, er
 		return fail(err)
 	}
 
-	c := &collator{pool: pool, size: B, open: map[int]*openBatch{}, outs: outs, window: window}
+	c := &collator{pool: pool, size: B, open: map[int]*openBatch{}, outs: outs, window: window, held: held}
 	batches, err := pipeline.Aggregate(p, "collate", samples, cfg.prefetch(), c.add, c.flush)
 	if err != nil {
 		return fail(err)
@@ -245,8 +254,10 @@ type collator struct {
 	open  map[int]*openBatch
 	next  int          // the next batch to emit
 	spare []*openBatch // recycled bookkeeping
-	// window holds a token per sample in flight; see NewLoader.
+	// window holds a token per sample in flight; see NewLoader. held is
+	// the placeholder tokens to return with the first batch.
 	window chan struct{}
+	held   int
 	outs   *freelist[*processed]
 }
 
@@ -284,9 +295,10 @@ func (c *collator) add(_ context.Context, it pipeline.Item[*processed], e *pipel
 		}
 		delete(c.open, c.next)
 		c.spare = append(c.spare, ob)
-		for range c.size {
+		for range c.size + c.held {
 			<-c.window
 		}
+		c.held = 0
 		if !e.Emit(pipeline.Item[*batching.Batch]{Index: c.next, Value: ob.b}) {
 			return nil
 		}
