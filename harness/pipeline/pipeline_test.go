@@ -307,3 +307,20 @@ func TestRecorder(t *testing.T) {
 	var off *Recorder
 	off.Track("x", 0).Add(1, time.Now(), time.Now()) // a nil recorder is a no-op
 }
+
+// BenchmarkTrackAdd is the cost of recording one task's span: what a
+// worker pays per item with a Recorder set (the end-to-end comparison is
+// BenchmarkLoader/.../record=true in package ladder).
+func BenchmarkTrackAdd(b *testing.B) {
+	tr := NewRecorder().Track("load", 0)
+	t0 := time.Now()
+	b.ReportAllocs()
+	i := 0
+	for b.Loop() {
+		tr.Add(i, t0, t0)
+		i++
+		if len(tr.Spans) == 1<<20 {
+			tr.Spans = tr.Spans[:0] // keep memory flat over long runs
+		}
+	}
+}
