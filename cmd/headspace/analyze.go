@@ -6,13 +6,13 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"path/filepath"
 	"strings"
 	"time"
 
 	"golang.org/x/perf/benchfmt"
 
 	"github.com/headspace-bench/headspace/harness/analysis"
+	"github.com/headspace-bench/headspace/harness/atomicfile"
 	"github.com/headspace-bench/headspace/harness/progress"
 	"github.com/headspace-bench/headspace/harness/results"
 )
@@ -96,7 +96,7 @@ func runAnalyze(ctx context.Context, args []string, stdout, stderr io.Writer) er
 		if err != nil {
 			return err
 		}
-		if err := writeFileAtomic(*statsJSON, append(b, '\n')); err != nil {
+		if err := atomicfile.WriteBytes(*statsJSON, append(b, '\n')); err != nil {
 			return err
 		}
 	}
@@ -122,25 +122,4 @@ func runAnalyze(ctx context.Context, args []string, stdout, stderr io.Writer) er
 		fmt.Fprintf(stdout, "results: %s (go tool benchstat -col /phase %s)\n", *out, *out)
 	}
 	return nil
-}
-
-// writeFileAtomic writes data to path through a temporary file and a rename.
-func writeFileAtomic(path string, data []byte) error {
-	tmp, err := os.CreateTemp(filepath.Dir(path), ".tmp-*")
-	if err != nil {
-		return err
-	}
-	defer os.Remove(tmp.Name())
-	if _, err := tmp.Write(data); err != nil {
-		tmp.Close()
-		return err
-	}
-	if err := tmp.Sync(); err != nil {
-		tmp.Close()
-		return err
-	}
-	if err := tmp.Close(); err != nil {
-		return err
-	}
-	return os.Rename(tmp.Name(), path)
 }

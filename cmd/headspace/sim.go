@@ -8,6 +8,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/headspace-bench/headspace/harness/atomicfile"
 	"github.com/headspace-bench/headspace/harness/sim"
 	"github.com/headspace-bench/headspace/harness/timeline"
 )
@@ -79,7 +80,7 @@ func writeTimeline(t *timeline.Timeline, prefix string) error {
 	if err := t.WriteSVG(prefix+".svg", 900, 45+21*len(t.DisplayTracks())); err != nil {
 		return err
 	}
-	if err := timeline.WriteFileAtomic(prefix+".json", t.WriteChromeTrace); err != nil {
+	if err := atomicfile.Write(prefix+".json", t.WriteChromeTrace); err != nil {
 		return err
 	}
 	fmt.Fprintf(os.Stdout, "timeline: %s.png, %s.svg, %s.json (open the JSON in Perfetto)\n", prefix, prefix, prefix)

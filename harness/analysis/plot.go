@@ -2,10 +2,11 @@ package analysis
 
 import (
 	"fmt"
-	"os"
 	"path/filepath"
 
 	"gonum.org/v1/plot"
+
+	"github.com/headspace-bench/headspace/harness/atomicfile"
 	"gonum.org/v1/plot/plotter"
 	"gonum.org/v1/plot/plotutil"
 	"gonum.org/v1/plot/vg"
@@ -76,17 +77,5 @@ func SavePlot(p *plot.Plot, path string, w, h vg.Length) error {
 	if err != nil {
 		return fmt.Errorf("plot %s: %w", path, err)
 	}
-	tmp, err := os.CreateTemp(filepath.Dir(path), ".tmp-*"+ext)
-	if err != nil {
-		return err
-	}
-	defer os.Remove(tmp.Name())
-	if _, err := wt.WriteTo(tmp); err != nil {
-		tmp.Close()
-		return err
-	}
-	if err := tmp.Close(); err != nil {
-		return err
-	}
-	return os.Rename(tmp.Name(), path)
+	return atomicfile.WriteTo(path, wt)
 }

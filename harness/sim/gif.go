@@ -14,6 +14,7 @@ import (
 	"golang.org/x/image/font/basicfont"
 	"golang.org/x/image/math/fixed"
 
+	"github.com/headspace-bench/headspace/harness/atomicfile"
 	"github.com/headspace-bench/headspace/harness/timeline"
 )
 
@@ -138,7 +139,7 @@ func (r *Result) WriteGIF(path string, opt GIFOptions) error {
 	}
 	// Draw inside the callback, after the temporary file exists, so an
 	// unwritable path fails before any drawing.
-	return timeline.WriteFileAtomic(path, func(w io.Writer) error { return gif.EncodeAll(w, r.animate(opt, n)) })
+	return atomicfile.Write(path, func(w io.Writer) error { return gif.EncodeAll(w, r.animate(opt, n)) })
 }
 
 // animate draws the frames.

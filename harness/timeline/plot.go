@@ -5,10 +5,10 @@ import (
 	"image"
 	"image/color"
 	"io"
-	"os"
-	"path/filepath"
 
 	"gonum.org/v1/plot"
+
+	"github.com/headspace-bench/headspace/harness/atomicfile"
 	"gonum.org/v1/plot/vg"
 	"gonum.org/v1/plot/vg/draw"
 	"gonum.org/v1/plot/vg/vgimg"
@@ -31,7 +31,7 @@ func (t *Timeline) WritePNG(path string, width, height int) error {
 	}
 	c := vgimg.NewWith(vgimg.UseImage(image.NewRGBA(image.Rect(0, 0, width, height))), vgimg.UseDPI(dpi))
 	p.Draw(draw.New(c))
-	return writeAtomic(path, vgimg.PngCanvas{Canvas: c})
+	return atomicfile.WriteTo(path, vgimg.PngCanvas{Canvas: c})
 }
 
 // WriteSVG draws the timeline as a Gantt chart of width×height points
@@ -47,7 +47,7 @@ func (t *Timeline) WriteSVG(path string, width, height int) error {
 	}
 	c := vgsvg.New(vg.Length(width), vg.Length(height))
 	p.Draw(draw.New(c))
-	return writeAtomic(path, c)
+	return atomicfile.WriteTo(path, c)
 }
 
 // plot builds the Gantt chart.
@@ -121,40 +121,6 @@ func (g *gantt) Plot(c draw.Canvas, p *plot.Plot) {
 // DataRange implements plot.DataRanger.
 func (g *gantt) DataRange() (xmin, xmax, ymin, ymax float64) {
 	return 0, g.xmax, -0.5, float64(max(g.rows, 1)) - 0.5
-}
-
-// writeAtomic writes w to a temporary file next to path and renames it onto
-// path, so readers see either the old file or the complete new one.
-func writeAtomic(path string, w io.WriterTo) (err error) {
-	f, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".*.tmp")
-	if err != nil {
-		return err
-	}
-	defer func() {
-		if err != nil {
-			f.Close()
-			os.Remove(f.Name())
-		}
-	}()
-	if _, err = w.WriteTo(f); err != nil {
-		return err
-	}
-	if err = f.Close(); err != nil {
-		return err
-	}
-	// CreateTemp makes files 0600; give the result ordinary permissions.
-	if err = os.Chmod(f.Name(), 0o644); err != nil {
-		return err
-	}
-	return os.Rename(f.Name(), path)
-}
-
-// WriteFileAtomic calls write with a temporary file next to path and, if it
-// succeeds, renames the file onto path; on failure the temporary file is
-// removed and path is untouched. It is exported for other writers of
-// pipeline artefacts (animations, traces).
-func WriteFileAtomic(path string, write func(io.Writer) error) error {
-	return writeAtomic(path, writerToFunc(write))
 }
 
 type writerToFunc func(io.Writer) error

@@ -228,24 +228,6 @@ func TestBadTimeline(t *testing.T) {
 	noTemp(t, dir)
 }
 
-func TestWriteFileAtomicKeepsOldFileOnError(t *testing.T) {
-	dir := t.TempDir()
-	path := filepath.Join(dir, "f.txt")
-	if err := WriteFileAtomic(path, func(w io.Writer) error { _, err := io.WriteString(w, "old"); return err }); err != nil {
-		t.Fatal(err)
-	}
-	if err := WriteFileAtomic(path, func(w io.Writer) error {
-		io.WriteString(w, "partial")
-		return errors.New("boom")
-	}); err == nil {
-		t.Fatal("error not returned")
-	}
-	if b, _ := os.ReadFile(path); string(b) != "old" {
-		t.Errorf("file = %q, want the old content", b)
-	}
-	noTemp(t, dir)
-}
-
 func noTemp(t *testing.T, dir string) {
 	t.Helper()
 	entries, _ := os.ReadDir(dir)
