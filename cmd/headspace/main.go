@@ -110,6 +110,9 @@ func writeUsage(w io.Writer) {
 	}
 	sort.Strings(names)
 	for _, n := range names {
+		if strings.HasPrefix(commands[n].summary, "internal:") {
+			continue // started by headspace itself, not by users
+		}
 		fmt.Fprintf(w, "  %-10s %s\n", n, commands[n].summary)
 	}
 	fmt.Fprintln(w)

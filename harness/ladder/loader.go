@@ -166,21 +166,14 @@ func NewLoader(ctx context.Context, level Level, cfg Config, n int) (*Loader, er
 	//
 	// Until the first batch is out the window admits that batch alone (the
 	// rest of its room is taken by placeholder tokens, returned with the
-	// first batch), so time to first batch is one batch's work on all
-	// cores, whatever the worker count.
-	window := make(chan struct{}, cfg.prefetch()*B)
+	// first batch), so the first batch does not share the cores with the
+	// batches after it.
 	held := (cfg.prefetch() - 1) * B
-	for range held {
-		window <- struct{}{}
+	window, err := pipeline.NewWindow(cfg.prefetch()*B, held)
+	if err != nil {
+		return fail(err)
 	}
-	pctx := p.Context()
-	idx, err := pipeline.Source(p, "index", n*B, q, func(i int) int {
-		select {
-		case window <- struct{}{}:
-		case <-pctx.Done():
-		}
-		return i
-	})
+	idx, err := pipeline.WindowedSource(p, "index", n*B, q, window, func(i int) int { return i })
 	if err != nil {
 		return fail(err)
 	}
@@ -256,7 +249,7 @@ type collator struct {
 	spare []*openBatch // recycled bookkeeping
 	// window holds a token per sample in flight; see NewLoader. held is
 	// the placeholder tokens to return with the first batch.
-	window chan struct{}
+	window *pipeline.Window
 	held   int
 	outs   *freelist[*processed]
 }
@@ -295,9 +288,7 @@ func (c *collator) add(_ context.Context, it pipeline.Item[*processed], e *pipel
 		}
 		delete(c.open, c.next)
 		c.spare = append(c.spare, ob)
-		for range c.size + c.held {
-			<-c.window
-		}
+		c.window.Release(c.size + c.held)
 		c.held = 0
 		if !e.Emit(pipeline.Item[*batching.Batch]{Index: c.next, Value: ob.b}) {
 			return nil

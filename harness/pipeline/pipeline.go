@@ -123,15 +123,18 @@ type Queue[T any] struct {
 
 // put sends it, blocking while the queue is full. It reports false when the
 // pipeline is stopping.
-func (q *Queue[T]) put(it Item[T]) bool {
-	var wait time.Duration
+func (q *Queue[T]) put(it Item[T]) bool { return q.putWaited(it, 0) }
+
+// putWaited is put for a producer that already waited for room elsewhere
+// (a window) for the given time.
+func (q *Queue[T]) putWaited(it Item[T], wait time.Duration) bool {
 	select {
 	case q.ch <- it:
 	default:
 		t0 := time.Now()
 		select {
 		case q.ch <- it:
-			wait = time.Since(t0)
+			wait += time.Since(t0)
 		case <-q.p.ctx.Done():
 			return false
 		}
@@ -216,6 +219,40 @@ func positive(what string, n int) error {
 // Source adds the first stage: it emits items 0..n-1, item i being gen(i),
 // into a queue of the given capacity.
 func Source[T any](p *Pipeline, name string, n, capacity int, gen func(i int) T) (*Queue[T], error) {
+	return WindowedSource(p, name, n, capacity, nil, gen)
+}
+
+// Window bounds how many items are in flight between a source and the
+// stage that returns them: the source takes a token per item and waits
+// while none is left; Release gives tokens back. It is DataLoader's
+// prefetch_factor made general.
+type Window struct{ ch chan struct{} }
+
+// NewWindow returns a window of size tokens, held of which are taken at
+// once (to be returned by a later Release: a narrower window at start).
+func NewWindow(size, held int) (*Window, error) {
+	if size <= 0 || held < 0 || held >= size {
+		return nil, fmt.Errorf("pipeline: window of %d with %d held: want 0 <= held < size", size, held)
+	}
+	w := &Window{ch: make(chan struct{}, size)}
+	for range held {
+		w.ch <- struct{}{}
+	}
+	return w, nil
+}
+
+// Release returns n tokens. Only the stage that consumes the window's items
+// calls it, never more often than items (and held tokens) were taken.
+func (w *Window) Release(n int) {
+	for range n {
+		<-w.ch
+	}
+}
+
+// WindowedSource is Source with a window (nil for none): the source waits
+// for a token before making each item. That wait is flow control, not work:
+// it counts as the queue's put wait, not as the stage's task time.
+func WindowedSource[T any](p *Pipeline, name string, n, capacity int, w *Window, gen func(i int) T) (*Queue[T], error) {
 	if err := positive("source capacity", capacity); err != nil {
 		return nil, err
 	}
@@ -227,10 +264,24 @@ func Source[T any](p *Pipeline, name string, n, capacity int, gen func(i int) T)
 	p.wg.Go(func() {
 		defer func() { close(out.ch); qs.close(time.Now()) }()
 		for i := range n {
+			var waited time.Duration
+			if w != nil {
+				select {
+				case w.ch <- struct{}{}:
+				default:
+					t := time.Now()
+					select {
+					case w.ch <- struct{}{}:
+						waited = time.Since(t)
+					case <-p.ctx.Done():
+						return
+					}
+				}
+			}
 			t0 := time.Now()
 			v := gen(i)
 			st.record(time.Since(t0), false)
-			if !out.put(Item[T]{Index: i, Value: v}) {
+			if !out.putWaited(Item[T]{Index: i, Value: v}, waited) {
 				return
 			}
 		}

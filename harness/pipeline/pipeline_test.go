@@ -324,3 +324,49 @@ func BenchmarkTrackAdd(b *testing.B) {
 		}
 	}
 }
+
+// TestWindowBoundsTheSource checks that a windowed source makes no more
+// items than the window allows until tokens come back, and that the wait
+// is not counted as the source's task time.
+func TestWindowBoundsTheSource(t *testing.T) {
+	var made atomic.Int64
+	w, err := NewWindow(5, 2)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := New(context.Background())
+	src, _ := WindowedSource(p, "index", 100, 50, w, func(i int) int { made.Add(1); return i })
+	for range 3 {
+		if _, err := src.Next(context.Background()); err != nil {
+			t.Fatal(err)
+		}
+	}
+	time.Sleep(20 * time.Millisecond)
+	if n := made.Load(); n != 3 {
+		t.Errorf("%d items made with 3 free tokens", n)
+	}
+	w.Release(4) // the 2 held and 2 of the 3 taken
+	if _, err := src.Next(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	for deadline := time.Now().Add(10 * time.Second); made.Load() < 7 && time.Now().Before(deadline); {
+		time.Sleep(time.Millisecond)
+	}
+	time.Sleep(20 * time.Millisecond)
+	if n := made.Load(); n != 7 {
+		t.Errorf("%d items made after releasing 4 tokens, want 7", n)
+	}
+	_ = p.Close()
+	st := p.Stats()
+	if st.Stages[0].Total >= 20*time.Millisecond {
+		t.Errorf("source task time %v includes the window wait", st.Stages[0].Total)
+	}
+	if st.Queues[0].AvgPutWait == 0 {
+		t.Error("the window wait is not counted as put wait")
+	}
+	for _, bad := range [][2]int{{0, 0}, {3, 3}, {3, -1}} {
+		if _, err := NewWindow(bad[0], bad[1]); err == nil {
+			t.Errorf("NewWindow(%d, %d) accepted", bad[0], bad[1])
+		}
+	}
+}
