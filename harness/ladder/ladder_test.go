@@ -108,7 +108,7 @@ func TestLoaderBatches(t *testing.T) {
 					t.Fatal(err)
 				}
 				st := l.Stats()
-				if len(st.Stages) != 4 || st.Stages[2].Name != "transform" || st.Stages[2].Tasks != n*4 {
+				if len(st.Stages) != 5 || st.Stages[2].Name != "transform" || st.Stages[2].Tasks != n*4 || st.Stages[3].Tasks != n*4 || st.Stages[4].Name != "batch" {
 					t.Errorf("%s: stage stats %+v", level, st.Stages)
 				}
 				if a := l.Allocated(); a > n {
@@ -152,7 +152,7 @@ func TestRunEveryLevel(t *testing.T) {
 		if res.StepsPerSec() <= 0 || res.SamplesPerSec() != res.StepsPerSec()*4 {
 			t.Errorf("%s: steps/s %v samples/s %v", level, res.StepsPerSec(), res.SamplesPerSec())
 		}
-		if level <= Sample && len(res.Pipeline.Stages) != 4 {
+		if level <= Sample && len(res.Pipeline.Stages) != 5 {
 			t.Errorf("%s: no pipeline statistics", level)
 		}
 		b := res.Benchmark(Point{Level: level, Workers: 2, Impl: "fast"})
@@ -259,7 +259,7 @@ func TestTimelineOfARealRun(t *testing.T) {
 		t.Fatal(err)
 	}
 	tl := Timeline("run", rec, cfg.Batch)
-	want := []string{"load 0", "load 1", "load 2", "transform 0", "transform 1", "transform 2", "collate", "model"}
+	want := []string{"load 0", "load 1", "load 2", "transform 0", "transform 1", "transform 2", "collate 0", "collate 1", "collate 2", "batch", "model"}
 	if strings.Join(tl.Tracks, ",") != strings.Join(want, ",") {
 		t.Errorf("tracks %v, want %v", tl.Tracks, want)
 	}
@@ -267,7 +267,7 @@ func TestTimelineOfARealRun(t *testing.T) {
 	for _, s := range tl.Spans {
 		spans[s.Label]++
 	}
-	if spans["load"] != 20 || spans["transform"] != 20 || spans["collate"] != 20 || spans["model"] != 4 {
+	if spans["load"] != 20 || spans["transform"] != 20 || spans["collate"] != 20 || spans["batch"] != 20 || spans["model"] != 4 {
 		t.Errorf("spans per stage %v, want 20 samples per stage and 4 steps", spans)
 	}
 	var buf bytes.Buffer

@@ -3,6 +3,7 @@ package ladder
 import (
 	"context"
 	"fmt"
+	"sync"
 	"time"
 
 	"github.com/headspace-bench/headspace/datasets"
@@ -94,7 +95,7 @@ type processed struct {
 
 // NewLoader starts the pipeline of level (None, Raw or Sample) for n batches:
 //
-//	index → load (Workers) → transform (Workers) → collate → batches (Prefetch)
+//	index → load (Workers) → transform (Workers) → collate (Workers) → batch → batches (Prefetch)
 //
 // At level Raw the load stage hands every worker the one raw sample it made
 // at start; at level Sample the load stage does nothing and the transform
@@ -226,7 +227,11 @@ func NewLoader(ctx context.Context, level Level, cfg Config, n int) (*Loader, er
 	}
 
 	c := &collator{pool: pool, size: B, open: map[int]*openBatch{}, outs: outs, window: window, held: held}
-	batches, err := pipeline.Aggregate(p, "collate", samples, cfg.prefetch(), c.add, c.flush)
+	filled, err := pipeline.Map(p, "collate", samples, W, q, c.copyIn)
+	if err != nil {
+		return fail(err)
+	}
+	batches, err := pipeline.Aggregate(p, "batch", filled, cfg.prefetch(), c.emit, c.flush)
 	if err != nil {
 		return fail(err)
 	}
@@ -239,19 +244,25 @@ type transformer struct {
 	rng prng.Source
 }
 
-// collator copies processed samples into their batch's slot and emits
-// complete batches in index order, whatever order the samples arrive in.
+// collator is batching, in two stages: "collate" workers copy processed
+// samples into their batch's slot, in parallel (a batch's samples finish
+// together when the workers are many, and one goroutine copying them one
+// after the other would hold the batch back); the "batch" stage counts the
+// filled slots and emits complete batches in index order, whatever order
+// the samples arrive in.
 type collator struct {
-	pool  *batching.Pool
-	size  int
-	open  map[int]*openBatch
-	next  int          // the next batch to emit
-	spare []*openBatch // recycled bookkeeping
+	pool *batching.Pool
+	size int
+	outs *freelist[*processed]
 	// window holds a token per sample in flight; see NewLoader. held is
 	// the placeholder tokens to return with the first batch.
 	window *pipeline.Window
 	held   int
-	outs   *freelist[*processed]
+	next   int // the next batch to emit; the batch stage's alone
+
+	mu    sync.Mutex
+	open  map[int]*openBatch
+	spare []*openBatch // recycled bookkeeping
 }
 
 type openBatch struct {
@@ -259,8 +270,10 @@ type openBatch struct {
 	filled int
 }
 
-func (c *collator) add(_ context.Context, it pipeline.Item[*processed], e *pipeline.Emitter[*batching.Batch]) error {
-	k, slot := it.Index/c.size, it.Index%c.size
+// batch returns batch k's buffer, taking one from the pool on first use.
+func (c *collator) batch(k int) *batching.Batch {
+	c.mu.Lock()
+	defer c.mu.Unlock()
 	ob := c.open[k]
 	if ob == nil {
 		if n := len(c.spare); n > 0 {
@@ -272,25 +285,41 @@ func (c *collator) add(_ context.Context, it pipeline.Item[*processed], e *pipel
 		ob.b.Index = k
 		c.open[k] = ob
 	}
+	return ob.b
+}
+
+// copyIn is the collate stage: it copies one sample into its slot and
+// passes on the batch's index.
+func (c *collator) copyIn(_ context.Context, it pipeline.Item[*processed]) (int, error) {
+	k, slot := it.Index/c.size, it.Index%c.size
 	s := it.Value
-	err := ob.b.Put(slot, s.data, s.label)
+	err := c.batch(k).Put(slot, s.data, s.label)
 	if !s.cached {
 		c.outs.put(s)
 	}
-	if err != nil {
-		return err
-	}
-	ob.filled++
+	return k, err
+}
+
+// emit is the batch stage: it counts filled slots and emits every batch
+// that is complete, in order.
+func (c *collator) emit(_ context.Context, it pipeline.Item[int], e *pipeline.Emitter[*batching.Batch]) error {
+	c.mu.Lock()
+	c.open[it.Value].filled++
+	c.mu.Unlock()
 	for {
+		c.mu.Lock()
 		ob := c.open[c.next]
 		if ob == nil || ob.filled < c.size {
+			c.mu.Unlock()
 			return nil
 		}
+		b := ob.b
 		delete(c.open, c.next)
 		c.spare = append(c.spare, ob)
+		c.mu.Unlock()
 		c.window.Release(c.size + c.held)
 		c.held = 0
-		if !e.Emit(pipeline.Item[*batching.Batch]{Index: c.next, Value: ob.b}) {
+		if !e.Emit(pipeline.Item[*batching.Batch]{Index: c.next, Value: b}) {
 			return nil
 		}
 		c.next++
@@ -298,6 +327,8 @@ func (c *collator) add(_ context.Context, it pipeline.Item[*processed], e *pipel
 }
 
 func (c *collator) flush(context.Context, *pipeline.Emitter[*batching.Batch]) error {
+	c.mu.Lock()
+	defer c.mu.Unlock()
 	if len(c.open) > 0 {
 		return fmt.Errorf("%d batches left incomplete", len(c.open))
 	}

@@ -13,7 +13,7 @@ import (
 // pipeline order, then the model. Spans are coloured by worker; batch is
 // the batch size, to label each sample's span with its batch.
 func Timeline(name string, rec *pipeline.Recorder, batch int) *timeline.Timeline {
-	order := map[string]int{"index": 0, "load": 1, "transform": 2, "collate": 3, "model": 4}
+	order := map[string]int{"index": 0, "load": 1, "transform": 2, "collate": 3, "batch": 4, "model": 5}
 	tracks := rec.Tracks()
 	sort.SliceStable(tracks, func(i, j int) bool {
 		a, b := tracks[i], tracks[j]
@@ -25,7 +25,7 @@ func Timeline(name string, rec *pipeline.Recorder, batch int) *timeline.Timeline
 	t := &timeline.Timeline{Name: name}
 	for _, tr := range tracks {
 		label := fmt.Sprintf("%s %d", tr.Stage, tr.Worker)
-		if tr.Stage == "model" || tr.Stage == "collate" {
+		if tr.Stage == "model" || tr.Stage == "batch" {
 			label = tr.Stage
 		}
 		t.Tracks = append(t.Tracks, label)
