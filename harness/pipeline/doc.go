@@ -8,7 +8,7 @@
 //	idx, _ := pipeline.Source(p, "index", n, 16, func(i int) int { return i })
 //	raw, _ := pipeline.Map(p, "load", idx, workers, 8, load)
 //	out, _ := pipeline.Map(p, "transform", raw, workers, 8, transform)
-//	batches, _ := pipeline.Aggregate(p, "collate", out, 2, collate, flush)
+//	batches, _ := pipeline.Aggregate(p, "batch", out, 2, emitInOrder, flush)
 //	for { it, err := batches.Next(ctx); … }
 //	err := p.Close()
 //
