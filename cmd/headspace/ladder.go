@@ -198,7 +198,7 @@ func runLadder(ctx context.Context, args []string, stdout, stderr io.Writer) err
 			if rec != nil {
 				name := fmt.Sprintf("%s-level=%s-workers=%d-transforms=%s", *tlPrefix, p.Level, p.Workers, p.Impl)
 				t := ladder.Timeline(fmt.Sprintf("ladder level=%s workers=%d transforms=%s on %s", p.Level, p.Workers, p.Impl, dev.Name()), rec, cfg.Batch)
-				if err := writeTimeline(t, name); err != nil {
+				if err := writeTimeline(stdout, t, name); err != nil {
 					return err
 				}
 			}

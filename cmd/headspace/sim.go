@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"io"
-	"os"
 	"strings"
 	"time"
 
@@ -64,7 +63,7 @@ func runSim(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 		fmt.Fprintf(stdout, "animation: %s\n", *gif)
 	}
 	if *tl != "" {
-		if err := writeTimeline(r.Timeline, *tl); err != nil {
+		if err := writeTimeline(stdout, r.Timeline, *tl); err != nil {
 			return err
 		}
 	}
@@ -72,7 +71,7 @@ func runSim(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 }
 
 // writeTimeline writes prefix.png, prefix.svg and prefix.json.
-func writeTimeline(t *timeline.Timeline, prefix string) error {
+func writeTimeline(w io.Writer, t *timeline.Timeline, prefix string) error {
 	prefix = strings.TrimSuffix(prefix, ".png")
 	if err := t.WritePNG(prefix+".png", 1200, 60+28*len(t.DisplayTracks())); err != nil {
 		return err
@@ -83,6 +82,6 @@ func writeTimeline(t *timeline.Timeline, prefix string) error {
 	if err := atomicfile.Write(prefix+".json", t.WriteChromeTrace); err != nil {
 		return err
 	}
-	fmt.Fprintf(os.Stdout, "timeline: %s.png, %s.svg, %s.json (open the JSON in Perfetto)\n", prefix, prefix, prefix)
+	fmt.Fprintf(w, "timeline: %s.png, %s.svg, %s.json (open the JSON in Perfetto)\n", prefix, prefix, prefix)
 	return nil
 }
