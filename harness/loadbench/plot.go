@@ -10,7 +10,7 @@ import (
 	"gonum.org/v1/plot/plotutil"
 	"gonum.org/v1/plot/vg"
 
-	"github.com/headspace-bench/headspace/harness/analysis"
+	"github.com/headspace-bench/headspace/harness/atomicfile"
 )
 
 // Plots writes prefix-ttfb.png (time to first batch against workers) and
@@ -33,7 +33,11 @@ func Plots(ms []Measurement, prefix, title string) ([]string, error) {
 			return paths, err
 		}
 		path := prefix + "-" + f.name + ".png"
-		if err := analysis.SavePlot(p, path, 6*vg.Inch, 4*vg.Inch); err != nil {
+		wt, err := p.WriterTo(6*vg.Inch, 4*vg.Inch, "png")
+		if err != nil {
+			return paths, err
+		}
+		if err := atomicfile.WriteTo(path, wt); err != nil {
 			return paths, err
 		}
 		paths = append(paths, path)

@@ -493,7 +493,7 @@ func TestEnvironment(t *testing.T) {
 
 func TestCommit(t *testing.T) {
 	if _, err := exec.LookPath("git"); err != nil {
-		t.Skip("no git")
+		t.Skip("git is not installed: commit detection from a repository cannot be exercised")
 	}
 	t.Setenv("HEADSPACE_COMMIT", "")
 	dir := t.TempDir()
