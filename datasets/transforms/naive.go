@@ -1,6 +1,7 @@
 package transforms
 
 import (
+	"encoding/binary"
 	"errors"
 	"image"
 
@@ -35,14 +36,11 @@ func (n *naive) Apply(dst []float32, src *datasets.Image, rng *prng.Source) erro
 	c := n.cfg.Crop
 	w, h := src.Width, src.Height
 
-	// Image.fromarray: the raw H×W×3 bytes become an image.
+	// Image.fromarray: the raw H×W×3 bytes become a new RGBA-layout image
+	// (PIL stores RGB in four bytes per pixel), copied as PIL's C unpacker
+	// does: a word at a time with the fourth byte set.
 	img := image.NewNRGBA(image.Rect(0, 0, w, h))
-	for i, j := 0, 0; i < len(src.Pix); i, j = i+3, j+4 {
-		img.Pix[j] = src.Pix[i]
-		img.Pix[j+1] = src.Pix[i+1]
-		img.Pix[j+2] = src.Pix[i+2]
-		img.Pix[j+3] = 0xff
-	}
+	unpackRGB(img.Pix, src.Pix)
 
 	// RandomCrop: torchvision draws top, then left.
 	top := rng.IntN(h - c + 1)
@@ -82,14 +80,12 @@ func (n *naive) Apply(dst []float32, src *datasets.Image, rng *prng.Source) erro
 		asFloat[i] = float32(v)
 	}
 	product := make([]float32, len(asFloat))
-	for p := 0; p < plane; p++ {
-		px := [3]float32{asFloat[p], asFloat[plane+p], asFloat[2*plane+p]}
-		for i := 0; i < 3; i++ {
-			var s float32
-			for k := 0; k < 3; k++ {
-				s += a[i][k] * px[k]
-			}
-			product[i*plane+p] = s
+	r, g, bl := asFloat[:plane], asFloat[plane:2*plane], asFloat[2*plane:]
+	for i := 0; i < 3; i++ {
+		out := product[i*plane : (i+1)*plane]
+		a0, a1, a2 := a[i][0], a[i][1], a[i][2]
+		for p := range out {
+			out[p] = a0*r[p] + a1*g[p] + a2*bl[p]
 		}
 	}
 	ycbcr := make([]float32, len(product))
@@ -108,17 +104,15 @@ func (n *naive) Apply(dst []float32, src *datasets.Image, rng *prng.Source) erro
 
 // drawMaskFloat draws a c×c mask as np.random.uniform(...) < ratio would make
 // it, with the package's draw rule (two pixels per 64-bit draw, row-major),
-// as 0/1 float64 values.
+// as 0/1 float64 values. The comparison is computed, not branched on: a set
+// pixel is as likely as the ratio, which no branch predictor guesses.
 func drawMaskFloat(rng *prng.Source, c int, thresh uint64) []float64 {
 	mask := make([]float64, c*c)
-	for p := 0; p < len(mask); p += 2 {
+	for p := 0; p+1 < len(mask); p += 2 {
 		u := rng.Uint64()
-		if uint64(uint32(u)) < thresh {
-			mask[p] = 1
-		}
-		if u>>32 < thresh {
-			mask[p+1] = 1
-		}
+		// x < thresh (both ≤ 2^32) exactly when x − thresh wraps below zero.
+		mask[p] = float64((uint64(uint32(u)) - thresh) >> 63)
+		mask[p+1] = float64((u>>32 - thresh) >> 63)
 	}
 	return mask
 }
@@ -131,25 +125,30 @@ var crossKernel = [3][3]float64{
 }
 
 // dilateConv dilates the w×h row-major mask (values 0 or 1) as
-// convolve2d(mask, crossKernel, mode='same').astype(bool): a full 3×3
-// convolution with zero padding at the border into a new array, then the
-// nonzero test.
+// convolve2d(mask, crossKernel, mode='same').astype(bool) does: the mask is
+// copied into a zero-padded (h+2)×(w+2) array, a full 3×3 convolution (all
+// nine taps, zero weights included) writes a new array, and the nonzero test
+// makes a third.
 func dilateConv(mask []float64, w, h int) []bool {
+	pw := w + 2
+	padded := make([]float64, (h+2)*pw)
+	for y := 0; y < h; y++ {
+		copy(padded[(y+1)*pw+1:(y+1)*pw+1+w], mask[y*w:(y+1)*w])
+	}
+	k := crossKernel
 	conv := make([]float64, w*h)
 	for y := 0; y < h; y++ {
-		for x := 0; x < w; x++ {
-			var s float64
-			for ky := 0; ky < 3; ky++ {
-				for kx := 0; kx < 3; kx++ {
-					// Convolution flips the kernel: out[y][x] = Σ in[y+1-ky][x+1-kx]·k[ky][kx].
-					sy, sx := y+1-ky, x+1-kx
-					if sy < 0 || sy >= h || sx < 0 || sx >= w {
-						continue // zero padding
-					}
-					s += mask[sy*w+sx] * crossKernel[ky][kx]
-				}
-			}
-			conv[y*w+x] = s
+		// Convolution flips the kernel: out[y][x] = Σ in[y+1-ky][x+1-kx]·k[ky][kx],
+		// which in padded coordinates is row y+2-ky, column x+2-kx.
+		dn := padded[(y+2)*pw : (y+3)*pw]
+		md := padded[(y+1)*pw : (y+2)*pw]
+		up := padded[y*pw : (y+1)*pw]
+		out := conv[y*w : (y+1)*w]
+		for x := range out {
+			d, m, u := dn[x:x+3:x+3], md[x:x+3:x+3], up[x:x+3:x+3]
+			out[x] = k[0][0]*d[2] + k[0][1]*d[1] + k[0][2]*d[0] +
+				k[1][0]*m[2] + k[1][1]*m[1] + k[1][2]*m[0] +
+				k[2][0]*u[2] + k[2][1]*u[1] + k[2][2]*u[0]
 		}
 	}
 	out := make([]bool, len(conv))
@@ -157,6 +156,28 @@ func dilateConv(mask []float64, w, h int) []bool {
 		out[i] = v != 0
 	}
 	return out
+}
+
+// unpackRGB copies packed RGB pixels from src into the four-byte pixels of
+// dst with the fourth byte 0xff, as PIL's C unpacker does for
+// Image.fromarray: four pixels (12 bytes in, 16 out) per iteration as
+// machine words, then the remaining pixels bytewise.
+func unpackRGB(dst, src []byte) {
+	for len(src) >= 12 && len(dst) >= 16 {
+		lo := binary.LittleEndian.Uint64(src[0:8])
+		hi := binary.LittleEndian.Uint32(src[8:12])
+		p0 := uint32(lo) | 0xff000000
+		p1 := uint32(lo>>24) | 0xff000000
+		p2 := uint32(lo>>48) | hi<<16 | 0xff000000
+		p3 := hi>>8 | 0xff000000
+		binary.LittleEndian.PutUint64(dst[0:8], uint64(p0)|uint64(p1)<<32)
+		binary.LittleEndian.PutUint64(dst[8:16], uint64(p2)|uint64(p3)<<32)
+		src, dst = src[12:], dst[16:]
+	}
+	for len(src) >= 3 && len(dst) >= 4 {
+		dst[0], dst[1], dst[2], dst[3] = src[0], src[1], src[2], 0xff
+		src, dst = src[3:], dst[4:]
+	}
 }
 
 // colorMatrix32 returns ColorMatrix/div and ColorOffset/div in float32.
