@@ -43,6 +43,7 @@ func runLoaders(ctx context.Context, args []string, stdout, stderr io.Writer) er
 	seed := fs.Uint64("seed", 1, "dataset and transform `seed`")
 	out := fs.String("out", "", "benchmark-format result `file` (written atomically)")
 	plotPrefix := fs.String("plot", "", "write `prefix`-ttfb.png and prefix-throughput.png")
+	cpuProfile := fs.String("cpuprofile", "", "write a CPU profile of the runs to `file` (samples carry stage labels: go tool pprof -tags)")
 	if err := parseFlags(fs, args); err != nil {
 		return err
 	}
@@ -95,9 +96,16 @@ func runLoaders(ctx context.Context, args []string, stdout, stderr io.Writer) er
 			results.Config{Key: "prefetch", Value: fmt.Sprint(*prefetch)},
 		)
 	}
+	stopProfile, err := startCPUProfile(*cpuProfile)
+	if err != nil {
+		return err
+	}
 	ms, err := loadbench.Sweep(ctx, bc, modes, workers, func(m loadbench.Measurement) {
 		fmt.Fprintf(stderr, "%s: TTFB %v, %.0f samples/s\n", m.BenchName(), m.TTFB.Round(1e5), m.SamplesPerSec)
 	})
+	if perr := stopProfile(); err == nil {
+		err = perr
+	}
 	if err != nil {
 		return err
 	}

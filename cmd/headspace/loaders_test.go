@@ -52,7 +52,8 @@ func TestLoadersWritesTableResultsAndPlots(t *testing.T) {
 	out := filepath.Join(dir, "loaders.txt")
 	prefix := filepath.Join(dir, "loaders")
 	code, stdout, stderr := runCLI("loaders", "--mode", "goroutine,process", "--workers", "1,2",
-		"--batches", "3", "--batch", "4", "--raw-size", "32x24", "--crop", "8", "--out", out, "--plot", prefix)
+		"--batches", "3", "--batch", "4", "--raw-size", "32x24", "--crop", "8", "--out", out, "--plot", prefix,
+		"--cpuprofile", filepath.Join(dir, "cpu.prof"))
 	if code != 0 {
 		t.Fatalf("exit %d, stderr %q", code, stderr)
 	}
@@ -74,6 +75,10 @@ func TestLoadersWritesTableResultsAndPlots(t *testing.T) {
 		if !strings.Contains(string(data), "Unit "+u+" better=") {
 			t.Errorf("results lack the Unit line of %s", u)
 		}
+	}
+	// A CPU profile is gzip-compressed protobuf.
+	if prof, err := os.ReadFile(filepath.Join(dir, "cpu.prof")); err != nil || len(prof) < 2 || prof[0] != 0x1f || prof[1] != 0x8b {
+		t.Errorf("--cpuprofile wrote no gzip profile: %v (%d bytes)", err, len(prof))
 	}
 	for _, p := range []string{prefix + "-ttfb.png", prefix + "-throughput.png"} {
 		if st, err := os.Stat(p); err != nil || st.Size() == 0 {

@@ -1,0 +1,31 @@
+package main
+
+import (
+	"bytes"
+	"fmt"
+	"runtime/pprof"
+
+	"github.com/headspace-bench/headspace/harness/atomicfile"
+)
+
+// startCPUProfile starts a CPU profile of this process when path is set and
+// returns the function that stops it and writes it to path atomically (a run
+// that fails or is killed leaves no half profile). The pipeline labels every
+// sample with its stage, so `go tool pprof -tags` splits the time by stage.
+// Process workers are other processes and are not in it.
+func startCPUProfile(path string) (stop func() error, err error) {
+	if path == "" {
+		return func() error { return nil }, nil
+	}
+	var buf bytes.Buffer
+	if err := pprof.StartCPUProfile(&buf); err != nil {
+		return nil, fmt.Errorf("--cpuprofile: %w", err)
+	}
+	return func() error {
+		pprof.StopCPUProfile()
+		if err := atomicfile.WriteBytes(path, buf.Bytes()); err != nil {
+			return fmt.Errorf("--cpuprofile: %w", err)
+		}
+		return nil
+	}, nil
+}
