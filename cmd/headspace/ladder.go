@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"slices"
+	"strings"
 	"time"
 
 	"github.com/headspace-bench/headspace/datasets/transforms"
@@ -27,6 +29,12 @@ transform implementation, prints steps/s per level with each level's ratio
 to the device-cached upper bound and the stage each drop is attributed to,
 and writes the same figures in Go benchmark format (benchstat reads it).
 
+With --transfer uint8 the batches carry the masked crop as uint8 and the
+device runs ConvertColor and Scale (the document's "postpone int8 to float32
+datatype conversions to the GPU"): a quarter of the bytes to upload, plus a
+conversion kernel per step, which the emulated device times at the assumed
+--convert-gbps. Those results are named …/transfer=uint8.
+
 An existing --out file from the same machine is resumed: points that already
 have --count results are skipped.`
 
@@ -39,6 +47,10 @@ type pipelineFlags struct {
 	dev                   string
 	pinned                bool
 	pinnedBW, pageableBW  float64
+	// transfer and convertBW are set by the ladder command's --transfer
+	// and --convert-gbps; other commands leave float32 and the default.
+	transfer  string
+	convertBW float64
 }
 
 func (f *pipelineFlags) register(fs *flag.FlagSet) {
@@ -68,6 +80,7 @@ func (f *pipelineFlags) config(workers int, impl string) (ladder.Config, error) 
 	cfg.Batch = f.batch
 	cfg.Workers = workers
 	cfg.Prefetch = f.prefetch
+	cfg.Transfer = f.transfer
 	if f.prefetch <= 0 {
 		return cfg, usagef("--prefetch %d must be positive", f.prefetch)
 	}
@@ -81,7 +94,7 @@ func (f *pipelineFlags) config(workers int, impl string) (ladder.Config, error) 
 func (f *pipelineFlags) newDevice() (device.Device, error) {
 	switch f.dev {
 	case "emulated":
-		cfg := device.EmulatedConfig{Step: f.step, Pinned: f.pinned, PinnedBandwidth: f.pinnedBW * 1e9, PageableBandwidth: f.pageableBW * 1e9}
+		cfg := device.EmulatedConfig{Step: f.step, Pinned: f.pinned, PinnedBandwidth: f.pinnedBW * 1e9, PageableBandwidth: f.pageableBW * 1e9, ConvertBandwidth: f.convertBW * 1e9}
 		d, err := device.NewEmulated(cfg)
 		if err != nil {
 			return nil, usageError{err.Error()}
@@ -107,8 +120,16 @@ func runLadder(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	fresh := fs.Bool("fresh", false, "overwrite --out instead of resuming it")
 	shard := fs.String("shard", "", "run only shard `i/n` of the sweep's points (0-based)")
 	tlPrefix := fs.String("timeline", "", "record the first run of each point and write `prefix`-<point>.png, .svg and .json (Chrome trace)")
+	fs.StringVar(&pf.transfer, "transfer", "float32", "`dtype` of the uploaded batches: float32, or uint8 (ConvertColor and Scale run on the device)")
+	fs.Float64Var(&pf.convertBW, "convert-gbps", device.DefaultConvertBandwidth/1e9, "emulated device, --transfer uint8: assumed on-device uint8→float32 conversion `GB/s` of float32 written")
 	if err := parseFlags(fs, args); err != nil {
 		return err
+	}
+	if !slices.Contains(ladder.Transfers, pf.transfer) {
+		return usagef("--transfer %q: want %s", pf.transfer, strings.Join(ladder.Transfers, " or "))
+	}
+	if !(pf.convertBW > 0) {
+		return usagef("--convert-gbps %v must be positive", pf.convertBW)
 	}
 	levels, err := ladder.ParseLevels(*levelsFlag)
 	if err != nil {
@@ -162,6 +183,7 @@ func runLadder(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	all := ladder.Points(levels, workers, impls)
 	var points []ladder.Point
 	for i, p := range all {
+		p.Transfer = pf.transfer
 		if i%sn == si {
 			points = append(points, p)
 		}
@@ -197,7 +219,12 @@ func runLadder(ctx context.Context, args []string, stdout, stderr io.Writer) err
 			}
 			if rec != nil {
 				name := fmt.Sprintf("%s-level=%s-workers=%d-transforms=%s", *tlPrefix, p.Level, p.Workers, p.Impl)
-				t := ladder.Timeline(fmt.Sprintf("ladder level=%s workers=%d transforms=%s on %s", p.Level, p.Workers, p.Impl, dev.Name()), rec, cfg.Batch)
+				title := fmt.Sprintf("ladder level=%s workers=%d transforms=%s", p.Level, p.Workers, p.Impl)
+				if pf.transfer == "uint8" {
+					name += "-transfer=uint8"
+					title += " transfer=uint8"
+				}
+				t := ladder.Timeline(title+" on "+dev.Name(), rec, cfg.Batch)
 				if err := writeTimeline(stdout, t, name); err != nil {
 					return err
 				}
@@ -212,8 +239,15 @@ func runLadder(ctx context.Context, args []string, stdout, stderr io.Writer) err
 		}
 	}
 	bar.Finish()
-	fmt.Fprintf(stdout, "device %s, batch %d, raw %s, crop %d, %s of %s each\n\n",
-		dev.Name(), pf.batch, pf.rawSize, pf.crop, plural(*count, "run"), plural(*steps, "step"))
+	transfer := "" // float32, the default, goes unsaid, as in the result names
+	if pf.transfer == "uint8" {
+		transfer = ", transfer uint8"
+		if pf.dev == "emulated" {
+			transfer += fmt.Sprintf(" (conversion at an assumed %v GB/s)", pf.convertBW)
+		}
+	}
+	fmt.Fprintf(stdout, "device %s, batch %d, raw %s, crop %d%s, %s of %s each\n\n",
+		dev.Name(), pf.batch, pf.rawSize, pf.crop, transfer, plural(*count, "run"), plural(*steps, "step"))
 	if err := ladder.WriteTable(stdout, ms); err != nil {
 		return err
 	}
@@ -234,6 +268,11 @@ func ladderConfig(dev string, pf pipelineFlags) []results.Config {
 	)
 	if pf.dev == "emulated" {
 		cfg = append(cfg, results.Config{Key: "emulated-step", Value: pf.step.String()})
+		if pf.transfer == "uint8" {
+			// The assumption that uint8 results depend on; float32 files
+			// keep the keys they always had.
+			cfg = append(cfg, results.Config{Key: "emulated-convert-gbps", Value: fmt.Sprint(pf.convertBW)})
+		}
 	}
 	return cfg
 }

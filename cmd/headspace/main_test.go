@@ -43,6 +43,8 @@ func TestBadInputExits2(t *testing.T) {
 		{[]string{"ladder", "--count", "0"}, "--count 0"},
 		{[]string{"ladder", "--shard", "3/3"}, "--shard"},
 		{[]string{"ladder", "--device", "tpu"}, `--device "tpu"`},
+		{[]string{"ladder", "--transfer", "int8"}, `--transfer "int8": want float32 or uint8`},
+		{[]string{"ladder", "--transfer", "uint8", "--convert-gbps", "0"}, "--convert-gbps 0 must be positive"},
 		{[]string{"ladder", "--nope"}, "flag provided but not defined"},
 		{[]string{"ladder", "extra"}, `unexpected argument "extra"`},
 		{[]string{"analyze", "--num-caches", "0"}, "NumCaches"},
@@ -124,6 +126,46 @@ func TestLadderWritesAndResumes(t *testing.T) {
 	rs, _ = results.Read(out)
 	if len(rs) != 10 {
 		t.Errorf("after resuming to count 2: %d results, want 10", len(rs))
+	}
+}
+
+// TestLadderUint8 runs a tiny sweep with --transfer uint8 and checks every
+// level's result is named …/transfer=uint8, and carries the upload bytes
+// per step, a quarter of the float32 values' bytes (4 samples of 3×16×16)
+// plus the int32 labels; the device level uploads nothing while measured.
+func TestLadderUint8(t *testing.T) {
+	out := filepath.Join(t.TempDir(), "uint8.txt")
+	args := append([]string{"ladder", "--workers", "1", "--transforms", "fast", "--transfer", "uint8", "--out", out}, tinyLadder...)
+	code, stdout, stderr := runCLI(args...)
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	if !strings.Contains(stdout, "transfer uint8") || !strings.Contains(stdout, "transforms=fast workers=1 transfer=uint8") {
+		t.Errorf("output does not say the transfer:\n%s", stdout)
+	}
+	rs, err := results.Read(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(rs) != 5 {
+		t.Fatalf("%d results, want 5", len(rs))
+	}
+	const want = 4*3*16*16 + 4*4
+	for _, r := range rs {
+		if !strings.Contains(string(r.Name), "/transfer=uint8") {
+			t.Errorf("%s is not named transfer=uint8", r.Name)
+		}
+		v, ok := r.Value("upload-B/op")
+		if strings.Contains(string(r.Name), "level=device/") {
+			if ok {
+				t.Errorf("%s: upload-B/op %v at level device", r.Name, v)
+			}
+		} else if !ok || v != want {
+			t.Errorf("%s: upload-B/op %v (%v), want %d", r.Name, v, ok, want)
+		}
+	}
+	if b, _ := os.ReadFile(out); !bytes.Contains(b, []byte("emulated-convert-gbps: 1000")) {
+		t.Errorf("file does not record the conversion assumption:\n%s", b)
 	}
 }
 

@@ -3,6 +3,7 @@ package device
 import (
 	"context"
 	"errors"
+	"math"
 	"testing"
 	"time"
 
@@ -104,5 +105,107 @@ func TestCancelAndMisuse(t *testing.T) {
 		if _, err := NewEmulated(bad); err == nil {
 			t.Errorf("NewEmulated(%+v) accepted", bad)
 		}
+	}
+}
+
+// TestUint8Transfer uploads a float32 and a uint8 batch of the same shape
+// and steps on each: the uint8 payload takes a quarter of the float32
+// payload's upload time (labels are int32 either way), and only the uint8
+// step runs the conversion kernel, which Stats counts in ConvertTime and
+// not in StepTime.
+func TestUint8Transfer(t *testing.T) {
+	const size, values = 2, 5000 // 10000 values: 40000 float32 bytes, 10000 uint8 bytes
+	const bw = 4e6               // bytes/s: 10 ms for the float32 payload
+	labels := time.Duration(float64(4*size) / bw * 1e9)
+	cfg := EmulatedConfig{Step: time.Millisecond, Pinned: true, PinnedBandwidth: bw, PageableBandwidth: bw, ConvertBandwidth: 8e6}
+	type got struct {
+		bytes            int64
+		upload, convert  time.Duration
+		steps, stepTime  int64
+		elapsedAfterSync time.Duration
+	}
+	run := func(dt batching.DType) got {
+		d, err := NewEmulated(cfg)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer d.Close()
+		p, err := batching.NewPoolOf(dt, size, values)
+		if err != nil {
+			t.Fatal(err)
+		}
+		t0 := time.Now()
+		buf, err := d.Upload(context.Background(), p.Get())
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := d.Step(context.Background(), buf); err != nil {
+			t.Fatal(err)
+		}
+		if err := d.Sync(context.Background()); err != nil {
+			t.Fatal(err)
+		}
+		s := d.Stats()
+		return got{buf.Bytes(), s.UploadTime, s.ConvertTime, s.Steps, int64(s.StepTime), time.Since(t0)}
+	}
+	f32, u8 := run(batching.Float32), run(batching.Uint8)
+	near := func(a, b time.Duration) bool { return a-b <= 2 && b-a <= 2 } // float → ns truncation
+	for _, tc := range []struct {
+		name      string
+		g         got
+		bytes     int64
+		upload    time.Duration
+		convert   time.Duration
+		atLeastNs time.Duration
+	}{
+		{"float32", f32, 4*size*values + 4*size, 10*time.Millisecond + labels, 0, 11 * time.Millisecond},
+		{"uint8", u8, size*values + 4*size, 2500*time.Microsecond + labels, 5 * time.Millisecond, 8500 * time.Microsecond},
+	} {
+		g := tc.g
+		if g.bytes != tc.bytes || !near(g.upload, tc.upload) || !near(g.convert, tc.convert) {
+			t.Errorf("%s: %d bytes in %v, conversion %v; want %d bytes in %v, conversion %v", tc.name, g.bytes, g.upload, g.convert, tc.bytes, tc.upload, tc.convert)
+		}
+		if g.steps != 1 || time.Duration(g.stepTime) != time.Millisecond {
+			t.Errorf("%s: %d steps of %v busy, want 1 of 1ms (the conversion is not step time)", tc.name, g.steps, time.Duration(g.stepTime))
+		}
+		if g.elapsedAfterSync < tc.atLeastNs {
+			t.Errorf("%s: upload, step and sync took %v, want at least %v", tc.name, g.elapsedAfterSync, tc.atLeastNs)
+		}
+	}
+	if !near(4*(u8.upload-labels), f32.upload-labels) {
+		t.Errorf("uint8 payload upload %v is not a quarter of float32's %v", u8.upload-labels, f32.upload-labels)
+	}
+	if d := (Stats{ConvertTime: 9}).Sub(Stats{ConvertTime: 4}); d.ConvertTime != 5 {
+		t.Errorf("Sub = %+v", d)
+	}
+}
+
+func TestConvertBandwidth(t *testing.T) {
+	for _, tc := range []struct {
+		bw     float64
+		values int
+		want   time.Duration
+		ok     bool
+	}{
+		{0, 250, time.Nanosecond, true}, // the default, 1000 GB/s: 1000 bytes a µs
+		{DefaultConvertBandwidth, 250_000, time.Microsecond, true},
+		{4e9, 1_000_000, time.Millisecond, true},
+		{-1, 0, 0, false},
+		{math.NaN(), 0, 0, false},
+		{math.Inf(1), 0, 0, false},
+	} {
+		cfg := EmulatedConfig{PinnedBandwidth: 1, PageableBandwidth: 1, ConvertBandwidth: tc.bw}
+		if err := cfg.Validate(); (err == nil) != tc.ok {
+			t.Errorf("bandwidth %g: Validate = %v", tc.bw, err)
+			continue
+		}
+		if tc.ok {
+			if got := cfg.ConvertTime(tc.values); got < tc.want-1 || got > tc.want+1 {
+				t.Errorf("bandwidth %g: ConvertTime(%d) = %v, want %v", tc.bw, tc.values, got, tc.want)
+			}
+		}
+	}
+	if DefaultEmulated().ConvertBandwidth != DefaultConvertBandwidth {
+		t.Error("DefaultEmulated has no conversion bandwidth")
 	}
 }

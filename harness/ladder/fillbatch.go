@@ -5,8 +5,6 @@ import (
 	"time"
 
 	"github.com/headspace-bench/headspace/datasets"
-	"github.com/headspace-bench/headspace/datasets/prng"
-	"github.com/headspace-bench/headspace/datasets/transforms"
 	"github.com/headspace-bench/headspace/harness/batching"
 )
 
@@ -18,9 +16,8 @@ import (
 // scratch space, so it is used by one goroutine at a time.
 type BatchFiller struct {
 	cfg Config
-	t   transforms.Transform
+	t   *transformer
 	raw *datasets.Sample
-	rng prng.Source
 }
 
 // NewBatchFiller checks c and returns a filler for its batches. Workers,
@@ -29,7 +26,7 @@ func (c Config) NewBatchFiller() (*BatchFiller, error) {
 	if err := c.Validate(); err != nil {
 		return nil, err
 	}
-	t, err := transforms.New(c.Impl, c.Transforms)
+	t, err := newTransformer(c)
 	if err != nil {
 		return nil, err
 	}
@@ -37,18 +34,19 @@ func (c Config) NewBatchFiller() (*BatchFiller, error) {
 }
 
 // Fill computes batch k (k >= 0) into b, which must have the configuration's
-// batch size and sample length (a batch from a batching.Pool made with
-// them), and sets b.Index to k.
+// batch size, sample length and dtype (a batch from a batching.Pool made
+// with them), and sets b.Index to k.
 func (f *BatchFiller) Fill(k int, b *batching.Batch) error {
 	c := f.cfg
 	sampleLen := c.Transforms.OutLen()
 	switch {
 	case k < 0:
 		return fmt.Errorf("ladder: batch %d must not be negative", k)
-	case b == nil || b.Size != c.Batch || b.SampleLen != sampleLen ||
-		len(b.Data) != c.Batch*sampleLen || len(b.Labels) != c.Batch:
-		return fmt.Errorf("ladder: batch %d: buffer does not hold %d samples of %d values", k, c.Batch, sampleLen)
+	case b == nil || b.Size != c.Batch || b.SampleLen != sampleLen || b.DType != c.DType() ||
+		len(b.Data)+len(b.Pix) != c.Batch*sampleLen || len(b.Labels) != c.Batch:
+		return fmt.Errorf("ladder: batch %d: buffer does not hold %d samples of %d %s values", k, c.Batch, sampleLen, c.DType())
 	}
+	out := processed{}
 	b.Index = k
 	for j := range c.Batch {
 		pos := k*c.Batch + j
@@ -58,8 +56,12 @@ func (f *BatchFiller) Fill(k int, b *batching.Batch) error {
 		if err := c.Dataset.Fill(pos%c.Dataset.N, f.raw); err != nil {
 			return fmt.Errorf("ladder: batch %d, sample %d: %w", k, pos, err)
 		}
-		f.rng = prng.New(c.Dataset.Seed^transformSalt, uint64(pos))
-		if err := f.t.Apply(b.Sample(j), &f.raw.Image, &f.rng); err != nil {
+		if b.DType == batching.Uint8 {
+			out.pix = b.SamplePix(j)
+		} else {
+			out.data = b.Sample(j)
+		}
+		if err := f.t.apply(&out, &f.raw.Image, c.Dataset.Seed, pos); err != nil {
 			return fmt.Errorf("ladder: batch %d, sample %d: %w", k, pos, err)
 		}
 		b.Labels[j] = int32(f.raw.Label)

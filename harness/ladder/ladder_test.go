@@ -156,7 +156,11 @@ func TestRunEveryLevel(t *testing.T) {
 			t.Errorf("%s: no pipeline statistics", level)
 		}
 		b := res.Benchmark(Point{Level: level, Workers: 2, Impl: "fast"})
-		if !strings.HasPrefix(string(b.Name), "BenchmarkLadder/level="+level.String()+"/workers=2/transforms=fast") || len(b.Values) != 4 {
+		wantValues := 5 // with upload-B/op
+		if level == Device {
+			wantValues = 4
+		}
+		if !strings.HasPrefix(string(b.Name), "BenchmarkLadder/level="+level.String()+"/workers=2/transforms=fast") || len(b.Values) != wantValues {
 			t.Errorf("%s: benchmark record %s %v", level, b.Name, b.Values)
 		}
 		dev.Close()
@@ -177,6 +181,8 @@ func TestBadInput(t *testing.T) {
 		{"zero raw size", func(c *Config) { c.Dataset.Width = 0 }, "raw size"},
 		{"negative crop", func(c *Config) { c.Transforms.Crop = -8 }, "crop -8"},
 		{"unknown transform", func(c *Config) { c.Impl = "slow" }, "unknown implementation"},
+		{"unknown transfer", func(c *Config) { c.Transfer = "int8" }, `transfer "int8": want float32 or uint8`},
+		{"transfer in capitals", func(c *Config) { c.Transfer = "UINT8" }, `transfer "UINT8"`},
 	} {
 		cfg := good
 		tc.mut(&cfg)
@@ -218,7 +224,7 @@ func TestPointsAndTable(t *testing.T) {
 	}
 	var ms []Measurement
 	for l, v := range Documented {
-		ms = append(ms, Measurement{Point{l, 4, "naive"}, v})
+		ms = append(ms, Measurement{Point{Level: l, Workers: 4, Impl: "naive"}, v})
 	}
 	var sb strings.Builder
 	if err := WriteTable(&sb, ms); err != nil {

@@ -25,8 +25,27 @@ type Config struct {
 	// no CPU: the latency of remote storage (the document's "slow data
 	// retrieval"). Zero for the document's in-memory FakeDataset.
 	LoadLatency time.Duration
+	// Transfer is the dtype of the batches handed to the device: "float32"
+	// (the default when empty), the finished transform, or "uint8", the
+	// masked crop before ConvertColor and Scale (transforms.Uint8Applier),
+	// which the device converts: a quarter of the bytes to upload, the
+	// document's "postpone int8 to float32 datatype conversions to the GPU".
+	Transfer string
 	// Recorder, if set, records every task of every worker for a timeline.
 	Recorder *pipeline.Recorder
+}
+
+// Transfers lists the values Config.Transfer accepts (besides empty, which
+// means the first).
+var Transfers = []string{"float32", "uint8"}
+
+// DType is the element type of the configuration's batches: batching.Uint8
+// when Transfer is "uint8", else batching.Float32.
+func (c Config) DType() batching.DType {
+	if c.Transfer == "uint8" {
+		return batching.Uint8
+	}
+	return batching.Float32
 }
 
 // DefaultConfig is the document's pipeline: 1024×1024 raw images cropped to
@@ -50,8 +69,18 @@ func (c Config) Validate() error {
 	if err := c.Transforms.Validate(c.Dataset.Width, c.Dataset.Height); err != nil {
 		return err
 	}
-	if _, err := transforms.New(c.Impl, c.Transforms); err != nil {
+	t, err := transforms.New(c.Impl, c.Transforms)
+	if err != nil {
 		return err
+	}
+	switch c.Transfer {
+	case "", "float32":
+	case "uint8":
+		if _, ok := t.(transforms.Uint8Applier); !ok {
+			return fmt.Errorf("transfer uint8: transforms %q cannot stop before ConvertColor", c.Impl)
+		}
+	default:
+		return fmt.Errorf("transfer %q: want float32 or uint8", c.Transfer)
 	}
 	switch {
 	case c.Batch <= 0:
@@ -86,11 +115,21 @@ type Loader struct {
 
 var _ batching.Loader = (*Loader)(nil)
 
-// processed is a transformed sample on its way to the collator.
+// processed is a transformed sample on its way to the collator: its values
+// in data (float32 transfer) or pix (uint8 transfer).
 type processed struct {
 	data   []float32
+	pix    []uint8
 	label  int
 	cached bool // the level's cached sample: never recycled
+}
+
+// newProcessed makes a sample buffer of the configuration's dtype.
+func newProcessed(dt batching.DType, sampleLen int) *processed {
+	if dt == batching.Uint8 {
+		return &processed{pix: make([]uint8, sampleLen)}
+	}
+	return &processed{data: make([]float32, sampleLen)}
 }
 
 // NewLoader starts the pipeline of level (None, Raw or Sample) for n batches:
@@ -113,7 +152,8 @@ func NewLoader(ctx context.Context, level Level, cfg Config, n int) (*Loader, er
 	ds, tc, B := cfg.Dataset, cfg.Transforms, cfg.Batch
 	W := cfg.Workers
 	sampleLen := tc.OutLen()
-	pool, err := batching.NewPool(B, sampleLen)
+	dt := cfg.DType()
+	pool, err := batching.NewPoolOf(dt, B, sampleLen)
 	if err != nil {
 		return nil, err
 	}
@@ -122,17 +162,17 @@ func NewLoader(ctx context.Context, level Level, cfg Config, n int) (*Loader, er
 	q := 2*W + 2
 	alive := 2*q + 2*W + 2
 	raws := newFreelist(alive, func() *datasets.Sample { return datasets.NewSample(ds.Width, ds.Height) })
-	outs := newFreelist(alive, func() *processed { return &processed{data: make([]float32, sampleLen)} })
+	outs := newFreelist(alive, func() *processed { return newProcessed(dt, sampleLen) })
 	// One transform (with its scratch space) and one random source per
 	// worker, handed out through a channel: the source lives in the heap
 	// once, so passing it to Apply allocates nothing per sample.
 	impls := make(chan *transformer, W)
 	for range W {
-		t, err := transforms.New(cfg.Impl, tc)
+		t, err := newTransformer(cfg)
 		if err != nil {
 			return nil, err
 		}
-		impls <- &transformer{t: t}
+		impls <- t
 	}
 
 	// The caches of levels Raw and Sample, made once, before timing starts.
@@ -145,10 +185,10 @@ func NewLoader(ctx context.Context, level Level, cfg Config, n int) (*Loader, er
 		}
 	}
 	if level == Sample {
-		cachedOut = &processed{data: make([]float32, sampleLen), label: cachedRaw.Label, cached: true}
+		cachedOut = newProcessed(dt, sampleLen)
+		cachedOut.label, cachedOut.cached = cachedRaw.Label, true
 		t := <-impls
-		t.rng = prng.New(ds.Seed^transformSalt, 0)
-		err := t.t.Apply(cachedOut.data, &cachedRaw.Image, &t.rng)
+		err := t.apply(cachedOut, &cachedRaw.Image, ds.Seed, 0)
 		impls <- t
 		if err != nil {
 			return nil, err
@@ -205,8 +245,7 @@ func NewLoader(ctx context.Context, level Level, cfg Config, n int) (*Loader, er
 		raw := it.Value
 		out := outs.get()
 		t := <-impls
-		t.rng = prng.New(ds.Seed^transformSalt, uint64(it.Index))
-		err := t.t.Apply(out.data, &raw.Image, &t.rng)
+		err := t.apply(out, &raw.Image, ds.Seed, it.Index)
 		impls <- t
 		out.label = raw.Label
 		if raw != cachedRaw {
@@ -241,7 +280,36 @@ func NewLoader(ctx context.Context, level Level, cfg Config, n int) (*Loader, er
 // transformer is one worker's transform and random source.
 type transformer struct {
 	t   transforms.Transform
+	u8  transforms.Uint8Applier // t, when the transfer is uint8
 	rng prng.Source
+}
+
+// newTransformer makes a worker's transform for cfg's implementation and
+// transfer.
+func newTransformer(cfg Config) (*transformer, error) {
+	t, err := transforms.New(cfg.Impl, cfg.Transforms)
+	if err != nil {
+		return nil, err
+	}
+	tr := &transformer{t: t}
+	if cfg.DType() == batching.Uint8 {
+		u, ok := t.(transforms.Uint8Applier)
+		if !ok {
+			return nil, fmt.Errorf("transfer uint8: transforms %q cannot stop before ConvertColor", cfg.Impl)
+		}
+		tr.u8 = u
+	}
+	return tr, nil
+}
+
+// apply transforms src into out with the random stream of sample position
+// pos: Apply for a float32 transfer, ApplyUint8 for a uint8 one.
+func (t *transformer) apply(out *processed, src *datasets.Image, seed uint64, pos int) error {
+	t.rng = prng.New(seed^transformSalt, uint64(pos))
+	if t.u8 != nil {
+		return t.u8.ApplyUint8(out.pix, src, &t.rng)
+	}
+	return t.t.Apply(out.data, src, &t.rng)
 }
 
 // collator is batching, in two stages: "collate" workers copy processed
@@ -293,7 +361,13 @@ func (c *collator) batch(k int) *batching.Batch {
 func (c *collator) copyIn(_ context.Context, it pipeline.Item[*processed]) (int, error) {
 	k, slot := it.Index/c.size, it.Index%c.size
 	s := it.Value
-	err := c.batch(k).Put(slot, s.data, s.label)
+	b := c.batch(k)
+	var err error
+	if b.DType == batching.Uint8 {
+		err = b.PutUint8(slot, s.pix, s.label)
+	} else {
+		err = b.Put(slot, s.data, s.label)
+	}
 	if !s.cached {
 		c.outs.put(s)
 	}

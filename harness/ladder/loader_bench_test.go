@@ -15,34 +15,44 @@ import (
 // samples costs no allocation, so allocs/op tends to 0 as b.N grows (what
 // remains is the pipeline's set-up, amortised over b.N batches). The
 // record=true variants keep every task's span for a timeline: compare
-// their samples/s with record=false to see what recording costs.
+// their samples/s with record=false to see what recording costs. The
+// transfer=uint8 variants collate uint8 samples (ApplyUint8), also at 0
+// allocs/op; the float32 transfer keeps the names it always had.
 func BenchmarkLoader(b *testing.B) {
-	for _, impl := range transforms.Names {
-		for _, record := range []bool{false, true} {
-			b.Run(fmt.Sprintf("transforms=%s/record=%v", impl, record), func(b *testing.B) {
-				cfg := Config{
-					Dataset:    datasets.Synthetic{Width: 128, Height: 128, Classes: 10, N: 1000, Seed: 1},
-					Transforms: transforms.Config{Crop: 64, MaskRatio: 0.25},
-					Impl:       impl, Batch: 16, Workers: 2, Prefetch: 2,
+	for _, transfer := range Transfers {
+		for _, impl := range transforms.Names {
+			for _, record := range []bool{false, true} {
+				name := fmt.Sprintf("transforms=%s/record=%v", impl, record)
+				if transfer != "float32" {
+					name += "/transfer=" + transfer
 				}
-				if record {
-					cfg.Recorder = pipeline.NewRecorder()
-				}
-				b.ReportAllocs()
-				l, err := NewLoader(context.Background(), None, cfg, b.N)
-				if err != nil {
-					b.Fatal(err)
-				}
-				defer l.Close()
-				for range b.N {
-					bt, err := l.Next(context.Background())
-					if err != nil {
-						b.Fatal(err)
-					}
-					l.Release(bt)
-				}
-				b.ReportMetric(float64(b.N*cfg.Batch)/b.Elapsed().Seconds(), "samples/s")
-			})
+				b.Run(name, func(b *testing.B) { benchmarkLoader(b, impl, record, transfer) })
+			}
 		}
 	}
+}
+
+func benchmarkLoader(b *testing.B, impl string, record bool, transfer string) {
+	cfg := Config{
+		Dataset:    datasets.Synthetic{Width: 128, Height: 128, Classes: 10, N: 1000, Seed: 1},
+		Transforms: transforms.Config{Crop: 64, MaskRatio: 0.25},
+		Impl:       impl, Batch: 16, Workers: 2, Prefetch: 2, Transfer: transfer,
+	}
+	if record {
+		cfg.Recorder = pipeline.NewRecorder()
+	}
+	b.ReportAllocs()
+	l, err := NewLoader(context.Background(), None, cfg, b.N)
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer l.Close()
+	for range b.N {
+		bt, err := l.Next(context.Background())
+		if err != nil {
+			b.Fatal(err)
+		}
+		l.Release(bt)
+	}
+	b.ReportMetric(float64(b.N*cfg.Batch)/b.Elapsed().Seconds(), "samples/s")
 }

@@ -57,6 +57,17 @@ func (r Result) AU() float64 {
 	return 100 * r.DeviceStats.StepTime.Seconds() / r.Wall.Seconds()
 }
 
+// UploadBytesPerBatch is the bytes copied to the device per measured
+// upload (device.Stats.UploadBytes over Uploads), or 0 where the measured
+// steps uploaded nothing (level device): a quarter of the float32 payload,
+// labels aside, for a uint8 transfer.
+func (r Result) UploadBytesPerBatch() float64 {
+	if r.DeviceStats.Uploads <= 0 {
+		return 0
+	}
+	return float64(r.DeviceStats.UploadBytes) / float64(r.DeviceStats.Uploads)
+}
+
 // InputBound is the share of wall time the loop waited for input, in [0, 1].
 func (r Result) InputBound() float64 {
 	if r.Wall <= 0 {

@@ -19,13 +19,22 @@ type Point struct {
 	Level   Level
 	Workers int
 	Impl    string // transform implementation
+	// Transfer is Config.Transfer: "float32" or empty (the default), or
+	// "uint8".
+	Transfer string
 }
 
 // Name is the point's benchmark name without the "Benchmark" prefix and the
 // GOMAXPROCS suffix, as `go test` would print the sub-benchmark:
-// "Ladder/level=raw/workers=4/transforms=naive".
+// "Ladder/level=raw/workers=4/transforms=naive". A uint8 transfer adds
+// "/transfer=uint8"; the default float32 adds nothing, so results recorded
+// before there was a choice keep their names.
 func (p Point) Name() string {
-	return fmt.Sprintf("Ladder/level=%s/workers=%d/transforms=%s", p.Level, p.Workers, p.Impl)
+	name := fmt.Sprintf("Ladder/level=%s/workers=%d/transforms=%s", p.Level, p.Workers, p.Impl)
+	if p.Transfer != "" && p.Transfer != "float32" {
+		name += "/transfer=" + p.Transfer
+	}
+	return name
 }
 
 // BenchName is the full benchmark name as `go test -bench` prints it,
@@ -57,13 +66,15 @@ func Points(levels []Level, workers []int, impls []string) []Point {
 }
 
 // Benchmark turns a run into one benchmark-format result: ns/op per
-// training step, steps/s, samples/s and au-% (accelerator utilisation).
+// training step, steps/s, samples/s, au-% (accelerator utilisation) and,
+// where the measured steps uploaded batches (every level but device),
+// upload-B/op, the bytes copied to the device per step.
 func (r Result) Benchmark(p Point) *benchfmt.Result {
 	nsPerStep := 0.0
 	if r.Steps > 0 {
 		nsPerStep = float64(r.Wall.Nanoseconds()) / float64(r.Steps)
 	}
-	return &benchfmt.Result{
+	res := &benchfmt.Result{
 		Name:  benchfmt.Name(p.BenchName()),
 		Iters: r.Steps,
 		Values: []benchfmt.Value{
@@ -73,6 +84,10 @@ func (r Result) Benchmark(p Point) *benchfmt.Result {
 			{Value: r.AU(), Unit: "au-%"},
 		},
 	}
+	if b := r.UploadBytesPerBatch(); b > 0 {
+		res.Values = append(res.Values, benchfmt.Value{Value: b, Unit: "upload-B/op"})
+	}
+	return res
 }
 
 // Documented is the document's table (A10G, PyTorch 2.6, 4 workers,
@@ -91,13 +106,17 @@ type Measurement struct {
 // attributed to; the largest drop is marked as the bottleneck.
 func WriteTable(w io.Writer, ms []Measurement) error {
 	type key struct {
-		impl    string
-		workers int
+		impl     string
+		workers  int
+		transfer string
 	}
 	groups := map[key]map[Level][]float64{}
 	var keys []key
 	for _, m := range ms {
-		k := key{m.Point.Impl, m.Point.Workers}
+		k := key{m.Point.Impl, m.Point.Workers, m.Point.Transfer}
+		if k.transfer == "float32" {
+			k.transfer = ""
+		}
 		if groups[k] == nil {
 			groups[k] = map[Level][]float64{}
 			keys = append(keys, k)
@@ -114,7 +133,11 @@ func WriteTable(w io.Writer, ms []Measurement) error {
 			}
 			med[l] = m
 		}
-		fmt.Fprintf(w, "transforms=%s workers=%d\n", k.impl, k.workers)
+		fmt.Fprintf(w, "transforms=%s workers=%d", k.impl, k.workers)
+		if k.transfer != "" {
+			fmt.Fprintf(w, " transfer=%s", k.transfer)
+		}
+		fmt.Fprintln(w)
 		tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 		fmt.Fprintf(tw, "  level\tsteps/s\truns\tvs device\tdocument\tdrop from the level above\n")
 		dev, hasDev := med[Device]

@@ -85,10 +85,14 @@ func New(ctx context.Context, cfg ladder.Config, n int, exe string) (*Loader, er
 // NewWithOptions starts cfg.Workers worker processes as opt says, sends each
 // the pipeline's configuration, and requests the first Prefetch batches of
 // each. Cancelling ctx kills every worker; Close must still be called.
-// cfg.Recorder is not supported (workers run in other processes).
+// cfg.Recorder is not supported (workers run in other processes), nor is
+// cfg.Transfer "uint8": the wire protocol carries float32 batches.
 func NewWithOptions(ctx context.Context, cfg ladder.Config, n int, opt Options) (*Loader, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, err
+	}
+	if cfg.Transfer != "" && cfg.Transfer != "float32" {
+		return nil, fmt.Errorf("procloader: transfer %q: process workers ship float32 batches only", cfg.Transfer)
 	}
 	if n <= 0 {
 		return nil, fmt.Errorf("number of batches %d must be positive", n)

@@ -246,6 +246,11 @@ func TestBadInput(t *testing.T) {
 	if _, err := NewWithOptions(ctx, small("slow", 2), 4, testOptions()); err == nil {
 		t.Error("unknown transform: no error")
 	}
+	u8 := small("fast", 2)
+	u8.Transfer = "uint8"
+	if _, err := NewWithOptions(ctx, u8, 4, testOptions()); err == nil || !strings.Contains(err.Error(), "float32 batches only") {
+		t.Errorf("transfer uint8: err %v, want a refusal", err)
+	}
 	if _, err := New(ctx, small("fast", 2), 4, "/nonexistent/headspace"); err == nil {
 		t.Error("missing executable: no error")
 	}
