@@ -15,7 +15,7 @@ BENCH_COUNT      ?= 6
 BENCH_OUT        ?= results/$(COMMIT).txt
 BENCH_FLAGS      ?=
 
-.PHONY: all build test bench compare check baseline ci-smoke vet clean
+.PHONY: all build test bench compare check baseline ci-smoke vet clean peer
 
 all: build
 
@@ -52,6 +52,22 @@ check: bench
 baseline: bench
 	@dev=$$(sed -n 's/^device: //p' $(BENCH_OUT) | head -n 1 | tr -c 'A-Za-z0-9._-' '-' | sed 's/-*$$//'); \
 	mkdir -p results/baseline && cp $(BENCH_OUT) results/baseline/$$dev.txt && echo "baseline: results/baseline/$$dev.txt"
+
+# The document's PyTorch pipeline (peers/torch/dataloader.py) beside our
+# loader at the same settings, in the same run (about 5 minutes on 2 cores).
+# Debian's torch, torchvision, scipy and PIL are installed first if
+# $(PEER_PYTHON) cannot import them (with sudo when not root).
+PEER_PYTHON ?= /usr/bin/python3
+PEER_OUT    ?= results/peer-emulated.txt
+PEER_FLAGS  ?=
+peer: build
+	@$(PEER_PYTHON) -c 'import torch, torchvision, scipy, PIL' 2>/dev/null || { \
+		sudo=; [ "$$(id -u)" = 0 ] || sudo=sudo; \
+		echo "installing Debian's python3-torch, python3-torchvision, python3-scipy, python3-pil"; \
+		$$sudo apt-get update && $$sudo apt-get install -y --no-install-recommends \
+			python3-torch python3-torchvision python3-scipy python3-pil; }
+	$(BIN) peer --python $(PEER_PYTHON) --out $(PEER_OUT) --report notebooks/peer.md \
+		--plot notebooks/figures/peer $(PEER_FLAGS)
 
 # The nightly workflow's scripts, run small on the emulated device.
 ci-smoke:

@@ -2,6 +2,8 @@ package main
 
 import (
 	"context"
+	"errors"
+	"flag"
 	"io"
 
 	"github.com/headspace-bench/headspace/harness/results"
@@ -27,9 +29,8 @@ func runCompare(ctx context.Context, args []string, stdout, stderr io.Writer) er
 	threshold := fs.Float64("threshold", 0.05, "relative `change` a significant regression must exceed (0.05 = 5%)")
 	alpha := fs.Float64("alpha", 0.05, "significance `level` of the Mann–Whitney U test")
 	if err := fs.Parse(args); err != nil {
-		if err.Error() == "flag: help requested" {
-			fs.Usage()
-			return err
+		if errors.Is(err, flag.ErrHelp) {
+			return err // Parse has printed the usage
 		}
 		return usageError{err.Error()}
 	}

@@ -137,8 +137,7 @@ func newFlagSet(name, usage string, stdout io.Writer) *flag.FlagSet {
 func parseFlags(fs *flag.FlagSet, args []string) error {
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
-			fs.Usage()
-			return err
+			return err // Parse has printed the usage
 		}
 		return usageError{err.Error()}
 	}

@@ -1,0 +1,177 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+
+	"github.com/headspace-bench/headspace/harness/atomicfile"
+	"github.com/headspace-bench/headspace/harness/peer"
+	"github.com/headspace-bench/headspace/harness/results"
+)
+
+func init() {
+	register(command{name: "peer", summary: "our loader against the document's PyTorch DataLoader pipeline, same settings, same run: samples/s, TTFB, ratios", run: runPeer})
+}
+
+const peerUsage = `
+Sets our goroutine loader at level none (naive and fast transforms) beside
+the document's own PyTorch pipeline (--script: FakeDataset, PILToTensor,
+RandomCrop, RandomMask, ConvertColor, Scale, DataLoader with num_workers
+worker processes) at the same settings, in the same run, on the same cores.
+For each worker count and each of --count rounds it measures every
+implementation once, back to back, the order rotated between groups, each
+as harness/loadbench measures a loader: time to first batch, samples/s
+after the first batch, CPU seconds. It prints the medians with our
+samples/s over torch's and whether each target (fast >= 10x torch, naive
+>= 2x) is met, and writes a benchmark-format file (--out), a Markdown
+report (--report) and plots (--plot). torch comes from Debian's
+python3-torch: run "make peer" to install it and run this.`
+
+// peerInstallHint is what to do when the peer cannot run.
+const peerInstallHint = "run `make peer`, which installs python3-torch, python3-torchvision, python3-scipy and python3-pil (apt-get) and runs this command"
+
+func runPeer(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	fs := newFlagSet("peer", peerUsage, stdout)
+	d := peer.DefaultSettings()
+	python := fs.String("python", "/usr/bin/python3", "Python `interpreter` with torch, torchvision, scipy and PIL")
+	script := fs.String("script", "peers/torch/dataloader.py", "the PyTorch peer `script`")
+	workersFlag := fs.String("workers", "1,2", "comma-separated worker `counts`")
+	implsFlag := fs.String("impls", strings.Join(peer.Impls, ","), "comma-separated `implementations`: naive, fast (ours), torch (the peer)")
+	batch := fs.Int("batch", d.Batch, "samples per `batch` (the document's 256)")
+	batches := fs.Int("batches", d.Batches, "`batches` per run, at least 2 (the first is the time to first batch)")
+	rawSize := fs.String("raw-size", fmt.Sprintf("%dx%d", d.Width, d.Height), "raw image `size`, N or WxH")
+	crop := fs.Int("crop", d.Crop, "random crop `side`")
+	seed := fs.Uint64("seed", d.Seed, "dataset and transform `seed`")
+	count := fs.Int("count", 3, "`rounds`: runs of every implementation at every worker count")
+	out := fs.String("out", "", "benchmark-format result `file`, every run (written atomically)")
+	report := fs.String("report", "", "Markdown report `file`, e.g. notebooks/peer.md")
+	plotPrefix := fs.String("plot", "", "write `prefix`-throughput and prefix-ttfb, .png and .svg")
+	if err := parseFlags(fs, args); err != nil {
+		return err
+	}
+	workers, err := parseInts("--workers", *workersFlag)
+	if err != nil {
+		return err
+	}
+	impls, err := parseList("--impls", *implsFlag, peer.Impls)
+	if err != nil {
+		return err
+	}
+	w, h, err := parseSize("--raw-size", *rawSize)
+	if err != nil {
+		return err
+	}
+	if *count <= 0 {
+		return usagef("--count %d must be positive", *count)
+	}
+	if *batches < 2 {
+		return usagef("--batches %d: want at least 2 (the first is the time to first batch)", *batches)
+	}
+	settings := peer.Settings{Width: w, Height: h, Crop: *crop, Batch: *batch, Batches: *batches, Seed: *seed}
+	if err := settings.Validate(); err != nil {
+		return usageError{err.Error()}
+	}
+	// Make the output folders now rather than fail after minutes of runs.
+	for _, path := range []string{*out, *report, *plotPrefix} {
+		if path != "" {
+			if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+				return err
+			}
+		}
+	}
+	p := peer.Peer{Python: *python, Script: *script}
+	if slices.Contains(impls, peer.Torch) {
+		if err := p.Check(ctx); err != nil {
+			if errors.Is(err, peer.ErrNotInstalled) {
+				return fmt.Errorf("%v: %s", err, peerInstallHint)
+			}
+			return err
+		}
+	}
+
+	// Read before the runs: they may start git, whose CPU is no loader's.
+	machine := peer.ThisMachine()
+	var env []results.Config
+	if *out != "" {
+		env = append(results.Environment("none"), settings.Config()...)
+		env = append(env, results.Config{Key: "rounds", Value: strconv.Itoa(*count)})
+	}
+	c := peer.Config{Peer: p, Settings: settings, Workers: workers, Impls: impls, Count: *count}
+	res, err := peer.Sweep(ctx, c, func(m peer.Measurement) {
+		fmt.Fprintf(stderr, "%s: TTFB %.3fs, %.1f samples/s, CPU %.2fs\n", m.BenchName(), m.TTFB.Seconds(), m.SamplesPerSec, m.CPU.Seconds())
+	})
+	if err != nil {
+		return err
+	}
+	rows := peer.Summarize(res.Measurements)
+	fmt.Fprintf(stdout, "raw %dx%d, crop %d, batch %d, %d batches a run, %s; medians\n\n",
+		w, h, *crop, *batch, *batches, plural(*count, "round"))
+	if err := peer.WriteTable(stdout, rows); err != nil {
+		return err
+	}
+	if *out != "" {
+		if err := peer.WriteResults(*out, env, res); err != nil {
+			return err
+		}
+		fmt.Fprintf(stdout, "\nresults: %s\n", *out)
+	}
+	var plots []string
+	if *plotPrefix != "" {
+		title := fmt.Sprintf("raw %dx%d, crop %d, batch %d", w, h, *crop, *batch)
+		if plots, err = peer.Plots(rows, *plotPrefix, title); err != nil {
+			return err
+		}
+		for _, path := range plots {
+			fmt.Fprintf(stdout, "plot: %s\n", path)
+		}
+	}
+	if *report != "" {
+		r := peer.Report{
+			Machine:    machine,
+			PeerConfig: res.PeerConfig,
+			Command:    peerCommand(args),
+			Settings:   settings,
+			Count:      *count,
+			Rows:       rows,
+		}
+		for i, name := range peer.PlotNames {
+			if len(plots) < 2*(i+1) {
+				break
+			}
+			rel, err := filepath.Rel(filepath.Dir(*report), plots[2*i]) // the PNG
+			if err != nil {
+				return err
+			}
+			alt := map[string]string{"throughput": "samples/s against workers", "ttfb": "time to first batch against workers"}[name]
+			r.Figures = append(r.Figures, peer.Figure{Alt: alt, Path: filepath.ToSlash(rel)})
+		}
+		if err := atomicfile.Write(*report, func(w io.Writer) error { return peer.WriteMarkdown(w, r) }); err != nil {
+			return err
+		}
+		fmt.Fprintf(stdout, "report: %s\n", *report)
+	}
+	return nil
+}
+
+// peerCommand is how this command was invoked, quoted for a shell.
+func peerCommand(args []string) string {
+	name := "headspace"
+	if a0 := os.Args[0]; filepath.Base(a0) == "headspace" {
+		name = a0
+	}
+	parts := []string{name, "peer"}
+	for _, a := range args {
+		if a == "" || strings.ContainsAny(a, " \t\n'\"\\$`*?[]{}()<>|&;#~!") {
+			a = "'" + strings.ReplaceAll(a, "'", `'\''`) + "'"
+		}
+		parts = append(parts, a)
+	}
+	return strings.Join(parts, " ")
+}

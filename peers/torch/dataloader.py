@@ -1,0 +1,274 @@
+#!/usr/bin/python3
+"""The PyTorch peer: the document's input pipeline, measured as headspace measures its own.
+
+This is the toy pipeline of "A Caching Strategy for Identifying Bottlenecks on
+the Data Input Pipeline" (/work/shared/seeds/003_*.txt), as written there: a
+FakeDataset that draws a random raw image with np.random.randint and wraps it
+with Image.fromarray, then T.PILToTensor, T.RandomCrop, RandomMask (ratio 0.25,
+4-neighbour dilation with scipy's convolve2d), ConvertColor (a 3x3 matmul) and
+Scale, loaded by torch.utils.data.DataLoader with num_workers worker processes.
+No model runs: every batch is dropped as soon as it arrives, as harness/loadbench
+drops ours.
+
+For each worker count it measures, with the definitions of harness/loadbench
+(Measure, Measurement.Benchmark):
+
+  ttfb-ns    time to first batch: from creating the DataLoader's iterator
+             (which starts the worker processes) to the first batch in hand;
+  samples/s  post-init throughput: the samples of batches 2..batches over the
+             time from the first batch to the last;
+  cpu-s      user+system CPU seconds of this process and its worker processes
+             over the run, worker shutdown included.
+
+Each run's dataset holds exactly batches*batch samples, so the iterator ends
+after the last batch, as our loader ends after its batches (the document's
+dataset holds 10000).
+
+It prints "key: value" configuration lines and one Go benchmark-format line per
+worker count, e.g.
+
+  BenchmarkPeer/impl=torch/workers=2 6 13761234567 ttfb-ns 73.40 samples/s 34.690 cpu-s
+
+which golang.org/x/perf/benchfmt reads (harness/peer parses it). Errors go to
+stderr with a non-zero exit status.
+
+Usage:
+
+  dataloader.py [--raw-size 1024] [--crop 256] [--batch 256] [--batches 6]
+                [--workers 1,2] [--seed 1] [--check]
+
+--check prints the configuration lines only (it shows the imports work).
+"""
+
+import argparse
+import platform
+import random
+import resource
+import sys
+import time
+
+import numpy as np
+import PIL
+import scipy
+import torch
+import torchvision
+import torchvision.transforms as T
+from PIL import Image
+from scipy.signal import convolve2d
+from torchvision.datasets.vision import VisionDataset
+
+# The document's number of classes is not given; headspace's synthetic
+# dataset (datasets.DefaultSynthetic) uses 10.
+NUM_CLASSES = 10
+
+# Set from the command line before any dataset is built; the document's
+# classes read them as globals (input_img_size, img_size).
+input_img_size = (1024, 1024)  # (height, width) of the raw image
+img_size = 256  # side of the random crop
+
+# DataLoader's default number of batches each worker loads ahead; our loader's
+# Prefetch (ladder.DefaultConfig) is the same 2.
+PREFETCH_FACTOR = 2
+
+
+class FakeDataset(VisionDataset):
+    def __init__(self, transform, size):
+        super().__init__(root=None, transform=transform)
+        self.size = size
+
+    def __getitem__(self, index):
+        # create a random raw image (1024x1024 in the document)
+        img = Image.fromarray(
+            np.random.randint(
+                low=0,
+                high=256,
+                size=(input_img_size[0], input_img_size[1], 3),
+                dtype=np.uint8,
+            )
+        )
+        # create a random label
+        target = np.random.randint(low=0, high=NUM_CLASSES, dtype=np.uint8).item()
+        # Apply transformations
+        img = self.transform(img)
+        return img, target
+
+    def __len__(self):
+        return self.size
+
+
+class RandomMask(torch.nn.Module):
+    def __init__(self, ratio=0.25):
+        super().__init__()
+        self.ratio = ratio
+
+    def dilate_mask(self, mask):
+        # perform 4 neighbor dilation on mask
+        dilated = convolve2d(
+            mask, [[0, 1, 0], [1, 1, 1], [0, 1, 0]], mode="same"
+        ).astype(bool)
+        return dilated
+
+    def forward(self, img):
+        mask = np.random.uniform(size=(img_size, img_size)) < self.ratio
+        dilated_mask = torch.unsqueeze(torch.tensor(self.dilate_mask(mask)), 0)
+        dilated_mask = dilated_mask.expand(3, -1, -1)
+        img[dilated_mask] = 0.0
+        return img
+
+
+class ConvertColor(torch.nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.A = torch.tensor(
+            [
+                [0.299, 0.587, 0.114],
+                [-0.16874, -0.33126, 0.5],
+                [0.5, -0.41869, -0.08131],
+            ]
+        )
+        self.b = torch.tensor([0.0, 128.0, 128.0])
+
+    def forward(self, img):
+        img = img.to(dtype=torch.get_default_dtype())
+        img = torch.matmul(self.A, img.view([3, -1])).view(img.shape)
+        img = img + self.b[:, None, None]
+        return img
+
+
+class Scale(object):
+    def __call__(self, img):
+        return img.to(dtype=torch.get_default_dtype()).div(255)
+
+
+def make_transform():
+    return T.Compose(
+        [T.PILToTensor(), T.RandomCrop(img_size), RandomMask(), ConvertColor(), Scale()]
+    )
+
+
+def cpu_seconds():
+    """User+system CPU of this process and of its waited-for children."""
+    s = resource.getrusage(resource.RUSAGE_SELF)
+    c = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return s.ru_utime + s.ru_stime + c.ru_utime + c.ru_stime
+
+
+def measure(workers, batch, batches):
+    """One run at one worker count: (ttfb seconds, samples/s, cpu seconds)."""
+    train_set = FakeDataset(transform=make_transform(), size=batches * batch)
+    # pin_memory is off: the document pins (pin_memory=True) because it copies
+    # each batch to a GPU; this machine has none, and our loader copies nothing
+    # to a device either at level none.
+    train_loader = torch.utils.data.DataLoader(
+        train_set,
+        batch_size=batch,
+        num_workers=workers,
+        pin_memory=False,
+        prefetch_factor=PREFETCH_FACTOR,
+    )
+    cpu0 = cpu_seconds()
+    start = time.perf_counter()
+    it = iter(train_loader)  # starts the worker processes
+    data = next(it)
+    first = time.perf_counter()
+    del data
+    for k in range(1, batches):
+        data = next(it)
+        del data
+    last = time.perf_counter()
+    try:
+        next(it)
+    except StopIteration:
+        pass
+    else:
+        raise RuntimeError(f"workers={workers}: a batch after the last one ({batches})")
+    # Shut the workers down and wait for them, so their CPU is counted.
+    it._shutdown_workers()
+    del it
+    cpu = cpu_seconds() - cpu0
+    samples = (batches - 1) * batch
+    sps = samples / (last - first) if last > first else 0.0
+    return first - start, sps, cpu
+
+
+def positive_ints(s):
+    out = []
+    for f in s.split(","):
+        f = f.strip()
+        try:
+            n = int(f)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"{f!r} is not a whole number")
+        if n <= 0:
+            raise argparse.ArgumentTypeError(f"{n} must be positive")
+        out.append(n)
+    return out
+
+
+def size(s):
+    w, sep, h = s.lower().partition("x")
+    if not sep:
+        h = w
+    try:
+        w, h = int(w), int(h)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{s!r} is not N or WxH")
+    if w <= 0 or h <= 0:
+        raise argparse.ArgumentTypeError(f"{w}x{h} must be positive")
+    return w, h
+
+
+def main(argv):
+    global input_img_size, img_size
+    p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    p.add_argument("--raw-size", type=size, default=(1024, 1024), help="raw image size, N or WxH")
+    p.add_argument("--crop", type=int, default=256, help="random crop side")
+    p.add_argument("--batch", type=int, default=256, help="samples per batch")
+    p.add_argument("--batches", type=int, default=6, help="batches per run, at least 2")
+    p.add_argument("--workers", type=positive_ints, default=[1, 2], help="comma-separated worker counts")
+    p.add_argument("--seed", type=int, default=1, help="seed of torch, numpy and random")
+    p.add_argument("--check", action="store_true", help="print the configuration lines and exit: the imports work")
+    a = p.parse_args(argv)
+    (w, h), crop = a.raw_size, a.crop
+    if crop <= 0 or crop > w or crop > h:
+        p.error(f"--crop {crop} must be positive and fit the {w}x{h} raw image")
+    if a.batch <= 0:
+        p.error(f"--batch {a.batch} must be positive")
+    if a.batches < 2:
+        p.error(f"--batches {a.batches}: want at least 2 (the first is the time to first batch)")
+    input_img_size, img_size = (h, w), crop
+
+    cfg = [
+        ("python", platform.python_version()),
+        ("torch", torch.__version__),
+        ("torchvision", torchvision.__version__),
+        ("numpy", np.__version__),
+        ("scipy", scipy.__version__),
+        ("pillow", PIL.__version__),
+        ("torch-threads", str(torch.get_num_threads())),
+        ("start-method", torch.multiprocessing.get_start_method()),
+        ("pin-memory", "false"),
+        ("prefetch-factor", str(PREFETCH_FACTOR)),
+    ]
+    for k, v in cfg:
+        print(f"{k}: {v}")
+    sys.stdout.flush()
+    if a.check:
+        return 0
+    for workers in a.workers:
+        # DataLoader seeds every worker's torch, numpy and random from torch's
+        # generator, so one seed here fixes every image, crop and mask.
+        torch.manual_seed(a.seed)
+        np.random.seed(a.seed % 2**32)
+        random.seed(a.seed)
+        ttfb, sps, cpu = measure(workers, a.batch, a.batches)
+        print(
+            f"BenchmarkPeer/impl=torch/workers={workers} {a.batches} "
+            f"{round(ttfb * 1e9)} ttfb-ns {sps:.2f} samples/s {cpu:.3f} cpu-s"
+        )
+        sys.stdout.flush()
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))
