@@ -15,7 +15,7 @@ BENCH_COUNT      ?= 6
 BENCH_OUT        ?= results/$(COMMIT).txt
 BENCH_FLAGS      ?=
 
-.PHONY: all build test bench compare check baseline ci-smoke vet clean peer
+.PHONY: all build test bench compare check baseline ci-smoke vet clean reproduce peer
 
 all: build
 
@@ -52,6 +52,13 @@ check: bench
 baseline: bench
 	@dev=$$(sed -n 's/^device: //p' $(BENCH_OUT) | head -n 1 | tr -c 'A-Za-z0-9._-' '-' | sed 's/-*$$//'); \
 	mkdir -p results/baseline && cp $(BENCH_OUT) results/baseline/$$dev.txt && echo "baseline: results/baseline/$$dev.txt"
+
+# Every document's experiment, one Markdown report each in notebooks/
+# (figures in notebooks/figures/); REPRODUCE_FLAGS=--quick runs every code
+# path at tiny sizes, --docs 003 one document.
+REPRODUCE_FLAGS ?=
+reproduce: build
+	$(BIN) reproduce --out notebooks $(REPRODUCE_FLAGS)
 
 # The document's PyTorch pipeline (peers/torch/dataloader.py) beside our
 # loader at the same settings, in the same run (about 5 minutes on 2 cores).

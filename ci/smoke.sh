@@ -3,7 +3,7 @@
 # emulated device with a tiny pipeline, so the scripts are exercised on every
 # change: bench.sh twice (as a baseline and as a new run), then gate.sh.
 # The gate must pass (same code, wide threshold) and must fail on a crafted
-# regression.
+# regression. Then `headspace reproduce --quick` must write all four reports.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 tmp=$(mktemp -d)
@@ -21,4 +21,10 @@ if BASELINE="$tmp/base.txt" ci/gate.sh "$tmp/slow.txt" >"$tmp/gate.out" 2>&1; th
   cat "$tmp/gate.out"; echo "ci/smoke.sh: the gate passed a 2x slowdown" >&2; exit 1
 fi
 grep -q 'regression' "$tmp/gate.out" || { cat "$tmp/gate.out"; echo "ci/smoke.sh: the gate did not name the regression" >&2; exit 1; }
-echo "ci/smoke.sh: bench.sh and gate.sh work on the emulated device"
+# make reproduce, at --quick sizes: every document's report.
+make -s build >/dev/null
+bin/headspace reproduce --quick --out "$tmp/nb" >/dev/null 2>"$tmp/reproduce.err" || { cat "$tmp/reproduce.err"; echo "ci/smoke.sh: reproduce --quick failed" >&2; exit 1; }
+for r in 000-headspace 002-loaders 003-caching-ladder 004-sim; do
+  test -s "$tmp/nb/$r.md" || { echo "ci/smoke.sh: reproduce --quick wrote no $r.md" >&2; exit 1; }
+done
+echo "ci/smoke.sh: bench.sh and gate.sh work on the emulated device; reproduce --quick writes the four reports"

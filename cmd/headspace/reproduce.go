@@ -1,0 +1,106 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"os"
+	"strings"
+	"time"
+
+	"github.com/headspace-bench/headspace/harness/device"
+	"github.com/headspace-bench/headspace/harness/procloader"
+	"github.com/headspace-bench/headspace/harness/reproduce"
+)
+
+func init() {
+	register(command{name: "reproduce", summary: "run every document's experiment and write one Markdown report per document", run: runReproduce})
+}
+
+const reproduceUsage = `
+Runs the experiment of each document this project reproduces and writes one
+report per document into --out (Markdown with tables, and PNG, SVG and GIF
+figures under --out/figures): the machine and the command, the document's
+numbers beside ours, and ratios, since absolute numbers differ between
+machines.
+
+  000  SPDL's headspace analysis (its source, 001, is the same chapter)
+  002  goroutine workers against process workers (SPDL's threads against
+       PyTorch's DataLoader processes)
+  003  the caching ladder, then its optimisation steps: the transform fix,
+       the smaller raw image, the uint8 transfer
+  004  the loader simulation: the three animations and their batch counts
+
+The defaults took 8 minutes on a shared 2-core machine (003: 5, 002: 2,
+000: 1, 004: seconds); --quick runs every code path at tiny sizes in seconds
+(its numbers are not comparable). The run stops at the first document that
+fails; reports already written stay.`
+
+func runReproduce(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	fs := newFlagSet("reproduce", reproduceUsage, stdout)
+	quick := fs.Bool("quick", false, "tiny sizes: every code path in seconds, numbers not comparable")
+	out := fs.String("out", "notebooks", "`directory` of the reports (figures go to its figures/)")
+	docsFlag := fs.String("docs", strings.Join(reproduce.IDs(), ","), "comma-separated `documents` to reproduce, in order")
+	workers := fs.Int("workers", 0, "loader `workers` per stage (0: GOMAXPROCS, one per core)")
+	step := fs.Duration("step", 0, "emulated device: `time` of one training step (0: the document's 290ms; 20ms with --quick)")
+	dev := fs.String("device", "emulated", "`device`: emulated or cuda")
+	if err := parseFlags(fs, args); err != nil {
+		return err
+	}
+	allowed := reproduce.IDs()
+	allowed = append(allowed[:1], append([]string{"001"}, allowed[1:]...)...) // 001 is 000's source
+	ids, err := parseList("--docs", *docsFlag, allowed)
+	if err != nil {
+		return err
+	}
+	switch {
+	case *workers < 0:
+		return usagef("--workers %d must not be negative", *workers)
+	case *step < 0:
+		return usagef("--step %v must not be negative", *step)
+	case *out == "":
+		return usagef("--out must name a directory")
+	}
+	exe, err := os.Executable()
+	if err != nil {
+		return fmt.Errorf("finding the worker binary: %w", err)
+	}
+	opt := reproduce.Options{
+		Quick:    *quick,
+		Out:      *out,
+		Workers:  *workers,
+		Step:     *step,
+		Worker:   procloader.Options{Exe: exe},
+		Command:  commandLine("headspace reproduce", args),
+		Progress: stderr,
+	}
+	switch *dev {
+	case "emulated":
+	case "cuda":
+		opt.Device = func() (device.Device, error) { return openCUDA(&pipelineFlags{dev: "cuda", step: *step}) }
+	default:
+		return usagef("--device %q: want emulated or cuda", *dev)
+	}
+	start := time.Now()
+	paths, err := reproduce.Run(ctx, ids, opt)
+	for _, p := range paths {
+		fmt.Fprintf(stdout, "report: %s\n", p)
+	}
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(stdout, "%s in %v\n", plural(len(paths), "report"), time.Since(start).Round(time.Second))
+	return nil
+}
+
+// commandLine is the command as typed, arguments with spaces quoted.
+func commandLine(name string, args []string) string {
+	parts := []string{name}
+	for _, a := range args {
+		if a == "" || strings.ContainsAny(a, " \t'\"$") {
+			a = "'" + strings.ReplaceAll(a, "'", `'\''`) + "'"
+		}
+		parts = append(parts, a)
+	}
+	return strings.Join(parts, " ")
+}
