@@ -57,16 +57,23 @@ func (f *fast) Apply(dst []float32, src *datasets.Image, rng *prng.Source) error
 	if src == nil || rng == nil {
 		return errors.New("transforms: fast: nil image or random source")
 	}
-	if err := check(f.cfg, dst, src); err != nil {
+	if err := check(f.cfg, len(dst), src); err != nil {
 		return err
 	}
-	c := f.cfg.Crop
-	top := rng.IntN(src.Height - c + 1)
-	left := rng.IntN(src.Width - c + 1)
-	drawMaskBits(f.mask, c, f.words, f.thresh, rng, f.draws)
-	dilateBits(f.dil, f.mask, c, c)
+	top, left := f.draw(src, rng)
 	f.convert(dst, src, top, left)
 	return nil
+}
+
+// draw makes the random draws of one sample in the package's order: the
+// crop's top and left, then the mask, which it dilates into f.dil.
+func (f *fast) draw(src *datasets.Image, rng *prng.Source) (top, left int) {
+	c := f.cfg.Crop
+	top = rng.IntN(src.Height - c + 1)
+	left = rng.IntN(src.Width - c + 1)
+	drawMaskBits(f.mask, c, f.words, f.thresh, rng, f.draws)
+	dilateBits(f.dil, f.mask, c, c)
+	return top, left
 }
 
 // drawMaskBits draws the c×c mask into rows of words 64-bit words (bit j of

@@ -30,48 +30,11 @@ func (n *naive) Apply(dst []float32, src *datasets.Image, rng *prng.Source) erro
 	if src == nil || rng == nil {
 		return errors.New("transforms: naive: nil image or random source")
 	}
-	if err := check(n.cfg, dst, src); err != nil {
+	if err := check(n.cfg, len(dst), src); err != nil {
 		return err
 	}
-	c := n.cfg.Crop
-	w, h := src.Width, src.Height
-
-	// Image.fromarray: the raw H×W×3 bytes become a new RGBA-layout image
-	// (PIL stores RGB in four bytes per pixel), copied as PIL's C unpacker
-	// does: a word at a time with the fourth byte set.
-	img := image.NewNRGBA(image.Rect(0, 0, w, h))
-	unpackRGB(img.Pix, src.Pix)
-
-	// RandomCrop: torchvision draws top, then left.
-	top := rng.IntN(h - c + 1)
-	left := rng.IntN(w - c + 1)
-	crop := imaging.Crop(img, image.Rect(left, top, left+c, top+c))
-
-	// PILToTensor: a channel-major 3×c×c uint8 tensor.
-	plane := c * c
-	tensor := make([]uint8, 3*plane)
-	for y := 0; y < c; y++ {
-		for x := 0; x < c; x++ {
-			o := y*crop.Stride + 4*x
-			p := y*c + x
-			tensor[p] = crop.Pix[o]
-			tensor[plane+p] = crop.Pix[o+1]
-			tensor[2*plane+p] = crop.Pix[o+2]
-		}
-	}
-
-	// RandomMask: draw the mask, dilate it, zero the masked pixels.
-	mask := drawMaskFloat(rng, c, n.thresh)
-	dilated := dilateConv(mask, c, c)
-	masked := make([]uint8, len(tensor))
-	copy(masked, tensor)
-	for p, m := range dilated {
-		if m {
-			masked[p] = 0
-			masked[plane+p] = 0
-			masked[2*plane+p] = 0
-		}
-	}
+	masked := n.masked(src, rng)
+	plane := n.cfg.Crop * n.cfg.Crop
 
 	// ConvertColor: to the default float dtype, A·img, + b.
 	a, b := colorMatrix32(1)
@@ -100,6 +63,53 @@ func (n *naive) Apply(dst []float32, src *datasets.Image, rng *prng.Source) erro
 		dst[i] = v / ScaleDivisor
 	}
 	return nil
+}
+
+// masked runs the steps before ConvertColor on a valid src, each into a new
+// array, and returns the last: the masked channel-major 3×Crop×Crop tensor.
+//
+//	Image.fromarray → RandomCrop → PILToTensor → RandomMask
+func (n *naive) masked(src *datasets.Image, rng *prng.Source) []uint8 {
+	c := n.cfg.Crop
+	w, h := src.Width, src.Height
+
+	// Image.fromarray: the raw H×W×3 bytes become a new RGBA-layout image
+	// (PIL stores RGB in four bytes per pixel), copied as PIL's C unpacker
+	// does: a word at a time with the fourth byte set.
+	img := image.NewNRGBA(image.Rect(0, 0, w, h))
+	unpackRGB(img.Pix, src.Pix)
+
+	// RandomCrop: torchvision draws top, then left.
+	top := rng.IntN(h - c + 1)
+	left := rng.IntN(w - c + 1)
+	crop := imaging.Crop(img, image.Rect(left, top, left+c, top+c))
+
+	// PILToTensor: a channel-major 3×c×c uint8 tensor.
+	plane := c * c
+	tensor := make([]uint8, 3*plane)
+	for y := 0; y < c; y++ {
+		for x := 0; x < c; x++ {
+			o := y*crop.Stride + 4*x
+			p := y*c + x
+			tensor[p] = crop.Pix[o]
+			tensor[plane+p] = crop.Pix[o+1]
+			tensor[2*plane+p] = crop.Pix[o+2]
+		}
+	}
+
+	// RandomMask: draw the mask, dilate it, zero the masked pixels of a copy.
+	mask := drawMaskFloat(rng, c, n.thresh)
+	dilated := dilateConv(mask, c, c)
+	masked := make([]uint8, len(tensor))
+	copy(masked, tensor)
+	for p, m := range dilated {
+		if m {
+			masked[p] = 0
+			masked[plane+p] = 0
+			masked[2*plane+p] = 0
+		}
+	}
+	return masked
 }
 
 // drawMaskFloat draws a c×c mask as np.random.uniform(...) < ratio would make

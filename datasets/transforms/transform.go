@@ -118,16 +118,18 @@ func New(name string, cfg Config) (Transform, error) {
 	return nil, fmt.Errorf("transforms: unknown implementation %q (want naive or fast)", name)
 }
 
-// check validates the arguments of Apply for either implementation.
-func check(cfg Config, dst []float32, src *datasets.Image) error {
+// check validates the arguments of Apply or ApplyUint8 for either
+// implementation: the configuration against src, src's size, and the
+// output's length.
+func check(cfg Config, outLen int, src *datasets.Image) error {
 	if err := cfg.Validate(src.Width, src.Height); err != nil {
 		return err
 	}
 	if len(src.Pix) != src.Width*src.Height*3 {
 		return fmt.Errorf("transforms: image %dx%d has %d bytes, want %d", src.Width, src.Height, len(src.Pix), src.Width*src.Height*3)
 	}
-	if len(dst) != cfg.OutLen() {
-		return fmt.Errorf("transforms: output has %d values, want 3x%dx%d = %d", len(dst), cfg.Crop, cfg.Crop, cfg.OutLen())
+	if outLen != cfg.OutLen() {
+		return fmt.Errorf("transforms: output has %d values, want 3x%dx%d = %d", outLen, cfg.Crop, cfg.Crop, cfg.OutLen())
 	}
 	return nil
 }

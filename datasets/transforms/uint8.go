@@ -3,10 +3,7 @@ package transforms
 import (
 	"errors"
 	"fmt"
-	"image"
 	"math/bits"
-
-	"github.com/disintegration/imaging"
 
 	"github.com/headspace-bench/headspace/datasets"
 	"github.com/headspace-bench/headspace/datasets/prng"
@@ -33,68 +30,17 @@ var (
 	_ Uint8Applier = (*fast)(nil)
 )
 
-// checkUint8 validates the arguments of ApplyUint8 for either
-// implementation, as check does for Apply.
-func checkUint8(cfg Config, dst []uint8, src *datasets.Image) error {
-	if err := cfg.Validate(src.Width, src.Height); err != nil {
-		return err
-	}
-	if len(src.Pix) != src.Width*src.Height*3 {
-		return fmt.Errorf("transforms: image %dx%d has %d bytes, want %d", src.Width, src.Height, len(src.Pix), src.Width*src.Height*3)
-	}
-	if len(dst) != cfg.OutLen() {
-		return fmt.Errorf("transforms: uint8 output has %d values, want 3x%dx%d = %d", len(dst), cfg.Crop, cfg.Crop, cfg.OutLen())
-	}
-	return nil
-}
-
 // ApplyUint8 implements Uint8Applier with the naive pipeline's steps up to
-// RandomMask, each allocating as in Apply; the masked tensor is written
-// straight into dst.
+// RandomMask, each allocating as in Apply; the masked tensor is copied into
+// dst.
 func (n *naive) ApplyUint8(dst []uint8, src *datasets.Image, rng *prng.Source) error {
 	if src == nil || rng == nil {
 		return errors.New("transforms: naive: nil image or random source")
 	}
-	if err := checkUint8(n.cfg, dst, src); err != nil {
+	if err := check(n.cfg, len(dst), src); err != nil {
 		return err
 	}
-	c := n.cfg.Crop
-	w, h := src.Width, src.Height
-
-	// Image.fromarray, as in Apply.
-	img := image.NewNRGBA(image.Rect(0, 0, w, h))
-	unpackRGB(img.Pix, src.Pix)
-
-	// RandomCrop: torchvision draws top, then left.
-	top := rng.IntN(h - c + 1)
-	left := rng.IntN(w - c + 1)
-	crop := imaging.Crop(img, image.Rect(left, top, left+c, top+c))
-
-	// PILToTensor: a channel-major 3×c×c uint8 tensor.
-	plane := c * c
-	tensor := make([]uint8, 3*plane)
-	for y := 0; y < c; y++ {
-		for x := 0; x < c; x++ {
-			o := y*crop.Stride + 4*x
-			p := y*c + x
-			tensor[p] = crop.Pix[o]
-			tensor[plane+p] = crop.Pix[o+1]
-			tensor[2*plane+p] = crop.Pix[o+2]
-		}
-	}
-
-	// RandomMask: draw the mask, dilate it, zero the masked pixels. The
-	// masked copy is the output.
-	mask := drawMaskFloat(rng, c, n.thresh)
-	dilated := dilateConv(mask, c, c)
-	copy(dst, tensor)
-	for p, m := range dilated {
-		if m {
-			dst[p] = 0
-			dst[plane+p] = 0
-			dst[2*plane+p] = 0
-		}
-	}
+	copy(dst, n.masked(src, rng))
 	return nil
 }
 
@@ -106,15 +52,11 @@ func (f *fast) ApplyUint8(dst []uint8, src *datasets.Image, rng *prng.Source) er
 	if src == nil || rng == nil {
 		return errors.New("transforms: fast: nil image or random source")
 	}
-	if err := checkUint8(f.cfg, dst, src); err != nil {
+	if err := check(f.cfg, len(dst), src); err != nil {
 		return err
 	}
+	top, left := f.draw(src, rng)
 	c := f.cfg.Crop
-	top := rng.IntN(src.Height - c + 1)
-	left := rng.IntN(src.Width - c + 1)
-	drawMaskBits(f.mask, c, f.words, f.thresh, rng, f.draws)
-	dilateBits(f.dil, f.mask, c, c)
-
 	words := f.words
 	plane := c * c
 	rPlane, gPlane, bPlane := dst[:plane], dst[plane:2*plane], dst[2*plane:3*plane]

@@ -136,9 +136,9 @@ func TestUint8Errors(t *testing.T) {
 			want string
 		}{
 			{"crop wider than image", make([]uint8, cfg.OutLen()), randomImage(6, 20, 1), &rng, "larger than"},
-			{"short dst", make([]uint8, cfg.OutLen()-1), good, &rng, "uint8 output has 191 values"},
-			{"long dst", make([]uint8, cfg.OutLen()+1), good, &rng, "uint8 output has 193 values"},
-			{"nil dst", nil, good, &rng, "uint8 output has 0 values"},
+			{"short dst", make([]uint8, cfg.OutLen()-1), good, &rng, "output has 191 values"},
+			{"long dst", make([]uint8, cfg.OutLen()+1), good, &rng, "output has 193 values"},
+			{"nil dst", nil, good, &rng, "output has 0 values"},
 			{"short Pix", make([]uint8, cfg.OutLen()), &datasets.Image{Width: 10, Height: 10, Pix: good.Pix[:299]}, &rng, "has 299 bytes"},
 			{"nil image", make([]uint8, cfg.OutLen()), nil, &rng, "nil image"},
 			{"nil source", make([]uint8, cfg.OutLen()), good, nil, "nil image or random source"},
