@@ -4,62 +4,20 @@ import (
 	"fmt"
 	"io"
 	"math"
-	"os"
-	"runtime"
 	"strings"
 	"text/tabwriter"
 
 	"golang.org/x/perf/benchfmt"
 
+	"github.com/headspace-bench/headspace/harness/machine"
 	"github.com/headspace-bench/headspace/harness/results"
 )
 
 // Machine describes where a comparison ran.
-type Machine struct {
-	CPU    string // model name from /proc/cpuinfo
-	Cores  int    // logical CPUs this process may use
-	OS     string // distribution and kernel
-	Go     string // Go version
-	Commit string // headspace commit, as results.Environment records it
-}
+type Machine = machine.Machine
 
 // ThisMachine describes the machine it runs on.
-func ThisMachine() Machine {
-	m := Machine{Cores: runtime.NumCPU(), Go: runtime.Version(), OS: osName("/etc/os-release", "/proc/sys/kernel/osrelease")}
-	for _, c := range results.Environment("none") {
-		switch c.Key {
-		case "cpu":
-			m.CPU = c.Value
-		case "commit":
-			m.Commit = c.Value
-		}
-	}
-	return m
-}
-
-// osName is PRETTY_NAME from the os-release file and the kernel release,
-// or runtime.GOOS where they cannot be read.
-func osName(osRelease, kernel string) string {
-	name := ""
-	if data, err := os.ReadFile(osRelease); err == nil {
-		for line := range strings.Lines(string(data)) {
-			if v, ok := strings.CutPrefix(strings.TrimSpace(line), "PRETTY_NAME="); ok {
-				name = strings.Trim(v, `"'`)
-			}
-		}
-	}
-	if k, err := os.ReadFile(kernel); err == nil && strings.TrimSpace(string(k)) != "" {
-		kr := runtime.GOOS + " " + strings.TrimSpace(string(k))
-		if name == "" {
-			return kr
-		}
-		return name + ", " + kr
-	}
-	if name == "" {
-		return runtime.GOOS
-	}
-	return name
-}
+func ThisMachine() Machine { return machine.Describe() }
 
 // Figure is an image the report embeds; Path is relative to the report.
 type Figure struct {
@@ -100,7 +58,7 @@ func WriteMarkdown(w io.Writer, r Report) error {
 	fmt.Fprintf(&b, "## Machine\n\n| | |\n| --- | --- |\n")
 	fmt.Fprintf(&b, "| CPU | %s |\n", cell(r.Machine.CPU))
 	fmt.Fprintf(&b, "| cores | %d |\n", r.Machine.Cores)
-	fmt.Fprintf(&b, "| OS | %s |\n", cell(r.Machine.OS))
+	fmt.Fprintf(&b, "| OS | %s |\n", cell(r.Machine.Distro))
 	fmt.Fprintf(&b, "| Go | %s |\n", cell(r.Machine.Go))
 	fmt.Fprintf(&b, "| Python | %s |\n", cell(get("python")))
 	fmt.Fprintf(&b, "| PyTorch | torch %s, torchvision %s, numpy %s, scipy %s, Pillow %s |\n",

@@ -2,46 +2,18 @@ package reproduce
 
 import (
 	"fmt"
-	"runtime"
 	"time"
 
-	"github.com/headspace-bench/headspace/harness/results"
+	"github.com/headspace-bench/headspace/harness/machine"
 )
 
 // Machine describes where a report's numbers were measured. Every report
 // prints it beside the command, because absolute numbers only mean
 // something on the machine that produced them.
-type Machine struct {
-	CPU        string    // the first "model name" of /proc/cpuinfo
-	Cores      int       // runtime.NumCPU
-	GOMAXPROCS int       // runtime.GOMAXPROCS(0)
-	OS, Arch   string    // runtime.GOOS, runtime.GOARCH
-	Go         string    // runtime.Version()
-	Commit     string    // git's short commit (-dirty with local changes), HEADSPACE_COMMIT, or "unknown"
-	Date       time.Time // when the run started
-}
+type Machine = machine.Machine
 
-// DescribeMachine describes this machine now. The CPU model and the commit
-// come from results.Environment, so reports and result files agree.
-func DescribeMachine() Machine {
-	m := Machine{
-		Cores:      runtime.NumCPU(),
-		GOMAXPROCS: runtime.GOMAXPROCS(0),
-		OS:         runtime.GOOS,
-		Arch:       runtime.GOARCH,
-		Go:         runtime.Version(),
-		Date:       time.Now().UTC(),
-	}
-	for _, c := range results.Environment("none") {
-		switch c.Key {
-		case "cpu":
-			m.CPU = c.Value
-		case "commit":
-			m.Commit = c.Value
-		}
-	}
-	return m
-}
+// DescribeMachine describes this machine now.
+func DescribeMachine() Machine { return machine.Describe() }
 
 // Header is what every report opens with: the document, the command that
 // produced the report, the machine and the device, and how long it took.
