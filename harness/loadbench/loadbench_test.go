@@ -133,3 +133,25 @@ func TestParseVmRSS(t *testing.T) {
 		t.Errorf("parseVmRSS without VmRSS = %d, want 0", got)
 	}
 }
+
+func TestPlotWorkers(t *testing.T) {
+	for _, tc := range []struct {
+		name    string
+		pts     []WorkerPoint
+		wantErr bool
+		legend  int
+	}{
+		{"two series", []WorkerPoint{{"a", 1, 3}, {"b", 1, 4}, {"a", 4, 5}, {"b", 4, 6}}, false, 2},
+		{"one worker count", []WorkerPoint{{"a", 2, 3}}, false, 1},
+		{"zero workers", []WorkerPoint{{"a", 0, 3}}, true, 0},
+	} {
+		p, err := PlotWorkers("t", "y", tc.pts)
+		if (err != nil) != tc.wantErr {
+			t.Errorf("%s: err %v, want error %v", tc.name, err, tc.wantErr)
+			continue
+		}
+		if err == nil && (len(p.Legend.Entries) != tc.legend || p.Y.Min != 0) {
+			t.Errorf("%s: %d legend entries, y from %v; want %d, from 0", tc.name, len(p.Legend.Entries), p.Y.Min, tc.legend)
+		}
+	}
+}

@@ -46,31 +46,57 @@ func Plots(ms []Measurement, prefix, title string) ([]string, error) {
 }
 
 func plotOne(ms []Measurement, title, ylabel string, y func(Measurement) float64) (*plot.Plot, error) {
+	pts := make([]WorkerPoint, len(ms))
+	for i, m := range ms {
+		pts[i] = WorkerPoint{Series: m.Mode, Workers: m.Workers, Y: y(m)}
+	}
+	return PlotWorkers(title, ylabel, pts)
+}
+
+// WorkerPoint is one point of a figure against the worker count.
+type WorkerPoint struct {
+	Series  string // the line it belongs to, named in the legend
+	Workers int
+	Y       float64
+}
+
+// PlotWorkers draws pts against the worker count on a log axis with a tick
+// at each count, one line per series in the order they first appear, the
+// y axis from 0. It is the shape of SPDL's loader figures, shared by every
+// loader comparison.
+func PlotWorkers(title, ylabel string, pts []WorkerPoint) (*plot.Plot, error) {
 	p := plot.New()
 	p.Title.Text = title
 	p.X.Label.Text = "workers"
 	p.Y.Label.Text = ylabel
 	p.X.Scale = plot.LogScale{}
 	var ticks []plot.Tick
-	var modes []string
-	for _, m := range ms {
-		if !slices.Contains(modes, m.Mode) {
-			modes = append(modes, m.Mode)
+	var series []string
+	for _, pt := range pts {
+		if pt.Workers <= 0 {
+			return nil, fmt.Errorf("loadbench: %s: %d workers cannot be plotted on a log axis", pt.Series, pt.Workers)
 		}
-		if !slices.ContainsFunc(ticks, func(t plot.Tick) bool { return t.Value == float64(m.Workers) }) {
-			ticks = append(ticks, plot.Tick{Value: float64(m.Workers), Label: strconv.Itoa(m.Workers)})
+		if !slices.Contains(series, pt.Series) {
+			series = append(series, pt.Series)
+		}
+		if !slices.ContainsFunc(ticks, func(t plot.Tick) bool { return t.Value == float64(pt.Workers) }) {
+			ticks = append(ticks, plot.Tick{Value: float64(pt.Workers), Label: strconv.Itoa(pt.Workers)})
 		}
 	}
 	p.X.Tick.Marker = plot.ConstantTicks(ticks)
-	for i, mode := range modes {
-		var pts plotter.XYs
-		for _, m := range ms {
-			if m.Mode == mode {
-				pts = append(pts, plotter.XY{X: float64(m.Workers), Y: y(m)})
+	if len(ticks) == 1 {
+		// One worker count: widen the axis around it so the points show.
+		p.X.Min, p.X.Max = ticks[0].Value/2, ticks[0].Value*2
+	}
+	for i, name := range series {
+		var xys plotter.XYs
+		for _, pt := range pts {
+			if pt.Series == name {
+				xys = append(xys, plotter.XY{X: float64(pt.Workers), Y: pt.Y})
 			}
 		}
-		slices.SortFunc(pts, func(a, b plotter.XY) int { return int(a.X - b.X) })
-		line, points, err := plotter.NewLinePoints(pts)
+		slices.SortFunc(xys, func(a, b plotter.XY) int { return int(a.X - b.X) })
+		line, points, err := plotter.NewLinePoints(xys)
 		if err != nil {
 			return nil, err
 		}
@@ -78,7 +104,7 @@ func plotOne(ms []Measurement, title, ylabel string, y func(Measurement) float64
 		points.Color = plotutil.Color(i)
 		points.Shape = plotutil.Shape(i)
 		p.Add(line, points)
-		p.Legend.Add(mode, line, points)
+		p.Legend.Add(name, line, points)
 	}
 	p.Y.Min = 0
 	p.Legend.Top = true
