@@ -3,6 +3,7 @@ package loadbench
 import (
 	"context"
 	"fmt"
+	"gonum.org/v1/plot/vg"
 	"os"
 	"path/filepath"
 	"strings"
@@ -136,22 +137,28 @@ func TestParseVmRSS(t *testing.T) {
 
 func TestPlotWorkers(t *testing.T) {
 	for _, tc := range []struct {
-		name    string
-		pts     []WorkerPoint
-		wantErr bool
-		legend  int
+		name       string
+		pts        []WorkerPoint
+		wantErr    bool
+		xmin, xmax float64
 	}{
-		{"two series", []WorkerPoint{{"a", 1, 3}, {"b", 1, 4}, {"a", 4, 5}, {"b", 4, 6}}, false, 2},
-		{"one worker count", []WorkerPoint{{"a", 2, 3}}, false, 1},
-		{"zero workers", []WorkerPoint{{"a", 0, 3}}, true, 0},
+		{"two series", []WorkerPoint{{"a", 1, 3}, {"b", 1, 4}, {"a", 4, 5}, {"b", 4, 6}}, false, 1, 4},
+		{"one worker count, widened", []WorkerPoint{{"a", 2, 3}}, false, 1, 4},
+		{"zero workers", []WorkerPoint{{"a", 0, 3}}, true, 0, 0},
 	} {
 		p, err := PlotWorkers("t", "y", tc.pts)
 		if (err != nil) != tc.wantErr {
 			t.Errorf("%s: err %v, want error %v", tc.name, err, tc.wantErr)
 			continue
 		}
-		if err == nil && (len(p.Legend.Entries) != tc.legend || p.Y.Min != 0) {
-			t.Errorf("%s: %d legend entries, y from %v; want %d, from 0", tc.name, len(p.Legend.Entries), p.Y.Min, tc.legend)
+		if err != nil {
+			continue
+		}
+		if p.X.Min != tc.xmin || p.X.Max != tc.xmax || p.Y.Min != 0 {
+			t.Errorf("%s: x in [%v, %v], y from %v; want [%v, %v], from 0", tc.name, p.X.Min, p.X.Max, p.Y.Min, tc.xmin, tc.xmax)
+		}
+		if _, err := p.WriterTo(4*vg.Inch, 3*vg.Inch, "png"); err != nil {
+			t.Errorf("%s: rendering: %v", tc.name, err)
 		}
 	}
 }
