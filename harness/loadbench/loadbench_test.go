@@ -3,7 +3,6 @@ package loadbench
 import (
 	"context"
 	"fmt"
-	"gonum.org/v1/plot/vg"
 	"os"
 	"path/filepath"
 	"strings"
@@ -11,6 +10,7 @@ import (
 
 	"go.uber.org/goleak"
 	"golang.org/x/perf/benchfmt"
+	"gonum.org/v1/plot/vg"
 
 	"github.com/headspace-bench/headspace/datasets"
 	"github.com/headspace-bench/headspace/datasets/transforms"
