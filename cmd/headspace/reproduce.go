@@ -31,7 +31,7 @@ machines.
        the smaller raw image, the uint8 transfer
   004  the loader simulation: the three animations and their batch counts
 
-The defaults took 8 minutes on a shared 2-core machine (003: 5, 002: 2,
+The defaults took 7 minutes on a shared 2-core machine (003: 4.5, 002: 1.5,
 000: 1, 004: seconds); --quick runs every code path at tiny sizes in seconds
 (its numbers are not comparable). The run stops at the first document that
 fails; reports already written stay.`

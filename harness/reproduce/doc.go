@@ -71,9 +71,10 @@
 // # Sizes and time
 //
 // The defaults follow the documents (1024×1024 images, batches of 256, the
-// document's 290 ms step) with enough runs for medians: 8 minutes on a
-// shared 2-core machine in all (003 5, 002 2, 000 1, 004 seconds). Options.Quick shrinks images, batches, steps, runs and
-// seeds so that every code path runs in seconds; CI runs it.
+// document's 290 ms step) with enough runs for medians: 7 minutes on a
+// shared 2-core machine in all (003 4.5, 002 1.5, 000 1, 004 seconds).
+// Options.Quick shrinks images, batches, steps, runs and seeds so that
+// every code path runs in seconds; CI runs it.
 //
 // Progress goes to Options.Progress: a bar (harness/progress) on a
 // terminal, one line per finished unit of work elsewhere.
