@@ -118,7 +118,7 @@ func TestLadderWritesAndResumes(t *testing.T) {
 		t.Errorf("levels %v in %d results, want all 5 once", levels, len(rs))
 	}
 	b, _ := os.ReadFile(out)
-	for _, want := range []string{"Unit steps/s better=higher", "device: emulated", "commit: "} {
+	for _, want := range []string{"Unit steps/s better=higher", "Unit upload-B/op better=lower", "device: emulated", "commit: "} {
 		if !bytes.Contains(b, []byte(want)) {
 			t.Errorf("file lacks %q", want)
 		}

@@ -126,14 +126,15 @@ func (d Direction) String() string {
 // too. The gate also falls back to this table for files without such
 // lines. Change it only before writing or comparing anything.
 var Units = map[string]Direction{
-	"steps/s":    HigherIsBetter,
-	"samples/s":  HigherIsBetter,
-	"au-%":       HigherIsBetter,
-	"GB/s":       HigherIsBetter,
-	"ttfb-ns":    LowerIsBetter,
-	"peak-rss-B": LowerIsBetter,
-	"step-ns":    LowerIsBetter,
-	"cpu-s":      LowerIsBetter,
+	"steps/s":     HigherIsBetter,
+	"samples/s":   HigherIsBetter,
+	"au-%":        HigherIsBetter,
+	"GB/s":        HigherIsBetter,
+	"ttfb-ns":     LowerIsBetter,
+	"peak-rss-B":  LowerIsBetter,
+	"step-ns":     LowerIsBetter,
+	"cpu-s":       LowerIsBetter,
+	"upload-B/op": LowerIsBetter,
 }
 
 // DirectionOf returns which way unit is better: from a better= line in
