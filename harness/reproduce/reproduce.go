@@ -155,9 +155,10 @@ func Lookup(id string) (Doc, error) {
 }
 
 // Run reproduces the documents ids (every document when ids is empty; "001"
-// is 000, and each runs once), in the order given, writing each report as soon as its experiment is done. It
-// stops at the first failure with an error that names the document; the
-// reports already written stay. It returns the paths of the reports written.
+// is 000, and each runs once), in the order given, writing each report as
+// soon as its experiment is done. It stops at the first failure with an
+// error that names the document; the reports already written stay. It
+// returns the paths of the reports written.
 func Run(ctx context.Context, ids []string, opt Options) ([]string, error) {
 	if len(ids) == 0 {
 		ids = IDs()
