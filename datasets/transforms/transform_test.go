@@ -13,35 +13,21 @@ import (
 )
 
 // reference is the pipeline in float64, written straight from the package
-// documentation: the crop offset, the mask draws, the 4-neighbour dilation
-// with zero padding, the masked pixels set to 0, then (A·rgb + b)/255.
+// documentation: the masked crop of referenceUint8 (the crop offset, the
+// mask draws, the 4-neighbour dilation with zero padding, the masked pixels
+// set to 0), then (A·rgb + b)/255.
 func reference(cfg Config, src *datasets.Image, rng *prng.Source) []float64 {
-	c := cfg.Crop
-	top := rng.IntN(src.Height - c + 1)
-	left := rng.IntN(src.Width - c + 1)
-	t := MaskThreshold(cfg.MaskRatio)
-	mask := make([]bool, c*c)
-	for p := 0; p < c*c; p += 2 {
-		u := rng.Uint64()
-		mask[p] = uint64(uint32(u)) < t
-		mask[p+1] = uint64(uint32(u>>32)) < t
-	}
-	at := func(y, x int) bool { return y >= 0 && y < c && x >= 0 && x < c && mask[y*c+x] }
-	out := make([]float64, 3*c*c)
-	for y := 0; y < c; y++ {
-		for x := 0; x < c; x++ {
-			var px [3]float64
-			if !(at(y, x) || at(y-1, x) || at(y+1, x) || at(y, x-1) || at(y, x+1)) {
-				o := ((top+y)*src.Width + left + x) * 3
-				px = [3]float64{float64(src.Pix[o]), float64(src.Pix[o+1]), float64(src.Pix[o+2])}
+	masked := referenceUint8(cfg, src, rng)
+	plane := cfg.Crop * cfg.Crop
+	out := make([]float64, 3*plane)
+	for p := 0; p < plane; p++ {
+		px := [3]float64{float64(masked[p]), float64(masked[plane+p]), float64(masked[2*plane+p])}
+		for ch := 0; ch < 3; ch++ {
+			v := ColorOffset[ch]
+			for k := 0; k < 3; k++ {
+				v += ColorMatrix[ch][k] * px[k]
 			}
-			for ch := 0; ch < 3; ch++ {
-				v := ColorOffset[ch]
-				for k := 0; k < 3; k++ {
-					v += ColorMatrix[ch][k] * px[k]
-				}
-				out[ch*c*c+y*c+x] = v / ScaleDivisor
-			}
+			out[ch*plane+p] = v / ScaleDivisor
 		}
 	}
 	return out
