@@ -5,13 +5,10 @@ DEVICE   ?= emulated
 COMMIT   := $(shell git rev-parse --short HEAD 2>/dev/null || echo unknown)
 BIN      := bin/headspace
 
-# The sweep `make bench` runs: every level, both transform paths, at the
-# worker count of this machine's cores, on the document's 290 ms step.
-BENCH_LEVELS     ?= none,raw,sample,host,device
-BENCH_WORKERS    ?= 2
-BENCH_TRANSFORMS ?= naive,fast
-BENCH_STEPS      ?= 4
-BENCH_COUNT      ?= 6
+# The sweep `make bench` runs is workloads.DefaultLadder, the defaults of
+# `headspace ladder`: every level, both transform paths, one worker per
+# core, 6 runs of 4 steps on the document's 290 ms step. BENCH_FLAGS
+# changes it (e.g. BENCH_FLAGS="--workers 1,2,4 --count 10").
 BENCH_OUT        ?= results/$(COMMIT).txt
 BENCH_FLAGS      ?=
 
@@ -33,9 +30,7 @@ test:
 # Go benchmark format, then summarised by benchstat.
 bench: build
 	@mkdir -p $(dir $(BENCH_OUT))
-	$(BIN) ladder --device $(DEVICE) --levels $(BENCH_LEVELS) --workers $(BENCH_WORKERS) \
-		--transforms $(BENCH_TRANSFORMS) --steps $(BENCH_STEPS) --count $(BENCH_COUNT) \
-		--out $(BENCH_OUT) $(BENCH_FLAGS)
+	$(BIN) ladder --device $(DEVICE) --out $(BENCH_OUT) $(BENCH_FLAGS)
 	$(GO) tool benchstat -col /level $(BENCH_OUT)
 
 # make compare OLD=a.txt NEW=b.txt

@@ -5,16 +5,14 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
-	"os"
 	"strings"
 	"time"
-
-	"golang.org/x/perf/benchfmt"
 
 	"github.com/headspace-bench/headspace/harness/analysis"
 	"github.com/headspace-bench/headspace/harness/atomicfile"
 	"github.com/headspace-bench/headspace/harness/progress"
 	"github.com/headspace-bench/headspace/harness/results"
+	"github.com/headspace-bench/headspace/workloads"
 )
 
 func init() {
@@ -71,12 +69,12 @@ func runAnalyze(ctx context.Context, args []string, stdout, stderr io.Writer) er
 	}
 	defer dev.Close()
 
-	bar := progress.New(os.Stderr, *after+*stepsAfter)
+	bar := progress.For(stderr, *after+*stepsAfter)
 	cfg.OnStep = func(i int, d time.Duration) { bar.Add(1) }
 	if *every > 0 {
 		cfg.StatsEvery, cfg.StatsLog = *every, stderr
 	}
-	rep, err := analysis.Run(ctx, cfg, dev)
+	rep, _, err := workloads.Headspace{Analysis: cfg}.Run(ctx, dev)
 	bar.Finish()
 	if err != nil {
 		return err
@@ -101,22 +99,10 @@ func runAnalyze(ctx context.Context, args []string, stdout, stderr io.Writer) er
 		}
 	}
 	if *out != "" {
-		cfgLines := append(ladderConfig(dev.Name(), pf),
-			results.Config{Key: "workers", Value: fmt.Sprint(*workers)},
-			results.Config{Key: "transforms", Value: *impl})
-		var rs []*benchfmt.Result
-		for i, d := range rep.StepTimes {
-			if i == 0 || i == rep.Switch {
-				continue // pipeline fill and the switch itself
-			}
-			phase := "loader"
-			if i >= rep.Switch {
-				phase = "cached"
-			}
-			rs = append(rs, &benchfmt.Result{Name: benchfmt.Name("BenchmarkHeadspace/phase=" + phase), Iters: 1,
-				Values: []benchfmt.Value{{Value: float64(d), Unit: "ns/op"}}})
-		}
-		if err := results.WriteFile(*out, cfgLines, rs); err != nil {
+		h := workloads.Headspace{Analysis: cfg}
+		devSettings, _ := pf.device()
+		cfgLines := append(append(results.Environment(dev.Name()), h.Settings()...), devSettings.Settings...)
+		if err := results.WriteFile(*out, cfgLines, workloads.HeadspaceRecords(rep)); err != nil {
 			return err
 		}
 		fmt.Fprintf(stdout, "results: %s (go tool benchstat -col /phase %s)\n", *out, *out)

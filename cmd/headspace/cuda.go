@@ -8,7 +8,7 @@ import (
 )
 
 // openCUDA opens the CUDA device, or says why there is none.
-func openCUDA(pf *pipelineFlags) (device.Device, error) {
+func openCUDA(pf *pipelineFlags, pinned bool) (device.Device, error) {
 	if _, err := cuda.Load(); err != nil {
 		return nil, err
 	}

@@ -2,20 +2,27 @@ package main
 
 import (
 	"context"
+	"errors"
 	"flag"
 	"fmt"
 	"io"
 	"os"
-	"slices"
+	"strconv"
 	"strings"
 	"time"
+
+	"golang.org/x/perf/benchfmt"
 
 	"github.com/headspace-bench/headspace/datasets/transforms"
 	"github.com/headspace-bench/headspace/harness/device"
 	"github.com/headspace-bench/headspace/harness/ladder"
+	"github.com/headspace-bench/headspace/harness/loader"
 	"github.com/headspace-bench/headspace/harness/pipeline"
 	"github.com/headspace-bench/headspace/harness/progress"
 	"github.com/headspace-bench/headspace/harness/results"
+	"github.com/headspace-bench/headspace/harness/timeline"
+	"github.com/headspace-bench/headspace/harness/train"
+	"github.com/headspace-bench/headspace/workloads"
 )
 
 func init() {
@@ -24,19 +31,21 @@ func init() {
 
 const ladderUsage = `
 Runs the document's training loop with data cached at each level of the
-caching ladder (none, raw, sample, host, device) for each worker count and
-transform implementation, prints steps/s per level with each level's ratio
-to the device-cached upper bound and the stage each drop is attributed to,
-and writes the same figures in Go benchmark format (benchstat reads it).
+caching ladder (none, raw, sample, host, device) for each worker count,
+transform implementation, placement and pinning, prints steps/s per level
+with each level's ratio to the device-cached upper bound and the stage each
+drop is attributed to, and writes the same figures in Go benchmark format
+(benchstat reads it), with the step-time percentiles.
 
-With --transfer uint8 the batches carry the masked crop as uint8 and the
+With --placement device the batches carry the masked crop as uint8 and the
 device runs ConvertColor and Scale (the document's "postpone int8 to float32
 datatype conversions to the GPU"): a quarter of the bytes to upload, plus a
 conversion kernel per step, which the emulated device times at the assumed
---convert-gbps. Those results are named …/transfer=uint8.
+--convert-gbps. --pinned true,false compares pinned and pageable uploads.
 
-An existing --out file from the same machine is resumed: points that already
-have --count results are skipped.`
+An existing --out file of the same setup is resumed: points that already
+have --count results are skipped. SIGINT stops the sweep, prints the table
+of what was measured and exits 130; the file keeps every finished run.`
 
 // pipelineFlags are the flags shared by every command that runs the pipeline.
 type pipelineFlags struct {
@@ -45,31 +54,29 @@ type pipelineFlags struct {
 	seed                  uint64
 	step                  time.Duration
 	dev                   string
-	pinned                bool
 	pinnedBW, pageableBW  float64
-	// transfer and convertBW are set by the ladder command's --transfer
-	// and --convert-gbps; other commands leave float32 and the default.
-	transfer  string
-	convertBW float64
+	convertBW             float64
 }
 
 func (f *pipelineFlags) register(fs *flag.FlagSet) {
-	fs.IntVar(&f.batch, "batch", 256, "samples per `batch`")
-	fs.StringVar(&f.rawSize, "raw-size", "1024", "raw image `size`, N or WxH (the document: 1024, then 256)")
-	fs.IntVar(&f.crop, "crop", 256, "random crop `side`")
-	fs.IntVar(&f.prefetch, "prefetch", 2, "`batches` prepared ahead of the training loop")
-	fs.Uint64Var(&f.seed, "seed", 1, "dataset and transform `seed`")
-	fs.DurationVar(&f.step, "step", 290*time.Millisecond, "emulated device: `time` of one training step (document: 1/3.45 s)")
+	def := loader.DefaultConfig()
+	emu := workloads.DocumentDevice()
+	fs.IntVar(&f.batch, "batch", def.Batch, "samples per `batch`")
+	fs.StringVar(&f.rawSize, "raw-size", fmt.Sprint(def.Dataset.Width), "raw image `size`, N or WxH (the document: 1024, then 256)")
+	fs.IntVar(&f.crop, "crop", def.Transforms.Crop, "random crop `side`")
+	fs.IntVar(&f.prefetch, "prefetch", def.Prefetch, "`batches` prepared ahead of the training loop")
+	fs.Uint64Var(&f.seed, "seed", def.Dataset.Seed, "dataset and transform `seed`")
+	fs.DurationVar(&f.step, "step", emu.Step, "emulated device: `time` of one training step (document: 1/3.45 s)")
 	fs.StringVar(&f.dev, "device", "emulated", "`device`: emulated or cuda")
-	fs.BoolVar(&f.pinned, "pinned", true, "upload from pinned host memory (false: pageable)")
-	fs.Float64Var(&f.pinnedBW, "pinned-gbps", 24, "emulated device: pinned host-to-device `GB/s`")
-	fs.Float64Var(&f.pageableBW, "pageable-gbps", 12, "emulated device: pageable host-to-device `GB/s`")
+	fs.Float64Var(&f.pinnedBW, "pinned-gbps", emu.PinnedBandwidth/1e9, "emulated device: pinned host-to-device `GB/s`")
+	fs.Float64Var(&f.pageableBW, "pageable-gbps", emu.PageableBandwidth/1e9, "emulated device: pageable host-to-device `GB/s`")
+	fs.Float64Var(&f.convertBW, "convert-gbps", device.DefaultConvertBandwidth/1e9, "emulated device, placement device: assumed on-device uint8→float32 conversion `GB/s` of float32 written")
 }
 
 // config turns the flags into a pipeline configuration with the given
 // workers and implementation, checked.
-func (f *pipelineFlags) config(workers int, impl string) (ladder.Config, error) {
-	cfg := ladder.DefaultConfig()
+func (f *pipelineFlags) config(workers int, impl string) (loader.Config, error) {
+	cfg := loader.DefaultConfig()
 	w, h, err := parseSize("--raw-size", f.rawSize)
 	if err != nil {
 		return cfg, err
@@ -80,7 +87,6 @@ func (f *pipelineFlags) config(workers int, impl string) (ladder.Config, error) 
 	cfg.Batch = f.batch
 	cfg.Workers = workers
 	cfg.Prefetch = f.prefetch
-	cfg.Transfer = f.transfer
 	if f.prefetch <= 0 {
 		return cfg, usagef("--prefetch %d must be positive", f.prefetch)
 	}
@@ -90,57 +96,74 @@ func (f *pipelineFlags) config(workers int, impl string) (ladder.Config, error) 
 	return cfg, nil
 }
 
-// newDevice opens the device the flags name.
-func (f *pipelineFlags) newDevice() (device.Device, error) {
+// device is the device the flags name, opened per pinning.
+func (f *pipelineFlags) device() (workloads.Device, error) {
 	switch f.dev {
 	case "emulated":
-		cfg := device.EmulatedConfig{Step: f.step, Pinned: f.pinned, PinnedBandwidth: f.pinnedBW * 1e9, PageableBandwidth: f.pageableBW * 1e9, ConvertBandwidth: f.convertBW * 1e9}
-		d, err := device.NewEmulated(cfg)
-		if err != nil {
-			return nil, usageError{err.Error()}
+		for _, bw := range []struct {
+			flag string
+			v    float64
+		}{{"--pinned-gbps", f.pinnedBW}, {"--pageable-gbps", f.pageableBW}, {"--convert-gbps", f.convertBW}} {
+			// Below 1 MB/s a batch takes minutes to copy: a typo, not a setting.
+			if !(bw.v >= 0.001 && bw.v <= 1e6) {
+				return workloads.Device{}, usagef("%s %v: want 0.001 to 1000000 GB/s", bw.flag, bw.v)
+			}
 		}
-		return d, nil
+		cfg := device.EmulatedConfig{Step: f.step, PinnedBandwidth: f.pinnedBW * 1e9, PageableBandwidth: f.pageableBW * 1e9, ConvertBandwidth: f.convertBW * 1e9}
+		if err := cfg.Validate(); err != nil {
+			return workloads.Device{}, usageError{err.Error()}
+		}
+		return workloads.Emulated(cfg), nil
 	case "cuda":
-		return openCUDA(f)
+		return workloads.Device{Open: func(pinned bool) (device.Device, error) { return openCUDA(f, pinned) }}, nil
 	}
-	return nil, usagef("--device %q: want emulated or cuda", f.dev)
+	return workloads.Device{}, usagef("--device %q: want emulated or cuda", f.dev)
+}
+
+// newDevice opens the device the flags name with pinned uploads.
+func (f *pipelineFlags) newDevice() (device.Device, error) {
+	d, err := f.device()
+	if err != nil {
+		return nil, err
+	}
+	return d.Open(true)
 }
 
 func runLadder(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	def := workloads.DefaultLadder()
 	fs := newFlagSet("ladder", ladderUsage, stdout)
 	var pf pipelineFlags
 	pf.register(fs)
 	levelsFlag := fs.String("levels", "none,raw,sample,host,device", "comma-separated `levels` to run")
-	workersFlag := fs.String("workers", "1,2,4", "comma-separated worker `counts`")
-	implsFlag := fs.String("transforms", "naive,fast", "comma-separated transform `implementations`")
-	steps := fs.Int("steps", 10, "measured training `steps` per run")
-	warmup := fs.Int("warmup", 1, "`steps` run before measuring")
-	count := fs.Int("count", 1, "`runs` of each point (benchstat wants at least 6)")
+	workersFlag := fs.String("workers", joinInts(def.Workers), "comma-separated worker `counts` (default: one per core)")
+	implsFlag := fs.String("transforms", strings.Join(def.Transforms, ","), "comma-separated transform `implementations`")
+	placementsFlag := fs.String("placement", "host", "comma-separated `placements` of ConvertColor and Scale: host (float32 uploads) or device (uint8 uploads, converted on the device)")
+	pinnedFlag := fs.String("pinned", "true", "comma-separated: upload from pinned host memory (`true`), pageable (false), or both")
+	steps := fs.Int("steps", def.Train.Steps, "measured training `steps` per run")
+	warmup := fs.Int("warmup", def.Train.Warmup, "`steps` run before measuring")
+	count := fs.Int("count", def.Count, "`runs` of each point (benchstat wants at least 6)")
 	out := fs.String("out", "", "benchmark-format result `file` (written atomically; resumed if present)")
-	fresh := fs.Bool("fresh", false, "overwrite --out instead of resuming it")
+	fresh := fs.Bool("fresh", false, "start --out afresh instead of resuming it")
 	shard := fs.String("shard", "", "run only shard `i/n` of the sweep's points (0-based)")
 	tlPrefix := fs.String("timeline", "", "record the first run of each point and write `prefix`-<point>.png, .svg and .json (Chrome trace)")
-	fs.StringVar(&pf.transfer, "transfer", "float32", "`dtype` of the uploaded batches: float32, or uint8 (ConvertColor and Scale run on the device)")
-	fs.Float64Var(&pf.convertBW, "convert-gbps", device.DefaultConvertBandwidth/1e9, "emulated device, --transfer uint8: assumed on-device uint8→float32 conversion `GB/s` of float32 written")
 	if err := parseFlags(fs, args); err != nil {
 		return err
 	}
-	if !slices.Contains(ladder.Transfers, pf.transfer) {
-		return usagef("--transfer %q: want %s", pf.transfer, strings.Join(ladder.Transfers, " or "))
-	}
-	if !(pf.convertBW > 0) {
-		return usagef("--convert-gbps %v must be positive", pf.convertBW)
-	}
-	levels, err := ladder.ParseLevels(*levelsFlag)
-	if err != nil {
+	l := def
+	var err error
+	if l.Levels, err = ladder.ParseLevels(*levelsFlag); err != nil {
 		return usageError{err.Error()}
 	}
-	workers, err := parseInts("--workers", *workersFlag)
-	if err != nil {
+	if l.Workers, err = parseInts("--workers", *workersFlag); err != nil {
 		return err
 	}
-	impls, err := parseList("--transforms", *implsFlag, transforms.Names)
-	if err != nil {
+	if l.Transforms, err = parseList("--transforms", *implsFlag, transforms.Names); err != nil {
+		return err
+	}
+	if l.Placements, err = parsePlacements(*placementsFlag); err != nil {
+		return err
+	}
+	if l.Pinned, err = parseBools("--pinned", *pinnedFlag); err != nil {
 		return err
 	}
 	switch {
@@ -150,23 +173,24 @@ func runLadder(ctx context.Context, args []string, stdout, stderr io.Writer) err
 		return usagef("--warmup %d must not be negative", *warmup)
 	case *count <= 0:
 		return usagef("--count %d must be positive", *count)
+	case *fresh && *out == "":
+		return usagef("--fresh needs --out")
 	}
-	si, sn, err := parseShard(*shard)
-	if err != nil {
+	l.Train.Steps, l.Train.Warmup, l.Count = *steps, *warmup, *count
+	if l.Pipeline, err = pf.config(l.Workers[0], l.Transforms[0]); err != nil {
 		return err
 	}
-	for _, impl := range impls {
-		if _, err := pf.config(workers[0], impl); err != nil {
-			return err
-		}
+	if err := l.Validate(); err != nil {
+		return usageError{err.Error()}
 	}
-
-	dev, err := pf.newDevice()
-	if err != nil {
+	h := workloads.LadderRun{}
+	if h.Shard, h.Shards, err = parseShard(*shard); err != nil {
 		return err
 	}
-	defer dev.Close()
-
+	if h.Device, err = pf.device(); err != nil {
+		return err
+	}
+	devName := pf.dev
 	var file *results.File
 	if *out != "" {
 		if *fresh {
@@ -174,123 +198,89 @@ func runLadder(ctx context.Context, args []string, stdout, stderr io.Writer) err
 				return err
 			}
 		}
-		file, err = results.Open(*out, ladderConfig(dev.Name(), pf))
+		cfg := append(results.Environment(devName), l.Settings()...)
+		file, err = results.Open(*out, append(cfg, h.Device.Settings...))
 		if err != nil {
 			return err
 		}
+		h.Done = func(p ladder.Point) int { return file.Done(p.BenchName()) }
 	}
-
-	all := ladder.Points(levels, workers, impls)
-	var points []ladder.Point
-	for i, p := range all {
-		p.Transfer = pf.transfer
-		if i%sn == si {
-			points = append(points, p)
+	if *tlPrefix != "" {
+		h.Record = func(_ ladder.Point, run int) bool { return run == 0 }
+		h.Recorded = func(p ladder.Point, rec *pipeline.Recorder) error {
+			name := strings.ReplaceAll(*tlPrefix+"-"+p.Sub(), "/", "-")
+			t := timeline.FromRecorder("ladder "+strings.ReplaceAll(p.Sub(), "/", " ")+" on "+devName, rec, l.Pipeline.Batch)
+			return writeTimeline(stdout, t, name)
 		}
 	}
-	todo := 0
-	for _, p := range points {
-		todo += *count - done(file, p)
-	}
-	bar := progress.New(os.Stderr, todo)
+	bar := progress.For(stderr, h.Todo(l))
 	defer bar.Finish()
-
-	var ms []ladder.Measurement
+	h.Start = bar.Set
+	measured := map[string][]float64{}
 	if file != nil {
-		ms = append(ms, measurementsFrom(file, points)...)
-	}
-	for _, p := range points {
-		cfg, err := pf.config(p.Workers, p.Impl)
-		if err != nil {
-			return err
-		}
-		for run := range *count - done(file, p) {
-			bar.Set(p.Name())
-			rc := ladder.RunConfig{Steps: *steps, Warmup: *warmup}
-			var rec *pipeline.Recorder
-			if *tlPrefix != "" && run == 0 {
-				rec = pipeline.NewRecorder()
-				cfg.Recorder, rc.Model = rec, rec.Track("model", 0)
-			}
-			res, err := ladder.Run(ctx, p.Level, cfg, dev, rc)
-			cfg.Recorder = nil
-			if err != nil {
-				return fmt.Errorf("%s: %w", p.Name(), err)
-			}
-			if rec != nil {
-				name := fmt.Sprintf("%s-level=%s-workers=%d-transforms=%s", *tlPrefix, p.Level, p.Workers, p.Impl)
-				title := fmt.Sprintf("ladder level=%s workers=%d transforms=%s", p.Level, p.Workers, p.Impl)
-				if pf.transfer == "uint8" {
-					name += "-transfer=uint8"
-					title += " transfer=uint8"
-				}
-				t := ladder.Timeline(title+" on "+dev.Name(), rec, cfg.Batch)
-				if err := writeTimeline(stdout, t, name); err != nil {
-					return err
-				}
-			}
-			ms = append(ms, ladder.Measurement{Point: p, StepsPerSec: res.StepsPerSec()})
-			if file != nil {
-				if err := file.Add(res.Benchmark(p)); err != nil {
-					return err
-				}
-			}
-			bar.Add(1)
+		for _, p := range h.Selected(l) {
+			measured[p.Name()] = file.Values(p.BenchName(), "steps/s")
 		}
 	}
+	h.Result = func(p ladder.Point, r train.Result, b *benchfmt.Result) error {
+		measured[p.Name()] = append(measured[p.Name()], r.StepsPerSec())
+		bar.Add(1)
+		if file != nil {
+			return file.Add(b)
+		}
+		return nil
+	}
+	runErr := l.Run(ctx, h)
 	bar.Finish()
-	transfer := "" // float32, the default, goes unsaid, as in the result names
-	if pf.transfer == "uint8" {
-		transfer = ", transfer uint8"
-		if pf.dev == "emulated" {
-			transfer += fmt.Sprintf(" (conversion at an assumed %v GB/s)", pf.convertBW)
-		}
+	if runErr != nil && !errors.Is(runErr, context.Canceled) {
+		return runErr
 	}
-	fmt.Fprintf(stdout, "device %s, batch %d, raw %s, crop %d%s, %s of %s each\n\n",
-		dev.Name(), pf.batch, pf.rawSize, pf.crop, transfer, plural(*count, "run"), plural(*steps, "step"))
-	if err := ladder.WriteTable(stdout, ms); err != nil {
+	fmt.Fprintf(stdout, "device %s, batch %d, raw %dx%d, crop %d, %s of %s each\n\n", devName, l.Pipeline.Batch,
+		l.Pipeline.Dataset.Width, l.Pipeline.Dataset.Height, l.Pipeline.Transforms.Crop, plural(l.Count, "run"), plural(l.Train.Steps, "step"))
+	groups := workloads.LadderGroups(h.Selected(l), func(p ladder.Point) []float64 { return measured[p.Name()] })
+	if err := ladder.WriteTable(stdout, groups, workloads.LadderDocument); err != nil {
 		return err
 	}
 	if file != nil {
 		fmt.Fprintf(stdout, "results: %s (compare with: go tool benchstat %s)\n", *out, *out)
 	}
+	if runErr != nil {
+		return exitError{code: 130, msg: "interrupted: the table shows the runs finished before it"}
+	}
 	return nil
 }
 
-// ladderConfig is the configuration block of a ladder result file.
-func ladderConfig(dev string, pf pipelineFlags) []results.Config {
-	cfg := results.Environment(dev)
-	cfg = append(cfg,
-		results.Config{Key: "batch", Value: fmt.Sprint(pf.batch)},
-		results.Config{Key: "raw-size", Value: pf.rawSize},
-		results.Config{Key: "crop", Value: fmt.Sprint(pf.crop)},
-		results.Config{Key: "pinned", Value: fmt.Sprint(pf.pinned)},
-	)
-	if pf.dev == "emulated" {
-		cfg = append(cfg, results.Config{Key: "emulated-step", Value: pf.step.String()})
-		if pf.transfer == "uint8" {
-			// The assumption that uint8 results depend on; float32 files
-			// keep the keys they always had.
-			cfg = append(cfg, results.Config{Key: "emulated-convert-gbps", Value: fmt.Sprint(pf.convertBW)})
-		}
+// joinInts writes ints as a comma-separated list.
+func joinInts(ns []int) string {
+	s := make([]string, len(ns))
+	for i, n := range ns {
+		s[i] = strconv.Itoa(n)
 	}
-	return cfg
+	return strings.Join(s, ",")
 }
 
-func done(f *results.File, p ladder.Point) int {
-	if f == nil {
-		return 0
+// parsePlacements parses a comma-separated list of placements.
+func parsePlacements(s string) ([]loader.Placement, error) {
+	names, err := parseList("--placement", s, loader.Placements)
+	if err != nil {
+		return nil, err
 	}
-	return f.Done(p.BenchName())
+	out := make([]loader.Placement, len(names))
+	for i, n := range names {
+		out[i], _ = loader.ParsePlacement(n)
+	}
+	return out, nil
 }
 
-// measurementsFrom reads back the steps/s of points already in a resumed file.
-func measurementsFrom(f *results.File, points []ladder.Point) []ladder.Measurement {
-	var ms []ladder.Measurement
-	for _, p := range points {
-		for _, v := range f.Values(p.BenchName(), "steps/s") {
-			ms = append(ms, ladder.Measurement{Point: p, StepsPerSec: v})
-		}
+// parseBools parses a comma-separated list of true and false.
+func parseBools(what, s string) ([]bool, error) {
+	names, err := parseList(what, s, []string{"true", "false"})
+	if err != nil {
+		return nil, err
 	}
-	return ms
+	out := make([]bool, len(names))
+	for i, n := range names {
+		out[i] = n == "true"
+	}
+	return out, nil
 }

@@ -10,8 +10,8 @@ import (
 	"golang.org/x/perf/benchfmt"
 
 	"github.com/headspace-bench/headspace/datasets/transforms"
-	"github.com/headspace-bench/headspace/harness/ladder"
 	"github.com/headspace-bench/headspace/harness/loadbench"
+	"github.com/headspace-bench/headspace/harness/loader"
 	"github.com/headspace-bench/headspace/harness/procloader"
 	"github.com/headspace-bench/headspace/harness/results"
 )
@@ -68,7 +68,7 @@ func runLoaders(ctx context.Context, args []string, stdout, stderr io.Writer) er
 	case *prefetch <= 0:
 		return usagef("--prefetch %d must be positive", *prefetch)
 	}
-	cfg := ladder.DefaultConfig()
+	cfg := loader.DefaultConfig()
 	cfg.Dataset.Width, cfg.Dataset.Height, cfg.Dataset.Seed = w, h, *seed
 	cfg.Transforms.Crop = *crop
 	cfg.Impl, cfg.Batch, cfg.Prefetch, cfg.Workers = *impl, *batch, *prefetch, workers[0]

@@ -22,7 +22,7 @@ func runCLI(args ...string) (code int, stdout, stderr string) {
 }
 
 // tinyLadder is a ladder small enough for -race.
-var tinyLadder = []string{"--raw-size", "48", "--crop", "16", "--batch", "4", "--step", "2ms", "--steps", "2"}
+var tinyLadder = []string{"--raw-size", "48", "--crop", "16", "--batch", "4", "--step", "2ms", "--steps", "2", "--count", "1"}
 
 func TestBadInputExits2(t *testing.T) {
 	for _, tc := range []struct {
@@ -43,8 +43,11 @@ func TestBadInputExits2(t *testing.T) {
 		{[]string{"ladder", "--count", "0"}, "--count 0"},
 		{[]string{"ladder", "--shard", "3/3"}, "--shard"},
 		{[]string{"ladder", "--device", "tpu"}, `--device "tpu"`},
-		{[]string{"ladder", "--transfer", "int8"}, `--transfer "int8": want float32 or uint8`},
-		{[]string{"ladder", "--transfer", "uint8", "--convert-gbps", "0"}, "--convert-gbps 0 must be positive"},
+		{[]string{"ladder", "--placement", "gpu"}, `--placement: unknown "gpu" (want host, device)`},
+		{[]string{"ladder", "--placement", "device", "--convert-gbps", "0"}, "--convert-gbps 0: want 0.001 to 1000000 GB/s"},
+		{[]string{"ladder", "--pinned-gbps", "1e-300"}, "--pinned-gbps 1e-300: want"},
+		{[]string{"ladder", "--pinned", "yes"}, `--pinned: unknown "yes" (want true, false)`},
+		{[]string{"ladder", "--fresh"}, "--fresh needs --out"},
 		{[]string{"ladder", "--nope"}, "flag provided but not defined"},
 		{[]string{"ladder", "extra"}, `unexpected argument "extra"`},
 		{[]string{"analyze", "--num-caches", "0"}, "NumCaches"},
@@ -123,7 +126,7 @@ func TestLadderWritesAndResumes(t *testing.T) {
 			t.Errorf("file lacks %q", want)
 		}
 	}
-	args[6] = "2" // --count 2: one more run of each point
+	args = append(args, "--count", "2") // one more run of each point (the last --count wins)
 	if code, _, stderr := runCLI(args...); code != 0 {
 		t.Fatalf("resume: exit %d: %s", code, stderr)
 	}
@@ -133,19 +136,19 @@ func TestLadderWritesAndResumes(t *testing.T) {
 	}
 }
 
-// TestLadderUint8 runs a tiny sweep with --transfer uint8 and checks every
-// level's result is named …/transfer=uint8, and carries the upload bytes
+// TestLadderUint8 runs a tiny sweep with --placement device and checks every
+// level's result is named …/placement=device, and carries the upload bytes
 // per step, a quarter of the float32 values' bytes (4 samples of 3×16×16)
 // plus the int32 labels; the device level uploads nothing while measured.
 func TestLadderUint8(t *testing.T) {
 	out := filepath.Join(t.TempDir(), "uint8.txt")
-	args := append([]string{"ladder", "--workers", "1", "--transforms", "fast", "--transfer", "uint8", "--out", out}, tinyLadder...)
+	args := append([]string{"ladder", "--workers", "1", "--transforms", "fast", "--placement", "device", "--out", out}, tinyLadder...)
 	code, stdout, stderr := runCLI(args...)
 	if code != 0 {
 		t.Fatalf("exit %d: %s", code, stderr)
 	}
-	if !strings.Contains(stdout, "transfer uint8") || !strings.Contains(stdout, "transforms=fast workers=1 transfer=uint8") {
-		t.Errorf("output does not say the transfer:\n%s", stdout)
+	if !strings.Contains(stdout, "transforms=fast workers=1 placement=device pinned=true") {
+		t.Errorf("output does not say the placement:\n%s", stdout)
 	}
 	rs, err := results.Read(out)
 	if err != nil {
@@ -156,8 +159,8 @@ func TestLadderUint8(t *testing.T) {
 	}
 	const want = 4*3*16*16 + 4*4
 	for _, r := range rs {
-		if !strings.Contains(string(r.Name), "/transfer=uint8") {
-			t.Errorf("%s is not named transfer=uint8", r.Name)
+		if !strings.Contains(string(r.Name), "/placement=device/") {
+			t.Errorf("%s is not named placement=device", r.Name)
 		}
 		v, ok := r.Value("upload-B/op")
 		if strings.Contains(string(r.Name), "level=device/") {

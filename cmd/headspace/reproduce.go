@@ -77,7 +77,7 @@ func runReproduce(ctx context.Context, args []string, stdout, stderr io.Writer) 
 	switch *dev {
 	case "emulated":
 	case "cuda":
-		opt.Device = func() (device.Device, error) { return openCUDA(&pipelineFlags{dev: "cuda", step: *step}) }
+		opt.Device = func() (device.Device, error) { return openCUDA(&pipelineFlags{dev: "cuda", step: *step}, true) }
 	default:
 		return usagef("--device %q: want emulated or cuda", *dev)
 	}

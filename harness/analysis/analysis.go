@@ -25,13 +25,14 @@ import (
 
 	"github.com/headspace-bench/headspace/harness/cache"
 	"github.com/headspace-bench/headspace/harness/device"
-	"github.com/headspace-bench/headspace/harness/ladder"
+	"github.com/headspace-bench/headspace/harness/loader"
 	"github.com/headspace-bench/headspace/harness/pipeline"
+	"github.com/headspace-bench/headspace/harness/train"
 )
 
 // Config is one headspace analysis.
 type Config struct {
-	Pipeline          ladder.Config
+	Pipeline          loader.Config
 	NumCaches         int // batches cached from the start; SPDL's example: 10
 	ReturnCachesAfter int // batches from the real loader before the switch; 100
 	StepsAfter        int // steps on cached batches after the switch
@@ -50,7 +51,7 @@ type Config struct {
 // DefaultConfig is SPDL's example: 10 caches returned after 100 batches,
 // then 100 cached steps; the time saved is reckoned over 200,000 steps.
 func DefaultConfig() Config {
-	return Config{Pipeline: ladder.DefaultConfig(), NumCaches: 10, ReturnCachesAfter: 100, StepsAfter: 100, TotalSteps: 200000, Skip: 1}
+	return Config{Pipeline: loader.DefaultConfig(), NumCaches: 10, ReturnCachesAfter: 100, StepsAfter: 100, TotalSteps: 200000, Skip: 1}
 }
 
 // Validate reports a configuration that cannot run.
@@ -125,7 +126,7 @@ func Run(ctx context.Context, cfg Config, dev device.Device) (Report, error) {
 	if err := cfg.Validate(); err != nil {
 		return Report{}, err
 	}
-	src, err := ladder.NewLoader(ctx, ladder.None, cfg.Pipeline, cfg.ReturnCachesAfter)
+	src, err := loader.New(ctx, loader.CacheNothing, cfg.Pipeline, cfg.ReturnCachesAfter)
 	if err != nil {
 		return Report{}, err
 	}
@@ -154,7 +155,7 @@ func Run(ctx context.Context, cfg Config, dev device.Device) (Report, error) {
 		}()
 		defer func() { close(stop); <-done }()
 	}
-	res, err := ladder.Train(ctx, ld, dev, ladder.RunConfig{Steps: total, OnStep: func(i int, d time.Duration) {
+	res, err := train.Run(ctx, ld, dev, cfg.Pipeline.Batch, train.Config{Steps: total, OnStep: func(i int, d time.Duration) {
 		if i == cfg.ReturnCachesAfter-1 {
 			rep.Stats = src.Stats() // the real loader's statistics, at the switch
 		}

@@ -13,7 +13,7 @@ import (
 	"github.com/headspace-bench/headspace/datasets"
 	"github.com/headspace-bench/headspace/datasets/transforms"
 	"github.com/headspace-bench/headspace/harness/device"
-	"github.com/headspace-bench/headspace/harness/ladder"
+	"github.com/headspace-bench/headspace/harness/loader"
 	"github.com/headspace-bench/headspace/harness/pipeline"
 	"go.uber.org/goleak"
 )
@@ -22,7 +22,7 @@ func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
 
 func tiny(loadLatency time.Duration) Config {
 	return Config{
-		Pipeline: ladder.Config{
+		Pipeline: loader.Config{
 			Dataset:     datasets.Synthetic{Width: 32, Height: 32, Classes: 10, N: 100, Seed: 1},
 			Transforms:  transforms.Config{Crop: 16, MaskRatio: 0.25},
 			Impl:        "fast",

@@ -88,8 +88,8 @@ type Device interface {
 
 // EmulatedConfig sets the emulated accelerator's speeds.
 type EmulatedConfig struct {
-	// Step is the time one training step computes. The document's
-	// device-cached run gives 1/3.45 s ≈ 290 ms on an A10G.
+	// Step is the time one training step computes (workloads.DocumentStep
+	// for the document 003's A10G).
 	Step time.Duration
 	// Pinned selects the pinned-memory bandwidth for uploads, as
 	// DataLoader(pin_memory=True) does; false selects pageable.
@@ -111,16 +111,18 @@ type EmulatedConfig struct {
 // over 3000 GB/s. A setting, not a measurement.
 const DefaultConvertBandwidth = 1000e9
 
-// DefaultEmulated is an A10G-like device: the document's 290 ms step, and
-// assumed PCIe 4.0 x16 copy speeds of 24 GB/s pinned and 12 GB/s pageable,
-// and DefaultConvertBandwidth. These are settings, not measurements; a CUDA
-// run measures the real ones.
+// DefaultEmulated is an A10G-like device's copies: assumed PCIe 4.0 x16
+// speeds of 24 GB/s pinned and 12 GB/s pageable, and
+// DefaultConvertBandwidth. These are settings, not measurements; a CUDA
+// run measures the real ones. The step time is the workload's to set
+// (workloads.DocumentStep for document 003); zero steps take no time.
 func DefaultEmulated() EmulatedConfig {
-	return EmulatedConfig{Step: 290 * time.Millisecond, Pinned: true, PinnedBandwidth: 24e9, PageableBandwidth: 12e9, ConvertBandwidth: DefaultConvertBandwidth}
+	return EmulatedConfig{Pinned: true, PinnedBandwidth: 24e9, PageableBandwidth: 12e9, ConvertBandwidth: DefaultConvertBandwidth}
 }
 
-// convertBandwidth is ConvertBandwidth with zero meaning the default.
-func (c EmulatedConfig) convertBandwidth() float64 {
+// ConvertBandwidthOrDefault is ConvertBandwidth with zero meaning
+// DefaultConvertBandwidth.
+func (c EmulatedConfig) ConvertBandwidthOrDefault() float64 {
 	if c.ConvertBandwidth == 0 {
 		return DefaultConvertBandwidth
 	}
@@ -130,7 +132,7 @@ func (c EmulatedConfig) convertBandwidth() float64 {
 // ConvertTime is the time the conversion of a uint8 batch of values values
 // takes at the configured ConvertBandwidth.
 func (c EmulatedConfig) ConvertTime(values int) time.Duration {
-	return time.Duration(float64(4*int64(values)) / c.convertBandwidth() * 1e9)
+	return time.Duration(float64(4*int64(values)) / c.ConvertBandwidthOrDefault() * 1e9)
 }
 
 // Validate reports a configuration that cannot run.

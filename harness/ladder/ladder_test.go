@@ -6,116 +6,31 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/headspace-bench/headspace/datasets"
-	"github.com/headspace-bench/headspace/datasets/prng"
 	"github.com/headspace-bench/headspace/datasets/transforms"
 	"github.com/headspace-bench/headspace/harness/device"
+	"github.com/headspace-bench/headspace/harness/loader"
 	"github.com/headspace-bench/headspace/harness/pipeline"
+	"github.com/headspace-bench/headspace/harness/timeline"
+	"github.com/headspace-bench/headspace/harness/train"
 	"go.uber.org/goleak"
 )
 
 func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
 
 // small is a pipeline small enough for -race: 32×24 raw, crop 8, batch 4.
-func small(impl string, workers int) Config {
-	return Config{
+func small(impl string, workers int) loader.Config {
+	return loader.Config{
 		Dataset:    datasets.Synthetic{Width: 32, Height: 24, Classes: 10, N: 50, Seed: 3},
 		Transforms: transforms.Config{Crop: 8, MaskRatio: 0.25},
 		Impl:       impl,
 		Batch:      4,
 		Workers:    workers,
 		Prefetch:   2,
-	}
-}
-
-// expected computes sample position pos as the pipeline must: dataset
-// sample pos mod N, transformed with the stream of pos.
-func expected(t *testing.T, cfg Config, rawIndex, pos int) ([]float32, int) {
-	t.Helper()
-	s := datasets.NewSample(cfg.Dataset.Width, cfg.Dataset.Height)
-	if err := cfg.Dataset.Fill(rawIndex, s); err != nil {
-		t.Fatal(err)
-	}
-	tr, err := transforms.New(cfg.Impl, cfg.Transforms)
-	if err != nil {
-		t.Fatal(err)
-	}
-	out := make([]float32, cfg.Transforms.OutLen())
-	rng := prng.New(cfg.Dataset.Seed^transformSalt, uint64(pos))
-	if err := tr.Apply(out, &s.Image, &rng); err != nil {
-		t.Fatal(err)
-	}
-	return out, s.Label
-}
-
-// TestLoaderBatches checks the content of every batch at each loader level,
-// for several worker counts: in order, complete, and equal to computing each
-// sample directly (so the result does not depend on the worker count).
-func TestLoaderBatches(t *testing.T) {
-	for _, level := range []Level{None, Raw, Sample} {
-		for _, workers := range []int{1, 3} {
-			for _, impl := range transforms.Names {
-				cfg := small(impl, workers)
-				const n = 15 // batches: 60 samples, more than the dataset's 50
-				l, err := NewLoader(context.Background(), level, cfg, n)
-				if err != nil {
-					t.Fatal(err)
-				}
-				for k := 0; ; k++ {
-					b, err := l.Next(context.Background())
-					if err == io.EOF {
-						if k != n {
-							t.Errorf("%s/%d/%s: %d batches, want %d", level, workers, impl, k, n)
-						}
-						break
-					}
-					if err != nil {
-						t.Fatal(err)
-					}
-					if b.Index != k {
-						t.Fatalf("%s: batch %d arrived as %d", level, k, b.Index)
-					}
-					for j := 0; j < b.Size; j++ {
-						pos := k*cfg.Batch + j
-						var want []float32
-						var label int
-						switch level {
-						case None:
-							want, label = expected(t, cfg, pos%cfg.Dataset.N, pos)
-						case Raw:
-							want, label = expected(t, cfg, 0, pos)
-						case Sample:
-							want, label = expected(t, cfg, 0, 0)
-						}
-						got := b.Sample(j)
-						for x := range want {
-							if got[x] != want[x] {
-								t.Fatalf("%s/%d/%s: batch %d sample %d value %d = %v, want %v", level, workers, impl, k, j, x, got[x], want[x])
-							}
-						}
-						if int(b.Labels[j]) != label {
-							t.Fatalf("%s: batch %d sample %d label %d, want %d", level, k, j, b.Labels[j], label)
-						}
-					}
-					l.Release(b)
-				}
-				if err := l.Close(); err != nil {
-					t.Fatal(err)
-				}
-				st := l.Stats()
-				if len(st.Stages) != 5 || st.Stages[2].Name != "transform" || st.Stages[2].Tasks != n*4 || st.Stages[3].Tasks != n*4 || st.Stages[4].Name != "batch" {
-					t.Errorf("%s: stage stats %+v", level, st.Stages)
-				}
-				if a := l.Allocated(); a > n {
-					t.Errorf("%s: %d batch buffers for %d batches: the pool does not recycle", level, a, n)
-				}
-			}
-		}
 	}
 }
 
@@ -131,7 +46,7 @@ func fastDevice(t *testing.T) *device.Emulated {
 func TestRunEveryLevel(t *testing.T) {
 	for _, level := range Levels {
 		dev := fastDevice(t)
-		res, err := Run(context.Background(), level, small("fast", 2), dev, RunConfig{Steps: 5, Warmup: 2})
+		res, err := Run(context.Background(), level, small("fast", 2), dev, train.Config{Steps: 5, Warmup: 2})
 		if err != nil {
 			t.Fatalf("%s: %v", level, err)
 		}
@@ -155,13 +70,25 @@ func TestRunEveryLevel(t *testing.T) {
 		if level <= Sample && len(res.Pipeline.Stages) != 5 {
 			t.Errorf("%s: no pipeline statistics", level)
 		}
-		b := res.Benchmark(Point{Level: level, Workers: 2, Impl: "fast"})
-		wantValues := 5 // with upload-B/op
-		if level == Device {
-			wantValues = 4
+		b := (Point{Level: level, Workers: 2, Impl: "fast", Pinned: true}).Benchmark(res)
+		if !strings.HasPrefix(string(b.Name), "BenchmarkLadder/level="+level.String()+"/workers=2/transforms=fast/placement=host/pinned=true") {
+			t.Errorf("%s: benchmark name %s", level, b.Name)
 		}
-		if !strings.HasPrefix(string(b.Name), "BenchmarkLadder/level="+level.String()+"/workers=2/transforms=fast") || len(b.Values) != wantValues {
-			t.Errorf("%s: benchmark record %s %v", level, b.Name, b.Values)
+		units := map[string]bool{}
+		for _, v := range b.Values {
+			units[v.Unit] = true
+		}
+		want := []string{"ns/op", "steps/s", "samples/s", "au-%", "step-p50-ns", "step-p90-ns", "step-p99-ns", "step-max-ns"}
+		if level != Device {
+			want = append(want, "upload-B/op", "upload-ns/op")
+		}
+		if level == None {
+			want = append(want, "load-ns/sample", "transform-ns/sample")
+		}
+		for _, u := range want {
+			if !units[u] {
+				t.Errorf("%s: record lacks %s: %v", level, u, b.Values)
+			}
 		}
 		dev.Close()
 	}
@@ -169,32 +96,15 @@ func TestRunEveryLevel(t *testing.T) {
 
 func TestBadInput(t *testing.T) {
 	good := small("fast", 1)
-	for _, tc := range []struct {
-		name string
-		mut  func(*Config)
-		want string
-	}{
-		{"zero workers", func(c *Config) { c.Workers = 0 }, "workers 0"},
-		{"negative workers", func(c *Config) { c.Workers = -2 }, "workers -2"},
-		{"zero batch", func(c *Config) { c.Batch = 0 }, "batch size 0"},
-		{"crop too big", func(c *Config) { c.Transforms.Crop = 64 }, "larger than"},
-		{"zero raw size", func(c *Config) { c.Dataset.Width = 0 }, "raw size"},
-		{"negative crop", func(c *Config) { c.Transforms.Crop = -8 }, "crop -8"},
-		{"unknown transform", func(c *Config) { c.Impl = "slow" }, "unknown implementation"},
-		{"unknown transfer", func(c *Config) { c.Transfer = "int8" }, `transfer "int8": want float32 or uint8`},
-		{"transfer in capitals", func(c *Config) { c.Transfer = "UINT8" }, `transfer "UINT8"`},
-	} {
-		cfg := good
-		tc.mut(&cfg)
-		_, err := Run(context.Background(), None, cfg, fastDevice(t), RunConfig{Steps: 1})
-		if err == nil || !strings.Contains(err.Error(), tc.want) {
-			t.Errorf("%s: error %v, want %q", tc.name, err, tc.want)
-		}
+	bad := good
+	bad.Workers = 0
+	if _, err := Run(context.Background(), None, bad, fastDevice(t), train.Config{Steps: 1}); err == nil || !strings.Contains(err.Error(), "workers 0") {
+		t.Errorf("zero workers: %v", err)
 	}
-	if _, err := Run(context.Background(), None, good, fastDevice(t), RunConfig{Steps: 0}); err == nil {
+	if _, err := Run(context.Background(), None, good, fastDevice(t), train.Config{Steps: 0}); err == nil {
 		t.Error("zero steps accepted")
 	}
-	if _, err := Run(context.Background(), Level(9), good, fastDevice(t), RunConfig{Steps: 1}); err == nil {
+	if _, err := Run(context.Background(), Level(9), good, fastDevice(t), train.Config{Steps: 1}); err == nil {
 		t.Error("unknown level accepted")
 	}
 	if _, err := ParseLevels("none,cpu"); err == nil || !strings.Contains(err.Error(), `unknown level "cpu"`) {
@@ -211,44 +121,81 @@ func TestRunCancelled(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	dev, _ := device.NewEmulated(device.EmulatedConfig{Step: time.Hour, PinnedBandwidth: 1e12, PageableBandwidth: 1e12})
 	go func() { time.Sleep(20 * time.Millisecond); cancel() }()
-	_, err := Run(ctx, None, small("naive", 2), dev, RunConfig{Steps: 3})
+	_, err := Run(ctx, None, small("naive", 2), dev, train.Config{Steps: 3})
 	if !errors.Is(err, context.Canceled) {
 		t.Errorf("Run after cancel = %v", err)
 	}
 }
 
-func TestPointsAndTable(t *testing.T) {
-	ps := Points([]Level{None, Device, Raw}, []int{1, 2}, []string{"naive"})
-	if len(ps) != 6 || ps[0].Level != Device || ps[2].Level != None || ps[3].Workers != 2 {
+func TestPoints(t *testing.T) {
+	ps := Points([]Level{None, Device, Raw}, []int{1, 2}, []string{"naive"}, []loader.Placement{loader.Host, loader.Device}, []bool{true})
+	if len(ps) != 12 || ps[0].Level != Device || ps[2].Level != None || ps[3].Workers != 2 || ps[6].Placement != loader.Device {
 		t.Fatalf("Points = %v", ps)
 	}
-	var ms []Measurement
-	for l, v := range Documented {
-		ms = append(ms, Measurement{Point{Level: l, Workers: 4, Impl: "naive"}, v})
+	p := Point{Level: Raw, Workers: 4, Impl: "naive", Placement: loader.Device, Pinned: false}
+	if got, want := p.Name(), "Ladder/level=raw/workers=4/transforms=naive/placement=device/pinned=false"; got != want {
+		t.Errorf("Name = %q, want %q", got, want)
 	}
-	var sb strings.Builder
-	if err := WriteTable(&sb, ms); err != nil {
-		t.Fatal(err)
+	if got, want := p.Sub(), "level=raw/workers=4/transforms=naive/placement=device/pinned=false"; got != want {
+		t.Errorf("Sub = %q, want %q", got, want)
 	}
-	out := sb.String()
-	for _, want := range []string{"transforms=naive workers=4", "none", "0.26", "bottleneck: raw data loading", "-47% transforms"} {
-		if !strings.Contains(out, want) {
-			t.Errorf("table lacks %q:\n%s", want, out)
+}
+
+// The document's table, steps/s per level (A10G, 4 workers, naive).
+var documented = map[Level]float64{Device: 3.45, Host: 3.33, Sample: 3.23, Raw: 1.72, None: 0.89}
+
+func TestAttribute(t *testing.T) {
+	for _, tc := range []struct {
+		name       string
+		med        map[Level]float64
+		bottleneck string // "" for none
+		drops      int
+	}{
+		{"document", documented, "raw data loading", 4}, // 48% against the transforms' 47%
+		{"flat", map[Level]float64{Device: 3.45, Host: 3.44, Sample: 3.43, Raw: 3.40, None: 3.39}, "", 4},
+		// A drop of exactly Significant counts; just below it does not.
+		{"at the threshold", map[Level]float64{Device: 1, None: 1 - Significant}, "raw data loading + transforms + batching (collate) + host-to-device transfer", 1},
+		{"below the threshold", map[Level]float64{Device: 1, Raw: 0.96}, "", 1},
+		// The largest of two significant drops is the bottleneck, not the first.
+		{"two drops", map[Level]float64{Device: 4, Host: 3.6, Raw: 1}, "transforms + batching (collate)", 2},
+		// The lower level faster (noise) is a negative drop, never blamed.
+		{"noise", map[Level]float64{Device: 3, Host: 3.3}, "", 1},
+		{"one level", map[Level]float64{Raw: 2}, "", 0},
+	} {
+		a := Attribute(tc.med)
+		got := ""
+		if a.Bottleneck != nil {
+			got = a.Bottleneck.Stages()
+		}
+		if got != tc.bottleneck || len(a.Drops) != tc.drops {
+			t.Errorf("%s: bottleneck %q with %d drops, want %q with %d", tc.name, got, len(a.Drops), tc.bottleneck, tc.drops)
+		}
+		for _, d := range a.Significant() {
+			if d.Fraction < Significant {
+				t.Errorf("%s: Significant lists a %.3f drop", tc.name, d.Fraction)
+			}
 		}
 	}
 }
 
-func TestStepSummary(t *testing.T) {
-	var ts []time.Duration
-	for i := 1; i <= 100; i++ {
-		ts = append(ts, time.Duration(i)*time.Millisecond)
+func TestWriteTable(t *testing.T) {
+	runs := map[Level]int{}
+	for l := range documented {
+		runs[l] = 6
 	}
-	s := StepSummary(ts)
-	if s.Median != 50500*time.Microsecond || s.P90 != 90*time.Millisecond || s.P99 != 99*time.Millisecond {
-		t.Errorf("summary %+v", s)
+	var sb strings.Builder
+	groups := []Group{
+		{Title: "transforms=naive workers=4", Median: documented, Runs: runs},
+		{Title: "flat", Median: map[Level]float64{Device: 2, None: 1.99}, Runs: map[Level]int{Device: 1, None: 1}},
 	}
-	if (StepSummary(nil) != Summary{}) {
-		t.Error("empty summary not zero")
+	if err := WriteTable(&sb, groups, documented); err != nil {
+		t.Fatal(err)
+	}
+	out := sb.String()
+	for _, want := range []string{"transforms=naive workers=4", "  none    0.890", "0.26", "bottleneck: raw data loading (48% of throughput lost when it is added)", "-47% transforms", "-48% raw data loading", "bottleneck: no stage costs 5% or more"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("table lacks %q:\n%s", want, out)
+		}
 	}
 }
 
@@ -261,10 +208,10 @@ func TestTimelineOfARealRun(t *testing.T) {
 	cfg.Recorder = rec
 	dev := fastDevice(t)
 	defer dev.Close()
-	if _, err := Run(context.Background(), None, cfg, dev, RunConfig{Steps: 4, Warmup: 1, Model: rec.Track("model", 0)}); err != nil {
+	if _, err := Run(context.Background(), None, cfg, dev, train.Config{Steps: 4, Warmup: 1, Model: rec.Track("model", 0)}); err != nil {
 		t.Fatal(err)
 	}
-	tl := Timeline("run", rec, cfg.Batch)
+	tl := timeline.FromRecorder("run", rec, cfg.Batch)
 	want := []string{"load 0", "load 1", "load 2", "transform 0", "transform 1", "transform 2", "collate 0", "collate 1", "collate 2", "batch", "model"}
 	if strings.Join(tl.Tracks, ",") != strings.Join(want, ",") {
 		t.Errorf("tracks %v, want %v", tl.Tracks, want)

@@ -1,6 +1,6 @@
 // Package loadbench measures loaders the way the SPDL document compares
 // thread-based loading with PyTorch's process-based DataLoader: for each
-// mode (goroutine: ladder.NewLoader; process: procloader) and worker count,
+// mode (goroutine: loader.New; process: procloader) and worker count,
 // the time to first batch, the throughput after it, the peak resident memory
 // of every process involved, and the CPU time they used.
 //
@@ -27,13 +27,13 @@ import (
 	"golang.org/x/perf/benchfmt"
 
 	"github.com/headspace-bench/headspace/harness/batching"
-	"github.com/headspace-bench/headspace/harness/ladder"
+	"github.com/headspace-bench/headspace/harness/loader"
 	"github.com/headspace-bench/headspace/harness/procloader"
 )
 
 // The loader modes.
 const (
-	Goroutine = "goroutine" // ladder.NewLoader at level None: goroutine workers in this process
+	Goroutine = "goroutine" // loader.New with CacheNothing: goroutine workers in this process
 	Process   = "process"   // procloader: one worker process per worker, DataLoader style
 )
 
@@ -43,7 +43,7 @@ var Modes = []string{Goroutine, Process}
 // Config is what every point of a sweep shares.
 type Config struct {
 	// Pipeline is the dataset and transforms; Workers is set per point.
-	Pipeline ladder.Config
+	Pipeline loader.Config
 	// Batches is the number of batches each run loads, at least 2: the
 	// first gives the time to first batch, the rest the throughput.
 	Batches int
@@ -161,7 +161,7 @@ func Measure(ctx context.Context, c Config, p Point) (Measurement, error) {
 	var pl *procloader.Loader
 	switch p.Mode {
 	case Goroutine:
-		l, err = ladder.NewLoader(ctx, ladder.None, cfg, c.Batches)
+		l, err = loader.New(ctx, loader.CacheNothing, cfg, c.Batches)
 	case Process:
 		pl, err = procloader.NewWithOptions(ctx, cfg, c.Batches, c.Worker)
 		if err == nil {

@@ -14,7 +14,7 @@ import (
 
 	"github.com/headspace-bench/headspace/datasets"
 	"github.com/headspace-bench/headspace/datasets/transforms"
-	"github.com/headspace-bench/headspace/harness/ladder"
+	"github.com/headspace-bench/headspace/harness/loader"
 	"github.com/headspace-bench/headspace/harness/procloader"
 	"github.com/headspace-bench/headspace/harness/results"
 )
@@ -35,7 +35,7 @@ func TestMain(m *testing.M) {
 
 func tiny() Config {
 	return Config{
-		Pipeline: ladder.Config{
+		Pipeline: loader.Config{
 			Dataset:    datasets.Synthetic{Width: 32, Height: 24, Classes: 10, N: 50, Seed: 3},
 			Transforms: transforms.Config{Crop: 8, MaskRatio: 0.25},
 			Impl:       "fast",

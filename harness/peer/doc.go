@@ -31,7 +31,7 @@
 // same units:
 //
 //   - ttfb-ns, time to first batch: ours from the start of the loader's
-//     construction (ladder.NewLoader starts its goroutines) to the first
+//     construction (loader.New starts its goroutines) to the first
 //     batch; torch's from creating the DataLoader's iterator (which starts
 //     its worker processes; building the DataLoader object before it is
 //     bookkeeping) to the first batch;

@@ -13,7 +13,7 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/headspace-bench/headspace/harness/ladder"
+	"github.com/headspace-bench/headspace/harness/loader"
 	"github.com/headspace-bench/headspace/harness/results"
 )
 
@@ -47,8 +47,8 @@ func DefaultSettings() Settings {
 // ("naive" or "fast") transforms and the given workers: ladder's default
 // (the document's pipeline, two batches prefetched) with the settings
 // applied.
-func (s Settings) Pipeline(impl string, workers int) ladder.Config {
-	c := ladder.DefaultConfig()
+func (s Settings) Pipeline(impl string, workers int) loader.Config {
+	c := loader.DefaultConfig()
 	c.Dataset.Width, c.Dataset.Height, c.Dataset.Seed = s.Width, s.Height, s.Seed
 	c.Transforms.Crop = s.Crop
 	c.Impl, c.Batch, c.Workers = impl, s.Batch, workers

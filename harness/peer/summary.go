@@ -4,6 +4,8 @@ import (
 	"cmp"
 	"slices"
 	"time"
+
+	"github.com/headspace-bench/headspace/harness/summary"
 )
 
 // Target is a goal for one of our implementations: samples/s at least Min
@@ -110,17 +112,11 @@ func implRank(impl string) int {
 	return len(Impls)
 }
 
-// median of f over ms (not empty): the middle value, or the mean of the
-// two middle ones.
+// median of f over ms (not empty), by package summary.
 func median(ms []Measurement, f func(Measurement) float64) float64 {
 	v := make([]float64, len(ms))
 	for i, m := range ms {
 		v[i] = f(m)
 	}
-	slices.Sort(v)
-	n := len(v)
-	if n%2 == 1 {
-		return v[n/2]
-	}
-	return (v[n/2-1] + v[n/2]) / 2
+	return summary.Median(v)
 }

@@ -15,8 +15,8 @@
 // requested and not yet handed to the consumer; when the consumer takes a
 // batch the next index is requested. A worker builds the whole batch itself,
 // single-threaded (load, transform and collate, sample after sample, with
-// ladder.BatchFiller), so the batches are bit-identical to those of the
-// goroutine pipeline (ladder.NewLoader at level None) for the same seed. The
+// loader.BatchFiller), so the batches are bit-identical to those of the
+// goroutine pipeline (loader.New with CacheNothing) for the same seed. The
 // parent reorders batches and delivers them in index order, into buffers
 // recycled through a batching.Pool.
 //

@@ -13,7 +13,7 @@ import (
 	"time"
 
 	"github.com/headspace-bench/headspace/harness/batching"
-	"github.com/headspace-bench/headspace/harness/ladder"
+	"github.com/headspace-bench/headspace/harness/loader"
 )
 
 // Options says how to start a worker process.
@@ -78,7 +78,7 @@ type result struct {
 
 // New starts cfg.Workers worker processes running exe's "worker" subcommand
 // for n batches of cfg at level None. See NewWithOptions.
-func New(ctx context.Context, cfg ladder.Config, n int, exe string) (*Loader, error) {
+func New(ctx context.Context, cfg loader.Config, n int, exe string) (*Loader, error) {
 	return NewWithOptions(ctx, cfg, n, Options{Exe: exe})
 }
 
@@ -86,13 +86,13 @@ func New(ctx context.Context, cfg ladder.Config, n int, exe string) (*Loader, er
 // the pipeline's configuration, and requests the first Prefetch batches of
 // each. Cancelling ctx kills every worker; Close must still be called.
 // cfg.Recorder is not supported (workers run in other processes), nor is
-// cfg.Transfer "uint8": the wire protocol carries float32 batches.
-func NewWithOptions(ctx context.Context, cfg ladder.Config, n int, opt Options) (*Loader, error) {
+// placement device: the wire protocol carries float32 batches.
+func NewWithOptions(ctx context.Context, cfg loader.Config, n int, opt Options) (*Loader, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
-	if cfg.Transfer != "" && cfg.Transfer != "float32" {
-		return nil, fmt.Errorf("procloader: transfer %q: process workers ship float32 batches only", cfg.Transfer)
+	if cfg.Placement != loader.Host {
+		return nil, fmt.Errorf("procloader: placement %s: process workers ship float32 batches only", cfg.Placement)
 	}
 	if n <= 0 {
 		return nil, fmt.Errorf("number of batches %d must be positive", n)

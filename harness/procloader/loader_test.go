@@ -19,7 +19,7 @@ import (
 	"github.com/headspace-bench/headspace/datasets"
 	"github.com/headspace-bench/headspace/datasets/transforms"
 	"github.com/headspace-bench/headspace/harness/batching"
-	"github.com/headspace-bench/headspace/harness/ladder"
+	"github.com/headspace-bench/headspace/harness/loader"
 )
 
 // The test binary is its own worker: with workerEnv set, TestMain serves
@@ -66,8 +66,8 @@ func TestMain(m *testing.M) {
 }
 
 // small is a pipeline small enough for -race: 32×24 raw, crop 8, batch 4.
-func small(impl string, workers int) ladder.Config {
-	return ladder.Config{
+func small(impl string, workers int) loader.Config {
+	return loader.Config{
 		Dataset:    datasets.Synthetic{Width: 32, Height: 24, Classes: 10, N: 50, Seed: 3},
 		Transforms: transforms.Config{Crop: 8, MaskRatio: 0.25},
 		Impl:       impl,
@@ -89,7 +89,7 @@ func TestSameBatchesAsGoroutineLoader(t *testing.T) {
 		for _, workers := range []int{1, 3} {
 			t.Run(fmt.Sprintf("%s/workers=%d", impl, workers), func(t *testing.T) {
 				cfg := small(impl, workers)
-				want, err := ladder.NewLoader(ctx, ladder.None, cfg, n)
+				want, err := loader.New(ctx, loader.CacheNothing, cfg, n)
 				if err != nil {
 					t.Fatal(err)
 				}
@@ -247,9 +247,9 @@ func TestBadInput(t *testing.T) {
 		t.Error("unknown transform: no error")
 	}
 	u8 := small("fast", 2)
-	u8.Transfer = "uint8"
+	u8.Placement = loader.Device
 	if _, err := NewWithOptions(ctx, u8, 4, testOptions()); err == nil || !strings.Contains(err.Error(), "float32 batches only") {
-		t.Errorf("transfer uint8: err %v, want a refusal", err)
+		t.Errorf("placement device: err %v, want a refusal", err)
 	}
 	if _, err := New(ctx, small("fast", 2), 4, "/nonexistent/headspace"); err == nil {
 		t.Error("missing executable: no error")

@@ -12,7 +12,7 @@ import (
 	"github.com/headspace-bench/headspace/datasets"
 	"github.com/headspace-bench/headspace/datasets/transforms"
 	"github.com/headspace-bench/headspace/harness/batching"
-	"github.com/headspace-bench/headspace/harness/ladder"
+	"github.com/headspace-bench/headspace/harness/loader"
 )
 
 // protocolVersion is bumped whenever the wire format changes, so a stale
@@ -35,7 +35,7 @@ type spec struct {
 	LoadLatency time.Duration
 }
 
-func newSpec(cfg ladder.Config, worker int) spec {
+func newSpec(cfg loader.Config, worker int) spec {
 	return spec{
 		Version: protocolVersion, Worker: worker, Workers: cfg.Workers,
 		Dataset: cfg.Dataset, Transforms: cfg.Transforms, Impl: cfg.Impl,
@@ -44,8 +44,8 @@ func newSpec(cfg ladder.Config, worker int) spec {
 }
 
 // config is the pipeline configuration the spec describes.
-func (s spec) config() ladder.Config {
-	return ladder.Config{
+func (s spec) config() loader.Config {
+	return loader.Config{
 		Dataset: s.Dataset, Transforms: s.Transforms, Impl: s.Impl,
 		Batch: s.Batch, Workers: 1, LoadLatency: s.LoadLatency,
 	}

@@ -17,7 +17,7 @@ var beforeBatch func(k int, out io.Writer)
 // ServeWorker is the body of a worker process (the hidden "worker"
 // subcommand). It reads the start message from in, then answers every batch
 // request on in with the whole batch on out, computed on this goroutine by
-// ladder.BatchFiller, until in reaches EOF (the parent is done) or ctx is
+// loader.BatchFiller, until in reaches EOF (the parent is done) or ctx is
 // cancelled. It returns nil on EOF.
 func ServeWorker(ctx context.Context, in io.Reader, out io.Writer) error {
 	r := bufio.NewReader(in)

@@ -86,3 +86,13 @@ func (b *Bar) draw() {
 	}
 	fmt.Fprintf(b.w, "\r\033[K[%s%s] %d/%d%s %s", strings.Repeat("=", n), strings.Repeat(" ", width-n), b.done, b.total, eta, b.label)
 }
+
+// For returns a bar of total units drawn on w when w is a terminal (an
+// *os.File that is one), and a silent one otherwise: what a command wants
+// for the stderr it is handed.
+func For(w io.Writer, total int) *Bar {
+	if f, ok := w.(*os.File); ok {
+		return New(f, total)
+	}
+	return &Bar{w: w, total: total, start: time.Now()}
+}

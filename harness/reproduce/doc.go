@@ -19,13 +19,13 @@
 //     loadbench.Measure for goroutine and process workers at 1…32 workers,
 //     repeated, so each point is a median; the time to first batch, the
 //     throughput, peak RSS and CPU beside loadbench.Documented; the training
-//     loop (ladder.Train) fed by each loader for the "2× training" claim;
+//     loop (train.Run) fed by each loader for the "2× training" claim;
 //     loadbench.Plots for the two figures. It starts worker processes, so
 //     Options.Worker must name the headspace binary.
 //   - doc003.go, the caching ladder (seed 003), in four steps: (a) every
 //     level with naive transforms at 1024×1024; (b) the transform fix, fast
 //     transforms, levels raw and none; (c) the raw image shrunk to 256×256,
-//     level none; (d) the uint8 transfer (ladder.Config.Transfer "uint8",
+//     level none; (d) the uint8 transfer (loader.Config.Transfer "uint8",
 //     the conversion run on the device) against float32, with the bytes per
 //     upload from the device's counters and from the batch's shape. Every
 //     level is reported as a ratio to the level device, ours and the

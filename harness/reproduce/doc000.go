@@ -8,7 +8,7 @@ import (
 	"time"
 
 	"github.com/headspace-bench/headspace/harness/analysis"
-	"github.com/headspace-bench/headspace/harness/ladder"
+	"github.com/headspace-bench/headspace/harness/loader"
 )
 
 // The SPDL chapter's figures: "about 200 ms for one step", a headspace of
@@ -113,7 +113,7 @@ func run000(ctx context.Context, s *settings, t *tracker) ([]byte, error) {
 	var runs []HeadspaceRun
 	for _, impl := range impls {
 		t.unit("analyze " + impl.name)
-		pcfg := ladder.DefaultConfig()
+		pcfg := loader.DefaultConfig()
 		pcfg.Dataset.Width, pcfg.Dataset.Height = raw, raw
 		pcfg.Transforms.Crop, pcfg.Batch, pcfg.Workers, pcfg.Impl = crop, batch, s.Workers, impl.name
 		cfg := analysis.Config{Pipeline: pcfg, NumCaches: numCaches, ReturnCachesAfter: after, StepsAfter: stepsAfter, TotalSteps: doc000TotalSteps, Skip: 1}

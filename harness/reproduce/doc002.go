@@ -11,9 +11,10 @@ import (
 	"time"
 
 	"github.com/headspace-bench/headspace/harness/batching"
-	"github.com/headspace-bench/headspace/harness/ladder"
 	"github.com/headspace-bench/headspace/harness/loadbench"
+	"github.com/headspace-bench/headspace/harness/loader"
 	"github.com/headspace-bench/headspace/harness/procloader"
+	"github.com/headspace-bench/headspace/harness/train"
 )
 
 // The article's production claims for thread-based loading over
@@ -82,7 +83,7 @@ func run002(ctx context.Context, s *settings, t *tracker) ([]byte, error) {
 	modes := loadbench.Modes
 	t.begin(z.repeats*len(modes)*len(z.workers) + z.trainCount*len(modes))
 
-	cfg := ladder.DefaultConfig()
+	cfg := loader.DefaultConfig()
 	cfg.Dataset.Width, cfg.Dataset.Height = z.raw, z.raw
 	cfg.Transforms.Crop, cfg.Batch, cfg.Impl, cfg.Workers = z.crop, z.batch, "fast", z.workers[0]
 	bc := loadbench.Config{Pipeline: cfg, Batches: z.batches, Worker: s.Worker}
@@ -130,14 +131,14 @@ func run002(ctx context.Context, s *settings, t *tracker) ([]byte, error) {
 	}
 
 	// The training loop, fed by each loader: the document 003's pipeline.
-	tcfg := ladder.DefaultConfig()
+	tcfg := loader.DefaultConfig()
 	tcfg.Dataset.Width, tcfg.Dataset.Height = z.trainRaw, z.trainRaw
 	tcfg.Transforms.Crop, tcfg.Batch, tcfg.Workers = z.trainCrop, z.trainBatch, s.Workers
 	// Warm up past the batches either loader prepares ahead (the process
 	// loader asks Prefetch batches of each worker at start), so that the
 	// measured steps are the steady state of both, not a drain of a head
 	// start.
-	rc := ladder.RunConfig{Steps: z.trainSteps, Warmup: tcfg.Prefetch*tcfg.Workers + 1}
+	rc := train.Config{Steps: z.trainSteps, Warmup: tcfg.Prefetch*tcfg.Workers + 1}
 	res.TrainingSetup = fmt.Sprintf("the document 003's pipeline (%s transforms, raw %d×%d, crop %d, batch %d) with %d workers, the training loop at level none on the device above; %s of %s per mode, after %s (past the batches either loader prefetches)",
 		tcfg.Impl, z.trainRaw, z.trainRaw, z.trainCrop, z.trainBatch, s.Workers, plural(z.trainCount, "run"), plural(z.trainSteps, "measured step"), plural(rc.Warmup, "warm-up step"))
 	dev, err := s.openDevice()
@@ -158,12 +159,12 @@ func run002(ctx context.Context, s *settings, t *tracker) ([]byte, error) {
 			if mode == loadbench.Process {
 				ld, err = procloader.NewWithOptions(ctx, tcfg, n, s.Worker)
 			} else {
-				ld, err = ladder.NewLoader(ctx, ladder.None, tcfg, n)
+				ld, err = loader.New(ctx, loader.CacheNothing, tcfg, n)
 			}
 			if err != nil {
 				return nil, fmt.Errorf("training with the %s loader: %w", mode, err)
 			}
-			r, err := ladder.Train(ctx, ld, dev, rc)
+			r, err := train.Run(ctx, ld, dev, tcfg.Batch, rc)
 			if cerr := ld.Close(); err == nil {
 				err = cerr
 			}
@@ -253,7 +254,7 @@ func (r Result002) best(mode string) (LoaderPoint, bool) {
 func (r Result002) WriteMarkdown(w io.Writer) error {
 	m := &md{w: w}
 	writeHeader(m, r.Header)
-	m.para("The article reports that SPDL's thread-based loading beat PyTorch's process-based DataLoader in production: **3× the data-loading throughput, 2× faster training, 50%% less memory**, with a time to first batch that stays flat as workers are added. SPDL's documentation gives the loader-only comparison behind it (10k ImageNet images). `harness/loadbench` measures the same four things for goroutine workers (`ladder.NewLoader`) and for worker processes built as DataLoader's are (`harness/procloader`: the binary re-executed as `headspace worker`, batch k to worker k mod W, two batches outstanding per worker, whole batches sent through a pipe, delivered in order).")
+	m.para("The article reports that SPDL's thread-based loading beat PyTorch's process-based DataLoader in production: **3× the data-loading throughput, 2× faster training, 50%% less memory**, with a time to first batch that stays flat as workers are added. SPDL's documentation gives the loader-only comparison behind it (10k ImageNet images). `harness/loadbench` measures the same four things for goroutine workers (`loader.New`) and for worker processes built as DataLoader's are (`harness/procloader`: the binary re-executed as `headspace worker`, batch k to worker k mod W, two batches outstanding per worker, whole batches sent through a pipe, delivered in order).")
 	m.para("Setup: %s.", r.Setup)
 	m.code("sh", r.Command)
 	d := loadbench.Documented
@@ -355,7 +356,7 @@ func (r Result002) WriteMarkdown(w io.Writer) error {
 	for _, x := range r.Training {
 		tr = append(tr, []string{x.Mode, num(median(x.Runs), 3), spread(x.Runs)})
 	}
-	m.table("lrr", []string{"loader", "steps/s (median)", "runs"}, tr)
+	m.table("lrr", []string{"loader", "steps/s (median)", "95% CI of the median"}, tr)
 
 	m.para("## Where ours differs from the article, and why")
 	m.p("- **No GIL.** SPDL's gain over processes comes from Python: threads that release the GIL against processes that must import, unpickle and copy. Our goroutines and our processes both run Go at full speed; what separates them is start-up, the copy of each batch through a pipe, and each process's own memory.")

@@ -5,38 +5,37 @@ import (
 	"fmt"
 	"io"
 	"math"
-	"slices"
 	"strings"
 	"time"
 
+	"golang.org/x/perf/benchfmt"
 	"gonum.org/v1/plot/vg"
 
+	"github.com/headspace-bench/headspace/harness/device"
 	"github.com/headspace-bench/headspace/harness/ladder"
+	"github.com/headspace-bench/headspace/harness/loader"
 	"github.com/headspace-bench/headspace/harness/pipeline"
+	"github.com/headspace-bench/headspace/harness/summary"
+	"github.com/headspace-bench/headspace/harness/timeline"
+	"github.com/headspace-bench/headspace/harness/train"
+	"github.com/headspace-bench/headspace/workloads"
 )
 
 // The document 003's other figures: accelerator utilisation at the
 // baseline (22%) and with a device-cached batch (about 95%), and the
 // steps/s after each optimisation.
-var (
-	doc003AU = map[ladder.Level]float64{ladder.None: 22, ladder.Device: 95}
-	// After the transform optimisation: raw 3.23, none 1.28.
-	doc003Fixed = map[ladder.Level]float64{ladder.Raw: 3.23, ladder.None: 1.28}
-	// After the raw image shrinks from 1024×1024 to 256×256: none 3.23.
-	doc003Small = map[ladder.Level]float64{ladder.None: 3.23}
-)
 
 // The document 003's pipeline: batches of 256 from 4 DataLoader workers.
 const (
-	doc003Batch   = 256
-	doc003Workers = 4
+	doc003Batch   = workloads.LadderDocumentBatch
+	doc003Workers = workloads.LadderDocumentWorkers
 )
 
 // doc003RawBound is the most a raw sample can have taken in the document
 // after the transform fix, when raw loading bounded it at 1.28 steps/s: a
 // step's time on every worker, over the batch.
 func doc003RawBound() time.Duration {
-	return time.Duration(float64(time.Second) / doc003Fixed[ladder.None] * doc003Workers / doc003Batch)
+	return time.Duration(float64(time.Second) / workloads.LadderDocumentFixed[ladder.None] * doc003Workers / doc003Batch)
 }
 
 // LevelRow is one level of one step of document 003: the document's
@@ -113,34 +112,35 @@ func sizes003For(quick bool) sizes003 {
 	if quick {
 		return sizes003{raw: 96, small: 48, crop: 32, batch: 8, steps: 2, warmup: 1, count: 1}
 	}
-	return sizes003{raw: 1024, small: 256, crop: 256, batch: 256, steps: 8, warmup: 1, count: 5}
+	return sizes003{raw: 1024, small: 256, crop: 256, batch: 256, steps: 8, warmup: 1, count: 6}
 }
 
 // plan003 is one step to measure.
 type plan003 struct {
-	step      LadderStep
-	impl      string
-	raw       int
-	transfers []string // nil: the default float32 only
-	levels    []ladder.Level
-	doc       map[ladder.Level]float64
+	step       LadderStep
+	impl       string
+	raw        int
+	placements []loader.Placement
+	levels     []ladder.Level
+	doc        map[ladder.Level]float64
 }
 
 func run003(ctx context.Context, s *settings, t *tracker) ([]byte, error) {
 	z := sizes003For(s.Quick)
 	all := []ladder.Level{ladder.Device, ladder.Host, ladder.Sample, ladder.Raw, ladder.None}
+	host := []loader.Placement{loader.Host}
 	plans := []plan003{
-		{step: LadderStep{Key: "a", Title: "The caching ladder"}, impl: "naive", raw: z.raw, levels: all, doc: ladder.Documented},
-		{step: LadderStep{Key: "b", Title: "Transform fix"}, impl: "fast", raw: z.raw,
-			levels: []ladder.Level{ladder.Device, ladder.Raw, ladder.None}, doc: withDevice(doc003Fixed)},
-		{step: LadderStep{Key: "c", Title: fmt.Sprintf("Smaller raw image (%d → %d)", z.raw, z.small)}, impl: "fast", raw: z.small,
-			levels: []ladder.Level{ladder.Device, ladder.None}, doc: withDevice(doc003Small)},
+		{step: LadderStep{Key: "a", Title: "The caching ladder"}, impl: "naive", raw: z.raw, placements: host, levels: all, doc: workloads.LadderDocument},
+		{step: LadderStep{Key: "b", Title: "Transform fix"}, impl: "fast", raw: z.raw, placements: host,
+			levels: []ladder.Level{ladder.Device, ladder.Raw, ladder.None}, doc: withDevice(workloads.LadderDocumentFixed)},
+		{step: LadderStep{Key: "c", Title: fmt.Sprintf("Smaller raw image (%d → %d)", z.raw, z.small)}, impl: "fast", raw: z.small, placements: host,
+			levels: []ladder.Level{ladder.Device, ladder.None}, doc: withDevice(workloads.LadderDocumentSmall)},
 		{step: LadderStep{Key: "d", Title: "uint8 transfer, converted on the device"}, impl: "fast", raw: z.small,
-			transfers: ladder.Transfers, levels: []ladder.Level{ladder.Device, ladder.Host, ladder.None}},
+			placements: []loader.Placement{loader.Host, loader.Device}, levels: []ladder.Level{ladder.Device, ladder.Host, ladder.None}},
 	}
 	units := 0
 	for _, p := range plans {
-		units += z.count * len(p.levels) * max(1, len(p.transfers))
+		units += z.count * len(p.levels) * len(p.placements)
 	}
 	t.begin(units)
 
@@ -149,19 +149,18 @@ func run003(ctx context.Context, s *settings, t *tracker) ([]byte, error) {
 		return nil, err
 	}
 	defer dev.Close()
+	// Every step runs on the one device opened for the document; the
+	// sweep's device never closes it.
+	shared := workloads.Device{Open: func(bool) (device.Device, error) { return unclosed{dev}, nil }}
 
 	res := Result003{Workers: s.Workers, Batch: z.batch}
 	if s.emulated {
 		res.Step = s.Step
 	}
-	var timeline string
+	var timelineFig string
 	for _, p := range plans {
 		step := p.step
-		transfers := p.transfers
-		if transfers == nil {
-			transfers = []string{""}
-		}
-		// results[transfer][level] over the runs
+		// results[placement][level] over the runs
 		type acc struct {
 			runs, au                []float64
 			load, transform         time.Duration
@@ -170,57 +169,58 @@ func run003(ctx context.Context, s *settings, t *tracker) ([]byte, error) {
 			upload, convert         time.Duration
 			uploads, steps, samples int64
 		}
-		accs := map[string]map[ladder.Level]*acc{}
-		var cfgs []ladder.Config
-		for _, tr := range transfers {
-			cfg := ladder.DefaultConfig()
-			cfg.Dataset.Width, cfg.Dataset.Height = p.raw, p.raw
-			cfg.Transforms.Crop, cfg.Batch, cfg.Workers, cfg.Impl, cfg.Transfer = z.crop, z.batch, s.Workers, p.impl, tr
-			if err := cfg.Validate(); err != nil {
-				return nil, fmt.Errorf("step (%s): %w", step.Key, err)
-			}
-			cfgs = append(cfgs, cfg)
-			accs[tr] = map[ladder.Level]*acc{}
+		accs := map[loader.Placement]map[ladder.Level]*acc{}
+		for _, pl := range p.placements {
+			accs[pl] = map[ladder.Level]*acc{}
 			for _, l := range p.levels {
-				accs[tr][l] = &acc{}
+				accs[pl][l] = &acc{}
 			}
+		}
+		w := workloads.Ladder{
+			Levels: p.levels, Workers: []int{s.Workers}, Transforms: []string{p.impl},
+			Placements: p.placements, Pinned: []bool{true},
+			Pipeline: loader.DefaultConfig(),
+			Train:    train.Config{Steps: z.steps, Warmup: z.warmup},
+			// One run of every point, z.count times over, so the runs of
+			// each level spread over the machine's ups and downs alike.
+			Count: 1,
+		}
+		w.Pipeline.Dataset.Width, w.Pipeline.Dataset.Height = p.raw, p.raw
+		w.Pipeline.Transforms.Crop, w.Pipeline.Batch = z.crop, z.batch
+		if err := w.Validate(); err != nil {
+			return nil, fmt.Errorf("step (%s): %w", step.Key, err)
 		}
 		step.Setup = fmt.Sprintf("%s transforms, raw %d×%d, crop %d, batch %d, %d workers; %s of %s (after %d warm-up) at each level",
 			p.impl, p.raw, p.raw, z.crop, z.batch, s.Workers, plural(z.count, "run"), plural(z.steps, "measured step"), z.warmup)
-		step.Command = ladderCommand(p.impl, p.raw, z, s, p.levels, p.transfers)
+		step.Command = ladderCommand(p.impl, p.raw, z, s, p.levels, p.placements)
 		for run := range z.count {
-			for ti, tr := range transfers {
-				cfg := cfgs[ti]
-				for _, l := range p.levels {
-					name := fmt.Sprintf("(%s) %s level=%s", step.Key, p.impl, l)
-					if tr != "" {
-						name += " transfer=" + tr
+			name := func(pt ladder.Point) string {
+				n := fmt.Sprintf("(%s) %s level=%s", step.Key, p.impl, pt.Level)
+				if len(p.placements) > 1 {
+					n += " placement=" + pt.Placement.String()
+				}
+				return n
+			}
+			err := w.Run(ctx, workloads.LadderRun{
+				Device: shared,
+				Start:  func(string) {},
+				Record: func(pt ladder.Point, _ int) bool { return step.Key == "a" && pt.Level == ladder.None && run == 0 },
+				Recorded: func(pt ladder.Point, rec *pipeline.Recorder) error {
+					tl := timeline.FromRecorder(fmt.Sprintf("level none, %s transforms, %d workers, on %s", p.impl, s.Workers, dev.Name()), rec, z.batch)
+					base, link := s.figure("003", "timeline-none")
+					tracks := len(tl.DisplayTracks())
+					if err := tl.WritePNG(base+".png", 1200, 60+28*tracks); err != nil {
+						return err
 					}
-					t.unit(fmt.Sprintf("%s run %d/%d", name, run+1, z.count))
-					rc := ladder.RunConfig{Steps: z.steps, Warmup: z.warmup}
-					var rec *pipeline.Recorder
-					if step.Key == "a" && l == ladder.None && run == 0 {
-						rec = pipeline.NewRecorder()
-						cfg.Recorder, rc.Model = rec, rec.Track("model", 0)
+					if err := tl.WriteSVG(base+".svg", 900, 45+21*tracks); err != nil {
+						return err
 					}
-					r, err := ladder.Run(ctx, l, cfg, dev, rc)
-					cfg.Recorder = nil
-					if err != nil {
-						return nil, fmt.Errorf("step (%s) level %s: %w", step.Key, l, err)
-					}
-					if rec != nil {
-						tl := ladder.Timeline(fmt.Sprintf("level none, %s transforms, %d workers, on %s", p.impl, s.Workers, dev.Name()), rec, cfg.Batch)
-						base, link := s.figure("003", "timeline-none")
-						tracks := len(tl.DisplayTracks())
-						if err := tl.WritePNG(base+".png", 1200, 60+28*tracks); err != nil {
-							return nil, err
-						}
-						if err := tl.WriteSVG(base+".svg", 900, 45+21*tracks); err != nil {
-							return nil, err
-						}
-						timeline = link + ".png"
-					}
-					a := accs[tr][l]
+					timelineFig = link + ".png"
+					return nil
+				},
+				Result: func(pt ladder.Point, r train.Result, _ *benchfmt.Result) error {
+					t.unit(fmt.Sprintf("%s run %d/%d", name(pt), run+1, z.count))
+					a := accs[pt.Placement][pt.Level]
 					a.runs = append(a.runs, r.StepsPerSec())
 					a.au = append(a.au, r.AU())
 					for _, st := range r.Pipeline.Stages {
@@ -239,16 +239,20 @@ func run003(ctx context.Context, s *settings, t *tracker) ([]byte, error) {
 					a.upload += ds.UploadTime
 					a.convert += ds.ConvertTime
 					a.uploadBytes = r.UploadBytesPerBatch()
-					t.done("%s run %d/%d: %.3f steps/s", name, run+1, z.count, r.StepsPerSec())
-				}
+					t.done("%s run %d/%d: %.3f steps/s", name(pt), run+1, z.count, r.StepsPerSec())
+					return nil
+				},
+			})
+			if err != nil {
+				return nil, fmt.Errorf("step (%s): %w", step.Key, err)
 			}
 		}
-		if p.transfers == nil {
+		if len(p.placements) == 1 {
 			for _, l := range p.levels {
-				a := accs[""][l]
+				a := accs[loader.Host][l]
 				row := LevelRow{Level: l, Doc: lookup(p.doc, l), DocAU: math.NaN(), Runs: a.runs, AU: a.au}
 				if step.Key == "a" {
-					row.DocAU = lookup(doc003AU, l)
+					row.DocAU = lookup(workloads.LadderDocumentAU, l)
 				}
 				if a.loadN > 0 {
 					row.Load = a.load / time.Duration(a.loadN)
@@ -262,11 +266,13 @@ func run003(ctx context.Context, s *settings, t *tracker) ([]byte, error) {
 			continue
 		}
 		ts := &TransferStep{Setup: step.Setup, Command: step.Command}
-		for ti, tr := range transfers {
+		for _, pl := range p.placements {
+			cfg := w.Pipeline
+			cfg.Placement = pl
 			for _, l := range p.levels {
-				a := accs[tr][l]
-				row := TransferRow{Transfer: tr, Level: l, Runs: a.runs, UploadBytes: a.uploadBytes,
-					ShapeBytes: shapeBytes(cfgs[ti])}
+				a := accs[pl][l]
+				row := TransferRow{Transfer: pl.DType().String(), Level: l, Runs: a.runs, UploadBytes: a.uploadBytes,
+					ShapeBytes: shapeBytes(cfg)}
 				if a.uploads > 0 {
 					row.Upload = a.upload / time.Duration(a.uploads)
 				}
@@ -281,7 +287,7 @@ func run003(ctx context.Context, s *settings, t *tracker) ([]byte, error) {
 		}
 		res.Transfer = ts
 	}
-	res.Timeline = timeline
+	res.Timeline = timelineFig
 	var err2 error
 	if res.LadderFigure, res.StepsFigure, err2 = plots003(s, res); err2 != nil {
 		return nil, err2
@@ -290,10 +296,15 @@ func run003(ctx context.Context, s *settings, t *tracker) ([]byte, error) {
 	return markdown(res)
 }
 
+// unclosed is a device whose Close does nothing: its owner closes it.
+type unclosed struct{ device.Device }
+
+func (unclosed) Close() error { return nil }
+
 // withDevice adds the document's device level (3.45 steps/s, the same
 // model) to a step's figures.
 func withDevice(m map[ladder.Level]float64) map[ladder.Level]float64 {
-	out := map[ladder.Level]float64{ladder.Device: ladder.Documented[ladder.Device]}
+	out := map[ladder.Level]float64{ladder.Device: workloads.LadderDocument[ladder.Device]}
 	for l, v := range m {
 		out[l] = v
 	}
@@ -309,53 +320,43 @@ func lookup(m map[ladder.Level]float64, l ladder.Level) float64 {
 }
 
 // shapeBytes is a batch's payload from cfg's shape: what an upload moves.
-func shapeBytes(cfg ladder.Config) int64 {
+func shapeBytes(cfg loader.Config) int64 {
 	values := int64(cfg.Batch) * int64(cfg.Transforms.OutLen())
-	return values*int64(cfg.DType().Size()) + int64(cfg.Batch)*4
+	return values*int64(cfg.Placement.DType().Size()) + int64(cfg.Batch)*4
 }
 
 // ladderCommand is the `headspace ladder` command that measures one step.
-func ladderCommand(impl string, raw int, z sizes003, s *settings, levels []ladder.Level, transfers []string) string {
+func ladderCommand(impl string, raw int, z sizes003, s *settings, levels []ladder.Level, placements []loader.Placement) string {
 	names := make([]string, len(levels))
 	for i, l := range levels {
 		names[i] = l.String()
 	}
 	cmd := fmt.Sprintf("headspace ladder --levels %s --workers %d --transforms %s --raw-size %d --crop %d --batch %d --step %v --steps %d --warmup %d --count %d",
 		strings.Join(names, ","), s.Workers, impl, raw, z.crop, z.batch, s.Step, z.steps, z.warmup, z.count)
-	if len(transfers) > 0 {
-		var cmds []string
-		for _, tr := range transfers {
-			cmds = append(cmds, cmd+" --transfer "+tr)
+	if len(placements) > 1 || placements[0] != loader.Host {
+		names := make([]string, len(placements))
+		for i, p := range placements {
+			names[i] = p.String()
 		}
-		return strings.Join(cmds, "\n")
+		cmd += " --placement " + strings.Join(names, ",")
 	}
 	return cmd
 }
 
-// median is the median of v, NaN when empty.
-func median(v []float64) float64 {
-	if len(v) == 0 {
-		return math.NaN()
-	}
-	s := slices.Clone(v)
-	slices.Sort(s)
-	n := len(s)
-	if n%2 == 1 {
-		return s[n/2]
-	}
-	return (s[n/2-1] + s[n/2]) / 2
-}
+// median is the median of v (package summary), NaN when empty.
+func median(v []float64) float64 { return summary.Median(v) }
 
-// spread is "min–max" of v with 2 decimals, or the single value.
+// spread is the 95% confidence interval of v's median, "lo–hi" with 2
+// decimals, or "n < 6" when there are too few runs for one.
 func spread(v []float64) string {
 	if len(v) == 0 {
 		return "–"
 	}
-	lo, hi := slices.Min(v), slices.Max(v)
-	if len(v) == 1 {
-		return fmt.Sprintf("%.2f", lo)
+	s := summary.Of(v)
+	if math.IsInf(s.Lo, 0) || math.IsInf(s.Hi, 0) {
+		return fmt.Sprintf("n = %d < 6", len(v))
 	}
-	return fmt.Sprintf("%.2f–%.2f", lo, hi)
+	return fmt.Sprintf("%.2f–%.2f", s.Lo, s.Hi)
 }
 
 // deviceOf is the median steps/s and the document's figure at level device.
@@ -368,64 +369,35 @@ func deviceOf(rows []LevelRow) (ours, doc float64) {
 	return math.NaN(), math.NaN()
 }
 
-// stagesBetween names the stages that level lo runs and level hi does not.
-func stagesBetween(lo, hi ladder.Level) string {
-	var names []string
-	for l := lo; l < hi; l++ {
-		names = append(names, l.Stage())
-	}
-	return strings.Join(names, " + ")
-}
-
-// costlyDrop is the share of throughput lost between adjacent levels above
-// which the stages added are named as a bottleneck.
-const costlyDrop = 0.10
-
-// bottlenecks names the drops between adjacent rows that lose more than
-// costlyDrop of throughput, largest first, or says that the model step
-// bounds throughput.
+// bottlenecks is the ladder's reading of a step's rows (ladder.Attribute,
+// the rule the CLI's table uses too): every drop of at least
+// ladder.Significant, the bottleneck first, or that the model step bounds
+// throughput.
 func bottlenecks(rows []LevelRow, value func(LevelRow) float64) string {
-	type drop struct {
-		stages string
-		lost   float64
-	}
-	var ds []drop
-	for i := 1; i < len(rows); i++ {
-		above, here := value(rows[i-1]), value(rows[i])
-		if math.IsNaN(above) || math.IsNaN(here) || above <= 0 {
-			continue
-		}
-		if d := 1 - here/above; d > costlyDrop {
-			ds = append(ds, drop{stagesBetween(rows[i].Level, rows[i-1].Level), d})
+	med := map[ladder.Level]float64{}
+	for _, r := range rows {
+		if v := value(r); !math.IsNaN(v) {
+			med[r.Level] = v
 		}
 	}
-	if len(ds) == 0 {
-		return fmt.Sprintf("no stage costs more than %.0f%% of throughput: the model step bounds it", 100*costlyDrop)
+	a := ladder.Attribute(med)
+	if a.Bottleneck == nil {
+		return fmt.Sprintf("no stage costs %.0f%% of throughput or more: the model step bounds it", 100*ladder.Significant)
 	}
-	slices.SortStableFunc(ds, func(a, b drop) int { return cmpFloat(b.lost, a.lost) })
-	parts := make([]string, len(ds))
-	for i, d := range ds {
-		parts[i] = fmt.Sprintf("**%s** (−%.0f%%)", d.stages, 100*d.lost)
+	parts := []string{fmt.Sprintf("**%s** (−%.0f%%, the bottleneck)", a.Bottleneck.Stages(), 100*a.Bottleneck.Fraction)}
+	for _, d := range a.Significant() {
+		if d != *a.Bottleneck {
+			parts = append(parts, fmt.Sprintf("%s (−%.0f%%)", d.Stages(), 100*d.Fraction))
+		}
 	}
 	return strings.Join(parts, ", then ")
-}
-
-// cmpFloat orders a and b.
-func cmpFloat(a, b float64) int {
-	switch {
-	case a < b:
-		return -1
-	case a > b:
-		return 1
-	}
-	return 0
 }
 
 // ladderTable writes a step's table: the document's steps/s and ours, each
 // as a ratio to its device level, and the drop each level adds.
 func ladderTable(m *md, st LadderStep, withAU bool) {
 	ourDev, docDev := deviceOf(st.Rows)
-	head := []string{"level", "the document (steps/s)", "÷ device", "ours (steps/s, median)", "runs (min–max)", "÷ device", "ours ÷ document (ratios)", "ours: drop from the level above"}
+	head := []string{"level", "the document (steps/s)", "÷ device", "ours (steps/s, median)", "95% CI of the median", "÷ device", "ours ÷ document (ratios)", "ours: drop from the level above"}
 	align := "lrrrrrrl"
 	if withAU {
 		head = append(head, "AU: document", "AU: ours")
@@ -437,7 +409,7 @@ func ladderTable(m *md, st LadderStep, withAU bool) {
 		docRatio, ourRatio := div(r.Doc, docDev), div(ours, ourDev)
 		drop := ""
 		if i > 0 {
-			drop = pct(median(st.Rows[i-1].Runs), ours) + " " + stagesBetween(r.Level, st.Rows[i-1].Level)
+			drop = pct(median(st.Rows[i-1].Runs), ours) + " " + ladder.Drop{Level: r.Level, Above: st.Rows[i-1].Level}.Stages()
 		}
 		row := []string{"`" + r.Level.String() + "`", num(r.Doc, 2), num(docRatio, 2), num(ours, 3),
 			spread(r.Runs), num(ourRatio, 2), ratio(ourRatio, docRatio), drop}
@@ -668,7 +640,7 @@ func (r Result003) rawDataNote() string {
 		s += fmt.Sprintf(": a batch of %d takes %d workers about %s, %s the %v step", r.Batch, r.Workers, durText(perBatch), keeps, r.Step)
 	}
 	s += fmt.Sprintf(". After the transform fix our `none` runs at %s of `device`, the document's at %s", num(ours, 2), num(doc, 2))
-	if ours >= 1-costlyDrop {
+	if ours > 1-ladder.Significant {
 		return s + ": the fix alone removes our bottleneck, so shrinking the raw image (step c) has little left to gain here, where the document needed it."
 	}
 	return s + ": raw data loading is still in the way here, as in the document."

@@ -8,18 +8,19 @@ import (
 	"time"
 
 	"github.com/headspace-bench/headspace/harness/sim"
+	"github.com/headspace-bench/headspace/workloads"
 )
 
 // The post's pipeline: 7 loader processes, a 100 ms forward+backward
 // step, 30 s of training.
 const (
-	simLoaders  = 7
-	simStep     = 100 * time.Millisecond
-	simDuration = 30 * time.Second
+	simLoaders  = workloads.SimDocumentLoaders
+	simStep     = workloads.SimDocumentStep
+	simDuration = workloads.SimDocumentDuration
 	// simSpread is the load-time spread (standard deviation over mean) of
 	// the varying runs: the post does not give its distribution; 22%
 	// reproduces its 275 and 295 (harness/sim/doc.go).
-	simSpread = 0.22
+	simSpread = workloads.SimDocumentSpread
 )
 
 // SimRow is one simulated configuration of document 004.

@@ -233,7 +233,8 @@ func TestFormatting(t *testing.T) {
 		{bytesHuman(201327616), "201.3 MB"},
 		{bytesHuman(24608), "24.6 kB"},
 		{bytesHuman(12), "12 B"},
-		{spread([]float64{3, 1, 2}), "1.00–3.00"},
+		{spread([]float64{3, 1, 2}), "n = 3 < 6"},
+		{spread([]float64{1.0, 1.05, 1.1, 1.1, 1.15, 1.2}), "1.00–1.20"},
 		{spread(nil), "–"},
 		{plural(1, "run"), "1 run"},
 		{plural(5, "run"), "5 runs"},
@@ -255,11 +256,11 @@ func TestFormatting(t *testing.T) {
 func TestBottlenecks(t *testing.T) {
 	rows := fixed003().Steps[0].Rows
 	doc := bottlenecks(rows, func(r LevelRow) float64 { return r.Doc })
-	if !strings.HasPrefix(doc, "**raw data loading** (−48%), then **transforms** (−47%)") {
+	if doc != "**raw data loading** (−48%, the bottleneck), then transforms (−47%)" {
 		t.Errorf("document's bottlenecks: %s", doc)
 	}
 	ours := bottlenecks(rows, func(r LevelRow) float64 { return median(r.Runs) })
-	if ours != "**transforms** (−80%)" {
+	if ours != "**transforms** (−80%, the bottleneck)" {
 		t.Errorf("our bottlenecks: %s", ours)
 	}
 	flat := bottlenecks(fixed003().Steps[2].Rows, func(r LevelRow) float64 { return median(r.Runs) })

@@ -1,4 +1,4 @@
-package ladder
+package loader
 
 import (
 	"context"
@@ -16,33 +16,30 @@ import (
 // remains is the pipeline's set-up, amortised over b.N batches). The
 // record=true variants keep every task's span for a timeline: compare
 // their samples/s with record=false to see what recording costs. The
-// transfer=uint8 variants collate uint8 samples (ApplyUint8), also at 0
-// allocs/op; the float32 transfer keeps the names it always had.
+// placement=device variants collate uint8 samples (ApplyUint8), also at 0
+// allocs/op.
 func BenchmarkLoader(b *testing.B) {
-	for _, transfer := range Transfers {
+	for _, placement := range []Placement{Host, Device} {
 		for _, impl := range transforms.Names {
 			for _, record := range []bool{false, true} {
-				name := fmt.Sprintf("transforms=%s/record=%v", impl, record)
-				if transfer != "float32" {
-					name += "/transfer=" + transfer
-				}
-				b.Run(name, func(b *testing.B) { benchmarkLoader(b, impl, record, transfer) })
+				name := fmt.Sprintf("transforms=%s/record=%v/placement=%s", impl, record, placement)
+				b.Run(name, func(b *testing.B) { benchmarkLoader(b, impl, record, placement) })
 			}
 		}
 	}
 }
 
-func benchmarkLoader(b *testing.B, impl string, record bool, transfer string) {
+func benchmarkLoader(b *testing.B, impl string, record bool, placement Placement) {
 	cfg := Config{
 		Dataset:    datasets.Synthetic{Width: 128, Height: 128, Classes: 10, N: 1000, Seed: 1},
 		Transforms: transforms.Config{Crop: 64, MaskRatio: 0.25},
-		Impl:       impl, Batch: 16, Workers: 2, Prefetch: 2, Transfer: transfer,
+		Impl:       impl, Batch: 16, Workers: 2, Prefetch: 2, Placement: placement,
 	}
 	if record {
 		cfg.Recorder = pipeline.NewRecorder()
 	}
 	b.ReportAllocs()
-	l, err := NewLoader(context.Background(), None, cfg, b.N)
+	l, err := New(context.Background(), CacheNothing, cfg, b.N)
 	if err != nil {
 		b.Fatal(err)
 	}

@@ -1,4 +1,4 @@
-package ladder
+package loader
 
 import (
 	"context"
@@ -13,99 +13,10 @@ import (
 	"github.com/headspace-bench/headspace/harness/pipeline"
 )
 
-// Config is one point of the pipeline's configuration.
-type Config struct {
-	Dataset    datasets.Synthetic // raw data: size, classes, seed
-	Transforms transforms.Config  // crop and mask ratio
-	Impl       string             // transform implementation: "naive" or "fast"
-	Batch      int                // samples per batch; the document uses 256
-	Workers    int                // goroutines per stage (load, transform)
-	Prefetch   int                // batches ready ahead of the training loop; 0 means 2
-	// LoadLatency is added to every raw sample's load, as a wait that uses
-	// no CPU: the latency of remote storage (the document's "slow data
-	// retrieval"). Zero for the document's in-memory FakeDataset.
-	LoadLatency time.Duration
-	// Transfer is the dtype of the batches handed to the device: "float32"
-	// (the default when empty), the finished transform, or "uint8", the
-	// masked crop before ConvertColor and Scale (transforms.Uint8Applier),
-	// which the device converts: a quarter of the bytes to upload, the
-	// document's "postpone int8 to float32 datatype conversions to the GPU".
-	Transfer string
-	// Recorder, if set, records every task of every worker for a timeline.
-	Recorder *pipeline.Recorder
-}
-
-// Transfers lists the values Config.Transfer accepts (besides empty, which
-// means the first).
-var Transfers = []string{"float32", "uint8"}
-
-// DType is the element type of the configuration's batches: batching.Uint8
-// when Transfer is "uint8", else batching.Float32.
-func (c Config) DType() batching.DType {
-	if c.Transfer == "uint8" {
-		return batching.Uint8
-	}
-	return batching.Float32
-}
-
-// DefaultConfig is the document's pipeline: 1024×1024 raw images cropped to
-// 256, batches of 256, 4 workers, the naive transforms.
-func DefaultConfig() Config {
-	return Config{
-		Dataset:    datasets.DefaultSynthetic(),
-		Transforms: transforms.DefaultConfig(),
-		Impl:       "naive",
-		Batch:      256,
-		Workers:    4,
-		Prefetch:   2,
-	}
-}
-
-// Validate reports the first problem with c, in words a user can act on.
-func (c Config) Validate() error {
-	if err := c.Dataset.Validate(); err != nil {
-		return err
-	}
-	if err := c.Transforms.Validate(c.Dataset.Width, c.Dataset.Height); err != nil {
-		return err
-	}
-	t, err := transforms.New(c.Impl, c.Transforms)
-	if err != nil {
-		return err
-	}
-	switch c.Transfer {
-	case "", "float32":
-	case "uint8":
-		if _, ok := t.(transforms.Uint8Applier); !ok {
-			return fmt.Errorf("transfer uint8: transforms %q cannot stop before ConvertColor", c.Impl)
-		}
-	default:
-		return fmt.Errorf("transfer %q: want float32 or uint8", c.Transfer)
-	}
-	switch {
-	case c.Batch <= 0:
-		return fmt.Errorf("batch size %d must be positive", c.Batch)
-	case c.Workers <= 0:
-		return fmt.Errorf("workers %d must be positive", c.Workers)
-	case c.Prefetch < 0:
-		return fmt.Errorf("prefetch %d must not be negative", c.Prefetch)
-	case c.LoadLatency < 0:
-		return fmt.Errorf("load latency %v must not be negative", c.LoadLatency)
-	}
-	return nil
-}
-
-func (c Config) prefetch() int {
-	if c.Prefetch == 0 {
-		return 2
-	}
-	return c.Prefetch
-}
-
 // transformSalt separates the transforms' random streams from the dataset's.
 const transformSalt = 0x7472616e73666f72
 
-// Loader is the input pipeline of one ladder level, delivering batches in
+// Loader is the input pipeline, with its cache, delivering batches in
 // order. It implements batching.Loader.
 type Loader struct {
 	p       *pipeline.Pipeline
@@ -121,7 +32,7 @@ type processed struct {
 	data   []float32
 	pix    []uint8
 	label  int
-	cached bool // the level's cached sample: never recycled
+	cached bool // the cached sample (CacheSample): never recycled
 }
 
 // newProcessed makes a sample buffer of the configuration's dtype.
@@ -132,19 +43,19 @@ func newProcessed(dt batching.DType, sampleLen int) *processed {
 	return &processed{data: make([]float32, sampleLen)}
 }
 
-// NewLoader starts the pipeline of level (None, Raw or Sample) for n batches:
+// New starts the pipeline for n batches, with what cache says cached:
 //
 //	index → load (Workers) → transform (Workers) → collate (Workers) → batch → batches (Prefetch)
 //
-// At level Raw the load stage hands every worker the one raw sample it made
-// at start; at level Sample the load stage does nothing and the transform
+// With CacheRaw the load stage hands every worker the one raw sample it made
+// at start; with CacheSample the load stage does nothing and the transform
 // stage hands out one processed sample. Batching, and what follows, always run.
-func NewLoader(ctx context.Context, level Level, cfg Config, n int) (*Loader, error) {
+func New(ctx context.Context, cache Cache, cfg Config, n int) (*Loader, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
-	if level != None && level != Raw && level != Sample {
-		return nil, fmt.Errorf("level %s has no loader: it caches a whole batch", level)
+	if cache < CacheNothing || cache > CacheSample {
+		return nil, fmt.Errorf("loader: unknown cache %d", int(cache))
 	}
 	if n <= 0 {
 		return nil, fmt.Errorf("number of batches %d must be positive", n)
@@ -152,7 +63,7 @@ func NewLoader(ctx context.Context, level Level, cfg Config, n int) (*Loader, er
 	ds, tc, B := cfg.Dataset, cfg.Transforms, cfg.Batch
 	W := cfg.Workers
 	sampleLen := tc.OutLen()
-	dt := cfg.DType()
+	dt := cfg.Placement.DType()
 	pool, err := batching.NewPoolOf(dt, B, sampleLen)
 	if err != nil {
 		return nil, err
@@ -175,16 +86,16 @@ func NewLoader(ctx context.Context, level Level, cfg Config, n int) (*Loader, er
 		impls <- t
 	}
 
-	// The caches of levels Raw and Sample, made once, before timing starts.
+	// The caches of CacheRaw and CacheSample, made once, before timing starts.
 	var cachedRaw *datasets.Sample
 	var cachedOut *processed
-	if level == Raw || level == Sample {
+	if cache == CacheRaw || cache == CacheSample {
 		cachedRaw = datasets.NewSample(ds.Width, ds.Height)
 		if err := ds.Fill(0, cachedRaw); err != nil {
 			return nil, err
 		}
 	}
-	if level == Sample {
+	if cache == CacheSample {
 		cachedOut = newProcessed(dt, sampleLen)
 		cachedOut.label, cachedOut.cached = cachedRaw.Label, true
 		t := <-impls
@@ -230,10 +141,10 @@ func NewLoader(ctx context.Context, level Level, cfg Config, n int) (*Loader, er
 		}
 		return s, nil
 	}
-	switch level {
-	case Raw:
+	switch cache {
+	case CacheRaw:
 		load = func(context.Context, pipeline.Item[int]) (*datasets.Sample, error) { return cachedRaw, nil }
-	case Sample:
+	case CacheSample:
 		load = func(context.Context, pipeline.Item[int]) (*datasets.Sample, error) { return nil, nil }
 	}
 	loaded, err := pipeline.Map(p, "load", idx, W, q, load)
@@ -257,7 +168,7 @@ func NewLoader(ctx context.Context, level Level, cfg Config, n int) (*Loader, er
 		}
 		return out, nil
 	}
-	if level == Sample {
+	if cache == CacheSample {
 		transform = func(context.Context, pipeline.Item[*datasets.Sample]) (*processed, error) { return cachedOut, nil }
 	}
 	samples, err := pipeline.Map(p, "transform", loaded, W, q, transform)
@@ -280,22 +191,22 @@ func NewLoader(ctx context.Context, level Level, cfg Config, n int) (*Loader, er
 // transformer is one worker's transform and random source.
 type transformer struct {
 	t   transforms.Transform
-	u8  transforms.Uint8Applier // t, when the transfer is uint8
+	u8  transforms.Uint8Applier // t, when the placement is Device
 	rng prng.Source
 }
 
 // newTransformer makes a worker's transform for cfg's implementation and
-// transfer.
+// placement.
 func newTransformer(cfg Config) (*transformer, error) {
 	t, err := transforms.New(cfg.Impl, cfg.Transforms)
 	if err != nil {
 		return nil, err
 	}
 	tr := &transformer{t: t}
-	if cfg.DType() == batching.Uint8 {
+	if cfg.Placement == Device {
 		u, ok := t.(transforms.Uint8Applier)
 		if !ok {
-			return nil, fmt.Errorf("transfer uint8: transforms %q cannot stop before ConvertColor", cfg.Impl)
+			return nil, fmt.Errorf("placement device: transforms %q cannot stop before ConvertColor", cfg.Impl)
 		}
 		tr.u8 = u
 	}
@@ -303,7 +214,7 @@ func newTransformer(cfg Config) (*transformer, error) {
 }
 
 // apply transforms src into out with the random stream of sample position
-// pos: Apply for a float32 transfer, ApplyUint8 for a uint8 one.
+// pos: Apply for placement Host, ApplyUint8 for placement Device.
 func (t *transformer) apply(out *processed, src *datasets.Image, seed uint64, pos int) error {
 	t.rng = prng.New(seed^transformSalt, uint64(pos))
 	if t.u8 != nil {

@@ -1,4 +1,4 @@
-package ladder
+package loader
 
 // freelist recycles buffers without ever blocking: get makes a new buffer
 // when none is free, put drops one when the list is full. How many buffers

@@ -1,4 +1,4 @@
-package ladder
+package loader
 
 import (
 	"fmt"
@@ -10,7 +10,7 @@ import (
 
 // BatchFiller computes whole batches on one goroutine, sample after sample:
 // load, transform and collate, as one PyTorch DataLoader worker process
-// does. Batch k is bit-identical to batch k of NewLoader at level None for
+// does. Batch k is bit-identical to batch k of New with CacheNothing for
 // the same Config: sample at position pos = k×Batch+j is dataset sample
 // pos mod N transformed with the random stream of pos. A BatchFiller keeps
 // scratch space, so it is used by one goroutine at a time.
@@ -41,10 +41,10 @@ func (f *BatchFiller) Fill(k int, b *batching.Batch) error {
 	sampleLen := c.Transforms.OutLen()
 	switch {
 	case k < 0:
-		return fmt.Errorf("ladder: batch %d must not be negative", k)
-	case b == nil || b.Size != c.Batch || b.SampleLen != sampleLen || b.DType != c.DType() ||
+		return fmt.Errorf("loader: batch %d must not be negative", k)
+	case b == nil || b.Size != c.Batch || b.SampleLen != sampleLen || b.DType != c.Placement.DType() ||
 		len(b.Data)+len(b.Pix) != c.Batch*sampleLen || len(b.Labels) != c.Batch:
-		return fmt.Errorf("ladder: batch %d: buffer does not hold %d samples of %d %s values", k, c.Batch, sampleLen, c.DType())
+		return fmt.Errorf("loader: batch %d: buffer does not hold %d samples of %d %s values", k, c.Batch, sampleLen, c.Placement.DType())
 	}
 	out := processed{}
 	b.Index = k
@@ -54,7 +54,7 @@ func (f *BatchFiller) Fill(k int, b *batching.Batch) error {
 			time.Sleep(c.LoadLatency)
 		}
 		if err := c.Dataset.Fill(pos%c.Dataset.N, f.raw); err != nil {
-			return fmt.Errorf("ladder: batch %d, sample %d: %w", k, pos, err)
+			return fmt.Errorf("loader: batch %d, sample %d: %w", k, pos, err)
 		}
 		if b.DType == batching.Uint8 {
 			out.pix = b.SamplePix(j)
@@ -62,7 +62,7 @@ func (f *BatchFiller) Fill(k int, b *batching.Batch) error {
 			out.data = b.Sample(j)
 		}
 		if err := f.t.apply(&out, &f.raw.Image, c.Dataset.Seed, pos); err != nil {
-			return fmt.Errorf("ladder: batch %d, sample %d: %w", k, pos, err)
+			return fmt.Errorf("loader: batch %d, sample %d: %w", k, pos, err)
 		}
 		b.Labels[j] = int32(f.raw.Label)
 	}

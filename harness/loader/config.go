@@ -1,0 +1,153 @@
+package loader
+
+import (
+	"fmt"
+	"time"
+
+	"github.com/headspace-bench/headspace/datasets"
+	"github.com/headspace-bench/headspace/datasets/transforms"
+	"github.com/headspace-bench/headspace/harness/batching"
+	"github.com/headspace-bench/headspace/harness/pipeline"
+)
+
+// Config is the input pipeline's configuration: what is loaded, how it is
+// transformed, how it is batched and where the last conversion runs.
+type Config struct {
+	Dataset    datasets.Synthetic // raw data: size, classes, seed
+	Transforms transforms.Config  // crop and mask ratio
+	Impl       string             // transform implementation: "naive" or "fast"
+	Batch      int                // samples per batch; the document uses 256
+	Workers    int                // goroutines per stage (load, transform, collate)
+	Prefetch   int                // batches ready ahead of the training loop; 0 means 2
+	// LoadLatency is added to every raw sample's load, as a wait that uses
+	// no CPU: the latency of remote storage (the document's "slow data
+	// retrieval"). Zero for the document's in-memory FakeDataset.
+	LoadLatency time.Duration
+	// Placement says where ConvertColor and Scale run: on the host (the
+	// batches carry float32) or on the device (uint8 batches, a quarter of
+	// the bytes to upload).
+	Placement Placement
+	// Recorder, if set, records every task of every worker for a timeline.
+	Recorder *pipeline.Recorder
+}
+
+// Placement is where the transform's last steps, ConvertColor and Scale,
+// run.
+type Placement int
+
+// The placements.
+const (
+	// Host finishes the transform on the host: float32 batches.
+	Host Placement = iota
+	// Device stops the host's transform after RandomMask
+	// (transforms.Uint8Applier): batches carry one byte a value and the
+	// device converts them before each step — the document's "postpone
+	// int8 to float32 datatype conversions to the GPU".
+	Device
+)
+
+// Placements lists the placements by name, as String writes them.
+var Placements = []string{"host", "device"}
+
+func (p Placement) String() string {
+	if p < 0 || int(p) >= len(Placements) {
+		return fmt.Sprintf("Placement(%d)", int(p))
+	}
+	return Placements[p]
+}
+
+// ParsePlacement parses "host" or "device".
+func ParsePlacement(s string) (Placement, error) {
+	for i, n := range Placements {
+		if s == n {
+			return Placement(i), nil
+		}
+	}
+	return 0, fmt.Errorf("unknown placement %q (want host or device)", s)
+}
+
+// DType is the element type of the batches the placement uploads.
+func (p Placement) DType() batching.DType {
+	if p == Device {
+		return batching.Uint8
+	}
+	return batching.Float32
+}
+
+// Cache is what the loader keeps instead of computing it per sample: the
+// cache points of the caching ladder that still run a loader.
+type Cache int
+
+// The caches a loader can keep.
+const (
+	CacheNothing Cache = iota // every sample is loaded and transformed
+	CacheRaw                  // one raw sample, transformed every time
+	CacheSample               // one processed sample, only batched
+)
+
+// DefaultConfig is the document's pipeline: 1024×1024 raw images cropped to
+// 256, batches of 256, 4 workers, the naive transforms, converted on the
+// host.
+func DefaultConfig() Config {
+	return Config{
+		Dataset:    datasets.DefaultSynthetic(),
+		Transforms: transforms.DefaultConfig(),
+		Impl:       "naive",
+		Batch:      256,
+		Workers:    4,
+		Prefetch:   2,
+	}
+}
+
+// Validate reports the first problem with c, in words a user can act on.
+func (c Config) Validate() error {
+	if err := c.Dataset.Validate(); err != nil {
+		return err
+	}
+	if err := c.Transforms.Validate(c.Dataset.Width, c.Dataset.Height); err != nil {
+		return err
+	}
+	t, err := transforms.New(c.Impl, c.Transforms)
+	if err != nil {
+		return err
+	}
+	switch c.Placement {
+	case Host:
+	case Device:
+		if _, ok := t.(transforms.Uint8Applier); !ok {
+			return fmt.Errorf("placement device: transforms %q cannot stop before ConvertColor", c.Impl)
+		}
+	default:
+		return fmt.Errorf("unknown placement %d", int(c.Placement))
+	}
+	switch {
+	case c.Batch <= 0:
+		return fmt.Errorf("batch size %d must be positive", c.Batch)
+	case c.Workers <= 0:
+		return fmt.Errorf("workers %d must be positive", c.Workers)
+	case c.Prefetch < 0:
+		return fmt.Errorf("prefetch %d must not be negative", c.Prefetch)
+	case c.LoadLatency < 0:
+		return fmt.Errorf("load latency %v must not be negative", c.LoadLatency)
+	}
+	return nil
+}
+
+func (c Config) prefetch() int {
+	if c.Prefetch == 0 {
+		return 2
+	}
+	return c.Prefetch
+}
+
+func (c Cache) String() string {
+	switch c {
+	case CacheNothing:
+		return "nothing"
+	case CacheRaw:
+		return "raw"
+	case CacheSample:
+		return "sample"
+	}
+	return fmt.Sprintf("Cache(%d)", int(c))
+}

@@ -1,0 +1,27 @@
+// Package loader is headspace's goroutine input pipeline: it turns a
+// dataset into batches for the training loop, as PyTorch's DataLoader does,
+// with goroutines where DataLoader has worker processes.
+//
+// A batch's way through it:
+//
+//	index → load → transform → collate → batch → the training loop
+//
+// The index stage hands out sample positions, at most Prefetch batches'
+// worth ahead of the consumer (the window; DataLoader's prefetch_factor). The
+// load stage fills a raw sample from the dataset (Workers goroutines); the
+// transform stage runs the transforms (random crop, mask, ConvertColor,
+// Scale) with the random stream of the sample's position, so a batch's
+// content does not depend on the worker count; the collate stage copies
+// samples into their slot of a pooled batch (package batching), in
+// parallel; the batch stage emits complete batches in order. Every buffer
+// comes from a free list or a pool, so a steady-state batch allocates
+// nothing.
+//
+// A Cache keeps one raw or one processed sample instead of computing it
+// per sample: the cache points of the caching ladder (package ladder) that
+// still run a loader. BatchFiller computes the same batches on one
+// goroutine, as one DataLoader worker process does (package procloader).
+//
+// Placement says where the transform's last steps run: Host gives float32
+// batches, Device uint8 batches that the device converts.
+package loader

@@ -1,0 +1,320 @@
+package workloads
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math"
+	"runtime"
+	"time"
+
+	"golang.org/x/perf/benchfmt"
+
+	"github.com/headspace-bench/headspace/harness/device"
+	"github.com/headspace-bench/headspace/harness/ladder"
+	"github.com/headspace-bench/headspace/harness/loader"
+	"github.com/headspace-bench/headspace/harness/pipeline"
+	"github.com/headspace-bench/headspace/harness/results"
+	"github.com/headspace-bench/headspace/harness/summary"
+	"github.com/headspace-bench/headspace/harness/train"
+)
+
+// Ladder is the caching ladder of "A Caching Strategy for Identifying
+// Bottlenecks on the Data Input Pipeline" (document 003): the document's
+// toy pipeline (1024×1024 random raw images, RandomCrop 256, RandomMask
+// 0.25 with dilation, ConvertColor, Scale; batch 256) trained at every
+// level of the ladder, for each worker count, transform implementation,
+// placement and pinning: the sweep `make bench` runs, `headspace ladder`
+// runs, the 003 report runs and BenchmarkLadder runs.
+type Ladder struct {
+	Levels     []ladder.Level
+	Workers    []int
+	Transforms []string
+	Placements []loader.Placement
+	Pinned     []bool
+	// Pipeline is every point's pipeline; Workers, Impl and Placement are
+	// set per point.
+	Pipeline loader.Config
+	Train    train.Config
+	Count    int // runs of each point
+}
+
+// The document's own numbers (A10G, PyTorch 2.6, 4 DataLoader workers on
+// 4 vCPUs).
+var (
+	// LadderDocument is the document's table: steps/s at each level with
+	// the naive transforms.
+	LadderDocument = map[ladder.Level]float64{ladder.Device: 3.45, ladder.Host: 3.33, ladder.Sample: 3.23, ladder.Raw: 1.72, ladder.None: 0.89}
+	// LadderDocumentAU is its accelerator utilisation in %: 22 at the
+	// baseline, about 95 with a device-cached batch.
+	LadderDocumentAU = map[ladder.Level]float64{ladder.None: 22, ladder.Device: 95}
+	// LadderDocumentFixed is after the transform fix: raw 3.23, none 1.28
+	// (raw data loading now bounds it).
+	LadderDocumentFixed = map[ladder.Level]float64{ladder.Raw: 3.23, ladder.None: 1.28}
+	// LadderDocumentSmall is after the raw image shrinks from 1024² to
+	// 256²: none 3.23.
+	LadderDocumentSmall = map[ladder.Level]float64{ladder.None: 3.23}
+)
+
+// LadderDocumentWorkers and LadderDocumentBatch are the document's
+// DataLoader workers and batch size.
+const (
+	LadderDocumentWorkers = 4
+	LadderDocumentBatch   = 256
+)
+
+// DefaultLadder is the sweep `make bench` runs: every level, both
+// transform implementations, one worker per core (the document's 4 workers
+// on 4 vCPUs), placement host from pinned memory, 4 measured steps after 1
+// warm-up, 6 runs of each point (benchstat's minimum for a confidence
+// interval).
+func DefaultLadder() Ladder {
+	return Ladder{
+		Levels:     ladder.Levels,
+		Workers:    []int{runtime.GOMAXPROCS(0)},
+		Transforms: []string{"naive", "fast"},
+		Placements: []loader.Placement{loader.Host},
+		Pinned:     []bool{true},
+		Pipeline:   loader.DefaultConfig(),
+		Train:      train.Config{Steps: 4, Warmup: 1},
+		Count:      6,
+	}
+}
+
+// QuickLadder is the ladder at a size that runs in seconds: every code
+// path, no comparable numbers.
+func QuickLadder() Ladder {
+	l := DefaultLadder()
+	l.Pipeline.Dataset.Width, l.Pipeline.Dataset.Height = 96, 96
+	l.Pipeline.Transforms.Crop, l.Pipeline.Batch = 32, 8
+	l.Train = train.Config{Steps: 2, Warmup: 1}
+	l.Count = 1
+	return l
+}
+
+// Points lists the sweep's points in the order they run.
+func (l Ladder) Points() []ladder.Point {
+	return ladder.Points(l.Levels, l.Workers, l.Transforms, l.Placements, l.Pinned)
+}
+
+// Validate reports the first problem with the sweep, before anything runs.
+func (l Ladder) Validate() error {
+	switch {
+	case len(l.Levels) == 0 || len(l.Workers) == 0 || len(l.Transforms) == 0 || len(l.Placements) == 0 || len(l.Pinned) == 0:
+		return errors.New("the sweep has no points: every dimension needs a value")
+	case l.Count <= 0:
+		return fmt.Errorf("count %d must be positive", l.Count)
+	}
+	if err := l.Train.Validate(); err != nil {
+		return err
+	}
+	for _, p := range l.Points() {
+		if err := l.config(p).Validate(); err != nil {
+			return fmt.Errorf("%s: %w", p.Name(), err)
+		}
+	}
+	return nil
+}
+
+// config is the pipeline of point p.
+func (l Ladder) config(p ladder.Point) loader.Config {
+	c := l.Pipeline
+	c.Workers, c.Impl, c.Placement = p.Workers, p.Impl, p.Placement
+	return c
+}
+
+// Settings is the configuration block of the sweep's result file: every
+// pipeline and loop setting that changes a number and is not in a
+// benchmark's name. The device's settings are the Device's.
+func (l Ladder) Settings() []results.Config {
+	return append(pipelineSettings(l.Pipeline),
+		results.Config{Key: "steps", Value: fmt.Sprint(l.Train.Steps)},
+		results.Config{Key: "warmup", Value: fmt.Sprint(l.Train.Warmup)},
+	)
+}
+
+// pipelineSettings is what of a pipeline's configuration changes a number:
+// everything but the per-point workers, transforms and placement. The raw
+// size is written WxH whatever the flag said, so "256" and "256x256" are
+// one setup.
+func pipelineSettings(c loader.Config) []results.Config {
+	return []results.Config{
+		{Key: "batch", Value: fmt.Sprint(c.Batch)},
+		{Key: "raw-size", Value: fmt.Sprintf("%dx%d", c.Dataset.Width, c.Dataset.Height)},
+		{Key: "crop", Value: fmt.Sprint(c.Transforms.Crop)},
+		{Key: "mask-ratio", Value: fmt.Sprint(c.Transforms.MaskRatio)},
+		{Key: "samples", Value: fmt.Sprint(c.Dataset.N)},
+		{Key: "classes", Value: fmt.Sprint(c.Dataset.Classes)},
+		{Key: "seed", Value: fmt.Sprint(c.Dataset.Seed)},
+		{Key: "prefetch", Value: fmt.Sprint(c.Prefetch)},
+		{Key: "load-latency", Value: c.LoadLatency.String()},
+	}
+}
+
+// Device opens the device a sweep trains on, once per pinning, and
+// describes its settings for the result file.
+type Device struct {
+	// Open opens the device with uploads from pinned (or pageable) memory.
+	Open func(pinned bool) (device.Device, error)
+	// Settings are the device's settings that change a number, for the
+	// result file (the emulated device's assumed step and bandwidths).
+	Settings []results.Config
+}
+
+// Emulated is the emulated device with cfg's step and bandwidths; Pinned
+// is set per point.
+func Emulated(cfg device.EmulatedConfig) Device {
+	return Device{
+		Open: func(pinned bool) (device.Device, error) {
+			c := cfg
+			c.Pinned = pinned
+			return device.NewEmulated(c)
+		},
+		Settings: []results.Config{
+			{Key: "emulated-step", Value: cfg.Step.String()},
+			{Key: "emulated-pinned-gbps", Value: fmt.Sprint(cfg.PinnedBandwidth / 1e9)},
+			{Key: "emulated-pageable-gbps", Value: fmt.Sprint(cfg.PageableBandwidth / 1e9)},
+			{Key: "emulated-convert-gbps", Value: fmt.Sprint(cfg.ConvertBandwidthOrDefault() / 1e9)},
+		},
+	}
+}
+
+// DocumentStep is the emulated device's step: the document's
+// device-cached 3.45 steps/s, 1/3.45 s = 289.9 ms, rounded to 290 ms.
+const DocumentStep = 290 * time.Millisecond
+
+// DocumentDevice is the emulated device at the document's step, with the
+// emulated device's assumed bandwidths.
+func DocumentDevice() device.EmulatedConfig {
+	c := device.DefaultEmulated()
+	c.Step = DocumentStep
+	return c
+}
+
+// LadderRun is how a sweep reports, resumes and records.
+type LadderRun struct {
+	Device Device
+	// Shard and Shards run every Shards-th point from the Shard-th
+	// (0-based); Shards 0 means all.
+	Shard, Shards int
+	// Done says how many runs of p a resumed file already holds; those
+	// are skipped. Nil means none.
+	Done func(p ladder.Point) int
+	// Record, if set, says whether to record run (0-based) of p for a
+	// timeline; Recorded then receives the recorder after the run.
+	Record   func(p ladder.Point, run int) bool
+	Recorded func(p ladder.Point, rec *pipeline.Recorder) error
+	// Result receives every run as it finishes: the point, the run, and
+	// its benchmark-format record. An error stops the sweep.
+	Result func(p ladder.Point, r train.Result, b *benchfmt.Result) error
+	// Start, if set, is called before each run with the point's name.
+	Start func(name string)
+}
+
+// Selected is the sweep's points that the run's shard takes.
+func (h LadderRun) Selected(l Ladder) []ladder.Point {
+	var out []ladder.Point
+	for i, p := range l.Points() {
+		if h.Shards <= 1 || i%h.Shards == h.Shard {
+			out = append(out, p)
+		}
+	}
+	return out
+}
+
+// Todo is the runs the sweep still has to make.
+func (h LadderRun) Todo(l Ladder) int {
+	n := 0
+	for _, p := range h.Selected(l) {
+		n += l.Count - h.done(p)
+	}
+	return n
+}
+
+func (h LadderRun) done(p ladder.Point) int {
+	if h.Done == nil {
+		return 0
+	}
+	return min(h.Done(p), math.MaxInt)
+}
+
+// Run runs the sweep: for each selected point, Count runs (less those
+// Done), each reported to Result as it finishes. It stops at the first
+// error, or when ctx is done, with what was reported kept by the caller.
+func (l Ladder) Run(ctx context.Context, h LadderRun) error {
+	if err := l.Validate(); err != nil {
+		return err
+	}
+	devs := map[bool]device.Device{}
+	defer func() {
+		for _, d := range devs {
+			d.Close()
+		}
+	}()
+	for _, p := range h.Selected(l) {
+		dev := devs[p.Pinned]
+		if dev == nil {
+			var err error
+			if dev, err = h.Device.Open(p.Pinned); err != nil {
+				return fmt.Errorf("opening the device: %w", err)
+			}
+			devs[p.Pinned] = dev
+		}
+		for run := range l.Count - h.done(p) {
+			if err := ctx.Err(); err != nil {
+				return err
+			}
+			if h.Start != nil {
+				h.Start(p.Name())
+			}
+			cfg, tc := l.config(p), l.Train
+			var rec *pipeline.Recorder
+			if h.Record != nil && h.Record(p, run) {
+				rec = pipeline.NewRecorder()
+				cfg.Recorder, tc.Model = rec, rec.Track("model", 0)
+			}
+			res, err := ladder.Run(ctx, p.Level, cfg, dev, tc)
+			if err != nil {
+				return fmt.Errorf("%s: %w", p.Name(), err)
+			}
+			if rec != nil && h.Recorded != nil {
+				if err := h.Recorded(p, rec); err != nil {
+					return err
+				}
+			}
+			if h.Result != nil {
+				if err := h.Result(p, res, p.Benchmark(res)); err != nil {
+					return err
+				}
+			}
+		}
+	}
+	return nil
+}
+
+// LadderGroups sets the steps/s of every point in values (by benchmark
+// name, from a result file or a run) into one table group per setting,
+// medians by package summary, in the sweep's order.
+func LadderGroups(points []ladder.Point, values func(p ladder.Point) []float64) []ladder.Group {
+	var groups []ladder.Group
+	index := map[string]int{}
+	for _, p := range points {
+		vs := values(p)
+		if len(vs) == 0 {
+			continue
+		}
+		title := fmt.Sprintf("transforms=%s workers=%d placement=%s pinned=%v", p.Impl, p.Workers, p.Placement, p.Pinned)
+		i, ok := index[title]
+		if !ok {
+			i = len(groups)
+			index[title] = i
+			groups = append(groups, ladder.Group{Title: title, Median: map[ladder.Level]float64{}, Runs: map[ladder.Level]int{}})
+		}
+		groups[i].Median[p.Level] = summary.Median(vs)
+		groups[i].Runs[p.Level] = len(vs)
+	}
+	return groups
+}
+
+// QuickStep is the emulated step of a quick run.
+const QuickStep = 20 * time.Millisecond

@@ -1,0 +1,31 @@
+package workloads
+
+import (
+	"testing"
+
+	"golang.org/x/perf/benchfmt"
+
+	"github.com/headspace-bench/headspace/harness/ladder"
+	"github.com/headspace-bench/headspace/harness/train"
+)
+
+// report returns a LadderRun.Result that reports a run's record as the
+// benchmark's metrics, so `go test -bench` prints what the CLI writes.
+func report(b *testing.B) func(ladder.Point, train.Result, *benchfmt.Result) error {
+	return func(_ ladder.Point, _ train.Result, r *benchfmt.Result) error {
+		reportRecord(b, r)
+		return nil
+	}
+}
+
+// reportRecord reports every value of a benchmark-format record.
+func reportRecord(b *testing.B, r *benchfmt.Result) {
+	b.StopTimer()
+	for _, v := range r.Values {
+		unit, val := v.Unit, v.Value
+		if v.OrigUnit != "" {
+			unit, val = v.OrigUnit, v.OrigValue
+		}
+		b.ReportMetric(val, unit)
+	}
+}
