@@ -20,7 +20,6 @@ import (
 	"strconv"
 	"strings"
 	"sync"
-	"syscall"
 	"text/tabwriter"
 	"time"
 
@@ -207,15 +206,6 @@ func Measure(ctx context.Context, c Config, p Point) (Measurement, error) {
 		m.SamplesPerSec = float64(m.Samples) / d.Seconds()
 	}
 	return m, nil
-}
-
-// selfCPU is this process's user and system time so far.
-func selfCPU() (time.Duration, error) {
-	var ru syscall.Rusage
-	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
-		return 0, fmt.Errorf("getrusage: %w", err)
-	}
-	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano()), nil
 }
 
 // sampler keeps the peak of the summed VmRSS of this process and pids.

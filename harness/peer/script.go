@@ -10,7 +10,6 @@ import (
 	"os/exec"
 	"strconv"
 	"strings"
-	"syscall"
 	"time"
 
 	"github.com/headspace-bench/headspace/harness/loader"
@@ -145,15 +144,12 @@ func (t *tail) Write(p []byte) (int, error) {
 // exec runs the script with args and returns its stdout. The script runs
 // in its own process group; when ctx is cancelled the whole group is
 // killed, the DataLoader's worker processes with it. If headspace itself is
-// killed, the kernel kills the script (Pdeathsig), and the DataLoader's
-// workers exit when their parent goes.
+// killed, the kernel kills the script (Pdeathsig, on Linux), and the
+// DataLoader's workers exit when their parent goes (group_*.go).
 func (p Peer) exec(ctx context.Context, workers []int, args ...string) ([]byte, error) {
 	cmd := exec.CommandContext(ctx, p.Python, append([]string{p.Script}, args...)...)
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
-	cmd.Cancel = func() error {
-		// The leader is not yet reaped, so its group id is still its own.
-		return syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
-	}
+	cmd.SysProcAttr = groupAttr()
+	cmd.Cancel = func() error { return killGroup(cmd.Process) }
 	// Something in the group that survives and holds the pipes open must
 	// not keep Run waiting.
 	cmd.WaitDelay = 5 * time.Second

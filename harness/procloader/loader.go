@@ -9,7 +9,6 @@ import (
 	"os/exec"
 	"strings"
 	"sync"
-	"syscall"
 	"time"
 
 	"github.com/headspace-bench/headspace/harness/batching"
@@ -153,8 +152,8 @@ func start(id int, exe string, args, env []string) (*worker, error) {
 	cmd.Stdout = wr
 	w := &worker{id: id, cmd: cmd, stdout: r, stderr: &tail{}, exited: make(chan struct{})}
 	cmd.Stderr = w.stderr
-	// The child is killed if the parent dies.
-	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
+	// On Linux the child is killed if the parent dies (sys_linux.go).
+	cmd.SysProcAttr = childAttr()
 	if w.stdin, err = cmd.StdinPipe(); err != nil {
 		r.Close()
 		wr.Close()
@@ -172,19 +171,6 @@ func start(id int, exe string, args, env []string) (*worker, error) {
 		close(w.exited)
 	}()
 	return w, nil
-}
-
-// growPipe asks for a 1 MiB pipe buffer (F_SETPIPE_SZ), so a batch crosses
-// in fewer wake-ups; the default 64 KiB is kept if that is refused.
-func growPipe(f *os.File) {
-	const fSetPipeSz = 1031
-	rc, err := f.SyscallConn()
-	if err != nil {
-		return
-	}
-	_ = rc.Control(func(fd uintptr) {
-		_, _, _ = syscall.Syscall(syscall.SYS_FCNTL, fd, fSetPipeSz, 1<<20)
-	})
 }
 
 // request sends the next batch index to its worker.
