@@ -79,7 +79,7 @@ func HeadspaceRecords(rep analysis.Report) []*benchfmt.Result {
 // Settings is the configuration block of the analysis's result file.
 func (h Headspace) Settings() []results.Config {
 	a := h.Analysis
-	return append(pipelineSettings(a.Pipeline),
+	return append(PipelineSettings(a.Pipeline),
 		results.Config{Key: "workers", Value: fmt.Sprint(a.Pipeline.Workers)},
 		results.Config{Key: "transforms", Value: a.Pipeline.Impl},
 		results.Config{Key: "num-caches", Value: fmt.Sprint(a.NumCaches)},

@@ -127,7 +127,7 @@ func (l Ladder) config(p ladder.Point) loader.Config {
 // pipeline and loop setting that changes a number and is not in a
 // benchmark's name. The device's settings are the Device's.
 func (l Ladder) Settings() []results.Config {
-	return append(pipelineSettings(l.Pipeline),
+	return append(PipelineSettings(l.Pipeline),
 		results.Config{Key: "steps", Value: fmt.Sprint(l.Train.Steps)},
 		results.Config{Key: "warmup", Value: fmt.Sprint(l.Train.Warmup)},
 	)
@@ -137,7 +137,7 @@ func (l Ladder) Settings() []results.Config {
 // everything but the per-point workers, transforms and placement. The raw
 // size is written WxH whatever the flag said, so "256" and "256x256" are
 // one setup.
-func pipelineSettings(c loader.Config) []results.Config {
+func PipelineSettings(c loader.Config) []results.Config {
 	return []results.Config{
 		{Key: "batch", Value: fmt.Sprint(c.Batch)},
 		{Key: "raw-size", Value: fmt.Sprintf("%dx%d", c.Dataset.Width, c.Dataset.Height)},

@@ -10,6 +10,7 @@ import (
 
 	"github.com/headspace-bench/headspace/harness/analysis"
 	"github.com/headspace-bench/headspace/harness/atomicfile"
+	"github.com/headspace-bench/headspace/harness/loader"
 	"github.com/headspace-bench/headspace/harness/progress"
 	"github.com/headspace-bench/headspace/harness/results"
 	"github.com/headspace-bench/headspace/workloads"
@@ -48,8 +49,16 @@ func runAnalyze(ctx context.Context, args []string, stdout, stderr io.Writer) er
 	if err := parseFlags(fs, args); err != nil {
 		return err
 	}
-	if *workers <= 0 {
-		return usagef("--workers %d must be positive", *workers)
+	if err := firstErr(inRange("--workers", *workers, 1, loader.MaxWorkers), inRange("--num-caches", *numCaches, 1, maxBatches),
+		inRange("--return-caches-after", *after, 1, maxSteps), inRange("--steps-after", *stepsAfter, 1, maxSteps),
+		inRange("--total-steps", *total, 1, 1<<40)); err != nil {
+		return err
+	}
+	if *every < 0 {
+		return usagef("--stats-every %v must not be negative", *every)
+	}
+	if *latency < 0 || *latency > time.Minute {
+		return usagef("--load-latency %v: want 0 to 1m", *latency)
 	}
 	if _, err := parseList("--transforms", *impl, []string{"naive", "fast"}); err != nil {
 		return err
@@ -62,6 +71,10 @@ func runAnalyze(ctx context.Context, args []string, stdout, stderr io.Writer) er
 	cfg := analysis.Config{Pipeline: pcfg, NumCaches: *numCaches, ReturnCachesAfter: *after, StepsAfter: *stepsAfter, TotalSteps: *total, Skip: 1}
 	if err := cfg.Validate(); err != nil {
 		return usageError{err.Error()}
+	}
+	// The caches hold NumCaches batches beside the loader's.
+	if err := fitsPipeline(pcfg, 1, int64(*numCaches)*pcfg.BatchBytes()); err != nil {
+		return err
 	}
 	dev, err := pf.newDevice()
 	if err != nil {

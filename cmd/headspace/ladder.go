@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -166,22 +167,24 @@ func runLadder(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	if l.Pinned, err = parseBools("--pinned", *pinnedFlag); err != nil {
 		return err
 	}
-	switch {
-	case *steps <= 0:
-		return usagef("--steps %d must be positive", *steps)
-	case *warmup < 0:
-		return usagef("--warmup %d must not be negative", *warmup)
-	case *count <= 0:
-		return usagef("--count %d must be positive", *count)
-	case *fresh && *out == "":
+	if err := firstErr(inRange("--steps", *steps, 1, maxSteps), inRange("--warmup", *warmup, 0, maxSteps),
+		inRange("--count", *count, 1, maxCount)); err != nil {
+		return err
+	}
+	if *fresh && *out == "" {
 		return usagef("--fresh needs --out")
 	}
 	l.Train.Steps, l.Train.Warmup, l.Count = *steps, *warmup, *count
-	if l.Pipeline, err = pf.config(l.Workers[0], l.Transforms[0]); err != nil {
+	if l.Pipeline, err = pf.config(slices.Max(l.Workers), l.Transforms[0]); err != nil {
 		return err
 	}
 	if err := l.Validate(); err != nil {
 		return usageError{err.Error()}
+	}
+	// The largest point: most workers, and a kept batch on the host and
+	// on the device beside the loader's.
+	if err := fitsPipeline(l.Pipeline, 1, 2*l.Pipeline.BatchBytes()); err != nil {
+		return err
 	}
 	h := workloads.LadderRun{}
 	if h.Shard, h.Shards, err = parseShard(*shard); err != nil {

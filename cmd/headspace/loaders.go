@@ -7,13 +7,12 @@ import (
 	"os"
 	"slices"
 
-	"golang.org/x/perf/benchfmt"
-
 	"github.com/headspace-bench/headspace/datasets/transforms"
 	"github.com/headspace-bench/headspace/harness/loadbench"
 	"github.com/headspace-bench/headspace/harness/loader"
 	"github.com/headspace-bench/headspace/harness/procloader"
 	"github.com/headspace-bench/headspace/harness/results"
+	"github.com/headspace-bench/headspace/workloads"
 )
 
 func init() {
@@ -62,18 +61,22 @@ func runLoaders(ctx context.Context, args []string, stdout, stderr io.Writer) er
 	if err != nil {
 		return err
 	}
-	switch {
-	case *batches < 2:
-		return usagef("--batches %d: want at least 2 (the first is the time to first batch)", *batches)
-	case *prefetch <= 0:
-		return usagef("--prefetch %d must be positive", *prefetch)
+	if err := firstErr(inRange("--batches", *batches, 2, maxBatches), inRange("--prefetch", *prefetch, 1, loader.MaxPrefetch)); err != nil {
+		return err
 	}
 	cfg := loader.DefaultConfig()
 	cfg.Dataset.Width, cfg.Dataset.Height, cfg.Dataset.Seed = w, h, *seed
 	cfg.Transforms.Crop = *crop
-	cfg.Impl, cfg.Batch, cfg.Prefetch, cfg.Workers = *impl, *batch, *prefetch, workers[0]
+	cfg.Impl, cfg.Batch, cfg.Prefetch, cfg.Workers = *impl, *batch, *prefetch, slices.Max(workers)
 	if err := cfg.Validate(); err != nil {
 		return usageError{err.Error()}
+	}
+	// Goroutines share one pipeline; every worker process holds its own
+	// samples and its prefetched batches.
+	one := cfg
+	one.Workers = 1
+	if err := firstErr(fitsPipeline(cfg, 1, 0), fitsPipeline(one, cfg.Workers, 0)); err != nil {
+		return err
 	}
 	if maxW := slices.Max(workers); *batches <= *prefetch*maxW+1 {
 		fmt.Fprintf(stderr, "headspace loaders: note: with %d workers, %d batches are requested at start; "+
@@ -88,19 +91,16 @@ func runLoaders(ctx context.Context, args []string, stdout, stderr io.Writer) er
 	// Read before the runs: it may start git, whose CPU is no loader's.
 	var env []results.Config
 	if *out != "" {
-		env = append(results.Environment("none"),
-			results.Config{Key: "batch", Value: fmt.Sprint(*batch)},
-			results.Config{Key: "raw-size", Value: *rawSize},
-			results.Config{Key: "crop", Value: fmt.Sprint(*crop)},
+		env = append(append(results.Environment("none"), workloads.PipelineSettings(cfg)...),
 			results.Config{Key: "transforms", Value: *impl},
-			results.Config{Key: "prefetch", Value: fmt.Sprint(*prefetch)},
+			results.Config{Key: "batches", Value: fmt.Sprint(*batches)},
 		)
 	}
 	stopProfile, err := startCPUProfile(*cpuProfile)
 	if err != nil {
 		return err
 	}
-	ms, err := loadbench.Sweep(ctx, bc, modes, workers, func(m loadbench.Measurement) {
+	ms, rs, err := workloads.Loaders{Config: bc, Modes: modes, Workers: workers}.Run(ctx, func(m loadbench.Measurement) {
 		fmt.Fprintf(stderr, "%s: TTFB %v, %.0f samples/s\n", m.BenchName(), m.TTFB.Round(1e5), m.SamplesPerSec)
 	})
 	if perr := stopProfile(); err == nil {
@@ -118,10 +118,6 @@ func runLoaders(ctx context.Context, args []string, stdout, stderr io.Writer) er
 		return err
 	}
 	if *out != "" {
-		rs := make([]*benchfmt.Result, 0, len(ms))
-		for _, m := range ms {
-			rs = append(rs, m.Benchmark())
-		}
 		if err := results.WriteFile(*out, env, rs); err != nil {
 			return err
 		}

@@ -59,9 +59,12 @@ func main() {
 func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	if len(args) == 0 || args[0] == "help" || args[0] == "-h" || args[0] == "--help" || args[0] == "-help" {
 		if len(args) > 1 {
-			if c, ok := commands[args[1]]; ok {
-				return exitCode(c.run(ctx, []string{"-h"}, stdout, stderr), c.name, stderr)
+			c, ok := commands[args[1]]
+			if !ok {
+				fmt.Fprintf(stderr, "headspace help: unknown command %q (run 'headspace help')\n", args[1])
+				return 2
 			}
+			return exitCode(c.run(ctx, []string{"-h"}, stdout, stderr), c.name, stderr)
 		}
 		writeUsage(stdout)
 		if len(args) == 0 {
@@ -86,6 +89,10 @@ func exitCode(err error, name string, stderr io.Writer) int {
 	case errors.As(err, &ue):
 		fmt.Fprintf(stderr, "headspace %s: %s\n", name, ue.msg)
 		return 2
+	case errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded):
+		// SIGINT or SIGTERM (main's context): the conventional 128+2.
+		fmt.Fprintf(stderr, "headspace %s: interrupted\n", name)
+		return 130
 	case errors.As(err, &ee):
 		if ee.msg != "" {
 			fmt.Fprintf(stderr, "headspace %s: %s\n", name, ee.msg)
@@ -135,6 +142,20 @@ func newFlagSet(name, usage string, stdout io.Writer) *flag.FlagSet {
 
 // parseFlags parses args, turning flag errors into usage errors.
 func parseFlags(fs *flag.FlagSet, args []string) error {
+	// The flag package prints the usage on every parse error; print it
+	// only when asked for, and keep a bad flag to its one line.
+	usage := fs.Usage
+	fs.Usage = func() {
+		for _, a := range args {
+			if a == "--" {
+				break
+			}
+			if a == "-h" || a == "-help" || a == "--help" || a == "--h" {
+				usage()
+				return
+			}
+		}
+	}
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
 			return err // Parse has printed the usage
@@ -142,6 +163,17 @@ func parseFlags(fs *flag.FlagSet, args []string) error {
 		return usageError{err.Error()}
 	}
 	if fs.NArg() > 0 {
+		// "--pinned false": a boolean flag takes its value after "=".
+		if a := fs.Arg(0); a == "true" || a == "false" {
+			if i := len(args) - fs.NArg() - 1; i >= 0 {
+				name := strings.TrimLeft(args[i], "-")
+				if f := fs.Lookup(name); f != nil {
+					if b, ok := f.Value.(interface{ IsBoolFlag() bool }); ok && b.IsBoolFlag() {
+						return usagef("unexpected argument %q: a boolean flag takes its value after =, as in --%s=%s", a, name, a)
+					}
+				}
+			}
+		}
 		return usagef("unexpected argument %q", fs.Arg(0))
 	}
 	return nil

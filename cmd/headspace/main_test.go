@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"go.uber.org/goleak"
 
@@ -50,7 +51,25 @@ func TestBadInputExits2(t *testing.T) {
 		{[]string{"ladder", "--fresh"}, "--fresh needs --out"},
 		{[]string{"ladder", "--nope"}, "flag provided but not defined"},
 		{[]string{"ladder", "extra"}, `unexpected argument "extra"`},
-		{[]string{"analyze", "--num-caches", "0"}, "NumCaches"},
+		{[]string{"analyze", "--num-caches", "0"}, "--num-caches 0: want 1 to 10000000"},
+		// Huge values are refused before anything is allocated.
+		{[]string{"ladder", "--raw-size", "2147483648"}, "raw width 2147483648 is over the limit of 32768"},
+		{[]string{"ladder", "--steps", "4611686018427387904"}, "--steps 4611686018427387904: want 1 to 10000000"},
+		{[]string{"ladder", "--batch", "2147483648"}, "batch size 2147483648 is over the limit of 65536"},
+		{[]string{"ladder", "--batch", "9000000000000000000"}, "batch size 9000000000000000000 is over the limit"},
+		{[]string{"ladder", "--prefetch", "2147483648"}, "prefetch 2147483648 is over the limit of 1024"},
+		{[]string{"ladder", "--raw-size", "30000", "--batch", "65536"}, "of memory and this machine has"},
+		{[]string{"analyze", "--steps-after", "4611686018427387904"}, "--steps-after 4611686018427387904: want 1 to"},
+		{[]string{"analyze", "--return-caches-after", "4611686018427387904"}, "--return-caches-after 4611686018427387904: want 1 to"},
+		{[]string{"analyze", "--num-caches", "1099511627776"}, "--num-caches 1099511627776: want 1 to"},
+		{[]string{"analyze", "--stats-every", "-1s"}, "--stats-every -1s must not be negative"},
+		{[]string{"loaders", "--prefetch", "1099511627776"}, "--prefetch 1099511627776: want 1 to 1024"},
+		{[]string{"loaders", "--batches", "4611686018427387904"}, "--batches 4611686018427387904: want 2 to"},
+		{[]string{"sim", "--load-dist", ""}, "--load-dist is empty"},
+		{[]string{"sim", "--duration", "10m", "--gif", "x.gif"}, "raise --gif-tick to 101ms or more"},
+		{[]string{"reproduce", "--docs", "004,004"}, `--docs names "004" twice`},
+		{[]string{"reproduce", "--quick", "false"}, "a boolean flag takes its value after =, as in --quick=false"},
+		{[]string{"help", "frob"}, `unknown command "frob"`},
 		{[]string{"analyze", "--workers", "0"}, "--workers 0"},
 		{[]string{"sim", "--loaders", "0"}, "loaders"},
 		{[]string{"sim", "--load-dist", "uniform"}, "uniform"},
@@ -219,5 +238,50 @@ func TestCompareExitCodes(t *testing.T) {
 	}
 	if code, _, stderr := runCLI("compare", old, bad); code != 2 || !strings.Contains(stderr, "bad.txt:1") {
 		t.Errorf("syntax error: exit %d, stderr %q; want 2 with file:line", code, stderr)
+	}
+}
+
+// TestLadderInterrupted cancels a sweep as SIGINT does: it stops within a
+// second, exits 130, prints the table of the runs that finished, and the
+// file keeps them.
+func TestLadderInterrupted(t *testing.T) {
+	out := filepath.Join(t.TempDir(), "int.txt")
+	args := append([]string{"ladder", "--workers", "1", "--transforms", "fast", "--levels", "device,none", "--out", out}, tinyLadder...)
+	args = append(args, "--count", "1000")
+	ctx, cancel := context.WithCancel(context.Background())
+	var stdout, stderr bytes.Buffer
+	done := make(chan int)
+	go func() { done <- run(ctx, args, &stdout, &stderr) }()
+	// Wait for the first finished run in the file, then interrupt.
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		if rs, err := results.Read(out); err == nil && len(rs) > 0 {
+			break
+		}
+		if time.Now().After(deadline) {
+			cancel()
+			t.Fatal("no run finished in 30 s")
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+	cancel()
+	var code int
+	select {
+	case code = <-done:
+	case <-time.After(5 * time.Second):
+		t.Fatal("the sweep did not stop within 5 s of the interrupt")
+	}
+	if code != 130 {
+		t.Errorf("exit %d, want 130; stderr %q", code, stderr.String())
+	}
+	if !strings.Contains(stdout.String(), "level") || !strings.Contains(stdout.String(), "device") {
+		t.Errorf("no partial table:\n%s", stdout.String())
+	}
+	if !strings.Contains(stderr.String(), "interrupted") {
+		t.Errorf("stderr %q does not say it was interrupted", stderr.String())
+	}
+	rs, err := results.Read(out)
+	if err != nil || len(rs) == 0 {
+		t.Errorf("the file lost its runs: %d, %v", len(rs), err)
 	}
 }

@@ -77,3 +77,15 @@ func plural(n int, word string) string {
 	}
 	return fmt.Sprintf("%d %ss", n, word)
 }
+
+// noRepeats refuses a list that names an item twice.
+func noRepeats(what string, items []string) error {
+	seen := map[string]bool{}
+	for _, it := range items {
+		if seen[it] {
+			return usagef("%s names %q twice", what, it)
+		}
+		seen[it] = true
+	}
+	return nil
+}

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/headspace-bench/headspace/harness/device"
+	"github.com/headspace-bench/headspace/harness/loader"
 	"github.com/headspace-bench/headspace/harness/procloader"
 	"github.com/headspace-bench/headspace/harness/reproduce"
 )
@@ -50,12 +51,15 @@ func runReproduce(ctx context.Context, args []string, stdout, stderr io.Writer) 
 	allowed := reproduce.IDs()
 	allowed = append(allowed[:1], append([]string{"001"}, allowed[1:]...)...) // 001 is 000's source
 	ids, err := parseList("--docs", *docsFlag, allowed)
+	if err == nil {
+		err = noRepeats("--docs", ids)
+	}
 	if err != nil {
 		return err
 	}
 	switch {
-	case *workers < 0:
-		return usagef("--workers %d must not be negative", *workers)
+	case *workers < 0 || *workers > loader.MaxWorkers:
+		return usagef("--workers %d: want 0 to %d", *workers, loader.MaxWorkers)
 	case *step < 0:
 		return usagef("--step %v must not be negative", *step)
 	case *out == "":

@@ -39,12 +39,30 @@ func runSim(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 	fs.IntVar(&c.Prefetch, "prefetch", 2, "`batches` outstanding per worker")
 	fs.Uint64Var(&c.Seed, "seed", 1, "random `seed`")
 	gif := fs.String("gif", "", "write the animation to this GIF `file`")
+	gifTick := fs.Duration("gif-tick", 100*time.Millisecond, "simulated `time` between animation frames (at most 6000 frames)")
 	tl := fs.String("timeline", "", "write the timeline to `prefix`.png, prefix.svg and prefix.json (Chrome trace)")
 	if err := parseFlags(fs, args); err != nil {
 		return err
 	}
-	if c.Prefetch <= 0 {
-		return usagef("--prefetch %d must be positive", c.Prefetch)
+	if err := firstErr(inRange("--loaders", c.Loaders, 1, 1024), inRange("--prefetch", c.Prefetch, 1, 1024)); err != nil {
+		return err
+	}
+	if c.LoadDist == "" {
+		return usagef("--load-dist is empty: want constant, normal or lognormal")
+	}
+	if c.Duration > 24*time.Hour {
+		return usagef("--duration %v: want at most 24h", c.Duration)
+	}
+	opt := sim.GIFOptions{Tick: *gifTick}
+	if *gif != "" {
+		if *gifTick <= 0 {
+			return usagef("--gif-tick %v must be positive", *gifTick)
+		}
+		const maxFrames = 6000
+		if n := opt.Frames(c.Duration); n > maxFrames {
+			return usagef("--duration %v at --gif-tick %v makes %d frames, over %d: raise --gif-tick to %v or more", c.Duration, *gifTick, n, maxFrames, (c.Duration/(maxFrames-1)).Round(time.Millisecond)+time.Millisecond)
+		}
+		opt.MaxFrames = maxFrames
 	}
 	if err := c.Validate(); err != nil {
 		return usageError{err.Error()}
@@ -57,7 +75,7 @@ func runSim(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 		return err
 	}
 	if *gif != "" {
-		if err := r.WriteGIF(*gif, sim.GIFOptions{}); err != nil {
+		if err := r.WriteGIF(*gif, opt); err != nil {
 			return err
 		}
 		fmt.Fprintf(stdout, "animation: %s\n", *gif)

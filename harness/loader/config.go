@@ -99,8 +99,13 @@ func DefaultConfig() Config {
 	}
 }
 
-// Validate reports the first problem with c, in words a user can act on.
+// Validate reports the first problem with c, in words a user can act on:
+// a field out of its range (Bounds included) or a combination that cannot
+// run.
 func (c Config) Validate() error {
+	if err := c.Bounds(); err != nil {
+		return err
+	}
 	if err := c.Dataset.Validate(); err != nil {
 		return err
 	}

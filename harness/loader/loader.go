@@ -68,10 +68,7 @@ func New(ctx context.Context, cache Cache, cfg Config, n int) (*Loader, error) {
 	if err != nil {
 		return nil, err
 	}
-	// Queue capacity between stages, and the most buffers of each kind
-	// alive at once: two queues and the workers on both sides of them.
-	q := 2*W + 2
-	alive := 2*q + 2*W + 2
+	q, alive := queueCap(W), samplesAlive(W)
 	raws := newFreelist(alive, func() *datasets.Sample { return datasets.NewSample(ds.Width, ds.Height) })
 	outs := newFreelist(alive, func() *processed { return newProcessed(dt, sampleLen) })
 	// One transform (with its scratch space) and one random source per

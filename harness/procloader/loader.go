@@ -388,7 +388,10 @@ func (l *Loader) ChildCPU() time.Duration {
 // Allocated is the number of batch buffers the parent has made.
 func (l *Loader) Allocated() int { return l.pool.Allocated() }
 
-// tail keeps the last line-ish of a worker's stderr for error messages.
+// tail keeps the start of a worker's stderr for error messages: its first
+// line says what went wrong ("headspace worker: …", "panic: …", "fatal
+// error: …"); a panic's stack trace after it is dropped, so the parent's
+// error stays one line.
 type tail struct {
 	mu  sync.Mutex
 	buf []byte
@@ -399,16 +402,20 @@ const tailMax = 512
 func (t *tail) Write(p []byte) (int, error) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	t.buf = append(t.buf, p...)
-	if len(t.buf) > tailMax {
-		t.buf = append(t.buf[:0], t.buf[len(t.buf)-tailMax:]...)
+	if room := tailMax - len(t.buf); room > 0 {
+		t.buf = append(t.buf, p[:min(room, len(p))]...)
 	}
 	return len(p), nil
 }
 
-// String is the tail on one line.
+// String is the first non-empty line, its spaces collapsed.
 func (t *tail) String() string {
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	return strings.Join(strings.Fields(string(t.buf)), " ")
+	for line := range strings.Lines(string(t.buf)) {
+		if f := strings.Fields(line); len(f) > 0 {
+			return strings.Join(f, " ")
+		}
+	}
+	return ""
 }

@@ -50,6 +50,8 @@ func TestMain(m *testing.M) {
 					_ = writeBatch(&buf, b)
 					_, _ = out.Write(buf.Bytes()[:buf.Len()/2])
 					os.Exit(3)
+				case "panic":
+					panic("injected panic")
 				case "garbage":
 					_, _ = out.Write(make([]byte, headerLen))
 					time.Sleep(time.Minute) // the parent must kill it
@@ -146,6 +148,8 @@ func TestWorkerFailureNamesWorker(t *testing.T) {
 		{"exit:3", "exited with status 2 while producing batch 3: injected crash"},
 		{"partial:3", "exited with status 3 mid-batch while producing batch 3"},
 		{"garbage:3", "bad header"},
+		// A panic's stack trace stays out of the one-line error.
+		{"panic:3", "exited with status 2 while producing batch 3: panic: injected panic"},
 	} {
 		t.Run(tc.crash, func(t *testing.T) {
 			l, err := NewWithOptions(ctx, small("fast", 2), 8, testOptions(crashEnv+"="+tc.crash))
@@ -171,6 +175,9 @@ func TestWorkerFailureNamesWorker(t *testing.T) {
 			}
 			if !strings.Contains(err.Error(), tc.want) {
 				t.Errorf("error %q, want it to contain %q", err, tc.want)
+			}
+			if strings.Contains(err.Error(), "goroutine") || strings.Contains(err.Error(), "\n") {
+				t.Errorf("error %q is not one line without the stack trace", err)
 			}
 			if _, err2 := l.Next(ctx); err2 == nil || err2.Error() != err.Error() {
 				t.Errorf("Next after the error: %v, want the same error", err2)
