@@ -3,7 +3,6 @@ package workloads
 import (
 	"context"
 	"fmt"
-	"os"
 	"os/exec"
 	"path/filepath"
 	"runtime"
@@ -16,25 +15,12 @@ import (
 	"github.com/headspace-bench/headspace/harness/procloader"
 )
 
-const workerEnv = "HEADSPACE_WORKLOADS_WORKER"
-
 // TestMain serves as a process-mode loader worker when started as one
-// (BenchmarkLoaders re-executes this test binary), and checks for leaked
-// goroutines otherwise.
+// (BenchmarkLoaders starts this test binary as its workers), and checks
+// for leaked goroutines otherwise.
 func TestMain(m *testing.M) {
-	if os.Getenv(workerEnv) == "1" {
-		if err := procloader.ServeWorker(context.Background(), os.Stdin, os.Stdout); err != nil {
-			fmt.Fprintln(os.Stderr, err)
-			os.Exit(1)
-		}
-		os.Exit(0)
-	}
+	procloader.ServeIfSelfWorker()
 	goleak.VerifyTestMain(m)
-}
-
-// workerOptions start this test binary as a process-mode worker.
-func workerOptions() procloader.Options {
-	return procloader.Options{Exe: os.Args[0], Args: []string{"-test.run=^$"}, Env: []string{workerEnv + "=1"}}
 }
 
 // BenchmarkHeadspace runs the headspace analysis once per iteration and
@@ -68,9 +54,9 @@ func BenchmarkHeadspace(b *testing.B) {
 // count, one run per iteration, with the metrics `headspace loaders`
 // writes (ttfb-ns, samples/s, peak-rss-B, cpu-s).
 func BenchmarkLoaders(b *testing.B) {
-	l := DefaultLoaders(workerOptions())
+	l := DefaultLoaders(procloader.SelfWorker())
 	if testing.Short() {
-		l = QuickLoaders(workerOptions())
+		l = QuickLoaders(procloader.SelfWorker())
 	}
 	for _, mode := range l.Modes {
 		for _, w := range l.Workers {

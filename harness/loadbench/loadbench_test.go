@@ -2,7 +2,6 @@ package loadbench
 
 import (
 	"context"
-	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -19,17 +18,9 @@ import (
 	"github.com/headspace-bench/headspace/harness/results"
 )
 
-const workerEnv = "HEADSPACE_LOADBENCH_WORKER"
-
-// With workerEnv set the test binary is a procloader worker.
+// TestMain makes the test binary its own process-mode workers.
 func TestMain(m *testing.M) {
-	if os.Getenv(workerEnv) == "1" {
-		if err := procloader.ServeWorker(context.Background(), os.Stdin, os.Stdout); err != nil {
-			fmt.Fprintln(os.Stderr, err)
-			os.Exit(1)
-		}
-		os.Exit(0)
-	}
+	procloader.ServeIfSelfWorker()
 	goleak.VerifyTestMain(m)
 }
 
@@ -43,7 +34,7 @@ func tiny() Config {
 			Prefetch:   2,
 		},
 		Batches: 5,
-		Worker:  procloader.Options{Exe: os.Args[0], Args: []string{"-test.run=^$"}, Env: []string{workerEnv + "=1"}},
+		Worker:  procloader.SelfWorker(),
 	}
 }
 
