@@ -1,7 +1,9 @@
 package prng
 
 import (
+	"encoding/binary"
 	"math"
+	"math/rand/v2"
 	"testing"
 )
 
@@ -96,4 +98,27 @@ func BenchmarkFill3MiB(b *testing.B) {
 	for b.Loop() {
 		s.Fill(buf)
 	}
+}
+
+// BenchmarkFill3MiBStdlib fills the same 3 MiB with math/rand/v2's PCG
+// (eight bytes a Uint64) and ChaCha8 (its Read), the alternatives the
+// package doc compares wyrand with.
+func BenchmarkFill3MiBStdlib(b *testing.B) {
+	buf := make([]byte, 1024*1024*3)
+	b.Run("pcg", func(b *testing.B) {
+		p := rand.NewPCG(1, 1)
+		b.SetBytes(int64(len(buf)))
+		for b.Loop() {
+			for i := 0; i+8 <= len(buf); i += 8 {
+				binary.LittleEndian.PutUint64(buf[i:], p.Uint64())
+			}
+		}
+	})
+	b.Run("chacha8", func(b *testing.B) {
+		c := rand.NewChaCha8([32]byte{1})
+		b.SetBytes(int64(len(buf)))
+		for b.Loop() {
+			c.Read(buf)
+		}
+	})
 }
