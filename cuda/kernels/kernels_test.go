@@ -448,3 +448,76 @@ func TestOutputCompare(t *testing.T) {
 		}
 	}
 }
+
+// TestStepWiring follows what each buffer holds through NetPlan's step, by
+// name, not by value: the forward launches form one chain from the input to
+// the logits, and each backward launch reads the gradient of the tensor it
+// differentiates and writes the gradient of that tensor's input, down to
+// each parameter's update.
+func TestStepWiring(t *testing.T) {
+	for _, side := range []int{1, 2, 16} {
+		p, err := NetPlan(2, side, 1)
+		if err != nil {
+			t.Fatal(err)
+		}
+		holds := map[string]string{} // buffer → "d:<tensor>", the gradient of that tensor
+		convIn := map[string]string{}
+		convParam := map[string]string{}
+		pooled := map[string]string{}
+		last := p.Input // the forward chain's latest tensor
+		buf := func(l Launch, k int) string { return l.Args[k].(Buf).Name }
+		want := func(j int, l Launch, k int, what string) {
+			if got := holds[buf(l, k)]; got != what {
+				t.Errorf("side %d: launch %d (%s) argument %d: %s holds %q, want %q", side, j, l.Kernel, k, buf(l, k), got, what)
+			}
+		}
+		updated := 0
+		for j, l := range p.Step {
+			switch l.Kernel {
+			case "conv3x3_forward", "maxpool2_forward":
+				in, out := buf(l, 0), buf(l, len(l.Args)-map[string]int{"conv3x3_forward": 6, "maxpool2_forward": 3}[l.Kernel])
+				if in != last {
+					t.Errorf("side %d: launch %d (%s) reads %s, the forward chain is at %s", side, j, l.Kernel, in, last)
+				}
+				if l.Kernel == "conv3x3_forward" {
+					convIn[out], convParam[out] = in, buf(l, 1)
+				} else {
+					pooled[in] = out
+				}
+				last = out
+			case "softmax_cross_entropy":
+				if buf(l, 0) != last {
+					t.Errorf("side %d: the loss reads %s, the forward chain ends at %s", side, buf(l, 0), last)
+				}
+				holds[buf(l, 2)] = "d:" + buf(l, 0)
+			case "maxpool2_backward":
+				want(j, l, 1, "d:"+pooled[buf(l, 0)])
+				holds[buf(l, 2)] = "d:" + buf(l, 0)
+			case "relu_backward":
+				want(j, l, 0, "d:"+buf(l, 1))
+			case "conv3x3_backward_params_partial":
+				out := strings.TrimPrefix(holds[buf(l, 0)], "d:")
+				if convIn[out] != buf(l, 1) {
+					t.Errorf("side %d: launch %d: the gradient of %s paired with %s, its input is %s", side, j, out, buf(l, 1), convIn[out])
+				}
+				holds[buf(l, 2)] = "partial:" + convParam[out]
+			case "params_reduce":
+				holds[buf(l, 1)] = "d:" + strings.TrimPrefix(holds[buf(l, 0)], "partial:")
+			case "conv3x3_backward_data":
+				out := strings.TrimPrefix(holds[buf(l, 0)], "d:")
+				if convParam[out] != buf(l, 1) {
+					t.Errorf("side %d: launch %d: the gradient of %s through %s, its parameters are %s", side, j, out, buf(l, 1), convParam[out])
+				}
+				holds[buf(l, 2)] = "d:" + convIn[out]
+			case "sgd_momentum":
+				want(j, l, 2, "d:"+buf(l, 0))
+				updated++
+			default:
+				t.Errorf("side %d: launch %d: unexpected kernel %s in a step", side, j, l.Kernel)
+			}
+		}
+		if updated != len(convParam) {
+			t.Errorf("side %d: %d updates for %d convolutions", side, updated, len(convParam))
+		}
+	}
+}
