@@ -160,8 +160,14 @@ func TestToRGBTypes(t *testing.T) {
 		img  image.Image
 		want func(x, y int) [3]byte
 	}{
-		{"rgba", rgba, func(x, y int) [3]byte { o := rgba.PixOffset(x, y); return [3]byte{rgba.Pix[o], rgba.Pix[o+1], rgba.Pix[o+2]} }},
-		{"nrgba", nrgba, func(x, y int) [3]byte { o := nrgba.PixOffset(x, y); return [3]byte{nrgba.Pix[o], nrgba.Pix[o+1], nrgba.Pix[o+2]} }},
+		{"rgba", rgba, func(x, y int) [3]byte {
+			o := rgba.PixOffset(x, y)
+			return [3]byte{rgba.Pix[o], rgba.Pix[o+1], rgba.Pix[o+2]}
+		}},
+		{"nrgba", nrgba, func(x, y int) [3]byte {
+			o := nrgba.PixOffset(x, y)
+			return [3]byte{nrgba.Pix[o], nrgba.Pix[o+1], nrgba.Pix[o+2]}
+		}},
 		{"gray", gray, func(x, y int) [3]byte { v := gray.Pix[gray.PixOffset(x, y)]; return [3]byte{v, v, v} }},
 	} {
 		pix := make([]byte, r.Dx()*r.Dy()*3)

@@ -153,6 +153,11 @@ func Write(ctx context.Context, dir string, src datasets.Synthetic, o WriteOptio
 	return m, nil
 }
 
+// ErrRefused is wrapped by the error Write returns when it will not write
+// over its destination (not a directory, someone else's files, or a
+// dataset without Force).
+var ErrRefused = errors.New("refusing to write over it")
+
 // checkDestination reports whether dir holds a dataset to replace, or why
 // dir cannot be written.
 func checkDestination(dir string, force bool) (replace bool, err error) {
@@ -164,7 +169,7 @@ func checkDestination(dir string, force bool) (replace bool, err error) {
 		return false, fmt.Errorf("ondisk: %w", err)
 	}
 	if !fi.IsDir() {
-		return false, fmt.Errorf("ondisk: %s exists and is not a directory", dir)
+		return false, fmt.Errorf("ondisk: %s exists and is not a directory: %w", dir, ErrRefused)
 	}
 	ents, err := os.ReadDir(dir)
 	if err != nil {
@@ -174,10 +179,10 @@ func checkDestination(dir string, force bool) (replace bool, err error) {
 		return false, nil
 	}
 	if _, err := os.Stat(filepath.Join(dir, ManifestName)); err != nil {
-		return false, fmt.Errorf("ondisk: %s is not empty and holds no dataset (no %s): refusing to write over it", dir, ManifestName)
+		return false, fmt.Errorf("ondisk: %s is not empty and holds no dataset (no %s): %w", dir, ManifestName, ErrRefused)
 	}
 	if !force {
-		return false, fmt.Errorf("ondisk: %s already holds a dataset: refusing to write over it without --force", dir)
+		return false, fmt.Errorf("ondisk: %s already holds a dataset (--force replaces it): %w", dir, ErrRefused)
 	}
 	return true, nil
 }

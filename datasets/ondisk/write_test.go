@@ -89,6 +89,9 @@ func TestWriteRefusesToOverwrite(t *testing.T) {
 	must(t, os.WriteFile(f, nil, 0o644))
 	_, err = Write(context.Background(), f, tiny, o)
 	oneLine(t, err, "not a directory")
+	if !errors.Is(err, ErrRefused) {
+		t.Errorf("%v is not ErrRefused", err)
+	}
 }
 
 func TestWriteOptionBounds(t *testing.T) {
