@@ -58,7 +58,6 @@ func BenchmarkFetch(b *testing.B) {
 					d := benchDataset(b, side, format, layout)
 					ctx := context.Background()
 					var buf []byte
-					b.ReportMetric(d.Manifest().BytesPerSample(), "disk-B/sample")
 					b.SetBytes(int64(d.Manifest().BytesPerSample()))
 					b.ReportAllocs()
 					b.ResetTimer()
@@ -68,6 +67,7 @@ func BenchmarkFetch(b *testing.B) {
 							b.Fatal(err)
 						}
 					}
+					b.ReportMetric(d.Manifest().BytesPerSample(), "disk-B/sample")
 				})
 			}
 		}
@@ -109,7 +109,6 @@ func BenchmarkFill(b *testing.B) {
 				b.Run(fmt.Sprintf("size=%d/format=%s/layout=%s", side, format, layout), func(b *testing.B) {
 					d := benchDataset(b, side, format, layout)
 					s := datasets.NewSample(side, side)
-					b.ReportMetric(d.Manifest().BytesPerSample(), "disk-B/sample")
 					b.ReportAllocs()
 					b.ResetTimer()
 					for i := 0; b.Loop(); i++ {
@@ -117,6 +116,7 @@ func BenchmarkFill(b *testing.B) {
 							b.Fatal(err)
 						}
 					}
+					b.ReportMetric(d.Manifest().BytesPerSample(), "disk-B/sample")
 				})
 			}
 		}

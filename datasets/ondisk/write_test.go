@@ -204,6 +204,18 @@ func FuzzIndexShard(f *testing.F) {
 	})
 }
 
+// TestPeerReaderCompiles checks the syntax of the PyTorch peer's reader
+// wherever python3 is installed (PIL is not needed to compile it).
+func TestPeerReaderCompiles(t *testing.T) {
+	if _, err := exec.LookPath("/usr/bin/python3"); err != nil {
+		t.Skip("needs /usr/bin/python3: not installed here")
+	}
+	out, err := exec.Command("/usr/bin/python3", "-c", "import ast, sys; ast.parse(open(sys.argv[1]).read(), sys.argv[1])", "../../peers/torch/ondisk.py").CombinedOutput()
+	if err != nil {
+		t.Fatalf("peers/torch/ondisk.py: %v\n%s", err, out)
+	}
+}
+
 // TestPythonReads opens the written files with Python's PIL and tarfile,
 // as a torchvision or webdataset pipeline would.
 func TestPythonReads(t *testing.T) {
@@ -241,6 +253,11 @@ print(n)
 			out, err := exec.Command("/usr/bin/python3", "-c", script, dir).CombinedOutput()
 			if err != nil || strings.TrimSpace(string(out)) != "7" || m.Count != 7 {
 				t.Errorf("%s/%s: python: %v: %s", format, layout, err, out)
+			}
+			// The PyTorch peer's reader decodes every sample.
+			out, err = exec.Command("/usr/bin/python3", "../../peers/torch/ondisk.py", dir).CombinedOutput()
+			if err != nil || !strings.HasPrefix(string(out), "7 samples: ") {
+				t.Errorf("%s/%s: peers/torch/ondisk.py: %v: %s", format, layout, err, out)
 			}
 		}
 	}
