@@ -3,6 +3,7 @@ package ondisk
 import (
 	"context"
 	"fmt"
+	"image"
 	"os"
 	"path/filepath"
 	"sync"
@@ -120,5 +121,26 @@ func BenchmarkFill(b *testing.B) {
 				})
 			}
 		}
+	}
+}
+
+// BenchmarkToRGB is the conversion from the JPEG decoder's YCbCr (4:2:0)
+// to interleaved RGB, the part of Decode that is ours.
+func BenchmarkToRGB(b *testing.B) {
+	for _, side := range []int{256, 1024} {
+		b.Run(fmt.Sprintf("size=%d/from=ycbcr420", side), func(b *testing.B) {
+			img := image.NewYCbCr(image.Rect(0, 0, side, side), image.YCbCrSubsampleRatio420)
+			for k := range img.Y {
+				img.Y[k] = byte(k)
+			}
+			pix := make([]byte, side*side*3)
+			b.SetBytes(int64(len(pix)))
+			b.ReportAllocs()
+			for b.Loop() {
+				if err := ToRGB(pix, img); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
 	}
 }

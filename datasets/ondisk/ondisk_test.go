@@ -187,3 +187,36 @@ func TestToRGBTypes(t *testing.T) {
 		t.Error("ToRGB accepted a short buffer")
 	}
 }
+
+// TestToRGBYCbCr checks the YCbCr fast path against color.YCbCr's own
+// conversion for every ratio, odd sizes and a sub-image (the slow path).
+func TestToRGBYCbCr(t *testing.T) {
+	for _, ratio := range []image.YCbCrSubsampleRatio{
+		image.YCbCrSubsampleRatio444, image.YCbCrSubsampleRatio422, image.YCbCrSubsampleRatio420,
+		image.YCbCrSubsampleRatio440, image.YCbCrSubsampleRatio411,
+	} {
+		full := image.NewYCbCr(image.Rect(0, 0, 13, 7), ratio)
+		for k := range full.Y {
+			full.Y[k] = byte(k * 37)
+		}
+		for k := range full.Cb {
+			full.Cb[k], full.Cr[k] = byte(k*53), byte(255-k*29)
+		}
+		for _, img := range []*image.YCbCr{full, full.SubImage(image.Rect(3, 1, 12, 6)).(*image.YCbCr)} {
+			b := img.Bounds()
+			pix := make([]byte, b.Dx()*b.Dy()*3)
+			if err := ToRGB(pix, img); err != nil {
+				t.Fatal(err)
+			}
+			for y := b.Min.Y; y < b.Max.Y; y++ {
+				for x := b.Min.X; x < b.Max.X; x++ {
+					r, g, bl, _ := img.At(x, y).RGBA()
+					o := ((y-b.Min.Y)*b.Dx() + x - b.Min.X) * 3
+					if w := [3]byte{byte(r >> 8), byte(g >> 8), byte(bl >> 8)}; [3]byte(pix[o:o+3]) != w {
+						t.Errorf("%v %v (%d,%d): %v, want %v", ratio, b, x, y, pix[o:o+3], w)
+					}
+				}
+			}
+		}
+	}
+}

@@ -281,6 +281,9 @@ func ToRGB(pix []uint8, img image.Image) error {
 	}
 	switch m := img.(type) {
 	case *image.YCbCr:
+		if ycbcrToRGB(pix, m) {
+			return nil
+		}
 		for y := range h {
 			yi := m.YOffset(b.Min.X, b.Min.Y+y)
 			row := pix[y*w*3 : (y+1)*w*3]
@@ -312,6 +315,56 @@ func ToRGB(pix []uint8, img image.Image) error {
 		}
 	}
 	return nil
+}
+
+// ycbcrToRGB is the YCbCr conversion for images at the origin with the
+// subsampling ratios JPEG decoders give, with color.YCbCrToRGB's arithmetic
+// inlined and the chroma terms computed once per chroma sample. It reports
+// false for other images.
+func ycbcrToRGB(pix []uint8, m *image.YCbCr) bool {
+	var hs, vs int // horizontal and vertical chroma shifts
+	switch m.SubsampleRatio {
+	case image.YCbCrSubsampleRatio444:
+	case image.YCbCrSubsampleRatio422:
+		hs = 1
+	case image.YCbCrSubsampleRatio420:
+		hs, vs = 1, 1
+	case image.YCbCrSubsampleRatio440:
+		vs = 1
+	default:
+		return false
+	}
+	if m.Rect.Min != (image.Point{}) {
+		return false
+	}
+	w, h := m.Rect.Dx(), m.Rect.Dy()
+	for y := range h {
+		yrow := m.Y[y*m.YStride : y*m.YStride+w]
+		c0 := (y >> vs) * m.CStride
+		cbrow := m.Cb[c0 : c0+((w-1)>>hs)+1]
+		crrow := m.Cr[c0 : c0+((w-1)>>hs)+1]
+		out := pix[y*w*3 : (y+1)*w*3]
+		for x, yv := range yrow {
+			cb1 := int32(cbrow[x>>hs]) - 128
+			cr1 := int32(crrow[x>>hs]) - 128
+			yy1 := int32(yv) * 0x10101
+			r := yy1 + 91881*cr1
+			g := yy1 - 22554*cb1 - 46802*cr1
+			b := yy1 + 116130*cb1
+			out[3*x] = clamp16(r)
+			out[3*x+1] = clamp16(g)
+			out[3*x+2] = clamp16(b)
+		}
+	}
+	return true
+}
+
+// clamp16 is color.YCbCrToRGB's rounding: v>>16 clamped to [0, 255].
+func clamp16(v int32) uint8 {
+	if uint32(v)&0xff000000 == 0 {
+		return uint8(v >> 16)
+	}
+	return uint8(^(v >> 31))
 }
 
 func rgbaToRGB(dst, src []uint8, stride, w, h int) {
