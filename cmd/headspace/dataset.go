@@ -34,8 +34,8 @@ WebDataset tar shards (<key>.<ext> and <key>.cls per sample, keys zero-padded
 so tar order is index order), with manifest.json (count, size, format,
 layout, labels, every file's size and SHA-256). The samples are uniform
 random bytes, the document's FakeDataset: they compress badly (a PNG is
-larger than the raw bytes, a JPEG about half), so sizes on disk are a worst
-case. The write is atomic: it goes to DIR.tmp-<pid> and is renamed to DIR
+slightly larger than the raw bytes, a JPEG at quality 90 is 30% of them), so
+sizes on disk are a worst case. The write is atomic: it goes to DIR.tmp-<pid> and is renamed to DIR
 at the end; DIR must not exist, be empty, or (with --force) hold a dataset.`
 
 func runDataset(ctx context.Context, args []string, stdout, stderr io.Writer) error {
