@@ -111,8 +111,8 @@ func (m *Manifest) Validate() error {
 	switch {
 	case m.Version != FormatVersion:
 		return fmt.Errorf("format version %d, want %d", m.Version, FormatVersion)
-	case m.Count <= 0:
-		return fmt.Errorf("count %d must be positive", m.Count)
+	case m.Count <= 0 || m.Count > MaxCount:
+		return fmt.Errorf("count %d must be within 1..%d", m.Count, MaxCount)
 	case m.Width <= 0 || m.Height <= 0 || m.Width > MaxSide || m.Height > MaxSide:
 		return fmt.Errorf("image size %dx%d must be within 1..%d", m.Width, m.Height, MaxSide)
 	case m.Classes <= 0:

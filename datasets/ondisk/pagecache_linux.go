@@ -4,6 +4,7 @@ package ondisk
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"os"
 	"time"
@@ -53,7 +54,9 @@ func evictFile(p string) (int64, error) {
 	if err != nil {
 		return 0, fmt.Errorf("ondisk: evict: %w", err)
 	}
-	if err := f.Sync(); err != nil {
+	// Dirty pages cannot be dropped: write them first. On a read-only
+	// file system there are none, and fsync may refuse; go on.
+	if err := f.Sync(); err != nil && !errors.Is(err, unix.EROFS) && !errors.Is(err, unix.EINVAL) {
 		return 0, fmt.Errorf("ondisk: evict: %s: sync: %w", p, err)
 	}
 	if err := unix.Fadvise(int(f.Fd()), 0, 0, unix.FADV_DONTNEED); err != nil {

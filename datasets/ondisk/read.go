@@ -387,13 +387,13 @@ func (d *Dataset) Fill(i int, dst *datasets.Sample) error {
 		bp = new([]byte)
 	}
 	defer d.bufs.Put(bp)
+	if i < 0 || i >= d.m.Count {
+		return fmt.Errorf("ondisk: sample %d out of range [0, %d)", i, d.m.Count)
+	}
 	ctx := context.Background()
 	var first error
 	for tries := 0; tries < d.m.Count; tries++ {
 		j := (i + tries) % d.m.Count
-		if tries == 0 && (i < 0 || i >= d.m.Count) {
-			return fmt.Errorf("ondisk: sample %d out of range [0, %d)", i, d.m.Count)
-		}
 		data, err := d.Fetch(ctx, j, *bp)
 		*bp = data[:cap(data)]
 		if err == nil {

@@ -121,6 +121,9 @@ func Write(ctx context.Context, dir string, src datasets.Synthetic, o WriteOptio
 	m.Files = make([]File, units)
 
 	stage := fmt.Sprintf("%s.tmp-%d", dir, os.Getpid())
+	if err := os.MkdirAll(filepath.Dir(dir), 0o755); err != nil {
+		return nil, fmt.Errorf("ondisk: %w", err)
+	}
 	if err := os.RemoveAll(stage); err != nil {
 		return nil, fmt.Errorf("ondisk: %w", err)
 	}

@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"io/fs"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -261,4 +262,49 @@ print(n)
 			}
 		}
 	}
+}
+
+func TestWriteMakesParents(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "a", "b", "ds")
+	write(t, dir, "raw", "files")
+	if _, err := Open(dir); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// FuzzManifest feeds ReadManifest arbitrary JSON: it must not panic, and a
+// manifest it accepts must be self-consistent.
+func FuzzManifest(f *testing.F) {
+	dir := filepath.Join(f.TempDir(), "ds")
+	write(f, dir, "png", "shards")
+	b, err := os.ReadFile(filepath.Join(dir, ManifestName))
+	if err != nil {
+		f.Fatal(err)
+	}
+	f.Add(b)
+	f.Add([]byte(`{"version":1,"count":1,"width":1,"height":1,"classes":1,"format":"raw","layout":"files","labels":[0],"files":[{"name":"../x"}]}`))
+	f.Fuzz(func(t *testing.T, data []byte) {
+		d := t.TempDir()
+		if err := os.WriteFile(filepath.Join(d, ManifestName), data, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		m, err := ReadManifest(d)
+		if err != nil {
+			if strings.Contains(err.Error(), "\n") {
+				t.Fatalf("error spans lines: %q", err)
+			}
+			return
+		}
+		if len(m.Labels) != m.Count || m.Count <= 0 {
+			t.Fatalf("accepted %d labels for %d samples", len(m.Labels), m.Count)
+		}
+		for _, fe := range m.Files {
+			if !fs.ValidPath(fe.Name) { // no "..", no absolute path
+				t.Fatalf("accepted file %q outside the dataset", fe.Name)
+			}
+		}
+		if _, err := OpenWith(d, Options{}); err != nil && strings.Contains(err.Error(), "\n") {
+			t.Fatalf("Open error spans lines: %q", err)
+		}
+	})
 }
