@@ -220,3 +220,32 @@ func TestToRGBYCbCr(t *testing.T) {
 		}
 	}
 }
+
+// TestHotPathAllocatesNothing: fetching from a shard into a grown buffer,
+// decoding raw bytes and converting YCbCr allocate nothing per sample.
+func TestHotPathAllocatesNothing(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "ds")
+	write(t, dir, "raw", "shards")
+	d := open(t, dir, Options{})
+	ctx := context.Background()
+	buf, err := d.Fetch(ctx, 0, nil)
+	must(t, err)
+	s := datasets.NewSample(tiny.Width, tiny.Height)
+	ycc := image.NewYCbCr(image.Rect(0, 0, tiny.Width, tiny.Height), image.YCbCrSubsampleRatio420)
+	i := 0
+	allocs := testing.AllocsPerRun(50, func() {
+		i = (i + 1) % tiny.N
+		if buf, err = d.Fetch(ctx, i, buf); err != nil {
+			t.Fatal(err)
+		}
+		if err := d.Decode(i, buf, s); err != nil {
+			t.Fatal(err)
+		}
+		if err := ToRGB(s.Image.Pix, ycc); err != nil {
+			t.Fatal(err)
+		}
+	})
+	if allocs != 0 {
+		t.Errorf("%v allocations per sample, want 0", allocs)
+	}
+}
