@@ -144,3 +144,35 @@ func BenchmarkToRGB(b *testing.B) {
 		})
 	}
 }
+
+// BenchmarkFetchCold reads one sample's bytes after the dataset has been
+// evicted from the page cache (Linux; the eviction is not timed). On a VM
+// the host may still cache the disk: cold is cold for this kernel.
+func BenchmarkFetchCold(b *testing.B) {
+	if !EvictAvailable {
+		b.Skip("page-cache eviction is not available on this system")
+	}
+	for _, side := range []int{256, 1024} {
+		for _, format := range []string{"raw", "jpeg"} {
+			for _, layout := range Layouts {
+				b.Run(fmt.Sprintf("size=%d/format=%s/layout=%s", side, format, layout), func(b *testing.B) {
+					d := benchDataset(b, side, format, layout)
+					ctx := context.Background()
+					var buf []byte
+					b.SetBytes(int64(d.Manifest().BytesPerSample()))
+					for i := 0; b.Loop(); i++ {
+						b.StopTimer()
+						if _, err := Evict(ctx, d.Dir()); err != nil {
+							b.Fatal(err)
+						}
+						b.StartTimer()
+						var err error
+						if buf, err = d.Fetch(ctx, i%benchN, buf); err != nil {
+							b.Fatal(err)
+						}
+					}
+				})
+			}
+		}
+	}
+}
