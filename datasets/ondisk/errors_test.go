@@ -46,7 +46,7 @@ func TestBrokenInputs(t *testing.T) {
 	}{
 		{"missing file", "png", "files", func(t *testing.T, d *Dataset) {
 			must(t, os.Remove(filepath.Join(d.dir, "000005.png")))
-		}, []string{"000005.png", "no such file"}},
+		}, []string{"000005.png"}},
 		{"truncated file", "jpeg", "files", func(t *testing.T, d *Dataset) {
 			must(t, os.Truncate(filepath.Join(d.dir, "000005.jpg"), 10))
 		}, []string{"000005.jpg", "truncated: 10 of"}},
@@ -79,7 +79,7 @@ func TestBrokenInputs(t *testing.T) {
 		}, []string{"shard-000001.tar member 000005.rgb", "truncated: 100 of 1152 bytes"}},
 		{"missing shard", "png", "shards", func(t *testing.T, d *Dataset) {
 			must(t, os.Remove(filepath.Join(d.dir, "shard-000001.tar")))
-		}, []string{"shard-000001.tar member 000005.png", "shard unreadable", "no such file"}},
+		}, []string{"shard-000001.tar member 000005.png", "shard unreadable"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			dir := filepath.Join(t.TempDir(), "ds")
