@@ -13,6 +13,7 @@
 package datasets
 
 import (
+	"context"
 	"fmt"
 
 	"github.com/headspace-bench/headspace/datasets/prng"
@@ -99,4 +100,18 @@ func (s Synthetic) Fill(i int, dst *Sample) error {
 	r.Fill(dst.Image.Pix)
 	dst.Label = r.IntN(s.Classes)
 	return nil
+}
+
+// Encoded is a Dataset whose samples are stored encoded: Fetch reads sample
+// i's bytes (into buf, grown if needed, returned), Decode turns such bytes
+// into a sample. Fill = Fetch + Decode. Splitting the two lets a pipeline
+// time storage (fetch) and decoding separately, and cache a sample's bytes.
+type Encoded interface {
+	Dataset
+	// Fetch reads sample i's encoded bytes into buf, growing it if needed,
+	// and returns them.
+	Fetch(ctx context.Context, i int, buf []byte) ([]byte, error)
+	// Decode turns sample i's bytes, as Fetch returned them, into dst. It
+	// must be safe for concurrent use with distinct dst.
+	Decode(i int, data []byte, dst *Sample) error
 }

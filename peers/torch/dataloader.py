@@ -35,7 +35,12 @@ stderr with a non-zero exit status.
 Usage:
 
   dataloader.py [--raw-size 1024] [--crop 256] [--batch 256] [--batches 6]
-                [--workers 1,2] [--seed 1] [--check]
+                [--workers 1,2] [--seed 1] [--check] [--data DIR]
+
+--data DIR reads the dataset that `headspace dataset write` wrote to DIR
+(ondisk.py: PIL decodes PNG and JPEG, as a torchvision pipeline would) instead
+of drawing random images; the raw size is the dataset's (--raw-size must match
+or be left out), and index i reads sample i % count.
 
 --check prints the configuration lines only (it shows the imports work).
 """
@@ -91,6 +96,22 @@ class FakeDataset(VisionDataset):
         # Apply transformations
         img = self.transform(img)
         return img, target
+
+    def __len__(self):
+        return self.size
+
+
+class SizedOnDisk(torch.utils.data.Dataset):
+    """The on-disk dataset, cycled to size samples like FakeDataset's size."""
+
+    def __init__(self, root, transform, size):
+        from ondisk import OnDiskDataset
+
+        self.ds = OnDiskDataset(root, transform=transform)
+        self.size = size
+
+    def __getitem__(self, index):
+        return self.ds[index]
 
     def __len__(self):
         return self.size
@@ -153,9 +174,12 @@ def cpu_seconds():
     return s.ru_utime + s.ru_stime + c.ru_utime + c.ru_stime
 
 
-def measure(workers, batch, batches):
+def measure(workers, batch, batches, data=None):
     """One run at one worker count: (ttfb seconds, samples/s, cpu seconds)."""
-    train_set = FakeDataset(transform=make_transform(), size=batches * batch)
+    if data is None:
+        train_set = FakeDataset(transform=make_transform(), size=batches * batch)
+    else:
+        train_set = SizedOnDisk(data, transform=make_transform(), size=batches * batch)
     # pin_memory is off: the document pins (pin_memory=True) because it copies
     # each batch to a GPU; this machine has none, and our loader copies nothing
     # to a device either at level none.
@@ -228,7 +252,20 @@ def main(argv):
     p.add_argument("--workers", type=positive_ints, default=[1, 2], help="comma-separated worker counts")
     p.add_argument("--seed", type=int, default=1, help="seed of torch, numpy and random")
     p.add_argument("--check", action="store_true", help="print the configuration lines and exit: the imports work")
+    p.add_argument("--data", metavar="DIR", help="read the dataset `headspace dataset write` wrote to DIR")
+    raw_given = any(x == "--raw-size" or x.startswith("--raw-size=") for x in argv)
     a = p.parse_args(argv)
+    if a.data is not None:
+        import json, os
+
+        try:
+            with open(os.path.join(a.data, "manifest.json")) as f:
+                m = json.load(f)
+        except (OSError, ValueError) as e:
+            p.error(f"--data {a.data}: {e}")
+        if raw_given and a.raw_size != (m["width"], m["height"]):
+            p.error(f"--raw-size {a.raw_size[0]}x{a.raw_size[1]}: the dataset in {a.data} is {m['width']}x{m['height']}")
+        a.raw_size = (m["width"], m["height"])
     (w, h), crop = a.raw_size, a.crop
     if crop <= 0 or crop > w or crop > h:
         p.error(f"--crop {crop} must be positive and fit the {w}x{h} raw image")
@@ -250,6 +287,9 @@ def main(argv):
         ("pin-memory", "false"),
         ("prefetch-factor", str(PREFETCH_FACTOR)),
     ]
+    if a.data is not None:
+        q = f" quality {m['quality']}" if m["format"] == "jpeg" else ""
+        cfg += [("data", a.data), ("data-format", m["format"] + q), ("data-layout", m["layout"])]
     for k, v in cfg:
         print(f"{k}: {v}")
     sys.stdout.flush()
@@ -261,7 +301,7 @@ def main(argv):
         torch.manual_seed(a.seed)
         np.random.seed(a.seed % 2**32)
         random.seed(a.seed)
-        ttfb, sps, cpu = measure(workers, a.batch, a.batches)
+        ttfb, sps, cpu = measure(workers, a.batch, a.batches, a.data)
         print(
             f"BenchmarkPeer/impl=torch/workers={workers} {a.batches} "
             f"{round(ttfb * 1e9)} ttfb-ns {sps:.2f} samples/s {cpu:.3f} cpu-s"

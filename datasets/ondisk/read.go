@@ -1,0 +1,447 @@
+package ondisk
+
+import (
+	"bytes"
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"image"
+	"image/color"
+	"image/jpeg"
+	"image/png"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"sync/atomic"
+
+	"github.com/headspace-bench/headspace/datasets"
+)
+
+// Options are the reader's settings.
+type Options struct {
+	// MaxFailures is how many samples Fill may skip: a sample that cannot
+	// be fetched or decoded is counted (Failures) and replaced by the next
+	// sample that can, so batches keep their size, as SPDL's pipelines
+	// allow. Beyond MaxFailures, or with 0, Fill returns the error.
+	MaxFailures int
+}
+
+// Dataset reads a dataset written by Write. It implements datasets.Dataset
+// and datasets.Encoded, and is safe for concurrent use. Close it to release
+// the shard files.
+type Dataset struct {
+	dir      string
+	m        *Manifest
+	opts     Options
+	shards   []*os.File
+	shardErr []error    // why a shard could not be opened or fully indexed
+	loc      []location // shards layout: where sample i's image member lies
+	failures atomic.Int64
+	readers  sync.Pool // *bytes.Reader
+	bufs     sync.Pool // *[]byte for Fill
+}
+
+type location struct {
+	shard     int32
+	off, size int64
+}
+
+var (
+	_ datasets.Dataset = (*Dataset)(nil)
+	_ datasets.Encoded = (*Dataset)(nil)
+)
+
+// Open opens the dataset in dir with default Options.
+func Open(dir string) (*Dataset, error) { return OpenWith(dir, Options{}) }
+
+// OpenWith opens the dataset in dir: it reads the manifest and, in the
+// shards layout, opens every shard and indexes its members once by reading
+// the tar headers. A shard that is missing or whose headers are corrupt
+// does not fail Open; the samples it cannot provide fail at Fetch, naming
+// the shard, so MaxFailures can skip them.
+func OpenWith(dir string, opts Options) (*Dataset, error) {
+	if opts.MaxFailures < 0 {
+		return nil, fmt.Errorf("ondisk: MaxFailures %d must not be negative", opts.MaxFailures)
+	}
+	m, err := ReadManifest(dir)
+	if err != nil {
+		return nil, err
+	}
+	d := &Dataset{dir: dir, m: m, opts: opts}
+	d.readers.New = func() any { return bytes.NewReader(nil) }
+	if m.Layout != "shards" {
+		return d, nil
+	}
+	n := m.Shards()
+	d.shards = make([]*os.File, n)
+	d.shardErr = make([]error, n)
+	d.loc = make([]location, m.Count)
+	for i := range d.loc {
+		d.loc[i].shard = -1
+	}
+	ext := "." + m.Ext()
+	for s := range n {
+		f, err := os.Open(filepath.Join(dir, m.Files[s].Name))
+		if err != nil {
+			d.shardErr[s] = err
+			continue
+		}
+		d.shards[s] = f
+		members, err := IndexShard(f)
+		if err != nil {
+			d.shardErr[s] = err
+		}
+		lo, hi := s*m.ShardSize, min((s+1)*m.ShardSize, m.Count)
+		for _, mb := range members {
+			key, ok := strings.CutSuffix(mb.Name, ext)
+			if !ok {
+				continue
+			}
+			i, ok := d.index(key)
+			if !ok || i < lo || i >= hi {
+				continue
+			}
+			d.loc[i] = location{shard: int32(s), off: mb.Offset, size: mb.Size}
+		}
+	}
+	return d, nil
+}
+
+// index parses a sample key.
+func (d *Dataset) index(key string) (int, bool) {
+	if len(key) != d.m.keyWidth() {
+		return 0, false
+	}
+	i := 0
+	for _, c := range []byte(key) {
+		if c < '0' || c > '9' {
+			return 0, false
+		}
+		i = i*10 + int(c-'0')
+	}
+	return i, i < d.m.Count
+}
+
+// Close closes the shard files.
+func (d *Dataset) Close() error {
+	var errs []error
+	for _, f := range d.shards {
+		if f != nil {
+			errs = append(errs, f.Close())
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// Dir is the dataset's directory.
+func (d *Dataset) Dir() string { return d.dir }
+
+// Manifest is the dataset's manifest; callers must not modify it.
+func (d *Dataset) Manifest() *Manifest { return d.m }
+
+// Len implements datasets.Dataset.
+func (d *Dataset) Len() int { return d.m.Count }
+
+// Shape implements datasets.Dataset.
+func (d *Dataset) Shape() (int, int) { return d.m.Width, d.m.Height }
+
+// Failures is the number of samples Fill has skipped so far.
+func (d *Dataset) Failures() int64 { return d.failures.Load() }
+
+// where names sample i's file (or shard member) for errors.
+func (d *Dataset) where(i int) string {
+	if d.m.Layout == "shards" {
+		return fmt.Sprintf("%s member %s.%s", filepath.Join(d.dir, d.m.Files[i/d.m.ShardSize].Name), d.m.Key(i), d.m.Ext())
+	}
+	return filepath.Join(d.dir, d.m.Files[i].Name)
+}
+
+// Fetch implements datasets.Encoded: it reads sample i's encoded bytes into
+// buf (grown if needed) and returns them. In the shards layout it reads by
+// offset (ReadAt) from the shard opened at Open, so workers fetch
+// concurrently and allocate nothing; in the files layout it opens the file.
+func (d *Dataset) Fetch(ctx context.Context, i int, buf []byte) ([]byte, error) {
+	if i < 0 || i >= d.m.Count {
+		return buf, fmt.Errorf("ondisk: fetch sample %d: out of range [0, %d)", i, d.m.Count)
+	}
+	if err := ctx.Err(); err != nil {
+		return buf, fmt.Errorf("ondisk: fetch sample %d: %w", i, err)
+	}
+	if d.m.Layout == "shards" {
+		return d.fetchMember(i, buf)
+	}
+	return d.fetchFile(i, buf)
+}
+
+func (d *Dataset) fetchFile(i int, buf []byte) ([]byte, error) {
+	want := d.m.Files[i].Size
+	f, err := os.Open(filepath.Join(d.dir, d.m.Files[i].Name))
+	if err != nil {
+		return buf, fmt.Errorf("ondisk: fetch sample %d: %w", i, err)
+	}
+	defer f.Close()
+	buf = grow(buf, want)
+	n, err := io.ReadFull(f, buf)
+	if err != nil {
+		if errors.Is(err, io.ErrUnexpectedEOF) || errors.Is(err, io.EOF) {
+			return buf[:n], fmt.Errorf("ondisk: fetch sample %d: %s: truncated: %d of %d bytes", i, d.where(i), n, want)
+		}
+		return buf[:n], fmt.Errorf("ondisk: fetch sample %d: %s: %w", i, d.where(i), err)
+	}
+	return buf, nil
+}
+
+func (d *Dataset) fetchMember(i int, buf []byte) ([]byte, error) {
+	l := d.loc[i]
+	if l.shard < 0 {
+		s := i / d.m.ShardSize
+		why := "no such member"
+		if err := d.shardErr[s]; err != nil {
+			why = "shard unreadable: " + err.Error()
+		}
+		return buf, fmt.Errorf("ondisk: fetch sample %d: %s: %s", i, d.where(i), why)
+	}
+	buf = grow(buf, l.size)
+	n, err := d.shards[l.shard].ReadAt(buf, l.off)
+	if n < len(buf) {
+		if err == nil || errors.Is(err, io.EOF) {
+			return buf[:n], fmt.Errorf("ondisk: fetch sample %d: %s: truncated: %d of %d bytes", i, d.where(i), n, l.size)
+		}
+		return buf[:n], fmt.Errorf("ondisk: fetch sample %d: %s: %w", i, d.where(i), err)
+	}
+	return buf, nil
+}
+
+func grow(buf []byte, n int64) []byte {
+	if int64(cap(buf)) < n {
+		return make([]byte, n)
+	}
+	return buf[:n]
+}
+
+// Decode implements datasets.Encoded: it decodes sample i's bytes (from
+// Fetch) into dst, whose image must have the dataset's shape. Raw bytes are
+// copied; PNG and JPEG are decoded by Go's image/png and image/jpeg and
+// converted to interleaved RGB in dst without further allocation (the
+// standard decoders allocate their own image per call). Safe for concurrent
+// use with distinct dst.
+func (d *Dataset) Decode(i int, data []byte, dst *datasets.Sample) error {
+	w, h := d.m.Width, d.m.Height
+	if i < 0 || i >= d.m.Count {
+		return fmt.Errorf("ondisk: decode sample %d: out of range [0, %d)", i, d.m.Count)
+	}
+	if dst.Image.Width != w || dst.Image.Height != h || len(dst.Image.Pix) != w*h*3 {
+		return fmt.Errorf("ondisk: decode sample %d: buffer is %dx%d (%d bytes), dataset is %dx%d",
+			i, dst.Image.Width, dst.Image.Height, len(dst.Image.Pix), w, h)
+	}
+	dst.Label = d.m.Labels[i]
+	if d.m.Format == "raw" {
+		if len(data) != len(dst.Image.Pix) {
+			return fmt.Errorf("ondisk: decode sample %d: %s: %d bytes, want %d (%dx%d RGB)", i, d.where(i), len(data), len(dst.Image.Pix), w, h)
+		}
+		copy(dst.Image.Pix, data)
+		return nil
+	}
+	r := d.readers.Get().(*bytes.Reader)
+	r.Reset(data)
+	var img image.Image
+	var err error
+	if d.m.Format == "png" {
+		img, err = png.Decode(r)
+	} else {
+		img, err = jpeg.Decode(r)
+	}
+	r.Reset(nil)
+	d.readers.Put(r)
+	if err != nil {
+		return fmt.Errorf("ondisk: decode sample %d: %s: %s: %w", i, d.where(i), d.m.Format, err)
+	}
+	if b := img.Bounds(); b.Dx() != w || b.Dy() != h {
+		return fmt.Errorf("ondisk: decode sample %d: %s: image is %dx%d, dataset is %dx%d", i, d.where(i), b.Dx(), b.Dy(), w, h)
+	}
+	if err := ToRGB(dst.Image.Pix, img); err != nil {
+		return fmt.Errorf("ondisk: decode sample %d: %s: %w", i, d.where(i), err)
+	}
+	return nil
+}
+
+// ToRGB writes img as interleaved 8-bit RGB into pix (len = 3·W·H). The
+// decoders' types (*image.YCbCr, *image.RGBA, *image.NRGBA, *image.Gray)
+// are converted without allocating; alpha is dropped (our images are
+// opaque). Other types go through color.Model conversion, which allocates.
+func ToRGB(pix []uint8, img image.Image) error {
+	b := img.Bounds()
+	w, h := b.Dx(), b.Dy()
+	if len(pix) != w*h*3 {
+		return fmt.Errorf("RGB buffer is %d bytes, image is %dx%d", len(pix), w, h)
+	}
+	switch m := img.(type) {
+	case *image.YCbCr:
+		if ycbcrToRGB(pix, m) {
+			return nil
+		}
+		for y := range h {
+			yi := m.YOffset(b.Min.X, b.Min.Y+y)
+			row := pix[y*w*3 : (y+1)*w*3]
+			for x := range w {
+				ci := m.COffset(b.Min.X+x, b.Min.Y+y)
+				r, g, bl := color.YCbCrToRGB(m.Y[yi+x], m.Cb[ci], m.Cr[ci])
+				row[3*x], row[3*x+1], row[3*x+2] = r, g, bl
+			}
+		}
+	case *image.RGBA:
+		rgbaToRGB(pix, m.Pix, m.Stride, w, h)
+	case *image.NRGBA:
+		rgbaToRGB(pix, m.Pix, m.Stride, w, h)
+	case *image.Gray:
+		for y := range h {
+			src := m.Pix[y*m.Stride : y*m.Stride+w]
+			row := pix[y*w*3 : (y+1)*w*3]
+			for x, v := range src {
+				row[3*x], row[3*x+1], row[3*x+2] = v, v, v
+			}
+		}
+	default:
+		for y := range h {
+			for x := range w {
+				c := color.NRGBAModel.Convert(img.At(b.Min.X+x, b.Min.Y+y)).(color.NRGBA)
+				o := (y*w + x) * 3
+				pix[o], pix[o+1], pix[o+2] = c.R, c.G, c.B
+			}
+		}
+	}
+	return nil
+}
+
+// ycbcrToRGB is the YCbCr conversion for images at the origin with the
+// subsampling ratios JPEG decoders give, with color.YCbCrToRGB's arithmetic
+// inlined and the chroma terms computed once per chroma sample. It reports
+// false for other images.
+func ycbcrToRGB(pix []uint8, m *image.YCbCr) bool {
+	var hs, vs int // horizontal and vertical chroma shifts
+	switch m.SubsampleRatio {
+	case image.YCbCrSubsampleRatio444:
+	case image.YCbCrSubsampleRatio422:
+		hs = 1
+	case image.YCbCrSubsampleRatio420:
+		hs, vs = 1, 1
+	case image.YCbCrSubsampleRatio440:
+		vs = 1
+	default:
+		return false
+	}
+	if m.Rect.Min != (image.Point{}) {
+		return false
+	}
+	w, h := m.Rect.Dx(), m.Rect.Dy()
+	for y := range h {
+		yrow := m.Y[y*m.YStride : y*m.YStride+w]
+		c0 := (y >> vs) * m.CStride
+		cbrow := m.Cb[c0 : c0+((w-1)>>hs)+1]
+		crrow := m.Cr[c0 : c0+((w-1)>>hs)+1]
+		out := pix[y*w*3 : (y+1)*w*3]
+		for x, yv := range yrow {
+			cb1 := int32(cbrow[x>>hs]) - 128
+			cr1 := int32(crrow[x>>hs]) - 128
+			yy1 := int32(yv) * 0x10101
+			r := yy1 + 91881*cr1
+			g := yy1 - 22554*cb1 - 46802*cr1
+			b := yy1 + 116130*cb1
+			out[3*x] = clamp16(r)
+			out[3*x+1] = clamp16(g)
+			out[3*x+2] = clamp16(b)
+		}
+	}
+	return true
+}
+
+// clamp16 is color.YCbCrToRGB's rounding: v>>16 clamped to [0, 255].
+func clamp16(v int32) uint8 {
+	if uint32(v)&0xff000000 == 0 {
+		return uint8(v >> 16)
+	}
+	return uint8(^(v >> 31))
+}
+
+func rgbaToRGB(dst, src []uint8, stride, w, h int) {
+	for y := range h {
+		s := src[y*stride : y*stride+4*w]
+		row := dst[y*w*3 : (y+1)*w*3]
+		for x := range w {
+			row[3*x], row[3*x+1], row[3*x+2] = s[4*x], s[4*x+1], s[4*x+2]
+		}
+	}
+}
+
+// Fill implements datasets.Dataset: Fetch then Decode, with a pooled read
+// buffer. A sample that fails is skipped within Options.MaxFailures (see
+// Options); otherwise Fill returns the error, which names the sample and
+// its file or shard member.
+func (d *Dataset) Fill(i int, dst *datasets.Sample) error {
+	bp, _ := d.bufs.Get().(*[]byte)
+	if bp == nil {
+		bp = new([]byte)
+	}
+	defer d.bufs.Put(bp)
+	if i < 0 || i >= d.m.Count {
+		return fmt.Errorf("ondisk: sample %d out of range [0, %d)", i, d.m.Count)
+	}
+	ctx := context.Background()
+	var first error
+	for tries := 0; tries < d.m.Count; tries++ {
+		j := (i + tries) % d.m.Count
+		data, err := d.Fetch(ctx, j, *bp)
+		*bp = data[:cap(data)]
+		if err == nil {
+			err = d.Decode(j, data, dst)
+		}
+		if err == nil {
+			return nil
+		}
+		if first == nil {
+			first = err
+		}
+		if d.failures.Add(1) > int64(d.opts.MaxFailures) {
+			d.failures.Add(-1) // count only the skipped
+			if tries == 0 {
+				return err
+			}
+			return fmt.Errorf("%w (after skipping %d failed samples, the first: %v)", err, d.opts.MaxFailures, first)
+		}
+	}
+	return first
+}
+
+// Verify reads every file of the dataset and checks its size and SHA-256
+// against the manifest. It is not part of the hot path: run it once, before
+// a measurement or after a suspect copy.
+func (d *Dataset) Verify(ctx context.Context) error {
+	buf := make([]byte, 1<<20)
+	for _, fe := range d.m.Files {
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		path := filepath.Join(d.dir, fe.Name)
+		f, err := os.Open(path)
+		if err != nil {
+			return fmt.Errorf("ondisk: verify: %w", err)
+		}
+		h := sha256.New()
+		n, err := io.CopyBuffer(h, f, buf)
+		f.Close()
+		if err != nil {
+			return fmt.Errorf("ondisk: verify: %s: %w", path, err)
+		}
+		if n != fe.Size {
+			return fmt.Errorf("ondisk: verify: %s: %d bytes, manifest says %d", path, n, fe.Size)
+		}
+		if got := hex.EncodeToString(h.Sum(nil)); got != fe.SHA256 {
+			return fmt.Errorf("ondisk: verify: %s: sha256 %s, manifest says %s", path, got, fe.SHA256)
+		}
+	}
+	return nil
+}
