@@ -15,7 +15,7 @@ BENCH_COUNT      ?= 6
 BENCH_OUT        ?= results/$(COMMIT).txt
 BENCH_FLAGS      ?=
 
-.PHONY: all build test bench compare check baseline ci-smoke vet clean reproduce peer
+.PHONY: all build test bench compare check baseline ci-smoke vet clean reproduce peer gpu-bundle
 
 all: build
 
@@ -85,3 +85,15 @@ vet:
 
 clean:
 	rm -rf bin
+
+# One folder for a GPU machine with no Go and no network: the linux/amd64
+# binary (no cgo: the CUDA driver is bound at run time), ci/gpu-suite.sh and
+# the PyTorch peers. Copy it there and run `ci/gpu-suite.sh ladder OUT`, then
+# `ci/gpu-suite.sh loaders OUT` (each under 9 minutes on 16 cores).
+BUNDLE ?= bundle
+gpu-bundle:
+	rm -rf $(BUNDLE) && mkdir -p $(BUNDLE)/ci $(BUNDLE)/peers
+	CGO_ENABLED=0 GOOS=linux GOARCH=amd64 $(GO) build -o $(BUNDLE)/headspace ./cmd/headspace
+	cp ci/gpu-suite.sh $(BUNDLE)/ci/
+	cp -R peers/torch $(BUNDLE)/peers/
+	@echo "$(BUNDLE)/: on the GPU machine, ci/gpu-suite.sh ladder OUT, then ci/gpu-suite.sh loaders OUT"
