@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math"
 	"time"
 	"unsafe"
 
@@ -13,9 +14,13 @@ import (
 
 // DeviceConfig configures a CUDA Device.
 type DeviceConfig struct {
-	// Plan is the training step the device runs: the Net's, from package
-	// cuda/kernels, for the document's batch and crop.
+	// Plan is the training step the device runs, for one batch shape.
 	Plan Plan
+	// PlanFor, if not nil, replaces Plan: it gives the plan for batches of
+	// batch samples of 3×side×side values, and the device builds it on the
+	// first upload of each new shape (the Net's, from cuda/kernels, for
+	// whatever batch and crop the caller's pipeline makes).
+	PlanFor func(batch, side int) (Plan, error)
 	// Pinned stages uploads in page-locked host memory (cuMemHostAlloc),
 	// as DataLoader(pin_memory=True) does; false copies from the batch's
 	// own pageable memory.
@@ -33,10 +38,12 @@ type DeviceConfig struct {
 // ConvertTime. The launches that name the plan's Input, InputU8 and Labels
 // buffers read the uploaded batch where it lies.
 type Device struct {
-	c      *Context
-	plan   Plan
-	pinned bool
-	prog   *program
+	c       *Context
+	plan    Plan
+	planFor func(batch, side int) (Plan, error)
+	shape   [2]int // batch and values per sample of the plan built
+	pinned  bool
+	prog    *program
 
 	copyS, compS               uintptr
 	inPtr                      uint64 // the plan's Input buffer, the conversion's output
@@ -99,34 +106,22 @@ type timing struct {
 
 const ringSize = 8
 
-// NewDevice makes a Device on c that runs cfg.Plan.
+// NewDevice makes a Device on c that runs cfg.Plan, or cfg.PlanFor's plans.
 func NewDevice(c *Context, cfg DeviceConfig) (*Device, error) {
-	p := cfg.Plan
-	d := &Device{c: c, plan: p, pinned: cfg.Pinned}
-	in, ok := p.buffer(p.Input)
-	if !ok {
-		return nil, fmt.Errorf("cuda: plan: no input buffer %q", p.Input)
-	}
-	lbl, ok := p.buffer(p.Labels)
-	if !ok {
-		return nil, fmt.Errorf("cuda: plan: no labels buffer %q", p.Labels)
-	}
-	d.inBytes, d.lblBytes = in.Bytes, lbl.Bytes
-	if len(p.Convert) > 0 {
-		u8, ok := p.buffer(p.InputU8)
-		if !ok {
-			return nil, fmt.Errorf("cuda: plan: no uint8 input buffer %q", p.InputU8)
+	d := &Device{c: c, pinned: cfg.Pinned, planFor: cfg.PlanFor}
+	if d.planFor == nil {
+		if err := d.checkPlan(cfg.Plan); err != nil {
+			return nil, err
 		}
-		d.u8Bytes = u8.Bytes
 	}
 	d.uploadOp, d.stepOp, d.freeOp, d.syncOp = d.upload, d.step, d.release, d.syncAll
 	err := c.run(func() error {
 		var err error
-		if d.prog, err = newProgram(c, p.Modules, p.Buffers, p.Convert, p.Step); err != nil {
-			return err
+		if d.planFor == nil {
+			if err := d.load(cfg.Plan); err != nil {
+				return err
+			}
 		}
-		d.inPtr = d.prog.ptrs[p.Input]
-		d.inSlots, d.u8Slots, d.lblSlots = d.prog.slots(p.Input), d.prog.slots(p.InputU8), d.prog.slots(p.Labels)
 		if d.copyS, err = c.streamCreate(); err != nil {
 			return err
 		}
@@ -163,6 +158,89 @@ func NewDevice(c *Context, cfg DeviceConfig) (*Device, error) {
 	return d, nil
 }
 
+// checkPlan checks that p names its input, labels and (if it converts)
+// uint8 input buffers.
+func (d *Device) checkPlan(p Plan) error {
+	if _, ok := p.buffer(p.Input); !ok {
+		return fmt.Errorf("cuda: plan: no input buffer %q", p.Input)
+	}
+	if _, ok := p.buffer(p.Labels); !ok {
+		return fmt.Errorf("cuda: plan: no labels buffer %q", p.Labels)
+	}
+	if _, ok := p.buffer(p.InputU8); len(p.Convert) > 0 && !ok {
+		return fmt.Errorf("cuda: plan: no uint8 input buffer %q", p.InputU8)
+	}
+	return nil
+}
+
+// load builds plan p's program, on the driver thread, replacing the one
+// before (after the GPU has finished with it).
+func (d *Device) load(p Plan) error {
+	if d.prog != nil {
+		if d.syncAll(); d.resErr != nil {
+			err := d.resErr
+			d.resErr = nil
+			return err
+		}
+		err := d.prog.release()
+		d.prog = nil
+		if err != nil {
+			return err
+		}
+		// Pooled buffers are of the old shape: give their memory back.
+		keep := d.all[:0]
+		for _, b := range d.all {
+			if b.out {
+				keep = append(keep, b)
+				continue
+			}
+			err = errors.Join(err, d.c.memFree(b.ptr), d.c.eventDestroy(b.uploaded), d.c.eventDestroy(b.lastUse))
+		}
+		d.all, d.free = keep, d.free[:0]
+		if err != nil {
+			return err
+		}
+	}
+	prog, err := newProgram(d.c, p.Modules, p.Buffers, p.Convert, p.Step)
+	if err != nil {
+		return err
+	}
+	d.prog, d.plan = prog, p
+	in, _ := p.buffer(p.Input)
+	lbl, _ := p.buffer(p.Labels)
+	u8, _ := p.buffer(p.InputU8)
+	d.inBytes, d.lblBytes, d.u8Bytes = in.Bytes, lbl.Bytes, 0
+	if len(p.Convert) > 0 {
+		d.u8Bytes = u8.Bytes
+	}
+	d.inPtr = prog.ptrs[p.Input]
+	d.inSlots, d.u8Slots, d.lblSlots = prog.slots(p.Input), prog.slots(p.InputU8), prog.slots(p.Labels)
+	return nil
+}
+
+// reshape builds the plan for b's shape if it is not the one built.
+func (d *Device) reshape(b *batching.Batch) error {
+	if d.planFor == nil || (d.prog != nil && d.shape == [2]int{b.Size, b.SampleLen}) {
+		return nil
+	}
+	side := int(math.Round(math.Sqrt(float64(b.SampleLen) / 3)))
+	if 3*side*side != b.SampleLen {
+		return fmt.Errorf("a sample of %d values is not 3×side×side", b.SampleLen)
+	}
+	p, err := d.planFor(b.Size, side)
+	if err != nil {
+		return fmt.Errorf("the plan for batch %d at %dx%d: %w", b.Size, side, side, err)
+	}
+	if err := d.checkPlan(p); err != nil {
+		return err
+	}
+	if err := d.c.run(func() error { return d.load(p) }); err != nil {
+		return fmt.Errorf("the plan for batch %d at %dx%d: %w", b.Size, side, side, err)
+	}
+	d.shape = [2]int{b.Size, b.SampleLen}
+	return nil
+}
+
 // Name implements device.Device: "cuda:" and the GPU's name.
 func (d *Device) Name() string { return "cuda:" + d.c.info.Name }
 
@@ -184,6 +262,9 @@ func (d *Device) usable(ctx context.Context, what string) error {
 // Upload implements device.Device.
 func (d *Device) Upload(ctx context.Context, b *batching.Batch) (device.Buffer, error) {
 	if err := d.usable(ctx, "upload"); err != nil {
+		return nil, fmt.Errorf("cuda: upload of batch %d: %w", b.Index, err)
+	}
+	if err := d.reshape(b); err != nil {
 		return nil, fmt.Errorf("cuda: upload of batch %d: %w", b.Index, err)
 	}
 	lbl := int64(len(b.Labels)) * 4
@@ -537,8 +618,8 @@ func (d *Device) Stats() device.Stats { return d.stats }
 // Loss waits for the steps launched and returns the plan's Loss buffer:
 // the last step's loss.
 func (d *Device) Loss(ctx context.Context) (float32, error) {
-	if d.plan.Loss == "" {
-		return 0, fmt.Errorf("cuda: the plan names no loss buffer")
+	if d.prog == nil || d.plan.Loss == "" {
+		return 0, fmt.Errorf("cuda: no plan with a loss buffer has run")
 	}
 	if err := d.Sync(ctx); err != nil {
 		return 0, err

@@ -784,3 +784,55 @@ func TestTimeSteps(t *testing.T) {
 		}
 	}
 }
+
+// TestPlanForShapes: with PlanFor the device builds the plan for each new
+// batch shape on its first upload, and gives the old plan's memory back.
+func TestPlanForShapes(t *testing.T) {
+	f := loadFake(t)
+	c := f.open()
+	var asked []string
+	d, err := NewDevice(c, DeviceConfig{Pinned: true, PlanFor: func(batch, side int) (Plan, error) {
+		asked = append(asked, fmt.Sprintf("%dx%d", batch, side))
+		if batch > 8 {
+			return Plan{}, errors.New("too big")
+		}
+		return testPlan(batch, 3*side*side), nil
+	}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer d.Close()
+	ctx := context.Background()
+	for _, shape := range [][2]int{{2, 48}, {2, 48}, {3, 48}, {2, 12}} {
+		buf, err := d.Upload(ctx, testBatch(t, batching.Float32, shape[0], shape[1], 0))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := d.Step(ctx, buf); err != nil {
+			t.Fatal(err)
+		}
+		d.Free(buf)
+		ls := launches(parseLog(f.Log()))
+		if g := ls[len(ls)-1].kv["grid"]; g != fmt.Sprintf("%d,1,1", shape[0]) {
+			t.Errorf("batch of %d ran the plan with grid %s", shape[0], g)
+		}
+	}
+	if got := strings.Join(asked, " "); got != "2x4 3x4 2x2" {
+		t.Errorf("plans built for %s, want 2x4 3x4 2x2", got)
+	}
+	ls := parseLog(f.Log())
+	if n := ls[0].count(ls, "module"); n != 3 {
+		t.Errorf("%d modules loaded for three shapes", n)
+	}
+	for _, tc := range []struct {
+		b    *batching.Batch
+		want string
+	}{
+		{testBatch(t, batching.Float32, 2, 10, 0), "a sample of 10 values is not 3×side×side"},
+		{testBatch(t, batching.Float32, 9, 12, 0), "the plan for batch 9 at 2x2: too big"},
+	} {
+		if _, err := d.Upload(ctx, tc.b); err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("upload = %v, want %q", err, tc.want)
+		}
+	}
+}

@@ -50,9 +50,11 @@ type cudaDevice struct {
 
 func (d cudaDevice) Close() error { return errors.Join(d.Device.Close(), d.ctx.Close()) }
 
-// openCUDA opens the first GPU as a device.Device running the Net at the
-// flags' batch and crop, uploading from pinned memory or not as --pinned
-// says. Without a driver the error starts "no CUDA driver found".
+// openCUDA opens the first GPU as a device.Device running the Net on
+// whatever batch shape the pipeline uploads (the plan is built on the first
+// batch of each shape), with the flags' seed, uploading from pinned memory
+// or not as --pinned says. Without a driver the error starts
+// "no CUDA driver found".
 func openCUDA(pf *pipelineFlags) (device.Device, error) {
 	if err := cuda.Load(); err != nil {
 		return nil, err
@@ -60,15 +62,13 @@ func openCUDA(pf *pipelineFlags) (device.Device, error) {
 	if err := kernelsPresent(); err != nil {
 		return nil, fmt.Errorf("--device cuda: %w", err)
 	}
-	plan, err := netKernels.Plan(pf.batch, pf.crop, pf.seed)
-	if err != nil {
-		return nil, fmt.Errorf("--device cuda: %w", err)
-	}
 	c, err := cuda.Open(0)
 	if err != nil {
 		return nil, err
 	}
-	d, err := cuda.NewDevice(c, cuda.DeviceConfig{Plan: plan, Pinned: pf.pinned})
+	seed := pf.seed
+	planFor := func(batch, side int) (cuda.Plan, error) { return netKernels.Plan(batch, side, seed) }
+	d, err := cuda.NewDevice(c, cuda.DeviceConfig{PlanFor: planFor, Pinned: pf.pinned})
 	if err != nil {
 		return nil, errors.Join(err, c.Close())
 	}
