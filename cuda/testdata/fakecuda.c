@@ -312,6 +312,8 @@ CUresult cuStreamSynchronize(uintptr_t s) {
 CUresult cuEventCreate(uintptr_t *e, unsigned flags) {
 	ENTER("cuEventCreate");
 	NEEDCTX();
+	if (flags & ~7u) return INVALID_VALUE; // DEFAULT, BLOCKING_SYNC, DISABLE_TIMING, INTERPROCESS
+	if (flags & 2) return INVALID_VALUE;   // the binding times with every event it makes
 	struct event *ev = calloc(1, sizeof *ev);
 	ev->magic = MAGIC_EVENT;
 	ev->id = next_id++;
