@@ -1,11 +1,13 @@
 package cuda
 
 import (
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
 	"runtime"
 	"strings"
+	"sync/atomic"
 	"time"
 	"unsafe"
 )
@@ -43,7 +45,7 @@ type Context struct {
 	dev  uintptr // CUdevice
 	ctx  uintptr // CUcontext (the primary context)
 	info Info
-	done bool
+	done atomic.Bool
 
 	// a holds the arguments of the per-step calls (see ccallArgs); ms
 	// receives cuEventElapsedTime's result. Only the driver thread uses them.
@@ -172,10 +174,9 @@ func (c *Context) Info() Info { return c.info }
 // Close releases the primary context and stops the driver thread. Every
 // Device on the context must be closed first.
 func (c *Context) Close() error {
-	if c.done {
+	if c.done.Swap(true) {
 		return nil
 	}
-	c.done = true
 	var err error
 	c.th.do(func() {
 		err = c.lib.check("cuDevicePrimaryCtxRelease_v2", ccall(c.lib.cuDevicePrimaryCtxRelease, c.dev))
@@ -184,11 +185,13 @@ func (c *Context) Close() error {
 	return err
 }
 
+var errClosedContext = errors.New("cuda: the context is closed")
+
 // run runs f on the driver thread and returns its error. It allocates (a
 // closure); the per-step paths use prepared method values instead.
 func (c *Context) run(f func() error) error {
-	if c.done {
-		return fmt.Errorf("cuda: the context is closed")
+	if c.done.Load() {
+		return errClosedContext
 	}
 	var err error
 	c.th.do(func() { err = f() })

@@ -251,6 +251,8 @@ func (d *Device) usable(ctx context.Context, what string) error {
 	switch {
 	case d.closed:
 		return fmt.Errorf("cuda: %s on a closed device", what)
+	case d.c.done.Load():
+		return errClosedContext
 	case d.err != nil:
 		err := d.err
 		d.err = nil
@@ -555,7 +557,7 @@ func (d *Device) count(r *ring, t *timing) error {
 // overwritten only after the steps launched on it.
 func (d *Device) Free(buf device.Buffer) {
 	b, ok := buf.(*buffer)
-	if !ok || b == nil || b.dev != d || !b.out || d.closed {
+	if !ok || b == nil || b.dev != d || !b.out || d.closed || d.c.done.Load() {
 		return
 	}
 	d.argBuf = b
@@ -643,6 +645,9 @@ func (d *Device) Close() error {
 		return nil
 	}
 	d.closed = true
+	if d.c.done.Load() {
+		return fmt.Errorf("cuda: close: %w (close devices before their context)", errClosedContext)
+	}
 	var err error
 	d.c.th.do(func() {
 		d.syncAll()

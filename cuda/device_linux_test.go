@@ -836,3 +836,36 @@ func TestPlanForShapes(t *testing.T) {
 		}
 	}
 }
+
+// TestClosedContext: a device whose context was closed first says so
+// instead of waiting for a driver thread that has gone.
+func TestClosedContext(t *testing.T) {
+	f := loadFake(t)
+	c, err := openContext(f.lib, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	d, err := NewDevice(c, DeviceConfig{Plan: testPlan(2, 16), Pinned: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	buf, err := d.Upload(ctx, testBatch(t, batching.Float32, 2, 16, 0))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := c.Close(); err != nil {
+		t.Fatal(err)
+	}
+	d.Free(buf) // nothing to do, and no hang
+	if _, err := d.Upload(ctx, testBatch(t, batching.Float32, 2, 16, 0)); !errors.Is(err, errClosedContext) {
+		t.Errorf("upload after the context closed = %v", err)
+	}
+	if err := d.Step(ctx, buf); !errors.Is(err, errClosedContext) {
+		t.Errorf("step after the context closed = %v", err)
+	}
+	if err := d.Close(); err == nil || !strings.Contains(err.Error(), "close devices before their context") {
+		t.Errorf("close after the context closed = %v", err)
+	}
+	ccall(f.forget) // the device's memory is leaked, as it would be on a GPU
+}

@@ -49,7 +49,11 @@ func (t *thread) run(f func()) (p any) {
 // do runs f on the thread and returns when it has; a panic in f is
 // re-raised here, on the caller's goroutine.
 func (t *thread) do(f func()) {
-	t.calls <- f
+	select {
+	case t.calls <- f:
+	case <-t.quit:
+		panic("cuda: a driver call on a closed context")
+	}
 	if p := <-t.done; p != nil {
 		panic(fmt.Sprintf("cuda: on the driver thread: %v", p))
 	}
