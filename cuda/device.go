@@ -37,6 +37,9 @@ type DeviceConfig struct {
 // device) it first runs the Convert launches, whose time Stats counts in
 // ConvertTime. The launches that name the plan's Input, InputU8 and Labels
 // buffers read the uploaded batch where it lies.
+//
+// A cancelled context is noticed between driver calls; a wait for the GPU
+// itself (at most one step, in Step or Sync) runs to its end.
 type Device struct {
 	c       *Context
 	plan    Plan
