@@ -869,3 +869,33 @@ func TestClosedContext(t *testing.T) {
 	}
 	ccall(f.forget) // the device's memory is leaked, as it would be on a GPU
 }
+
+// TestTimesNotReadyYet: a step whose events the GPU has not passed is
+// counted later (by Sync), not lost and not an error.
+func TestTimesNotReadyYet(t *testing.T) {
+	f := loadFake(t)
+	c := f.open()
+	d := newTestDevice(t, c, true)
+	ctx := context.Background()
+	buf, err := d.Upload(ctx, testBatch(t, batching.Float32, 2, 16, 0))
+	if err != nil {
+		t.Fatal(err)
+	}
+	f.Fail("cuEventQuery", 0, 600) // CUDA_ERROR_NOT_READY: still running
+	if err := d.Step(ctx, buf); err != nil {
+		t.Fatalf("a step whose upload is still timing: %v", err)
+	}
+	if !strings.Contains(f.Log(), "fail cuEventQuery 600") {
+		t.Fatal("the step did not query its events")
+	}
+	if s := d.Stats(); s.Steps != 1 || s.UploadTime != 0 {
+		t.Errorf("before Sync: %+v, want the step counted and the upload's time not yet", s)
+	}
+	if err := d.Sync(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if s := d.Stats(); s.StepTime.Nanoseconds() != 2e6 || s.UploadTime <= 0 {
+		t.Errorf("after Sync: %+v, want 2ms of steps and the upload's time", s)
+	}
+	d.Free(buf)
+}
