@@ -28,3 +28,8 @@ for r in 000-headspace 002-loaders 003-caching-ladder 004-sim; do
   test -s "$tmp/nb/$r.md" || { echo "ci/smoke.sh: reproduce --quick wrote no $r.md" >&2; exit 1; }
 done
 echo "ci/smoke.sh: bench.sh and gate.sh work on the emulated device; reproduce --quick writes the four reports"
+# The GPU suite (ci/gpu-suite.sh), every command on the emulated device at
+# tiny sizes: it must pass and write its summary.
+ci/gpu-suite.sh --emulated --quick all "$tmp/gpu-suite" 2>"$tmp/gpu-suite.err" || { cat "$tmp/gpu-suite/summary.txt" "$tmp/gpu-suite.err" 2>/dev/null; echo "ci/smoke.sh: ci/gpu-suite.sh --emulated --quick failed" >&2; exit 1; }
+grep -q '^result: every command ran and passed' "$tmp/gpu-suite/summary.txt" || { echo "ci/smoke.sh: the GPU suite's summary does not say it passed" >&2; exit 1; }
+echo "ci/smoke.sh: ci/gpu-suite.sh runs every command on the emulated device"

@@ -2,34 +2,80 @@
 // github.com/ebitengine/purego: no cgo, no CUDA toolkit at build time, one
 // binary that uses a GPU where there is one and says clearly why not where
 // there is none.
+//
+// Every driver call runs on one goroutine locked to its OS thread, the
+// thread on which the device's primary context is current; every CUresult
+// is checked and turned into an *Error that names the call and CUDA's name
+// for the result. On top of the binding the package provides a
+// device.Device that runs a Plan (buffers and kernel launches, the Net's
+// training step) on the GPU, the bandwidth measurements of
+// `headspace cuda check`, and the execution of kernel Checks.
+//
+// The binding is Linux-only; elsewhere Open and Load return an error that
+// says so.
 package cuda
 
 import (
+	"errors"
 	"fmt"
 	"sync"
-
-	"github.com/ebitengine/purego"
 )
 
 // Library is the driver's soname.
 const Library = "libcuda.so.1"
 
+// ErrUnsupported is returned by Load and Open where the binding does not
+// exist (every OS but Linux).
+var ErrUnsupported = errors.New("CUDA is supported on Linux only")
+
 var (
 	loadOnce sync.Once
+	loadLib  *driverLib
 	loadErr  error
-	handle   uintptr
 )
 
-// Load opens the driver library once. Without one it returns an error that
-// starts "no CUDA driver found (libcuda.so.1): " and carries the loader's reason.
-func Load() (uintptr, error) {
+// Load opens the driver library once and resolves every entry point the
+// package uses. Without a driver it returns an error that starts
+// "no CUDA driver found (libcuda.so.1): " and carries the loader's reason.
+func Load() error {
+	_, err := load()
+	return err
+}
+
+func load() (*driverLib, error) {
 	loadOnce.Do(func() {
-		h, err := purego.Dlopen(Library, purego.RTLD_NOW|purego.RTLD_GLOBAL)
-		if err != nil {
-			loadErr = fmt.Errorf("no CUDA driver found (%s): %w", Library, err)
-			return
+		loadLib, loadErr = openLibrary(Library)
+		if loadErr != nil {
+			loadErr = fmt.Errorf("no CUDA driver found (%s): %w", Library, loadErr)
 		}
-		handle = h
 	})
-	return handle, loadErr
+	return loadLib, loadErr
+}
+
+// Error is a CUresult other than CUDA_SUCCESS.
+type Error struct {
+	Call string // the driver entry point, e.g. "cuMemAlloc_v2"
+	Code int    // the CUresult
+	Name string // CUDA's name for it, e.g. "CUDA_ERROR_OUT_OF_MEMORY"
+	Log  string // the JIT's error log, for cuModuleLoadDataEx
+}
+
+func (e *Error) Error() string {
+	s := fmt.Sprintf("cuda: %s: %s (%d)", e.Call, e.Name, e.Code)
+	if e.Log != "" {
+		s += ": JIT log: " + e.Log
+	}
+	return s
+}
+
+// CUresult values the package tests for.
+const (
+	errOutOfMemory = 2   // CUDA_ERROR_OUT_OF_MEMORY
+	errNotReady    = 600 // CUDA_ERROR_NOT_READY
+)
+
+// IsOutOfMemory reports whether err is a CUDA_ERROR_OUT_OF_MEMORY.
+func IsOutOfMemory(err error) bool {
+	var e *Error
+	return errors.As(err, &e) && e.Code == errOutOfMemory
 }

@@ -116,7 +116,11 @@ func (f *pipelineFlags) device() (workloads.Device, error) {
 		}
 		return workloads.Emulated(cfg), nil
 	case "cuda":
-		return workloads.Device{Open: func(pinned bool) (device.Device, error) { return openCUDA(f, pinned) }}, nil
+		settings, err := cudaSettings()
+		if err != nil {
+			return workloads.Device{}, err
+		}
+		return workloads.Device{Open: func(pinned bool) (device.Device, error) { return openCUDA(f, pinned) }, Settings: settings}, nil
 	}
 	return workloads.Device{}, usagef("--device %q: want emulated or cuda", f.dev)
 }

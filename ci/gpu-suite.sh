@@ -1,0 +1,176 @@
+#!/usr/bin/env bash
+# ci/gpu-suite.sh — everything a GPU machine has to measure, for a machine
+# with an NVIDIA driver, 16 cores, no Go and no network: run it from the
+# folder `make gpu-bundle` makes (headspace, ci/, peers/torch/).
+#
+#   ci/gpu-suite.sh [--emulated] [--quick] [ladder|loaders|all] OUTDIR
+#
+#   ladder   headspace cuda check; the caching ladder on --device cuda (all
+#            five levels at 4 workers, naive and fast; workers 1,4,8,16 at
+#            level none; placement host/device × pinned true/false at levels
+#            host and none); the document's PyTorch ladder on the same GPU
+#   loaders  headspace loaders (goroutines against processes, workers 1…32)
+#            and headspace peer (against PyTorch's DataLoader, workers 1…16)
+#   all      both (more than one 10-minute command on a lent machine: run
+#            `ladder` and `loaders` as two invocations there)
+#
+# Every command's output goes to OUTDIR (result files in Go benchmark
+# format, logs), and OUTDIR/summary.txt says what ran, how long, its exit
+# status and its table. Each invocation stops starting commands after
+# SUITE_BUDGET seconds (default 540, under the 10 minutes one command may run
+# on a lent machine) and kills the one running then; the result files are
+# resumed, so the same invocation run again finishes the rest.
+#
+# --emulated runs on the emulated device (no GPU: no cuda check, the torch
+# ladder on the CPU); --quick runs every command at tiny sizes. `make test`
+# runs `--emulated --quick all` (from ci/smoke.sh), so the script is
+# checked on every change.
+#
+# Environment: HEADSPACE (the binary; default headspace at the top of a
+# bundle, bin/headspace in a source tree), PYTHON (default python3), SUITE_BUDGET, LADDER_STEPS
+# (measured steps per ladder run, default 10).
+set -uo pipefail
+
+usage() { echo "usage: ci/gpu-suite.sh [--emulated] [--quick] [ladder|loaders|all] OUTDIR" >&2; exit 2; }
+emulated=0 quick=0 part=
+while [ $# -gt 0 ]; do
+  case "$1" in
+    --emulated) emulated=1 ;;
+    --quick) quick=1 ;;
+    ladder|loaders|all) [ -z "$part" ] || usage; part=$1 ;;
+    -*) usage ;;
+    *) break ;;
+  esac
+  shift
+done
+[ $# -eq 1 ] && [ -n "$part" ] || usage
+root=$(cd "$(dirname "$0")/.." && pwd)
+mkdir -p "$1" || exit 2
+out=$(cd "$1" && pwd)
+cd "$root"
+hs=${HEADSPACE:-}
+if [ -z "$hs" ]; then
+  # a bundle holds the binary at its top; a source tree has it in bin/
+  if [ -f "$root/go.mod" ]; then hs=$root/bin/headspace; else hs=$root/headspace; fi
+fi
+[ -x "$hs" ] || { echo "ci/gpu-suite.sh: no headspace binary at $hs (make gpu-bundle, or make build)" >&2; exit 2; }
+python=${PYTHON:-python3}
+budget=${SUITE_BUDGET:-540}
+steps=${LADDER_STEPS:-10}
+deadline=$((SECONDS + budget))
+summary=$out/summary.txt
+failed=0
+
+dev=cuda torchdev=cuda
+[ $emulated = 1 ] && dev=emulated torchdev=cpu
+# Sizes: the document's (raw 1024, crop 256, batch 256), or tiny.
+ladder_size=(--steps "$steps")
+loaders_size=()
+peer_size=(--count 1)
+torch_size=()
+levels_workers=4 scale_workers=1,4,8,16 loader_workers=1,2,4,8,16,32 peer_workers=1,2,4,8,16
+if [ $quick = 1 ]; then
+  ladder_size=(--raw-size 48 --crop 16 --batch 4 --step 2ms --steps 2)
+  loaders_size=(--raw-size 32 --crop 16 --batch 2 --batches 3)
+  peer_size=(--raw-size 32x32 --crop 16 --batch 2 --batches 3 --count 1 --impls naive,fast)
+  torch_size=(--raw-size 48 --crop 16 --batch 4 --steps 2)
+  levels_workers=2 scale_workers=1,2 loader_workers=1,2 peer_workers=1,2
+fi
+# The placement flag: --placement host|device, or before it was named so,
+# --transfer float32|uint8.
+placement() {
+  if "$hs" ladder -h 2>/dev/null | grep -q -- '-placement'; then
+    echo "--placement $1"
+  elif [ "$1" = host ]; then echo "--transfer float32"; else echo "--transfer uint8"; fi
+}
+
+{
+  echo "headspace GPU suite: $part on $dev$([ $quick = 1 ] && echo ', quick sizes'), $(date -u +%Y-%m-%dT%H:%M:%SZ)"
+  echo "binary: $hs"
+  echo "machine: $(nproc 2>/dev/null || echo '?') cores, $(uname -sm)"
+  command -v nvidia-smi >/dev/null && nvidia-smi --query-gpu=name,driver_version,pcie.link.gen.current,pcie.link.width.current --format=csv,noheader 2>/dev/null | sed 's/^/gpu: /'
+  echo
+} >"$summary"
+
+# step NAME LOG CMD...: runs CMD with the time left, stdout and stderr to
+# OUTDIR/LOG, and records it in the summary.
+step() {
+  local name=$1 log=$out/$2 left t0 rc
+  shift 2
+  left=$((deadline - SECONDS))
+  if [ $left -le 5 ]; then
+    echo "== $name: NOT RUN, the ${budget}s budget is spent; run the same invocation again to resume" >>"$summary"
+    failed=1
+    return
+  fi
+  t0=$SECONDS
+  timeout --kill-after=10 "$left" "$@" >"$log" 2>"$log.err"
+  rc=$?
+  {
+    printf '== %s: exit %d in %ds (%s)\n' "$name" "$rc" $((SECONDS - t0)) "$(basename "$log")"
+    echo "   \$ $*"
+    if [ $rc = 124 ] || [ $rc = 137 ]; then
+      echo "   TIMED OUT with the budget; its result file keeps what finished: run the same invocation again to resume"
+    elif [ $rc != 0 ]; then
+      tail -n 5 "$log.err" | sed 's/^/   stderr: /'
+    fi
+    sed 's/^/   /' "$log"
+    echo
+  } >>"$summary"
+  [ $rc = 0 ] || failed=1
+}
+
+# skip NAME REASON: a command this machine cannot run, said in the summary.
+skip() { printf '== %s: not run: %s\n\n' "$1" "$2" >>"$summary"; }
+
+run_ladder() {
+  if [ $emulated = 1 ]; then
+    skip "cuda check" "the emulated device has no GPU"
+  else
+    step "cuda check" cuda-check.log "$hs" cuda check --out "$out/cuda-check.txt"
+  fi
+  step "ladder: every level at $levels_workers workers" ladder-levels.log \
+    "$hs" ladder --device "$dev" --levels none,raw,sample,host,device --workers "$levels_workers" \
+    --transforms naive,fast "${ladder_size[@]}" --out "$out/ladder-levels.txt"
+  step "ladder: workers $scale_workers at level none" ladder-workers.log \
+    "$hs" ladder --device "$dev" --levels none --workers "$scale_workers" --transforms naive,fast \
+    "${ladder_size[@]}" --out "$out/ladder-workers.txt"
+  for pinned in true false; do
+    for p in host device; do
+      # shellcheck disable=SC2046 # the placement flag is two words
+      step "ladder: placement $p, pinned $pinned, levels host and none" "ladder-placement=$p-pinned=$pinned.log" \
+        "$hs" ladder --device "$dev" --levels host,none --workers "$levels_workers" --transforms fast \
+        --pinned="$pinned" $(placement "$p") "${ladder_size[@]}" --out "$out/ladder-placement=$p-pinned=$pinned.txt"
+    done
+  done
+  if [ ! -f peers/torch/ladder.py ]; then
+    skip "torch ladder" "peers/torch/ladder.py is not in this tree"
+    [ $emulated = 1 ] || failed=1
+  elif ! "$python" -c 'import torch' 2>/dev/null; then
+    skip "torch ladder" "$python cannot import torch"
+    [ $emulated = 1 ] || failed=1
+  else
+    step "torch ladder on $torchdev" torch-ladder.txt "$python" peers/torch/ladder.py --device "$torchdev" "${torch_size[@]}"
+  fi
+}
+
+run_loaders() {
+  step "loaders: goroutines against processes, workers $loader_workers" loaders.log \
+    "$hs" loaders --mode goroutine,process --workers "$loader_workers" "${loaders_size[@]}" --out "$out/loaders.txt"
+  step "peer: against PyTorch's DataLoader, workers $peer_workers" peer.log \
+    "$hs" peer --python "$python" --workers "$peer_workers" "${peer_size[@]}" --out "$out/peer.txt"
+}
+
+case "$part" in
+  ladder) run_ladder ;;
+  loaders) run_loaders ;;
+  all) run_ladder; run_loaders ;;
+esac
+if [ $failed = 0 ]; then
+  echo "ci/gpu-suite.sh: $part done; $summary" >&2
+  echo "result: every command ran and passed" >>"$summary"
+else
+  echo "ci/gpu-suite.sh: $part: some commands failed or did not run; see $summary" >&2
+  echo "result: FAILED (see above)" >>"$summary"
+fi
+exit $failed

@@ -1,0 +1,66 @@
+package main
+
+import (
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/headspace-bench/headspace/cuda"
+)
+
+func TestCUDABadInputExits2(t *testing.T) {
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"cuda"}, "want a verb: headspace cuda check"},
+		{[]string{"cuda", "run"}, `unknown verb "run": want check`},
+		{[]string{"cuda", "check", "--sizes", "1,big"}, "--sizes"},
+		{[]string{"cuda", "check", "--batch", "0"}, "--batch 0 and --side 256 must be positive"},
+		{[]string{"cuda", "check", "--steps", "0"}, "--steps 0 and --reps 5 must be positive"},
+		{[]string{"cuda", "check", "extra"}, `unexpected argument "extra"`},
+	} {
+		code, _, stderr := runCLI(tc.args...)
+		if code != 2 || !strings.Contains(stderr, tc.want) || strings.Count(strings.TrimSpace(stderr), "\n") != 0 {
+			t.Errorf("%v: exit %d, stderr %q; want 2 and one line containing %q", tc.args, code, stderr, tc.want)
+		}
+	}
+	code, out, _ := runCLI("cuda", "check", "-h")
+	if code != 0 || !strings.Contains(out, "Usage: headspace cuda check") || !strings.Contains(out, "-sizes") {
+		t.Errorf("cuda check -h: exit %d, output %q", code, out)
+	}
+}
+
+// TestCUDAWithoutADriver is the path every machine without a GPU takes:
+// `cuda check` and `--device cuda` exit 1 and say the driver is missing.
+// On a machine with a driver, the check runs for real, small.
+func TestCUDAWithoutADriver(t *testing.T) {
+	out := filepath.Join(t.TempDir(), "check.txt")
+	runs := [][]string{
+		{"cuda", "check", "--sizes", "1", "--reps", "1", "--batch", "2", "--side", "32", "--steps", "1", "--out", out},
+		append([]string{"ladder", "--device", "cuda", "--levels", "device", "--workers", "1", "--transforms", "fast"}, tinyLadder...),
+	}
+	if err := cuda.Load(); err == nil {
+		code, stdout, stderr := runCLI(runs[0]...)
+		if err := kernelsPresent(); err != nil {
+			if code != 1 || !strings.Contains(stderr, "this build has no CUDA kernels") {
+				t.Errorf("cuda check without kernels: exit %d, stderr %q", code, stderr)
+			}
+			return
+		}
+		if code != 0 || !strings.Contains(stdout, "PTX JIT target sm_") || !strings.Contains(stdout, "Net step, batch 2 at 32x32") {
+			t.Errorf("cuda check on this GPU: exit %d\n%s\n%s", code, stdout, stderr)
+		}
+		return
+	}
+	for _, args := range runs {
+		code, stdout, stderr := runCLI(args...)
+		want := "headspace " + args[0] + ": no CUDA driver found (libcuda.so.1): "
+		if code != 1 || !strings.HasPrefix(stderr, want) || strings.Count(strings.TrimSpace(stderr), "\n") != 0 {
+			t.Errorf("%v: exit %d, stderr %q; want 1 and one line starting %q", args, code, stderr, want)
+		}
+		if strings.Contains(stdout, "PTX") {
+			t.Errorf("%v printed GPU figures without a GPU: %s", args, stdout)
+		}
+	}
+}

@@ -1,0 +1,716 @@
+package cuda
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math"
+	"time"
+	"unsafe"
+
+	"github.com/headspace-bench/headspace/harness/batching"
+	"github.com/headspace-bench/headspace/harness/device"
+)
+
+// DeviceConfig configures a CUDA Device.
+type DeviceConfig struct {
+	// Plan is the training step the device runs, for one batch shape.
+	Plan Plan
+	// PlanFor, if not nil, replaces Plan: it gives the plan for batches of
+	// batch samples of 3×side×side values, and the device builds it on the
+	// first upload of each new shape (the Net's, from cuda/kernels, for
+	// whatever batch and crop the caller's pipeline makes).
+	PlanFor func(batch, side int) (Plan, error)
+	// Pinned stages uploads in page-locked host memory (cuMemHostAlloc),
+	// as DataLoader(pin_memory=True) does; false copies from the batch's
+	// own pageable memory.
+	Pinned bool
+}
+
+// Device is a device.Device on a CUDA GPU. Uploads run on a copy stream,
+// steps on a compute stream, ordered by events: an upload overlaps the
+// step before it, a step waits for its batch's copy, and a pooled device
+// buffer is overwritten only after the steps that used it. Stats are
+// measured on the GPU with events (cuEventElapsedTime).
+//
+// Each step runs the plan's Step launches; on a uint8 batch (placement
+// device) it first runs the Convert launches, whose time Stats counts in
+// ConvertTime. The launches that name the plan's Input, InputU8 and Labels
+// buffers read the uploaded batch where it lies.
+//
+// A cancelled context is noticed between driver calls; a wait for the GPU
+// itself (at most one step, in Step or Sync) runs to its end.
+type Device struct {
+	c       *Context
+	plan    Plan
+	planFor func(batch, side int) (Plan, error)
+	shape   [2]int // batch and values per sample of the plan built
+	pinned  bool
+	prog    *program
+
+	copyS, compS               uintptr
+	inPtr                      uint64 // the plan's Input buffer, the conversion's output
+	inBytes, u8Bytes, lblBytes int64
+	inSlots, u8Slots, lblSlots []int
+
+	staging                  [2]staging
+	nextStaging              int
+	free, all                []*buffer
+	uploads, converts, steps ring
+	prevStep                 uintptr // end event of the last step launched
+	stats                    device.Stats
+	err                      error // a failure in Free, reported by the next call
+	closed                   bool
+
+	// The arguments and results of the operation running on the driver
+	// thread: the operations are method values made once, so that a
+	// step allocates nothing.
+	argBatch                         *batching.Batch
+	argBuf, resBuf                   *buffer
+	resErr                           error
+	lossVal                          float32
+	uploadOp, stepOp, freeOp, syncOp func()
+}
+
+// buffer is a batch on the device: data, then labels at labelOff.
+type buffer struct {
+	dev       *Device
+	ptr       uint64
+	size      int64 // bytes allocated
+	bytes     int64 // the batch's payload (batching.Batch.Bytes)
+	labelOff  int64
+	dtype     batching.DType
+	uploaded  uintptr // event: its copy is done (copy stream)
+	lastUse   uintptr // event: the steps on it are done (compute stream), recorded by Free
+	used, out bool
+}
+
+func (b *buffer) Bytes() int64 { return b.bytes }
+
+// staging is a page-locked host buffer and the event after its last copy.
+type staging struct {
+	mem  []byte
+	done uintptr
+	used bool
+}
+
+// ring is a ring of start/end event pairs whose elapsed times are added to
+// total once the GPU has passed them.
+type ring struct {
+	recs  []timing
+	next  int
+	total *time.Duration
+}
+
+type timing struct {
+	start, end uintptr
+	pending    bool
+}
+
+const ringSize = 8
+
+// NewDevice makes a Device on c that runs cfg.Plan, or cfg.PlanFor's plans.
+func NewDevice(c *Context, cfg DeviceConfig) (*Device, error) {
+	d := &Device{c: c, pinned: cfg.Pinned, planFor: cfg.PlanFor}
+	if d.planFor == nil {
+		if err := d.checkPlan(cfg.Plan); err != nil {
+			return nil, err
+		}
+	}
+	d.uploadOp, d.stepOp, d.freeOp, d.syncOp = d.upload, d.step, d.release, d.syncAll
+	err := c.run(func() error {
+		var err error
+		if d.planFor == nil {
+			if err := d.load(cfg.Plan); err != nil {
+				return err
+			}
+		}
+		if d.copyS, err = c.streamCreate(); err != nil {
+			return err
+		}
+		if d.compS, err = c.streamCreate(); err != nil {
+			return err
+		}
+		for _, r := range []struct {
+			r     *ring
+			total *time.Duration
+		}{{&d.uploads, &d.stats.UploadTime}, {&d.converts, &d.stats.ConvertTime}, {&d.steps, &d.stats.StepTime}} {
+			r.r.total = r.total
+			r.r.recs = make([]timing, ringSize)
+			for i := range r.r.recs {
+				if r.r.recs[i].start, err = c.eventCreate(); err != nil {
+					return err
+				}
+				if r.r.recs[i].end, err = c.eventCreate(); err != nil {
+					return err
+				}
+			}
+		}
+		for i := range d.staging {
+			if d.staging[i].done, err = c.eventCreate(); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		d.closed = true
+		c.run(func() error { return d.releaseAll() })
+		return nil, fmt.Errorf("cuda: device setup: %w", err)
+	}
+	return d, nil
+}
+
+// checkPlan checks that p names its input, labels and (if it converts)
+// uint8 input buffers.
+func (d *Device) checkPlan(p Plan) error {
+	if _, ok := p.buffer(p.Input); !ok {
+		return fmt.Errorf("cuda: plan: no input buffer %q", p.Input)
+	}
+	if _, ok := p.buffer(p.Labels); !ok {
+		return fmt.Errorf("cuda: plan: no labels buffer %q", p.Labels)
+	}
+	if _, ok := p.buffer(p.InputU8); len(p.Convert) > 0 && !ok {
+		return fmt.Errorf("cuda: plan: no uint8 input buffer %q", p.InputU8)
+	}
+	return nil
+}
+
+// load builds plan p's program, on the driver thread, replacing the one
+// before (after the GPU has finished with it).
+func (d *Device) load(p Plan) error {
+	if d.prog != nil {
+		if d.syncAll(); d.resErr != nil {
+			err := d.resErr
+			d.resErr = nil
+			return err
+		}
+		err := d.prog.release()
+		d.prog = nil
+		if err != nil {
+			return err
+		}
+		// Pooled buffers are of the old shape: give their memory back.
+		keep := d.all[:0]
+		for _, b := range d.all {
+			if b.out {
+				keep = append(keep, b)
+				continue
+			}
+			err = errors.Join(err, d.c.memFree(b.ptr), d.c.eventDestroy(b.uploaded), d.c.eventDestroy(b.lastUse))
+		}
+		d.all, d.free = keep, d.free[:0]
+		if err != nil {
+			return err
+		}
+	}
+	prog, err := newProgram(d.c, p.Modules, p.Buffers, p.Convert, p.Step)
+	if err != nil {
+		return err
+	}
+	d.prog, d.plan = prog, p
+	in, _ := p.buffer(p.Input)
+	lbl, _ := p.buffer(p.Labels)
+	u8, _ := p.buffer(p.InputU8)
+	d.inBytes, d.lblBytes, d.u8Bytes = in.Bytes, lbl.Bytes, 0
+	if len(p.Convert) > 0 {
+		d.u8Bytes = u8.Bytes
+	}
+	d.inPtr = prog.ptrs[p.Input]
+	d.inSlots, d.u8Slots, d.lblSlots = prog.slots(p.Input), prog.slots(p.InputU8), prog.slots(p.Labels)
+	return nil
+}
+
+// reshape builds the plan for b's shape if it is not the one built.
+func (d *Device) reshape(b *batching.Batch) error {
+	if d.planFor == nil || (d.prog != nil && d.shape == [2]int{b.Size, b.SampleLen}) {
+		return nil
+	}
+	side := int(math.Round(math.Sqrt(float64(b.SampleLen) / 3)))
+	if 3*side*side != b.SampleLen {
+		return fmt.Errorf("a sample of %d values is not 3×side×side", b.SampleLen)
+	}
+	p, err := d.planFor(b.Size, side)
+	if err != nil {
+		return fmt.Errorf("the plan for batch %d at %dx%d: %w", b.Size, side, side, err)
+	}
+	if err := d.checkPlan(p); err != nil {
+		return err
+	}
+	if err := d.c.run(func() error { return d.load(p) }); err != nil {
+		return fmt.Errorf("the plan for batch %d at %dx%d: %w", b.Size, side, side, err)
+	}
+	d.shape = [2]int{b.Size, b.SampleLen}
+	return nil
+}
+
+// Name implements device.Device: "cuda:" and the GPU's name.
+func (d *Device) Name() string { return "cuda:" + d.c.info.Name }
+
+// Pinned reports whether uploads are staged in pinned memory.
+func (d *Device) Pinned() bool { return d.pinned }
+
+func (d *Device) usable(ctx context.Context, what string) error {
+	switch {
+	case d.closed:
+		return fmt.Errorf("cuda: %s on a closed device", what)
+	case d.c.done.Load():
+		return errClosedContext
+	case d.err != nil:
+		err := d.err
+		d.err = nil
+		return err
+	}
+	return ctx.Err()
+}
+
+// Upload implements device.Device.
+func (d *Device) Upload(ctx context.Context, b *batching.Batch) (device.Buffer, error) {
+	if err := d.usable(ctx, "upload"); err != nil {
+		return nil, fmt.Errorf("cuda: upload of batch %d: %w", b.Index, err)
+	}
+	if err := d.reshape(b); err != nil {
+		return nil, fmt.Errorf("cuda: upload of batch %d: %w", b.Index, err)
+	}
+	lbl := int64(len(b.Labels)) * 4
+	switch {
+	case b.DType == batching.Float32 && int64(len(b.Data))*4 != d.inBytes:
+		return nil, fmt.Errorf("cuda: upload of batch %d: %d float32 bytes, the plan's input %s holds %d", b.Index, len(b.Data)*4, d.plan.Input, d.inBytes)
+	case b.DType == batching.Uint8 && d.u8Bytes == 0:
+		return nil, fmt.Errorf("cuda: upload of batch %d: a uint8 batch, and the plan has no conversion", b.Index)
+	case b.DType == batching.Uint8 && int64(len(b.Pix)) != d.u8Bytes:
+		return nil, fmt.Errorf("cuda: upload of batch %d: %d uint8 bytes, the plan's input %s holds %d", b.Index, len(b.Pix), d.plan.InputU8, d.u8Bytes)
+	case lbl != d.lblBytes:
+		return nil, fmt.Errorf("cuda: upload of batch %d: %d label bytes, the plan's %s holds %d", b.Index, lbl, d.plan.Labels, d.lblBytes)
+	}
+	d.argBatch = b
+	d.c.th.do(d.uploadOp)
+	d.argBatch = nil
+	buf, err := d.resBuf, d.resErr
+	d.resBuf, d.resErr = nil, nil
+	if err != nil {
+		return nil, fmt.Errorf("cuda: upload of batch %d: %w", b.Index, err)
+	}
+	return buf, nil
+}
+
+// payload returns the batch's values as bytes.
+func payload(b *batching.Batch) []byte {
+	if b.DType == batching.Uint8 {
+		return b.Pix
+	}
+	return unsafe.Slice((*byte)(unsafe.Pointer(unsafe.SliceData(b.Data))), len(b.Data)*4)
+}
+
+func labelBytes(b *batching.Batch) []byte {
+	return unsafe.Slice((*byte)(unsafe.Pointer(unsafe.SliceData(b.Labels))), len(b.Labels)*4)
+}
+
+// upload runs on the driver thread.
+func (d *Device) upload() {
+	b := d.argBatch
+	data, labels := payload(b), labelBytes(b)
+	off := (int64(len(data)) + 255) &^ 255
+	size := off + int64(len(labels))
+	buf, err := d.get(b.DType, size)
+	if err != nil {
+		d.resErr = err
+		return
+	}
+	buf.labelOff, buf.bytes = off, b.Bytes()
+	c := d.c
+	if buf.used {
+		// The copy overwrites the buffer: after the steps that read it.
+		if err := c.streamWait(d.copyS, buf.lastUse); err != nil {
+			d.fail(buf, err)
+			return
+		}
+	}
+	t, err := d.uploads.take(d)
+	if err == nil {
+		err = c.eventRecord(t.start, d.copyS)
+	}
+	if err != nil {
+		d.fail(buf, err)
+		return
+	}
+	if d.pinned {
+		s := &d.staging[d.nextStaging]
+		d.nextStaging = (d.nextStaging + 1) % len(d.staging)
+		if s.used {
+			if err := c.eventSync(s.done); err != nil { // its previous copy has read it
+				d.fail(buf, err)
+				return
+			}
+		}
+		if int64(len(s.mem)) < size {
+			if s.mem != nil {
+				err = c.hostFree(s.mem)
+				s.mem = nil
+			}
+			if err == nil {
+				s.mem, err = c.hostAlloc(int(size))
+			}
+			if err != nil {
+				d.fail(buf, fmt.Errorf("pinned staging of %d bytes: %w", size, err))
+				return
+			}
+		}
+		copy(s.mem, data)
+		copy(s.mem[off:], labels)
+		err = c.htod(buf.ptr, unsafe.Pointer(&s.mem[0]), size, d.copyS)
+		if err == nil {
+			err = c.eventRecord(s.done, d.copyS)
+			s.used = true
+		}
+	} else {
+		// From pageable memory the driver stages the copy itself and
+		// returns once it has read the source.
+		err = c.htod(buf.ptr, unsafe.Pointer(&data[0]), int64(len(data)), d.copyS)
+		if err == nil {
+			err = c.htod(buf.ptr+uint64(off), unsafe.Pointer(&labels[0]), int64(len(labels)), d.copyS)
+		}
+	}
+	if err == nil {
+		err = c.eventRecord(t.end, d.copyS)
+	}
+	if err == nil {
+		t.pending = true
+		err = c.eventRecord(buf.uploaded, d.copyS)
+	}
+	if err != nil {
+		d.fail(buf, err)
+		return
+	}
+	d.stats.Uploads++
+	d.stats.UploadBytes += buf.bytes
+	d.resBuf = buf
+}
+
+// fail ends an upload: buf goes back to the pool unused.
+func (d *Device) fail(buf *buffer, err error) {
+	buf.out = false
+	d.free = append(d.free, buf)
+	d.resErr = err
+}
+
+// get takes a buffer of size bytes from the pool, or allocates one.
+func (d *Device) get(dt batching.DType, size int64) (*buffer, error) {
+	for i, b := range d.free {
+		if b.size == size {
+			d.free[i] = d.free[len(d.free)-1]
+			d.free = d.free[:len(d.free)-1]
+			b.out, b.dtype = true, dt
+			return b, nil
+		}
+	}
+	ptr, err := d.c.memAlloc(size)
+	if err != nil {
+		return nil, fmt.Errorf("device buffer of %d bytes: %w", size, err)
+	}
+	b := &buffer{dev: d, ptr: ptr, size: size, dtype: dt, out: true}
+	if b.uploaded, err = d.c.eventCreate(); err == nil {
+		b.lastUse, err = d.c.eventCreate()
+	}
+	d.all = append(d.all, b) // freed by Close whatever happens
+	if err != nil {
+		return nil, err
+	}
+	return b, nil
+}
+
+// Step implements device.Device.
+func (d *Device) Step(ctx context.Context, buf device.Buffer) error {
+	b, ok := buf.(*buffer)
+	switch {
+	case !ok || b == nil || b.dev != d:
+		return fmt.Errorf("cuda: step on a buffer of another device (%T)", buf)
+	case !b.out:
+		return fmt.Errorf("cuda: step on a freed buffer")
+	}
+	if err := d.usable(ctx, "step"); err != nil {
+		return fmt.Errorf("cuda: step: %w", err)
+	}
+	d.argBuf = b
+	d.c.th.do(d.stepOp)
+	d.argBuf = nil
+	err := d.resErr
+	d.resErr = nil
+	if err != nil {
+		return fmt.Errorf("cuda: step %d: %w", d.stats.Steps, err)
+	}
+	return nil
+}
+
+// step runs on the driver thread.
+func (d *Device) step() {
+	b, c, p := d.argBuf, d.c, d.prog
+	vals := p.vals
+	lbl := b.ptr + uint64(b.labelOff)
+	for _, s := range d.lblSlots {
+		vals[s] = lbl
+	}
+	in := b.ptr
+	if b.dtype == batching.Uint8 {
+		for _, s := range d.u8Slots {
+			vals[s] = b.ptr
+		}
+		in = d.inPtr
+	}
+	for _, s := range d.inSlots {
+		vals[s] = in
+	}
+	err := c.streamWait(d.compS, b.uploaded)
+	if err == nil && b.dtype == batching.Uint8 {
+		err = d.timed(&d.converts, 0)
+	}
+	if err == nil {
+		err = d.timed(&d.steps, 1)
+	}
+	if err != nil {
+		d.resErr = err
+		return
+	}
+	d.stats.Steps++
+	// The host runs at most one step ahead: wait for the one before.
+	if d.prevStep != 0 {
+		if err := c.eventSync(d.prevStep); err != nil {
+			d.resErr = err
+			return
+		}
+	}
+	d.prevStep = d.steps.recs[(d.steps.next+ringSize-1)%ringSize].end
+	for _, r := range []*ring{&d.uploads, &d.converts, &d.steps} {
+		if err := r.harvest(d, false); err != nil {
+			d.resErr = err
+			return
+		}
+	}
+}
+
+// timed enqueues launch list i on the compute stream between the events of
+// a record of r.
+func (d *Device) timed(r *ring, i int) error {
+	t, err := r.take(d)
+	if err != nil {
+		return err
+	}
+	if err := d.c.eventRecord(t.start, d.compS); err != nil {
+		return err
+	}
+	if err := d.prog.enqueue(i, d.compS); err != nil {
+		return err
+	}
+	if err := d.c.eventRecord(t.end, d.compS); err != nil {
+		return err
+	}
+	t.pending = true
+	return nil
+}
+
+// take returns the next record, first waiting for and counting it if it is
+// still pending.
+func (r *ring) take(d *Device) (*timing, error) {
+	t := &r.recs[r.next]
+	if t.pending {
+		if err := d.c.eventSync(t.end); err != nil {
+			return nil, err
+		}
+		if err := d.count(r, t); err != nil {
+			return nil, err
+		}
+	}
+	r.next = (r.next + 1) % len(r.recs)
+	return t, nil
+}
+
+// harvest counts the pending records whose end the GPU has passed, oldest
+// first; with wait it waits for all of them.
+func (r *ring) harvest(d *Device, wait bool) error {
+	for i := range len(r.recs) {
+		t := &r.recs[(r.next+i)%len(r.recs)]
+		if !t.pending {
+			continue
+		}
+		if wait {
+			if err := d.c.eventSync(t.end); err != nil {
+				return err
+			}
+		} else if done, err := d.c.eventDone(t.end); err != nil || !done {
+			return err
+		}
+		if err := d.count(r, t); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func (d *Device) count(r *ring, t *timing) error {
+	el, err := d.c.elapsed(t.start, t.end)
+	if err != nil {
+		return err
+	}
+	*r.total += el
+	t.pending = false
+	return nil
+}
+
+// Free implements device.Device: the buffer returns to the pool, to be
+// overwritten only after the steps launched on it.
+func (d *Device) Free(buf device.Buffer) {
+	b, ok := buf.(*buffer)
+	if !ok || b == nil || b.dev != d || !b.out || d.closed || d.c.done.Load() {
+		return
+	}
+	d.argBuf = b
+	d.c.th.do(d.freeOp)
+	d.argBuf = nil
+	if d.resErr != nil && d.err == nil {
+		d.err = fmt.Errorf("cuda: free: %w", d.resErr)
+	}
+	d.resErr = nil
+}
+
+// release runs on the driver thread.
+func (d *Device) release() {
+	b := d.argBuf
+	b.out = false
+	d.free = append(d.free, b)
+	if err := d.c.eventRecord(b.lastUse, d.compS); err != nil {
+		d.resErr = err
+		return
+	}
+	b.used = true
+}
+
+// Sync implements device.Device: it waits for every copy and step and
+// counts their GPU times.
+func (d *Device) Sync(ctx context.Context) error {
+	if err := d.usable(ctx, "sync"); err != nil {
+		return fmt.Errorf("cuda: sync: %w", err)
+	}
+	d.c.th.do(d.syncOp)
+	err := d.resErr
+	d.resErr = nil
+	if err != nil {
+		return fmt.Errorf("cuda: sync: %w", err)
+	}
+	return ctx.Err()
+}
+
+func (d *Device) syncAll() {
+	if err := d.c.streamSync(d.copyS); err != nil {
+		d.resErr = err
+		return
+	}
+	if err := d.c.streamSync(d.compS); err != nil {
+		d.resErr = err
+		return
+	}
+	for _, r := range []*ring{&d.uploads, &d.converts, &d.steps} {
+		if err := r.harvest(d, true); err != nil {
+			d.resErr = err
+			return
+		}
+	}
+}
+
+// Stats implements device.Device. Times are the GPU's, counted up to the
+// last Step or Sync.
+func (d *Device) Stats() device.Stats { return d.stats }
+
+// Loss waits for the steps launched and returns the plan's Loss buffer:
+// the last step's loss.
+func (d *Device) Loss(ctx context.Context) (float32, error) {
+	if d.prog == nil || d.plan.Loss == "" {
+		return 0, fmt.Errorf("cuda: no plan with a loss buffer has run")
+	}
+	if err := d.Sync(ctx); err != nil {
+		return 0, err
+	}
+	err := d.c.run(func() error {
+		if err := d.c.dtoh(unsafe.Pointer(&d.lossVal), d.prog.ptrs[d.plan.Loss], 4, d.compS); err != nil {
+			return err
+		}
+		return d.c.streamSync(d.compS)
+	})
+	if err != nil {
+		return 0, fmt.Errorf("cuda: reading loss %s: %w", d.plan.Loss, err)
+	}
+	return d.lossVal, nil
+}
+
+// Close implements device.Device: it waits for the GPU, then frees every
+// buffer, staging area, event and stream and the plan's modules.
+func (d *Device) Close() error {
+	if d.closed {
+		return nil
+	}
+	d.closed = true
+	if d.c.done.Load() {
+		return fmt.Errorf("cuda: close: %w (close devices before their context)", errClosedContext)
+	}
+	var err error
+	d.c.th.do(func() {
+		d.syncAll()
+		err = errors.Join(d.resErr, d.releaseAll())
+		d.resErr = nil
+	})
+	if err != nil {
+		return fmt.Errorf("cuda: close: %w", err)
+	}
+	return nil
+}
+
+// releaseAll frees everything the device made, on the driver thread.
+func (d *Device) releaseAll() error {
+	c := d.c
+	var errs []error
+	keep := func(err error) {
+		if err != nil {
+			errs = append(errs, err)
+		}
+	}
+	for _, b := range d.all {
+		keep(c.memFree(b.ptr))
+		for _, e := range []uintptr{b.uploaded, b.lastUse} {
+			if e != 0 {
+				keep(c.eventDestroy(e))
+			}
+		}
+	}
+	d.all, d.free = nil, nil
+	for i := range d.staging {
+		s := &d.staging[i]
+		if s.mem != nil {
+			keep(c.hostFree(s.mem))
+			s.mem = nil
+		}
+		if s.done != 0 {
+			keep(c.eventDestroy(s.done))
+			s.done = 0
+		}
+	}
+	for _, r := range []*ring{&d.uploads, &d.converts, &d.steps} {
+		for _, t := range r.recs {
+			for _, e := range []uintptr{t.start, t.end} {
+				if e != 0 {
+					keep(c.eventDestroy(e))
+				}
+			}
+		}
+		r.recs = nil
+	}
+	for _, s := range []*uintptr{&d.copyS, &d.compS} {
+		if *s != 0 {
+			keep(c.streamDestroy(*s))
+			*s = 0
+		}
+	}
+	if d.prog != nil {
+		keep(d.prog.release())
+		d.prog = nil
+	}
+	return errors.Join(errs...)
+}

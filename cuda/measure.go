@@ -1,0 +1,262 @@
+package cuda
+
+import (
+	"context"
+	"fmt"
+	"math"
+	"runtime"
+	"slices"
+	"time"
+	"unsafe"
+
+	"github.com/headspace-bench/headspace/harness/batching"
+)
+
+// Bandwidth is one copy speed measured on the GPU.
+type Bandwidth struct {
+	HostToDevice bool  // false: device to host
+	Pinned       bool  // host side page-locked (cuMemHostAlloc) or pageable
+	Bytes        int64 // bytes per copy
+	Time         time.Duration
+}
+
+// GBps is the speed in GB/s (10⁹ bytes a second).
+func (b Bandwidth) GBps() float64 { return float64(b.Bytes) / b.Time.Seconds() / 1e9 }
+
+// Direction is "htod" or "dtoh".
+func (b Bandwidth) Direction() string {
+	if b.HostToDevice {
+		return "htod"
+	}
+	return "dtoh"
+}
+
+// MeasureBandwidth times copies of each size in both directions, from
+// pinned and from pageable host memory, on a stream with events; each
+// figure is the median of reps copies.
+func MeasureBandwidth(ctx context.Context, c *Context, sizes []int64, reps int) ([]Bandwidth, error) {
+	if len(sizes) == 0 || reps <= 0 {
+		return nil, fmt.Errorf("cuda: bandwidth: no sizes or repetitions")
+	}
+	max := slices.Max(sizes)
+	var out []Bandwidth
+	err := c.run(func() (err error) {
+		var dev uint64
+		var pinned []byte
+		var stream, start, end uintptr
+		pageable := make([]byte, max)
+		defer func() {
+			// Release whatever was made, keeping the first error.
+			for _, f := range []func() error{
+				func() error { return ifNZ(end, c.eventDestroy) },
+				func() error { return ifNZ(start, c.eventDestroy) },
+				func() error { return ifNZ(stream, c.streamDestroy) },
+				func() error {
+					if pinned == nil {
+						return nil
+					}
+					return c.hostFree(pinned)
+				},
+				func() error {
+					if dev == 0 {
+						return nil
+					}
+					return c.memFree(dev)
+				},
+			} {
+				if e := f(); err == nil {
+					err = e
+				}
+			}
+			runtime.KeepAlive(pageable)
+		}()
+		if dev, err = c.memAlloc(max); err != nil {
+			return fmt.Errorf("%d bytes on the device: %w", max, err)
+		}
+		if pinned, err = c.hostAlloc(int(max)); err != nil {
+			return fmt.Errorf("%d pinned bytes: %w", max, err)
+		}
+		if stream, err = c.streamCreate(); err != nil {
+			return err
+		}
+		if start, err = c.eventCreate(); err != nil {
+			return err
+		}
+		if end, err = c.eventCreate(); err != nil {
+			return err
+		}
+		for _, n := range sizes {
+			for _, htod := range []bool{true, false} {
+				for _, pin := range []bool{true, false} {
+					host := unsafe.Pointer(&pageable[0])
+					if pin {
+						host = unsafe.Pointer(&pinned[0])
+					}
+					times := make([]time.Duration, reps)
+					for r := range times {
+						if err := ctx.Err(); err != nil {
+							return err
+						}
+						if err := c.eventRecord(start, stream); err != nil {
+							return err
+						}
+						if htod {
+							err = c.htod(dev, host, n, stream)
+						} else {
+							err = c.dtoh(host, dev, n, stream)
+						}
+						if err == nil {
+							err = c.eventRecord(end, stream)
+						}
+						if err == nil {
+							err = c.eventSync(end)
+						}
+						if err == nil {
+							times[r], err = c.elapsed(start, end)
+						}
+						if err != nil {
+							return fmt.Errorf("copy of %d bytes: %w", n, err)
+						}
+					}
+					slices.Sort(times)
+					out = append(out, Bandwidth{HostToDevice: htod, Pinned: pin, Bytes: n, Time: times[len(times)/2]})
+				}
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, fmt.Errorf("cuda: bandwidth: %w", err)
+	}
+	return out, nil
+}
+
+func ifNZ(h uintptr, f func(uintptr) error) error {
+	if h == 0 {
+		return nil
+	}
+	return f(h)
+}
+
+// OutputResult is one output of a Check against its reference.
+type OutputResult struct {
+	Buf    string
+	MaxErr float64 // the largest absolute error; +Inf if any value is NaN or infinite
+	Tol    float64
+}
+
+// OK reports whether the output is within its tolerance.
+func (o OutputResult) OK() bool { return o.MaxErr <= o.Tol }
+
+// CheckResult is a Check's outcome.
+type CheckResult struct {
+	Name    string
+	Outputs []OutputResult
+}
+
+// OK reports whether every output is within its tolerance.
+func (r CheckResult) OK() bool {
+	for _, o := range r.Outputs {
+		if !o.OK() {
+			return false
+		}
+	}
+	return true
+}
+
+// RunCheck runs a Check's launches with the given modules and compares its
+// outputs with their Want.
+func RunCheck(ctx context.Context, c *Context, modules map[string][]byte, ch Check) (CheckResult, error) {
+	res := CheckResult{Name: ch.Name}
+	err := c.run(func() (err error) {
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		p, err := newProgram(c, modules, ch.Buffers, ch.Launches)
+		if err != nil {
+			return err
+		}
+		var stream uintptr
+		defer func() {
+			if e := ifNZ(stream, c.streamDestroy); err == nil {
+				err = e
+			}
+			if e := p.release(); err == nil {
+				err = e
+			}
+		}()
+		if stream, err = c.streamCreate(); err != nil {
+			return err
+		}
+		if err := p.enqueue(0, stream); err != nil {
+			return err
+		}
+		if err := c.streamSync(stream); err != nil {
+			return err
+		}
+		for _, o := range ch.Outputs {
+			got := make([]float32, len(o.Want))
+			if int64(len(got))*4 > p.sizes[o.Buf] {
+				return fmt.Errorf("output %s: %d values, the buffer holds %d bytes", o.Buf, len(got), p.sizes[o.Buf])
+			}
+			if len(got) > 0 {
+				if err := c.dtoh(unsafe.Pointer(&got[0]), p.ptrs[o.Buf], int64(len(got))*4, stream); err != nil {
+					return fmt.Errorf("output %s: %w", o.Buf, err)
+				}
+				if err := c.streamSync(stream); err != nil {
+					return err
+				}
+			}
+			res.Outputs = append(res.Outputs, OutputResult{Buf: o.Buf, MaxErr: maxAbsErr(got, o.Want), Tol: o.Tol})
+		}
+		return nil
+	})
+	if err != nil {
+		return res, fmt.Errorf("cuda: check %s: %w", ch.Name, err)
+	}
+	return res, nil
+}
+
+func maxAbsErr(got, want []float32) float64 {
+	m := 0.0
+	for i := range got {
+		g := float64(got[i])
+		if math.IsNaN(g) || math.IsInf(g, 0) {
+			return math.Inf(1)
+		}
+		m = max(m, math.Abs(g-float64(want[i])))
+	}
+	return m
+}
+
+// TimeSteps uploads b once and times n steps on it after warmup, each on
+// the GPU (its StepTime), with a Sync after each so that steps do not
+// overlap. It returns the times and the loss after the last step.
+func TimeSteps(ctx context.Context, d *Device, b *batching.Batch, warmup, n int) ([]time.Duration, float32, error) {
+	buf, err := d.Upload(ctx, b)
+	if err != nil {
+		return nil, 0, err
+	}
+	defer d.Free(buf)
+	times := make([]time.Duration, 0, n)
+	for i := range warmup + n {
+		s0 := d.Stats()
+		if err := d.Step(ctx, buf); err != nil {
+			return nil, 0, err
+		}
+		if err := d.Sync(ctx); err != nil {
+			return nil, 0, err
+		}
+		s := d.Stats().Sub(s0)
+		if i >= warmup {
+			times = append(times, s.StepTime+s.ConvertTime)
+		}
+	}
+	loss := float32(math.NaN())
+	if d.plan.Loss != "" {
+		if loss, err = d.Loss(ctx); err != nil {
+			return nil, 0, err
+		}
+	}
+	return times, loss, nil
+}

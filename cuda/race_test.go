@@ -1,0 +1,5 @@
+//go:build race
+
+package cuda
+
+const raceEnabled = true
