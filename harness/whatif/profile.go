@@ -1,0 +1,136 @@
+package whatif
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"time"
+
+	"github.com/headspace-bench/headspace/harness/atomicfile"
+	"github.com/headspace-bench/headspace/harness/train"
+)
+
+// The CPU sources of a profile.
+const (
+	ThreadCPU = "thread-cpu" // each task's thread CPU clock (pipeline.Pipeline.MeasureCPU)
+	TaskTime  = "task-time"  // the tasks' wall time, where no CPU clock was read
+)
+
+// Run is what FromRun needs besides the training loop's result.
+type Run struct {
+	Workers int // the loader's Workers
+	Cores   int // GOMAXPROCS during the run
+	// LoadLatency is the load stage's off-CPU wait per sample
+	// (loader.Config.LoadLatency).
+	LoadLatency time.Duration
+	// ProcessCPU is the process's CPU time (user and system) over the
+	// loader's life; 0 if unknown, leaving Host at 0.
+	ProcessCPU time.Duration
+}
+
+// FromRun makes a profile from one run of the full pipeline (ladder level
+// none): each stage's CPU per sample from its statistics (thread CPU where
+// the run measured it, task time otherwise), the step and the upload from
+// the device's counters, and the host's share from the process's CPU less
+// the stages'. The index stage is counted in the host's share.
+func FromRun(r train.Result, run Run) (Profile, error) {
+	p := Profile{Batch: r.Batch, Workers: run.Workers, Cores: run.Cores, Measured: r.StepsPerSec(), CPUSource: TaskTime}
+	ds := r.DeviceStats
+	if ds.Steps > 0 {
+		p.Step = (ds.StepTime + ds.ConvertTime) / time.Duration(ds.Steps)
+	}
+	if ds.Uploads > 0 {
+		p.Upload = ds.UploadTime / time.Duration(ds.Uploads)
+	}
+	var samples int64
+	var stagesCPU time.Duration
+	for _, st := range r.Pipeline.Stages {
+		if st.CPU > 0 {
+			p.CPUSource = ThreadCPU
+		}
+		if st.Name == "index" {
+			samples = st.Tasks
+		}
+	}
+	if samples <= 0 {
+		return p, errors.New("whatif: the run has no pipeline statistics (run it at ladder level none)")
+	}
+	for _, st := range r.Pipeline.Stages {
+		if st.Name == "index" {
+			continue
+		}
+		if st.Tasks <= 0 {
+			return p, fmt.Errorf("whatif: stage %s ran no tasks", st.Name)
+		}
+		used := st.Total
+		if p.CPUSource == ThreadCPU {
+			used = st.CPU
+		}
+		s := Stage{Name: st.Name, CPU: used / time.Duration(st.Tasks), Workers: st.Workers, Scales: st.Name != "batch"}
+		if st.Name == "load" {
+			s.Wait = run.LoadLatency
+			if p.CPUSource == TaskTime {
+				s.CPU = max(0, s.CPU-run.LoadLatency)
+			}
+		}
+		stagesCPU += used
+		p.Stages = append(p.Stages, s)
+	}
+	if run.ProcessCPU > stagesCPU {
+		p.Host = (run.ProcessCPU - stagesCPU) / time.Duration(samples)
+	}
+	return p, p.Validate()
+}
+
+// fileFormat is the saved profile's format marker.
+const fileFormat = "headspace-whatif-profile/1"
+
+type file struct {
+	Format  string  `json:"format"`
+	Profile Profile `json:"profile"`
+}
+
+// Write saves p to path as JSON, atomically.
+func (p Profile) Write(path string) error {
+	if err := p.Validate(); err != nil {
+		return err
+	}
+	b, err := json.MarshalIndent(file{Format: fileFormat, Profile: p}, "", "  ")
+	if err != nil {
+		return err
+	}
+	return atomicfile.WriteBytes(path, append(b, '\n'))
+}
+
+// Decode reads a profile that Write saved.
+func Decode(r io.Reader) (Profile, error) {
+	dec := json.NewDecoder(r)
+	dec.DisallowUnknownFields()
+	var f file
+	if err := dec.Decode(&f); err != nil {
+		return Profile{}, fmt.Errorf("not a what-if profile: %w", err)
+	}
+	if f.Format != fileFormat {
+		return Profile{}, fmt.Errorf("format %q, want %q", f.Format, fileFormat)
+	}
+	if dec.More() {
+		return Profile{}, errors.New("data after the profile")
+	}
+	return f.Profile, f.Profile.Validate()
+}
+
+// Read reads the profile saved at path; errors name the file.
+func Read(path string) (Profile, error) {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return Profile{}, err
+	}
+	p, err := Decode(bytes.NewReader(b))
+	if err != nil {
+		return Profile{}, fmt.Errorf("%s: %w", path, err)
+	}
+	return p, nil
+}
