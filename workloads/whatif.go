@@ -30,6 +30,12 @@ type WhatIf struct {
 	Step time.Duration
 	// Cores is GOMAXPROCS for the profiling run; 0 keeps the process's.
 	Cores int
+	// ProfileStep is the step multiplier of the profiling runs: 0 (the
+	// default) runs the pipeline against a device that takes no time, so
+	// the pipeline sets the pace and the run shows what the cores give;
+	// the profile's step is then Step. A device whose step cannot be
+	// scaled (CUDA) needs 1, and its step is the one measured.
+	ProfileStep float64
 	// Count is the runs of the profile and of every checked point; the
 	// profile takes each cost's median, a check the median steps/s.
 	Count  int
@@ -82,6 +88,8 @@ func (w WhatIf) Validate() error {
 		return fmt.Errorf("step %v must not be negative", w.Step)
 	case w.Cores < 0:
 		return fmt.Errorf("cores %d must not be negative", w.Cores)
+	case w.ProfileStep < 0:
+		return fmt.Errorf("profile step multiplier %v must not be negative", w.ProfileStep)
 	}
 	for _, c := range w.Verify.Cores {
 		if c <= 0 {
@@ -144,45 +152,86 @@ func withCores(n int, f func() error) error {
 // runOnce runs the full pipeline once at workers w on a device stepped ×m,
 // with each stage's CPU measured where the system can, and returns the
 // run with the process's CPU over it.
-func (w WhatIf) runOnce(ctx context.Context, h WhatIfRun, workers int, m float64, measure bool) (train.Result, time.Duration, error) {
+func (w WhatIf) runOnce(ctx context.Context, h WhatIfRun, workers int, m float64, measure bool) (train.Result, whatif.Run, error) {
+	run := whatif.Run{Workers: workers, Cores: runtime.GOMAXPROCS(0), CPUs: runtime.NumCPU(), LoadLatency: w.Pipeline.LoadLatency}
 	dev, err := h.Open(m)
 	if err != nil {
-		return train.Result{}, 0, fmt.Errorf("opening the device: %w", err)
+		return train.Result{}, run, fmt.Errorf("opening the device: %w", err)
 	}
 	defer dev.Close()
 	cfg := w.Pipeline
 	cfg.Workers, cfg.MeasureCPU = workers, measure
 	c0, cerr := whatif.ProcessCPU()
+	m0, merr := whatif.MachineBusy()
+	t0 := time.Now()
 	res, err := ladder.Run(ctx, ladder.None, cfg, dev, w.Train)
+	wall := time.Since(t0)
+	m1, _ := whatif.MachineBusy()
 	c1, _ := whatif.ProcessCPU()
-	if cerr != nil {
-		c0, c1 = 0, 0
+	if cerr == nil {
+		run.ProcessCPU = c1 - c0
 	}
-	return res, c1 - c0, err
+	run.Neighbours = -1
+	if cerr == nil && merr == nil {
+		run.Neighbours = whatif.Neighbours(m1-m0, run.ProcessCPU, wall)
+	}
+	return res, run, err
+}
+
+// ProfileRuns is the runs Profile makes: Count at the profile's cores,
+// and Count more at 1 core to calibrate when those are more than 1.
+func (w WhatIf) ProfileRuns() int {
+	c := w.Cores
+	if c == 0 {
+		c = runtime.GOMAXPROCS(0)
+	}
+	if c > 1 {
+		return 2 * w.Count
+	}
+	return w.Count
 }
 
 // Profile runs the profiling run Count times (each stage's CPU measured
 // where the system has thread CPU clocks: Linux) and returns the model's
-// profile, each cost the median of the runs'.
+// profile, each cost the median of the runs'. Where the profile's cores
+// are more than 1 it runs Count more at 1 core, and fits from them how the
+// CPU per sample grows with cores (whatif.Profile.Calibrate).
 func (w WhatIf) Profile(ctx context.Context, h WhatIfRun) (whatif.Profile, error) {
 	if err := w.Validate(); err != nil {
 		return whatif.Profile{}, err
 	}
+	p, err := w.profileAt(ctx, h, w.Cores)
+	if err != nil || p.Cores <= 1 {
+		return p, err
+	}
+	one, err := w.profileAt(ctx, h, 1)
+	if err != nil {
+		return p, err
+	}
+	return p.Calibrate(one)
+}
+
+// profileAt is the median profile of Count runs at GOMAXPROCS cores (0:
+// the process's).
+func (w WhatIf) profileAt(ctx context.Context, h WhatIfRun, cores int) (whatif.Profile, error) {
 	var ps []whatif.Profile
-	err := withCores(w.Cores, func() error {
+	err := withCores(cores, func() error {
 		cores := runtime.GOMAXPROCS(0)
 		name := fmt.Sprintf("WhatIf/profile/cores=%d/workers=%d", cores, w.Pipeline.Workers)
 		for range w.Count {
 			if h.Start != nil {
 				h.Start(name)
 			}
-			res, cpu, err := w.runOnce(ctx, h, w.Pipeline.Workers, 1, runtime.GOOS == "linux")
+			res, run, err := w.runOnce(ctx, h, w.Pipeline.Workers, w.ProfileStep, runtime.GOOS == "linux")
 			if err != nil {
 				return fmt.Errorf("%s: %w", name, err)
 			}
-			p, err := whatif.FromRun(res, whatif.Run{Workers: w.Pipeline.Workers, Cores: cores, LoadLatency: w.Pipeline.LoadLatency, ProcessCPU: cpu})
+			p, err := whatif.FromRun(res, run)
 			if err != nil {
 				return fmt.Errorf("%s: %w", name, err)
+			}
+			if w.ProfileStep == 0 {
+				p.Step = w.Step
 			}
 			ps = append(ps, p)
 			if h.Result != nil {
@@ -214,6 +263,9 @@ func profileRecord(name string, cores int, p whatif.Profile) *benchfmt.Result {
 		add(s.CPU, s.Name+"-cpu-ns/sample")
 	}
 	add(p.Host, "host-cpu-ns/sample")
+	if p.Used > 0 {
+		r.Values = append(r.Values, benchfmt.Value{Value: p.Used, Unit: "cores-used"})
+	}
 	add(p.Step, "step-ns")
 	add(p.Upload, "upload-ns/op")
 	return r
@@ -257,16 +309,20 @@ func (w WhatIf) Check(ctx context.Context, h WhatIfRun, p whatif.Profile) ([]wha
 						if h.Start != nil {
 							h.Start(name)
 						}
-						res, _, err := w.runOnce(ctx, h, n, m, false)
+						res, run, err := w.runOnce(ctx, h, n, m, false)
 						if err != nil {
 							return fmt.Errorf("%s: %w", name, err)
 						}
 						ck.Runs = append(ck.Runs, res.StepsPerSec())
+						ck.Neighbours = append(ck.Neighbours, run.Neighbours)
 						if h.Result != nil {
 							r := &benchfmt.Result{Name: benchfmt.Name(benchName(name, c)), Iters: max(res.Steps, 1), Values: []benchfmt.Value{
 								{Value: res.StepsPerSec(), Unit: "steps/s"},
 								{Value: ck.Predicted.StepsPerSec, Unit: "predicted-steps/s"},
 							}}
+							if run.Neighbours >= 0 {
+								r.Values = append(r.Values, benchfmt.Value{Value: run.Neighbours, Unit: "other-cores"})
+							}
 							if err := h.Result(r); err != nil {
 								return err
 							}

@@ -149,6 +149,7 @@ func runWhatIf(ctx context.Context, args []string, stdout, stderr io.Writer) err
 		if *verify && slices.ContainsFunc(w.Verify.StepScales, func(m float64) bool { return m != 1 }) {
 			return usagef("--device cuda: the GPU's step cannot be scaled; use --verify-steps 1")
 		}
+		w.ProfileStep = 1
 		h.Open = func(m float64) (device.Device, error) {
 			if m != 1 {
 				return nil, fmt.Errorf("the GPU's step cannot be scaled (×%g)", m)
@@ -167,7 +168,7 @@ func runWhatIf(ctx context.Context, args []string, stdout, stderr io.Writer) err
 			return usageError{err.Error()}
 		}
 	} else {
-		bar := progress.For(stderr, w.Count)
+		bar := progress.For(stderr, w.ProfileRuns())
 		h.Start = bar.Set
 		h.Result = func(b *benchfmt.Result) error { recs = append(recs, b); bar.Add(1); return nil }
 		p, err = w.Profile(ctx, h)

@@ -59,7 +59,10 @@ func TestMeasureCPU(t *testing.T) {
 		}
 		return
 	}
-	sleep := func(_ context.Context, it Item[int]) (int, error) { time.Sleep(2 * time.Millisecond); return it.Value, nil }
+	sleep := func(_ context.Context, it Item[int]) (int, error) {
+		time.Sleep(2 * time.Millisecond)
+		return it.Value, nil
+	}
 	busy := func(_ context.Context, it Item[int]) (int, error) { return spin(200_000) + it.Value, nil }
 	for _, tc := range []struct {
 		name    string

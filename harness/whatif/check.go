@@ -14,6 +14,17 @@ import (
 type Check struct {
 	Predicted Prediction
 	Runs      []float64 // measured steps/s, one per run
+	// Neighbours is the cores the machine's other processes kept busy
+	// during each run (negative where unknown).
+	Neighbours []float64
+}
+
+// NeighbourCores is the median of Neighbours, negative if unknown.
+func (c Check) NeighbourCores() float64 {
+	if len(c.Neighbours) == 0 {
+		return -1
+	}
+	return summary.Median(c.Neighbours)
 }
 
 // Measured is the median of the runs.
@@ -58,6 +69,11 @@ func (c Check) Why(p Profile) string {
 	}
 	s := c.Predicted.Scenario
 	threads := s.Workers*3 + 2
+	if c.Predicted.Bound.Kind == CoresBound || c.Predicted.Bound.Kind == WorkersBound {
+		if n := c.NeighbourCores(); n >= 0 && p.Neighbours >= 0 && math.Abs(n-p.Neighbours) > 0.25 {
+			return fmt.Sprintf("the machine's other processes kept %.2f cores busy during this point and %.2f during the profile: the cores left to the pipeline changed", n, p.Neighbours)
+		}
+	}
 	switch {
 	case e > 0 && c.Predicted.Bound.Kind == CoresBound && threads > s.Cores:
 		return fmt.Sprintf("cores bind: %d goroutines share %d cores with the other processes of this machine; a stage's CPU per sample grows with the contention (caches, hand-offs)", threads, s.Cores)
@@ -80,10 +96,10 @@ func (c Check) Why(p Profile) string {
 // by more than Threshold.
 func WriteChecks(w io.Writer, p Profile, cs []Check) error {
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
-	fmt.Fprintf(tw, "cores\tworkers\tstep\tpredicted\tmeasured\terror\tbound\n")
+	fmt.Fprintf(tw, "cores\tworkers\tstep\tpredicted\tmeasured\terror\tbound\tother processes' cores\n")
 	for _, c := range cs {
 		s := c.Predicted.Scenario
-		fmt.Fprintf(tw, "%d\t%d\t×%g\t%.2f\t%.2f\t%+.0f%%\t%s\n", s.Cores, s.Workers, s.StepScale, c.Predicted.StepsPerSec, c.Measured(), 100*c.Error(), c.Predicted.Bound)
+		fmt.Fprintf(tw, "%d\t%d\t×%g\t%.2f\t%.2f\t%+.0f%%\t%s\t%s\n", s.Cores, s.Workers, s.StepScale, c.Predicted.StepsPerSec, c.Measured(), 100*c.Error(), c.Predicted.Bound, neighbours(c.NeighbourCores()))
 	}
 	if err := tw.Flush(); err != nil {
 		return err
@@ -97,4 +113,12 @@ func WriteChecks(w io.Writer, p Profile, cs []Check) error {
 		}
 	}
 	return nil
+}
+
+// neighbours formats the cores other processes used, "?" if unknown.
+func neighbours(n float64) string {
+	if n < 0 {
+		return "?"
+	}
+	return fmt.Sprintf("%.2f", n)
 }

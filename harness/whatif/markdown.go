@@ -23,6 +23,8 @@ func WriteMarkdown(w io.Writer, p Profile, g Grid, checks []Check, command strin
 		fmt.Fprintf(w, "| %s | %d | %v | %v | %.0f%% |\n", s.Name, s.Workers, s.CPU.Round(100*time.Nanosecond), s.Wait, 100*float64(s.CPU)/math.Max(1, float64(total)))
 	}
 	fmt.Fprintf(w, "| host (index, loop, runtime) | | %v | | %.0f%% |\n\n", p.Host.Round(100*time.Nanosecond), 100*float64(p.Host)/math.Max(1, float64(total)))
+	fmt.Fprintf(w, "The pipeline kept %.2f of %d cores busy (%d CPUs; the machine's other processes kept %s busy): the model takes the other load as %.2f runnable threads, and the CPU per sample as growing %.0f%% with each core added.\n\n",
+		p.Used, p.Cores, p.CPUs, neighbours(p.Neighbours), p.Other, 100*p.Growth)
 	for _, m := range g.StepScales {
 		fmt.Fprintf(w, "Predicted steps/s, step ×%g (device ceiling %.2f; model-bound with %s cores and %s):\n\n", m, p.DeviceRate(m), cores(p.CoresNeeded(m)), workersNeeded(p.WorkersNeeded(m)))
 		fmt.Fprint(w, "| workers |")
@@ -65,10 +67,10 @@ func WriteMarkdown(w io.Writer, p Profile, g Grid, checks []Check, command strin
 	}
 	med, worst := Errors(checks)
 	fmt.Fprintf(w, "### Checked on this machine\n\n%d points, predicted beside measured (median of the runs): median error %.0f%%, worst %.0f%%.\n\n", len(checks), 100*med, 100*worst)
-	fmt.Fprintf(w, "| cores | workers | step | predicted | measured | error | bound |\n| ---: | ---: | ---: | ---: | ---: | ---: | --- |\n")
+	fmt.Fprintf(w, "| cores | workers | step | predicted | measured | error | bound | other processes' cores |\n| ---: | ---: | ---: | ---: | ---: | ---: | --- | ---: |\n")
 	for _, ck := range checks {
 		s := ck.Predicted.Scenario
-		fmt.Fprintf(w, "| %d | %d | ×%g | %.2f | %.2f | %+.0f%% | %s |\n", s.Cores, s.Workers, s.StepScale, ck.Predicted.StepsPerSec, ck.Measured(), 100*ck.Error(), ck.Predicted.Bound)
+		fmt.Fprintf(w, "| %d | %d | ×%g | %.2f | %.2f | %+.0f%% | %s | %s |\n", s.Cores, s.Workers, s.StepScale, ck.Predicted.StepsPerSec, ck.Measured(), 100*ck.Error(), ck.Predicted.Bound, neighbours(ck.NeighbourCores()))
 	}
 	fmt.Fprintln(w)
 	for _, ck := range checks {

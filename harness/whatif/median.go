@@ -39,6 +39,10 @@ func Median(ps []Profile) (Profile, error) {
 	out.Upload = dur(func(p Profile) time.Duration { return p.Upload })
 	out.Host = dur(func(p Profile) time.Duration { return p.Host })
 	out.Measured = med(func(p Profile) float64 { return p.Measured })
+	out.Used = med(func(p Profile) float64 { return p.Used })
+	out.Other = med(func(p Profile) float64 { return p.Other })
+	out.Growth = med(func(p Profile) float64 { return p.Growth })
+	out.Neighbours = med(func(p Profile) float64 { return p.Neighbours })
 	for i := range out.Stages {
 		out.Stages[i].CPU = dur(func(p Profile) time.Duration { return p.Stages[i].CPU })
 		out.Stages[i].Wait = dur(func(p Profile) time.Duration { return p.Stages[i].Wait })

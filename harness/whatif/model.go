@@ -41,6 +41,23 @@ type Profile struct {
 	Stages []Stage       `json:"stages"`
 	// Measured is the run's own steps/s, to check the model at its origin.
 	Measured float64 `json:"measured_steps_per_s"`
+	// CPUs is the machine's logical CPUs (runtime.NumCPU) in the run.
+	CPUs int `json:"cpus"`
+	// Used is the cores the pipeline kept busy over the measured steps:
+	// steps/s × Batch × CPU per sample.
+	Used float64 `json:"cores_used"`
+	// Other is the other processes' runnable threads the run competed
+	// with, inferred from Used where the run was bound by the cores (see
+	// FromRun); 0 when the machine was ours or it could not be told.
+	Other float64 `json:"other_load"`
+	// Growth is how much the CPU per sample grows with each core added
+	// (0.2: 20% more at 2 cores than at 1), fitted by Calibrate from a
+	// run at 1 core: cache and memory contention between workers and the
+	// runtime's scheduling; 0 when not calibrated.
+	Growth float64 `json:"growth_per_core"`
+	// Neighbours is the cores the machine's other processes kept busy
+	// during the run, for the record; negative if unknown.
+	Neighbours float64 `json:"neighbour_cores"`
 	// CPUSource says where the stages' CPU came from: "thread-cpu" (each
 	// task's thread CPU clock) or "task-time" (wall time of the tasks,
 	// an overestimate where workers outnumber cores).
@@ -58,6 +75,8 @@ func (p Profile) Validate() error {
 		return fmt.Errorf("profile: cores %d must be positive", p.Cores)
 	case p.Step < 0 || p.Upload < 0 || p.Host < 0:
 		return errors.New("profile: negative step, upload or host time")
+	case p.CPUs < 0 || !(p.Other >= 0) || !(p.Growth >= 0) || !(p.Used >= 0) || math.IsInf(p.Other+p.Growth+p.Used+p.Neighbours, 0) || math.IsNaN(p.Neighbours):
+		return fmt.Errorf("profile: CPUs %d, other load %v, growth %v, cores used %v", p.CPUs, p.Other, p.Growth, p.Used)
 	case len(p.Stages) == 0:
 		return errors.New("profile: no stages")
 	}
@@ -77,6 +96,42 @@ func (p Profile) CPUPerSample() time.Duration {
 		t += s.CPU
 	}
 	return t
+}
+
+// scale is the factor the CPU per sample grows by at c cores against the
+// profile's: Growth per core added, up to the most cores measured (the
+// profile's, or the machine's CPUs); beyond them the growth is not known
+// and is held where it was.
+func (p Profile) scale(c int) float64 {
+	c = min(c, max(p.Cores, p.CPUs))
+	return (1 + p.Growth*float64(c-1)) / (1 + p.Growth*float64(p.Cores-1))
+}
+
+// at is the profile's costs at c cores: every CPU cost scaled by Growth.
+func (p Profile) at(c int) Profile {
+	f := p.scale(c)
+	if f == 1 {
+		return p
+	}
+	q := p
+	q.Host = time.Duration(float64(p.Host) * f)
+	q.Stages = make([]Stage, len(p.Stages))
+	for i, s := range p.Stages {
+		s.CPU = time.Duration(float64(s.CPU) * f)
+		q.Stages[i] = s
+	}
+	return q
+}
+
+// Effective is the cores the process gets at GOMAXPROCS c on a machine
+// with the profile's other load: c threads among Other others, sharing
+// max(CPUs, c) CPUs fairly, and never more than c.
+func (p Profile) Effective(c int) float64 {
+	if p.Other <= 0 {
+		return float64(c)
+	}
+	m := float64(max(p.CPUs, c))
+	return math.Min(float64(c), float64(c)*m/(p.Other+float64(c)))
 }
 
 // Scenario is a setting to predict: cores (GOMAXPROCS), the loader's
@@ -161,14 +216,17 @@ func (s Stage) workersAt(w int) int {
 	return s.Workers
 }
 
-// Predict returns the predicted steps/s at s and what binds it.
+// Predict returns the predicted steps/s at s and what binds it: the
+// cores' limit counts the cores the process would get (Effective) and the
+// CPU per sample at that many (Growth).
 func (p Profile) Predict(s Scenario) Prediction {
 	s = p.fill(s)
 	step := time.Duration(float64(p.Step) * s.StepScale)
+	p = p.at(s.Cores)
 	ls := []Limit{
 		{Kind: StepBound, StepsPerSec: rate(1, step, 1)},
 		{Kind: CopyBound, StepsPerSec: rate(1, p.Upload, 1)},
-		{Kind: CoresBound, StepsPerSec: rate(float64(s.Cores), p.CPUPerSample(), p.Batch)},
+		{Kind: CoresBound, StepsPerSec: rate(p.Effective(s.Cores), p.CPUPerSample(), p.Batch)},
 	}
 	for _, st := range p.Stages {
 		n := st.workersAt(s.Workers)
@@ -193,12 +251,26 @@ func (p Profile) DeviceRate(stepScale float64) float64 {
 	return math.Min(rate(1, time.Duration(float64(p.Step)*stepScale), 1), rate(1, p.Upload, 1))
 }
 
-// CoresNeeded is the cores the pipeline needs to keep up with the device
-// at a step multiplier (given enough workers): the device's rate times
-// the CPU a step costs. +Inf when the device has no ceiling (a zero step
-// and copy).
+// MaxCores is the most cores CoresNeeded looks at.
+const MaxCores = 4096
+
+// CoresNeeded is the fewest cores (GOMAXPROCS) with which the cores keep
+// up with the device at a step multiplier, given enough workers: at the
+// profile's CPU per sample, grown by Growth, on a machine with its other
+// load. +Inf when no count up to MaxCores does, or the device has no
+// ceiling.
 func (p Profile) CoresNeeded(stepScale float64) float64 {
-	return p.DeviceRate(stepScale) * p.CPUPerSample().Seconds() * float64(p.Batch)
+	target := p.DeviceRate(stepScale)
+	if math.IsInf(target, 1) {
+		return math.Inf(1)
+	}
+	for c := 1; c <= MaxCores; c++ {
+		q := p.at(c)
+		if rate(q.Effective(c), q.CPUPerSample(), p.Batch) >= target*(1-1e-9) {
+			return float64(c)
+		}
+	}
+	return math.Inf(1)
 }
 
 // WorkersNeeded is the loader's workers the pipeline needs to keep up with
@@ -241,6 +313,7 @@ type Need struct {
 func (p Profile) Needs(s Scenario) []Need {
 	s = p.fill(s)
 	target := p.DeviceRate(s.StepScale)
+	p = p.at(s.Cores)
 	total := p.CPUPerSample()
 	perStep := float64(p.Batch) * target // samples/s to sustain
 	out := make([]Need, 0, len(p.Stages))
@@ -253,7 +326,7 @@ func (p Profile) Needs(s Scenario) []Need {
 		// leave once every other stage and the host have theirs, and what
 		// its workers can do after their waits.
 		others := (total - st.CPU).Seconds()
-		allowed := float64(s.Cores)/perStep - others
+		allowed := p.Effective(s.Cores)/perStep - others
 		allowed = math.Min(allowed, float64(st.workersAt(s.Workers))/perStep-st.Wait.Seconds())
 		blocked := false
 		for j, o := range p.Stages {

@@ -86,7 +86,7 @@ func TestNeeded(t *testing.T) {
 	}{
 		{1, 3, 2},      // 50 steps/s × 60 ms; transform 50 × 10 × 4 ms = 2 workers
 		{0.5, 6, 4},    // 100 steps/s
-		{2, 1.5, 1},    // 25 steps/s
+		{2, 2, 1},      // 25 steps/s: 1.5 cores of CPU, 2 cores
 		{0.1, 30, 20},  // 500 steps/s: the batch stage's 0.1 ms × 10 × 500 = 0.5 of its goroutine
 		{0.05, 60, 40}, // 1000 steps/s: the batch stage's goroutine exactly busy
 		{0.04, 75, 0},  // 1250 steps/s: beyond what the batch stage's goroutine can do

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"os"
 	"time"
 
@@ -27,9 +28,29 @@ type Run struct {
 	// (loader.Config.LoadLatency).
 	LoadLatency time.Duration
 	// ProcessCPU is the process's CPU time (user and system) over the
-	// loader's life; 0 if unknown, leaving Host at 0.
+	// run; 0 if unknown, leaving Host, Used and Other at 0.
 	ProcessCPU time.Duration
+	// CPUs is the machine's logical CPUs (runtime.NumCPU).
+	CPUs int
+	// Neighbours is the cores the machine's other processes used during
+	// the run (Neighbours); negative if unknown.
+	Neighbours float64
 }
+
+// Neighbours is the cores the machine's other processes kept busy over an
+// interval of wall time: the machine's busy CPU time less this process's,
+// over the wall time; -1 where either is unknown.
+func Neighbours(machineBusy, processCPU, wall time.Duration) float64 {
+	if machineBusy <= 0 || wall <= 0 {
+		return -1
+	}
+	return math.Max(0, (machineBusy-processCPU).Seconds()/wall.Seconds())
+}
+
+// InputBound is the share of a run's wall time the training loop must
+// have waited for input before FromRun infers the machine's other load
+// from it: the pipeline, not the device, set the pace.
+const InputBound = 0.5
 
 // FromRun makes a profile from one run of the full pipeline (ladder level
 // none): each stage's CPU per sample from its statistics (thread CPU where
@@ -37,7 +58,7 @@ type Run struct {
 // the device's counters, and the host's share from the process's CPU less
 // the stages'. The index stage is counted in the host's share.
 func FromRun(r train.Result, run Run) (Profile, error) {
-	p := Profile{Batch: r.Batch, Workers: run.Workers, Cores: run.Cores, Measured: r.StepsPerSec(), CPUSource: TaskTime}
+	p := Profile{Batch: r.Batch, Workers: run.Workers, Cores: run.Cores, CPUs: run.CPUs, Measured: r.StepsPerSec(), CPUSource: TaskTime, Neighbours: run.Neighbours}
 	ds := r.DeviceStats
 	if ds.Steps > 0 {
 		p.Step = (ds.StepTime + ds.ConvertTime) / time.Duration(ds.Steps)
@@ -82,7 +103,54 @@ func FromRun(r train.Result, run Run) (Profile, error) {
 	if run.ProcessCPU > stagesCPU {
 		p.Host = (run.ProcessCPU - stagesCPU) / time.Duration(samples)
 	}
-	return p, p.Validate()
+	p.Used = p.Measured * float64(p.Batch) * p.CPUPerSample().Seconds()
+	if err := p.Validate(); err != nil {
+		return p, err
+	}
+	p.Other = p.inferOther(r.InputBound())
+	return p, nil
+}
+
+// inferOther is the other processes' runnable threads a run competed
+// with: where the pipeline set the pace (the loop waited for input at
+// least InputBound of the time) and the model, with the cores all ours,
+// says the cores bind, the process should have kept Cores cores busy; if
+// it used fewer, fair sharing of max(CPUs, Cores) CPUs among Cores threads
+// of ours and L others gave it Cores·CPUs/(L+Cores): L = Cores·CPUs/Used −
+// Cores. 0 where that cannot be told.
+func (p Profile) inferOther(inputBound float64) float64 {
+	if inputBound < InputBound || p.Used <= 0 || p.CPUs <= 0 {
+		return 0
+	}
+	q := p
+	q.Other = 0
+	if q.Predict(Scenario{}).Bound.Kind != CoresBound {
+		return 0
+	}
+	c := float64(p.Cores)
+	if p.Used >= c {
+		return 0
+	}
+	return c*float64(max(p.CPUs, p.Cores))/p.Used - c
+}
+
+// Calibrate fits Growth from a profile of the same pipeline at 1 core:
+// the CPU per sample at p's cores over one's, per core added (0 where p
+// ran at 1 core, or the CPU per sample did not grow). p's costs stay
+// those measured at its cores.
+func (p Profile) Calibrate(one Profile) (Profile, error) {
+	if one.Cores != 1 {
+		return p, fmt.Errorf("whatif: calibrating with a profile at %d cores, want 1", one.Cores)
+	}
+	if one.Batch != p.Batch || len(one.Stages) != len(p.Stages) {
+		return p, errors.New("whatif: calibrating with a profile of another pipeline")
+	}
+	if p.Cores <= 1 || one.CPUPerSample() <= 0 {
+		return p, nil
+	}
+	g := (float64(p.CPUPerSample())/float64(one.CPUPerSample()) - 1) / float64(p.Cores-1)
+	p.Growth = max(0, g)
+	return p, nil
 }
 
 // fileFormat is the saved profile's format marker.

@@ -37,7 +37,12 @@ func WriteProfile(w io.Writer, p Profile) error {
 		fmt.Fprintf(tw, "  %s\t%d\t%v\t%v\t%s\n", s.Name, s.Workers, s.CPU.Round(100*time.Nanosecond), s.Wait, share(s.CPU))
 	}
 	fmt.Fprintf(tw, "  host (index, loop, runtime)\t\t%v\t\t%s\n", p.Host.Round(100*time.Nanosecond), share(p.Host))
-	return tw.Flush()
+	if err := tw.Flush(); err != nil {
+		return err
+	}
+	_, err := fmt.Fprintf(w, "  the pipeline kept %.2f of %d cores busy (%d CPUs; other processes kept %s busy): other load %.2f threads; CPU per sample grows %.0f%% a core added\n",
+		p.Used, p.Cores, p.CPUs, neighbours(p.Neighbours), p.Other, 100*p.Growth)
+	return err
 }
 
 // WriteTable prints, for each step multiplier, predicted steps/s over
