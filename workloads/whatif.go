@@ -194,58 +194,67 @@ func (w WhatIf) ProfileRuns() int {
 // Profile runs the profiling run Count times (each stage's CPU measured
 // where the system has thread CPU clocks: Linux) and returns the model's
 // profile, each cost the median of the runs'. Where the profile's cores
-// are more than 1 it runs Count more at 1 core, and fits from them how the
-// CPU per sample grows with cores (whatif.Profile.Calibrate).
+// are more than 1, each run is followed by one at 1 core, so both see the
+// machine's other load alike, and the model fits from them how the CPU
+// per sample grows with cores (whatif.Profile.Calibrate).
 func (w WhatIf) Profile(ctx context.Context, h WhatIfRun) (whatif.Profile, error) {
 	if err := w.Validate(); err != nil {
 		return whatif.Profile{}, err
 	}
-	p, err := w.profileAt(ctx, h, w.Cores)
-	if err != nil || p.Cores <= 1 {
+	cores := w.Cores
+	if cores == 0 {
+		cores = runtime.GOMAXPROCS(0)
+	}
+	var at, one []whatif.Profile
+	for range w.Count {
+		p, err := w.profileOnce(ctx, h, cores)
+		if err != nil {
+			return whatif.Profile{}, err
+		}
+		at = append(at, p)
+		if cores > 1 {
+			p, err := w.profileOnce(ctx, h, 1)
+			if err != nil {
+				return whatif.Profile{}, err
+			}
+			one = append(one, p)
+		}
+	}
+	p, err := whatif.Median(at)
+	if err != nil || cores <= 1 {
 		return p, err
 	}
-	one, err := w.profileAt(ctx, h, 1)
+	o, err := whatif.Median(one)
 	if err != nil {
 		return p, err
 	}
-	return p.Calibrate(one)
+	return p.Calibrate(o)
 }
 
-// profileAt is the median profile of Count runs at GOMAXPROCS cores (0:
-// the process's).
-func (w WhatIf) profileAt(ctx context.Context, h WhatIfRun, cores int) (whatif.Profile, error) {
-	var ps []whatif.Profile
+// profileOnce is one profiling run at GOMAXPROCS cores.
+func (w WhatIf) profileOnce(ctx context.Context, h WhatIfRun, cores int) (whatif.Profile, error) {
+	var p whatif.Profile
 	err := withCores(cores, func() error {
-		cores := runtime.GOMAXPROCS(0)
 		name := fmt.Sprintf("WhatIf/profile/cores=%d/workers=%d", cores, w.Pipeline.Workers)
-		for range w.Count {
-			if h.Start != nil {
-				h.Start(name)
-			}
-			res, run, err := w.runOnce(ctx, h, w.Pipeline.Workers, w.ProfileStep, runtime.GOOS == "linux")
-			if err != nil {
-				return fmt.Errorf("%s: %w", name, err)
-			}
-			p, err := whatif.FromRun(res, run)
-			if err != nil {
-				return fmt.Errorf("%s: %w", name, err)
-			}
-			if w.ProfileStep == 0 {
-				p.Step = w.Step
-			}
-			ps = append(ps, p)
-			if h.Result != nil {
-				if err := h.Result(profileRecord(name, cores, p)); err != nil {
-					return err
-				}
-			}
+		if h.Start != nil {
+			h.Start(name)
+		}
+		res, run, err := w.runOnce(ctx, h, w.Pipeline.Workers, w.ProfileStep, runtime.GOOS == "linux")
+		if err != nil {
+			return fmt.Errorf("%s: %w", name, err)
+		}
+		if p, err = whatif.FromRun(res, run); err != nil {
+			return fmt.Errorf("%s: %w", name, err)
+		}
+		if w.ProfileStep == 0 {
+			p.Step = w.Step
+		}
+		if h.Result != nil {
+			return h.Result(profileRecord(name, cores, p))
 		}
 		return nil
 	})
-	if err != nil {
-		return whatif.Profile{}, err
-	}
-	return whatif.Median(ps)
+	return p, err
 }
 
 // profileRecord is one profiling run as a benchmark record: steps/s and

@@ -43,6 +43,10 @@ func (c Check) Error() float64 {
 // Threshold is the error beyond which a check is called off and explained.
 const Threshold = 0.15
 
+// NeighboursChange is how many cores' worth of change in the machine's
+// other processes' use, between the profile and a check, Why blames first.
+const NeighboursChange = 0.5
+
 // Errors is the median and the worst absolute error of the checks with
 // runs, NaN for none.
 func Errors(cs []Check) (median, worst float64) {
@@ -70,7 +74,7 @@ func (c Check) Why(p Profile) string {
 	s := c.Predicted.Scenario
 	threads := s.Workers*3 + 2
 	if c.Predicted.Bound.Kind == CoresBound || c.Predicted.Bound.Kind == WorkersBound {
-		if n := c.NeighbourCores(); n >= 0 && p.Neighbours >= 0 && math.Abs(n-p.Neighbours) > 0.25 {
+		if n := c.NeighbourCores(); n >= 0 && p.Neighbours >= 0 && math.Abs(n-p.Neighbours) > NeighboursChange {
 			return fmt.Sprintf("the machine's other processes kept %.2f cores busy during this point and %.2f during the profile: the cores left to the pipeline changed", n, p.Neighbours)
 		}
 	}
