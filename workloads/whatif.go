@@ -13,6 +13,7 @@ import (
 	"github.com/headspace-bench/headspace/harness/ladder"
 	"github.com/headspace-bench/headspace/harness/loader"
 	"github.com/headspace-bench/headspace/harness/results"
+	"github.com/headspace-bench/headspace/harness/summary"
 	"github.com/headspace-bench/headspace/harness/train"
 	"github.com/headspace-bench/headspace/harness/whatif"
 )
@@ -347,4 +348,50 @@ func (w WhatIf) Check(ctx context.Context, h WhatIfRun, p whatif.Profile) ([]wha
 		}
 	}
 	return out, nil
+}
+
+// Ladder runs the caching ladder at the profile's setting — the
+// pipeline's workers, Cores, the step ×1 — Count times at every level and
+// returns each level's median steps/s, for the ladder's attribution
+// beside the model's (whatif.WriteLadder). Each run's record is the
+// ladder's own (ladder.Point.Benchmark).
+func (w WhatIf) Ladder(ctx context.Context, h WhatIfRun) (map[ladder.Level]float64, error) {
+	if err := w.Validate(); err != nil {
+		return nil, err
+	}
+	runs := map[ladder.Level][]float64{}
+	err := withCores(w.Cores, func() error {
+		for range w.Count {
+			for _, l := range ladder.Levels {
+				pt := ladder.Point{Level: l, Workers: w.Pipeline.Workers, Impl: w.Pipeline.Impl, Placement: w.Pipeline.Placement, Pinned: true}
+				if h.Start != nil {
+					h.Start(pt.Name())
+				}
+				dev, err := h.Open(1)
+				if err != nil {
+					return fmt.Errorf("opening the device: %w", err)
+				}
+				res, err := ladder.Run(ctx, l, w.Pipeline, dev, w.Train)
+				dev.Close()
+				if err != nil {
+					return fmt.Errorf("%s: %w", pt.Name(), err)
+				}
+				runs[l] = append(runs[l], res.StepsPerSec())
+				if h.Result != nil {
+					if err := h.Result(pt.Benchmark(res)); err != nil {
+						return err
+					}
+				}
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	med := map[ladder.Level]float64{}
+	for l, vs := range runs {
+		med[l] = summary.Median(vs)
+	}
+	return med, nil
 }

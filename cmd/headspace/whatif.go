@@ -35,7 +35,11 @@ what the cores can feed, and each stage's workers; it prints a table over
 as fast), the cores and workers needed to be model-bound, and, at the
 profile's own setting, the speed-up each stage would need alone, with the
 caching ladder's attribution (predicted from the same costs) beside the
-model's.
+model's. --ladder also runs the caching ladder itself at the profile's
+setting and sets the measured ladder's attribution beside the model's: the
+ladder blames the stage whose addition costs throughput, the model the stage
+that holds the binding resource, and where one stage holds most of the cores
+and another tips them over, the two differ.
 
 --verify runs the points of --verify-cores (GOMAXPROCS), --verify-workers and
 --verify-steps on this machine and prints predicted against measured steps/s
@@ -71,6 +75,7 @@ func runWhatIf(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	atCores := fs.String("cores", "1,2,4,8,16", "comma-separated core `counts` of the table")
 	atWorkers := fs.String("at-workers", "1,2,4,8,16", "comma-separated worker `counts` of the table")
 	atSteps := fs.String("at-steps", "0.5,1,2", "comma-separated step `multipliers` of the table")
+	runLadder := fs.Bool("ladder", false, "also run the caching ladder at the profile's setting and set its attribution beside the model's")
 	verify := fs.Bool("verify", false, "run the --verify-* points and set measured beside predicted")
 	vCores := fs.String("verify-cores", joinInts(def.Verify.Cores), "comma-separated GOMAXPROCS `counts` to check")
 	vWorkers := fs.String("verify-workers", joinInts(def.Verify.Workers), "comma-separated worker `counts` to check")
@@ -106,6 +111,8 @@ func runWhatIf(ctx context.Context, args []string, stdout, stderr io.Writer) err
 		return usagef("--count %d must be positive", *count)
 	case *stats != "" && *save != "":
 		return usagef("--save writes a profile this run measures; with --stats none is measured")
+	case *stats != "" && *runLadder:
+		return usagef("--ladder runs the pipeline the profile measured; with --stats there is none to run")
 	}
 	if w.Pipeline, err = pf.config(*workers, *impl); err != nil {
 		return err
@@ -192,6 +199,23 @@ func runWhatIf(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	if err := whatif.WriteNeeds(stdout, p, whatif.Scenario{}); err != nil {
 		return err
 	}
+	var reading *whatif.LadderReading
+	if *runLadder {
+		bar := progress.For(stderr, w.Count*5)
+		h.Start = bar.Set
+		h.Result = func(b *benchfmt.Result) error { recs = append(recs, b); bar.Add(1); return nil }
+		med, err := w.Ladder(ctx, h)
+		bar.Finish()
+		if err != nil {
+			return err
+		}
+		r := p.ReadLadder(med)
+		reading = &r
+		fmt.Fprintf(stdout, "\nthe caching ladder at the profile's setting (%s each):\n", plural(w.Count, "run"))
+		if err := whatif.WriteLadder(stdout, r); err != nil {
+			return err
+		}
+	}
 	var checks []whatif.Check
 	var runErr error
 	if *verify {
@@ -224,7 +248,14 @@ func runWhatIf(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	}
 	if *report != "" {
 		err := atomicfile.Write(*report, func(f io.Writer) error {
-			return whatif.WriteMarkdown(f, p, g, checks, "headspace whatif "+strings.Join(args, " "))
+			if err := whatif.WriteMarkdown(f, p, g, checks, "headspace whatif "+strings.Join(args, " ")); err != nil {
+				return err
+			}
+			if reading == nil {
+				return nil
+			}
+			title := fmt.Sprintf("%s transforms, %d workers, %d cores", w.Pipeline.Impl, p.Workers, p.Cores)
+			return whatif.WriteLadderMarkdown(f, title, *reading)
 		})
 		if err != nil {
 			return err

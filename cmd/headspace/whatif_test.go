@@ -43,6 +43,7 @@ func TestWhatIfBadInputExits2(t *testing.T) {
 		{[]string{"whatif", "--stats", "a.json", "--save", "b.json"}, "--save"},
 		{[]string{"whatif", "--stats", filepath.Join(dir, "missing.json")}, "missing.json"},
 		{[]string{"whatif", "--stats", garbage}, "garbage.json: not a what-if profile"},
+		{[]string{"whatif", "--stats", "a.json", "--ladder"}, "--ladder runs the pipeline"},
 		{[]string{"whatif", "extra"}, `unexpected argument "extra"`},
 	} {
 		code, _, stderr := runCLI(tc.args...)
@@ -63,13 +64,13 @@ func TestWhatIfProfileVerifyAndStats(t *testing.T) {
 	prof, out, rep, plot := filepath.Join(dir, "p.json"), filepath.Join(dir, "w.txt"), filepath.Join(dir, "w.md"), filepath.Join(dir, "w.png")
 	args := append([]string{"whatif", "--workers", "1", "--profile-cores", "2", "--save", prof, "--verify", "--verify-cores", "1",
 		"--verify-workers", "1,2", "--verify-steps", "2", "--cores", "1,2", "--at-workers", "1,2", "--at-steps", "1",
-		"--out", out, "--report", rep, "--plot", plot}, tinyWhatIf...)
+		"--out", out, "--report", rep, "--plot", plot, "--ladder"}, tinyWhatIf...)
 	code, stdout, stderr := runCLI(args...)
 	if code != 0 {
 		t.Fatalf("exit %d: %s", code, stderr)
 	}
 	for _, want := range []string{"profile: batch 4, 1 workers, 2 cores", "transform", "step ×1", "cores=2", "model-bound with",
-		"speed-up needed alone", "ladder predicted by the model", "verification on this machine", "2 points: median error", "results: " + out} {
+		"speed-up needed alone", "ladder predicted by the model", "measured ladder:", "verification on this machine", "2 points: median error", "results: " + out} {
 		if !strings.Contains(stdout, want) {
 			t.Errorf("output lacks %q:\n%s", want, stdout)
 		}
@@ -87,11 +88,12 @@ func TestWhatIfProfileVerifyAndStats(t *testing.T) {
 			}
 		}
 	}
-	if checks != 2 || len(rs) != 4 { // 2 profile runs (2 cores and 1) and 2 checks
-		t.Errorf("%d results, %d checks; want 4 and 2", len(rs), checks)
+	if checks != 2 || len(rs) != 9 { // 2 profile runs (2 cores and 1), 5 ladder levels and 2 checks
+		t.Errorf("%d results, %d checks; want 9 and 2", len(rs), checks)
 	}
 	md, err := os.ReadFile(rep)
-	if err != nil || !strings.Contains(string(md), "## What it would take") || !strings.Contains(string(md), "### Checked on this machine") {
+	if err != nil || !strings.Contains(string(md), "## What it would take") || !strings.Contains(string(md), "### Checked on this machine") ||
+		!strings.Contains(string(md), "### The ladder and the model: naive transforms, 1 workers, 2 cores") {
 		t.Errorf("report: %v\n%s", err, md)
 	}
 	if b, err := os.ReadFile(plot); err != nil || !strings.HasPrefix(string(b), "\x89PNG") {

@@ -120,9 +120,18 @@ func (c Comparison) String() string {
 	if c.Agree() {
 		return fmt.Sprintf("the ladder and the model agree: %s", c.Model)
 	}
-	if c.Bound.Kind == CoresBound {
-		return fmt.Sprintf("the ladder blames %s, the model %s: the cores bind, %s holds the largest share of them, and %s only tips them over",
-			c.LadderBlames(), c.Model, c.Model, c.LadderBlames())
+	return fmt.Sprintf("the ladder blames %s, the model %s: %s", c.LadderBlames(), c.Model, c.Reason())
+}
+
+// Reason says why the two differ, or "" where they agree.
+func (c Comparison) Reason() string {
+	switch {
+	case c.Agree():
+		return ""
+	case c.Bound.Kind == CoresBound && c.Ladder.Bottleneck == nil:
+		return fmt.Sprintf("no level's drop reaches %.0f%%, yet the cores bind, and %s holds the largest share of them", 100*ladder.Significant, c.Model)
+	case c.Bound.Kind == CoresBound:
+		return fmt.Sprintf("the cores bind, %s holds the largest share of them, and %s only tips them over", c.Model, c.LadderBlames())
 	}
-	return fmt.Sprintf("the ladder blames %s, the model %s (bound: %s)", c.LadderBlames(), c.Model, c.Bound)
+	return fmt.Sprintf("the model's binding resource is the %s", c.Bound)
 }

@@ -61,7 +61,12 @@ func WriteMarkdown(w io.Writer, p Profile, g Grid, checks []Check, command strin
 		fmt.Fprintf(w, "| %s | %.0f%% | %s | %s |\n", n.Stage, 100*n.Share, sp, cut)
 	}
 	c := p.Compare(s)
-	fmt.Fprintf(w, "\nThe caching ladder predicted from the same costs blames **%s**; the model blames **%s**: %s.\n\n", c.LadderBlames(), c.Model, c)
+	fmt.Fprintf(w, "\nThe caching ladder predicted from the same costs blames **%s**; the model blames **%s**", c.LadderBlames(), c.Model)
+	if c.Agree() {
+		fmt.Fprintf(w, ": they agree.\n\n")
+	} else {
+		fmt.Fprintf(w, ": %s.\n\n", c.Reason())
+	}
 	if len(checks) == 0 {
 		return nil
 	}

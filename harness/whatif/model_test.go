@@ -2,6 +2,7 @@ package whatif
 
 import (
 	"math"
+	"strings"
 	"testing"
 	"time"
 
@@ -226,5 +227,33 @@ func TestValidate(t *testing.T) {
 		if p.Validate() == nil {
 			t.Errorf("%s: accepted", tc.name)
 		}
+	}
+}
+
+func TestReadLadder(t *testing.T) {
+	p := synthetic() // cores bind at 2 cores, transform holds 67% of them
+	measured := map[ladder.Level]float64{ladder.Device: 50, ladder.Host: 50, ladder.Sample: 49, ladder.Raw: 45, ladder.None: 33}
+	r := p.ReadLadder(measured)
+	c := r.Comparison()
+	if c.LadderBlames() != "raw data loading" || c.Model != "transforms" || c.Agree() || !strings.Contains(c.Reason(), "only tips them over") {
+		t.Errorf("reading: ladder %q, model %q, reason %q", c.LadderBlames(), c.Model, c.Reason())
+	}
+	if !near(r.Predicted[ladder.None], 2/0.060) {
+		t.Errorf("predicted none %v", r.Predicted[ladder.None])
+	}
+	var text, md strings.Builder
+	if err := WriteLadder(&text, r); err != nil {
+		t.Fatal(err)
+	}
+	if err := WriteLadderMarkdown(&md, "naive", r); err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"none    33.00     33.33", "measured ladder: raw data loading (27% of throughput lost when it is added)"} {
+		if !strings.Contains(text.String(), want) {
+			t.Errorf("text lacks %q:\n%s", want, text.String())
+		}
+	}
+	if !strings.Contains(md.String(), "| none | raw data loading | 33.00 | 33.33 |") || !strings.Contains(md.String(), "blames **transforms**") {
+		t.Errorf("Markdown:\n%s", md.String())
 	}
 }
