@@ -179,8 +179,10 @@ func (w WhatIf) runOnce(ctx context.Context, h WhatIfRun, workers int, m float64
 	return res, run, err
 }
 
-// ProfileRuns is the runs Profile makes: Count at the profile's cores,
-// and Count more at 1 core to calibrate when those are more than 1.
+// ProfileRuns is the profiling runs Profile makes: Count at the
+// profile's cores, and Count more at 1 core to calibrate when those are
+// more than 1 (each measured run followed by an unmeasured one on Linux
+// counts once: ProfileRuns counts records).
 func (w WhatIf) ProfileRuns() int {
 	c := w.Cores
 	if c == 0 {
@@ -232,20 +234,37 @@ func (w WhatIf) Profile(ctx context.Context, h WhatIfRun) (whatif.Profile, error
 	return p.Calibrate(o)
 }
 
-// profileOnce is one profiling run at GOMAXPROCS cores.
+// profileOnce is one profiling run at GOMAXPROCS cores, with each
+// stage's CPU measured where the system can (Linux), followed there by
+// the same run without measuring: the host's share is that run's CPU per
+// sample less the stages', so the cost of measuring (a clock read per task,
+// a thread hand-off per queue operation of a locked worker) is not taken
+// for the pipeline's.
 func (w WhatIf) profileOnce(ctx context.Context, h WhatIfRun, cores int) (whatif.Profile, error) {
 	var p whatif.Profile
+	measure := runtime.GOOS == "linux"
 	err := withCores(cores, func() error {
 		name := fmt.Sprintf("WhatIf/profile/cores=%d/workers=%d", cores, w.Pipeline.Workers)
 		if h.Start != nil {
 			h.Start(name)
 		}
-		res, run, err := w.runOnce(ctx, h, w.Pipeline.Workers, w.ProfileStep, runtime.GOOS == "linux")
+		res, run, err := w.runOnce(ctx, h, w.Pipeline.Workers, w.ProfileStep, measure)
 		if err != nil {
 			return fmt.Errorf("%s: %w", name, err)
 		}
 		if p, err = whatif.FromRun(res, run); err != nil {
 			return fmt.Errorf("%s: %w", name, err)
+		}
+		if measure && run.ProcessCPU > 0 {
+			plain, prun, err := w.runOnce(ctx, h, w.Pipeline.Workers, w.ProfileStep, false)
+			if err != nil {
+				return fmt.Errorf("%s, unmeasured: %w", name, err)
+			}
+			if n := plain.Pipeline.Stages[0].Tasks; n > 0 && prun.ProcessCPU > 0 {
+				if p, err = p.WithProcessCPU(prun.ProcessCPU / time.Duration(n)); err != nil {
+					return fmt.Errorf("%s: %w", name, err)
+				}
+			}
 		}
 		if w.ProfileStep == 0 {
 			p.Step = w.Step
@@ -298,8 +317,10 @@ func CheckName(s whatif.Scenario) string {
 
 // Check runs every point of Verify Count times (the pipeline without CPU
 // measurement, as a user would run it) and sets each median steps/s
-// beside the profile's prediction. It stops at the first error, or when
-// ctx is done, returning the checks finished before.
+// beside the profile's prediction. The runs go round the points Count
+// times, so a burst of the machine's other work falls on many points a
+// little rather than on one point wholly. It stops at the first error, or
+// when ctx is done, returning the checks with the runs finished before.
 func (w WhatIf) Check(ctx context.Context, h WhatIfRun, p whatif.Profile) ([]whatif.Check, error) {
 	if err := w.Validate(); err != nil {
 		return nil, err
@@ -308,42 +329,42 @@ func (w WhatIf) Check(ctx context.Context, h WhatIfRun, p whatif.Profile) ([]wha
 	for _, m := range w.Verify.StepScales {
 		for _, c := range w.Verify.Cores {
 			for _, n := range w.Verify.Workers {
-				s := whatif.Scenario{Cores: c, Workers: n, StepScale: m}
-				ck := whatif.Check{Predicted: p.Predict(s)}
-				name := CheckName(s)
-				err := withCores(c, func() error {
-					for range w.Count {
-						if err := ctx.Err(); err != nil {
-							return err
-						}
-						if h.Start != nil {
-							h.Start(name)
-						}
-						res, run, err := w.runOnce(ctx, h, n, m, false)
-						if err != nil {
-							return fmt.Errorf("%s: %w", name, err)
-						}
-						ck.Runs = append(ck.Runs, res.StepsPerSec())
-						ck.Neighbours = append(ck.Neighbours, run.Neighbours)
-						if h.Result != nil {
-							r := &benchfmt.Result{Name: benchfmt.Name(benchName(name, c)), Iters: max(res.Steps, 1), Values: []benchfmt.Value{
-								{Value: res.StepsPerSec(), Unit: "steps/s"},
-								{Value: ck.Predicted.StepsPerSec, Unit: "predicted-steps/s"},
-							}}
-							if run.Neighbours >= 0 {
-								r.Values = append(r.Values, benchfmt.Value{Value: run.Neighbours, Unit: "other-cores"})
-							}
-							if err := h.Result(r); err != nil {
-								return err
-							}
-						}
-					}
-					return nil
-				})
-				if err != nil {
-					return out, err
+				out = append(out, whatif.Check{Predicted: p.Predict(whatif.Scenario{Cores: c, Workers: n, StepScale: m})})
+			}
+		}
+	}
+	for range w.Count {
+		for i := range out {
+			ck := &out[i]
+			s := ck.Predicted.Scenario
+			name := CheckName(s)
+			err := withCores(s.Cores, func() error {
+				if err := ctx.Err(); err != nil {
+					return err
 				}
-				out = append(out, ck)
+				if h.Start != nil {
+					h.Start(name)
+				}
+				res, run, err := w.runOnce(ctx, h, s.Workers, s.StepScale, false)
+				if err != nil {
+					return fmt.Errorf("%s: %w", name, err)
+				}
+				ck.Runs = append(ck.Runs, res.StepsPerSec())
+				ck.Neighbours = append(ck.Neighbours, run.Neighbours)
+				if h.Result == nil {
+					return nil
+				}
+				r := &benchfmt.Result{Name: benchfmt.Name(benchName(name, s.Cores)), Iters: max(res.Steps, 1), Values: []benchfmt.Value{
+					{Value: res.StepsPerSec(), Unit: "steps/s"},
+					{Value: ck.Predicted.StepsPerSec, Unit: "predicted-steps/s"},
+				}}
+				if run.Neighbours >= 0 {
+					r.Values = append(r.Values, benchfmt.Value{Value: run.Neighbours, Unit: "other-cores"})
+				}
+				return h.Result(r)
+			})
+			if err != nil {
+				return out, err
 			}
 		}
 	}

@@ -202,3 +202,22 @@ func Read(path string) (Profile, error) {
 	}
 	return p, nil
 }
+
+// WithProcessCPU sets the host's share from the process's CPU per sample
+// in a run that did not measure the stages: that less the stages' CPU
+// (never below 0), so measuring's own cost is not counted as the host's.
+// Used, which counts the host's share, follows.
+func (p Profile) WithProcessCPU(perSample time.Duration) (Profile, error) {
+	if perSample <= 0 {
+		return p, fmt.Errorf("whatif: process CPU per sample %v must be positive", perSample)
+	}
+	var stages time.Duration
+	for _, s := range p.Stages {
+		stages += s.CPU
+	}
+	p.Host = max(0, perSample-stages)
+	if p.Used > 0 {
+		p.Used = p.Measured * float64(p.Batch) * p.CPUPerSample().Seconds()
+	}
+	return p, p.Validate()
+}
