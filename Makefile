@@ -122,3 +122,16 @@ gpu-bundle:
 	cp ci/gpu-suite.sh $(BUNDLE)/ci/
 	cp -R peers/torch $(BUNDLE)/peers/
 	@echo "$(BUNDLE)/: on the GPU machine, ci/gpu-suite.sh ladder OUT, then ci/gpu-suite.sh loaders OUT"
+
+# The what-if model (issue 17): profile the pipeline, predict steps/s over
+# cores, workers and step times, and check the predictions on this machine
+# (16 points, about a minute on 2 cores): WHATIF_OUT keeps every run,
+# notebooks/whatif.md the report section, notebooks/figures/whatif.png the
+# plot. WHATIF_FLAGS changes it (e.g. WHATIF_FLAGS="--workers 4").
+WHATIF_OUT   ?= results/whatif-$(COMMIT).txt
+WHATIF_FLAGS ?=
+.PHONY: whatif
+whatif: build
+	@mkdir -p $(dir $(WHATIF_OUT)) notebooks/figures
+	$(BIN) whatif --verify --out $(WHATIF_OUT) --report notebooks/whatif.md \
+		--plot notebooks/figures/whatif.png $(WHATIF_FLAGS)

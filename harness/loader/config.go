@@ -29,6 +29,9 @@ type Config struct {
 	Placement Placement
 	// Recorder, if set, records every task of every worker for a timeline.
 	Recorder *pipeline.Recorder
+	// MeasureCPU measures each stage's CPU time besides its task time
+	// (pipeline.Pipeline.MeasureCPU; Linux only, New fails elsewhere).
+	MeasureCPU bool
 }
 
 // Placement is where the transform's last steps, ConvertColor and Scale,

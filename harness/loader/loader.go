@@ -106,6 +106,11 @@ func New(ctx context.Context, cache Cache, cfg Config, n int) (*Loader, error) {
 	p := pipeline.New(ctx)
 	p.Record(cfg.Recorder)
 	fail := func(err error) (*Loader, error) { p.Close(); return nil, err }
+	if cfg.MeasureCPU {
+		if err := p.MeasureCPU(); err != nil {
+			return fail(err)
+		}
+	}
 	// The window bounds how far the pipeline runs ahead of the consumer:
 	// a sample may enter only while fewer than Prefetch batches' worth of
 	// samples are in flight, as DataLoader's prefetch_factor bounds it. The

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"runtime"
 	"runtime/pprof"
 	"runtime/trace"
 	"sync"
@@ -39,6 +40,7 @@ type Pipeline struct {
 	queues []*queueStats
 	closed bool
 	rec    *Recorder
+	cpu    bool // MeasureCPU: time each Map and Aggregate task's thread CPU
 }
 
 // New returns an empty pipeline whose stages stop when ctx is done.
@@ -49,6 +51,25 @@ func New(ctx context.Context) *Pipeline {
 
 // Record makes every stage added after it record one span per task into r.
 func (p *Pipeline) Record(r *Recorder) { p.rec = r }
+
+// ErrNoCPUClock is MeasureCPU's error where threads have no CPU clock to
+// read (every system but Linux).
+var ErrNoCPUClock = errors.New("pipeline: per-stage CPU time needs a per-thread CPU clock (Linux only)")
+
+// MeasureCPU makes every Map and Aggregate stage added after it measure
+// the CPU time of its tasks (StageStats.CPU), besides their wall time: each
+// worker goroutine is locked to its OS thread and reads the thread's CPU
+// clock around each task. That costs a system call per task and a thread
+// hand-off whenever a worker blocks on a queue (BenchmarkMeasureCPU
+// measures both), so it is off unless asked for. It returns ErrNoCPUClock,
+// and changes nothing, where the clock does not exist.
+func (p *Pipeline) MeasureCPU() error {
+	if !cpuSupported {
+		return ErrNoCPUClock
+	}
+	p.cpu = true
+	return nil
+}
 
 // Context is the pipeline's context: done when the pipeline fails or closes.
 func (p *Pipeline) Context() context.Context { return p.ctx }
@@ -98,7 +119,7 @@ func (p *Pipeline) Stats() Stats {
 }
 
 func (p *Pipeline) addStage(name string, workers, capacity int) (*stageStats, *queueStats) {
-	st := &stageStats{name: name, workers: workers}
+	st := &stageStats{name: name, workers: workers, cpu: p.cpu}
 	q := newQueueStats(name, capacity, time.Now())
 	p.mu.Lock()
 	p.stages = append(p.stages, st)
@@ -307,6 +328,10 @@ func Map[In, Out any](p *Pipeline, name string, in *Queue[In], workers, capacity
 		done.Add(1)
 		p.wg.Go(func() {
 			defer done.Done()
+			if st.cpu {
+				runtime.LockOSThread()
+				defer runtime.UnlockOSThread()
+			}
 			track := p.rec.track(name, w)
 			pprof.Do(p.ctx, pprof.Labels("stage", name), func(ctx context.Context) {
 				for {
@@ -314,11 +339,13 @@ func Map[In, Out any](p *Pipeline, name string, in *Queue[In], workers, capacity
 					if !ok {
 						return
 					}
+					c0 := st.cpuStart()
 					t0 := time.Now()
 					region := trace.StartRegion(ctx, name)
 					v, err := fn(ctx, it)
 					region.End()
 					t1 := time.Now()
+					st.cpuEnd(c0)
 					st.record(t1.Sub(t0), err != nil)
 					track.add(it.Index, t0, t1)
 					if err != nil {
@@ -365,6 +392,10 @@ func Aggregate[In, Out any](p *Pipeline, name string, in *Queue[In], capacity in
 	e := &Emitter[Out]{out: out}
 	p.wg.Go(func() {
 		defer func() { close(out.ch); qs.close(time.Now()) }()
+		if st.cpu {
+			runtime.LockOSThread()
+			defer runtime.UnlockOSThread()
+		}
 		track := p.rec.track(name, 0)
 		pprof.Do(p.ctx, pprof.Labels("stage", name), func(ctx context.Context) {
 			for {
@@ -372,11 +403,13 @@ func Aggregate[In, Out any](p *Pipeline, name string, in *Queue[In], capacity in
 				if !ok {
 					break
 				}
+				c0 := st.cpuStart()
 				t0 := time.Now()
 				region := trace.StartRegion(ctx, name)
 				err := fn(ctx, it, e)
 				region.End()
 				t1 := time.Now()
+				st.cpuEnd(c0)
 				st.record(t1.Sub(t0), err != nil)
 				track.add(it.Index, t0, t1)
 				if err != nil {

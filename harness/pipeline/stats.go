@@ -76,6 +76,23 @@ type stageStats struct {
 	failures  atomic.Int64
 	totalTime atomic.Int64 // ns
 	hist      histogram
+	cpu       bool         // measure each task's thread CPU time (MeasureCPU)
+	cpuTime   atomic.Int64 // ns, summed thread CPU time of the tasks
+}
+
+// cpuStart reads the thread's CPU clock before a task, when measuring.
+func (s *stageStats) cpuStart() time.Duration {
+	if !s.cpu {
+		return 0
+	}
+	return threadCPU()
+}
+
+// cpuEnd adds the task's thread CPU time since c0, when measuring.
+func (s *stageStats) cpuEnd(c0 time.Duration) {
+	if s.cpu {
+		s.cpuTime.Add(int64(threadCPU() - c0))
+	}
 }
 
 func (s *stageStats) record(d time.Duration, failed bool) {
@@ -94,10 +111,15 @@ type StageStats struct {
 	Tasks    int64         `json:"tasks"`
 	Failures int64         `json:"failures"`
 	Total    time.Duration `json:"total_ns"` // summed task time over all workers
-	Average  time.Duration `json:"average_ns"`
-	P50      time.Duration `json:"p50_ns"`
-	P90      time.Duration `json:"p90_ns"`
-	P99      time.Duration `json:"p99_ns"`
+	// CPU is the summed thread CPU time of the tasks (user and system),
+	// measured only when Pipeline.MeasureCPU was on; 0 otherwise. Total −
+	// CPU is the time tasks waited: blocked, sleeping, or runnable while
+	// other goroutines held the cores.
+	CPU     time.Duration `json:"cpu_ns,omitempty"`
+	Average time.Duration `json:"average_ns"`
+	P50     time.Duration `json:"p50_ns"`
+	P90     time.Duration `json:"p90_ns"`
+	P99     time.Duration `json:"p99_ns"`
 }
 
 func (s *stageStats) snapshot() StageStats {
@@ -107,6 +129,7 @@ func (s *stageStats) snapshot() StageStats {
 		Tasks:    s.tasks.Load(),
 		Failures: s.failures.Load(),
 		Total:    time.Duration(s.totalTime.Load()),
+		CPU:      time.Duration(s.cpuTime.Load()),
 		P50:      s.hist.quantile(0.5),
 		P90:      s.hist.quantile(0.9),
 		P99:      s.hist.quantile(0.99),

@@ -1,0 +1,295 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"slices"
+	"strconv"
+	"strings"
+
+	"golang.org/x/perf/benchfmt"
+
+	"github.com/headspace-bench/headspace/datasets/transforms"
+	"github.com/headspace-bench/headspace/harness/atomicfile"
+	"github.com/headspace-bench/headspace/harness/device"
+	"github.com/headspace-bench/headspace/harness/progress"
+	"github.com/headspace-bench/headspace/harness/results"
+	"github.com/headspace-bench/headspace/harness/whatif"
+	"github.com/headspace-bench/headspace/workloads"
+)
+
+func init() {
+	register(command{name: "whatif", summary: "predict steps/s for other cores, workers and step times; --verify checks it", run: runWhatIf})
+}
+
+const whatifUsage = `
+Profiles the full input pipeline once (--count runs, each cost's median):
+each stage's CPU time per sample (the thread CPU clock of every task, on
+Linux), the host's own CPU per sample, the upload and the step. From that
+profile, or from one saved with --save and read with --stats, a CPU-budget
+model predicts steps/s as the smallest of the device's rate, the copy's,
+what the cores can feed, and each stage's workers; it prints a table over
+--cores, --at-workers and --at-steps (step multipliers: 0.5 is a model twice
+as fast), the cores and workers needed to be model-bound, and, at the
+profile's own setting, the speed-up each stage would need alone, with the
+caching ladder's attribution (predicted from the same costs) beside the
+model's. --ladder also runs the caching ladder itself at the profile's
+setting and sets the measured ladder's attribution beside the model's: the
+ladder blames the stage whose addition costs throughput, the model the stage
+that holds the binding resource, and where one stage holds most of the cores
+and another tips them over, the two differ.
+
+--verify runs the points of --verify-cores (GOMAXPROCS), --verify-workers and
+--verify-steps on this machine and prints predicted against measured steps/s
+with the error, the median and the worst, and the likely reason for each
+point off by more than 15%. --out keeps every run in Go benchmark format,
+--report a Markdown section, --plot a figure of predicted steps/s against
+cores with the device's ceiling (and the measured points).`
+
+func runWhatIf(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	def := workloads.DefaultWhatIf()
+	fs := newFlagSet("whatif", whatifUsage, stdout)
+	var pf pipelineFlags
+	pf.register(fs)
+	// The profile and its check run many times: smaller defaults than the
+	// ladder's document-sized ones.
+	for name, v := range map[string]string{"batch": fmt.Sprint(def.Pipeline.Batch), "raw-size": fmt.Sprint(def.Pipeline.Dataset.Width),
+		"crop": fmt.Sprint(def.Pipeline.Transforms.Crop), "step": def.Step.String()} {
+		f := fs.Lookup(name)
+		if err := f.Value.Set(v); err != nil {
+			return err
+		}
+		f.DefValue = v
+	}
+	impl := fs.String("transforms", def.Pipeline.Impl, "transform `implementation`: naive or fast")
+	placement := fs.String("placement", "host", "`placement` of ConvertColor and Scale: host or device")
+	workers := fs.Int("workers", def.Pipeline.Workers, "the profile's loader `workers`")
+	cores := fs.Int("profile-cores", 0, "GOMAXPROCS of the profiling run (default: the process's)")
+	steps := fs.Int("steps", def.Train.Steps, "measured training `steps` per run")
+	warmup := fs.Int("warmup", def.Train.Warmup, "`steps` run before measuring")
+	count := fs.Int("count", def.Count, "`runs` of the profile and of each checked point")
+	stats := fs.String("stats", "", "read the profile from `file` (saved with --save) instead of running it")
+	save := fs.String("save", "", "save the profile to `file` (JSON, written atomically)")
+	atCores := fs.String("cores", "1,2,4,8,16", "comma-separated core `counts` of the table")
+	atWorkers := fs.String("at-workers", "1,2,4,8,16", "comma-separated worker `counts` of the table")
+	atSteps := fs.String("at-steps", "0.5,1,2", "comma-separated step `multipliers` of the table")
+	runLadder := fs.Bool("ladder", false, "also run the caching ladder at the profile's setting and set its attribution beside the model's")
+	verify := fs.Bool("verify", false, "run the --verify-* points and set measured beside predicted")
+	vCores := fs.String("verify-cores", joinInts(def.Verify.Cores), "comma-separated GOMAXPROCS `counts` to check")
+	vWorkers := fs.String("verify-workers", joinInts(def.Verify.Workers), "comma-separated worker `counts` to check")
+	vSteps := fs.String("verify-steps", joinFloats(def.Verify.StepScales), "comma-separated step `multipliers` to check")
+	out := fs.String("out", "", "benchmark-format result `file` of the runs (written atomically)")
+	report := fs.String("report", "", "write the what-if section in Markdown to `file` (atomically)")
+	plotPath := fs.String("plot", "", "write predicted steps/s against cores to `file` (.png or .svg)")
+	if err := parseFlags(fs, args); err != nil {
+		return err
+	}
+	w := def
+	var err error
+	if _, err := parseList("--transforms", *impl, transforms.Names); err != nil {
+		return err
+	}
+	pls, err := parsePlacements(*placement)
+	if err != nil {
+		return err
+	}
+	if len(pls) != 1 {
+		return usagef("--placement: one placement, not %d", len(pls))
+	}
+	switch {
+	case *workers <= 0:
+		return usagef("--workers %d must be positive", *workers)
+	case *cores < 0:
+		return usagef("--profile-cores %d must not be negative", *cores)
+	case *steps <= 0:
+		return usagef("--steps %d must be positive", *steps)
+	case *warmup < 0:
+		return usagef("--warmup %d must not be negative", *warmup)
+	case *count <= 0:
+		return usagef("--count %d must be positive", *count)
+	case *stats != "" && *save != "":
+		return usagef("--save writes a profile this run measures; with --stats none is measured")
+	case *stats != "" && *runLadder:
+		return usagef("--ladder runs the pipeline the profile measured; with --stats there is none to run")
+	}
+	if w.Pipeline, err = pf.config(*workers, *impl); err != nil {
+		return err
+	}
+	w.Pipeline.Placement = pls[0]
+	w.Step, w.Cores, w.Train.Steps, w.Train.Warmup, w.Count = pf.step, *cores, *steps, *warmup, *count
+	var g whatif.Grid
+	if g.Cores, err = parseInts("--cores", *atCores); err != nil {
+		return err
+	}
+	if g.Workers, err = parseInts("--at-workers", *atWorkers); err != nil {
+		return err
+	}
+	if g.StepScales, err = parseFloats("--at-steps", *atSteps); err != nil {
+		return err
+	}
+	if w.Verify.Cores, err = parseInts("--verify-cores", *vCores); err != nil {
+		return err
+	}
+	if w.Verify.Workers, err = parseInts("--verify-workers", *vWorkers); err != nil {
+		return err
+	}
+	if w.Verify.StepScales, err = parseFloats("--verify-steps", *vSteps); err != nil {
+		return err
+	}
+	if *plotPath != "" && !strings.HasSuffix(*plotPath, ".png") && !strings.HasSuffix(*plotPath, ".svg") {
+		return usagef("--plot %q: want a .png or .svg file", *plotPath)
+	}
+	if err := w.Validate(); err != nil {
+		return usageError{err.Error()}
+	}
+	h := workloads.WhatIfRun{}
+	switch pf.dev {
+	case "emulated":
+		if _, err := pf.device(); err != nil { // checks the bandwidth flags
+			return err
+		}
+		cfg := device.EmulatedConfig{Step: pf.step, Pinned: true, PinnedBandwidth: pf.pinnedBW * 1e9, PageableBandwidth: pf.pageableBW * 1e9, ConvertBandwidth: pf.convertBW * 1e9}
+		h.Open = workloads.EmulatedWhatIf(cfg)
+	case "cuda":
+		if *verify && slices.ContainsFunc(w.Verify.StepScales, func(m float64) bool { return m != 1 }) {
+			return usagef("--device cuda: the GPU's step cannot be scaled; use --verify-steps 1")
+		}
+		w.ProfileStep = 1
+		h.Open = func(m float64) (device.Device, error) {
+			if m != 1 {
+				return nil, fmt.Errorf("the GPU's step cannot be scaled (×%g)", m)
+			}
+			return openCUDA(&pf, true)
+		}
+	default:
+		return usagef("--device %q: want emulated or cuda", pf.dev)
+	}
+
+	var recs []*benchfmt.Result
+	h.Result = func(b *benchfmt.Result) error { recs = append(recs, b); return nil }
+	var p whatif.Profile
+	if *stats != "" {
+		if p, err = whatif.Read(*stats); err != nil {
+			return usageError{err.Error()}
+		}
+	} else {
+		bar := progress.For(stderr, w.ProfileRuns())
+		h.Start = bar.Set
+		h.Result = func(b *benchfmt.Result) error { recs = append(recs, b); bar.Add(1); return nil }
+		p, err = w.Profile(ctx, h)
+		bar.Finish()
+		if err != nil {
+			return err
+		}
+		if *save != "" {
+			if err := p.Write(*save); err != nil {
+				return err
+			}
+		}
+	}
+	if err := whatif.WriteProfile(stdout, p); err != nil {
+		return err
+	}
+	fmt.Fprintln(stdout)
+	if err := whatif.WriteTable(stdout, p, g); err != nil {
+		return err
+	}
+	if err := whatif.WriteNeeds(stdout, p, whatif.Scenario{}); err != nil {
+		return err
+	}
+	var reading *whatif.LadderReading
+	if *runLadder {
+		bar := progress.For(stderr, w.Count*5)
+		h.Start = bar.Set
+		h.Result = func(b *benchfmt.Result) error { recs = append(recs, b); bar.Add(1); return nil }
+		med, err := w.Ladder(ctx, h)
+		bar.Finish()
+		if err != nil {
+			return err
+		}
+		r := p.ReadLadder(med)
+		reading = &r
+		fmt.Fprintf(stdout, "\nthe caching ladder at the profile's setting (%s each):\n", plural(w.Count, "run"))
+		if err := whatif.WriteLadder(stdout, r); err != nil {
+			return err
+		}
+	}
+	var checks []whatif.Check
+	var runErr error
+	if *verify {
+		n := len(w.Verify.Cores) * len(w.Verify.Workers) * len(w.Verify.StepScales) * w.Count
+		bar := progress.For(stderr, n)
+		h.Start = bar.Set
+		h.Result = func(b *benchfmt.Result) error { recs = append(recs, b); bar.Add(1); return nil }
+		checks, runErr = w.Check(ctx, h, p)
+		bar.Finish()
+		if runErr != nil && !errors.Is(runErr, context.Canceled) {
+			return runErr
+		}
+		fmt.Fprintf(stdout, "\nverification on this machine (%s each):\n\n", plural(w.Count, "run"))
+		if err := whatif.WriteChecks(stdout, p, checks); err != nil {
+			return err
+		}
+	}
+	if *out != "" && len(recs) > 0 {
+		env := append(results.Environment(pf.dev), w.Settings()...)
+		if err := results.WriteFile(*out, env, recs); err != nil {
+			return err
+		}
+		fmt.Fprintf(stdout, "\nresults: %s\n", *out)
+	}
+	if *plotPath != "" {
+		if err := whatif.SavePlot(*plotPath, p, g.Workers, slices.Max(g.Cores), 1, checks); err != nil {
+			return err
+		}
+		fmt.Fprintf(stdout, "plot: %s\n", *plotPath)
+	}
+	if *report != "" {
+		err := atomicfile.Write(*report, func(f io.Writer) error {
+			if err := whatif.WriteMarkdown(f, p, g, checks, "headspace whatif "+strings.Join(args, " ")); err != nil {
+				return err
+			}
+			if reading == nil {
+				return nil
+			}
+			title := fmt.Sprintf("%s transforms, %d workers, %d cores", w.Pipeline.Impl, p.Workers, p.Cores)
+			return whatif.WriteLadderMarkdown(f, title, *reading)
+		})
+		if err != nil {
+			return err
+		}
+		fmt.Fprintf(stdout, "report: %s\n", *report)
+	}
+	if runErr != nil {
+		return exitError{code: 130, msg: "interrupted: the table shows the points checked before it"}
+	}
+	return nil
+}
+
+// parseFloats parses a comma-separated list of positive numbers.
+func parseFloats(what, s string) ([]float64, error) {
+	var out []float64
+	for _, f := range strings.Split(s, ",") {
+		f = strings.TrimSpace(f)
+		v, err := strconv.ParseFloat(f, 64)
+		if err != nil {
+			return nil, usagef("%s: %q is not a number", what, f)
+		}
+		if !(v > 0) || v > 1e6 {
+			return nil, usagef("%s: %v must be positive", what, v)
+		}
+		out = append(out, v)
+	}
+	return out, nil
+}
+
+// joinFloats writes numbers as a comma-separated list.
+func joinFloats(vs []float64) string {
+	s := make([]string, len(vs))
+	for i, v := range vs {
+		s[i] = strconv.FormatFloat(v, 'g', -1, 64)
+	}
+	return strings.Join(s, ",")
+}

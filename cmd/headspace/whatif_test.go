@@ -1,0 +1,113 @@
+package main
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/headspace-bench/headspace/harness/results"
+	"github.com/headspace-bench/headspace/harness/whatif"
+)
+
+// tinyWhatIf is a profile and a check small enough for -race.
+var tinyWhatIf = []string{"--raw-size", "48", "--crop", "16", "--batch", "4", "--step", "2ms", "--steps", "2", "--warmup", "1", "--count", "1"}
+
+func TestWhatIfBadInputExits2(t *testing.T) {
+	dir := t.TempDir()
+	garbage := filepath.Join(dir, "garbage.json")
+	if err := os.WriteFile(garbage, []byte("{"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"whatif", "--workers", "0"}, "--workers 0 must be positive"},
+		{[]string{"whatif", "--count", "0"}, "--count 0"},
+		{[]string{"whatif", "--steps", "0"}, "--steps 0"},
+		{[]string{"whatif", "--warmup", "-1"}, "--warmup -1"},
+		{[]string{"whatif", "--profile-cores", "-1"}, "--profile-cores -1"},
+		{[]string{"whatif", "--cores", "0"}, "--cores: 0 must be positive"},
+		{[]string{"whatif", "--at-workers", "x"}, "not a whole number"},
+		{[]string{"whatif", "--at-steps", "0"}, "--at-steps: 0 must be positive"},
+		{[]string{"whatif", "--at-steps", "fast"}, `"fast" is not a number`},
+		{[]string{"whatif", "--verify-steps", "-2"}, "--verify-steps: -2 must be positive"},
+		{[]string{"whatif", "--verify-cores", "0"}, "--verify-cores: 0"},
+		{[]string{"whatif", "--transforms", "slow"}, `unknown "slow"`},
+		{[]string{"whatif", "--placement", "gpu"}, `unknown "gpu"`},
+		{[]string{"whatif", "--batch", "0"}, "batch size 0"},
+		{[]string{"whatif", "--plot", "out.gif"}, `--plot "out.gif": want a .png or .svg file`},
+		{[]string{"whatif", "--device", "tpu"}, `--device "tpu"`},
+		{[]string{"whatif", "--device", "cuda", "--verify"}, "--verify-steps 1"},
+		{[]string{"whatif", "--stats", "a.json", "--save", "b.json"}, "--save"},
+		{[]string{"whatif", "--stats", filepath.Join(dir, "missing.json")}, "missing.json"},
+		{[]string{"whatif", "--stats", garbage}, "garbage.json: not a what-if profile"},
+		{[]string{"whatif", "--stats", "a.json", "--ladder"}, "--ladder runs the pipeline"},
+		{[]string{"whatif", "extra"}, `unexpected argument "extra"`},
+	} {
+		code, _, stderr := runCLI(tc.args...)
+		if code != 2 {
+			t.Errorf("%v: exit %d, want 2 (stderr %q)", tc.args, code, stderr)
+		}
+		if !strings.Contains(stderr, tc.want) || strings.Count(strings.TrimSpace(stderr), "\n") != 0 {
+			t.Errorf("%v: stderr %q, want one line containing %q", tc.args, stderr, tc.want)
+		}
+	}
+}
+
+// TestWhatIfProfileVerifyAndStats runs a tiny profile with --verify into a
+// result file, a report, a plot and a saved profile, then the table again
+// from the saved profile alone.
+func TestWhatIfProfileVerifyAndStats(t *testing.T) {
+	dir := t.TempDir()
+	prof, out, rep, plot := filepath.Join(dir, "p.json"), filepath.Join(dir, "w.txt"), filepath.Join(dir, "w.md"), filepath.Join(dir, "w.png")
+	args := append([]string{"whatif", "--workers", "1", "--profile-cores", "2", "--save", prof, "--verify", "--verify-cores", "1",
+		"--verify-workers", "1,2", "--verify-steps", "2", "--cores", "1,2", "--at-workers", "1,2", "--at-steps", "1",
+		"--out", out, "--report", rep, "--plot", plot, "--ladder"}, tinyWhatIf...)
+	code, stdout, stderr := runCLI(args...)
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	for _, want := range []string{"profile: batch 4, 1 workers, 2 cores", "transform", "step ×1", "cores=2", "model-bound with",
+		"speed-up needed alone", "ladder predicted by the model", "measured ladder:", "verification on this machine", "2 points: median error", "results: " + out} {
+		if !strings.Contains(stdout, want) {
+			t.Errorf("output lacks %q:\n%s", want, stdout)
+		}
+	}
+	rs, err := results.Read(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	checks := 0
+	for _, r := range rs {
+		if strings.Contains(string(r.Name), "/check/") {
+			checks++
+			if _, ok := r.Value("predicted-steps/s"); !ok {
+				t.Errorf("%s has no prediction", r.Name)
+			}
+		}
+	}
+	if checks != 2 || len(rs) != 9 { // 2 profile runs (2 cores and 1), 5 ladder levels and 2 checks
+		t.Errorf("%d results, %d checks; want 9 and 2", len(rs), checks)
+	}
+	md, err := os.ReadFile(rep)
+	if err != nil || !strings.Contains(string(md), "## What it would take") || !strings.Contains(string(md), "### Checked on this machine") ||
+		!strings.Contains(string(md), "### The ladder and the model: naive transforms, 1 workers, 2 cores") {
+		t.Errorf("report: %v\n%s", err, md)
+	}
+	if b, err := os.ReadFile(plot); err != nil || !strings.HasPrefix(string(b), "\x89PNG") {
+		t.Errorf("plot: %v", err)
+	}
+	p, err := whatif.Read(prof)
+	if err != nil || p.Cores != 2 || p.Workers != 1 {
+		t.Fatalf("saved profile %+v, %v", p, err)
+	}
+	code, stdout2, stderr := runCLI("whatif", "--stats", prof, "--cores", "1,2", "--at-workers", "1,2", "--at-steps", "1")
+	if code != 0 {
+		t.Fatalf("--stats: exit %d: %s", code, stderr)
+	}
+	if i := strings.Index(stdout, "verification"); i < 0 || !strings.HasPrefix(stdout, stdout2) {
+		t.Errorf("--stats output differs from the run's table:\n%s\n---\n%s", stdout2, stdout)
+	}
+}

@@ -1,0 +1,89 @@
+package whatif
+
+import (
+	"fmt"
+	"io"
+	"math"
+	"time"
+)
+
+// WriteMarkdown writes the what-if report section: the command, the
+// profile, the predicted table, each stage's speed-up needed, the
+// ladder's attribution beside the model's, and, with checks, the
+// verification with its median and worst error and the reason for every
+// point off by more than Threshold.
+func WriteMarkdown(w io.Writer, p Profile, g Grid, checks []Check, command string) error {
+	fmt.Fprintf(w, "## What it would take: the what-if model\n\n")
+	fmt.Fprintf(w, "`%s`\n\n", command)
+	fmt.Fprintf(w, "Profile: batch %d, %d workers, %d cores, step %v, upload %v, %.2f steps/s measured; CPU from %s.\n\n",
+		p.Batch, p.Workers, p.Cores, p.Step.Round(time.Microsecond), p.Upload.Round(time.Microsecond), p.Measured, p.CPUSource)
+	fmt.Fprintf(w, "| stage | workers | CPU/sample | wait/sample | share of CPU |\n| --- | ---: | ---: | ---: | ---: |\n")
+	total := p.CPUPerSample()
+	for _, s := range p.Stages {
+		fmt.Fprintf(w, "| %s | %d | %v | %v | %.0f%% |\n", s.Name, s.Workers, s.CPU.Round(100*time.Nanosecond), s.Wait, 100*float64(s.CPU)/math.Max(1, float64(total)))
+	}
+	fmt.Fprintf(w, "| host (index, loop, runtime) | | %v | | %.0f%% |\n\n", p.Host.Round(100*time.Nanosecond), 100*float64(p.Host)/math.Max(1, float64(total)))
+	fmt.Fprintf(w, "The pipeline kept %.2f of %d cores busy (%d CPUs; the machine's other processes kept %s busy): the model takes the other load as %.2f runnable threads, and the CPU per sample as growing %.0f%% with each core added.\n\n",
+		p.Used, p.Cores, p.CPUs, neighbours(p.Neighbours), p.Other, 100*p.Growth)
+	for _, m := range g.StepScales {
+		fmt.Fprintf(w, "Predicted steps/s, step ×%g (device ceiling %.2f; model-bound with %s cores and %s):\n\n", m, p.DeviceRate(m), cores(p.CoresNeeded(m)), workersNeeded(p.WorkersNeeded(m)))
+		fmt.Fprint(w, "| workers |")
+		for _, c := range g.Cores {
+			fmt.Fprintf(w, " %d cores |", c)
+		}
+		fmt.Fprint(w, "\n| ---: |")
+		for range g.Cores {
+			fmt.Fprint(w, " ---: |")
+		}
+		fmt.Fprintln(w)
+		for _, n := range g.Workers {
+			fmt.Fprintf(w, "| %d |", n)
+			for _, c := range g.Cores {
+				pr := p.Predict(Scenario{Cores: c, Workers: n, StepScale: m})
+				fmt.Fprintf(w, " %.2f (%s) |", pr.StepsPerSec, pr.Bound)
+			}
+			fmt.Fprintln(w)
+		}
+		fmt.Fprintln(w)
+	}
+	s := p.fill(Scenario{})
+	pr := p.Predict(s)
+	fmt.Fprintf(w, "At the profile's setting the %s binds (%.2f steps/s predicted). The speed-up each stage would need, alone, for the pipeline to keep up with the device:\n\n", pr.Bound, pr.StepsPerSec)
+	fmt.Fprintf(w, "| stage | share of CPU | speed-up needed | cost that must go |\n| --- | ---: | ---: | ---: |\n")
+	for _, n := range p.Needs(s) {
+		sp, cut := "not enough alone", "-"
+		switch {
+		case n.Speedup == 1:
+			sp, cut = "none", "0%"
+		case !math.IsInf(n.Speedup, 1):
+			sp, cut = fmt.Sprintf("%.2f×", n.Speedup), fmt.Sprintf("%.0f%%", 100*n.Cut)
+		}
+		fmt.Fprintf(w, "| %s | %.0f%% | %s | %s |\n", n.Stage, 100*n.Share, sp, cut)
+	}
+	c := p.Compare(s)
+	fmt.Fprintf(w, "\nThe caching ladder predicted from the same costs blames **%s**; the model blames **%s**", c.LadderBlames(), c.Model)
+	if c.Agree() {
+		fmt.Fprintf(w, ": they agree.\n\n")
+	} else {
+		fmt.Fprintf(w, ": %s.\n\n", c.Reason())
+	}
+	if len(checks) == 0 {
+		return nil
+	}
+	med, worst := Errors(checks)
+	fmt.Fprintf(w, "### Checked on this machine\n\n%d points, predicted beside measured (median of the runs): median error %.0f%%, worst %.0f%%.\n\n", len(checks), 100*med, 100*worst)
+	fmt.Fprintf(w, "| cores | workers | step | predicted | measured | error | bound | other processes' cores |\n| ---: | ---: | ---: | ---: | ---: | ---: | --- | ---: |\n")
+	for _, ck := range checks {
+		s := ck.Predicted.Scenario
+		fmt.Fprintf(w, "| %d | %d | ×%g | %.2f | %.2f | %+.0f%% | %s | %s |\n", s.Cores, s.Workers, s.StepScale, ck.Predicted.StepsPerSec, ck.Measured(), 100*ck.Error(), ck.Predicted.Bound, neighbours(ck.NeighbourCores()))
+	}
+	fmt.Fprintln(w)
+	for _, ck := range checks {
+		if why := ck.Why(p); why != "" {
+			s := ck.Predicted.Scenario
+			fmt.Fprintf(w, "- cores %d, workers %d, step ×%g (%+.0f%%): %s.\n", s.Cores, s.Workers, s.StepScale, 100*ck.Error(), why)
+		}
+	}
+	_, err := fmt.Fprintln(w)
+	return err
+}
