@@ -120,6 +120,7 @@ gpu-bundle:
 	rm -rf $(BUNDLE) && mkdir -p $(BUNDLE)/ci $(BUNDLE)/peers
 	CGO_ENABLED=0 GOOS=linux GOARCH=amd64 $(GO) build -o $(BUNDLE)/headspace ./cmd/headspace
 	cp ci/gpu-suite.sh $(BUNDLE)/ci/
+	echo $(COMMIT)$(shell git status --porcelain --untracked-files=no 2>/dev/null | grep -q . && echo -dirty) >$(BUNDLE)/COMMIT
 	cp -R peers/torch $(BUNDLE)/peers/
 	@echo "$(BUNDLE)/: on the GPU machine, ci/gpu-suite.sh ladder OUT, then ci/gpu-suite.sh loaders OUT"
 
