@@ -134,5 +134,5 @@ WHATIF_FLAGS ?=
 .PHONY: whatif
 whatif: build
 	@mkdir -p $(dir $(WHATIF_OUT)) notebooks/figures
-	$(BIN) whatif --verify --out $(WHATIF_OUT) --report notebooks/whatif.md \
+	$(BIN) whatif --ladder --verify --out $(WHATIF_OUT) --report notebooks/whatif.md \
 		--plot notebooks/figures/whatif.png $(WHATIF_FLAGS)
