@@ -53,13 +53,7 @@ func (d cudaDevice) Close() error { return errors.Join(d.Device.Close(), d.ctx.C
 // openCUDA opens the first GPU with the Net's kernels, uploading from
 // pinned (or pageable) memory, or says why there is none.
 func openCUDA(pf *pipelineFlags, pinned bool) (device.Device, error) {
-	if err := cuda.Load(); err != nil {
-		return nil, err
-	}
-	if err := kernelsPresent(); err != nil {
-		return nil, fmt.Errorf("--device cuda: %w", err)
-	}
-	c, err := cuda.Open(0)
+	c, err := openGPU()
 	if err != nil {
 		return nil, err
 	}
@@ -284,18 +278,24 @@ func writeCUDACheck(f *cudaCheckOpts, info cuda.Info, bw []cuda.Bandwidth, times
 	return file.Add(rs...)
 }
 
-// cudaSettings probes the first GPU before anything is measured or any
-// file is opened: without a driver, kernels or a GPU it fails at once, and
-// otherwise it gives the configuration lines that say which GPU, driver
-// and JIT target the numbers come from.
-func cudaSettings() ([]results.Config, error) {
+// openGPU opens the first GPU's context for the Net: without a driver the
+// error starts "no CUDA driver found", without kernels it says so.
+func openGPU() (*cuda.Context, error) {
 	if err := cuda.Load(); err != nil {
 		return nil, err
 	}
 	if err := kernelsPresent(); err != nil {
 		return nil, fmt.Errorf("--device cuda: %w", err)
 	}
-	c, err := cuda.Open(0)
+	return cuda.Open(0)
+}
+
+// cudaSettings probes the first GPU before anything is measured or any
+// file is opened: without a driver, kernels or a GPU it fails at once, and
+// otherwise it gives the configuration lines that say which GPU, driver
+// and JIT target the numbers come from.
+func cudaSettings() ([]results.Config, error) {
+	c, err := openGPU()
 	if err != nil {
 		return nil, err
 	}
