@@ -141,9 +141,8 @@ func (l Ladder) Settings() []results.Config {
 // PipelineSettings is what of a pipeline's configuration changes a number:
 // everything but the per-point workers, transforms and placement. The raw
 // size is written WxH whatever the flag said, so "256" and "256x256" are
-// one setup. A dataset on disk adds its identity from the manifest
-// (format, layout, count, the manifest's SHA-256; not its path, which
-// changes nothing), the page-cache mode and the failures allowed.
+// one setup. A dataset on disk adds DataSettings (its size and count are
+// raw-size and samples).
 func PipelineSettings(c loader.Config) []results.Config {
 	out := []results.Config{
 		{Key: "batch", Value: fmt.Sprint(c.Batch)},
@@ -156,8 +155,16 @@ func PipelineSettings(c loader.Config) []results.Config {
 		{Key: "prefetch", Value: fmt.Sprint(c.Prefetch)},
 		{Key: "load-latency", Value: c.LoadLatency.String()},
 	}
+	return append(out, DataSettings(c)...)
+}
+
+// DataSettings is the configuration of c's dataset on disk (none without
+// one): its identity from the manifest (format, layout, the manifest's
+// SHA-256; not its path, which changes nothing), the page-cache mode and
+// the failures allowed. PipelineSettings includes it.
+func DataSettings(c loader.Config) []results.Config {
 	if c.Data == "" {
-		return out
+		return nil
 	}
 	format, layout, sum := "unreadable", "unreadable", "unreadable"
 	if m, err := ondisk.ReadManifest(c.Data); err == nil {
@@ -176,13 +183,13 @@ func PipelineSettings(c loader.Config) []results.Config {
 	if page == "" {
 		page = "as-found"
 	}
-	return append(out,
-		results.Config{Key: "data-format", Value: format},
-		results.Config{Key: "data-layout", Value: layout},
-		results.Config{Key: "data-manifest-sha256", Value: sum},
-		results.Config{Key: "page-cache", Value: page},
-		results.Config{Key: "max-failures", Value: fmt.Sprint(c.MaxFailures)},
-	)
+	return []results.Config{
+		{Key: "data-format", Value: format},
+		{Key: "data-layout", Value: layout},
+		{Key: "data-manifest-sha256", Value: sum},
+		{Key: "page-cache", Value: page},
+		{Key: "max-failures", Value: fmt.Sprint(c.MaxFailures)},
+	}
 }
 
 // Device opens the device a sweep trains on, once per pinning, and

@@ -19,10 +19,15 @@ type dataFlags struct {
 }
 
 func (d *dataFlags) register(fs *flag.FlagSet) {
-	d.fs = fs
-	fs.StringVar(&d.dir, "data", "", "read the dataset `dir` written by headspace dataset write instead of the synthetic fill (fetch and decode stages; its manifest sets the raw size, samples and seed)")
+	d.registerData(fs, "read the dataset `dir` written by headspace dataset write instead of the synthetic fill (fetch and decode stages; its manifest sets the raw size, samples and seed)")
 	fs.IntVar(&d.maxFailures, "max-failures", 0, fmt.Sprintf("with --data: skip and count up to `n` samples that cannot be read or decoded (0 to %d; 0 stops at the first)", loader.MaxMaxFailures))
 	fs.StringVar(&d.pageCache, "page-cache", loader.PageWarm, "with --data: the dataset's files before each run: warm (read once first) or cold (evicted from the page cache; Linux only)")
+}
+
+// registerData registers --data alone, with the given usage.
+func (d *dataFlags) registerData(fs *flag.FlagSet, usage string) {
+	d.fs = fs
+	fs.StringVar(&d.dir, "data", "", usage)
 }
 
 // set reports whether the flag name was given on the command line.
@@ -48,7 +53,7 @@ func (d *dataFlags) apply(cfg loader.Config) (loader.Config, error) {
 		return cfg, err
 	}
 	switch d.pageCache {
-	case loader.PageWarm:
+	case "", loader.PageWarm: // "": a command without --page-cache
 	case loader.PageCold:
 		if !ondisk.EvictAvailable {
 			return cfg, usagef("--page-cache cold: page-cache eviction is not available on %s; use warm", runtime.GOOS)
