@@ -27,7 +27,11 @@ processes. For each mode and worker count it measures the time to first
 batch (from the loader's construction to the first batch), the samples/s of
 the remaining batches, the peak resident memory of all processes together
 and their CPU seconds. No training step runs: each batch is released as soon
-as it arrives.`
+as it arrives.
+
+--data DIR reads a dataset on disk (headspace dataset write): the load stage
+becomes fetch then decode, each with its statistics; --page-cache and
+--max-failures as in headspace ladder.`
 
 func runLoaders(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs := newFlagSet("loaders", loadersUsage, stdout)

@@ -33,7 +33,10 @@ after the first batch, CPU seconds. It prints the medians with our
 samples/s over torch's and whether each target (fast >= 10x torch, naive
 >= 2x) is met, and writes a benchmark-format file (--out), a Markdown
 report (--report) and plots (--plot). torch comes from Debian's
-python3-torch: run "make peer" to install it and run this.`
+python3-torch: run "make peer" to install it and run this.
+
+With --data DIR both sides read the dataset on disk that headspace dataset
+write made: ours with Go's decoders, the peer (--data DIR) with PIL's.`
 
 // peerInstallHint is what to do when the peer cannot run.
 const peerInstallHint = "run `make peer`, which installs python3-torch, python3-torchvision, python3-scipy and python3-pil (apt-get) and runs this command"
