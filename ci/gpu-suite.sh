@@ -79,7 +79,9 @@ fi
 # The placement flag: --placement host|device, or before it was named so,
 # --transfer float32|uint8.
 placement() {
-  if "$hs" ladder -h 2>/dev/null | grep -q -- '-placement'; then
+  # grep without -q reads the whole help: -q exits at the first match and,
+  # under pipefail, the help's SIGPIPE would fail the test.
+  if "$hs" ladder -h 2>/dev/null | grep -- '-placement' >/dev/null; then
     echo "--placement $1"
   elif [ "$1" = host ]; then echo "--transfer float32"; else echo "--transfer uint8"; fi
 }
