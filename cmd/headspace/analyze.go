@@ -29,7 +29,11 @@ the headspace in ms and %, the training time saved over --total-steps, the
 stage that bounds throughput and how input-bound the run is; it writes a
 plot of step time over iterations (--plot: PNG and SVG), every step in Go
 benchmark format (--out, as BenchmarkHeadspace/phase=loader|cached), and
-the pipeline's stage statistics as JSON (--stats-json).`
+the pipeline's stage statistics as JSON (--stats-json).
+
+--data DIR reads a dataset on disk (headspace dataset write): the load stage
+becomes fetch then decode, each with its statistics; --page-cache and
+--max-failures as in headspace ladder.`
 
 func runAnalyze(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs := newFlagSet("analyze", analyzeUsage, stdout)

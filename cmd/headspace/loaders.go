@@ -27,7 +27,11 @@ processes. For each mode and worker count it measures the time to first
 batch (from the loader's construction to the first batch), the samples/s of
 the remaining batches, the peak resident memory of all processes together
 and their CPU seconds. No training step runs: each batch is released as soon
-as it arrives.`
+as it arrives.
+
+--data DIR reads a dataset on disk (headspace dataset write): the load stage
+becomes fetch then decode, each with its statistics; --page-cache and
+--max-failures as in headspace ladder.`
 
 func runLoaders(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs := newFlagSet("loaders", loadersUsage, stdout)
@@ -43,6 +47,8 @@ func runLoaders(ctx context.Context, args []string, stdout, stderr io.Writer) er
 	out := fs.String("out", "", "benchmark-format result `file` (written atomically)")
 	plotPrefix := fs.String("plot", "", "write `prefix`-ttfb.png and prefix-throughput.png")
 	cpuProfile := fs.String("cpuprofile", "", "write a CPU profile of the runs to `file` (samples carry stage labels: go tool pprof -tags)")
+	var df dataFlags
+	df.register(fs)
 	if err := parseFlags(fs, args); err != nil {
 		return err
 	}
@@ -66,6 +72,9 @@ func runLoaders(ctx context.Context, args []string, stdout, stderr io.Writer) er
 	}
 	cfg := loader.DefaultConfig()
 	cfg.Dataset.Width, cfg.Dataset.Height, cfg.Dataset.Seed = w, h, *seed
+	if cfg, err = df.apply(cfg); err != nil {
+		return err
+	}
 	cfg.Transforms.Crop = *crop
 	cfg.Impl, cfg.Batch, cfg.Prefetch, cfg.Workers = *impl, *batch, *prefetch, slices.Max(workers)
 	if err := cfg.Validate(); err != nil {
@@ -109,7 +118,7 @@ func runLoaders(ctx context.Context, args []string, stdout, stderr io.Writer) er
 	if err != nil {
 		return err
 	}
-	fmt.Fprintf(stdout, "batch %d, raw %s, crop %d, %s transforms, %d batches per run\n\n", *batch, *rawSize, *crop, *impl, *batches)
+	fmt.Fprintf(stdout, "batch %d, raw %dx%d, crop %d, %s transforms, %d batches per run\n%s\n", *batch, cfg.Dataset.Width, cfg.Dataset.Height, *crop, *impl, *batches, describe(cfg))
 	if err := loadbench.WriteTable(stdout, ms); err != nil {
 		return err
 	}

@@ -46,7 +46,11 @@ and another tips them over, the two differ.
 with the error, the median and the worst, and the likely reason for each
 point off by more than 15%. --out keeps every run in Go benchmark format,
 --report a Markdown section, --plot a figure of predicted steps/s against
-cores with the device's ceiling (and the measured points).`
+cores with the device's ceiling (and the measured points).
+
+--data DIR reads a dataset on disk (headspace dataset write): the load stage
+becomes fetch then decode, each with its statistics; --page-cache and
+--max-failures as in headspace ladder.`
 
 func runWhatIf(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	def := workloads.DefaultWhatIf()
