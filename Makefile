@@ -47,14 +47,15 @@ compare:
 	$(GO) tool benchstat -ignore commit $(OLD) $(NEW)
 
 # The gate on this machine: a fresh `make bench`, compared with the baseline
-# of the device it ran on (exit 1 on a regression).
+# of the machine and device it ran on (exit 1 on a regression, 2 when the
+# evidence is short; the first run on a machine records its baseline).
 check: bench
 	ci/gate.sh $(BENCH_OUT)
 
-# Record this run as the device's baseline.
+# Record this run as this machine's baseline (`headspace baseline` names it:
+# results/baseline/<device>-<cpu>-<cores>c.txt).
 baseline: bench
-	@dev=$$(sed -n 's/^device: //p' $(BENCH_OUT) | head -n 1 | tr -c 'A-Za-z0-9._-' '-' | sed 's/-*$$//'); \
-	mkdir -p results/baseline && cp $(BENCH_OUT) results/baseline/$$dev.txt && echo "baseline: results/baseline/$$dev.txt"
+	@b=$$($(BIN) baseline $(BENCH_OUT)) && mkdir -p $$(dirname $$b) && cp $(BENCH_OUT) $$b && echo "baseline: $$b"
 
 # Every document's experiment, one Markdown report each in notebooks/
 # (figures in notebooks/figures/); REPRODUCE_FLAGS=--quick runs every code

@@ -61,23 +61,3 @@ func ExampleWriteFile() {
 	// Ladder/level=raw/workers=4/transforms=naive commit=1a2b3c4: 0.581 sec/op, 1.721 steps/s
 	// Ladder/level=raw/workers=4/transforms=naive commit=1a2b3c4: 0.579 sec/op, 1.727 steps/s
 }
-
-func ExampleCompareFiles() {
-	rep, err := results.CompareFiles("testdata/gate/toofew/old.txt", "testdata/gate/toofew/new.txt", results.GateOptions{})
-	if err != nil {
-		fmt.Println(err) // a command exits 2 here
-		return
-	}
-	for _, row := range rep.Rows {
-		fmt.Printf("%s %s: %v (n=%d+%d)\n", row.Name, row.Unit, row.Verdict, row.Old.N, row.New.N)
-	}
-	if len(rep.Regressions()) > 0 {
-		fmt.Println("exit 1")
-	}
-	// Output:
-	// BenchmarkThreeEach-2 sec/op: too few samples (n=3+3)
-	// BenchmarkThreeFour-2 sec/op: too few samples (n=3+4)
-	// BenchmarkFourEach-2 sec/op: regression (n=4+4)
-	// BenchmarkOneEach-2 sec/op: too few samples (n=1+1)
-	// exit 1
-}

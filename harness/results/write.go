@@ -13,6 +13,7 @@ import (
 	"path/filepath"
 	"runtime"
 	"sort"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -30,8 +31,10 @@ type Config struct{ Key, Value string }
 
 // Environment describes the machine a sweep runs on, as the leading
 // configuration lines of a results file: goos, goarch, cpu (the model
-// name from /proc/cpuinfo, or runtime.GOARCH where that has none),
-// commit and device.
+// name from /proc/cpuinfo, or runtime.GOARCH where that has none), cores
+// (runtime.NumCPU), go (the toolchain's version), commit and device. A
+// resumed file must match them all, and the gate compares only files of
+// one machine (package gate's MachineKeys).
 //
 // commit is $HEADSPACE_COMMIT when set, used verbatim; otherwise
 // `git rev-parse --short HEAD` in the working directory with "-dirty"
@@ -49,6 +52,8 @@ func environment(device, cpuinfo, dir string) []Config {
 		{"goos", runtime.GOOS},
 		{"goarch", runtime.GOARCH},
 		{"cpu", cpuModel(cpuinfo)},
+		{"cores", strconv.Itoa(runtime.NumCPU())},
+		{"go", runtime.Version()},
 		{"commit", commit(dir)},
 		{"device", device},
 	}
@@ -288,7 +293,7 @@ func (f *File) Values(name, unit string) []float64 {
 			continue
 		}
 		for _, v := range r.Values {
-			switch v := tidyValue(v); {
+			switch v := TidyValue(v); {
 			case v.OrigUnit != "" && v.OrigUnit == unit:
 				out = append(out, v.OrigValue)
 			case v.Unit == tidied:
@@ -439,7 +444,7 @@ func normalize(r *benchfmt.Result, config []benchfmt.Config) (*benchfmt.Result, 
 		if origUnit == "" || strings.IndexFunc(origUnit, unicode.IsSpace) >= 0 {
 			return nil, fmt.Errorf("result %s: unit %q must be non-empty without spaces", r.Name, origUnit)
 		}
-		t := tidyValue(v)
+		t := TidyValue(v)
 		if math.IsNaN(orig) || math.IsInf(orig, 0) || math.IsNaN(t.Value) || math.IsInf(t.Value, 0) {
 			return nil, fmt.Errorf("result %s: %s value %v is not finite", r.Name, origUnit, orig)
 		}
@@ -448,12 +453,16 @@ func normalize(r *benchfmt.Result, config []benchfmt.Config) (*benchfmt.Result, 
 	return c, nil
 }
 
-// tidyValue returns v in the form benchfmt.Reader gives values: in the
+// TidyValue returns v in the form benchfmt.Reader gives values: in the
 // tidied unit (sec/op for ns/op) with OrigValue and OrigUnit holding
 // what was written, or as is when tidying changes nothing. Unlike the
 // Reader, it tidies zero values too (the Reader leaves "0 ns/op" as
 // ns/op, which would put it in a unit of its own).
-func tidyValue(v benchfmt.Value) benchfmt.Value {
+// TidyValue is v in benchunit's tidy unit (ns/op as sec/op), its
+// original value and unit kept, as benchfmt.Reader tidies values; the
+// Reader leaves 0 ns/op untidied, and the gate and the writer compare
+// and write tidy values.
+func TidyValue(v benchfmt.Value) benchfmt.Value {
 	orig, origUnit := v.Value, v.Unit
 	if v.OrigUnit != "" {
 		orig, origUnit = v.OrigValue, v.OrigUnit
