@@ -80,6 +80,9 @@ func runAnalyze(ctx context.Context, args []string, stdout, stderr io.Writer) er
 	if err := fitsPipeline(pcfg, 1, int64(*numCaches)*pcfg.BatchBytes()); err != nil {
 		return err
 	}
+	if err := firstErr(checkOutputs(prefixed(*plotPath, ".png"), prefixed(*plotPath, ".svg"), *statsJSON), checkResultsOut(*out)); err != nil {
+		return err
+	}
 	dev, err := pf.newDevice()
 	if err != nil {
 		return err

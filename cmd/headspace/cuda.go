@@ -8,7 +8,6 @@ import (
 	"io"
 	"math"
 	"math/rand/v2"
-	"os"
 	"slices"
 	"strings"
 	"time"
@@ -107,6 +106,9 @@ func runCUDA(ctx context.Context, args []string, stdout, stderr io.Writer) error
 		return usagef("--batch %d and --side %d must be positive", f.batch, f.side)
 	case f.steps <= 0 || f.reps <= 0:
 		return usagef("--steps %d and --reps %d must be positive", f.steps, f.reps)
+	}
+	if err := checkResultsOut(f.out); err != nil {
+		return err
 	}
 	if err := cuda.Load(); err != nil {
 		return err
@@ -250,16 +252,9 @@ func cudaCheck(ctx context.Context, c *cuda.Context, f *cudaCheckOpts, sizes []i
 }
 
 func writeCUDACheck(f *cudaCheckOpts, info cuda.Info, bw []cuda.Bandwidth, times []time.Duration) error {
-	if err := os.Remove(f.out); err != nil && !os.IsNotExist(err) {
-		return err
-	}
 	cfg := append(results.Environment("cuda:"+info.Name),
 		results.Config{Key: "cuda-driver", Value: info.Driver()},
 		results.Config{Key: "jit-target", Value: info.JITTarget()})
-	file, err := results.Open(f.out, cfg)
-	if err != nil {
-		return err
-	}
 	var rs []*benchfmt.Result
 	for _, b := range bw {
 		rs = append(rs, &benchfmt.Result{
@@ -275,7 +270,7 @@ func writeCUDACheck(f *cudaCheckOpts, info cuda.Info, bw []cuda.Bandwidth, times
 			Values: []benchfmt.Value{{Value: float64(t.Nanoseconds()), Unit: "step-ns"}},
 		})
 	}
-	return file.Add(rs...)
+	return results.WriteFile(f.out, cfg, rs)
 }
 
 // openGPU opens the first GPU's context for the Net: without a driver the

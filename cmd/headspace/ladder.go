@@ -6,7 +6,6 @@ import (
 	"flag"
 	"fmt"
 	"io"
-	"os"
 	"slices"
 	"strconv"
 	"strings"
@@ -218,17 +217,22 @@ func runLadder(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	}
 	devName := pf.dev
 	var file *results.File
+	if err := checkOutputs(prefixed(*tlPrefix, "-check.png")); err != nil {
+		return err
+	}
 	if *out != "" {
+		// --fresh keeps the old file until the first new result replaces
+		// it; either way the file is this run's alone until it ends.
+		open := results.Open
 		if *fresh {
-			if err := os.Remove(*out); err != nil && !os.IsNotExist(err) {
-				return err
-			}
+			open = results.OpenFresh
 		}
 		cfg := append(results.Environment(devName), l.Settings()...)
-		file, err = results.Open(*out, append(cfg, h.Device.Settings...))
+		file, err = open(*out, append(cfg, h.Device.Settings...))
 		if err != nil {
 			return err
 		}
+		defer file.Close()
 		h.Done = func(p ladder.Point) int { return file.Done(p.BenchName()) }
 	}
 	if *tlPrefix != "" {

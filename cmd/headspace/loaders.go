@@ -87,6 +87,10 @@ func runLoaders(ctx context.Context, args []string, stdout, stderr io.Writer) er
 	if err := firstErr(fitsPipeline(cfg, 1, 0), fitsPipeline(one, cfg.Workers, 0)); err != nil {
 		return err
 	}
+	if err := firstErr(checkOutputs(prefixed(*plotPrefix, "-ttfb.png"), prefixed(*plotPrefix, "-throughput.png"), *cpuProfile),
+		checkResultsOut(*out)); err != nil {
+		return err
+	}
 	if maxW := slices.Max(workers); *batches <= *prefetch*maxW+1 {
 		fmt.Fprintf(stderr, "headspace loaders: note: with %d workers, %d batches are requested at start; "+
 			"--batches %d leaves samples/s measuring mostly prefetched batches\n", maxW, *prefetch*maxW, *batches)

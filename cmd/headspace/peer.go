@@ -100,6 +100,9 @@ func runPeer(ctx context.Context, args []string, stdout, stderr io.Writer) error
 			}
 		}
 	}
+	if err := firstErr(checkOutputs(*report, prefixed(*plotPrefix, "-throughput.png")), checkResultsOut(*out)); err != nil {
+		return err
+	}
 	p := peer.Peer{Python: *python, Script: *script}
 	if slices.Contains(impls, peer.Torch) {
 		if err := p.Check(ctx); err != nil {

@@ -148,6 +148,9 @@ func runWhatIf(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	if err := w.Validate(); err != nil {
 		return usageError{err.Error()}
 	}
+	if err := firstErr(checkOutputs(*save, *report, *plotPath), checkResultsOut(*out)); err != nil {
+		return err
+	}
 	h := workloads.WhatIfRun{}
 	switch pf.dev {
 	case "emulated":

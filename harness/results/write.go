@@ -10,7 +10,6 @@ import (
 	"math"
 	"os"
 	"os/exec"
-	"path/filepath"
 	"runtime"
 	"sort"
 	"strconv"
@@ -21,6 +20,8 @@ import (
 
 	"golang.org/x/perf/benchfmt"
 	"golang.org/x/perf/benchunit"
+
+	"github.com/headspace-bench/headspace/harness/atomicfile"
 )
 
 // Config is one configuration line of a results file, written as
@@ -183,8 +184,9 @@ func tidy(unit string) string {
 // file with Open resumes it: Done tells how many results each benchmark
 // already has.
 //
-// A File is safe for concurrent use. It does not lock the file against
-// other processes: two sweeps writing one file lose each other's results.
+// A File is safe for concurrent use, and holds the file's write lock from
+// Open (or its first write, for a new file) to Close, so two sweeps
+// cannot write one file and lose each other's results.
 type File struct {
 	mu      sync.Mutex
 	path    string
@@ -192,45 +194,89 @@ type File struct {
 	meta    benchfmt.UnitMetadataMap
 	results []*benchfmt.Result
 	done    map[string]int // by name without the "Benchmark" prefix
+	lock    *writeLock     // nil for a new file until its first write, and for devices
 }
 
 // Open opens the results file at path for appending results that were
-// measured under config. An existing file is read, so its results are
-// kept and counted by Done; it must parse cleanly, and every result in it
-// must have been recorded with the same configuration as config except
-// for the "commit" key, or Open fails rather than mix results from
-// different machines or setups. Nothing is written until the first Add.
-func Open(path string, config []Config) (*File, error) {
+// measured under config, and holds the file's write lock until Close: a
+// second writer, in this process or another, is refused (ErrRefused)
+// with the holder's process id. An existing file is read, so its results
+// are kept and counted by Done; it must be a results file (it parses
+// cleanly and holds at least one result: Open refuses anything else, a
+// source file, an image, an empty file's neighbour), and every result in
+// it must have been recorded with the same configuration as config except
+// for the "commit" key, or Open refuses, naming the keys that differ,
+// rather than mix results from different machines or setups. A symbolic
+// link is followed; a device node or pipe (such as /dev/null) is written
+// in place and never read. Nothing is written until the first Add.
+func Open(path string, config []Config) (*File, error) { return open(path, config, false) }
+
+// OpenFresh is Open for a fresh start: an existing results file must be
+// one (of any setup), but its results are not resumed, and it stays on
+// disk, whole, until the first Add replaces it with the new results alone.
+func OpenFresh(path string, config []Config) (*File, error) { return open(path, config, true) }
+
+func open(path string, config []Config, fresh bool) (_ *File, err error) {
 	cfg, err := fileConfig(config)
 	if err != nil {
 		return nil, fmt.Errorf("results: %s: %w", path, err)
 	}
-	if fi, err := os.Stat(filepath.Dir(path)); err != nil {
-		return nil, fmt.Errorf("results: %w", err)
-	} else if !fi.IsDir() {
-		return nil, fmt.Errorf("results: %s: %s is not a directory", path, filepath.Dir(path))
+	if err := atomicfile.Check(path); err != nil {
+		return nil, refused("%v", err)
+	}
+	target, err := atomicfile.Target(path)
+	if err != nil {
+		return nil, err
 	}
 	f := &File{path: path, config: cfg, done: map[string]int{}}
-	existing, meta, err := ReadUnits(path)
-	switch {
-	case errors.Is(err, os.ErrNotExist):
-		return f, nil
-	case err != nil:
-		return nil, fmt.Errorf("results: not resuming %s, it does not read cleanly: %w", path, err)
+	fi, err := os.Stat(target)
+	if err != nil || !fi.Mode().IsRegular() {
+		return f, nil // new, or a device or pipe: nothing to resume or lock
 	}
-	for _, r := range existing {
-		if diff := configDiff(r.Config, cfg); diff != "" {
-			name, line := r.Pos()
-			return nil, fmt.Errorf("results: %s:%d was recorded with a different configuration (%s); "+
-				"refusing to mix results from different setups in one file: write to another file or remove it", name, line, diff)
+	if f.lock, err = lockFor(target); err != nil {
+		return nil, err
+	}
+	defer func() {
+		if err != nil {
+			f.lock.release()
+		}
+	}()
+	existing, meta, err := ReadUnits(target)
+	switch {
+	case err != nil:
+		return nil, refused("%s exists and is not a results file (%v); refusing to write over it: use another --out", path, firstLine(err))
+	case len(existing) == 0 && fi.Size() > 0:
+		return nil, refused("%s exists and holds no benchmark results: not a results file; refusing to write over it: use another --out", path)
+	}
+	if !fresh {
+		for _, r := range existing {
+			if diff := configDiff(r.Config, cfg); diff != "" {
+				return nil, refused("%s holds results of a different setup (%s); refusing to mix them: use another --out, or --fresh to replace it", path, diff)
+			}
+		}
+		f.meta = meta
+		f.results = existing
+		for _, r := range existing {
+			f.done[string(r.Name)]++
 		}
 	}
-	f.meta = meta
-	f.results = existing
-	for _, r := range existing {
-		f.done[string(r.Name)]++
-	}
 	return f, nil
+}
+
+// firstLine is err's message up to its first line break.
+func firstLine(err error) string {
+	s, _, _ := strings.Cut(err.Error(), "\n")
+	return s
+}
+
+// Close releases the file's write lock. The file on disk holds every
+// result Add returned for; Close writes nothing.
+func (f *File) Close() error {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	l := f.lock
+	f.lock = nil
+	return l.release()
 }
 
 // Path returns the file's path.
@@ -259,6 +305,9 @@ func (f *File) Add(results ...*benchfmt.Result) error {
 	}
 	f.mu.Lock()
 	defer f.mu.Unlock()
+	if err := f.lockNew(); err != nil {
+		return err
+	}
 	all := append(f.results[:len(f.results):len(f.results)], add...)
 	if err := writeAtomic(f.path, all, f.meta); err != nil {
 		return err
@@ -267,6 +316,31 @@ func (f *File) Add(results ...*benchfmt.Result) error {
 	for _, r := range add {
 		f.done[string(r.Name)]++
 	}
+	return nil
+}
+
+// lockNew takes the write lock of a file that did not exist at Open, and
+// refuses if one appeared meanwhile (another writer's).
+func (f *File) lockNew() error {
+	if f.lock != nil {
+		return nil
+	}
+	target, err := atomicfile.Target(f.path)
+	if err != nil {
+		return err
+	}
+	fi, err := os.Stat(target)
+	switch {
+	case err == nil && !fi.Mode().IsRegular():
+		return nil // a device or pipe
+	case err == nil:
+		return refused("%s appeared while this run measured (another writer?); refusing to write over it", f.path)
+	}
+	l, err := lockFor(target)
+	if err != nil {
+		return err
+	}
+	f.lock = l
 	return nil
 }
 
@@ -319,12 +393,18 @@ func (f *File) Results() []*benchfmt.Result {
 // WriteFile atomically writes a complete results file at path: config
 // lines, a Unit line for each of its units found in the Units table,
 // then results. Each result's own Config is replaced by config; names
-// and values are handled as by File.Add.
+// and values are handled as by File.Add. Like OpenFresh, it replaces only
+// a results file (of any setup), under the file's write lock.
 func WriteFile(path string, config []Config, results []*benchfmt.Result) error {
-	cfg, err := fileConfig(config)
+	f, err := OpenFresh(path, config)
 	if err != nil {
-		return fmt.Errorf("results: %s: %w", path, err)
+		return err
 	}
+	defer f.Close()
+	if err := f.lockNew(); err != nil {
+		return err
+	}
+	cfg := f.config
 	all := make([]*benchfmt.Result, 0, len(results))
 	for _, r := range results {
 		c, err := normalize(r, cfg)
@@ -534,60 +614,18 @@ func unitLines(unit, orig string, meta benchfmt.UnitMetadataMap) []*benchfmt.Uni
 	return out
 }
 
-// Test hooks.
-var (
-	syncFile = (*os.File).Sync
-	rename   = os.Rename
-)
-
-// writeAtomic writes the file at path through a temporary file in the
-// same directory, synced and renamed over path, so readers see the old
-// or the new file whole. On error the temporary file is removed and
-// path is untouched.
-func writeAtomic(path string, results []*benchfmt.Result, meta benchfmt.UnitMetadataMap) (err error) {
-	mode := os.FileMode(0o644)
-	if fi, err := os.Stat(path); err == nil {
-		mode = fi.Mode().Perm()
-	}
-	dir, base := filepath.Split(path)
-	if dir == "" {
-		dir = "."
-	}
-	tmp, err := os.CreateTemp(dir, "."+base+".tmp-*")
+// writeAtomic writes the file at path whole through atomicfile, so
+// readers see the old or the new file whole; on error path is untouched.
+func writeAtomic(path string, results []*benchfmt.Result, meta benchfmt.UnitMetadataMap) error {
+	err := atomicfile.Write(path, func(w io.Writer) error {
+		bw := bufio.NewWriter(w)
+		if err := encode(bw, results, meta); err != nil {
+			return err
+		}
+		return bw.Flush()
+	})
 	if err != nil {
 		return fmt.Errorf("results: %w", err)
-	}
-	defer func() {
-		if err != nil {
-			tmp.Close()
-			os.Remove(tmp.Name())
-			err = fmt.Errorf("results: writing %s: %w", path, err)
-		}
-	}()
-	bw := bufio.NewWriter(tmp)
-	if err := encode(bw, results, meta); err != nil {
-		return err
-	}
-	if err := bw.Flush(); err != nil {
-		return err
-	}
-	if err := tmp.Chmod(mode); err != nil {
-		return err
-	}
-	if err := syncFile(tmp); err != nil {
-		return err
-	}
-	if err := tmp.Close(); err != nil {
-		return err
-	}
-	if err := rename(tmp.Name(), path); err != nil {
-		return err
-	}
-	// Make the rename itself durable; not every file system can sync a
-	// directory, and the new file is in place either way.
-	if d, err := os.Open(dir); err == nil {
-		d.Sync()
-		d.Close()
 	}
 	return nil
 }

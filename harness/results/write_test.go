@@ -2,6 +2,7 @@ package results
 
 import (
 	"errors"
+	"fmt"
 	"math"
 	"os"
 	"os/exec"
@@ -87,6 +88,9 @@ func TestFileResume(t *testing.T) {
 	}
 
 	// Reopen, as a resumed sweep would.
+	if err := f.Close(); err != nil {
+		t.Fatal(err)
+	}
 	f, err = Open(path, testConfig)
 	if err != nil {
 		t.Fatal(err)
@@ -137,8 +141,14 @@ func TestFileResume(t *testing.T) {
 	if v, _ := rs[3].Value("sec/op"); v != nsToSec(583e6) {
 		t.Errorf("last result: %v sec/op, want 0.583", v)
 	}
+	if got := dirEntries(t, filepath.Dir(path)); !slices.Equal(got, []string{".ladder.txt.lock", "ladder.txt"}) {
+		t.Errorf("while open, directory holds %q, want the lock and ladder.txt", got)
+	}
+	if err := f.Close(); err != nil {
+		t.Fatal(err)
+	}
 	if got := dirEntries(t, filepath.Dir(path)); !slices.Equal(got, []string{"ladder.txt"}) {
-		t.Errorf("directory holds %q, want only ladder.txt", got)
+		t.Errorf("after Close, directory holds %q, want only ladder.txt", got)
 	}
 }
 
@@ -191,6 +201,7 @@ func TestFileCommitChange(t *testing.T) {
 	if err := f.Add(ladderResult("raw", 5e8)); err != nil {
 		t.Fatal(err)
 	}
+	f.Close()
 	f, err = Open(path, withCommit("def5678-dirty"))
 	if err != nil {
 		t.Fatalf("a different commit must resume: %v", err)
@@ -234,7 +245,10 @@ func TestOpenConfigMismatch(t *testing.T) {
 			if err == nil {
 				t.Fatal("Open succeeded with a different configuration")
 			}
-			for _, s := range []string{tc.want, path + ":", "different configuration"} {
+			if !errors.Is(err, ErrRefused) {
+				t.Errorf("error %v is not ErrRefused", err)
+			}
+			for _, s := range []string{tc.want, path + " holds results of a different setup"} {
 				if !strings.Contains(err.Error(), s) {
 					t.Errorf("error %q does not contain %q", err, s)
 				}
@@ -345,50 +359,33 @@ func TestWriteFileAtomic(t *testing.T) {
 	}
 }
 
-// A write that fails at any step leaves the old file whole, no temporary
-// file, and the File as it was.
+// A write that fails leaves the old file whole, no temporary file, and
+// the File as it was (atomicfile's tests inject failures at each step).
 func TestFailedWriteKeepsOldFile(t *testing.T) {
-	for _, step := range []string{"sync", "rename"} {
-		t.Run(step, func(t *testing.T) {
-			dir := t.TempDir()
-			path := filepath.Join(dir, "r.txt")
-			f, err := Open(path, testConfig)
-			if err != nil {
-				t.Fatal(err)
-			}
-			if err := f.Add(ladderResult("raw", 5e8)); err != nil {
-				t.Fatal(err)
-			}
-			before := readString(t, path)
-
-			boom := errors.New("boom")
-			switch step {
-			case "sync":
-				old := syncFile
-				syncFile = func(*os.File) error { return boom }
-				t.Cleanup(func() { syncFile = old })
-			case "rename":
-				old := rename
-				rename = func(string, string) error { return boom }
-				t.Cleanup(func() { rename = old })
-			}
-			err = f.Add(ladderResult("raw", 6e8))
-			if !errors.Is(err, boom) {
-				t.Fatalf("Add = %v, want the injected error", err)
-			}
-			if got := readString(t, path); got != before {
-				t.Errorf("failed write changed the file:\n%s", got)
-			}
-			if got := dirEntries(t, dir); !slices.Equal(got, []string{"r.txt"}) {
-				t.Errorf("failed write left %q", got)
-			}
-			if got := f.Done("BenchmarkLadder/level=raw/workers=4/transforms=naive-2"); got != 1 {
-				t.Errorf("Done = %d after a failed Add, want 1", got)
-			}
-			if err := WriteFile(path, testConfig, nil); !errors.Is(err, boom) {
-				t.Errorf("WriteFile = %v, want the injected error", err)
-			}
-		})
+	dir := t.TempDir()
+	path := filepath.Join(dir, "r.txt")
+	f, err := Open(path, testConfig)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	if err := f.Add(ladderResult("raw", 5e8)); err != nil {
+		t.Fatal(err)
+	}
+	before := readString(t, path)
+	big := ladderResult("raw", 6e8)
+	big.Values[0].Unit = "bad unit" // refused before anything is written
+	if err := f.Add(big); err == nil {
+		t.Fatal("Add of a unit with a space succeeded")
+	}
+	if got := readString(t, path); got != before {
+		t.Errorf("failed write changed the file:\n%s", got)
+	}
+	if got := dirEntries(t, dir); !slices.Equal(got, []string{".r.txt.lock", "r.txt"}) {
+		t.Errorf("failed write left %q", got)
+	}
+	if got := f.Done("BenchmarkLadder/level=raw/workers=4/transforms=naive-2"); got != 1 {
+		t.Errorf("Done = %d after a failed Add, want 1", got)
 	}
 }
 
@@ -645,5 +642,91 @@ func TestFileConcurrentAdd(t *testing.T) {
 	}
 	if len(rs) != workers*each || f.Done("Ladder/level=raw/workers=4/transforms=naive-2") != workers*each || len(f.Results()) != workers*each {
 		t.Errorf("file has %d results, Done %d, want %d", len(rs), f.Done("Ladder/level=raw/workers=4/transforms=naive-2"), workers*each)
+	}
+}
+
+// One writer per file: a second Open, in this process or another, is
+// refused while the first holds the file, and succeeds after Close.
+func TestOneWriter(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "r.txt")
+	f, err := Open(path, testConfig)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := f.Add(ladderResult("raw", 5e8)); err != nil {
+		t.Fatal(err)
+	}
+	_, err = Open(path, testConfig)
+	if !errors.Is(err, ErrRefused) || !strings.Contains(err.Error(), fmt.Sprintf("being written by another run (process %d)", os.Getpid())) {
+		t.Errorf("second Open = %v, want a refusal naming process %d", err, os.Getpid())
+	}
+	if err := WriteFile(path, testConfig, nil); !errors.Is(err, ErrRefused) {
+		t.Errorf("WriteFile while open = %v, want a refusal", err)
+	}
+	if err := f.Close(); err != nil {
+		t.Fatal(err)
+	}
+	g, err := Open(path, testConfig)
+	if err != nil {
+		t.Fatalf("Open after Close: %v", err)
+	}
+	g.Close()
+}
+
+// Open and WriteFile write over nothing but a results file.
+func TestRefuseNonResults(t *testing.T) {
+	dir := t.TempDir()
+	for _, tc := range []struct{ name, content, want string }{
+		{"go.mod", "module example.com/x\n\ngo 1.26\n", "holds no benchmark results"},
+		{"main.go", "package main\n\nfunc main() {}\n", "holds no benchmark results"},
+		{"image.png", "\x89PNG\r\n\x1a\n\x00\x00\x00\rIHDR", "not a results file"},
+		{"config-only.txt", "cpu: X\ndevice: emulated\n", "holds no benchmark results"},
+	} {
+		path := filepath.Join(dir, tc.name)
+		if err := os.WriteFile(path, []byte(tc.content), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		for what, err := range map[string]error{
+			"Open":      func() error { _, err := Open(path, testConfig); return err }(),
+			"OpenFresh": func() error { _, err := OpenFresh(path, testConfig); return err }(),
+			"WriteFile": WriteFile(path, testConfig, []*benchfmt.Result{ladderResult("raw", 5e8)}),
+		} {
+			if !errors.Is(err, ErrRefused) || !strings.Contains(err.Error(), tc.want) || !strings.Contains(err.Error(), path) {
+				t.Errorf("%s(%s) = %v, want a refusal naming it, %q", what, tc.name, err, tc.want)
+			}
+		}
+		if got := readString(t, path); got != tc.content {
+			t.Errorf("%s changed: %q", tc.name, got)
+		}
+	}
+}
+
+// OpenFresh keeps the old results file until the first Add, which
+// replaces it with the new results alone.
+func TestOpenFreshKeepsOldUntilFirstAdd(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "r.txt")
+	if err := WriteFile(path, testConfig, []*benchfmt.Result{ladderResult("raw", 5e8), ladderResult("host", 3e8)}); err != nil {
+		t.Fatal(err)
+	}
+	before := readString(t, path)
+	other := withCommit("x")
+	other[2].Value = "Other CPU"
+	f, err := OpenFresh(path, other)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	if got := readString(t, path); got != before {
+		t.Errorf("OpenFresh changed the file before any result")
+	}
+	if f.Done("Ladder/level=raw/workers=4/transforms=naive-2") != 0 {
+		t.Error("OpenFresh resumed the old results")
+	}
+	if err := f.Add(ladderResult("raw", 6e8)); err != nil {
+		t.Fatal(err)
+	}
+	rs, err := Read(path)
+	if err != nil || len(rs) != 1 || rs[0].GetConfig("cpu") != "Other CPU" {
+		t.Errorf("after the first Add the file holds %d results (%v), want the new one alone", len(rs), err)
 	}
 }
