@@ -38,10 +38,11 @@
 //     says which way the unit is better.
 //
 // A unit's direction comes from a "Unit <unit> better=higher|lower" line
-// in either file, else from the Units table (steps/s, samples/s, au-%,
-// GB/s higher; ttfb-ns, peak-rss-B, step-ns, cpu-s lower), else from
-// benchfmt's defaults (ns/op, sec/op, B/op, allocs/op lower; MB/s, B/s
-// higher); see DirectionOf.
+// in either file, else from the project's units (steps/s, samples/s,
+// au-%, GB/s higher; peak-rss-B, cpu-s and every time — ttfb-ns, step-ns,
+// upload-ns/op, transform-ns/sample — lower), else from benchfmt's
+// defaults (ns/op, sec/op, B/op, allocs/op lower; MB/s, B/s higher); see
+// results.DirectionOf.
 //
 // Report.Regressions lists the regressions, and Report.WriteText prints
 // the table followed by a summary that names every regression, every

@@ -24,7 +24,7 @@
 //
 // First come "Unit" lines (benchfmt.UnitMetadata, written by
 // benchfmt.Writer), one for each unit in the file whose direction is
-// known from the Units table, plus any unit metadata an existing file
+// known (DirectionOf), plus any unit metadata an existing file
 // already carried; benchstat and the gate read which way is better from
 // them. Then the configuration block: "key: value" lines describing the
 // machine and the run (Environment gives goos, goarch, cpu, commit and

@@ -126,26 +126,34 @@ func (d Direction) String() string {
 	return "unknown"
 }
 
-// Units gives the direction of the project's own units. Files written by
-// this package carry a "Unit <unit> better=<higher|lower>" line for each
-// of these units that appears in them, so benchstat reads the direction
-// too. The gate also falls back to this table for files without such
-// lines. Change it only before writing or comparing anything.
-var Units = map[string]Direction{
-	"steps/s":     HigherIsBetter,
-	"samples/s":   HigherIsBetter,
-	"au-%":        HigherIsBetter,
-	"GB/s":        HigherIsBetter,
-	"ttfb-ns":     LowerIsBetter,
-	"peak-rss-B":  LowerIsBetter,
-	"step-ns":     LowerIsBetter,
-	"cpu-s":       LowerIsBetter,
-	"upload-B/op": LowerIsBetter,
+// units gives the direction of the project's own units; beyond it, a
+// unit that is a time ("-ns", "-ns/op", "-ns/sample") is lower-is-better
+// (see tableDirection). Files written by this package carry a "Unit <unit>
+// better=<higher|lower>" line for each such unit that appears in them, so
+// benchstat reads the direction too; the gate falls back to the same rule
+// for files without such lines. Units without a direction (other-cores,
+// cores-used, queue) describe a run rather than grade it.
+var units = map[string]Direction{
+	"steps/s":           HigherIsBetter,
+	"predicted-steps/s": HigherIsBetter,
+	"samples/s":         HigherIsBetter,
+	"au-%":              HigherIsBetter,
+	"GB/s":              HigherIsBetter,
+	"read-MB/s":         HigherIsBetter,
+	"batches":           HigherIsBetter,
+	"peak-rss-B":        LowerIsBetter,
+	"cpu-s":             LowerIsBetter,
+	"upload-B/op":       LowerIsBetter,
+	"failures":          LowerIsBetter,
+	"model-idle-%":      LowerIsBetter,
 }
+
+// timeSuffixes mark units of time, all lower-is-better.
+var timeSuffixes = []string{"-ns", "-ns/op", "-ns/sample", "-sec", "-sec/op", "-sec/sample"}
 
 // DirectionOf returns which way unit is better: from a better= line in
 // meta (unit metadata read from files; may be nil) if there is one, else
-// from Units, else from benchfmt's built-in defaults (ns/op, sec/op,
+// from the project's units (steps/s higher, any time lower, …), else from benchfmt's built-in defaults (ns/op, sec/op,
 // B/op and allocs/op are lower-is-better; MB/s and B/s higher). Units
 // are compared tidied, so "ns/op" and "sec/op" are one unit, as are
 // "ttfb-ns" and "ttfb-sec".
@@ -160,13 +168,18 @@ func DirectionOf(unit string, meta benchfmt.UnitMetadataMap) Direction {
 }
 
 func tableDirection(unit string) (Direction, bool) {
-	if d, ok := Units[unit]; ok {
+	if d, ok := units[unit]; ok {
 		return d, true
 	}
 	t := tidy(unit)
-	for u, d := range Units {
+	for u, d := range units {
 		if tidy(u) == t {
 			return d, true
+		}
+	}
+	for _, suf := range timeSuffixes {
+		if strings.HasSuffix(unit, suf) || strings.HasSuffix(t, suf) {
+			return LowerIsBetter, true
 		}
 	}
 	return NoDirection, false
@@ -391,7 +404,7 @@ func (f *File) Results() []*benchfmt.Result {
 }
 
 // WriteFile atomically writes a complete results file at path: config
-// lines, a Unit line for each of its units found in the Units table,
+// lines, a Unit line for each of its units whose direction is known,
 // then results. Each result's own Config is replaced by config; names
 // and values are handled as by File.Add. Like OpenFresh, it replaces only
 // a results file (of any setup), under the file's write lock.
