@@ -12,6 +12,7 @@ import (
 	"github.com/headspace-bench/headspace/harness/atomicfile"
 	"github.com/headspace-bench/headspace/harness/loader"
 	"github.com/headspace-bench/headspace/harness/progress"
+	"github.com/headspace-bench/headspace/harness/machine"
 	"github.com/headspace-bench/headspace/harness/results"
 	"github.com/headspace-bench/headspace/workloads"
 )
@@ -121,7 +122,7 @@ func runAnalyze(ctx context.Context, args []string, stdout, stderr io.Writer) er
 	if *out != "" {
 		h := workloads.Headspace{Analysis: cfg}
 		devSettings, _ := pf.device()
-		cfgLines := append(append(results.Environment(dev.Name()), h.Settings()...), devSettings.Settings...)
+		cfgLines := append(append(machine.Environment(dev.Name()), h.Settings()...), devSettings.Settings...)
 		if err := results.WriteFile(*out, cfgLines, workloads.HeadspaceRecords(rep)); err != nil {
 			return err
 		}

@@ -17,6 +17,7 @@ import (
 	"github.com/headspace-bench/headspace/cuda"
 	"github.com/headspace-bench/headspace/harness/batching"
 	"github.com/headspace-bench/headspace/harness/device"
+	"github.com/headspace-bench/headspace/harness/machine"
 	"github.com/headspace-bench/headspace/harness/results"
 )
 
@@ -252,7 +253,7 @@ func cudaCheck(ctx context.Context, c *cuda.Context, f *cudaCheckOpts, sizes []i
 }
 
 func writeCUDACheck(f *cudaCheckOpts, info cuda.Info, bw []cuda.Bandwidth, times []time.Duration) error {
-	cfg := append(results.Environment("cuda:"+info.Name),
+	cfg := append(machine.Environment("cuda:"+info.Name),
 		results.Config{Key: "cuda-driver", Value: info.Driver()},
 		results.Config{Key: "jit-target", Value: info.JITTarget()})
 	var rs []*benchfmt.Result

@@ -19,6 +19,7 @@ import (
 	"github.com/headspace-bench/headspace/harness/loader"
 	"github.com/headspace-bench/headspace/harness/pipeline"
 	"github.com/headspace-bench/headspace/harness/progress"
+	"github.com/headspace-bench/headspace/harness/machine"
 	"github.com/headspace-bench/headspace/harness/results"
 	"github.com/headspace-bench/headspace/harness/timeline"
 	"github.com/headspace-bench/headspace/harness/train"
@@ -227,7 +228,7 @@ func runLadder(ctx context.Context, args []string, stdout, stderr io.Writer) err
 		if *fresh {
 			open = results.OpenFresh
 		}
-		cfg := append(results.Environment(devName), l.Settings()...)
+		cfg := append(machine.Environment(devName), l.Settings()...)
 		file, err = open(*out, append(cfg, h.Device.Settings...))
 		if err != nil {
 			return err

@@ -11,6 +11,7 @@ import (
 	"github.com/headspace-bench/headspace/harness/loadbench"
 	"github.com/headspace-bench/headspace/harness/loader"
 	"github.com/headspace-bench/headspace/harness/procloader"
+	"github.com/headspace-bench/headspace/harness/machine"
 	"github.com/headspace-bench/headspace/harness/results"
 	"github.com/headspace-bench/headspace/workloads"
 )
@@ -104,7 +105,7 @@ func runLoaders(ctx context.Context, args []string, stdout, stderr io.Writer) er
 	// Read before the runs: it may start git, whose CPU is no loader's.
 	var env []results.Config
 	if *out != "" {
-		env = append(append(results.Environment("none"), workloads.PipelineSettings(cfg)...),
+		env = append(append(machine.Environment("none"), workloads.PipelineSettings(cfg)...),
 			results.Config{Key: "transforms", Value: *impl},
 			results.Config{Key: "batches", Value: fmt.Sprint(*batches)},
 		)

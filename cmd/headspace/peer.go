@@ -13,6 +13,7 @@ import (
 
 	"github.com/headspace-bench/headspace/harness/atomicfile"
 	"github.com/headspace-bench/headspace/harness/peer"
+	"github.com/headspace-bench/headspace/harness/machine"
 	"github.com/headspace-bench/headspace/harness/results"
 	"github.com/headspace-bench/headspace/workloads"
 )
@@ -114,10 +115,10 @@ func runPeer(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	}
 
 	// Read before the runs: they may start git, whose CPU is no loader's.
-	machine := peer.ThisMachine()
+	host := machine.Describe()
 	var env []results.Config
 	if *out != "" {
-		env = append(results.Environment("none"), settings.Config()...)
+		env = append(machine.Environment("none"), settings.Config()...)
 		env = append(env, workloads.DataSettings(settings.Pipeline("fast", 1))...)
 		env = append(env, results.Config{Key: "rounds", Value: strconv.Itoa(*count)})
 	}
@@ -152,7 +153,7 @@ func runPeer(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	}
 	if *report != "" {
 		r := peer.Report{
-			Machine:    machine,
+			Machine:    host,
 			PeerConfig: res.PeerConfig,
 			Command:    peerCommand(args),
 			Settings:   settings,

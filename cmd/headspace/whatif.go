@@ -15,6 +15,7 @@ import (
 	"github.com/headspace-bench/headspace/harness/atomicfile"
 	"github.com/headspace-bench/headspace/harness/device"
 	"github.com/headspace-bench/headspace/harness/progress"
+	"github.com/headspace-bench/headspace/harness/machine"
 	"github.com/headspace-bench/headspace/harness/results"
 	"github.com/headspace-bench/headspace/harness/whatif"
 	"github.com/headspace-bench/headspace/workloads"
@@ -241,7 +242,7 @@ func runWhatIf(ctx context.Context, args []string, stdout, stderr io.Writer) err
 		}
 	}
 	if *out != "" && len(recs) > 0 {
-		env := append(results.Environment(pf.dev), w.Settings()...)
+		env := append(machine.Environment(pf.dev), w.Settings()...)
 		if err := results.WriteFile(*out, env, recs); err != nil {
 			return err
 		}

@@ -7,25 +7,17 @@ import (
 	"github.com/headspace-bench/headspace/harness/machine"
 )
 
-// Machine describes where a report's numbers were measured. Every report
-// prints it beside the command, because absolute numbers only mean
-// something on the machine that produced them.
-type Machine = machine.Machine
-
-// DescribeMachine describes this machine now.
-func DescribeMachine() Machine { return machine.Describe() }
-
 // Header is what every report opens with: the document, the command that
 // produced the report, the machine and the device, and how long it took.
 type Header struct {
-	ID      string // "003"
-	Title   string // the document's title
-	Source  string // the document's file(s) in the seeds
-	Command string // the command line that wrote the report
-	Quick   bool   // --quick: tiny sizes, numbers not comparable
-	Machine Machine
-	Device  string        // the device's description
-	Elapsed time.Duration // the document's run time
+	ID      string          // "003"
+	Title   string          // the document's title
+	Source  string          // the document's file(s) in the seeds
+	Command string          // the command line that wrote the report
+	Quick   bool            // --quick: tiny sizes, numbers not comparable
+	Machine machine.Machine // where the numbers were measured
+	Device  string          // the device's description
+	Elapsed time.Duration   // the document's run time
 }
 
 // writeHeader renders h.

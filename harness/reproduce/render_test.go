@@ -15,6 +15,8 @@ import (
 	"github.com/headspace-bench/headspace/harness/ladder"
 	"github.com/headspace-bench/headspace/harness/loadbench"
 	"github.com/headspace-bench/headspace/harness/sim"
+
+	"github.com/headspace-bench/headspace/harness/machine"
 )
 
 var update = flag.Bool("update", false, "rewrite the golden files in testdata")
@@ -26,7 +28,7 @@ func fixedHeader(id string, quick bool) Header {
 		ID: d.ID, Title: d.Title, Source: d.Source,
 		Command: "headspace reproduce --out notebooks",
 		Quick:   quick,
-		Machine: Machine{CPU: "Intel(R) Xeon(R) Processor", Cores: 2, GOMAXPROCS: 2, OS: "linux", Arch: "amd64",
+		Machine: machine.Machine{CPU: "Intel(R) Xeon(R) Processor", Cores: 2, GOMAXPROCS: 2, OS: "linux", Arch: "amd64",
 			Go: "go1.26.0", Commit: "abc1234", Date: time.Date(2025, 6, 1, 12, 30, 0, 0, time.UTC)},
 		Device:  "emulated: 290ms step (timer waits), host-to-device copies at 24 GB/s pinned (assumed PCIe 4.0 x16, not measured)",
 		Elapsed: 95 * time.Second,

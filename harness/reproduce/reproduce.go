@@ -17,6 +17,8 @@ import (
 	"github.com/headspace-bench/headspace/harness/device"
 	"github.com/headspace-bench/headspace/harness/procloader"
 	"github.com/headspace-bench/headspace/harness/progress"
+
+	"github.com/headspace-bench/headspace/harness/machine"
 )
 
 // DocumentStep is the emulated device's default step: the document 003's
@@ -57,7 +59,7 @@ type Options struct {
 // settings are Options with the defaults filled in.
 type settings struct {
 	Options
-	machine  Machine
+	machine  machine.Machine
 	devDesc  string // the device, in words, for the reports
 	emulated bool   // the device is the emulated one, with Step
 	current  Doc    // the document running
@@ -185,7 +187,7 @@ func run(ctx context.Context, docs []Doc, opt Options) ([]string, error) {
 	if err := os.MkdirAll(filepath.Join(s.Out, "figures"), 0o755); err != nil {
 		return nil, err
 	}
-	s.machine = DescribeMachine()
+	s.machine = machine.Describe()
 	var written []string
 	for _, d := range docs {
 		if err := ctx.Err(); err != nil {

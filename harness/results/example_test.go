@@ -18,7 +18,7 @@ func ExampleWriteFile() {
 	defer os.RemoveAll(dir)
 	path := filepath.Join(dir, "ladder.txt")
 
-	// A sweep would use results.Environment(device) for the machine.
+	// A sweep would use machine.Environment(device) for the machine.
 	config := []results.Config{{Key: "goos", Value: "linux"}, {Key: "commit", Value: "1a2b3c4"}, {Key: "device", Value: "emulated"}}
 	var rs []*benchfmt.Result
 	for _, ns := range []float64{581e6, 579e6} {

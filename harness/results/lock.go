@@ -22,7 +22,7 @@ func refused(format string, args ...any) error {
 
 type refusal struct{ msg string }
 
-func (r refusal) Error() string        { return r.msg }
+func (r refusal) Error() string      { return r.msg }
 func (refusal) Is(target error) bool { return target == ErrRefused }
 
 // writeLock is one writer's hold on a results file: an exclusive advisory
