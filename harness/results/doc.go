@@ -27,8 +27,8 @@
 // known (DirectionOf), plus any unit metadata an existing file
 // already carried; benchstat and the gate read which way is better from
 // them. Then the configuration block: "key: value" lines describing the
-// machine and the run (Environment gives goos, goarch, cpu, commit and
-// device; callers append their own keys), ending in a blank line. Then
+// machine and the run (machine.Environment gives goos, goarch, cpu, cores,
+// go, commit and device; callers append their own keys), ending in a blank line. Then
 // one line per result: the name with its "Benchmark" prefix and
 // "/key=value" sub-benchmark parts, the iteration count, and value-unit
 // pairs. Values are written by benchfmt.Writer with %v, so large ones
