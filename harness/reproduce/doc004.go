@@ -9,6 +9,8 @@ import (
 
 	"github.com/headspace-bench/headspace/harness/sim"
 	"github.com/headspace-bench/headspace/workloads"
+
+	"github.com/montanaflynn/stats"
 )
 
 // The post's pipeline: 7 loader processes, a 100 ms forward+backward
@@ -133,22 +135,18 @@ func run004(ctx context.Context, s *settings, t *tracker) ([]byte, error) {
 	return markdown(res)
 }
 
-// meanSD is the mean and sample standard deviation of v (0 for one value).
+// meanSD is the mean and sample standard deviation of v (0 for one value;
+// NaN for none), from montanaflynn/stats.
 func meanSD(v []float64) (mean, sd float64) {
 	if len(v) == 0 {
 		return math.NaN(), math.NaN()
 	}
-	for _, x := range v {
-		mean += x
-	}
-	mean /= float64(len(v))
+	mean, _ = stats.Mean(v)
 	if len(v) < 2 {
 		return mean, 0
 	}
-	for _, x := range v {
-		sd += (x - mean) * (x - mean)
-	}
-	return mean, math.Sqrt(sd / float64(len(v)-1))
+	sd, _ = stats.StandardDeviationSample(v)
+	return mean, sd
 }
 
 // WriteMarkdown writes document 004's report.

@@ -19,14 +19,8 @@ import (
 	"github.com/headspace-bench/headspace/harness/progress"
 
 	"github.com/headspace-bench/headspace/harness/machine"
+	"github.com/headspace-bench/headspace/workloads"
 )
-
-// DocumentStep is the emulated device's default step: the document 003's
-// device-cached 3.45 steps/s, 1/3.45 s ≈ 290 ms.
-const DocumentStep = 290 * time.Millisecond
-
-// QuickStep is the emulated step of a --quick run.
-const QuickStep = 20 * time.Millisecond
 
 // Options configures a reproduction.
 type Options struct {
@@ -39,8 +33,9 @@ type Options struct {
 	// Workers is the loader workers per stage; 0 means GOMAXPROCS (one per
 	// core, as the document 003's 4 workers on 4 vCPUs).
 	Workers int
-	// Step is the emulated device's step time; 0 means DocumentStep, or
-	// QuickStep with Quick. Ignored when Device is set.
+	// Step is the emulated device's step time; 0 means
+	// workloads.DocumentStep, or workloads.QuickStep with Quick. Ignored
+	// when Device is set.
 	Step time.Duration
 	// Device, if set, opens the device the training loops run on (one per
 	// document); nil means the emulated device with Step and its default
@@ -79,9 +74,9 @@ func (o Options) settings() (settings, error) {
 		o.Workers = runtime.GOMAXPROCS(0)
 	}
 	if o.Step == 0 {
-		o.Step = DocumentStep
+		o.Step = workloads.DocumentStep
 		if o.Quick {
-			o.Step = QuickStep
+			o.Step = workloads.QuickStep
 		}
 	}
 	if o.Command == "" {
