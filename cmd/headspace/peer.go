@@ -12,8 +12,8 @@ import (
 	"strings"
 
 	"github.com/headspace-bench/headspace/harness/atomicfile"
-	"github.com/headspace-bench/headspace/harness/peer"
 	"github.com/headspace-bench/headspace/harness/machine"
+	"github.com/headspace-bench/headspace/harness/peer"
 	"github.com/headspace-bench/headspace/harness/results"
 	"github.com/headspace-bench/headspace/workloads"
 )
