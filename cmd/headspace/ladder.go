@@ -239,7 +239,7 @@ func runLadder(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	if *tlPrefix != "" {
 		h.Record = func(_ ladder.Point, run int) bool { return run == 0 }
 		h.Recorded = func(p ladder.Point, rec *pipeline.Recorder) error {
-			name := strings.ReplaceAll(*tlPrefix+"-"+p.Sub(), "/", "-")
+			name := *tlPrefix + "-" + strings.ReplaceAll(p.Sub(), "/", "-") // the prefix keeps its folder
 			t := timeline.FromRecorder("ladder "+strings.ReplaceAll(p.Sub(), "/", " ")+" on "+devName, rec, l.Pipeline.Batch)
 			return writeTimeline(stdout, t, name)
 		}
