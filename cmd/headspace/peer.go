@@ -12,6 +12,7 @@ import (
 	"strings"
 
 	"github.com/headspace-bench/headspace/harness/atomicfile"
+	"github.com/headspace-bench/headspace/harness/machine"
 	"github.com/headspace-bench/headspace/harness/peer"
 	"github.com/headspace-bench/headspace/harness/results"
 	"github.com/headspace-bench/headspace/workloads"
@@ -98,7 +99,7 @@ func runPeer(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	}
 
 	// Read before the runs: they may start git, whose CPU is no loader's.
-	machine := peer.ThisMachine()
+	host := machine.Describe()
 	var env []results.Config
 	if *out != "" {
 		env = append(results.Environment("none"), settings.Config()...)
@@ -135,7 +136,7 @@ func runPeer(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	}
 	if *report != "" {
 		r := peer.Report{
-			Machine:    machine,
+			Machine:    host,
 			PeerConfig: res.PeerConfig,
 			Command:    peerCommand(args),
 			Settings:   settings,

@@ -96,7 +96,9 @@ func runReproduce(ctx context.Context, args []string, stdout, stderr io.Writer) 
 	switch *dev {
 	case "emulated":
 	case "cuda":
-		opt.Device = func() (device.Device, error) { return openCUDA(&pipelineFlags{dev: "cuda", step: *step, seed: loader.DefaultConfig().Dataset.Seed}, true) }
+		opt.Device = func() (device.Device, error) {
+			return openCUDA(&pipelineFlags{dev: "cuda", step: *step, seed: loader.DefaultConfig().Dataset.Seed}, true)
+		}
 	default:
 		return usagef("--device %q: want emulated or cuda", *dev)
 	}

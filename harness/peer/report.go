@@ -13,12 +13,6 @@ import (
 	"github.com/headspace-bench/headspace/harness/results"
 )
 
-// Machine describes where a comparison ran.
-type Machine = machine.Machine
-
-// ThisMachine describes the machine it runs on.
-func ThisMachine() Machine { return machine.Describe() }
-
 // Figure is an image the report embeds; Path is relative to the report.
 type Figure struct {
 	Alt, Path string
@@ -26,7 +20,7 @@ type Figure struct {
 
 // Report is everything WriteMarkdown writes.
 type Report struct {
-	Machine    Machine
+	Machine    machine.Machine  // where the comparison ran
 	PeerConfig []results.Config // what the peer printed: python, torch, … versions
 	Command    string           // the command line that made the report
 	Settings   Settings

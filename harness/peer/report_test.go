@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/headspace-bench/headspace/harness/machine"
 	"github.com/headspace-bench/headspace/harness/peer"
 	"github.com/headspace-bench/headspace/harness/results"
 )
@@ -42,7 +43,7 @@ func sampleReport() peer.Report {
 		run("torch", 2, 189, 2750*time.Millisecond),
 	}
 	return peer.Report{
-		Machine: peer.Machine{CPU: "Intel(R) Xeon(R) CPU @ 2.20GHz", Cores: 2, Distro: "Debian GNU/Linux 12 (bookworm), linux 6.1.0", Go: "go1.26.0", Commit: "be7788b"},
+		Machine: machine.Machine{CPU: "Intel(R) Xeon(R) CPU @ 2.20GHz", Cores: 2, Distro: "Debian GNU/Linux 12 (bookworm), linux 6.1.0", Go: "go1.26.0", Commit: "be7788b"},
 		PeerConfig: []results.Config{
 			{Key: "python", Value: "3.11.2"}, {Key: "torch", Value: "1.13.0a0"}, {Key: "torchvision", Value: "0.14.1a0"},
 			{Key: "numpy", Value: "1.24.2"}, {Key: "scipy", Value: "1.10.1"}, {Key: "pillow", Value: "9.4.0"},
