@@ -137,57 +137,54 @@ func (f *resultFile) str(key string) string {
 	return v
 }
 
-// integer is the integer configuration value of key.
-func (f *resultFile) integer(key string) int {
+// parsed is the configuration value of key converted by parse; a value
+// that parse refuses is the file's problem, said as "is not <what>".
+func parsed[T any](f *resultFile, key, what string, parse func(string) (T, error)) T {
 	s := f.str(key)
-	n, err := strconv.Atoi(s)
+	v, err := parse(s)
 	if err != nil && f.err == nil {
-		f.err = fmt.Errorf("configuration %s: %q is not an integer", key, s)
+		f.err = fmt.Errorf("configuration %s: %q is not %s", key, s, what)
 	}
-	return n
+	return v
 }
 
-// integers is the comma-separated integers of key.
-func (f *resultFile) integers(key string) []int {
-	var out []int
-	for _, s := range strings.Split(f.str(key), ",") {
-		n, err := strconv.Atoi(s)
-		if err != nil && f.err == nil {
-			f.err = fmt.Errorf("configuration %s: %q is not an integer", key, s)
-		}
-		out = append(out, n)
-	}
-	return out
-}
-
-// square is the side of the square size "WxW" of key.
-func (f *resultFile) square(key string) int {
-	s := f.str(key)
-	var w, h int
-	if _, err := fmt.Sscanf(s, "%dx%d", &w, &h); (err != nil || w != h) && f.err == nil {
-		f.err = fmt.Errorf("configuration %s: %q is not a square size WxW", key, s)
-	}
-	return w
-}
+// integer is the integer configuration value of key.
+func (f *resultFile) integer(key string) int { return parsed(f, key, "an integer", strconv.Atoi) }
 
 // duration is the duration configuration value of key.
 func (f *resultFile) duration(key string) time.Duration {
-	s := f.str(key)
-	d, err := time.ParseDuration(s)
-	if err != nil && f.err == nil {
-		f.err = fmt.Errorf("configuration %s: %q is not a duration", key, s)
-	}
-	return d
+	return parsed(f, key, "a duration", time.ParseDuration)
 }
 
 // boolean is the boolean configuration value of key.
 func (f *resultFile) boolean(key string) bool {
-	s := f.str(key)
-	b, err := strconv.ParseBool(s)
-	if err != nil && f.err == nil {
-		f.err = fmt.Errorf("configuration %s: %q is not true or false", key, s)
-	}
-	return b
+	return parsed(f, key, "true or false", strconv.ParseBool)
+}
+
+// integers is the comma-separated integers of key.
+func (f *resultFile) integers(key string) []int {
+	return parsed(f, key, "a list of integers", func(s string) ([]int, error) {
+		var out []int
+		for _, x := range strings.Split(s, ",") {
+			n, err := strconv.Atoi(x)
+			if err != nil {
+				return nil, err
+			}
+			out = append(out, n)
+		}
+		return out, nil
+	})
+}
+
+// square is the side of the square size "WxW" of key.
+func (f *resultFile) square(key string) int {
+	return parsed(f, key, "a square size WxW", func(s string) (int, error) {
+		var w, h int
+		if _, err := fmt.Sscanf(s, "%dx%d", &w, &h); err != nil || w != h {
+			return 0, errors.New("not square")
+		}
+		return w, nil
+	})
 }
 
 // header is the report's header, from the file's configuration.
