@@ -47,14 +47,15 @@ compare:
 	$(GO) tool benchstat -ignore commit $(OLD) $(NEW)
 
 # The gate on this machine: a fresh `make bench`, compared with the baseline
-# of the device it ran on (exit 1 on a regression).
+# of the machine and device it ran on (exit 1 on a regression, 2 when the
+# evidence is short; the first run on a machine records its baseline).
 check: bench
 	ci/gate.sh $(BENCH_OUT)
 
-# Record this run as the device's baseline.
+# Record this run as this machine's baseline (`headspace baseline` names it:
+# results/baseline/<device>-<cpu>-<cores>c.txt).
 baseline: bench
-	@dev=$$(sed -n 's/^device: //p' $(BENCH_OUT) | head -n 1 | tr -c 'A-Za-z0-9._-' '-' | sed 's/-*$$//'); \
-	mkdir -p results/baseline && cp $(BENCH_OUT) results/baseline/$$dev.txt && echo "baseline: results/baseline/$$dev.txt"
+	@b=$$($(BIN) baseline $(BENCH_OUT)) && mkdir -p $$(dirname $$b) && cp $(BENCH_OUT) $$b && echo "baseline: $$b"
 
 # Every document's experiment, one Markdown report each in notebooks/
 # (figures in notebooks/figures/); REPRODUCE_FLAGS=--quick runs every code
@@ -120,6 +121,7 @@ gpu-bundle:
 	rm -rf $(BUNDLE) && mkdir -p $(BUNDLE)/ci $(BUNDLE)/peers
 	CGO_ENABLED=0 GOOS=linux GOARCH=amd64 $(GO) build -o $(BUNDLE)/headspace ./cmd/headspace
 	cp ci/gpu-suite.sh $(BUNDLE)/ci/
+	echo $(COMMIT)$(shell git status --porcelain --untracked-files=no 2>/dev/null | grep -q . && echo -dirty) >$(BUNDLE)/COMMIT
 	cp -R peers/torch $(BUNDLE)/peers/
 	@echo "$(BUNDLE)/: on the GPU machine, ci/gpu-suite.sh ladder OUT, then ci/gpu-suite.sh loaders OUT"
 
@@ -133,5 +135,5 @@ WHATIF_FLAGS ?=
 .PHONY: whatif
 whatif: build
 	@mkdir -p $(dir $(WHATIF_OUT)) notebooks/figures
-	$(BIN) whatif --verify --out $(WHATIF_OUT) --report notebooks/whatif.md \
+	$(BIN) whatif --ladder --verify --out $(WHATIF_OUT) --report notebooks/whatif.md \
 		--plot notebooks/figures/whatif.png $(WHATIF_FLAGS)

@@ -27,8 +27,13 @@
 # checked on every change.
 #
 # Environment: HEADSPACE (the binary; default headspace at the top of a
-# bundle, bin/headspace in a source tree), PYTHON (default python3), SUITE_BUDGET, LADDER_STEPS
-# (measured steps per ladder run, default 10).
+# bundle, bin/headspace in a source tree), PYTHON (default python3),
+# SUITE_BUDGET, LADDER_STEPS (measured steps per ladder run, default 10),
+# LADDER_COUNT (runs per ladder point, default 3: medians of 3 keep the
+# ladder part inside one 10-minute command at the document's sizes with a
+# 280 ms step). A bundle's COMMIT file (written by `make gpu-bundle`) is
+# recorded as the result files' commit (HEADSPACE_COMMIT), since the
+# bundle's folder is no git checkout of that commit.
 set -uo pipefail
 
 usage() { echo "usage: ci/gpu-suite.sh [--emulated] [--quick] [ladder|loaders|all] OUTDIR" >&2; exit 2; }
@@ -57,6 +62,11 @@ fi
 python=${PYTHON:-python3}
 budget=${SUITE_BUDGET:-540}
 steps=${LADDER_STEPS:-10}
+count=${LADDER_COUNT:-3}
+if [ -z "${HEADSPACE_COMMIT:-}" ] && [ -f "$root/COMMIT" ]; then
+  HEADSPACE_COMMIT=$(cat "$root/COMMIT")
+  export HEADSPACE_COMMIT
+fi
 deadline=$((SECONDS + budget))
 summary=$out/summary.txt
 failed=0
@@ -64,25 +74,18 @@ failed=0
 dev=cuda torchdev=cuda
 [ $emulated = 1 ] && dev=emulated torchdev=cpu
 # Sizes: the document's (raw 1024, crop 256, batch 256), or tiny.
-ladder_size=(--steps "$steps")
+ladder_size=(--steps "$steps" --count "$count")
 loaders_size=()
 peer_size=(--count 1)
 torch_size=()
 levels_workers=4 scale_workers=1,4,8,16 loader_workers=1,2,4,8,16,32 peer_workers=1,2,4,8,16
 if [ $quick = 1 ]; then
-  ladder_size=(--raw-size 48 --crop 16 --batch 4 --step 2ms --steps 2)
+  ladder_size=(--raw-size 48 --crop 16 --batch 4 --step 2ms --steps 2 --count 1)
   loaders_size=(--raw-size 32 --crop 16 --batch 2 --batches 3)
   peer_size=(--raw-size 32x32 --crop 16 --batch 2 --batches 3 --count 1 --impls naive,fast)
   torch_size=(--raw-size 48 --crop 16 --batch 4 --steps 2)
   levels_workers=2 scale_workers=1,2 loader_workers=1,2 peer_workers=1,2
 fi
-# The placement flag: --placement host|device, or before it was named so,
-# --transfer float32|uint8.
-placement() {
-  if "$hs" ladder -h 2>/dev/null | grep -q -- '-placement'; then
-    echo "--placement $1"
-  elif [ "$1" = host ]; then echo "--transfer float32"; else echo "--transfer uint8"; fi
-}
 
 {
   echo "headspace GPU suite: $part on $dev$([ $quick = 1 ] && echo ', quick sizes'), $(date -u +%Y-%m-%dT%H:%M:%SZ)"
@@ -137,10 +140,9 @@ run_ladder() {
     "${ladder_size[@]}" --out "$out/ladder-workers.txt"
   for pinned in true false; do
     for p in host device; do
-      # shellcheck disable=SC2046 # the placement flag is two words
       step "ladder: placement $p, pinned $pinned, levels host and none" "ladder-placement=$p-pinned=$pinned.log" \
         "$hs" ladder --device "$dev" --levels host,none --workers "$levels_workers" --transforms fast \
-        --pinned="$pinned" $(placement "$p") "${ladder_size[@]}" --out "$out/ladder-placement=$p-pinned=$pinned.txt"
+        --pinned="$pinned" --placement "$p" "${ladder_size[@]}" --out "$out/ladder-placement=$p-pinned=$pinned.txt"
     done
   done
   if [ ! -f peers/torch/ladder.py ]; then

@@ -11,6 +11,7 @@ import (
 	"github.com/headspace-bench/headspace/harness/analysis"
 	"github.com/headspace-bench/headspace/harness/atomicfile"
 	"github.com/headspace-bench/headspace/harness/loader"
+	"github.com/headspace-bench/headspace/harness/machine"
 	"github.com/headspace-bench/headspace/harness/progress"
 	"github.com/headspace-bench/headspace/harness/results"
 	"github.com/headspace-bench/headspace/workloads"
@@ -29,7 +30,11 @@ the headspace in ms and %, the training time saved over --total-steps, the
 stage that bounds throughput and how input-bound the run is; it writes a
 plot of step time over iterations (--plot: PNG and SVG), every step in Go
 benchmark format (--out, as BenchmarkHeadspace/phase=loader|cached), and
-the pipeline's stage statistics as JSON (--stats-json).`
+the pipeline's stage statistics as JSON (--stats-json).
+
+--data DIR reads a dataset on disk (headspace dataset write): the load stage
+becomes fetch then decode, each with its statistics; --page-cache and
+--max-failures as in headspace ladder.`
 
 func runAnalyze(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs := newFlagSet("analyze", analyzeUsage, stdout)
@@ -76,6 +81,9 @@ func runAnalyze(ctx context.Context, args []string, stdout, stderr io.Writer) er
 	if err := fitsPipeline(pcfg, 1, int64(*numCaches)*pcfg.BatchBytes()); err != nil {
 		return err
 	}
+	if err := firstErr(checkOutputs(prefixed(*plotPath, ".png"), prefixed(*plotPath, ".svg"), *statsJSON), checkResultsOut(*out)); err != nil {
+		return err
+	}
 	dev, err := pf.newDevice()
 	if err != nil {
 		return err
@@ -114,7 +122,7 @@ func runAnalyze(ctx context.Context, args []string, stdout, stderr io.Writer) er
 	if *out != "" {
 		h := workloads.Headspace{Analysis: cfg}
 		devSettings, _ := pf.device()
-		cfgLines := append(append(results.Environment(dev.Name()), h.Settings()...), devSettings.Settings...)
+		cfgLines := append(append(machine.Environment(dev.Name()), h.Settings()...), devSettings.Settings...)
 		if err := results.WriteFile(*out, cfgLines, workloads.HeadspaceRecords(rep)); err != nil {
 			return err
 		}

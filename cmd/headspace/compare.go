@@ -4,13 +4,15 @@ import (
 	"context"
 	"errors"
 	"flag"
+	"fmt"
 	"io"
 
-	"github.com/headspace-bench/headspace/harness/results"
+	"github.com/headspace-bench/headspace/harness/gate"
 )
 
 func init() {
 	register(command{name: "compare", summary: "the regression gate: compare two result files as benchstat does", run: runCompare})
+	register(command{name: "baseline", summary: "print the baseline path of the machine a result file comes from", run: runBaseline})
 }
 
 const compareUsage = `
@@ -19,15 +21,23 @@ headspace compare [flags] OLD NEW
 Compares two benchmark-format result files as benchstat does (medians with
 95% confidence intervals, Mann–Whitney U test at --alpha) and prints the
 table. Exits 1 when any metric with a known direction is significantly
-worse by more than --threshold, naming each; 0 otherwise; 2 when an input
-cannot be read (with file and line). Directions come from the files'
-"Unit … better=" lines and the known units (sec/op lower, steps/s higher).
-Metrics with too few samples to judge are said plainly, not passed.`
+worse by more than --threshold, naming each on its own line; 0 otherwise.
+Exits 2, with one line and no verdict, when an input cannot be read (with
+file and line), when either side holds no results, when no metric could
+be compared, when NEW holds fewer than --min-coverage of OLD's benchmarks,
+or when the files come from different machines or devices (device, cpu,
+cores, goos, goarch) unless --cross-machine is given (the report then says
+so first). Directions come from the files' "Unit … better=" lines and the
+known units (sec/op lower, steps/s higher). Metrics with too few samples to
+judge are said plainly, not passed.`
 
 func runCompare(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs := newFlagSet("compare", compareUsage, stdout)
-	threshold := fs.Float64("threshold", 0.05, "relative `change` a significant regression must exceed (0.05 = 5%)")
-	alpha := fs.Float64("alpha", 0.05, "significance `level` of the Mann–Whitney U test")
+	def := gate.DefaultOptions()
+	threshold := fs.Float64("threshold", def.Threshold, "relative `change` in [0, 1) a significant regression must exceed (0.05 = 5%; 0: any)")
+	alpha := fs.Float64("alpha", def.Alpha, "significance `level` of the Mann–Whitney U test, in (0, 1)")
+	coverage := fs.Float64("min-coverage", def.MinCoverage, "`share` of OLD's benchmarks NEW must hold, in [0, 1]")
+	cross := fs.Bool("cross-machine", false, "compare files from different machines or devices (the report says so first)")
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
 			return err // Parse has printed the usage
@@ -37,11 +47,15 @@ func runCompare(ctx context.Context, args []string, stdout, stderr io.Writer) er
 	if fs.NArg() != 2 {
 		return usagef("want two files, OLD and NEW; got %d arguments", fs.NArg())
 	}
-	if !(*threshold > 0) || !(*alpha > 0 && *alpha < 1) {
-		return usagef("--threshold must be > 0 (e.g. 0.001 for any significant slowdown) and --alpha in (0, 1)")
+	opt := gate.Options{Threshold: *threshold, Alpha: *alpha, MinCoverage: *coverage, CrossMachine: *cross}
+	if err := opt.Validate(); err != nil {
+		return usageError{err.Error()}
 	}
-	rep, err := results.CompareFiles(fs.Arg(0), fs.Arg(1), results.GateOptions{Threshold: *threshold, Alpha: *alpha})
+	rep, err := gate.CompareFiles(fs.Arg(0), fs.Arg(1), opt)
 	if err != nil {
+		return usageError{err.Error()}
+	}
+	if err := rep.Evidence(opt.MinCoverage); err != nil {
 		return usageError{err.Error()}
 	}
 	if err := rep.WriteText(stdout); err != nil {
@@ -51,4 +65,31 @@ func runCompare(ctx context.Context, args []string, stdout, stderr io.Writer) er
 		return exitError{code: 1, msg: plural(n, "regression") + " beyond the threshold"}
 	}
 	return nil
+}
+
+const baselineUsage = `
+headspace baseline FILE
+
+Prints the path of the baseline that FILE gates against: results/baseline/
+named after the device, the CPU model and the cores FILE was recorded with
+(e.g. results/baseline/emulated-amd-epyc-2c.txt). A baseline belongs to one
+machine; ci/gate.sh and make baseline use this path.`
+
+func runBaseline(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	fs := newFlagSet("baseline", baselineUsage, stdout)
+	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return err
+		}
+		return usageError{err.Error()}
+	}
+	if fs.NArg() != 1 {
+		return usagef("want one result file; got %d arguments", fs.NArg())
+	}
+	path, err := gate.BaselinePath(fs.Arg(0))
+	if err != nil {
+		return usageError{err.Error()}
+	}
+	_, err = fmt.Fprintln(stdout, path)
+	return err
 }

@@ -8,7 +8,6 @@ import (
 	"io"
 	"math"
 	"math/rand/v2"
-	"os"
 	"slices"
 	"strings"
 	"time"
@@ -18,6 +17,7 @@ import (
 	"github.com/headspace-bench/headspace/cuda"
 	"github.com/headspace-bench/headspace/harness/batching"
 	"github.com/headspace-bench/headspace/harness/device"
+	"github.com/headspace-bench/headspace/harness/machine"
 	"github.com/headspace-bench/headspace/harness/results"
 )
 
@@ -53,13 +53,7 @@ func (d cudaDevice) Close() error { return errors.Join(d.Device.Close(), d.ctx.C
 // openCUDA opens the first GPU with the Net's kernels, uploading from
 // pinned (or pageable) memory, or says why there is none.
 func openCUDA(pf *pipelineFlags, pinned bool) (device.Device, error) {
-	if err := cuda.Load(); err != nil {
-		return nil, err
-	}
-	if err := kernelsPresent(); err != nil {
-		return nil, fmt.Errorf("--device cuda: %w", err)
-	}
-	c, err := cuda.Open(0)
+	c, err := openGPU()
 	if err != nil {
 		return nil, err
 	}
@@ -113,6 +107,9 @@ func runCUDA(ctx context.Context, args []string, stdout, stderr io.Writer) error
 		return usagef("--batch %d and --side %d must be positive", f.batch, f.side)
 	case f.steps <= 0 || f.reps <= 0:
 		return usagef("--steps %d and --reps %d must be positive", f.steps, f.reps)
+	}
+	if err := checkResultsOut(f.out); err != nil {
+		return err
 	}
 	if err := cuda.Load(); err != nil {
 		return err
@@ -256,16 +253,9 @@ func cudaCheck(ctx context.Context, c *cuda.Context, f *cudaCheckOpts, sizes []i
 }
 
 func writeCUDACheck(f *cudaCheckOpts, info cuda.Info, bw []cuda.Bandwidth, times []time.Duration) error {
-	if err := os.Remove(f.out); err != nil && !os.IsNotExist(err) {
-		return err
-	}
-	cfg := append(results.Environment("cuda:"+info.Name),
+	cfg := append(machine.Environment("cuda:"+info.Name),
 		results.Config{Key: "cuda-driver", Value: info.Driver()},
 		results.Config{Key: "jit-target", Value: info.JITTarget()})
-	file, err := results.Open(f.out, cfg)
-	if err != nil {
-		return err
-	}
 	var rs []*benchfmt.Result
 	for _, b := range bw {
 		rs = append(rs, &benchfmt.Result{
@@ -281,7 +271,19 @@ func writeCUDACheck(f *cudaCheckOpts, info cuda.Info, bw []cuda.Bandwidth, times
 			Values: []benchfmt.Value{{Value: float64(t.Nanoseconds()), Unit: "step-ns"}},
 		})
 	}
-	return file.Add(rs...)
+	return results.WriteFile(f.out, cfg, rs)
+}
+
+// openGPU opens the first GPU's context for the Net: without a driver the
+// error starts "no CUDA driver found", without kernels it says so.
+func openGPU() (*cuda.Context, error) {
+	if err := cuda.Load(); err != nil {
+		return nil, err
+	}
+	if err := kernelsPresent(); err != nil {
+		return nil, fmt.Errorf("--device cuda: %w", err)
+	}
+	return cuda.Open(0)
 }
 
 // cudaSettings probes the first GPU before anything is measured or any
@@ -289,13 +291,7 @@ func writeCUDACheck(f *cudaCheckOpts, info cuda.Info, bw []cuda.Bandwidth, times
 // otherwise it gives the configuration lines that say which GPU, driver
 // and JIT target the numbers come from.
 func cudaSettings() ([]results.Config, error) {
-	if err := cuda.Load(); err != nil {
-		return nil, err
-	}
-	if err := kernelsPresent(); err != nil {
-		return nil, fmt.Errorf("--device cuda: %w", err)
-	}
-	c, err := cuda.Open(0)
+	c, err := openGPU()
 	if err != nil {
 		return nil, err
 	}

@@ -6,7 +6,6 @@ import (
 	"flag"
 	"fmt"
 	"io"
-	"os"
 	"slices"
 	"strconv"
 	"strings"
@@ -18,6 +17,7 @@ import (
 	"github.com/headspace-bench/headspace/harness/device"
 	"github.com/headspace-bench/headspace/harness/ladder"
 	"github.com/headspace-bench/headspace/harness/loader"
+	"github.com/headspace-bench/headspace/harness/machine"
 	"github.com/headspace-bench/headspace/harness/pipeline"
 	"github.com/headspace-bench/headspace/harness/progress"
 	"github.com/headspace-bench/headspace/harness/results"
@@ -32,7 +32,7 @@ func init() {
 
 const ladderUsage = `
 Runs the document's training loop with data cached at each level of the
-caching ladder (none, raw, sample, host, device) for each worker count,
+caching ladder (none, encoded, raw, sample, host, device) for each worker count,
 transform implementation, placement and pinning, prints steps/s per level
 with each level's ratio to the device-cached upper bound and the stage each
 drop is attributed to, and writes the same figures in Go benchmark format
@@ -43,6 +43,16 @@ device runs ConvertColor and Scale (the document's "postpone int8 to float32
 datatype conversions to the GPU"): a quarter of the bytes to upload, plus a
 conversion kernel per step, which the emulated device times at the assumed
 --convert-gbps. --pinned true,false compares pinned and pageable uploads.
+
+With --data DIR the samples come from a dataset on disk (headspace dataset
+write): the load stage is fetch (read the file or shard member) then decode,
+and the level encoded, between none and raw, keeps one sample's file bytes
+so each step decodes but reads nothing: none→encoded is attributed to
+fetching, encoded→raw to decoding. Without --data, encoded is refused (the
+synthetic fill has nothing encoded). --page-cache cold evicts the dataset's
+files before each run (Linux), warm reads them once first; --max-failures N
+skips and counts up to N unreadable samples (metric failures). Levels that
+fetch record read-MB/s, the bytes fetched over the fetch stage's time.
 
 An existing --out file of the same setup is resumed: points that already
 have --count results are skipped. SIGINT stops the sweep, prints the table
@@ -57,6 +67,7 @@ type pipelineFlags struct {
 	dev                   string
 	pinnedBW, pageableBW  float64
 	convertBW             float64
+	data                  dataFlags
 }
 
 func (f *pipelineFlags) register(fs *flag.FlagSet) {
@@ -72,6 +83,7 @@ func (f *pipelineFlags) register(fs *flag.FlagSet) {
 	fs.Float64Var(&f.pinnedBW, "pinned-gbps", emu.PinnedBandwidth/1e9, "emulated device: pinned host-to-device `GB/s`")
 	fs.Float64Var(&f.pageableBW, "pageable-gbps", emu.PageableBandwidth/1e9, "emulated device: pageable host-to-device `GB/s`")
 	fs.Float64Var(&f.convertBW, "convert-gbps", device.DefaultConvertBandwidth/1e9, "emulated device, placement device: assumed on-device uint8→float32 conversion `GB/s` of float32 written")
+	f.data.register(fs)
 }
 
 // config turns the flags into a pipeline configuration with the given
@@ -83,6 +95,9 @@ func (f *pipelineFlags) config(workers int, impl string) (loader.Config, error) 
 		return cfg, err
 	}
 	cfg.Dataset.Width, cfg.Dataset.Height, cfg.Dataset.Seed = w, h, f.seed
+	if cfg, err = f.data.apply(cfg); err != nil {
+		return cfg, err
+	}
 	cfg.Transforms.Crop = f.crop
 	cfg.Impl = impl
 	cfg.Batch = f.batch
@@ -139,7 +154,7 @@ func runLadder(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	fs := newFlagSet("ladder", ladderUsage, stdout)
 	var pf pipelineFlags
 	pf.register(fs)
-	levelsFlag := fs.String("levels", "none,raw,sample,host,device", "comma-separated `levels` to run")
+	levelsFlag := fs.String("levels", "", "comma-separated `levels` to run (default none,raw,sample,host,device; with --data also encoded)")
 	workersFlag := fs.String("workers", joinInts(def.Workers), "comma-separated worker `counts` (default: one per core)")
 	implsFlag := fs.String("transforms", strings.Join(def.Transforms, ","), "comma-separated transform `implementations`")
 	placementsFlag := fs.String("placement", "host", "comma-separated `placements` of ConvertColor and Scale: host (float32 uploads) or device (uint8 uploads, converted on the device)")
@@ -156,8 +171,12 @@ func runLadder(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	}
 	l := def
 	var err error
-	if l.Levels, err = ladder.ParseLevels(*levelsFlag); err != nil {
-		return usageError{err.Error()}
+	if *levelsFlag != "" {
+		if l.Levels, err = ladder.ParseLevels(*levelsFlag); err != nil {
+			return usageError{err.Error()}
+		}
+	} else if pf.data.dir != "" {
+		l.Levels = ladder.OnDiskLevels
 	}
 	if l.Workers, err = parseInts("--workers", *workersFlag); err != nil {
 		return err
@@ -199,17 +218,22 @@ func runLadder(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	}
 	devName := pf.dev
 	var file *results.File
+	if err := checkOutputs(prefixed(*tlPrefix, "-check.png")); err != nil {
+		return err
+	}
 	if *out != "" {
+		// --fresh keeps the old file until the first new result replaces
+		// it; either way the file is this run's alone until it ends.
+		open := results.Open
 		if *fresh {
-			if err := os.Remove(*out); err != nil && !os.IsNotExist(err) {
-				return err
-			}
+			open = results.OpenFresh
 		}
-		cfg := append(results.Environment(devName), l.Settings()...)
-		file, err = results.Open(*out, append(cfg, h.Device.Settings...))
+		cfg := append(machine.Environment(devName), l.Settings()...)
+		file, err = open(*out, append(cfg, h.Device.Settings...))
 		if err != nil {
 			return err
 		}
+		defer file.Close()
 		h.Done = func(p ladder.Point) int { return file.Done(p.BenchName()) }
 	}
 	if *tlPrefix != "" {
@@ -242,8 +266,8 @@ func runLadder(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	if runErr != nil && !errors.Is(runErr, context.Canceled) {
 		return runErr
 	}
-	fmt.Fprintf(stdout, "device %s, batch %d, raw %dx%d, crop %d, %s of %s each\n\n", devName, l.Pipeline.Batch,
-		l.Pipeline.Dataset.Width, l.Pipeline.Dataset.Height, l.Pipeline.Transforms.Crop, plural(l.Count, "run"), plural(l.Train.Steps, "step"))
+	fmt.Fprintf(stdout, "device %s, batch %d, raw %dx%d, crop %d, %s of %s each\n%s\n", devName, l.Pipeline.Batch,
+		l.Pipeline.Dataset.Width, l.Pipeline.Dataset.Height, l.Pipeline.Transforms.Crop, plural(l.Count, "run"), plural(l.Train.Steps, "step"), describe(l.Pipeline))
 	groups := workloads.LadderGroups(h.Selected(l), func(p ladder.Point) []float64 { return measured[p.Name()] })
 	if err := ladder.WriteTable(stdout, groups, workloads.LadderDocument); err != nil {
 		return err

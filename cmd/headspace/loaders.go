@@ -10,6 +10,7 @@ import (
 	"github.com/headspace-bench/headspace/datasets/transforms"
 	"github.com/headspace-bench/headspace/harness/loadbench"
 	"github.com/headspace-bench/headspace/harness/loader"
+	"github.com/headspace-bench/headspace/harness/machine"
 	"github.com/headspace-bench/headspace/harness/procloader"
 	"github.com/headspace-bench/headspace/harness/results"
 	"github.com/headspace-bench/headspace/workloads"
@@ -27,7 +28,11 @@ processes. For each mode and worker count it measures the time to first
 batch (from the loader's construction to the first batch), the samples/s of
 the remaining batches, the peak resident memory of all processes together
 and their CPU seconds. No training step runs: each batch is released as soon
-as it arrives.`
+as it arrives.
+
+--data DIR reads a dataset on disk (headspace dataset write): the load stage
+becomes fetch then decode, each with its statistics; --page-cache and
+--max-failures as in headspace ladder.`
 
 func runLoaders(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs := newFlagSet("loaders", loadersUsage, stdout)
@@ -43,6 +48,8 @@ func runLoaders(ctx context.Context, args []string, stdout, stderr io.Writer) er
 	out := fs.String("out", "", "benchmark-format result `file` (written atomically)")
 	plotPrefix := fs.String("plot", "", "write `prefix`-ttfb.png and prefix-throughput.png")
 	cpuProfile := fs.String("cpuprofile", "", "write a CPU profile of the runs to `file` (samples carry stage labels: go tool pprof -tags)")
+	var df dataFlags
+	df.register(fs)
 	if err := parseFlags(fs, args); err != nil {
 		return err
 	}
@@ -66,6 +73,9 @@ func runLoaders(ctx context.Context, args []string, stdout, stderr io.Writer) er
 	}
 	cfg := loader.DefaultConfig()
 	cfg.Dataset.Width, cfg.Dataset.Height, cfg.Dataset.Seed = w, h, *seed
+	if cfg, err = df.apply(cfg); err != nil {
+		return err
+	}
 	cfg.Transforms.Crop = *crop
 	cfg.Impl, cfg.Batch, cfg.Prefetch, cfg.Workers = *impl, *batch, *prefetch, slices.Max(workers)
 	if err := cfg.Validate(); err != nil {
@@ -76,6 +86,10 @@ func runLoaders(ctx context.Context, args []string, stdout, stderr io.Writer) er
 	one := cfg
 	one.Workers = 1
 	if err := firstErr(fitsPipeline(cfg, 1, 0), fitsPipeline(one, cfg.Workers, 0)); err != nil {
+		return err
+	}
+	if err := firstErr(checkOutputs(prefixed(*plotPrefix, "-ttfb.png"), prefixed(*plotPrefix, "-throughput.png"), *cpuProfile),
+		checkResultsOut(*out)); err != nil {
 		return err
 	}
 	if maxW := slices.Max(workers); *batches <= *prefetch*maxW+1 {
@@ -91,7 +105,7 @@ func runLoaders(ctx context.Context, args []string, stdout, stderr io.Writer) er
 	// Read before the runs: it may start git, whose CPU is no loader's.
 	var env []results.Config
 	if *out != "" {
-		env = append(append(results.Environment("none"), workloads.PipelineSettings(cfg)...),
+		env = append(append(machine.Environment("none"), workloads.PipelineSettings(cfg)...),
 			results.Config{Key: "transforms", Value: *impl},
 			results.Config{Key: "batches", Value: fmt.Sprint(*batches)},
 		)
@@ -109,7 +123,7 @@ func runLoaders(ctx context.Context, args []string, stdout, stderr io.Writer) er
 	if err != nil {
 		return err
 	}
-	fmt.Fprintf(stdout, "batch %d, raw %s, crop %d, %s transforms, %d batches per run\n\n", *batch, *rawSize, *crop, *impl, *batches)
+	fmt.Fprintf(stdout, "batch %d, raw %dx%d, crop %d, %s transforms, %d batches per run\n%s\n", *batch, cfg.Dataset.Width, cfg.Dataset.Height, *crop, *impl, *batches, describe(cfg))
 	if err := loadbench.WriteTable(stdout, ms); err != nil {
 		return err
 	}

@@ -15,6 +15,7 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"github.com/headspace-bench/headspace/harness/results"
 	"io"
 	"os"
 	"os/signal"
@@ -88,6 +89,10 @@ func exitCode(err error, name string, stderr io.Writer) int {
 		return 0
 	case errors.As(err, &ue):
 		fmt.Fprintf(stderr, "headspace %s: %s\n", name, ue.msg)
+		return 2
+	case errors.Is(err, results.ErrRefused):
+		// A destination refused before anything was measured.
+		fmt.Fprintf(stderr, "headspace %s: %v\n", name, err)
 		return 2
 	case errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded):
 		// SIGINT or SIGTERM (main's context): the conventional 128+2.

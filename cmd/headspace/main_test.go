@@ -239,6 +239,50 @@ func TestCompareExitCodes(t *testing.T) {
 	if code, _, stderr := runCLI("compare", old, bad); code != 2 || !strings.Contains(stderr, "bad.txt:1") {
 		t.Errorf("syntax error: exit %d, stderr %q; want 2 with file:line", code, stderr)
 	}
+
+	// No evidence, no verdict: each exits 2 with one line.
+	machine := func(cpu, body string) string { return "device: emulated\ncpu: " + cpu + "\ncores: 2\n\n" + body }
+	two := func(v ...string) string {
+		s := lines(v...)
+		for _, x := range v {
+			s += "BenchmarkLadder/level=raw 1 " + x + " steps/s\n"
+		}
+		return s
+	}
+	xeon := write("xeon.txt", machine("Intel Xeon", two("10", "10.1", "9.9", "10", "10.2", "9.8")))
+	epyc := write("epyc.txt", machine("AMD EPYC", two("5", "5.1", "4.9", "5", "5.2", "4.8")))
+	for _, tc := range []struct {
+		name string
+		args []string
+		want string
+	}{
+		{"empty new", []string{old, write("empty.txt", "")}, "empty.txt holds no benchmark results"},
+		{"/dev/null", []string{old, os.DevNull}, "holds no benchmark results"},
+		{"a byte-order mark", []string{old, write("bom.txt", "\xef\xbb\xbf")}, "bom.txt holds no benchmark results"},
+		{"random bytes", []string{old, write("random.bin", "\x00\x01\x02\xff\xfe garbage\n")}, "random.bin holds no benchmark results"},
+		{"config lines only", []string{old, write("config.txt", "cpu: X\ndevice: emulated\n")}, "config.txt holds no benchmark results"},
+		{"nothing in common", []string{old, write("other.txt", "BenchmarkOther 1 5 steps/s\n")}, "no metric could be compared"},
+		{"half the benchmarks", []string{xeon, write("half.txt", machine("Intel Xeon", lines("10", "10.1", "9.9", "10", "10.2", "9.8")))}, "holds 1 of the 2 benchmarks"},
+		{"another machine", []string{xeon, epyc}, `come from different machines (cpu "Intel Xeon" ≠ "AMD EPYC")`},
+		{"threshold Inf", []string{"--threshold", "Inf", old, same}, "--threshold +Inf: want a finite change in [0, 1)"},
+		{"threshold 1", []string{"--threshold", "1", old, same}, "--threshold 1"},
+		{"coverage 2", []string{"--min-coverage", "2", old, same}, "--min-coverage 2"},
+	} {
+		code, out, stderr := runCLI(append([]string{"compare"}, tc.args...)...)
+		if code != 2 || !strings.Contains(stderr, tc.want) || strings.Count(strings.TrimSpace(stderr), "\n") != 0 || out != "" {
+			t.Errorf("%s: exit %d, stdout %q, stderr %q; want 2 and one line with %q", tc.name, code, out, stderr, tc.want)
+		}
+	}
+	// Allowed across machines, the report says so first; each regression
+	// has its own line.
+	code, out, _ = runCLI("compare", "--cross-machine", xeon, epyc)
+	if code != 1 || !strings.HasPrefix(out, "CROSS-MACHINE comparison") ||
+		!strings.Contains(out, "FAIL: 2 regressions in 2 compared metrics:\n  BenchmarkLadder/level=none steps/s -50.00%\n  BenchmarkLadder/level=raw steps/s -50.00%\n") {
+		t.Errorf("--cross-machine: exit %d:\n%s", code, out)
+	}
+	if code, out, _ := runCLI("baseline", xeon); code != 0 || out != filepath.FromSlash("results/baseline/emulated-intel-xeon-2c.txt")+"\n" {
+		t.Errorf("baseline: exit %d, %q", code, out)
+	}
 }
 
 // TestLadderInterrupted cancels a sweep as SIGINT does: it stops within a

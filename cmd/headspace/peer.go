@@ -34,7 +34,10 @@ after the first batch, CPU seconds. It prints the medians with our
 samples/s over torch's and whether each target (fast >= 10x torch, naive
 >= 2x) is met, and writes a benchmark-format file (--out), a Markdown
 report (--report) and plots (--plot). torch comes from Debian's
-python3-torch: run "make peer" to install it and run this.`
+python3-torch: run "make peer" to install it and run this.
+
+With --data DIR both sides read the dataset on disk that headspace dataset
+write made: ours with Go's decoders, the peer (--data DIR) with PIL's.`
 
 // peerInstallHint is what to do when the peer cannot run.
 const peerInstallHint = "run `make peer`, which installs python3-torch, python3-torchvision, python3-scipy and python3-pil (apt-get) and runs this command"
@@ -55,6 +58,8 @@ func runPeer(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	out := fs.String("out", "", "benchmark-format result `file`, every run (written atomically)")
 	report := fs.String("report", "", "Markdown report `file`, e.g. notebooks/peer.md")
 	plotPrefix := fs.String("plot", "", "write `prefix`-throughput and prefix-ttfb, .png and .svg")
+	var df dataFlags
+	df.registerData(fs, "both sides read the dataset `dir` written by headspace dataset write (ours: Go's decoders; the peer: --data, PIL's); its manifest sets the raw size and seed")
 	if err := parseFlags(fs, args); err != nil {
 		return err
 	}
@@ -77,6 +82,14 @@ func runPeer(ctx context.Context, args []string, stdout, stderr io.Writer) error
 		return usagef("--batches %d: want at least 2 (the first is the time to first batch)", *batches)
 	}
 	settings := peer.Settings{Width: w, Height: h, Crop: *crop, Batch: *batch, Batches: *batches, Seed: *seed}
+	if df.dir != "" {
+		c := settings.Pipeline("fast", 1)
+		if c, err = df.apply(c); err != nil {
+			return err
+		}
+		settings.Width, settings.Height, settings.Seed, settings.Data = c.Dataset.Width, c.Dataset.Height, c.Dataset.Seed, df.dir
+		w, h = c.Dataset.Width, c.Dataset.Height
+	}
 	if err := settings.Validate(); err != nil {
 		return usageError{err.Error()}
 	}
@@ -87,6 +100,9 @@ func runPeer(ctx context.Context, args []string, stdout, stderr io.Writer) error
 				return err
 			}
 		}
+	}
+	if err := firstErr(checkOutputs(*report, prefixed(*plotPrefix, "-throughput.png")), checkResultsOut(*out)); err != nil {
+		return err
 	}
 	p := peer.Peer{Python: *python, Script: *script}
 	if slices.Contains(impls, peer.Torch) {
@@ -102,7 +118,8 @@ func runPeer(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	host := machine.Describe()
 	var env []results.Config
 	if *out != "" {
-		env = append(results.Environment("none"), settings.Config()...)
+		env = append(machine.Environment("none"), settings.Config()...)
+		env = append(env, workloads.DataSettings(settings.Pipeline("fast", 1))...)
 		env = append(env, results.Config{Key: "rounds", Value: strconv.Itoa(*count)})
 	}
 	c := peer.Config{Peer: p, Settings: settings, Workers: workers, Impls: impls, Count: *count}

@@ -36,8 +36,8 @@ machines.
 
 Each document's measurements are saved first, in Go benchmark format with
 the machine, the device, the command and every setting as configuration
-lines, to --out/results/<id>-<name>.txt (003 also saves its timeline there,
-003-timeline-none.json); the report and its figures are then built from that
+lines, to --out/results/<id>-<name>.txt (003 also saves there its timeline,
+003-timeline-none.json, and the what-if model's profiles, 003-model.json); the report and its figures are then built from that
 file read back. --from DIR rebuilds the reports and figures from the saved
 files in DIR (a run's --out/results) without measuring: byte for byte what
 the run wrote. A saved file that is missing, unreadable or another

@@ -67,6 +67,9 @@ func runSim(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 	if err := c.Validate(); err != nil {
 		return usageError{err.Error()}
 	}
+	if err := checkOutputs(*gif, prefixed(*tl, ".png"), prefixed(*tl, ".svg"), prefixed(*tl, ".json")); err != nil {
+		return err
+	}
 	r, err := sim.Run(c)
 	if err != nil {
 		return usageError{err.Error()}

@@ -14,6 +14,7 @@ import (
 	"github.com/headspace-bench/headspace/datasets/transforms"
 	"github.com/headspace-bench/headspace/harness/atomicfile"
 	"github.com/headspace-bench/headspace/harness/device"
+	"github.com/headspace-bench/headspace/harness/machine"
 	"github.com/headspace-bench/headspace/harness/progress"
 	"github.com/headspace-bench/headspace/harness/results"
 	"github.com/headspace-bench/headspace/harness/whatif"
@@ -46,7 +47,11 @@ and another tips them over, the two differ.
 with the error, the median and the worst, and the likely reason for each
 point off by more than 15%. --out keeps every run in Go benchmark format,
 --report a Markdown section, --plot a figure of predicted steps/s against
-cores with the device's ceiling (and the measured points).`
+cores with the device's ceiling (and the measured points).
+
+--data DIR reads a dataset on disk (headspace dataset write): the load stage
+becomes fetch then decode, each with its statistics; --page-cache and
+--max-failures as in headspace ladder.`
 
 func runWhatIf(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	def := workloads.DefaultWhatIf()
@@ -144,6 +149,9 @@ func runWhatIf(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	if err := w.Validate(); err != nil {
 		return usageError{err.Error()}
 	}
+	if err := firstErr(checkOutputs(*save, *report, *plotPath), checkResultsOut(*out)); err != nil {
+		return err
+	}
 	h := workloads.WhatIfRun{}
 	switch pf.dev {
 	case "emulated":
@@ -234,7 +242,7 @@ func runWhatIf(ctx context.Context, args []string, stdout, stderr io.Writer) err
 		}
 	}
 	if *out != "" && len(recs) > 0 {
-		env := append(results.Environment(pf.dev), w.Settings()...)
+		env := append(machine.Environment(pf.dev), w.Settings()...)
 		if err := results.WriteFile(*out, env, recs); err != nil {
 			return err
 		}

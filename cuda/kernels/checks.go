@@ -43,9 +43,31 @@ func Checks(seed uint64) []Check {
 		Outputs:  []Output{output("gin", netref.ConvBackwardData(gout, params, n, cin, cout, side), 1e-5)},
 	})
 
-	// The parameter gradient: chunks shorter than a block, and chunks that
-	// each thread walks more than once with a short last one.
-	for _, tc := range []struct{ n, cin, cout, side, chunk int }{{3, 2, 3, 9, 64}, {2, 3, 2, 24, 512}} {
+	// The tiling: more output channels than one block takes (a partial
+	// group), rows that are no whole number of a thread's pixels.
+	{
+		const n, cin, cout, side = 2, 7, 12, 9
+		in := uniform(&rng, n*cin*side*side, 1)
+		params := uniform(&rng, cout*cin*9+cout, 0.5)
+		gout := uniform(&rng, n*cout*side*side, 1)
+		cv := netref.Conv{In: cin, Out: cout, Side: side, ReLU: true}
+		checks = append(checks, Check{
+			Name:     "conv3x3_forward 7→12 side 9",
+			Buffers:  []Buffer{f32Buffer("in", in), f32Buffer("params", params), zeroed("out", n*cout*side*side)},
+			Launches: []Launch{convForward("in", "params", "out", n, cv)},
+			Outputs:  []Output{output("out", netref.ConvForward(in, params, n, cin, cout, side, true), 1e-5)},
+		}, Check{
+			Name:     "conv3x3_backward_data 7→12 side 9",
+			Buffers:  []Buffer{f32Buffer("gout", gout), f32Buffer("params", params), zeroed("gin", n*cin*side*side)},
+			Launches: []Launch{convBackwardData("gout", "params", "gin", n, cv)},
+			Outputs:  []Output{output("gin", netref.ConvBackwardData(gout, params, n, cin, cout, side), 1e-5)},
+		})
+	}
+
+	// The parameter gradient: chunks shorter than a block, chunks that
+	// each thread walks more than once with a short last one, a partial
+	// group of output channels, and rows longer than a block.
+	for _, tc := range []struct{ n, cin, cout, side, chunk int }{{3, 2, 3, 9, 64}, {2, 3, 2, 24, 512}, {1, 2, 7, 260, 4096}} {
 		cv := netref.Conv{In: tc.cin, Out: tc.cout, Side: tc.side}
 		in := uniform(&rng, tc.n*tc.cin*tc.side*tc.side, 1)
 		gout := uniform(&rng, tc.n*tc.cout*tc.side*tc.side, 1)

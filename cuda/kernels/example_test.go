@@ -16,22 +16,26 @@ func ExampleNetPlan() {
 	}
 	count := map[string]int{}
 	for _, l := range p.Step {
-		count[l.Kernel]++
+		name := l.Kernel
+		if name == "conv3x3_forward" && l.Args[8] == int32(1) {
+			name = "data gradient" // the same kernel, transposed
+		}
+		count[name]++
 	}
 	var bytes int64
 	for _, b := range p.Buffers {
 		bytes += b.Bytes
 	}
 	fmt.Println("launches per step:", len(p.Step), "convert:", len(p.Convert))
-	fmt.Println("convolutions:", count["conv3x3_forward"], "pools:", count["maxpool2_forward"], "updates:", count["sgd_momentum"])
+	fmt.Println("convolutions:", count["conv3x3_forward"], "data gradients:", count["data gradient"], "pools:", count["maxpool2_forward"], "updates:", count["sgd_momentum"])
 	fmt.Printf("device memory: %.2f GiB\n", float64(bytes)/(1<<30))
 	first := p.Step[0]
 	fmt.Println("first:", first.Kernel, "grid", first.Grid, "block", first.Block)
 	// Output:
 	// launches per step: 75 convert: 1
-	// convolutions: 10 pools: 8 updates: 10
+	// convolutions: 10 data gradients: 9 pools: 8 updates: 10
 	// device memory: 9.02 GiB
-	// first: conv3x3_forward grid [1966080 1 1] block [256 1 1]
+	// first: conv3x3_forward grid [32768 3 1] block [128 1 1]
 }
 
 func ExampleChecks() {
@@ -42,8 +46,11 @@ func ExampleChecks() {
 	// conv3x3_forward relu=false 1 launches, 1 outputs
 	// conv3x3_forward relu=true 1 launches, 1 outputs
 	// conv3x3_backward_data 1 launches, 1 outputs
+	// conv3x3_forward 7→12 side 9 1 launches, 1 outputs
+	// conv3x3_backward_data 7→12 side 9 1 launches, 1 outputs
 	// conv3x3_backward_params chunk=64 2 launches, 1 outputs
 	// conv3x3_backward_params chunk=512 2 launches, 1 outputs
+	// conv3x3_backward_params chunk=4096 2 launches, 1 outputs
 	// relu_backward 1 launches, 1 outputs
 	// maxpool2_forward 1 launches, 1 outputs
 	// maxpool2_backward 1 launches, 1 outputs

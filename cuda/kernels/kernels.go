@@ -116,8 +116,7 @@ const Threads = 256
 // signatures is each kernel's parameter list, as net.cu declares it: p a
 // pointer (a Buf), i an int (int32), f a float (float32).
 var signatures = map[string]string{
-	"conv3x3_forward":                 "pppiiiii",
-	"conv3x3_backward_data":           "pppiiii",
+	"conv3x3_forward":                 "pppiiiiii",
 	"conv3x3_backward_params_partial": "pppiiiii",
 	"params_reduce":                   "ppii",
 	"relu_backward":                   "ppi",

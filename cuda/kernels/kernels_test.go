@@ -158,15 +158,25 @@ func accessOf(t *testing.T, l Launch) access {
 	i := func(k int) int64 { return int64(l.Args[k].(int32)) }
 	switch l.Kernel {
 	case "conv3x3_forward":
-		n, cin, cout, s2 := i(3), i(4), i(5), i(6)*i(6)
-		return access{n * cout * s2, map[int]int64{0: 4 * n * cin * s2, 1: 4 * (cout*cin*9 + cout), 2: 4 * n * cout * s2}, []int{2}}
-	case "conv3x3_backward_data":
-		n, cin, cout, s2 := i(3), i(4), i(5), i(6)*i(6)
-		return access{n * cin * s2, map[int]int64{0: 4 * n * cout * s2, 1: 4 * (cout*cin*9 + cout), 2: 4 * n * cin * s2}, []int{2}}
+		// cin channels read, cout written; transposed, the parameters are
+		// those of the convolution from cout to cin.
+		n, cin, cout, side := i(3), i(4), i(5), i(6)
+		s2 := side * side
+		quads := (side + convPX - 1) / convPX
+		blocks := int64(l.Grid[0])
+		if l.Block != [3]uint32{convThreads, 1, 1} || l.Grid[1] != uint32((cout+convOB-1)/convOB) || l.Grid[2] != 1 ||
+			blocks*convThreads < n*side*quads || (blocks-1)*convThreads >= n*side*quads || l.SharedBytes != uint32(4*cin*9*convOB) {
+			t.Errorf("%s: grid %v block %v shared %d for %d rows of %d quads, %d to %d channels", l.Kernel, l.Grid, l.Block, l.SharedBytes, n*side, quads, cin, cout)
+		}
+		params := cout*cin*9 + cout
+		if i(8) == 1 {
+			params = cout*cin*9 + cin
+		}
+		return access{-1, map[int]int64{0: 4 * n * cin * s2, 1: 4 * params, 2: 4 * n * cout * s2}, []int{2}}
 	case "conv3x3_backward_params_partial":
 		n, cin, cout, s2, chunk := i(3), i(4), i(5), i(6)*i(6), i(7)
 		k := int64(l.Grid[1])
-		if l.Grid[0] != uint32(cout*cin) || l.Grid[2] != 1 || k*chunk < n*s2 || (k-1)*chunk >= n*s2 || l.Block != [3]uint32{Threads, 1, 1} {
+		if l.Grid[0] != uint32((cout+convPO-1)/convPO*cin) || l.Grid[2] != 1 || k*chunk < n*s2 || (k-1)*chunk >= n*s2 || l.Block != [3]uint32{Threads, 1, 1} {
 			t.Errorf("%s: grid %v block %v for %d×%d pairs and %d positions in chunks of %d", l.Kernel, l.Grid, l.Block, cout, cin, n*s2, chunk)
 		}
 		return access{-1, map[int]int64{0: 4 * n * cout * s2, 1: 4 * n * cin * s2, 2: 4 * k * (cout*cin*9 + cout)}, []int{2}}
@@ -473,9 +483,13 @@ func TestStepWiring(t *testing.T) {
 		}
 		updated := 0
 		for j, l := range p.Step {
-			switch l.Kernel {
+			kernel := l.Kernel
+			if kernel == "conv3x3_forward" && l.Args[8].(int32) == 1 {
+				kernel = "conv3x3_backward_data" // transposed: the data gradient
+			}
+			switch kernel {
 			case "conv3x3_forward", "maxpool2_forward":
-				in, out := buf(l, 0), buf(l, len(l.Args)-map[string]int{"conv3x3_forward": 6, "maxpool2_forward": 3}[l.Kernel])
+				in, out := buf(l, 0), buf(l, map[string]int{"conv3x3_forward": 2, "maxpool2_forward": 1}[l.Kernel])
 				if in != last {
 					t.Errorf("side %d: launch %d (%s) reads %s, the forward chain is at %s", side, j, l.Kernel, in, last)
 				}

@@ -147,27 +147,58 @@ func netPlan(c netref.Config, seed uint64, opt netref.SGD, chunk int) (Plan, err
 	return p, nil
 }
 
-func convForward(in, params, out string, n int, cv netref.Conv) Launch {
-	relu := int32(0)
-	if cv.ReLU {
-		relu = 1
-	}
-	return launch1D("conv3x3_forward", int64(n)*int64(cv.Out*cv.Side*cv.Side),
-		Buf{in}, Buf{params}, Buf{out}, int32(n), int32(cv.In), int32(cv.Out), int32(cv.Side), relu)
+// The tiling of conv3x3_forward and conv3x3_backward_params_partial, as
+// net.cu defines it: output channels and pixels per thread, the forward
+// kernel's block, and output channels per partial-sum block.
+const (
+	convOB      = 10
+	convPX      = 4
+	convThreads = 128
+	convPO      = 5
+)
+
+// convLaunch is conv3x3_forward from cin to cout channels at side, on
+// n samples: (ceil(n·side·ceil(side/convPX) / convThreads),
+// ceil(cout/convOB)) blocks of convThreads, each with its channels'
+// weights in cin·9·convOB floats of shared memory.
+func convLaunch(in, params, out string, n, cin, cout, side int, relu, transposed bool) Launch {
+	quads := (int64(side) + convPX - 1) / convPX
+	threads := int64(n) * int64(side) * quads
+	return Launch{Module: Module, Kernel: "conv3x3_forward",
+		Grid:        [3]uint32{uint32((threads + convThreads - 1) / convThreads), uint32((cout + convOB - 1) / convOB), 1},
+		Block:       [3]uint32{convThreads, 1, 1},
+		SharedBytes: uint32(4 * cin * 9 * convOB),
+		Args: []Arg{Buf{in}, Buf{params}, Buf{out}, int32(n), int32(cin), int32(cout), int32(side),
+			boolArg(relu), boolArg(transposed)}}
 }
 
+func boolArg(b bool) int32 {
+	if b {
+		return 1
+	}
+	return 0
+}
+
+func convForward(in, params, out string, n int, cv netref.Conv) Launch {
+	return convLaunch(in, params, out, n, cv.In, cv.Out, cv.Side, cv.ReLU, false)
+}
+
+// convBackwardData is the data gradient: conv3x3_forward from the Out
+// channels of gout to the In channels of gin, with the kernel transposed
+// and flipped.
 func convBackwardData(gout, params, gin string, n int, cv netref.Conv) Launch {
-	return launch1D("conv3x3_backward_data", int64(n)*int64(cv.In*cv.Side*cv.Side),
-		Buf{gout}, Buf{params}, Buf{gin}, int32(n), int32(cv.In), int32(cv.Out), int32(cv.Side))
+	return convLaunch(gout, params, gin, n, cv.Out, cv.In, cv.Side, false, true)
 }
 
 // convBackwardParams is the two launches of a parameter gradient: the
-// partial sums, block (o·In + i, chunk), then their reduction into grad.
+// partial sums, block (o/convPO·In + i, chunk), then their reduction into
+// grad.
 func convBackwardParams(gout, in, partial, grad string, n int, cv netref.Conv, chunk int) []Launch {
 	k := chunks(int64(n)*int64(cv.Side*cv.Side), int64(chunk))
+	groups := (cv.Out + convPO - 1) / convPO
 	return []Launch{
 		{Module: Module, Kernel: "conv3x3_backward_params_partial",
-			Grid: [3]uint32{uint32(cv.Out * cv.In), uint32(k), 1}, Block: [3]uint32{Threads, 1, 1},
+			Grid: [3]uint32{uint32(groups * cv.In), uint32(k), 1}, Block: [3]uint32{Threads, 1, 1},
 			Args: []Arg{Buf{gout}, Buf{in}, Buf{partial}, int32(n), int32(cv.In), int32(cv.Out), int32(cv.Side), int32(chunk)}},
 		launch1D("params_reduce", int64(cv.ParamLen()), Buf{partial}, Buf{grad}, int32(cv.ParamLen()), int32(k)),
 	}

@@ -13,6 +13,8 @@
 package ondisk
 
 import (
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -149,6 +151,18 @@ func (m *Manifest) Validate() error {
 		}
 	}
 	return nil
+}
+
+// ManifestSum is the SHA-256 of dir's manifest file, in hex: the
+// dataset's identity (every file's checksum is in it), for a result
+// file's configuration.
+func ManifestSum(dir string) (string, error) {
+	b, err := os.ReadFile(filepath.Join(dir, ManifestName))
+	if err != nil {
+		return "", fmt.Errorf("ondisk: %w", err)
+	}
+	sum := sha256.Sum256(b)
+	return hex.EncodeToString(sum[:]), nil
 }
 
 // ReadManifest reads and validates dir's manifest.

@@ -1,22 +1,163 @@
 // Package atomicfile writes files so that a reader, or a run killed half
 // way, sees either the old file or the complete new one, never a part: the
-// data goes to a temporary file in the same directory, is synced, and is
-// renamed onto the path. Every result, plot, animation and trace headspace
-// writes goes through it (package results keeps its own copy, with hooks its
-// tests use to inject failures).
+// data goes to a temporary file beside the target, is synced, and is
+// renamed onto it. Every result, plot, animation, trace and report
+// headspace writes goes through it.
+//
+// The target is what the path names in the end: a symbolic link is
+// followed and its target written (the link stays a link), and a path
+// that is not a regular file — a device node such as /dev/null, a named
+// pipe — is written directly, with no temporary file or rename, since
+// renaming onto it would replace the node. A temporary file is named after
+// its target and the writing process, ".<name>.tmp-<pid>-<random>", and
+// the next write to the same target removes those whose process is gone
+// (left by a run that was killed). Errors name the target, never the
+// temporary file.
+//
+// Check tells, before any work is done, whether a path can be written.
 package atomicfile
 
 import (
+	"errors"
+	"fmt"
 	"io"
+	"io/fs"
 	"os"
 	"path/filepath"
+	"strconv"
+	"strings"
 )
 
-// Write calls write with a temporary file next to path and, if it
-// succeeds, syncs the file and renames it onto path. On failure the
-// temporary file is removed and path is untouched.
+// Test hooks.
+var (
+	syncFile = (*os.File).Sync
+	rename   = os.Rename
+)
+
+// Target is the file a write to path lands in: path with its symbolic
+// links followed (a dangling link gives the path it points to).
+func Target(path string) (string, error) {
+	for range 40 {
+		fi, err := os.Lstat(path)
+		if err != nil || fi.Mode()&fs.ModeSymlink == 0 {
+			return path, nil
+		}
+		link, err := os.Readlink(path)
+		if err != nil {
+			return "", fmt.Errorf("%s: %w", path, err)
+		}
+		if !filepath.IsAbs(link) {
+			link = filepath.Join(filepath.Dir(path), link)
+		}
+		path = link
+	}
+	return "", fmt.Errorf("%s: too many symbolic links", path)
+}
+
+// Check says why path could not be written, or nil: its directory must
+// exist and take new files, and the target must not be a directory. Run it
+// on every output path before measuring, so that a typo costs nothing.
+func Check(path string) error {
+	target, err := Target(path)
+	if err != nil {
+		return err
+	}
+	fi, err := os.Stat(target)
+	switch {
+	case err == nil && fi.IsDir():
+		return fmt.Errorf("%s is a directory, not a file to write", path)
+	case err == nil && !fi.Mode().IsRegular():
+		return nil // a device or pipe: written in place
+	case err != nil && !errors.Is(err, fs.ErrNotExist):
+		return fmt.Errorf("%s: %w", path, errors.Unwrap(err))
+	}
+	dir := filepath.Dir(target)
+	if di, err := os.Stat(dir); err != nil {
+		return fmt.Errorf("cannot write %s: its directory %s does not exist", path, dir)
+	} else if !di.IsDir() {
+		return fmt.Errorf("cannot write %s: %s is not a directory", path, dir)
+	}
+	probe, err := os.CreateTemp(dir, tempPrefix(target))
+	if err != nil {
+		return fmt.Errorf("cannot write %s: its directory %s does not take new files (%v)", path, dir, pathErr(err))
+	}
+	probe.Close()
+	os.Remove(probe.Name())
+	return nil
+}
+
+// tempPrefix is the prefix of the temporary files of target.
+func tempPrefix(target string) string {
+	return "." + filepath.Base(target) + ".tmp-" + strconv.Itoa(os.Getpid()) + "-"
+}
+
+// pathErr is err without the *fs.PathError's path (a temporary file's).
+func pathErr(err error) error {
+	var pe *fs.PathError
+	if errors.As(err, &pe) {
+		return pe.Err
+	}
+	return err
+}
+
+// sweep removes the temporary files of target left by processes that
+// are gone.
+func sweep(target string) {
+	dir := filepath.Dir(target)
+	prefix := "." + filepath.Base(target) + ".tmp-"
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		return
+	}
+	for _, e := range entries {
+		rest, ok := strings.CutPrefix(e.Name(), prefix)
+		if !ok || e.IsDir() {
+			continue
+		}
+		pidText, _, _ := strings.Cut(rest, "-")
+		pid, err := strconv.Atoi(pidText)
+		if err != nil || pid == os.Getpid() || alive(pid) {
+			continue
+		}
+		os.Remove(filepath.Join(dir, e.Name()))
+	}
+}
+
+// Write calls write with a temporary file beside path's target and, if it
+// succeeds, syncs the file and renames it onto the target, keeping an
+// existing file's permissions (0644 for a new one). On failure the
+// temporary file is removed and the target is untouched. A target that is
+// not a regular file is written directly (see the package comment).
 func Write(path string, write func(io.Writer) error) (err error) {
-	f, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".*.tmp")
+	target, err := Target(path)
+	if err != nil {
+		return err
+	}
+	defer func() {
+		if err != nil {
+			err = fmt.Errorf("writing %s: %w", path, pathErr(err))
+		}
+	}()
+	mode := fs.FileMode(0o644)
+	if fi, err := os.Stat(target); err == nil {
+		if fi.IsDir() {
+			return errors.New("it is a directory")
+		}
+		if !fi.Mode().IsRegular() {
+			f, err := os.OpenFile(target, os.O_WRONLY, 0)
+			if err != nil {
+				return err
+			}
+			if err := write(f); err != nil {
+				f.Close()
+				return err
+			}
+			return f.Close()
+		}
+		mode = fi.Mode().Perm()
+	}
+	sweep(target)
+	f, err := os.CreateTemp(filepath.Dir(target), tempPrefix(target))
 	if err != nil {
 		return err
 	}
@@ -29,17 +170,25 @@ func Write(path string, write func(io.Writer) error) (err error) {
 	if err = write(f); err != nil {
 		return err
 	}
-	if err = f.Sync(); err != nil {
+	if err = f.Chmod(mode); err != nil {
+		return err
+	}
+	if err = syncFile(f); err != nil {
 		return err
 	}
 	if err = f.Close(); err != nil {
 		return err
 	}
-	// CreateTemp makes files 0600; give the result ordinary permissions.
-	if err = os.Chmod(f.Name(), 0o644); err != nil {
+	if err = rename(f.Name(), target); err != nil {
 		return err
 	}
-	return os.Rename(f.Name(), path)
+	// Make the rename itself durable; not every file system can sync a
+	// directory, and the new file is in place either way.
+	if d, err := os.Open(filepath.Dir(target)); err == nil {
+		d.Sync()
+		d.Close()
+	}
+	return nil
 }
 
 // WriteTo writes w's output to path atomically.

@@ -23,10 +23,17 @@ type Drop struct {
 
 // Stages names the stages that Level runs and Above does not, e.g.
 // "transforms" or "raw data loading + transforms" when a level between
-// them was not measured.
+// them was not measured. From none, encoded's decoding is part of raw
+// data loading; none against encoded is FetchStage.
 func (d Drop) Stages() string {
+	if d.Level == None && d.Above == Encoded {
+		return FetchStage
+	}
 	var names []string
 	for l := d.Level; l < d.Above; l++ {
+		if l == Encoded && d.Level == None {
+			continue // raw data loading includes the decode
+		}
 		names = append(names, l.Stage())
 	}
 	return strings.Join(names, " + ")

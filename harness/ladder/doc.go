@@ -10,9 +10,11 @@
 //     implementation, the Placement of the last conversion, and whether
 //     uploads come from pinned memory. Its Name is the benchmark's name,
 //     "Ladder/level=raw/workers=2/transforms=naive/placement=host/pinned=true".
-//  2. Run runs the loop at the level: levels none, raw and sample start a
-//     loader (package loader) that caches nothing, one raw sample or one
-//     processed sample; levels host and device keep one batch that the full
+//  2. Run runs the loop at the level: levels none, encoded, raw and sample
+//     start a loader (package loader) that caches nothing, one sample's
+//     encoded bytes (a dataset on disk only: Check refuses it otherwise),
+//     one raw sample or one processed sample; levels host and device keep
+//     one batch that the full
 //     pipeline made, on the host (re-uploaded every step) or on the device
 //     (uploaded once). The loop itself is package train's.
 //  3. Point.Benchmark turns the run into the one benchmark-format record

@@ -6,11 +6,13 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/headspace-bench/headspace/datasets"
+	"github.com/headspace-bench/headspace/datasets/ondisk"
 	"github.com/headspace-bench/headspace/datasets/transforms"
 	"github.com/headspace-bench/headspace/harness/device"
 	"github.com/headspace-bench/headspace/harness/loader"
@@ -94,6 +96,51 @@ func TestRunEveryLevel(t *testing.T) {
 	}
 }
 
+// TestRunOnDisk runs every on-disk level, encoded included, from a small
+// JPEG dataset: the records name fetch and decode where they run, the read
+// throughput where the level fetches; and encoded is refused without data.
+func TestRunOnDisk(t *testing.T) {
+	cfg := small("fast", 2)
+	dir := filepath.Join(t.TempDir(), "data")
+	if _, err := ondisk.Write(context.Background(), dir, cfg.Dataset, ondisk.WriteOptions{Format: "jpeg", Layout: "shards", ShardSize: 16}); err != nil {
+		t.Fatal(err)
+	}
+	cfg, err := cfg.WithData(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, level := range OnDiskLevels {
+		dev := fastDevice(t)
+		res, err := Run(context.Background(), level, cfg, dev, train.Config{Steps: 3, Warmup: 1})
+		dev.Close()
+		if err != nil {
+			t.Fatalf("%s: %v", level, err)
+		}
+		units := map[string]bool{}
+		for _, v := range (Point{Level: level, Workers: 2, Impl: "fast", Pinned: true}).Benchmark(res).Values {
+			units[v.Unit] = true
+		}
+		for u, want := range map[string]bool{
+			"fetch-ns/sample":  level == None,
+			"read-MB/s":        level == None,
+			"decode-ns/sample": level <= Encoded,
+			"load-ns/sample":   false,
+			"failures":         false,
+		} {
+			if units[u] != want {
+				t.Errorf("%s: %s recorded: %v, want %v", level, u, units[u], want)
+			}
+		}
+	}
+	if _, err := Run(context.Background(), Encoded, small("fast", 1), fastDevice(t), train.Config{Steps: 1}); err == nil ||
+		!strings.Contains(err.Error(), "level encoded needs a dataset on disk") {
+		t.Errorf("encoded without data: %v", err)
+	}
+	if l, err := ParseLevel("encoded"); err != nil || l != Encoded || l.Stage() != "decoding" {
+		t.Errorf("ParseLevel(encoded) = %v, %v", l, err)
+	}
+}
+
 func TestBadInput(t *testing.T) {
 	good := small("fast", 1)
 	bad := good
@@ -161,6 +208,13 @@ func TestAttribute(t *testing.T) {
 		// The lower level faster (noise) is a negative drop, never blamed.
 		{"noise", map[Level]float64{Device: 3, Host: 3.3}, "", 1},
 		{"one level", map[Level]float64{Raw: 2}, "", 0},
+		// Data on disk: none against encoded is fetching, encoded against
+		// raw decoding; none against raw, encoded not measured, is raw
+		// data loading (fetch and decode), not "+ decoding" again.
+		{"fetch bound", map[Level]float64{Device: 4, Raw: 4, Encoded: 3.9, None: 1}, "fetching", 3},
+		{"decode bound", map[Level]float64{Device: 4, Raw: 4, Encoded: 1.5, None: 1.4}, "decoding", 3},
+		{"encoded not measured", map[Level]float64{Device: 4, None: 1}, "raw data loading + transforms + batching (collate) + host-to-device transfer", 1},
+		{"decode and transforms", map[Level]float64{Device: 4, Sample: 4, Encoded: 1}, "decoding + transforms", 2},
 	} {
 		a := Attribute(tc.med)
 		got := ""

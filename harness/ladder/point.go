@@ -71,8 +71,12 @@ func Points(levels []Level, workers []int, impls []string, placements []loader.P
 // step-max-ns: tail stalls), and, where the measured steps uploaded
 // batches (every level but device), upload-B/op, the bytes copied per
 // step; where the level loads or transforms, the mean load and transform
-// time per sample (load-ns/sample, transform-ns/sample); the device's copy and conversion
-// time per step (upload-ns/op, convert-ns/op) where it did either.
+// time per sample (load-ns/sample, transform-ns/sample; from a dataset on
+// disk, fetch-ns/sample and decode-ns/sample instead of load), and where it
+// fetched, the read throughput read-MB/s (bytes fetched over the fetch
+// stage's summed task time, 10⁶ bytes); failures, the samples skipped,
+// where any were; the device's copy and conversion time per step
+// (upload-ns/op, convert-ns/op) where it did either.
 func (p Point) Benchmark(r train.Result) *benchfmt.Result {
 	per := func(d float64, n int64) float64 {
 		if n <= 0 {
@@ -107,9 +111,14 @@ func (p Point) Benchmark(r train.Result) *benchfmt.Result {
 	for _, st := range r.Pipeline.Stages {
 		// Only where the stage does the work: a cached stage hands out its
 		// sample in nanoseconds.
-		if st.Name == "load" && p.Level == None || st.Name == "transform" && p.Level <= Raw {
+		if (st.Name == "load" || st.Name == "fetch") && p.Level == None ||
+			st.Name == "decode" && p.Level <= Encoded || st.Name == "transform" && p.Level <= Raw {
 			add(per(float64(st.Total), st.Tasks), st.Name+"-ns/sample")
 		}
+		if st.Name == "fetch" && p.Level == None && st.Total > 0 {
+			add(float64(r.Fetched)/1e6/st.Total.Seconds(), "read-MB/s")
+		}
 	}
+	add(float64(r.Failures), "failures")
 	return res
 }

@@ -21,14 +21,19 @@ func Run(ctx context.Context, level Level, cfg loader.Config, dev device.Device,
 	if err := tc.Validate(); err != nil {
 		return train.Result{}, err
 	}
+	if err := level.Check(cfg); err != nil {
+		return train.Result{}, err
+	}
 	switch level {
-	case None, Raw, Sample:
+	case None, Encoded, Raw, Sample:
 		ld, err := loader.New(ctx, level.cache(), cfg, tc.Warmup+tc.Steps)
 		if err != nil {
 			return train.Result{}, err
 		}
 		res, err := train.Run(ctx, ld, dev, cfg.Batch, tc)
 		res.Pipeline = ld.Stats()
+		ds := ld.Data()
+		res.Fetched, res.Failures = ds.Fetched, ds.Failures
 		if cerr := ld.Close(); err == nil && cerr != nil {
 			err = cerr
 		}
@@ -47,9 +52,23 @@ func Run(ctx context.Context, level Level, cfg loader.Config, dev device.Device,
 	return train.Result{}, fmt.Errorf("unknown level %d", int(level))
 }
 
+// Check reports whether level l can run cfg's pipeline: encoded needs a
+// dataset on disk (loader.Config.Supports).
+func (l Level) Check(cfg loader.Config) error {
+	if l < None || l > Device {
+		return fmt.Errorf("unknown level %d", int(l))
+	}
+	if l <= Sample {
+		return cfg.Supports(l.cache())
+	}
+	return nil
+}
+
 // cache is what the loader keeps at a level that runs one.
 func (l Level) cache() loader.Cache {
 	switch l {
+	case Encoded:
+		return loader.CacheEncoded
 	case Raw:
 		return loader.CacheRaw
 	case Sample:

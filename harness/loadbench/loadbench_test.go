@@ -14,6 +14,7 @@ import (
 	"github.com/headspace-bench/headspace/datasets"
 	"github.com/headspace-bench/headspace/datasets/transforms"
 	"github.com/headspace-bench/headspace/harness/loader"
+	"github.com/headspace-bench/headspace/harness/machine"
 	"github.com/headspace-bench/headspace/harness/procloader"
 	"github.com/headspace-bench/headspace/harness/results"
 )
@@ -88,7 +89,7 @@ func TestSweepStructure(t *testing.T) {
 	for _, m := range ms {
 		bs = append(bs, m.Benchmark())
 	}
-	if err := results.WriteFile(out, results.Environment("none"), bs); err != nil {
+	if err := results.WriteFile(out, machine.Environment("none"), bs); err != nil {
 		t.Fatal(err)
 	}
 	back, err := results.Read(out)

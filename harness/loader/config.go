@@ -1,10 +1,14 @@
 package loader
 
 import (
+	"context"
+	"errors"
 	"fmt"
+	"runtime"
 	"time"
 
 	"github.com/headspace-bench/headspace/datasets"
+	"github.com/headspace-bench/headspace/datasets/ondisk"
 	"github.com/headspace-bench/headspace/datasets/transforms"
 	"github.com/headspace-bench/headspace/harness/batching"
 	"github.com/headspace-bench/headspace/harness/pipeline"
@@ -32,7 +36,31 @@ type Config struct {
 	// MeasureCPU measures each stage's CPU time besides its task time
 	// (pipeline.Pipeline.MeasureCPU; Linux only, New fails elsewhere).
 	MeasureCPU bool
+	// Data, if set, is a dataset directory written by `headspace dataset
+	// write` (package ondisk), read instead of the synthetic fill: the
+	// load stage becomes fetch (read a sample's bytes) then decode.
+	// Dataset must describe it; WithData sets it from the manifest.
+	Data string
+	// MaxFailures is how many samples of Data that cannot be fetched or
+	// decoded are skipped (and counted) before the run stops; a skipped
+	// sample is replaced by the next one that reads, so batches keep
+	// their size. 0 stops at the first.
+	MaxFailures int
+	// PageCache is what happens to Data's files in the page cache before
+	// each loader starts: "" leaves them as they are, PageWarm reads them
+	// once, PageCold evicts them (Linux only).
+	PageCache string
 }
+
+// The page-cache modes of Config.PageCache.
+const (
+	PageWarm = "warm"
+	PageCold = "cold"
+)
+
+// MaxMaxFailures bounds Config.MaxFailures: more skipped samples than
+// that is a broken dataset, not a measurement.
+const MaxMaxFailures = 1 << 20
 
 // Placement is where the transform's last steps, ConvertColor and Scale,
 // run.
@@ -84,6 +112,7 @@ type Cache int
 // The caches a loader can keep.
 const (
 	CacheNothing Cache = iota // every sample is loaded and transformed
+	CacheEncoded              // one sample's encoded bytes (Data only), decoded and transformed every time
 	CacheRaw                  // one raw sample, transformed every time
 	CacheSample               // one processed sample, only batched
 )
@@ -137,8 +166,81 @@ func (c Config) Validate() error {
 		return fmt.Errorf("prefetch %d must not be negative", c.Prefetch)
 	case c.LoadLatency < 0:
 		return fmt.Errorf("load latency %v must not be negative", c.LoadLatency)
+	case c.MaxFailures < 0 || c.MaxFailures > MaxMaxFailures:
+		return fmt.Errorf("max failures %d must be within 0..%d", c.MaxFailures, MaxMaxFailures)
+	case c.Data == "" && c.MaxFailures > 0:
+		return fmt.Errorf("max failures %d needs a dataset on disk", c.MaxFailures)
+	}
+	switch c.PageCache {
+	case "", PageWarm:
+	case PageCold:
+		if !ondisk.EvictAvailable {
+			return fmt.Errorf("page cache cold: eviction is not available on %s", runtime.GOOS)
+		}
+	default:
+		return fmt.Errorf("page cache %q: want warm or cold", c.PageCache)
+	}
+	if c.Data == "" && c.PageCache != "" {
+		return fmt.Errorf("page cache %s needs a dataset on disk", c.PageCache)
 	}
 	return nil
+}
+
+// Supports reports whether a loader of c can keep cache: CacheEncoded
+// needs a dataset on disk, since the synthetic fill has no encoded bytes.
+func (c Config) Supports(cache Cache) error {
+	switch cache {
+	case CacheNothing, CacheRaw, CacheSample:
+		return nil
+	case CacheEncoded:
+		if c.Data == "" {
+			return errors.New("level encoded needs a dataset on disk (--data): the synthetic fill has no encoded bytes to cache")
+		}
+		return nil
+	}
+	return fmt.Errorf("loader: unknown cache %d", int(cache))
+}
+
+// WithData is c reading the dataset in dir: Data is set and Dataset's
+// size, count, classes and seed are the manifest's.
+func (c Config) WithData(dir string) (Config, error) {
+	m, err := ondisk.ReadManifest(dir)
+	if err != nil {
+		return c, err
+	}
+	c.Data = dir
+	c.Dataset = datasets.Synthetic{Width: m.Width, Height: m.Height, Classes: m.Classes, N: m.Count, Seed: m.Seed}
+	return c, nil
+}
+
+// PreparePageCache puts Data's files in the page cache state PageCache
+// names: read once (warm) or evicted (cold). New calls it; a loader that
+// runs BatchFillers in other processes calls it once, before they start.
+func (c Config) PreparePageCache(ctx context.Context) error {
+	var err error
+	switch c.PageCache {
+	case PageWarm:
+		_, err = ondisk.Warm(ctx, c.Data)
+	case PageCold:
+		_, err = ondisk.Evict(ctx, c.Data)
+	}
+	return err
+}
+
+// openData opens Data and checks that it is the dataset Dataset
+// describes.
+func (c Config) openData() (*ondisk.Dataset, error) {
+	d, err := ondisk.OpenWith(c.Data, ondisk.Options{MaxFailures: c.MaxFailures})
+	if err != nil {
+		return nil, err
+	}
+	m := d.Manifest()
+	if m.Width != c.Dataset.Width || m.Height != c.Dataset.Height || m.Count != c.Dataset.N {
+		d.Close()
+		return nil, fmt.Errorf("loader: %s holds %d samples of %dx%d, the configuration says %d of %dx%d",
+			c.Data, m.Count, m.Width, m.Height, c.Dataset.N, c.Dataset.Width, c.Dataset.Height)
+	}
+	return d, nil
 }
 
 func (c Config) prefetch() int {
@@ -152,6 +254,8 @@ func (c Cache) String() string {
 	switch c {
 	case CacheNothing:
 		return "nothing"
+	case CacheEncoded:
+		return "encoded"
 	case CacheRaw:
 		return "raw"
 	case CacheSample:

@@ -22,6 +22,13 @@
 // still run a loader. BatchFiller computes the same batches on one
 // goroutine, as one DataLoader worker process does (package procloader).
 //
+// With Config.Data the load stage reads a dataset on disk (package
+// ondisk) in two stages, fetch (the sample's bytes, into a pooled buffer)
+// and decode (into a pooled raw sample); CacheEncoded keeps one sample's
+// bytes so every item is decoded but nothing is read. A sample that fails
+// either stage stops the run with an error naming it and its file, or is
+// skipped and counted within Config.MaxFailures (Loader.Data).
+//
 // Placement says where the transform's last steps run: Host gives float32
 // batches, Device uint8 batches that the device converts.
 package loader

@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/headspace-bench/headspace/datasets"
+	"github.com/headspace-bench/headspace/datasets/ondisk"
 	"github.com/headspace-bench/headspace/harness/batching"
 )
 
@@ -18,10 +19,12 @@ type BatchFiller struct {
 	cfg Config
 	t   *transformer
 	raw *datasets.Sample
+	ds  datasets.Dataset // Config.Dataset, or the dataset on disk
 }
 
-// NewBatchFiller checks c and returns a filler for its batches. Workers,
-// Prefetch and Recorder are not used.
+// NewBatchFiller checks c and returns a filler for its batches, opening
+// c.Data if set (its page cache is left as it is: PreparePageCache is the
+// caller's). Workers, Prefetch and Recorder are not used. Close it.
 func (c Config) NewBatchFiller() (*BatchFiller, error) {
 	if err := c.Validate(); err != nil {
 		return nil, err
@@ -30,7 +33,30 @@ func (c Config) NewBatchFiller() (*BatchFiller, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &BatchFiller{cfg: c, t: t, raw: datasets.NewSample(c.Dataset.Width, c.Dataset.Height)}, nil
+	f := &BatchFiller{cfg: c, t: t, raw: datasets.NewSample(c.Dataset.Width, c.Dataset.Height), ds: c.Dataset}
+	if c.Data != "" {
+		if f.ds, err = c.openData(); err != nil {
+			return nil, err
+		}
+	}
+	return f, nil
+}
+
+// Close closes the dataset on disk, if any.
+func (f *BatchFiller) Close() error {
+	if d, ok := f.ds.(*ondisk.Dataset); ok {
+		return d.Close()
+	}
+	return nil
+}
+
+// Failures is the number of samples of a dataset on disk that Fill
+// skipped (Config.MaxFailures).
+func (f *BatchFiller) Failures() int64 {
+	if d, ok := f.ds.(*ondisk.Dataset); ok {
+		return d.Failures()
+	}
+	return 0
 }
 
 // Fill computes batch k (k >= 0) into b, which must have the configuration's
@@ -53,7 +79,7 @@ func (f *BatchFiller) Fill(k int, b *batching.Batch) error {
 		if c.LoadLatency > 0 {
 			time.Sleep(c.LoadLatency)
 		}
-		if err := c.Dataset.Fill(pos%c.Dataset.N, f.raw); err != nil {
+		if err := f.ds.Fill(pos%c.Dataset.N, f.raw); err != nil {
 			return fmt.Errorf("loader: batch %d, sample %d: %w", k, pos, err)
 		}
 		if b.DType == batching.Uint8 {

@@ -22,6 +22,7 @@ type Loader struct {
 	p       *pipeline.Pipeline
 	out     *pipeline.Queue[*batching.Batch]
 	batches *batching.Pool
+	data    *disk // nil without Config.Data
 }
 
 var _ batching.Loader = (*Loader)(nil)
@@ -54,8 +55,8 @@ func New(ctx context.Context, cache Cache, cfg Config, n int) (*Loader, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
-	if cache < CacheNothing || cache > CacheSample {
-		return nil, fmt.Errorf("loader: unknown cache %d", int(cache))
+	if err := cfg.Supports(cache); err != nil {
+		return nil, err
 	}
 	if n <= 0 {
 		return nil, fmt.Errorf("number of batches %d must be positive", n)
@@ -83,12 +84,43 @@ func New(ctx context.Context, cache Cache, cfg Config, n int) (*Loader, error) {
 		impls <- t
 	}
 
-	// The caches of CacheRaw and CacheSample, made once, before timing starts.
+	// The dataset on disk, if any, prepared and opened before timing starts.
+	var dk *disk
+	if cfg.Data != "" {
+		if err := cfg.PreparePageCache(ctx); err != nil {
+			return nil, err
+		}
+		d, err := cfg.openData()
+		if err != nil {
+			return nil, err
+		}
+		dk = &disk{d: d, max: int64(cfg.MaxFailures), latency: cfg.LoadLatency}
+	}
+	done := false
+	defer func() {
+		if !done && dk != nil {
+			dk.d.Close()
+		}
+	}()
+
+	// The caches of CacheEncoded, CacheRaw and CacheSample, made once,
+	// before timing starts.
 	var cachedRaw *datasets.Sample
 	var cachedOut *processed
 	if cache == CacheRaw || cache == CacheSample {
 		cachedRaw = datasets.NewSample(ds.Width, ds.Height)
-		if err := ds.Fill(0, cachedRaw); err != nil {
+		var err error
+		if dk != nil {
+			err = dk.d.Fill(0, cachedRaw)
+		} else {
+			err = ds.Fill(0, cachedRaw)
+		}
+		if err != nil {
+			return nil, err
+		}
+	}
+	if cache == CacheEncoded {
+		if err := dk.cacheFirst(ctx); err != nil {
 			return nil, err
 		}
 	}
@@ -149,7 +181,12 @@ func New(ctx context.Context, cache Cache, cfg Config, n int) (*Loader, error) {
 	case CacheSample:
 		load = func(context.Context, pipeline.Item[int]) (*datasets.Sample, error) { return nil, nil }
 	}
-	loaded, err := pipeline.Map(p, "load", idx, W, q, load)
+	var loaded *pipeline.Queue[*datasets.Sample]
+	if dk != nil {
+		loaded, err = dk.stages(p, idx, cache, W, q, alive, raws, cachedRaw)
+	} else {
+		loaded, err = pipeline.Map(p, "load", idx, W, q, load)
+	}
 	if err != nil {
 		return fail(err)
 	}
@@ -187,7 +224,8 @@ func New(ctx context.Context, cache Cache, cfg Config, n int) (*Loader, error) {
 	if err != nil {
 		return fail(err)
 	}
-	return &Loader{p: p, out: batches, batches: pool}, nil
+	done = true
+	return &Loader{p: p, out: batches, batches: pool, data: dk}, nil
 }
 
 // transformer is one worker's transform and random source.
@@ -332,7 +370,24 @@ func (l *Loader) Next(ctx context.Context) (*batching.Batch, error) {
 func (l *Loader) Release(b *batching.Batch) { l.batches.Put(b) }
 
 // Close implements batching.Loader.
-func (l *Loader) Close() error { return l.p.Close() }
+func (l *Loader) Close() error {
+	err := l.p.Close()
+	if l.data != nil {
+		if cerr := l.data.d.Close(); err == nil {
+			err = cerr
+		}
+	}
+	return err
+}
+
+// Data is what the loader read from a dataset on disk: the bytes fetched
+// and the samples skipped (Config.MaxFailures). Zero without Config.Data.
+func (l *Loader) Data() DataStats {
+	if l.data == nil {
+		return DataStats{}
+	}
+	return DataStats{Fetched: l.data.fetched.Load(), Failures: l.data.failures.Load()}
+}
 
 // Stats returns the pipeline's statistics.
 func (l *Loader) Stats() pipeline.Stats { return l.p.Stats() }

@@ -8,8 +8,6 @@ import (
 	"runtime"
 	"strings"
 	"time"
-
-	"github.com/headspace-bench/headspace/harness/results"
 )
 
 // Machine is a description of this machine at one moment.
@@ -24,8 +22,8 @@ type Machine struct {
 	Date       time.Time // when it was described, UTC
 }
 
-// Describe describes this machine now. The CPU model and the commit come
-// from results.Environment, so reports and result files agree.
+// Describe describes this machine now. The CPU model and the commit are
+// Environment's, so reports and result files agree.
 func Describe() Machine {
 	m := Machine{
 		Cores:      runtime.NumCPU(),
@@ -36,7 +34,7 @@ func Describe() Machine {
 		Go:         runtime.Version(),
 		Date:       time.Now().UTC(),
 	}
-	for _, c := range results.Environment("none") {
+	for _, c := range Environment("none") {
 		switch c.Key {
 		case "cpu":
 			m.CPU = c.Value

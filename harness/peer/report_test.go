@@ -9,9 +9,10 @@ import (
 	"testing"
 	"time"
 
-	"github.com/headspace-bench/headspace/harness/machine"
 	"github.com/headspace-bench/headspace/harness/peer"
 	"github.com/headspace-bench/headspace/harness/results"
+
+	"github.com/headspace-bench/headspace/harness/machine"
 )
 
 var update = flag.Bool("update", false, "rewrite the golden files in testdata")

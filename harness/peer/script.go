@@ -33,6 +33,10 @@ type Settings struct {
 	Batch         int    // samples per batch
 	Batches       int    // batches per run, at least 2: the first gives the time to first batch
 	Seed          uint64 // dataset and transform seed
+	// Data, if set, is a dataset on disk (headspace dataset write) that
+	// both sides read: ours fetches and decodes it (Go's decoders), the
+	// peer gets --data (PIL's). Width, Height and Seed must be its.
+	Data string
 }
 
 // DefaultSettings is the document's pipeline, 1024×1024 raw images cropped
@@ -51,6 +55,13 @@ func (s Settings) Pipeline(impl string, workers int) loader.Config {
 	c.Dataset.Width, c.Dataset.Height, c.Dataset.Seed = s.Width, s.Height, s.Seed
 	c.Transforms.Crop = s.Crop
 	c.Impl, c.Batch, c.Workers = impl, s.Batch, workers
+	if s.Data != "" {
+		// A manifest that cannot be read leaves Data set, for New's error.
+		if d, err := c.WithData(s.Data); err == nil {
+			c = d
+		}
+		c.Data = s.Data
+	}
 	return c
 }
 
@@ -65,7 +76,7 @@ func (s Settings) Validate() error {
 // Args is the script's argv (after the script's path) for these settings
 // and worker counts.
 func (s Settings) Args(workers []int) []string {
-	return []string{
+	args := []string{
 		"--raw-size", fmt.Sprintf("%dx%d", s.Width, s.Height),
 		"--crop", strconv.Itoa(s.Crop),
 		"--batch", strconv.Itoa(s.Batch),
@@ -73,6 +84,10 @@ func (s Settings) Args(workers []int) []string {
 		"--workers", joinInts(workers),
 		"--seed", strconv.FormatUint(s.Seed, 10),
 	}
+	if s.Data != "" {
+		args = append(args, "--data", s.Data)
+	}
+	return args
 }
 
 // Config lists the settings as results configuration lines.

@@ -227,3 +227,17 @@ func TestScriptCompiles(t *testing.T) {
 		t.Fatalf("py_compile peers/torch/dataloader.py: %v\n%s", err, out)
 	}
 }
+
+// TestSettingsArgsData checks that a dataset on disk is passed to the peer
+// as --data and to our loader as Data.
+func TestSettingsArgsData(t *testing.T) {
+	s := peer.DefaultSettings()
+	s.Data = "/tmp/some data"
+	args := s.Args([]int{1})
+	if n := len(args); n < 2 || args[n-2] != "--data" || args[n-1] != "/tmp/some data" {
+		t.Errorf("Args = %q, want --data last", args)
+	}
+	if c := s.Pipeline("fast", 1); c.Data != "/tmp/some data" {
+		t.Errorf("Pipeline's Data = %q", c.Data)
+	}
+}

@@ -99,6 +99,9 @@ func NewWithOptions(ctx context.Context, cfg loader.Config, n int, opt Options) 
 	if opt.Exe == "" {
 		return nil, errors.New("procloader: no worker executable")
 	}
+	if err := cfg.PreparePageCache(ctx); err != nil {
+		return nil, err
+	}
 	args := opt.Args
 	if args == nil {
 		args = []string{"worker"}

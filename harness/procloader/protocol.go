@@ -33,6 +33,10 @@ type spec struct {
 	Impl        string
 	Batch       int
 	LoadLatency time.Duration
+	// Data and MaxFailures: each worker opens the dataset on disk itself,
+	// by path (the parent has prepared its page cache).
+	Data        string `json:",omitempty"`
+	MaxFailures int    `json:",omitempty"`
 }
 
 func newSpec(cfg loader.Config, worker int) spec {
@@ -40,6 +44,7 @@ func newSpec(cfg loader.Config, worker int) spec {
 		Version: protocolVersion, Worker: worker, Workers: cfg.Workers,
 		Dataset: cfg.Dataset, Transforms: cfg.Transforms, Impl: cfg.Impl,
 		Batch: cfg.Batch, LoadLatency: cfg.LoadLatency,
+		Data: cfg.Data, MaxFailures: cfg.MaxFailures,
 	}
 }
 
@@ -48,6 +53,7 @@ func (s spec) config() loader.Config {
 	return loader.Config{
 		Dataset: s.Dataset, Transforms: s.Transforms, Impl: s.Impl,
 		Batch: s.Batch, Workers: 1, LoadLatency: s.LoadLatency,
+		Data: s.Data, MaxFailures: s.MaxFailures,
 	}
 }
 

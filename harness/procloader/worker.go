@@ -30,6 +30,7 @@ func ServeWorker(ctx context.Context, in io.Reader, out io.Writer) error {
 	if err != nil {
 		return fmt.Errorf("procloader worker %d: %w", s.Worker, err)
 	}
+	defer f.Close()
 	pool, err := batching.NewPool(cfg.Batch, cfg.Transforms.OutLen())
 	if err != nil {
 		return fmt.Errorf("procloader worker %d: %w", s.Worker, err)

@@ -60,9 +60,12 @@
 // file that is missing, unreadable, another document's or lacking a
 // setting is a *FileError that names it.
 //
-// Two figures need more than numbers. The 003 timeline is the trace of
-// one run, saved beside the result file as 003-timeline-none.json (a
-// timeline.Timeline); the 004 animations and timelines come from the
+// Some figures and tables need more than numbers. The 003 timeline is the
+// trace of one run, saved beside the result file as
+// 003-timeline-none.json (a timeline.Timeline), and the what-if model's
+// profiles of steps (a) and (b) are saved as 003-model.json (whatif.Profile
+// by transform implementation), read beside the ladders when the report is
+// built; the 004 animations and timelines come from the
 // simulation, a function of its configuration, so seed 1 of each run is
 // simulated again from the file's settings, and its batch count must be
 // the file's.

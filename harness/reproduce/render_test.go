@@ -17,6 +17,7 @@ import (
 	"github.com/headspace-bench/headspace/harness/machine"
 	"github.com/headspace-bench/headspace/harness/sim"
 	"github.com/headspace-bench/headspace/harness/summary"
+	"github.com/headspace-bench/headspace/harness/whatif"
 	"github.com/headspace-bench/headspace/workloads"
 )
 
@@ -131,8 +132,27 @@ func fixed003() Result003 {
 			tr.Rows = append(tr.Rows, row)
 		}
 	}
+	od := &OnDiskStep{Setup: "fast transforms, crop 256, batch 256, 2 workers"}
+	for _, x := range []struct {
+		format, layout, cache string
+		raw                   int
+		none, encoded, rawL   float64
+	}{{"raw", "shards", "warm", 1024, 3.41, 3.42, 3.43}, {"jpeg", "files", "warm", 1024, 0.21, 0.22, 3.42}, {"jpeg", "files", "cold", 1024, 0.19, 0.22, 3.42}} {
+		med := map[ladder.Level]float64{ladder.None: x.none, ladder.Encoded: x.encoded, ladder.Raw: x.rawL, ladder.Device: 3.45}
+		ratios := map[ladder.Level]float64{}
+		for l, v := range med {
+			ratios[l] = v / 3.45
+		}
+		od.Rows = append(od.Rows, workloads.OnDiskRow{Case: workloads.OnDiskCase{Format: x.format, Layout: x.layout, RawSize: x.raw, PageCache: x.cache},
+			Median: med, Ratio: ratios, Attribution: ladder.Attribute(med)})
+	}
+	measured := map[ladder.Level]float64{ladder.Device: 3.45, ladder.Host: 3.42, ladder.Sample: 3.42, ladder.Raw: 1.3, ladder.None: 1.1}
+	model := []ModelReading{{Title: "naive transforms", Reading: whatif.LadderReading{
+		Measured: measured, Predicted: map[ladder.Level]float64{ladder.Device: 3.45, ladder.Host: 3.45, ladder.Sample: 3.45, ladder.Raw: 1.2, ladder.None: 1.0},
+		Ladder: ladder.Attribute(measured), Model: "transforms"}}}
 	return Result003{Header: fixedHeader("003", false), Workers: 2, Batch: 256, Step: 290 * time.Millisecond, Steps: []LadderStep{a, b, c}, Transfer: tr,
-		LadderFigure: "figures/003-ladder.png", StepsFigure: "figures/003-steps.png", Timeline: "figures/003-timeline-none.png"}
+		LadderFigure: "figures/003-ladder.png", StepsFigure: "figures/003-steps.png", Timeline: "figures/003-timeline-none.png",
+		OnDisk: od, Model: model}
 }
 
 func fixed004() Result004 {
@@ -159,7 +179,11 @@ func TestMarkdownGolden(t *testing.T) {
 		{"000-headspace", fixed000()},
 		{"002-loaders", fixed002()},
 		{"003-caching-ladder", fixed003()},
-		{"003-without-transfer", func() Result003 { r := fixed003(); r.Transfer = nil; r.Timeline = ""; return r }()},
+		{"003-without-transfer", func() Result003 {
+			r := fixed003()
+			r.Transfer, r.Timeline, r.OnDisk, r.Model = nil, "", nil, nil
+			return r
+		}()},
 		{"004-sim", fixed004()},
 	} {
 		t.Run(tc.name, func(t *testing.T) {

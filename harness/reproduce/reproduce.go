@@ -151,7 +151,7 @@ func (d Doc) Results() string { return d.ID + "-" + d.Name + ".txt" }
 var Docs = []Doc{
 	{ID: "000", Name: "headspace", Title: "SPDL: Headspace Analysis", Source: "000 and its source 001 (`000_b26ccd1800a65d07.txt`, `001_bfd1d3776b60ebdb.txt`)", measure: measure000, render: render000},
 	{ID: "002", Name: "loaders", Title: "Thread-Based Data Loading: SPDL Can Speed Up Model Training", Source: "002 (`002_ddd8ca0605a62902.txt`), with the loader-only figures of SPDL's documentation", measure: measure002, render: render002},
-	{ID: "003", Name: "caching-ladder", Title: "A Caching Strategy for Identifying Bottlenecks on the Data Input Pipeline", Source: "003 (`003_6d72fe6df9c9377c.txt`)", Saved: []string{timeline003}, measure: measure003, render: render003},
+	{ID: "003", Name: "caching-ladder", Title: "A Caching Strategy for Identifying Bottlenecks on the Data Input Pipeline", Source: "003 (`003_6d72fe6df9c9377c.txt`)", Saved: []string{timeline003, model003File}, measure: measure003, render: render003},
 	{ID: "004", Name: "sim", Title: "Visualizing data loaders to diagnose deep learning pipelines", Source: "004 (`004_86163727c16e432a.txt`)", measure: measure004, render: render004},
 }
 

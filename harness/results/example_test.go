@@ -18,7 +18,7 @@ func ExampleWriteFile() {
 	defer os.RemoveAll(dir)
 	path := filepath.Join(dir, "ladder.txt")
 
-	// A sweep would use results.Environment(device) for the machine.
+	// A sweep would use machine.Environment(device) for the machine.
 	config := []results.Config{{Key: "goos", Value: "linux"}, {Key: "commit", Value: "1a2b3c4"}, {Key: "device", Value: "emulated"}}
 	var rs []*benchfmt.Result
 	for _, ns := range []float64{581e6, 579e6} {
@@ -60,24 +60,4 @@ func ExampleWriteFile() {
 	// BenchmarkLadder/level=raw/workers=4/transforms=naive 10 5.79e+08 ns/op 1.7271157167530224 steps/s
 	// Ladder/level=raw/workers=4/transforms=naive commit=1a2b3c4: 0.581 sec/op, 1.721 steps/s
 	// Ladder/level=raw/workers=4/transforms=naive commit=1a2b3c4: 0.579 sec/op, 1.727 steps/s
-}
-
-func ExampleCompareFiles() {
-	rep, err := results.CompareFiles("testdata/gate/toofew/old.txt", "testdata/gate/toofew/new.txt", results.GateOptions{})
-	if err != nil {
-		fmt.Println(err) // a command exits 2 here
-		return
-	}
-	for _, row := range rep.Rows {
-		fmt.Printf("%s %s: %v (n=%d+%d)\n", row.Name, row.Unit, row.Verdict, row.Old.N, row.New.N)
-	}
-	if len(rep.Regressions()) > 0 {
-		fmt.Println("exit 1")
-	}
-	// Output:
-	// BenchmarkThreeEach-2 sec/op: too few samples (n=3+3)
-	// BenchmarkThreeFour-2 sec/op: too few samples (n=3+4)
-	// BenchmarkFourEach-2 sec/op: regression (n=4+4)
-	// BenchmarkOneEach-2 sec/op: too few samples (n=1+1)
-	// exit 1
 }

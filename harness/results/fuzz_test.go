@@ -2,7 +2,6 @@ package results
 
 import (
 	"bytes"
-	"io"
 	"os"
 	"path/filepath"
 	"testing"
@@ -11,10 +10,11 @@ import (
 )
 
 // FuzzRead feeds arbitrary bytes to the reader. It must never panic or
-// hang, whatever it returns; what it reads must survive the gate and,
-// where it is writable, a write and read back.
+// hang, whatever it returns; what it reads must, where it is writable,
+// survive a write and read back. (harness/gate fuzzes the gate on the
+// same seeds.)
 func FuzzRead(f *testing.F) {
-	paths, _ := filepath.Glob(filepath.Join("testdata", "gate", "*", "*.txt"))
+	paths, _ := filepath.Glob(filepath.Join("..", "gate", "testdata", "gate", "*", "*.txt"))
 	for _, p := range paths {
 		data, err := os.ReadFile(p)
 		if err != nil {
@@ -28,10 +28,6 @@ func FuzzRead(f *testing.F) {
 		rs, meta, err := read(bytes.NewReader(data), "fuzz.txt")
 		if err != nil && len(err.Error()) == 0 {
 			t.Fatal("empty error")
-		}
-		rep := Compare(rs, rs, GateOptions{Units: meta})
-		if err := rep.WriteText(io.Discard); err != nil {
-			t.Fatal(err)
 		}
 		if len(rs) == 0 || err != nil {
 			return

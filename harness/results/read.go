@@ -1,6 +1,7 @@
 package results
 
 import (
+	"bufio"
 	"errors"
 	"fmt"
 	"io"
@@ -39,18 +40,41 @@ func ReadUnits(path string) ([]*benchfmt.Result, benchfmt.UnitMetadataMap, error
 
 // read reads the Go benchmark format from r; name is used in errors.
 func read(r io.Reader, name string) ([]*benchfmt.Result, benchfmt.UnitMetadataMap, error) {
-	rd := benchfmt.NewReader(r, name)
 	var out []*benchfmt.Result
+	meta, err := scan(r, name, func(res *benchfmt.Result) error {
+		out = append(out, res.Clone())
+		return nil
+	})
+	return out, meta, err
+}
+
+// Scan reads the results file at path one result at a time, as Read
+// would return them (tidied values, names without "Benchmark"), calling
+// f with each; the result is valid only during the call (Clone it to keep
+// it), so memory does not grow with the file. It returns the file's unit
+// metadata, and the same errors as Read, or f's first error.
+func Scan(path string, f func(*benchfmt.Result) error) (benchfmt.UnitMetadataMap, error) {
+	file, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer file.Close()
+	return scan(file, path, f)
+}
+
+func scan(r io.Reader, name string, f func(*benchfmt.Result) error) (benchfmt.UnitMetadataMap, error) {
+	rd := benchfmt.NewReader(r, name)
 	var errs []error
 	nerr := 0
 	for rd.Scan() {
 		switch rec := rd.Result().(type) {
 		case *benchfmt.Result:
-			c := rec.Clone()
-			for i, v := range c.Values {
-				c.Values[i] = tidyValue(v)
+			for i, v := range rec.Values {
+				rec.Values[i] = TidyValue(v)
 			}
-			out = append(out, c)
+			if err := f(rec); err != nil {
+				return nil, err
+			}
 		case *benchfmt.SyntaxError:
 			if nerr++; nerr <= maxErrors {
 				errs = append(errs, rec)
@@ -61,7 +85,10 @@ func read(r io.Reader, name string) ([]*benchfmt.Result, benchfmt.UnitMetadataMa
 		errs = append(errs, fmt.Errorf("%s: %d more syntax errors", name, nerr-maxErrors))
 	}
 	if err := rd.Err(); err != nil {
+		if errors.Is(err, bufio.ErrTooLong) {
+			err = fmt.Errorf("%s: a line is longer than the benchmark format's reader takes (64 KiB): not a results file", name)
+		}
 		errs = append(errs, err)
 	}
-	return out, rd.Units(), errors.Join(errs...)
+	return rd.Units(), errors.Join(errs...)
 }

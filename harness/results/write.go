@@ -3,23 +3,20 @@ package results
 import (
 	"bufio"
 	"bytes"
-	"context"
 	"errors"
 	"fmt"
 	"io"
 	"math"
 	"os"
-	"os/exec"
-	"path/filepath"
-	"runtime"
 	"sort"
 	"strings"
 	"sync"
-	"time"
 	"unicode"
 
 	"golang.org/x/perf/benchfmt"
 	"golang.org/x/perf/benchunit"
+
+	"github.com/headspace-bench/headspace/harness/atomicfile"
 )
 
 // Config is one configuration line of a results file, written as
@@ -27,74 +24,6 @@ import (
 // spaces or upper-case letters (the Go benchmark format's rule); values
 // are a single non-empty line.
 type Config struct{ Key, Value string }
-
-// Environment describes the machine a sweep runs on, as the leading
-// configuration lines of a results file: goos, goarch, cpu (the model
-// name from /proc/cpuinfo, or runtime.GOARCH where that has none),
-// commit and device.
-//
-// commit is $HEADSPACE_COMMIT when set, used verbatim; otherwise
-// `git rev-parse --short HEAD` in the working directory with "-dirty"
-// appended when `git status` shows changes to tracked files; otherwise
-// "unknown". An empty device is recorded as "unknown".
-func Environment(device string) []Config {
-	return environment(device, "/proc/cpuinfo", "")
-}
-
-func environment(device, cpuinfo, dir string) []Config {
-	if device = strings.TrimSpace(device); device == "" {
-		device = "unknown"
-	}
-	return []Config{
-		{"goos", runtime.GOOS},
-		{"goarch", runtime.GOARCH},
-		{"cpu", cpuModel(cpuinfo)},
-		{"commit", commit(dir)},
-		{"device", device},
-	}
-}
-
-// cpuModel returns the first "model name" in the cpuinfo file at path,
-// or runtime.GOARCH when there is none.
-func cpuModel(path string) string {
-	data, err := os.ReadFile(path)
-	if err != nil {
-		return runtime.GOARCH
-	}
-	for line := range strings.Lines(string(data)) {
-		key, val, ok := strings.Cut(line, ":")
-		if ok && strings.TrimSpace(key) == "model name" {
-			if val = strings.Join(strings.Fields(val), " "); val != "" {
-				return val
-			}
-		}
-	}
-	return runtime.GOARCH
-}
-
-// commit returns the commit to record: see Environment.
-func commit(dir string) string {
-	if c := strings.TrimSpace(os.Getenv("HEADSPACE_COMMIT")); c != "" {
-		return c
-	}
-	head, err := git(dir, "rev-parse", "--short", "HEAD")
-	if err != nil || head == "" {
-		return "unknown"
-	}
-	if status, err := git(dir, "status", "--porcelain", "--untracked-files=no"); err == nil && status != "" {
-		head += "-dirty"
-	}
-	return head
-}
-
-func git(dir string, args ...string) (string, error) {
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-	defer cancel()
-	cmd := exec.CommandContext(ctx, "git", args...)
-	cmd.Dir = dir
-	out, err := cmd.Output()
-	return strings.TrimSpace(string(out)), err
-}
 
 // Direction says whether higher or lower values of a unit are better.
 // Its values match benchfmt.UnitMetadataMap.GetBetter: +1, -1, or 0
@@ -120,26 +49,34 @@ func (d Direction) String() string {
 	return "unknown"
 }
 
-// Units gives the direction of the project's own units. Files written by
-// this package carry a "Unit <unit> better=<higher|lower>" line for each
-// of these units that appears in them, so benchstat reads the direction
-// too. The gate also falls back to this table for files without such
-// lines. Change it only before writing or comparing anything.
-var Units = map[string]Direction{
-	"steps/s":     HigherIsBetter,
-	"samples/s":   HigherIsBetter,
-	"au-%":        HigherIsBetter,
-	"GB/s":        HigherIsBetter,
-	"ttfb-ns":     LowerIsBetter,
-	"peak-rss-B":  LowerIsBetter,
-	"step-ns":     LowerIsBetter,
-	"cpu-s":       LowerIsBetter,
-	"upload-B/op": LowerIsBetter,
+// units gives the direction of the project's own units; beyond it, a
+// unit that is a time ("-ns", "-ns/op", "-ns/sample") is lower-is-better
+// (see tableDirection). Files written by this package carry a "Unit <unit>
+// better=<higher|lower>" line for each such unit that appears in them, so
+// benchstat reads the direction too; the gate falls back to the same rule
+// for files without such lines. Units without a direction (other-cores,
+// cores-used, queue) describe a run rather than grade it.
+var units = map[string]Direction{
+	"steps/s":           HigherIsBetter,
+	"predicted-steps/s": HigherIsBetter,
+	"samples/s":         HigherIsBetter,
+	"au-%":              HigherIsBetter,
+	"GB/s":              HigherIsBetter,
+	"read-MB/s":         HigherIsBetter,
+	"batches":           HigherIsBetter,
+	"peak-rss-B":        LowerIsBetter,
+	"cpu-s":             LowerIsBetter,
+	"upload-B/op":       LowerIsBetter,
+	"failures":          LowerIsBetter,
+	"model-idle-%":      LowerIsBetter,
 }
+
+// timeSuffixes mark units of time, all lower-is-better.
+var timeSuffixes = []string{"-ns", "-ns/op", "-ns/sample", "-sec", "-sec/op", "-sec/sample"}
 
 // DirectionOf returns which way unit is better: from a better= line in
 // meta (unit metadata read from files; may be nil) if there is one, else
-// from Units, else from benchfmt's built-in defaults (ns/op, sec/op,
+// from the project's units (steps/s higher, any time lower, …), else from benchfmt's built-in defaults (ns/op, sec/op,
 // B/op and allocs/op are lower-is-better; MB/s and B/s higher). Units
 // are compared tidied, so "ns/op" and "sec/op" are one unit, as are
 // "ttfb-ns" and "ttfb-sec".
@@ -154,13 +91,18 @@ func DirectionOf(unit string, meta benchfmt.UnitMetadataMap) Direction {
 }
 
 func tableDirection(unit string) (Direction, bool) {
-	if d, ok := Units[unit]; ok {
+	if d, ok := units[unit]; ok {
 		return d, true
 	}
 	t := tidy(unit)
-	for u, d := range Units {
+	for u, d := range units {
 		if tidy(u) == t {
 			return d, true
+		}
+	}
+	for _, suf := range timeSuffixes {
+		if strings.HasSuffix(unit, suf) || strings.HasSuffix(t, suf) {
+			return LowerIsBetter, true
 		}
 	}
 	return NoDirection, false
@@ -178,8 +120,9 @@ func tidy(unit string) string {
 // file with Open resumes it: Done tells how many results each benchmark
 // already has.
 //
-// A File is safe for concurrent use. It does not lock the file against
-// other processes: two sweeps writing one file lose each other's results.
+// A File is safe for concurrent use, and holds the file's write lock from
+// Open (or its first write, for a new file) to Close, so two sweeps
+// cannot write one file and lose each other's results.
 type File struct {
 	mu      sync.Mutex
 	path    string
@@ -187,45 +130,89 @@ type File struct {
 	meta    benchfmt.UnitMetadataMap
 	results []*benchfmt.Result
 	done    map[string]int // by name without the "Benchmark" prefix
+	lock    *writeLock     // nil for a new file until its first write, and for devices
 }
 
 // Open opens the results file at path for appending results that were
-// measured under config. An existing file is read, so its results are
-// kept and counted by Done; it must parse cleanly, and every result in it
-// must have been recorded with the same configuration as config except
-// for the "commit" key, or Open fails rather than mix results from
-// different machines or setups. Nothing is written until the first Add.
-func Open(path string, config []Config) (*File, error) {
+// measured under config, and holds the file's write lock until Close: a
+// second writer, in this process or another, is refused (ErrRefused)
+// with the holder's process id. An existing file is read, so its results
+// are kept and counted by Done; it must be a results file (it parses
+// cleanly and holds at least one result: Open refuses anything else, a
+// source file, an image, an empty file's neighbour), and every result in
+// it must have been recorded with the same configuration as config except
+// for the "commit" key, or Open refuses, naming the keys that differ,
+// rather than mix results from different machines or setups. A symbolic
+// link is followed; a device node or pipe (such as /dev/null) is written
+// in place and never read. Nothing is written until the first Add.
+func Open(path string, config []Config) (*File, error) { return open(path, config, false) }
+
+// OpenFresh is Open for a fresh start: an existing results file must be
+// one (of any setup), but its results are not resumed, and it stays on
+// disk, whole, until the first Add replaces it with the new results alone.
+func OpenFresh(path string, config []Config) (*File, error) { return open(path, config, true) }
+
+func open(path string, config []Config, fresh bool) (_ *File, err error) {
 	cfg, err := fileConfig(config)
 	if err != nil {
 		return nil, fmt.Errorf("results: %s: %w", path, err)
 	}
-	if fi, err := os.Stat(filepath.Dir(path)); err != nil {
-		return nil, fmt.Errorf("results: %w", err)
-	} else if !fi.IsDir() {
-		return nil, fmt.Errorf("results: %s: %s is not a directory", path, filepath.Dir(path))
+	if err := atomicfile.Check(path); err != nil {
+		return nil, refused("%v", err)
+	}
+	target, err := atomicfile.Target(path)
+	if err != nil {
+		return nil, err
 	}
 	f := &File{path: path, config: cfg, done: map[string]int{}}
-	existing, meta, err := ReadUnits(path)
-	switch {
-	case errors.Is(err, os.ErrNotExist):
-		return f, nil
-	case err != nil:
-		return nil, fmt.Errorf("results: not resuming %s, it does not read cleanly: %w", path, err)
+	fi, err := os.Stat(target)
+	if err != nil || !fi.Mode().IsRegular() {
+		return f, nil // new, or a device or pipe: nothing to resume or lock
 	}
-	for _, r := range existing {
-		if diff := configDiff(r.Config, cfg); diff != "" {
-			name, line := r.Pos()
-			return nil, fmt.Errorf("results: %s:%d was recorded with a different configuration (%s); "+
-				"refusing to mix results from different setups in one file: write to another file or remove it", name, line, diff)
+	if f.lock, err = lockFor(target); err != nil {
+		return nil, err
+	}
+	defer func() {
+		if err != nil {
+			f.lock.release()
+		}
+	}()
+	existing, meta, err := ReadUnits(target)
+	switch {
+	case err != nil:
+		return nil, refused("%s exists and is not a results file (%v); refusing to write over it: use another --out", path, firstLine(err))
+	case len(existing) == 0 && fi.Size() > 0:
+		return nil, refused("%s exists and holds no benchmark results: not a results file; refusing to write over it: use another --out", path)
+	}
+	if !fresh {
+		for _, r := range existing {
+			if diff := configDiff(r.Config, cfg); diff != "" {
+				return nil, refused("%s holds results of a different setup (%s); refusing to mix them: use another --out, or --fresh to replace it", path, diff)
+			}
+		}
+		f.meta = meta
+		f.results = existing
+		for _, r := range existing {
+			f.done[string(r.Name)]++
 		}
 	}
-	f.meta = meta
-	f.results = existing
-	for _, r := range existing {
-		f.done[string(r.Name)]++
-	}
 	return f, nil
+}
+
+// firstLine is err's message up to its first line break.
+func firstLine(err error) string {
+	s, _, _ := strings.Cut(err.Error(), "\n")
+	return s
+}
+
+// Close releases the file's write lock. The file on disk holds every
+// result Add returned for; Close writes nothing.
+func (f *File) Close() error {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	l := f.lock
+	f.lock = nil
+	return l.release()
 }
 
 // Path returns the file's path.
@@ -254,6 +241,9 @@ func (f *File) Add(results ...*benchfmt.Result) error {
 	}
 	f.mu.Lock()
 	defer f.mu.Unlock()
+	if err := f.lockNew(); err != nil {
+		return err
+	}
 	all := append(f.results[:len(f.results):len(f.results)], add...)
 	if err := writeAtomic(f.path, all, f.meta); err != nil {
 		return err
@@ -262,6 +252,31 @@ func (f *File) Add(results ...*benchfmt.Result) error {
 	for _, r := range add {
 		f.done[string(r.Name)]++
 	}
+	return nil
+}
+
+// lockNew takes the write lock of a file that did not exist at Open, and
+// refuses if one appeared meanwhile (another writer's).
+func (f *File) lockNew() error {
+	if f.lock != nil {
+		return nil
+	}
+	target, err := atomicfile.Target(f.path)
+	if err != nil {
+		return err
+	}
+	fi, err := os.Stat(target)
+	switch {
+	case err == nil && !fi.Mode().IsRegular():
+		return nil // a device or pipe
+	case err == nil:
+		return refused("%s appeared while this run measured (another writer?); refusing to write over it", f.path)
+	}
+	l, err := lockFor(target)
+	if err != nil {
+		return err
+	}
+	f.lock = l
 	return nil
 }
 
@@ -288,7 +303,7 @@ func (f *File) Values(name, unit string) []float64 {
 			continue
 		}
 		for _, v := range r.Values {
-			switch v := tidyValue(v); {
+			switch v := TidyValue(v); {
 			case v.OrigUnit != "" && v.OrigUnit == unit:
 				out = append(out, v.OrigValue)
 			case v.Unit == tidied:
@@ -312,14 +327,20 @@ func (f *File) Results() []*benchfmt.Result {
 }
 
 // WriteFile atomically writes a complete results file at path: config
-// lines, a Unit line for each of its units found in the Units table,
+// lines, a Unit line for each of its units whose direction is known,
 // then results. Each result's own Config is replaced by config; names
-// and values are handled as by File.Add.
+// and values are handled as by File.Add. Like OpenFresh, it replaces only
+// a results file (of any setup), under the file's write lock.
 func WriteFile(path string, config []Config, results []*benchfmt.Result) error {
-	cfg, err := fileConfig(config)
+	f, err := OpenFresh(path, config)
 	if err != nil {
-		return fmt.Errorf("results: %s: %w", path, err)
+		return err
 	}
+	defer f.Close()
+	if err := f.lockNew(); err != nil {
+		return err
+	}
+	cfg := f.config
 	all := make([]*benchfmt.Result, 0, len(results))
 	for _, r := range results {
 		c, err := normalize(r, cfg)
@@ -439,7 +460,7 @@ func normalize(r *benchfmt.Result, config []benchfmt.Config) (*benchfmt.Result, 
 		if origUnit == "" || strings.IndexFunc(origUnit, unicode.IsSpace) >= 0 {
 			return nil, fmt.Errorf("result %s: unit %q must be non-empty without spaces", r.Name, origUnit)
 		}
-		t := tidyValue(v)
+		t := TidyValue(v)
 		if math.IsNaN(orig) || math.IsInf(orig, 0) || math.IsNaN(t.Value) || math.IsInf(t.Value, 0) {
 			return nil, fmt.Errorf("result %s: %s value %v is not finite", r.Name, origUnit, orig)
 		}
@@ -448,12 +469,16 @@ func normalize(r *benchfmt.Result, config []benchfmt.Config) (*benchfmt.Result, 
 	return c, nil
 }
 
-// tidyValue returns v in the form benchfmt.Reader gives values: in the
+// TidyValue returns v in the form benchfmt.Reader gives values: in the
 // tidied unit (sec/op for ns/op) with OrigValue and OrigUnit holding
 // what was written, or as is when tidying changes nothing. Unlike the
 // Reader, it tidies zero values too (the Reader leaves "0 ns/op" as
 // ns/op, which would put it in a unit of its own).
-func tidyValue(v benchfmt.Value) benchfmt.Value {
+// TidyValue is v in benchunit's tidy unit (ns/op as sec/op), its
+// original value and unit kept, as benchfmt.Reader tidies values; the
+// Reader leaves 0 ns/op untidied, and the gate and the writer compare
+// and write tidy values.
+func TidyValue(v benchfmt.Value) benchfmt.Value {
 	orig, origUnit := v.Value, v.Unit
 	if v.OrigUnit != "" {
 		orig, origUnit = v.OrigValue, v.OrigUnit
@@ -525,60 +550,18 @@ func unitLines(unit, orig string, meta benchfmt.UnitMetadataMap) []*benchfmt.Uni
 	return out
 }
 
-// Test hooks.
-var (
-	syncFile = (*os.File).Sync
-	rename   = os.Rename
-)
-
-// writeAtomic writes the file at path through a temporary file in the
-// same directory, synced and renamed over path, so readers see the old
-// or the new file whole. On error the temporary file is removed and
-// path is untouched.
-func writeAtomic(path string, results []*benchfmt.Result, meta benchfmt.UnitMetadataMap) (err error) {
-	mode := os.FileMode(0o644)
-	if fi, err := os.Stat(path); err == nil {
-		mode = fi.Mode().Perm()
-	}
-	dir, base := filepath.Split(path)
-	if dir == "" {
-		dir = "."
-	}
-	tmp, err := os.CreateTemp(dir, "."+base+".tmp-*")
+// writeAtomic writes the file at path whole through atomicfile, so
+// readers see the old or the new file whole; on error path is untouched.
+func writeAtomic(path string, results []*benchfmt.Result, meta benchfmt.UnitMetadataMap) error {
+	err := atomicfile.Write(path, func(w io.Writer) error {
+		bw := bufio.NewWriter(w)
+		if err := encode(bw, results, meta); err != nil {
+			return err
+		}
+		return bw.Flush()
+	})
 	if err != nil {
 		return fmt.Errorf("results: %w", err)
-	}
-	defer func() {
-		if err != nil {
-			tmp.Close()
-			os.Remove(tmp.Name())
-			err = fmt.Errorf("results: writing %s: %w", path, err)
-		}
-	}()
-	bw := bufio.NewWriter(tmp)
-	if err := encode(bw, results, meta); err != nil {
-		return err
-	}
-	if err := bw.Flush(); err != nil {
-		return err
-	}
-	if err := tmp.Chmod(mode); err != nil {
-		return err
-	}
-	if err := syncFile(tmp); err != nil {
-		return err
-	}
-	if err := tmp.Close(); err != nil {
-		return err
-	}
-	if err := rename(tmp.Name(), path); err != nil {
-		return err
-	}
-	// Make the rename itself durable; not every file system can sync a
-	// directory, and the new file is in place either way.
-	if d, err := os.Open(dir); err == nil {
-		d.Sync()
-		d.Close()
 	}
 	return nil
 }

@@ -2,11 +2,10 @@ package results
 
 import (
 	"errors"
+	"fmt"
 	"math"
 	"os"
-	"os/exec"
 	"path/filepath"
-	"runtime"
 	"slices"
 	"strings"
 	"testing"
@@ -86,6 +85,9 @@ func TestFileResume(t *testing.T) {
 	}
 
 	// Reopen, as a resumed sweep would.
+	if err := f.Close(); err != nil {
+		t.Fatal(err)
+	}
 	f, err = Open(path, testConfig)
 	if err != nil {
 		t.Fatal(err)
@@ -136,8 +138,14 @@ func TestFileResume(t *testing.T) {
 	if v, _ := rs[3].Value("sec/op"); v != nsToSec(583e6) {
 		t.Errorf("last result: %v sec/op, want 0.583", v)
 	}
+	if got := dirEntries(t, filepath.Dir(path)); !slices.Equal(got, []string{".ladder.txt.lock", "ladder.txt"}) {
+		t.Errorf("while open, directory holds %q, want the lock and ladder.txt", got)
+	}
+	if err := f.Close(); err != nil {
+		t.Fatal(err)
+	}
 	if got := dirEntries(t, filepath.Dir(path)); !slices.Equal(got, []string{"ladder.txt"}) {
-		t.Errorf("directory holds %q, want only ladder.txt", got)
+		t.Errorf("after Close, directory holds %q, want only ladder.txt", got)
 	}
 }
 
@@ -190,6 +198,7 @@ func TestFileCommitChange(t *testing.T) {
 	if err := f.Add(ladderResult("raw", 5e8)); err != nil {
 		t.Fatal(err)
 	}
+	f.Close()
 	f, err = Open(path, withCommit("def5678-dirty"))
 	if err != nil {
 		t.Fatalf("a different commit must resume: %v", err)
@@ -233,7 +242,10 @@ func TestOpenConfigMismatch(t *testing.T) {
 			if err == nil {
 				t.Fatal("Open succeeded with a different configuration")
 			}
-			for _, s := range []string{tc.want, path + ":", "different configuration"} {
+			if !errors.Is(err, ErrRefused) {
+				t.Errorf("error %v is not ErrRefused", err)
+			}
+			for _, s := range []string{tc.want, path + " holds results of a different setup"} {
 				if !strings.Contains(err.Error(), s) {
 					t.Errorf("error %q does not contain %q", err, s)
 				}
@@ -344,50 +356,33 @@ func TestWriteFileAtomic(t *testing.T) {
 	}
 }
 
-// A write that fails at any step leaves the old file whole, no temporary
-// file, and the File as it was.
+// A write that fails leaves the old file whole, no temporary file, and
+// the File as it was (atomicfile's tests inject failures at each step).
 func TestFailedWriteKeepsOldFile(t *testing.T) {
-	for _, step := range []string{"sync", "rename"} {
-		t.Run(step, func(t *testing.T) {
-			dir := t.TempDir()
-			path := filepath.Join(dir, "r.txt")
-			f, err := Open(path, testConfig)
-			if err != nil {
-				t.Fatal(err)
-			}
-			if err := f.Add(ladderResult("raw", 5e8)); err != nil {
-				t.Fatal(err)
-			}
-			before := readString(t, path)
-
-			boom := errors.New("boom")
-			switch step {
-			case "sync":
-				old := syncFile
-				syncFile = func(*os.File) error { return boom }
-				t.Cleanup(func() { syncFile = old })
-			case "rename":
-				old := rename
-				rename = func(string, string) error { return boom }
-				t.Cleanup(func() { rename = old })
-			}
-			err = f.Add(ladderResult("raw", 6e8))
-			if !errors.Is(err, boom) {
-				t.Fatalf("Add = %v, want the injected error", err)
-			}
-			if got := readString(t, path); got != before {
-				t.Errorf("failed write changed the file:\n%s", got)
-			}
-			if got := dirEntries(t, dir); !slices.Equal(got, []string{"r.txt"}) {
-				t.Errorf("failed write left %q", got)
-			}
-			if got := f.Done("BenchmarkLadder/level=raw/workers=4/transforms=naive-2"); got != 1 {
-				t.Errorf("Done = %d after a failed Add, want 1", got)
-			}
-			if err := WriteFile(path, testConfig, nil); !errors.Is(err, boom) {
-				t.Errorf("WriteFile = %v, want the injected error", err)
-			}
-		})
+	dir := t.TempDir()
+	path := filepath.Join(dir, "r.txt")
+	f, err := Open(path, testConfig)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	if err := f.Add(ladderResult("raw", 5e8)); err != nil {
+		t.Fatal(err)
+	}
+	before := readString(t, path)
+	big := ladderResult("raw", 6e8)
+	big.Values[0].Unit = "bad unit" // refused before anything is written
+	if err := f.Add(big); err == nil {
+		t.Fatal("Add of a unit with a space succeeded")
+	}
+	if got := readString(t, path); got != before {
+		t.Errorf("failed write changed the file:\n%s", got)
+	}
+	if got := dirEntries(t, dir); !slices.Equal(got, []string{".r.txt.lock", "r.txt"}) {
+		t.Errorf("failed write left %q", got)
+	}
+	if got := f.Done("BenchmarkLadder/level=raw/workers=4/transforms=naive-2"); got != 1 {
+		t.Errorf("Done = %d after a failed Add, want 1", got)
 	}
 }
 
@@ -448,98 +443,6 @@ func TestReadManyErrors(t *testing.T) {
 	}
 }
 
-func TestCPUModel(t *testing.T) {
-	dir := t.TempDir()
-	info := filepath.Join(dir, "cpuinfo")
-	data := "processor\t: 0\nvendor_id\t: AuthenticAMD\nmodel name\t: AMD EPYC   7R13 Processor  \n\nprocessor\t: 1\nmodel name\t: other\n"
-	if err := os.WriteFile(info, []byte(data), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	if got := cpuModel(info); got != "AMD EPYC 7R13 Processor" {
-		t.Errorf("cpuModel = %q", got)
-	}
-	arm := filepath.Join(dir, "arm")
-	if err := os.WriteFile(arm, []byte("processor\t: 0\nBogoMIPS\t: 50.00\nCPU part\t: 0xd0c\n"), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	if got := cpuModel(arm); got != runtime.GOARCH {
-		t.Errorf("cpuModel without a model name = %q, want %q", got, runtime.GOARCH)
-	}
-	if got := cpuModel(filepath.Join(dir, "missing")); got != runtime.GOARCH {
-		t.Errorf("cpuModel of a missing file = %q, want %q", got, runtime.GOARCH)
-	}
-}
-
-func TestEnvironment(t *testing.T) {
-	t.Setenv("HEADSPACE_COMMIT", "cafe123")
-	env := Environment("cuda:0")
-	var keys []string
-	for _, c := range env {
-		keys = append(keys, c.Key)
-	}
-	if !slices.Equal(keys, []string{"goos", "goarch", "cpu", "commit", "device"}) {
-		t.Errorf("keys = %q", keys)
-	}
-	if env[0].Value != runtime.GOOS || env[1].Value != runtime.GOARCH || env[3].Value != "cafe123" || env[4].Value != "cuda:0" {
-		t.Errorf("Environment = %q", env)
-	}
-	if _, err := fileConfig(env); err != nil {
-		t.Errorf("Environment's config is not writable: %v", err)
-	}
-	if got := Environment(" ")[4].Value; got != "unknown" {
-		t.Errorf("empty device = %q, want unknown", got)
-	}
-}
-
-func TestCommit(t *testing.T) {
-	if _, err := exec.LookPath("git"); err != nil {
-		t.Skip("git is not installed: commit detection from a repository cannot be exercised")
-	}
-	t.Setenv("HEADSPACE_COMMIT", "")
-	dir := t.TempDir()
-	if got := commit(dir); got != "unknown" {
-		t.Errorf("commit outside a repository = %q, want unknown", got)
-	}
-	run := func(args ...string) string {
-		t.Helper()
-		cmd := exec.Command("git", append([]string{"-c", "user.name=t", "-c", "user.email=t@example.com", "-c", "commit.gpgsign=false"}, args...)...)
-		cmd.Dir = dir
-		out, err := cmd.CombinedOutput()
-		if err != nil {
-			t.Fatalf("git %s: %v\n%s", args, err, out)
-		}
-		return strings.TrimSpace(string(out))
-	}
-	run("init", "-q")
-	if got := commit(dir); got != "unknown" {
-		t.Errorf("commit in a repository without commits = %q, want unknown", got)
-	}
-	file := filepath.Join(dir, "a.txt")
-	if err := os.WriteFile(file, []byte("a"), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	run("add", "a.txt")
-	run("commit", "-q", "-m", "a")
-	head := run("rev-parse", "--short", "HEAD")
-	// Untracked files do not make the tree dirty.
-	if err := os.WriteFile(filepath.Join(dir, "untracked.txt"), []byte("u"), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	if got := commit(dir); got != head {
-		t.Errorf("commit = %q, want %q", got, head)
-	}
-	if err := os.WriteFile(file, []byte("b"), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	if got := commit(dir); got != head+"-dirty" {
-		t.Errorf("commit with a modified tracked file = %q, want %q", got, head+"-dirty")
-	}
-	t.Setenv("HEADSPACE_COMMIT", "v1.2.3")
-	if got := commit(dir); got != "v1.2.3" {
-		t.Errorf("commit with HEADSPACE_COMMIT = %q, want it verbatim", got)
-	}
-}
-
 func TestRoundTripValues(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "r.txt")
 	in := []*benchfmt.Result{{
@@ -594,7 +497,7 @@ func TestZeroValuesTidied(t *testing.T) {
 	if err := os.WriteFile(path, []byte("BenchmarkA 1 0 ns/op\nBenchmarkA 1 5 ns/op\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	rs, meta, err := ReadUnits(path)
+	rs, _, err := ReadUnits(path)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -602,9 +505,6 @@ func TestZeroValuesTidied(t *testing.T) {
 		if r.Values[0].Unit != "sec/op" || r.Values[0].OrigUnit != "ns/op" {
 			t.Errorf("value %+v, want it in sec/op", r.Values[0])
 		}
-	}
-	if rep := Compare(rs, rs, GateOptions{Units: meta}); len(rep.Rows) != 1 || rep.Rows[0].Old.N != 2 {
-		t.Errorf("0 ns/op and 5 ns/op did not group: %+v", rep.Rows)
 	}
 	f, err := Open(path, nil)
 	if err != nil {
@@ -646,5 +546,91 @@ func TestFileConcurrentAdd(t *testing.T) {
 	}
 	if len(rs) != workers*each || f.Done("Ladder/level=raw/workers=4/transforms=naive-2") != workers*each || len(f.Results()) != workers*each {
 		t.Errorf("file has %d results, Done %d, want %d", len(rs), f.Done("Ladder/level=raw/workers=4/transforms=naive-2"), workers*each)
+	}
+}
+
+// One writer per file: a second Open, in this process or another, is
+// refused while the first holds the file, and succeeds after Close.
+func TestOneWriter(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "r.txt")
+	f, err := Open(path, testConfig)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := f.Add(ladderResult("raw", 5e8)); err != nil {
+		t.Fatal(err)
+	}
+	_, err = Open(path, testConfig)
+	if !errors.Is(err, ErrRefused) || !strings.Contains(err.Error(), fmt.Sprintf("being written by another run (process %d)", os.Getpid())) {
+		t.Errorf("second Open = %v, want a refusal naming process %d", err, os.Getpid())
+	}
+	if err := WriteFile(path, testConfig, nil); !errors.Is(err, ErrRefused) {
+		t.Errorf("WriteFile while open = %v, want a refusal", err)
+	}
+	if err := f.Close(); err != nil {
+		t.Fatal(err)
+	}
+	g, err := Open(path, testConfig)
+	if err != nil {
+		t.Fatalf("Open after Close: %v", err)
+	}
+	g.Close()
+}
+
+// Open and WriteFile write over nothing but a results file.
+func TestRefuseNonResults(t *testing.T) {
+	dir := t.TempDir()
+	for _, tc := range []struct{ name, content, want string }{
+		{"go.mod", "module example.com/x\n\ngo 1.26\n", "holds no benchmark results"},
+		{"main.go", "package main\n\nfunc main() {}\n", "holds no benchmark results"},
+		{"image.png", "\x89PNG\r\n\x1a\n\x00\x00\x00\rIHDR", "not a results file"},
+		{"config-only.txt", "cpu: X\ndevice: emulated\n", "holds no benchmark results"},
+	} {
+		path := filepath.Join(dir, tc.name)
+		if err := os.WriteFile(path, []byte(tc.content), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		for what, err := range map[string]error{
+			"Open":      func() error { _, err := Open(path, testConfig); return err }(),
+			"OpenFresh": func() error { _, err := OpenFresh(path, testConfig); return err }(),
+			"WriteFile": WriteFile(path, testConfig, []*benchfmt.Result{ladderResult("raw", 5e8)}),
+		} {
+			if !errors.Is(err, ErrRefused) || !strings.Contains(err.Error(), tc.want) || !strings.Contains(err.Error(), path) {
+				t.Errorf("%s(%s) = %v, want a refusal naming it, %q", what, tc.name, err, tc.want)
+			}
+		}
+		if got := readString(t, path); got != tc.content {
+			t.Errorf("%s changed: %q", tc.name, got)
+		}
+	}
+}
+
+// OpenFresh keeps the old results file until the first Add, which
+// replaces it with the new results alone.
+func TestOpenFreshKeepsOldUntilFirstAdd(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "r.txt")
+	if err := WriteFile(path, testConfig, []*benchfmt.Result{ladderResult("raw", 5e8), ladderResult("host", 3e8)}); err != nil {
+		t.Fatal(err)
+	}
+	before := readString(t, path)
+	other := withCommit("x")
+	other[2].Value = "Other CPU"
+	f, err := OpenFresh(path, other)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	if got := readString(t, path); got != before {
+		t.Errorf("OpenFresh changed the file before any result")
+	}
+	if f.Done("Ladder/level=raw/workers=4/transforms=naive-2") != 0 {
+		t.Error("OpenFresh resumed the old results")
+	}
+	if err := f.Add(ladderResult("raw", 6e8)); err != nil {
+		t.Fatal(err)
+	}
+	rs, err := Read(path)
+	if err != nil || len(rs) != 1 || rs[0].GetConfig("cpu") != "Other CPU" {
+		t.Errorf("after the first Add the file holds %d results (%v), want the new one alone", len(rs), err)
 	}
 }

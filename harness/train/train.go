@@ -59,6 +59,9 @@ type Result struct {
 	Waits       []time.Duration
 	DeviceStats device.Stats   // over the measured steps
 	Pipeline    pipeline.Stats // the loader's stages, when there is one
+	// Fetched is the bytes the loader read from a dataset on disk and
+	// Failures the samples it skipped, when it read one.
+	Fetched, Failures int64
 }
 
 // StepsPerSec is measured steps over wall time.

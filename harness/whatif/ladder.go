@@ -13,6 +13,8 @@ import (
 // loader's stages.
 var ladderStage = map[string]string{
 	"load":      ladder.None.Stage(),
+	"fetch":     ladder.FetchStage,
+	"decode":    ladder.Encoded.Stage(),
 	"transform": ladder.Raw.Stage(),
 	"collate":   ladder.Sample.Stage(),
 	"batch":     ladder.Sample.Stage(),
@@ -28,7 +30,8 @@ func LadderStage(stage string) string {
 }
 
 // AtLevel is the profile with what the ladder's level caches costing
-// nothing: at raw no load, at sample no load or transform, at host no
+// nothing: at encoded no fetch (a dataset on disk), at raw no load or
+// decode, at sample no load or transform, at host no
 // loader at all, at device no copy either.
 func (p Profile) AtLevel(l ladder.Level) Profile {
 	q := p
@@ -36,7 +39,8 @@ func (p Profile) AtLevel(l ladder.Level) Profile {
 	for i := range q.Stages {
 		s := &q.Stages[i]
 		cached := l >= ladder.Host ||
-			l >= ladder.Raw && s.Name == "load" ||
+			l >= ladder.Encoded && s.Name == "fetch" ||
+			l >= ladder.Raw && (s.Name == "load" || s.Name == "decode") ||
 			l >= ladder.Sample && s.Name == "transform"
 		if cached {
 			s.CPU, s.Wait = 0, 0

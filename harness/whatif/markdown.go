@@ -51,13 +51,7 @@ func WriteMarkdown(w io.Writer, p Profile, g Grid, checks []Check, command strin
 	fmt.Fprintf(w, "At the profile's setting the %s binds (%.2f steps/s predicted). The speed-up each stage would need, alone, for the pipeline to keep up with the device:\n\n", pr.Bound, pr.StepsPerSec)
 	fmt.Fprintf(w, "| stage | share of CPU | speed-up needed | cost that must go |\n| --- | ---: | ---: | ---: |\n")
 	for _, n := range p.Needs(s) {
-		sp, cut := "not enough alone", "-"
-		switch {
-		case n.Speedup == 1:
-			sp, cut = "none", "0%"
-		case !math.IsInf(n.Speedup, 1):
-			sp, cut = fmt.Sprintf("%.2f×", n.Speedup), fmt.Sprintf("%.0f%%", 100*n.Cut)
-		}
+		sp, cut := n.Cells()
 		fmt.Fprintf(w, "| %s | %.0f%% | %s | %s |\n", n.Stage, 100*n.Share, sp, cut)
 	}
 	c := p.Compare(s)

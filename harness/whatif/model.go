@@ -347,3 +347,17 @@ func (p Profile) Needs(s Scenario) []Need {
 	}
 	return out
 }
+
+// Cells are the speed-up the stage needs alone and the share of its cost
+// that must go, as the table and the report print them: "none" and "0%"
+// when it needs none, "not enough alone" and "-" when no speed-up of it
+// alone would do.
+func (n Need) Cells() (speedup, cut string) {
+	switch {
+	case n.Speedup == 1:
+		return "none", "0%"
+	case math.IsInf(n.Speedup, 1):
+		return "not enough alone", "-"
+	}
+	return fmt.Sprintf("%.2f×", n.Speedup), fmt.Sprintf("%.0f%%", 100*n.Cut)
+}

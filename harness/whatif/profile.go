@@ -91,7 +91,7 @@ func FromRun(r train.Result, run Run) (Profile, error) {
 			used = st.CPU
 		}
 		s := Stage{Name: st.Name, CPU: used / time.Duration(st.Tasks), Workers: st.Workers, Scales: st.Name != "batch"}
-		if st.Name == "load" {
+		if st.Name == "load" || st.Name == "fetch" { // fetch: from a dataset on disk
 			s.Wait = run.LoadLatency
 			if p.CPUSource == TaskTime {
 				s.CPU = max(0, s.CPU-run.LoadLatency)

@@ -101,13 +101,7 @@ func WriteNeeds(w io.Writer, p Profile, s Scenario) error {
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 	fmt.Fprintf(tw, "  stage\tshare of CPU\tspeed-up needed alone\tcost that must go\n")
 	for _, n := range p.Needs(s) {
-		sp, cut := "not enough alone", "-"
-		switch {
-		case n.Speedup == 1:
-			sp, cut = "none", "0%"
-		case !math.IsInf(n.Speedup, 1):
-			sp, cut = fmt.Sprintf("%.2f×", n.Speedup), fmt.Sprintf("%.0f%%", 100*n.Cut)
-		}
+		sp, cut := n.Cells()
 		fmt.Fprintf(tw, "  %s\t%.0f%%\t%s\t%s\n", n.Stage, 100*n.Share, sp, cut)
 	}
 	if err := tw.Flush(); err != nil {

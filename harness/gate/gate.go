@@ -1,4 +1,4 @@
-package results
+package gate
 
 import (
 	"fmt"
@@ -12,6 +12,8 @@ import (
 	"golang.org/x/perf/benchfmt"
 	"golang.org/x/perf/benchmath"
 	"golang.org/x/perf/benchunit"
+
+	"github.com/headspace-bench/headspace/harness/results"
 )
 
 // Gate defaults.
@@ -22,28 +24,61 @@ const (
 	// DefaultAlpha is benchstat's significance level,
 	// benchmath.DefaultThresholds.CompareAlpha.
 	DefaultAlpha = 0.05
+	// DefaultMinCoverage is the share of the old side's benchmarks the
+	// new side must hold for the gate to decide: 90%.
+	DefaultMinCoverage = 0.9
 	// Confidence is the level of the medians' confidence intervals,
 	// benchstat's default.
 	Confidence = 0.95
 )
 
-// GateOptions configures Compare.
-type GateOptions struct {
+// MachineKeys are the configuration keys that say which machine and
+// device a file was recorded on; two files that differ in one of them
+// (both setting it) come from different machines.
+var MachineKeys = []string{"device", "cpu", "cores", "goos", "goarch"}
+
+// Options configures Compare and the evidence it needs.
+type Options struct {
 	// Threshold is the relative change of the median a significant
-	// change must exceed to count, 0.05 for 5%. Zero or less means
-	// DefaultThreshold; to gate on any significant slowdown use a tiny
-	// positive value.
+	// change must exceed to count, 0.05 for 5%; in [0, 1). Zero gates on
+	// any significant change.
 	Threshold float64
 
 	// Alpha is the significance level: a change is significant when the
-	// Mann–Whitney U test's p-value is below it. Values outside (0, 1)
-	// mean DefaultAlpha.
+	// Mann–Whitney U test's p-value is below it; in (0, 1).
 	Alpha float64
+
+	// MinCoverage is the share of the old side's benchmarks that the new
+	// side must also hold, in [0, 1]: a run that crashed half-way has
+	// too few to pass on.
+	MinCoverage float64
+
+	// CrossMachine allows files from different machines (MachineKeys)
+	// to be compared; the report then says so first.
+	CrossMachine bool
 
 	// Units is unit metadata from the compared files (ReadUnits); its
 	// better= entries give each unit's direction ahead of the Units
-	// table and benchfmt's defaults (see DirectionOf). May be nil.
+	// table and benchfmt's defaults (see results.DirectionOf). May be nil.
 	Units benchfmt.UnitMetadataMap
+}
+
+// DefaultOptions are benchstat's alpha, a 5% threshold and 90% coverage.
+func DefaultOptions() Options {
+	return Options{Threshold: DefaultThreshold, Alpha: DefaultAlpha, MinCoverage: DefaultMinCoverage}
+}
+
+// Validate says what is wrong with o's numbers, naming the flag.
+func (o Options) Validate() error {
+	switch {
+	case !(o.Threshold >= 0 && o.Threshold < 1):
+		return fmt.Errorf("--threshold %v: want a finite change in [0, 1), e.g. 0.05 for 5%%", o.Threshold)
+	case !(o.Alpha > 0 && o.Alpha < 1):
+		return fmt.Errorf("--alpha %v: want a significance level in (0, 1)", o.Alpha)
+	case !(o.MinCoverage >= 0 && o.MinCoverage <= 1):
+		return fmt.Errorf("--min-coverage %v: want a share in [0, 1]", o.MinCoverage)
+	}
+	return nil
 }
 
 // Verdict is the gate's decision about one benchmark and unit.
@@ -109,7 +144,7 @@ type Row struct {
 	// are compared as "sec/op".
 	Unit string
 	// Better is which way the unit is better.
-	Better Direction
+	Better results.Direction
 	// Old and New summarize the two sides.
 	Old, New Side
 	// Delta is the relative change of the median, new/old - 1
@@ -128,19 +163,30 @@ type Row struct {
 
 // Report is the result of Compare.
 type Report struct {
-	// OldName and NewName label the sides in WriteText; "old" and
-	// "new" when empty. CompareFiles sets them to the paths.
+	// OldName and NewName label the sides in WriteText and errors; "old"
+	// and "new" when empty. CompareFiles sets them to the paths.
 	OldName, NewName string
 	// Alpha and Threshold are the settings used.
 	Alpha, Threshold float64
 	// Rows holds one row per benchmark and unit, grouped by benchmark
 	// in order of first appearance, old results first.
 	Rows []Row
+	// OldResults and NewResults count each side's result lines.
+	OldResults, NewResults int
+	// OldBenchmarks counts the old side's distinct benchmarks, and
+	// Covered those of them the new side holds too.
+	OldBenchmarks, Covered int
 	// ConfigDiffs describes each configuration key, other than commit,
 	// whose values differ between the old and the new results, such as
 	// `cpu: old "A", new "B"`: results from different machines or
-	// settings may not be comparable. The gate still compares them.
+	// settings may not be comparable.
 	ConfigDiffs []string
+	// MachineDiffs are the ConfigDiffs of MachineKeys set on both sides:
+	// the files come from different machines or devices.
+	MachineDiffs []string
+	// CrossMachine records that the comparison was allowed across
+	// machines (Options.CrossMachine) while MachineDiffs is not empty.
+	CrossMachine bool
 }
 
 // Regressions returns the rows whose verdict is Regression.
@@ -156,28 +202,83 @@ func (r Report) with(v Verdict) []Row {
 	return out
 }
 
-// CompareFiles reads the results files at oldPath and newPath and
-// compares them with Compare, taking unit directions from both files'
-// Unit lines (the new file's where they disagree) unless opt.Units
-// already gives them. An error means an input could not be read or has
-// syntax errors; the comparison was not made.
-func CompareFiles(oldPath, newPath string, opt GateOptions) (Report, error) {
-	old, oldMeta, err := ReadUnits(oldPath)
-	if err != nil {
-		return Report{}, err
+// checked is how many rows the gate decided on.
+func (r Report) checked() int {
+	n := 0
+	for _, row := range r.Rows {
+		switch row.Verdict {
+		case NoChange, Regression, Improvement, UnknownDirection:
+			n++
+		}
 	}
-	cur, newMeta, err := ReadUnits(newPath)
-	if err != nil {
-		return Report{}, err
+	return n
+}
+
+func (r Report) names() (oldName, newName string) {
+	oldName, newName = r.OldName, r.NewName
+	if oldName == "" {
+		oldName = "old"
+	}
+	if newName == "" {
+		newName = "new"
+	}
+	return oldName, newName
+}
+
+// Evidence says why the report cannot be trusted to pass or fail, or nil:
+// a side with no results (an empty, foreign or crashed run's file), no
+// metric compared at all, fewer than minCoverage of the old side's
+// benchmarks in the new, or files from different machines when the
+// comparison was not allowed across them. A command gating on the report
+// exits 2 on it, whatever the verdicts.
+func (r Report) Evidence(minCoverage float64) error {
+	oldName, newName := r.names()
+	switch {
+	case r.OldResults == 0:
+		return fmt.Errorf("%s holds no benchmark results: nothing to gate against", oldName)
+	case r.NewResults == 0:
+		return fmt.Errorf("%s holds no benchmark results: nothing to gate on", newName)
+	case len(r.MachineDiffs) > 0 && !r.CrossMachine:
+		return fmt.Errorf("%s and %s come from different machines (%s): compare with this machine's baseline, or pass --cross-machine",
+			oldName, newName, strings.Join(r.MachineDiffs, "; "))
+	case r.checked() == 0:
+		return fmt.Errorf("no metric could be compared between %s and %s (%d rows, none on both sides with enough samples)", oldName, newName, len(r.Rows))
+	}
+	if cov := float64(r.Covered) / float64(max(r.OldBenchmarks, 1)); cov < minCoverage {
+		return fmt.Errorf("%s holds %d of the %d benchmarks of %s (%s), under the %s coverage the gate needs (--min-coverage)",
+			newName, r.Covered, r.OldBenchmarks, oldName, pct(cov), pct(minCoverage))
+	}
+	return nil
+}
+
+// CompareFiles compares the results files at oldPath and newPath with
+// Compare, reading them one result at a time so that memory grows with
+// the distinct benchmarks and their values, not with the files, and
+// taking unit directions from both files' Unit lines (the new file's
+// where they disagree) unless opt.Units already gives them. An error
+// means an input could not be read or has syntax errors; the comparison
+// was not made.
+func CompareFiles(oldPath, newPath string, opt Options) (Report, error) {
+	var acc accumulator
+	var metas [2]benchfmt.UnitMetadataMap
+	for s, path := range []string{oldPath, newPath} {
+		m, err := results.Scan(path, func(r *benchfmt.Result) error {
+			acc.add(s, r)
+			return nil
+		})
+		if err != nil {
+			return Report{}, err
+		}
+		metas[s] = m
 	}
 	meta := benchfmt.UnitMetadataMap{}
-	for _, m := range []benchfmt.UnitMetadataMap{oldMeta, newMeta, opt.Units} {
+	for _, m := range []benchfmt.UnitMetadataMap{metas[0], metas[1], opt.Units} {
 		for k, v := range m {
 			meta[k] = v
 		}
 	}
 	opt.Units = meta
-	rep := Compare(old, cur, opt)
+	rep := acc.report(opt)
 	rep.OldName, rep.NewName = oldPath, newPath
 	return rep, nil
 }
@@ -188,61 +289,109 @@ func CompareFiles(oldPath, newPath string, opt GateOptions) (Report, error) {
 // with a 95% confidence interval, and tests old against new with the
 // Mann–Whitney U test (benchmath.AssumeNothing). A row is a Regression
 // when p < Alpha and the median moved the wrong way by more than
-// Threshold. Configurations do not affect verdicts, but keys other than
+// Threshold. Configurations do not affect verdicts: keys other than
 // commit whose values differ between the sides are listed in
-// Report.ConfigDiffs. Non-finite values are left out.
-func Compare(old, new []*benchfmt.Result, opt GateOptions) Report {
-	if opt.Threshold <= 0 {
-		opt.Threshold = DefaultThreshold
+// Report.ConfigDiffs, and those of MachineKeys in MachineDiffs, for
+// Evidence to judge. Non-finite values are left out.
+func Compare(old, new []*benchfmt.Result, opt Options) Report {
+	var acc accumulator
+	for s, rs := range [2][]*benchfmt.Result{old, new} {
+		for _, r := range rs {
+			acc.add(s, r)
+		}
 	}
-	if !(opt.Alpha > 0 && opt.Alpha < 1) {
-		opt.Alpha = DefaultAlpha
+	return acc.report(opt)
+}
+
+type key struct{ name, unit string }
+
+// group is one benchmark and unit's values on each side.
+type group struct {
+	vals    [2][]float64
+	present [2]bool
+	dropped int
+}
+
+// accumulator gathers results as they stream past: the values of each
+// (benchmark, unit), each side's result count, benchmark names and
+// configuration values. It keeps no *benchfmt.Result.
+type accumulator struct {
+	groups  map[key]*group
+	names   []string
+	units   map[string][]string
+	results [2]int
+	benches [2]map[string]bool
+	config  [2]map[string]map[string]bool
+	keys    []string
+}
+
+func (a *accumulator) add(side int, r *benchfmt.Result) {
+	if a.groups == nil {
+		a.groups, a.units = map[key]*group{}, map[string][]string{}
+		for s := range 2 {
+			a.benches[s], a.config[s] = map[string]bool{}, map[string]map[string]bool{}
+		}
 	}
+	a.results[side]++
+	name := strings.TrimPrefix(string(r.Name), "Benchmark")
+	a.benches[side][name] = true
+	for _, c := range r.Config {
+		if !c.File || c.Key == "commit" {
+			continue
+		}
+		vs := a.config[side][c.Key]
+		if vs == nil {
+			vs = map[string]bool{}
+			a.config[side][c.Key] = vs
+			if !slices.Contains(a.keys, c.Key) {
+				a.keys = append(a.keys, c.Key)
+			}
+		}
+		if !vs[string(c.Value)] {
+			vs[string(c.Value)] = true
+		}
+	}
+	for _, v := range r.Values {
+		v = results.TidyValue(v) // benchfmt.Reader leaves 0 ns/op untidied
+		k := key{name, v.Unit}
+		g := a.groups[k]
+		if g == nil {
+			g = &group{}
+			a.groups[k] = g
+			if a.units[name] == nil {
+				a.names = append(a.names, name)
+			}
+			a.units[name] = append(a.units[name], v.Unit)
+		}
+		g.present[side] = true
+		if math.IsNaN(v.Value) || math.IsInf(v.Value, 0) {
+			g.dropped++
+			continue
+		}
+		g.vals[side] = append(g.vals[side], v.Value)
+	}
+}
+
+func (a *accumulator) report(opt Options) Report {
 	thr := benchmath.DefaultThresholds
 	thr.CompareAlpha = opt.Alpha
 
-	type key struct{ name, unit string }
-	type group struct {
-		vals    [2][]float64
-		present [2]bool
-		dropped int
-	}
-	groups := map[key]*group{}
-	var names []string
-	units := map[string][]string{}
-	for side, rs := range [2][]*benchfmt.Result{old, new} {
-		for _, r := range rs {
-			name := trimPrefix(string(r.Name))
-			for _, v := range r.Values {
-				v = tidyValue(v) // benchfmt.Reader leaves 0 ns/op untidied
-				k := key{name, v.Unit}
-				g := groups[k]
-				if g == nil {
-					g = &group{}
-					groups[k] = g
-					if units[name] == nil {
-						names = append(names, name)
-					}
-					units[name] = append(units[name], v.Unit)
-				}
-				g.present[side] = true
-				if math.IsNaN(v.Value) || math.IsInf(v.Value, 0) {
-					g.dropped++
-					continue
-				}
-				g.vals[side] = append(g.vals[side], v.Value)
-			}
+	rep := Report{Alpha: opt.Alpha, Threshold: opt.Threshold,
+		OldResults: a.results[0], NewResults: a.results[1], OldBenchmarks: len(a.benches[0])}
+	for name := range a.benches[0] {
+		if a.benches[1][name] {
+			rep.Covered++
 		}
 	}
-
-	rep := Report{Alpha: opt.Alpha, Threshold: opt.Threshold, ConfigDiffs: configDiffs(old, new)}
-	for _, name := range names {
-		for _, unit := range units[name] {
-			g := groups[key{name, unit}]
+	rep.ConfigDiffs, rep.MachineDiffs = a.configDiffs()
+	rep.CrossMachine = opt.CrossMachine && len(rep.MachineDiffs) > 0
+	for _, name := range a.names {
+		for _, unit := range a.units[name] {
+			g := a.groups[key{name, unit}]
 			row := Row{
 				Name:   "Benchmark" + name,
 				Unit:   unit,
-				Better: DirectionOf(unit, opt.Units),
+				Better: results.DirectionOf(unit, opt.Units),
 				Delta:  math.NaN(),
 				P:      math.NaN(),
 			}
@@ -278,9 +427,37 @@ func Compare(old, new []*benchfmt.Result, opt GateOptions) Report {
 	return rep
 }
 
+// configDiffs describes the file configuration keys, other than commit,
+// whose sets of values differ between old and new; machine are those of
+// MachineKeys that both sides set.
+func (a *accumulator) configDiffs() (all, machine []string) {
+	values := func(m map[string]bool) string {
+		if len(m) == 0 {
+			return "not set"
+		}
+		var vs []string
+		for v := range m {
+			vs = append(vs, strconv.Quote(v))
+		}
+		slices.Sort(vs)
+		return strings.Join(vs, ", ")
+	}
+	for _, k := range a.keys {
+		o, n := values(a.config[0][k]), values(a.config[1][k])
+		if o == n {
+			continue
+		}
+		all = append(all, fmt.Sprintf("%s: old %s, new %s", k, o, n))
+		if slices.Contains(MachineKeys, k) && len(a.config[0][k]) > 0 && len(a.config[1][k]) > 0 {
+			machine = append(machine, fmt.Sprintf("%s %s ≠ %s", k, o, n))
+		}
+	}
+	return all, machine
+}
+
 // decide fills in the comparison and verdict of a row present on both
 // sides.
-func decide(row *Row, old, new *benchmath.Sample, opt GateOptions) {
+func decide(row *Row, old, new *benchmath.Sample, opt Options) {
 	if old == nil || new == nil {
 		row.Verdict = TooFewSamples
 		row.Note = fmt.Sprintf("old has %d, new has %d finite values", row.Old.N, row.New.N)
@@ -308,58 +485,13 @@ func decide(row *Row, old, new *benchmath.Sample, opt GateOptions) {
 		return
 	}
 	switch {
-	case row.Better == NoDirection:
+	case row.Better == results.NoDirection:
 		row.Verdict = UnknownDirection
-	case (row.Delta > 0) == (row.Better == HigherIsBetter):
+	case (row.Delta > 0) == (row.Better == results.HigherIsBetter):
 		row.Verdict = Improvement
 	default:
 		row.Verdict = Regression
 	}
-}
-
-// configDiffs describes the file configuration keys, other than commit,
-// whose sets of values differ between old and new.
-func configDiffs(old, new []*benchfmt.Result) []string {
-	var sets [2]map[string]map[string]bool
-	var keys []string
-	seen := map[string]bool{}
-	for side, rs := range [2][]*benchfmt.Result{old, new} {
-		sets[side] = map[string]map[string]bool{}
-		for _, r := range rs {
-			for _, c := range r.Config {
-				if !c.File || c.Key == "commit" {
-					continue
-				}
-				if sets[side][c.Key] == nil {
-					sets[side][c.Key] = map[string]bool{}
-				}
-				sets[side][c.Key][string(c.Value)] = true
-				if !seen[c.Key] {
-					seen[c.Key] = true
-					keys = append(keys, c.Key)
-				}
-			}
-		}
-	}
-	values := func(m map[string]bool) string {
-		if len(m) == 0 {
-			return "not set"
-		}
-		var vs []string
-		for v := range m {
-			vs = append(vs, strconv.Quote(v))
-		}
-		slices.Sort(vs)
-		return strings.Join(vs, ", ")
-	}
-	var out []string
-	for _, k := range keys {
-		o, n := values(sets[0][k]), values(sets[1][k])
-		if o != n {
-			out = append(out, fmt.Sprintf("%s: old %s, new %s", k, o, n))
-		}
-	}
-	return out
 }
 
 // delta is new/old - 1, with ±Inf when old is 0 and new is not.
@@ -430,14 +562,12 @@ func signedPct(f float64) string {
 // with too few samples to decide and change of unknown direction, and a
 // closing PASS or FAIL line.
 func (r Report) WriteText(w io.Writer) error {
-	oldName, newName := r.OldName, r.NewName
-	if oldName == "" {
-		oldName = "old"
-	}
-	if newName == "" {
-		newName = "new"
-	}
+	oldName, newName := r.names()
 	var b strings.Builder
+	if r.CrossMachine {
+		fmt.Fprintf(&b, "CROSS-MACHINE comparison (--cross-machine): %s; a change may be the machine's, not the code's\n",
+			strings.Join(r.MachineDiffs, "; "))
+	}
 	fmt.Fprintf(&b, "old: %s\nnew: %s\n", oldName, newName)
 	fmt.Fprintf(&b, "medians ± %g%% confidence interval; Mann–Whitney U test, alpha %g; threshold %s\n\n",
 		100*Confidence, r.Alpha, pct(r.Threshold))
@@ -521,23 +651,13 @@ func (r Report) WriteText(w io.Writer) error {
 		}
 	}
 
-	checked := 0
-	for _, row := range r.Rows {
-		switch row.Verdict {
-		case NoChange, Regression, Improvement, UnknownDirection:
-			checked++
-		}
-	}
+	checked := r.checked()
 	unchecked := len(r.Rows) - checked
 	if len(regs) > 0 {
-		fmt.Fprintf(&b, "\nFAIL: %s:", plural(len(regs), "regression"))
-		for i, row := range regs {
-			if i > 0 {
-				b.WriteString(",")
-			}
-			fmt.Fprintf(&b, " %s %s %s", row.Name, row.Unit, signedPct(row.Delta))
+		fmt.Fprintf(&b, "\nFAIL: %s in %s:\n", plural(len(regs), "regression"), plural(checked, "compared metric"))
+		for _, row := range regs {
+			fmt.Fprintf(&b, "  %s %s %s\n", row.Name, row.Unit, signedPct(row.Delta))
 		}
-		b.WriteString("\n")
 	} else {
 		fmt.Fprintf(&b, "\nPASS: no regressions in %s", plural(checked, "compared metric"))
 		if unchecked > 0 {

@@ -1,4 +1,4 @@
-package results
+package gate
 
 import (
 	"bytes"
@@ -12,6 +12,8 @@ import (
 	"testing"
 
 	"golang.org/x/perf/benchfmt"
+
+	"github.com/headspace-bench/headspace/harness/results"
 )
 
 var update = flag.Bool("update", false, "rewrite the golden files in testdata/gate")
@@ -64,7 +66,7 @@ func TestGateGolden(t *testing.T) {
 			want: merge(all(Regression, raw), all(NoChange, host)),
 			wantText: []string{
 				"4 regressions beyond 5% at alpha 0.05:",
-				"FAIL: 4 regressions: " + raw + " sec/op +",
+				"FAIL: 4 regressions in 8 compared metrics:\n  " + raw + " sec/op +",
 				raw + " steps/s: ",
 			},
 		},
@@ -102,7 +104,7 @@ func TestGateGolden(t *testing.T) {
 			wantText: []string{
 				"Changed, but which way is better is unknown",
 				"BenchmarkDecode/codec=jpeg-2 widgets: 49.74 → 69.39 (+39.51%, p=0.000, n=8)",
-				"FAIL: 3 regressions:",
+				"FAIL: 3 regressions in 7 compared metrics:\n  BenchmarkStep/workers=4-2 sec/op +",
 			},
 		},
 		{
@@ -118,7 +120,7 @@ func TestGateGolden(t *testing.T) {
 				"BenchmarkThreeFour-2 sec/op: old has 3, new has 4; the smallest p-value 3+4 samples can give is 0.0571",
 				"need >= 4 samples to detect a difference at alpha level 0.05",
 				"need >= 6 samples for confidence interval at level 0.95",
-				"FAIL: 1 regression: BenchmarkFourEach-2 sec/op +",
+				"FAIL: 1 regression in 1 compared metric:\n  BenchmarkFourEach-2 sec/op +",
 			},
 		},
 		{
@@ -128,7 +130,7 @@ func TestGateGolden(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			dir := filepath.Join("testdata", "gate", tc.name)
-			rep, err := CompareFiles(filepath.Join(dir, "old.txt"), filepath.Join(dir, "new.txt"), GateOptions{})
+			rep, err := CompareFiles(filepath.Join(dir, "old.txt"), filepath.Join(dir, "new.txt"), DefaultOptions())
 			var buf bytes.Buffer
 			if err != nil {
 				fmt.Fprintf(&buf, "error: %v\n", err)
@@ -190,8 +192,8 @@ func mapsEqual(a, b map[string]Verdict) bool {
 	return true
 }
 
-// results builds one result per value, all named name, in unit.
-func results(name, unit string, vals ...float64) []*benchfmt.Result {
+// resultsOf builds one result per value, all named name, in unit.
+func resultsOf(name, unit string, vals ...float64) []*benchfmt.Result {
 	var rs []*benchfmt.Result
 	for _, v := range vals {
 		rs = append(rs, &benchfmt.Result{Name: benchfmt.Name(name), Iters: 1, Values: []benchfmt.Value{{Value: v, Unit: unit}}})
@@ -217,47 +219,47 @@ func TestVerdicts(t *testing.T) {
 		name     string
 		unit     string
 		old, new []float64
-		opt      GateOptions
+		opt      Options
 		want     Verdict
 	}{
-		{"slower ns/op", "sec/op", spread(100, 8), spread(120, 8), GateOptions{}, Regression},
-		{"faster ns/op", "sec/op", spread(100, 8), spread(80, 8), GateOptions{}, Improvement},
-		{"B/op up", "B/op", spread(100, 8), spread(120, 8), GateOptions{}, Regression},
-		{"allocs/op down", "allocs/op", spread(100, 8), spread(50, 8), GateOptions{}, Improvement},
-		{"steps/s down", "steps/s", spread(100, 8), spread(80, 8), GateOptions{}, Regression},
-		{"steps/s up", "steps/s", spread(100, 8), spread(120, 8), GateOptions{}, Improvement},
-		{"au-% down", "au-%", spread(90, 8), spread(60, 8), GateOptions{}, Regression},
-		{"GB/s down", "GB/s", spread(12, 8), spread(10, 8), GateOptions{}, Regression},
-		{"cpu-s up", "cpu-s", spread(12, 8), spread(14, 8), GateOptions{}, Regression},
-		{"step-sec (step-ns tidied) up", "step-sec", spread(0.3, 8), spread(0.4, 8), GateOptions{}, Regression},
-		{"MB/s down (benchfmt default)", "B/s", spread(100, 8), spread(80, 8), GateOptions{}, Regression},
-		{"file metadata beats the table", "steps/s", spread(100, 8), spread(120, 8), GateOptions{Units: higher}, Regression},
-		{"file metadata for a custom unit", "frames/s", spread(100, 8), spread(80, 8), GateOptions{Units: higher}, Regression},
-		{"unknown unit changed", "widgets", spread(100, 8), spread(80, 8), GateOptions{}, UnknownDirection},
-		{"unknown unit unchanged", "widgets", spread(100, 8), spread(100.1, 8), GateOptions{}, NoChange},
-		{"within threshold", "sec/op", spread(100, 8), spread(104, 8), GateOptions{}, NoChange},
-		{"beyond a lower threshold", "sec/op", spread(100, 8), spread(104, 8), GateOptions{Threshold: 0.01}, Regression},
-		{"within a higher threshold", "sec/op", spread(100, 8), spread(120, 8), GateOptions{Threshold: 0.25}, NoChange},
-		{"overlapping", "sec/op", []float64{1, 2, 3, 4, 5, 6}, []float64{1.5, 2.5, 3.5, 4.5, 5.5, 6.5}, GateOptions{}, NoChange},
-		{"identical", "sec/op", spread(100, 8), spread(100, 8), GateOptions{}, NoChange},
-		{"constant, equal", "sec/op", []float64{5, 5, 5, 5}, []float64{5, 5, 5, 5}, GateOptions{}, NoChange},
-		{"constant, different", "sec/op", []float64{5, 5, 5, 5}, []float64{7, 7, 7, 7}, GateOptions{}, Regression},
-		{"3+3", "sec/op", spread(100, 3), spread(200, 3), GateOptions{}, TooFewSamples},
-		{"3+4", "sec/op", spread(100, 3), spread(200, 4), GateOptions{}, TooFewSamples},
-		{"4+4", "sec/op", spread(100, 4), spread(200, 4), GateOptions{}, Regression},
-		{"3+5", "sec/op", spread(100, 3), spread(200, 5), GateOptions{}, Regression},
-		{"1+39", "sec/op", spread(100, 1), spread(200, 39), GateOptions{}, TooFewSamples},
-		{"1+40", "sec/op", spread(100, 1), spread(200, 40), GateOptions{}, Regression},
-		{"4+4 at alpha 0.01", "sec/op", spread(100, 4), spread(200, 4), GateOptions{Alpha: 0.01}, TooFewSamples},
-		{"5+5 at alpha 0.01", "sec/op", spread(100, 5), spread(200, 5), GateOptions{Alpha: 0.01}, Regression},
-		{"old median 0", "sec/op", []float64{0, 0, 0, 0, 0}, spread(1, 5), GateOptions{}, Regression},
-		{"only in old", "sec/op", spread(100, 8), nil, GateOptions{}, OnlyInOld},
-		{"only in new", "sec/op", nil, spread(100, 8), GateOptions{}, OnlyInNew},
-		{"all NaN on one side", "sec/op", []float64{math.NaN(), math.NaN()}, spread(100, 8), GateOptions{}, TooFewSamples},
-		{"NaNs left out", "sec/op", append(spread(100, 8), math.NaN(), math.Inf(1)), spread(120, 8), GateOptions{}, Regression},
+		{"slower ns/op", "sec/op", spread(100, 8), spread(120, 8), DefaultOptions(), Regression},
+		{"faster ns/op", "sec/op", spread(100, 8), spread(80, 8), DefaultOptions(), Improvement},
+		{"B/op up", "B/op", spread(100, 8), spread(120, 8), DefaultOptions(), Regression},
+		{"allocs/op down", "allocs/op", spread(100, 8), spread(50, 8), DefaultOptions(), Improvement},
+		{"steps/s down", "steps/s", spread(100, 8), spread(80, 8), DefaultOptions(), Regression},
+		{"steps/s up", "steps/s", spread(100, 8), spread(120, 8), DefaultOptions(), Improvement},
+		{"au-% down", "au-%", spread(90, 8), spread(60, 8), DefaultOptions(), Regression},
+		{"GB/s down", "GB/s", spread(12, 8), spread(10, 8), DefaultOptions(), Regression},
+		{"cpu-s up", "cpu-s", spread(12, 8), spread(14, 8), DefaultOptions(), Regression},
+		{"step-sec (step-ns tidied) up", "step-sec", spread(0.3, 8), spread(0.4, 8), DefaultOptions(), Regression},
+		{"MB/s down (benchfmt default)", "B/s", spread(100, 8), spread(80, 8), DefaultOptions(), Regression},
+		{"file metadata beats the table", "steps/s", spread(100, 8), spread(120, 8), withUnits(higher), Regression},
+		{"file metadata for a custom unit", "frames/s", spread(100, 8), spread(80, 8), withUnits(higher), Regression},
+		{"unknown unit changed", "widgets", spread(100, 8), spread(80, 8), DefaultOptions(), UnknownDirection},
+		{"unknown unit unchanged", "widgets", spread(100, 8), spread(100.1, 8), DefaultOptions(), NoChange},
+		{"within threshold", "sec/op", spread(100, 8), spread(104, 8), DefaultOptions(), NoChange},
+		{"beyond a lower threshold", "sec/op", spread(100, 8), spread(104, 8), withThreshold(0.01), Regression},
+		{"within a higher threshold", "sec/op", spread(100, 8), spread(120, 8), withThreshold(0.25), NoChange},
+		{"overlapping", "sec/op", []float64{1, 2, 3, 4, 5, 6}, []float64{1.5, 2.5, 3.5, 4.5, 5.5, 6.5}, DefaultOptions(), NoChange},
+		{"identical", "sec/op", spread(100, 8), spread(100, 8), DefaultOptions(), NoChange},
+		{"constant, equal", "sec/op", []float64{5, 5, 5, 5}, []float64{5, 5, 5, 5}, DefaultOptions(), NoChange},
+		{"constant, different", "sec/op", []float64{5, 5, 5, 5}, []float64{7, 7, 7, 7}, DefaultOptions(), Regression},
+		{"3+3", "sec/op", spread(100, 3), spread(200, 3), DefaultOptions(), TooFewSamples},
+		{"3+4", "sec/op", spread(100, 3), spread(200, 4), DefaultOptions(), TooFewSamples},
+		{"4+4", "sec/op", spread(100, 4), spread(200, 4), DefaultOptions(), Regression},
+		{"3+5", "sec/op", spread(100, 3), spread(200, 5), DefaultOptions(), Regression},
+		{"1+39", "sec/op", spread(100, 1), spread(200, 39), DefaultOptions(), TooFewSamples},
+		{"1+40", "sec/op", spread(100, 1), spread(200, 40), DefaultOptions(), Regression},
+		{"4+4 at alpha 0.01", "sec/op", spread(100, 4), spread(200, 4), withAlpha(0.01), TooFewSamples},
+		{"5+5 at alpha 0.01", "sec/op", spread(100, 5), spread(200, 5), withAlpha(0.01), Regression},
+		{"old median 0", "sec/op", []float64{0, 0, 0, 0, 0}, spread(1, 5), DefaultOptions(), Regression},
+		{"only in old", "sec/op", spread(100, 8), nil, DefaultOptions(), OnlyInOld},
+		{"only in new", "sec/op", nil, spread(100, 8), DefaultOptions(), OnlyInNew},
+		{"all NaN on one side", "sec/op", []float64{math.NaN(), math.NaN()}, spread(100, 8), DefaultOptions(), TooFewSamples},
+		{"NaNs left out", "sec/op", append(spread(100, 8), math.NaN(), math.Inf(1)), spread(120, 8), DefaultOptions(), Regression},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			rep := Compare(results("X", tc.unit, tc.old...), results("X", tc.unit, tc.new...), tc.opt)
+			rep := Compare(resultsOf("X", tc.unit, tc.old...), resultsOf("X", tc.unit, tc.new...), tc.opt)
 			if len(rep.Rows) != 1 {
 				t.Fatalf("%d rows", len(rep.Rows))
 			}
@@ -275,7 +277,7 @@ func TestVerdicts(t *testing.T) {
 			if err := rep.WriteText(&buf); err != nil {
 				t.Fatal(err)
 			}
-			if tc.want == Regression && !strings.Contains(buf.String(), "FAIL: 1 regression: BenchmarkX "+tc.unit) ||
+			if tc.want == Regression && !strings.Contains(buf.String(), "FAIL: 1 regression in 1 compared metric:\n  BenchmarkX "+tc.unit) ||
 				tc.want != Regression && !strings.Contains(buf.String(), "PASS") {
 				t.Errorf("report:\n%s", buf.String())
 			}
@@ -284,18 +286,18 @@ func TestVerdicts(t *testing.T) {
 }
 
 func TestCompareDetails(t *testing.T) {
-	old := results("BenchmarkA/k=v-4", "ns/op", 100, 101, 102, 103, 104, 105)
-	cur := results("A/k=v-4", "sec/op", 120e-9, 121e-9, 122e-9, 123e-9, 124e-9, 125e-9)
+	old := resultsOf("BenchmarkA/k=v-4", "ns/op", 100, 101, 102, 103, 104, 105)
+	cur := resultsOf("A/k=v-4", "sec/op", 120e-9, 121e-9, 122e-9, 123e-9, 124e-9, 125e-9)
 	// As benchfmt.Reader would hold them: tidied.
 	for _, r := range old {
 		r.Values[0] = benchfmt.Value{Value: r.Values[0].Value * 1e-9, Unit: "sec/op", OrigValue: r.Values[0].Value, OrigUnit: "ns/op"}
 	}
-	rep := Compare(old, cur, GateOptions{})
+	rep := Compare(old, cur, DefaultOptions())
 	if len(rep.Rows) != 1 {
 		t.Fatalf("ns/op and sec/op, with and without the Benchmark prefix, did not group: %d rows", len(rep.Rows))
 	}
 	row := rep.Rows[0]
-	if row.Name != "BenchmarkA/k=v-4" || row.Unit != "sec/op" || row.Better != LowerIsBetter {
+	if row.Name != "BenchmarkA/k=v-4" || row.Unit != "sec/op" || row.Better != results.LowerIsBetter {
 		t.Errorf("row %q %q %v", row.Name, row.Unit, row.Better)
 	}
 	if row.Old.N != 6 || row.New.N != 6 || math.Abs(row.Old.Center-102.5e-9) > 1e-15 || math.Abs(row.New.Center-122.5e-9) > 1e-15 {
@@ -315,7 +317,7 @@ func TestCompareDetails(t *testing.T) {
 		t.Errorf("defaults: alpha %v threshold %v", rep.Alpha, rep.Threshold)
 	}
 	// Distinct GOMAXPROCS suffixes and sub-benchmark keys are distinct benchmarks.
-	rep = Compare(results("A/k=v-4", "ns/op", 1, 2, 3, 4), results("A/k=v-8", "ns/op", 1, 2, 3, 4), GateOptions{})
+	rep = Compare(resultsOf("A/k=v-4", "ns/op", 1, 2, 3, 4), resultsOf("A/k=v-8", "ns/op", 1, 2, 3, 4), DefaultOptions())
 	if got := verdicts(rep); !mapsEqual(got, map[string]Verdict{"BenchmarkA/k=v-4 sec/op": OnlyInOld, "BenchmarkA/k=v-8 sec/op": OnlyInNew}) {
 		t.Errorf("verdicts %v", got)
 	}
@@ -343,7 +345,7 @@ func TestMinSamples(t *testing.T) {
 
 func TestWriteTextEmpty(t *testing.T) {
 	var buf bytes.Buffer
-	if err := Compare(nil, nil, GateOptions{}).WriteText(&buf); err != nil {
+	if err := Compare(nil, nil, DefaultOptions()).WriteText(&buf); err != nil {
 		t.Fatal(err)
 	}
 	if !strings.Contains(buf.String(), "no benchmark results to compare") {
@@ -365,10 +367,10 @@ func TestVerdictString(t *testing.T) {
 func TestCompareFilesErrors(t *testing.T) {
 	good := filepath.Join("testdata", "gate", "noise", "old.txt")
 	missing := filepath.Join(t.TempDir(), "missing.txt")
-	if _, err := CompareFiles(missing, good, GateOptions{}); err == nil || !strings.Contains(err.Error(), "missing.txt") {
+	if _, err := CompareFiles(missing, good, DefaultOptions()); err == nil || !strings.Contains(err.Error(), "missing.txt") {
 		t.Errorf("missing old: %v", err)
 	}
-	if _, err := CompareFiles(good, missing, GateOptions{}); err == nil {
+	if _, err := CompareFiles(good, missing, DefaultOptions()); err == nil {
 		t.Error("missing new: no error")
 	}
 }
@@ -382,10 +384,10 @@ func TestCompareConfigDiffs(t *testing.T) {
 		}
 		return rs
 	}
-	old := withConfig(results("A", "ns/op", 1, 2, 3, 4), "cpu", "Old CPU", "commit", "a", "device", "emulated", "batch", "256")
-	cur := withConfig(results("A", "ns/op", 1, 2, 3, 4), "cpu", "New CPU", "commit", "b", "device", "emulated", "pinned", "true")
+	old := withConfig(resultsOf("A", "ns/op", 1, 2, 3, 4), "cpu", "Old CPU", "commit", "a", "device", "emulated", "batch", "256")
+	cur := withConfig(resultsOf("A", "ns/op", 1, 2, 3, 4), "cpu", "New CPU", "commit", "b", "device", "emulated", "pinned", "true")
 	cur[0].Config = append(cur[0].Config, benchfmt.Config{Key: ".file", Value: []byte("internal")})
-	rep := Compare(old, cur, GateOptions{})
+	rep := Compare(old, cur, DefaultOptions())
 	want := []string{`cpu: old "Old CPU", new "New CPU"`, `batch: old "256", new not set`, `pinned: old not set, new "true"`}
 	if !slices.Equal(rep.ConfigDiffs, want) {
 		t.Errorf("ConfigDiffs = %q, want %q", rep.ConfigDiffs, want)
@@ -397,7 +399,130 @@ func TestCompareConfigDiffs(t *testing.T) {
 	if !strings.Contains(buf.String(), "warning: old and new were recorded under different configurations; they may not be comparable:\n  cpu: old") {
 		t.Errorf("report:\n%s", buf.String())
 	}
-	if rep := Compare(old, old, GateOptions{}); len(rep.ConfigDiffs) != 0 {
+	if rep := Compare(old, old, DefaultOptions()); len(rep.ConfigDiffs) != 0 {
 		t.Errorf("same configuration: %q", rep.ConfigDiffs)
+	}
+}
+
+func withUnits(u benchfmt.UnitMetadataMap) Options { o := DefaultOptions(); o.Units = u; return o }
+func withThreshold(t float64) Options              { o := DefaultOptions(); o.Threshold = t; return o }
+func withAlpha(a float64) Options                  { o := DefaultOptions(); o.Alpha = a; return o }
+
+// withConfig gives every result the file configuration lines kv (key,
+// value, key, value, …).
+func withConfig(rs []*benchfmt.Result, kv ...string) []*benchfmt.Result {
+	for _, r := range rs {
+		for i := 0; i+1 < len(kv); i += 2 {
+			r.Config = append(r.Config, benchfmt.Config{Key: kv[i], Value: []byte(kv[i+1]), File: true})
+		}
+	}
+	return rs
+}
+
+func TestEvidence(t *testing.T) {
+	eight := spread(100, 8)
+	two := func(name string) []*benchfmt.Result {
+		return append(resultsOf(name+"A", "sec/op", eight...), resultsOf(name+"B", "sec/op", eight...)...)
+	}
+	machine := func(rs []*benchfmt.Result, cpu string) []*benchfmt.Result {
+		return withConfig(rs, "device", "emulated", "cpu", cpu, "cores", "2")
+	}
+	for _, tc := range []struct {
+		name     string
+		old, new []*benchfmt.Result
+		cross    bool
+		want     string // "" for enough evidence
+	}{
+		{"enough", two("X"), two("X"), false, ""},
+		{"new empty", two("X"), nil, false, "new holds no benchmark results: nothing to gate on"},
+		{"old empty", nil, two("X"), false, "old holds no benchmark results"},
+		{"nothing in common", two("X"), two("Y"), false, "no metric could be compared"},
+		{"too few samples everywhere", resultsOf("X", "sec/op", 1, 2), resultsOf("X", "sec/op", 1, 2), false, "no metric could be compared"},
+		{"half the benchmarks", two("X"), resultsOf("XA", "sec/op", eight...), false, "new holds 1 of the 2 benchmarks of old (50%), under the 90% coverage"},
+		{"other machine", machine(two("X"), "Intel Xeon"), machine(two("X"), "AMD EPYC"), false, `old and new come from different machines (cpu "Intel Xeon" ≠ "AMD EPYC")`},
+		{"other machine, allowed", machine(two("X"), "Intel Xeon"), machine(two("X"), "AMD EPYC"), true, ""},
+		{"a key set on one side only is unknown, not different", machine(two("X"), "Intel Xeon"), two("X"), false, ""},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			opt := DefaultOptions()
+			opt.CrossMachine = tc.cross
+			rep := Compare(tc.old, tc.new, opt)
+			err := rep.Evidence(opt.MinCoverage)
+			if (tc.want == "") != (err == nil) || err != nil && !strings.Contains(err.Error(), tc.want) {
+				t.Errorf("Evidence() = %v, want %q", err, tc.want)
+			}
+			var buf bytes.Buffer
+			if err := rep.WriteText(&buf); err != nil {
+				t.Fatal(err)
+			}
+			if got := strings.HasPrefix(buf.String(), "CROSS-MACHINE comparison"); got != (tc.cross && len(rep.MachineDiffs) > 0) {
+				t.Errorf("report starts %q", strings.SplitN(buf.String(), "\n", 2)[0])
+			}
+		})
+	}
+}
+
+func TestOptionsValidate(t *testing.T) {
+	for _, tc := range []struct {
+		threshold, alpha, coverage float64
+		want                       string
+	}{
+		{0.05, 0.05, 0.9, ""},
+		{0, 0.05, 0, ""},
+		{math.Inf(1), 0.05, 0.9, "--threshold +Inf"},
+		{math.NaN(), 0.05, 0.9, "--threshold NaN"},
+		{-0.1, 0.05, 0.9, "--threshold -0.1"},
+		{1, 0.05, 0.9, "--threshold 1"},
+		{0.05, 0, 0.9, "--alpha 0"},
+		{0.05, 0.05, 1.5, "--min-coverage 1.5"},
+	} {
+		err := Options{Threshold: tc.threshold, Alpha: tc.alpha, MinCoverage: tc.coverage}.Validate()
+		if (tc.want == "") != (err == nil) || err != nil && !strings.HasPrefix(err.Error(), tc.want) {
+			t.Errorf("Validate(%v, %v, %v) = %v, want %q", tc.threshold, tc.alpha, tc.coverage, err, tc.want)
+		}
+	}
+}
+
+// TestCompareFilesStreams: the accumulator keeps one group per benchmark
+// and unit however many results stream past, and no result.
+func TestCompareFilesStreams(t *testing.T) {
+	dir := t.TempDir()
+	var b strings.Builder
+	b.WriteString("cpu: X\n")
+	for i := range 20000 {
+		fmt.Fprintf(&b, "BenchmarkA/k=%d 1 %d ns/op\n", i%3, 100+i%7)
+	}
+	path := filepath.Join(dir, "big.txt")
+	if err := os.WriteFile(path, []byte(b.String()), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	var acc accumulator
+	if _, err := results.Scan(path, func(r *benchfmt.Result) error { acc.add(0, r); return nil }); err != nil {
+		t.Fatal(err)
+	}
+	if len(acc.groups) != 3 || acc.results[0] != 20000 || len(acc.config[0]["cpu"]) != 1 {
+		t.Errorf("%d groups, %d results, cpu values %v; want 3, 20000, one", len(acc.groups), acc.results[0], acc.config[0]["cpu"])
+	}
+}
+
+func TestBaselinePath(t *testing.T) {
+	dir := t.TempDir()
+	for _, tc := range []struct{ file, want string }{
+		{"device: emulated\ncpu: Intel(R) Xeon(R) Processor\n\nBenchmarkA-2 1 5 ns/op\n", "results/baseline/emulated-intel-r-xeon-r-processor-2c.txt"},
+		{"device: cuda\ncpu: AMD EPYC\ncores: 16\n\nBenchmarkA-16 1 5 ns/op\n", "results/baseline/cuda-amd-epyc-16c.txt"},
+		{"device: emulated\n\nBenchmarkA-2 1 5 ns/op\n", "names no machine"},
+		{"", "names no machine"},
+	} {
+		path := filepath.Join(dir, "r.txt")
+		if err := os.WriteFile(path, []byte(tc.file), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		got, err := BaselinePath(path)
+		if err != nil {
+			got = err.Error()
+		}
+		if !strings.Contains(got, filepath.FromSlash(tc.want)) {
+			t.Errorf("BaselinePath(%q) = %q, want %q", tc.file, got, tc.want)
+		}
 	}
 }

@@ -1,0 +1,92 @@
+package main
+
+import (
+	"flag"
+	"fmt"
+	"runtime"
+
+	"github.com/headspace-bench/headspace/datasets/ondisk"
+	"github.com/headspace-bench/headspace/harness/loader"
+)
+
+// dataFlags are the flags of a dataset on disk, shared by every command
+// that runs the pipeline: --data, --max-failures and --page-cache.
+type dataFlags struct {
+	dir         string
+	maxFailures int
+	pageCache   string
+	fs          *flag.FlagSet
+}
+
+func (d *dataFlags) register(fs *flag.FlagSet) {
+	d.registerData(fs, "read the dataset `dir` written by headspace dataset write instead of the synthetic fill (fetch and decode stages; its manifest sets the raw size, samples and seed)")
+	fs.IntVar(&d.maxFailures, "max-failures", 0, fmt.Sprintf("with --data: skip and count up to `n` samples that cannot be read or decoded (0 to %d; 0 stops at the first)", loader.MaxMaxFailures))
+	fs.StringVar(&d.pageCache, "page-cache", loader.PageWarm, "with --data: the dataset's files before each run: warm (read once first) or cold (evicted from the page cache; Linux only)")
+}
+
+// registerData registers --data alone, with the given usage.
+func (d *dataFlags) registerData(fs *flag.FlagSet, usage string) {
+	d.fs = fs
+	fs.StringVar(&d.dir, "data", "", usage)
+}
+
+// set reports whether the flag name was given on the command line.
+func (d *dataFlags) set(name string) bool {
+	found := false
+	d.fs.Visit(func(f *flag.Flag) { found = found || f.Name == name })
+	return found
+}
+
+// apply makes cfg read the dataset on disk the flags name (nothing without
+// --data): the raw size, samples, classes and seed come from its manifest,
+// and --raw-size or --seed given with another value is refused.
+func (d *dataFlags) apply(cfg loader.Config) (loader.Config, error) {
+	if d.dir == "" {
+		for _, name := range []string{"max-failures", "page-cache"} {
+			if d.set(name) {
+				return cfg, usagef("--%s needs --data", name)
+			}
+		}
+		return cfg, nil
+	}
+	if err := inRange("--max-failures", d.maxFailures, 0, loader.MaxMaxFailures); err != nil {
+		return cfg, err
+	}
+	switch d.pageCache {
+	case "", loader.PageWarm: // "": a command without --page-cache
+	case loader.PageCold:
+		if !ondisk.EvictAvailable {
+			return cfg, usagef("--page-cache cold: page-cache eviction is not available on %s; use warm", runtime.GOOS)
+		}
+	default:
+		return cfg, usagef("--page-cache %q: want warm or cold", d.pageCache)
+	}
+	want := cfg
+	cfg, err := cfg.WithData(d.dir)
+	if err != nil {
+		return cfg, usageError{err.Error()}
+	}
+	ds := cfg.Dataset
+	if d.set("raw-size") && (want.Dataset.Width != ds.Width || want.Dataset.Height != ds.Height) {
+		return cfg, usagef("--raw-size %dx%d conflicts with --data %s, whose images are %dx%d: leave --raw-size out", want.Dataset.Width, want.Dataset.Height, d.dir, ds.Width, ds.Height)
+	}
+	if d.set("seed") && want.Dataset.Seed != ds.Seed {
+		return cfg, usagef("--seed %d conflicts with --data %s, written with seed %d: leave --seed out", want.Dataset.Seed, d.dir, ds.Seed)
+	}
+	cfg.MaxFailures, cfg.PageCache = d.maxFailures, d.pageCache
+	return cfg, nil
+}
+
+// describe is the dataset's line for a command's output, or "" without
+// --data.
+func describe(cfg loader.Config) string {
+	if cfg.Data == "" {
+		return ""
+	}
+	m, err := ondisk.ReadManifest(cfg.Data)
+	if err != nil {
+		return ""
+	}
+	return fmt.Sprintf("data %s: %d %s samples in %s, %.0f bytes each on disk; page cache %s, max failures %d\n",
+		cfg.Data, m.Count, m.Format, m.Layout, m.BytesPerSample(), cfg.PageCache, cfg.MaxFailures)
+}

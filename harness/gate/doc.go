@@ -1,0 +1,59 @@
+// Package gate is headspace's regression gate: it compares two result
+// files (package results) as benchstat does and decides, for each
+// benchmark and unit, whether the new side regressed.
+//
+// # Verdicts
+//
+// Compare (or CompareFiles, which streams the files) groups the old and the new results by full
+// benchmark name — sub-benchmark keys and the GOMAXPROCS suffix
+// included — and by unit, tidied so that ns/op and sec/op are one
+// unit. For each group it builds a benchmath.Sample per side and, like
+// benchstat with its defaults, summarizes each by its median with a 95%
+// confidence interval and tests old against new with the Mann–Whitney U
+// test (benchmath.AssumeNothing; no assumption about the distribution)
+// at alpha 0.05. The delta is the relative change of the medians.
+//
+// Each (benchmark, unit) gets one verdict:
+//
+//   - only in old / only in new: no values on the other side;
+//   - too few samples: the sample sizes n1, n2 cannot give p < alpha
+//     whatever the values, because the smallest possible p-value,
+//     2/C(n1+n2, n1) for two samples entirely apart, is not below alpha.
+//     With equal sides that means fewer than 4 per side at alpha 0.05
+//     (3+3 give at best p = 0.1; 4+4 give 2/70 = 0.029), the same
+//     number benchmath warns about ("need >= 4 samples to detect a
+//     difference at alpha level 0.05"); MinSamples computes it for other
+//     alphas. benchmath is looser in two ways: it warns only when both
+//     sides are below that number, so 3+4 samples (best p 2/35 = 0.057)
+//     pass its check although they can never be significant; and it
+//     counts p = alpha as enough (3 per side at alpha 0.1), where the gate
+//     wants p < alpha. The medians' 95% confidence interval needs 6
+//     samples before it is finite; with fewer the table shows "± ∞", as
+//     benchstat does, but the test itself still works;
+//   - no significant change: p >= alpha, or significant but the medians
+//     differ by no more than the threshold (5% by default);
+//   - regression / improvement: p < alpha and the median moved by more
+//     than the threshold in the worse / better direction;
+//   - unknown direction: p < alpha and beyond the threshold, but nothing
+//     says which way the unit is better.
+//
+// A unit's direction comes from a "Unit <unit> better=higher|lower" line
+// in either file, else from the project's units (steps/s, samples/s,
+// au-%, GB/s higher; peak-rss-B, cpu-s and every time — ttfb-ns, step-ns,
+// upload-ns/op, transform-ns/sample — lower), else from benchfmt's
+// defaults (ns/op, sec/op, B/op, allocs/op lower; MB/s, B/s higher); see
+// results.DirectionOf.
+//
+// Report.Regressions lists the regressions, and Report.WriteText prints
+// the table followed by a summary that names every regression, every
+// improvement, every benchmark found on one side only, every metric with
+// too few samples and every change of unknown direction, and ends in a
+// PASS or FAIL line; a warning above the table lists configuration keys
+// (other than commit) that differ between the sides, such as cpu or
+// device. A command gating on the report exits 1 when there are
+// regressions and 2 when CompareFiles returns an error.
+//
+// benchstat shows the same comparison for two files whose commits differ
+// when told to ignore the commit key, which it would otherwise split
+// tables by: go tool benchstat -ignore commit OLD NEW.
+package gate

@@ -1,0 +1,269 @@
+package workloads
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"runtime"
+	"slices"
+	"strings"
+
+	"golang.org/x/perf/benchfmt"
+
+	"github.com/headspace-bench/headspace/datasets/ondisk"
+	"github.com/headspace-bench/headspace/harness/ladder"
+	"github.com/headspace-bench/headspace/harness/loader"
+	"github.com/headspace-bench/headspace/harness/summary"
+	"github.com/headspace-bench/headspace/harness/train"
+)
+
+// OnDisk is the document's raw-data remedies measured on real files: the
+// caching ladder with the data on disk as raw bytes, PNG or JPEG, one
+// file per sample or in tar shards, 1024² or 256² raw images, read from a
+// cold or a warm page cache. Each case is a Ladder over a dataset that Run
+// writes first; steps/s per level, and each level's ratio to device, say
+// which remedy frees the loader, and the encoded level splits raw data
+// loading into fetching (none→encoded) and decoding (encoded→raw).
+type OnDisk struct {
+	Formats    []string // ondisk.Formats
+	Layouts    []string // ondisk.Layouts
+	RawSizes   []int    // square raw image sides
+	PageCaches []string // loader.PageWarm, loader.PageCold
+	// Ladder is every case's sweep: its pipeline (with the raw size and
+	// dataset of each case set by Run), levels, loop and runs.
+	Ladder Ladder
+	// Samples is each dataset's size; 0 means one per sample a run reads
+	// (Batch × (Warmup+Steps)), so a cold run reads every file from
+	// storage once.
+	Samples   int
+	Quality   int // JPEG quality; 0 means ondisk.DefaultQuality
+	ShardSize int // samples per shard; 0 means ondisk.DefaultShardSize
+}
+
+// DefaultOnDisk is the document's remedies matrix at the document's
+// pipeline (batch 256, 4 workers on 4 cores there; one per core here),
+// naive transforms, placement host, levels none, encoded, raw and device,
+// 2 measured steps after 1 warm-up, 3 runs of each point: 768 samples per
+// dataset, up to 2.4 GB for raw 1024² (Run keeps one dataset on disk at a
+// time). Cold where the page cache can be evicted (Linux), warm always.
+func DefaultOnDisk() OnDisk {
+	l := DefaultLadder()
+	l.Levels = []ladder.Level{ladder.None, ladder.Encoded, ladder.Raw, ladder.Device}
+	l.Transforms = []string{"naive"}
+	l.Train = train.Config{Steps: 2, Warmup: 1}
+	l.Count = 3
+	caches := []string{loader.PageWarm}
+	if ondisk.EvictAvailable {
+		caches = append(caches, loader.PageCold)
+	}
+	return OnDisk{
+		Formats: ondisk.Formats, Layouts: ondisk.Layouts,
+		RawSizes: []int{1024, 256}, PageCaches: caches,
+		Ladder: l,
+	}
+}
+
+// QuickOnDisk is the matrix at a size that runs in seconds: 64² and 32²
+// raw images cropped to 16, batches of 4, warm cache only, one run of
+// levels none, encoded, raw and device. Every code path, no comparable
+// numbers.
+func QuickOnDisk() OnDisk {
+	o := DefaultOnDisk()
+	o.RawSizes = []int{64, 32}
+	o.PageCaches = []string{loader.PageWarm}
+	o.Ladder.Transforms = []string{"fast"}
+	o.Ladder.Workers = []int{2}
+	o.Ladder.Pipeline.Transforms.Crop, o.Ladder.Pipeline.Batch = 16, 4
+	o.Ladder.Train = train.Config{Steps: 2, Warmup: 1}
+	o.Ladder.Count = 1
+	o.ShardSize = 5
+	return o
+}
+
+// OnDiskCase is one cell of the matrix.
+type OnDiskCase struct {
+	Format, Layout string
+	RawSize        int
+	PageCache      string
+}
+
+// Name is the case as a benchmark name's part:
+// "format=jpeg/layout=shards/raw=256/page-cache=cold".
+func (c OnDiskCase) Name() string {
+	return fmt.Sprintf("format=%s/layout=%s/raw=%d/page-cache=%s", c.Format, c.Layout, c.RawSize, c.PageCache)
+}
+
+// Cases lists the matrix in the order Run runs it: format, layout and raw
+// size (one dataset each), then the page-cache modes over that dataset.
+func (o OnDisk) Cases() []OnDiskCase {
+	var out []OnDiskCase
+	for _, f := range o.Formats {
+		for _, l := range o.Layouts {
+			for _, s := range o.RawSizes {
+				for _, pc := range o.PageCaches {
+					out = append(out, OnDiskCase{Format: f, Layout: l, RawSize: s, PageCache: pc})
+				}
+			}
+		}
+	}
+	return out
+}
+
+// OnDiskResult is one run of one point of one case.
+type OnDiskResult struct {
+	Case  OnDiskCase
+	Point ladder.Point
+	// Record is the run's benchmark-format record, named
+	// "BenchmarkLadderOnDisk/<case>/<point>" (see OnDiskCase.Name and
+	// ladder.Point.Sub), with steps/s, read-MB/s and the rest.
+	Record *benchfmt.Result
+	// StepsPerSec is the run's steps/s.
+	StepsPerSec float64
+}
+
+// samples is the dataset size of o.
+func (o OnDisk) samples() int {
+	if o.Samples > 0 {
+		return o.Samples
+	}
+	return o.Ladder.Pipeline.Batch * (o.Ladder.Train.Warmup + o.Ladder.Train.Steps)
+}
+
+// Validate reports the first problem with the matrix before anything is
+// written.
+func (o OnDisk) Validate() error {
+	if len(o.Formats) == 0 || len(o.Layouts) == 0 || len(o.RawSizes) == 0 || len(o.PageCaches) == 0 {
+		return errors.New("on-disk matrix has no cases: every dimension needs a value")
+	}
+	for _, f := range o.Formats {
+		if !slices.Contains(ondisk.Formats, f) {
+			return fmt.Errorf("format %q: want one of %s", f, strings.Join(ondisk.Formats, ", "))
+		}
+	}
+	for _, l := range o.Layouts {
+		if !slices.Contains(ondisk.Layouts, l) {
+			return fmt.Errorf("layout %q: want one of %s", l, strings.Join(ondisk.Layouts, ", "))
+		}
+	}
+	for _, c := range o.Cases() {
+		l, err := o.ladder(c, "validate")
+		if err != nil {
+			return err
+		}
+		if err := l.Validate(); err != nil {
+			return fmt.Errorf("%s: %w", c.Name(), err)
+		}
+	}
+	return nil
+}
+
+// ladder is case c's sweep over the dataset in dir.
+func (o OnDisk) ladder(c OnDiskCase, dir string) (Ladder, error) {
+	l := o.Ladder
+	p := &l.Pipeline
+	p.Dataset.Width, p.Dataset.Height, p.Dataset.N = c.RawSize, c.RawSize, o.samples()
+	p.Data, p.PageCache = dir, c.PageCache
+	if c.RawSize < p.Transforms.Crop {
+		return l, fmt.Errorf("%s: raw size %d is smaller than the crop %d", c.Name(), c.RawSize, p.Transforms.Crop)
+	}
+	return l, nil
+}
+
+// Run writes each dataset of the matrix under dir (one at a time, removed
+// after its cases, so dir needs room for the largest alone), runs its
+// cases' ladders on dev and returns every run, in order; ctx stops it
+// between runs. Each run's page cache is prepared as its case says before
+// the loader starts (cold: evicted; warm: read once).
+func (o OnDisk) Run(ctx context.Context, dir string, dev Device) ([]OnDiskResult, error) {
+	if err := o.Validate(); err != nil {
+		return nil, err
+	}
+	var out []OnDiskResult
+	cases := o.Cases()
+	for i := 0; i < len(cases); {
+		c := cases[i]
+		data := filepath.Join(dir, fmt.Sprintf("%s-%s-%d", c.Format, c.Layout, c.RawSize))
+		src := o.Ladder.Pipeline.Dataset
+		src.Width, src.Height, src.N = c.RawSize, c.RawSize, o.samples()
+		_, err := ondisk.Write(ctx, data, src, ondisk.WriteOptions{
+			Format: c.Format, Quality: o.Quality, Layout: c.Layout, ShardSize: o.ShardSize, Force: true,
+		})
+		if err != nil {
+			return out, fmt.Errorf("%s: writing the dataset: %w", c.Name(), err)
+		}
+		for ; i < len(cases) && cases[i].Format == c.Format && cases[i].Layout == c.Layout && cases[i].RawSize == c.RawSize; i++ {
+			cc := cases[i]
+			l, err := o.ladder(cc, data)
+			if err == nil {
+				l.Pipeline, err = l.Pipeline.WithData(data)
+			}
+			if err != nil {
+				os.RemoveAll(data)
+				return out, err
+			}
+			err = l.Run(ctx, LadderRun{Device: dev, Result: func(p ladder.Point, r train.Result, b *benchfmt.Result) error {
+				b.Name = benchfmt.Name(onDiskName(cc, p))
+				out = append(out, OnDiskResult{Case: cc, Point: p, Record: b, StepsPerSec: r.StepsPerSec()})
+				return nil
+			}})
+			if err != nil {
+				os.RemoveAll(data)
+				return out, fmt.Errorf("%s: %w", cc.Name(), err)
+			}
+		}
+		if err := os.RemoveAll(data); err != nil {
+			return out, err
+		}
+	}
+	return out, nil
+}
+
+// onDiskName is the benchmark name of point p of case c, as `go test
+// -bench` prints it.
+func onDiskName(c OnDiskCase, p ladder.Point) string {
+	name := "BenchmarkLadderOnDisk/" + c.Name() + "/" + p.Sub()
+	if n := runtime.GOMAXPROCS(0); n != 1 {
+		name += fmt.Sprintf("-%d", n)
+	}
+	return name
+}
+
+// OnDiskRatios is the median steps/s of every level of every case and
+// each level's ratio to the case's device level (none where the device
+// level was not measured), and the ladder's attribution, in Cases order.
+func OnDiskRatios(rs []OnDiskResult) []OnDiskRow {
+	var rows []OnDiskRow
+	index := map[OnDiskCase]int{}
+	vals := map[OnDiskCase]map[ladder.Level][]float64{}
+	for _, r := range rs {
+		if _, ok := index[r.Case]; !ok {
+			index[r.Case] = len(rows)
+			rows = append(rows, OnDiskRow{Case: r.Case, Median: map[ladder.Level]float64{}, Ratio: map[ladder.Level]float64{}})
+			vals[r.Case] = map[ladder.Level][]float64{}
+		}
+		vals[r.Case][r.Point.Level] = append(vals[r.Case][r.Point.Level], r.StepsPerSec)
+	}
+	for i := range rows {
+		row := &rows[i]
+		for l, vs := range vals[row.Case] {
+			row.Median[l] = summary.Median(vs)
+		}
+		if dev := row.Median[ladder.Device]; dev > 0 {
+			for l, v := range row.Median {
+				row.Ratio[l] = v / dev
+			}
+		}
+		row.Attribution = ladder.Attribute(row.Median)
+	}
+	return rows
+}
+
+// OnDiskRow is one case's medians, ratios to device and attribution.
+type OnDiskRow struct {
+	Case        OnDiskCase
+	Median      map[ladder.Level]float64 // median steps/s
+	Ratio       map[ladder.Level]float64 // to the device level
+	Attribution ladder.Attribution
+}
