@@ -3,7 +3,8 @@
 # emulated device with a tiny pipeline, so the scripts are exercised on every
 # change: bench.sh twice (as a baseline and as a new run), then gate.sh.
 # The gate must pass (same code, wide threshold) and must fail on a crafted
-# regression. Then `headspace reproduce --quick` must write all four reports.
+# regression. Then `headspace reproduce --quick` must write all four reports
+# and their result files, and `--from` must rebuild them byte for byte.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 tmp=$(mktemp -d)
@@ -26,8 +27,11 @@ make -s build >/dev/null
 bin/headspace reproduce --quick --out "$tmp/nb" >/dev/null 2>"$tmp/reproduce.err" || { cat "$tmp/reproduce.err"; echo "ci/smoke.sh: reproduce --quick failed" >&2; exit 1; }
 for r in 000-headspace 002-loaders 003-caching-ladder 004-sim; do
   test -s "$tmp/nb/$r.md" || { echo "ci/smoke.sh: reproduce --quick wrote no $r.md" >&2; exit 1; }
+  test -s "$tmp/nb/results/$r.txt" || { echo "ci/smoke.sh: reproduce --quick saved no results/$r.txt" >&2; exit 1; }
 done
-echo "ci/smoke.sh: bench.sh and gate.sh work on the emulated device; reproduce --quick writes the four reports"
+bin/headspace reproduce --from "$tmp/nb/results" --out "$tmp/nb2" >/dev/null 2>"$tmp/rebuild.err" || { cat "$tmp/rebuild.err"; echo "ci/smoke.sh: reproduce --from failed" >&2; exit 1; }
+diff -r "$tmp/nb" "$tmp/nb2" >/dev/null || { echo "ci/smoke.sh: reproduce --from did not rebuild the --quick run's reports and figures byte for byte" >&2; exit 1; }
+echo "ci/smoke.sh: bench.sh and gate.sh work on the emulated device; reproduce --quick writes the four reports, --from rebuilds them byte for byte"
 # The GPU suite (ci/gpu-suite.sh), every command on the emulated device at
 # tiny sizes: it must pass and write its summary.
 ci/gpu-suite.sh --emulated --quick all "$tmp/gpu-suite" 2>"$tmp/gpu-suite.err" || { cat "$tmp/gpu-suite/summary.txt" "$tmp/gpu-suite.err" 2>/dev/null; echo "ci/smoke.sh: ci/gpu-suite.sh --emulated --quick failed" >&2; exit 1; }

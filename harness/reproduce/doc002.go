@@ -10,19 +10,16 @@ import (
 	"strings"
 	"time"
 
+	"golang.org/x/perf/benchfmt"
+
 	"github.com/headspace-bench/headspace/harness/batching"
 	"github.com/headspace-bench/headspace/harness/loadbench"
 	"github.com/headspace-bench/headspace/harness/loader"
 	"github.com/headspace-bench/headspace/harness/procloader"
+	"github.com/headspace-bench/headspace/harness/results"
+	"github.com/headspace-bench/headspace/harness/summary"
 	"github.com/headspace-bench/headspace/harness/train"
-)
-
-// The article's production claims for thread-based loading over
-// PyTorch's process-based DataLoader.
-const (
-	doc002Loading  = 3.0  // "3x faster data-loading throughput"
-	doc002Training = 2.0  // "2x faster model training"
-	doc002Memory   = 0.50 // "memory consumption was also reduced by 50%": threads ÷ processes
+	"github.com/headspace-bench/headspace/workloads"
 )
 
 // LoaderPoint is one mode and worker count of the loader comparison, over
@@ -75,9 +72,9 @@ func sizes002For(quick bool) sizes002 {
 		trainRaw: 1024, trainCrop: 256, trainBatch: 256, trainSteps: 10, trainCount: 2}
 }
 
-func run002(ctx context.Context, s *settings, t *tracker) ([]byte, error) {
+func measure002(ctx context.Context, s *settings, t *tracker) (measurement, error) {
 	if s.Worker.Exe == "" {
-		return nil, errors.New("the process loader needs the worker binary (Options.Worker.Exe: headspace itself)")
+		return measurement{}, errors.New("the process loader needs the worker binary (Options.Worker.Exe: headspace itself)")
 	}
 	z := sizes002For(s.Quick)
 	modes := loadbench.Modes
@@ -86,50 +83,10 @@ func run002(ctx context.Context, s *settings, t *tracker) ([]byte, error) {
 	cfg := loader.DefaultConfig()
 	cfg.Dataset.Width, cfg.Dataset.Height = z.raw, z.raw
 	cfg.Transforms.Crop, cfg.Batch, cfg.Impl, cfg.Workers = z.crop, z.batch, "fast", z.workers[0]
-	bc := loadbench.Config{Pipeline: cfg, Batches: z.batches, Worker: s.Worker}
-	if err := bc.Validate(); err != nil {
-		return nil, err
+	l := workloads.Loaders{Config: loadbench.Config{Pipeline: cfg, Batches: z.batches, Worker: s.Worker}, Modes: modes, Workers: z.workers}
+	if err := l.Config.Validate(); err != nil {
+		return measurement{}, err
 	}
-	res := Result002{
-		Setup: fmt.Sprintf("synthetic %d×%d images, fast transforms, crop %d, batches of %d, %d batches per run (the first gives the time to first batch), prefetch %d, no training step; each point is the median of %s",
-			z.raw, z.raw, z.crop, z.batch, z.batches, cfg.Prefetch, plural(z.repeats, "run")),
-		Command: fmt.Sprintf("headspace loaders --mode %s --workers %s --batches %d --batch %d --raw-size %d --crop %d --transforms fast",
-			strings.Join(modes, ","), joinInts(z.workers), z.batches, z.batch, z.raw, z.crop),
-		Repeats: z.repeats,
-		Workers: s.Workers,
-	}
-	points := map[loadbench.Point]*LoaderPoint{}
-	for _, mode := range modes {
-		for _, w := range z.workers {
-			p := &LoaderPoint{Mode: mode, Workers: w}
-			points[loadbench.Point{Mode: mode, Workers: w}] = p
-			res.Points = append(res.Points, *p)
-		}
-	}
-	// Repeats outermost, so that a slow spell of a shared machine spreads
-	// over every point instead of spoiling one.
-	for rep := range z.repeats {
-		for _, mode := range modes {
-			for _, w := range z.workers {
-				pt := loadbench.Point{Mode: mode, Workers: w}
-				t.unit(fmt.Sprintf("%s run %d/%d", pt.BenchName(), rep+1, z.repeats))
-				m, err := loadbench.Measure(ctx, bc, pt)
-				if err != nil {
-					return nil, fmt.Errorf("mode=%s workers=%d: %w", mode, w, err)
-				}
-				p := points[pt]
-				p.TTFB = append(p.TTFB, m.TTFB)
-				p.SamplesPerSec = append(p.SamplesPerSec, m.SamplesPerSec)
-				p.PeakRSS = append(p.PeakRSS, float64(m.PeakRSS))
-				p.CPU = append(p.CPU, m.CPU.Seconds())
-				t.done("mode=%s workers=%d run %d/%d: TTFB %v, %.0f samples/s, peak RSS %s MiB", mode, w, rep+1, z.repeats, m.TTFB.Round(100*time.Microsecond), m.SamplesPerSec, mib(float64(m.PeakRSS)))
-			}
-		}
-	}
-	for i := range res.Points {
-		res.Points[i] = *points[loadbench.Point{Mode: res.Points[i].Mode, Workers: res.Points[i].Workers}]
-	}
-
 	// The training loop, fed by each loader: the document 003's pipeline.
 	tcfg := loader.DefaultConfig()
 	tcfg.Dataset.Width, tcfg.Dataset.Height = z.trainRaw, z.trainRaw
@@ -139,17 +96,38 @@ func run002(ctx context.Context, s *settings, t *tracker) ([]byte, error) {
 	// measured steps are the steady state of both, not a drain of a head
 	// start.
 	rc := train.Config{Steps: z.trainSteps, Warmup: tcfg.Prefetch*tcfg.Workers + 1}
-	res.TrainingSetup = fmt.Sprintf("the document 003's pipeline (%s transforms, raw %d×%d, crop %d, batch %d) with %d workers, the training loop at level none on the device above; %s of %s per mode, after %s (past the batches either loader prefetches)",
-		tcfg.Impl, z.trainRaw, z.trainRaw, z.trainCrop, z.trainBatch, s.Workers, plural(z.trainCount, "run"), plural(z.trainSteps, "measured step"), plural(rc.Warmup, "warm-up step"))
+	m := measurement{config: append(workloads.PipelineSettings(cfg),
+		results.Config{Key: "transforms", Value: cfg.Impl},
+		results.Config{Key: "modes", Value: strings.Join(modes, ",")},
+		results.Config{Key: "workers", Value: joinInts(z.workers)},
+		results.Config{Key: "batches", Value: fmt.Sprint(z.batches)},
+		results.Config{Key: "repeats", Value: fmt.Sprint(z.repeats)},
+		results.Config{Key: "train-raw-size", Value: fmt.Sprintf("%dx%d", z.trainRaw, z.trainRaw)},
+		results.Config{Key: "train-crop", Value: fmt.Sprint(z.trainCrop)},
+		results.Config{Key: "train-batch", Value: fmt.Sprint(z.trainBatch)},
+		results.Config{Key: "train-transforms", Value: tcfg.Impl},
+		results.Config{Key: "train-workers", Value: fmt.Sprint(s.Workers)},
+		results.Config{Key: "train-steps", Value: fmt.Sprint(rc.Steps)},
+		results.Config{Key: "train-warmup", Value: fmt.Sprint(rc.Warmup)},
+		results.Config{Key: "train-runs", Value: fmt.Sprint(z.trainCount)},
+	)}
+	// Repeats outermost, so that a slow spell of a shared machine spreads
+	// over every point instead of spoiling one.
+	for rep := range z.repeats {
+		t.unit(fmt.Sprintf("loaders, run %d/%d", rep+1, z.repeats))
+		_, recs, err := l.Run(ctx, func(x loadbench.Measurement) {
+			t.done("mode=%s workers=%d run %d/%d: TTFB %v, %.0f samples/s, peak RSS %s MiB", x.Mode, x.Workers, rep+1, z.repeats, x.TTFB.Round(100*time.Microsecond), x.SamplesPerSec, mib(float64(x.PeakRSS)))
+		})
+		if err != nil {
+			return measurement{}, err
+		}
+		m.recs = append(m.recs, recs...)
+	}
 	dev, err := s.openDevice()
 	if err != nil {
-		return nil, err
+		return measurement{}, err
 	}
 	defer dev.Close()
-	training := map[string]*TrainingRun{}
-	for _, mode := range modes {
-		training[mode] = &TrainingRun{Mode: mode}
-	}
 	for run := range z.trainCount {
 		for _, mode := range modes {
 			t.unit(fmt.Sprintf("training, %s loader, run %d/%d", mode, run+1, z.trainCount))
@@ -162,35 +140,56 @@ func run002(ctx context.Context, s *settings, t *tracker) ([]byte, error) {
 				ld, err = loader.New(ctx, loader.CacheNothing, tcfg, n)
 			}
 			if err != nil {
-				return nil, fmt.Errorf("training with the %s loader: %w", mode, err)
+				return measurement{}, fmt.Errorf("training with the %s loader: %w", mode, err)
 			}
 			r, err := train.Run(ctx, ld, dev, tcfg.Batch, rc)
 			if cerr := ld.Close(); err == nil {
 				err = cerr
 			}
 			if err != nil {
-				return nil, fmt.Errorf("training with the %s loader: %w", mode, err)
+				return measurement{}, fmt.Errorf("training with the %s loader: %w", mode, err)
 			}
-			training[mode].Runs = append(training[mode].Runs, r.StepsPerSec())
+			m.recs = append(m.recs, &benchfmt.Result{Name: benchfmt.Name(fmt.Sprintf("BenchmarkLoadersTraining/mode=%s/workers=%d", mode, s.Workers)),
+				Iters: max(r.Steps, 1), Values: []benchfmt.Value{{Value: r.StepsPerSec(), Unit: "steps/s"}}})
 			t.done("training, %s loader, run %d/%d: %.3f steps/s", mode, run+1, z.trainCount, r.StepsPerSec())
 		}
 	}
-	for _, mode := range modes {
-		res.Training = append(res.Training, *training[mode])
-	}
+	return m, nil
+}
 
-	// loadbench's two figures, from the medians.
-	var ms []loadbench.Measurement
-	for _, p := range res.Points {
-		ms = append(ms, loadbench.Measurement{Point: loadbench.Point{Mode: p.Mode, Workers: p.Workers},
-			TTFB: medianDur(p.TTFB), SamplesPerSec: median(p.SamplesPerSec)})
+func render002(f *resultFile, p *page) ([]byte, error) {
+	res := Result002{Header: f.header()}
+	raw, crop, batch, batches, prefetch, impl := f.str("raw-size"), f.integer("crop"), f.integer("batch"), f.integer("batches"), f.integer("prefetch"), f.str("transforms")
+	modes, workers := strings.Split(f.str("modes"), ","), f.integers("workers")
+	res.Repeats, res.Workers = f.integer("repeats"), f.integer("train-workers")
+	trainRuns, trainSteps, trainWarmup := f.integer("train-runs"), f.integer("train-steps"), f.integer("train-warmup")
+	res.TrainingSetup = fmt.Sprintf("the document 003's pipeline (%s transforms, raw %s, crop %d, batch %d) with %d workers, the training loop at level none on the device above; %s of %s per mode, after %s (past the batches either loader prefetches)",
+		f.str("train-transforms"), times(f.str("train-raw-size")), f.integer("train-crop"), f.integer("train-batch"), res.Workers, plural(trainRuns, "run"), plural(trainSteps, "measured step"), plural(trainWarmup, "warm-up step"))
+	if err := f.check(); err != nil {
+		return nil, err
 	}
-	base, link := s.figure("002", "loaders")
-	if _, err := loadbench.Plots(ms, base, fmt.Sprintf("batch %d, raw %d, crop %d, fast transforms (median of %d)", z.batch, z.raw, z.crop, z.repeats)); err != nil {
+	res.Setup = fmt.Sprintf("synthetic %s images, %s transforms, crop %d, batches of %d, %d batches per run (the first gives the time to first batch), prefetch %d, no training step; each point is the median of %s",
+		times(raw), impl, crop, batch, batches, prefetch, plural(res.Repeats, "run"))
+	res.Command = fmt.Sprintf("headspace loaders --mode %s --workers %s --batches %d --batch %d --raw-size %s --crop %d --transforms %s",
+		strings.Join(modes, ","), joinInts(workers), batches, batch, raw, crop, impl)
+	var medians []loadbench.Measurement
+	for _, mode := range modes {
+		for _, w := range workers {
+			recs := f.records("Loaders", "mode", mode, "workers", fmt.Sprint(w))
+			pt := LoaderPoint{Mode: mode, Workers: w, TTFB: durations(values(recs, "ttfb-ns")),
+				SamplesPerSec: values(recs, "samples/s"), PeakRSS: values(recs, "peak-rss-B"), CPU: values(recs, "cpu-s")}
+			res.Points = append(res.Points, pt)
+			medians = append(medians, loadbench.Measurement{Point: loadbench.Point{Mode: mode, Workers: w},
+				TTFB: time.Duration(pt.ttfbMs() * 1e6), SamplesPerSec: summary.Median(pt.SamplesPerSec)})
+		}
+		res.Training = append(res.Training, TrainingRun{Mode: mode, Runs: values(f.records("LoadersTraining", "mode", mode), "steps/s")})
+	}
+	// loadbench's two figures, from the medians.
+	base, link := p.figure("002", "loaders")
+	if _, err := loadbench.Plots(medians, base, fmt.Sprintf("batch %d, raw %s, crop %d, %s transforms (median of %d)", batch, strings.SplitN(raw, "x", 2)[0], crop, impl, res.Repeats)); err != nil {
 		return nil, err
 	}
 	res.TTFBFigure, res.ThroughputFigure = link+"-ttfb.png", link+"-throughput.png"
-	res.Header = s.header(t.elapsed())
 	return markdown(res)
 }
 
@@ -203,17 +202,16 @@ func joinInts(v []int) string {
 	return strings.Join(s, ",")
 }
 
-// medianDur is the median of durations.
-func medianDur(v []time.Duration) time.Duration {
-	f := make([]float64, len(v))
-	for i, d := range v {
-		f[i] = float64(d)
+// times writes a raw size "1024x1024" as "1024×1024".
+func times(size string) string { return strings.Replace(size, "x", "×", 1) }
+
+// ttfbMs is the median time to first batch in ms.
+func (p LoaderPoint) ttfbMs() float64 {
+	ms := make([]float64, len(p.TTFB))
+	for i, d := range p.TTFB {
+		ms[i] = float64(d) / 1e6
 	}
-	m := median(f)
-	if math.IsNaN(m) {
-		return 0
-	}
-	return time.Duration(m)
+	return summary.Median(ms)
 }
 
 // point finds a mode and worker count.
@@ -243,7 +241,7 @@ func (r Result002) best(mode string) (LoaderPoint, bool) {
 	var b LoaderPoint
 	found := false
 	for _, p := range r.Points {
-		if p.Mode == mode && (!found || median(p.SamplesPerSec) > median(b.SamplesPerSec)) {
+		if p.Mode == mode && (!found || summary.Median(p.SamplesPerSec) > summary.Median(b.SamplesPerSec)) {
 			b, found = p, true
 		}
 	}
@@ -266,25 +264,25 @@ func (r Result002) WriteMarkdown(w io.Writer) error {
 	}
 	ttfb := func(mode string, n int) float64 {
 		if p, ok := r.point(mode, n); ok {
-			return float64(medianDur(p.TTFB)) / 1e6
+			return p.ttfbMs()
 		}
 		return math.NaN()
 	}
 	sps := func(mode string, n int) float64 {
 		if p, ok := r.point(mode, n); ok {
-			return median(p.SamplesPerSec)
+			return summary.Median(p.SamplesPerSec)
 		}
 		return math.NaN()
 	}
 	rss := func(mode string, n int) float64 {
 		if p, ok := r.point(mode, n); ok {
-			return median(p.PeakRSS)
+			return summary.Median(p.PeakRSS)
 		}
 		return math.NaN()
 	}
 	cpu := func(mode string, n int) float64 {
 		if p, ok := r.point(mode, n); ok {
-			return median(p.CPU)
+			return summary.Median(p.CPU)
 		}
 		return math.NaN()
 	}
@@ -332,29 +330,29 @@ func (r Result002) WriteMarkdown(w io.Writer) error {
 	loading := math.NaN()
 	loadingNote := "–"
 	if okG && okP {
-		loading = div(median(bg.SamplesPerSec), median(bp.SamplesPerSec))
+		loading = div(summary.Median(bg.SamplesPerSec), summary.Median(bp.SamplesPerSec))
 		loadingNote = fmt.Sprintf("%.2f× (goroutines at their best, %d workers, over processes at theirs, %d)", loading, bg.Workers, bp.Workers)
 	}
 	var tg, tp float64 = math.NaN(), math.NaN()
 	for _, tr := range r.Training {
 		switch tr.Mode {
 		case g:
-			tg = median(tr.Runs)
+			tg = summary.Median(tr.Runs)
 		case pr:
-			tp = median(tr.Runs)
+			tp = summary.Median(tr.Runs)
 		}
 	}
 	training := div(tg, tp)
 	memory := div(rss(g, r.Workers), rss(pr, r.Workers))
 	m.table("llll", []string{"claim", "the article (production)", "ours", "ours ÷ article"}, [][]string{
-		{"data-loading throughput, threads over processes", fmt.Sprintf("%.0f×", doc002Loading), loadingNote, ratio(loading, doc002Loading)},
-		{"model training, threads over processes", fmt.Sprintf("%.0f×", doc002Training), fmt.Sprintf("%s (%s over %s steps/s)", num(training, 2)+"×", num(tg, 3), num(tp, 3)), ratio(training, doc002Training)},
-		{"memory, threads ÷ processes", fmt.Sprintf("%.2f (−%.0f%%)", doc002Memory, 100*(1-doc002Memory)), fmt.Sprintf("%s at %d workers (%s)", num(memory, 2), r.Workers, signedFrac(memory)), ratio(memory, doc002Memory)},
+		{"data-loading throughput, threads over processes", fmt.Sprintf("%.0f×", workloads.LoadersDocumentThroughput), loadingNote, ratio(loading, workloads.LoadersDocumentThroughput)},
+		{"model training, threads over processes", fmt.Sprintf("%.0f×", workloads.LoadersDocumentTraining), fmt.Sprintf("%s (%s over %s steps/s)", num(training, 2)+"×", num(tg, 3), num(tp, 3)), ratio(training, workloads.LoadersDocumentTraining)},
+		{"memory, threads ÷ processes", fmt.Sprintf("%.2f (−%.0f%%)", workloads.LoadersDocumentMemory, 100*(1-workloads.LoadersDocumentMemory)), fmt.Sprintf("%s at %d workers (%s)", num(memory, 2), r.Workers, signedFrac(memory)), ratio(memory, workloads.LoadersDocumentMemory)},
 	})
 	m.para("Training: %s.", r.TrainingSetup)
 	var tr [][]string
 	for _, x := range r.Training {
-		tr = append(tr, []string{x.Mode, num(median(x.Runs), 3), spread(x.Runs)})
+		tr = append(tr, []string{x.Mode, num(summary.Median(x.Runs), 3), spread(x.Runs)})
 	}
 	m.table("lrr", []string{"loader", "steps/s (median)", "95% CI of the median"}, tr)
 

@@ -2,12 +2,17 @@ package reproduce
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"io"
 	"math"
 	"os"
+	"path/filepath"
+	"strconv"
 	"strings"
 	"time"
+
+	"github.com/montanaflynn/stats"
 
 	"golang.org/x/perf/benchfmt"
 	"gonum.org/v1/plot/vg"
@@ -17,6 +22,7 @@ import (
 	"github.com/headspace-bench/headspace/harness/ladder"
 	"github.com/headspace-bench/headspace/harness/loader"
 	"github.com/headspace-bench/headspace/harness/pipeline"
+	"github.com/headspace-bench/headspace/harness/results"
 	"github.com/headspace-bench/headspace/harness/summary"
 	"github.com/headspace-bench/headspace/harness/timeline"
 	"github.com/headspace-bench/headspace/harness/train"
@@ -154,10 +160,22 @@ func onDisk003(z sizes003, workers int) []workloads.OnDisk {
 	return append(specs, spec([]string{"jpeg"}, []string{"files"}, z.small, loader.PageWarm))
 }
 
-// model003 profiles the pipeline of impl at the document's setting with
-// the what-if model (workloads.WhatIf) and reads the measured ladder rows
-// beside it.
-func model003(ctx context.Context, s *settings, z sizes003, impl string, rows []LevelRow) (whatif.LadderReading, error) {
+// model003File is the saved profiles of the what-if model, one per
+// transform implementation (a JSON object of whatif.Profile by name),
+// beside the result file.
+const model003File = "003-model.json"
+
+// impl003 is the transform implementation of step (a) or (b).
+func impl003(key string) string {
+	if key == "b" {
+		return "fast"
+	}
+	return "naive"
+}
+
+// profile003 profiles the pipeline of impl at the document's setting with
+// the what-if model (workloads.WhatIf).
+func profile003(ctx context.Context, s *settings, z sizes003, impl string) (whatif.Profile, error) {
 	w := workloads.DefaultWhatIf()
 	w.Pipeline = loader.DefaultConfig()
 	w.Pipeline.Dataset.Width, w.Pipeline.Dataset.Height = z.raw, z.raw
@@ -183,15 +201,58 @@ func model003(ctx context.Context, s *settings, z sizes003, impl string, rows []
 			return s.openDevice()
 		}
 	}
-	p, err := w.Profile(ctx, h)
+	return w.Profile(ctx, h)
+}
+
+// profiles003 reads the saved profiles.
+func profiles003(pg *page) (map[string]whatif.Profile, error) {
+	path, err := pg.savedFile(model003File)
 	if err != nil {
-		return whatif.LadderReading{}, err
+		return nil, err
 	}
-	measured := map[ladder.Level]float64{}
-	for _, r := range rows {
-		measured[r.Level] = median(r.Runs)
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return nil, &FileError{Path: path, Err: err}
 	}
-	return p.ReadLadder(measured), nil
+	var ps map[string]whatif.Profile
+	if err := json.Unmarshal(b, &ps); err != nil {
+		return nil, &FileError{Path: path, Err: fmt.Errorf("not saved profiles: %w", err)}
+	}
+	for name, p := range ps {
+		if err := p.Validate(); err != nil {
+			return nil, &FileError{Path: path, Err: fmt.Errorf("profile %s: %w", name, err)}
+		}
+	}
+	return ps, nil
+}
+
+// onDisk003Step is step (e) from the file: its records
+// (LadderOnDisk/<case>/<point>) as workloads.OnDiskResult, through
+// workloads.OnDiskRatios; nil when the file has none.
+func onDisk003Step(f *resultFile) *OnDiskStep {
+	recs := f.records("LadderOnDisk")
+	if len(recs) == 0 {
+		return nil
+	}
+	od := &OnDiskStep{Setup: fmt.Sprintf("fast transforms (after the transform fix), crop %d, batch %d, %d workers; the data written by `headspace dataset write` (%d samples a dataset, so a cold run reads each file once); %s of %s (after %d warm-up) at each level",
+		f.integer("crop"), f.integer("batch"), f.integer("workers"), f.integer("ondisk-samples"),
+		plural(f.integer("ondisk-count"), "run"), plural(f.integer("ondisk-steps"), "measured step"), f.integer("ondisk-warmup"))}
+	var rs []workloads.OnDiskResult
+	for _, r := range recs {
+		raw, err := strconv.Atoi(r.parts["raw"])
+		l, lerr := ladder.ParseLevel(r.parts["level"])
+		sps, ok := value(r.r, "steps/s")
+		if err != nil || lerr != nil || !ok {
+			if f.err == nil {
+				f.err = fmt.Errorf("on-disk record %s: no raw size, level or steps/s", r.r.Name)
+			}
+			return nil
+		}
+		rs = append(rs, workloads.OnDiskResult{Case: workloads.OnDiskCase{Format: r.parts["format"], Layout: r.parts["layout"], RawSize: raw, PageCache: r.parts["page-cache"]},
+			Point: ladder.Point{Level: l}, Record: r.r, StepsPerSec: sps})
+	}
+	od.Rows = workloads.OnDiskRatios(rs)
+	return od
 }
 
 // sizes003 are the pipeline sizes of a run.
@@ -207,7 +268,7 @@ func sizes003For(quick bool) sizes003 {
 	return sizes003{raw: 1024, small: 256, crop: 256, batch: 256, steps: 8, warmup: 1, count: 6}
 }
 
-// plan003 is one step to measure.
+// plan003 is one step of the experiment.
 type plan003 struct {
 	step       LadderStep
 	impl       string
@@ -217,19 +278,45 @@ type plan003 struct {
 	doc        map[ladder.Level]float64
 }
 
-func run003(ctx context.Context, s *settings, t *tracker) ([]byte, error) {
-	z := sizes003For(s.Quick)
+// plans003 are the experiment's four steps, with the raw image at raw and
+// shrunk to small.
+func plans003(raw, small int) []plan003 {
 	all := []ladder.Level{ladder.Device, ladder.Host, ladder.Sample, ladder.Raw, ladder.None}
 	host := []loader.Placement{loader.Host}
-	plans := []plan003{
-		{step: LadderStep{Key: "a", Title: "The caching ladder"}, impl: "naive", raw: z.raw, placements: host, levels: all, doc: workloads.LadderDocument},
-		{step: LadderStep{Key: "b", Title: "Transform fix"}, impl: "fast", raw: z.raw, placements: host,
+	return []plan003{
+		{step: LadderStep{Key: "a", Title: "The caching ladder"}, impl: "naive", raw: raw, placements: host, levels: all, doc: workloads.LadderDocument},
+		{step: LadderStep{Key: "b", Title: "Transform fix"}, impl: "fast", raw: raw, placements: host,
 			levels: all, doc: withDevice(workloads.LadderDocumentFixed)},
-		{step: LadderStep{Key: "c", Title: fmt.Sprintf("Smaller raw image (%d → %d)", z.raw, z.small)}, impl: "fast", raw: z.small, placements: host,
+		{step: LadderStep{Key: "c", Title: fmt.Sprintf("Smaller raw image (%d → %d)", raw, small)}, impl: "fast", raw: small, placements: host,
 			levels: []ladder.Level{ladder.Device, ladder.None}, doc: withDevice(workloads.LadderDocumentSmall)},
-		{step: LadderStep{Key: "d", Title: "uint8 transfer, converted on the device"}, impl: "fast", raw: z.small,
+		{step: LadderStep{Key: "d", Title: "uint8 transfer, converted on the device"}, impl: "fast", raw: small,
 			placements: []loader.Placement{loader.Host, loader.Device}, levels: []ladder.Level{ladder.Device, ladder.Host, ladder.None}},
 	}
+}
+
+// timeline003 is the saved timeline of the first naive run at level none
+// (timeline.Timeline as JSON), beside the result file.
+const timeline003 = "003-timeline-none.json"
+
+// ladder003 is the sweep of one step.
+func ladder003(p plan003, z sizes003, workers int) workloads.Ladder {
+	w := workloads.Ladder{
+		Levels: p.levels, Workers: []int{workers}, Transforms: []string{p.impl},
+		Placements: p.placements, Pinned: []bool{true},
+		Pipeline: loader.DefaultConfig(),
+		Train:    train.Config{Steps: z.steps, Warmup: z.warmup},
+		// One run of every point, z.count times over, so the runs of
+		// each level spread over the machine's ups and downs alike.
+		Count: 1,
+	}
+	w.Pipeline.Dataset.Width, w.Pipeline.Dataset.Height = p.raw, p.raw
+	w.Pipeline.Transforms.Crop, w.Pipeline.Batch = z.crop, z.batch
+	return w
+}
+
+func measure003(ctx context.Context, s *settings, t *tracker) (measurement, error) {
+	z := sizes003For(s.Quick)
+	plans := plans003(z.raw, z.small)
 	units := 0
 	for _, p := range plans {
 		units += z.count * len(p.levels) * len(p.placements)
@@ -240,56 +327,38 @@ func run003(ctx context.Context, s *settings, t *tracker) ([]byte, error) {
 
 	dev, err := s.openDevice()
 	if err != nil {
-		return nil, err
+		return measurement{}, err
 	}
 	defer dev.Close()
 	// Every step runs on the one device opened for the document; the
 	// sweep's device never closes it.
 	shared := workloads.Device{Open: func(bool) (device.Device, error) { return unclosed{dev}, nil }}
 
-	res := Result003{Workers: s.Workers, Batch: z.batch}
-	if s.emulated {
-		res.Step = s.Step
+	var m measurement
+	for _, key := range workloads.PipelineSettings(ladder003(plans[0], z, s.Workers).Pipeline) {
+		if key.Key != "raw-size" { // per step: raw-size and small-raw-size
+			m.config = append(m.config, key)
+		}
 	}
-	var timelineFig string
+	m.config = append(m.config,
+		results.Config{Key: "raw-size", Value: fmt.Sprintf("%dx%d", z.raw, z.raw)},
+		results.Config{Key: "small-raw-size", Value: fmt.Sprintf("%dx%d", z.small, z.small)},
+		results.Config{Key: "workers", Value: fmt.Sprint(s.Workers)},
+		results.Config{Key: "steps", Value: fmt.Sprint(z.steps)},
+		results.Config{Key: "warmup", Value: fmt.Sprint(z.warmup)},
+		results.Config{Key: "count", Value: fmt.Sprint(z.count)},
+		results.Config{Key: "step", Value: s.Step.String()},
+		results.Config{Key: "emulated", Value: fmt.Sprint(s.emulated)},
+	)
 	for _, p := range plans {
-		step := p.step
-		// results[placement][level] over the runs
-		type acc struct {
-			runs, au                []float64
-			load, transform         time.Duration
-			loadN, transformN       int
-			uploadBytes             float64
-			upload, convert         time.Duration
-			uploads, steps, samples int64
-		}
-		accs := map[loader.Placement]map[ladder.Level]*acc{}
-		for _, pl := range p.placements {
-			accs[pl] = map[ladder.Level]*acc{}
-			for _, l := range p.levels {
-				accs[pl][l] = &acc{}
-			}
-		}
-		w := workloads.Ladder{
-			Levels: p.levels, Workers: []int{s.Workers}, Transforms: []string{p.impl},
-			Placements: p.placements, Pinned: []bool{true},
-			Pipeline: loader.DefaultConfig(),
-			Train:    train.Config{Steps: z.steps, Warmup: z.warmup},
-			// One run of every point, z.count times over, so the runs of
-			// each level spread over the machine's ups and downs alike.
-			Count: 1,
-		}
-		w.Pipeline.Dataset.Width, w.Pipeline.Dataset.Height = p.raw, p.raw
-		w.Pipeline.Transforms.Crop, w.Pipeline.Batch = z.crop, z.batch
+		key := p.step.Key
+		w := ladder003(p, z, s.Workers)
 		if err := w.Validate(); err != nil {
-			return nil, fmt.Errorf("step (%s): %w", step.Key, err)
+			return measurement{}, fmt.Errorf("step (%s): %w", key, err)
 		}
-		step.Setup = fmt.Sprintf("%s transforms, raw %d×%d, crop %d, batch %d, %d workers; %s of %s (after %d warm-up) at each level",
-			p.impl, p.raw, p.raw, z.crop, z.batch, s.Workers, plural(z.count, "run"), plural(z.steps, "measured step"), z.warmup)
-		step.Command = ladderCommand(p.impl, p.raw, z, s, p.levels, p.placements)
 		for run := range z.count {
 			name := func(pt ladder.Point) string {
-				n := fmt.Sprintf("(%s) %s level=%s", step.Key, p.impl, pt.Level)
+				n := fmt.Sprintf("(%s) %s level=%s", key, p.impl, pt.Level)
 				if len(p.placements) > 1 {
 					n += " placement=" + pt.Placement.String()
 				}
@@ -297,135 +366,198 @@ func run003(ctx context.Context, s *settings, t *tracker) ([]byte, error) {
 			}
 			err := w.Run(ctx, workloads.LadderRun{
 				Device: shared,
-				Start:  func(string) {},
-				Record: func(pt ladder.Point, _ int) bool { return step.Key == "a" && pt.Level == ladder.None && run == 0 },
+				Record: func(pt ladder.Point, _ int) bool { return key == "a" && pt.Level == ladder.None && run == 0 },
 				Recorded: func(pt ladder.Point, rec *pipeline.Recorder) error {
 					tl := timeline.FromRecorder(fmt.Sprintf("level none, %s transforms, %d workers, on %s", p.impl, s.Workers, dev.Name()), rec, z.batch)
-					base, link := s.figure("003", "timeline-none")
-					tracks := len(tl.DisplayTracks())
-					if err := tl.WritePNG(base+".png", 1200, 60+28*tracks); err != nil {
+					b, err := json.Marshal(tl)
+					if err != nil {
 						return err
 					}
-					if err := tl.WriteSVG(base+".svg", 900, 45+21*tracks); err != nil {
-						return err
-					}
-					timelineFig = link + ".png"
-					return nil
+					return writeBytes(filepath.Join(s.Out, "results", timeline003), b)
 				},
-				Result: func(pt ladder.Point, r train.Result, _ *benchfmt.Result) error {
+				Start: func(string) {},
+				Result: func(pt ladder.Point, r train.Result, b *benchfmt.Result) error {
 					t.unit(fmt.Sprintf("%s run %d/%d", name(pt), run+1, z.count))
-					a := accs[pt.Placement][pt.Level]
-					a.runs = append(a.runs, r.StepsPerSec())
-					a.au = append(a.au, r.AU())
-					for _, st := range r.Pipeline.Stages {
-						switch st.Name {
-						case "load":
-							a.load += st.Total
-							a.loadN += int(st.Tasks)
-						case "transform":
-							a.transform += st.Total
-							a.transformN += int(st.Tasks)
-						}
-					}
-					ds := r.DeviceStats
-					a.uploads += ds.Uploads
-					a.steps += ds.Steps
-					a.upload += ds.UploadTime
-					a.convert += ds.ConvertTime
-					a.uploadBytes = r.UploadBytesPerBatch()
+					b.Name = benchfmt.Name(strings.Replace(string(b.Name), "BenchmarkLadder/", "BenchmarkLadder/step="+key+"/", 1))
+					m.recs = append(m.recs, b)
 					t.done("%s run %d/%d: %.3f steps/s", name(pt), run+1, z.count, r.StepsPerSec())
 					return nil
 				},
 			})
 			if err != nil {
-				return nil, fmt.Errorf("step (%s): %w", step.Key, err)
+				return measurement{}, fmt.Errorf("step (%s): %w", key, err)
 			}
+		}
+	}
+
+	// The what-if model's profile of the pipelines of steps (a) and (b),
+	// read beside their ladders when the report is built.
+	profiles := map[string]whatif.Profile{}
+	for _, impl := range []string{impl003("a"), impl003("b")} {
+		t.unit(fmt.Sprintf("(model) %s profile", impl))
+		p, err := profile003(ctx, s, z, impl)
+		if err != nil {
+			return measurement{}, fmt.Errorf("the model of the %s transforms: %w", impl, err)
+		}
+		profiles[impl] = p
+		t.done("(model) %s profiled", impl)
+	}
+	b, err := json.MarshalIndent(profiles, "", "  ")
+	if err != nil {
+		return measurement{}, err
+	}
+	if err := writeBytes(filepath.Join(s.Out, "results", model003File), b); err != nil {
+		return measurement{}, err
+	}
+
+	// The document's raw-data remedies on real files.
+	dataDir, err := os.MkdirTemp("", "headspace-003-data-")
+	if err != nil {
+		return measurement{}, err
+	}
+	defer os.RemoveAll(dataDir)
+	o := onDisk[0].Ladder
+	m.config = append(m.config,
+		results.Config{Key: "ondisk-samples", Value: fmt.Sprint(o.Pipeline.Batch * (o.Train.Warmup + o.Train.Steps))},
+		results.Config{Key: "ondisk-count", Value: fmt.Sprint(o.Count)},
+		results.Config{Key: "ondisk-steps", Value: fmt.Sprint(o.Train.Steps)},
+		results.Config{Key: "ondisk-warmup", Value: fmt.Sprint(o.Train.Warmup)},
+	)
+	for _, o := range onDisk {
+		t.unit(fmt.Sprintf("(e) on disk: %d cases", len(o.Cases())))
+		rs, err := o.Run(ctx, dataDir, shared)
+		if err != nil {
+			return measurement{}, fmt.Errorf("step (e): %w", err)
+		}
+		for _, r := range rs {
+			m.recs = append(m.recs, r.Record)
+		}
+		t.done("(e) on disk: %d cases", len(o.Cases()))
+	}
+	return m, nil
+}
+
+func render003(f *resultFile, pg *page) ([]byte, error) {
+	z := sizes003{raw: f.square("raw-size"), small: f.square("small-raw-size"), crop: f.integer("crop"), batch: f.integer("batch"),
+		steps: f.integer("steps"), warmup: f.integer("warmup"), count: f.integer("count")}
+	workers, step, emulated := f.integer("workers"), f.duration("step"), f.boolean("emulated")
+	res := Result003{Header: f.header(), Workers: workers, Batch: z.batch}
+	if err := f.check(); err != nil {
+		return nil, err
+	}
+	if emulated {
+		res.Step = step
+	}
+	for _, p := range plans003(z.raw, z.small) {
+		st := p.step
+		st.Setup = fmt.Sprintf("%s transforms, raw %d×%d, crop %d, batch %d, %d workers; %s of %s (after %d warm-up) at each level",
+			p.impl, p.raw, p.raw, z.crop, z.batch, workers, plural(z.count, "run"), plural(z.steps, "measured step"), z.warmup)
+		st.Command = ladderCommand(p.impl, p.raw, z, workers, step, p.levels, p.placements)
+		at := func(pl loader.Placement, l ladder.Level) []record {
+			return f.records("Ladder", "step", st.Key, "level", l.String(), "placement", pl.String())
 		}
 		if len(p.placements) == 1 {
 			for _, l := range p.levels {
-				a := accs[loader.Host][l]
-				row := LevelRow{Level: l, Doc: lookup(p.doc, l), DocAU: math.NaN(), Runs: a.runs, AU: a.au}
-				if step.Key == "a" {
+				rs := at(loader.Host, l)
+				row := LevelRow{Level: l, Doc: lookup(p.doc, l), DocAU: math.NaN(), Runs: values(rs, "steps/s"), AU: values(rs, "au-%"),
+					Load: meanDur(values(rs, "load-ns/sample")), Transform: meanDur(values(rs, "transform-ns/sample"))}
+				if st.Key == "a" {
 					row.DocAU = lookup(workloads.LadderDocumentAU, l)
 				}
-				if a.loadN > 0 {
-					row.Load = a.load / time.Duration(a.loadN)
-				}
-				if a.transformN > 0 {
-					row.Transform = a.transform / time.Duration(a.transformN)
-				}
-				step.Rows = append(step.Rows, row)
+				st.Rows = append(st.Rows, row)
 			}
-			res.Steps = append(res.Steps, step)
+			res.Steps = append(res.Steps, st)
 			continue
 		}
-		ts := &TransferStep{Setup: step.Setup, Command: step.Command}
+		ts := &TransferStep{Setup: st.Setup, Command: st.Command}
 		for _, pl := range p.placements {
-			cfg := w.Pipeline
+			cfg := ladder003(p, z, workers).Pipeline
 			cfg.Placement = pl
 			for _, l := range p.levels {
-				a := accs[pl][l]
-				row := TransferRow{Transfer: pl.DType().String(), Level: l, Runs: a.runs, UploadBytes: a.uploadBytes,
-					ShapeBytes: shapeBytes(cfg)}
-				if a.uploads > 0 {
-					row.Upload = a.upload / time.Duration(a.uploads)
-				}
-				if a.steps > 0 {
-					row.Convert = a.convert / time.Duration(a.steps)
-				}
-				if a.transformN > 0 && l == ladder.None {
-					row.Transform = a.transform / time.Duration(a.transformN)
+				rs := at(pl, l)
+				row := TransferRow{Transfer: pl.DType().String(), Level: l, Runs: values(rs, "steps/s"), UploadBytes: mean(values(rs, "upload-B/op")),
+					ShapeBytes: shapeBytes(cfg), Upload: meanDur(values(rs, "upload-ns/op")), Convert: meanDur(values(rs, "convert-ns/op"))}
+				if l == ladder.None {
+					row.Transform = meanDur(values(rs, "transform-ns/sample"))
 				}
 				ts.Rows = append(ts.Rows, row)
 			}
 		}
 		res.Transfer = ts
 	}
-	res.Timeline = timelineFig
-
-	// The model beside the ladder (the what-if model of harness/whatif):
-	// each pipeline's stages' CPU time, profiled, read beside the ladder
-	// measured above.
-	for _, st := range res.Steps[:2] {
-		impl := "naive"
-		if st.Key == "b" {
-			impl = "fast"
-		}
-		t.unit(fmt.Sprintf("(model) %s profile", impl))
-		reading, err := model003(ctx, s, z, impl, st.Rows)
-		if err != nil {
-			return nil, fmt.Errorf("the model of (%s): %w", st.Key, err)
-		}
-		res.Model = append(res.Model, ModelReading{Title: impl + " transforms", Reading: reading})
-		t.done("(model) %s: the ladder blames %s, the model %s", impl, reading.Comparison().LadderBlames(), reading.Model)
+	var err error
+	if res.Timeline, err = timeline003Figure(pg); err != nil {
+		return nil, err
 	}
-
-	// The document's raw-data remedies on real files.
-	dataDir, err := os.MkdirTemp("", "headspace-003-data-")
+	// The model beside the ladder: each profile saved by the run, read
+	// beside the ladder of its step.
+	profiles, err := profiles003(pg)
 	if err != nil {
 		return nil, err
 	}
-	defer os.RemoveAll(dataDir)
-	od := &OnDiskStep{Setup: fmt.Sprintf("fast transforms (after the transform fix), crop %d, batch %d, %d workers; the data written by `headspace dataset write` (%d samples a dataset, so a cold run reads each file once); %s of %s (after %d warm-up) at each level",
-		z.crop, z.batch, s.Workers, onDisk[0].Ladder.Pipeline.Batch*(onDisk[0].Ladder.Train.Warmup+onDisk[0].Ladder.Train.Steps),
-		plural(onDisk[0].Ladder.Count, "run"), plural(onDisk[0].Ladder.Train.Steps, "measured step"), onDisk[0].Ladder.Train.Warmup)}
-	for _, o := range onDisk {
-		t.unit(fmt.Sprintf("(e) on disk: %d cases", len(o.Cases())))
-		rs, err := o.Run(ctx, dataDir, shared)
-		if err != nil {
-			return nil, fmt.Errorf("step (e): %w", err)
+	for _, st := range res.Steps[:2] {
+		impl := impl003(st.Key)
+		p, ok := profiles[impl]
+		if !ok {
+			return nil, &FileError{Path: filepath.Join(pg.saved, model003File), Err: fmt.Errorf("no profile of the %s transforms", impl)}
 		}
-		od.Rows = append(od.Rows, workloads.OnDiskRatios(rs)...)
-		t.done("(e) on disk: %d cases", len(o.Cases()))
+		measured := map[ladder.Level]float64{}
+		for _, r := range st.Rows {
+			measured[r.Level] = summary.Median(r.Runs)
+		}
+		res.Model = append(res.Model, ModelReading{Title: impl + " transforms", Reading: p.ReadLadder(measured)})
 	}
-	res.OnDisk = od
-	var err2 error
-	if res.LadderFigure, res.StepsFigure, err2 = plots003(s, res); err2 != nil {
-		return nil, err2
+	res.OnDisk = onDisk003Step(f)
+	if err := f.check(); err != nil {
+		return nil, err
 	}
-	res.Header = s.header(t.elapsed())
+	if res.LadderFigure, res.StepsFigure, err = plots003(pg, res); err != nil {
+		return nil, err
+	}
 	return markdown(res)
 }
+
+// timeline003Figure draws the saved timeline as PNG and SVG and returns
+// the PNG's link.
+func timeline003Figure(pg *page) (string, error) {
+	path, err := pg.savedFile(timeline003)
+	if err != nil {
+		return "", err
+	}
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return "", &FileError{Path: path, Err: err}
+	}
+	var tl timeline.Timeline
+	if err := json.Unmarshal(b, &tl); err != nil {
+		return "", &FileError{Path: path, Err: fmt.Errorf("not a saved timeline: %w", err)}
+	}
+	if err := tl.Validate(); err != nil {
+		return "", &FileError{Path: path, Err: err}
+	}
+	base, link := pg.figure("003", "timeline-none")
+	tracks := len(tl.DisplayTracks())
+	if err := tl.WritePNG(base+".png", 1200, 60+28*tracks); err != nil {
+		return "", err
+	}
+	if err := tl.WriteSVG(base+".svg", 900, 45+21*tracks); err != nil {
+		return "", err
+	}
+	return link + ".png", nil
+}
+
+// mean is the mean of v (montanaflynn/stats), 0 when v is empty: the
+// value was not measured.
+func mean(v []float64) float64 {
+	m, err := stats.Mean(v)
+	if err != nil {
+		return 0
+	}
+	return m
+}
+
+// meanDur is the mean of v in nanoseconds as a duration.
+func meanDur(v []float64) time.Duration { return time.Duration(mean(v)) }
 
 // unclosed is a device whose Close does nothing: its owner closes it.
 type unclosed struct{ device.Device }
@@ -457,13 +589,13 @@ func shapeBytes(cfg loader.Config) int64 {
 }
 
 // ladderCommand is the `headspace ladder` command that measures one step.
-func ladderCommand(impl string, raw int, z sizes003, s *settings, levels []ladder.Level, placements []loader.Placement) string {
+func ladderCommand(impl string, raw int, z sizes003, workers int, step time.Duration, levels []ladder.Level, placements []loader.Placement) string {
 	names := make([]string, len(levels))
 	for i, l := range levels {
 		names[i] = l.String()
 	}
 	cmd := fmt.Sprintf("headspace ladder --levels %s --workers %d --transforms %s --raw-size %d --crop %d --batch %d --step %v --steps %d --warmup %d --count %d",
-		strings.Join(names, ","), s.Workers, impl, raw, z.crop, z.batch, s.Step, z.steps, z.warmup, z.count)
+		strings.Join(names, ","), workers, impl, raw, z.crop, z.batch, step, z.steps, z.warmup, z.count)
 	if len(placements) > 1 || placements[0] != loader.Host {
 		names := make([]string, len(placements))
 		for i, p := range placements {
@@ -473,9 +605,6 @@ func ladderCommand(impl string, raw int, z sizes003, s *settings, levels []ladde
 	}
 	return cmd
 }
-
-// median is the median of v (package summary), NaN when empty.
-func median(v []float64) float64 { return summary.Median(v) }
 
 // spread is the 95% confidence interval of v's median, "lo–hi" with 2
 // decimals, or "n < 6" when there are too few runs for one.
@@ -494,7 +623,7 @@ func spread(v []float64) string {
 func deviceOf(rows []LevelRow) (ours, doc float64) {
 	for _, r := range rows {
 		if r.Level == ladder.Device {
-			return median(r.Runs), r.Doc
+			return summary.Median(r.Runs), r.Doc
 		}
 	}
 	return math.NaN(), math.NaN()
@@ -536,11 +665,11 @@ func ladderTable(m *md, st LadderStep, withAU bool) {
 	}
 	var rows [][]string
 	for i, r := range st.Rows {
-		ours := median(r.Runs)
+		ours := summary.Median(r.Runs)
 		docRatio, ourRatio := div(r.Doc, docDev), div(ours, ourDev)
 		drop := ""
 		if i > 0 {
-			drop = pct(median(st.Rows[i-1].Runs), ours) + " " + ladder.Drop{Level: r.Level, Above: st.Rows[i-1].Level}.Stages()
+			drop = pct(summary.Median(st.Rows[i-1].Runs), ours) + " " + ladder.Drop{Level: r.Level, Above: st.Rows[i-1].Level}.Stages()
 		}
 		row := []string{"`" + r.Level.String() + "`", num(r.Doc, 2), num(docRatio, 2), num(ours, 3),
 			spread(r.Runs), num(ourRatio, 2), ratio(ourRatio, docRatio), drop}
@@ -549,12 +678,12 @@ func ladderTable(m *md, st LadderStep, withAU bool) {
 			if !math.IsNaN(r.DocAU) {
 				docAU = fmt.Sprintf("%.0f%%", r.DocAU)
 			}
-			row = append(row, docAU, fmt.Sprintf("%.0f%%", median(r.AU)))
+			row = append(row, docAU, fmt.Sprintf("%.0f%%", summary.Median(r.AU)))
 		}
 		rows = append(rows, row)
 	}
 	m.table(align, head, rows)
-	ours := bottlenecks(st.Rows, func(r LevelRow) float64 { return median(r.Runs) })
+	ours := bottlenecks(st.Rows, func(r LevelRow) float64 { return summary.Median(r.Runs) })
 	if countDoc(st.Rows) > 1 {
 		m.para("Stages in the way (throughput lost when they are added) — the document: %s; ours: %s.", bottlenecks(st.Rows, func(r LevelRow) float64 { return r.Doc }), ours)
 	} else {
@@ -574,7 +703,7 @@ func countDoc(rows []LevelRow) int {
 }
 
 // plots003 draws the ladder's ratios and the level none through the steps.
-func plots003(s *settings, r Result003) (ladderLink, stepsLink string, err error) {
+func plots003(s *page, r Result003) (ladderLink, stepsLink string, err error) {
 	if len(r.Steps) == 0 {
 		return "", "", nil
 	}
@@ -585,7 +714,7 @@ func plots003(s *settings, r Result003) (ladderLink, stepsLink string, err error
 	for _, row := range a.Rows {
 		groups = append(groups, row.Level.String())
 		doc.values = append(doc.values, div(row.Doc, docDev))
-		ours.values = append(ours.values, div(median(row.Runs), ourDev))
+		ours.values = append(ours.values, div(summary.Median(row.Runs), ourDev))
 	}
 	p, err := barChart(fmt.Sprintf("Caching ladder, %s: steps/s ÷ device", "naive transforms"), "steps/s ÷ steps/s at level device", groups, []series{doc, ours})
 	if err != nil {
@@ -605,7 +734,7 @@ func plots003(s *settings, r Result003) (ladderLink, stepsLink string, err error
 			if row.Level == ladder.None {
 				groups = append(groups, "("+st.Key+") "+shortTitle(st.Title))
 				doc.values = append(doc.values, div(row.Doc, docDev))
-				ours.values = append(ours.values, div(median(row.Runs), ourDev))
+				ours.values = append(ours.values, div(summary.Median(row.Runs), ourDev))
 			}
 		}
 	}
@@ -642,7 +771,7 @@ func shortTitle(t string) string {
 func transferMedian(rows []TransferRow, transfer string, l ladder.Level) float64 {
 	for _, r := range rows {
 		if r.Transfer == transfer && r.Level == l {
-			return median(r.Runs)
+			return summary.Median(r.Runs)
 		}
 	}
 	return math.NaN()
@@ -699,8 +828,8 @@ func (r Result003) WriteMarkdown(w io.Writer) error {
 			if x.Convert > 0 {
 				conv = durText(x.Convert)
 			}
-			rows = append(rows, []string{x.Transfer, "`" + x.Level.String() + "`", num(median(x.Runs), 3), spread(x.Runs),
-				num(div(median(x.Runs), dev), 2), up, bytesHuman(x.ShapeBytes), upT, conv, tf})
+			rows = append(rows, []string{x.Transfer, "`" + x.Level.String() + "`", num(summary.Median(x.Runs), 3), spread(x.Runs),
+				num(div(summary.Median(x.Runs), dev), 2), up, bytesHuman(x.ShapeBytes), upT, conv, tf})
 		}
 		m.table("llrrrrrrrr", []string{"transfer", "level", "steps/s (median)", "runs", "÷ device", "uploaded per batch (device counters)", "per batch from the shape", "copy per batch", "conversion per step", "host transform per sample"}, rows)
 		f32, u8 := shapeOf(t.Rows, "float32"), shapeOf(t.Rows, "uint8")
@@ -761,7 +890,7 @@ func (r Result003) levelRatio(key string, l ladder.Level) (ours, doc float64) {
 		if st.Key == key {
 			ourDev, docDev := deviceOf(st.Rows)
 			if row, ok := r.rowOf(key, l); ok {
-				return div(median(row.Runs), ourDev), div(row.Doc, docDev)
+				return div(summary.Median(row.Runs), ourDev), div(row.Doc, docDev)
 			}
 		}
 	}

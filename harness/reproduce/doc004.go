@@ -4,25 +4,14 @@ import (
 	"context"
 	"fmt"
 	"io"
-	"math"
 	"time"
 
+	"github.com/montanaflynn/stats"
+	"golang.org/x/perf/benchfmt"
+
+	"github.com/headspace-bench/headspace/harness/results"
 	"github.com/headspace-bench/headspace/harness/sim"
 	"github.com/headspace-bench/headspace/workloads"
-
-	"github.com/montanaflynn/stats"
-)
-
-// The post's pipeline: 7 loader processes, a 100 ms forward+backward
-// step, 30 s of training.
-const (
-	simLoaders  = workloads.SimDocumentLoaders
-	simStep     = workloads.SimDocumentStep
-	simDuration = workloads.SimDocumentDuration
-	// simSpread is the load-time spread (standard deviation over mean) of
-	// the varying runs: the post does not give its distribution; 22%
-	// reproduces its 275 and 295 (harness/sim/doc.go).
-	simSpread = workloads.SimDocumentSpread
 )
 
 // SimRow is one simulated configuration of document 004.
@@ -36,7 +25,6 @@ type SimRow struct {
 	Seeds    int           // seeds simulated
 	Mean, SD float64       // batches over the seeds
 	Idle     float64       // the model's idle fraction, seed 1
-	Queue    float64       // mean ready-queue length, seed 1
 	Halting  string        // the halting pattern, seed 1
 	GIF      string        // the animation's link, when Animated
 	Timeline string        // the timeline's link (PNG; an SVG beside it), when Animated
@@ -52,24 +40,16 @@ type Result004 struct {
 	Rows     []SimRow
 }
 
-// sim004Runs are the configurations: each of the post's load times with
-// constant loads and with a 22% spread; the animated one is the post's.
+// sim004Runs are the configurations: each of the post's runs
+// (workloads.DefaultSim) with constant loads and with a spread of
+// workloads.SimDocumentSpread; the animated one is the post's own.
 func sim004Runs() []SimRow {
 	var rows []SimRow
-	for _, r := range []struct {
-		load      time.Duration
-		post      int
-		animDist  string
-		otherDist string
-	}{
-		{2 * time.Second, 98, sim.Constant, sim.Normal},
-		{700 * time.Millisecond, 275, sim.Normal, sim.Constant},
-		{350 * time.Millisecond, 295, sim.Normal, sim.Constant},
-	} {
+	for _, c := range workloads.DefaultSim().Cases {
 		for _, dist := range []string{sim.Constant, sim.Normal} {
-			row := SimRow{Load: r.load, Dist: dist, Post: r.post, Animated: dist == r.animDist}
+			row := SimRow{Load: c.Config.Load, Dist: dist, Post: c.Post, Animated: dist == c.Config.LoadDist}
 			if dist == sim.Normal {
-				row.Stddev = time.Duration(simSpread * float64(r.load))
+				row.Stddev = time.Duration(workloads.SimDocumentSpread * float64(c.Config.Load))
 			}
 			rows = append(rows, row)
 		}
@@ -77,76 +57,113 @@ func sim004Runs() []SimRow {
 	return rows
 }
 
-func run004(ctx context.Context, s *settings, t *tracker) ([]byte, error) {
-	seeds := 20
-	gifOpt := sim.GIFOptions{Tick: 100 * time.Millisecond} // the post's resolution
+// config004 is the simulation of a row and seed.
+func config004(row SimRow, loaders int, step, duration time.Duration, seed int) sim.Config {
+	return sim.Config{Loaders: loaders, Load: row.Load, LoadDist: row.Dist, LoadStddev: row.Stddev,
+		Step: step, Duration: duration, Seed: uint64(seed)}
+}
+
+func measure004(ctx context.Context, s *settings, t *tracker) (measurement, error) {
+	seeds, tick := 20, 100*time.Millisecond // the post's resolution
 	if s.Quick {
-		seeds = 2
-		gifOpt.Tick = time.Second // a tenth of the frames
+		seeds, tick = 2, time.Second // a tenth of the frames
 	}
 	rows := sim004Runs()
+	m := measurement{config: []results.Config{
+		{Key: "loaders", Value: fmt.Sprint(workloads.SimDocumentLoaders)},
+		{Key: "step", Value: workloads.SimDocumentStep.String()},
+		{Key: "duration", Value: workloads.SimDocumentDuration.String()},
+		{Key: "seeds", Value: fmt.Sprint(seeds)},
+		{Key: "gif-tick", Value: tick.String()},
+	}}
 	t.begin(len(rows))
-	for i := range rows {
-		row := &rows[i]
+	for _, row := range rows {
 		name := fmt.Sprintf("load %v %s", row.Load, row.Dist)
 		t.unit(name)
 		if err := ctx.Err(); err != nil {
-			return nil, err
+			return measurement{}, err
 		}
-		counts := make([]float64, seeds)
+		var w workloads.Sim
 		for seed := 1; seed <= seeds; seed++ {
-			c := sim.Config{Loaders: simLoaders, Load: row.Load, LoadDist: row.Dist, LoadStddev: row.Stddev,
-				Step: simStep, Duration: simDuration, Seed: uint64(seed)}
-			r, err := sim.Run(c)
-			if err != nil {
-				return nil, fmt.Errorf("%s seed %d: %w", name, seed, err)
-			}
-			counts[seed-1] = float64(r.Batches)
-			if seed != 1 {
-				continue
-			}
-			row.Seed1, row.Idle, row.Queue = r.Batches, r.ModelIdle, r.MeanQueueLength
-			row.Halting = r.Halting(c.Step).String()
-			if !row.Animated {
-				continue
-			}
-			base := fmt.Sprintf("%v", row.Load)
-			gifPath, gifLink := s.figure("004", base+".gif")
-			if err := r.WriteGIF(gifPath, gifOpt); err != nil {
-				return nil, fmt.Errorf("%s: %w", name, err)
-			}
-			pngPath, pngLink := s.figure("004", base+"-timeline.png")
-			svgPath, _ := s.figure("004", base+"-timeline.svg")
-			r.Timeline.Name = fmt.Sprintf("%d loaders, %v loads (%s), %v steps: %d batches in %v", simLoaders, row.Load, row.Dist, simStep, r.Batches, simDuration)
-			tracks := len(r.Timeline.DisplayTracks())
-			if err := r.Timeline.WritePNG(pngPath, 1200, 60+28*tracks); err != nil {
-				return nil, fmt.Errorf("%s: %w", name, err)
-			}
-			if err := r.Timeline.WriteSVG(svgPath, 900, 45+21*tracks); err != nil {
-				return nil, fmt.Errorf("%s: %w", name, err)
-			}
-			row.GIF, row.Timeline = gifLink, pngLink
+			w.Cases = append(w.Cases, workloads.SimCase{Config: config004(row, workloads.SimDocumentLoaders, workloads.SimDocumentStep, workloads.SimDocumentDuration, seed), Post: row.Post})
 		}
-		row.Seeds = seeds
-		row.Mean, row.SD = meanSD(counts)
-		t.done("%s: %d batches (seed 1), mean %.1f over %d seeds; the post: %d", name, row.Seed1, row.Mean, seeds, row.Post)
+		rs, recs, err := w.Run()
+		if err != nil {
+			return measurement{}, fmt.Errorf("%s: %w", name, err)
+		}
+		for i, r := range recs {
+			r.Name = benchfmt.Name(fmt.Sprintf("%s/seed=%d", r.Name, i+1))
+		}
+		m.recs = append(m.recs, recs...)
+		t.done("%s: %d batches (seed 1); the post: %d", name, rs[0].Batches, row.Post)
 	}
-	res := Result004{Header: s.header(t.elapsed()), Loaders: simLoaders, Step: simStep, Duration: simDuration, GIFTick: gifOpt.Tick, Rows: rows}
+	return m, nil
+}
+
+func render004(f *resultFile, p *page) ([]byte, error) {
+	res := Result004{Header: f.header(), Loaders: f.integer("loaders"), Step: f.duration("step"), Duration: f.duration("duration"), GIFTick: f.duration("gif-tick")}
+	seeds := f.integer("seeds")
+	if err := f.check(); err != nil {
+		return nil, err
+	}
+	for _, row := range sim004Runs() {
+		recs := f.records("Sim", "load", row.Load.String(), "dist", row.Dist)
+		counts := values(recs, "batches")
+		if len(counts) != seeds {
+			return nil, &FileError{Path: f.path, Err: fmt.Errorf("load %v %s: %d seeds, the configuration says %d", row.Load, row.Dist, len(counts), seeds)}
+		}
+		first := f.records("Sim", "load", row.Load.String(), "dist", row.Dist, "seed", "1")
+		batches, idle := values(first, "batches"), values(first, "model-idle-%")
+		if len(batches) != 1 || len(idle) != 1 {
+			return nil, &FileError{Path: f.path, Err: fmt.Errorf("load %v %s: no single seed 1", row.Load, row.Dist)}
+		}
+		row.Seeds, row.Seed1, row.Idle = seeds, int(batches[0]), idle[0]/100
+		row.Mean, _ = stats.Mean(counts)
+		if seeds > 1 {
+			row.SD, _ = stats.StandardDeviationSample(counts)
+		}
+		// The halting pattern and the figures need the simulation's
+		// events, not in the file: the simulation is a function of its
+		// configuration, so seed 1 runs again from the file's, and must
+		// give the file's count.
+		c := config004(row, res.Loaders, res.Step, res.Duration, 1)
+		r, err := sim.Run(c)
+		if err != nil {
+			return nil, fmt.Errorf("load %v %s: %w", row.Load, row.Dist, err)
+		}
+		if r.Batches != row.Seed1 {
+			return nil, &FileError{Path: f.path, Err: fmt.Errorf("load %v %s seed 1: %d batches, the simulation now gives %d", row.Load, row.Dist, row.Seed1, r.Batches)}
+		}
+		row.Halting = r.Halting(c.Step).String()
+		if row.Animated {
+			if row.GIF, row.Timeline, err = figures004(p, row, r, res); err != nil {
+				return nil, fmt.Errorf("load %v %s: %w", row.Load, row.Dist, err)
+			}
+		}
+		res.Rows = append(res.Rows, row)
+	}
 	return markdown(res)
 }
 
-// meanSD is the mean and sample standard deviation of v (0 for one value;
-// NaN for none), from montanaflynn/stats.
-func meanSD(v []float64) (mean, sd float64) {
-	if len(v) == 0 {
-		return math.NaN(), math.NaN()
+// figures004 draws a run's animation and its timeline (PNG and SVG) and
+// returns their links.
+func figures004(p *page, row SimRow, r *sim.Result, res Result004) (gif, png string, err error) {
+	base := row.Load.String()
+	gifPath, gifLink := p.figure("004", base+".gif")
+	if err := r.WriteGIF(gifPath, sim.GIFOptions{Tick: res.GIFTick}); err != nil {
+		return "", "", err
 	}
-	mean, _ = stats.Mean(v)
-	if len(v) < 2 {
-		return mean, 0
+	pngPath, pngLink := p.figure("004", base+"-timeline.png")
+	svgPath, _ := p.figure("004", base+"-timeline.svg")
+	r.Timeline.Name = fmt.Sprintf("%d loaders, %v loads (%s), %v steps: %d batches in %v", res.Loaders, row.Load, row.Dist, res.Step, r.Batches, res.Duration)
+	tracks := len(r.Timeline.DisplayTracks())
+	if err := r.Timeline.WritePNG(pngPath, 1200, 60+28*tracks); err != nil {
+		return "", "", err
 	}
-	sd, _ = stats.StandardDeviationSample(v)
-	return mean, sd
+	if err := r.Timeline.WriteSVG(svgPath, 900, 45+21*tracks); err != nil {
+		return "", "", err
+	}
+	return gifLink, pngLink, nil
 }
 
 // WriteMarkdown writes document 004's report.
@@ -197,7 +214,7 @@ func (r Result004) WriteMarkdown(w io.Writer) error {
 		}
 	}
 	m.para("## Where ours differs from the post")
-	m.p("- **Load-time distribution.** The post gives mean load times only. Its 2 s run halts every 7 batches, which needs (nearly) constant loads; its 700 ms and 350 ms counts need loads that vary. The %.0f%% normal spread is our assumption, chosen because it reproduces both; compare the constant rows.", 100*simSpread)
+	m.p("- **Load-time distribution.** The post gives mean load times only. Its 2 s run halts every 7 batches, which needs (nearly) constant loads; its 700 ms and 350 ms counts need loads that vary. The %.0f%% normal spread is our assumption, chosen because it reproduces both; compare the constant rows.", 100*workloads.SimDocumentSpread)
 	m.p("- **Time.** The post animates in 100 ms ticks; the simulation is event-driven in nanoseconds, and the GIF samples it every %v.", r.GIFTick)
 	m.p("- **Transfers** between processes and to the device are ignored, as in the post.")
 	m.p("")

@@ -8,12 +8,9 @@ import (
 	"github.com/headspace-bench/headspace/harness/procloader"
 )
 
+// TestMain makes the test binary its own process-mode loader worker
+// (procloader.SelfWorker), for the document 002's process loader.
 func TestMain(m *testing.M) {
-	// The document 002's process loader starts this test binary as its
-	// workers (procloader.SelfWorker).
 	procloader.ServeIfSelfWorker()
 	goleak.VerifyTestMain(m)
 }
-
-// testWorker starts this test binary as a worker.
-func testWorker() procloader.Options { return procloader.SelfWorker() }

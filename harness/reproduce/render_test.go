@@ -14,9 +14,9 @@ import (
 	"github.com/headspace-bench/headspace/harness/analysis"
 	"github.com/headspace-bench/headspace/harness/ladder"
 	"github.com/headspace-bench/headspace/harness/loadbench"
-	"github.com/headspace-bench/headspace/harness/sim"
-
 	"github.com/headspace-bench/headspace/harness/machine"
+	"github.com/headspace-bench/headspace/harness/sim"
+	"github.com/headspace-bench/headspace/harness/summary"
 	"github.com/headspace-bench/headspace/harness/whatif"
 	"github.com/headspace-bench/headspace/workloads"
 )
@@ -34,6 +34,7 @@ func fixedHeader(id string, quick bool) Header {
 			Go: "go1.26.0", Commit: "abc1234", Date: time.Date(2025, 6, 1, 12, 30, 0, 0, time.UTC)},
 		Device:  "emulated: 290ms step (timer waits), host-to-device copies at 24 GB/s pinned (assumed PCIe 4.0 x16, not measured)",
 		Elapsed: 95 * time.Second,
+		Results: resultsLink(d),
 	}
 }
 
@@ -51,19 +52,19 @@ func fixed000() Result000 {
 	return Result000{Header: fixedHeader("000", false), Runs: []HeadspaceRun{
 		{Name: "naive", Setup: "naive transforms (the document 003's toy pipeline), raw 1024×1024, crop 256, batch 256, 2 workers",
 			Command:   "headspace analyze --transforms naive --workers 2",
-			NumCaches: 5, ReturnCachesAfter: 30, StepsAfter: 30, TotalSteps: doc000TotalSteps,
+			NumCaches: 5, ReturnCachesAfter: 30, StepsAfter: 30, TotalSteps: workloads.HeadspaceDocumentSteps,
 			Before: est(1666.8, 1538.4, 1779.6, 29), After: est(289.7, 289.7, 290.1, 29),
 			Class: string(analysis.HighlyInputBound), Stage: "transform", Reason: "occupancy falls from 100% after load to 69% after transform",
 			Share: 0.993, Busiest: "transform", Busy: 0.92, Stages: stages, Plot: "figures/000-naive.png"},
 		{Name: "fast", Setup: "fast transforms, raw 1024×1024, crop 256, batch 256, 2 workers",
 			Command:   "headspace analyze --transforms fast --workers 2",
-			NumCaches: 5, ReturnCachesAfter: 30, StepsAfter: 30, TotalSteps: doc000TotalSteps,
+			NumCaches: 5, ReturnCachesAfter: 30, StepsAfter: 30, TotalSteps: workloads.HeadspaceDocumentSteps,
 			Before: est(290.2, 289.9, 290.6, 29), After: est(289.8, 289.7, 290.1, 29),
 			Class: string(analysis.NotInputBound), Stage: "model step", Reason: "the training loop waited for input only 0.4% of the time",
 			Share: 0.004, Busiest: "transform", Busy: 0.61, Stages: stages[:2], Plot: "figures/000-fast.png"},
 		{Name: "tiny", Setup: "too few steps for an interval",
 			Command:   "headspace analyze --transforms fast --workers 2 --return-caches-after 3 --steps-after 3",
-			NumCaches: 1, ReturnCachesAfter: 3, StepsAfter: 3, TotalSteps: doc000TotalSteps,
+			NumCaches: 1, ReturnCachesAfter: 3, StepsAfter: 3, TotalSteps: workloads.HeadspaceDocumentSteps,
 			Before: analysis.Estimate{Median: 20 * time.Millisecond, Lo: math.MinInt64, Hi: math.MinInt64, N: 2},
 			After:  analysis.Estimate{Median: 20 * time.Millisecond, Lo: math.MinInt64, Hi: math.MinInt64, N: 2},
 			Class:  string(analysis.NotInputBound), Stage: "model step", Reason: "the training loop waited for input only 1.0% of the time",
@@ -158,14 +159,14 @@ func fixed004() Result004 {
 	rows := sim004Runs()
 	for i := range rows {
 		r := &rows[i]
-		r.Seeds, r.Seed1, r.Mean, r.SD, r.Idle, r.Queue = 20, 98+i, 98.5+float64(i), 0.5*float64(i), 0.5, 1.25
+		r.Seeds, r.Seed1, r.Mean, r.SD, r.Idle = 20, 98+i, 98.5+float64(i), 0.5*float64(i), 0.5
 		r.Halting = "halts every 7 batches (13 of 13 runs; mean halt 1.3s)"
 		if r.Animated {
 			r.GIF = "figures/004-" + r.Load.String() + ".gif"
 			r.Timeline = "figures/004-" + r.Load.String() + "-timeline.png"
 		}
 	}
-	return Result004{Header: fixedHeader("004", true), Loaders: simLoaders, Step: simStep, Duration: simDuration, Rows: rows}
+	return Result004{Header: fixedHeader("004", true), Loaders: workloads.SimDocumentLoaders, Step: workloads.SimDocumentStep, Duration: workloads.SimDocumentDuration, GIFTick: 100 * time.Millisecond, Rows: rows}
 }
 
 // TestMarkdownGolden renders each document's report from fixed values and
@@ -272,11 +273,11 @@ func TestFormatting(t *testing.T) {
 			t.Errorf("got %q, want %q", tc.got, tc.want)
 		}
 	}
-	if m := median([]float64{4, 1, 3, 2}); m != 2.5 {
-		t.Errorf("median = %v, want 2.5", m)
+	if m := mean([]float64{2, 4}); m != 3 {
+		t.Errorf("mean = %v, want 3", m)
 	}
-	if m, sd := meanSD([]float64{2, 4}); m != 3 || math.Abs(sd-math.Sqrt2) > 1e-12 {
-		t.Errorf("meanSD = %v, %v", m, sd)
+	if m := mean(nil); m != 0 {
+		t.Errorf("mean of nothing = %v, want 0 (not measured)", m)
 	}
 }
 
@@ -286,11 +287,11 @@ func TestBottlenecks(t *testing.T) {
 	if doc != "**raw data loading** (−48%, the bottleneck), then transforms (−47%)" {
 		t.Errorf("document's bottlenecks: %s", doc)
 	}
-	ours := bottlenecks(rows, func(r LevelRow) float64 { return median(r.Runs) })
+	ours := bottlenecks(rows, func(r LevelRow) float64 { return summary.Median(r.Runs) })
 	if ours != "**transforms** (−80%, the bottleneck)" {
 		t.Errorf("our bottlenecks: %s", ours)
 	}
-	flat := bottlenecks(fixed003().Steps[2].Rows, func(r LevelRow) float64 { return median(r.Runs) })
+	flat := bottlenecks(fixed003().Steps[2].Rows, func(r LevelRow) float64 { return summary.Median(r.Runs) })
 	if !strings.Contains(flat, "model step bounds it") {
 		t.Errorf("flat ladder: %s", flat)
 	}

@@ -13,12 +13,14 @@ import (
 	"strings"
 	"time"
 
+	"golang.org/x/perf/benchfmt"
+
 	"github.com/headspace-bench/headspace/harness/atomicfile"
 	"github.com/headspace-bench/headspace/harness/device"
+	"github.com/headspace-bench/headspace/harness/machine"
 	"github.com/headspace-bench/headspace/harness/procloader"
 	"github.com/headspace-bench/headspace/harness/progress"
-
-	"github.com/headspace-bench/headspace/harness/machine"
+	"github.com/headspace-bench/headspace/harness/results"
 	"github.com/headspace-bench/headspace/workloads"
 )
 
@@ -28,8 +30,15 @@ type Options struct {
 	// are not comparable with the documents'.
 	Quick bool
 	// Out is the directory the reports go to (<Out>/<id>-<name>.md); their
-	// figures go to <Out>/figures/<id>-*.png|svg|gif. Created if missing.
+	// figures go to <Out>/figures/<id>-*.png|svg|gif and their saved
+	// measurements to <Out>/results/<id>-<name>.txt. Created if missing.
 	Out string
+	// From, if set, is a directory of saved result files (a run's
+	// <Out>/results): the reports are rebuilt from them without measuring,
+	// and Quick, Workers, Step, Device, Worker and Command are ignored. A
+	// file that is missing, unreadable or another document's fails the
+	// rebuild with a *FileError.
+	From string
 	// Workers is the loader workers per stage; 0 means GOMAXPROCS (one per
 	// core, as the document 003's 4 workers on 4 vCPUs).
 	Workers int
@@ -113,20 +122,37 @@ type Doc struct {
 	Name   string // the report's file name after the ID: "caching-ladder"
 	Title  string // the document's title
 	Source string // the document's seed files, in words
-	// run measures the document's experiment and renders its report.
-	run func(ctx context.Context, s *settings, t *tracker) (report []byte, err error)
+	// Saved lists the files a run saves beside its result file, by name
+	// (003's timeline); a rebuild needs them too.
+	Saved []string
+	// measure runs the document's experiment: its records and the
+	// settings they were measured with, for the result file.
+	measure func(ctx context.Context, s *settings, t *tracker) (measurement, error)
+	// render builds the report from the result file read back, drawing its
+	// figures.
+	render func(f *resultFile, p *page) (report []byte, err error)
+}
+
+// measurement is what a document's experiment saves: the settings it ran
+// with, as configuration lines after the header's, and its records.
+type measurement struct {
+	config []results.Config
+	recs   []*benchfmt.Result
 }
 
 // Report is the report's file name: "003-caching-ladder.md".
 func (d Doc) Report() string { return d.ID + "-" + d.Name + ".md" }
 
+// Results is the result file's name: "003-caching-ladder.txt".
+func (d Doc) Results() string { return d.ID + "-" + d.Name + ".txt" }
+
 // Docs lists the documents in the order Run runs them. 001 is the
 // reStructuredText source of 000; its report is 000's.
 var Docs = []Doc{
-	{ID: "000", Name: "headspace", Title: "SPDL: Headspace Analysis", Source: "000 and its source 001 (`000_b26ccd1800a65d07.txt`, `001_bfd1d3776b60ebdb.txt`)", run: run000},
-	{ID: "002", Name: "loaders", Title: "Thread-Based Data Loading: SPDL Can Speed Up Model Training", Source: "002 (`002_ddd8ca0605a62902.txt`), with the loader-only figures of SPDL's documentation", run: run002},
-	{ID: "003", Name: "caching-ladder", Title: "A Caching Strategy for Identifying Bottlenecks on the Data Input Pipeline", Source: "003 (`003_6d72fe6df9c9377c.txt`)", run: run003},
-	{ID: "004", Name: "sim", Title: "Visualizing data loaders to diagnose deep learning pipelines", Source: "004 (`004_86163727c16e432a.txt`)", run: run004},
+	{ID: "000", Name: "headspace", Title: "SPDL: Headspace Analysis", Source: "000 and its source 001 (`000_b26ccd1800a65d07.txt`, `001_bfd1d3776b60ebdb.txt`)", measure: measure000, render: render000},
+	{ID: "002", Name: "loaders", Title: "Thread-Based Data Loading: SPDL Can Speed Up Model Training", Source: "002 (`002_ddd8ca0605a62902.txt`), with the loader-only figures of SPDL's documentation", measure: measure002, render: render002},
+	{ID: "003", Name: "caching-ladder", Title: "A Caching Strategy for Identifying Bottlenecks on the Data Input Pipeline", Source: "003 (`003_6d72fe6df9c9377c.txt`)", Saved: []string{timeline003, model003File}, measure: measure003, render: render003},
+	{ID: "004", Name: "sim", Title: "Visualizing data loaders to diagnose deep learning pipelines", Source: "004 (`004_86163727c16e432a.txt`)", measure: measure004, render: render004},
 }
 
 // IDs lists the documents' IDs.
@@ -179,45 +205,107 @@ func run(ctx context.Context, docs []Doc, opt Options) ([]string, error) {
 	if err != nil {
 		return nil, err
 	}
-	if err := os.MkdirAll(filepath.Join(s.Out, "figures"), 0o755); err != nil {
-		return nil, err
+	saved := filepath.Join(s.Out, "results")
+	for _, dir := range []string{filepath.Join(s.Out, "figures"), saved} {
+		if err := os.MkdirAll(dir, 0o755); err != nil {
+			return nil, err
+		}
 	}
-	s.machine = machine.Describe()
+	if s.From == "" {
+		s.machine = machine.Describe()
+	}
 	var written []string
 	for _, d := range docs {
-		if err := ctx.Err(); err != nil {
-			return written, fmt.Errorf("document %s (%s): %w", d.ID, d.Title, err)
-		}
-		t := newTracker(s.Progress, d.ID)
-		s.current = d
-		report, err := d.run(ctx, &s, t)
-		t.finish()
+		path, err := s.reproduce(ctx, d, saved)
 		if err != nil {
 			return written, fmt.Errorf("document %s (%s): %w", d.ID, d.Title, err)
 		}
-		path := filepath.Join(s.Out, d.Report())
-		if err := atomicfile.WriteBytes(path, report); err != nil {
-			return written, fmt.Errorf("document %s (%s): %w", d.ID, d.Title, err)
-		}
 		written = append(written, path)
-		t.logf("report: %s", path)
 	}
 	return written, nil
 }
 
-// header is the report header of the running document.
-func (s *settings) header(elapsed time.Duration) Header {
-	d := s.current
-	return Header{ID: d.ID, Title: d.Title, Source: d.Source, Command: s.Command, Quick: s.Quick,
-		Machine: s.machine, Device: s.devDesc, Elapsed: elapsed}
+// reproduce measures document d and saves its result file into saved, or
+// with From takes the saved one, then writes the report from it; it
+// returns the report's path.
+func (s *settings) reproduce(ctx context.Context, d Doc, saved string) (string, error) {
+	if err := ctx.Err(); err != nil {
+		return "", err
+	}
+	t := newTracker(s.Progress, d.ID)
+	defer t.finish()
+	from := saved
+	if s.From != "" {
+		from = s.From
+	} else {
+		s.current = d
+		m, err := d.measure(ctx, s, t)
+		if err != nil {
+			return "", err
+		}
+		dev := s.devDesc
+		if dev == "" {
+			dev = "none"
+		}
+		config := append(headerConfig(d, s.machine, dev, s.Command, s.Quick, t.elapsed()), m.config...)
+		if err := results.WriteFile(filepath.Join(saved, d.Results()), config, m.recs); err != nil {
+			return "", err
+		}
+	}
+	// The report is built from the file read back, measured or not, so a
+	// run and a rebuild cannot differ.
+	f, err := readResultFile(filepath.Join(from, d.Results()), d)
+	if err != nil {
+		return "", err
+	}
+	report, err := d.render(f, &page{out: s.Out, saved: from})
+	if err != nil {
+		return "", err
+	}
+	// A rebuild into another directory takes the saved files along, so
+	// that the reports' links to them hold.
+	for _, name := range append([]string{d.Results()}, d.Saved...) {
+		if err := copyFile(filepath.Join(from, name), filepath.Join(saved, name)); err != nil {
+			return "", err
+		}
+	}
+	path := filepath.Join(s.Out, d.Report())
+	if err := writeBytes(path, report); err != nil {
+		return "", err
+	}
+	t.logf("report: %s", path)
+	return path, nil
 }
 
-// figure is the path of a figure of document id in s.Out, and its link
-// relative to the reports.
-func (s *settings) figure(id, name string) (path, link string) {
-	link = "figures/" + id + "-" + name
-	return filepath.Join(s.Out, filepath.FromSlash(link)), link
+// page is where a report's figures go and its saved files come from.
+type page struct {
+	out   string // the reports' directory
+	saved string // the directory of the result files read
 }
+
+// figure is the path of a figure of document id in the reports'
+// directory, and its link relative to the reports.
+func (p *page) figure(id, name string) (path, link string) {
+	link = "figures/" + id + "-" + name
+	return filepath.Join(p.out, filepath.FromSlash(link)), link
+}
+
+// savedFile is the path of a file saved beside the result files; a
+// missing one is a *FileError.
+func (p *page) savedFile(name string) (string, error) {
+	path := filepath.Join(p.saved, name)
+	if _, err := os.Stat(path); err != nil {
+		return "", &FileError{Path: path, Err: errors.New("no such file")}
+	}
+	return path, nil
+}
+
+// resultsLink is the link to document d's result file, relative to the
+// reports.
+func resultsLink(d Doc) string { return "results/" + d.Results() }
+
+// writeBytes writes a file atomically (harness/atomicfile).
+func writeBytes(path string, b []byte) error { return atomicfile.WriteBytes(path, b) }
 
 // markdown renders a report into a buffer.
 func markdown(r interface{ WriteMarkdown(io.Writer) error }) ([]byte, error) {

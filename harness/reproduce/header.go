@@ -8,16 +8,19 @@ import (
 )
 
 // Header is what every report opens with: the document, the command that
-// produced the report, the machine and the device, and how long it took.
+// measured it, the machine (absolute numbers only mean something beside
+// the machine that produced them) and the device, how long it took, and
+// the result file it was built from.
 type Header struct {
-	ID      string          // "003"
-	Title   string          // the document's title
-	Source  string          // the document's file(s) in the seeds
-	Command string          // the command line that wrote the report
-	Quick   bool            // --quick: tiny sizes, numbers not comparable
-	Machine machine.Machine // where the numbers were measured
-	Device  string          // the device's description
-	Elapsed time.Duration   // the document's run time
+	ID      string // "003"
+	Title   string // the document's title
+	Source  string // the document's file(s) in the seeds
+	Command string // the command line that wrote the report
+	Quick   bool   // --quick: tiny sizes, numbers not comparable
+	Machine machine.Machine
+	Device  string        // the device's description
+	Elapsed time.Duration // the document's run time
+	Results string        // the link to the result file, relative to the report
 }
 
 // writeHeader renders h.
@@ -38,4 +41,5 @@ func writeHeader(m *md, h Header) {
 		{"device", h.Device},
 		{"run time", h.Elapsed.Round(time.Second).String()},
 	})
+	m.para("The measurements are in [`%s`](%s), in Go benchmark format with this header's settings; `headspace reproduce --from` rebuilds the report and its figures from it without measuring.", h.Results, h.Results)
 }
