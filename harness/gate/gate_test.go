@@ -526,3 +526,22 @@ func TestBaselinePath(t *testing.T) {
 		}
 	}
 }
+
+// TestCommittedBaselines: every committed baseline is found under the name
+// its own machine gives it, so ci/gate.sh finds it on that machine.
+func TestCommittedBaselines(t *testing.T) {
+	paths, _ := filepath.Glob(filepath.Join("..", "..", BaselineDir, "*.txt"))
+	if len(paths) == 0 {
+		t.Fatal("no committed baseline")
+	}
+	for _, p := range paths {
+		want, err := BaselinePath(p)
+		if err != nil {
+			t.Errorf("%s: %v", p, err)
+			continue
+		}
+		if filepath.Base(want) != filepath.Base(p) {
+			t.Errorf("%s is named for another machine: its own name is %s", p, want)
+		}
+	}
+}
