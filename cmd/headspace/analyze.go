@@ -12,8 +12,8 @@ import (
 	"github.com/headspace-bench/headspace/harness/atomicfile"
 	"github.com/headspace-bench/headspace/harness/loader"
 	"github.com/headspace-bench/headspace/harness/machine"
-	"github.com/headspace-bench/headspace/harness/progress"
 	"github.com/headspace-bench/headspace/harness/results"
+	"github.com/headspace-bench/headspace/internal/progress"
 	"github.com/headspace-bench/headspace/workloads"
 )
 

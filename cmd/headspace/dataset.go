@@ -12,7 +12,7 @@ import (
 
 	"github.com/headspace-bench/headspace/datasets"
 	"github.com/headspace-bench/headspace/datasets/ondisk"
-	"github.com/headspace-bench/headspace/harness/progress"
+	"github.com/headspace-bench/headspace/internal/progress"
 )
 
 func init() {

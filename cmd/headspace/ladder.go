@@ -19,10 +19,10 @@ import (
 	"github.com/headspace-bench/headspace/harness/loader"
 	"github.com/headspace-bench/headspace/harness/machine"
 	"github.com/headspace-bench/headspace/harness/pipeline"
-	"github.com/headspace-bench/headspace/harness/progress"
 	"github.com/headspace-bench/headspace/harness/results"
 	"github.com/headspace-bench/headspace/harness/timeline"
 	"github.com/headspace-bench/headspace/harness/train"
+	"github.com/headspace-bench/headspace/internal/progress"
 	"github.com/headspace-bench/headspace/workloads"
 )
 

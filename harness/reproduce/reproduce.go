@@ -19,8 +19,8 @@ import (
 	"github.com/headspace-bench/headspace/harness/device"
 	"github.com/headspace-bench/headspace/harness/machine"
 	"github.com/headspace-bench/headspace/harness/procloader"
-	"github.com/headspace-bench/headspace/harness/progress"
 	"github.com/headspace-bench/headspace/harness/results"
+	"github.com/headspace-bench/headspace/internal/progress"
 	"github.com/headspace-bench/headspace/workloads"
 )
 
