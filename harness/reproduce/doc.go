@@ -108,6 +108,6 @@
 // Options.Quick shrinks images, batches, steps, runs and seeds so that
 // every code path runs in seconds; CI runs it.
 //
-// Progress goes to Options.Progress: a bar (harness/progress) on a
+// Progress goes to Options.Progress: a bar (internal/progress) on a
 // terminal, one line per finished unit of work elsewhere.
 package reproduce
