@@ -12,20 +12,27 @@ BIN      := bin/headspace
 BENCH_OUT        ?= results/$(COMMIT).txt
 BENCH_FLAGS      ?=
 
-.PHONY: all build test cross bench compare check baseline ci-smoke vet clean reproduce peer ptx gpu-bundle
+.PHONY: all build test test-deps cross bench compare check baseline ci-smoke vet clean reproduce peer ptx gpu-bundle
 
 all: build
 
 build:
 	$(GO) build -o $(BIN) ./cmd/headspace
 
+# The Debian packages the tests use, installed by ci/deps.sh where missing
+# (one line per package, each with the test that needs it).
+TEST_DEBS :=
+
 # Tests: the cross-builds, vet, every package with the race detector (goleak
 # checks for leaked goroutines in the packages that start any), then the CI
 # scripts, small.
-test: cross
+test: test-deps cross
 	$(GO) vet ./...
 	$(GO) test -race -count=1 -timeout 10m ./...
 	ci/smoke.sh
+
+test-deps:
+	@[ -z "$(strip $(TEST_DEBS))" ] || ci/deps.sh $(TEST_DEBS)
 
 # It builds for macOS (both architectures) and Windows: Linux-only
 # facilities sit behind build tags.
