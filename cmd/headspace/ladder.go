@@ -54,6 +54,11 @@ files before each run (Linux), warm reads them once first; --max-failures N
 skips and counts up to N unreadable samples (metric failures). Levels that
 fetch record read-MB/s, the bytes fetched over the fetch stage's time.
 
+With --shard i/n the run takes every n-th point from the i-th, and --out
+records the sweep it is a shard of (sweep, sweep-levels, …, shards), so
+'headspace merge' can join the shard files and check that none is missing
+(docs/cluster.md runs them as Slurm arrays and Kubernetes Indexed Jobs).
+
 An existing --out file of the same setup is resumed: points that already
 have --count results are skipped. SIGINT stops the sweep, prints the table
 of what was measured and exits 130; the file keeps every finished run.`
@@ -229,7 +234,11 @@ func runLadder(ctx context.Context, args []string, stdout, stderr io.Writer) err
 			open = results.OpenFresh
 		}
 		cfg := append(machine.Environment(devName), l.Settings()...)
-		file, err = open(*out, append(cfg, h.Device.Settings...))
+		cfg = append(cfg, h.Device.Settings...)
+		if *shard != "" {
+			cfg = append(cfg, l.ShardSettings(h.Shards)...) // what headspace merge reads
+		}
+		file, err = open(*out, cfg)
 		if err != nil {
 			return err
 		}
