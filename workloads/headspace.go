@@ -7,9 +7,9 @@ import (
 
 	"golang.org/x/perf/benchfmt"
 
-	"github.com/headspace-bench/headspace/harness/analysis"
-	"github.com/headspace-bench/headspace/harness/device"
-	"github.com/headspace-bench/headspace/harness/results"
+	"github.com/headspace-bench/headspace/harness/blocks/device"
+	"github.com/headspace-bench/headspace/harness/blocks/results"
+	"github.com/headspace-bench/headspace/harness/engines/analysis"
 )
 
 // Headspace is SPDL's headspace analysis (documents 000 and 001): wrap the

@@ -11,13 +11,13 @@ import (
 	"golang.org/x/perf/benchfmt"
 
 	"github.com/headspace-bench/headspace/datasets/ondisk"
-	"github.com/headspace-bench/headspace/harness/device"
-	"github.com/headspace-bench/headspace/harness/ladder"
-	"github.com/headspace-bench/headspace/harness/loader"
-	"github.com/headspace-bench/headspace/harness/pipeline"
-	"github.com/headspace-bench/headspace/harness/results"
-	"github.com/headspace-bench/headspace/harness/summary"
-	"github.com/headspace-bench/headspace/harness/train"
+	"github.com/headspace-bench/headspace/harness/blocks/device"
+	"github.com/headspace-bench/headspace/harness/blocks/loader"
+	"github.com/headspace-bench/headspace/harness/blocks/pipeline"
+	"github.com/headspace-bench/headspace/harness/blocks/results"
+	"github.com/headspace-bench/headspace/harness/blocks/train"
+	"github.com/headspace-bench/headspace/harness/engines/ladder"
+	"github.com/headspace-bench/headspace/internal/summary"
 )
 
 // Ladder is the caching ladder of "A Caching Strategy for Identifying

@@ -4,7 +4,7 @@ import (
 	"context"
 	"testing"
 
-	"github.com/headspace-bench/headspace/harness/ladder"
+	"github.com/headspace-bench/headspace/harness/engines/ladder"
 )
 
 // BenchmarkLadder runs one training step per iteration at every point of

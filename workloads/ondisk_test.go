@@ -7,8 +7,8 @@ import (
 	"testing"
 
 	"github.com/headspace-bench/headspace/datasets/ondisk"
-	"github.com/headspace-bench/headspace/harness/ladder"
-	"github.com/headspace-bench/headspace/harness/loader"
+	"github.com/headspace-bench/headspace/harness/blocks/loader"
+	"github.com/headspace-bench/headspace/harness/engines/ladder"
 )
 
 // BenchmarkLadderOnDisk runs the on-disk matrix, one run per point per

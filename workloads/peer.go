@@ -5,7 +5,7 @@ import (
 
 	"golang.org/x/perf/benchfmt"
 
-	"github.com/headspace-bench/headspace/harness/peer"
+	"github.com/headspace-bench/headspace/harness/engines/peer"
 )
 
 // Peer is the document 003's own PyTorch pipeline (peers/torch), run by

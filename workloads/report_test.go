@@ -5,8 +5,8 @@ import (
 
 	"golang.org/x/perf/benchfmt"
 
-	"github.com/headspace-bench/headspace/harness/ladder"
-	"github.com/headspace-bench/headspace/harness/train"
+	"github.com/headspace-bench/headspace/harness/blocks/train"
+	"github.com/headspace-bench/headspace/harness/engines/ladder"
 )
 
 // report returns a LadderRun.Result that reports a run's record as the

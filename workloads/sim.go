@@ -6,7 +6,7 @@ import (
 
 	"golang.org/x/perf/benchfmt"
 
-	"github.com/headspace-bench/headspace/harness/sim"
+	"github.com/headspace-bench/headspace/harness/engines/sim"
 )
 
 // Sim is the loader simulation of "Visualizing data loaders" (document
@@ -25,7 +25,7 @@ type SimCase struct {
 
 // SimDocumentSpread is the load-time spread (standard deviation over mean)
 // of the post's random loads that reproduces its 275 and 295
-// (harness/sim/doc.go).
+// (harness/engines/sim/doc.go).
 const SimDocumentSpread = 0.22
 
 // The post's setting: 7 loader workers, a 100 ms step, 30 s of training.

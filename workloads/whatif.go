@@ -9,13 +9,13 @@ import (
 
 	"golang.org/x/perf/benchfmt"
 
-	"github.com/headspace-bench/headspace/harness/device"
-	"github.com/headspace-bench/headspace/harness/ladder"
-	"github.com/headspace-bench/headspace/harness/loader"
-	"github.com/headspace-bench/headspace/harness/results"
-	"github.com/headspace-bench/headspace/harness/summary"
-	"github.com/headspace-bench/headspace/harness/train"
-	"github.com/headspace-bench/headspace/harness/whatif"
+	"github.com/headspace-bench/headspace/harness/blocks/device"
+	"github.com/headspace-bench/headspace/harness/blocks/loader"
+	"github.com/headspace-bench/headspace/harness/blocks/results"
+	"github.com/headspace-bench/headspace/harness/blocks/train"
+	"github.com/headspace-bench/headspace/harness/engines/ladder"
+	"github.com/headspace-bench/headspace/harness/engines/whatif"
+	"github.com/headspace-bench/headspace/internal/summary"
 )
 
 // WhatIf is the what-if model's experiment (issue 17): profile the full

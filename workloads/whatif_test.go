@@ -9,7 +9,7 @@ import (
 
 	"golang.org/x/perf/benchfmt"
 
-	"github.com/headspace-bench/headspace/harness/whatif"
+	"github.com/headspace-bench/headspace/harness/engines/whatif"
 )
 
 // TestWhatIfQuick runs the experiment at its quick size: a profile (with

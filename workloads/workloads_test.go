@@ -10,9 +10,9 @@ import (
 
 	"go.uber.org/goleak"
 
-	"github.com/headspace-bench/headspace/harness/device"
-	"github.com/headspace-bench/headspace/harness/peer"
-	"github.com/headspace-bench/headspace/harness/procloader"
+	"github.com/headspace-bench/headspace/harness/blocks/device"
+	"github.com/headspace-bench/headspace/harness/blocks/procloader"
+	"github.com/headspace-bench/headspace/harness/engines/peer"
 )
 
 // TestMain serves as a process-mode loader worker when started as one

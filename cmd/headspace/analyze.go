@@ -8,11 +8,11 @@ import (
 	"strings"
 	"time"
 
-	"github.com/headspace-bench/headspace/harness/analysis"
-	"github.com/headspace-bench/headspace/harness/atomicfile"
-	"github.com/headspace-bench/headspace/harness/loader"
-	"github.com/headspace-bench/headspace/harness/machine"
-	"github.com/headspace-bench/headspace/harness/results"
+	"github.com/headspace-bench/headspace/harness/blocks/loader"
+	"github.com/headspace-bench/headspace/harness/blocks/machine"
+	"github.com/headspace-bench/headspace/harness/blocks/results"
+	"github.com/headspace-bench/headspace/harness/engines/analysis"
+	"github.com/headspace-bench/headspace/internal/atomicfile"
 	"github.com/headspace-bench/headspace/internal/progress"
 	"github.com/headspace-bench/headspace/workloads"
 )

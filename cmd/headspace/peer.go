@@ -11,10 +11,10 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/headspace-bench/headspace/harness/atomicfile"
-	"github.com/headspace-bench/headspace/harness/machine"
-	"github.com/headspace-bench/headspace/harness/peer"
-	"github.com/headspace-bench/headspace/harness/results"
+	"github.com/headspace-bench/headspace/harness/blocks/machine"
+	"github.com/headspace-bench/headspace/harness/blocks/results"
+	"github.com/headspace-bench/headspace/harness/engines/peer"
+	"github.com/headspace-bench/headspace/internal/atomicfile"
 	"github.com/headspace-bench/headspace/workloads"
 )
 
@@ -29,7 +29,7 @@ RandomCrop, RandomMask, ConvertColor, Scale, DataLoader with num_workers
 worker processes) at the same settings, in the same run, on the same cores.
 For each worker count and each of --count rounds it measures every
 implementation once, back to back, the order rotated between groups, each
-as harness/loadbench measures a loader: time to first batch, samples/s
+as harness/engines/loadbench measures a loader: time to first batch, samples/s
 after the first batch, CPU seconds. It prints the medians with our
 samples/s over torch's and whether each target (fast >= 10x torch, naive
 >= 2x) is met, and writes a benchmark-format file (--out), a Markdown
