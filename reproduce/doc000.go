@@ -8,7 +8,6 @@ import (
 	"strings"
 	"time"
 
-	"golang.org/x/perf/benchfmt"
 
 	"github.com/headspace-bench/headspace/harness/blocks/pipeline"
 	"github.com/headspace-bench/headspace/harness/blocks/results"
@@ -95,86 +94,10 @@ var impls000 = []struct{ name, why string }{
 }
 
 func measure000(ctx context.Context, s *settings, t *tracker) (measurement, error) {
-	raw, crop, batch := 1024, 256, 256
-	numCaches, after, stepsAfter := 5, 30, 30
-	if s.Quick {
-		raw, crop, batch = 64, 16, 4
-		numCaches, after, stepsAfter = 2, 5, 5
-	}
-	dev, err := s.openDevice()
-	if err != nil {
-		return measurement{}, err
-	}
-	defer dev.Close()
-	h := workloads.DefaultHeadspace()
-	a := &h.Analysis
-	a.Pipeline.Dataset.Width, a.Pipeline.Dataset.Height = raw, raw
-	a.Pipeline.Transforms.Crop, a.Pipeline.Batch, a.Pipeline.Workers = crop, batch, s.Workers
-	a.NumCaches, a.ReturnCachesAfter, a.StepsAfter, a.Skip = numCaches, after, stepsAfter, 1
-	var names []string
-	for _, impl := range impls000 {
-		names = append(names, impl.name)
-	}
-	m := measurement{config: append(workloads.PipelineSettings(a.Pipeline),
-		results.Config{Key: "workers", Value: fmt.Sprint(s.Workers)},
-		results.Config{Key: "transforms", Value: strings.Join(names, ",")},
-		results.Config{Key: "num-caches", Value: fmt.Sprint(numCaches)},
-		results.Config{Key: "return-caches-after", Value: fmt.Sprint(after)},
-		results.Config{Key: "steps-after", Value: fmt.Sprint(stepsAfter)},
-		results.Config{Key: "total-steps", Value: fmt.Sprint(a.TotalSteps)},
-		results.Config{Key: "step", Value: s.Step.String()},
-	)}
-	t.begin(len(impls000))
-	for _, impl := range impls000 {
-		t.unit("analyze " + impl.name)
-		a.Pipeline.Impl = impl.name
-		rep, steps, err := h.Run(ctx, dev)
-		if err != nil {
-			return measurement{}, fmt.Errorf("analysis with %s transforms: %w", impl.name, err)
-		}
-		m.recs = append(m.recs, records000(impl.name, rep, steps)...)
-		t.done("%s: %s before, %s after caching: headspace %s (%.1f%%)", impl.name, ms(rep.Before.Median), ms(rep.After.Median), ms(rep.Headspace()), rep.HeadspacePercent())
-	}
-	return m, nil
-}
-
-// records000 are one analysis's records: every step in order
-// (Headspace/transforms=…/phase=…: the workload's records, phases loader
-// and cached, with the two steps they leave out, phase=fill before them
-// and phase=switch between them), the input wait over the steps of phase
-// loader (HeadspaceInput/transforms=…: input-wait-ns, wall-ns), and each
-// stage's statistics at the switch (HeadspaceStage/transforms=…/stage=…:
-// tasks, workers, total-ns, average-ns, and occupancy, of its output
-// queue), from which the verdict is judged again.
-func records000(impl string, rep analysis.Report, steps []*benchfmt.Result) []*benchfmt.Result {
-	prefix := "BenchmarkHeadspace/transforms=" + impl + "/"
-	step := func(phase string, d time.Duration) *benchfmt.Result {
-		return &benchfmt.Result{Name: benchfmt.Name(prefix + "phase=" + phase), Iters: 1,
-			Values: []benchfmt.Value{{Value: float64(d), Unit: "ns/op"}}}
-	}
-	out := []*benchfmt.Result{step("fill", rep.StepTimes[0])}
-	for i, r := range steps {
-		if i == rep.Switch-1 {
-			out = append(out, step("switch", rep.StepTimes[rep.Switch]))
-		}
-		r.Name = benchfmt.Name(prefix + strings.TrimPrefix(string(r.Name), "BenchmarkHeadspace/"))
-		out = append(out, r)
-	}
-	if len(steps) == rep.Switch-1 && rep.Switch < len(rep.StepTimes) {
-		out = append(out, step("switch", rep.StepTimes[rep.Switch]))
-	}
-	out = append(out, &benchfmt.Result{Name: benchfmt.Name("BenchmarkHeadspaceInput/transforms=" + impl), Iters: 1,
-		Values: []benchfmt.Value{{Value: float64(rep.Verdict.Wait), Unit: "input-wait-ns"}, {Value: float64(rep.Verdict.Wall), Unit: "wall-ns"}}})
-	for i, st := range rep.Stats.Stages {
-		occ := 0.0
-		if i < len(rep.Stats.Queues) {
-			occ = rep.Stats.Queues[i].Occupancy
-		}
-		out = append(out, &benchfmt.Result{Name: benchfmt.Name("BenchmarkHeadspaceStage/transforms=" + impl + "/stage=" + st.Name), Iters: 1,
-			Values: []benchfmt.Value{{Value: float64(st.Tasks), Unit: "tasks"}, {Value: float64(st.Workers), Unit: "workers"},
-				{Value: float64(st.Total), Unit: "total-ns"}, {Value: float64(st.Average), Unit: "average-ns"}, {Value: occ, Unit: "occupancy"}}})
-	}
-	return out
+	h := workloads.Headspace{}.At(s.size()).(workloads.Headspace)
+	h.Analysis.Pipeline.Workers = s.Workers
+	t.begin(len(h.Transforms))
+	return s.measure(ctx, h, t, results.Config{Key: "step", Value: s.Step.String()})
 }
 
 func render000(f *resultFile, p *page) ([]byte, error) {

@@ -10,13 +10,7 @@ import (
 	"strings"
 	"time"
 
-	"golang.org/x/perf/benchfmt"
 
-	"github.com/headspace-bench/headspace/harness/blocks/batching"
-	"github.com/headspace-bench/headspace/harness/blocks/loader"
-	"github.com/headspace-bench/headspace/harness/blocks/procloader"
-	"github.com/headspace-bench/headspace/harness/blocks/results"
-	"github.com/headspace-bench/headspace/harness/blocks/train"
 	"github.com/headspace-bench/headspace/harness/engines/loadbench"
 	"github.com/headspace-bench/headspace/internal/summary"
 	"github.com/headspace-bench/headspace/workloads"
@@ -55,106 +49,14 @@ type Result002 struct {
 	TTFBFigure, ThroughputFigure string
 }
 
-type sizes002 struct {
-	workers                 []int
-	batches, batch, repeats int
-	raw, crop               int
-	// the training comparison: the document 003's pipeline
-	trainRaw, trainCrop, trainBatch, trainSteps, trainCount int
-}
-
-func sizes002For(quick bool) sizes002 {
-	if quick {
-		return sizes002{workers: []int{1, 2}, batches: 3, batch: 4, repeats: 1, raw: 32, crop: 8,
-			trainRaw: 64, trainCrop: 16, trainBatch: 4, trainSteps: 2, trainCount: 1}
-	}
-	return sizes002{workers: []int{1, 2, 4, 8, 16, 32}, batches: 100, batch: 32, repeats: 3, raw: 512, crop: 224,
-		trainRaw: 1024, trainCrop: 256, trainBatch: 256, trainSteps: 10, trainCount: 2}
-}
-
 func measure002(ctx context.Context, s *settings, t *tracker) (measurement, error) {
 	if s.Worker.Exe == "" {
 		return measurement{}, errors.New("the process loader needs the worker binary (Options.Worker.Exe: headspace itself)")
 	}
-	z := sizes002For(s.Quick)
-	modes := loadbench.Modes
-	t.begin(z.repeats*len(modes)*len(z.workers) + z.trainCount*len(modes))
-
-	cfg := loader.DefaultConfig()
-	cfg.Dataset.Width, cfg.Dataset.Height = z.raw, z.raw
-	cfg.Transforms.Crop, cfg.Batch, cfg.Impl, cfg.Workers = z.crop, z.batch, "fast", z.workers[0]
-	l := workloads.Loaders{Config: loadbench.Config{Pipeline: cfg, Batches: z.batches, Worker: s.Worker}, Modes: modes, Workers: z.workers}
-	if err := l.Config.Validate(); err != nil {
-		return measurement{}, err
-	}
-	// The training loop, fed by each loader: the document 003's pipeline.
-	tcfg := loader.DefaultConfig()
-	tcfg.Dataset.Width, tcfg.Dataset.Height = z.trainRaw, z.trainRaw
-	tcfg.Transforms.Crop, tcfg.Batch, tcfg.Workers = z.trainCrop, z.trainBatch, s.Workers
-	// Warm up past the batches either loader prepares ahead (the process
-	// loader asks Prefetch batches of each worker at start), so that the
-	// measured steps are the steady state of both, not a drain of a head
-	// start.
-	rc := train.Config{Steps: z.trainSteps, Warmup: tcfg.Prefetch*tcfg.Workers + 1}
-	m := measurement{config: append(workloads.PipelineSettings(cfg),
-		results.Config{Key: "transforms", Value: cfg.Impl},
-		results.Config{Key: "modes", Value: strings.Join(modes, ",")},
-		results.Config{Key: "workers", Value: joinInts(z.workers)},
-		results.Config{Key: "batches", Value: fmt.Sprint(z.batches)},
-		results.Config{Key: "repeats", Value: fmt.Sprint(z.repeats)},
-		results.Config{Key: "train-raw-size", Value: fmt.Sprintf("%dx%d", z.trainRaw, z.trainRaw)},
-		results.Config{Key: "train-crop", Value: fmt.Sprint(z.trainCrop)},
-		results.Config{Key: "train-batch", Value: fmt.Sprint(z.trainBatch)},
-		results.Config{Key: "train-transforms", Value: tcfg.Impl},
-		results.Config{Key: "train-workers", Value: fmt.Sprint(s.Workers)},
-		results.Config{Key: "train-steps", Value: fmt.Sprint(rc.Steps)},
-		results.Config{Key: "train-warmup", Value: fmt.Sprint(rc.Warmup)},
-		results.Config{Key: "train-runs", Value: fmt.Sprint(z.trainCount)},
-	)}
-	// Repeats outermost, so that a slow spell of a shared machine spreads
-	// over every point instead of spoiling one.
-	for rep := range z.repeats {
-		t.unit(fmt.Sprintf("loaders, run %d/%d", rep+1, z.repeats))
-		_, recs, err := l.Run(ctx, func(x loadbench.Measurement) {
-			t.done("mode=%s workers=%d run %d/%d: TTFB %v, %.0f samples/s, peak RSS %s MiB", x.Mode, x.Workers, rep+1, z.repeats, x.TTFB.Round(100*time.Microsecond), x.SamplesPerSec, mib(float64(x.PeakRSS)))
-		})
-		if err != nil {
-			return measurement{}, err
-		}
-		m.recs = append(m.recs, recs...)
-	}
-	dev, err := s.openDevice()
-	if err != nil {
-		return measurement{}, err
-	}
-	defer dev.Close()
-	for run := range z.trainCount {
-		for _, mode := range modes {
-			t.unit(fmt.Sprintf("training, %s loader, run %d/%d", mode, run+1, z.trainCount))
-			var ld batching.Loader
-			var err error
-			n := rc.Warmup + rc.Steps
-			if mode == loadbench.Process {
-				ld, err = procloader.NewWithOptions(ctx, tcfg, n, s.Worker)
-			} else {
-				ld, err = loader.New(ctx, loader.CacheNothing, tcfg, n)
-			}
-			if err != nil {
-				return measurement{}, fmt.Errorf("training with the %s loader: %w", mode, err)
-			}
-			r, err := train.Run(ctx, ld, dev, tcfg.Batch, rc)
-			if cerr := ld.Close(); err == nil {
-				err = cerr
-			}
-			if err != nil {
-				return measurement{}, fmt.Errorf("training with the %s loader: %w", mode, err)
-			}
-			m.recs = append(m.recs, &benchfmt.Result{Name: benchfmt.Name(fmt.Sprintf("BenchmarkLoadersTraining/mode=%s/workers=%d", mode, s.Workers)),
-				Iters: max(r.Steps, 1), Values: []benchfmt.Value{{Value: r.StepsPerSec(), Unit: "steps/s"}}})
-			t.done("training, %s loader, run %d/%d: %.3f steps/s", mode, run+1, z.trainCount, r.StepsPerSec())
-		}
-	}
-	return m, nil
+	l := workloads.Loaders{}.At(s.size()).(workloads.Loaders)
+	l.Train.Workers = s.Workers
+	t.begin(l.Repeats + l.TrainRuns*len(l.Modes))
+	return s.measure(ctx, l, t)
 }
 
 func render002(f *resultFile, p *page) ([]byte, error) {

@@ -18,6 +18,7 @@ import (
 	"gonum.org/v1/plot/vg"
 
 	"github.com/headspace-bench/headspace/datasets/ondisk"
+	"github.com/headspace-bench/headspace/datasets/transforms"
 	"github.com/headspace-bench/headspace/harness/blocks/device"
 	"github.com/headspace-bench/headspace/harness/blocks/loader"
 	"github.com/headspace-bench/headspace/harness/blocks/pipeline"
@@ -130,34 +131,28 @@ type OnDiskStep struct {
 	Rows  []workloads.OnDiskRow
 }
 
-// onDisk003 is step (e)'s matrix, as specs of workloads.OnDisk: at the
-// full raw size every format in files and in shards (warm page cache),
-// JPEG and raw files read cold where the cache can be evicted, and JPEG
-// files at the small raw size: the document's remedies (compressed
-// formats, grouping samples into larger files, smaller raw images, faster
-// storage) one at a time. Fast transforms, as after the document's
-// transform fix; 2 runs of 2 measured steps a point.
-func onDisk003(z sizes003, workers int) []workloads.OnDisk {
-	base := workloads.DefaultOnDisk()
+// onDisk003 is step (e)'s matrix, as specs of workloads.OnDisk at the
+// run's size (its own specification: raw sizes, loop, runs): at the full
+// raw size every format in files and in shards (warm page cache), JPEG and
+// raw files read cold where the cache can be evicted, and JPEG files at
+// the small raw size: the document's remedies (compressed formats,
+// grouping samples into larger files, smaller raw images, faster storage)
+// one at a time. Fast transforms, as after the document's transform fix.
+func onDisk003(z workloads.Size, workers int) []workloads.OnDisk {
+	base := workloads.OnDisk{}.At(z).(workloads.OnDisk)
 	l := &base.Ladder
-	l.Transforms, l.Workers = []string{"fast"}, []int{workers}
-	l.Pipeline.Transforms.Crop, l.Pipeline.Batch = z.crop, z.batch
-	l.Train = train.Config{Steps: 2, Warmup: 1}
-	l.Count = 2
-	if z.steps < 8 { // --quick
-		l.Train, l.Count = train.Config{Steps: 1, Warmup: 1}, 1
-		base.ShardSize = 5
-	}
+	l.Transforms, l.Workers = []string{transforms.Fast}, []int{workers}
+	raw, small := base.RawSizes[0], base.RawSizes[len(base.RawSizes)-1]
 	spec := func(formats, layouts []string, raw int, cache string) workloads.OnDisk {
 		o := base
 		o.Formats, o.Layouts, o.RawSizes, o.PageCaches = formats, layouts, []int{raw}, []string{cache}
 		return o
 	}
-	specs := []workloads.OnDisk{spec(ondisk.Formats, ondisk.Layouts, z.raw, loader.PageWarm)}
+	specs := []workloads.OnDisk{spec(ondisk.Formats, ondisk.Layouts, raw, loader.PageWarm)}
 	if ondisk.EvictAvailable {
-		specs = append(specs, spec([]string{"raw", "jpeg"}, []string{"files"}, z.raw, loader.PageCold))
+		specs = append(specs, spec([]string{"raw", "jpeg"}, []string{"files"}, raw, loader.PageCold))
 	}
-	return append(specs, spec([]string{"jpeg"}, []string{"files"}, z.small, loader.PageWarm))
+	return append(specs, spec([]string{"jpeg"}, []string{"files"}, small, loader.PageWarm))
 }
 
 // model003File is the saved profiles of the what-if model, one per
@@ -168,24 +163,17 @@ const model003File = "003-model.json"
 // impl003 is the transform implementation of step (a) or (b).
 func impl003(key string) string {
 	if key == "b" {
-		return "fast"
+		return transforms.Fast
 	}
-	return "naive"
+	return transforms.Naive
 }
 
 // profile003 profiles the pipeline of impl at the document's setting with
 // the what-if model (workloads.WhatIf).
-func profile003(ctx context.Context, s *settings, z sizes003, impl string) (whatif.Profile, error) {
-	w := workloads.DefaultWhatIf()
-	w.Pipeline = loader.DefaultConfig()
-	w.Pipeline.Dataset.Width, w.Pipeline.Dataset.Height = z.raw, z.raw
-	w.Pipeline.Transforms.Crop, w.Pipeline.Batch = z.crop, z.batch
+func profile003(ctx context.Context, s *settings, base workloads.Ladder, impl string) (whatif.Profile, error) {
+	w := workloads.WhatIf{}.At(s.size()).(workloads.WhatIf)
+	w.Pipeline, w.Train = base.Pipeline, base.Train
 	w.Pipeline.Workers, w.Pipeline.Impl = s.Workers, impl
-	w.Train = train.Config{Steps: z.steps, Warmup: z.warmup}
-	w.Count = 2
-	if z.steps < 8 {
-		w.Count = 1
-	}
 	h := workloads.WhatIfRun{}
 	if s.emulated {
 		c := workloads.DocumentDevice()
@@ -255,17 +243,26 @@ func onDisk003Step(f *resultFile) *OnDiskStep {
 	return od
 }
 
-// sizes003 are the pipeline sizes of a run.
+// sizes003 are the pipeline sizes of a run, as its result file records
+// them.
 type sizes003 struct {
 	raw, small, crop, batch int
 	steps, warmup, count    int
 }
 
-func sizes003For(quick bool) sizes003 {
-	if quick {
-		return sizes003{raw: 96, small: 48, crop: 32, batch: 8, steps: 2, warmup: 1, count: 1}
+// base003 is the ladder's own specification at the run's size
+// (workloads.Ladder's At: the document's pipeline, loop and runs), and
+// the sizes it gives: the raw image and the document's smaller one
+// (LadderDocumentSmallRaw; half the raw side at the quick size).
+func base003(z workloads.Size) (workloads.Ladder, sizes003) {
+	l := workloads.Ladder{}.At(z).(workloads.Ladder)
+	p := l.Pipeline
+	small := workloads.LadderDocumentSmallRaw
+	if z == workloads.Quick {
+		small = p.Dataset.Width / 2
 	}
-	return sizes003{raw: 1024, small: 256, crop: 256, batch: 256, steps: 8, warmup: 1, count: 6}
+	return l, sizes003{raw: p.Dataset.Width, small: small, crop: p.Transforms.Crop, batch: p.Batch,
+		steps: l.Train.Steps, warmup: l.Train.Warmup, count: l.Count}
 }
 
 // plan003 is one step of the experiment.
@@ -284,12 +281,12 @@ func plans003(raw, small int) []plan003 {
 	all := []ladder.Level{ladder.Device, ladder.Host, ladder.Sample, ladder.Raw, ladder.None}
 	host := []loader.Placement{loader.Host}
 	return []plan003{
-		{step: LadderStep{Key: "a", Title: "The caching ladder"}, impl: "naive", raw: raw, placements: host, levels: all, doc: workloads.LadderDocument},
-		{step: LadderStep{Key: "b", Title: "Transform fix"}, impl: "fast", raw: raw, placements: host,
+		{step: LadderStep{Key: "a", Title: "The caching ladder"}, impl: transforms.Naive, raw: raw, placements: host, levels: all, doc: workloads.LadderDocument},
+		{step: LadderStep{Key: "b", Title: "Transform fix"}, impl: transforms.Fast, raw: raw, placements: host,
 			levels: all, doc: withDevice(workloads.LadderDocumentFixed)},
-		{step: LadderStep{Key: "c", Title: fmt.Sprintf("Smaller raw image (%d → %d)", raw, small)}, impl: "fast", raw: small, placements: host,
+		{step: LadderStep{Key: "c", Title: fmt.Sprintf("Smaller raw image (%d → %d)", raw, small)}, impl: transforms.Fast, raw: small, placements: host,
 			levels: []ladder.Level{ladder.Device, ladder.None}, doc: withDevice(workloads.LadderDocumentSmall)},
-		{step: LadderStep{Key: "d", Title: "uint8 transfer, converted on the device"}, impl: "fast", raw: small,
+		{step: LadderStep{Key: "d", Title: "uint8 transfer, converted on the device"}, impl: transforms.Fast, raw: small,
 			placements: []loader.Placement{loader.Host, loader.Device}, levels: []ladder.Level{ladder.Device, ladder.Host, ladder.None}},
 	}
 }
@@ -299,29 +296,24 @@ func plans003(raw, small int) []plan003 {
 const timeline003 = "003-timeline-none.json"
 
 // ladder003 is the sweep of one step.
-func ladder003(p plan003, z sizes003, workers int) workloads.Ladder {
-	w := workloads.Ladder{
-		Levels: p.levels, Workers: []int{workers}, Transforms: []string{p.impl},
-		Placements: p.placements, Pinned: []bool{true},
-		Pipeline: loader.DefaultConfig(),
-		Train:    train.Config{Steps: z.steps, Warmup: z.warmup},
-		// One run of every point, z.count times over, so the runs of
-		// each level spread over the machine's ups and downs alike.
-		Count: 1,
-	}
+func ladder003(p plan003, base workloads.Ladder, workers int) workloads.Ladder {
+	w := base
+	w.Levels, w.Workers, w.Transforms, w.Placements, w.Pinned = p.levels, []int{workers}, []string{p.impl}, p.placements, []bool{true}
+	// One run of every point, base.Count times over, so the runs of each
+	// level spread over the machine's ups and downs alike.
+	w.Count = 1
 	w.Pipeline.Dataset.Width, w.Pipeline.Dataset.Height = p.raw, p.raw
-	w.Pipeline.Transforms.Crop, w.Pipeline.Batch = z.crop, z.batch
 	return w
 }
 
 func measure003(ctx context.Context, s *settings, t *tracker) (measurement, error) {
-	z := sizes003For(s.Quick)
+	base, z := base003(s.size())
 	plans := plans003(z.raw, z.small)
 	units := 0
 	for _, p := range plans {
 		units += z.count * len(p.levels) * len(p.placements)
 	}
-	onDisk := onDisk003(z, s.Workers)
+	onDisk := onDisk003(s.size(), s.Workers)
 	units += 2 + len(onDisk) // the model's two profiles, one unit per on-disk spec
 	t.begin(units)
 
@@ -335,7 +327,7 @@ func measure003(ctx context.Context, s *settings, t *tracker) (measurement, erro
 	shared := workloads.Device{Open: func(bool) (device.Device, error) { return unclosed{dev}, nil }}
 
 	var m measurement
-	for _, key := range workloads.PipelineSettings(ladder003(plans[0], z, s.Workers).Pipeline) {
+	for _, key := range workloads.PipelineSettings(ladder003(plans[0], base, s.Workers).Pipeline) {
 		if key.Key != "raw-size" { // per step: raw-size and small-raw-size
 			m.config = append(m.config, key)
 		}
@@ -352,7 +344,7 @@ func measure003(ctx context.Context, s *settings, t *tracker) (measurement, erro
 	)
 	for _, p := range plans {
 		key := p.step.Key
-		w := ladder003(p, z, s.Workers)
+		w := ladder003(p, base, s.Workers)
 		if err := w.Validate(); err != nil {
 			return measurement{}, fmt.Errorf("step (%s): %w", key, err)
 		}
@@ -364,7 +356,7 @@ func measure003(ctx context.Context, s *settings, t *tracker) (measurement, erro
 				}
 				return n
 			}
-			err := w.Run(ctx, workloads.LadderRun{
+			err := w.Sweep(ctx, workloads.LadderRun{
 				Device: shared,
 				Record: func(pt ladder.Point, _ int) bool { return key == "a" && pt.Level == ladder.None && run == 0 },
 				Recorded: func(pt ladder.Point, rec *pipeline.Recorder) error {
@@ -395,7 +387,7 @@ func measure003(ctx context.Context, s *settings, t *tracker) (measurement, erro
 	profiles := map[string]whatif.Profile{}
 	for _, impl := range []string{impl003("a"), impl003("b")} {
 		t.unit(fmt.Sprintf("(model) %s profile", impl))
-		p, err := profile003(ctx, s, z, impl)
+		p, err := profile003(ctx, s, base, impl)
 		if err != nil {
 			return measurement{}, fmt.Errorf("the model of the %s transforms: %w", impl, err)
 		}
@@ -425,7 +417,7 @@ func measure003(ctx context.Context, s *settings, t *tracker) (measurement, erro
 	)
 	for _, o := range onDisk {
 		t.unit(fmt.Sprintf("(e) on disk: %d cases", len(o.Cases())))
-		rs, err := o.Run(ctx, dataDir, shared)
+		rs, err := o.Sweep(ctx, dataDir, shared)
 		if err != nil {
 			return measurement{}, fmt.Errorf("step (e): %w", err)
 		}
@@ -471,7 +463,9 @@ func render003(f *resultFile, pg *page) ([]byte, error) {
 		}
 		ts := &TransferStep{Setup: st.Setup, Command: st.Command}
 		for _, pl := range p.placements {
-			cfg := ladder003(p, z, workers).Pipeline
+			cfg := loader.DefaultConfig()
+			cfg.Dataset.Width, cfg.Dataset.Height = p.raw, p.raw
+			cfg.Transforms.Crop, cfg.Batch, cfg.Workers, cfg.Impl = z.crop, z.batch, workers, p.impl
 			cfg.Placement = pl
 			for _, l := range p.levels {
 				rs := at(pl, l)

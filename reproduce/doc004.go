@@ -7,9 +7,7 @@ import (
 	"time"
 
 	"github.com/montanaflynn/stats"
-	"golang.org/x/perf/benchfmt"
 
-	"github.com/headspace-bench/headspace/harness/blocks/results"
 	"github.com/headspace-bench/headspace/harness/engines/sim"
 	"github.com/headspace-bench/headspace/workloads"
 )
@@ -64,40 +62,9 @@ func config004(row SimRow, loaders int, step, duration time.Duration, seed int) 
 }
 
 func measure004(ctx context.Context, s *settings, t *tracker) (measurement, error) {
-	seeds, tick := 20, 100*time.Millisecond // the post's resolution
-	if s.Quick {
-		seeds, tick = 2, time.Second // a tenth of the frames
-	}
-	rows := sim004Runs()
-	m := measurement{config: []results.Config{
-		{Key: "loaders", Value: fmt.Sprint(workloads.SimDocumentLoaders)},
-		{Key: "step", Value: workloads.SimDocumentStep.String()},
-		{Key: "duration", Value: workloads.SimDocumentDuration.String()},
-		{Key: "seeds", Value: fmt.Sprint(seeds)},
-		{Key: "gif-tick", Value: tick.String()},
-	}}
-	t.begin(len(rows))
-	for _, row := range rows {
-		name := fmt.Sprintf("load %v %s", row.Load, row.Dist)
-		t.unit(name)
-		if err := ctx.Err(); err != nil {
-			return measurement{}, err
-		}
-		var w workloads.Sim
-		for seed := 1; seed <= seeds; seed++ {
-			w.Cases = append(w.Cases, workloads.SimCase{Config: config004(row, workloads.SimDocumentLoaders, workloads.SimDocumentStep, workloads.SimDocumentDuration, seed), Post: row.Post})
-		}
-		rs, recs, err := w.Run()
-		if err != nil {
-			return measurement{}, fmt.Errorf("%s: %w", name, err)
-		}
-		for i, r := range recs {
-			r.Name = benchfmt.Name(fmt.Sprintf("%s/seed=%d", r.Name, i+1))
-		}
-		m.recs = append(m.recs, recs...)
-		t.done("%s: %d batches (seed 1); the post: %d", name, rs[0].Batches, row.Post)
-	}
-	return m, nil
+	w := workloads.Sim{}.At(s.size()).(workloads.Sim)
+	t.begin(len(w.Runs()))
+	return s.measure(ctx, w, t)
 }
 
 func render004(f *resultFile, p *page) ([]byte, error) {

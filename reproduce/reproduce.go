@@ -66,6 +66,8 @@ type settings struct {
 	machine  machine.Machine
 	devDesc  string // the device, in words, for the reports
 	emulated bool   // the device is the emulated one, with Step
+	// emulatedConfig is the emulated device's configuration, when emulated.
+	emulatedConfig device.EmulatedConfig
 	current  Doc    // the document running
 }
 
@@ -93,10 +95,10 @@ func (o Options) settings() (settings, error) {
 	}
 	s := settings{Options: o}
 	if o.Device == nil {
-		cfg := device.DefaultEmulated()
+		cfg := workloads.DocumentDevice()
 		cfg.Step = o.Step
 		s.Device = func() (device.Device, error) { return device.NewEmulated(cfg) }
-		s.emulated = true
+		s.emulated, s.emulatedConfig = true, cfg
 		s.devDesc = fmt.Sprintf("emulated: %v step (timer waits), host-to-device copies at %.0f GB/s pinned (assumed PCIe 4.0 x16, not measured)",
 			cfg.Step, cfg.PinnedBandwidth/1e9)
 	}
@@ -114,6 +116,50 @@ func (s *settings) openDevice() (device.Device, error) {
 		s.devDesc = dev.Name()
 	}
 	return dev, nil
+}
+
+// size is the experiments' size: workloads.Quick with Options.Quick.
+func (s *settings) size() workloads.Size {
+	if s.Quick {
+		return workloads.Quick
+	}
+	return workloads.Default
+}
+
+// env is the environment the experiments run in: the device of the
+// options (the emulated one can scale its step, for the what-if model)
+// and the process workers. Each unit of work the experiment starts is a
+// unit of t's progress, done when the next starts or when end is called.
+func (s *settings) env(t *tracker) (env workloads.Env, end func()) {
+	dev := workloads.Device{Open: func(bool) (device.Device, error) { return s.openDevice() }}
+	if s.emulated {
+		dev = workloads.Emulated(s.emulatedConfig)
+	}
+	var unit string
+	end = func() {
+		if unit != "" {
+			t.done("%s", unit)
+		}
+		unit = ""
+	}
+	start := func(name string) {
+		end()
+		unit = name
+		t.unit(name)
+	}
+	return workloads.Env{Device: dev, Worker: s.Worker, Start: start}, end
+}
+
+// measure runs experiment e through the workloads.Experiment interface:
+// its records, and its settings followed by extra for the result file.
+func (s *settings) measure(ctx context.Context, e workloads.Experiment, t *tracker, extra ...results.Config) (measurement, error) {
+	env, end := s.env(t)
+	recs, err := e.Run(ctx, env)
+	if err != nil {
+		return measurement{}, err
+	}
+	end()
+	return measurement{config: append(e.Settings(), extra...), recs: recs}, nil
 }
 
 // Doc is one document the package reproduces.

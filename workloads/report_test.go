@@ -18,6 +18,13 @@ func report(b *testing.B) func(ladder.Point, train.Result, *benchfmt.Result) err
 	}
 }
 
+// benchResult is one record of a benchmark's run and its sub-benchmark
+// name.
+type benchResult struct {
+	name string
+	r    *benchfmt.Result
+}
+
 // reportRecord reports every value of a benchmark-format record.
 func reportRecord(b *testing.B, r *benchfmt.Result) {
 	b.StopTimer()

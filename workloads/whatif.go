@@ -416,3 +416,51 @@ func (w WhatIf) Ladder(ctx context.Context, h WhatIfRun) (map[ladder.Level]float
 	}
 	return med, nil
 }
+
+// Name is "WhatIf": BenchmarkWhatIf/profile/… and BenchmarkWhatIf/check/….
+func (WhatIf) Name() string { return "WhatIf" }
+
+// Document is "": the model is headspace's own (issue 17), after
+// DS-Analyzer's what-if analysis.
+func (WhatIf) Document() string { return "" }
+
+// At is DefaultWhatIf or QuickWhatIf.
+func (WhatIf) At(z Size) Experiment {
+	if z == Quick {
+		return QuickWhatIf()
+	}
+	return DefaultWhatIf()
+}
+
+// Run profiles the pipeline and checks the model's predictions at every
+// point of Verify (Profile, then Check) on env's device; a device whose
+// step cannot be scaled is profiled at its own step, and its checks stop
+// at the first scaled one.
+func (w WhatIf) Run(ctx context.Context, env Env) ([]*benchfmt.Result, error) {
+	var out []*benchfmt.Result
+	h := w.env(env, env.collect(&out))
+	if env.device().Scale == nil {
+		w.ProfileStep = 1
+	}
+	p, err := w.Profile(ctx, h)
+	if err != nil {
+		return out, err
+	}
+	_, err = w.Check(ctx, h, p)
+	return out, err
+}
+
+// env is how the experiment opens env's device and reports to result.
+func (w WhatIf) env(env Env, result func(*benchfmt.Result) error) WhatIfRun {
+	d := env.device()
+	open := d.Scale
+	if open == nil {
+		open = func(m float64) (device.Device, error) {
+			if m != 1 {
+				return nil, fmt.Errorf("step ×%g: the device's step cannot be scaled", m)
+			}
+			return d.Open(true)
+		}
+	}
+	return WhatIfRun{Open: open, Start: env.Start, Result: result}
+}

@@ -261,7 +261,7 @@ func runLadder(ctx context.Context, args []string, stdout, stderr io.Writer) err
 		}
 		return nil
 	}
-	runErr := l.Run(ctx, h)
+	runErr := l.Sweep(ctx, h)
 	bar.Finish()
 	if runErr != nil && !errors.Is(runErr, context.Canceled) {
 		return runErr

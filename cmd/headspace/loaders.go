@@ -114,7 +114,7 @@ func runLoaders(ctx context.Context, args []string, stdout, stderr io.Writer) er
 	if err != nil {
 		return err
 	}
-	ms, rs, err := workloads.Loaders{Config: bc, Modes: modes, Workers: workers}.Run(ctx, func(m loadbench.Measurement) {
+	ms, rs, err := workloads.Loaders{Config: bc, Modes: modes, Workers: workers}.Sweep(ctx, func(m loadbench.Measurement) {
 		fmt.Fprintf(stderr, "%s: TTFB %v, %.0f samples/s\n", m.BenchName(), m.TTFB.Round(1e5), m.SamplesPerSec)
 	})
 	if perr := stopProfile(); err == nil {
