@@ -8,7 +8,6 @@ import (
 	"strings"
 	"time"
 
-
 	"github.com/headspace-bench/headspace/harness/blocks/pipeline"
 	"github.com/headspace-bench/headspace/harness/blocks/results"
 	"github.com/headspace-bench/headspace/harness/engines/analysis"

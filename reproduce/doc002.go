@@ -10,7 +10,6 @@ import (
 	"strings"
 	"time"
 
-
 	"github.com/headspace-bench/headspace/harness/engines/loadbench"
 	"github.com/headspace-bench/headspace/internal/summary"
 	"github.com/headspace-bench/headspace/workloads"

@@ -68,7 +68,7 @@ type settings struct {
 	emulated bool   // the device is the emulated one, with Step
 	// emulatedConfig is the emulated device's configuration, when emulated.
 	emulatedConfig device.EmulatedConfig
-	current  Doc    // the document running
+	current        Doc // the document running
 }
 
 func (o Options) settings() (settings, error) {

@@ -79,4 +79,3 @@ func TestWhatIfValidate(t *testing.T) {
 		t.Errorf("the default: %v", err)
 	}
 }
-
