@@ -15,6 +15,7 @@ import (
 	"github.com/headspace-bench/headspace/harness/blocks/train"
 	"github.com/headspace-bench/headspace/harness/engines/ladder"
 	"github.com/headspace-bench/headspace/harness/engines/whatif"
+	"github.com/headspace-bench/headspace/internal/rusage"
 	"github.com/headspace-bench/headspace/internal/summary"
 )
 
@@ -162,13 +163,13 @@ func (w WhatIf) runOnce(ctx context.Context, h WhatIfRun, workers int, m float64
 	defer dev.Close()
 	cfg := w.Pipeline
 	cfg.Workers, cfg.MeasureCPU = workers, measure
-	c0, cerr := whatif.ProcessCPU()
+	c0, cerr := rusage.ProcessCPU()
 	m0, merr := whatif.MachineBusy()
 	t0 := time.Now()
 	res, err := ladder.Run(ctx, ladder.None, cfg, dev, w.Train)
 	wall := time.Since(t0)
 	m1, _ := whatif.MachineBusy()
-	c1, _ := whatif.ProcessCPU()
+	c1, _ := rusage.ProcessCPU()
 	if cerr == nil {
 		run.ProcessCPU = c1 - c0
 	}

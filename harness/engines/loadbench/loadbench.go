@@ -28,6 +28,7 @@ import (
 	"github.com/headspace-bench/headspace/harness/blocks/batching"
 	"github.com/headspace-bench/headspace/harness/blocks/loader"
 	"github.com/headspace-bench/headspace/harness/blocks/procloader"
+	"github.com/headspace-bench/headspace/internal/rusage"
 )
 
 // The loader modes.
@@ -150,7 +151,7 @@ func Measure(ctx context.Context, c Config, p Point) (Measurement, error) {
 	}
 	rss := startSampler(period)
 	defer rss.stop()
-	cpu0, err := selfCPU()
+	cpu0, err := rusage.ProcessCPU()
 	if err != nil {
 		return m, err
 	}
@@ -192,7 +193,7 @@ func Measure(ctx context.Context, c Config, p Point) (Measurement, error) {
 	if err := l.Close(); err != nil {
 		return m, err
 	}
-	cpu1, err := selfCPU()
+	cpu1, err := rusage.ProcessCPU()
 	if err != nil {
 		return m, err
 	}

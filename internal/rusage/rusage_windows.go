@@ -1,4 +1,4 @@
-package loadbench
+package rusage
 
 import (
 	"fmt"
@@ -6,8 +6,8 @@ import (
 	"time"
 )
 
-// selfCPU is this process's user and system time so far.
-func selfCPU() (time.Duration, error) {
+// ProcessCPU is this process's user and system CPU time so far.
+func ProcessCPU() (time.Duration, error) {
 	h, err := syscall.GetCurrentProcess()
 	if err != nil {
 		return 0, fmt.Errorf("GetCurrentProcess: %w", err)

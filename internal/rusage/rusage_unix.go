@@ -1,6 +1,6 @@
 //go:build unix
 
-package whatif
+package rusage
 
 import (
 	"fmt"
