@@ -29,8 +29,15 @@ func Of(xs []float64) Summary {
 	if len(xs) == 0 {
 		return Summary{Median: math.NaN(), Lo: math.NaN(), Hi: math.NaN()}
 	}
-	s := benchmath.AssumeNothing.Summary(benchmath.NewSample(xs, &benchmath.DefaultThresholds), Confidence)
+	s := Interval(benchmath.NewSample(xs, &benchmath.DefaultThresholds))
 	return Summary{N: len(xs), Median: s.Center, Lo: s.Lo, Hi: s.Hi}
+}
+
+// Interval is benchmath's summary of s at Confidence, warnings included:
+// the one place headspace asks benchmath for a centre and an interval
+// (the regression gate builds its samples with its own thresholds).
+func Interval(s *benchmath.Sample) benchmath.Summary {
+	return benchmath.AssumeNothing.Summary(s, Confidence)
 }
 
 // Median is Of(xs).Median.

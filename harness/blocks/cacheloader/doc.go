@@ -1,4 +1,5 @@
-// Package cache implements the headspace analysis of SPDL's documentation:
+// Package cacheloader is SPDL's cache_iterator (Iterator) and CacheDataLoader
+// (NewLoader), the instrument of the headspace analysis (harness/engines/analysis):
 // wrap the data loader so that, after a warm-up, the training loop is fed
 // from a handful of cached batches, and compare the step time before and
 // after the switch. The difference bounds what optimizing the data loader
@@ -49,4 +50,4 @@
 // The replay phase is a plain loop over a slice: it allocates nothing and
 // costs a few nanoseconds per item (see BenchmarkIteratorReplay), so it adds
 // nothing measurable to the step time it is meant to expose.
-package cache
+package cacheloader

@@ -1,4 +1,4 @@
-package cache_test
+package cacheloader_test
 
 import (
 	"errors"
@@ -55,75 +55,75 @@ func TestIteratorTable(t *testing.T) {
 	for _, tc := range []struct {
 		name  string
 		n     int
-		cfg   cache.Config
+		cfg   cacheloader.Config
 		take  int
 		want  []int
 		reads int // items read from src
 	}{
 		{
 			name: "0..6, 3 caches after 5", n: 7,
-			cfg:  cache.Config{NumCaches: 3, ReturnCachesAfter: 5},
+			cfg:  cacheloader.Config{NumCaches: 3, ReturnCachesAfter: 5},
 			take: 14, want: []int{0, 1, 2, 3, 4, 0, 1, 2, 0, 1, 2, 0, 1, 2}, reads: 5,
 		},
 		{
 			name: "0..4, 3 caches", n: 5,
-			cfg:  cache.Config{NumCaches: 3},
+			cfg:  cacheloader.Config{NumCaches: 3},
 			take: 9, want: []int{0, 1, 2, 0, 1, 2, 0, 1, 2}, reads: 3,
 		},
 		{
 			name: "stop after 10", n: 7,
-			cfg:  cache.Config{NumCaches: 3, ReturnCachesAfter: 5, StopAfter: 10},
+			cfg:  cacheloader.Config{NumCaches: 3, ReturnCachesAfter: 5, StopAfter: 10},
 			take: limit, want: []int{0, 1, 2, 3, 4, 0, 1, 2, 0, 1}, reads: 5,
 		},
 		{
 			name: "stop after 10, caches only", n: 5,
-			cfg:  cache.Config{NumCaches: 3, StopAfter: 10},
+			cfg:  cacheloader.Config{NumCaches: 3, StopAfter: 10},
 			take: limit, want: []int{0, 1, 2, 0, 1, 2, 0, 1, 2, 0}, reads: 3,
 		},
 		{
 			name: "stop when the caches would start", n: 7,
-			cfg:  cache.Config{NumCaches: 3, ReturnCachesAfter: 5, StopAfter: 5},
+			cfg:  cacheloader.Config{NumCaches: 3, ReturnCachesAfter: 5, StopAfter: 5},
 			take: limit, want: []int{0, 1, 2, 3, 4}, reads: 5,
 		},
 		{
 			name: "src shorter than ReturnCachesAfter", n: 4,
-			cfg:  cache.Config{NumCaches: 3, ReturnCachesAfter: 10},
+			cfg:  cacheloader.Config{NumCaches: 3, ReturnCachesAfter: 10},
 			take: 10, want: []int{0, 1, 2, 3, 0, 1, 2, 0, 1, 2}, reads: 4,
 		},
 		{
 			name: "src shorter than NumCaches", n: 2,
-			cfg:  cache.Config{NumCaches: 3, ReturnCachesAfter: 5},
+			cfg:  cacheloader.Config{NumCaches: 3, ReturnCachesAfter: 5},
 			take: 7, want: []int{0, 1, 0, 1, 0, 1, 0}, reads: 2,
 		},
 		{
 			name: "src shorter than NumCaches, stop after 7", n: 2,
-			cfg:  cache.Config{NumCaches: 3, ReturnCachesAfter: 5, StopAfter: 7},
+			cfg:  cacheloader.Config{NumCaches: 3, ReturnCachesAfter: 5, StopAfter: 7},
 			take: limit, want: []int{0, 1, 0, 1, 0, 1, 0}, reads: 2,
 		},
 		{
 			name: "one cache", n: 5,
-			cfg:  cache.Config{NumCaches: 1},
+			cfg:  cacheloader.Config{NumCaches: 1},
 			take: 4, want: []int{0, 0, 0, 0}, reads: 1,
 		},
 		{
 			name: "src exactly ReturnCachesAfter long", n: 5,
-			cfg:  cache.Config{NumCaches: 2, ReturnCachesAfter: 5, StopAfter: 8},
+			cfg:  cacheloader.Config{NumCaches: 2, ReturnCachesAfter: 5, StopAfter: 8},
 			take: limit, want: []int{0, 1, 2, 3, 4, 0, 1, 0}, reads: 5,
 		},
 		{
 			name: "empty src", n: 0,
-			cfg:  cache.Config{NumCaches: 3},
+			cfg:  cacheloader.Config{NumCaches: 3},
 			take: limit, want: nil, reads: 0,
 		},
 		{
 			name: "empty src, stop after 10", n: 0,
-			cfg:  cache.Config{NumCaches: 3, StopAfter: 10},
+			cfg:  cacheloader.Config{NumCaches: 3, StopAfter: 10},
 			take: limit, want: nil, reads: 0,
 		},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			src := &source{n: tc.n}
-			seq, err := cache.Iterator(src.seq(), tc.cfg)
+			seq, err := cacheloader.Iterator(src.seq(), tc.cfg)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -144,21 +144,21 @@ func TestIteratorTable(t *testing.T) {
 func TestIteratorConfigErrors(t *testing.T) {
 	for _, tc := range []struct {
 		name string
-		cfg  cache.Config
+		cfg  cacheloader.Config
 	}{
-		{"zero config", cache.Config{}},
-		{"NumCaches 0", cache.Config{NumCaches: 0, ReturnCachesAfter: 5}},
-		{"NumCaches negative", cache.Config{NumCaches: -3}},
-		{"ReturnCachesAfter negative", cache.Config{NumCaches: 3, ReturnCachesAfter: -5}},
-		{"StopAfter negative", cache.Config{NumCaches: 3, StopAfter: -1}},
-		{"ReturnCachesAfter < NumCaches", cache.Config{NumCaches: 3, ReturnCachesAfter: 2}},
-		{"StopAfter < ReturnCachesAfter", cache.Config{NumCaches: 3, ReturnCachesAfter: 5, StopAfter: 4}},
-		{"StopAfter < default ReturnCachesAfter", cache.Config{NumCaches: 3, StopAfter: 2}},
+		{"zero config", cacheloader.Config{}},
+		{"NumCaches 0", cacheloader.Config{NumCaches: 0, ReturnCachesAfter: 5}},
+		{"NumCaches negative", cacheloader.Config{NumCaches: -3}},
+		{"ReturnCachesAfter negative", cacheloader.Config{NumCaches: 3, ReturnCachesAfter: -5}},
+		{"StopAfter negative", cacheloader.Config{NumCaches: 3, StopAfter: -1}},
+		{"ReturnCachesAfter < NumCaches", cacheloader.Config{NumCaches: 3, ReturnCachesAfter: 2}},
+		{"StopAfter < ReturnCachesAfter", cacheloader.Config{NumCaches: 3, ReturnCachesAfter: 5, StopAfter: 4}},
+		{"StopAfter < default ReturnCachesAfter", cacheloader.Config{NumCaches: 3, StopAfter: 2}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			src := &source{n: 10}
-			seq, err := cache.Iterator(src.seq(), tc.cfg)
-			if !errors.Is(err, cache.ErrConfig) {
+			seq, err := cacheloader.Iterator(src.seq(), tc.cfg)
+			if !errors.Is(err, cacheloader.ErrConfig) {
 				t.Errorf("error = %v, want one wrapping ErrConfig", err)
 			}
 			if seq != nil {
@@ -169,16 +169,16 @@ func TestIteratorConfigErrors(t *testing.T) {
 			}
 		})
 	}
-	if _, err := cache.Iterator[int](nil, cache.Config{NumCaches: 1}); !errors.Is(err, cache.ErrConfig) {
+	if _, err := cacheloader.Iterator[int](nil, cacheloader.Config{NumCaches: 1}); !errors.Is(err, cacheloader.ErrConfig) {
 		t.Errorf("nil src: error = %v, want one wrapping ErrConfig", err)
 	}
 	// The boundaries are valid.
-	for _, cfg := range []cache.Config{
+	for _, cfg := range []cacheloader.Config{
 		{NumCaches: 3, ReturnCachesAfter: 3},
 		{NumCaches: 3, ReturnCachesAfter: 5, StopAfter: 5},
 		{NumCaches: 3, StopAfter: 3},
 	} {
-		if _, err := cache.Iterator((&source{}).seq(), cfg); err != nil {
+		if _, err := cacheloader.Iterator((&source{}).seq(), cfg); err != nil {
 			t.Errorf("%+v: %v", cfg, err)
 		}
 	}
@@ -186,7 +186,7 @@ func TestIteratorConfigErrors(t *testing.T) {
 
 func TestIteratorIsLazy(t *testing.T) {
 	src := &source{n: 10}
-	if _, err := cache.Iterator(src.seq(), cache.Config{NumCaches: 2}); err != nil {
+	if _, err := cacheloader.Iterator(src.seq(), cacheloader.Config{NumCaches: 2}); err != nil {
 		t.Fatal(err)
 	}
 	if src.ranges != 0 || src.reads != 0 {
@@ -198,13 +198,13 @@ func TestIteratorIsLazy(t *testing.T) {
 // deferred clean-up run, exactly between the last passed-through item and
 // the first replayed one.
 func TestIteratorCleanupAtSwitch(t *testing.T) {
-	for _, cfg := range []cache.Config{
+	for _, cfg := range []cacheloader.Config{
 		{NumCaches: 3, ReturnCachesAfter: 5},
 		{NumCaches: 3, ReturnCachesAfter: 5, StopAfter: 12},
 		{NumCaches: 1},
 	} {
 		src := &source{n: 100}
-		seq, err := cache.Iterator(src.seq(), cfg)
+		seq, err := cacheloader.Iterator(src.seq(), cfg)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -231,10 +231,10 @@ func TestIteratorCleanupAtSwitch(t *testing.T) {
 }
 
 func TestIteratorEarlyBreak(t *testing.T) {
-	cfg := cache.Config{NumCaches: 3, ReturnCachesAfter: 5}
+	cfg := cacheloader.Config{NumCaches: 3, ReturnCachesAfter: 5}
 	t.Run("pass-through", func(t *testing.T) {
 		src := &source{n: 10}
-		seq, _ := cache.Iterator(src.seq(), cfg)
+		seq, _ := cacheloader.Iterator(src.seq(), cfg)
 		got := take(seq, 2)
 		if want := []int{0, 1}; !slices.Equal(got, want) {
 			t.Errorf("got %v, want %v", got, want)
@@ -245,7 +245,7 @@ func TestIteratorEarlyBreak(t *testing.T) {
 	})
 	t.Run("last passed-through item", func(t *testing.T) {
 		src := &source{n: 10}
-		seq, _ := cache.Iterator(src.seq(), cfg)
+		seq, _ := cacheloader.Iterator(src.seq(), cfg)
 		got := take(seq, 5)
 		if want := []int{0, 1, 2, 3, 4}; !slices.Equal(got, want) {
 			t.Errorf("got %v, want %v", got, want)
@@ -257,7 +257,7 @@ func TestIteratorEarlyBreak(t *testing.T) {
 	t.Run("replay", func(t *testing.T) {
 		for _, stop := range []int{0, 50} {
 			src := &source{n: 10}
-			seq, _ := cache.Iterator(src.seq(), cache.Config{NumCaches: 3, ReturnCachesAfter: 5, StopAfter: stop})
+			seq, _ := cacheloader.Iterator(src.seq(), cacheloader.Config{NumCaches: 3, ReturnCachesAfter: 5, StopAfter: stop})
 			got := take(seq, 8)
 			if want := []int{0, 1, 2, 3, 4, 0, 1, 2}; !slices.Equal(got, want) {
 				t.Errorf("StopAfter %d: got %v, want %v", stop, got, want)
@@ -266,7 +266,7 @@ func TestIteratorEarlyBreak(t *testing.T) {
 	})
 	t.Run("nested loop with return", func(t *testing.T) {
 		src := &source{n: 10}
-		seq, _ := cache.Iterator(src.seq(), cfg)
+		seq, _ := cacheloader.Iterator(src.seq(), cfg)
 		first := func() int {
 			i := 0
 			for v := range seq {
@@ -287,7 +287,7 @@ func TestIteratorEarlyBreak(t *testing.T) {
 func TestIteratorRangeTwice(t *testing.T) {
 	t.Run("reusable src", func(t *testing.T) {
 		src := &source{n: 7}
-		seq, _ := cache.Iterator(src.seq(), cache.Config{NumCaches: 3, ReturnCachesAfter: 5, StopAfter: 9})
+		seq, _ := cacheloader.Iterator(src.seq(), cacheloader.Config{NumCaches: 3, ReturnCachesAfter: 5, StopAfter: 9})
 		first := slices.Collect(seq)
 		second := slices.Collect(seq)
 		want := []int{0, 1, 2, 3, 4, 0, 1, 2, 0}
@@ -309,7 +309,7 @@ func TestIteratorRangeTwice(t *testing.T) {
 				}
 			}
 		}
-		seq, _ := cache.Iterator(src, cache.Config{NumCaches: 2, ReturnCachesAfter: 3, StopAfter: 5})
+		seq, _ := cacheloader.Iterator(src, cacheloader.Config{NumCaches: 2, ReturnCachesAfter: 3, StopAfter: 5})
 		first := slices.Collect(seq)
 		second := slices.Collect(seq)
 		third := slices.Collect(seq)
@@ -336,7 +336,7 @@ func TestIteratorRangeTwice(t *testing.T) {
 				}
 			}
 		}
-		seq, _ := cache.Iterator(src, cache.Config{NumCaches: 4, ReturnCachesAfter: 10, StopAfter: 1000})
+		seq, _ := cacheloader.Iterator(src, cacheloader.Config{NumCaches: 4, ReturnCachesAfter: 10, StopAfter: 1000})
 		want := slices.Collect(seq)
 		var wg sync.WaitGroup
 		results := make([][]int, 4)
@@ -355,7 +355,7 @@ func TestIteratorRangeTwice(t *testing.T) {
 func TestIteratorPointerItems(t *testing.T) {
 	// Replayed items are the very same values, here pointers.
 	items := []*int{new(int), new(int)}
-	seq, _ := cache.Iterator(slices.Values(items), cache.Config{NumCaches: 2, StopAfter: 6})
+	seq, _ := cacheloader.Iterator(slices.Values(items), cacheloader.Config{NumCaches: 2, StopAfter: 6})
 	for i, p := range slices.Collect(seq) {
 		if p != items[i%2] {
 			t.Errorf("item %d is not the cached pointer", i)
@@ -365,7 +365,7 @@ func TestIteratorPointerItems(t *testing.T) {
 
 // model computes what Iterator should yield for src 0..n-1 when the consumer
 // stops after limit items.
-func model(n int, c cache.Config, limit int) []int {
+func model(n int, c cacheloader.Config, limit int) []int {
 	rca := c.ReturnCachesAfter
 	if rca == 0 {
 		rca = c.NumCaches
@@ -387,7 +387,7 @@ func model(n int, c cache.Config, limit int) []int {
 	return out
 }
 
-func valid(c cache.Config) bool {
+func valid(c cacheloader.Config) bool {
 	rca := c.ReturnCachesAfter
 	if rca == 0 {
 		rca = c.NumCaches
@@ -418,11 +418,11 @@ func FuzzIterator(f *testing.F) {
 		if limit < 0 {
 			limit = -limit
 		}
-		cfg := cache.Config{NumCaches: numCaches % 100, ReturnCachesAfter: returnAfter % 200, StopAfter: stopAfter % 500}
+		cfg := cacheloader.Config{NumCaches: numCaches % 100, ReturnCachesAfter: returnAfter % 200, StopAfter: stopAfter % 500}
 		src := &source{n: n}
-		seq, err := cache.Iterator(src.seq(), cfg)
+		seq, err := cacheloader.Iterator(src.seq(), cfg)
 		if !valid(cfg) {
-			if !errors.Is(err, cache.ErrConfig) {
+			if !errors.Is(err, cacheloader.ErrConfig) {
 				t.Fatalf("%+v: error = %v, want ErrConfig", cfg, err)
 			}
 			return
@@ -482,7 +482,7 @@ func FuzzIterator(f *testing.F) {
 
 func ExampleIterator() {
 	src := slices.Values([]int{0, 1, 2, 3, 4, 5, 6})
-	seq, err := cache.Iterator(src, cache.Config{NumCaches: 3, ReturnCachesAfter: 5, StopAfter: 11})
+	seq, err := cacheloader.Iterator(src, cacheloader.Config{NumCaches: 3, ReturnCachesAfter: 5, StopAfter: 11})
 	if err != nil {
 		panic(err)
 	}
@@ -501,7 +501,7 @@ func BenchmarkIteratorReplay(b *testing.B) {
 	for i := range items {
 		items[i] = i
 	}
-	seq, err := cache.Iterator(slices.Values(items), cache.Config{NumCaches: numCaches, StopAfter: numCaches + b.N})
+	seq, err := cacheloader.Iterator(slices.Values(items), cacheloader.Config{NumCaches: numCaches, StopAfter: numCaches + b.N})
 	if err != nil {
 		b.Fatal(err)
 	}

@@ -1,4 +1,4 @@
-package cache_test
+package cacheloader_test
 
 import (
 	"context"
@@ -92,7 +92,7 @@ func (f *fakeLoader) counts() (nexts int, released []int, closes int) {
 
 // drain calls Next up to limit times, releasing every batch as a training
 // loop does, and returns the indexes received and the error that stopped it.
-func drain(t *testing.T, l *cache.Loader, limit int) ([]int, error) {
+func drain(t *testing.T, l *cacheloader.Loader, limit int) ([]int, error) {
 	t.Helper()
 	var got []int
 	for range limit {
@@ -110,7 +110,7 @@ func TestLoaderTable(t *testing.T) {
 	for _, tc := range []struct {
 		name     string
 		n        int
-		cfg      cache.Config
+		cfg      cacheloader.Config
 		limit    int
 		want     []int
 		wantErr  error // nil: the limit was reached
@@ -119,43 +119,43 @@ func TestLoaderTable(t *testing.T) {
 	}{
 		{
 			name: "0..6, 3 caches after 5", n: 7,
-			cfg:   cache.Config{NumCaches: 3, ReturnCachesAfter: 5},
+			cfg:   cacheloader.Config{NumCaches: 3, ReturnCachesAfter: 5},
 			limit: 12, want: []int{0, 1, 2, 3, 4, 0, 1, 2, 0, 1, 2, 0}, nexts: 5, switchAt: 5,
 		},
 		{
 			name: "0..4, 3 caches", n: 5,
-			cfg:   cache.Config{NumCaches: 3},
+			cfg:   cacheloader.Config{NumCaches: 3},
 			limit: 9, want: []int{0, 1, 2, 0, 1, 2, 0, 1, 2}, nexts: 3, switchAt: 3,
 		},
 		{
 			name: "stop after 10", n: 7,
-			cfg:   cache.Config{NumCaches: 3, ReturnCachesAfter: 5, StopAfter: 10},
+			cfg:   cacheloader.Config{NumCaches: 3, ReturnCachesAfter: 5, StopAfter: 10},
 			limit: 100, want: []int{0, 1, 2, 3, 4, 0, 1, 2, 0, 1}, wantErr: io.EOF, nexts: 5, switchAt: 5,
 		},
 		{
 			name: "stop when the caches would start", n: 7,
-			cfg:   cache.Config{NumCaches: 3, ReturnCachesAfter: 5, StopAfter: 5},
+			cfg:   cacheloader.Config{NumCaches: 3, ReturnCachesAfter: 5, StopAfter: 5},
 			limit: 100, want: []int{0, 1, 2, 3, 4}, wantErr: io.EOF, nexts: 5, switchAt: 5,
 		},
 		{
 			name: "src shorter than ReturnCachesAfter", n: 4,
-			cfg:   cache.Config{NumCaches: 3, ReturnCachesAfter: 10},
+			cfg:   cacheloader.Config{NumCaches: 3, ReturnCachesAfter: 10},
 			limit: 10, want: []int{0, 1, 2, 3, 0, 1, 2, 0, 1, 2}, nexts: 5, switchAt: 4,
 		},
 		{
 			name: "src shorter than NumCaches, stop after 7", n: 2,
-			cfg:   cache.Config{NumCaches: 3, ReturnCachesAfter: 5, StopAfter: 7},
+			cfg:   cacheloader.Config{NumCaches: 3, ReturnCachesAfter: 5, StopAfter: 7},
 			limit: 100, want: []int{0, 1, 0, 1, 0, 1, 0}, wantErr: io.EOF, nexts: 3, switchAt: 2,
 		},
 		{
 			name: "empty src", n: 0,
-			cfg:   cache.Config{NumCaches: 3},
+			cfg:   cacheloader.Config{NumCaches: 3},
 			limit: 100, want: nil, wantErr: io.EOF, nexts: 1, switchAt: 0,
 		},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			src := newFake(t, tc.n)
-			l, err := cache.NewLoader(src, tc.cfg)
+			l, err := cacheloader.NewLoader(src, tc.cfg)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -208,7 +208,7 @@ func intsTo(n int) []int {
 
 func TestLoaderRelease(t *testing.T) {
 	src := newFake(t, 10)
-	l, err := cache.NewLoader(src, cache.Config{NumCaches: 3, ReturnCachesAfter: 5})
+	l, err := cacheloader.NewLoader(src, cacheloader.Config{NumCaches: 3, ReturnCachesAfter: 5})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -265,7 +265,7 @@ func TestLoaderRelease(t *testing.T) {
 	if _, released, closes := src.counts(); len(released) != 5 || closes != 1 {
 		t.Errorf("after second Close: released %v, closed %d times", released, closes)
 	}
-	if _, err := l.Next(context.Background()); !errors.Is(err, cache.ErrClosed) {
+	if _, err := l.Next(context.Background()); !errors.Is(err, cacheloader.ErrClosed) {
 		t.Errorf("Next after Close = %v, want ErrClosed", err)
 	}
 }
@@ -274,7 +274,7 @@ func TestLoaderSourceErrors(t *testing.T) {
 	errBoom := errors.New("stage decode: item 1: boom")
 	src := newFake(t, 10)
 	src.failAt, src.failErr = 1, errBoom
-	l, err := cache.NewLoader(src, cache.Config{NumCaches: 2, ReturnCachesAfter: 4})
+	l, err := cacheloader.NewLoader(src, cacheloader.Config{NumCaches: 2, ReturnCachesAfter: 4})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -296,7 +296,7 @@ func TestLoaderSourceErrors(t *testing.T) {
 
 func TestLoaderContext(t *testing.T) {
 	src := newFake(t, 10)
-	l, _ := cache.NewLoader(src, cache.Config{NumCaches: 2})
+	l, _ := cacheloader.NewLoader(src, cacheloader.Config{NumCaches: 2})
 	defer l.Close()
 	if _, err := drain(t, l, 4); err != nil {
 		t.Fatal(err)
@@ -312,7 +312,7 @@ func TestLoaderContext(t *testing.T) {
 }
 
 func TestLoaderConfigErrors(t *testing.T) {
-	for _, cfg := range []cache.Config{
+	for _, cfg := range []cacheloader.Config{
 		{},
 		{NumCaches: -1},
 		{NumCaches: 3, ReturnCachesAfter: 2},
@@ -320,14 +320,14 @@ func TestLoaderConfigErrors(t *testing.T) {
 		{NumCaches: 3, StopAfter: -1},
 	} {
 		src := newFake(t, 10)
-		if l, err := cache.NewLoader(src, cfg); !errors.Is(err, cache.ErrConfig) || l != nil {
+		if l, err := cacheloader.NewLoader(src, cfg); !errors.Is(err, cacheloader.ErrConfig) || l != nil {
 			t.Errorf("%+v: %v, %v; want nil, ErrConfig", cfg, l, err)
 		}
 		if nexts, _, closes := src.counts(); nexts != 0 || closes != 0 {
 			t.Errorf("%+v: src used at construction", cfg)
 		}
 	}
-	if _, err := cache.NewLoader(nil, cache.Config{NumCaches: 1}); !errors.Is(err, cache.ErrConfig) {
+	if _, err := cacheloader.NewLoader(nil, cacheloader.Config{NumCaches: 1}); !errors.Is(err, cacheloader.ErrConfig) {
 		t.Errorf("nil src: %v, want ErrConfig", err)
 	}
 }
@@ -336,7 +336,7 @@ func TestLoaderConfigErrors(t *testing.T) {
 // completion would, while the training loop keeps calling Next.
 func TestLoaderConcurrentRelease(t *testing.T) {
 	src := newFake(t, 100)
-	l, _ := cache.NewLoader(src, cache.Config{NumCaches: 4, ReturnCachesAfter: 20, StopAfter: 200})
+	l, _ := cacheloader.NewLoader(src, cacheloader.Config{NumCaches: 4, ReturnCachesAfter: 20, StopAfter: 200})
 	done := make(chan *batching.Batch, 8)
 	var wg sync.WaitGroup
 	wg.Go(func() {
@@ -376,7 +376,7 @@ func TestLoaderConcurrentRelease(t *testing.T) {
 func TestLoaderCloseDuringNext(t *testing.T) {
 	src := newFake(t, 10)
 	src.block = make(chan struct{})
-	l, _ := cache.NewLoader(src, cache.Config{NumCaches: 2})
+	l, _ := cacheloader.NewLoader(src, cacheloader.Config{NumCaches: 2})
 	errc := make(chan error, 1)
 	go func() {
 		_, err := l.Next(context.Background())
@@ -391,7 +391,7 @@ func TestLoaderCloseDuringNext(t *testing.T) {
 	if err := l.Close(); err != nil {
 		t.Fatal(err)
 	}
-	if err := <-errc; !errors.Is(err, cache.ErrClosed) {
+	if err := <-errc; !errors.Is(err, cacheloader.ErrClosed) {
 		t.Errorf("Next = %v, want ErrClosed", err)
 	}
 	if _, released, _ := src.counts(); !slices.Equal(released, []int{0}) {
@@ -402,7 +402,7 @@ func TestLoaderCloseDuringNext(t *testing.T) {
 // BenchmarkLoaderReplay measures Next in the replay phase.
 func BenchmarkLoaderReplay(b *testing.B) {
 	src := newFake(b, 16)
-	l, err := cache.NewLoader(src, cache.Config{NumCaches: 16})
+	l, err := cacheloader.NewLoader(src, cacheloader.Config{NumCaches: 16})
 	if err != nil {
 		b.Fatal(err)
 	}

@@ -1,4 +1,4 @@
-package cache_test
+package cacheloader_test
 
 import (
 	"testing"

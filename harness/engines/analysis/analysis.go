@@ -21,13 +21,12 @@ import (
 	"io"
 	"time"
 
-	"golang.org/x/perf/benchmath"
-
 	"github.com/headspace-bench/headspace/harness/blocks/cacheloader"
 	"github.com/headspace-bench/headspace/harness/blocks/device"
 	"github.com/headspace-bench/headspace/harness/blocks/loader"
 	"github.com/headspace-bench/headspace/harness/blocks/pipeline"
 	"github.com/headspace-bench/headspace/harness/blocks/train"
+	"github.com/headspace-bench/headspace/internal/summary"
 )
 
 // Config is one headspace analysis.
@@ -59,7 +58,7 @@ func (c Config) Validate() error {
 	if err := c.Pipeline.Validate(); err != nil {
 		return err
 	}
-	if _, err := cache.Iterator(func(func(int) bool) {}, cache.Config{NumCaches: c.NumCaches, ReturnCachesAfter: c.ReturnCachesAfter}); err != nil {
+	if _, err := cacheloader.Iterator(func(func(int) bool) {}, cacheloader.Config{NumCaches: c.NumCaches, ReturnCachesAfter: c.ReturnCachesAfter}); err != nil {
 		return err
 	}
 	switch {
@@ -84,8 +83,8 @@ func estimate(ts []time.Duration) Estimate {
 	for i, t := range ts {
 		vals[i] = float64(t)
 	}
-	s := benchmath.AssumeNothing.Summary(benchmath.NewSample(vals, &benchmath.DefaultThresholds), 0.95)
-	return Estimate{Median: time.Duration(s.Center), Lo: time.Duration(s.Lo), Hi: time.Duration(s.Hi), N: len(ts)}
+	s := summary.Of(vals)
+	return Estimate{Median: time.Duration(s.Median), Lo: time.Duration(s.Lo), Hi: time.Duration(s.Hi), N: len(ts)}
 }
 
 // Report is the outcome of an analysis.
@@ -131,7 +130,7 @@ func Run(ctx context.Context, cfg Config, dev device.Device) (Report, error) {
 		return Report{}, err
 	}
 	total := cfg.ReturnCachesAfter + cfg.StepsAfter
-	ld, err := cache.NewLoader(src, cache.Config{NumCaches: cfg.NumCaches, ReturnCachesAfter: cfg.ReturnCachesAfter, StopAfter: total})
+	ld, err := cacheloader.NewLoader(src, cacheloader.Config{NumCaches: cfg.NumCaches, ReturnCachesAfter: cfg.ReturnCachesAfter, StopAfter: total})
 	if err != nil {
 		src.Close()
 		return Report{}, err

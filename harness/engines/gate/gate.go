@@ -14,6 +14,7 @@ import (
 	"golang.org/x/perf/benchunit"
 
 	"github.com/headspace-bench/headspace/harness/blocks/results"
+	"github.com/headspace-bench/headspace/internal/summary"
 )
 
 // Gate defaults.
@@ -28,8 +29,8 @@ const (
 	// new side must hold for the gate to decide: 90%.
 	DefaultMinCoverage = 0.9
 	// Confidence is the level of the medians' confidence intervals,
-	// benchstat's default.
-	Confidence = 0.95
+	// benchstat's default (internal/summary's).
+	Confidence = summary.Confidence
 )
 
 // MachineKeys are the configuration keys that say which machine and
@@ -402,7 +403,7 @@ func (a *accumulator) report(opt Options) Report {
 				}
 				s := benchmath.NewSample(g.vals[side], &thr)
 				samples[side] = s
-				sum := benchmath.AssumeNothing.Summary(s, Confidence)
+				sum := summary.Interval(s)
 				if side == 0 {
 					row.Old = Side{N: len(s.Values), Summary: sum}
 				} else {
