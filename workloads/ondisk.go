@@ -269,11 +269,7 @@ func (o OnDisk) Sweep(ctx context.Context, dir string, dev Device) ([]OnDiskResu
 // onDiskName is the benchmark name of point p of case c, as `go test
 // -bench` prints it.
 func onDiskName(c OnDiskCase, p ladder.Point) string {
-	name := "BenchmarkLadderOnDisk/" + c.Name() + "/" + p.Sub()
-	if n := runtime.GOMAXPROCS(0); n != 1 {
-		name += fmt.Sprintf("-%d", n)
-	}
-	return name
+	return results.BenchName("LadderOnDisk/"+c.Name()+"/"+p.Sub(), runtime.GOMAXPROCS(0))
 }
 
 // OnDiskRatios is the median steps/s of every level of every case and

@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"runtime"
-	"strconv"
 	"time"
 
 	"golang.org/x/perf/benchfmt"
@@ -301,15 +300,8 @@ func profileRecord(name string, cores int, p whatif.Profile) *benchfmt.Result {
 	return r
 }
 
-// benchName is "Benchmark"+name with the GOMAXPROCS suffix `go test`
-// would give it.
-func benchName(name string, cores int) string {
-	name = "Benchmark" + name
-	if cores != 1 {
-		name += "-" + strconv.Itoa(cores)
-	}
-	return name
-}
+// benchName is name's benchmark name at cores (results.BenchName).
+func benchName(name string, cores int) string { return results.BenchName(name, cores) }
 
 // CheckName names a checked point: "WhatIf/check/cores=1/workers=4/step=x0.5".
 func CheckName(s whatif.Scenario) string {

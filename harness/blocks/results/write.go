@@ -9,6 +9,7 @@ import (
 	"math"
 	"os"
 	"sort"
+	"strconv"
 	"strings"
 	"sync"
 	"unicode"
@@ -564,4 +565,17 @@ func writeAtomic(path string, results []*benchfmt.Result, meta benchfmt.UnitMeta
 		return fmt.Errorf("results: %w", err)
 	}
 	return nil
+}
+
+// BenchName is the full benchmark name `go test -bench` prints for the
+// (sub-)benchmark name ("Ladder/level=raw/…") at GOMAXPROCS procs:
+// "Benchmark" before it and "-procs" after it unless procs is 1, so that
+// records written by the commands and by `go test` group together in
+// benchstat. Every record headspace writes is named through it.
+func BenchName(name string, procs int) string {
+	name = "Benchmark" + name
+	if procs != 1 {
+		name += "-" + strconv.Itoa(procs)
+	}
+	return name
 }

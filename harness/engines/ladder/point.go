@@ -8,6 +8,7 @@ import (
 	"golang.org/x/perf/benchfmt"
 
 	"github.com/headspace-bench/headspace/harness/blocks/loader"
+	"github.com/headspace-bench/headspace/harness/blocks/results"
 	"github.com/headspace-bench/headspace/harness/blocks/train"
 )
 
@@ -37,11 +38,7 @@ func (p Point) Sub() string { return p.Name()[len("Ladder/"):] }
 // GOMAXPROCS suffix included, so records from the CLI and from the Go
 // benchmark group together in benchstat.
 func (p Point) BenchName() string {
-	name := "Benchmark" + p.Name()
-	if n := runtime.GOMAXPROCS(0); n != 1 {
-		name += fmt.Sprintf("-%d", n)
-	}
-	return name
+	return results.BenchName(p.Name(), runtime.GOMAXPROCS(0))
 }
 
 // Points lists a sweep's points: implementations, then placements, pinning
