@@ -43,9 +43,12 @@
 //
 // # Measuring, saving, rendering
 //
-// A document's measure function runs its experiment through package
-// workloads and returns benchmark-format records and the settings they
-// were measured with. Run writes them with results.WriteFile to
+// A document's measure function runs its experiment through the
+// workloads.Experiment interface (000, 002, 004: Run and Settings of
+// workloads.Headspace, Loaders and Sim; 003: the sweeps of
+// workloads.Ladder, OnDisk and WhatIf, each from its own specification)
+// and returns benchmark-format records and the settings they were
+// measured with. Run writes them with results.WriteFile to
 // <Out>/results/<id>-<name>.txt: configuration lines first — the
 // document, the machine (harness/blocks/machine: goos, goarch, cpu, commit,
 // cores, gomaxprocs, go, distro, date), the device's description, the
@@ -102,11 +105,12 @@
 //
 // # Sizes and time
 //
-// The defaults follow the documents (1024×1024 images, batches of 256, the
-// document's 290 ms step, workloads.DocumentStep) with enough runs for medians: 7 minutes on a
-// shared 2-core machine in all (003 4.5, 002 1.5, 000 1, 004 seconds).
-// Options.Quick shrinks images, batches, steps, runs and seeds so that
-// every code path runs in seconds; CI runs it.
+// The sizes are each experiment's own (workloads.Experiment's At): the
+// Default follows the documents (1024×1024 images, batches of 256, the
+// document's 290 ms step, workloads.DocumentStep) with enough runs for
+// medians; Options.Quick takes every experiment's Quick size, so that
+// every code path runs in seconds; CI runs it. A document defines no
+// sizes of its own.
 //
 // Progress goes to Options.Progress: a bar (internal/progress) on a
 // terminal, one line per finished unit of work elsewhere.
