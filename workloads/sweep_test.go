@@ -4,8 +4,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/headspace-bench/headspace/harness/ladder"
-	"github.com/headspace-bench/headspace/harness/loader"
+	"github.com/headspace-bench/headspace/harness/blocks/loader"
+	"github.com/headspace-bench/headspace/harness/engines/ladder"
 )
 
 // LadderPlan reads ShardSettings back into the points and shards the

@@ -8,7 +8,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/headspace-bench/headspace/harness/results"
+	"github.com/headspace-bench/headspace/harness/blocks/results"
 )
 
 // shardedLadder is a tiny three-point ladder, run as shard i/n into out.
