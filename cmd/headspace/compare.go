@@ -6,8 +6,10 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"os"
 
 	"github.com/headspace-bench/headspace/harness/gate"
+	"github.com/headspace-bench/headspace/history"
 )
 
 func init() {
@@ -46,6 +48,7 @@ func runCompare(ctx context.Context, args []string, stdout, stderr io.Writer) er
 	alpha := fs.Float64("alpha", def.Alpha, "false discovery `rate` over the metrics tested (Benjamini–Hochberg), in (0, 1)")
 	coverage := fs.Float64("min-coverage", def.MinCoverage, "`share` of OLD's benchmarks NEW must hold, in [0, 1]")
 	cross := fs.Bool("cross-machine", false, "compare files from different machines or devices (the report says so first)")
+	hist := fs.String("history", "", "a history store `DIR` (headspace history): a change must also exceed 3 × its metric's spread between NEW's machine's runs there")
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
 			return err // Parse has printed the usage
@@ -58,6 +61,18 @@ func runCompare(ctx context.Context, args []string, stdout, stderr io.Writer) er
 	opt := gate.Options{Threshold: *threshold, Alpha: *alpha, MinCoverage: *coverage, CrossMachine: *cross}
 	if err := opt.Validate(); err != nil {
 		return usageError{err.Error()}
+	}
+	if *hist != "" {
+		m, err := gate.ReadMachine(fs.Arg(1))
+		if err != nil {
+			return usageError{err.Error()}
+		}
+		if fi, err := os.Stat(*hist); err != nil || !fi.IsDir() {
+			return usagef("--history %s: not a history store folder", *hist)
+		}
+		if opt.Spread, err = history.Spread(*hist, m.Key()); err != nil {
+			return usageError{err.Error()}
+		}
 	}
 	rep, err := gate.CompareFiles(fs.Arg(0), fs.Arg(1), opt)
 	if err != nil {

@@ -220,7 +220,7 @@ type Report struct {
 	// OldBenchmarks counts the old side's distinct benchmarks, and
 	// Covered those of them the new side holds too.
 	OldBenchmarks, Covered int
-	// ConfigDiffs describes each configuration key, other than commit,
+	// ConfigDiffs describes each configuration key, other than commit and date,
 	// whose values differ between the old and the new results, such as
 	// `cpu: old "A", new "B"`: results from different machines or
 	// settings may not be comparable.
@@ -427,7 +427,7 @@ func (a *accumulator) add(side int, r *benchfmt.Result) {
 	name := strings.TrimPrefix(string(r.Name), "Benchmark")
 	a.benches[side][name] = true
 	for _, c := range r.Config {
-		if !c.File || c.Key == "commit" {
+		if !c.File || c.Key == "commit" || c.Key == "date" {
 			continue
 		}
 		vs := a.config[side][c.Key]

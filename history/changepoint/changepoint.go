@@ -30,7 +30,7 @@
 // it is the published method that the anchors of this feature run on
 // nightly series. Its weak spot is short series: with fewer than
 // 2·MinSize points it cannot split at all, and the permutation test
-// needs about ten points to reach Alpha 0.01.
+// needs about ten points to reach Alpha 0.001.
 package changepoint
 
 import (
@@ -43,11 +43,15 @@ import (
 
 // Defaults.
 const (
-	// DefaultAlpha is the permutation test's significance level: 0.01.
-	DefaultAlpha = 0.01
-	// DefaultPermutations is how many shuffles each test draws: 199,
-	// enough for a p-value of 1/200 = 0.005.
-	DefaultPermutations = 199
+	// DefaultAlpha is the permutation test's significance level: 0.001.
+	// A page holds hundreds of series per machine; at 0.01 one flat
+	// series in a hundred would show a change.
+	DefaultAlpha = 0.001
+	// DefaultPermutations is how many shuffles each test draws: 1999,
+	// enough for a p-value of 1/2000 = 0.0005. A test stops as soon as
+	// its split can no longer be significant, so a flat series costs a
+	// few shuffles.
+	DefaultPermutations = 1999
 	// DefaultMinSize is the fewest points on either side of a change: 3.
 	DefaultMinSize = 3
 )
