@@ -310,4 +310,3 @@ func Runs(dir, machine string) ([]Run, error) {
 	sort.SliceStable(out, func(i, j int) bool { return out[i].Date.Before(out[j].Date) })
 	return out, nil
 }
-
