@@ -106,10 +106,11 @@ func (h *History) pageData(now time.Time) (pageData, error) {
 				rep, err := gate.CompareFiles(m.Runs[i].Path, m.Runs[j].Path, opt)
 				if err == nil {
 					rep.OldName, rep.NewName = m.Runs[i].Commit+" ("+m.Runs[i].Name()+")", m.Runs[j].Commit+" ("+m.Runs[j].Name()+")"
+					ev := rep.Evidence(opt.MinCoverage)
 					rep.CrossMachine = false
 					var b strings.Builder
 					if err = rep.WriteText(&b); err == nil {
-						if ev := rep.Evidence(opt.MinCoverage); ev != nil {
+						if ev != nil {
 							b.WriteString("\nnote: " + ev.Error() + "\n")
 						}
 						pm.Pairs[fmt.Sprintf("%d-%d", i, j)] = b.String()

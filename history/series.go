@@ -175,10 +175,10 @@ func loadMachine(dir, key string, opt Options) (*Machine, error) {
 		// before the cores: line do not say so themselves.
 		g.CrossMachine = true
 		rep, err := gate.CompareFiles(runs[n-2].Path, runs[n-1].Path, g)
-		rep.CrossMachine = false
 		if err == nil {
 			err = rep.Evidence(g.MinCoverage)
 		}
+		rep.CrossMachine = false
 		if err != nil {
 			m.LatestErr = err
 		} else {
