@@ -7,12 +7,24 @@ BIN      := bin/headspace
 
 # The sweep `make bench` runs is workloads.DefaultLadder, the defaults of
 # `headspace ladder`: every level, both transform paths, one worker per
-# core, 6 runs of 4 steps on the document's 290 ms step. BENCH_FLAGS
-# changes it (e.g. BENCH_FLAGS="--workers 1,2,4 --count 10").
+# core, 6 runs of 4 steps on the document's 290 ms step. Each BENCH_*
+# setting below, when set, becomes the ladder flag beside it (the nightly
+# workflow and ci/smoke.sh set them); BENCH_FLAGS adds any other flag
+# (e.g. BENCH_FLAGS="--raw-size 256 --step 20ms").
 BENCH_OUT        ?= results/$(COMMIT).txt
 BENCH_FLAGS      ?=
+BENCH_LEVELS     ?=
+BENCH_WORKERS    ?=
+BENCH_TRANSFORMS ?=
+BENCH_STEPS      ?=
+BENCH_COUNT      ?=
+BENCH_SWEEP = $(if $(BENCH_LEVELS),--levels $(BENCH_LEVELS)) \
+	$(if $(BENCH_WORKERS),--workers $(BENCH_WORKERS)) \
+	$(if $(BENCH_TRANSFORMS),--transforms $(BENCH_TRANSFORMS)) \
+	$(if $(BENCH_STEPS),--steps $(BENCH_STEPS)) \
+	$(if $(BENCH_COUNT),--count $(BENCH_COUNT))
 
-.PHONY: all build test test-deps cross bench compare check baseline ci-smoke vet clean reproduce peer ptx gpu-bundle cluster-test k8s-validate
+.PHONY: all build test test-deps lint-ci history cross bench compare check baseline ci-smoke vet clean reproduce peer ptx gpu-bundle cluster-test k8s-validate
 
 all: build
 
@@ -22,16 +34,25 @@ build:
 # The Debian packages the tests use, installed by ci/deps.sh where missing
 # (one line per package, each with the test that needs it).
 TEST_DEBS :=
-TEST_DEBS += slurm-wlm munge # make cluster-test: a real single-node Slurm
+# make cluster-test: a real single-node Slurm.
+TEST_DEBS += slurm-wlm munge
+# history's TestPageInBrowser loads the history page in headless Chromium.
+TEST_DEBS += chromium
 
 # Tests: the cross-builds, vet, every package with the race detector (goleak
 # checks for leaked goroutines in the packages that start any), then the CI
 # scripts, small.
-test: test-deps cross
+test: test-deps cross lint-ci
 	$(GO) vet ./...
 	$(GO) test -race -count=1 -timeout 10m ./...
 	ci/smoke.sh
 	$(MAKE) cluster-test k8s-validate
+
+# The nightly workflow, linted by actionlint (pinned, run from the Go
+# module proxy; ci/actionlint.yaml names the self-hosted runner labels).
+ACTIONLINT ?= github.com/rhysd/actionlint/cmd/actionlint@v1.7.12
+lint-ci:
+	$(GO) run $(ACTIONLINT) -config-file ci/actionlint.yaml ci/nightly-gpu.yml
 
 test-deps:
 	@[ -z "$(strip $(TEST_DEBS))" ] || ci/deps.sh $(TEST_DEBS)
@@ -47,8 +68,14 @@ cross:
 # Go benchmark format, then summarised by benchstat.
 bench: build
 	@mkdir -p $(dir $(BENCH_OUT))
-	$(BIN) ladder --device $(DEVICE) --out $(BENCH_OUT) $(BENCH_FLAGS)
+	$(BIN) ladder --device $(DEVICE) --out $(BENCH_OUT) $(strip $(BENCH_SWEEP)) $(BENCH_FLAGS)
 	$(GO) tool benchstat -col /level $(BENCH_OUT)
+
+# The history page of the committed store (docs/history.md):
+# history.html, self-contained; HISTORY_STORE picks another store.
+HISTORY_STORE ?= results/history
+history: build
+	$(BIN) history report --store $(HISTORY_STORE) --out history.html
 
 # make compare OLD=a.txt NEW=b.txt
 compare:

@@ -1,12 +1,17 @@
 #!/usr/bin/env bash
 # ci/gate.sh NEW [PREVIOUS] — the regression gate. Compares NEW with the
 # baseline of the machine it was recorded on (`headspace baseline NEW`:
-# results/baseline/<device>-<cpu>-<cores>c.txt) and, if given and present,
-# with PREVIOUS (the last nightly's file). Exits 1 if either comparison
-# finds a regression, 2 if a file cannot be read or the evidence is short
-# (see `headspace compare -h`); prints both tables. When this machine has no
-# baseline yet, it says so, records NEW as the baseline and exits 0: a
-# baseline from another machine would gate the machine, not the code.
+# results/baseline/<device>[-<gpu>]-<cpu>-<cores>c.txt) and, if given and
+# present, with PREVIOUS (the last run). With HISTORY set to a history
+# store (results/history), each comparison also requires a change to
+# exceed 3 × its metric's spread between that machine's runs in the store
+# (compare --history). Exits 1 if either comparison finds a regression, 2
+# if a file cannot be read or the evidence is short (see `headspace
+# compare -h`); prints both tables. When this machine has no baseline: on
+# a workstation it records NEW as the baseline, says so and exits 0 (a
+# baseline from another machine would gate the machine, not the code); in
+# CI (CI set, as GitHub Actions sets it) a checkout is thrown away after
+# the job, so it exits 2 naming the file to commit.
 # BASELINE overrides the baseline's path, GATE_FLAGS adds compare flags.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -15,10 +20,15 @@ prev=${2:-}
 headspace=${HEADSPACE:-bin/headspace}
 [ -x "$headspace" ] || go build -o "$headspace" ./cmd/headspace
 baseline=${BASELINE:-$("$headspace" baseline "$new")}
+flags=(${GATE_FLAGS:-})
+[ -n "${HISTORY:-}" ] && [ -d "$HISTORY" ] && flags+=(--history "$HISTORY")
 status=0
 if [ -f "$baseline" ]; then
   echo "== $new against the baseline $baseline"
-  "$headspace" compare ${GATE_FLAGS:-} "$baseline" "$new" || status=$?
+  "$headspace" compare "${flags[@]}" "$baseline" "$new" || status=$?
+elif [ -n "${CI:-}" ]; then
+  echo "== no committed baseline for this machine: $baseline is missing. Run the nightly's bench on it once and commit the file as $baseline (make baseline does)." >&2
+  status=2
 else
   mkdir -p "$(dirname "$baseline")"
   cp "$new" "$baseline"
@@ -26,7 +36,7 @@ else
 fi
 if [ -n "$prev" ] && [ -f "$prev" ]; then
   echo "== $new against the previous run $prev"
-  s=0; "$headspace" compare ${GATE_FLAGS:-} "$prev" "$new" || s=$?
+  s=0; "$headspace" compare "${flags[@]}" "$prev" "$new" || s=$?
   [ "$s" -gt "$status" ] && status=$s
 fi
 exit "$status"

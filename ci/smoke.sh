@@ -9,11 +9,19 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
-small="BENCH_LEVELS=none,device BENCH_WORKERS=1 BENCH_TRANSFORMS=fast BENCH_STEPS=2 BENCH_COUNT=4"
+small="BENCH_LEVELS=none,device BENCH_WORKERS=1 BENCH_TRANSFORMS=fast BENCH_STEPS=2 BENCH_COUNT=8"
 flags="--raw-size 64 --crop 32 --batch 4 --step 20ms"
 export DEVICE=emulated
 env $small BENCH_FLAGS="$flags" ci/bench.sh "$tmp/base.txt" >/dev/null
 env $small BENCH_FLAGS="$flags" ci/bench.sh "$tmp/new.txt" >/dev/null
+# Every BENCH_* setting reached the command: the file holds exactly the
+# requested points (levels none and device, 1 worker, fast transforms),
+# 8 runs (BENCH_COUNT) of 2 steps (BENCH_STEPS) each.
+points=$(awk '/^Benchmark/ { n[$1]++ } END { for (k in n) print k, n[k] }' "$tmp/base.txt" | sort)
+want=$(printf '%s\n' "BenchmarkLadder/level=device/workers=1/transforms=fast/placement=host/pinned=true-$(nproc) 8" \
+  "BenchmarkLadder/level=none/workers=1/transforms=fast/placement=host/pinned=true-$(nproc) 8" | sort)
+[ "$points" = "$want" ] || { printf 'got:\n%s\nwant:\n%s\n' "$points" "$want"; echo "ci/smoke.sh: make bench did not run exactly the requested points" >&2; exit 1; }
+grep -qx 'steps: 2' "$tmp/base.txt" || { echo "ci/smoke.sh: BENCH_STEPS=2 did not reach the ladder" >&2; exit 1; }
 # Same code: no regression beyond a generous threshold for a shared machine.
 BASELINE="$tmp/base.txt" GATE_FLAGS="--threshold 0.5" ci/gate.sh "$tmp/new.txt" "$tmp/base.txt" >/dev/null
 # A crafted regression (every step twice as slow) must fail the gate.
@@ -32,6 +40,27 @@ done
 bin/headspace reproduce --from "$tmp/nb/results" --out "$tmp/nb2" >/dev/null 2>"$tmp/rebuild.err" || { cat "$tmp/rebuild.err"; echo "ci/smoke.sh: reproduce --from failed" >&2; exit 1; }
 diff -r "$tmp/nb" "$tmp/nb2" >/dev/null || { echo "ci/smoke.sh: reproduce --from did not rebuild the --quick run's reports and figures byte for byte" >&2; exit 1; }
 echo "ci/smoke.sh: bench.sh and gate.sh work on the emulated device; reproduce --quick writes the four reports, --from rebuilds them byte for byte"
+# The nightly workflow's run: steps, in its order, on the emulated device
+# with the small sweep: every step must be one `ci/nightly.sh STEP` line,
+# so what runs here is what runs there. The store starts with the two
+# runs above; the gate uses the first as this machine's baseline.
+steps=$(sed -n 's/^ *run: *//p' ci/nightly-gpu.yml)
+[ -n "$steps" ] || { echo "ci/smoke.sh: no run: steps in ci/nightly-gpu.yml" >&2; exit 1; }
+if grep -n '^ *run: *|' ci/nightly-gpu.yml; then echo "ci/smoke.sh: a multi-line run: step; keep each step one ci/nightly.sh line" >&2; exit 1; fi
+bin/headspace history add --store "$tmp/store" "$tmp/base.txt" "$tmp/new.txt" >/dev/null
+: >"$tmp/summary.md"
+while read -r cmd; do
+  case "$cmd" in ci/nightly.sh\ *) ;; *) echo "ci/smoke.sh: workflow step '$cmd' is not a ci/nightly.sh step" >&2; exit 1 ;; esac
+  env $small BENCH_FLAGS="$flags" DEVICE=emulated NIGHTLY_OUT="$tmp/nightly.txt" HISTORY_STORE="$tmp/store" \
+    PAGE="$tmp/site/index.html" GITHUB_STEP_SUMMARY="$tmp/summary.md" BASELINE="$tmp/base.txt" \
+    GATE_FLAGS="--threshold 0.5" NIGHTLY_PUSH= CI= $cmd >"$tmp/step.out" 2>&1 \
+    || { cat "$tmp/step.out"; echo "ci/smoke.sh: workflow step '$cmd' failed" >&2; exit 1; }
+done <<<"$steps"
+[ "$(ls "$tmp/store"/*/*.txt | wc -l)" = 3 ] || { echo "ci/smoke.sh: the nightly did not add its run to the history" >&2; exit 1; }
+grep -q '^## Gate: ' "$tmp/summary.md" && grep -q '^## headspace history' "$tmp/summary.md" \
+  || { cat "$tmp/summary.md"; echo "ci/smoke.sh: the step summary lacks the gate or the history" >&2; exit 1; }
+grep -q '<title>headspace history</title>' "$tmp/site/index.html" || { echo "ci/smoke.sh: the nightly wrote no history page" >&2; exit 1; }
+echo "ci/smoke.sh: the nightly workflow's steps run in order on the emulated device: bench, gate (baseline and history), record, page, step summary"
 # The GPU suite (ci/gpu-suite.sh), every command on the emulated device at
 # tiny sizes: it must pass and write its summary.
 ci/gpu-suite.sh --emulated --quick all "$tmp/gpu-suite" 2>"$tmp/gpu-suite.err" || { cat "$tmp/gpu-suite/summary.txt" "$tmp/gpu-suite.err" 2>/dev/null; echo "ci/smoke.sh: ci/gpu-suite.sh --emulated --quick failed" >&2; exit 1; }

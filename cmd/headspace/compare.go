@@ -6,8 +6,10 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"os"
 
 	"github.com/headspace-bench/headspace/harness/engines/gate"
+	"github.com/headspace-bench/headspace/history"
 )
 
 func init() {
@@ -19,25 +21,34 @@ const compareUsage = `
 headspace compare [flags] OLD NEW
 
 Compares two benchmark-format result files as benchstat does (medians with
-95% confidence intervals, Mann–Whitney U test at --alpha) and prints the
-table. Exits 1 when any metric with a known direction is significantly
-worse by more than --threshold, naming each on its own line; 0 otherwise.
+95% confidence intervals, Mann–Whitney U test) and prints the table. The
+p-values of all the metrics compared are adjusted by Benjamini–Hochberg, so
+--alpha is the false discovery rate: two runs of the same code raise no
+alarm however many metrics the files hold. With --history DIR (a store of
+earlier runs, see headspace history), a change must also exceed 3 times
+the metric's spread between this machine's earlier runs. Exits 1 when any
+metric with a known direction is significantly worse by more than
+--threshold, naming each on its own line; 0 otherwise.
 Exits 2, with one line and no verdict, when an input cannot be read (with
 file and line), when either side holds no results, when no metric could
 be compared, when NEW holds fewer than --min-coverage of OLD's benchmarks,
-or when the files come from different machines or devices (device, cpu,
-cores, goos, goarch) unless --cross-machine is given (the report then says
-so first). Directions come from the files' "Unit … better=" lines and the
-known units (sec/op lower, steps/s higher). Metrics with too few samples to
+or when the files come from different machines or devices (device, gpu,
+cpu, cores, goos, goarch; a file with no cpu: or cores: line names no
+machine and counts as another one) unless --cross-machine is given (the
+report then says so first). Each known unit's direction comes from
+headspace's own unit table (steps/s higher, any time lower, …): a file
+whose "Unit … better=" line says otherwise is refused, naming the unit.
+Other units take the files' Unit lines. Metrics with too few samples to
 judge are said plainly, not passed.`
 
 func runCompare(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs := newFlagSet("compare", compareUsage, stdout)
 	def := gate.DefaultOptions()
 	threshold := fs.Float64("threshold", def.Threshold, "relative `change` in [0, 1) a significant regression must exceed (0.05 = 5%; 0: any)")
-	alpha := fs.Float64("alpha", def.Alpha, "significance `level` of the Mann–Whitney U test, in (0, 1)")
+	alpha := fs.Float64("alpha", def.Alpha, "false discovery `rate` over the metrics tested (Benjamini–Hochberg), in (0, 1)")
 	coverage := fs.Float64("min-coverage", def.MinCoverage, "`share` of OLD's benchmarks NEW must hold, in [0, 1]")
 	cross := fs.Bool("cross-machine", false, "compare files from different machines or devices (the report says so first)")
+	hist := fs.String("history", "", "a history store `DIR` (headspace history): a change must also exceed 3 × its metric's spread between NEW's machine's runs there")
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
 			return err // Parse has printed the usage
@@ -50,6 +61,18 @@ func runCompare(ctx context.Context, args []string, stdout, stderr io.Writer) er
 	opt := gate.Options{Threshold: *threshold, Alpha: *alpha, MinCoverage: *coverage, CrossMachine: *cross}
 	if err := opt.Validate(); err != nil {
 		return usageError{err.Error()}
+	}
+	if *hist != "" {
+		m, err := gate.ReadMachine(fs.Arg(1))
+		if err != nil {
+			return usageError{err.Error()}
+		}
+		if fi, err := os.Stat(*hist); err != nil || !fi.IsDir() {
+			return usagef("--history %s: not a history store folder", *hist)
+		}
+		if opt.Spread, err = history.Spread(*hist, m.Key()); err != nil {
+			return usageError{err.Error()}
+		}
 	}
 	rep, err := gate.CompareFiles(fs.Arg(0), fs.Arg(1), opt)
 	if err != nil {

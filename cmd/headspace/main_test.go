@@ -218,8 +218,9 @@ func TestCompareExitCodes(t *testing.T) {
 		}
 		return p
 	}
+	// One machine's files: compare refuses a file without cpu: and cores:.
 	lines := func(v ...string) string {
-		s := "Unit steps/s better=higher\n"
+		s := "Unit steps/s better=higher\ncpu: Test CPU\ncores: 2\n"
 		for _, x := range v {
 			s += "BenchmarkLadder/level=none 1 " + x + " steps/s\n"
 		}
@@ -241,7 +242,9 @@ func TestCompareExitCodes(t *testing.T) {
 	}
 
 	// No evidence, no verdict: each exits 2 with one line.
-	machine := func(cpu, body string) string { return "device: emulated\ncpu: " + cpu + "\ncores: 2\n\n" + body }
+	machine := func(cpu, body string) string {
+		return "device: emulated\ncpu: " + cpu + "\ncores: 2\n\n" + strings.NewReplacer("cpu: Test CPU\n", "", "cores: 2\n", "").Replace(body)
+	}
 	two := func(v ...string) string {
 		s := lines(v...)
 		for _, x := range v {
@@ -261,7 +264,10 @@ func TestCompareExitCodes(t *testing.T) {
 		{"a byte-order mark", []string{old, write("bom.txt", "\xef\xbb\xbf")}, "bom.txt holds no benchmark results"},
 		{"random bytes", []string{old, write("random.bin", "\x00\x01\x02\xff\xfe garbage\n")}, "random.bin holds no benchmark results"},
 		{"config lines only", []string{old, write("config.txt", "cpu: X\ndevice: emulated\n")}, "config.txt holds no benchmark results"},
-		{"nothing in common", []string{old, write("other.txt", "BenchmarkOther 1 5 steps/s\n")}, "no metric could be compared"},
+		{"nothing in common", []string{old, write("other.txt", "cpu: Test CPU\ncores: 2\nBenchmarkOther 1 5 steps/s\n")}, "no metric could be compared"},
+		{"no cpu line", []string{old, write("nocpu.txt", strings.Replace(lines("5", "5.1", "4.9", "5", "5.2", "4.8"), "cpu: Test CPU\n", "", 1))}, "new records no cpu: line"},
+		{"no cores line", []string{write("nocores.txt", strings.Replace(lines("5", "5.1", "4.9", "5", "5.2", "4.8"), "cores: 2\n", "", 1)), old}, "old records no cores: line"},
+		{"a Unit line against the table", []string{old, write("liar.txt", strings.Replace(lines("5", "5.1", "4.9", "5", "5.2", "4.8"), "better=higher", "better=lower", 1))}, "liar.txt: its Unit line declares steps/s better=lower"},
 		{"half the benchmarks", []string{xeon, write("half.txt", machine("Intel Xeon", lines("10", "10.1", "9.9", "10", "10.2", "9.8")))}, "holds 1 of the 2 benchmarks"},
 		{"another machine", []string{xeon, epyc}, `come from different machines (cpu "Intel Xeon" ≠ "AMD EPYC")`},
 		{"threshold Inf", []string{"--threshold", "Inf", old, same}, "--threshold +Inf: want a finite change in [0, 1)"},

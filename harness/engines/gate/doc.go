@@ -13,6 +13,24 @@
 // test (benchmath.AssumeNothing; no assumption about the distribution)
 // at alpha 0.05. The delta is the relative change of the medians.
 //
+// # Many metrics, and noise between runs
+//
+// A results file holds hundreds of metrics. Tested one by one at alpha
+// 0.05, two runs of the same code flag about one in forty of them (2000
+// benchmarks × 8 samples with ±10% noise: about 50 "regressions"). The
+// gate therefore adjusts every p-value by Benjamini–Hochberg (Row.Q) and
+// tests the adjusted one against alpha, which bounds the expected share
+// of false alarms among the changes it reports (the false discovery rate)
+// at alpha. The price is power: with m metrics the smallest change worth
+// reporting needs a p-value near alpha/m when it is alone, so isolated
+// regressions want more samples (--count); a change that moves many
+// metrics at once is found as before.
+//
+// The U test sees only the noise inside one run. Between runs (another
+// boot, another runner, another neighbour) medians drift further. Given
+// each metric's measured spread between runs (Options.Spread, from the
+// history), a change counts only beyond SpreadZ times that spread.
+//
 // Each (benchmark, unit) gets one verdict:
 //
 //   - only in old / only in new: no values on the other side;
@@ -30,19 +48,24 @@
 //     wants p < alpha. The medians' 95% confidence interval needs 6
 //     samples before it is finite; with fewer the table shows "± ∞", as
 //     benchstat does, but the test itself still works;
-//   - no significant change: p >= alpha, or significant but the medians
-//     differ by no more than the threshold (5% by default);
-//   - regression / improvement: p < alpha and the median moved by more
+//   - no significant change: q >= alpha, or significant but the medians
+//     differ by no more than the threshold (5% by default) or the
+//     between-run spread limit;
+//   - regression / improvement: q < alpha and the median moved by more
 //     than the threshold in the worse / better direction;
-//   - unknown direction: p < alpha and beyond the threshold, but nothing
+//   - unknown direction: q < alpha and beyond the threshold, but nothing
 //     says which way the unit is better.
 //
-// A unit's direction comes from a "Unit <unit> better=higher|lower" line
-// in either file, else from the project's units (steps/s, samples/s,
+// A unit's direction comes from the project's units (steps/s, samples/s,
 // au-%, GB/s higher; peak-rss-B, cpu-s and every time — ttfb-ns, step-ns,
 // upload-ns/op, transform-ns/sample — lower), else from benchfmt's
 // defaults (ns/op, sec/op, B/op, allocs/op lower; MB/s, B/s higher); see
-// results.DirectionOf.
+// results.KnownDirection. CompareFiles refuses a file whose "Unit <unit>
+// better=" line contradicts them. Only units neither knows take the
+// files' Unit lines.
+//
+// Files from different machines are not compared (Evidence), and a file
+// with no cpu: or no cores: line names no machine: it counts as another.
 //
 // Report.Regressions lists the regressions, and Report.WriteText prints
 // the table followed by a summary that names every regression, every

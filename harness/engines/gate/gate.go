@@ -36,7 +36,18 @@ const (
 // MachineKeys are the configuration keys that say which machine and
 // device a file was recorded on; two files that differ in one of them
 // (both setting it) come from different machines.
-var MachineKeys = []string{"device", "cpu", "cores", "goos", "goarch"}
+// A file that records no cpu or no cores line names no machine, and is
+// treated as another machine than any file.
+var MachineKeys = []string{"device", "gpu", "cpu", "cores", "goos", "goarch"}
+
+// RequiredMachineKeys must be recorded on both sides for the files to
+// count as one machine's: without them nothing says which machine a
+// file comes from.
+var RequiredMachineKeys = []string{"cpu", "cores"}
+
+// DefaultSpreadZ is how many between-run spreads (Options.Spread) a
+// change must exceed to count: 3.
+const DefaultSpreadZ = 3
 
 // Options configures Compare and the evidence it needs.
 type Options struct {
@@ -59,10 +70,27 @@ type Options struct {
 	CrossMachine bool
 
 	// Units is unit metadata from the compared files (ReadUnits); its
-	// better= entries give each unit's direction ahead of the Units
-	// table and benchfmt's defaults (see results.DirectionOf). May be nil.
+	// better= entries give the direction of units that headspace's own
+	// table (results.KnownDirection) does not know. A known unit always
+	// takes the table's direction. May be nil.
 	Units benchfmt.UnitMetadataMap
+
+	// Spread is each metric's measured spread between runs on this
+	// machine, as a fraction of its median (0.03 for 3%), from a history
+	// of earlier runs (package history). A change of a metric listed
+	// here counts only beyond SpreadZ times its spread, as well as beyond
+	// Threshold: noise between runs that the within-run test cannot see.
+	// May be nil.
+	Spread map[Metric]float64
+
+	// SpreadZ is how many spreads a change must exceed; DefaultSpreadZ
+	// when zero.
+	SpreadZ float64
 }
+
+// Metric names one benchmark (with its "Benchmark" prefix, as in Row)
+// and one tidied unit.
+type Metric struct{ Name, Unit string }
 
 // DefaultOptions are benchstat's alpha, a 5% threshold and 90% coverage.
 func DefaultOptions() Options {
@@ -153,6 +181,14 @@ type Row struct {
 	Delta float64
 	// P is the Mann–Whitney U test's p-value; NaN if not compared.
 	P float64
+	// Q is P adjusted by Benjamini–Hochberg over every metric the
+	// report tested (the smallest false discovery rate at which this
+	// row is a discovery); NaN if not compared. The verdict tests Q
+	// against Alpha.
+	Q float64
+	// Noise is the between-run spread limit the change had to exceed
+	// (SpreadZ × the metric's spread), or 0 without a history.
+	Noise float64
 	// Verdict is the decision.
 	Verdict Verdict
 	// Note explains the verdict where it needs explaining, such as how
@@ -167,8 +203,16 @@ type Report struct {
 	// OldName and NewName label the sides in WriteText and errors; "old"
 	// and "new" when empty. CompareFiles sets them to the paths.
 	OldName, NewName string
-	// Alpha and Threshold are the settings used.
+	// Alpha and Threshold are the settings used; Alpha is the false
+	// discovery rate the Benjamini–Hochberg procedure controls.
 	Alpha, Threshold float64
+	// Tested counts the metrics whose p-values entered the
+	// Benjamini–Hochberg procedure.
+	Tested int
+	// SpreadZ is the setting used when a history gave spreads.
+	SpreadZ float64
+	// WithSpread counts the rows whose metric had a between-run spread.
+	WithSpread int
 	// Rows holds one row per benchmark and unit, grouped by benchmark
 	// in order of first appearance, old results first.
 	Rows []Row
@@ -177,7 +221,7 @@ type Report struct {
 	// OldBenchmarks counts the old side's distinct benchmarks, and
 	// Covered those of them the new side holds too.
 	OldBenchmarks, Covered int
-	// ConfigDiffs describes each configuration key, other than commit,
+	// ConfigDiffs describes each configuration key, other than commit and date,
 	// whose values differ between the old and the new results, such as
 	// `cpu: old "A", new "B"`: results from different machines or
 	// settings may not be comparable.
@@ -254,11 +298,13 @@ func (r Report) Evidence(minCoverage float64) error {
 
 // CompareFiles compares the results files at oldPath and newPath with
 // Compare, reading them one result at a time so that memory grows with
-// the distinct benchmarks and their values, not with the files, and
-// taking unit directions from both files' Unit lines (the new file's
-// where they disagree) unless opt.Units already gives them. An error
-// means an input could not be read or has syntax errors; the comparison
-// was not made.
+// the distinct benchmarks and their values, not with the files. A unit
+// headspace knows (results.KnownDirection) takes its direction from
+// headspace's table; a file whose Unit line declares the other direction
+// for it is refused, naming the file and the unit. A unit headspace does
+// not know takes the files' direction, and the files must agree on it.
+// An error means an input could not be read, has syntax errors or
+// contradicts the unit table; the comparison was not made.
 func CompareFiles(oldPath, newPath string, opt Options) (Report, error) {
 	var acc accumulator
 	var metas [2]benchfmt.UnitMetadataMap
@@ -270,11 +316,18 @@ func CompareFiles(oldPath, newPath string, opt Options) (Report, error) {
 		if err != nil {
 			return Report{}, err
 		}
+		if err := CheckUnits(path, m); err != nil {
+			return Report{}, err
+		}
 		metas[s] = m
 	}
 	meta := benchfmt.UnitMetadataMap{}
-	for _, m := range []benchfmt.UnitMetadataMap{metas[0], metas[1], opt.Units} {
+	for _, m := range []benchfmt.UnitMetadataMap{opt.Units, metas[0], metas[1]} {
 		for k, v := range m {
+			if prev, ok := meta[k]; ok && k.Key == "better" && prev.Value != v.Value {
+				return Report{}, fmt.Errorf("%s and %s declare different directions for unit %s (better=%s, better=%s): not comparable",
+					oldPath, newPath, k.Unit, prev.Value, v.Value)
+			}
 			meta[k] = v
 		}
 	}
@@ -284,13 +337,51 @@ func CompareFiles(oldPath, newPath string, opt Options) (Report, error) {
 	return rep, nil
 }
 
+// CheckUnits returns an error naming the file and the unit when meta,
+// the Unit lines of the file at path, declares a direction for a unit
+// that contradicts headspace's unit table (results.KnownDirection), such
+// as "Unit steps/s better=lower".
+func CheckUnits(path string, meta benchfmt.UnitMetadataMap) error {
+	var units []string
+	for k := range meta {
+		if k.Key == "better" {
+			units = append(units, k.Unit)
+		}
+	}
+	slices.Sort(units)
+	for _, u := range units {
+		want, ok := results.KnownDirection(u)
+		if !ok {
+			continue
+		}
+		if got := results.Direction(meta.GetBetter(u)); got != want {
+			return fmt.Errorf("%s: its Unit line declares %s better=%s, but %s is %s-is-better in headspace's unit table: refusing the file",
+				path, u, meta.Get(u, "better").Value, u, want)
+		}
+	}
+	return nil
+}
+
+// direction is the unit's direction: headspace's table where it knows
+// the unit, else the files' Unit lines.
+func direction(unit string, meta benchfmt.UnitMetadataMap) results.Direction {
+	if d, ok := results.KnownDirection(unit); ok {
+		return d
+	}
+	return results.DirectionOf(unit, meta)
+}
+
 // Compare compares old and new results as benchstat does: it groups
 // results by full benchmark name (sub-benchmark keys and GOMAXPROCS
 // suffix included) and tidied unit, summarizes each group by its median
 // with a 95% confidence interval, and tests old against new with the
-// Mann–Whitney U test (benchmath.AssumeNothing). A row is a Regression
-// when p < Alpha and the median moved the wrong way by more than
-// Threshold. Configurations do not affect verdicts: keys other than
+// Mann–Whitney U test (benchmath.AssumeNothing). The p-values of every
+// metric tested are adjusted by Benjamini–Hochberg, so that Alpha bounds
+// the expected share of false alarms among the changes reported however
+// many metrics a file holds. A row is a Regression when its adjusted
+// p-value (Q) is below Alpha and the median moved the wrong way by more
+// than Threshold and, where Options.Spread gives the metric's spread
+// between runs, by more than SpreadZ times that spread. Configurations do not affect verdicts: keys other than
 // commit whose values differ between the sides are listed in
 // Report.ConfigDiffs, and those of MachineKeys in MachineDiffs, for
 // Evidence to judge. Non-finite values are left out.
@@ -337,7 +428,7 @@ func (a *accumulator) add(side int, r *benchfmt.Result) {
 	name := strings.TrimPrefix(string(r.Name), "Benchmark")
 	a.benches[side][name] = true
 	for _, c := range r.Config {
-		if !c.File || c.Key == "commit" {
+		if !c.File || c.Key == "commit" || c.Key == "date" {
 			continue
 		}
 		vs := a.config[side][c.Key]
@@ -392,9 +483,10 @@ func (a *accumulator) report(opt Options) Report {
 			row := Row{
 				Name:   "Benchmark" + name,
 				Unit:   unit,
-				Better: results.DirectionOf(unit, opt.Units),
+				Better: direction(unit, opt.Units),
 				Delta:  math.NaN(),
 				P:      math.NaN(),
+				Q:      math.NaN(),
 			}
 			var samples [2]*benchmath.Sample
 			for side := range 2 {
@@ -420,12 +512,63 @@ func (a *accumulator) report(opt Options) Report {
 			case !g.present[0]:
 				row.Verdict = OnlyInNew
 			default:
-				decide(&row, samples[0], samples[1], opt)
+				test(&row, samples[0], samples[1], opt)
 			}
 			rep.Rows = append(rep.Rows, row)
 		}
 	}
+	rep.Tested = adjust(rep.Rows)
+	if opt.SpreadZ == 0 {
+		opt.SpreadZ = DefaultSpreadZ
+	}
+	if len(opt.Spread) > 0 {
+		rep.SpreadZ = opt.SpreadZ
+	}
+	for i := range rep.Rows {
+		row := &rep.Rows[i]
+		if sp, ok := opt.Spread[Metric{row.Name, row.Unit}]; ok {
+			row.Noise = opt.SpreadZ * sp
+			rep.WithSpread++
+		}
+		if !math.IsNaN(row.Q) {
+			decide(row, opt)
+		}
+	}
 	return rep
+}
+
+// adjust sets the Benjamini–Hochberg adjusted p-value Q of every row with
+// a p-value and returns how many there are: with the m p-values sorted,
+// the k-th smallest gets min over j >= k of p_(j)·m/j, capped at 1.
+// Rejecting every Q < alpha then keeps the expected false discovery
+// rate at or below alpha (Benjamini and Hochberg 1995; it holds under
+// the positive dependence of a file's metrics, which share runs).
+func adjust(rows []Row) int {
+	var idx []int
+	for i, r := range rows {
+		if !math.IsNaN(r.P) {
+			idx = append(idx, i)
+		}
+	}
+	m := len(idx)
+	slices.SortStableFunc(idx, func(a, b int) int { return cmpFloat(rows[a].P, rows[b].P) })
+	q := 1.0
+	for k := m - 1; k >= 0; k-- {
+		i := idx[k]
+		q = math.Min(q, rows[i].P*float64(m)/float64(k+1))
+		rows[i].Q = q
+	}
+	return m
+}
+
+func cmpFloat(a, b float64) int {
+	switch {
+	case a < b:
+		return -1
+	case a > b:
+		return 1
+	}
+	return 0
 }
 
 // configDiffs describes the file configuration keys, other than commit,
@@ -453,36 +596,57 @@ func (a *accumulator) configDiffs() (all, machine []string) {
 			machine = append(machine, fmt.Sprintf("%s %s ≠ %s", k, o, n))
 		}
 	}
+	for _, k := range RequiredMachineKeys {
+		for s, side := range []string{"old", "new"} {
+			if a.results[s] > 0 && len(a.config[s][k]) == 0 {
+				machine = append(machine, fmt.Sprintf("%s records no %s: line", side, k))
+			}
+		}
+	}
 	return all, machine
 }
 
-// decide fills in the comparison and verdict of a row present on both
-// sides.
-func decide(row *Row, old, new *benchmath.Sample, opt Options) {
+// test fills in the comparison of a row present on both sides: its
+// p-value and delta, or TooFewSamples. decide gives the verdict once
+// every row's p-value is adjusted.
+func test(row *Row, old, new *benchmath.Sample, opt Options) {
 	if old == nil || new == nil {
 		row.Verdict = TooFewSamples
 		row.Note = fmt.Sprintf("old has %d, new has %d finite values", row.Old.N, row.New.N)
+		return
+	}
+	n1, n2 := len(old.Values), len(new.Values)
+	if p := minP(n1, n2); p >= opt.Alpha {
+		row.Delta = delta(row.Old.Center, row.New.Center)
+		row.Verdict = TooFewSamples
+		row.Note = fmt.Sprintf("old has %d, new has %d; the smallest p-value %d+%d samples can give is %.3g, not below alpha %g: "+
+			"the U test needs at least %d samples per side", n1, n2, n1, n2, p, opt.Alpha, MinSamples(opt.Alpha))
 		return
 	}
 	cmp := benchmath.AssumeNothing.Compare(old, new)
 	row.P = cmp.P
 	row.Warnings = appendWarnings(row.Warnings, cmp.Warnings)
 	row.Delta = delta(row.Old.Center, row.New.Center)
+}
 
-	n1, n2 := row.Old.N, row.New.N
-	if p := minP(n1, n2); p >= opt.Alpha {
-		row.Verdict = TooFewSamples
-		row.Note = fmt.Sprintf("old has %d, new has %d; the smallest p-value %d+%d samples can give is %.3g, not below alpha %g: "+
-			"the U test needs at least %d samples per side", n1, n2, n1, n2, p, opt.Alpha, MinSamples(opt.Alpha))
-		return
-	}
-	if !(cmp.P < opt.Alpha) {
+// decide gives a tested row its verdict from its adjusted p-value, the
+// threshold and the between-run noise.
+func decide(row *Row, opt Options) {
+	if !(row.Q < opt.Alpha) {
 		row.Verdict = NoChange
+		if row.P < opt.Alpha {
+			row.Note = fmt.Sprintf("p=%.3g, but not significant once adjusted for the metrics tested (q=%.3g)", row.P, row.Q)
+		}
 		return
 	}
 	if math.Abs(row.Delta) <= opt.Threshold {
 		row.Verdict = NoChange
 		row.Note = fmt.Sprintf("significant, but within the %s threshold", pct(opt.Threshold))
+		return
+	}
+	if row.Noise > 0 && math.Abs(row.Delta) <= row.Noise {
+		row.Verdict = NoChange
+		row.Note = fmt.Sprintf("significant, but within the history's spread between runs (%g × spread = %s)", opt.SpreadZ, pct(row.Noise))
 		return
 	}
 	switch {
@@ -570,8 +734,12 @@ func (r Report) WriteText(w io.Writer) error {
 			strings.Join(r.MachineDiffs, "; "))
 	}
 	fmt.Fprintf(&b, "old: %s\nnew: %s\n", oldName, newName)
-	fmt.Fprintf(&b, "medians ± %g%% confidence interval; Mann–Whitney U test, alpha %g; threshold %s\n\n",
-		100*Confidence, r.Alpha, pct(r.Threshold))
+	fmt.Fprintf(&b, "medians ± %g%% confidence interval; Mann–Whitney U test, false discovery rate %g over %s (Benjamini–Hochberg); threshold %s\n",
+		100*Confidence, r.Alpha, plural(r.Tested, "tested metric"), pct(r.Threshold))
+	if r.WithSpread > 0 {
+		fmt.Fprintf(&b, "history: %d metrics must also change by more than %g × their spread between runs\n", r.WithSpread, r.SpreadZ)
+	}
+	b.WriteString("\n")
 	if len(r.ConfigDiffs) > 0 {
 		b.WriteString("warning: old and new were recorded under different configurations; they may not be comparable:\n")
 		for _, d := range r.ConfigDiffs {
@@ -586,22 +754,24 @@ func (r Report) WriteText(w io.Writer) error {
 	}
 
 	tw := tabwriter.NewWriter(&b, 0, 0, 2, ' ', 0)
-	fmt.Fprintln(tw, "benchmark\tunit\told\tnew\tdelta\tp\tn\tverdict")
+	fmt.Fprintln(tw, "benchmark\tunit\told\tnew\tdelta\tp\tq\tn\tverdict")
 	for _, row := range r.Rows {
 		sc := scaler(row)
-		p := "-"
+		p, q := "-", "-"
 		if !math.IsNaN(row.P) {
-			p = fmt.Sprintf("%.3f", row.P)
+			p, q = fmt.Sprintf("%.3g", row.P), fmt.Sprintf("%.3g", row.Q)
 		}
 		v := row.Verdict.String()
 		switch {
 		case row.Verdict == Regression:
 			v = "REGRESSION"
-		case row.Verdict == NoChange && row.P < r.Alpha:
+		case row.Verdict == NoChange && row.Q < r.Alpha && row.Noise > 0 && math.Abs(row.Delta) > r.Threshold:
+			v = "within the spread between runs"
+		case row.Verdict == NoChange && row.Q < r.Alpha:
 			v = "within " + pct(r.Threshold) + " threshold"
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", row.Name, row.Unit,
-			cell(row.Old, sc), cell(row.New, sc), signedPct(row.Delta), p, counts(row), v)
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", row.Name, row.Unit,
+			cell(row.Old, sc), cell(row.New, sc), signedPct(row.Delta), p, q, counts(row), v)
 	}
 	tw.Flush()
 
@@ -616,11 +786,11 @@ func (r Report) WriteText(w io.Writer) error {
 	}
 	change := func(row Row) string {
 		sc := scaler(row)
-		return fmt.Sprintf("%s %s: %s → %s (%s, p=%.3f, n=%s); %s is better", row.Name, row.Unit,
-			sc.Format(row.Old.Center), sc.Format(row.New.Center), signedPct(row.Delta), row.P, counts(row), row.Better)
+		return fmt.Sprintf("%s %s: %s → %s (%s, p=%.3g, q=%.3g, n=%s); %s is better", row.Name, row.Unit,
+			sc.Format(row.Old.Center), sc.Format(row.New.Center), signedPct(row.Delta), row.P, row.Q, counts(row), row.Better)
 	}
 	regs := r.Regressions()
-	section(fmt.Sprintf("%s beyond %s at alpha %g:", plural(len(regs), "regression"), pct(r.Threshold), r.Alpha), regs, change)
+	section(fmt.Sprintf("%s beyond %s at false discovery rate %g:", plural(len(regs), "regression"), pct(r.Threshold), r.Alpha), regs, change)
 	imps := r.with(Improvement)
 	section(fmt.Sprintf("%s beyond %s:", plural(len(imps), "improvement"), pct(r.Threshold)), imps, change)
 	section("Only in old (missing from new; not compared):", oneSided(r.Rows, OnlyInOld), func(row Row) string { return row.Name })
@@ -632,8 +802,8 @@ func (r Report) WriteText(w io.Writer) error {
 	unk := r.with(UnknownDirection)
 	section("Changed, but which way is better is unknown (not checked; add a \"Unit <unit> better=higher|lower\" line):", unk, func(row Row) string {
 		sc := scaler(row)
-		return fmt.Sprintf("%s %s: %s → %s (%s, p=%.3f, n=%s)", row.Name, row.Unit,
-			sc.Format(row.Old.Center), sc.Format(row.New.Center), signedPct(row.Delta), row.P, counts(row))
+		return fmt.Sprintf("%s %s: %s → %s (%s, p=%.3g, q=%.3g, n=%s)", row.Name, row.Unit,
+			sc.Format(row.Old.Center), sc.Format(row.New.Center), signedPct(row.Delta), row.P, row.Q, counts(row))
 	})
 	var notes []string
 	seen := map[string]bool{}

@@ -65,7 +65,7 @@ func TestGateGolden(t *testing.T) {
 			name: "regression",
 			want: merge(all(Regression, raw), all(NoChange, host)),
 			wantText: []string{
-				"4 regressions beyond 5% at alpha 0.05:",
+				"4 regressions beyond 5% at false discovery rate 0.05:",
 				"FAIL: 4 regressions in 8 compared metrics:\n  " + raw + " sec/op +",
 				raw + " steps/s: ",
 			},
@@ -103,7 +103,7 @@ func TestGateGolden(t *testing.T) {
 			},
 			wantText: []string{
 				"Changed, but which way is better is unknown",
-				"BenchmarkDecode/codec=jpeg-2 widgets: 49.74 → 69.39 (+39.51%, p=0.000, n=8)",
+				"BenchmarkDecode/codec=jpeg-2 widgets: 49.74 → 69.39 (+39.51%, p=0.000155, q=0.000181, n=8)",
 				"FAIL: 3 regressions in 7 compared metrics:\n  BenchmarkStep/workers=4-2 sec/op +",
 			},
 		},
@@ -118,14 +118,14 @@ func TestGateGolden(t *testing.T) {
 			wantText: []string{
 				"Too few samples to decide (not checked):\n  BenchmarkThreeEach-2 sec/op: old has 3, new has 3; the smallest p-value 3+3 samples can give is 0.1, not below alpha 0.05: the U test needs at least 4 samples per side\n",
 				"BenchmarkThreeFour-2 sec/op: old has 3, new has 4; the smallest p-value 3+4 samples can give is 0.0571",
-				"need >= 4 samples to detect a difference at alpha level 0.05",
+				"the U test needs at least 4 samples per side",
 				"need >= 6 samples for confidence interval at level 0.95",
 				"FAIL: 1 regression in 1 compared metric:\n  BenchmarkFourEach-2 sec/op +",
 			},
 		},
 		{
 			name:    "syntax",
-			wantErr: filepath.Join("testdata", "gate", "syntax", "new.txt") + ":13: parsing measurement: invalid syntax",
+			wantErr: filepath.Join("testdata", "gate", "syntax", "new.txt") + ":14: parsing measurement: invalid syntax",
 		},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -193,10 +193,13 @@ func mapsEqual(a, b map[string]Verdict) bool {
 }
 
 // resultsOf builds one result per value, all named name, in unit.
+// resultsOf returns one result per value, all recorded on one machine
+// (cpu and cores set, as every file of this machine records them).
 func resultsOf(name, unit string, vals ...float64) []*benchfmt.Result {
 	var rs []*benchfmt.Result
 	for _, v := range vals {
-		rs = append(rs, &benchfmt.Result{Name: benchfmt.Name(name), Iters: 1, Values: []benchfmt.Value{{Value: v, Unit: unit}}})
+		rs = append(rs, &benchfmt.Result{Name: benchfmt.Name(name), Iters: 1, Values: []benchfmt.Value{{Value: v, Unit: unit}},
+			Config: []benchfmt.Config{{Key: "cpu", Value: []byte("Test CPU"), File: true}, {Key: "cores", Value: []byte("2"), File: true}}})
 	}
 	return rs
 }
@@ -233,7 +236,7 @@ func TestVerdicts(t *testing.T) {
 		{"cpu-s up", "cpu-s", spread(12, 8), spread(14, 8), DefaultOptions(), Regression},
 		{"step-sec (step-ns tidied) up", "step-sec", spread(0.3, 8), spread(0.4, 8), DefaultOptions(), Regression},
 		{"MB/s down (benchfmt default)", "B/s", spread(100, 8), spread(80, 8), DefaultOptions(), Regression},
-		{"file metadata beats the table", "steps/s", spread(100, 8), spread(120, 8), withUnits(higher), Regression},
+		{"the table beats file metadata", "steps/s", spread(100, 8), spread(120, 8), withUnits(higher), Improvement},
 		{"file metadata for a custom unit", "frames/s", spread(100, 8), spread(80, 8), withUnits(higher), Regression},
 		{"unknown unit changed", "widgets", spread(100, 8), spread(80, 8), DefaultOptions(), UnknownDirection},
 		{"unknown unit unchanged", "widgets", spread(100, 8), spread(100.1, 8), DefaultOptions(), NoChange},
@@ -376,14 +379,6 @@ func TestCompareFilesErrors(t *testing.T) {
 }
 
 func TestCompareConfigDiffs(t *testing.T) {
-	withConfig := func(rs []*benchfmt.Result, kv ...string) []*benchfmt.Result {
-		for _, r := range rs {
-			for i := 0; i < len(kv); i += 2 {
-				r.Config = append(r.Config, benchfmt.Config{Key: kv[i], Value: []byte(kv[i+1]), File: true})
-			}
-		}
-		return rs
-	}
 	old := withConfig(resultsOf("A", "ns/op", 1, 2, 3, 4), "cpu", "Old CPU", "commit", "a", "device", "emulated", "batch", "256")
 	cur := withConfig(resultsOf("A", "ns/op", 1, 2, 3, 4), "cpu", "New CPU", "commit", "b", "device", "emulated", "pinned", "true")
 	cur[0].Config = append(cur[0].Config, benchfmt.Config{Key: ".file", Value: []byte("internal")})
@@ -410,10 +405,15 @@ func withAlpha(a float64) Options                  { o := DefaultOptions(); o.Al
 
 // withConfig gives every result the file configuration lines kv (key,
 // value, key, value, …).
+// withConfig sets file configuration keys (kv: key, value, …) on rs; an
+// empty value removes the key.
 func withConfig(rs []*benchfmt.Result, kv ...string) []*benchfmt.Result {
 	for _, r := range rs {
 		for i := 0; i+1 < len(kv); i += 2 {
-			r.Config = append(r.Config, benchfmt.Config{Key: kv[i], Value: []byte(kv[i+1]), File: true})
+			r.Config = slices.DeleteFunc(r.Config, func(c benchfmt.Config) bool { return c.Key == kv[i] })
+			if kv[i+1] != "" {
+				r.Config = append(r.Config, benchfmt.Config{Key: kv[i], Value: []byte(kv[i+1]), File: true})
+			}
 		}
 	}
 	return rs
@@ -441,7 +441,10 @@ func TestEvidence(t *testing.T) {
 		{"half the benchmarks", two("X"), resultsOf("XA", "sec/op", eight...), false, "new holds 1 of the 2 benchmarks of old (50%), under the 90% coverage"},
 		{"other machine", machine(two("X"), "Intel Xeon"), machine(two("X"), "AMD EPYC"), false, `old and new come from different machines (cpu "Intel Xeon" ≠ "AMD EPYC")`},
 		{"other machine, allowed", machine(two("X"), "Intel Xeon"), machine(two("X"), "AMD EPYC"), true, ""},
-		{"a key set on one side only is unknown, not different", machine(two("X"), "Intel Xeon"), two("X"), false, ""},
+		{"a key set on one side only is unknown, not different", machine(two("X"), "Intel Xeon"), withConfig(two("X"), "cpu", "Intel Xeon"), false, ""},
+		{"no cpu line is another machine", machine(two("X"), "Intel Xeon"), withConfig(two("X"), "cpu", ""), false, "new records no cpu: line"},
+		{"no cores line is another machine", withConfig(two("X"), "cores", ""), two("X"), false, "old records no cores: line"},
+		{"no cpu line, allowed", withConfig(two("X"), "cpu", ""), two("X"), true, ""},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			opt := DefaultOptions()

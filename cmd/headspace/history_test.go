@@ -1,0 +1,100 @@
+package main
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// historyRun writes a run of machine "Test CPU" at commit c with steps/s
+// around v.
+func historyRun(t *testing.T, dir string, i int, v float64, extra string) string {
+	t.Helper()
+	var b strings.Builder
+	fmt.Fprintf(&b, "cpu: Test CPU\ncores: 2\ndevice: emulated\ncommit: c%03d\ndate: 2026-11-%02dT03:00:00Z\n%s\n", i, i+1, extra)
+	for k := range 6 {
+		x := v * (1 + 0.002*float64(k%3-1))
+		fmt.Fprintf(&b, "BenchmarkLadder/level=none-2 4 %g ns/op %g steps/s\n", 1e9/x, x)
+	}
+	p := filepath.Join(dir, fmt.Sprintf("r%d.txt", i))
+	if err := os.WriteFile(p, []byte(b.String()), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+// TestHistoryCommands: add (the interface the cluster job calls:
+// history add --store DIR FILE), its refusals with exit 2 and one line,
+// and report in its three formats; the step is reported at its commit.
+func TestHistoryCommands(t *testing.T) {
+	src, store := t.TempDir(), filepath.Join(t.TempDir(), "store")
+	var files []string
+	for i := range 16 {
+		v := 100.0
+		if i >= 8 {
+			v = 92
+		}
+		files = append(files, historyRun(t, src, i, v, ""))
+	}
+	code, out, stderr := runCLI("history", "add", "--store", store, files[0])
+	if code != 0 || !strings.Contains(out, filepath.Join(store, "emulated-test-cpu-2c", "20261101T030000Z-c000.txt")) {
+		t.Fatalf("add: exit %d, %q %q", code, out, stderr)
+	}
+	if code, out, stderr = runCLI(append([]string{"history", "add", "--store", store}, files[1:]...)...); code != 0 {
+		t.Fatalf("add 15: exit %d, %q %q", code, out, stderr)
+	}
+	for _, tc := range []struct {
+		name string
+		args []string
+		want string
+	}{
+		{"again", []string{"add", "--store", store, files[3]}, "already in the store"},
+		{"other setup", []string{"add", "--store", store, historyRun(t, src, 20, 100, "batch: 8")}, `setup differs from the series of emulated-test-cpu-2c`},
+		{"no store", []string{"add", files[0]}, "--store DIR is required"},
+		{"no file", []string{"add", "--store", store}, "want one or more result files"},
+		{"bad date", []string{"add", "--store", store, "--date", "yesterday", files[0]}, "--date"},
+		{"no subcommand", nil, "want a subcommand"},
+		{"bad format", []string{"report", "--store", store, "--format", "pdf"}, `--format "pdf"`},
+		{"html without out", []string{"report", "--store", store}, "needs --out"},
+		{"empty store", []string{"report", "--store", t.TempDir(), "--format", "text"}, "holds no runs"},
+	} {
+		code, out, stderr := runCLI(append([]string{"history"}, tc.args...)...)
+		if code != 2 || !strings.Contains(stderr, tc.want) || strings.Count(strings.TrimSpace(stderr), "\n") != 0 {
+			t.Errorf("%s: exit %d, stdout %q, stderr %q; want 2 and one line with %q", tc.name, code, out, stderr, tc.want)
+		}
+	}
+	code, out, stderr = runCLI("history", "report", "--store", store, "--format", "text")
+	if code != 0 || strings.Count(out, "\n") != 2 || !strings.Contains(out, "BenchmarkLadder/level=none-2 steps/s -8.0% at c008 (2026-11-09)") {
+		t.Errorf("text: exit %d %q, stdout:\n%s", code, stderr, out)
+	}
+	code, out, _ = runCLI("history", "report", "--store", store, "--format", "markdown")
+	if code != 0 || !strings.HasPrefix(out, "## headspace history") || !strings.Contains(out, "| `c008` |") {
+		t.Errorf("markdown: exit %d:\n%s", code, out)
+	}
+	page := filepath.Join(src, "page.html")
+	if code, out, stderr = runCLI("history", "report", "--store", store, "--out", page); code != 0 {
+		t.Fatalf("html: exit %d %q %q", code, out, stderr)
+	}
+	if b, err := os.ReadFile(page); err != nil || !strings.Contains(string(b), pageMarker) {
+		t.Errorf("page: %v", err)
+	}
+	// Written again over its own page; never over another file.
+	if code, _, stderr = runCLI("history", "report", "--store", store, "--out", page); code != 0 {
+		t.Errorf("rewriting the page: exit %d %q", code, stderr)
+	}
+	keep := filepath.Join(src, "keep.html")
+	os.WriteFile(keep, []byte("<html>mine</html>"), 0o644)
+	if code, _, stderr = runCLI("history", "report", "--store", store, "--out", keep); code != 2 || !strings.Contains(stderr, "not replacing it") {
+		t.Errorf("over another file: exit %d %q", code, stderr)
+	}
+	if b, _ := os.ReadFile(keep); string(b) != "<html>mine</html>" {
+		t.Error("another file was replaced")
+	}
+	// compare --history: the spread between the store's runs reaches the gate.
+	code, out, _ = runCLI("compare", "--history", store, files[14], files[15])
+	if code != 0 || !strings.Contains(out, "history: 2 metrics must also change by more than 3 × their spread between runs") {
+		t.Errorf("compare --history: exit %d:\n%s", code, out)
+	}
+}

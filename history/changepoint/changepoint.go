@@ -1,0 +1,202 @@
+// Package changepoint finds the points where a series of measurements
+// over commits shifts: E-Divisive means with a permutation test
+// (Matteson and James, "A Nonparametric Approach for Multiple Change
+// Point Analysis of Multivariate Data", JASA 2014), the method MongoDB
+// runs on its nightly performance series and Hunter / Apache Otava
+// package for others (Daly et al., ICPE 2020; Fleming et al., ICPE 2023).
+//
+// # The method
+//
+// For a segment x[a:b] and every split τ leaving at least MinSize points
+// on each side, the energy statistic
+//
+//	Q(τ) = m·k/(m+k) · ( 2/(m·k)·Σ|xᵢ−yⱼ| − Σ_{i<j}|xᵢ−xⱼ|/C(m,2) − Σ_{i<j}|yᵢ−yⱼ|/C(k,2) )
+//
+// compares the m points left of τ with the k points right of it: it is
+// near zero when both come from one distribution and grows with the
+// shift, whatever the distribution (no normality assumed, robust to the
+// long right tail of timings). The best split is tested by permutation:
+// the segment is shuffled Permutations times and the split's Q is
+// significant when fewer than Alpha of the shuffles reach it. A
+// significant split is kept and both halves are searched again
+// (bisection), until no segment has one.
+//
+// Each change is attributed to the first point of its new segment: the
+// first commit that shows it. Its size is the relative change between the
+// medians of the segments on either side (package summary's median).
+//
+// Why this method: it needs no model of the noise, no window to tune and
+// no threshold in percent; it finds several changes in one series; and
+// it is the published method that the anchors of this feature run on
+// nightly series. Its weak spot is short series: with fewer than
+// 2·MinSize points it cannot split at all, and the permutation test
+// needs about ten points to reach Alpha 0.001.
+package changepoint
+
+import (
+	"math"
+	"math/rand/v2"
+	"slices"
+
+	"github.com/headspace-bench/headspace/internal/summary"
+)
+
+// Defaults.
+const (
+	// DefaultAlpha is the permutation test's significance level: 0.001.
+	// A page holds hundreds of series per machine; at 0.01 one flat
+	// series in a hundred would show a change.
+	DefaultAlpha = 0.001
+	// DefaultPermutations is how many shuffles each test draws: 1999,
+	// enough for a p-value of 1/2000 = 0.0005. A test stops as soon as
+	// its split can no longer be significant, so a flat series costs a
+	// few shuffles.
+	DefaultPermutations = 1999
+	// DefaultMinSize is the fewest points on either side of a change: 3.
+	DefaultMinSize = 3
+)
+
+// Options configure Detect. The zero value means the defaults.
+type Options struct {
+	Alpha        float64 // significance level of each split, in (0, 1)
+	Permutations int     // shuffles per test
+	MinSize      int     // fewest points per segment, at least 2
+	Seed         uint64  // the shuffles' seed: the same series gives the same changes
+}
+
+func (o Options) withDefaults() Options {
+	if o.Alpha <= 0 || o.Alpha >= 1 {
+		o.Alpha = DefaultAlpha
+	}
+	if o.Permutations <= 0 {
+		o.Permutations = DefaultPermutations
+	}
+	if o.MinSize < 2 {
+		o.MinSize = DefaultMinSize
+	}
+	return o
+}
+
+// Change is one detected change point.
+type Change struct {
+	// Index is the first point of the new segment: the series' first
+	// commit that shows the change.
+	Index int
+	// Before and After are the medians of the segments on either side.
+	Before, After float64
+	// Delta is After/Before - 1, the size of the change (0.08 for +8%).
+	Delta float64
+	// P is the permutation test's p-value for the split.
+	P float64
+}
+
+// Detect returns the change points of xs in order of index. NaN values
+// must be removed first. A series shorter than 2·MinSize has none.
+func Detect(xs []float64, opt Options) []Change {
+	opt = opt.withDefaults()
+	rng := rand.New(rand.NewPCG(opt.Seed, 0x6564697669736976))
+	type split struct {
+		index int
+		p     float64
+	}
+	var found []split
+	var search func(a, b int)
+	search = func(a, b int) {
+		if b-a < 2*opt.MinSize {
+			return
+		}
+		seg := xs[a:b]
+		tau, q := best(seg, opt.MinSize)
+		if tau < 0 {
+			return
+		}
+		p := permutationP(seg, q, opt, rng)
+		if p >= opt.Alpha {
+			return
+		}
+		found = append(found, split{a + tau, p})
+		search(a, a+tau)
+		search(a+tau, b)
+	}
+	search(0, len(xs))
+	slices.SortFunc(found, func(x, y split) int { return x.index - y.index })
+
+	var out []Change
+	bounds := []int{0}
+	for _, s := range found {
+		bounds = append(bounds, s.index)
+	}
+	bounds = append(bounds, len(xs))
+	for i, s := range found {
+		// summary.Median sorts what it is given (benchmath.NewSample):
+		// give it copies.
+		before := summary.Median(slices.Clone(xs[bounds[i]:bounds[i+1]]))
+		after := summary.Median(slices.Clone(xs[bounds[i+1]:bounds[i+2]]))
+		d := math.NaN()
+		if before != 0 {
+			d = after/before - 1
+		}
+		out = append(out, Change{Index: s.index, Before: before, After: after, Delta: d, P: s.p})
+	}
+	return out
+}
+
+// best returns the split of seg with the largest energy statistic Q and
+// that Q, or -1 when seg is too short. It moves the split one point at a
+// time, updating the three sums of distances in O(n) per step.
+func best(seg []float64, minSize int) (tau int, q float64) {
+	n := len(seg)
+	if n < 2*minSize {
+		return -1, 0
+	}
+	// Start with everything on the right: left = seg[:0].
+	var left, cross, right float64
+	for i := range n {
+		for j := i + 1; j < n; j++ {
+			right += math.Abs(seg[i] - seg[j])
+		}
+	}
+	tau, q = -1, math.Inf(-1)
+	for t := 1; t < n; t++ {
+		// Move seg[t-1] from the right to the left.
+		x := seg[t-1]
+		var toLeft, toRight float64
+		for i := 0; i < t-1; i++ {
+			toLeft += math.Abs(x - seg[i])
+		}
+		for j := t; j < n; j++ {
+			toRight += math.Abs(x - seg[j])
+		}
+		left += toLeft
+		cross += toRight - toLeft
+		right -= toRight
+		m, k := float64(t), float64(n-t)
+		if t < minSize || n-t < minSize {
+			continue
+		}
+		e := 2*cross/(m*k) - left/(m*(m-1)/2) - right/(k*(k-1)/2)
+		if v := m * k / (m + k) * e; v > q {
+			tau, q = t, v
+		}
+	}
+	return tau, q
+}
+
+// permutationP is the share of shuffles of seg whose best split reaches
+// q, counting the observed order as one of them: (1 + hits)/(1 + R). It
+// stops early once the split can no longer be significant.
+func permutationP(seg []float64, q float64, opt Options, rng *rand.Rand) float64 {
+	perm := slices.Clone(seg)
+	hits := 0
+	limit := opt.Alpha * float64(opt.Permutations+1)
+	for r := range opt.Permutations {
+		rng.Shuffle(len(perm), func(i, j int) { perm[i], perm[j] = perm[j], perm[i] })
+		if _, qp := best(perm, opt.MinSize); qp >= q {
+			hits++
+			if float64(1+hits) > limit {
+				return float64(1+hits) / float64(r+2)
+			}
+		}
+	}
+	return float64(1+hits) / float64(opt.Permutations+1)
+}

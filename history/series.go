@@ -1,0 +1,293 @@
+package history
+
+import (
+	"fmt"
+	"math"
+	"slices"
+	"sort"
+	"time"
+
+	"golang.org/x/perf/benchfmt"
+	"golang.org/x/perf/benchproc"
+
+	"github.com/headspace-bench/headspace/harness/blocks/results"
+	"github.com/headspace-bench/headspace/harness/engines/gate"
+	"github.com/headspace-bench/headspace/history/changepoint"
+	"github.com/headspace-bench/headspace/internal/summary"
+)
+
+// History is a store read into series.
+type History struct {
+	Dir      string
+	Machines []*Machine
+}
+
+// Machine is one machine's runs and series.
+type Machine struct {
+	Key     string
+	Machine gate.Machine
+	Runs    []Run
+	Series  []*Series
+	// Latest compares the latest run with the one before it (nil with
+	// fewer than two runs, or when they cannot be compared: LatestErr).
+	Latest    *gate.Report
+	LatestErr error
+}
+
+// Series is one benchmark × unit on one machine over its runs.
+type Series struct {
+	Machine   string
+	Benchmark string // full name with the "Benchmark" prefix, as gate.Row
+	Unit      string // tidied, as gate.Row
+	Better    results.Direction
+	Points    []Point
+	Changes   []Change
+}
+
+// Point is one run's measurement of a series.
+type Point struct {
+	Run int // index into the machine's Runs
+	summary.Summary
+}
+
+// Change is a change point of a series, attributed to the first run
+// (and so the first commit) that shows it.
+type Change struct {
+	changepoint.Change
+	Run    int
+	Commit string
+	Date   time.Time
+}
+
+// Regression says whether the change is for the worse.
+func (c Change) Regression(better results.Direction) bool {
+	return better != results.NoDirection && (c.Delta > 0) != (better == results.HigherIsBetter)
+}
+
+// Options configure Load.
+type Options struct {
+	// ChangePoint configures the change-point detection.
+	ChangePoint changepoint.Options
+	// Gate configures the comparison of the latest run with the one
+	// before it; gate.DefaultOptions when zero.
+	Gate gate.Options
+}
+
+// Load reads the store in dir: every machine's runs, a series per
+// benchmark and unit with its change points, and the latest run compared
+// with the one before (using the earlier runs' spread).
+func Load(dir string, opt Options) (*History, error) {
+	if opt.Gate.Alpha == 0 {
+		opt.Gate = gate.DefaultOptions()
+	}
+	keys, err := Machines(dir)
+	if err != nil {
+		return nil, err
+	}
+	h := &History{Dir: dir}
+	for _, k := range keys {
+		m, err := loadMachine(dir, k, opt)
+		if err != nil {
+			return nil, err
+		}
+		if len(m.Runs) > 0 {
+			h.Machines = append(h.Machines, m)
+		}
+	}
+	// The longest histories first.
+	sort.SliceStable(h.Machines, func(i, j int) bool { return len(h.Machines[i].Runs) > len(h.Machines[j].Runs) })
+	return h, nil
+}
+
+type seriesKey struct{ name, unit string }
+
+func loadMachine(dir, key string, opt Options) (*Machine, error) {
+	runs, err := Runs(dir, key)
+	if err != nil {
+		return nil, err
+	}
+	m := &Machine{Key: key, Runs: runs}
+	if len(runs) > 0 {
+		m.Machine = runs[len(runs)-1].Machine
+	}
+	parser := benchproc.ProjectionParser{}
+	proj, err := parser.Parse(".fullname", nil)
+	if err != nil {
+		return nil, err
+	}
+	byKey := map[seriesKey]*Series{}
+	var order []seriesKey
+	for i, run := range runs {
+		vals := map[seriesKey][]float64{}
+		var keys []seriesKey
+		meta, err := results.Scan(run.Path, func(r *benchfmt.Result) error {
+			name := "Benchmark" + proj.Project(r).StringValues()
+			for _, v := range r.Values {
+				if math.IsNaN(v.Value) || math.IsInf(v.Value, 0) {
+					continue
+				}
+				k := seriesKey{name, v.Unit}
+				if _, ok := vals[k]; !ok {
+					keys = append(keys, k)
+				}
+				vals[k] = append(vals[k], v.Value)
+			}
+			return nil
+		})
+		if err != nil {
+			return nil, err
+		}
+		if err := gate.CheckUnits(run.Path, meta); err != nil {
+			return nil, err
+		}
+		for _, k := range keys {
+			s := byKey[k]
+			if s == nil {
+				s = &Series{Machine: key, Benchmark: k.name, Unit: k.unit, Better: direction(k.unit, meta)}
+				byKey[k] = s
+				order = append(order, k)
+			}
+			s.Points = append(s.Points, Point{Run: i, Summary: summary.Of(vals[k])})
+		}
+	}
+	for _, k := range order {
+		s := byKey[k]
+		xs := make([]float64, len(s.Points))
+		for i, p := range s.Points {
+			xs[i] = p.Median
+		}
+		for _, c := range changepoint.Detect(xs, opt.ChangePoint) {
+			r := s.Points[c.Index].Run
+			s.Changes = append(s.Changes, Change{Change: c, Run: r, Commit: runs[r].Commit, Date: runs[r].Date})
+		}
+		m.Series = append(m.Series, s)
+	}
+	sort.SliceStable(m.Series, func(i, j int) bool {
+		if m.Series[i].Benchmark != m.Series[j].Benchmark {
+			return m.Series[i].Benchmark < m.Series[j].Benchmark
+		}
+		return unitRank(m.Series[i].Unit) < unitRank(m.Series[j].Unit)
+	})
+	if n := len(runs); n >= 2 {
+		g := opt.Gate
+		g.Spread = spreadOf(m.Series, n-1)
+		// One machine by construction (one folder), though files written
+		// before the cores: line do not say so themselves.
+		g.CrossMachine = true
+		rep, err := gate.CompareFiles(runs[n-2].Path, runs[n-1].Path, g)
+		if err == nil {
+			err = rep.Evidence(g.MinCoverage)
+		}
+		rep.CrossMachine = false
+		if err != nil {
+			m.LatestErr = err
+		} else {
+			m.Latest = &rep
+		}
+	}
+	return m, nil
+}
+
+// direction is the unit's direction as the gate takes it.
+func direction(unit string, meta benchfmt.UnitMetadataMap) results.Direction {
+	if d, ok := results.KnownDirection(unit); ok {
+		return d
+	}
+	return results.DirectionOf(unit, meta)
+}
+
+// unitRank orders a benchmark's units: throughput first, then time, then
+// the rest by name.
+func unitRank(u string) string {
+	for i, first := range []string{"steps/s", "samples/s", "sec/op"} {
+		if u == first {
+			return fmt.Sprint(i)
+		}
+	}
+	return "9" + u
+}
+
+// SpreadRuns is how many of a series' latest points (after its last
+// change point) its spread between runs is measured over.
+const SpreadRuns = 20
+
+// spreadOf measures each series' spread between runs over the points of
+// runs before upTo: the robust standard deviation (1.4826 × the median
+// absolute deviation) of the run medians after the series' last change
+// point, at most SpreadRuns of them and at least 3, relative to their
+// median.
+func spreadOf(series []*Series, upTo int) map[gate.Metric]float64 {
+	out := map[gate.Metric]float64{}
+	for _, s := range series {
+		start := 0
+		for _, c := range s.Changes {
+			if c.Run < upTo {
+				start = c.Run
+			}
+		}
+		var xs []float64
+		for _, p := range s.Points {
+			if p.Run >= start && p.Run < upTo {
+				xs = append(xs, p.Median)
+			}
+		}
+		if len(xs) > SpreadRuns {
+			xs = xs[len(xs)-SpreadRuns:]
+		}
+		if len(xs) < 3 {
+			continue
+		}
+		med := summary.Median(slices.Clone(xs))
+		if med == 0 {
+			continue
+		}
+		dev := make([]float64, len(xs))
+		for i, x := range xs {
+			dev[i] = math.Abs(x - med)
+		}
+		out[gate.Metric{Name: s.Benchmark, Unit: s.Unit}] = 1.4826 * summary.Median(dev) / math.Abs(med)
+	}
+	return out
+}
+
+// Spread returns each metric's spread between runs on machine (a key of
+// the store in dir) over all its runs: what `headspace compare
+// --history` gives the gate. An empty map when the machine has fewer than
+// three runs.
+func Spread(dir, machine string) (map[gate.Metric]float64, error) {
+	m, err := loadMachine(dir, machine, Options{Gate: gate.DefaultOptions()})
+	if err != nil {
+		return nil, err
+	}
+	return spreadOf(m.Series, len(m.Runs)), nil
+}
+
+// Changes returns every change point of every series, newest first, then
+// by machine, benchmark and unit.
+func (h *History) Changes() []SeriesChange {
+	var out []SeriesChange
+	for _, m := range h.Machines {
+		for _, s := range m.Series {
+			for _, c := range s.Changes {
+				out = append(out, SeriesChange{Series: s, Change: c})
+			}
+		}
+	}
+	sort.SliceStable(out, func(i, j int) bool {
+		a, b := out[i], out[j]
+		if !a.Date.Equal(b.Date) {
+			return a.Date.After(b.Date)
+		}
+		if a.Series.Machine != b.Series.Machine {
+			return a.Series.Machine < b.Series.Machine
+		}
+		return a.Series.Benchmark < b.Series.Benchmark
+	})
+	return out
+}
+
+// SeriesChange is a change with its series.
+type SeriesChange struct {
+	Series *Series
+	Change
+}
