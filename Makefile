@@ -22,6 +22,8 @@ build:
 # The Debian packages the tests use, installed by ci/deps.sh where missing
 # (one line per package, each with the test that needs it).
 TEST_DEBS :=
+# cuda/kernels TestTransformKernelsOnHost: transforms.cu compiled for the host.
+TEST_DEBS += g++
 
 # Tests: the cross-builds, vet, every package with the race detector (goleak
 # checks for leaked goroutines in the packages that start any), then the CI
