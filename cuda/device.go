@@ -21,6 +21,11 @@ type DeviceConfig struct {
 	// first upload of each new shape (the Net's, from cuda/kernels, for
 	// whatever batch and crop the caller's pipeline makes).
 	PlanFor func(batch, side int) (Plan, error)
+	// PlanForSample, if not nil, replaces PlanFor: it gives the plan for
+	// batches of batch samples of sampleLen values of any layout, such as
+	// the device transform's (cuda/kernels.NetPlanDevice), whose samples
+	// are a header and raw pixels rather than 3×side×side values.
+	PlanForSample func(batch, sampleLen int) (Plan, error)
 	// Pinned stages uploads in page-locked host memory (cuMemHostAlloc),
 	// as DataLoader(pin_memory=True) does; false copies from the batch's
 	// own pageable memory.
@@ -43,7 +48,7 @@ type DeviceConfig struct {
 type Device struct {
 	c       *Context
 	plan    Plan
-	planFor func(batch, side int) (Plan, error)
+	planFor func(batch, sampleLen int) (Plan, error)
 	shape   [2]int // batch and values per sample of the plan built
 	pinned  bool
 	prog    *program
@@ -111,7 +116,16 @@ const ringSize = 8
 
 // NewDevice makes a Device on c that runs cfg.Plan, or cfg.PlanFor's plans.
 func NewDevice(c *Context, cfg DeviceConfig) (*Device, error) {
-	d := &Device{c: c, pinned: cfg.Pinned, planFor: cfg.PlanFor}
+	d := &Device{c: c, pinned: cfg.Pinned, planFor: cfg.PlanForSample}
+	if d.planFor == nil && cfg.PlanFor != nil {
+		d.planFor = func(batch, sampleLen int) (Plan, error) {
+			side := int(math.Round(math.Sqrt(float64(sampleLen) / 3)))
+			if 3*side*side != sampleLen {
+				return Plan{}, fmt.Errorf("a sample of %d values is not 3×side×side", sampleLen)
+			}
+			return cfg.PlanFor(batch, side)
+		}
+	}
 	if d.planFor == nil {
 		if err := d.checkPlan(cfg.Plan); err != nil {
 			return nil, err
@@ -226,19 +240,15 @@ func (d *Device) reshape(b *batching.Batch) error {
 	if d.planFor == nil || (d.prog != nil && d.shape == [2]int{b.Size, b.SampleLen}) {
 		return nil
 	}
-	side := int(math.Round(math.Sqrt(float64(b.SampleLen) / 3)))
-	if 3*side*side != b.SampleLen {
-		return fmt.Errorf("a sample of %d values is not 3×side×side", b.SampleLen)
-	}
-	p, err := d.planFor(b.Size, side)
+	p, err := d.planFor(b.Size, b.SampleLen)
 	if err != nil {
-		return fmt.Errorf("the plan for batch %d at %dx%d: %w", b.Size, side, side, err)
+		return fmt.Errorf("the plan for batch %d of %d-value samples: %w", b.Size, b.SampleLen, err)
 	}
 	if err := d.checkPlan(p); err != nil {
 		return err
 	}
 	if err := d.c.run(func() error { return d.load(p) }); err != nil {
-		return fmt.Errorf("the plan for batch %d at %dx%d: %w", b.Size, side, side, err)
+		return fmt.Errorf("the plan for batch %d of %d-value samples: %w", b.Size, b.SampleLen, err)
 	}
 	d.shape = [2]int{b.Size, b.SampleLen}
 	return nil

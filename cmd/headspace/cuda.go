@@ -15,6 +15,8 @@ import (
 	"golang.org/x/perf/benchfmt"
 
 	"github.com/headspace-bench/headspace/cuda"
+	"github.com/headspace-bench/headspace/cuda/kernels"
+	"github.com/headspace-bench/headspace/datasets/transforms"
 	"github.com/headspace-bench/headspace/harness/batching"
 	"github.com/headspace-bench/headspace/harness/device"
 	"github.com/headspace-bench/headspace/harness/machine"
@@ -57,13 +59,49 @@ func openCUDA(pf *pipelineFlags, pinned bool) (device.Device, error) {
 	if err != nil {
 		return nil, err
 	}
-	seed := pf.seed
-	planFor := func(batch, side int) (cuda.Plan, error) { return netKernels.Plan(batch, side, seed) }
-	d, err := cuda.NewDevice(c, cuda.DeviceConfig{PlanFor: planFor, Pinned: pinned})
+	planFor, err := planForSample(pf)
+	if err != nil {
+		return nil, errors.Join(err, c.Close())
+	}
+	d, err := cuda.NewDevice(c, cuda.DeviceConfig{PlanForSample: planFor, Pinned: pinned})
 	if err != nil {
 		return nil, errors.Join(err, c.Close())
 	}
 	return cudaDevice{d, c}, nil
+}
+
+// planForSample gives the device the Net's plan for each batch shape: a
+// sample of 3×side×side values is a transformed sample (uploaded as
+// float32 or uint8), and any other length a device-transform sample
+// (transforms.DeviceApplier: a 16-byte header, so never a multiple of 3),
+// for which the plan runs the transform's kernels first
+// (kernels.NetPlanDevice) with the pipeline's crop, mask ratio and raw size.
+func planForSample(pf *pipelineFlags) (func(batch, sampleLen int) (cuda.Plan, error), error) {
+	cfg, err := pf.config(1, transforms.DeviceName)
+	if err != nil {
+		return nil, err
+	}
+	t := kernels.DeviceTransform{Config: cfg.Transforms, Width: cfg.Dataset.Width, Height: cfg.Dataset.Height, DeviceCrop: pf.deviceCrop}
+	seed := pf.seed
+	return func(batch, sampleLen int) (cuda.Plan, error) {
+		if sampleLen%3 == 0 {
+			side := int(math.Round(math.Sqrt(float64(sampleLen) / 3)))
+			if 3*side*side != sampleLen {
+				return cuda.Plan{}, fmt.Errorf("a sample of %d values is not 3×side×side", sampleLen)
+			}
+			return netKernels.Plan(batch, side, seed)
+		}
+		if sampleLen != t.SampleBytes() {
+			return cuda.Plan{}, fmt.Errorf("a sample of %d bytes is neither 3×side×side values nor a device-transform sample of %d bytes (crop %d of %dx%d, device crop %v)",
+				sampleLen, t.SampleBytes(), t.Config.Crop, t.Width, t.Height, t.DeviceCrop)
+		}
+		p, err := kernels.NetPlanDevice(batch, t, seed)
+		if err != nil {
+			return cuda.Plan{}, err
+		}
+		return cuda.Plan{Modules: kernels.Modules, Buffers: cudaBuffers(p.Buffers), Input: p.Input, InputU8: p.InputU8,
+			Labels: p.Labels, Convert: cudaLaunches(p.Convert), Step: cudaLaunches(p.Step), Loss: p.Loss}, nil
+	}, nil
 }
 
 const cudaUsage = `

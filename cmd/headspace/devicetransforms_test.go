@@ -1,0 +1,26 @@
+package main
+
+import (
+	"strings"
+	"testing"
+)
+
+// TestDeviceTransformsRefused: the device transform is refused, exit 2 with
+// one line, where it cannot run: on the emulated device (its kernels need a
+// CUDA GPU), with the host placement, and --device-crop without it.
+func TestDeviceTransformsRefused(t *testing.T) {
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"ladder", "--transforms", "device"}, "--transforms device runs the transform as CUDA kernels: it needs --device cuda, not emulated"},
+		{[]string{"ladder", "--transforms", "fast,device", "--placement", "device"}, "it needs --device cuda"},
+		{[]string{"ladder", "--device-crop"}, "--device-crop needs --transforms device"},
+		{[]string{"ladder", "--transforms", "device", "--device", "cuda", "--placement", "host"}, "it needs placement device"},
+	} {
+		code, _, stderr := runCLI(tc.args...)
+		if code != 2 || !strings.Contains(stderr, tc.want) || strings.Count(strings.TrimSpace(stderr), "\n") != 0 {
+			t.Errorf("%v: exit %d, stderr %q; want exit 2 and one line with %q", tc.args, code, stderr, tc.want)
+		}
+	}
+}
