@@ -15,9 +15,12 @@
 #            --transforms device (mask, dilation, crop, ConvertColor and
 #            Scale as CUDA kernels), with the host's crops and with whole raw
 #            images (--device-crop), every level at 4 workers; workers
-#            1,4,8,16 at level none, fast (uint8 placement) beside device.
-#            On --emulated it checks that the emulated device refuses it
-#            (exit 2, one line): the kernels need a GPU
+#            1,4,8,16 at level none, fast (uint8 placement) beside device;
+#            nvJPEG's batched decode (headspace cuda decode) of 256 noise
+#            JPEGs at 1024² (headspace dataset write). On --emulated it
+#            checks that the emulated device refuses the device transform
+#            and writes and reads the JPEGs (exit 2, one line each): the
+#            kernels and nvJPEG need a GPU
 #   all      all three (more than one 10-minute command on a lent machine:
 #            run `ladder`, `loaders` and `device` as three invocations there)
 #
@@ -186,7 +189,14 @@ refused() {
 }
 
 run_device() {
+  local jpeg_size=1024 jpeg_n=256
+  [ $quick = 1 ] && jpeg_size=32 jpeg_n=4
+  rm -rf "$out/jpegs-noise"
+  step "dataset: $jpeg_n noise JPEGs at ${jpeg_size}²" jpegs-noise.log \
+    "$hs" dataset write --format jpeg --layout files --n "$jpeg_n" --raw-size "$jpeg_size" --out "$out/jpegs-noise"
   if [ $emulated = 1 ]; then
+    refused "cuda decode: an unknown decoder" "--decoder: unknown" \
+      "$hs" cuda decode --decoder gpu --jpegs "$out/jpegs-noise"
     refused "ladder: transforms device on the emulated device" "it needs --device cuda" \
       "$hs" ladder --device emulated --transforms device --placement device "${ladder_size[@]}"
     refused "ladder: --device-crop without transforms device" "--device-crop needs --transforms device" \
@@ -202,6 +212,8 @@ run_device() {
   step "ladder: workers $scale_workers at level none, fast beside device" ladder-device-workers.log \
     "$hs" ladder --device cuda --levels none --workers "$scale_workers" --transforms fast,device \
     --placement device "${ladder_size[@]}" --out "$out/ladder-device-workers.txt"
+  step "cuda decode: nvJPEG, batch 256 of noise JPEGs at ${jpeg_size}²" cuda-decode-noise.log \
+    "$hs" cuda decode --decoder nvjpeg --jpegs "$out/jpegs-noise" --batch 256 --out "$out/cuda-decode-noise.txt"
 }
 
 case "$part" in

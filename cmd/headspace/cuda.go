@@ -119,6 +119,9 @@ benchmark format. Without a driver it exits 1 with "no CUDA driver found
 (libcuda.so.1): …".`
 
 func runCUDA(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	if len(args) > 0 && args[0] == "decode" {
+		return runCUDADecode(ctx, args[1:], stdout)
+	}
 	if len(args) == 0 || args[0] != "check" {
 		if len(args) > 0 && (args[0] == "-h" || args[0] == "--help" || args[0] == "-help") {
 			fs := newFlagSet("cuda check", cudaUsage, stdout)
@@ -127,9 +130,9 @@ func runCUDA(ctx context.Context, args []string, stdout, stderr io.Writer) error
 			return nil
 		}
 		if len(args) == 0 {
-			return usagef("want a verb: headspace cuda check")
+			return usagef("want a verb: headspace cuda check, or headspace cuda decode")
 		}
-		return usagef("unknown verb %q: want check", args[0])
+		return usagef("unknown verb %q: want check or decode", args[0])
 	}
 	fs := newFlagSet("cuda check", cudaUsage, stdout)
 	f := cudaCheckFlags(fs)
