@@ -17,10 +17,11 @@
 #            images (--device-crop), every level at 4 workers; workers
 #            1,4,8,16 at level none, fast (uint8 placement) beside device;
 #            nvJPEG's batched decode (headspace cuda decode) of 256 noise
-#            JPEGs at 1024² (headspace dataset write). On --emulated it
-#            checks that the emulated device refuses the device transform
-#            and writes and reads the JPEGs (exit 2, one line each): the
-#            kernels and nvJPEG need a GPU
+#            JPEGs at 1024² (headspace dataset write); levels device and
+#            host with the step replayed from CUDA Graphs (--cuda-graphs;
+#            `cuda check` in the ladder part times the Net's step with and
+#            without them). On --emulated it writes the JPEGs and checks
+#            that the GPU-only flags are refused (exit 2, one line each)
 #   all      all three (more than one 10-minute command on a lent machine:
 #            run `ladder`, `loaders` and `device` as three invocations there)
 #
@@ -201,6 +202,8 @@ run_device() {
       "$hs" ladder --device emulated --transforms device --placement device "${ladder_size[@]}"
     refused "ladder: --device-crop without transforms device" "--device-crop needs --transforms device" \
       "$hs" ladder --device emulated --device-crop "${ladder_size[@]}"
+    refused "ladder: --cuda-graphs on the emulated device" "--cuda-graphs needs --device cuda" \
+      "$hs" ladder --device emulated --cuda-graphs "${ladder_size[@]}"
     return
   fi
   step "ladder: transforms device (host crops), every level at $levels_workers workers" ladder-transforms=device.log \
@@ -212,6 +215,9 @@ run_device() {
   step "ladder: workers $scale_workers at level none, fast beside device" ladder-device-workers.log \
     "$hs" ladder --device cuda --levels none --workers "$scale_workers" --transforms fast,device \
     --placement device "${ladder_size[@]}" --out "$out/ladder-device-workers.txt"
+  step "ladder: CUDA Graphs, levels device and host at $levels_workers workers" ladder-graphs.log \
+    "$hs" ladder --device cuda --cuda-graphs --levels device,host --workers "$levels_workers" --transforms fast \
+    "${ladder_size[@]}" --out "$out/ladder-graphs.txt"
   step "cuda decode: nvJPEG, batch 256 of noise JPEGs at ${jpeg_size}²" cuda-decode-noise.log \
     "$hs" cuda decode --decoder nvjpeg --jpegs "$out/jpegs-noise" --batch 256 --out "$out/cuda-decode-noise.txt"
 }

@@ -63,7 +63,7 @@ func openCUDA(pf *pipelineFlags, pinned bool) (device.Device, error) {
 	if err != nil {
 		return nil, errors.Join(err, c.Close())
 	}
-	d, err := cuda.NewDevice(c, cuda.DeviceConfig{PlanForSample: planFor, Pinned: pinned})
+	d, err := cuda.NewDevice(c, cuda.DeviceConfig{PlanForSample: planFor, Pinned: pinned, Graphs: pf.graphs})
 	if err != nil {
 		return nil, errors.Join(err, c.Close())
 	}
@@ -107,12 +107,15 @@ func planForSample(pf *pipelineFlags) (func(batch, sampleLen int) (cuda.Plan, er
 const cudaUsage = `
 headspace cuda check: on the first NVIDIA GPU, prints the device, its
 driver and the architecture the driver JIT-compiles the kernels' PTX for;
-runs every kernel of the Net on small random inputs and reports its largest
-error against the float64 Go reference (exit 1 if any is above its stated
+runs every kernel of the Net, and the device transform's kernels against
+the Go fast transform, on small random inputs and reports its largest
+error against the reference (exit 1 if any is above its stated
 tolerance); measures host-to-device and device-to-host copy speeds from
 pinned and from pageable memory, at sizes from 1 MiB to 256 MiB; and times
 the Net's training step at --batch samples of --side×--side (the median
-of --steps, each timed on the GPU with CUDA events).
+of --steps, each timed on the GPU with CUDA events), launched kernel by
+kernel and then replayed from CUDA Graphs (exit 1 if the two losses
+differ).
 
 --out writes the copy speeds (GB/s) and step times (step-ns) in Go
 benchmark format. Without a driver it exits 1 with "no CUDA driver found
@@ -246,16 +249,8 @@ func cudaCheck(ctx context.Context, c *cuda.Context, f *cudaCheckOpts, sizes []i
 		fmt.Fprintln(stdout)
 	}
 
-	// The Net's step.
-	plan, err := netKernels.Plan(f.batch, f.side, f.seed)
-	if err != nil {
-		return err
-	}
-	d, err := cuda.NewDevice(c, cuda.DeviceConfig{Plan: plan, Pinned: true})
-	if err != nil {
-		return err
-	}
-	defer d.Close()
+	// The Net's step, launched kernel by kernel and then replayed from
+	// CUDA Graphs: the same work from the same start, so the same loss.
 	pool, err := batching.NewPool(f.batch, 3*f.side*f.side)
 	if err != nil {
 		return err
@@ -268,15 +263,35 @@ func cudaCheck(ctx context.Context, c *cuda.Context, f *cudaCheckOpts, sizes []i
 	for i := range b.Labels {
 		b.Labels[i] = int32(rng.IntN(10))
 	}
-	times, loss, err := cuda.TimeSteps(ctx, d, b, 1, f.steps)
-	if err != nil {
-		return err
+	var times [2][]time.Duration // kernel by kernel, CUDA Graphs
+	var losses [2]float32
+	for g, graphs := range []bool{false, true} {
+		plan, err := netKernels.Plan(f.batch, f.side, f.seed)
+		if err != nil {
+			return err
+		}
+		d, err := cuda.NewDevice(c, cuda.DeviceConfig{Plan: plan, Pinned: true, Graphs: graphs})
+		if err != nil {
+			return err
+		}
+		times[g], losses[g], err = cuda.TimeSteps(ctx, d, b, 1, f.steps)
+		if err = errors.Join(err, d.Close()); err != nil {
+			return err
+		}
+		sorted := slices.Clone(times[g])
+		slices.Sort(sorted)
+		how := "kernel by kernel"
+		if graphs {
+			how = "CUDA Graphs"
+		}
+		fmt.Fprintf(stdout, "\nNet step (%s), batch %d at %dx%d: median %v of %d (min %v, max %v), loss after them %.4g\n",
+			how, f.batch, f.side, f.side, sorted[len(sorted)/2].Round(time.Microsecond), len(times[g]),
+			sorted[0].Round(time.Microsecond), sorted[len(sorted)-1].Round(time.Microsecond), losses[g])
 	}
-	sorted := slices.Clone(times)
-	slices.Sort(sorted)
-	fmt.Fprintf(stdout, "\nNet step, batch %d at %dx%d: median %v of %d (min %v, max %v), loss after them %.4g\n",
-		f.batch, f.side, f.side, sorted[len(sorted)/2].Round(time.Microsecond), len(times),
-		sorted[0].Round(time.Microsecond), sorted[len(sorted)-1].Round(time.Microsecond), loss)
+	loss := losses[0]
+	if losses[1] != losses[0] {
+		failed = append(failed, fmt.Sprintf("CUDA Graphs' loss %v is not the kernel-by-kernel loss %v", losses[1], losses[0]))
+	}
 
 	if f.out != "" {
 		if err := writeCUDACheck(f, c.Info(), bw, times); err != nil {
@@ -285,15 +300,15 @@ func cudaCheck(ctx context.Context, c *cuda.Context, f *cudaCheckOpts, sizes []i
 		fmt.Fprintf(stdout, "results: %s\n", f.out)
 	}
 	if math.IsNaN(float64(loss)) || math.IsInf(float64(loss), 0) {
-		return fmt.Errorf("the Net's loss after %d steps is %v", len(times)+1, loss)
+		return fmt.Errorf("the Net's loss after %d steps is %v", len(times[0])+1, loss)
 	}
 	if len(failed) > 0 {
-		return fmt.Errorf("%d kernel outputs above their tolerance: %s", len(failed), strings.Join(failed, ", "))
+		return fmt.Errorf("%d checks failed (kernel outputs above their tolerance, or graphs that changed the loss): %s", len(failed), strings.Join(failed, ", "))
 	}
 	return nil
 }
 
-func writeCUDACheck(f *cudaCheckOpts, info cuda.Info, bw []cuda.Bandwidth, times []time.Duration) error {
+func writeCUDACheck(f *cudaCheckOpts, info cuda.Info, bw []cuda.Bandwidth, times [2][]time.Duration) error {
 	cfg := append(machine.Environment("cuda:"+info.Name),
 		results.Config{Key: "cuda-driver", Value: info.Driver()},
 		results.Config{Key: "jit-target", Value: info.JITTarget()})
@@ -305,12 +320,15 @@ func writeCUDACheck(f *cudaCheckOpts, info cuda.Info, bw []cuda.Bandwidth, times
 			Values: []benchfmt.Value{{Value: b.GBps(), Unit: "GB/s"}},
 		})
 	}
-	for _, t := range times {
-		rs = append(rs, &benchfmt.Result{
-			Name:   benchfmt.Name(fmt.Sprintf("CUDAStep/batch=%d/side=%d", f.batch, f.side)),
-			Iters:  1,
-			Values: []benchfmt.Value{{Value: float64(t.Nanoseconds()), Unit: "step-ns"}},
-		})
+	// Kernel by kernel keeps its old name, so earlier files compare.
+	for g, suffix := range []string{"", "/graphs=true"} {
+		for _, t := range times[g] {
+			rs = append(rs, &benchfmt.Result{
+				Name:   benchfmt.Name(fmt.Sprintf("CUDAStep/batch=%d/side=%d%s", f.batch, f.side, suffix)),
+				Iters:  1,
+				Values: []benchfmt.Value{{Value: float64(t.Nanoseconds()), Unit: "step-ns"}},
+			})
+		}
 	}
 	return results.WriteFile(f.out, cfg, rs)
 }

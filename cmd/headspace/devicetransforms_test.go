@@ -17,6 +17,7 @@ func TestDeviceTransformsRefused(t *testing.T) {
 		{[]string{"ladder", "--transforms", "fast,device", "--placement", "device"}, "it needs --device cuda"},
 		{[]string{"ladder", "--device-crop"}, "--device-crop needs --transforms device"},
 		{[]string{"ladder", "--transforms", "device", "--device", "cuda", "--placement", "host"}, "it needs placement device"},
+		{[]string{"ladder", "--cuda-graphs"}, "--cuda-graphs needs --device cuda, not emulated"},
 	} {
 		code, _, stderr := runCLI(tc.args...)
 		if code != 2 || !strings.Contains(stderr, tc.want) || strings.Count(strings.TrimSpace(stderr), "\n") != 0 {

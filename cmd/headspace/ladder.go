@@ -71,6 +71,14 @@ func checkDeviceTransforms(impls []string, dev string, deviceCrop bool) error {
 	return nil
 }
 
+// checkGraphs refuses --cuda-graphs off the CUDA device.
+func checkGraphs(graphs bool, dev string) error {
+	if graphs && dev != "cuda" {
+		return usagef("--cuda-graphs needs --device cuda, not %s", dev)
+	}
+	return nil
+}
+
 // pipelineFlags are the flags shared by every command that runs the pipeline.
 type pipelineFlags struct {
 	batch, crop, prefetch int
@@ -82,6 +90,7 @@ type pipelineFlags struct {
 	convertBW             float64
 	data                  dataFlags
 	deviceCrop            bool // ladder: --device-crop, with --transforms device
+	graphs                bool // ladder: --cuda-graphs, with --device cuda
 }
 
 func (f *pipelineFlags) register(fs *flag.FlagSet) {
@@ -154,6 +163,10 @@ func (f *pipelineFlags) device() (workloads.Device, error) {
 		if err != nil {
 			return workloads.Device{}, err
 		}
+		if f.graphs {
+			// Recorded only when set, so earlier files keep their setup.
+			settings = append(settings, results.Config{Key: "cuda-graphs", Value: "true"})
+		}
 		return workloads.Device{Open: func(pinned bool) (device.Device, error) { return openCUDA(f, pinned) }, Settings: settings}, nil
 	}
 	return workloads.Device{}, usagef("--device %q: want emulated or cuda", f.dev)
@@ -176,6 +189,7 @@ func runLadder(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	levelsFlag := fs.String("levels", "", "comma-separated `levels` to run (default none,raw,sample,host,device; with --data also encoded)")
 	workersFlag := fs.String("workers", joinInts(def.Workers), "comma-separated worker `counts` (default: one per core)")
 	implsFlag := fs.String("transforms", strings.Join(def.Transforms, ","), "comma-separated transform `implementations`: naive, fast, or device (the mask, ConvertColor and Scale as CUDA kernels; --device cuda and --placement device)")
+	fs.BoolVar(&pf.graphs, "cuda-graphs", false, "with --device cuda: replay each step from a CUDA Graph (captured once per device buffer) instead of launching its kernels one by one")
 	fs.BoolVar(&pf.deviceCrop, "device-crop", false, "with --transforms device: upload whole raw images and crop on the GPU too, instead of uploading the host's crops")
 	placementsFlag := fs.String("placement", "host", "comma-separated `placements` of ConvertColor and Scale: host (float32 uploads) or device (uint8 uploads, converted on the device)")
 	pinnedFlag := fs.String("pinned", "true", "comma-separated: upload from pinned host memory (`true`), pageable (false), or both")
@@ -205,6 +219,9 @@ func runLadder(ctx context.Context, args []string, stdout, stderr io.Writer) err
 		return err
 	}
 	if err := checkDeviceTransforms(l.Transforms, pf.dev, pf.deviceCrop); err != nil {
+		return err
+	}
+	if err := checkGraphs(pf.graphs, pf.dev); err != nil {
 		return err
 	}
 	if l.Placements, err = parsePlacements(*placementsFlag); err != nil {
