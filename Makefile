@@ -123,8 +123,9 @@ clean:
 
 # One folder for a GPU machine with no Go and no network: the linux/amd64
 # binary (no cgo: the CUDA driver is bound at run time), ci/gpu-suite.sh and
-# the PyTorch peers. Copy it there and run `ci/gpu-suite.sh ladder OUT`, then
-# `ci/gpu-suite.sh loaders OUT` (each under 9 minutes on 16 cores).
+# the PyTorch peers. Copy it there and run `ci/gpu-suite.sh ladder OUT`,
+# `ci/gpu-suite.sh loaders OUT` (each under 9 minutes on 16 cores), then
+# `ci/gpu-suite.sh device OUT` (the GPU doing the loading: docs/gpu.md).
 BUNDLE ?= bundle
 gpu-bundle:
 	rm -rf $(BUNDLE) && mkdir -p $(BUNDLE)/ci $(BUNDLE)/peers
@@ -132,7 +133,7 @@ gpu-bundle:
 	cp ci/gpu-suite.sh $(BUNDLE)/ci/
 	echo $(COMMIT)$(shell git status --porcelain --untracked-files=no 2>/dev/null | grep -q . && echo -dirty) >$(BUNDLE)/COMMIT
 	cp -R peers/torch $(BUNDLE)/peers/
-	@echo "$(BUNDLE)/: on the GPU machine, ci/gpu-suite.sh ladder OUT, then ci/gpu-suite.sh loaders OUT"
+	@echo "$(BUNDLE)/: on the GPU machine, ci/gpu-suite.sh ladder OUT, ci/gpu-suite.sh loaders OUT, then ci/gpu-suite.sh device OUT"
 
 # The what-if model (issue 17): profile the pipeline, predict steps/s over
 # cores, workers and step times, and check the predictions on this machine
