@@ -12,7 +12,7 @@ BIN      := bin/headspace
 BENCH_OUT        ?= results/$(COMMIT).txt
 BENCH_FLAGS      ?=
 
-.PHONY: all build test test-deps cross bench compare check baseline ci-smoke vet clean reproduce peer ptx gpu-bundle
+.PHONY: all build test test-deps cross bench compare check baseline ci-smoke vet clean reproduce peer ptx gpu-bundle cluster-test k8s-validate
 
 all: build
 
@@ -22,6 +22,7 @@ build:
 # The Debian packages the tests use, installed by ci/deps.sh where missing
 # (one line per package, each with the test that needs it).
 TEST_DEBS :=
+TEST_DEBS += slurm-wlm munge # make cluster-test: a real single-node Slurm
 # cuda/kernels TestTransformKernelsOnHost: transforms.cu compiled for the host.
 TEST_DEBS += g++
 
@@ -32,6 +33,7 @@ test: test-deps cross
 	$(GO) vet ./...
 	$(GO) test -race -count=1 -timeout 10m ./...
 	ci/smoke.sh
+	$(MAKE) cluster-test k8s-validate
 
 test-deps:
 	@[ -z "$(strip $(TEST_DEBS))" ] || ci/deps.sh $(TEST_DEBS)
@@ -110,6 +112,20 @@ ptx:
 			-O3 -S $$cu -o -; } > $$ptx.tmp; \
 		mv $$ptx.tmp $$ptx; echo "$$ptx"; \
 	done
+
+# A real single-node Slurm (Debian's slurm-wlm and munge, installed where
+# missing) runs a tiny ladder as a 3-task array through ci/slurm/sweep.sh,
+# one task failing and resubmitted alone, and the merge job's file must
+# equal a single-process run in points and settings; the daemons are
+# stopped by pid and nothing is left behind (docs/cluster.md).
+cluster-test: build
+	ci/cluster-test.sh
+
+# The Kubernetes Indexed Job (ci/k8s/*.yaml) against the API schema:
+# kubeconform (go run, pinned) over schemas made from k8s.io/kubernetes'
+# OpenAPI document, both from the Go module proxy; no cluster needed.
+k8s-validate:
+	ci/k8s/validate.sh
 
 # The nightly workflow's scripts, run small on the emulated device.
 ci-smoke:

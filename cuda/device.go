@@ -8,8 +8,8 @@ import (
 	"time"
 	"unsafe"
 
-	"github.com/headspace-bench/headspace/harness/batching"
-	"github.com/headspace-bench/headspace/harness/device"
+	"github.com/headspace-bench/headspace/harness/blocks/batching"
+	"github.com/headspace-bench/headspace/harness/blocks/device"
 )
 
 // DeviceConfig configures a CUDA Device.

@@ -13,7 +13,7 @@ import (
 	"testing"
 	"unsafe"
 
-	"github.com/headspace-bench/headspace/harness/batching"
+	"github.com/headspace-bench/headspace/harness/blocks/batching"
 )
 
 // testPTX declares the kernels of testPlan as clang's PTX does; the fake

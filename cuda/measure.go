@@ -9,7 +9,7 @@ import (
 	"time"
 	"unsafe"
 
-	"github.com/headspace-bench/headspace/harness/batching"
+	"github.com/headspace-bench/headspace/harness/blocks/batching"
 )
 
 // Bandwidth is one copy speed measured on the GPU.

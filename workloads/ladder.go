@@ -11,13 +11,14 @@ import (
 	"golang.org/x/perf/benchfmt"
 
 	"github.com/headspace-bench/headspace/datasets/ondisk"
-	"github.com/headspace-bench/headspace/harness/device"
-	"github.com/headspace-bench/headspace/harness/ladder"
-	"github.com/headspace-bench/headspace/harness/loader"
-	"github.com/headspace-bench/headspace/harness/pipeline"
-	"github.com/headspace-bench/headspace/harness/results"
-	"github.com/headspace-bench/headspace/harness/summary"
-	"github.com/headspace-bench/headspace/harness/train"
+	"github.com/headspace-bench/headspace/datasets/transforms"
+	"github.com/headspace-bench/headspace/harness/blocks/device"
+	"github.com/headspace-bench/headspace/harness/blocks/loader"
+	"github.com/headspace-bench/headspace/harness/blocks/pipeline"
+	"github.com/headspace-bench/headspace/harness/blocks/results"
+	"github.com/headspace-bench/headspace/harness/blocks/train"
+	"github.com/headspace-bench/headspace/harness/engines/ladder"
+	"github.com/headspace-bench/headspace/internal/summary"
 )
 
 // Ladder is the caching ladder of "A Caching Strategy for Identifying
@@ -58,10 +59,12 @@ var (
 )
 
 // LadderDocumentWorkers and LadderDocumentBatch are the document's
-// DataLoader workers and batch size.
+// DataLoader workers and batch size; LadderDocumentSmallRaw is the side
+// of its shrunk raw image (1024² → 256²).
 const (
-	LadderDocumentWorkers = 4
-	LadderDocumentBatch   = 256
+	LadderDocumentWorkers  = 4
+	LadderDocumentBatch    = 256
+	LadderDocumentSmallRaw = 256
 )
 
 // DefaultLadder is the sweep `make bench` runs: every level, both
@@ -73,7 +76,7 @@ func DefaultLadder() Ladder {
 	return Ladder{
 		Levels:     ladder.Levels,
 		Workers:    []int{runtime.GOMAXPROCS(0)},
-		Transforms: []string{"naive", "fast"},
+		Transforms: transforms.Names,
 		Placements: []loader.Placement{loader.Host},
 		Pinned:     []bool{true},
 		Pipeline:   loader.DefaultConfig(),
@@ -202,6 +205,10 @@ func DataSettings(c loader.Config) []results.Config {
 type Device struct {
 	// Open opens the device with uploads from pinned (or pageable) memory.
 	Open func(pinned bool) (device.Device, error)
+	// Scale, if set, opens the device with its step scaled by m (the
+	// what-if model's checks); nil for a device whose step cannot be
+	// scaled (CUDA).
+	Scale func(m float64) (device.Device, error)
 	// Settings are the device's settings that change a number, for the
 	// result file (the emulated device's assumed step and bandwidths).
 	Settings []results.Config
@@ -216,6 +223,7 @@ func Emulated(cfg device.EmulatedConfig) Device {
 			c.Pinned = pinned
 			return device.NewEmulated(c)
 		},
+		Scale: EmulatedWhatIf(cfg),
 		Settings: []results.Config{
 			{Key: "emulated-step", Value: cfg.Step.String()},
 			{Key: "emulated-pinned-gbps", Value: fmt.Sprint(cfg.PinnedBandwidth / 1e9)},
@@ -284,10 +292,33 @@ func (h LadderRun) done(p ladder.Point) int {
 	return min(h.Done(p), math.MaxInt)
 }
 
-// Run runs the sweep: for each selected point, Count runs (less those
+// Name is "Ladder": BenchmarkLadder/level=…/workers=…/….
+func (Ladder) Name() string { return "Ladder" }
+
+// Document is "003".
+func (Ladder) Document() string { return "003" }
+
+// At is DefaultLadder or QuickLadder.
+func (Ladder) At(z Size) Experiment {
+	if z == Quick {
+		return QuickLadder()
+	}
+	return DefaultLadder()
+}
+
+// Run runs the whole sweep on env's device (Sweep with every point).
+func (l Ladder) Run(ctx context.Context, env Env) ([]*benchfmt.Result, error) {
+	var out []*benchfmt.Result
+	keep := env.collect(&out)
+	err := l.Sweep(ctx, LadderRun{Device: env.device(), Start: env.Start,
+		Result: func(_ ladder.Point, _ train.Result, b *benchfmt.Result) error { return keep(b) }})
+	return out, err
+}
+
+// Sweep runs the sweep: for each selected point, Count runs (less those
 // Done), each reported to Result as it finishes. It stops at the first
 // error, or when ctx is done, with what was reported kept by the caller.
-func (l Ladder) Run(ctx context.Context, h LadderRun) error {
+func (l Ladder) Sweep(ctx context.Context, h LadderRun) error {
 	if err := l.Validate(); err != nil {
 		return err
 	}

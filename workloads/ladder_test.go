@@ -4,7 +4,7 @@ import (
 	"context"
 	"testing"
 
-	"github.com/headspace-bench/headspace/harness/ladder"
+	"github.com/headspace-bench/headspace/harness/engines/ladder"
 )
 
 // BenchmarkLadder runs one training step per iteration at every point of
@@ -25,7 +25,7 @@ func BenchmarkLadder(b *testing.B) {
 			l := w
 			l.Levels, l.Workers, l.Transforms = []ladder.Level{p.Level}, []int{p.Workers}, []string{p.Impl}
 			l.Train.Steps, l.Count = b.N, 1
-			err := l.Run(context.Background(), LadderRun{
+			err := l.Sweep(context.Background(), LadderRun{
 				Device: Emulated(dev),
 				Result: report(b),
 			})

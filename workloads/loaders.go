@@ -2,22 +2,39 @@ package workloads
 
 import (
 	"context"
+	"fmt"
+	"runtime"
+	"strings"
 
 	"golang.org/x/perf/benchfmt"
 
-	"github.com/headspace-bench/headspace/harness/loadbench"
-	"github.com/headspace-bench/headspace/harness/loader"
-	"github.com/headspace-bench/headspace/harness/procloader"
+	"github.com/headspace-bench/headspace/datasets/transforms"
+	"github.com/headspace-bench/headspace/harness/blocks/batching"
+	"github.com/headspace-bench/headspace/harness/blocks/loader"
+	"github.com/headspace-bench/headspace/harness/blocks/procloader"
+	"github.com/headspace-bench/headspace/harness/blocks/results"
+	"github.com/headspace-bench/headspace/harness/blocks/train"
+	"github.com/headspace-bench/headspace/harness/engines/loadbench"
 )
 
 // Loaders is SPDL's thread-based loading against PyTorch's process-based
 // DataLoader (document 002), with goroutines for threads: time to first
 // batch, samples/s, peak resident memory and CPU time per mode and worker
-// count.
+// count, Repeats times over; then the training loop fed by each mode's
+// loader, for the document's "2× faster training".
 type Loaders struct {
 	Config  loadbench.Config
 	Modes   []string
 	Workers []int
+	// Repeats is the runs of every point, outermost, so that a slow spell
+	// of a shared machine spreads over every point instead of spoiling one.
+	Repeats int
+	// Train is the training comparison's pipeline (the document 003's),
+	// TrainSteps its measured steps and TrainRuns its runs per mode; no
+	// comparison when TrainRuns is 0.
+	Train      loader.Config
+	TrainSteps int
+	TrainRuns  int
 }
 
 // The article's claims for SPDL's thread-based loading over PyTorch's
@@ -33,31 +50,157 @@ const (
 )
 
 // DefaultLoaders is SPDL's sweep: both modes at 1 to 32 workers, batches
-// of 32 from the document 003's pipeline, 40 batches a run. worker starts
-// the process workers (normally this binary's `headspace worker`).
-func DefaultLoaders(worker procloader.Options) Loaders {
+// of 32 of 512² images cropped to 224 with the fast transforms, 100
+// batches a run, 3 runs; the training loop on the document 003's
+// pipeline (one worker per core) for 10 steps, twice per mode.
+func DefaultLoaders() Loaders {
 	p := loader.DefaultConfig()
-	p.Batch = 32
+	p.Dataset.Width, p.Dataset.Height = 512, 512
+	p.Transforms.Crop, p.Batch, p.Impl, p.Workers = 224, 32, transforms.Fast, 1
+	t := loader.DefaultConfig()
+	t.Workers = runtime.GOMAXPROCS(0)
 	return Loaders{
-		Config:  loadbench.Config{Pipeline: p, Batches: 40, Worker: worker},
+		Config:  loadbench.Config{Pipeline: p, Batches: 100},
 		Modes:   loadbench.Modes,
 		Workers: []int{1, 2, 4, 8, 16, 32},
+		Repeats: 3,
+		Train:   t, TrainSteps: 10, TrainRuns: 2,
 	}
 }
 
 // QuickLoaders runs both modes at 1 and 2 workers on tiny batches.
-func QuickLoaders(worker procloader.Options) Loaders {
-	l := DefaultLoaders(worker)
+func QuickLoaders() Loaders {
+	l := DefaultLoaders()
 	p := &l.Config.Pipeline
-	p.Dataset.Width, p.Dataset.Height, p.Transforms.Crop, p.Batch = 96, 96, 32, 8
-	l.Config.Batches, l.Workers = 4, []int{1, 2}
+	p.Dataset.Width, p.Dataset.Height, p.Transforms.Crop, p.Batch = 32, 32, 8, 4
+	l.Config.Batches, l.Workers, l.Repeats = 3, []int{1, 2}, 1
+	t := &l.Train
+	t.Dataset.Width, t.Dataset.Height, t.Transforms.Crop, t.Batch = 64, 64, 16, 4
+	l.TrainSteps, l.TrainRuns = 2, 1
 	return l
 }
 
-// Run measures every mode at every worker count and returns the
+// Name is "Loaders": BenchmarkLoaders/mode=…/workers=…, and
+// BenchmarkLoadersTraining/mode=…/workers=….
+func (Loaders) Name() string { return "Loaders" }
+
+// Document is "002".
+func (Loaders) Document() string { return "002" }
+
+// At is DefaultLoaders or QuickLoaders.
+func (Loaders) At(z Size) Experiment {
+	if z == Quick {
+		return QuickLoaders()
+	}
+	return DefaultLoaders()
+}
+
+// trainConfig is the training comparison's loop: warm up past the
+// batches either loader prepares ahead (the process loader asks Prefetch
+// batches of each worker at start), so that the measured steps are the
+// steady state of both, not a drain of a head start.
+func (l Loaders) trainConfig() train.Config {
+	return train.Config{Steps: l.TrainSteps, Warmup: l.Train.Prefetch*l.Train.Workers + 1}
+}
+
+// Settings is the configuration block of the comparison's result file.
+func (l Loaders) Settings() []results.Config {
+	rc := l.trainConfig()
+	t := l.Train
+	return append(PipelineSettings(l.Config.Pipeline),
+		results.Config{Key: "transforms", Value: l.Config.Pipeline.Impl},
+		results.Config{Key: "modes", Value: strings.Join(l.Modes, ",")},
+		results.Config{Key: "workers", Value: joinInts(l.Workers)},
+		results.Config{Key: "batches", Value: fmt.Sprint(l.Config.Batches)},
+		results.Config{Key: "repeats", Value: fmt.Sprint(l.Repeats)},
+		results.Config{Key: "train-raw-size", Value: fmt.Sprintf("%dx%d", t.Dataset.Width, t.Dataset.Height)},
+		results.Config{Key: "train-crop", Value: fmt.Sprint(t.Transforms.Crop)},
+		results.Config{Key: "train-batch", Value: fmt.Sprint(t.Batch)},
+		results.Config{Key: "train-transforms", Value: t.Impl},
+		results.Config{Key: "train-workers", Value: fmt.Sprint(t.Workers)},
+		results.Config{Key: "train-steps", Value: fmt.Sprint(rc.Steps)},
+		results.Config{Key: "train-warmup", Value: fmt.Sprint(rc.Warmup)},
+		results.Config{Key: "train-runs", Value: fmt.Sprint(l.TrainRuns)},
+	)
+}
+
+// joinInts is "1,2,4".
+func joinInts(v []int) string {
+	s := make([]string, len(v))
+	for i, x := range v {
+		s[i] = fmt.Sprint(x)
+	}
+	return strings.Join(s, ",")
+}
+
+// Run measures every mode at every worker count, Repeats times over, then
+// trains on env's device fed by each mode's loader TrainRuns times over.
+// Process workers start as env.Worker says.
+func (l Loaders) Run(ctx context.Context, env Env) ([]*benchfmt.Result, error) {
+	var out []*benchfmt.Result
+	keep := env.collect(&out)
+	if env.Worker.Exe != "" {
+		l.Config.Worker = env.Worker
+	}
+	if err := l.Config.Validate(); err != nil {
+		return nil, err
+	}
+	for rep := range l.Repeats {
+		env.start(fmt.Sprintf("loaders, run %d/%d", rep+1, l.Repeats))
+		_, recs, err := l.Sweep(ctx, nil)
+		if err != nil {
+			return out, err
+		}
+		for _, r := range recs {
+			if err := keep(r); err != nil {
+				return out, err
+			}
+		}
+	}
+	if l.TrainRuns == 0 {
+		return out, nil
+	}
+	dev, err := env.device().Open(true)
+	if err != nil {
+		return out, fmt.Errorf("opening the device: %w", err)
+	}
+	defer dev.Close()
+	rc := l.trainConfig()
+	for run := range l.TrainRuns {
+		for _, mode := range l.Modes {
+			env.start(fmt.Sprintf("training, %s loader, run %d/%d", mode, run+1, l.TrainRuns))
+			var ld batching.Loader
+			var err error
+			n := rc.Warmup + rc.Steps
+			if mode == loadbench.Process {
+				ld, err = procloader.NewWithOptions(ctx, l.Train, n, l.Config.Worker)
+			} else {
+				ld, err = loader.New(ctx, loader.CacheNothing, l.Train, n)
+			}
+			if err != nil {
+				return out, fmt.Errorf("training with the %s loader: %w", mode, err)
+			}
+			r, err := train.Run(ctx, ld, dev, l.Train.Batch, rc)
+			if cerr := ld.Close(); err == nil {
+				err = cerr
+			}
+			if err != nil {
+				return out, fmt.Errorf("training with the %s loader: %w", mode, err)
+			}
+			rec := &benchfmt.Result{Name: benchfmt.Name(fmt.Sprintf("BenchmarkLoadersTraining/mode=%s/workers=%d", mode, l.Train.Workers)),
+				Iters: max(r.Steps, 1), Values: []benchfmt.Value{{Value: r.StepsPerSec(), Unit: "steps/s"}}}
+			if err := keep(rec); err != nil {
+				return out, err
+			}
+		}
+	}
+	return out, nil
+}
+
+// Sweep measures every mode at every worker count once and returns the
 // measurements and their records (BenchmarkLoaders/mode=…/workers=…).
 // each, if set, sees every measurement as it is made.
-func (l Loaders) Run(ctx context.Context, each func(loadbench.Measurement)) ([]loadbench.Measurement, []*benchfmt.Result, error) {
+func (l Loaders) Sweep(ctx context.Context, each func(loadbench.Measurement)) ([]loadbench.Measurement, []*benchfmt.Result, error) {
 	ms, err := loadbench.Sweep(ctx, l.Config, l.Modes, l.Workers, each)
 	recs := make([]*benchfmt.Result, len(ms))
 	for i, m := range ms {

@@ -13,10 +13,12 @@ import (
 	"golang.org/x/perf/benchfmt"
 
 	"github.com/headspace-bench/headspace/datasets/ondisk"
-	"github.com/headspace-bench/headspace/harness/ladder"
-	"github.com/headspace-bench/headspace/harness/loader"
-	"github.com/headspace-bench/headspace/harness/summary"
-	"github.com/headspace-bench/headspace/harness/train"
+	"github.com/headspace-bench/headspace/datasets/transforms"
+	"github.com/headspace-bench/headspace/harness/blocks/loader"
+	"github.com/headspace-bench/headspace/harness/blocks/results"
+	"github.com/headspace-bench/headspace/harness/blocks/train"
+	"github.com/headspace-bench/headspace/harness/engines/ladder"
+	"github.com/headspace-bench/headspace/internal/summary"
 )
 
 // OnDisk is the document's raw-data remedies measured on real files: the
@@ -51,7 +53,7 @@ type OnDisk struct {
 func DefaultOnDisk() OnDisk {
 	l := DefaultLadder()
 	l.Levels = []ladder.Level{ladder.None, ladder.Encoded, ladder.Raw, ladder.Device}
-	l.Transforms = []string{"naive"}
+	l.Transforms = []string{transforms.Naive}
 	l.Train = train.Config{Steps: 2, Warmup: 1}
 	l.Count = 3
 	caches := []string{loader.PageWarm}
@@ -73,7 +75,7 @@ func QuickOnDisk() OnDisk {
 	o := DefaultOnDisk()
 	o.RawSizes = []int{64, 32}
 	o.PageCaches = []string{loader.PageWarm}
-	o.Ladder.Transforms = []string{"fast"}
+	o.Ladder.Transforms = []string{transforms.Fast}
 	o.Ladder.Workers = []int{2}
 	o.Ladder.Pipeline.Transforms.Crop, o.Ladder.Pipeline.Batch = 16, 4
 	o.Ladder.Train = train.Config{Steps: 2, Warmup: 1}
@@ -171,12 +173,56 @@ func (o OnDisk) ladder(c OnDiskCase, dir string) (Ladder, error) {
 	return l, nil
 }
 
-// Run writes each dataset of the matrix under dir (one at a time, removed
+// Name is "LadderOnDisk": BenchmarkLadderOnDisk/<case>/<point>.
+func (OnDisk) Name() string { return "LadderOnDisk" }
+
+// Document is "003": its step (e), the document's raw-data remedies.
+func (OnDisk) Document() string { return "003" }
+
+// At is DefaultOnDisk or QuickOnDisk.
+func (OnDisk) At(z Size) Experiment {
+	if z == Quick {
+		return QuickOnDisk()
+	}
+	return DefaultOnDisk()
+}
+
+// Settings is the configuration block of the matrix's result file: its
+// ladder's settings (the raw size and samples of each case are in the
+// records' names and the dataset's size), and the samples per dataset.
+func (o OnDisk) Settings() []results.Config {
+	return append(o.Ladder.Settings(),
+		results.Config{Key: "ondisk-samples", Value: fmt.Sprint(o.samples())},
+		results.Config{Key: "ondisk-count", Value: fmt.Sprint(o.Ladder.Count)},
+	)
+}
+
+// Run runs the matrix (Sweep) with its datasets in a fresh directory
+// under env's, removed after.
+func (o OnDisk) Run(ctx context.Context, env Env) ([]*benchfmt.Result, error) {
+	dir, err := os.MkdirTemp(env.dir(), "headspace-ondisk-")
+	if err != nil {
+		return nil, err
+	}
+	defer os.RemoveAll(dir)
+	var out []*benchfmt.Result
+	keep := env.collect(&out)
+	env.start(o.Name())
+	rs, err := o.Sweep(ctx, dir, env.device())
+	for _, r := range rs {
+		if kerr := keep(r.Record); err == nil {
+			err = kerr
+		}
+	}
+	return out, err
+}
+
+// Sweep writes each dataset of the matrix under dir (one at a time, removed
 // after its cases, so dir needs room for the largest alone), runs its
 // cases' ladders on dev and returns every run, in order; ctx stops it
 // between runs. Each run's page cache is prepared as its case says before
 // the loader starts (cold: evicted; warm: read once).
-func (o OnDisk) Run(ctx context.Context, dir string, dev Device) ([]OnDiskResult, error) {
+func (o OnDisk) Sweep(ctx context.Context, dir string, dev Device) ([]OnDiskResult, error) {
 	if err := o.Validate(); err != nil {
 		return nil, err
 	}
@@ -203,7 +249,7 @@ func (o OnDisk) Run(ctx context.Context, dir string, dev Device) ([]OnDiskResult
 				os.RemoveAll(data)
 				return out, err
 			}
-			err = l.Run(ctx, LadderRun{Device: dev, Result: func(p ladder.Point, r train.Result, b *benchfmt.Result) error {
+			err = l.Sweep(ctx, LadderRun{Device: dev, Result: func(p ladder.Point, r train.Result, b *benchfmt.Result) error {
 				b.Name = benchfmt.Name(onDiskName(cc, p))
 				out = append(out, OnDiskResult{Case: cc, Point: p, Record: b, StepsPerSec: r.StepsPerSec()})
 				return nil
@@ -223,11 +269,7 @@ func (o OnDisk) Run(ctx context.Context, dir string, dev Device) ([]OnDiskResult
 // onDiskName is the benchmark name of point p of case c, as `go test
 // -bench` prints it.
 func onDiskName(c OnDiskCase, p ladder.Point) string {
-	name := "BenchmarkLadderOnDisk/" + c.Name() + "/" + p.Sub()
-	if n := runtime.GOMAXPROCS(0); n != 1 {
-		name += fmt.Sprintf("-%d", n)
-	}
-	return name
+	return results.BenchName("LadderOnDisk/"+c.Name()+"/"+p.Sub(), runtime.GOMAXPROCS(0))
 }
 
 // OnDiskRatios is the median steps/s of every level of every case and

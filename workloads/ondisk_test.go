@@ -7,8 +7,8 @@ import (
 	"testing"
 
 	"github.com/headspace-bench/headspace/datasets/ondisk"
-	"github.com/headspace-bench/headspace/harness/ladder"
-	"github.com/headspace-bench/headspace/harness/loader"
+	"github.com/headspace-bench/headspace/harness/blocks/loader"
+	"github.com/headspace-bench/headspace/harness/engines/ladder"
 )
 
 // BenchmarkLadderOnDisk runs the on-disk matrix, one run per point per
@@ -27,7 +27,7 @@ func BenchmarkLadderOnDisk(b *testing.B) {
 	}
 	var rs []OnDiskResult
 	for range b.N {
-		got, err := o.Run(context.Background(), b.TempDir(), Emulated(dev))
+		got, err := o.Sweep(context.Background(), b.TempDir(), Emulated(dev))
 		if err != nil {
 			b.Fatal(err)
 		}
@@ -54,7 +54,7 @@ func TestOnDisk(t *testing.T) {
 	dev := DocumentDevice()
 	dev.Step = 1e6 // 1 ms
 	dir := t.TempDir()
-	rs, err := o.Run(context.Background(), dir, Emulated(dev))
+	rs, err := o.Sweep(context.Background(), dir, Emulated(dev))
 	if err != nil {
 		t.Fatal(err)
 	}

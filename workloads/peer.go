@@ -5,7 +5,8 @@ import (
 
 	"golang.org/x/perf/benchfmt"
 
-	"github.com/headspace-bench/headspace/harness/peer"
+	"github.com/headspace-bench/headspace/harness/blocks/results"
+	"github.com/headspace-bench/headspace/harness/engines/peer"
 )
 
 // Peer is the document 003's own PyTorch pipeline (peers/torch), run by
@@ -14,6 +15,14 @@ import (
 type Peer struct {
 	Config peer.Config
 }
+
+// PeerPython and PeerScript are the Python and the script DefaultPeer
+// runs: Debian's python3 (`make peer` installs torch for it) and the
+// document's pipeline, relative to the repository's root.
+const (
+	PeerPython = "/usr/bin/python3"
+	PeerScript = "peers/torch/dataloader.py"
+)
 
 // DefaultPeer compares at 1 and 2 workers (this machine's cores), three
 // rounds, with the given Python running the given script.
@@ -26,9 +35,48 @@ func DefaultPeer(python, script string) Peer {
 	}}
 }
 
-// Run runs the comparison and returns what it measured and the records
+// QuickPeer runs one round at 1 worker on tiny images.
+func QuickPeer(python, script string) Peer {
+	p := DefaultPeer(python, script)
+	p.Config.Settings = peer.Settings{Width: 96, Height: 96, Crop: 32, Batch: 8, Batches: 4, Seed: 1}
+	p.Config.Workers, p.Config.Count = []int{1}, 1
+	return p
+}
+
+// Name is "Peer": BenchmarkPeer/impl=…/workers=….
+func (Peer) Name() string { return "Peer" }
+
+// Document is "003": its pipeline, in PyTorch.
+func (Peer) Document() string { return "003" }
+
+// At is DefaultPeer or QuickPeer with PeerPython and PeerScript.
+func (Peer) At(z Size) Experiment {
+	if z == Quick {
+		return QuickPeer(PeerPython, PeerScript)
+	}
+	return DefaultPeer(PeerPython, PeerScript)
+}
+
+// Settings is the configuration block of the comparison's result file.
+func (p Peer) Settings() []results.Config { return p.Config.Settings.Config() }
+
+// Run runs the comparison and returns its records.
+func (p Peer) Run(ctx context.Context, env Env) ([]*benchfmt.Result, error) {
+	var out []*benchfmt.Result
+	keep := env.collect(&out)
+	env.start(p.Name())
+	_, recs, err := p.Sweep(ctx, nil)
+	for _, r := range recs {
+		if kerr := keep(r); err == nil {
+			err = kerr
+		}
+	}
+	return out, err
+}
+
+// Sweep runs the comparison and returns what it measured and the records
 // (BenchmarkPeer/impl=…/workers=…). each, if set, sees every measurement.
-func (p Peer) Run(ctx context.Context, each func(peer.Measurement)) (peer.Result, []*benchfmt.Result, error) {
+func (p Peer) Sweep(ctx context.Context, each func(peer.Measurement)) (peer.Result, []*benchfmt.Result, error) {
 	res, err := peer.Sweep(ctx, p.Config, each)
 	recs := make([]*benchfmt.Result, len(res.Measurements))
 	for i, m := range res.Measurements {

@@ -5,8 +5,8 @@ import (
 
 	"golang.org/x/perf/benchfmt"
 
-	"github.com/headspace-bench/headspace/harness/ladder"
-	"github.com/headspace-bench/headspace/harness/train"
+	"github.com/headspace-bench/headspace/harness/blocks/train"
+	"github.com/headspace-bench/headspace/harness/engines/ladder"
 )
 
 // report returns a LadderRun.Result that reports a run's record as the
@@ -16,6 +16,13 @@ func report(b *testing.B) func(ladder.Point, train.Result, *benchfmt.Result) err
 		reportRecord(b, r)
 		return nil
 	}
+}
+
+// benchResult is one record of a benchmark's run and its sub-benchmark
+// name.
+type benchResult struct {
+	name string
+	r    *benchfmt.Result
 }
 
 // reportRecord reports every value of a benchmark-format record.

@@ -1,19 +1,32 @@
 package workloads
 
 import (
+	"context"
 	"fmt"
 	"time"
 
 	"golang.org/x/perf/benchfmt"
 
-	"github.com/headspace-bench/headspace/harness/sim"
+	"github.com/headspace-bench/headspace/harness/blocks/results"
+	"github.com/headspace-bench/headspace/harness/engines/sim"
 )
 
 // Sim is the loader simulation of "Visualizing data loaders" (document
 // 004): DataLoader's workers and prefetch as a discrete-event simulation,
-// each case's batches trained in its duration beside the post's count.
+// each case's batches trained in its duration beside the post's count;
+// every case with each load-time distribution of Dists, over Seeds seeds.
 type Sim struct {
 	Cases []SimCase
+	// Dists are the load-time distributions each case also runs with
+	// (sim.Constant, sim.Normal with SimDocumentSpread); none runs each
+	// case's own alone.
+	Dists []string
+	// Seeds is the runs of each case and distribution, seeds 1 to Seeds;
+	// 0 means 1.
+	Seeds int
+	// GIFTick is the simulated time per frame of the report's
+	// animations (it changes no number, but the figures).
+	GIFTick time.Duration
 }
 
 // SimCase is one simulated pipeline and the post's figure for it.
@@ -25,7 +38,7 @@ type SimCase struct {
 
 // SimDocumentSpread is the load-time spread (standard deviation over mean)
 // of the post's random loads that reproduces its 275 and 295
-// (harness/sim/doc.go).
+// (harness/engines/sim/doc.go).
 const SimDocumentSpread = 0.22
 
 // The post's setting: 7 loader workers, a 100 ms step, 30 s of training.
@@ -37,35 +50,105 @@ const (
 
 // DefaultSim is the post's three animations: 2 s loads (constant), and
 // 700 ms and 350 ms loads (normal, SimDocumentSpread), with the post's
-// workers, step and duration — 98, 275 and 295 batches in the post.
+// workers, step and duration — 98, 275 and 295 batches in the post —
+// each also with constant and with normal loads, over 20 seeds, drawn at
+// the post's 100 ms a frame.
 func DefaultSim() Sim {
 	c := func(load time.Duration, dist string) sim.Config {
-		cfg := sim.Config{Loaders: SimDocumentLoaders, Load: load, LoadDist: dist, Step: SimDocumentStep, Duration: SimDocumentDuration, Seed: 1}
-		if dist == sim.Normal {
-			cfg.LoadStddev = time.Duration(SimDocumentSpread * float64(load))
-		}
-		return cfg
+		return simConfig(sim.Config{Loaders: SimDocumentLoaders, Load: load, Step: SimDocumentStep, Duration: SimDocumentDuration, Seed: 1}, dist)
 	}
 	return Sim{Cases: []SimCase{
 		{c(2*time.Second, sim.Constant), 98},
 		{c(700*time.Millisecond, sim.Normal), 275},
 		{c(350*time.Millisecond, sim.Normal), 295},
-	}}
+	}, Dists: []string{sim.Constant, sim.Normal}, Seeds: 20, GIFTick: 100 * time.Millisecond}
 }
 
-// Run simulates every case and returns the results and their records:
-// BenchmarkSim/load=…/dist=… with batches, model-idle-% and queue.
-func (s Sim) Run() ([]*sim.Result, []*benchfmt.Result, error) {
-	var out []*sim.Result
-	var recs []*benchfmt.Result
+// QuickSim is DefaultSim over 2 seeds, with a tenth of the frames.
+func QuickSim() Sim {
+	s := DefaultSim()
+	s.Seeds, s.GIFTick = 2, time.Second
+	return s
+}
+
+// simConfig is c with load-time distribution dist: a normal spread of
+// SimDocumentSpread, or none.
+func simConfig(c sim.Config, dist string) sim.Config {
+	c.LoadDist, c.LoadStddev = dist, 0
+	if dist == sim.Normal {
+		c.LoadStddev = time.Duration(SimDocumentSpread * float64(c.Load))
+	}
+	return c
+}
+
+// Name is "Sim": BenchmarkSim/load=…/dist=…/seed=….
+func (Sim) Name() string { return "Sim" }
+
+// Document is "004".
+func (Sim) Document() string { return "004" }
+
+// At is DefaultSim or QuickSim.
+func (Sim) At(z Size) Experiment {
+	if z == Quick {
+		return QuickSim()
+	}
+	return DefaultSim()
+}
+
+// Settings is the configuration block of the simulation's result file:
+// the post's loaders, step and duration (each case's load and
+// distribution are in its records' names).
+func (s Sim) Settings() []results.Config {
+	var c sim.Config
+	if len(s.Cases) > 0 {
+		c = s.Cases[0].Config
+	}
+	return []results.Config{
+		{Key: "loaders", Value: fmt.Sprint(c.Loaders)},
+		{Key: "step", Value: c.Step.String()},
+		{Key: "duration", Value: c.Duration.String()},
+		{Key: "seeds", Value: fmt.Sprint(max(s.Seeds, 1))},
+		{Key: "gif-tick", Value: s.GIFTick.String()},
+	}
+}
+
+// Runs is every simulation Run makes, in order: each case with each of
+// Dists (its own when there are none), seeds 1 to Seeds.
+func (s Sim) Runs() []sim.Config {
+	var out []sim.Config
 	for _, c := range s.Cases {
-		r, err := sim.Run(c.Config)
-		if err != nil {
-			return nil, nil, err
+		dists := s.Dists
+		if len(dists) == 0 {
+			dists = []string{c.Config.LoadDist}
 		}
-		out = append(out, r)
-		recs = append(recs, &benchfmt.Result{
-			Name:  benchfmt.Name(fmt.Sprintf("BenchmarkSim/load=%v/dist=%s", c.Config.Load, r.Config.LoadDist)),
+		for _, d := range dists {
+			for seed := 1; seed <= max(s.Seeds, 1); seed++ {
+				cfg := simConfig(c.Config, d)
+				cfg.Seed = uint64(seed)
+				out = append(out, cfg)
+			}
+		}
+	}
+	return out
+}
+
+// Run simulates every run (Runs) and returns their records:
+// BenchmarkSim/load=…/dist=…/seed=… with batches, model-idle-% and queue.
+func (s Sim) Run(ctx context.Context, env Env) ([]*benchfmt.Result, error) {
+	var out []*benchfmt.Result
+	keep := env.collect(&out)
+	for _, c := range s.Runs() {
+		if err := ctx.Err(); err != nil {
+			return out, err
+		}
+		name := fmt.Sprintf("Sim/load=%v/dist=%s/seed=%d", c.Load, c.LoadDist, c.Seed)
+		env.start(name)
+		r, err := sim.Run(c)
+		if err != nil {
+			return out, fmt.Errorf("%s: %w", name, err)
+		}
+		err = keep(&benchfmt.Result{
+			Name:  benchfmt.Name("Benchmark" + name),
 			Iters: 1,
 			Values: []benchfmt.Value{
 				{Value: float64(r.Batches), Unit: "batches"},
@@ -73,6 +156,9 @@ func (s Sim) Run() ([]*sim.Result, []*benchfmt.Result, error) {
 				{Value: r.MeanQueueLength, Unit: "queue"},
 			},
 		})
+		if err != nil {
+			return out, err
+		}
 	}
-	return out, recs, nil
+	return out, nil
 }

@@ -4,18 +4,18 @@ import (
 	"context"
 	"fmt"
 	"runtime"
-	"strconv"
 	"time"
 
 	"golang.org/x/perf/benchfmt"
 
-	"github.com/headspace-bench/headspace/harness/device"
-	"github.com/headspace-bench/headspace/harness/ladder"
-	"github.com/headspace-bench/headspace/harness/loader"
-	"github.com/headspace-bench/headspace/harness/results"
-	"github.com/headspace-bench/headspace/harness/summary"
-	"github.com/headspace-bench/headspace/harness/train"
-	"github.com/headspace-bench/headspace/harness/whatif"
+	"github.com/headspace-bench/headspace/harness/blocks/device"
+	"github.com/headspace-bench/headspace/harness/blocks/loader"
+	"github.com/headspace-bench/headspace/harness/blocks/results"
+	"github.com/headspace-bench/headspace/harness/blocks/train"
+	"github.com/headspace-bench/headspace/harness/engines/ladder"
+	"github.com/headspace-bench/headspace/harness/engines/whatif"
+	"github.com/headspace-bench/headspace/internal/rusage"
+	"github.com/headspace-bench/headspace/internal/summary"
 )
 
 // WhatIf is the what-if model's experiment (issue 17): profile the full
@@ -162,13 +162,13 @@ func (w WhatIf) runOnce(ctx context.Context, h WhatIfRun, workers int, m float64
 	defer dev.Close()
 	cfg := w.Pipeline
 	cfg.Workers, cfg.MeasureCPU = workers, measure
-	c0, cerr := whatif.ProcessCPU()
+	c0, cerr := rusage.ProcessCPU()
 	m0, merr := whatif.MachineBusy()
 	t0 := time.Now()
 	res, err := ladder.Run(ctx, ladder.None, cfg, dev, w.Train)
 	wall := time.Since(t0)
 	m1, _ := whatif.MachineBusy()
-	c1, _ := whatif.ProcessCPU()
+	c1, _ := rusage.ProcessCPU()
 	if cerr == nil {
 		run.ProcessCPU = c1 - c0
 	}
@@ -300,15 +300,8 @@ func profileRecord(name string, cores int, p whatif.Profile) *benchfmt.Result {
 	return r
 }
 
-// benchName is "Benchmark"+name with the GOMAXPROCS suffix `go test`
-// would give it.
-func benchName(name string, cores int) string {
-	name = "Benchmark" + name
-	if cores != 1 {
-		name += "-" + strconv.Itoa(cores)
-	}
-	return name
-}
+// benchName is name's benchmark name at cores (results.BenchName).
+func benchName(name string, cores int) string { return results.BenchName(name, cores) }
 
 // CheckName names a checked point: "WhatIf/check/cores=1/workers=4/step=x0.5".
 func CheckName(s whatif.Scenario) string {
@@ -415,4 +408,52 @@ func (w WhatIf) Ladder(ctx context.Context, h WhatIfRun) (map[ladder.Level]float
 		med[l] = summary.Median(vs)
 	}
 	return med, nil
+}
+
+// Name is "WhatIf": BenchmarkWhatIf/profile/… and BenchmarkWhatIf/check/….
+func (WhatIf) Name() string { return "WhatIf" }
+
+// Document is "": the model is headspace's own (issue 17), after
+// DS-Analyzer's what-if analysis.
+func (WhatIf) Document() string { return "" }
+
+// At is DefaultWhatIf or QuickWhatIf.
+func (WhatIf) At(z Size) Experiment {
+	if z == Quick {
+		return QuickWhatIf()
+	}
+	return DefaultWhatIf()
+}
+
+// Run profiles the pipeline and checks the model's predictions at every
+// point of Verify (Profile, then Check) on env's device; a device whose
+// step cannot be scaled is profiled at its own step, and its checks stop
+// at the first scaled one.
+func (w WhatIf) Run(ctx context.Context, env Env) ([]*benchfmt.Result, error) {
+	var out []*benchfmt.Result
+	h := w.env(env, env.collect(&out))
+	if env.device().Scale == nil {
+		w.ProfileStep = 1
+	}
+	p, err := w.Profile(ctx, h)
+	if err != nil {
+		return out, err
+	}
+	_, err = w.Check(ctx, h, p)
+	return out, err
+}
+
+// env is how the experiment opens env's device and reports to result.
+func (w WhatIf) env(env Env, result func(*benchfmt.Result) error) WhatIfRun {
+	d := env.device()
+	open := d.Scale
+	if open == nil {
+		open = func(m float64) (device.Device, error) {
+			if m != 1 {
+				return nil, fmt.Errorf("step ×%g: the device's step cannot be scaled", m)
+			}
+			return d.Open(true)
+		}
+	}
+	return WhatIfRun{Open: open, Start: env.Start, Result: result}
 }

@@ -2,14 +2,13 @@ package workloads
 
 import (
 	"context"
-	"fmt"
 	"runtime"
 	"strings"
 	"testing"
 
 	"golang.org/x/perf/benchfmt"
 
-	"github.com/headspace-bench/headspace/harness/whatif"
+	"github.com/headspace-bench/headspace/harness/engines/whatif"
 )
 
 // TestWhatIfQuick runs the experiment at its quick size: a profile (with
@@ -78,40 +77,5 @@ func TestWhatIfValidate(t *testing.T) {
 	}
 	if err := DefaultWhatIf().Validate(); err != nil {
 		t.Errorf("the default: %v", err)
-	}
-}
-
-// BenchmarkWhatIf profiles the pipeline and checks every point of the
-// verification grid once per iteration, reporting each point's predicted
-// and measured steps/s and the median and worst error (-short: the quick
-// size). Timing belongs here, not in the tests: on a shared machine the
-// error moves with the other processes' load.
-func BenchmarkWhatIf(b *testing.B) {
-	w, dev := DefaultWhatIf(), DocumentDevice()
-	if testing.Short() {
-		w = QuickWhatIf()
-	}
-	dev.Step = w.Step
-	h := WhatIfRun{Open: EmulatedWhatIf(dev)}
-	for range b.N {
-		p, err := w.Profile(context.Background(), h)
-		if err != nil {
-			b.Fatal(err)
-		}
-		cs, err := w.Check(context.Background(), h, p)
-		if err != nil {
-			b.Fatal(err)
-		}
-		b.StopTimer()
-		for _, c := range cs {
-			s := c.Predicted.Scenario
-			name := fmt.Sprintf("c%d-w%d-x%g", s.Cores, s.Workers, s.StepScale)
-			b.ReportMetric(c.Predicted.StepsPerSec, name+"-predicted-steps/s")
-			b.ReportMetric(c.Measured(), name+"-steps/s")
-		}
-		med, worst := whatif.Errors(cs)
-		b.ReportMetric(100*med, "median-error-%")
-		b.ReportMetric(100*worst, "worst-error-%")
-		b.StartTimer()
 	}
 }

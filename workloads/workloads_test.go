@@ -2,17 +2,16 @@ package workloads
 
 import (
 	"context"
-	"fmt"
 	"os/exec"
 	"path/filepath"
 	"runtime"
+	"strings"
 	"testing"
 
 	"go.uber.org/goleak"
 
-	"github.com/headspace-bench/headspace/harness/device"
-	"github.com/headspace-bench/headspace/harness/peer"
-	"github.com/headspace-bench/headspace/harness/procloader"
+	"github.com/headspace-bench/headspace/harness/blocks/procloader"
+	"github.com/headspace-bench/headspace/harness/engines/peer"
 )
 
 // TestMain serves as a process-mode loader worker when started as one
@@ -23,75 +22,95 @@ func TestMain(m *testing.M) {
 	goleak.VerifyTestMain(m)
 }
 
-// BenchmarkHeadspace runs the headspace analysis once per iteration and
-// reports each phase's median step time (before-ns, after-ns), the
-// headspace (headspace-%) and the bounding stage's share of task time.
-func BenchmarkHeadspace(b *testing.B) {
-	h, dev := DefaultHeadspace(), DocumentDevice()
+// size is the size the benchmarks run: Quick with -short.
+func size() Size {
 	if testing.Short() {
-		h, dev.Step = QuickHeadspace(), QuickStep
+		return Quick
 	}
+	return Default
+}
+
+// benchEnv is the environment of the benchmarks: the emulated device at
+// the document's step (QuickStep with -short), this test binary as the
+// process workers, a temporary directory for data on disk.
+func benchEnv(b *testing.B) Env {
+	dev := DocumentDevice()
+	if testing.Short() {
+		dev.Step = QuickStep
+	}
+	return Env{Device: Emulated(dev), Worker: procloader.SelfWorker(), Dir: b.TempDir()}
+}
+
+// benchExperiment runs e once per iteration through the Experiment
+// interface and reports every record it made as a sub-benchmark named as
+// the record (without "Benchmark<Name>/" and the GOMAXPROCS suffix), so
+// `go test -bench` prints what the result files hold.
+func benchExperiment(b *testing.B, e Experiment, env Env) {
+	b.Helper()
+	var all [][]*benchResult
 	for range b.N {
-		d, err := device.NewEmulated(dev)
-		if err != nil {
-			b.Fatal(err)
-		}
-		rep, recs, err := h.Run(context.Background(), d)
-		d.Close()
+		recs, err := e.Run(context.Background(), env)
 		if err != nil {
 			b.Fatal(err)
 		}
 		if len(recs) == 0 {
 			b.Fatal("no records")
 		}
-		b.ReportMetric(float64(rep.Before.Median), "before-ns")
-		b.ReportMetric(float64(rep.After.Median), "after-ns")
-		b.ReportMetric(rep.HeadspacePercent(), "headspace-%")
+		var rs []*benchResult
+		for _, r := range recs {
+			rs = append(rs, &benchResult{name: subName(e, string(r.Name)), r: r})
+		}
+		all = append(all, rs)
 	}
-}
-
-// BenchmarkLoaders measures goroutine and process workers at each worker
-// count, one run per iteration, with the metrics `headspace loaders`
-// writes (ttfb-ns, samples/s, peak-rss-B, cpu-s).
-func BenchmarkLoaders(b *testing.B) {
-	l := DefaultLoaders(procloader.SelfWorker())
-	if testing.Short() {
-		l = QuickLoaders(procloader.SelfWorker())
-	}
-	for _, mode := range l.Modes {
-		for _, w := range l.Workers {
-			b.Run(fmt.Sprintf("mode=%s/workers=%d", mode, w), func(b *testing.B) {
-				one := l
-				one.Modes, one.Workers = []string{mode}, []int{w}
-				for range b.N {
-					_, recs, err := one.Run(context.Background(), nil)
-					if err != nil {
-						b.Fatal(err)
-					}
-					reportRecord(b, recs[0])
-				}
-			})
+	b.StopTimer()
+	for _, rs := range all {
+		for _, r := range rs {
+			b.Run(r.name, func(b *testing.B) { reportRecord(b, r.r) })
 		}
 	}
 }
 
-// BenchmarkSim simulates the post's three loaders, reporting batches
-// trained in the simulated time, the model's idle share and the mean
-// queue.
-func BenchmarkSim(b *testing.B) {
-	s := DefaultSim()
-	for _, c := range s.Cases {
-		b.Run(fmt.Sprintf("load=%v", c.Config.Load), func(b *testing.B) {
-			one := Sim{Cases: []SimCase{c}}
-			for range b.N {
-				_, recs, err := one.Run()
-				if err != nil {
-					b.Fatal(err)
-				}
-				reportRecord(b, recs[0])
-			}
-		})
+// subName is a record's name as a sub-benchmark of Benchmark<e.Name()>.
+func subName(e Experiment, name string) string {
+	name = strings.TrimPrefix(name, "Benchmark")
+	name = strings.TrimPrefix(name, e.Name()+"/")
+	if i := strings.LastIndexByte(name, '-'); i > strings.LastIndexByte(name, '/') {
+		name = name[:i]
 	}
+	return name
+}
+
+// BenchmarkHeadspace runs the headspace analysis (document 000) once per
+// iteration, with each transform implementation, and reports every
+// step's time by phase and each stage's statistics.
+func BenchmarkHeadspace(b *testing.B) {
+	benchExperiment(b, Headspace{}.At(size()), benchEnv(b))
+}
+
+// BenchmarkLoaders measures goroutine and process workers at each worker
+// count, then trains fed by each, with the metrics `headspace loaders`
+// writes (ttfb-ns, samples/s, peak-rss-B, cpu-s; steps/s).
+func BenchmarkLoaders(b *testing.B) {
+	benchExperiment(b, Loaders{}.At(size()), benchEnv(b))
+}
+
+// BenchmarkSim simulates the post's three loaders with constant and
+// varying loads over its seeds, reporting batches trained in the
+// simulated time, the model's idle share and the mean queue.
+func BenchmarkSim(b *testing.B) {
+	benchExperiment(b, Sim{}.At(size()), benchEnv(b))
+}
+
+// BenchmarkWhatIf profiles the pipeline and checks the what-if model's
+// predictions (package whatif), reporting the profile's costs and each
+// checked point's measured and predicted steps/s.
+func BenchmarkWhatIf(b *testing.B) {
+	w := WhatIf{}.At(size()).(WhatIf)
+	env := benchEnv(b)
+	dev := DocumentDevice()
+	dev.Step = w.Step
+	env.Device = Emulated(dev)
+	benchExperiment(b, w, env)
 }
 
 // BenchmarkPeer runs the document's PyTorch pipeline beside ours; the
@@ -99,11 +118,10 @@ func BenchmarkSim(b *testing.B) {
 // (`make peer` installs them), and ours runs without.
 func BenchmarkPeer(b *testing.B) {
 	_, file, _, _ := runtime.Caller(0)
-	script := filepath.Join(filepath.Dir(file), "..", "peers", "torch", "dataloader.py")
-	p := DefaultPeer("/usr/bin/python3", script)
+	script := filepath.Join(filepath.Dir(file), "..", filepath.FromSlash(PeerScript))
+	p := DefaultPeer(PeerPython, script)
 	if testing.Short() {
-		p.Config.Settings = peer.Settings{Width: 96, Height: 96, Crop: 32, Batch: 8, Batches: 4, Seed: 1}
-		p.Config.Workers, p.Config.Count = []int{1}, 1
+		p = QuickPeer(PeerPython, script)
 	}
 	p.Config.Impls = []string{peer.Naive, peer.Fast}
 	if _, err := exec.LookPath(p.Config.Peer.Python); err == nil && p.Config.Peer.Check(context.Background()) == nil {
@@ -111,17 +129,41 @@ func BenchmarkPeer(b *testing.B) {
 	} else {
 		b.Logf("torch is not importable by %s: measuring ours alone (make peer installs it)", p.Config.Peer.Python)
 	}
-	for range b.N {
-		res, recs, err := p.Run(context.Background(), nil)
-		if err != nil {
-			b.Fatal(err)
+	benchExperiment(b, p, benchEnv(b))
+}
+
+// TestExperiments checks the registry: every experiment named once, its
+// sizes valid and of its own type, its settings keys spelled once.
+func TestExperiments(t *testing.T) {
+	seen := map[string]bool{}
+	for _, e := range Experiments {
+		if e.Name() == "" || seen[e.Name()] {
+			t.Errorf("experiment %T: name %q empty or repeated", e, e.Name())
 		}
-		b.StopTimer()
-		for _, row := range peer.Summarize(res.Measurements) {
-			b.ReportMetric(row.SamplesPerSec, row.Impl+"-samples/s")
+		seen[e.Name()] = true
+		for _, z := range []Size{Default, Quick} {
+			x := e.At(z)
+			if x.Name() != e.Name() || x.Document() != e.Document() {
+				t.Errorf("%s at %d is %s (%s)", e.Name(), z, x.Name(), x.Document())
+			}
+			keys := map[string]bool{}
+			for _, c := range x.Settings() {
+				if keys[c.Key] {
+					t.Errorf("%s: setting %s twice", e.Name(), c.Key)
+				}
+				keys[c.Key] = true
+			}
+			if v, ok := x.(interface{ Validate() error }); ok {
+				if err := v.Validate(); err != nil {
+					t.Errorf("%s at %d: %v", e.Name(), z, err)
+				}
+			}
 		}
-		if len(recs) == 0 {
-			b.Fatal("no records")
+		if got, err := Lookup(strings.ToLower(e.Name())); err != nil || got.Name() != e.Name() {
+			t.Errorf("Lookup(%q) = %v, %v", e.Name(), got, err)
 		}
+	}
+	if _, err := Lookup("nope"); err == nil || !strings.Contains(err.Error(), "Ladder") {
+		t.Errorf("Lookup(nope): %v", err)
 	}
 }

@@ -8,11 +8,11 @@ import (
 	"strings"
 	"time"
 
-	"github.com/headspace-bench/headspace/harness/analysis"
-	"github.com/headspace-bench/headspace/harness/atomicfile"
-	"github.com/headspace-bench/headspace/harness/loader"
-	"github.com/headspace-bench/headspace/harness/machine"
-	"github.com/headspace-bench/headspace/harness/results"
+	"github.com/headspace-bench/headspace/harness/blocks/loader"
+	"github.com/headspace-bench/headspace/harness/blocks/machine"
+	"github.com/headspace-bench/headspace/harness/blocks/results"
+	"github.com/headspace-bench/headspace/harness/engines/analysis"
+	"github.com/headspace-bench/headspace/internal/atomicfile"
 	"github.com/headspace-bench/headspace/internal/progress"
 	"github.com/headspace-bench/headspace/workloads"
 )
@@ -29,7 +29,7 @@ median step time before and after the switch with 95% confidence intervals,
 the headspace in ms and %, the training time saved over --total-steps, the
 stage that bounds throughput and how input-bound the run is; it writes a
 plot of step time over iterations (--plot: PNG and SVG), every step in Go
-benchmark format (--out, as BenchmarkHeadspace/phase=loader|cached), and
+benchmark format (--out, as BenchmarkHeadspace/transforms=…/phase=fill|loader|switch|cached, with the stages' statistics), and
 the pipeline's stage statistics as JSON (--stats-json).
 
 --data DIR reads a dataset on disk (headspace dataset write): the load stage
@@ -95,7 +95,8 @@ func runAnalyze(ctx context.Context, args []string, stdout, stderr io.Writer) er
 	if *every > 0 {
 		cfg.StatsEvery, cfg.StatsLog = *every, stderr
 	}
-	rep, _, err := workloads.Headspace{Analysis: cfg}.Run(ctx, dev)
+	h := workloads.Headspace{Analysis: cfg, Transforms: []string{*impl}}
+	rep, err := h.Analyze(ctx, dev)
 	bar.Finish()
 	if err != nil {
 		return err
@@ -120,10 +121,9 @@ func runAnalyze(ctx context.Context, args []string, stdout, stderr io.Writer) er
 		}
 	}
 	if *out != "" {
-		h := workloads.Headspace{Analysis: cfg}
 		devSettings, _ := pf.device()
 		cfgLines := append(append(machine.Environment(dev.Name()), h.Settings()...), devSettings.Settings...)
-		if err := results.WriteFile(*out, cfgLines, workloads.HeadspaceRecords(rep)); err != nil {
+		if err := results.WriteFile(*out, cfgLines, workloads.HeadspaceRecords(*impl, rep)); err != nil {
 			return err
 		}
 		fmt.Fprintf(stdout, "results: %s (go tool benchstat -col /phase %s)\n", *out, *out)

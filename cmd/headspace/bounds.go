@@ -3,8 +3,8 @@ package main
 import (
 	"fmt"
 
-	"github.com/headspace-bench/headspace/harness/loader"
-	"github.com/headspace-bench/headspace/harness/machine"
+	"github.com/headspace-bench/headspace/harness/blocks/loader"
+	"github.com/headspace-bench/headspace/harness/blocks/machine"
 )
 
 // The limits of the counting flags (steps, runs, batches): far beyond any

@@ -7,7 +7,7 @@ import (
 	"fmt"
 	"io"
 
-	"github.com/headspace-bench/headspace/harness/gate"
+	"github.com/headspace-bench/headspace/harness/engines/gate"
 )
 
 func init() {

@@ -6,7 +6,7 @@ import (
 	"runtime"
 
 	"github.com/headspace-bench/headspace/datasets/ondisk"
-	"github.com/headspace-bench/headspace/harness/loader"
+	"github.com/headspace-bench/headspace/harness/blocks/loader"
 )
 
 // dataFlags are the flags of a dataset on disk, shared by every command

@@ -14,14 +14,14 @@ import (
 	"golang.org/x/perf/benchfmt"
 
 	"github.com/headspace-bench/headspace/datasets/transforms"
-	"github.com/headspace-bench/headspace/harness/device"
-	"github.com/headspace-bench/headspace/harness/ladder"
-	"github.com/headspace-bench/headspace/harness/loader"
-	"github.com/headspace-bench/headspace/harness/machine"
-	"github.com/headspace-bench/headspace/harness/pipeline"
-	"github.com/headspace-bench/headspace/harness/results"
-	"github.com/headspace-bench/headspace/harness/timeline"
-	"github.com/headspace-bench/headspace/harness/train"
+	"github.com/headspace-bench/headspace/harness/blocks/device"
+	"github.com/headspace-bench/headspace/harness/blocks/loader"
+	"github.com/headspace-bench/headspace/harness/blocks/machine"
+	"github.com/headspace-bench/headspace/harness/blocks/pipeline"
+	"github.com/headspace-bench/headspace/harness/blocks/results"
+	"github.com/headspace-bench/headspace/harness/blocks/timeline"
+	"github.com/headspace-bench/headspace/harness/blocks/train"
+	"github.com/headspace-bench/headspace/harness/engines/ladder"
 	"github.com/headspace-bench/headspace/internal/progress"
 	"github.com/headspace-bench/headspace/workloads"
 )
@@ -53,6 +53,11 @@ synthetic fill has nothing encoded). --page-cache cold evicts the dataset's
 files before each run (Linux), warm reads them once first; --max-failures N
 skips and counts up to N unreadable samples (metric failures). Levels that
 fetch record read-MB/s, the bytes fetched over the fetch stage's time.
+
+With --shard i/n the run takes every n-th point from the i-th, and --out
+records the sweep it is a shard of (sweep, sweep-levels, …, shards), so
+'headspace merge' can join the shard files and check that none is missing
+(docs/cluster.md runs them as Slurm arrays and Kubernetes Indexed Jobs).
 
 An existing --out file of the same setup is resumed: points that already
 have --count results are skipped. SIGINT stops the sweep, prints the table
@@ -269,7 +274,11 @@ func runLadder(ctx context.Context, args []string, stdout, stderr io.Writer) err
 			open = results.OpenFresh
 		}
 		cfg := append(machine.Environment(devName), l.Settings()...)
-		file, err = open(*out, append(cfg, h.Device.Settings...))
+		cfg = append(cfg, h.Device.Settings...)
+		if *shard != "" {
+			cfg = append(cfg, l.ShardSettings(h.Shards)...) // what headspace merge reads
+		}
+		file, err = open(*out, cfg)
 		if err != nil {
 			return err
 		}
@@ -301,7 +310,7 @@ func runLadder(ctx context.Context, args []string, stdout, stderr io.Writer) err
 		}
 		return nil
 	}
-	runErr := l.Run(ctx, h)
+	runErr := l.Sweep(ctx, h)
 	bar.Finish()
 	if runErr != nil && !errors.Is(runErr, context.Canceled) {
 		return runErr

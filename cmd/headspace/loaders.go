@@ -8,11 +8,11 @@ import (
 	"slices"
 
 	"github.com/headspace-bench/headspace/datasets/transforms"
-	"github.com/headspace-bench/headspace/harness/loadbench"
-	"github.com/headspace-bench/headspace/harness/loader"
-	"github.com/headspace-bench/headspace/harness/machine"
-	"github.com/headspace-bench/headspace/harness/procloader"
-	"github.com/headspace-bench/headspace/harness/results"
+	"github.com/headspace-bench/headspace/harness/blocks/loader"
+	"github.com/headspace-bench/headspace/harness/blocks/machine"
+	"github.com/headspace-bench/headspace/harness/blocks/procloader"
+	"github.com/headspace-bench/headspace/harness/blocks/results"
+	"github.com/headspace-bench/headspace/harness/engines/loadbench"
 	"github.com/headspace-bench/headspace/workloads"
 )
 
@@ -114,7 +114,7 @@ func runLoaders(ctx context.Context, args []string, stdout, stderr io.Writer) er
 	if err != nil {
 		return err
 	}
-	ms, rs, err := workloads.Loaders{Config: bc, Modes: modes, Workers: workers}.Run(ctx, func(m loadbench.Measurement) {
+	ms, rs, err := workloads.Loaders{Config: bc, Modes: modes, Workers: workers}.Sweep(ctx, func(m loadbench.Measurement) {
 		fmt.Fprintf(stderr, "%s: TTFB %v, %.0f samples/s\n", m.BenchName(), m.TTFB.Round(1e5), m.SamplesPerSec)
 	})
 	if perr := stopProfile(); err == nil {

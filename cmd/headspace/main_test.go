@@ -11,7 +11,7 @@ import (
 
 	"go.uber.org/goleak"
 
-	"github.com/headspace-bench/headspace/harness/results"
+	"github.com/headspace-bench/headspace/harness/blocks/results"
 )
 
 func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }

@@ -1,8 +1,8 @@
 package main
 
 import (
-	"github.com/headspace-bench/headspace/harness/atomicfile"
-	"github.com/headspace-bench/headspace/harness/results"
+	"github.com/headspace-bench/headspace/harness/blocks/results"
+	"github.com/headspace-bench/headspace/internal/atomicfile"
 )
 
 // checkOutputs checks, before anything is measured, that every output the

@@ -11,10 +11,10 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/headspace-bench/headspace/harness/atomicfile"
-	"github.com/headspace-bench/headspace/harness/machine"
-	"github.com/headspace-bench/headspace/harness/peer"
-	"github.com/headspace-bench/headspace/harness/results"
+	"github.com/headspace-bench/headspace/harness/blocks/machine"
+	"github.com/headspace-bench/headspace/harness/blocks/results"
+	"github.com/headspace-bench/headspace/harness/engines/peer"
+	"github.com/headspace-bench/headspace/internal/atomicfile"
 	"github.com/headspace-bench/headspace/workloads"
 )
 
@@ -29,7 +29,7 @@ RandomCrop, RandomMask, ConvertColor, Scale, DataLoader with num_workers
 worker processes) at the same settings, in the same run, on the same cores.
 For each worker count and each of --count rounds it measures every
 implementation once, back to back, the order rotated between groups, each
-as harness/loadbench measures a loader: time to first batch, samples/s
+as harness/engines/loadbench measures a loader: time to first batch, samples/s
 after the first batch, CPU seconds. It prints the medians with our
 samples/s over torch's and whether each target (fast >= 10x torch, naive
 >= 2x) is met, and writes a benchmark-format file (--out), a Markdown
@@ -123,7 +123,7 @@ func runPeer(ctx context.Context, args []string, stdout, stderr io.Writer) error
 		env = append(env, results.Config{Key: "rounds", Value: strconv.Itoa(*count)})
 	}
 	c := peer.Config{Peer: p, Settings: settings, Workers: workers, Impls: impls, Count: *count}
-	res, _, err := workloads.Peer{Config: c}.Run(ctx, func(m peer.Measurement) {
+	res, _, err := workloads.Peer{Config: c}.Sweep(ctx, func(m peer.Measurement) {
 		fmt.Fprintf(stderr, "%s: TTFB %.3fs, %.1f samples/s, CPU %.2fs\n", m.BenchName(), m.TTFB.Seconds(), m.SamplesPerSec, m.CPU.Seconds())
 	})
 	if err != nil {

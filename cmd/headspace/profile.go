@@ -5,7 +5,7 @@ import (
 	"fmt"
 	"runtime/pprof"
 
-	"github.com/headspace-bench/headspace/harness/atomicfile"
+	"github.com/headspace-bench/headspace/internal/atomicfile"
 )
 
 // startCPUProfile starts a CPU profile of this process when path is set and

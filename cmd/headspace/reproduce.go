@@ -10,10 +10,10 @@ import (
 	"strings"
 	"time"
 
-	"github.com/headspace-bench/headspace/harness/device"
-	"github.com/headspace-bench/headspace/harness/loader"
-	"github.com/headspace-bench/headspace/harness/procloader"
-	"github.com/headspace-bench/headspace/harness/reproduce"
+	"github.com/headspace-bench/headspace/harness/blocks/device"
+	"github.com/headspace-bench/headspace/harness/blocks/loader"
+	"github.com/headspace-bench/headspace/harness/blocks/procloader"
+	"github.com/headspace-bench/headspace/reproduce"
 )
 
 func init() {

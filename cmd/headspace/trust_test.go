@@ -10,7 +10,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/headspace-bench/headspace/harness/results"
+	"github.com/headspace-bench/headspace/harness/blocks/results"
 )
 
 // ladderInto runs a tiny ladder of the device level into out.

@@ -6,8 +6,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/headspace-bench/headspace/harness/results"
-	"github.com/headspace-bench/headspace/harness/whatif"
+	"github.com/headspace-bench/headspace/harness/blocks/results"
+	"github.com/headspace-bench/headspace/harness/engines/whatif"
 )
 
 // tinyWhatIf is a profile and a check small enough for -race.

@@ -51,7 +51,7 @@ func newFast(cfg Config) Transform {
 	}
 }
 
-func (*fast) Name() string { return "fast" }
+func (*fast) Name() string { return Fast }
 
 func (f *fast) Apply(dst []float32, src *datasets.Image, rng *prng.Source) error {
 	if src == nil || rng == nil {

@@ -24,7 +24,7 @@ func newNaive(cfg Config) Transform {
 	return &naive{cfg: cfg, thresh: MaskThreshold(cfg.MaskRatio)}
 }
 
-func (*naive) Name() string { return "naive" }
+func (*naive) Name() string { return Naive }
 
 func (n *naive) Apply(dst []float32, src *datasets.Image, rng *prng.Source) error {
 	if src == nil || rng == nil {

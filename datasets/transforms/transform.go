@@ -101,8 +101,15 @@ type Transform interface {
 	Apply(dst []float32, src *datasets.Image, rng *prng.Source) error
 }
 
+// The implementations' names: the one spelling of each, in flags, result
+// files and benchmark names.
+const (
+	Naive = "naive" // step by step, allocating (the document's)
+	Fast  = "fast"  // fused and in place (the fix)
+)
+
 // Names lists the implementations New knows.
-var Names = []string{"naive", "fast"}
+var Names = []string{Naive, Fast}
 
 // New returns a fresh implementation by name.
 func New(name string, cfg Config) (Transform, error) {
@@ -110,9 +117,9 @@ func New(name string, cfg Config) (Transform, error) {
 		return nil, err
 	}
 	switch name {
-	case "naive":
+	case Naive:
 		return newNaive(cfg), nil
-	case "fast":
+	case Fast:
 		return newFast(cfg), nil
 	}
 	return nil, fmt.Errorf("transforms: unknown implementation %q (want naive or fast)", name)

@@ -1,0 +1,293 @@
+package loader
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"runtime"
+	"time"
+
+	"github.com/headspace-bench/headspace/datasets"
+	"github.com/headspace-bench/headspace/datasets/ondisk"
+	"github.com/headspace-bench/headspace/datasets/transforms"
+	"github.com/headspace-bench/headspace/harness/blocks/batching"
+	"github.com/headspace-bench/headspace/harness/blocks/pipeline"
+)
+
+// Config is the input pipeline's configuration: what is loaded, how it is
+// transformed, how it is batched and where the last conversion runs.
+type Config struct {
+	Dataset    datasets.Synthetic // raw data: size, classes, seed
+	Transforms transforms.Config  // crop and mask ratio
+	Impl       string             // transform implementation: "naive", "fast" or "device" (transforms.DeviceName)
+	// DeviceCrop, with Impl "device", ships whole raw images and the
+	// device crops them too; otherwise the host crops and ships the
+	// unmasked crop (transforms.DeviceApplier). Other implementations
+	// ignore it, so one sweep can compare them.
+	DeviceCrop bool
+	Batch      int // samples per batch; the document uses 256
+	Workers    int // goroutines per stage (load, transform, collate)
+	Prefetch   int // batches ready ahead of the training loop; 0 means 2
+	// LoadLatency is added to every raw sample's load, as a wait that uses
+	// no CPU: the latency of remote storage (the document's "slow data
+	// retrieval"). Zero for the document's in-memory FakeDataset.
+	LoadLatency time.Duration
+	// Placement says where ConvertColor and Scale run: on the host (the
+	// batches carry float32) or on the device (uint8 batches, a quarter of
+	// the bytes to upload).
+	Placement Placement
+	// Recorder, if set, records every task of every worker for a timeline.
+	Recorder *pipeline.Recorder
+	// MeasureCPU measures each stage's CPU time besides its task time
+	// (pipeline.Pipeline.MeasureCPU; Linux only, New fails elsewhere).
+	MeasureCPU bool
+	// Data, if set, is a dataset directory written by `headspace dataset
+	// write` (package ondisk), read instead of the synthetic fill: the
+	// load stage becomes fetch (read a sample's bytes) then decode.
+	// Dataset must describe it; WithData sets it from the manifest.
+	Data string
+	// MaxFailures is how many samples of Data that cannot be fetched or
+	// decoded are skipped (and counted) before the run stops; a skipped
+	// sample is replaced by the next one that reads, so batches keep
+	// their size. 0 stops at the first.
+	MaxFailures int
+	// PageCache is what happens to Data's files in the page cache before
+	// each loader starts: "" leaves them as they are, PageWarm reads them
+	// once, PageCold evicts them (Linux only).
+	PageCache string
+}
+
+// The page-cache modes of Config.PageCache.
+const (
+	PageWarm = "warm"
+	PageCold = "cold"
+)
+
+// MaxMaxFailures bounds Config.MaxFailures: more skipped samples than
+// that is a broken dataset, not a measurement.
+const MaxMaxFailures = 1 << 20
+
+// Placement is where the transform's last steps, ConvertColor and Scale,
+// run.
+type Placement int
+
+// The placements.
+const (
+	// Host finishes the transform on the host: float32 batches.
+	Host Placement = iota
+	// Device stops the host's transform after RandomMask
+	// (transforms.Uint8Applier): batches carry one byte a value and the
+	// device converts them before each step — the document's "postpone
+	// int8 to float32 datatype conversions to the GPU".
+	Device
+)
+
+// Placements lists the placements by name, as String writes them.
+var Placements = []string{"host", "device"}
+
+func (p Placement) String() string {
+	if p < 0 || int(p) >= len(Placements) {
+		return fmt.Sprintf("Placement(%d)", int(p))
+	}
+	return Placements[p]
+}
+
+// ParsePlacement parses "host" or "device".
+func ParsePlacement(s string) (Placement, error) {
+	for i, n := range Placements {
+		if s == n {
+			return Placement(i), nil
+		}
+	}
+	return 0, fmt.Errorf("unknown placement %q (want host or device)", s)
+}
+
+// DType is the element type of the batches the placement uploads.
+func (p Placement) DType() batching.DType {
+	if p == Device {
+		return batching.Uint8
+	}
+	return batching.Float32
+}
+
+// Cache is what the loader keeps instead of computing it per sample: the
+// cache points of the caching ladder that still run a loader.
+type Cache int
+
+// The caches a loader can keep.
+const (
+	CacheNothing Cache = iota // every sample is loaded and transformed
+	CacheEncoded              // one sample's encoded bytes (Data only), decoded and transformed every time
+	CacheRaw                  // one raw sample, transformed every time
+	CacheSample               // one processed sample, only batched
+)
+
+// DefaultConfig is the document's pipeline: 1024×1024 raw images cropped to
+// 256, batches of 256, 4 workers, the naive transforms, converted on the
+// host.
+func DefaultConfig() Config {
+	return Config{
+		Dataset:    datasets.DefaultSynthetic(),
+		Transforms: transforms.DefaultConfig(),
+		Impl:       "naive",
+		Batch:      256,
+		Workers:    4,
+		Prefetch:   2,
+	}
+}
+
+// Validate reports the first problem with c, in words a user can act on:
+// a field out of its range (Bounds included) or a combination that cannot
+// run.
+func (c Config) Validate() error {
+	if err := c.Bounds(); err != nil {
+		return err
+	}
+	if err := c.Dataset.Validate(); err != nil {
+		return err
+	}
+	if err := c.Transforms.Validate(c.Dataset.Width, c.Dataset.Height); err != nil {
+		return err
+	}
+	if err := c.validateImpl(); err != nil {
+		return err
+	}
+	switch {
+	case c.Batch <= 0:
+		return fmt.Errorf("batch size %d must be positive", c.Batch)
+	case c.Workers <= 0:
+		return fmt.Errorf("workers %d must be positive", c.Workers)
+	case c.Prefetch < 0:
+		return fmt.Errorf("prefetch %d must not be negative", c.Prefetch)
+	case c.LoadLatency < 0:
+		return fmt.Errorf("load latency %v must not be negative", c.LoadLatency)
+	case c.MaxFailures < 0 || c.MaxFailures > MaxMaxFailures:
+		return fmt.Errorf("max failures %d must be within 0..%d", c.MaxFailures, MaxMaxFailures)
+	case c.Data == "" && c.MaxFailures > 0:
+		return fmt.Errorf("max failures %d needs a dataset on disk", c.MaxFailures)
+	}
+	switch c.PageCache {
+	case "", PageWarm:
+	case PageCold:
+		if !ondisk.EvictAvailable {
+			return fmt.Errorf("page cache cold: eviction is not available on %s", runtime.GOOS)
+		}
+	default:
+		return fmt.Errorf("page cache %q: want warm or cold", c.PageCache)
+	}
+	if c.Data == "" && c.PageCache != "" {
+		return fmt.Errorf("page cache %s needs a dataset on disk", c.PageCache)
+	}
+	return nil
+}
+
+// validateImpl checks the transform implementation against the placement:
+// the device transform finishes on the device (placement device), and only
+// it can crop there.
+func (c Config) validateImpl() error {
+	if c.Placement != Host && c.Placement != Device {
+		return fmt.Errorf("unknown placement %d", int(c.Placement))
+	}
+	if c.Impl == transforms.DeviceName {
+		if c.Placement != Device {
+			return errors.New("transforms device runs the mask, ConvertColor and Scale on the device: it needs placement device")
+		}
+		return nil
+	}
+	t, err := transforms.New(c.Impl, c.Transforms)
+	if err != nil {
+		return err
+	}
+	if _, ok := t.(transforms.Uint8Applier); c.Placement == Device && !ok {
+		return fmt.Errorf("placement device: transforms %q cannot stop before ConvertColor", c.Impl)
+	}
+	return nil
+}
+
+// SampleLen is the values of one processed sample: 3×Crop×Crop, or with
+// the device transform the bytes of a transforms.DeviceApplier sample
+// (its header, then the crop or the whole raw image).
+func (c Config) SampleLen() int {
+	if c.Impl == transforms.DeviceName {
+		return transforms.DeviceSampleLen(c.Transforms, c.Dataset.Width, c.Dataset.Height, c.DeviceCrop)
+	}
+	return c.Transforms.OutLen()
+}
+
+// Supports reports whether a loader of c can keep cache: CacheEncoded
+// needs a dataset on disk, since the synthetic fill has no encoded bytes.
+func (c Config) Supports(cache Cache) error {
+	switch cache {
+	case CacheNothing, CacheRaw, CacheSample:
+		return nil
+	case CacheEncoded:
+		if c.Data == "" {
+			return errors.New("level encoded needs a dataset on disk (--data): the synthetic fill has no encoded bytes to cache")
+		}
+		return nil
+	}
+	return fmt.Errorf("loader: unknown cache %d", int(cache))
+}
+
+// WithData is c reading the dataset in dir: Data is set and Dataset's
+// size, count, classes and seed are the manifest's.
+func (c Config) WithData(dir string) (Config, error) {
+	m, err := ondisk.ReadManifest(dir)
+	if err != nil {
+		return c, err
+	}
+	c.Data = dir
+	c.Dataset = datasets.Synthetic{Width: m.Width, Height: m.Height, Classes: m.Classes, N: m.Count, Seed: m.Seed}
+	return c, nil
+}
+
+// PreparePageCache puts Data's files in the page cache state PageCache
+// names: read once (warm) or evicted (cold). New calls it; a loader that
+// runs BatchFillers in other processes calls it once, before they start.
+func (c Config) PreparePageCache(ctx context.Context) error {
+	var err error
+	switch c.PageCache {
+	case PageWarm:
+		_, err = ondisk.Warm(ctx, c.Data)
+	case PageCold:
+		_, err = ondisk.Evict(ctx, c.Data)
+	}
+	return err
+}
+
+// openData opens Data and checks that it is the dataset Dataset
+// describes.
+func (c Config) openData() (*ondisk.Dataset, error) {
+	d, err := ondisk.OpenWith(c.Data, ondisk.Options{MaxFailures: c.MaxFailures})
+	if err != nil {
+		return nil, err
+	}
+	m := d.Manifest()
+	if m.Width != c.Dataset.Width || m.Height != c.Dataset.Height || m.Count != c.Dataset.N {
+		d.Close()
+		return nil, fmt.Errorf("loader: %s holds %d samples of %dx%d, the configuration says %d of %dx%d",
+			c.Data, m.Count, m.Width, m.Height, c.Dataset.N, c.Dataset.Width, c.Dataset.Height)
+	}
+	return d, nil
+}
+
+func (c Config) prefetch() int {
+	if c.Prefetch == 0 {
+		return 2
+	}
+	return c.Prefetch
+}
+
+func (c Cache) String() string {
+	switch c {
+	case CacheNothing:
+		return "nothing"
+	case CacheEncoded:
+		return "encoded"
+	case CacheRaw:
+		return "raw"
+	case CacheSample:
+		return "sample"
+	}
+	return fmt.Sprintf("Cache(%d)", int(c))
+}

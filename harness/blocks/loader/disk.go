@@ -1,0 +1,154 @@
+package loader
+
+import (
+	"context"
+	"fmt"
+	"sync/atomic"
+	"time"
+
+	"github.com/headspace-bench/headspace/datasets"
+	"github.com/headspace-bench/headspace/datasets/ondisk"
+	"github.com/headspace-bench/headspace/harness/blocks/pipeline"
+)
+
+// DataStats is what a loader read from a dataset on disk.
+type DataStats struct {
+	Fetched  int64 // bytes the fetch stage read (cached bytes not counted)
+	Failures int64 // samples skipped within Config.MaxFailures
+}
+
+// disk is the load stage of a dataset on disk, split in two:
+//
+//	index → fetch (Workers) → decode (Workers) → transform …
+//
+// fetch reads a sample's bytes (a file, or a member of a shard by offset)
+// into a pooled buffer; decode turns them into a pooled raw sample. A
+// sample that fails either way is skipped within MaxFailures: it is
+// counted and the next sample that reads takes its place.
+type disk struct {
+	d        *ondisk.Dataset
+	max      int64
+	latency  time.Duration // Config.LoadLatency, added to every fetch
+	cached   *encoded      // CacheEncoded: sample 0's bytes
+	fetched  atomic.Int64
+	failures atomic.Int64
+}
+
+// encoded is a sample's bytes on their way from fetch to decode: data
+// holds sample i's bytes in a buffer that is reused.
+type encoded struct {
+	i      int
+	data   []byte
+	cached bool // the cached bytes of CacheEncoded: never recycled
+}
+
+// cacheFirst fetches sample 0's bytes for CacheEncoded.
+func (k *disk) cacheFirst(ctx context.Context) error {
+	data, err := k.d.Fetch(ctx, 0, nil)
+	if err != nil {
+		return err
+	}
+	k.cached = &encoded{i: 0, data: data, cached: true}
+	return nil
+}
+
+// skip counts a failed sample if MaxFailures allows, and reports whether
+// it did; otherwise the run stops with err.
+func (k *disk) skip() bool {
+	if k.failures.Add(1) > k.max {
+		k.failures.Add(-1)
+		return false
+	}
+	return true
+}
+
+// failed is the error that stops the run: err, and how many samples were
+// skipped before it when some were.
+func (k *disk) failed(err error) error {
+	if n := k.failures.Load(); n > 0 {
+		return fmt.Errorf("%w (after skipping %d failed samples, the most allowed)", err, n)
+	}
+	return err
+}
+
+// fetch reads sample i's bytes into e, or the next sample's that reads
+// within MaxFailures.
+func (k *disk) fetch(ctx context.Context, i int, e *encoded) error {
+	n := k.d.Len()
+	for tries := 0; tries < n; tries++ {
+		j := (i + tries) % n
+		data, err := k.d.Fetch(ctx, j, e.data)
+		e.data = data
+		if err == nil {
+			e.i = j
+			k.fetched.Add(int64(len(data)))
+			return nil
+		}
+		if ctx.Err() != nil || !k.skip() {
+			return k.failed(err)
+		}
+	}
+	return fmt.Errorf("loader: %s: no sample could be read", k.d.Dir())
+}
+
+// stages adds the fetch and decode stages for cache (CacheNothing or
+// CacheEncoded; at CacheRaw and CacheSample decode hands out cachedRaw,
+// or nothing, as the load stage does without Data).
+func (k *disk) stages(p *pipeline.Pipeline, idx *pipeline.Queue[int], cache Cache, workers, q, alive int,
+	raws *freelist[*datasets.Sample], cachedRaw *datasets.Sample) (*pipeline.Queue[*datasets.Sample], error) {
+	bufs := newFreelist(alive, func() *encoded { return new(encoded) })
+	n := k.d.Len()
+	fetch := func(ctx context.Context, it pipeline.Item[int]) (*encoded, error) {
+		if k.latency > 0 {
+			time.Sleep(k.latency)
+		}
+		e := bufs.get()
+		if err := k.fetch(ctx, it.Value%n, e); err != nil {
+			bufs.put(e)
+			return nil, err
+		}
+		return e, nil
+	}
+	decode := func(ctx context.Context, it pipeline.Item[*encoded]) (*datasets.Sample, error) {
+		e := it.Value
+		s := raws.get()
+		err := k.d.Decode(e.i, e.data, s)
+		for err != nil {
+			// The replacement is read here, by the decode worker: the
+			// failure path, timed as decoding.
+			if ctx.Err() != nil || !k.skip() {
+				break
+			}
+			next := (e.i + 1) % n
+			if e.cached {
+				e = new(encoded) // never overwrite the cached bytes
+			}
+			if err = k.fetch(ctx, next, e); err == nil {
+				err = k.d.Decode(e.i, e.data, s)
+			}
+		}
+		if !e.cached {
+			bufs.put(e)
+		}
+		if err != nil {
+			raws.put(s)
+			return nil, k.failed(err)
+		}
+		return s, nil
+	}
+	switch cache {
+	case CacheEncoded:
+		fetch = func(context.Context, pipeline.Item[int]) (*encoded, error) { return k.cached, nil }
+	case CacheRaw:
+		fetch = func(context.Context, pipeline.Item[int]) (*encoded, error) { return nil, nil }
+		decode = func(context.Context, pipeline.Item[*encoded]) (*datasets.Sample, error) { return cachedRaw, nil }
+	case CacheSample:
+		fetch = func(context.Context, pipeline.Item[int]) (*encoded, error) { return nil, nil }
+		decode = func(context.Context, pipeline.Item[*encoded]) (*datasets.Sample, error) { return nil, nil }
+	}
+	fetched, err := pipeline.Map(p, "fetch", idx, workers, q, fetch)
+	if err != nil {
+		return nil, err
+	}
+	return pipeline.Map(p, "decode", fetched, workers, q, decode)
+}

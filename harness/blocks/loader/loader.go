@@ -1,0 +1,408 @@
+package loader
+
+import (
+	"context"
+	"fmt"
+	"sync"
+	"time"
+
+	"github.com/headspace-bench/headspace/datasets"
+	"github.com/headspace-bench/headspace/datasets/prng"
+	"github.com/headspace-bench/headspace/datasets/transforms"
+	"github.com/headspace-bench/headspace/harness/blocks/batching"
+	"github.com/headspace-bench/headspace/harness/blocks/pipeline"
+)
+
+// transformSalt separates the transforms' random streams from the dataset's.
+const transformSalt = 0x7472616e73666f72
+
+// Loader is the input pipeline, with its cache, delivering batches in
+// order. It implements batching.Loader.
+type Loader struct {
+	p       *pipeline.Pipeline
+	out     *pipeline.Queue[*batching.Batch]
+	batches *batching.Pool
+	data    *disk // nil without Config.Data
+}
+
+var _ batching.Loader = (*Loader)(nil)
+
+// processed is a transformed sample on its way to the collator: its values
+// in data (float32 transfer) or pix (uint8 transfer).
+type processed struct {
+	data   []float32
+	pix    []uint8
+	label  int
+	cached bool // the cached sample (CacheSample): never recycled
+}
+
+// newProcessed makes a sample buffer of the configuration's dtype.
+func newProcessed(dt batching.DType, sampleLen int) *processed {
+	if dt == batching.Uint8 {
+		return &processed{pix: make([]uint8, sampleLen)}
+	}
+	return &processed{data: make([]float32, sampleLen)}
+}
+
+// New starts the pipeline for n batches, with what cache says cached:
+//
+//	index → load (Workers) → transform (Workers) → collate (Workers) → batch → batches (Prefetch)
+//
+// With CacheRaw the load stage hands every worker the one raw sample it made
+// at start; with CacheSample the load stage does nothing and the transform
+// stage hands out one processed sample. Batching, and what follows, always run.
+func New(ctx context.Context, cache Cache, cfg Config, n int) (*Loader, error) {
+	if err := cfg.Validate(); err != nil {
+		return nil, err
+	}
+	if err := cfg.Supports(cache); err != nil {
+		return nil, err
+	}
+	if n <= 0 {
+		return nil, fmt.Errorf("number of batches %d must be positive", n)
+	}
+	ds, B := cfg.Dataset, cfg.Batch
+	W := cfg.Workers
+	sampleLen := cfg.SampleLen()
+	dt := cfg.Placement.DType()
+	pool, err := batching.NewPoolOf(dt, B, sampleLen)
+	if err != nil {
+		return nil, err
+	}
+	q, alive := queueCap(W), samplesAlive(W)
+	raws := newFreelist(alive, func() *datasets.Sample { return datasets.NewSample(ds.Width, ds.Height) })
+	outs := newFreelist(alive, func() *processed { return newProcessed(dt, sampleLen) })
+	// One transform (with its scratch space) and one random source per
+	// worker, handed out through a channel: the source lives in the heap
+	// once, so passing it to Apply allocates nothing per sample.
+	impls := make(chan *transformer, W)
+	for range W {
+		t, err := newTransformer(cfg)
+		if err != nil {
+			return nil, err
+		}
+		impls <- t
+	}
+
+	// The dataset on disk, if any, prepared and opened before timing starts.
+	var dk *disk
+	if cfg.Data != "" {
+		if err := cfg.PreparePageCache(ctx); err != nil {
+			return nil, err
+		}
+		d, err := cfg.openData()
+		if err != nil {
+			return nil, err
+		}
+		dk = &disk{d: d, max: int64(cfg.MaxFailures), latency: cfg.LoadLatency}
+	}
+	done := false
+	defer func() {
+		if !done && dk != nil {
+			dk.d.Close()
+		}
+	}()
+
+	// The caches of CacheEncoded, CacheRaw and CacheSample, made once,
+	// before timing starts.
+	var cachedRaw *datasets.Sample
+	var cachedOut *processed
+	if cache == CacheRaw || cache == CacheSample {
+		cachedRaw = datasets.NewSample(ds.Width, ds.Height)
+		var err error
+		if dk != nil {
+			err = dk.d.Fill(0, cachedRaw)
+		} else {
+			err = ds.Fill(0, cachedRaw)
+		}
+		if err != nil {
+			return nil, err
+		}
+	}
+	if cache == CacheEncoded {
+		if err := dk.cacheFirst(ctx); err != nil {
+			return nil, err
+		}
+	}
+	if cache == CacheSample {
+		cachedOut = newProcessed(dt, sampleLen)
+		cachedOut.label, cachedOut.cached = cachedRaw.Label, true
+		t := <-impls
+		err := t.apply(cachedOut, &cachedRaw.Image, ds.Seed, 0)
+		impls <- t
+		if err != nil {
+			return nil, err
+		}
+	}
+
+	p := pipeline.New(ctx)
+	p.Record(cfg.Recorder)
+	fail := func(err error) (*Loader, error) { p.Close(); return nil, err }
+	if cfg.MeasureCPU {
+		if err := p.MeasureCPU(); err != nil {
+			return fail(err)
+		}
+	}
+	// The window bounds how far the pipeline runs ahead of the consumer:
+	// a sample may enter only while fewer than Prefetch batches' worth of
+	// samples are in flight, as DataLoader's prefetch_factor bounds it. The
+	// collator returns a batch's tokens when it emits the batch. Without
+	// it, the first batch's samples share the cores with several later
+	// batches' and time to first batch grows with the worker count.
+	//
+	// Until the first batch is out the window admits that batch alone (the
+	// rest of its room is taken by placeholder tokens, returned with the
+	// first batch), so the first batch does not share the cores with the
+	// batches after it.
+	held := (cfg.prefetch() - 1) * B
+	window, err := pipeline.NewWindow(cfg.prefetch()*B, held)
+	if err != nil {
+		return fail(err)
+	}
+	idx, err := pipeline.WindowedSource(p, "index", n*B, q, window, func(i int) int { return i })
+	if err != nil {
+		return fail(err)
+	}
+
+	load := func(_ context.Context, it pipeline.Item[int]) (*datasets.Sample, error) {
+		if cfg.LoadLatency > 0 {
+			time.Sleep(cfg.LoadLatency)
+		}
+		s := raws.get()
+		if err := ds.Fill(it.Value%ds.N, s); err != nil {
+			raws.put(s)
+			return nil, err
+		}
+		return s, nil
+	}
+	switch cache {
+	case CacheRaw:
+		load = func(context.Context, pipeline.Item[int]) (*datasets.Sample, error) { return cachedRaw, nil }
+	case CacheSample:
+		load = func(context.Context, pipeline.Item[int]) (*datasets.Sample, error) { return nil, nil }
+	}
+	var loaded *pipeline.Queue[*datasets.Sample]
+	if dk != nil {
+		loaded, err = dk.stages(p, idx, cache, W, q, alive, raws, cachedRaw)
+	} else {
+		loaded, err = pipeline.Map(p, "load", idx, W, q, load)
+	}
+	if err != nil {
+		return fail(err)
+	}
+
+	transform := func(_ context.Context, it pipeline.Item[*datasets.Sample]) (*processed, error) {
+		raw := it.Value
+		out := outs.get()
+		t := <-impls
+		err := t.apply(out, &raw.Image, ds.Seed, it.Index)
+		impls <- t
+		out.label = raw.Label
+		if raw != cachedRaw {
+			raws.put(raw)
+		}
+		if err != nil {
+			outs.put(out)
+			return nil, err
+		}
+		return out, nil
+	}
+	if cache == CacheSample {
+		transform = func(context.Context, pipeline.Item[*datasets.Sample]) (*processed, error) { return cachedOut, nil }
+	}
+	samples, err := pipeline.Map(p, "transform", loaded, W, q, transform)
+	if err != nil {
+		return fail(err)
+	}
+
+	c := &collator{pool: pool, size: B, open: map[int]*openBatch{}, outs: outs, window: window, held: held}
+	filled, err := pipeline.Map(p, "collate", samples, W, q, c.copyIn)
+	if err != nil {
+		return fail(err)
+	}
+	batches, err := pipeline.Aggregate(p, "batch", filled, cfg.prefetch(), c.emit, c.flush)
+	if err != nil {
+		return fail(err)
+	}
+	done = true
+	return &Loader{p: p, out: batches, batches: pool, data: dk}, nil
+}
+
+// transformer is one worker's transform and random source.
+type transformer struct {
+	t   transforms.Transform
+	u8  transforms.Uint8Applier   // t, when the placement is Device
+	dev *transforms.DeviceApplier // the device transform's host half, alone
+	rng prng.Source
+}
+
+// newTransformer makes a worker's transform for cfg's implementation and
+// placement.
+func newTransformer(cfg Config) (*transformer, error) {
+	if cfg.Impl == transforms.DeviceName {
+		d, err := transforms.NewDeviceApplier(cfg.Transforms, cfg.DeviceCrop)
+		if err != nil {
+			return nil, err
+		}
+		return &transformer{dev: d}, nil
+	}
+	t, err := transforms.New(cfg.Impl, cfg.Transforms)
+	if err != nil {
+		return nil, err
+	}
+	tr := &transformer{t: t}
+	if cfg.Placement == Device {
+		u, ok := t.(transforms.Uint8Applier)
+		if !ok {
+			return nil, fmt.Errorf("placement device: transforms %q cannot stop before ConvertColor", cfg.Impl)
+		}
+		tr.u8 = u
+	}
+	return tr, nil
+}
+
+// apply transforms src into out with the random stream of sample position
+// pos: Apply for placement Host, ApplyUint8 for placement Device.
+func (t *transformer) apply(out *processed, src *datasets.Image, seed uint64, pos int) error {
+	t.rng = prng.New(seed^transformSalt, uint64(pos))
+	if t.dev != nil {
+		return t.dev.ApplyDevice(out.pix, src, &t.rng)
+	}
+	if t.u8 != nil {
+		return t.u8.ApplyUint8(out.pix, src, &t.rng)
+	}
+	return t.t.Apply(out.data, src, &t.rng)
+}
+
+// collator is batching, in two stages: "collate" workers copy processed
+// samples into their batch's slot, in parallel (a batch's samples finish
+// together when the workers are many, and one goroutine copying them one
+// after the other would hold the batch back); the "batch" stage counts the
+// filled slots and emits complete batches in index order, whatever order
+// the samples arrive in.
+type collator struct {
+	pool *batching.Pool
+	size int
+	outs *freelist[*processed]
+	// window holds a token per sample in flight; see NewLoader. held is
+	// the placeholder tokens to return with the first batch.
+	window *pipeline.Window
+	held   int
+	next   int // the next batch to emit; the batch stage's alone
+
+	mu    sync.Mutex
+	open  map[int]*openBatch
+	spare []*openBatch // recycled bookkeeping
+}
+
+type openBatch struct {
+	b      *batching.Batch
+	filled int
+}
+
+// batch returns batch k's buffer, taking one from the pool on first use.
+func (c *collator) batch(k int) *batching.Batch {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	ob := c.open[k]
+	if ob == nil {
+		if n := len(c.spare); n > 0 {
+			ob, c.spare = c.spare[n-1], c.spare[:n-1]
+		} else {
+			ob = new(openBatch)
+		}
+		ob.b, ob.filled = c.pool.Get(), 0
+		ob.b.Index = k
+		c.open[k] = ob
+	}
+	return ob.b
+}
+
+// copyIn is the collate stage: it copies one sample into its slot and
+// passes on the batch's index.
+func (c *collator) copyIn(_ context.Context, it pipeline.Item[*processed]) (int, error) {
+	k, slot := it.Index/c.size, it.Index%c.size
+	s := it.Value
+	b := c.batch(k)
+	var err error
+	if b.DType == batching.Uint8 {
+		err = b.PutUint8(slot, s.pix, s.label)
+	} else {
+		err = b.Put(slot, s.data, s.label)
+	}
+	if !s.cached {
+		c.outs.put(s)
+	}
+	return k, err
+}
+
+// emit is the batch stage: it counts filled slots and emits every batch
+// that is complete, in order.
+func (c *collator) emit(_ context.Context, it pipeline.Item[int], e *pipeline.Emitter[*batching.Batch]) error {
+	c.mu.Lock()
+	c.open[it.Value].filled++
+	c.mu.Unlock()
+	for {
+		c.mu.Lock()
+		ob := c.open[c.next]
+		if ob == nil || ob.filled < c.size {
+			c.mu.Unlock()
+			return nil
+		}
+		b := ob.b
+		delete(c.open, c.next)
+		c.spare = append(c.spare, ob)
+		c.mu.Unlock()
+		c.window.Release(c.size + c.held)
+		c.held = 0
+		if !e.Emit(pipeline.Item[*batching.Batch]{Index: c.next, Value: b}) {
+			return nil
+		}
+		c.next++
+	}
+}
+
+func (c *collator) flush(context.Context, *pipeline.Emitter[*batching.Batch]) error {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if len(c.open) > 0 {
+		return fmt.Errorf("%d batches left incomplete", len(c.open))
+	}
+	return nil
+}
+
+// Next implements batching.Loader.
+func (l *Loader) Next(ctx context.Context) (*batching.Batch, error) {
+	it, err := l.out.Next(ctx)
+	return it.Value, err
+}
+
+// Release implements batching.Loader.
+func (l *Loader) Release(b *batching.Batch) { l.batches.Put(b) }
+
+// Close implements batching.Loader.
+func (l *Loader) Close() error {
+	err := l.p.Close()
+	if l.data != nil {
+		if cerr := l.data.d.Close(); err == nil {
+			err = cerr
+		}
+	}
+	return err
+}
+
+// Data is what the loader read from a dataset on disk: the bytes fetched
+// and the samples skipped (Config.MaxFailures). Zero without Config.Data.
+func (l *Loader) Data() DataStats {
+	if l.data == nil {
+		return DataStats{}
+	}
+	return DataStats{Fetched: l.data.fetched.Load(), Failures: l.data.failures.Load()}
+}
+
+// Stats returns the pipeline's statistics.
+func (l *Loader) Stats() pipeline.Stats { return l.p.Stats() }
+
+// Allocated is the number of batch buffers the loader has made: the peak
+// number of batches alive at once.
+func (l *Loader) Allocated() int { return l.batches.Allocated() }

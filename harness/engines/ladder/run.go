@@ -1,0 +1,91 @@
+package ladder
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/headspace-bench/headspace/harness/blocks/batching"
+	"github.com/headspace-bench/headspace/harness/blocks/device"
+	"github.com/headspace-bench/headspace/harness/blocks/loader"
+	"github.com/headspace-bench/headspace/harness/blocks/train"
+)
+
+// Run runs the document's training loop at level on dev: per step, take a
+// batch, copy it to the device, run the step. What is cached depends on
+// the level; see Level. The loader's stage statistics are in the result's
+// Pipeline where the level runs a loader.
+func Run(ctx context.Context, level Level, cfg loader.Config, dev device.Device, tc train.Config) (train.Result, error) {
+	if err := cfg.Validate(); err != nil {
+		return train.Result{}, err
+	}
+	if err := tc.Validate(); err != nil {
+		return train.Result{}, err
+	}
+	if err := level.Check(cfg); err != nil {
+		return train.Result{}, err
+	}
+	switch level {
+	case None, Encoded, Raw, Sample:
+		ld, err := loader.New(ctx, level.cache(), cfg, tc.Warmup+tc.Steps)
+		if err != nil {
+			return train.Result{}, err
+		}
+		res, err := train.Run(ctx, ld, dev, cfg.Batch, tc)
+		res.Pipeline = ld.Stats()
+		ds := ld.Data()
+		res.Fetched, res.Failures = ds.Fetched, ds.Failures
+		if cerr := ld.Close(); err == nil && cerr != nil {
+			err = cerr
+		}
+		return res, err
+	case Host, Device:
+		// One batch made by the full pipeline, then kept.
+		kept, err := firstBatch(ctx, cfg)
+		if err != nil {
+			return train.Result{}, fmt.Errorf("caching a batch: %w", err)
+		}
+		if level == Host {
+			return train.Run(ctx, train.Repeat{B: kept}, dev, cfg.Batch, tc)
+		}
+		return train.OnDevice(ctx, kept, dev, tc)
+	}
+	return train.Result{}, fmt.Errorf("unknown level %d", int(level))
+}
+
+// Check reports whether level l can run cfg's pipeline: encoded needs a
+// dataset on disk (loader.Config.Supports).
+func (l Level) Check(cfg loader.Config) error {
+	if l < None || l > Device {
+		return fmt.Errorf("unknown level %d", int(l))
+	}
+	if l <= Sample {
+		return cfg.Supports(l.cache())
+	}
+	return nil
+}
+
+// cache is what the loader keeps at a level that runs one.
+func (l Level) cache() loader.Cache {
+	switch l {
+	case Encoded:
+		return loader.CacheEncoded
+	case Raw:
+		return loader.CacheRaw
+	case Sample:
+		return loader.CacheSample
+	}
+	return loader.CacheNothing
+}
+
+// firstBatch runs the full pipeline for one batch and keeps it.
+func firstBatch(ctx context.Context, cfg loader.Config) (*batching.Batch, error) {
+	ld, err := loader.New(ctx, loader.CacheNothing, cfg, 1)
+	if err != nil {
+		return nil, err
+	}
+	b, err := ld.Next(ctx)
+	if cerr := ld.Close(); err == nil {
+		err = cerr
+	}
+	return b, err
+}

@@ -1,0 +1,221 @@
+package peer
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"math"
+	"strconv"
+	"strings"
+	"time"
+
+	"golang.org/x/perf/benchfmt"
+	"golang.org/x/perf/benchunit"
+
+	"github.com/headspace-bench/headspace/harness/blocks/results"
+)
+
+// The implementations: our transforms at level none, and the peer.
+const (
+	Naive = "naive" // our goroutine loader, naive transforms
+	Fast  = "fast"  // our goroutine loader, fast transforms
+	Torch = "torch" // the PyTorch DataLoader
+)
+
+// Measurement is one run of one implementation at one worker count, as
+// loadbench.Measurement defines its figures.
+type Measurement struct {
+	Impl    string
+	Workers int
+	Batches int
+	// TTFB is the time to the first batch, from the start of the loader
+	// (ours: its construction; torch: creating the DataLoader iterator).
+	TTFB time.Duration
+	// SamplesPerSec is the throughput after the first batch.
+	SamplesPerSec float64
+	// CPU is the CPU time of every process involved; 0 if not reported.
+	CPU time.Duration
+}
+
+// BenchName is the measurement's benchmark name, e.g.
+// "BenchmarkPeer/impl=torch/workers=2".
+func (m Measurement) BenchName() string {
+	return fmt.Sprintf("BenchmarkPeer/impl=%s/workers=%d", m.Impl, m.Workers)
+}
+
+// Benchmark is the measurement in benchmark format, in loadbench's units
+// ttfb-ns, samples/s and cpu-s.
+func (m Measurement) Benchmark() *benchfmt.Result {
+	return &benchfmt.Result{
+		Name:  benchfmt.Name(m.BenchName()),
+		Iters: m.Batches,
+		Values: []benchfmt.Value{
+			{Value: float64(m.TTFB.Nanoseconds()), Unit: "ttfb-ns"},
+			{Value: m.SamplesPerSec, Unit: "samples/s"},
+			{Value: m.CPU.Seconds(), Unit: "cpu-s"},
+		},
+	}
+}
+
+// Output is what the script printed: its configuration lines (in order,
+// as the first result saw them) and its results.
+type Output struct {
+	Config  []results.Config
+	Results []Measurement
+}
+
+// Get returns the value of the configuration key, or "".
+func (o Output) Get(key string) string {
+	for _, c := range o.Config {
+		if c.Key == key {
+			return c.Value
+		}
+	}
+	return ""
+}
+
+// maxErrors is how many bad lines Parse names before summarising.
+const maxErrors = 5
+
+// Parse reads the script's output: Go benchmark format, "key: value"
+// configuration lines and one BenchmarkPeer/impl=<impl>/workers=<n> line
+// per run carrying ttfb-ns and samples/s (and optionally cpu-s), all finite
+// and not negative. name is used in errors. It fails on syntax errors, on
+// any other benchmark, and on output with no result.
+func Parse(r io.Reader, name string) (Output, error) {
+	rd := benchfmt.NewReader(r, name)
+	var o Output
+	var errs []error
+	bad := 0
+	fail := func(err error) {
+		if bad++; bad <= maxErrors {
+			errs = append(errs, err)
+		}
+	}
+	for rd.Scan() {
+		switch rec := rd.Result().(type) {
+		case *benchfmt.SyntaxError:
+			fail(rec)
+		case *benchfmt.Result:
+			m, err := measurement(rec)
+			if err != nil {
+				file, line := rec.Pos()
+				fail(fmt.Errorf("%s:%d: %w", file, line, err))
+				continue
+			}
+			if len(o.Results) == 0 {
+				// The reader reuses rec: copy its configuration now.
+				for _, c := range rec.Config {
+					if c.File {
+						o.Config = append(o.Config, results.Config{Key: c.Key, Value: string(c.Value)})
+					}
+				}
+			}
+			o.Results = append(o.Results, m)
+		}
+	}
+	if err := rd.Err(); err != nil {
+		errs = append(errs, fmt.Errorf("%s: %w", name, err))
+	}
+	if bad > maxErrors {
+		errs = append(errs, fmt.Errorf("%s: %d more bad lines", name, bad-maxErrors))
+	}
+	if len(errs) > 0 {
+		return Output{}, errors.Join(errs...)
+	}
+	if len(o.Results) == 0 {
+		return Output{}, fmt.Errorf("%s: no BenchmarkPeer lines in the output", name)
+	}
+	return o, nil
+}
+
+// measurement checks one result and converts it.
+func measurement(r *benchfmt.Result) (Measurement, error) {
+	var m Measurement
+	base, parts := r.Name.Parts()
+	if string(base) != "Peer" {
+		return m, fmt.Errorf("benchmark %q: want BenchmarkPeer/impl=<impl>/workers=<n>", "Benchmark"+string(r.Name))
+	}
+	seen := map[string]bool{}
+	for _, p := range parts {
+		k, v, ok := strings.Cut(strings.TrimPrefix(string(p), "/"), "=")
+		if !ok || !strings.HasPrefix(string(p), "/") || seen[k] {
+			return m, fmt.Errorf("benchmark %q: unexpected name part %q", "Benchmark"+string(r.Name), p)
+		}
+		seen[k] = true
+		switch k {
+		case "impl":
+			if v != Naive && v != Fast && v != Torch {
+				return m, fmt.Errorf("benchmark %q: unknown impl %q (want %s, %s or %s)", "Benchmark"+string(r.Name), v, Naive, Fast, Torch)
+			}
+			m.Impl = v
+		case "workers":
+			n, err := strconv.Atoi(v)
+			if err != nil || n <= 0 {
+				return m, fmt.Errorf("benchmark %q: workers %q is not a positive whole number", "Benchmark"+string(r.Name), v)
+			}
+			m.Workers = n
+		default:
+			return m, fmt.Errorf("benchmark %q: unexpected name part %q", "Benchmark"+string(r.Name), p)
+		}
+	}
+	if m.Impl == "" || m.Workers == 0 {
+		return m, fmt.Errorf("benchmark %q: want BenchmarkPeer/impl=<impl>/workers=<n>", "Benchmark"+string(r.Name))
+	}
+	m.Batches = r.Iters
+	if m.Batches < 2 {
+		return m, fmt.Errorf("%s: %d batches, want at least 2", m.BenchName(), m.Batches)
+	}
+	ttfb, err := value(r, "ttfb-ns", true)
+	if err != nil {
+		return m, fmt.Errorf("%s: %w", m.BenchName(), err)
+	}
+	if ttfb > float64(math.MaxInt64) {
+		return m, fmt.Errorf("%s: ttfb-ns %g is out of range", m.BenchName(), ttfb)
+	}
+	sps, err := value(r, "samples/s", true)
+	if err != nil {
+		return m, fmt.Errorf("%s: %w", m.BenchName(), err)
+	}
+	cpu, err := value(r, "cpu-s", false)
+	if err != nil {
+		return m, fmt.Errorf("%s: %w", m.BenchName(), err)
+	}
+	if cpu*1e9 > float64(math.MaxInt64) {
+		return m, fmt.Errorf("%s: cpu-s %g is out of range", m.BenchName(), cpu)
+	}
+	m.TTFB = time.Duration(math.Round(ttfb))
+	m.SamplesPerSec = sps
+	m.CPU = time.Duration(math.Round(cpu * 1e9))
+	return m, nil
+}
+
+// value returns r's value in unit (which benchfmt may have tidied: ttfb-ns
+// is read as ttfb-sec), checking it is there at most once (at least once if
+// required), finite and not negative.
+func value(r *benchfmt.Result, unit string, required bool) (float64, error) {
+	factor, tidied := benchunit.Tidy(1, unit)
+	found, n := 0.0, 0
+	for _, v := range r.Values {
+		switch {
+		case v.OrigUnit == unit:
+			found = v.OrigValue
+		case v.OrigUnit == "" && v.Unit == unit:
+			found = v.Value
+		case v.OrigUnit == "" && v.Unit == tidied:
+			found = v.Value / factor
+		default:
+			continue
+		}
+		n++
+	}
+	switch {
+	case n == 0 && required:
+		return 0, fmt.Errorf("no %s value", unit)
+	case n > 1:
+		return 0, fmt.Errorf("%s given %d times", unit, n)
+	case math.IsNaN(found) || math.IsInf(found, 0) || found < 0:
+		return 0, fmt.Errorf("%s %g must be finite and not negative", unit, found)
+	}
+	return found, nil
+}

@@ -1,0 +1,118 @@
+// Package reproduce runs the experiment of every document the project
+// reproduces, saves its measurements, and writes one Markdown report per
+// document from them: the document's numbers beside ours, as ratios, with
+// figures, readable on GitHub without running anything. `headspace
+// reproduce` and `make reproduce` drive it.
+//
+//	paths, err := reproduce.Run(ctx, []string{"003"}, reproduce.Options{Out: "notebooks"})
+//	paths, err = reproduce.Run(ctx, nil, reproduce.Options{Out: "notebooks", From: "notebooks/results"})
+//
+// # One file per document
+//
+// Each document has a file with its experiment and its report:
+//
+//   - doc000.go, SPDL's "Headspace Analysis" (seeds 000 and 001):
+//     workloads.Headspace (analysis.Run) with the document 003's toy
+//     pipeline, once with naive and once with fast transforms; the step time before and after the
+//     cache, the headspace in ms and %, the hours saved over 200,000 steps
+//     (the document's 30 ms ↔ 1.7 h), the verdict, the stage statistics and
+//     the step-time plot, beside the document's 200 ms, 30 ms, 13% and 1.7 h.
+//   - doc002.go, SPDL's thread-based loading (seed 002):
+//     workloads.Loaders for goroutine and process workers at 1…32 workers,
+//     repeated, so each point is a median; the time to first batch, the
+//     throughput, peak RSS and CPU beside loadbench.Documented; the training
+//     loop (train.Run) fed by each loader for the "2× training" claim;
+//     loadbench.Plots for the two figures. It starts worker processes, so
+//     Options.Worker must name the headspace binary.
+//   - doc003.go, the caching ladder (seed 003), workloads.Ladder in four
+//     steps: (a) every
+//     level with naive transforms at 1024×1024; (b) the transform fix, fast
+//     transforms, levels raw and none; (c) the raw image shrunk to 256×256,
+//     level none; (d) the uint8 transfer (loader.Config.Transfer "uint8",
+//     the conversion run on the device) against float32, with the bytes per
+//     upload from the device's counters and from the batch's shape. Every
+//     level is reported as a ratio to the level device, ours and the
+//     document's, because absolute steps/s on an A10G and on this machine's
+//     emulated device do not compare. A timeline of one naive run at level
+//     none shows the workers and the starved model.
+//   - doc004.go, "Visualizing data loaders" (seed 004): workloads.Sim for the
+//     post's three runs (2 s, 700 ms, 350 ms loads; 7 loaders; 100 ms steps;
+//     30 s), each with constant and with varying load times over 20 seeds;
+//     the three animations (GIF) and their timelines, beside the post's 98,
+//     275 and 295 batches.
+//
+// # Measuring, saving, rendering
+//
+// A document's measure function runs its experiment through the
+// workloads.Experiment interface (000, 002, 004: Run and Settings of
+// workloads.Headspace, Loaders and Sim; 003: the sweeps of
+// workloads.Ladder, OnDisk and WhatIf, each from its own specification)
+// and returns benchmark-format records and the settings they were
+// measured with. Run writes them with results.WriteFile to
+// <Out>/results/<id>-<name>.txt: configuration lines first — the
+// document, the machine (harness/blocks/machine: goos, goarch, cpu, commit,
+// cores, gomaxprocs, go, distro, date), the device's description, the
+// command, quick, the elapsed time, then every setting — and one line per
+// run (the ladder's records, the loaders', every step of the headspace
+// analysis, every seed of the simulation). The document's render function
+// then reads that file back and builds the report and its figures from it
+// alone, so a run and a rebuild cannot differ: Options.From names a
+// directory of saved files, and Run rebuilds from them without measuring,
+// byte for byte what the run wrote (the PNG, SVG and GIF encoders are
+// deterministic; TestRunQuickEveryDocument compares every file). A saved
+// file that is missing, unreadable, another document's or lacking a
+// setting is a *FileError that names it.
+//
+// Some figures and tables need more than numbers. The 003 timeline is the
+// trace of one run, saved beside the result file as
+// 003-timeline-none.json (a timeline.Timeline), and the what-if model's
+// profiles of steps (a) and (b) are saved as 003-model.json (whatif.Profile
+// by transform implementation), read beside the ladders when the report is
+// built; the 004 animations and timelines come from the
+// simulation, a function of its configuration, so seed 1 of each run is
+// simulated again from the file's settings, and its batch count must be
+// the file's.
+//
+// Rendering turns the file into a result struct of plain values
+// (Result000, Result002, Result003, Result004; medians and their 95%
+// confidence intervals by internal/summary, means and standard deviations
+// by montanaflynn/stats) whose WriteMarkdown writes the report. Its golden
+// tests (testdata/*.golden; go test -update rewrites them) run with fixed
+// values, and every sentence that states a finding is computed from the
+// values rather than written in advance.
+//
+// Every report opens with a Header: the document, the command line, the
+// machine, the device, the run time and a link to the result file; and
+// ends with where ours differs from the document, and why.
+//
+// # Files
+//
+// Reports go to <Out>/<id>-<name>.md (000-headspace.md, 002-loaders.md,
+// 003-caching-ladder.md, 004-sim.md), figures to
+// <Out>/figures/<id>-*.png|svg|gif and saved measurements to
+// <Out>/results/<id>-<name>.txt, linked relative to the report, so the
+// directory can be moved or browsed on GitHub as it is. A rebuild into
+// another directory copies the saved files there too. Every file is
+// written atomically (internal/atomicfile, directly or through the
+// plotting packages and harness/blocks/results), so an interrupted run leaves
+// whole files.
+//
+// # Failure
+//
+// Run takes the documents in order and saves each result file and writes
+// each report as soon as its experiment is done. The first failure stops the run with an error that
+// names the document; the reports written before it stay.
+//
+// # Sizes and time
+//
+// The sizes are each experiment's own (workloads.Experiment's At): the
+// Default follows the documents (1024×1024 images, batches of 256, the
+// document's 290 ms step, workloads.DocumentStep) with enough runs for
+// medians; Options.Quick takes every experiment's Quick size, so that
+// every code path runs in seconds; CI runs it. A document defines no
+// sizes of its own. Each document's run time is recorded in its result
+// file (elapsed) and printed in its report, so no duration is stated here.
+//
+// Progress goes to Options.Progress: a bar (internal/progress) on a
+// terminal, one line per finished unit of work elsewhere.
+package reproduce

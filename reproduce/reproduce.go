@@ -1,0 +1,429 @@
+package reproduce
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"runtime"
+	"slices"
+	"strings"
+	"time"
+
+	"golang.org/x/perf/benchfmt"
+
+	"github.com/headspace-bench/headspace/harness/blocks/device"
+	"github.com/headspace-bench/headspace/harness/blocks/machine"
+	"github.com/headspace-bench/headspace/harness/blocks/procloader"
+	"github.com/headspace-bench/headspace/harness/blocks/results"
+	"github.com/headspace-bench/headspace/internal/atomicfile"
+	"github.com/headspace-bench/headspace/internal/progress"
+	"github.com/headspace-bench/headspace/workloads"
+)
+
+// Options configures a reproduction.
+type Options struct {
+	// Quick runs every code path at tiny sizes, in seconds; its numbers
+	// are not comparable with the documents'.
+	Quick bool
+	// Out is the directory the reports go to (<Out>/<id>-<name>.md); their
+	// figures go to <Out>/figures/<id>-*.png|svg|gif and their saved
+	// measurements to <Out>/results/<id>-<name>.txt. Created if missing.
+	Out string
+	// From, if set, is a directory of saved result files (a run's
+	// <Out>/results): the reports are rebuilt from them without measuring,
+	// and Quick, Workers, Step, Device, Worker and Command are ignored. A
+	// file that is missing, unreadable or another document's fails the
+	// rebuild with a *FileError.
+	From string
+	// Workers is the loader workers per stage; 0 means GOMAXPROCS (one per
+	// core, as the document 003's 4 workers on 4 vCPUs).
+	Workers int
+	// Step is the emulated device's step time; 0 means
+	// workloads.DocumentStep, or workloads.QuickStep with Quick. Ignored
+	// when Device is set.
+	Step time.Duration
+	// Device, if set, opens the device the training loops run on (one per
+	// document); nil means the emulated device with Step and its default
+	// (assumed) bandwidths.
+	Device func() (device.Device, error)
+	// Worker says how to start a process-mode loader worker (document 002);
+	// Exe is normally os.Executable() of headspace.
+	Worker procloader.Options
+	// Command is the command line printed in every report.
+	Command string
+	// Progress, if set, receives progress: a bar when it is a terminal,
+	// one line per finished unit of work otherwise.
+	Progress io.Writer
+}
+
+// settings are Options with the defaults filled in.
+type settings struct {
+	Options
+	machine  machine.Machine
+	devDesc  string // the device, in words, for the reports
+	emulated bool   // the device is the emulated one, with Step
+	// emulatedConfig is the emulated device's configuration, when emulated.
+	emulatedConfig device.EmulatedConfig
+	current        Doc // the document running
+}
+
+func (o Options) settings() (settings, error) {
+	if o.Out == "" {
+		return settings{}, errors.New("reproduce: no output directory")
+	}
+	if o.Workers < 0 {
+		return settings{}, fmt.Errorf("reproduce: workers %d must not be negative", o.Workers)
+	}
+	if o.Step < 0 {
+		return settings{}, fmt.Errorf("reproduce: step %v must not be negative", o.Step)
+	}
+	if o.Workers == 0 {
+		o.Workers = runtime.GOMAXPROCS(0)
+	}
+	if o.Step == 0 {
+		o.Step = workloads.DocumentStep
+		if o.Quick {
+			o.Step = workloads.QuickStep
+		}
+	}
+	if o.Command == "" {
+		o.Command = "headspace reproduce"
+	}
+	s := settings{Options: o}
+	if o.Device == nil {
+		cfg := workloads.DocumentDevice()
+		cfg.Step = o.Step
+		s.Device = func() (device.Device, error) { return device.NewEmulated(cfg) }
+		s.emulated, s.emulatedConfig = true, cfg
+		s.devDesc = fmt.Sprintf("emulated: %v step (timer waits), host-to-device copies at %.0f GB/s pinned (assumed PCIe 4.0 x16, not measured)",
+			cfg.Step, cfg.PinnedBandwidth/1e9)
+	}
+	return s, nil
+}
+
+// openDevice opens the device and, for a device given in Options, takes its
+// description from its name.
+func (s *settings) openDevice() (device.Device, error) {
+	dev, err := s.Device()
+	if err != nil {
+		return nil, fmt.Errorf("opening the device: %w", err)
+	}
+	if s.devDesc == "" {
+		s.devDesc = dev.Name()
+	}
+	return dev, nil
+}
+
+// size is the experiments' size: workloads.Quick with Options.Quick.
+func (s *settings) size() workloads.Size {
+	if s.Quick {
+		return workloads.Quick
+	}
+	return workloads.Default
+}
+
+// env is the environment the experiments run in: the device of the
+// options (the emulated one can scale its step, for the what-if model)
+// and the process workers. Each unit of work the experiment starts is a
+// unit of t's progress, done when the next starts or when end is called.
+func (s *settings) env(t *tracker) (env workloads.Env, end func()) {
+	dev := workloads.Device{Open: func(bool) (device.Device, error) { return s.openDevice() }}
+	if s.emulated {
+		dev = workloads.Emulated(s.emulatedConfig)
+	}
+	var unit string
+	end = func() {
+		if unit != "" {
+			t.done("%s", unit)
+		}
+		unit = ""
+	}
+	start := func(name string) {
+		end()
+		unit = name
+		t.unit(name)
+	}
+	return workloads.Env{Device: dev, Worker: s.Worker, Start: start}, end
+}
+
+// measure runs experiment e through the workloads.Experiment interface:
+// its records, and its settings followed by extra for the result file.
+func (s *settings) measure(ctx context.Context, e workloads.Experiment, t *tracker, extra ...results.Config) (measurement, error) {
+	env, end := s.env(t)
+	recs, err := e.Run(ctx, env)
+	if err != nil {
+		return measurement{}, err
+	}
+	end()
+	return measurement{config: append(e.Settings(), extra...), recs: recs}, nil
+}
+
+// Doc is one document the package reproduces.
+type Doc struct {
+	ID     string // "003"
+	Name   string // the report's file name after the ID: "caching-ladder"
+	Title  string // the document's title
+	Source string // the document's seed files, in words
+	// Saved lists the files a run saves beside its result file, by name
+	// (003's timeline); a rebuild needs them too.
+	Saved []string
+	// measure runs the document's experiment: its records and the
+	// settings they were measured with, for the result file.
+	measure func(ctx context.Context, s *settings, t *tracker) (measurement, error)
+	// render builds the report from the result file read back, drawing its
+	// figures.
+	render func(f *resultFile, p *page) (report []byte, err error)
+}
+
+// measurement is what a document's experiment saves: the settings it ran
+// with, as configuration lines after the header's, and its records.
+type measurement struct {
+	config []results.Config
+	recs   []*benchfmt.Result
+}
+
+// Report is the report's file name: "003-caching-ladder.md".
+func (d Doc) Report() string { return d.ID + "-" + d.Name + ".md" }
+
+// Results is the result file's name: "003-caching-ladder.txt".
+func (d Doc) Results() string { return d.ID + "-" + d.Name + ".txt" }
+
+// Docs lists the documents in the order Run runs them. 001 is the
+// reStructuredText source of 000; its report is 000's.
+var Docs = []Doc{
+	{ID: "000", Name: "headspace", Title: "SPDL: Headspace Analysis", Source: "000 and its source 001 (`000_b26ccd1800a65d07.txt`, `001_bfd1d3776b60ebdb.txt`)", measure: measure000, render: render000},
+	{ID: "002", Name: "loaders", Title: "Thread-Based Data Loading: SPDL Can Speed Up Model Training", Source: "002 (`002_ddd8ca0605a62902.txt`), with the loader-only figures of SPDL's documentation", measure: measure002, render: render002},
+	{ID: "003", Name: "caching-ladder", Title: "A Caching Strategy for Identifying Bottlenecks on the Data Input Pipeline", Source: "003 (`003_6d72fe6df9c9377c.txt`)", Saved: []string{timeline003, model003File}, measure: measure003, render: render003},
+	{ID: "004", Name: "sim", Title: "Visualizing data loaders to diagnose deep learning pipelines", Source: "004 (`004_86163727c16e432a.txt`)", measure: measure004, render: render004},
+}
+
+// IDs lists the documents' IDs.
+func IDs() []string {
+	ids := make([]string, len(Docs))
+	for i, d := range Docs {
+		ids[i] = d.ID
+	}
+	return ids
+}
+
+// Lookup returns the document with id; "001" is 000's report.
+func Lookup(id string) (Doc, error) {
+	if id == "001" {
+		id = "000"
+	}
+	for _, d := range Docs {
+		if d.ID == id {
+			return d, nil
+		}
+	}
+	return Doc{}, fmt.Errorf("unknown document %q (want %s)", id, strings.Join(IDs(), ", "))
+}
+
+// Run reproduces the documents ids (every document when ids is empty; "001"
+// is 000, and each runs once), in the order given, writing each report as
+// soon as its experiment is done. It stops at the first failure with an
+// error that names the document; the reports already written stay. It
+// returns the paths of the reports written.
+func Run(ctx context.Context, ids []string, opt Options) ([]string, error) {
+	if len(ids) == 0 {
+		ids = IDs()
+	}
+	var docs []Doc
+	for _, id := range ids {
+		d, err := Lookup(id)
+		if err != nil {
+			return nil, err
+		}
+		if !slices.ContainsFunc(docs, func(o Doc) bool { return o.ID == d.ID }) {
+			docs = append(docs, d) // "000,001" is one report
+		}
+	}
+	return run(ctx, docs, opt)
+}
+
+// run is Run over resolved documents.
+func run(ctx context.Context, docs []Doc, opt Options) ([]string, error) {
+	s, err := opt.settings()
+	if err != nil {
+		return nil, err
+	}
+	saved := filepath.Join(s.Out, "results")
+	for _, dir := range []string{filepath.Join(s.Out, "figures"), saved} {
+		if err := os.MkdirAll(dir, 0o755); err != nil {
+			return nil, err
+		}
+	}
+	if s.From == "" {
+		s.machine = machine.Describe()
+	}
+	var written []string
+	for _, d := range docs {
+		path, err := s.reproduce(ctx, d, saved)
+		if err != nil {
+			return written, fmt.Errorf("document %s (%s): %w", d.ID, d.Title, err)
+		}
+		written = append(written, path)
+	}
+	return written, nil
+}
+
+// reproduce measures document d and saves its result file into saved, or
+// with From takes the saved one, then writes the report from it; it
+// returns the report's path.
+func (s *settings) reproduce(ctx context.Context, d Doc, saved string) (string, error) {
+	if err := ctx.Err(); err != nil {
+		return "", err
+	}
+	t := newTracker(s.Progress, d.ID)
+	defer t.finish()
+	from := saved
+	if s.From != "" {
+		from = s.From
+	} else {
+		s.current = d
+		m, err := d.measure(ctx, s, t)
+		if err != nil {
+			return "", err
+		}
+		dev := s.devDesc
+		if dev == "" {
+			dev = "none"
+		}
+		config := append(headerConfig(d, s.machine, dev, s.Command, s.Quick, t.elapsed()), m.config...)
+		if err := results.WriteFile(filepath.Join(saved, d.Results()), config, m.recs); err != nil {
+			return "", err
+		}
+	}
+	// The report is built from the file read back, measured or not, so a
+	// run and a rebuild cannot differ.
+	f, err := readResultFile(filepath.Join(from, d.Results()), d)
+	if err != nil {
+		return "", err
+	}
+	report, err := d.render(f, &page{out: s.Out, saved: from})
+	if err != nil {
+		return "", err
+	}
+	// A rebuild into another directory takes the saved files along, so
+	// that the reports' links to them hold.
+	for _, name := range append([]string{d.Results()}, d.Saved...) {
+		if err := copyFile(filepath.Join(from, name), filepath.Join(saved, name)); err != nil {
+			return "", err
+		}
+	}
+	path := filepath.Join(s.Out, d.Report())
+	if err := writeBytes(path, report); err != nil {
+		return "", err
+	}
+	t.logf("report: %s", path)
+	return path, nil
+}
+
+// page is where a report's figures go and its saved files come from.
+type page struct {
+	out   string // the reports' directory
+	saved string // the directory of the result files read
+}
+
+// figure is the path of a figure of document id in the reports'
+// directory, and its link relative to the reports.
+func (p *page) figure(id, name string) (path, link string) {
+	link = "figures/" + id + "-" + name
+	return filepath.Join(p.out, filepath.FromSlash(link)), link
+}
+
+// savedFile is the path of a file saved beside the result files; a
+// missing one is a *FileError.
+func (p *page) savedFile(name string) (string, error) {
+	path := filepath.Join(p.saved, name)
+	if _, err := os.Stat(path); err != nil {
+		return "", &FileError{Path: path, Err: errors.New("no such file")}
+	}
+	return path, nil
+}
+
+// resultsLink is the link to document d's result file, relative to the
+// reports.
+func resultsLink(d Doc) string { return "results/" + d.Results() }
+
+// writeBytes writes a file atomically (internal/atomicfile).
+func writeBytes(path string, b []byte) error { return atomicfile.WriteBytes(path, b) }
+
+// markdown renders a report into a buffer.
+func markdown(r interface{ WriteMarkdown(io.Writer) error }) ([]byte, error) {
+	var b bytes.Buffer
+	err := r.WriteMarkdown(&b)
+	return b.Bytes(), err
+}
+
+// tracker reports a document's progress: a bar on a terminal, lines
+// elsewhere, nothing without a writer.
+type tracker struct {
+	doc   string
+	w     io.Writer
+	bar   *progress.Bar // on a terminal
+	lines bool          // not a terminal: one line per unit
+	start time.Time
+}
+
+func newTracker(w io.Writer, doc string) *tracker {
+	t := &tracker{doc: doc, w: w, start: time.Now()}
+	if w == nil {
+		return t
+	}
+	if f, ok := w.(*os.File); ok && progress.IsTerminal(f) {
+		t.bar = progress.New(f, 0)
+	} else {
+		t.lines = true
+	}
+	return t
+}
+
+// begin says how many units of work the document has.
+func (t *tracker) begin(total int) {
+	if t.bar != nil {
+		t.bar = progress.New(t.w.(*os.File), total)
+	}
+}
+
+// unit says what runs now.
+func (t *tracker) unit(label string) {
+	if t.bar != nil {
+		t.bar.Set(t.doc + " " + label)
+	}
+}
+
+// done marks one unit finished, with what it measured.
+func (t *tracker) done(format string, args ...any) {
+	if t.bar != nil {
+		t.bar.Add(1)
+	}
+	if t.lines {
+		fmt.Fprintf(t.w, "reproduce %s: %s\n", t.doc, fmt.Sprintf(format, args...))
+	}
+}
+
+// logf prints a line (after clearing the bar).
+func (t *tracker) logf(format string, args ...any) {
+	if t.w == nil {
+		return
+	}
+	if t.bar != nil {
+		t.bar.Finish()
+	}
+	fmt.Fprintf(t.w, "reproduce %s: %s\n", t.doc, fmt.Sprintf(format, args...))
+}
+
+// finish clears the bar.
+func (t *tracker) finish() {
+	if t.bar != nil {
+		t.bar.Finish()
+	}
+}
+
+// elapsed is the time since the document started.
+func (t *tracker) elapsed() time.Duration { return time.Since(t.start) }

@@ -1,0 +1,133 @@
+package workloads
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"strings"
+
+	"golang.org/x/perf/benchfmt"
+
+	"github.com/headspace-bench/headspace/harness/blocks/procloader"
+	"github.com/headspace-bench/headspace/harness/blocks/results"
+)
+
+// Experiment is one experiment of a document, at one size: the narrow
+// interface every caller runs experiments through (`go test -bench
+// ./workloads`, the headspace commands, `headspace reproduce`), after
+// golang.org/x/benchmarks/sweet's common.Harness. An experiment is a
+// plain struct of its specification (the values that change a number);
+// Run measures it and returns benchmark-format records named
+// Benchmark<Name>/…, and Settings is the configuration block its result
+// file records beside them.
+type Experiment interface {
+	// Name is the experiment's benchmark name: "Ladder" for
+	// BenchmarkLadder/… records.
+	Name() string
+	// Document is the ID of the document it reproduces ("003"); "" for
+	// an experiment of headspace's own.
+	Document() string
+	// At is the experiment at a size: Default, the document's, or Quick,
+	// every code path in seconds with no comparable numbers. It ignores
+	// the receiver's values, so the zero value gives both.
+	At(Size) Experiment
+	// Settings is every setting that changes a number and is not in a
+	// record's name: the configuration lines of its result file.
+	Settings() []results.Config
+	// Run measures the experiment in env and returns its records, in the
+	// order they were made; each is also passed to env.Result as it is
+	// made. It stops at the first error, or when ctx is done, returning
+	// the records made before.
+	Run(ctx context.Context, env Env) ([]*benchfmt.Result, error)
+}
+
+// Size is an experiment's size: Default or Quick.
+type Size int
+
+// The sizes of an experiment.
+const (
+	Default Size = iota // the document's sizes
+	Quick               // every code path in seconds, no comparable numbers
+)
+
+// Env is what an experiment takes from where it runs. The zero Env runs
+// on the emulated device at the document's step.
+type Env struct {
+	// Device opens the device the training loops run on; the zero value
+	// is the emulated device at DocumentStep (QuickDevice for Quick
+	// sizes is the caller's choice).
+	Device Device
+	// Worker says how to start a process-mode loader worker (Loaders);
+	// normally this binary's `headspace worker`, or the test binary
+	// (procloader.SelfWorker).
+	Worker procloader.Options
+	// Dir is where data sets are written for a run (OnDisk); "" is the
+	// system's temporary directory.
+	Dir string
+	// Start, if set, is called before each unit of work with its name.
+	Start func(name string)
+	// Result, if set, receives every record as it is made; an error
+	// stops the run.
+	Result func(*benchfmt.Result) error
+}
+
+// device is env's device, the emulated one at the document's step when
+// none is set.
+func (env Env) device() Device {
+	if env.Device.Open == nil {
+		return Emulated(DocumentDevice())
+	}
+	return env.Device
+}
+
+// start calls Start, if set.
+func (env Env) start(name string) {
+	if env.Start != nil {
+		env.Start(name)
+	}
+}
+
+// collect returns a function that keeps each record in *out and passes
+// it on to env.Result.
+func (env Env) collect(out *[]*benchfmt.Result) func(*benchfmt.Result) error {
+	return func(r *benchfmt.Result) error {
+		*out = append(*out, r)
+		if env.Result != nil {
+			return env.Result(r)
+		}
+		return nil
+	}
+}
+
+// dir is the directory for data on disk.
+func (env Env) dir() string {
+	if env.Dir == "" {
+		return os.TempDir()
+	}
+	return env.Dir
+}
+
+// Experiments lists every experiment, at its zero value: At gives each
+// at a size. Adding an experiment is a file in this package with a type
+// that implements Experiment, and a line here.
+var Experiments = []Experiment{
+	Headspace{},
+	Loaders{},
+	Ladder{},
+	OnDisk{},
+	Sim{},
+	WhatIf{},
+	Peer{},
+}
+
+// Lookup returns the experiment named name ("Ladder"; any case).
+func Lookup(name string) (Experiment, error) {
+	var names []string
+	for _, e := range Experiments {
+		if strings.EqualFold(e.Name(), name) {
+			return e, nil
+		}
+		names = append(names, e.Name())
+	}
+	return nil, fmt.Errorf("unknown experiment %q (want one of %s)", name, strings.Join(names, ", "))
+}

@@ -1,0 +1,149 @@
+package workloads
+
+import (
+	"fmt"
+	"strconv"
+	"strings"
+
+	"github.com/headspace-bench/headspace/harness/blocks/loader"
+	"github.com/headspace-bench/headspace/harness/blocks/results"
+	"github.com/headspace-bench/headspace/harness/engines/ladder"
+	"github.com/headspace-bench/headspace/harness/engines/merge"
+)
+
+// The configuration keys a sharded sweep records so that `headspace
+// merge` can enumerate its points: the sweep's kind, its dimensions, its
+// runs per point and its number of shards. They are the same in every
+// shard of one sweep (shards sharing one file take turns in it), and
+// the merged file drops them.
+const (
+	SweepKey            = "sweep"
+	ShardsKey           = "shards"
+	sweepLevelsKey      = "sweep-levels"
+	sweepWorkersKey     = "sweep-workers"
+	sweepTransformsKey  = "sweep-transforms"
+	sweepPlacementsKey  = "sweep-placements"
+	sweepPinnedKey      = "sweep-pinned"
+	sweepCountKey       = "sweep-count"
+	ladderSweepKindName = "ladder"
+)
+
+var ladderShardKeys = []string{SweepKey, sweepLevelsKey, sweepWorkersKey, sweepTransformsKey, sweepPlacementsKey, sweepPinnedKey, sweepCountKey, ShardsKey}
+
+// ShardSettings is the configuration a run of one of shards shards of
+// the sweep records beside Settings: what LadderPlan reads back.
+func (l Ladder) ShardSettings(shards int) []results.Config {
+	str := func(n int, f func(i int) string) string {
+		s := make([]string, n)
+		for i := range s {
+			s[i] = f(i)
+		}
+		return strings.Join(s, ",")
+	}
+	return []results.Config{
+		{Key: SweepKey, Value: ladderSweepKindName},
+		{Key: sweepLevelsKey, Value: str(len(l.Levels), func(i int) string { return l.Levels[i].String() })},
+		{Key: sweepWorkersKey, Value: str(len(l.Workers), func(i int) string { return strconv.Itoa(l.Workers[i]) })},
+		{Key: sweepTransformsKey, Value: strings.Join(l.Transforms, ",")},
+		{Key: sweepPlacementsKey, Value: str(len(l.Placements), func(i int) string { return l.Placements[i].String() })},
+		{Key: sweepPinnedKey, Value: str(len(l.Pinned), func(i int) string { return strconv.FormatBool(l.Pinned[i]) })},
+		{Key: sweepCountKey, Value: strconv.Itoa(l.Count)},
+		{Key: ShardsKey, Value: strconv.Itoa(shards)},
+	}
+}
+
+// SweepPlan is the merge.Planner of every sharded sweep: it reads the
+// kind from the sweep key and enumerates the points as that sweep does.
+func SweepPlan(config map[string]string) (merge.Plan, error) {
+	switch kind := config[SweepKey]; kind {
+	case ladderSweepKindName:
+		return LadderPlan(config)
+	case "":
+		return merge.Plan{}, fmt.Errorf("no %q configuration line: not written by a sharded sweep (run it with --shard i/n)", SweepKey)
+	default:
+		return merge.Plan{}, fmt.Errorf("sweep %q: merge knows only ladder", kind)
+	}
+}
+
+// LadderPlan reads a sharded ladder's ShardSettings back and lists its
+// points and their shards exactly as the sweep selected them
+// (Ladder.Points, LadderRun.Selected).
+func LadderPlan(config map[string]string) (merge.Plan, error) {
+	var l Ladder
+	get := func(key string) (string, error) {
+		v, ok := config[key]
+		if !ok {
+			return "", fmt.Errorf("no %q configuration line", key)
+		}
+		return v, nil
+	}
+	errf := func(key string, err error) error { return fmt.Errorf("%s %q: %w", key, config[key], err) }
+	var err error
+	var v string
+	if v, err = get(sweepLevelsKey); err != nil {
+		return merge.Plan{}, err
+	}
+	if l.Levels, err = ladder.ParseLevels(v); err != nil {
+		return merge.Plan{}, errf(sweepLevelsKey, err)
+	}
+	if l.Workers, err = splitEach(config, sweepWorkersKey, func(s string) (int, error) {
+		n, err := strconv.Atoi(s)
+		if err == nil && n <= 0 {
+			err = fmt.Errorf("%d must be positive", n)
+		}
+		return n, err
+	}); err != nil {
+		return merge.Plan{}, err
+	}
+	if l.Transforms, err = splitEach(config, sweepTransformsKey, func(s string) (string, error) { return s, nil }); err != nil {
+		return merge.Plan{}, err
+	}
+	if l.Placements, err = splitEach(config, sweepPlacementsKey, loader.ParsePlacement); err != nil {
+		return merge.Plan{}, err
+	}
+	if l.Pinned, err = splitEach(config, sweepPinnedKey, strconv.ParseBool); err != nil {
+		return merge.Plan{}, err
+	}
+	if v, err = get(sweepCountKey); err != nil {
+		return merge.Plan{}, err
+	}
+	if l.Count, err = strconv.Atoi(v); err != nil || l.Count <= 0 {
+		return merge.Plan{}, errf(sweepCountKey, fmt.Errorf("want a positive count"))
+	}
+	if v, err = get(ShardsKey); err != nil {
+		return merge.Plan{}, err
+	}
+	shards, err := strconv.Atoi(v)
+	if err != nil || shards <= 0 {
+		return merge.Plan{}, errf(ShardsKey, fmt.Errorf("want a positive number of shards"))
+	}
+	p := merge.Plan{Shards: shards, Count: l.Count, Keys: ladderShardKeys}
+	shardOf := map[string]int{}
+	for s := range shards {
+		for _, pt := range (LadderRun{Shard: s, Shards: shards}).Selected(l) {
+			shardOf[pt.Name()] = s
+		}
+	}
+	for _, pt := range l.Points() {
+		p.Points = append(p.Points, pt.Name())
+		p.Shard = append(p.Shard, shardOf[pt.Name()])
+	}
+	return p, nil
+}
+
+// splitEach parses the comma-separated list under key with parse.
+func splitEach[T any](config map[string]string, key string, parse func(string) (T, error)) ([]T, error) {
+	v, ok := config[key]
+	if !ok {
+		return nil, fmt.Errorf("no %q configuration line", key)
+	}
+	var out []T
+	for _, f := range strings.Split(v, ",") {
+		t, err := parse(strings.TrimSpace(f))
+		if err != nil {
+			return nil, fmt.Errorf("%s %q: %w", key, v, err)
+		}
+		out = append(out, t)
+	}
+	return out, nil
+}
