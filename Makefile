@@ -38,6 +38,8 @@ TEST_DEBS :=
 TEST_DEBS += slurm-wlm munge
 # history's TestPageInBrowser loads the history page in headless Chromium.
 TEST_DEBS += chromium
+# cuda/kernels TestTransformKernelsOnHost: transforms.cu compiled for the host.
+TEST_DEBS += g++
 
 # Tests: the cross-builds, vet, every package with the race detector (goleak
 # checks for leaked goroutines in the packages that start any), then the CI
@@ -164,8 +166,9 @@ clean:
 
 # One folder for a GPU machine with no Go and no network: the linux/amd64
 # binary (no cgo: the CUDA driver is bound at run time), ci/gpu-suite.sh and
-# the PyTorch peers. Copy it there and run `ci/gpu-suite.sh ladder OUT`, then
-# `ci/gpu-suite.sh loaders OUT` (each under 9 minutes on 16 cores).
+# the PyTorch peers. Copy it there and run `ci/gpu-suite.sh ladder OUT`,
+# `ci/gpu-suite.sh loaders OUT` (each under 9 minutes on 16 cores), then
+# `ci/gpu-suite.sh device OUT` (the GPU doing the loading: docs/gpu.md).
 BUNDLE ?= bundle
 gpu-bundle:
 	rm -rf $(BUNDLE) && mkdir -p $(BUNDLE)/ci $(BUNDLE)/peers
@@ -173,7 +176,7 @@ gpu-bundle:
 	cp ci/gpu-suite.sh $(BUNDLE)/ci/
 	echo $(COMMIT)$(shell git status --porcelain --untracked-files=no 2>/dev/null | grep -q . && echo -dirty) >$(BUNDLE)/COMMIT
 	cp -R peers/torch $(BUNDLE)/peers/
-	@echo "$(BUNDLE)/: on the GPU machine, ci/gpu-suite.sh ladder OUT, then ci/gpu-suite.sh loaders OUT"
+	@echo "$(BUNDLE)/: on the GPU machine, ci/gpu-suite.sh ladder OUT, ci/gpu-suite.sh loaders OUT, then ci/gpu-suite.sh device OUT"
 
 # The what-if model (issue 17): profile the pipeline, predict steps/s over
 # cores, workers and step times, and check the predictions on this machine

@@ -3,7 +3,7 @@
 # with an NVIDIA driver, 16 cores, no Go and no network: run it from the
 # folder `make gpu-bundle` makes (headspace, ci/, peers/torch/).
 #
-#   ci/gpu-suite.sh [--emulated] [--quick] [ladder|loaders|all] OUTDIR
+#   ci/gpu-suite.sh [--emulated] [--quick] [ladder|loaders|device|all] OUTDIR
 #
 #   ladder   headspace cuda check; the caching ladder on --device cuda (all
 #            five levels at 4 workers, naive and fast; workers 1,4,8,16 at
@@ -11,8 +11,19 @@
 #            host and none); the document's PyTorch ladder on the same GPU
 #   loaders  headspace loaders (goroutines against processes, workers 1…32)
 #            and headspace peer (against PyTorch's DataLoader, workers 1…16)
-#   all      both (more than one 10-minute command on a lent machine: run
-#            `ladder` and `loaders` as two invocations there)
+#   device   the GPU doing the loading too (issue 25): the caching ladder at
+#            --transforms device (mask, dilation, crop, ConvertColor and
+#            Scale as CUDA kernels), with the host's crops and with whole raw
+#            images (--device-crop), every level at 4 workers; workers
+#            1,4,8,16 at level none, fast (uint8 placement) beside device;
+#            nvJPEG's batched decode (headspace cuda decode) of 256 noise
+#            JPEGs at 1024² (headspace dataset write); levels device and
+#            host with the step replayed from CUDA Graphs (--cuda-graphs;
+#            `cuda check` in the ladder part times the Net's step with and
+#            without them). On --emulated it writes the JPEGs and checks
+#            that the GPU-only flags are refused (exit 2, one line each)
+#   all      all three (more than one 10-minute command on a lent machine:
+#            run `ladder`, `loaders` and `device` as three invocations there)
 #
 # Every command's output goes to OUTDIR (result files in Go benchmark
 # format, logs), and OUTDIR/summary.txt says what ran, how long, its exit
@@ -36,13 +47,13 @@
 # bundle's folder is no git checkout of that commit.
 set -uo pipefail
 
-usage() { echo "usage: ci/gpu-suite.sh [--emulated] [--quick] [ladder|loaders|all] OUTDIR" >&2; exit 2; }
+usage() { echo "usage: ci/gpu-suite.sh [--emulated] [--quick] [ladder|loaders|device|all] OUTDIR" >&2; exit 2; }
 emulated=0 quick=0 part=
 while [ $# -gt 0 ]; do
   case "$1" in
     --emulated) emulated=1 ;;
     --quick) quick=1 ;;
-    ladder|loaders|all) [ -z "$part" ] || usage; part=$1 ;;
+    ladder|loaders|device|all) [ -z "$part" ] || usage; part=$1 ;;
     -*) usage ;;
     *) break ;;
   esac
@@ -163,10 +174,59 @@ run_loaders() {
     "$hs" peer --python "$python" --workers "$peer_workers" "${peer_size[@]}" --out "$out/peer.txt"
 }
 
+# refused NAME WANT CMD...: CMD must exit 2 with one line containing WANT
+# (what the emulated device says of a GPU-only path).
+refused() {
+  local name=$1 want=$2 rc err
+  shift 2
+  err=$("$@" 2>&1 >/dev/null)
+  rc=$?
+  if [ $rc = 2 ] && [ "$(printf '%s\n' "$err" | wc -l)" = 1 ] && printf '%s' "$err" | grep -qF -- "$want"; then
+    printf '== %s: refused as it must be (exit 2): %s\n   $ %s\n\n' "$name" "$err" "$*" >>"$summary"
+  else
+    printf '== %s: exit %d, want exit 2 and one line with %s: %s\n   $ %s\n\n' "$name" "$rc" "$want" "$err" "$*" >>"$summary"
+    failed=1
+  fi
+}
+
+run_device() {
+  local jpeg_size=1024 jpeg_n=256
+  [ $quick = 1 ] && jpeg_size=32 jpeg_n=4
+  rm -rf "$out/jpegs-noise"
+  step "dataset: $jpeg_n noise JPEGs at ${jpeg_size}²" jpegs-noise.log \
+    "$hs" dataset write --format jpeg --layout files --n "$jpeg_n" --raw-size "$jpeg_size" --out "$out/jpegs-noise"
+  if [ $emulated = 1 ]; then
+    refused "cuda decode: an unknown decoder" "--decoder: unknown" \
+      "$hs" cuda decode --decoder gpu --jpegs "$out/jpegs-noise"
+    refused "ladder: transforms device on the emulated device" "it needs --device cuda" \
+      "$hs" ladder --device emulated --transforms device --placement device "${ladder_size[@]}"
+    refused "ladder: --device-crop without transforms device" "--device-crop needs --transforms device" \
+      "$hs" ladder --device emulated --device-crop "${ladder_size[@]}"
+    refused "ladder: --cuda-graphs on the emulated device" "--cuda-graphs needs --device cuda" \
+      "$hs" ladder --device emulated --cuda-graphs "${ladder_size[@]}"
+    return
+  fi
+  step "ladder: transforms device (host crops), every level at $levels_workers workers" ladder-transforms=device.log \
+    "$hs" ladder --device cuda --levels none,raw,sample,host,device --workers "$levels_workers" \
+    --transforms device --placement device "${ladder_size[@]}" --out "$out/ladder-transforms=device.txt"
+  step "ladder: transforms device, --device-crop (whole raw images), every level at $levels_workers workers" ladder-transforms=device-crop.log \
+    "$hs" ladder --device cuda --levels none,raw,sample,host,device --workers "$levels_workers" \
+    --transforms device --device-crop --placement device "${ladder_size[@]}" --out "$out/ladder-transforms=device-crop.txt"
+  step "ladder: workers $scale_workers at level none, fast beside device" ladder-device-workers.log \
+    "$hs" ladder --device cuda --levels none --workers "$scale_workers" --transforms fast,device \
+    --placement device "${ladder_size[@]}" --out "$out/ladder-device-workers.txt"
+  step "ladder: CUDA Graphs, levels device and host at $levels_workers workers" ladder-graphs.log \
+    "$hs" ladder --device cuda --cuda-graphs --levels device,host --workers "$levels_workers" --transforms fast \
+    "${ladder_size[@]}" --out "$out/ladder-graphs.txt"
+  step "cuda decode: nvJPEG, batch 256 of noise JPEGs at ${jpeg_size}²" cuda-decode-noise.log \
+    "$hs" cuda decode --decoder nvjpeg --jpegs "$out/jpegs-noise" --batch 256 --out "$out/cuda-decode-noise.txt"
+}
+
 case "$part" in
   ladder) run_ladder ;;
   loaders) run_loaders ;;
-  all) run_ladder; run_loaders ;;
+  device) run_device ;;
+  all) run_ladder; run_loaders; run_device ;;
 esac
 if [ $failed = 0 ]; then
   echo "ci/gpu-suite.sh: $part done; $summary" >&2

@@ -350,3 +350,41 @@ func (c *Context) launch(f uintptr, grid, block [3]uint32, shared uint32, stream
 func (c *Context) ctxSync() error {
 	return c.lib.check("cuCtxSynchronize", ccall(c.lib.cuCtxSynchronize))
 }
+
+// CUDA Graphs, on the driver thread only.
+
+// captureThreadLocal is CU_STREAM_CAPTURE_MODE_THREAD_LOCAL: only this
+// thread's calls are checked during a capture (every call of the package
+// is on the driver thread).
+const captureThreadLocal = 1
+
+// capture records what enqueue puts on stream s into an executable graph:
+// cuStreamBeginCapture, enqueue, cuStreamEndCapture, cuGraphInstantiate.
+// The launches' arguments are copied into the graph as they are now.
+func (c *Context) capture(s uintptr, enqueue func() error) (exec uintptr, err error) {
+	l := c.lib
+	if !l.hasGraphs() {
+		return 0, fmt.Errorf("cuda: CUDA Graphs: the driver (%s) lacks cuStreamBeginCapture_v2 or cuGraphInstantiateWithFlags (driver 11.4 or later)", l.path)
+	}
+	if err := l.check("cuStreamBeginCapture_v2", ccall(l.cuStreamBeginCapture, s, captureThreadLocal)); err != nil {
+		return 0, err
+	}
+	eerr := enqueue()
+	var graph uintptr
+	if err := l.check("cuStreamEndCapture", ccall(l.cuStreamEndCapture, s, uintptr(unsafe.Pointer(&graph)))); err != nil || eerr != nil {
+		if graph != 0 {
+			err = errors.Join(err, l.check("cuGraphDestroy", ccall(l.cuGraphDestroy, graph)))
+		}
+		return 0, errors.Join(eerr, err)
+	}
+	err = l.check("cuGraphInstantiateWithFlags", ccall(l.cuGraphInstantiate, uintptr(unsafe.Pointer(&exec)), graph, 0))
+	return exec, errors.Join(err, l.check("cuGraphDestroy", ccall(l.cuGraphDestroy, graph)))
+}
+
+func (c *Context) graphLaunch(exec, s uintptr) error {
+	return c.lib.check("cuGraphLaunch", c.hot(c.lib.cuGraphLaunch, exec, s))
+}
+
+func (c *Context) graphExecDestroy(exec uintptr) error {
+	return c.lib.check("cuGraphExecDestroy", ccall(c.lib.cuGraphExecDestroy, exec))
+}

@@ -21,6 +21,17 @@ type DeviceConfig struct {
 	// first upload of each new shape (the Net's, from cuda/kernels, for
 	// whatever batch and crop the caller's pipeline makes).
 	PlanFor func(batch, side int) (Plan, error)
+	// PlanForSample, if not nil, replaces PlanFor: it gives the plan for
+	// batches of batch samples of sampleLen values of any layout, such as
+	// the device transform's (cuda/kernels.NetPlanDevice), whose samples
+	// are a header and raw pixels rather than 3×side×side values.
+	PlanForSample func(batch, sampleLen int) (Plan, error)
+	// Graphs captures each launch list (Convert, Step) once per device
+	// buffer into a CUDA Graph (stream capture) and replays it with one
+	// cuGraphLaunch per step, instead of one cuLaunchKernel per kernel:
+	// the launch overhead the document's "CUDA Graph help[s] reduce".
+	// The work and its order are the same.
+	Graphs bool
 	// Pinned stages uploads in page-locked host memory (cuMemHostAlloc),
 	// as DataLoader(pin_memory=True) does; false copies from the batch's
 	// own pageable memory.
@@ -43,10 +54,12 @@ type DeviceConfig struct {
 type Device struct {
 	c       *Context
 	plan    Plan
-	planFor func(batch, side int) (Plan, error)
+	planFor func(batch, sampleLen int) (Plan, error)
 	shape   [2]int // batch and values per sample of the plan built
 	pinned  bool
 	prog    *program
+	graphs  bool
+	execs   map[graphKey]uintptr // the captured graphs, by batch buffer and list
 
 	copyS, compS               uintptr
 	inPtr                      uint64 // the plan's Input buffer, the conversion's output
@@ -70,6 +83,13 @@ type Device struct {
 	resErr                           error
 	lossVal                          float32
 	uploadOp, stepOp, freeOp, syncOp func()
+}
+
+// graphKey names a captured graph: launch list list of the program, with
+// the batch in the device buffer at ptr (the graph holds its pointers).
+type graphKey struct {
+	ptr  uint64
+	list int
 }
 
 // buffer is a batch on the device: data, then labels at labelOff.
@@ -111,7 +131,19 @@ const ringSize = 8
 
 // NewDevice makes a Device on c that runs cfg.Plan, or cfg.PlanFor's plans.
 func NewDevice(c *Context, cfg DeviceConfig) (*Device, error) {
-	d := &Device{c: c, pinned: cfg.Pinned, planFor: cfg.PlanFor}
+	d := &Device{c: c, pinned: cfg.Pinned, planFor: cfg.PlanForSample, graphs: cfg.Graphs, execs: map[graphKey]uintptr{}}
+	if cfg.Graphs && !c.lib.hasGraphs() {
+		return nil, fmt.Errorf("cuda: CUDA Graphs: the driver (%s) lacks cuStreamBeginCapture_v2 or cuGraphInstantiateWithFlags (driver 11.4 or later)", c.lib.path)
+	}
+	if d.planFor == nil && cfg.PlanFor != nil {
+		d.planFor = func(batch, sampleLen int) (Plan, error) {
+			side := int(math.Round(math.Sqrt(float64(sampleLen) / 3)))
+			if 3*side*side != sampleLen {
+				return Plan{}, fmt.Errorf("a sample of %d values is not 3×side×side", sampleLen)
+			}
+			return cfg.PlanFor(batch, side)
+		}
+	}
 	if d.planFor == nil {
 		if err := d.checkPlan(cfg.Plan); err != nil {
 			return nil, err
@@ -185,7 +217,7 @@ func (d *Device) load(p Plan) error {
 			d.resErr = nil
 			return err
 		}
-		err := d.prog.release()
+		err := errors.Join(d.dropGraphs(), d.prog.release())
 		d.prog = nil
 		if err != nil {
 			return err
@@ -226,19 +258,15 @@ func (d *Device) reshape(b *batching.Batch) error {
 	if d.planFor == nil || (d.prog != nil && d.shape == [2]int{b.Size, b.SampleLen}) {
 		return nil
 	}
-	side := int(math.Round(math.Sqrt(float64(b.SampleLen) / 3)))
-	if 3*side*side != b.SampleLen {
-		return fmt.Errorf("a sample of %d values is not 3×side×side", b.SampleLen)
-	}
-	p, err := d.planFor(b.Size, side)
+	p, err := d.planFor(b.Size, b.SampleLen)
 	if err != nil {
-		return fmt.Errorf("the plan for batch %d at %dx%d: %w", b.Size, side, side, err)
+		return fmt.Errorf("the plan for batch %d of %d-value samples: %w", b.Size, b.SampleLen, err)
 	}
 	if err := d.checkPlan(p); err != nil {
 		return err
 	}
 	if err := d.c.run(func() error { return d.load(p) }); err != nil {
-		return fmt.Errorf("the plan for batch %d at %dx%d: %w", b.Size, side, side, err)
+		return fmt.Errorf("the plan for batch %d of %d-value samples: %w", b.Size, b.SampleLen, err)
 	}
 	d.shape = [2]int{b.Size, b.SampleLen}
 	return nil
@@ -462,10 +490,10 @@ func (d *Device) step() {
 	}
 	err := c.streamWait(d.compS, b.uploaded)
 	if err == nil && b.dtype == batching.Uint8 {
-		err = d.timed(&d.converts, 0)
+		err = d.timed(&d.converts, 0, b.ptr)
 	}
 	if err == nil {
-		err = d.timed(&d.steps, 1)
+		err = d.timed(&d.steps, 1, b.ptr)
 	}
 	if err != nil {
 		d.resErr = err
@@ -490,7 +518,20 @@ func (d *Device) step() {
 
 // timed enqueues launch list i on the compute stream between the events of
 // a record of r.
-func (d *Device) timed(r *ring, i int) error {
+// With Graphs, the list is captured on first use with the batch at ptr and
+// replayed from then on.
+func (d *Device) timed(r *ring, i int, ptr uint64) error {
+	var exec uintptr
+	if d.graphs {
+		key := graphKey{ptr, i}
+		if exec = d.execs[key]; exec == 0 {
+			var err error
+			if exec, err = d.c.capture(d.compS, func() error { return d.prog.enqueue(i, d.compS) }); err != nil {
+				return fmt.Errorf("capturing launch list %d: %w", i, err)
+			}
+			d.execs[key] = exec
+		}
+	}
 	t, err := r.take(d)
 	if err != nil {
 		return err
@@ -498,7 +539,12 @@ func (d *Device) timed(r *ring, i int) error {
 	if err := d.c.eventRecord(t.start, d.compS); err != nil {
 		return err
 	}
-	if err := d.prog.enqueue(i, d.compS); err != nil {
+	if exec != 0 {
+		err = d.c.graphLaunch(exec, d.compS)
+	} else {
+		err = d.prog.enqueue(i, d.compS)
+	}
+	if err != nil {
 		return err
 	}
 	if err := d.c.eventRecord(t.end, d.compS); err != nil {
@@ -649,6 +695,12 @@ func (d *Device) Close() error {
 	}
 	d.closed = true
 	if d.c.done.Load() {
+		// The device memory is gone with the context; the program's
+		// pinned Go memory is ours to let go (a Pinner collected while
+		// pinned panics).
+		if d.prog != nil {
+			d.prog.pin.Unpin()
+		}
 		return fmt.Errorf("cuda: close: %w (close devices before their context)", errClosedContext)
 	}
 	var err error
@@ -663,6 +715,17 @@ func (d *Device) Close() error {
 	return nil
 }
 
+// dropGraphs destroys the captured graphs (their buffers are going), on
+// the driver thread.
+func (d *Device) dropGraphs() error {
+	var errs []error
+	for k, e := range d.execs {
+		errs = append(errs, d.c.graphExecDestroy(e))
+		delete(d.execs, k)
+	}
+	return errors.Join(errs...)
+}
+
 // releaseAll frees everything the device made, on the driver thread.
 func (d *Device) releaseAll() error {
 	c := d.c
@@ -672,6 +735,7 @@ func (d *Device) releaseAll() error {
 			errs = append(errs, err)
 		}
 	}
+	keep(d.dropGraphs())
 	for _, b := range d.all {
 		keep(c.memFree(b.ptr))
 		for _, e := range []uintptr{b.uploaded, b.lastUse} {

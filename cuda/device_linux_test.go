@@ -829,11 +829,46 @@ func TestPlanForShapes(t *testing.T) {
 		want string
 	}{
 		{testBatch(t, batching.Float32, 2, 10, 0), "a sample of 10 values is not 3×side×side"},
-		{testBatch(t, batching.Float32, 9, 12, 0), "the plan for batch 9 at 2x2: too big"},
+		{testBatch(t, batching.Float32, 9, 12, 0), "the plan for batch 9 of 12-value samples: too big"},
 	} {
 		if _, err := d.Upload(ctx, tc.b); err == nil || !strings.Contains(err.Error(), tc.want) {
 			t.Errorf("upload = %v, want %q", err, tc.want)
 		}
+	}
+}
+
+// TestPlanForSample: with PlanForSample the device asks for a plan by the
+// samples' length, whatever their layout (the device transform's header and
+// raw pixels), and runs its Convert launches on the uploaded uint8 batch.
+func TestPlanForSample(t *testing.T) {
+	f := loadFake(t)
+	c := f.open()
+	var asked []string
+	d, err := NewDevice(c, DeviceConfig{Pinned: true, PlanForSample: func(batch, sampleLen int) (Plan, error) {
+		asked = append(asked, fmt.Sprintf("%dx%d", batch, sampleLen))
+		return testPlan(batch, sampleLen), nil
+	}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer d.Close()
+	ctx := context.Background()
+	for _, values := range []int{16 + 3*4*4, 16 + 3*6*5} { // not 3×side×side
+		buf, err := d.Upload(ctx, testBatch(t, batching.Uint8, 2, values, 0))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := d.Step(ctx, buf); err != nil {
+			t.Fatal(err)
+		}
+		d.Free(buf)
+		ls := launches(parseLog(f.Log()))
+		if n := len(ls); n < 3 || ls[n-3].word != "convert" {
+			t.Errorf("samples of %d bytes: the conversion did not run before the step", values)
+		}
+	}
+	if got := strings.Join(asked, " "); got != "2x64 2x106" {
+		t.Errorf("plans built for %s, want 2x64 2x106", got)
 	}
 }
 

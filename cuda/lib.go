@@ -22,6 +22,39 @@ type driverLib struct {
 	cuEventCreate, cuEventDestroy, cuEventRecord, cuEventSynchronize        uintptr
 	cuEventQuery, cuEventElapsedTime                                        uintptr
 	cuModuleLoadDataEx, cuModuleUnload, cuModuleGetFunction, cuLaunchKernel uintptr
+
+	// CUDA Graphs (driver 11.4 on), optional: 0 where the driver lacks
+	// them, and DeviceConfig.Graphs then fails with a one-line error.
+	cuStreamBeginCapture, cuStreamEndCapture, cuGraphInstantiate uintptr
+	cuGraphLaunch, cuGraphExecDestroy, cuGraphDestroy            uintptr
+}
+
+// graphSymbols lists the optional CUDA Graphs entry points.
+func (l *driverLib) graphSymbols() []struct {
+	name string
+	addr *uintptr
+} {
+	return []struct {
+		name string
+		addr *uintptr
+	}{
+		{"cuStreamBeginCapture_v2", &l.cuStreamBeginCapture},
+		{"cuStreamEndCapture", &l.cuStreamEndCapture},
+		{"cuGraphInstantiateWithFlags", &l.cuGraphInstantiate},
+		{"cuGraphLaunch", &l.cuGraphLaunch},
+		{"cuGraphExecDestroy", &l.cuGraphExecDestroy},
+		{"cuGraphDestroy", &l.cuGraphDestroy},
+	}
+}
+
+// hasGraphs reports whether every CUDA Graphs entry point resolved.
+func (l *driverLib) hasGraphs() bool {
+	for _, s := range l.graphSymbols() {
+		if *s.addr == 0 {
+			return false
+		}
+	}
+	return true
 }
 
 // symbols lists the entry points by their exported names.
@@ -83,6 +116,9 @@ func openLibrary(path string) (*driverLib, error) {
 			return nil, fmt.Errorf("%s has no %s: %w", path, s.name, err)
 		}
 		*s.addr = a
+	}
+	for _, s := range l.graphSymbols() {
+		*s.addr, _ = dlsym(h, s.name) // optional: see hasGraphs
 	}
 	return l, nil
 }

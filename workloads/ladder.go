@@ -158,6 +158,11 @@ func PipelineSettings(c loader.Config) []results.Config {
 		{Key: "prefetch", Value: fmt.Sprint(c.Prefetch)},
 		{Key: "load-latency", Value: c.LoadLatency.String()},
 	}
+	if c.DeviceCrop {
+		// The device transform's uploads: whole raw images (recorded only
+		// when set, so the files of earlier sweeps keep their setup).
+		out = append(out, results.Config{Key: "device-crop", Value: "true"})
+	}
 	return append(out, DataSettings(c)...)
 }
 

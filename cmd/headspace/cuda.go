@@ -15,6 +15,8 @@ import (
 	"golang.org/x/perf/benchfmt"
 
 	"github.com/headspace-bench/headspace/cuda"
+	"github.com/headspace-bench/headspace/cuda/kernels"
+	"github.com/headspace-bench/headspace/datasets/transforms"
 	"github.com/headspace-bench/headspace/harness/blocks/batching"
 	"github.com/headspace-bench/headspace/harness/blocks/device"
 	"github.com/headspace-bench/headspace/harness/blocks/machine"
@@ -57,30 +59,72 @@ func openCUDA(pf *pipelineFlags, pinned bool) (device.Device, error) {
 	if err != nil {
 		return nil, err
 	}
-	seed := pf.seed
-	planFor := func(batch, side int) (cuda.Plan, error) { return netKernels.Plan(batch, side, seed) }
-	d, err := cuda.NewDevice(c, cuda.DeviceConfig{PlanFor: planFor, Pinned: pinned})
+	planFor, err := planForSample(pf)
+	if err != nil {
+		return nil, errors.Join(err, c.Close())
+	}
+	d, err := cuda.NewDevice(c, cuda.DeviceConfig{PlanForSample: planFor, Pinned: pinned, Graphs: pf.graphs})
 	if err != nil {
 		return nil, errors.Join(err, c.Close())
 	}
 	return cudaDevice{d, c}, nil
 }
 
+// planForSample gives the device the Net's plan for each batch shape: a
+// sample of 3×side×side values is a transformed sample (uploaded as
+// float32 or uint8), and any other length a device-transform sample
+// (transforms.DeviceApplier: a 16-byte header, so never a multiple of 3),
+// for which the plan runs the transform's kernels first
+// (kernels.NetPlanDevice) with the pipeline's crop, mask ratio and raw size.
+func planForSample(pf *pipelineFlags) (func(batch, sampleLen int) (cuda.Plan, error), error) {
+	cfg, err := pf.config(1, transforms.DeviceName)
+	if err != nil {
+		return nil, err
+	}
+	t := kernels.DeviceTransform{Config: cfg.Transforms, Width: cfg.Dataset.Width, Height: cfg.Dataset.Height, DeviceCrop: pf.deviceCrop}
+	seed := pf.seed
+	return func(batch, sampleLen int) (cuda.Plan, error) {
+		if sampleLen%3 == 0 {
+			side := int(math.Round(math.Sqrt(float64(sampleLen) / 3)))
+			if 3*side*side != sampleLen {
+				return cuda.Plan{}, fmt.Errorf("a sample of %d values is not 3×side×side", sampleLen)
+			}
+			return netKernels.Plan(batch, side, seed)
+		}
+		if sampleLen != t.SampleBytes() {
+			return cuda.Plan{}, fmt.Errorf("a sample of %d bytes is neither 3×side×side values nor a device-transform sample of %d bytes (crop %d of %dx%d, device crop %v)",
+				sampleLen, t.SampleBytes(), t.Config.Crop, t.Width, t.Height, t.DeviceCrop)
+		}
+		p, err := kernels.NetPlanDevice(batch, t, seed)
+		if err != nil {
+			return cuda.Plan{}, err
+		}
+		return cuda.Plan{Modules: kernels.Modules, Buffers: cudaBuffers(p.Buffers), Input: p.Input, InputU8: p.InputU8,
+			Labels: p.Labels, Convert: cudaLaunches(p.Convert), Step: cudaLaunches(p.Step), Loss: p.Loss}, nil
+	}, nil
+}
+
 const cudaUsage = `
 headspace cuda check: on the first NVIDIA GPU, prints the device, its
 driver and the architecture the driver JIT-compiles the kernels' PTX for;
-runs every kernel of the Net on small random inputs and reports its largest
-error against the float64 Go reference (exit 1 if any is above its stated
+runs every kernel of the Net, and the device transform's kernels against
+the Go fast transform, on small random inputs and reports its largest
+error against the reference (exit 1 if any is above its stated
 tolerance); measures host-to-device and device-to-host copy speeds from
 pinned and from pageable memory, at sizes from 1 MiB to 256 MiB; and times
 the Net's training step at --batch samples of --side×--side (the median
-of --steps, each timed on the GPU with CUDA events).
+of --steps, each timed on the GPU with CUDA events), launched kernel by
+kernel and then replayed from CUDA Graphs (exit 1 if the two losses
+differ).
 
 --out writes the copy speeds (GB/s) and step times (step-ns) in Go
 benchmark format. Without a driver it exits 1 with "no CUDA driver found
 (libcuda.so.1): …".`
 
 func runCUDA(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	if len(args) > 0 && args[0] == "decode" {
+		return runCUDADecode(ctx, args[1:], stdout)
+	}
 	if len(args) == 0 || args[0] != "check" {
 		if len(args) > 0 && (args[0] == "-h" || args[0] == "--help" || args[0] == "-help") {
 			fs := newFlagSet("cuda check", cudaUsage, stdout)
@@ -89,9 +133,9 @@ func runCUDA(ctx context.Context, args []string, stdout, stderr io.Writer) error
 			return nil
 		}
 		if len(args) == 0 {
-			return usagef("want a verb: headspace cuda check")
+			return usagef("want a verb: headspace cuda check, or headspace cuda decode")
 		}
-		return usagef("unknown verb %q: want check", args[0])
+		return usagef("unknown verb %q: want check or decode", args[0])
 	}
 	fs := newFlagSet("cuda check", cudaUsage, stdout)
 	f := cudaCheckFlags(fs)
@@ -205,16 +249,8 @@ func cudaCheck(ctx context.Context, c *cuda.Context, f *cudaCheckOpts, sizes []i
 		fmt.Fprintln(stdout)
 	}
 
-	// The Net's step.
-	plan, err := netKernels.Plan(f.batch, f.side, f.seed)
-	if err != nil {
-		return err
-	}
-	d, err := cuda.NewDevice(c, cuda.DeviceConfig{Plan: plan, Pinned: true})
-	if err != nil {
-		return err
-	}
-	defer d.Close()
+	// The Net's step, launched kernel by kernel and then replayed from
+	// CUDA Graphs: the same work from the same start, so the same loss.
 	pool, err := batching.NewPool(f.batch, 3*f.side*f.side)
 	if err != nil {
 		return err
@@ -227,15 +263,35 @@ func cudaCheck(ctx context.Context, c *cuda.Context, f *cudaCheckOpts, sizes []i
 	for i := range b.Labels {
 		b.Labels[i] = int32(rng.IntN(10))
 	}
-	times, loss, err := cuda.TimeSteps(ctx, d, b, 1, f.steps)
-	if err != nil {
-		return err
+	var times [2][]time.Duration // kernel by kernel, CUDA Graphs
+	var losses [2]float32
+	for g, graphs := range []bool{false, true} {
+		plan, err := netKernels.Plan(f.batch, f.side, f.seed)
+		if err != nil {
+			return err
+		}
+		d, err := cuda.NewDevice(c, cuda.DeviceConfig{Plan: plan, Pinned: true, Graphs: graphs})
+		if err != nil {
+			return err
+		}
+		times[g], losses[g], err = cuda.TimeSteps(ctx, d, b, 1, f.steps)
+		if err = errors.Join(err, d.Close()); err != nil {
+			return err
+		}
+		sorted := slices.Clone(times[g])
+		slices.Sort(sorted)
+		how := "kernel by kernel"
+		if graphs {
+			how = "CUDA Graphs"
+		}
+		fmt.Fprintf(stdout, "\nNet step (%s), batch %d at %dx%d: median %v of %d (min %v, max %v), loss after them %.4g\n",
+			how, f.batch, f.side, f.side, sorted[len(sorted)/2].Round(time.Microsecond), len(times[g]),
+			sorted[0].Round(time.Microsecond), sorted[len(sorted)-1].Round(time.Microsecond), losses[g])
 	}
-	sorted := slices.Clone(times)
-	slices.Sort(sorted)
-	fmt.Fprintf(stdout, "\nNet step, batch %d at %dx%d: median %v of %d (min %v, max %v), loss after them %.4g\n",
-		f.batch, f.side, f.side, sorted[len(sorted)/2].Round(time.Microsecond), len(times),
-		sorted[0].Round(time.Microsecond), sorted[len(sorted)-1].Round(time.Microsecond), loss)
+	loss := losses[0]
+	if losses[1] != losses[0] {
+		failed = append(failed, fmt.Sprintf("CUDA Graphs' loss %v is not the kernel-by-kernel loss %v", losses[1], losses[0]))
+	}
 
 	if f.out != "" {
 		if err := writeCUDACheck(f, c.Info(), bw, times); err != nil {
@@ -244,15 +300,15 @@ func cudaCheck(ctx context.Context, c *cuda.Context, f *cudaCheckOpts, sizes []i
 		fmt.Fprintf(stdout, "results: %s\n", f.out)
 	}
 	if math.IsNaN(float64(loss)) || math.IsInf(float64(loss), 0) {
-		return fmt.Errorf("the Net's loss after %d steps is %v", len(times)+1, loss)
+		return fmt.Errorf("the Net's loss after %d steps is %v", len(times[0])+1, loss)
 	}
 	if len(failed) > 0 {
-		return fmt.Errorf("%d kernel outputs above their tolerance: %s", len(failed), strings.Join(failed, ", "))
+		return fmt.Errorf("%d checks failed (kernel outputs above their tolerance, or graphs that changed the loss): %s", len(failed), strings.Join(failed, ", "))
 	}
 	return nil
 }
 
-func writeCUDACheck(f *cudaCheckOpts, info cuda.Info, bw []cuda.Bandwidth, times []time.Duration) error {
+func writeCUDACheck(f *cudaCheckOpts, info cuda.Info, bw []cuda.Bandwidth, times [2][]time.Duration) error {
 	cfg := append(machine.Environment("cuda:"+info.Name),
 		results.Config{Key: "cuda-driver", Value: info.Driver()},
 		results.Config{Key: "jit-target", Value: info.JITTarget()})
@@ -264,12 +320,15 @@ func writeCUDACheck(f *cudaCheckOpts, info cuda.Info, bw []cuda.Bandwidth, times
 			Values: []benchfmt.Value{{Value: b.GBps(), Unit: "GB/s"}},
 		})
 	}
-	for _, t := range times {
-		rs = append(rs, &benchfmt.Result{
-			Name:   benchfmt.Name(fmt.Sprintf("CUDAStep/batch=%d/side=%d", f.batch, f.side)),
-			Iters:  1,
-			Values: []benchfmt.Value{{Value: float64(t.Nanoseconds()), Unit: "step-ns"}},
-		})
+	// Kernel by kernel keeps its old name, so earlier files compare.
+	for g, suffix := range []string{"", "/graphs=true"} {
+		for _, t := range times[g] {
+			rs = append(rs, &benchfmt.Result{
+				Name:   benchfmt.Name(fmt.Sprintf("CUDAStep/batch=%d/side=%d%s", f.batch, f.side, suffix)),
+				Iters:  1,
+				Values: []benchfmt.Value{{Value: float64(t.Nanoseconds()), Unit: "step-ns"}},
+			})
+		}
 	}
 	return results.WriteFile(f.out, cfg, rs)
 }

@@ -63,6 +63,27 @@ An existing --out file of the same setup is resumed: points that already
 have --count results are skipped. SIGINT stops the sweep, prints the table
 of what was measured and exits 130; the file keeps every finished run.`
 
+// checkDeviceTransforms refuses what the device transform cannot run: its
+// kernels need a CUDA GPU, and --device-crop means nothing without it.
+func checkDeviceTransforms(impls []string, dev string, deviceCrop bool) error {
+	device := slices.Contains(impls, transforms.DeviceName)
+	switch {
+	case device && dev != "cuda":
+		return usagef("--transforms device runs the transform as CUDA kernels: it needs --device cuda, not %s", dev)
+	case deviceCrop && !device:
+		return usagef("--device-crop needs --transforms device")
+	}
+	return nil
+}
+
+// checkGraphs refuses --cuda-graphs off the CUDA device.
+func checkGraphs(graphs bool, dev string) error {
+	if graphs && dev != "cuda" {
+		return usagef("--cuda-graphs needs --device cuda, not %s", dev)
+	}
+	return nil
+}
+
 // pipelineFlags are the flags shared by every command that runs the pipeline.
 type pipelineFlags struct {
 	batch, crop, prefetch int
@@ -73,6 +94,8 @@ type pipelineFlags struct {
 	pinnedBW, pageableBW  float64
 	convertBW             float64
 	data                  dataFlags
+	deviceCrop            bool // ladder: --device-crop, with --transforms device
+	graphs                bool // ladder: --cuda-graphs, with --device cuda
 }
 
 func (f *pipelineFlags) register(fs *flag.FlagSet) {
@@ -105,6 +128,11 @@ func (f *pipelineFlags) config(workers int, impl string) (loader.Config, error) 
 	}
 	cfg.Transforms.Crop = f.crop
 	cfg.Impl = impl
+	cfg.DeviceCrop = f.deviceCrop
+	if impl == transforms.DeviceName {
+		// The device transform finishes on the device, always.
+		cfg.Placement = loader.Device
+	}
 	cfg.Batch = f.batch
 	cfg.Workers = workers
 	cfg.Prefetch = f.prefetch
@@ -140,6 +168,10 @@ func (f *pipelineFlags) device() (workloads.Device, error) {
 		if err != nil {
 			return workloads.Device{}, err
 		}
+		if f.graphs {
+			// Recorded only when set, so earlier files keep their setup.
+			settings = append(settings, results.Config{Key: "cuda-graphs", Value: "true"})
+		}
 		return workloads.Device{Open: func(pinned bool) (device.Device, error) { return openCUDA(f, pinned) }, Settings: settings}, nil
 	}
 	return workloads.Device{}, usagef("--device %q: want emulated or cuda", f.dev)
@@ -161,7 +193,9 @@ func runLadder(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	pf.register(fs)
 	levelsFlag := fs.String("levels", "", "comma-separated `levels` to run (default none,raw,sample,host,device; with --data also encoded)")
 	workersFlag := fs.String("workers", joinInts(def.Workers), "comma-separated worker `counts` (default: one per core)")
-	implsFlag := fs.String("transforms", strings.Join(def.Transforms, ","), "comma-separated transform `implementations`")
+	implsFlag := fs.String("transforms", strings.Join(def.Transforms, ","), "comma-separated transform `implementations`: naive, fast, or device (the mask, ConvertColor and Scale as CUDA kernels; --device cuda and --placement device)")
+	fs.BoolVar(&pf.graphs, "cuda-graphs", false, "with --device cuda: replay each step from a CUDA Graph (captured once per device buffer) instead of launching its kernels one by one")
+	fs.BoolVar(&pf.deviceCrop, "device-crop", false, "with --transforms device: upload whole raw images and crop on the GPU too, instead of uploading the host's crops")
 	placementsFlag := fs.String("placement", "host", "comma-separated `placements` of ConvertColor and Scale: host (float32 uploads) or device (uint8 uploads, converted on the device)")
 	pinnedFlag := fs.String("pinned", "true", "comma-separated: upload from pinned host memory (`true`), pageable (false), or both")
 	steps := fs.Int("steps", def.Train.Steps, "measured training `steps` per run")
@@ -186,7 +220,13 @@ func runLadder(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	if l.Workers, err = parseInts("--workers", *workersFlag); err != nil {
 		return err
 	}
-	if l.Transforms, err = parseList("--transforms", *implsFlag, transforms.Names); err != nil {
+	if l.Transforms, err = parseList("--transforms", *implsFlag, append(slices.Clone(transforms.Names), transforms.DeviceName)); err != nil {
+		return err
+	}
+	if err := checkDeviceTransforms(l.Transforms, pf.dev, pf.deviceCrop); err != nil {
+		return err
+	}
+	if err := checkGraphs(pf.graphs, pf.dev); err != nil {
 		return err
 	}
 	if l.Placements, err = parsePlacements(*placementsFlag); err != nil {

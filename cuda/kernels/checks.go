@@ -6,6 +6,7 @@ import (
 	"math"
 
 	"github.com/headspace-bench/headspace/cuda/netref"
+	"github.com/headspace-bench/headspace/datasets"
 	"github.com/headspace-bench/headspace/datasets/prng"
 	"github.com/headspace-bench/headspace/datasets/transforms"
 )
@@ -154,7 +155,75 @@ func Checks(seed uint64) []Check {
 		Outputs:  []Output{{Buf: "out", Want: want, Tol: 1e-6}},
 	})
 
+	checks = append(checks, transformChecks(&rng)...)
 	return append(checks, stepChecks(&rng, seed)...)
+}
+
+// transformChecks are the device transform (transform_mask, transform_crop)
+// then convert_scale, on a few samples of random raw images, host-cropped
+// and device-cropped, at a crop under and one over 64 (the fast transform's
+// bit rows), each compared with the Go fast transform on the same random
+// streams: bit for bit with ConvertScale of fast's ApplyUint8 (the same
+// arithmetic), and within DeviceTransformTolerance of fast's Apply (whose
+// colour table rounds differently; see there).
+func transformChecks(rng *prng.Source) []Check {
+	var checks []Check
+	for _, tc := range []struct{ w, h, crop int }{{23, 17, 10}, {96, 80, 70}} {
+		img := &datasets.Image{Width: tc.w, Height: tc.h, Pix: make([]uint8, 3*tc.w*tc.h)}
+		rng.Fill(img.Pix)
+		cfg := transforms.Config{Crop: tc.crop, MaskRatio: 0.25}
+		seed := rng.Uint64()
+		for _, devCrop := range []bool{false, true} {
+			t := DeviceTransform{Config: cfg, Width: tc.w, Height: tc.h, DeviceCrop: devCrop}
+			raw, exact, applied, err := deviceTransformCase(t, img, 3, seed)
+			if err != nil {
+				panic(err) // the sizes are right by construction
+			}
+			const n = 3
+			plane := tc.crop * tc.crop
+			checks = append(checks, Check{
+				Name: fmt.Sprintf("device transform %dx%d crop %d device-crop=%v", tc.w, tc.h, tc.crop, devCrop),
+				Buffers: []Buffer{{"raw", int64(len(raw)), raw}, {"mask", int64(n * plane), nil},
+					{"u8", int64(3 * n * plane), nil}, zeroed("out", 3*n*plane)},
+				Launches: append(t.Launches("raw", "mask", "u8", n), convertScale("u8", "out", n, plane)),
+				Outputs:  []Output{{Buf: "out", Want: exact}, {Buf: "out", Want: applied, Tol: DeviceTransformTolerance}},
+			})
+		}
+	}
+	return checks
+}
+
+// deviceTransformCase is the uploaded batch of n device samples of img
+// (sample s on the random stream (seed, s)) and what the device must make
+// of it: ConvertScale of fast's ApplyUint8 (exact) and fast's Apply.
+func deviceTransformCase(t DeviceTransform, img *datasets.Image, n int, seed uint64) (raw []byte, exact, applied []float32, err error) {
+	d, err := transforms.NewDeviceApplier(t.Config, t.DeviceCrop)
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	f, err := transforms.New("fast", t.Config)
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	sb, out := t.SampleBytes(), t.Config.OutLen()
+	raw, exact, applied = make([]byte, n*sb), make([]float32, n*out), make([]float32, n*out)
+	u8 := make([]uint8, out)
+	for s := range n {
+		r1, r2, r3 := prng.New(seed, uint64(s)), prng.New(seed, uint64(s)), prng.New(seed, uint64(s))
+		if err := d.ApplyDevice(raw[s*sb:(s+1)*sb], img, &r1); err != nil {
+			return nil, nil, nil, err
+		}
+		if err := f.(transforms.Uint8Applier).ApplyUint8(u8, img, &r2); err != nil {
+			return nil, nil, nil, err
+		}
+		if err := transforms.ConvertScale(exact[s*out:(s+1)*out], u8, t.Config.Crop); err != nil {
+			return nil, nil, nil, err
+		}
+		if err := f.Apply(applied[s*out:(s+1)*out], img, &r3); err != nil {
+			return nil, nil, nil, err
+		}
+	}
+	return raw, exact, applied, nil
 }
 
 // stepChecks are two training steps of a small Net by its plan, one from a

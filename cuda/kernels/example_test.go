@@ -57,6 +57,10 @@ func ExampleChecks() {
 	// softmax_cross_entropy 1 launches, 2 outputs
 	// sgd_momentum 1 launches, 2 outputs
 	// convert_scale 1 launches, 1 outputs
+	// device transform 23x17 crop 10 device-crop=false 3 launches, 2 outputs
+	// device transform 23x17 crop 10 device-crop=true 3 launches, 2 outputs
+	// device transform 96x80 crop 70 device-crop=false 3 launches, 2 outputs
+	// device transform 96x80 crop 70 device-crop=true 3 launches, 2 outputs
 	// step float32 x2 70 launches, 12 outputs
 	// step uint8 x2 71 launches, 12 outputs
 }

@@ -22,11 +22,18 @@ import (
 //go:embed net.ptx
 var netPTX []byte
 
-// Module is the name of the module that holds every kernel.
+//go:embed transforms.ptx
+var transformsPTX []byte
+
+// Module is the name of the module that holds the Net's kernels.
 const Module = "net"
 
+// TransformsModule is the name of the module that holds the device
+// transform's kernels (transforms.cu).
+const TransformsModule = "transforms"
+
 // Modules maps a module name to its PTX text: one module per .cu file.
-var Modules = map[string][]byte{Module: netPTX}
+var Modules = map[string][]byte{Module: netPTX, TransformsModule: transformsPTX}
 
 // Arg is one kernel argument: a Buf, or an int32, uint32, float32 or uint64
 // value.

@@ -14,6 +14,7 @@ import (
 	"testing"
 
 	"github.com/headspace-bench/headspace/cuda/netref"
+	"github.com/headspace-bench/headspace/datasets/transforms"
 )
 
 // TestPTXIsFromItsSource fails on stale PTX: each .cu has a .ptx whose
@@ -202,6 +203,17 @@ func accessOf(t *testing.T, l Launch) access {
 	case "convert_scale":
 		n, plane := i(2), i(3)
 		return access{n * plane, map[int]int64{0: 3 * n * plane, 1: 12 * n * plane}, []int{1}}
+	case "transform_mask":
+		// One thread per pair of mask pixels; reads each sample's header.
+		sb, n, c := i(1), i(3), i(4)
+		return access{n * c * c / 2, map[int]int64{0: n * sb, 2: n * c * c}, []int{2}}
+	case "transform_crop":
+		// One thread per output pixel; reads the samples and the mask.
+		sb, n, c := i(1), i(6), i(7)
+		if w, h := i(2), i(3); sb < int64(transforms.DeviceHeader)+3*w*h {
+			t.Errorf("%s: samples of %d bytes cannot hold %dx%d images", l.Kernel, sb, w, h)
+		}
+		return access{n * c * c, map[int]int64{0: n * sb, 4: n * c * c, 5: 3 * n * c * c}, []int{5}}
 	}
 	t.Fatalf("no access rule for kernel %s", l.Kernel)
 	return access{}
@@ -323,7 +335,7 @@ func TestChecksLaunches(t *testing.T) {
 			kernels[l.Kernel] = true
 		}
 	}
-	for k := range signatures {
+	for k := range mergeSignatures(signatures, transformSignatures) {
 		if !kernels[k] {
 			t.Errorf("no check launches %s", k)
 		}

@@ -25,16 +25,24 @@ enum {
 	INVALID_CONTEXT = 201, INVALID_PTX = 218, INVALID_HANDLE = 400, NOT_FOUND = 500, NOT_READY = 600,
 };
 
-enum { MAGIC_STREAM = 0x5743, MAGIC_EVENT = 0x4556, MAGIC_MODULE = 0x4d4f, MAGIC_FUNC = 0x4655 };
+enum { MAGIC_STREAM = 0x5743, MAGIC_EVENT = 0x4556, MAGIC_MODULE = 0x4d4f, MAGIC_FUNC = 0x4655,
+       MAGIC_GRAPH = 0x4752, MAGIC_GEXEC = 0x4745 };
 
-struct stream { int magic, id; double clock; };
+struct graph;
+// cap is the graph a stream is capturing into (cuStreamBeginCapture), or 0.
+struct stream { int magic, id; double clock; struct graph *cap; };
+// A captured launch keeps its parameters' values as they were at capture,
+// as the driver does: a later change to the arrays they came from does not
+// reach the graph.
+struct gnode { struct func *f; unsigned g[3], b[3], shared; unsigned long long vals[64]; };
+struct graph { int magic, n; struct gnode *nodes; };
 struct event { int magic, id, recorded; double time; };
 struct func { int magic; char name[128]; int nparams; int sizes[64]; };
 struct module { int magic; int nfuncs; struct func funcs[64]; };
 
 static int initialized, ctx_refs, next_id = 1;
 static __thread int ctx_current;
-static long live_dev, live_host, live_streams, live_events, live_modules;
+static long live_dev, live_host, live_streams, live_events, live_modules, live_graphs;
 static size_t dev_bytes, mem_limit = (size_t)1 << 40;
 static struct stream null_stream = {MAGIC_STREAM, 0, 0};
 
@@ -101,13 +109,13 @@ void fake_fail(const char *call, int after, int code) {
 void fake_set_mem_limit(size_t n) { mem_limit = n; }
 // fake_forget_live zeroes the live counts, after a test that made a
 // release call fail on purpose (what it held is leaked, as on a GPU).
-void fake_forget_live(void) { live_dev = live_host = live_streams = live_events = live_modules = 0; ctx_refs = 0; dev_bytes = 0; }
+void fake_forget_live(void) { live_dev = live_host = live_streams = live_events = live_modules = live_graphs = 0; ctx_refs = 0; dev_bytes = 0; }
 void fake_log(const char **out) { *out = logbuf ? logbuf : ""; }
-long fake_live(void) { return live_dev + live_host + live_streams + live_events + live_modules + ctx_refs; }
+long fake_live(void) { return live_dev + live_host + live_streams + live_events + live_modules + live_graphs + ctx_refs; }
 void fake_live_detail(const char **out) {
 	static char s[256];
-	snprintf(s, sizeof s, "%ld device allocations, %ld host allocations, %ld streams, %ld events, %ld modules, %d context references",
-		live_dev, live_host, live_streams, live_events, live_modules, ctx_refs);
+	snprintf(s, sizeof s, "%ld device allocations, %ld host allocations, %ld streams, %ld events, %ld modules, %ld graphs, %d context references",
+		live_dev, live_host, live_streams, live_events, live_modules, live_graphs, ctx_refs);
 	*out = s;
 }
 
@@ -458,6 +466,17 @@ CUresult cuLaunchKernel(uintptr_t fn, unsigned gx, unsigned gy, unsigned gz, uns
 	if (!fn || f->magic != MAGIC_FUNC || !st) return INVALID_HANDLE;
 	if (!gx || !gy || !gz || !bx || !by || !bz || (unsigned long)bx * by * bz > 1024 || extra) return INVALID_VALUE;
 	if (f->nparams && !params) return INVALID_VALUE;
+	if (st->cap) {
+		struct graph *g = st->cap;
+		g->nodes = realloc(g->nodes, (size_t)(g->n + 1) * sizeof *g->nodes);
+		struct gnode *nd = &g->nodes[g->n++];
+		memset(nd, 0, sizeof *nd);
+		nd->f = f;
+		nd->g[0] = gx, nd->g[1] = gy, nd->g[2] = gz, nd->b[0] = bx, nd->b[1] = by, nd->b[2] = bz, nd->shared = shared;
+		for (int i = 0; i < f->nparams; i++) memcpy(&nd->vals[i], params[i], f->sizes[i]);
+		logf_("capture %s stream=%d\n", f->name, st->id);
+		return OK;
+	}
 	double t0 = st->clock;
 	st->clock += 1.0;
 	logf_("launch %s stream=%d grid=%u,%u,%u block=%u,%u,%u shared=%u t=%.6f-%.6f params=", f->name, st->id, gx, gy, gz, bx, by, bz, shared, t0, st->clock);
@@ -468,4 +487,91 @@ CUresult cuLaunchKernel(uintptr_t fn, unsigned gx, unsigned gy, unsigned gz, uns
 	}
 	logf_("\n");
 	return OK;
+}
+
+// ---- CUDA Graphs: stream capture, instantiation, replay ----
+
+CUresult cuStreamBeginCapture_v2(uintptr_t s, int mode) {
+	ENTER("cuStreamBeginCapture_v2");
+	NEEDCTX();
+	struct stream *st = stream_of(s);
+	if (!st || st == &null_stream || mode < 0 || mode > 2) return INVALID_VALUE;
+	if (st->cap) return INVALID_VALUE; /* already capturing */
+	st->cap = calloc(1, sizeof *st->cap);
+	st->cap->magic = MAGIC_GRAPH;
+	live_graphs++;
+	logf_("capture-begin stream=%d mode=%d\n", st->id, mode);
+	return OK;
+}
+CUresult cuStreamEndCapture(uintptr_t s, uintptr_t *graph) {
+	NEEDCTX();
+	struct stream *st = stream_of(s);
+	if (!st || !graph) return INVALID_VALUE;
+	if (!st->cap) return INVALID_VALUE; /* CUDA_ERROR_ILLEGAL_STATE in the driver */
+	int e = inject("cuStreamEndCapture");
+	if (e) {
+		/* as the driver does when a capture fails: it ends, with no graph */
+		free(st->cap->nodes);
+		free(st->cap);
+		st->cap = 0;
+		live_graphs--;
+		*graph = 0;
+		return e;
+	}
+	*graph = (uintptr_t)st->cap;
+	logf_("capture-end stream=%d nodes=%d\n", st->id, st->cap->n);
+	st->cap = 0;
+	return OK;
+}
+CUresult cuGraphInstantiateWithFlags(uintptr_t *exec, uintptr_t graph, unsigned long long flags) {
+	ENTER("cuGraphInstantiateWithFlags");
+	NEEDCTX();
+	struct graph *g = (struct graph *)graph;
+	if (!exec || !g || g->magic != MAGIC_GRAPH || flags) return INVALID_VALUE;
+	struct graph *e = calloc(1, sizeof *e);
+	e->magic = MAGIC_GEXEC;
+	e->n = g->n;
+	e->nodes = malloc((size_t)(g->n ? g->n : 1) * sizeof *e->nodes);
+	memcpy(e->nodes, g->nodes, (size_t)g->n * sizeof *e->nodes);
+	live_graphs++;
+	*exec = (uintptr_t)e;
+	logf_("graph-instantiate nodes=%d\n", e->n);
+	return OK;
+}
+CUresult cuGraphLaunch(uintptr_t exec, uintptr_t s) {
+	ENTER("cuGraphLaunch");
+	NEEDCTX();
+	struct graph *e = (struct graph *)exec;
+	struct stream *st = stream_of(s);
+	if (!e || e->magic != MAGIC_GEXEC || !st) return INVALID_HANDLE;
+	if (st->cap) return INVALID_VALUE;
+	for (int k = 0; k < e->n; k++) {
+		struct gnode *nd = &e->nodes[k];
+		double t0 = st->clock;
+		st->clock += 1.0;
+		logf_("launch %s stream=%d grid=%u,%u,%u block=%u,%u,%u shared=%u t=%.6f-%.6f graph=1 params=", nd->f->name, st->id,
+			nd->g[0], nd->g[1], nd->g[2], nd->b[0], nd->b[1], nd->b[2], nd->shared, t0, st->clock);
+		for (int i = 0; i < nd->f->nparams; i++) logf_("%s%d:%llx", i ? "," : "", nd->f->sizes[i], nd->vals[i]);
+		logf_("\n");
+	}
+	return OK;
+}
+static CUresult graph_free(uintptr_t p, int magic) {
+	struct graph *g = (struct graph *)p;
+	if (!g || g->magic != magic) return INVALID_HANDLE;
+	g->magic = 0;
+	free(g->nodes);
+	free(g);
+	live_graphs--;
+	return OK;
+}
+CUresult cuGraphExecDestroy(uintptr_t exec) {
+	ENTER("cuGraphExecDestroy");
+	NEEDCTX();
+	return graph_free(exec, MAGIC_GEXEC);
+}
+CUresult cuGraphDestroy(uintptr_t graph) {
+	ENTER("cuGraphDestroy");
+	NEEDCTX();
+	return graph_free(graph, MAGIC_GRAPH);
 }

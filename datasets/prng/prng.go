@@ -99,3 +99,20 @@ func (s *Source) Fill(b []byte) {
 		}
 	}
 }
+
+// State returns the generator's state: the next draw is the wyrand output
+// of State()+(k+1)·0xa0761d6478bd642f for the k-th draw from now (k from
+// 0), so a kernel can make the k-th draw of a stream without the ones
+// before it (the device transform's mask, cuda/kernels).
+func (s *Source) State() uint64 { return s.state }
+
+// Skip advances the generator past n draws, as n calls of Uint64 would.
+func (s *Source) Skip(n uint64) { s.state += n * 0xa0761d6478bd642f }
+
+// At returns the k-th draw (k from 0) of a Source whose State is state,
+// without advancing anything: what the k-th Uint64 call would return.
+func At(state, k uint64) uint64 {
+	st := state + (k+1)*0xa0761d6478bd642f
+	hi, lo := bits.Mul64(st, st^0xe7037ed1a0b428db)
+	return hi ^ lo
+}

@@ -122,3 +122,19 @@ func BenchmarkFill3MiBStdlib(b *testing.B) {
 		}
 	})
 }
+
+// TestStateSkipAt checks that At(State(), k) is the k-th draw from now and
+// that Skip(n) lands where n draws do.
+func TestStateSkipAt(t *testing.T) {
+	a, b := New(9, 4), New(9, 4)
+	st := a.State()
+	for k := range uint64(100) {
+		if got, want := At(st, k), a.Uint64(); got != want {
+			t.Fatalf("At(state, %d) = %#x, draw %d = %#x", k, got, k, want)
+		}
+	}
+	b.Skip(100)
+	if a.Uint64() != b.Uint64() {
+		t.Fatal("Skip(100) is not 100 draws")
+	}
+}

@@ -19,10 +19,15 @@ import (
 type Config struct {
 	Dataset    datasets.Synthetic // raw data: size, classes, seed
 	Transforms transforms.Config  // crop and mask ratio
-	Impl       string             // transform implementation: "naive" or "fast"
-	Batch      int                // samples per batch; the document uses 256
-	Workers    int                // goroutines per stage (load, transform, collate)
-	Prefetch   int                // batches ready ahead of the training loop; 0 means 2
+	Impl       string             // transform implementation: "naive", "fast" or "device" (transforms.DeviceName)
+	// DeviceCrop, with Impl "device", ships whole raw images and the
+	// device crops them too; otherwise the host crops and ships the
+	// unmasked crop (transforms.DeviceApplier). Other implementations
+	// ignore it, so one sweep can compare them.
+	DeviceCrop bool
+	Batch      int // samples per batch; the document uses 256
+	Workers    int // goroutines per stage (load, transform, collate)
+	Prefetch   int // batches ready ahead of the training loop; 0 means 2
 	// LoadLatency is added to every raw sample's load, as a wait that uses
 	// no CPU: the latency of remote storage (the document's "slow data
 	// retrieval"). Zero for the document's in-memory FakeDataset.
@@ -144,18 +149,8 @@ func (c Config) Validate() error {
 	if err := c.Transforms.Validate(c.Dataset.Width, c.Dataset.Height); err != nil {
 		return err
 	}
-	t, err := transforms.New(c.Impl, c.Transforms)
-	if err != nil {
+	if err := c.validateImpl(); err != nil {
 		return err
-	}
-	switch c.Placement {
-	case Host:
-	case Device:
-		if _, ok := t.(transforms.Uint8Applier); !ok {
-			return fmt.Errorf("placement device: transforms %q cannot stop before ConvertColor", c.Impl)
-		}
-	default:
-		return fmt.Errorf("unknown placement %d", int(c.Placement))
 	}
 	switch {
 	case c.Batch <= 0:
@@ -184,6 +179,39 @@ func (c Config) Validate() error {
 		return fmt.Errorf("page cache %s needs a dataset on disk", c.PageCache)
 	}
 	return nil
+}
+
+// validateImpl checks the transform implementation against the placement:
+// the device transform finishes on the device (placement device), and only
+// it can crop there.
+func (c Config) validateImpl() error {
+	if c.Placement != Host && c.Placement != Device {
+		return fmt.Errorf("unknown placement %d", int(c.Placement))
+	}
+	if c.Impl == transforms.DeviceName {
+		if c.Placement != Device {
+			return errors.New("transforms device runs the mask, ConvertColor and Scale on the device: it needs placement device")
+		}
+		return nil
+	}
+	t, err := transforms.New(c.Impl, c.Transforms)
+	if err != nil {
+		return err
+	}
+	if _, ok := t.(transforms.Uint8Applier); c.Placement == Device && !ok {
+		return fmt.Errorf("placement device: transforms %q cannot stop before ConvertColor", c.Impl)
+	}
+	return nil
+}
+
+// SampleLen is the values of one processed sample: 3×Crop×Crop, or with
+// the device transform the bytes of a transforms.DeviceApplier sample
+// (its header, then the crop or the whole raw image).
+func (c Config) SampleLen() int {
+	if c.Impl == transforms.DeviceName {
+		return transforms.DeviceSampleLen(c.Transforms, c.Dataset.Width, c.Dataset.Height, c.DeviceCrop)
+	}
+	return c.Transforms.OutLen()
 }
 
 // Supports reports whether a loader of c can keep cache: CacheEncoded

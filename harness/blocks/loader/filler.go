@@ -64,7 +64,7 @@ func (f *BatchFiller) Failures() int64 {
 // with them), and sets b.Index to k.
 func (f *BatchFiller) Fill(k int, b *batching.Batch) error {
 	c := f.cfg
-	sampleLen := c.Transforms.OutLen()
+	sampleLen := c.SampleLen()
 	switch {
 	case k < 0:
 		return fmt.Errorf("loader: batch %d must not be negative", k)

@@ -61,9 +61,9 @@ func New(ctx context.Context, cache Cache, cfg Config, n int) (*Loader, error) {
 	if n <= 0 {
 		return nil, fmt.Errorf("number of batches %d must be positive", n)
 	}
-	ds, tc, B := cfg.Dataset, cfg.Transforms, cfg.Batch
+	ds, B := cfg.Dataset, cfg.Batch
 	W := cfg.Workers
-	sampleLen := tc.OutLen()
+	sampleLen := cfg.SampleLen()
 	dt := cfg.Placement.DType()
 	pool, err := batching.NewPoolOf(dt, B, sampleLen)
 	if err != nil {
@@ -231,13 +231,21 @@ func New(ctx context.Context, cache Cache, cfg Config, n int) (*Loader, error) {
 // transformer is one worker's transform and random source.
 type transformer struct {
 	t   transforms.Transform
-	u8  transforms.Uint8Applier // t, when the placement is Device
+	u8  transforms.Uint8Applier   // t, when the placement is Device
+	dev *transforms.DeviceApplier // the device transform's host half, alone
 	rng prng.Source
 }
 
 // newTransformer makes a worker's transform for cfg's implementation and
 // placement.
 func newTransformer(cfg Config) (*transformer, error) {
+	if cfg.Impl == transforms.DeviceName {
+		d, err := transforms.NewDeviceApplier(cfg.Transforms, cfg.DeviceCrop)
+		if err != nil {
+			return nil, err
+		}
+		return &transformer{dev: d}, nil
+	}
 	t, err := transforms.New(cfg.Impl, cfg.Transforms)
 	if err != nil {
 		return nil, err
@@ -257,6 +265,9 @@ func newTransformer(cfg Config) (*transformer, error) {
 // pos: Apply for placement Host, ApplyUint8 for placement Device.
 func (t *transformer) apply(out *processed, src *datasets.Image, seed uint64, pos int) error {
 	t.rng = prng.New(seed^transformSalt, uint64(pos))
+	if t.dev != nil {
+		return t.dev.ApplyDevice(out.pix, src, &t.rng)
+	}
 	if t.u8 != nil {
 		return t.u8.ApplyUint8(out.pix, src, &t.rng)
 	}

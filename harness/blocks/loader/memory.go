@@ -44,7 +44,7 @@ func (c Config) Bounds() error {
 // BatchBytes is the size of one collated batch: its values in the
 // placement's dtype and its int32 labels.
 func (c Config) BatchBytes() int64 {
-	return int64(c.Batch) * (int64(c.Transforms.OutLen())*int64(c.Placement.DType().Size()) + 4)
+	return int64(c.Batch) * (int64(c.SampleLen())*int64(c.Placement.DType().Size()) + 4)
 }
 
 // MemoryEstimate is the host memory a loader of c holds at its peak, in
@@ -57,7 +57,7 @@ func (c Config) BatchBytes() int64 {
 // overflowing; call Bounds first for sizes that mean something.
 func (c Config) MemoryEstimate() int64 {
 	raw := float64(c.Dataset.Width) * float64(c.Dataset.Height) * 3
-	out := float64(c.Transforms.OutLen()) * 4
+	out := float64(c.SampleLen()) * float64(c.Placement.DType().Size())
 	alive := float64(samplesAlive(c.Workers))
 	est := alive*(raw+out) + float64(c.Workers)*4*raw + float64(c.prefetch()+3)*float64(c.BatchBytes())
 	if est >= math.MaxInt64 {

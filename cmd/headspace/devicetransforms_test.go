@@ -1,0 +1,49 @@
+package main
+
+import (
+	"strings"
+	"testing"
+)
+
+// TestDeviceTransformsRefused: the device transform is refused, exit 2 with
+// one line, where it cannot run: on the emulated device (its kernels need a
+// CUDA GPU), with the host placement, and --device-crop without it.
+func TestDeviceTransformsRefused(t *testing.T) {
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"ladder", "--transforms", "device"}, "--transforms device runs the transform as CUDA kernels: it needs --device cuda, not emulated"},
+		{[]string{"ladder", "--transforms", "fast,device", "--placement", "device"}, "it needs --device cuda"},
+		{[]string{"ladder", "--device-crop"}, "--device-crop needs --transforms device"},
+		{[]string{"ladder", "--transforms", "device", "--device", "cuda", "--placement", "host"}, "it needs placement device"},
+		{[]string{"ladder", "--cuda-graphs"}, "--cuda-graphs needs --device cuda, not emulated"},
+	} {
+		code, _, stderr := runCLI(tc.args...)
+		if code != 2 || !strings.Contains(stderr, tc.want) || strings.Count(strings.TrimSpace(stderr), "\n") != 0 {
+			t.Errorf("%v: exit %d, stderr %q; want exit 2 and one line with %q", tc.args, code, stderr, tc.want)
+		}
+	}
+}
+
+// TestCUDADecodeRefused: cuda decode's bad input is exit 2 with one line,
+// and a directory without JPEGs says so before any driver is needed.
+func TestCUDADecodeRefused(t *testing.T) {
+	empty := t.TempDir()
+	for _, tc := range []struct {
+		args []string
+		code int
+		want string
+	}{
+		{[]string{"cuda", "decode"}, 2, "--jpegs DIR is required"},
+		{[]string{"cuda", "decode", "--decoder", "turbojpeg", "--jpegs", empty}, 2, `--decoder: unknown "turbojpeg" (want nvjpeg)`},
+		{[]string{"cuda", "decode", "--jpegs", empty, "--batch", "0"}, 2, "--batch 0: want 1 to 65536"},
+		{[]string{"cuda", "decode", "--jpegs", empty}, 1, "no .jpg or .jpeg files"},
+		{[]string{"cuda", "frob"}, 2, "want check or decode"},
+	} {
+		code, _, stderr := runCLI(tc.args...)
+		if code != tc.code || !strings.Contains(stderr, tc.want) || strings.Count(strings.TrimSpace(stderr), "\n") != 0 {
+			t.Errorf("%v: exit %d, stderr %q; want exit %d and one line with %q", tc.args, code, stderr, tc.code, tc.want)
+		}
+	}
+}

@@ -1,0 +1,284 @@
+package cuda
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"runtime"
+	"strings"
+	"time"
+	"unsafe"
+)
+
+// NvjpegEnv names a libnvjpeg to load instead of searching for one.
+const NvjpegEnv = "HEADSPACE_NVJPEG"
+
+// NvjpegCandidates lists where OpenNvjpeg looks for libnvjpeg, in order:
+// $HEADSPACE_NVJPEG; the sonames the dynamic loader finds (a CUDA install
+// on the library path); a CUDA install under /usr/local/cuda*; and the
+// NVIDIA libraries that ship with the PyTorch wheel (nvidia-nvjpeg-cu*, in
+// nvidia/nvjpeg/lib/ of a site-packages or dist-packages: $VIRTUAL_ENV's,
+// the user's, the system's).
+func NvjpegCandidates() []string {
+	var out []string
+	if p := os.Getenv(NvjpegEnv); p != "" {
+		out = append(out, p)
+	}
+	out = append(out, "libnvjpeg.so.12", "libnvjpeg.so.11", "libnvjpeg.so")
+	var globs []string
+	for _, cuda := range []string{"/usr/local/cuda", "/usr/local/cuda-*"} {
+		globs = append(globs, cuda+"/lib64/libnvjpeg.so*", cuda+"/targets/*/lib/libnvjpeg.so*")
+	}
+	var roots []string
+	if v := os.Getenv("VIRTUAL_ENV"); v != "" {
+		roots = append(roots, v+"/lib/python3*/site-packages")
+	}
+	if h, err := os.UserHomeDir(); err == nil {
+		roots = append(roots, h+"/.local/lib/python3*/site-packages")
+	}
+	roots = append(roots, "/usr/local/lib/python3*/dist-packages", "/usr/local/lib/python3*/site-packages",
+		"/usr/lib/python3*/dist-packages", "/usr/lib/python3/dist-packages", "/opt/conda/lib/python3*/site-packages")
+	for _, r := range roots {
+		globs = append(globs, r+"/nvidia/nvjpeg/lib/libnvjpeg.so*")
+	}
+	for _, g := range globs {
+		m, _ := filepath.Glob(g)
+		out = append(out, m...)
+	}
+	return out
+}
+
+// nvjpegLib is an opened libnvjpeg: the entry points the decoder calls.
+type nvjpegLib struct {
+	path                                           string
+	create, destroy, stateCreate, stateDestroy     uintptr
+	getImageInfo, decodeBatchedInit, decodeBatched uintptr
+}
+
+// OpenNvjpeg opens the first of paths (NvjpegCandidates when empty) that
+// loads and has nvJPEG's batched decode API. Without one the error is one
+// line: "no nvJPEG library found (libnvjpeg): …", naming what was tried.
+func openNvjpeg(paths []string) (*nvjpegLib, error) {
+	if len(paths) == 0 {
+		paths = NvjpegCandidates()
+	}
+	var errs []string
+	for _, p := range paths {
+		l, err := openNvjpegAt(p)
+		if err == nil {
+			return l, nil
+		}
+		errs = append(errs, strings.ReplaceAll(err.Error(), "\n", " "))
+	}
+	return nil, fmt.Errorf("no nvJPEG library found (libnvjpeg; set %s, install CUDA's libnvjpeg or PyTorch's nvidia-nvjpeg-cu12): %s",
+		NvjpegEnv, strings.Join(errs, "; "))
+}
+
+func openNvjpegAt(path string) (*nvjpegLib, error) {
+	h, err := dlopen(path)
+	if err != nil {
+		return nil, err
+	}
+	l := &nvjpegLib{path: path}
+	for _, s := range []struct {
+		name string
+		addr *uintptr
+	}{
+		{"nvjpegCreateSimple", &l.create},
+		{"nvjpegDestroy", &l.destroy},
+		{"nvjpegJpegStateCreate", &l.stateCreate},
+		{"nvjpegJpegStateDestroy", &l.stateDestroy},
+		{"nvjpegGetImageInfo", &l.getImageInfo},
+		{"nvjpegDecodeBatchedInitialize", &l.decodeBatchedInit},
+		{"nvjpegDecodeBatched", &l.decodeBatched},
+	} {
+		if *s.addr, err = dlsym(h, s.name); err != nil {
+			return nil, fmt.Errorf("%s has no %s: %w", path, s.name, err)
+		}
+	}
+	return l, nil
+}
+
+// nvjpegStatusNames are nvjpegStatus_t's names.
+var nvjpegStatusNames = map[int]string{
+	1: "NVJPEG_STATUS_NOT_INITIALIZED", 2: "NVJPEG_STATUS_INVALID_PARAMETER", 3: "NVJPEG_STATUS_BAD_JPEG",
+	4: "NVJPEG_STATUS_JPEG_NOT_SUPPORTED", 5: "NVJPEG_STATUS_ALLOCATOR_FAILURE", 6: "NVJPEG_STATUS_EXECUTION_FAILED",
+	7: "NVJPEG_STATUS_ARCH_MISMATCH", 8: "NVJPEG_STATUS_INTERNAL_ERROR", 9: "NVJPEG_STATUS_IMPLEMENTATION_NOT_SUPPORTED",
+}
+
+// nvjpegCheck turns an nvjpegStatus_t into nil or an *Error naming call.
+func nvjpegCheck(call string, r uintptr) error {
+	code := int(uint32(r))
+	if code == 0 {
+		return nil
+	}
+	name, ok := nvjpegStatusNames[code]
+	if !ok {
+		name = fmt.Sprintf("nvjpegStatus_t %d", code)
+	}
+	return &Error{Call: call, Code: code, Name: name}
+}
+
+// nvjpegOutputRGB is NVJPEG_OUTPUT_RGB: three planes, R, G and B, the
+// layout of a uint8 batch's samples (batching.Batch.Pix).
+const nvjpegOutputRGB = 3
+
+// nvjpegImage is nvjpegImage_t: four channel pointers and their pitches.
+type nvjpegImage struct {
+	channel [4]uint64
+	pitch   [4]uint64
+}
+
+// JPEGDecoder decodes batches of JPEG files on the GPU with nvJPEG's
+// batched API (nvjpegDecodeBatched, hybrid CPU/GPU decoding), into device
+// memory as planar RGB: the uint8 batch layout, 3 planes of w×h a sample,
+// which the Net's convert_scale reads. Calls run on the context's driver
+// thread, where its context is current. A JPEGDecoder is used by one
+// goroutine at a time.
+type JPEGDecoder struct {
+	c             *Context
+	lib           *nvjpegLib
+	handle, state uintptr
+	stream        uintptr
+	batch         int
+	threads       int
+	inited        int // the batch size nvjpegDecodeBatchedInitialize was last given
+	images        []nvjpegImage
+	data, lengths []uintptr
+	pin           runtime.Pinner
+}
+
+// NewJPEGDecoder opens libnvjpeg (paths as OpenNvjpeg's; empty searches
+// NvjpegCandidates) and prepares batched decoding of up to batch images,
+// with maxThreads CPU threads for nvJPEG's host stage.
+func NewJPEGDecoder(c *Context, paths []string, batch, maxThreads int) (*JPEGDecoder, error) {
+	if batch <= 0 || maxThreads <= 0 {
+		return nil, fmt.Errorf("nvjpeg: batch %d and threads %d must be positive", batch, maxThreads)
+	}
+	lib, err := openNvjpeg(paths)
+	if err != nil {
+		return nil, err
+	}
+	d := &JPEGDecoder{c: c, lib: lib, batch: batch, threads: maxThreads, inited: batch, images: make([]nvjpegImage, batch),
+		data: make([]uintptr, batch), lengths: make([]uintptr, batch)}
+	err = c.run(func() error {
+		if err := nvjpegCheck("nvjpegCreateSimple", ccall(lib.create, uintptr(unsafe.Pointer(&d.handle)))); err != nil {
+			return err
+		}
+		if err := nvjpegCheck("nvjpegJpegStateCreate", ccall(lib.stateCreate, d.handle, uintptr(unsafe.Pointer(&d.state)))); err != nil {
+			return err
+		}
+		if err := nvjpegCheck("nvjpegDecodeBatchedInitialize", ccall(lib.decodeBatchedInit, d.handle, d.state,
+			uintptr(batch), uintptr(maxThreads), nvjpegOutputRGB)); err != nil {
+			return err
+		}
+		var err error
+		d.stream, err = c.streamCreate()
+		return err
+	})
+	if err != nil {
+		return nil, errors.Join(err, d.Close())
+	}
+	return d, nil
+}
+
+// Library is the path of the libnvjpeg the decoder uses.
+func (d *JPEGDecoder) Library() string { return d.lib.path }
+
+// ImageInfo returns a JPEG's components, width and height (of its first
+// component, the image's size), read by nvjpegGetImageInfo.
+func (d *JPEGDecoder) ImageInfo(jpeg []byte) (components, w, h int, err error) {
+	if len(jpeg) == 0 {
+		return 0, 0, 0, errors.New("nvjpeg: an empty file")
+	}
+	err = d.c.run(func() error {
+		var n, sub int32
+		var ws, hs [4]int32
+		err := nvjpegCheck("nvjpegGetImageInfo", ccall(d.lib.getImageInfo, d.handle, uintptr(unsafe.Pointer(&jpeg[0])), uintptr(len(jpeg)),
+			uintptr(unsafe.Pointer(&n)), uintptr(unsafe.Pointer(&sub)), uintptr(unsafe.Pointer(&ws[0])), uintptr(unsafe.Pointer(&hs[0]))))
+		components, w, h = int(n), int(ws[0]), int(hs[0])
+		return err
+	})
+	return components, w, h, err
+}
+
+// Decode decodes jpegs (at most the decoder's batch, each w×h) into the
+// device memory at dst, image i as R, G and B planes of w×h bytes from
+// dst + i·3·w·h, and waits for the GPU. It checks every image's size
+// first (nvjpegGetImageInfo): a file of another size is an error naming
+// it. It returns the time the batched decode took, host stage included.
+func (d *JPEGDecoder) Decode(jpegs [][]byte, dst uint64, w, h int) (time.Duration, error) {
+	if len(jpegs) == 0 || len(jpegs) > d.batch {
+		return 0, fmt.Errorf("nvjpeg: %d images for a decoder of batch %d", len(jpegs), d.batch)
+	}
+	for i, j := range jpegs {
+		if _, iw, ih, err := d.ImageInfo(j); err != nil {
+			return 0, fmt.Errorf("nvjpeg: image %d: %w", i, err)
+		} else if iw != w || ih != h {
+			return 0, fmt.Errorf("nvjpeg: image %d is %dx%d, the batch's are %dx%d", i, iw, ih, w, h)
+		}
+	}
+	plane := uint64(w) * uint64(h)
+	for i, j := range jpegs {
+		d.pin.Pin(&j[0])
+		d.data[i], d.lengths[i] = uintptr(unsafe.Pointer(&j[0])), uintptr(len(j))
+		base := dst + uint64(i)*3*plane
+		d.images[i] = nvjpegImage{channel: [4]uint64{base, base + plane, base + 2*plane}, pitch: [4]uint64{uint64(w), uint64(w), uint64(w)}}
+	}
+	defer d.pin.Unpin()
+	var took time.Duration
+	err := d.c.run(func() error {
+		if n := len(jpegs); n != d.inited {
+			// nvjpegDecodeBatched decodes exactly the initialised count.
+			if err := nvjpegCheck("nvjpegDecodeBatchedInitialize", ccall(d.lib.decodeBatchedInit, d.handle, d.state,
+				uintptr(n), uintptr(d.threads), nvjpegOutputRGB)); err != nil {
+				return err
+			}
+			d.inited = n
+		}
+		t0 := time.Now()
+		if err := nvjpegCheck("nvjpegDecodeBatched", ccall(d.lib.decodeBatched, d.handle, d.state,
+			uintptr(unsafe.Pointer(&d.data[0])), uintptr(unsafe.Pointer(&d.lengths[0])), uintptr(unsafe.Pointer(&d.images[0])), d.stream)); err != nil {
+			return err
+		}
+		err := d.c.streamSync(d.stream)
+		took = time.Since(t0)
+		return err
+	})
+	clear(d.data)
+	return took, err
+}
+
+// Close releases the decoder's state, handle and stream.
+func (d *JPEGDecoder) Close() error {
+	if d.c == nil {
+		return nil
+	}
+	c := d.c
+	d.c = nil
+	return c.run(func() error {
+		var errs []error
+		if d.stream != 0 {
+			errs = append(errs, c.streamDestroy(d.stream))
+		}
+		if d.state != 0 {
+			errs = append(errs, nvjpegCheck("nvjpegJpegStateDestroy", ccall(d.lib.stateDestroy, d.state)))
+		}
+		if d.handle != 0 {
+			errs = append(errs, nvjpegCheck("nvjpegDestroy", ccall(d.lib.destroy, d.handle)))
+		}
+		return errors.Join(errs...)
+	})
+}
+
+// DeviceAlloc allocates n bytes of device memory on c, for a caller
+// outside a Device (the decode benchmark's destination), and returns the
+// function that frees it.
+func DeviceAlloc(c *Context, n int64) (uint64, func() error, error) {
+	var p uint64
+	if err := c.run(func() (err error) { p, err = c.memAlloc(n); return err }); err != nil {
+		return 0, nil, err
+	}
+	return p, func() error { return c.run(func() error { return c.memFree(p) }) }, nil
+}

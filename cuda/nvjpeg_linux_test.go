@@ -1,0 +1,139 @@
+//go:build linux
+
+package cuda
+
+import (
+	"bytes"
+	"encoding/binary"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// fakeNvjpeg builds testdata/fakenvjpeg.c into a shared library and returns
+// its path.
+func fakeNvjpeg(t *testing.T) string {
+	t.Helper()
+	cc, err := exec.LookPath("cc")
+	if err != nil {
+		t.Fatalf("the fake nvJPEG needs the C compiler cc: %v", err)
+	}
+	so := filepath.Join(t.TempDir(), "libfakenvjpeg.so")
+	if out, err := exec.Command(cc, "-shared", "-fPIC", "-O1", "-o", so, "testdata/fakenvjpeg.c").CombinedOutput(); err != nil {
+		t.Fatalf("cc testdata/fakenvjpeg.c: %v\n%s", err, out)
+	}
+	return so
+}
+
+// fakeJPEG is the fake library's "JPEG" of a w×h image whose interleaved
+// RGB bytes are i+seed.
+func fakeJPEG(w, h int, seed byte) (file, planar []byte) {
+	file = append([]byte("FAKEJPG"), make([]byte, 8)...)
+	binary.LittleEndian.PutUint32(file[7:], uint32(w))
+	binary.LittleEndian.PutUint32(file[11:], uint32(h))
+	planar = make([]byte, 3*w*h)
+	for i := range 3 * w * h {
+		v := byte(i) + seed
+		file = append(file, v)
+		planar[(i%3)*w*h+i/3] = v
+	}
+	return file, planar
+}
+
+// TestJPEGDecoder decodes batches with the fake nvJPEG into the fake
+// driver's device memory: each image lands as R, G, B planes at its place
+// in the batch, a smaller batch reinitialises the batched decoder, and the
+// errors name the image.
+func TestJPEGDecoder(t *testing.T) {
+	f := loadFake(t)
+	c := f.open()
+	so := fakeNvjpeg(t)
+	const w, h, n = 5, 3, 4
+	d, err := NewJPEGDecoder(c, []string{"/nonexistent/libnvjpeg.so", so}, n, 2)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if d.Library() != so {
+		t.Errorf("library %s, want the second candidate %s", d.Library(), so)
+	}
+	var dst uint64
+	if err := c.run(func() (err error) { dst, err = c.memAlloc(n * 3 * w * h); return err }); err != nil {
+		t.Fatal(err)
+	}
+	defer c.run(func() error { return c.memFree(dst) })
+	for _, count := range []int{n, 2, n} {
+		var files [][]byte
+		var want []byte
+		for i := range count {
+			file, planar := fakeJPEG(w, h, byte(10*i+count))
+			files, want = append(files, file), append(want, planar...)
+		}
+		if _, err := d.Decode(files, dst, w, h); err != nil {
+			t.Fatalf("batch of %d: %v", count, err)
+		}
+		if got := readDevice(t, c, dst, len(want)); !bytes.Equal(got, want) {
+			t.Fatalf("batch of %d: the device holds %v, want %v", count, got, want)
+		}
+	}
+	other, _ := fakeJPEG(w+1, h, 0)
+	good, _ := fakeJPEG(w, h, 0)
+	for _, tc := range []struct {
+		files [][]byte
+		want  string
+	}{
+		{[][]byte{good, other}, "image 1 is 6x3, the batch's are 5x3"},
+		{[][]byte{good, []byte("\xff\xd8 not fake")}, "image 1: cuda: nvjpegGetImageInfo: NVJPEG_STATUS_BAD_JPEG"},
+		{[][]byte{good, {}}, "image 1: nvjpeg: an empty file"},
+		{make([][]byte, n+1), "5 images for a decoder of batch 4"},
+	} {
+		if _, err := d.Decode(tc.files, dst, w, h); err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("Decode = %v, want %q", err, tc.want)
+		}
+	}
+	if err := d.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if err := d.Close(); err != nil {
+		t.Fatalf("second Close: %v", err)
+	}
+}
+
+// TestNvjpegMissing: without a library the error is one line, names what
+// was tried and what to install.
+func TestNvjpegMissing(t *testing.T) {
+	f := loadFake(t)
+	c := f.open()
+	_, err := NewJPEGDecoder(c, []string{"/nonexistent/libnvjpeg.so.12"}, 4, 1)
+	if err == nil || !strings.HasPrefix(err.Error(), "no nvJPEG library found (libnvjpeg") ||
+		!strings.Contains(err.Error(), "/nonexistent/libnvjpeg.so.12") || strings.Contains(err.Error(), "\n") {
+		t.Errorf("error %q: want one line starting \"no nvJPEG library found\" naming the path tried", err)
+	}
+}
+
+// TestNvjpegCandidates: $HEADSPACE_NVJPEG comes first, then the sonames,
+// and a PyTorch wheel's nvidia/nvjpeg/lib under $VIRTUAL_ENV is found.
+func TestNvjpegCandidates(t *testing.T) {
+	venv := t.TempDir()
+	lib := filepath.Join(venv, "lib", "python3.12", "site-packages", "nvidia", "nvjpeg", "lib", "libnvjpeg.so.12")
+	if err := os.MkdirAll(filepath.Dir(lib), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(lib, nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	t.Setenv("VIRTUAL_ENV", venv)
+	t.Setenv(NvjpegEnv, "/opt/mine/libnvjpeg.so")
+	got := NvjpegCandidates()
+	if got[0] != "/opt/mine/libnvjpeg.so" || got[1] != "libnvjpeg.so.12" {
+		t.Errorf("candidates start %v", got[:2])
+	}
+	found := false
+	for _, p := range got {
+		found = found || p == lib
+	}
+	if !found {
+		t.Errorf("the wheel's %s is not among %v", lib, got)
+	}
+}

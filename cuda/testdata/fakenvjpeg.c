@@ -1,0 +1,103 @@
+// fakenvjpeg.c — a fake libnvjpeg for the tests of package cuda, built by
+// them with the machine's cc and loaded through the same purego path as the
+// real library. It is never built into headspace and no command selects it
+// (only a test passes its path).
+//
+// Its "JPEG" is not JPEG: "FAKEJPG" then uint32 width, uint32 height
+// (little-endian) and width*height*3 interleaved RGB bytes, so a test knows
+// what a decode must write. Decoding writes planar RGB at the destinations'
+// channel pointers with their pitches: device memory of the fake driver is
+// host memory, so the pointers are writable here. Anything else is
+// NVJPEG_STATUS_BAD_JPEG. Handles are checked, and the batch is checked
+// against nvjpegDecodeBatchedInitialize's.
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+enum { SUCCESS = 0, NOT_INITIALIZED = 1, INVALID_PARAMETER = 2, BAD_JPEG = 3 };
+enum { MAGIC_HANDLE = 0x4a48, MAGIC_STATE = 0x4a53 };
+
+struct handle { int magic; };
+struct state { int magic, batch, threads, format; };
+typedef struct { unsigned char *channel[4]; size_t pitch[4]; } nvjpegImage_t;
+
+static long live;
+
+long fake_nvjpeg_live(void) { return live; }
+
+int nvjpegCreateSimple(struct handle **h) {
+	if (!h) return INVALID_PARAMETER;
+	*h = calloc(1, sizeof **h);
+	(*h)->magic = MAGIC_HANDLE;
+	live++;
+	return SUCCESS;
+}
+
+int nvjpegDestroy(struct handle *h) {
+	if (!h || h->magic != MAGIC_HANDLE) return INVALID_PARAMETER;
+	h->magic = 0;
+	free(h);
+	live--;
+	return SUCCESS;
+}
+
+int nvjpegJpegStateCreate(struct handle *h, struct state **s) {
+	if (!h || h->magic != MAGIC_HANDLE || !s) return INVALID_PARAMETER;
+	*s = calloc(1, sizeof **s);
+	(*s)->magic = MAGIC_STATE;
+	live++;
+	return SUCCESS;
+}
+
+int nvjpegJpegStateDestroy(struct state *s) {
+	if (!s || s->magic != MAGIC_STATE) return INVALID_PARAMETER;
+	s->magic = 0;
+	free(s);
+	live--;
+	return SUCCESS;
+}
+
+int nvjpegDecodeBatchedInitialize(struct handle *h, struct state *s, int batch, int threads, int format) {
+	if (!h || h->magic != MAGIC_HANDLE || !s || s->magic != MAGIC_STATE) return INVALID_PARAMETER;
+	if (batch <= 0 || threads <= 0 || format != 3 /* NVJPEG_OUTPUT_RGB, what the binding asks */) return INVALID_PARAMETER;
+	s->batch = batch, s->threads = threads, s->format = format;
+	return SUCCESS;
+}
+
+static int parse(const unsigned char *d, size_t n, uint32_t *w, uint32_t *h) {
+	if (!d || n < 15 || memcmp(d, "FAKEJPG", 7)) return BAD_JPEG;
+	memcpy(w, d + 7, 4);
+	memcpy(h, d + 11, 4);
+	if ((size_t)*w * *h * 3 + 15 != n) return BAD_JPEG;
+	return SUCCESS;
+}
+
+int nvjpegGetImageInfo(struct handle *h, const unsigned char *d, size_t n, int *comps, int *sub, int *ws, int *hs) {
+	if (!h || h->magic != MAGIC_HANDLE || !comps || !sub || !ws || !hs) return INVALID_PARAMETER;
+	uint32_t w, hh;
+	int r = parse(d, n, &w, &hh);
+	if (r) return r;
+	*comps = 3, *sub = 0 /* NVJPEG_CSS_444 */;
+	for (int i = 0; i < 4; i++) ws[i] = i < 3 ? (int)w : 0, hs[i] = i < 3 ? (int)hh : 0;
+	return SUCCESS;
+}
+
+int nvjpegDecodeBatched(struct handle *h, struct state *s, const unsigned char *const *data, const size_t *lengths,
+                        nvjpegImage_t *dst, void *stream) {
+	(void)stream;
+	if (!h || h->magic != MAGIC_HANDLE || !s || s->magic != MAGIC_STATE) return INVALID_PARAMETER;
+	if (!s->batch) return NOT_INITIALIZED;
+	if (!data || !lengths || !dst) return INVALID_PARAMETER;
+	for (int i = 0; i < s->batch; i++) {
+		uint32_t w, hh;
+		int r = parse(data[i], lengths[i], &w, &hh);
+		if (r) return r;
+		for (int c = 0; c < 3; c++)
+			if (!dst[i].channel[c] || dst[i].pitch[c] < w) return INVALID_PARAMETER;
+		const unsigned char *px = data[i] + 15;
+		for (uint32_t y = 0; y < hh; y++)
+			for (uint32_t x = 0; x < w; x++)
+				for (int c = 0; c < 3; c++) dst[i].channel[c][y * dst[i].pitch[c] + x] = px[(y * w + x) * 3 + c];
+	}
+	return SUCCESS;
+}

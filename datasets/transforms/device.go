@@ -1,0 +1,160 @@
+package transforms
+
+import (
+	"encoding/binary"
+	"errors"
+	"fmt"
+
+	"github.com/headspace-bench/headspace/datasets"
+	"github.com/headspace-bench/headspace/datasets/prng"
+)
+
+// DeviceName is the name of the third implementation, whose transform runs
+// on a CUDA GPU (cuda/kernels' transform kernels). It is not in Names and
+// New does not make it: the host half is a DeviceApplier, and only a CUDA
+// device finishes the transform.
+const DeviceName = "device"
+
+// DeviceHeader is the bytes before each device sample's pixels: the state
+// of the sample's random source after the crop's draws (prng.Source.State,
+// uint64 little-endian), then the crop's top and left (uint32
+// little-endian each), then four zero bytes.
+const DeviceHeader = 16
+
+// DeviceApplier is the host half of the device transform: it makes the
+// random draws of the fast transform, in the same order, and ships what the
+// device needs to finish it: a DeviceHeader (where the mask's draws start,
+// and the crop's origin) and the pixels. With deviceCrop false the pixels
+// are the unmasked crop, interleaved RGB (Crop×Crop×3 bytes); with true they
+// are the whole raw image (W×H×3 bytes) and the device crops it too.
+//
+// The mask is not drawn on the host: the k-th draw of the mask is
+// prng.At(state, k), which the device computes for every pixel pair in
+// parallel, so the device's masked crop is fast's ApplyUint8 bit for bit.
+// ApplyDevice leaves rng where fast's Apply leaves it.
+type DeviceApplier struct {
+	cfg        Config
+	deviceCrop bool
+}
+
+// NewDeviceApplier returns the host half of the device transform.
+func NewDeviceApplier(cfg Config, deviceCrop bool) (*DeviceApplier, error) {
+	if err := cfg.Validate(0, 0); err != nil {
+		return nil, err
+	}
+	return &DeviceApplier{cfg: cfg, deviceCrop: deviceCrop}, nil
+}
+
+// DeviceSampleLen is the bytes of one device sample for raw images of w×h:
+// DeviceHeader then the crop's or the whole image's RGB bytes.
+func DeviceSampleLen(cfg Config, w, h int, deviceCrop bool) int {
+	if deviceCrop {
+		return DeviceHeader + 3*w*h
+	}
+	return DeviceHeader + 3*cfg.Crop*cfg.Crop
+}
+
+// Name is DeviceName.
+func (*DeviceApplier) Name() string { return DeviceName }
+
+// DeviceCrop reports whether the device crops (whole raw images shipped).
+func (d *DeviceApplier) DeviceCrop() bool { return d.deviceCrop }
+
+// SampleLen is DeviceSampleLen for raw images of w×h.
+func (d *DeviceApplier) SampleLen(w, h int) int { return DeviceSampleLen(d.cfg, w, h, d.deviceCrop) }
+
+// ApplyDevice writes the device sample of src into dst (len SampleLen(src's
+// size)), drawing from rng exactly what fast's Apply draws. It only reads
+// src and allocates nothing.
+func (d *DeviceApplier) ApplyDevice(dst []uint8, src *datasets.Image, rng *prng.Source) error {
+	if src == nil || rng == nil {
+		return errors.New("transforms: device: nil image or random source")
+	}
+	if err := d.cfg.Validate(src.Width, src.Height); err != nil {
+		return err
+	}
+	if len(src.Pix) != src.Width*src.Height*3 {
+		return fmt.Errorf("transforms: image %dx%d has %d bytes, want %d", src.Width, src.Height, len(src.Pix), src.Width*src.Height*3)
+	}
+	if want := d.SampleLen(src.Width, src.Height); len(dst) != want {
+		return fmt.Errorf("transforms: device: sample has %d bytes, want %d", len(dst), want)
+	}
+	c := d.cfg.Crop
+	top := rng.IntN(src.Height - c + 1)
+	left := rng.IntN(src.Width - c + 1)
+	binary.LittleEndian.PutUint64(dst[0:8], rng.State())
+	binary.LittleEndian.PutUint32(dst[8:12], uint32(top))
+	binary.LittleEndian.PutUint32(dst[12:16], uint32(left))
+	clear(dst[16:DeviceHeader])
+	rng.Skip(uint64(c * c / 2)) // the mask's draws, made on the device
+	pix := dst[DeviceHeader:]
+	if d.deviceCrop {
+		copy(pix, src.Pix)
+		return nil
+	}
+	row := 3 * c
+	for y := range c {
+		off := ((top+y)*src.Width + left) * 3
+		copy(pix[y*row:(y+1)*row], src.Pix[off:off+row])
+	}
+	return nil
+}
+
+// ParseDeviceHeader reads a device sample's header: the mask's random
+// state and the crop's origin.
+func ParseDeviceHeader(sample []byte) (state uint64, top, left int, err error) {
+	if len(sample) < DeviceHeader {
+		return 0, 0, 0, fmt.Errorf("transforms: device sample of %d bytes is shorter than its %d-byte header", len(sample), DeviceHeader)
+	}
+	return binary.LittleEndian.Uint64(sample), int(binary.LittleEndian.Uint32(sample[8:])), int(binary.LittleEndian.Uint32(sample[12:])), nil
+}
+
+// DeviceMaskReference is what the device computes from a device sample, in
+// Go, one pixel at a time as the kernels do (no bit rows): the masked crop
+// as 3×Crop×Crop uint8 planes, written into dst. w and h are the raw
+// image's size when the sample carries the whole image, ignored otherwise.
+// Tests compare it, and the kernels, with fast's ApplyUint8.
+func (d *DeviceApplier) DeviceMaskReference(dst, sample []uint8, w, h int) error {
+	c := d.cfg.Crop
+	if !d.deviceCrop {
+		w, h = c, c
+	}
+	if len(sample) != DeviceHeader+3*w*h || len(dst) != 3*c*c {
+		return fmt.Errorf("transforms: device reference: %d sample bytes into %d, want %d into %d", len(sample), len(dst), DeviceHeader+3*w*h, 3*c*c)
+	}
+	state, top, left, _ := ParseDeviceHeader(sample)
+	if !d.deviceCrop {
+		top, left = 0, 0
+	}
+	if top+c > h || left+c > w {
+		return fmt.Errorf("transforms: device reference: crop at (%d, %d) past the %dx%d image", top, left, w, h)
+	}
+	thresh := MaskThreshold(d.cfg.MaskRatio)
+	mask := func(y, x int) bool {
+		if y < 0 || x < 0 || y >= c || x >= c {
+			return false
+		}
+		p := y*c + x
+		u := prng.At(state, uint64(p/2))
+		if p%2 == 1 {
+			u >>= 32
+		}
+		return uint64(uint32(u)) < thresh
+	}
+	pix := sample[DeviceHeader:]
+	for y := range c {
+		for x := range c {
+			masked := mask(y, x) || mask(y-1, x) || mask(y+1, x) || mask(y, x-1) || mask(y, x+1)
+			p := y*c + x
+			src := pix[((top+y)*w+left+x)*3:]
+			for ch := range 3 {
+				v := src[ch]
+				if masked {
+					v = 0
+				}
+				dst[ch*c*c+p] = v
+			}
+		}
+	}
+	return nil
+}

@@ -1,0 +1,95 @@
+package transforms
+
+import (
+	"bytes"
+	"testing"
+
+	"github.com/headspace-bench/headspace/datasets"
+	"github.com/headspace-bench/headspace/datasets/prng"
+)
+
+// TestDeviceMatchesFast checks the device transform's contract on the
+// host: the device sample's header and pixels, finished one pixel at a time
+// as the kernels do (DeviceMaskReference), give fast's ApplyUint8 bit for
+// bit, and the random source ends where fast's does, for both crop modes,
+// crops that are and are not a multiple of 64, and the edge mask ratios.
+func TestDeviceMatchesFast(t *testing.T) {
+	for _, tc := range []struct {
+		w, h, crop int
+		ratio      float64
+	}{{40, 30, 6, 0.25}, {96, 80, 70, 0.25}, {64, 64, 64, 0}, {20, 24, 8, 1}, {33, 17, 16, 0.5}} {
+		cfg := Config{Crop: tc.crop, MaskRatio: tc.ratio}
+		img := &datasets.Image{Width: tc.w, Height: tc.h, Pix: make([]uint8, 3*tc.w*tc.h)}
+		src := prng.New(1, uint64(tc.w))
+		src.Fill(img.Pix)
+		f, _ := New("fast", cfg)
+		for _, devCrop := range []bool{false, true} {
+			d, err := NewDeviceApplier(cfg, devCrop)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for s := range uint64(4) {
+				r1, r2 := prng.New(7, s), prng.New(7, s)
+				want := make([]uint8, cfg.OutLen())
+				if err := f.(Uint8Applier).ApplyUint8(want, img, &r1); err != nil {
+					t.Fatal(err)
+				}
+				sample := make([]uint8, d.SampleLen(tc.w, tc.h))
+				if err := d.ApplyDevice(sample, img, &r2); err != nil {
+					t.Fatal(err)
+				}
+				if r1.Uint64() != r2.Uint64() {
+					t.Fatalf("%+v deviceCrop=%v: the random source ends elsewhere than fast's", tc, devCrop)
+				}
+				got := make([]uint8, cfg.OutLen())
+				if err := d.DeviceMaskReference(got, sample, tc.w, tc.h); err != nil {
+					t.Fatal(err)
+				}
+				if !bytes.Equal(got, want) {
+					t.Fatalf("%+v deviceCrop=%v sample %d: the device reference differs from fast's ApplyUint8", tc, devCrop, s)
+				}
+			}
+		}
+	}
+}
+
+func TestDeviceErrors(t *testing.T) {
+	if _, err := NewDeviceApplier(Config{Crop: 3, MaskRatio: 0.25}, false); err == nil {
+		t.Error("odd crop accepted")
+	}
+	d, _ := NewDeviceApplier(Config{Crop: 8, MaskRatio: 0.25}, false)
+	img := &datasets.Image{Width: 8, Height: 8, Pix: make([]uint8, 3*64)}
+	rng := prng.New(1, 1)
+	if err := d.ApplyDevice(make([]uint8, 10), img, &rng); err == nil {
+		t.Error("short sample accepted")
+	}
+	if err := d.ApplyDevice(make([]uint8, d.SampleLen(8, 8)), &datasets.Image{Width: 4, Height: 4, Pix: make([]uint8, 48)}, &rng); err == nil {
+		t.Error("crop larger than the image accepted")
+	}
+	if _, _, _, err := ParseDeviceHeader(make([]byte, 3)); err == nil {
+		t.Error("short header accepted")
+	}
+}
+
+func BenchmarkApplyDevice(b *testing.B) {
+	cfg := DefaultConfig()
+	img := &datasets.Image{Width: 1024, Height: 1024, Pix: make([]uint8, 3*1024*1024)}
+	for _, devCrop := range []bool{false, true} {
+		d, _ := NewDeviceApplier(cfg, devCrop)
+		dst := make([]uint8, d.SampleLen(1024, 1024))
+		name := "hostcrop"
+		if devCrop {
+			name = "devicecrop"
+		}
+		b.Run(name, func(b *testing.B) {
+			b.ReportAllocs()
+			b.SetBytes(int64(len(dst)))
+			for i := range b.N {
+				rng := prng.New(1, uint64(i))
+				if err := d.ApplyDevice(dst, img, &rng); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
+}
