@@ -2,7 +2,7 @@
 # ci/smoke.sh — our own CI's run of the nightly workflow's scripts, on the
 # emulated device with a tiny pipeline, so the scripts are exercised on every
 # change: bench.sh twice (as a baseline and as a new run), then gate.sh.
-# The gate must pass (same code, wide threshold) and must fail on a crafted
+# The gate must reach a verdict on the same code and must fail on a crafted
 # regression. Then `headspace reproduce --quick` must write all four reports
 # and their result files, and `--from` must rebuild them byte for byte.
 set -euo pipefail
@@ -22,8 +22,11 @@ want=$(printf '%s\n' "BenchmarkLadder/level=device/workers=1/transforms=fast/pla
   "BenchmarkLadder/level=none/workers=1/transforms=fast/placement=host/pinned=true-$(nproc) 8" | sort)
 [ "$points" = "$want" ] || { printf 'got:\n%s\nwant:\n%s\n' "$points" "$want"; echo "ci/smoke.sh: make bench did not run exactly the requested points" >&2; exit 1; }
 grep -qx 'steps: 2' "$tmp/base.txt" || { echo "ci/smoke.sh: BENCH_STEPS=2 did not reach the ladder" >&2; exit 1; }
-# Same code: no regression beyond a generous threshold for a shared machine.
-BASELINE="$tmp/base.txt" GATE_FLAGS="--threshold 0.5" ci/gate.sh "$tmp/new.txt" "$tmp/base.txt" >/dev/null
+# Same code: the gate must reach a verdict (exit 0, or 1 where the shared
+# machine's noise really moved a metric: timing decides no pass here) and
+# never call the evidence short (exit 2).
+rc=0; BASELINE="$tmp/base.txt" GATE_FLAGS="--threshold 0.5" ci/gate.sh "$tmp/new.txt" "$tmp/base.txt" >"$tmp/aa.out" 2>&1 || rc=$?
+[ "$rc" -le 1 ] || { cat "$tmp/aa.out"; echo "ci/smoke.sh: the gate reached no verdict on two runs of the same code (exit $rc)" >&2; exit 1; }
 # A crafted regression (every step twice as slow) must fail the gate.
 awk '/^Benchmark/ { $3 = $3 * 2; $5 = $5 / 2; $7 = $7 / 2 } { print }' "$tmp/new.txt" > "$tmp/slow.txt"
 if BASELINE="$tmp/base.txt" ci/gate.sh "$tmp/slow.txt" >"$tmp/gate.out" 2>&1; then
@@ -50,11 +53,16 @@ if grep -n '^ *run: *|' ci/nightly-gpu.yml; then echo "ci/smoke.sh: a multi-line
 bin/headspace history add --store "$tmp/store" "$tmp/base.txt" "$tmp/new.txt" >/dev/null
 : >"$tmp/summary.md"
 while read -r cmd; do
+  rc=0
   case "$cmd" in ci/nightly.sh\ *) ;; *) echo "ci/smoke.sh: workflow step '$cmd' is not a ci/nightly.sh step" >&2; exit 1 ;; esac
   env $small BENCH_FLAGS="$flags" DEVICE=emulated NIGHTLY_OUT="$tmp/nightly.txt" HISTORY_STORE="$tmp/store" \
     PAGE="$tmp/site/index.html" GITHUB_STEP_SUMMARY="$tmp/summary.md" BASELINE="$tmp/base.txt" \
-    GATE_FLAGS="--threshold 0.5" NIGHTLY_PUSH= CI= $cmd >"$tmp/step.out" 2>&1 \
-    || { cat "$tmp/step.out"; echo "ci/smoke.sh: workflow step '$cmd' failed" >&2; exit 1; }
+    GATE_FLAGS="--threshold 0.5" NIGHTLY_PUSH= CI= $cmd >"$tmp/step.out" 2>&1 || rc=$?
+  # The gate step's verdict on two runs of the same code is timing, not a
+  # test: exit 1 is a verdict; anything else is a broken step.
+  if [ "$rc" -ne 0 ] && ! { [ "$cmd" = "ci/nightly.sh gate" ] && [ "$rc" -eq 1 ]; }; then
+    cat "$tmp/step.out"; echo "ci/smoke.sh: workflow step '$cmd' failed (exit $rc)" >&2; exit 1
+  fi
 done <<<"$steps"
 [ "$(ls "$tmp/store"/*/*.txt | wc -l)" = 3 ] || { echo "ci/smoke.sh: the nightly did not add its run to the history" >&2; exit 1; }
 grep -q '^## Gate: ' "$tmp/summary.md" && grep -q '^## headspace history' "$tmp/summary.md" \
