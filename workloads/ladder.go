@@ -117,7 +117,7 @@ func (l Ladder) Validate() error {
 		if err := c.Validate(); err != nil {
 			return fmt.Errorf("%s: %w", p.Name(), err)
 		}
-		if err := p.Level.Check(c); err != nil {
+		if err := ladder.Check(p.Level, c); err != nil {
 			return err
 		}
 	}
