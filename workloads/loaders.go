@@ -108,7 +108,7 @@ func (l Loaders) trainConfig() train.Config {
 func (l Loaders) Settings() []results.Config {
 	rc := l.trainConfig()
 	t := l.Train
-	return append(PipelineSettings(l.Config.Pipeline),
+	return append(l.Config.Pipeline.Settings(),
 		results.Config{Key: "transforms", Value: l.Config.Pipeline.Impl},
 		results.Config{Key: "modes", Value: strings.Join(l.Modes, ",")},
 		results.Config{Key: "workers", Value: joinInts(l.Workers)},

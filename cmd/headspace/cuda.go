@@ -253,9 +253,7 @@ func cudaCheck(ctx context.Context, c *cuda.Context, f *cudaCheckOpts, sizes []i
 }
 
 func writeCUDACheck(f *cudaCheckOpts, info cuda.Info, bw []cuda.Bandwidth, times []time.Duration) error {
-	cfg := append(machine.Environment("cuda:"+info.Name),
-		results.Config{Key: "cuda-driver", Value: info.Driver()},
-		results.Config{Key: "jit-target", Value: info.JITTarget()})
+	cfg := append(machine.Environment("cuda:"+info.Name), gpuSettings(info)...)
 	var rs []*benchfmt.Result
 	for _, b := range bw {
 		rs = append(rs, &benchfmt.Result{
@@ -299,9 +297,17 @@ func cudaSettings() ([]results.Config, error) {
 	if err := c.Close(); err != nil {
 		return nil, err
 	}
+	return gpuSettings(info), nil
+}
+
+// gpuSettings is the one spelling of the configuration lines that say
+// which GPU, driver and JIT target a result file's numbers come from.
+// (Files written before it by "cuda check" spell the last two
+// cuda-driver and jit-target; nothing reads them by key.)
+func gpuSettings(info cuda.Info) []results.Config {
 	return []results.Config{
 		{Key: "gpu", Value: info.Name},
 		{Key: "gpu-driver", Value: info.Driver()},
 		{Key: "gpu-jit-target", Value: info.JITTarget()},
-	}, nil
+	}
 }
