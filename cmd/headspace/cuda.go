@@ -15,6 +15,7 @@ import (
 	"golang.org/x/perf/benchfmt"
 
 	"github.com/headspace-bench/headspace/cuda"
+	"github.com/headspace-bench/headspace/cuda/kernels"
 	"github.com/headspace-bench/headspace/harness/blocks/batching"
 	"github.com/headspace-bench/headspace/harness/blocks/device"
 	"github.com/headspace-bench/headspace/harness/blocks/machine"
@@ -23,23 +24,6 @@ import (
 
 func init() {
 	register(command{name: "cuda", summary: "check the GPU: kernels against their reference, copy speeds, the Net's step", run: runCUDA})
-}
-
-// netKernels is the Net as kernels: its PTX modules, its training step as
-// a cuda.Plan, and the checks of every kernel against the float64
-// reference. Package cuda/kernels fills it in (kernels.go, beside this
-// file); a build without it says so rather than run anything.
-var netKernels struct {
-	Modules map[string][]byte
-	Plan    func(batch, side int, seed uint64) (cuda.Plan, error)
-	Checks  func(seed uint64) []cuda.Check
-}
-
-func kernelsPresent() error {
-	if netKernels.Plan == nil || netKernels.Checks == nil {
-		return errors.New("this build has no CUDA kernels (package cuda/kernels)")
-	}
-	return nil
 }
 
 // cudaDevice is a CUDA Device that owns its context.
@@ -58,7 +42,7 @@ func openCUDA(pf *pipelineFlags, pinned bool) (device.Device, error) {
 		return nil, err
 	}
 	seed := pf.seed
-	planFor := func(batch, side int) (cuda.Plan, error) { return netKernels.Plan(batch, side, seed) }
+	planFor := func(batch, side int) (cuda.Plan, error) { return kernels.NetPlan(batch, side, seed) }
 	d, err := cuda.NewDevice(c, cuda.DeviceConfig{PlanFor: planFor, Pinned: pinned})
 	if err != nil {
 		return nil, errors.Join(err, c.Close())
@@ -114,9 +98,6 @@ func runCUDA(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	if err := cuda.Load(); err != nil {
 		return err
 	}
-	if err := kernelsPresent(); err != nil {
-		return err
-	}
 	c, err := cuda.Open(f.ordinal)
 	if err != nil {
 		return err
@@ -170,8 +151,8 @@ func cudaCheck(ctx context.Context, c *cuda.Context, f *cudaCheckOpts, sizes []i
 	// The kernels against the reference.
 	var failed []string
 	fmt.Fprintf(stdout, "%-28s %-12s %12s %12s\n", "kernel check", "output", "max error", "tolerance")
-	for _, ch := range netKernels.Checks(f.seed) {
-		r, err := cuda.RunCheck(ctx, c, netKernels.Modules, ch)
+	for _, ch := range kernels.Checks(f.seed) {
+		r, err := cuda.RunCheck(ctx, c, kernels.Modules, ch)
 		if err != nil {
 			return err
 		}
@@ -206,7 +187,7 @@ func cudaCheck(ctx context.Context, c *cuda.Context, f *cudaCheckOpts, sizes []i
 	}
 
 	// The Net's step.
-	plan, err := netKernels.Plan(f.batch, f.side, f.seed)
+	plan, err := kernels.NetPlan(f.batch, f.side, f.seed)
 	if err != nil {
 		return err
 	}
@@ -273,13 +254,10 @@ func writeCUDACheck(f *cudaCheckOpts, info cuda.Info, bw []cuda.Bandwidth, times
 }
 
 // openGPU opens the first GPU's context for the Net: without a driver the
-// error starts "no CUDA driver found", without kernels it says so.
+// error starts "no CUDA driver found".
 func openGPU() (*cuda.Context, error) {
 	if err := cuda.Load(); err != nil {
 		return nil, err
-	}
-	if err := kernelsPresent(); err != nil {
-		return nil, fmt.Errorf("--device cuda: %w", err)
 	}
 	return cuda.Open(0)
 }
