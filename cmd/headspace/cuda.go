@@ -20,6 +20,7 @@ import (
 	"github.com/headspace-bench/headspace/harness/blocks/device"
 	"github.com/headspace-bench/headspace/harness/blocks/machine"
 	"github.com/headspace-bench/headspace/harness/blocks/results"
+	"github.com/headspace-bench/headspace/internal/summary"
 )
 
 func init() {
@@ -212,11 +213,9 @@ func cudaCheck(ctx context.Context, c *cuda.Context, f *cudaCheckOpts, sizes []i
 	if err != nil {
 		return err
 	}
-	sorted := slices.Clone(times)
-	slices.Sort(sorted)
 	fmt.Fprintf(stdout, "\nNet step, batch %d at %dx%d: median %v of %d (min %v, max %v), loss after them %.4g\n",
-		f.batch, f.side, f.side, sorted[len(sorted)/2].Round(time.Microsecond), len(times),
-		sorted[0].Round(time.Microsecond), sorted[len(sorted)-1].Round(time.Microsecond), loss)
+		f.batch, f.side, f.side, summary.MedianDuration(times).Round(time.Microsecond), len(times),
+		slices.Min(times).Round(time.Microsecond), slices.Max(times).Round(time.Microsecond), loss)
 
 	if f.out != "" {
 		if err := writeCUDACheck(f, c.Info(), bw, times); err != nil {
