@@ -196,13 +196,13 @@ func NewDevice(c *Context, cfg DeviceConfig) (*Device, error) {
 // checkPlan checks that p names its input, labels and (if it converts)
 // uint8 input buffers.
 func (d *Device) checkPlan(p Plan) error {
-	if _, ok := p.buffer(p.Input); !ok {
+	if _, ok := p.Buffer(p.Input); !ok {
 		return fmt.Errorf("cuda: plan: no input buffer %q", p.Input)
 	}
-	if _, ok := p.buffer(p.Labels); !ok {
+	if _, ok := p.Buffer(p.Labels); !ok {
 		return fmt.Errorf("cuda: plan: no labels buffer %q", p.Labels)
 	}
-	if _, ok := p.buffer(p.InputU8); len(p.Convert) > 0 && !ok {
+	if _, ok := p.Buffer(p.InputU8); len(p.Convert) > 0 && !ok {
 		return fmt.Errorf("cuda: plan: no uint8 input buffer %q", p.InputU8)
 	}
 	return nil
@@ -241,9 +241,9 @@ func (d *Device) load(p Plan) error {
 		return err
 	}
 	d.prog, d.plan = prog, p
-	in, _ := p.buffer(p.Input)
-	lbl, _ := p.buffer(p.Labels)
-	u8, _ := p.buffer(p.InputU8)
+	in, _ := p.Buffer(p.Input)
+	lbl, _ := p.Buffer(p.Labels)
+	u8, _ := p.Buffer(p.InputU8)
 	d.inBytes, d.lblBytes, d.u8Bytes = in.Bytes, lbl.Bytes, 0
 	if len(p.Convert) > 0 {
 		d.u8Bytes = u8.Bytes

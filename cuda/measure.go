@@ -10,6 +10,7 @@ import (
 	"unsafe"
 
 	"github.com/headspace-bench/headspace/harness/blocks/batching"
+	"github.com/headspace-bench/headspace/internal/summary"
 )
 
 // Bandwidth is one copy speed measured on the GPU.
@@ -118,8 +119,7 @@ func MeasureBandwidth(ctx context.Context, c *Context, sizes []int64, reps int) 
 							return fmt.Errorf("copy of %d bytes: %w", n, err)
 						}
 					}
-					slices.Sort(times)
-					out = append(out, Bandwidth{HostToDevice: htod, Pinned: pin, Bytes: n, Time: times[len(times)/2]})
+					out = append(out, Bandwidth{HostToDevice: htod, Pinned: pin, Bytes: n, Time: summary.MedianDuration(times)})
 				}
 			}
 		}

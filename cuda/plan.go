@@ -2,9 +2,10 @@ package cuda
 
 import "fmt"
 
-// The types below mirror package cuda/kernels's plan, pure data that this
-// package executes without knowing the model: which device buffers to make,
-// which kernels to launch with which arguments.
+// The plan types below are the one definition of a kernel plan: pure data
+// (which device buffers to make, which kernels to launch with which
+// arguments) that package cuda/kernels builds for the Net and this package
+// executes without knowing the model.
 
 // Arg is one kernel argument: a Buf (the device pointer of that buffer), or
 // an int32, uint32, float32 or uint64 value.
@@ -17,12 +18,12 @@ type Buf struct{ Name string }
 type Launch struct {
 	Module, Kernel string // the module (a key of Plan.Modules) and the entry point
 	Grid, Block    [3]uint32
-	SharedBytes    uint32
+	SharedBytes    uint32 // dynamic shared memory
 	Args           []Arg
 }
 
-// Buffer is a device buffer. Init, if not nil, is uploaded once at setup;
-// otherwise the buffer starts zeroed.
+// Buffer is a device buffer. Init, if not nil, is uploaded once at setup
+// (len Bytes); nil means zeroed.
 type Buffer struct {
 	Name  string
 	Bytes int64
@@ -30,46 +31,64 @@ type Buffer struct {
 }
 
 // Plan is a model's training step as buffers and launches.
-//
-// Input names the float32 [batch, 3, side, side] input buffer, InputU8 the
-// uint8 one of the same shape, Labels the int32 labels: a Step's launches
-// that name them read the batch just uploaded (the device points them at
-// the uploaded copy, so the batch is not copied again on the device).
-// Convert turns InputU8 into Input (ConvertColor and Scale), run before the
-// Step launches on uint8 batches. Loss names a float32 buffer holding the
-// last step's loss.
 type Plan struct {
-	Modules                map[string][]byte // PTX by module name
-	Buffers                []Buffer
+	Modules map[string][]byte // PTX by module name
+	Buffers []Buffer
+	// Input, InputU8 and Labels name the per-step buffers the device fills
+	// (they are in Buffers too): the float32 [batch, 3, side, side] batch,
+	// the uint8 batch of the same shape (a batching.Batch's Pix: per
+	// sample, R, G and B planes) and the int32 labels. A Step's launches
+	// that name them read the batch just uploaded (the device points them
+	// at the uploaded copy, so the batch is not copied again on the device).
 	Input, InputU8, Labels string
-	Convert, Step          []Launch
-	Loss                   string
+	// Convert writes Input from InputU8 (ConvertColor and Scale, as
+	// transforms.ConvertScale), run before Step on uint8 batches.
+	Convert []Launch
+	// Step is one training step, in order, on one stream.
+	Step []Launch
+	// Loss names the buffer that holds the step's mean loss (one float32).
+	Loss string
 }
 
-// Output is a buffer to read back after a Check and compare with Want.
-type Output struct {
-	Buf  string
-	Want []float32
-	Tol  float64 // the largest absolute error accepted
-}
-
-// Check runs launches on small inputs and compares outputs with a
-// reference computed on the host.
-type Check struct {
-	Name     string
-	Buffers  []Buffer
-	Launches []Launch
-	Outputs  []Output
-}
-
-// buffer returns the buffer named name.
-func (p *Plan) buffer(name string) (Buffer, bool) {
+// Buffer returns the buffer named name.
+func (p *Plan) Buffer(name string) (Buffer, bool) {
 	for _, b := range p.Buffers {
 		if b.Name == name {
 			return b, true
 		}
 	}
 	return Buffer{}, false
+}
+
+// Output is a buffer to read back after a Check and compare with Want.
+type Output struct {
+	Buf  string
+	Want []float32
+	Tol  float64 // the largest absolute error accepted, element by element
+}
+
+// Compare returns an error naming the first element of got that differs
+// from o.Want by more than o.Tol (NaN always differs), or a length mismatch.
+func (o Output) Compare(got []float32) error {
+	if len(got) != len(o.Want) {
+		return fmt.Errorf("%s: %d values, want %d", o.Buf, len(got), len(o.Want))
+	}
+	for i, g := range got {
+		d := float64(g) - float64(o.Want[i])
+		if !(d <= o.Tol && -d <= o.Tol) {
+			return fmt.Errorf("%s[%d] = %v, want %v (tolerance %g)", o.Buf, i, g, o.Want[i], o.Tol)
+		}
+	}
+	return nil
+}
+
+// Check runs Launches on Buffers (uploaded first) and compares Outputs
+// with a reference computed on the host.
+type Check struct {
+	Name     string
+	Buffers  []Buffer
+	Launches []Launch
+	Outputs  []Output
 }
 
 // validate checks the plan's names and sizes before anything is allocated.

@@ -327,14 +327,15 @@ func measure003(ctx context.Context, s *settings, t *tracker) (measurement, erro
 	shared := workloads.Device{Open: func(bool) (device.Device, error) { return unclosed{dev}, nil }}
 
 	var m measurement
-	for _, key := range workloads.PipelineSettings(ladder003(plans[0], base, s.Workers).Pipeline) {
-		if key.Key != "raw-size" { // per step: raw-size and small-raw-size
-			m.config = append(m.config, key)
+	// The first step's pipeline (raw-size is z.raw), then the small raw
+	// size of the last, as its pipeline spells its raw-size.
+	m.config = ladder003(plans[0], base, s.Workers).Pipeline.Settings()
+	for _, key := range ladder003(plans[len(plans)-1], base, s.Workers).Pipeline.Settings() {
+		if key.Key == "raw-size" {
+			m.config = append(m.config, results.Config{Key: "small-raw-size", Value: key.Value})
 		}
 	}
 	m.config = append(m.config,
-		results.Config{Key: "raw-size", Value: fmt.Sprintf("%dx%d", z.raw, z.raw)},
-		results.Config{Key: "small-raw-size", Value: fmt.Sprintf("%dx%d", z.small, z.small)},
 		results.Config{Key: "workers", Value: fmt.Sprint(s.Workers)},
 		results.Config{Key: "steps", Value: fmt.Sprint(z.steps)},
 		results.Config{Key: "warmup", Value: fmt.Sprint(z.warmup)},

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"golang.org/x/perf/benchfmt"
+	"golang.org/x/perf/benchproc"
 
 	"github.com/headspace-bench/headspace/harness/blocks/machine"
 	"github.com/headspace-bench/headspace/harness/blocks/results"
@@ -206,20 +207,23 @@ func (f *resultFile) header() Header {
 }
 
 // records are the records of benchmark base (without "Benchmark") whose
-// name has every key=value of kv, in file order.
+// name has every key=value of kv, in file order: benchproc's filter
+// ".name:base /key:value …", as benchstat's -filter selects them.
 func (f *resultFile) records(base string, kv ...string) []record {
+	q := []string{".name:" + strconv.Quote(base)}
+	for i := 0; i+1 < len(kv); i += 2 {
+		q = append(q, "/"+kv[i]+":"+strconv.Quote(kv[i+1]))
+	}
+	filter, err := benchproc.NewFilter(strings.Join(q, " "))
+	if err != nil {
+		panic(fmt.Sprintf("reproduce: records(%q, %q): %v", base, kv, err)) // the callers' keys are constants
+	}
 	var out []record
-next:
 	for _, rec := range f.recs {
-		if rec.base != base {
-			continue
+		// Match, not Apply: Apply drops the values of a record it refuses.
+		if m, _ := filter.Match(rec.r); m.Any() {
+			out = append(out, rec)
 		}
-		for i := 0; i+1 < len(kv); i += 2 {
-			if rec.parts[kv[i]] != kv[i+1] {
-				continue next
-			}
-		}
-		out = append(out, rec)
 	}
 	return out
 }

@@ -147,7 +147,7 @@ func HeadspaceRecords(impl string, rep analysis.Report) []*benchfmt.Result {
 // Settings is the configuration block of the analysis's result file.
 func (h Headspace) Settings() []results.Config {
 	a := h.Analysis
-	return append(PipelineSettings(a.Pipeline),
+	return append(a.Pipeline.Settings(),
 		results.Config{Key: "workers", Value: fmt.Sprint(a.Pipeline.Workers)},
 		results.Config{Key: "transforms", Value: strings.Join(h.Transforms, ",")},
 		results.Config{Key: "num-caches", Value: fmt.Sprint(a.NumCaches)},

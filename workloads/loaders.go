@@ -10,6 +10,7 @@ import (
 
 	"github.com/headspace-bench/headspace/datasets/transforms"
 	"github.com/headspace-bench/headspace/harness/blocks/batching"
+	"github.com/headspace-bench/headspace/harness/blocks/level"
 	"github.com/headspace-bench/headspace/harness/blocks/loader"
 	"github.com/headspace-bench/headspace/harness/blocks/procloader"
 	"github.com/headspace-bench/headspace/harness/blocks/results"
@@ -107,7 +108,7 @@ func (l Loaders) trainConfig() train.Config {
 func (l Loaders) Settings() []results.Config {
 	rc := l.trainConfig()
 	t := l.Train
-	return append(PipelineSettings(l.Config.Pipeline),
+	return append(l.Config.Pipeline.Settings(),
 		results.Config{Key: "transforms", Value: l.Config.Pipeline.Impl},
 		results.Config{Key: "modes", Value: strings.Join(l.Modes, ",")},
 		results.Config{Key: "workers", Value: joinInts(l.Workers)},
@@ -175,7 +176,7 @@ func (l Loaders) Run(ctx context.Context, env Env) ([]*benchfmt.Result, error) {
 			if mode == loadbench.Process {
 				ld, err = procloader.NewWithOptions(ctx, l.Train, n, l.Config.Worker)
 			} else {
-				ld, err = loader.New(ctx, loader.CacheNothing, l.Train, n)
+				ld, err = loader.New(ctx, level.None, l.Train, n)
 			}
 			if err != nil {
 				return out, fmt.Errorf("training with the %s loader: %w", mode, err)

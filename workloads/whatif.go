@@ -112,7 +112,7 @@ func (w WhatIf) Validate() error {
 
 // Settings is the configuration block of the experiment's result file.
 func (w WhatIf) Settings() []results.Config {
-	return append(PipelineSettings(w.Pipeline),
+	return append(w.Pipeline.Settings(),
 		results.Config{Key: "transforms", Value: w.Pipeline.Impl},
 		results.Config{Key: "placement", Value: w.Pipeline.Placement.String()},
 		results.Config{Key: "steps", Value: fmt.Sprint(w.Train.Steps)},

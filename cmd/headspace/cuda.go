@@ -21,27 +21,11 @@ import (
 	"github.com/headspace-bench/headspace/harness/blocks/device"
 	"github.com/headspace-bench/headspace/harness/blocks/machine"
 	"github.com/headspace-bench/headspace/harness/blocks/results"
+	"github.com/headspace-bench/headspace/internal/summary"
 )
 
 func init() {
 	register(command{name: "cuda", summary: "check the GPU: kernels against their reference, copy speeds, the Net's step", run: runCUDA})
-}
-
-// netKernels is the Net as kernels: its PTX modules, its training step as
-// a cuda.Plan, and the checks of every kernel against the float64
-// reference. Package cuda/kernels fills it in (kernels.go, beside this
-// file); a build without it says so rather than run anything.
-var netKernels struct {
-	Modules map[string][]byte
-	Plan    func(batch, side int, seed uint64) (cuda.Plan, error)
-	Checks  func(seed uint64) []cuda.Check
-}
-
-func kernelsPresent() error {
-	if netKernels.Plan == nil || netKernels.Checks == nil {
-		return errors.New("this build has no CUDA kernels (package cuda/kernels)")
-	}
-	return nil
 }
 
 // cudaDevice is a CUDA Device that owns its context.
@@ -89,18 +73,13 @@ func planForSample(pf *pipelineFlags) (func(batch, sampleLen int) (cuda.Plan, er
 			if 3*side*side != sampleLen {
 				return cuda.Plan{}, fmt.Errorf("a sample of %d values is not 3×side×side", sampleLen)
 			}
-			return netKernels.Plan(batch, side, seed)
+			return kernels.NetPlan(batch, side, seed)
 		}
 		if sampleLen != t.SampleBytes() {
 			return cuda.Plan{}, fmt.Errorf("a sample of %d bytes is neither 3×side×side values nor a device-transform sample of %d bytes (crop %d of %dx%d, device crop %v)",
 				sampleLen, t.SampleBytes(), t.Config.Crop, t.Width, t.Height, t.DeviceCrop)
 		}
-		p, err := kernels.NetPlanDevice(batch, t, seed)
-		if err != nil {
-			return cuda.Plan{}, err
-		}
-		return cuda.Plan{Modules: kernels.Modules, Buffers: cudaBuffers(p.Buffers), Input: p.Input, InputU8: p.InputU8,
-			Labels: p.Labels, Convert: cudaLaunches(p.Convert), Step: cudaLaunches(p.Step), Loss: p.Loss}, nil
+		return kernels.NetPlanDevice(batch, t, seed)
 	}, nil
 }
 
@@ -158,9 +137,6 @@ func runCUDA(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	if err := cuda.Load(); err != nil {
 		return err
 	}
-	if err := kernelsPresent(); err != nil {
-		return err
-	}
 	c, err := cuda.Open(f.ordinal)
 	if err != nil {
 		return err
@@ -214,8 +190,8 @@ func cudaCheck(ctx context.Context, c *cuda.Context, f *cudaCheckOpts, sizes []i
 	// The kernels against the reference.
 	var failed []string
 	fmt.Fprintf(stdout, "%-28s %-12s %12s %12s\n", "kernel check", "output", "max error", "tolerance")
-	for _, ch := range netKernels.Checks(f.seed) {
-		r, err := cuda.RunCheck(ctx, c, netKernels.Modules, ch)
+	for _, ch := range kernels.Checks(f.seed) {
+		r, err := cuda.RunCheck(ctx, c, kernels.Modules, ch)
 		if err != nil {
 			return err
 		}
@@ -266,7 +242,7 @@ func cudaCheck(ctx context.Context, c *cuda.Context, f *cudaCheckOpts, sizes []i
 	var times [2][]time.Duration // kernel by kernel, CUDA Graphs
 	var losses [2]float32
 	for g, graphs := range []bool{false, true} {
-		plan, err := netKernels.Plan(f.batch, f.side, f.seed)
+		plan, err := kernels.NetPlan(f.batch, f.side, f.seed)
 		if err != nil {
 			return err
 		}
@@ -278,15 +254,13 @@ func cudaCheck(ctx context.Context, c *cuda.Context, f *cudaCheckOpts, sizes []i
 		if err = errors.Join(err, d.Close()); err != nil {
 			return err
 		}
-		sorted := slices.Clone(times[g])
-		slices.Sort(sorted)
 		how := "kernel by kernel"
 		if graphs {
 			how = "CUDA Graphs"
 		}
 		fmt.Fprintf(stdout, "\nNet step (%s), batch %d at %dx%d: median %v of %d (min %v, max %v), loss after them %.4g\n",
-			how, f.batch, f.side, f.side, sorted[len(sorted)/2].Round(time.Microsecond), len(times[g]),
-			sorted[0].Round(time.Microsecond), sorted[len(sorted)-1].Round(time.Microsecond), losses[g])
+			how, f.batch, f.side, f.side, summary.MedianDuration(times[g]).Round(time.Microsecond), len(times[g]),
+			slices.Min(times[g]).Round(time.Microsecond), slices.Max(times[g]).Round(time.Microsecond), losses[g])
 	}
 	loss := losses[0]
 	if losses[1] != losses[0] {
@@ -309,9 +283,7 @@ func cudaCheck(ctx context.Context, c *cuda.Context, f *cudaCheckOpts, sizes []i
 }
 
 func writeCUDACheck(f *cudaCheckOpts, info cuda.Info, bw []cuda.Bandwidth, times [2][]time.Duration) error {
-	cfg := append(machine.Environment("cuda:"+info.Name),
-		results.Config{Key: "cuda-driver", Value: info.Driver()},
-		results.Config{Key: "jit-target", Value: info.JITTarget()})
+	cfg := append(machine.Environment("cuda:"+info.Name), gpuSettings(info)...)
 	var rs []*benchfmt.Result
 	for _, b := range bw {
 		rs = append(rs, &benchfmt.Result{
@@ -334,13 +306,10 @@ func writeCUDACheck(f *cudaCheckOpts, info cuda.Info, bw []cuda.Bandwidth, times
 }
 
 // openGPU opens the first GPU's context for the Net: without a driver the
-// error starts "no CUDA driver found", without kernels it says so.
+// error starts "no CUDA driver found".
 func openGPU() (*cuda.Context, error) {
 	if err := cuda.Load(); err != nil {
 		return nil, err
-	}
-	if err := kernelsPresent(); err != nil {
-		return nil, fmt.Errorf("--device cuda: %w", err)
 	}
 	return cuda.Open(0)
 }
@@ -358,9 +327,17 @@ func cudaSettings() ([]results.Config, error) {
 	if err := c.Close(); err != nil {
 		return nil, err
 	}
+	return gpuSettings(info), nil
+}
+
+// gpuSettings is the one spelling of the configuration lines that say
+// which GPU, driver and JIT target a result file's numbers come from.
+// (Files written before it by "cuda check" spell the last two
+// cuda-driver and jit-target; nothing reads them by key.)
+func gpuSettings(info cuda.Info) []results.Config {
 	return []results.Config{
 		{Key: "gpu", Value: info.Name},
 		{Key: "gpu-driver", Value: info.Driver()},
 		{Key: "gpu-jit-target", Value: info.JITTarget()},
-	}, nil
+	}
 }

@@ -42,12 +42,6 @@ func TestCUDAWithoutADriver(t *testing.T) {
 	}
 	if err := cuda.Load(); err == nil {
 		code, stdout, stderr := runCLI(runs[0]...)
-		if err := kernelsPresent(); err != nil {
-			if code != 1 || !strings.Contains(stderr, "this build has no CUDA kernels") {
-				t.Errorf("cuda check without kernels: exit %d, stderr %q", code, stderr)
-			}
-			return
-		}
 		if code != 0 || !strings.Contains(stdout, "PTX JIT target sm_") || !strings.Contains(stdout, "Net step, batch 2 at 32x32") {
 			t.Errorf("cuda check on this GPU: exit %d\n%s\n%s", code, stdout, stderr)
 		}

@@ -145,7 +145,9 @@ func (f *pipelineFlags) config(workers int, impl string) (loader.Config, error) 
 	return cfg, nil
 }
 
-// device is the device the flags name, opened per pinning.
+// device is the device the flags name, opened per pinning: the one place
+// the commands choose between the emulated device and the GPU. A device
+// whose step cannot be scaled (the GPU) has no Scale.
 func (f *pipelineFlags) device() (workloads.Device, error) {
 	switch f.dev {
 	case "emulated":
@@ -158,7 +160,9 @@ func (f *pipelineFlags) device() (workloads.Device, error) {
 				return workloads.Device{}, usagef("%s %v: want 0.001 to 1000000 GB/s", bw.flag, bw.v)
 			}
 		}
-		cfg := device.EmulatedConfig{Step: f.step, PinnedBandwidth: f.pinnedBW * 1e9, PageableBandwidth: f.pageableBW * 1e9, ConvertBandwidth: f.convertBW * 1e9}
+		// Pinned is Scale's (the what-if's checks upload pinned); Open
+		// sets its own.
+		cfg := device.EmulatedConfig{Step: f.step, Pinned: true, PinnedBandwidth: f.pinnedBW * 1e9, PageableBandwidth: f.pageableBW * 1e9, ConvertBandwidth: f.convertBW * 1e9}
 		if err := cfg.Validate(); err != nil {
 			return workloads.Device{}, usageError{err.Error()}
 		}
@@ -176,6 +180,10 @@ func (f *pipelineFlags) device() (workloads.Device, error) {
 	}
 	return workloads.Device{}, usagef("--device %q: want emulated or cuda", f.dev)
 }
+
+// scalable reports whether the device the flags name can scale its step
+// (device's Scale is set), known before it is opened.
+func (f *pipelineFlags) scalable() bool { return f.dev == "emulated" }
 
 // newDevice opens the device the flags name with pinned uploads.
 func (f *pipelineFlags) newDevice() (device.Device, error) {

@@ -119,7 +119,6 @@ func runPeer(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	var env []results.Config
 	if *out != "" {
 		env = append(machine.Environment("none"), settings.Config()...)
-		env = append(env, workloads.DataSettings(settings.Pipeline("fast", 1))...)
 		env = append(env, results.Config{Key: "rounds", Value: strconv.Itoa(*count)})
 	}
 	c := peer.Config{Peer: p, Settings: settings, Workers: workers, Impls: impls, Count: *count}

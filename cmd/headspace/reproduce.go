@@ -93,14 +93,12 @@ func runReproduce(ctx context.Context, args []string, stdout, stderr io.Writer) 
 		Command:  commandLine("headspace reproduce", args),
 		Progress: stderr,
 	}
-	switch *dev {
-	case "emulated":
-	case "cuda":
-		opt.Device = func() (device.Device, error) {
-			return openCUDA(&pipelineFlags{dev: "cuda", step: *step, seed: loader.DefaultConfig().Dataset.Seed}, true)
+	if *dev != "emulated" { // unset: the document's emulated device at the size's step
+		d, err := (&pipelineFlags{dev: *dev, step: *step, seed: loader.DefaultConfig().Dataset.Seed}).device()
+		if err != nil {
+			return err
 		}
-	default:
-		return usagef("--device %q: want emulated or cuda", *dev)
+		opt.Device = func() (device.Device, error) { return d.Open(true) }
 	}
 	start := time.Now()
 	paths, err := reproduce.Run(ctx, ids, opt)

@@ -152,27 +152,22 @@ func runWhatIf(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	if err := firstErr(checkOutputs(*save, *report, *plotPath), checkResultsOut(*out)); err != nil {
 		return err
 	}
-	h := workloads.WhatIfRun{}
-	switch pf.dev {
-	case "emulated":
-		if _, err := pf.device(); err != nil { // checks the bandwidth flags
-			return err
-		}
-		cfg := device.EmulatedConfig{Step: pf.step, Pinned: true, PinnedBandwidth: pf.pinnedBW * 1e9, PageableBandwidth: pf.pageableBW * 1e9, ConvertBandwidth: pf.convertBW * 1e9}
-		h.Open = workloads.EmulatedWhatIf(cfg)
-	case "cuda":
-		if *verify && slices.ContainsFunc(w.Verify.StepScales, func(m float64) bool { return m != 1 }) {
-			return usagef("--device cuda: the GPU's step cannot be scaled; use --verify-steps 1")
-		}
+	if !pf.scalable() && *verify && slices.ContainsFunc(w.Verify.StepScales, func(m float64) bool { return m != 1 }) {
+		return usagef("--device %s: the step cannot be scaled; use --verify-steps 1", pf.dev)
+	}
+	d, err := pf.device()
+	if err != nil {
+		return err
+	}
+	h := workloads.WhatIfRun{Open: d.Scale}
+	if d.Scale == nil {
 		w.ProfileStep = 1
 		h.Open = func(m float64) (device.Device, error) {
 			if m != 1 {
-				return nil, fmt.Errorf("the GPU's step cannot be scaled (×%g)", m)
+				return nil, fmt.Errorf("the %s device's step cannot be scaled (×%g)", pf.dev, m)
 			}
-			return openCUDA(&pf, true)
+			return d.Open(true)
 		}
-	default:
-		return usagef("--device %q: want emulated or cuda", pf.dev)
 	}
 
 	var recs []*benchfmt.Result

@@ -87,7 +87,7 @@ func Checks(seed uint64) []Check {
 	checks = append(checks, Check{
 		Name:     "relu_backward",
 		Buffers:  []Buffer{f32Buffer("g", g), f32Buffer("y", y)},
-		Launches: []Launch{launch1D("relu_backward", 1000, Buf{"g"}, Buf{"y"}, int32(1000))},
+		Launches: []Launch{launch1D("relu_backward", 1000, Buf{Name: "g"}, Buf{Name: "y"}, int32(1000))},
 		Outputs:  []Output{output("g", netref.ReLUBackward(g, y), 0)},
 	})
 
@@ -98,13 +98,13 @@ func Checks(seed uint64) []Check {
 		Check{
 			Name:     "maxpool2_forward",
 			Buffers:  []Buffer{f32Buffer("in", pin), zeroed("out", len(pgout))},
-			Launches: []Launch{launch1D("maxpool2_forward", int64(len(pgout)), Buf{"in"}, Buf{"out"}, int32(planes), int32(pside))},
+			Launches: []Launch{launch1D("maxpool2_forward", int64(len(pgout)), Buf{Name: "in"}, Buf{Name: "out"}, int32(planes), int32(pside))},
 			Outputs:  []Output{output("out", netref.MaxPool2(pin, planes, pside), 0)},
 		},
 		Check{
 			Name:     "maxpool2_backward",
 			Buffers:  []Buffer{f32Buffer("in", pin), f32Buffer("gout", pgout), zeroed("gin", len(pin))},
-			Launches: []Launch{launch1D("maxpool2_backward", int64(len(pin)), Buf{"in"}, Buf{"gout"}, Buf{"gin"}, int32(planes), int32(pside))},
+			Launches: []Launch{launch1D("maxpool2_backward", int64(len(pin)), Buf{Name: "in"}, Buf{Name: "gout"}, Buf{Name: "gin"}, int32(planes), int32(pside))},
 			Outputs:  []Output{output("gin", netref.MaxPool2Backward(pgout, pin, planes, pside), 0)},
 		})
 
@@ -121,7 +121,7 @@ func Checks(seed uint64) []Check {
 	}
 	checks = append(checks, Check{
 		Name:     "softmax_cross_entropy",
-		Buffers:  []Buffer{f32Buffer("logits", logits), {"labels", 4 * samples, int32Bytes(labels)}, zeroed("glogits", samples*classes), zeroed("loss", 1)},
+		Buffers:  []Buffer{f32Buffer("logits", logits), {Name: "labels", Bytes: 4 * samples, Init: int32Bytes(labels)}, zeroed("glogits", samples*classes), zeroed("loss", 1)},
 		Launches: []Launch{softmaxCrossEntropy("logits", "labels", "glogits", "loss", samples, classes)},
 		Outputs:  []Output{output("glogits", glogits, 1e-5), output("loss", []float64{loss}, 1e-5)},
 	})
@@ -150,7 +150,7 @@ func Checks(seed uint64) []Check {
 	}
 	checks = append(checks, Check{
 		Name:     "convert_scale",
-		Buffers:  []Buffer{{"pix", int64(len(pix)), pix}, zeroed("out", len(pix))},
+		Buffers:  []Buffer{{Name: "pix", Bytes: int64(len(pix)), Init: pix}, zeroed("out", len(pix))},
 		Launches: []Launch{convertScale("pix", "out", cn, crop*crop)},
 		Outputs:  []Output{{Buf: "out", Want: want, Tol: 1e-6}},
 	})
@@ -183,8 +183,8 @@ func transformChecks(rng *prng.Source) []Check {
 			plane := tc.crop * tc.crop
 			checks = append(checks, Check{
 				Name: fmt.Sprintf("device transform %dx%d crop %d device-crop=%v", tc.w, tc.h, tc.crop, devCrop),
-				Buffers: []Buffer{{"raw", int64(len(raw)), raw}, {"mask", int64(n * plane), nil},
-					{"u8", int64(3 * n * plane), nil}, zeroed("out", 3*n*plane)},
+				Buffers: []Buffer{{Name: "raw", Bytes: int64(len(raw)), Init: raw}, {Name: "mask", Bytes: int64(n * plane), Init: nil},
+					{Name: "u8", Bytes: int64(3 * n * plane), Init: nil}, zeroed("out", 3*n*plane)},
 				Launches: append(t.Launches("raw", "mask", "u8", n), convertScale("u8", "out", n, plane)),
 				Outputs:  []Output{{Buf: "out", Want: exact}, {Buf: "out", Want: applied, Tol: DeviceTransformTolerance}},
 			})

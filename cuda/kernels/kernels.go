@@ -1,6 +1,7 @@
 // Package kernels is document 003's Net as CUDA kernels, and the plans that
-// run them: pure data (PTX text, buffers, launches), no cgo and no driver,
-// so it builds everywhere. Package cuda executes a Plan on a GPU.
+// run them: pure data (PTX text, buffers, launches, in package cuda's plan
+// types), no cgo and no driver, so it builds everywhere. Package cuda
+// executes a Plan on a GPU.
 //
 // The kernels are CUDA C in net.cu, compiled to net.ptx by `make ptx` with
 // Debian's clang (no CUDA toolkit), and embedded: Modules["net"]. net.ptx
@@ -16,7 +17,8 @@ package kernels
 
 import (
 	_ "embed"
-	"fmt"
+
+	"github.com/headspace-bench/headspace/cuda"
 )
 
 //go:embed net.ptx
@@ -35,87 +37,17 @@ const TransformsModule = "transforms"
 // Modules maps a module name to its PTX text: one module per .cu file.
 var Modules = map[string][]byte{Module: netPTX, TransformsModule: transformsPTX}
 
-// Arg is one kernel argument: a Buf, or an int32, uint32, float32 or uint64
-// value.
-type Arg any
-
-// Buf is an argument that the executor resolves to the device pointer of
-// the named buffer.
-type Buf struct{ Name string }
-
-// Launch is one kernel launch.
-type Launch struct {
-	Module, Kernel string // a key of Modules and an entry point in it
-	Grid, Block    [3]uint32
-	SharedBytes    uint32 // dynamic shared memory; the kernels use static only
-	Args           []Arg
-}
-
-// Buffer is a device buffer. Init, if not nil, is uploaded once at setup
-// (len Bytes); nil means zeroed.
-type Buffer struct {
-	Name  string
-	Bytes int64
-	Init  []byte
-}
-
-// Plan is a training step of a model as buffers and launches.
-type Plan struct {
-	Modules map[string][]byte // PTX by module name (Modules)
-	Buffers []Buffer
-	// Input, InputU8 and Labels name the per-step buffers the executor
-	// fills (they are in Buffers too): the float32 [batch, 3, side, side]
-	// batch, the uint8 batch of the same shape (a batching.Batch's Pix:
-	// per sample, R, G and B planes) and the int32 labels.
-	Input, InputU8, Labels string
-	// Convert writes Input from InputU8 (ConvertColor and Scale, as
-	// transforms.ConvertScale), for batches that arrive as uint8.
-	Convert []Launch
-	// Step is one training step, in order, on one stream.
-	Step []Launch
-	// Loss names the buffer that holds the step's mean loss (one float32).
-	Loss string
-}
-
-// Buffer returns the buffer named name.
-func (p *Plan) Buffer(name string) (Buffer, bool) {
-	for _, b := range p.Buffers {
-		if b.Name == name {
-			return b, true
-		}
-	}
-	return Buffer{}, false
-}
-
-// Output is a buffer to read back after a Check and compare with Want.
-type Output struct {
-	Buf  string
-	Want []float32
-	Tol  float64 // the largest absolute error accepted, element by element
-}
-
-// Check runs Launches on Buffers (uploaded first) and compares Outputs.
-type Check struct {
-	Name     string
-	Buffers  []Buffer
-	Launches []Launch
-	Outputs  []Output
-}
-
-// Compare returns an error naming the first element of got that differs
-// from o.Want by more than o.Tol (NaN always differs), or a length mismatch.
-func (o Output) Compare(got []float32) error {
-	if len(got) != len(o.Want) {
-		return fmt.Errorf("%s: %d values, want %d", o.Buf, len(got), len(o.Want))
-	}
-	for i, g := range got {
-		d := float64(g) - float64(o.Want[i])
-		if !(d <= o.Tol && -d <= o.Tol) {
-			return fmt.Errorf("%s[%d] = %v, want %v (tolerance %g)", o.Buf, i, g, o.Want[i], o.Tol)
-		}
-	}
-	return nil
-}
+// The plan's types are package cuda's, the one definition of a kernel
+// plan, named here as the plans below build them.
+type (
+	Arg    = cuda.Arg
+	Buf    = cuda.Buf
+	Launch = cuda.Launch
+	Buffer = cuda.Buffer
+	Plan   = cuda.Plan
+	Output = cuda.Output
+	Check  = cuda.Check
+)
 
 // Threads is the block size of every launch.
 const Threads = 256

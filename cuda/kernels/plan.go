@@ -87,7 +87,9 @@ func netPlan(c netref.Config, seed uint64, opt netref.SGD, chunk int) (Plan, err
 	}
 
 	p := Plan{Modules: Modules, Input: bufInput, InputU8: bufInputU8, Labels: bufLabels, Loss: bufLoss}
-	add := func(name string, bytes int64, init []byte) { p.Buffers = append(p.Buffers, Buffer{name, bytes, init}) }
+	add := func(name string, bytes int64, init []byte) {
+		p.Buffers = append(p.Buffers, Buffer{Name: name, Bytes: bytes, Init: init})
+	}
 	add(bufInput, 4*int64(c.InputLen()), nil)
 	add(bufInputU8, int64(c.InputLen()), nil)
 	add(bufLabels, 4*n, nil)
@@ -114,7 +116,7 @@ func netPlan(c netref.Config, seed uint64, opt netref.SGD, chunk int) (Plan, err
 		p.Step = append(p.Step, convForward(inputOf(convs, l), paramBuf(l), outBuf(l), c.Batch, cv))
 		if cv.Pool {
 			p.Step = append(p.Step, launch1D("maxpool2_forward", n*int64(cv.Out*cv.Side*cv.Side/4),
-				Buf{outBuf(l)}, Buf{poolBuf(l)}, int32(c.Batch*cv.Out), int32(cv.Side)))
+				Buf{Name: outBuf(l)}, Buf{Name: poolBuf(l)}, int32(c.Batch*cv.Out), int32(cv.Side)))
 		}
 	}
 	// Loss: the logits' gradient goes to grad.a.
@@ -127,11 +129,11 @@ func netPlan(c netref.Config, seed uint64, opt netref.SGD, chunk int) (Plan, err
 		count := n * int64(cv.Out*cv.Side*cv.Side)
 		if cv.Pool {
 			p.Step = append(p.Step, launch1D("maxpool2_backward", count,
-				Buf{outBuf(l)}, Buf{cur}, Buf{other}, int32(c.Batch*cv.Out), int32(cv.Side)))
+				Buf{Name: outBuf(l)}, Buf{Name: cur}, Buf{Name: other}, int32(c.Batch*cv.Out), int32(cv.Side)))
 			cur, other = other, cur
 		}
 		if cv.ReLU {
-			p.Step = append(p.Step, launch1D("relu_backward", count, Buf{cur}, Buf{outBuf(l)}, int32(count)))
+			p.Step = append(p.Step, launch1D("relu_backward", count, Buf{Name: cur}, Buf{Name: outBuf(l)}, int32(count)))
 		}
 		p.Step = append(p.Step, convBackwardParams(cur, inputOf(convs, l), bufPartial, gradBuf(l), c.Batch, cv, chunk)...)
 		if l > 0 {
@@ -168,7 +170,7 @@ func convLaunch(in, params, out string, n, cin, cout, side int, relu, transposed
 		Grid:        [3]uint32{uint32((threads + convThreads - 1) / convThreads), uint32((cout + convOB - 1) / convOB), 1},
 		Block:       [3]uint32{convThreads, 1, 1},
 		SharedBytes: uint32(4 * cin * 9 * convOB),
-		Args: []Arg{Buf{in}, Buf{params}, Buf{out}, int32(n), int32(cin), int32(cout), int32(side),
+		Args: []Arg{Buf{Name: in}, Buf{Name: params}, Buf{Name: out}, int32(n), int32(cin), int32(cout), int32(side),
 			boolArg(relu), boolArg(transposed)}}
 }
 
@@ -199,18 +201,18 @@ func convBackwardParams(gout, in, partial, grad string, n int, cv netref.Conv, c
 	return []Launch{
 		{Module: Module, Kernel: "conv3x3_backward_params_partial",
 			Grid: [3]uint32{uint32(groups * cv.In), uint32(k), 1}, Block: [3]uint32{Threads, 1, 1},
-			Args: []Arg{Buf{gout}, Buf{in}, Buf{partial}, int32(n), int32(cv.In), int32(cv.Out), int32(cv.Side), int32(chunk)}},
-		launch1D("params_reduce", int64(cv.ParamLen()), Buf{partial}, Buf{grad}, int32(cv.ParamLen()), int32(k)),
+			Args: []Arg{Buf{Name: gout}, Buf{Name: in}, Buf{Name: partial}, int32(n), int32(cv.In), int32(cv.Out), int32(cv.Side), int32(chunk)}},
+		launch1D("params_reduce", int64(cv.ParamLen()), Buf{Name: partial}, Buf{Name: grad}, int32(cv.ParamLen()), int32(k)),
 	}
 }
 
 func softmaxCrossEntropy(logits, labels, grad, loss string, n, classes int) Launch {
 	return Launch{Module: Module, Kernel: "softmax_cross_entropy", Grid: [3]uint32{1, 1, 1}, Block: [3]uint32{Threads, 1, 1},
-		Args: []Arg{Buf{logits}, Buf{labels}, Buf{grad}, Buf{loss}, int32(n), int32(classes)}}
+		Args: []Arg{Buf{Name: logits}, Buf{Name: labels}, Buf{Name: grad}, Buf{Name: loss}, int32(n), int32(classes)}}
 }
 
 func sgdMomentum(params, mom, grad string, count int, opt netref.SGD) Launch {
-	return launch1D("sgd_momentum", int64(count), Buf{params}, Buf{mom}, Buf{grad}, int32(count), float32(opt.LR), float32(opt.Momentum))
+	return launch1D("sgd_momentum", int64(count), Buf{Name: params}, Buf{Name: mom}, Buf{Name: grad}, int32(count), float32(opt.LR), float32(opt.Momentum))
 }
 
 // convertCoefficients is transforms.ColorMatrix/ScaleDivisor and
@@ -227,7 +229,7 @@ func convertCoefficients() (a [3][3]float32, b [3]float32) {
 
 func convertScale(src, dst string, n, plane int) Launch {
 	a, b := convertCoefficients()
-	return launch1D("convert_scale", int64(n)*int64(plane), Buf{src}, Buf{dst}, int32(n), int32(plane),
+	return launch1D("convert_scale", int64(n)*int64(plane), Buf{Name: src}, Buf{Name: dst}, int32(n), int32(plane),
 		a[0][0], a[0][1], a[0][2], a[1][0], a[1][1], a[1][2], a[2][0], a[2][1], a[2][2], b[0], b[1], b[2])
 }
 

@@ -54,8 +54,8 @@ func (t DeviceTransform) Launches(raw, mask, u8 string, n int) []Launch {
 	plane := int64(n) * int64(c) * int64(c)
 	thresh := transforms.MaskThreshold(t.Config.MaskRatio)
 	sb := int32(t.SampleBytes())
-	mk := launch1D("transform_mask", plane/2, Buf{raw}, sb, Buf{mask}, int32(n), int32(c), thresh)
-	cr := launch1D("transform_crop", plane, Buf{raw}, sb, int32(w), int32(h), Buf{mask}, Buf{u8}, int32(n), int32(c), devCrop)
+	mk := launch1D("transform_mask", plane/2, Buf{Name: raw}, sb, Buf{Name: mask}, int32(n), int32(c), thresh)
+	cr := launch1D("transform_crop", plane, Buf{Name: raw}, sb, int32(w), int32(h), Buf{Name: mask}, Buf{Name: u8}, int32(n), int32(c), devCrop)
 	mk.Module, cr.Module = TransformsModule, TransformsModule
 	return []Launch{mk, cr}
 }

@@ -9,6 +9,7 @@ package summary
 import (
 	"fmt"
 	"math"
+	"time"
 
 	"golang.org/x/perf/benchmath"
 )
@@ -65,4 +66,17 @@ func (s Summary) Format(prec int) string {
 		return fmt.Sprintf("%.*f ± ∞", prec, s.Median)
 	}
 	return fmt.Sprintf("%.*f ± %.0f%%", prec, s.Median, 100*hw)
+}
+
+// MedianDuration is the median of ds (Median), rounded to the nanosecond;
+// 0 when ds is empty.
+func MedianDuration(ds []time.Duration) time.Duration {
+	if len(ds) == 0 {
+		return 0
+	}
+	xs := make([]float64, len(ds))
+	for i, d := range ds {
+		xs[i] = float64(d)
+	}
+	return time.Duration(math.Round(Median(xs)))
 }

@@ -3,6 +3,7 @@ package summary
 import (
 	"math"
 	"testing"
+	"time"
 )
 
 func TestOf(t *testing.T) {
@@ -35,5 +36,21 @@ func TestOf(t *testing.T) {
 	}
 	if Median([]float64{5, 1, 9}) != 5 {
 		t.Error("Median")
+	}
+}
+
+func TestMedianDuration(t *testing.T) {
+	for _, tc := range []struct {
+		ds   []time.Duration
+		want time.Duration
+	}{
+		{nil, 0},
+		{[]time.Duration{7}, 7},
+		{[]time.Duration{5, 1, 3}, 3},
+		{[]time.Duration{4, 1, 3, 2}, 3}, // even: the mean of the middle two, rounded
+	} {
+		if got := MedianDuration(tc.ds); got != tc.want {
+			t.Errorf("MedianDuration(%v) = %v, want %v", tc.ds, got, tc.want)
+		}
 	}
 }

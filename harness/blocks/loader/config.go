@@ -11,6 +11,7 @@ import (
 	"github.com/headspace-bench/headspace/datasets/ondisk"
 	"github.com/headspace-bench/headspace/datasets/transforms"
 	"github.com/headspace-bench/headspace/harness/blocks/batching"
+	"github.com/headspace-bench/headspace/harness/blocks/level"
 	"github.com/headspace-bench/headspace/harness/blocks/pipeline"
 )
 
@@ -110,18 +111,6 @@ func (p Placement) DType() batching.DType {
 	return batching.Float32
 }
 
-// Cache is what the loader keeps instead of computing it per sample: the
-// cache points of the caching ladder that still run a loader.
-type Cache int
-
-// The caches a loader can keep.
-const (
-	CacheNothing Cache = iota // every sample is loaded and transformed
-	CacheEncoded              // one sample's encoded bytes (Data only), decoded and transformed every time
-	CacheRaw                  // one raw sample, transformed every time
-	CacheSample               // one processed sample, only batched
-)
-
 // DefaultConfig is the document's pipeline: 1024×1024 raw images cropped to
 // 256, batches of 256, 4 workers, the naive transforms, converted on the
 // host.
@@ -214,19 +203,19 @@ func (c Config) SampleLen() int {
 	return c.Transforms.OutLen()
 }
 
-// Supports reports whether a loader of c can keep cache: CacheEncoded
-// needs a dataset on disk, since the synthetic fill has no encoded bytes.
-func (c Config) Supports(cache Cache) error {
-	switch cache {
-	case CacheNothing, CacheRaw, CacheSample:
-		return nil
-	case CacheEncoded:
-		if c.Data == "" {
-			return errors.New("level encoded needs a dataset on disk (--data): the synthetic fill has no encoded bytes to cache")
-		}
-		return nil
+// Supports reports whether a loader of c can keep what the level caches:
+// a level that runs a loader (level.Level.Loader), and one that needs a
+// dataset on disk only with one (the synthetic fill has no encoded bytes).
+func (c Config) Supports(l level.Level) error {
+	switch {
+	case !l.Valid():
+		return fmt.Errorf("loader: unknown level %d", int(l))
+	case !l.Loader():
+		return fmt.Errorf("loader: level %s keeps a whole batch: no loader runs", l)
+	case l.OnDisk() && c.Data == "":
+		return fmt.Errorf("level %s needs a dataset on disk (--data): the synthetic fill has no encoded bytes to cache", l)
 	}
-	return fmt.Errorf("loader: unknown cache %d", int(cache))
+	return nil
 }
 
 // WithData is c reading the dataset in dir: Data is set and Dataset's
@@ -276,18 +265,4 @@ func (c Config) prefetch() int {
 		return 2
 	}
 	return c.Prefetch
-}
-
-func (c Cache) String() string {
-	switch c {
-	case CacheNothing:
-		return "nothing"
-	case CacheEncoded:
-		return "encoded"
-	case CacheRaw:
-		return "raw"
-	case CacheSample:
-		return "sample"
-	}
-	return fmt.Sprintf("Cache(%d)", int(c))
 }

@@ -9,6 +9,7 @@ import (
 	"github.com/headspace-bench/headspace/datasets/prng"
 	"github.com/headspace-bench/headspace/datasets/transforms"
 	"github.com/headspace-bench/headspace/harness/blocks/batching"
+	"github.com/headspace-bench/headspace/harness/blocks/level"
 )
 
 // TestDeviceTransformBatches checks the batches of the device transform:
@@ -22,7 +23,7 @@ func TestDeviceTransformBatches(t *testing.T) {
 		if cfg.SampleLen() != want {
 			t.Fatalf("SampleLen %d, want %d", cfg.SampleLen(), want)
 		}
-		l, err := New(context.Background(), CacheNothing, cfg, 3)
+		l, err := New(context.Background(), level.None, cfg, 3)
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -8,6 +8,7 @@ import (
 
 	"github.com/headspace-bench/headspace/datasets"
 	"github.com/headspace-bench/headspace/datasets/ondisk"
+	"github.com/headspace-bench/headspace/harness/blocks/level"
 	"github.com/headspace-bench/headspace/harness/blocks/pipeline"
 )
 
@@ -29,7 +30,7 @@ type disk struct {
 	d        *ondisk.Dataset
 	max      int64
 	latency  time.Duration // Config.LoadLatency, added to every fetch
-	cached   *encoded      // CacheEncoded: sample 0's bytes
+	cached   *encoded      // level.Encoded: sample 0's bytes
 	fetched  atomic.Int64
 	failures atomic.Int64
 }
@@ -39,10 +40,10 @@ type disk struct {
 type encoded struct {
 	i      int
 	data   []byte
-	cached bool // the cached bytes of CacheEncoded: never recycled
+	cached bool // the cached bytes of level.Encoded: never recycled
 }
 
-// cacheFirst fetches sample 0's bytes for CacheEncoded.
+// cacheFirst fetches sample 0's bytes for level.Encoded.
 func (k *disk) cacheFirst(ctx context.Context) error {
 	data, err := k.d.Fetch(ctx, 0, nil)
 	if err != nil {
@@ -91,10 +92,10 @@ func (k *disk) fetch(ctx context.Context, i int, e *encoded) error {
 	return fmt.Errorf("loader: %s: no sample could be read", k.d.Dir())
 }
 
-// stages adds the fetch and decode stages for cache (CacheNothing or
-// CacheEncoded; at CacheRaw and CacheSample decode hands out cachedRaw,
+// stages adds the fetch and decode stages for cache (level.None or
+// level.Encoded; at level.Raw and level.Sample decode hands out cachedRaw,
 // or nothing, as the load stage does without Data).
-func (k *disk) stages(p *pipeline.Pipeline, idx *pipeline.Queue[int], cache Cache, workers, q, alive int,
+func (k *disk) stages(p *pipeline.Pipeline, idx *pipeline.Queue[int], cache level.Level, workers, q, alive int,
 	raws *freelist[*datasets.Sample], cachedRaw *datasets.Sample) (*pipeline.Queue[*datasets.Sample], error) {
 	bufs := newFreelist(alive, func() *encoded { return new(encoded) })
 	n := k.d.Len()
@@ -137,12 +138,12 @@ func (k *disk) stages(p *pipeline.Pipeline, idx *pipeline.Queue[int], cache Cach
 		return s, nil
 	}
 	switch cache {
-	case CacheEncoded:
+	case level.Encoded:
 		fetch = func(context.Context, pipeline.Item[int]) (*encoded, error) { return k.cached, nil }
-	case CacheRaw:
+	case level.Raw:
 		fetch = func(context.Context, pipeline.Item[int]) (*encoded, error) { return nil, nil }
 		decode = func(context.Context, pipeline.Item[*encoded]) (*datasets.Sample, error) { return cachedRaw, nil }
-	case CacheSample:
+	case level.Sample:
 		fetch = func(context.Context, pipeline.Item[int]) (*encoded, error) { return nil, nil }
 		decode = func(context.Context, pipeline.Item[*encoded]) (*datasets.Sample, error) { return nil, nil }
 	}

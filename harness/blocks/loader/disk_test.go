@@ -13,6 +13,7 @@ import (
 	"github.com/headspace-bench/headspace/datasets"
 	"github.com/headspace-bench/headspace/datasets/ondisk"
 	"github.com/headspace-bench/headspace/harness/blocks/batching"
+	"github.com/headspace-bench/headspace/harness/blocks/level"
 )
 
 // onDisk writes small(impl, workers)'s dataset, n samples, to a temp
@@ -53,7 +54,7 @@ func decoded(t *testing.T, cfg Config, i int) *datasets.Sample {
 
 // drain runs a loader of cfg at cache for n batches and returns them
 // (copied) and the loader, closed.
-func drain(t *testing.T, cache Cache, cfg Config, n int) ([][]float32, [][]int32, *Loader, error) {
+func drain(t *testing.T, cache level.Level, cfg Config, n int) ([][]float32, [][]int32, *Loader, error) {
 	t.Helper()
 	l, err := New(context.Background(), cache, cfg, n)
 	if err != nil {
@@ -85,7 +86,7 @@ func TestLoaderOnDisk(t *testing.T) {
 	for _, format := range ondisk.Formats {
 		for _, layout := range ondisk.Layouts {
 			cfg := onDisk(t, format, layout, 12, 2)
-			for _, cache := range []Cache{CacheNothing, CacheEncoded, CacheRaw, CacheSample} {
+			for _, cache := range []level.Level{level.None, level.Encoded, level.Raw, level.Sample} {
 				const n = 4 // batches of 4: 16 samples, more than the 12
 				data, labels, l, err := drain(t, cache, cfg, n)
 				if err != nil {
@@ -99,9 +100,9 @@ func TestLoaderOnDisk(t *testing.T) {
 						pos := k*cfg.Batch + j
 						raw, stream := 0, pos
 						switch cache {
-						case CacheNothing:
+						case level.None:
 							raw = pos % cfg.Dataset.N
-						case CacheSample:
+						case level.Sample:
 							stream = 0
 						}
 						src := decoded(t, cfg, raw)
@@ -128,7 +129,7 @@ func TestLoaderOnDisk(t *testing.T) {
 					t.Errorf("%s/%s/%s: stages %v, want %v", format, layout, cache, names, want)
 				}
 				ds := l.Data()
-				if (cache == CacheNothing) != (ds.Fetched > 0) || ds.Failures != 0 {
+				if (cache == level.None) != (ds.Fetched > 0) || ds.Failures != 0 {
 					t.Errorf("%s/%s/%s: data stats %+v", format, layout, cache, ds)
 				}
 			}
@@ -188,7 +189,7 @@ func TestLoaderOnDiskFailures(t *testing.T) {
 			cfg := onDisk(t, tc.format, tc.layout, 12, 2)
 			tc.breakIt(t, cfg.Data)
 			const n = 3 // 12 samples: sample 5 once
-			_, _, _, err := drain(t, CacheNothing, cfg, n)
+			_, _, _, err := drain(t, level.None, cfg, n)
 			if err == nil {
 				t.Fatal("a broken sample went unnoticed")
 			}
@@ -197,7 +198,7 @@ func TestLoaderOnDiskFailures(t *testing.T) {
 				t.Errorf("error %q: want one line naming %q and sample 5", msg, tc.want)
 			}
 			cfg.MaxFailures = 1
-			data, _, l, err := drain(t, CacheNothing, cfg, n)
+			data, _, l, err := drain(t, level.None, cfg, n)
 			if err != nil || len(data) != n {
 				t.Fatalf("MaxFailures 1: %d batches, %v", len(data), err)
 			}
@@ -233,7 +234,7 @@ func must(t *testing.T, err error) {
 // path and fills the loader's batches bit for bit.
 func TestBatchFillerOnDisk(t *testing.T) {
 	cfg := onDisk(t, "jpeg", "shards", 12, 1)
-	data, _, _, err := drain(t, CacheNothing, cfg, 4)
+	data, _, _, err := drain(t, level.None, cfg, 4)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -274,8 +275,8 @@ func TestOnDiskConfig(t *testing.T) {
 			t.Errorf("%s: %v, want %q", tc.name, err, tc.want)
 		}
 	}
-	if _, err := New(context.Background(), CacheEncoded, good, 1); err == nil || !strings.Contains(err.Error(), "level encoded needs a dataset on disk") {
-		t.Errorf("CacheEncoded without data: %v", err)
+	if _, err := New(context.Background(), level.Encoded, good, 1); err == nil || !strings.Contains(err.Error(), "level encoded needs a dataset on disk") {
+		t.Errorf("level.Encoded without data: %v", err)
 	}
 	if _, err := good.WithData(t.TempDir()); err == nil || !strings.Contains(err.Error(), "no manifest") {
 		t.Errorf("WithData of an empty directory: %v", err)
@@ -283,7 +284,7 @@ func TestOnDiskConfig(t *testing.T) {
 	cfg := onDisk(t, "raw", "files", 12, 1)
 	wrong := cfg
 	wrong.Dataset.N = 13
-	if _, err := New(context.Background(), CacheNothing, wrong, 1); err == nil || !strings.Contains(err.Error(), "holds 12 samples of 32x24") {
+	if _, err := New(context.Background(), level.None, wrong, 1); err == nil || !strings.Contains(err.Error(), "holds 12 samples of 32x24") {
 		t.Errorf("a configuration that is not the dataset's: %v", err)
 	}
 	modes := []string{PageWarm}
@@ -299,7 +300,7 @@ func TestOnDiskConfig(t *testing.T) {
 	for _, m := range modes {
 		c := cfg
 		c.PageCache = m
-		if data, _, _, err := drain(t, CacheNothing, c, 2); err != nil || len(data) != 2 {
+		if data, _, _, err := drain(t, level.None, c, 2); err != nil || len(data) != 2 {
 			t.Errorf("page cache %s: %d batches, %v", m, len(data), err)
 		}
 	}
@@ -314,7 +315,7 @@ func TestOnDiskAllocs(t *testing.T) {
 	cfg := onDisk(t, "raw", "shards", 12, 2)
 	cfg.Batch = 8
 	const runs = 40
-	l, err := New(context.Background(), CacheNothing, cfg, runs+8)
+	l, err := New(context.Background(), level.None, cfg, runs+8)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -17,14 +17,14 @@
 // comes from a free list or a pool, so a steady-state batch allocates
 // nothing.
 //
-// A Cache keeps one raw or one processed sample instead of computing it
+// A level (package level) keeps one raw or one processed sample instead of computing it
 // per sample: the cache points of the caching ladder (package ladder) that
 // still run a loader. BatchFiller computes the same batches on one
 // goroutine, as one DataLoader worker process does (package procloader).
 //
 // With Config.Data the load stage reads a dataset on disk (package
 // ondisk) in two stages, fetch (the sample's bytes, into a pooled buffer)
-// and decode (into a pooled raw sample); CacheEncoded keeps one sample's
+// and decode (into a pooled raw sample); level.Encoded keeps one sample's
 // bytes so every item is decoded but nothing is read. A sample that fails
 // either stage stops the run with an error naming it and its file, or is
 // skipped and counted within Config.MaxFailures (Loader.Data).

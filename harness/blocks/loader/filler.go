@@ -11,7 +11,7 @@ import (
 
 // BatchFiller computes whole batches on one goroutine, sample after sample:
 // load, transform and collate, as one PyTorch DataLoader worker process
-// does. Batch k is bit-identical to batch k of New with CacheNothing for
+// does. Batch k is bit-identical to batch k of New with level.None for
 // the same Config: sample at position pos = k×Batch+j is dataset sample
 // pos mod N transformed with the random stream of pos. A BatchFiller keeps
 // scratch space, so it is used by one goroutine at a time.

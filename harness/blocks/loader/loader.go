@@ -10,6 +10,7 @@ import (
 	"github.com/headspace-bench/headspace/datasets/prng"
 	"github.com/headspace-bench/headspace/datasets/transforms"
 	"github.com/headspace-bench/headspace/harness/blocks/batching"
+	"github.com/headspace-bench/headspace/harness/blocks/level"
 	"github.com/headspace-bench/headspace/harness/blocks/pipeline"
 )
 
@@ -33,7 +34,7 @@ type processed struct {
 	data   []float32
 	pix    []uint8
 	label  int
-	cached bool // the cached sample (CacheSample): never recycled
+	cached bool // the cached sample (level.Sample): never recycled
 }
 
 // newProcessed makes a sample buffer of the configuration's dtype.
@@ -48,10 +49,10 @@ func newProcessed(dt batching.DType, sampleLen int) *processed {
 //
 //	index → load (Workers) → transform (Workers) → collate (Workers) → batch → batches (Prefetch)
 //
-// With CacheRaw the load stage hands every worker the one raw sample it made
-// at start; with CacheSample the load stage does nothing and the transform
+// With level.Raw the load stage hands every worker the one raw sample it made
+// at start; with level.Sample the load stage does nothing and the transform
 // stage hands out one processed sample. Batching, and what follows, always run.
-func New(ctx context.Context, cache Cache, cfg Config, n int) (*Loader, error) {
+func New(ctx context.Context, cache level.Level, cfg Config, n int) (*Loader, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
@@ -103,11 +104,11 @@ func New(ctx context.Context, cache Cache, cfg Config, n int) (*Loader, error) {
 		}
 	}()
 
-	// The caches of CacheEncoded, CacheRaw and CacheSample, made once,
+	// The caches of level.Encoded, level.Raw and level.Sample, made once,
 	// before timing starts.
 	var cachedRaw *datasets.Sample
 	var cachedOut *processed
-	if cache == CacheRaw || cache == CacheSample {
+	if cache == level.Raw || cache == level.Sample {
 		cachedRaw = datasets.NewSample(ds.Width, ds.Height)
 		var err error
 		if dk != nil {
@@ -119,12 +120,12 @@ func New(ctx context.Context, cache Cache, cfg Config, n int) (*Loader, error) {
 			return nil, err
 		}
 	}
-	if cache == CacheEncoded {
+	if cache == level.Encoded {
 		if err := dk.cacheFirst(ctx); err != nil {
 			return nil, err
 		}
 	}
-	if cache == CacheSample {
+	if cache == level.Sample {
 		cachedOut = newProcessed(dt, sampleLen)
 		cachedOut.label, cachedOut.cached = cachedRaw.Label, true
 		t := <-impls
@@ -176,9 +177,9 @@ func New(ctx context.Context, cache Cache, cfg Config, n int) (*Loader, error) {
 		return s, nil
 	}
 	switch cache {
-	case CacheRaw:
+	case level.Raw:
 		load = func(context.Context, pipeline.Item[int]) (*datasets.Sample, error) { return cachedRaw, nil }
-	case CacheSample:
+	case level.Sample:
 		load = func(context.Context, pipeline.Item[int]) (*datasets.Sample, error) { return nil, nil }
 	}
 	var loaded *pipeline.Queue[*datasets.Sample]
@@ -207,7 +208,7 @@ func New(ctx context.Context, cache Cache, cfg Config, n int) (*Loader, error) {
 		}
 		return out, nil
 	}
-	if cache == CacheSample {
+	if cache == level.Sample {
 		transform = func(context.Context, pipeline.Item[*datasets.Sample]) (*processed, error) { return cachedOut, nil }
 	}
 	samples, err := pipeline.Map(p, "transform", loaded, W, q, transform)

@@ -7,6 +7,7 @@ import (
 
 	"github.com/headspace-bench/headspace/datasets"
 	"github.com/headspace-bench/headspace/datasets/transforms"
+	"github.com/headspace-bench/headspace/harness/blocks/level"
 	"github.com/headspace-bench/headspace/harness/blocks/pipeline"
 )
 
@@ -39,7 +40,7 @@ func benchmarkLoader(b *testing.B, impl string, record bool, placement Placement
 		cfg.Recorder = pipeline.NewRecorder()
 	}
 	b.ReportAllocs()
-	l, err := New(context.Background(), CacheNothing, cfg, b.N)
+	l, err := New(context.Background(), level.None, cfg, b.N)
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -66,7 +67,7 @@ func BenchmarkLoaderOnDisk(b *testing.B) {
 			b.Run(fmt.Sprintf("format=%s/layout=%s", format, layout), func(b *testing.B) {
 				cfg := onDisk(b, format, layout, 50, 2)
 				b.ReportAllocs()
-				l, err := New(context.Background(), CacheNothing, cfg, b.N)
+				l, err := New(context.Background(), level.None, cfg, b.N)
 				if err != nil {
 					b.Fatal(err)
 				}

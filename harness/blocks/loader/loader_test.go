@@ -9,6 +9,7 @@ import (
 	"github.com/headspace-bench/headspace/datasets"
 	"github.com/headspace-bench/headspace/datasets/prng"
 	"github.com/headspace-bench/headspace/datasets/transforms"
+	"github.com/headspace-bench/headspace/harness/blocks/level"
 	"go.uber.org/goleak"
 )
 
@@ -50,12 +51,12 @@ func expected(t *testing.T, cfg Config, rawIndex, pos int) ([]float32, int) {
 // for several worker counts: in order, complete, and equal to computing each
 // sample directly (so the result does not depend on the worker count).
 func TestLoaderBatches(t *testing.T) {
-	for _, level := range []Cache{CacheNothing, CacheRaw, CacheSample} {
+	for _, lv := range []level.Level{level.None, level.Raw, level.Sample} {
 		for _, workers := range []int{1, 3} {
 			for _, impl := range transforms.Names {
 				cfg := small(impl, workers)
 				const n = 15 // batches: 60 samples, more than the dataset's 50
-				l, err := New(context.Background(), level, cfg, n)
+				l, err := New(context.Background(), lv, cfg, n)
 				if err != nil {
 					t.Fatal(err)
 				}
@@ -63,7 +64,7 @@ func TestLoaderBatches(t *testing.T) {
 					b, err := l.Next(context.Background())
 					if err == io.EOF {
 						if k != n {
-							t.Errorf("%d/%d/%s: %d batches, want %d", level, workers, impl, k, n)
+							t.Errorf("%d/%d/%s: %d batches, want %d", lv, workers, impl, k, n)
 						}
 						break
 					}
@@ -71,28 +72,28 @@ func TestLoaderBatches(t *testing.T) {
 						t.Fatal(err)
 					}
 					if b.Index != k {
-						t.Fatalf("%d: batch %d arrived as %d", level, k, b.Index)
+						t.Fatalf("%d: batch %d arrived as %d", lv, k, b.Index)
 					}
 					for j := 0; j < b.Size; j++ {
 						pos := k*cfg.Batch + j
 						var want []float32
 						var label int
-						switch level {
-						case CacheNothing:
+						switch lv {
+						case level.None:
 							want, label = expected(t, cfg, pos%cfg.Dataset.N, pos)
-						case CacheRaw:
+						case level.Raw:
 							want, label = expected(t, cfg, 0, pos)
-						case CacheSample:
+						case level.Sample:
 							want, label = expected(t, cfg, 0, 0)
 						}
 						got := b.Sample(j)
 						for x := range want {
 							if got[x] != want[x] {
-								t.Fatalf("%d/%d/%s: batch %d sample %d value %d = %v, want %v", level, workers, impl, k, j, x, got[x], want[x])
+								t.Fatalf("%d/%d/%s: batch %d sample %d value %d = %v, want %v", lv, workers, impl, k, j, x, got[x], want[x])
 							}
 						}
 						if int(b.Labels[j]) != label {
-							t.Fatalf("%d: batch %d sample %d label %d, want %d", level, k, j, b.Labels[j], label)
+							t.Fatalf("%d: batch %d sample %d label %d, want %d", lv, k, j, b.Labels[j], label)
 						}
 					}
 					l.Release(b)
@@ -102,10 +103,10 @@ func TestLoaderBatches(t *testing.T) {
 				}
 				st := l.Stats()
 				if len(st.Stages) != 5 || st.Stages[2].Name != "transform" || st.Stages[2].Tasks != n*4 || st.Stages[3].Tasks != n*4 || st.Stages[4].Name != "batch" {
-					t.Errorf("%d: stage stats %+v", level, st.Stages)
+					t.Errorf("%d: stage stats %+v", lv, st.Stages)
 				}
 				if a := l.Allocated(); a > n {
-					t.Errorf("%d: %d batch buffers for %d batches: the pool does not recycle", level, a, n)
+					t.Errorf("%d: %d batch buffers for %d batches: the pool does not recycle", lv, a, n)
 				}
 			}
 		}
@@ -130,15 +131,15 @@ func TestBadInput(t *testing.T) {
 	} {
 		cfg := good
 		tc.mut(&cfg)
-		_, err := New(context.Background(), CacheNothing, cfg, 1)
+		_, err := New(context.Background(), level.None, cfg, 1)
 		if err == nil || !strings.Contains(err.Error(), tc.want) {
 			t.Errorf("%s: error %v, want %q", tc.name, err, tc.want)
 		}
 	}
-	if _, err := New(context.Background(), CacheNothing, good, 0); err == nil {
+	if _, err := New(context.Background(), level.None, good, 0); err == nil {
 		t.Error("zero batches accepted")
 	}
-	if _, err := New(context.Background(), Cache(9), good, 1); err == nil {
+	if _, err := New(context.Background(), level.Level(9), good, 1); err == nil {
 		t.Error("unknown cache accepted")
 	}
 	if _, err := ParsePlacement("gpu"); err == nil || !strings.Contains(err.Error(), `unknown placement "gpu"`) {

@@ -12,6 +12,7 @@ import (
 	"github.com/headspace-bench/headspace/datasets/prng"
 	"github.com/headspace-bench/headspace/datasets/transforms"
 	"github.com/headspace-bench/headspace/harness/blocks/batching"
+	"github.com/headspace-bench/headspace/harness/blocks/level"
 )
 
 // expectedUint8 computes sample position pos of a uint8 transfer as the
@@ -39,12 +40,12 @@ func expectedUint8(t *testing.T, cfg Config, rawIndex, pos int) ([]uint8, int) {
 // the sample the level must deliver, and its conversion equal to the
 // float32 transfer's sample.
 func TestLoaderBatchesUint8(t *testing.T) {
-	for _, level := range []Cache{CacheNothing, CacheRaw, CacheSample} {
+	for _, lv := range []level.Level{level.None, level.Raw, level.Sample} {
 		for _, impl := range transforms.Names {
 			cfg := small(impl, 2)
 			cfg.Placement = Device
 			const n = 14 // 56 samples, more than the dataset's 50
-			l, err := New(context.Background(), level, cfg, n)
+			l, err := New(context.Background(), lv, cfg, n)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -59,20 +60,20 @@ func TestLoaderBatchesUint8(t *testing.T) {
 					t.Fatal(err)
 				}
 				if b.Index != k || b.DType != batching.Uint8 || b.Data != nil || len(b.Pix) != cfg.Batch*cfg.Transforms.OutLen() {
-					t.Fatalf("%s/%s: batch %d arrived as %d, %v, %d float32 and %d uint8 values", level, impl, k, b.Index, b.DType, len(b.Data), len(b.Pix))
+					t.Fatalf("%s/%s: batch %d arrived as %d, %v, %d float32 and %d uint8 values", lv, impl, k, b.Index, b.DType, len(b.Data), len(b.Pix))
 				}
 				for j := 0; j < b.Size; j++ {
 					pos := k*cfg.Batch + j
 					rawIndex, stream := 0, pos
-					switch level {
-					case CacheNothing:
+					switch lv {
+					case level.None:
 						rawIndex = pos % cfg.Dataset.N
-					case CacheSample:
+					case level.Sample:
 						stream = 0
 					}
 					want, label := expectedUint8(t, cfg, rawIndex, stream)
 					if !bytes.Equal(b.SamplePix(j), want) || int(b.Labels[j]) != label {
-						t.Fatalf("%s/%s: batch %d sample %d differs from ApplyUint8 (label %d, want %d)", level, impl, k, j, b.Labels[j], label)
+						t.Fatalf("%s/%s: batch %d sample %d differs from ApplyUint8 (label %d, want %d)", lv, impl, k, j, b.Labels[j], label)
 					}
 					f32 := cfg
 					f32.Placement = Host
@@ -82,7 +83,7 @@ func TestLoaderBatchesUint8(t *testing.T) {
 					}
 					for x := range wantF {
 						if d := math.Abs(float64(conv[x] - wantF[x])); d > 1e-5 {
-							t.Fatalf("%s/%s: batch %d sample %d value %d converts to %v, float32 transfer has %v", level, impl, k, j, x, conv[x], wantF[x])
+							t.Fatalf("%s/%s: batch %d sample %d value %d converts to %v, float32 transfer has %v", lv, impl, k, j, x, conv[x], wantF[x])
 						}
 					}
 				}
@@ -92,10 +93,10 @@ func TestLoaderBatchesUint8(t *testing.T) {
 				t.Fatal(err)
 			}
 			if k != n {
-				t.Errorf("%s/%s: %d batches, want %d", level, impl, k, n)
+				t.Errorf("%s/%s: %d batches, want %d", lv, impl, k, n)
 			}
 			if a := l.Allocated(); a > n {
-				t.Errorf("%s/%s: %d batch buffers for %d batches: the pool does not recycle", level, impl, a, n)
+				t.Errorf("%s/%s: %d batch buffers for %d batches: the pool does not recycle", lv, impl, a, n)
 			}
 		}
 	}
@@ -110,7 +111,7 @@ func TestBatchFillerUint8(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	l, err := New(context.Background(), CacheNothing, cfg, 3)
+	l, err := New(context.Background(), level.None, cfg, 3)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -16,7 +16,7 @@
 // batch the next index is requested. A worker builds the whole batch itself,
 // single-threaded (load, transform and collate, sample after sample, with
 // loader.BatchFiller), so the batches are bit-identical to those of the
-// goroutine pipeline (loader.New with CacheNothing) for the same seed. The
+// goroutine pipeline (loader.New at level.None) for the same seed. The
 // parent reorders batches and delivers them in index order, into buffers
 // recycled through a batching.Pool.
 //

@@ -19,6 +19,7 @@ import (
 	"github.com/headspace-bench/headspace/datasets"
 	"github.com/headspace-bench/headspace/datasets/transforms"
 	"github.com/headspace-bench/headspace/harness/blocks/batching"
+	"github.com/headspace-bench/headspace/harness/blocks/level"
 	"github.com/headspace-bench/headspace/harness/blocks/loader"
 )
 
@@ -91,7 +92,7 @@ func TestSameBatchesAsGoroutineLoader(t *testing.T) {
 		for _, workers := range []int{1, 3} {
 			t.Run(fmt.Sprintf("%s/workers=%d", impl, workers), func(t *testing.T) {
 				cfg := small(impl, workers)
-				want, err := loader.New(ctx, loader.CacheNothing, cfg, n)
+				want, err := loader.New(ctx, level.None, cfg, n)
 				if err != nil {
 					t.Fatal(err)
 				}

@@ -23,6 +23,7 @@ import (
 
 	"github.com/headspace-bench/headspace/harness/blocks/cacheloader"
 	"github.com/headspace-bench/headspace/harness/blocks/device"
+	"github.com/headspace-bench/headspace/harness/blocks/level"
 	"github.com/headspace-bench/headspace/harness/blocks/loader"
 	"github.com/headspace-bench/headspace/harness/blocks/pipeline"
 	"github.com/headspace-bench/headspace/harness/blocks/train"
@@ -125,7 +126,7 @@ func Run(ctx context.Context, cfg Config, dev device.Device) (Report, error) {
 	if err := cfg.Validate(); err != nil {
 		return Report{}, err
 	}
-	src, err := loader.New(ctx, loader.CacheNothing, cfg.Pipeline, cfg.ReturnCachesAfter)
+	src, err := loader.New(ctx, level.None, cfg.Pipeline, cfg.ReturnCachesAfter)
 	if err != nil {
 		return Report{}, err
 	}

@@ -3,8 +3,9 @@ package ladder
 import (
 	"fmt"
 	"io"
-	"strings"
 	"text/tabwriter"
+
+	"github.com/headspace-bench/headspace/harness/blocks/level"
 )
 
 // Significant is the smallest share of throughput a stage must cost before
@@ -21,23 +22,10 @@ type Drop struct {
 	Fraction float64
 }
 
-// Stages names the stages that Level runs and Above does not, e.g.
-// "transforms" or "raw data loading + transforms" when a level between
-// them was not measured. From none, encoded's decoding is part of raw
-// data loading; none against encoded is FetchStage.
-func (d Drop) Stages() string {
-	if d.Level == None && d.Above == Encoded {
-		return FetchStage
-	}
-	var names []string
-	for l := d.Level; l < d.Above; l++ {
-		if l == Encoded && d.Level == None {
-			continue // raw data loading includes the decode
-		}
-		names = append(names, l.Stage())
-	}
-	return strings.Join(names, " + ")
-}
+// Stages names the stages that Level runs and Above does not
+// (level.Between), e.g. "transforms" or "raw data loading + transforms"
+// when a level between them was not measured.
+func (d Drop) Stages() string { return level.Between(d.Level, d.Above) }
 
 // Attribution is the ladder's reading of one sweep's medians: the drop at
 // every measured level and the bottleneck. It is the one rule the table,

@@ -7,6 +7,7 @@ import (
 
 	"golang.org/x/perf/benchfmt"
 
+	"github.com/headspace-bench/headspace/harness/blocks/level"
 	"github.com/headspace-bench/headspace/harness/blocks/loader"
 	"github.com/headspace-bench/headspace/harness/blocks/results"
 	"github.com/headspace-bench/headspace/harness/blocks/train"
@@ -108,11 +109,10 @@ func (p Point) Benchmark(r train.Result) *benchfmt.Result {
 	for _, st := range r.Pipeline.Stages {
 		// Only where the stage does the work: a cached stage hands out its
 		// sample in nanoseconds.
-		if (st.Name == "load" || st.Name == "fetch") && p.Level == None ||
-			st.Name == "decode" && p.Level <= Encoded || st.Name == "transform" && p.Level <= Raw {
+		if slices.Contains(level.SampleStages, st.Name) && p.Level.Runs(st.Name) {
 			add(per(float64(st.Total), st.Tasks), st.Name+"-ns/sample")
 		}
-		if st.Name == "fetch" && p.Level == None && st.Total > 0 {
+		if st.Name == level.Fetch && p.Level.Runs(level.Fetch) && st.Total > 0 {
 			add(float64(r.Fetched)/1e6/st.Total.Seconds(), "read-MB/s")
 		}
 	}

@@ -6,6 +6,7 @@ import (
 
 	"github.com/headspace-bench/headspace/harness/blocks/batching"
 	"github.com/headspace-bench/headspace/harness/blocks/device"
+	"github.com/headspace-bench/headspace/harness/blocks/level"
 	"github.com/headspace-bench/headspace/harness/blocks/loader"
 	"github.com/headspace-bench/headspace/harness/blocks/train"
 )
@@ -14,19 +15,19 @@ import (
 // batch, copy it to the device, run the step. What is cached depends on
 // the level; see Level. The loader's stage statistics are in the result's
 // Pipeline where the level runs a loader.
-func Run(ctx context.Context, level Level, cfg loader.Config, dev device.Device, tc train.Config) (train.Result, error) {
+func Run(ctx context.Context, lv Level, cfg loader.Config, dev device.Device, tc train.Config) (train.Result, error) {
 	if err := cfg.Validate(); err != nil {
 		return train.Result{}, err
 	}
 	if err := tc.Validate(); err != nil {
 		return train.Result{}, err
 	}
-	if err := level.Check(cfg); err != nil {
+	if err := Check(lv, cfg); err != nil {
 		return train.Result{}, err
 	}
-	switch level {
-	case None, Encoded, Raw, Sample:
-		ld, err := loader.New(ctx, level.cache(), cfg, tc.Warmup+tc.Steps)
+	switch {
+	case lv.Loader():
+		ld, err := loader.New(ctx, lv, cfg, tc.Warmup+tc.Steps)
 		if err != nil {
 			return train.Result{}, err
 		}
@@ -38,48 +39,35 @@ func Run(ctx context.Context, level Level, cfg loader.Config, dev device.Device,
 			err = cerr
 		}
 		return res, err
-	case Host, Device:
-		// One batch made by the full pipeline, then kept.
+	default:
+		// One batch made by the full pipeline, then kept: on the host, or
+		// on the device too.
 		kept, err := firstBatch(ctx, cfg)
 		if err != nil {
 			return train.Result{}, fmt.Errorf("caching a batch: %w", err)
 		}
-		if level == Host {
+		if lv.Runs(level.Upload) {
 			return train.Run(ctx, train.Repeat{B: kept}, dev, cfg.Batch, tc)
 		}
 		return train.OnDevice(ctx, kept, dev, tc)
 	}
-	return train.Result{}, fmt.Errorf("unknown level %d", int(level))
 }
 
 // Check reports whether level l can run cfg's pipeline: encoded needs a
 // dataset on disk (loader.Config.Supports).
-func (l Level) Check(cfg loader.Config) error {
-	if l < None || l > Device {
+func Check(l Level, cfg loader.Config) error {
+	if !l.Valid() {
 		return fmt.Errorf("unknown level %d", int(l))
 	}
-	if l <= Sample {
-		return cfg.Supports(l.cache())
+	if !l.Loader() {
+		return nil
 	}
-	return nil
-}
-
-// cache is what the loader keeps at a level that runs one.
-func (l Level) cache() loader.Cache {
-	switch l {
-	case Encoded:
-		return loader.CacheEncoded
-	case Raw:
-		return loader.CacheRaw
-	case Sample:
-		return loader.CacheSample
-	}
-	return loader.CacheNothing
+	return cfg.Supports(l)
 }
 
 // firstBatch runs the full pipeline for one batch and keeps it.
 func firstBatch(ctx context.Context, cfg loader.Config) (*batching.Batch, error) {
-	ld, err := loader.New(ctx, loader.CacheNothing, cfg, 1)
+	ld, err := loader.New(ctx, level.None, cfg, 1)
 	if err != nil {
 		return nil, err
 	}

@@ -26,6 +26,7 @@ import (
 	"golang.org/x/perf/benchfmt"
 
 	"github.com/headspace-bench/headspace/harness/blocks/batching"
+	"github.com/headspace-bench/headspace/harness/blocks/level"
 	"github.com/headspace-bench/headspace/harness/blocks/loader"
 	"github.com/headspace-bench/headspace/harness/blocks/procloader"
 	"github.com/headspace-bench/headspace/internal/rusage"
@@ -33,7 +34,7 @@ import (
 
 // The loader modes.
 const (
-	Goroutine = "goroutine" // loader.New with CacheNothing: goroutine workers in this process
+	Goroutine = "goroutine" // loader.New at level.None: goroutine workers in this process
 	Process   = "process"   // procloader: one worker process per worker, DataLoader style
 )
 
@@ -161,7 +162,7 @@ func Measure(ctx context.Context, c Config, p Point) (Measurement, error) {
 	var pl *procloader.Loader
 	switch p.Mode {
 	case Goroutine:
-		l, err = loader.New(ctx, loader.CacheNothing, cfg, c.Batches)
+		l, err = loader.New(ctx, level.None, cfg, c.Batches)
 	case Process:
 		pl, err = procloader.NewWithOptions(ctx, cfg, c.Batches, c.Worker)
 		if err == nil {

@@ -12,6 +12,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/headspace-bench/headspace/datasets/transforms"
 	"github.com/headspace-bench/headspace/harness/blocks/loader"
 	"github.com/headspace-bench/headspace/harness/blocks/results"
 )
@@ -90,15 +91,11 @@ func (s Settings) Args(workers []int) []string {
 	return args
 }
 
-// Config lists the settings as results configuration lines.
+// Config lists the settings as results configuration lines: our side's
+// pipeline's (loader.Config.Settings, a dataset on disk's included) and
+// the batches a run.
 func (s Settings) Config() []results.Config {
-	return []results.Config{
-		{Key: "raw-size", Value: fmt.Sprintf("%dx%d", s.Width, s.Height)},
-		{Key: "crop", Value: strconv.Itoa(s.Crop)},
-		{Key: "batch", Value: strconv.Itoa(s.Batch)},
-		{Key: "batches", Value: strconv.Itoa(s.Batches)},
-		{Key: "seed", Value: strconv.FormatUint(s.Seed, 10)},
-	}
+	return append(s.Pipeline(transforms.Fast, 1).Settings(), results.Config{Key: "batches", Value: strconv.Itoa(s.Batches)})
 }
 
 func joinInts(ns []int) string {

@@ -6,50 +6,31 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/headspace-bench/headspace/harness/blocks/level"
 	"github.com/headspace-bench/headspace/harness/engines/ladder"
 )
 
-// ladderStage is the ladder's name (ladder.Level.Stage) for each of the
-// loader's stages.
-var ladderStage = map[string]string{
-	"load":      ladder.None.Stage(),
-	"fetch":     ladder.FetchStage,
-	"decode":    ladder.Encoded.Stage(),
-	"transform": ladder.Raw.Stage(),
-	"collate":   ladder.Sample.Stage(),
-	"batch":     ladder.Sample.Stage(),
-}
-
 // LadderStage is the caching ladder's name for a pipeline stage ("load" is
-// "raw data loading"), or the stage's own name where the ladder has none.
-func LadderStage(stage string) string {
-	if n, ok := ladderStage[stage]; ok {
-		return n
-	}
-	return stage
-}
+// "raw data loading"), or the stage's own name where the ladder has none
+// (level.Attributed).
+func LadderStage(stage string) string { return level.Attributed(stage) }
 
 // AtLevel is the profile with what the ladder's level caches costing
-// nothing: at encoded no fetch (a dataset on disk), at raw no load or
-// decode, at sample no load or transform, at host no
-// loader at all, at device no copy either.
+// nothing: every stage the level no longer runs (level.Level.Runs), the
+// host's own CPU where no loader runs, the copy where it no longer runs.
 func (p Profile) AtLevel(l ladder.Level) Profile {
 	q := p
 	q.Stages = slices.Clone(p.Stages)
 	for i := range q.Stages {
 		s := &q.Stages[i]
-		cached := l >= ladder.Host ||
-			l >= ladder.Encoded && s.Name == "fetch" ||
-			l >= ladder.Raw && (s.Name == "load" || s.Name == "decode") ||
-			l >= ladder.Sample && s.Name == "transform"
-		if cached {
+		if !l.Runs(s.Name) {
 			s.CPU, s.Wait = 0, 0
 		}
 	}
-	if l >= ladder.Host {
+	if !l.Loader() {
 		q.Host = 0
 	}
-	if l >= ladder.Device {
+	if !l.Runs(level.Upload) {
 		q.Upload = 0
 	}
 	return q
