@@ -155,6 +155,9 @@ func PipelineSettings(c loader.Config) []results.Config {
 		{Key: "prefetch", Value: fmt.Sprint(c.Prefetch)},
 		{Key: "load-latency", Value: c.LoadLatency.String()},
 	}
+	if c.Dataset.Natural() { // noise, the document's, is left implicit as before it was a choice
+		out = append(out, results.Config{Key: "content", Value: c.Dataset.Content})
+	}
 	return append(out, DataSettings(c)...)
 }
 

@@ -32,10 +32,11 @@ write encodes the same images the synthetic dataset gives (deterministic
 from --seed) as raw RGB bytes, PNG or JPEG, one file per sample or in
 WebDataset tar shards (<key>.<ext> and <key>.cls per sample, keys zero-padded
 so tar order is index order), with manifest.json (count, size, format,
-layout, labels, every file's size and SHA-256). The samples are uniform
-random bytes, the document's FakeDataset: they compress badly (a PNG is
-slightly larger than the raw bytes, a JPEG at quality 90 is 30% of them), so
-sizes on disk are a worst case. The write is atomic: it goes to DIR.tmp-<pid> and is renamed to DIR
+layout, labels, every file's size and SHA-256). With --content noise
+(the default) the samples are uniform random bytes, the document's
+FakeDataset: they compress badly (a PNG is slightly larger than the raw
+bytes, a JPEG at quality 90 is 30% of them), a worst case. --content natural
+draws dead leaves, which compress like photos (docs/real-data.md). The write is atomic: it goes to DIR.tmp-<pid> and is renamed to DIR
 at the end; DIR must not exist, be empty, or (with --force) hold a dataset.`
 
 func runDataset(ctx context.Context, args []string, stdout, stderr io.Writer) error {
@@ -60,7 +61,7 @@ func runDataset(ctx context.Context, args []string, stdout, stderr io.Writer) er
 
 type datasetWriteFlags struct {
 	n, quality, shardSize, workers, classes int
-	rawSize, out, format, layout            string
+	rawSize, out, format, layout, content   string
 	seed                                    uint64
 	force                                   bool
 }
@@ -72,6 +73,7 @@ func writeFlags(fs *flag.FlagSet) *datasetWriteFlags {
 	fs.StringVar(&f.out, "out", "", "dataset `dir`ectory (required)")
 	fs.Uint64Var(&f.seed, "seed", 1, "synthetic dataset `seed` (the ladder's --seed)")
 	fs.IntVar(&f.classes, "classes", 10, "number of `labels`")
+	fs.StringVar(&f.content, "content", datasets.ContentNoise, "image `content`: noise (the document's uniform random bytes) or natural (dead leaves: compresses and decodes like photos)")
 	fs.StringVar(&f.format, "format", "jpeg", "sample `encoding`: raw, png or jpeg")
 	fs.IntVar(&f.quality, "quality", ondisk.DefaultQuality, "JPEG `quality`, 1..100")
 	fs.StringVar(&f.layout, "layout", "shards", "`layout`: files (one per sample) or shards (WebDataset tar)")
@@ -100,6 +102,8 @@ func runDatasetWrite(ctx context.Context, args []string, stdout io.Writer) error
 		return usagef("--raw-size %dx%d: at most %dx%d", w, h, ondisk.MaxSide, ondisk.MaxSide)
 	case f.classes < 1:
 		return usagef("--classes %d must be positive", f.classes)
+	case !slices.Contains(datasets.Contents, f.content):
+		return usagef("--content %q: want noise or natural", f.content)
 	case !slices.Contains(ondisk.Formats, f.format):
 		return usagef("--format %q: want raw, png or jpeg", f.format)
 	case f.quality < 1 || f.quality > 100:
@@ -111,7 +115,7 @@ func runDatasetWrite(ctx context.Context, args []string, stdout io.Writer) error
 	case f.workers < 0 || f.workers > ondisk.MaxWorkers:
 		return usagef("--workers %d must be within 0..%d", f.workers, ondisk.MaxWorkers)
 	}
-	src := datasets.Synthetic{Width: w, Height: h, Classes: f.classes, N: f.n, Seed: f.seed}
+	src := datasets.Synthetic{Width: w, Height: h, Classes: f.classes, N: f.n, Seed: f.seed, Content: f.content}
 	bar := progress.New(os.Stderr, f.n)
 	bar.Set("dataset write " + f.out)
 	m, err := ondisk.Write(ctx, f.out, src, ondisk.WriteOptions{
@@ -125,8 +129,9 @@ func runDatasetWrite(ctx context.Context, args []string, stdout io.Writer) error
 	if err != nil {
 		return err
 	}
-	fmt.Fprintf(stdout, "%s: %d samples of %dx%d as %s, %s; %d files, %.1f MB, %.0f bytes/sample\n",
-		f.out, m.Count, m.Width, m.Height, formatName(m), m.Layout, len(m.Files), float64(m.Bytes())/1e6, m.BytesPerSample())
+	fmt.Fprintf(stdout, "%s: %d samples of %dx%d as %s, %s; %d files, %.1f MB, %.0f bytes/sample (%.1f%% of raw, %s content)\n",
+		f.out, m.Count, m.Width, m.Height, formatName(m), m.Layout, len(m.Files), float64(m.Bytes())/1e6, m.BytesPerSample(),
+		100*m.BytesPerSample()/float64(3*m.Width*m.Height), f.content)
 	return nil
 }
 

@@ -209,7 +209,7 @@ func (c Config) WithData(dir string) (Config, error) {
 		return c, err
 	}
 	c.Data = dir
-	c.Dataset = datasets.Synthetic{Width: m.Width, Height: m.Height, Classes: m.Classes, N: m.Count, Seed: m.Seed}
+	c.Dataset = datasets.Synthetic{Width: m.Width, Height: m.Height, Classes: m.Classes, N: m.Count, Seed: m.Seed, Content: m.Content}
 	return c, nil
 }
 
