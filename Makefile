@@ -22,6 +22,13 @@ build:
 # The Debian packages the tests use, installed by ci/deps.sh where missing
 # (one line per package, each with the test that needs it).
 TEST_DEBS :=
+# libjpeg-turbo's TurboJPEG, loaded with purego: datasets/turbojpeg's tests,
+# ondisk's and cmd/headspace's --decoder turbojpeg tests (TestLadderData*).
+TEST_DEBS += libturbojpeg0
+# Debian's /usr/bin/python3 with PIL writes the foreign-dataset fixtures
+# (ImageFolder, mixed sizes, tarfile shards) of cmd/headspace's
+# TestLadderData* and datasets/ondisk's TestForeign*.
+TEST_DEBS += python3-pil
 
 # Tests: the cross-builds, vet, every package with the race detector (goleak
 # checks for leaked goroutines in the packages that start any), then the CI

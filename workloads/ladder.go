@@ -186,7 +186,12 @@ func DataSettings(c loader.Config) []results.Config {
 	if page == "" {
 		page = "as-found"
 	}
+	decoder, err := ondisk.DecoderName(c.Decoder)
+	if err != nil {
+		decoder = "unavailable"
+	}
 	return []results.Config{
+		{Key: "decoder", Value: decoder},
 		{Key: "data-format", Value: format},
 		{Key: "data-layout", Value: layout},
 		{Key: "data-manifest-sha256", Value: sum},

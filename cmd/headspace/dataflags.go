@@ -4,8 +4,10 @@ import (
 	"flag"
 	"fmt"
 	"runtime"
+	"slices"
 
 	"github.com/headspace-bench/headspace/datasets/ondisk"
+	"github.com/headspace-bench/headspace/datasets/turbojpeg"
 	"github.com/headspace-bench/headspace/harness/loader"
 )
 
@@ -15,12 +17,14 @@ type dataFlags struct {
 	dir         string
 	maxFailures int
 	pageCache   string
+	decoder     string
 	fs          *flag.FlagSet
 }
 
 func (d *dataFlags) register(fs *flag.FlagSet) {
 	d.registerData(fs, "read the dataset `dir` written by headspace dataset write instead of the synthetic fill (fetch and decode stages; its manifest sets the raw size, samples and seed)")
 	fs.IntVar(&d.maxFailures, "max-failures", 0, fmt.Sprintf("with --data: skip and count up to `n` samples that cannot be read or decoded (0 to %d; 0 stops at the first)", loader.MaxMaxFailures))
+	fs.StringVar(&d.decoder, "decoder", ondisk.DecoderGo, "with --data: JPEG `decoder`: go (image/jpeg) or turbojpeg (libjpeg-turbo, Debian's "+turbojpeg.Package+", loaded at run time)")
 	fs.StringVar(&d.pageCache, "page-cache", loader.PageWarm, "with --data: the dataset's files before each run: warm (read once first) or cold (evicted from the page cache; Linux only)")
 }
 
@@ -42,7 +46,7 @@ func (d *dataFlags) set(name string) bool {
 // and --raw-size or --seed given with another value is refused.
 func (d *dataFlags) apply(cfg loader.Config) (loader.Config, error) {
 	if d.dir == "" {
-		for _, name := range []string{"max-failures", "page-cache"} {
+		for _, name := range []string{"max-failures", "page-cache", "decoder"} {
 			if d.set(name) {
 				return cfg, usagef("--%s needs --data", name)
 			}
@@ -51,6 +55,14 @@ func (d *dataFlags) apply(cfg loader.Config) (loader.Config, error) {
 	}
 	if err := inRange("--max-failures", d.maxFailures, 0, loader.MaxMaxFailures); err != nil {
 		return cfg, err
+	}
+	if d.decoder != "" && !slices.Contains(ondisk.Decoders, d.decoder) {
+		return cfg, usagef("--decoder %q: want go or turbojpeg", d.decoder)
+	}
+	if d.decoder == ondisk.DecoderTurbo {
+		if _, err := turbojpeg.Load(); err != nil {
+			return cfg, fmt.Errorf("--decoder turbojpeg: %w", err)
+		}
 	}
 	switch d.pageCache {
 	case "", loader.PageWarm: // "": a command without --page-cache
@@ -73,7 +85,7 @@ func (d *dataFlags) apply(cfg loader.Config) (loader.Config, error) {
 	if d.set("seed") && want.Dataset.Seed != ds.Seed {
 		return cfg, usagef("--seed %d conflicts with --data %s, written with seed %d: leave --seed out", want.Dataset.Seed, d.dir, ds.Seed)
 	}
-	cfg.MaxFailures, cfg.PageCache = d.maxFailures, d.pageCache
+	cfg.MaxFailures, cfg.PageCache, cfg.Decoder = d.maxFailures, d.pageCache, d.decoder
 	return cfg, nil
 }
 
@@ -87,6 +99,7 @@ func describe(cfg loader.Config) string {
 	if err != nil {
 		return ""
 	}
-	return fmt.Sprintf("data %s: %d %s samples in %s, %.0f bytes each on disk; page cache %s, max failures %d\n",
-		cfg.Data, m.Count, m.Format, m.Layout, m.BytesPerSample(), cfg.PageCache, cfg.MaxFailures)
+	dec, _ := ondisk.DecoderName(cfg.Decoder)
+	return fmt.Sprintf("data %s: %d %s samples in %s, %.0f bytes each on disk; page cache %s, max failures %d, decoder %s\n",
+		cfg.Data, m.Count, m.Format, m.Layout, m.BytesPerSample(), cfg.PageCache, cfg.MaxFailures, dec)
 }

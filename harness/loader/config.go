@@ -46,6 +46,9 @@ type Config struct {
 	// sample is replaced by the next one that reads, so batches keep
 	// their size. 0 stops at the first.
 	MaxFailures int
+	// Decoder decodes Data's JPEGs: ondisk.DecoderGo ("" too) or
+	// ondisk.DecoderTurbo (libjpeg-turbo).
+	Decoder string
 	// PageCache is what happens to Data's files in the page cache before
 	// each loader starts: "" leaves them as they are, PageWarm reads them
 	// once, PageCold evicts them (Linux only).
@@ -170,6 +173,10 @@ func (c Config) Validate() error {
 		return fmt.Errorf("max failures %d must be within 0..%d", c.MaxFailures, MaxMaxFailures)
 	case c.Data == "" && c.MaxFailures > 0:
 		return fmt.Errorf("max failures %d needs a dataset on disk", c.MaxFailures)
+	case c.Decoder != "" && c.Decoder != ondisk.DecoderGo && c.Decoder != ondisk.DecoderTurbo:
+		return fmt.Errorf("decoder %q: want go or turbojpeg", c.Decoder)
+	case c.Data == "" && c.Decoder != "" && c.Decoder != ondisk.DecoderGo:
+		return fmt.Errorf("decoder %s needs a dataset on disk", c.Decoder)
 	}
 	switch c.PageCache {
 	case "", PageWarm:
@@ -230,7 +237,7 @@ func (c Config) PreparePageCache(ctx context.Context) error {
 // openData opens Data and checks that it is the dataset Dataset
 // describes.
 func (c Config) openData() (*ondisk.Dataset, error) {
-	d, err := ondisk.OpenWith(c.Data, ondisk.Options{MaxFailures: c.MaxFailures})
+	d, err := ondisk.OpenWith(c.Data, ondisk.Options{MaxFailures: c.MaxFailures, Decoder: c.Decoder})
 	if err != nil {
 		return nil, err
 	}
