@@ -170,17 +170,9 @@ func DataSettings(c loader.Config) []results.Config {
 		return nil
 	}
 	format, layout, sum := "unreadable", "unreadable", "unreadable"
-	if m, err := ondisk.ReadManifest(c.Data); err == nil {
-		format, layout = m.Format, m.Layout
-		if m.Format == "jpeg" {
-			format = fmt.Sprintf("jpeg-q%d", m.Quality)
-		}
-		if m.Layout == "shards" {
-			layout = fmt.Sprintf("shards-of-%d", m.ShardSize)
-		}
-	}
-	if s, err := ondisk.ManifestSum(c.Data); err == nil {
-		sum = s
+	in, err := ondisk.Inspect(context.Background(), c.Data)
+	if err == nil {
+		format, layout, sum = in.Format, in.Layout, in.Sum
 	}
 	page := c.PageCache
 	if page == "" {
@@ -190,7 +182,7 @@ func DataSettings(c loader.Config) []results.Config {
 	if err != nil {
 		decoder = "unavailable"
 	}
-	return []results.Config{
+	out := []results.Config{
 		{Key: "decoder", Value: decoder},
 		{Key: "data-format", Value: format},
 		{Key: "data-layout", Value: layout},
@@ -198,6 +190,17 @@ func DataSettings(c loader.Config) []results.Config {
 		{Key: "page-cache", Value: page},
 		{Key: "max-failures", Value: fmt.Sprint(c.MaxFailures)},
 	}
+	if in != nil && in.Kind != "headspace" {
+		// A dataset the user brings: its images' sizes, and what is done
+		// to those that differ from the raw size (the document's caveat
+		// 2, input that varies in size, made measurable).
+		out = append(out,
+			results.Config{Key: "data-image-sizes", Value: in.Sizes},
+			results.Config{Key: "data-resize", Value: fmt.Sprintf("bilinear to %dx%d", c.Dataset.Width, c.Dataset.Height)},
+			results.Config{Key: "data-unreadable", Value: fmt.Sprint(in.Failed)},
+		)
+	}
+	return out
 }
 
 // Device opens the device a sweep trains on, once per pinning, and

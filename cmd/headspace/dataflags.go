@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"flag"
 	"fmt"
 	"runtime"
@@ -22,7 +23,7 @@ type dataFlags struct {
 }
 
 func (d *dataFlags) register(fs *flag.FlagSet) {
-	d.registerData(fs, "read the dataset `dir` written by headspace dataset write instead of the synthetic fill (fetch and decode stages; its manifest sets the raw size, samples and seed)")
+	d.registerData(fs, "read the dataset `dir` instead of the synthetic fill (fetch and decode stages): one written by headspace dataset write (its manifest sets the raw size, samples and seed), an ImageFolder (class subdirectories of .jpg/.jpeg/.png) or WebDataset .tar shards (images resized to --raw-size, default their most common size; docs/real-data.md)")
 	fs.IntVar(&d.maxFailures, "max-failures", 0, fmt.Sprintf("with --data: skip and count up to `n` samples that cannot be read or decoded (0 to %d; 0 stops at the first)", loader.MaxMaxFailures))
 	fs.StringVar(&d.decoder, "decoder", ondisk.DecoderGo, "with --data: JPEG `decoder`: go (image/jpeg) or turbojpeg (libjpeg-turbo, Debian's "+turbojpeg.Package+", loaded at run time)")
 	fs.StringVar(&d.pageCache, "page-cache", loader.PageWarm, "with --data: the dataset's files before each run: warm (read once first) or cold (evicted from the page cache; Linux only)")
@@ -79,6 +80,15 @@ func (d *dataFlags) apply(cfg loader.Config) (loader.Config, error) {
 		return cfg, usageError{err.Error()}
 	}
 	ds := cfg.Dataset
+	if kind, _ := ondisk.DetectKind(d.dir); kind != "headspace" {
+		// A dataset the user brings: --raw-size is the shape its images
+		// are resized to (default: the most common size).
+		if d.set("raw-size") {
+			cfg.Dataset.Width, cfg.Dataset.Height = want.Dataset.Width, want.Dataset.Height
+		}
+		cfg.MaxFailures, cfg.PageCache, cfg.Decoder = d.maxFailures, d.pageCache, d.decoder
+		return cfg, nil
+	}
 	if d.set("raw-size") && (want.Dataset.Width != ds.Width || want.Dataset.Height != ds.Height) {
 		return cfg, usagef("--raw-size %dx%d conflicts with --data %s, whose images are %dx%d: leave --raw-size out", want.Dataset.Width, want.Dataset.Height, d.dir, ds.Width, ds.Height)
 	}
@@ -95,11 +105,16 @@ func describe(cfg loader.Config) string {
 	if cfg.Data == "" {
 		return ""
 	}
+	dec, _ := ondisk.DecoderName(cfg.Decoder)
 	m, err := ondisk.ReadManifest(cfg.Data)
 	if err != nil {
-		return ""
+		in, err := ondisk.Inspect(context.Background(), cfg.Data)
+		if err != nil {
+			return ""
+		}
+		return fmt.Sprintf("data %s: %d samples, %s, %s; sizes %s; read at %dx%d; %d unreadable; page cache %s, max failures %d, decoder %s\n",
+			cfg.Data, in.Count, in.Format, in.Layout, in.Sizes, cfg.Dataset.Width, cfg.Dataset.Height, in.Failed, cfg.PageCache, cfg.MaxFailures, dec)
 	}
-	dec, _ := ondisk.DecoderName(cfg.Decoder)
 	return fmt.Sprintf("data %s: %d %s samples in %s, %.0f bytes each on disk; page cache %s, max failures %d, decoder %s\n",
 		cfg.Data, m.Count, m.Format, m.Layout, m.BytesPerSample(), cfg.PageCache, cfg.MaxFailures, dec)
 }

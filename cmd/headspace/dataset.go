@@ -16,7 +16,7 @@ import (
 )
 
 func init() {
-	register(command{name: "dataset", summary: "write the synthetic dataset to disk (raw, PNG, JPEG; files or tar shards), verify it, warm or evict it", run: runDataset})
+	register(command{name: "dataset", summary: "write the synthetic dataset to disk (raw, PNG, JPEG; files or tar shards), verify it, warm or evict it; index a dataset you have", run: runDataset})
 }
 
 const datasetUsage = `
@@ -27,6 +27,11 @@ Verbs:
   warm    DIR                read every file once (into the page cache); prints GB/s
   evict   DIR                drop the files from the page cache (Linux:
                              posix_fadvise DONTNEED); prints what stays resident
+  index   DIR                index a dataset you already have (an ImageFolder:
+                             class subdirectories of .jpg/.jpeg/.png; or
+                             WebDataset .tar shards) into the cache
+                             ($HEADSPACE_CACHE/index or ~/.cache/headspace/index),
+                             never into DIR; --data uses it while DIR is unchanged
 
 write encodes the same images the synthetic dataset gives (deterministic
 from --seed) as raw RGB bytes, PNG or JPEG, one file per sample or in
@@ -40,7 +45,7 @@ draws dead leaves, which compress like photos (docs/real-data.md). The write is 
 at the end; DIR must not exist, be empty, or (with --force) hold a dataset.`
 
 func runDataset(ctx context.Context, args []string, stdout, stderr io.Writer) error {
-	verbs := []string{"write", "verify", "warm", "evict"}
+	verbs := []string{"write", "verify", "warm", "evict", "index"}
 	if len(args) == 0 || args[0] == "-h" || args[0] == "--help" || args[0] == "-help" {
 		fs := newFlagSet("dataset <verb>", datasetUsage, stdout)
 		writeFlags(fs)
@@ -55,6 +60,8 @@ func runDataset(ctx context.Context, args []string, stdout, stderr io.Writer) er
 		return runDatasetWrite(ctx, args[1:], stdout)
 	case "verify", "warm", "evict":
 		return runDatasetDir(ctx, args[0], args[1:], stdout)
+	case "index":
+		return runDatasetIndex(ctx, args[1:], stdout)
 	}
 	return usagef("unknown verb %q: want %s", args[0], strings.Join(verbs, ", "))
 }
@@ -189,5 +196,37 @@ func runDatasetDir(ctx context.Context, verb string, args []string, stdout io.Wr
 		}
 		fmt.Fprintf(stdout, "%s: evicted %d files, %.1f MB; %.1f of %.1f MB still in the page cache\n", dir, st.Files, float64(st.Bytes)/1e6, float64(r)/1e6, float64(total)/1e6)
 	}
+	return nil
+}
+
+func runDatasetIndex(ctx context.Context, args []string, stdout io.Writer) error {
+	fs := newFlagSet("dataset index DIR", datasetUsage, stdout)
+	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return err
+		}
+		return usageError{err.Error()}
+	}
+	if fs.NArg() != 1 {
+		return usagef("index: want one dataset directory")
+	}
+	dir := fs.Arg(0)
+	kind, err := ondisk.DetectKind(dir)
+	if err != nil {
+		return usageError{strings.TrimPrefix(err.Error(), "ondisk: ")}
+	}
+	if kind == "headspace" {
+		return usagef("index: %s holds a dataset written by headspace (%s): it needs no index", dir, ondisk.ManifestName)
+	}
+	x, err := ondisk.BuildIndex(ctx, dir)
+	if err != nil {
+		return err
+	}
+	p, err := ondisk.SaveIndex(x)
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(stdout, "%s: %s, %d samples in %d classes, %s, %d unreadable; sizes %s; index %s\n",
+		dir, x.Kind, len(x.Samples), len(x.Classes), x.Formats(), x.Failed(), x.SizeSummary(), p)
 	return nil
 }

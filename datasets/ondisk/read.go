@@ -34,6 +34,13 @@ type Options struct {
 	// OpenWith loads (failing, in one line naming the Debian package,
 	// where it is missing). PNG is always Go's image/png.
 	Decoder string
+	// Width and Height are the raw shape a dataset the user brings
+	// (ImageFolder, WebDataset) is read at: an image of another size is
+	// resized to it (bilinear, aspect ratio not kept, as torchvision's
+	// Resize((h, w))). 0 means the most common size in the dataset. A
+	// headspace dataset's shape is its manifest's; these must be 0 or
+	// equal to it.
+	Width, Height int
 }
 
 // The JPEG decoders of Options.Decoder.
@@ -77,6 +84,8 @@ type Dataset struct {
 	bufs     sync.Pool // *[]byte for Fill
 	turbo    *turbojpeg.Library
 	tjFree   decoderList
+	foreign  *Index    // a dataset the user brings; nil for headspace's
+	scratch  sync.Pool // *[]byte: a foreign image at its own size
 }
 
 // decoderList is a free list of TurboJPEG decoders, one per goroutine
@@ -147,9 +156,19 @@ func OpenWith(dir string, opts Options) (*Dataset, error) {
 	default:
 		return nil, fmt.Errorf("ondisk: decoder %q: want go or turbojpeg", opts.Decoder)
 	}
+	kind, err := DetectKind(dir)
+	if err != nil {
+		return nil, err
+	}
+	if kind != "headspace" {
+		return openForeign(dir, opts, turbo)
+	}
 	m, err := ReadManifest(dir)
 	if err != nil {
 		return nil, err
+	}
+	if (opts.Width != 0 || opts.Height != 0) && (opts.Width != m.Width || opts.Height != m.Height) {
+		return nil, fmt.Errorf("ondisk: %s holds %dx%d images; it cannot be read at %dx%d", dir, m.Width, m.Height, opts.Width, opts.Height)
 	}
 	d := &Dataset{dir: dir, m: m, opts: opts, turbo: turbo}
 	d.readers.New = func() any { return bytes.NewReader(nil) }
@@ -235,6 +254,14 @@ func (d *Dataset) Failures() int64 { return d.failures.Load() }
 
 // where names sample i's file (or shard member) for errors.
 func (d *Dataset) where(i int) string {
+	if x := d.foreign; x != nil {
+		s := x.Samples[i]
+		p := filepath.Join(d.dir, filepath.FromSlash(x.Files[s.File]))
+		if x.Kind == KindWebDataset {
+			return p + " member " + s.Member
+		}
+		return p
+	}
 	if d.m.Layout == "shards" {
 		return fmt.Sprintf("%s member %s.%s", filepath.Join(d.dir, d.m.Files[i/d.m.ShardSize].Name), d.m.Key(i), d.m.Ext())
 	}
@@ -251,6 +278,9 @@ func (d *Dataset) Fetch(ctx context.Context, i int, buf []byte) ([]byte, error) 
 	}
 	if err := ctx.Err(); err != nil {
 		return buf, fmt.Errorf("ondisk: fetch sample %d: %w", i, err)
+	}
+	if d.foreign != nil {
+		return d.fetchForeign(i, buf)
 	}
 	if d.m.Layout == "shards" {
 		return d.fetchMember(i, buf)
@@ -320,6 +350,9 @@ func (d *Dataset) Decode(i int, data []byte, dst *datasets.Sample) error {
 			i, dst.Image.Width, dst.Image.Height, len(dst.Image.Pix), w, h)
 	}
 	dst.Label = d.m.Labels[i]
+	if d.foreign != nil {
+		return d.decodeForeign(i, data, dst)
+	}
 	if d.m.Format == "raw" {
 		if len(data) != len(dst.Image.Pix) {
 			return fmt.Errorf("ondisk: decode sample %d: %s: %d bytes, want %d (%dx%d RGB)", i, d.where(i), len(data), len(dst.Image.Pix), w, h)

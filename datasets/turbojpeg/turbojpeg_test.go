@@ -147,4 +147,3 @@ func TestDecodeAllocatesNothing(t *testing.T) {
 		t.Errorf("DecodeRGB: %.1f allocations per image, want 0", n)
 	}
 }
-

@@ -209,14 +209,22 @@ func (c Config) Supports(cache Cache) error {
 }
 
 // WithData is c reading the dataset in dir: Data is set and Dataset's
-// size, count, classes and seed are the manifest's.
+// size, count, classes and seed are the manifest's. A dataset the user
+// brings (ImageFolder, WebDataset) has no manifest: its count and classes
+// are its index's, its raw size the most common image size (callers may
+// set another: the images are resized to it), and the seed, which then
+// seeds only the transforms, stays c's.
 func (c Config) WithData(dir string) (Config, error) {
-	m, err := ondisk.ReadManifest(dir)
+	in, err := ondisk.Inspect(context.Background(), dir)
 	if err != nil {
 		return c, err
 	}
 	c.Data = dir
-	c.Dataset = datasets.Synthetic{Width: m.Width, Height: m.Height, Classes: m.Classes, N: m.Count, Seed: m.Seed, Content: m.Content}
+	seed := in.Seed
+	if in.Kind != "headspace" {
+		seed = c.Dataset.Seed
+	}
+	c.Dataset = datasets.Synthetic{Width: in.Width, Height: in.Height, Classes: in.Classes, N: in.Count, Seed: seed, Content: in.Content}
 	return c, nil
 }
 
@@ -237,7 +245,8 @@ func (c Config) PreparePageCache(ctx context.Context) error {
 // openData opens Data and checks that it is the dataset Dataset
 // describes.
 func (c Config) openData() (*ondisk.Dataset, error) {
-	d, err := ondisk.OpenWith(c.Data, ondisk.Options{MaxFailures: c.MaxFailures, Decoder: c.Decoder})
+	d, err := ondisk.OpenWith(c.Data, ondisk.Options{MaxFailures: c.MaxFailures, Decoder: c.Decoder,
+		Width: c.Dataset.Width, Height: c.Dataset.Height})
 	if err != nil {
 		return nil, err
 	}
