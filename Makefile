@@ -85,6 +85,8 @@ reproduce: build
 PEER_PYTHON ?= /usr/bin/python3
 PEER_OUT    ?= results/peer-emulated.txt
 PEER_FLAGS  ?=
+PEER_JPEG     ?= $(or $(TMPDIR),/tmp)/headspace-peer-natural-jpeg
+PEER_JPEG_OUT ?= results/peer-ondisk-jpeg-emulated.txt
 peer: build
 	@$(PEER_PYTHON) -c 'import torch, torchvision, scipy, PIL' 2>/dev/null || { \
 		sudo=; [ "$$(id -u)" = 0 ] || sudo=sudo; \
@@ -93,6 +95,12 @@ peer: build
 			python3-torch python3-torchvision python3-scipy python3-pil; }
 	$(BIN) peer --python $(PEER_PYTHON) --out $(PEER_OUT) --report notebooks/peer.md \
 		--plot notebooks/figures/peer $(PEER_FLAGS)
+	@# The on-disk JPEG row: both sides read the same 1024² natural JPEGs
+	@# (written once), ours with libjpeg-turbo, the peer with PIL's.
+	@[ -f $(PEER_JPEG)/manifest.json ] || $(BIN) dataset write --content natural --format jpeg \
+		--raw-size 1024 --n 1536 --layout shards --out $(PEER_JPEG)
+	$(BIN) peer --python $(PEER_PYTHON) --data $(PEER_JPEG) --decoder turbojpeg \
+		--out $(PEER_JPEG_OUT) --report notebooks/peer-ondisk-jpeg.md $(PEER_FLAGS)
 
 # The CUDA kernels' PTX (cuda/kernels/*.ptx, committed) from their CUDA C
 # sources, compiled by Debian's clang without a CUDA toolkit; clang is

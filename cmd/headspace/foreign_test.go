@@ -200,3 +200,39 @@ func TestDatasetIndexForeign(t *testing.T) {
 		t.Errorf("index of an empty dir: exit %d, %q", code, stderr)
 	}
 }
+
+// TestPeerOnDiskReadsForeign: the peer's reader (peers/torch/ondisk.py,
+// PIL only, no torch) reads a dataset the user brings by headspace's
+// index: the same samples, resized to the raw size headspace uses.
+func TestPeerOnDiskReadsForeign(t *testing.T) {
+	cache := t.TempDir()
+	t.Setenv("HEADSPACE_CACHE", cache)
+	for _, kind := range []string{"mixed", "webdataset"} {
+		dir := fixture(t, kind)
+		if code, _, stderr := runCLI("dataset", "index", dir); code != 0 {
+			t.Fatalf("index: %s", stderr)
+		}
+		idx, err := filepath.Glob(filepath.Join(cache, "index", "*.json"))
+		if err != nil || len(idx) == 0 {
+			t.Fatalf("no index in the cache: %v", err)
+		}
+		var index string
+		for _, p := range idx {
+			if b, _ := os.ReadFile(p); strings.Contains(string(b), `"dir":"`+dir+`"`) {
+				index = p
+			}
+		}
+		before := treeSum(t, dir)
+		out, err := exec.Command(pilPython, filepath.Join("..", "..", "peers", "torch", "ondisk.py"), dir, "2", index, "40", "32").CombinedOutput()
+		if err != nil {
+			t.Fatalf("%s: ondisk.py: %v\n%s", kind, err, out)
+		}
+		want := map[string]string{"mixed": "8 samples: fetch", "webdataset": "12 samples: fetch"}[kind]
+		if !strings.Contains(string(out), want) {
+			t.Errorf("%s: ondisk.py says %q, want %q", kind, out, want)
+		}
+		if treeSum(t, dir) != before {
+			t.Errorf("ondisk.py wrote into %s", dir)
+		}
+	}
+}
