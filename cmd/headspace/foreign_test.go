@@ -236,3 +236,23 @@ func TestPeerOnDiskReadsForeign(t *testing.T) {
 		}
 	}
 }
+
+// TestLadderContentNatural: the synthetic fill draws dead leaves with
+// --content natural, and the result file says so.
+func TestLadderContentNatural(t *testing.T) {
+	out := filepath.Join(t.TempDir(), "r.txt")
+	code, _, stderr := runCLI("ladder", "--content", "natural", "--levels", "none,device", "--raw-size", "64", "--crop", "16", "--batch", "4",
+		"--step", "1ms", "--steps", "2", "--count", "1", "--workers", "1", "--transforms", "fast", "--out", out)
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	b, err := os.ReadFile(out)
+	if err != nil || !strings.Contains(string(b), "content: natural") {
+		t.Errorf("result file lacks content: natural (%v)", err)
+	}
+	for _, args := range [][]string{{"ladder", "--content", "leaves"}, {"ladder", "--content", "natural", "--data", t.TempDir()}} {
+		if code, _, stderr := runCLI(args...); code != 2 || strings.Count(strings.TrimSpace(stderr), "\n") != 0 {
+			t.Errorf("%v: exit %d, stderr %q; want 2 and one line", args, code, stderr)
+		}
+	}
+}
