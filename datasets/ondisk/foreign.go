@@ -271,7 +271,7 @@ func indexShards(ctx context.Context, idx *Index) error {
 			return err
 		}
 		p := filepath.Join(idx.Dir, filepath.FromSlash(rel))
-		f, size, err := openUserFile(p, MaxUserFileBytes)
+		f, _, err := openUserFile(p, MaxUserFileBytes)
 		if err != nil {
 			return fmt.Errorf("ondisk: %w", err)
 		}
@@ -322,7 +322,6 @@ func indexShards(ctx context.Context, idx *Index) error {
 			}
 		}
 		f.Close()
-		_ = size
 		if ierr != nil {
 			// The rest of the shard cannot be indexed: one sample that
 			// fails, naming the shard, so --max-failures decides.
@@ -502,17 +501,17 @@ func (x *Index) Sum() string { return x.Fingerprint }
 // Formats is the image formats the index holds, "+"-joined: "jpeg",
 // "png" or "jpeg+png".
 func (x *Index) Formats() string {
-	var fs []string
+	var formats []string
 	for _, s := range x.Samples {
-		if s.Format != "" && !slices.Contains(fs, s.Format) {
-			fs = append(fs, s.Format)
+		if s.Format != "" && !slices.Contains(formats, s.Format) {
+			formats = append(formats, s.Format)
 		}
 	}
-	sort.Strings(fs)
-	if len(fs) == 0 {
+	sort.Strings(formats)
+	if len(formats) == 0 {
 		return "none"
 	}
-	return strings.Join(fs, "+")
+	return strings.Join(formats, "+")
 }
 
 // Size is an image size and how many samples have it.

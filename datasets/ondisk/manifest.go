@@ -2,8 +2,11 @@
 // samples written as raw bytes, PNG or JPEG, one file per sample or in
 // WebDataset tar shards, with a JSON manifest; a reader that implements
 // datasets.Dataset and datasets.Encoded (Fetch reads a sample's bytes, Decode
-// turns them into pixels); and page-cache control (Evict, Warm) so a run can
-// read the files from a cold or a warm cache.
+// turns them into pixels, with Go's decoders or libjpeg-turbo); the same
+// reader over a dataset the user already has, an ImageFolder or WebDataset
+// shards from any writer, by an index kept outside it (foreign.go); and
+// page-cache control (Evict, Warm) so a run can read the files from a cold
+// or a warm cache.
 //
 // Uniform random bytes, the document's FakeDataset, compress terribly: a PNG
 // of them is slightly larger than the raw bytes and a JPEG at quality 90 is
