@@ -40,6 +40,13 @@ TEST_DEBS += slurm-wlm munge
 TEST_DEBS += chromium
 # cuda/kernels TestTransformKernelsOnHost: transforms.cu compiled for the host.
 TEST_DEBS += g++
+# libjpeg-turbo's TurboJPEG, loaded with purego: datasets/turbojpeg's tests,
+# ondisk's and cmd/headspace's --decoder turbojpeg tests (TestLadderData*).
+TEST_DEBS += libturbojpeg0
+# Debian's /usr/bin/python3 with PIL writes the foreign-dataset fixtures
+# (ImageFolder, mixed sizes, tarfile shards) of cmd/headspace's
+# TestLadderData* and datasets/ondisk's TestForeign*.
+TEST_DEBS += python3-pil
 
 # Tests: the cross-builds, vet, every package with the race detector (goleak
 # checks for leaked goroutines in the packages that start any), then the CI
@@ -109,6 +116,8 @@ reproduce: build
 PEER_PYTHON ?= /usr/bin/python3
 PEER_OUT    ?= results/peer-emulated.txt
 PEER_FLAGS  ?=
+PEER_JPEG     ?= $(or $(TMPDIR),/tmp)/headspace-peer-natural-jpeg
+PEER_JPEG_OUT ?= results/peer-ondisk-jpeg-emulated.txt
 peer: build
 	@$(PEER_PYTHON) -c 'import torch, torchvision, scipy, PIL' 2>/dev/null || { \
 		sudo=; [ "$$(id -u)" = 0 ] || sudo=sudo; \
@@ -117,6 +126,12 @@ peer: build
 			python3-torch python3-torchvision python3-scipy python3-pil; }
 	$(BIN) peer --python $(PEER_PYTHON) --out $(PEER_OUT) --report notebooks/peer.md \
 		--plot notebooks/figures/peer $(PEER_FLAGS)
+	@# The on-disk JPEG row: both sides read the same 1024² natural JPEGs
+	@# (written once), ours with libjpeg-turbo, the peer with PIL's.
+	@[ -f $(PEER_JPEG)/manifest.json ] || $(BIN) dataset write --content natural --format jpeg \
+		--raw-size 1024 --n 1536 --layout shards --out $(PEER_JPEG)
+	$(BIN) peer --python $(PEER_PYTHON) --data $(PEER_JPEG) --decoder turbojpeg \
+		--out $(PEER_JPEG_OUT) --report notebooks/peer-ondisk-jpeg.md $(PEER_FLAGS)
 
 # The CUDA kernels' PTX (cuda/kernels/*.ptx, committed) from their CUDA C
 # sources, compiled by Debian's clang without a CUDA toolkit; clang is

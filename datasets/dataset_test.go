@@ -94,3 +94,21 @@ func BenchmarkSyntheticFill(b *testing.B) {
 		i++
 	}
 }
+
+func BenchmarkFillContent(b *testing.B) {
+	for _, content := range Contents {
+		for _, n := range []int{256, 1024} {
+			b.Run(fmt.Sprintf("%s/%d", content, n), func(b *testing.B) {
+				ds := Synthetic{Width: n, Height: n, Classes: 10, N: 1 << 20, Seed: 1, Content: content}
+				s := NewSample(n, n)
+				b.SetBytes(int64(n * n * 3))
+				b.ReportAllocs()
+				for i := 0; b.Loop(); i++ {
+					if err := ds.Fill(i%ds.N, s); err != nil {
+						b.Fatal(err)
+					}
+				}
+			})
+		}
+	}
+}

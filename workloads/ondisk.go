@@ -12,6 +12,7 @@ import (
 
 	"golang.org/x/perf/benchfmt"
 
+	"github.com/headspace-bench/headspace/datasets"
 	"github.com/headspace-bench/headspace/datasets/ondisk"
 	"github.com/headspace-bench/headspace/datasets/transforms"
 	"github.com/headspace-bench/headspace/harness/blocks/loader"
@@ -22,9 +23,11 @@ import (
 )
 
 // OnDisk is the document's raw-data remedies measured on real files: the
-// caching ladder with the data on disk as raw bytes, PNG or JPEG, one
-// file per sample or in tar shards, 1024² or 256² raw images, read from a
-// cold or a warm page cache. Each case is a Ladder over a dataset that Run
+// caching ladder with the data on disk as raw bytes, PNG or JPEG, of
+// noise (the document's FakeDataset) or natural content (dead leaves),
+// decoded by Go's or libjpeg-turbo's JPEG decoder, one file per sample or
+// in tar shards, 1024² or 256² raw images, read from a cold or a warm
+// page cache. Each case is a Ladder over a dataset that Run
 // writes first; steps/s per level, and each level's ratio to device, say
 // which remedy frees the loader, and the encoded level splits raw data
 // loading into fetching (none→encoded) and decoding (encoded→raw).
@@ -33,6 +36,13 @@ type OnDisk struct {
 	Layouts    []string // ondisk.Layouts
 	RawSizes   []int    // square raw image sides
 	PageCaches []string // loader.PageWarm, loader.PageCold
+	// Contents are the images' contents (datasets.Contents; nil: noise).
+	// Raw files hold the same bytes count whatever the content, so raw
+	// cases run with noise only.
+	Contents []string
+	// Decoders are the JPEG decoders (ondisk.Decoders; nil: go); they
+	// apply to JPEG cases only, the others run with go.
+	Decoders []string
 	// Ladder is every case's sweep: its pipeline (with the raw size and
 	// dataset of each case set by Run), levels, loop and runs.
 	Ladder Ladder
@@ -49,7 +59,9 @@ type OnDisk struct {
 // naive transforms, placement host, levels none, encoded, raw and device,
 // 2 measured steps after 1 warm-up, 3 runs of each point: 768 samples per
 // dataset, up to 2.4 GB for raw 1024² (Run keeps one dataset on disk at a
-// time). Cold where the page cache can be evicted (Linux), warm always.
+// time). Noise and natural content, the go and turbojpeg decoders (JPEG
+// only; turbojpeg needs libturbojpeg0). Cold where the page cache can be
+// evicted (Linux), warm always.
 func DefaultOnDisk() OnDisk {
 	l := DefaultLadder()
 	l.Levels = []ladder.Level{ladder.None, ladder.Encoded, ladder.Raw, ladder.Device}
@@ -63,6 +75,7 @@ func DefaultOnDisk() OnDisk {
 	return OnDisk{
 		Formats: ondisk.Formats, Layouts: ondisk.Layouts,
 		RawSizes: []int{1024, 256}, PageCaches: caches,
+		Contents: datasets.Contents, Decoders: ondisk.Decoders,
 		Ladder: l,
 	}
 }
@@ -89,23 +102,53 @@ type OnDiskCase struct {
 	Format, Layout string
 	RawSize        int
 	PageCache      string
+	Content        string // datasets.ContentNoise or ContentNatural
+	Decoder        string // ondisk.DecoderGo or DecoderTurbo
 }
 
 // Name is the case as a benchmark name's part:
-// "format=jpeg/layout=shards/raw=256/page-cache=cold".
+// "format=jpeg/content=natural/decoder=turbojpeg/layout=shards/raw=256/page-cache=cold".
 func (c OnDiskCase) Name() string {
-	return fmt.Sprintf("format=%s/layout=%s/raw=%d/page-cache=%s", c.Format, c.Layout, c.RawSize, c.PageCache)
+	return fmt.Sprintf("format=%s/content=%s/decoder=%s/layout=%s/raw=%d/page-cache=%s", c.Format, c.Content, c.Decoder, c.Layout, c.RawSize, c.PageCache)
 }
 
-// Cases lists the matrix in the order Run runs it: format, layout and raw
-// size (one dataset each), then the page-cache modes over that dataset.
+// contents and decoders are the matrix's dimensions with their defaults.
+func (o OnDisk) contents() []string {
+	if len(o.Contents) == 0 {
+		return []string{datasets.ContentNoise}
+	}
+	return o.Contents
+}
+
+func (o OnDisk) decoders() []string {
+	if len(o.Decoders) == 0 {
+		return []string{ondisk.DecoderGo}
+	}
+	return o.Decoders
+}
+
+// Cases lists the matrix in the order Run runs it: format, content, layout
+// and raw size (one dataset each), then the decoders and page-cache modes
+// over that dataset. Raw cases take the first content only, and non-JPEG
+// cases the go decoder only: the others would measure the same thing.
 func (o OnDisk) Cases() []OnDiskCase {
 	var out []OnDiskCase
 	for _, f := range o.Formats {
-		for _, l := range o.Layouts {
-			for _, s := range o.RawSizes {
-				for _, pc := range o.PageCaches {
-					out = append(out, OnDiskCase{Format: f, Layout: l, RawSize: s, PageCache: pc})
+		contents, decoders := o.contents(), o.decoders()
+		if f == "raw" {
+			contents = contents[:1]
+		}
+		if f != "jpeg" {
+			decoders = []string{ondisk.DecoderGo}
+		}
+		for _, ct := range contents {
+			for _, l := range o.Layouts {
+				for _, s := range o.RawSizes {
+					for _, dec := range decoders {
+						for _, pc := range o.PageCaches {
+							out = append(out, OnDiskCase{Format: f, Layout: l, RawSize: s, PageCache: pc, Content: ct, Decoder: dec})
+						}
+					}
 				}
 			}
 		}
@@ -149,6 +192,21 @@ func (o OnDisk) Validate() error {
 			return fmt.Errorf("layout %q: want one of %s", l, strings.Join(ondisk.Layouts, ", "))
 		}
 	}
+	for _, c := range o.Contents {
+		if !slices.Contains(datasets.Contents, c) {
+			return fmt.Errorf("content %q: want one of %s", c, strings.Join(datasets.Contents, ", "))
+		}
+	}
+	for _, d := range o.Decoders {
+		if !slices.Contains(ondisk.Decoders, d) {
+			return fmt.Errorf("decoder %q: want one of %s", d, strings.Join(ondisk.Decoders, ", "))
+		}
+		if d == ondisk.DecoderTurbo {
+			if _, err := ondisk.DecoderName(d); err != nil {
+				return err
+			}
+		}
+	}
 	for _, c := range o.Cases() {
 		l, err := o.ladder(c, "validate")
 		if err != nil {
@@ -166,7 +224,8 @@ func (o OnDisk) ladder(c OnDiskCase, dir string) (Ladder, error) {
 	l := o.Ladder
 	p := &l.Pipeline
 	p.Dataset.Width, p.Dataset.Height, p.Dataset.N = c.RawSize, c.RawSize, o.samples()
-	p.Data, p.PageCache = dir, c.PageCache
+	p.Dataset.Content = c.Content
+	p.Data, p.PageCache, p.Decoder = dir, c.PageCache, c.Decoder
 	if c.RawSize < p.Transforms.Crop {
 		return l, fmt.Errorf("%s: raw size %d is smaller than the crop %d", c.Name(), c.RawSize, p.Transforms.Crop)
 	}
@@ -230,16 +289,16 @@ func (o OnDisk) Sweep(ctx context.Context, dir string, dev Device) ([]OnDiskResu
 	cases := o.Cases()
 	for i := 0; i < len(cases); {
 		c := cases[i]
-		data := filepath.Join(dir, fmt.Sprintf("%s-%s-%d", c.Format, c.Layout, c.RawSize))
+		data := filepath.Join(dir, fmt.Sprintf("%s-%s-%s-%d", c.Format, c.Content, c.Layout, c.RawSize))
 		src := o.Ladder.Pipeline.Dataset
-		src.Width, src.Height, src.N = c.RawSize, c.RawSize, o.samples()
+		src.Width, src.Height, src.N, src.Content = c.RawSize, c.RawSize, o.samples(), c.Content
 		_, err := ondisk.Write(ctx, data, src, ondisk.WriteOptions{
 			Format: c.Format, Quality: o.Quality, Layout: c.Layout, ShardSize: o.ShardSize, Force: true,
 		})
 		if err != nil {
 			return out, fmt.Errorf("%s: writing the dataset: %w", c.Name(), err)
 		}
-		for ; i < len(cases) && cases[i].Format == c.Format && cases[i].Layout == c.Layout && cases[i].RawSize == c.RawSize; i++ {
+		for ; i < len(cases) && cases[i].Format == c.Format && cases[i].Content == c.Content && cases[i].Layout == c.Layout && cases[i].RawSize == c.RawSize; i++ {
 			cc := cases[i]
 			l, err := o.ladder(cc, data)
 			if err == nil {

@@ -59,7 +59,9 @@ func TestOnDisk(t *testing.T) {
 		t.Fatal(err)
 	}
 	cases := o.Cases()
-	if len(cases) != 4 || len(rs) != len(cases)*len(o.Ladder.Levels) {
+	// raw: noise only, go only (2 layouts); jpeg: 2 contents × 2
+	// layouts × 2 decoders.
+	if len(cases) != 10 || len(rs) != len(cases)*len(o.Ladder.Levels) {
 		t.Fatalf("%d cases, %d results", len(cases), len(rs))
 	}
 	for i, r := range rs {
@@ -101,6 +103,8 @@ func TestOnDisk(t *testing.T) {
 		{"unknown layout", func(o *OnDisk) { o.Layouts = []string{"zip"} }, `layout "zip"`},
 		{"raw smaller than the crop", func(o *OnDisk) { o.RawSizes = []int{8} }, "smaller than the crop"},
 		{"unknown page cache", func(o *OnDisk) { o.PageCaches = []string{"hot"} }, `page cache "hot"`},
+		{"unknown content", func(o *OnDisk) { o.Contents = []string{"cats"} }, `content "cats"`},
+		{"unknown decoder", func(o *OnDisk) { o.Decoders = []string{"libjpeg"} }, `decoder "libjpeg"`},
 	} {
 		bad := QuickOnDisk()
 		tc.mut(&bad)
@@ -112,7 +116,8 @@ func TestOnDisk(t *testing.T) {
 	if err := def.Validate(); err != nil {
 		t.Errorf("DefaultOnDisk: %v", err)
 	}
-	if n := len(def.Cases()); n != 3*2*2*len(def.PageCaches) || (ondisk.EvictAvailable != (len(def.PageCaches) == 2)) {
+	// raw 1 content × 1 decoder, png 2 × 1, jpeg 2 × 2; × 2 layouts × 2 sizes.
+	if n := len(def.Cases()); n != (1+2+4)*2*2*len(def.PageCaches) || (ondisk.EvictAvailable != (len(def.PageCaches) == 2)) {
 		t.Errorf("DefaultOnDisk: %d cases, page caches %v", n, def.PageCaches)
 	}
 }

@@ -32,7 +32,8 @@ plot of step time over iterations (--plot: PNG and SVG), every step in Go
 benchmark format (--out, as BenchmarkHeadspace/transforms=…/phase=fill|loader|switch|cached, with the stages' statistics), and
 the pipeline's stage statistics as JSON (--stats-json).
 
---data DIR reads a dataset on disk (headspace dataset write): the load stage
+--data DIR reads a dataset on disk (headspace dataset write, an ImageFolder
+or WebDataset shards; docs/real-data.md): the load stage
 becomes fetch then decode, each with its statistics; --page-cache and
 --max-failures as in headspace ladder.`
 

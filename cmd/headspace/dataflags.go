@@ -1,11 +1,14 @@
 package main
 
 import (
+	"context"
 	"flag"
 	"fmt"
 	"runtime"
+	"slices"
 
 	"github.com/headspace-bench/headspace/datasets/ondisk"
+	"github.com/headspace-bench/headspace/datasets/turbojpeg"
 	"github.com/headspace-bench/headspace/harness/blocks/loader"
 )
 
@@ -15,12 +18,14 @@ type dataFlags struct {
 	dir         string
 	maxFailures int
 	pageCache   string
+	decoder     string
 	fs          *flag.FlagSet
 }
 
 func (d *dataFlags) register(fs *flag.FlagSet) {
-	d.registerData(fs, "read the dataset `dir` written by headspace dataset write instead of the synthetic fill (fetch and decode stages; its manifest sets the raw size, samples and seed)")
+	d.registerData(fs, "read the dataset `dir` instead of the synthetic fill (fetch and decode stages): one written by headspace dataset write (its manifest sets the raw size, samples and seed), an ImageFolder (class subdirectories of .jpg/.jpeg/.png) or WebDataset .tar shards (images resized to --raw-size, default their most common size; docs/real-data.md)")
 	fs.IntVar(&d.maxFailures, "max-failures", 0, fmt.Sprintf("with --data: skip and count up to `n` samples that cannot be read or decoded (0 to %d; 0 stops at the first)", loader.MaxMaxFailures))
+	fs.StringVar(&d.decoder, "decoder", ondisk.DecoderGo, "with --data: JPEG `decoder`: go (image/jpeg) or turbojpeg (libjpeg-turbo, Debian's "+turbojpeg.Package+", loaded at run time)")
 	fs.StringVar(&d.pageCache, "page-cache", loader.PageWarm, "with --data: the dataset's files before each run: warm (read once first) or cold (evicted from the page cache; Linux only)")
 }
 
@@ -42,7 +47,7 @@ func (d *dataFlags) set(name string) bool {
 // and --raw-size or --seed given with another value is refused.
 func (d *dataFlags) apply(cfg loader.Config) (loader.Config, error) {
 	if d.dir == "" {
-		for _, name := range []string{"max-failures", "page-cache"} {
+		for _, name := range []string{"max-failures", "page-cache", "decoder"} {
 			if d.set(name) {
 				return cfg, usagef("--%s needs --data", name)
 			}
@@ -51,6 +56,14 @@ func (d *dataFlags) apply(cfg loader.Config) (loader.Config, error) {
 	}
 	if err := inRange("--max-failures", d.maxFailures, 0, loader.MaxMaxFailures); err != nil {
 		return cfg, err
+	}
+	if d.decoder != "" && !slices.Contains(ondisk.Decoders, d.decoder) {
+		return cfg, usagef("--decoder %q: want go or turbojpeg", d.decoder)
+	}
+	if d.decoder == ondisk.DecoderTurbo {
+		if _, err := turbojpeg.Load(); err != nil {
+			return cfg, fmt.Errorf("--decoder turbojpeg: %w", err)
+		}
 	}
 	switch d.pageCache {
 	case "", loader.PageWarm: // "": a command without --page-cache
@@ -67,13 +80,22 @@ func (d *dataFlags) apply(cfg loader.Config) (loader.Config, error) {
 		return cfg, usageError{err.Error()}
 	}
 	ds := cfg.Dataset
+	if kind, _ := ondisk.DetectKind(d.dir); kind != "headspace" {
+		// A dataset the user brings: --raw-size is the shape its images
+		// are resized to (default: the most common size).
+		if d.set("raw-size") {
+			cfg.Dataset.Width, cfg.Dataset.Height = want.Dataset.Width, want.Dataset.Height
+		}
+		cfg.MaxFailures, cfg.PageCache, cfg.Decoder = d.maxFailures, d.pageCache, d.decoder
+		return cfg, nil
+	}
 	if d.set("raw-size") && (want.Dataset.Width != ds.Width || want.Dataset.Height != ds.Height) {
 		return cfg, usagef("--raw-size %dx%d conflicts with --data %s, whose images are %dx%d: leave --raw-size out", want.Dataset.Width, want.Dataset.Height, d.dir, ds.Width, ds.Height)
 	}
 	if d.set("seed") && want.Dataset.Seed != ds.Seed {
 		return cfg, usagef("--seed %d conflicts with --data %s, written with seed %d: leave --seed out", want.Dataset.Seed, d.dir, ds.Seed)
 	}
-	cfg.MaxFailures, cfg.PageCache = d.maxFailures, d.pageCache
+	cfg.MaxFailures, cfg.PageCache, cfg.Decoder = d.maxFailures, d.pageCache, d.decoder
 	return cfg, nil
 }
 
@@ -83,10 +105,16 @@ func describe(cfg loader.Config) string {
 	if cfg.Data == "" {
 		return ""
 	}
+	dec, _ := ondisk.DecoderName(cfg.Decoder)
 	m, err := ondisk.ReadManifest(cfg.Data)
 	if err != nil {
-		return ""
+		in, err := ondisk.Inspect(context.Background(), cfg.Data)
+		if err != nil {
+			return ""
+		}
+		return fmt.Sprintf("data %s: %d samples, %s, %s; sizes %s; read at %dx%d; %d unreadable; page cache %s, max failures %d, decoder %s\n",
+			cfg.Data, in.Count, in.Format, in.Layout, in.Sizes, cfg.Dataset.Width, cfg.Dataset.Height, in.Failed, cfg.PageCache, cfg.MaxFailures, dec)
 	}
-	return fmt.Sprintf("data %s: %d %s samples in %s, %.0f bytes each on disk; page cache %s, max failures %d\n",
-		cfg.Data, m.Count, m.Format, m.Layout, m.BytesPerSample(), cfg.PageCache, cfg.MaxFailures)
+	return fmt.Sprintf("data %s: %d %s samples in %s, %.0f bytes each on disk; page cache %s, max failures %d, decoder %s\n",
+		cfg.Data, m.Count, m.Format, m.Layout, m.BytesPerSample(), cfg.PageCache, cfg.MaxFailures, dec)
 }

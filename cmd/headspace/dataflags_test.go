@@ -37,7 +37,7 @@ func TestDataFlagsRefused(t *testing.T) {
 		{[]string{"ladder", "--data", dir, "--page-cache", "tepid"}, `--page-cache "tepid": want warm or cold`},
 		{[]string{"ladder", "--data", dir, "--raw-size", "64"}, "--raw-size 64x64 conflicts with --data " + dir + ", whose images are 48x48"},
 		{[]string{"ladder", "--data", dir, "--seed", "99"}, "--seed 99 conflicts with --data"},
-		{[]string{"ladder", "--data", empty}, "no manifest: not a dataset written by headspace dataset write"},
+		{[]string{"ladder", "--data", empty}, "not a dataset: no manifest (headspace dataset write), no class subdirectories (ImageFolder), no .tar shards (WebDataset)"},
 		{[]string{"analyze", "--data", empty}, "no manifest"},
 		{[]string{"whatif", "--max-failures", "1"}, "--max-failures needs --data"},
 		{[]string{"loaders", "--data", dir, "--raw-size", "32"}, "conflicts with --data"},

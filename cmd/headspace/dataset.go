@@ -16,7 +16,7 @@ import (
 )
 
 func init() {
-	register(command{name: "dataset", summary: "write the synthetic dataset to disk (raw, PNG, JPEG; files or tar shards), verify it, warm or evict it", run: runDataset})
+	register(command{name: "dataset", summary: "write the synthetic dataset to disk (raw, PNG, JPEG; files or tar shards), verify it, warm or evict it; index a dataset you have", run: runDataset})
 }
 
 const datasetUsage = `
@@ -27,19 +27,25 @@ Verbs:
   warm    DIR                read every file once (into the page cache); prints GB/s
   evict   DIR                drop the files from the page cache (Linux:
                              posix_fadvise DONTNEED); prints what stays resident
+  index   DIR                index a dataset you already have (an ImageFolder:
+                             class subdirectories of .jpg/.jpeg/.png; or
+                             WebDataset .tar shards) into the cache
+                             ($HEADSPACE_CACHE/index or ~/.cache/headspace/index),
+                             never into DIR; --data uses it while DIR is unchanged
 
 write encodes the same images the synthetic dataset gives (deterministic
 from --seed) as raw RGB bytes, PNG or JPEG, one file per sample or in
 WebDataset tar shards (<key>.<ext> and <key>.cls per sample, keys zero-padded
 so tar order is index order), with manifest.json (count, size, format,
-layout, labels, every file's size and SHA-256). The samples are uniform
-random bytes, the document's FakeDataset: they compress badly (a PNG is
-slightly larger than the raw bytes, a JPEG at quality 90 is 30% of them), so
-sizes on disk are a worst case. The write is atomic: it goes to DIR.tmp-<pid> and is renamed to DIR
+layout, labels, every file's size and SHA-256). With --content noise
+(the default) the samples are uniform random bytes, the document's
+FakeDataset: they compress badly (a PNG is slightly larger than the raw
+bytes, a JPEG at quality 90 is 30% of them), a worst case. --content natural
+draws dead leaves, which compress like photos (docs/real-data.md). The write is atomic: it goes to DIR.tmp-<pid> and is renamed to DIR
 at the end; DIR must not exist, be empty, or (with --force) hold a dataset.`
 
 func runDataset(ctx context.Context, args []string, stdout, stderr io.Writer) error {
-	verbs := []string{"write", "verify", "warm", "evict"}
+	verbs := []string{"write", "verify", "warm", "evict", "index"}
 	if len(args) == 0 || args[0] == "-h" || args[0] == "--help" || args[0] == "-help" {
 		fs := newFlagSet("dataset <verb>", datasetUsage, stdout)
 		writeFlags(fs)
@@ -54,13 +60,15 @@ func runDataset(ctx context.Context, args []string, stdout, stderr io.Writer) er
 		return runDatasetWrite(ctx, args[1:], stdout)
 	case "verify", "warm", "evict":
 		return runDatasetDir(ctx, args[0], args[1:], stdout)
+	case "index":
+		return runDatasetIndex(ctx, args[1:], stdout)
 	}
 	return usagef("unknown verb %q: want %s", args[0], strings.Join(verbs, ", "))
 }
 
 type datasetWriteFlags struct {
 	n, quality, shardSize, workers, classes int
-	rawSize, out, format, layout            string
+	rawSize, out, format, layout, content   string
 	seed                                    uint64
 	force                                   bool
 }
@@ -72,6 +80,7 @@ func writeFlags(fs *flag.FlagSet) *datasetWriteFlags {
 	fs.StringVar(&f.out, "out", "", "dataset `dir`ectory (required)")
 	fs.Uint64Var(&f.seed, "seed", 1, "synthetic dataset `seed` (the ladder's --seed)")
 	fs.IntVar(&f.classes, "classes", 10, "number of `labels`")
+	fs.StringVar(&f.content, "content", datasets.ContentNoise, "image `content`: noise (the document's uniform random bytes) or natural (dead leaves: compresses and decodes like photos)")
 	fs.StringVar(&f.format, "format", "jpeg", "sample `encoding`: raw, png or jpeg")
 	fs.IntVar(&f.quality, "quality", ondisk.DefaultQuality, "JPEG `quality`, 1..100")
 	fs.StringVar(&f.layout, "layout", "shards", "`layout`: files (one per sample) or shards (WebDataset tar)")
@@ -100,6 +109,8 @@ func runDatasetWrite(ctx context.Context, args []string, stdout io.Writer) error
 		return usagef("--raw-size %dx%d: at most %dx%d", w, h, ondisk.MaxSide, ondisk.MaxSide)
 	case f.classes < 1:
 		return usagef("--classes %d must be positive", f.classes)
+	case !slices.Contains(datasets.Contents, f.content):
+		return usagef("--content %q: want noise or natural", f.content)
 	case !slices.Contains(ondisk.Formats, f.format):
 		return usagef("--format %q: want raw, png or jpeg", f.format)
 	case f.quality < 1 || f.quality > 100:
@@ -111,7 +122,7 @@ func runDatasetWrite(ctx context.Context, args []string, stdout io.Writer) error
 	case f.workers < 0 || f.workers > ondisk.MaxWorkers:
 		return usagef("--workers %d must be within 0..%d", f.workers, ondisk.MaxWorkers)
 	}
-	src := datasets.Synthetic{Width: w, Height: h, Classes: f.classes, N: f.n, Seed: f.seed}
+	src := datasets.Synthetic{Width: w, Height: h, Classes: f.classes, N: f.n, Seed: f.seed, Content: f.content}
 	bar := progress.New(os.Stderr, f.n)
 	bar.Set("dataset write " + f.out)
 	m, err := ondisk.Write(ctx, f.out, src, ondisk.WriteOptions{
@@ -125,8 +136,9 @@ func runDatasetWrite(ctx context.Context, args []string, stdout io.Writer) error
 	if err != nil {
 		return err
 	}
-	fmt.Fprintf(stdout, "%s: %d samples of %dx%d as %s, %s; %d files, %.1f MB, %.0f bytes/sample\n",
-		f.out, m.Count, m.Width, m.Height, formatName(m), m.Layout, len(m.Files), float64(m.Bytes())/1e6, m.BytesPerSample())
+	fmt.Fprintf(stdout, "%s: %d samples of %dx%d as %s, %s; %d files, %.1f MB, %.0f bytes/sample (%.1f%% of raw, %s content)\n",
+		f.out, m.Count, m.Width, m.Height, formatName(m), m.Layout, len(m.Files), float64(m.Bytes())/1e6, m.BytesPerSample(),
+		100*m.BytesPerSample()/float64(3*m.Width*m.Height), f.content)
 	return nil
 }
 
@@ -184,5 +196,37 @@ func runDatasetDir(ctx context.Context, verb string, args []string, stdout io.Wr
 		}
 		fmt.Fprintf(stdout, "%s: evicted %d files, %.1f MB; %.1f of %.1f MB still in the page cache\n", dir, st.Files, float64(st.Bytes)/1e6, float64(r)/1e6, float64(total)/1e6)
 	}
+	return nil
+}
+
+func runDatasetIndex(ctx context.Context, args []string, stdout io.Writer) error {
+	fs := newFlagSet("dataset index DIR", datasetUsage, stdout)
+	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return err
+		}
+		return usageError{err.Error()}
+	}
+	if fs.NArg() != 1 {
+		return usagef("index: want one dataset directory")
+	}
+	dir := fs.Arg(0)
+	kind, err := ondisk.DetectKind(dir)
+	if err != nil {
+		return usageError{strings.TrimPrefix(err.Error(), "ondisk: ")}
+	}
+	if kind == "headspace" {
+		return usagef("index: %s holds a dataset written by headspace (%s): it needs no index", dir, ondisk.ManifestName)
+	}
+	x, err := ondisk.BuildIndex(ctx, dir)
+	if err != nil {
+		return err
+	}
+	p, err := ondisk.SaveIndex(x)
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(stdout, "%s: %s, %d samples in %d classes, %s, %d unreadable; sizes %s; index %s\n",
+		dir, x.Kind, len(x.Samples), len(x.Classes), x.Formats(), x.Failed(), x.SizeSummary(), p)
 	return nil
 }

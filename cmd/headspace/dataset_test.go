@@ -103,3 +103,35 @@ func TestDatasetWriteVerifyWarmEvict(t *testing.T) {
 		t.Errorf("verify of a corrupt shard: exit %d, stderr %q", code, stderr)
 	}
 }
+
+// TestDatasetWriteNaturalJPEG is issue 23's done-when: `dataset write
+// --content natural --format jpeg --raw-size 1024` files average at most
+// 15% of the raw size.
+func TestDatasetWriteNaturalJPEG(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "ds")
+	code, out, stderr := runCLI("dataset", "write", "--content", "natural", "--format", "jpeg", "--raw-size", "1024", "--n", "4", "--layout", "files", "--out", dir)
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	m, err := ondisk.ReadManifest(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var sum int64
+	for _, f := range m.Files {
+		fi, err := os.Stat(filepath.Join(dir, f.Name))
+		if err != nil {
+			t.Fatal(err)
+		}
+		sum += fi.Size()
+	}
+	if frac := float64(sum) / float64(len(m.Files)) / (3 * 1024 * 1024); frac > 0.15 {
+		t.Errorf("natural JPEGs average %.1f%% of the raw size, want ≤ 15%%", 100*frac)
+	}
+	if !strings.Contains(out, "natural content") {
+		t.Errorf("stdout %q does not name the content", out)
+	}
+	if code, _, stderr := runCLI("dataset", "write", "--content", "leaves", "--out", dir+"2"); code != 2 || !strings.Contains(stderr, `--content "leaves"`) {
+		t.Errorf("--content leaves: exit %d, stderr %q", code, stderr)
+	}
+}

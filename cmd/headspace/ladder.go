@@ -13,6 +13,7 @@ import (
 
 	"golang.org/x/perf/benchfmt"
 
+	"github.com/headspace-bench/headspace/datasets"
 	"github.com/headspace-bench/headspace/datasets/transforms"
 	"github.com/headspace-bench/headspace/harness/blocks/device"
 	"github.com/headspace-bench/headspace/harness/blocks/loader"
@@ -87,7 +88,7 @@ func checkGraphs(graphs bool, dev string) error {
 // pipelineFlags are the flags shared by every command that runs the pipeline.
 type pipelineFlags struct {
 	batch, crop, prefetch int
-	rawSize               string
+	rawSize, content      string
 	seed                  uint64
 	step                  time.Duration
 	dev                   string
@@ -103,6 +104,7 @@ func (f *pipelineFlags) register(fs *flag.FlagSet) {
 	emu := workloads.DocumentDevice()
 	fs.IntVar(&f.batch, "batch", def.Batch, "samples per `batch`")
 	fs.StringVar(&f.rawSize, "raw-size", fmt.Sprint(def.Dataset.Width), "raw image `size`, N or WxH (the document: 1024, then 256)")
+	fs.StringVar(&f.content, "content", datasets.ContentNoise, "synthetic images' `content`: noise (the document's) or natural (dead leaves); with --data the dataset's")
 	fs.IntVar(&f.crop, "crop", def.Transforms.Crop, "random crop `side`")
 	fs.IntVar(&f.prefetch, "prefetch", def.Prefetch, "`batches` prepared ahead of the training loop")
 	fs.Uint64Var(&f.seed, "seed", def.Dataset.Seed, "dataset and transform `seed`")
@@ -123,6 +125,12 @@ func (f *pipelineFlags) config(workers int, impl string) (loader.Config, error) 
 		return cfg, err
 	}
 	cfg.Dataset.Width, cfg.Dataset.Height, cfg.Dataset.Seed = w, h, f.seed
+	if cfg.Dataset.Content, err = datasets.ParseContent(f.content); err != nil {
+		return cfg, usagef("--%v", err)
+	}
+	if f.data.dir != "" && f.data.set("content") {
+		return cfg, usagef("--content conflicts with --data: the dataset on disk has its own images")
+	}
 	if cfg, err = f.data.apply(cfg); err != nil {
 		return cfg, err
 	}

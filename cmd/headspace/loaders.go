@@ -30,7 +30,8 @@ the remaining batches, the peak resident memory of all processes together
 and their CPU seconds. No training step runs: each batch is released as soon
 as it arrives.
 
---data DIR reads a dataset on disk (headspace dataset write): the load stage
+--data DIR reads a dataset on disk (headspace dataset write, an ImageFolder
+or WebDataset shards; docs/real-data.md): the load stage
 becomes fetch then decode, each with its statistics; --page-cache and
 --max-failures as in headspace ladder.`
 

@@ -11,6 +11,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/headspace-bench/headspace/datasets/ondisk"
 	"github.com/headspace-bench/headspace/harness/blocks/machine"
 	"github.com/headspace-bench/headspace/harness/blocks/results"
 	"github.com/headspace-bench/headspace/harness/engines/peer"
@@ -59,7 +60,8 @@ func runPeer(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	report := fs.String("report", "", "Markdown report `file`, e.g. notebooks/peer.md")
 	plotPrefix := fs.String("plot", "", "write `prefix`-throughput and prefix-ttfb, .png and .svg")
 	var df dataFlags
-	df.registerData(fs, "both sides read the dataset `dir` written by headspace dataset write (ours: Go's decoders; the peer: --data, PIL's); its manifest sets the raw size and seed")
+	df.registerData(fs, "both sides read the dataset `dir` (ours: --decoder's JPEG decoder; the peer: PIL's): one written by headspace dataset write, whose manifest sets the raw size and seed, or an ImageFolder or WebDataset shards, indexed into the cache and read by both sides by that index, resized to --raw-size (default: the most common size)")
+	fs.StringVar(&df.decoder, "decoder", ondisk.DecoderGo, "with --data: our JPEG `decoder`, go or turbojpeg (libjpeg-turbo, as PIL)")
 	if err := parseFlags(fs, args); err != nil {
 		return err
 	}
@@ -88,7 +90,19 @@ func runPeer(ctx context.Context, args []string, stdout, stderr io.Writer) error
 			return err
 		}
 		settings.Width, settings.Height, settings.Seed, settings.Data = c.Dataset.Width, c.Dataset.Height, c.Dataset.Seed, df.dir
+		settings.Decoder = c.Decoder
 		w, h = c.Dataset.Width, c.Dataset.Height
+		if kind, _ := ondisk.DetectKind(df.dir); kind != "headspace" {
+			// The peer reads the same files by our index: save it to the
+			// cache (never into the dataset) and pass its path.
+			x, _, err := ondisk.LoadIndex(ctx, df.dir)
+			if err != nil {
+				return err
+			}
+			if settings.Index, err = ondisk.SaveIndex(x); err != nil {
+				return err
+			}
+		}
 	}
 	if err := settings.Validate(); err != nil {
 		return usageError{err.Error()}

@@ -49,7 +49,8 @@ point off by more than 15%. --out keeps every run in Go benchmark format,
 --report a Markdown section, --plot a figure of predicted steps/s against
 cores with the device's ceiling (and the measured points).
 
---data DIR reads a dataset on disk (headspace dataset write): the load stage
+--data DIR reads a dataset on disk (headspace dataset write, an ImageFolder
+or WebDataset shards; docs/real-data.md): the load stage
 becomes fetch then decode, each with its statistics; --page-cache and
 --max-failures as in headspace ladder.`
 

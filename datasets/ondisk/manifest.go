@@ -2,8 +2,11 @@
 // samples written as raw bytes, PNG or JPEG, one file per sample or in
 // WebDataset tar shards, with a JSON manifest; a reader that implements
 // datasets.Dataset and datasets.Encoded (Fetch reads a sample's bytes, Decode
-// turns them into pixels); and page-cache control (Evict, Warm) so a run can
-// read the files from a cold or a warm cache.
+// turns them into pixels, with Go's decoders or libjpeg-turbo); the same
+// reader over a dataset the user already has, an ImageFolder or WebDataset
+// shards from any writer, by an index kept outside it (foreign.go); and
+// page-cache control (Evict, Warm) so a run can read the files from a cold
+// or a warm cache.
 //
 // Uniform random bytes, the document's FakeDataset, compress terribly: a PNG
 // of them is slightly larger than the raw bytes and a JPEG at quality 90 is
@@ -21,6 +24,8 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+
+	"github.com/headspace-bench/headspace/datasets"
 )
 
 // ManifestName is the manifest's file name inside a dataset directory.
@@ -38,12 +43,15 @@ var (
 // Manifest describes a written dataset. Every file of the dataset is listed
 // with its size and SHA-256.
 type Manifest struct {
-	Version   int    `json:"version"`
-	Count     int    `json:"count"`
-	Width     int    `json:"width"`
-	Height    int    `json:"height"`
-	Classes   int    `json:"classes"`
-	Seed      uint64 `json:"seed"`
+	Version int    `json:"version"`
+	Count   int    `json:"count"`
+	Width   int    `json:"width"`
+	Height  int    `json:"height"`
+	Classes int    `json:"classes"`
+	Seed    uint64 `json:"seed"`
+	// Content is the synthetic images' content, datasets.ContentNatural,
+	// or empty for the document's noise (manifests before it was added).
+	Content   string `json:"content,omitempty"`
 	Format    string `json:"format"`            // raw, png or jpeg
 	Quality   int    `json:"quality,omitempty"` // JPEG quality, 1..100
 	Layout    string `json:"layout"`            // files or shards
@@ -119,6 +127,8 @@ func (m *Manifest) Validate() error {
 		return fmt.Errorf("image size %dx%d must be within 1..%d", m.Width, m.Height, MaxSide)
 	case m.Classes <= 0:
 		return fmt.Errorf("classes %d must be positive", m.Classes)
+	case m.Content != "" && m.Content != datasets.ContentNatural:
+		return fmt.Errorf("content %q: want natural or none (noise)", m.Content)
 	case m.Format != "raw" && m.Format != "png" && m.Format != "jpeg":
 		return fmt.Errorf("format %q: want raw, png or jpeg", m.Format)
 	case m.Format == "jpeg" && (m.Quality < 1 || m.Quality > 100):

@@ -19,6 +19,7 @@ import (
 	"sync/atomic"
 
 	"github.com/headspace-bench/headspace/datasets"
+	"github.com/headspace-bench/headspace/datasets/turbojpeg"
 )
 
 // Options are the reader's settings.
@@ -28,6 +29,44 @@ type Options struct {
 	// sample that can, so batches keep their size, as SPDL's pipelines
 	// allow. Beyond MaxFailures, or with 0, Fill returns the error.
 	MaxFailures int
+	// Decoder decodes the JPEGs: DecoderGo ("" too), Go's image/jpeg, or
+	// DecoderTurbo, libjpeg-turbo through package turbojpeg, which
+	// OpenWith loads (failing, in one line naming the Debian package,
+	// where it is missing). PNG is always Go's image/png.
+	Decoder string
+	// Width and Height are the raw shape a dataset the user brings
+	// (ImageFolder, WebDataset) is read at: an image of another size is
+	// resized to it (bilinear, aspect ratio not kept, as torchvision's
+	// Resize((h, w))). 0 means the most common size in the dataset. A
+	// headspace dataset's shape is its manifest's; these must be 0 or
+	// equal to it.
+	Width, Height int
+}
+
+// The JPEG decoders of Options.Decoder.
+const (
+	DecoderGo    = "go"
+	DecoderTurbo = "turbojpeg"
+)
+
+// Decoders lists the JPEG decoders Options.Decoder accepts.
+var Decoders = []string{DecoderGo, DecoderTurbo}
+
+// DecoderName describes decoder for a result file: "go", or "turbojpeg"
+// with libjpeg-turbo's version ("turbojpeg libjpeg-turbo 2.1.5"); it
+// loads the library to ask.
+func DecoderName(decoder string) (string, error) {
+	switch decoder {
+	case "", DecoderGo:
+		return DecoderGo, nil
+	case DecoderTurbo:
+		l, err := turbojpeg.Load()
+		if err != nil {
+			return "", err
+		}
+		return DecoderTurbo + " " + l.String(), nil
+	}
+	return "", fmt.Errorf("ondisk: decoder %q: want go or turbojpeg", decoder)
 }
 
 // Dataset reads a dataset written by Write. It implements datasets.Dataset
@@ -43,6 +82,45 @@ type Dataset struct {
 	failures atomic.Int64
 	readers  sync.Pool // *bytes.Reader
 	bufs     sync.Pool // *[]byte for Fill
+	turbo    *turbojpeg.Library
+	tjFree   decoderList
+	foreign  *Index    // a dataset the user brings; nil for headspace's
+	scratch  sync.Pool // *[]byte: a foreign image at its own size
+}
+
+// decoderList is a free list of TurboJPEG decoders, one per goroutine
+// decoding at once. Not a sync.Pool: a dropped handle would leak its C
+// memory, and a new one costs an allocation.
+type decoderList struct {
+	mu   sync.Mutex
+	free []*turbojpeg.Decoder
+}
+
+func (l *decoderList) get(lib *turbojpeg.Library) (*turbojpeg.Decoder, error) {
+	l.mu.Lock()
+	if n := len(l.free); n > 0 {
+		d := l.free[n-1]
+		l.free = l.free[:n-1]
+		l.mu.Unlock()
+		return d, nil
+	}
+	l.mu.Unlock()
+	return lib.NewDecoder()
+}
+
+func (l *decoderList) put(d *turbojpeg.Decoder) {
+	l.mu.Lock()
+	l.free = append(l.free, d)
+	l.mu.Unlock()
+}
+
+func (l *decoderList) close() {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	for _, d := range l.free {
+		d.Close()
+	}
+	l.free = nil
 }
 
 type location struct {
@@ -60,18 +138,40 @@ func Open(dir string) (*Dataset, error) { return OpenWith(dir, Options{}) }
 
 // OpenWith opens the dataset in dir: it reads the manifest and, in the
 // shards layout, opens every shard and indexes its members once by reading
-// the tar headers. A shard that is missing or whose headers are corrupt
+// the tar headers. A directory without a manifest is read as an
+// ImageFolder or WebDataset shards (openForeign, by LoadIndex). A shard that is missing or whose headers are corrupt
 // does not fail Open; the samples it cannot provide fail at Fetch, naming
 // the shard, so MaxFailures can skip them.
 func OpenWith(dir string, opts Options) (*Dataset, error) {
 	if opts.MaxFailures < 0 {
 		return nil, fmt.Errorf("ondisk: MaxFailures %d must not be negative", opts.MaxFailures)
 	}
+	var turbo *turbojpeg.Library
+	switch opts.Decoder {
+	case "", DecoderGo:
+	case DecoderTurbo:
+		var err error
+		if turbo, err = turbojpeg.Load(); err != nil {
+			return nil, err
+		}
+	default:
+		return nil, fmt.Errorf("ondisk: decoder %q: want go or turbojpeg", opts.Decoder)
+	}
+	kind, err := DetectKind(dir)
+	if err != nil {
+		return nil, err
+	}
+	if kind != "headspace" {
+		return openForeign(dir, opts, turbo)
+	}
 	m, err := ReadManifest(dir)
 	if err != nil {
 		return nil, err
 	}
-	d := &Dataset{dir: dir, m: m, opts: opts}
+	if (opts.Width != 0 || opts.Height != 0) && (opts.Width != m.Width || opts.Height != m.Height) {
+		return nil, fmt.Errorf("ondisk: %s holds %dx%d images; it cannot be read at %dx%d", dir, m.Width, m.Height, opts.Width, opts.Height)
+	}
+	d := &Dataset{dir: dir, m: m, opts: opts, turbo: turbo}
 	d.readers.New = func() any { return bytes.NewReader(nil) }
 	if m.Layout != "shards" {
 		return d, nil
@@ -126,8 +226,9 @@ func (d *Dataset) index(key string) (int, bool) {
 	return i, i < d.m.Count
 }
 
-// Close closes the shard files.
+// Close closes the shard files and the TurboJPEG decoders.
 func (d *Dataset) Close() error {
+	d.tjFree.close()
 	var errs []error
 	for _, f := range d.shards {
 		if f != nil {
@@ -154,6 +255,14 @@ func (d *Dataset) Failures() int64 { return d.failures.Load() }
 
 // where names sample i's file (or shard member) for errors.
 func (d *Dataset) where(i int) string {
+	if x := d.foreign; x != nil {
+		s := x.Samples[i]
+		p := filepath.Join(d.dir, filepath.FromSlash(x.Files[s.File]))
+		if x.Kind == KindWebDataset {
+			return p + " member " + s.Member
+		}
+		return p
+	}
 	if d.m.Layout == "shards" {
 		return fmt.Sprintf("%s member %s.%s", filepath.Join(d.dir, d.m.Files[i/d.m.ShardSize].Name), d.m.Key(i), d.m.Ext())
 	}
@@ -170,6 +279,9 @@ func (d *Dataset) Fetch(ctx context.Context, i int, buf []byte) ([]byte, error) 
 	}
 	if err := ctx.Err(); err != nil {
 		return buf, fmt.Errorf("ondisk: fetch sample %d: %w", i, err)
+	}
+	if d.foreign != nil {
+		return d.fetchForeign(i, buf)
 	}
 	if d.m.Layout == "shards" {
 		return d.fetchMember(i, buf)
@@ -239,12 +351,18 @@ func (d *Dataset) Decode(i int, data []byte, dst *datasets.Sample) error {
 			i, dst.Image.Width, dst.Image.Height, len(dst.Image.Pix), w, h)
 	}
 	dst.Label = d.m.Labels[i]
+	if d.foreign != nil {
+		return d.decodeForeign(i, data, dst)
+	}
 	if d.m.Format == "raw" {
 		if len(data) != len(dst.Image.Pix) {
 			return fmt.Errorf("ondisk: decode sample %d: %s: %d bytes, want %d (%dx%d RGB)", i, d.where(i), len(data), len(dst.Image.Pix), w, h)
 		}
 		copy(dst.Image.Pix, data)
 		return nil
+	}
+	if d.turbo != nil && d.m.Format == "jpeg" {
+		return d.decodeTurbo(i, data, dst)
 	}
 	r := d.readers.Get().(*bytes.Reader)
 	r.Reset(data)
@@ -267,6 +385,28 @@ func (d *Dataset) Decode(i int, data []byte, dst *datasets.Sample) error {
 		return fmt.Errorf("ondisk: decode sample %d: %s: %w", i, d.where(i), err)
 	}
 	return nil
+}
+
+// decodeTurbo decodes sample i's JPEG with TurboJPEG straight into dst:
+// no allocation per sample.
+func (d *Dataset) decodeTurbo(i int, data []byte, dst *datasets.Sample) error {
+	dec, err := d.tjFree.get(d.turbo)
+	if err != nil {
+		return fmt.Errorf("ondisk: decode sample %d: %w", i, err)
+	}
+	defer d.tjFree.put(dec)
+	if err := dec.DecodeRGB(data, dst.Image.Pix, dst.Image.Width, dst.Image.Height); err != nil {
+		return fmt.Errorf("ondisk: decode sample %d: %s: jpeg: %w", i, d.where(i), err)
+	}
+	return nil
+}
+
+// Decoder is the JPEG decoder the dataset uses, as DecoderName writes it.
+func (d *Dataset) Decoder() string {
+	if d.turbo != nil {
+		return DecoderTurbo + " " + d.turbo.String()
+	}
+	return DecoderGo
 }
 
 // ToRGB writes img as interleaved 8-bit RGB into pix (len = 3·W·H). The

@@ -113,6 +113,9 @@ func Write(ctx context.Context, dir string, src datasets.Synthetic, o WriteOptio
 	if o.Format == "jpeg" {
 		m.Quality = o.Quality
 	}
+	if src.Natural() {
+		m.Content = datasets.ContentNatural
+	}
 	units := src.N
 	if o.Layout == "shards" {
 		m.ShardSize = o.ShardSize

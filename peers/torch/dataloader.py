@@ -104,10 +104,10 @@ class FakeDataset(VisionDataset):
 class SizedOnDisk(torch.utils.data.Dataset):
     """The on-disk dataset, cycled to size samples like FakeDataset's size."""
 
-    def __init__(self, root, transform, size):
+    def __init__(self, root, transform, size, index=None, raw_size=None):
         from ondisk import OnDiskDataset
 
-        self.ds = OnDiskDataset(root, transform=transform)
+        self.ds = OnDiskDataset(root, transform=transform, index=index, raw_size=raw_size)
         self.size = size
 
     def __getitem__(self, index):
@@ -174,12 +174,12 @@ def cpu_seconds():
     return s.ru_utime + s.ru_stime + c.ru_utime + c.ru_stime
 
 
-def measure(workers, batch, batches, data=None):
+def measure(workers, batch, batches, data=None, index=None, raw_size=None):
     """One run at one worker count: (ttfb seconds, samples/s, cpu seconds)."""
     if data is None:
         train_set = FakeDataset(transform=make_transform(), size=batches * batch)
     else:
-        train_set = SizedOnDisk(data, transform=make_transform(), size=batches * batch)
+        train_set = SizedOnDisk(data, transform=make_transform(), size=batches * batch, index=index, raw_size=raw_size)
     # pin_memory is off: the document pins (pin_memory=True) because it copies
     # each batch to a GPU; this machine has none, and our loader copies nothing
     # to a device either at level none.
@@ -253,9 +253,14 @@ def main(argv):
     p.add_argument("--seed", type=int, default=1, help="seed of torch, numpy and random")
     p.add_argument("--check", action="store_true", help="print the configuration lines and exit: the imports work")
     p.add_argument("--data", metavar="DIR", help="read the dataset `headspace dataset write` wrote to DIR")
+    p.add_argument("--index", metavar="FILE", help="with --data: DIR is an ImageFolder or WebDataset shards, read by headspace's index FILE at --raw-size")
     raw_given = any(x == "--raw-size" or x.startswith("--raw-size=") for x in argv)
     a = p.parse_args(argv)
-    if a.data is not None:
+    if a.index is not None and (a.data is None or not raw_given):
+        p.error("--index needs --data and --raw-size")
+    if a.data is not None and a.index is not None:
+        m = {"format": "foreign", "layout": "index " + a.index}
+    elif a.data is not None:
         import json, os
 
         try:
@@ -288,7 +293,7 @@ def main(argv):
         ("prefetch-factor", str(PREFETCH_FACTOR)),
     ]
     if a.data is not None:
-        q = f" quality {m['quality']}" if m["format"] == "jpeg" else ""
+        q = f" quality {m['quality']}" if m.get("format") == "jpeg" else ""
         cfg += [("data", a.data), ("data-format", m["format"] + q), ("data-layout", m["layout"])]
     for k, v in cfg:
         print(f"{k}: {v}")
@@ -301,7 +306,7 @@ def main(argv):
         torch.manual_seed(a.seed)
         np.random.seed(a.seed % 2**32)
         random.seed(a.seed)
-        ttfb, sps, cpu = measure(workers, a.batch, a.batches, a.data)
+        ttfb, sps, cpu = measure(workers, a.batch, a.batches, a.data, a.index, a.raw_size)
         print(
             f"BenchmarkPeer/impl=torch/workers={workers} {a.batches} "
             f"{round(ttfb * 1e9)} ttfb-ns {sps:.2f} samples/s {cpu:.3f} cpu-s"

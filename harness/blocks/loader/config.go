@@ -52,6 +52,9 @@ type Config struct {
 	// sample is replaced by the next one that reads, so batches keep
 	// their size. 0 stops at the first.
 	MaxFailures int
+	// Decoder decodes Data's JPEGs: ondisk.DecoderGo ("" too) or
+	// ondisk.DecoderTurbo (libjpeg-turbo).
+	Decoder string
 	// PageCache is what happens to Data's files in the page cache before
 	// each loader starts: "" leaves them as they are, PageWarm reads them
 	// once, PageCold evicts them (Linux only).
@@ -154,6 +157,10 @@ func (c Config) Validate() error {
 		return fmt.Errorf("max failures %d must be within 0..%d", c.MaxFailures, MaxMaxFailures)
 	case c.Data == "" && c.MaxFailures > 0:
 		return fmt.Errorf("max failures %d needs a dataset on disk", c.MaxFailures)
+	case c.Decoder != "" && c.Decoder != ondisk.DecoderGo && c.Decoder != ondisk.DecoderTurbo:
+		return fmt.Errorf("decoder %q: want go or turbojpeg", c.Decoder)
+	case c.Data == "" && c.Decoder != "" && c.Decoder != ondisk.DecoderGo:
+		return fmt.Errorf("decoder %s needs a dataset on disk", c.Decoder)
 	}
 	switch c.PageCache {
 	case "", PageWarm:
@@ -219,14 +226,22 @@ func (c Config) Supports(l level.Level) error {
 }
 
 // WithData is c reading the dataset in dir: Data is set and Dataset's
-// size, count, classes and seed are the manifest's.
+// size, count, classes and seed are the manifest's. A dataset the user
+// brings (ImageFolder, WebDataset) has no manifest: its count and classes
+// are its index's, its raw size the most common image size (callers may
+// set another: the images are resized to it), and the seed, which then
+// seeds only the transforms, stays c's.
 func (c Config) WithData(dir string) (Config, error) {
-	m, err := ondisk.ReadManifest(dir)
+	in, err := ondisk.Inspect(context.Background(), dir)
 	if err != nil {
 		return c, err
 	}
 	c.Data = dir
-	c.Dataset = datasets.Synthetic{Width: m.Width, Height: m.Height, Classes: m.Classes, N: m.Count, Seed: m.Seed}
+	seed := in.Seed
+	if in.Kind != "headspace" {
+		seed = c.Dataset.Seed
+	}
+	c.Dataset = datasets.Synthetic{Width: in.Width, Height: in.Height, Classes: in.Classes, N: in.Count, Seed: seed, Content: in.Content}
 	return c, nil
 }
 
@@ -247,7 +262,8 @@ func (c Config) PreparePageCache(ctx context.Context) error {
 // openData opens Data and checks that it is the dataset Dataset
 // describes.
 func (c Config) openData() (*ondisk.Dataset, error) {
-	d, err := ondisk.OpenWith(c.Data, ondisk.Options{MaxFailures: c.MaxFailures})
+	d, err := ondisk.OpenWith(c.Data, ondisk.Options{MaxFailures: c.MaxFailures, Decoder: c.Decoder,
+		Width: c.Dataset.Width, Height: c.Dataset.Height})
 	if err != nil {
 		return nil, err
 	}

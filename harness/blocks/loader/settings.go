@@ -1,6 +1,7 @@
 package loader
 
 import (
+	"context"
 	"fmt"
 
 	"github.com/headspace-bench/headspace/datasets/ondisk"
@@ -25,6 +26,9 @@ func (c Config) Settings() []results.Config {
 		{Key: "prefetch", Value: fmt.Sprint(c.Prefetch)},
 		{Key: "load-latency", Value: c.LoadLatency.String()},
 	}
+	if c.Dataset.Natural() { // noise, the document's, is left implicit as before it was a choice
+		out = append(out, results.Config{Key: "content", Value: c.Dataset.Content})
+	}
 	if c.DeviceCrop {
 		// The device transform's uploads: whole raw images (recorded only
 		// when set, so the files of earlier sweeps keep their setup).
@@ -42,27 +46,35 @@ func (c Config) DataSettings() []results.Config {
 		return nil
 	}
 	format, layout, sum := "unreadable", "unreadable", "unreadable"
-	if m, err := ondisk.ReadManifest(c.Data); err == nil {
-		format, layout = m.Format, m.Layout
-		if m.Format == "jpeg" {
-			format = fmt.Sprintf("jpeg-q%d", m.Quality)
-		}
-		if m.Layout == "shards" {
-			layout = fmt.Sprintf("shards-of-%d", m.ShardSize)
-		}
-	}
-	if s, err := ondisk.ManifestSum(c.Data); err == nil {
-		sum = s
+	in, err := ondisk.Inspect(context.Background(), c.Data)
+	if err == nil {
+		format, layout, sum = in.Format, in.Layout, in.Sum
 	}
 	page := c.PageCache
 	if page == "" {
 		page = "as-found"
 	}
-	return []results.Config{
+	decoder, err := ondisk.DecoderName(c.Decoder)
+	if err != nil {
+		decoder = "unavailable"
+	}
+	out := []results.Config{
+		{Key: "decoder", Value: decoder},
 		{Key: "data-format", Value: format},
 		{Key: "data-layout", Value: layout},
 		{Key: "data-manifest-sha256", Value: sum},
 		{Key: "page-cache", Value: page},
 		{Key: "max-failures", Value: fmt.Sprint(c.MaxFailures)},
 	}
+	if in != nil && in.Kind != "headspace" {
+		// A dataset the user brings: its images' sizes, and what is done
+		// to those that differ from the raw size (the document's caveat
+		// 2, input that varies in size, made measurable).
+		out = append(out,
+			results.Config{Key: "data-image-sizes", Value: in.Sizes},
+			results.Config{Key: "data-resize", Value: fmt.Sprintf("bilinear to %dx%d", c.Dataset.Width, c.Dataset.Height)},
+			results.Config{Key: "data-unreadable", Value: fmt.Sprint(in.Failed)},
+		)
+	}
+	return out
 }

@@ -37,6 +37,7 @@ type spec struct {
 	// by path (the parent has prepared its page cache).
 	Data        string `json:",omitempty"`
 	MaxFailures int    `json:",omitempty"`
+	Decoder     string `json:",omitempty"`
 }
 
 func newSpec(cfg loader.Config, worker int) spec {
@@ -44,7 +45,7 @@ func newSpec(cfg loader.Config, worker int) spec {
 		Version: protocolVersion, Worker: worker, Workers: cfg.Workers,
 		Dataset: cfg.Dataset, Transforms: cfg.Transforms, Impl: cfg.Impl,
 		Batch: cfg.Batch, LoadLatency: cfg.LoadLatency,
-		Data: cfg.Data, MaxFailures: cfg.MaxFailures,
+		Data: cfg.Data, MaxFailures: cfg.MaxFailures, Decoder: cfg.Decoder,
 	}
 }
 
@@ -53,7 +54,7 @@ func (s spec) config() loader.Config {
 	return loader.Config{
 		Dataset: s.Dataset, Transforms: s.Transforms, Impl: s.Impl,
 		Batch: s.Batch, Workers: 1, LoadLatency: s.LoadLatency,
-		Data: s.Data, MaxFailures: s.MaxFailures,
+		Data: s.Data, MaxFailures: s.MaxFailures, Decoder: s.Decoder,
 	}
 }
 

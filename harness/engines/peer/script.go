@@ -38,6 +38,13 @@ type Settings struct {
 	// both sides read: ours fetches and decodes it (Go's decoders), the
 	// peer gets --data (PIL's). Width, Height and Seed must be its.
 	Data string
+	// Index, with Data, is the index (ondisk.SaveIndex) of a dataset the
+	// user brings (ImageFolder, WebDataset): the peer reads the same
+	// files by it, resized to Width×Height as ours are.
+	Index string
+	// Decoder is our side's JPEG decoder (ondisk.Decoders); the peer
+	// always decodes with PIL.
+	Decoder string
 }
 
 // DefaultSettings is the document's pipeline, 1024×1024 raw images cropped
@@ -60,8 +67,12 @@ func (s Settings) Pipeline(impl string, workers int) loader.Config {
 		// A manifest that cannot be read leaves Data set, for New's error.
 		if d, err := c.WithData(s.Data); err == nil {
 			c = d
+			if s.Index != "" { // a foreign dataset, read at the settings' size
+				c.Dataset.Width, c.Dataset.Height = s.Width, s.Height
+			}
 		}
 		c.Data = s.Data
+		c.Decoder = s.Decoder
 	}
 	return c
 }
@@ -87,6 +98,9 @@ func (s Settings) Args(workers []int) []string {
 	}
 	if s.Data != "" {
 		args = append(args, "--data", s.Data)
+	}
+	if s.Index != "" {
+		args = append(args, "--index", s.Index)
 	}
 	return args
 }

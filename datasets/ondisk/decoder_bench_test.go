@@ -1,0 +1,77 @@
+package ondisk
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/headspace-bench/headspace/datasets"
+)
+
+// jpegBenchDir is the dataset BenchmarkDecodeJPEG decodes:
+// $HEADSPACE_JPEG_DIR when set, so that PIL can time the very same files
+// (docs/real-data.md gives both commands), or eight 1024² natural JPEGs
+// (quality 90) written once per run.
+func jpegBenchDir(b *testing.B) string {
+	if dir := os.Getenv("HEADSPACE_JPEG_DIR"); dir != "" {
+		return dir
+	}
+	benchMu.Lock()
+	defer benchMu.Unlock()
+	if benchRoot == "" {
+		var err error
+		if benchRoot, err = os.MkdirTemp("", "ondisk-bench-"); err != nil {
+			b.Fatal(err)
+		}
+	}
+	dir := filepath.Join(benchRoot, "natural-1024-jpeg")
+	if _, err := os.Stat(dir); err != nil {
+		src := datasets.Synthetic{Width: 1024, Height: 1024, Classes: 10, N: benchN, Seed: 1, Content: datasets.ContentNatural}
+		if _, err := Write(context.Background(), dir, src, WriteOptions{Format: "jpeg", Layout: "files"}); err != nil {
+			b.Fatal(err)
+		}
+	}
+	return dir
+}
+
+// BenchmarkDecodeJPEG decodes the same JPEGs, already in memory, with
+// each decoder, as the decode stage does: ns/op is per image, and the
+// turbojpeg decoder allocates nothing (-benchmem). cpu-ns/op is the
+// process's CPU time per image, which peers/torch/pil_decode.py reports
+// too: on a shared machine it is the steadier figure to compare.
+func BenchmarkDecodeJPEG(b *testing.B) {
+	dir := jpegBenchDir(b)
+	for _, dec := range Decoders {
+		b.Run("decoder="+dec, func(b *testing.B) {
+			d, err := OpenWith(dir, Options{Decoder: dec})
+			if err != nil {
+				b.Fatal(err)
+			}
+			defer d.Close()
+			if d.Manifest().Format != "jpeg" {
+				b.Fatalf("%s holds %s, not jpeg", dir, d.Manifest().Format)
+			}
+			n := d.Len()
+			data := make([][]byte, n)
+			for i := range data {
+				if data[i], err = d.Fetch(context.Background(), i, nil); err != nil {
+					b.Fatal(err)
+				}
+			}
+			w, h := d.Shape()
+			s := datasets.NewSample(w, h)
+			b.SetBytes(int64(len(s.Image.Pix)))
+			b.ReportAllocs()
+			cpu0 := processCPU()
+			for i := 0; b.Loop(); i++ {
+				if err := d.Decode(i%n, data[i%n], s); err != nil {
+					b.Fatal(err)
+				}
+			}
+			if cpu := processCPU() - cpu0; cpu > 0 {
+				b.ReportMetric(float64(cpu)/float64(b.N), "cpu-ns/op")
+			}
+		})
+	}
+}

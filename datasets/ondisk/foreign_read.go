@@ -1,0 +1,218 @@
+package ondisk
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"image"
+	"image/jpeg"
+	"image/png"
+	"io"
+	"os"
+	"path/filepath"
+
+	"github.com/headspace-bench/headspace/datasets"
+	"github.com/headspace-bench/headspace/datasets/turbojpeg"
+)
+
+// openForeign opens a dataset the user brings, by its index (LoadIndex:
+// the cached one while it matches, else built now). Its manifest is
+// synthesized: count, shape (Options or the most common size), classes,
+// labels, the formats met and the layout; it lists no files.
+func openForeign(dir string, opts Options, turbo *turbojpeg.Library) (*Dataset, error) {
+	x, _, err := LoadIndex(context.Background(), dir)
+	if err != nil {
+		return nil, err
+	}
+	w, h := opts.Width, opts.Height
+	if w == 0 && h == 0 {
+		if sz := x.Sizes(); len(sz) > 0 {
+			w, h = sz[0].Width, sz[0].Height
+		}
+	}
+	if w <= 0 || h <= 0 || w > MaxSide || h > MaxSide {
+		return nil, fmt.Errorf("ondisk: %s: no readable image to take the shape from, or shape %dx%d out of 1..%d", dir, w, h, MaxSide)
+	}
+	m := &Manifest{
+		Version: FormatVersion, Count: len(x.Samples), Width: w, Height: h,
+		Classes: max(1, len(x.Classes)), Format: x.Formats(), Layout: "files",
+		Labels: make([]int, len(x.Samples)),
+	}
+	if x.Kind == KindWebDataset {
+		m.Layout = "shards"
+	}
+	for i, s := range x.Samples {
+		m.Labels[i] = s.Label
+	}
+	d := &Dataset{dir: dir, m: m, opts: opts, turbo: turbo, foreign: x}
+	d.readers.New = func() any { return bytes.NewReader(nil) }
+	if x.Kind == KindWebDataset {
+		d.shards = make([]*os.File, len(x.Files))
+		d.shardErr = make([]error, len(x.Files))
+		for i, rel := range x.Files {
+			f, _, err := openUserFile(filepath.Join(dir, filepath.FromSlash(rel)), MaxUserFileBytes)
+			if err != nil {
+				d.shardErr[i] = err
+				continue
+			}
+			d.shards[i] = f
+		}
+	}
+	return d, nil
+}
+
+// Index is the index of a dataset the user brought, or nil for a
+// headspace dataset.
+func (d *Dataset) Index() *Index { return d.foreign }
+
+// fetchForeign reads sample i's encoded image: the file (through
+// openUserFile: regular, bounded) or the shard member by offset.
+func (d *Dataset) fetchForeign(i int, buf []byte) ([]byte, error) {
+	s := d.foreign.Samples[i]
+	if s.Error != "" {
+		return buf, fmt.Errorf("ondisk: fetch sample %d: %s: %s", i, d.where(i), s.Error)
+	}
+	if d.foreign.Kind == KindWebDataset {
+		f := d.shards[s.File]
+		if f == nil {
+			return buf, fmt.Errorf("ondisk: fetch sample %d: %s: shard unreadable: %v", i, d.where(i), d.shardErr[s.File])
+		}
+		buf = grow(buf, s.Size)
+		n, err := f.ReadAt(buf, s.Offset)
+		if n < len(buf) {
+			if err == nil || errors.Is(err, io.EOF) {
+				return buf[:n], fmt.Errorf("ondisk: fetch sample %d: %s: truncated: %d of %d bytes", i, d.where(i), n, s.Size)
+			}
+			return buf[:n], fmt.Errorf("ondisk: fetch sample %d: %s: %w", i, d.where(i), err)
+		}
+		return buf, nil
+	}
+	f, size, err := openUserFile(d.where(i), MaxUserImageBytes)
+	if err != nil {
+		return buf, fmt.Errorf("ondisk: fetch sample %d: %w", i, err)
+	}
+	defer f.Close()
+	buf = grow(buf, size)
+	n, err := io.ReadFull(f, buf)
+	if err != nil {
+		return buf[:n], fmt.Errorf("ondisk: fetch sample %d: %s: %d of %d bytes: %w", i, d.where(i), n, size, err)
+	}
+	return buf, nil
+}
+
+// decodeForeign decodes sample i's JPEG or PNG (told by its first bytes,
+// not its name), checking the header against MaxUserPixels first, and
+// resizes it to the dataset's shape when its size differs. An image of
+// the shape decodes straight into dst (with TurboJPEG, allocation-free);
+// another goes through a pooled buffer at its own size.
+func (d *Dataset) decodeForeign(i int, data []byte, dst *datasets.Sample) error {
+	w, h := dst.Image.Width, dst.Image.Height
+	fail := func(err error) error {
+		return fmt.Errorf("ondisk: decode sample %d: %s: %w", i, d.where(i), err)
+	}
+	isJPEG := len(data) >= 3 && data[0] == 0xff && data[1] == 0xd8 && data[2] == 0xff
+	if isJPEG && d.turbo != nil {
+		dec, err := d.tjFree.get(d.turbo)
+		if err != nil {
+			return fail(err)
+		}
+		defer d.tjFree.put(dec)
+		iw, ih, err := dec.Header(data)
+		if err != nil {
+			return fail(err)
+		}
+		if int64(iw)*int64(ih) > MaxUserPixels {
+			return fail(fmt.Errorf("jpeg of %dx%d: more than %d pixels", iw, ih, MaxUserPixels))
+		}
+		if iw == w && ih == h {
+			if err := dec.DecodeRGB(data, dst.Image.Pix, w, h); err != nil {
+				return fail(err)
+			}
+			return nil
+		}
+		sp := d.scratchBuf(3 * iw * ih)
+		defer d.scratch.Put(sp)
+		if err := dec.DecodeRGB(data, *sp, iw, ih); err != nil {
+			return fail(err)
+		}
+		resizeRGB(dst.Image.Pix, w, h, *sp, iw, ih)
+		return nil
+	}
+	r := d.readers.Get().(*bytes.Reader)
+	defer func() { r.Reset(nil); d.readers.Put(r) }()
+	r.Reset(data)
+	format, iw, ih, err := checkUserImage(r)
+	if err != nil {
+		return fail(err)
+	}
+	r.Reset(data)
+	var img image.Image
+	if format == "png" {
+		img, err = png.Decode(r)
+	} else {
+		img, err = jpeg.Decode(r)
+	}
+	if err != nil {
+		return fail(fmt.Errorf("%s: %w", format, err))
+	}
+	if b := img.Bounds(); b.Dx() != iw || b.Dy() != ih {
+		return fail(fmt.Errorf("%s: header says %dx%d, image is %dx%d", format, iw, ih, b.Dx(), b.Dy()))
+	}
+	if iw == w && ih == h {
+		if err := ToRGB(dst.Image.Pix, img); err != nil {
+			return fail(err)
+		}
+		return nil
+	}
+	sp := d.scratchBuf(3 * iw * ih)
+	defer d.scratch.Put(sp)
+	if err := ToRGB(*sp, img); err != nil {
+		return fail(err)
+	}
+	resizeRGB(dst.Image.Pix, w, h, *sp, iw, ih)
+	return nil
+}
+
+// scratchBuf is a pooled buffer of n bytes.
+func (d *Dataset) scratchBuf(n int) *[]byte {
+	sp, _ := d.scratch.Get().(*[]byte)
+	if sp == nil {
+		sp = new([]byte)
+	}
+	if cap(*sp) < n {
+		*sp = make([]byte, n)
+	}
+	*sp = (*sp)[:n]
+	return sp
+}
+
+// resizeRGB resizes the interleaved RGB image src (sw×sh) to dst (dw×dh)
+// by bilinear interpolation with pixel centres aligned, as PIL's and
+// torchvision's bilinear resize without antialiasing do; the aspect ratio
+// is not kept. Fixed point (16 fractional bits), no allocation.
+func resizeRGB(dst []byte, dw, dh int, src []byte, sw, sh int) {
+	// Source coordinate of destination pixel x: (x+0.5)·sw/dw − 0.5,
+	// clamped to [0, sw−1].
+	coord := func(x, dn, sn int) (i0, i1 int, f int64) {
+		p := ((2*int64(x)+1)*int64(sn)<<16)/(2*int64(dn)) - 1<<15
+		p = max(0, min(p, int64(sn-1)<<16))
+		i0 = int(p >> 16)
+		return i0, min(i0+1, sn-1), p & 0xffff
+	}
+	for y := range dh {
+		y0, y1, fy := coord(y, dh, sh)
+		r0 := src[y0*sw*3 : (y0+1)*sw*3]
+		r1 := src[y1*sw*3 : (y1+1)*sw*3]
+		out := dst[y*dw*3 : (y+1)*dw*3]
+		for x := range dw {
+			x0, x1, fx := coord(x, dw, sw)
+			for c := range 3 {
+				a := int64(r0[3*x0+c])<<16 + (int64(r0[3*x1+c])-int64(r0[3*x0+c]))*fx
+				b := int64(r1[3*x0+c])<<16 + (int64(r1[3*x1+c])-int64(r1[3*x0+c]))*fx
+				v := a + (b-a)*fy>>16
+				out[3*x+c] = uint8((v + 1<<15) >> 16)
+			}
+		}
+	}
+}

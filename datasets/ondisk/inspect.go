@@ -1,0 +1,66 @@
+package ondisk
+
+import (
+	"context"
+	"fmt"
+)
+
+// Info is what a command needs to know about a dataset directory before
+// it reads it: a headspace dataset (from its manifest) or one the user
+// brings (from its index).
+type Info struct {
+	Kind           string // "headspace", KindImageFolder or KindWebDataset
+	Count, Classes int
+	Width, Height  int    // the manifest's size, or the most common size
+	Seed           uint64 // headspace datasets only
+	Content        string // headspace datasets only
+	Format, Layout string // as DataSettings records them
+	Sum            string // the manifest's SHA-256, or the index fingerprint
+	// Foreign datasets only: the size distribution (Index.SizeSummary),
+	// the samples known unreadable, whether the index came from the cache.
+	Sizes       string
+	Failed      int
+	IndexCached bool
+}
+
+// Inspect describes the dataset in dir without opening its files (a
+// foreign dataset is indexed if its cached index is missing or stale).
+func Inspect(ctx context.Context, dir string) (*Info, error) {
+	kind, err := DetectKind(dir)
+	if err != nil {
+		return nil, err
+	}
+	if kind == "headspace" {
+		m, err := ReadManifest(dir)
+		if err != nil {
+			return nil, err
+		}
+		sum, err := ManifestSum(dir)
+		if err != nil {
+			return nil, err
+		}
+		in := &Info{Kind: kind, Count: m.Count, Classes: m.Classes, Width: m.Width, Height: m.Height,
+			Seed: m.Seed, Content: m.Content, Format: m.Format, Layout: m.Layout, Sum: sum}
+		if m.Format == "jpeg" {
+			in.Format = fmt.Sprintf("jpeg-q%d", m.Quality)
+		}
+		if m.Layout == "shards" {
+			in.Layout = fmt.Sprintf("shards-of-%d", m.ShardSize)
+		}
+		return in, nil
+	}
+	x, cached, err := LoadIndex(ctx, dir)
+	if err != nil {
+		return nil, err
+	}
+	in := &Info{Kind: kind, Count: len(x.Samples), Classes: max(1, len(x.Classes)),
+		Format: kind + "-" + x.Formats(), Layout: "files", Sum: x.Sum(),
+		Sizes: x.SizeSummary(), Failed: x.Failed(), IndexCached: cached}
+	if kind == KindWebDataset {
+		in.Layout = fmt.Sprintf("%d-shards", len(x.Files))
+	}
+	if sz := x.Sizes(); len(sz) > 0 {
+		in.Width, in.Height = sz[0].Width, sz[0].Height
+	}
+	return in, nil
+}
