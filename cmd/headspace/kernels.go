@@ -12,9 +12,12 @@ import (
 
 func init() {
 	netKernels.Modules = kernels.Modules
-	netKernels.Plan = func(batch, side int, seed uint64) (cuda.Plan, error) {
+	netKernels.Plan = func(batch, side int, seed uint64, precision string) (cuda.Plan, error) {
 		p, err := kernels.NetPlan(batch, side, seed)
 		if err != nil {
+			return cuda.Plan{}, err
+		}
+		if p, err = kernels.WithPrecision(p, precision); err != nil {
 			return cuda.Plan{}, err
 		}
 		return cuda.Plan{Modules: netKernels.Modules, Buffers: cudaBuffers(p.Buffers), Input: p.Input, InputU8: p.InputU8,
@@ -22,7 +25,8 @@ func init() {
 	}
 	netKernels.Checks = func(seed uint64) []cuda.Check {
 		var cs []cuda.Check
-		for _, c := range kernels.Checks(seed) {
+		// Every kernel of both precisions, whatever --precision times.
+		for _, c := range append(kernels.Checks(seed), kernels.TF32Checks(seed)...) {
 			outs := make([]cuda.Output, len(c.Outputs))
 			for i, o := range c.Outputs {
 				outs[i] = cuda.Output(o)
