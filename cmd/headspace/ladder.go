@@ -108,7 +108,7 @@ type pipelineFlags struct {
 	pinnedBW, pageableBW  float64
 	convertBW             float64
 	data                  dataFlags
-	deviceCrop            bool // ladder: --device-crop, with --transforms device
+	deviceCrop            bool   // ladder: --device-crop, with --transforms device
 	graphs                bool   // ladder: --cuda-graphs, with --device cuda
 	precision             string // ladder: --precision, the Net's convolutions on --device cuda
 }
