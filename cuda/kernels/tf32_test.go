@@ -136,7 +136,8 @@ func TestTF32ChecksLaunches(t *testing.T) {
 // net.cu's fp32 conv3x3_forward, run the same way (its text copied from
 // net.cu), which must itself be within fp32's 1e-5 of the reference. The
 // errors must be TF32's: on the cases of 27 taps or more, above fp32's by
-// an order of magnitude, so an emulation that did not round would fail.
+// an order of magnitude, so an emulation that did not round would fail;
+// and at least 1% of the tolerance, so the bound is not vacuous.
 // What this cannot test is the PTX itself (a GPU's cuda check does).
 func TestTF32KernelsOnHost(t *testing.T) {
 	gxx, err := exec.LookPath("g++")
@@ -184,6 +185,9 @@ func TestTF32KernelsOnHost(t *testing.T) {
 			t.Logf("max error: tf32 %.3g, fp32 %.3g; tf32 tolerance %.3g (%.1f%% used)", errTF32, errFP32, want.Tol, 100*errTF32/want.Tol)
 			if tc.taps() >= 27 && !(errTF32 > 10*errFP32) {
 				t.Errorf("tf32's error %g is not TF32's: fp32's is %g", errTF32, errFP32)
+			}
+			if errTF32 < want.Tol/100 {
+				t.Errorf("tf32's error %g uses under 1%% of the tolerance %g: the bound is loose by orders of magnitude", errTF32, want.Tol)
 			}
 		})
 	}
