@@ -38,7 +38,8 @@ TEST_DEBS :=
 TEST_DEBS += slurm-wlm munge
 # history's TestPageInBrowser loads the history page in headless Chromium.
 TEST_DEBS += chromium
-# cuda/kernels TestTransformKernelsOnHost: transforms.cu compiled for the host.
+# cuda/kernels TestTransformKernelsOnHost and TestTF32KernelsOnHost: the .cu
+# kernels compiled for the host.
 TEST_DEBS += g++
 # libjpeg-turbo's TurboJPEG, loaded with purego: datasets/turbojpeg's tests,
 # ondisk's and cmd/headspace's --decoder turbojpeg tests (TestLadderData*).

@@ -5,7 +5,8 @@
 #
 #   ci/gpu-suite.sh [--emulated] [--quick] [ladder|loaders|device|all] OUTDIR
 #
-#   ladder   headspace cuda check; the caching ladder on --device cuda (all
+#   ladder   headspace cuda check (kernels, copies, the Net's step at fp32
+#            and tf32, each with and without CUDA Graphs); the caching ladder on --device cuda (all
 #            five levels at 4 workers, naive and fast; workers 1,4,8,16 at
 #            level none; placement host/device × pinned true/false at levels
 #            host and none); the document's PyTorch ladder on the same GPU
@@ -20,7 +21,10 @@
 #            JPEGs at 1024² (headspace dataset write); levels device and
 #            host with the step replayed from CUDA Graphs (--cuda-graphs;
 #            `cuda check` in the ladder part times the Net's step with and
-#            without them). On --emulated it writes the JPEGs and checks
+#            without them); the same two levels with the convolutions on
+#            TF32 tensor cores (--precision tf32), with and without CUDA
+#            Graphs (`cuda check` times fp32 and tf32 side by side). On
+#            --emulated it writes the JPEGs and checks
 #            that the GPU-only flags are refused (exit 2, one line each)
 #   all      all three (more than one 10-minute command on a lent machine:
 #            run `ladder`, `loaders` and `device` as three invocations there)
@@ -141,7 +145,8 @@ run_ladder() {
   if [ $emulated = 1 ]; then
     skip "cuda check" "the emulated device has no GPU"
   else
-    step "cuda check" cuda-check.log "$hs" cuda check --out "$out/cuda-check.txt"
+    step "cuda check (the Net's step at fp32 and tf32, with and without CUDA Graphs)" cuda-check.log \
+      "$hs" cuda check --precision fp32,tf32 --out "$out/cuda-check.txt"
   fi
   step "ladder: every level at $levels_workers workers" ladder-levels.log \
     "$hs" ladder --device "$dev" --levels none,raw,sample,host,device --workers "$levels_workers" \
@@ -204,6 +209,8 @@ run_device() {
       "$hs" ladder --device emulated --device-crop "${ladder_size[@]}"
     refused "ladder: --cuda-graphs on the emulated device" "--cuda-graphs needs --device cuda" \
       "$hs" ladder --device emulated --cuda-graphs "${ladder_size[@]}"
+    refused "ladder: --precision tf32 on the emulated device" "--precision tf32 needs --device cuda" \
+      "$hs" ladder --device emulated --precision tf32 "${ladder_size[@]}"
     return
   fi
   step "ladder: transforms device (host crops), every level at $levels_workers workers" ladder-transforms=device.log \
@@ -218,6 +225,12 @@ run_device() {
   step "ladder: CUDA Graphs, levels device and host at $levels_workers workers" ladder-graphs.log \
     "$hs" ladder --device cuda --cuda-graphs --levels device,host --workers "$levels_workers" --transforms fast \
     "${ladder_size[@]}" --out "$out/ladder-graphs.txt"
+  step "ladder: TF32 tensor cores, levels device and host at $levels_workers workers" ladder-tf32.log \
+    "$hs" ladder --device cuda --precision tf32 --levels device,host --workers "$levels_workers" --transforms fast \
+    "${ladder_size[@]}" --out "$out/ladder-tf32.txt"
+  step "ladder: TF32 tensor cores and CUDA Graphs, levels device and host at $levels_workers workers" ladder-tf32-graphs.log \
+    "$hs" ladder --device cuda --precision tf32 --cuda-graphs --levels device,host --workers "$levels_workers" --transforms fast \
+    "${ladder_size[@]}" --out "$out/ladder-tf32-graphs.txt"
   step "cuda decode: nvJPEG, batch 256 of noise JPEGs at ${jpeg_size}²" cuda-decode-noise.log \
     "$hs" cuda decode --decoder nvjpeg --jpegs "$out/jpegs-noise" --batch 256 --out "$out/cuda-decode-noise.txt"
 }

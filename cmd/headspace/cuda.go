@@ -28,6 +28,16 @@ func init() {
 	register(command{name: "cuda", summary: "check the GPU: kernels against their reference, copy speeds, the Net's step", run: runCUDA})
 }
 
+// netPlan is the Net's training step as kernels at a precision
+// (kernels.PrecisionFP32 or PrecisionTF32).
+func netPlan(batch, side int, seed uint64, precision string) (cuda.Plan, error) {
+	p, err := kernels.NetPlan(batch, side, seed)
+	if err != nil {
+		return cuda.Plan{}, err
+	}
+	return kernels.WithPrecision(p, precision)
+}
+
 // cudaDevice is a CUDA Device that owns its context.
 type cudaDevice struct {
 	*cuda.Device
@@ -66,20 +76,24 @@ func planForSample(pf *pipelineFlags) (func(batch, sampleLen int) (cuda.Plan, er
 		return nil, err
 	}
 	t := kernels.DeviceTransform{Config: cfg.Transforms, Width: cfg.Dataset.Width, Height: cfg.Dataset.Height, DeviceCrop: pf.deviceCrop}
-	seed := pf.seed
+	seed, precision := pf.seed, pf.precision
 	return func(batch, sampleLen int) (cuda.Plan, error) {
 		if sampleLen%3 == 0 {
 			side := int(math.Round(math.Sqrt(float64(sampleLen) / 3)))
 			if 3*side*side != sampleLen {
 				return cuda.Plan{}, fmt.Errorf("a sample of %d values is not 3×side×side", sampleLen)
 			}
-			return kernels.NetPlan(batch, side, seed)
+			return netPlan(batch, side, seed, precision)
 		}
 		if sampleLen != t.SampleBytes() {
 			return cuda.Plan{}, fmt.Errorf("a sample of %d bytes is neither 3×side×side values nor a device-transform sample of %d bytes (crop %d of %dx%d, device crop %v)",
 				sampleLen, t.SampleBytes(), t.Config.Crop, t.Width, t.Height, t.DeviceCrop)
 		}
-		return kernels.NetPlanDevice(batch, t, seed)
+		p, err := kernels.NetPlanDevice(batch, t, seed)
+		if err != nil {
+			return cuda.Plan{}, err
+		}
+		return kernels.WithPrecision(p, precision)
 	}, nil
 }
 
@@ -94,7 +108,10 @@ pinned and from pageable memory, at sizes from 1 MiB to 256 MiB; and times
 the Net's training step at --batch samples of --side×--side (the median
 of --steps, each timed on the GPU with CUDA events), launched kernel by
 kernel and then replayed from CUDA Graphs (exit 1 if the two losses
-differ).
+differ), at each --precision: fp32 (the default) and/or tf32 (the
+convolutions on TF32 tensor cores). The kernel checks cover both
+precisions' kernels whatever --precision says; tf32's tolerance is
+derived from TF32's rounding (docs/gpu.md).
 
 --out writes the copy speeds (GB/s) and step times (step-ns) in Go
 benchmark format. Without a driver it exits 1 with "no CUDA driver found
@@ -131,6 +148,9 @@ func runCUDA(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	case f.steps <= 0 || f.reps <= 0:
 		return usagef("--steps %d and --reps %d must be positive", f.steps, f.reps)
 	}
+	if f.precisions, err = parseList("--precision", f.precision, kernels.Precisions); err != nil {
+		return err
+	}
 	if err := checkResultsOut(f.out); err != nil {
 		return err
 	}
@@ -148,7 +168,8 @@ func runCUDA(ctx context.Context, args []string, stdout, stderr io.Writer) error
 type cudaCheckOpts struct {
 	ordinal, batch, side, steps, reps int
 	seed                              uint64
-	sizes, out                        string
+	sizes, out, precision             string
+	precisions                        []string // --precision, parsed
 }
 
 func cudaCheckFlags(fs *flag.FlagSet) *cudaCheckOpts {
@@ -161,6 +182,7 @@ func cudaCheckFlags(fs *flag.FlagSet) *cudaCheckOpts {
 	fs.Uint64Var(&f.seed, "seed", 1, "`seed` of the checks' inputs and the Net's weights")
 	fs.StringVar(&f.sizes, "sizes", "1,2,4,8,16,32,64,128,256", "comma-separated copy `sizes` in MiB")
 	fs.StringVar(&f.out, "out", "", "benchmark-format result `file` (GB/s, step-ns), replaced")
+	fs.StringVar(&f.precision, "precision", kernels.PrecisionFP32, "comma-separated `precisions` of the timed Net step's convolutions: fp32 and/or tf32 (the kernel checks run both always)")
 	return f
 }
 
@@ -190,7 +212,8 @@ func cudaCheck(ctx context.Context, c *cuda.Context, f *cudaCheckOpts, sizes []i
 	// The kernels against the reference.
 	var failed []string
 	fmt.Fprintf(stdout, "%-28s %-12s %12s %12s\n", "kernel check", "output", "max error", "tolerance")
-	for _, ch := range kernels.Checks(f.seed) {
+	// Every kernel of both precisions, whatever --precision times.
+	for _, ch := range append(kernels.Checks(f.seed), kernels.TF32Checks(f.seed)...) {
 		r, err := cuda.RunCheck(ctx, c, kernels.Modules, ch)
 		if err != nil {
 			return err
@@ -239,42 +262,46 @@ func cudaCheck(ctx context.Context, c *cuda.Context, f *cudaCheckOpts, sizes []i
 	for i := range b.Labels {
 		b.Labels[i] = int32(rng.IntN(10))
 	}
-	var times [2][]time.Duration // kernel by kernel, CUDA Graphs
-	var losses [2]float32
-	for g, graphs := range []bool{false, true} {
-		plan, err := kernels.NetPlan(f.batch, f.side, f.seed)
-		if err != nil {
-			return err
+	var steps []cudaStepTimes
+	for _, precision := range f.precisions {
+		for _, graphs := range []bool{false, true} {
+			plan, err := netPlan(f.batch, f.side, f.seed, precision)
+			if err != nil {
+				return err
+			}
+			d, err := cuda.NewDevice(c, cuda.DeviceConfig{Plan: plan, Pinned: true, Graphs: graphs})
+			if err != nil {
+				return err
+			}
+			st := cudaStepTimes{precision: precision, graphs: graphs}
+			st.times, st.loss, err = cuda.TimeSteps(ctx, d, b, 1, f.steps)
+			if err = errors.Join(err, d.Close()); err != nil {
+				return err
+			}
+			steps = append(steps, st)
+			how := "kernel by kernel"
+			if graphs {
+				how = "CUDA Graphs"
+			}
+			fmt.Fprintf(stdout, "\nNet step (%s, %s), batch %d at %dx%d: median %v of %d (min %v, max %v), loss after them %.4g\n",
+				precision, how, f.batch, f.side, f.side, summary.MedianDuration(st.times).Round(time.Microsecond), len(st.times),
+				slices.Min(st.times).Round(time.Microsecond), slices.Max(st.times).Round(time.Microsecond), st.loss)
+			if graphs && st.loss != steps[len(steps)-2].loss {
+				failed = append(failed, fmt.Sprintf("%s: CUDA Graphs' loss %v is not the kernel-by-kernel loss %v", precision, st.loss, steps[len(steps)-2].loss))
+			}
 		}
-		d, err := cuda.NewDevice(c, cuda.DeviceConfig{Plan: plan, Pinned: true, Graphs: graphs})
-		if err != nil {
-			return err
-		}
-		times[g], losses[g], err = cuda.TimeSteps(ctx, d, b, 1, f.steps)
-		if err = errors.Join(err, d.Close()); err != nil {
-			return err
-		}
-		how := "kernel by kernel"
-		if graphs {
-			how = "CUDA Graphs"
-		}
-		fmt.Fprintf(stdout, "\nNet step (%s), batch %d at %dx%d: median %v of %d (min %v, max %v), loss after them %.4g\n",
-			how, f.batch, f.side, f.side, summary.MedianDuration(times[g]).Round(time.Microsecond), len(times[g]),
-			slices.Min(times[g]).Round(time.Microsecond), slices.Max(times[g]).Round(time.Microsecond), losses[g])
-	}
-	loss := losses[0]
-	if losses[1] != losses[0] {
-		failed = append(failed, fmt.Sprintf("CUDA Graphs' loss %v is not the kernel-by-kernel loss %v", losses[1], losses[0]))
 	}
 
 	if f.out != "" {
-		if err := writeCUDACheck(f, c.Info(), bw, times); err != nil {
+		if err := writeCUDACheck(f, c.Info(), bw, steps); err != nil {
 			return err
 		}
 		fmt.Fprintf(stdout, "results: %s\n", f.out)
 	}
-	if math.IsNaN(float64(loss)) || math.IsInf(float64(loss), 0) {
-		return fmt.Errorf("the Net's loss after %d steps is %v", len(times[0])+1, loss)
+	for _, st := range steps {
+		if math.IsNaN(float64(st.loss)) || math.IsInf(float64(st.loss), 0) {
+			return fmt.Errorf("the Net's loss (%s) after %d steps is %v", st.precision, len(st.times)+1, st.loss)
+		}
 	}
 	if len(failed) > 0 {
 		return fmt.Errorf("%d checks failed (kernel outputs above their tolerance, or graphs that changed the loss): %s", len(failed), strings.Join(failed, ", "))
@@ -282,7 +309,16 @@ func cudaCheck(ctx context.Context, c *cuda.Context, f *cudaCheckOpts, sizes []i
 	return nil
 }
 
-func writeCUDACheck(f *cudaCheckOpts, info cuda.Info, bw []cuda.Bandwidth, times [2][]time.Duration) error {
+// cudaStepTimes are the Net's step times at one precision, launched
+// kernel by kernel or replayed from CUDA Graphs, and the loss after them.
+type cudaStepTimes struct {
+	precision string
+	graphs    bool
+	times     []time.Duration
+	loss      float32
+}
+
+func writeCUDACheck(f *cudaCheckOpts, info cuda.Info, bw []cuda.Bandwidth, steps []cudaStepTimes) error {
 	cfg := append(machine.Environment("cuda:"+info.Name), gpuSettings(info)...)
 	var rs []*benchfmt.Result
 	for _, b := range bw {
@@ -292,9 +328,16 @@ func writeCUDACheck(f *cudaCheckOpts, info cuda.Info, bw []cuda.Bandwidth, times
 			Values: []benchfmt.Value{{Value: b.GBps(), Unit: "GB/s"}},
 		})
 	}
-	// Kernel by kernel keeps its old name, so earlier files compare.
-	for g, suffix := range []string{"", "/graphs=true"} {
-		for _, t := range times[g] {
+	// fp32 kernel by kernel keeps its old name, so earlier files compare.
+	for _, st := range steps {
+		suffix := ""
+		if st.precision != kernels.PrecisionFP32 {
+			suffix += "/precision=" + st.precision
+		}
+		if st.graphs {
+			suffix += "/graphs=true"
+		}
+		for _, t := range st.times {
 			rs = append(rs, &benchfmt.Result{
 				Name:   benchfmt.Name(fmt.Sprintf("CUDAStep/batch=%d/side=%d%s", f.batch, f.side, suffix)),
 				Iters:  1,

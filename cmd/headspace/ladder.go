@@ -14,6 +14,7 @@ import (
 	"golang.org/x/perf/benchfmt"
 
 	"github.com/headspace-bench/headspace/datasets"
+	"github.com/headspace-bench/headspace/cuda/kernels"
 	"github.com/headspace-bench/headspace/datasets/transforms"
 	"github.com/headspace-bench/headspace/harness/blocks/device"
 	"github.com/headspace-bench/headspace/harness/blocks/loader"
@@ -85,6 +86,19 @@ func checkGraphs(graphs bool, dev string) error {
 	return nil
 }
 
+// checkPrecision refuses an unknown --precision, and tf32 off the CUDA
+// device: the emulated device's step is a set duration that no precision
+// changes, so a "tf32" result there would measure nothing it names.
+func checkPrecision(precision, dev string) error {
+	if !slices.Contains(kernels.Precisions, precision) {
+		return usagef("--precision %q: want %s", precision, strings.Join(kernels.Precisions, " or "))
+	}
+	if precision != kernels.PrecisionFP32 && dev != "cuda" {
+		return usagef("--precision %s needs --device cuda, not %s", precision, dev)
+	}
+	return nil
+}
+
 // pipelineFlags are the flags shared by every command that runs the pipeline.
 type pipelineFlags struct {
 	batch, crop, prefetch int
@@ -95,13 +109,15 @@ type pipelineFlags struct {
 	pinnedBW, pageableBW  float64
 	convertBW             float64
 	data                  dataFlags
-	deviceCrop            bool // ladder: --device-crop, with --transforms device
-	graphs                bool // ladder: --cuda-graphs, with --device cuda
+	deviceCrop            bool   // ladder: --device-crop, with --transforms device
+	graphs                bool   // ladder: --cuda-graphs, with --device cuda
+	precision             string // ladder: --precision, the Net's convolutions on --device cuda
 }
 
 func (f *pipelineFlags) register(fs *flag.FlagSet) {
 	def := loader.DefaultConfig()
 	emu := workloads.DocumentDevice()
+	f.precision = kernels.PrecisionFP32
 	fs.IntVar(&f.batch, "batch", def.Batch, "samples per `batch`")
 	fs.StringVar(&f.rawSize, "raw-size", fmt.Sprint(def.Dataset.Width), "raw image `size`, N or WxH (the document: 1024, then 256)")
 	fs.StringVar(&f.content, "content", datasets.ContentNoise, "synthetic images' `content`: noise (the document's) or natural (dead leaves); with --data the dataset's")
@@ -184,6 +200,10 @@ func (f *pipelineFlags) device() (workloads.Device, error) {
 			// Recorded only when set, so earlier files keep their setup.
 			settings = append(settings, results.Config{Key: "cuda-graphs", Value: "true"})
 		}
+		if f.precision != kernels.PrecisionFP32 {
+			// Likewise: a file without the line is fp32.
+			settings = append(settings, results.Config{Key: "precision", Value: f.precision})
+		}
 		return workloads.Device{Open: func(pinned bool) (device.Device, error) { return openCUDA(f, pinned) }, Settings: settings}, nil
 	}
 	return workloads.Device{}, usagef("--device %q: want emulated or cuda", f.dev)
@@ -211,6 +231,7 @@ func runLadder(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	workersFlag := fs.String("workers", joinInts(def.Workers), "comma-separated worker `counts` (default: one per core)")
 	implsFlag := fs.String("transforms", strings.Join(def.Transforms, ","), "comma-separated transform `implementations`: naive, fast, or device (the mask, ConvertColor and Scale as CUDA kernels; --device cuda and --placement device)")
 	fs.BoolVar(&pf.graphs, "cuda-graphs", false, "with --device cuda: replay each step from a CUDA Graph (captured once per device buffer) instead of launching its kernels one by one")
+	fs.StringVar(&pf.precision, "precision", kernels.PrecisionFP32, "with --device cuda: the Net's convolutions in `fp32` (exact float32, the default) or tf32 (TF32 tensor cores, mma.sync; docs/gpu.md)")
 	fs.BoolVar(&pf.deviceCrop, "device-crop", false, "with --transforms device: upload whole raw images and crop on the GPU too, instead of uploading the host's crops")
 	placementsFlag := fs.String("placement", "host", "comma-separated `placements` of ConvertColor and Scale: host (float32 uploads) or device (uint8 uploads, converted on the device)")
 	pinnedFlag := fs.String("pinned", "true", "comma-separated: upload from pinned host memory (`true`), pageable (false), or both")
@@ -243,6 +264,9 @@ func runLadder(ctx context.Context, args []string, stdout, stderr io.Writer) err
 		return err
 	}
 	if err := checkGraphs(pf.graphs, pf.dev); err != nil {
+		return err
+	}
+	if err := checkPrecision(pf.precision, pf.dev); err != nil {
 		return err
 	}
 	if l.Placements, err = parsePlacements(*placementsFlag); err != nil {

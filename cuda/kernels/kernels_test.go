@@ -174,6 +174,19 @@ func accessOf(t *testing.T, l Launch) access {
 			params = cout*cin*9 + cin
 		}
 		return access{-1, map[int]int64{0: 4 * n * cin * s2, 1: 4 * params, 2: 4 * n * cout * s2}, []int{2}}
+	case "conv3x3_forward_tf32":
+		// As conv3x3_forward, tiled by positions and channels (tf32.go).
+		n, cin, cout, side := i(3), i(4), i(5), i(6)
+		s2 := side * side
+		if l.Block != [3]uint32{tf32Threads, 1, 1} || l.Grid[1] != uint32((cout+tf32TN-1)/tf32TN) || l.Grid[2] != 1 ||
+			int64(l.Grid[0])*tf32TM < n*s2 || int64(l.Grid[0]-1)*tf32TM >= n*s2 || l.SharedBytes != 0 {
+			t.Errorf("%s: grid %v block %v shared %d for %d positions, %d to %d channels", l.Kernel, l.Grid, l.Block, l.SharedBytes, n*s2, cin, cout)
+		}
+		params := cout*cin*9 + cout
+		if i(8) == 1 {
+			params = cout*cin*9 + cin
+		}
+		return access{-1, map[int]int64{0: 4 * n * cin * s2, 1: 4 * params, 2: 4 * n * cout * s2}, []int{2}}
 	case "conv3x3_backward_params_partial":
 		n, cin, cout, s2, chunk := i(3), i(4), i(5), i(6)*i(6), i(7)
 		k := int64(l.Grid[1])
