@@ -13,8 +13,8 @@ import (
 
 	"golang.org/x/perf/benchfmt"
 
-	"github.com/headspace-bench/headspace/datasets"
 	"github.com/headspace-bench/headspace/cuda/kernels"
+	"github.com/headspace-bench/headspace/datasets"
 	"github.com/headspace-bench/headspace/datasets/transforms"
 	"github.com/headspace-bench/headspace/harness/blocks/device"
 	"github.com/headspace-bench/headspace/harness/blocks/loader"
