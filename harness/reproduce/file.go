@@ -236,19 +236,9 @@ func values(rs []record, unit string) []float64 {
 	return out
 }
 
-// value is r's value in unit as the file writes it, exactly.
-func value(r *benchfmt.Result, unit string) (float64, bool) {
-	for _, v := range r.Values {
-		u, x := v.Unit, v.Value
-		if v.OrigUnit != "" {
-			u, x = v.OrigUnit, v.OrigValue
-		}
-		if u == unit {
-			return x, true
-		}
-	}
-	return 0, false
-}
+// value is r's value in unit (results.Value: "ns/op" is found whether
+// benchfmt tidied it to sec/op or not).
+func value(r *benchfmt.Result, unit string) (float64, bool) { return results.Value(r, unit) }
 
 // durations converts nanoseconds to durations.
 func durations(ns []float64) []time.Duration {

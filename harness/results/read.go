@@ -8,6 +8,7 @@ import (
 	"os"
 
 	"golang.org/x/perf/benchfmt"
+	"golang.org/x/perf/benchunit"
 )
 
 // maxErrors is how many syntax errors a read reports before summarizing.
@@ -91,4 +92,24 @@ func scan(r io.Reader, name string, f func(*benchfmt.Result) error) (benchfmt.Un
 		errs = append(errs, err)
 	}
 	return rd.Units(), errors.Join(errs...)
+}
+
+// Value returns r's value in unit, whichever way r holds it: as written
+// (OrigUnit, "ns/op"), untidied, or tidied by benchfmt.Reader ("sec/op"),
+// converted to unit. This is how every reader of results asks for a
+// value: benchfmt.Result.Value compares the tidied unit only, so it
+// finds no "ns/op" in a result benchfmt.Reader has read (it holds sec/op).
+func Value(r *benchfmt.Result, unit string) (float64, bool) {
+	factor, tidied := benchunit.Tidy(1, unit)
+	for _, v := range r.Values {
+		switch {
+		case v.OrigUnit != "" && v.OrigUnit == unit:
+			return v.OrigValue, true
+		case v.Unit == unit:
+			return v.Value, true
+		case v.Unit == tidied:
+			return v.Value / factor, true
+		}
+	}
+	return 0, false
 }

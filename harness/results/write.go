@@ -294,7 +294,6 @@ func (f *File) Done(name string) int {
 // ("sec/op"); values are converted to it.
 func (f *File) Values(name, unit string) []float64 {
 	name = trimPrefix(name)
-	factor, tidied := benchunit.Tidy(1, unit)
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	var out []float64
@@ -302,13 +301,8 @@ func (f *File) Values(name, unit string) []float64 {
 		if string(r.Name) != name {
 			continue
 		}
-		for _, v := range r.Values {
-			switch v := TidyValue(v); {
-			case v.OrigUnit != "" && v.OrigUnit == unit:
-				out = append(out, v.OrigValue)
-			case v.Unit == tidied:
-				out = append(out, v.Value/factor)
-			}
+		if v, ok := Value(r, unit); ok {
+			out = append(out, v)
 		}
 	}
 	return out
