@@ -11,6 +11,7 @@ import (
 
 	"golang.org/x/perf/benchfmt"
 
+	"github.com/headspace-bench/headspace/harness/atomicfile"
 	"github.com/headspace-bench/headspace/harness/machine"
 	"github.com/headspace-bench/headspace/harness/results"
 )
@@ -255,7 +256,20 @@ func copyFile(src, dst string) error {
 	if same(src, dst) {
 		return nil
 	}
-	b, err := os.ReadFile(src)
+	if strings.HasSuffix(src, ".txt") {
+		if _, err := results.Read(src); err != nil {
+			return &FileError{Path: src, Err: err}
+		}
+		b, err := atomicfile.ReadFileLimit(src, 1<<30)
+		if err != nil {
+			return &FileError{Path: src, Err: err}
+		}
+		if err := results.CheckReplace(dst, results.Purpose{Force: true}); err != nil {
+			return err
+		}
+		return atomicfile.WriteBytes(dst, b)
+	}
+	b, err := readSaved(src)
 	if err != nil {
 		return &FileError{Path: src, Err: err}
 	}

@@ -5,16 +5,19 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"os"
 
 	"golang.org/x/perf/benchfmt"
 	"golang.org/x/perf/benchunit"
+
+	"github.com/headspace-bench/headspace/harness/atomicfile"
 )
 
 // maxErrors is how many syntax errors a read reports before summarizing.
 const maxErrors = 10
 
-// Read reads the results file at path. Syntax errors (benchfmt's
+// Read reads the results file at path, which must be a regular file (a
+// pipe or device is refused unopened; a line longer than 64 KiB ends the
+// read, so /dev/zero and the like cannot grow memory). Syntax errors (benchfmt's
 // non-fatal *benchfmt.SyntaxError, one per bad line) make Read fail with
 // an error naming the file and line of each, "path:line: message"; the
 // results that did parse are returned with it. Read's results follow
@@ -31,7 +34,7 @@ func Read(path string) ([]*benchfmt.Result, error) {
 // "Unit <unit> key=value" lines), which tells the gate which way each
 // unit is better: pass it in GateOptions.Units.
 func ReadUnits(path string) ([]*benchfmt.Result, benchfmt.UnitMetadataMap, error) {
-	f, err := os.Open(path)
+	f, err := atomicfile.OpenRegular(path)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -55,7 +58,7 @@ func read(r io.Reader, name string) ([]*benchfmt.Result, benchfmt.UnitMetadataMa
 // it), so memory does not grow with the file. It returns the file's unit
 // metadata, and the same errors as Read, or f's first error.
 func Scan(path string, f func(*benchfmt.Result) error) (benchfmt.UnitMetadataMap, error) {
-	file, err := os.Open(path)
+	file, err := atomicfile.OpenRegular(path)
 	if err != nil {
 		return nil, err
 	}
