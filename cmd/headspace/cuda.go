@@ -108,7 +108,7 @@ func runCUDA(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	case f.steps <= 0 || f.reps <= 0:
 		return usagef("--steps %d and --reps %d must be positive", f.steps, f.reps)
 	}
-	if err := checkResultsOut(f.out); err != nil {
+	if err := checkResultsOut(f.out, benchmarks(false, "CUDACopy", "CUDAStep")); err != nil {
 		return err
 	}
 	if err := cuda.Load(); err != nil {

@@ -15,13 +15,15 @@ import (
 	"errors"
 	"flag"
 	"fmt"
-	"github.com/headspace-bench/headspace/harness/results"
 	"io"
 	"os"
 	"os/signal"
 	"sort"
 	"strings"
 	"syscall"
+
+	"github.com/headspace-bench/headspace/harness/atomicfile"
+	"github.com/headspace-bench/headspace/harness/results"
 )
 
 // command is one subcommand: a thin layer of flags over the packages.
@@ -52,6 +54,7 @@ func (e exitError) Error() string { return e.msg }
 
 func main() {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	atomicfile.StopOn(ctx) // SIGINT ends a wait for a pipe's reader
 	code := run(ctx, os.Args[1:], os.Stdout, os.Stderr)
 	stop()
 	os.Exit(code)

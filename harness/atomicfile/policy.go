@@ -12,6 +12,7 @@ import (
 	"io"
 	"io/fs"
 	"os"
+	"path/filepath"
 	"strings"
 	"sync"
 	"time"
@@ -420,4 +421,29 @@ func ReadFileLimit(path string, limit int64) ([]byte, error) {
 		return nil, fmt.Errorf("%s is larger than %d bytes, the most it may hold", path, limit)
 	}
 	return b, nil
+}
+
+// Beside is where a partial or smaller output goes when a complete one
+// is kept at path: "r.txt" with tag "partial" gives "r.partial.txt".
+func Beside(path, tag string) string {
+	ext := filepath.Ext(path)
+	return strings.TrimSuffix(path, ext) + "." + tag + ext
+}
+
+// PartialPath is where a partial run writes the output meant for path:
+// path itself if nothing complete is there (no file, an empty one, or a
+// target written in place), else Beside(path, "partial"). A partial run
+// never replaces a complete file.
+func PartialPath(path string) string {
+	if InPlace(path) {
+		return path
+	}
+	target, err := Target(path)
+	if err != nil {
+		return path
+	}
+	if fi, err := os.Stat(target); err == nil && fi.Size() > 0 {
+		return Beside(path, "partial")
+	}
+	return path
 }

@@ -9,7 +9,6 @@ import (
 	"io"
 	"math"
 	"os"
-	"path/filepath"
 	"sort"
 	"strings"
 	"sync"
@@ -421,10 +420,7 @@ type Replace struct {
 
 // Beside is where a partial or smaller run's results go when a complete
 // file is kept at path: "r.txt" gives "r.partial.txt" (tag "partial").
-func Beside(path, tag string) string {
-	ext := filepath.Ext(path)
-	return strings.TrimSuffix(path, ext) + "." + tag + ext
-}
+func Beside(path, tag string) string { return atomicfile.Beside(path, tag) }
 
 // WriteFileWith is WriteFile under the rules of r, and returns the path
 // it wrote: path, or Beside(path, "partial"/"smaller") when an existing
