@@ -22,6 +22,7 @@ import (
 	"strings"
 	"syscall"
 
+	"github.com/headspace-bench/headspace/datasets/ondisk"
 	"github.com/headspace-bench/headspace/harness/atomicfile"
 	"github.com/headspace-bench/headspace/harness/results"
 )
@@ -95,6 +96,10 @@ func exitCode(err error, name string, stderr io.Writer) int {
 		return 2
 	case errors.Is(err, results.ErrRefused):
 		// A destination refused before anything was measured.
+		fmt.Fprintf(stderr, "headspace %s: %v\n", name, err)
+		return 2
+	case errors.Is(err, ondisk.ErrCorrupt):
+		// Bad input found while reading it: the dataset, not the run.
 		fmt.Fprintf(stderr, "headspace %s: %v\n", name, err)
 		return 2
 	case errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded):

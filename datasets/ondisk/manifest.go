@@ -19,7 +19,6 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
-	"os"
 	"path/filepath"
 )
 
@@ -149,6 +148,9 @@ func (m *Manifest) Validate() error {
 		if f.Size < 0 {
 			return fmt.Errorf("%s: size %d is negative", f.Name, f.Size)
 		}
+		if m.Layout == "files" && f.Size > MaxSampleBytes {
+			return fmt.Errorf("%s: size %d is more than a sample may hold (%d)", f.Name, f.Size, int64(MaxSampleBytes))
+		}
 	}
 	return nil
 }
@@ -157,7 +159,7 @@ func (m *Manifest) Validate() error {
 // dataset's identity (every file's checksum is in it), for a result
 // file's configuration.
 func ManifestSum(dir string) (string, error) {
-	b, err := os.ReadFile(filepath.Join(dir, ManifestName))
+	b, err := ReadBounded(filepath.Join(ResolveDir(dir), ManifestName), MaxManifestBytes)
 	if err != nil {
 		return "", fmt.Errorf("ondisk: %w", err)
 	}
@@ -165,10 +167,12 @@ func ManifestSum(dir string) (string, error) {
 	return hex.EncodeToString(sum[:]), nil
 }
 
-// ReadManifest reads and validates dir's manifest.
+// ReadManifest reads and validates dir's manifest: a regular file of at
+// most MaxManifestBytes. A manifest that does not parse or validate is
+// ErrCorrupt.
 func ReadManifest(dir string) (*Manifest, error) {
-	path := filepath.Join(dir, ManifestName)
-	b, err := os.ReadFile(path)
+	path := filepath.Join(ResolveDir(dir), ManifestName)
+	b, err := ReadBounded(path, MaxManifestBytes)
 	if err != nil {
 		if errors.Is(err, fs.ErrNotExist) {
 			return nil, fmt.Errorf("ondisk: %s: no manifest: not a dataset written by headspace dataset write", dir)
@@ -177,10 +181,10 @@ func ReadManifest(dir string) (*Manifest, error) {
 	}
 	var m Manifest
 	if err := json.Unmarshal(b, &m); err != nil {
-		return nil, fmt.Errorf("ondisk: %s: %v", path, err)
+		return nil, corruptf("ondisk: %s: %v", path, err)
 	}
 	if err := m.Validate(); err != nil {
-		return nil, fmt.Errorf("ondisk: %s: %v", path, err)
+		return nil, corruptf("ondisk: %s: %v", path, err)
 	}
 	return &m, nil
 }

@@ -447,3 +447,8 @@ func PartialPath(path string) string {
 	}
 	return path
 }
+
+// ProcessGone says whether no process pid exists (so what it left behind,
+// a temporary file or a staging directory, may be removed). Where that
+// cannot be asked, no process counts as gone.
+func ProcessGone(pid int) bool { return !alive(pid) }
