@@ -179,6 +179,12 @@ func ReadManifest(dir string) (*Manifest, error) {
 		}
 		return nil, fmt.Errorf("ondisk: %w", err)
 	}
+	return parseManifest(b, path)
+}
+
+// parseManifest decodes and validates a manifest's bytes; path names it
+// in errors.
+func parseManifest(b []byte, path string) (*Manifest, error) {
 	var m Manifest
 	if err := json.Unmarshal(b, &m); err != nil {
 		return nil, corruptf("ondisk: %s: %v", path, err)
