@@ -400,8 +400,15 @@ func (f *File) Results() []*benchfmt.Result {
 // and values are handled as by File.Add. It replaces only a results file
 // of the same purpose that is not fuller than the new one (WriteFileWith
 // with no options), under the file's write lock.
+//
+// Where WriteFileWith keeps a larger file at path and writes beside it,
+// WriteFile returns an error naming both, so that a caller that prints
+// path does not claim what it did not write.
 func WriteFile(path string, config []Config, results []*benchfmt.Result) error {
-	_, err := WriteFileWith(path, config, results, Replace{})
+	wrote, err := WriteFileWith(path, config, results, Replace{})
+	if err == nil && wrote != path {
+		err = fmt.Errorf("results: kept %s, which holds more results than this run's %d; they are in %s", path, len(results), wrote)
+	}
 	return err
 }
 
