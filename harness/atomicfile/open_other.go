@@ -17,3 +17,6 @@ func openInPlace(path string) (*os.File, error) {
 func noReader(error) bool { return false }
 
 func openReadNonblock(path string) (*os.File, error) { return os.Open(path) }
+
+// openNeverBlocks: here an open may block, so OpenRegular looks first.
+const openNeverBlocks = false

@@ -32,3 +32,7 @@ func openReadNonblock(path string) (*os.File, error) {
 	}
 	return f, nil
 }
+
+// openNeverBlocks: openReadNonblock's O_NONBLOCK open returns at once
+// even for a pipe, so OpenRegular checks the opened file alone.
+const openNeverBlocks = true

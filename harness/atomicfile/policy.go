@@ -369,22 +369,34 @@ func OpenInPlace(ctx context.Context, path string) (*os.File, error) {
 // symbolic links): a named pipe or a device is refused without being
 // opened (a pipe's open would block, a device may never end).
 func OpenRegular(path string) (*os.File, error) {
-	fi, err := os.Stat(path)
-	if err != nil {
-		return nil, err
-	}
-	if !fi.Mode().IsRegular() {
-		return nil, &fs.PathError{Op: "open", Path: path, Err: fmt.Errorf("not a regular file (%s)", modeName(fi.Mode()))}
+	if !openNeverBlocks {
+		// Without O_NONBLOCK, a pipe must be seen before it is opened.
+		fi, err := os.Stat(path)
+		if err != nil {
+			return nil, err
+		}
+		if !fi.Mode().IsRegular() {
+			return nil, notRegular(path, fi.Mode())
+		}
 	}
 	f, err := openReadNonblock(path)
 	if err != nil {
 		return nil, err
 	}
-	if fi2, err := f.Stat(); err != nil || !fi2.Mode().IsRegular() {
+	fi, err := f.Stat()
+	if err != nil {
 		f.Close()
-		return nil, &fs.PathError{Op: "open", Path: path, Err: errors.New("not a regular file (it changed)")}
+		return nil, err
+	}
+	if !fi.Mode().IsRegular() {
+		f.Close()
+		return nil, notRegular(path, fi.Mode())
 	}
 	return f, nil
+}
+
+func notRegular(path string, m fs.FileMode) error {
+	return &fs.PathError{Op: "open", Path: path, Err: fmt.Errorf("not a regular file (%s)", modeName(m))}
 }
 
 // modeName names a file type for messages.
