@@ -15,6 +15,14 @@
 // temporary file.
 //
 // Check tells, before any work is done, whether a path can be written.
+//
+// policy.go holds headspace's one output policy on top of this: every
+// output has a Kind, is stamped with it, and replaces only a file of its
+// own kind (CheckKind before measuring, WriteKind to write); a partial
+// run goes beside a complete file (PartialPath); pipes and devices are
+// opened without blocking (OpenInPlace); and readers open only regular
+// files, boundedly (OpenRegular, ReadFileLimit). docs/guarantees.md says
+// what this guarantees for every file.
 package atomicfile
 
 import (
