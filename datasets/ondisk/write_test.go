@@ -339,3 +339,18 @@ func FuzzManifest(f *testing.F) {
 		}
 	})
 }
+
+// Write's errors name the target, never its staging directory, and keep
+// their cause (issue 21, item 14).
+func TestStagedErrorsNameTarget(t *testing.T) {
+	stage, dir := "/d/ds.tmp-42", "/d/ds"
+	cause := &fs.PathError{Op: "write", Path: stage + "/000001.png", Err: errors.New("no space left on device")}
+	err := staged(fmt.Errorf("ondisk: %w", cause), stage, dir)
+	if strings.Contains(err.Error(), ".tmp-") || !strings.Contains(err.Error(), "/d/ds/000001.png") {
+		t.Errorf("error %q, want it to name %s", err, dir)
+	}
+	var pe *fs.PathError
+	if !errors.As(err, &pe) {
+		t.Error("the cause was lost")
+	}
+}
