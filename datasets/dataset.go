@@ -101,6 +101,17 @@ func (s Synthetic) Natural() bool { return s.Content == ContentNatural }
 // Fill implements Dataset. It allocates nothing (natural content keeps one
 // scratch per concurrent caller, kept between calls).
 func (s Synthetic) Fill(i int, dst *Sample) error {
+	return s.FillContext(context.Background(), i, dst)
+}
+
+// fillChunk is how many bytes FillContext draws between looks at its
+// context: 4 MiB, a multiple of the generator's 32-byte step, so the
+// bytes are those of one Fill.
+const fillChunk = 4 << 20
+
+// FillContext is Fill that stops with ctx's error once ctx ends, looking
+// at it every fillChunk bytes: a 16384² sample is 805 MB of draws.
+func (s Synthetic) FillContext(ctx context.Context, i int, dst *Sample) error {
 	if i < 0 || i >= s.N {
 		return fmt.Errorf("datasets: sample %d out of range [0, %d)", i, s.N)
 	}
@@ -114,7 +125,15 @@ func (s Synthetic) Fill(i int, dst *Sample) error {
 		fillNatural(&r, &dst.Image)
 		return nil
 	}
-	r.Fill(dst.Image.Pix)
+	pix := dst.Image.Pix
+	for len(pix) > fillChunk {
+		if err := ctx.Err(); err != nil {
+			return fmt.Errorf("datasets: sample %d: %w", i, err)
+		}
+		r.Fill(pix[:fillChunk])
+		pix = pix[fillChunk:]
+	}
+	r.Fill(pix)
 	dst.Label = r.IntN(s.Classes)
 	return nil
 }

@@ -2,6 +2,8 @@ package datasets
 
 import (
 	"bytes"
+	"context"
+	"errors"
 	"fmt"
 	"strings"
 	"testing"
@@ -110,5 +112,23 @@ func BenchmarkFillContent(b *testing.B) {
 				}
 			})
 		}
+	}
+}
+
+// FillContext draws the bytes Fill draws, a chunk at a time, and stops on
+// an ended context (issue 21, item 8).
+func TestSyntheticFillContext(t *testing.T) {
+	s := Synthetic{N: 2, Width: 1500, Height: 1000, Classes: 10, Seed: 3} // 4.5 MB: two chunks
+	a, b := NewSample(s.Width, s.Height), NewSample(s.Width, s.Height)
+	if err := s.Fill(1, a); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.FillContext(context.Background(), 1, b); err != nil || !bytes.Equal(a.Image.Pix, b.Image.Pix) || a.Label != b.Label {
+		t.Fatalf("FillContext = %v, or its sample differs from Fill's", err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	if err := s.FillContext(ctx, 1, b); !errors.Is(err, context.Canceled) {
+		t.Errorf("cancelled: %v, want context.Canceled", err)
 	}
 }

@@ -197,13 +197,22 @@ func profiles003(pg *page) (map[string]whatif.Profile, error) {
 	if err != nil {
 		return nil, err
 	}
-	b, err := os.ReadFile(path)
+	b, err := readSaved(path)
 	if err != nil {
 		return nil, &FileError{Path: path, Err: err}
 	}
-	var ps map[string]whatif.Profile
-	if err := json.Unmarshal(b, &ps); err != nil {
+	var raw map[string]json.RawMessage
+	if err := json.Unmarshal(b, &raw); err != nil {
 		return nil, &FileError{Path: path, Err: fmt.Errorf("not saved profiles: %w", err)}
+	}
+	delete(raw, "format") // the output policy's stamp
+	ps := make(map[string]whatif.Profile, len(raw))
+	for k, v := range raw {
+		var p whatif.Profile
+		if err := json.Unmarshal(v, &p); err != nil {
+			return nil, &FileError{Path: path, Err: fmt.Errorf("not saved profiles: %s: %w", k, err)}
+		}
+		ps[k] = p
 	}
 	for name, p := range ps {
 		if err := p.Validate(); err != nil {
@@ -542,7 +551,7 @@ func timeline003Figure(pg *page) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	b, err := os.ReadFile(path)
+	b, err := readSaved(path)
 	if err != nil {
 		return "", &FileError{Path: path, Err: err}
 	}

@@ -14,6 +14,7 @@ import (
 
 	"github.com/headspace-bench/headspace/harness/blocks/machine"
 	"github.com/headspace-bench/headspace/harness/blocks/results"
+	"github.com/headspace-bench/headspace/internal/atomicfile"
 )
 
 // FileError is a saved file a rebuild cannot use: missing, not a result
@@ -240,19 +241,9 @@ func values(rs []record, unit string) []float64 {
 	return out
 }
 
-// value is r's value in unit as the file writes it, exactly.
-func value(r *benchfmt.Result, unit string) (float64, bool) {
-	for _, v := range r.Values {
-		u, x := v.Unit, v.Value
-		if v.OrigUnit != "" {
-			u, x = v.OrigUnit, v.OrigValue
-		}
-		if u == unit {
-			return x, true
-		}
-	}
-	return 0, false
-}
+// value is r's value in unit (results.Value: "ns/op" is found whether
+// benchfmt tidied it to sec/op or not).
+func value(r *benchfmt.Result, unit string) (float64, bool) { return results.Value(r, unit) }
 
 // durations converts nanoseconds to durations.
 func durations(ns []float64) []time.Duration {
@@ -269,7 +260,20 @@ func copyFile(src, dst string) error {
 	if same(src, dst) {
 		return nil
 	}
-	b, err := os.ReadFile(src)
+	if strings.HasSuffix(src, ".txt") {
+		if _, err := results.Read(src); err != nil {
+			return &FileError{Path: src, Err: err}
+		}
+		b, err := atomicfile.ReadFileLimit(src, 1<<30)
+		if err != nil {
+			return &FileError{Path: src, Err: err}
+		}
+		if err := results.CheckReplace(dst, results.Purpose{Force: true}); err != nil {
+			return err
+		}
+		return atomicfile.WriteBytes(dst, b)
+	}
+	b, err := readSaved(src)
 	if err != nil {
 		return &FileError{Path: src, Err: err}
 	}

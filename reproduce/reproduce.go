@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"runtime"
@@ -58,6 +59,9 @@ type Options struct {
 	// Progress, if set, receives progress: a bar when it is a terminal,
 	// one line per finished unit of work otherwise.
 	Progress io.Writer
+	// Force lets a quick run replace a full run's saved results, and a
+	// smaller run replace a larger one (results.Replace).
+	Force bool
 }
 
 // settings are Options with the defaults filled in.
@@ -245,6 +249,46 @@ func Run(ctx context.Context, ids []string, opt Options) ([]string, error) {
 	return run(ctx, docs, opt)
 }
 
+// reportKind is what a report is, for the output policy.
+var reportKind = atomicfile.Report("reproduce report")
+
+// check makes the output directories and checks every output a run of
+// docs replaces before anything is measured: an unusable --out, a report
+// or saved file headspace did not write, or full saved results that a
+// quick run would replace without Force are refused (atomicfile.ErrRefused).
+func check(docs []Doc, s settings) error {
+	saved := filepath.Join(s.Out, "results")
+	for _, dir := range []string{s.Out, filepath.Join(s.Out, "figures"), saved} {
+		if err := os.MkdirAll(dir, 0o755); err != nil {
+			return atomicfile.Refusef("cannot use %s as the output directory: %v", s.Out, pathErr(err))
+		}
+		if err := atomicfile.Check(filepath.Join(dir, "probe")); err != nil {
+			return atomicfile.Refusef("cannot use %s as the output directory: %v", s.Out, err)
+		}
+	}
+	for _, d := range docs {
+		if err := atomicfile.CheckKind(filepath.Join(s.Out, d.Report()), reportKind); err != nil {
+			return err
+		}
+		if s.From != "" {
+			continue
+		}
+		if err := results.CheckReplace(filepath.Join(saved, d.Results()), results.Purpose{Quick: s.Quick, Force: s.Force}); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// pathErr is err without an *fs.PathError's operation and path.
+func pathErr(err error) error {
+	var pe *fs.PathError
+	if errors.As(err, &pe) {
+		return pe.Err
+	}
+	return err
+}
+
 // run is Run over resolved documents.
 func run(ctx context.Context, docs []Doc, opt Options) ([]string, error) {
 	s, err := opt.settings()
@@ -252,10 +296,8 @@ func run(ctx context.Context, docs []Doc, opt Options) ([]string, error) {
 		return nil, err
 	}
 	saved := filepath.Join(s.Out, "results")
-	for _, dir := range []string{filepath.Join(s.Out, "figures"), saved} {
-		if err := os.MkdirAll(dir, 0o755); err != nil {
-			return nil, err
-		}
+	if err := check(docs, s); err != nil {
+		return nil, err
 	}
 	if s.From == "" {
 		s.machine = machine.Describe()
@@ -294,8 +336,13 @@ func (s *settings) reproduce(ctx context.Context, d Doc, saved string) (string, 
 			dev = "none"
 		}
 		config := append(headerConfig(d, s.machine, dev, s.Command, s.Quick, t.elapsed()), m.config...)
-		if err := results.WriteFile(filepath.Join(saved, d.Results()), config, m.recs); err != nil {
+		path := filepath.Join(saved, d.Results())
+		wrote, err := results.WriteFileWith(path, config, m.recs, results.Replace{Force: s.Force})
+		if err != nil {
 			return "", err
+		}
+		if wrote != path {
+			return "", fmt.Errorf("kept %s, a larger run's results; this run's are in %s (--force replaces the larger run)", path, wrote)
 		}
 	}
 	// The report is built from the file read back, measured or not, so a
@@ -316,7 +363,7 @@ func (s *settings) reproduce(ctx context.Context, d Doc, saved string) (string, 
 		}
 	}
 	path := filepath.Join(s.Out, d.Report())
-	if err := writeBytes(path, report); err != nil {
+	if err := atomicfile.WriteKindBytes(path, reportKind, report); err != nil {
 		return "", err
 	}
 	t.logf("report: %s", path)
@@ -350,8 +397,15 @@ func (p *page) savedFile(name string) (string, error) {
 // reports.
 func resultsLink(d Doc) string { return "results/" + d.Results() }
 
-// writeBytes writes a file atomically (internal/atomicfile).
-func writeBytes(path string, b []byte) error { return atomicfile.WriteBytes(path, b) }
+// savedKind is what a saved JSON file beside the results is.
+var savedKind = atomicfile.JSON("reproduce saved file", "headspace-reproduce-saved/1")
+
+// writeBytes writes a saved JSON file atomically (internal/atomicfile's
+// output policy; it gains a leading "format" member).
+func writeBytes(path string, b []byte) error { return atomicfile.WriteKindBytes(path, savedKind, b) }
+
+// readSaved reads a saved JSON file: a regular file of at most 256 MiB.
+func readSaved(path string) ([]byte, error) { return atomicfile.ReadFileLimit(path, 256<<20) }
 
 // markdown renders a report into a buffer.
 func markdown(r interface{ WriteMarkdown(io.Writer) error }) ([]byte, error) {

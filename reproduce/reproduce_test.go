@@ -238,7 +238,7 @@ func TestRunFailsFastKeepingReports(t *testing.T) {
 	if len(paths) != 1 || filepath.Base(paths[0]) != "997-fine.md" {
 		t.Fatalf("reports %v, want only 997's", paths)
 	}
-	if b, err := os.ReadFile(paths[0]); err != nil || string(b) != "# 997 997\n" {
+	if b, err := os.ReadFile(paths[0]); err != nil || string(b) != "# 997 997\n\n<!-- written by headspace: reproduce report -->\n" {
 		t.Errorf("997's report: %q, %v", b, err)
 	}
 	for _, name := range []string{"998-broken.md", "999-after.md", "results/998-broken.txt", "results/999-after.txt"} {

@@ -50,7 +50,8 @@ func runAnalyze(ctx context.Context, args []string, stdout, stderr io.Writer) er
 	total := fs.Int("total-steps", 200000, "`steps` of the whole training run, for the time saved")
 	plotPath := fs.String("plot", "", "write the step-time plot to `prefix`.png and prefix.svg")
 	out := fs.String("out", "", "benchmark-format `file` of every step's time")
-	statsJSON := fs.String("stats-json", "", "write the stage statistics as JSON to `file`")
+	statsJSON := fs.String("stats-json", "", "write the stage statistics as JSON to `file` ({\"format\": \"headspace-stats/1\", \"stats\": …})")
+	force := fs.Bool("force", false, "let --out replace a results file holding more results")
 	every := fs.Duration("stats-every", 0, "print stage statistics to stderr this often (`interval`; 0: only at the end)")
 	if err := parseFlags(fs, args); err != nil {
 		return err
@@ -82,7 +83,9 @@ func runAnalyze(ctx context.Context, args []string, stdout, stderr io.Writer) er
 	if err := fitsPipeline(pcfg, 1, int64(*numCaches)*pcfg.BatchBytes()); err != nil {
 		return err
 	}
-	if err := firstErr(checkOutputs(prefixed(*plotPath, ".png"), prefixed(*plotPath, ".svg"), *statsJSON), checkResultsOut(*out)); err != nil {
+	plotBase := strings.TrimSuffix(strings.TrimSuffix(*plotPath, ".png"), ".svg")
+	if err := firstErr(checkOutputs(figure(prefixed(plotBase, ".png")), figure(prefixed(plotBase, ".svg")), output{*statsJSON, statsKind}),
+		checkResultsOut(*out, benchmarks(*force, "Headspace"))); err != nil {
 		return err
 	}
 	dev, err := pf.newDevice()
@@ -104,7 +107,7 @@ func runAnalyze(ctx context.Context, args []string, stdout, stderr io.Writer) er
 	}
 	rep.WriteText(stdout)
 	if *plotPath != "" {
-		base := strings.TrimSuffix(strings.TrimSuffix(*plotPath, ".png"), ".svg")
+		base := plotBase
 		for _, ext := range []string{".png", ".svg"} {
 			if err := rep.Save(base + ext); err != nil {
 				return err
@@ -113,21 +116,26 @@ func runAnalyze(ctx context.Context, args []string, stdout, stderr io.Writer) er
 		fmt.Fprintf(stdout, "\nplot: %s.png, %s.svg\n", base, base)
 	}
 	if *statsJSON != "" {
-		b, err := json.MarshalIndent(rep.Stats, "", "  ")
+		b, err := json.MarshalIndent(struct {
+			Format string `json:"format"`
+			Stats  any    `json:"stats"`
+		}{"headspace-stats/1", rep.Stats}, "", "  ")
 		if err != nil {
 			return err
 		}
-		if err := atomicfile.WriteBytes(*statsJSON, append(b, '\n')); err != nil {
+		if err := atomicfile.WriteKindBytes(*statsJSON, statsKind, append(b, '\n')); err != nil {
 			return err
 		}
 	}
 	if *out != "" {
 		devSettings, _ := pf.device()
 		cfgLines := append(append(machine.Environment(dev.Name()), h.Settings()...), devSettings.Settings...)
-		if err := results.WriteFile(*out, cfgLines, workloads.HeadspaceRecords(*impl, rep)); err != nil {
+		wrote, err := results.WriteFileWith(*out, cfgLines, workloads.HeadspaceRecords(*impl, rep), results.Replace{Force: *force})
+		if err != nil {
 			return err
 		}
-		fmt.Fprintf(stdout, "results: %s (go tool benchstat -col /phase %s)\n", *out, *out)
+		keptNote(stdout, *out, wrote)
+		fmt.Fprintf(stdout, "results: %s (go tool benchstat -col /phase %s)\n", wrote, wrote)
 	}
 	return nil
 }

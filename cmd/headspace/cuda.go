@@ -151,7 +151,7 @@ func runCUDA(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	if f.precisions, err = parseList("--precision", f.precision, kernels.Precisions); err != nil {
 		return err
 	}
-	if err := checkResultsOut(f.out); err != nil {
+	if err := checkResultsOut(f.out, benchmarks(false, "CUDACopy", "CUDAStep")); err != nil {
 		return err
 	}
 	if err := cuda.Load(); err != nil {

@@ -98,8 +98,8 @@ func TestLadderOnDisk(t *testing.T) {
 	}
 	base := []string{"ladder", "--data", files, "--crop", "16", "--batch", "4", "--step", "1ms", "--steps", "2", "--warmup", "0", "--count", "1", "--workers", "1", "--transforms", "fast", "--levels", "none"}
 	code, _, stderr = runCLI(base...)
-	if code != 1 || !strings.Contains(stderr, "000003.png") || !strings.Contains(stderr, "sample 3") || strings.Count(strings.TrimSpace(stderr), "\n") != 0 {
-		t.Errorf("a corrupt file: exit %d, stderr %q; want 1 and one line naming the file and the sample", code, stderr)
+	if code != 2 || !strings.Contains(stderr, "000003.png") || !strings.Contains(stderr, "sample 3") || strings.Count(strings.TrimSpace(stderr), "\n") != 0 {
+		t.Errorf("a corrupt file: exit %d, stderr %q; want 2 (bad input, issue 21 item 15) and one line naming the file and the sample", code, stderr)
 	}
 	out2 := filepath.Join(t.TempDir(), "f.txt")
 	if code, _, stderr := runCLI(append(base, "--max-failures", "1", "--out", out2)...); code != 0 {

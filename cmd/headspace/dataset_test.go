@@ -94,12 +94,12 @@ func TestDatasetWriteVerifyWarmEvict(t *testing.T) {
 	case runtime.GOOS != "linux" && (code != 2 || !strings.Contains(stderr, "not available on "+runtime.GOOS)):
 		t.Errorf("evict: exit %d, %q %q", code, out, stderr)
 	}
-	// A corrupt shard: verify names it.
+	// A corrupt shard: verify names it, exit 2 (bad input).
 	shard := filepath.Join(dir, "shard-000001.tar")
 	if err := os.WriteFile(shard, []byte("garbage"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	if code, _, stderr := runCLI("dataset", "verify", dir); code != 1 || !strings.Contains(stderr, shard) || strings.Count(strings.TrimSpace(stderr), "\n") != 0 {
+	if code, _, stderr := runCLI("dataset", "verify", dir); code != 2 || !strings.Contains(stderr, shard) || strings.Count(strings.TrimSpace(stderr), "\n") != 0 {
 		t.Errorf("verify of a corrupt shard: exit %d, stderr %q", code, stderr)
 	}
 }

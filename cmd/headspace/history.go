@@ -98,9 +98,6 @@ func runHistoryAdd(ctx context.Context, args []string, stdout io.Writer) error {
 	return nil
 }
 
-// pageMarker is in every page report writes; an existing --out without
-// it is not replaced.
-const pageMarker = `<title>headspace history</title>`
 
 func runHistoryReport(ctx context.Context, args []string, stdout io.Writer) error {
 	fs := newFlagSet("history report", historyUsage, stdout)
@@ -122,10 +119,7 @@ func runHistoryReport(ctx context.Context, args []string, stdout io.Writer) erro
 		return usagef("--format html needs --out PAGE.html")
 	}
 	if *out != "" {
-		if err := checkOutputs(*out); err != nil {
-			return err
-		}
-		if err := checkReplace(*out, *format); err != nil {
+		if err := checkOutputs(output{*out, historyKind(*format)}); err != nil {
 			return err
 		}
 	}
@@ -158,44 +152,16 @@ func runHistoryReport(ctx context.Context, args []string, stdout io.Writer) erro
 		_, err = stdout.Write(buf.Bytes())
 		return err
 	}
-	if err := atomicfile.WriteBytes(*out, buf.Bytes()); err != nil {
+	if err := atomicfile.WriteKindBytes(*out, historyKind(*format), buf.Bytes()); err != nil {
 		return err
 	}
 	fmt.Fprintf(stdout, "wrote %s\n", *out)
 	return nil
 }
 
-// checkReplace refuses an existing out that report did not write: an
-// html page must carry the page's title, and a text or markdown report
-// is only written over a file that looks like one (markdown: its
-// heading; text: no NUL and no other headspace format's marks).
-func checkReplace(out, format string) error {
-	f, err := os.Open(out)
-	if errors.Is(err, os.ErrNotExist) {
-		return nil
-	}
-	if err != nil {
-		return usageError{err.Error()}
-	}
-	defer f.Close()
-	fi, err := f.Stat()
-	if err != nil || !fi.Mode().IsRegular() || fi.Size() == 0 {
-		return nil // a device, a FIFO or an empty file: written in place or harmless
-	}
-	head := make([]byte, 4096)
-	n, _ := io.ReadFull(f, head)
-	head = head[:n]
-	ok := false
-	switch format {
-	case "html":
-		ok = bytes.Contains(head, []byte(pageMarker))
-	case "markdown":
-		ok = bytes.HasPrefix(head, []byte("## headspace history"))
-	case "text":
-		ok = !bytes.Contains(head, []byte{0}) && !bytes.HasPrefix(head, []byte("<")) && !bytes.HasPrefix(head, []byte("#"))
-	}
-	if !ok {
-		return usagef("--out %s exists and is not a history %s report: not replacing it", out, format)
-	}
-	return nil
+// historyKind is what report writes in format (html, text or markdown):
+// a report of its own kind, replaced only by another (the output policy
+// is internal/atomicfile's).
+func historyKind(format string) atomicfile.Kind {
+	return atomicfile.Report("history " + format + " report")
 }

@@ -77,7 +77,7 @@ func TestHistoryCommands(t *testing.T) {
 	if code, out, stderr = runCLI("history", "report", "--store", store, "--out", page); code != 0 {
 		t.Fatalf("html: exit %d %q %q", code, out, stderr)
 	}
-	if b, err := os.ReadFile(page); err != nil || !strings.Contains(string(b), pageMarker) {
+	if b, err := os.ReadFile(page); err != nil || !strings.Contains(string(b), `<title>headspace history</title>`) {
 		t.Errorf("page: %v", err)
 	}
 	// Written again over its own page; never over another file.
@@ -86,7 +86,7 @@ func TestHistoryCommands(t *testing.T) {
 	}
 	keep := filepath.Join(src, "keep.html")
 	os.WriteFile(keep, []byte("<html>mine</html>"), 0o644)
-	if code, _, stderr = runCLI("history", "report", "--store", store, "--out", keep); code != 2 || !strings.Contains(stderr, "not replacing it") {
+	if code, _, stderr = runCLI("history", "report", "--store", store, "--out", keep); code != 2 || !strings.Contains(stderr, "refusing to replace it") {
 		t.Errorf("over another file: exit %d %q", code, stderr)
 	}
 	if b, _ := os.ReadFile(keep); string(b) != "<html>mine</html>" {

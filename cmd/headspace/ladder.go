@@ -303,22 +303,29 @@ func runLadder(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	}
 	devName := pf.dev
 	var file *results.File
-	if err := checkOutputs(prefixed(*tlPrefix, "-check.png")); err != nil {
-		return err
+	if *tlPrefix != "" {
+		var outs []output
+		for _, p := range h.Selected(l) {
+			name := *tlPrefix + "-" + strings.ReplaceAll(p.Sub(), "/", "-")
+			outs = append(outs, figure(name+".png"), figure(name+".svg"), output{name + ".json", traceKind})
+		}
+		if err := checkOutputs(outs...); err != nil {
+			return err
+		}
 	}
 	if *out != "" {
 		// --fresh keeps the old file until the first new result replaces
 		// it; either way the file is this run's alone until it ends.
-		open := results.Open
+		open := results.OpenContext
 		if *fresh {
-			open = results.OpenFresh
+			open = results.OpenFreshContext
 		}
 		cfg := append(machine.Environment(devName), l.Settings()...)
 		cfg = append(cfg, h.Device.Settings...)
 		if *shard != "" {
 			cfg = append(cfg, l.ShardSettings(h.Shards)...) // what headspace merge reads
 		}
-		file, err = open(*out, cfg)
+		file, err = open(ctx, *out, cfg)
 		if err != nil {
 			return err
 		}

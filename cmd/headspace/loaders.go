@@ -13,6 +13,7 @@ import (
 	"github.com/headspace-bench/headspace/harness/blocks/procloader"
 	"github.com/headspace-bench/headspace/harness/blocks/results"
 	"github.com/headspace-bench/headspace/harness/engines/loadbench"
+	"github.com/headspace-bench/headspace/internal/atomicfile"
 	"github.com/headspace-bench/headspace/workloads"
 )
 
@@ -48,6 +49,7 @@ func runLoaders(ctx context.Context, args []string, stdout, stderr io.Writer) er
 	seed := fs.Uint64("seed", 1, "dataset and transform `seed`")
 	out := fs.String("out", "", "benchmark-format result `file` (written atomically)")
 	plotPrefix := fs.String("plot", "", "write `prefix`-ttfb.png and prefix-throughput.png")
+	force := fs.Bool("force", false, "let --out replace a results file holding more results")
 	cpuProfile := fs.String("cpuprofile", "", "write a CPU profile of the runs to `file` (samples carry stage labels: go tool pprof -tags)")
 	var df dataFlags
 	df.register(fs)
@@ -89,8 +91,8 @@ func runLoaders(ctx context.Context, args []string, stdout, stderr io.Writer) er
 	if err := firstErr(fitsPipeline(cfg, 1, 0), fitsPipeline(one, cfg.Workers, 0)); err != nil {
 		return err
 	}
-	if err := firstErr(checkOutputs(prefixed(*plotPrefix, "-ttfb.png"), prefixed(*plotPrefix, "-throughput.png"), *cpuProfile),
-		checkResultsOut(*out)); err != nil {
+	if err := firstErr(checkOutputs(figure(prefixed(*plotPrefix, "-ttfb.png")), figure(prefixed(*plotPrefix, "-throughput.png")),
+		output{*cpuProfile, atomicfile.Profile}), checkResultsOut(*out, benchmarks(*force, "Loaders"))); err != nil {
 		return err
 	}
 	if maxW := slices.Max(workers); *batches <= *prefetch*maxW+1 {
@@ -118,7 +120,7 @@ func runLoaders(ctx context.Context, args []string, stdout, stderr io.Writer) er
 	ms, rs, err := workloads.Loaders{Config: bc, Modes: modes, Workers: workers}.Sweep(ctx, func(m loadbench.Measurement) {
 		fmt.Fprintf(stderr, "%s: TTFB %v, %.0f samples/s\n", m.BenchName(), m.TTFB.Round(1e5), m.SamplesPerSec)
 	})
-	if perr := stopProfile(); err == nil {
+	if perr := stopProfile(err != nil); err == nil {
 		err = perr
 	}
 	if err != nil {
@@ -133,10 +135,12 @@ func runLoaders(ctx context.Context, args []string, stdout, stderr io.Writer) er
 		return err
 	}
 	if *out != "" {
-		if err := results.WriteFile(*out, env, rs); err != nil {
+		wrote, err := results.WriteFileWith(*out, env, rs, results.Replace{Force: *force})
+		if err != nil {
 			return err
 		}
-		fmt.Fprintf(stdout, "\nresults: %s\n", *out)
+		keptNote(stdout, *out, wrote)
+		fmt.Fprintf(stdout, "\nresults: %s\n", wrote)
 	}
 	if *plotPrefix != "" {
 		paths, err := loadbench.Plots(ms, *plotPrefix, fmt.Sprintf("loaders: batch %d, raw %s, crop %d, %s", *batch, *rawSize, *crop, *impl))

@@ -15,13 +15,16 @@ import (
 	"errors"
 	"flag"
 	"fmt"
-	"github.com/headspace-bench/headspace/harness/blocks/results"
 	"io"
 	"os"
 	"os/signal"
 	"sort"
 	"strings"
 	"syscall"
+
+	"github.com/headspace-bench/headspace/datasets/ondisk"
+	"github.com/headspace-bench/headspace/harness/blocks/results"
+	"github.com/headspace-bench/headspace/internal/atomicfile"
 )
 
 // command is one subcommand: a thin layer of flags over the packages.
@@ -52,6 +55,7 @@ func (e exitError) Error() string { return e.msg }
 
 func main() {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	atomicfile.StopOn(ctx) // SIGINT ends a wait for a pipe's reader
 	code := run(ctx, os.Args[1:], os.Stdout, os.Stderr)
 	stop()
 	os.Exit(code)
@@ -92,6 +96,10 @@ func exitCode(err error, name string, stderr io.Writer) int {
 		return 2
 	case errors.Is(err, results.ErrRefused):
 		// A destination refused before anything was measured.
+		fmt.Fprintf(stderr, "headspace %s: %v\n", name, err)
+		return 2
+	case errors.Is(err, ondisk.ErrCorrupt):
+		// Bad input found while reading it: the dataset, not the run.
 		fmt.Fprintf(stderr, "headspace %s: %v\n", name, err)
 		return 2
 	case errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded):

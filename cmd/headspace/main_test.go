@@ -260,7 +260,7 @@ func TestCompareExitCodes(t *testing.T) {
 		want string
 	}{
 		{"empty new", []string{old, write("empty.txt", "")}, "empty.txt holds no benchmark results"},
-		{"/dev/null", []string{old, os.DevNull}, "holds no benchmark results"},
+		{"/dev/null", []string{old, os.DevNull}, "not a regular file"},
 		{"a byte-order mark", []string{old, write("bom.txt", "\xef\xbb\xbf")}, "bom.txt holds no benchmark results"},
 		{"random bytes", []string{old, write("random.bin", "\x00\x01\x02\xff\xfe garbage\n")}, "random.bin holds no benchmark results"},
 		{"config lines only", []string{old, write("config.txt", "cpu: X\ndevice: emulated\n")}, "config.txt holds no benchmark results"},

@@ -69,7 +69,7 @@ func runMerge(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 			return usagef("--out %s is one of the shard files", *out)
 		}
 	}
-	if err := checkResultsOut(*out); err != nil {
+	if err := checkResultsOut(*out, benchmarks(false, "Ladder")); err != nil {
 		return err
 	}
 	shards := make([]merge.Shard, 0, len(paths))

@@ -59,7 +59,7 @@ func runCUDADecode(ctx context.Context, args []string, stdout io.Writer) error {
 	case *threads <= 0 || *threads > 1024:
 		return usagef("--threads %d: want 1 to 1024", *threads)
 	}
-	if err := checkResultsOut(*out); err != nil {
+	if err := checkResultsOut(*out, benchmarks(false, "CUDADecode")); err != nil {
 		return err
 	}
 	files, err := readJPEGs(*dir, *batch)

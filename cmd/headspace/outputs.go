@@ -1,36 +1,57 @@
 package main
 
 import (
+	"fmt"
 	"github.com/headspace-bench/headspace/harness/blocks/results"
 	"github.com/headspace-bench/headspace/internal/atomicfile"
+	"io"
 )
 
-// checkOutputs checks, before anything is measured, that every output the
-// flags name can be written (atomicfile.Check: the directory exists and
-// takes files, the path is no directory); a prefix flag passes one of the
-// files it makes. Empty paths are skipped. The first problem is a usage
-// error naming the path.
-func checkOutputs(paths ...string) error {
-	for _, p := range paths {
-		if p == "" {
+// output is one file a command's flag names, with what it is for.
+type output struct {
+	path string
+	kind atomicfile.Kind
+}
+
+// The kinds of the files commands write beside results (the output
+// policy is harness/atomicfile's: a file is replaced only by one of its
+// own kind that headspace wrote).
+var (
+	statsKind  = atomicfile.JSON("stage statistics", "headspace-stats/1")
+	traceKind  = atomicfile.JSON("Chrome trace", "headspace-trace/1")
+	figureKind = atomicfile.Figure
+)
+
+// checkOutputs checks, before anything is measured, every output the
+// flags name (atomicfile.CheckKind: the directory exists and takes files,
+// the path is no directory, and an existing file is one headspace wrote
+// for the same purpose). Empty paths are skipped. The first problem is
+// refused (exit 2) in one line naming the path.
+func checkOutputs(outs ...output) error {
+	for _, o := range outs {
+		if o.path == "" {
 			continue
 		}
-		if err := atomicfile.Check(p); err != nil {
-			return usageError{err.Error()}
+		if err := atomicfile.CheckKind(o.path, o.kind); err != nil {
+			return err
 		}
 	}
 	return nil
 }
 
+// figure is a figure output; prefixed(prefix, suffix) with a prefix flag.
+func figure(path string) output { return output{path, figureKind} }
+
 // checkResultsOut checks a results file to be written whole (analyze,
-// loaders, peer, whatif --out): writable, and if it exists, a results file
-// that no other run is writing (results.WriteFile's rules, checked before
-// the run rather than after it).
-func checkResultsOut(path string) error {
+// loaders, peer, whatif, cuda --out) before the run: writable, and if it
+// exists, a results file of the command's own benchmarks (p) that no
+// other run is writing and that a quick run would not replace without
+// --force (results.CheckReplace; the lock is tried too).
+func checkResultsOut(path string, p results.Purpose) error {
 	if path == "" {
 		return nil
 	}
-	if err := checkOutputs(path); err != nil {
+	if err := results.CheckReplace(path, p); err != nil {
 		return err
 	}
 	f, err := results.OpenFresh(path, nil)
@@ -40,10 +61,23 @@ func checkResultsOut(path string) error {
 	return f.Close()
 }
 
+// benchmarks is a results.Purpose of the named benchmarks.
+func benchmarks(force bool, names ...string) results.Purpose {
+	return results.Purpose{Benchmarks: names, Force: force}
+}
+
 // prefixed is prefix+suffix, or "" without a prefix.
 func prefixed(prefix, suffix string) string {
 	if prefix == "" {
 		return ""
 	}
 	return prefix + suffix
+}
+
+// keptNote says, when a results file was written beside path
+// (results.WriteFileWith kept a complete or larger file there), where.
+func keptNote(w io.Writer, path, wrote string) {
+	if wrote != path {
+		fmt.Fprintf(w, "kept %s, a complete or larger run's results; this run's are beside it (--force replaces a larger run)\n", path)
+	}
 }

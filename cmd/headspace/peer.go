@@ -12,6 +12,7 @@ import (
 	"strings"
 
 	"github.com/headspace-bench/headspace/datasets/ondisk"
+	"github.com/headspace-bench/headspace/harness/blocks/loader"
 	"github.com/headspace-bench/headspace/harness/blocks/machine"
 	"github.com/headspace-bench/headspace/harness/blocks/results"
 	"github.com/headspace-bench/headspace/harness/engines/peer"
@@ -77,11 +78,16 @@ func runPeer(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	if err != nil {
 		return err
 	}
-	if *count <= 0 {
-		return usagef("--count %d must be positive", *count)
-	}
 	if *batches < 2 {
 		return usagef("--batches %d: want at least 2 (the first is the time to first batch)", *batches)
+	}
+	if err := firstErr(inRange("--count", *count, 1, maxCount), inRange("--batches", *batches, 2, maxBatches)); err != nil {
+		return err
+	}
+	for _, n := range workers {
+		if err := inRange("--workers", n, 1, loader.MaxWorkers); err != nil {
+			return err
+		}
 	}
 	settings := peer.Settings{Width: w, Height: h, Crop: *crop, Batch: *batch, Batches: *batches, Seed: *seed}
 	if df.dir != "" {
@@ -115,7 +121,11 @@ func runPeer(ctx context.Context, args []string, stdout, stderr io.Writer) error
 			}
 		}
 	}
-	if err := firstErr(checkOutputs(*report, prefixed(*plotPrefix, "-throughput.png")), checkResultsOut(*out)); err != nil {
+	var outs []output
+	for _, name := range peer.PlotNames {
+		outs = append(outs, figure(prefixed(*plotPrefix, "-"+name+".png")), figure(prefixed(*plotPrefix, "-"+name+".svg")))
+	}
+	if err := firstErr(checkOutputs(append(outs, output{*report, peerReport})...), checkResultsOut(*out, benchmarks(false, "Peer"))); err != nil {
 		return err
 	}
 	p := peer.Peer{Python: *python, Script: *script}
@@ -184,13 +194,16 @@ func runPeer(ctx context.Context, args []string, stdout, stderr io.Writer) error
 			alt := map[string]string{"throughput": "samples/s against workers", "ttfb": "time to first batch against workers"}[name]
 			r.Figures = append(r.Figures, peer.Figure{Alt: alt, Path: filepath.ToSlash(rel)})
 		}
-		if err := atomicfile.Write(*report, func(w io.Writer) error { return peer.WriteMarkdown(w, r) }); err != nil {
+		if err := atomicfile.WriteKind(*report, peerReport, func(w io.Writer) error { return peer.WriteMarkdown(w, r) }); err != nil {
 			return err
 		}
 		fmt.Fprintf(stdout, "report: %s\n", *report)
 	}
 	return nil
 }
+
+// peerReport is what peer --report writes, for the output policy.
+var peerReport = atomicfile.Report("peer report")
 
 // peerCommand is how this command was invoked, quoted for a shell.
 func peerCommand(args []string) string {

@@ -46,7 +46,7 @@ func TestPeerBadInputExits2(t *testing.T) {
 	}{
 		{[]string{"peer", "--workers", "0"}, "--workers: 0 must be positive"},
 		{[]string{"peer", "--impls", "jax"}, `--impls: unknown "jax"`},
-		{[]string{"peer", "--count", "0"}, "--count 0 must be positive"},
+		{[]string{"peer", "--count", "0"}, "--count 0: want 1 to 100000"},
 		{[]string{"peer", "--batches", "1"}, "--batches 1"},
 		{[]string{"peer", "--batch", "0"}, "batch size 0"},
 		{[]string{"peer", "--crop", "7"}, "crop 7 must be even"},

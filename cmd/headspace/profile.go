@@ -13,17 +13,23 @@ import (
 // that fails or is killed leaves no half profile). The pipeline labels every
 // sample with its stage, so `go tool pprof -tags` splits the time by stage.
 // Process workers are other processes and are not in it.
-func startCPUProfile(path string) (stop func() error, err error) {
+//
+// stop's partial says the run did not finish: a profile already at path
+// is then kept and this one written beside it (atomicfile.PartialPath).
+func startCPUProfile(path string) (stop func(partial bool) error, err error) {
 	if path == "" {
-		return func() error { return nil }, nil
+		return func(bool) error { return nil }, nil
 	}
 	var buf bytes.Buffer
 	if err := pprof.StartCPUProfile(&buf); err != nil {
 		return nil, fmt.Errorf("--cpuprofile: %w", err)
 	}
-	return func() error {
+	return func(partial bool) error {
 		pprof.StopCPUProfile()
-		if err := atomicfile.WriteBytes(path, buf.Bytes()); err != nil {
+		if partial {
+			path = atomicfile.PartialPath(path)
+		}
+		if err := atomicfile.WriteKindBytes(path, atomicfile.Profile, buf.Bytes()); err != nil {
 			return fmt.Errorf("--cpuprofile: %w", err)
 		}
 		return nil

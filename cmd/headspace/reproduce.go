@@ -56,6 +56,7 @@ func runReproduce(ctx context.Context, args []string, stdout, stderr io.Writer) 
 	workers := fs.Int("workers", 0, "loader `workers` per stage (0: GOMAXPROCS, one per core)")
 	step := fs.Duration("step", 0, "emulated device: `time` of one training step (0: the document's 290ms; 20ms with --quick)")
 	dev := fs.String("device", "emulated", "`device`: emulated or cuda")
+	force := fs.Bool("force", false, "let a quick or smaller run replace a full run's saved results")
 	from := fs.String("from", "", "rebuild the reports from the saved result files in `directory` (a run's --out/results), measuring nothing")
 	if err := parseFlags(fs, args); err != nil {
 		return err
@@ -92,6 +93,7 @@ func runReproduce(ctx context.Context, args []string, stdout, stderr io.Writer) 
 		Worker:   procloader.Options{Exe: exe},
 		Command:  commandLine("headspace reproduce", args),
 		Progress: stderr,
+		Force:    *force,
 	}
 	if *dev != "emulated" { // unset: the document's emulated device at the size's step
 		d, err := (&pipelineFlags{dev: *dev, step: *step, seed: loader.DefaultConfig().Dataset.Seed}).device()
@@ -116,7 +118,7 @@ func runReproduce(ctx context.Context, args []string, stdout, stderr io.Writer) 
 func rebuildReports(ctx context.Context, fs *flag.FlagSet, ids []string, from, out string, stdout, stderr io.Writer) error {
 	var measuring []string
 	fs.Visit(func(f *flag.Flag) {
-		if f.Name == "quick" || f.Name == "workers" || f.Name == "step" || f.Name == "device" {
+		if f.Name == "quick" || f.Name == "workers" || f.Name == "step" || f.Name == "device" || f.Name == "force" {
 			measuring = append(measuring, "--"+f.Name)
 		}
 	})

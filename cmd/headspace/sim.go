@@ -67,7 +67,9 @@ func runSim(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 	if err := c.Validate(); err != nil {
 		return usageError{err.Error()}
 	}
-	if err := checkOutputs(*gif, prefixed(*tl, ".png"), prefixed(*tl, ".svg"), prefixed(*tl, ".json")); err != nil {
+	tlBase := strings.TrimSuffix(*tl, ".png")
+	if err := checkOutputs(output{*gif, atomicfile.Animation}, figure(prefixed(tlBase, ".png")), figure(prefixed(tlBase, ".svg")),
+		output{prefixed(tlBase, ".json"), traceKind}); err != nil {
 		return err
 	}
 	r, err := sim.Run(c)
@@ -100,7 +102,7 @@ func writeTimeline(w io.Writer, t *timeline.Timeline, prefix string) error {
 	if err := t.WriteSVG(prefix+".svg", 900, 45+21*len(t.DisplayTracks())); err != nil {
 		return err
 	}
-	if err := atomicfile.Write(prefix+".json", t.WriteChromeTrace); err != nil {
+	if err := atomicfile.WriteKind(prefix+".json", traceKind, t.WriteChromeTrace); err != nil {
 		return err
 	}
 	fmt.Fprintf(w, "timeline: %s.png, %s.svg, %s.json (open the JSON in Perfetto)\n", prefix, prefix, prefix)

@@ -13,6 +13,7 @@ import (
 
 	"github.com/headspace-bench/headspace/datasets/transforms"
 	"github.com/headspace-bench/headspace/harness/blocks/device"
+	"github.com/headspace-bench/headspace/harness/blocks/loader"
 	"github.com/headspace-bench/headspace/harness/blocks/machine"
 	"github.com/headspace-bench/headspace/harness/blocks/results"
 	"github.com/headspace-bench/headspace/harness/engines/whatif"
@@ -87,6 +88,7 @@ func runWhatIf(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	vWorkers := fs.String("verify-workers", joinInts(def.Verify.Workers), "comma-separated worker `counts` to check")
 	vSteps := fs.String("verify-steps", joinFloats(def.Verify.StepScales), "comma-separated step `multipliers` to check")
 	out := fs.String("out", "", "benchmark-format result `file` of the runs (written atomically)")
+	force := fs.Bool("force", false, "let --out replace a results file holding more results")
 	report := fs.String("report", "", "write the what-if section in Markdown to `file` (atomically)")
 	plotPath := fs.String("plot", "", "write predicted steps/s against cores to `file` (.png or .svg)")
 	if err := parseFlags(fs, args); err != nil {
@@ -150,7 +152,18 @@ func runWhatIf(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	if err := w.Validate(); err != nil {
 		return usageError{err.Error()}
 	}
-	if err := firstErr(checkOutputs(*save, *report, *plotPath), checkResultsOut(*out)); err != nil {
+	for _, n := range w.Verify.Workers {
+		if err := inRange("--verify-workers", n, 1, loader.MaxWorkers); err != nil {
+			return err
+		}
+	}
+	for _, n := range w.Verify.Cores {
+		if err := inRange("--verify-cores", n, 1, 4096); err != nil {
+			return err
+		}
+	}
+	if err := firstErr(checkOutputs(output{*save, whatif.FileKind}, output{*report, whatifReport}, figure(*plotPath)),
+		checkResultsOut(*out, benchmarks(*force, "WhatIf", "Ladder"))); err != nil {
 		return err
 	}
 	if !pf.scalable() && *verify && slices.ContainsFunc(w.Verify.StepScales, func(m float64) bool { return m != 1 }) {
@@ -237,21 +250,39 @@ func runWhatIf(ctx context.Context, args []string, stdout, stderr io.Writer) err
 			return err
 		}
 	}
+	// An interrupted verification is partial: its files say so, and a
+	// complete file already at a path is kept, the partial one written
+	// beside it (atomicfile.PartialPath, results.Replace.Partial).
+	partial := runErr != nil
 	if *out != "" && len(recs) > 0 {
 		env := append(machine.Environment(pf.dev), w.Settings()...)
-		if err := results.WriteFile(*out, env, recs); err != nil {
+		wrote, err := results.WriteFileWith(*out, env, recs, results.Replace{Force: *force, Partial: partial})
+		if err != nil {
 			return err
 		}
-		fmt.Fprintf(stdout, "\nresults: %s\n", *out)
+		keptNote(stdout, *out, wrote)
+		fmt.Fprintf(stdout, "\nresults: %s%s\n", wrote, map[bool]string{true: " (partial: interrupted)"}[partial])
 	}
 	if *plotPath != "" {
-		if err := whatif.SavePlot(*plotPath, p, g.Workers, slices.Max(g.Cores), 1, checks); err != nil {
+		path := *plotPath
+		if partial {
+			path = atomicfile.PartialPath(path)
+		}
+		if err := whatif.SavePlot(path, p, g.Workers, slices.Max(g.Cores), 1, checks); err != nil {
 			return err
 		}
-		fmt.Fprintf(stdout, "plot: %s\n", *plotPath)
+		fmt.Fprintf(stdout, "plot: %s\n", path)
 	}
 	if *report != "" {
-		err := atomicfile.Write(*report, func(f io.Writer) error {
+		path := *report
+		if partial {
+			path = atomicfile.PartialPath(path)
+		}
+		err := atomicfile.WriteKind(path, whatifReport, func(f io.Writer) error {
+			if partial {
+				fmt.Fprintf(f, "> **Partial run**: interrupted after %d of %d verification points; the table below holds only those.\n\n",
+					len(checks), len(w.Verify.Cores)*len(w.Verify.Workers)*len(w.Verify.StepScales))
+			}
 			if err := whatif.WriteMarkdown(f, p, g, checks, "headspace whatif "+strings.Join(args, " ")); err != nil {
 				return err
 			}
@@ -264,13 +295,16 @@ func runWhatIf(ctx context.Context, args []string, stdout, stderr io.Writer) err
 		if err != nil {
 			return err
 		}
-		fmt.Fprintf(stdout, "report: %s\n", *report)
+		fmt.Fprintf(stdout, "report: %s\n", path)
 	}
 	if runErr != nil {
 		return exitError{code: 130, msg: "interrupted: the table shows the points checked before it"}
 	}
 	return nil
 }
+
+// whatifReport is what whatif --report writes, for the output policy.
+var whatifReport = atomicfile.Report("what-if report")
 
 // parseFloats parses a comma-separated list of positive numbers.
 func parseFloats(what, s string) ([]float64, error) {
@@ -281,8 +315,11 @@ func parseFloats(what, s string) ([]float64, error) {
 		if err != nil {
 			return nil, usagef("%s: %q is not a number", what, f)
 		}
-		if !(v > 0) || v > 1e6 {
+		if !(v > 0) {
 			return nil, usagef("%s: %v must be positive", what, v)
+		}
+		if v > 1e6 {
+			return nil, usagef("%s: %v is too large (at most 1e6)", what, v)
 		}
 		out = append(out, v)
 	}

@@ -102,7 +102,7 @@ func (d *Dataset) fetchForeign(i int, buf []byte) ([]byte, error) {
 }
 
 // decodeForeign decodes sample i's JPEG or PNG (told by its first bytes,
-// not its name), checking the header against MaxUserPixels first, and
+// not its name), checking the header against MaxPixels first, and
 // resizes it to the dataset's shape when its size differs. An image of
 // the shape decodes straight into dst (with TurboJPEG, allocation-free);
 // another goes through a pooled buffer at its own size.
@@ -122,8 +122,8 @@ func (d *Dataset) decodeForeign(i int, data []byte, dst *datasets.Sample) error 
 		if err != nil {
 			return fail(err)
 		}
-		if int64(iw)*int64(ih) > MaxUserPixels {
-			return fail(fmt.Errorf("jpeg of %dx%d: more than %d pixels", iw, ih, MaxUserPixels))
+		if int64(iw)*int64(ih) > MaxPixels {
+			return fail(fmt.Errorf("jpeg of %dx%d: more than %d pixels", iw, ih, MaxPixels))
 		}
 		if iw == w && ih == h {
 			if err := dec.DecodeRGB(data, dst.Image.Pix, w, h); err != nil {

@@ -22,7 +22,6 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
-	"os"
 	"path/filepath"
 
 	"github.com/headspace-bench/headspace/datasets"
@@ -159,6 +158,9 @@ func (m *Manifest) Validate() error {
 		if f.Size < 0 {
 			return fmt.Errorf("%s: size %d is negative", f.Name, f.Size)
 		}
+		if m.Layout == "files" && f.Size > MaxSampleBytes {
+			return fmt.Errorf("%s: size %d is more than a sample may hold (%d)", f.Name, f.Size, int64(MaxSampleBytes))
+		}
 	}
 	return nil
 }
@@ -167,7 +169,7 @@ func (m *Manifest) Validate() error {
 // dataset's identity (every file's checksum is in it), for a result
 // file's configuration.
 func ManifestSum(dir string) (string, error) {
-	b, err := os.ReadFile(filepath.Join(dir, ManifestName))
+	b, err := ReadBounded(filepath.Join(ResolveDir(dir), ManifestName), MaxManifestBytes)
 	if err != nil {
 		return "", fmt.Errorf("ondisk: %w", err)
 	}
@@ -175,22 +177,30 @@ func ManifestSum(dir string) (string, error) {
 	return hex.EncodeToString(sum[:]), nil
 }
 
-// ReadManifest reads and validates dir's manifest.
+// ReadManifest reads and validates dir's manifest: a regular file of at
+// most MaxManifestBytes. A manifest that does not parse or validate is
+// ErrCorrupt.
 func ReadManifest(dir string) (*Manifest, error) {
-	path := filepath.Join(dir, ManifestName)
-	b, err := os.ReadFile(path)
+	path := filepath.Join(ResolveDir(dir), ManifestName)
+	b, err := ReadBounded(path, MaxManifestBytes)
 	if err != nil {
 		if errors.Is(err, fs.ErrNotExist) {
 			return nil, fmt.Errorf("ondisk: %s: no manifest: not a dataset written by headspace dataset write", dir)
 		}
 		return nil, fmt.Errorf("ondisk: %w", err)
 	}
+	return parseManifest(b, path)
+}
+
+// parseManifest decodes and validates a manifest's bytes; path names it
+// in errors.
+func parseManifest(b []byte, path string) (*Manifest, error) {
 	var m Manifest
 	if err := json.Unmarshal(b, &m); err != nil {
-		return nil, fmt.Errorf("ondisk: %s: %v", path, err)
+		return nil, corruptf("ondisk: %s: %v", path, err)
 	}
 	if err := m.Validate(); err != nil {
-		return nil, fmt.Errorf("ondisk: %s: %v", path, err)
+		return nil, corruptf("ondisk: %s: %v", path, err)
 	}
 	return &m, nil
 }

@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
-	"os"
 	"path/filepath"
 	"time"
 )
@@ -26,8 +25,11 @@ func (s CacheStats) GBps() float64 {
 	return float64(s.Bytes) / s.Elapsed.Seconds() / 1e9
 }
 
-// files lists the regular files under dir, manifest included.
+// files lists the regular files under dir, manifest included; a dir
+// given as a symbolic link is resolved first (ResolveDir), so the link's
+// dataset is walked, not the link.
 func files(dir string) ([]string, error) {
+	dir = ResolveDir(dir)
 	var out []string
 	err := filepath.WalkDir(dir, func(p string, e fs.DirEntry, err error) error {
 		if err != nil {
@@ -58,7 +60,7 @@ func Warm(ctx context.Context, dir string) (CacheStats, error) {
 		if err := ctx.Err(); err != nil {
 			return st, fmt.Errorf("ondisk: warm %s: %w", dir, err)
 		}
-		f, err := os.Open(p)
+		f, err := OpenRegular(p)
 		if err != nil {
 			return st, fmt.Errorf("ondisk: warm: %w", err)
 		}

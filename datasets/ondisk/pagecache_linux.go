@@ -45,7 +45,7 @@ func Evict(ctx context.Context, dir string) (CacheStats, error) {
 }
 
 func evictFile(p string) (int64, error) {
-	f, err := os.Open(p)
+	f, err := OpenRegular(p)
 	if err != nil {
 		return 0, fmt.Errorf("ondisk: evict: %w", err)
 	}
@@ -85,7 +85,7 @@ func Resident(dir string) (resident, total int64, err error) {
 }
 
 func residentFile(p string, page int64) (int64, int64, error) {
-	f, err := os.Open(p)
+	f, err := OpenRegular(p)
 	if err != nil {
 		return 0, 0, fmt.Errorf("ondisk: resident: %w", err)
 	}

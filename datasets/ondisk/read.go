@@ -146,6 +146,7 @@ func OpenWith(dir string, opts Options) (*Dataset, error) {
 	if opts.MaxFailures < 0 {
 		return nil, fmt.Errorf("ondisk: MaxFailures %d must not be negative", opts.MaxFailures)
 	}
+	dir = ResolveDir(dir)
 	var turbo *turbojpeg.Library
 	switch opts.Decoder {
 	case "", DecoderGo:
@@ -185,7 +186,7 @@ func OpenWith(dir string, opts Options) (*Dataset, error) {
 	}
 	ext := "." + m.Ext()
 	for s := range n {
-		f, err := os.Open(filepath.Join(dir, m.Files[s].Name))
+		f, err := OpenRegular(filepath.Join(dir, m.Files[s].Name))
 		if err != nil {
 			d.shardErr[s] = err
 			continue
@@ -291,16 +292,15 @@ func (d *Dataset) Fetch(ctx context.Context, i int, buf []byte) ([]byte, error) 
 
 func (d *Dataset) fetchFile(i int, buf []byte) ([]byte, error) {
 	want := d.m.Files[i].Size
-	f, err := os.Open(filepath.Join(d.dir, d.m.Files[i].Name))
+	f, err := OpenRegular(filepath.Join(d.dir, d.m.Files[i].Name))
 	if err != nil {
 		return buf, fmt.Errorf("ondisk: fetch sample %d: %w", i, err)
 	}
 	defer f.Close()
-	buf = grow(buf, want)
-	n, err := io.ReadFull(f, buf)
+	buf, n, err := readAtMost(f, want, buf)
 	if err != nil {
 		if errors.Is(err, io.ErrUnexpectedEOF) || errors.Is(err, io.EOF) {
-			return buf[:n], fmt.Errorf("ondisk: fetch sample %d: %s: truncated: %d of %d bytes", i, d.where(i), n, want)
+			return buf[:n], corruptf("ondisk: fetch sample %d: %s: truncated: %d of %d bytes", i, d.where(i), n, want)
 		}
 		return buf[:n], fmt.Errorf("ondisk: fetch sample %d: %s: %w", i, d.where(i), err)
 	}
@@ -315,13 +315,16 @@ func (d *Dataset) fetchMember(i int, buf []byte) ([]byte, error) {
 		if err := d.shardErr[s]; err != nil {
 			why = "shard unreadable: " + err.Error()
 		}
-		return buf, fmt.Errorf("ondisk: fetch sample %d: %s: %s", i, d.where(i), why)
+		return buf, corruptf("ondisk: fetch sample %d: %s: %s", i, d.where(i), why)
+	}
+	if l.size > MaxSampleBytes {
+		return buf[:0], corruptf("ondisk: fetch sample %d: %s: %d bytes, more than a sample may hold (%d)", i, d.where(i), l.size, int64(MaxSampleBytes))
 	}
 	buf = grow(buf, l.size)
 	n, err := d.shards[l.shard].ReadAt(buf, l.off)
 	if n < len(buf) {
 		if err == nil || errors.Is(err, io.EOF) {
-			return buf[:n], fmt.Errorf("ondisk: fetch sample %d: %s: truncated: %d of %d bytes", i, d.where(i), n, l.size)
+			return buf[:n], corruptf("ondisk: fetch sample %d: %s: truncated: %d of %d bytes", i, d.where(i), n, l.size)
 		}
 		return buf[:n], fmt.Errorf("ondisk: fetch sample %d: %s: %w", i, d.where(i), err)
 	}
@@ -356,7 +359,7 @@ func (d *Dataset) Decode(i int, data []byte, dst *datasets.Sample) error {
 	}
 	if d.m.Format == "raw" {
 		if len(data) != len(dst.Image.Pix) {
-			return fmt.Errorf("ondisk: decode sample %d: %s: %d bytes, want %d (%dx%d RGB)", i, d.where(i), len(data), len(dst.Image.Pix), w, h)
+			return corruptf("ondisk: decode sample %d: %s: %d bytes, want %d (%dx%d RGB)", i, d.where(i), len(data), len(dst.Image.Pix), w, h)
 		}
 		copy(dst.Image.Pix, data)
 		return nil
@@ -364,22 +367,38 @@ func (d *Dataset) Decode(i int, data []byte, dst *datasets.Sample) error {
 	if d.turbo != nil && d.m.Format == "jpeg" {
 		return d.decodeTurbo(i, data, dst)
 	}
+	// The header first (CheckImageHeader's rule): a file that claims more
+	// pixels than the dataset's is refused before it is decoded.
 	r := d.readers.Get().(*bytes.Reader)
 	r.Reset(data)
-	var img image.Image
+	var cfg image.Config
 	var err error
 	if d.m.Format == "png" {
-		img, err = png.Decode(r)
+		cfg, err = png.DecodeConfig(r)
 	} else {
-		img, err = jpeg.Decode(r)
+		cfg, err = jpeg.DecodeConfig(r)
+	}
+	if err == nil && (cfg.Width != w || cfg.Height != h) {
+		r.Reset(nil)
+		d.readers.Put(r)
+		return corruptf("ondisk: decode sample %d: %s: image header says %dx%d, dataset is %dx%d", i, d.where(i), cfg.Width, cfg.Height, w, h)
+	}
+	var img image.Image
+	if err == nil {
+		r.Reset(data)
+		if d.m.Format == "png" {
+			img, err = png.Decode(r)
+		} else {
+			img, err = jpeg.Decode(r)
+		}
 	}
 	r.Reset(nil)
 	d.readers.Put(r)
 	if err != nil {
-		return fmt.Errorf("ondisk: decode sample %d: %s: %s: %w", i, d.where(i), d.m.Format, err)
+		return corruptf("ondisk: decode sample %d: %s: %s: %w", i, d.where(i), d.m.Format, err)
 	}
 	if b := img.Bounds(); b.Dx() != w || b.Dy() != h {
-		return fmt.Errorf("ondisk: decode sample %d: %s: image is %dx%d, dataset is %dx%d", i, d.where(i), b.Dx(), b.Dy(), w, h)
+		return corruptf("ondisk: decode sample %d: %s: image is %dx%d, dataset is %dx%d", i, d.where(i), b.Dx(), b.Dy(), w, h)
 	}
 	if err := ToRGB(dst.Image.Pix, img); err != nil {
 		return fmt.Errorf("ondisk: decode sample %d: %s: %w", i, d.where(i), err)
@@ -566,21 +585,21 @@ func (d *Dataset) Verify(ctx context.Context) error {
 			return err
 		}
 		path := filepath.Join(d.dir, fe.Name)
-		f, err := os.Open(path)
+		f, err := OpenRegular(path)
 		if err != nil {
 			return fmt.Errorf("ondisk: verify: %w", err)
 		}
 		h := sha256.New()
-		n, err := io.CopyBuffer(h, f, buf)
+		n, err := io.CopyBuffer(h, io.LimitReader(f, fe.Size+1), buf)
 		f.Close()
 		if err != nil {
 			return fmt.Errorf("ondisk: verify: %s: %w", path, err)
 		}
 		if n != fe.Size {
-			return fmt.Errorf("ondisk: verify: %s: %d bytes, manifest says %d", path, n, fe.Size)
+			return corruptf("ondisk: verify: %s: %d bytes, manifest says %d", path, n, fe.Size)
 		}
 		if got := hex.EncodeToString(h.Sum(nil)); got != fe.SHA256 {
-			return fmt.Errorf("ondisk: verify: %s: sha256 %s, manifest says %s", path, got, fe.SHA256)
+			return corruptf("ondisk: verify: %s: sha256 %s, manifest says %s", path, got, fe.SHA256)
 		}
 	}
 	return nil

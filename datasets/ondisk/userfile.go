@@ -19,21 +19,17 @@ const (
 	MaxUserFileBytes = 64 << 30
 	// MaxUserImageBytes bounds one encoded image (a file or a member).
 	MaxUserImageBytes = 256 << 20
-	// MaxUserPixels bounds an image's width × height, checked from its
-	// header before anything is decoded: 8192×8192.
-	MaxUserPixels = MaxSide * MaxSide
 )
 
-// openUserFile opens a file of a user's dataset for reading, and only a
-// regular file (a symbolic link is followed to its target, which must be
-// regular) of at most limit bytes. It is the one place the foreign
-// readers (ImageFolder, WebDataset) open a user's file; the trust work of
-// issue 21 has the same rules for headspace's own datasets, and the two
-// are meant to become one function.
+// openUserFile opens a file of a user's dataset for reading through
+// OpenRegular, the rule every reader of a dataset follows (a regular file
+// only, a symbolic link followed to a regular target, never blocking on a
+// pipe or a device), and only one of at most limit bytes. It is the one
+// place the foreign readers (ImageFolder, WebDataset) open a user's file.
 //
 // Its errors read "path: reason".
 func openUserFile(path string, limit int64) (*os.File, int64, error) {
-	f, err := os.Open(path)
+	f, err := OpenRegular(path)
 	if err != nil {
 		var pe *fs.PathError
 		if errors.As(err, &pe) {
@@ -63,7 +59,7 @@ var errUnsupported = errors.New("not a JPEG or PNG image")
 
 // checkUserImage reads an encoded image's header (image.DecodeConfig,
 // which reads no pixel data) and checks it before anything decodes it:
-// JPEG or PNG, and at most MaxUserPixels. It returns the format ("jpeg"
+// JPEG or PNG, and at most MaxPixels (CheckImageHeader's limit). It returns the format ("jpeg"
 // or "png") and the size.
 func checkUserImage(r io.Reader) (format string, w, h int, err error) {
 	cfg, format, err := image.DecodeConfig(bufio.NewReaderSize(r, 4096))
@@ -76,8 +72,8 @@ func checkUserImage(r io.Reader) (format string, w, h int, err error) {
 	if format != "jpeg" && format != "png" {
 		return "", 0, 0, fmt.Errorf("%s: %w", format, errUnsupported)
 	}
-	if cfg.Width <= 0 || cfg.Height <= 0 || int64(cfg.Width)*int64(cfg.Height) > MaxUserPixels {
-		return "", 0, 0, fmt.Errorf("%s of %dx%d: more than %d pixels (or none)", format, cfg.Width, cfg.Height, MaxUserPixels)
+	if cfg.Width <= 0 || cfg.Height <= 0 || int64(cfg.Width)*int64(cfg.Height) > MaxPixels {
+		return "", 0, 0, fmt.Errorf("%s of %dx%d: more than %d pixels (or none)", format, cfg.Width, cfg.Height, MaxPixels)
 	}
 	return format, cfg.Width, cfg.Height, nil
 }

@@ -20,10 +20,12 @@ import (
 	"path/filepath"
 	"runtime"
 	"strconv"
+	"strings"
 	"sync"
 	"time"
 
 	"github.com/headspace-bench/headspace/datasets"
+	"github.com/headspace-bench/headspace/internal/atomicfile"
 )
 
 // Bounds of the writer's parameters.
@@ -100,11 +102,14 @@ func Write(ctx context.Context, dir string, src datasets.Synthetic, o WriteOptio
 	if err := o.normalize(); err != nil {
 		return nil, fmt.Errorf("ondisk: %v", err)
 	}
-	dir = filepath.Clean(dir)
+	// A link to a dataset is resolved once: --force replaces the dataset
+	// it points to and the link stays a link.
+	dir = ResolveDir(dir)
 	replace, err := checkDestination(dir, o.Force)
 	if err != nil {
 		return nil, err
 	}
+	sweepStaging(dir)
 	m := &Manifest{
 		Version: FormatVersion, Count: src.N, Width: src.Width, Height: src.Height,
 		Classes: src.Classes, Seed: src.Seed, Format: o.Format, Layout: o.Layout,
@@ -140,20 +145,20 @@ func Write(ctx context.Context, dir string, src datasets.Synthetic, o WriteOptio
 		}
 	}()
 	if err := writeUnits(ctx, stage, src, m, o, units); err != nil {
-		return nil, err
+		return nil, staged(err, stage, dir)
 	}
 	b, err := json.MarshalIndent(m, "", " ")
 	if err != nil {
 		return nil, fmt.Errorf("ondisk: manifest: %w", err)
 	}
 	if err := writeSynced(filepath.Join(stage, ManifestName), append(b, '\n')); err != nil {
-		return nil, err
+		return nil, staged(err, stage, dir)
 	}
 	if err := ctx.Err(); err != nil {
 		return nil, fmt.Errorf("ondisk: write %s: %w", dir, err)
 	}
 	if err := install(stage, dir, replace); err != nil {
-		return nil, err
+		return nil, staged(err, stage, dir)
 	}
 	ok = true
 	return m, nil
@@ -184,8 +189,14 @@ func checkDestination(dir string, force bool) (replace bool, err error) {
 	if len(ents) == 0 {
 		return false, nil
 	}
-	if _, err := os.Stat(filepath.Join(dir, ManifestName)); err != nil {
+	if _, err := os.Lstat(filepath.Join(dir, ManifestName)); err != nil {
 		return false, fmt.Errorf("ondisk: %s is not empty and holds no dataset (no %s): %w", dir, ManifestName, ErrRefused)
+	}
+	// A headspace manifest is recognised by its fields: version
+	// FormatVersion, a sample format and layout of ours, every file
+	// listed (Validate). Any other manifest.json is someone else's.
+	if _, err := ReadManifest(dir); err != nil {
+		return false, fmt.Errorf("ondisk: %s holds a %s that is not a headspace dataset's (%v): %w", dir, ManifestName, errors.Unwrap(err), ErrRefused)
 	}
 	if !force {
 		return false, fmt.Errorf("ondisk: %s already holds a dataset (--force replaces it): %w", dir, ErrRefused)
@@ -193,19 +204,28 @@ func checkDestination(dir string, force bool) (replace bool, err error) {
 	return true, nil
 }
 
-// install renames stage to dir, moving an old dataset (or empty directory)
-// aside first and removing it after.
+// install renames stage to dir. An empty directory at dir is removed
+// first; an old dataset is moved aside, and then only the files its
+// manifest lists (and the manifest) are deleted: anything else a user
+// put in the directory (notes, a subfolder) is moved into the new one,
+// or, if the new dataset has a file of that name, kept in the old
+// directory, which is then named in the error.
 func install(stage, dir string, replace bool) error {
+	var oldM *Manifest
 	old := ""
 	if _, err := os.Stat(dir); err == nil {
-		old = fmt.Sprintf("%s.old-%d", dir, os.Getpid())
 		if !replace { // an empty directory
 			if err := os.Remove(dir); err != nil {
 				return fmt.Errorf("ondisk: %w", err)
 			}
-			old = ""
-		} else if err := os.Rename(dir, old); err != nil {
-			return fmt.Errorf("ondisk: %w", err)
+		} else {
+			if oldM, err = ReadManifest(dir); err != nil {
+				return err
+			}
+			old = fmt.Sprintf("%s.old-%d", dir, os.Getpid())
+			if err := os.Rename(dir, old); err != nil {
+				return fmt.Errorf("ondisk: %w", err)
+			}
 		}
 	}
 	if err := os.Rename(stage, dir); err != nil {
@@ -215,13 +235,97 @@ func install(stage, dir string, replace bool) error {
 		return fmt.Errorf("ondisk: %w", err)
 	}
 	syncDir(filepath.Dir(dir))
-	if old != "" {
-		if err := os.RemoveAll(old); err != nil {
-			return fmt.Errorf("ondisk: the new dataset is in place; removing the old one: %w", err)
+	if old == "" {
+		return nil
+	}
+	listed := map[string]bool{ManifestName: true}
+	for _, f := range oldM.Files {
+		listed[filepath.FromSlash(f.Name)] = true
+	}
+	// Delete the listed files, deepest first (a listed name may sit in a
+	// subdirectory, which goes once it is empty).
+	var kept []string
+	err := filepath.WalkDir(old, func(p string, e fs.DirEntry, err error) error {
+		if err != nil || p == old {
+			return err
+		}
+		rel, _ := filepath.Rel(old, p)
+		if listed[rel] && !e.IsDir() {
+			return os.Remove(p)
+		}
+		return nil
+	})
+	if err != nil {
+		return fmt.Errorf("ondisk: the new dataset is in place; removing the old one's files: %w", err)
+	}
+	removeEmptyDirs(old)
+	ents, _ := os.ReadDir(old)
+	for _, e := range ents {
+		from, to := filepath.Join(old, e.Name()), filepath.Join(dir, e.Name())
+		if _, err := os.Lstat(to); err == nil || os.Rename(from, to) != nil {
+			kept = append(kept, e.Name())
 		}
 	}
-	return nil
+	if len(kept) > 0 {
+		return fmt.Errorf("ondisk: the new dataset is in place; files of yours that the old one held under names the new one uses are kept in %s: %v", old, kept)
+	}
+	return os.Remove(old)
 }
+
+// removeEmptyDirs removes the empty directories under root (not root).
+func removeEmptyDirs(root string) {
+	var dirs []string
+	filepath.WalkDir(root, func(p string, e fs.DirEntry, err error) error {
+		if err == nil && e.IsDir() && p != root {
+			dirs = append(dirs, p)
+		}
+		return nil
+	})
+	for i := len(dirs) - 1; i >= 0; i-- {
+		os.Remove(dirs[i]) // fails, harmlessly, on one that is not empty
+	}
+}
+
+// sweepStaging removes the staging (dir.tmp-PID) and set-aside
+// (dir.old-PID) directories of writes to dir whose process is gone: left
+// by a write killed with SIGKILL. A staging directory holds no manifest
+// until its last moment, so it is never a dataset.
+func sweepStaging(dir string) {
+	parent, base := filepath.Dir(dir), filepath.Base(dir)
+	ents, err := os.ReadDir(parent)
+	if err != nil {
+		return
+	}
+	for _, e := range ents {
+		var rest string
+		var ok bool
+		if rest, ok = strings.CutPrefix(e.Name(), base+".tmp-"); !ok {
+			continue // an .old- directory may hold a user's files: kept
+		}
+		pid, err := strconv.Atoi(rest)
+		if err != nil || !e.IsDir() || pid == os.Getpid() || !atomicfile.ProcessGone(pid) {
+			continue
+		}
+		os.RemoveAll(filepath.Join(parent, e.Name()))
+	}
+}
+
+// staged makes err, from writing into stage, name dir instead: the user
+// asked for dir and has never heard of the staging directory.
+func staged(err error, stage, dir string) error {
+	if err == nil || !strings.Contains(err.Error(), stage) {
+		return err
+	}
+	return stagedErr{err, stage, dir}
+}
+
+type stagedErr struct {
+	err        error
+	stage, dir string
+}
+
+func (s stagedErr) Error() string { return strings.ReplaceAll(s.err.Error(), s.stage, s.dir) }
+func (s stagedErr) Unwrap() error { return s.err }
 
 func syncDir(dir string) {
 	if d, err := os.Open(dir); err == nil {

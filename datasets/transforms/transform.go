@@ -29,6 +29,7 @@
 package transforms
 
 import (
+	"context"
 	"fmt"
 	"math"
 
@@ -107,6 +108,19 @@ const (
 	Naive = "naive" // step by step, allocating (the document's)
 	Fast  = "fast"  // fused and in place (the fix)
 )
+
+// Interruptible is implemented by transforms whose work grows with the
+// raw image rather than the crop (naive: it copies the whole image, as
+// Image.fromarray does): the Context methods are Apply and ApplyUint8
+// that return ctx's error once ctx ends, checking it every few
+// milliseconds of work, so an interrupt stops a 16384² image at once.
+// The fast implementation touches only the crop and needs no checks.
+type Interruptible interface {
+	ApplyContext(ctx context.Context, dst []float32, src *datasets.Image, rng *prng.Source) error
+	ApplyUint8Context(ctx context.Context, dst []uint8, src *datasets.Image, rng *prng.Source) error
+}
+
+var _ Interruptible = (*naive)(nil)
 
 // Names lists the implementations New knows.
 var Names = []string{Naive, Fast}

@@ -1,6 +1,7 @@
 package transforms
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"math/bits"
@@ -34,13 +35,23 @@ var (
 // RandomMask, each allocating as in Apply; the masked tensor is copied into
 // dst.
 func (n *naive) ApplyUint8(dst []uint8, src *datasets.Image, rng *prng.Source) error {
+	return n.ApplyUint8Context(context.Background(), dst, src, rng)
+}
+
+// ApplyUint8Context implements Interruptible: ApplyUint8 that stops once
+// ctx ends.
+func (n *naive) ApplyUint8Context(ctx context.Context, dst []uint8, src *datasets.Image, rng *prng.Source) error {
 	if src == nil || rng == nil {
 		return errors.New("transforms: naive: nil image or random source")
 	}
 	if err := check(n.cfg, len(dst), src); err != nil {
 		return err
 	}
-	copy(dst, n.masked(src, rng))
+	m, err := n.masked(ctx, src, rng)
+	if err != nil {
+		return err
+	}
+	copy(dst, m)
 	return nil
 }
 

@@ -15,9 +15,18 @@
 // temporary file.
 //
 // Check tells, before any work is done, whether a path can be written.
+//
+// policy.go holds headspace's one output policy on top of this: every
+// output has a Kind, is stamped with it, and replaces only a file of its
+// own kind (CheckKind before measuring, WriteKind to write); a partial
+// run goes beside a complete file (PartialPath); pipes and devices are
+// opened without blocking (OpenInPlace); and readers open only regular
+// files, boundedly (OpenRegular, ReadFileLimit). docs/guarantees.md says
+// what this guarantees for every file.
 package atomicfile
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"io"
@@ -37,28 +46,48 @@ var (
 // Target is the file a write to path lands in: path with its symbolic
 // links followed (a dangling link gives the path it points to).
 func Target(path string) (string, error) {
+	t, _, err := resolve(path)
+	return t, err
+}
+
+// resolve is Target, and whether the target is written in place: it is
+// not a regular file, or a link on the way led through /dev or /proc
+// (/dev/stdout is /proc/self/fd/1, which may name a regular file that a
+// shell redirected to and holds open: a rename would orphan its writes).
+func resolve(path string) (string, bool, error) {
+	special := isSpecialDir(path)
 	for range 40 {
 		fi, err := os.Lstat(path)
-		if err != nil || fi.Mode()&fs.ModeSymlink == 0 {
-			return path, nil
+		if err != nil {
+			return path, special, nil
+		}
+		if fi.Mode()&fs.ModeSymlink == 0 {
+			return path, special || !fi.Mode().IsRegular() && !fi.IsDir(), nil
 		}
 		link, err := os.Readlink(path)
 		if err != nil {
-			return "", fmt.Errorf("%s: %w", path, err)
+			return "", false, fmt.Errorf("%s: %w", path, err)
 		}
 		if !filepath.IsAbs(link) {
 			link = filepath.Join(filepath.Dir(path), link)
 		}
 		path = link
+		special = special || isSpecialDir(path)
 	}
-	return "", fmt.Errorf("%s: too many symbolic links", path)
+	return "", false, fmt.Errorf("%s: too many symbolic links", path)
+}
+
+// isSpecialDir says whether path lies under /dev or /proc.
+func isSpecialDir(path string) bool {
+	p := filepath.ToSlash(filepath.Clean(path))
+	return strings.HasPrefix(p, "/dev/") || strings.HasPrefix(p, "/proc/")
 }
 
 // Check says why path could not be written, or nil: its directory must
 // exist and take new files, and the target must not be a directory. Run it
 // on every output path before measuring, so that a typo costs nothing.
 func Check(path string) error {
-	target, err := Target(path)
+	target, inPlace, err := resolve(path)
 	if err != nil {
 		return err
 	}
@@ -66,7 +95,7 @@ func Check(path string) error {
 	switch {
 	case err == nil && fi.IsDir():
 		return fmt.Errorf("%s is a directory, not a file to write", path)
-	case err == nil && !fi.Mode().IsRegular():
+	case inPlace:
 		return nil // a device or pipe: written in place
 	case err != nil && !errors.Is(err, fs.ErrNotExist):
 		return fmt.Errorf("%s: %w", path, errors.Unwrap(err))
@@ -129,7 +158,7 @@ func sweep(target string) {
 // temporary file is removed and the target is untouched. A target that is
 // not a regular file is written directly (see the package comment).
 func Write(path string, write func(io.Writer) error) (err error) {
-	target, err := Target(path)
+	target, inPlace, err := resolve(path)
 	if err != nil {
 		return err
 	}
@@ -139,20 +168,20 @@ func Write(path string, write func(io.Writer) error) (err error) {
 		}
 	}()
 	mode := fs.FileMode(0o644)
+	if inPlace {
+		f, err := OpenInPlace(context.Background(), path)
+		if err != nil {
+			return err
+		}
+		if err := write(f); err != nil {
+			f.Close()
+			return err
+		}
+		return f.Close()
+	}
 	if fi, err := os.Stat(target); err == nil {
 		if fi.IsDir() {
 			return errors.New("it is a directory")
-		}
-		if !fi.Mode().IsRegular() {
-			f, err := os.OpenFile(target, os.O_WRONLY, 0)
-			if err != nil {
-				return err
-			}
-			if err := write(f); err != nil {
-				f.Close()
-				return err
-			}
-			return f.Close()
 		}
 		mode = fi.Mode().Perm()
 	}

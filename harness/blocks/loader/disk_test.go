@@ -145,7 +145,7 @@ func transformOf(t *testing.T, cfg Config, src *datasets.Sample, pos int) []floa
 		t.Fatal(err)
 	}
 	out := newProcessed(batching.Float32, cfg.Transforms.OutLen())
-	if err := tr.apply(out, &src.Image, cfg.Dataset.Seed, pos); err != nil {
+	if err := tr.apply(context.Background(), out, &src.Image, cfg.Dataset.Seed, pos); err != nil {
 		t.Fatal(err)
 	}
 	return out.data

@@ -1,6 +1,7 @@
 package loader
 
 import (
+	"context"
 	"fmt"
 	"time"
 
@@ -87,7 +88,7 @@ func (f *BatchFiller) Fill(k int, b *batching.Batch) error {
 		} else {
 			out.data = b.Sample(j)
 		}
-		if err := f.t.apply(&out, &f.raw.Image, c.Dataset.Seed, pos); err != nil {
+		if err := f.t.apply(context.Background(), &out, &f.raw.Image, c.Dataset.Seed, pos); err != nil {
 			return fmt.Errorf("loader: batch %d, sample %d: %w", k, pos, err)
 		}
 		b.Labels[j] = int32(f.raw.Label)

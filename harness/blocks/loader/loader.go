@@ -114,7 +114,7 @@ func New(ctx context.Context, cache level.Level, cfg Config, n int) (*Loader, er
 		if dk != nil {
 			err = dk.d.Fill(0, cachedRaw)
 		} else {
-			err = ds.Fill(0, cachedRaw)
+			err = ds.FillContext(ctx, 0, cachedRaw)
 		}
 		if err != nil {
 			return nil, err
@@ -129,7 +129,7 @@ func New(ctx context.Context, cache level.Level, cfg Config, n int) (*Loader, er
 		cachedOut = newProcessed(dt, sampleLen)
 		cachedOut.label, cachedOut.cached = cachedRaw.Label, true
 		t := <-impls
-		err := t.apply(cachedOut, &cachedRaw.Image, ds.Seed, 0)
+		err := t.apply(ctx, cachedOut, &cachedRaw.Image, ds.Seed, 0)
 		impls <- t
 		if err != nil {
 			return nil, err
@@ -165,12 +165,15 @@ func New(ctx context.Context, cache level.Level, cfg Config, n int) (*Loader, er
 		return fail(err)
 	}
 
-	load := func(_ context.Context, it pipeline.Item[int]) (*datasets.Sample, error) {
+	load := func(ctx context.Context, it pipeline.Item[int]) (*datasets.Sample, error) {
 		if cfg.LoadLatency > 0 {
 			time.Sleep(cfg.LoadLatency)
 		}
+		if err := ctx.Err(); err != nil {
+			return nil, err // before allocating a sample, which cannot be interrupted
+		}
 		s := raws.get()
-		if err := ds.Fill(it.Value%ds.N, s); err != nil {
+		if err := ds.FillContext(ctx, it.Value%ds.N, s); err != nil {
 			raws.put(s)
 			return nil, err
 		}
@@ -192,11 +195,11 @@ func New(ctx context.Context, cache level.Level, cfg Config, n int) (*Loader, er
 		return fail(err)
 	}
 
-	transform := func(_ context.Context, it pipeline.Item[*datasets.Sample]) (*processed, error) {
+	transform := func(ctx context.Context, it pipeline.Item[*datasets.Sample]) (*processed, error) {
 		raw := it.Value
 		out := outs.get()
 		t := <-impls
-		err := t.apply(out, &raw.Image, ds.Seed, it.Index)
+		err := t.apply(ctx, out, &raw.Image, ds.Seed, it.Index)
 		impls <- t
 		out.label = raw.Label
 		if raw != cachedRaw {
@@ -264,10 +267,19 @@ func newTransformer(cfg Config) (*transformer, error) {
 
 // apply transforms src into out with the random stream of sample position
 // pos: Apply for placement Host, ApplyUint8 for placement Device.
-func (t *transformer) apply(out *processed, src *datasets.Image, seed uint64, pos int) error {
+//
+// A transform that is transforms.Interruptible (naive) stops when ctx
+// ends, however large the image.
+func (t *transformer) apply(ctx context.Context, out *processed, src *datasets.Image, seed uint64, pos int) error {
 	t.rng = prng.New(seed^transformSalt, uint64(pos))
 	if t.dev != nil {
 		return t.dev.ApplyDevice(out.pix, src, &t.rng)
+	}
+	if it, ok := t.t.(transforms.Interruptible); ok {
+		if t.u8 != nil {
+			return it.ApplyUint8Context(ctx, out.pix, src, &t.rng)
+		}
+		return it.ApplyContext(ctx, out.data, src, &t.rng)
 	}
 	if t.u8 != nil {
 		return t.u8.ApplyUint8(out.pix, src, &t.rng)

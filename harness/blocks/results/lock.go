@@ -7,23 +7,21 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+
+	"github.com/headspace-bench/headspace/internal/atomicfile"
 )
 
 // ErrRefused marks the errors of Open and WriteFile that refuse a
 // destination: a file that is not a results file, a results file of
 // another setup, or one that another process is writing. Commands exit 2
-// on it (a usage error), since nothing was measured yet.
-var ErrRefused = errors.New("refused")
+// on it (a usage error), since nothing was measured yet. It is
+// atomicfile.ErrRefused: one output policy for every file.
+var ErrRefused = atomicfile.ErrRefused
 
 // refused is an ErrRefused error: "results: " and the formatted message.
 func refused(format string, args ...any) error {
-	return refusal{fmt.Sprintf("results: "+format, args...)}
+	return atomicfile.Refusef("results: "+format, args...)
 }
-
-type refusal struct{ msg string }
-
-func (r refusal) Error() string      { return r.msg }
-func (refusal) Is(target error) bool { return target == ErrRefused }
 
 // writeLock is one writer's hold on a results file: an exclusive advisory
 // lock (flock, LockFileEx on Windows) on ".<name>.lock" beside the file,
@@ -38,9 +36,9 @@ type writeLock struct {
 // lockFor takes the write lock of target, or says which process holds it.
 func lockFor(target string) (*writeLock, error) {
 	path := filepath.Join(filepath.Dir(target), "."+filepath.Base(target)+".lock")
-	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE, 0o644)
+	f, err := openLock(path)
 	if err != nil {
-		return nil, fmt.Errorf("results: locking %s: %w", target, err)
+		return nil, refused("locking %s: %v", target, err)
 	}
 	if err := lockFile(f); err != nil {
 		holder, _ := os.ReadFile(path)

@@ -5,15 +5,19 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"os"
 
 	"golang.org/x/perf/benchfmt"
+	"golang.org/x/perf/benchunit"
+
+	"github.com/headspace-bench/headspace/internal/atomicfile"
 )
 
 // maxErrors is how many syntax errors a read reports before summarizing.
 const maxErrors = 10
 
-// Read reads the results file at path. Syntax errors (benchfmt's
+// Read reads the results file at path, which must be a regular file (a
+// pipe or device is refused unopened; a line longer than 64 KiB ends the
+// read, so /dev/zero and the like cannot grow memory). Syntax errors (benchfmt's
 // non-fatal *benchfmt.SyntaxError, one per bad line) make Read fail with
 // an error naming the file and line of each, "path:line: message"; the
 // results that did parse are returned with it. Read's results follow
@@ -30,7 +34,7 @@ func Read(path string) ([]*benchfmt.Result, error) {
 // "Unit <unit> key=value" lines), which tells the gate which way each
 // unit is better: pass it in GateOptions.Units.
 func ReadUnits(path string) ([]*benchfmt.Result, benchfmt.UnitMetadataMap, error) {
-	f, err := os.Open(path)
+	f, err := atomicfile.OpenRegular(path)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -54,7 +58,7 @@ func read(r io.Reader, name string) ([]*benchfmt.Result, benchfmt.UnitMetadataMa
 // it), so memory does not grow with the file. It returns the file's unit
 // metadata, and the same errors as Read, or f's first error.
 func Scan(path string, f func(*benchfmt.Result) error) (benchfmt.UnitMetadataMap, error) {
-	file, err := os.Open(path)
+	file, err := atomicfile.OpenRegular(path)
 	if err != nil {
 		return nil, err
 	}
@@ -91,4 +95,24 @@ func scan(r io.Reader, name string, f func(*benchfmt.Result) error) (benchfmt.Un
 		errs = append(errs, err)
 	}
 	return rd.Units(), errors.Join(errs...)
+}
+
+// Value returns r's value in unit, whichever way r holds it: as written
+// (OrigUnit, "ns/op"), untidied, or tidied by benchfmt.Reader ("sec/op"),
+// converted to unit. This is how every reader of results asks for a
+// value: benchfmt.Result.Value compares the tidied unit only, so it
+// finds no "ns/op" in a result benchfmt.Reader has read (it holds sec/op).
+func Value(r *benchfmt.Result, unit string) (float64, bool) {
+	factor, tidied := benchunit.Tidy(1, unit)
+	for _, v := range r.Values {
+		switch {
+		case v.OrigUnit != "" && v.OrigUnit == unit:
+			return v.OrigValue, true
+		case v.Unit == unit:
+			return v.Value, true
+		case v.Unit == tidied:
+			return v.Value / factor, true
+		}
+	}
+	return 0, false
 }

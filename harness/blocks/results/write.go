@@ -3,6 +3,7 @@ package results
 import (
 	"bufio"
 	"bytes"
+	"context"
 	"errors"
 	"fmt"
 	"io"
@@ -132,6 +133,15 @@ type File struct {
 	results []*benchfmt.Result
 	done    map[string]int // by name without the "Benchmark" prefix
 	lock    *writeLock     // nil for a new file until its first write, and for devices
+
+	// A target written in place (a pipe, a device, /dev/stdout) is
+	// streamed: opened once, each Add writing only its own results.
+	inPlace bool
+	ctx     context.Context
+	out     *os.File
+	bw      *benchfmt.Writer
+	buf     *bufio.Writer
+	units   map[string]bool
 }
 
 // Open opens the results file at path for appending results that were
@@ -146,14 +156,29 @@ type File struct {
 // rather than mix results from different machines or setups. A symbolic
 // link is followed; a device node or pipe (such as /dev/null) is written
 // in place and never read. Nothing is written until the first Add.
-func Open(path string, config []Config) (*File, error) { return open(path, config, false) }
+func Open(path string, config []Config) (*File, error) {
+	return open(context.Background(), path, config, false)
+}
+
+// OpenContext is Open whose writes into a pipe stop when ctx ends (a
+// pipe with no reader is waited for, never forever).
+func OpenContext(ctx context.Context, path string, config []Config) (*File, error) {
+	return open(ctx, path, config, false)
+}
+
+// OpenFreshContext is OpenFresh with OpenContext's ctx.
+func OpenFreshContext(ctx context.Context, path string, config []Config) (*File, error) {
+	return open(ctx, path, config, true)
+}
 
 // OpenFresh is Open for a fresh start: an existing results file must be
 // one (of any setup), but its results are not resumed, and it stays on
 // disk, whole, until the first Add replaces it with the new results alone.
-func OpenFresh(path string, config []Config) (*File, error) { return open(path, config, true) }
+func OpenFresh(path string, config []Config) (*File, error) {
+	return open(context.Background(), path, config, true)
+}
 
-func open(path string, config []Config, fresh bool) (_ *File, err error) {
+func open(ctx context.Context, path string, config []Config, fresh bool) (_ *File, err error) {
 	cfg, err := fileConfig(config)
 	if err != nil {
 		return nil, fmt.Errorf("results: %s: %w", path, err)
@@ -165,10 +190,14 @@ func open(path string, config []Config, fresh bool) (_ *File, err error) {
 	if err != nil {
 		return nil, err
 	}
-	f := &File{path: path, config: cfg, done: map[string]int{}}
+	f := &File{path: path, config: cfg, done: map[string]int{}, ctx: ctx}
+	if atomicfile.InPlace(path) {
+		f.inPlace = true
+		return f, nil // a device or pipe: nothing to resume or lock
+	}
 	fi, err := os.Stat(target)
-	if err != nil || !fi.Mode().IsRegular() {
-		return f, nil // new, or a device or pipe: nothing to resume or lock
+	if err != nil {
+		return f, nil // new
 	}
 	if f.lock, err = lockFor(target); err != nil {
 		return nil, err
@@ -213,7 +242,12 @@ func (f *File) Close() error {
 	defer f.mu.Unlock()
 	l := f.lock
 	f.lock = nil
-	return l.release()
+	var err error
+	if f.out != nil {
+		err = f.out.Close()
+		f.out = nil
+	}
+	return errors.Join(err, l.release())
 }
 
 // Path returns the file's path.
@@ -242,6 +276,16 @@ func (f *File) Add(results ...*benchfmt.Result) error {
 	}
 	f.mu.Lock()
 	defer f.mu.Unlock()
+	if f.inPlace {
+		if err := f.stream(add); err != nil {
+			return fmt.Errorf("results: writing %s: %w", f.path, err)
+		}
+		f.results = append(f.results, add...)
+		for _, r := range add {
+			f.done[string(r.Name)]++
+		}
+		return nil
+	}
 	if err := f.lockNew(); err != nil {
 		return err
 	}
@@ -256,6 +300,40 @@ func (f *File) Add(results ...*benchfmt.Result) error {
 	return nil
 }
 
+// stream writes add to a target written in place, opening it on the
+// first call: Unit lines for units not seen yet, then the results.
+func (f *File) stream(add []*benchfmt.Result) error {
+	if f.out == nil {
+		out, err := atomicfile.OpenInPlace(f.ctx, f.path)
+		if err != nil {
+			return err
+		}
+		f.out, f.buf, f.units = out, bufio.NewWriter(out), map[string]bool{}
+		f.bw = benchfmt.NewWriter(f.buf)
+	}
+	for _, r := range add {
+		for _, v := range r.Values {
+			if f.units[v.Unit] {
+				continue
+			}
+			f.units[v.Unit] = true
+			orig := v.Unit
+			if v.OrigUnit != "" {
+				orig = v.OrigUnit
+			}
+			for _, m := range unitLines(v.Unit, orig, f.meta) {
+				if err := f.bw.Write(m); err != nil {
+					return err
+				}
+			}
+		}
+		if err := f.bw.Write(r); err != nil {
+			return err
+		}
+	}
+	return f.buf.Flush()
+}
+
 // lockNew takes the write lock of a file that did not exist at Open, and
 // refuses if one appeared meanwhile (another writer's).
 func (f *File) lockNew() error {
@@ -266,11 +344,7 @@ func (f *File) lockNew() error {
 	if err != nil {
 		return err
 	}
-	fi, err := os.Stat(target)
-	switch {
-	case err == nil && !fi.Mode().IsRegular():
-		return nil // a device or pipe
-	case err == nil:
+	if _, err := os.Stat(target); err == nil {
 		return refused("%s appeared while this run measured (another writer?); refusing to write over it", f.path)
 	}
 	l, err := lockFor(target)
@@ -295,7 +369,6 @@ func (f *File) Done(name string) int {
 // ("sec/op"); values are converted to it.
 func (f *File) Values(name, unit string) []float64 {
 	name = trimPrefix(name)
-	factor, tidied := benchunit.Tidy(1, unit)
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	var out []float64
@@ -303,13 +376,8 @@ func (f *File) Values(name, unit string) []float64 {
 		if string(r.Name) != name {
 			continue
 		}
-		for _, v := range r.Values {
-			switch v := TidyValue(v); {
-			case v.OrigUnit != "" && v.OrigUnit == unit:
-				out = append(out, v.OrigValue)
-			case v.Unit == tidied:
-				out = append(out, v.Value/factor)
-			}
+		if v, ok := Value(r, unit); ok {
+			out = append(out, v)
 		}
 	}
 	return out
@@ -330,27 +398,209 @@ func (f *File) Results() []*benchfmt.Result {
 // WriteFile atomically writes a complete results file at path: config
 // lines, a Unit line for each of its units whose direction is known,
 // then results. Each result's own Config is replaced by config; names
-// and values are handled as by File.Add. Like OpenFresh, it replaces only
-// a results file (of any setup), under the file's write lock.
+// and values are handled as by File.Add. It replaces only a results file
+// of the same purpose that is not fuller than the new one (WriteFileWith
+// with no options), under the file's write lock.
+//
+// Where WriteFileWith keeps a larger file at path and writes beside it,
+// WriteFile returns an error naming both, so that a caller that prints
+// path does not claim what it did not write.
 func WriteFile(path string, config []Config, results []*benchfmt.Result) error {
-	f, err := OpenFresh(path, config)
-	if err != nil {
-		return err
+	wrote, err := WriteFileWith(path, config, results, Replace{})
+	if err == nil && wrote != path {
+		err = fmt.Errorf("results: kept %s, which holds more results than this run's %d; they are in %s", path, len(results), wrote)
 	}
-	defer f.Close()
-	if err := f.lockNew(); err != nil {
-		return err
+	return err
+}
+
+// Replace says what WriteFileWith may do with an existing results file.
+// Whatever it says, a file that is not a results file, or one holding
+// results of other benchmarks (another command's), is never replaced.
+type Replace struct {
+	// Force lets a quick run (config "quick: true") or a smaller one
+	// (fewer results) replace a full file.
+	Force bool
+	// Partial says the run was interrupted: its file carries
+	// "partial: true", and a complete file already at the path is kept,
+	// the partial one written beside it (Beside).
+	Partial bool
+}
+
+// Beside is where a partial or smaller run's results go when a complete
+// file is kept at path: "r.txt" gives "r.partial.txt" (tag "partial").
+func Beside(path, tag string) string { return atomicfile.Beside(path, tag) }
+
+// WriteFileWith is WriteFile under the rules of r, and returns the path
+// it wrote: path, or Beside(path, "partial"/"smaller") when an existing
+// complete file at path is kept. The rules, checked in this order:
+//   - an existing file must be a results file whose benchmarks (the name
+//     up to its first '/') are all among the new results' (ErrRefused);
+//   - a quick run replaces a full one only with Force (ErrRefused; check
+//     it before measuring with CheckReplace);
+//   - a partial run never replaces a complete file: it goes beside it;
+//   - a smaller run (fewer results) goes beside a complete file unless
+//     Force.
+func WriteFileWith(path string, config []Config, results []*benchfmt.Result, r Replace) (string, error) {
+	if r.Partial {
+		config = append(config[:len(config):len(config)], Config{Key: "partial", Value: "true"})
+	}
+	var bases []string
+	for _, res := range results {
+		bases = append(bases, Base(string(res.Name)))
+	}
+	if err := CheckReplace(path, Purpose{Benchmarks: bases, Quick: isQuick(config), Force: r.Force}); err != nil {
+		return "", err
+	}
+	// Hold path's lock even when writing beside it: one writer per file.
+	held, err := OpenFresh(path, config)
+	if err != nil {
+		return "", err
+	}
+	defer held.Close()
+	target := path
+	if prev, err := Summarize(path); err == nil && prev.Results > 0 && !prev.Partial {
+		switch {
+		case r.Partial:
+			target = Beside(path, "partial")
+		case len(results) < prev.Results && !r.Force:
+			target = Beside(path, "smaller")
+		}
+		if target != path {
+			if err := CheckReplace(target, Purpose{Benchmarks: bases, Quick: isQuick(config), Force: true}); err != nil {
+				return "", err
+			}
+		}
+	}
+	f := held
+	if target != path {
+		if f, err = OpenFresh(target, config); err != nil {
+			return "", err
+		}
+		defer f.Close()
 	}
 	cfg := f.config
 	all := make([]*benchfmt.Result, 0, len(results))
 	for _, r := range results {
 		c, err := normalize(r, cfg)
 		if err != nil {
-			return fmt.Errorf("results: %s: %w", path, err)
+			return "", fmt.Errorf("results: %s: %w", target, err)
 		}
 		all = append(all, c)
 	}
-	return writeAtomic(path, all, nil)
+	if f.inPlace {
+		if err := f.stream(all); err != nil {
+			return "", fmt.Errorf("results: writing %s: %w", target, err)
+		}
+		return target, nil
+	}
+	if err := f.lockNew(); err != nil {
+		return "", err
+	}
+	return target, writeAtomic(target, all, nil)
+}
+
+// Purpose is what a whole-file writer is about to write, for
+// CheckReplace: the benchmarks (names up to the first '/', without
+// "Benchmark") it records, whether the run is quick, and --force.
+type Purpose struct {
+	Benchmarks []string
+	Quick      bool
+	Force      bool
+}
+
+// Base is a benchmark name's first element without "Benchmark":
+// "BenchmarkLadder/level=raw" gives "Ladder".
+func Base(name string) string {
+	b, _, _ := strings.Cut(trimPrefix(name), "/")
+	if i := strings.LastIndexByte(b, '-'); i > 0 && strings.Trim(b[i+1:], "0123456789") == "" {
+		b = b[:i] // a GOMAXPROCS suffix
+	}
+	return b
+}
+
+// Summary describes an existing results file for the replace rules.
+type Summary struct {
+	Results    int
+	Benchmarks map[string]bool // Base of every result's name
+	Quick      bool            // a result recorded "quick: true"
+	Partial    bool            // a result recorded "partial: true"
+}
+
+// Summarize reads the results file at path (a regular file, never a
+// pipe or device) for the replace rules.
+func Summarize(path string) (Summary, error) {
+	s := Summary{Benchmarks: map[string]bool{}}
+	f, err := atomicfile.OpenRegular(path)
+	if err != nil {
+		return s, err
+	}
+	defer f.Close()
+	_, err = scan(f, path, func(r *benchfmt.Result) error {
+		s.Results++
+		s.Benchmarks[Base(string(r.Name))] = true
+		if r.GetConfig("quick") == "true" {
+			s.Quick = true
+		}
+		if r.GetConfig("partial") == "true" {
+			s.Partial = true
+		}
+		return nil
+	})
+	return s, err
+}
+
+// CheckReplace says, before anything is measured, whether a whole-file
+// writer of purpose p may write path (ErrRefused if not): it must be
+// writable; an existing file must be a results file (or empty, or a
+// device or pipe), hold only p's benchmarks when p names them, and a
+// quick run may replace a full one only with Force.
+func CheckReplace(path string, p Purpose) error {
+	if err := atomicfile.Check(path); err != nil {
+		return refused("%v", err)
+	}
+	if atomicfile.InPlace(path) {
+		return nil
+	}
+	target, err := atomicfile.Target(path)
+	if err != nil {
+		return err
+	}
+	fi, err := os.Stat(target)
+	if err != nil || fi.Size() == 0 {
+		return nil
+	}
+	s, err := Summarize(target)
+	switch {
+	case err != nil:
+		return refused("%s exists and is not a results file (%v); refusing to write over it: use another --out", path, firstLine(err))
+	case s.Results == 0:
+		return refused("%s exists and holds no benchmark results: not a results file; refusing to write over it: use another --out", path)
+	}
+	if len(p.Benchmarks) > 0 {
+		want := map[string]bool{}
+		for _, b := range p.Benchmarks {
+			want[b] = true
+		}
+		for b := range s.Benchmarks {
+			if !want[b] {
+				return refused("%s holds results of Benchmark%s, which this command does not write; refusing to replace them: use another --out", path, b)
+			}
+		}
+	}
+	if p.Quick && !s.Quick && !s.Partial && !p.Force {
+		return refused("%s holds a full run's results; a quick run does not replace them without --force", path)
+	}
+	return nil
+}
+
+// isQuick says whether config records "quick: true".
+func isQuick(config []Config) bool {
+	for _, c := range config {
+		if c.Key == "quick" && c.Value == "true" {
+			return true
+		}
+	}
+	return false
 }
 
 // fileConfig checks config and converts it to benchfmt file configuration.

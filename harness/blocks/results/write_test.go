@@ -634,3 +634,22 @@ func TestOpenFreshKeepsOldUntilFirstAdd(t *testing.T) {
 		t.Errorf("after the first Add the file holds %d results (%v), want the new one alone", len(rs), err)
 	}
 }
+
+// Value finds a value by the unit the file wrote it in, after
+// benchfmt.Reader has tidied it (ns/op is read as sec/op): issue 21, item 13.
+func TestValueFindsWrittenUnits(t *testing.T) {
+	const text = "BenchmarkX 1 5e+08 ns/op 2 steps/s 1500 ttfb-ns\n"
+	rd := benchfmt.NewReader(strings.NewReader(text), "x")
+	if !rd.Scan() {
+		t.Fatal(rd.Err())
+	}
+	r := rd.Result().(*benchfmt.Result)
+	for unit, want := range map[string]float64{"ns/op": 5e8, "sec/op": 0.5, "steps/s": 2, "ttfb-ns": 1500, "ttfb-sec": 1.5e-6} {
+		if v, ok := Value(r, unit); !ok || math.Abs(v-want) > 1e-9*want {
+			t.Errorf("Value(%s) = %v, %v; want %v", unit, v, ok, want)
+		}
+	}
+	if _, ok := Value(r, "samples/s"); ok {
+		t.Error("Value found a unit the result lacks")
+	}
+}

@@ -31,7 +31,7 @@ func (t *Timeline) WritePNG(path string, width, height int) error {
 	}
 	c := vgimg.NewWith(vgimg.UseImage(image.NewRGBA(image.Rect(0, 0, width, height))), vgimg.UseDPI(dpi))
 	p.Draw(draw.New(c))
-	return atomicfile.WriteTo(path, vgimg.PngCanvas{Canvas: c})
+	return atomicfile.WriteKindTo(path, atomicfile.Figure, vgimg.PngCanvas{Canvas: c})
 }
 
 // WriteSVG draws the timeline as a Gantt chart of width×height points
@@ -47,7 +47,7 @@ func (t *Timeline) WriteSVG(path string, width, height int) error {
 	}
 	c := vgsvg.New(vg.Length(width), vg.Length(height))
 	p.Draw(draw.New(c))
-	return atomicfile.WriteTo(path, c)
+	return atomicfile.WriteKindTo(path, atomicfile.Figure, c)
 }
 
 // plot builds the Gantt chart.

@@ -77,5 +77,5 @@ func SavePlot(p *plot.Plot, path string, w, h vg.Length) error {
 	if err != nil {
 		return fmt.Errorf("plot %s: %w", path, err)
 	}
-	return atomicfile.WriteTo(path, wt)
+	return atomicfile.WriteKindTo(path, atomicfile.Figure, wt)
 }

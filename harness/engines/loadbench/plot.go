@@ -37,7 +37,7 @@ func Plots(ms []Measurement, prefix, title string) ([]string, error) {
 		if err != nil {
 			return paths, err
 		}
-		if err := atomicfile.WriteTo(path, wt); err != nil {
+		if err := atomicfile.WriteKindTo(path, atomicfile.Figure, wt); err != nil {
 			return paths, err
 		}
 		paths = append(paths, path)

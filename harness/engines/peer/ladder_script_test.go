@@ -9,6 +9,8 @@ import (
 	"testing"
 
 	"golang.org/x/perf/benchfmt"
+
+	"github.com/headspace-bench/headspace/harness/blocks/results"
 )
 
 // The document's training script at each caching level
@@ -62,7 +64,7 @@ func TestLadderScriptRunsOnCPU(t *testing.T) {
 			}
 			levels = append(levels, strings.TrimPrefix(string(parts[0]), "/level="))
 			for _, unit := range []string{"ns/op", "steps/s", "samples/s"} {
-				v, ok := r.Value(unit)
+				v, ok := results.Value(r, unit)
 				if !ok || !(v > 0) || math.IsInf(v, 0) {
 					t.Errorf("%s: %s = %v (present %v), want a positive number", r.Name, unit, v, ok)
 				}

@@ -40,7 +40,7 @@ func Plots(rows []Row, prefix, title string) ([]string, error) {
 				return paths, err
 			}
 			path := prefix + "-" + PlotNames[i] + "." + format
-			if err := atomicfile.WriteTo(path, wt); err != nil {
+			if err := atomicfile.WriteKindTo(path, atomicfile.Figure, wt); err != nil {
 				return paths, err
 			}
 			paths = append(paths, path)

@@ -139,7 +139,7 @@ func (r *Result) WriteGIF(path string, opt GIFOptions) error {
 	}
 	// Draw inside the callback, after the temporary file exists, so an
 	// unwritable path fails before any drawing.
-	return atomicfile.Write(path, func(w io.Writer) error { return gif.EncodeAll(w, r.animate(opt, n)) })
+	return atomicfile.WriteKind(path, atomicfile.Animation, func(w io.Writer) error { return gif.EncodeAll(w, r.animate(opt, n)) })
 }
 
 // animate draws the frames.

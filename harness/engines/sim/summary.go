@@ -97,6 +97,15 @@ func (r *Result) Summary(w io.Writer) error {
 	case loadRate >= stepRate*0.999:
 		bottleneck = "neither (rates match)"
 	}
+	if r.Batches == 0 {
+		// Nothing finished: idle time, rates and a bottleneck would be
+		// read from a run that never got going, so no verdict is given.
+		_, err := fmt.Fprintf(w, `simulated:         %v
+batches completed: 0 in %v
+verdict:           none: no batch completed, so neither the loaders nor the model can be called the bottleneck; simulate longer (--duration) or with smaller load and step times or spreads
+`, c, c.Duration)
+		return err
+	}
 	_, err := fmt.Fprintf(w, `simulated:         %v
 batches completed: %d in %v (%.2f/s; the model alone could do %d)
 model idle:        %.1f%%

@@ -89,5 +89,5 @@ func SavePlot(path string, p Profile, workers []int, maxCores int, stepScale flo
 	if err != nil {
 		return fmt.Errorf("whatif plot %s: %w", path, err)
 	}
-	return atomicfile.WriteTo(path, wt)
+	return atomicfile.WriteKindTo(path, atomicfile.Figure, wt)
 }

@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"io"
 	"math"
-	"os"
 	"time"
 
 	"github.com/headspace-bench/headspace/harness/blocks/train"
@@ -170,7 +169,7 @@ func (p Profile) Write(path string) error {
 	if err != nil {
 		return err
 	}
-	return atomicfile.WriteBytes(path, append(b, '\n'))
+	return atomicfile.WriteKindBytes(path, FileKind, append(b, '\n'))
 }
 
 // Decode reads a profile that Write saved.
@@ -190,9 +189,17 @@ func Decode(r io.Reader) (Profile, error) {
 	return f.Profile, f.Profile.Validate()
 }
 
-// Read reads the profile saved at path; errors name the file.
+// maxFile is the largest saved profile Read takes (one is a few KiB).
+const maxFile = 16 << 20
+
+// FileKind is what a saved profile is, for the output policy
+// (harness/atomicfile): JSON whose first member is its format.
+var FileKind = atomicfile.JSON("what-if profile", fileFormat)
+
+// Read reads the profile saved at path, a regular file of at most 16 MiB;
+// errors name the file.
 func Read(path string) (Profile, error) {
-	b, err := os.ReadFile(path)
+	b, err := atomicfile.ReadFileLimit(path, maxFile)
 	if err != nil {
 		return Profile{}, err
 	}

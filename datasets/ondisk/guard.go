@@ -1,0 +1,123 @@
+package ondisk
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"image"
+	"io"
+	"os"
+	"path/filepath"
+
+	"github.com/headspace-bench/headspace/internal/atomicfile"
+)
+
+// The guards every reader of a dataset goes through, whatever its layout
+// or format (this package's, and any other reader's): directories resolved
+// once, only regular files opened, every read bounded, and an image's
+// size checked from its header before it is decoded.
+//
+//   - ResolveDir: a dataset directory with its symbolic links resolved,
+//     once, at the top (so walks, evictions and page-cache checks see the
+//     real files).
+//   - OpenRegular: open a file for reading only if it is a regular file
+//     (never a named pipe, whose open would block, or a device that never
+//     ends), without blocking.
+//   - ReadBounded: read a whole regular file of at most a limit.
+//   - CheckImageHeader and DecodeImage: an image's width and height read
+//     from its header (image.DecodeConfig) and checked against the
+//     expected size and MaxPixels before a byte is decoded.
+
+// Limits of what a reader takes from disk.
+const (
+	// MaxManifestBytes is the largest manifest read (a dataset of
+	// MaxCount files has a manifest of about 1.5 GB; one of a million
+	// samples, about 150 MB).
+	MaxManifestBytes = 512 << 20
+	// MaxPixels is the most pixels a sample may have: MaxSide².
+	MaxPixels = MaxSide * MaxSide
+	// MaxSampleBytes is the largest sample file or shard member read: a
+	// raw MaxSide² RGB image, plus room for a PNG's overhead.
+	MaxSampleBytes = 3*MaxPixels + 1<<20
+)
+
+// ErrCorrupt is wrapped by the errors of a dataset whose files do not
+// match its manifest or cannot be decoded: a manifest that does not
+// parse or validate, a sample of the wrong size, an image whose header
+// says another size. Commands exit 2 on it: the input is bad.
+var ErrCorrupt = errors.New("corrupt dataset")
+
+// corrupt wraps err as ErrCorrupt, keeping its message.
+func corrupt(err error) error { return corruptErr{err} }
+
+type corruptErr struct{ err error }
+
+func (c corruptErr) Error() string              { return c.err.Error() }
+func (c corruptErr) Unwrap() error              { return c.err }
+func (corruptErr) Is(target error) bool         { return target == ErrCorrupt }
+func corruptf(format string, args ...any) error { return corrupt(fmt.Errorf(format, args...)) }
+
+// ResolveDir returns dir with every symbolic link resolved (and cleaned).
+// Readers call it once, at the top: a dataset given as a link reads,
+// warms and evicts as its target does. A missing dir is returned as is.
+func ResolveDir(dir string) string {
+	if r, err := filepath.EvalSymlinks(dir); err == nil {
+		return r
+	}
+	return filepath.Clean(dir)
+}
+
+// OpenRegular opens path for reading if it is a regular file (symbolic
+// links followed); a named pipe, device, socket or directory is refused
+// without being opened, with an error naming path.
+func OpenRegular(path string) (*os.File, error) { return atomicfile.OpenRegular(path) }
+
+// ReadBounded reads the regular file at path whole if it holds at most
+// limit bytes; a larger one is an error, read no further than limit.
+func ReadBounded(path string, limit int64) ([]byte, error) {
+	return atomicfile.ReadFileLimit(path, limit)
+}
+
+// readAtMost reads exactly want bytes of f into buf (grown if needed),
+// refusing want beyond MaxSampleBytes before allocating.
+func readAtMost(f io.Reader, want int64, buf []byte) ([]byte, int, error) {
+	if want < 0 || want > MaxSampleBytes {
+		return buf[:0], 0, corruptf("%d bytes: more than a sample may hold (%d)", want, int64(MaxSampleBytes))
+	}
+	buf = grow(buf, want)
+	n, err := io.ReadFull(f, buf)
+	return buf, n, err
+}
+
+// CheckImageHeader reads an encoded image's header (image.DecodeConfig;
+// the decoder of its format must be registered, as image/png and
+// image/jpeg are here) and checks its size against the expected width
+// and height and MaxPixels, without decoding the pixels: a small file
+// claiming 20000×20000 is refused before it costs a gigabyte. It returns
+// the format's name.
+func CheckImageHeader(data []byte, width, height int) (string, error) {
+	cfg, format, err := image.DecodeConfig(bytes.NewReader(data))
+	if err != nil {
+		return "", corrupt(err)
+	}
+	if int64(cfg.Width)*int64(cfg.Height) > MaxPixels || cfg.Width <= 0 || cfg.Height <= 0 {
+		return format, corruptf("image header says %dx%d, beyond the %d-pixel limit", cfg.Width, cfg.Height, MaxPixels)
+	}
+	if cfg.Width != width || cfg.Height != height {
+		return format, corruptf("image is %dx%d, dataset is %dx%d", cfg.Width, cfg.Height, width, height)
+	}
+	return format, nil
+}
+
+// DecodeImage decodes an encoded image after CheckImageHeader has passed
+// its header: the one way a reader should decode a sample.
+func DecodeImage(data []byte, width, height int) (image.Image, error) {
+	if _, err := CheckImageHeader(data, width, height); err != nil {
+		return nil, err
+	}
+	img, _, err := image.Decode(bytes.NewReader(data))
+	if err != nil {
+		return nil, corrupt(err)
+	}
+	return img, nil
+}
