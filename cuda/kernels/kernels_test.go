@@ -72,10 +72,16 @@ func entries(t *testing.T) map[string]map[string][]string {
 
 // TestSignatures checks that the Go side's view of each kernel's parameters
 // is the PTX's, and that no kernel is left out.
-func TestSignatures(t *testing.T) {
-	e := entries(t)[Module]
-	ptxType := map[byte]string{'p': ".u64", 'i': ".u32", 'f': ".f32"}
-	for name, sig := range signatures {
+func TestSignatures(t *testing.T) { checkSignatures(t, Module, signatures) }
+
+// checkSignatures checks a module's PTX entries against the Go side's
+// signatures (one letter a parameter: p pointer, i int32, f float32, u
+// uint64): every entry has one, and each matches its PTX parameters.
+func checkSignatures(t *testing.T, module string, sigs map[string]string) {
+	t.Helper()
+	e := entries(t)[module]
+	ptxType := map[byte]string{'p': ".u64", 'i': ".u32", 'f': ".f32", 'u': ".u64"}
+	for name, sig := range sigs {
 		var want []string
 		for i := range len(sig) {
 			want = append(want, ptxType[sig[i]])
@@ -85,8 +91,8 @@ func TestSignatures(t *testing.T) {
 		}
 	}
 	for name := range e {
-		if _, ok := signatures[name]; !ok {
-			t.Errorf("PTX entry %s has no Go signature", name)
+		if _, ok := sigs[name]; !ok {
+			t.Errorf("%s: PTX entry %s has no Go signature", module, name)
 		}
 	}
 }

@@ -17,23 +17,10 @@ import (
 // TestTF32Signatures checks the Go side's view of net_tf32.cu's kernels
 // against net_tf32.ptx, and that the PTX really uses the tensor cores.
 func TestTF32Signatures(t *testing.T) {
-	e := entries(t)[TF32Module]
-	ptxType := map[byte]string{'p': ".u64", 'i': ".u32", 'f': ".f32"}
+	checkSignatures(t, TF32Module, tf32Signatures)
 	for name, sig := range tf32Signatures {
-		var want []string
-		for i := range len(sig) {
-			want = append(want, ptxType[sig[i]])
-		}
-		if !reflect.DeepEqual(e[name], want) {
-			t.Errorf("%s: PTX parameters %v, Go signature %q = %v", name, e[name], sig, want)
-		}
 		if sig != signatures["conv3x3_forward"] {
 			t.Errorf("%s takes %q, conv3x3_forward %q: WithPrecision passes the same arguments", name, sig, signatures["conv3x3_forward"])
-		}
-	}
-	for name := range e {
-		if _, ok := tf32Signatures[name]; !ok {
-			t.Errorf("PTX entry %s has no Go signature", name)
 		}
 	}
 	for _, instr := range []string{"mma.sync.aligned.m16n8k8.row.col.f32.tf32.tf32.f32", "cvt.rna.tf32.f32", "bar.sync"} {

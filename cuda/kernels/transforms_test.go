@@ -26,24 +26,7 @@ func mergeSignatures(ms ...map[string]string) map[string]string {
 
 // TestTransformSignatures checks the Go side's view of each device
 // transform kernel's parameters against transforms.ptx.
-func TestTransformSignatures(t *testing.T) {
-	e := entries(t)[TransformsModule]
-	ptxType := map[byte]string{'p': ".u64", 'i': ".u32", 'u': ".u64"}
-	for name, sig := range transformSignatures {
-		var want []string
-		for i := range len(sig) {
-			want = append(want, ptxType[sig[i]])
-		}
-		if !reflect.DeepEqual(e[name], want) {
-			t.Errorf("%s: PTX parameters %v, Go signature %q = %v", name, e[name], sig, want)
-		}
-	}
-	for name := range e {
-		if _, ok := transformSignatures[name]; !ok {
-			t.Errorf("PTX entry %s has no Go signature", name)
-		}
-	}
-}
+func TestTransformSignatures(t *testing.T) { checkSignatures(t, TransformsModule, transformSignatures) }
 
 // TestTransformKernelsOnHost runs transforms.cu's kernels on the CPU: the
 // same source, compiled as C++ by g++ with testdata/hostshim.h (the thread
