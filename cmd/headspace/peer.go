@@ -37,7 +37,18 @@ report (--report) and plots (--plot). torch comes from Debian's
 python3-torch: run "make peer" to install it and run this.
 
 With --data DIR both sides read the dataset on disk that headspace dataset
-write made: ours with Go's decoders, the peer (--data DIR) with PIL's.`
+write made: ours with Go's decoders, the peer (--data DIR) with PIL's.
+
+With --ladder it compares training loops instead of loaders: the document's
+whole script (peers/torch/ladder.py --device emulated) and our ladder, at
+every caching level, on the same emulated device (--step, and the emulated
+device's bandwidths, passed to the script as arguments), alternating level
+by level, and prints each level's steps/s and its ratio to that
+implementation's own device level. --step calibrated first measures this
+machine against the document's host for the document's code (its
+DataLoader's samples/s at raw and none against the document's 1.72 and
+0.89 steps/s x 256) and scales the 290ms step by that ratio; the
+calibration goes into --out. See docs/yardstick.md.`
 
 // peerInstallHint is what to do when the peer cannot run.
 const peerInstallHint = "run `make peer`, which installs python3-torch, python3-torchvision, python3-scipy and python3-pil (apt-get) and runs this command"
@@ -60,8 +71,13 @@ func runPeer(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	plotPrefix := fs.String("plot", "", "write `prefix`-throughput and prefix-ttfb, .png and .svg")
 	var df dataFlags
 	df.registerData(fs, "both sides read the dataset `dir` written by headspace dataset write (ours: Go's decoders; the peer: --data, PIL's); its manifest sets the raw size and seed")
+	var lf peerLadderFlags
+	lf.register(fs)
 	if err := parseFlags(fs, args); err != nil {
 		return err
+	}
+	if lf.on {
+		return runPeerLadder(ctx, fs, &lf, args, stdout, stderr)
 	}
 	workers, err := parseInts("--workers", *workersFlag)
 	if err != nil {

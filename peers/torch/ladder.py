@@ -425,7 +425,7 @@ def main(argv):
         p.error(f"--calibration-batches {a.calibration_batches}: want at least 2 (the first starts the workers)")
     if (a.calibrate or a.step == "calibrated") and not emulated:
         p.error("--step calibrated and --calibrate need --device emulated")
-    if a.device == "cuda" and not torch.cuda.is_available():
+    if a.device == "cuda" and not a.check and not torch.cuda.is_available():
         print("ladder.py: --device cuda: torch sees no CUDA device (use --device cpu or emulated)", file=sys.stderr)
         return 1
     input_img_size, img_size = (h, w), crop
@@ -444,7 +444,8 @@ def main(argv):
     cfg.append(("torch-threads", str(torch.get_num_threads())))
     if a.device == "cuda":
         device = torch.device("cuda:0")
-        cfg.append(("gpu", torch.cuda.get_device_name(device)))
+        if torch.cuda.is_available():  # not so only with --check
+            cfg.append(("gpu", torch.cuda.get_device_name(device)))
     elif a.device == "cpu":
         device = torch.device("cpu")
     else:
