@@ -115,6 +115,9 @@ type Result003 struct {
 	// OnDisk is step (e), the raw-data remedies on real files; nil when
 	// not run.
 	OnDisk *OnDiskStep
+	// Yardstick is the document's code on this machine beside ours
+	// (doc003torch.go); nil leaves its table out.
+	Yardstick *Yardstick
 }
 
 // ModelReading is the model's reading of one pipeline beside its ladder.
@@ -323,6 +326,9 @@ func measure003(ctx context.Context, s *settings, t *tracker) (measurement, erro
 	}
 	onDisk := onDisk003(z, s.Workers)
 	units += 2 + len(onDisk) // the model's two profiles, one unit per on-disk spec
+	// The document's code beside ours (doc003torch.go).
+	yardstick := prepareTorch003(ctx, s)
+	units += yardstick.units(z)
 	t.begin(units)
 
 	dev, err := s.openDevice()
@@ -434,6 +440,9 @@ func measure003(ctx context.Context, s *settings, t *tracker) (measurement, erro
 		}
 		t.done("(e) on disk: %d cases", len(o.Cases()))
 	}
+	if err := yardstick.measure(ctx, s, t, z, &m); err != nil {
+		return measurement{}, err
+	}
 	return m, nil
 }
 
@@ -508,6 +517,7 @@ func render003(f *resultFile, pg *page) ([]byte, error) {
 		res.Model = append(res.Model, ModelReading{Title: impl + " transforms", Reading: p.ReadLadder(measured)})
 	}
 	res.OnDisk = onDisk003Step(f)
+	res.Yardstick = yardstick003(f)
 	if err := f.check(); err != nil {
 		return nil, err
 	}
@@ -795,6 +805,9 @@ func (r Result003) WriteMarkdown(w io.Writer) error {
 		m.para("Setup: %s.", st.Setup)
 		m.code("sh", st.Command)
 		ladderTable(m, st, i == 0)
+		if i == 0 {
+			r.writeYardstick(m)
+		}
 		if i == 0 && r.LadderFigure != "" {
 			m.para("![the caching ladder, ratios to device](%s)", r.LadderFigure)
 		}
