@@ -278,12 +278,14 @@ func (r Result003) writeYardstick(m *md) {
 	m.para("What the Go implementation gains, the third column against the second: %s. Both ran the same pipeline on the same emulated device and cores; the difference is the implementation.", strings.Join(gains, "; "))
 	// The reproduction: the document's code here against the document.
 	var off []string
+	sum := 0.0
 	for _, d := range devs {
 		if math.IsNaN(d.doc) || math.IsNaN(d.torch) {
 			continue
 		}
 		if dev := d.torch/d.doc - 1; math.Abs(dev) > yardstickTolerance {
 			off = append(off, fmt.Sprintf("`%s` %s against %s (%s)", d.level, num(d.torch, 2), num(d.doc, 2), signed(100*dev)))
+			sum += dev
 		}
 	}
 	if len(off) == 0 {
@@ -292,14 +294,18 @@ func (r Result003) writeYardstick(m *md) {
 	}
 	why := "This run did not calibrate (" + y.CalibrationNotMeasured + "), so it cannot say how this CPU compares with the document's host."
 	if y.CalibrationNotMeasured == "" {
-		slower := "slower"
-		if y.Ratio > 1 {
-			slower = "faster"
+		measured := fmt.Sprintf("this machine runs the document's DataLoader at %.2f× the document's host (the calibration, geometric mean of raw and none; `%s`): at `raw` %s samples/s against the document's %s, at `none` %s against %s",
+			y.Ratio, y.CalibrationCommand, num(y.Raw, 1), num(y.DocRaw, 1), num(y.None, 1), num(y.DocNone, 1))
+		if (y.Ratio < 1) == (sum < 0) {
+			slower, lower := "slower", "lower"
+			if y.Ratio > 1 {
+				slower, lower = "faster", "higher"
+			}
+			why = fmt.Sprintf("Why: %s. Its CPU is %s for the document's code while the emulated step stays the document's %v, so the levels the loader bounds land %s than the document's. `headspace peer --ladder --step calibrated` scales the step by that ratio (to %v), so that the device stands to this CPU as the A10G stood to the document's 4 vCPUs.",
+				measured, slower, r.Step, lower, y.Step)
+		} else {
+			why = fmt.Sprintf("The calibration does not explain it: %s, which would move the loader-bound levels the other way. The remaining differences are the emulated device's (a timer step and assumed copy bandwidths, not the A10G) and the cores (%d workers here against the document's 4 on 4 vCPUs).", measured, r.Workers)
 		}
-		why = fmt.Sprintf("Why: this machine runs the document's DataLoader at %.2f× the document's host (%s; `%s`): at `raw` %s samples/s against the document's %s, at `none` %s against %s. Its CPU is %s for the document's code while the emulated step stays the document's %v, so the levels the loader bounds land %s than the document's. `headspace peer --ladder --step calibrated` scales the step by that ratio (to %v), so that the device stands to this CPU as the A10G stood to the document's 4 vCPUs.",
-			y.Ratio, "the calibration, geometric mean of raw and none", y.CalibrationCommand,
-			num(y.Raw, 1), num(y.DocRaw, 1), num(y.None, 1), num(y.DocNone, 1), slower, r.Step,
-			map[bool]string{true: "higher", false: "lower"}[y.Ratio > 1], y.Step)
 	}
 	m.para("The document's code here does not come within %.0f%% of the document's ratios: %s. %s", 100*yardstickTolerance, strings.Join(off, ", "), why)
 }
