@@ -22,6 +22,7 @@ build:
 # The Debian packages the tests use, installed by ci/deps.sh where missing
 # (one line per package, each with the test that needs it).
 TEST_DEBS :=
+TEST_DEBS += python3-torch python3-torchvision python3-scipy python3-pil # harness/peer TestLadderScriptRunsEmulated, harness/reproduce TestRunQuick003WithTorch, cmd/headspace TestLadderScriptDefaultsAreOurs
 
 # Tests: the cross-builds, vet, every package with the race detector (goleak
 # checks for leaked goroutines in the packages that start any), then the CI
