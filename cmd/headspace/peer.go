@@ -57,7 +57,7 @@ func runPeer(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	fs := newFlagSet("peer", peerUsage, stdout)
 	d := peer.DefaultSettings()
 	python := fs.String("python", "/usr/bin/python3", "Python `interpreter` with torch, torchvision, scipy and PIL")
-	script := fs.String("script", "peers/torch/dataloader.py", "the PyTorch peer `script`")
+	script := fs.String("script", "peers/torch/dataloader.py", "the PyTorch peer `script` (with --ladder: peers/torch/ladder.py)")
 	workersFlag := fs.String("workers", "1,2", "comma-separated worker `counts`")
 	implsFlag := fs.String("impls", strings.Join(peer.Impls, ","), "comma-separated `implementations`: naive, fast (ours), torch (the peer)")
 	batch := fs.Int("batch", d.Batch, "samples per `batch` (the document's 256)")
