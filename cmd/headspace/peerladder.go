@@ -145,10 +145,19 @@ func runPeerLadder(ctx context.Context, fs *flag.FlagSet, lf *peerLadderFlags, a
 			results.Config{Key: "step-source", Value: map[bool]string{true: "calibrated", false: "given"}[calibrated]})
 		env = append(env, calib...)
 	}
-	res, err := peer.LadderSweep(ctx, c, func(m peer.LadderMeasurement) {
+	// Every run is saved as soon as it is done (the whole file, atomically),
+	// so an interrupted or failed sweep keeps what it measured.
+	res, err := peer.LadderSweep(ctx, c, func(m peer.LadderMeasurement, sofar peer.LadderResult) error {
 		fmt.Fprintf(stderr, "%s: %.3f steps/s\n", m.BenchName(), m.StepsPerSec)
+		if out == "" {
+			return nil
+		}
+		return peer.WriteLadderResults(out, env, sofar)
 	})
 	if err != nil {
+		if out != "" && len(res.Measurements) > 0 {
+			fmt.Fprintf(stderr, "results so far: %s (%d runs)\n", out, len(res.Measurements))
+		}
 		return err
 	}
 	fmt.Fprintf(stdout, "raw %dx%d, crop %d, batch %d, %d workers, emulated step %v, %s of %s; medians\n\n",
@@ -157,9 +166,6 @@ func runPeerLadder(ctx context.Context, fs *flag.FlagSet, lf *peerLadderFlags, a
 		return err
 	}
 	if out != "" {
-		if err := peer.WriteLadderResults(out, env, res); err != nil {
-			return err
-		}
 		fmt.Fprintf(stdout, "\nresults: %s\n", out)
 	}
 	return nil

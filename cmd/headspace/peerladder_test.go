@@ -131,3 +131,29 @@ func TestLadderScriptDefaultsAreOurs(t *testing.T) {
 		}
 	}
 }
+
+// TestPeerLadderKeepsRunsOnFailure: when the script fails at a later
+// level, the result file holds the runs before it.
+func TestPeerLadderKeepsRunsOnFailure(t *testing.T) {
+	script := filepath.Join(t.TempDir(), "fake-ladder.sh")
+	failing := strings.Replace(fakeLadder, `echo "torch: 0.0.0-fake"
+echo "torch-device: emulated"`, `case $levels in none) echo "Traceback: boom" >&2; exit 1 ;; esac
+echo "torch: 0.0.0-fake"
+echo "torch-device: emulated"`, 1)
+	if failing == fakeLadder {
+		t.Fatal("the fake script was not made to fail")
+	}
+	if err := os.WriteFile(script, []byte(failing), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	out := filepath.Join(t.TempDir(), "yardstick.txt")
+	code, _, stderr := runCLI("peer", "--ladder", "--python", "/bin/sh", "--script", script, "--levels", "device,none",
+		"--raw-size", "64", "--crop", "32", "--batch", "4", "--workers", "2", "--steps", "1", "--step", "1ms", "--count", "1", "--out", out)
+	if code == 0 || !strings.Contains(stderr, "boom") || !strings.Contains(stderr, "results so far") {
+		t.Fatalf("exit %d, stderr %q: want a failure naming the script's error and the runs kept", code, stderr)
+	}
+	rs, err := results.Read(out)
+	if err != nil || len(rs) < 3 {
+		t.Fatalf("read %s: %d results, %v; want at least the 3 runs at level device", out, len(rs), err)
+	}
+}

@@ -422,9 +422,11 @@ type LadderResult struct {
 // runs every implementation once, back to back, the order rotated by one
 // from each such group to the next. The script runs once per level
 // (ladder.py --levels <level>); ours is ladder.Run on a fresh emulated
-// device. each, if not nil, is called after every run. On error the runs
-// so far are returned with it.
-func LadderSweep(ctx context.Context, c LadderConfig, each func(LadderMeasurement)) (LadderResult, error) {
+// device. each, if not nil, is called after every run with the run and
+// everything so far (to save it: nothing is lost when a later run fails or
+// the sweep is interrupted). On error the runs so far are returned with
+// it.
+func LadderSweep(ctx context.Context, c LadderConfig, each func(LadderMeasurement, LadderResult) error) (LadderResult, error) {
 	var res LadderResult
 	if err := c.Validate(); err != nil {
 		return res, err
@@ -445,7 +447,9 @@ func LadderSweep(ctx context.Context, c LadderConfig, each func(LadderMeasuremen
 				}
 				res.Measurements = append(res.Measurements, m)
 				if each != nil {
-					each(m)
+					if err := each(m, res); err != nil {
+						return res, err
+					}
 				}
 			}
 		}

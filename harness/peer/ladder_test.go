@@ -115,7 +115,13 @@ func TestLadderSweepAlternates(t *testing.T) {
 		Count:    2,
 	}
 	var seen []string
-	res, err := peer.LadderSweep(context.Background(), c, func(m peer.LadderMeasurement) { seen = append(seen, m.BenchName()) })
+	res, err := peer.LadderSweep(context.Background(), c, func(m peer.LadderMeasurement, sofar peer.LadderResult) error {
+		seen = append(seen, m.BenchName())
+		if len(sofar.Measurements) != len(seen) {
+			t.Errorf("run %d: %d so far", len(seen), len(sofar.Measurements))
+		}
+		return nil
+	})
 	if err != nil {
 		t.Fatal(err)
 	}
