@@ -275,7 +275,7 @@ func (r Result003) writeYardstick(m *md) {
 			gains = append(gains, fmt.Sprintf("at `%s` ours naive runs %s the document's code's steps/s (%s against %s)", d.level, ratio(naive, torch), num(naive, 3), num(torch, 3)))
 		}
 	}
-	m.para("What the Go implementation gains, the third column against the second: %s. Both ran the same pipeline on the same emulated device and cores; the difference is the implementation.", strings.Join(gains, "; "))
+	m.para("What the Go implementation gains, the third column against the second: %s. Both ran the same pipeline on the same emulated device and cores, in this run but not interleaved: ours in steps (a) and (b) near its start, the document's code at its end, so on a shared machine a change of load between the two moves this reading (compare the spread of each level's runs in step (a)'s table). `headspace peer --ladder` alternates the two level by level and is the cleaner reading of the gain (docs/yardstick.md).", strings.Join(gains, "; "))
 	// The reproduction: the document's code here against the document.
 	var off []string
 	sum := 0.0
