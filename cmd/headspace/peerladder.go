@@ -35,7 +35,7 @@ func (f *peerLadderFlags) register(fs *flag.FlagSet) {
 	fs.StringVar(&f.levels, "levels", "", "with --ladder: comma-separated `levels` (default device,host,sample,raw,none)")
 	fs.IntVar(&f.steps, "steps", 8, "with --ladder: measured training `steps` a run, after one warm-up step")
 	fs.StringVar(&f.step, "step", workloads.DocumentStep.String(), "with --ladder: the emulated device's step `time`, or calibrated (the document's 290ms over this machine's calibration ratio)")
-	fs.IntVar(&f.calibration, "calibration-batches", 6, "with --ladder --step calibrated: `batches` the calibration loads at each of raw and none")
+	fs.IntVar(&f.calibration, "calibration-batches", 12, "with --ladder --step calibrated: `batches` the calibration loads at each of raw and none (at least 6: the first 4, one per worker, are not timed)")
 }
 
 // runPeerLadder is `headspace peer --ladder`.
@@ -88,7 +88,7 @@ func runPeerLadder(ctx context.Context, fs *flag.FlagSet, lf *peerLadderFlags, a
 	seed, _ := strconv.ParseUint(get("seed"), 10, 64)
 	count := atoi("count")
 	if err := firstErr(inRange("--count", count, 1, maxCount), inRange("--steps", lf.steps, 1, maxSteps),
-		inRange("--calibration-batches", lf.calibration, 2, 1000)); err != nil {
+		inRange("--calibration-batches", lf.calibration, 6, 1000)); err != nil {
 		return err
 	}
 	dev := workloads.DocumentDevice()

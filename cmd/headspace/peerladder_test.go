@@ -89,7 +89,7 @@ func TestPeerLadderBadInputExits2(t *testing.T) {
 		{[]string{"peer", "--ladder", "--levels", "encoded"}, "dataset on disk"},
 		{[]string{"peer", "--ladder", "--steps", "0"}, "--steps"},
 		{[]string{"peer", "--ladder", "--impls", "jax"}, `--impls: unknown "jax"`},
-		{[]string{"peer", "--ladder", "--calibration-batches", "1"}, "--calibration-batches"},
+		{[]string{"peer", "--ladder", "--calibration-batches", "5"}, "--calibration-batches"},
 	} {
 		code, _, stderr := runCLI(tc.args...)
 		if code != 2 || !strings.Contains(stderr, tc.want) {

@@ -36,6 +36,8 @@ func fixedYardstick() *Yardstick {
 func TestYardstickGolden(t *testing.T) {
 	within := fixedYardstick()
 	within.Runs = map[ladder.Level][]float64{ladder.Device: {3.45}, ladder.Host: {3.35}, ladder.Sample: {3.2}, ladder.Raw: {1.75}, ladder.None: {0.9}}
+	firstWave := fixedYardstick()
+	firstWave.FirstWave = true
 	uncalibrated := fixedYardstick()
 	uncalibrated.CalibrationNotMeasured = "a quick run does not calibrate"
 	for _, tc := range []struct {
@@ -44,6 +46,7 @@ func TestYardstickGolden(t *testing.T) {
 		want []string
 	}{
 		{"calibrated", fixedYardstick(), []string{"does not come within 15%", "0.50× the document's host", "580ms", "ours naive runs"}},
+		{"first-wave", firstWave, []string{"overstates this machine's speed"}},
 		{"uncalibrated", uncalibrated, []string{"does not come within 15%", "did not calibrate (a quick run does not calibrate)"}},
 		{"within", within, []string{"comes within 15% of the document's ratios at every level"}},
 		{"not-measured", &Yardstick{NotMeasured: "the PyTorch peer is not installed: /usr/bin/python3: No module named 'torch'"},

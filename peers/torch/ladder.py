@@ -32,7 +32,8 @@ DataLoader pins nothing (there is no GPU to pin for).
 
 --step calibrated first measures this machine's loader throughput for the
 document's code at the document's own settings (1024x1024 raw images, crop
-256, batch 256, 4 workers) at levels raw and none, without a step, and
+256, batch 256, 4 workers) at levels raw and none, without a step (timing
+the batches after the first wave, one a worker, which arrive together), and
 compares it with the document's 1.72 and 0.89 steps/s x 256 samples: the
 ratio is the geometric mean of the two. The step is then 290ms divided by
 that ratio, so the emulated device stands to this CPU as the A10G stood to
@@ -65,7 +66,7 @@ Usage:
             [--raw-size 1024] [--crop 256] [--batch 256] [--steps 11]
             [--workers 4] [--seed 1] [--check]
             [--step 290ms|calibrated] [--pinned-gbps 24] [--pageable-gbps 12]
-            [--calibrate] [--calibration-batches 6]
+            [--calibrate] [--calibration-batches 12]
 """
 
 import argparse
@@ -279,20 +280,22 @@ def run_level(level, device, depth, batch, steps, workers):
 
 
 def loader_throughput(level, batch, batches, workers):
-    """Samples/s of the document's DataLoader alone at level raw or none:
-    the samples of batches 2..batches over the time from the first batch to
-    the last (harness/loadbench's post-init throughput)."""
+    """Samples/s of the document's DataLoader alone at level raw or none, in
+    its steady state: each worker makes whole batches and all start at once,
+    so the first `workers` batches arrive together; the rate is the batches
+    after that first wave over the time from its last batch to the last."""
     cache = level if level == "raw" else None
     train_set = FakeDataset(transform=make_transform(), size=batches * batch, cache=cache)
     train_loader = torch.utils.data.DataLoader(train_set, batch_size=batch, num_workers=workers)
     it = iter(train_loader)
-    next(it)
+    for _ in range(workers):
+        next(it)
     first = time.perf_counter()
-    for _ in range(1, batches):
+    for _ in range(workers, batches):
         next(it)
     last = time.perf_counter()
     del it
-    return (batches - 1) * batch / (last - first)
+    return (batches - workers) * batch / (last - first)
 
 
 def calibrate(batches, seed):
@@ -321,6 +324,7 @@ def calibrate(batches, seed):
     lines = [
         ("calibration-settings", f"raw {DOCUMENT_RAW}x{DOCUMENT_RAW}, crop {DOCUMENT_CROP}, batch {DOCUMENT_BATCH}, "
          f"{DOCUMENT_WORKERS} workers, {batches} batches a level, no step"),
+        ("calibration-timing", f"batches {DOCUMENT_WORKERS + 1}..{batches}: after the first wave of {DOCUMENT_WORKERS} workers' batches"),
     ] + lines + [("calibration-ratio", f"{ratio:.4f}")]
     return lines, ratio
 
@@ -403,7 +407,8 @@ def main(argv):
                    help="emulated device: a step's time (a Go duration, default 290ms) or calibrated (290ms over this machine's calibration ratio)")
     p.add_argument("--pinned-gbps", type=gbps, default=PINNED_GBPS, help="emulated device: host-to-device GB/s from pinned memory (the document pins)")
     p.add_argument("--pageable-gbps", type=gbps, default=PAGEABLE_GBPS, help="emulated device: host-to-device GB/s from pageable memory (recorded; the document pins)")
-    p.add_argument("--calibration-batches", type=int, default=6, help="batches a level of the calibration, at least 2")
+    p.add_argument("--calibration-batches", type=int, default=12,
+                   help=f"batches a level of the calibration, at least {DOCUMENT_WORKERS + 2} (the first {DOCUMENT_WORKERS}, one a worker, are not timed)")
     p.add_argument("--calibrate", action="store_true", help="measure the calibration, print its configuration lines and exit")
     p.add_argument("--check", action="store_true", help="print the configuration lines and exit: the imports work")
     a = p.parse_args(argv)
@@ -421,8 +426,9 @@ def main(argv):
         p.error(f"--steps {a.steps}: want at least 2 (the first is a warm-up)")
     if a.workers < 0:
         p.error(f"--workers {a.workers} must not be negative")
-    if a.calibration_batches < 2:
-        p.error(f"--calibration-batches {a.calibration_batches}: want at least 2 (the first starts the workers)")
+    if a.calibration_batches < DOCUMENT_WORKERS + 2:
+        p.error(f"--calibration-batches {a.calibration_batches}: want at least {DOCUMENT_WORKERS + 2} "
+                f"(the first {DOCUMENT_WORKERS}, one a worker, arrive together and are not timed)")
     if (a.calibrate or a.step == "calibrated") and not emulated:
         p.error("--step calibrated and --calibrate need --device emulated")
     if a.device == "cuda" and not a.check and not torch.cuda.is_available():
