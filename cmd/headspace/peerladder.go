@@ -120,6 +120,9 @@ func runPeerLadder(ctx context.Context, fs *flag.FlagSet, lf *peerLadderFlags, a
 			return err
 		}
 	}
+	// Read before the runs (they start Python; the tree must be read as it
+	// was when the measurement began).
+	environment := machine.Environment("emulated")
 	var calib []results.Config
 	if calibrated {
 		fmt.Fprintf(stderr, "calibrating: the document's DataLoader at raw and none, %d batches each\n", lf.calibration)
@@ -139,7 +142,7 @@ func runPeerLadder(ctx context.Context, fs *flag.FlagSet, lf *peerLadderFlags, a
 
 	var env []results.Config
 	if out != "" {
-		env = append(machine.Environment("emulated"), c.Settings.Config()...)
+		env = append(environment, c.Settings.Config()...)
 		env = append(env, results.Config{Key: "rounds", Value: strconv.Itoa(count)},
 			results.Config{Key: "command", Value: peerCommand(args)},
 			results.Config{Key: "step-source", Value: map[bool]string{true: "calibrated", false: "given"}[calibrated]})
