@@ -48,6 +48,10 @@ TEST_DEBS += libturbojpeg0
 # (ImageFolder, mixed sizes, tarfile shards) of cmd/headspace's
 # TestLadderData* and datasets/ondisk's TestForeign*.
 TEST_DEBS += python3-pil
+# The document's own PyTorch code (peers/torch): harness/engines/peer's
+# TestLadderScriptRunsEmulated, reproduce's TestRunQuick003WithTorch and
+# cmd/headspace's TestLadderScriptDefaultsAreOurs run it.
+TEST_DEBS += python3-torch python3-torchvision python3-scipy
 
 # Tests: the cross-builds, vet, every package with the race detector (goleak
 # checks for leaked goroutines in the packages that start any), then the CI

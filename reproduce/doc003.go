@@ -117,6 +117,9 @@ type Result003 struct {
 	// OnDisk is step (e), the raw-data remedies on real files; nil when
 	// not run.
 	OnDisk *OnDiskStep
+	// Yardstick is the document's code on this machine beside ours
+	// (doc003torch.go); nil leaves its table out.
+	Yardstick *Yardstick
 }
 
 // ModelReading is the model's reading of one pipeline beside its ladder.
@@ -346,6 +349,9 @@ func measure003(ctx context.Context, s *settings, t *tracker) (measurement, erro
 	}
 	onDisk := onDisk003(s.size(), s.Workers)
 	units += 2 + len(onDisk) // the model's two profiles, one unit per on-disk spec
+	// The document's code beside ours (doc003torch.go).
+	yardstick := prepareTorch003(ctx, s)
+	units += yardstick.units(z)
 	t.begin(units)
 
 	dev, err := s.openDevice()
@@ -459,6 +465,9 @@ func measure003(ctx context.Context, s *settings, t *tracker) (measurement, erro
 		}
 		t.done("(e) on disk: %d cases", len(o.Cases()))
 	}
+	if err := yardstick.measure(ctx, s, t, z, &m); err != nil {
+		return measurement{}, err
+	}
 	return m, nil
 }
 
@@ -535,6 +544,7 @@ func render003(f *resultFile, pg *page) ([]byte, error) {
 		res.Model = append(res.Model, ModelReading{Title: impl + " transforms", Reading: p.ReadLadder(measured)})
 	}
 	res.OnDisk = onDisk003Step(f)
+	res.Yardstick = yardstick003(f)
 	if err := f.check(); err != nil {
 		return nil, err
 	}
@@ -822,6 +832,9 @@ func (r Result003) WriteMarkdown(w io.Writer) error {
 		m.para("Setup: %s.", st.Setup)
 		m.code("sh", st.Command)
 		ladderTable(m, st, i == 0)
+		if i == 0 {
+			r.writeYardstick(m)
+		}
 		if i == 0 && r.LadderFigure != "" {
 			m.para("![the caching ladder, ratios to device](%s)", r.LadderFigure)
 		}

@@ -20,6 +20,7 @@ import (
 	"github.com/headspace-bench/headspace/harness/blocks/machine"
 	"github.com/headspace-bench/headspace/harness/blocks/procloader"
 	"github.com/headspace-bench/headspace/harness/blocks/results"
+	"github.com/headspace-bench/headspace/harness/engines/peer"
 	"github.com/headspace-bench/headspace/internal/atomicfile"
 	"github.com/headspace-bench/headspace/internal/progress"
 	"github.com/headspace-bench/headspace/workloads"
@@ -54,6 +55,11 @@ type Options struct {
 	// Worker says how to start a process-mode loader worker (document 002);
 	// Exe is normally os.Executable() of headspace.
 	Worker procloader.Options
+	// TorchPeer is the document's own training script that 003 runs
+	// beside ours on the emulated device (peers/torch/ladder.py); the
+	// zero value means DefaultTorchPeer. Where it cannot run, the report
+	// says so and why.
+	TorchPeer peer.Peer
 	// Command is the command line printed in every report.
 	Command string
 	// Progress, if set, receives progress: a bar when it is a terminal,

@@ -98,7 +98,6 @@ func runHistoryAdd(ctx context.Context, args []string, stdout io.Writer) error {
 	return nil
 }
 
-
 func runHistoryReport(ctx context.Context, args []string, stdout io.Writer) error {
 	fs := newFlagSet("history report", historyUsage, stdout)
 	store := fs.String("store", "", "the history store `DIR`")

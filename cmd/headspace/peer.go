@@ -39,7 +39,18 @@ report (--report) and plots (--plot). torch comes from Debian's
 python3-torch: run "make peer" to install it and run this.
 
 With --data DIR both sides read the dataset on disk that headspace dataset
-write made: ours with Go's decoders, the peer (--data DIR) with PIL's.`
+write made: ours with Go's decoders, the peer (--data DIR) with PIL's.
+
+With --ladder it compares training loops instead of loaders: the document's
+whole script (peers/torch/ladder.py --device emulated) and our ladder, at
+every caching level, on the same emulated device (--step, and the emulated
+device's bandwidths, passed to the script as arguments), alternating level
+by level, and prints each level's steps/s and its ratio to that
+implementation's own device level. --step calibrated first measures this
+machine against the document's host for the document's code (its
+DataLoader's samples/s at raw and none against the document's 1.72 and
+0.89 steps/s x 256) and scales the 290ms step by that ratio; the
+calibration goes into --out. See docs/yardstick.md.`
 
 // peerInstallHint is what to do when the peer cannot run.
 const peerInstallHint = "run `make peer`, which installs python3-torch, python3-torchvision, python3-scipy and python3-pil (apt-get) and runs this command"
@@ -48,7 +59,7 @@ func runPeer(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	fs := newFlagSet("peer", peerUsage, stdout)
 	d := peer.DefaultSettings()
 	python := fs.String("python", "/usr/bin/python3", "Python `interpreter` with torch, torchvision, scipy and PIL")
-	script := fs.String("script", "peers/torch/dataloader.py", "the PyTorch peer `script`")
+	script := fs.String("script", "peers/torch/dataloader.py", "the PyTorch peer `script` (with --ladder: peers/torch/ladder.py)")
 	workersFlag := fs.String("workers", "1,2", "comma-separated worker `counts`")
 	implsFlag := fs.String("impls", strings.Join(peer.Impls, ","), "comma-separated `implementations`: naive, fast (ours), torch (the peer)")
 	batch := fs.Int("batch", d.Batch, "samples per `batch` (the document's 256)")
@@ -63,8 +74,13 @@ func runPeer(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	var df dataFlags
 	df.registerData(fs, "both sides read the dataset `dir` (ours: --decoder's JPEG decoder; the peer: PIL's): one written by headspace dataset write, whose manifest sets the raw size and seed, or an ImageFolder or WebDataset shards, indexed into the cache and read by both sides by that index, resized to --raw-size (default: the most common size)")
 	fs.StringVar(&df.decoder, "decoder", ondisk.DecoderGo, "with --data: our JPEG `decoder`, go or turbojpeg (libjpeg-turbo, as PIL)")
+	var lf peerLadderFlags
+	lf.register(fs)
 	if err := parseFlags(fs, args); err != nil {
 		return err
+	}
+	if lf.on {
+		return runPeerLadder(ctx, fs, &lf, args, stdout, stderr)
 	}
 	workers, err := parseInts("--workers", *workersFlag)
 	if err != nil {

@@ -13,6 +13,7 @@ import (
 	"github.com/headspace-bench/headspace/harness/blocks/device"
 	"github.com/headspace-bench/headspace/harness/blocks/loader"
 	"github.com/headspace-bench/headspace/harness/blocks/procloader"
+	"github.com/headspace-bench/headspace/harness/engines/peer"
 	"github.com/headspace-bench/headspace/reproduce"
 )
 
@@ -38,7 +39,10 @@ Each document's measurements are saved first, in Go benchmark format with
 the machine, the device, the command and every setting as configuration
 lines, to --out/results/<id>-<name>.txt (003 also saves there its timeline,
 003-timeline-none.json, and the what-if model's profiles, 003-model.json); the report and its figures are then built from that
-file read back. --from DIR rebuilds the reports and figures from the saved
+file read back. 003 also runs the document's own code (--torch-script,
+peers/torch/ladder.py) on the same emulated device, with a calibration of
+this machine against the document's host; where torch is not installed the
+report says that column was not measured (docs/yardstick.md). --from DIR rebuilds the reports and figures from the saved
 files in DIR (a run's --out/results) without measuring: byte for byte what
 the run wrote. A saved file that is missing, unreadable or another
 document's exits 2 with one line naming it.
@@ -57,6 +61,8 @@ func runReproduce(ctx context.Context, args []string, stdout, stderr io.Writer) 
 	step := fs.Duration("step", 0, "emulated device: `time` of one training step (0: the document's 290ms; 20ms with --quick)")
 	dev := fs.String("device", "emulated", "`device`: emulated or cuda")
 	force := fs.Bool("force", false, "let a quick or smaller run replace a full run's saved results")
+	python := fs.String("python", reproduce.DefaultTorchPeer.Python, "003: the Python `interpreter` that runs the document's own code (torch, torchvision, scipy, PIL)")
+	torchScript := fs.String("torch-script", reproduce.DefaultTorchPeer.Script, "003: the document's training `script`, run beside ours on the emulated device (not measured, and the report says so, where it cannot run)")
 	from := fs.String("from", "", "rebuild the reports from the saved result files in `directory` (a run's --out/results), measuring nothing")
 	if err := parseFlags(fs, args); err != nil {
 		return err
@@ -86,14 +92,15 @@ func runReproduce(ctx context.Context, args []string, stdout, stderr io.Writer) 
 		return fmt.Errorf("finding the worker binary: %w", err)
 	}
 	opt := reproduce.Options{
-		Quick:    *quick,
-		Out:      *out,
-		Workers:  *workers,
-		Step:     *step,
-		Worker:   procloader.Options{Exe: exe},
-		Command:  commandLine("headspace reproduce", args),
-		Progress: stderr,
-		Force:    *force,
+		Quick:     *quick,
+		Out:       *out,
+		Workers:   *workers,
+		Step:      *step,
+		Worker:    procloader.Options{Exe: exe},
+		TorchPeer: peer.Peer{Python: *python, Script: *torchScript},
+		Command:   commandLine("headspace reproduce", args),
+		Progress:  stderr,
+		Force:     *force,
 	}
 	if *dev != "emulated" { // unset: the document's emulated device at the size's step
 		d, err := (&pipelineFlags{dev: *dev, step: *step, seed: loader.DefaultConfig().Dataset.Seed}).device()
@@ -118,7 +125,7 @@ func runReproduce(ctx context.Context, args []string, stdout, stderr io.Writer) 
 func rebuildReports(ctx context.Context, fs *flag.FlagSet, ids []string, from, out string, stdout, stderr io.Writer) error {
 	var measuring []string
 	fs.Visit(func(f *flag.Flag) {
-		if f.Name == "quick" || f.Name == "workers" || f.Name == "step" || f.Name == "device" || f.Name == "force" {
+		if f.Name == "quick" || f.Name == "workers" || f.Name == "step" || f.Name == "device" || f.Name == "force" || f.Name == "python" || f.Name == "torch-script" {
 			measuring = append(measuring, "--"+f.Name)
 		}
 	})

@@ -6,7 +6,8 @@ the Data Input Pipeline" (/work/shared/seeds/003_*.txt), as written there: a
 FakeDataset that draws a random raw image with np.random.randint and wraps it
 with Image.fromarray, then T.PILToTensor, T.RandomCrop, RandomMask (ratio 0.25,
 4-neighbour dilation with scipy's convolve2d), ConvertColor (a 3x3 matmul) and
-Scale, loaded by torch.utils.data.DataLoader with num_workers worker processes.
+Scale (written once, in document.py), loaded by torch.utils.data.DataLoader
+with num_workers worker processes.
 No model runs: every batch is dropped as soon as it arrives, as harness/engines/loadbench
 drops ours.
 
@@ -57,17 +58,11 @@ import PIL
 import scipy
 import torch
 import torchvision
-import torchvision.transforms as T
-from PIL import Image
-from scipy.signal import convolve2d
 from torchvision.datasets.vision import VisionDataset
 
-# The document's number of classes is not given; headspace's synthetic
-# dataset (datasets.DefaultSynthetic) uses 10.
-NUM_CLASSES = 10
+import document  # the document's transforms and raw images (document.py)
 
-# Set from the command line before any dataset is built; the document's
-# classes read them as globals (input_img_size, img_size).
+# Set from the command line before any dataset is built.
 input_img_size = (1024, 1024)  # (height, width) of the raw image
 img_size = 256  # side of the random crop
 
@@ -82,17 +77,7 @@ class FakeDataset(VisionDataset):
         self.size = size
 
     def __getitem__(self, index):
-        # create a random raw image (1024x1024 in the document)
-        img = Image.fromarray(
-            np.random.randint(
-                low=0,
-                high=256,
-                size=(input_img_size[0], input_img_size[1], 3),
-                dtype=np.uint8,
-            )
-        )
-        # create a random label
-        target = np.random.randint(low=0, high=NUM_CLASSES, dtype=np.uint8).item()
+        img, target = document.draw(input_img_size[0], input_img_size[1])
         # Apply transformations
         img = self.transform(img)
         return img, target
@@ -117,56 +102,6 @@ class SizedOnDisk(torch.utils.data.Dataset):
         return self.size
 
 
-class RandomMask(torch.nn.Module):
-    def __init__(self, ratio=0.25):
-        super().__init__()
-        self.ratio = ratio
-
-    def dilate_mask(self, mask):
-        # perform 4 neighbor dilation on mask
-        dilated = convolve2d(
-            mask, [[0, 1, 0], [1, 1, 1], [0, 1, 0]], mode="same"
-        ).astype(bool)
-        return dilated
-
-    def forward(self, img):
-        mask = np.random.uniform(size=(img_size, img_size)) < self.ratio
-        dilated_mask = torch.unsqueeze(torch.tensor(self.dilate_mask(mask)), 0)
-        dilated_mask = dilated_mask.expand(3, -1, -1)
-        img[dilated_mask] = 0.0
-        return img
-
-
-class ConvertColor(torch.nn.Module):
-    def __init__(self):
-        super().__init__()
-        self.A = torch.tensor(
-            [
-                [0.299, 0.587, 0.114],
-                [-0.16874, -0.33126, 0.5],
-                [0.5, -0.41869, -0.08131],
-            ]
-        )
-        self.b = torch.tensor([0.0, 128.0, 128.0])
-
-    def forward(self, img):
-        img = img.to(dtype=torch.get_default_dtype())
-        img = torch.matmul(self.A, img.view([3, -1])).view(img.shape)
-        img = img + self.b[:, None, None]
-        return img
-
-
-class Scale(object):
-    def __call__(self, img):
-        return img.to(dtype=torch.get_default_dtype()).div(255)
-
-
-def make_transform():
-    return T.Compose(
-        [T.PILToTensor(), T.RandomCrop(img_size), RandomMask(), ConvertColor(), Scale()]
-    )
-
-
 def cpu_seconds():
     """User+system CPU of this process and of its waited-for children."""
     s = resource.getrusage(resource.RUSAGE_SELF)
@@ -177,9 +112,9 @@ def cpu_seconds():
 def measure(workers, batch, batches, data=None, index=None, raw_size=None):
     """One run at one worker count: (ttfb seconds, samples/s, cpu seconds)."""
     if data is None:
-        train_set = FakeDataset(transform=make_transform(), size=batches * batch)
+        train_set = FakeDataset(transform=document.make_transform(img_size), size=batches * batch)
     else:
-        train_set = SizedOnDisk(data, transform=make_transform(), size=batches * batch, index=index, raw_size=raw_size)
+        train_set = SizedOnDisk(data, transform=document.make_transform(img_size), size=batches * batch, index=index, raw_size=raw_size)
     # pin_memory is off: the document pins (pin_memory=True) because it copies
     # each batch to a GPU; this machine has none, and our loader copies nothing
     # to a device either at level none.

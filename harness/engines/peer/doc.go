@@ -56,6 +56,22 @@
 // goals (fast ≥ 10× torch's samples/s, naive ≥ 2×), judged per worker
 // count by Row.Met.
 //
+// # The ladder beside the document's script
+//
+// LadderSweep sets training loops side by side instead of loaders:
+// peers/torch/ladder.py (LadderScript), the document's whole script at
+// each caching level with --device emulated, and our ladder.Run, on the
+// same emulated device (LadderSettings.Device: its step and bandwidths
+// are passed to the script as arguments, so headspace is their one
+// source), alternating level by level as Sweep alternates worker counts.
+// ParseLadder reads the script's BenchmarkTorchLadder lines; RunLadder
+// checks they are the levels, workers, steps and step asked for;
+// SummarizeLadder divides every level by the same implementation's device
+// level. Calibrate runs the script's --calibrate: the document's
+// DataLoader at levels raw and none on this machine against the
+// document's 1.72 and 0.89 steps/s × 256, and the 290 ms step scaled by
+// that ratio. docs/yardstick.md describes it.
+//
 // # Output
 //
 // WriteMarkdown writes the report (machine, command, settings, table with

@@ -125,13 +125,17 @@ func joinInts(ns []int) string {
 type RunError struct {
 	Script  string
 	Workers []int // nil for Check
-	Err     error
-	Stderr  string // the last few KiB of the script's stderr
+	// What, if set, names the run instead of the worker counts.
+	What   string
+	Err    error
+	Stderr string // the last few KiB of the script's stderr
 }
 
 func (e *RunError) Error() string {
 	what := "--check"
-	if e.Workers != nil {
+	if e.What != "" {
+		what = e.What
+	} else if e.Workers != nil {
 		what = "workers=" + joinInts(e.Workers)
 	}
 	msg := fmt.Sprintf("peer %s (%s): %v", e.Script, what, e.Err)

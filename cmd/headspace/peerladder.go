@@ -1,0 +1,175 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"runtime"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/headspace-bench/headspace/harness/blocks/machine"
+	"github.com/headspace-bench/headspace/harness/blocks/results"
+	"github.com/headspace-bench/headspace/harness/engines/ladder"
+	"github.com/headspace-bench/headspace/harness/engines/peer"
+	"github.com/headspace-bench/headspace/workloads"
+)
+
+// peerLadderFlags are the flags of `headspace peer --ladder`.
+type peerLadderFlags struct {
+	on          bool
+	levels      string
+	steps       int
+	step        string
+	calibration int
+}
+
+func (f *peerLadderFlags) register(fs *flag.FlagSet) {
+	fs.BoolVar(&f.on, "ladder", false, "compare training loops at every caching level on the emulated device (the document's ladder.py against ours) instead of loaders")
+	fs.StringVar(&f.levels, "levels", "", "with --ladder: comma-separated `levels` (default device,host,sample,raw,none)")
+	fs.IntVar(&f.steps, "steps", 8, "with --ladder: measured training `steps` a run, after one warm-up step")
+	fs.StringVar(&f.step, "step", workloads.DocumentStep.String(), "with --ladder: the emulated device's step `time`, or calibrated (the document's 290ms over this machine's calibration ratio)")
+	fs.IntVar(&f.calibration, "calibration-batches", 12, "with --ladder --step calibrated: `batches` the calibration loads at each of raw and none (at least 6: the first 4, one per worker, are not timed)")
+}
+
+// runPeerLadder is `headspace peer --ladder`.
+func runPeerLadder(ctx context.Context, fs *flag.FlagSet, lf *peerLadderFlags, args []string, stdout, stderr io.Writer) error {
+	set := map[string]bool{}
+	fs.Visit(func(f *flag.Flag) { set[f.Name] = true })
+	var bad []string
+	for _, name := range []string{"batches", "report", "plot", "data"} {
+		if set[name] {
+			bad = append(bad, "--"+name)
+		}
+	}
+	if len(bad) > 0 {
+		return usagef("--ladder compares training loops; %s only apply to the loaders' comparison", strings.Join(bad, ", "))
+	}
+	get := func(name string) string { return fs.Lookup(name).Value.String() }
+	script := get("script")
+	if !set["script"] {
+		script = peer.LadderScript
+	}
+	workers := runtime.GOMAXPROCS(0)
+	if set["workers"] {
+		ws, err := parseInts("--workers", get("workers"))
+		if err != nil {
+			return err
+		}
+		if len(ws) != 1 {
+			return usagef("--workers %s: --ladder runs one worker count", get("workers"))
+		}
+		workers = ws[0]
+	}
+	impls, err := parseList("--impls", get("impls"), peer.LadderImpls)
+	if !set["impls"] {
+		impls, err = peer.LadderImpls, nil
+	}
+	if err != nil {
+		return err
+	}
+	levels := ladder.Levels
+	if lf.levels != "" {
+		if levels, err = ladder.ParseLevels(lf.levels); err != nil {
+			return usageError{err.Error()}
+		}
+	}
+	w, h, err := parseSize("--raw-size", get("raw-size"))
+	if err != nil {
+		return err
+	}
+	atoi := func(name string) int { n, _ := strconv.Atoi(get(name)); return n }
+	seed, _ := strconv.ParseUint(get("seed"), 10, 64)
+	count := atoi("count")
+	if err := firstErr(inRange("--count", count, 1, maxCount), inRange("--steps", lf.steps, 1, maxSteps),
+		inRange("--calibration-batches", lf.calibration, 6, 1000)); err != nil {
+		return err
+	}
+	dev := workloads.DocumentDevice()
+	calibrated := lf.step == "calibrated"
+	if !calibrated {
+		if dev.Step, err = time.ParseDuration(lf.step); err != nil || dev.Step < 0 || dev.Step > time.Minute {
+			return usagef("--step %q: want a duration from 0 to 1m, or calibrated", lf.step)
+		}
+	}
+	s := peer.LadderSettings{Width: w, Height: h, Crop: atoi("crop"), Batch: atoi("batch"), Workers: workers, Steps: lf.steps, Seed: seed, Device: dev}
+	c := peer.LadderConfig{Peer: peer.Peer{Python: get("python"), Script: script}, Settings: s, Levels: levels, Impls: impls, Count: count}
+	if err := c.Validate(); err != nil {
+		return usageError{err.Error()}
+	}
+	out := get("out")
+	if out != "" {
+		if err := os.MkdirAll(filepath.Dir(out), 0o755); err != nil {
+			return err
+		}
+		if err := checkResultsOut(out, benchmarks(false, "PeerLadder")); err != nil {
+			return err
+		}
+	}
+	if slices.Contains(impls, peer.Torch) || calibrated {
+		if err := c.Peer.Check(ctx); err != nil {
+			if errors.Is(err, peer.ErrNotInstalled) {
+				return fmt.Errorf("%v: %s", err, peerInstallHint)
+			}
+			return err
+		}
+	}
+	// Read before the runs (they start Python; the tree must be read as it
+	// was when the measurement began).
+	environment := machine.Environment("emulated")
+	var calib []results.Config
+	if calibrated {
+		fmt.Fprintf(stderr, "calibrating: the document's DataLoader at raw and none, %d batches each\n", lf.calibration)
+		cal, err := c.Peer.Calibrate(ctx, lf.calibration)
+		if err != nil {
+			return err
+		}
+		c.Settings.Device.Step = cal.Step
+		for _, kv := range cal.Config {
+			if strings.HasPrefix(kv.Key, "calibrat") {
+				calib = append(calib, kv)
+			}
+		}
+		calib = append(calib, results.Config{Key: "calibration-command", Value: fmt.Sprintf("%s %s --device emulated --calibrate --calibration-batches %d", c.Peer.Python, c.Peer.Script, lf.calibration)})
+		fmt.Fprintf(stdout, "calibration: this machine runs the document's loader at %.3f of the document's host; step %v\n\n", cal.Ratio, cal.Step)
+	}
+
+	var env []results.Config
+	if out != "" {
+		env = append(environment, c.Settings.Config()...)
+		env = append(env, results.Config{Key: "rounds", Value: strconv.Itoa(count)},
+			results.Config{Key: "command", Value: peerCommand(args)},
+			results.Config{Key: "step-source", Value: map[bool]string{true: "calibrated", false: "given"}[calibrated]})
+		env = append(env, calib...)
+	}
+	// Every run is saved as soon as it is done (the whole file, atomically),
+	// so an interrupted or failed sweep keeps what it measured.
+	res, err := peer.LadderSweep(ctx, c, func(m peer.LadderMeasurement, sofar peer.LadderResult) error {
+		fmt.Fprintf(stderr, "%s: %.3f steps/s\n", m.BenchName(), m.StepsPerSec)
+		if out == "" {
+			return nil
+		}
+		return peer.WriteLadderResults(out, env, sofar)
+	})
+	if err != nil {
+		if out != "" && len(res.Measurements) > 0 {
+			fmt.Fprintf(stderr, "results so far: %s (%d runs)\n", out, len(res.Measurements))
+		}
+		return err
+	}
+	fmt.Fprintf(stdout, "raw %dx%d, crop %d, batch %d, %d workers, emulated step %v, %s of %s; medians\n\n",
+		w, h, s.Crop, s.Batch, workers, c.Settings.Device.Step, plural(count, "round"), plural(lf.steps, "measured step"))
+	if err := peer.WriteLadderTable(stdout, peer.SummarizeLadder(res.Measurements)); err != nil {
+		return err
+	}
+	if out != "" {
+		fmt.Fprintf(stdout, "\nresults: %s\n", out)
+	}
+	return nil
+}

@@ -1,0 +1,331 @@
+package reproduce
+
+// The yardstick of document 003: the document's own code
+// (peers/torch/ladder.py, PyTorch's DataLoader) run on this machine's
+// emulated device in the same run as our ladder, so the report can tell
+// the method's reproduction (the document's code here against the
+// document) from our implementation's gain (ours against the document's
+// code here). Kept in this file, apart from the rest of 003, with three
+// hooks in measure003, render003 and WriteMarkdown.
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/headspace-bench/headspace/harness/blocks/device"
+	"github.com/headspace-bench/headspace/harness/blocks/loader"
+	"github.com/headspace-bench/headspace/harness/blocks/results"
+	"github.com/headspace-bench/headspace/harness/engines/ladder"
+	"github.com/headspace-bench/headspace/harness/engines/peer"
+	"github.com/headspace-bench/headspace/internal/summary"
+)
+
+// Configuration keys of the yardstick in 003's result file.
+const (
+	// keyTorchLadder is "measured", or "not measured: <why>".
+	keyTorchLadder = "torch-ladder"
+	// keyCalibration is "measured", or "not measured: <why>".
+	keyCalibration = "calibration"
+	measuredValue  = "measured"
+	notMeasured    = "not measured: "
+)
+
+// yardstickTolerance is how close the document's code here must come to
+// the document's ratios (each level ÷ device) to count as reproducing it.
+const yardstickTolerance = 0.15
+
+// DefaultTorchPeer is the document's script, run from the repository's
+// root by Debian's Python.
+var DefaultTorchPeer = peer.Peer{Python: "/usr/bin/python3", Script: peer.LadderScript}
+
+// torch003 is the plan of the yardstick's run: whether it runs, and why not.
+type torch003 struct {
+	peer peer.Peer
+	why  string // why it does not run; "" when it does
+}
+
+// prepareTorch003 decides whether the document's code can run here: on
+// the emulated device only, with a script and a Python that imports
+// torch.
+func prepareTorch003(ctx context.Context, s *settings) torch003 {
+	p := s.TorchPeer
+	if p == (peer.Peer{}) {
+		p = DefaultTorchPeer
+	}
+	tp := torch003{peer: p}
+	if !s.emulated {
+		tp.why = "the run's device is not the emulated one; on a GPU the GPU report sets ladder.py --device cuda beside ours"
+		return tp
+	}
+	if err := p.Check(ctx); err != nil {
+		if errors.Is(err, peer.ErrNotInstalled) {
+			tp.why = fmt.Sprintf("%v (install Debian's python3-torch, python3-torchvision, python3-scipy and python3-pil, e.g. `make peer`, and run again)", err)
+		} else {
+			tp.why = err.Error()
+		}
+	}
+	return tp
+}
+
+// units is the progress units of the run: the calibration and one per
+// round.
+func (tp torch003) units(z sizes003) int {
+	if tp.why != "" {
+		return 0
+	}
+	return z.count + 1
+}
+
+// settings are the ladder's settings of step (a) for the script, on the
+// run's emulated device.
+func (tp torch003) settings(s *settings, z sizes003) peer.LadderSettings {
+	dev := device.DefaultEmulated()
+	dev.Step = s.Step
+	return peer.LadderSettings{Width: z.raw, Height: z.raw, Crop: z.crop, Batch: z.batch, Workers: s.Workers,
+		Steps: z.steps, Seed: loader.DefaultConfig().Dataset.Seed, Device: dev}
+}
+
+// measure runs the calibration (not in a quick run) and then z.count
+// rounds of the script at every level, adding their records and
+// configuration to m. A script that was found and then fails fails the
+// run: a half-measured column is not reported.
+func (tp torch003) measure(ctx context.Context, s *settings, t *tracker, z sizes003, m *measurement) error {
+	if tp.why != "" {
+		m.config = append(m.config, results.Config{Key: keyTorchLadder, Value: notMeasured + tp.why},
+			results.Config{Key: keyCalibration, Value: notMeasured + "the document's code did not run"})
+		t.logf("the document's code (peers/torch/ladder.py) is not measured: %s", tp.why)
+		return nil
+	}
+	t.unit("(yardstick) calibration")
+	if s.Quick {
+		m.config = append(m.config, results.Config{Key: keyCalibration, Value: notMeasured + "a quick run does not calibrate (it loads the document's full-size batches)"})
+		t.done("(yardstick) calibration: not in a quick run")
+	} else {
+		cal, err := tp.peer.Calibrate(ctx, calibrationBatches)
+		if err != nil {
+			return fmt.Errorf("the yardstick's calibration: %w", err)
+		}
+		m.config = append(m.config, results.Config{Key: keyCalibration, Value: measuredValue})
+		for _, c := range cal.Config {
+			if strings.HasPrefix(c.Key, "calibrat") {
+				m.config = append(m.config, c)
+			}
+		}
+		m.config = append(m.config, results.Config{Key: "calibration-command",
+			Value: fmt.Sprintf("%s %s --device emulated --calibrate --calibration-batches %d", tp.peer.Python, tp.peer.Script, calibrationBatches)})
+		t.done("(yardstick) calibration: ratio %.3f, step %v", cal.Ratio, cal.Step)
+	}
+	ls := tp.settings(s, z)
+	levels := []ladder.Level{ladder.Device, ladder.Host, ladder.Sample, ladder.Raw, ladder.None}
+	var first peer.LadderOutput
+	for run := range z.count {
+		t.unit(fmt.Sprintf("(yardstick) the document's code, run %d/%d", run+1, z.count))
+		out, err := tp.peer.RunLadder(ctx, ls, levels)
+		if err != nil {
+			return fmt.Errorf("the document's code (%s): %w", tp.peer.Script, err)
+		}
+		if run == 0 {
+			first = out
+		}
+		for _, r := range out.Results {
+			m.recs = append(m.recs, r.Benchmark())
+		}
+		t.done("(yardstick) the document's code, run %d/%d: none %.3f steps/s", run+1, z.count, out.Results[len(out.Results)-1].StepsPerSec)
+	}
+	m.config = append(m.config,
+		results.Config{Key: keyTorchLadder, Value: measuredValue},
+		results.Config{Key: "torch-ladder-command", Value: tp.peer.Python + " " + tp.peer.Script + " " + strings.Join(ls.LadderArgs(levels), " ")},
+		results.Config{Key: "torch-version", Value: first.Get("torch")},
+		results.Config{Key: "torch-python", Value: first.Get("python")},
+		results.Config{Key: "torch-threads", Value: first.Get("torch-threads")},
+	)
+	return nil
+}
+
+// calibrationBatches is the batches the calibration loads at each level.
+const calibrationBatches = 12
+
+// Yardstick is the document's code on this machine's emulated device,
+// and the calibration of this machine against the document's host.
+type Yardstick struct {
+	// NotMeasured says why the document's code did not run; "" when it
+	// did.
+	NotMeasured string
+	Runs        map[ladder.Level][]float64 // steps/s, one per run
+	Torch       string                     // torch's version
+	Command     string                     // the script's command line
+	// CalibrationNotMeasured says why there is no calibration; "" when
+	// there is one.
+	CalibrationNotMeasured string
+	// Ratio is this machine's loader throughput for the document's code
+	// over the document's host's (geometric mean of raw and none); Raw and
+	// None are this machine's samples/s, DocRaw and DocNone the
+	// document's; Step is 290 ms over Ratio.
+	Ratio, Raw, None, DocRaw, DocNone float64
+	Step                              time.Duration
+	CalibrationCommand                string
+	// FirstWave marks a calibration that timed every batch after the
+	// first, as files before calibration-timing did: the document's 4
+	// workers make their first 4 batches at once, so it overstates this
+	// machine's speed.
+	FirstWave bool
+}
+
+// yardstick003 reads the yardstick from the file; a file written before
+// it existed says so.
+func yardstick003(f *resultFile) *Yardstick {
+	y := &Yardstick{Runs: map[ladder.Level][]float64{}}
+	status, ok := f.config[keyTorchLadder]
+	if !ok {
+		y.NotMeasured = "this result file was written before the document's code was run beside ours"
+		y.CalibrationNotMeasured = y.NotMeasured
+		return y
+	}
+	if why, found := strings.CutPrefix(status, notMeasured); found {
+		y.NotMeasured = why
+	} else if status != measuredValue && f.err == nil {
+		f.err = fmt.Errorf("configuration %s: %q is neither %q nor %q…", keyTorchLadder, status, measuredValue, notMeasured)
+	}
+	if y.NotMeasured == "" {
+		y.Torch, y.Command = f.str("torch-version"), f.str("torch-ladder-command")
+		for _, l := range ladder.Levels {
+			y.Runs[l] = values(f.records("PeerLadder", "impl", peer.Torch, "level", l.String()), "steps/s")
+			if len(y.Runs[l]) == 0 && f.err == nil {
+				f.err = fmt.Errorf("%s is measured but has no PeerLadder record at level %s", keyTorchLadder, l)
+			}
+		}
+	}
+	cal := f.str(keyCalibration)
+	if why, found := strings.CutPrefix(cal, notMeasured); found {
+		y.CalibrationNotMeasured = why
+		return y
+	}
+	num := func(key string) float64 {
+		return parsed(f, key, "a number", func(s string) (float64, error) { return strconv.ParseFloat(s, 64) })
+	}
+	y.Ratio, y.Raw, y.None = num("calibration-ratio"), num("calibration-raw-samples/s"), num("calibration-none-samples/s")
+	y.DocRaw, y.DocNone = num("calibration-raw-document-samples/s"), num("calibration-none-document-samples/s")
+	y.Step = f.duration("calibrated-step")
+	y.CalibrationCommand = f.str("calibration-command")
+	_, timed := f.config["calibration-timing"]
+	y.FirstWave = !timed
+	return y
+}
+
+// median is the median steps/s of the document's code at l; NaN when not
+// measured.
+func (y *Yardstick) median(l ladder.Level) float64 {
+	if y == nil || len(y.Runs[l]) == 0 {
+		return math.NaN()
+	}
+	return summary.Median(y.Runs[l])
+}
+
+// writeYardstick writes the four-column table (each level ÷ device: the
+// document, the document's code here, ours naive, ours fast) and its
+// reading.
+func (r Result003) writeYardstick(m *md) {
+	y := r.Yardstick
+	a, aok := r.step("a")
+	b, bok := r.step("b")
+	if y == nil || !aok {
+		return
+	}
+	ourA, docDev := deviceOf(a.Rows)
+	ourB := math.NaN()
+	if bok {
+		ourB, _ = deviceOf(b.Rows)
+	}
+	torchDev := y.median(ladder.Device)
+	m.para("### The yardstick: the document's code on this machine")
+	m.para("Each level ÷ its own `device` level, four ways: the document's figures (A10G, 4 vCPUs); the document's own code (`peers/torch/ladder.py`: its FakeDataset, transforms and DataLoader, %d workers) run here on the same emulated device as ours, in the same run; our ladder with the naive transforms (step a) and with the fast ones (step b). The second column against the first says whether the method reproduces the document on this machine; the third against the second is what the Go implementation gains over the document's code.", r.Workers)
+	var rows [][]string
+	type dev struct {
+		level                   ladder.Level
+		doc, torch, naive, fast float64 // ÷ device
+		naiveSteps              float64 // steps/s
+	}
+	var devs []dev
+	for _, row := range a.Rows {
+		d := dev{level: row.Level, doc: div(row.Doc, docDev), torch: div(y.median(row.Level), torchDev),
+			naive: div(summary.Median(row.Runs), ourA), fast: math.NaN(), naiveSteps: summary.Median(row.Runs)}
+		if bok {
+			for _, rb := range b.Rows {
+				if rb.Level == row.Level {
+					d.fast = div(summary.Median(rb.Runs), ourB)
+				}
+			}
+		}
+		devs = append(devs, d)
+		torchCell := num(d.torch, 2)
+		if y.NotMeasured != "" {
+			torchCell = "not measured"
+		}
+		rows = append(rows, []string{"`" + row.Level.String() + "`", num(d.doc, 2), torchCell, num(d.naive, 2), num(d.fast, 2)})
+	}
+	m.table("lrrrr", []string{"level", "the document (A10G)", "the document's code here (emulated device)", "ours, naive", "ours, fast"}, rows)
+	if y.NotMeasured != "" {
+		m.para("**The document's code was not measured in this run**, so its column is empty, not estimated: %s. Without it this report cannot tell how much of the gap between the document's ratios and ours comes from this machine and how much from our implementation.", y.NotMeasured)
+		return
+	}
+	m.para("The document's code here: torch %s, %s of each level (median), `%s`.", y.Torch, plural(len(y.Runs[ladder.None]), "run"), y.Command)
+	// The gain: ours over the document's code, in steps/s on the same device.
+	var gains []string
+	for _, d := range devs {
+		if d.level == ladder.Raw || d.level == ladder.None {
+			torch, naive := y.median(d.level), d.naiveSteps
+			gains = append(gains, fmt.Sprintf("at `%s` ours naive runs %s the document's code's steps/s (%s against %s)", d.level, ratio(naive, torch), num(naive, 3), num(torch, 3)))
+		}
+	}
+	m.para("What the Go implementation gains, the third column against the second: %s. Both ran the same pipeline on the same emulated device and cores, in this run but not interleaved: ours in steps (a) and (b) near its start, the document's code at its end, so on a shared machine a change of load between the two moves this reading (compare the spread of each level's runs in step (a)'s table). `headspace peer --ladder` alternates the two level by level and is the cleaner reading of the gain (docs/yardstick.md).", strings.Join(gains, "; "))
+	// The reproduction: the document's code here against the document.
+	var off []string
+	sum := 0.0
+	for _, d := range devs {
+		if math.IsNaN(d.doc) || math.IsNaN(d.torch) {
+			continue
+		}
+		if dev := d.torch/d.doc - 1; math.Abs(dev) > yardstickTolerance {
+			off = append(off, fmt.Sprintf("`%s` %s against %s (%s)", d.level, num(d.torch, 2), num(d.doc, 2), signed(100*dev)))
+			sum += dev
+		}
+	}
+	if len(off) == 0 {
+		m.para("The document's code here comes within %.0f%% of the document's ratios at every level: on this machine and its emulated device the method reproduces the document.", 100*yardstickTolerance)
+		return
+	}
+	why := "This run did not calibrate (" + y.CalibrationNotMeasured + "), so it cannot say how this CPU compares with the document's host."
+	if y.CalibrationNotMeasured == "" {
+		measured := fmt.Sprintf("this machine runs the document's DataLoader at %.2f× the document's host (the calibration, geometric mean of raw and none; `%s`): at `raw` %s samples/s against the document's %s, at `none` %s against %s",
+			y.Ratio, y.CalibrationCommand, num(y.Raw, 1), num(y.DocRaw, 1), num(y.None, 1), num(y.DocNone, 1))
+		if y.FirstWave {
+			measured += " (this file's calibration timed every batch after the first, and the document's 4 workers make their first 4 batches at once, so it overstates this machine's speed; calibrations since time the batches after that first wave)"
+		}
+		if (y.Ratio < 1) == (sum < 0) {
+			slower, lower := "slower", "lower"
+			if y.Ratio > 1 {
+				slower, lower = "faster", "higher"
+			}
+			why = fmt.Sprintf("Why: %s. Its CPU is %s for the document's code while the emulated step stays the document's %v, so the levels the loader bounds land %s than the document's. `headspace peer --ladder --step calibrated` scales the step by that ratio (to %v), so that the device stands to this CPU as the A10G stood to the document's 4 vCPUs.",
+				measured, slower, r.Step, lower, y.Step)
+		} else {
+			why = fmt.Sprintf("The calibration does not explain it: %s, which would move the loader-bound levels the other way. The remaining differences are the emulated device's (a timer step and assumed copy bandwidths, not the A10G) and the cores (%d workers here against the document's 4 on 4 vCPUs).", measured, r.Workers)
+		}
+	}
+	m.para("The document's code here does not come within %.0f%% of the document's ratios: %s. %s", 100*yardstickTolerance, strings.Join(off, ", "), why)
+}
+
+// step is the experiment's step with key.
+func (r Result003) step(key string) (LadderStep, bool) {
+	for _, st := range r.Steps {
+		if st.Key == key {
+			return st, true
+		}
+	}
+	return LadderStep{}, false
+}
