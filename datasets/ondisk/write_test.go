@@ -237,7 +237,7 @@ func FuzzIndexShard(f *testing.F) {
 // wherever python3 is installed (PIL is not needed to compile it).
 func TestPeerReaderCompiles(t *testing.T) {
 	if _, err := exec.LookPath("/usr/bin/python3"); err != nil {
-		t.Skip("needs /usr/bin/python3: not installed here")
+		t.Fatal("needs /usr/bin/python3 (make test-deps installs Debian's python3-pil, which brings it)")
 	}
 	out, err := exec.Command("/usr/bin/python3", "-c", "import ast, sys; ast.parse(open(sys.argv[1]).read(), sys.argv[1])", "../../peers/torch/ondisk.py").CombinedOutput()
 	if err != nil {
@@ -249,7 +249,7 @@ func TestPeerReaderCompiles(t *testing.T) {
 // as a torchvision or webdataset pipeline would.
 func TestPythonReads(t *testing.T) {
 	if err := exec.Command("/usr/bin/python3", "-c", "import PIL").Run(); err != nil {
-		t.Skip("needs /usr/bin/python3 with PIL (Debian's python3-pil): not installed here")
+		t.Fatal("needs /usr/bin/python3 with PIL: make test-deps installs Debian's python3-pil")
 	}
 	parent := t.TempDir()
 	for _, format := range []string{"png", "jpeg"} {
