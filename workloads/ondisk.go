@@ -153,18 +153,22 @@ func (c OnDiskCase) Shared() bool {
 	return c.Format == "" || c.Content == "" || c.Decoder == "" || c.Layout == "" || c.PageCache == ""
 }
 
-// OnDiskDepends names the dimensions level l's measurement depends on, in
-// the order of a case's name ("format", "content", "decoder", "layout",
-// "raw size", "page cache"): For's rule in words.
-func OnDiskDepends(l ladder.Level) []string {
-	c := OnDiskCase{Format: "f", Content: "c", Decoder: "d", Layout: "l", RawSize: 1, PageCache: "p"}.For(l)
+// Dimensions names the dimensions c sets, in the order of its name:
+// "format", "content", "decoder", "layout", "raw size", "page cache".
+func (c OnDiskCase) Dimensions() []string {
 	var out []string
-	for _, kv := range [][2]string{{"format", c.Format}, {"content", c.Content}, {"decoder", c.Decoder}, {"layout", c.Layout}, {"raw size", "1"}, {"page cache", c.PageCache}} {
-		if kv[1] != "" {
+	for _, kv := range [][2]string{{"format", c.Format}, {"content", c.Content}, {"decoder", c.Decoder}, {"layout", c.Layout}, {"raw size", strconv.Itoa(c.RawSize)}, {"page cache", c.PageCache}} {
+		if kv[1] != "" && kv[1] != "0" {
 			out = append(out, kv[0])
 		}
 	}
 	return out
+}
+
+// OnDiskDepends names the dimensions level l's measurement depends on
+// (For's rule in words), in the order of Dimensions.
+func OnDiskDepends(l ladder.Level) []string {
+	return OnDiskCase{Format: "f", Content: "c", Decoder: "d", Layout: "l", RawSize: 1, PageCache: "p"}.For(l).Dimensions()
 }
 
 // contents and decoders are the matrix's dimensions with their defaults.

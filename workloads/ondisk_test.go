@@ -16,8 +16,10 @@ import (
 // BenchmarkLadderOnDisk runs the on-disk matrix, one run per point per
 // iteration, from datasets it writes to a temp directory, and reports each
 // point's steps/s and read-MB/s (where it fetches) as a sub-benchmark
-// named like the records: BenchmarkLadderOnDisk/format=jpeg/layout=shards/
-// raw=64/page-cache=warm/level=none/…. -short runs QuickOnDisk (PNG and
+// named like the records: BenchmarkLadderOnDisk/format=jpeg/content=noise/
+// decoder=go/layout=shards/raw=64/page-cache=warm/level=none/…, a shared
+// point without the dimensions it does not depend on
+// (BenchmarkLadderOnDisk/raw=64/level=device/…). -short runs QuickOnDisk (PNG and
 // JPEG, files and shards, 64² and 32², levels none, encoded, raw and
 // device; seconds); without it, DefaultOnDisk (gigabytes on disk, long).
 // Bound it with -benchtime 1x.
