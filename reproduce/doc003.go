@@ -8,6 +8,7 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -145,7 +146,11 @@ type OnDiskStep struct {
 // noise only and non-JPEG with go only: the rest would measure the same
 // bytes and the same decoder. Fast transforms, as after the document's
 // transform fix. To keep `make reproduce` within minutes on 2 cores, (e)
-// runs batches of at most onDisk003Batch (not the document's 256).
+// runs batches of at most onDisk003Batch (not the document's 256), and
+// each level once per set of the dimensions it depends on (OnDisk.Plan:
+// encoded once per format, content, decoder and raw size, raw and device
+// once per raw size, none in every case; 222 runs instead of 672 on
+// Linux); the report fills the other cases from those (sharedLevels003).
 func onDisk003(z workloads.Size, workers int) []workloads.OnDisk {
 	o := workloads.OnDisk{}.At(z).(workloads.OnDisk)
 	l := &o.Ladder
@@ -247,16 +252,20 @@ func onDisk003Step(f *resultFile) *OnDiskStep {
 			}
 			return nil
 		}
-		content, decoder := r.parts["content"], r.parts["decoder"]
-		if content == "" { // a file from before content and decoder were dimensions
-			content = datasets.ContentNoise
+		c := workloads.OnDiskCase{Format: r.parts["format"], Layout: r.parts["layout"], RawSize: raw, PageCache: r.parts["page-cache"],
+			Content: r.parts["content"], Decoder: r.parts["decoder"]}
+		if c.Format != "" && c.Content == "" { // a file from before content and decoder were dimensions
+			c.Content, c.Decoder = datasets.ContentNoise, ondisk.DecoderGo
 		}
-		if decoder == "" {
-			decoder = ondisk.DecoderGo
+		// A shared point (a file from after the sharing) names exactly
+		// the dimensions its level depends on; a case's own point, all.
+		if c.Shared() && !slices.Equal(c.Dimensions(), workloads.OnDiskDepends(l)) {
+			if f.err == nil {
+				f.err = fmt.Errorf("on-disk record %s: level %s depends on %s, and the name does not give them all", r.r.Name, l, strings.Join(workloads.OnDiskDepends(l), ", "))
+			}
+			return nil
 		}
-		rs = append(rs, workloads.OnDiskResult{Case: workloads.OnDiskCase{Format: r.parts["format"], Layout: r.parts["layout"], RawSize: raw, PageCache: r.parts["page-cache"],
-			Content: content, Decoder: decoder},
-			Point: ladder.Point{Level: l}, Record: r.r, StepsPerSec: sps})
+		rs = append(rs, workloads.OnDiskResult{Case: c, Point: ladder.Point{Level: l}, Record: r.r, StepsPerSec: sps})
 	}
 	od.Rows = workloads.OnDiskRatios(rs)
 	return od
@@ -455,7 +464,7 @@ func measure003(ctx context.Context, s *settings, t *tracker) (measurement, erro
 		results.Config{Key: "ondisk-warmup", Value: fmt.Sprint(o.Train.Warmup)},
 	)
 	for _, o := range onDisk {
-		t.unit(fmt.Sprintf("(e) on disk: %d cases", len(o.Cases())))
+		t.unit(fmt.Sprintf("(e) on disk: %d cases, %d runs", len(o.Cases()), o.Runs()))
 		rs, err := o.Sweep(ctx, dataDir, shared)
 		if err != nil {
 			return measurement{}, fmt.Errorf("step (e): %w", err)
@@ -463,7 +472,7 @@ func measure003(ctx context.Context, s *settings, t *tracker) (measurement, erro
 		for _, r := range rs {
 			m.recs = append(m.recs, r.Record)
 		}
-		t.done("(e) on disk: %d cases", len(o.Cases()))
+		t.done("(e) on disk: %d cases, %d runs", len(o.Cases()), o.Runs())
 	}
 	if err := yardstick.measure(ctx, s, t, z, &m); err != nil {
 		return measurement{}, err
@@ -1012,6 +1021,9 @@ func (r Result003) writeOnDisk(m *md, od *OnDiskStep) {
 		rows = append(rows, cells)
 	}
 	m.table("llllllrrrrrl", []string{"format", "content", "decoder", "layout", "raw", "page cache", "none", "encoded", "raw", "device", "none ÷ device", "the ladder's reading"}, rows)
+	if s := sharedLevels003(od.Rows); s != "" {
+		m.para("%s", s)
+	}
 
 	var erows [][]string
 	best, bestGain := "", 0.0
@@ -1032,6 +1044,54 @@ func (r Result003) writeOnDisk(m *md, od *OnDiskStep) {
 		}
 	}
 	r.writeJPEGConclusion(m, od)
+}
+
+// sharedLevels003 says which levels the rows share (workloads.OnDisk
+// measures a level once per set of the dimensions it depends on), or ""
+// when every row measured every level itself (a file from before the
+// sharing).
+func sharedLevels003(rows []workloads.OnDiskRow) string {
+	var levels []ladder.Level
+	for _, l := range ladder.OnDiskLevels {
+		for _, row := range rows {
+			if row.Shared[l] {
+				levels = append(levels, l)
+				break
+			}
+		}
+	}
+	if len(levels) == 0 {
+		return ""
+	}
+	// Levels with the same dimensions together, in the ladder's order.
+	var groups [][]ladder.Level
+	var deps []string
+	for _, l := range levels {
+		d := andList(workloads.OnDiskDepends(l))
+		if i := slices.Index(deps, d); i >= 0 {
+			groups[i] = append(groups[i], l)
+			continue
+		}
+		deps = append(deps, d)
+		groups = append(groups, []ladder.Level{l})
+	}
+	var parts []string
+	for i, g := range groups {
+		names := make([]string, len(g))
+		for j, l := range g {
+			names[j] = "`" + l.String() + "`"
+		}
+		parts = append(parts, fmt.Sprintf("%s once per %s", andList(names), deps[i]))
+	}
+	return fmt.Sprintf("A level above `none` reads no file (it does not fetch), so the layout and the page cache do not change it, and a level above `encoded` does not decode either, so neither do the format, the content or the decoder (the level table, `harness/blocks/level`). Each is therefore measured once, in the first case of the matrix that has its dimensions, and every case that shares them repeats that measurement (its `none` ÷ `device` divides by it): %s; `none` in every case.", strings.Join(parts, "; "))
+}
+
+// andList joins words as "a, b and c".
+func andList(words []string) string {
+	if len(words) <= 1 {
+		return strings.Join(words, "")
+	}
+	return strings.Join(words[:len(words)-1], ", ") + " and " + words[len(words)-1]
 }
 
 // remedy003 is one change's effect over the case pairs that differ by it

@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"runtime"
 	"slices"
+	"strconv"
 	"strings"
 
 	"golang.org/x/perf/benchfmt"
@@ -15,6 +16,7 @@ import (
 	"github.com/headspace-bench/headspace/datasets"
 	"github.com/headspace-bench/headspace/datasets/ondisk"
 	"github.com/headspace-bench/headspace/datasets/transforms"
+	"github.com/headspace-bench/headspace/harness/blocks/level"
 	"github.com/headspace-bench/headspace/harness/blocks/loader"
 	"github.com/headspace-bench/headspace/harness/blocks/results"
 	"github.com/headspace-bench/headspace/harness/blocks/train"
@@ -31,6 +33,13 @@ import (
 // writes first; steps/s per level, and each level's ratio to device, say
 // which remedy frees the loader, and the encoded level splits raw data
 // loading into fetching (none→encoded) and decoding (encoded→raw).
+//
+// A level is measured once per distinct set of the dimensions it depends
+// on (OnDiskCase.For, from the level table of package level): none, which
+// fetches and decodes, in every case; encoded, which decodes cached file
+// bytes, once per format, content, decoder and raw size; raw and device,
+// which read no file, once per raw size (Plan). Every case that shares a
+// measurement reads it (OnDiskRatios).
 type OnDisk struct {
 	Formats    []string // ondisk.Formats
 	Layouts    []string // ondisk.Layouts
@@ -57,9 +66,9 @@ type OnDisk struct {
 // DefaultOnDisk is the document's remedies matrix at the document's
 // pipeline (batch 256, 4 workers on 4 cores there; one per core here),
 // naive transforms, placement host, levels none, encoded, raw and device,
-// 2 measured steps after 1 warm-up, 3 runs of each point: 768 samples per
-// dataset, up to 2.4 GB for raw 1024² (Run keeps one dataset on disk at a
-// time). Noise and natural content, the go and turbojpeg decoders (JPEG
+// 2 measured steps after 1 warm-up, 3 runs of each point (each shared
+// point once: Plan): 768 samples per dataset, up to 2.4 GB for raw 1024²
+// (Run keeps one dataset on disk at a time). Noise and natural content, the go and turbojpeg decoders (JPEG
 // only; turbojpeg needs libturbojpeg0). Cold where the page cache can be
 // evicted (Linux), warm always.
 func DefaultOnDisk() OnDisk {
@@ -108,8 +117,58 @@ type OnDiskCase struct {
 
 // Name is the case as a benchmark name's part:
 // "format=jpeg/content=natural/decoder=turbojpeg/layout=shards/raw=256/page-cache=cold".
+// A dimension left empty (a shared case, For) is left out: "raw=256" is
+// every case of raw size 256.
 func (c OnDiskCase) Name() string {
-	return fmt.Sprintf("format=%s/content=%s/decoder=%s/layout=%s/raw=%d/page-cache=%s", c.Format, c.Content, c.Decoder, c.Layout, c.RawSize, c.PageCache)
+	var parts []string
+	for _, kv := range [][2]string{{"format", c.Format}, {"content", c.Content}, {"decoder", c.Decoder}, {"layout", c.Layout}, {"raw", strconv.Itoa(c.RawSize)}, {"page-cache", c.PageCache}} {
+		if kv[1] != "" {
+			parts = append(parts, kv[0]+"="+kv[1])
+		}
+	}
+	return strings.Join(parts, "/")
+}
+
+// For is the case as level l's measurement depends on it, the dimensions
+// l does not depend on left empty. The rule is the level table's (package
+// level): a level that does not fetch (every level above none) reads no
+// file, so the layout and the page cache do not change it; a level that
+// does not decode either (raw and above: it caches the decoded sample or
+// more) does not depend on the format, content or decoder either. What is
+// left is the raw size, which every level's transforms, batches or upload
+// see. For(l) == c when l depends on every dimension (none).
+func (c OnDiskCase) For(l ladder.Level) OnDiskCase {
+	if !l.Runs(level.Fetch) {
+		c.Layout, c.PageCache = "", ""
+	}
+	if !l.Runs(level.Decode) {
+		c.Format, c.Content, c.Decoder = "", "", ""
+	}
+	return c
+}
+
+// Shared reports whether c stands for several cases: some dimension is
+// left empty (For).
+func (c OnDiskCase) Shared() bool {
+	return c.Format == "" || c.Content == "" || c.Decoder == "" || c.Layout == "" || c.PageCache == ""
+}
+
+// Dimensions names the dimensions c sets, in the order of its name:
+// "format", "content", "decoder", "layout", "raw size", "page cache".
+func (c OnDiskCase) Dimensions() []string {
+	var out []string
+	for _, kv := range [][2]string{{"format", c.Format}, {"content", c.Content}, {"decoder", c.Decoder}, {"layout", c.Layout}, {"raw size", strconv.Itoa(c.RawSize)}, {"page cache", c.PageCache}} {
+		if kv[1] != "" && kv[1] != "0" {
+			out = append(out, kv[0])
+		}
+	}
+	return out
+}
+
+// OnDiskDepends names the dimensions level l's measurement depends on
+// (For's rule in words), in the order of Dimensions.
+func OnDiskDepends(l ladder.Level) []string {
+	return OnDiskCase{Format: "f", Content: "c", Decoder: "d", Layout: "l", RawSize: 1, PageCache: "p"}.For(l).Dimensions()
 }
 
 // contents and decoders are the matrix's dimensions with their defaults.
@@ -156,13 +215,64 @@ func (o OnDisk) Cases() []OnDiskCase {
 	return out
 }
 
+// OnDiskPlan is one case of the matrix and the levels Sweep measures in
+// it.
+type OnDiskPlan struct {
+	Case   OnDiskCase
+	Levels []ladder.Level // in the order of o.Ladder.Levels; none left: the case runs nothing
+}
+
+// Plan lists every case (Cases order) with the levels Sweep measures in
+// it: each level of the ladder in the first case of its shared case
+// (OnDiskCase.For) only, so none runs in every case, encoded once per
+// format, content, decoder and raw size, and raw and device once per raw
+// size. The first case is in the matrix's order (DefaultOnDisk lists warm
+// before cold, so its shared points are measured through a warm page
+// cache, though by the rule the page cache does not change them).
+func (o OnDisk) Plan() []OnDiskPlan {
+	seen := map[OnDiskCase]map[ladder.Level]bool{}
+	var out []OnDiskPlan
+	for _, c := range o.Cases() {
+		p := OnDiskPlan{Case: c}
+		for _, l := range o.Ladder.Levels {
+			k := c.For(l)
+			if seen[k] == nil {
+				seen[k] = map[ladder.Level]bool{}
+			}
+			if !seen[k][l] {
+				seen[k][l] = true
+				p.Levels = append(p.Levels, l)
+			}
+		}
+		out = append(out, p)
+	}
+	return out
+}
+
+// Runs is the number of ladder runs Sweep makes: Count for each level of
+// each case of Plan (every run of every point of every case, without the
+// sharing, is Cases × Levels × Count).
+func (o OnDisk) Runs() int {
+	n := 0
+	for _, p := range o.Plan() {
+		n += len(p.Levels) * o.Ladder.Count
+	}
+	return n
+}
+
 // OnDiskResult is one run of one point of one case.
 type OnDiskResult struct {
+	// Case is the case the point belongs to: for a level that does not
+	// depend on every dimension, the shared case (OnDiskCase.For), which
+	// stands for every case with its dimensions.
 	Case  OnDiskCase
 	Point ladder.Point
 	// Record is the run's benchmark-format record, named
 	// "BenchmarkLadderOnDisk/<case>/<point>" (see OnDiskCase.Name and
-	// ladder.Point.Sub), with steps/s, read-MB/s and the rest.
+	// ladder.Point.Sub), with steps/s, read-MB/s and the rest; a shared
+	// point's name leaves out the dimensions it does not depend on:
+	// "BenchmarkLadderOnDisk/raw=1024/level=device/…" is the device level
+	// of every case of raw size 1024.
 	Record *benchfmt.Result
 	// StepsPerSec is the run's steps/s.
 	StepsPerSec float64
@@ -278,17 +388,30 @@ func (o OnDisk) Run(ctx context.Context, env Env) ([]*benchfmt.Result, error) {
 
 // Sweep writes each dataset of the matrix under dir (one at a time, removed
 // after its cases, so dir needs room for the largest alone), runs its
-// cases' ladders on dev and returns every run, in order; ctx stops it
-// between runs. Each run's page cache is prepared as its case says before
-// the loader starts (cold: evicted; warm: read once).
+// cases' ladders on dev at the levels Plan gives them and returns every
+// run, in order; ctx stops it between runs. A dataset none of whose cases
+// has a level left is not written. Each run's page cache is prepared as
+// its case says before the loader starts (cold: evicted; warm: read once).
 func (o OnDisk) Sweep(ctx context.Context, dir string, dev Device) ([]OnDiskResult, error) {
 	if err := o.Validate(); err != nil {
 		return nil, err
 	}
 	var out []OnDiskResult
-	cases := o.Cases()
-	for i := 0; i < len(cases); {
-		c := cases[i]
+	plan := o.Plan()
+	sameData := func(a, b OnDiskCase) bool {
+		return a.Format == b.Format && a.Content == b.Content && a.Layout == b.Layout && a.RawSize == b.RawSize
+	}
+	for i := 0; i < len(plan); {
+		c := plan[i].Case
+		j := i
+		empty := true
+		for ; j < len(plan) && sameData(plan[j].Case, c); j++ {
+			empty = empty && len(plan[j].Levels) == 0
+		}
+		if empty {
+			i = j
+			continue
+		}
 		data := filepath.Join(dir, fmt.Sprintf("%s-%s-%s-%d", c.Format, c.Content, c.Layout, c.RawSize))
 		src := o.Ladder.Pipeline.Dataset
 		src.Width, src.Height, src.N, src.Content = c.RawSize, c.RawSize, o.samples(), c.Content
@@ -298,9 +421,13 @@ func (o OnDisk) Sweep(ctx context.Context, dir string, dev Device) ([]OnDiskResu
 		if err != nil {
 			return out, fmt.Errorf("%s: writing the dataset: %w", c.Name(), err)
 		}
-		for ; i < len(cases) && cases[i].Format == c.Format && cases[i].Content == c.Content && cases[i].Layout == c.Layout && cases[i].RawSize == c.RawSize; i++ {
-			cc := cases[i]
+		for ; i < j; i++ {
+			cc := plan[i].Case
+			if len(plan[i].Levels) == 0 {
+				continue
+			}
 			l, err := o.ladder(cc, data)
+			l.Levels = plan[i].Levels
 			if err == nil {
 				l.Pipeline, err = l.Pipeline.WithData(data)
 			}
@@ -309,8 +436,9 @@ func (o OnDisk) Sweep(ctx context.Context, dir string, dev Device) ([]OnDiskResu
 				return out, err
 			}
 			err = l.Sweep(ctx, LadderRun{Device: dev, Result: func(p ladder.Point, r train.Result, b *benchfmt.Result) error {
-				b.Name = benchfmt.Name(onDiskName(cc, p))
-				out = append(out, OnDiskResult{Case: cc, Point: p, Record: b, StepsPerSec: r.StepsPerSec()})
+				k := cc.For(p.Level)
+				b.Name = benchfmt.Name(onDiskName(k, p))
+				out = append(out, OnDiskResult{Case: k, Point: p, Record: b, StepsPerSec: r.StepsPerSec()})
 				return nil
 			}})
 			if err != nil {
@@ -333,24 +461,64 @@ func onDiskName(c OnDiskCase, p ladder.Point) string {
 
 // OnDiskRatios is the median steps/s of every level of every case and
 // each level's ratio to the case's device level (none where the device
-// level was not measured), and the ladder's attribution, in Cases order.
+// level was not measured), and the ladder's attribution, in the order the
+// cases first appear. A row is a case with every dimension set; a level
+// it did not measure itself is read from its shared case (OnDiskCase.For)
+// where that was measured, and marked in Shared. A shared case no row
+// reads (a matrix without none) is a row of its own.
 func OnDiskRatios(rs []OnDiskResult) []OnDiskRow {
-	var rows []OnDiskRow
-	index := map[OnDiskCase]int{}
-	vals := map[OnDiskCase]map[ladder.Level][]float64{}
+	type key struct {
+		c OnDiskCase
+		l ladder.Level
+	}
+	vals := map[key][]float64{}
+	var order []OnDiskCase
+	seen := map[OnDiskCase]bool{}
 	for _, r := range rs {
-		if _, ok := index[r.Case]; !ok {
-			index[r.Case] = len(rows)
-			rows = append(rows, OnDiskRow{Case: r.Case, Median: map[ladder.Level]float64{}, Ratio: map[ladder.Level]float64{}})
-			vals[r.Case] = map[ladder.Level][]float64{}
+		k := key{r.Case, r.Point.Level}
+		vals[k] = append(vals[k], r.StepsPerSec)
+		if !seen[r.Case] {
+			seen[r.Case] = true
+			order = append(order, r.Case)
 		}
-		vals[r.Case][r.Point.Level] = append(vals[r.Case][r.Point.Level], r.StepsPerSec)
+	}
+	var rows []OnDiskRow
+	read := map[key]bool{}
+	add := func(c OnDiskCase) {
+		row := OnDiskRow{Case: c, Median: map[ladder.Level]float64{}, Ratio: map[ladder.Level]float64{}}
+		for _, l := range ladder.OnDiskLevels {
+			if vs := vals[key{c, l}]; len(vs) > 0 {
+				row.Median[l] = summary.Median(vs)
+				read[key{c, l}] = true
+			} else if k := (key{c.For(l), l}); len(vals[k]) > 0 {
+				row.Median[l] = summary.Median(vals[k])
+				read[k] = true
+				if row.Shared == nil {
+					row.Shared = map[ladder.Level]bool{}
+				}
+				row.Shared[l] = true
+			}
+		}
+		rows = append(rows, row)
+	}
+	for _, c := range order {
+		if !c.Shared() {
+			add(c)
+		}
+	}
+	for _, c := range order {
+		if !c.Shared() {
+			continue
+		}
+		for _, l := range ladder.OnDiskLevels {
+			if len(vals[key{c, l}]) > 0 && !read[key{c, l}] {
+				add(c)
+				break
+			}
+		}
 	}
 	for i := range rows {
 		row := &rows[i]
-		for l, vs := range vals[row.Case] {
-			row.Median[l] = summary.Median(vs)
-		}
 		if dev := row.Median[ladder.Device]; dev > 0 {
 			for l, v := range row.Median {
 				row.Ratio[l] = v / dev
@@ -363,8 +531,11 @@ func OnDiskRatios(rs []OnDiskResult) []OnDiskRow {
 
 // OnDiskRow is one case's medians, ratios to device and attribution.
 type OnDiskRow struct {
-	Case        OnDiskCase
-	Median      map[ladder.Level]float64 // median steps/s
-	Ratio       map[ladder.Level]float64 // to the device level
+	Case   OnDiskCase
+	Median map[ladder.Level]float64 // median steps/s
+	Ratio  map[ladder.Level]float64 // to the device level
+	// Shared marks the levels whose median is the shared case's
+	// measurement (Case.For(level)), not the case's own; nil: none.
+	Shared      map[ladder.Level]bool
 	Attribution ladder.Attribution
 }

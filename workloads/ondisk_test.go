@@ -2,7 +2,9 @@ package workloads
 
 import (
 	"context"
+	"maps"
 	"os"
+	"slices"
 	"strings"
 	"testing"
 
@@ -14,8 +16,10 @@ import (
 // BenchmarkLadderOnDisk runs the on-disk matrix, one run per point per
 // iteration, from datasets it writes to a temp directory, and reports each
 // point's steps/s and read-MB/s (where it fetches) as a sub-benchmark
-// named like the records: BenchmarkLadderOnDisk/format=jpeg/layout=shards/
-// raw=64/page-cache=warm/level=none/…. -short runs QuickOnDisk (PNG and
+// named like the records: BenchmarkLadderOnDisk/format=jpeg/content=noise/
+// decoder=go/layout=shards/raw=64/page-cache=warm/level=none/…, a shared
+// point without the dimensions it does not depend on
+// (BenchmarkLadderOnDisk/raw=64/level=device/…). -short runs QuickOnDisk (PNG and
 // JPEG, files and shards, 64² and 32², levels none, encoded, raw and
 // device; seconds); without it, DefaultOnDisk (gigabytes on disk, long).
 // Bound it with -benchtime 1x.
@@ -58,14 +62,21 @@ func TestOnDisk(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	cases := o.Cases()
+	plan := o.Plan()
 	// raw: noise only, go only (2 layouts); jpeg: 2 contents × 2
-	// layouts × 2 decoders.
-	if len(cases) != 10 || len(rs) != len(cases)*len(o.Ladder.Levels) {
-		t.Fatalf("%d cases, %d results", len(cases), len(rs))
+	// layouts × 2 decoders. none in each; encoded once per format,
+	// content and decoder (1 + 4); raw and device once.
+	if len(plan) != 10 || len(rs) != 10+5+2 || o.Runs() != len(rs) {
+		t.Fatalf("%d cases, %d results, %d runs planned", len(plan), len(rs), o.Runs())
+	}
+	var want []OnDiskResult
+	for _, p := range plan {
+		for _, l := range slices.Backward(p.Levels) { // the ladder runs device first
+			want = append(want, OnDiskResult{Case: p.Case.For(l), Point: ladder.Point{Level: l}})
+		}
 	}
 	for i, r := range rs {
-		c, l := cases[i/len(o.Ladder.Levels)], o.Ladder.Levels[len(o.Ladder.Levels)-1-i%len(o.Ladder.Levels)]
+		c, l := want[i].Case, want[i].Point.Level
 		if r.Case != c || r.Point.Level != l || r.StepsPerSec <= 0 {
 			t.Errorf("result %d: %s %s %v, want %s %s", i, r.Case.Name(), r.Point.Level, r.StepsPerSec, c.Name(), l)
 		}
@@ -81,12 +92,16 @@ func TestOnDisk(t *testing.T) {
 		}
 	}
 	rows := OnDiskRatios(rs)
-	if len(rows) != len(cases) {
-		t.Fatalf("%d rows for %d cases", len(rows), len(cases))
+	if len(rows) != len(plan) {
+		t.Fatalf("%d rows for %d cases", len(rows), len(plan))
 	}
-	for _, row := range rows {
-		if row.Ratio[ladder.Device] != 1 || row.Ratio[ladder.None] <= 0 || len(row.Median) != len(o.Ladder.Levels) {
+	for i, row := range rows {
+		if row.Case != plan[i].Case || row.Ratio[ladder.Device] != 1 || row.Ratio[ladder.None] <= 0 || len(row.Median) != len(o.Ladder.Levels) {
 			t.Errorf("%s: medians %v ratios %v", row.Case.Name(), row.Median, row.Ratio)
+		}
+		// Every level but none is the shared measurement.
+		if len(row.Shared) != 3 || row.Shared[ladder.None] {
+			t.Errorf("%s: shared %v", row.Case.Name(), row.Shared)
 		}
 	}
 	if left, _ := os.ReadDir(dir); len(left) != 0 {
@@ -158,5 +173,152 @@ func TestLadderOnDiskSettings(t *testing.T) {
 	syn.Levels = []ladder.Level{ladder.Encoded}
 	if err := syn.Validate(); err == nil || !strings.Contains(err.Error(), "level encoded needs a dataset on disk") {
 		t.Errorf("encoded without data: %v", err)
+	}
+}
+
+// TestOnDiskPlan checks which cases run which levels: none in every case,
+// encoded once per format, content, decoder and raw size, raw and device
+// once per raw size, each in the first case that has it; and the run
+// counts of the default matrix.
+func TestOnDiskPlan(t *testing.T) {
+	all := []ladder.Level{ladder.None, ladder.Encoded, ladder.Raw, ladder.Device}
+	for _, tc := range []struct {
+		name    string
+		mut     func(*OnDisk)
+		levels  []ladder.Level
+		want    map[string][]ladder.Level // case name → its levels; unnamed cases run none only
+		noneOut bool                      // the ladder has no none: unnamed cases run nothing
+	}{
+		{"one size, warm", func(o *OnDisk) {
+			o.Formats, o.Contents, o.Decoders, o.RawSizes = []string{"raw", "jpeg"}, []string{"noise", "natural"}, []string{"go", "turbojpeg"}, []int{32}
+		}, all, map[string][]ladder.Level{
+			"format=raw/content=noise/decoder=go/layout=files/raw=32/page-cache=warm":           all,
+			"format=jpeg/content=noise/decoder=go/layout=files/raw=32/page-cache=warm":          {ladder.None, ladder.Encoded},
+			"format=jpeg/content=noise/decoder=turbojpeg/layout=files/raw=32/page-cache=warm":   {ladder.None, ladder.Encoded},
+			"format=jpeg/content=natural/decoder=go/layout=files/raw=32/page-cache=warm":        {ladder.None, ladder.Encoded},
+			"format=jpeg/content=natural/decoder=turbojpeg/layout=files/raw=32/page-cache=warm": {ladder.None, ladder.Encoded},
+		}, false},
+		{"two sizes, cold first", func(o *OnDisk) {
+			o.Formats, o.Layouts, o.RawSizes, o.PageCaches = []string{"png"}, []string{"shards", "files"}, []int{64, 32}, []string{"cold", "warm"}
+			o.Contents = []string{"natural"}
+		}, all, map[string][]ladder.Level{
+			"format=png/content=natural/decoder=go/layout=shards/raw=64/page-cache=cold": all,
+			"format=png/content=natural/decoder=go/layout=shards/raw=32/page-cache=cold": all,
+		}, false},
+		{"no none", func(o *OnDisk) {
+			o.Formats, o.RawSizes = []string{"png", "jpeg"}, []int{32}
+			o.Contents, o.Decoders = []string{"noise"}, []string{"go"}
+		}, []ladder.Level{ladder.Encoded, ladder.Device}, map[string][]ladder.Level{
+			"format=png/content=noise/decoder=go/layout=files/raw=32/page-cache=warm":  {ladder.Encoded, ladder.Device},
+			"format=jpeg/content=noise/decoder=go/layout=files/raw=32/page-cache=warm": {ladder.Encoded},
+		}, true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			o := QuickOnDisk()
+			tc.mut(&o)
+			o.Ladder.Levels = tc.levels
+			n := 0
+			for _, p := range o.Plan() {
+				want, ok := tc.want[p.Case.Name()]
+				if !ok && !tc.noneOut {
+					want = []ladder.Level{ladder.None}
+				}
+				if !slices.Equal(p.Levels, want) {
+					t.Errorf("%s: levels %v, want %v", p.Case.Name(), p.Levels, want)
+				}
+				n += len(want)
+			}
+			if o.Runs() != n*o.Ladder.Count {
+				t.Errorf("%d runs, want %d", o.Runs(), n*o.Ladder.Count)
+			}
+		})
+	}
+
+	// The default matrix on a machine that can evict the page cache: 56
+	// cases; 56 none, 14 encoded (raw 1, PNG 2, JPEG 4 per size; 2 sizes),
+	// 2 raw, 2 device points.
+	def := DefaultOnDisk()
+	def.PageCaches = []string{loader.PageWarm, loader.PageCold}
+	if n, runs := len(def.Cases()), def.Runs(); n != 56 || runs != (56+14+2+2)*def.Ladder.Count {
+		t.Errorf("default matrix: %d cases, %d runs", n, runs)
+	}
+}
+
+// TestOnDiskCaseFor checks the level table's rule: which dimensions each
+// level's measurement depends on, and the shared case's name.
+func TestOnDiskCaseFor(t *testing.T) {
+	c := OnDiskCase{Format: "jpeg", Content: "natural", Decoder: "turbojpeg", Layout: "shards", RawSize: 256, PageCache: "cold"}
+	for _, tc := range []struct {
+		l       ladder.Level
+		name    string
+		depends string
+	}{
+		{ladder.None, "format=jpeg/content=natural/decoder=turbojpeg/layout=shards/raw=256/page-cache=cold", "format, content, decoder, layout, raw size, page cache"},
+		{ladder.Encoded, "format=jpeg/content=natural/decoder=turbojpeg/raw=256", "format, content, decoder, raw size"},
+		{ladder.Raw, "raw=256", "raw size"},
+		{ladder.Sample, "raw=256", "raw size"},
+		{ladder.Host, "raw=256", "raw size"},
+		{ladder.Device, "raw=256", "raw size"},
+	} {
+		k := c.For(tc.l)
+		if k.Name() != tc.name || k.Shared() != (tc.l != ladder.None) || k.For(tc.l) != k {
+			t.Errorf("%s: %s (shared %v)", tc.l, k.Name(), k.Shared())
+		}
+		if got := strings.Join(OnDiskDepends(tc.l), ", "); got != tc.depends {
+			t.Errorf("%s depends on %s, want %s", tc.l, got, tc.depends)
+		}
+	}
+}
+
+// TestOnDiskRatiosShared checks that a case reads the shared measurement
+// of a level it did not run, its own where it ran it (a file from before
+// the sharing has every level of every case), and that a shared point no
+// case reads is a row of its own.
+func TestOnDiskRatiosShared(t *testing.T) {
+	a := OnDiskCase{Format: "jpeg", Content: "noise", Decoder: "go", Layout: "files", RawSize: 64, PageCache: "warm"}
+	b := a
+	b.Layout = "shards"
+	other := OnDiskCase{RawSize: 32}
+	res := func(c OnDiskCase, l ladder.Level, v ...float64) []OnDiskResult {
+		var out []OnDiskResult
+		for _, x := range v {
+			out = append(out, OnDiskResult{Case: c, Point: ladder.Point{Level: l}, StepsPerSec: x})
+		}
+		return out
+	}
+	var rs []OnDiskResult
+	rs = append(rs, res(a.For(ladder.Device), ladder.Device, 4, 3, 5)...)
+	rs = append(rs, res(a.For(ladder.Raw), ladder.Raw, 3)...)
+	rs = append(rs, res(a.For(ladder.Encoded), ladder.Encoded, 2)...)
+	rs = append(rs, res(a, ladder.None, 1)...)
+	rs = append(rs, res(b, ladder.None, 2)...)
+	rs = append(rs, res(b, ladder.Device, 8)...) // its own: an old file's
+	rs = append(rs, res(other, ladder.Device, 9)...)
+	rows := OnDiskRatios(rs)
+	for i, want := range []struct {
+		c      OnDiskCase
+		median map[ladder.Level]float64
+		shared []ladder.Level
+	}{
+		{a, map[ladder.Level]float64{ladder.None: 1, ladder.Encoded: 2, ladder.Raw: 3, ladder.Device: 4}, []ladder.Level{ladder.Encoded, ladder.Raw, ladder.Device}},
+		{b, map[ladder.Level]float64{ladder.None: 2, ladder.Encoded: 2, ladder.Raw: 3, ladder.Device: 8}, []ladder.Level{ladder.Encoded, ladder.Raw}},
+		{other, map[ladder.Level]float64{ladder.Device: 9}, nil},
+	} {
+		if i >= len(rows) {
+			t.Fatalf("%d rows", len(rows))
+		}
+		row := rows[i]
+		var shared []ladder.Level
+		for _, l := range ladder.OnDiskLevels {
+			if row.Shared[l] {
+				shared = append(shared, l)
+			}
+		}
+		if row.Case != want.c || !maps.Equal(row.Median, want.median) || !slices.Equal(shared, want.shared) || row.Ratio[ladder.None] != want.median[ladder.None]/want.median[ladder.Device] {
+			t.Errorf("row %d: %s %v shared %v ratios %v, want %s %v shared %v", i, row.Case.Name(), row.Median, shared, row.Ratio, want.c.Name(), want.median, want.shared)
+		}
+	}
+	if len(rows) != 3 {
+		t.Errorf("%d rows, want 3", len(rows))
 	}
 }
