@@ -173,3 +173,34 @@ func TestWhatIfRunWithAProfile(t *testing.T) {
 		t.Errorf("profiles %+v, want the one given", got)
 	}
 }
+
+// TestCUDACheckValidate refuses what the check cannot run before it
+// looks for a GPU.
+func TestCUDACheckValidate(t *testing.T) {
+	for _, tc := range []struct {
+		edit func(*CUDACheck)
+		want string
+	}{
+		{func(c *CUDACheck) { c.Batch = 0 }, "batch 0 and side 256 must be positive"},
+		{func(c *CUDACheck) { c.Reps = 0 }, "steps 5 and reps 0 must be positive"},
+		{func(c *CUDACheck) { c.Sizes = nil }, "no copy sizes"},
+		{func(c *CUDACheck) { c.Sizes = []int64{-1} }, "copy size -1"},
+		{func(c *CUDACheck) { c.Precisions = []string{"fp16"} }, `precision "fp16"`},
+		{func(c *CUDACheck) { c.Ordinal = -1 }, "ordinal -1"},
+	} {
+		c := DefaultCUDACheck()
+		tc.edit(&c)
+		err := c.Validate()
+		if err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("%+v: %v, want %q", c, err, tc.want)
+		}
+		if _, err := c.Run(context.Background(), Env{}); err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("Run %+v: %v, want %q", c, err, tc.want)
+		}
+	}
+	for _, z := range []Size{Default, Quick} {
+		if err := (CUDACheck{}).At(z).(CUDACheck).Validate(); err != nil {
+			t.Errorf("size %d: %v", z, err)
+		}
+	}
+}
