@@ -156,9 +156,10 @@ func (env Env) dir() string {
 	return env.Dir
 }
 
-// Experiments lists every experiment, at its zero value: At gives each
-// at a size. Adding an experiment is a file in this package with a type
-// that implements Experiment, and a line here.
+// Experiments lists every experiment that runs on any machine, at its
+// zero value: At gives each at a size. Adding an experiment is a file in
+// this package with a type that implements Experiment, and a line here.
+// CUDACheck, which needs a real GPU, is not here (package doc).
 var Experiments = []Experiment{
 	Headspace{},
 	Loaders{},
