@@ -42,6 +42,34 @@ func Load() error {
 	return err
 }
 
+// LoadFrom is Load with the driver library at path instead of
+// libcuda.so.1: for a driver outside the loader's search path, and for
+// the tests of code above this package with a fake driver (built from
+// testdata/fakecuda.c, which computes nothing: never a source of
+// figures). It must come before any Load or Open, and fails after one.
+func LoadFrom(path string) error {
+	ran := false
+	loadOnce.Do(func() {
+		ran = true
+		loadLib, loadErr = openLibrary(path)
+		if loadErr != nil {
+			loadErr = fmt.Errorf("no CUDA driver found (%s): %w", path, loadErr)
+		}
+	})
+	if !ran {
+		return fmt.Errorf("cuda: LoadFrom(%s) after the driver was loaded (%s)", path, loadPath())
+	}
+	return loadErr
+}
+
+// loadPath is the library the driver was loaded from, or Library.
+func loadPath() string {
+	if loadLib != nil {
+		return loadLib.path
+	}
+	return Library
+}
+
 func load() (*driverLib, error) {
 	loadOnce.Do(func() {
 		loadLib, loadErr = openLibrary(Library)

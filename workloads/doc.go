@@ -11,7 +11,9 @@
 //   - sim.go: the loader simulation of "Visualizing data loaders"
 //     (document 004);
 //   - whatif.go: the what-if model's profile and its check;
-//   - peer.go: the document's PyTorch pipeline beside ours.
+//   - peer.go: the document's PyTorch pipeline beside ours;
+//   - cudacheck.go: `headspace cuda check`, the GPU's kernels against
+//     their reference, its copy speeds and the Net's step.
 //
 // Each implements Experiment (experiment.go), the one narrow interface,
 // after golang.org/x/benchmarks/sweet's common.Harness: its name and
@@ -24,4 +26,18 @@
 // at its Quick size) all run the experiments through it, so every output
 // path writes the same records. docs/extending.md says which files a new
 // experiment touches.
+//
+// A command is thin on top: it parses its flags into an experiment's
+// struct, runs it with an Env whose Result writes each record to the
+// result file as it is made (and Done resumes one), and prints. What it
+// prints beyond the records' figures (an analysis's plot and stage
+// statistics, a simulation's animation, the what-if model's profile)
+// comes from Env.Detail, where Run passes what it measured, typed, as it
+// is made; On subscribes to one type. So no command calls an engine's
+// loop, and the records a command writes are the benchmark's.
+//
+// CUDACheck implements Experiment but is not in Experiments: it needs a
+// real GPU, and the benchmark list must pass on a machine without one
+// without faking a figure. `headspace cuda check` and ci/gpu-suite.sh run
+// it; its test runs its whole path on package cuda's fake driver.
 package workloads

@@ -8,6 +8,7 @@ import (
 
 	"golang.org/x/perf/benchfmt"
 
+	"github.com/headspace-bench/headspace/harness/blocks/pipeline"
 	"github.com/headspace-bench/headspace/harness/blocks/procloader"
 	"github.com/headspace-bench/headspace/harness/blocks/results"
 )
@@ -69,6 +70,54 @@ type Env struct {
 	// Result, if set, receives every record as it is made; an error
 	// stops the run.
 	Result func(*benchfmt.Result) error
+	// Done, if set, says how many records of a benchmark (by its name in
+	// a result file, GOMAXPROCS suffix included) a resumed result file
+	// already holds: an experiment that resumes (Ladder) makes only the
+	// runs still missing.
+	Done func(name string) int
+	// Recorded, if set, asks an experiment that runs the training loop
+	// (Ladder) to record the first run of each unit it runs as a
+	// timeline, and receives the recorder after that run with the unit's
+	// name ("Ladder/level=none/…": no "Benchmark", no GOMAXPROCS suffix).
+	// An error stops the run.
+	Recorded func(name string, rec *pipeline.Recorder) error
+	// Detail, if set, receives what an experiment measured beside its
+	// records, typed, as it is made: what a command prints or draws that
+	// the records do not hold (a whole analysis.Report, a *sim.Result
+	// with its timeline, the what-if model's profile). Each experiment's
+	// Run says which types it passes; On subscribes to one of them.
+	Detail func(v any)
+}
+
+// On adds f to env's Detail hook for the details of type T, after the
+// hook env already has: the typed way a command receives what an
+// experiment passes beside its records.
+func On[T any](env *Env, f func(T)) {
+	prev := env.Detail
+	env.Detail = func(v any) {
+		if prev != nil {
+			prev(v)
+		}
+		if t, ok := v.(T); ok {
+			f(t)
+		}
+	}
+}
+
+// detail passes v to Detail, if set.
+func (env Env) detail(v any) {
+	if env.Detail != nil {
+		env.Detail(v)
+	}
+}
+
+// done is how many records of the benchmark name env.Done says a
+// resumed file holds.
+func (env Env) done(name string) int {
+	if env.Done == nil {
+		return 0
+	}
+	return env.Done(name)
 }
 
 // device is env's device, the emulated one at the document's step when
@@ -107,9 +156,10 @@ func (env Env) dir() string {
 	return env.Dir
 }
 
-// Experiments lists every experiment, at its zero value: At gives each
-// at a size. Adding an experiment is a file in this package with a type
-// that implements Experiment, and a line here.
+// Experiments lists every experiment that runs on any machine, at its
+// zero value: At gives each at a size. Adding an experiment is a file in
+// this package with a type that implements Experiment, and a line here.
+// CUDACheck, which needs a real GPU, is not here (package doc).
 var Experiments = []Experiment{
 	Headspace{},
 	Loaders{},

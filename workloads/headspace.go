@@ -10,7 +10,6 @@ import (
 	"golang.org/x/perf/benchfmt"
 
 	"github.com/headspace-bench/headspace/datasets/transforms"
-	"github.com/headspace-bench/headspace/harness/blocks/device"
 	"github.com/headspace-bench/headspace/harness/blocks/results"
 	"github.com/headspace-bench/headspace/harness/engines/analysis"
 )
@@ -74,7 +73,9 @@ func (Headspace) At(z Size) Experiment {
 }
 
 // Run runs the analysis once per transform implementation on one device
-// of env and returns each one's records (HeadspaceRecords).
+// of env and returns each one's records (HeadspaceRecords). Each
+// analysis's whole analysis.Report (the plot, the stage statistics, the
+// verdict) goes to env.Detail after its records.
 func (h Headspace) Run(ctx context.Context, env Env) ([]*benchfmt.Result, error) {
 	var out []*benchfmt.Result
 	keep := env.collect(&out)
@@ -85,9 +86,9 @@ func (h Headspace) Run(ctx context.Context, env Env) ([]*benchfmt.Result, error)
 	defer dev.Close()
 	for _, impl := range h.Transforms {
 		env.start("analyze " + impl)
-		one := h
-		one.Analysis.Pipeline.Impl = impl
-		rep, err := one.Analyze(ctx, dev)
+		cfg := h.Analysis
+		cfg.Pipeline.Impl = impl
+		rep, err := analysis.Run(ctx, cfg, dev)
 		if err != nil {
 			return out, fmt.Errorf("analysis with %s transforms: %w", impl, err)
 		}
@@ -96,13 +97,9 @@ func (h Headspace) Run(ctx context.Context, env Env) ([]*benchfmt.Result, error)
 				return out, err
 			}
 		}
+		env.detail(rep)
 	}
 	return out, nil
-}
-
-// Analyze runs the analysis of h's pipeline (its Impl as set) on dev.
-func (h Headspace) Analyze(ctx context.Context, dev device.Device) (analysis.Report, error) {
-	return analysis.Run(ctx, h.Analysis, dev)
 }
 
 // HeadspaceRecords is one analysis's records: every step in order

@@ -38,6 +38,10 @@ type Ladder struct {
 	Pipeline loader.Config
 	Train    train.Config
 	Count    int // runs of each point
+	// Shard and Shards run every Shards-th point from the Shard-th
+	// (0-based): one shard of the sweep, which `headspace merge` joins
+	// with the others (ShardSettings); Shards 0 means all.
+	Shard, Shards int
 }
 
 // The document's own numbers (A10G, PyTorch 2.6, 4 DataLoader workers on
@@ -188,9 +192,6 @@ func DocumentDevice() device.EmulatedConfig {
 // LadderRun is how a sweep reports, resumes and records.
 type LadderRun struct {
 	Device Device
-	// Shard and Shards run every Shards-th point from the Shard-th
-	// (0-based); Shards 0 means all.
-	Shard, Shards int
 	// Done says how many runs of p a resumed file already holds; those
 	// are skipped. Nil means none.
 	Done func(p ladder.Point) int
@@ -205,22 +206,24 @@ type LadderRun struct {
 	Start func(name string)
 }
 
-// Selected is the sweep's points that the run's shard takes.
-func (h LadderRun) Selected(l Ladder) []ladder.Point {
+// Selected is the sweep's points that its shard takes (all of them
+// without Shards), in the order they run.
+func (l Ladder) Selected() []ladder.Point {
 	var out []ladder.Point
 	for i, p := range l.Points() {
-		if h.Shards <= 1 || i%h.Shards == h.Shard {
+		if l.Shards <= 1 || i%l.Shards == l.Shard {
 			out = append(out, p)
 		}
 	}
 	return out
 }
 
-// Todo is the runs the sweep still has to make.
-func (h LadderRun) Todo(l Ladder) int {
+// Todo is the runs Run still has to make in env: Count of each selected
+// point, less those env.Done says a resumed file holds.
+func (l Ladder) Todo(env Env) int {
 	n := 0
-	for _, p := range h.Selected(l) {
-		n += l.Count - h.done(p)
+	for _, p := range l.Selected() {
+		n += l.Count - min(env.done(p.BenchName()), l.Count)
 	}
 	return n
 }
@@ -246,17 +249,30 @@ func (Ladder) At(z Size) Experiment {
 	return DefaultLadder()
 }
 
-// Run runs the whole sweep on env's device (Sweep with every point).
+// Run runs the sweep (every point, or its shard's) on env's device:
+// Count runs of each point, less those env.Done says a resumed file
+// holds; with env.Recorded, the first run of each point is recorded as a
+// timeline.
 func (l Ladder) Run(ctx context.Context, env Env) ([]*benchfmt.Result, error) {
 	var out []*benchfmt.Result
 	keep := env.collect(&out)
-	err := l.Sweep(ctx, LadderRun{Device: env.device(), Start: env.Start,
-		Result: func(_ ladder.Point, _ train.Result, b *benchfmt.Result) error { return keep(b) }})
+	h := LadderRun{Device: env.device(), Start: env.Start,
+		Result: func(_ ladder.Point, _ train.Result, b *benchfmt.Result) error { return keep(b) }}
+	if env.Done != nil {
+		h.Done = func(p ladder.Point) int { return env.Done(p.BenchName()) }
+	}
+	if env.Recorded != nil {
+		h.Record = func(_ ladder.Point, run int) bool { return run == 0 }
+		h.Recorded = func(p ladder.Point, rec *pipeline.Recorder) error { return env.Recorded(p.Name(), rec) }
+	}
+	err := l.Sweep(ctx, h)
 	return out, err
 }
 
 // Sweep runs the sweep: for each selected point, Count runs (less those
-// Done), each reported to Result as it finishes. It stops at the first
+// Done), each reported to Result as it finishes: Run's loop, for callers
+// that need the point and the run beside each record (the 003 report,
+// the on-disk sweep). It stops at the first
 // error, or when ctx is done, with what was reported kept by the caller.
 func (l Ladder) Sweep(ctx context.Context, h LadderRun) error {
 	if err := l.Validate(); err != nil {
@@ -268,7 +284,7 @@ func (l Ladder) Sweep(ctx context.Context, h LadderRun) error {
 			d.Close()
 		}
 	}()
-	for _, p := range h.Selected(l) {
+	for _, p := range l.Selected() {
 		dev := devs[p.Pinned]
 		if dev == nil {
 			var err error

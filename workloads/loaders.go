@@ -134,8 +134,10 @@ func joinInts(v []int) string {
 	return strings.Join(s, ",")
 }
 
-// Run measures every mode at every worker count, Repeats times over, then
-// trains on env's device fed by each mode's loader TrainRuns times over.
+// Run measures every mode at every worker count, Repeats times over
+// (BenchmarkLoaders/mode=…/workers=…, each loadbench.Measurement also to
+// env.Detail as it is made), then trains on env's device fed by each
+// mode's loader TrainRuns times over (BenchmarkLoadersTraining/…).
 // Process workers start as env.Worker says.
 func (l Loaders) Run(ctx context.Context, env Env) ([]*benchfmt.Result, error) {
 	var out []*benchfmt.Result
@@ -148,12 +150,14 @@ func (l Loaders) Run(ctx context.Context, env Env) ([]*benchfmt.Result, error) {
 	}
 	for rep := range l.Repeats {
 		env.start(fmt.Sprintf("loaders, run %d/%d", rep+1, l.Repeats))
-		_, recs, err := l.Sweep(ctx, nil)
+		// Every measurement goes to env.Detail as it is made (a
+		// command's live line); the records follow the sweep in its order.
+		ms, err := loadbench.Sweep(ctx, l.Config, l.Modes, l.Workers, func(m loadbench.Measurement) { env.detail(m) })
 		if err != nil {
 			return out, err
 		}
-		for _, r := range recs {
-			if err := keep(r); err != nil {
+		for _, m := range ms {
+			if err := keep(m.Benchmark()); err != nil {
 				return out, err
 			}
 		}
@@ -196,16 +200,4 @@ func (l Loaders) Run(ctx context.Context, env Env) ([]*benchfmt.Result, error) {
 		}
 	}
 	return out, nil
-}
-
-// Sweep measures every mode at every worker count once and returns the
-// measurements and their records (BenchmarkLoaders/mode=…/workers=…).
-// each, if set, sees every measurement as it is made.
-func (l Loaders) Sweep(ctx context.Context, each func(loadbench.Measurement)) ([]loadbench.Measurement, []*benchfmt.Result, error) {
-	ms, err := loadbench.Sweep(ctx, l.Config, l.Modes, l.Workers, each)
-	recs := make([]*benchfmt.Result, len(ms))
-	for i, m := range ms {
-		recs[i] = m.Benchmark()
-	}
-	return ms, recs, err
 }

@@ -60,27 +60,20 @@ func (Peer) At(z Size) Experiment {
 // Settings is the configuration block of the comparison's result file.
 func (p Peer) Settings() []results.Config { return p.Config.Settings.Config() }
 
-// Run runs the comparison and returns its records.
+// Run runs the comparison and returns its records
+// (BenchmarkPeer/impl=…/workers=…). Each peer.Measurement goes to
+// env.Detail as it is made, and the whole peer.Result (with the peer's
+// own configuration lines) at the end, also when the run stops early.
 func (p Peer) Run(ctx context.Context, env Env) ([]*benchfmt.Result, error) {
 	var out []*benchfmt.Result
 	keep := env.collect(&out)
 	env.start(p.Name())
-	_, recs, err := p.Sweep(ctx, nil)
-	for _, r := range recs {
-		if kerr := keep(r); err == nil {
+	res, err := peer.Sweep(ctx, p.Config, func(m peer.Measurement) { env.detail(m) })
+	for _, m := range res.Measurements {
+		if kerr := keep(m.Benchmark()); err == nil {
 			err = kerr
 		}
 	}
+	env.detail(res)
 	return out, err
-}
-
-// Sweep runs the comparison and returns what it measured and the records
-// (BenchmarkPeer/impl=…/workers=…). each, if set, sees every measurement.
-func (p Peer) Sweep(ctx context.Context, each func(peer.Measurement)) (peer.Result, []*benchfmt.Result, error) {
-	res, err := peer.Sweep(ctx, p.Config, each)
-	recs := make([]*benchfmt.Result, len(res.Measurements))
-	for i, m := range res.Measurements {
-		recs[i] = m.Benchmark()
-	}
-	return res, recs, err
 }

@@ -19,10 +19,10 @@ type Sim struct {
 	Cases []SimCase
 	// Dists are the load-time distributions each case also runs with
 	// (sim.Constant, sim.Normal with SimDocumentSpread); none runs each
-	// case's own alone.
+	// case as its Config says, distribution and spread included.
 	Dists []string
 	// Seeds is the runs of each case and distribution, seeds 1 to Seeds;
-	// 0 means 1.
+	// 0 runs each once with its Config's own seed.
 	Seeds int
 	// GIFTick is the simulated time per frame of the report's
 	// animations (it changes no number, but the figures).
@@ -113,17 +113,28 @@ func (s Sim) Settings() []results.Config {
 }
 
 // Runs is every simulation Run makes, in order: each case with each of
-// Dists (its own when there are none), seeds 1 to Seeds.
+// Dists (as its Config says when there are none), seeds 1 to Seeds (its
+// Config's seed when Seeds is 0).
 func (s Sim) Runs() []sim.Config {
 	var out []sim.Config
 	for _, c := range s.Cases {
-		dists := s.Dists
+		var dists []*string
+		for i := range s.Dists {
+			dists = append(dists, &s.Dists[i])
+		}
 		if len(dists) == 0 {
-			dists = []string{c.Config.LoadDist}
+			dists = []*string{nil}
 		}
 		for _, d := range dists {
-			for seed := 1; seed <= max(s.Seeds, 1); seed++ {
-				cfg := simConfig(c.Config, d)
+			cfg := c.Config
+			if d != nil {
+				cfg = simConfig(cfg, *d)
+			}
+			if s.Seeds == 0 {
+				out = append(out, cfg)
+				continue
+			}
+			for seed := 1; seed <= s.Seeds; seed++ {
 				cfg.Seed = uint64(seed)
 				out = append(out, cfg)
 			}
@@ -134,6 +145,8 @@ func (s Sim) Runs() []sim.Config {
 
 // Run simulates every run (Runs) and returns their records:
 // BenchmarkSim/load=…/dist=…/seed=… with batches, model-idle-% and queue.
+// Each run's whole *sim.Result (its timeline, its animation's source) goes
+// to env.Detail after its record.
 func (s Sim) Run(ctx context.Context, env Env) ([]*benchfmt.Result, error) {
 	var out []*benchfmt.Result
 	keep := env.collect(&out)
@@ -159,6 +172,7 @@ func (s Sim) Run(ctx context.Context, env Env) ([]*benchfmt.Result, error) {
 		if err != nil {
 			return out, err
 		}
+		env.detail(r)
 	}
 	return out, nil
 }

@@ -67,7 +67,7 @@ func SweepPlan(config map[string]string) (merge.Plan, error) {
 
 // LadderPlan reads a sharded ladder's ShardSettings back and lists its
 // points and their shards exactly as the sweep selected them
-// (Ladder.Points, LadderRun.Selected).
+// (Ladder.Points, Ladder.Selected).
 func LadderPlan(config map[string]string) (merge.Plan, error) {
 	var l Ladder
 	get := func(key string) (string, error) {
@@ -120,7 +120,9 @@ func LadderPlan(config map[string]string) (merge.Plan, error) {
 	p := merge.Plan{Shards: shards, Count: l.Count, Keys: ladderShardKeys}
 	shardOf := map[string]int{}
 	for s := range shards {
-		for _, pt := range (LadderRun{Shard: s, Shards: shards}).Selected(l) {
+		sh := l
+		sh.Shard, sh.Shards = s, shards
+		for _, pt := range sh.Selected() {
 			shardOf[pt.Name()] = s
 		}
 	}

@@ -34,7 +34,9 @@ func TestLadderPlanRoundTrip(t *testing.T) {
 		t.Fatalf("%d points, want %d", len(p.Points), len(points))
 	}
 	for s := range shards {
-		sel := LadderRun{Shard: s, Shards: shards}.Selected(l)
+		sh := l
+		sh.Shard, sh.Shards = s, shards
+		sel := sh.Selected()
 		var got []string
 		for i, name := range p.Points {
 			if p.Shard[i] == s {

@@ -41,7 +41,17 @@ type WhatIf struct {
 	// profile takes each cost's median, a check the median steps/s.
 	Count  int
 	Verify whatif.Grid
+	// Profiled, if set, is a profile measured before (`headspace whatif
+	// --stats`): Run checks its predictions instead of profiling.
+	Profiled *whatif.Profile
+	// WithLadder also runs the caching ladder at the profile's setting
+	// (Ladder), between the profile and the checks.
+	WithLadder bool
 }
+
+// WhatIfLadder is each level's median steps/s of the caching ladder at
+// the profile's setting (WhatIf.Ladder), as Run passes it to env.Detail.
+type WhatIfLadder map[ladder.Level]float64
 
 // DefaultWhatIf is the experiment at a size whose check runs in about a
 // minute on 2 cores: the document's transforms (naive) on 256² raw images
@@ -425,21 +435,60 @@ func (WhatIf) At(z Size) Experiment {
 	return DefaultWhatIf()
 }
 
-// Run profiles the pipeline and checks the model's predictions at every
-// point of Verify (Profile, then Check) on env's device; a device whose
-// step cannot be scaled is profiled at its own step, and its checks stop
-// at the first scaled one.
+// Runs is the records Run makes: the profiling runs (none with
+// Profiled), the ladder's, and Count of every point of Verify.
+func (w WhatIf) Runs() int {
+	n := len(w.Verify.Cores) * len(w.Verify.Workers) * len(w.Verify.StepScales) * w.Count
+	if w.Profiled == nil {
+		n += w.ProfileRuns()
+	}
+	if w.WithLadder {
+		n += len(ladder.Levels) * w.Count
+	}
+	return n
+}
+
+// Run profiles the pipeline (or takes Profiled), runs the caching ladder
+// at its setting with WithLadder, and checks the model's predictions at
+// every point of Verify (Profile, Ladder, then Check) on env's device; a
+// device whose step cannot be scaled is profiled at its own step, and its
+// checks stop at the first scaled one. env.Detail receives the
+// whatif.Profile once it is known, the WhatIfLadder once the ladder has
+// run, and the []whatif.Check once the checks end, also when they stop
+// early (their Runs then hold the runs finished before).
 func (w WhatIf) Run(ctx context.Context, env Env) ([]*benchfmt.Result, error) {
 	var out []*benchfmt.Result
 	h := w.env(env, env.collect(&out))
 	if env.device().Scale == nil {
 		w.ProfileStep = 1
 	}
-	p, err := w.Profile(ctx, h)
-	if err != nil {
-		return out, err
+	var p whatif.Profile
+	if w.Profiled != nil {
+		if err := w.Validate(); err != nil {
+			return nil, err
+		}
+		p = *w.Profiled
+	} else {
+		var err error
+		if p, err = w.Profile(ctx, h); err != nil {
+			return out, err
+		}
 	}
-	_, err = w.Check(ctx, h, p)
+	env.detail(p)
+	if w.WithLadder {
+		med, err := w.Ladder(ctx, h)
+		if err != nil {
+			return out, err
+		}
+		env.detail(WhatIfLadder(med))
+	}
+	if len(w.Verify.Cores) == 0 || len(w.Verify.Workers) == 0 || len(w.Verify.StepScales) == 0 {
+		return out, nil
+	}
+	checks, err := w.Check(ctx, h, p)
+	if checks != nil {
+		env.detail(checks)
+	}
 	return out, err
 }
 

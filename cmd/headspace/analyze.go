@@ -88,11 +88,10 @@ func runAnalyze(ctx context.Context, args []string, stdout, stderr io.Writer) er
 		checkResultsOut(*out, benchmarks(*force, "Headspace"))); err != nil {
 		return err
 	}
-	dev, err := pf.newDevice()
+	dev, err := pf.device()
 	if err != nil {
 		return err
 	}
-	defer dev.Close()
 
 	bar := progress.For(stderr, *after+*stepsAfter)
 	cfg.OnStep = func(i int, d time.Duration) { bar.Add(1) }
@@ -100,7 +99,10 @@ func runAnalyze(ctx context.Context, args []string, stdout, stderr io.Writer) er
 		cfg.StatsEvery, cfg.StatsLog = *every, stderr
 	}
 	h := workloads.Headspace{Analysis: cfg, Transforms: []string{*impl}}
-	rep, err := h.Analyze(ctx, dev)
+	env := workloads.Env{Device: dev}
+	var rep analysis.Report
+	workloads.On(&env, func(r analysis.Report) { rep = r })
+	recs, err := h.Run(ctx, env)
 	bar.Finish()
 	if err != nil {
 		return err
@@ -128,9 +130,8 @@ func runAnalyze(ctx context.Context, args []string, stdout, stderr io.Writer) er
 		}
 	}
 	if *out != "" {
-		devSettings, _ := pf.device()
-		cfgLines := append(append(machine.Environment(dev.Name()), h.Settings()...), devSettings.Settings...)
-		wrote, err := results.WriteFileWith(*out, cfgLines, workloads.HeadspaceRecords(*impl, rep), results.Replace{Force: *force})
+		cfgLines := append(append(machine.Environment(rep.Device), h.Settings()...), dev.Settings...)
+		wrote, err := results.WriteFileWith(*out, cfgLines, recs, results.Replace{Force: *force})
 		if err != nil {
 			return err
 		}

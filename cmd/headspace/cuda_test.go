@@ -42,7 +42,7 @@ func TestCUDAWithoutADriver(t *testing.T) {
 	}
 	if err := cuda.Load(); err == nil {
 		code, stdout, stderr := runCLI(runs[0]...)
-		if code != 0 || !strings.Contains(stdout, "PTX JIT target sm_") || !strings.Contains(stdout, "Net step, batch 2 at 32x32") {
+		if code != 0 || !strings.Contains(stdout, "PTX JIT target sm_") || !strings.Contains(stdout, "Net step (fp32, kernel by kernel), batch 2 at 32x32") {
 			t.Errorf("cuda check on this GPU: exit %d\n%s\n%s", code, stdout, stderr)
 		}
 		return

@@ -22,7 +22,6 @@ import (
 	"github.com/headspace-bench/headspace/harness/blocks/pipeline"
 	"github.com/headspace-bench/headspace/harness/blocks/results"
 	"github.com/headspace-bench/headspace/harness/blocks/timeline"
-	"github.com/headspace-bench/headspace/harness/blocks/train"
 	"github.com/headspace-bench/headspace/harness/engines/ladder"
 	"github.com/headspace-bench/headspace/internal/progress"
 	"github.com/headspace-bench/headspace/workloads"
@@ -213,15 +212,6 @@ func (f *pipelineFlags) device() (workloads.Device, error) {
 // (device's Scale is set), known before it is opened.
 func (f *pipelineFlags) scalable() bool { return f.dev == "emulated" }
 
-// newDevice opens the device the flags name with pinned uploads.
-func (f *pipelineFlags) newDevice() (device.Device, error) {
-	d, err := f.device()
-	if err != nil {
-		return nil, err
-	}
-	return d.Open(true)
-}
-
 func runLadder(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	def := workloads.DefaultLadder()
 	fs := newFlagSet("ladder", ladderUsage, stdout)
@@ -294,18 +284,18 @@ func runLadder(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	if err := fitsPipeline(l.Pipeline, 1, 2*l.Pipeline.BatchBytes()); err != nil {
 		return err
 	}
-	h := workloads.LadderRun{}
-	if h.Shard, h.Shards, err = parseShard(*shard); err != nil {
+	if l.Shard, l.Shards, err = parseShard(*shard); err != nil {
 		return err
 	}
-	if h.Device, err = pf.device(); err != nil {
+	var env workloads.Env
+	if env.Device, err = pf.device(); err != nil {
 		return err
 	}
 	devName := pf.dev
 	var file *results.File
 	if *tlPrefix != "" {
 		var outs []output
-		for _, p := range h.Selected(l) {
+		for _, p := range l.Selected() {
 			name := *tlPrefix + "-" + strings.ReplaceAll(p.Sub(), "/", "-")
 			outs = append(outs, figure(name+".png"), figure(name+".svg"), output{name + ".json", traceKind})
 		}
@@ -313,6 +303,9 @@ func runLadder(ctx context.Context, args []string, stdout, stderr io.Writer) err
 			return err
 		}
 	}
+	// The table's steps/s of each point: a resumed file's, then each new
+	// run's, as it is made.
+	measured := map[string][]float64{}
 	if *out != "" {
 		// --fresh keeps the old file until the first new result replaces
 		// it; either way the file is this run's alone until it ends.
@@ -321,50 +314,48 @@ func runLadder(ctx context.Context, args []string, stdout, stderr io.Writer) err
 			open = results.OpenFreshContext
 		}
 		cfg := append(machine.Environment(devName), l.Settings()...)
-		cfg = append(cfg, h.Device.Settings...)
+		cfg = append(cfg, env.Device.Settings...)
 		if *shard != "" {
-			cfg = append(cfg, l.ShardSettings(h.Shards)...) // what headspace merge reads
+			cfg = append(cfg, l.ShardSettings(l.Shards)...) // what headspace merge reads
 		}
 		file, err = open(ctx, *out, cfg)
 		if err != nil {
 			return err
 		}
 		defer file.Close()
-		h.Done = func(p ladder.Point) int { return file.Done(p.BenchName()) }
+		env.Done = file.Done
+		for _, p := range l.Selected() {
+			measured[p.BenchName()] = file.Values(p.BenchName(), "steps/s")
+		}
 	}
 	if *tlPrefix != "" {
-		h.Record = func(_ ladder.Point, run int) bool { return run == 0 }
-		h.Recorded = func(p ladder.Point, rec *pipeline.Recorder) error {
-			name := *tlPrefix + "-" + strings.ReplaceAll(p.Sub(), "/", "-") // the prefix keeps its folder
-			t := timeline.FromRecorder("ladder "+strings.ReplaceAll(p.Sub(), "/", " ")+" on "+devName, rec, l.Pipeline.Batch)
-			return writeTimeline(stdout, t, name)
+		env.Recorded = func(name string, rec *pipeline.Recorder) error {
+			sub := strings.TrimPrefix(name, "Ladder/")
+			path := *tlPrefix + "-" + strings.ReplaceAll(sub, "/", "-") // the prefix keeps its folder
+			t := timeline.FromRecorder("ladder "+strings.ReplaceAll(sub, "/", " ")+" on "+devName, rec, l.Pipeline.Batch)
+			return writeTimeline(stdout, t, path)
 		}
 	}
-	bar := progress.For(stderr, h.Todo(l))
+	bar := progress.For(stderr, l.Todo(env))
 	defer bar.Finish()
-	h.Start = bar.Set
-	measured := map[string][]float64{}
-	if file != nil {
-		for _, p := range h.Selected(l) {
-			measured[p.Name()] = file.Values(p.BenchName(), "steps/s")
-		}
-	}
-	h.Result = func(p ladder.Point, r train.Result, b *benchfmt.Result) error {
-		measured[p.Name()] = append(measured[p.Name()], r.StepsPerSec())
+	env.Start = bar.Set
+	env.Result = func(b *benchfmt.Result) error {
+		v, _ := results.Value(b, "steps/s")
+		measured[string(b.Name)] = append(measured[string(b.Name)], v)
 		bar.Add(1)
 		if file != nil {
 			return file.Add(b)
 		}
 		return nil
 	}
-	runErr := l.Sweep(ctx, h)
+	_, runErr := l.Run(ctx, env)
 	bar.Finish()
 	if runErr != nil && !errors.Is(runErr, context.Canceled) {
 		return runErr
 	}
 	fmt.Fprintf(stdout, "device %s, batch %d, raw %dx%d, crop %d, %s of %s each\n%s\n", devName, l.Pipeline.Batch,
 		l.Pipeline.Dataset.Width, l.Pipeline.Dataset.Height, l.Pipeline.Transforms.Crop, plural(l.Count, "run"), plural(l.Train.Steps, "step"), describe(l.Pipeline))
-	groups := workloads.LadderGroups(h.Selected(l), func(p ladder.Point) []float64 { return measured[p.Name()] })
+	groups := workloads.LadderGroups(l.Selected(), func(p ladder.Point) []float64 { return measured[p.BenchName()] })
 	if err := ladder.WriteTable(stdout, groups, workloads.LadderDocument); err != nil {
 		return err
 	}

@@ -103,7 +103,8 @@ func runLoaders(ctx context.Context, args []string, stdout, stderr io.Writer) er
 	if err != nil {
 		return fmt.Errorf("finding the worker binary: %w", err)
 	}
-	bc := loadbench.Config{Pipeline: cfg, Batches: *batches, Worker: procloader.Options{Exe: exe}}
+	// One run of the sweep, no training: what the loaders alone do.
+	exp := workloads.Loaders{Config: loadbench.Config{Pipeline: cfg, Batches: *batches}, Modes: modes, Workers: workers, Repeats: 1}
 
 	// Read before the runs: it may start git, whose CPU is no loader's.
 	var env []results.Config
@@ -117,9 +118,13 @@ func runLoaders(ctx context.Context, args []string, stdout, stderr io.Writer) er
 	if err != nil {
 		return err
 	}
-	ms, rs, err := workloads.Loaders{Config: bc, Modes: modes, Workers: workers}.Sweep(ctx, func(m loadbench.Measurement) {
+	run := workloads.Env{Worker: procloader.Options{Exe: exe}}
+	var ms []loadbench.Measurement
+	workloads.On(&run, func(m loadbench.Measurement) {
+		ms = append(ms, m)
 		fmt.Fprintf(stderr, "%s: TTFB %v, %.0f samples/s\n", m.BenchName(), m.TTFB.Round(1e5), m.SamplesPerSec)
 	})
+	rs, err := exp.Run(ctx, run)
 	if perr := stopProfile(err != nil); err == nil {
 		err = perr
 	}

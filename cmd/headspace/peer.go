@@ -162,10 +162,13 @@ func runPeer(ctx context.Context, args []string, stdout, stderr io.Writer) error
 		env = append(env, results.Config{Key: "rounds", Value: strconv.Itoa(*count)})
 	}
 	c := peer.Config{Peer: p, Settings: settings, Workers: workers, Impls: impls, Count: *count}
-	res, _, err := workloads.Peer{Config: c}.Sweep(ctx, func(m peer.Measurement) {
+	var run workloads.Env
+	workloads.On(&run, func(m peer.Measurement) {
 		fmt.Fprintf(stderr, "%s: TTFB %.3fs, %.1f samples/s, CPU %.2fs\n", m.BenchName(), m.TTFB.Seconds(), m.SamplesPerSec, m.CPU.Seconds())
 	})
-	if err != nil {
+	var res peer.Result
+	workloads.On(&run, func(r peer.Result) { res = r })
+	if _, err := (workloads.Peer{Config: c}).Run(ctx, run); err != nil {
 		return err
 	}
 	rows := peer.Summarize(res.Measurements)

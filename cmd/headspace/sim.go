@@ -10,6 +10,7 @@ import (
 	"github.com/headspace-bench/headspace/harness/blocks/timeline"
 	"github.com/headspace-bench/headspace/harness/engines/sim"
 	"github.com/headspace-bench/headspace/internal/atomicfile"
+	"github.com/headspace-bench/headspace/workloads"
 )
 
 func init() {
@@ -72,9 +73,12 @@ func runSim(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 		output{prefixed(tlBase, ".json"), traceKind}); err != nil {
 		return err
 	}
-	r, err := sim.Run(c)
-	if err != nil {
-		return usageError{err.Error()}
+	// One case, as the flags set it: its own distribution, spread and seed.
+	var env workloads.Env
+	var r *sim.Result
+	workloads.On(&env, func(res *sim.Result) { r = res })
+	if _, err := (workloads.Sim{Cases: []workloads.SimCase{{Config: c}}, GIFTick: *gifTick}).Run(ctx, env); err != nil {
+		return err
 	}
 	if err := r.Summary(stdout); err != nil {
 		return err

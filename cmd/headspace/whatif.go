@@ -12,7 +12,6 @@ import (
 	"golang.org/x/perf/benchfmt"
 
 	"github.com/headspace-bench/headspace/datasets/transforms"
-	"github.com/headspace-bench/headspace/harness/blocks/device"
 	"github.com/headspace-bench/headspace/harness/blocks/loader"
 	"github.com/headspace-bench/headspace/harness/blocks/machine"
 	"github.com/headspace-bench/headspace/harness/blocks/results"
@@ -169,82 +168,66 @@ func runWhatIf(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	if !pf.scalable() && *verify && slices.ContainsFunc(w.Verify.StepScales, func(m float64) bool { return m != 1 }) {
 		return usagef("--device %s: the step cannot be scaled; use --verify-steps 1", pf.dev)
 	}
-	d, err := pf.device()
-	if err != nil {
+	env := workloads.Env{}
+	if env.Device, err = pf.device(); err != nil {
 		return err
 	}
-	h := workloads.WhatIfRun{Open: d.Scale}
-	if d.Scale == nil {
-		w.ProfileStep = 1
-		h.Open = func(m float64) (device.Device, error) {
-			if m != 1 {
-				return nil, fmt.Errorf("the %s device's step cannot be scaled (×%g)", pf.dev, m)
-			}
-			return d.Open(true)
-		}
-	}
-
-	var recs []*benchfmt.Result
-	h.Result = func(b *benchfmt.Result) error { recs = append(recs, b); return nil }
-	var p whatif.Profile
 	if *stats != "" {
-		if p, err = whatif.Read(*stats); err != nil {
+		p, err := whatif.Read(*stats)
+		if err != nil {
 			return usageError{err.Error()}
 		}
-	} else {
-		bar := progress.For(stderr, w.ProfileRuns())
-		h.Start = bar.Set
-		h.Result = func(b *benchfmt.Result) error { recs = append(recs, b); bar.Add(1); return nil }
-		p, err = w.Profile(ctx, h)
-		bar.Finish()
-		if err != nil {
-			return err
+		w.Profiled = &p
+	}
+	w.WithLadder = *runLadder
+	if !*verify {
+		w.Verify = whatif.Grid{}
+	}
+
+	// What the run measures is printed as it comes: the profile and its
+	// predictions first, then the ladder's attribution; the checks after
+	// the run, which may be interrupted.
+	var (
+		p        whatif.Profile
+		reading  *whatif.LadderReading
+		checks   []whatif.Check
+		gotCheck bool
+		printErr error
+	)
+	keep := func(err error) {
+		if printErr == nil {
+			printErr = err
 		}
-		if *save != "" {
-			if err := p.Write(*save); err != nil {
-				return err
-			}
+	}
+	workloads.On(&env, func(prof whatif.Profile) {
+		p = prof
+		if *save != "" && w.Profiled == nil {
+			keep(p.Write(*save))
 		}
-	}
-	if err := whatif.WriteProfile(stdout, p); err != nil {
-		return err
-	}
-	fmt.Fprintln(stdout)
-	if err := whatif.WriteTable(stdout, p, g); err != nil {
-		return err
-	}
-	if err := whatif.WriteNeeds(stdout, p, whatif.Scenario{}); err != nil {
-		return err
-	}
-	var reading *whatif.LadderReading
-	if *runLadder {
-		bar := progress.For(stderr, w.Count*5)
-		h.Start = bar.Set
-		h.Result = func(b *benchfmt.Result) error { recs = append(recs, b); bar.Add(1); return nil }
-		med, err := w.Ladder(ctx, h)
-		bar.Finish()
-		if err != nil {
-			return err
-		}
+		keep(whatif.WriteProfile(stdout, p))
+		fmt.Fprintln(stdout)
+		keep(whatif.WriteTable(stdout, p, g))
+		keep(whatif.WriteNeeds(stdout, p, whatif.Scenario{}))
+	})
+	workloads.On(&env, func(med workloads.WhatIfLadder) {
 		r := p.ReadLadder(med)
 		reading = &r
 		fmt.Fprintf(stdout, "\nthe caching ladder at the profile's setting (%s each):\n", plural(w.Count, "run"))
-		if err := whatif.WriteLadder(stdout, r); err != nil {
-			return err
-		}
+		keep(whatif.WriteLadder(stdout, r))
+	})
+	workloads.On(&env, func(c []whatif.Check) { checks, gotCheck = c, true })
+	bar := progress.For(stderr, w.Runs())
+	env.Start = bar.Set
+	env.Result = func(*benchfmt.Result) error { bar.Add(1); return printErr }
+	recs, runErr := w.Run(ctx, env)
+	bar.Finish()
+	if runErr != nil && (!gotCheck || !errors.Is(runErr, context.Canceled)) {
+		return runErr
 	}
-	var checks []whatif.Check
-	var runErr error
+	if printErr != nil {
+		return printErr
+	}
 	if *verify {
-		n := len(w.Verify.Cores) * len(w.Verify.Workers) * len(w.Verify.StepScales) * w.Count
-		bar := progress.For(stderr, n)
-		h.Start = bar.Set
-		h.Result = func(b *benchfmt.Result) error { recs = append(recs, b); bar.Add(1); return nil }
-		checks, runErr = w.Check(ctx, h, p)
-		bar.Finish()
-		if runErr != nil && !errors.Is(runErr, context.Canceled) {
-			return runErr
-		}
 		fmt.Fprintf(stdout, "\nverification on this machine (%s each):\n\n", plural(w.Count, "run"))
 		if err := whatif.WriteChecks(stdout, p, checks); err != nil {
 			return err

@@ -1,0 +1,105 @@
+//go:build linux
+
+package workloads
+
+import (
+	"context"
+	"errors"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"golang.org/x/perf/benchfmt"
+
+	"github.com/headspace-bench/headspace/cuda"
+	"github.com/headspace-bench/headspace/cuda/kernels"
+)
+
+// TestCUDACheckOnAFakeDriver runs the check's whole path on package
+// cuda's fake driver (cuda/testdata/fakecuda.c, built with the machine's
+// cc): memory is malloc, kernels compute nothing and time is a model, so
+// the test checks what Run makes and in what order, never a figure. The
+// fake's kernels leave their outputs unwritten, so the kernel checks may
+// fail; that failure must be a *CUDACheckError returned after every
+// measurement, with every record.
+func TestCUDACheckOnAFakeDriver(t *testing.T) {
+	cc, err := exec.LookPath("cc")
+	if err != nil {
+		t.Fatalf("the fake CUDA driver needs the C compiler cc (part of this project's machines): %v", err)
+	}
+	so := filepath.Join(t.TempDir(), "libfakecuda.so")
+	if out, err := exec.Command(cc, "-shared", "-fPIC", "-O1", "-o", so, filepath.Join("..", "cuda", "testdata", "fakecuda.c")).CombinedOutput(); err != nil {
+		t.Fatalf("building the fake driver: %v\n%s", err, out)
+	}
+	if err := cuda.LoadFrom(so); err != nil {
+		t.Fatal(err)
+	}
+	c := QuickCUDACheck()
+	c.Sizes = []int64{1 << 20, 2 << 20}
+	var details []string
+	var env Env
+	env.Detail = func(v any) {
+		switch v := v.(type) {
+		case cuda.Info:
+			details = append(details, "info "+v.Name)
+		case cuda.CheckResult:
+			details = append(details, "check")
+		case []cuda.Bandwidth:
+			details = append(details, "bandwidth")
+			if len(v) != 4*len(c.Sizes) {
+				t.Errorf("%d copy speeds, want 4 per size", len(v))
+			}
+		case CUDANetStep:
+			details = append(details, "step "+v.Precision+map[bool]string{true: " graphs"}[v.Graphs])
+			if len(v.Times) != c.Steps {
+				t.Errorf("%s: %d times, want %d", v.Precision, len(v.Times), c.Steps)
+			}
+		default:
+			t.Errorf("detail of type %T", v)
+		}
+	}
+	var streamed []string
+	env.Result = func(r *benchfmt.Result) error { streamed = append(streamed, string(r.Name)); return nil }
+	recs, err := c.Run(context.Background(), env)
+	var failed *CUDACheckError
+	if err != nil && !errors.As(err, &failed) {
+		t.Fatalf("Run: %v", err)
+	}
+
+	checks := len(kernels.Checks(c.Seed)) + len(kernels.TF32Checks(c.Seed))
+	if len(details) == 0 || !strings.HasPrefix(details[0], "info Fake GPU") {
+		t.Fatalf("details %q: want the GPU's Info first", details)
+	}
+	want := []string{details[0]}
+	for range checks {
+		want = append(want, "check")
+	}
+	want = append(want, "bandwidth", "step fp32", "step fp32 graphs", "step tf32", "step tf32 graphs")
+	if strings.Join(details, "|") != strings.Join(want, "|") {
+		t.Errorf("details\n%q\nwant\n%q", details, want)
+	}
+	var names []string
+	for _, r := range recs {
+		names = append(names, string(r.Name))
+	}
+	wantNames := []string{
+		"BenchmarkCUDACopy/dir=htod/pinned=true/size=1MiB", "BenchmarkCUDACopy/dir=htod/pinned=false/size=1MiB",
+		"BenchmarkCUDACopy/dir=dtoh/pinned=true/size=1MiB", "BenchmarkCUDACopy/dir=dtoh/pinned=false/size=1MiB",
+		"BenchmarkCUDACopy/dir=htod/pinned=true/size=2MiB", "BenchmarkCUDACopy/dir=htod/pinned=false/size=2MiB",
+		"BenchmarkCUDACopy/dir=dtoh/pinned=true/size=2MiB", "BenchmarkCUDACopy/dir=dtoh/pinned=false/size=2MiB",
+		"BenchmarkCUDAStep/batch=2/side=32", "BenchmarkCUDAStep/batch=2/side=32/graphs=true",
+		"BenchmarkCUDAStep/batch=2/side=32/precision=tf32", "BenchmarkCUDAStep/batch=2/side=32/precision=tf32/graphs=true",
+	}
+	if strings.Join(names, "|") != strings.Join(wantNames, "|") || strings.Join(streamed, "|") != strings.Join(wantNames, "|") {
+		t.Errorf("records\n%q\nstreamed\n%q\nwant\n%q", names, streamed, wantNames)
+	}
+	for _, r := range recs {
+		if len(r.Values) != 1 || !(r.Values[0].Value > 0) {
+			t.Errorf("%s: values %v, want one positive", r.Name, r.Values)
+		}
+	}
+	if err := cuda.LoadFrom(so); err == nil || !strings.Contains(err.Error(), "after the driver was loaded") {
+		t.Errorf("a second LoadFrom: %v", err)
+	}
+}

@@ -1,0 +1,206 @@
+package workloads
+
+import (
+	"context"
+	"reflect"
+	"strings"
+	"testing"
+	"time"
+
+	"golang.org/x/perf/benchfmt"
+
+	"github.com/headspace-bench/headspace/harness/blocks/pipeline"
+	"github.com/headspace-bench/headspace/harness/engines/ladder"
+	"github.com/headspace-bench/headspace/harness/engines/sim"
+	"github.com/headspace-bench/headspace/harness/engines/whatif"
+)
+
+// TestOn checks that On routes each detail to the subscriber of its type
+// alone, after the hooks already set, in the order they came.
+func TestOn(t *testing.T) {
+	var env Env
+	var got []string
+	env.Detail = func(v any) { got = append(got, "any") }
+	On(&env, func(s string) { got = append(got, "string "+s) })
+	On(&env, func(n int) { got = append(got, "int") })
+	On(&env, func(s string) { got = append(got, "string again "+s) })
+	env.detail("a")
+	env.detail(1)
+	env.detail(2.5)
+	want := []string{"any", "string a", "string again a", "any", "int", "any"}
+	if !reflect.DeepEqual(got, want) {
+		t.Errorf("details %q, want %q", got, want)
+	}
+	Env{}.detail("nobody listens") // no hook: nothing happens
+}
+
+// tinyLadder is a two-point ladder on the quick emulated device.
+func tinyLadder() (Ladder, Env) {
+	l := QuickLadder()
+	l.Levels, l.Transforms, l.Workers, l.Count = []ladder.Level{ladder.Device, ladder.None}, []string{"fast"}, []int{1}, 2
+	dev := DocumentDevice()
+	dev.Step = time.Millisecond
+	return l, Env{Device: Emulated(dev)}
+}
+
+// TestLadderRunResumesAndRecords runs a ladder through Run as `headspace
+// ladder` does: a resumed file already holds one run of one point, so
+// Run makes the rest alone, each passed to Result as made; the first run
+// of each point is recorded as a timeline.
+func TestLadderRunResumesAndRecords(t *testing.T) {
+	l, env := tinyLadder()
+	pts := l.Selected()
+	held := pts[0].BenchName()
+	env.Done = func(name string) int {
+		if name == held {
+			return 1
+		}
+		return 0
+	}
+	if n := l.Todo(env); n != 3 {
+		t.Errorf("Todo %d, want 3 (2 points × 2 runs, 1 held)", n)
+	}
+	var streamed []string
+	env.Result = func(r *benchfmt.Result) error { streamed = append(streamed, string(r.Name)); return nil }
+	var recorded []string
+	env.Recorded = func(name string, rec *pipeline.Recorder) error {
+		if rec == nil {
+			t.Errorf("%s: no recorder", name)
+		}
+		recorded = append(recorded, name)
+		return nil
+	}
+	recs, err := l.Run(context.Background(), env)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var names []string
+	for _, r := range recs {
+		names = append(names, string(r.Name))
+	}
+	want := []string{held, pts[1].BenchName(), pts[1].BenchName()}
+	if !reflect.DeepEqual(names, want) || !reflect.DeepEqual(streamed, want) {
+		t.Errorf("records %q, streamed %q; want %q", names, streamed, want)
+	}
+	if want := []string{pts[0].Name(), pts[1].Name()}; !reflect.DeepEqual(recorded, want) {
+		t.Errorf("timelines of %q, want the first run of each point %q", recorded, want)
+	}
+}
+
+// TestLadderShards checks that the shards of a sweep split its points,
+// every point in one shard, in the sweep's order.
+func TestLadderShards(t *testing.T) {
+	l := DefaultLadder()
+	var all []string
+	for s := range 3 {
+		sh := l
+		sh.Shard, sh.Shards = s, 3
+		for _, p := range sh.Selected() {
+			all = append(all, p.Name())
+		}
+	}
+	if len(all) != len(l.Points()) || len(l.Selected()) != len(l.Points()) {
+		t.Fatalf("%d points in 3 shards, %d unsharded; the sweep has %d", len(all), len(l.Selected()), len(l.Points()))
+	}
+	seen := map[string]bool{}
+	for _, n := range all {
+		if seen[n] {
+			t.Errorf("%s in two shards", n)
+		}
+		seen[n] = true
+	}
+}
+
+// TestSimOneCase is `headspace sim`'s experiment: one case, no Dists, no
+// Seeds, simulated exactly as its Config says (its distribution, spread
+// and seed), its *sim.Result passed to Detail beside its record.
+func TestSimOneCase(t *testing.T) {
+	c := sim.Config{Loaders: 3, Load: 700 * time.Millisecond, LoadDist: sim.Normal, LoadStddev: 50 * time.Millisecond,
+		Step: 100 * time.Millisecond, Duration: 5 * time.Second, Prefetch: 2, Seed: 7}
+	s := Sim{Cases: []SimCase{{Config: c}}}
+	if runs := s.Runs(); len(runs) != 1 || runs[0] != c {
+		t.Fatalf("runs %+v, want the case as it is", runs)
+	}
+	var env Env
+	var got []*sim.Result
+	On(&env, func(r *sim.Result) { got = append(got, r) })
+	recs, err := s.Run(context.Background(), env)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want, err := sim.Run(c)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(recs) != 1 || len(got) != 1 || got[0].Batches != want.Batches || got[0].ModelIdle != want.ModelIdle {
+		t.Fatalf("%d records, %d results; want one, as sim.Run gives", len(recs), len(got))
+	}
+	if name := string(recs[0].Name); !strings.Contains(name, "dist=normal/seed=7") {
+		t.Errorf("record %s: want the case's distribution and seed", name)
+	}
+	if v := recs[0].Values[0]; v.Unit != "batches" || v.Value != float64(want.Batches) {
+		t.Errorf("record's %v %s, want %d batches", v.Value, v.Unit, want.Batches)
+	}
+	// With Seeds, the seeds run from 1; with Dists, each case also runs
+	// with each distribution at the document's spread.
+	s.Seeds, s.Dists = 2, []string{sim.Constant}
+	runs := s.Runs()
+	if len(runs) != 2 || runs[0].Seed != 1 || runs[1].Seed != 2 || runs[0].LoadDist != sim.Constant || runs[0].LoadStddev != 0 {
+		t.Errorf("runs %+v", runs)
+	}
+}
+
+// TestWhatIfRunWithAProfile is `headspace whatif --stats`: a saved
+// profile, no verification and no ladder make no runs, and the profile
+// is the one given.
+func TestWhatIfRunWithAProfile(t *testing.T) {
+	w := QuickWhatIf()
+	p := whatif.Profile{Batch: 4, Workers: 1, Cores: 1, Step: time.Millisecond, Measured: 100,
+		Stages: []whatif.Stage{{Name: "transform", Workers: 1, CPU: time.Millisecond}}}
+	w.Profiled, w.Verify = &p, whatif.Grid{}
+	if n := w.Runs(); n != 0 {
+		t.Errorf("Runs %d, want none", n)
+	}
+	var env Env
+	var got []whatif.Profile
+	On(&env, func(q whatif.Profile) { got = append(got, q) })
+	On(&env, func([]whatif.Check) { t.Error("checks without a grid") })
+	recs, err := w.Run(context.Background(), env)
+	if err != nil || len(recs) != 0 {
+		t.Fatalf("%d records, %v; want none", len(recs), err)
+	}
+	if len(got) != 1 || !reflect.DeepEqual(got[0], p) {
+		t.Errorf("profiles %+v, want the one given", got)
+	}
+}
+
+// TestCUDACheckValidate refuses what the check cannot run before it
+// looks for a GPU.
+func TestCUDACheckValidate(t *testing.T) {
+	for _, tc := range []struct {
+		edit func(*CUDACheck)
+		want string
+	}{
+		{func(c *CUDACheck) { c.Batch = 0 }, "batch 0 and side 256 must be positive"},
+		{func(c *CUDACheck) { c.Reps = 0 }, "steps 5 and reps 0 must be positive"},
+		{func(c *CUDACheck) { c.Sizes = nil }, "no copy sizes"},
+		{func(c *CUDACheck) { c.Sizes = []int64{-1} }, "copy size -1"},
+		{func(c *CUDACheck) { c.Precisions = []string{"fp16"} }, `precision "fp16"`},
+		{func(c *CUDACheck) { c.Ordinal = -1 }, "ordinal -1"},
+	} {
+		c := DefaultCUDACheck()
+		tc.edit(&c)
+		err := c.Validate()
+		if err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("%+v: %v, want %q", c, err, tc.want)
+		}
+		if _, err := c.Run(context.Background(), Env{}); err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("Run %+v: %v, want %q", c, err, tc.want)
+		}
+	}
+	for _, z := range []Size{Default, Quick} {
+		if err := (CUDACheck{}).At(z).(CUDACheck).Validate(); err != nil {
+			t.Errorf("size %d: %v", z, err)
+		}
+	}
+}
