@@ -97,7 +97,7 @@ func TestDecodeScaled(t *testing.T) {
 			// A buffer for the full image, as a worker keeps: the decode
 			// fills its start and leaves the rest.
 			buf := bytes.Repeat([]byte{0xAB}, 3*tc.side*tc.side)
-			w, h, err := d.DecodeRGBScaled(data, buf, tc.f)
+			w, h, err := d.DecodeRGBScaled(data, buf, tc.side, tc.side, tc.f)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -154,10 +154,13 @@ func TestDecodeScaledErrors(t *testing.T) {
 		{"not a JPEG", []byte("not a jpeg"), buf, Factor{1, 2}, "header"},
 		{"truncated", data[:len(data)/2], buf, Factor{1, 2}, "decode"},
 	} {
-		_, _, err := d.DecodeRGBScaled(tc.data, tc.dst, tc.f)
+		_, _, err := d.DecodeRGBScaled(tc.data, tc.dst, 64, 64, tc.f)
 		if err == nil || !strings.Contains(err.Error(), tc.want) || strings.Contains(err.Error(), "\n") {
 			t.Errorf("%s: error %v, want one line containing %q", tc.name, err, tc.want)
 		}
+	}
+	if _, _, err := d.DecodeRGBScaled(data, buf, 32, 32, Factor{1, 2}); err == nil || !strings.Contains(err.Error(), "image is 64x64, want 32x32") {
+		t.Errorf("wrong size: %v", err)
 	}
 }
 
@@ -170,7 +173,7 @@ func TestDecodeScaledAllocatesNothing(t *testing.T) {
 	data, _ := naturalJPEG(t, 256, 1)
 	buf := make([]byte, 3*256*256)
 	if n := testing.AllocsPerRun(20, func() {
-		if _, _, err := d.DecodeRGBScaled(data, buf, Factor{1, 4}); err != nil {
+		if _, _, err := d.DecodeRGBScaled(data, buf, 256, 256, Factor{1, 4}); err != nil {
 			t.Fatal(err)
 		}
 	}); n != 0 {
@@ -197,7 +200,7 @@ func BenchmarkDecodeScaled(b *testing.B) {
 				buf := make([]byte, 3*side*side)
 				b.ReportAllocs()
 				for b.Loop() {
-					if _, _, err := d.DecodeRGBScaled(data, buf, f); err != nil {
+					if _, _, err := d.DecodeRGBScaled(data, buf, side, side, f); err != nil {
 						b.Fatal(err)
 					}
 				}

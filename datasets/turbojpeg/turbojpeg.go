@@ -286,27 +286,30 @@ func (d *Decoder) DecodeRGB(jpeg, dst []byte, w, h int) error {
 // DecodeRGBScaled decodes jpeg at factor f (one of the library's
 // ScalingFactors; Full decodes at full size) into the start of dst as
 // interleaved 8-bit RGB, and returns the decoded size, f.Scaled of the
-// image's. dst must hold at least 3·w·h bytes of that size; what lies
-// beyond is left as it was. It allocates nothing.
-func (d *Decoder) DecodeRGBScaled(jpeg, dst []byte, f Factor) (w, h int, err error) {
+// image's. w×h must be the image's size (Header tells it), and dst must
+// hold at least 3·f.Scaled(w)·f.Scaled(h) bytes; what lies beyond is
+// left as it was. It allocates nothing.
+func (d *Decoder) DecodeRGBScaled(jpeg, dst []byte, w, h int, f Factor) (sw, sh int, err error) {
 	iw, ih, err := d.Header(jpeg)
 	if err != nil {
 		return 0, 0, err
 	}
-	if !slices.Contains(d.l.factors, f) {
+	switch {
+	case !slices.Contains(d.l.factors, f):
 		return 0, 0, fmt.Errorf("turbojpeg: scaling factor %s: not one of the library's", f)
+	case iw != w || ih != h:
+		return 0, 0, fmt.Errorf("turbojpeg: image is %dx%d, want %dx%d", iw, ih, w, h)
+	case w*h > MaxPixels:
+		return 0, 0, fmt.Errorf("turbojpeg: image is %dx%d, more than %d pixels", w, h, MaxPixels)
 	}
-	if iw*ih > MaxPixels {
-		return 0, 0, fmt.Errorf("turbojpeg: image is %dx%d, more than %d pixels", iw, ih, MaxPixels)
+	sw, sh = f.Scaled(w), f.Scaled(h)
+	if len(dst) < 3*sw*sh {
+		return 0, 0, fmt.Errorf("turbojpeg: RGB buffer is %d bytes, image is %dx%d at %s: %dx%d", len(dst), w, h, f, sw, sh)
 	}
-	w, h = f.Scaled(iw), f.Scaled(ih)
-	if len(dst) < 3*w*h {
-		return 0, 0, fmt.Errorf("turbojpeg: RGB buffer is %d bytes, image is %dx%d at %s: %dx%d", len(dst), iw, ih, f, w, h)
-	}
-	if err := d.decompress(jpeg, dst, w, h); err != nil {
+	if err := d.decompress(jpeg, dst, sw, sh); err != nil {
 		return 0, 0, err
 	}
-	return w, h, nil
+	return sw, sh, nil
 }
 
 // decompress runs tjDecompress2 into dst at w×h, which the library

@@ -1,0 +1,178 @@
+package ondisk
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"image"
+	"image/jpeg"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/disintegration/imaging"
+
+	"github.com/headspace-bench/headspace/datasets"
+)
+
+// TestDecodeScaled reads a JPEG dataset with a scaled decode for several
+// crop sides: the factor and size turbojpeg.Fit gives, pixels within a
+// few levels of Go's full decode reduced by imaging (the oracle), the
+// labels of the full decode, and no allocation per sample, in a sample
+// buffer made for the full shape and reused. It fails, not skips,
+// without libturbojpeg0 (make test installs it).
+func TestDecodeScaled(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "ds")
+	src := datasets.Synthetic{Width: 128, Height: 96, Classes: 5, N: 3, Seed: 4, Content: datasets.ContentNatural}
+	if _, err := Write(context.Background(), dir, src, WriteOptions{Format: "jpeg", Layout: "files"}); err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		minSide int
+		factor  string
+		w, h    int
+		filter  imaging.ResampleFilter
+		tol     float64
+	}{
+		{96, "1/1", 128, 96, imaging.Box, 4}, // two full decoders: TestDecoderTurbo's bound
+		{48, "1/2", 64, 48, imaging.Box, 2},
+		{40, "1/2", 64, 48, imaging.Box, 2},
+		{36, "3/8", 48, 36, imaging.Lanczos, 8}, // an 8→3 IDCT resampling, not a Lanczos: 6 measured
+		{24, "1/4", 32, 24, imaging.Box, 2},
+		{12, "1/8", 16, 12, imaging.Box, 2},
+		{2, "1/8", 16, 12, imaging.Box, 2},
+	} {
+		t.Run(fmt.Sprint("crop=", tc.minSide), func(t *testing.T) {
+			d, err := OpenWith(dir, Options{Decoder: DecoderTurbo, DecodeMinSide: tc.minSide})
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer d.Close()
+			if f := d.DecodeScale().String(); f != tc.factor {
+				t.Errorf("DecodeScale() = %s, want %s", f, tc.factor)
+			}
+			if w, h := d.DecodedShape(); w != tc.w || h != tc.h {
+				t.Errorf("DecodedShape() = %dx%d, want %dx%d", w, h, tc.w, tc.h)
+			}
+			if w, h := d.Shape(); w != 128 || h != 96 {
+				t.Errorf("Shape() = %dx%d, want the raw 128x96", w, h)
+			}
+			s := datasets.NewSample(128, 96)
+			for i := range src.N {
+				if err := d.Fill(i, s); err != nil {
+					t.Fatal(err)
+				}
+				if s.Image.Width != tc.w || s.Image.Height != tc.h || len(s.Image.Pix) != 3*tc.w*tc.h || cap(s.Image.Pix) != 3*128*96 {
+					t.Fatalf("sample %d: %dx%d, %d bytes (capacity %d); want %dx%d in the full buffer",
+						i, s.Image.Width, s.Image.Height, len(s.Image.Pix), cap(s.Image.Pix), tc.w, tc.h)
+				}
+				want := datasets.NewSample(128, 96)
+				if err := src.Fill(i, want); err != nil {
+					t.Fatal(err)
+				}
+				if s.Label != want.Label {
+					t.Errorf("sample %d: label %d, want %d", i, s.Label, want.Label)
+				}
+				data, err := d.Fetch(context.Background(), i, nil)
+				if err != nil {
+					t.Fatal(err)
+				}
+				full, err := jpeg.Decode(bytes.NewReader(data))
+				if err != nil {
+					t.Fatal(err)
+				}
+				oracle := imaging.Resize(full, tc.w, tc.h, tc.filter)
+				if diff := meanAbsDiffRGB(s.Image.Pix, oracle); diff > tc.tol {
+					t.Errorf("sample %d: %.2f levels from image/jpeg + imaging.Resize on average, want ≤ %v", i, diff, tc.tol)
+				}
+			}
+			data, err := d.Fetch(context.Background(), 1, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if n := testing.AllocsPerRun(10, func() {
+				if err := d.Decode(1, data, s); err != nil {
+					t.Fatal(err)
+				}
+			}); n != 0 {
+				t.Errorf("scaled Decode: %.1f allocations per sample, want 0", n)
+			}
+		})
+	}
+}
+
+func meanAbsDiffRGB(pix []byte, m *image.NRGBA) float64 {
+	var sum, n int
+	w, h := m.Rect.Dx(), m.Rect.Dy()
+	for y := range h {
+		for x := range w {
+			for c := range 3 {
+				d := int(pix[3*(y*w+x)+c]) - int(m.Pix[y*m.Stride+4*x+c])
+				sum += max(d, -d)
+				n++
+			}
+		}
+	}
+	return float64(sum) / float64(n)
+}
+
+// TestDecodeScaledErrors: what a scaled decode refuses, in one line.
+func TestDecodeScaledErrors(t *testing.T) {
+	root := t.TempDir()
+	src := datasets.Synthetic{Width: 32, Height: 32, Classes: 2, N: 2, Seed: 1, Content: datasets.ContentNatural}
+	jpegDir, pngDir := filepath.Join(root, "jpeg"), filepath.Join(root, "png")
+	if _, err := Write(context.Background(), jpegDir, src, WriteOptions{Format: "jpeg", Layout: "files"}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := Write(context.Background(), pngDir, src, WriteOptions{Format: "png", Layout: "files"}); err != nil {
+		t.Fatal(err)
+	}
+	folder := filepath.Join(root, "folder")
+	if err := os.MkdirAll(filepath.Join(folder, "cat"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	var buf bytes.Buffer
+	if err := jpeg.Encode(&buf, image.NewRGBA(image.Rect(0, 0, 32, 32)), nil); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(folder, "cat", "a.jpg"), buf.Bytes(), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	t.Setenv("XDG_CACHE_HOME", filepath.Join(root, "cache")) // the index's cache, outside the folder
+	for _, tc := range []struct {
+		name string
+		dir  string
+		opts Options
+		want string
+	}{
+		{"go decoder", jpegDir, Options{Decoder: DecoderGo, DecodeMinSide: 16}, "needs the turbojpeg decoder"},
+		{"png", pngDir, Options{Decoder: DecoderTurbo, DecodeMinSide: 16}, "holds png images: a scaled decode needs JPEGs"},
+		{"image folder", folder, Options{Decoder: DecoderTurbo, DecodeMinSide: 16}, "reads only datasets headspace wrote"},
+		{"crop too large", jpegDir, Options{Decoder: DecoderTurbo, DecodeMinSide: 64}, "no scaled decode of a 32x32 image holds a 64-pixel crop"},
+		{"negative", jpegDir, Options{Decoder: DecoderTurbo, DecodeMinSide: -1}, "must not be negative"},
+	} {
+		d, err := OpenWith(tc.dir, tc.opts)
+		if err == nil {
+			d.Close()
+		}
+		if err == nil || !strings.Contains(err.Error(), tc.want) || strings.Contains(err.Error(), "\n") {
+			t.Errorf("%s: %v, want one line containing %q", tc.name, err, tc.want)
+		}
+	}
+	d, err := OpenWith(jpegDir, Options{Decoder: DecoderTurbo, DecodeMinSide: 16})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer d.Close()
+	data, err := d.Fetch(context.Background(), 0, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := d.Decode(0, data, datasets.NewSample(16, 16)); err == nil || !strings.Contains(err.Error(), "buffer holds 768 bytes, dataset is 32x32") {
+		t.Errorf("small buffer: %v", err)
+	}
+	if err := d.Decode(0, data[:len(data)/2], datasets.NewSample(32, 32)); err == nil || !strings.Contains(err.Error(), "000000.jpg") {
+		t.Errorf("truncated JPEG: %v, want an error naming the file", err)
+	}
+}
