@@ -66,6 +66,11 @@ func (c Config) DataSettings() []results.Config {
 		{Key: "page-cache", Value: page},
 		{Key: "max-failures", Value: fmt.Sprint(c.MaxFailures)},
 	}
+	if c.scaled() {
+		// Recorded only when set, so files made without it keep their
+		// setup, and never compare as the same setup as files made with it.
+		out = append(out, results.Config{Key: "decode-scale", Value: c.decodeScaleSetting()})
+	}
 	if in != nil && in.Kind != "headspace" {
 		// A dataset the user brings: its images' sizes, and what is done
 		// to those that differ from the raw size (the document's caveat
@@ -77,4 +82,17 @@ func (c Config) DataSettings() []results.Config {
 		)
 	}
 	return out
+}
+
+// decodeScaleSetting is DecodeScale with the factor it decodes at and the
+// decoded size, as ondisk.DecodeScaleFor gives them for the raw size and
+// the crop: "auto 1/4 (1024x1024 to 256x256)" (every image of a
+// headspace dataset has the raw size, so one factor serves them all).
+func (c Config) decodeScaleSetting() string {
+	w, h := c.Dataset.Width, c.Dataset.Height
+	f, sw, sh, err := ondisk.DecodeScaleFor(w, h, c.Transforms.Crop)
+	if err != nil {
+		return c.DecodeScale + " (unavailable)"
+	}
+	return fmt.Sprintf("%s %s (%dx%d to %dx%d)", c.DecodeScale, f, w, h, sw, sh)
 }
