@@ -139,7 +139,7 @@ func TestDecodeScaledErrors(t *testing.T) {
 	if err := os.WriteFile(filepath.Join(folder, "cat", "a.jpg"), buf.Bytes(), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	t.Setenv("XDG_CACHE_HOME", filepath.Join(root, "cache")) // the index's cache, outside the folder
+	t.Setenv("HEADSPACE_CACHE", filepath.Join(root, "cache")) // any index outside the folder
 	for _, tc := range []struct {
 		name string
 		dir  string

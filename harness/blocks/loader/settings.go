@@ -69,7 +69,7 @@ func (c Config) DataSettings() []results.Config {
 	if c.scaled() {
 		// Recorded only when set, so files made without it keep their
 		// setup, and never compare as the same setup as files made with it.
-		out = append(out, results.Config{Key: "decode-scale", Value: c.decodeScaleSetting()})
+		out = append(out, results.Config{Key: "decode-scale", Value: c.DecodeScaleSetting()})
 	}
 	if in != nil && in.Kind != "headspace" {
 		// A dataset the user brings: its images' sizes, and what is done
@@ -84,11 +84,11 @@ func (c Config) DataSettings() []results.Config {
 	return out
 }
 
-// decodeScaleSetting is DecodeScale with the factor it decodes at and the
+// DecodeScaleSetting is DecodeScale with the factor it decodes at and the
 // decoded size, as ondisk.DecodeScaleFor gives them for the raw size and
 // the crop: "auto 1/4 (1024x1024 to 256x256)" (every image of a
 // headspace dataset has the raw size, so one factor serves them all).
-func (c Config) decodeScaleSetting() string {
+func (c Config) DecodeScaleSetting() string {
 	w, h := c.Dataset.Width, c.Dataset.Height
 	f, sw, sh, err := ondisk.DecodeScaleFor(w, h, c.Transforms.Crop)
 	if err != nil {
