@@ -49,7 +49,7 @@ func TestDecodeScaleRefused(t *testing.T) {
 
 // TestLadderDecodeScale runs the ladder on JPEGs with --decode-scale
 // auto: the output and the result file name the factor (48² with a crop
-// of 16 decodes at 3/8, 18²), and a run without it refuses to add to
+// of 16 decodes at 1/2, 24²), and a run without it refuses to add to
 // that file, whose setup differs.
 func TestLadderDecodeScale(t *testing.T) {
 	dir := writeTiny(t, "jpeg", "files")
@@ -60,14 +60,14 @@ func TestLadderDecodeScale(t *testing.T) {
 	if code != 0 {
 		t.Fatalf("exit %d: %s", code, stderr)
 	}
-	if want := "decode scale auto 3/8 (48x48 to 18x18)"; !strings.Contains(stdout, want) {
+	if want := "decode scale auto 1/2 (48x48 to 24x24)"; !strings.Contains(stdout, want) {
 		t.Errorf("output lacks %q:\n%s", want, stdout)
 	}
 	b, err := os.ReadFile(out)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if want := "decode-scale: auto 3/8 (48x48 to 18x18)"; !strings.Contains(string(b), want) {
+	if want := "decode-scale: auto 1/2 (48x48 to 24x24)"; !strings.Contains(string(b), want) {
 		t.Errorf("result file lacks %q:\n%s", want, b)
 	}
 	code, _, stderr = runCLI(args...)

@@ -169,20 +169,20 @@ func (f Factor) less(g Factor) bool { return f.Num*g.Denom < g.Num*f.Denom }
 // Fit is the rule for scaled decoding, in one place: of factors (a
 // library's ScalingFactors), the smallest that scales a w×h image to at
 // least minW×minH, so that a minW×minH crop can still be drawn from the
-// decoded image, among 1/1 and the factors of at most 1/2. It reports
-// false when none does (the image itself is smaller than minW×minH).
+// decoded image, among 1/1, 1/2, 1/4 and 1/8. It reports false when none
+// does (the image itself is smaller than minW×minH).
 //
-// Factors above 1/1 would upscale. Factors between 1/2 and 1/1 (5/8,
-// 3/4, 7/8) are left out because they do not pay: libjpeg-turbo then
-// reconstructs 4:2:0 chroma with its generic C IDCTs of 10 to 14 points
-// instead of upsampling it, and on a 1024² natural JPEG they measured
-// as slow as a full decode or slower (7/8: about twice its time;
-// BenchmarkDecodeScaled, docs/real-data.md), so Fit decodes at 1/1
-// there. 3/8, whose IDCTs are small, measured between 1/2 and 1/4.
+// Factors above 1/1 would upscale. The other M/8 factors are left out
+// because they do not pay: libjpeg-turbo has SIMD inverse DCTs for 1/1,
+// 1/2, 1/4 and 1/8 only, and reconstructs 4:2:0 chroma at the other
+// factors with its generic C IDCTs of up to 14 points. On a 1024²
+// natural JPEG, in CPU time per image, 5/8, 3/4 and 7/8 cost 1.6 to 2.3
+// times a full decode, 3/8 as much as one, while 1/4 and 1/8 save 30 and
+// 39% (BenchmarkDecodeScaled; results/decode-scale-factors.txt).
 func Fit(factors []Factor, w, h, minW, minH int) (Factor, bool) {
 	best, ok := Factor{}, false
 	for _, f := range factors {
-		if (f != Full && 2*f.Num > f.Denom) || f.Scaled(w) < minW || f.Scaled(h) < minH {
+		if !simd(f) || f.Scaled(w) < minW || f.Scaled(h) < minH {
 			continue
 		}
 		if !ok || f.less(best) {
@@ -190,6 +190,12 @@ func Fit(factors []Factor, w, h, minW, minH int) (Factor, bool) {
 		}
 	}
 	return best, ok
+}
+
+// simd reports whether f is 1/1, 1/2, 1/4 or 1/8, the factors Fit
+// chooses from.
+func simd(f Factor) bool {
+	return f.Num == 1 && (f.Denom == 1 || f.Denom == 2 || f.Denom == 4 || f.Denom == 8)
 }
 
 // ScalingFactors are the factors the library decodes at, largest first

@@ -57,7 +57,7 @@ type Config struct {
 	Decoder string
 	// DecodeScale is ondisk.DecodeScaleAuto to decode Data's JPEGs at a
 	// reduced scale: with ondisk.DecoderTurbo, at the smallest TurboJPEG
-	// scaling factor whose output still holds the random crop
+	// scaling factor of 1/2, 1/4 and 1/8 (turbojpeg.Fit) whose output still holds the random crop
 	// (ondisk.Options.DecodeMinSide = Transforms.Crop), and the
 	// transforms run on the smaller image. The crop is then drawn from a
 	// downscaled image, another sample distribution than the document's

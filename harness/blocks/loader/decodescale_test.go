@@ -14,7 +14,7 @@ import (
 )
 
 // TestLoaderDecodeScale runs the pipeline with DecodeScale auto: every
-// sample is the transform of the scaled decode (32x24 at 3/8 is 12x9,
+// sample is the transform of the scaled decode (32x24 at 1/2 is 16x12,
 // the smallest that holds the crop of 8), at levels none and raw and in
 // a BatchFiller, and the settings record the factor.
 func TestLoaderDecodeScale(t *testing.T) {
@@ -30,8 +30,8 @@ func TestLoaderDecodeScale(t *testing.T) {
 		if err := d.Fill(i, s); err != nil {
 			t.Fatal(err)
 		}
-		if s.Image.Width != 12 || s.Image.Height != 9 {
-			t.Fatalf("scaled decode of sample %d is %dx%d, want 12x9", i, s.Image.Width, s.Image.Height)
+		if s.Image.Width != 16 || s.Image.Height != 12 {
+			t.Fatalf("scaled decode of sample %d is %dx%d, want 16x12", i, s.Image.Width, s.Image.Height)
 		}
 		return s
 	}
@@ -83,7 +83,7 @@ func TestLoaderDecodeScale(t *testing.T) {
 			got = s.Value
 		}
 	}
-	if want := "auto 3/8 (32x24 to 12x9)"; got != want {
+	if want := "auto 1/2 (32x24 to 16x12)"; got != want {
 		t.Errorf("settings decode-scale = %q, want %q", got, want)
 	}
 	cfg.DecodeScale = ondisk.DecodeScaleOff
