@@ -106,8 +106,7 @@ func (d *dataFlags) apply(cfg loader.Config) (loader.Config, error) {
 }
 
 // checkDecodeScale refuses --decode-scale auto where it cannot apply:
-// another decoder than turbojpeg, or data that is not a headspace
-// dataset of JPEGs.
+// another decoder than turbojpeg, or data without JPEGs.
 func (d *dataFlags) checkDecodeScale() error {
 	switch d.decodeScale {
 	case "", ondisk.DecodeScaleOff:
@@ -123,10 +122,7 @@ func (d *dataFlags) checkDecodeScale() error {
 	if err != nil {
 		return nil // --data's own error follows
 	}
-	if in.Kind != "headspace" {
-		return usagef("--decode-scale auto reads only datasets headspace wrote: --data %s is %s, whose images are resized to --raw-size", d.dir, in.Kind)
-	}
-	if !strings.HasPrefix(in.Format, "jpeg") {
+	if !strings.Contains(in.Format, "jpeg") {
 		return usagef("--decode-scale auto decodes JPEGs: --data %s holds %s images", d.dir, in.Format)
 	}
 	return nil

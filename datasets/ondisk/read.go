@@ -49,8 +49,10 @@ type Options struct {
 	// the transforms run on it: the crop is drawn from a downscaled image,
 	// a different sample distribution from RandomCrop on the full image,
 	// a remedy the user opts into as they would store smaller raw images.
-	// It needs DecoderTurbo and a headspace dataset of JPEGs; 0 decodes
-	// at full size.
+	// A dataset the user brings is resized to the scaled raw size
+	// instead, each JPEG decoded at the smallest factor that still covers
+	// it (a PNG at full size). It needs DecoderTurbo and JPEGs (a
+	// headspace dataset of PNG or raw is refused); 0 decodes at full size.
 	DecodeMinSide int
 }
 
@@ -211,9 +213,6 @@ func OpenWith(dir string, opts Options) (*Dataset, error) {
 		return nil, err
 	}
 	if kind != "headspace" {
-		if opts.DecodeMinSide > 0 {
-			return nil, fmt.Errorf("ondisk: %s is an %s: a scaled decode reads only datasets headspace wrote (their images are resized to one shape instead)", dir, kind)
-		}
 		return openForeign(dir, opts, turbo)
 	}
 	m, err := ReadManifest(dir)
@@ -434,6 +433,11 @@ func (d *Dataset) Decode(i int, data []byte, dst *datasets.Sample) error {
 			return fmt.Errorf("ondisk: decode sample %d: buffer holds %d bytes, dataset is %dx%d", i, cap(dst.Image.Pix), w, h)
 		}
 		dst.Label = d.m.Labels[i]
+		if d.foreign != nil {
+			sw, sh := d.scaledW, d.scaledH
+			dst.Image.Width, dst.Image.Height, dst.Image.Pix = sw, sh, dst.Image.Pix[:3*sw*sh]
+			return d.decodeForeign(i, data, dst)
+		}
 		return d.decodeScaled(i, data, dst)
 	}
 	if dst.Image.Width != w || dst.Image.Height != h || len(dst.Image.Pix) != w*h*3 {

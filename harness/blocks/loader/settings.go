@@ -77,7 +77,7 @@ func (c Config) DataSettings() []results.Config {
 		// 2, input that varies in size, made measurable).
 		out = append(out,
 			results.Config{Key: "data-image-sizes", Value: in.Sizes},
-			results.Config{Key: "data-resize", Value: fmt.Sprintf("bilinear to %dx%d", c.Dataset.Width, c.Dataset.Height)},
+			results.Config{Key: "data-resize", Value: c.resizeSetting()},
 			results.Config{Key: "data-unreadable", Value: fmt.Sprint(in.Failed)},
 		)
 	}
@@ -95,4 +95,17 @@ func (c Config) DecodeScaleSetting() string {
 		return c.DecodeScale + " (unavailable)"
 	}
 	return fmt.Sprintf("%s %s (%dx%d to %dx%d)", c.DecodeScale, f, w, h, sw, sh)
+}
+
+// resizeSetting is what a dataset the user brings is resized to: the raw
+// size, or with DecodeScale auto the scaled raw size, each JPEG decoded
+// at the smallest factor that still covers it.
+func (c Config) resizeSetting() string {
+	w, h := c.Dataset.Width, c.Dataset.Height
+	if c.scaled() {
+		if _, sw, sh, err := ondisk.DecodeScaleFor(w, h, c.Transforms.Crop); err == nil {
+			return fmt.Sprintf("bilinear to %dx%d (decode-scale auto: %dx%d scaled)", sw, sh, w, h)
+		}
+	}
+	return fmt.Sprintf("bilinear to %dx%d", w, h)
 }
