@@ -42,7 +42,7 @@ TEST_DEBS += chromium
 # kernels compiled for the host.
 TEST_DEBS += g++
 # libjpeg-turbo's TurboJPEG, loaded with purego: datasets/turbojpeg's tests,
-# ondisk's and cmd/headspace's --decoder turbojpeg tests (TestLadderData*).
+# ondisk's, the loader's (TestLoaderDecodeScale) and cmd/headspace's --decoder turbojpeg tests (TestLadderData*, TestLadderDecodeScale).
 TEST_DEBS += libturbojpeg0
 # Debian's /usr/bin/python3 with PIL writes the foreign-dataset fixtures
 # (ImageFolder, mixed sizes, tarfile shards) of cmd/headspace's

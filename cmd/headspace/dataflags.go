@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"runtime"
 	"slices"
+	"strings"
 
 	"github.com/headspace-bench/headspace/datasets/ondisk"
 	"github.com/headspace-bench/headspace/datasets/turbojpeg"
@@ -19,6 +20,7 @@ type dataFlags struct {
 	maxFailures int
 	pageCache   string
 	decoder     string
+	decodeScale string
 	fs          *flag.FlagSet
 }
 
@@ -26,6 +28,7 @@ func (d *dataFlags) register(fs *flag.FlagSet) {
 	d.registerData(fs, "read the dataset `dir` instead of the synthetic fill (fetch and decode stages): one written by headspace dataset write (its manifest sets the raw size, samples and seed), an ImageFolder (class subdirectories of .jpg/.jpeg/.png) or WebDataset .tar shards (images resized to --raw-size, default their most common size; docs/real-data.md)")
 	fs.IntVar(&d.maxFailures, "max-failures", 0, fmt.Sprintf("with --data: skip and count up to `n` samples that cannot be read or decoded (0 to %d; 0 stops at the first)", loader.MaxMaxFailures))
 	fs.StringVar(&d.decoder, "decoder", ondisk.DecoderGo, "with --data: JPEG `decoder`: go (image/jpeg) or turbojpeg (libjpeg-turbo, Debian's "+turbojpeg.Package+", loaded at run time)")
+	fs.StringVar(&d.decodeScale, "decode-scale", ondisk.DecodeScaleOff, "with --data and --decoder turbojpeg: off, or auto to decode each JPEG at the smallest TurboJPEG scaling factor (1/2, 1/4 or 1/8) whose image still holds the --crop (a dataset you bring: resized to the scaled raw size); the crop is then drawn from the downscaled image, not the full one (another sample distribution, a remedy like storing smaller raw images; recorded in the result file; docs/real-data.md)")
 	fs.StringVar(&d.pageCache, "page-cache", loader.PageWarm, "with --data: the dataset's files before each run: warm (read once first) or cold (evicted from the page cache; Linux only)")
 }
 
@@ -47,7 +50,7 @@ func (d *dataFlags) set(name string) bool {
 // and --raw-size or --seed given with another value is refused.
 func (d *dataFlags) apply(cfg loader.Config) (loader.Config, error) {
 	if d.dir == "" {
-		for _, name := range []string{"max-failures", "page-cache", "decoder"} {
+		for _, name := range []string{"max-failures", "page-cache", "decoder", "decode-scale"} {
 			if d.set(name) {
 				return cfg, usagef("--%s needs --data", name)
 			}
@@ -64,6 +67,9 @@ func (d *dataFlags) apply(cfg loader.Config) (loader.Config, error) {
 		if _, err := turbojpeg.Load(); err != nil {
 			return cfg, fmt.Errorf("--decoder turbojpeg: %w", err)
 		}
+	}
+	if err := d.checkDecodeScale(); err != nil {
+		return cfg, err
 	}
 	switch d.pageCache {
 	case "", loader.PageWarm: // "": a command without --page-cache
@@ -86,7 +92,7 @@ func (d *dataFlags) apply(cfg loader.Config) (loader.Config, error) {
 		if d.set("raw-size") {
 			cfg.Dataset.Width, cfg.Dataset.Height = want.Dataset.Width, want.Dataset.Height
 		}
-		cfg.MaxFailures, cfg.PageCache, cfg.Decoder = d.maxFailures, d.pageCache, d.decoder
+		cfg.MaxFailures, cfg.PageCache, cfg.Decoder, cfg.DecodeScale = d.maxFailures, d.pageCache, d.decoder, d.decodeScale
 		return cfg, nil
 	}
 	if d.set("raw-size") && (want.Dataset.Width != ds.Width || want.Dataset.Height != ds.Height) {
@@ -95,8 +101,31 @@ func (d *dataFlags) apply(cfg loader.Config) (loader.Config, error) {
 	if d.set("seed") && want.Dataset.Seed != ds.Seed {
 		return cfg, usagef("--seed %d conflicts with --data %s, written with seed %d: leave --seed out", want.Dataset.Seed, d.dir, ds.Seed)
 	}
-	cfg.MaxFailures, cfg.PageCache, cfg.Decoder = d.maxFailures, d.pageCache, d.decoder
+	cfg.MaxFailures, cfg.PageCache, cfg.Decoder, cfg.DecodeScale = d.maxFailures, d.pageCache, d.decoder, d.decodeScale
 	return cfg, nil
+}
+
+// checkDecodeScale refuses --decode-scale auto where it cannot apply:
+// another decoder than turbojpeg, or data without JPEGs.
+func (d *dataFlags) checkDecodeScale() error {
+	switch d.decodeScale {
+	case "", ondisk.DecodeScaleOff:
+		return nil
+	case ondisk.DecodeScaleAuto:
+	default:
+		return usagef("--decode-scale %q: want off or auto", d.decodeScale)
+	}
+	if d.decoder != ondisk.DecoderTurbo {
+		return usagef("--decode-scale auto needs --decoder turbojpeg (TurboJPEG's scaled decoding)")
+	}
+	in, err := ondisk.Inspect(context.Background(), d.dir)
+	if err != nil {
+		return nil // --data's own error follows
+	}
+	if !strings.Contains(in.Format, "jpeg") {
+		return usagef("--decode-scale auto decodes JPEGs: --data %s holds %s images", d.dir, in.Format)
+	}
+	return nil
 }
 
 // describe is the dataset's line for a command's output, or "" without
@@ -106,6 +135,9 @@ func describe(cfg loader.Config) string {
 		return ""
 	}
 	dec, _ := ondisk.DecoderName(cfg.Decoder)
+	if cfg.DecodeScale == ondisk.DecodeScaleAuto {
+		dec += ", decode scale " + cfg.DecodeScaleSetting()
+	}
 	m, err := ondisk.ReadManifest(cfg.Data)
 	if err != nil {
 		in, err := ondisk.Inspect(context.Background(), cfg.Data)

@@ -11,6 +11,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"strings"
 
 	"github.com/headspace-bench/headspace/datasets"
 	"github.com/headspace-bench/headspace/datasets/turbojpeg"
@@ -46,6 +47,14 @@ func openForeign(dir string, opts Options, turbo *turbojpeg.Library) (*Dataset, 
 		m.Labels[i] = s.Label
 	}
 	d := &Dataset{dir: dir, m: m, opts: opts, turbo: turbo, foreign: x}
+	if opts.DecodeMinSide > 0 {
+		if !strings.Contains(m.Format, "jpeg") {
+			return nil, fmt.Errorf("ondisk: %s holds %s images: a scaled decode needs JPEGs", dir, m.Format)
+		}
+		if d.scale, d.scaledW, d.scaledH, err = DecodeScaleFor(w, h, opts.DecodeMinSide); err != nil {
+			return nil, err
+		}
+	}
 	d.readers.New = func() any { return bytes.NewReader(nil) }
 	if x.Kind == KindWebDataset {
 		d.shards = make([]*os.File, len(x.Files))
@@ -103,7 +112,8 @@ func (d *Dataset) fetchForeign(i int, buf []byte) ([]byte, error) {
 
 // decodeForeign decodes sample i's JPEG or PNG (told by its first bytes,
 // not its name), checking the header against MaxPixels first, and
-// resizes it to the dataset's shape when its size differs. An image of
+// resizes it to the dataset's shape (with Options.DecodeMinSide, the
+// scaled shape, DecodedShape: dst's size) when its size differs. An image of
 // the shape decodes straight into dst (with TurboJPEG, allocation-free);
 // another goes through a pooled buffer at its own size.
 func (d *Dataset) decodeForeign(i int, data []byte, dst *datasets.Sample) error {
@@ -125,18 +135,29 @@ func (d *Dataset) decodeForeign(i int, data []byte, dst *datasets.Sample) error 
 		if int64(iw)*int64(ih) > MaxPixels {
 			return fail(fmt.Errorf("jpeg of %dx%d: more than %d pixels", iw, ih, MaxPixels))
 		}
-		if iw == w && ih == h {
-			if err := dec.DecodeRGB(data, dst.Image.Pix, w, h); err != nil {
+		// With a scaled decode (Options.DecodeMinSide, w×h the scaled
+		// raw size), each image is decoded at the smallest factor that
+		// still covers w×h (turbojpeg.Fit), then resized, as PIL's
+		// draft() then resize() do.
+		f := turbojpeg.Full
+		if d.scaledW > 0 {
+			if g, ok := d.turbo.Fit(iw, ih, w, h); ok {
+				f = g
+			}
+		}
+		fw, fh := f.Scaled(iw), f.Scaled(ih)
+		if fw == w && fh == h {
+			if _, _, err := dec.DecodeRGBScaled(data, dst.Image.Pix, iw, ih, f); err != nil {
 				return fail(err)
 			}
 			return nil
 		}
-		sp := d.scratchBuf(3 * iw * ih)
+		sp := d.scratchBuf(3 * fw * fh)
 		defer d.scratch.Put(sp)
-		if err := dec.DecodeRGB(data, *sp, iw, ih); err != nil {
+		if _, _, err := dec.DecodeRGBScaled(data, *sp, iw, ih, f); err != nil {
 			return fail(err)
 		}
-		resizeRGB(dst.Image.Pix, w, h, *sp, iw, ih)
+		resizeRGB(dst.Image.Pix, w, h, *sp, fw, fh)
 		return nil
 	}
 	r := d.readers.Get().(*bytes.Reader)

@@ -41,6 +41,45 @@ type Options struct {
 	// headspace dataset's shape is its manifest's; these must be 0 or
 	// equal to it.
 	Width, Height int
+	// DecodeMinSide, when positive, decodes each JPEG at a reduced scale:
+	// with DecoderTurbo, at the smallest TurboJPEG scaling factor
+	// (turbojpeg.Fit) whose output is still at least DecodeMinSide on
+	// each side — the random crop's side, so the crop can still be drawn.
+	// Decode then gives a smaller image than Shape (DecodedShape), and
+	// the transforms run on it: the crop is drawn from a downscaled image,
+	// a different sample distribution from RandomCrop on the full image,
+	// a remedy the user opts into as they would store smaller raw images.
+	// A dataset the user brings is resized to the scaled raw size
+	// instead, each JPEG decoded at the smallest factor that still covers
+	// it (a PNG at full size). It needs DecoderTurbo and JPEGs (a
+	// headspace dataset of PNG or raw is refused); 0 decodes at full size.
+	DecodeMinSide int
+}
+
+// The values of loader.Config.DecodeScale and of --decode-scale: off
+// (decode at full size) or auto (Options.DecodeMinSide set to the crop).
+const (
+	DecodeScaleOff  = "off"
+	DecodeScaleAuto = "auto"
+)
+
+// DecodeScales lists the --decode-scale values.
+var DecodeScales = []string{DecodeScaleOff, DecodeScaleAuto}
+
+// DecodeScaleFor is the scaled decode of a w×h JPEG that keeps room for
+// a minSide crop: TurboJPEG's factor (turbojpeg.Fit, which loads the
+// library to ask) and the decoded size. OpenWith and the result files'
+// settings both ask it, so they agree.
+func DecodeScaleFor(w, h, minSide int) (f turbojpeg.Factor, sw, sh int, err error) {
+	l, err := turbojpeg.Load()
+	if err != nil {
+		return f, 0, 0, err
+	}
+	f, ok := l.Fit(w, h, minSide, minSide)
+	if !ok {
+		return f, 0, 0, fmt.Errorf("ondisk: no scaled decode of a %dx%d image holds a %d-pixel crop", w, h, minSide)
+	}
+	return f, f.Scaled(w), f.Scaled(h), nil
 }
 
 // The JPEG decoders of Options.Decoder.
@@ -86,6 +125,11 @@ type Dataset struct {
 	tjFree   decoderList
 	foreign  *Index    // a dataset the user brings; nil for headspace's
 	scratch  sync.Pool // *[]byte: a foreign image at its own size
+	// Options.DecodeMinSide: the factor every JPEG is decoded at and the
+	// decoded size (scale is the zero Factor without it).
+	scale   turbojpeg.Factor
+	scaledW int
+	scaledH int
 }
 
 // decoderList is a free list of TurboJPEG decoders, one per goroutine
@@ -158,6 +202,12 @@ func OpenWith(dir string, opts Options) (*Dataset, error) {
 	default:
 		return nil, fmt.Errorf("ondisk: decoder %q: want go or turbojpeg", opts.Decoder)
 	}
+	if opts.DecodeMinSide < 0 {
+		return nil, fmt.Errorf("ondisk: DecodeMinSide %d must not be negative", opts.DecodeMinSide)
+	}
+	if opts.DecodeMinSide > 0 && turbo == nil {
+		return nil, fmt.Errorf("ondisk: a scaled decode needs the %s decoder", DecoderTurbo)
+	}
 	kind, err := DetectKind(dir)
 	if err != nil {
 		return nil, err
@@ -173,6 +223,14 @@ func OpenWith(dir string, opts Options) (*Dataset, error) {
 		return nil, fmt.Errorf("ondisk: %s holds %dx%d images; it cannot be read at %dx%d", dir, m.Width, m.Height, opts.Width, opts.Height)
 	}
 	d := &Dataset{dir: dir, m: m, opts: opts, turbo: turbo}
+	if opts.DecodeMinSide > 0 {
+		if m.Format != "jpeg" {
+			return nil, fmt.Errorf("ondisk: %s holds %s images: a scaled decode needs JPEGs", dir, m.Format)
+		}
+		if d.scale, d.scaledW, d.scaledH, err = DecodeScaleFor(m.Width, m.Height, opts.DecodeMinSide); err != nil {
+			return nil, err
+		}
+	}
 	d.readers.New = func() any { return bytes.NewReader(nil) }
 	if m.Layout != "shards" {
 		return d, nil
@@ -250,6 +308,24 @@ func (d *Dataset) Len() int { return d.m.Count }
 
 // Shape implements datasets.Dataset.
 func (d *Dataset) Shape() (int, int) { return d.m.Width, d.m.Height }
+
+// DecodedShape is the size Decode gives: Shape, or with
+// Options.DecodeMinSide the scaled size.
+func (d *Dataset) DecodedShape() (int, int) {
+	if d.scaledW > 0 {
+		return d.scaledW, d.scaledH
+	}
+	return d.m.Width, d.m.Height
+}
+
+// DecodeScale is the factor Decode decodes at: turbojpeg.Full, or with
+// Options.DecodeMinSide the scaled decode's.
+func (d *Dataset) DecodeScale() turbojpeg.Factor {
+	if d.scaledW > 0 {
+		return d.scale
+	}
+	return turbojpeg.Full
+}
 
 // Failures is the number of samples Fill has skipped so far.
 func (d *Dataset) Failures() int64 { return d.failures.Load() }
@@ -339,7 +415,10 @@ func grow(buf []byte, n int64) []byte {
 }
 
 // Decode implements datasets.Encoded: it decodes sample i's bytes (from
-// Fetch) into dst, whose image must have the dataset's shape. Raw bytes are
+// Fetch) into dst, whose image must have the dataset's shape. With
+// Options.DecodeMinSide, dst's pixel buffer must have the capacity of the
+// dataset's shape instead, and Decode sets dst's image to the smaller,
+// decoded size (DecodedShape), keeping the buffer. Raw bytes are
 // copied; PNG and JPEG are decoded by Go's image/png and image/jpeg and
 // converted to interleaved RGB in dst without further allocation (the
 // standard decoders allocate their own image per call). Safe for concurrent
@@ -348,6 +427,18 @@ func (d *Dataset) Decode(i int, data []byte, dst *datasets.Sample) error {
 	w, h := d.m.Width, d.m.Height
 	if i < 0 || i >= d.m.Count {
 		return fmt.Errorf("ondisk: decode sample %d: out of range [0, %d)", i, d.m.Count)
+	}
+	if d.scaledW > 0 {
+		if cap(dst.Image.Pix) < w*h*3 {
+			return fmt.Errorf("ondisk: decode sample %d: buffer holds %d bytes, dataset is %dx%d", i, cap(dst.Image.Pix), w, h)
+		}
+		dst.Label = d.m.Labels[i]
+		if d.foreign != nil {
+			sw, sh := d.scaledW, d.scaledH
+			dst.Image.Width, dst.Image.Height, dst.Image.Pix = sw, sh, dst.Image.Pix[:3*sw*sh]
+			return d.decodeForeign(i, data, dst)
+		}
+		return d.decodeScaled(i, data, dst)
 	}
 	if dst.Image.Width != w || dst.Image.Height != h || len(dst.Image.Pix) != w*h*3 {
 		return fmt.Errorf("ondisk: decode sample %d: buffer is %dx%d (%d bytes), dataset is %dx%d",
@@ -417,6 +508,24 @@ func (d *Dataset) decodeTurbo(i int, data []byte, dst *datasets.Sample) error {
 	if err := dec.DecodeRGB(data, dst.Image.Pix, dst.Image.Width, dst.Image.Height); err != nil {
 		return fmt.Errorf("ondisk: decode sample %d: %s: jpeg: %w", i, d.where(i), err)
 	}
+	return nil
+}
+
+// decodeScaled decodes sample i's JPEG with TurboJPEG at the dataset's
+// factor into dst's buffer and sets dst's image to the decoded size: no
+// allocation per sample.
+func (d *Dataset) decodeScaled(i int, data []byte, dst *datasets.Sample) error {
+	dec, err := d.tjFree.get(d.turbo)
+	if err != nil {
+		return fmt.Errorf("ondisk: decode sample %d: %w", i, err)
+	}
+	defer d.tjFree.put(dec)
+	pix := dst.Image.Pix[:cap(dst.Image.Pix)]
+	w, h, err := dec.DecodeRGBScaled(data, pix, d.m.Width, d.m.Height, d.scale)
+	if err != nil {
+		return fmt.Errorf("ondisk: decode sample %d: %s: jpeg: %w", i, d.where(i), err)
+	}
+	dst.Image.Width, dst.Image.Height, dst.Image.Pix = w, h, pix[:3*w*h]
 	return nil
 }
 

@@ -53,6 +53,16 @@ func cString(p uintptr) string {
 	return string(b)
 }
 
+// cInt32s copies n C ints from p: the scaling factors
+// tjGetScalingFactors returns, in the library's static memory.
+func cInt32s(p uintptr, n int) []int32 {
+	out := make([]int32, n)
+	for i := range out {
+		out[i] = *(*int32)(unsafe.Add(unsafe.Pointer(nil), p+uintptr(4*i))) //nolint:govet // C memory
+	}
+	return out
+}
+
 // loadedPath is the file the dynamic loader mapped for name, from
 // /proc/self/maps, or name itself.
 func loadedPath(name string) string {

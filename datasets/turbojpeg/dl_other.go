@@ -17,4 +17,5 @@ func bytesAddr([]byte) uintptr               { return 0 }
 func int32Addr(*int32) uintptr               { return 0 }
 func keepAlive([]byte)                       {}
 func cString(uintptr) string                 { return "" }
+func cInt32s(uintptr, int) []int32           { return nil }
 func loadedPath(name string) string          { return name }

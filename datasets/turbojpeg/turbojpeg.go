@@ -10,16 +10,31 @@
 // no allocation per image (BenchmarkDecode proves it with -benchmem).
 //
 // It uses the TurboJPEG 2 functions (tjInitDecompress, tjDecompressHeader3,
-// tjDecompress2), which libjpeg-turbo 2.x and 3.x both export. The library
+// tjDecompress2, tjGetScalingFactors), which libjpeg-turbo 2.x and 3.x
+// both export.
+//
+// # Scaled decoding
+//
+// DecodeRGBScaled decodes at one of the library's scaling factors (M/8,
+// ScalingFactors lists them), inside the inverse DCT: a 1/2 or 1/4 decode
+// skips most of the IDCT, upsampling and colour conversion work. It is
+// not a resize of the full image: libjpeg-turbo computes the reduced
+// image from the DCT coefficients (a box-like low-pass), so its pixels
+// are close to, not equal to, a resize's. Fit is the one rule that
+// picks the factor for a minimum size. Partial (cropped) decoding needs
+// TurboJPEG 3's tj3SetCroppingRegion, which Debian 12's libjpeg-turbo
+// 2.1.5 does not have, so this package does not offer it. The library
 // has no version call; Version reads the "libjpeg-turbo version X.Y.Z"
 // string the library file carries, for result files.
 package turbojpeg
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
 	"os"
 	"regexp"
+	"slices"
 	"sync"
 )
 
@@ -38,7 +53,10 @@ type Library struct {
 	path, version string
 
 	tjInitDecompress, tjDecompressHeader3, tjDecompress2 uintptr
+	tjGetScalingFactors                                  uintptr
 	tjGetErrorStr2, tjDestroy                            uintptr
+
+	factors []Factor // tjGetScalingFactors, largest first
 }
 
 var (
@@ -70,6 +88,7 @@ func load() (*Library, error) {
 		return nil, fmt.Errorf("turbojpeg: %w: install Debian's %s (apt-get install %s) or use --decoder go (%v)", ErrUnavailable, Package, Package, errors.Join(errs...))
 	}
 	l := &Library{}
+	var err error
 	for _, s := range []struct {
 		name string
 		addr *uintptr
@@ -79,12 +98,16 @@ func load() (*Library, error) {
 		{"tjDecompress2", &l.tjDecompress2},
 		{"tjGetErrorStr2", &l.tjGetErrorStr2},
 		{"tjDestroy", &l.tjDestroy},
+		{"tjGetScalingFactors", &l.tjGetScalingFactors},
 	} {
 		a, err := dlsym(h, s.name)
 		if err != nil {
 			return nil, fmt.Errorf("turbojpeg: %s has no %s: %w: install Debian's %s", name, s.name, ErrUnavailable, Package)
 		}
 		*s.addr = a
+	}
+	if l.factors, err = scalingFactors(l.tjGetScalingFactors); err != nil {
+		return nil, fmt.Errorf("turbojpeg: %s: %w", name, err)
 	}
 	l.path = loadedPath(name)
 	l.version = fileVersion(l.path)
@@ -105,6 +128,83 @@ func fileVersion(path string) string {
 	}
 	return "unknown"
 }
+
+// scalingFactors asks the library for its scaling factors
+// (tjGetScalingFactors: a static array of {num, denom} C int pairs).
+func scalingFactors(fn uintptr) ([]Factor, error) {
+	var n int32
+	args := []uintptr{int32Addr(&n)}
+	p := callArgs(fn, args)
+	if p == 0 || n <= 0 || n > 64 {
+		return nil, fmt.Errorf("tjGetScalingFactors returned %d factors", n)
+	}
+	v := cInt32s(p, 2*int(n))
+	out := make([]Factor, 0, n)
+	for i := 0; i < len(v); i += 2 {
+		if v[i] <= 0 || v[i+1] <= 0 {
+			return nil, fmt.Errorf("tjGetScalingFactors: factor %d/%d", v[i], v[i+1])
+		}
+		out = append(out, Factor{Num: int(v[i]), Denom: int(v[i+1])})
+	}
+	slices.SortStableFunc(out, func(a, b Factor) int { return cmp.Compare(b.Num*a.Denom, a.Num*b.Denom) })
+	return out, nil
+}
+
+// Factor is a TurboJPEG scaling factor, Num/Denom.
+type Factor struct{ Num, Denom int }
+
+// Full is the factor 1/1: no scaling.
+var Full = Factor{1, 1}
+
+// String writes f as "1/4".
+func (f Factor) String() string { return fmt.Sprintf("%d/%d", f.Num, f.Denom) }
+
+// Scaled is a dimension scaled by f, rounded up, as TurboJPEG's TJSCALED
+// macro computes the decoded image's width and height.
+func (f Factor) Scaled(dim int) int { return (dim*f.Num + f.Denom - 1) / f.Denom }
+
+// less reports whether f is a smaller factor than g.
+func (f Factor) less(g Factor) bool { return f.Num*g.Denom < g.Num*f.Denom }
+
+// Fit is the rule for scaled decoding, in one place: of factors (a
+// library's ScalingFactors), the smallest that scales a w×h image to at
+// least minW×minH, so that a minW×minH crop can still be drawn from the
+// decoded image, among 1/1, 1/2, 1/4 and 1/8. It reports false when none
+// does (the image itself is smaller than minW×minH).
+//
+// Factors above 1/1 would upscale. The other M/8 factors are left out
+// because they do not pay: libjpeg-turbo has SIMD inverse DCTs for 1/1,
+// 1/2, 1/4 and 1/8 only, and reconstructs 4:2:0 chroma at the other
+// factors with its generic C IDCTs of up to 14 points. On a 1024²
+// natural JPEG, in CPU time per image, 5/8, 3/4 and 7/8 cost 1.6 to 2.3
+// times a full decode, 3/8 as much as one, while 1/4 and 1/8 save 30 and
+// 39% (BenchmarkDecodeScaled; results/decode-scale-factors.txt).
+func Fit(factors []Factor, w, h, minW, minH int) (Factor, bool) {
+	best, ok := Factor{}, false
+	for _, f := range factors {
+		if !simd(f) || f.Scaled(w) < minW || f.Scaled(h) < minH {
+			continue
+		}
+		if !ok || f.less(best) {
+			best, ok = f, true
+		}
+	}
+	return best, ok
+}
+
+// simd reports whether f is 1/1, 1/2, 1/4 or 1/8, the factors Fit
+// chooses from.
+func simd(f Factor) bool {
+	return f.Num == 1 && (f.Denom == 1 || f.Denom == 2 || f.Denom == 4 || f.Denom == 8)
+}
+
+// ScalingFactors are the factors the library decodes at, largest first
+// (libjpeg-turbo 2.x: 2/1 down to 1/8 in steps of 1/8). Callers must not
+// modify the slice.
+func (l *Library) ScalingFactors() []Factor { return l.factors }
+
+// Fit is Fit with the library's factors.
+func (l *Library) Fit(w, h, minW, minH int) (Factor, bool) { return Fit(l.factors, w, h, minW, minH) }
 
 // Path is the library file that was loaded (its resolved path where the
 // system tells it).
@@ -186,6 +286,41 @@ func (d *Decoder) DecodeRGB(jpeg, dst []byte, w, h int) error {
 	case len(dst) != 3*w*h:
 		return fmt.Errorf("turbojpeg: RGB buffer is %d bytes, image is %dx%d", len(dst), w, h)
 	}
+	return d.decompress(jpeg, dst, w, h)
+}
+
+// DecodeRGBScaled decodes jpeg at factor f (one of the library's
+// ScalingFactors; Full decodes at full size) into the start of dst as
+// interleaved 8-bit RGB, and returns the decoded size, f.Scaled of the
+// image's. w×h must be the image's size (Header tells it), and dst must
+// hold at least 3·f.Scaled(w)·f.Scaled(h) bytes; what lies beyond is
+// left as it was. It allocates nothing.
+func (d *Decoder) DecodeRGBScaled(jpeg, dst []byte, w, h int, f Factor) (sw, sh int, err error) {
+	iw, ih, err := d.Header(jpeg)
+	if err != nil {
+		return 0, 0, err
+	}
+	switch {
+	case !slices.Contains(d.l.factors, f):
+		return 0, 0, fmt.Errorf("turbojpeg: scaling factor %s: not one of the library's", f)
+	case iw != w || ih != h:
+		return 0, 0, fmt.Errorf("turbojpeg: image is %dx%d, want %dx%d", iw, ih, w, h)
+	case w*h > MaxPixels:
+		return 0, 0, fmt.Errorf("turbojpeg: image is %dx%d, more than %d pixels", w, h, MaxPixels)
+	}
+	sw, sh = f.Scaled(w), f.Scaled(h)
+	if len(dst) < 3*sw*sh {
+		return 0, 0, fmt.Errorf("turbojpeg: RGB buffer is %d bytes, image is %dx%d at %s: %dx%d", len(dst), w, h, f, sw, sh)
+	}
+	if err := d.decompress(jpeg, dst, sw, sh); err != nil {
+		return 0, 0, err
+	}
+	return sw, sh, nil
+}
+
+// decompress runs tjDecompress2 into dst at w×h, which the library
+// reaches with the largest scaling factor whose output fits.
+func (d *Decoder) decompress(jpeg, dst []byte, w, h int) error {
 	a := d.args[:9]
 	a[0], a[1], a[2] = d.handle, bytesAddr(jpeg), uintptr(len(jpeg))
 	a[3], a[4], a[5], a[6] = bytesAddr(dst), uintptr(w), uintptr(3*w), uintptr(h)

@@ -55,6 +55,16 @@ type Config struct {
 	// Decoder decodes Data's JPEGs: ondisk.DecoderGo ("" too) or
 	// ondisk.DecoderTurbo (libjpeg-turbo).
 	Decoder string
+	// DecodeScale is ondisk.DecodeScaleAuto to decode Data's JPEGs at a
+	// reduced scale: with ondisk.DecoderTurbo, at the smallest TurboJPEG
+	// scaling factor of 1/2, 1/4 and 1/8 (turbojpeg.Fit) whose output still holds the random crop
+	// (ondisk.Options.DecodeMinSide = Transforms.Crop), and the
+	// transforms run on the smaller image. The crop is then drawn from a
+	// downscaled image, another sample distribution than the document's
+	// RandomCrop on the full image: a remedy the user opts into, like
+	// storing smaller raw images. "" or ondisk.DecodeScaleOff decode at
+	// full size.
+	DecodeScale string
 	// PageCache is what happens to Data's files in the page cache before
 	// each loader starts: "" leaves them as they are, PageWarm reads them
 	// once, PageCold evicts them (Linux only).
@@ -162,6 +172,9 @@ func (c Config) Validate() error {
 	case c.Data == "" && c.Decoder != "" && c.Decoder != ondisk.DecoderGo:
 		return fmt.Errorf("decoder %s needs a dataset on disk", c.Decoder)
 	}
+	if err := c.validateDecodeScale(); err != nil {
+		return err
+	}
 	switch c.PageCache {
 	case "", PageWarm:
 	case PageCold:
@@ -173,6 +186,27 @@ func (c Config) Validate() error {
 	}
 	if c.Data == "" && c.PageCache != "" {
 		return fmt.Errorf("page cache %s needs a dataset on disk", c.PageCache)
+	}
+	return nil
+}
+
+// scaled reports whether DecodeScale asks for a scaled decode.
+func (c Config) scaled() bool { return c.DecodeScale == ondisk.DecodeScaleAuto }
+
+// validateDecodeScale checks DecodeScale against the decoder and the
+// device transform (the format of Data is checked when it is opened).
+func (c Config) validateDecodeScale() error {
+	switch {
+	case c.DecodeScale != "" && c.DecodeScale != ondisk.DecodeScaleOff && !c.scaled():
+		return fmt.Errorf("decode scale %q: want off or auto", c.DecodeScale)
+	case !c.scaled():
+		return nil
+	case c.Data == "":
+		return errors.New("decode scale auto needs a dataset on disk")
+	case c.Decoder != ondisk.DecoderTurbo:
+		return fmt.Errorf("decode scale auto needs the %s decoder", ondisk.DecoderTurbo)
+	case c.Impl == transforms.DeviceName && c.DeviceCrop:
+		return errors.New("decode scale auto with device-crop: the device transform ships whole raw images of the raw size; crop on the host")
 	}
 	return nil
 }
@@ -262,8 +296,12 @@ func (c Config) PreparePageCache(ctx context.Context) error {
 // openData opens Data and checks that it is the dataset Dataset
 // describes.
 func (c Config) openData() (*ondisk.Dataset, error) {
-	d, err := ondisk.OpenWith(c.Data, ondisk.Options{MaxFailures: c.MaxFailures, Decoder: c.Decoder,
-		Width: c.Dataset.Width, Height: c.Dataset.Height})
+	opts := ondisk.Options{MaxFailures: c.MaxFailures, Decoder: c.Decoder,
+		Width: c.Dataset.Width, Height: c.Dataset.Height}
+	if c.scaled() {
+		opts.DecodeMinSide = c.Transforms.Crop
+	}
+	d, err := ondisk.OpenWith(c.Data, opts)
 	if err != nil {
 		return nil, err
 	}

@@ -66,15 +66,46 @@ func (c Config) DataSettings() []results.Config {
 		{Key: "page-cache", Value: page},
 		{Key: "max-failures", Value: fmt.Sprint(c.MaxFailures)},
 	}
+	if c.scaled() {
+		// Recorded only when set, so files made without it keep their
+		// setup, and never compare as the same setup as files made with it.
+		out = append(out, results.Config{Key: "decode-scale", Value: c.DecodeScaleSetting()})
+	}
 	if in != nil && in.Kind != "headspace" {
 		// A dataset the user brings: its images' sizes, and what is done
 		// to those that differ from the raw size (the document's caveat
 		// 2, input that varies in size, made measurable).
 		out = append(out,
 			results.Config{Key: "data-image-sizes", Value: in.Sizes},
-			results.Config{Key: "data-resize", Value: fmt.Sprintf("bilinear to %dx%d", c.Dataset.Width, c.Dataset.Height)},
+			results.Config{Key: "data-resize", Value: c.resizeSetting()},
 			results.Config{Key: "data-unreadable", Value: fmt.Sprint(in.Failed)},
 		)
 	}
 	return out
+}
+
+// DecodeScaleSetting is DecodeScale with the factor it decodes at and the
+// decoded size, as ondisk.DecodeScaleFor gives them for the raw size and
+// the crop: "auto 1/4 (1024x1024 to 256x256)" (every image of a
+// headspace dataset has the raw size, so one factor serves them all).
+func (c Config) DecodeScaleSetting() string {
+	w, h := c.Dataset.Width, c.Dataset.Height
+	f, sw, sh, err := ondisk.DecodeScaleFor(w, h, c.Transforms.Crop)
+	if err != nil {
+		return c.DecodeScale + " (unavailable)"
+	}
+	return fmt.Sprintf("%s %s (%dx%d to %dx%d)", c.DecodeScale, f, w, h, sw, sh)
+}
+
+// resizeSetting is what a dataset the user brings is resized to: the raw
+// size, or with DecodeScale auto the scaled raw size, each JPEG decoded
+// at the smallest factor that still covers it.
+func (c Config) resizeSetting() string {
+	w, h := c.Dataset.Width, c.Dataset.Height
+	if c.scaled() {
+		if _, sw, sh, err := ondisk.DecodeScaleFor(w, h, c.Transforms.Crop); err == nil {
+			return fmt.Sprintf("bilinear to %dx%d (decode-scale auto: %dx%d scaled)", sw, sh, w, h)
+		}
+	}
+	return fmt.Sprintf("bilinear to %dx%d", w, h)
 }

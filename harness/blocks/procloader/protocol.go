@@ -17,7 +17,7 @@ import (
 
 // protocolVersion is bumped whenever the wire format changes, so a stale
 // binary fails with a clear message rather than garbage.
-const protocolVersion = 1
+const protocolVersion = 2
 
 // maxSpec bounds the start message, so a corrupt length fails fast.
 const maxSpec = 1 << 20
@@ -38,6 +38,7 @@ type spec struct {
 	Data        string `json:",omitempty"`
 	MaxFailures int    `json:",omitempty"`
 	Decoder     string `json:",omitempty"`
+	DecodeScale string `json:",omitempty"` // since version 2
 }
 
 func newSpec(cfg loader.Config, worker int) spec {
@@ -45,7 +46,7 @@ func newSpec(cfg loader.Config, worker int) spec {
 		Version: protocolVersion, Worker: worker, Workers: cfg.Workers,
 		Dataset: cfg.Dataset, Transforms: cfg.Transforms, Impl: cfg.Impl,
 		Batch: cfg.Batch, LoadLatency: cfg.LoadLatency,
-		Data: cfg.Data, MaxFailures: cfg.MaxFailures, Decoder: cfg.Decoder,
+		Data: cfg.Data, MaxFailures: cfg.MaxFailures, Decoder: cfg.Decoder, DecodeScale: cfg.DecodeScale,
 	}
 }
 
@@ -54,7 +55,7 @@ func (s spec) config() loader.Config {
 	return loader.Config{
 		Dataset: s.Dataset, Transforms: s.Transforms, Impl: s.Impl,
 		Batch: s.Batch, Workers: 1, LoadLatency: s.LoadLatency,
-		Data: s.Data, MaxFailures: s.MaxFailures, Decoder: s.Decoder,
+		Data: s.Data, MaxFailures: s.MaxFailures, Decoder: s.Decoder, DecodeScale: s.DecodeScale,
 	}
 }
 

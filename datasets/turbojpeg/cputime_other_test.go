@@ -1,0 +1,5 @@
+//go:build !linux
+
+package turbojpeg
+
+func processCPU() int64 { return 0 }
