@@ -23,6 +23,7 @@ import (
 	"github.com/headspace-bench/headspace/harness/engines/ladder"
 	"github.com/headspace-bench/headspace/harness/engines/peer"
 	"github.com/headspace-bench/headspace/internal/summary"
+	"github.com/headspace-bench/headspace/workloads"
 )
 
 // Configuration keys of the yardstick in 003's result file.
@@ -91,7 +92,8 @@ func (tp torch003) settings(s *settings, z sizes003) peer.LadderSettings {
 }
 
 // measure runs the calibration (not in a quick run) and then z.count
-// rounds of the script at every level, adding their records and
+// rounds of the script at every level, the yardstick experiment
+// (workloads.PeerLadder, the script alone), adding their records and
 // configuration to m. A script that was found and then fails fails the
 // run: a half-measured column is not reported.
 func (tp torch003) measure(ctx context.Context, s *settings, t *tracker, z sizes003, m *measurement) error {
@@ -106,40 +108,35 @@ func (tp torch003) measure(ctx context.Context, s *settings, t *tracker, z sizes
 		m.config = append(m.config, results.Config{Key: keyCalibration, Value: notMeasured + "a quick run does not calibrate (it loads the document's full-size batches)"})
 		t.done("(yardstick) calibration: not in a quick run")
 	} else {
-		cal, err := tp.peer.Calibrate(ctx, calibrationBatches)
+		// The calibration is for the report: the script runs at the run's
+		// step, as ours did.
+		cal, err := workloads.CalibratePeerLadder(ctx, tp.peer, calibrationBatches)
 		if err != nil {
 			return fmt.Errorf("the yardstick's calibration: %w", err)
 		}
 		m.config = append(m.config, results.Config{Key: keyCalibration, Value: measuredValue})
-		for _, c := range cal.Config {
-			if strings.HasPrefix(c.Key, "calibrat") {
-				m.config = append(m.config, c)
-			}
-		}
-		m.config = append(m.config, results.Config{Key: "calibration-command",
-			Value: fmt.Sprintf("%s %s --device emulated --calibrate --calibration-batches %d", tp.peer.Python, tp.peer.Script, calibrationBatches)})
+		m.config = append(m.config, cal.Settings()...)
 		t.done("(yardstick) calibration: ratio %.3f, step %v", cal.Ratio, cal.Step)
 	}
-	ls := tp.settings(s, z)
 	levels := []ladder.Level{ladder.Device, ladder.Host, ladder.Sample, ladder.Raw, ladder.None}
-	var first peer.LadderOutput
-	for run := range z.count {
-		t.unit(fmt.Sprintf("(yardstick) the document's code, run %d/%d", run+1, z.count))
-		out, err := tp.peer.RunLadder(ctx, ls, levels)
-		if err != nil {
-			return fmt.Errorf("the document's code (%s): %w", tp.peer.Script, err)
+	exp := workloads.PeerLadder{ScriptOnly: true, Config: peer.LadderConfig{Peer: tp.peer, Settings: tp.settings(s, z), Levels: levels, Count: z.count}}
+	env := workloads.Env{Start: func(name string) { t.unit("(yardstick) " + name) }}
+	var res peer.LadderResult
+	workloads.On(&env, func(r peer.LadderResult) {
+		res = r
+		if n := len(r.Measurements); n%len(levels) == 0 {
+			t.done("(yardstick) the document's code, run %d/%d: none %.3f steps/s", n/len(levels), z.count, r.Measurements[n-1].StepsPerSec)
 		}
-		if run == 0 {
-			first = out
-		}
-		for _, r := range out.Results {
-			m.recs = append(m.recs, r.Benchmark())
-		}
-		t.done("(yardstick) the document's code, run %d/%d: none %.3f steps/s", run+1, z.count, out.Results[len(out.Results)-1].StepsPerSec)
+	})
+	recs, err := exp.Run(ctx, env)
+	if err != nil {
+		return err
 	}
+	m.recs = append(m.recs, recs...)
+	first := peer.LadderOutput{Config: res.PeerConfig}
 	m.config = append(m.config,
 		results.Config{Key: keyTorchLadder, Value: measuredValue},
-		results.Config{Key: "torch-ladder-command", Value: tp.peer.Python + " " + tp.peer.Script + " " + strings.Join(ls.LadderArgs(levels), " ")},
+		results.Config{Key: "torch-ladder-command", Value: tp.peer.Python + " " + tp.peer.Script + " " + strings.Join(exp.Config.Settings.LadderArgs(levels), " ")},
 		results.Config{Key: "torch-version", Value: first.Get("torch")},
 		results.Config{Key: "torch-python", Value: first.Get("python")},
 		results.Config{Key: "torch-threads", Value: first.Get("torch-threads")},

@@ -5,9 +5,12 @@ package workloads
 import (
 	"context"
 	"errors"
+	"fmt"
+	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 
 	"golang.org/x/perf/benchfmt"
@@ -24,17 +27,7 @@ import (
 // fail; that failure must be a *CUDACheckError returned after every
 // measurement, with every record.
 func TestCUDACheckOnAFakeDriver(t *testing.T) {
-	cc, err := exec.LookPath("cc")
-	if err != nil {
-		t.Fatalf("the fake CUDA driver needs the C compiler cc (part of this project's machines): %v", err)
-	}
-	so := filepath.Join(t.TempDir(), "libfakecuda.so")
-	if out, err := exec.Command(cc, "-shared", "-fPIC", "-O1", "-o", so, filepath.Join("..", "cuda", "testdata", "fakecuda.c")).CombinedOutput(); err != nil {
-		t.Fatalf("building the fake driver: %v\n%s", err, out)
-	}
-	if err := cuda.LoadFrom(so); err != nil {
-		t.Fatal(err)
-	}
+	so := loadFakeCUDA(t)
 	c := QuickCUDACheck()
 	c.Sizes = []int64{1 << 20, 2 << 20}
 	var details []string
@@ -102,4 +95,48 @@ func TestCUDACheckOnAFakeDriver(t *testing.T) {
 	if err := cuda.LoadFrom(so); err == nil || !strings.Contains(err.Error(), "after the driver was loaded") {
 		t.Errorf("a second LoadFrom: %v", err)
 	}
+}
+
+// fakeCUDA is the fake driver this test binary loaded, once: package
+// cuda loads one driver per process.
+var fakeCUDA struct {
+	once sync.Once
+	so   string
+	err  error
+}
+
+// loadFakeCUDA builds cuda/testdata/fakecuda.c with the machine's cc and
+// loads it as the driver, once per test binary, and returns its path.
+func loadFakeCUDA(t *testing.T) string {
+	t.Helper()
+	fakeCUDA.once.Do(func() {
+		dir, err := os.MkdirTemp("", "headspace-fakecuda-")
+		if err != nil {
+			fakeCUDA.err = err
+			return
+		}
+		// Loaded, the library needs no file: remove it at once.
+		defer os.RemoveAll(dir)
+		fakeCUDA.so, fakeCUDA.err = buildFake(dir, "fakecuda")
+		if fakeCUDA.err == nil {
+			fakeCUDA.err = cuda.LoadFrom(fakeCUDA.so)
+		}
+	})
+	if fakeCUDA.err != nil {
+		t.Fatal(fakeCUDA.err)
+	}
+	return fakeCUDA.so
+}
+
+// buildFake builds cuda/testdata/<name>.c into dir/lib<name>.so.
+func buildFake(dir, name string) (string, error) {
+	cc, err := exec.LookPath("cc")
+	if err != nil {
+		return "", fmt.Errorf("the fake %s needs the C compiler cc (part of this project's machines): %v", name, err)
+	}
+	so := filepath.Join(dir, "lib"+name+".so")
+	if out, err := exec.Command(cc, "-shared", "-fPIC", "-O1", "-o", so, filepath.Join("..", "cuda", "testdata", name+".c")).CombinedOutput(); err != nil {
+		return "", fmt.Errorf("building the fake %s: %v\n%s", name, err, out)
+	}
+	return so, nil
 }

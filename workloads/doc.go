@@ -12,8 +12,13 @@
 //     (document 004);
 //   - whatif.go: the what-if model's profile and its check;
 //   - peer.go: the document's PyTorch pipeline beside ours;
+//   - peerladder.go: the yardstick, the document's whole training script
+//     beside our ladder at every level on the same emulated device
+//     (document 003; `headspace peer --ladder`, and 003's report);
 //   - cudacheck.go: `headspace cuda check`, the GPU's kernels against
-//     their reference, its copy speeds and the Net's step.
+//     their reference, its copy speeds and the Net's step;
+//   - cudadecode.go: `headspace cuda decode`, nvJPEG's batched decode into
+//     GPU memory.
 //
 // Each implements Experiment (experiment.go), the one narrow interface,
 // after golang.org/x/benchmarks/sweet's common.Harness: its name and
@@ -29,15 +34,20 @@
 //
 // A command is thin on top: it parses its flags into an experiment's
 // struct, runs it with an Env whose Result writes each record to the
-// result file as it is made (and Done resumes one), and prints. What it
+// result file as it is made (and Done resumes one), and prints. The
+// file's configuration is the machine's lines and the experiment's
+// Settings, plus what is known only once it has run (the GPU's lines, a
+// calibration), from the typed details Run passes. What it
 // prints beyond the records' figures (an analysis's plot and stage
 // statistics, a simulation's animation, the what-if model's profile)
 // comes from Env.Detail, where Run passes what it measured, typed, as it
 // is made; On subscribes to one type. So no command calls an engine's
 // loop, and the records a command writes are the benchmark's.
 //
-// CUDACheck implements Experiment but is not in Experiments: it needs a
-// real GPU, and the benchmark list must pass on a machine without one
-// without faking a figure. `headspace cuda check` and ci/gpu-suite.sh run
-// it; its test runs its whole path on package cuda's fake driver.
+// CUDACheck and CUDADecode implement Experiment but are not in
+// Experiments: they need a real GPU, and the benchmark list must pass on
+// a machine without one without faking a figure. `headspace cuda check`,
+// `headspace cuda decode` and ci/gpu-suite.sh run them; their tests run
+// their whole paths on package cuda's fake driver (and fake libnvjpeg),
+// checking what Run makes, never a figure.
 package workloads

@@ -159,7 +159,8 @@ func (env Env) dir() string {
 // Experiments lists every experiment that runs on any machine, at its
 // zero value: At gives each at a size. Adding an experiment is a file in
 // this package with a type that implements Experiment, and a line here.
-// CUDACheck, which needs a real GPU, is not here (package doc).
+// CUDACheck and CUDADecode, which need a real GPU, are not here (package
+// doc).
 var Experiments = []Experiment{
 	Headspace{},
 	Loaders{},
@@ -168,6 +169,7 @@ var Experiments = []Experiment{
 	Sim{},
 	WhatIf{},
 	Peer{},
+	PeerLadder{},
 }
 
 // Lookup returns the experiment named name ("Ladder"; any case).

@@ -104,16 +104,24 @@ func (l Loaders) trainConfig() train.Config {
 	return train.Config{Steps: l.TrainSteps, Warmup: l.Train.Prefetch*l.Train.Workers + 1}
 }
 
-// Settings is the configuration block of the comparison's result file.
+// Settings is the configuration block of the comparison's result file
+// (`headspace loaders --out`, `headspace reproduce`'s 002): the loaders'
+// pipeline and sweep, then the training comparison's, which a sweep
+// without one (TrainRuns 0, as the command's) leaves out.
 func (l Loaders) Settings() []results.Config {
 	rc := l.trainConfig()
 	t := l.Train
-	return append(l.Config.Pipeline.Settings(),
+	out := append(l.Config.Pipeline.Settings(),
 		results.Config{Key: "transforms", Value: l.Config.Pipeline.Impl},
 		results.Config{Key: "modes", Value: strings.Join(l.Modes, ",")},
 		results.Config{Key: "workers", Value: joinInts(l.Workers)},
 		results.Config{Key: "batches", Value: fmt.Sprint(l.Config.Batches)},
 		results.Config{Key: "repeats", Value: fmt.Sprint(l.Repeats)},
+	)
+	if l.TrainRuns == 0 {
+		return out
+	}
+	return append(out,
 		results.Config{Key: "train-raw-size", Value: fmt.Sprintf("%dx%d", t.Dataset.Width, t.Dataset.Height)},
 		results.Config{Key: "train-crop", Value: fmt.Sprint(t.Transforms.Crop)},
 		results.Config{Key: "train-batch", Value: fmt.Sprint(t.Batch)},

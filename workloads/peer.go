@@ -2,6 +2,7 @@ package workloads
 
 import (
 	"context"
+	"strconv"
 
 	"golang.org/x/perf/benchfmt"
 
@@ -57,8 +58,13 @@ func (Peer) At(z Size) Experiment {
 	return DefaultPeer(PeerPython, PeerScript)
 }
 
-// Settings is the configuration block of the comparison's result file.
-func (p Peer) Settings() []results.Config { return p.Config.Settings.Config() }
+// Settings is the configuration block of the comparison's result file
+// (`headspace peer --out`): the settings both sides run at, and the
+// rounds. The peer's own lines (its Python, torch's version) are known
+// once it has run: Run passes them, in the peer.Result, to env.Detail.
+func (p Peer) Settings() []results.Config {
+	return append(p.Config.Settings.Config(), results.Config{Key: "rounds", Value: strconv.Itoa(max(p.Config.Count, 1))})
+}
 
 // Run runs the comparison and returns its records
 // (BenchmarkPeer/impl=…/workers=…). Each peer.Measurement goes to

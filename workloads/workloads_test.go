@@ -132,6 +132,26 @@ func BenchmarkPeer(b *testing.B) {
 	benchExperiment(b, p, benchEnv(b))
 }
 
+// BenchmarkPeerLadder runs the document's training script beside our
+// ladder at every level on the emulated device, alternating; the script
+// needs /usr/bin/python3 with torch, torchvision, scipy and PIL (`make
+// peer` installs them), and ours runs without.
+func BenchmarkPeerLadder(b *testing.B) {
+	_, file, _, _ := runtime.Caller(0)
+	script := filepath.Join(filepath.Dir(file), "..", filepath.FromSlash(peer.LadderScript))
+	p := DefaultPeerLadder(PeerPython, script)
+	if testing.Short() {
+		p = QuickPeerLadder(PeerPython, script)
+	}
+	p.Config.Impls = []string{peer.Naive, peer.Fast}
+	if _, err := exec.LookPath(p.Config.Peer.Python); err == nil && p.Config.Peer.Check(context.Background()) == nil {
+		p.Config.Impls = peer.LadderImpls
+	} else {
+		b.Logf("torch is not importable by %s: measuring ours alone (make peer installs it)", p.Config.Peer.Python)
+	}
+	benchExperiment(b, p, benchEnv(b))
+}
+
 // TestExperiments checks the registry: every experiment named once, its
 // sizes valid and of its own type, its settings keys spelled once.
 func TestExperiments(t *testing.T) {

@@ -109,10 +109,7 @@ func runLoaders(ctx context.Context, args []string, stdout, stderr io.Writer) er
 	// Read before the runs: it may start git, whose CPU is no loader's.
 	var env []results.Config
 	if *out != "" {
-		env = append(append(machine.Environment("none"), cfg.Settings()...),
-			results.Config{Key: "transforms", Value: *impl},
-			results.Config{Key: "batches", Value: fmt.Sprint(*batches)},
-		)
+		env = append(machine.Environment("none"), exp.Settings()...)
 	}
 	stopProfile, err := startCPUProfile(*cpuProfile)
 	if err != nil {

@@ -8,7 +8,6 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
-	"strconv"
 	"strings"
 
 	"github.com/headspace-bench/headspace/datasets/ondisk"
@@ -156,19 +155,18 @@ func runPeer(ctx context.Context, args []string, stdout, stderr io.Writer) error
 
 	// Read before the runs: they may start git, whose CPU is no loader's.
 	host := machine.Describe()
+	exp := workloads.Peer{Config: peer.Config{Peer: p, Settings: settings, Workers: workers, Impls: impls, Count: *count}}
 	var env []results.Config
 	if *out != "" {
-		env = append(machine.Environment("none"), settings.Config()...)
-		env = append(env, results.Config{Key: "rounds", Value: strconv.Itoa(*count)})
+		env = append(machine.Environment("none"), exp.Settings()...)
 	}
-	c := peer.Config{Peer: p, Settings: settings, Workers: workers, Impls: impls, Count: *count}
 	var run workloads.Env
 	workloads.On(&run, func(m peer.Measurement) {
 		fmt.Fprintf(stderr, "%s: TTFB %.3fs, %.1f samples/s, CPU %.2fs\n", m.BenchName(), m.TTFB.Seconds(), m.SamplesPerSec, m.CPU.Seconds())
 	})
 	var res peer.Result
 	workloads.On(&run, func(r peer.Result) { res = r })
-	if _, err := (workloads.Peer{Config: c}).Run(ctx, run); err != nil {
+	if _, err := exp.Run(ctx, run); err != nil {
 		return err
 	}
 	rows := peer.Summarize(res.Measurements)

@@ -9,10 +9,11 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
-	"slices"
 	"strconv"
 	"strings"
 	"time"
+
+	"golang.org/x/perf/benchfmt"
 
 	"github.com/headspace-bench/headspace/harness/blocks/machine"
 	"github.com/headspace-bench/headspace/harness/blocks/results"
@@ -99,8 +100,11 @@ func runPeerLadder(ctx context.Context, fs *flag.FlagSet, lf *peerLadderFlags, a
 		}
 	}
 	s := peer.LadderSettings{Width: w, Height: h, Crop: atoi("crop"), Batch: atoi("batch"), Workers: workers, Steps: lf.steps, Seed: seed, Device: dev}
-	c := peer.LadderConfig{Peer: peer.Peer{Python: get("python"), Script: script}, Settings: s, Levels: levels, Impls: impls, Count: count}
-	if err := c.Validate(); err != nil {
+	exp := workloads.PeerLadder{Config: peer.LadderConfig{Peer: peer.Peer{Python: get("python"), Script: script}, Settings: s, Levels: levels, Impls: impls, Count: count}}
+	if calibrated {
+		exp.CalibrationBatches = lf.calibration
+	}
+	if err := exp.Validate(); err != nil {
 		return usageError{err.Error()}
 	}
 	out := get("out")
@@ -112,60 +116,43 @@ func runPeerLadder(ctx context.Context, fs *flag.FlagSet, lf *peerLadderFlags, a
 			return err
 		}
 	}
-	if slices.Contains(impls, peer.Torch) || calibrated {
-		if err := c.Peer.Check(ctx); err != nil {
-			if errors.Is(err, peer.ErrNotInstalled) {
-				return fmt.Errorf("%v: %s", err, peerInstallHint)
-			}
-			return err
-		}
-	}
 	// Read before the runs (they start Python; the tree must be read as it
 	// was when the measurement began).
 	environment := machine.Environment("emulated")
-	var calib []results.Config
 	if calibrated {
 		fmt.Fprintf(stderr, "calibrating: the document's DataLoader at raw and none, %d batches each\n", lf.calibration)
-		cal, err := c.Peer.Calibrate(ctx, lf.calibration)
-		if err != nil {
-			return err
-		}
-		c.Settings.Device.Step = cal.Step
-		for _, kv := range cal.Config {
-			if strings.HasPrefix(kv.Key, "calibrat") {
-				calib = append(calib, kv)
-			}
-		}
-		calib = append(calib, results.Config{Key: "calibration-command", Value: fmt.Sprintf("%s %s --device emulated --calibrate --calibration-batches %d", c.Peer.Python, c.Peer.Script, lf.calibration)})
+	}
+	var run workloads.Env
+	workloads.On(&run, func(cal workloads.PeerLadderCalibration) {
+		exp = exp.Calibrated(cal)
 		fmt.Fprintf(stdout, "calibration: this machine runs the document's loader at %.3f of the document's host; step %v\n\n", cal.Ratio, cal.Step)
-	}
-
-	var env []results.Config
-	if out != "" {
-		env = append(environment, c.Settings.Config()...)
-		env = append(env, results.Config{Key: "rounds", Value: strconv.Itoa(count)},
-			results.Config{Key: "command", Value: peerCommand(args)},
-			results.Config{Key: "step-source", Value: map[bool]string{true: "calibrated", false: "given"}[calibrated]})
-		env = append(env, calib...)
-	}
+	})
+	var sofar peer.LadderResult
+	workloads.On(&run, func(m peer.LadderMeasurement) {
+		fmt.Fprintf(stderr, "%s: %.3f steps/s\n", m.BenchName(), m.StepsPerSec)
+	})
+	workloads.On(&run, func(r peer.LadderResult) { sofar = r })
 	// Every run is saved as soon as it is done (the whole file, atomically),
 	// so an interrupted or failed sweep keeps what it measured.
-	res, err := peer.LadderSweep(ctx, c, func(m peer.LadderMeasurement, sofar peer.LadderResult) error {
-		fmt.Fprintf(stderr, "%s: %.3f steps/s\n", m.BenchName(), m.StepsPerSec)
+	run.Result = func(*benchfmt.Result) error {
 		if out == "" {
 			return nil
 		}
-		return peer.WriteLadderResults(out, env, sofar)
-	})
-	if err != nil {
-		if out != "" && len(res.Measurements) > 0 {
-			fmt.Fprintf(stderr, "results so far: %s (%d runs)\n", out, len(res.Measurements))
+		cfg := append(append(environment, exp.Settings()...), results.Config{Key: "command", Value: peerCommand(args)})
+		return peer.WriteLadderResults(out, cfg, sofar)
+	}
+	if _, err := exp.Run(ctx, run); err != nil {
+		if errors.Is(err, peer.ErrNotInstalled) {
+			return fmt.Errorf("%v: %s", err, peerInstallHint)
+		}
+		if out != "" && len(sofar.Measurements) > 0 {
+			fmt.Fprintf(stderr, "results so far: %s (%d runs)\n", out, len(sofar.Measurements))
 		}
 		return err
 	}
 	fmt.Fprintf(stdout, "raw %dx%d, crop %d, batch %d, %d workers, emulated step %v, %s of %s; medians\n\n",
-		w, h, s.Crop, s.Batch, workers, c.Settings.Device.Step, plural(count, "round"), plural(lf.steps, "measured step"))
-	if err := peer.WriteLadderTable(stdout, peer.SummarizeLadder(res.Measurements)); err != nil {
+		w, h, s.Crop, s.Batch, workers, exp.Config.Settings.Device.Step, plural(count, "round"), plural(lf.steps, "measured step"))
+	if err := peer.WriteLadderTable(stdout, peer.SummarizeLadder(sofar.Measurements)); err != nil {
 		return err
 	}
 	if out != "" {

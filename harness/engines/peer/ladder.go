@@ -365,6 +365,10 @@ type LadderConfig struct {
 	Count int
 }
 
+// LevelOrder is the levels c runs, in the order it runs them: device
+// first, down to none.
+func (c LadderConfig) LevelOrder() []ladder.Level { return c.levels() }
+
 func (c LadderConfig) levels() []ladder.Level {
 	ls := c.Levels
 	if ls == nil {

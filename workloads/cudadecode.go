@@ -1,0 +1,199 @@
+package workloads
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+
+	"golang.org/x/perf/benchfmt"
+
+	"github.com/headspace-bench/headspace/cuda"
+	"github.com/headspace-bench/headspace/harness/blocks/results"
+)
+
+// CUDADecode is `headspace cuda decode`: nvJPEG's batched decode
+// (nvjpegDecodeBatched) of the JPEG files of a directory into GPU memory
+// as planar RGB, the layout of a uint8 batch. The files (*.jpg, *.jpeg,
+// all of one size, cycled when fewer than a batch) are read into memory
+// first; one untimed batch runs, then each of Batches is timed from the
+// host stage to the wait for the GPU.
+//
+// Like CUDACheck it is not in Experiments: it needs a GPU and libnvjpeg
+// (loaded with purego, as package cuda loads libcuda). Without a driver
+// Run returns package cuda's "no CUDA driver found (libcuda.so.1): …",
+// without libnvjpeg "no nvJPEG library found (libnvjpeg…): …".
+type CUDADecode struct {
+	Ordinal int    // the GPU's ordinal
+	JPEGs   string // the directory of JPEG files
+	Batch   int    // images per batch
+	Batches int    // timed batches, after one untimed
+	Threads int    // CPU threads nvJPEG's host stage may use
+	// Libraries are the libnvjpeg paths tried in order; nil searches
+	// cuda.NvjpegCandidates ($HEADSPACE_NVJPEG, a CUDA install, a
+	// PyTorch wheel's).
+	Libraries []string
+}
+
+// DefaultCUDADecode is `headspace cuda decode`'s defaults: batches of
+// 256, 20 timed, 4 host threads; JPEGs is the caller's.
+func DefaultCUDADecode() CUDADecode {
+	return CUDADecode{Batch: 256, Batches: 20, Threads: 4}
+}
+
+// QuickCUDADecode is every code path in seconds: 2 timed batches of 4.
+func QuickCUDADecode() CUDADecode {
+	return CUDADecode{Batch: 4, Batches: 2, Threads: 1}
+}
+
+// Name is "CUDADecode": BenchmarkCUDADecode/decoder=nvjpeg/….
+func (CUDADecode) Name() string { return "CUDADecode" }
+
+// Document is "": the decode benchmark is headspace's own.
+func (CUDADecode) Document() string { return "" }
+
+// At is DefaultCUDADecode or QuickCUDADecode (without JPEGs).
+func (CUDADecode) At(z Size) Experiment {
+	if z == Quick {
+		return QuickCUDADecode()
+	}
+	return DefaultCUDADecode()
+}
+
+// Settings is what changes a number and is in no record's name: the
+// files' directory (by its name) and the host stage's threads. The GPU's
+// lines (GPUSettings) and the library's are known once they are open:
+// Run passes a CUDADecodeSetup, whose Settings gives them, to env.Detail.
+func (d CUDADecode) Settings() []results.Config {
+	return []results.Config{
+		{Key: "jpegs", Value: filepath.Base(filepath.Clean(d.JPEGs))},
+		{Key: "threads", Value: strconv.Itoa(d.Threads)},
+	}
+}
+
+// Validate reports the first problem with d, before anything runs.
+func (d CUDADecode) Validate() error {
+	switch {
+	case d.JPEGs == "":
+		return errors.New("no directory of JPEG files")
+	case d.Batch <= 0 || d.Batch > 65536:
+		return fmt.Errorf("batch %d: want 1 to 65536", d.Batch)
+	case d.Batches <= 0 || d.Batches > 1000000:
+		return fmt.Errorf("batches %d: want 1 to 1000000", d.Batches)
+	case d.Threads <= 0 || d.Threads > 1024:
+		return fmt.Errorf("threads %d: want 1 to 1024", d.Threads)
+	case d.Ordinal < 0:
+		return fmt.Errorf("GPU ordinal %d must not be negative", d.Ordinal)
+	}
+	return nil
+}
+
+// CUDADecodeSetup is what CUDADecode.Run opened, passed to env.Detail
+// before the first batch: the GPU, the library and the files.
+type CUDADecodeSetup struct {
+	GPU           cuda.Info
+	Library       string // the libnvjpeg's path
+	Files         int    // JPEG files read (at most a batch)
+	Width, Height int    // their size
+}
+
+// Settings is the setup's configuration lines: the GPU's (GPUSettings)
+// and the library's file name.
+func (s CUDADecodeSetup) Settings() []results.Config {
+	return append(GPUSettings(s.GPU), results.Config{Key: "nvjpeg", Value: filepath.Base(s.Library)})
+}
+
+// Run reads the files, opens the GPU and libnvjpeg, and decodes: its
+// CUDADecodeSetup goes to env.Detail first, and each timed batch is a
+// record BenchmarkCUDADecode/decoder=nvjpeg/batch=…/size=WxH in images/s.
+func (d CUDADecode) Run(ctx context.Context, env Env) ([]*benchfmt.Result, error) {
+	if err := d.Validate(); err != nil {
+		return nil, err
+	}
+	files, err := readJPEGs(d.JPEGs, d.Batch)
+	if err != nil {
+		return nil, err
+	}
+	if err := cuda.Load(); err != nil {
+		return nil, err
+	}
+	c, err := cuda.Open(d.Ordinal)
+	if err != nil {
+		return nil, err
+	}
+	defer c.Close()
+	dec, err := cuda.NewJPEGDecoder(c, d.Libraries, d.Batch, d.Threads)
+	if err != nil {
+		return nil, err
+	}
+	defer dec.Close()
+	_, w, h, err := dec.ImageInfo(files[0])
+	if err != nil {
+		return nil, fmt.Errorf("%s: the first file: %w", d.JPEGs, err)
+	}
+	dst, free, err := cuda.DeviceAlloc(c, int64(d.Batch)*3*int64(w)*int64(h))
+	if err != nil {
+		return nil, err
+	}
+	defer free()
+	env.detail(CUDADecodeSetup{GPU: c.Info(), Library: dec.Library(), Files: len(files), Width: w, Height: h})
+
+	var out []*benchfmt.Result
+	keep := env.collect(&out)
+	name := benchfmt.Name(fmt.Sprintf("BenchmarkCUDADecode/decoder=nvjpeg/batch=%d/size=%dx%d", d.Batch, w, h))
+	b := make([][]byte, d.Batch)
+	env.start(fmt.Sprintf("nvJPEG, %d batches of %d", d.Batches, d.Batch))
+	for i := range d.Batches + 1 {
+		if err := ctx.Err(); err != nil {
+			return out, err
+		}
+		lo := (i * d.Batch) % len(files)
+		for j := range b {
+			b[j] = files[(lo+j)%len(files)]
+		}
+		took, err := dec.Decode(b, dst, w, h)
+		if err != nil {
+			return out, fmt.Errorf("batch %d: %w", i, err)
+		}
+		if i == 0 { // the untimed warm-up batch
+			continue
+		}
+		if err := keep(&benchfmt.Result{Name: name, Iters: d.Batch,
+			Values: []benchfmt.Value{{Value: float64(d.Batch) / took.Seconds(), Unit: "images/s"}}}); err != nil {
+			return out, err
+		}
+	}
+	return out, nil
+}
+
+// readJPEGs reads up to max files named *.jpg or *.jpeg (any case) from
+// dir, in name order: a dataset of `headspace dataset write --format
+// jpeg` qualifies.
+func readJPEGs(dir string, max int) ([][]byte, error) {
+	ents, err := os.ReadDir(dir)
+	if err != nil {
+		return nil, err
+	}
+	var files [][]byte
+	for _, e := range ents {
+		n := strings.ToLower(e.Name())
+		if e.IsDir() || !(strings.HasSuffix(n, ".jpg") || strings.HasSuffix(n, ".jpeg")) {
+			continue
+		}
+		b, err := os.ReadFile(filepath.Join(dir, e.Name()))
+		if err != nil {
+			return nil, err
+		}
+		files = append(files, b)
+		if len(files) == max {
+			break
+		}
+	}
+	if len(files) == 0 {
+		return nil, fmt.Errorf("%s: no .jpg or .jpeg files", dir)
+	}
+	return files, nil
+}
