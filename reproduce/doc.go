@@ -27,8 +27,8 @@
 //   - doc003.go, the caching ladder (seed 003), workloads.Ladder in four
 //     steps: (a) every
 //     level with naive transforms at 1024×1024; (b) the transform fix, fast
-//     transforms, levels raw and none; (c) the raw image shrunk to 256×256,
-//     level none; (d) the uint8 transfer (loader.Config.Transfer "uint8",
+//     transforms, every level; (c) the raw image shrunk to 256×256,
+//     levels device and none; (d) the uint8 transfer (loader.Config.Transfer "uint8",
 //     the conversion run on the device) against float32, with the bytes per
 //     upload from the device's counters and from the batch's shape. Every
 //     level is reported as a ratio to the level device, ours and the
@@ -45,10 +45,13 @@
 //
 // A document's measure function runs its experiment through the
 // workloads.Experiment interface (000, 002, 004: Run and Settings of
-// workloads.Headspace, Loaders and Sim; 003: the sweeps of
-// workloads.Ladder, OnDisk and WhatIf, each from its own specification)
-// and returns benchmark-format records and the settings they were
-// measured with. Run writes them with results.WriteFile to
+// workloads.Headspace, Loaders and Sim; 003: Run and Settings of
+// workloads.Ladder for each step, its records named under the step by the
+// ladder's own Under, "Ladder/step=a", its timeline recorded through
+// Env.Recorded, and of workloads.OnDisk for step (e); the what-if
+// profiles through WhatIf.Profile; each from its own specification) and
+// returns benchmark-format records and the settings they were measured
+// with. Run writes them with results.WriteFile to
 // <Out>/results/<id>-<name>.txt: configuration lines first — the
 // document, the machine (harness/blocks/machine: goos, goarch, cpu, commit,
 // cores, gomaxprocs, go, distro, date), the device's description, the

@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"io"
 	"math"
-	"os"
 	"path/filepath"
 	"slices"
 	"strconv"
@@ -26,7 +25,6 @@ import (
 	"github.com/headspace-bench/headspace/harness/blocks/pipeline"
 	"github.com/headspace-bench/headspace/harness/blocks/results"
 	"github.com/headspace-bench/headspace/harness/blocks/timeline"
-	"github.com/headspace-bench/headspace/harness/blocks/train"
 	"github.com/headspace-bench/headspace/harness/engines/ladder"
 	"github.com/headspace-bench/headspace/harness/engines/whatif"
 	"github.com/headspace-bench/headspace/internal/summary"
@@ -346,6 +344,8 @@ func ladder003(p plan003, base workloads.Ladder, workers int) workloads.Ladder {
 	// level spread over the machine's ups and downs alike.
 	w.Count = 1
 	w.Pipeline.Dataset.Width, w.Pipeline.Dataset.Height = p.raw, p.raw
+	// Its records are BenchmarkLadder/step=<key>/level=…/….
+	w.Under = w.Name() + "/step=" + p.step.Key
 	return w
 }
 
@@ -370,12 +370,13 @@ func measure003(ctx context.Context, s *settings, t *tracker) (measurement, erro
 	defer dev.Close()
 	// Every step runs on the one device opened for the document; the
 	// sweep's device never closes it.
-	shared := workloads.Device{Open: func(bool) (device.Device, error) { return unclosed{dev}, nil }}
+	shared := workloads.Opened(dev)
 
 	var m measurement
-	// The first step's pipeline (raw-size is z.raw), then the small raw
-	// size of the last, as its pipeline spells its raw-size.
-	m.config = ladder003(plans[0], base, s.Workers).Pipeline.Settings()
+	// The first step's ladder's settings (raw-size is z.raw), then the
+	// small raw size of the last, as its pipeline spells its raw-size, and
+	// what the ladder's settings leave to the records' names or the run.
+	m.config = ladder003(plans[0], base, s.Workers).Settings()
 	for _, key := range ladder003(plans[len(plans)-1], base, s.Workers).Pipeline.Settings() {
 		if key.Key == "raw-size" {
 			m.config = append(m.config, results.Config{Key: "small-raw-size", Value: key.Value})
@@ -383,8 +384,6 @@ func measure003(ctx context.Context, s *settings, t *tracker) (measurement, erro
 	}
 	m.config = append(m.config,
 		results.Config{Key: "workers", Value: fmt.Sprint(s.Workers)},
-		results.Config{Key: "steps", Value: fmt.Sprint(z.steps)},
-		results.Config{Key: "warmup", Value: fmt.Sprint(z.warmup)},
 		results.Config{Key: "count", Value: fmt.Sprint(z.count)},
 		results.Config{Key: "step", Value: s.Step.String()},
 		results.Config{Key: "emulated", Value: fmt.Sprint(s.emulated)},
@@ -395,35 +394,45 @@ func measure003(ctx context.Context, s *settings, t *tracker) (measurement, erro
 		if err := w.Validate(); err != nil {
 			return measurement{}, fmt.Errorf("step (%s): %w", key, err)
 		}
-		for run := range z.count {
-			name := func(pt ladder.Point) string {
-				n := fmt.Sprintf("(%s) %s level=%s", key, p.impl, pt.Level)
-				if len(p.placements) > 1 {
-					n += " placement=" + pt.Placement.String()
-				}
-				return n
+		label := func(pt ladder.Point) string {
+			n := fmt.Sprintf("(%s) %s level=%s", key, p.impl, pt.Level)
+			if len(p.placements) > 1 {
+				n += " placement=" + pt.Placement.String()
 			}
-			err := w.Sweep(ctx, workloads.LadderRun{
+			return n
+		}
+		labels := map[string]string{}
+		for _, pt := range w.Points() {
+			labels[w.PointName(pt)] = label(pt)
+		}
+		for run := range z.count {
+			env := workloads.Env{
 				Device: shared,
-				Record: func(pt ladder.Point, _ int) bool { return key == "a" && pt.Level == ladder.None && run == 0 },
-				Recorded: func(pt ladder.Point, rec *pipeline.Recorder) error {
+				Start:  func(name string) { t.unit(fmt.Sprintf("%s run %d/%d", labels[name], run+1, z.count)) },
+				Result: func(b *benchfmt.Result) error { m.recs = append(m.recs, b); return nil },
+			}
+			workloads.On(&env, func(r workloads.PointRun) {
+				t.done("%s run %d/%d: %.3f steps/s", label(r.Point), run+1, z.count, r.Result.StepsPerSec())
+			})
+			if key == "a" && run == 0 {
+				// The timeline of the first naive run at level none.
+				var none string
+				for _, pt := range w.Points() {
+					if pt.Level == ladder.None {
+						none = w.PointName(pt)
+					}
+				}
+				env.Record = func(name string) bool { return name == none }
+				env.Recorded = func(_ string, rec *pipeline.Recorder) error {
 					tl := timeline.FromRecorder(fmt.Sprintf("level none, %s transforms, %d workers, on %s", p.impl, s.Workers, dev.Name()), rec, z.batch)
 					b, err := json.Marshal(tl)
 					if err != nil {
 						return err
 					}
 					return writeBytes(filepath.Join(s.Out, "results", timeline003), b)
-				},
-				Start: func(string) {},
-				Result: func(pt ladder.Point, r train.Result, b *benchfmt.Result) error {
-					t.unit(fmt.Sprintf("%s run %d/%d", name(pt), run+1, z.count))
-					b.Name = benchfmt.Name(strings.Replace(string(b.Name), "BenchmarkLadder/", "BenchmarkLadder/step="+key+"/", 1))
-					m.recs = append(m.recs, b)
-					t.done("%s run %d/%d: %.3f steps/s", name(pt), run+1, z.count, r.StepsPerSec())
-					return nil
-				},
-			})
-			if err != nil {
+				}
+			}
+			if _, err := w.Run(ctx, env); err != nil {
 				return measurement{}, fmt.Errorf("step (%s): %w", key, err)
 			}
 		}
@@ -449,29 +458,28 @@ func measure003(ctx context.Context, s *settings, t *tracker) (measurement, erro
 		return measurement{}, err
 	}
 
-	// The document's raw-data remedies on real files.
-	dataDir, err := os.MkdirTemp("", "headspace-003-data-")
-	if err != nil {
-		return measurement{}, err
+	// The document's raw-data remedies on real files. Their settings are
+	// the matrix's own (OnDisk.Settings): those its ladder sets apart from
+	// the document's (batch, steps, warm-up) prefixed "ondisk-", and its
+	// samples and runs; the rest are the ladder's above, and the raw size
+	// and the rest of a case are in its records' names.
+	for _, c := range onDisk[0].Settings() {
+		switch c.Key {
+		case "batch", "steps", "warmup":
+			c.Key = "ondisk-" + c.Key
+		case "ondisk-samples", "ondisk-count":
+		default:
+			continue
+		}
+		m.config = append(m.config, c)
 	}
-	defer os.RemoveAll(dataDir)
-	o := onDisk[0].Ladder
-	m.config = append(m.config,
-		results.Config{Key: "ondisk-batch", Value: fmt.Sprint(o.Pipeline.Batch)},
-		results.Config{Key: "ondisk-samples", Value: fmt.Sprint(o.Pipeline.Batch * (o.Train.Warmup + o.Train.Steps))},
-		results.Config{Key: "ondisk-count", Value: fmt.Sprint(o.Count)},
-		results.Config{Key: "ondisk-steps", Value: fmt.Sprint(o.Train.Steps)},
-		results.Config{Key: "ondisk-warmup", Value: fmt.Sprint(o.Train.Warmup)},
-	)
 	for _, o := range onDisk {
 		t.unit(fmt.Sprintf("(e) on disk: %d cases, %d runs", len(o.Cases()), o.Runs()))
-		rs, err := o.Sweep(ctx, dataDir, shared)
+		recs, err := o.Run(ctx, workloads.Env{Device: shared})
 		if err != nil {
 			return measurement{}, fmt.Errorf("step (e): %w", err)
 		}
-		for _, r := range rs {
-			m.recs = append(m.recs, r.Record)
-		}
+		m.recs = append(m.recs, recs...)
 		t.done("(e) on disk: %d cases, %d runs", len(o.Cases()), o.Runs())
 	}
 	if err := yardstick.measure(ctx, s, t, z, &m); err != nil {
@@ -604,11 +612,6 @@ func mean(v []float64) float64 {
 
 // meanDur is the mean of v in nanoseconds as a duration.
 func meanDur(v []float64) time.Duration { return time.Duration(mean(v)) }
-
-// unclosed is a device whose Close does nothing: its owner closes it.
-type unclosed struct{ device.Device }
-
-func (unclosed) Close() error { return nil }
 
 // withDevice adds the document's device level (3.45 steps/s, the same
 // model) to a step's figures.

@@ -42,7 +42,12 @@
 // statistics, a simulation's animation, the what-if model's profile)
 // comes from Env.Detail, where Run passes what it measured, typed, as it
 // is made; On subscribes to one type. So no command calls an engine's
-// loop, and the records a command writes are the benchmark's.
+// loop, and the records a command writes are the benchmark's. A caller
+// that runs an experiment in parts says so in the specification, not by
+// renaming records: the 003 report runs each of its steps as a Ladder
+// whose Under ("Ladder/step=a") puts its points' records under the step,
+// and OnDisk runs each point of a case as a Ladder under
+// "LadderOnDisk/<case>"; Ladder.PointName is the one naming rule.
 //
 // CUDACheck and CUDADecode implement Experiment but are not in
 // Experiments: they need a real GPU, and the benchmark list must pass on

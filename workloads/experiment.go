@@ -78,9 +78,13 @@ type Env struct {
 	// Recorded, if set, asks an experiment that runs the training loop
 	// (Ladder) to record the first run of each unit it runs as a
 	// timeline, and receives the recorder after that run with the unit's
-	// name ("Ladder/level=none/…": no "Benchmark", no GOMAXPROCS suffix).
+	// name ("Ladder/level=none/…": no "Benchmark", no GOMAXPROCS suffix;
+	// Ladder.PointName).
 	// An error stops the run.
 	Recorded func(name string, rec *pipeline.Recorder) error
+	// Record, if set, picks the units Recorded records, by the name
+	// Recorded would receive; nil records every unit's first run.
+	Record func(name string) bool
 	// Detail, if set, receives what an experiment measured beside its
 	// records, typed, as it is made: what a command prints or draws that
 	// the records do not hold (a whole analysis.Report, a *sim.Result

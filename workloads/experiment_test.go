@@ -87,6 +87,63 @@ func TestLadderRunResumesAndRecords(t *testing.T) {
 	}
 }
 
+// TestLadderUnder runs a ladder under a sub-benchmark path, as the 003
+// report runs its steps: records, Start, Recorded and Done all use the
+// path's name (BenchmarkLadder/step=a/level=…), each run reaches Detail
+// as a PointRun with its record, Record picks the one point recorded,
+// and a path that is not one is refused.
+func TestLadderUnder(t *testing.T) {
+	l, env := tinyLadder()
+	l.Under, l.Count = "Ladder/step=a", 1
+	pts := l.Selected()
+	none := l.PointName(pts[1])
+	if pts[1].Level != ladder.None || none != "Ladder/step=a/"+pts[1].Sub() {
+		t.Fatalf("point %s named %q", pts[1].Name(), none)
+	}
+	var started, recorded, asked []string
+	var runs []PointRun
+	env.Start = func(name string) { started = append(started, name) }
+	env.Record = func(name string) bool { return name == none }
+	env.Recorded = func(name string, _ *pipeline.Recorder) error { recorded = append(recorded, name); return nil }
+	env.Done = func(name string) int { asked = append(asked, name); return 0 }
+	On(&env, func(r PointRun) { runs = append(runs, r) })
+	recs, err := l.Run(context.Background(), env)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var names, want []string
+	for _, r := range recs {
+		names = append(names, string(r.Name))
+	}
+	for _, p := range pts {
+		want = append(want, strings.Replace(p.BenchName(), "BenchmarkLadder/", "BenchmarkLadder/step=a/", 1))
+	}
+	if !reflect.DeepEqual(names, want) || !reflect.DeepEqual(asked, want) {
+		t.Errorf("records %q, Done asked for %q; want %q", names, asked, want)
+	}
+	if want := []string{l.PointName(pts[0]), none}; !reflect.DeepEqual(started, want) {
+		t.Errorf("started %q, want %q", started, want)
+	}
+	if !reflect.DeepEqual(recorded, []string{none}) {
+		t.Errorf("recorded %q, want %q alone", recorded, none)
+	}
+	if len(runs) != len(recs) {
+		t.Fatalf("%d PointRuns for %d records", len(runs), len(recs))
+	}
+	for i, r := range runs {
+		if r.Point != pts[i] || r.Record != recs[i] || r.Result.StepsPerSec() <= 0 {
+			t.Errorf("run %d: point %s, record %s, %v steps/s", i, r.Point.Name(), r.Record.Name, r.Result.StepsPerSec())
+		}
+	}
+	for _, bad := range []string{"Ladder/step a", "/Ladder", "Ladder/"} {
+		b := l
+		b.Under = bad
+		if err := b.Validate(); err == nil || !strings.Contains(err.Error(), "benchmark path") {
+			t.Errorf("under %q: %v", bad, err)
+		}
+	}
+}
+
 // TestLadderShards checks that the shards of a sweep split its points,
 // every point in one shard, in the sweep's order.
 func TestLadderShards(t *testing.T) {
@@ -101,6 +158,14 @@ func TestLadderShards(t *testing.T) {
 	}
 	if len(all) != len(l.Points()) || len(l.Selected()) != len(l.Points()) {
 		t.Fatalf("%d points in 3 shards, %d unsharded; the sweep has %d", len(all), len(l.Selected()), len(l.Points()))
+	}
+	// Only is one point's sweep, whatever the shard.
+	sh := l
+	sh.Shard, sh.Shards = 1, 3
+	for _, p := range l.Points() {
+		if got := sh.Only(p).Selected(); len(got) != 1 || got[0] != p {
+			t.Errorf("Only(%s) runs %v", p.Name(), got)
+		}
 	}
 	seen := map[string]bool{}
 	for _, n := range all {

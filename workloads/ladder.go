@@ -4,8 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"math"
 	"runtime"
+	"strings"
 	"time"
 
 	"golang.org/x/perf/benchfmt"
@@ -42,6 +42,12 @@ type Ladder struct {
 	// (0-based): one shard of the sweep, which `headspace merge` joins
 	// with the others (ShardSettings); Shards 0 means all.
 	Shard, Shards int
+	// Under is the benchmark path the points' records are named under
+	// (PointName): "" is "Ladder", BenchmarkLadder/level=…/…; the 003
+	// report's steps run under "Ladder/step=a" (BenchmarkLadder/step=a/
+	// level=…/…), the on-disk matrix's cases under "LadderOnDisk/<case>".
+	// A name, not a number: it is in no settings block.
+	Under string
 }
 
 // The document's own numbers (A10G, PyTorch 2.6, 4 DataLoader workers on
@@ -111,6 +117,8 @@ func (l Ladder) Validate() error {
 		return errors.New("the sweep has no points: every dimension needs a value")
 	case l.Count <= 0:
 		return fmt.Errorf("count %d must be positive", l.Count)
+	case strings.ContainsAny(l.Under, " \t\n") || strings.HasPrefix(l.Under, "/") || strings.HasSuffix(l.Under, "/"):
+		return fmt.Errorf("under %q: want a benchmark path (no spaces, no leading or trailing /)", l.Under)
 	}
 	if err := l.Train.Validate(); err != nil {
 		return err
@@ -177,6 +185,45 @@ func Emulated(cfg device.EmulatedConfig) Device {
 	}
 }
 
+// Opened is dev, already open, as the Device of experiments run one
+// after another on it (the 003 report's steps): every Open hands it out,
+// pinned or not, and an experiment's Close leaves it open for its owner
+// to close. It has no Settings and no Scale.
+func Opened(dev device.Device) Device {
+	return Device{Open: func(bool) (device.Device, error) { return unclosed{dev}, nil }}
+}
+
+// once is d opened at most once per pinning, for several sweeps in a
+// row: its Open hands out the device opened first (whose Close does
+// nothing), and closeAll closes them.
+func (d Device) once() (shared Device, closeAll func()) {
+	devs := map[bool]device.Device{}
+	shared = d
+	shared.Open = func(pinned bool) (device.Device, error) {
+		dev, ok := devs[pinned]
+		if !ok {
+			var err error
+			if dev, err = d.Open(pinned); err != nil {
+				return nil, err
+			}
+			devs[pinned] = dev
+		}
+		return unclosed{dev}, nil
+	}
+	return shared, func() {
+		for _, dev := range devs {
+			dev.Close()
+		}
+	}
+}
+
+// unclosed is a device whose Close leaves it open, for its opener to
+// close.
+type unclosed struct{ device.Device }
+
+// Close does nothing.
+func (unclosed) Close() error { return nil }
+
 // DocumentStep is the emulated device's step: the document's
 // device-cached 3.45 steps/s, 1/3.45 s = 289.9 ms, rounded to 290 ms.
 const DocumentStep = 290 * time.Millisecond
@@ -187,23 +234,6 @@ func DocumentDevice() device.EmulatedConfig {
 	c := device.DefaultEmulated()
 	c.Step = DocumentStep
 	return c
-}
-
-// LadderRun is how a sweep reports, resumes and records.
-type LadderRun struct {
-	Device Device
-	// Done says how many runs of p a resumed file already holds; those
-	// are skipped. Nil means none.
-	Done func(p ladder.Point) int
-	// Record, if set, says whether to record run (0-based) of p for a
-	// timeline; Recorded then receives the recorder after the run.
-	Record   func(p ladder.Point, run int) bool
-	Recorded func(p ladder.Point, rec *pipeline.Recorder) error
-	// Result receives every run as it finishes: the point, the run, and
-	// its benchmark-format record. An error stops the sweep.
-	Result func(p ladder.Point, r train.Result, b *benchfmt.Result) error
-	// Start, if set, is called before each run with the point's name.
-	Start func(name string)
 }
 
 // Selected is the sweep's points that its shard takes (all of them
@@ -223,16 +253,47 @@ func (l Ladder) Selected() []ladder.Point {
 func (l Ladder) Todo(env Env) int {
 	n := 0
 	for _, p := range l.Selected() {
-		n += l.Count - min(env.done(p.BenchName()), l.Count)
+		n += l.Count - min(env.done(l.benchName(p)), l.Count)
 	}
 	return n
 }
 
-func (h LadderRun) done(p ladder.Point) int {
-	if h.Done == nil {
-		return 0
+// PointName is point p's benchmark name without the "Benchmark" prefix
+// and the GOMAXPROCS suffix, under the sweep's Under:
+// "Ladder/level=raw/workers=4/…" (ladder.Point.Name), or with Under
+// "Ladder/step=a", "Ladder/step=a/level=raw/workers=4/…". It is the name
+// Env.Start and Env.Recorded receive.
+func (l Ladder) PointName(p ladder.Point) string {
+	under := l.Under
+	if under == "" {
+		under = l.Name()
 	}
-	return min(h.Done(p), math.MaxInt)
+	return under + "/" + p.Sub()
+}
+
+// benchName is point p's benchmark name as `go test -bench` prints it:
+// its records' name, GOMAXPROCS suffix included (results.BenchName).
+func (l Ladder) benchName(p ladder.Point) string {
+	return results.BenchName(l.PointName(p), runtime.GOMAXPROCS(0))
+}
+
+// Only is the sweep of point p alone: its level, workers, transforms,
+// placement and pinning, with the rest of l (pipeline, loop, runs,
+// Under).
+func (l Ladder) Only(p ladder.Point) Ladder {
+	l.Levels, l.Workers, l.Transforms = []ladder.Level{p.Level}, []int{p.Workers}, []string{p.Impl}
+	l.Placements, l.Pinned = []loader.Placement{p.Placement}, []bool{p.Pinned}
+	l.Shard, l.Shards = 0, 0
+	return l
+}
+
+// PointRun is one run of one point of a ladder, passed to Env.Detail as
+// it finishes, before its record goes to Env.Result: what a caller needs
+// beside the record (the point, the whole train.Result).
+type PointRun struct {
+	Point  ladder.Point
+	Result train.Result
+	Record *benchfmt.Result // named by PointName
 }
 
 // Name is "Ladder": BenchmarkLadder/level=…/workers=…/….
@@ -249,35 +310,21 @@ func (Ladder) At(z Size) Experiment {
 	return DefaultLadder()
 }
 
-// Run runs the sweep (every point, or its shard's) on env's device:
-// Count runs of each point, less those env.Done says a resumed file
-// holds; with env.Recorded, the first run of each point is recorded as a
-// timeline.
+// Run runs the sweep (every point, or its shard's) on env's device, the
+// device opened once per pinning: for each selected point, Count runs
+// (less those env.Done says a resumed file holds), each passed to
+// env.Detail as a PointRun and its record, named by PointName, to
+// env.Result as it finishes. With env.Recorded, the first run of each
+// point (of those env.Record picks, where set) is recorded as a
+// timeline. It stops at the first error, or when ctx is done, returning
+// the records made before.
 func (l Ladder) Run(ctx context.Context, env Env) ([]*benchfmt.Result, error) {
 	var out []*benchfmt.Result
-	keep := env.collect(&out)
-	h := LadderRun{Device: env.device(), Start: env.Start,
-		Result: func(_ ladder.Point, _ train.Result, b *benchfmt.Result) error { return keep(b) }}
-	if env.Done != nil {
-		h.Done = func(p ladder.Point) int { return env.Done(p.BenchName()) }
-	}
-	if env.Recorded != nil {
-		h.Record = func(_ ladder.Point, run int) bool { return run == 0 }
-		h.Recorded = func(p ladder.Point, rec *pipeline.Recorder) error { return env.Recorded(p.Name(), rec) }
-	}
-	err := l.Sweep(ctx, h)
-	return out, err
-}
-
-// Sweep runs the sweep: for each selected point, Count runs (less those
-// Done), each reported to Result as it finishes: Run's loop, for callers
-// that need the point and the run beside each record (the 003 report,
-// the on-disk sweep). It stops at the first
-// error, or when ctx is done, with what was reported kept by the caller.
-func (l Ladder) Sweep(ctx context.Context, h LadderRun) error {
 	if err := l.Validate(); err != nil {
-		return err
+		return out, err
 	}
+	keep := env.collect(&out)
+	open := env.device().Open
 	devs := map[bool]device.Device{}
 	defer func() {
 		for _, d := range devs {
@@ -288,41 +335,42 @@ func (l Ladder) Sweep(ctx context.Context, h LadderRun) error {
 		dev := devs[p.Pinned]
 		if dev == nil {
 			var err error
-			if dev, err = h.Device.Open(p.Pinned); err != nil {
-				return fmt.Errorf("opening the device: %w", err)
+			if dev, err = open(p.Pinned); err != nil {
+				return out, fmt.Errorf("opening the device: %w", err)
 			}
 			devs[p.Pinned] = dev
 		}
-		for run := range l.Count - h.done(p) {
+		name := l.PointName(p)
+		record := env.Recorded != nil && (env.Record == nil || env.Record(name))
+		for run := range l.Count - min(env.done(l.benchName(p)), l.Count) {
 			if err := ctx.Err(); err != nil {
-				return err
+				return out, err
 			}
-			if h.Start != nil {
-				h.Start(p.Name())
-			}
+			env.start(name)
 			cfg, tc := l.config(p), l.Train
 			var rec *pipeline.Recorder
-			if h.Record != nil && h.Record(p, run) {
+			if record && run == 0 {
 				rec = pipeline.NewRecorder()
 				cfg.Recorder, tc.Model = rec, rec.Track("model", 0)
 			}
 			res, err := ladder.Run(ctx, p.Level, cfg, dev, tc)
 			if err != nil {
-				return fmt.Errorf("%s: %w", p.Name(), err)
+				return out, fmt.Errorf("%s: %w", name, err)
 			}
-			if rec != nil && h.Recorded != nil {
-				if err := h.Recorded(p, rec); err != nil {
-					return err
+			if rec != nil {
+				if err := env.Recorded(name, rec); err != nil {
+					return out, err
 				}
 			}
-			if h.Result != nil {
-				if err := h.Result(p, res, p.Benchmark(res)); err != nil {
-					return err
-				}
+			b := p.Benchmark(res)
+			b.Name = benchfmt.Name(l.benchName(p)) // under Under
+			env.detail(PointRun{Point: p, Result: res, Record: b})
+			if err := keep(b); err != nil {
+				return out, err
 			}
 		}
 	}
-	return nil
+	return out, nil
 }
 
 // LadderGroups sets the steps/s of every point in values (by benchmark

@@ -3,8 +3,6 @@ package workloads
 import (
 	"context"
 	"testing"
-
-	"github.com/headspace-bench/headspace/harness/engines/ladder"
 )
 
 // BenchmarkLadder runs one training step per iteration at every point of
@@ -22,13 +20,9 @@ func BenchmarkLadder(b *testing.B) {
 	}
 	for _, p := range w.Points() {
 		b.Run(p.Sub(), func(b *testing.B) {
-			l := w
-			l.Levels, l.Workers, l.Transforms = []ladder.Level{p.Level}, []int{p.Workers}, []string{p.Impl}
+			l := w.Only(p)
 			l.Train.Steps, l.Count = b.N, 1
-			err := l.Sweep(context.Background(), LadderRun{
-				Device: Emulated(dev),
-				Result: report(b),
-			})
+			_, err := l.Run(context.Background(), Env{Device: Emulated(dev), Result: report(b)})
 			if err != nil {
 				b.Fatal(err)
 			}

@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"runtime"
 	"slices"
 	"strconv"
 	"strings"
@@ -215,14 +214,14 @@ func (o OnDisk) Cases() []OnDiskCase {
 	return out
 }
 
-// OnDiskPlan is one case of the matrix and the levels Sweep measures in
+// OnDiskPlan is one case of the matrix and the levels Run measures in
 // it.
 type OnDiskPlan struct {
 	Case   OnDiskCase
 	Levels []ladder.Level // in the order of o.Ladder.Levels; none left: the case runs nothing
 }
 
-// Plan lists every case (Cases order) with the levels Sweep measures in
+// Plan lists every case (Cases order) with the levels Run measures in
 // it: each level of the ladder in the first case of its shared case
 // (OnDiskCase.For) only, so none runs in every case, encoded once per
 // format, content, decoder and raw size, and raw and device once per raw
@@ -249,7 +248,7 @@ func (o OnDisk) Plan() []OnDiskPlan {
 	return out
 }
 
-// Runs is the number of ladder runs Sweep makes: Count for each level of
+// Runs is the number of ladder runs Run makes: Count for each level of
 // each case of Plan (every run of every point of every case, without the
 // sharing, is Cases × Levels × Count).
 func (o OnDisk) Runs() int {
@@ -260,7 +259,8 @@ func (o OnDisk) Runs() int {
 	return n
 }
 
-// OnDiskResult is one run of one point of one case.
+// OnDiskResult is one run of one point of one case: what OnDisk.Run
+// passes to Env.Detail for each run (On[OnDiskResult]).
 type OnDiskResult struct {
 	// Case is the case the point belongs to: for a level that does not
 	// depend on every dimension, the shared case (OnDiskCase.For), which
@@ -366,37 +366,29 @@ func (o OnDisk) Settings() []results.Config {
 	)
 }
 
-// Run runs the matrix (Sweep) with its datasets in a fresh directory
-// under env's, removed after.
+// Run writes each dataset of the matrix in a fresh directory under
+// env's (one at a time, removed after its cases, so the directory needs
+// room for the largest alone) and runs its cases' ladders on env's
+// device at the levels Plan gives them: each point through Ladder.Run,
+// under "LadderOnDisk/<case>" (the case it stands for, OnDiskCase.For),
+// so its record is BenchmarkLadderOnDisk/<case>/<point>. Each run is
+// passed to env.Detail as an OnDiskResult and its record to env.Result
+// as it finishes; ctx stops it between runs. A dataset none of whose
+// cases has a level left is not written. Each run's page cache is
+// prepared as its case says before the loader starts (cold: evicted;
+// warm: read once).
 func (o OnDisk) Run(ctx context.Context, env Env) ([]*benchfmt.Result, error) {
+	var out []*benchfmt.Result
+	if err := o.Validate(); err != nil {
+		return out, err
+	}
 	dir, err := os.MkdirTemp(env.dir(), "headspace-ondisk-")
 	if err != nil {
-		return nil, err
+		return out, err
 	}
 	defer os.RemoveAll(dir)
-	var out []*benchfmt.Result
 	keep := env.collect(&out)
 	env.start(o.Name())
-	rs, err := o.Sweep(ctx, dir, env.device())
-	for _, r := range rs {
-		if kerr := keep(r.Record); err == nil {
-			err = kerr
-		}
-	}
-	return out, err
-}
-
-// Sweep writes each dataset of the matrix under dir (one at a time, removed
-// after its cases, so dir needs room for the largest alone), runs its
-// cases' ladders on dev at the levels Plan gives them and returns every
-// run, in order; ctx stops it between runs. A dataset none of whose cases
-// has a level left is not written. Each run's page cache is prepared as
-// its case says before the loader starts (cold: evicted; warm: read once).
-func (o OnDisk) Sweep(ctx context.Context, dir string, dev Device) ([]OnDiskResult, error) {
-	if err := o.Validate(); err != nil {
-		return nil, err
-	}
-	var out []OnDiskResult
 	plan := o.Plan()
 	sameData := func(a, b OnDiskCase) bool {
 		return a.Format == b.Format && a.Content == b.Content && a.Layout == b.Layout && a.RawSize == b.RawSize
@@ -422,28 +414,9 @@ func (o OnDisk) Sweep(ctx context.Context, dir string, dev Device) ([]OnDiskResu
 			return out, fmt.Errorf("%s: writing the dataset: %w", c.Name(), err)
 		}
 		for ; i < j; i++ {
-			cc := plan[i].Case
-			if len(plan[i].Levels) == 0 {
-				continue
-			}
-			l, err := o.ladder(cc, data)
-			l.Levels = plan[i].Levels
-			if err == nil {
-				l.Pipeline, err = l.Pipeline.WithData(data)
-			}
-			if err != nil {
+			if err := o.runCase(ctx, plan[i], data, keep, env); err != nil {
 				os.RemoveAll(data)
 				return out, err
-			}
-			err = l.Sweep(ctx, LadderRun{Device: dev, Result: func(p ladder.Point, r train.Result, b *benchfmt.Result) error {
-				k := cc.For(p.Level)
-				b.Name = benchfmt.Name(onDiskName(k, p))
-				out = append(out, OnDiskResult{Case: k, Point: p, Record: b, StepsPerSec: r.StepsPerSec()})
-				return nil
-			}})
-			if err != nil {
-				os.RemoveAll(data)
-				return out, fmt.Errorf("%s: %w", cc.Name(), err)
 			}
 		}
 		if err := os.RemoveAll(data); err != nil {
@@ -453,10 +426,37 @@ func (o OnDisk) Sweep(ctx context.Context, dir string, dev Device) ([]OnDiskResu
 	return out, nil
 }
 
-// onDiskName is the benchmark name of point p of case c, as `go test
-// -bench` prints it.
-func onDiskName(c OnDiskCase, p ladder.Point) string {
-	return results.BenchName("LadderOnDisk/"+c.Name()+"/"+p.Sub(), runtime.GOMAXPROCS(0))
+// runCase runs the levels of one case of the plan over the dataset in
+// data, each point through Ladder.Run under the name of the case it
+// stands for, on env's device opened once for the case, passing each
+// record to keep and each run to env.Detail.
+func (o OnDisk) runCase(ctx context.Context, pc OnDiskPlan, data string, keep func(*benchfmt.Result) error, env Env) error {
+	if len(pc.Levels) == 0 {
+		return nil
+	}
+	dev, closeDev := env.device().once()
+	defer closeDev()
+	l, err := o.ladder(pc.Case, data)
+	l.Levels = pc.Levels
+	if err == nil {
+		l.Pipeline, err = l.Pipeline.WithData(data)
+	}
+	if err != nil {
+		return err
+	}
+	for _, p := range l.Points() {
+		k := pc.Case.For(p.Level)
+		pl := l.Only(p)
+		pl.Under = o.Name() + "/" + k.Name()
+		run := Env{Device: dev, Result: keep}
+		On(&run, func(r PointRun) {
+			env.detail(OnDiskResult{Case: k, Point: r.Point, Record: r.Record, StepsPerSec: r.Result.StepsPerSec()})
+		})
+		if _, err := pl.Run(ctx, run); err != nil {
+			return fmt.Errorf("%s: %w", pc.Case.Name(), err)
+		}
+	}
+	return nil
 }
 
 // OnDiskRatios is the median steps/s of every level of every case and

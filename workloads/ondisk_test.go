@@ -8,6 +8,8 @@ import (
 	"strings"
 	"testing"
 
+	"golang.org/x/perf/benchfmt"
+
 	"github.com/headspace-bench/headspace/datasets/ondisk"
 	"github.com/headspace-bench/headspace/harness/blocks/loader"
 	"github.com/headspace-bench/headspace/harness/engines/ladder"
@@ -31,7 +33,7 @@ func BenchmarkLadderOnDisk(b *testing.B) {
 	}
 	var rs []OnDiskResult
 	for range b.N {
-		got, err := o.Sweep(context.Background(), b.TempDir(), Emulated(dev))
+		got, _, err := runOnDisk(o, b.TempDir(), Emulated(dev))
 		if err != nil {
 			b.Fatal(err)
 		}
@@ -47,6 +49,17 @@ func BenchmarkLadderOnDisk(b *testing.B) {
 	}
 }
 
+// runOnDisk runs o through Run, as every caller does, with its datasets
+// under dir on dev, and returns the runs it passed to Detail and its
+// records.
+func runOnDisk(o OnDisk, dir string, dev Device) ([]OnDiskResult, []*benchfmt.Result, error) {
+	env := Env{Device: dev, Dir: dir}
+	var rs []OnDiskResult
+	On(&env, func(r OnDiskResult) { rs = append(rs, r) })
+	recs, err := o.Run(context.Background(), env)
+	return rs, recs, err
+}
+
 // TestOnDisk runs a small matrix and checks its shape: every case and
 // point in order, records named by case and point with read-MB/s where
 // the level fetches, medians and ratios to device per case, the datasets
@@ -58,9 +71,17 @@ func TestOnDisk(t *testing.T) {
 	dev := DocumentDevice()
 	dev.Step = 1e6 // 1 ms
 	dir := t.TempDir()
-	rs, err := o.Sweep(context.Background(), dir, Emulated(dev))
+	rs, recs, err := runOnDisk(o, dir, Emulated(dev))
 	if err != nil {
 		t.Fatal(err)
+	}
+	if len(recs) != len(rs) {
+		t.Fatalf("%d records, %d results passed to Detail", len(recs), len(rs))
+	}
+	for i := range recs {
+		if recs[i] != rs[i].Record {
+			t.Errorf("record %d: %s, Detail's %s", i, recs[i].Name, rs[i].Record.Name)
+		}
 	}
 	plan := o.Plan()
 	// raw: noise only, go only (2 layouts); jpeg: 2 contents × 2

@@ -4,15 +4,12 @@ import (
 	"testing"
 
 	"golang.org/x/perf/benchfmt"
-
-	"github.com/headspace-bench/headspace/harness/blocks/train"
-	"github.com/headspace-bench/headspace/harness/engines/ladder"
 )
 
-// report returns a LadderRun.Result that reports a run's record as the
+// report returns an Env.Result that reports a run's record as the
 // benchmark's metrics, so `go test -bench` prints what the CLI writes.
-func report(b *testing.B) func(ladder.Point, train.Result, *benchfmt.Result) error {
-	return func(_ ladder.Point, _ train.Result, r *benchfmt.Result) error {
+func report(b *testing.B) func(*benchfmt.Result) error {
+	return func(r *benchfmt.Result) error {
 		reportRecord(b, r)
 		return nil
 	}
