@@ -217,34 +217,15 @@ func ParseLadder(r io.Reader, name string, batch int) (LadderOutput, error) {
 func ladderMeasurement(r *benchfmt.Result, batch int) (LadderMeasurement, error) {
 	m := LadderMeasurement{Impl: Torch, Level: -1, Batch: batch}
 	full := "Benchmark" + string(r.Name)
-	base, parts := r.Name.Parts()
-	if string(base) != "TorchLadder" {
-		return m, fmt.Errorf("benchmark %q: want BenchmarkTorchLadder/level=<level>/workers=<n>", full)
+	kv, err := nameParts(r, "BenchmarkTorchLadder/level=<level>/workers=<n>", true, "level", "workers")
+	if err != nil {
+		return m, err
 	}
-	for _, p := range parts {
-		if strings.HasPrefix(string(p), "-") { // GOMAXPROCS, as the script counts CPUs
-			continue
-		}
-		k, v, _ := strings.Cut(strings.TrimPrefix(string(p), "/"), "=")
-		switch {
-		case k == "level" && m.Level < 0:
-			l, err := ladder.ParseLevel(v)
-			if err != nil {
-				return m, fmt.Errorf("benchmark %q: %w", full, err)
-			}
-			m.Level = l
-		case k == "workers" && m.Workers == 0:
-			n, err := strconv.Atoi(v)
-			if err != nil || n < 0 {
-				return m, fmt.Errorf("benchmark %q: workers %q is not a whole number", full, v)
-			}
-			m.Workers = n
-		default:
-			return m, fmt.Errorf("benchmark %q: unexpected name part %q", full, p)
-		}
+	if m.Level, err = ladder.ParseLevel(kv["level"]); err != nil {
+		return m, fmt.Errorf("benchmark %q: %w", full, err)
 	}
-	if m.Level < 0 || !strings.Contains(full, "/workers=") {
-		return m, fmt.Errorf("benchmark %q: want BenchmarkTorchLadder/level=<level>/workers=<n>", full)
+	if m.Workers, err = strconv.Atoi(kv["workers"]); err != nil || m.Workers < 0 {
+		return m, fmt.Errorf("benchmark %q: workers %q is not a whole number", full, kv["workers"])
 	}
 	m.Steps = r.Iters
 	sps, err := value(r, "steps/s", true)

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -132,36 +133,19 @@ func Parse(r io.Reader, name string) (Output, error) {
 // measurement checks one result and converts it.
 func measurement(r *benchfmt.Result) (Measurement, error) {
 	var m Measurement
-	base, parts := r.Name.Parts()
-	if string(base) != "Peer" {
-		return m, fmt.Errorf("benchmark %q: want BenchmarkPeer/impl=<impl>/workers=<n>", "Benchmark"+string(r.Name))
+	kv, err := nameParts(r, "BenchmarkPeer/impl=<impl>/workers=<n>", false, "impl", "workers")
+	if err != nil {
+		return m, err
 	}
-	seen := map[string]bool{}
-	for _, p := range parts {
-		k, v, ok := strings.Cut(strings.TrimPrefix(string(p), "/"), "=")
-		if !ok || !strings.HasPrefix(string(p), "/") || seen[k] {
-			return m, fmt.Errorf("benchmark %q: unexpected name part %q", "Benchmark"+string(r.Name), p)
-		}
-		seen[k] = true
-		switch k {
-		case "impl":
-			if v != Naive && v != Fast && v != Torch {
-				return m, fmt.Errorf("benchmark %q: unknown impl %q (want %s, %s or %s)", "Benchmark"+string(r.Name), v, Naive, Fast, Torch)
-			}
-			m.Impl = v
-		case "workers":
-			n, err := strconv.Atoi(v)
-			if err != nil || n <= 0 {
-				return m, fmt.Errorf("benchmark %q: workers %q is not a positive whole number", "Benchmark"+string(r.Name), v)
-			}
-			m.Workers = n
-		default:
-			return m, fmt.Errorf("benchmark %q: unexpected name part %q", "Benchmark"+string(r.Name), p)
-		}
+	if v := kv["impl"]; v != Naive && v != Fast && v != Torch {
+		return m, fmt.Errorf("benchmark %q: unknown impl %q (want %s, %s or %s)", "Benchmark"+string(r.Name), v, Naive, Fast, Torch)
 	}
-	if m.Impl == "" || m.Workers == 0 {
-		return m, fmt.Errorf("benchmark %q: want BenchmarkPeer/impl=<impl>/workers=<n>", "Benchmark"+string(r.Name))
+	m.Impl = kv["impl"]
+	n, err := strconv.Atoi(kv["workers"])
+	if err != nil || n <= 0 {
+		return m, fmt.Errorf("benchmark %q: workers %q is not a positive whole number", "Benchmark"+string(r.Name), kv["workers"])
 	}
+	m.Workers = n
 	m.Batches = r.Iters
 	if m.Batches < 2 {
 		return m, fmt.Errorf("%s: %d batches, want at least 2", m.BenchName(), m.Batches)
@@ -188,6 +172,35 @@ func measurement(r *benchfmt.Result) (Measurement, error) {
 	m.SamplesPerSec = sps
 	m.CPU = time.Duration(math.Round(cpu * 1e9))
 	return m, nil
+}
+
+// nameParts checks that r's name is form's: its base, then each of keys
+// once as a /key=value part, in any order, and nothing else but, where
+// gomaxprocs, a GOMAXPROCS suffix (the scripts count CPUs); it returns
+// the keys' values. form, such as "BenchmarkPeer/impl=<impl>/workers=<n>",
+// names the shape in errors.
+func nameParts(r *benchfmt.Result, form string, gomaxprocs bool, keys ...string) (map[string]string, error) {
+	full := "Benchmark" + string(r.Name)
+	base, parts := r.Name.Parts()
+	want := fmt.Errorf("benchmark %q: want %s", full, form)
+	if wantBase, _, _ := strings.Cut(strings.TrimPrefix(form, "Benchmark"), "/"); string(base) != wantBase {
+		return nil, want
+	}
+	kv := make(map[string]string, len(keys))
+	for _, p := range parts {
+		if gomaxprocs && strings.HasPrefix(string(p), "-") {
+			continue
+		}
+		k, v, ok := strings.Cut(strings.TrimPrefix(string(p), "/"), "=")
+		if _, dup := kv[k]; !ok || !strings.HasPrefix(string(p), "/") || dup || !slices.Contains(keys, k) {
+			return nil, fmt.Errorf("benchmark %q: unexpected name part %q", full, p)
+		}
+		kv[k] = v
+	}
+	if len(kv) != len(keys) {
+		return nil, want
+	}
+	return kv, nil
 }
 
 // value returns r's value in unit (which benchfmt may have tidied: ttfb-ns
