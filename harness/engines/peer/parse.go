@@ -14,6 +14,7 @@ import (
 	"golang.org/x/perf/benchunit"
 
 	"github.com/headspace-bench/headspace/harness/blocks/results"
+	"github.com/headspace-bench/headspace/harness/engines/loadbench"
 )
 
 // The implementations: our transforms at level none, and the peer.
@@ -45,17 +46,9 @@ func (m Measurement) BenchName() string {
 }
 
 // Benchmark is the measurement in benchmark format, in loadbench's units
-// ttfb-ns, samples/s and cpu-s.
+// ttfb-ns, samples/s and cpu-s (loadbench.Result; no peak RSS).
 func (m Measurement) Benchmark() *benchfmt.Result {
-	return &benchfmt.Result{
-		Name:  benchfmt.Name(m.BenchName()),
-		Iters: m.Batches,
-		Values: []benchfmt.Value{
-			{Value: float64(m.TTFB.Nanoseconds()), Unit: "ttfb-ns"},
-			{Value: m.SamplesPerSec, Unit: "samples/s"},
-			{Value: m.CPU.Seconds(), Unit: "cpu-s"},
-		},
-	}
+	return loadbench.Result(m.BenchName(), m.Batches, m.TTFB, m.SamplesPerSec, -1, m.CPU)
 }
 
 // Output is what the script printed: its configuration lines (in order,
