@@ -174,43 +174,13 @@ func (o LadderOutput) Get(key string) string { return Output{Config: o.Config}.G
 // samples per batch, checks samples/s against steps/s. name is used in
 // errors.
 func ParseLadder(r io.Reader, name string, batch int) (LadderOutput, error) {
-	rd := benchfmt.NewReader(r, name)
-	var o LadderOutput
-	var errs []error
-	for rd.Scan() {
-		switch rec := rd.Result().(type) {
-		case *benchfmt.SyntaxError:
-			errs = append(errs, rec)
-		case *benchfmt.Result:
-			m, err := ladderMeasurement(rec, batch)
-			if err != nil {
-				file, line := rec.Pos()
-				errs = append(errs, fmt.Errorf("%s:%d: %w", file, line, err))
-				continue
-			}
-			if len(o.Results) == 0 {
-				for _, c := range rec.Config {
-					if c.File {
-						o.Config = append(o.Config, results.Config{Key: c.Key, Value: string(c.Value)})
-					}
-				}
-			}
-			o.Results = append(o.Results, m)
-		}
-		if len(errs) > maxErrors {
-			break
-		}
+	config, ms, err := parseScript(r, name, "BenchmarkTorchLadder", func(r *benchfmt.Result) (LadderMeasurement, error) {
+		return ladderMeasurement(r, batch)
+	})
+	if err != nil {
+		return LadderOutput{}, err
 	}
-	if err := rd.Err(); err != nil {
-		errs = append(errs, fmt.Errorf("%s: %w", name, err))
-	}
-	if len(errs) > 0 {
-		return LadderOutput{}, errors.Join(errs...)
-	}
-	if len(o.Results) == 0 {
-		return LadderOutput{}, fmt.Errorf("%s: no BenchmarkTorchLadder lines in the output", name)
-	}
-	return o, nil
+	return LadderOutput{Config: config, Results: ms}, nil
 }
 
 // ladderMeasurement checks one of ladder.py's results and converts it.

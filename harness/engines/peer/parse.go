@@ -77,8 +77,23 @@ const maxErrors = 5
 // and not negative. name is used in errors. It fails on syntax errors, on
 // any other benchmark, and on output with no result.
 func Parse(r io.Reader, name string) (Output, error) {
+	config, ms, err := parseScript(r, name, "BenchmarkPeer", measurement)
+	if err != nil {
+		return Output{}, err
+	}
+	return Output{Config: config, Results: ms}, nil
+}
+
+// parseScript reads a peer script's output in Go benchmark format: it
+// converts every result with convert and keeps the configuration lines as
+// the first good result saw them. Syntax errors and results convert
+// refuses are named with their file and line, the first maxErrors of them,
+// then counted. Output with no result is an error naming what, the
+// benchmark the script should print. Parse and ParseLadder read through it.
+func parseScript[M any](r io.Reader, name, what string, convert func(*benchfmt.Result) (M, error)) ([]results.Config, []M, error) {
 	rd := benchfmt.NewReader(r, name)
-	var o Output
+	var config []results.Config
+	var out []M
 	var errs []error
 	bad := 0
 	fail := func(err error) {
@@ -91,21 +106,21 @@ func Parse(r io.Reader, name string) (Output, error) {
 		case *benchfmt.SyntaxError:
 			fail(rec)
 		case *benchfmt.Result:
-			m, err := measurement(rec)
+			m, err := convert(rec)
 			if err != nil {
 				file, line := rec.Pos()
 				fail(fmt.Errorf("%s:%d: %w", file, line, err))
 				continue
 			}
-			if len(o.Results) == 0 {
+			if len(out) == 0 {
 				// The reader reuses rec: copy its configuration now.
 				for _, c := range rec.Config {
 					if c.File {
-						o.Config = append(o.Config, results.Config{Key: c.Key, Value: string(c.Value)})
+						config = append(config, results.Config{Key: c.Key, Value: string(c.Value)})
 					}
 				}
 			}
-			o.Results = append(o.Results, m)
+			out = append(out, m)
 		}
 	}
 	if err := rd.Err(); err != nil {
@@ -115,12 +130,12 @@ func Parse(r io.Reader, name string) (Output, error) {
 		errs = append(errs, fmt.Errorf("%s: %d more bad lines", name, bad-maxErrors))
 	}
 	if len(errs) > 0 {
-		return Output{}, errors.Join(errs...)
+		return nil, nil, errors.Join(errs...)
 	}
-	if len(o.Results) == 0 {
-		return Output{}, fmt.Errorf("%s: no BenchmarkPeer lines in the output", name)
+	if len(out) == 0 {
+		return nil, nil, fmt.Errorf("%s: no %s lines in the output", name, what)
 	}
-	return o, nil
+	return config, out, nil
 }
 
 // measurement checks one result and converts it.
