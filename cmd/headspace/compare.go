@@ -2,8 +2,6 @@ package main
 
 import (
 	"context"
-	"errors"
-	"flag"
 	"fmt"
 	"io"
 	"os"
@@ -49,11 +47,8 @@ func runCompare(ctx context.Context, args []string, stdout, stderr io.Writer) er
 	coverage := fs.Float64("min-coverage", def.MinCoverage, "`share` of OLD's benchmarks NEW must hold, in [0, 1]")
 	cross := fs.Bool("cross-machine", false, "compare files from different machines or devices (the report says so first)")
 	hist := fs.String("history", "", "a history store `DIR` (headspace history): a change must also exceed 3 × its metric's spread between NEW's machine's runs there")
-	if err := fs.Parse(args); err != nil {
-		if errors.Is(err, flag.ErrHelp) {
-			return err // Parse has printed the usage
-		}
-		return usageError{err.Error()}
+	if err := parseArgs(fs, args); err != nil {
+		return err
 	}
 	if fs.NArg() != 2 {
 		return usagef("want two files, OLD and NEW; got %d arguments", fs.NArg())
@@ -100,11 +95,8 @@ machine; ci/gate.sh and make baseline use this path.`
 
 func runBaseline(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs := newFlagSet("baseline", baselineUsage, stdout)
-	if err := fs.Parse(args); err != nil {
-		if errors.Is(err, flag.ErrHelp) {
-			return err
-		}
-		return usageError{err.Error()}
+	if err := parseArgs(fs, args); err != nil {
+		return err
 	}
 	if fs.NArg() != 1 {
 		return usagef("want one result file; got %d arguments", fs.NArg())

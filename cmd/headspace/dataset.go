@@ -151,11 +151,8 @@ func formatName(m *ondisk.Manifest) string {
 
 func runDatasetDir(ctx context.Context, verb string, args []string, stdout io.Writer) error {
 	fs := newFlagSet("dataset "+verb+" DIR", datasetUsage, stdout)
-	if err := fs.Parse(args); err != nil {
-		if errors.Is(err, flag.ErrHelp) {
-			return err
-		}
-		return usageError{err.Error()}
+	if err := parseArgs(fs, args); err != nil {
+		return err
 	}
 	if fs.NArg() != 1 {
 		return usagef("%s: want one dataset directory", verb)
@@ -201,11 +198,8 @@ func runDatasetDir(ctx context.Context, verb string, args []string, stdout io.Wr
 
 func runDatasetIndex(ctx context.Context, args []string, stdout io.Writer) error {
 	fs := newFlagSet("dataset index DIR", datasetUsage, stdout)
-	if err := fs.Parse(args); err != nil {
-		if errors.Is(err, flag.ErrHelp) {
-			return err
-		}
-		return usageError{err.Error()}
+	if err := parseArgs(fs, args); err != nil {
+		return err
 	}
 	if fs.NArg() != 1 {
 		return usagef("index: want one dataset directory")

@@ -3,7 +3,6 @@ package main
 import (
 	"bytes"
 	"context"
-	"errors"
 	"flag"
 	"fmt"
 	"io"
@@ -64,11 +63,8 @@ func runHistoryAdd(ctx context.Context, args []string, stdout io.Writer) error {
 	fs := newFlagSet("history add", historyUsage, stdout)
 	store := fs.String("store", "", "the history store `DIR` (a folder committed in git)")
 	date := fs.String("date", "", "the run's `date` (RFC 3339) for files that record none; default: the file's modification time")
-	if err := fs.Parse(args); err != nil {
-		if errors.Is(err, flag.ErrHelp) {
-			return err
-		}
-		return usageError{err.Error()}
+	if err := parseArgs(fs, args); err != nil {
+		return err
 	}
 	files := fs.Args() // FILE... follow the flags
 	if *store == "" {

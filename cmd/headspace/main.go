@@ -153,8 +153,9 @@ func newFlagSet(name, usage string, stdout io.Writer) *flag.FlagSet {
 	return fs
 }
 
-// parseFlags parses args, turning flag errors into usage errors.
-func parseFlags(fs *flag.FlagSet, args []string) error {
+// parseArgs parses args, turning flag errors into usage errors; the
+// arguments after the flags stay in fs.Args() for the command to check.
+func parseArgs(fs *flag.FlagSet, args []string) error {
 	// The flag package prints the usage on every parse error; print it
 	// only when asked for, and keep a bad flag to its one line.
 	usage := fs.Usage
@@ -174,6 +175,15 @@ func parseFlags(fs *flag.FlagSet, args []string) error {
 			return err // Parse has printed the usage
 		}
 		return usageError{err.Error()}
+	}
+	return nil
+}
+
+// parseFlags is parseArgs for a command that takes flags only: an argument
+// after them is a usage error.
+func parseFlags(fs *flag.FlagSet, args []string) error {
+	if err := parseArgs(fs, args); err != nil {
+		return err
 	}
 	if fs.NArg() > 0 {
 		// "--pinned false": a boolean flag takes its value after "=".

@@ -23,6 +23,7 @@ package netref
 
 import (
 	"fmt"
+	"iter"
 	"math"
 
 	"github.com/headspace-bench/headspace/datasets/prng"
@@ -104,6 +105,31 @@ func (c Config) Init(seed uint64) [][]float64 {
 	return params
 }
 
+// taps yields the taps of a 3×3 kernel at pixel (y, x) of a side×side
+// image with padding='same': for each tap k = ky·3+kx whose pixel lies
+// inside the image, k and that pixel's offset yy·side+xx in the image. The
+// pixel is (y+ky-1, x+kx-1) for dir 1, the convolution, and (y-ky+1,
+// x-kx+1) for dir -1, its transpose (the gradient of the input).
+func taps(y, x, side, dir int) iter.Seq2[int, int] {
+	return func(yield func(k, off int) bool) {
+		for ky := range 3 {
+			yy := y + dir*(ky-1)
+			if yy < 0 || yy >= side {
+				continue
+			}
+			for kx := range 3 {
+				xx := x + dir*(kx-1)
+				if xx < 0 || xx >= side {
+					continue
+				}
+				if !yield(ky*3+kx, yy*side+xx) {
+					return
+				}
+			}
+		}
+	}
+}
+
 // ConvForward computes out[n,o,y,x] = b[o] + Σ in[n,i,y+ky-1,x+kx-1]·w[o,i,ky,kx]
 // over i, ky, kx (zero outside the image), then a ReLU if relu. p is the
 // weights followed by the biases.
@@ -116,18 +142,8 @@ func ConvForward(in, p []float64, n, cin, cout, side int, relu bool) []float64 {
 				for x := range side {
 					sum := b[o]
 					for i := range cin {
-						for ky := range 3 {
-							yy := y + ky - 1
-							if yy < 0 || yy >= side {
-								continue
-							}
-							for kx := range 3 {
-								xx := x + kx - 1
-								if xx < 0 || xx >= side {
-									continue
-								}
-								sum += in[((s*cin+i)*side+yy)*side+xx] * w[((o*cin+i)*3+ky)*3+kx]
-							}
+						for k, off := range taps(y, x, side, 1) {
+							sum += in[(s*cin+i)*side*side+off] * w[(o*cin+i)*9+k]
 						}
 					}
 					if relu && sum < 0 {
@@ -152,18 +168,8 @@ func ConvBackwardData(gout, p []float64, n, cin, cout, side int) []float64 {
 				for x := range side {
 					var sum float64
 					for o := range cout {
-						for ky := range 3 {
-							yy := y - ky + 1
-							if yy < 0 || yy >= side {
-								continue
-							}
-							for kx := range 3 {
-								xx := x - kx + 1
-								if xx < 0 || xx >= side {
-									continue
-								}
-								sum += gout[((s*cout+o)*side+yy)*side+xx] * w[((o*cin+i)*3+ky)*3+kx]
-							}
+						for k, off := range taps(y, x, side, -1) {
+							sum += gout[(s*cout+o)*side*side+off] * w[(o*cin+i)*9+k]
 						}
 					}
 					gin[((s*cin+i)*side+y)*side+x] = sum
@@ -186,18 +192,8 @@ func ConvBackwardParams(gout, in []float64, n, cin, cout, side int) []float64 {
 					d := gout[((s*cout+o)*side+y)*side+x]
 					g[cout*cin*9+o] += d
 					for i := range cin {
-						for ky := range 3 {
-							yy := y + ky - 1
-							if yy < 0 || yy >= side {
-								continue
-							}
-							for kx := range 3 {
-								xx := x + kx - 1
-								if xx < 0 || xx >= side {
-									continue
-								}
-								g[((o*cin+i)*3+ky)*3+kx] += d * in[((s*cin+i)*side+yy)*side+xx]
-							}
+						for k, off := range taps(y, x, side, 1) {
+							g[(o*cin+i)*9+k] += d * in[(s*cin+i)*side*side+off]
 						}
 					}
 				}

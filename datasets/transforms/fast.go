@@ -210,11 +210,8 @@ func convertRun(ys, cbs, crs []float32, pix []uint8, masked uint64, lut *[3][256
 	n := len(ys)
 	cbs, crs = cbs[:n], crs[:n]
 	lr, lg, lb := &lut[0], &lut[1], &lut[2]
-	kept := ^masked
-	if n < 64 {
-		kept &= 1<<uint(n) - 1
-	}
-	if 2*bits.OnesCount64(kept) > n {
+	kept, most := keptBits(masked, n)
+	if most {
 		// Mostly kept: convert every pixel, a masked one as (0, 0, 0).
 		for j := range ys {
 			keep := uint8(masked&1) - 1 // 0 where masked, 0xff where kept

@@ -85,6 +85,19 @@ func (f *fast) ApplyUint8(dst []uint8, src *datasets.Image, rng *prng.Source) er
 	return nil
 }
 
+// keptBits returns the bits of the pixels of a run of n (at most 64) that
+// masked leaves kept, and whether they are most of the run. The run
+// writers (maskRun, convertRun) decide by it: mostly kept, one pass over
+// every pixel, a masked one written as zero; mostly masked, the masked
+// value written everywhere, then only the kept pixels visited.
+func keptBits(masked uint64, n int) (kept uint64, most bool) {
+	kept = ^masked
+	if n < 64 {
+		kept &= 1<<uint(n) - 1
+	}
+	return kept, 2*bits.OnesCount64(kept) > n
+}
+
 // maskRun splits up to 64 RGB pixels of a row into the planes rs, gs and bs,
 // writing 0 for the pixels whose bit is set in masked (bit j for pixel j).
 // It is kept out of line so that its loops have the registers to themselves.
@@ -93,11 +106,8 @@ func (f *fast) ApplyUint8(dst []uint8, src *datasets.Image, rng *prng.Source) er
 func maskRun(rs, gs, bs, pix []uint8, masked uint64) {
 	n := len(rs)
 	gs, bs, pix = gs[:n], bs[:n], pix[:3*n]
-	kept := ^masked
-	if n < 64 {
-		kept &= 1<<uint(n) - 1
-	}
-	if 2*bits.OnesCount64(kept) > n {
+	kept, most := keptBits(masked, n)
+	if most {
 		// Mostly kept: copy every pixel, a masked one as (0, 0, 0).
 		for j := range rs {
 			keep := uint8(masked&1) - 1 // 0 where masked, 0xff where kept

@@ -164,23 +164,10 @@ def positive_ints(s):
     return out
 
 
-def size(s):
-    w, sep, h = s.lower().partition("x")
-    if not sep:
-        h = w
-    try:
-        w, h = int(w), int(h)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"{s!r} is not N or WxH")
-    if w <= 0 or h <= 0:
-        raise argparse.ArgumentTypeError(f"{w}x{h} must be positive")
-    return w, h
-
-
 def main(argv):
     global input_img_size, img_size
     p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    p.add_argument("--raw-size", type=size, default=(1024, 1024), help="raw image size, N or WxH")
+    p.add_argument("--raw-size", type=document.size, default=(1024, 1024), help="raw image size, N or WxH")
     p.add_argument("--crop", type=int, default=256, help="random crop side")
     p.add_argument("--batch", type=int, default=256, help="samples per batch")
     p.add_argument("--batches", type=int, default=6, help="batches per run, at least 2")

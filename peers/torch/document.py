@@ -7,12 +7,15 @@ Image.fromarray, a random label, and the transforms T.PILToTensor,
 T.RandomCrop, RandomMask (ratio 0.25, 4-neighbour dilation with scipy's
 convolve2d), ConvertColor (a 3x3 matmul plus an offset) and Scale. The
 peers (dataloader.py, ladder.py) import it, so a change to the document's
-code is made in one place.
+code is made in one place. So is their parser of image sizes (size, for
+--raw-size).
 
 One departure from the document's text: its RandomMask and draw read the
 globals img_size and input_img_size; here they are arguments (RandomMask's
 size, draw's height and width), set from the peers' command lines.
 """
+
+import argparse
 
 import numpy as np
 import torch
@@ -87,3 +90,17 @@ def make_transform(img_size):
     return T.Compose(
         [T.PILToTensor(), T.RandomCrop(img_size), RandomMask(img_size), ConvertColor(), Scale()]
     )
+
+
+def size(s):
+    """The peers' --raw-size: an image size "N" or "WxH", as (width, height)."""
+    w, sep, h = s.lower().partition("x")
+    if not sep:
+        h = w
+    try:
+        w, h = int(w), int(h)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{s!r} is not N or WxH")
+    if w <= 0 or h <= 0:
+        raise argparse.ArgumentTypeError(f"{w}x{h} must be positive")
+    return w, h

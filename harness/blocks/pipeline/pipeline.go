@@ -7,7 +7,6 @@ import (
 	"io"
 	"runtime"
 	"runtime/pprof"
-	"runtime/trace"
 	"sync"
 	"time"
 )
@@ -339,17 +338,12 @@ func Map[In, Out any](p *Pipeline, name string, in *Queue[In], workers, capacity
 					if !ok {
 						return
 					}
-					c0 := st.cpuStart()
-					t0 := time.Now()
-					region := trace.StartRegion(ctx, name)
-					v, err := fn(ctx, it)
-					region.End()
-					t1 := time.Now()
-					st.cpuEnd(c0)
-					st.record(t1.Sub(t0), err != nil)
-					track.add(it.Index, t0, t1)
-					if err != nil {
-						p.fail(&StageError{Stage: name, Index: it.Index, Err: err})
+					var v Out
+					if err := st.task(ctx, track, it.Index, func() (err error) {
+						v, err = fn(ctx, it)
+						return err
+					}); err != nil {
+						p.fail(err)
 						return
 					}
 					if !out.put(Item[Out]{Index: it.Index, Value: v}) {
@@ -403,17 +397,8 @@ func Aggregate[In, Out any](p *Pipeline, name string, in *Queue[In], capacity in
 				if !ok {
 					break
 				}
-				c0 := st.cpuStart()
-				t0 := time.Now()
-				region := trace.StartRegion(ctx, name)
-				err := fn(ctx, it, e)
-				region.End()
-				t1 := time.Now()
-				st.cpuEnd(c0)
-				st.record(t1.Sub(t0), err != nil)
-				track.add(it.Index, t0, t1)
-				if err != nil {
-					p.fail(&StageError{Stage: name, Index: it.Index, Err: err})
+				if err := st.task(ctx, track, it.Index, func() error { return fn(ctx, it, e) }); err != nil {
+					p.fail(err)
 					return
 				}
 				if ctx.Err() != nil {

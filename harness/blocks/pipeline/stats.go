@@ -1,8 +1,10 @@
 package pipeline
 
 import (
+	"context"
 	"math"
 	"math/bits"
+	"runtime/trace"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -93,6 +95,28 @@ func (s *stageStats) cpuEnd(c0 time.Duration) {
 	if s.cpu {
 		s.cpuTime.Add(int64(threadCPU() - c0))
 	}
+}
+
+// task runs call, one task of the stage on item index: it times it (the
+// wall clock, and the thread's CPU clock when measuring) in a trace region
+// named for the stage, records it in the statistics and on the worker's
+// timeline track, and returns call's error as a *StageError naming the
+// stage and the item. The stage workers of Map and Aggregate both run
+// their tasks through it.
+func (s *stageStats) task(ctx context.Context, track *Track, index int, call func() error) error {
+	c0 := s.cpuStart()
+	t0 := time.Now()
+	region := trace.StartRegion(ctx, s.name)
+	err := call()
+	region.End()
+	t1 := time.Now()
+	s.cpuEnd(c0)
+	s.record(t1.Sub(t0), err != nil)
+	track.add(index, t0, t1)
+	if err != nil {
+		return &StageError{Stage: s.name, Index: index, Err: err}
+	}
+	return nil
 }
 
 func (s *stageStats) record(d time.Duration, failed bool) {

@@ -1,6 +1,7 @@
 package gate
 
 import (
+	"bytes"
 	"fmt"
 	"io"
 	"math"
@@ -11,6 +12,7 @@ import (
 
 	"golang.org/x/perf/benchfmt"
 	"golang.org/x/perf/benchmath"
+	"golang.org/x/perf/benchproc"
 	"golang.org/x/perf/benchunit"
 
 	"github.com/headspace-bench/headspace/harness/blocks/results"
@@ -395,8 +397,6 @@ func Compare(old, new []*benchfmt.Result, opt Options) Report {
 	return acc.report(opt)
 }
 
-type key struct{ name, unit string }
-
 // group is one benchmark and unit's values on each side.
 type group struct {
 	vals    [2][]float64
@@ -405,28 +405,69 @@ type group struct {
 }
 
 // accumulator gathers results as they stream past: the values of each
-// (benchmark, unit), each side's result count, benchmark names and
-// configuration values. It keeps no *benchfmt.Result.
+// metric, each side's result count, benchmark names and configuration
+// values. It keeps no *benchfmt.Result.
+//
+// A metric is a benchproc key of the projection ".fullname" with its
+// unit, as benchstat groups rows: the full name (sub-benchmark keys and
+// GOMAXPROCS suffix included) and the tidied unit. Its benchmark is the
+// key of ".fullname" alone. benchproc interns both, so memory grows with
+// the distinct benchmarks and units, not with the results.
 type accumulator struct {
-	groups  map[key]*group
-	names   []string
-	units   map[string][]string
+	metric  *benchproc.Projection // .fullname and .unit: one key per metric
+	bench   *benchproc.Projection // .fullname: one key per benchmark
+	name    *benchproc.Field      // bench's .fullname field
+	unit    *benchproc.Field      // metric's .unit field
+	groups  map[benchproc.Key]*group
+	names   []benchproc.Key                   // benchmarks, in order of first appearance
+	units   map[benchproc.Key][]benchproc.Key // benchmark → its metrics, in order of first appearance
 	results [2]int
-	benches [2]map[string]bool
+	benches [2]map[benchproc.Key]bool
 	config  [2]map[string]map[string]bool
 	keys    []string
+	scratch benchfmt.Result // r, normalized for projection
+}
+
+func (a *accumulator) init() {
+	var p benchproc.ProjectionParser
+	metric, unit, err := p.ParseWithUnit(".fullname", nil)
+	if err != nil {
+		panic(err) // a constant projection
+	}
+	bench, err := p.Parse(".fullname", nil)
+	if err != nil {
+		panic(err)
+	}
+	a.metric, a.bench, a.name, a.unit = metric, bench, bench.Fields()[0], unit
+	a.groups, a.units = map[benchproc.Key]*group{}, map[benchproc.Key][]benchproc.Key{}
+	for s := range 2 {
+		a.benches[s], a.config[s] = map[benchproc.Key]bool{}, map[string]map[string]bool{}
+	}
+}
+
+// normalize returns r as the gate compares it, in a.scratch: its name
+// without a "Benchmark" prefix (results built by hand may carry one), its
+// values tidied as benchfmt tidies them (benchfmt.Reader leaves 0 ns/op
+// untidied).
+func (a *accumulator) normalize(r *benchfmt.Result) *benchfmt.Result {
+	n := &a.scratch
+	n.Config, n.Iters = r.Config, r.Iters
+	n.Name = bytes.TrimPrefix(r.Name, []byte("Benchmark"))
+	n.Values = n.Values[:0]
+	for _, v := range r.Values {
+		n.Values = append(n.Values, results.TidyValue(v))
+	}
+	return n
 }
 
 func (a *accumulator) add(side int, r *benchfmt.Result) {
 	if a.groups == nil {
-		a.groups, a.units = map[key]*group{}, map[string][]string{}
-		for s := range 2 {
-			a.benches[s], a.config[s] = map[string]bool{}, map[string]map[string]bool{}
-		}
+		a.init()
 	}
 	a.results[side]++
-	name := strings.TrimPrefix(string(r.Name), "Benchmark")
-	a.benches[side][name] = true
+	r = a.normalize(r)
+	bench := a.bench.Project(r)
+	a.benches[side][bench] = true
 	for _, c := range r.Config {
 		if !c.File || c.Key == "commit" || c.Key == "date" {
 			continue
@@ -443,24 +484,22 @@ func (a *accumulator) add(side int, r *benchfmt.Result) {
 			vs[string(c.Value)] = true
 		}
 	}
-	for _, v := range r.Values {
-		v = results.TidyValue(v) // benchfmt.Reader leaves 0 ns/op untidied
-		k := key{name, v.Unit}
+	for i, k := range a.metric.ProjectValues(r) {
 		g := a.groups[k]
 		if g == nil {
 			g = &group{}
 			a.groups[k] = g
-			if a.units[name] == nil {
-				a.names = append(a.names, name)
+			if a.units[bench] == nil {
+				a.names = append(a.names, bench)
 			}
-			a.units[name] = append(a.units[name], v.Unit)
+			a.units[bench] = append(a.units[bench], k)
 		}
 		g.present[side] = true
-		if math.IsNaN(v.Value) || math.IsInf(v.Value, 0) {
+		if v := r.Values[i].Value; math.IsNaN(v) || math.IsInf(v, 0) {
 			g.dropped++
-			continue
+		} else {
+			g.vals[side] = append(g.vals[side], v)
 		}
-		g.vals[side] = append(g.vals[side], v.Value)
 	}
 }
 
@@ -470,16 +509,17 @@ func (a *accumulator) report(opt Options) Report {
 
 	rep := Report{Alpha: opt.Alpha, Threshold: opt.Threshold,
 		OldResults: a.results[0], NewResults: a.results[1], OldBenchmarks: len(a.benches[0])}
-	for name := range a.benches[0] {
-		if a.benches[1][name] {
+	for b := range a.benches[0] {
+		if a.benches[1][b] {
 			rep.Covered++
 		}
 	}
 	rep.ConfigDiffs, rep.MachineDiffs = a.configDiffs()
 	rep.CrossMachine = opt.CrossMachine && len(rep.MachineDiffs) > 0
-	for _, name := range a.names {
-		for _, unit := range a.units[name] {
-			g := a.groups[key{name, unit}]
+	for _, bench := range a.names {
+		name := bench.Get(a.name)
+		for _, k := range a.units[bench] {
+			g, unit := a.groups[k], k.Get(a.unit)
 			row := Row{
 				Name:   "Benchmark" + name,
 				Unit:   unit,

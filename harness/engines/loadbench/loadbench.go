@@ -96,18 +96,27 @@ type Measurement struct {
 }
 
 // Benchmark is the measurement in benchmark format, in the units ttfb-ns,
-// samples/s, peak-rss-B and cpu-s.
+// samples/s, peak-rss-B and cpu-s (Result).
 func (m Measurement) Benchmark() *benchfmt.Result {
-	return &benchfmt.Result{
-		Name:  benchfmt.Name(m.BenchName()),
-		Iters: m.Batches,
-		Values: []benchfmt.Value{
-			{Value: float64(m.TTFB.Nanoseconds()), Unit: "ttfb-ns"},
-			{Value: m.SamplesPerSec, Unit: "samples/s"},
-			{Value: float64(m.PeakRSS), Unit: "peak-rss-B"},
-			{Value: m.CPU.Seconds(), Unit: "cpu-s"},
-		},
+	return Result(m.BenchName(), m.Batches, m.TTFB, m.SamplesPerSec, m.PeakRSS, m.CPU)
+}
+
+// Result is a loader's figures as the benchmark result name over batches:
+// the time to the first batch in ttfb-ns, the throughput after it in
+// samples/s, the peak RSS in peak-rss-B (left out when peakRSS is
+// negative: not sampled, as a peer cannot) and the CPU time in cpu-s.
+// Measurement and a peer's measurement (harness/engines/peer) both write
+// their results through it.
+func Result(name string, batches int, ttfb time.Duration, samplesPerSec float64, peakRSS int64, cpu time.Duration) *benchfmt.Result {
+	r := &benchfmt.Result{Name: benchfmt.Name(name), Iters: batches}
+	r.Values = append(r.Values,
+		benchfmt.Value{Value: float64(ttfb.Nanoseconds()), Unit: "ttfb-ns"},
+		benchfmt.Value{Value: samplesPerSec, Unit: "samples/s"})
+	if peakRSS >= 0 {
+		r.Values = append(r.Values, benchfmt.Value{Value: float64(peakRSS), Unit: "peak-rss-B"})
 	}
+	r.Values = append(r.Values, benchfmt.Value{Value: cpu.Seconds(), Unit: "cpu-s"})
+	return r
 }
 
 // Sweep measures every mode at every worker count, modes outermost, calling

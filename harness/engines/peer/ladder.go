@@ -174,77 +174,28 @@ func (o LadderOutput) Get(key string) string { return Output{Config: o.Config}.G
 // samples per batch, checks samples/s against steps/s. name is used in
 // errors.
 func ParseLadder(r io.Reader, name string, batch int) (LadderOutput, error) {
-	rd := benchfmt.NewReader(r, name)
-	var o LadderOutput
-	var errs []error
-	for rd.Scan() {
-		switch rec := rd.Result().(type) {
-		case *benchfmt.SyntaxError:
-			errs = append(errs, rec)
-		case *benchfmt.Result:
-			m, err := ladderMeasurement(rec, batch)
-			if err != nil {
-				file, line := rec.Pos()
-				errs = append(errs, fmt.Errorf("%s:%d: %w", file, line, err))
-				continue
-			}
-			if len(o.Results) == 0 {
-				for _, c := range rec.Config {
-					if c.File {
-						o.Config = append(o.Config, results.Config{Key: c.Key, Value: string(c.Value)})
-					}
-				}
-			}
-			o.Results = append(o.Results, m)
-		}
-		if len(errs) > maxErrors {
-			break
-		}
+	config, ms, err := parseScript(r, name, "BenchmarkTorchLadder", func(r *benchfmt.Result) (LadderMeasurement, error) {
+		return ladderMeasurement(r, batch)
+	})
+	if err != nil {
+		return LadderOutput{}, err
 	}
-	if err := rd.Err(); err != nil {
-		errs = append(errs, fmt.Errorf("%s: %w", name, err))
-	}
-	if len(errs) > 0 {
-		return LadderOutput{}, errors.Join(errs...)
-	}
-	if len(o.Results) == 0 {
-		return LadderOutput{}, fmt.Errorf("%s: no BenchmarkTorchLadder lines in the output", name)
-	}
-	return o, nil
+	return LadderOutput{Config: config, Results: ms}, nil
 }
 
 // ladderMeasurement checks one of ladder.py's results and converts it.
 func ladderMeasurement(r *benchfmt.Result, batch int) (LadderMeasurement, error) {
 	m := LadderMeasurement{Impl: Torch, Level: -1, Batch: batch}
 	full := "Benchmark" + string(r.Name)
-	base, parts := r.Name.Parts()
-	if string(base) != "TorchLadder" {
-		return m, fmt.Errorf("benchmark %q: want BenchmarkTorchLadder/level=<level>/workers=<n>", full)
+	kv, err := nameParts(r, "BenchmarkTorchLadder/level=<level>/workers=<n>", true, "level", "workers")
+	if err != nil {
+		return m, err
 	}
-	for _, p := range parts {
-		if strings.HasPrefix(string(p), "-") { // GOMAXPROCS, as the script counts CPUs
-			continue
-		}
-		k, v, _ := strings.Cut(strings.TrimPrefix(string(p), "/"), "=")
-		switch {
-		case k == "level" && m.Level < 0:
-			l, err := ladder.ParseLevel(v)
-			if err != nil {
-				return m, fmt.Errorf("benchmark %q: %w", full, err)
-			}
-			m.Level = l
-		case k == "workers" && m.Workers == 0:
-			n, err := strconv.Atoi(v)
-			if err != nil || n < 0 {
-				return m, fmt.Errorf("benchmark %q: workers %q is not a whole number", full, v)
-			}
-			m.Workers = n
-		default:
-			return m, fmt.Errorf("benchmark %q: unexpected name part %q", full, p)
-		}
+	if m.Level, err = ladder.ParseLevel(kv["level"]); err != nil {
+		return m, fmt.Errorf("benchmark %q: %w", full, err)
 	}
-	if m.Level < 0 || !strings.Contains(full, "/workers=") {
-		return m, fmt.Errorf("benchmark %q: want BenchmarkTorchLadder/level=<level>/workers=<n>", full)
+	if m.Workers, err = strconv.Atoi(kv["workers"]); err != nil || m.Workers < 0 {
+		return m, fmt.Errorf("benchmark %q: workers %q is not a whole number", full, kv["workers"])
 	}
 	m.Steps = r.Iters
 	sps, err := value(r, "steps/s", true)

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -13,6 +14,7 @@ import (
 	"golang.org/x/perf/benchunit"
 
 	"github.com/headspace-bench/headspace/harness/blocks/results"
+	"github.com/headspace-bench/headspace/harness/engines/loadbench"
 )
 
 // The implementations: our transforms at level none, and the peer.
@@ -44,17 +46,9 @@ func (m Measurement) BenchName() string {
 }
 
 // Benchmark is the measurement in benchmark format, in loadbench's units
-// ttfb-ns, samples/s and cpu-s.
+// ttfb-ns, samples/s and cpu-s (loadbench.Result; no peak RSS).
 func (m Measurement) Benchmark() *benchfmt.Result {
-	return &benchfmt.Result{
-		Name:  benchfmt.Name(m.BenchName()),
-		Iters: m.Batches,
-		Values: []benchfmt.Value{
-			{Value: float64(m.TTFB.Nanoseconds()), Unit: "ttfb-ns"},
-			{Value: m.SamplesPerSec, Unit: "samples/s"},
-			{Value: m.CPU.Seconds(), Unit: "cpu-s"},
-		},
-	}
+	return loadbench.Result(m.BenchName(), m.Batches, m.TTFB, m.SamplesPerSec, -1, m.CPU)
 }
 
 // Output is what the script printed: its configuration lines (in order,
@@ -83,8 +77,23 @@ const maxErrors = 5
 // and not negative. name is used in errors. It fails on syntax errors, on
 // any other benchmark, and on output with no result.
 func Parse(r io.Reader, name string) (Output, error) {
+	config, ms, err := parseScript(r, name, "BenchmarkPeer", measurement)
+	if err != nil {
+		return Output{}, err
+	}
+	return Output{Config: config, Results: ms}, nil
+}
+
+// parseScript reads a peer script's output in Go benchmark format: it
+// converts every result with convert and keeps the configuration lines as
+// the first good result saw them. Syntax errors and results convert
+// refuses are named with their file and line, the first maxErrors of them,
+// then counted. Output with no result is an error naming what, the
+// benchmark the script should print. Parse and ParseLadder read through it.
+func parseScript[M any](r io.Reader, name, what string, convert func(*benchfmt.Result) (M, error)) ([]results.Config, []M, error) {
 	rd := benchfmt.NewReader(r, name)
-	var o Output
+	var config []results.Config
+	var out []M
 	var errs []error
 	bad := 0
 	fail := func(err error) {
@@ -97,21 +106,21 @@ func Parse(r io.Reader, name string) (Output, error) {
 		case *benchfmt.SyntaxError:
 			fail(rec)
 		case *benchfmt.Result:
-			m, err := measurement(rec)
+			m, err := convert(rec)
 			if err != nil {
 				file, line := rec.Pos()
 				fail(fmt.Errorf("%s:%d: %w", file, line, err))
 				continue
 			}
-			if len(o.Results) == 0 {
+			if len(out) == 0 {
 				// The reader reuses rec: copy its configuration now.
 				for _, c := range rec.Config {
 					if c.File {
-						o.Config = append(o.Config, results.Config{Key: c.Key, Value: string(c.Value)})
+						config = append(config, results.Config{Key: c.Key, Value: string(c.Value)})
 					}
 				}
 			}
-			o.Results = append(o.Results, m)
+			out = append(out, m)
 		}
 	}
 	if err := rd.Err(); err != nil {
@@ -121,47 +130,30 @@ func Parse(r io.Reader, name string) (Output, error) {
 		errs = append(errs, fmt.Errorf("%s: %d more bad lines", name, bad-maxErrors))
 	}
 	if len(errs) > 0 {
-		return Output{}, errors.Join(errs...)
+		return nil, nil, errors.Join(errs...)
 	}
-	if len(o.Results) == 0 {
-		return Output{}, fmt.Errorf("%s: no BenchmarkPeer lines in the output", name)
+	if len(out) == 0 {
+		return nil, nil, fmt.Errorf("%s: no %s lines in the output", name, what)
 	}
-	return o, nil
+	return config, out, nil
 }
 
 // measurement checks one result and converts it.
 func measurement(r *benchfmt.Result) (Measurement, error) {
 	var m Measurement
-	base, parts := r.Name.Parts()
-	if string(base) != "Peer" {
-		return m, fmt.Errorf("benchmark %q: want BenchmarkPeer/impl=<impl>/workers=<n>", "Benchmark"+string(r.Name))
+	kv, err := nameParts(r, "BenchmarkPeer/impl=<impl>/workers=<n>", false, "impl", "workers")
+	if err != nil {
+		return m, err
 	}
-	seen := map[string]bool{}
-	for _, p := range parts {
-		k, v, ok := strings.Cut(strings.TrimPrefix(string(p), "/"), "=")
-		if !ok || !strings.HasPrefix(string(p), "/") || seen[k] {
-			return m, fmt.Errorf("benchmark %q: unexpected name part %q", "Benchmark"+string(r.Name), p)
-		}
-		seen[k] = true
-		switch k {
-		case "impl":
-			if v != Naive && v != Fast && v != Torch {
-				return m, fmt.Errorf("benchmark %q: unknown impl %q (want %s, %s or %s)", "Benchmark"+string(r.Name), v, Naive, Fast, Torch)
-			}
-			m.Impl = v
-		case "workers":
-			n, err := strconv.Atoi(v)
-			if err != nil || n <= 0 {
-				return m, fmt.Errorf("benchmark %q: workers %q is not a positive whole number", "Benchmark"+string(r.Name), v)
-			}
-			m.Workers = n
-		default:
-			return m, fmt.Errorf("benchmark %q: unexpected name part %q", "Benchmark"+string(r.Name), p)
-		}
+	if v := kv["impl"]; v != Naive && v != Fast && v != Torch {
+		return m, fmt.Errorf("benchmark %q: unknown impl %q (want %s, %s or %s)", "Benchmark"+string(r.Name), v, Naive, Fast, Torch)
 	}
-	if m.Impl == "" || m.Workers == 0 {
-		return m, fmt.Errorf("benchmark %q: want BenchmarkPeer/impl=<impl>/workers=<n>", "Benchmark"+string(r.Name))
+	m.Impl = kv["impl"]
+	n, err := strconv.Atoi(kv["workers"])
+	if err != nil || n <= 0 {
+		return m, fmt.Errorf("benchmark %q: workers %q is not a positive whole number", "Benchmark"+string(r.Name), kv["workers"])
 	}
+	m.Workers = n
 	m.Batches = r.Iters
 	if m.Batches < 2 {
 		return m, fmt.Errorf("%s: %d batches, want at least 2", m.BenchName(), m.Batches)
@@ -188,6 +180,35 @@ func measurement(r *benchfmt.Result) (Measurement, error) {
 	m.SamplesPerSec = sps
 	m.CPU = time.Duration(math.Round(cpu * 1e9))
 	return m, nil
+}
+
+// nameParts checks that r's name is form's: its base, then each of keys
+// once as a /key=value part, in any order, and nothing else but, where
+// gomaxprocs, a GOMAXPROCS suffix (the scripts count CPUs); it returns
+// the keys' values. form, such as "BenchmarkPeer/impl=<impl>/workers=<n>",
+// names the shape in errors.
+func nameParts(r *benchfmt.Result, form string, gomaxprocs bool, keys ...string) (map[string]string, error) {
+	full := "Benchmark" + string(r.Name)
+	base, parts := r.Name.Parts()
+	want := fmt.Errorf("benchmark %q: want %s", full, form)
+	if wantBase, _, _ := strings.Cut(strings.TrimPrefix(form, "Benchmark"), "/"); string(base) != wantBase {
+		return nil, want
+	}
+	kv := make(map[string]string, len(keys))
+	for _, p := range parts {
+		if gomaxprocs && strings.HasPrefix(string(p), "-") {
+			continue
+		}
+		k, v, ok := strings.Cut(strings.TrimPrefix(string(p), "/"), "=")
+		if _, dup := kv[k]; !ok || !strings.HasPrefix(string(p), "/") || dup || !slices.Contains(keys, k) {
+			return nil, fmt.Errorf("benchmark %q: unexpected name part %q", full, p)
+		}
+		kv[k] = v
+	}
+	if len(kv) != len(keys) {
+		return nil, want
+	}
+	return kv, nil
 }
 
 // value returns r's value in unit (which benchfmt may have tidied: ttfb-ns

@@ -1,9 +1,13 @@
 package peer
 
 import (
-	"cmp"
+	"fmt"
 	"slices"
+	"strconv"
+	"strings"
 	"time"
+
+	"golang.org/x/perf/benchproc"
 
 	"github.com/headspace-bench/headspace/internal/summary"
 )
@@ -56,30 +60,47 @@ func (r Row) Met() (met, ok bool) {
 }
 
 // Summarize returns one row per worker count and implementation, ordered
-// by worker count, then as in Impls.
+// by worker count, then as in Impls (other implementations after them, by
+// name). The groups and their order are benchproc's: the measurements'
+// benchmark results (Measurement.Benchmark) projected on
+// "/workers@num,/impl@(naive fast torch …)", as benchstat would group them.
 func Summarize(ms []Measurement) []Row {
-	type key struct {
-		w    int
-		impl string
-	}
-	groups := map[key][]Measurement{}
-	var keys []key
+	impls := slices.Clone(Impls)
 	for _, m := range ms {
-		k := key{m.Workers, m.Impl}
+		if !slices.Contains(impls, m.Impl) {
+			impls = append(impls, m.Impl)
+		}
+	}
+	slices.Sort(impls[len(Impls):])
+	order := make([]string, len(impls))
+	for i, impl := range impls {
+		order[i] = strconv.Quote(impl)
+	}
+	var p benchproc.ProjectionParser
+	filter, err := benchproc.NewFilter("*")
+	if err != nil {
+		panic(err)
+	}
+	proj, err := p.Parse("/workers@num,/impl@("+strings.Join(order, " ")+")", filter)
+	if err != nil {
+		panic(fmt.Sprintf("peer: Summarize: %v", err)) // the impls are quoted
+	}
+	groups := map[benchproc.Key][]Measurement{}
+	var keys []benchproc.Key
+	for _, m := range ms {
+		k := proj.Project(m.Benchmark())
 		if _, ok := groups[k]; !ok {
 			keys = append(keys, k)
 		}
 		groups[k] = append(groups[k], m)
 	}
-	slices.SortFunc(keys, func(a, b key) int {
-		return cmp.Or(cmp.Compare(a.w, b.w), cmp.Compare(implRank(a.impl), implRank(b.impl)), cmp.Compare(a.impl, b.impl))
-	})
+	benchproc.SortKeys(keys)
 	rows := make([]Row, 0, len(keys))
 	for _, k := range keys {
 		g := groups[k]
 		rows = append(rows, Row{
-			Workers:       k.w,
-			Impl:          k.impl,
+			Workers:       g[0].Workers,
+			Impl:          g[0].Impl,
 			Runs:          len(g),
 			SamplesPerSec: median(g, func(m Measurement) float64 { return m.SamplesPerSec }),
 			TTFB:          time.Duration(median(g, func(m Measurement) float64 { return float64(m.TTFB) })),
@@ -103,13 +124,6 @@ func Summarize(ms []Measurement) []Row {
 		}
 	}
 	return rows
-}
-
-func implRank(impl string) int {
-	if i := slices.Index(Impls, impl); i >= 0 {
-		return i
-	}
-	return len(Impls)
 }
 
 // median of f over ms (not empty), by package summary.
