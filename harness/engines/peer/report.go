@@ -62,8 +62,17 @@ func WriteMarkdown(w io.Writer, r Report) error {
 	fmt.Fprintf(&b, "## Command\n\n```sh\n%s\n```\n\n", r.Command)
 
 	fmt.Fprintf(&b, "## Settings\n\n")
-	fmt.Fprintf(&b, "- %d×%d random raw images, cropped to %d, batches of %d, %d batches a run, seed %d.\n",
-		s.Width, s.Height, s.Crop, s.Batch, s.Batches, s.Seed)
+	if s.Data == "" {
+		fmt.Fprintf(&b, "- %d×%d random raw images, cropped to %d, batches of %d, %d batches a run, seed %d.\n",
+			s.Width, s.Height, s.Crop, s.Batch, s.Batches, s.Seed)
+	} else {
+		dec := s.Decoder
+		if dec == "" {
+			dec = "go"
+		}
+		fmt.Fprintf(&b, "- %d×%d images read from the dataset on disk `%s` by both sides (ours decoding JPEG with `%s`, the peer with PIL), cropped to %d, batches of %d, %d batches a run, seed %d.\n",
+			s.Width, s.Height, s.Data, dec, s.Crop, s.Batch, s.Batches, s.Seed)
+	}
 	if rounds == 1 {
 		fmt.Fprintf(&b, "- 1 round: every implementation measured once at each worker count, back to back,\n"+
 			"  the order rotated from one worker count to the next; the table gives those runs.\n")

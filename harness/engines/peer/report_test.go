@@ -87,6 +87,23 @@ func TestWriteMarkdownWithoutTorch(t *testing.T) {
 	}
 }
 
+// A report of data on disk says which data both sides read and which
+// decoder ours used, not "random raw images".
+func TestWriteMarkdownOnDisk(t *testing.T) {
+	r := sampleReport()
+	r.Settings.Data, r.Settings.Decoder = "/tmp/natural-jpeg", "turbojpeg"
+	var buf bytes.Buffer
+	if err := peer.WriteMarkdown(&buf, r); err != nil {
+		t.Fatal(err)
+	}
+	if want := "read from the dataset on disk `/tmp/natural-jpeg` by both sides (ours decoding JPEG with `turbojpeg`, the peer with PIL)"; !strings.Contains(buf.String(), want) {
+		t.Errorf("report lacks %q:\n%s", want, buf.String())
+	}
+	if strings.Contains(buf.String(), "random raw images") {
+		t.Errorf("a report of data on disk says random raw images")
+	}
+}
+
 func TestWriteResults(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "peer.txt")
 	res := peer.Result{
