@@ -174,27 +174,33 @@ func impl003(key string) string {
 }
 
 // profile003 profiles the pipeline of impl at the document's setting with
-// the what-if model (workloads.WhatIf).
+// the what-if model: workloads.WhatIf run through the Experiment
+// interface with no checks and no ladder, so Run stops after the profile
+// and hands it to Env.Detail. On the emulated device the step can be
+// scaled (workloads.Emulated); a real device is profiled at its own step.
 func profile003(ctx context.Context, s *settings, base workloads.Ladder, impl string) (whatif.Profile, error) {
 	w := workloads.WhatIf{}.At(s.size()).(workloads.WhatIf)
 	w.Pipeline, w.Train = base.Pipeline, base.Train
 	w.Pipeline.Workers, w.Pipeline.Impl = s.Workers, impl
-	h := workloads.WhatIfRun{}
+	w.Verify, w.WithLadder = whatif.Grid{}, false
+	var env workloads.Env
 	if s.emulated {
 		c := workloads.DocumentDevice()
 		c.Step = s.Step
 		w.Step = s.Step
-		h.Open = workloads.EmulatedWhatIf(c)
+		env.Device = workloads.Emulated(c)
 	} else {
-		w.ProfileStep = 1 // a real device's step cannot be scaled
-		h.Open = func(m float64) (device.Device, error) {
-			if m != 1 {
-				return nil, fmt.Errorf("step ×%g: the device's step cannot be scaled", m)
-			}
-			return s.openDevice()
-		}
+		env.Device = workloads.Device{Open: func(bool) (device.Device, error) { return s.openDevice() }}
 	}
-	return w.Profile(ctx, h)
+	var p *whatif.Profile
+	workloads.On(&env, func(got whatif.Profile) { p = &got })
+	if _, err := w.Run(ctx, env); err != nil {
+		return whatif.Profile{}, err
+	}
+	if p == nil {
+		return whatif.Profile{}, fmt.Errorf("the what-if experiment made no profile")
+	}
+	return *p, nil
 }
 
 // profiles003 reads the saved profiles.
