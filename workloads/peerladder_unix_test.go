@@ -4,7 +4,6 @@ package workloads
 
 import (
 	"context"
-	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -13,38 +12,13 @@ import (
 	"github.com/headspace-bench/headspace/harness/engines/peer"
 )
 
-// fakeLadderScript stands in for peers/torch/ladder.py, run by /bin/sh:
-// it prints one result per level it is given, at the step it is given;
-// --calibrate says a 20ms step.
-const fakeLadderScript = `levels=device steps=2 workers=1 step=290ms
-while [ $# -gt 0 ]; do
-	case $1 in
-	--levels) levels=$2; shift 2 ;;
-	--steps) steps=$2; shift 2 ;;
-	--workers) workers=$2; shift 2 ;;
-	--step) step=$2; shift 2 ;;
-	--check) echo "torch: 0.0.0-fake"; exit 0 ;;
-	--calibrate) echo "torch: 0.0.0-fake"; echo "calibration-ratio: 14.5"; echo "calibrated-step: 20ms"; exit 0 ;;
-	--*) shift 2 ;;
-	*) exit 2 ;;
-	esac
-done
-echo "torch: 0.0.0-fake"
-echo "torch-device: emulated"
-echo "emulated-step: $step"
-for l in $(echo "$levels" | tr , ' '); do
-	echo "BenchmarkTorchLadder/level=$l/workers=$workers $((steps - 1)) 2 steps/s"
-done
-`
-
 // TestPeerLadderScriptOnly (where /bin/sh runs the fake script): 003's way, the script alone, every level in
 // one run of it per round, device first; with a calibration, the
 // experiment trains at the calibrated step and its Settings say so.
 func TestPeerLadderScriptOnly(t *testing.T) {
-	script := filepath.Join(t.TempDir(), "ladder.sh")
-	if err := os.WriteFile(script, []byte(fakeLadderScript), 0o644); err != nil {
-		t.Fatal(err)
-	}
+	// The peer engine's stand-in for peers/torch/ladder.py: its
+	// calibration says a machine at half the document's speed (580ms).
+	script := filepath.Join("..", "harness", "engines", "peer", "testdata", "fakeladder.sh")
 	p := QuickPeerLadder("/bin/sh", script)
 	p.ScriptOnly, p.Config.Count, p.CalibrationBatches = true, 2, 6
 	p.Config.Levels = []ladder.Level{ladder.None, ladder.Device}
@@ -76,7 +50,7 @@ func TestPeerLadderScriptOnly(t *testing.T) {
 	for _, c := range p.Calibrated(cal[0]).Settings() {
 		cfg[c.Key] = c.Value
 	}
-	for k, v := range map[string]string{"emulated-step": "20ms", "step-source": "calibrated", "calibration-ratio": "14.5", "calibrated-step": "20ms", "rounds": "2"} {
+	for k, v := range map[string]string{"emulated-step": "580ms", "step-source": "calibrated", "calibration-ratio": "0.5000", "calibrated-step": "580ms", "rounds": "2"} {
 		if cfg[k] != v {
 			t.Errorf("setting %s = %q, want %q", k, cfg[k], v)
 		}
