@@ -68,8 +68,12 @@ ACTIONLINT ?= github.com/rhysd/actionlint/cmd/actionlint@v1.7.12
 lint-ci:
 	$(GO) run $(ACTIONLINT) -config-file ci/actionlint.yaml ci/nightly-gpu.yml
 
+# The pinned S3-compatible server (versitygw) that datasets/bucket's and
+# the remote-data tests start on 127.0.0.1, built once into a cached bin
+# directory (ci/versitygw.sh).
 test-deps:
 	@[ -z "$(strip $(TEST_DEBS))" ] || ci/deps.sh $(TEST_DEBS)
+	@ci/versitygw.sh >/dev/null
 
 # It builds for macOS (both architectures) and Windows: Linux-only
 # facilities sit behind build tags.
