@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"errors"
+	"flag"
 	"fmt"
 	"io"
 	"os"
@@ -49,7 +50,12 @@ implementation's own device level. --step calibrated first measures this
 machine against the document's host for the document's code (its
 DataLoader's samples/s at raw and none against the document's 1.72 and
 0.89 steps/s x 256) and scales the 290ms step by that ratio; the
-calibration goes into --out. See docs/yardstick.md.`
+calibration goes into --out. See docs/yardstick.md.
+
+--from FILE rebuilds the table, --report and --plot from a results file
+that peer --out wrote, measuring nothing: the machine, the command and the
+settings come from the file's configuration lines, so the report is the
+one the run wrote (notebooks/peer.md from results/peer-emulated.txt).`
 
 // peerInstallHint is what to do when the peer cannot run.
 const peerInstallHint = "run `make peer`, which installs python3-torch, python3-torchvision, python3-scipy and python3-pil (apt-get) and runs this command"
@@ -75,8 +81,12 @@ func runPeer(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	fs.StringVar(&df.decoder, "decoder", ondisk.DecoderGo, "with --data: our JPEG `decoder`, go or turbojpeg (libjpeg-turbo, as PIL)")
 	var lf peerLadderFlags
 	lf.register(fs)
+	from := fs.String("from", "", "rebuild the table, --report and --plot from the results `file` a peer --out wrote, measuring nothing")
 	if err := parseFlags(fs, args); err != nil {
 		return err
+	}
+	if *from != "" {
+		return rebuildPeer(fs, *from, *report, *plotPrefix, stdout)
 	}
 	if lf.on {
 		return runPeerLadder(ctx, fs, &lf, args, stdout, stderr)
@@ -158,7 +168,10 @@ func runPeer(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	exp := workloads.Peer{Config: peer.Config{Peer: p, Settings: settings, Workers: workers, Impls: impls, Count: *count}}
 	var env []results.Config
 	if *out != "" {
-		env = append(machine.Environment("none"), exp.Settings()...)
+		// Everything the report states goes into the file, so that
+		// --from rebuilds it (peer.ReportKeys).
+		env = append(append(machine.Environment("none"), exp.Settings()...),
+			results.Config{Key: "distro", Value: host.Distro}, results.Config{Key: "command", Value: peerCommand(args)})
 	}
 	var run workloads.Env
 	workloads.On(&run, func(m peer.Measurement) {
@@ -169,10 +182,15 @@ func runPeer(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	if _, err := exp.Run(ctx, run); err != nil {
 		return err
 	}
-	rows := peer.Summarize(res.Measurements)
-	fmt.Fprintf(stdout, "raw %dx%d, crop %d, batch %d, %d batches a run, %s; medians\n\n",
-		w, h, *crop, *batch, *batches, plural(*count, "round"))
-	if err := peer.WriteTable(stdout, rows); err != nil {
+	r := peer.Report{
+		Machine:    host,
+		PeerConfig: res.PeerConfig,
+		Command:    peerCommand(args),
+		Settings:   settings,
+		Count:      *count,
+		Rows:       peer.Summarize(res.Measurements),
+	}
+	if err := writePeerTable(stdout, r); err != nil {
 		return err
 	}
 	if *out != "" {
@@ -181,41 +199,91 @@ func runPeer(ctx context.Context, args []string, stdout, stderr io.Writer) error
 		}
 		fmt.Fprintf(stdout, "\nresults: %s\n", *out)
 	}
+	return writePeerReport(stdout, r, *report, *plotPrefix)
+}
+
+// rebuildPeer is peer --from: the table, the report and the plots rebuilt
+// from a results file (peer.ReadReport), measuring nothing. The flags that
+// set a measurement are refused with it.
+func rebuildPeer(fs *flag.FlagSet, from, report, plotPrefix string, stdout io.Writer) error {
+	var measuring []string
+	fs.Visit(func(f *flag.Flag) {
+		if f.Name != "from" && f.Name != "report" && f.Name != "plot" {
+			measuring = append(measuring, "--"+f.Name)
+		}
+	})
+	if len(measuring) > 0 {
+		return usagef("--from rebuilds from a saved file; %s only apply to a run that measures", strings.Join(measuring, ", "))
+	}
+	for _, path := range []string{report, plotPrefix} {
+		if path != "" {
+			if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+				return err
+			}
+		}
+	}
+	var outs []output
+	for _, name := range peer.PlotNames {
+		outs = append(outs, figure(prefixed(plotPrefix, "-"+name+".png")), figure(prefixed(plotPrefix, "-"+name+".svg")))
+	}
+	if err := checkOutputs(append(outs, output{report, peerReport})...); err != nil {
+		return err
+	}
+	r, err := peer.ReadReport(from)
+	if err != nil {
+		if errors.Is(err, os.ErrNotExist) {
+			return usagef("--from %s: no such file", from)
+		}
+		return usagef("--from: %v", err)
+	}
+	if err := writePeerTable(stdout, r); err != nil {
+		return err
+	}
+	return writePeerReport(stdout, r, report, plotPrefix)
+}
+
+// writePeerTable prints the settings' line and the table of r's rows.
+func writePeerTable(stdout io.Writer, r peer.Report) error {
+	s := r.Settings
+	fmt.Fprintf(stdout, "raw %dx%d, crop %d, batch %d, %d batches a run, %s; medians\n\n",
+		s.Width, s.Height, s.Crop, s.Batch, s.Batches, plural(r.Count, "round"))
+	return peer.WriteTable(stdout, r.Rows)
+}
+
+// writePeerReport draws r's plots (with a prefix) and writes its Markdown
+// report (with a path), the report embedding the PNGs by their path
+// relative to it.
+func writePeerReport(stdout io.Writer, r peer.Report, report, plotPrefix string) error {
 	var plots []string
-	if *plotPrefix != "" {
-		title := fmt.Sprintf("raw %dx%d, crop %d, batch %d", w, h, *crop, *batch)
-		if plots, err = peer.Plots(rows, *plotPrefix, title); err != nil {
+	if plotPrefix != "" {
+		s := r.Settings
+		title := fmt.Sprintf("raw %dx%d, crop %d, batch %d", s.Width, s.Height, s.Crop, s.Batch)
+		var err error
+		if plots, err = peer.Plots(r.Rows, plotPrefix, title); err != nil {
 			return err
 		}
 		for _, path := range plots {
 			fmt.Fprintf(stdout, "plot: %s\n", path)
 		}
 	}
-	if *report != "" {
-		r := peer.Report{
-			Machine:    host,
-			PeerConfig: res.PeerConfig,
-			Command:    peerCommand(args),
-			Settings:   settings,
-			Count:      *count,
-			Rows:       rows,
+	if report == "" {
+		return nil
+	}
+	for i, name := range peer.PlotNames {
+		if len(plots) < 2*(i+1) {
+			break
 		}
-		for i, name := range peer.PlotNames {
-			if len(plots) < 2*(i+1) {
-				break
-			}
-			rel, err := filepath.Rel(filepath.Dir(*report), plots[2*i]) // the PNG
-			if err != nil {
-				return err
-			}
-			alt := map[string]string{"throughput": "samples/s against workers", "ttfb": "time to first batch against workers"}[name]
-			r.Figures = append(r.Figures, peer.Figure{Alt: alt, Path: filepath.ToSlash(rel)})
-		}
-		if err := atomicfile.WriteKind(*report, peerReport, func(w io.Writer) error { return peer.WriteMarkdown(w, r) }); err != nil {
+		rel, err := filepath.Rel(filepath.Dir(report), plots[2*i]) // the PNG
+		if err != nil {
 			return err
 		}
-		fmt.Fprintf(stdout, "report: %s\n", *report)
+		alt := map[string]string{"throughput": "samples/s against workers", "ttfb": "time to first batch against workers"}[name]
+		r.Figures = append(r.Figures, peer.Figure{Alt: alt, Path: filepath.ToSlash(rel)})
 	}
+	if err := atomicfile.WriteKind(report, peerReport, func(w io.Writer) error { return peer.WriteMarkdown(w, r) }); err != nil {
+		return err
+	}
+	fmt.Fprintf(stdout, "report: %s\n", report)
 	return nil
 }
 

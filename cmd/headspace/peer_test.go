@@ -143,3 +143,110 @@ func TestPeerOursOnlyNeedsNoTorch(t *testing.T) {
 		t.Errorf("exit %d, stdout %q, stderr %q", code, stdout, stderr)
 	}
 }
+
+// peer --from rebuilds from the results file of a run the report, the
+// table and the plots that run wrote, byte for byte.
+func TestPeerFromRebuildsTheRunsReport(t *testing.T) {
+	script := writeFakePeer(t)
+	dir, again := t.TempDir(), t.TempDir()
+	out := filepath.Join(dir, "results", "peer.txt")
+	report := filepath.Join(dir, "notebooks", "peer.md")
+	prefix := filepath.Join(dir, "notebooks", "figures", "peer")
+	args := append([]string{"peer", "--python", "/bin/sh", "--script", script, "--workers", "1,2",
+		"--out", out, "--report", report, "--plot", prefix}, tinyPeer...)
+	code, stdout, stderr := runCLI(args...)
+	if code != 0 {
+		t.Fatalf("exit %d, stderr %q", code, stderr)
+	}
+	report2 := filepath.Join(again, "notebooks", "peer.md")
+	prefix2 := filepath.Join(again, "notebooks", "figures", "peer")
+	code, stdout2, stderr := runCLI("peer", "--from", out, "--report", report2, "--plot", prefix2)
+	if code != 0 {
+		t.Fatalf("--from: exit %d, stderr %q", code, stderr)
+	}
+	table := func(s string) string { // the table, without the lines naming files
+		s, _, _ = strings.Cut(s, "results: ")
+		s, _, _ = strings.Cut(s, "plot: ")
+		return strings.TrimSpace(s)
+	}
+	if table(stdout2) != table(stdout) {
+		t.Errorf("--from prints\n%s\nthe run printed\n%s", table(stdout2), table(stdout))
+	}
+	same := func(a, b string) {
+		t.Helper()
+		x, errA := os.ReadFile(a)
+		y, errB := os.ReadFile(b)
+		if errA != nil || errB != nil {
+			t.Fatalf("%v, %v", errA, errB)
+		}
+		if string(x) != string(y) {
+			t.Errorf("%s differs from the run's %s:\n%s\n---\n%s", b, a, x, y)
+		}
+	}
+	same(report, report2)
+	for _, name := range []string{"-throughput.png", "-throughput.svg", "-ttfb.png", "-ttfb.svg"} {
+		same(prefix+name, prefix2+name)
+	}
+}
+
+func TestPeerFromBadInputExits2(t *testing.T) {
+	dir := t.TempDir()
+	old := filepath.Join(dir, "old.txt") // a file from before peer --out recorded distro and command
+	if err := os.WriteFile(old, []byte("cpu: x\ncores: 2\ngo: go1\ncommit: abc\nraw-size: 8x8\ncrop: 4\nbatch: 2\nbatches: 2\nseed: 1\nrounds: 1\n\n"+
+		"BenchmarkPeer/impl=torch/workers=1 2 1e+08 ttfb-ns 0.5 samples/s 1.5 cpu-s\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"peer", "--from", old, "--workers", "1"}, "--from rebuilds from a saved file; --workers only apply to a run that measures"},
+		{[]string{"peer", "--from", filepath.Join(dir, "none.txt")}, "no such file"},
+		{[]string{"peer", "--from", old}, "no distro, command line"},
+	} {
+		code, _, stderr := runCLI(tc.args...)
+		if code != 2 || !strings.Contains(stderr, tc.want) || strings.Count(strings.TrimSpace(stderr), "\n") > 0 {
+			t.Errorf("%v: exit %d, stderr %q; want 2 and one line with %q", tc.args, code, stderr, tc.want)
+		}
+	}
+}
+
+// The committed peer reports are what peer --from writes from their
+// committed result files: edit the renderer or the file, never the report.
+func TestCommittedPeerReportsRebuild(t *testing.T) {
+	root := filepath.Join("..", "..")
+	for _, tc := range []struct{ results, report, plot string }{
+		{"results/peer-emulated.txt", "notebooks/peer.md", "notebooks/figures/peer"},
+		{"results/peer-ondisk-jpeg-emulated.txt", "notebooks/peer-ondisk-jpeg.md", ""},
+	} {
+		out := t.TempDir()
+		report := filepath.Join(out, tc.report)
+		args := []string{"peer", "--from", filepath.Join(root, tc.results), "--report", report}
+		if tc.plot != "" {
+			args = append(args, "--plot", filepath.Join(out, tc.plot))
+		}
+		if code, _, stderr := runCLI(args...); code != 0 {
+			t.Fatalf("%v: exit %d, stderr %q", args, code, stderr)
+		}
+		files := []string{tc.report}
+		if tc.plot != "" {
+			for _, s := range []string{"-throughput.png", "-throughput.svg", "-ttfb.png", "-ttfb.svg"} {
+				files = append(files, tc.plot+s)
+			}
+		}
+		for _, f := range files {
+			got, err := os.ReadFile(filepath.Join(out, f))
+			if err != nil {
+				t.Fatal(err)
+			}
+			want, err := os.ReadFile(filepath.Join(root, f))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if string(got) != string(want) {
+				t.Errorf("%s differs from its rebuild from %s (regenerate: headspace peer --from %s --report %s%s)",
+					f, tc.results, tc.results, tc.report, map[bool]string{true: " --plot " + tc.plot}[tc.plot != ""])
+			}
+		}
+	}
+}

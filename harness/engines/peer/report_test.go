@@ -171,3 +171,45 @@ func TestWriteTable(t *testing.T) {
 	}
 	golden(t, "table.txt.golden", buf.Bytes())
 }
+
+// ReadReport gives back the report of the run whose results WriteResults
+// wrote: WriteMarkdown of both is the same, byte for byte.
+func TestReadReportRoundTrip(t *testing.T) {
+	want := sampleReport()
+	want.Figures = nil
+	want.Count = 3
+	m := want.Machine
+	config := []results.Config{{Key: "cpu", Value: m.CPU}, {Key: "cores", Value: "2"}, {Key: "go", Value: m.Go}, {Key: "commit", Value: m.Commit}}
+	config = append(config, want.Settings.Config()...)
+	config = append(config, results.Config{Key: "rounds", Value: "3"}, results.Config{Key: "distro", Value: m.Distro}, results.Config{Key: "command", Value: want.Command})
+	var ms []peer.Measurement
+	for _, r := range want.Rows {
+		ms = append(ms, run(r.Impl, r.Workers, r.SamplesPerSec, r.TTFB))
+	}
+	path := filepath.Join(t.TempDir(), "peer.txt")
+	if err := peer.WriteResults(path, config, peer.Result{Measurements: ms, PeerConfig: want.PeerConfig}); err != nil {
+		t.Fatal(err)
+	}
+	got, err := peer.ReadReport(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var a, b bytes.Buffer
+	if err := peer.WriteMarkdown(&a, want); err != nil {
+		t.Fatal(err)
+	}
+	if err := peer.WriteMarkdown(&b, got); err != nil {
+		t.Fatal(err)
+	}
+	if a.String() != b.String() {
+		t.Errorf("report from the file:\n%s\nwant:\n%s", b.String(), a.String())
+	}
+
+	// A file without a key the report states is refused, naming it.
+	if err := peer.WriteResults(path, config[:len(config)-1], peer.Result{Measurements: ms}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := peer.ReadReport(path); err == nil || !strings.Contains(err.Error(), "no command line") {
+		t.Errorf("ReadReport without command: %v, want an error naming it", err)
+	}
+}
