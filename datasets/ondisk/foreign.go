@@ -221,13 +221,30 @@ func BuildIndex(ctx context.Context, dir string) (*Index, error) {
 			s.Format, s.Width, s.Height, s.Error = headerOfFile(filepath.Join(abs, filepath.FromSlash(f.rel)))
 			idx.Samples = append(idx.Samples, s)
 		}
-	} else if err := indexShards(ctx, idx); err != nil {
+	} else if err := indexShards(ctx, idx, localOpener(abs)); err != nil {
 		return nil, err
 	}
 	if len(idx.Samples) == 0 {
 		return nil, fmt.Errorf("ondisk: %s: %s with no images (.jpg, .jpeg, .png)", dir, kind)
 	}
 	return idx, nil
+}
+
+// file is a file of a dataset opened for reading at offsets.
+type file interface {
+	io.ReaderAt
+	io.Closer
+}
+
+// opener opens the file rel (slash-separated, relative to the dataset) of
+// at most limit bytes, and gives its size; its errors read "where: reason".
+type opener func(rel string, limit int64) (file, int64, error)
+
+// localOpener opens the files under dir through openUserFile.
+func localOpener(dir string) opener {
+	return func(rel string, limit int64) (file, int64, error) {
+		return openUserFile(filepath.Join(dir, filepath.FromSlash(rel)), limit)
+	}
 }
 
 // headerOfFile checks an image file's header; a failure is returned as
@@ -256,7 +273,9 @@ func wdsKey(name string) (key, ext string) {
 	return dir + base[:i], strings.ToLower(base[i+1:])
 }
 
-func indexShards(ctx context.Context, idx *Index) error {
+// indexShards indexes idx's WebDataset shards, each opened by open: a
+// local file (localOpener) or an object in a bucket (remoteOpener).
+func indexShards(ctx context.Context, idx *Index, open opener) error {
 	type pending struct {
 		s        IndexSample
 		hasImage bool
@@ -270,12 +289,11 @@ func indexShards(ctx context.Context, idx *Index) error {
 		if err := ctx.Err(); err != nil {
 			return err
 		}
-		p := filepath.Join(idx.Dir, filepath.FromSlash(rel))
-		f, _, err := openUserFile(p, MaxUserFileBytes)
+		f, size, err := open(rel, MaxUserFileBytes)
 		if err != nil {
 			return fmt.Errorf("ondisk: %w", err)
 		}
-		members, ierr := IndexShard(f)
+		members, ierr := IndexShard(io.NewSectionReader(f, 0, size))
 		byKey := map[string]int{} // key → position in samples, this shard
 		for _, m := range members {
 			key, ext := wdsKey(m.Name)

@@ -26,6 +26,30 @@ func openForeign(dir string, opts Options, turbo *turbojpeg.Library) (*Dataset, 
 	if err != nil {
 		return nil, err
 	}
+	d, err := foreignDataset(x, opts, turbo)
+	if err != nil {
+		return nil, err
+	}
+	if x.Kind == KindWebDataset {
+		d.shards = make([]*os.File, len(x.Files))
+		d.shardErr = make([]error, len(x.Files))
+		for i, rel := range x.Files {
+			f, _, err := openUserFile(filepath.Join(dir, filepath.FromSlash(rel)), MaxUserFileBytes)
+			if err != nil {
+				d.shardErr[i] = err
+				continue
+			}
+			d.shards[i] = f
+		}
+	}
+	return d, nil
+}
+
+// foreignDataset is the Dataset of a user's dataset's index, local or in
+// a bucket, with its manifest synthesized from it, before any file is
+// opened.
+func foreignDataset(x *Index, opts Options, turbo *turbojpeg.Library) (*Dataset, error) {
+	dir := x.Dir
 	w, h := opts.Width, opts.Height
 	if w == 0 && h == 0 {
 		if sz := x.Sizes(); len(sz) > 0 {
@@ -51,23 +75,12 @@ func openForeign(dir string, opts Options, turbo *turbojpeg.Library) (*Dataset, 
 		if !strings.Contains(m.Format, "jpeg") {
 			return nil, fmt.Errorf("ondisk: %s holds %s images: a scaled decode needs JPEGs", dir, m.Format)
 		}
+		var err error
 		if d.scale, d.scaledW, d.scaledH, err = DecodeScaleFor(w, h, opts.DecodeMinSide); err != nil {
 			return nil, err
 		}
 	}
 	d.readers.New = func() any { return bytes.NewReader(nil) }
-	if x.Kind == KindWebDataset {
-		d.shards = make([]*os.File, len(x.Files))
-		d.shardErr = make([]error, len(x.Files))
-		for i, rel := range x.Files {
-			f, _, err := openUserFile(filepath.Join(dir, filepath.FromSlash(rel)), MaxUserFileBytes)
-			if err != nil {
-				d.shardErr[i] = err
-				continue
-			}
-			d.shards[i] = f
-		}
-	}
 	return d, nil
 }
 

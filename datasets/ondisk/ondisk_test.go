@@ -20,6 +20,9 @@ var update = flag.Bool("update", false, "rewrite the golden files")
 
 func TestMain(m *testing.M) {
 	code := m.Run()
+	if s3srv != nil {
+		s3srv.Close()
+	}
 	if benchRoot != "" {
 		os.RemoveAll(benchRoot)
 	}

@@ -19,6 +19,7 @@ import (
 	"sync/atomic"
 
 	"github.com/headspace-bench/headspace/datasets"
+	"github.com/headspace-bench/headspace/datasets/bucket"
 	"github.com/headspace-bench/headspace/datasets/turbojpeg"
 )
 
@@ -123,8 +124,13 @@ type Dataset struct {
 	bufs     sync.Pool // *[]byte for Fill
 	turbo    *turbojpeg.Library
 	tjFree   decoderList
-	foreign  *Index    // a dataset the user brings; nil for headspace's
-	scratch  sync.Pool // *[]byte: a foreign image at its own size
+	foreign  *Index // a dataset the user brings; nil for headspace's
+	// A dataset in a bucket (OpenRemote): its client, how it was listed,
+	// and every object's listed size; nil for a local one.
+	remote     *bucket.Client
+	remoteInfo *Remote
+	sizes      map[string]int64
+	scratch    sync.Pool // *[]byte: a foreign image at its own size
 	// Options.DecodeMinSide: the factor every JPEG is decoded at and the
 	// decoded size (scale is the zero Factor without it).
 	scale   turbojpeg.Factor
@@ -187,10 +193,54 @@ func Open(dir string) (*Dataset, error) { return OpenWith(dir, Options{}) }
 // does not fail Open; the samples it cannot provide fail at Fetch, naming
 // the shard, so MaxFailures can skip them.
 func OpenWith(dir string, opts Options) (*Dataset, error) {
+	turbo, err := opts.check()
+	if err != nil {
+		return nil, err
+	}
+	dir = ResolveDir(dir)
+	kind, err := DetectKind(dir)
+	if err != nil {
+		return nil, err
+	}
+	if kind != "headspace" {
+		return openForeign(dir, opts, turbo)
+	}
+	m, err := ReadManifest(dir)
+	if err != nil {
+		return nil, err
+	}
+	d, err := manifestDataset(dir, m, opts, turbo)
+	if err != nil || m.Layout != "shards" {
+		return d, err
+	}
+	n := m.Shards()
+	d.shards = make([]*os.File, n)
+	d.shardErr = make([]error, n)
+	d.loc = make([]location, m.Count)
+	for i := range d.loc {
+		d.loc[i].shard = -1
+	}
+	for s := range n {
+		f, err := OpenRegular(filepath.Join(dir, m.Files[s].Name))
+		if err != nil {
+			d.shardErr[s] = err
+			continue
+		}
+		d.shards[s] = f
+		members, err := IndexShard(f)
+		if err != nil {
+			d.shardErr[s] = err
+		}
+		d.placeMembers(s, members)
+	}
+	return d, nil
+}
+
+// check validates the options and loads TurboJPEG where they ask for it.
+func (opts Options) check() (*turbojpeg.Library, error) {
 	if opts.MaxFailures < 0 {
 		return nil, fmt.Errorf("ondisk: MaxFailures %d must not be negative", opts.MaxFailures)
 	}
-	dir = ResolveDir(dir)
 	var turbo *turbojpeg.Library
 	switch opts.Decoder {
 	case "", DecoderGo:
@@ -208,17 +258,12 @@ func OpenWith(dir string, opts Options) (*Dataset, error) {
 	if opts.DecodeMinSide > 0 && turbo == nil {
 		return nil, fmt.Errorf("ondisk: a scaled decode needs the %s decoder", DecoderTurbo)
 	}
-	kind, err := DetectKind(dir)
-	if err != nil {
-		return nil, err
-	}
-	if kind != "headspace" {
-		return openForeign(dir, opts, turbo)
-	}
-	m, err := ReadManifest(dir)
-	if err != nil {
-		return nil, err
-	}
+	return turbo, nil
+}
+
+// manifestDataset is the Dataset of a headspace dataset's manifest, read
+// from dir (a directory or a bucket URL), before its shards are indexed.
+func manifestDataset(dir string, m *Manifest, opts Options, turbo *turbojpeg.Library) (*Dataset, error) {
 	if (opts.Width != 0 || opts.Height != 0) && (opts.Width != m.Width || opts.Height != m.Height) {
 		return nil, fmt.Errorf("ondisk: %s holds %dx%d images; it cannot be read at %dx%d", dir, m.Width, m.Height, opts.Width, opts.Height)
 	}
@@ -227,47 +272,32 @@ func OpenWith(dir string, opts Options) (*Dataset, error) {
 		if m.Format != "jpeg" {
 			return nil, fmt.Errorf("ondisk: %s holds %s images: a scaled decode needs JPEGs", dir, m.Format)
 		}
+		var err error
 		if d.scale, d.scaledW, d.scaledH, err = DecodeScaleFor(m.Width, m.Height, opts.DecodeMinSide); err != nil {
 			return nil, err
 		}
 	}
 	d.readers.New = func() any { return bytes.NewReader(nil) }
-	if m.Layout != "shards" {
-		return d, nil
-	}
-	n := m.Shards()
-	d.shards = make([]*os.File, n)
-	d.shardErr = make([]error, n)
-	d.loc = make([]location, m.Count)
-	for i := range d.loc {
-		d.loc[i].shard = -1
-	}
+	return d, nil
+}
+
+// placeMembers records where shard s's members lie (the samples of the
+// shard only; other names are ignored).
+func (d *Dataset) placeMembers(s int, members []Member) {
+	m := d.m
 	ext := "." + m.Ext()
-	for s := range n {
-		f, err := OpenRegular(filepath.Join(dir, m.Files[s].Name))
-		if err != nil {
-			d.shardErr[s] = err
+	lo, hi := s*m.ShardSize, min((s+1)*m.ShardSize, m.Count)
+	for _, mb := range members {
+		key, ok := strings.CutSuffix(mb.Name, ext)
+		if !ok {
 			continue
 		}
-		d.shards[s] = f
-		members, err := IndexShard(f)
-		if err != nil {
-			d.shardErr[s] = err
+		i, ok := d.index(key)
+		if !ok || i < lo || i >= hi {
+			continue
 		}
-		lo, hi := s*m.ShardSize, min((s+1)*m.ShardSize, m.Count)
-		for _, mb := range members {
-			key, ok := strings.CutSuffix(mb.Name, ext)
-			if !ok {
-				continue
-			}
-			i, ok := d.index(key)
-			if !ok || i < lo || i >= hi {
-				continue
-			}
-			d.loc[i] = location{shard: int32(s), off: mb.Offset, size: mb.Size}
-		}
+		d.loc[i] = location{shard: int32(s), off: mb.Offset, size: mb.Size}
 	}
-	return d, nil
 }
 
 // index parses a sample key.
@@ -332,6 +362,9 @@ func (d *Dataset) Failures() int64 { return d.failures.Load() }
 
 // where names sample i's file (or shard member) for errors.
 func (d *Dataset) where(i int) string {
+	if d.remote != nil {
+		return d.whereRemote(i)
+	}
 	if x := d.foreign; x != nil {
 		s := x.Samples[i]
 		p := filepath.Join(d.dir, filepath.FromSlash(x.Files[s.File]))
@@ -356,6 +389,9 @@ func (d *Dataset) Fetch(ctx context.Context, i int, buf []byte) ([]byte, error) 
 	}
 	if err := ctx.Err(); err != nil {
 		return buf, fmt.Errorf("ondisk: fetch sample %d: %w", i, err)
+	}
+	if d.remote != nil {
+		return d.fetchRemote(ctx, i, buf)
 	}
 	if d.foreign != nil {
 		return d.fetchForeign(i, buf)

@@ -1,0 +1,393 @@
+package ondisk
+
+import (
+	"bytes"
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"fmt"
+	"io"
+	"path"
+	"slices"
+	"sort"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/headspace-bench/headspace/datasets/bucket"
+	"github.com/headspace-bench/headspace/datasets/turbojpeg"
+)
+
+// Remote is how a dataset in a bucket was listed and indexed: what a
+// result file records beside the fetch counters, since listing is a cost
+// users hit (DLIO's 50 million objects took over 12 hours).
+type Remote struct {
+	URL     string        // s3://BUCKET/PREFIX
+	Objects int           // objects listed
+	Bytes   int64         // their total size
+	List    time.Duration // the listing's time
+	Index   time.Duration // reading headers (ImageFolder, WebDataset, shards)
+}
+
+// headerBytes is how much of an image a remote index reads to find its
+// size: one ranged GET that holds a JPEG's or PNG's header in practice; a
+// header beyond it is read with a second, whole GET.
+const headerBytes = 64 << 10
+
+// OpenRemote opens the dataset under c's URL, in any of the layouts
+// OpenWith reads from a directory: a headspace dataset (manifest.json,
+// files or shards), an ImageFolder (one object per image, the first
+// path element its class) or WebDataset shards (*.tar at the top). It
+// lists the objects once and reads the headers it needs through c (the
+// manifest, the shards' tar headers, each image's first headerBytes);
+// Fetch then reads every sample from the bucket: a whole object for a
+// file, a ranged GET for a member of a shard.
+func OpenRemote(ctx context.Context, c *bucket.Client, opts Options) (*Dataset, error) {
+	turbo, err := opts.check()
+	if err != nil {
+		return nil, err
+	}
+	where := c.URL().String()
+	t0 := time.Now()
+	objs, err := c.List(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("ondisk: %w", err)
+	}
+	r := &Remote{URL: where, Objects: len(objs), List: time.Since(t0)}
+	sizes := make(map[string]int64, len(objs))
+	for _, o := range objs {
+		sizes[o.Name] = o.Size
+		r.Bytes += o.Size
+	}
+	kind, err := remoteKind(where, objs)
+	if err != nil {
+		return nil, err
+	}
+	open := remoteOpener(ctx, c, sizes)
+	t1 := time.Now()
+	var d *Dataset
+	if kind == "headspace" {
+		d, err = openRemoteManifest(ctx, c, sizes, opts, turbo, open)
+	} else {
+		var x *Index
+		if x, err = remoteIndex(ctx, c, kind, objs, open); err == nil {
+			d, err = foreignDataset(x, opts, turbo)
+		}
+	}
+	if err != nil {
+		return nil, err
+	}
+	r.Index = time.Since(t1)
+	d.remote, d.remoteInfo, d.sizes = c, r, sizes
+	return d, nil
+}
+
+// remoteKind is detectKind for a listing: a manifest at the top, .tar
+// objects at the top, or images one level down or deeper.
+func remoteKind(where string, objs []bucket.Object) (string, error) {
+	images := false
+	for _, o := range objs {
+		dir, base := path.Split(o.Name)
+		if dir == "" && base == ManifestName {
+			return "headspace", nil
+		}
+		if dir == "" && strings.EqualFold(path.Ext(base), ".tar") {
+			return KindWebDataset, nil
+		}
+		if dir != "" && imageExt(base) && !hidden(o.Name) {
+			images = true
+		}
+	}
+	if images {
+		return KindImageFolder, nil
+	}
+	return "", fmt.Errorf("ondisk: %s: not a dataset: no %s (headspace dataset write), no .tar shards (WebDataset), no images under class prefixes (ImageFolder) among its %d objects", where, ManifestName, len(objs))
+}
+
+// hidden reports whether any element of a slash-separated name starts with
+// a dot: skipped, as torchvision and listFiles skip hidden entries.
+func hidden(name string) bool {
+	for _, e := range strings.Split(name, "/") {
+		if strings.HasPrefix(e, ".") {
+			return true
+		}
+	}
+	return false
+}
+
+// openRemoteManifest opens a headspace dataset in a bucket: its manifest,
+// and in the shards layout each shard's tar headers for the members'
+// offsets.
+func openRemoteManifest(ctx context.Context, c *bucket.Client, sizes map[string]int64, opts Options, turbo *turbojpeg.Library, open opener) (*Dataset, error) {
+	size, ok := sizes[ManifestName]
+	if !ok || size > MaxManifestBytes {
+		return nil, fmt.Errorf("ondisk: %s: manifest of %d bytes, more than %d", c.Where(ManifestName), size, int64(MaxManifestBytes))
+	}
+	b, err := c.Get(ctx, ManifestName, size, nil)
+	if err != nil {
+		return nil, fmt.Errorf("ondisk: %w", err)
+	}
+	m, err := parseManifest(b, c.Where(ManifestName))
+	if err != nil {
+		return nil, err
+	}
+	d, err := manifestDataset(c.URL().String(), m, opts, turbo)
+	if err != nil {
+		return nil, err
+	}
+	if m.Layout != "shards" {
+		return d, nil
+	}
+	n := m.Shards()
+	d.shardErr = make([]error, n)
+	d.loc = make([]location, m.Count)
+	for i := range d.loc {
+		d.loc[i].shard = -1
+	}
+	for s := range n {
+		if err := ctx.Err(); err != nil {
+			return nil, err
+		}
+		f, size, err := open(m.Files[s].Name, MaxUserFileBytes)
+		if err != nil {
+			d.shardErr[s] = err
+			continue
+		}
+		members, err := IndexShard(io.NewSectionReader(f, 0, size))
+		f.Close()
+		if err != nil {
+			d.shardErr[s] = err
+		}
+		d.placeMembers(s, members)
+	}
+	return d, nil
+}
+
+// remoteIndex indexes an ImageFolder or WebDataset in a bucket from its
+// listing, as BuildIndex does from a directory: each image's header (its
+// first headerBytes, Concurrency at a time) or each shard's tar headers.
+func remoteIndex(ctx context.Context, c *bucket.Client, kind string, objs []bucket.Object, open opener) (*Index, error) {
+	x := &Index{Version: IndexVersion, Dir: c.URL().String(), Kind: kind}
+	h := sha256.New()
+	fmt.Fprintf(h, "%s\n", kind)
+	for _, o := range objs {
+		if hidden(o.Name) {
+			continue
+		}
+		dir, base := path.Split(o.Name)
+		switch {
+		case kind == KindWebDataset && dir == "" && strings.EqualFold(path.Ext(base), ".tar"):
+		case kind == KindImageFolder && dir != "" && imageExt(base):
+			if c := strings.SplitN(o.Name, "/", 2)[0]; !slices.Contains(x.Classes, c) {
+				x.Classes = append(x.Classes, c)
+			}
+		default:
+			continue
+		}
+		x.Files = append(x.Files, o.Name)
+		fmt.Fprintf(h, "%q %d %s\n", o.Name, o.Size, o.ETag)
+	}
+	x.Fingerprint = hex.EncodeToString(h.Sum(nil))
+	if kind == KindWebDataset {
+		if err := indexShards(ctx, x, open); err != nil {
+			return nil, err
+		}
+		if len(x.Samples) == 0 {
+			return nil, fmt.Errorf("ondisk: %s: %s with no images (.jpg, .jpeg, .png)", x.Dir, kind)
+		}
+		return x, nil
+	}
+	sort.Strings(x.Classes)
+	x.Samples = make([]IndexSample, len(x.Files))
+	work := make(chan int)
+	var wg sync.WaitGroup
+	for range c.Options().Concurrency {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			buf := make([]byte, headerBytes)
+			for i := range work {
+				x.Samples[i] = remoteHeader(ctx, c, x, i, open, buf)
+			}
+		}()
+	}
+	for i := range x.Files {
+		if ctx.Err() != nil {
+			break
+		}
+		work <- i
+	}
+	close(work)
+	wg.Wait()
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	return x, nil
+}
+
+// remoteHeader reads ImageFolder image i's header: its first headerBytes,
+// then, if the header lies beyond them, the whole image.
+func remoteHeader(ctx context.Context, c *bucket.Client, x *Index, i int, open opener, buf []byte) IndexSample {
+	rel := x.Files[i]
+	f, size, err := open(rel, MaxUserImageBytes)
+	s := IndexSample{File: i, Size: size, Label: slices.Index(x.Classes, strings.SplitN(rel, "/", 2)[0])}
+	if err != nil {
+		s.Error = strings.TrimPrefix(err.Error(), c.Where(rel)+": ")
+		return s
+	}
+	defer f.Close()
+	n := min(size, headerBytes)
+	if _, err := f.ReadAt(buf[:n], 0); err != nil {
+		s.Error = err.Error()
+		return s
+	}
+	s.Format, s.Width, s.Height, err = checkUserImage(bytes.NewReader(buf[:n]))
+	if err != nil && n < size {
+		s.Format, s.Width, s.Height, err = checkUserImage(io.NewSectionReader(f, 0, size))
+	}
+	if err != nil {
+		s.Error = err.Error()
+	}
+	return s
+}
+
+// remoteOpener opens the objects of a listing for reading at offsets:
+// each ReadAt is a ranged GET, except that small reads (tar and image
+// headers) are served from one block of readBlock bytes fetched at once.
+func remoteOpener(ctx context.Context, c *bucket.Client, sizes map[string]int64) opener {
+	return func(rel string, limit int64) (file, int64, error) {
+		size, ok := sizes[rel]
+		if !ok {
+			return nil, 0, fmt.Errorf("%s: not in the listing", c.Where(rel))
+		}
+		if size > limit {
+			return nil, 0, fmt.Errorf("%s: %d bytes, more than the %d a file may have", c.Where(rel), size, limit)
+		}
+		return &object{ctx: ctx, c: c, rel: rel, size: size}, size, nil
+	}
+}
+
+// readBlock is what an object reads at once for a small read.
+const readBlock = 256 << 10
+
+// object is an object of a bucket read at offsets, with one cached block
+// for the small sequential reads of indexing. It is safe for concurrent
+// use.
+type object struct {
+	ctx   context.Context
+	c     *bucket.Client
+	rel   string
+	size  int64
+	mu    sync.Mutex
+	block []byte
+	at    int64 // block's offset
+}
+
+func (o *object) ReadAt(p []byte, off int64) (int, error) {
+	if off >= o.size {
+		return 0, io.EOF
+	}
+	n := int(min(int64(len(p)), o.size-off))
+	if n < readBlock/4 {
+		o.mu.Lock()
+		defer o.mu.Unlock()
+		if o.block == nil || off < o.at || off+int64(n) > o.at+int64(len(o.block)) {
+			m := min(int64(readBlock), o.size-off)
+			o.block = slices.Grow(o.block[:0], int(m))[:m]
+			if err := o.c.ReadAt(o.ctx, o.rel, o.block, off); err != nil {
+				o.block = nil
+				return 0, err
+			}
+			o.at = off
+		}
+		copy(p[:n], o.block[off-o.at:])
+	} else if err := o.c.ReadAt(o.ctx, o.rel, p[:n], off); err != nil {
+		return 0, err
+	}
+	if n < len(p) {
+		return n, io.EOF
+	}
+	return n, nil
+}
+
+func (o *object) Close() error { return nil }
+
+// fetchRemote reads sample i's bytes from the bucket: the whole object of
+// a file, or the member's range of a shard.
+func (d *Dataset) fetchRemote(ctx context.Context, i int, buf []byte) ([]byte, error) {
+	rel, off, size, whole, err := d.locate(i)
+	if err != nil {
+		return buf, err
+	}
+	if size > MaxSampleBytes {
+		return buf[:0], corruptf("ondisk: fetch sample %d: %s: %d bytes, more than a sample may hold (%d)", i, d.where(i), size, int64(MaxSampleBytes))
+	}
+	if whole {
+		buf, err = d.remote.Get(ctx, rel, size, buf)
+	} else {
+		buf = grow(buf, size)
+		err = d.remote.ReadAt(ctx, rel, buf, off)
+	}
+	if err != nil {
+		return buf[:0], fmt.Errorf("ondisk: fetch sample %d: %w", i, err)
+	}
+	return buf, nil
+}
+
+// locate is where sample i's bytes lie: the file, and for a shard member
+// its offset and size (whole is false).
+func (d *Dataset) locate(i int) (rel string, off, size int64, whole bool, err error) {
+	if x := d.foreign; x != nil {
+		s := x.Samples[i]
+		if s.Error != "" {
+			return "", 0, 0, false, fmt.Errorf("ondisk: fetch sample %d: %s: %s", i, d.where(i), s.Error)
+		}
+		if x.Kind == KindWebDataset {
+			return x.Files[s.File], s.Offset, s.Size, false, nil
+		}
+		return x.Files[s.File], 0, s.Size, true, nil
+	}
+	if d.m.Layout == "shards" {
+		l := d.loc[i]
+		if l.shard < 0 {
+			why := "no such member"
+			if err := d.shardErr[i/d.m.ShardSize]; err != nil {
+				why = "shard unreadable: " + err.Error()
+			}
+			return "", 0, 0, false, corruptf("ondisk: fetch sample %d: %s: %s", i, d.where(i), why)
+		}
+		return d.m.Files[l.shard].Name, l.off, l.size, false, nil
+	}
+	name := d.m.Files[i].Name
+	size, ok := d.sizes[name]
+	if !ok {
+		return "", 0, 0, false, fmt.Errorf("ondisk: fetch sample %d: %s: not in the listing", i, d.where(i))
+	}
+	if size != d.m.Files[i].Size {
+		return "", 0, 0, false, corruptf("ondisk: fetch sample %d: %s: %d bytes, the manifest says %d", i, d.where(i), size, d.m.Files[i].Size)
+	}
+	return name, 0, size, true, nil
+}
+
+// RemoteInfo is how a dataset in a bucket was listed and indexed; nil for
+// a local one.
+func (d *Dataset) RemoteInfo() *Remote { return d.remoteInfo }
+
+// Bucket is the client a remote dataset reads through; nil for a local
+// one.
+func (d *Dataset) Bucket() *bucket.Client { return d.remote }
+
+// whereRemote names sample i's object (or shard member) for errors.
+func (d *Dataset) whereRemote(i int) string {
+	if x := d.foreign; x != nil {
+		s := x.Samples[i]
+		if x.Kind == KindWebDataset {
+			return d.remote.Where(x.Files[s.File]) + " member " + s.Member
+		}
+		return d.remote.Where(x.Files[s.File])
+	}
+	if d.m.Layout == "shards" {
+		return fmt.Sprintf("%s member %s.%s", d.remote.Where(d.m.Files[i/d.m.ShardSize].Name), d.m.Key(i), d.m.Ext())
+	}
+	return d.remote.Where(d.m.Files[i].Name)
+}

@@ -1,0 +1,155 @@
+package ondisk
+
+import (
+	"bytes"
+	"context"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/headspace-bench/headspace/datasets"
+	"github.com/headspace-bench/headspace/datasets/bucket"
+	"github.com/headspace-bench/headspace/harness/blocks/s3server"
+)
+
+// The real S3-compatible server of the remote tests, started by the first
+// that needs it and stopped by TestMain.
+var (
+	s3once sync.Once
+	s3srv  *s3server.Server
+	s3err  error
+)
+
+func testServer(t *testing.T) *s3server.Server {
+	t.Helper()
+	s3once.Do(func() { s3srv, s3err = s3server.Start(context.Background(), s3server.Options{}) })
+	if s3err != nil {
+		t.Fatal(s3err)
+	}
+	t.Setenv("AWS_ACCESS_KEY_ID", s3srv.AccessKey)
+	t.Setenv("AWS_SECRET_ACCESS_KEY", s3srv.SecretKey)
+	t.Setenv("AWS_PROFILE", "")
+	return s3srv
+}
+
+// uploadTo uploads dir to s3://NAME/ds on the test server and opens a
+// client for it.
+func uploadTo(t *testing.T, name, dir string) *bucket.Client {
+	t.Helper()
+	srv := testServer(t)
+	ctx := context.Background()
+	u, err := bucket.ParseURL("s3://" + name + "/ds")
+	if err != nil {
+		t.Fatal(err)
+	}
+	o := bucket.Options{Endpoint: srv.Endpoint(), Concurrency: 4}
+	mk, err := bucket.OpenUnchecked(u, o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := mk.MakeBucket(ctx); err != nil {
+		t.Fatal(err)
+	}
+	c, err := bucket.Open(ctx, u, o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := Upload(ctx, c, dir); err != nil {
+		t.Fatal(err)
+	}
+	return c
+}
+
+// TestRemoteMatchesLocal: every layout, uploaded to a bucket, reads the
+// same samples (bytes, labels, decoded pixels) through OpenRemote as
+// through OpenWith from the directory.
+func TestRemoteMatchesLocal(t *testing.T) {
+	t.Setenv("HEADSPACE_CACHE", t.TempDir())
+	j := encodeTest(t, "jpeg", 20, 12, 1)
+	for _, tc := range []struct {
+		name string
+		make func(t *testing.T, dir string)
+	}{
+		{"headspace-shards", func(t *testing.T, dir string) { write(t, dir, "jpeg", "shards") }},
+		{"headspace-files", func(t *testing.T, dir string) { write(t, dir, "png", "files") }},
+		{"imagefolder", func(t *testing.T, dir string) {
+			writeFile(t, filepath.Join(dir, "b", "1.png"), encodeTest(t, "png", 20, 12, 2))
+			writeFile(t, filepath.Join(dir, "a", "deep", "2.jpg"), j)
+			writeFile(t, filepath.Join(dir, "a", "3.jpeg"), encodeTest(t, "jpeg", 40, 24, 3))
+			writeFile(t, filepath.Join(dir, "b", "fake.jpg"), []byte("GIF89a-not-really"))
+			writeFile(t, filepath.Join(dir, ".hidden", "4.jpg"), j)
+		}},
+		{"webdataset", func(t *testing.T, dir string) {
+			writeFile(t, filepath.Join(dir, "s-0.tar"), tarOf(t, "k/000.jpg", j, "k/000.cls", []byte("3\n"), "k/001.png", encodeTest(t, "png", 20, 12, 2), "k/001.txt", []byte("zebra")))
+			writeFile(t, filepath.Join(dir, "s-1.tar"), tarOf(t, "a.jpg", j, "a.cls", []byte("0")))
+		}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			dir := t.TempDir()
+			tc.make(t, dir)
+			local := open(t, dir, Options{})
+			c := uploadTo(t, "remote-"+tc.name, dir)
+			ctx := context.Background()
+			remote, err := OpenRemote(ctx, c, Options{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer remote.Close()
+			if remote.Len() != local.Len() || remote.Manifest().Format != local.Manifest().Format {
+				t.Fatalf("remote: %d samples of %s, local %d of %s", remote.Len(), remote.Manifest().Format, local.Len(), local.Manifest().Format)
+			}
+			if r := remote.RemoteInfo(); r == nil || r.Objects == 0 || r.URL != "s3://remote-"+tc.name+"/ds" {
+				t.Errorf("RemoteInfo = %+v", r)
+			}
+			w, h := local.DecodedShape()
+			for i := range local.Len() {
+				lb, lerr := local.Fetch(ctx, i, nil)
+				rb, rerr := remote.Fetch(ctx, i, nil)
+				if (lerr != nil) != (rerr != nil) {
+					t.Fatalf("sample %d: local error %v, remote %v", i, lerr, rerr)
+				}
+				if lerr != nil {
+					if !strings.Contains(rerr.Error(), "s3://remote-"+tc.name+"/ds/") {
+						t.Errorf("sample %d: remote error does not name the object: %v", i, rerr)
+					}
+					continue
+				}
+				if !bytes.Equal(lb, rb) {
+					t.Fatalf("sample %d: remote bytes differ from local (%d vs %d)", i, len(rb), len(lb))
+				}
+				ls, rs := datasets.NewSample(w, h), datasets.NewSample(w, h)
+				if err := local.Decode(i, lb, ls); err != nil {
+					t.Fatal(err)
+				}
+				if err := remote.Decode(i, rb, rs); err != nil {
+					t.Fatal(err)
+				}
+				if ls.Label != rs.Label || !bytes.Equal(ls.Image.Pix, rs.Image.Pix) {
+					t.Fatalf("sample %d: remote decodes to label %d, local %d (or pixels differ)", i, rs.Label, ls.Label)
+				}
+			}
+			st := c.Stats()
+			if st.Failures != 0 || st.Bytes == 0 {
+				t.Errorf("stats: %+v", st)
+			}
+		})
+	}
+}
+
+// TestRemoteNotADataset: a prefix with nothing readable is one line
+// naming it.
+func TestRemoteNotADataset(t *testing.T) {
+	dir := t.TempDir()
+	write(t, dir, "jpeg", "files")
+	c := uploadTo(t, "remote-empty", dir)
+	u, _ := bucket.ParseURL("s3://remote-empty/elsewhere")
+	c2, err := bucket.Open(context.Background(), u, c.Options())
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = OpenRemote(context.Background(), c2, Options{})
+	if err == nil || !strings.Contains(err.Error(), "s3://remote-empty/elsewhere: not a dataset") {
+		t.Fatalf("OpenRemote of an empty prefix: %v", err)
+	}
+}
