@@ -3,6 +3,8 @@ package ondisk
 import (
 	"context"
 	"fmt"
+
+	"github.com/headspace-bench/headspace/datasets/bucket"
 )
 
 // Info is what a command needs to know about a dataset directory before
@@ -21,11 +23,30 @@ type Info struct {
 	Sizes       string
 	Failed      int
 	IndexCached bool
+	// Remote is how a dataset in a bucket was listed and indexed; nil
+	// for a local one.
+	Remote *Remote
 }
 
 // Inspect describes the dataset in dir without opening its files (a
 // foreign dataset is indexed if its cached index is missing or stale).
 func Inspect(ctx context.Context, dir string) (*Info, error) {
+	return InspectWith(ctx, dir, bucket.Options{})
+}
+
+// InspectWith is Inspect, reading a dataset at an s3:// URL with the
+// bucket options bo (its listing is kept for the process: OpenWith and
+// the settings see the same one).
+func InspectWith(ctx context.Context, dir string, bo bucket.Options) (*Info, error) {
+	if bucket.IsURL(dir) {
+		meta, err := openRemoteURL(ctx, dir, bo)
+		if err != nil {
+			return nil, err
+		}
+		in := meta.describe()
+		in.Remote = meta.info
+		return in, nil
+	}
 	kind, err := DetectKind(dir)
 	if err != nil {
 		return nil, err
@@ -39,28 +60,39 @@ func Inspect(ctx context.Context, dir string) (*Info, error) {
 		if err != nil {
 			return nil, err
 		}
-		in := &Info{Kind: kind, Count: m.Count, Classes: m.Classes, Width: m.Width, Height: m.Height,
-			Seed: m.Seed, Content: m.Content, Format: m.Format, Layout: m.Layout, Sum: sum}
-		if m.Format == "jpeg" {
-			in.Format = fmt.Sprintf("jpeg-q%d", m.Quality)
-		}
-		if m.Layout == "shards" {
-			in.Layout = fmt.Sprintf("shards-of-%d", m.ShardSize)
-		}
-		return in, nil
+		return manifestInfo(m, sum), nil
 	}
 	x, cached, err := LoadIndex(ctx, dir)
 	if err != nil {
 		return nil, err
 	}
-	in := &Info{Kind: kind, Count: len(x.Samples), Classes: max(1, len(x.Classes)),
-		Format: kind + "-" + x.Formats(), Layout: "files", Sum: x.Sum(),
+	return indexInfo(x, cached), nil
+}
+
+// manifestInfo describes a headspace dataset by its manifest and the
+// manifest's SHA-256.
+func manifestInfo(m *Manifest, sum string) *Info {
+	in := &Info{Kind: "headspace", Count: m.Count, Classes: m.Classes, Width: m.Width, Height: m.Height,
+		Seed: m.Seed, Content: m.Content, Format: m.Format, Layout: m.Layout, Sum: sum}
+	if m.Format == "jpeg" {
+		in.Format = fmt.Sprintf("jpeg-q%d", m.Quality)
+	}
+	if m.Layout == "shards" {
+		in.Layout = fmt.Sprintf("shards-of-%d", m.ShardSize)
+	}
+	return in
+}
+
+// indexInfo describes a dataset the user brings by its index.
+func indexInfo(x *Index, cached bool) *Info {
+	in := &Info{Kind: x.Kind, Count: len(x.Samples), Classes: max(1, len(x.Classes)),
+		Format: x.Kind + "-" + x.Formats(), Layout: "files", Sum: x.Sum(),
 		Sizes: x.SizeSummary(), Failed: x.Failed(), IndexCached: cached}
-	if kind == KindWebDataset {
+	if x.Kind == KindWebDataset {
 		in.Layout = fmt.Sprintf("%d-shards", len(x.Files))
 	}
 	if sz := x.Sizes(); len(sz) > 0 {
 		in.Width, in.Height = sz[0].Width, sz[0].Height
 	}
-	return in, nil
+	return in
 }

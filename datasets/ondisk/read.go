@@ -55,6 +55,9 @@ type Options struct {
 	// it (a PNG at full size). It needs DecoderTurbo and JPEGs (a
 	// headspace dataset of PNG or raw is refused); 0 decodes at full size.
 	DecodeMinSide int
+	// Bucket is how a dataset at an s3:// URL is read: the endpoint,
+	// requests in flight, chunk size, retries (package bucket).
+	Bucket bucket.Options
 }
 
 // The values of loader.Config.DecodeScale and of --decode-scale: off
@@ -196,6 +199,13 @@ func OpenWith(dir string, opts Options) (*Dataset, error) {
 	turbo, err := opts.check()
 	if err != nil {
 		return nil, err
+	}
+	if bucket.IsURL(dir) {
+		meta, err := openRemoteURL(context.Background(), dir, opts.Bucket)
+		if err != nil {
+			return nil, err
+		}
+		return meta.dataset(opts, turbo)
 	}
 	dir = ResolveDir(dir)
 	kind, err := DetectKind(dir)

@@ -47,6 +47,31 @@ func OpenRemote(ctx context.Context, c *bucket.Client, opts Options) (*Dataset, 
 	if err != nil {
 		return nil, err
 	}
+	meta, err := loadRemote(ctx, c)
+	if err != nil {
+		return nil, err
+	}
+	return meta.dataset(opts, turbo)
+}
+
+// remoteMeta is what listing and indexing a bucket's dataset found: all
+// a Dataset needs besides its options.
+type remoteMeta struct {
+	c     *bucket.Client
+	info  *Remote
+	sizes map[string]int64
+	kind  string
+	// A headspace dataset: its manifest and its bytes' SHA-256, and in the
+	// shards layout where each member lies.
+	m        *Manifest
+	sum      string
+	loc      []location
+	shardErr []error
+	x        *Index // an ImageFolder or WebDataset
+}
+
+// loadRemote lists and indexes the dataset under c's URL.
+func loadRemote(ctx context.Context, c *bucket.Client) (*remoteMeta, error) {
 	where := c.URL().String()
 	t0 := time.Now()
 	objs, err := c.List(ctx)
@@ -54,32 +79,53 @@ func OpenRemote(ctx context.Context, c *bucket.Client, opts Options) (*Dataset, 
 		return nil, fmt.Errorf("ondisk: %w", err)
 	}
 	r := &Remote{URL: where, Objects: len(objs), List: time.Since(t0)}
-	sizes := make(map[string]int64, len(objs))
+	meta := &remoteMeta{c: c, info: r, sizes: make(map[string]int64, len(objs))}
 	for _, o := range objs {
-		sizes[o.Name] = o.Size
+		meta.sizes[o.Name] = o.Size
 		r.Bytes += o.Size
 	}
-	kind, err := remoteKind(where, objs)
-	if err != nil {
+	if meta.kind, err = remoteKind(where, objs); err != nil {
 		return nil, err
 	}
-	open := remoteOpener(ctx, c, sizes)
+	open := remoteOpener(ctx, c, meta.sizes)
 	t1 := time.Now()
-	var d *Dataset
-	if kind == "headspace" {
-		d, err = openRemoteManifest(ctx, c, sizes, opts, turbo, open)
+	if meta.kind == "headspace" {
+		err = meta.readManifest(ctx, open)
 	} else {
-		var x *Index
-		if x, err = remoteIndex(ctx, c, kind, objs, open); err == nil {
-			d, err = foreignDataset(x, opts, turbo)
-		}
+		meta.x, err = remoteIndex(ctx, c, meta.kind, objs, open)
 	}
 	if err != nil {
 		return nil, err
 	}
 	r.Index = time.Since(t1)
-	d.remote, d.remoteInfo, d.sizes = c, r, sizes
+	return meta, nil
+}
+
+// dataset is a Dataset over the metadata, with opts.
+func (meta *remoteMeta) dataset(opts Options, turbo *turbojpeg.Library) (*Dataset, error) {
+	var d *Dataset
+	var err error
+	if meta.x != nil {
+		d, err = foreignDataset(meta.x, opts, turbo)
+	} else {
+		d, err = manifestDataset(meta.info.URL, meta.m, opts, turbo)
+		if d != nil {
+			d.loc, d.shardErr = meta.loc, meta.shardErr
+		}
+	}
+	if err != nil {
+		return nil, err
+	}
+	d.remote, d.remoteInfo, d.sizes = meta.c, meta.info, meta.sizes
 	return d, nil
+}
+
+// info describes the dataset as Inspect does.
+func (meta *remoteMeta) describe() *Info {
+	if m := meta.m; m != nil {
+		return manifestInfo(m, meta.sum)
+	}
+	return indexInfo(meta.x, false)
 }
 
 // remoteKind is detectKind for a listing: a manifest at the top, .tar
@@ -115,52 +161,52 @@ func hidden(name string) bool {
 	return false
 }
 
-// openRemoteManifest opens a headspace dataset in a bucket: its manifest,
-// and in the shards layout each shard's tar headers for the members'
-// offsets.
-func openRemoteManifest(ctx context.Context, c *bucket.Client, sizes map[string]int64, opts Options, turbo *turbojpeg.Library, open opener) (*Dataset, error) {
-	size, ok := sizes[ManifestName]
+// readManifest reads a headspace dataset's manifest from the bucket and,
+// in the shards layout, each shard's tar headers for the members' offsets
+// (a shard that cannot be indexed fails its samples at Fetch, as on disk).
+func (meta *remoteMeta) readManifest(ctx context.Context, open opener) error {
+	c := meta.c
+	size, ok := meta.sizes[ManifestName]
 	if !ok || size > MaxManifestBytes {
-		return nil, fmt.Errorf("ondisk: %s: manifest of %d bytes, more than %d", c.Where(ManifestName), size, int64(MaxManifestBytes))
+		return fmt.Errorf("ondisk: %s: manifest of %d bytes, more than %d", c.Where(ManifestName), size, int64(MaxManifestBytes))
 	}
 	b, err := c.Get(ctx, ManifestName, size, nil)
 	if err != nil {
-		return nil, fmt.Errorf("ondisk: %w", err)
+		return fmt.Errorf("ondisk: %w", err)
 	}
 	m, err := parseManifest(b, c.Where(ManifestName))
 	if err != nil {
-		return nil, err
+		return err
 	}
-	d, err := manifestDataset(c.URL().String(), m, opts, turbo)
-	if err != nil {
-		return nil, err
-	}
+	sum := sha256.Sum256(b)
+	meta.m, meta.sum = m, hex.EncodeToString(sum[:])
 	if m.Layout != "shards" {
-		return d, nil
+		return nil
 	}
 	n := m.Shards()
-	d.shardErr = make([]error, n)
-	d.loc = make([]location, m.Count)
-	for i := range d.loc {
-		d.loc[i].shard = -1
+	meta.shardErr = make([]error, n)
+	meta.loc = make([]location, m.Count)
+	for i := range meta.loc {
+		meta.loc[i].shard = -1
 	}
+	d := &Dataset{m: m, loc: meta.loc} // for placeMembers
 	for s := range n {
 		if err := ctx.Err(); err != nil {
-			return nil, err
+			return err
 		}
 		f, size, err := open(m.Files[s].Name, MaxUserFileBytes)
 		if err != nil {
-			d.shardErr[s] = err
+			meta.shardErr[s] = err
 			continue
 		}
 		members, err := IndexShard(io.NewSectionReader(f, 0, size))
 		f.Close()
 		if err != nil {
-			d.shardErr[s] = err
+			meta.shardErr[s] = err
 		}
 		d.placeMembers(s, members)
 	}
-	return d, nil
+	return nil
 }
 
 // remoteIndex indexes an ImageFolder or WebDataset in a bucket from its
@@ -390,4 +436,44 @@ func (d *Dataset) whereRemote(i int) string {
 		return fmt.Sprintf("%s member %s.%s", d.remote.Where(d.m.Files[i/d.m.ShardSize].Name), d.m.Key(i), d.m.Ext())
 	}
 	return d.remote.Where(d.m.Files[i].Name)
+}
+
+// The remote datasets this process listed and indexed, by endpoint and
+// URL: the commands' several looks at one bucket (Inspect, the settings,
+// each loader) list it once. A run that wants a fresh listing starts a
+// new process, or runs `headspace dataset index` first.
+var remoteMemo = struct {
+	sync.Mutex
+	m map[string]*remoteMeta
+}{m: map[string]*remoteMeta{}}
+
+// openRemoteURL opens the dataset at an s3:// URL with the bucket options
+// of opts, listing it once per process.
+func openRemoteURL(ctx context.Context, u string, bo bucket.Options) (*remoteMeta, error) {
+	url, err := bucket.ParseURL(u)
+	if err != nil {
+		return nil, err
+	}
+	c, err := bucket.Open(ctx, url, bo)
+	if err != nil {
+		return nil, err
+	}
+	key := c.Endpoint() + " " + url.String()
+	remoteMemo.Lock()
+	meta := remoteMemo.m[key]
+	remoteMemo.Unlock()
+	if meta != nil {
+		// The same listing, through this client (its options and counters).
+		cp := *meta
+		cp.c = c
+		return &cp, nil
+	}
+	meta, err = loadRemote(ctx, c)
+	if err != nil {
+		return nil, err
+	}
+	remoteMemo.Lock()
+	remoteMemo.m[key] = meta
+	remoteMemo.Unlock()
+	return meta, nil
 }

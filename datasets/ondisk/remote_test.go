@@ -99,6 +99,22 @@ func TestRemoteMatchesLocal(t *testing.T) {
 			if remote.Len() != local.Len() || remote.Manifest().Format != local.Manifest().Format {
 				t.Fatalf("remote: %d samples of %s, local %d of %s", remote.Len(), remote.Manifest().Format, local.Len(), local.Manifest().Format)
 			}
+			url := "s3://remote-" + tc.name + "/ds"
+			in, err := InspectWith(ctx, url, c.Options())
+			if err != nil {
+				t.Fatal(err)
+			}
+			lin, err := Inspect(ctx, dir)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if in.Remote == nil || in.Count != lin.Count || in.Format != lin.Format || in.Layout != lin.Layout || in.Kind != lin.Kind || (in.Kind == "headspace" && in.Sum != lin.Sum) {
+				t.Errorf("InspectWith(%s) = %+v, Inspect(dir) = %+v", url, in, lin)
+			}
+			byURL, err := OpenWith(url, Options{Bucket: c.Options()})
+			if err != nil || byURL.Len() != local.Len() || byURL.Bucket() == nil {
+				t.Fatalf("OpenWith(%s): %v", url, err)
+			}
 			if r := remote.RemoteInfo(); r == nil || r.Objects == 0 || r.URL != "s3://remote-"+tc.name+"/ds" {
 				t.Errorf("RemoteInfo = %+v", r)
 			}
