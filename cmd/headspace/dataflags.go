@@ -8,6 +8,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/headspace-bench/headspace/datasets/bucket"
 	"github.com/headspace-bench/headspace/datasets/ondisk"
 	"github.com/headspace-bench/headspace/datasets/turbojpeg"
 	"github.com/headspace-bench/headspace/harness/blocks/loader"
@@ -21,6 +22,10 @@ type dataFlags struct {
 	pageCache   string
 	decoder     string
 	decodeScale string
+	// Data in a bucket (--data s3://…).
+	endpoint    string
+	concurrency int
+	chunkSize   int64
 	fs          *flag.FlagSet
 }
 
@@ -29,7 +34,20 @@ func (d *dataFlags) register(fs *flag.FlagSet) {
 	fs.IntVar(&d.maxFailures, "max-failures", 0, fmt.Sprintf("with --data: skip and count up to `n` samples that cannot be read or decoded (0 to %d; 0 stops at the first)", loader.MaxMaxFailures))
 	fs.StringVar(&d.decoder, "decoder", ondisk.DecoderGo, "with --data: JPEG `decoder`: go (image/jpeg) or turbojpeg (libjpeg-turbo, Debian's "+turbojpeg.Package+", loaded at run time)")
 	fs.StringVar(&d.decodeScale, "decode-scale", ondisk.DecodeScaleOff, "with --data and --decoder turbojpeg: off, or auto to decode each JPEG at the smallest TurboJPEG scaling factor (1/2, 1/4 or 1/8) whose image still holds the --crop (a dataset you bring: resized to the scaled raw size); the crop is then drawn from the downscaled image, not the full one (another sample distribution, a remedy like storing smaller raw images; recorded in the result file; docs/real-data.md)")
-	fs.StringVar(&d.pageCache, "page-cache", loader.PageWarm, "with --data: the dataset's files before each run: warm (read once first) or cold (evicted from the page cache; Linux only)")
+	fs.StringVar(&d.pageCache, "page-cache", loader.PageWarm, "with --data: the dataset's files before each run: warm (read once first) or cold (evicted from the page cache; Linux only); not for data in a bucket")
+	d.registerBucket(fs)
+}
+
+// registerBucket registers the flags of data in a bucket (--data s3://…).
+func (d *dataFlags) registerBucket(fs *flag.FlagSet) {
+	fs.StringVar(&d.endpoint, "s3-endpoint", "", "with --data s3://BUCKET/PREFIX: the S3-compatible server's `url` (default $AWS_ENDPOINT_URL_S3, $AWS_ENDPOINT_URL, else AWS); credentials from AWS_ACCESS_KEY_ID/AWS_SECRET_ACCESS_KEY or the shared credentials file")
+	fs.IntVar(&d.concurrency, "fetch-concurrency", 0, fmt.Sprintf("with --data s3://…: GET requests in flight, whatever --workers is (1 to %d; 0 means %d)", loader.MaxFetchConcurrency, bucket.DefaultConcurrency))
+	fs.Int64Var(&d.chunkSize, "chunk-size", 0, fmt.Sprintf("with --data s3://…: the largest single ranged GET in `bytes` (at least %d; 0 means %d)", loader.MinChunkSize, bucket.DefaultChunkSize))
+}
+
+// bucketOptions are the flags' bucket settings.
+func (d *dataFlags) bucketOptions() bucket.Options {
+	return bucket.Options{Endpoint: d.endpoint, Concurrency: d.concurrency, ChunkSize: d.chunkSize}
 }
 
 // registerData registers --data alone, with the given usage.
@@ -50,12 +68,37 @@ func (d *dataFlags) set(name string) bool {
 // and --raw-size or --seed given with another value is refused.
 func (d *dataFlags) apply(cfg loader.Config) (loader.Config, error) {
 	if d.dir == "" {
-		for _, name := range []string{"max-failures", "page-cache", "decoder", "decode-scale"} {
+		for _, name := range []string{"max-failures", "page-cache", "decoder", "decode-scale", "s3-endpoint", "fetch-concurrency", "chunk-size"} {
 			if d.set(name) {
 				return cfg, usagef("--%s needs --data", name)
 			}
 		}
 		return cfg, nil
+	}
+	remote := bucket.IsURL(d.dir)
+	if !remote {
+		for _, name := range []string{"s3-endpoint", "fetch-concurrency", "chunk-size"} {
+			if d.set(name) {
+				return cfg, usagef("--%s needs --data s3://BUCKET/PREFIX", name)
+			}
+		}
+	} else {
+		if _, err := bucket.ParseURL(d.dir); err != nil {
+			return cfg, usageError{err.Error()}
+		}
+		if d.set("page-cache") {
+			return cfg, usagef("--page-cache: %s is in a bucket, not on this machine's disk", d.dir)
+		}
+		d.pageCache = ""
+		if d.set("fetch-concurrency") {
+			if err := inRange("--fetch-concurrency", d.concurrency, 1, loader.MaxFetchConcurrency); err != nil {
+				return cfg, err
+			}
+		}
+		if d.set("chunk-size") && d.chunkSize < loader.MinChunkSize {
+			return cfg, usagef("--chunk-size %d: want at least %d bytes", d.chunkSize, loader.MinChunkSize)
+		}
+		cfg.Bucket = d.bucketOptions()
 	}
 	if err := inRange("--max-failures", d.maxFailures, 0, loader.MaxMaxFailures); err != nil {
 		return cfg, err
@@ -86,7 +129,7 @@ func (d *dataFlags) apply(cfg loader.Config) (loader.Config, error) {
 		return cfg, usageError{err.Error()}
 	}
 	ds := cfg.Dataset
-	if kind, _ := ondisk.DetectKind(d.dir); kind != "headspace" {
+	if in, err := ondisk.InspectWith(context.Background(), d.dir, cfg.Bucket); err != nil || in.Kind != "headspace" {
 		// A dataset the user brings: --raw-size is the shape its images
 		// are resized to (default: the most common size).
 		if d.set("raw-size") {

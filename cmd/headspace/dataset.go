@@ -9,8 +9,10 @@ import (
 	"os"
 	"slices"
 	"strings"
+	"time"
 
 	"github.com/headspace-bench/headspace/datasets"
+	"github.com/headspace-bench/headspace/datasets/bucket"
 	"github.com/headspace-bench/headspace/datasets/ondisk"
 	"github.com/headspace-bench/headspace/internal/progress"
 )
@@ -31,7 +33,13 @@ Verbs:
                              class subdirectories of .jpg/.jpeg/.png; or
                              WebDataset .tar shards) into the cache
                              ($HEADSPACE_CACHE/index or ~/.cache/headspace/index),
-                             never into DIR; --data uses it while DIR is unchanged
+                             never into DIR; --data uses it while DIR is unchanged;
+                             with s3://BUCKET/PREFIX, lists and indexes a dataset
+                             in a bucket and prints the listing's time
+  upload  DIR s3://BUCKET/PREFIX
+                             put a dataset (any layout --data reads) into a bucket,
+                             one object per file (multipart for large shards);
+                             --make-bucket creates the bucket first
 
 write encodes the same images the synthetic dataset gives (deterministic
 from --seed) as raw RGB bytes, PNG or JPEG, one file per sample or in
@@ -45,7 +53,7 @@ draws dead leaves, which compress like photos (docs/real-data.md). The write is 
 at the end; DIR must not exist, be empty, or (with --force) hold a dataset.`
 
 func runDataset(ctx context.Context, args []string, stdout, stderr io.Writer) error {
-	verbs := []string{"write", "verify", "warm", "evict", "index"}
+	verbs := []string{"write", "verify", "warm", "evict", "index", "upload"}
 	if len(args) == 0 || args[0] == "-h" || args[0] == "--help" || args[0] == "-help" {
 		fs := newFlagSet("dataset <verb>", datasetUsage, stdout)
 		writeFlags(fs)
@@ -62,6 +70,8 @@ func runDataset(ctx context.Context, args []string, stdout, stderr io.Writer) er
 		return runDatasetDir(ctx, args[0], args[1:], stdout)
 	case "index":
 		return runDatasetIndex(ctx, args[1:], stdout)
+	case "upload":
+		return runDatasetUpload(ctx, args[1:], stdout)
 	}
 	return usagef("unknown verb %q: want %s", args[0], strings.Join(verbs, ", "))
 }
@@ -197,14 +207,26 @@ func runDatasetDir(ctx context.Context, verb string, args []string, stdout io.Wr
 }
 
 func runDatasetIndex(ctx context.Context, args []string, stdout io.Writer) error {
-	fs := newFlagSet("dataset index DIR", datasetUsage, stdout)
+	fs := newFlagSet("dataset index DIR|s3://BUCKET/PREFIX", datasetUsage, stdout)
+	var df dataFlags
+	df.registerBucket(fs)
 	if err := parseArgs(fs, args); err != nil {
 		return err
 	}
 	if fs.NArg() != 1 {
-		return usagef("index: want one dataset directory")
+		return usagef("index: want one dataset directory or s3:// URL")
 	}
 	dir := fs.Arg(0)
+	if bucket.IsURL(dir) {
+		in, err := ondisk.InspectWith(ctx, dir, df.bucketOptions())
+		if err != nil {
+			return usageError{strings.TrimPrefix(err.Error(), "ondisk: ")}
+		}
+		r := in.Remote
+		fmt.Fprintf(stdout, "%s: %s, %d samples in %d classes, %s, %s; listed %d objects (%.1f MB) in %.3f s, indexed in %.3f s\n",
+			dir, in.Kind, in.Count, in.Classes, in.Format, in.Layout, r.Objects, float64(r.Bytes)/1e6, r.List.Seconds(), r.Index.Seconds())
+		return nil
+	}
 	kind, err := ondisk.DetectKind(dir)
 	if err != nil {
 		return usageError{strings.TrimPrefix(err.Error(), "ondisk: ")}
@@ -222,5 +244,49 @@ func runDatasetIndex(ctx context.Context, args []string, stdout io.Writer) error
 	}
 	fmt.Fprintf(stdout, "%s: %s, %d samples in %d classes, %s, %d unreadable; sizes %s; index %s\n",
 		dir, x.Kind, len(x.Samples), len(x.Classes), x.Formats(), x.Failed(), x.SizeSummary(), p)
+	return nil
+}
+
+func runDatasetUpload(ctx context.Context, args []string, stdout io.Writer) error {
+	fs := newFlagSet("dataset upload DIR s3://BUCKET/PREFIX", datasetUsage, stdout)
+	var df dataFlags
+	df.registerBucket(fs)
+	mk := fs.Bool("make-bucket", false, "create the bucket if it does not exist")
+	if err := parseArgs(fs, args); err != nil {
+		return err
+	}
+	if fs.NArg() != 2 {
+		return usagef("upload: want a dataset directory and an s3://BUCKET/PREFIX URL")
+	}
+	dir, dst := fs.Arg(0), fs.Arg(1)
+	u, err := bucket.ParseURL(dst)
+	if err != nil {
+		return usageError{err.Error()}
+	}
+	if _, err := ondisk.DetectKind(dir); err != nil {
+		return usageError{strings.TrimPrefix(err.Error(), "ondisk: ")}
+	}
+	if *mk {
+		c, err := bucket.OpenUnchecked(u, df.bucketOptions())
+		if err != nil {
+			return usageError{err.Error()}
+		}
+		if err := c.MakeBucket(ctx); err != nil {
+			return err
+		}
+	}
+	c, err := bucket.Open(ctx, u, df.bucketOptions())
+	if err != nil {
+		return usageError{err.Error()}
+	}
+	t0 := time.Now()
+	up, err := ondisk.Upload(ctx, c, dir)
+	if err != nil {
+		return err
+	}
+	took := time.Since(t0)
+	st := c.Stats()
+	fmt.Fprintf(stdout, "%s → %s: %d objects, %.1f MB in %.2f s (%.1f MB/s), %d requests, %d retries\n",
+		dir, u, up.Objects, float64(up.Bytes)/1e6, took.Seconds(), float64(up.Bytes)/1e6/took.Seconds(), st.Requests, st.Retries)
 	return nil
 }

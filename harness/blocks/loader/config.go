@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/headspace-bench/headspace/datasets"
+	"github.com/headspace-bench/headspace/datasets/bucket"
 	"github.com/headspace-bench/headspace/datasets/ondisk"
 	"github.com/headspace-bench/headspace/datasets/transforms"
 	"github.com/headspace-bench/headspace/harness/blocks/batching"
@@ -45,8 +46,15 @@ type Config struct {
 	// Data, if set, is a dataset directory written by `headspace dataset
 	// write` (package ondisk), read instead of the synthetic fill: the
 	// load stage becomes fetch (read a sample's bytes) then decode.
-	// Dataset must describe it; WithData sets it from the manifest.
+	// Dataset must describe it; WithData sets it from the manifest. An
+	// s3://BUCKET/PREFIX URL reads it from object storage (package
+	// bucket): the fetch stage then runs Bucket.Concurrency requests in
+	// flight, whatever Workers is.
 	Data string
+	// Bucket is how Data at an s3:// URL is read: endpoint, requests in
+	// flight (--fetch-concurrency), chunk size, retries. Ignored for a
+	// directory.
+	Bucket bucket.Options
 	// MaxFailures is how many samples of Data that cannot be fetched or
 	// decoded are skipped (and counted) before the run stops; a skipped
 	// sample is replaced by the next one that reads, so batches keep
@@ -187,7 +195,38 @@ func (c Config) Validate() error {
 	if c.Data == "" && c.PageCache != "" {
 		return fmt.Errorf("page cache %s needs a dataset on disk", c.PageCache)
 	}
+	if c.Remote() && c.PageCache != "" {
+		return fmt.Errorf("page cache %s: %s is in a bucket, not on this machine's disk", c.PageCache, c.Data)
+	}
+	if c.Bucket.Concurrency < 0 || c.Bucket.Concurrency > MaxFetchConcurrency {
+		return fmt.Errorf("fetch concurrency %d must be within 1..%d", c.Bucket.Concurrency, MaxFetchConcurrency)
+	}
+	if c.Bucket.ChunkSize != 0 && c.Bucket.ChunkSize < MinChunkSize {
+		return fmt.Errorf("chunk size %d must be at least %d bytes", c.Bucket.ChunkSize, MinChunkSize)
+	}
 	return nil
+}
+
+// Bounds of Config.Bucket's settings, as --fetch-concurrency and
+// --chunk-size check them.
+const (
+	MaxFetchConcurrency = 1024
+	MinChunkSize        = 4096
+)
+
+// Remote reports whether Data is in a bucket (an s3:// URL).
+func (c Config) Remote() bool { return bucket.IsURL(c.Data) }
+
+// fetchers is how many goroutines run the fetch stage: Workers for a
+// directory, the requests in flight for a bucket.
+func (c Config) fetchers() int {
+	if !c.Remote() {
+		return c.Workers
+	}
+	if c.Bucket.Concurrency > 0 {
+		return c.Bucket.Concurrency
+	}
+	return bucket.DefaultConcurrency
 }
 
 // scaled reports whether DecodeScale asks for a scaled decode.
@@ -266,7 +305,7 @@ func (c Config) Supports(l level.Level) error {
 // set another: the images are resized to it), and the seed, which then
 // seeds only the transforms, stays c's.
 func (c Config) WithData(dir string) (Config, error) {
-	in, err := ondisk.Inspect(context.Background(), dir)
+	in, err := ondisk.InspectWith(context.Background(), dir, c.Bucket)
 	if err != nil {
 		return c, err
 	}
@@ -297,7 +336,7 @@ func (c Config) PreparePageCache(ctx context.Context) error {
 // describes.
 func (c Config) openData() (*ondisk.Dataset, error) {
 	opts := ondisk.Options{MaxFailures: c.MaxFailures, Decoder: c.Decoder,
-		Width: c.Dataset.Width, Height: c.Dataset.Height}
+		Width: c.Dataset.Width, Height: c.Dataset.Height, Bucket: c.Bucket}
 	if c.scaled() {
 		opts.DecodeMinSide = c.Transforms.Crop
 	}

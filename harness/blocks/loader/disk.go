@@ -7,15 +7,23 @@ import (
 	"time"
 
 	"github.com/headspace-bench/headspace/datasets"
+	"github.com/headspace-bench/headspace/datasets/bucket"
 	"github.com/headspace-bench/headspace/datasets/ondisk"
 	"github.com/headspace-bench/headspace/harness/blocks/level"
 	"github.com/headspace-bench/headspace/harness/blocks/pipeline"
 )
 
-// DataStats is what a loader read from a dataset on disk.
+// DataStats is what a loader read from a dataset on disk or in a bucket.
 type DataStats struct {
 	Fetched  int64 // bytes the fetch stage read (cached bytes not counted)
 	Failures int64 // samples skipped within Config.MaxFailures
+	Samples  int64 // samples the fetch stage read
+	Epoch    int64 // samples in the dataset
+	// From a bucket only: HTTP requests sent and retried, and the mean
+	// and p99 latency of the successful ones (package bucket's counters,
+	// over the loader's life: warm-up included).
+	Requests, Retries       int64
+	RequestMean, RequestP99 time.Duration
 }
 
 // disk is the load stage of a dataset on disk, split in two:
@@ -30,7 +38,10 @@ type disk struct {
 	d        *ondisk.Dataset
 	max      int64
 	latency  time.Duration // Config.LoadLatency, added to every fetch
+	fetchers int           // goroutines of the fetch stage (Config.fetchers)
 	cached   *encoded      // level.Encoded: sample 0's bytes
+	base     bucket.Stats  // a bucket's counters when the loader started
+	samples  atomic.Int64
 	fetched  atomic.Int64
 	failures atomic.Int64
 }
@@ -83,6 +94,7 @@ func (k *disk) fetch(ctx context.Context, i int, e *encoded) error {
 		if err == nil {
 			e.i = j
 			k.fetched.Add(int64(len(data)))
+			k.samples.Add(1)
 			return nil
 		}
 		if ctx.Err() != nil || !k.skip() {
@@ -90,6 +102,17 @@ func (k *disk) fetch(ctx context.Context, i int, e *encoded) error {
 		}
 	}
 	return fmt.Errorf("loader: %s: no sample could be read", k.d.Dir())
+}
+
+// stats is what the loader read so far.
+func (k *disk) stats() DataStats {
+	ds := DataStats{Fetched: k.fetched.Load(), Failures: k.failures.Load(), Samples: k.samples.Load(), Epoch: int64(k.d.Len())}
+	if c := k.d.Bucket(); c != nil {
+		st := c.Stats()
+		ds.Requests, ds.Retries = st.Requests-k.base.Requests, st.Retries-k.base.Retries
+		ds.RequestMean, ds.RequestP99 = st.LatencyMean, st.LatencyP99
+	}
+	return ds
 }
 
 // stages adds the fetch and decode stages for cache (level.None or
@@ -147,7 +170,7 @@ func (k *disk) stages(p *pipeline.Pipeline, idx *pipeline.Queue[int], cache leve
 		fetch = func(context.Context, pipeline.Item[int]) (*encoded, error) { return nil, nil }
 		decode = func(context.Context, pipeline.Item[*encoded]) (*datasets.Sample, error) { return nil, nil }
 	}
-	fetched, err := pipeline.Map(p, "fetch", idx, workers, q, fetch)
+	fetched, err := pipeline.Map(p, "fetch", idx, k.fetchers, q, fetch)
 	if err != nil {
 		return nil, err
 	}

@@ -95,7 +95,10 @@ func New(ctx context.Context, cache level.Level, cfg Config, n int) (*Loader, er
 		if err != nil {
 			return nil, err
 		}
-		dk = &disk{d: d, max: int64(cfg.MaxFailures), latency: cfg.LoadLatency}
+		dk = &disk{d: d, max: int64(cfg.MaxFailures), latency: cfg.LoadLatency, fetchers: cfg.fetchers()}
+		if c := d.Bucket(); c != nil {
+			dk.base = c.Stats()
+		}
 	}
 	done := false
 	defer func() {
@@ -410,7 +413,7 @@ func (l *Loader) Data() DataStats {
 	if l.data == nil {
 		return DataStats{}
 	}
-	return DataStats{Fetched: l.data.fetched.Load(), Failures: l.data.failures.Load()}
+	return l.data.stats()
 }
 
 // Stats returns the pipeline's statistics.

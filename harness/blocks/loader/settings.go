@@ -1,9 +1,11 @@
 package loader
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 
+	"github.com/headspace-bench/headspace/datasets/bucket"
 	"github.com/headspace-bench/headspace/datasets/ondisk"
 	"github.com/headspace-bench/headspace/harness/blocks/results"
 )
@@ -46,7 +48,7 @@ func (c Config) DataSettings() []results.Config {
 		return nil
 	}
 	format, layout, sum := "unreadable", "unreadable", "unreadable"
-	in, err := ondisk.Inspect(context.Background(), c.Data)
+	in, err := ondisk.InspectWith(context.Background(), c.Data, c.Bucket)
 	if err == nil {
 		format, layout, sum = in.Format, in.Layout, in.Sum
 	}
@@ -66,6 +68,20 @@ func (c Config) DataSettings() []results.Config {
 		{Key: "page-cache", Value: page},
 		{Key: "max-failures", Value: fmt.Sprint(c.MaxFailures)},
 	}
+	if c.Remote() {
+		// Data in a bucket: how it is fetched (recorded only then, so the
+		// files of local data keep their setup).
+		bo := c.Bucket
+		out = append(out,
+			results.Config{Key: "data-store", Value: "s3"},
+			results.Config{Key: "fetch-concurrency", Value: fmt.Sprint(c.fetchers())},
+			results.Config{Key: "chunk-size", Value: fmt.Sprint(cmp.Or(bo.ChunkSize, bucket.DefaultChunkSize))},
+			results.Config{Key: "fetch-retries", Value: fmt.Sprint(retries(bo.Retries))},
+		)
+		for _, kv := range bucket.S3Standard.Settings() {
+			out = append(out, results.Config{Key: kv[0], Value: kv[1]})
+		}
+	}
 	if c.scaled() {
 		// Recorded only when set, so files made without it keep their
 		// setup, and never compare as the same setup as files made with it.
@@ -82,6 +98,18 @@ func (c Config) DataSettings() []results.Config {
 		)
 	}
 	return out
+}
+
+// retries is the attempts after the first that bucket.Options.Retries r
+// means.
+func retries(r int) int {
+	switch r {
+	case 0:
+		return bucket.DefaultRetries
+	case -1:
+		return 0
+	}
+	return r
 }
 
 // DecodeScaleSetting is DecodeScale with the factor it decodes at and the

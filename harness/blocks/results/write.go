@@ -70,6 +70,9 @@ var units = map[string]Direction{
 	"cpu-s":             LowerIsBetter,
 	"upload-B/op":       LowerIsBetter,
 	"failures":          LowerIsBetter,
+	"requests/sample":   LowerIsBetter,
+	"retries":           LowerIsBetter,
+	"epoch-usd":         LowerIsBetter,
 	"model-idle-%":      LowerIsBetter,
 }
 

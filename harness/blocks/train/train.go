@@ -62,6 +62,11 @@ type Result struct {
 	// Fetched is the bytes the loader read from a dataset on disk and
 	// Failures the samples it skipped, when it read one.
 	Fetched, Failures int64
+	// From a bucket: the samples fetched, the HTTP requests and retries,
+	// and the mean and p99 request latency.
+	Samples, Requests, Retries int64
+	EpochSamples               int64 // the dataset's samples
+	RequestMean, RequestP99    time.Duration
 }
 
 // StepsPerSec is measured steps over wall time.

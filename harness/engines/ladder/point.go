@@ -7,6 +7,7 @@ import (
 
 	"golang.org/x/perf/benchfmt"
 
+	"github.com/headspace-bench/headspace/datasets/bucket"
 	"github.com/headspace-bench/headspace/harness/blocks/level"
 	"github.com/headspace-bench/headspace/harness/blocks/loader"
 	"github.com/headspace-bench/headspace/harness/blocks/results"
@@ -117,5 +118,14 @@ func (p Point) Benchmark(r train.Result) *benchfmt.Result {
 		}
 	}
 	add(float64(r.Failures), "failures")
+	if r.Requests > 0 && r.Samples > 0 {
+		// Data from a bucket: what it cost in requests, and an epoch's
+		// price at the table recorded in the file (cost.go).
+		add(float64(r.Requests)/float64(r.Samples), "requests/sample")
+		add(float64(r.Retries), "retries")
+		add(float64(r.RequestMean), "req-mean-ns")
+		add(float64(r.RequestP99), "req-p99-ns")
+		add(bucket.S3Standard.Epoch(float64(r.Requests)/float64(r.Samples), float64(r.Fetched)/float64(r.Samples), int(r.EpochSamples)), "epoch-usd")
+	}
 	return res
 }
