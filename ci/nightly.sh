@@ -44,7 +44,7 @@ bench)
 gate)
   machine=$("$hs" baseline "$out")
   machine=$(basename "$machine" .txt)
-  prev=$(ls "$store/$machine"/*.txt 2>/dev/null | tail -n 1 || true)
+  prev=$("$hs" history latest --store "$store" "$out" 2>/dev/null || true)
   status=0
   HISTORY="$store" ci/gate.sh "$out" "$prev" >"$out.gate" 2>&1 || status=$?
   cat "$out.gate"

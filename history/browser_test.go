@@ -40,7 +40,7 @@ func chromium(t *testing.T) string {
 // them. With HEADSPACE_SCREENSHOT=FILE.png it saves a screenshot there.
 func TestPageInBrowser(t *testing.T) {
 	store := seededStore(t, 12, 6, "Test CPU", "Other CPU")
-	h, err := Load(store, Options{})
+	h, err := Load(context.Background(), store, Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -49,7 +49,7 @@ func TestPageInBrowser(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := h.WritePage(f, time.Now()); err != nil {
+	if err := h.WritePage(context.Background(), f, time.Now()); err != nil {
 		t.Fatal(err)
 	}
 	f.Close()
@@ -123,7 +123,8 @@ func TestPageInBrowser(t *testing.T) {
 			chromedp.WithPollingTimeout(30*time.Second)),
 		chromedp.Evaluate(`String(document.querySelectorAll('.uplot[data-drawn="1"] canvas').length)`, &drawn),
 		// The first chart's plotting area, and the x of its third run.
-		chromedp.Evaluate(`(function(){var o=document.querySelector('.uplot .u-over').getBoundingClientRect();
+		chromedp.Evaluate(`(function(){document.querySelector('.uplot').scrollIntoView();
+			var o=document.querySelector('.uplot .u-over').getBoundingClientRect();
 			var u=document.querySelector('.uplot'); return [o.left, o.top, o.width, o.height];})()`, &boxes),
 	); err != nil {
 		t.Fatal(err)
@@ -154,7 +155,7 @@ func TestPageInBrowser(t *testing.T) {
 
 	// Pick two runs either side of the step: compare's table for them.
 	mi := 1
-	if m = h.Machines[mi]; m.Key != "emulated-test-cpu-2c" {
+	if m = h.Machines[mi]; m.Key != "emulated-test-cpu-2c-70f22c8f" {
 		t.Fatalf("machine %d is %s", mi, m.Key)
 	}
 	var cmp string

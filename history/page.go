@@ -1,6 +1,7 @@
 package history
 
 import (
+	"context"
 	_ "embed"
 	"encoding/json"
 	"fmt"
@@ -56,6 +57,7 @@ type pageSeries struct {
 	Better    string       `json:"better"`
 	Points    [][6]any     `json:"points"` // run, median, lo, hi, n, formatted
 	Changes   []pageChange `json:"changes"`
+	Suspect   *pageChange  `json:"suspect,omitempty"` // a suspected step at the end
 }
 
 type pageChange struct {
@@ -73,9 +75,12 @@ func finite(v float64) any {
 	return v
 }
 
-func (h *History) pageData(now time.Time) (pageData, error) {
+func (h *History) pageData(ctx context.Context, now time.Time) (pageData, error) {
 	d := pageData{Generated: now.UTC().Format("2006-01-02 15:04 UTC")}
 	for _, m := range h.Machines {
+		if err := ctx.Err(); err != nil {
+			return d, err
+		}
 		pm := pageMachine{Key: m.Key, Pairs: map[string]string{}}
 		for _, r := range m.Runs {
 			pm.Runs = append(pm.Runs, pageRun{Commit: r.Commit, Date: r.Date.Format("2006-01-02 15:04 UTC"), File: r.Name()})
@@ -94,11 +99,18 @@ func (h *History) pageData(now time.Time) (pageData, error) {
 				ps.Changes = append(ps.Changes, pageChange{Run: c.Run, Delta: c.Delta, Before: formatValue(c.Before, s.Unit),
 					After: formatValue(c.After, s.Unit), Kind: kind(SeriesChange{Series: s, Change: c})})
 			}
+			if c := s.Suspect; c != nil {
+				ps.Suspect = &pageChange{Run: c.Run, Delta: c.Delta, Before: formatValue(c.Before, s.Unit),
+					After: formatValue(c.After, s.Unit), Kind: kind(SeriesChange{Series: s, Change: *c, Suspected: true})}
+			}
 			pm.Series = append(pm.Series, ps)
 		}
 		pm.First = max(0, len(m.Runs)-PairRuns)
 		for i := pm.First; i < len(m.Runs); i++ {
 			for j := i + 1; j < len(m.Runs); j++ {
+				if err := ctx.Err(); err != nil {
+					return d, err
+				}
 				opt := gate.DefaultOptions()
 				// One machine by construction (one folder): files written
 				// before the cores: line are this machine's too.
@@ -133,9 +145,11 @@ func (h *History) pageData(now time.Time) (pageData, error) {
 // compare's table for any two of its latest PairRuns runs, and one chart
 // per benchmark × unit: the run medians with their 95% confidence band,
 // the change points marked, and a box on hover with the commit, date,
-// value and interval.
-func (h *History) WritePage(w io.Writer, now time.Time) error {
-	data, err := h.pageData(now)
+// value and interval; a suspected step at the end of a series is marked
+// apart (dotted, orange) and listed. It stops with ctx's error, having
+// written nothing, when ctx ends while the page is built.
+func (h *History) WritePage(ctx context.Context, w io.Writer, now time.Time) error {
+	data, err := h.pageData(ctx, now)
 	if err != nil {
 		return err
 	}
@@ -184,7 +198,7 @@ func (h *History) WritePage(w io.Writer, now time.Time) error {
 			b.WriteString("<p>Change points starting at this run:</p><ul>\n")
 			for _, c := range cs {
 				fmt.Fprintf(&b, "<li>%s %s: %s (%s → %s), %s</li>\n", e(c.Series.Benchmark), e(c.Series.Unit), e(signed(c.Delta)),
-					e(formatValue(c.Before, c.Series.Unit)), e(formatValue(c.After, c.Series.Unit)), kind(c))
+					e(formatValue(c.Before, c.Series.Unit)), e(formatValue(c.After, c.Series.Unit)), e(kind(c)))
 			}
 			b.WriteString("</ul>\n")
 		}
@@ -193,13 +207,11 @@ func (h *History) WritePage(w io.Writer, now time.Time) error {
 	if all := h.Changes(); len(all) == 0 {
 		b.WriteString("<p>None detected.</p>\n")
 	} else {
-		b.WriteString("<table><tr><th>machine</th><th>benchmark</th><th>unit</th><th>first commit</th><th>date</th><th>change</th><th>before → after</th><th></th></tr>\n")
-		for _, c := range all {
-			fmt.Fprintf(&b, "<tr class=\"%s\"><td>%s</td><td>%s</td><td>%s</td><td><code>%s</code></td><td>%s</td><td>%s</td><td>%s → %s</td><td>%s</td></tr>\n",
-				map[bool]string{true: "reg", false: "imp"}[kind(c) == "regression"], e(c.Series.Machine), e(c.Series.Benchmark), e(c.Series.Unit),
-				e(c.Commit), e(c.Date.Format("2006-01-02")), e(signed(c.Delta)), e(formatValue(c.Before, c.Series.Unit)), e(formatValue(c.After, c.Series.Unit)), kind(c))
-		}
-		b.WriteString("</table>\n")
+		htmlChanges(&b, all)
+	}
+	if sus := h.Suspects(); len(sus) > 0 {
+		b.WriteString("</section>\n<section id=\"suspects\"><h2>Suspected steps at the end of a series</h2>\n<p>In too few of the latest runs for the test to confirm; the next nights will tell.</p>\n")
+		htmlChanges(&b, sus)
 	}
 	b.WriteString("</section>\n<div id=\"machines\"></div>\n<div id=\"tip\" class=\"tip\" hidden></div>\n")
 	b.WriteString("<script>")
@@ -211,6 +223,22 @@ func (h *History) WritePage(w io.Writer, now time.Time) error {
 	b.WriteString("</script>\n</body></html>\n")
 	_, err = io.WriteString(w, b.String())
 	return err
+}
+
+// htmlChanges writes a table of changes (or suspected steps).
+func htmlChanges(b *strings.Builder, cs []SeriesChange) {
+	e := html.EscapeString
+	b.WriteString("<table><tr><th>machine</th><th>benchmark</th><th>unit</th><th>first commit</th><th>date</th><th>change</th><th>before → after</th><th></th></tr>\n")
+	for _, c := range cs {
+		what := kind(c)
+		if c.Suspected {
+			what += " (" + tail(c) + ")"
+		}
+		fmt.Fprintf(b, "<tr class=\"%s\"><td>%s</td><td>%s</td><td>%s</td><td><code>%s</code></td><td>%s</td><td>%s</td><td>%s → %s</td><td>%s</td></tr>\n",
+			map[bool]string{true: "reg", false: "imp"}[strings.HasSuffix(kind(c), "regression")], e(c.Series.Machine), e(c.Series.Benchmark), e(c.Series.Unit),
+			e(c.Commit), e(c.Date.Format("2006-01-02")), e(signed(c.Delta)), e(formatValue(c.Before, c.Series.Unit)), e(formatValue(c.After, c.Series.Unit)), e(what))
+	}
+	b.WriteString("</table>\n")
 }
 
 const pageCSS = `
@@ -249,9 +277,10 @@ const pageJS = `
       ctx.save();
       changes.forEach(function (c) {
         var x = Math.round(u.valToPos(c.run - 0.5, "x", true));
-        ctx.strokeStyle = c.kind === "regression" ? "#d33" : c.kind === "improvement" ? "#2a2" : "#888";
+        var suspected = c.kind.indexOf("suspected") === 0;
+        ctx.strokeStyle = suspected ? "#e80" : c.kind === "regression" ? "#d33" : c.kind === "improvement" ? "#2a2" : "#888";
         ctx.lineWidth = 2 * devicePixelRatio;
-        ctx.setLineDash([5 * devicePixelRatio, 4 * devicePixelRatio]);
+        ctx.setLineDash(suspected ? [2 * devicePixelRatio, 3 * devicePixelRatio] : [5 * devicePixelRatio, 4 * devicePixelRatio]);
         ctx.beginPath(); ctx.moveTo(x, u.bbox.top); ctx.lineTo(x, u.bbox.top + u.bbox.height); ctx.stroke();
       });
       ctx.restore();
@@ -264,11 +293,11 @@ const pageJS = `
       var i = u.cursor.idx;
       if (i == null || byRun[i] == null) { tip.hidden = true; return; }
       var p = byRun[i], run = m.runs[i];
-      var ch = s.changes.filter(function (c) { return c.run === i; });
+      var ch = s.marks.filter(function (c) { return c.run === i; });
       tip.textContent = "";
       [run.commit + "  " + run.date, s.unit + ": " + p[5],
        "95% interval: " + (p[2] == null ? "∞ (n=" + p[4] + ")" : p[2].toPrecision(4) + " – " + p[3].toPrecision(4) + " (n=" + p[4] + ")")]
-        .concat(ch.map(function (c) { return "change point: " + pct(c.delta) + " (" + c.before + " → " + c.after + "), " + c.kind; }))
+        .concat(ch.map(function (c) { return (c.kind.indexOf("suspected") === 0 ? "suspected step: " : "change point: ") + pct(c.delta) + " (" + c.before + " → " + c.after + "), " + c.kind; }))
         .forEach(function (line, k) { var d = el(k === 0 ? "b" : "div", {}, line); tip.appendChild(d); if (k === 0) tip.appendChild(el("br")); });
       var r = u.over.getBoundingClientRect();
       tip.style.left = (r.left + u.cursor.left + 12) + "px";
@@ -277,7 +306,7 @@ const pageJS = `
     }] } };
   }
   data.machines.forEach(function (m, mi) {
-    m.series.forEach(function (s) { s.changes = s.changes || []; });
+    m.series.forEach(function (s) { s.changes = s.changes || []; s.marks = s.suspect ? s.changes.concat([s.suspect]) : s.changes; });
     var sec = el("section", { id: "m-" + m.key });
     sec.appendChild(el("h2", {}, m.key + " (" + m.runs.length + " runs)"));
     // Two runs picked: compare's table for them.
@@ -328,7 +357,7 @@ const pageJS = `
           { label: "hi", stroke: "rgba(37,99,235,0.25)", width: 0, points: { show: false } }
         ],
         bands: [{ series: [3, 2], fill: "rgba(37,99,235,0.15)" }],
-        plugins: [changeMarkers(s.changes), hoverBox(m, s, byRun)]
+        plugins: [changeMarkers(s.marks), hoverBox(m, s, byRun)]
       };
       var u = new uPlot(opts, [xs, med, lo, hi], box);
       u.over.addEventListener("mouseleave", function () { tip.hidden = true; });

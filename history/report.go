@@ -4,7 +4,9 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"strconv"
 	"strings"
+	"unicode"
 
 	"golang.org/x/perf/benchunit"
 
@@ -27,28 +29,60 @@ func signed(d float64) string {
 }
 
 func kind(c SeriesChange) string {
+	k := "improvement"
 	switch {
 	case c.Series.Better == 0:
-		return "change"
+		k = "change"
 	case c.Regression(c.Series.Better):
-		return "regression"
+		k = "regression"
 	}
-	return "improvement"
+	if c.Suspected {
+		return "suspected " + k
+	}
+	return k
+}
+
+// tail says how many of its series' last runs a suspected step is in.
+func tail(c SeriesChange) string {
+	return fmt.Sprintf("the last %d runs; too few to confirm", len(c.Series.Points)-c.Index)
 }
 
 // WriteText writes only the detected changes, one per line, newest
 // first: the machine, the benchmark, the unit, the size in %, the first
 // commit that shows it and its date, the medians before and after, and
-// whether it is a regression.
+// whether it is a regression; then the suspected steps at the end of a
+// series, as "suspected regression (the last 3 runs; too few to
+// confirm)". A field that holds a space or a character that does not
+// print is quoted (Go syntax), so no field can make another or a line.
 func (h *History) WriteText(w io.Writer) error {
 	var b strings.Builder
+	line := func(c SeriesChange, what string) {
+		fmt.Fprintf(&b, "%s %s %s %s at %s (%s): %s → %s, %s\n", textField(c.Series.Machine), textField(c.Series.Benchmark), textField(c.Series.Unit),
+			signed(c.Delta), textField(c.Commit), c.Date.Format("2006-01-02"),
+			formatValue(c.Before, c.Series.Unit), formatValue(c.After, c.Series.Unit), what)
+	}
 	for _, c := range h.Changes() {
-		fmt.Fprintf(&b, "%s %s %s %s at %s (%s): %s → %s, %s\n", c.Series.Machine, c.Series.Benchmark, c.Series.Unit,
-			signed(c.Delta), c.Commit, c.Date.Format("2006-01-02"),
-			formatValue(c.Before, c.Series.Unit), formatValue(c.After, c.Series.Unit), kind(c))
+		line(c, kind(c))
+	}
+	for _, c := range h.Suspects() {
+		line(c, kind(c)+" ("+tail(c)+")")
 	}
 	_, err := io.WriteString(w, b.String())
 	return err
+}
+
+// textField is s as one field of a text line: as it is when every
+// character prints and none is a space, else quoted in Go syntax.
+func textField(s string) string {
+	if s == "" {
+		return `""`
+	}
+	for _, r := range s {
+		if !unicode.IsPrint(r) || unicode.IsSpace(r) {
+			return strconv.Quote(s)
+		}
+	}
+	return s
 }
 
 // counts returns how many runs, series and change points the history has.
@@ -100,23 +134,23 @@ func (h *History) WriteMarkdown(w io.Writer) error {
 	b.WriteString("### Latest night\n\n")
 	for _, m := range h.Machines {
 		last := m.Runs[len(m.Runs)-1]
-		fmt.Fprintf(&b, "**%s**: `%s` (%s)", m.Key, last.Commit, last.Date.Format("2006-01-02 15:04 UTC"))
+		fmt.Fprintf(&b, "**%s**: %s (%s)", mdText(m.Key), mdCode(last.Commit), last.Date.Format("2006-01-02 15:04 UTC"))
 		switch {
 		case len(m.Runs) < 2:
 			b.WriteString(": the first run of this machine, nothing to compare.\n\n")
 			continue
 		case m.LatestErr != nil:
-			fmt.Fprintf(&b, ": not compared with `%s`: %s\n\n", m.Runs[len(m.Runs)-2].Commit, mdEscape(m.LatestErr.Error()))
+			fmt.Fprintf(&b, ": not compared with %s: %s\n\n", mdCode(m.Runs[len(m.Runs)-2].Commit), mdText(m.LatestErr.Error()))
 			continue
 		}
 		rows := latestRows(m)
-		fmt.Fprintf(&b, " against `%s`: %d regressions, %d changed metrics of %d compared.\n\n",
-			m.Runs[len(m.Runs)-2].Commit, len(m.Latest.Regressions()), len(rows), len(m.Latest.Rows))
+		fmt.Fprintf(&b, " against %s: %d regressions, %d changed metrics of %d compared.\n\n",
+			mdCode(m.Runs[len(m.Runs)-2].Commit), len(m.Latest.Regressions()), len(rows), len(m.Latest.Rows))
 		if len(rows) > 0 {
 			b.WriteString("| benchmark | unit | before | after | change | q | verdict |\n|---|---|---:|---:|---:|---:|---|\n")
 			for _, r := range rows {
-				fmt.Fprintf(&b, "| %s | %s | %s | %s | %s | %.2g | %s |\n", mdEscape(r.Name), r.Unit,
-					formatValue(r.Old.Center, r.Unit), formatValue(r.New.Center, r.Unit), signed(r.Delta), r.Q, r.Verdict)
+				fmt.Fprintf(&b, "| %s | %s | %s | %s | %s | %.2g | %s |\n", mdText(r.Name), mdText(r.Unit),
+					mdText(formatValue(r.Old.Center, r.Unit)), mdText(formatValue(r.New.Center, r.Unit)), mdText(signed(r.Delta)), r.Q, mdText(r.Verdict.String()))
 			}
 			b.WriteString("\n")
 		}
@@ -129,11 +163,11 @@ func (h *History) WriteMarkdown(w io.Writer) error {
 	if len(all) == 0 {
 		b.WriteString("None detected.\n")
 	} else {
-		b.WriteString("| machine | benchmark | unit | first commit | date | change | before → after | |\n|---|---|---|---|---|---:|---|---|\n")
-		for _, c := range all {
-			fmt.Fprintf(&b, "| %s | %s | %s | `%s` | %s | %s | %s → %s | %s |\n", c.Series.Machine, mdEscape(c.Series.Benchmark), c.Series.Unit,
-				c.Commit, c.Date.Format("2006-01-02"), signed(c.Delta), formatValue(c.Before, c.Series.Unit), formatValue(c.After, c.Series.Unit), kind(c))
-		}
+		mdChanges(&b, all)
+	}
+	if sus := h.Suspects(); len(sus) > 0 {
+		b.WriteString("\n### Suspected steps at the end of a series\n\nIn too few of the latest runs for the test to confirm; the next nights will tell.\n\n")
+		mdChanges(&b, sus)
 	}
 	_, err := io.WriteString(w, b.String())
 	return err
@@ -146,6 +180,62 @@ func count(n int, s string) string {
 	return fmt.Sprintf("%d %ss", n, s)
 }
 
-func mdEscape(s string) string {
-	return strings.NewReplacer("|", `\|`, "\n", " ", "<", "&lt;", ">", "&gt;").Replace(s)
+// mdChanges writes a table of changes (or suspected steps).
+func mdChanges(b *strings.Builder, cs []SeriesChange) {
+	b.WriteString("| machine | benchmark | unit | first commit | date | change | before → after | |\n|---|---|---|---|---|---:|---|---|\n")
+	for _, c := range cs {
+		what := kind(c)
+		if c.Suspected {
+			what += " (" + tail(c) + ")"
+		}
+		fmt.Fprintf(b, "| %s | %s | %s | %s | %s | %s | %s → %s | %s |\n", mdText(c.Series.Machine), mdText(c.Series.Benchmark), mdText(c.Series.Unit),
+			mdCode(c.Commit), c.Date.Format("2006-01-02"), mdText(signed(c.Delta)), mdText(formatValue(c.Before, c.Series.Unit)),
+			mdText(formatValue(c.After, c.Series.Unit)), mdText(what))
+	}
+}
+
+// mdText is s as Markdown text that means nothing but its characters,
+// inside a line (a paragraph or a table cell, never a line's start): the
+// characters that inline Markdown, GFM (tables, strikethrough, autolinks)
+// or GitHub (math, @mentions, #references) give a meaning backslash-
+// escaped, < > & as entities (no raw HTML), and line breaks and
+// characters that do not print as spaces.
+func mdText(s string) string {
+	var b strings.Builder
+	for _, r := range s {
+		switch {
+		case r == '<':
+			b.WriteString("&lt;")
+		case r == '>':
+			b.WriteString("&gt;")
+		case r == '&':
+			b.WriteString("&amp;")
+		case strings.ContainsRune(mdSpecial, r):
+			b.WriteByte('\\')
+			b.WriteRune(r)
+		case !unicode.IsPrint(r):
+			b.WriteByte(' ')
+		default:
+			b.WriteRune(r)
+		}
+	}
+	return b.String()
+}
+
+// mdSpecial are the characters mdText escapes with a backslash.
+const mdSpecial = "\\`*_[](){}|~!:$@#^"
+
+// mdCode is s as a code span when it is a plain name (letters, digits and
+// . _ / + -, as commits are), else as mdText: a backtick or a | would
+// end the span or the table cell.
+func mdCode(s string) string {
+	if s == "" {
+		return mdText(s)
+	}
+	for _, r := range s {
+		if !(r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || strings.ContainsRune("._/+-", r)) {
+			return mdText(s)
+		}
+	}
+	return "`" + s + "`"
 }

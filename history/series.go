@@ -1,6 +1,7 @@
 package history
 
 import (
+	"context"
 	"fmt"
 	"math"
 	"slices"
@@ -42,6 +43,9 @@ type Series struct {
 	Better    results.Direction
 	Points    []Point
 	Changes   []Change
+	// Suspect is a step in the series' last runs that the change-point
+	// test cannot confirm yet (changepoint.Suspect), nil when none.
+	Suspect *Change
 }
 
 // Point is one run's measurement of a series.
@@ -74,9 +78,10 @@ type Options struct {
 }
 
 // Load reads the store in dir: every machine's runs, a series per
-// benchmark and unit with its change points, and the latest run compared
-// with the one before (using the earlier runs' spread).
-func Load(dir string, opt Options) (*History, error) {
+// benchmark and unit with its change points and suspected step, and the
+// latest run compared with the one before (using the earlier runs'
+// spread). It stops with ctx's error when ctx ends.
+func Load(ctx context.Context, dir string, opt Options) (*History, error) {
 	if opt.Gate.Alpha == 0 {
 		opt.Gate = gate.DefaultOptions()
 	}
@@ -86,7 +91,7 @@ func Load(dir string, opt Options) (*History, error) {
 	}
 	h := &History{Dir: dir}
 	for _, k := range keys {
-		m, err := loadMachine(dir, k, opt)
+		m, err := loadMachine(ctx, dir, k, opt)
 		if err != nil {
 			return nil, err
 		}
@@ -101,7 +106,7 @@ func Load(dir string, opt Options) (*History, error) {
 
 type seriesKey struct{ name, unit string }
 
-func loadMachine(dir, key string, opt Options) (*Machine, error) {
+func loadMachine(ctx context.Context, dir, key string, opt Options) (*Machine, error) {
 	runs, err := Runs(dir, key)
 	if err != nil {
 		return nil, err
@@ -118,6 +123,9 @@ func loadMachine(dir, key string, opt Options) (*Machine, error) {
 	byKey := map[seriesKey]*Series{}
 	var order []seriesKey
 	for i, run := range runs {
+		if err := ctx.Err(); err != nil {
+			return nil, err
+		}
 		vals := map[seriesKey][]float64{}
 		var keys []seriesKey
 		meta, err := results.Scan(run.Path, func(r *benchfmt.Result) error {
@@ -151,6 +159,9 @@ func loadMachine(dir, key string, opt Options) (*Machine, error) {
 		}
 	}
 	for _, k := range order {
+		if err := ctx.Err(); err != nil {
+			return nil, err
+		}
 		s := byKey[k]
 		xs := make([]float64, len(s.Points))
 		for i, p := range s.Points {
@@ -159,6 +170,14 @@ func loadMachine(dir, key string, opt Options) (*Machine, error) {
 		for _, c := range changepoint.Detect(xs, opt.ChangePoint) {
 			r := s.Points[c.Index].Run
 			s.Changes = append(s.Changes, Change{Change: c, Run: r, Commit: runs[r].Commit, Date: runs[r].Date})
+		}
+		from := 0
+		if n := len(s.Changes); n > 0 {
+			from = s.Changes[n-1].Index
+		}
+		if c, ok := changepoint.Suspect(xs, from, opt.ChangePoint); ok {
+			r := s.Points[c.Index].Run
+			s.Suspect = &Change{Change: c, Run: r, Commit: runs[r].Commit, Date: runs[r].Date}
 		}
 		m.Series = append(m.Series, s)
 	}
@@ -250,12 +269,12 @@ func spreadOf(series []*Series, upTo int) map[gate.Metric]float64 {
 	return out
 }
 
-// Spread returns each metric's spread between runs on machine (a key of
-// the store in dir) over all its runs: what `headspace compare
-// --history` gives the gate. An empty map when the machine has fewer than
-// three runs.
-func Spread(dir, machine string) (map[gate.Metric]float64, error) {
-	m, err := loadMachine(dir, machine, Options{Gate: gate.DefaultOptions()})
+// Spread returns each metric's spread between runs on machine (a folder
+// of the store in dir: MachineFolder) over all its runs: what `headspace
+// compare --history` gives the gate. An empty map when the machine has
+// fewer than three runs.
+func Spread(ctx context.Context, dir, machine string) (map[gate.Metric]float64, error) {
+	m, err := loadMachine(ctx, dir, machine, Options{Gate: gate.DefaultOptions()})
 	if err != nil {
 		return nil, err
 	}
@@ -286,8 +305,35 @@ func (h *History) Changes() []SeriesChange {
 	return out
 }
 
+// Suspects returns the suspected step of every series that has one,
+// newest first, then by machine and benchmark.
+func (h *History) Suspects() []SeriesChange {
+	var out []SeriesChange
+	for _, m := range h.Machines {
+		for _, s := range m.Series {
+			if s.Suspect != nil {
+				out = append(out, SeriesChange{Series: s, Change: *s.Suspect, Suspected: true})
+			}
+		}
+	}
+	sort.SliceStable(out, func(i, j int) bool {
+		a, b := out[i], out[j]
+		if !a.Date.Equal(b.Date) {
+			return a.Date.After(b.Date)
+		}
+		if a.Series.Machine != b.Series.Machine {
+			return a.Series.Machine < b.Series.Machine
+		}
+		return a.Series.Benchmark < b.Series.Benchmark
+	})
+	return out
+}
+
 // SeriesChange is a change with its series.
 type SeriesChange struct {
 	Series *Series
 	Change
+	// Suspected: a suspected step at the end of the series, not a change
+	// point the test confirmed.
+	Suspected bool
 }

@@ -8,19 +8,29 @@
 //
 //	DIR/<machine>/<date>-<commit>.txt
 //
-// where <machine> is the key `headspace baseline` names baselines by
-// (gate.Machine.Key: device, GPU, CPU model, cores, e.g.
-// "emulated-amd-epyc-2c") and <date> is the run's UTC time,
-// 20261123T031700Z, so a listing sorts by time. The files are the result
-// files as written, byte for byte; the store adds nothing to them.
+// where <machine> is MachineKey: the readable slug `headspace baseline`
+// names baselines by (gate.Machine.Key: device, GPU, CPU model, cores)
+// and a short hash of the full description, so that two machines whose
+// slugs collide keep two series ("emulated-amd-epyc-2c-3f0c5a1e"). A
+// store made before the hash keeps its folders: a folder named by the slug
+// alone goes on taking its machine's runs (MachineFolder). <date> is the
+// run's UTC time, 20261123T031700Z, so a listing sorts by time. The files
+// are the result files as written, byte for byte, readable by all (0644
+// as every output); the store adds nothing to them. Machine folders and
+// run files are real folders and files: a symbolic link in their place is
+// refused by Add and by Load alike.
 //
 // Add puts a file in. It refuses a file with no results, without a
-// commit, already in the store (by name or by content), or whose setup
-// (every configuration key but commit, date and go) differs from the
-// latest run of its machine's series, naming the keys: a series compares
-// like with like. The copy is atomic and never replaces a file: it is
-// written under a temporary name and hard-linked into place, which fails
-// if another writer got there first.
+// commit, whose header names more than one machine, with a core count
+// that is not a positive whole number, dated in the future, partial
+// (unless asked), already in the store (by name or by content), or whose
+// setup (every configuration key but commit, date, go and partial)
+// differs from the latest run of its machine's series, naming the keys: a
+// series compares like with like. Adds to one machine are serialised by
+// the machine's writer lock (atomicfile.WaitLock on DIR/.<machine>.lock),
+// so that the setup check and the write are one step. The copy is atomic
+// and never replaces a file: it is written under a temporary name and
+// hard-linked into place, which fails if another writer got there first.
 //
 // # The report
 //
@@ -32,7 +42,9 @@
 package history
 
 import (
+	"context"
 	"crypto/sha256"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -40,6 +52,7 @@ import (
 	"path/filepath"
 	"slices"
 	"sort"
+	"strconv"
 	"strings"
 	"time"
 
@@ -47,15 +60,72 @@ import (
 
 	"github.com/headspace-bench/headspace/harness/blocks/results"
 	"github.com/headspace-bench/headspace/harness/engines/gate"
+	"github.com/headspace-bench/headspace/internal/atomicfile"
 )
 
 // DateLayout is how a run's date appears in its file name in the store.
 const DateLayout = "20060102T150405Z"
 
 // ignoredSetupKeys may differ between the runs of one series: they are
-// what a history is over (commit, date) or what a series should show a
-// change of (the Go toolchain).
-var ignoredSetupKeys = []string{"commit", "date", "go"}
+// what a history is over (commit, date), what a series should show a
+// change of (the Go toolchain), or what says a run is partial (which
+// Add accepts only when asked, and which must not wedge the series).
+var ignoredSetupKeys = []string{"commit", "date", "go", PartialKey}
+
+// PartialKey is the configuration key of a partial run: an interrupted
+// run's "partial: true", a partial merge's list of the points it lacks.
+const PartialKey = "partial"
+
+// MaxFutureSkew is how far past now a run's date may be (clocks differ a
+// little between machines); a later date is refused, since it would be
+// the latest night for ever.
+const MaxFutureSkew = 10 * time.Minute
+
+// StoreMode is the permission of a run file in the store: that of every
+// other output (atomicfile), readable by the other users of a shared
+// machine.
+const StoreMode = 0o644
+
+// MachineKey is machine m's folder in a store: m.Key(), the readable slug
+// `headspace baseline` uses, then "-" and the first 8 hex digits of the
+// SHA-256 of the full description (device, GPU, CPU, cores, separated by
+// NUL), so that descriptions whose slugs collide (two CPU names of
+// non-ASCII letters only, "Intel" and "intel") keep apart:
+// "emulated-amd-epyc-2c-3f0c5a1e". Empty when m names no machine.
+func MachineKey(m gate.Machine) string {
+	k := m.Key()
+	if k == "" {
+		return ""
+	}
+	sum := sha256.Sum256([]byte(m.Device + "\x00" + m.GPU + "\x00" + m.CPU + "\x00" + m.Cores))
+	return k + "-" + hex.EncodeToString(sum[:4])
+}
+
+// MachineFolder is the folder of machine m in the store in dir: its
+// MachineKey, unless the store predates those keys and holds m's runs
+// under m.Key() alone (a legacy folder whose latest run records exactly
+// m, and no MachineKey folder): then that legacy folder, so that an
+// existing store goes on as it was (rename the folder to the MachineKey
+// to migrate it). A legacy folder of another description (a slug
+// collision) is left alone.
+func MachineFolder(dir string, m gate.Machine) (string, error) {
+	key := MachineKey(m)
+	if key == "" {
+		return "", errors.New("the machine records no device or cpu")
+	}
+	if _, err := os.Lstat(filepath.Join(dir, key)); err == nil {
+		return key, nil
+	}
+	legacy := m.Key()
+	runs, err := Runs(dir, legacy)
+	if err != nil {
+		return "", err
+	}
+	if n := len(runs); n > 0 && runs[n-1].Machine == m {
+		return legacy, nil
+	}
+	return key, nil
+}
 
 // Run is one results file in the store.
 type Run struct {
@@ -65,7 +135,9 @@ type Run struct {
 	Date    time.Time // its date: line, else the file's modification time; UTC
 	Path    string    // the file in the store
 	Setup   map[string]string
-	hasDate bool // the file records its date
+	Partial bool     // the file has a partial: line
+	hasDate bool     // the file records its date
+	cores   []string // the file's cores: lines
 }
 
 // Name is the run's file name in the store: <date>-<commit>.txt.
@@ -92,8 +164,14 @@ func inspect(path string) (Run, int, error) {
 	values := map[string][]string{}
 	n := 0
 	_, err := results.Scan(path, func(res *benchfmt.Result) error {
+		m := gate.MachineOf(res)
 		if n == 0 {
-			r.Machine = gate.MachineOf(res)
+			r.Machine = m
+		} else if m != r.Machine {
+			// One machine per run: filed under its first machine, the rest
+			// would mix two machines' numbers in one series.
+			return fmt.Errorf("%s: its header changes machine at result %d (%s, then %s): a run is one machine's; add one machine's file at a time",
+				path, n+1, describe(r.Machine), describe(m))
 		}
 		n++
 		for _, c := range res.Config {
@@ -112,9 +190,11 @@ func inspect(path string) (Run, int, error) {
 	if n == 0 {
 		return r, 0, fmt.Errorf("%s holds no benchmark results", path)
 	}
-	if r.Key = r.Machine.Key(); r.Key == "" {
+	if r.Key = MachineKey(r.Machine); r.Key == "" {
 		return r, n, fmt.Errorf("%s records no device or cpu: it names no machine", path)
 	}
+	r.Partial = len(values[PartialKey]) > 0
+	r.cores = values["cores"]
 	commits := values["commit"]
 	switch len(commits) {
 	case 0:
@@ -145,6 +225,35 @@ func inspect(path string) (Run, int, error) {
 		r.Setup[k] = strings.Join(vs, ", ")
 	}
 	return r, n, nil
+}
+
+// describe is a machine as its header says it, for messages.
+func describe(m gate.Machine) string {
+	s := fmt.Sprintf("device %q", m.Device)
+	if m.GPU != "" {
+		s += fmt.Sprintf(", gpu %q", m.GPU)
+	}
+	return s + fmt.Sprintf(", cpu %q, cores %q", m.CPU, m.Cores)
+}
+
+// checkCores refuses a cores: line that is not a positive whole number
+// (a file without one takes its benchmark names' GOMAXPROCS suffix).
+func checkCores(path string, values []string) error {
+	for _, v := range values {
+		if c, err := strconv.Atoi(v); err != nil || c < 1 {
+			return fmt.Errorf("%s: cores: %q is not a positive whole number of cores", path, v)
+		}
+	}
+	return nil
+}
+
+// CheckDate refuses a run date later than now plus MaxFutureSkew.
+func CheckDate(d, now time.Time) error {
+	if d.After(now.Add(MaxFutureSkew)) {
+		return fmt.Errorf("%s is in the future (now %s): a run cannot be dated later than it ran",
+			d.UTC().Format(time.RFC3339), now.UTC().Format(time.RFC3339))
+	}
+	return nil
 }
 
 func parseDate(s string) (time.Time, error) {
@@ -191,24 +300,59 @@ func SetupDiff(a, b map[string]string) []string {
 	return out
 }
 
+// AddOptions configure Add.
+type AddOptions struct {
+	// Date, when not zero, is the run's date for a file that records none
+	// (instead of its modification time): a backfill passes the commit's
+	// date.
+	Date time.Time
+	// Partial accepts a partial file (a partial: line: an interrupted run,
+	// a partial merge), which Add otherwise refuses: its missing points
+	// would show as gaps, or as steps, in its machine's series.
+	Partial bool
+}
+
 // Add adds the results file at path to the store in dir (created if
 // missing) and returns its run, with Path in the store. See the package
-// doc for what it refuses. date, when not zero, is the run's date for a
-// file that records none (instead of its modification time): a backfill
-// passes the commit's date.
-func Add(dir, path string, date time.Time) (Run, error) {
+// doc for what it refuses. It waits for another add to the same machine
+// to finish, until ctx ends.
+func Add(ctx context.Context, dir, path string, opt AddOptions) (Run, error) {
 	run, _, err := inspect(path)
 	if err != nil {
 		return Run{}, err
 	}
-	if !run.hasDate && !date.IsZero() {
-		run.Date = date.UTC().Truncate(time.Second)
+	if err := checkCores(path, run.cores); err != nil {
+		return Run{}, err
+	}
+	if run.Partial && !opt.Partial {
+		return Run{}, fmt.Errorf("%s is a partial run (partial: line): its missing points would read as changes in the series of its machine; complete it, or add it knowingly with --partial", path)
+	}
+	if !run.hasDate && !opt.Date.IsZero() {
+		run.Date = opt.Date.UTC().Truncate(time.Second)
+	}
+	if err := CheckDate(run.Date, time.Now()); err != nil {
+		return Run{}, fmt.Errorf("%s: its date %v", path, err)
 	}
 	data, err := os.ReadFile(path)
 	if err != nil {
 		return Run{}, err
 	}
-	series, err := Runs(dir, run.Key)
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return Run{}, err
+	}
+	// One add per machine at a time: the setup check below and the write
+	// are one step.
+	lock, err := atomicfile.WaitLock(ctx, filepath.Join(dir, run.Key))
+	if err != nil {
+		return Run{}, fmt.Errorf("%s: %w", path, err)
+	}
+	defer lock.Release()
+	folder, err := MachineFolder(dir, run.Machine)
+	if err != nil {
+		return Run{}, err
+	}
+	run.Key = folder
+	series, err := Runs(dir, folder)
 	if err != nil {
 		return Run{}, err
 	}
@@ -226,10 +370,10 @@ func Add(dir, path string, date time.Time) (Run, error) {
 		last := series[len(series)-1]
 		if d := SetupDiff(run.Setup, last.Setup); len(d) > 0 {
 			return Run{}, fmt.Errorf("%s: its setup differs from the series of %s (latest run %s): %s; a series compares like with like: use another store for another setup",
-				path, run.Key, filepath.Base(last.Path), strings.Join(d, "; "))
+				path, folder, filepath.Base(last.Path), strings.Join(d, "; "))
 		}
 	}
-	mdir := filepath.Join(dir, run.Key)
+	mdir := filepath.Join(dir, folder)
 	if err := os.MkdirAll(mdir, 0o755); err != nil {
 		return Run{}, err
 	}
@@ -242,11 +386,16 @@ func Add(dir, path string, date time.Time) (Run, error) {
 		return Run{}, err
 	}
 	defer os.Remove(tmp.Name())
-	if _, err := tmp.Write(data); err != nil {
-		tmp.Close()
-		return Run{}, fmt.Errorf("%s: %v", target, err)
+	write := func() error {
+		if _, err := tmp.Write(data); err != nil {
+			return err
+		}
+		if err := tmp.Chmod(StoreMode); err != nil {
+			return err
+		}
+		return tmp.Sync()
 	}
-	if err := tmp.Sync(); err != nil {
+	if err := write(); err != nil {
 		tmp.Close()
 		return Run{}, fmt.Errorf("%s: %v", target, err)
 	}
@@ -264,7 +413,8 @@ func Add(dir, path string, date time.Time) (Run, error) {
 	return run, nil
 }
 
-// Machines lists the machine folders of the store, sorted.
+// Machines lists the machine folders of the store, sorted. A symbolic
+// link in the store's top level is listed too, for Runs to refuse.
 func Machines(dir string) ([]string, error) {
 	ents, err := os.ReadDir(dir)
 	if err != nil {
@@ -272,34 +422,56 @@ func Machines(dir string) ([]string, error) {
 	}
 	var out []string
 	for _, e := range ents {
-		if e.IsDir() && !strings.HasPrefix(e.Name(), ".") {
+		if (e.IsDir() || e.Type()&fs.ModeSymlink != 0) && !strings.HasPrefix(e.Name(), ".") {
 			out = append(out, e.Name())
 		}
 	}
 	return out, nil
 }
 
-// Runs lists the runs of one machine in the store, oldest first; none
-// (and no error) when the machine has no folder yet.
+// errLink refuses a symbolic link where the store holds a real folder or
+// file: Add would write through it into another tree, and git keeps the
+// link, not what it points to.
+func errLink(path string) error {
+	return fmt.Errorf("%s is a symbolic link: a history store holds real folders and files only (replace the link with what it points to)", path)
+}
+
+// Runs lists the runs of one machine folder in the store, oldest first;
+// none (and no error) when the folder does not exist yet. Each run's Key
+// is the folder.
 func Runs(dir, machine string) ([]Run, error) {
 	mdir := filepath.Join(dir, machine)
-	ents, err := os.ReadDir(mdir)
+	fi, err := os.Lstat(mdir)
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil, nil
 	}
 	if err != nil {
 		return nil, err
 	}
+	if fi.Mode()&fs.ModeSymlink != 0 {
+		return nil, errLink(mdir)
+	}
+	ents, err := os.ReadDir(mdir)
+	if err != nil {
+		return nil, err
+	}
 	var out []Run
 	for _, e := range ents {
-		if !e.Type().IsRegular() || !strings.HasSuffix(e.Name(), ".txt") || strings.HasPrefix(e.Name(), ".") {
+		if !strings.HasSuffix(e.Name(), ".txt") || strings.HasPrefix(e.Name(), ".") {
 			continue
 		}
 		p := filepath.Join(mdir, e.Name())
+		if e.Type()&fs.ModeSymlink != 0 {
+			return nil, errLink(p)
+		}
+		if !e.Type().IsRegular() {
+			continue
+		}
 		r, _, err := inspect(p)
 		if err != nil {
 			return nil, err
 		}
+		r.Key = machine
 		if name, _, _ := strings.Cut(e.Name(), "-"); len(name) == len(DateLayout) {
 			if d, err := time.Parse(DateLayout, name); err == nil {
 				r.Date = d // the store's name is the date it was added under

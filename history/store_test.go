@@ -2,6 +2,7 @@ package history
 
 import (
 	"bytes"
+	"context"
 	"flag"
 	"fmt"
 	"math/rand/v2"
@@ -54,7 +55,7 @@ func seededStore(t testing.TB, n, stepAt int, cpus ...string) string {
 			if i > 0 {
 				at = -1
 			}
-			if _, err := Add(store, runFile(t, src, cpu, r, at, -0.08, ""), time.Time{}); err != nil {
+			if _, err := Add(context.Background(), store, runFile(t, src, cpu, r, at, -0.08, ""), AddOptions{}); err != nil {
 				t.Fatal(err)
 			}
 		}
@@ -65,12 +66,12 @@ func seededStore(t testing.TB, n, stepAt int, cpus ...string) string {
 func TestAddLayoutAndRefusals(t *testing.T) {
 	src, store := t.TempDir(), filepath.Join(t.TempDir(), "store")
 	f0 := runFile(t, src, "Test CPU", 0, -1, 0, "")
-	run, err := Add(store, f0, time.Time{})
+	run, err := Add(context.Background(), store, f0, AddOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := filepath.Join(store, "emulated-test-cpu-2c", "20261101T031700Z-c000000.txt")
-	if run.Path != want || run.Commit != "c000000" || run.Key != "emulated-test-cpu-2c" {
+	want := filepath.Join(store, "emulated-test-cpu-2c-70f22c8f", "20261101T031700Z-c000000.txt")
+	if run.Path != want || run.Commit != "c000000" || run.Key != "emulated-test-cpu-2c-70f22c8f" {
 		t.Errorf("run %+v, want path %s", run, want)
 	}
 	a, _ := os.ReadFile(f0)
@@ -78,8 +79,9 @@ func TestAddLayoutAndRefusals(t *testing.T) {
 	if !bytes.Equal(a, b) {
 		t.Error("the stored file is not the file added, byte for byte")
 	}
-	// The baseline key and the store's machine are one.
-	if base, _ := gate.BaselinePath(f0); filepath.Base(base) != run.Key+".txt" {
+	// The store's machine is the baseline's key and a hash of the
+	// machine's full description.
+	if base, _ := gate.BaselinePath(f0); run.Key != strings.TrimSuffix(filepath.Base(base), ".txt")+"-70f22c8f" {
 		t.Errorf("baseline %s, store machine %s", base, run.Key)
 	}
 	empty := filepath.Join(src, "empty.txt")
@@ -95,15 +97,15 @@ func TestAddLayoutAndRefusals(t *testing.T) {
 		{nocommit, "records no commit: line"},
 		{copyOf, "is already in the store as"},
 		{sameName, "already holds a run of commit c000000"},
-		{other, `setup differs from the series of emulated-test-cpu-2c (latest run 20261101T031700Z-c000000.txt): raw-size: this file "64x64", the series not set`},
+		{other, `setup differs from the series of emulated-test-cpu-2c-70f22c8f (latest run 20261101T031700Z-c000000.txt): raw-size: this file "64x64", the series not set`},
 		{filepath.Join(src, "missing.txt"), "no such file"},
 	} {
-		if _, err := Add(store, tc.file, time.Time{}); err == nil || !strings.Contains(err.Error(), tc.want) {
+		if _, err := Add(context.Background(), store, tc.file, AddOptions{}); err == nil || !strings.Contains(err.Error(), tc.want) {
 			t.Errorf("Add(%s) = %v, want %q", filepath.Base(tc.file), err, tc.want)
 		}
 	}
 	// Nothing but the one run, and no temporary file, is left.
-	ents, _ := os.ReadDir(filepath.Join(store, "emulated-test-cpu-2c"))
+	ents, _ := os.ReadDir(filepath.Join(store, "emulated-test-cpu-2c-70f22c8f"))
 	if len(ents) != 1 {
 		t.Errorf("store holds %d entries, want 1", len(ents))
 	}
@@ -112,7 +114,7 @@ func TestAddLayoutAndRefusals(t *testing.T) {
 	os.WriteFile(nodate, []byte(strings.Replace(string(a), "date: 2026-11-01T03:17:00Z\n", "", 1)+"BenchmarkLadder/level=none-2 4 1e7 ns/op 100 steps/s\n"), 0o644)
 	mt := time.Date(2026, 11, 5, 1, 2, 3, 0, time.UTC)
 	os.Chtimes(nodate, mt, mt)
-	if run, err := Add(store, nodate, time.Time{}); err != nil || !run.Date.Equal(mt) {
+	if run, err := Add(context.Background(), store, nodate, AddOptions{}); err != nil || !run.Date.Equal(mt) {
 		t.Errorf("no date: %v, %v; want the file's time %v", run.Date, err, mt)
 	}
 }
@@ -122,7 +124,7 @@ func TestAddLayoutAndRefusals(t *testing.T) {
 // nowhere else.
 func TestInjectedStep(t *testing.T) {
 	store := seededStore(t, 20, 9, "Test CPU", "Other CPU")
-	h, err := Load(store, Options{})
+	h, err := Load(context.Background(), store, Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -132,8 +134,8 @@ func TestInjectedStep(t *testing.T) {
 		got[c.Series.Machine+" "+c.Series.Benchmark+" "+c.Series.Unit+" "+c.Commit] = true
 	}
 	want := map[string]bool{
-		"emulated-test-cpu-2c BenchmarkLadder/level=none-2 steps/s c000009": true,
-		"emulated-test-cpu-2c BenchmarkLadder/level=none-2 sec/op c000009":  true,
+		"emulated-test-cpu-2c-70f22c8f BenchmarkLadder/level=none-2 steps/s c000009": true,
+		"emulated-test-cpu-2c-70f22c8f BenchmarkLadder/level=none-2 sec/op c000009":  true,
 	}
 	if fmt.Sprint(got) != fmt.Sprint(want) {
 		t.Errorf("changes %v, want %v", got, want)
@@ -149,10 +151,10 @@ func TestReportsGolden(t *testing.T) {
 	store := seededStore(t, 20, 9, "Test CPU")
 	// The latest night: 8% slower again, a regression against the night before.
 	src := t.TempDir()
-	if _, err := Add(store, runFile(t, src, "Test CPU", 20, 20, -0.20, ""), time.Time{}); err != nil {
+	if _, err := Add(context.Background(), store, runFile(t, src, "Test CPU", 20, 20, -0.20, ""), AddOptions{}); err != nil {
 		t.Fatal(err)
 	}
-	h, err := Load(store, Options{})
+	h, err := Load(context.Background(), store, Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -181,7 +183,7 @@ func TestReportsGolden(t *testing.T) {
 		}
 	}
 	var page bytes.Buffer
-	if err := h.WritePage(&page, time.Date(2026, 11, 23, 0, 0, 0, 0, time.UTC)); err != nil {
+	if err := h.WritePage(context.Background(), &page, time.Date(2026, 11, 23, 0, 0, 0, 0, time.UTC)); err != nil {
 		t.Fatal(err)
 	}
 	for _, want := range []string{"<title>headspace history</title>", "uPlot", `"commit":"c000020"`, "Latest night", "REGRESSION"} {
@@ -200,7 +202,7 @@ func TestReportsGolden(t *testing.T) {
 // gate's options, keyed as the gate's rows.
 func TestSpreadFeedsGate(t *testing.T) {
 	store := seededStore(t, 10, -1, "Test CPU")
-	sp, err := Spread(store, "emulated-test-cpu-2c")
+	sp, err := Spread(context.Background(), store, "emulated-test-cpu-2c-70f22c8f")
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -65,7 +65,14 @@ func runCompare(ctx context.Context, args []string, stdout, stderr io.Writer) er
 		if fi, err := os.Stat(*hist); err != nil || !fi.IsDir() {
 			return usagef("--history %s: not a history store folder", *hist)
 		}
-		if opt.Spread, err = history.Spread(*hist, m.Key()); err != nil {
+		folder, err := history.MachineFolder(*hist, m)
+		if err != nil {
+			return usageError{err.Error()}
+		}
+		if opt.Spread, err = history.Spread(ctx, *hist, folder); err != nil {
+			if ctx.Err() != nil {
+				return err
+			}
 			return usageError{err.Error()}
 		}
 	}

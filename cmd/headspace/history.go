@@ -9,6 +9,7 @@ import (
 	"os"
 	"time"
 
+	"github.com/headspace-bench/headspace/harness/engines/gate"
 	"github.com/headspace-bench/headspace/history"
 	"github.com/headspace-bench/headspace/internal/atomicfile"
 )
@@ -18,33 +19,50 @@ func init() {
 }
 
 const historyUsage = `
-headspace history add --store DIR [--date RFC3339] FILE...
+headspace history add --store DIR [--date RFC3339] [--partial] FILE...
 headspace history report --store DIR [--format html|text|markdown] [--out PAGE]
+headspace history latest --store DIR FILE
 
 add puts result files into the store DIR (created if missing), each under
-its machine (the key headspace baseline uses: device, GPU, CPU, cores),
-its date (its date: line, else the file's time) and its commit:
-DIR/<machine>/<date>-<commit>.txt. The add is atomic and never replaces a
-file. It refuses, with exit 2 and one line, a file with no results or no
-commit, a file already in the store, and a file whose setup differs from
-its machine's series, naming the keys. Files are added in the order given;
-the first refusal stops the rest.
+its machine (the key headspace baseline uses — device, GPU, CPU, cores —
+and a short hash of that description, so no two machines share a folder;
+a store's older folders without the hash go on taking their machine's
+runs), its date (its date: line, else --date, else the file's time) and
+its commit: DIR/<machine>/<date>-<commit>.txt, readable by all (0644).
+The add is atomic, never replaces a file, and waits for another add to
+the same machine (one at a time: DIR/.<machine>.lock). It refuses, with
+exit 2 and one line, a file with no results or no commit, a file whose
+header names more than one machine, a cores: line that is not a positive
+number, a date later than now (10 minutes' leeway), a partial file (a
+partial: line) unless --partial, a file already in the store, a file
+whose setup differs from its machine's series, naming the keys, and a
+machine folder that is a symbolic link. Files are added in the order
+given; the first refusal stops the rest.
 
 report reads the store, finds the change points of every benchmark × unit
 × machine series (E-Divisive means with a permutation test; each change
-attributed to the first commit that shows it) and writes:
+attributed to the first commit that shows it; a step in the last runs
+too few to confirm — the test needs 14 points for a step half way — is
+reported as a suspected step at the end of the series) and writes:
   html      one self-contained page (works offline and on GitHub Pages):
             the latest night's changes, compare's table for any two runs,
             a chart per series with the median, its 95% band and the
             change points; --out is required
   text      the change points only, one per line: machine, benchmark,
-            unit, size in %, first commit and date
+            unit, size in %, first commit and date; then the suspected
+            steps; a field with a space or an unprintable character is
+            quoted
   markdown  a summary for $GITHUB_STEP_SUMMARY or a pull-request comment
-text and markdown go to stdout without --out. See docs/history.md.`
+text and markdown go to stdout without --out; every field is escaped for
+its format. SIGINT stops report and writes nothing. A store holding a
+symbolic link in place of a machine folder or a run is refused.
+
+latest prints the store's latest run of FILE's machine (nothing when the
+store has none): what the nightly gate compares with. See docs/history.md.`
 
 func runHistory(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	if len(args) == 0 {
-		return usagef("want a subcommand: add or report (headspace history -h)")
+		return usagef("want a subcommand: add, report or latest (headspace history -h)")
 	}
 	switch args[0] {
 	case "-h", "-help", "--help", "help":
@@ -55,14 +73,17 @@ func runHistory(ctx context.Context, args []string, stdout, stderr io.Writer) er
 		return runHistoryAdd(ctx, args[1:], stdout)
 	case "report":
 		return runHistoryReport(ctx, args[1:], stdout)
+	case "latest":
+		return runHistoryLatest(ctx, args[1:], stdout)
 	}
-	return usagef("unknown subcommand %q: want add or report", args[0])
+	return usagef("unknown subcommand %q: want add, report or latest", args[0])
 }
 
 func runHistoryAdd(ctx context.Context, args []string, stdout io.Writer) error {
 	fs := newFlagSet("history add", historyUsage, stdout)
 	store := fs.String("store", "", "the history store `DIR` (a folder committed in git)")
 	date := fs.String("date", "", "the run's `date` (RFC 3339) for files that record none; default: the file's modification time")
+	partial := fs.Bool("partial", false, "accept partial files (a partial: line: an interrupted run or a partial merge)")
 	if err := parseArgs(fs, args); err != nil {
 		return err
 	}
@@ -79,14 +100,20 @@ func runHistoryAdd(ctx context.Context, args []string, stdout io.Writer) error {
 		if err != nil {
 			return usagef("--date %q: want RFC 3339, e.g. 2026-11-23T03:17:00Z", *date)
 		}
+		if err := history.CheckDate(t, time.Now()); err != nil {
+			return usagef("--date %v", err)
+		}
 		when = t
 	}
 	for _, f := range files {
 		if err := ctx.Err(); err != nil {
 			return err
 		}
-		run, err := history.Add(*store, f, when)
+		run, err := history.Add(ctx, *store, f, history.AddOptions{Date: when, Partial: *partial})
 		if err != nil {
+			if ctx.Err() != nil {
+				return err
+			}
 			return usageError{err.Error()}
 		}
 		fmt.Fprintf(stdout, "added %s: %s, commit %s, %s\n", f, run.Path, run.Commit, run.Date.Format(time.RFC3339))
@@ -121,8 +148,11 @@ func runHistoryReport(ctx context.Context, args []string, stdout io.Writer) erro
 	if fi, err := os.Stat(*store); err != nil || !fi.IsDir() {
 		return usagef("--store %s: not a folder (add a run first: headspace history add --store %s FILE)", *store, *store)
 	}
-	h, err := history.Load(*store, history.Options{})
+	h, err := history.Load(ctx, *store, history.Options{})
 	if err != nil {
+		if ctx.Err() != nil {
+			return err
+		}
 		return usageError{err.Error()}
 	}
 	if len(h.Machines) == 0 {
@@ -134,13 +164,17 @@ func runHistoryReport(ctx context.Context, args []string, stdout io.Writer) erro
 	var buf bytes.Buffer
 	switch *format {
 	case "html":
-		err = h.WritePage(&buf, time.Now())
+		err = h.WritePage(ctx, &buf, time.Now())
 	case "text":
 		err = h.WriteText(&buf)
 	case "markdown":
 		err = h.WriteMarkdown(&buf)
 	}
 	if err != nil {
+		return err
+	}
+	// Nothing is written once interrupted, not even a complete page.
+	if err := ctx.Err(); err != nil {
 		return err
 	}
 	if *out == "" {
@@ -152,6 +186,36 @@ func runHistoryReport(ctx context.Context, args []string, stdout io.Writer) erro
 	}
 	fmt.Fprintf(stdout, "wrote %s\n", *out)
 	return nil
+}
+
+func runHistoryLatest(ctx context.Context, args []string, stdout io.Writer) error {
+	fs := newFlagSet("history latest", historyUsage, stdout)
+	store := fs.String("store", "", "the history store `DIR`")
+	if err := parseArgs(fs, args); err != nil {
+		return err
+	}
+	if *store == "" {
+		return usagef("--store DIR is required")
+	}
+	if fs.NArg() != 1 {
+		return usagef("want one result file")
+	}
+	m, err := gate.ReadMachine(fs.Arg(0))
+	if err != nil {
+		return usageError{err.Error()}
+	}
+	folder, err := history.MachineFolder(*store, m)
+	if err != nil {
+		return usageError{err.Error()}
+	}
+	runs, err := history.Runs(*store, folder)
+	if err != nil {
+		return usageError{err.Error()}
+	}
+	if len(runs) > 0 {
+		fmt.Fprintln(stdout, runs[len(runs)-1].Path)
+	}
+	return ctx.Err()
 }
 
 // historyKind is what report writes in format (html, text or markdown):

@@ -1,10 +1,15 @@
 package main
 
 import (
+	"bytes"
+	"context"
+	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"strings"
+	"sync/atomic"
 	"testing"
 )
 
@@ -39,7 +44,7 @@ func TestHistoryCommands(t *testing.T) {
 		files = append(files, historyRun(t, src, i, v, ""))
 	}
 	code, out, stderr := runCLI("history", "add", "--store", store, files[0])
-	if code != 0 || !strings.Contains(out, filepath.Join(store, "emulated-test-cpu-2c", "20261101T030000Z-c000.txt")) {
+	if code != 0 || !strings.Contains(out, filepath.Join(store, "emulated-test-cpu-2c-70f22c8f", "20261101T030000Z-c000.txt")) {
 		t.Fatalf("add: exit %d, %q %q", code, out, stderr)
 	}
 	if code, out, stderr = runCLI(append([]string{"history", "add", "--store", store}, files[1:]...)...); code != 0 {
@@ -51,10 +56,13 @@ func TestHistoryCommands(t *testing.T) {
 		want string
 	}{
 		{"again", []string{"add", "--store", store, files[3]}, "already in the store"},
-		{"other setup", []string{"add", "--store", store, historyRun(t, src, 20, 100, "batch: 8")}, `setup differs from the series of emulated-test-cpu-2c`},
+		{"other setup", []string{"add", "--store", store, historyRun(t, src, 20, 100, "batch: 8")}, `setup differs from the series of emulated-test-cpu-2c-70f22c8f`},
 		{"no store", []string{"add", files[0]}, "--store DIR is required"},
 		{"no file", []string{"add", "--store", store}, "want one or more result files"},
 		{"bad date", []string{"add", "--store", store, "--date", "yesterday", files[0]}, "--date"},
+		{"future date", []string{"add", "--store", store, "--date", "9999-12-31T00:00:00Z", files[0]}, "--date 9999-12-31T00:00:00Z is in the future"},
+		{"partial", []string{"add", "--store", store, historyRun(t, src, 21, 100, "partial: true")}, "is a partial run (partial: line)"},
+		{"latest without a file", []string{"latest", "--store", store}, "want one result file"},
 		{"no subcommand", nil, "want a subcommand"},
 		{"bad format", []string{"report", "--store", store, "--format", "pdf"}, `--format "pdf"`},
 		{"html without out", []string{"report", "--store", store}, "needs --out"},
@@ -92,9 +100,51 @@ func TestHistoryCommands(t *testing.T) {
 	if b, _ := os.ReadFile(keep); string(b) != "<html>mine</html>" {
 		t.Error("another file was replaced")
 	}
+	// latest: the run the nightly gate compares with.
+	if code, out, stderr = runCLI("history", "latest", "--store", store, files[3]); code != 0 || strings.TrimSpace(out) != filepath.Join(store, "emulated-test-cpu-2c-70f22c8f", "20261116T030000Z-c015.txt") {
+		t.Errorf("latest: exit %d, %q %q", code, out, stderr)
+	}
 	// compare --history: the spread between the store's runs reaches the gate.
 	code, out, _ = runCLI("compare", "--history", store, files[14], files[15])
 	if code != 0 || !strings.Contains(out, "history: 2 metrics must also change by more than 3 × their spread between runs") {
 		t.Errorf("compare --history: exit %d:\n%s", code, out)
+	}
+}
+
+// endsLater is a context that ends (Err says so) after its first `after`
+// looks: SIGINT arriving while the work is under way.
+type endsLater struct {
+	context.Context
+	looks, after int32
+}
+
+func (c *endsLater) Err() error {
+	if atomic.AddInt32(&c.looks, 1) > c.after {
+		return context.Canceled
+	}
+	return nil
+}
+
+// TestHistoryReportInterrupted: report whose context ends before or while
+// it builds the report exits 130 and writes no page.
+func TestHistoryReportInterrupted(t *testing.T) {
+	src, store := t.TempDir(), filepath.Join(t.TempDir(), "store")
+	for i := range 4 {
+		if code, _, stderr := runCLI("history", "add", "--store", store, historyRun(t, src, i, 100, "")); code != 0 {
+			t.Fatalf("add: %s", stderr)
+		}
+	}
+	for _, after := range []int32{0, 1, 2} {
+		for _, format := range []string{"html", "text", "markdown"} {
+			page := filepath.Join(src, "page."+format)
+			var o, e bytes.Buffer
+			ctx := &endsLater{Context: context.Background(), after: after}
+			if code := run(ctx, []string{"history", "report", "--store", store, "--format", format, "--out", page}, &o, &e); code != 130 {
+				t.Errorf("%s, interrupted after %d looks: exit %d, %q", format, after, code, e.String())
+			}
+			if _, err := os.Stat(page); !errors.Is(err, fs.ErrNotExist) {
+				t.Errorf("%s, interrupted after %d looks: the report wrote %s (%v)", format, after, page, err)
+			}
+		}
 	}
 }

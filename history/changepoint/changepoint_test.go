@@ -114,3 +114,59 @@ func ExampleDetect() {
 	}
 	// Output: change at point 8: 100.0 → 108.0 (+8.0%)
 }
+
+// TestMinimumIsTrue: the documented minimum holds. A 50% step half way
+// through MinPoints-1 points (12 by the defaults' Floor) is never a
+// change, whatever the seed; through 20 points it always is; and in the
+// last 3 of 20 points, below its Floor, it never is.
+func TestMinimumIsTrue(t *testing.T) {
+	opt := Options{}.withDefaults()
+	n := MinPoints(Options{})
+	if Floor(n, n/2) >= opt.Alpha || Floor(n-1, (n-1)/2) < opt.Alpha {
+		t.Fatalf("MinPoints %d does not match Floor", n)
+	}
+	if Floor(20, 3) < opt.Alpha {
+		t.Fatalf("Floor(20, 3) = %g reaches alpha", Floor(20, 3))
+	}
+	for seed := range uint64(40) {
+		if cs := Detect(noisy(seed, n-1, 0.02, -0.5, (n-1)/2), Options{Seed: seed}); len(cs) != 0 {
+			t.Errorf("seed %d: %d points, a change %+v below the test's floor", seed, n-1, cs)
+		}
+		if cs := Detect(noisy(seed, 20, 0.02, -0.5, 17), Options{Seed: seed}); len(cs) != 0 {
+			t.Errorf("seed %d: a change %+v in the last 3 of 20 points, below the test's floor", seed, cs)
+		}
+		if cs := Detect(noisy(seed, 20, 0.02, -0.5, 10), Options{Seed: seed}); len(cs) != 1 || cs[0].Index != 10 {
+			t.Errorf("seed %d: a 50%% step half way through 20 points: %+v", seed, cs)
+		}
+	}
+}
+
+// TestSuspectAtEnd: what the test cannot confirm at the end of a series
+// is a suspected step, at its first point: a 50% drop in the last 3 of 20
+// points, or in the last 6 of 12; and a flat series is rarely suspected.
+func TestSuspectAtEnd(t *testing.T) {
+	for seed := range uint64(20) {
+		for _, tc := range []struct{ n, at int }{{20, 17}, {12, 6}, {8, 5}} {
+			xs := noisy(seed, tc.n, 0.02, -0.5, tc.at)
+			c, ok := Suspect(xs, 0, Options{})
+			if !ok || c.Index != tc.at || math.Abs(c.Delta+0.5) > 0.05 {
+				t.Errorf("seed %d, %d points, drop at %d: suspect %+v, %v", seed, tc.n, tc.at, c, ok)
+			}
+		}
+	}
+	// Only the points after from count: a step before it is not suspected.
+	if c, ok := Suspect(noisy(1, 20, 0.02, -0.5, 10), 10, Options{}); ok {
+		t.Errorf("suspect %+v after the confirmed change", c)
+	}
+	suspects := 0
+	const runs = 1000
+	for seed := range uint64(runs) {
+		if _, ok := Suspect(noisy(seed, 20, 0.02, 0, -1), 0, Options{}); ok {
+			suspects++
+		}
+	}
+	t.Logf("flat 20-point series suspected: %d of %d", suspects, runs)
+	if suspects > runs/50 {
+		t.Errorf("flat series suspected %d of %d times, want at most 2%%", suspects, runs)
+	}
+}

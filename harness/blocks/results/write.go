@@ -134,8 +134,8 @@ type File struct {
 	config  []benchfmt.Config // this session's configuration, File set
 	meta    benchfmt.UnitMetadataMap
 	results []*benchfmt.Result
-	done    map[string]int // by name without the "Benchmark" prefix
-	lock    *writeLock     // nil for a new file until its first write, and for devices
+	done    map[string]int   // by name without the "Benchmark" prefix
+	lock    *atomicfile.Lock // nil for a new file until its first write, and for devices
 
 	// A target written in place (a pipe, a device, /dev/stdout) is
 	// streamed: opened once, each Add writing only its own results.
@@ -207,7 +207,7 @@ func open(ctx context.Context, path string, config []Config, fresh bool) (_ *Fil
 	}
 	defer func() {
 		if err != nil {
-			f.lock.release()
+			f.lock.Release()
 		}
 	}()
 	existing, meta, err := ReadUnits(target)
@@ -250,7 +250,7 @@ func (f *File) Close() error {
 		err = f.out.Close()
 		f.out = nil
 	}
-	return errors.Join(err, l.release())
+	return errors.Join(err, l.Release())
 }
 
 // Path returns the file's path.

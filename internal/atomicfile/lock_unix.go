@@ -1,6 +1,6 @@
 //go:build unix
 
-package results
+package atomicfile
 
 import (
 	"errors"

@@ -1,6 +1,6 @@
 //go:build windows
 
-package results
+package atomicfile
 
 import (
 	"errors"

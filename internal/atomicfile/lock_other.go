@@ -1,6 +1,6 @@
 //go:build !unix && !windows
 
-package results
+package atomicfile
 
 import (
 	"errors"
