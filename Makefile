@@ -24,7 +24,7 @@ BENCH_SWEEP = $(if $(BENCH_LEVELS),--levels $(BENCH_LEVELS)) \
 	$(if $(BENCH_STEPS),--steps $(BENCH_STEPS)) \
 	$(if $(BENCH_COUNT),--count $(BENCH_COUNT))
 
-.PHONY: all build test test-deps lint-ci history cross bench compare check baseline ci-smoke vet clean reproduce peer ptx gpu-bundle cluster-test k8s-validate
+.PHONY: bench-remote all build test test-deps lint-ci history cross bench compare check baseline ci-smoke vet clean reproduce peer ptx gpu-bundle cluster-test k8s-validate
 
 all: build
 
@@ -94,6 +94,17 @@ bench: build
 HISTORY_STORE ?= results/history
 history: build
 	$(BIN) history report --store $(HISTORY_STORE) --out history.html
+
+# The ladder with its data in a bucket: the pinned S3-compatible server
+# started on 127.0.0.1, a dataset uploaded, `ladder --data s3://…`, then
+# everything stopped and removed (ci/bench-remote.sh; docs/remote.md).
+# REMOTE_FLAGS adds ladder flags (--fetch-concurrency, --link …).
+REMOTE_OUT   ?= results/remote-$(COMMIT).txt
+REMOTE_FLAGS ?= --levels none,encoded,raw,device --transforms fast --steps 4 --count 3
+bench-remote: build
+	@mkdir -p $(dir $(REMOTE_OUT))
+	ci/bench-remote.sh $(REMOTE_OUT) $(REMOTE_FLAGS)
+	$(GO) tool benchstat -col /level $(REMOTE_OUT)
 
 # make compare OLD=a.txt NEW=b.txt
 compare:
