@@ -56,6 +56,7 @@ func runAnalyze(ctx context.Context, args []string, stdout, stderr io.Writer) er
 	if err := parseFlags(fs, args); err != nil {
 		return err
 	}
+	defer pf.data.close() // the --link, if one was started
 	if err := firstErr(inRange("--workers", *workers, 1, loader.MaxWorkers), inRange("--num-caches", *numCaches, 1, maxBatches),
 		inRange("--return-caches-after", *after, 1, maxSteps), inRange("--steps-after", *stepsAfter, 1, maxSteps),
 		inRange("--total-steps", *total, 1, 1<<40)); err != nil {

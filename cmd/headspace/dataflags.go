@@ -1,9 +1,12 @@
 package main
 
 import (
+	"cmp"
 	"context"
 	"flag"
 	"fmt"
+	"net/url"
+	"os"
 	"runtime"
 	"slices"
 	"strings"
@@ -11,6 +14,7 @@ import (
 	"github.com/headspace-bench/headspace/datasets/bucket"
 	"github.com/headspace-bench/headspace/datasets/ondisk"
 	"github.com/headspace-bench/headspace/datasets/turbojpeg"
+	"github.com/headspace-bench/headspace/harness/blocks/link"
 	"github.com/headspace-bench/headspace/harness/blocks/loader"
 )
 
@@ -26,6 +30,8 @@ type dataFlags struct {
 	endpoint    string
 	concurrency int
 	chunkSize   int64
+	linkSpec    string
+	link        *link.Link // started by apply for --link; close stops it
 	fs          *flag.FlagSet
 }
 
@@ -43,6 +49,38 @@ func (d *dataFlags) registerBucket(fs *flag.FlagSet) {
 	fs.StringVar(&d.endpoint, "s3-endpoint", "", "with --data s3://BUCKET/PREFIX: the S3-compatible server's `url` (default $AWS_ENDPOINT_URL_S3, $AWS_ENDPOINT_URL, else AWS); credentials from AWS_ACCESS_KEY_ID/AWS_SECRET_ACCESS_KEY or the shared credentials file")
 	fs.IntVar(&d.concurrency, "fetch-concurrency", 0, fmt.Sprintf("with --data s3://…: GET requests in flight, whatever --workers is (1 to %d; 0 means %d)", loader.MaxFetchConcurrency, bucket.DefaultConcurrency))
 	fs.Int64Var(&d.chunkSize, "chunk-size", 0, fmt.Sprintf("with --data s3://…: the largest single ranged GET in `bytes` (at least %d; 0 means %d)", loader.MinChunkSize, bucket.DefaultChunkSize))
+	fs.StringVar(&d.linkSpec, "link", "", "with --data s3://… on a server on this machine: put an emulated network `link` between them: a preset (same-region, cross-region, home, none), key=value settings (latency=20ms,jitter=5ms,bandwidth=1Gbit/s,conn-bandwidth=…,rate=5500,reset=every:100,stall=p:0.01,truncate=…), or a preset then overrides; recorded in the result file (docs/remote.md)")
+}
+
+// close stops the link apply started, if any.
+func (d *dataFlags) close() {
+	if d.link != nil {
+		d.link.Close()
+		d.link = nil
+	}
+}
+
+// startLink starts the --link between headspace and the server at
+// endpoint (the flag's, or the environment's), which must be on this
+// machine, and returns the link's URL to use as the endpoint.
+func (d *dataFlags) startLink(endpoint string) (string, *link.Config, error) {
+	lc, err := link.Parse(d.linkSpec)
+	if err != nil {
+		return "", nil, usagef("--link: %s", strings.TrimPrefix(err.Error(), "link: "))
+	}
+	if endpoint == "" {
+		endpoint = cmp.Or(os.Getenv("AWS_ENDPOINT_URL_S3"), os.Getenv("AWS_ENDPOINT_URL"))
+	}
+	u, err := url.Parse(endpoint)
+	if endpoint == "" || err != nil || u.Scheme != "http" || u.Host == "" {
+		return "", nil, usagef("--link emulates the network to a server on this machine: give its http://127.0.0.1:PORT with --s3-endpoint or AWS_ENDPOINT_URL")
+	}
+	l, err := link.Start(context.Background(), u.Host, lc)
+	if err != nil {
+		return "", nil, usagef("--link: %s", strings.TrimPrefix(err.Error(), "link: "))
+	}
+	d.link = l
+	return l.URL(), &lc, nil
 }
 
 // bucketOptions are the flags' bucket settings.
@@ -68,7 +106,7 @@ func (d *dataFlags) set(name string) bool {
 // and --raw-size or --seed given with another value is refused.
 func (d *dataFlags) apply(cfg loader.Config) (loader.Config, error) {
 	if d.dir == "" {
-		for _, name := range []string{"max-failures", "page-cache", "decoder", "decode-scale", "s3-endpoint", "fetch-concurrency", "chunk-size"} {
+		for _, name := range []string{"max-failures", "page-cache", "decoder", "decode-scale", "s3-endpoint", "fetch-concurrency", "chunk-size", "link"} {
 			if d.set(name) {
 				return cfg, usagef("--%s needs --data", name)
 			}
@@ -77,7 +115,7 @@ func (d *dataFlags) apply(cfg loader.Config) (loader.Config, error) {
 	}
 	remote := bucket.IsURL(d.dir)
 	if !remote {
-		for _, name := range []string{"s3-endpoint", "fetch-concurrency", "chunk-size"} {
+		for _, name := range []string{"s3-endpoint", "fetch-concurrency", "chunk-size", "link"} {
 			if d.set(name) {
 				return cfg, usagef("--%s needs --data s3://BUCKET/PREFIX", name)
 			}
@@ -99,6 +137,13 @@ func (d *dataFlags) apply(cfg loader.Config) (loader.Config, error) {
 			return cfg, usagef("--chunk-size %d: want at least %d bytes", d.chunkSize, loader.MinChunkSize)
 		}
 		cfg.Bucket = d.bucketOptions()
+		if d.linkSpec != "" {
+			ep, lc, err := d.startLink(d.endpoint)
+			if err != nil {
+				return cfg, err
+			}
+			cfg.Bucket.Endpoint, cfg.Link = ep, lc.Settings()
+		}
 	}
 	if err := inRange("--max-failures", d.maxFailures, 0, loader.MaxMaxFailures); err != nil {
 		return cfg, err

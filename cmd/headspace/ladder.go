@@ -235,6 +235,7 @@ func runLadder(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	if err := parseFlags(fs, args); err != nil {
 		return err
 	}
+	defer pf.data.close() // the --link, if one was started
 	l := def
 	var err error
 	if *levelsFlag != "" {

@@ -76,6 +76,7 @@ func runLoaders(ctx context.Context, args []string, stdout, stderr io.Writer) er
 	}
 	cfg := loader.DefaultConfig()
 	cfg.Dataset.Width, cfg.Dataset.Height, cfg.Dataset.Seed = w, h, *seed
+	defer df.close() // the --link, if one was started
 	if cfg, err = df.apply(cfg); err != nil {
 		return err
 	}

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"github.com/headspace-bench/headspace/datasets/bucket"
 	"io"
 	"os"
 	"path/filepath"
@@ -115,6 +116,9 @@ func runPeer(ctx context.Context, args []string, stdout, stderr io.Writer) error
 		}
 	}
 	settings := peer.Settings{Width: w, Height: h, Crop: *crop, Batch: *batch, Batches: *batches, Seed: *seed}
+	if bucket.IsURL(df.dir) {
+		return usagef("--data %s: the PyTorch peer reads a directory; a bucket is not read by it yet", df.dir)
+	}
 	if df.dir != "" {
 		c := settings.Pipeline("fast", 1)
 		if c, err = df.apply(c); err != nil {

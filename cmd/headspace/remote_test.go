@@ -59,6 +59,27 @@ func TestRemoteLadder(t *testing.T) {
 			t.Errorf("result file lacks %q:\n%s", want, b)
 		}
 	}
+	if strings.Contains(string(b), "link:") {
+		t.Errorf("a run without --link records a link:\n%s", b)
+	}
+	// The same through an emulated cross-region link, with a reset every
+	// 5th request: retried, counted, and every setting recorded.
+	res2 := filepath.Join(t.TempDir(), "r2.txt")
+	code, _, stderr = runCLI("ladder", "--data", "s3://train/ds", "--levels", "none", "--transforms", "fast",
+		"--workers", "1", "--steps", "2", "--count", "1", "--step", "1ms", "--batch", "4", "--crop", "16",
+		"--link", "cross-region,reset=every:5", "--out", res2)
+	if code != 0 {
+		t.Fatalf("ladder --link: exit %d, %s", code, stderr)
+	}
+	b, err = os.ReadFile(res2)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"link: custom", "link-latency: 30ms", "link-reset: every:5", " retries"} {
+		if !strings.Contains(string(b), want) {
+			t.Errorf("result file of a --link run lacks %q:\n%s", want, b)
+		}
+	}
 }
 
 // TestRemoteBadInput: bad URLs, flags and servers are one line, exit 2.
@@ -80,6 +101,9 @@ func TestRemoteBadInput(t *testing.T) {
 		{[]string{"ladder", "--data", "s3://train/x", "--chunk-size", "10"}, "--chunk-size 10"},
 		{[]string{"ladder", "--data", local, "--fetch-concurrency", "4"}, "needs --data s3://"},
 		{[]string{"ladder", "--fetch-concurrency", "4"}, "needs --data"},
+		{[]string{"ladder", "--data", "s3://train/x", "--link", "moon"}, "--link: "},
+		{[]string{"ladder", "--data", "s3://train/x", "--link", "home", "--s3-endpoint", "https://s3.amazonaws.com"}, "server on this machine"},
+		{[]string{"ladder", "--data", local, "--link", "home"}, "needs --data s3://"},
 		{[]string{"dataset", "upload", local}, "want a dataset directory and an s3://"},
 		{[]string{"dataset", "upload", local, "/tmp/x"}, "want s3://"},
 		{[]string{"dataset", "upload", local, "s3://missing-bucket/x"}, "no such bucket"},

@@ -93,6 +93,7 @@ func runWhatIf(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	if err := parseFlags(fs, args); err != nil {
 		return err
 	}
+	defer pf.data.close() // the --link, if one was started
 	w := def
 	var err error
 	if _, err := parseList("--transforms", *impl, transforms.Names); err != nil {

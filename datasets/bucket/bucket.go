@@ -304,22 +304,23 @@ func (c *Client) check(ctx context.Context) error {
 	cctx, cancel := context.WithTimeout(ctx, OpenTimeout)
 	defer cancel()
 	// A listing of one key, not a HEAD of the bucket: HEAD answers have
-	// no body, so a refused key and a missing bucket look alike.
-	lctx, stop := context.WithCancel(cctx)
-	defer stop()
-	for o := range c.core.Client.ListObjects(lctx, c.url.Bucket, minio.ListObjectsOptions{MaxKeys: 1}) {
-		if o.Err != nil {
-			if errorResponse(o.Err).Code == "NoSuchBucket" {
-				return fmt.Errorf("bucket: %s: no such bucket at %s", c.url, c.Endpoint())
-			}
-			return c.explain(ctx, cctx, o.Err)
+	// no body, so a refused key and a missing bucket look alike. It is
+	// retried as any request is (a reset on the way is not a failure).
+	err := c.do(cctx, "check "+c.url.String(), func(actx context.Context) (int64, error) {
+		lctx, stop := context.WithCancel(actx)
+		defer stop()
+		for o := range c.core.Client.ListObjects(lctx, c.url.Bucket, minio.ListObjectsOptions{MaxKeys: 1}) {
+			return 0, o.Err
 		}
-		break
+		return 0, actx.Err()
+	})
+	if err == nil {
+		return nil
 	}
-	if cctx.Err() != nil {
-		return c.explain(ctx, cctx, cctx.Err())
+	if errorResponse(err).Code == "NoSuchBucket" {
+		return fmt.Errorf("bucket: %s: no such bucket at %s", c.url, c.Endpoint())
 	}
-	return nil
+	return c.explain(ctx, cctx, err)
 }
 
 // explain turns Open's failure into one line: unreachable, refused
@@ -343,7 +344,7 @@ func (c *Client) explain(ctx, cctx context.Context, err error) error {
 	if r.StatusCode == http.StatusForbidden || r.Code == "InvalidAccessKeyId" || r.Code == "XAdminUserNotFound" {
 		return fmt.Errorf("bucket: %s: %s refused the credentials (%s: %s): check AWS_ACCESS_KEY_ID, AWS_SECRET_ACCESS_KEY or the profile", c.url, c.Endpoint(), r.Code, strings.TrimSuffix(r.Message, "."))
 	}
-	return fmt.Errorf("bucket: %s: %s: %v", c.url, c.Endpoint(), err)
+	return fmt.Errorf("bucket: %s: %s: %v", c.url, c.Endpoint(), rootCause(err))
 }
 
 func rootCause(err error) error {

@@ -14,6 +14,7 @@ import (
 	"github.com/headspace-bench/headspace/harness/blocks/batching"
 	"github.com/headspace-bench/headspace/harness/blocks/level"
 	"github.com/headspace-bench/headspace/harness/blocks/pipeline"
+	"github.com/headspace-bench/headspace/harness/blocks/results"
 )
 
 // Config is the input pipeline's configuration: what is loaded, how it is
@@ -55,6 +56,10 @@ type Config struct {
 	// flight (--fetch-concurrency), chunk size, retries. Ignored for a
 	// directory.
 	Bucket bucket.Options
+	// Link is the emulated network between the loader and the bucket's
+	// server, as its settings (package link): recorded in the result
+	// file; nil without one.
+	Link []results.Config
 	// MaxFailures is how many samples of Data that cannot be fetched or
 	// decoded are skipped (and counted) before the run stops; a skipped
 	// sample is replaced by the next one that reads, so batches keep

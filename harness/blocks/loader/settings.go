@@ -81,6 +81,7 @@ func (c Config) DataSettings() []results.Config {
 		for _, kv := range bucket.S3Standard.Settings() {
 			out = append(out, results.Config{Key: kv[0], Value: kv[1]})
 		}
+		out = append(out, c.Link...)
 	}
 	if c.scaled() {
 		// Recorded only when set, so files made without it keep their
