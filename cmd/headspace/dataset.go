@@ -222,5 +222,20 @@ func runDatasetIndex(ctx context.Context, args []string, stdout io.Writer) error
 	}
 	fmt.Fprintf(stdout, "%s: %s, %d samples in %d classes, %s, %d unreadable; sizes %s; index %s\n",
 		dir, x.Kind, len(x.Samples), len(x.Classes), x.Formats(), x.Failed(), x.SizeSummary(), p)
+	shown := 0
+	for i, s := range x.Samples {
+		if s.Error == "" {
+			continue
+		}
+		if shown == maxUnreadableShown {
+			fmt.Fprintf(stdout, "  … and %d more unreadable\n", x.Failed()-shown)
+			break
+		}
+		fmt.Fprintf(stdout, "  unreadable: %s: %s\n", x.Where(i), s.Error)
+		shown++
+	}
 	return nil
 }
+
+// maxUnreadableShown is how many unreadable samples dataset index names.
+const maxUnreadableShown = 10
