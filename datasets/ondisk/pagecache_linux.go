@@ -16,7 +16,9 @@ import (
 // EvictAvailable reports whether Evict works on this system.
 const EvictAvailable = true
 
-// Evict drops the files under dir from the page cache, so the next reads
+// Evict drops the dataset's files (files: every file under dir, or the
+// files the index of a dataset the user brings covers, skipping those it
+// cannot open) from the page cache, so the next reads
 // go to storage: each file is synced (dirty pages cannot be dropped) and
 // then advised away with posix_fadvise(POSIX_FADV_DONTNEED). The kernel
 // drops only clean pages that no other process has mapped or locked, so
@@ -76,7 +78,7 @@ func evictFile(p string) (int64, error) {
 	return fi.Size(), nil
 }
 
-// Resident reports how many bytes of the files under dir are in the page
+// Resident reports how many bytes of the dataset's files (files) are in the page
 // cache (by mmap and mincore, a page at a time) out of their total size.
 func Resident(dir string) (resident, total int64, err error) {
 	paths, foreign, err := files(context.Background(), dir)
