@@ -28,10 +28,13 @@ Verbs:
   evict   DIR                drop the files from the page cache (Linux:
                              posix_fadvise DONTNEED); prints what stays resident
   index   DIR                index a dataset you already have (an ImageFolder:
-                             class subdirectories of .jpg/.jpeg/.png; or
-                             WebDataset .tar shards) into the cache
+                             class subdirectories of .jpg/.jpeg/.png, links
+                             followed; or WebDataset .tar shards) into the cache
                              ($HEADSPACE_CACHE/index or ~/.cache/headspace/index),
-                             never into DIR; --data uses it while DIR is unchanged
+                             never into DIR; --data uses it while DIR is unchanged.
+                             It prints the samples it cannot read (no permission,
+                             a bad header, a truncated shard), which fail a run
+                             or count against --max-failures
 
 write encodes the same images the synthetic dataset gives (deterministic
 from --seed) as raw RGB bytes, PNG or JPEG, one file per sample or in

@@ -24,7 +24,8 @@ import (
 const (
 	// KindImageFolder is torchvision's ImageFolder: one subdirectory per
 	// class (labels are the sorted directory names' indices) holding
-	// .jpg, .jpeg or .png files, at any depth below it.
+	// .jpg, .jpeg or .png files, at any depth below it, symbolic links to
+	// directories followed (listImageFolder).
 	KindImageFolder = "imagefolder"
 	// KindWebDataset is WebDataset tar shards (*.tar in the directory)
 	// from any writer: members grouped by key (the member's path up to
