@@ -215,8 +215,8 @@ func listImageFolder(ctx context.Context, dir string) (classes []string, files [
 				}
 				continue
 			}
-			if fi == nil {
-				if fi, err = e.Info(); err != nil {
+			if fi == nil { // os.Stat's, which os.SameFile compares everywhere
+				if fi, err = os.Stat(ep); err != nil {
 					return corrupt(fmt.Errorf("ondisk: %w", err))
 				}
 			}
