@@ -71,7 +71,7 @@ func runAnalyze(ctx context.Context, args []string, stdout, stderr io.Writer) er
 	if _, err := parseList("--transforms", *impl, []string{"naive", "fast"}); err != nil {
 		return err
 	}
-	pcfg, err := pf.config(*workers, *impl)
+	pcfg, err := pf.config(ctx, *workers, *impl)
 	if err != nil {
 		return err
 	}

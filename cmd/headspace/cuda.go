@@ -58,7 +58,7 @@ func openCUDA(pf *pipelineFlags, pinned bool) (device.Device, error) {
 // for which the plan runs the transform's kernels first
 // (kernels.NetPlanDevice) with the pipeline's crop, mask ratio and raw size.
 func planForSample(pf *pipelineFlags) (func(batch, sampleLen int) (cuda.Plan, error), error) {
-	cfg, err := pf.config(1, transforms.DeviceName)
+	cfg, err := pf.config(context.Background(), 1, transforms.DeviceName)
 	if err != nil {
 		return nil, err
 	}

@@ -103,8 +103,9 @@ func (d *dataFlags) set(name string) bool {
 
 // apply makes cfg read the dataset on disk the flags name (nothing without
 // --data): the raw size, samples, classes and seed come from its manifest,
-// and --raw-size or --seed given with another value is refused.
-func (d *dataFlags) apply(cfg loader.Config) (loader.Config, error) {
+// and --raw-size or --seed given with another value is refused. ctx bounds
+// the indexing of a dataset the user brings (SIGINT stops it).
+func (d *dataFlags) apply(ctx context.Context, cfg loader.Config) (loader.Config, error) {
 	if d.dir == "" {
 		for _, name := range []string{"max-failures", "page-cache", "decoder", "decode-scale", "s3-endpoint", "fetch-concurrency", "chunk-size", "link"} {
 			if d.set(name) {
@@ -156,7 +157,7 @@ func (d *dataFlags) apply(cfg loader.Config) (loader.Config, error) {
 			return cfg, fmt.Errorf("--decoder turbojpeg: %w", err)
 		}
 	}
-	if err := d.checkDecodeScale(); err != nil {
+	if err := d.checkDecodeScale(ctx); err != nil {
 		return cfg, err
 	}
 	switch d.pageCache {
@@ -169,8 +170,11 @@ func (d *dataFlags) apply(cfg loader.Config) (loader.Config, error) {
 		return cfg, usagef("--page-cache %q: want warm or cold", d.pageCache)
 	}
 	want := cfg
-	cfg, err := cfg.WithData(d.dir)
+	cfg, err := cfg.WithDataContext(ctx, d.dir)
 	if err != nil {
+		if ctx.Err() != nil {
+			return cfg, err // interrupted: exit 130
+		}
 		return cfg, usageError{err.Error()}
 	}
 	ds := cfg.Dataset
@@ -195,7 +199,7 @@ func (d *dataFlags) apply(cfg loader.Config) (loader.Config, error) {
 
 // checkDecodeScale refuses --decode-scale auto where it cannot apply:
 // another decoder than turbojpeg, or data without JPEGs.
-func (d *dataFlags) checkDecodeScale() error {
+func (d *dataFlags) checkDecodeScale(ctx context.Context) error {
 	switch d.decodeScale {
 	case "", ondisk.DecodeScaleOff:
 		return nil
@@ -206,7 +210,7 @@ func (d *dataFlags) checkDecodeScale() error {
 	if d.decoder != ondisk.DecoderTurbo {
 		return usagef("--decode-scale auto needs --decoder turbojpeg (TurboJPEG's scaled decoding)")
 	}
-	in, err := ondisk.Inspect(context.Background(), d.dir)
+	in, err := ondisk.Inspect(ctx, d.dir)
 	if err != nil {
 		return nil // --data's own error follows
 	}
@@ -218,7 +222,7 @@ func (d *dataFlags) checkDecodeScale() error {
 
 // describe is the dataset's line for a command's output, or "" without
 // --data.
-func describe(cfg loader.Config) string {
+func describe(ctx context.Context, cfg loader.Config) string {
 	if cfg.Data == "" {
 		return ""
 	}
@@ -228,7 +232,7 @@ func describe(cfg loader.Config) string {
 	}
 	m, err := ondisk.ReadManifest(cfg.Data)
 	if err != nil {
-		in, err := ondisk.Inspect(context.Background(), cfg.Data)
+		in, err := ondisk.Inspect(ctx, cfg.Data)
 		if err != nil {
 			return ""
 		}

@@ -30,12 +30,15 @@ Verbs:
   evict   DIR                drop the files from the page cache (Linux:
                              posix_fadvise DONTNEED); prints what stays resident
   index   DIR                index a dataset you already have (an ImageFolder:
-                             class subdirectories of .jpg/.jpeg/.png; or
-                             WebDataset .tar shards) into the cache
+                             class subdirectories of .jpg/.jpeg/.png, links
+                             followed; or WebDataset .tar shards) into the cache
                              ($HEADSPACE_CACHE/index or ~/.cache/headspace/index),
-                             never into DIR; --data uses it while DIR is unchanged;
-                             with s3://BUCKET/PREFIX, lists and indexes a dataset
-                             in a bucket and prints the listing's time
+                             never into DIR; --data uses it while DIR is unchanged.
+                             It prints the samples it cannot read (no permission,
+                             a bad header, a truncated shard), which fail a run
+                             or count against --max-failures. With
+                             s3://BUCKET/PREFIX, it lists and indexes a dataset in
+                             a bucket and prints the listing's time
   upload  DIR s3://BUCKET/PREFIX
                              put a dataset (any layout --data reads) into a bucket,
                              one object per file (multipart for large shards);
@@ -244,6 +247,18 @@ func runDatasetIndex(ctx context.Context, args []string, stdout io.Writer) error
 	}
 	fmt.Fprintf(stdout, "%s: %s, %d samples in %d classes, %s, %d unreadable; sizes %s; index %s\n",
 		dir, x.Kind, len(x.Samples), len(x.Classes), x.Formats(), x.Failed(), x.SizeSummary(), p)
+	shown := 0
+	for i, s := range x.Samples {
+		if s.Error == "" {
+			continue
+		}
+		if shown == maxUnreadableShown {
+			fmt.Fprintf(stdout, "  … and %d more unreadable\n", x.Failed()-shown)
+			break
+		}
+		fmt.Fprintf(stdout, "  unreadable: %s: %s\n", x.Where(i), s.Error)
+		shown++
+	}
 	return nil
 }
 
@@ -290,3 +305,6 @@ func runDatasetUpload(ctx context.Context, args []string, stdout io.Writer) erro
 		dir, u, up.Objects, float64(up.Bytes)/1e6, took.Seconds(), float64(up.Bytes)/1e6/took.Seconds(), st.Requests, st.Retries)
 	return nil
 }
+
+// maxUnreadableShown is how many unreadable samples dataset index names.
+const maxUnreadableShown = 10

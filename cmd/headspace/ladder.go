@@ -132,8 +132,8 @@ func (f *pipelineFlags) register(fs *flag.FlagSet) {
 }
 
 // config turns the flags into a pipeline configuration with the given
-// workers and implementation, checked.
-func (f *pipelineFlags) config(workers int, impl string) (loader.Config, error) {
+// workers and implementation, checked; ctx bounds indexing --data.
+func (f *pipelineFlags) config(ctx context.Context, workers int, impl string) (loader.Config, error) {
 	cfg := loader.DefaultConfig()
 	w, h, err := parseSize("--raw-size", f.rawSize)
 	if err != nil {
@@ -146,7 +146,7 @@ func (f *pipelineFlags) config(workers int, impl string) (loader.Config, error) 
 	if f.data.dir != "" && f.data.set("content") {
 		return cfg, usagef("--content conflicts with --data: the dataset on disk has its own images")
 	}
-	if cfg, err = f.data.apply(cfg); err != nil {
+	if cfg, err = f.data.apply(ctx, cfg); err != nil {
 		return cfg, err
 	}
 	cfg.Transforms.Crop = f.crop
@@ -274,7 +274,7 @@ func runLadder(ctx context.Context, args []string, stdout, stderr io.Writer) err
 		return usagef("--fresh needs --out")
 	}
 	l.Train.Steps, l.Train.Warmup, l.Count = *steps, *warmup, *count
-	if l.Pipeline, err = pf.config(slices.Max(l.Workers), l.Transforms[0]); err != nil {
+	if l.Pipeline, err = pf.config(ctx, slices.Max(l.Workers), l.Transforms[0]); err != nil {
 		return err
 	}
 	if err := l.Validate(); err != nil {
@@ -355,7 +355,7 @@ func runLadder(ctx context.Context, args []string, stdout, stderr io.Writer) err
 		return runErr
 	}
 	fmt.Fprintf(stdout, "device %s, batch %d, raw %dx%d, crop %d, %s of %s each\n%s\n", devName, l.Pipeline.Batch,
-		l.Pipeline.Dataset.Width, l.Pipeline.Dataset.Height, l.Pipeline.Transforms.Crop, plural(l.Count, "run"), plural(l.Train.Steps, "step"), describe(l.Pipeline))
+		l.Pipeline.Dataset.Width, l.Pipeline.Dataset.Height, l.Pipeline.Transforms.Crop, plural(l.Count, "run"), plural(l.Train.Steps, "step"), describe(ctx, l.Pipeline))
 	groups := workloads.LadderGroups(l.Selected(), func(p ladder.Point) []float64 { return measured[p.BenchName()] })
 	if err := ladder.WriteTable(stdout, groups, workloads.LadderDocument); err != nil {
 		return err

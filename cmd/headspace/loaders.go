@@ -77,7 +77,7 @@ func runLoaders(ctx context.Context, args []string, stdout, stderr io.Writer) er
 	cfg := loader.DefaultConfig()
 	cfg.Dataset.Width, cfg.Dataset.Height, cfg.Dataset.Seed = w, h, *seed
 	defer df.close() // the --link, if one was started
-	if cfg, err = df.apply(cfg); err != nil {
+	if cfg, err = df.apply(ctx, cfg); err != nil {
 		return err
 	}
 	cfg.Transforms.Crop = *crop
@@ -129,7 +129,7 @@ func runLoaders(ctx context.Context, args []string, stdout, stderr io.Writer) er
 	if err != nil {
 		return err
 	}
-	fmt.Fprintf(stdout, "batch %d, raw %dx%d, crop %d, %s transforms, %d batches per run\n%s\n", *batch, cfg.Dataset.Width, cfg.Dataset.Height, *crop, *impl, *batches, describe(cfg))
+	fmt.Fprintf(stdout, "batch %d, raw %dx%d, crop %d, %s transforms, %d batches per run\n%s\n", *batch, cfg.Dataset.Width, cfg.Dataset.Height, *crop, *impl, *batches, describe(ctx, cfg))
 	if err := loadbench.WriteTable(stdout, ms); err != nil {
 		return err
 	}

@@ -121,7 +121,7 @@ func runPeer(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	}
 	if df.dir != "" {
 		c := settings.Pipeline("fast", 1)
-		if c, err = df.apply(c); err != nil {
+		if c, err = df.apply(ctx, c); err != nil {
 			return err
 		}
 		settings.Width, settings.Height, settings.Seed, settings.Data = c.Dataset.Width, c.Dataset.Height, c.Dataset.Seed, df.dir

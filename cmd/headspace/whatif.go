@@ -122,7 +122,7 @@ func runWhatIf(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	case *stats != "" && *runLadder:
 		return usagef("--ladder runs the pipeline the profile measured; with --stats there is none to run")
 	}
-	if w.Pipeline, err = pf.config(*workers, *impl); err != nil {
+	if w.Pipeline, err = pf.config(ctx, *workers, *impl); err != nil {
 		return err
 	}
 	w.Pipeline.Placement = pls[0]

@@ -8,6 +8,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/headspace-bench/headspace/datasets/bucket"
 	"io"
 	"io/fs"
 	"os"
@@ -24,7 +25,8 @@ import (
 const (
 	// KindImageFolder is torchvision's ImageFolder: one subdirectory per
 	// class (labels are the sorted directory names' indices) holding
-	// .jpg, .jpeg or .png files, at any depth below it.
+	// .jpg, .jpeg or .png files, at any depth below it, symbolic links to
+	// directories followed (listImageFolder).
 	KindImageFolder = "imagefolder"
 	// KindWebDataset is WebDataset tar shards (*.tar in the directory)
 	// from any writer: members grouped by key (the member's path up to
@@ -44,8 +46,10 @@ type Index struct {
 	Version int    `json:"version"`
 	Dir     string `json:"dir"` // absolute
 	Kind    string `json:"kind"`
-	// Fingerprint is the SHA-256 of every listed file's name, size and
-	// modification time: a cached index is used only while it matches.
+	// Fingerprint is the SHA-256 of the class directories and every
+	// listed file's name, size and modification time (and of the rules
+	// the index is built by): a cached index is used only while it
+	// matches.
 	Fingerprint string   `json:"fingerprint"`
 	Classes     []string `json:"classes"` // label i's name
 	// Files are the image files (ImageFolder) or the shards (WebDataset),
@@ -58,7 +62,10 @@ type Index struct {
 type IndexSample struct {
 	File int `json:"file"` // index into Files
 	// Member, Offset and Size locate the image inside a shard (WebDataset
-	// only); Size is the image's byte size in both kinds.
+	// only); Size is the image's byte size in both kinds. The one failing
+	// sample that stands for what a shard could not index has Member
+	// "(after NAME)", NAME the last member it read, or "" when it read
+	// none (a shard that cannot be opened or is not a tar archive).
 	Member string `json:"member,omitempty"`
 	Offset int64  `json:"offset,omitempty"`
 	Size   int64  `json:"size"`
@@ -67,8 +74,9 @@ type IndexSample struct {
 	Width  int    `json:"width,omitempty"`
 	Height int    `json:"height,omitempty"`
 	// Error is why the sample cannot be read (a bad header, an unsupported
-	// format, no label): reading it fails with this error, naming the
-	// file, and --max-failures may skip it.
+	// format, no label, no permission, a dangling link, a cut shard):
+	// reading it fails with this error, naming the file, and
+	// --max-failures may skip it.
 	Error string `json:"error,omitempty"`
 }
 
@@ -115,72 +123,154 @@ type listed struct {
 }
 
 // listFiles lists the files an index of dir covers, sorted: the image
-// files of every class directory (ImageFolder) or the top-level shards.
-// Symbolic links to directories are not followed; hidden entries are
-// skipped, as torchvision does.
-func listFiles(dir, kind string) (classes []string, files []listed, err error) {
-	if kind == KindWebDataset {
-		ents, err := os.ReadDir(dir)
-		if err != nil {
-			return nil, nil, fmt.Errorf("ondisk: %w", err)
-		}
-		for _, e := range ents {
-			if strings.HasPrefix(e.Name(), ".") || !strings.EqualFold(path.Ext(e.Name()), ".tar") {
-				continue
-			}
-			fi, err := os.Stat(filepath.Join(dir, e.Name()))
-			if err != nil {
-				return nil, nil, fmt.Errorf("ondisk: %w", err)
-			}
-			files = append(files, listed{e.Name(), fi.Size(), fi.ModTime().UnixNano()})
-		}
-		return nil, files, nil
+// files of every class directory (ImageFolder, listImageFolder) or the
+// top-level shards (WebDataset). It is the one place a dataset's files are
+// listed (the index, its fingerprint check, the page-cache warm-up and
+// eviction), and it looks at ctx before every directory entry, so SIGINT
+// stops a listing of any size at once.
+func listFiles(ctx context.Context, dir, kind string) (classes []string, files []listed, err error) {
+	if kind == KindImageFolder {
+		return listImageFolder(ctx, dir)
 	}
 	ents, err := os.ReadDir(dir)
 	if err != nil {
-		return nil, nil, fmt.Errorf("ondisk: %w", err)
+		return nil, nil, corrupt(fmt.Errorf("ondisk: %w", err))
 	}
 	for _, e := range ents {
-		if e.IsDir() && !strings.HasPrefix(e.Name(), ".") {
+		if err := ctx.Err(); err != nil {
+			return nil, nil, err
+		}
+		if strings.HasPrefix(e.Name(), ".") || !strings.EqualFold(path.Ext(e.Name()), ".tar") {
+			continue
+		}
+		f, err := statListed(filepath.Join(dir, e.Name()), e.Name())
+		if err != nil {
+			return nil, nil, err
+		}
+		files = append(files, f)
+	}
+	return nil, files, nil
+}
+
+// listImageFolder lists an ImageFolder as torchvision's ImageFolder does:
+// the classes are the subdirectories of dir (find_classes: os.scandir's
+// is_dir(), which follows symbolic links), and each class's images are
+// found by walking it with symbolic links to directories followed
+// (make_dataset: os.walk(followlinks=True)). Unlike os.walk, a link back
+// to a directory the walk is inside (a loop) is not followed again. A
+// symbolic link whose target is missing, or a file that cannot be
+// stat'ed, is listed all the same: its sample fails with the reason
+// (headerOfFile), which --max-failures may skip, as a file that cannot be
+// read does. Hidden entries (a leading dot) are skipped; torchvision lists
+// them.
+func listImageFolder(ctx context.Context, dir string) (classes []string, files []listed, err error) {
+	top, err := os.Stat(dir)
+	if err != nil {
+		return nil, nil, corrupt(fmt.Errorf("ondisk: %w", err))
+	}
+	ents, err := os.ReadDir(dir)
+	if err != nil {
+		return nil, nil, corrupt(fmt.Errorf("ondisk: %w", err))
+	}
+	for _, e := range ents {
+		if err := ctx.Err(); err != nil {
+			return nil, nil, err
+		}
+		if strings.HasPrefix(e.Name(), ".") {
+			continue
+		}
+		if fi, err := os.Stat(filepath.Join(dir, e.Name())); err == nil && fi.IsDir() {
 			classes = append(classes, e.Name())
 		}
 	}
 	sort.Strings(classes)
-	for _, c := range classes {
-		err := filepath.WalkDir(filepath.Join(dir, c), func(p string, e fs.DirEntry, err error) error {
-			if err != nil {
-				return err
-			}
-			if strings.HasPrefix(e.Name(), ".") {
-				if e.IsDir() {
-					return filepath.SkipDir
-				}
-				return nil
-			}
-			if e.IsDir() || !imageExt(e.Name()) {
-				return nil
-			}
-			fi, err := os.Stat(p) // follows a link to a file; openUserFile checks it is regular
-			if err != nil {
-				return err
-			}
-			rel, err := filepath.Rel(dir, p)
-			if err != nil {
-				return err
-			}
-			files = append(files, listed{filepath.ToSlash(rel), fi.Size(), fi.ModTime().UnixNano()})
-			return nil
-		})
+	var walk func(p, rel string, parents []os.FileInfo) error
+	walk = func(p, rel string, parents []os.FileInfo) error {
+		ents, err := os.ReadDir(p)
 		if err != nil {
-			return nil, nil, fmt.Errorf("ondisk: %w", err)
+			return corrupt(fmt.Errorf("ondisk: %w", err))
+		}
+		for _, e := range ents {
+			if err := ctx.Err(); err != nil {
+				return err
+			}
+			name := e.Name()
+			if strings.HasPrefix(name, ".") {
+				continue
+			}
+			ep, erel := filepath.Join(p, name), rel+"/"+name
+			isDir := e.IsDir()
+			var fi os.FileInfo
+			if e.Type()&fs.ModeSymlink != 0 {
+				if fi, err = os.Stat(ep); err == nil {
+					isDir = fi.IsDir()
+				}
+			}
+			if !isDir {
+				if imageExt(name) {
+					f, err := statListed(ep, erel)
+					if err != nil {
+						return err
+					}
+					files = append(files, f)
+				}
+				continue
+			}
+			if fi == nil { // os.Stat's, which os.SameFile compares everywhere
+				if fi, err = os.Stat(ep); err != nil {
+					return corrupt(fmt.Errorf("ondisk: %w", err))
+				}
+			}
+			if slices.ContainsFunc(parents, func(a os.FileInfo) bool { return os.SameFile(a, fi) }) {
+				continue // a loop: ep is a directory the walk is inside
+			}
+			if err := walk(ep, erel, append(parents, fi)); err != nil {
+				return err
+			}
+		}
+		return nil
+	}
+	for _, c := range classes {
+		p := filepath.Join(dir, c)
+		fi, err := os.Stat(p)
+		if err != nil {
+			return nil, nil, corrupt(fmt.Errorf("ondisk: %w", err))
+		}
+		if os.SameFile(fi, top) {
+			continue // a class that is the dataset itself
+		}
+		if err := walk(p, c, []os.FileInfo{top, fi}); err != nil {
+			return nil, nil, err
 		}
 	}
 	return classes, files, nil
 }
 
-func fingerprint(kind string, files []listed) string {
+// statListed is the listing of the file at p (rel in the dataset), its
+// symbolic links followed; a link whose target is missing is listed as
+// the link itself, so that its sample fails naming it instead of the
+// listing failing.
+func statListed(p, rel string) (listed, error) {
+	fi, err := os.Stat(p)
+	if err != nil {
+		if fi, err = os.Lstat(p); err != nil {
+			return listed{}, corrupt(fmt.Errorf("ondisk: %w", err))
+		}
+	}
+	return listed{rel, fi.Size(), fi.ModTime().UnixNano()}, nil
+}
+
+// indexRules names the rules an index is built by. It enters every
+// fingerprint, so an index cached under older rules (before issue 32:
+// shards cut at a header boundary read as whole, linked class
+// directories left out) no longer matches and is rebuilt.
+const indexRules = "rules 2: tar end marker required; links to directories followed"
+
+// fingerprint identifies a listing: the kind, the rules, the classes and
+// every file's name, size and modification time.
+func fingerprint(kind string, classes []string, files []listed) string {
 	h := sha256.New()
-	fmt.Fprintf(h, "%s\n", kind)
+	fmt.Fprintf(h, "%s\n%s\n%q\n", kind, indexRules, classes)
 	for _, f := range files {
 		fmt.Fprintf(h, "%q %d %d\n", f.rel, f.size, f.mod)
 	}
@@ -190,8 +280,14 @@ func fingerprint(kind string, files []listed) string {
 // BuildIndex indexes the ImageFolder or WebDataset shards in dir, reading
 // only headers: each image's header (checkUserImage), each shard's tar
 // headers and label members. It never writes anything. A file it cannot
-// read becomes a sample with an Error, or, for a shard, fails the index
-// only when nothing of it could be indexed.
+// read (no permission, a dangling link, a pipe, a bad header) becomes a
+// sample with an Error; so does what follows the last member a shard
+// could index (a shard that cannot be opened, is not a tar archive, or is
+// cut, even at a header boundary): one sample naming the shard. The index
+// fails only when no sample at all can be read (ErrCorrupt: bad input,
+// naming the first unreadable file and why), or when ctx is done (its
+// error, unwrapped), which it looks at before every directory entry and
+// every file or member it reads.
 func BuildIndex(ctx context.Context, dir string) (*Index, error) {
 	abs, err := filepath.Abs(dir)
 	if err != nil {
@@ -204,11 +300,11 @@ func BuildIndex(ctx context.Context, dir string) (*Index, error) {
 	if kind == "headspace" {
 		return nil, fmt.Errorf("ondisk: %s holds a headspace dataset (%s): it needs no index", dir, ManifestName)
 	}
-	classes, files, err := listFiles(abs, kind)
+	classes, files, err := listFiles(ctx, abs, kind)
 	if err != nil {
 		return nil, err
 	}
-	idx := &Index{Version: IndexVersion, Dir: abs, Kind: kind, Fingerprint: fingerprint(kind, files), Classes: classes}
+	idx := &Index{Version: IndexVersion, Dir: abs, Kind: kind, Fingerprint: fingerprint(kind, classes, files), Classes: classes}
 	for _, f := range files {
 		idx.Files = append(idx.Files, f.rel)
 	}
@@ -225,7 +321,11 @@ func BuildIndex(ctx context.Context, dir string) (*Index, error) {
 		return nil, err
 	}
 	if len(idx.Samples) == 0 {
-		return nil, fmt.Errorf("ondisk: %s: %s with no images (.jpg, .jpeg, .png)", dir, kind)
+		return nil, corruptf("ondisk: %s: %s with no images (.jpg, .jpeg, .png)", dir, kind)
+	}
+	if idx.Failed() == len(idx.Samples) {
+		s := idx.Samples[0]
+		return nil, corruptf("ondisk: %s: no image can be read (%d unreadable); the first: %s: %s", dir, len(idx.Samples), idx.Where(0), s.Error)
 	}
 	return idx, nil
 }
@@ -245,6 +345,25 @@ func localOpener(dir string) opener {
 	return func(rel string, limit int64) (file, int64, error) {
 		return openUserFile(filepath.Join(dir, filepath.FromSlash(rel)), limit)
 	}
+}
+
+// path names the file rel of the dataset: a path under Dir, or for a
+// dataset in a bucket (Dir an s3:// URL) the object's URL.
+func (x *Index) path(rel string) string {
+	if bucket.IsURL(x.Dir) {
+		return x.Dir + "/" + rel
+	}
+	return filepath.Join(x.Dir, filepath.FromSlash(rel))
+}
+
+// Where names sample i's file, and its member in a shard, for errors.
+func (x *Index) Where(i int) string {
+	s := x.Samples[i]
+	p := x.path(x.Files[s.File])
+	if x.Kind == KindWebDataset && s.Member != "" {
+		return p + " member " + s.Member
+	}
+	return p // an image file, or a shard that failed as a whole
 }
 
 // headerOfFile checks an image file's header; a failure is returned as
@@ -291,11 +410,19 @@ func indexShards(ctx context.Context, idx *Index, open opener) error {
 		}
 		f, size, err := open(rel, MaxUserFileBytes)
 		if err != nil {
-			return fmt.Errorf("ondisk: %w", err)
+			// The shard's samples cannot be known: one sample that fails
+			// naming it, so --max-failures decides.
+			why := strings.TrimPrefix(err.Error(), idx.path(rel)+": ")
+			samples = append(samples, pending{s: IndexSample{File: fi, Error: why}, hasImage: true, hasLabel: true, label: "0"})
+			continue
 		}
 		members, ierr := IndexShard(io.NewSectionReader(f, 0, size))
 		byKey := map[string]int{} // key → position in samples, this shard
 		for _, m := range members {
+			if err := ctx.Err(); err != nil {
+				f.Close()
+				return err
+			}
 			key, ext := wdsKey(m.Name)
 			k, ok := byKey[key]
 			if !ok {
@@ -343,7 +470,11 @@ func indexShards(ctx context.Context, idx *Index, open opener) error {
 		if ierr != nil {
 			// The rest of the shard cannot be indexed: one sample that
 			// fails, naming the shard, so --max-failures decides.
-			samples = append(samples, pending{s: IndexSample{File: fi, Member: "(after the last readable member)", Error: ierr.Error()}, hasImage: true, hasLabel: true, label: "0"})
+			member := "" // the shard as a whole
+			if len(members) > 0 {
+				member = "(after " + members[len(members)-1].Name + ")"
+			}
+			samples = append(samples, pending{s: IndexSample{File: fi, Member: member, Error: ierr.Error()}, hasImage: true, hasLabel: true, label: "0"})
 		}
 	}
 	sort.Strings(textLabels)
@@ -467,7 +598,7 @@ func LoadIndex(ctx context.Context, dir string) (idx *Index, cached bool, err er
 	m := memo.m[abs]
 	memo.Unlock()
 	if m != nil {
-		if _, files, err := listFiles(abs, m.Kind); err == nil && fingerprint(m.Kind, files) == m.Fingerprint {
+		if classes, files, err := listFiles(ctx, abs, m.Kind); err == nil && fingerprint(m.Kind, classes, files) == m.Fingerprint {
 			return m, false, nil
 		}
 	}
@@ -482,7 +613,7 @@ func LoadIndex(ctx context.Context, dir string) (idx *Index, cached bool, err er
 		if b, err := os.ReadFile(p); err == nil {
 			var c Index
 			if json.Unmarshal(b, &c) == nil && c.Version == IndexVersion && c.Dir == abs && c.validate() == nil {
-				if _, files, err := listFiles(abs, c.Kind); err == nil && fingerprint(c.Kind, files) == c.Fingerprint {
+				if classes, files, err := listFiles(ctx, abs, c.Kind); err == nil && fingerprint(c.Kind, classes, files) == c.Fingerprint {
 					return &c, true, nil
 				}
 			}

@@ -21,8 +21,8 @@ import (
 // the cached one while it matches, else built now). Its manifest is
 // synthesized: count, shape (Options or the most common size), classes,
 // labels, the formats met and the layout; it lists no files.
-func openForeign(dir string, opts Options, turbo *turbojpeg.Library) (*Dataset, error) {
-	x, _, err := LoadIndex(context.Background(), dir)
+func openForeign(ctx context.Context, dir string, opts Options, turbo *turbojpeg.Library) (*Dataset, error) {
+	x, _, err := LoadIndex(ctx, dir)
 	if err != nil {
 		return nil, err
 	}
@@ -89,36 +89,38 @@ func foreignDataset(x *Index, opts Options, turbo *turbojpeg.Library) (*Dataset,
 func (d *Dataset) Index() *Index { return d.foreign }
 
 // fetchForeign reads sample i's encoded image: the file (through
-// openUserFile: regular, bounded) or the shard member by offset.
+// openUserFile: regular, bounded) or the shard member by offset. Every
+// error is ErrCorrupt: the data the user pointed at cannot be read as it
+// is (exit 2), naming the file or member.
 func (d *Dataset) fetchForeign(i int, buf []byte) ([]byte, error) {
 	s := d.foreign.Samples[i]
 	if s.Error != "" {
-		return buf, fmt.Errorf("ondisk: fetch sample %d: %s: %s", i, d.where(i), s.Error)
+		return buf, corruptf("ondisk: fetch sample %d: %s: %s", i, d.where(i), s.Error)
 	}
 	if d.foreign.Kind == KindWebDataset {
 		f := d.shards[s.File]
 		if f == nil {
-			return buf, fmt.Errorf("ondisk: fetch sample %d: %s: shard unreadable: %v", i, d.where(i), d.shardErr[s.File])
+			return buf, corruptf("ondisk: fetch sample %d: %s: shard unreadable: %v", i, d.where(i), d.shardErr[s.File])
 		}
 		buf = grow(buf, s.Size)
 		n, err := f.ReadAt(buf, s.Offset)
 		if n < len(buf) {
 			if err == nil || errors.Is(err, io.EOF) {
-				return buf[:n], fmt.Errorf("ondisk: fetch sample %d: %s: truncated: %d of %d bytes", i, d.where(i), n, s.Size)
+				return buf[:n], corruptf("ondisk: fetch sample %d: %s: truncated: %d of %d bytes", i, d.where(i), n, s.Size)
 			}
-			return buf[:n], fmt.Errorf("ondisk: fetch sample %d: %s: %w", i, d.where(i), err)
+			return buf[:n], corruptf("ondisk: fetch sample %d: %s: %w", i, d.where(i), err)
 		}
 		return buf, nil
 	}
 	f, size, err := openUserFile(d.where(i), MaxUserImageBytes)
 	if err != nil {
-		return buf, fmt.Errorf("ondisk: fetch sample %d: %w", i, err)
+		return buf, corruptf("ondisk: fetch sample %d: %w", i, err)
 	}
 	defer f.Close()
 	buf = grow(buf, size)
 	n, err := io.ReadFull(f, buf)
 	if err != nil {
-		return buf[:n], fmt.Errorf("ondisk: fetch sample %d: %s: %d of %d bytes: %w", i, d.where(i), n, size, err)
+		return buf[:n], corruptf("ondisk: fetch sample %d: %s: %d of %d bytes: %w", i, d.where(i), n, size, err)
 	}
 	return buf, nil
 }
@@ -132,13 +134,13 @@ func (d *Dataset) fetchForeign(i int, buf []byte) ([]byte, error) {
 func (d *Dataset) decodeForeign(i int, data []byte, dst *datasets.Sample) error {
 	w, h := dst.Image.Width, dst.Image.Height
 	fail := func(err error) error {
-		return fmt.Errorf("ondisk: decode sample %d: %s: %w", i, d.where(i), err)
+		return corruptf("ondisk: decode sample %d: %s: %w", i, d.where(i), err)
 	}
 	isJPEG := len(data) >= 3 && data[0] == 0xff && data[1] == 0xd8 && data[2] == 0xff
 	if isJPEG && d.turbo != nil {
 		dec, err := d.tjFree.get(d.turbo)
-		if err != nil {
-			return fail(err)
+		if err != nil { // the library's, not the data's
+			return fmt.Errorf("ondisk: decode sample %d: %w", i, err)
 		}
 		defer d.tjFree.put(dec)
 		iw, ih, err := dec.Header(data)

@@ -5,6 +5,8 @@ import (
 	"bytes"
 	"context"
 	"encoding/binary"
+	"errors"
+	"fmt"
 	"hash/crc32"
 	"image"
 	"image/color"
@@ -267,5 +269,245 @@ func TestCheckUserImageLimits(t *testing.T) {
 	}
 	if _, _, _, err := checkUserImage(strings.NewReader("plain text")); err == nil || !strings.Contains(err.Error(), "not a JPEG or PNG") {
 		t.Errorf("text: %v", err)
+	}
+}
+
+// TestForeignShardCutAtHeader is issue 32, item 9: a shard cut at a header
+// boundary (head -c) indexes its members before the cut and one failing
+// sample naming the shard, never a clean index that lost the rest; the
+// failure is bad data (ErrCorrupt), and MaxFailures counts it.
+func TestForeignShardCutAtHeader(t *testing.T) {
+	t.Setenv("HEADSPACE_CACHE", t.TempDir())
+	dir := t.TempDir()
+	j := encodeTest(t, "jpeg", 20, 12, 1)
+	whole := tarOf(t, "a.jpg", j, "a.cls", []byte("0"), "b.jpg", j, "b.cls", []byte("1"), "c.jpg", j, "c.cls", []byte("2"))
+	all, err := IndexShard(bytes.NewReader(whole))
+	if err != nil || len(all) != 6 {
+		t.Fatalf("the whole shard: %d members, %v", len(all), err)
+	}
+	cut := all[2].Offset - 512 // b.jpg's header: a and its label stay
+	shard := filepath.Join(dir, "s.tar")
+	writeFile(t, shard, whole[:cut])
+	x, err := BuildIndex(context.Background(), dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(x.Samples) != 2 || x.Failed() != 1 {
+		t.Fatalf("%d samples, %d unreadable; want a and one failing sample for the rest: %+v", len(x.Samples), x.Failed(), x.Samples)
+	}
+	bad := x.Samples[1]
+	if where := x.Where(1); where != shard+" member (after a.cls)" || !strings.Contains(bad.Error, "no end-of-archive marker") {
+		t.Errorf("the failing sample: %s: %s", where, bad.Error)
+	}
+	s := datasets.NewSample(20, 12)
+	d, err := OpenWith(dir, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer d.Close()
+	if err := d.Fill(1, s); !errors.Is(err, ErrCorrupt) || !strings.Contains(err.Error(), shard) {
+		t.Errorf("Fill of the cut: %v; want ErrCorrupt naming %s", err, shard)
+	}
+	skip, err := OpenWith(dir, Options{MaxFailures: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer skip.Close()
+	if err := skip.Fill(1, s); err != nil || skip.Failures() != 1 {
+		t.Errorf("MaxFailures 1: %v, %d failures counted", err, skip.Failures())
+	}
+}
+
+// TestForeignNothingReadable is issue 32, item 13: a directory whose only
+// shard is not a tar archive, or whose only image is corrupt, is bad
+// input naming the file and what is wrong, not an index of no size.
+func TestForeignNothingReadable(t *testing.T) {
+	t.Setenv("HEADSPACE_CACHE", t.TempDir())
+	for _, tc := range []struct{ file, want string }{
+		{"x.tar", "not a tar archive"},
+		{"c/x.jpg", "bad header"},
+	} {
+		dir := t.TempDir()
+		writeFile(t, filepath.Join(dir, tc.file), []byte("\xff\xd8\xff\xe0 hello"))
+		_, err := BuildIndex(context.Background(), dir)
+		if !errors.Is(err, ErrCorrupt) || !strings.Contains(err.Error(), filepath.Join(dir, tc.file)+": "+tc.want) {
+			t.Errorf("%s: %v; want ErrCorrupt naming it: %s", tc.file, err, tc.want)
+		}
+	}
+}
+
+// TestImageFolderFollowsLinkedClasses is issue 32, item 10: class
+// directories that are symbolic links are read, as torchvision's
+// ImageFolder reads them (find_classes' is_dir() and make_dataset's
+// os.walk(followlinks=True) follow links), and so are links to
+// directories inside a class; a link back to a directory the walk is in
+// is not followed again.
+func TestImageFolderFollowsLinkedClasses(t *testing.T) {
+	t.Setenv("HEADSPACE_CACHE", t.TempDir())
+	root := t.TempDir()
+	dir := filepath.Join(root, "ds")
+	for _, c := range []string{"ds/a", "ds/b", "elsewhere/c", "elsewhere/more"} {
+		n := 5
+		if c == "elsewhere/more" {
+			n = 2
+		}
+		for i := range n {
+			writeFile(t, filepath.Join(root, c, fmt.Sprintf("%d.jpg", i)), encodeTest(t, "jpeg", 8, 8, byte(i)))
+		}
+	}
+	for link, target := range map[string]string{
+		"ds/c":         "../elsewhere/c",       // a linked class: 5 images
+		"ds/a/more":    "../../elsewhere/more", // a linked directory in a class: 2
+		"ds/b/loop":    ".",                    // b itself
+		"ds/a/dataset": "..",                   // the dataset: a loop through a
+	} {
+		if err := os.Symlink(target, filepath.Join(root, link)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	x, err := BuildIndex(context.Background(), dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	count := map[string]int{}
+	for _, s := range x.Samples {
+		count[x.Classes[s.Label]]++
+	}
+	// Before issue 32: 10 samples in a and b (5 each).
+	want := map[string]int{"a": 5 + 2, "b": 5, "c": 5}
+	if fmt.Sprint(count) != fmt.Sprint(want) || strings.Join(x.Classes, ",") != "a,b,c" {
+		t.Errorf("classes %v, samples per class %v; want %v", x.Classes, count, want)
+	}
+}
+
+// TestForeignUnreadableFilesAreSamples is issue 32, item 11: a dangling
+// symbolic link and a named pipe called x.jpg are samples that fail,
+// naming themselves, as a file without read permission is (its test,
+// which needs a user other than root, is cmd/headspace's
+// TestUnreadableFileCounted): the index lists them, the page-cache
+// warm-up and eviction skip them, and MaxFailures counts them.
+func TestForeignUnreadableFilesAreSamples(t *testing.T) {
+	t.Setenv("HEADSPACE_CACHE", t.TempDir())
+	dir := t.TempDir()
+	for i := range 3 {
+		writeFile(t, filepath.Join(dir, "c", fmt.Sprintf("%d.jpg", i)), encodeTest(t, "jpeg", 8, 8, byte(i)))
+	}
+	if err := os.Symlink("missing.jpg", filepath.Join(dir, "c", "dangling.jpg")); err != nil {
+		t.Fatal(err)
+	}
+	special := []string{"dangling.jpg"}
+	if err := mkfifo(filepath.Join(dir, "c", "pipe.jpg")); err == nil {
+		special = append(special, "pipe.jpg")
+	}
+	x, err := BuildIndex(context.Background(), dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(x.Samples) != 3+len(special) || x.Failed() != len(special) {
+		t.Fatalf("%d samples, %d unreadable; want %d and %d", len(x.Samples), x.Failed(), 3+len(special), len(special))
+	}
+	st, err := Warm(context.Background(), dir)
+	if err != nil || st.Files != 3 || st.Skipped != len(special) {
+		t.Errorf("Warm: %+v, %v; want 3 files read, %d skipped", st, err, len(special))
+	}
+	if EvictAvailable {
+		if st, err := Evict(context.Background(), dir); err != nil || st.Files != 3 || st.Skipped != len(special) {
+			t.Errorf("Evict: %+v, %v; want 3 files, %d skipped", st, err, len(special))
+		}
+		if _, _, err := Resident(dir); err != nil {
+			t.Errorf("Resident: %v", err)
+		}
+	}
+	// The m failing samples sort last: Fill of the first meets all m,
+	// of the next m-1, …: m(m+1)/2 failures, each counted.
+	m := len(special)
+	d, err := OpenWith(dir, Options{MaxFailures: m * (m + 1) / 2})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer d.Close()
+	s := datasets.NewSample(8, 8)
+	for i := range d.Len() {
+		if err := d.Fill(i, s); err != nil {
+			t.Errorf("sample %d (%s): %v", i, x.Files[x.Samples[i].File], err)
+		}
+	}
+	if d.Failures() != int64(m*(m+1)/2) {
+		t.Errorf("%d failures counted, want %d", d.Failures(), m*(m+1)/2)
+	}
+	strict, err := OpenWith(dir, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer strict.Close()
+	for i, smp := range x.Samples {
+		name := filepath.Join(dir, filepath.FromSlash(x.Files[smp.File]))
+		if err := strict.Fill(i, s); (smp.Error != "") != (err != nil) || err != nil && (!errors.Is(err, ErrCorrupt) || !strings.Contains(err.Error(), name)) {
+			t.Errorf("sample %d (%s, %q): Fill %v; want ErrCorrupt naming it", i, name, smp.Error, err)
+		}
+	}
+}
+
+// cancelAfter is a context that is cancelled once its Err has been asked
+// n times: it lets a test cancel a run in the middle of its work without
+// timing.
+type cancelAfter struct {
+	context.Context
+	n, asked int
+}
+
+func (c *cancelAfter) Err() error {
+	c.asked++
+	if c.asked > c.n {
+		return context.Canceled
+	}
+	return nil
+}
+
+// TestIndexStopsOnContext is issue 32, item 12: the listing and the header
+// reads look at the context before every directory entry and file, so a
+// cancelled context stops BuildIndex, LoadIndex (whose fingerprint check
+// lists the directory again), Inspect and the warm-up with
+// context.Canceled, however many files the dataset holds.
+func TestIndexStopsOnContext(t *testing.T) {
+	t.Setenv("HEADSPACE_CACHE", t.TempDir())
+	dir := t.TempDir()
+	const n = 40
+	for i := range n {
+		writeFile(t, filepath.Join(dir, fmt.Sprintf("c%d", i%4), fmt.Sprintf("%d.jpg", i)), encodeTest(t, "jpeg", 8, 8, byte(i)))
+	}
+	done, cancel := context.WithCancel(context.Background())
+	cancel()
+	if _, err := BuildIndex(done, dir); !errors.Is(err, context.Canceled) {
+		t.Errorf("BuildIndex, cancelled: %v", err)
+	}
+	// Cancelled in the middle of the listing: it stops there.
+	for _, k := range []int{0, 1, n / 2} {
+		ctx := &cancelAfter{Context: context.Background(), n: k}
+		if _, err := BuildIndex(ctx, dir); !errors.Is(err, context.Canceled) || ctx.asked != k+1 {
+			t.Errorf("cancelled after %d looks: %v after %d looks; want context.Canceled at look %d", k, err, ctx.asked, k+1)
+		}
+	}
+	// Every directory entry and every header read is looked at: a run
+	// that is never cancelled asks once per entry listed (4 classes, n
+	// files) and once per header.
+	ctx := &cancelAfter{Context: context.Background(), n: 1 << 30}
+	if _, err := BuildIndex(ctx, dir); err != nil || ctx.asked < 4+2*n {
+		t.Errorf("BuildIndex asked the context %d times for %d files (%v); want at least %d", ctx.asked, n, err, 4+2*n)
+	}
+	if _, _, err := LoadIndex(context.Background(), dir); err != nil {
+		t.Fatal(err)
+	}
+	if _, _, err := LoadIndex(done, dir); !errors.Is(err, context.Canceled) {
+		t.Errorf("LoadIndex of a known directory, cancelled: %v", err)
+	}
+	if _, err := Inspect(done, dir); !errors.Is(err, context.Canceled) {
+		t.Errorf("Inspect, cancelled: %v", err)
+	}
+	if _, err := Warm(done, dir); !errors.Is(err, context.Canceled) {
+		t.Errorf("Warm, cancelled: %v", err)
+	}
+	if _, err := OpenContext(done, dir, Options{}); !errors.Is(err, context.Canceled) {
+		t.Errorf("OpenContext, cancelled: %v", err)
 	}
 }

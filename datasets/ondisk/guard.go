@@ -41,10 +41,14 @@ const (
 	MaxSampleBytes = 3*MaxPixels + 1<<20
 )
 
-// ErrCorrupt is wrapped by the errors of a dataset whose files do not
-// match its manifest or cannot be decoded: a manifest that does not
-// parse or validate, a sample of the wrong size, an image whose header
-// says another size. Commands exit 2 on it: the input is bad.
+// ErrCorrupt is wrapped by the errors of a dataset that cannot be read as
+// it is: a manifest that does not parse or validate, a sample file that is
+// missing, unreadable (no permission, not a regular file) or truncated, a
+// sample of the wrong size, an image that does not decode or whose header
+// says another size, a shard that is not a tar archive or was cut, an
+// ImageFolder or WebDataset with no readable image. Commands exit 2 on it:
+// the data the user pointed at is bad input (docs/guarantees.md, "Exit
+// status"). Its message names the file (and the sample) and what is wrong.
 var ErrCorrupt = errors.New("corrupt dataset")
 
 // corrupt wraps err as ErrCorrupt, keeping its message.

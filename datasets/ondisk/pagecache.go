@@ -2,6 +2,7 @@ package ondisk
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"io/fs"
@@ -12,8 +13,13 @@ import (
 // CacheStats is what Warm or Evict did: the bytes of the files it touched
 // and the time it took.
 type CacheStats struct {
-	Files   int
-	Bytes   int64
+	Files int
+	Bytes int64
+	// Skipped is the files of a dataset the user brings that could not be
+	// opened (no permission, a dangling link, a pipe): its index lists
+	// their samples as unreadable, and the run fails on them or, within
+	// --max-failures, counts them.
+	Skipped int
 	Elapsed time.Duration
 }
 
@@ -25,33 +31,53 @@ func (s CacheStats) GBps() float64 {
 	return float64(s.Bytes) / s.Elapsed.Seconds() / 1e9
 }
 
-// files lists the regular files under dir, manifest included; a dir
-// given as a symbolic link is resolved first (ResolveDir), so the link's
-// dataset is walked, not the link.
-func files(dir string) ([]string, error) {
+// files lists the files Warm, Evict and Resident touch, looking at ctx
+// before each entry; a dir given as a symbolic link is resolved first
+// (ResolveDir), so the link's dataset is walked, not the link. For a
+// headspace dataset, every regular file under dir, manifest included; for
+// one the user brings (foreign), the files its index covers (listFiles:
+// the images, through linked class directories, or the shards), which may
+// include files that cannot be opened: the callers skip those.
+func files(ctx context.Context, dir string) (paths []string, foreign bool, err error) {
 	dir = ResolveDir(dir)
-	var out []string
-	err := filepath.WalkDir(dir, func(p string, e fs.DirEntry, err error) error {
+	if kind, err := DetectKind(dir); err == nil && kind != "headspace" {
+		_, listed, err := listFiles(ctx, dir, kind)
+		if err != nil {
+			return nil, true, err
+		}
+		for _, f := range listed {
+			paths = append(paths, filepath.Join(dir, filepath.FromSlash(f.rel)))
+		}
+		return paths, true, nil
+	}
+	err = filepath.WalkDir(dir, func(p string, e fs.DirEntry, err error) error {
 		if err != nil {
 			return err
 		}
+		if err := ctx.Err(); err != nil {
+			return err
+		}
 		if e.Type().IsRegular() {
-			out = append(out, p)
+			paths = append(paths, p)
 		}
 		return nil
 	})
 	if err != nil {
-		return nil, fmt.Errorf("ondisk: %w", err)
+		if ctx.Err() != nil {
+			return nil, false, err
+		}
+		return nil, false, fmt.Errorf("ondisk: %w", err)
 	}
-	return out, nil
+	return paths, false, nil
 }
 
-// Warm reads every file under dir once, so that the next reads come from
-// the page cache (as far as memory allows), and reports the read rate.
+// Warm reads every file of the dataset in dir once (files), so that the
+// next reads come from the page cache (as far as memory allows), and
+// reports the read rate.
 func Warm(ctx context.Context, dir string) (CacheStats, error) {
-	paths, err := files(dir)
+	paths, foreign, err := files(ctx, dir)
 	if err != nil {
-		return CacheStats{}, err
+		return CacheStats{}, warmErr(dir, err)
 	}
 	buf := make([]byte, 1<<20)
 	st := CacheStats{}
@@ -61,6 +87,10 @@ func Warm(ctx context.Context, dir string) (CacheStats, error) {
 			return st, fmt.Errorf("ondisk: warm %s: %w", dir, err)
 		}
 		f, err := OpenRegular(p)
+		if err != nil && foreign {
+			st.Skipped++
+			continue
+		}
 		if err != nil {
 			return st, fmt.Errorf("ondisk: warm: %w", err)
 		}
@@ -74,6 +104,15 @@ func Warm(ctx context.Context, dir string) (CacheStats, error) {
 	}
 	st.Elapsed = time.Since(start)
 	return st, nil
+}
+
+// warmErr is files' error for Warm and Evict: a context's error names
+// the directory and stays a context error.
+func warmErr(dir string, err error) error {
+	if errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
+		return fmt.Errorf("ondisk: list %s: %w", dir, err)
+	}
+	return err
 }
 
 // onlyReader hides os.File's WriterTo so CopyBuffer reads with our buffer.

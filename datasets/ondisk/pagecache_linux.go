@@ -16,16 +16,18 @@ import (
 // EvictAvailable reports whether Evict works on this system.
 const EvictAvailable = true
 
-// Evict drops the files under dir from the page cache, so the next reads
+// Evict drops the dataset's files (files: every file under dir, or the
+// files the index of a dataset the user brings covers, skipping those it
+// cannot open) from the page cache, so the next reads
 // go to storage: each file is synced (dirty pages cannot be dropped) and
 // then advised away with posix_fadvise(POSIX_FADV_DONTNEED). The kernel
 // drops only clean pages that no other process has mapped or locked, so
 // a file another process holds mapped stays (partly) cached; Resident
 // tells how much remained. It is available on Linux only.
 func Evict(ctx context.Context, dir string) (CacheStats, error) {
-	paths, err := files(dir)
+	paths, foreign, err := files(ctx, dir)
 	if err != nil {
-		return CacheStats{}, err
+		return CacheStats{}, warmErr(dir, err)
 	}
 	st := CacheStats{}
 	start := time.Now()
@@ -34,6 +36,11 @@ func Evict(ctx context.Context, dir string) (CacheStats, error) {
 			return st, fmt.Errorf("ondisk: evict %s: %w", dir, err)
 		}
 		n, err := evictFile(p)
+		var open openErr
+		if errors.As(err, &open) && foreign {
+			st.Skipped++ // unreadable: its samples fail or are counted
+			continue
+		}
 		if err != nil {
 			return st, err
 		}
@@ -44,10 +51,16 @@ func Evict(ctx context.Context, dir string) (CacheStats, error) {
 	return st, nil
 }
 
+// openErr is evictFile's and residentFile's error for a file they could
+// not open.
+type openErr struct{ error }
+
+func (o openErr) Unwrap() error { return o.error }
+
 func evictFile(p string) (int64, error) {
 	f, err := OpenRegular(p)
 	if err != nil {
-		return 0, fmt.Errorf("ondisk: evict: %w", err)
+		return 0, openErr{fmt.Errorf("ondisk: evict: %w", err)}
 	}
 	defer f.Close()
 	fi, err := f.Stat()
@@ -65,16 +78,20 @@ func evictFile(p string) (int64, error) {
 	return fi.Size(), nil
 }
 
-// Resident reports how many bytes of the files under dir are in the page
+// Resident reports how many bytes of the dataset's files (files) are in the page
 // cache (by mmap and mincore, a page at a time) out of their total size.
 func Resident(dir string) (resident, total int64, err error) {
-	paths, err := files(dir)
+	paths, foreign, err := files(context.Background(), dir)
 	if err != nil {
 		return 0, 0, err
 	}
 	page := int64(os.Getpagesize())
 	for _, p := range paths {
 		r, t, err := residentFile(p, page)
+		var open openErr
+		if errors.As(err, &open) && foreign {
+			continue
+		}
 		if err != nil {
 			return 0, 0, err
 		}
@@ -87,7 +104,7 @@ func Resident(dir string) (resident, total int64, err error) {
 func residentFile(p string, page int64) (int64, int64, error) {
 	f, err := OpenRegular(p)
 	if err != nil {
-		return 0, 0, fmt.Errorf("ondisk: resident: %w", err)
+		return 0, 0, openErr{fmt.Errorf("ondisk: resident: %w", err)}
 	}
 	defer f.Close()
 	fi, err := f.Stat()

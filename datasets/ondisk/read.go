@@ -196,12 +196,19 @@ func Open(dir string) (*Dataset, error) { return OpenWith(dir, Options{}) }
 // does not fail Open; the samples it cannot provide fail at Fetch, naming
 // the shard, so MaxFailures can skip them.
 func OpenWith(dir string, opts Options) (*Dataset, error) {
+	return OpenContext(context.Background(), dir, opts)
+}
+
+// OpenContext is OpenWith with a context: the listing and indexing of a
+// dataset the user brings (which may take seconds over 100 000 files), or
+// of one in a bucket, stop when ctx is done, with its error.
+func OpenContext(ctx context.Context, dir string, opts Options) (*Dataset, error) {
 	turbo, err := opts.check()
 	if err != nil {
 		return nil, err
 	}
 	if bucket.IsURL(dir) {
-		meta, err := openRemoteURL(context.Background(), dir, opts.Bucket)
+		meta, err := openRemoteURL(ctx, dir, opts.Bucket)
 		if err != nil {
 			return nil, err
 		}
@@ -213,7 +220,7 @@ func OpenWith(dir string, opts Options) (*Dataset, error) {
 		return nil, err
 	}
 	if kind != "headspace" {
-		return openForeign(dir, opts, turbo)
+		return openForeign(ctx, dir, opts, turbo)
 	}
 	m, err := ReadManifest(dir)
 	if err != nil {
@@ -375,13 +382,8 @@ func (d *Dataset) where(i int) string {
 	if d.remote != nil {
 		return d.whereRemote(i)
 	}
-	if x := d.foreign; x != nil {
-		s := x.Samples[i]
-		p := filepath.Join(d.dir, filepath.FromSlash(x.Files[s.File]))
-		if x.Kind == KindWebDataset {
-			return p + " member " + s.Member
-		}
-		return p
+	if d.foreign != nil {
+		return d.foreign.Where(i)
 	}
 	if d.m.Layout == "shards" {
 		return fmt.Sprintf("%s member %s.%s", filepath.Join(d.dir, d.m.Files[i/d.m.ShardSize].Name), d.m.Key(i), d.m.Ext())
@@ -415,8 +417,8 @@ func (d *Dataset) Fetch(ctx context.Context, i int, buf []byte) ([]byte, error) 
 func (d *Dataset) fetchFile(i int, buf []byte) ([]byte, error) {
 	want := d.m.Files[i].Size
 	f, err := OpenRegular(filepath.Join(d.dir, d.m.Files[i].Name))
-	if err != nil {
-		return buf, fmt.Errorf("ondisk: fetch sample %d: %w", i, err)
+	if err != nil { // a file the manifest lists is missing or unreadable
+		return buf, corruptf("ondisk: fetch sample %d: %w", i, err)
 	}
 	defer f.Close()
 	buf, n, err := readAtMost(f, want, buf)
@@ -424,7 +426,7 @@ func (d *Dataset) fetchFile(i int, buf []byte) ([]byte, error) {
 		if errors.Is(err, io.ErrUnexpectedEOF) || errors.Is(err, io.EOF) {
 			return buf[:n], corruptf("ondisk: fetch sample %d: %s: truncated: %d of %d bytes", i, d.where(i), n, want)
 		}
-		return buf[:n], fmt.Errorf("ondisk: fetch sample %d: %s: %w", i, d.where(i), err)
+		return buf[:n], corruptf("ondisk: fetch sample %d: %s: %w", i, d.where(i), err)
 	}
 	return buf, nil
 }
@@ -448,7 +450,7 @@ func (d *Dataset) fetchMember(i int, buf []byte) ([]byte, error) {
 		if err == nil || errors.Is(err, io.EOF) {
 			return buf[:n], corruptf("ondisk: fetch sample %d: %s: truncated: %d of %d bytes", i, d.where(i), n, l.size)
 		}
-		return buf[:n], fmt.Errorf("ondisk: fetch sample %d: %s: %w", i, d.where(i), err)
+		return buf[:n], corruptf("ondisk: fetch sample %d: %s: %w", i, d.where(i), err)
 	}
 	return buf, nil
 }
@@ -538,7 +540,7 @@ func (d *Dataset) Decode(i int, data []byte, dst *datasets.Sample) error {
 		return corruptf("ondisk: decode sample %d: %s: image is %dx%d, dataset is %dx%d", i, d.where(i), b.Dx(), b.Dy(), w, h)
 	}
 	if err := ToRGB(dst.Image.Pix, img); err != nil {
-		return fmt.Errorf("ondisk: decode sample %d: %s: %w", i, d.where(i), err)
+		return corruptf("ondisk: decode sample %d: %s: %w", i, d.where(i), err)
 	}
 	return nil
 }
@@ -552,7 +554,7 @@ func (d *Dataset) decodeTurbo(i int, data []byte, dst *datasets.Sample) error {
 	}
 	defer d.tjFree.put(dec)
 	if err := dec.DecodeRGB(data, dst.Image.Pix, dst.Image.Width, dst.Image.Height); err != nil {
-		return fmt.Errorf("ondisk: decode sample %d: %s: jpeg: %w", i, d.where(i), err)
+		return corruptf("ondisk: decode sample %d: %s: jpeg: %w", i, d.where(i), err)
 	}
 	return nil
 }
@@ -569,7 +571,7 @@ func (d *Dataset) decodeScaled(i int, data []byte, dst *datasets.Sample) error {
 	pix := dst.Image.Pix[:cap(dst.Image.Pix)]
 	w, h, err := dec.DecodeRGBScaled(data, pix, d.m.Width, d.m.Height, d.scale)
 	if err != nil {
-		return fmt.Errorf("ondisk: decode sample %d: %s: jpeg: %w", i, d.where(i), err)
+		return corruptf("ondisk: decode sample %d: %s: jpeg: %w", i, d.where(i), err)
 	}
 	dst.Image.Width, dst.Image.Height, dst.Image.Pix = w, h, pix[:3*w*h]
 	return nil

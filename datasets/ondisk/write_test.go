@@ -171,9 +171,8 @@ func TestIndexShard(t *testing.T) {
 		}
 	}
 	// Truncated inside the last image (before its label member's header
-	// and the two end blocks): the index stops before it. (A shard cut
-	// exactly before its end blocks reads as complete, as archive/tar and
-	// Python's tarfile allow.)
+	// and the two end blocks): the index stops before it. A shard cut
+	// exactly at a header boundary: TestIndexShardNeedsEndMarker.
 	all, err := IndexShard(bytes.NewReader(b))
 	must(t, err)
 	cut := b[:all[4].Offset+all[4].Size-1]

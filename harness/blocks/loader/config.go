@@ -310,7 +310,14 @@ func (c Config) Supports(l level.Level) error {
 // set another: the images are resized to it), and the seed, which then
 // seeds only the transforms, stays c's.
 func (c Config) WithData(dir string) (Config, error) {
-	in, err := ondisk.InspectWith(context.Background(), dir, c.Bucket)
+	return c.WithDataContext(context.Background(), dir)
+}
+
+// WithDataContext is WithData with a context: indexing a dataset the user
+// brings (seconds over 100 000 files), or listing one in a bucket, stops
+// when ctx is done.
+func (c Config) WithDataContext(ctx context.Context, dir string) (Config, error) {
+	in, err := ondisk.InspectWith(ctx, dir, c.Bucket)
 	if err != nil {
 		return c, err
 	}
@@ -339,13 +346,13 @@ func (c Config) PreparePageCache(ctx context.Context) error {
 
 // openData opens Data and checks that it is the dataset Dataset
 // describes.
-func (c Config) openData() (*ondisk.Dataset, error) {
+func (c Config) openData(ctx context.Context) (*ondisk.Dataset, error) {
 	opts := ondisk.Options{MaxFailures: c.MaxFailures, Decoder: c.Decoder,
 		Width: c.Dataset.Width, Height: c.Dataset.Height, Bucket: c.Bucket}
 	if c.scaled() {
 		opts.DecodeMinSide = c.Transforms.Crop
 	}
-	d, err := ondisk.OpenWith(c.Data, opts)
+	d, err := ondisk.OpenContext(ctx, c.Data, opts)
 	if err != nil {
 		return nil, err
 	}

@@ -36,7 +36,7 @@ func (c Config) NewBatchFiller() (*BatchFiller, error) {
 	}
 	f := &BatchFiller{cfg: c, t: t, raw: datasets.NewSample(c.Dataset.Width, c.Dataset.Height), ds: c.Dataset}
 	if c.Data != "" {
-		if f.ds, err = c.openData(); err != nil {
+		if f.ds, err = c.openData(context.Background()); err != nil {
 			return nil, err
 		}
 	}

@@ -91,7 +91,7 @@ func New(ctx context.Context, cache level.Level, cfg Config, n int) (*Loader, er
 		if err := cfg.PreparePageCache(ctx); err != nil {
 			return nil, err
 		}
-		d, err := cfg.openData()
+		d, err := cfg.openData(ctx)
 		if err != nil {
 			return nil, err
 		}

@@ -11,6 +11,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/headspace-bench/headspace/datasets/ondisk"
 	"github.com/headspace-bench/headspace/harness/blocks/batching"
 	"github.com/headspace-bench/headspace/harness/blocks/loader"
 )
@@ -276,8 +277,25 @@ func (l *Loader) workerError(w *worker, k int, err error) error {
 	if t := w.stderr.String(); t != "" {
 		msg += ": " + t
 	}
+	if st := w.cmd.ProcessState; eof && st != nil && st.ExitCode() == exitBadInput {
+		return badDataErr{msg}
+	}
 	return errors.New(msg)
 }
+
+// exitBadInput is the worker command's exit status for bad input
+// (docs/guarantees.md, "Exit status"). The parent checked the
+// configuration it sent, so in a worker it means bad data: a sample
+// file that cannot be read or decoded.
+const exitBadInput = 2
+
+// badDataErr is a worker's failure on bad data: it is ondisk.ErrCorrupt,
+// as the same failure in the goroutine loader is, so the command exits
+// with the same status in both modes.
+type badDataErr struct{ msg string }
+
+func (e badDataErr) Error() string      { return e.msg }
+func (badDataErr) Is(target error) bool { return target == ondisk.ErrCorrupt }
 
 // Next implements batching.Loader.
 func (l *Loader) Next(ctx context.Context) (*batching.Batch, error) {
