@@ -170,8 +170,10 @@ func (f *pipelineFlags) config(workers int, impl string) (loader.Config, error) 
 
 // device is the device the flags name, opened per pinning: the one place
 // the commands choose between the emulated device and the GPU. A device
-// whose step cannot be scaled (the GPU) has no Scale.
-func (f *pipelineFlags) device() (workloads.Device, error) {
+// whose step cannot be scaled (the GPU) has no Scale. ctx is the
+// command's: the GPU's opening (a driver's initialisation, which can hang)
+// gives up when it ends.
+func (f *pipelineFlags) device(ctx context.Context) (workloads.Device, error) {
 	switch f.dev {
 	case "emulated":
 		for _, bw := range []struct {
@@ -191,7 +193,7 @@ func (f *pipelineFlags) device() (workloads.Device, error) {
 		}
 		return workloads.Emulated(cfg), nil
 	case "cuda":
-		settings, err := cudaSettings()
+		settings, err := cudaSettings(ctx)
 		if err != nil {
 			return workloads.Device{}, err
 		}
@@ -203,7 +205,7 @@ func (f *pipelineFlags) device() (workloads.Device, error) {
 			// Likewise: a file without the line is fp32.
 			settings = append(settings, results.Config{Key: "precision", Value: f.precision})
 		}
-		return workloads.Device{Open: func(pinned bool) (device.Device, error) { return openCUDA(f, pinned) }, Settings: settings}, nil
+		return workloads.Device{Open: func(pinned bool) (device.Device, error) { return openCUDA(ctx, f, pinned) }, Settings: settings}, nil
 	}
 	return workloads.Device{}, usagef("--device %q: want emulated or cuda", f.dev)
 }
@@ -288,7 +290,7 @@ func runLadder(ctx context.Context, args []string, stdout, stderr io.Writer) err
 		return err
 	}
 	var env workloads.Env
-	if env.Device, err = pf.device(); err != nil {
+	if env.Device, err = pf.device(ctx); err != nil {
 		return err
 	}
 	devName := pf.dev
