@@ -61,7 +61,10 @@ records the sweep it is a shard of (sweep, sweep-levels, …, shards), so
 (docs/cluster.md runs them as Slurm arrays and Kubernetes Indexed Jobs).
 
 An existing --out file of the same setup is resumed: points that already
-have --count results are skipped. SIGINT stops the sweep, prints the table
+have --count results are skipped. Only the build that made it resumes it:
+a file whose commit: line differs (another revision, or a dirty tree
+edited since: docs/results.md) is refused with exit 2; --fresh replaces
+it. SIGINT stops the sweep, prints the table
 of what was measured and exits 130; the file keeps every finished run.`
 
 // checkDeviceTransforms refuses what the device transform cannot run: its

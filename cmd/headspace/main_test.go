@@ -307,6 +307,37 @@ func TestCompareExitCodes(t *testing.T) {
 	}
 }
 
+// Issue 32, item 16: a ladder file is resumed only by the build that made
+// it. Two builds are simulated with $HEADSPACE_COMMIT (a dirty tree
+// edited between the interrupt and the resume gets another
+// -dirty-<hash>); the second is refused with exit 2 naming both, and the
+// file keeps the first's results alone. The build before the fix resumed
+// it.
+func TestLadderResumeRefusesAnotherBuild(t *testing.T) {
+	out := filepath.Join(t.TempDir(), "ladder.txt")
+	args := append([]string{"ladder", "--levels", "device", "--workers", "1", "--transforms", "fast", "--out", out}, tinyLadder...)
+	t.Setenv("HEADSPACE_COMMIT", "1a2b3c4-dirty-0a1b2c3d")
+	if code, _, stderr := runCLI(args...); code != 0 {
+		t.Fatalf("first run: exit %d: %s", code, stderr)
+	}
+	before, err := os.ReadFile(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Setenv("HEADSPACE_COMMIT", "1a2b3c4-dirty-99999999")
+	code, _, stderr := runCLI(append(args, "--count", "2")...)
+	if want := `holds results of another build (commit "1a2b3c4-dirty-0a1b2c3d" in file, now "1a2b3c4-dirty-99999999")`; code != 2 || !strings.Contains(stderr, want) {
+		t.Errorf("resume by another build: exit %d, stderr %q; want 2 and %q", code, stderr, want)
+	}
+	if after, _ := os.ReadFile(out); !bytes.Equal(after, before) {
+		t.Errorf("the refused resume changed the file:\n%s", after)
+	}
+	t.Setenv("HEADSPACE_COMMIT", "1a2b3c4-dirty-0a1b2c3d")
+	if code, _, stderr := runCLI(append(args, "--count", "2")...); code != 0 {
+		t.Errorf("resume by the same build: exit %d: %s", code, stderr)
+	}
+}
+
 // TestLadderInterrupted cancels a sweep as SIGINT does: it stops within a
 // second, exits 130, prints the table of the runs that finished, and the
 // file keeps them.
