@@ -15,6 +15,9 @@
 # result to a history store in the temporary directory (headspace history
 # add); the test checks both.
 #
+# ci/cluster-args-test.sh runs first: the scripts' arguments, checked
+# against a fake sbatch and a fake headspace.
+#
 # Environment: HEADSPACE (default bin/headspace, built by make),
 # CLUSTER_TIMEOUT (seconds to wait for the jobs; default 300).
 set -euo pipefail
@@ -25,6 +28,8 @@ start=$(date +%s)
 say() { echo "cluster-test: $*"; }
 fail() { echo "cluster-test: FAIL: $*" >&2; exit 1; }
 
+# What the scripts hand to sbatch and headspace, with fakes: no Slurm needed.
+ci/cluster-args-test.sh || fail "ci/cluster-args-test.sh"
 ci/deps.sh slurm-wlm munge
 [ -x "$bin" ] || fail "$bin is missing (make build)"
 bin=$(pwd)/$bin

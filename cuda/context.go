@@ -1,6 +1,7 @@
 package cuda
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"os"
@@ -63,21 +64,28 @@ func (c *Context) hot(fn uintptr, args ...uintptr) uintptr {
 
 // Open initialises the driver and retains the primary context of the
 // device with the given ordinal (0 for the first GPU). Without a driver the
-// error starts "no CUDA driver found (libcuda.so.1): ".
-func Open(ordinal int) (*Context, error) {
+// error starts "no CUDA driver found (libcuda.so.1): ". The driver's
+// initialisation (cuInit, then the device's description and context) can
+// hang in a broken driver; when ctx ends first Open returns an error
+// wrapping ctx's, at once, and leaves the stuck call behind on its own
+// thread (see newThread), so SIGINT still stops the program.
+func Open(ctx context.Context, ordinal int) (*Context, error) {
 	l, err := load()
 	if err != nil {
 		return nil, err
 	}
-	return openContext(l, ordinal)
+	return openContext(ctx, l, ordinal)
 }
 
 // openContext opens a device on an opened library (the real one, or in
 // tests the fake).
-func openContext(l *driverLib, ordinal int) (*Context, error) {
+func openContext(ctx context.Context, l *driverLib, ordinal int) (*Context, error) {
 	c := &Context{lib: l, info: Info{Ordinal: ordinal}}
-	th, err := newThread(c.setup)
+	th, err := newThread(ctx, c.setup, func() { ccall(l.cuDevicePrimaryCtxRelease, c.dev) })
 	if err != nil {
+		if ctx.Err() != nil && errors.Is(err, ctx.Err()) {
+			return nil, fmt.Errorf("cuda: opening device %d: the driver's initialisation had not returned when it was abandoned: %w", ordinal, err)
+		}
 		return nil, err
 	}
 	c.th = th

@@ -11,6 +11,7 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 	"unsafe"
 
 	"github.com/headspace-bench/headspace/harness/blocks/batching"
@@ -177,6 +178,45 @@ func TestOpenDescribesTheDevice(t *testing.T) {
 	}
 	if err := c.run(func() error { return nil }); err == nil {
 		t.Error("a closed context ran a call")
+	}
+}
+
+// Issue 32, item 14: a driver that never returns from cuInit. Open gives
+// up when its context ends, with an error that wraps the context's (so a
+// command exits 130 on SIGINT), and when the driver comes back after all
+// the primary context it retained is released: nothing is left held.
+func TestOpenAbandonsAHungInit(t *testing.T) {
+	f := loadFake(t)
+	retains := f.Retains()
+	f.HangInit(true)
+	defer f.HangInit(false)
+	ctx, cancel := context.WithCancel(context.Background())
+	errc := make(chan error, 1)
+	go func() {
+		c, err := openContext(ctx, f.lib, 0)
+		if c != nil {
+			c.Close()
+		}
+		errc <- err
+	}()
+	cancel()
+	select {
+	case err := <-errc:
+		if !errors.Is(err, context.Canceled) || !strings.Contains(err.Error(), "cuda: opening device 0: the driver's initialisation had not returned") {
+			t.Errorf("Open with cuInit hung and its context cancelled = %v", err)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("Open still waiting for a hung cuInit 10 s after its context was cancelled")
+	}
+	f.HangInit(false)
+	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(time.Millisecond) {
+		if n, _ := f.Live(); n == 0 && f.Retains() > retains {
+			break
+		}
+		if time.Now().After(deadline) {
+			_, what := f.Live()
+			t.Fatalf("the abandoned open, once cuInit returned: %d retains, and it holds %s", f.Retains()-retains, what)
+		}
 	}
 }
 
@@ -451,7 +491,7 @@ func TestErrors(t *testing.T) {
 // pinned and pageable, float32 and uint8 steps, a loss, a bandwidth
 // measurement and a kernel check, and closing it all.
 func scenario(f *fake) (err error) {
-	c, err := openContext(f.lib, 0)
+	c, err := openContext(context.Background(), f.lib, 0)
 	if err != nil {
 		return err
 	}
@@ -671,7 +711,7 @@ func allocationSites(f func(), n int) []string {
 func BenchmarkStep(b *testing.B) {
 	t := &testing.T{}
 	f := loadFake(t)
-	c, err := openContext(f.lib, 0)
+	c, err := openContext(context.Background(), f.lib, 0)
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -876,7 +916,7 @@ func TestPlanForSample(t *testing.T) {
 // instead of waiting for a driver thread that has gone.
 func TestClosedContext(t *testing.T) {
 	f := loadFake(t)
-	c, err := openContext(f.lib, 0)
+	c, err := openContext(context.Background(), f.lib, 0)
 	if err != nil {
 		t.Fatal(err)
 	}

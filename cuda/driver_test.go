@@ -1,6 +1,7 @@
 package cuda
 
 import (
+	"context"
 	"errors"
 	"runtime"
 	"strings"
@@ -21,7 +22,7 @@ func TestLoadReportsMissingDriver(t *testing.T) {
 	if runtime.GOOS != "linux" && !errors.Is(err, ErrUnsupported) {
 		t.Errorf("on %s the error %q does not say CUDA is Linux-only", runtime.GOOS, err)
 	}
-	if _, err := Open(0); err == nil || !strings.HasPrefix(err.Error(), "no CUDA driver found") {
+	if _, err := Open(context.Background(), 0); err == nil || !strings.HasPrefix(err.Error(), "no CUDA driver found") {
 		t.Errorf("Open without a driver = %v", err)
 	}
 }

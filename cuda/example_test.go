@@ -10,7 +10,7 @@ import (
 // Open the first GPU, describe it and measure its copy speeds. On a machine
 // without a driver Open says so: "no CUDA driver found (libcuda.so.1): …".
 func ExampleOpen() {
-	c, err := cuda.Open(0)
+	c, err := cuda.Open(context.Background(), 0)
 	if err != nil {
 		fmt.Println(err)
 		return
@@ -31,7 +31,7 @@ func ExampleOpen() {
 // A Device runs a plan's training step on batches that a training loop
 // uploads; see harness/engines/ladder.Train for the loop.
 func ExampleNewDevice() {
-	c, err := cuda.Open(0)
+	c, err := cuda.Open(context.Background(), 0)
 	if err != nil {
 		fmt.Println(err)
 		return

@@ -3,6 +3,7 @@
 package cuda
 
 import (
+	"context"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -32,9 +33,9 @@ func TestMain(m *testing.M) {
 
 // fake is the test's handle on the fake driver's controls.
 type fake struct {
-	t                                                 *testing.T
-	lib                                               *driverLib
-	reset, fail, limit, log, live, liveDetail, forget uintptr
+	t                                                                *testing.T
+	lib                                                              *driverLib
+	reset, fail, limit, log, live, liveDetail, forget, hang, retains uintptr
 }
 
 func loadFake(t *testing.T) *fake {
@@ -63,7 +64,7 @@ func loadFake(t *testing.T) *fake {
 	for _, s := range []struct {
 		name string
 		p    *uintptr
-	}{{"fake_reset", &f.reset}, {"fake_fail", &f.fail}, {"fake_set_mem_limit", &f.limit}, {"fake_log", &f.log}, {"fake_live", &f.live}, {"fake_live_detail", &f.liveDetail}, {"fake_forget_live", &f.forget}} {
+	}{{"fake_reset", &f.reset}, {"fake_fail", &f.fail}, {"fake_set_mem_limit", &f.limit}, {"fake_log", &f.log}, {"fake_live", &f.live}, {"fake_live_detail", &f.liveDetail}, {"fake_forget_live", &f.forget}, {"fake_hang_init", &f.hang}, {"fake_ctx_retains", &f.retains}} {
 		a, err := dlsym(fakeLib.handle, s.name)
 		if err != nil {
 			t.Fatal(err)
@@ -79,6 +80,18 @@ func (f *fake) Fail(call string, after, code int) {
 	b := append([]byte(call), 0)
 	ccall(f.fail, uintptr(unsafe.Pointer(&b[0])), uintptr(after), uintptr(code))
 }
+
+// HangInit makes cuInit wait (on) until called again with false.
+func (f *fake) HangInit(on bool) {
+	v := uintptr(0)
+	if on {
+		v = 1
+	}
+	ccall(f.hang, v)
+}
+
+// Retains counts the primary-context retains that ever succeeded.
+func (f *fake) Retains() int { return int(ccall(f.retains)) }
 
 func (f *fake) SetMemLimit(n int64) { ccall(f.limit, uintptr(n)) }
 
@@ -99,7 +112,7 @@ func (f *fake) Live() (int, string) {
 // has closed everything, nothing is left allocated.
 func (f *fake) open() *Context {
 	f.t.Helper()
-	c, err := openContext(f.lib, 0)
+	c, err := openContext(context.Background(), f.lib, 0)
 	if err != nil {
 		f.t.Fatal(err)
 	}

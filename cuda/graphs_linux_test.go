@@ -106,7 +106,7 @@ func BenchmarkStepGraphs(b *testing.B) {
 	for _, graphs := range []bool{false, true} {
 		b.Run(fmt.Sprintf("graphs=%v", graphs), func(b *testing.B) {
 			f := loadFake(&testing.T{})
-			c, err := openContext(f.lib, 0)
+			c, err := openContext(context.Background(), f.lib, 0)
 			if err != nil {
 				b.Fatal(err)
 			}

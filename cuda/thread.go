@@ -1,8 +1,10 @@
 package cuda
 
 import (
+	"context"
 	"fmt"
 	"runtime"
+	"sync/atomic"
 )
 
 // thread is the one goroutine, locked to its OS thread, on which every
@@ -13,11 +15,19 @@ type thread struct {
 	calls chan func()
 	done  chan any // nil, or what the function panicked with
 	quit  chan struct{}
+	// abandoned is set when the opener stopped waiting for setup: the
+	// thread then undoes a setup that succeeds after all, and ends.
+	abandoned atomic.Bool
 }
 
-func newThread(setup func() error) (*thread, error) {
+// newThread starts the thread and runs setup on it. A driver may never
+// return from its initialisation (a hung GPU, a wedged driver): the wait
+// for setup ends with ctx, and the thread is abandoned, stuck in the C
+// call where nothing can interrupt it; if setup ever returns success, the
+// thread runs undo and ends, so nothing it opened stays held.
+func newThread(ctx context.Context, setup func() error, undo func()) (*thread, error) {
 	t := &thread{calls: make(chan func()), done: make(chan any), quit: make(chan struct{})}
-	started := make(chan error)
+	started := make(chan error, 1) // the thread never waits for an opener that has gone
 	go func() {
 		runtime.LockOSThread() // never unlocked: the thread dies with the goroutine, context and all
 		err := setup()
@@ -30,14 +40,24 @@ func newThread(setup func() error) (*thread, error) {
 			case f := <-t.calls:
 				t.done <- t.run(f)
 			case <-t.quit:
+				if t.abandoned.Load() {
+					undo()
+				}
 				return
 			}
 		}
 	}()
-	if err := <-started; err != nil {
-		return nil, err
+	select {
+	case err := <-started:
+		if err != nil {
+			return nil, err
+		}
+		return t, nil
+	case <-ctx.Done():
+		t.abandoned.Store(true)
+		close(t.quit)
+		return nil, ctx.Err()
 	}
-	return t, nil
 }
 
 func (t *thread) run(f func()) (p any) {

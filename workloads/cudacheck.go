@@ -143,7 +143,7 @@ func (c CUDACheck) Run(ctx context.Context, env Env) ([]*benchfmt.Result, error)
 	if err := cuda.Load(); err != nil {
 		return nil, err
 	}
-	gpu, err := cuda.Open(c.Ordinal)
+	gpu, err := cuda.Open(ctx, c.Ordinal)
 	if err != nil {
 		return nil, err
 	}

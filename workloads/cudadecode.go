@@ -120,7 +120,7 @@ func (d CUDADecode) Run(ctx context.Context, env Env) ([]*benchfmt.Result, error
 	if err := cuda.Load(); err != nil {
 		return nil, err
 	}
-	c, err := cuda.Open(d.Ordinal)
+	c, err := cuda.Open(ctx, d.Ordinal)
 	if err != nil {
 		return nil, err
 	}

@@ -9,7 +9,8 @@
 #       resubmits those tasks alone (each resumes its shard file: --shard
 #       keeps what a failed task finished) and a new merge job after them.
 #
-# COMMAND [FLAGS...] is a sweep that takes --shard and --out, e.g.
+# COMMAND [FLAGS...] is a sweep that takes --shard and --out, which it must
+# not set itself (nor --fresh: a resubmitted task resumes its shard), e.g.
 # `ladder --workers 4,8 --placement host,device --count 6`; task i runs
 #   headspace COMMAND FLAGS... --shard i/N --out DIR/shard-i.txt
 # N comes from --shards, not from SLURM_ARRAY_TASK_COUNT, which is 1 in a
@@ -62,6 +63,10 @@ while [ $# -gt 0 ]; do
   esac
 done
 [ -n "$run" ] || die "--run DIR is required"
+# sbatch's --output is a filename pattern: a backslash in it turns off
+# every replacement (%a, %A), so the tasks would share one log.
+case $run in *\\*) die "--run $run: a backslash in the run directory would turn off Slurm's %a/%A in the log names; use another directory" ;; esac
+[ -z "$throttle" ] || [[ $throttle =~ ^[1-9][0-9]*$ ]] || die "--throttle M: want a positive whole number, got '$throttle'"
 command -v sbatch >/dev/null || die "sbatch not found: run this on a Slurm submit host"
 bin=$(cd "$(dirname "$bin")" && pwd)/$(basename "$bin")
 [ -x "$bin" ] || die "$bin is not an executable headspace binary (make build, or --bin)"
@@ -73,9 +78,16 @@ if [ -z "$tasks" ]; then
   # and any resubmission.
   [ $# -gt 0 ] || die "no sweep: want -- COMMAND [FLAGS...]"
   [[ $shards =~ ^[1-9][0-9]*$ ]] || die "--shards N: want a positive whole number, got '$shards'"
-  [ -z "$throttle" ] || [[ $throttle =~ ^[1-9][0-9]*$ ]] || die "--throttle M: want a positive whole number, got '$throttle'"
+  # Go's flag package takes -name as --name, and -name=value: refuse every
+  # spelling of the flags the tasks set, and of --fresh, which would make a
+  # resubmitted task throw away the points its shard file holds.
   for a in "$@"; do
-    case $a in --shard|--shard=*|--out|--out=*|--fresh|--fresh=*) die "the sweep's flags must not set $a: the tasks set --shard and --out" ;; esac
+    [ "$a" != -- ] || break # the flags end there
+    case $a in -*) ;; *) continue ;; esac
+    name=${a#-}
+    name=${name#-}
+    name=${name%%=*}
+    case $name in shard|out|fresh) die "the sweep's flags must not set $a: the tasks set --shard and --out, and resume their shard files" ;; esac
   done
   [ ! -e "$run/command" ] || die "$run already holds a sweep ($run/command): use another --run, or --tasks to resubmit"
   printf '%s\0' "$@" >"$run/command"
@@ -100,11 +112,13 @@ opts=(--parsable --kill-on-invalid-dep=yes "${extra[@]}")
 task_opts=()
 [ -z "$gpu" ] || task_opts+=(--gres=gpu:1)
 export HEADSPACE_RUN=$run HEADSPACE_SHARDS=$shards HEADSPACE_BIN=$bin HEADSPACE_HISTORY=$history
+# sbatch expands % in --output: the run directory's own are written %%.
+logs=${run//%/%%}/logs
 array_id=$(sbatch "${opts[@]}" "${task_opts[@]}" --job-name=headspace-shard --array="$array" \
-  --output="$run/logs/shard-%a-%A.log" --export=ALL "$here/shard.sbatch")
+  --output="$logs/shard-%a-%A.log" --export=ALL "$here/shard.sbatch")
 array_id=${array_id%%;*}
 merge_id=$(sbatch "${opts[@]}" --job-name=headspace-merge --dependency=afterok:"$array_id" \
-  --output="$run/logs/merge-%j.log" --export=ALL "$here/merge.sbatch")
+  --output="$logs/merge-%j.log" --export=ALL "$here/merge.sbatch")
 merge_id=${merge_id%%;*}
 echo "$array_id" >>"$run/status/array-jobs"
 echo "$merge_id" >"$run/status/merge-job"

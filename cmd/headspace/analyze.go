@@ -89,7 +89,7 @@ func runAnalyze(ctx context.Context, args []string, stdout, stderr io.Writer) er
 		checkResultsOut(*out, benchmarks(*force, "Headspace"))); err != nil {
 		return err
 	}
-	dev, err := pf.device()
+	dev, err := pf.device(ctx)
 	if err != nil {
 		return err
 	}

@@ -29,7 +29,9 @@ metric with a known direction is significantly worse by more than
 --threshold, naming each on its own line; 0 otherwise.
 Exits 2, with one line and no verdict, when an input cannot be read (with
 file and line), when either side holds no results, when no metric could
-be compared, when NEW holds fewer than --min-coverage of OLD's benchmarks,
+be compared, when a benchmark both files hold has a result without a
+finite value of its headline metric (the first unit its results record,
+passing over a leading ns/op: steps/s for the ladder), when NEW holds fewer than --min-coverage of OLD's benchmarks,
 or when the files come from different machines or devices (device, gpu,
 cpu, cores, goos, goarch; a file with no cpu: or cores: line names no
 machine and counts as another one) unless --cross-machine is given (the

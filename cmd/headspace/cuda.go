@@ -22,7 +22,7 @@ import (
 )
 
 func init() {
-	register(command{name: "cuda", summary: "check the GPU: kernels against their reference, copy speeds, the Net's step", run: runCUDA})
+	register(command{name: "cuda", summary: "the GPU: check (kernels against their reference, copy speeds, the Net's step), decode (nvJPEG's rate)", run: runCUDA})
 }
 
 // cudaDevice is a CUDA Device that owns its context.
@@ -35,8 +35,8 @@ func (d cudaDevice) Close() error { return errors.Join(d.Device.Close(), d.ctx.C
 
 // openCUDA opens the first GPU with the Net's kernels, uploading from
 // pinned (or pageable) memory, or says why there is none.
-func openCUDA(pf *pipelineFlags, pinned bool) (device.Device, error) {
-	c, err := openGPU()
+func openCUDA(ctx context.Context, pf *pipelineFlags, pinned bool) (device.Device, error) {
+	c, err := openGPU(ctx)
 	if err != nil {
 		return nil, err
 	}
@@ -110,9 +110,7 @@ func runCUDA(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	}
 	if len(args) == 0 || args[0] != "check" {
 		if len(args) > 0 && (args[0] == "-h" || args[0] == "--help" || args[0] == "-help") {
-			fs := newFlagSet("cuda check", cudaUsage, stdout)
-			cudaCheckFlags(fs)
-			fs.Usage()
+			writeCUDAUsage(stdout)
 			return nil
 		}
 		if len(args) == 0 {
@@ -209,6 +207,32 @@ func runCUDA(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	return err
 }
 
+// cudaVerbs are cuda's verbs, in the order `cuda -h` lists them.
+var cudaVerbs = []struct{ name, summary, usage string }{
+	{"check", "kernels against their reference, copy speeds, the Net's step", cudaUsage},
+	{"decode", "nvJPEG's batched JPEG decode rate", cudaDecodeUsage},
+}
+
+// writeCUDAUsage is `headspace cuda -h`: every verb, each with its usage
+// and flags, as `headspace cuda VERB -h` prints them.
+func writeCUDAUsage(w io.Writer) {
+	fmt.Fprint(w, "Usage: headspace cuda <verb> [flags]\n\nVerbs:\n")
+	for _, v := range cudaVerbs {
+		fmt.Fprintf(w, "  %-8s %s\n", v.name, v.summary)
+	}
+	for _, v := range cudaVerbs {
+		fs := newFlagSet("cuda "+v.name, v.usage, w)
+		if v.name == "check" {
+			cudaCheckFlags(fs)
+		} else {
+			cudaDecodeFlags(fs)
+		}
+		fmt.Fprintf(w, "\nheadspace cuda %s [flags]:\n\n%s\n\nFlags:\n", v.name, strings.TrimSpace(v.usage))
+		fs.SetOutput(w)
+		fs.PrintDefaults()
+	}
+}
+
 type cudaCheckOpts struct {
 	ordinal, batch, side, steps, reps int
 	seed                              uint64
@@ -247,20 +271,21 @@ func parseSizesMiB(s string) ([]int64, error) {
 }
 
 // openGPU opens the first GPU's context for the Net: without a driver the
-// error starts "no CUDA driver found".
-func openGPU() (*cuda.Context, error) {
+// error starts "no CUDA driver found"; a driver whose initialisation hangs
+// is abandoned when ctx ends (SIGINT), so the command still exits 130.
+func openGPU(ctx context.Context) (*cuda.Context, error) {
 	if err := cuda.Load(); err != nil {
 		return nil, err
 	}
-	return cuda.Open(0)
+	return cuda.Open(ctx, 0)
 }
 
 // cudaSettings probes the first GPU before anything is measured or any
 // file is opened: without a driver, kernels or a GPU it fails at once, and
 // otherwise it gives the configuration lines that say which GPU, driver
 // and JIT target the numbers come from.
-func cudaSettings() ([]results.Config, error) {
-	c, err := openGPU()
+func cudaSettings(ctx context.Context) ([]results.Config, error) {
+	c, err := openGPU(ctx)
 	if err != nil {
 		return nil, err
 	}

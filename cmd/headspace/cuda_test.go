@@ -31,6 +31,34 @@ func TestCUDABadInputExits2(t *testing.T) {
 	}
 }
 
+// Issue 32, item 14: `cuda -h` lists every verb with its flags (it
+// showed check's alone, and decode was missing).
+func TestCUDAHelpListsEveryVerb(t *testing.T) {
+	for _, args := range [][]string{{"cuda", "-h"}, {"help", "cuda"}} {
+		code, out, _ := runCLI(args...)
+		if code != 0 || !strings.HasPrefix(out, "Usage: headspace cuda <verb> [flags]\n") {
+			t.Errorf("%v: exit %d, output %q", args, code, out)
+		}
+		for _, v := range cudaVerbs {
+			_, verb, _ := runCLI("cuda", v.name, "-h")
+			flags := verb[strings.Index(verb, "\nFlags:\n"):]
+			for _, want := range []string{"\n  " + v.name + " ", "\nheadspace cuda " + v.name + " [flags]:\n", strings.TrimSpace(v.usage), flags} {
+				if !strings.Contains(out, want) {
+					t.Errorf("%v lacks verb %s's %q:\n%s", args, v.name, want, out)
+				}
+			}
+		}
+		for _, want := range []string{"-sizes", "-jpegs", "-decoder"} {
+			if !strings.Contains(out, want) {
+				t.Errorf("%v lacks %s", args, want)
+			}
+		}
+	}
+	if len(cudaVerbs) != 2 {
+		t.Errorf("cuda has %d verbs; this test and docs/commands.md know check and decode", len(cudaVerbs))
+	}
+}
+
 // TestCUDAWithoutADriver is the path every machine without a GPU takes:
 // `cuda check` and `--device cuda` exit 1 and say the driver is missing.
 // On a machine with a driver, the check runs for real, small.

@@ -61,7 +61,10 @@ records the sweep it is a shard of (sweep, sweep-levels, …, shards), so
 (docs/cluster.md runs them as Slurm arrays and Kubernetes Indexed Jobs).
 
 An existing --out file of the same setup is resumed: points that already
-have --count results are skipped. SIGINT stops the sweep, prints the table
+have --count results are skipped. Only the build that made it resumes it:
+a file whose commit: line differs (another revision, or a dirty tree
+edited since: docs/results.md) is refused with exit 2; --fresh replaces
+it. SIGINT stops the sweep, prints the table
 of what was measured and exits 130; the file keeps every finished run.`
 
 // checkDeviceTransforms refuses what the device transform cannot run: its
@@ -170,8 +173,10 @@ func (f *pipelineFlags) config(ctx context.Context, workers int, impl string) (l
 
 // device is the device the flags name, opened per pinning: the one place
 // the commands choose between the emulated device and the GPU. A device
-// whose step cannot be scaled (the GPU) has no Scale.
-func (f *pipelineFlags) device() (workloads.Device, error) {
+// whose step cannot be scaled (the GPU) has no Scale. ctx is the
+// command's: the GPU's opening (a driver's initialisation, which can hang)
+// gives up when it ends.
+func (f *pipelineFlags) device(ctx context.Context) (workloads.Device, error) {
 	switch f.dev {
 	case "emulated":
 		for _, bw := range []struct {
@@ -191,7 +196,7 @@ func (f *pipelineFlags) device() (workloads.Device, error) {
 		}
 		return workloads.Emulated(cfg), nil
 	case "cuda":
-		settings, err := cudaSettings()
+		settings, err := cudaSettings(ctx)
 		if err != nil {
 			return workloads.Device{}, err
 		}
@@ -203,7 +208,7 @@ func (f *pipelineFlags) device() (workloads.Device, error) {
 			// Likewise: a file without the line is fp32.
 			settings = append(settings, results.Config{Key: "precision", Value: f.precision})
 		}
-		return workloads.Device{Open: func(pinned bool) (device.Device, error) { return openCUDA(f, pinned) }, Settings: settings}, nil
+		return workloads.Device{Open: func(pinned bool) (device.Device, error) { return openCUDA(ctx, f, pinned) }, Settings: settings}, nil
 	}
 	return workloads.Device{}, usagef("--device %q: want emulated or cuda", f.dev)
 }
@@ -289,7 +294,7 @@ func runLadder(ctx context.Context, args []string, stdout, stderr io.Writer) err
 		return err
 	}
 	var env workloads.Env
-	if env.Device, err = pf.device(); err != nil {
+	if env.Device, err = pf.device(ctx); err != nil {
 		return err
 	}
 	devName := pf.dev

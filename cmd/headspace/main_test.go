@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"context"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -252,6 +253,19 @@ func TestCompareExitCodes(t *testing.T) {
 		}
 		return s
 	}
+	// Issue 32, item 15: steps/s, the ladder's headline, NaN everywhere in
+	// NEW while its ns/op is finite.
+	withNS := func(steps ...string) string {
+		s := "Unit steps/s better=higher\ncpu: Test CPU\ncores: 2\n"
+		for i, x := range steps {
+			s += fmt.Sprintf("BenchmarkLadder/level=none 1 %d ns/op %s steps/s\n", 100000000+i*1000, x)
+		}
+		return s
+	}
+	finite := write("finite.txt", withNS("10", "10.1", "9.9", "10", "10.2", "9.8"))
+	if code, _, stderr := runCLI("compare", finite, finite); code != 0 {
+		t.Errorf("a file against itself: exit %d, %s", code, stderr)
+	}
 	xeon := write("xeon.txt", machine("Intel Xeon", two("10", "10.1", "9.9", "10", "10.2", "9.8")))
 	epyc := write("epyc.txt", machine("AMD EPYC", two("5", "5.1", "4.9", "5", "5.2", "4.8")))
 	for _, tc := range []struct {
@@ -270,6 +284,8 @@ func TestCompareExitCodes(t *testing.T) {
 		{"a Unit line against the table", []string{old, write("liar.txt", strings.Replace(lines("5", "5.1", "4.9", "5", "5.2", "4.8"), "better=higher", "better=lower", 1))}, "liar.txt: its Unit line declares steps/s better=lower"},
 		{"half the benchmarks", []string{xeon, write("half.txt", machine("Intel Xeon", lines("10", "10.1", "9.9", "10", "10.2", "9.8")))}, "holds 1 of the 2 benchmarks"},
 		{"another machine", []string{xeon, epyc}, `come from different machines (cpu "Intel Xeon" ≠ "AMD EPYC")`},
+		{"headline NaN everywhere", []string{finite, write("nan.txt", withNS("NaN", "NaN", "NaN", "NaN", "NaN", "NaN"))},
+			"nan.txt: BenchmarkLadder/level=none steps/s, the benchmark's headline metric, is missing or not finite in 6 of its results there"},
 		{"threshold Inf", []string{"--threshold", "Inf", old, same}, "--threshold +Inf: want a finite change in [0, 1)"},
 		{"threshold 1", []string{"--threshold", "1", old, same}, "--threshold 1"},
 		{"coverage 2", []string{"--min-coverage", "2", old, same}, "--min-coverage 2"},
@@ -288,6 +304,37 @@ func TestCompareExitCodes(t *testing.T) {
 	}
 	if code, out, _ := runCLI("baseline", xeon); code != 0 || out != filepath.FromSlash("results/baseline/emulated-intel-xeon-2c.txt")+"\n" {
 		t.Errorf("baseline: exit %d, %q", code, out)
+	}
+}
+
+// Issue 32, item 16: a ladder file is resumed only by the build that made
+// it. Two builds are simulated with $HEADSPACE_COMMIT (a dirty tree
+// edited between the interrupt and the resume gets another
+// -dirty-<hash>); the second is refused with exit 2 naming both, and the
+// file keeps the first's results alone. The build before the fix resumed
+// it.
+func TestLadderResumeRefusesAnotherBuild(t *testing.T) {
+	out := filepath.Join(t.TempDir(), "ladder.txt")
+	args := append([]string{"ladder", "--levels", "device", "--workers", "1", "--transforms", "fast", "--out", out}, tinyLadder...)
+	t.Setenv("HEADSPACE_COMMIT", "1a2b3c4-dirty-0a1b2c3d")
+	if code, _, stderr := runCLI(args...); code != 0 {
+		t.Fatalf("first run: exit %d: %s", code, stderr)
+	}
+	before, err := os.ReadFile(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Setenv("HEADSPACE_COMMIT", "1a2b3c4-dirty-99999999")
+	code, _, stderr := runCLI(append(args, "--count", "2")...)
+	if want := `holds results of another build (commit "1a2b3c4-dirty-0a1b2c3d" in file, now "1a2b3c4-dirty-99999999")`; code != 2 || !strings.Contains(stderr, want) {
+		t.Errorf("resume by another build: exit %d, stderr %q; want 2 and %q", code, stderr, want)
+	}
+	if after, _ := os.ReadFile(out); !bytes.Equal(after, before) {
+		t.Errorf("the refused resume changed the file:\n%s", after)
+	}
+	t.Setenv("HEADSPACE_COMMIT", "1a2b3c4-dirty-0a1b2c3d")
+	if code, _, stderr := runCLI(append(args, "--count", "2")...); code != 0 {
+		t.Errorf("resume by the same build: exit %d: %s", code, stderr)
 	}
 }
 

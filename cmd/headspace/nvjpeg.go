@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"flag"
 	"fmt"
 	"io"
 	"slices"
@@ -30,16 +31,29 @@ benchmark format (CUDADecode/decoder=nvjpeg/…, images/s).`
 // (go, turbojpeg) are the loader's, on the commands that read a dataset.
 var cudaDecoders = []string{"nvjpeg"}
 
-func runCUDADecode(ctx context.Context, args []string, stdout io.Writer) error {
-	fs := newFlagSet("cuda decode", cudaDecodeUsage, stdout)
-	d := workloads.DefaultCUDADecode()
-	decoder := fs.String("decoder", "nvjpeg", "`decoder`: nvjpeg")
+// cudaDecodeOpts are cuda decode's flags.
+type cudaDecodeOpts struct {
+	workloads.CUDADecode
+	decoder, out string
+}
+
+func cudaDecodeFlags(fs *flag.FlagSet) *cudaDecodeOpts {
+	f := &cudaDecodeOpts{CUDADecode: workloads.DefaultCUDADecode()}
+	d := &f.CUDADecode
+	fs.StringVar(&f.decoder, "decoder", "nvjpeg", "`decoder`: nvjpeg")
 	fs.StringVar(&d.JPEGs, "jpegs", "", "`directory` of JPEG files of one size")
 	fs.IntVar(&d.Batch, "batch", d.Batch, "images per `batch`")
 	fs.IntVar(&d.Batches, "batches", d.Batches, "timed `batches` (one more is run first, untimed)")
 	fs.IntVar(&d.Threads, "threads", d.Threads, "CPU `threads` nvJPEG's host stage may use")
 	fs.IntVar(&d.Ordinal, "gpu", d.Ordinal, "`ordinal` of the GPU")
-	out := fs.String("out", "", "benchmark-format result `file`")
+	fs.StringVar(&f.out, "out", "", "benchmark-format result `file`")
+	return f
+}
+
+func runCUDADecode(ctx context.Context, args []string, stdout io.Writer) error {
+	fs := newFlagSet("cuda decode", cudaDecodeUsage, stdout)
+	f := cudaDecodeFlags(fs)
+	d, decoder, out := &f.CUDADecode, &f.decoder, &f.out
 	if err := parseFlags(fs, args); err != nil {
 		return err
 	}

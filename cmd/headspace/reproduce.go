@@ -103,7 +103,7 @@ func runReproduce(ctx context.Context, args []string, stdout, stderr io.Writer) 
 		Force:     *force,
 	}
 	if *dev != "emulated" { // unset: the document's emulated device at the size's step
-		d, err := (&pipelineFlags{dev: *dev, step: *step, seed: loader.DefaultConfig().Dataset.Seed}).device()
+		d, err := (&pipelineFlags{dev: *dev, step: *step, seed: loader.DefaultConfig().Dataset.Seed}).device(ctx)
 		if err != nil {
 			return err
 		}

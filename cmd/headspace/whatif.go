@@ -170,7 +170,7 @@ func runWhatIf(ctx context.Context, args []string, stdout, stderr io.Writer) err
 		return usagef("--device %s: the step cannot be scaled; use --verify-steps 1", pf.dev)
 	}
 	env := workloads.Env{}
-	if env.Device, err = pf.device(); err != nil {
+	if env.Device, err = pf.device(ctx); err != nil {
 		return err
 	}
 	if *stats != "" {

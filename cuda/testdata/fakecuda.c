@@ -16,6 +16,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <stdarg.h>
+#include <unistd.h>
 
 typedef int CUresult;
 typedef unsigned long long CUdeviceptr;
@@ -41,6 +42,7 @@ struct func { int magic; char name[128]; int nparams; int sizes[64]; };
 struct module { int magic; int nfuncs; struct func funcs[64]; };
 
 static int initialized, ctx_refs, next_id = 1;
+static long ctx_retains; // every cuDevicePrimaryCtxRetain that succeeded, ever
 static __thread int ctx_current;
 static long live_dev, live_host, live_streams, live_events, live_modules, live_graphs;
 static size_t dev_bytes, mem_limit = (size_t)1 << 40;
@@ -107,6 +109,14 @@ void fake_fail(const char *call, int after, int code) {
 	fail_code = code;
 }
 void fake_set_mem_limit(size_t n) { mem_limit = n; }
+// A driver that never returns from cuInit (a wedged GPU): while hang_init
+// is set, cuInit waits. The tests in this process set and clear it with
+// fake_hang_init; a test of a whole program sets FAKECUDA_HANG_INIT in its
+// environment to a file's path, and cuInit creates that file (to say it has
+// been reached) and then never returns.
+static volatile int hang_init;
+void fake_hang_init(int on) { hang_init = on; }
+long fake_ctx_retains(void) { return ctx_retains; }
 // fake_forget_live zeroes the live counts, after a test that made a
 // release call fail on purpose (what it held is leaked, as on a GPU).
 void fake_forget_live(void) { live_dev = live_host = live_streams = live_events = live_modules = live_graphs = 0; ctx_refs = 0; dev_bytes = 0; }
@@ -136,6 +146,13 @@ CUresult cuGetErrorName(CUresult r, const char **s) {
 }
 
 CUresult cuInit(unsigned flags) {
+	const char *hang = getenv("FAKECUDA_HANG_INIT");
+	if (hang && *hang) {
+		FILE *f = fopen(hang, "w");
+		if (f) fclose(f);
+		for (;;) sleep(1000);
+	}
+	while (hang_init) usleep(1000);
 	int e = inject("cuInit");
 	if (e) return e;
 	if (flags != 0) return INVALID_VALUE;
@@ -175,6 +192,7 @@ CUresult cuDevicePrimaryCtxRetain(uintptr_t *ctx, int dev) {
 	ENTER("cuDevicePrimaryCtxRetain");
 	if (dev != 0) return INVALID_DEVICE;
 	ctx_refs++;
+	ctx_retains++;
 	*ctx = 0xc0;
 	return OK;
 }

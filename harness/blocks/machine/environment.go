@@ -2,11 +2,16 @@ package machine
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"io"
 	"os"
 	"os/exec"
 	"runtime"
+	"runtime/debug"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/headspace-bench/headspace/harness/blocks/results"
@@ -16,13 +21,29 @@ import (
 // configuration lines of a results file: goos, goarch, cpu (the model
 // name from /proc/cpuinfo, or runtime.GOARCH where that has none), cores
 // (runtime.NumCPU), go (the toolchain's version), commit and device. A
-// resumed file must match them all, and the gate compares only files of
-// one machine (package gate's MachineKeys).
+// resumed file must match them all, commit included (package results), and
+// the gate compares only files of one machine (package gate's MachineKeys).
 //
-// commit is $HEADSPACE_COMMIT when set, used verbatim; otherwise
-// `git rev-parse --short HEAD` in the working directory with "-dirty"
-// appended when `git status` shows changes to tracked files; otherwise
-// "unknown". An empty device is recorded as "unknown".
+// commit names the code that measures, the running binary's own:
+//
+//   - $HEADSPACE_COMMIT when set, used verbatim (a binary built outside
+//     its repository, such as the GPU bundle's or a container's);
+//   - else the revision the go command stamped into the binary
+//     (runtime/debug.ReadBuildInfo's vcs.revision, its first 7 digits),
+//     with "-dirty-" and a hash when vcs.modified says the tree had
+//     uncommitted changes: the binary cannot see the diff it was built
+//     from, so the first 8 hex digits of its own executable's SHA-256
+//     stand for it (the same tree built the same way gives the same hash;
+//     a change to the code compiled, another);
+//   - else, for a binary with no VCS stamp (`go run`, `go test`, a build
+//     with -buildvcs=false or from a git worktree, where the go command
+//     stamps nothing), `git rev-parse --short HEAD` in the working
+//     directory, with "-dirty-" and the first 8 hex digits of the SHA-256
+//     of `git diff HEAD` when tracked files changed: the working
+//     directory's repository stands in for the binary's;
+//   - else "unknown".
+//
+// An empty device is recorded as "unknown".
 func Environment(device string) []results.Config {
 	return environment(device, "/proc/cpuinfo", "")
 }
@@ -65,12 +86,77 @@ func commit(dir string) string {
 	if c := strings.TrimSpace(os.Getenv("HEADSPACE_COMMIT")); c != "" {
 		return c
 	}
+	if c, ok := binaryCommit(); ok {
+		return c
+	}
+	return worktreeCommit(dir)
+}
+
+// binaryCommit is the running binary's stamped revision (see
+// Environment), computed once; ok is false without a VCS stamp.
+var binaryCommit = sync.OnceValues(func() (string, bool) {
+	info, ok := debug.ReadBuildInfo()
+	if !ok {
+		return "", false
+	}
+	return stampedCommit(info.Settings, executableHash)
+})
+
+// stampedCommit is the commit that a binary's build settings name:
+// vcs.revision's first 7 digits, with "-dirty-" and exeHash's digits when
+// vcs.modified is true; ok is false when they name no revision.
+func stampedCommit(settings []debug.BuildSetting, exeHash func() string) (c string, ok bool) {
+	var rev, modified string
+	for _, s := range settings {
+		switch s.Key {
+		case "vcs.revision":
+			rev = s.Value
+		case "vcs.modified":
+			modified = s.Value
+		}
+	}
+	if rev == "" {
+		return "", false
+	}
+	c = rev[:min(len(rev), 7)]
+	if modified == "true" {
+		c += "-dirty-" + exeHash()
+	}
+	return c, true
+}
+
+// executableHash is the first 8 hex digits of the SHA-256 of the running
+// executable, or "unknown" where it cannot be read.
+func executableHash() string {
+	exe, err := os.Executable()
+	if err != nil {
+		return "unknown"
+	}
+	f, err := os.Open(exe)
+	if err != nil {
+		return "unknown"
+	}
+	defer f.Close()
+	h := sha256.New()
+	if _, err := io.Copy(h, f); err != nil {
+		return "unknown"
+	}
+	return hex.EncodeToString(h.Sum(nil))[:8]
+}
+
+// worktreeCommit is the commit of the repository at dir (see Environment).
+func worktreeCommit(dir string) string {
 	head, err := git(dir, "rev-parse", "--short", "HEAD")
 	if err != nil || head == "" {
 		return "unknown"
 	}
 	if status, err := git(dir, "status", "--porcelain", "--untracked-files=no"); err == nil && status != "" {
-		head += "-dirty"
+		diff, err := git(dir, "diff", "--no-ext-diff", "--no-color", "HEAD")
+		if err != nil {
+			return head + "-dirty-unknown"
+		}
+		sum := sha256.Sum256([]byte(diff))
+		head += "-dirty-" + hex.EncodeToString(sum[:])[:8]
 	}
 	return head
 }

@@ -1,10 +1,13 @@
 package machine
 
 import (
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"runtime"
+	"runtime/debug"
 	"slices"
 	"strconv"
 	"strings"
@@ -63,10 +66,56 @@ func TestCommit(t *testing.T) {
 	}
 	t.Setenv("HEADSPACE_COMMIT", "")
 	dir := t.TempDir()
-	if got := commit(dir); got != "unknown" {
+	if got := worktreeCommit(dir); got != "unknown" {
 		t.Errorf("commit outside a repository = %q, want unknown", got)
 	}
-	run := func(args ...string) string {
+	run := gitIn(t, dir)
+	run("init", "-q")
+	if got := worktreeCommit(dir); got != "unknown" {
+		t.Errorf("commit in a repository without commits = %q, want unknown", got)
+	}
+	file := filepath.Join(dir, "a.txt")
+	write := func(body string) {
+		t.Helper()
+		if err := os.WriteFile(file, []byte(body), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	write("a")
+	run("add", "a.txt")
+	run("commit", "-q", "-m", "a")
+	head := run("rev-parse", "--short", "HEAD")
+	// Untracked files do not make the tree dirty.
+	if err := os.WriteFile(filepath.Join(dir, "untracked.txt"), []byte("u"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if got := worktreeCommit(dir); got != head {
+		t.Errorf("commit = %q, want %q", got, head)
+	}
+	// Issue 32, item 16: two dirty trees are two code states, two labels;
+	// the same diff, the same label.
+	write("b")
+	dirtyB := worktreeCommit(dir)
+	if !regexp.MustCompile("^" + head + "-dirty-[0-9a-f]{8}$").MatchString(dirtyB) {
+		t.Errorf("commit with a modified tracked file = %q, want %s-dirty-<8 hex digits>", dirtyB, head)
+	}
+	write("c")
+	if got := worktreeCommit(dir); got == dirtyB || !strings.HasPrefix(got, head+"-dirty-") {
+		t.Errorf("another diff = %q, want %s-dirty- and a hash other than %q's", got, head, dirtyB)
+	}
+	write("b")
+	if got := worktreeCommit(dir); got != dirtyB {
+		t.Errorf("the first diff again = %q, want %q", got, dirtyB)
+	}
+	t.Setenv("HEADSPACE_COMMIT", "v1.2.3")
+	if got := commit(dir); got != "v1.2.3" {
+		t.Errorf("commit with HEADSPACE_COMMIT = %q, want it verbatim", got)
+	}
+}
+
+// gitIn returns a function that runs git in dir and returns its output.
+func gitIn(t *testing.T, dir string) func(args ...string) string {
+	return func(args ...string) string {
 		t.Helper()
 		cmd := exec.Command("git", append([]string{"-c", "user.name=t", "-c", "user.email=t@example.com", "-c", "commit.gpgsign=false"}, args...)...)
 		cmd.Dir = dir
@@ -76,32 +125,122 @@ func TestCommit(t *testing.T) {
 		}
 		return strings.TrimSpace(string(out))
 	}
-	run("init", "-q")
-	if got := commit(dir); got != "unknown" {
-		t.Errorf("commit in a repository without commits = %q, want unknown", got)
+}
+
+func TestStampedCommit(t *testing.T) {
+	const rev = "1a2b3c4d5e6f7a8b9c0d1a2b3c4d5e6f7a8b9c0d"
+	hash := func() string { return "cafef00d" }
+	for _, tc := range []struct {
+		name     string
+		settings []debug.BuildSetting
+		want     string
+		ok       bool
+	}{
+		{"no VCS stamp (go run, go test, -buildvcs=false)", []debug.BuildSetting{{Key: "GOOS", Value: "linux"}}, "", false},
+		{"clean", []debug.BuildSetting{{Key: "vcs", Value: "git"}, {Key: "vcs.revision", Value: rev}, {Key: "vcs.modified", Value: "false"}}, "1a2b3c4", true},
+		{"dirty", []debug.BuildSetting{{Key: "vcs.revision", Value: rev}, {Key: "vcs.modified", Value: "true"}}, "1a2b3c4-dirty-cafef00d", true},
+		{"a short revision", []debug.BuildSetting{{Key: "vcs.revision", Value: "42"}}, "42", true},
+	} {
+		got, ok := stampedCommit(tc.settings, hash)
+		if got != tc.want || ok != tc.ok {
+			t.Errorf("%s: %q, %v; want %q, %v", tc.name, got, ok, tc.want, tc.ok)
+		}
 	}
-	file := filepath.Join(dir, "a.txt")
-	if err := os.WriteFile(file, []byte("a"), 0o644); err != nil {
+}
+
+// Issue 32, item 16: the commit recorded is the binary's, from the
+// revision the go command stamped into it, not that of the repository
+// the binary happens to run in; and two dirty builds of different code
+// get different labels. The test builds a small program that prints
+// Environment's commit, in a repository of its own (the go command stamps
+// nothing in a git worktree, where this project's helpers work), and
+// runs it in another repository. The build before the fix printed the
+// other repository's commit.
+func TestCommitIsTheBinarys(t *testing.T) {
+	if _, err := exec.LookPath("git"); err != nil {
+		t.Skip("git is not installed: a VCS-stamped build cannot be made")
+	}
+	t.Setenv("HEADSPACE_COMMIT", "")
+	goBin := filepath.Join(runtime.GOROOT(), "bin", "go")
+	if _, err := os.Stat(goBin); err != nil {
+		if goBin, err = exec.LookPath("go"); err != nil {
+			t.Fatalf("no go command: %v", err)
+		}
+	}
+	root, err := filepath.Abs("../../..")
+	if err != nil {
 		t.Fatal(err)
 	}
-	run("add", "a.txt")
-	run("commit", "-q", "-m", "a")
-	head := run("rev-parse", "--short", "HEAD")
-	// Untracked files do not make the tree dirty.
-	if err := os.WriteFile(filepath.Join(dir, "untracked.txt"), []byte("u"), 0o644); err != nil {
+	gomod, err := os.ReadFile(filepath.Join(root, "go.mod"))
+	if err != nil {
 		t.Fatal(err)
 	}
-	if got := commit(dir); got != head {
-		t.Errorf("commit = %q, want %q", got, head)
-	}
-	if err := os.WriteFile(file, []byte("b"), 0o644); err != nil {
+	gosum, err := os.ReadFile(filepath.Join(root, "go.sum"))
+	if err != nil {
 		t.Fatal(err)
 	}
-	if got := commit(dir); got != head+"-dirty" {
-		t.Errorf("commit with a modified tracked file = %q, want %q", got, head+"-dirty")
+	goLine := regexp.MustCompile(`(?m)^go .*$`).Find(gomod)
+	src, other, bin := t.TempDir(), t.TempDir(), t.TempDir()
+	program := func(greeting string) string {
+		return "package main\n\nimport (\n\t\"fmt\"\n\n\t\"github.com/headspace-bench/headspace/harness/blocks/machine\"\n)\n\n" +
+			"func main() {\n\tfor _, c := range machine.Environment(" + strconv.Quote(greeting) + ") {\n\t\tif c.Key == \"commit\" {\n\t\t\tfmt.Println(c.Value)\n\t\t}\n\t}\n}\n"
 	}
-	t.Setenv("HEADSPACE_COMMIT", "v1.2.3")
-	if got := commit(dir); got != "v1.2.3" {
-		t.Errorf("commit with HEADSPACE_COMMIT = %q, want it verbatim", got)
+	files := map[string]string{
+		"go.mod":  "module stamped\n\n" + string(goLine) + "\n\nrequire github.com/headspace-bench/headspace v0.0.0\n\nreplace github.com/headspace-bench/headspace => " + root + "\n",
+		"go.sum":  string(gosum),
+		"main.go": program("a"),
+	}
+	for name, body := range files {
+		if err := os.WriteFile(filepath.Join(src, name), []byte(body), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	n := 0
+	build := func() string {
+		t.Helper()
+		n++
+		exe := filepath.Join(bin, fmt.Sprintf("stamped%d", n))
+		cmd := exec.Command(goBin, "build", "-buildvcs=true", "-o", exe, ".")
+		cmd.Dir = src
+		cmd.Env = append(os.Environ(), "GOFLAGS=-mod=mod", "GOPROXY=off", "GOWORK=off")
+		if out, err := cmd.CombinedOutput(); err != nil {
+			t.Fatalf("go build: %v\n%s", err, out)
+		}
+		run := exec.Command(exe)
+		run.Dir = other
+		out, err := run.Output()
+		if err != nil {
+			t.Fatal(err)
+		}
+		return strings.TrimSpace(string(out))
+	}
+	build() // settles go.mod's requirements before the commit
+	git := gitIn(t, src)
+	git("init", "-q")
+	git("add", ".")
+	git("commit", "-q", "-m", "stamped")
+	rev := git("rev-parse", "HEAD")[:7]
+	o := gitIn(t, other)
+	o("init", "-q")
+	if err := os.WriteFile(filepath.Join(other, "x"), []byte("x"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	o("add", "x")
+	o("commit", "-q", "-m", "other")
+	if got := build(); got != rev {
+		t.Errorf("a clean build run in another repository (%s) records %q, want the binary's %q", o("rev-parse", "--short", "HEAD"), got, rev)
+	}
+	if err := os.WriteFile(filepath.Join(src, "main.go"), []byte(program("b")), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	dirtyB := build()
+	if !regexp.MustCompile("^" + rev + "-dirty-[0-9a-f]{8}$").MatchString(dirtyB) {
+		t.Errorf("a dirty build records %q, want %s-dirty-<8 hex digits>", dirtyB, rev)
+	}
+	if err := os.WriteFile(filepath.Join(src, "main.go"), []byte(program("c")), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if dirtyC := build(); dirtyC == dirtyB || !strings.HasPrefix(dirtyC, rev+"-dirty-") {
+		t.Errorf("a dirty build of other code records %q, want %s-dirty- and a hash other than %q's", dirtyC, rev, dirtyB)
 	}
 }

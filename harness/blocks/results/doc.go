@@ -36,9 +36,12 @@
 // written as given (ns/op stays ns/op) although in memory they are
 // tidied as benchfmt.Reader does (sec/op).
 //
-// If a resumed file's commit changes, benchfmt.Writer starts a new
-// configuration block ("commit: <new>") before the first result of the
-// new commit, so every result keeps the commit it was measured at.
+// A file is resumed only by the build that made it: Open refuses one
+// whose commit differs from the new configuration's (machine.Environment
+// names the binary's own revision, with a hash of the diff for a dirty
+// tree), so results of two code states never share one commit label.
+// Files written before this rule may hold several commit blocks; they
+// are read as before, and resumed by none.
 //
 // # Atomic writes and resume
 //
@@ -47,8 +50,8 @@
 // the sweep how many it already has of each benchmark; it skips those.
 // Open refuses a file that does not read cleanly, and one whose results
 // were recorded under a configuration that differs from the new one in
-// any key but commit: results from different machines or settings must
-// not be mixed in one file, where benchstat would pool them.
+// any key, commit included: results from different machines, settings or
+// builds must not be mixed in one file, where benchstat would pool them.
 //
 // File.Add appends results in memory and rewrites the whole file before
 // it returns: into a temporary file in the same directory (named

@@ -156,7 +156,11 @@ type File struct {
 // source file, an image, an empty file's neighbour), and every result in
 // it must have been recorded with the same configuration as config except
 // for the "commit" key, or Open refuses, naming the keys that differ,
-// rather than mix results from different machines or setups. A symbolic
+// rather than mix results from different machines or setups; and it must
+// have been recorded by the same build, its "commit" the same as
+// config's (machine.Environment names the binary's revision, and a
+// dirty tree's with a hash of it), or Open refuses, naming both, rather
+// than label two code states with one commit. A symbolic
 // link is followed; a device node or pipe (such as /dev/null) is written
 // in place and never read. Nothing is written until the first Add.
 func Open(path string, config []Config) (*File, error) {
@@ -221,6 +225,9 @@ func open(ctx context.Context, path string, config []Config, fresh bool) (_ *Fil
 		for _, r := range existing {
 			if diff := configDiff(r.Config, cfg); diff != "" {
 				return nil, refused("%s holds results of a different setup (%s); refusing to mix them: use another --out, or --fresh to replace it", path, diff)
+			}
+			if have, want := commitOf(r.Config), commitOf(cfg); have != want {
+				return nil, refused("%s holds results of another build (commit %q in file, now %q); refusing to put two code states in one file: use another --out, or --fresh to replace it", path, have, want)
 			}
 		}
 		f.meta = meta
@@ -675,6 +682,16 @@ func configDiff(have, want []benchfmt.Config) string {
 		diffs = append(diffs, fmt.Sprintf("%s: %q in file, not set now", k, h[k]))
 	}
 	return strings.Join(diffs, "; ")
+}
+
+// commitOf is the "commit" key's value in a configuration, or "".
+func commitOf(cfg []benchfmt.Config) string {
+	for _, c := range cfg {
+		if c.File && c.Key == "commit" {
+			return string(c.Value)
+		}
+	}
+	return ""
 }
 
 // trimPrefix returns a benchmark name without its "Benchmark" prefix.

@@ -187,11 +187,15 @@ BenchmarkLadder/level=raw/workers=4/transforms=naive-2 10 5e+08 ns/op 2 steps/s 
 	}
 }
 
-// A resumed file whose commit changed keeps each result's commit: the
-// writer starts a new configuration block.
-func TestFileCommitChange(t *testing.T) {
+// Issue 32, item 16: a file is resumed only by the build that made it.
+// A resumed file whose commit changed (another revision, or a dirty tree
+// whose diff changed: machine.Environment hashes it into the commit) is
+// refused, naming both, and left as it was; --fresh replaces it. The
+// build before the fix resumed it, with the new results in a second
+// configuration block.
+func TestResumeRefusesAnotherBuild(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "r.txt")
-	f, err := Open(path, testConfig)
+	f, err := Open(path, withCommit("def5678-dirty-0a1b2c3d"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -199,25 +203,56 @@ func TestFileCommitChange(t *testing.T) {
 		t.Fatal(err)
 	}
 	f.Close()
-	f, err = Open(path, withCommit("def5678-dirty"))
+	before := readString(t, path)
+	for _, other := range []string{"def5678-dirty-99999999", "abc1234", "def5678-dirty"} {
+		f, err = Open(path, withCommit(other))
+		if !errors.Is(err, ErrRefused) || !strings.Contains(err.Error(), `holds results of another build (commit "def5678-dirty-0a1b2c3d" in file, now "`+other+`")`) {
+			t.Errorf("resuming with commit %s: %v, want it refused naming both builds", other, err)
+		}
+		if err == nil {
+			f.Close()
+		}
+	}
+	if got := readString(t, path); got != before {
+		t.Errorf("a refused resume changed the file:\n%s", got)
+	}
+	f, err = Open(path, withCommit("def5678-dirty-0a1b2c3d"))
 	if err != nil {
-		t.Fatalf("a different commit must resume: %v", err)
+		t.Fatalf("the same build must resume: %v", err)
 	}
 	if err := f.Add(ladderResult("raw", 6e8)); err != nil {
 		t.Fatal(err)
 	}
+	f.Close()
+	f, err = OpenFresh(path, withCommit("abc1234"))
+	if err != nil {
+		t.Fatalf("--fresh with another build: %v", err)
+	}
+	if err := f.Add(ladderResult("raw", 7e8)); err != nil {
+		t.Fatal(err)
+	}
+	f.Close()
 	rs, err := Read(path)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(rs) != 2 || rs[0].GetConfig("commit") != "abc1234" || rs[1].GetConfig("commit") != "def5678-dirty" {
-		t.Fatalf("commits = %q, %q; want abc1234, def5678-dirty", rs[0].GetConfig("commit"), rs[1].GetConfig("commit"))
+	if len(rs) != 1 || rs[0].GetConfig("commit") != "abc1234" {
+		t.Errorf("after --fresh: %d results, commit %q; want 1 of abc1234", len(rs), rs[0].GetConfig("commit"))
 	}
-	if rs[1].GetConfig("cpu") != "Test CPU" {
-		t.Errorf("second block lost the cpu key")
+	// A file that already mixes two builds (written before this rule) is
+	// resumed by neither.
+	mixed := filepath.Join(t.TempDir(), "mixed.txt")
+	body := "commit: abc1234\n\nBenchmarkA 1 30 frames/s\n\ncommit: def5678\n\nBenchmarkA 1 31 frames/s\n"
+	if err := os.WriteFile(mixed, []byte(body), 0o644); err != nil {
+		t.Fatal(err)
 	}
-	if !strings.Contains(readString(t, path), "\n\ncommit: def5678-dirty\n\n") {
-		t.Errorf("no new commit block:\n%s", readString(t, path))
+	for _, c := range []string{"abc1234", "def5678"} {
+		if f, err := Open(mixed, []Config{{"commit", c}}); !errors.Is(err, ErrRefused) {
+			t.Errorf("a file of two builds resumed by %s: %v", c, err)
+			if err == nil {
+				f.Close()
+			}
+		}
 	}
 }
 
@@ -393,7 +428,7 @@ func TestResumeKeepsUnitMetadata(t *testing.T) {
 	if err := os.WriteFile(path, []byte(orig), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	f, err := Open(path, []Config{{"commit", "y"}})
+	f, err := Open(path, []Config{{"commit", "x"}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -401,7 +436,7 @@ func TestResumeKeepsUnitMetadata(t *testing.T) {
 	if err := f.Add(r); err != nil {
 		t.Fatal(err)
 	}
-	want := "Unit frames/s assume=exact\nUnit frames/s better=higher\n\ncommit: x\n\nBenchmarkA 1 30 frames/s\n\ncommit: y\n\nBenchmarkA 1 31 frames/s\n"
+	want := "Unit frames/s assume=exact\nUnit frames/s better=higher\n\ncommit: x\n\nBenchmarkA 1 30 frames/s\nBenchmarkA 1 31 frames/s\n"
 	if got := readString(t, path); got != want {
 		t.Errorf("file:\n%s\nwant:\n%s", got, want)
 	}

@@ -66,6 +66,9 @@
 //
 // Files from different machines are not compared (Evidence), and a file
 // with no cpu: or no cores: line names no machine: it counts as another.
+// Nor is a benchmark judged on its side metrics alone: a result of a
+// benchmark both sides hold that lacks a finite value of its headline
+// metric (Headline: steps/s for the ladder) makes the evidence short.
 //
 // Report.Regressions lists the regressions, and Report.WriteText prints
 // the table followed by a summary that names every regression, every

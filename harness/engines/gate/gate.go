@@ -196,6 +196,13 @@ type Row struct {
 	// Note explains the verdict where it needs explaining, such as how
 	// many samples are missing.
 	Note string
+	// Headline marks the headline metric (see Headline; either side's)
+	// of a benchmark both sides hold.
+	Headline bool
+	// Missing counts, per side (old, new), the benchmark's results on
+	// that side without a finite value of this unit: the unit absent,
+	// NaN or infinite.
+	Missing [2]int
 	// Warnings are benchmath's warnings about the samples and test.
 	Warnings []string
 }
@@ -253,12 +260,37 @@ func (r Report) with(v Verdict) []Row {
 func (r Report) checked() int {
 	n := 0
 	for _, row := range r.Rows {
-		switch row.Verdict {
-		case NoChange, Regression, Improvement, UnknownDirection:
+		if row.decided() {
 			n++
 		}
 	}
 	return n
+}
+
+// decided reports whether the gate compared the row.
+func (row Row) decided() bool {
+	switch row.Verdict {
+	case NoChange, Regression, Improvement, UnknownDirection:
+		return true
+	}
+	return false
+}
+
+// Headline returns a result's headline unit, tidied: the unit its
+// benchmark is about, which a gate may not pass without. It is the first
+// unit the result records, passing over sec/op (ns/op, which Go's
+// convention puts first) when another unit follows it: steps/s for the
+// ladder, GB/s for CUDACopy, step-ns for CUDAStep, ns/op for a plain Go
+// benchmark. A benchmark's headline on each side is its first result's
+// there.
+func Headline(r *benchfmt.Result) string {
+	for i, v := range r.Values {
+		u := results.TidyValue(v).Unit
+		if u != "sec/op" || i == len(r.Values)-1 {
+			return u
+		}
+	}
+	return ""
 }
 
 func (r Report) names() (oldName, newName string) {
@@ -274,10 +306,11 @@ func (r Report) names() (oldName, newName string) {
 
 // Evidence says why the report cannot be trusted to pass or fail, or nil:
 // a side with no results (an empty, foreign or crashed run's file), no
-// metric compared at all, fewer than minCoverage of the old side's
-// benchmarks in the new, or files from different machines when the
-// comparison was not allowed across them. A command gating on the report
-// exits 2 on it, whatever the verdicts.
+// metric compared at all, a benchmark on both sides with a result that
+// lacks a finite value of its headline metric (Headline), fewer than minCoverage of the old side's benchmarks in the
+// new, or files from different machines when the comparison was not
+// allowed across them. A command gating on the report exits 2 on it,
+// whatever the verdicts.
 func (r Report) Evidence(minCoverage float64) error {
 	oldName, newName := r.names()
 	switch {
@@ -290,6 +323,17 @@ func (r Report) Evidence(minCoverage float64) error {
 			oldName, newName, strings.Join(r.MachineDiffs, "; "))
 	case r.checked() == 0:
 		return fmt.Errorf("no metric could be compared between %s and %s (%d rows, none on both sides with enough samples)", oldName, newName, len(r.Rows))
+	}
+	for _, row := range r.Rows {
+		if !row.Headline {
+			continue
+		}
+		for s, name := range []string{oldName, newName} {
+			if n := row.Missing[s]; n > 0 {
+				return fmt.Errorf("%s: %s %s, the benchmark's headline metric, is missing or not finite in %d of its results there: a broken measurement, and no verdict on the other metrics alone",
+					name, row.Name, row.Unit, n)
+			}
+		}
 	}
 	if cov := float64(r.Covered) / float64(max(r.OldBenchmarks, 1)); cov < minCoverage {
 		return fmt.Errorf("%s holds %d of the %d benchmarks of %s (%s), under the %s coverage the gate needs (--min-coverage)",
@@ -422,7 +466,8 @@ type accumulator struct {
 	names   []benchproc.Key                   // benchmarks, in order of first appearance
 	units   map[benchproc.Key][]benchproc.Key // benchmark → its metrics, in order of first appearance
 	results [2]int
-	benches [2]map[benchproc.Key]bool
+	benches [2]map[benchproc.Key]int    // benchmark → its results on the side
+	heads   [2]map[benchproc.Key]string // benchmark → its headline unit on the side (Headline)
 	config  [2]map[string]map[string]bool
 	keys    []string
 	scratch benchfmt.Result // r, normalized for projection
@@ -441,7 +486,7 @@ func (a *accumulator) init() {
 	a.metric, a.bench, a.name, a.unit = metric, bench, bench.Fields()[0], unit
 	a.groups, a.units = map[benchproc.Key]*group{}, map[benchproc.Key][]benchproc.Key{}
 	for s := range 2 {
-		a.benches[s], a.config[s] = map[benchproc.Key]bool{}, map[string]map[string]bool{}
+		a.benches[s], a.heads[s], a.config[s] = map[benchproc.Key]int{}, map[benchproc.Key]string{}, map[string]map[string]bool{}
 	}
 }
 
@@ -467,7 +512,10 @@ func (a *accumulator) add(side int, r *benchfmt.Result) {
 	a.results[side]++
 	r = a.normalize(r)
 	bench := a.bench.Project(r)
-	a.benches[side][bench] = true
+	if a.benches[side][bench] == 0 {
+		a.heads[side][bench] = Headline(r)
+	}
+	a.benches[side][bench]++
 	for _, c := range r.Config {
 		if !c.File || c.Key == "commit" || c.Key == "date" {
 			continue
@@ -510,7 +558,7 @@ func (a *accumulator) report(opt Options) Report {
 	rep := Report{Alpha: opt.Alpha, Threshold: opt.Threshold,
 		OldResults: a.results[0], NewResults: a.results[1], OldBenchmarks: len(a.benches[0])}
 	for b := range a.benches[0] {
-		if a.benches[1][b] {
+		if a.benches[1][b] > 0 {
 			rep.Covered++
 		}
 	}
@@ -521,12 +569,16 @@ func (a *accumulator) report(opt Options) Report {
 		for _, k := range a.units[bench] {
 			g, unit := a.groups[k], k.Get(a.unit)
 			row := Row{
-				Name:   "Benchmark" + name,
-				Unit:   unit,
-				Better: direction(unit, opt.Units),
-				Delta:  math.NaN(),
-				P:      math.NaN(),
-				Q:      math.NaN(),
+				Name:     "Benchmark" + name,
+				Unit:     unit,
+				Better:   direction(unit, opt.Units),
+				Delta:    math.NaN(),
+				P:        math.NaN(),
+				Q:        math.NaN(),
+				Headline: a.benches[0][bench] > 0 && a.benches[1][bench] > 0 && (unit == a.heads[0][bench] || unit == a.heads[1][bench]),
+			}
+			for side := range 2 {
+				row.Missing[side] = max(0, a.benches[side][bench]-len(g.vals[side]))
 			}
 			var samples [2]*benchmath.Sample
 			for side := range 2 {

@@ -465,6 +465,80 @@ func TestEvidence(t *testing.T) {
 	}
 }
 
+// ladderLike returns one result per ns/op value with steps/s (its
+// headline unit) after it: steps[i], or none where steps is shorter.
+func ladderLike(name string, ns, steps []float64) []*benchfmt.Result {
+	rs := resultsOf(name, "ns/op", ns...)
+	for i, r := range rs {
+		r.Values[0].Value = ns[i]
+		if i < len(steps) {
+			r.Values = append(r.Values, benchfmt.Value{Value: steps[i], Unit: "steps/s"})
+		}
+	}
+	return rs
+}
+
+// Issue 32, item 15: a benchmark's headline metric (steps/s for the
+// ladder) missing or not finite in any of its results is short evidence,
+// whatever the other metrics say: the gate passed a new file whose
+// steps/s was NaN everywhere because its ns/op compared fine.
+func TestEvidenceHeadline(t *testing.T) {
+	ns, steps := spread(1e8, 8), spread(10, 8)
+	nan := slices.Repeat([]float64{math.NaN()}, 8)
+	withNaN := slices.Clone(steps)
+	withNaN[0], withNaN[5] = math.NaN(), math.Inf(1)
+	for _, tc := range []struct {
+		name     string
+		old, new []*benchfmt.Result
+		want     string // "" for enough evidence
+	}{
+		{"both finite", ladderLike("L", ns, steps), ladderLike("L", ns, steps), ""},
+		{"NaN everywhere in new", ladderLike("L", ns, steps), ladderLike("L", ns, nan),
+			"new: BenchmarkL steps/s, the benchmark's headline metric, is missing or not finite in 8 of its results there"},
+		{"NaN everywhere in old", ladderLike("L", ns, nan), ladderLike("L", ns, steps), "old: BenchmarkL steps/s, the benchmark's headline metric"},
+		{"absent from new", ladderLike("L", ns, steps), ladderLike("L", ns, nil), "new: BenchmarkL steps/s, the benchmark's headline metric, is missing or not finite in 8"},
+		{"absent from all but 1 of new", ladderLike("L", ns, steps), ladderLike("L", ns, steps[:1]), "new: BenchmarkL steps/s, the benchmark's headline metric, is missing or not finite in 7"},
+		{"two non-finite in new", ladderLike("L", ns, steps), ladderLike("L", ns, withNaN), "new: BenchmarkL steps/s, the benchmark's headline metric, is missing or not finite in 2"},
+		{"absent from 6 of new", ladderLike("L", ns, steps), ladderLike("L", ns, steps[:2]), "new: BenchmarkL steps/s, the benchmark's headline metric, is missing or not finite in 6"},
+		{"other units non-finite: compared as before", ladderLike("L", slices.Concat(ns[:7], nan[:1]), steps), ladderLike("L", ns, steps), ""},
+		{"plain Go benchmark: ns/op is its headline", resultsOf("G", "ns/op", ns...), resultsOf("G", "ns/op", ns...), ""},
+		{"a benchmark only in old is coverage's business", append(ladderLike("L", ns, steps), ladderLike("M", ns, nan)...),
+			append(append(ladderLike("L", ns, steps), ladderLike("N", ns, steps)...), ladderLike("P", ns, steps)...), "holds 1 of the 2 benchmarks"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			opt := DefaultOptions()
+			rep := Compare(tc.old, tc.new, opt)
+			err := rep.Evidence(opt.MinCoverage)
+			if (tc.want == "") != (err == nil) || err != nil && !strings.Contains(err.Error(), tc.want) {
+				t.Errorf("Evidence() = %v, want %q", err, tc.want)
+			}
+		})
+	}
+}
+
+func TestHeadline(t *testing.T) {
+	for _, tc := range []struct {
+		units []string
+		want  string
+	}{
+		{[]string{"ns/op", "steps/s", "samples/s"}, "steps/s"},
+		{[]string{"ns/op"}, "sec/op"},
+		{[]string{"GB/s"}, "GB/s"},
+		{[]string{"step-ns"}, "step-sec"},
+		{[]string{"ttfb-ns", "samples/s"}, "ttfb-sec"},
+		{[]string{"ns/op", "B/op", "allocs/op"}, "B/op"},
+		{nil, ""},
+	} {
+		r := &benchfmt.Result{Name: benchfmt.Name("X"), Iters: 1}
+		for _, u := range tc.units {
+			r.Values = append(r.Values, benchfmt.Value{Value: 1, Unit: u})
+		}
+		if got := Headline(r); got != tc.want {
+			t.Errorf("Headline(%v) = %q, want %q", tc.units, got, tc.want)
+		}
+	}
+}
+
 func TestOptionsValidate(t *testing.T) {
 	for _, tc := range []struct {
 		threshold, alpha, coverage float64
