@@ -230,6 +230,15 @@ func describe(ctx context.Context, cfg loader.Config) string {
 	if cfg.DecodeScale == ondisk.DecodeScaleAuto {
 		dec += ", decode scale " + cfg.DecodeScaleSetting()
 	}
+	if cfg.Remote() {
+		in, err := ondisk.InspectWith(ctx, cfg.Data, cfg.Bucket)
+		if err != nil || in.Remote == nil {
+			return ""
+		}
+		r := in.Remote
+		return fmt.Sprintf("data %s: %d samples, %s, %s; listed %d objects (%.1f MB) in %.3f s; fetch concurrency %d, max failures %d, decoder %s\n",
+			cfg.Data, in.Count, in.Format, in.Layout, r.Objects, float64(r.Bytes)/1e6, r.List.Seconds(), cmp.Or(cfg.Bucket.Concurrency, bucket.DefaultConcurrency), cfg.MaxFailures, dec)
+	}
 	m, err := ondisk.ReadManifest(cfg.Data)
 	if err != nil {
 		in, err := ondisk.Inspect(ctx, cfg.Data)

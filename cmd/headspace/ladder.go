@@ -5,6 +5,7 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"github.com/headspace-bench/headspace/datasets/bucket"
 	"io"
 	"slices"
 	"strconv"
@@ -247,6 +248,8 @@ func runLadder(ctx context.Context, args []string, stdout, stderr io.Writer) err
 		if l.Levels, err = ladder.ParseLevels(*levelsFlag); err != nil {
 			return usageError{err.Error()}
 		}
+	} else if bucket.IsURL(pf.data.dir) {
+		l.Levels = ladder.RemoteLevels
 	} else if pf.data.dir != "" {
 		l.Levels = ladder.OnDiskLevels
 	}

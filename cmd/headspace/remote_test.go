@@ -44,7 +44,7 @@ func TestRemoteLadder(t *testing.T) {
 		t.Fatalf("index: exit %d, %q, %q", code, out, stderr)
 	}
 	res := filepath.Join(t.TempDir(), "r.txt")
-	code, _, stderr = runCLI("ladder", "--data", "s3://train/ds", "--levels", "none,encoded", "--transforms", "fast",
+	code, _, stderr = runCLI("ladder", "--data", "s3://train/ds", "--levels", "none,local,encoded", "--transforms", "fast",
 		"--workers", "1", "--steps", "2", "--count", "1", "--step", "1ms", "--batch", "4", "--crop", "16",
 		"--fetch-concurrency", "3", "--chunk-size", "65536", "--out", res)
 	if code != 0 {
@@ -54,7 +54,7 @@ func TestRemoteLadder(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, want := range []string{"data-store: s3", "fetch-concurrency: 3", "chunk-size: 65536", "price-source: AWS", " requests/sample", " req-p99-ns", " epoch-usd", "Unit requests/sample better=lower"} {
+	for _, want := range []string{"BenchmarkLadder/level=local/", " copy-MB/s", "data-store: s3", "fetch-concurrency: 3", "chunk-size: 65536", "price-source: AWS", " requests/sample", " req-p99-ns", " epoch-usd", "Unit requests/sample better=lower"} {
 		if !strings.Contains(string(b), want) {
 			t.Errorf("result file lacks %q:\n%s", want, b)
 		}

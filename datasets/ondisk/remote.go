@@ -27,6 +27,9 @@ type Remote struct {
 	Bytes   int64         // their total size
 	List    time.Duration // the listing's time
 	Index   time.Duration // reading headers (ImageFolder, WebDataset, shards)
+	// Fingerprint is the SHA-256 of every listed object's name, size and
+	// ETag: a local copy is kept per listing.
+	Fingerprint string
 }
 
 // headerBytes is how much of an image a remote index reads to find its
@@ -80,10 +83,13 @@ func loadRemote(ctx context.Context, c *bucket.Client) (*remoteMeta, error) {
 	}
 	r := &Remote{URL: where, Objects: len(objs), List: time.Since(t0)}
 	meta := &remoteMeta{c: c, info: r, sizes: make(map[string]int64, len(objs))}
+	h := sha256.New()
 	for _, o := range objs {
 		meta.sizes[o.Name] = o.Size
 		r.Bytes += o.Size
+		fmt.Fprintf(h, "%q %d %s\n", o.Name, o.Size, o.ETag)
 	}
+	r.Fingerprint = hex.EncodeToString(h.Sum(nil))
 	if meta.kind, err = remoteKind(where, objs); err != nil {
 		return nil, err
 	}

@@ -169,3 +169,53 @@ func TestRemoteNotADataset(t *testing.T) {
 		t.Fatalf("OpenRemote of an empty prefix: %v", err)
 	}
 }
+
+// TestCopyTo: the local copy of a dataset in a bucket reads as the
+// original directory does, and a second copy downloads nothing.
+func TestCopyTo(t *testing.T) {
+	t.Setenv("HEADSPACE_CACHE", t.TempDir())
+	src := t.TempDir()
+	write(t, src, "jpeg", "shards")
+	c := uploadTo(t, "copy-to", src)
+	ctx := context.Background()
+	d, err := OpenRemote(ctx, c, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir, err := d.LocalCopyDir()
+	if err != nil || !strings.Contains(dir, "copy") {
+		t.Fatalf("LocalCopyDir = %q, %v", dir, err)
+	}
+	got, err := d.CopyTo(ctx, dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got.Objects != d.RemoteInfo().Objects || got.Bytes != d.RemoteInfo().Bytes {
+		t.Errorf("copied %+v, listed %+v", got, d.RemoteInfo())
+	}
+	local, orig := open(t, dir, Options{}), open(t, src, Options{})
+	for i := range orig.Len() {
+		a, err1 := orig.Fetch(ctx, i, nil)
+		b, err2 := local.Fetch(ctx, i, nil)
+		if err1 != nil || err2 != nil || !bytes.Equal(a, b) {
+			t.Fatalf("sample %d of the copy differs: %v %v", i, err1, err2)
+		}
+	}
+	again, err := d.CopyTo(ctx, dir)
+	if err != nil || again.Objects != 0 {
+		t.Errorf("a second copy: %+v, %v; want nothing copied", again, err)
+	}
+}
+
+// TestCopyToRefusesEscapingNames: an object name that would leave the
+// copy's directory is refused before anything is fetched.
+func TestCopyToRefusesEscapingNames(t *testing.T) {
+	c := uploadTo(t, "copy-escape", func() string { d := t.TempDir(); write(t, d, "png", "files"); return d }())
+	for _, name := range []string{"../evil.jpg", "a/../../evil.jpg", "/abs.jpg"} {
+		d := &Dataset{dir: "s3://copy-escape/ds", remote: c, remoteInfo: &Remote{URL: "s3://copy-escape/ds"}, sizes: map[string]int64{name: 3}}
+		_, err := d.CopyTo(context.Background(), t.TempDir())
+		if err == nil || !strings.Contains(err.Error(), "leaves the copy's directory") {
+			t.Errorf("CopyTo with an object named %q: %v", name, err)
+		}
+	}
+}

@@ -19,9 +19,11 @@ import (
 type Level int
 
 // The five levels of the document, from the full pipeline to the model
-// alone, and encoded, between none and raw, for a dataset on disk.
+// alone; encoded, between none and raw, for a dataset on disk or in a
+// bucket; and local, between none and encoded, for a dataset in a bucket.
 const (
 	None    Level = iota // the full pipeline: raw data, transforms, batching, upload, step
+	Local                // the bucket's objects copied to local disk first: fetch from disk, decode, … (data in a bucket only)
 	Encoded              // one sample's file bytes reused: decode, transforms, batching, upload, step (data on disk only)
 	Raw                  // one raw sample reused: transforms, batching, upload, step
 	Sample               // one processed sample reused: batching, upload, step
@@ -49,8 +51,15 @@ var SampleStages = []string{Load, Fetch, Decode, Transform}
 
 // FetchStage is what level none adds over level encoded: reading the
 // sample's bytes from storage (DS-Analyzer's fetch stall; decoding is its
-// prep).
+// prep). With data in a bucket, it is what local adds over encoded:
+// reading the local copy.
 const FetchStage = "fetching"
+
+// NetworkStage is what level none adds over level local with data in a
+// bucket: fetching the sample's bytes over the network instead of from
+// the local copy (the first epoch's cost, or every epoch's when the local
+// cache is smaller than the data).
+const NetworkStage = "network fetching"
 
 // row is one level of the table.
 type row struct {
@@ -58,30 +67,45 @@ type row struct {
 	caches string   // what is cached, in words
 	runs   []string // the stages that still run per step
 	stage  string   // what the level adds over the one above it
-	onDisk bool     // the level needs a dataset on disk
+	needs  data     // the data the level needs
 }
+
+// data is what a level needs of the dataset: any (the synthetic fill
+// too), one on disk or in a bucket, or one in a bucket.
+type data int
+
+const (
+	anyData data = iota
+	diskData
+	bucketData
+)
 
 // table is the one table of levels, in order, from the full pipeline up.
 var table = [...]row{
-	None:    {"none", "nothing", []string{Load, Fetch, Decode, Transform, Collate, Batch, Upload, Step}, "raw data loading", false},
-	Encoded: {"encoded", "one sample's file bytes", []string{Decode, Transform, Collate, Batch, Upload, Step}, "decoding", true},
-	Raw:     {"raw", "one raw sample", []string{Transform, Collate, Batch, Upload, Step}, "transforms", false},
-	Sample:  {"sample", "one processed sample", []string{Collate, Batch, Upload, Step}, "batching (collate)", false},
-	Host:    {"host", "one collated batch on the host", []string{Upload, Step}, "host-to-device transfer", false},
-	Device:  {"device", "one batch on the device", []string{Step}, "model step", false},
+	None:    {"none", "nothing", []string{Load, Fetch, Decode, Transform, Collate, Batch, Upload, Step}, "raw data loading", anyData},
+	Local:   {"local", "the bucket's objects, copied to local disk", []string{Fetch, Decode, Transform, Collate, Batch, Upload, Step}, FetchStage, bucketData},
+	Encoded: {"encoded", "one sample's file bytes", []string{Decode, Transform, Collate, Batch, Upload, Step}, "decoding", diskData},
+	Raw:     {"raw", "one raw sample", []string{Transform, Collate, Batch, Upload, Step}, "transforms", anyData},
+	Sample:  {"sample", "one processed sample", []string{Collate, Batch, Upload, Step}, "batching (collate)", anyData},
+	Host:    {"host", "one collated batch on the host", []string{Upload, Step}, "host-to-device transfer", anyData},
+	Device:  {"device", "one batch on the device", []string{Step}, "model step", anyData},
 }
 
 // Levels is the document's five levels, from the full pipeline up to the
 // device cache: every level that runs on any dataset.
-var Levels = levels(false)
+var Levels = levels(anyData)
 
 // OnDiskLevels is every level of a dataset on disk: Levels and Encoded.
-var OnDiskLevels = levels(true)
+var OnDiskLevels = levels(diskData)
 
-func levels(onDisk bool) []Level {
+// RemoteLevels is every level of a dataset in a bucket: OnDiskLevels and
+// Local.
+var RemoteLevels = levels(bucketData)
+
+func levels(have data) []Level {
 	var out []Level
 	for l, r := range table {
-		if onDisk || !r.onDisk {
+		if r.needs <= have {
 			out = append(out, Level(l))
 		}
 	}
@@ -117,8 +141,11 @@ func (l Level) Stage() string {
 	return table[l].stage
 }
 
-// OnDisk reports whether l needs a dataset on disk.
-func (l Level) OnDisk() bool { return l.Valid() && table[l].onDisk }
+// OnDisk reports whether l needs a dataset on disk (or in a bucket).
+func (l Level) OnDisk() bool { return l.Valid() && table[l].needs >= diskData }
+
+// Remote reports whether l needs a dataset in a bucket.
+func (l Level) Remote() bool { return l.Valid() && table[l].needs == bucketData }
 
 // Runs reports whether l still runs the stage named stage. A stage not in
 // the table (the loader's own bookkeeping, such as "index") runs wherever
@@ -141,16 +168,20 @@ func (l Level) Loader() bool { return l.Valid() && slices.Contains(table[l].runs
 
 // Between names the stages that lo runs and above does not, e.g.
 // "transforms" or "raw data loading + transforms" when a level between
-// them was not measured. From none, encoded's decoding is part of raw data
-// loading; none against encoded is FetchStage.
+// them was not measured. From none, encoded's decoding and local's fetching
+// are part of raw data loading; none against encoded is FetchStage, none
+// against local NetworkStage.
 func Between(lo, above Level) string {
-	if lo == None && above == Encoded {
+	switch {
+	case lo == None && above == Local:
+		return NetworkStage
+	case lo == None && above == Encoded:
 		return FetchStage
 	}
 	var names []string
 	for l := lo; l < above; l++ {
-		if l == Encoded && lo == None {
-			continue // raw data loading includes the decode
+		if (l == Local || l == Encoded) && lo == None {
+			continue // raw data loading includes the fetch and the decode
 		}
 		names = append(names, l.Stage())
 	}

@@ -17,15 +17,17 @@ func TestTable(t *testing.T) {
 		stage  string
 		loader bool
 		onDisk bool
+		remote bool
 	}{
-		{None, "none", []string{Load, Fetch, Decode, Transform, Collate, Batch, Upload, Step}, "raw data loading", true, false},
-		{Encoded, "encoded", []string{Decode, Transform, Collate, Batch, Upload, Step}, "decoding", true, true},
-		{Raw, "raw", []string{Transform, Collate, Batch, Upload, Step}, "transforms", true, false},
-		{Sample, "sample", []string{Collate, Batch, Upload, Step}, "batching (collate)", true, false},
-		{Host, "host", []string{Upload, Step}, "host-to-device transfer", false, false},
-		{Device, "device", []string{Step}, "model step", false, false},
+		{None, "none", []string{Load, Fetch, Decode, Transform, Collate, Batch, Upload, Step}, "raw data loading", true, false, false},
+		{Local, "local", []string{Fetch, Decode, Transform, Collate, Batch, Upload, Step}, FetchStage, true, true, true},
+		{Encoded, "encoded", []string{Decode, Transform, Collate, Batch, Upload, Step}, "decoding", true, true, false},
+		{Raw, "raw", []string{Transform, Collate, Batch, Upload, Step}, "transforms", true, false, false},
+		{Sample, "sample", []string{Collate, Batch, Upload, Step}, "batching (collate)", true, false, false},
+		{Host, "host", []string{Upload, Step}, "host-to-device transfer", false, false, false},
+		{Device, "device", []string{Step}, "model step", false, false, false},
 	} {
-		if tc.l.String() != tc.name || tc.l.Stage() != tc.stage || tc.l.Loader() != tc.loader || tc.l.OnDisk() != tc.onDisk || tc.l.Caches() == "" {
+		if tc.l.String() != tc.name || tc.l.Stage() != tc.stage || tc.l.Loader() != tc.loader || tc.l.OnDisk() != tc.onDisk || tc.l.Remote() != tc.remote || tc.l.Caches() == "" {
 			t.Errorf("%d: %s %q loader %v on disk %v caches %q", int(tc.l), tc.l, tc.l.Stage(), tc.l.Loader(), tc.l.OnDisk(), tc.l.Caches())
 		}
 		for _, s := range []string{Load, Fetch, Decode, Transform, Collate, Batch, Upload, Step} {
@@ -43,8 +45,9 @@ func TestTable(t *testing.T) {
 	if Level(9).Valid() || Level(9).String() != "Level(9)" || Level(-1).Runs(Step) {
 		t.Error("Level(9) or Level(-1) is valid")
 	}
-	if !slices.Equal(Levels, []Level{None, Raw, Sample, Host, Device}) || !slices.Equal(OnDiskLevels, []Level{None, Encoded, Raw, Sample, Host, Device}) {
-		t.Errorf("Levels %v, OnDiskLevels %v", Levels, OnDiskLevels)
+	if !slices.Equal(Levels, []Level{None, Raw, Sample, Host, Device}) || !slices.Equal(OnDiskLevels, []Level{None, Encoded, Raw, Sample, Host, Device}) ||
+		!slices.Equal(RemoteLevels, []Level{None, Local, Encoded, Raw, Sample, Host, Device}) {
+		t.Errorf("Levels %v, OnDiskLevels %v, RemoteLevels %v", Levels, OnDiskLevels, RemoteLevels)
 	}
 }
 
@@ -54,6 +57,9 @@ func TestAttribution(t *testing.T) {
 		want      string
 	}{
 		{None, Encoded, FetchStage},
+		{None, Local, NetworkStage},
+		{Local, Encoded, FetchStage},
+		{Local, Raw, "fetching + decoding"},
 		{None, Raw, "raw data loading"},
 		{Encoded, Raw, "decoding"},
 		{None, Sample, "raw data loading + transforms"},
@@ -74,7 +80,7 @@ func TestAttribution(t *testing.T) {
 }
 
 func TestParseList(t *testing.T) {
-	if _, err := ParseList("none,cpu"); err == nil || !strings.Contains(err.Error(), `unknown level "cpu" (want one of none, encoded, raw, sample, host, device)`) {
+	if _, err := ParseList("none,cpu"); err == nil || !strings.Contains(err.Error(), `unknown level "cpu" (want one of none, local, encoded, raw, sample, host, device)`) {
 		t.Errorf("ParseList: %v", err)
 	}
 	if ls, err := ParseList("device, none,none"); err != nil || !slices.Equal(ls, []Level{Device, None}) {

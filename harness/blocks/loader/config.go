@@ -297,6 +297,8 @@ func (c Config) Supports(l level.Level) error {
 		return fmt.Errorf("loader: unknown level %d", int(l))
 	case !l.Loader():
 		return fmt.Errorf("loader: level %s keeps a whole batch: no loader runs", l)
+	case l.Remote() && !c.Remote():
+		return fmt.Errorf("level %s needs a dataset in a bucket (--data s3://BUCKET/PREFIX): it copies the bucket's objects to local disk", l)
 	case l.OnDisk() && c.Data == "":
 		return fmt.Errorf("level %s needs a dataset on disk (--data): the synthetic fill has no encoded bytes to cache", l)
 	}
@@ -344,14 +346,45 @@ func (c Config) PreparePageCache(ctx context.Context) error {
 	return err
 }
 
-// openData opens Data and checks that it is the dataset Dataset
-// describes.
-func (c Config) openData(ctx context.Context) (*ondisk.Dataset, error) {
+// dataOptions are the reader's options for Data.
+func (c Config) dataOptions() ondisk.Options {
 	opts := ondisk.Options{MaxFailures: c.MaxFailures, Decoder: c.Decoder,
 		Width: c.Dataset.Width, Height: c.Dataset.Height, Bucket: c.Bucket}
 	if c.scaled() {
 		opts.DecodeMinSide = c.Transforms.Crop
 	}
+	return opts
+}
+
+// localCopy is the local copy of d, a dataset in a bucket, for
+// level.Local: its objects downloaded (once per listing, kept in the cache
+// for later runs: what a training job's local cache holds after its first
+// epoch) and opened from disk with c's options. d is closed.
+func (c Config) localCopy(ctx context.Context, d *ondisk.Dataset) (*ondisk.Dataset, ondisk.Copied, error) {
+	defer d.Close()
+	dir, err := d.LocalCopyDir()
+	if err != nil {
+		return nil, ondisk.Copied{}, err
+	}
+	copied, err := d.CopyTo(ctx, dir)
+	if err != nil {
+		return nil, copied, err
+	}
+	local, err := ondisk.OpenContext(ctx, dir, c.dataOptions())
+	if err != nil {
+		return nil, copied, err
+	}
+	if local.Len() != d.Len() {
+		local.Close()
+		return nil, copied, fmt.Errorf("loader: the local copy %s of %s holds %d samples, the bucket %d", dir, c.Data, local.Len(), d.Len())
+	}
+	return local, copied, nil
+}
+
+// openData opens Data and checks that it is the dataset Dataset
+// describes.
+func (c Config) openData(ctx context.Context) (*ondisk.Dataset, error) {
+	opts := c.dataOptions()
 	d, err := ondisk.OpenContext(ctx, c.Data, opts)
 	if err != nil {
 		return nil, err

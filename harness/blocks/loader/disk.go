@@ -24,6 +24,11 @@ type DataStats struct {
 	// over the loader's life: warm-up included).
 	Requests, Retries       int64
 	RequestMean, RequestP99 time.Duration
+	// Level local: the bytes downloaded into the local copy before the
+	// loader started, and how long that took (none when the copy was
+	// already there).
+	Copied   int64
+	CopyTime time.Duration
 }
 
 // disk is the load stage of a dataset on disk, split in two:
@@ -41,6 +46,7 @@ type disk struct {
 	fetchers int           // goroutines of the fetch stage (Config.fetchers)
 	cached   *encoded      // level.Encoded: sample 0's bytes
 	base     bucket.Stats  // a bucket's counters when the loader started
+	copied   ondisk.Copied // level.Local: what was downloaded into the local copy
 	samples  atomic.Int64
 	fetched  atomic.Int64
 	failures atomic.Int64
@@ -106,7 +112,8 @@ func (k *disk) fetch(ctx context.Context, i int, e *encoded) error {
 
 // stats is what the loader read so far.
 func (k *disk) stats() DataStats {
-	ds := DataStats{Fetched: k.fetched.Load(), Failures: k.failures.Load(), Samples: k.samples.Load(), Epoch: int64(k.d.Len())}
+	ds := DataStats{Fetched: k.fetched.Load(), Failures: k.failures.Load(), Samples: k.samples.Load(), Epoch: int64(k.d.Len()),
+		Copied: k.copied.Bytes, CopyTime: k.copied.Took}
 	if c := k.d.Bucket(); c != nil {
 		st := c.Stats()
 		ds.Requests, ds.Retries = st.Requests-k.base.Requests, st.Retries-k.base.Retries

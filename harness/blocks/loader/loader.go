@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/headspace-bench/headspace/datasets"
+	"github.com/headspace-bench/headspace/datasets/ondisk"
 	"github.com/headspace-bench/headspace/datasets/prng"
 	"github.com/headspace-bench/headspace/datasets/transforms"
 	"github.com/headspace-bench/headspace/harness/blocks/batching"
@@ -95,7 +96,19 @@ func New(ctx context.Context, cache level.Level, cfg Config, n int) (*Loader, er
 		if err != nil {
 			return nil, err
 		}
-		dk = &disk{d: d, max: int64(cfg.MaxFailures), latency: cfg.LoadLatency, fetchers: cfg.fetchers()}
+		var copied ondisk.Copied
+		if cache == level.Local {
+			// Read from a local copy of the bucket's objects, made
+			// before timing starts (once per listing).
+			if d, copied, err = cfg.localCopy(ctx, d); err != nil {
+				return nil, err
+			}
+		}
+		fetchers := cfg.fetchers()
+		if cache == level.Local {
+			fetchers = cfg.Workers // the local copy is read as a directory is
+		}
+		dk = &disk{d: d, max: int64(cfg.MaxFailures), latency: cfg.LoadLatency, fetchers: fetchers, copied: copied}
 		if c := d.Bucket(); c != nil {
 			dk.base = c.Stats()
 		}

@@ -65,6 +65,7 @@ var units = map[string]Direction{
 	"au-%":              HigherIsBetter,
 	"GB/s":              HigherIsBetter,
 	"read-MB/s":         HigherIsBetter,
+	"copy-MB/s":         HigherIsBetter,
 	"batches":           HigherIsBetter,
 	"peak-rss-B":        LowerIsBetter,
 	"cpu-s":             LowerIsBetter,

@@ -66,7 +66,11 @@ type Result struct {
 	// and the mean and p99 request latency.
 	Samples, Requests, Retries int64
 	EpochSamples               int64 // the dataset's samples
-	RequestMean, RequestP99    time.Duration
+	// Level local: the bytes downloaded into the local copy first, and
+	// how long it took.
+	Copied                  int64
+	CopyTime                time.Duration
+	RequestMean, RequestP99 time.Duration
 }
 
 // StepsPerSec is measured steps over wall time.

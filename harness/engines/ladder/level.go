@@ -10,6 +10,7 @@ type Level = level.Level
 // The levels, as package level names them.
 const (
 	None    = level.None
+	Local   = level.Local
 	Encoded = level.Encoded
 	Raw     = level.Raw
 	Sample  = level.Sample
@@ -18,10 +19,11 @@ const (
 )
 
 // Levels is the document's five levels (level.Levels); OnDiskLevels adds
-// encoded (level.OnDiskLevels).
+// encoded (level.OnDiskLevels), RemoteLevels local too (level.RemoteLevels).
 var (
 	Levels       = level.Levels
 	OnDiskLevels = level.OnDiskLevels
+	RemoteLevels = level.RemoteLevels
 )
 
 // FetchStage is what none adds over encoded (level.FetchStage).

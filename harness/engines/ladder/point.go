@@ -118,6 +118,11 @@ func (p Point) Benchmark(r train.Result) *benchfmt.Result {
 		}
 	}
 	add(float64(r.Failures), "failures")
+	if r.Copied > 0 && r.CopyTime > 0 {
+		// Level local's first epoch: the copy of the bucket's objects to
+		// local disk, made before the measured steps.
+		add(float64(r.Copied)/1e6/r.CopyTime.Seconds(), "copy-MB/s")
+	}
 	if r.Requests > 0 && r.Samples > 0 {
 		// Data from a bucket: what it cost in requests, and an epoch's
 		// price at the table recorded in the file (cost.go).

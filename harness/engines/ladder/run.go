@@ -37,6 +37,7 @@ func Run(ctx context.Context, lv Level, cfg loader.Config, dev device.Device, tc
 		res.Fetched, res.Failures = ds.Fetched, ds.Failures
 		res.Samples, res.Requests, res.Retries, res.EpochSamples = ds.Samples, ds.Requests, ds.Retries, ds.Epoch
 		res.RequestMean, res.RequestP99 = ds.RequestMean, ds.RequestP99
+		res.Copied, res.CopyTime = ds.Copied, ds.CopyTime
 		if cerr := ld.Close(); err == nil && cerr != nil {
 			err = cerr
 		}
