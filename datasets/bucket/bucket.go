@@ -462,14 +462,15 @@ func (c *Client) get(ctx context.Context, rel string, p []byte, off int64, range
 	})
 }
 
-// Put uploads r (size bytes) as rel; minio-go splits a large object into
-// a multipart upload of 16 MiB parts. r must be an io.Seeker to be
+// Put uploads r (size bytes) as rel; minio-go splits an object larger
+// than PartSize into a multipart upload, which Put aborts if it fails or
+// ctx ends, so no parts are left behind. r must be an io.Seeker to be
 // retried.
 func (c *Client) Put(ctx context.Context, rel string, r io.Reader, size int64) error {
 	key := c.url.Key(rel)
 	seeker, canRetry := r.(io.Seeker)
 	first := true
-	return c.do(ctx, "put "+c.Where(rel), func(ctx context.Context) (int64, error) {
+	err := c.do(ctx, "put "+c.Where(rel), func(ctx context.Context) (int64, error) {
 		if !first {
 			if !canRetry {
 				return 0, permanent{errors.New("upload failed and its source cannot be re-read")}
@@ -480,11 +481,29 @@ func (c *Client) Put(ctx context.Context, rel string, r io.Reader, size int64) e
 		}
 		first = false
 		_, err := c.core.Client.PutObject(ctx, c.url.Bucket, key, r, size, minio.PutObjectOptions{
-			PartSize: 16 << 20, ContentType: "application/octet-stream", DisableContentSha256: true,
+			PartSize: PartSize, ContentType: "application/octet-stream", DisableContentSha256: true,
 		})
 		return 0, err
 	})
+	if err != nil && size > PartSize {
+		// A multipart upload that failed or was interrupted leaves its
+		// parts on the server, billed and invisible to a listing.
+		// minio-go aborts the uploads it started and saw fail; this
+		// covers the rest (an attempt cut off between two parts), within
+		// its own short deadline, since ctx may be done.
+		actx, cancel := context.WithTimeout(context.Background(), abortTimeout)
+		defer cancel()
+		c.core.Client.RemoveIncompleteUpload(actx, c.url.Bucket, key)
+	}
+	return err
 }
+
+// PartSize is the part size of a multipart upload: Put uploads an
+// object larger than it in parts.
+const PartSize = 16 << 20
+
+// abortTimeout bounds the abort of a failed multipart upload.
+const abortTimeout = 5 * time.Second
 
 // MakeBucket creates the URL's bucket if it does not exist (for uploads
 // to a fresh local server).
@@ -664,4 +683,16 @@ func errorResponse(err error) minio.ErrorResponse {
 		return r
 	}
 	return minio.ToErrorResponse(err)
+}
+
+// IncompleteUploads lists the keys of the multipart uploads under the
+// prefix that were started and neither completed nor aborted.
+func (c *Client) IncompleteUploads(ctx context.Context) []string {
+	var out []string
+	for u := range c.core.Client.ListIncompleteUploads(ctx, c.url.Bucket, c.url.Prefix, true) {
+		if u.Err == nil {
+			out = append(out, u.Key)
+		}
+	}
+	return out
 }

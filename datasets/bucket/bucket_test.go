@@ -309,3 +309,40 @@ func TestCancel(t *testing.T) {
 		t.Fatalf("Get with a cancelled context: %v", err)
 	}
 }
+
+// TestInterruptedUploadLeavesNoParts: a multipart upload cancelled part
+// way is aborted: no incomplete upload is left on the server.
+func TestInterruptedUploadLeavesNoParts(t *testing.T) {
+	c := newBucket(t, "interrupted", bucket.Options{})
+	big := make([]byte, bucket.PartSize+bucket.PartSize/2)
+	ctx, cancel := context.WithCancel(context.Background())
+	r := &cancelAfter{r: bytes.NewReader(big), after: bucket.PartSize + 1<<20, cancel: cancel}
+	err := c.Put(ctx, "big.tar", r, int64(len(big)))
+	if !errors.Is(err, context.Canceled) {
+		t.Fatalf("Put cancelled part way: %v", err)
+	}
+	for _, u := range c.IncompleteUploads(context.Background()) {
+		t.Errorf("an incomplete upload is left: %s", u)
+	}
+	if _, err := c.Get(context.Background(), "big.tar", 1, nil); err == nil {
+		t.Error("the interrupted object exists")
+	}
+}
+
+// cancelAfter cancels a context once after bytes have been read from it;
+// a plain reader (no ReadAt), so the upload streams its parts.
+type cancelAfter struct {
+	r      *bytes.Reader
+	after  int64
+	read   int64
+	cancel func()
+}
+
+func (r *cancelAfter) Read(p []byte) (int, error) {
+	n, err := r.r.Read(p)
+	r.read += int64(n)
+	if r.read >= r.after {
+		r.cancel()
+	}
+	return n, err
+}

@@ -3,6 +3,7 @@ package loader
 import (
 	"context"
 	"fmt"
+	"strings"
 	"sync/atomic"
 	"time"
 
@@ -49,7 +50,12 @@ type disk struct {
 	copied   ondisk.Copied // level.Local: what was downloaded into the local copy
 	samples  atomic.Int64
 	fetched  atomic.Int64
-	failures atomic.Int64
+	// delivered counts each sample's fetches, and total is the samples
+	// the loader is to deliver (batches × batch size): verify checks them
+	// against each other, so a sample lost or delivered twice is caught.
+	delivered []atomic.Int32
+	total     int64
+	failures  atomic.Int64
 }
 
 // encoded is a sample's bytes on their way from fetch to decode: data
@@ -101,6 +107,7 @@ func (k *disk) fetch(ctx context.Context, i int, e *encoded) error {
 			e.i = j
 			k.fetched.Add(int64(len(data)))
 			k.samples.Add(1)
+			k.delivered[j].Add(1)
 			return nil
 		}
 		if ctx.Err() != nil || !k.skip() {
@@ -108,6 +115,38 @@ func (k *disk) fetch(ctx context.Context, i int, e *encoded) error {
 		}
 	}
 	return fmt.Errorf("loader: %s: no sample could be read", k.d.Dir())
+}
+
+// verify checks, once every sample the loader was to deliver has been
+// fetched, that each sample of the dataset was fetched as many times as
+// the index order asks (total ÷ Len, one more for the first total mod Len):
+// every sample exactly once per epoch. A sample skipped within MaxFailures
+// is replaced by another, which moves two counts each; beyond that, a
+// mismatch is a sample lost or delivered twice, and an error naming them.
+func (k *disk) verify() error {
+	n := int64(len(k.delivered))
+	if n == 0 || k.samples.Load() < k.total {
+		return nil // interrupted, or a level that fetches nothing
+	}
+	var off int64
+	var bad []string
+	for j := range n {
+		want := k.total / n
+		if j < k.total%n {
+			want++
+		}
+		got := int64(k.delivered[j].Load())
+		if got != want {
+			off += max(got-want, want-got)
+			if len(bad) < 3 {
+				bad = append(bad, fmt.Sprintf("sample %d %d times (want %d)", j, got, want))
+			}
+		}
+	}
+	if off > 2*k.failures.Load() {
+		return fmt.Errorf("loader: %s: samples lost or delivered twice: %s", k.d.Dir(), strings.Join(bad, ", "))
+	}
+	return nil
 }
 
 // stats is what the loader read so far.

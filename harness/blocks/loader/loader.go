@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/headspace-bench/headspace/datasets"
@@ -108,7 +109,8 @@ func New(ctx context.Context, cache level.Level, cfg Config, n int) (*Loader, er
 		if cache == level.Local {
 			fetchers = cfg.Workers // the local copy is read as a directory is
 		}
-		dk = &disk{d: d, max: int64(cfg.MaxFailures), latency: cfg.LoadLatency, fetchers: fetchers, copied: copied}
+		dk = &disk{d: d, max: int64(cfg.MaxFailures), latency: cfg.LoadLatency, fetchers: fetchers, copied: copied,
+			delivered: make([]atomic.Int32, d.Len()), total: int64(n) * int64(cfg.Batch)}
 		if c := d.Bucket(); c != nil {
 			dk.base = c.Stats()
 		}
@@ -413,6 +415,9 @@ func (l *Loader) Release(b *batching.Batch) { l.batches.Put(b) }
 func (l *Loader) Close() error {
 	err := l.p.Close()
 	if l.data != nil {
+		if verr := l.data.verify(); err == nil {
+			err = verr
+		}
 		if cerr := l.data.d.Close(); err == nil {
 			err = cerr
 		}

@@ -75,7 +75,9 @@ func Binary() (string, error) {
 // Options configure Start.
 type Options struct {
 	// Root is the directory whose subdirectories are the buckets; "" makes
-	// a temporary one that Close removes.
+	// a temporary one that Close removes. The objects' metadata (ETags,
+	// multipart parts) is kept in a sidecar directory beside it,
+	// Root+".meta", so it needs no extended attributes of the file system.
 	Root string
 	// Binary is the versitygw to run; "" asks Binary.
 	Binary string
@@ -87,7 +89,8 @@ type Server struct {
 	// with (random per server).
 	AccessKey, SecretKey string
 	root                 string
-	tmpRoot              bool
+	meta                 string // the sidecar directory of object metadata
+	tmp                  string // the temporary directory holding both, removed by Close
 	addr                 string
 	cmd                  *exec.Cmd
 	out                  *syncBuffer
@@ -112,9 +115,16 @@ func Start(ctx context.Context, o Options) (*Server, error) {
 		if err != nil {
 			return nil, fmt.Errorf("s3server: %v", err)
 		}
-		s.root, s.tmpRoot = d, true
-	} else if err := os.MkdirAll(s.root, 0o755); err != nil {
-		return nil, fmt.Errorf("s3server: root %s: %v", s.root, err)
+		s.tmp = d
+		s.root, s.meta = filepath.Join(d, "buckets"), filepath.Join(d, "meta")
+	} else {
+		s.meta = filepath.Clean(s.root) + ".meta"
+	}
+	for _, d := range []string{s.root, s.meta} {
+		if err := os.MkdirAll(d, 0o755); err != nil {
+			s.removeRoot()
+			return nil, fmt.Errorf("s3server: %v", err)
+		}
 	}
 	// A free port, chosen here: versitygw does not report the port it was
 	// given for :0. Another process may take it in between, so retry.
@@ -147,7 +157,7 @@ func (s *Server) start(ctx context.Context, bin string, port int) error {
 		"--access", s.AccessKey, "--secret", s.SecretKey,
 		"--region", Region,
 		"--keep-alive",
-		"posix", "--nometa", s.root)
+		"posix", "--sidecar", s.meta, s.root)
 	s.cmd.Stdout, s.cmd.Stderr = s.out, s.out
 	s.cmd.SysProcAttr = childAttr()
 	s.cmd.Env = serverEnv()
@@ -221,8 +231,8 @@ func (s *Server) Close() error {
 }
 
 func (s *Server) removeRoot() {
-	if s.tmpRoot {
-		os.RemoveAll(s.root)
+	if s.tmp != "" {
+		os.RemoveAll(s.tmp)
 	}
 }
 
