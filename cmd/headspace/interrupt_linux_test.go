@@ -36,6 +36,36 @@ func buildHeadspace(t *testing.T) string {
 	return bin
 }
 
+// interrupt sends SIGINT to the started cmd and waits for it (killing it,
+// and failing the test, if it still runs 10 s later): its exit status and
+// how long it took to exit.
+func interrupt(t *testing.T, cmd *exec.Cmd, what string) (code int, took time.Duration) {
+	t.Helper()
+	sent := time.Now()
+	if err := cmd.Process.Signal(os.Interrupt); err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan error, 1)
+	go func() { done <- cmd.Wait() }()
+	var err error
+	select {
+	case err = <-done:
+	case <-time.After(10 * time.Second):
+		cmd.Process.Kill()
+		<-done
+		t.Fatalf("%s: still running 10 s after SIGINT", what)
+	}
+	took = time.Since(sent)
+	var ee *exec.ExitError
+	if errors.As(err, &ee) {
+		return ee.Sys().(syscall.WaitStatus).ExitStatus(), took
+	}
+	if err != nil {
+		t.Fatalf("%s: %v", what, err)
+	}
+	return 0, took
+}
+
 // rss is process pid's resident memory in bytes.
 func rss(pid int) int64 {
 	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/statm")
@@ -88,24 +118,9 @@ func TestSIGINTStopsNaiveTransformAt16384(t *testing.T) {
 			time.Sleep(10 * time.Millisecond)
 		}
 		time.Sleep(100 * time.Millisecond)
-		sent := time.Now()
-		if err := cmd.Process.Signal(os.Interrupt); err != nil {
-			t.Fatal(err)
-		}
-		done := make(chan error, 1)
-		go func() { done <- cmd.Wait() }()
-		var err error
-		select {
-		case err = <-done:
-		case <-time.After(10 * time.Second):
-			cmd.Process.Kill()
-			<-done
-			t.Fatalf("workers %s: still running 10 s after SIGINT", workers)
-		}
-		took := time.Since(sent)
-		var ee *exec.ExitError
-		if !errors.As(err, &ee) || ee.Sys().(syscall.WaitStatus).ExitStatus() != 130 {
-			t.Errorf("workers %s: %v, want exit 130; stderr %q", workers, err, stderr.String())
+		code, took := interrupt(t, cmd, "workers "+workers)
+		if code != 130 {
+			t.Errorf("workers %s: exit %d, want 130; stderr %q", workers, code, stderr.String())
 		}
 		if took > 3*time.Second {
 			t.Errorf("workers %s: exited %v after SIGINT, want within 3 s", workers, took.Round(time.Millisecond))

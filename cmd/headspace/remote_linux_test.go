@@ -2,11 +2,9 @@ package main
 
 import (
 	"bytes"
-	"errors"
 	"os"
 	"os/exec"
 	"path/filepath"
-	"syscall"
 	"testing"
 	"time"
 )
@@ -36,24 +34,9 @@ func TestSIGINTDuringRemoteFetch(t *testing.T) {
 			t.Fatal(err)
 		}
 		time.Sleep(1500 * time.Millisecond) // in the listing's first request
-		sent := time.Now()
-		if err := cmd.Process.Signal(os.Interrupt); err != nil {
-			t.Fatal(err)
-		}
-		done := make(chan error, 1)
-		go func() { done <- cmd.Wait() }()
-		var err error
-		select {
-		case err = <-done:
-		case <-time.After(10 * time.Second):
-			cmd.Process.Kill()
-			<-done
-			t.Fatalf("%s: still running 10 s after SIGINT", lv)
-		}
-		took := time.Since(sent)
-		var ee *exec.ExitError
-		if !errors.As(err, &ee) || ee.Sys().(syscall.WaitStatus).ExitStatus() != 130 {
-			t.Errorf("%s: %v, want exit 130; stderr %q", lv, err, stderr.String())
+		code, took := interrupt(t, cmd, lv)
+		if code != 130 {
+			t.Errorf("%s: exit %d, want 130; stderr %q", lv, code, stderr.String())
 		}
 		if took > 3*time.Second {
 			t.Errorf("%s: exited %v after SIGINT, want within 3 s", lv, took.Round(time.Millisecond))

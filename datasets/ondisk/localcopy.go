@@ -10,7 +10,6 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
-	"sync"
 	"time"
 )
 
@@ -63,74 +62,39 @@ func (d *Dataset) CopyTo(ctx context.Context, dir string) (Copied, error) {
 	}
 	slices.Sort(names)
 	t0 := time.Now()
-	var (
-		mu    sync.Mutex
-		out   Copied
-		first error
-		wg    sync.WaitGroup
-	)
-	ctx, cancel := context.WithCancel(ctx)
-	defer cancel()
-	work := make(chan string)
-	for range min(d.remote.Options().Concurrency, max(1, len(names))) {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			var buf []byte
-			for rel := range work {
-				var err error
-				buf, err = d.copyObject(ctx, dir, rel, buf)
-				mu.Lock()
-				if err != nil && first == nil {
-					first = err
-					cancel()
-				} else if err == nil {
-					out.Objects++
-					out.Bytes += d.sizes[rel]
-				}
-				mu.Unlock()
-			}
-		}()
+	files, bytes, err := eachFile(ctx, d.remote.Options().Concurrency, names, func(ctx context.Context, rel string) (int64, error) {
+		return d.sizes[rel], d.copyObject(ctx, dir, rel)
+	})
+	if err != nil && ctx.Err() != nil {
+		err = fmt.Errorf("ondisk: copy %s: %w", d.remoteInfo.URL, ctx.Err())
 	}
-	for _, rel := range names {
-		if ctx.Err() != nil {
-			break
-		}
-		work <- rel
-	}
-	close(work)
-	wg.Wait()
-	if first == nil && ctx.Err() != nil {
-		first = fmt.Errorf("ondisk: copy %s: %w", d.remoteInfo.URL, ctx.Err())
-	}
-	out.Took = time.Since(t0)
-	return out, first
+	return Copied{Objects: files, Bytes: bytes, Took: time.Since(t0)}, err
 }
 
 // copyObject downloads rel into dir, through a temporary file renamed into
 // place.
-func (d *Dataset) copyObject(ctx context.Context, dir, rel string, buf []byte) ([]byte, error) {
-	buf, err := d.remote.Get(ctx, rel, d.sizes[rel], buf)
+func (d *Dataset) copyObject(ctx context.Context, dir, rel string) error {
+	buf, err := d.remote.Get(ctx, rel, d.sizes[rel], nil)
 	if err != nil {
-		return buf, fmt.Errorf("ondisk: copy: %w", err)
+		return fmt.Errorf("ondisk: copy: %w", err)
 	}
 	p := filepath.Join(dir, filepath.FromSlash(rel))
 	if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
-		return buf, fmt.Errorf("ondisk: copy %s: %w", rel, err)
+		return fmt.Errorf("ondisk: copy %s: %w", rel, err)
 	}
 	tmp, err := os.CreateTemp(filepath.Dir(p), ".copy-*")
 	if err != nil {
-		return buf, fmt.Errorf("ondisk: copy %s: %w", rel, err)
+		return fmt.Errorf("ondisk: copy %s: %w", rel, err)
 	}
 	_, werr := tmp.Write(buf)
 	cerr := tmp.Close()
 	if err := errors.Join(werr, cerr); err != nil {
 		os.Remove(tmp.Name())
-		return buf, fmt.Errorf("ondisk: copy %s: %w", p, err)
+		return fmt.Errorf("ondisk: copy %s: %w", p, err)
 	}
 	if err := os.Rename(tmp.Name(), p); err != nil {
 		os.Remove(tmp.Name())
-		return buf, fmt.Errorf("ondisk: copy %s: %w", p, err)
+		return fmt.Errorf("ondisk: copy %s: %w", p, err)
 	}
-	return buf, nil
+	return nil
 }

@@ -55,46 +55,53 @@ func Upload(ctx context.Context, c *bucket.Client, dir string) (Uploaded, error)
 	if err != nil {
 		return Uploaded{}, fmt.Errorf("ondisk: upload %s: %w", dir, err)
 	}
+	objects, bytes, err := eachFile(ctx, c.Options().Concurrency, rels, func(ctx context.Context, rel string) (int64, error) {
+		return uploadFile(ctx, c, dir, rel)
+	})
+	return Uploaded{Objects: objects, Bytes: bytes}, err
+}
+
+// eachFile runs do on every name, workers at a time, and sums the bytes
+// of those that succeed; the first error cancels the rest and is
+// returned (ctx's error if ctx ended first).
+func eachFile(ctx context.Context, workers int, names []string, do func(ctx context.Context, name string) (int64, error)) (files int, bytes int64, err error) {
 	var (
-		mu    sync.Mutex
-		up    Uploaded
-		first error
-		wg    sync.WaitGroup
+		mu sync.Mutex
+		wg sync.WaitGroup
 	)
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	work := make(chan string)
-	for range min(c.Options().Concurrency, max(1, len(rels))) {
+	for range min(workers, max(1, len(names))) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			for rel := range work {
-				n, err := uploadFile(ctx, c, dir, rel)
+			for name := range work {
+				n, derr := do(ctx, name)
 				mu.Lock()
-				if err != nil && first == nil {
-					first = err
+				if derr != nil && err == nil {
+					err = derr
 					cancel()
-				}
-				if err == nil {
-					up.Objects++
-					up.Bytes += n
+				} else if derr == nil {
+					files++
+					bytes += n
 				}
 				mu.Unlock()
 			}
 		}()
 	}
-	for _, rel := range rels {
+	for _, name := range names {
 		if ctx.Err() != nil {
 			break
 		}
-		work <- rel
+		work <- name
 	}
 	close(work)
 	wg.Wait()
-	if first == nil && ctx.Err() != nil {
-		first = ctx.Err()
+	if err == nil && ctx.Err() != nil {
+		err = ctx.Err()
 	}
-	return up, first
+	return files, bytes, err
 }
 
 func uploadFile(ctx context.Context, c *bucket.Client, dir, rel string) (int64, error) {
