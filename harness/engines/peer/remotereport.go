@@ -43,8 +43,8 @@ func CostSettings(costs map[string]LayoutCost) []results.Config {
 	for _, l := range RemoteLayouts {
 		c := costs[l]
 		out = append(out,
-			results.Config{Key: l + "-bytes-per-sample", Value: strconv.FormatFloat(c.BytesPerSample, 'f', 1, 64)},
-			results.Config{Key: l + "-requests-per-sample", Value: strconv.FormatFloat(c.RequestsPerSample, 'g', 6, 64)})
+			results.Config{Key: l + "-bytes-per-sample", Value: strconv.FormatFloat(c.BytesPerSample, 'g', -1, 64)},
+			results.Config{Key: l + "-requests-per-sample", Value: strconv.FormatFloat(c.RequestsPerSample, 'g', -1, 64)})
 	}
 	return out
 }
