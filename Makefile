@@ -24,7 +24,7 @@ BENCH_SWEEP = $(if $(BENCH_LEVELS),--levels $(BENCH_LEVELS)) \
 	$(if $(BENCH_STEPS),--steps $(BENCH_STEPS)) \
 	$(if $(BENCH_COUNT),--count $(BENCH_COUNT))
 
-.PHONY: bench-remote all build test test-deps lint-ci history cross bench compare check baseline ci-smoke vet clean reproduce peer ptx gpu-bundle cluster-test k8s-validate
+.PHONY: bench-remote all build test test-deps lint-ci history cross bench compare check baseline ci-smoke vet clean reproduce peer peer-remote ptx gpu-bundle cluster-test k8s-validate
 
 all: build
 
@@ -52,6 +52,9 @@ TEST_DEBS += python3-pil
 # TestLadderScriptRunsEmulated, reproduce's TestRunQuick003WithTorch and
 # cmd/headspace's TestLadderScriptDefaultsAreOurs run it.
 TEST_DEBS += python3-torch python3-torchvision python3-scipy
+# The boto3 peer (peers/torch/s3.py): cmd/headspace's TestPeerRemoteEndToEnd
+# and harness/engines/peer's TestRemoteScriptUnreachable run it.
+TEST_DEBS += python3-boto3
 
 # Tests: the cross-builds, vet, every package with the race detector (goleak
 # checks for leaked goroutines in the packages that start any), then the CI
@@ -139,11 +142,11 @@ PEER_FLAGS  ?=
 PEER_JPEG     ?= $(or $(TMPDIR),/tmp)/headspace-peer-natural-jpeg
 PEER_JPEG_OUT ?= results/peer-ondisk-jpeg-emulated.txt
 peer: build
-	@$(PEER_PYTHON) -c 'import torch, torchvision, scipy, PIL' 2>/dev/null || { \
+	@$(PEER_PYTHON) -c 'import torch, torchvision, scipy, PIL, boto3' 2>/dev/null || { \
 		sudo=; [ "$$(id -u)" = 0 ] || sudo=sudo; \
-		echo "installing Debian's python3-torch, python3-torchvision, python3-scipy, python3-pil"; \
+		echo "installing Debian's python3-torch, python3-torchvision, python3-scipy, python3-pil, python3-boto3"; \
 		$$sudo apt-get update && $$sudo apt-get install -y --no-install-recommends \
-			python3-torch python3-torchvision python3-scipy python3-pil; }
+			python3-torch python3-torchvision python3-scipy python3-pil python3-boto3; }
 	$(BIN) peer --python $(PEER_PYTHON) --out $(PEER_OUT) --report notebooks/peer.md \
 		--plot notebooks/figures/peer $(PEER_FLAGS)
 	@# The on-disk JPEG row: both sides read the same 1024² natural JPEGs
@@ -152,6 +155,16 @@ peer: build
 		--raw-size 1024 --n 1536 --layout shards --out $(PEER_JPEG)
 	$(BIN) peer --python $(PEER_PYTHON) --data $(PEER_JPEG) --decoder turbojpeg \
 		--out $(PEER_JPEG_OUT) --report notebooks/peer-ondisk-jpeg.md $(PEER_FLAGS)
+
+# The boto3 peer on data in a bucket (peers/torch/s3.py) beside our loader
+# over --data s3://, on one local versitygw behind one emulated link
+# (docs/peer.md; about 3 minutes on 2 cores). Run make peer first once
+# for the packages.
+PEER_REMOTE_OUT   ?= results/peer-remote-cross-region.txt
+PEER_REMOTE_FLAGS ?= --workers 1,4,16 --decoder turbojpeg --link cross-region
+peer-remote: build
+	@ci/versitygw.sh >/dev/null
+	$(BIN) peer --remote --python $(PEER_PYTHON) --out $(PEER_REMOTE_OUT) --report notebooks/peer-remote.md $(PEER_REMOTE_FLAGS)
 
 # The CUDA kernels' PTX (cuda/kernels/*.ptx, committed) from their CUDA C
 # sources, compiled by Debian's clang without a CUDA toolkit; clang is

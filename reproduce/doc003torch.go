@@ -55,7 +55,7 @@ type torch003 struct {
 // torch.
 func prepareTorch003(ctx context.Context, s *settings) torch003 {
 	p := s.TorchPeer
-	if p == (peer.Peer{}) {
+	if p.Python == "" && p.Script == "" && p.Env == nil {
 		p = DefaultTorchPeer
 	}
 	tp := torch003{peer: p}

@@ -56,7 +56,7 @@ calibration goes into --out. See docs/yardstick.md.
 --from FILE rebuilds the table, --report and --plot from a results file
 that peer --out wrote, measuring nothing: the machine, the command and the
 settings come from the file's configuration lines, so the report is the
-one the run wrote (notebooks/peer.md from results/peer-emulated.txt).`
+one the run wrote (notebooks/peer.md from results/peer-emulated.txt).` + peerRemoteUsage
 
 // peerInstallHint is what to do when the peer cannot run.
 const peerInstallHint = "run `make peer`, which installs python3-torch, python3-torchvision, python3-scipy and python3-pil (apt-get) and runs this command"
@@ -82,12 +82,20 @@ func runPeer(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	fs.StringVar(&df.decoder, "decoder", ondisk.DecoderGo, "with --data: our JPEG `decoder`, go or turbojpeg (libjpeg-turbo, as PIL)")
 	var lf peerLadderFlags
 	lf.register(fs)
+	var rf peerRemoteFlags
+	rf.register(fs)
 	from := fs.String("from", "", "rebuild the table, --report and --plot from the results `file` a peer --out wrote, measuring nothing")
 	if err := parseFlags(fs, args); err != nil {
 		return err
 	}
 	if *from != "" {
+		if isRemoteResults(*from) {
+			return rebuildPeerRemote(fs, *from, *report, stdout)
+		}
 		return rebuildPeer(fs, *from, *report, *plotPrefix, stdout)
+	}
+	if rf.on {
+		return runPeerRemote(ctx, fs, &rf, args, stdout, stderr)
 	}
 	if lf.on {
 		return runPeerLadder(ctx, fs, &lf, args, stdout, stderr)
@@ -117,7 +125,7 @@ func runPeer(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	}
 	settings := peer.Settings{Width: w, Height: h, Crop: *crop, Batch: *batch, Batches: *batches, Seed: *seed}
 	if bucket.IsURL(df.dir) {
-		return usagef("--data %s: the PyTorch peer reads a directory; a bucket is not read by it yet", df.dir)
+		return usagef("--data %s: the PyTorch peer reads a directory; for data in a bucket, --remote compares with the boto3 peer on a server it starts", df.dir)
 	}
 	if df.dir != "" {
 		c := settings.Pipeline("fast", 1)

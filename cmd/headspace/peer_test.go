@@ -218,6 +218,7 @@ func TestCommittedPeerReportsRebuild(t *testing.T) {
 	for _, tc := range []struct{ results, report, plot string }{
 		{"results/peer-emulated.txt", "notebooks/peer.md", "notebooks/figures/peer"},
 		{"results/peer-ondisk-jpeg-emulated.txt", "notebooks/peer-ondisk-jpeg.md", ""},
+		{"results/peer-remote-cross-region.txt", "notebooks/peer-remote.md", ""},
 	} {
 		out := t.TempDir()
 		report := filepath.Join(out, tc.report)

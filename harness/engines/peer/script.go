@@ -12,6 +12,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/headspace-bench/headspace/datasets/bucket"
 	"github.com/headspace-bench/headspace/datasets/transforms"
 	"github.com/headspace-bench/headspace/harness/blocks/loader"
 	"github.com/headspace-bench/headspace/harness/blocks/results"
@@ -25,6 +26,9 @@ var ErrNotInstalled = errors.New("the PyTorch peer is not installed")
 type Peer struct {
 	Python string // interpreter, e.g. /usr/bin/python3
 	Script string // e.g. peers/torch/dataloader.py
+	// Env is added to the script's environment (the boto3 peer's
+	// AWS_ENDPOINT_URL and credentials); nil leaves ours as it is.
+	Env []string
 }
 
 // Settings are the pipeline settings both sides run at.
@@ -45,6 +49,10 @@ type Settings struct {
 	// Decoder is our side's JPEG decoder (ondisk.Decoders); the peer
 	// always decodes with PIL.
 	Decoder string
+	// Bucket is how our side reads Data at an s3:// URL (its endpoint:
+	// the link's URL), and Link the link's settings, recorded.
+	Bucket bucket.Options
+	Link   []results.Config
 }
 
 // DefaultSettings is the document's pipeline, 1024×1024 raw images cropped
@@ -63,6 +71,7 @@ func (s Settings) Pipeline(impl string, workers int) loader.Config {
 	c.Dataset.Width, c.Dataset.Height, c.Dataset.Seed = s.Width, s.Height, s.Seed
 	c.Transforms.Crop = s.Crop
 	c.Impl, c.Batch, c.Workers = impl, s.Batch, workers
+	c.Bucket, c.Link = s.Bucket, s.Link
 	if s.Data != "" {
 		// A manifest that cannot be read leaves Data set, for New's error.
 		if d, err := c.WithData(s.Data); err == nil {
@@ -186,6 +195,9 @@ func (p Peer) exec(ctx context.Context, workers []int, args ...string) ([]byte, 
 	var stdout bytes.Buffer
 	stderr := &tail{max: stderrKeep}
 	cmd.Stdout, cmd.Stderr = &stdout, stderr
+	if p.Env != nil {
+		cmd.Env = append(os.Environ(), p.Env...)
+	}
 	err := cmd.Run()
 	if err != nil {
 		if ctx.Err() != nil {

@@ -1,0 +1,232 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+
+	"github.com/headspace-bench/headspace/datasets"
+	"github.com/headspace-bench/headspace/datasets/bucket"
+	"github.com/headspace-bench/headspace/datasets/ondisk"
+	"github.com/headspace-bench/headspace/harness/blocks/link"
+	"github.com/headspace-bench/headspace/harness/blocks/loader"
+	"github.com/headspace-bench/headspace/harness/blocks/machine"
+	"github.com/headspace-bench/headspace/harness/blocks/results"
+	"github.com/headspace-bench/headspace/harness/engines/peer"
+	"github.com/headspace-bench/headspace/internal/atomicfile"
+)
+
+// peerRemoteFlags are peer --remote's own flags.
+type peerRemoteFlags struct {
+	on          bool
+	linkSpec    string
+	layouts     string
+	shardSize   int
+	concurrency int
+}
+
+func (f *peerRemoteFlags) register(fs *flag.FlagSet) {
+	fs.BoolVar(&f.on, "remote", false, "compare on data in a bucket: start the pinned S3 server on 127.0.0.1, upload natural JPEGs once as an ImageFolder and as tar shards, and run our loader (--data s3://…) beside the boto3 peer (peers/torch/s3.py) through one --link (docs/remote.md)")
+	fs.StringVar(&f.linkSpec, "link", "cross-region", "with --remote: the emulated `link` both sides reach the server through (a preset or key=value settings, as ladder --link)")
+	fs.StringVar(&f.layouts, "layouts", strings.Join(peer.RemoteLayouts, ","), "with --remote: comma-separated `layouts`: imagefolder (one GET per image), shards (the peer streams each shard)")
+	fs.IntVar(&f.shardSize, "shard-size", 8, "with --remote: images per tar `shard`")
+	fs.IntVar(&f.concurrency, "fetch-concurrency", bucket.DefaultConcurrency, "with --remote: our fetch stage's GETs in `flight`, whatever --workers is")
+}
+
+// peerRemoteHint is what to do when the boto3 peer cannot run.
+const peerRemoteHint = "run `make peer`, which installs python3-torch, python3-torchvision, python3-scipy, python3-pil and python3-boto3 (apt-get)"
+
+// peerRemoteUsage adds --remote to peer's help.
+const peerRemoteUsage = `
+
+With --remote it compares on data in a bucket: it starts the pinned S3
+server (versitygw, ci/versitygw.sh) on 127.0.0.1 and one emulated --link in
+front of it, writes batch x batches natural JPEGs of --raw-size and uploads
+them once as an ImageFolder and as tar shards, then alternates our loader
+(--data s3://…, fast transforms, --fetch-concurrency GETs in flight) with
+the boto3 peer (peers/torch/s3.py: a map-style Dataset of one get_object
+per image; an IterableDataset streaming each shard), the peer given the
+link's URL as AWS_ENDPOINT_URL. It reports samples/s, our ratio to the
+peer (target >= 3x) and the share of the link's ceiling each reaches;
+--from rebuilds that report from its --out. Defaults with --remote:
+--workers 1,4,16, --raw-size 256, --crop 128, --batch 32, --count 1.`
+
+// runPeerRemote is peer --remote.
+func runPeerRemote(ctx context.Context, fs *flag.FlagSet, rf *peerRemoteFlags, args []string, stdout, stderr io.Writer) error {
+	set := map[string]bool{}
+	fs.Visit(func(f *flag.Flag) { set[f.Name] = true })
+	for _, name := range []string{"data", "ladder", "impls", "plot"} {
+		if set[name] {
+			return usagef("--%s does not apply to --remote", name)
+		}
+	}
+	get := func(name, def string) string {
+		if set[name] {
+			return fs.Lookup(name).Value.String()
+		}
+		return def
+	}
+	workers, err := parseInts("--workers", get("workers", "1,4,16"))
+	if err != nil {
+		return err
+	}
+	for _, n := range workers {
+		if err := inRange("--workers", n, 1, loader.MaxWorkers); err != nil {
+			return err
+		}
+	}
+	layouts, err := parseList("--layouts", rf.layouts, peer.RemoteLayouts)
+	if err != nil {
+		return err
+	}
+	w, h, err := parseSize("--raw-size", get("raw-size", "256"))
+	if err != nil {
+		return err
+	}
+	num := func(name, def string) int { n, _ := strconv.Atoi(get(name, def)); return n }
+	seed, _ := strconv.ParseUint(get("seed", "1"), 10, 64)
+	s := peer.Settings{Width: w, Height: h, Crop: num("crop", "128"), Batch: num("batch", "32"), Batches: num("batches", "6"), Seed: seed, Decoder: get("decoder", ondisk.DecoderGo)}
+	if !slices.Contains(ondisk.Decoders, s.Decoder) {
+		return usagef("--decoder %q: want go or turbojpeg", s.Decoder)
+	}
+	count := num("count", "1")
+	if err := firstErr(inRange("--count", count, 1, maxCount), inRange("--batches", s.Batches, 2, maxBatches),
+		inRange("--batch", s.Batch, 1, 4096), inRange("--shard-size", rf.shardSize, 1, 1<<16),
+		inRange("--fetch-concurrency", rf.concurrency, 1, loader.MaxFetchConcurrency)); err != nil {
+		return err
+	}
+	if s.Crop <= 0 || s.Crop > w || s.Crop > h {
+		return usagef("--crop %d must be positive and fit the %dx%d images", s.Crop, w, h)
+	}
+	lc, err := link.Parse(rf.linkSpec)
+	if err != nil {
+		return usagef("--link: %s", strings.TrimPrefix(err.Error(), "link: "))
+	}
+	out, report := fs.Lookup("out").Value.String(), fs.Lookup("report").Value.String()
+	for _, path := range []string{out, report} {
+		if path != "" {
+			if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+				return err
+			}
+		}
+	}
+	if err := firstErr(checkOutputs(output{report, peerReport}), checkResultsOut(out, benchmarks(false, "PeerRemote"))); err != nil {
+		return err
+	}
+	script := get("script", peer.RemoteScript)
+	p := peer.Peer{Python: fs.Lookup("python").Value.String(), Script: script}
+	if err := p.Check(ctx); err != nil {
+		if errors.Is(err, peer.ErrNotInstalled) {
+			return fmt.Errorf("%v: %s", err, peerRemoteHint)
+		}
+		return err
+	}
+
+	host := machine.Describe()
+	n := s.Batch * s.Batches
+	src := datasets.Synthetic{Width: w, Height: h, Classes: 10, N: n, Seed: seed, Content: datasets.ContentNatural}
+	fmt.Fprintf(stderr, "peer --remote: writing %d natural %dx%d JPEGs, starting the S3 server and the %s link, uploading…\n", n, w, h, lc.PresetName())
+	rb, err := peer.StartRemote(ctx, src, rf.shardSize, lc)
+	if err != nil {
+		return err
+	}
+	defer rb.Close()
+	// StartRemote put the server's credentials in this process's
+	// environment for ours; ours reaches the server through the link.
+	p.Env = rb.Env()
+	s.Bucket = bucket.Options{Endpoint: rb.Link.URL(), Concurrency: rf.concurrency}
+	s.Link = lc.Settings()
+	c := peer.RemoteConfig{Peer: p, Settings: s, Data: rb.URLs, Layouts: layouts, Workers: workers, Count: count}
+
+	var env []results.Config
+	if out != "" {
+		s1 := s
+		s1.Data = rb.URLs[peer.Shards]
+		for _, kv := range s1.Pipeline(peer.Fast, 1).Settings() {
+			// The layout is in each benchmark's name; the rest is both layouts'.
+			if !slices.Contains([]string{"data-layout", "data-manifest-sha256", "data-image-sizes", "data-resize", "data-unreadable", "page-cache", "samples"}, kv.Key) {
+				env = append(env, kv)
+			}
+		}
+		env = append(append(append(machine.Environment("none"), env...),
+			results.Config{Key: "samples", Value: strconv.Itoa(n)},
+			results.Config{Key: "batches", Value: strconv.Itoa(s.Batches)},
+			results.Config{Key: "rounds", Value: strconv.Itoa(count)},
+			results.Config{Key: "shard-size", Value: strconv.Itoa(rf.shardSize)}),
+			peer.CostSettings(rb.Costs)...)
+		env = append(env, results.Config{Key: "distro", Value: host.Distro}, results.Config{Key: "command", Value: peerCommand(args)})
+	}
+	res, err := peer.RemoteSweep(ctx, c, func(m peer.RemoteMeasurement) {
+		fmt.Fprintf(stderr, "%s: TTFB %.3fs, %.1f samples/s, CPU %.2fs\n", m.BenchName(), m.TTFB.Seconds(), m.SamplesPerSec, m.CPU.Seconds())
+	})
+	if err != nil {
+		return err
+	}
+	r := peer.RemoteReport{
+		Machine: host, PeerConfig: res.PeerConfig, Command: peerCommand(args), Settings: s, Samples: n,
+		ShardSize: rf.shardSize, Count: count, Link: lc, FetchConcurrency: rf.concurrency, Costs: rb.Costs,
+		Rows: peer.SummarizeRemote(res.Measurements, rb.Costs, lc),
+	}
+	if out != "" {
+		if err := peer.WriteRemoteResults(out, env, res); err != nil {
+			return err
+		}
+		fmt.Fprintf(stdout, "results: %s\n", out)
+	}
+	return writeRemoteReport(stdout, r, report)
+}
+
+// writeRemoteReport prints r's Markdown and writes it to report, if set.
+func writeRemoteReport(stdout io.Writer, r peer.RemoteReport, report string) error {
+	if err := peer.WriteRemoteMarkdown(stdout, r); err != nil {
+		return err
+	}
+	if report == "" {
+		return nil
+	}
+	if err := atomicfile.WriteKind(report, peerReport, func(w io.Writer) error { return peer.WriteRemoteMarkdown(w, r) }); err != nil {
+		return err
+	}
+	fmt.Fprintf(stdout, "report: %s\n", report)
+	return nil
+}
+
+// isRemoteResults says whether a results file holds BenchmarkPeerRemote
+// runs (peer --from rebuilds either kind).
+func isRemoteResults(path string) bool {
+	b, err := os.ReadFile(path)
+	return err == nil && strings.Contains(string(b), "\nBenchmarkPeerRemote/")
+}
+
+// rebuildPeerRemote is peer --from on a --remote results file.
+func rebuildPeerRemote(fs *flag.FlagSet, from, report string, stdout io.Writer) error {
+	var measuring []string
+	fs.Visit(func(f *flag.Flag) {
+		if f.Name != "from" && f.Name != "report" {
+			measuring = append(measuring, "--"+f.Name)
+		}
+	})
+	if len(measuring) > 0 {
+		return usagef("--from rebuilds from a saved file; %s only apply to a run that measures", strings.Join(measuring, ", "))
+	}
+	if report != "" {
+		if err := os.MkdirAll(filepath.Dir(report), 0o755); err != nil {
+			return err
+		}
+	}
+	if err := checkOutputs(output{report, peerReport}); err != nil {
+		return err
+	}
+	r, err := peer.ReadRemoteReport(from)
+	if err != nil {
+		return usagef("--from: %v", err)
+	}
+	return writeRemoteReport(stdout, r, report)
+}
