@@ -38,7 +38,10 @@ Verbs:
                              a bad header, a truncated shard), which fail a run
                              or count against --max-failures. With
                              s3://BUCKET/PREFIX, it lists and indexes a dataset in
-                             a bucket and prints the listing's time
+                             a bucket, prints the listing's time and keeps the
+                             listing in the cache, where every later --data
+                             s3://… reads it instead of listing again (run it
+                             again after changing the bucket)
   upload  DIR s3://BUCKET/PREFIX
                              put a dataset (any layout --data reads) into a bucket,
                              one object per file (multipart for large shards);
@@ -221,13 +224,13 @@ func runDatasetIndex(ctx context.Context, args []string, stdout io.Writer) error
 	}
 	dir := fs.Arg(0)
 	if bucket.IsURL(dir) {
-		in, err := ondisk.InspectWith(ctx, dir, df.bucketOptions())
+		in, p, err := ondisk.IndexRemote(ctx, dir, df.bucketOptions())
 		if err != nil {
 			return usageError{strings.TrimPrefix(err.Error(), "ondisk: ")}
 		}
 		r := in.Remote
-		fmt.Fprintf(stdout, "%s: %s, %d samples in %d classes, %s, %s; listed %d objects (%.1f MB) in %.3f s, indexed in %.3f s\n",
-			dir, in.Kind, in.Count, in.Classes, in.Format, in.Layout, r.Objects, float64(r.Bytes)/1e6, r.List.Seconds(), r.Index.Seconds())
+		fmt.Fprintf(stdout, "%s: %s, %d samples in %d classes, %s, %s; listed %d objects (%.1f MB) in %.3f s, indexed in %.3f s; listing %s\n",
+			dir, in.Kind, in.Count, in.Classes, in.Format, in.Layout, r.Objects, float64(r.Bytes)/1e6, r.List.Seconds(), r.Index.Seconds(), p)
 		return nil
 	}
 	kind, err := ondisk.DetectKind(dir)

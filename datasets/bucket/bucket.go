@@ -34,7 +34,6 @@ import (
 	"net/http"
 	"net/url"
 	"os"
-	"path"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -672,9 +671,6 @@ func (c *Client) Stats() Stats {
 	}
 	return s
 }
-
-// Base is the last element of a slash-separated name.
-func Base(rel string) string { return path.Base(rel) }
 
 // errorResponse is the server's S3 error inside err, or the zero value.
 func errorResponse(err error) minio.ErrorResponse {

@@ -30,6 +30,10 @@ type Remote struct {
 	// Fingerprint is the SHA-256 of every listed object's name, size and
 	// ETag: a local copy is kept per listing.
 	Fingerprint string
+	// Cached says the listing was read from the cache (`headspace dataset
+	// index s3://…` made it), not listed by this process; List and Index
+	// are then the times it took when it was made.
+	Cached bool
 }
 
 // headerBytes is how much of an image a remote index reads to find its
@@ -454,7 +458,8 @@ var remoteMemo = struct {
 }{m: map[string]*remoteMeta{}}
 
 // openRemoteURL opens the dataset at an s3:// URL with the bucket options
-// of opts, listing it once per process.
+// of opts: its listing from the cache (IndexRemote), or listed once per
+// process.
 func openRemoteURL(ctx context.Context, u string, bo bucket.Options) (*remoteMeta, error) {
 	url, err := bucket.ParseURL(u)
 	if err != nil {
@@ -474,9 +479,13 @@ func openRemoteURL(ctx context.Context, u string, bo bucket.Options) (*remoteMet
 		cp.c = c
 		return &cp, nil
 	}
-	meta, err = loadRemote(ctx, c)
-	if err != nil {
+	if meta, err = loadCachedRemote(c); err != nil {
 		return nil, err
+	}
+	if meta == nil {
+		if meta, err = loadRemote(ctx, c); err != nil {
+			return nil, err
+		}
 	}
 	remoteMemo.Lock()
 	remoteMemo.m[key] = meta

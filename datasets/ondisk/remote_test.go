@@ -219,3 +219,36 @@ func TestCopyToRefusesEscapingNames(t *testing.T) {
 		}
 	}
 }
+
+// TestIndexRemoteCachesTheListing: after IndexRemote, a new process (an
+// empty memo) opens the URL from the cached listing, not a fresh one: an
+// object added since is not seen, and the info says cached.
+func TestIndexRemoteCachesTheListing(t *testing.T) {
+	t.Setenv("HEADSPACE_CACHE", t.TempDir())
+	dir := t.TempDir()
+	write(t, dir, "jpeg", "shards")
+	c := uploadTo(t, "cached-listing", dir)
+	ctx := context.Background()
+	in, p, err := IndexRemote(ctx, "s3://cached-listing/ds", c.Options())
+	if err != nil || in.Remote.Cached || !strings.HasPrefix(filepath.Base(p), "s3-") {
+		t.Fatalf("IndexRemote: %+v, %s, %v", in, p, err)
+	}
+	remoteMemo.Lock()
+	clear(remoteMemo.m) // as a new process starts
+	remoteMemo.Unlock()
+	if err := c.Put(ctx, "extra.bin", strings.NewReader("x"), 1); err != nil {
+		t.Fatal(err)
+	}
+	d, err := OpenWith("s3://cached-listing/ds", Options{Bucket: c.Options()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r := d.RemoteInfo(); !r.Cached || r.Objects != in.Remote.Objects || d.Len() != in.Count {
+		t.Errorf("opened after IndexRemote: %+v, %d samples; want the cached listing of %d objects", r, d.Len(), in.Remote.Objects)
+	}
+	for i := range d.Len() {
+		if _, err := d.Fetch(ctx, i, nil); err != nil {
+			t.Fatalf("sample %d through the cached listing: %v", i, err)
+		}
+	}
+}
