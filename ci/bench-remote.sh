@@ -29,6 +29,8 @@ port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); p
 export AWS_ACCESS_KEY_ID=headspace AWS_SECRET_ACCESS_KEY=$(od -An -N16 -tx1 /dev/urandom | tr -d ' \n')
 export AWS_ENDPOINT_URL=http://127.0.0.1:$port AWS_REGION=us-east-1
 unset AWS_PROFILE AWS_ENDPOINT_URL_S3
+# The listing and the local copy (level local) live and die with the run.
+export HEADSPACE_CACHE=$work/cache
 mkdir -p "$work/root" "$work/meta"
 "$gw" --port "127.0.0.1:$port" --access "$AWS_ACCESS_KEY_ID" --secret "$AWS_SECRET_ACCESS_KEY" \
   --region us-east-1 --keep-alive posix --sidecar "$work/meta" "$work/root" >"$work/server.log" 2>&1 &
