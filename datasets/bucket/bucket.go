@@ -438,11 +438,16 @@ func (c *Client) get(ctx context.Context, rel string, p []byte, off int64, range
 				return 0, permanent{err}
 			}
 		}
-		body, _, _, err := c.core.GetObject(ctx, c.url.Bucket, key, opts)
+		body, _, h, err := c.core.GetObject(ctx, c.url.Bucket, key, opts)
 		if err != nil {
 			return 0, err
 		}
 		defer body.Close()
+		if want := fmt.Sprintf("bytes %d-%d/", off, off+int64(len(p))-1); ranged && !strings.HasPrefix(h.Get("Content-Range"), want) {
+			// A server that ignores Range sends the object from its
+			// start: the bytes would be another sample's.
+			return 0, permanent{fmt.Errorf("asked for %s, the server answered Content-Range %q", strings.TrimSuffix(want, "/"), h.Get("Content-Range"))}
+		}
 		n, err := io.ReadFull(body, p)
 		if err == nil && !ranged {
 			// The whole object must be exactly as listed.

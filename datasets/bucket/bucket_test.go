@@ -177,6 +177,18 @@ func (f *faulty) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		w.WriteHeader(rec.Code)
 		w.Write(rec.Body.Bytes()[:rec.Body.Len()/2])
 		panic(http.ErrAbortHandler) // the client sees the body end early
+	case "norange":
+		// A server that ignores Range answers 200 OK from the object's
+		// start, with no Content-Range: the same bytes, relabelled.
+		rec := httptest.NewRecorder()
+		f.rp.ServeHTTP(rec, r)
+		for k, v := range rec.Header() {
+			w.Header()[k] = v
+		}
+		w.Header().Del("Content-Range")
+		w.WriteHeader(http.StatusOK)
+		w.Write(rec.Body.Bytes())
+		return
 	case "reset":
 		// Headers and part of the body, then a reset: mid-body, so net/http
 		// cannot retry it on its own and the client must.
@@ -233,6 +245,13 @@ func TestRetriesFaults(t *testing.T) {
 			}
 		})
 	}
+	t.Run("range ignored", func(t *testing.T) {
+		f.fault = func(int64) string { return "norange" }
+		err := c.ReadAt(ctx, "shard-0.tar", make([]byte, 10), 100)
+		if err == nil || !strings.Contains(err.Error(), "Content-Range") {
+			t.Fatalf("a server ignoring Range: %v, want an error naming Content-Range", err)
+		}
+	})
 	t.Run("gives up", func(t *testing.T) {
 		f.fault = func(int64) string { return "503" }
 		before := c.Stats()
