@@ -49,7 +49,7 @@ func (d *dataFlags) registerBucket(fs *flag.FlagSet) {
 	fs.StringVar(&d.endpoint, "s3-endpoint", "", "with --data s3://BUCKET/PREFIX: the S3-compatible server's `url` (default $AWS_ENDPOINT_URL_S3, $AWS_ENDPOINT_URL, else AWS); credentials from AWS_ACCESS_KEY_ID/AWS_SECRET_ACCESS_KEY or the shared credentials file")
 	fs.IntVar(&d.concurrency, "fetch-concurrency", 0, fmt.Sprintf("with --data s3://…: GET requests in flight, whatever --workers is (1 to %d; 0 means %d)", loader.MaxFetchConcurrency, bucket.DefaultConcurrency))
 	fs.Int64Var(&d.chunkSize, "chunk-size", 0, fmt.Sprintf("with --data s3://…: the largest single ranged GET in `bytes` (at least %d; 0 means %d)", loader.MinChunkSize, bucket.DefaultChunkSize))
-	fs.StringVar(&d.linkSpec, "link", "", "with --data s3://… on a server on this machine: put an emulated network `link` between them: a preset (same-region, cross-region, home, none), key=value settings (latency=20ms,jitter=5ms,bandwidth=1Gbit/s,conn-bandwidth=…,rate=5500,reset=every:100,stall=p:0.01,truncate=…), or a preset then overrides; recorded in the result file (docs/remote.md)")
+	fs.StringVar(&d.linkSpec, "link", "", "with --data s3://… on a server on this machine: put an emulated network `link` between them: a preset (same-region, cross-region, home, none), key=value settings (latency=20ms,jitter=5ms,bandwidth=1Gbit/s,conn-bandwidth=90MB/s,request-rate=5500,reset=every:100,stall=0.01,stall-for=2s,truncate=5%), or a preset then overrides; recorded in the result file (docs/remote.md)")
 }
 
 // close stops the link apply started, if any.

@@ -166,7 +166,9 @@ func (k *disk) stats() DataStats {
 // or nothing, as the load stage does without Data).
 func (k *disk) stages(p *pipeline.Pipeline, idx *pipeline.Queue[int], cache level.Level, workers, q, alive int,
 	raws *freelist[*datasets.Sample], cachedRaw *datasets.Sample) (*pipeline.Queue[*datasets.Sample], error) {
-	bufs := newFreelist(alive, func() *encoded { return new(encoded) })
+	// One buffer per sample alive, and one per fetcher beyond the workers
+	// (data in a bucket runs more fetchers than workers).
+	bufs := newFreelist(alive+max(0, k.fetchers-workers), func() *encoded { return new(encoded) })
 	n := k.d.Len()
 	fetch := func(ctx context.Context, it pipeline.Item[int]) (*encoded, error) {
 		if k.latency > 0 {

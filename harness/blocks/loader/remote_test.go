@@ -17,8 +17,8 @@ import (
 )
 
 // TestRemoteThroughFaultsLosesNothing: a dataset in a bucket, read through
-// a link that resets, stalls past the request deadline and truncates
-// requests, gives batch for batch the same data as the directory it was
+// a link that resets a fifth of the requests, truncates a tenth and stalls
+// 3% past the request deadline (drawn at random, seeded), gives batch for batch the same data as the directory it was
 // uploaded from: every fault retried, counted, and every sample delivered
 // exactly once per epoch (verify, at Close).
 func TestRemoteThroughFaultsLosesNothing(t *testing.T) {
@@ -42,7 +42,7 @@ func TestRemoteThroughFaultsLosesNothing(t *testing.T) {
 	if _, err := ondisk.Upload(ctx, c, local.Data); err != nil {
 		t.Fatal(err)
 	}
-	lc, err := link.Parse("reset=every:3,truncate=every:7,stall=every:11,stall-for=2s")
+	lc, err := link.Parse("reset=0.2,truncate=0.1,stall=0.03,stall-for=2s")
 	must(t, err)
 	up, _ := url.Parse(srv.Endpoint())
 	l, err := link.Start(ctx, up.Host, lc)
@@ -50,7 +50,9 @@ func TestRemoteThroughFaultsLosesNothing(t *testing.T) {
 	defer l.Close()
 
 	remote := local
-	remote.Bucket = bucket.Options{Endpoint: l.URL(), Concurrency: 3, Backoff: 1, RequestTimeout: 300 * time.Millisecond}
+	// Ten retries: a request fails for good only after 11 faults in a row
+	// (about 0.33¹¹, 5·10⁻⁶, per request at these rates).
+	remote.Bucket = bucket.Options{Endpoint: l.URL(), Concurrency: 3, Backoff: 1, RequestTimeout: 300 * time.Millisecond, Retries: 10}
 	remote, err = remote.WithData("s3://faults/ds")
 	must(t, err)
 	const batches = 12 // 48 samples: two epochs of 20 and 8 more
