@@ -52,7 +52,7 @@ func TestBuild(t *testing.T) {
 		pred, ape  float64
 		bound      string
 	}{
-		{0, true, 500, 25, fetchmodel.BoundConcurrency}, // 1 ÷ 2 ms
+		{0, true, 500, 25, fetchmodel.BoundConcurrency},  // 1 ÷ 2 ms
 		{2, false, 200, 20, fetchmodel.BoundConcurrency}, // 4 ÷ (18 + 2 ms)
 		{3, false, 25, 0, fetchmodel.BoundConcurrency},   // 1 ÷ (38 + 2 ms)
 	} {
