@@ -174,6 +174,7 @@ var Experiments = []Experiment{
 	WhatIf{},
 	Peer{},
 	PeerLadder{},
+	Remote{},
 }
 
 // Lookup returns the experiment named name ("Ladder"; any case).

@@ -17,7 +17,8 @@
 //
 // Credentials and the endpoint come the standard way: AWS_ACCESS_KEY_ID,
 // AWS_SECRET_ACCESS_KEY and AWS_SESSION_TOKEN, or the shared credentials
-// file (AWS_SHARED_CREDENTIALS_FILE, AWS_PROFILE); the endpoint from
+// file (AWS_SHARED_CREDENTIALS_FILE, AWS_PROFILE), unless
+// Options.AccessKey gives them explicitly; the endpoint from
 // Options.Endpoint (--s3-endpoint), AWS_ENDPOINT_URL_S3 or AWS_ENDPOINT_URL,
 // else AWS. An explicit endpoint is addressed path-style, as local servers
 // need. Open checks the bucket within OpenTimeout, so wrong credentials, a
@@ -154,6 +155,12 @@ type Options struct {
 	// Transport carries the requests; nil is a pooled transport with
 	// keep-alive and Concurrency idle connections per host.
 	Transport http.RoundTripper
+	// AccessKey and SecretKey, when AccessKey is set, are the credentials,
+	// used instead of the environment and the shared credentials file:
+	// for a caller that starts its own server in-process (an experiment
+	// against package s3server's), so that it need not change the
+	// process's environment. Never recorded in a result file.
+	AccessKey, SecretKey string
 }
 
 // withDefaults fills the zero fields and checks the rest.
@@ -282,6 +289,9 @@ func OpenUnchecked(u URL, o Options) (*Client, error) {
 		&credentials.EnvAWS{},
 		&credentials.FileAWSCredentials{},
 	})
+	if o.AccessKey != "" {
+		creds = credentials.NewStaticV4(o.AccessKey, o.SecretKey, "")
+	}
 	mc, err := minio.New(host, &minio.Options{
 		Creds: creds, Secure: secure, Transport: tr, Region: o.Region,
 		BucketLookup: lookup, MaxRetries: 1,

@@ -364,4 +364,34 @@ func (r *cancelAfter) Read(p []byte) (int, error) {
 		r.cancel()
 	}
 	return n, err
+
+// TestExplicitCredentials: Options.AccessKey and SecretKey are used
+// instead of the environment: right keys open the bucket with wrong ones
+// (or none) in the environment, and wrong explicit keys are refused
+// with right ones there.
+func TestExplicitCredentials(t *testing.T) {
+	ctx := context.Background()
+	newBucket(t, "explicit", bucket.Options{})
+	u, _ := bucket.ParseURL("s3://explicit/x")
+	t.Run("right keys, wrong environment", func(t *testing.T) {
+		t.Setenv("AWS_ACCESS_KEY_ID", "nobody")
+		t.Setenv("AWS_SECRET_ACCESS_KEY", "wrong")
+		if _, err := bucket.Open(ctx, u, bucket.Options{Endpoint: srv.Endpoint(), AccessKey: srv.AccessKey, SecretKey: srv.SecretKey}); err != nil {
+			t.Fatalf("Open with explicit keys: %v", err)
+		}
+	})
+	t.Run("right keys, no environment", func(t *testing.T) {
+		t.Setenv("AWS_ACCESS_KEY_ID", "")
+		t.Setenv("AWS_SECRET_ACCESS_KEY", "")
+		t.Setenv("AWS_SHARED_CREDENTIALS_FILE", "/nonexistent")
+		if _, err := bucket.Open(ctx, u, bucket.Options{Endpoint: srv.Endpoint(), AccessKey: srv.AccessKey, SecretKey: srv.SecretKey}); err != nil {
+			t.Fatalf("Open with explicit keys: %v", err)
+		}
+	})
+	t.Run("wrong keys, right environment", func(t *testing.T) {
+		_, err := bucket.Open(ctx, u, bucket.Options{Endpoint: srv.Endpoint(), AccessKey: "nobody", SecretKey: "wrong"})
+		if err == nil || !strings.Contains(err.Error(), "refused the credentials") {
+			t.Fatalf("Open with wrong explicit keys: %v", err)
+		}
+	})
 }

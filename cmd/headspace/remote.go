@@ -1,0 +1,175 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"golang.org/x/perf/benchfmt"
+
+	"github.com/headspace-bench/headspace/harness/blocks/machine"
+	"github.com/headspace-bench/headspace/harness/blocks/results"
+	"github.com/headspace-bench/headspace/harness/engines/remedies"
+	"github.com/headspace-bench/headspace/internal/atomicfile"
+	"github.com/headspace-bench/headspace/workloads"
+)
+
+func init() {
+	register(command{name: "remote", summary: "the remedies of data in a bucket: samples/s and headspace against concurrency × round trip × layout × format, and the fetch model's predictions checked", run: runRemote})
+}
+
+const remoteUsage = `
+Measures the remedies of data in a bucket (issue 34, items 5 and 6): it
+starts the pinned S3 server (versitygw, built by ci/versitygw.sh) on
+127.0.0.1, writes and uploads raw and JPEG datasets as one object per
+sample, ~4 MB and ~64 MB shards, and runs level none through an emulated
+link of each round trip (0, 5, 20, 80 ms) at each concurrency (1, 4, 16,
+64); level local (the objects on local disk) once per dataset, level device
+once, and two checks at links off the grid. The fetch model (package
+fetchmodel) is calibrated on the round-trip-0 points and predicts the rest;
+the report gives where each remedy stops helping and the model's median
+error. --from rebuilds the report and the plot from a result file,
+measuring nothing.
+`
+
+func runRemote(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	fs := newFlagSet("remote", remoteUsage, stdout)
+	quick := fs.Bool("quick", false, "the quick grid: every code path in seconds, no comparable numbers")
+	out := fs.String("out", "", "benchmark-format result `file`, written as each point finishes")
+	report := fs.String("report", "", "Markdown report `file`, e.g. notebooks/remote-remedies.md")
+	plotPath := fs.String("plot", "", "the figure, a .png `file`, e.g. notebooks/figures/remote-remedies.png")
+	dir := fs.String("dir", "", "`directory` for the datasets and the server's objects (default: the system's temporary directory)")
+	from := fs.String("from", "", "rebuild --report and --plot from the result `file` a run's --out wrote, measuring nothing")
+	if err := parseFlags(fs, args); err != nil {
+		return err
+	}
+	if *plotPath != "" && filepath.Ext(*plotPath) != ".png" {
+		return usagef("--plot %s: want a .png file", *plotPath)
+	}
+	if err := checkOutputs(output{*report, remoteReport}, figure(*plotPath)); err != nil {
+		return err
+	}
+	if *from != "" {
+		var measuring []string
+		fs.Visit(func(f *flag.Flag) {
+			if f.Name != "from" && f.Name != "report" && f.Name != "plot" {
+				measuring = append(measuring, "--"+f.Name)
+			}
+		})
+		if len(measuring) > 0 {
+			return usagef("--from rebuilds from a saved file; %s only apply to a run that measures", strings.Join(measuring, ", "))
+		}
+		recs, err := results.Read(*from)
+		if err != nil {
+			if errors.Is(err, os.ErrNotExist) {
+				return usagef("--from %s: no such file", *from)
+			}
+			return usagef("--from: %v", err)
+		}
+		return writeRemote(stdout, recs, fileConfig(recs), *report, *plotPath)
+	}
+	exp := workloads.DefaultRemote()
+	if *quick {
+		exp = workloads.QuickRemote()
+	}
+	dev := workloads.RemoteDevice()
+	config := append(append(append(machine.Environment("emulated"), dev.Settings...), exp.Settings()...),
+		results.Config{Key: "command", Value: commandLine("headspace remote", args)})
+	if *quick {
+		config = append(config, results.Config{Key: "size", Value: "quick"})
+	}
+	if err := checkResultsOut(*out, benchmarks(false, "Remote")); err != nil {
+		return err
+	}
+	var f *results.File
+	if *out != "" {
+		var err error
+		if f, err = results.OpenFreshContext(ctx, *out, config); err != nil {
+			return err
+		}
+		defer f.Close()
+	}
+	env := workloads.Env{Device: dev, Dir: *dir, Result: func(r *benchfmt.Result) error {
+		v, _ := results.Value(r, "samples/s")
+		fmt.Fprintf(stderr, "%s: %.0f samples/s\n", r.Name, v)
+		if f != nil {
+			return f.Add(r)
+		}
+		return nil
+	}}
+	recs, err := exp.Run(ctx, env)
+	if err != nil {
+		return err
+	}
+	if f != nil {
+		if err := f.Close(); err != nil {
+			return err
+		}
+		fmt.Fprintf(stdout, "results: %s\n", *out)
+		// The report is rebuilt from the file, as --from would.
+		if recs, err = results.Read(*out); err != nil {
+			return err
+		}
+		config = fileConfig(recs)
+	}
+	return writeRemote(stdout, recs, config, *report, *plotPath)
+}
+
+// fileConfig is the configuration lines of a file's records.
+func fileConfig(recs []*benchfmt.Result) []results.Config {
+	if len(recs) == 0 {
+		return nil
+	}
+	var out []results.Config
+	for _, c := range recs[0].Config {
+		if c.File {
+			out = append(out, results.Config{Key: c.Key, Value: string(c.Value)})
+		}
+	}
+	return out
+}
+
+// writeRemote builds the report of recs, prints the model's median error
+// and writes the plot and the report where asked.
+func writeRemote(stdout io.Writer, recs []*benchfmt.Result, config []results.Config, report, plotPath string) error {
+	r, err := remedies.Build(recs, config)
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(stdout, "device %.0f samples/s; the model's median error over the predicted points: %.1f%%\n",
+		r.Device, medianAll(r))
+	var figs []remedies.Figure
+	if plotPath != "" {
+		if err := remedies.SavePlot(plotPath, r); err != nil {
+			return err
+		}
+		fmt.Fprintf(stdout, "plot: %s\n", plotPath)
+		if report != "" {
+			rel, err := filepath.Rel(filepath.Dir(report), plotPath)
+			if err != nil {
+				return err
+			}
+			figs = append(figs, remedies.Figure{Alt: "samples/s against requests in flight, a panel per dataset, a line per round trip (dashed: predicted)", Path: filepath.ToSlash(rel)})
+		}
+	}
+	if report == "" {
+		return nil
+	}
+	if err := atomicfile.WriteKind(report, remoteReport, func(w io.Writer) error { return remedies.WriteMarkdown(w, r, figs) }); err != nil {
+		return err
+	}
+	fmt.Fprintf(stdout, "report: %s\n", report)
+	return nil
+}
+
+func medianAll(r remedies.Report) float64 {
+	return remedies.MedianError(r)
+}
+
+// remoteReport is what remote --report writes, for the output policy.
+var remoteReport = atomicfile.Report("remote remedies report")

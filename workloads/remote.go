@@ -1,0 +1,431 @@
+package workloads
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"golang.org/x/perf/benchfmt"
+
+	"github.com/headspace-bench/headspace/datasets"
+	"github.com/headspace-bench/headspace/datasets/bucket"
+	"github.com/headspace-bench/headspace/datasets/ondisk"
+	"github.com/headspace-bench/headspace/datasets/transforms"
+	"github.com/headspace-bench/headspace/harness/blocks/link"
+	"github.com/headspace-bench/headspace/harness/blocks/loader"
+	"github.com/headspace-bench/headspace/harness/blocks/results"
+	"github.com/headspace-bench/headspace/harness/blocks/s3server"
+	"github.com/headspace-bench/headspace/harness/blocks/train"
+	"github.com/headspace-bench/headspace/harness/engines/ladder"
+)
+
+// Remote is the remedies of data in a bucket measured (issue 34, "Data
+// from a bucket", item 5): the loader's samples/s and the accelerator's
+// headspace (1 − steps/s at level none ÷ steps/s at level device)
+// against requests in flight (--fetch-concurrency) × the link's round
+// trip × the layout (one object per sample, or tar shards of a size in
+// bytes, each sample a ranged GET) × the format (raw pixels, or JPEG
+// decoded on the host). Run starts the pinned S3 server (package
+// s3server) on 127.0.0.1, writes and uploads each dataset, and runs level
+// none at every point through an emulated link (package link) with that
+// round trip and nothing else; level local (the same objects copied to
+// local disk: every bound but the network) once per dataset and level
+// device once, straight to the server. Then each Check: a link and a
+// concurrency the grid does not hold, the fetch model's out-of-sample
+// test (package fetchmodel).
+//
+// Not measured: whole-shard reads (one GET per shard, members served from
+// memory); today's reader fetches a shard's member with a ranged GET, so
+// a shard costs as many requests per sample as a file.
+type Remote struct {
+	Formats     []string        // "raw", "jpeg" (ondisk formats)
+	Layouts     []RemoteLayout  // files, shards of a size
+	RTTs        []time.Duration // the links' round trips
+	Concurrency []int           // requests in flight
+	Checks      []RemoteCheck   // links off the grid, for the model's check
+	// Ladder is every point's pipeline (raw size, batch, workers,
+	// transforms) and loop; its levels, workers, transforms and runs
+	// (Count) apply as Run says.
+	Ladder  Ladder
+	Samples int // samples per dataset
+}
+
+// RemoteLayout is a layout of the grid: "files" (ShardBytes 0), or tar
+// shards of about ShardBytes each ("shards-4MB").
+type RemoteLayout struct {
+	Name       string
+	ShardBytes int64
+}
+
+// RemoteCheck is a link and a concurrency off the grid, measured for
+// every dataset to check the model's predictions.
+type RemoteCheck struct {
+	Name        string // a benchmark name's part: "a"
+	Link        string // a link spec (link.Parse): "latency=40ms,bandwidth=20Mbit/s"
+	Concurrency int
+}
+
+// remoteLayouts is the issue's: one object per sample, ~4 MB and ~64 MB
+// shards.
+var remoteLayouts = []RemoteLayout{{"files", 0}, {"shards-4MB", 4 << 20}, {"shards-64MB", 64 << 20}}
+
+// RemoteStep is the emulated device's step for Remote: fast (10 ms), so
+// that fetching, not the step, sets the rate over most of the grid.
+const RemoteStep = 10 * time.Millisecond
+
+// RemoteDevice is the emulated device at RemoteStep: the device a caller
+// passes Remote's Run (Env.Device) to measure as the report does.
+func RemoteDevice() Device {
+	c := DocumentDevice()
+	c.Step = RemoteStep
+	return Emulated(c)
+}
+
+// DefaultRemote is the grid of issue 34 item 5 at a size this machine
+// runs in minutes: concurrency 1, 4, 16, 64 × round trip 0, 5, 20, 80 ms
+// × files, ~4 MB and ~64 MB shards × raw and JPEG, 1024 natural 64²
+// images (a raw one 12 KiB, a JPEG a few KiB, so a 64 MB shard is the
+// whole dataset), cropped to 32, batches of 16 on 2 workers, the fast
+// transforms, 8 measured steps after 2 warm-up, one run of each point.
+// Two checks: 40 ms over a 20 Mbit/s link at 16 in flight, and 10 ms ± 2
+// at 8.
+func DefaultRemote() Remote {
+	l := DefaultLadder()
+	l.Levels = []ladder.Level{ladder.None}
+	l.Workers = []int{2}
+	l.Transforms = []string{transforms.Fast}
+	p := &l.Pipeline
+	p.Dataset.Width, p.Dataset.Height, p.Dataset.Content = 64, 64, datasets.ContentNatural
+	p.Transforms.Crop, p.Batch = 32, 16
+	l.Train = train.Config{Steps: 8, Warmup: 2}
+	l.Count = 1
+	return Remote{
+		Formats: []string{"raw", "jpeg"}, Layouts: remoteLayouts,
+		RTTs:        []time.Duration{0, 5 * time.Millisecond, 20 * time.Millisecond, 80 * time.Millisecond},
+		Concurrency: []int{1, 4, 16, 64},
+		Checks: []RemoteCheck{
+			{Name: "a", Link: "latency=40ms,bandwidth=20Mbit/s", Concurrency: 16},
+			{Name: "b", Link: "latency=10ms,jitter=2ms", Concurrency: 8},
+		},
+		Ladder: l, Samples: 1024,
+	}
+}
+
+// QuickRemote is the grid at a size that runs in seconds: JPEG, files
+// and small shards, round trips 0 and 5 ms, 1 and 4 in flight, one
+// check, 32 images of 32² in batches of 4. Every code path, no
+// comparable numbers.
+func QuickRemote() Remote {
+	r := DefaultRemote()
+	r.Formats = []string{"jpeg"}
+	r.Layouts = []RemoteLayout{{"files", 0}, {"shards-16KB", 16 << 10}}
+	r.RTTs = []time.Duration{0, 5 * time.Millisecond}
+	r.Concurrency = []int{1, 4}
+	r.Checks = r.Checks[1:]
+	p := &r.Ladder.Pipeline
+	p.Dataset.Width, p.Dataset.Height = 32, 32
+	p.Transforms.Crop, p.Batch = 16, 4
+	r.Ladder.Train = train.Config{Steps: 2, Warmup: 1}
+	r.Samples = 32
+	return r
+}
+
+// Name is "Remote": BenchmarkRemote/….
+func (Remote) Name() string { return "Remote" }
+
+// Document is "": the remedies of issue 34, headspace's own.
+func (Remote) Document() string { return "" }
+
+// At is DefaultRemote or QuickRemote.
+func (Remote) At(z Size) Experiment {
+	if z == Quick {
+		return QuickRemote()
+	}
+	return DefaultRemote()
+}
+
+// Validate reports the first problem with the grid before anything runs.
+func (r Remote) Validate() error {
+	switch {
+	case len(r.Formats) == 0 || len(r.Layouts) == 0 || len(r.RTTs) == 0 || len(r.Concurrency) == 0:
+		return errors.New("remote grid has no points: every dimension needs a value")
+	case r.Samples <= 0:
+		return fmt.Errorf("remote: samples %d must be positive", r.Samples)
+	}
+	for _, f := range r.Formats {
+		if !slices.Contains(ondisk.Formats, f) {
+			return fmt.Errorf("remote: format %q: want one of %s", f, strings.Join(ondisk.Formats, ", "))
+		}
+	}
+	for _, l := range r.Layouts {
+		if l.Name == "" || strings.ContainsAny(l.Name, "/ =") || l.ShardBytes < 0 || (l.Name == "files") != (l.ShardBytes == 0) {
+			return fmt.Errorf("remote: layout %q (%d bytes a shard): want files, or a name and a shard size", l.Name, l.ShardBytes)
+		}
+	}
+	for _, d := range r.RTTs {
+		if d < 0 || d > time.Second {
+			return fmt.Errorf("remote: round trip %v outside 0 to 1s", d)
+		}
+	}
+	for _, c := range append(slices.Clone(r.Concurrency), r.checkConcurrency()...) {
+		if c < 1 || c > loader.MaxFetchConcurrency {
+			return fmt.Errorf("remote: concurrency %d outside 1 to %d", c, loader.MaxFetchConcurrency)
+		}
+	}
+	for _, c := range r.Checks {
+		if c.Name == "" || strings.ContainsAny(c.Name, "/ =") {
+			return fmt.Errorf("remote: check %q: want a name without /, = or spaces", c.Name)
+		}
+		if _, err := link.Parse(c.Link); err != nil {
+			return fmt.Errorf("remote: check %s: %w", c.Name, err)
+		}
+	}
+	l := r.Ladder
+	l.Pipeline.Dataset.N = r.Samples
+	return l.Validate()
+}
+
+func (r Remote) checkConcurrency() []int {
+	var out []int
+	for _, c := range r.Checks {
+		out = append(out, c.Concurrency)
+	}
+	return out
+}
+
+// Settings is the grid's configuration block: the pipeline and loop, the
+// emulated step is the device's; the grid's dimensions as "remote-*"
+// lines, and each check's link as "remote-check-<name>" ("<link
+// spec> concurrency=N"): what a report rebuilt from the file needs.
+func (r Remote) Settings() []results.Config {
+	p := r.Ladder.Pipeline
+	p.Dataset.N = r.Samples
+	out := append(p.Settings(),
+		results.Config{Key: "steps", Value: fmt.Sprint(r.Ladder.Train.Steps)},
+		results.Config{Key: "warmup", Value: fmt.Sprint(r.Ladder.Train.Warmup)},
+		results.Config{Key: "remote-count", Value: fmt.Sprint(r.Ladder.Count)},
+		results.Config{Key: "remote-formats", Value: strings.Join(r.Formats, ",")},
+	)
+	var layouts, rtts, concs []string
+	for _, l := range r.Layouts {
+		layouts = append(layouts, fmt.Sprintf("%s:%d", l.Name, l.ShardBytes))
+	}
+	for _, d := range r.RTTs {
+		rtts = append(rtts, d.String())
+	}
+	for _, c := range r.Concurrency {
+		concs = append(concs, strconv.Itoa(c))
+	}
+	out = append(out,
+		results.Config{Key: "remote-layouts", Value: strings.Join(layouts, ",")},
+		results.Config{Key: "remote-rtts", Value: strings.Join(rtts, ",")},
+		results.Config{Key: "remote-concurrency", Value: strings.Join(concs, ",")},
+		results.Config{Key: "remote-server", Value: "versitygw " + s3server.Version + " on 127.0.0.1"},
+	)
+	for _, c := range r.Checks {
+		out = append(out, results.Config{Key: "remote-check-" + c.Name, Value: fmt.Sprintf("%s concurrency=%d", c.Link, c.Concurrency)})
+	}
+	return out
+}
+
+// RemoteDataset is one dataset of the grid: its format and layout, as a
+// benchmark name's part ("format=jpeg/layout=files").
+type RemoteDataset struct{ Format, Layout string }
+
+// Name is "format=F/layout=L".
+func (d RemoteDataset) Name() string { return "format=" + d.Format + "/layout=" + d.Layout }
+
+// The record names of Remote, without "Benchmark" and the GOMAXPROCS
+// suffix, each ending with the point's ladder.Point.Sub:
+//
+//	Remote/<dataset>/rtt=20ms/concurrency=16/level=none/…  the grid
+//	Remote/<dataset>/check=a/concurrency=16/level=none/…   a check
+//	Remote/<dataset>/level=local/…                         the host's bound
+//	Remote/level=device/…                                  the device's
+//
+// Every record of a fetching level adds bytes/sample, the bytes fetched
+// per sample (the model's input).
+const RemoteBytesUnit = "bytes/sample"
+
+// Run measures the grid (see Remote): each record is passed to
+// env.Result as it is made. Datasets are written under env.Dir, one at
+// a time, and the server's objects beside them; all is removed at the
+// end, and so are the local copies level local makes in the cache.
+func (r Remote) Run(ctx context.Context, env Env) ([]*benchfmt.Result, error) {
+	var out []*benchfmt.Result
+	if err := r.Validate(); err != nil {
+		return out, err
+	}
+	dir, err := os.MkdirTemp(env.dir(), "headspace-remote-")
+	if err != nil {
+		return out, err
+	}
+	defer os.RemoveAll(dir)
+	srv, err := s3server.Start(ctx, s3server.Options{Root: filepath.Join(dir, "s3")})
+	if err != nil {
+		return out, err
+	}
+	defer srv.Close()
+	keep := env.collect(&out)
+	env.start(r.Name())
+	dev, closeDev := env.device().once()
+	defer closeDev()
+	direct := bucket.Options{Endpoint: srv.Endpoint(), Region: s3server.Region, AccessKey: srv.AccessKey, SecretKey: srv.SecretKey}
+	mk, err := bucket.OpenUnchecked(bucket.URL{Bucket: "headspace"}, direct)
+	if err != nil {
+		return out, err
+	}
+	if err := mk.MakeBucket(ctx); err != nil {
+		return out, err
+	}
+	deviceDone := false
+	for _, format := range r.Formats {
+		perSample, err := r.sampleBytes(ctx, filepath.Join(dir, "probe-"+format), format)
+		if err != nil {
+			return out, err
+		}
+		for _, lay := range r.Layouts {
+			ds := RemoteDataset{format, lay.Name}
+			url, err := r.upload(ctx, dir, ds, lay, perSample, direct)
+			if err != nil {
+				return out, err
+			}
+			run := func(under string, lv ladder.Level, bo bucket.Options, settings []results.Config) error {
+				l := r.Ladder
+				l.Levels, l.Count, l.Under = []ladder.Level{lv}, r.Ladder.Count, under
+				l.Pipeline.Dataset.N = r.Samples
+				l.Pipeline.Data, l.Pipeline.Bucket, l.Pipeline.Link = url, bo, settings
+				runEnv := Env{Device: dev, Result: func(b *benchfmt.Result) error { return nil }}
+				var runs []PointRun
+				On(&runEnv, func(p PointRun) { runs = append(runs, p) })
+				if _, err := l.Run(ctx, runEnv); err != nil {
+					return fmt.Errorf("%s: %w", under, err)
+				}
+				for _, p := range runs {
+					if p.Result.Samples > 0 {
+						p.Record.Values = append(p.Record.Values, benchfmt.Value{Value: float64(p.Result.Fetched) / float64(p.Result.Samples), Unit: RemoteBytesUnit})
+					}
+					if err := keep(p.Record); err != nil {
+						return err
+					}
+				}
+				return nil
+			}
+			if !deviceDone {
+				if err := run("Remote", ladder.Device, direct, nil); err != nil {
+					return out, err
+				}
+				deviceDone = true
+			}
+			if err := r.runLocal(ctx, run, ds, url, direct); err != nil {
+				return out, err
+			}
+			for _, rtt := range r.RTTs {
+				cfg := link.Config{Latency: rtt}
+				for _, c := range r.Concurrency {
+					under := fmt.Sprintf("Remote/%s/rtt=%s/concurrency=%d", ds.Name(), rtt, c)
+					if err := r.viaLink(ctx, srv, cfg, c, direct, under, run); err != nil {
+						return out, err
+					}
+				}
+			}
+			for _, ck := range r.Checks {
+				cfg, _ := link.Parse(ck.Link) // checked by Validate
+				under := fmt.Sprintf("Remote/%s/check=%s/concurrency=%d", ds.Name(), ck.Name, ck.Concurrency)
+				if err := r.viaLink(ctx, srv, cfg, ck.Concurrency, direct, under, run); err != nil {
+					return out, err
+				}
+			}
+		}
+	}
+	return out, nil
+}
+
+// runLocal runs level local over the dataset at url and removes the
+// local copy it made in the cache.
+func (r Remote) runLocal(ctx context.Context, run func(string, ladder.Level, bucket.Options, []results.Config) error, ds RemoteDataset, url string, direct bucket.Options) error {
+	err := run("Remote/"+ds.Name(), ladder.Local, direct, nil)
+	d, oerr := ondisk.OpenContext(ctx, url, ondisk.Options{Bucket: direct})
+	if oerr == nil {
+		if cp, cerr := d.LocalCopyDir(); cerr == nil {
+			os.RemoveAll(cp)
+		}
+		d.Close()
+	}
+	return err
+}
+
+// viaLink runs level none through a fresh link of cfg to the server with
+// c requests in flight.
+func (r Remote) viaLink(ctx context.Context, srv *s3server.Server, cfg link.Config, c int, direct bucket.Options, under string, run func(string, ladder.Level, bucket.Options, []results.Config) error) error {
+	lk, err := link.Start(ctx, srv.Addr(), cfg)
+	if err != nil {
+		return fmt.Errorf("%s: %w", under, err)
+	}
+	bo := direct
+	bo.Endpoint, bo.Concurrency = lk.URL(), c
+	err = run(under, ladder.None, bo, cfg.Settings())
+	if cerr := lk.Close(); err == nil && cerr != nil {
+		err = cerr
+	}
+	return err
+}
+
+// sampleBytes writes the dataset of format in the files layout to dir
+// and returns its mean file size: what sets the samples per shard of a
+// shard size.
+func (r Remote) sampleBytes(ctx context.Context, dir, format string) (float64, error) {
+	defer os.RemoveAll(dir)
+	src := r.Ladder.Pipeline.Dataset
+	src.N = r.Samples
+	m, err := ondisk.Write(ctx, dir, src, ondisk.WriteOptions{Format: format, Layout: "files", Force: true})
+	if err != nil {
+		return 0, fmt.Errorf("remote: writing the %s dataset: %w", format, err)
+	}
+	var sum int64
+	for _, f := range m.Files {
+		sum += f.Size
+	}
+	return float64(sum) / float64(len(m.Files)), nil
+}
+
+// ShardSamples is how many samples of perSample bytes make a shard of
+// about shardBytes: each member also carries a 512-byte tar header and
+// padding, and a label member of 1 KiB (header and a block), at least 1.
+func ShardSamples(shardBytes int64, perSample float64) int {
+	member := perSample + 512 + 511 + 1024
+	return max(1, int(float64(shardBytes)/member+0.5))
+}
+
+// upload writes ds to a directory under dir, uploads it to
+// s3://headspace/<format>-<layout> and removes the directory; it returns
+// the URL.
+func (r Remote) upload(ctx context.Context, dir string, ds RemoteDataset, lay RemoteLayout, perSample float64, direct bucket.Options) (string, error) {
+	local := filepath.Join(dir, ds.Format+"-"+ds.Layout)
+	defer os.RemoveAll(local)
+	src := r.Ladder.Pipeline.Dataset
+	src.N = r.Samples
+	wo := ondisk.WriteOptions{Format: ds.Format, Layout: "files", Force: true}
+	if lay.ShardBytes > 0 {
+		wo.Layout, wo.ShardSize = "shards", ShardSamples(lay.ShardBytes, perSample)
+	}
+	if _, err := ondisk.Write(ctx, local, src, wo); err != nil {
+		return "", fmt.Errorf("remote: %s: writing the dataset: %w", ds.Name(), err)
+	}
+	url := "s3://headspace/" + ds.Format + "-" + ds.Layout
+	u, _ := bucket.ParseURL(url)
+	c, err := bucket.Open(ctx, u, direct)
+	if err != nil {
+		return "", err
+	}
+	if _, err := ondisk.Upload(ctx, c, local); err != nil {
+		return "", fmt.Errorf("remote: %s: uploading: %w", ds.Name(), err)
+	}
+	return url, nil
+}

@@ -1,0 +1,71 @@
+package workloads
+
+import (
+	"context"
+	"strconv"
+	"strings"
+	"testing"
+
+	"golang.org/x/perf/benchfmt"
+
+	"github.com/headspace-bench/headspace/harness/blocks/results"
+)
+
+// TestRemoteQuick runs the quick grid end to end against the real
+// server: a record for every point of the grid and every check at level
+// none, level local per dataset and device once, each fetching record
+// with its requests, latency and bytes per sample.
+func TestRemoteQuick(t *testing.T) {
+	t.Setenv("HEADSPACE_CACHE", t.TempDir())
+	r := QuickRemote()
+	env := Env{Device: RemoteDevice(), Dir: t.TempDir()}
+	recs, err := r.Run(context.Background(), env)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := map[string]bool{}
+	for _, f := range r.Formats {
+		for _, l := range r.Layouts {
+			ds := RemoteDataset{f, l.Name}
+			want["Remote/"+ds.Name()+"/level=local"] = true
+			for _, rtt := range r.RTTs {
+				for _, c := range r.Concurrency {
+					want["Remote/"+ds.Name()+"/rtt="+rtt.String()+"/concurrency="+itoa(c)+"/level=none"] = true
+				}
+			}
+			for _, ck := range r.Checks {
+				want["Remote/"+ds.Name()+"/check="+ck.Name+"/concurrency="+itoa(ck.Concurrency)+"/level=none"] = true
+			}
+		}
+	}
+	want["Remote/level=device"] = true
+	got := map[string]*benchfmt.Result{}
+	for _, rec := range recs {
+		name := strings.TrimPrefix(string(rec.Name), "Benchmark")
+		name = name[:strings.Index(name, "/workers=")]
+		if got[name] != nil {
+			t.Errorf("%s twice", name)
+		}
+		got[name] = rec
+	}
+	for name := range want {
+		rec := got[name]
+		if rec == nil {
+			t.Errorf("no record %s", name)
+			continue
+		}
+		if !strings.HasSuffix(name, "level=none") {
+			continue
+		}
+		for _, unit := range []string{"samples/s", "requests/sample", "req-mean-ns", RemoteBytesUnit} {
+			if v, ok := results.Value(rec, unit); !ok || v <= 0 {
+				t.Errorf("%s: %s = %v, %v; want a positive value", name, unit, v, ok)
+			}
+		}
+	}
+	if len(got) != len(want) {
+		t.Errorf("%d records, want %d", len(got), len(want))
+	}
+}
+
+func itoa(n int) string { return strconv.Itoa(n) }
