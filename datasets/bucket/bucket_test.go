@@ -364,6 +364,7 @@ func (r *cancelAfter) Read(p []byte) (int, error) {
 		r.cancel()
 	}
 	return n, err
+}
 
 // TestExplicitCredentials: Options.AccessKey and SecretKey are used
 // instead of the environment: right keys open the bucket with wrong ones
