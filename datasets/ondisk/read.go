@@ -58,6 +58,10 @@ type Options struct {
 	// Bucket is how a dataset at an s3:// URL is read: the endpoint,
 	// requests in flight, chunk size, retries (package bucket).
 	Bucket bucket.Options
+	// ShardReads is how a member of a shard in a bucket is fetched:
+	// ShardReadsRanged ("" too), a ranged GET each, or ShardReadsWhole,
+	// the shard fetched whole once and its members served from memory.
+	ShardReads string
 }
 
 // The values of loader.Config.DecodeScale and of --decode-scale: off
@@ -133,7 +137,8 @@ type Dataset struct {
 	remote     *bucket.Client
 	remoteInfo *Remote
 	sizes      map[string]int64
-	scratch    sync.Pool // *[]byte: a foreign image at its own size
+	whole      *wholeShards // Options.ShardReads whole; nil otherwise
+	scratch    sync.Pool    // *[]byte: a foreign image at its own size
 	// Options.DecodeMinSide: the factor every JPEG is decoded at and the
 	// decoded size (scale is the zero Factor without it).
 	scale   turbojpeg.Factor

@@ -127,6 +127,19 @@ func (meta *remoteMeta) dataset(opts Options, turbo *turbojpeg.Library) (*Datase
 		return nil, err
 	}
 	d.remote, d.remoteInfo, d.sizes = meta.c, meta.info, meta.sizes
+	switch opts.ShardReads {
+	case "", ShardReadsRanged:
+	case ShardReadsWhole:
+		d.whole = newWholeShards(d.Len(), func(i int) string {
+			rel, _, _, whole, err := d.locate(i)
+			if err != nil || whole {
+				return ""
+			}
+			return rel
+		})
+	default:
+		return nil, fmt.Errorf("ondisk: shard reads %q: want ranged or whole", opts.ShardReads)
+	}
 	return d, nil
 }
 
@@ -378,9 +391,12 @@ func (d *Dataset) fetchRemote(ctx context.Context, i int, buf []byte) ([]byte, e
 	if size > MaxSampleBytes {
 		return buf[:0], corruptf("ondisk: fetch sample %d: %s: %d bytes, more than a sample may hold (%d)", i, d.where(i), size, int64(MaxSampleBytes))
 	}
-	if whole {
+	switch {
+	case whole:
 		buf, err = d.remote.Get(ctx, rel, size, buf)
-	} else {
+	case d.whole != nil:
+		return d.member(ctx, i, rel, off, size, buf)
+	default:
 		buf = grow(buf, size)
 		err = d.remote.ReadAt(ctx, rel, buf, off)
 	}

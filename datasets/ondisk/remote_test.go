@@ -3,6 +3,7 @@ package ondisk
 import (
 	"bytes"
 	"context"
+	"fmt"
 	"path/filepath"
 	"strings"
 	"sync"
@@ -250,5 +251,55 @@ func TestIndexRemoteCachesTheListing(t *testing.T) {
 		if _, err := d.Fetch(ctx, i, nil); err != nil {
 			t.Fatalf("sample %d through the cached listing: %v", i, err)
 		}
+	}
+}
+
+// TestWholeShardReads: with ShardReads whole, every shard is fetched once
+// (one GET each, below the chunk size) and its members served from
+// memory, the same bytes as ranged reads; a shard is dropped once all its
+// members were served.
+func TestWholeShardReads(t *testing.T) {
+	t.Setenv("HEADSPACE_CACHE", t.TempDir())
+	for _, layout := range []string{"headspace", "webdataset"} {
+		t.Run(layout, func(t *testing.T) {
+			dir := t.TempDir()
+			shards := 3
+			if layout == "headspace" {
+				write(t, dir, "jpeg", "shards") // 7 samples in shards of 3
+			} else {
+				j := encodeTest(t, "jpeg", 20, 12, 1)
+				for s := range shards {
+					writeFile(t, filepath.Join(dir, fmt.Sprintf("s-%d.tar", s)), tarOf(t, "a.jpg", j, "a.cls", []byte("1"), "b.jpg", j, "b.cls", []byte("2")))
+				}
+			}
+			c := uploadTo(t, "whole-"+layout, dir)
+			ctx := context.Background()
+			ranged, err := OpenRemote(ctx, c, Options{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			whole, err := OpenRemote(ctx, c, Options{ShardReads: ShardReadsWhole})
+			if err != nil {
+				t.Fatal(err)
+			}
+			before := c.Stats().Requests
+			for i := range whole.Len() {
+				a, err1 := ranged.Fetch(ctx, i, nil)
+				b, err2 := whole.Fetch(ctx, i, nil)
+				if err1 != nil || err2 != nil || !bytes.Equal(a, b) {
+					t.Fatalf("sample %d: ranged %v, whole %v, or the bytes differ", i, err1, err2)
+				}
+			}
+			got := c.Stats().Requests - before
+			if want := int64(whole.Len() + shards); got != want {
+				t.Errorf("%d requests for %d ranged reads and %d whole shards, want %d", got, whole.Len(), shards, want)
+			}
+			if n := len(whole.whole.live); n != 0 {
+				t.Errorf("%d shards still in memory after each member was served once", n)
+			}
+			if _, err := OpenRemote(ctx, c, Options{ShardReads: "streamed"}); err == nil || !strings.Contains(err.Error(), "want ranged or whole") {
+				t.Errorf("ShardReads streamed: %v", err)
+			}
+		})
 	}
 }

@@ -56,6 +56,10 @@ type Config struct {
 	// flight (--fetch-concurrency), chunk size, retries. Ignored for a
 	// directory.
 	Bucket bucket.Options
+	// ShardReads is how a member of a shard in a bucket is fetched:
+	// ondisk.ShardReadsRanged ("" too) or ondisk.ShardReadsWhole (the
+	// shard read whole, once, its members served from memory).
+	ShardReads string
 	// Link is the emulated network between the loader and the bucket's
 	// server, as its settings (package link): recorded in the result
 	// file; nil without one.
@@ -203,6 +207,12 @@ func (c Config) Validate() error {
 	if c.Remote() && c.PageCache != "" {
 		return fmt.Errorf("page cache %s: %s is in a bucket, not on this machine's disk", c.PageCache, c.Data)
 	}
+	switch {
+	case c.ShardReads != "" && c.ShardReads != ondisk.ShardReadsRanged && c.ShardReads != ondisk.ShardReadsWhole:
+		return fmt.Errorf("shard reads %q: want ranged or whole", c.ShardReads)
+	case c.ShardReads != "" && !c.Remote():
+		return fmt.Errorf("shard reads %s needs a dataset in a bucket (--data s3://…)", c.ShardReads)
+	}
 	if c.Bucket.Concurrency < 0 || c.Bucket.Concurrency > MaxFetchConcurrency {
 		return fmt.Errorf("fetch concurrency %d must be within 1..%d", c.Bucket.Concurrency, MaxFetchConcurrency)
 	}
@@ -349,7 +359,7 @@ func (c Config) PreparePageCache(ctx context.Context) error {
 // dataOptions are the reader's options for Data.
 func (c Config) dataOptions() ondisk.Options {
 	opts := ondisk.Options{MaxFailures: c.MaxFailures, Decoder: c.Decoder,
-		Width: c.Dataset.Width, Height: c.Dataset.Height, Bucket: c.Bucket}
+		Width: c.Dataset.Width, Height: c.Dataset.Height, Bucket: c.Bucket, ShardReads: c.ShardReads}
 	if c.scaled() {
 		opts.DecodeMinSide = c.Transforms.Crop
 	}

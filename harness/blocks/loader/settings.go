@@ -81,6 +81,11 @@ func (c Config) DataSettings() []results.Config {
 		for _, kv := range bucket.S3Standard.Settings() {
 			out = append(out, results.Config{Key: kv[0], Value: kv[1]})
 		}
+		if c.ShardReads == ondisk.ShardReadsWhole {
+			// Recorded only when set, so the files of ranged reads keep
+			// their setup.
+			out = append(out, results.Config{Key: "shard-reads", Value: c.ShardReads})
+		}
 		out = append(out, c.Link...)
 	}
 	if c.scaled() {
