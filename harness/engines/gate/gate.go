@@ -16,6 +16,7 @@ import (
 	"golang.org/x/perf/benchunit"
 
 	"github.com/headspace-bench/headspace/harness/blocks/results"
+	"github.com/headspace-bench/headspace/internal/disturb"
 	"github.com/headspace-bench/headspace/internal/summary"
 )
 
@@ -136,6 +137,13 @@ const (
 	// UnknownDirection: significant and beyond the threshold, but the
 	// unit's direction is unknown, so it is neither.
 	UnknownDirection
+	// Disturbed: it would be a regression, but some of the benchmark's
+	// runs stayed disturbed (package disturb): the gate asks for a rerun
+	// instead of calling it one.
+	Disturbed
+	// Condition: the unit describes how disturbed a run was (run-queue
+	// delay, CPU pressure, reruns), not the code; shown, never judged.
+	Condition
 )
 
 var verdictNames = [...]string{
@@ -146,6 +154,8 @@ var verdictNames = [...]string{
 	OnlyInOld:        "only in old",
 	OnlyInNew:        "only in new",
 	UnknownDirection: "unknown direction",
+	Disturbed:        "disturbed: rerun",
+	Condition:        "run condition",
 }
 
 // String returns the verdict as the report prints it, such as
@@ -198,6 +208,9 @@ type Row struct {
 	Note string
 	// Warnings are benchmath's warnings about the samples and test.
 	Warnings []string
+	// Disturbed counts the old and the new side's runs of the benchmark
+	// that stayed disturbed (a "disturbed" value in the file).
+	Disturbed [2]int
 }
 
 // Report is the result of Compare.
@@ -234,6 +247,10 @@ type Report struct {
 	// CrossMachine records that the comparison was allowed across
 	// machines (Options.CrossMachine) while MachineDiffs is not empty.
 	CrossMachine bool
+	// Busy says which side was measured on a machine that never got
+	// quiet (its machine-busy line), such as "new was measured on a busy
+	// machine (cpu pressure 37% after waiting 30s)".
+	Busy []string
 }
 
 // Regressions returns the rows whose verdict is Regression.
@@ -254,7 +271,7 @@ func (r Report) checked() int {
 	n := 0
 	for _, row := range r.Rows {
 		switch row.Verdict {
-		case NoChange, Regression, Improvement, UnknownDirection:
+		case NoChange, Regression, Improvement, UnknownDirection, Disturbed:
 			n++
 		}
 	}
@@ -426,6 +443,9 @@ type accumulator struct {
 	config  [2]map[string]map[string]bool
 	keys    []string
 	scratch benchfmt.Result // r, normalized for projection
+	// disturbed counts each side's runs per benchmark that stayed
+	// disturbed.
+	disturbed [2]map[benchproc.Key]int
 }
 
 func (a *accumulator) init() {
@@ -442,6 +462,7 @@ func (a *accumulator) init() {
 	a.groups, a.units = map[benchproc.Key]*group{}, map[benchproc.Key][]benchproc.Key{}
 	for s := range 2 {
 		a.benches[s], a.config[s] = map[benchproc.Key]bool{}, map[string]map[string]bool{}
+		a.disturbed[s] = map[benchproc.Key]int{}
 	}
 }
 
@@ -484,6 +505,9 @@ func (a *accumulator) add(side int, r *benchfmt.Result) {
 			vs[string(c.Value)] = true
 		}
 	}
+	if isDisturbed(r) {
+		a.disturbed[side][bench]++
+	}
 	for i, k := range a.metric.ProjectValues(r) {
 		g := a.groups[k]
 		if g == nil {
@@ -515,6 +539,7 @@ func (a *accumulator) report(opt Options) Report {
 		}
 	}
 	rep.ConfigDiffs, rep.MachineDiffs = a.configDiffs()
+	rep.Busy = a.busy()
 	rep.CrossMachine = opt.CrossMachine && len(rep.MachineDiffs) > 0
 	for _, bench := range a.names {
 		name := bench.Get(a.name)
@@ -528,6 +553,7 @@ func (a *accumulator) report(opt Options) Report {
 				P:      math.NaN(),
 				Q:      math.NaN(),
 			}
+			row.Disturbed = [2]int{a.disturbed[0][bench], a.disturbed[1][bench]}
 			var samples [2]*benchmath.Sample
 			for side := range 2 {
 				if len(g.vals[side]) == 0 {
@@ -547,6 +573,11 @@ func (a *accumulator) report(opt Options) Report {
 				row.Warnings = append(row.Warnings, fmt.Sprintf("%d non-finite value(s) left out", g.dropped))
 			}
 			switch {
+			case disturb.IsCondition(unit):
+				row.Verdict = Condition
+				if row.Old.N > 0 && row.New.N > 0 {
+					row.Delta = delta(row.Old.Center, row.New.Center)
+				}
 			case !g.present[1]:
 				row.Verdict = OnlyInOld
 			case !g.present[0]:
@@ -572,6 +603,7 @@ func (a *accumulator) report(opt Options) Report {
 		}
 		if !math.IsNaN(row.Q) {
 			decide(row, opt)
+			holdDisturbed(row)
 		}
 	}
 	return rep
@@ -627,6 +659,9 @@ func (a *accumulator) configDiffs() (all, machine []string) {
 		return strings.Join(vs, ", ")
 	}
 	for _, k := range a.keys {
+		if k == BusyKey {
+			continue // Report.Busy says it
+		}
 		o, n := values(a.config[0][k]), values(a.config[1][k])
 		if o == n {
 			continue
@@ -780,6 +815,9 @@ func (r Report) WriteText(w io.Writer) error {
 		fmt.Fprintf(&b, "history: %d metrics must also change by more than %g × their spread between runs\n", r.WithSpread, r.SpreadZ)
 	}
 	b.WriteString("\n")
+	for _, busy := range r.Busy {
+		fmt.Fprintf(&b, "warning: %s\n", busy)
+	}
 	if len(r.ConfigDiffs) > 0 {
 		b.WriteString("warning: old and new were recorded under different configurations; they may not be comparable:\n")
 		for _, d := range r.ConfigDiffs {
@@ -805,6 +843,8 @@ func (r Report) WriteText(w io.Writer) error {
 		switch {
 		case row.Verdict == Regression:
 			v = "REGRESSION"
+		case row.Verdict == Disturbed:
+			v = "DISTURBED: rerun"
 		case row.Verdict == NoChange && row.Q < r.Alpha && row.Noise > 0 && math.Abs(row.Delta) > r.Threshold:
 			v = "within the spread between runs"
 		case row.Verdict == NoChange && row.Q < r.Alpha:
@@ -839,6 +879,11 @@ func (r Report) WriteText(w io.Writer) error {
 	section("Too few samples to decide (not checked):", few, func(row Row) string {
 		return fmt.Sprintf("%s %s: %s", row.Name, row.Unit, row.Note)
 	})
+	dist := r.Disturbed()
+	section("Disturbed (worse beyond the threshold, but runs of the benchmark stayed disturbed: not called a regression; rerun on a quiet machine):", dist, func(row Row) string {
+		sc := scaler(row)
+		return fmt.Sprintf("%s %s: %s → %s (%s); %s", row.Name, row.Unit, sc.Format(row.Old.Center), sc.Format(row.New.Center), signedPct(row.Delta), row.Note)
+	})
 	unk := r.with(UnknownDirection)
 	section("Changed, but which way is better is unknown (not checked; add a \"Unit <unit> better=higher|lower\" line):", unk, func(row Row) string {
 		sc := scaler(row)
@@ -869,6 +914,8 @@ func (r Report) WriteText(w io.Writer) error {
 		for _, row := range regs {
 			fmt.Fprintf(&b, "  %s %s %s\n", row.Name, row.Unit, signedPct(row.Delta))
 		}
+	} else if len(dist) > 0 {
+		fmt.Fprintf(&b, "\nRERUN: no regressions, but %s disturbed runs; rerun on a quiet machine (exit %d)\n", plural(len(dist), "metric rests on"), ExitDisturbed)
 	} else {
 		fmt.Fprintf(&b, "\nPASS: no regressions in %s", plural(checked, "compared metric"))
 		if unchecked > 0 {
