@@ -26,7 +26,8 @@ alarm however many metrics the files hold. With --history DIR (a store of
 earlier runs, see headspace history), a change must also exceed 3 times
 the metric's spread between this machine's earlier runs. Exits 1 when any
 metric with a known direction is significantly worse by more than
---threshold, naming each on its own line; 3 when there is none but a
+--threshold, naming each on its own line (with --history the table shows each
+metric's spread between runs, run-to-run); 3 when there is none but a
 metric would be one on runs that stayed disturbed (a "disturbed" value,
 written by the ladder when a point's run-queue delay stayed beyond its
 threshold: see docs/gate.md): a disturbed point is never called a

@@ -201,6 +201,10 @@ type Row struct {
 	// Noise is the between-run spread limit the change had to exceed
 	// (SpreadZ × the metric's spread), or 0 without a history.
 	Noise float64
+	// Spread is the metric's spread between runs on this machine, from
+	// the history (Options.Spread), as a fraction of its median; NaN
+	// without one.
+	Spread float64
 	// Verdict is the decision.
 	Verdict Verdict
 	// Note explains the verdict where it needs explaining, such as how
@@ -552,6 +556,7 @@ func (a *accumulator) report(opt Options) Report {
 				Delta:  math.NaN(),
 				P:      math.NaN(),
 				Q:      math.NaN(),
+				Spread: math.NaN(),
 			}
 			row.Disturbed = [2]int{a.disturbed[0][bench], a.disturbed[1][bench]}
 			var samples [2]*benchmath.Sample
@@ -599,6 +604,7 @@ func (a *accumulator) report(opt Options) Report {
 		row := &rep.Rows[i]
 		if sp, ok := opt.Spread[Metric{row.Name, row.Unit}]; ok {
 			row.Noise = opt.SpreadZ * sp
+			row.Spread = sp
 			rep.WithSpread++
 		}
 		if !math.IsNaN(row.Q) {
@@ -832,7 +838,12 @@ func (r Report) WriteText(w io.Writer) error {
 	}
 
 	tw := tabwriter.NewWriter(&b, 0, 0, 2, ' ', 0)
-	fmt.Fprintln(tw, "benchmark\tunit\told\tnew\tdelta\tp\tq\tn\tverdict")
+	spreadCol := func(string) string { return "" }
+	if r.WithSpread > 0 {
+		// compare --history: each metric's spread between runs.
+		spreadCol = func(s string) string { return s + "\t" }
+	}
+	fmt.Fprintln(tw, "benchmark\tunit\told\tnew\tdelta\t"+spreadCol("run-to-run")+"p\tq\tn\tverdict")
 	for _, row := range r.Rows {
 		sc := scaler(row)
 		p, q := "-", "-"
@@ -850,8 +861,12 @@ func (r Report) WriteText(w io.Writer) error {
 		case row.Verdict == NoChange && row.Q < r.Alpha:
 			v = "within " + pct(r.Threshold) + " threshold"
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", row.Name, row.Unit,
-			cell(row.Old, sc), cell(row.New, sc), signedPct(row.Delta), p, q, counts(row), v)
+		sp := "-"
+		if !math.IsNaN(row.Spread) {
+			sp = "±" + pct(row.Spread)
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s%s\t%s\t%s\t%s\n", row.Name, row.Unit,
+			cell(row.Old, sc), cell(row.New, sc), signedPct(row.Delta), spreadCol(sp), p, q, counts(row), v)
 	}
 	tw.Flush()
 

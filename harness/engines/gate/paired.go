@@ -410,16 +410,21 @@ func Bootstrap(xs []float64, level float64, resamples int, rng *rand.Rand) (lo, 
 	if len(xs) == 0 {
 		return math.NaN(), math.NaN()
 	}
+	// A resample's median depends only on how often each value was
+	// drawn: with xs sorted, count the draws per index and walk the
+	// counts to the middle order statistics (no sort per resample).
+	sorted := slices.Sorted(slices.Values(xs))
+	n := len(sorted)
+	counts := make([]int, n)
 	meds := make([]float64, resamples)
-	draw := make([]float64, len(xs))
 	for i := range meds {
-		for j := range draw {
-			draw[j] = xs[rng.IntN(len(xs))]
+		clear(counts)
+		for range n {
+			counts[rng.IntN(n)]++
 		}
-		slices.Sort(draw)
-		n := len(draw)
-		meds[i] = (draw[(n-1)/2] + draw[n/2]) / 2
+		meds[i] = (orderStat(sorted, counts, (n-1)/2) + orderStat(sorted, counts, n/2)) / 2
 	}
+	slices.Sort(meds) // once: the percentiles' own sorts then find it sorted
 	tail := 100 * (1 - level) / 2
 	var err1, err2 error
 	lo, err1 = stats.Percentile(meds, tail)
@@ -430,4 +435,16 @@ func Bootstrap(xs []float64, level float64, resamples int, rng *rand.Rand) (lo, 
 		hi, _ = stats.Max(meds)
 	}
 	return lo, hi
+}
+
+// orderStat is the k-th smallest (from 0) of a resample of sorted that
+// drew sorted[i] counts[i] times.
+func orderStat(sorted []float64, counts []int, k int) float64 {
+	for i, c := range counts {
+		if k < c {
+			return sorted[i]
+		}
+		k -= c
+	}
+	return sorted[len(sorted)-1]
 }
