@@ -56,7 +56,9 @@ when nothing is slower but a verdict metric had too few undisturbed
 rounds (rerun on a quieter machine), 2 with one line and nothing written
 when REV is not a commit, a build fails, or DIR already holds a session,
 and 130 on SIGINT: the rounds done stay in DIR, the report marked
-partial. For files made elsewhere, use 'headspace compare OLD NEW'.`
+partial. --replay DIR decides again on a session's files (all rounds at
+once, no confirmation stage), printing the report; nothing runs. For
+files made elsewhere, use 'headspace compare OLD NEW'.`
 
 func runGate(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs := newFlagSet("gate", gateUsage, stdout)
@@ -68,8 +70,12 @@ func runGate(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	seed := fs.Uint64("seed", uint64(time.Now().UnixNano()), "`seed` of the rounds' order and the bootstrap (recorded in the report)")
 	wait := fs.Duration("quiet-wait", defaultQuietWait(), "before each round, wait at most `time` for the machine's CPU pressure to fall below 10% (0: do not wait)")
 	headTags := fs.String("head-tags", "", "build `tags` for the head build only (headspace_inject: a calibrated slowdown, see docs/gate.md)")
+	replay := fs.String("replay", "", "decide again on a session's `DIR` (its base.txt and head.txt, one run a round) and print the report; nothing runs or is written")
 	if err := parseArgs(fs, args); err != nil {
 		return err
+	}
+	if *replay != "" {
+		return replayGate(*replay, gate.PairedOptions{Threshold: *threshold, Seed: *seed}, stdout)
 	}
 	command := fs.Args()
 	switch {
@@ -287,4 +293,39 @@ func gitOut(ctx context.Context, dir string, args ...string) (string, error) {
 		return "", errors.New(msg)
 	}
 	return strings.TrimSpace(string(b)), nil
+}
+
+// replayGate decides on a session's files again: round k is the k-th run
+// of every benchmark in DIR/base.txt and DIR/head.txt.
+func replayGate(dir string, opt gate.PairedOptions, stdout io.Writer) error {
+	if err := opt.Validate(); err != nil {
+		return usageError{err.Error()}
+	}
+	var rounds []gate.Round
+	for k := 1; ; k++ {
+		r := gate.Round{Index: k, Order: [2]gate.PairSide{gate.Base, gate.Head}}
+		for _, side := range []gate.PairSide{gate.Base, gate.Head} {
+			rs, err := roundResults(filepath.Join(dir, side.String()+".txt"), k)
+			if err != nil && k == 1 {
+				return usageError{fmt.Sprintf("--replay %s: %v", dir, err)}
+			}
+			r.Results[side] = rs
+		}
+		if len(r.Results[gate.Base]) == 0 || len(r.Results[gate.Head]) == 0 {
+			break
+		}
+		rounds = append(rounds, r)
+	}
+	rep := gate.ComparePaired(rounds, opt)
+	o := gate.Outcome{Rounds: rounds, Report: rep, First: rep}
+	if err := o.WriteText(stdout, filepath.Join(dir, "base.txt"), filepath.Join(dir, "head.txt"), "replayed from the files: every round at once, no confirmation stage"); err != nil {
+		return err
+	}
+	switch {
+	case o.Failed():
+		return exitError{code: 1, msg: fmt.Sprintf("%d verdict metric(s) slower", len(rep.Slower()))}
+	case o.Rerun():
+		return exitError{code: gate.ExitDisturbed, msg: "too few undisturbed rounds: rerun on a quieter machine"}
+	}
+	return nil
 }

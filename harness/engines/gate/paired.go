@@ -76,9 +76,11 @@ type PairedOptions struct {
 	// Seed seeds the bootstrap, so a report is reproducible.
 	Seed uint64
 	// MaxDelay is the difference of the sides' run-queue delay shares
-	// beyond which a round is disturbed for a benchmark (and left out
-	// of its ratios); disturb.DefaultMaxDelay when 0. A round where a
-	// side's run carries a disturbed mark is disturbed too.
+	// beyond which a round is disturbed for a benchmark's wall-time and
+	// other units (and left out of their ratios); disturb.DefaultMaxDelay
+	// when 0. Where a side records no delay, a round where a side's run
+	// carries a disturbed mark is disturbed. CPU time per op is never
+	// left out: it does not count waiting (roundDisturbed).
 	MaxDelay float64
 	// MinRounds is the fewest undisturbed rounds a verdict needs;
 	// DefaultMinRounds when 0.
@@ -327,7 +329,7 @@ func ComparePaired(rounds []Round, opt PairedOptions) PairedReport {
 			if !okB || !okH || b == 0 {
 				continue
 			}
-			if roundDisturbed(sr, m.bench, opt.MaxDelay) {
+			if roundDisturbed(sr, m.bench, m.unit, opt.MaxDelay) {
 				row.Disturbed++
 				continue
 			}
@@ -360,18 +362,24 @@ func ComparePaired(rounds []Round, opt PairedOptions) PairedReport {
 
 func tidyUnit(u string) string { return results.TidyValue(benchfmt.Value{Value: 1, Unit: u}).Unit }
 
-// roundDisturbed reports whether a round is disturbed for a benchmark:
-// a side's run stayed disturbed, or the sides' run-queue delay shares
+// roundDisturbed reports whether a round is disturbed for a metric of a
+// benchmark. CPU time (cpu-sec/op) does not count time spent waiting for
+// a CPU, so no round is left out of it for run-queue delay. For the other
+// units: where both sides record their run-queue delay, when the shares
 // differ by more than maxDelay (a neighbour took the CPUs from one side
-// and not the other; one that took them from both cancels in the ratio).
-func roundDisturbed(sr [2]sideRound, bench string, maxDelay float64) bool {
-	if sr[Base].disturbed[bench] || sr[Head].disturbed[bench] {
-		return true
+// and not the other; one that took them from both alike cancels in the
+// ratio); where a side does not, when a side's run stayed disturbed.
+func roundDisturbed(sr [2]sideRound, bench, unit string, maxDelay float64) bool {
+	if unit == tidyUnit(disturb.CPUUnit) {
+		return false
 	}
 	m := pmetric{bench, disturb.RunDelayUnit}
 	b, okB := sr[Base].vals[m]
 	h, okH := sr[Head].vals[m]
-	return okB && okH && math.Abs(h-b)/100 > maxDelay
+	if okB && okH {
+		return math.Abs(h-b)/100 > maxDelay
+	}
+	return sr[Base].disturbed[bench] || sr[Head].disturbed[bench]
 }
 
 // decidePaired gives a row with an interval its verdict.

@@ -144,6 +144,20 @@ func TestComparePairedDisturbance(t *testing.T) {
 			t.Errorf("run-delay-%% row %+v; want it shown, not judged", d)
 		}
 	})
+	t.Run("cpu time is never left out", func(t *testing.T) {
+		bad := func(i int) bool { return i%2 == 0 }
+		rs := roundsOf(10, "X-2", slowWhenDisturbed(bad), func(i int, side PairSide) []any {
+			d := 20.0
+			if side == Head && bad(i) {
+				d = 40
+			}
+			return []any{disturb.RunDelayUnit, d, disturb.CPUUnit, 90.0, disturb.DisturbedUnit, 1.0}
+		})
+		row := rowOf(t, ComparePaired(rs, PairedOptions{}), "cpu-sec/op")
+		if row.Rounds != 10 || row.Disturbed != 0 || !row.Verdict {
+			t.Errorf("%+v; want every round in the CPU time's ratios (it does not count waiting)", row)
+		}
+	})
 	t.Run("too few left", func(t *testing.T) {
 		bad := func(i int) bool { return i < 6 }
 		rs := roundsOf(8, "X-2", slowWhenDisturbed(bad), func(i int, side PairSide) []any {
