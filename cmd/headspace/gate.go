@@ -43,9 +43,10 @@ bootstrap 95% interval over rounds (Bonferroni over the verdict metrics),
 and a verdict: faster, slower, same or not sure. Each benchmark's verdict
 metric is its CPU time per op (cpu-ns/op) where the base's run kept at
 least half a core busy (CPU-bound), else its wall time per op. A round in
-which a side stayed disturbed, or in which the sides' run-queue delays
-differ by more than 5% of wall time, is left out for that benchmark and
-replaced (at most --rounds/2 more). A first alarm (a verdict metric
+which the sides' run-queue delays differ by more than 5% of wall time (or,
+where a side records none, a side stayed disturbed) is left out of that
+benchmark's wall-time ratios and replaced (at most --rounds/2 more); CPU
+time, which does not count waiting, keeps every round. A first alarm (a verdict metric
 slower beyond --threshold with its whole interval on the slower side)
 runs --confirm more rounds and fails only if they are slower on their
 own too. The report goes to stdout and DIR/gate.txt, rewritten after

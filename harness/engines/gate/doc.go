@@ -108,10 +108,12 @@
 // metric that can fail a session: its CPU time per op (cpu-ns/op) where
 // base's CPU time is at least CPUBoundShare (half) of its wall time, its
 // wall time per op otherwise; the verdict metrics' intervals share the
-// 95% by Bonferroni. A round is left out of a benchmark's ratios when a
-// side's run stayed disturbed or the sides' run-queue delays differ by
-// more than PairedOptions.MaxDelay (5% of wall time), and replaced by an
-// extra round (at most Rounds/2); with fewer than MinRounds undisturbed
+// 95% by Bonferroni. A round is left out of a benchmark's wall-time (and
+// other) ratios when the sides' run-queue delays differ by more than
+// PairedOptions.MaxDelay (5% of wall time), or, where a side records no
+// delay, when a side's run stayed disturbed; CPU time keeps every round,
+// as it does not count waiting. A left-out round is replaced by an extra
+// round (at most Rounds/2); with fewer than MinRounds undisturbed
 // rounds the verdict is "disturbed: rerun". A first alarm (a verdict
 // metric slower) runs Confirm more rounds, judged on their own: the
 // session fails only if they find it slower too.
