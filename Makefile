@@ -24,7 +24,7 @@ BENCH_SWEEP = $(if $(BENCH_LEVELS),--levels $(BENCH_LEVELS)) \
 	$(if $(BENCH_STEPS),--steps $(BENCH_STEPS)) \
 	$(if $(BENCH_COUNT),--count $(BENCH_COUNT))
 
-.PHONY: bench-remote all build test test-deps lint-ci history cross bench compare check baseline ci-smoke vet clean reproduce peer peer-remote ptx gpu-bundle cluster-test k8s-validate
+.PHONY: bench-remote all build test test-deps lint-ci history cross bench compare check baseline ci-smoke vet clean reproduce gate peer peer-remote ptx gpu-bundle cluster-test k8s-validate
 
 all: build
 
@@ -119,6 +119,14 @@ compare:
 # evidence is short; the first run on a machine records its baseline).
 check: bench
 	ci/gate.sh $(BENCH_OUT)
+
+# The paired gate (docs/gate.md): BASE (default main) and this tree run
+# alternately in randomized rounds on this machine, the BENCH_* sweep,
+# into $(PAIRED_OUT); exit 1 slower (confirmed), 3 rerun.
+BASE       ?= main
+PAIRED_OUT ?= results/paired-$(COMMIT)
+gate: build
+	ci/paired.sh $(BASE) $(PAIRED_OUT)
 
 # Record this run as this machine's baseline (`headspace baseline` names it:
 # results/baseline/<device>-<cpu>-<cores>c.txt).

@@ -13,8 +13,16 @@
 # CI (CI set, as GitHub Actions sets it) a checkout is thrown away after
 # the job, so it exits 2 naming the file to commit.
 # BASELINE overrides the baseline's path, GATE_FLAGS adds compare flags.
+#
+# The PR gate: with GATE_BASE set to a revision (the PR's base branch),
+# ci/gate.sh OUTDIR runs the paired gate instead (ci/paired.sh GATE_BASE
+# OUTDIR: base and this tree alternately in randomized rounds on this
+# machine, a first alarm confirmed; exit 1 slower, 3 rerun, 2 bad base).
 set -euo pipefail
 cd "$(dirname "$0")/.."
+if [ -n "${GATE_BASE:-}" ]; then
+  exec ci/paired.sh "$GATE_BASE" "${1:?usage: GATE_BASE=REV ci/gate.sh OUTDIR}"
+fi
 new=${1:?usage: ci/gate.sh NEW [PREVIOUS]}
 prev=${2:-}
 headspace=${HEADSPACE:-bin/headspace}

@@ -10,20 +10,29 @@
 #   BENCH_COUNT, BENCH_FLAGS   the sweep (Makefile)
 #   GITHUB_STEP_SUMMARY        where the step summary goes (if set)
 #   NIGHTLY_PUSH=1  commit and push the store's new run (push step)
+#   NIGHTLY_BASE    the paired step's base revision (default: the commit
+#                   of this machine's latest run in the store)
+#   NIGHTLY_PAIRED=0  skip the paired step (ci/smoke.sh: minutes of rounds)
 # Steps:
 #   check   the GPU's self-check (cuda check), on DEVICE=cuda only
 #   bench   the ladder sweep into NIGHTLY_OUT (ci/bench.sh)
 #   gate    NIGHTLY_OUT against this machine's committed baseline and its
 #           latest run in the store, both with the store's spread between
 #           runs (ci/gate.sh); the tables go to the step summary
-#   record  add NIGHTLY_OUT to the store; the history's summary to the
-#           step summary
+#   paired  the paired gate (ci/paired.sh, headspace gate): NIGHTLY_BASE
+#           and this checkout run alternately in randomized rounds on this
+#           machine, into ${NIGHTLY_OUT%.txt}-paired/; skipped (exit 0)
+#           when there is no base to compare with; exit 1 slower
+#           (confirmed), 3 rerun (too few undisturbed rounds)
+#   record  add NIGHTLY_OUT to the store, and the paired step's base.txt
+#           and head.txt where it ran (the history keeps both sides);
+#           the history's summary to the step summary
 #   push    commit the store's new run and push it (retrying on a race
 #           with another machine's job)
 #   page    write the store's page to PAGE
 set -euo pipefail
 cd "$(dirname "$0")/.."
-step=${1:?usage: ci/nightly.sh check|bench|gate|record|push|page}
+step=${1:?usage: ci/nightly.sh check|bench|gate|paired|record|push|page}
 export DEVICE=${DEVICE:-emulated}
 out=${NIGHTLY_OUT:-results/nightly.txt}
 store=${HISTORY_STORE:-results/history}
@@ -51,8 +60,31 @@ gate)
   { echo "## Gate: $machine"; echo; echo '```'; cat "$out.gate"; echo '```'; echo; } >>"$summary"
   exit "$status"
   ;;
+paired)
+  [ "${NIGHTLY_PAIRED:-1}" = 0 ] && { echo "nightly: paired: NIGHTLY_PAIRED=0; skipped"; exit 0; }
+  paired=${out%.txt}-paired
+  base=${NIGHTLY_BASE:-}
+  if [ -z "$base" ]; then
+    prev=$("$hs" history latest --store "$store" "$out" 2>/dev/null || true)
+    [ -n "$prev" ] && base=$(sed -n 's/^commit: //p' "$prev" | head -n 1)
+    base=${base%-dirty}
+  fi
+  if [ -z "$base" ] || ! git rev-parse --verify --quiet "$base^{commit}" >/dev/null; then
+    echo "nightly: paired: no base revision to compare with (set NIGHTLY_BASE); skipped"
+    exit 0
+  fi
+  rm -rf "$paired"
+  status=0
+  ci/paired.sh "$base" "$paired" || status=$?
+  { echo "## Paired gate: $base against $(git rev-parse --short HEAD)"; echo; echo '```'; cat "$paired/gate.txt" 2>/dev/null; echo '```'; echo; } >>"$summary"
+  exit "$status"
+  ;;
 record)
   "$hs" history add --store "$store" "$out"
+  paired=${out%.txt}-paired
+  for side in base head; do
+    [ -f "$paired/$side.txt" ] && "$hs" history add --store "$store" "$paired/$side.txt"
+  done
   "$hs" history report --store "$store" --format markdown >>"$summary"
   ;;
 push)

@@ -13,10 +13,10 @@ import (
 	"github.com/headspace-bench/headspace/datasets/transforms"
 	"github.com/headspace-bench/headspace/harness/blocks/device"
 	"github.com/headspace-bench/headspace/harness/blocks/loader"
-	"github.com/headspace-bench/headspace/harness/blocks/pipeline"
 	"github.com/headspace-bench/headspace/harness/blocks/results"
 	"github.com/headspace-bench/headspace/harness/blocks/train"
 	"github.com/headspace-bench/headspace/harness/engines/ladder"
+	"github.com/headspace-bench/headspace/internal/disturb"
 	"github.com/headspace-bench/headspace/internal/summary"
 )
 
@@ -48,6 +48,11 @@ type Ladder struct {
 	// level=…/…), the on-disk matrix's cases under "LadderOnDisk/<case>".
 	// A name, not a number: it is in no settings block.
 	Under string
+	// Disturb says when a run is disturbed (its run-queue delay beyond
+	// MaxDelay of its wall time) and how often a disturbed run is
+	// repeated (package disturb). Every run's disturbance is measured
+	// and recorded whatever the policy; the zero Policy repeats none.
+	Disturb disturb.Policy
 }
 
 // The document's own numbers (A10G, PyTorch 2.6, 4 DataLoader workers on
@@ -146,10 +151,14 @@ func (l Ladder) config(p ladder.Point) loader.Config {
 // pipeline and loop setting that changes a number and is not in a
 // benchmark's name. The device's settings are the Device's.
 func (l Ladder) Settings() []results.Config {
-	return append(l.Pipeline.Settings(),
+	s := append(l.Pipeline.Settings(),
 		results.Config{Key: "steps", Value: fmt.Sprint(l.Train.Steps)},
 		results.Config{Key: "warmup", Value: fmt.Sprint(l.Train.Warmup)},
 	)
+	if l.Disturb != (disturb.Policy{}) {
+		s = append(s, l.disturbSettings()...)
+	}
+	return s
 }
 
 // Device opens the device a sweep trains on, once per pinning, and
@@ -347,22 +356,18 @@ func (l Ladder) Run(ctx context.Context, env Env) ([]*benchfmt.Result, error) {
 				return out, err
 			}
 			env.start(name)
-			cfg, tc := l.config(p), l.Train
-			var rec *pipeline.Recorder
-			if record && run == 0 {
-				rec = pipeline.NewRecorder()
-				cfg.Recorder, tc.Model = rec, rec.Track("model", 0)
-			}
-			res, err := ladder.Run(ctx, p.Level, cfg, dev, tc)
+			m, err := l.runMeasured(ctx, p, dev, record && run == 0)
 			if err != nil {
 				return out, fmt.Errorf("%s: %w", name, err)
 			}
-			if rec != nil {
-				if err := env.Recorded(name, rec); err != nil {
+			res := m.res
+			if m.rec != nil {
+				if err := env.Recorded(name, m.rec); err != nil {
 					return out, err
 				}
 			}
 			b := p.Benchmark(res)
+			ladder.AddDisturbance(b, m.sample, res.Steps, m.reruns, m.disturbed)
 			b.Name = benchfmt.Name(l.benchName(p)) // under Under
 			env.detail(PointRun{Point: p, Result: res, Record: b})
 			if err := keep(b); err != nil {

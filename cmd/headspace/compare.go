@@ -26,7 +26,15 @@ alarm however many metrics the files hold. With --history DIR (a store of
 earlier runs, see headspace history), a change must also exceed 3 times
 the metric's spread between this machine's earlier runs. Exits 1 when any
 metric with a known direction is significantly worse by more than
---threshold, naming each on its own line; 0 otherwise.
+--threshold, naming each on its own line (with --history the table shows each
+metric's spread between runs, run-to-run); 3 when there is none but a
+metric would be one on runs that stayed disturbed (a "disturbed" value,
+written by the ladder when a point's run-queue delay stayed beyond its
+threshold: see docs/gate.md): a disturbed point is never called a
+regression, the report asks for a rerun; 0 otherwise. Run conditions
+(run-delay-%, cpu-pressure-%, reruns, disturbed) are shown, never judged,
+and a side measured on a machine that never got quiet (machine-busy) is
+said first.
 Exits 2, with one line and no verdict, when an input cannot be read (with
 file and line), when either side holds no results, when no metric could
 be compared, when a benchmark both files hold has a result without a
@@ -90,6 +98,9 @@ func runCompare(ctx context.Context, args []string, stdout, stderr io.Writer) er
 	}
 	if n := len(rep.Regressions()); n > 0 {
 		return exitError{code: 1, msg: plural(n, "regression") + " beyond the threshold"}
+	}
+	if n := len(rep.Disturbed()); n > 0 {
+		return exitError{code: gate.ExitDisturbed, msg: plural(n, "metric") + " worse beyond the threshold on disturbed runs: rerun on a quiet machine"}
 	}
 	return nil
 }

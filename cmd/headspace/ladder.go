@@ -56,6 +56,17 @@ files before each run (Linux), warm reads them once first; --max-failures N
 skips and counts up to N unreadable samples (metric failures). Levels that
 fetch record read-MB/s, the bytes fetched over the fetch stage's time.
 
+Every run records its CPU time per step (cpu-ns/op), its run-queue delay
+and the machine's CPU pressure as percentages of its wall time
+(run-delay-%, cpu-pressure-%) and, where hardware counters can be read,
+instructions/op. A run whose run-queue delay exceeds --max-run-delay of
+its wall time is disturbed: it is repeated up to --reruns times, the least
+disturbed attempt kept (reruns N), and marked "disturbed 1" if it stays
+disturbed; the gate never calls a disturbed point a regression. With
+--out, the sweep first waits up to --quiet-wait for the machine's CPU
+pressure to fall below 10% (on the progress line); a machine that never
+gets quiet is recorded in the file's machine-busy line (docs/gate.md).
+
 With --shard i/n the run takes every n-th point from the i-th, and --out
 records the sweep it is a shard of (sweep, sweep-levels, …, shards), so
 'headspace merge' can join the shard files and check that none is missing
@@ -238,6 +249,8 @@ func runLadder(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	fresh := fs.Bool("fresh", false, "start --out afresh instead of resuming it")
 	shard := fs.String("shard", "", "run only shard `i/n` of the sweep's points (0-based)")
 	tlPrefix := fs.String("timeline", "", "record the first run of each point and write `prefix`-<point>.png, .svg and .json (Chrome trace)")
+	var df disturbFlags
+	df.register(fs)
 	if err := parseFlags(fs, args); err != nil {
 		return err
 	}
@@ -281,6 +294,9 @@ func runLadder(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	if *fresh && *out == "" {
 		return usagef("--fresh needs --out")
 	}
+	if l.Disturb, err = df.policy(); err != nil {
+		return err
+	}
 	l.Train.Steps, l.Train.Warmup, l.Count = *steps, *warmup, *count
 	if l.Pipeline, err = pf.config(ctx, slices.Max(l.Workers), l.Transforms[0]); err != nil {
 		return err
@@ -322,8 +338,13 @@ func runLadder(ctx context.Context, args []string, stdout, stderr io.Writer) err
 		if *fresh {
 			open = results.OpenFreshContext
 		}
+		busy, err := df.waitQuiet(ctx, stderr)
+		if err != nil {
+			return err
+		}
 		cfg := append(machine.Environment(devName), l.Settings()...)
 		cfg = append(cfg, env.Device.Settings...)
+		cfg = append(cfg, busy...)
 		if *shard != "" {
 			cfg = append(cfg, l.ShardSettings(l.Shards)...) // what headspace merge reads
 		}

@@ -15,7 +15,13 @@ import (
 	"github.com/headspace-bench/headspace/harness/blocks/results"
 )
 
-func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
+func TestMain(m *testing.M) {
+	// The runs the tests start wait for no quiet machine and repeat no
+	// disturbed point: the test machines are shared and never quiet.
+	os.Setenv(envQuietWait, "0")
+	os.Setenv(envReruns, "0")
+	goleak.VerifyTestMain(m)
+}
 
 func runCLI(args ...string) (code int, stdout, stderr string) {
 	var o, e bytes.Buffer
@@ -237,6 +243,11 @@ func TestCompareExitCodes(t *testing.T) {
 	code, out, _ := runCLI("compare", old, slow)
 	if code != 1 || !strings.Contains(out, "BenchmarkLadder/level=none") {
 		t.Errorf("regression: exit %d, want 1 naming the benchmark:\n%s", code, out)
+	}
+	// The same slowdown on runs that stayed disturbed: not a regression, a rerun.
+	disturbed := write("disturbed.txt", strings.Replace(lines("5", "5.1", "4.9", "5", "5.2", "4.8"), "4.9 steps/s", "4.9 steps/s 1 disturbed", 1))
+	if code, out, stderr := runCLI("compare", old, disturbed); code != 3 || !strings.Contains(out, "RERUN") || !strings.Contains(stderr, "rerun on a quiet machine") {
+		t.Errorf("disturbed: exit %d, want 3 asking for a rerun:\n%s%s", code, out, stderr)
 	}
 	if code, _, stderr := runCLI("compare", old, bad); code != 2 || !strings.Contains(stderr, "bad.txt:1") {
 		t.Errorf("syntax error: exit %d, stderr %q; want 2 with file:line", code, stderr)

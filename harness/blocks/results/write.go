@@ -75,6 +75,13 @@ var units = map[string]Direction{
 	"retries":           LowerIsBetter,
 	"epoch-usd":         LowerIsBetter,
 	"model-idle-%":      LowerIsBetter,
+	// How disturbed a run was (package disturb): conditions, lower is
+	// quieter; and instructions per step, where counters exist.
+	"run-delay-%":     LowerIsBetter,
+	"cpu-pressure-%":  LowerIsBetter,
+	"reruns":          LowerIsBetter,
+	"disturbed":       LowerIsBetter,
+	"instructions/op": LowerIsBetter,
 }
 
 // timeSuffixes mark units of time, all lower-is-better.
@@ -650,6 +657,12 @@ func checkKey(k string) error {
 
 // configDiff describes how have (a result's configuration read from the
 // file) differs from want, ignoring "commit"; "" if it does not.
+// BusyKey is the configuration line of a run taken on a machine that
+// never got quiet before it (package disturb's wait ended at its bound):
+// "machine-busy: cpu pressure 37% after waiting 30s". It describes the
+// session, not the setup, so a resumed file may differ in it.
+const BusyKey = "machine-busy"
+
 func configDiff(have, want []benchfmt.Config) string {
 	var diffs []string
 	h := map[string]string{}
@@ -661,7 +674,7 @@ func configDiff(have, want []benchfmt.Config) string {
 	w := map[string]bool{}
 	for _, c := range want {
 		w[c.Key] = true
-		if c.Key == "commit" {
+		if c.Key == "commit" || c.Key == BusyKey {
 			continue
 		}
 		hv, ok := h[c.Key]
@@ -674,7 +687,7 @@ func configDiff(have, want []benchfmt.Config) string {
 	}
 	var extra []string
 	for k := range h {
-		if !w[k] && k != "commit" {
+		if !w[k] && k != "commit" && k != BusyKey {
 			extra = append(extra, k)
 		}
 	}

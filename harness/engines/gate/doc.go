@@ -55,6 +55,15 @@
 //     than the threshold in the worse / better direction;
 //   - unknown direction: q < alpha and beyond the threshold, but nothing
 //     says which way the unit is better.
+//   - disturbed: rerun: it would be a regression, but some of the
+//     benchmark's runs, on either side, stayed disturbed (a "disturbed"
+//     value: their run-queue delay stayed beyond the ladder's threshold
+//     after its reruns; package disturb). A disturbed point is never
+//     called a regression; a command exits ExitDisturbed (3) when there
+//     is no regression but such a row;
+//   - run condition: the unit describes how disturbed the run was
+//     (run-delay-%, cpu-pressure-%, reruns, disturbed), not the code;
+//     shown, never tested.
 //
 // A unit's direction comes from the project's units (steps/s, samples/s,
 // au-%, GB/s higher; peak-rss-B, cpu-s and every time — ttfb-ns, step-ns,
@@ -78,6 +87,39 @@
 // (other than commit) that differ between the sides, such as cpu or
 // device. A command gating on the report exits 1 when there are
 // regressions and 2 when CompareFiles returns an error.
+//
+// A side whose file has a machine-busy line (the ladder's wait for a
+// quiet machine ended at its bound) is named in Report.Busy, printed
+// first. With Options.Spread the table shows each metric's spread between
+// runs (Row.Spread).
+//
+// # The paired gate
+//
+// The file comparison above judges two files made at different times.
+// Session and ComparePaired judge two builds run on one machine in the
+// same session, interleaved: in each round base and head run once, in a
+// random order, and the round's ratio head/base (each side's median over
+// its runs in the round) is the unit of replication, so a machine that is
+// slower for minutes slows both sides of a round alike and cancels. For
+// each benchmark and unit the verdict is taken on the median ratio over
+// rounds with a percentile bootstrap interval (Bootstrap, which this
+// package writes: benchmath has no interval for a statistic of paired
+// ratios; montanaflynn/stats gives the percentiles and medians): slower
+// or faster when the whole interval is on one side of 1 and the median
+// moved beyond PairedOptions.Threshold (3%), same when the interval lies
+// within the threshold, not sure otherwise. Each benchmark has one verdict
+// metric that can fail a session: its CPU time per op (cpu-ns/op) where
+// base's CPU time is at least CPUBoundShare (half) of its wall time, its
+// wall time per op otherwise; the verdict metrics' intervals share the
+// 95% by Bonferroni. A round is left out of a benchmark's wall-time (and
+// other) ratios when the sides' run-queue delays differ by more than
+// PairedOptions.MaxDelay (5% of wall time), or, where a side records no
+// delay, when a side's run stayed disturbed; CPU time keeps every round,
+// as it does not count waiting. A left-out round is replaced by an extra
+// round (at most Rounds/2); with fewer than MinRounds undisturbed
+// rounds the verdict is "disturbed: rerun". A first alarm (a verdict
+// metric slower) runs Confirm more rounds, judged on their own: the
+// session fails only if they find it slower too.
 //
 // benchstat shows the same comparison for two files whose commits differ
 // when told to ignore the commit key, which it would otherwise split

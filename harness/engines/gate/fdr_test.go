@@ -104,6 +104,11 @@ func TestSpreadBetweenRuns(t *testing.T) {
 		if tc.spread == 0.04 && !strings.Contains(b.String(), "within the spread between runs") {
 			t.Errorf("report does not say the change is within the spread:\n%s", b.String())
 		}
+		// Each metric's spread between runs is shown beside its delta.
+		if hasCol := strings.Contains(b.String(), "run-to-run"); hasCol != (tc.spread > 0) ||
+			(tc.spread > 0 && !strings.Contains(b.String(), "±"+pct(tc.spread))) {
+			t.Errorf("spread %g: the table's run-to-run column:\n%s", tc.spread, b.String())
+		}
 	}
 }
 

@@ -16,6 +16,7 @@ import (
 	"golang.org/x/perf/benchunit"
 
 	"github.com/headspace-bench/headspace/harness/blocks/results"
+	"github.com/headspace-bench/headspace/internal/disturb"
 	"github.com/headspace-bench/headspace/internal/summary"
 )
 
@@ -136,6 +137,13 @@ const (
 	// UnknownDirection: significant and beyond the threshold, but the
 	// unit's direction is unknown, so it is neither.
 	UnknownDirection
+	// Disturbed: it would be a regression, but some of the benchmark's
+	// runs stayed disturbed (package disturb): the gate asks for a rerun
+	// instead of calling it one.
+	Disturbed
+	// Condition: the unit describes how disturbed a run was (run-queue
+	// delay, CPU pressure, reruns), not the code; shown, never judged.
+	Condition
 )
 
 var verdictNames = [...]string{
@@ -146,6 +154,8 @@ var verdictNames = [...]string{
 	OnlyInOld:        "only in old",
 	OnlyInNew:        "only in new",
 	UnknownDirection: "unknown direction",
+	Disturbed:        "disturbed: rerun",
+	Condition:        "run condition",
 }
 
 // String returns the verdict as the report prints it, such as
@@ -191,6 +201,10 @@ type Row struct {
 	// Noise is the between-run spread limit the change had to exceed
 	// (SpreadZ × the metric's spread), or 0 without a history.
 	Noise float64
+	// Spread is the metric's spread between runs on this machine, from
+	// the history (Options.Spread), as a fraction of its median; NaN
+	// without one.
+	Spread float64
 	// Verdict is the decision.
 	Verdict Verdict
 	// Note explains the verdict where it needs explaining, such as how
@@ -205,6 +219,9 @@ type Row struct {
 	Missing [2]int
 	// Warnings are benchmath's warnings about the samples and test.
 	Warnings []string
+	// Disturbed counts the old and the new side's runs of the benchmark
+	// that stayed disturbed (a "disturbed" value in the file).
+	Disturbed [2]int
 }
 
 // Report is the result of Compare.
@@ -241,6 +258,10 @@ type Report struct {
 	// CrossMachine records that the comparison was allowed across
 	// machines (Options.CrossMachine) while MachineDiffs is not empty.
 	CrossMachine bool
+	// Busy says which side was measured on a machine that never got
+	// quiet (its machine-busy line), such as "new was measured on a busy
+	// machine (cpu pressure 37% after waiting 30s)".
+	Busy []string
 }
 
 // Regressions returns the rows whose verdict is Regression.
@@ -270,7 +291,7 @@ func (r Report) checked() int {
 // decided reports whether the gate compared the row.
 func (row Row) decided() bool {
 	switch row.Verdict {
-	case NoChange, Regression, Improvement, UnknownDirection:
+	case NoChange, Regression, Improvement, UnknownDirection, Disturbed:
 		return true
 	}
 	return false
@@ -471,6 +492,9 @@ type accumulator struct {
 	config  [2]map[string]map[string]bool
 	keys    []string
 	scratch benchfmt.Result // r, normalized for projection
+	// disturbed counts each side's runs per benchmark that stayed
+	// disturbed.
+	disturbed [2]map[benchproc.Key]int
 }
 
 func (a *accumulator) init() {
@@ -487,6 +511,7 @@ func (a *accumulator) init() {
 	a.groups, a.units = map[benchproc.Key]*group{}, map[benchproc.Key][]benchproc.Key{}
 	for s := range 2 {
 		a.benches[s], a.heads[s], a.config[s] = map[benchproc.Key]int{}, map[benchproc.Key]string{}, map[string]map[string]bool{}
+		a.disturbed[s] = map[benchproc.Key]int{}
 	}
 }
 
@@ -532,6 +557,9 @@ func (a *accumulator) add(side int, r *benchfmt.Result) {
 			vs[string(c.Value)] = true
 		}
 	}
+	if isDisturbed(r) {
+		a.disturbed[side][bench]++
+	}
 	for i, k := range a.metric.ProjectValues(r) {
 		g := a.groups[k]
 		if g == nil {
@@ -563,6 +591,7 @@ func (a *accumulator) report(opt Options) Report {
 		}
 	}
 	rep.ConfigDiffs, rep.MachineDiffs = a.configDiffs()
+	rep.Busy = a.busy()
 	rep.CrossMachine = opt.CrossMachine && len(rep.MachineDiffs) > 0
 	for _, bench := range a.names {
 		name := bench.Get(a.name)
@@ -575,11 +604,13 @@ func (a *accumulator) report(opt Options) Report {
 				Delta:    math.NaN(),
 				P:        math.NaN(),
 				Q:        math.NaN(),
+				Spread:   math.NaN(),
 				Headline: a.benches[0][bench] > 0 && a.benches[1][bench] > 0 && (unit == a.heads[0][bench] || unit == a.heads[1][bench]),
 			}
 			for side := range 2 {
 				row.Missing[side] = max(0, a.benches[side][bench]-len(g.vals[side]))
 			}
+			row.Disturbed = [2]int{a.disturbed[0][bench], a.disturbed[1][bench]}
 			var samples [2]*benchmath.Sample
 			for side := range 2 {
 				if len(g.vals[side]) == 0 {
@@ -599,6 +630,11 @@ func (a *accumulator) report(opt Options) Report {
 				row.Warnings = append(row.Warnings, fmt.Sprintf("%d non-finite value(s) left out", g.dropped))
 			}
 			switch {
+			case disturb.IsCondition(unit):
+				row.Verdict = Condition
+				if row.Old.N > 0 && row.New.N > 0 {
+					row.Delta = delta(row.Old.Center, row.New.Center)
+				}
 			case !g.present[1]:
 				row.Verdict = OnlyInOld
 			case !g.present[0]:
@@ -620,10 +656,12 @@ func (a *accumulator) report(opt Options) Report {
 		row := &rep.Rows[i]
 		if sp, ok := opt.Spread[Metric{row.Name, row.Unit}]; ok {
 			row.Noise = opt.SpreadZ * sp
+			row.Spread = sp
 			rep.WithSpread++
 		}
 		if !math.IsNaN(row.Q) {
 			decide(row, opt)
+			holdDisturbed(row)
 		}
 	}
 	return rep
@@ -679,6 +717,9 @@ func (a *accumulator) configDiffs() (all, machine []string) {
 		return strings.Join(vs, ", ")
 	}
 	for _, k := range a.keys {
+		if k == BusyKey {
+			continue // Report.Busy says it
+		}
 		o, n := values(a.config[0][k]), values(a.config[1][k])
 		if o == n {
 			continue
@@ -832,6 +873,9 @@ func (r Report) WriteText(w io.Writer) error {
 		fmt.Fprintf(&b, "history: %d metrics must also change by more than %g × their spread between runs\n", r.WithSpread, r.SpreadZ)
 	}
 	b.WriteString("\n")
+	for _, busy := range r.Busy {
+		fmt.Fprintf(&b, "warning: %s\n", busy)
+	}
 	if len(r.ConfigDiffs) > 0 {
 		b.WriteString("warning: old and new were recorded under different configurations; they may not be comparable:\n")
 		for _, d := range r.ConfigDiffs {
@@ -846,7 +890,12 @@ func (r Report) WriteText(w io.Writer) error {
 	}
 
 	tw := tabwriter.NewWriter(&b, 0, 0, 2, ' ', 0)
-	fmt.Fprintln(tw, "benchmark\tunit\told\tnew\tdelta\tp\tq\tn\tverdict")
+	spreadCol := func(string) string { return "" }
+	if r.WithSpread > 0 {
+		// compare --history: each metric's spread between runs.
+		spreadCol = func(s string) string { return s + "\t" }
+	}
+	fmt.Fprintln(tw, "benchmark\tunit\told\tnew\tdelta\t"+spreadCol("run-to-run")+"p\tq\tn\tverdict")
 	for _, row := range r.Rows {
 		sc := scaler(row)
 		p, q := "-", "-"
@@ -857,13 +906,19 @@ func (r Report) WriteText(w io.Writer) error {
 		switch {
 		case row.Verdict == Regression:
 			v = "REGRESSION"
+		case row.Verdict == Disturbed:
+			v = "DISTURBED: rerun"
 		case row.Verdict == NoChange && row.Q < r.Alpha && row.Noise > 0 && math.Abs(row.Delta) > r.Threshold:
 			v = "within the spread between runs"
 		case row.Verdict == NoChange && row.Q < r.Alpha:
 			v = "within " + pct(r.Threshold) + " threshold"
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", row.Name, row.Unit,
-			cell(row.Old, sc), cell(row.New, sc), signedPct(row.Delta), p, q, counts(row), v)
+		sp := "-"
+		if !math.IsNaN(row.Spread) {
+			sp = "±" + pct(row.Spread)
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s%s\t%s\t%s\t%s\n", row.Name, row.Unit,
+			cell(row.Old, sc), cell(row.New, sc), signedPct(row.Delta), spreadCol(sp), p, q, counts(row), v)
 	}
 	tw.Flush()
 
@@ -890,6 +945,11 @@ func (r Report) WriteText(w io.Writer) error {
 	few := r.with(TooFewSamples)
 	section("Too few samples to decide (not checked):", few, func(row Row) string {
 		return fmt.Sprintf("%s %s: %s", row.Name, row.Unit, row.Note)
+	})
+	dist := r.Disturbed()
+	section("Disturbed (worse beyond the threshold, but runs of the benchmark stayed disturbed: not called a regression; rerun on a quiet machine):", dist, func(row Row) string {
+		sc := scaler(row)
+		return fmt.Sprintf("%s %s: %s → %s (%s); %s", row.Name, row.Unit, sc.Format(row.Old.Center), sc.Format(row.New.Center), signedPct(row.Delta), row.Note)
 	})
 	unk := r.with(UnknownDirection)
 	section("Changed, but which way is better is unknown (not checked; add a \"Unit <unit> better=higher|lower\" line):", unk, func(row Row) string {
@@ -921,6 +981,8 @@ func (r Report) WriteText(w io.Writer) error {
 		for _, row := range regs {
 			fmt.Fprintf(&b, "  %s %s %s\n", row.Name, row.Unit, signedPct(row.Delta))
 		}
+	} else if len(dist) > 0 {
+		fmt.Fprintf(&b, "\nRERUN: no regressions, but %s disturbed runs; rerun on a quiet machine (exit %d)\n", plural(len(dist), "metric rests on"), ExitDisturbed)
 	} else {
 		fmt.Fprintf(&b, "\nPASS: no regressions in %s", plural(checked, "compared metric"))
 		if unchecked > 0 {

@@ -358,10 +358,11 @@ func TestWriteTextEmpty(t *testing.T) {
 
 func TestVerdictString(t *testing.T) {
 	var got []string
-	for v := NoChange; v <= UnknownDirection+1; v++ {
+	for v := NoChange; v <= Condition+1; v++ {
 		got = append(got, v.String())
 	}
-	want := []string{"no significant change", "regression", "improvement", "too few samples", "only in old", "only in new", "unknown direction", "Verdict(7)"}
+	want := []string{"no significant change", "regression", "improvement", "too few samples", "only in old", "only in new", "unknown direction",
+		"disturbed: rerun", "run condition", "Verdict(9)"}
 	if !slices.Equal(got, want) {
 		t.Errorf("got %q", got)
 	}

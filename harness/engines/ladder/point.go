@@ -12,6 +12,7 @@ import (
 	"github.com/headspace-bench/headspace/harness/blocks/loader"
 	"github.com/headspace-bench/headspace/harness/blocks/results"
 	"github.com/headspace-bench/headspace/harness/blocks/train"
+	"github.com/headspace-bench/headspace/internal/disturb"
 )
 
 // Point is one point of a ladder sweep: every dimension that changes the
@@ -133,4 +134,40 @@ func (p Point) Benchmark(r train.Result) *benchfmt.Result {
 		add(bucket.S3Standard.Epoch(float64(r.Requests)/float64(r.Samples), float64(r.Fetched)/float64(r.Samples), int(r.EpochSamples)), "epoch-usd")
 	}
 	return res
+}
+
+// AddDisturbance adds to a run's record what disturbed it and what it
+// cost in CPU (package disturb), over its measured steps: the CPU time
+// per step (cpu-ns/op: user+sys, which does not count time spent waiting
+// for a CPU; the companion of ns/op on CPU-bound points), the run-queue
+// delay and the machine's CPU pressure as percentages of the wall time
+// (run-delay-%, cpu-pressure-%), the instructions per step where
+// hardware counters exist (instructions/op), the times the point was
+// repeated for being disturbed (reruns) and, when it stayed disturbed,
+// disturbed 1. A counter that cannot be read is left out.
+func AddDisturbance(b *benchfmt.Result, s disturb.Sample, steps, reruns int, disturbed bool) {
+	if steps <= 0 {
+		return
+	}
+	add := func(v float64, unit string) {
+		b.Values = append(b.Values, benchfmt.Value{Value: v, Unit: unit})
+	}
+	if s.HasCPU && s.CPU > 0 {
+		add(float64(s.CPU.Nanoseconds())/float64(steps), disturb.CPUUnit)
+	}
+	if s.HasRunDelay {
+		add(100*s.DelayShare(), disturb.RunDelayUnit)
+	}
+	if s.HasPressure {
+		add(100*s.PressureShare(), disturb.PressureUnit)
+	}
+	if s.HasInstructions && s.Instructions > 0 {
+		add(float64(s.Instructions)/float64(steps), disturb.InstructionsUnit)
+	}
+	if reruns > 0 {
+		add(float64(reruns), disturb.RerunsUnit)
+	}
+	if disturbed {
+		add(1, disturb.DisturbedUnit)
+	}
 }

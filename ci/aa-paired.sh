@@ -1,0 +1,74 @@
+#!/usr/bin/env bash
+# ci/aa-paired.sh N [OUTDIR] — measures the paired gate (headspace gate)
+# and, on the same runs, the file comparison (headspace compare) on this
+# machine: N paired sessions of this commit against itself, the head built
+# with the headspace_inject tag, cycling through six kinds:
+#   aa   quiet       no slowdown (every alarm is false)
+#   aa   disturbed   no slowdown, a disturbance during the session
+#   10%  disturbed   the raw level 10% slower (HEADSPACE_INJECT=raw=0.10)
+#   10%  quiet
+#   5%   quiet       the raw level 5% slower
+#   5%   disturbed
+# A disturbance starts at a random moment of the session (0–60 s in) and
+# lasts a random time (20–90 s): a busy loop on 1 or 2 cores, or a
+# compile (go build -a of this module), drawn from the session's number
+# (RANDOM is seeded by it, so a session's plan is reproducible).
+# Each session's folder keeps base.txt, head.txt, gate.txt (the paired
+# report) and compare.txt (headspace compare base.txt head.txt: today's
+# file gate on the same runs); OUTDIR/sessions.tsv gets one line per
+# session: n, kind, slowdown, disturbance, the paired gate's exit, the
+# file gate's exit. Sessions already in OUTDIR are kept, not rerun.
+# BENCH_* as in the Makefile (default below: a few seconds a run on 2
+# cores); PAIRED_FLAGS adds gate flags, QUIET_WAIT the wait before each
+# round (2s).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+n=${1:?usage: ci/aa-paired.sh N [OUTDIR]}
+dir=${2:-$(mktemp -d)}
+mkdir -p "$dir"
+# The default sweep makes none and raw CPU-bound (256² images, a 1 ms
+# emulated step: the loader's work outruns the step), so the injected CPU
+# slowdown in raw shows in its verdict metric, cpu-ns/op; host only waits.
+export DEVICE=emulated BENCH_LEVELS=${BENCH_LEVELS:-none,raw,host} BENCH_WORKERS=${BENCH_WORKERS:-1} \
+  BENCH_TRANSFORMS=${BENCH_TRANSFORMS:-fast} BENCH_STEPS=${BENCH_STEPS:-20} \
+  BENCH_FLAGS=${BENCH_FLAGS:---raw-size 256 --crop 128 --batch 8 --step 1ms}
+# The head is built with the injection tag; the wait for a quiet machine is
+# short, since a shared machine never gets quiet (the report says so).
+export PAIRED_FLAGS="--head-tags headspace_inject --quiet-wait ${QUIET_WAIT:-2s} ${PAIRED_FLAGS:-}"
+make -s build >/dev/null
+kinds=("aa quiet" "aa disturbed" "0.10 disturbed" "0.10 quiet" "0.05 quiet" "0.05 disturbed")
+[ -f "$dir/sessions.tsv" ] || printf 'session\tslowdown\tdisturbance\tpaired_exit\tfile_exit\n' >"$dir/sessions.tsv"
+disturb() { # disturb SEED: a disturbance at a random moment for a random time
+  RANDOM=$1
+  local at=$((RANDOM % 60)) for=$((20 + RANDOM % 70)) what=$((RANDOM % 3))
+  sleep "$at"
+  case $what in
+  0) echo "busy loop, 1 core, at ${at}s for ${for}s"; timeout "$for" sh -c 'while :; do :; done' || true ;;
+  1) echo "busy loop, 2 cores, at ${at}s for ${for}s"
+     timeout "$for" sh -c 'while :; do :; done' & timeout "$for" sh -c 'while :; do :; done' || true; wait ;;
+  2) echo "compile (go build -a), at ${at}s for at most ${for}s"
+     timeout "$for" go build -a -o /dev/null ./cmd/headspace >/dev/null 2>&1 || true ;;
+  esac
+}
+for i in $(seq 1 "$n"); do
+  s="$dir/s$i"
+  grep -q "^$i	" "$dir/sessions.tsv" && continue
+  rm -rf "$s"
+  read -r effect kind <<<"${kinds[$(((i - 1) % 6))]}"
+  inject=raw=0
+  [ "$effect" != aa ] && inject=raw=$effect
+  what=none dpid=
+  if [ "$kind" = disturbed ]; then
+    # Its own process group, so that it ends with the session, children too.
+    export -f disturb
+    setsid bash -c "disturb $i" >"$dir/s$i.disturbance" 2>&1 &
+    dpid=$!
+  fi
+  p=0; HEADSPACE_INJECT=$inject ci/paired.sh HEAD "$s" >/dev/null 2>"$dir/s$i.log" || p=$?
+  if [ -n "$dpid" ]; then
+    kill -- "-$dpid" 2>/dev/null || true; wait "$dpid" 2>/dev/null || true
+    what=$(head -n 1 "$dir/s$i.disturbance" 2>/dev/null || echo "not started before the session ended")
+  fi
+  f=0; bin/headspace compare "$s/base.txt" "$s/head.txt" >"$s/compare.txt" 2>&1 || f=$?
+  printf '%s\t%s\t%s\t%s\t%s\n' "$i" "$effect" "$what" "$p" "$f" | tee -a "$dir/sessions.tsv"
+done

@@ -1,0 +1,92 @@
+package main
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"strconv"
+	"time"
+
+	"github.com/headspace-bench/headspace/harness/blocks/results"
+	"github.com/headspace-bench/headspace/internal/disturb"
+	"github.com/headspace-bench/headspace/internal/progress"
+)
+
+// The environment variables that set the defaults of --quiet-wait and
+// --reruns: the paired gate (headspace gate) sets both for the runs it
+// starts, since it waits for a quiet machine itself before each round,
+// and tests set them to 0.
+const (
+	envQuietWait = "HEADSPACE_QUIET_WAIT"
+	envReruns    = "HEADSPACE_RERUNS"
+)
+
+// defaultQuietWait is how long a measured run waits for a quiet machine
+// by default: $HEADSPACE_QUIET_WAIT, else 10 s.
+func defaultQuietWait() time.Duration {
+	if d, err := time.ParseDuration(os.Getenv(envQuietWait)); err == nil && d >= 0 {
+		return d
+	}
+	return 10 * time.Second
+}
+
+// defaultReruns is disturb.DefaultReruns, or $HEADSPACE_RERUNS.
+func defaultReruns() int {
+	if n, err := strconv.Atoi(os.Getenv(envReruns)); err == nil && n >= 0 {
+		return n
+	}
+	return disturb.DefaultReruns
+}
+
+// disturbFlags are a measuring command's flags for disturbance: the wait
+// for a quiet machine and the policy for disturbed points.
+type disturbFlags struct {
+	wait     time.Duration
+	maxDelay float64
+	reruns   int
+}
+
+func (f *disturbFlags) register(fs *flag.FlagSet) {
+	fs.DurationVar(&f.wait, "quiet-wait", defaultQuietWait(), "before measuring, wait at most `time` for the machine's CPU pressure to fall below 10% (0: do not wait; default $"+envQuietWait+" or 10s)")
+	fs.Float64Var(&f.maxDelay, "max-run-delay", disturb.DefaultMaxDelay, "a run whose run-queue delay exceeds this `share` of its wall time is disturbed (0.05 = 5%)")
+	fs.IntVar(&f.reruns, "reruns", defaultReruns(), "repeat a disturbed run at most `n` times, keeping the least disturbed (default $"+envReruns+" or 2)")
+}
+
+// policy is the flags' disturbance policy, checked.
+func (f *disturbFlags) policy() (disturb.Policy, error) {
+	p := disturb.Policy{MaxDelay: f.maxDelay, Reruns: f.reruns}
+	if f.maxDelay <= 0 {
+		return p, usagef("--max-run-delay %v: want a positive share of wall time, e.g. 0.05 for 5%%", f.maxDelay)
+	}
+	if err := p.Validate(); err != nil {
+		return p, usageError{err.Error()}
+	}
+	if f.wait < 0 {
+		return p, usagef("--quiet-wait %v: want a duration of 0 or more", f.wait)
+	}
+	return p, nil
+}
+
+// waitQuiet waits for a quiet machine as the flags say, telling the
+// progress line on stderr (a terminal) how busy it is; when the wait
+// ends at its bound it returns the machine-busy configuration line for
+// the result file, and says so on stderr.
+func (f *disturbFlags) waitQuiet(ctx context.Context, stderr io.Writer) ([]results.Config, error) {
+	if f.wait <= 0 {
+		return nil, nil
+	}
+	bar := progress.For(stderr, 0)
+	defer bar.Finish()
+	r, err := disturb.WaitQuiet(ctx, disturb.Quiet{Max: f.wait, Status: bar.Set})
+	if err != nil {
+		return nil, err
+	}
+	if !r.Busy {
+		return nil, nil
+	}
+	bar.Finish()
+	fmt.Fprintf(stderr, "headspace: the machine did not get quiet (%s): measuring anyway; the result file says so\n", r)
+	return []results.Config{{Key: results.BusyKey, Value: r.String()}}, nil
+}

@@ -1,0 +1,319 @@
+package gate
+
+import (
+	"context"
+	"errors"
+	"math"
+	"math/rand/v2"
+	"testing"
+
+	"golang.org/x/perf/benchfmt"
+
+	"github.com/headspace-bench/headspace/internal/disturb"
+)
+
+// pr is one run's result of bench with unit=value pairs.
+func pr(bench string, kv ...any) *benchfmt.Result {
+	r := &benchfmt.Result{Name: benchfmt.Name(bench), Iters: 1}
+	for i := 0; i+1 < len(kv); i += 2 {
+		r.Values = append(r.Values, benchfmt.Value{Unit: kv[i].(string), Value: kv[i+1].(float64)})
+	}
+	return r
+}
+
+// rounds builds n rounds in which base's value of unit is 100 and head's
+// 100·ratio(i), with the other values given.
+func roundsOf(n int, bench string, ratio func(i int) float64, extra func(i int, side PairSide) []any) []Round {
+	var out []Round
+	for i := range n {
+		r := Round{Index: i + 1, Order: [2]PairSide{Base, Head}}
+		for _, side := range []PairSide{Base, Head} {
+			v := 100.0
+			if side == Head {
+				v *= ratio(i)
+			}
+			kv := []any{"ns/op", v}
+			if extra != nil {
+				kv = append(kv, extra(i, side)...)
+			}
+			r.Results[side] = []*benchfmt.Result{pr(bench, kv...)}
+		}
+		out = append(out, r)
+	}
+	return out
+}
+
+func rowOf(t *testing.T, rep PairedReport, unit string) PairedRow {
+	t.Helper()
+	for _, r := range rep.Rows {
+		if r.Unit == unit {
+			return r
+		}
+	}
+	t.Fatalf("no %s row in %+v", unit, rep.Rows)
+	return PairedRow{}
+}
+
+func TestComparePairedVerdicts(t *testing.T) {
+	wobble := func(c float64) func(int) float64 {
+		return func(i int) float64 { return c * (1 + 0.004*float64(i%3-1)) }
+	}
+	for _, tc := range []struct {
+		name  string
+		ratio func(int) float64
+		want  PairedVerdict
+	}{
+		{"slower", wobble(1.10), Slower},
+		{"faster", wobble(0.90), Faster},
+		{"same", wobble(1.0), Same},
+		{"within the threshold", wobble(1.02), Same},
+		{"noisy", func(i int) float64 { return []float64{0.9, 1.2, 1.0, 1.15, 0.85, 1.1, 0.95, 1.05}[i] }, NotSure},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			rep := ComparePaired(roundsOf(8, "X-2", tc.ratio, nil), PairedOptions{})
+			row := rowOf(t, rep, "sec/op")
+			if row.Decision != tc.want || !row.Verdict || row.Rounds != 8 {
+				t.Errorf("%+v; want %v on 8 rounds, the verdict metric", row, tc.want)
+			}
+			if !(row.Lo <= row.Ratio && row.Ratio <= row.Hi) {
+				t.Errorf("interval [%v, %v] does not hold the median %v", row.Lo, row.Hi, row.Ratio)
+			}
+		})
+	}
+}
+
+// TestComparePairedVerdictMetric: a CPU-bound point is judged on its CPU
+// time per op, a waiting one on its wall time; the other unit is shown.
+func TestComparePairedVerdictMetric(t *testing.T) {
+	for _, tc := range []struct {
+		name     string
+		cpuShare float64
+		want     string
+	}{{"cpu-bound", 0.9, "cpu-sec/op"}, {"waiting", 0.1, "sec/op"}} {
+		rs := roundsOf(8, "X-2", func(int) float64 { return 1 }, func(i int, side PairSide) []any {
+			return []any{disturb.CPUUnit, 100 * tc.cpuShare}
+		})
+		rep := ComparePaired(rs, PairedOptions{})
+		for _, row := range rep.Rows {
+			if row.Verdict != (row.Unit == tc.want) {
+				t.Errorf("%s: %s verdict metric = %v; want only %s", tc.name, row.Unit, row.Verdict, tc.want)
+			}
+		}
+	}
+}
+
+// TestComparePairedDisturbance: rounds with a disturbed mark on a side,
+// or whose sides' run-queue delays differ by more than MaxDelay, are left
+// out; with too few rounds left, the verdict is a rerun, never slower.
+func TestComparePairedDisturbance(t *testing.T) {
+	slowWhenDisturbed := func(bad func(i int) bool) func(int) float64 {
+		return func(i int) float64 {
+			if bad(i) {
+				return 1.25
+			}
+			return 1 + 0.002*float64(i%3)
+		}
+	}
+	t.Run("marks", func(t *testing.T) {
+		bad := func(i int) bool { return i < 3 }
+		rs := roundsOf(10, "X-2", slowWhenDisturbed(bad), func(i int, side PairSide) []any {
+			if side == Head && bad(i) {
+				return []any{disturb.DisturbedUnit, 1.0}
+			}
+			return nil
+		})
+		row := rowOf(t, ComparePaired(rs, PairedOptions{}), "sec/op")
+		if row.Rounds != 7 || row.Disturbed != 3 || row.Decision != Same {
+			t.Errorf("%+v; want 3 rounds left out, same on the 7 others", row)
+		}
+	})
+	t.Run("delay difference", func(t *testing.T) {
+		bad := func(i int) bool { return i%2 == 0 }
+		rs := roundsOf(10, "X-2", slowWhenDisturbed(bad), func(i int, side PairSide) []any {
+			d := 20.0 // both sides disturbed alike: kept
+			if side == Head && bad(i) {
+				d = 40
+			}
+			return []any{disturb.RunDelayUnit, d}
+		})
+		row := rowOf(t, ComparePaired(rs, PairedOptions{}), "sec/op")
+		if row.Rounds != 5 || row.Disturbed != 5 || row.Decision != Same {
+			t.Errorf("%+v; want the 5 rounds whose delays differ by 20 points left out", row)
+		}
+		if d := rowOf(t, ComparePaired(rs, PairedOptions{}), disturb.RunDelayUnit); d.Decision != Described {
+			t.Errorf("run-delay-%% row %+v; want it shown, not judged", d)
+		}
+	})
+	t.Run("cpu time is never left out", func(t *testing.T) {
+		bad := func(i int) bool { return i%2 == 0 }
+		rs := roundsOf(10, "X-2", slowWhenDisturbed(bad), func(i int, side PairSide) []any {
+			d := 20.0
+			if side == Head && bad(i) {
+				d = 40
+			}
+			return []any{disturb.RunDelayUnit, d, disturb.CPUUnit, 90.0, disturb.DisturbedUnit, 1.0}
+		})
+		row := rowOf(t, ComparePaired(rs, PairedOptions{}), "cpu-sec/op")
+		if row.Rounds != 10 || row.Disturbed != 0 || !row.Verdict {
+			t.Errorf("%+v; want every round in the CPU time's ratios (it does not count waiting)", row)
+		}
+	})
+	t.Run("too few left", func(t *testing.T) {
+		bad := func(i int) bool { return i < 6 }
+		rs := roundsOf(8, "X-2", slowWhenDisturbed(bad), func(i int, side PairSide) []any {
+			if bad(i) {
+				return []any{disturb.DisturbedUnit, 1.0}
+			}
+			return nil
+		})
+		rep := ComparePaired(rs, PairedOptions{})
+		if row := rowOf(t, rep, "sec/op"); row.Decision != Unsettled || len(rep.Slower()) != 0 || len(rep.Unsettled()) != 1 {
+			t.Errorf("%+v; want disturbed: rerun", row)
+		}
+	})
+}
+
+func TestComparePairedOneSided(t *testing.T) {
+	rs := roundsOf(6, "X-2", func(int) float64 { return 1 }, func(i int, side PairSide) []any {
+		if side == Head {
+			return []any{disturb.CPUUnit, 5.0}
+		}
+		return nil
+	})
+	rep := ComparePaired(rs, PairedOptions{})
+	if row := rowOf(t, rep, "cpu-sec/op"); row.Decision != OneSided || row.Verdict {
+		t.Errorf("%+v: a unit the base does not record is one-sided, and not the verdict metric", row)
+	}
+	if row := rowOf(t, rep, "sec/op"); !row.Verdict {
+		t.Errorf("%+v: without base's CPU time, wall time is the verdict metric", row)
+	}
+}
+
+func TestBootstrap(t *testing.T) {
+	xs := []float64{1.01, 0.99, 1.02, 1.0, 0.98, 1.03}
+	lo1, hi1 := Bootstrap(xs, 0.95, 2000, rand.New(rand.NewPCG(1, 2)))
+	lo2, hi2 := Bootstrap(xs, 0.95, 2000, rand.New(rand.NewPCG(1, 2)))
+	if lo1 != lo2 || hi1 != hi2 {
+		t.Error("the same seed gave different intervals")
+	}
+	if !(lo1 >= 0.98 && lo1 <= 1.0 && hi1 >= 1.0 && hi1 <= 1.03) {
+		t.Errorf("interval [%v, %v] of %v", lo1, hi1, xs)
+	}
+	if lo, hi := Bootstrap(xs, 0.99999, 10, rand.New(rand.NewPCG(1, 2))); math.IsNaN(lo) || math.IsNaN(hi) || lo > hi {
+		t.Errorf("a tail thinner than one resample: [%v, %v]; want the extremes", lo, hi)
+	}
+	if lo, _ := Bootstrap(nil, 0.95, 10, rand.New(rand.NewPCG(1, 2))); !math.IsNaN(lo) {
+		t.Errorf("no values: %v, want NaN", lo)
+	}
+}
+
+// scripted runs a session whose head is ratio(round) × base.
+func scripted(ratio func(round int) float64) func(ctx context.Context, round int, side PairSide) ([]*benchfmt.Result, error) {
+	return func(ctx context.Context, round int, side PairSide) ([]*benchfmt.Result, error) {
+		if err := ctx.Err(); err != nil {
+			return nil, err
+		}
+		v := 100.0
+		if side == Head {
+			v *= ratio(round)
+		}
+		return []*benchfmt.Result{pr("X-2", "ns/op", v*(1+0.001*float64(round%3)))}, nil
+	}
+}
+
+func TestSessionConfirms(t *testing.T) {
+	for _, tc := range []struct {
+		name       string
+		ratio      func(round int) float64
+		wantRounds int
+		want       PairedVerdict
+	}{
+		{"no alarm", func(int) float64 { return 1 }, 8, Same},
+		{"confirmed", func(int) float64 { return 1.1 }, 16, Slower},
+		{"not reproduced", func(r int) float64 {
+			if r <= 8 {
+				return 1.1
+			}
+			return 1
+		}, 16, NotSure},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			var done []int
+			s := Session{Run: scripted(tc.ratio), Done: func(r Round) error { done = append(done, r.Index); return nil }}
+			out, err := s.RunSession(context.Background())
+			if err != nil {
+				t.Fatal(err)
+			}
+			row := rowOf(t, out.Report, "sec/op")
+			if len(out.Rounds) != tc.wantRounds || len(done) != tc.wantRounds || row.Decision != tc.want || out.Partial {
+				t.Errorf("%d rounds (%d kept), %v (%s); want %d rounds, %v", len(out.Rounds), len(done), row.Decision, row.Note, tc.wantRounds, tc.want)
+			}
+			if out.Failed() != (tc.want == Slower) {
+				t.Errorf("Failed() = %v", out.Failed())
+			}
+		})
+	}
+}
+
+// TestSessionOrderIsRandom: neither side always runs first.
+func TestSessionOrderIsRandom(t *testing.T) {
+	out, err := Session{Run: scripted(func(int) float64 { return 1 })}.RunSession(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	first := map[PairSide]int{}
+	for _, r := range out.Rounds {
+		first[r.Order[0]]++
+	}
+	if first[Base] == 0 || first[Head] == 0 {
+		t.Errorf("first sides %v over %d rounds; want both", first, len(out.Rounds))
+	}
+}
+
+// TestSessionPartial: a session stopped mid-way keeps the rounds done,
+// marked partial.
+func TestSessionPartial(t *testing.T) {
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	run := scripted(func(int) float64 { return 1 })
+	s := Session{Run: func(c context.Context, round int, side PairSide) ([]*benchfmt.Result, error) {
+		if round == 4 && side == Head {
+			cancel()
+		}
+		return run(c, round, side)
+	}}
+	out, err := s.RunSession(ctx)
+	if !errors.Is(err, context.Canceled) || !out.Partial {
+		t.Fatalf("err %v, partial %v; want canceled, partial", err, out.Partial)
+	}
+	if len(out.Rounds) < 3 || len(out.Rounds) > 4 || out.Report.Rounds != len(out.Rounds) {
+		t.Errorf("%d rounds kept, report over %d; want the 3 (or 4) done", len(out.Rounds), out.Report.Rounds)
+	}
+}
+
+// TestSessionExtraRounds: disturbed rounds are replaced until a verdict
+// metric has Rounds undisturbed ones, at most Extra more.
+func TestSessionExtraRounds(t *testing.T) {
+	for _, tc := range []struct {
+		every, want int
+	}{
+		{3, 8}, // rounds 3 and 6 disturbed: 7 and 8 replace them
+		{2, 9}, // every other round disturbed: the bound, 6 + 3
+	} {
+		run := scripted(func(int) float64 { return 1 })
+		s := Session{Rounds: 6, Extra: 3, Run: func(c context.Context, round int, side PairSide) ([]*benchfmt.Result, error) {
+			rs, err := run(c, round, side)
+			if round%tc.every == 0 && side == Head {
+				rs[0].Values = append(rs[0].Values, benchfmt.Value{Unit: disturb.DisturbedUnit, Value: 1})
+			}
+			return rs, err
+		}}
+		out, err := s.RunSession(context.Background())
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(out.Rounds) != tc.want {
+			t.Errorf("every %d disturbed: %d rounds; want %d", tc.every, len(out.Rounds), tc.want)
+		}
+	}
+}
