@@ -40,9 +40,9 @@ import (
 // concurrency the grid does not hold, the fetch model's out-of-sample
 // test (package fetchmodel).
 //
-// Not measured: whole-shard reads (one GET per shard, members served from
-// memory); today's reader fetches a shard's member with a ranged GET, so
-// a shard costs as many requests per sample as a file.
+// A shard layout is read either way: each member with its own ranged GET
+// (as many requests per sample as files), or whole (Whole: one GET per
+// shard, its members served from memory, ondisk.ShardReadsWhole).
 type Remote struct {
 	Formats     []string        // "raw", "jpeg" (ondisk formats)
 	Layouts     []RemoteLayout  // files, shards of a size
@@ -57,10 +57,13 @@ type Remote struct {
 }
 
 // RemoteLayout is a layout of the grid: "files" (ShardBytes 0), or tar
-// shards of about ShardBytes each ("shards-4MB").
+// shards of about ShardBytes each ("shards-4MB"), read member by member
+// with ranged GETs or, with Whole, a whole shard at a time
+// ("shards-4MB-whole").
 type RemoteLayout struct {
 	Name       string
 	ShardBytes int64
+	Whole      bool
 }
 
 // RemoteCheck is a link and a concurrency off the grid, measured for
@@ -73,7 +76,11 @@ type RemoteCheck struct {
 
 // remoteLayouts is the issue's: one object per sample, ~4 MB and ~64 MB
 // shards.
-var remoteLayouts = []RemoteLayout{{"files", 0}, {"shards-4MB", 4 << 20}, {"shards-64MB", 64 << 20}}
+var remoteLayouts = []RemoteLayout{
+	{"files", 0, false},
+	{"shards-4MB", 4 << 20, false}, {"shards-4MB-whole", 4 << 20, true},
+	{"shards-64MB", 64 << 20, false}, {"shards-64MB-whole", 64 << 20, true},
+}
 
 // RemoteStep is the emulated device's step for Remote: fast (10 ms), so
 // that fetching, not the step, sets the rate over most of the grid.
@@ -124,7 +131,7 @@ func DefaultRemote() Remote {
 func QuickRemote() Remote {
 	r := DefaultRemote()
 	r.Formats = []string{"jpeg"}
-	r.Layouts = []RemoteLayout{{"files", 0}, {"shards-16KB", 16 << 10}}
+	r.Layouts = []RemoteLayout{{"files", 0, false}, {"shards-16KB", 16 << 10, false}, {"shards-16KB-whole", 16 << 10, true}}
 	r.RTTs = []time.Duration{0, 5 * time.Millisecond}
 	r.Concurrency = []int{1, 4}
 	r.Checks = r.Checks[1:]
@@ -164,8 +171,8 @@ func (r Remote) Validate() error {
 		}
 	}
 	for _, l := range r.Layouts {
-		if l.Name == "" || strings.ContainsAny(l.Name, "/ =") || l.ShardBytes < 0 || (l.Name == "files") != (l.ShardBytes == 0) {
-			return fmt.Errorf("remote: layout %q (%d bytes a shard): want files, or a name and a shard size", l.Name, l.ShardBytes)
+		if l.Name == "" || strings.ContainsAny(l.Name, "/ =") || l.ShardBytes < 0 || (l.Name == "files") != (l.ShardBytes == 0) || (l.Whole && l.ShardBytes == 0) {
+			return fmt.Errorf("remote: layout %q (%d bytes a shard, whole %v): want files, or a name and a shard size", l.Name, l.ShardBytes, l.Whole)
 		}
 	}
 	for _, d := range r.RTTs {
@@ -214,7 +221,11 @@ func (r Remote) Settings() []results.Config {
 	)
 	var layouts, rtts, concs []string
 	for _, l := range r.Layouts {
-		layouts = append(layouts, fmt.Sprintf("%s:%d", l.Name, l.ShardBytes))
+		w := ""
+		if l.Whole {
+			w = ":whole"
+		}
+		layouts = append(layouts, fmt.Sprintf("%s:%d%s", l.Name, l.ShardBytes, w))
 	}
 	for _, d := range r.RTTs {
 		rtts = append(rtts, d.String())
@@ -301,6 +312,9 @@ func (r Remote) Run(ctx context.Context, env Env) ([]*benchfmt.Result, error) {
 				l.Levels, l.Count, l.Under = []ladder.Level{lv}, r.Ladder.Count, under
 				l.Pipeline.Dataset.N = r.Samples
 				l.Pipeline.Data, l.Pipeline.Bucket, l.Pipeline.Link = url, bo, settings
+				if lay.Whole {
+					l.Pipeline.ShardReads = ondisk.ShardReadsWhole
+				}
 				runEnv := Env{Device: dev, Result: func(b *benchfmt.Result) error { return nil }}
 				var runs []PointRun
 				On(&runEnv, func(p PointRun) { runs = append(runs, p) })

@@ -66,6 +66,14 @@ func TestRemoteQuick(t *testing.T) {
 	if len(got) != len(want) {
 		t.Errorf("%d records, want %d", len(got), len(want))
 	}
+	// Whole-shard reads cost fewer requests than ranged ones: one per
+	// shard, not one per sample.
+	point := "/rtt=0s/concurrency=1/level=none"
+	ranged, _ := results.Value(got["Remote/format=jpeg/layout=shards-16KB"+point], "requests/sample")
+	whole, _ := results.Value(got["Remote/format=jpeg/layout=shards-16KB-whole"+point], "requests/sample")
+	if !(ranged >= 1 && whole > 0 && whole < 0.5) {
+		t.Errorf("requests/sample: ranged %.2f, whole %.2f; want at least 1 and under 0.5", ranged, whole)
+	}
 }
 
 func itoa(n int) string { return strconv.Itoa(n) }

@@ -77,7 +77,8 @@ type Options struct {
 	// Root is the directory whose subdirectories are the buckets; "" makes
 	// a temporary one that Close removes. The objects' metadata (ETags,
 	// multipart parts) is kept in a sidecar directory beside it,
-	// Root+".meta", so it needs no extended attributes of the file system.
+	// .meta-<base of Root>, so it needs no extended attributes of the
+	// file system.
 	Root string
 	// Binary is the versitygw to run; "" asks Binary.
 	Binary string
@@ -118,7 +119,9 @@ func Start(ctx context.Context, o Options) (*Server, error) {
 		s.tmp = d
 		s.root, s.meta = filepath.Join(d, "buckets"), filepath.Join(d, "meta")
 	} else {
-		s.meta = filepath.Clean(s.root) + ".meta"
+		// Not root+".meta": versitygw refuses a sidecar whose path starts
+		// with the root's, as if it were inside it.
+		s.meta = filepath.Join(filepath.Dir(filepath.Clean(s.root)), ".meta-"+filepath.Base(s.root))
 	}
 	for _, d := range []string{s.root, s.meta} {
 		if err := os.MkdirAll(d, 0o755); err != nil {

@@ -66,3 +66,20 @@ func TestStartErrors(t *testing.T) {
 		t.Errorf("Binary with %s unset path: %v", s3server.EnvBinary, err)
 	}
 }
+
+// TestStartWithRoot: a root of the caller's keeps its metadata in a
+// sibling directory versitygw accepts (not one whose path starts with the
+// root's), and Close leaves both.
+func TestStartWithRoot(t *testing.T) {
+	root := filepath.Join(t.TempDir(), "s3")
+	s, err := s3server.Start(context.Background(), s3server.Options{Root: root})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(root); err != nil {
+		t.Errorf("the caller's root is gone after Close: %v", err)
+	}
+}
