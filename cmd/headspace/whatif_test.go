@@ -178,3 +178,26 @@ func TestWhatIfFromBadInputExits2(t *testing.T) {
 		}
 	}
 }
+
+// The committed what-if report and plot are what whatif --from writes from
+// their committed result file: edit the renderer or the file, never the
+// report.
+func TestCommittedWhatIfReportRebuilds(t *testing.T) {
+	root := filepath.Join("..", "..")
+	const results, report, plot = "results/whatif-d98ca25.txt", "notebooks/whatif.md", "notebooks/figures/whatif.png"
+	out := t.TempDir()
+	args := []string{"whatif", "--from", filepath.Join(root, results), "--report", filepath.Join(out, "whatif.md"), "--plot", filepath.Join(out, "whatif.png")}
+	if code, _, stderr := runCLI(args...); code != 0 {
+		t.Fatalf("%v: exit %d, stderr %q", args, code, stderr)
+	}
+	for got, want := range map[string]string{"whatif.md": report, "whatif.png": plot} {
+		a, errA := os.ReadFile(filepath.Join(out, got))
+		b, errB := os.ReadFile(filepath.Join(root, want))
+		if errA != nil || errB != nil {
+			t.Fatalf("%v, %v", errA, errB)
+		}
+		if string(a) != string(b) {
+			t.Errorf("%s differs from its rebuild from %s (regenerate: headspace whatif --from %s --report %s --plot %s)", want, results, results, report, plot)
+		}
+	}
+}
