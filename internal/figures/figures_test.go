@@ -485,6 +485,14 @@ var moreCases = []figureCase{
 	remoteRow("imagefolder", 1), remoteRow("imagefolder", 4), remoteRow("imagefolder", 16),
 	remoteRow("shards", 1), remoteRow("shards", 4), remoteRow("shards", 16),
 
+	// docs/real-data.md: the on-disk peer at 2 workers, and the CPU seconds.
+	{"docs/real-data.md", "and %s× and %s× with 2, using %s–%s%% of its CPU seconds (%s–%s s against %s–%s s)", []shown{
+		p2(floor2(div(med(ondiskPeer, peerRun("naive", 2), "samples/s"), med(ondiskPeer, peerRun("torch", 2), "samples/s")))),
+		p2(floor2(div(med(ondiskPeer, peerRun("fast", 2), "samples/s"), med(ondiskPeer, peerRun("torch", 2), "samples/s")))),
+		p0(extreme(false, ondiskCPUShares()...)), p0(extreme(true, ondiskCPUShares()...)),
+		p1(extreme(false, ondiskCPU("naive", "fast")...)), p1(extreme(true, ondiskCPU("naive", "fast")...)),
+		p1(extreme(false, ondiskCPU("torch")...)), p1(extreme(true, ondiskCPU("torch")...))}},
+
 	// docs/real-data.md: CPU ms per 1024² image at each decode factor.
 	{"docs/real-data.md", "| CPU ms/image (median of 6) | %s | %s | %s | %s | %s | %s | %s | %s |", []shown{
 		factorMs(1024, "1-1"), factorMs(1024, "7-8"), factorMs(1024, "3-4"), factorMs(1024, "5-8"),
@@ -503,6 +511,30 @@ func whatifNeighbours() []figure {
 			for _, w := range []int{1, 2, 4, 8} {
 				fs = append(fs, med(whatif2, fmt.Sprintf("WhatIf/check/cores=%d/workers=%d/step=x%s", c, w, m), "other-cores"))
 			}
+		}
+	}
+	return fs
+}
+
+// ondiskCPU are the median CPU seconds of impls at 1 and 2 workers in the
+// on-disk peer's file.
+func ondiskCPU(impls ...string) []figure {
+	var fs []figure
+	for _, impl := range impls {
+		for _, w := range []int{1, 2} {
+			fs = append(fs, med(ondiskPeer, peerRun(impl, w), "cpu-s"))
+		}
+	}
+	return fs
+}
+
+// ondiskCPUShares are ours' CPU seconds in percent of torch's, per
+// implementation and worker count.
+func ondiskCPUShares() []figure {
+	var fs []figure
+	for _, impl := range []string{"naive", "fast"} {
+		for _, w := range []int{1, 2} {
+			fs = append(fs, scale(div(med(ondiskPeer, peerRun(impl, w), "cpu-s"), med(ondiskPeer, peerRun("torch", w), "cpu-s")), 100))
 		}
 	}
 	return fs
