@@ -3,8 +3,10 @@ package main
 import (
 	"context"
 	"errors"
+	"flag"
 	"fmt"
 	"io"
+	"os"
 	"slices"
 	"strconv"
 	"strings"
@@ -49,6 +51,12 @@ point off by more than 15%. --out keeps every run in Go benchmark format,
 --report a Markdown section, --plot a figure of predicted steps/s against
 cores with the device's ceiling (and the measured points).
 
+--from FILE rebuilds the report, --plot and the printed tables from a
+result file that whatif --out wrote, measuring nothing: the command, the
+profile and the grids come from the file's configuration lines, the
+checked points and the ladder from its runs (notebooks/whatif.md from
+results/whatif-<commit>.txt).
+
 --data DIR reads a dataset on disk (headspace dataset write, an ImageFolder
 or WebDataset shards; docs/real-data.md): the load stage
 becomes fetch then decode, each with its statistics; --page-cache and
@@ -90,8 +98,12 @@ func runWhatIf(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	force := fs.Bool("force", false, "let --out replace a results file holding more results")
 	report := fs.String("report", "", "write the what-if section in Markdown to `file` (atomically)")
 	plotPath := fs.String("plot", "", "write predicted steps/s against cores to `file` (.png or .svg)")
+	from := fs.String("from", "", "rebuild --report, --plot and the tables from the results `file` a whatif --out wrote, measuring nothing")
 	if err := parseFlags(fs, args); err != nil {
 		return err
+	}
+	if *from != "" {
+		return rebuildWhatIf(fs, *from, *report, *plotPath, stdout)
 	}
 	defer pf.data.close() // the --link, if one was started
 	w := def
@@ -190,7 +202,6 @@ func runWhatIf(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	// the run, which may be interrupted.
 	var (
 		p        whatif.Profile
-		reading  *whatif.LadderReading
 		checks   []whatif.Check
 		gotCheck bool
 		printErr error
@@ -210,9 +221,10 @@ func runWhatIf(ctx context.Context, args []string, stdout, stderr io.Writer) err
 		keep(whatif.WriteTable(stdout, p, g))
 		keep(whatif.WriteNeeds(stdout, p, whatif.Scenario{}))
 	})
+	var ladderMed workloads.WhatIfLadder
 	workloads.On(&env, func(med workloads.WhatIfLadder) {
+		ladderMed = med
 		r := p.ReadLadder(med)
-		reading = &r
 		fmt.Fprintf(stdout, "\nthe caching ladder at the profile's setting (%s each):\n", plural(w.Count, "run"))
 		keep(whatif.WriteLadder(stdout, r))
 	})
@@ -238,8 +250,18 @@ func runWhatIf(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	// complete file already at a path is kept, the partial one written
 	// beside it (atomicfile.PartialPath, results.Replace.Partial).
 	partial := runErr != nil
+	// The report holds the points with runs, as the file does.
+	checks = slices.DeleteFunc(checks, func(c whatif.Check) bool { return len(c.Runs) == 0 })
+	rep := workloads.WhatIfReport{Command: "headspace whatif " + strings.Join(args, " "), Profile: p, Grid: g, Verify: w.Verify,
+		Impl: w.Pipeline.Impl, Checks: checks, Ladder: ladderMed, Partial: partial}
 	if *out != "" && len(recs) > 0 {
-		env := append(machine.Environment(pf.dev), w.Settings()...)
+		// Everything the report states goes into the file, so that
+		// --from rebuilds it (workloads.ReadWhatIf).
+		lines, err := workloads.WhatIfReportSettings(rep)
+		if err != nil {
+			return err
+		}
+		env := append(append(machine.Environment(pf.dev), w.Settings()...), lines...)
 		wrote, err := results.WriteFileWith(*out, env, recs, results.Replace{Force: *force, Partial: partial})
 		if err != nil {
 			return err
@@ -247,45 +269,106 @@ func runWhatIf(ctx context.Context, args []string, stdout, stderr io.Writer) err
 		keptNote(stdout, *out, wrote)
 		fmt.Fprintf(stdout, "\nresults: %s%s\n", wrote, map[bool]string{true: " (partial: interrupted)"}[partial])
 	}
-	if *plotPath != "" {
-		path := *plotPath
-		if partial {
-			path = atomicfile.PartialPath(path)
-		}
-		if err := whatif.SavePlot(path, p, g.Workers, slices.Max(g.Cores), 1, checks); err != nil {
-			return err
-		}
-		fmt.Fprintf(stdout, "plot: %s\n", path)
-	}
-	if *report != "" {
-		path := *report
-		if partial {
-			path = atomicfile.PartialPath(path)
-		}
-		err := atomicfile.WriteKind(path, whatifReport, func(f io.Writer) error {
-			if partial {
-				fmt.Fprintf(f, "> **Partial run**: interrupted after %d of %d verification points; the table below holds only those.\n\n",
-					len(checks), len(w.Verify.Cores)*len(w.Verify.Workers)*len(w.Verify.StepScales))
-			}
-			if err := whatif.WriteMarkdown(f, p, g, checks, "headspace whatif "+strings.Join(args, " ")); err != nil {
-				return err
-			}
-			if reading == nil {
-				return nil
-			}
-			title := fmt.Sprintf("%s transforms, %d workers, %d cores", w.Pipeline.Impl, p.Workers, p.Cores)
-			return whatif.WriteLadderMarkdown(f, title, *reading)
-		})
-		if err != nil {
-			return err
-		}
-		fmt.Fprintf(stdout, "report: %s\n", path)
+	if err := writeWhatIfOutputs(stdout, rep, *report, *plotPath); err != nil {
+		return err
 	}
 	if runErr != nil {
 		return exitError{code: 130, msg: "interrupted: the table shows the points checked before it"}
 	}
 	return nil
 }
+
+// writeWhatIfOutputs draws r's plot (with a path) and writes its
+// Markdown report (with a path); a partial run's go beside complete ones
+// (atomicfile.PartialPath).
+func writeWhatIfOutputs(stdout io.Writer, r workloads.WhatIfReport, report, plotPath string) error {
+	p := r.Profile
+	if plotPath != "" {
+		path := plotPath
+		if r.Partial {
+			path = atomicfile.PartialPath(path)
+		}
+		if err := whatif.SavePlot(path, p, r.Grid.Workers, slices.Max(r.Grid.Cores), 1, r.Checks); err != nil {
+			return err
+		}
+		fmt.Fprintf(stdout, "plot: %s\n", path)
+	}
+	if report == "" {
+		return nil
+	}
+	path := report
+	if r.Partial {
+		path = atomicfile.PartialPath(path)
+	}
+	err := atomicfile.WriteKind(path, whatifReport, func(f io.Writer) error {
+		if r.Partial {
+			fmt.Fprintf(f, "> **Partial run**: interrupted after %d of %d verification points; the table below holds only those.\n\n",
+				len(r.Checks), len(r.Verify.Cores)*len(r.Verify.Workers)*len(r.Verify.StepScales))
+		}
+		if err := whatif.WriteMarkdown(f, p, r.Grid, r.Checks, r.Command); err != nil {
+			return err
+		}
+		if r.Ladder == nil {
+			return nil
+		}
+		title := fmt.Sprintf("%s transforms, %d workers, %d cores", r.Impl, p.Workers, p.Cores)
+		return whatif.WriteLadderMarkdown(f, title, p.ReadLadder(r.Ladder))
+	})
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(stdout, "report: %s\n", path)
+	return nil
+}
+
+// rebuildWhatIf is whatif --from: the tables, the report and the plot
+// rebuilt from a results file (workloads.ReadWhatIf), measuring nothing.
+// The flags that set a measurement or a table are refused with it: the
+// file's own settings are the report's.
+func rebuildWhatIf(fs *flag.FlagSet, from, report, plotPath string, stdout io.Writer) error {
+	var measuring []string
+	fs.Visit(func(f *flag.Flag) {
+		if f.Name != "from" && f.Name != "report" && f.Name != "plot" {
+			measuring = append(measuring, "--"+f.Name)
+		}
+	})
+	if len(measuring) > 0 {
+		return usagef("--from rebuilds from a saved file; %s only apply to a run that measures", strings.Join(measuring, ", "))
+	}
+	if plotPath != "" && !strings.HasSuffix(plotPath, ".png") && !strings.HasSuffix(plotPath, ".svg") {
+		return usagef("--plot %q: want a .png or .svg file", plotPath)
+	}
+	if err := checkOutputs(output{report, whatifReport}, figure(plotPath)); err != nil {
+		return err
+	}
+	r, err := workloads.ReadWhatIf(from)
+	if err != nil {
+		if errors.Is(err, os.ErrNotExist) {
+			return usagef("--from %s: no such file", from)
+		}
+		return usagef("--from: %v", err)
+	}
+	p := r.Profile
+	if err := firstErr(whatif.WriteProfile(stdout, p), writeLine(stdout), whatif.WriteTable(stdout, p, r.Grid), whatif.WriteNeeds(stdout, p, whatif.Scenario{})); err != nil {
+		return err
+	}
+	if r.Ladder != nil {
+		fmt.Fprintf(stdout, "\nthe caching ladder at the profile's setting:\n")
+		if err := whatif.WriteLadder(stdout, p.ReadLadder(r.Ladder)); err != nil {
+			return err
+		}
+	}
+	if len(r.Checks) > 0 {
+		fmt.Fprintf(stdout, "\nverification:\n\n")
+		if err := whatif.WriteChecks(stdout, p, r.Checks); err != nil {
+			return err
+		}
+	}
+	return writeWhatIfOutputs(stdout, r, report, plotPath)
+}
+
+// writeLine writes an empty line.
+func writeLine(w io.Writer) error { _, err := fmt.Fprintln(w); return err }
 
 // whatifReport is what whatif --report writes, for the output policy.
 var whatifReport = atomicfile.Report("what-if report")

@@ -111,3 +111,93 @@ func TestWhatIfProfileVerifyAndStats(t *testing.T) {
 		t.Errorf("--stats output differs from the run's table:\n%s\n---\n%s", stdout2, stdout)
 	}
 }
+
+// whatif --from rebuilds from the results file of a run the report and
+// the plot that run wrote, byte for byte, and prints its profile and table.
+func TestWhatIfFromRebuildsTheRunsReport(t *testing.T) {
+	dir, again := t.TempDir(), t.TempDir()
+	out, rep, plot := filepath.Join(dir, "w.txt"), filepath.Join(dir, "w.md"), filepath.Join(dir, "w.png")
+	args := append([]string{"whatif", "--workers", "1", "--profile-cores", "2", "--verify", "--verify-cores", "1",
+		"--verify-workers", "1,2", "--verify-steps", "2", "--cores", "1,2", "--at-workers", "1,2", "--at-steps", "1,2",
+		"--out", out, "--report", rep, "--plot", plot, "--ladder"}, tinyWhatIf...)
+	code, stdout, stderr := runCLI(args...)
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	rep2, plot2 := filepath.Join(again, "w.md"), filepath.Join(again, "w.png")
+	code, stdout2, stderr := runCLI("whatif", "--from", out, "--report", rep2, "--plot", plot2)
+	if code != 0 {
+		t.Fatalf("--from: exit %d: %s", code, stderr)
+	}
+	table, _, _ := strings.Cut(stdout, "\nthe caching ladder")
+	if !strings.HasPrefix(stdout2, table) {
+		t.Errorf("--from prints\n%s\nthe run printed\n%s", stdout2, stdout)
+	}
+	for _, pair := range [][2]string{{rep, rep2}, {plot, plot2}} {
+		a, errA := os.ReadFile(pair[0])
+		b, errB := os.ReadFile(pair[1])
+		if errA != nil || errB != nil {
+			t.Fatalf("%v, %v", errA, errB)
+		}
+		if string(a) != string(b) {
+			t.Errorf("%s differs from the run's %s:\n%s\n---\n%s", pair[1], pair[0], b, a)
+		}
+	}
+	if md, _ := os.ReadFile(rep2); !strings.Contains(string(md), "### Checked on this machine") || !strings.Contains(string(md), "### The ladder and the model") {
+		t.Errorf("the rebuilt report lacks the checks or the ladder:\n%s", md)
+	}
+}
+
+func TestWhatIfFromBadInputExits2(t *testing.T) {
+	dir := t.TempDir()
+	old := filepath.Join("..", "..", "results", "whatif-3797d48.txt") // from before --out recorded the report's lines
+	tampered := filepath.Join(dir, "tampered.txt")                    // a profile line that is not the run's
+	p := whatif.Profile{Batch: 4, Workers: 1, Cores: 1, Step: 2e6, Measured: 100, CPUSource: whatif.ThreadCPU,
+		Stages: []whatif.Stage{{Name: "load", CPU: 1e5, Workers: 1, Scales: true}}}
+	line, err := p.Line()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(tampered, []byte("command: headspace whatif\ntransforms: naive\nwhatif-table: cores=1 workers=1 steps=1\nwhatif-profile: "+line+
+		"\n\nBenchmarkWhatIf/check/cores=1/workers=1/step=x1 2 100 steps/s 1 predicted-steps/s\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"whatif", "--from", old, "--workers", "1"}, "--from rebuilds from a saved file; --workers only apply to a run that measures"},
+		{[]string{"whatif", "--from", filepath.Join(dir, "none.txt")}, "no such file"},
+		{[]string{"whatif", "--from", old}, "no command, whatif-profile, whatif-table line"},
+		{[]string{"whatif", "--from", tampered}, "the profile line is not the run's"},
+		{[]string{"whatif", "--from", tampered, "--plot", filepath.Join(dir, "x.jpg")}, "want a .png or .svg file"},
+	} {
+		code, _, stderr := runCLI(tc.args...)
+		if code != 2 || !strings.Contains(stderr, tc.want) || strings.Count(strings.TrimSpace(stderr), "\n") > 0 {
+			t.Errorf("%v: exit %d, stderr %q; want 2 and one line with %q", tc.args, code, stderr, tc.want)
+		}
+	}
+}
+
+// The committed what-if report and plot are what whatif --from writes from
+// their committed result file: edit the renderer or the file, never the
+// report.
+func TestCommittedWhatIfReportRebuilds(t *testing.T) {
+	root := filepath.Join("..", "..")
+	const results, report, plot = "results/whatif-d98ca25.txt", "notebooks/whatif.md", "notebooks/figures/whatif.png"
+	out := t.TempDir()
+	args := []string{"whatif", "--from", filepath.Join(root, results), "--report", filepath.Join(out, "whatif.md"), "--plot", filepath.Join(out, "whatif.png")}
+	if code, _, stderr := runCLI(args...); code != 0 {
+		t.Fatalf("%v: exit %d, stderr %q", args, code, stderr)
+	}
+	for got, want := range map[string]string{"whatif.md": report, "whatif.png": plot} {
+		a, errA := os.ReadFile(filepath.Join(out, got))
+		b, errB := os.ReadFile(filepath.Join(root, want))
+		if errA != nil || errB != nil {
+			t.Fatalf("%v, %v", errA, errB)
+		}
+		if string(a) != string(b) {
+			t.Errorf("%s differs from its rebuild from %s (regenerate: headspace whatif --from %s --report %s --plot %s)", want, results, results, report, plot)
+		}
+	}
+}

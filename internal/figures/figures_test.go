@@ -235,6 +235,10 @@ const (
 	scaleOff       = "results/decode-scale-off-emulated.txt"
 	scaleAuto      = "results/decode-scale-emulated.txt"
 	h100Ladder     = "results/gpu/nvidia-h100-80gb-hbm3-9f400ae.txt"
+	loaders16      = "results/gpu/nvidia-h100-80gb-hbm3-16cores-loaders-400-15709d7.txt"
+	peerRemote     = "results/peer-remote-cross-region.txt"
+	factorsFile    = "results/decode-scale-factors.txt"
+	whatif2        = "results/whatif-d98ca25.txt"
 )
 
 // ladder is the name of a `headspace ladder` (make bench) point in path:
@@ -430,6 +434,176 @@ var cases = []figureCase{
 		p2(div(med(scaleAuto, scaleName(scaleAuto, "none"), "steps/s"), med(scaleOff, scaleName(scaleOff, "none"), "steps/s")))}},
 }
 
+// moreCases are the figures added by the round-3 audit (issue 32): the
+// 16-core loaders and peer tables, the bucket peer's table, the decode
+// factors, the rest of the README's ladder.
+var moreCases = []figureCase{
+	// README.md: the fast rows and the naive ratios of make bench at 06f81ea.
+	{"README.md", "device %s 6 1.00 1.00 host %s 6 %s 0.97 %s host-to-device transfer sample %s 6 %s 0.94 %s batching (collate) raw %s", []shown{
+		p3(med(epyc06, ladder(epyc06, "device", "fast"), "steps/s")), p3(med(epyc06, ladder(epyc06, "host", "fast"), "steps/s")),
+		p2(div(med(epyc06, ladder(epyc06, "host", "fast"), "steps/s"), med(epyc06, ladder(epyc06, "device", "fast"), "steps/s"))),
+		{"%+.0f%%", change(med(epyc06, ladder(epyc06, "host", "fast"), "steps/s"), med(epyc06, ladder(epyc06, "device", "fast"), "steps/s"))},
+		p3(med(epyc06, ladder(epyc06, "sample", "fast"), "steps/s")),
+		p2(div(med(epyc06, ladder(epyc06, "sample", "fast"), "steps/s"), med(epyc06, ladder(epyc06, "device", "fast"), "steps/s"))),
+		{"%+.0f%%", change(med(epyc06, ladder(epyc06, "sample", "fast"), "steps/s"), med(epyc06, ladder(epyc06, "host", "fast"), "steps/s"))},
+		p3(med(epyc06, ladder(epyc06, "raw", "fast"), "steps/s"))}},
+	{"README.md", "host 3.417 6 %s 0.97 %s host-to-device transfer sample 3.383 6 %s 0.94 %s batching (collate) raw 2.277 6 0.66 0.50 -%s transforms none 2.277 6 0.66 0.26 %s raw data loading bottleneck: transforms (%s of throughput lost", []shown{
+		p2(div(med(epyc06, ladder(epyc06, "host", "naive"), "steps/s"), med(epyc06, ladder(epyc06, "device", "naive"), "steps/s"))),
+		{"%+.0f%%", change(med(epyc06, ladder(epyc06, "host", "naive"), "steps/s"), med(epyc06, ladder(epyc06, "device", "naive"), "steps/s"))},
+		p2(div(med(epyc06, ladder(epyc06, "sample", "naive"), "steps/s"), med(epyc06, ladder(epyc06, "device", "naive"), "steps/s"))),
+		{"%+.0f%%", change(med(epyc06, ladder(epyc06, "sample", "naive"), "steps/s"), med(epyc06, ladder(epyc06, "host", "naive"), "steps/s"))},
+		pct(scale(change(med(epyc06, ladder(epyc06, "raw", "naive"), "steps/s"), med(epyc06, ladder(epyc06, "sample", "naive"), "steps/s")), -1)),
+		{"%+.0f%%", change(med(epyc06, ladder(epyc06, "none", "naive"), "steps/s"), med(epyc06, ladder(epyc06, "raw", "naive"), "steps/s"))},
+		pct(scale(change(med(epyc06, ladder(epyc06, "raw", "naive"), "steps/s"), med(epyc06, ladder(epyc06, "sample", "naive"), "steps/s")), -1))}},
+
+	// docs/ladder.md: fast within 2% of device, in the three files it names.
+	{"docs/ladder.md", "the median at every level stays no more than %s%% below `device`", []shown{
+		p1(extreme(true, fastDrops(nb003)...)), // the largest drop of the three files
+	}},
+
+	// docs/whatif.md: the 2-core run's neighbours.
+	{"docs/whatif.md", "while other work kept %s–%s cores busy", []shown{
+		p2(extreme(false, whatifNeighbours()...)), p2(extreme(true, whatifNeighbours()...))}},
+
+	// docs/loaders.md: the 16-core loaders table, every row, and its text.
+	loadersRow(1), loadersRow(2), loadersRow(4), loadersRow(8), loadersRow(16), loadersRow(32),
+	{"docs/loaders.md", "| growth 1 → 32 workers | %s× | %s× |", []shown{
+		p2(div(med(loaders16, "Loaders/mode=goroutine/workers=32", "ttfb-ns"), med(loaders16, "Loaders/mode=goroutine/workers=1", "ttfb-ns"))),
+		p2(div(med(loaders16, "Loaders/mode=process/workers=32", "ttfb-ns"), med(loaders16, "Loaders/mode=process/workers=1", "ttfb-ns")))}},
+	{"docs/loaders.md", "scales to 8 workers (%s× the 1-worker rate) and then holds, %s× the processes' at 1 worker and %s–%s× at 2–8 workers. Processes catch up at 16–32 workers (%s–%s×) at %s–%s× the memory", []shown{
+		p1(div(med(loaders16, "Loaders/mode=goroutine/workers=8", "samples/s"), med(loaders16, "Loaders/mode=goroutine/workers=1", "samples/s"))),
+		p2(loadersRatio(1, "samples/s")), p2(loadersRatio(2, "samples/s")), p2(loadersRatio(4, "samples/s")),
+		p2(loadersRatio(16, "samples/s")), p2(loadersRatio(32, "samples/s")),
+		p0(div(med(loaders16, "Loaders/mode=process/workers=16", "peak-rss-B"), med(loaders16, "Loaders/mode=goroutine/workers=16", "peak-rss-B"))),
+		p0(div(med(loaders16, "Loaders/mode=process/workers=32", "peak-rss-B"), med(loaders16, "Loaders/mode=goroutine/workers=32", "peak-rss-B")))}},
+
+	// docs/peer.md: the 16-core rows other than 8 (in cases), the bucket peer.
+	peer16Row(1, "both"), peer16Row(2, "both"), peer16Row(4, "both"), peer16Row(16, "fast only"),
+	{"docs/peer.md", "falls under the 2× target at 8 and 16 workers (%s×, %s×)", []shown{
+		p2(floor2(div(med(peer16, peerRun("naive", 8), "samples/s"), med(peer16, peerRun("torch", 8), "samples/s")))),
+		p2(floor2(div(med(peer16, peerRun("naive", 16), "samples/s"), med(peer16, peerRun("torch", 16), "samples/s"))))}},
+	remoteRow("imagefolder", 1), remoteRow("imagefolder", 4), remoteRow("imagefolder", 16),
+	remoteRow("shards", 1), remoteRow("shards", 4), remoteRow("shards", 16),
+
+	// docs/real-data.md: the on-disk peer at 2 workers, and the CPU seconds.
+	{"docs/real-data.md", "and %s× and %s× with 2, using %s–%s%% of its CPU seconds (%s–%s s against %s–%s s)", []shown{
+		p2(floor2(div(med(ondiskPeer, peerRun("naive", 2), "samples/s"), med(ondiskPeer, peerRun("torch", 2), "samples/s")))),
+		p2(floor2(div(med(ondiskPeer, peerRun("fast", 2), "samples/s"), med(ondiskPeer, peerRun("torch", 2), "samples/s")))),
+		p0(extreme(false, ondiskCPUShares()...)), p0(extreme(true, ondiskCPUShares()...)),
+		p1(extreme(false, ondiskCPU("naive", "fast")...)), p1(extreme(true, ondiskCPU("naive", "fast")...)),
+		p1(extreme(false, ondiskCPU("torch")...)), p1(extreme(true, ondiskCPU("torch")...))}},
+
+	// docs/real-data.md: CPU ms per 1024² image at each decode factor.
+	{"docs/real-data.md", "| CPU ms/image (median of 6) | %s | %s | %s | %s | %s | %s | %s | %s |", []shown{
+		factorMs(1024, "1-1"), factorMs(1024, "7-8"), factorMs(1024, "3-4"), factorMs(1024, "5-8"),
+		factorMs(1024, "1-2"), factorMs(1024, "3-8"), factorMs(1024, "1-4"),
+		{"%.3f", factorMs(1024, "1-8").f}}}, // 2.215 exactly: a median between two runs, written in full
+	{"docs/real-data.md", "(Same run at 256²: 1/1 %s ms, 1/2 %s, 1/4 %s, 1/8 %s, 7/8 %s.)", []shown{
+		factorMs(256, "1-1"), factorMs(256, "1-2"), factorMs(256, "1-4"), factorMs(256, "1-8"), factorMs(256, "7-8")}},
+}
+
+// whatifNeighbours are the medians of the other processes' cores at each
+// point the 2-core what-if run checked.
+func whatifNeighbours() []figure {
+	var fs []figure
+	for _, m := range []string{"0.5", "2"} {
+		for _, c := range []int{1, 2} {
+			for _, w := range []int{1, 2, 4, 8} {
+				fs = append(fs, med(whatif2, fmt.Sprintf("WhatIf/check/cores=%d/workers=%d/step=x%s", c, w, m), "other-cores"))
+			}
+		}
+	}
+	return fs
+}
+
+// ondiskCPU are the median CPU seconds of impls at 1 and 2 workers in the
+// on-disk peer's file.
+func ondiskCPU(impls ...string) []figure {
+	var fs []figure
+	for _, impl := range impls {
+		for _, w := range []int{1, 2} {
+			fs = append(fs, med(ondiskPeer, peerRun(impl, w), "cpu-s"))
+		}
+	}
+	return fs
+}
+
+// ondiskCPUShares are ours' CPU seconds in percent of torch's, per
+// implementation and worker count.
+func ondiskCPUShares() []figure {
+	var fs []figure
+	for _, impl := range []string{"naive", "fast"} {
+		for _, w := range []int{1, 2} {
+			fs = append(fs, scale(div(med(ondiskPeer, peerRun(impl, w), "cpu-s"), med(ondiskPeer, peerRun("torch", w), "cpu-s")), 100))
+		}
+	}
+	return fs
+}
+
+// fastDrops are the fast transforms' drops below device, in percent, at
+// every level of the three files docs/ladder.md names: the 003 report's
+// step (b), results/ffbc313-epyc.txt and results/06f81ea.txt.
+func fastDrops(nb string) []figure {
+	var fs []figure
+	for _, l := range []string{"host", "sample", "raw", "none"} {
+		fs = append(fs, scale(change(med(nb, step003("b", l, "fast"), "steps/s"), med(nb, step003("b", "device", "fast"), "steps/s")), -1))
+		for _, path := range []string{epycFfbc, epyc06} {
+			fs = append(fs, scale(change(med(path, ladder(path, l, "fast"), "steps/s"), med(path, ladder(path, "device", "fast"), "steps/s")), -1))
+		}
+	}
+	return fs
+}
+
+// loadersRatio is goroutines' over processes' figure at w workers (or
+// processes' over goroutines' for TTFB and memory: the table's
+// "processes ÷ goroutines").
+func loadersRatio(w int, unit string) figure {
+	g := med(loaders16, fmt.Sprintf("Loaders/mode=goroutine/workers=%d", w), unit)
+	p := med(loaders16, fmt.Sprintf("Loaders/mode=process/workers=%d", w), unit)
+	if unit == "samples/s" {
+		return div(g, p)
+	}
+	return div(p, g)
+}
+
+// loadersRow is a row of docs/loaders.md's 16-core table.
+func loadersRow(w int) figureCase {
+	g := func(unit string) figure {
+		return med(loaders16, fmt.Sprintf("Loaders/mode=goroutine/workers=%d", w), unit)
+	}
+	p := func(unit string) figure {
+		return med(loaders16, fmt.Sprintf("Loaders/mode=process/workers=%d", w), unit)
+	}
+	return figureCase{"docs/loaders.md", fmt.Sprintf("| %d | %%s | %%s | %%s× | %%s | %%s | %%s× | %%s | %%s | %%s× |", w), []shown{
+		p1(scale(g("ttfb-ns"), 1e-6)), p1(scale(p("ttfb-ns"), 1e-6)), p2(loadersRatio(w, "ttfb-ns")),
+		p0(g("samples/s")), p0(p("samples/s")), p2(loadersRatio(w, "samples/s")),
+		p1(scale(g("peak-rss-B"), 1.0/(1<<20))), p1(scale(p("peak-rss-B"), 1.0/(1<<20))), p1(loadersRatio(w, "peak-rss-B"))}}
+}
+
+// peer16Row is a row of docs/peer.md's 16-core table, as the peer's
+// report writes it (speed-ups rounded down).
+func peer16Row(w int, met string) figureCase {
+	m := func(impl, unit string) figure { return med(peer16, peerRun(impl, w), unit) }
+	return figureCase{"docs/peer.md", fmt.Sprintf("| %d | %%s | %%s | %%s | %%s× | %%s× | %%s× | %s |", w, met), []shown{
+		p1(m("naive", "samples/s")), p1(m("fast", "samples/s")), p1(m("torch", "samples/s")),
+		p2(floor2(div(m("naive", "samples/s"), m("torch", "samples/s")))), p2(floor2(div(m("fast", "samples/s"), m("torch", "samples/s")))),
+		p2(div(m("naive", "ttfb-ns"), m("torch", "ttfb-ns")))}}
+}
+
+// remoteRow is a row of docs/peer.md's bucket-peer table.
+func remoteRow(layout string, w int) figureCase {
+	m := func(impl string) figure {
+		return med(peerRemote, fmt.Sprintf("PeerRemote/layout=%s/impl=%s/workers=%d", layout, impl, w), "samples/s")
+	}
+	return figureCase{"docs/peer.md", fmt.Sprintf("| %s | %d | %%s | %%s | %%s× |", layout, w), []shown{
+		p1(m("fast")), p1(m("torch")), p2(floor2(div(m("fast"), m("torch"))))}}
+}
+
+// factorMs is the median CPU ms per image of a decode factor ("1-4").
+func factorMs(raw int, factor string) shown {
+	return p2(scale(med(factorsFile, fmt.Sprintf("DecodeScaled/raw=%d/factor=%s", raw, factor), "cpu-ns/op"), 1e-6))
+}
+
 // scaleName is the name of a level of the --decode-scale ladder runs.
 func scaleName(path, level string) string { return ladder(path, level, "fast") }
 
@@ -453,7 +627,7 @@ func normalize(s string) string {
 func TestDocsFiguresMatchTheirFiles(t *testing.T) {
 	pages := map[string]string{}
 	figures := 0
-	for _, c := range cases {
+	for _, c := range append(cases, moreCases...) {
 		page, ok := pages[c.doc]
 		if !ok {
 			data, err := os.ReadFile(filepath.Join(root, filepath.FromSlash(c.doc)))
@@ -473,8 +647,8 @@ func TestDocsFiguresMatchTheirFiles(t *testing.T) {
 			t.Errorf("%s does not say what its files give:\n  want %q\n  (the page's text, figures as verbs: %q)", c.doc, want, c.text)
 		}
 	}
-	if figures < 25 {
-		t.Errorf("%d figures checked, want at least 25", figures)
+	if figures < 240 {
+		t.Errorf("%d figures checked, want at least 240 (95 of round 2, 147 of the round-3 audit)", figures)
 	}
 }
 

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"strings"
 	"time"
 
 	"github.com/headspace-bench/headspace/harness/blocks/train"
@@ -228,3 +229,18 @@ func (p Profile) WithProcessCPU(perSample time.Duration) (Profile, error) {
 	}
 	return p, p.Validate()
 }
+
+// Line is p as one line of JSON in the saved profile's format (Write's,
+// without the indentation), for a result file's configuration line: the
+// profile a report was written from, so the report can be rebuilt from
+// the file (workloads.ReadWhatIf).
+func (p Profile) Line() (string, error) {
+	if err := p.Validate(); err != nil {
+		return "", err
+	}
+	b, err := json.Marshal(file{Format: fileFormat, Profile: p})
+	return string(b), err
+}
+
+// ParseLine reads a profile that Line wrote.
+func ParseLine(s string) (Profile, error) { return Decode(strings.NewReader(s)) }

@@ -1,0 +1,222 @@
+package workloads
+
+import (
+	"fmt"
+	"math"
+	"strconv"
+	"strings"
+
+	"github.com/headspace-bench/headspace/harness/blocks/results"
+	"github.com/headspace-bench/headspace/harness/engines/ladder"
+	"github.com/headspace-bench/headspace/harness/engines/whatif"
+	"github.com/headspace-bench/headspace/internal/summary"
+)
+
+// WhatIfReport is everything `headspace whatif --report` writes, as a
+// result file of the run holds it: the command, the profile the model
+// was fed, the table's grid, the checked points with their runs, and the
+// caching ladder's medians where the run had --ladder.
+type WhatIfReport struct {
+	Command string
+	Profile whatif.Profile
+	Grid    whatif.Grid // the predicted table's cores, workers and step multipliers
+	Verify  whatif.Grid // the points --verify was to check; empty without it
+	Impl    string      // the transforms' implementation
+	Checks  []whatif.Check
+	Ladder  WhatIfLadder // nil without --ladder
+	Partial bool         // the verification was interrupted
+}
+
+// The configuration lines WhatIfReportSettings writes and ReadWhatIf
+// needs, besides the experiment's own settings (transforms).
+const (
+	keyCommand = "command"
+	keyProfile = "whatif-profile" // the profile as one line of JSON (whatif.Profile.Line)
+)
+
+// grids are the lines of the two grids, in the order they are written.
+var grids = []struct {
+	key string
+	get func(r *WhatIfReport) *whatif.Grid
+}{
+	{"whatif-table", func(r *WhatIfReport) *whatif.Grid { return &r.Grid }},
+	{"whatif-verify", func(r *WhatIfReport) *whatif.Grid { return &r.Verify }},
+}
+
+// WhatIfReportSettings are the configuration lines that, beside the
+// experiment's Settings, let ReadWhatIf rebuild the report from the
+// result file: the command as the report states it, the profile, and the
+// grids ("cores=1,2 workers=1,2,4 steps=0.5,2"). Nothing measured is
+// left out of the file: the profile is the median of its profiling runs
+// (recorded as records too), calibrated at 1 core, or the one --stats read.
+func WhatIfReportSettings(r WhatIfReport) ([]results.Config, error) {
+	line, err := r.Profile.Line()
+	if err != nil {
+		return nil, err
+	}
+	out := []results.Config{{Key: keyCommand, Value: r.Command}, {Key: keyProfile, Value: line}}
+	for _, g := range grids {
+		if v := formatGrid(*g.get(&r)); v != "" {
+			out = append(out, results.Config{Key: g.key, Value: v})
+		}
+	}
+	return out, nil
+}
+
+// formatGrid writes a grid as "cores=1,2 workers=1,2 steps=0.5,2"; "" for
+// an empty one.
+func formatGrid(g whatif.Grid) string {
+	if len(g.Cores) == 0 || len(g.Workers) == 0 || len(g.StepScales) == 0 {
+		return ""
+	}
+	steps := make([]string, len(g.StepScales))
+	for i, m := range g.StepScales {
+		steps[i] = strconv.FormatFloat(m, 'g', -1, 64)
+	}
+	ints := func(ns []int) string {
+		s := make([]string, len(ns))
+		for i, n := range ns {
+			s[i] = strconv.Itoa(n)
+		}
+		return strings.Join(s, ",")
+	}
+	return "cores=" + ints(g.Cores) + " workers=" + ints(g.Workers) + " steps=" + strings.Join(steps, ",")
+}
+
+// parseGrid reads what formatGrid wrote.
+func parseGrid(s string) (whatif.Grid, error) {
+	var g whatif.Grid
+	parts := strings.Fields(s)
+	if len(parts) != 3 {
+		return g, fmt.Errorf("%q is not cores=… workers=… steps=…", s)
+	}
+	for i, key := range []string{"cores", "workers", "steps"} {
+		list, ok := strings.CutPrefix(parts[i], key+"=")
+		if !ok {
+			return g, fmt.Errorf("%q: want %s= at %q", s, key, parts[i])
+		}
+		for _, f := range strings.Split(list, ",") {
+			if key == "steps" {
+				m, err := strconv.ParseFloat(f, 64)
+				if err != nil || !(m > 0) {
+					return g, fmt.Errorf("%q: step multiplier %q", s, f)
+				}
+				g.StepScales = append(g.StepScales, m)
+				continue
+			}
+			n, err := strconv.Atoi(f)
+			if err != nil || n <= 0 {
+				return g, fmt.Errorf("%q: %s %q", s, key, f)
+			}
+			if key == "cores" {
+				g.Cores = append(g.Cores, n)
+			} else {
+				g.Workers = append(g.Workers, n)
+			}
+		}
+	}
+	return g, nil
+}
+
+// ReadWhatIf rebuilds, from a result file `headspace whatif --out` wrote,
+// what its --report stated: the command, the profile and the grids from
+// the configuration lines (WhatIfReportSettings), every checked point's
+// runs and the other processes' cores from the WhatIf/check records in
+// the order the run checked them, and the ladder's medians from the
+// Ladder records. Each check's recorded prediction must be the profile's,
+// so a profile line that is not the run's is an error. Nothing is
+// measured and nothing is taken from this machine. Errors name the file;
+// a file from before the lines were recorded says so.
+func ReadWhatIf(path string) (WhatIfReport, error) {
+	var r WhatIfReport
+	rs, err := results.Read(path)
+	if err != nil {
+		return r, err
+	}
+	if len(rs) == 0 {
+		return r, fmt.Errorf("%s: no results", path)
+	}
+	get := func(key string) string { return rs[0].GetConfig(key) }
+	var missing []string
+	for _, k := range []string{keyCommand, keyProfile, "transforms", grids[0].key} {
+		if get(k) == "" {
+			missing = append(missing, k)
+		}
+	}
+	if len(missing) > 0 {
+		return r, fmt.Errorf("%s: no %s line (headspace whatif --out records them; the report cannot be rebuilt without them)", path, strings.Join(missing, ", "))
+	}
+	r.Command, r.Impl, r.Partial = get(keyCommand), get("transforms"), get("partial") == "true"
+	if r.Profile, err = whatif.ParseLine(get(keyProfile)); err != nil {
+		return r, fmt.Errorf("%s: %s: %w", path, keyProfile, err)
+	}
+	for _, g := range grids {
+		if v := get(g.key); v != "" {
+			if *g.get(&r), err = parseGrid(v); err != nil {
+				return r, fmt.Errorf("%s: %s: %w", path, g.key, err)
+			}
+		}
+	}
+	checks := map[string]int{} // name → index in r.Checks
+	ladderRuns := map[ladder.Level][]float64{}
+	for _, res := range rs {
+		name := withoutProcs(string(res.Name))
+		steps, ok := results.Value(res, "steps/s")
+		if !ok {
+			return r, fmt.Errorf("%s: %s has no steps/s", path, name)
+		}
+		switch {
+		case strings.HasPrefix(name, "WhatIf/check/"):
+			i, seen := checks[name]
+			if !seen {
+				s, err := parseCheckName(name)
+				if err != nil {
+					return r, fmt.Errorf("%s: %w", path, err)
+				}
+				pr := r.Profile.Predict(s)
+				if v, ok := results.Value(res, "predicted-steps/s"); !ok || math.Abs(v-pr.StepsPerSec) > 1e-9*math.Max(1, pr.StepsPerSec) {
+					return r, fmt.Errorf("%s: %s predicted %v steps/s, the file's profile predicts %v: the profile line is not the run's", path, name, v, pr.StepsPerSec)
+				}
+				i = len(r.Checks)
+				checks[name] = i
+				r.Checks = append(r.Checks, whatif.Check{Predicted: pr})
+			}
+			ck := &r.Checks[i]
+			ck.Runs = append(ck.Runs, steps)
+			if v, ok := results.Value(res, "other-cores"); ok {
+				ck.Neighbours = append(ck.Neighbours, v)
+			}
+		case strings.HasPrefix(name, "Ladder/level="):
+			lv, _, _ := strings.Cut(strings.TrimPrefix(name, "Ladder/level="), "/")
+			l, err := ladder.ParseLevel(lv)
+			if err != nil {
+				return r, fmt.Errorf("%s: %s: %w", path, name, err)
+			}
+			ladderRuns[l] = append(ladderRuns[l], steps)
+		}
+	}
+	if len(ladderRuns) > 0 {
+		r.Ladder = WhatIfLadder{}
+		for l, vs := range ladderRuns {
+			r.Ladder[l] = summary.Median(vs)
+		}
+	}
+	return r, nil
+}
+
+// withoutProcs is a benchmark name without its GOMAXPROCS suffix ("-2").
+func withoutProcs(name string) string {
+	if i := strings.LastIndexByte(name, '-'); i > 0 && i < len(name)-1 && strings.Trim(name[i+1:], "0123456789") == "" {
+		return name[:i]
+	}
+	return name
+}
+
+// parseCheckName reads the scenario CheckName wrote.
+func parseCheckName(name string) (whatif.Scenario, error) {
+	var s whatif.Scenario
+	if n, err := fmt.Sscanf(name, "WhatIf/check/cores=%d/workers=%d/step=x%g", &s.Cores, &s.Workers, &s.StepScale); err != nil || n != 3 || CheckName(s) != name {
+		return s, fmt.Errorf("%q is not a checked point's name", name)
+	}
+	return s, nil
+}
