@@ -27,7 +27,8 @@ const remoteUsage = `
 Measures the remedies of data in a bucket (issue 34, items 5 and 6): it
 starts the pinned S3 server (versitygw, built by ci/versitygw.sh) on
 127.0.0.1, writes and uploads raw and JPEG datasets as one object per
-sample, ~4 MB and ~64 MB shards, and runs level none through an emulated
+sample, ~4 MB and ~64 MB shards (each read member by member with ranged
+GETs and whole, one GET a shard), and runs level none through an emulated
 link of each round trip (0, 5, 20, 80 ms) at each concurrency (1, 4, 16,
 64); level local (the objects on local disk) once per dataset, level device
 once, and two checks at links off the grid. The fetch model (package
