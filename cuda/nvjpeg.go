@@ -54,6 +54,7 @@ type nvjpegLib struct {
 	path                                           string
 	create, destroy, stateCreate, stateDestroy     uintptr
 	getImageInfo, decodeBatchedInit, decodeBatched uintptr
+	getProperty                                    uintptr
 }
 
 // OpenNvjpeg opens the first of paths (NvjpegCandidates when empty) that
@@ -92,6 +93,7 @@ func openNvjpegAt(path string) (*nvjpegLib, error) {
 		{"nvjpegGetImageInfo", &l.getImageInfo},
 		{"nvjpegDecodeBatchedInitialize", &l.decodeBatchedInit},
 		{"nvjpegDecodeBatched", &l.decodeBatched},
+		{"nvjpegGetProperty", &l.getProperty},
 	} {
 		if *s.addr, err = dlsym(h, s.name); err != nil {
 			return nil, fmt.Errorf("%s has no %s: %w", path, s.name, err)
@@ -124,6 +126,11 @@ func nvjpegCheck(call string, r uintptr) error {
 // layout of a uint8 batch's samples (batching.Batch.Pix).
 const nvjpegOutputRGB = 3
 
+// nvjpegOutputRGBI is NVJPEG_OUTPUT_RGBI: interleaved RGB in channel 0, the
+// layout of a raw image in a --device-crop sample of the device transform
+// (transforms.DeviceApplier), which transform_crop reads.
+const nvjpegOutputRGBI = 5
+
 // nvjpegImage is nvjpegImage_t: four channel pointers and their pitches.
 type nvjpegImage struct {
 	channel [4]uint64
@@ -143,6 +150,7 @@ type JPEGDecoder struct {
 	stream        uintptr
 	batch         int
 	threads       int
+	format        int // nvjpegOutputRGB (Decode) or nvjpegOutputRGBI (DecodeSamples)
 	inited        int // the batch size nvjpegDecodeBatchedInitialize was last given
 	images        []nvjpegImage
 	data, lengths []uintptr
@@ -153,6 +161,17 @@ type JPEGDecoder struct {
 // NvjpegCandidates) and prepares batched decoding of up to batch images,
 // with maxThreads CPU threads for nvJPEG's host stage.
 func NewJPEGDecoder(c *Context, paths []string, batch, maxThreads int) (*JPEGDecoder, error) {
+	return newJPEGDecoder(c, paths, batch, maxThreads, nvjpegOutputRGB)
+}
+
+// NewJPEGSampleDecoder is NewJPEGDecoder for DecodeSamples: its output is
+// interleaved RGB (NVJPEG_OUTPUT_RGBI), the raw image of a device
+// transform's --device-crop sample.
+func NewJPEGSampleDecoder(c *Context, paths []string, batch, maxThreads int) (*JPEGDecoder, error) {
+	return newJPEGDecoder(c, paths, batch, maxThreads, nvjpegOutputRGBI)
+}
+
+func newJPEGDecoder(c *Context, paths []string, batch, maxThreads, format int) (*JPEGDecoder, error) {
 	if batch <= 0 || maxThreads <= 0 {
 		return nil, fmt.Errorf("nvjpeg: batch %d and threads %d must be positive", batch, maxThreads)
 	}
@@ -160,7 +179,7 @@ func NewJPEGDecoder(c *Context, paths []string, batch, maxThreads int) (*JPEGDec
 	if err != nil {
 		return nil, err
 	}
-	d := &JPEGDecoder{c: c, lib: lib, batch: batch, threads: maxThreads, inited: batch, images: make([]nvjpegImage, batch),
+	d := &JPEGDecoder{c: c, lib: lib, batch: batch, threads: maxThreads, format: format, inited: batch, images: make([]nvjpegImage, batch),
 		data: make([]uintptr, batch), lengths: make([]uintptr, batch)}
 	err = c.run(func() error {
 		if err := nvjpegCheck("nvjpegCreateSimple", ccall(lib.create, uintptr(unsafe.Pointer(&d.handle)))); err != nil {
@@ -170,7 +189,7 @@ func NewJPEGDecoder(c *Context, paths []string, batch, maxThreads int) (*JPEGDec
 			return err
 		}
 		if err := nvjpegCheck("nvjpegDecodeBatchedInitialize", ccall(lib.decodeBatchedInit, d.handle, d.state,
-			uintptr(batch), uintptr(maxThreads), nvjpegOutputRGB)); err != nil {
+			uintptr(batch), uintptr(maxThreads), uintptr(format))); err != nil {
 			return err
 		}
 		var err error
@@ -185,6 +204,19 @@ func NewJPEGDecoder(c *Context, paths []string, batch, maxThreads int) (*JPEGDec
 
 // Library is the path of the libnvjpeg the decoder uses.
 func (d *JPEGDecoder) Library() string { return d.lib.path }
+
+// Version is the library's version, major.minor.patch, from
+// nvjpegGetProperty: what a result file records beside decoder nvjpeg.
+func (d *JPEGDecoder) Version() (string, error) {
+	var v [3]int32
+	for k := range v {
+		// libraryPropertyType: MAJOR_VERSION 0, MINOR_VERSION 1, PATCH_LEVEL 2.
+		if err := nvjpegCheck("nvjpegGetProperty", ccall(d.lib.getProperty, uintptr(k), uintptr(unsafe.Pointer(&v[k])))); err != nil {
+			return "", err
+		}
+	}
+	return fmt.Sprintf("%d.%d.%d", v[0], v[1], v[2]), nil
+}
 
 // ImageInfo returns a JPEG's components, width and height (of its first
 // component, the image's size), read by nvjpegGetImageInfo.
@@ -209,22 +241,77 @@ func (d *JPEGDecoder) ImageInfo(jpeg []byte) (components, w, h int, err error) {
 // first (nvjpegGetImageInfo): a file of another size is an error naming
 // it. It returns the time the batched decode took, host stage included.
 func (d *JPEGDecoder) Decode(jpegs [][]byte, dst uint64, w, h int) (time.Duration, error) {
+	if d.format != nvjpegOutputRGB {
+		return 0, errors.New("nvjpeg: Decode needs a decoder from NewJPEGDecoder (planar RGB)")
+	}
+	if err := d.check(jpegs, w, h); err != nil {
+		return 0, err
+	}
+	plane := uint64(w) * uint64(h)
+	for i := range jpegs {
+		base := dst + uint64(i)*3*plane
+		d.images[i] = nvjpegImage{channel: [4]uint64{base, base + plane, base + 2*plane}, pitch: [4]uint64{uint64(w), uint64(w), uint64(w)}}
+	}
+	return d.decode(jpegs, nil)
+}
+
+// DecodeSamples decodes jpegs into device-transform samples of
+// sampleBytes each at dst (a decoder from NewJPEGSampleDecoder): sample i,
+// at dst + i·sampleBytes, gets headers[i] (transforms.DeviceHeader bytes,
+// the host's random draws), copied on the decoder's stream, then image i
+// as w×h interleaved RGB, so the device holds what --device-crop uploads
+// for those raw images and the device transform's kernels run on it
+// unchanged. The checks and errors are Decode's; it waits for the GPU and
+// returns the time the copies and the batched decode took.
+func (d *JPEGDecoder) DecodeSamples(headers, jpegs [][]byte, dst uint64, sampleBytes int64, w, h int) (time.Duration, error) {
+	if d.format != nvjpegOutputRGBI {
+		return 0, errors.New("nvjpeg: DecodeSamples needs a decoder from NewJPEGSampleDecoder (interleaved RGB)")
+	}
+	if len(headers) != len(jpegs) {
+		return 0, fmt.Errorf("nvjpeg: %d headers for %d images", len(headers), len(jpegs))
+	}
+	if err := d.check(jpegs, w, h); err != nil {
+		return 0, err
+	}
+	for i, hd := range headers {
+		if len(hd) == 0 || int64(len(hd))+3*int64(w)*int64(h) > sampleBytes {
+			return 0, fmt.Errorf("nvjpeg: image %d: a header of %d bytes and %dx%d RGB do not fit a sample of %d bytes", i, len(hd), w, h, sampleBytes)
+		}
+		base := dst + uint64(i)*uint64(sampleBytes) + uint64(len(hd))
+		d.images[i] = nvjpegImage{channel: [4]uint64{base}, pitch: [4]uint64{3 * uint64(w)}}
+	}
+	return d.decode(jpegs, func() error {
+		for i, hd := range headers {
+			if err := d.c.htod(dst+uint64(i)*uint64(sampleBytes), unsafe.Pointer(&hd[0]), int64(len(hd)), d.stream); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+}
+
+// check refuses a batch the decoder cannot take or an image that is not
+// w×h, naming the image.
+func (d *JPEGDecoder) check(jpegs [][]byte, w, h int) error {
 	if len(jpegs) == 0 || len(jpegs) > d.batch {
-		return 0, fmt.Errorf("nvjpeg: %d images for a decoder of batch %d", len(jpegs), d.batch)
+		return fmt.Errorf("nvjpeg: %d images for a decoder of batch %d", len(jpegs), d.batch)
 	}
 	for i, j := range jpegs {
 		if _, iw, ih, err := d.ImageInfo(j); err != nil {
-			return 0, fmt.Errorf("nvjpeg: image %d: %w", i, err)
+			return fmt.Errorf("nvjpeg: image %d: %w", i, err)
 		} else if iw != w || ih != h {
-			return 0, fmt.Errorf("nvjpeg: image %d is %dx%d, the batch's are %dx%d", i, iw, ih, w, h)
+			return fmt.Errorf("nvjpeg: image %d is %dx%d, the batch's are %dx%d", i, iw, ih, w, h)
 		}
 	}
-	plane := uint64(w) * uint64(h)
+	return nil
+}
+
+// decode runs before (if any: copies on d.stream) and the batched decode
+// of jpegs into d.images on the driver thread, and waits for the stream.
+func (d *JPEGDecoder) decode(jpegs [][]byte, before func() error) (time.Duration, error) {
 	for i, j := range jpegs {
 		d.pin.Pin(&j[0])
 		d.data[i], d.lengths[i] = uintptr(unsafe.Pointer(&j[0])), uintptr(len(j))
-		base := dst + uint64(i)*3*plane
-		d.images[i] = nvjpegImage{channel: [4]uint64{base, base + plane, base + 2*plane}, pitch: [4]uint64{uint64(w), uint64(w), uint64(w)}}
 	}
 	defer d.pin.Unpin()
 	var took time.Duration
@@ -232,12 +319,17 @@ func (d *JPEGDecoder) Decode(jpegs [][]byte, dst uint64, w, h int) (time.Duratio
 		if n := len(jpegs); n != d.inited {
 			// nvjpegDecodeBatched decodes exactly the initialised count.
 			if err := nvjpegCheck("nvjpegDecodeBatchedInitialize", ccall(d.lib.decodeBatchedInit, d.handle, d.state,
-				uintptr(n), uintptr(d.threads), nvjpegOutputRGB)); err != nil {
+				uintptr(n), uintptr(d.threads), uintptr(d.format))); err != nil {
 				return err
 			}
 			d.inited = n
 		}
 		t0 := time.Now()
+		if before != nil {
+			if err := before(); err != nil {
+				return err
+			}
+		}
 		if err := nvjpegCheck("nvjpegDecodeBatched", ccall(d.lib.decodeBatched, d.handle, d.state,
 			uintptr(unsafe.Pointer(&d.data[0])), uintptr(unsafe.Pointer(&d.lengths[0])), uintptr(unsafe.Pointer(&d.images[0])), d.stream)); err != nil {
 			return err

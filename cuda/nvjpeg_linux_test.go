@@ -100,6 +100,82 @@ func TestJPEGDecoder(t *testing.T) {
 	}
 }
 
+// TestJPEGSampleDecoder decodes batches with the fake nvJPEG into
+// device-transform samples: each sample holds its header, then its image as
+// interleaved RGB (what --device-crop uploads), the bytes past the image
+// untouched; a short batch reinitialises; the library's version is read;
+// the errors name the image; Decode and DecodeSamples refuse each other's
+// decoder.
+func TestJPEGSampleDecoder(t *testing.T) {
+	f := loadFake(t)
+	c := f.open()
+	so := fakeNvjpeg(t)
+	const w, h, n, hdr = 5, 3, 4, 16
+	const sample = hdr + 3*w*h + 7 // room to spare, which must stay as it was
+	d, err := NewJPEGSampleDecoder(c, []string{so}, n, 2)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer d.Close()
+	if v, err := d.Version(); err != nil || v != "12.4.127" {
+		t.Errorf("Version = %q, %v; the fake is 12.4.127", v, err)
+	}
+	var dst uint64
+	if err := c.run(func() (err error) { dst, err = c.memAlloc(n * sample); return err }); err != nil {
+		t.Fatal(err)
+	}
+	defer c.run(func() error { return c.memFree(dst) })
+	if err := c.run(func() error { return c.memset(dst, 0xee, n*sample) }); err != nil {
+		t.Fatal(err)
+	}
+	for _, count := range []int{n, 2, n} {
+		var files, headers [][]byte
+		want := bytes.Repeat([]byte{0xee}, n*sample)
+		for i := range count {
+			file, _ := fakeJPEG(w, h, byte(10*i+count))
+			header := bytes.Repeat([]byte{byte(0xa0 + i)}, hdr)
+			files, headers = append(files, file), append(headers, header)
+			copy(want[i*sample:], header)
+			copy(want[i*sample+hdr:], file[15:]) // the fake's pixels, interleaved
+		}
+		if _, err := d.DecodeSamples(headers, files, dst, sample, w, h); err != nil {
+			t.Fatalf("batch of %d: %v", count, err)
+		}
+		got := readDevice(t, c, dst, n*sample)
+		if !bytes.Equal(got[:count*sample], want[:count*sample]) {
+			t.Fatalf("batch of %d: the device holds %v, want %v", count, got[:count*sample], want[:count*sample])
+		}
+	}
+	good, _ := fakeJPEG(w, h, 0)
+	other, _ := fakeJPEG(w, h+1, 0)
+	hd := make([]byte, hdr)
+	for _, tc := range []struct {
+		headers, files [][]byte
+		sample         int64
+		want           string
+	}{
+		{[][]byte{hd, hd}, [][]byte{good, other}, sample, "image 1 is 5x4, the batch's are 5x3"},
+		{[][]byte{hd, hd}, [][]byte{good, []byte("not a jpeg at all")}, sample, "image 1: cuda: nvjpegGetImageInfo: NVJPEG_STATUS_BAD_JPEG"},
+		{[][]byte{hd}, [][]byte{good, good}, sample, "1 headers for 2 images"},
+		{[][]byte{hd, hd}, [][]byte{good, good}, hdr + 3*w*h - 1, "image 0: a header of 16 bytes and 5x3 RGB do not fit a sample of 60 bytes"},
+	} {
+		if _, err := d.DecodeSamples(tc.headers, tc.files, dst, tc.sample, w, h); err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("DecodeSamples = %v, want %q", err, tc.want)
+		}
+	}
+	if _, err := d.Decode([][]byte{good}, dst, w, h); err == nil || !strings.Contains(err.Error(), "NewJPEGDecoder") {
+		t.Errorf("Decode on a sample decoder = %v", err)
+	}
+	planar, err := NewJPEGDecoder(c, []string{so}, n, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer planar.Close()
+	if _, err := planar.DecodeSamples([][]byte{hd}, [][]byte{good}, dst, sample, w, h); err == nil || !strings.Contains(err.Error(), "NewJPEGSampleDecoder") {
+		t.Errorf("DecodeSamples on a planar decoder = %v", err)
+	}
+}
+
 // TestNvjpegMissing: without a library the error is one line, names what
 // was tried and what to install.
 func TestNvjpegMissing(t *testing.T) {

@@ -213,6 +213,17 @@ func accessOf(t *testing.T, l Launch) access {
 			t.Errorf("%s: grid %v block %v for %d×%d pairs and %d positions in chunks of %d", l.Kernel, l.Grid, l.Block, cout, cin, n*s2, chunk)
 		}
 		return access{-1, map[int]int64{0: 4 * n * cout * s2, 1: 4 * n * cin * s2, 2: 4 * k * (cout*cin*9 + cout)}, []int{2}}
+	case "conv3x3_backward_params_tf32":
+		// As conv3x3_backward_params_partial, tiled by taps (and the bias)
+		// and channels, the chunks on x (tf32.go).
+		n, cin, cout, s2, chunk := i(3), i(4), i(5), i(6)*i(6), i(7)
+		tblocks := (cin*9 + 1 + tf32TM - 1) / tf32TM
+		k := int64(l.Grid[0]) / tblocks
+		if int64(l.Grid[0])%tblocks != 0 || l.Grid[1] != uint32((cout+tf32TN-1)/tf32TN) || l.Grid[2] != 1 ||
+			k*chunk < n*s2 || (k-1)*chunk >= n*s2 || l.Block != [3]uint32{tf32Threads, 1, 1} || l.SharedBytes != 0 {
+			t.Errorf("%s: grid %v block %v for %d taps+1, %d channels and %d positions in chunks of %d", l.Kernel, l.Grid, l.Block, cin*9, cout, n*s2, chunk)
+		}
+		return access{-1, map[int]int64{0: 4 * n * cout * s2, 1: 4 * n * cin * s2, 2: 4 * k * (cout*cin*9 + cout)}, []int{2}}
 	case "params_reduce":
 		return access{i(2), map[int]int64{0: 4 * i(2) * i(3), 1: 4 * i(2)}, []int{1}}
 	case "relu_backward":

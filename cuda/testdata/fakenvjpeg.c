@@ -5,9 +5,11 @@
 //
 // Its "JPEG" is not JPEG: "FAKEJPG" then uint32 width, uint32 height
 // (little-endian) and width*height*3 interleaved RGB bytes, so a test knows
-// what a decode must write. Decoding writes planar RGB at the destinations'
-// channel pointers with their pitches: device memory of the fake driver is
-// host memory, so the pointers are writable here. Anything else is
+// what a decode must write. Decoding writes planar RGB (NVJPEG_OUTPUT_RGB)
+// or interleaved RGB in channel 0 (NVJPEG_OUTPUT_RGBI), as the batched
+// decoder was initialised, at the destinations' channel pointers with their
+// pitches: device memory of the fake driver is host memory, so the
+// pointers are writable here. Its version (nvjpegGetProperty) is 12.4.127. Anything else is
 // NVJPEG_STATUS_BAD_JPEG. Handles are checked, and the batch is checked
 // against nvjpegDecodeBatchedInitialize's.
 #include <stdint.h>
@@ -59,7 +61,8 @@ int nvjpegJpegStateDestroy(struct state *s) {
 
 int nvjpegDecodeBatchedInitialize(struct handle *h, struct state *s, int batch, int threads, int format) {
 	if (!h || h->magic != MAGIC_HANDLE || !s || s->magic != MAGIC_STATE) return INVALID_PARAMETER;
-	if (batch <= 0 || threads <= 0 || format != 3 /* NVJPEG_OUTPUT_RGB, what the binding asks */) return INVALID_PARAMETER;
+	if (batch <= 0 || threads <= 0 || (format != 3 && format != 5) /* NVJPEG_OUTPUT_RGB, RGBI: what the binding asks */)
+		return INVALID_PARAMETER;
 	s->batch = batch, s->threads = threads, s->format = format;
 	return SUCCESS;
 }
@@ -92,12 +95,24 @@ int nvjpegDecodeBatched(struct handle *h, struct state *s, const unsigned char *
 		uint32_t w, hh;
 		int r = parse(data[i], lengths[i], &w, &hh);
 		if (r) return r;
+		const unsigned char *px = data[i] + 15;
+		if (s->format == 5) {
+			if (!dst[i].channel[0] || dst[i].pitch[0] < 3 * (size_t)w) return INVALID_PARAMETER;
+			for (uint32_t y = 0; y < hh; y++) memcpy(dst[i].channel[0] + y * dst[i].pitch[0], px + (size_t)y * w * 3, (size_t)w * 3);
+			continue;
+		}
 		for (int c = 0; c < 3; c++)
 			if (!dst[i].channel[c] || dst[i].pitch[c] < w) return INVALID_PARAMETER;
-		const unsigned char *px = data[i] + 15;
 		for (uint32_t y = 0; y < hh; y++)
 			for (uint32_t x = 0; x < w; x++)
 				for (int c = 0; c < 3; c++) dst[i].channel[c][y * dst[i].pitch[c] + x] = px[(y * w + x) * 3 + c];
 	}
+	return SUCCESS;
+}
+
+int nvjpegGetProperty(int type, int *value) {
+	static const int version[3] = {12, 4, 127};
+	if (type < 0 || type > 2 || !value) return INVALID_PARAMETER;
+	*value = version[type];
 	return SUCCESS;
 }
