@@ -30,6 +30,7 @@ type peerRemoteFlags struct {
 	layouts     string
 	shardSize   int
 	concurrency int
+	shardReads  string
 }
 
 func (f *peerRemoteFlags) register(fs *flag.FlagSet) {
@@ -38,6 +39,7 @@ func (f *peerRemoteFlags) register(fs *flag.FlagSet) {
 	fs.StringVar(&f.layouts, "layouts", strings.Join(peer.RemoteLayouts, ","), "with --remote: comma-separated `layouts`: imagefolder (one GET per image), shards (the peer streams each shard)")
 	fs.IntVar(&f.shardSize, "shard-size", 8, "with --remote: images per tar `shard`")
 	fs.IntVar(&f.concurrency, "fetch-concurrency", bucket.DefaultConcurrency, "with --remote: our fetch stage's GETs in `flight`, whatever --workers is")
+	fs.StringVar(&f.shardReads, "shard-reads", ondisk.ShardReadsWhole, "with --remote: how ours reads the shards: `whole` (one GET per shard, as the peer streams it) or ranged (one ranged GET per member)")
 }
 
 // peerRemoteHint is what to do when the boto3 peer cannot run.
@@ -102,6 +104,9 @@ func runPeerRemote(ctx context.Context, fs *flag.FlagSet, rf *peerRemoteFlags, a
 		inRange("--fetch-concurrency", rf.concurrency, 1, loader.MaxFetchConcurrency)); err != nil {
 		return err
 	}
+	if !slices.Contains(ondisk.ShardReadModes, rf.shardReads) {
+		return usagef("--shard-reads %q: want whole or ranged", rf.shardReads)
+	}
 	if s.Crop <= 0 || s.Crop > w || s.Crop > h {
 		return usagef("--crop %d must be positive and fit the %dx%d images", s.Crop, w, h)
 	}
@@ -142,6 +147,9 @@ func runPeerRemote(ctx context.Context, fs *flag.FlagSet, rf *peerRemoteFlags, a
 	// environment for ours; ours reaches the server through the link.
 	p.Env = rb.Env()
 	s.Bucket = bucket.Options{Endpoint: rb.Link.URL(), Concurrency: rf.concurrency}
+	if rf.shardReads == ondisk.ShardReadsWhole {
+		s.ShardReads = ondisk.ShardReadsWhole
+	}
 	s.Link = lc.Settings()
 	c := peer.RemoteConfig{Peer: p, Settings: s, Data: rb.URLs, Layouts: layouts, Workers: workers, Count: count}
 

@@ -2,6 +2,7 @@ package peer
 
 import (
 	"fmt"
+	"github.com/headspace-bench/headspace/datasets/ondisk"
 	"io"
 	"math"
 	"os"
@@ -119,6 +120,7 @@ func ReadRemoteReport(path string) (RemoteReport, error) {
 	if d := strings.Fields(get["decoder"]); len(d) > 0 {
 		r.Settings.Decoder = d[0]
 	}
+	r.Settings.ShardReads = get["shard-reads"] // set only when whole
 	// The link, from its link-<key> lines (link.Config.Settings).
 	var spec []string
 	for _, c := range o.Config {
@@ -183,8 +185,12 @@ func WriteRemoteMarkdown(w io.Writer, r RemoteReport) error {
 		"  IterableDataset streaming each shard with one `get_object` through `tarfile` (mode `r|`), shards split\n"+
 		"  across workers. A DataLoader with `num_workers` = workers (prefetch_factor %s, start method %s):\n"+
 		"  its requests in flight are its workers.\n", get("prefetch-factor"), get("start-method"))
+	members := "one ranged GET per shard member"
+	if s.ShardReads == ondisk.ShardReadsWhole {
+		members = "one GET per shard, its members served from memory (`--shard-reads whole`)"
+	}
 	fmt.Fprintf(&b, "- Ours: `workers` goroutines per stage, and %d fetch goroutines whatever the workers\n"+
-		"  (`--fetch-concurrency`): one GET per image, one ranged GET per shard member.\n", r.FetchConcurrency)
+		"  (`--fetch-concurrency`): one GET per image, %s.\n", r.FetchConcurrency, members)
 	fmt.Fprintf(&b, "- %s, each implementation once per layout and worker count, back to back, the order\n"+
 		"  rotated; the table gives medians. samples/s: after the first batch; TTFB: to the first batch.\n"+
 		"- Ceiling: the most samples/s the link lets through for the layout (its bandwidth over the bytes a\n"+

@@ -53,6 +53,9 @@ type Settings struct {
 	// the link's URL), and Link the link's settings, recorded.
 	Bucket bucket.Options
 	Link   []results.Config
+	// ShardReads is how our side reads the members of shards in a
+	// bucket (ondisk.ShardReadsRanged or ondisk.ShardReadsWhole).
+	ShardReads string
 }
 
 // DefaultSettings is the document's pipeline, 1024×1024 raw images cropped
@@ -71,7 +74,7 @@ func (s Settings) Pipeline(impl string, workers int) loader.Config {
 	c.Dataset.Width, c.Dataset.Height, c.Dataset.Seed = s.Width, s.Height, s.Seed
 	c.Transforms.Crop = s.Crop
 	c.Impl, c.Batch, c.Workers = impl, s.Batch, workers
-	c.Bucket, c.Link = s.Bucket, s.Link
+	c.Bucket, c.Link, c.ShardReads = s.Bucket, s.Link, s.ShardReads
 	if s.Data != "" {
 		// A manifest that cannot be read leaves Data set, for New's error.
 		if d, err := c.WithData(s.Data); err == nil {
