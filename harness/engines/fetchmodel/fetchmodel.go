@@ -13,6 +13,9 @@
 //   - concurrency: Little's law, requests in flight × samples per request
 //     ÷ one request's time, where a request takes the round trip, its
 //     bytes at the per-connection bandwidth, and the server's own time;
+//     the requests in flight are the fetchers', but no more than the
+//     samples the loader lets into its pipeline at once (Fetch.Window:
+//     prefetch × batch) need;
 //   - host: what the loader does without a network (level local, the same
 //     samples read from a local copy: decoding, transforms, batching);
 //   - device: the training step itself (level device).
@@ -52,6 +55,20 @@ type Fetch struct {
 	Concurrency       int
 	BytesPerSample    float64
 	RequestsPerSample float64 // 1 for a GET per sample; less when a request serves several
+	// Window is the samples the loader admits into its pipeline at once
+	// (prefetch × batch); 0 is no bound. Fetchers beyond the requests
+	// those samples need wait for the window, whatever Concurrency says.
+	Window int
+}
+
+// InFlight is the requests in flight the fetch can keep: Concurrency, but
+// no more than the window's samples need (at least one).
+func (f Fetch) InFlight() float64 {
+	c := float64(f.Concurrency)
+	if f.Window > 0 && f.RequestsPerSample > 0 {
+		c = min(c, max(1, math.Ceil(float64(f.Window)*f.RequestsPerSample)))
+	}
+	return c
 }
 
 // BytesPerRequest is the body bytes of one request.
@@ -136,7 +153,7 @@ func Predict(c Calibration, f Fetch, l Link) Prediction {
 	}
 	conc := inf
 	if t := RequestTime(c, f, l); f.RequestsPerSample > 0 && t > 0 {
-		conc = float64(f.Concurrency) * 1e9 / float64(t) / f.RequestsPerSample
+		conc = f.InFlight() * 1e9 / float64(t) / f.RequestsPerSample
 	}
 	p := Prediction{Terms: []Term{
 		{BoundBandwidth, bw},

@@ -19,19 +19,24 @@ func TestPredict(t *testing.T) {
 		hs    float64
 	}{
 		// 4 in flight, 15 ms + 5 ms server + 1 MB at 200 MB/s (5 ms) = 25 ms: 160 samples/s.
-		{"concurrency", cal, Fetch{4, 1e6, 1}, Link{RTT: 15 * time.Millisecond, ConnBandwidth: 2e8}, 160, BoundConcurrency, 0.8},
+		{"concurrency", cal, Fetch{4, 1e6, 1, 0}, Link{RTT: 15 * time.Millisecond, ConnBandwidth: 2e8}, 160, BoundConcurrency, 0.8},
 		// 1 Gbit/s (125 MB/s) of 1 MB samples: 125/s below 64 in flight's 2560/s.
-		{"bandwidth", cal, Fetch{64, 1e6, 1}, Link{RTT: 20 * time.Millisecond, Bandwidth: 125e6}, 125, BoundBandwidth, 0.84375},
+		{"bandwidth", cal, Fetch{64, 1e6, 1, 0}, Link{RTT: 20 * time.Millisecond, Bandwidth: 125e6}, 125, BoundBandwidth, 0.84375},
 		// 5,500 requests/s is the link's; the server's 2,000 is lower.
-		{"server rate", Calibration{ServerTime: time.Millisecond, ServerRate: 2000}, Fetch{64, 100, 1}, Link{RequestRate: 5500}, 2000, BoundRequestRate, 0},
+		{"server rate", Calibration{ServerTime: time.Millisecond, ServerRate: 2000}, Fetch{64, 100, 1, 0}, Link{RequestRate: 5500}, 2000, BoundRequestRate, 0},
 		// A request serving 4 samples: 4 × 2000 requests/s.
-		{"samples per request", Calibration{ServerTime: time.Millisecond, ServerRate: 2000}, Fetch{64, 100, 0.25}, Link{}, 8000, BoundRequestRate, 0},
+		{"samples per request", Calibration{ServerTime: time.Millisecond, ServerRate: 2000}, Fetch{64, 100, 0.25, 0}, Link{}, 8000, BoundRequestRate, 0},
 		// Everything fast: the host's 1,000 samples/s... above the device's 800.
-		{"device", cal, Fetch{64, 100, 1}, Link{}, 800, BoundDevice, 0},
-		{"host", Calibration{HostRate: 500, DeviceRate: 800}, Fetch{64, 100, 1}, Link{}, 500, BoundHost, 0.375},
+		{"device", cal, Fetch{64, 100, 1, 0}, Link{}, 800, BoundDevice, 0},
+		{"host", Calibration{HostRate: 500, DeviceRate: 800}, Fetch{64, 100, 1, 0}, Link{}, 500, BoundHost, 0.375},
 		// 8 in flight at 80 ms and no server time: 100/s.
-		{"long round trip", Calibration{}, Fetch{8, 100, 1}, Link{RTT: 80 * time.Millisecond}, 100, BoundConcurrency, 0},
-		{"nothing bounds", Calibration{}, Fetch{8, 100, 1}, Link{}, inf, "", 0},
+		{"long round trip", Calibration{}, Fetch{8, 100, 1, 0}, Link{RTT: 80 * time.Millisecond}, 100, BoundConcurrency, 0},
+		{"nothing bounds", Calibration{}, Fetch{8, 100, 1, 0}, Link{}, inf, "", 0},
+		// 64 fetchers but a window of 32 samples (prefetch 2 × batch 16):
+		// 32 requests in flight at 80 ms, 400/s.
+		{"window", Calibration{}, Fetch{64, 100, 1, 32}, Link{RTT: 80 * time.Millisecond}, 400, BoundConcurrency, 0},
+		// A request a shard of 8 samples: the window of 32 needs 4 requests.
+		{"window of shards", Calibration{}, Fetch{64, 100, 0.125, 32}, Link{RTT: 80 * time.Millisecond}, 400, BoundConcurrency, 0},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			p := Predict(tc.cal, tc.f, tc.l)

@@ -68,6 +68,7 @@ type Report struct {
 	Config   []results.Config // the file's configuration lines, in order
 	Device   float64          // samples/s at level device
 	Batch    int
+	Window   int // samples the loader admits at once (prefetch × batch); 0 unknown
 	Datasets []Dataset
 	Checks   map[string]string // name → "<link spec> concurrency=N"
 }
@@ -120,6 +121,11 @@ func Build(recs []*benchfmt.Result, config []results.Config) (Report, error) {
 		return r, fmt.Errorf("remedies: no batch line (headspace remote --out records it)")
 	}
 	r.Batch = b
+	// The loader's window, prefetch × batch samples (the model's
+	// Fetch.Window); files from before the prefetch line have none.
+	if pf, err := strconv.Atoi(r.Get("prefetch")); err == nil && pf > 0 {
+		r.Window = pf * b
+	}
 	type key struct {
 		ds, check string
 		rtt       time.Duration
@@ -199,7 +205,7 @@ func Build(recs []*benchfmt.Result, config []results.Config) (Report, error) {
 		}
 		d.BytesPerSample, d.RequestsPerSample = summary.Median(bytes[*cal]), summary.Median(reqs[*cal])
 		d.CalibrationLatency = time.Duration(summary.Median(lat[*cal]))
-		f0 := fetchmodel.Fetch{Concurrency: cal.conc, BytesPerSample: d.BytesPerSample, RequestsPerSample: d.RequestsPerSample}
+		f0 := fetchmodel.Fetch{Concurrency: cal.conc, BytesPerSample: d.BytesPerSample, RequestsPerSample: d.RequestsPerSample, Window: r.Window}
 		d.Calibration = fetchmodel.Calibration{
 			ServerTime: fetchmodel.ServerTime(d.CalibrationLatency, f0.BytesPerRequest(), fetchmodel.Link{}),
 			HostRate:   d.Local, DeviceRate: r.Device,
@@ -227,7 +233,7 @@ func Build(recs []*benchfmt.Result, config []results.Config) (Report, error) {
 				pt.Link = fetchmodel.Link{RTT: k.rtt}
 			}
 			pt.Headspace = fetchmodel.Headspace(pt.Measured, r.Device)
-			pt.Predicted = fetchmodel.Predict(d.Calibration, fetchmodel.Fetch{Concurrency: k.conc, BytesPerSample: d.BytesPerSample, RequestsPerSample: d.RequestsPerSample}, pt.Link)
+			pt.Predicted = fetchmodel.Predict(d.Calibration, fetchmodel.Fetch{Concurrency: k.conc, BytesPerSample: d.BytesPerSample, RequestsPerSample: d.RequestsPerSample, Window: r.Window}, pt.Link)
 			pt.APE = fetchmodel.APE(pt.Predicted.SamplesPerSec, pt.Measured)
 			d.Points = append(d.Points, pt)
 		}
