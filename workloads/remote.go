@@ -240,6 +240,7 @@ func (r Remote) Settings() []results.Config {
 		results.Config{Key: "remote-rtts", Value: strings.Join(rtts, ",")},
 		results.Config{Key: "remote-concurrency", Value: strings.Join(concs, ",")},
 		results.Config{Key: "remote-server", Value: "versitygw " + s3server.Version + " on 127.0.0.1"},
+		results.Config{Key: "fetch-window", Value: loader.WindowRule},
 	)
 	for _, c := range r.Checks {
 		out = append(out, results.Config{Key: "remote-check-" + c.Name, Value: fmt.Sprintf("%s concurrency=%d", c.Link, c.Concurrency)})

@@ -229,6 +229,29 @@ const (
 	MinChunkSize        = 4096
 )
 
+// WindowRule is the loader's window with data in a bucket, as result
+// files record it (fetch-window): Prefetch batches, and at least one
+// sample per fetcher.
+const WindowRule = "max(prefetch×batch, fetch-concurrency)"
+
+// Window is the samples the loader lets into its pipeline at once:
+// Prefetch batches, and with data in a bucket at least one sample per
+// fetcher (WindowRule), so that a small batch does not cap the requests
+// in flight. A level that reads a local copy (level.Local) fetches on
+// Workers and keeps Prefetch batches.
+func (c Config) Window() int {
+	return window(c.prefetch()*c.Batch, c.fetchers(), c.Remote())
+}
+
+// window is the one place of WindowRule: ahead samples (Prefetch
+// batches), or with remote data at least fetchers.
+func window(ahead, fetchers int, remote bool) int {
+	if remote {
+		return max(ahead, fetchers)
+	}
+	return ahead
+}
+
 // Remote reports whether Data is in a bucket (an s3:// URL).
 func (c Config) Remote() bool { return bucket.IsURL(c.Data) }
 

@@ -173,8 +173,16 @@ func New(ctx context.Context, cache level.Level, cfg Config, n int) (*Loader, er
 	// rest of its room is taken by placeholder tokens, returned with the
 	// first batch), so the first batch does not share the cores with the
 	// batches after it.
-	held := (cfg.prefetch() - 1) * B
-	window, err := pipeline.NewWindow(cfg.prefetch()*B, held)
+	//
+	// With data in a bucket it admits at least one sample per fetcher
+	// (Config.Window), so every request --fetch-concurrency allows can be
+	// in flight: Prefetch small batches would cap them.
+	ahead := cfg.prefetch() * B
+	if dk != nil {
+		ahead = window(ahead, dk.fetchers, cfg.Remote())
+	}
+	held := ahead - B
+	window, err := pipeline.NewWindow(ahead, held)
 	if err != nil {
 		return fail(err)
 	}

@@ -107,3 +107,24 @@ func TestVerifyCatchesLostSamples(t *testing.T) {
 		}
 	}
 }
+
+// TestWindow: with data in a bucket the window admits at least one sample
+// per fetcher, so a small batch does not cap the requests in flight; a
+// directory keeps Prefetch batches.
+func TestWindow(t *testing.T) {
+	for _, tc := range []struct {
+		data                         string
+		batch, prefetch, concurrency int
+		want                         int
+	}{
+		{"/data", 8, 2, 0, 16},
+		{"s3://b/ds", 8, 2, 64, 64},
+		{"s3://b/ds", 8, 2, 0, 16}, // bucket.DefaultConcurrency is 16
+		{"s3://b/ds", 256, 2, 64, 512},
+	} {
+		c := Config{Data: tc.data, Batch: tc.batch, Prefetch: tc.prefetch, Bucket: bucket.Options{Concurrency: tc.concurrency}}
+		if got := c.Window(); got != tc.want {
+			t.Errorf("%s, batch %d × prefetch %d, %d in flight: window %d, want %d", tc.data, tc.batch, tc.prefetch, tc.concurrency, got, tc.want)
+		}
+	}
+}

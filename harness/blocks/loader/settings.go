@@ -77,6 +77,7 @@ func (c Config) DataSettings() []results.Config {
 			results.Config{Key: "fetch-concurrency", Value: fmt.Sprint(c.fetchers())},
 			results.Config{Key: "chunk-size", Value: fmt.Sprint(cmp.Or(bo.ChunkSize, bucket.DefaultChunkSize))},
 			results.Config{Key: "fetch-retries", Value: fmt.Sprint(retries(bo.Retries))},
+			results.Config{Key: "fetch-window", Value: WindowRule},
 		)
 		for _, kv := range bucket.S3Standard.Settings() {
 			out = append(out, results.Config{Key: kv[0], Value: kv[1]})

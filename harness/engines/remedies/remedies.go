@@ -19,6 +19,7 @@ import (
 	"golang.org/x/perf/benchfmt"
 
 	"github.com/headspace-bench/headspace/harness/blocks/link"
+	"github.com/headspace-bench/headspace/harness/blocks/loader"
 	"github.com/headspace-bench/headspace/harness/blocks/results"
 	"github.com/headspace-bench/headspace/harness/engines/fetchmodel"
 	"github.com/headspace-bench/headspace/internal/summary"
@@ -73,6 +74,16 @@ type Report struct {
 	Checks   map[string]string // name → "<link spec> concurrency=N"
 }
 
+// WindowFor is the loader's window at a concurrency: Window, or under the
+// rule a file records as fetch-window (loader.WindowRule) at least one
+// sample per fetcher.
+func (r Report) WindowFor(concurrency int) int {
+	if r.Window > 0 && r.Get("fetch-window") == loader.WindowRule {
+		return max(r.Window, concurrency)
+	}
+	return r.Window
+}
+
 // Get is the configuration line key's value, "" without one.
 func (r Report) Get(key string) string {
 	for _, c := range r.Config {
@@ -122,7 +133,9 @@ func Build(recs []*benchfmt.Result, config []results.Config) (Report, error) {
 	}
 	r.Batch = b
 	// The loader's window, prefetch × batch samples (the model's
-	// Fetch.Window); files from before the prefetch line have none.
+	// Fetch.Window), and from files that record the fetch-window rule at
+	// least one sample per fetcher (WindowFor); files from before the
+	// prefetch line have none.
 	if pf, err := strconv.Atoi(r.Get("prefetch")); err == nil && pf > 0 {
 		r.Window = pf * b
 	}
@@ -205,7 +218,7 @@ func Build(recs []*benchfmt.Result, config []results.Config) (Report, error) {
 		}
 		d.BytesPerSample, d.RequestsPerSample = summary.Median(bytes[*cal]), summary.Median(reqs[*cal])
 		d.CalibrationLatency = time.Duration(summary.Median(lat[*cal]))
-		f0 := fetchmodel.Fetch{Concurrency: cal.conc, BytesPerSample: d.BytesPerSample, RequestsPerSample: d.RequestsPerSample, Window: r.Window}
+		f0 := fetchmodel.Fetch{Concurrency: cal.conc, BytesPerSample: d.BytesPerSample, RequestsPerSample: d.RequestsPerSample, Window: r.WindowFor(cal.conc)}
 		d.Calibration = fetchmodel.Calibration{
 			ServerTime: fetchmodel.ServerTime(d.CalibrationLatency, f0.BytesPerRequest(), fetchmodel.Link{}),
 			HostRate:   d.Local, DeviceRate: r.Device,
@@ -233,7 +246,7 @@ func Build(recs []*benchfmt.Result, config []results.Config) (Report, error) {
 				pt.Link = fetchmodel.Link{RTT: k.rtt}
 			}
 			pt.Headspace = fetchmodel.Headspace(pt.Measured, r.Device)
-			pt.Predicted = fetchmodel.Predict(d.Calibration, fetchmodel.Fetch{Concurrency: k.conc, BytesPerSample: d.BytesPerSample, RequestsPerSample: d.RequestsPerSample, Window: r.Window}, pt.Link)
+			pt.Predicted = fetchmodel.Predict(d.Calibration, fetchmodel.Fetch{Concurrency: k.conc, BytesPerSample: d.BytesPerSample, RequestsPerSample: d.RequestsPerSample, Window: r.WindowFor(k.conc)}, pt.Link)
 			pt.APE = fetchmodel.APE(pt.Predicted.SamplesPerSec, pt.Measured)
 			d.Points = append(d.Points, pt)
 		}

@@ -7,6 +7,7 @@ import (
 
 	"golang.org/x/perf/benchfmt"
 
+	"github.com/headspace-bench/headspace/harness/blocks/loader"
 	"github.com/headspace-bench/headspace/harness/blocks/results"
 	"github.com/headspace-bench/headspace/harness/engines/fetchmodel"
 )
@@ -96,5 +97,21 @@ func TestBuildErrors(t *testing.T) {
 				t.Fatalf("Build: %v, want %q", err, tc.want)
 			}
 		})
+	}
+}
+
+// TestWindowFor: a file that records the fetch-window rule gives the
+// model at least one sample per fetcher; an older one, prefetch × batch.
+func TestWindowFor(t *testing.T) {
+	old := Report{Window: 32}
+	now := Report{Window: 32, Config: []results.Config{{Key: "fetch-window", Value: loader.WindowRule}}}
+	for _, tc := range []struct {
+		r    Report
+		c    int
+		want int
+	}{{old, 64, 32}, {now, 64, 64}, {now, 4, 32}} {
+		if got := tc.r.WindowFor(tc.c); got != tc.want {
+			t.Errorf("WindowFor(%d) = %d, want %d (config %v)", tc.c, got, tc.want, tc.r.Config)
+		}
 	}
 }
