@@ -169,7 +169,7 @@ peer: build
 # (docs/peer.md; about 3 minutes on 2 cores). Run make peer first once
 # for the packages.
 PEER_REMOTE_OUT   ?= results/peer-remote-cross-region.txt
-PEER_REMOTE_FLAGS ?= --workers 1,4,16 --batch 8 --batches 96 --decoder turbojpeg --link cross-region
+PEER_REMOTE_FLAGS ?= --workers 1,4,16 --batch 8 --batches 96 --decoder turbojpeg --link cross-region --fetch-concurrency 64
 peer-remote: build
 	@ci/versitygw.sh >/dev/null
 	$(BIN) peer --remote --python $(PEER_PYTHON) --out $(PEER_REMOTE_OUT) --report notebooks/peer-remote.md $(PEER_REMOTE_FLAGS)
