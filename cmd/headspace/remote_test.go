@@ -30,7 +30,7 @@ func startS3(t *testing.T) *s3server.Server {
 // indexed from the bucket and run through the ladder with --data s3://:
 // the result records the store and the fetch counters.
 func TestRemoteLadder(t *testing.T) {
-	startS3(t)
+	s := startS3(t)
 	dir := filepath.Join(t.TempDir(), "ds")
 	if code, _, stderr := runCLI("dataset", "write", "--out", dir, "--n", "24", "--raw-size", "32", "--format", "jpeg", "--layout", "shards", "--shard-size", "10"); code != 0 {
 		t.Fatalf("write: %s", stderr)
@@ -59,6 +59,15 @@ func TestRemoteLadder(t *testing.T) {
 			t.Errorf("result file lacks %q:\n%s", want, b)
 		}
 	}
+	// The loaders, goroutine and process workers, read the bucket through
+	// --s3-endpoint alone (not the environment): a process worker gets the
+	// endpoint from its parent.
+	t.Setenv("AWS_ENDPOINT_URL", "")
+	t.Setenv(testWorkerEnv, "1") // this test binary serves as the process worker
+	if code, out, stderr := runCLI("loaders", "--data", "s3://train/ds", "--s3-endpoint", s.Endpoint(), "--workers", "1", "--batches", "3", "--batch", "4", "--crop", "16"); code != 0 {
+		t.Fatalf("loaders --data s3://: exit %d, %s %s", code, out, stderr)
+	}
+	t.Setenv("AWS_ENDPOINT_URL", s.Endpoint())
 	if strings.Contains(string(b), "link:") {
 		t.Errorf("a run without --link records a link:\n%s", b)
 	}

@@ -97,7 +97,7 @@ func TestDecodeScaled(t *testing.T) {
 			// a frame is remade per decode there; AllocsPerRun's whole-number
 			// mean stays 0 unless every decode allocates (without -race, nothing
 			// is dropped and any allocation shows).
-			if n := testing.AllocsPerRun(10, func() {
+			if n := testing.AllocsPerRun(200, func() {
 				if err := d.Decode(1, data, s); err != nil {
 					t.Fatal(err)
 				}

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/headspace-bench/headspace/datasets/bucket"
 	"io"
 	"time"
 	"unsafe"
@@ -39,6 +40,14 @@ type spec struct {
 	MaxFailures int    `json:",omitempty"`
 	Decoder     string `json:",omitempty"`
 	DecodeScale string `json:",omitempty"` // since version 2
+	// Data in a bucket: how each worker reads it (its credentials come
+	// from the environment it inherits, never through the pipe).
+	S3Endpoint       string `json:",omitempty"`
+	S3Region         string `json:",omitempty"`
+	FetchConcurrency int    `json:",omitempty"`
+	ChunkSize        int64  `json:",omitempty"`
+	FetchRetries     int    `json:",omitempty"`
+	ShardReads       string `json:",omitempty"`
 }
 
 func newSpec(cfg loader.Config, worker int) spec {
@@ -47,6 +56,8 @@ func newSpec(cfg loader.Config, worker int) spec {
 		Dataset: cfg.Dataset, Transforms: cfg.Transforms, Impl: cfg.Impl,
 		Batch: cfg.Batch, LoadLatency: cfg.LoadLatency,
 		Data: cfg.Data, MaxFailures: cfg.MaxFailures, Decoder: cfg.Decoder, DecodeScale: cfg.DecodeScale,
+		S3Endpoint: cfg.Bucket.Endpoint, S3Region: cfg.Bucket.Region, FetchConcurrency: cfg.Bucket.Concurrency,
+		ChunkSize: cfg.Bucket.ChunkSize, FetchRetries: cfg.Bucket.Retries, ShardReads: cfg.ShardReads,
 	}
 }
 
@@ -56,6 +67,9 @@ func (s spec) config() loader.Config {
 		Dataset: s.Dataset, Transforms: s.Transforms, Impl: s.Impl,
 		Batch: s.Batch, Workers: 1, LoadLatency: s.LoadLatency,
 		Data: s.Data, MaxFailures: s.MaxFailures, Decoder: s.Decoder, DecodeScale: s.DecodeScale,
+		Bucket: bucket.Options{Endpoint: s.S3Endpoint, Region: s.S3Region, Concurrency: s.FetchConcurrency,
+			ChunkSize: s.ChunkSize, Retries: s.FetchRetries},
+		ShardReads: s.ShardReads,
 	}
 }
 
