@@ -382,7 +382,10 @@ func (c *Client) Options() Options { return c.opts }
 func (c *Client) Where(rel string) string { return c.url.Join(rel) }
 
 // List lists every object under the prefix, names relative to it, in
-// key order. A page that fails is retried from the last key listed.
+// key order. A listing that fails or outlasts the request deadline goes
+// on from the last key listed: it fails only when retries make no
+// progress (DLIO's 50 million objects took hours to list; no deadline
+// may cut that short while keys keep coming).
 func (c *Client) List(ctx context.Context) ([]Object, error) {
 	prefix := c.url.Prefix
 	if prefix != "" {
@@ -390,23 +393,35 @@ func (c *Client) List(ctx context.Context) ([]Object, error) {
 	}
 	var out []Object
 	after := ""
-	err := c.do(ctx, "list "+c.url.String(), func(ctx context.Context) (int64, error) {
-		lctx, cancel := context.WithCancel(ctx)
-		defer cancel() // ends minio-go's listing goroutine on an early return
-		for o := range c.core.Client.ListObjects(lctx, c.url.Bucket, minio.ListObjectsOptions{Prefix: prefix, Recursive: true, StartAfter: after}) {
-			if o.Err != nil {
-				return 0, o.Err
+	for {
+		before, done := after, false
+		err := c.do(ctx, "list "+c.url.String(), func(ctx context.Context) (int64, error) {
+			lctx, cancel := context.WithCancel(ctx)
+			defer cancel() // ends minio-go's listing goroutine on an early return
+			for o := range c.core.Client.ListObjects(lctx, c.url.Bucket, minio.ListObjectsOptions{Prefix: prefix, Recursive: true, StartAfter: after}) {
+				if o.Err != nil {
+					return 0, o.Err
+				}
+				after = o.Key
+				name := strings.TrimPrefix(o.Key, prefix)
+				if name == "" || strings.HasSuffix(name, "/") {
+					continue // a folder marker
+				}
+				out = append(out, Object{Name: name, Size: o.Size, ETag: strings.Trim(o.ETag, `"`), ModTime: o.LastModified})
 			}
-			after = o.Key
-			name := strings.TrimPrefix(o.Key, prefix)
-			if name == "" || strings.HasSuffix(name, "/") {
-				continue // a folder marker
+			if err := ctx.Err(); err != nil {
+				return 0, err
 			}
-			out = append(out, Object{Name: name, Size: o.Size, ETag: strings.Trim(o.ETag, `"`), ModTime: o.LastModified})
+			done = true
+			return 0, nil
+		})
+		switch {
+		case done:
+			return out, nil
+		case err != nil && (after == before || ctx.Err() != nil):
+			return nil, err
 		}
-		return 0, ctx.Err()
-	})
-	return out, err
+	}
 }
 
 // ReadAt reads len(p) bytes of rel from off, in ranged GETs of at most
