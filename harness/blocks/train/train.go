@@ -18,8 +18,8 @@ import (
 
 	"github.com/montanaflynn/stats"
 
-	"github.com/headspace-bench/headspace/harness/blocks/batching"
-	"github.com/headspace-bench/headspace/harness/blocks/device"
+	"github.com/headspace-bench/headspace/batching"
+	"github.com/headspace-bench/headspace/device"
 	"github.com/headspace-bench/headspace/harness/blocks/pipeline"
 )
 
