@@ -124,4 +124,14 @@
 // benchstat shows the same comparison for two files whose commits differ
 // when told to ignore the commit key, which it would otherwise split
 // tables by: go tool benchstat -ignore commit OLD NEW.
+//
+// # Files
+//
+// One concern a file. The comparison of two files: options.go (the
+// defaults and Options), compare.go (reading and grouping both sides),
+// decide.go (the U test, the adjustment across rows, the verdict),
+// report.go (Row, Report and its Evidence) and text.go (WriteText).
+// Around it: baseline.go (a machine's baseline file), disturbed.go (the
+// disturbed hold). The paired session: session.go (running the rounds),
+// paired.go (ratios, Bootstrap, verdicts) and paired_text.go.
 package gate
