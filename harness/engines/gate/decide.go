@@ -11,6 +11,7 @@ import (
 	"golang.org/x/perf/benchmath"
 
 	"github.com/headspace-bench/headspace/harness/blocks/results"
+	"github.com/headspace-bench/headspace/internal/summary"
 )
 
 // adjust sets the Benjamini–Hochberg adjusted p-value Q of every row with
@@ -57,14 +58,14 @@ func test(row *Row, old, new *benchmath.Sample, opt Options) {
 		return
 	}
 	n1, n2 := len(old.Values), len(new.Values)
-	if p := minP(n1, n2); p >= opt.Alpha {
+	if p := summary.MinP(n1, n2); p >= opt.Alpha {
 		row.Delta = delta(row.Old.Center, row.New.Center)
 		row.Verdict = TooFewSamples
 		row.Note = fmt.Sprintf("old has %d, new has %d; the smallest p-value %d+%d samples can give is %.3g, not below alpha %g: "+
 			"the U test needs at least %d samples per side", n1, n2, n1, n2, p, opt.Alpha, MinSamples(opt.Alpha))
 		return
 	}
-	cmp := benchmath.AssumeNothing.Compare(old, new)
+	cmp := summary.UTest(old, new)
 	row.P = cmp.P
 	row.Warnings = appendWarnings(row.Warnings, cmp.Warnings)
 	row.Delta = delta(row.Old.Center, row.New.Center)
@@ -111,21 +112,6 @@ func delta(old, new float64) float64 {
 	return new/old - 1
 }
 
-// minP is the smallest two-sided p-value the Mann–Whitney U test can
-// give for samples of n1 and n2 values: both samples entirely apart,
-// 2/C(n1+n2, n1). Ties only raise it.
-func minP(n1, n2 int) float64 {
-	// C(n1+n2, k) by the multiplicative formula: every partial product
-	// is a binomial coefficient, so it is exact while below 2^53, and
-	// beyond that minP is far below any sensible alpha anyway.
-	k := min(n1, n2)
-	c := 1.0
-	for i := 1; i <= k; i++ {
-		c = c * float64(n1+n2-k+i) / float64(i)
-	}
-	return math.Min(1, 2/c)
-}
-
 // MinSamples is the fewest samples per side with which the
 // Mann–Whitney U test can find a difference significant at alpha (p <
 // alpha): 4 at 0.05 (the smallest p 4+4 samples can give is 2/70 ≈
@@ -134,7 +120,7 @@ func minP(n1, n2 int) float64 {
 // sizes.
 func MinSamples(alpha float64) int {
 	n := 1
-	for ; n < 1000 && minP(n, n) >= alpha; n++ {
+	for ; n < 1000 && summary.MinP(n, n) >= alpha; n++ {
 	}
 	return n
 }

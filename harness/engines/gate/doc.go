@@ -102,9 +102,9 @@
 // its runs in the round) is the unit of replication, so a machine that is
 // slower for minutes slows both sides of a round alike and cancels. For
 // each benchmark and unit the verdict is taken on the median ratio over
-// rounds with a percentile bootstrap interval (Bootstrap, which this
-// package writes: benchmath has no interval for a statistic of paired
-// ratios; montanaflynn/stats gives the percentiles and medians): slower
+// rounds with a percentile bootstrap interval (summary.Bootstrap:
+// benchmath has no interval for a statistic of paired ratios; the
+// medians are benchmath's, the percentiles montanaflynn/stats'): slower
 // or faster when the whole interval is on one side of 1 and the median
 // moved beyond PairedOptions.Threshold (3%), same when the interval lies
 // within the threshold, not sure otherwise. Each benchmark has one verdict
@@ -133,5 +133,5 @@
 // report.go (Row, Report and its Evidence) and text.go (WriteText).
 // Around it: baseline.go (a machine's baseline file), disturbed.go (the
 // disturbed hold). The paired session: session.go (running the rounds),
-// paired.go (ratios, Bootstrap, verdicts) and paired_text.go.
+// paired.go (ratios, intervals, verdicts) and paired_text.go.
 package gate
