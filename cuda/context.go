@@ -11,6 +11,8 @@ import (
 	"sync/atomic"
 	"time"
 	"unsafe"
+
+	"github.com/headspace-bench/headspace/internal/nativelib"
 )
 
 // Info describes a device and its driver.
@@ -59,7 +61,7 @@ type Context struct {
 // cannot move (C memory, or Go heap memory its caller keeps alive).
 func (c *Context) hot(fn uintptr, args ...uintptr) uintptr {
 	n := copy(c.a[:], args)
-	return ccallArgs(fn, c.a[:n])
+	return nativelib.CallArgs(fn, c.a[:n])
 }
 
 // Open initialises the driver and retains the primary context of the
@@ -81,7 +83,7 @@ func Open(ctx context.Context, ordinal int) (*Context, error) {
 // tests the fake).
 func openContext(ctx context.Context, l *driverLib, ordinal int) (*Context, error) {
 	c := &Context{lib: l, info: Info{Ordinal: ordinal}}
-	th, err := newThread(ctx, c.setup, func() { ccall(l.cuDevicePrimaryCtxRelease, c.dev) })
+	th, err := newThread(ctx, c.setup, func() { nativelib.Call(l.cuDevicePrimaryCtxRelease, c.dev) })
 	if err != nil {
 		if ctx.Err() != nil && errors.Is(err, ctx.Err()) {
 			return nil, fmt.Errorf("cuda: opening device %d: the driver's initialisation had not returned when it was abandoned: %w", ordinal, err)
@@ -97,32 +99,32 @@ func openContext(ctx context.Context, l *driverLib, ordinal int) (*Context, erro
 // context made current, and the device's description.
 func (c *Context) setup() error {
 	l := c.lib
-	if err := l.check("cuInit", ccall(l.cuInit, 0)); err != nil {
+	if err := l.check("cuInit", nativelib.Call(l.cuInit, 0)); err != nil {
 		return err
 	}
 	var n, v int32
-	if err := l.check("cuDeviceGetCount", ccall(l.cuDeviceGetCount, uintptr(unsafe.Pointer(&n)))); err != nil {
+	if err := l.check("cuDeviceGetCount", nativelib.Call(l.cuDeviceGetCount, uintptr(unsafe.Pointer(&n)))); err != nil {
 		return err
 	}
 	if c.info.Ordinal < 0 || c.info.Ordinal >= int(n) {
 		return fmt.Errorf("cuda: no device %d (the driver sees %d)", c.info.Ordinal, n)
 	}
-	if err := l.check("cuDriverGetVersion", ccall(l.cuDriverGetVersion, uintptr(unsafe.Pointer(&v)))); err != nil {
+	if err := l.check("cuDriverGetVersion", nativelib.Call(l.cuDriverGetVersion, uintptr(unsafe.Pointer(&v)))); err != nil {
 		return err
 	}
 	c.info.DriverVersion = int(v)
 	var dev int32
-	if err := l.check("cuDeviceGet", ccall(l.cuDeviceGet, uintptr(unsafe.Pointer(&dev)), uintptr(c.info.Ordinal))); err != nil {
+	if err := l.check("cuDeviceGet", nativelib.Call(l.cuDeviceGet, uintptr(unsafe.Pointer(&dev)), uintptr(c.info.Ordinal))); err != nil {
 		return err
 	}
 	c.dev = uintptr(dev)
 	name := make([]byte, 256)
-	if err := l.check("cuDeviceGetName", ccall(l.cuDeviceGetName, uintptr(unsafe.Pointer(&name[0])), uintptr(len(name)), c.dev)); err != nil {
+	if err := l.check("cuDeviceGetName", nativelib.Call(l.cuDeviceGetName, uintptr(unsafe.Pointer(&name[0])), uintptr(len(name)), c.dev)); err != nil {
 		return err
 	}
-	c.info.Name = cString(&name[0], len(name))
+	c.info.Name = nativelib.CString(&name[0], len(name))
 	var mem uint64
-	if err := l.check("cuDeviceTotalMem_v2", ccall(l.cuDeviceTotalMem, uintptr(unsafe.Pointer(&mem)), c.dev)); err != nil {
+	if err := l.check("cuDeviceTotalMem_v2", nativelib.Call(l.cuDeviceTotalMem, uintptr(unsafe.Pointer(&mem)), c.dev)); err != nil {
 		return err
 	}
 	c.info.TotalMem = int64(mem)
@@ -140,23 +142,23 @@ func (c *Context) setup() error {
 	}{{attrSMs, &c.info.SMs}, {attrCCMajor, &c.info.Major}, {attrCCMinor, &c.info.Minor}}
 	for _, a := range attrs {
 		var x int32
-		if err := l.check("cuDeviceGetAttribute", ccall(l.cuDeviceGetAttribute, uintptr(unsafe.Pointer(&x)), uintptr(a.id), c.dev)); err != nil {
+		if err := l.check("cuDeviceGetAttribute", nativelib.Call(l.cuDeviceGetAttribute, uintptr(unsafe.Pointer(&x)), uintptr(a.id), c.dev)); err != nil {
 			return fmt.Errorf("attribute %d: %w", a.id, err)
 		}
 		*a.dst = int(x)
 	}
 	var pci [3]int32
 	for i, id := range []int{attrDomain, attrBus, attrPCIDev} {
-		if err := l.check("cuDeviceGetAttribute", ccall(l.cuDeviceGetAttribute, uintptr(unsafe.Pointer(&pci[i])), uintptr(id), c.dev)); err != nil {
+		if err := l.check("cuDeviceGetAttribute", nativelib.Call(l.cuDeviceGetAttribute, uintptr(unsafe.Pointer(&pci[i])), uintptr(id), c.dev)); err != nil {
 			return fmt.Errorf("attribute %d: %w", id, err)
 		}
 	}
 	c.info.PCIBusID = fmt.Sprintf("%04x:%02x:%02x.0", pci[0], pci[1], pci[2])
-	if err := l.check("cuDevicePrimaryCtxRetain", ccall(l.cuDevicePrimaryCtxRetain, uintptr(unsafe.Pointer(&c.ctx)), c.dev)); err != nil {
+	if err := l.check("cuDevicePrimaryCtxRetain", nativelib.Call(l.cuDevicePrimaryCtxRetain, uintptr(unsafe.Pointer(&c.ctx)), c.dev)); err != nil {
 		return err
 	}
-	if err := l.check("cuCtxSetCurrent", ccall(l.cuCtxSetCurrent, c.ctx)); err != nil {
-		ccall(l.cuDevicePrimaryCtxRelease, c.dev)
+	if err := l.check("cuCtxSetCurrent", nativelib.Call(l.cuCtxSetCurrent, c.ctx)); err != nil {
+		nativelib.Call(l.cuDevicePrimaryCtxRelease, c.dev)
 		return err
 	}
 	return nil
@@ -187,7 +189,7 @@ func (c *Context) Close() error {
 	}
 	var err error
 	c.th.do(func() {
-		err = c.lib.check("cuDevicePrimaryCtxRelease_v2", ccall(c.lib.cuDevicePrimaryCtxRelease, c.dev))
+		err = c.lib.check("cuDevicePrimaryCtxRelease_v2", nativelib.Call(c.lib.cuDevicePrimaryCtxRelease, c.dev))
 	})
 	c.th.stop()
 	return err
@@ -210,30 +212,30 @@ func (c *Context) run(f func() error) error {
 
 func (c *Context) memAlloc(n int64) (uint64, error) {
 	var p uint64
-	err := c.lib.check("cuMemAlloc_v2", ccall(c.lib.cuMemAlloc, uintptr(unsafe.Pointer(&p)), uintptr(n)))
+	err := c.lib.check("cuMemAlloc_v2", nativelib.Call(c.lib.cuMemAlloc, uintptr(unsafe.Pointer(&p)), uintptr(n)))
 	return p, err
 }
 
 func (c *Context) memFree(p uint64) error {
-	return c.lib.check("cuMemFree_v2", ccall(c.lib.cuMemFree, uintptr(p)))
+	return c.lib.check("cuMemFree_v2", nativelib.Call(c.lib.cuMemFree, uintptr(p)))
 }
 
 // hostAlloc returns n bytes of page-locked host memory.
 func (c *Context) hostAlloc(n int) ([]byte, error) {
 	var p unsafe.Pointer
-	if err := c.lib.check("cuMemHostAlloc", ccall(c.lib.cuMemHostAlloc, uintptr(unsafe.Pointer(&p)), uintptr(n), 0)); err != nil {
+	if err := c.lib.check("cuMemHostAlloc", nativelib.Call(c.lib.cuMemHostAlloc, uintptr(unsafe.Pointer(&p)), uintptr(n), 0)); err != nil {
 		return nil, err
 	}
 	return unsafe.Slice((*byte)(p), n), nil
 }
 
 func (c *Context) hostFree(b []byte) error {
-	return c.lib.check("cuMemFreeHost", ccall(c.lib.cuMemFreeHost, uintptr(unsafe.Pointer(unsafe.SliceData(b)))))
+	return c.lib.check("cuMemFreeHost", nativelib.Call(c.lib.cuMemFreeHost, uintptr(unsafe.Pointer(unsafe.SliceData(b)))))
 }
 
 // memset sets n bytes at p to v, synchronously.
 func (c *Context) memset(p uint64, v byte, n int64) error {
-	return c.lib.check("cuMemsetD8_v2", ccall(c.lib.cuMemsetD8, uintptr(p), uintptr(v), uintptr(n)))
+	return c.lib.check("cuMemsetD8_v2", nativelib.Call(c.lib.cuMemsetD8, uintptr(p), uintptr(v), uintptr(n)))
 }
 
 func (c *Context) htod(dst uint64, src unsafe.Pointer, n int64, stream uintptr) error {
@@ -248,12 +250,12 @@ func (c *Context) dtoh(dst unsafe.Pointer, src uint64, n int64, stream uintptr) 
 // default stream (CU_STREAM_NON_BLOCKING).
 func (c *Context) streamCreate() (uintptr, error) {
 	var s uintptr
-	err := c.lib.check("cuStreamCreate", ccall(c.lib.cuStreamCreate, uintptr(unsafe.Pointer(&s)), 1))
+	err := c.lib.check("cuStreamCreate", nativelib.Call(c.lib.cuStreamCreate, uintptr(unsafe.Pointer(&s)), 1))
 	return s, err
 }
 
 func (c *Context) streamDestroy(s uintptr) error {
-	return c.lib.check("cuStreamDestroy_v2", ccall(c.lib.cuStreamDestroy, s))
+	return c.lib.check("cuStreamDestroy_v2", nativelib.Call(c.lib.cuStreamDestroy, s))
 }
 
 func (c *Context) streamSync(s uintptr) error {
@@ -270,12 +272,12 @@ func (c *Context) streamWait(s, e uintptr) error {
 // input pipeline.
 func (c *Context) eventCreate() (uintptr, error) {
 	var e uintptr
-	err := c.lib.check("cuEventCreate", ccall(c.lib.cuEventCreate, uintptr(unsafe.Pointer(&e)), 1))
+	err := c.lib.check("cuEventCreate", nativelib.Call(c.lib.cuEventCreate, uintptr(unsafe.Pointer(&e)), 1))
 	return e, err
 }
 
 func (c *Context) eventDestroy(e uintptr) error {
-	return c.lib.check("cuEventDestroy_v2", ccall(c.lib.cuEventDestroy, e))
+	return c.lib.check("cuEventDestroy_v2", nativelib.Call(c.lib.cuEventDestroy, e))
 }
 
 func (c *Context) eventRecord(e, s uintptr) error {
@@ -323,24 +325,24 @@ func (c *Context) moduleLoad(name string, image []byte) (uintptr, error) {
 	pin.Pin(&errLog[0])
 	defer pin.Unpin()
 	var mod uintptr
-	r := ccall(c.lib.cuModuleLoadDataEx, uintptr(unsafe.Pointer(&mod)), uintptr(unsafe.Pointer(&src[0])),
+	r := nativelib.Call(c.lib.cuModuleLoadDataEx, uintptr(unsafe.Pointer(&mod)), uintptr(unsafe.Pointer(&src[0])),
 		uintptr(len(opts)), uintptr(unsafe.Pointer(&opts[0])), uintptr(unsafe.Pointer(&vals[0])))
 	if err := c.lib.check("cuModuleLoadDataEx", r); err != nil {
 		e := err.(*Error)
-		e.Log = strings.TrimSpace(cString(&errLog[0], logSize))
+		e.Log = strings.TrimSpace(nativelib.CString(&errLog[0], logSize))
 		return 0, fmt.Errorf("module %s: %w", name, e)
 	}
 	return mod, nil
 }
 
 func (c *Context) moduleUnload(m uintptr) error {
-	return c.lib.check("cuModuleUnload", ccall(c.lib.cuModuleUnload, m))
+	return c.lib.check("cuModuleUnload", nativelib.Call(c.lib.cuModuleUnload, m))
 }
 
 func (c *Context) function(m uintptr, name string) (uintptr, error) {
 	cname := append([]byte(name), 0)
 	var f uintptr
-	if err := c.lib.check("cuModuleGetFunction", ccall(c.lib.cuModuleGetFunction, uintptr(unsafe.Pointer(&f)), m, uintptr(unsafe.Pointer(&cname[0])))); err != nil {
+	if err := c.lib.check("cuModuleGetFunction", nativelib.Call(c.lib.cuModuleGetFunction, uintptr(unsafe.Pointer(&f)), m, uintptr(unsafe.Pointer(&cname[0])))); err != nil {
 		return 0, fmt.Errorf("kernel %s: %w", name, err)
 	}
 	return f, nil
@@ -356,7 +358,7 @@ func (c *Context) launch(f uintptr, grid, block [3]uint32, shared uint32, stream
 }
 
 func (c *Context) ctxSync() error {
-	return c.lib.check("cuCtxSynchronize", ccall(c.lib.cuCtxSynchronize))
+	return c.lib.check("cuCtxSynchronize", nativelib.Call(c.lib.cuCtxSynchronize))
 }
 
 // CUDA Graphs, on the driver thread only.
@@ -374,19 +376,19 @@ func (c *Context) capture(s uintptr, enqueue func() error) (exec uintptr, err er
 	if !l.hasGraphs() {
 		return 0, fmt.Errorf("cuda: CUDA Graphs: the driver (%s) lacks cuStreamBeginCapture_v2 or cuGraphInstantiateWithFlags (driver 11.4 or later)", l.path)
 	}
-	if err := l.check("cuStreamBeginCapture_v2", ccall(l.cuStreamBeginCapture, s, captureThreadLocal)); err != nil {
+	if err := l.check("cuStreamBeginCapture_v2", nativelib.Call(l.cuStreamBeginCapture, s, captureThreadLocal)); err != nil {
 		return 0, err
 	}
 	eerr := enqueue()
 	var graph uintptr
-	if err := l.check("cuStreamEndCapture", ccall(l.cuStreamEndCapture, s, uintptr(unsafe.Pointer(&graph)))); err != nil || eerr != nil {
+	if err := l.check("cuStreamEndCapture", nativelib.Call(l.cuStreamEndCapture, s, uintptr(unsafe.Pointer(&graph)))); err != nil || eerr != nil {
 		if graph != 0 {
-			err = errors.Join(err, l.check("cuGraphDestroy", ccall(l.cuGraphDestroy, graph)))
+			err = errors.Join(err, l.check("cuGraphDestroy", nativelib.Call(l.cuGraphDestroy, graph)))
 		}
 		return 0, errors.Join(eerr, err)
 	}
-	err = l.check("cuGraphInstantiateWithFlags", ccall(l.cuGraphInstantiate, uintptr(unsafe.Pointer(&exec)), graph, 0))
-	return exec, errors.Join(err, l.check("cuGraphDestroy", ccall(l.cuGraphDestroy, graph)))
+	err = l.check("cuGraphInstantiateWithFlags", nativelib.Call(l.cuGraphInstantiate, uintptr(unsafe.Pointer(&exec)), graph, 0))
+	return exec, errors.Join(err, l.check("cuGraphDestroy", nativelib.Call(l.cuGraphDestroy, graph)))
 }
 
 func (c *Context) graphLaunch(exec, s uintptr) error {
@@ -394,5 +396,5 @@ func (c *Context) graphLaunch(exec, s uintptr) error {
 }
 
 func (c *Context) graphExecDestroy(exec uintptr) error {
-	return c.lib.check("cuGraphExecDestroy", ccall(c.lib.cuGraphExecDestroy, exec))
+	return c.lib.check("cuGraphExecDestroy", nativelib.Call(c.lib.cuGraphExecDestroy, exec))
 }

@@ -8,8 +8,8 @@ import (
 	"time"
 	"unsafe"
 
-	"github.com/headspace-bench/headspace/harness/blocks/batching"
-	"github.com/headspace-bench/headspace/harness/blocks/device"
+	"github.com/headspace-bench/headspace/batching"
+	"github.com/headspace-bench/headspace/device"
 )
 
 // DeviceConfig configures a CUDA Device.

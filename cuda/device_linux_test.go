@@ -14,7 +14,8 @@ import (
 	"time"
 	"unsafe"
 
-	"github.com/headspace-bench/headspace/harness/blocks/batching"
+	"github.com/headspace-bench/headspace/batching"
+	"github.com/headspace-bench/headspace/internal/nativelib"
 )
 
 // testPTX declares the kernels of testPlan as clang's PTX does; the fake
@@ -538,25 +539,25 @@ func TestEveryEntryPointFails(t *testing.T) {
 	releases := map[string]bool{"cuMemFree_v2": true, "cuMemFreeHost": true, "cuStreamDestroy_v2": true, "cuEventDestroy_v2": true,
 		"cuModuleUnload": true, "cuDevicePrimaryCtxRelease_v2": true}
 	for _, s := range (&driverLib{}).symbols() {
-		if s.name == "cuGetErrorName" {
+		if s.Name == "cuGetErrorName" {
 			continue // called only to name a failure; TestErrors covers its own failure ("CUresult 12345")
 		}
-		t.Run(s.name, func(t *testing.T) {
-			ccall(f.reset)
-			f.Fail(s.name, 0, 700)
+		t.Run(s.Name, func(t *testing.T) {
+			nativelib.Call(f.reset)
+			f.Fail(s.Name, 0, 700)
 			err := scenario(f)
-			if !strings.Contains(f.Log(), "fail "+s.name+" 700") {
-				t.Fatalf("the scenario never calls %s", s.name)
+			if !strings.Contains(f.Log(), "fail "+s.Name+" 700") {
+				t.Fatalf("the scenario never calls %s", s.Name)
 			}
-			want := "cuda: " + s.name + ": CUDA_ERROR_ILLEGAL_ADDRESS (700)"
+			want := "cuda: " + s.Name + ": CUDA_ERROR_ILLEGAL_ADDRESS (700)"
 			if err == nil || !strings.Contains(err.Error(), want) {
 				t.Errorf("error %v does not say %q", err, want)
 			}
 			if n, what := f.Live(); n != 0 {
-				if !releases[s.name] {
-					t.Errorf("after a failed %s the fake driver holds %s", s.name, what)
+				if !releases[s.Name] {
+					t.Errorf("after a failed %s the fake driver holds %s", s.Name, what)
 				}
-				ccall(f.forget)
+				nativelib.Call(f.forget)
 			}
 		})
 	}
@@ -725,7 +726,7 @@ func BenchmarkStep(b *testing.B) {
 	ctx := context.Background()
 	b.ReportAllocs()
 	for b.Loop() {
-		ccall(f.reset) // keep the fake's log small
+		nativelib.Call(f.reset) // keep the fake's log small
 		buf, err := d.Upload(ctx, batch)
 		if err != nil {
 			b.Fatal(err)
@@ -942,7 +943,7 @@ func TestClosedContext(t *testing.T) {
 	if err := d.Close(); err == nil || !strings.Contains(err.Error(), "close devices before their context") {
 		t.Errorf("close after the context closed = %v", err)
 	}
-	ccall(f.forget) // the device's memory is leaked, as it would be on a GPU
+	nativelib.Call(f.forget) // the device's memory is leaked, as it would be on a GPU
 }
 
 // TestTimesNotReadyYet: a step whose events the GPU has not passed is

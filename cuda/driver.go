@@ -1,5 +1,6 @@
 // Package cuda binds the CUDA driver API (libcuda.so.1) at run time with
-// github.com/ebitengine/purego: no cgo, no CUDA toolkit at build time, one
+// github.com/ebitengine/purego (through internal/nativelib, as nvJPEG is
+// bound too): no cgo, no CUDA toolkit at build time, one
 // binary that uses a GPU where there is one and says clearly why not where
 // there is none.
 //

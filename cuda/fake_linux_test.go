@@ -11,6 +11,8 @@ import (
 	"sync"
 	"testing"
 	"unsafe"
+
+	"github.com/headspace-bench/headspace/internal/nativelib"
 )
 
 // The fake driver (testdata/fakecuda.c), built once per test binary with
@@ -61,24 +63,17 @@ func loadFake(t *testing.T) *fake {
 		t.Fatalf("the fake CUDA driver needs the C compiler cc (part of this project's machines): %v", fakeErr)
 	}
 	f := &fake{t: t, lib: fakeLib}
-	for _, s := range []struct {
-		name string
-		p    *uintptr
-	}{{"fake_reset", &f.reset}, {"fake_fail", &f.fail}, {"fake_set_mem_limit", &f.limit}, {"fake_log", &f.log}, {"fake_live", &f.live}, {"fake_live_detail", &f.liveDetail}, {"fake_forget_live", &f.forget}, {"fake_hang_init", &f.hang}, {"fake_ctx_retains", &f.retains}} {
-		a, err := dlsym(fakeLib.handle, s.name)
-		if err != nil {
-			t.Fatal(err)
-		}
-		*s.p = a
+	if _, err := nativelib.Open(fakeLib.path, []nativelib.Symbol{{Name: "fake_reset", Addr: &f.reset}, {Name: "fake_fail", Addr: &f.fail}, {Name: "fake_set_mem_limit", Addr: &f.limit}, {Name: "fake_log", Addr: &f.log}, {Name: "fake_live", Addr: &f.live}, {Name: "fake_live_detail", Addr: &f.liveDetail}, {Name: "fake_forget_live", Addr: &f.forget}, {Name: "fake_hang_init", Addr: &f.hang}, {Name: "fake_ctx_retains", Addr: &f.retains}}); err != nil {
+		t.Fatal(err)
 	}
-	ccall(f.reset)
+	nativelib.Call(f.reset)
 	return f
 }
 
 // Fail makes the after+1-th next call of call fail with code.
 func (f *fake) Fail(call string, after, code int) {
 	b := append([]byte(call), 0)
-	ccall(f.fail, uintptr(unsafe.Pointer(&b[0])), uintptr(after), uintptr(code))
+	nativelib.Call(f.fail, uintptr(unsafe.Pointer(&b[0])), uintptr(after), uintptr(code))
 }
 
 // HangInit makes cuInit wait (on) until called again with false.
@@ -87,25 +82,25 @@ func (f *fake) HangInit(on bool) {
 	if on {
 		v = 1
 	}
-	ccall(f.hang, v)
+	nativelib.Call(f.hang, v)
 }
 
 // Retains counts the primary-context retains that ever succeeded.
-func (f *fake) Retains() int { return int(ccall(f.retains)) }
+func (f *fake) Retains() int { return int(nativelib.Call(f.retains)) }
 
-func (f *fake) SetMemLimit(n int64) { ccall(f.limit, uintptr(n)) }
+func (f *fake) SetMemLimit(n int64) { nativelib.Call(f.limit, uintptr(n)) }
 
 // Log is the fake's operation log since the last reset.
 func (f *fake) Log() string {
 	var p *byte
-	ccall(f.log, uintptr(unsafe.Pointer(&p)))
-	return cString(p, 1<<30)
+	nativelib.Call(f.log, uintptr(unsafe.Pointer(&p)))
+	return nativelib.CString(p, 1<<30)
 }
 
 func (f *fake) Live() (int, string) {
 	var p *byte
-	ccall(f.liveDetail, uintptr(unsafe.Pointer(&p)))
-	return int(ccall(f.live)), cString(p, 256)
+	nativelib.Call(f.liveDetail, uintptr(unsafe.Pointer(&p)))
+	return int(nativelib.Call(f.live)), nativelib.CString(p, 256)
 }
 
 // open opens the fake's device and registers a check that, once the test

@@ -8,7 +8,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/headspace-bench/headspace/harness/blocks/batching"
+	"github.com/headspace-bench/headspace/batching"
 )
 
 // TestGraphsReplay: with Graphs the device captures each launch list once

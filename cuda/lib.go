@@ -3,14 +3,16 @@ package cuda
 import (
 	"fmt"
 	"unsafe"
+
+	"github.com/headspace-bench/headspace/internal/nativelib"
 )
 
 // driverLib is an opened driver library: the address of every entry point
 // the package calls. Versioned names (…_v2) are the ones the CUDA headers
 // map the plain names to.
 type driverLib struct {
-	path   string
-	handle uintptr
+	path string
+	lib  *nativelib.Lib
 
 	cuGetErrorName, cuInit, cuDriverGetVersion                              uintptr
 	cuDeviceGetCount, cuDeviceGet, cuDeviceGetName, cuDeviceGetAttribute    uintptr
@@ -30,27 +32,21 @@ type driverLib struct {
 }
 
 // graphSymbols lists the optional CUDA Graphs entry points.
-func (l *driverLib) graphSymbols() []struct {
-	name string
-	addr *uintptr
-} {
-	return []struct {
-		name string
-		addr *uintptr
-	}{
-		{"cuStreamBeginCapture_v2", &l.cuStreamBeginCapture},
-		{"cuStreamEndCapture", &l.cuStreamEndCapture},
-		{"cuGraphInstantiateWithFlags", &l.cuGraphInstantiate},
-		{"cuGraphLaunch", &l.cuGraphLaunch},
-		{"cuGraphExecDestroy", &l.cuGraphExecDestroy},
-		{"cuGraphDestroy", &l.cuGraphDestroy},
+func (l *driverLib) graphSymbols() []nativelib.Symbol {
+	return []nativelib.Symbol{
+		{Name: "cuStreamBeginCapture_v2", Addr: &l.cuStreamBeginCapture},
+		{Name: "cuStreamEndCapture", Addr: &l.cuStreamEndCapture},
+		{Name: "cuGraphInstantiateWithFlags", Addr: &l.cuGraphInstantiate},
+		{Name: "cuGraphLaunch", Addr: &l.cuGraphLaunch},
+		{Name: "cuGraphExecDestroy", Addr: &l.cuGraphExecDestroy},
+		{Name: "cuGraphDestroy", Addr: &l.cuGraphDestroy},
 	}
 }
 
 // hasGraphs reports whether every CUDA Graphs entry point resolved.
 func (l *driverLib) hasGraphs() bool {
 	for _, s := range l.graphSymbols() {
-		if *s.addr == 0 {
+		if *s.Addr == 0 {
 			return false
 		}
 	}
@@ -58,67 +54,58 @@ func (l *driverLib) hasGraphs() bool {
 }
 
 // symbols lists the entry points by their exported names.
-func (l *driverLib) symbols() []struct {
-	name string
-	addr *uintptr
-} {
-	return []struct {
-		name string
-		addr *uintptr
-	}{
-		{"cuGetErrorName", &l.cuGetErrorName},
-		{"cuInit", &l.cuInit},
-		{"cuDriverGetVersion", &l.cuDriverGetVersion},
-		{"cuDeviceGetCount", &l.cuDeviceGetCount},
-		{"cuDeviceGet", &l.cuDeviceGet},
-		{"cuDeviceGetName", &l.cuDeviceGetName},
-		{"cuDeviceGetAttribute", &l.cuDeviceGetAttribute},
-		{"cuDeviceTotalMem_v2", &l.cuDeviceTotalMem},
-		{"cuDevicePrimaryCtxRetain", &l.cuDevicePrimaryCtxRetain},
-		{"cuDevicePrimaryCtxRelease_v2", &l.cuDevicePrimaryCtxRelease},
-		{"cuCtxSetCurrent", &l.cuCtxSetCurrent},
-		{"cuCtxSynchronize", &l.cuCtxSynchronize},
-		{"cuMemAlloc_v2", &l.cuMemAlloc},
-		{"cuMemFree_v2", &l.cuMemFree},
-		{"cuMemHostAlloc", &l.cuMemHostAlloc},
-		{"cuMemFreeHost", &l.cuMemFreeHost},
-		{"cuMemsetD8_v2", &l.cuMemsetD8},
-		{"cuMemcpyHtoDAsync_v2", &l.cuMemcpyHtoDAsync},
-		{"cuMemcpyDtoHAsync_v2", &l.cuMemcpyDtoHAsync},
-		{"cuStreamCreate", &l.cuStreamCreate},
-		{"cuStreamDestroy_v2", &l.cuStreamDestroy},
-		{"cuStreamSynchronize", &l.cuStreamSynchronize},
-		{"cuStreamWaitEvent", &l.cuStreamWaitEvent},
-		{"cuEventCreate", &l.cuEventCreate},
-		{"cuEventDestroy_v2", &l.cuEventDestroy},
-		{"cuEventRecord", &l.cuEventRecord},
-		{"cuEventSynchronize", &l.cuEventSynchronize},
-		{"cuEventQuery", &l.cuEventQuery},
-		{"cuEventElapsedTime", &l.cuEventElapsedTime},
-		{"cuModuleLoadDataEx", &l.cuModuleLoadDataEx},
-		{"cuModuleUnload", &l.cuModuleUnload},
-		{"cuModuleGetFunction", &l.cuModuleGetFunction},
-		{"cuLaunchKernel", &l.cuLaunchKernel},
+func (l *driverLib) symbols() []nativelib.Symbol {
+	return []nativelib.Symbol{
+		{Name: "cuGetErrorName", Addr: &l.cuGetErrorName},
+		{Name: "cuInit", Addr: &l.cuInit},
+		{Name: "cuDriverGetVersion", Addr: &l.cuDriverGetVersion},
+		{Name: "cuDeviceGetCount", Addr: &l.cuDeviceGetCount},
+		{Name: "cuDeviceGet", Addr: &l.cuDeviceGet},
+		{Name: "cuDeviceGetName", Addr: &l.cuDeviceGetName},
+		{Name: "cuDeviceGetAttribute", Addr: &l.cuDeviceGetAttribute},
+		{Name: "cuDeviceTotalMem_v2", Addr: &l.cuDeviceTotalMem},
+		{Name: "cuDevicePrimaryCtxRetain", Addr: &l.cuDevicePrimaryCtxRetain},
+		{Name: "cuDevicePrimaryCtxRelease_v2", Addr: &l.cuDevicePrimaryCtxRelease},
+		{Name: "cuCtxSetCurrent", Addr: &l.cuCtxSetCurrent},
+		{Name: "cuCtxSynchronize", Addr: &l.cuCtxSynchronize},
+		{Name: "cuMemAlloc_v2", Addr: &l.cuMemAlloc},
+		{Name: "cuMemFree_v2", Addr: &l.cuMemFree},
+		{Name: "cuMemHostAlloc", Addr: &l.cuMemHostAlloc},
+		{Name: "cuMemFreeHost", Addr: &l.cuMemFreeHost},
+		{Name: "cuMemsetD8_v2", Addr: &l.cuMemsetD8},
+		{Name: "cuMemcpyHtoDAsync_v2", Addr: &l.cuMemcpyHtoDAsync},
+		{Name: "cuMemcpyDtoHAsync_v2", Addr: &l.cuMemcpyDtoHAsync},
+		{Name: "cuStreamCreate", Addr: &l.cuStreamCreate},
+		{Name: "cuStreamDestroy_v2", Addr: &l.cuStreamDestroy},
+		{Name: "cuStreamSynchronize", Addr: &l.cuStreamSynchronize},
+		{Name: "cuStreamWaitEvent", Addr: &l.cuStreamWaitEvent},
+		{Name: "cuEventCreate", Addr: &l.cuEventCreate},
+		{Name: "cuEventDestroy_v2", Addr: &l.cuEventDestroy},
+		{Name: "cuEventRecord", Addr: &l.cuEventRecord},
+		{Name: "cuEventSynchronize", Addr: &l.cuEventSynchronize},
+		{Name: "cuEventQuery", Addr: &l.cuEventQuery},
+		{Name: "cuEventElapsedTime", Addr: &l.cuEventElapsedTime},
+		{Name: "cuModuleLoadDataEx", Addr: &l.cuModuleLoadDataEx},
+		{Name: "cuModuleUnload", Addr: &l.cuModuleUnload},
+		{Name: "cuModuleGetFunction", Addr: &l.cuModuleGetFunction},
+		{Name: "cuLaunchKernel", Addr: &l.cuLaunchKernel},
 	}
 }
 
 // openLibrary opens the driver library at path and resolves every entry
 // point. Open uses Library; tests pass the path of a fake driver.
 func openLibrary(path string) (*driverLib, error) {
-	h, err := dlopen(path)
+	if !nativelib.Supported {
+		return nil, ErrUnsupported
+	}
+	l := &driverLib{path: path}
+	lib, err := nativelib.Open(path, l.symbols())
 	if err != nil {
 		return nil, err
 	}
-	l := &driverLib{path: path, handle: h}
-	for _, s := range l.symbols() {
-		a, err := dlsym(h, s.name)
-		if err != nil {
-			return nil, fmt.Errorf("%s has no %s: %w", path, s.name, err)
-		}
-		*s.addr = a
-	}
+	l.lib = lib
 	for _, s := range l.graphSymbols() {
-		*s.addr, _ = dlsym(h, s.name) // optional: see hasGraphs
+		*s.Addr = lib.Lookup(s.Name) // optional: see hasGraphs
 	}
 	return l, nil
 }
@@ -135,17 +122,8 @@ func (l *driverLib) check(call string, r uintptr) error {
 // errorName is cuGetErrorName's name for code.
 func (l *driverLib) errorName(code int) string {
 	var p *byte
-	if uint32(ccall(l.cuGetErrorName, uintptr(code), uintptr(unsafe.Pointer(&p)))) != 0 || p == nil {
+	if uint32(nativelib.Call(l.cuGetErrorName, uintptr(code), uintptr(unsafe.Pointer(&p)))) != 0 || p == nil {
 		return fmt.Sprintf("CUresult %d", code)
 	}
-	return cString(p, 256)
-}
-
-// cString reads a NUL-terminated C string of at most max bytes at p.
-func cString(p *byte, max int) string {
-	n := 0
-	for n < max && *(*byte)(unsafe.Add(unsafe.Pointer(p), n)) != 0 {
-		n++
-	}
-	return string(unsafe.Slice(p, n))
+	return nativelib.CString(p, 256)
 }

@@ -9,7 +9,7 @@ import (
 	"time"
 	"unsafe"
 
-	"github.com/headspace-bench/headspace/harness/blocks/batching"
+	"github.com/headspace-bench/headspace/batching"
 	"github.com/headspace-bench/headspace/internal/summary"
 )
 

@@ -4,11 +4,11 @@ import (
 	"errors"
 	"fmt"
 	"os"
-	"path/filepath"
 	"runtime"
-	"strings"
 	"time"
 	"unsafe"
+
+	"github.com/headspace-bench/headspace/internal/nativelib"
 )
 
 // NvjpegEnv names a libnvjpeg to load instead of searching for one.
@@ -21,11 +21,6 @@ const NvjpegEnv = "HEADSPACE_NVJPEG"
 // nvidia/nvjpeg/lib/ of a site-packages or dist-packages: $VIRTUAL_ENV's,
 // the user's, the system's).
 func NvjpegCandidates() []string {
-	var out []string
-	if p := os.Getenv(NvjpegEnv); p != "" {
-		out = append(out, p)
-	}
-	out = append(out, "libnvjpeg.so.12", "libnvjpeg.so.11", "libnvjpeg.so")
 	var globs []string
 	for _, cuda := range []string{"/usr/local/cuda", "/usr/local/cuda-*"} {
 		globs = append(globs, cuda+"/lib64/libnvjpeg.so*", cuda+"/targets/*/lib/libnvjpeg.so*")
@@ -42,11 +37,7 @@ func NvjpegCandidates() []string {
 	for _, r := range roots {
 		globs = append(globs, r+"/nvidia/nvjpeg/lib/libnvjpeg.so*")
 	}
-	for _, g := range globs {
-		m, _ := filepath.Glob(g)
-		out = append(out, m...)
-	}
-	return out
+	return nativelib.Candidates(NvjpegEnv, []string{"libnvjpeg.so.12", "libnvjpeg.so.11", "libnvjpeg.so"}, globs)
 }
 
 // nvjpegLib is an opened libnvjpeg: the entry points the decoder calls.
@@ -64,41 +55,22 @@ func openNvjpeg(paths []string) (*nvjpegLib, error) {
 	if len(paths) == 0 {
 		paths = NvjpegCandidates()
 	}
-	var errs []string
-	for _, p := range paths {
-		l, err := openNvjpegAt(p)
-		if err == nil {
-			return l, nil
-		}
-		errs = append(errs, strings.ReplaceAll(err.Error(), "\n", " "))
-	}
-	return nil, fmt.Errorf("no nvJPEG library found (libnvjpeg; set %s, install CUDA's libnvjpeg or PyTorch's nvidia-nvjpeg-cu12): %s",
-		NvjpegEnv, strings.Join(errs, "; "))
-}
-
-func openNvjpegAt(path string) (*nvjpegLib, error) {
-	h, err := dlopen(path)
+	l := &nvjpegLib{}
+	lib, err := nativelib.OpenFirst(paths, []nativelib.Symbol{
+		{Name: "nvjpegCreateSimple", Addr: &l.create},
+		{Name: "nvjpegDestroy", Addr: &l.destroy},
+		{Name: "nvjpegJpegStateCreate", Addr: &l.stateCreate},
+		{Name: "nvjpegJpegStateDestroy", Addr: &l.stateDestroy},
+		{Name: "nvjpegGetImageInfo", Addr: &l.getImageInfo},
+		{Name: "nvjpegDecodeBatchedInitialize", Addr: &l.decodeBatchedInit},
+		{Name: "nvjpegDecodeBatched", Addr: &l.decodeBatched},
+		{Name: "nvjpegGetProperty", Addr: &l.getProperty},
+	})
 	if err != nil {
-		return nil, err
+		return nil, fmt.Errorf("no nvJPEG library found (libnvjpeg; set %s, install CUDA's libnvjpeg or PyTorch's nvidia-nvjpeg-cu12): %w",
+			NvjpegEnv, err)
 	}
-	l := &nvjpegLib{path: path}
-	for _, s := range []struct {
-		name string
-		addr *uintptr
-	}{
-		{"nvjpegCreateSimple", &l.create},
-		{"nvjpegDestroy", &l.destroy},
-		{"nvjpegJpegStateCreate", &l.stateCreate},
-		{"nvjpegJpegStateDestroy", &l.stateDestroy},
-		{"nvjpegGetImageInfo", &l.getImageInfo},
-		{"nvjpegDecodeBatchedInitialize", &l.decodeBatchedInit},
-		{"nvjpegDecodeBatched", &l.decodeBatched},
-		{"nvjpegGetProperty", &l.getProperty},
-	} {
-		if *s.addr, err = dlsym(h, s.name); err != nil {
-			return nil, fmt.Errorf("%s has no %s: %w", path, s.name, err)
-		}
-	}
+	l.path = lib.Name
 	return l, nil
 }
 
@@ -182,13 +154,13 @@ func newJPEGDecoder(c *Context, paths []string, batch, maxThreads, format int) (
 	d := &JPEGDecoder{c: c, lib: lib, batch: batch, threads: maxThreads, format: format, inited: batch, images: make([]nvjpegImage, batch),
 		data: make([]uintptr, batch), lengths: make([]uintptr, batch)}
 	err = c.run(func() error {
-		if err := nvjpegCheck("nvjpegCreateSimple", ccall(lib.create, uintptr(unsafe.Pointer(&d.handle)))); err != nil {
+		if err := nvjpegCheck("nvjpegCreateSimple", nativelib.Call(lib.create, uintptr(unsafe.Pointer(&d.handle)))); err != nil {
 			return err
 		}
-		if err := nvjpegCheck("nvjpegJpegStateCreate", ccall(lib.stateCreate, d.handle, uintptr(unsafe.Pointer(&d.state)))); err != nil {
+		if err := nvjpegCheck("nvjpegJpegStateCreate", nativelib.Call(lib.stateCreate, d.handle, uintptr(unsafe.Pointer(&d.state)))); err != nil {
 			return err
 		}
-		if err := nvjpegCheck("nvjpegDecodeBatchedInitialize", ccall(lib.decodeBatchedInit, d.handle, d.state,
+		if err := nvjpegCheck("nvjpegDecodeBatchedInitialize", nativelib.Call(lib.decodeBatchedInit, d.handle, d.state,
 			uintptr(batch), uintptr(maxThreads), uintptr(format))); err != nil {
 			return err
 		}
@@ -211,7 +183,7 @@ func (d *JPEGDecoder) Version() (string, error) {
 	var v [3]int32
 	for k := range v {
 		// libraryPropertyType: MAJOR_VERSION 0, MINOR_VERSION 1, PATCH_LEVEL 2.
-		if err := nvjpegCheck("nvjpegGetProperty", ccall(d.lib.getProperty, uintptr(k), uintptr(unsafe.Pointer(&v[k])))); err != nil {
+		if err := nvjpegCheck("nvjpegGetProperty", nativelib.Call(d.lib.getProperty, uintptr(k), uintptr(unsafe.Pointer(&v[k])))); err != nil {
 			return "", err
 		}
 	}
@@ -227,7 +199,7 @@ func (d *JPEGDecoder) ImageInfo(jpeg []byte) (components, w, h int, err error) {
 	err = d.c.run(func() error {
 		var n, sub int32
 		var ws, hs [4]int32
-		err := nvjpegCheck("nvjpegGetImageInfo", ccall(d.lib.getImageInfo, d.handle, uintptr(unsafe.Pointer(&jpeg[0])), uintptr(len(jpeg)),
+		err := nvjpegCheck("nvjpegGetImageInfo", nativelib.Call(d.lib.getImageInfo, d.handle, uintptr(unsafe.Pointer(&jpeg[0])), uintptr(len(jpeg)),
 			uintptr(unsafe.Pointer(&n)), uintptr(unsafe.Pointer(&sub)), uintptr(unsafe.Pointer(&ws[0])), uintptr(unsafe.Pointer(&hs[0]))))
 		components, w, h = int(n), int(ws[0]), int(hs[0])
 		return err
@@ -318,7 +290,7 @@ func (d *JPEGDecoder) decode(jpegs [][]byte, before func() error) (time.Duration
 	err := d.c.run(func() error {
 		if n := len(jpegs); n != d.inited {
 			// nvjpegDecodeBatched decodes exactly the initialised count.
-			if err := nvjpegCheck("nvjpegDecodeBatchedInitialize", ccall(d.lib.decodeBatchedInit, d.handle, d.state,
+			if err := nvjpegCheck("nvjpegDecodeBatchedInitialize", nativelib.Call(d.lib.decodeBatchedInit, d.handle, d.state,
 				uintptr(n), uintptr(d.threads), uintptr(d.format))); err != nil {
 				return err
 			}
@@ -330,7 +302,7 @@ func (d *JPEGDecoder) decode(jpegs [][]byte, before func() error) (time.Duration
 				return err
 			}
 		}
-		if err := nvjpegCheck("nvjpegDecodeBatched", ccall(d.lib.decodeBatched, d.handle, d.state,
+		if err := nvjpegCheck("nvjpegDecodeBatched", nativelib.Call(d.lib.decodeBatched, d.handle, d.state,
 			uintptr(unsafe.Pointer(&d.data[0])), uintptr(unsafe.Pointer(&d.lengths[0])), uintptr(unsafe.Pointer(&d.images[0])), d.stream)); err != nil {
 			return err
 		}
@@ -355,10 +327,10 @@ func (d *JPEGDecoder) Close() error {
 			errs = append(errs, c.streamDestroy(d.stream))
 		}
 		if d.state != 0 {
-			errs = append(errs, nvjpegCheck("nvjpegJpegStateDestroy", ccall(d.lib.stateDestroy, d.state)))
+			errs = append(errs, nvjpegCheck("nvjpegJpegStateDestroy", nativelib.Call(d.lib.stateDestroy, d.state)))
 		}
 		if d.handle != 0 {
-			errs = append(errs, nvjpegCheck("nvjpegDestroy", ccall(d.lib.destroy, d.handle)))
+			errs = append(errs, nvjpegCheck("nvjpegDestroy", nativelib.Call(d.lib.destroy, d.handle)))
 		}
 		return errors.Join(errs...)
 	})

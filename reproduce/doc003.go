@@ -12,15 +12,13 @@ import (
 	"strings"
 	"time"
 
-	"github.com/montanaflynn/stats"
-
 	"golang.org/x/perf/benchfmt"
 	"gonum.org/v1/plot/vg"
 
 	"github.com/headspace-bench/headspace/datasets"
 	"github.com/headspace-bench/headspace/datasets/ondisk"
 	"github.com/headspace-bench/headspace/datasets/transforms"
-	"github.com/headspace-bench/headspace/harness/blocks/device"
+	"github.com/headspace-bench/headspace/device"
 	"github.com/headspace-bench/headspace/harness/blocks/loader"
 	"github.com/headspace-bench/headspace/harness/blocks/pipeline"
 	"github.com/headspace-bench/headspace/harness/blocks/results"
@@ -606,14 +604,13 @@ func timeline003Figure(pg *page) (string, error) {
 	return link + ".png", nil
 }
 
-// mean is the mean of v (montanaflynn/stats), 0 when v is empty: the
-// value was not measured.
+// mean is the mean of v (summary.Mean), 0 when v is empty: the value
+// was not measured.
 func mean(v []float64) float64 {
-	m, err := stats.Mean(v)
-	if err != nil {
+	if len(v) == 0 {
 		return 0
 	}
-	return m
+	return summary.Mean(v)
 }
 
 // meanDur is the mean of v in nanoseconds as a duration.
@@ -1189,7 +1186,7 @@ func remedies003(rows []workloads.OnDiskRow) []remedy003 {
 	}
 	for i := range es {
 		e := &es[i]
-		var gains stats.Float64Data
+		var gains []float64
 		for _, row := range rows {
 			before, ok := byCase[row.Case]
 			if !ok {
@@ -1212,7 +1209,7 @@ func remedies003(rows []workloads.OnDiskRow) []remedy003 {
 			gains = append(gains, g)
 		}
 		if e.pairs > 0 {
-			e.gain, _ = stats.GeometricMean(gains)
+			e.gain = summary.GeometricMean(gains)
 		}
 	}
 	return es

@@ -6,9 +6,8 @@ import (
 	"io"
 	"time"
 
-	"github.com/montanaflynn/stats"
-
 	"github.com/headspace-bench/headspace/harness/engines/sim"
+	"github.com/headspace-bench/headspace/internal/summary"
 	"github.com/headspace-bench/headspace/workloads"
 )
 
@@ -85,9 +84,9 @@ func render004(f *resultFile, p *page) ([]byte, error) {
 			return nil, &FileError{Path: f.path, Err: fmt.Errorf("load %v %s: no single seed 1", row.Load, row.Dist)}
 		}
 		row.Seeds, row.Seed1, row.Idle = seeds, int(batches[0]), idle[0]/100
-		row.Mean, _ = stats.Mean(counts)
+		row.Mean = summary.Mean(counts)
 		if seeds > 1 {
-			row.SD, _ = stats.StandardDeviationSample(counts)
+			row.SD = summary.StdDev(counts)
 		}
 		// The halting pattern and the figures need the simulation's
 		// events, not in the file: the simulation is a function of its

@@ -42,7 +42,8 @@ import (
 
 	"github.com/minio/minio-go/v7"
 	"github.com/minio/minio-go/v7/pkg/credentials"
-	"github.com/montanaflynn/stats"
+
+	"github.com/headspace-bench/headspace/internal/summary"
 )
 
 // Scheme prefixes a bucket URL: s3://BUCKET/PREFIX.
@@ -694,10 +695,8 @@ func (c *Client) Stats() Stats {
 	lat := append([]float64(nil), c.st.lat...)
 	c.st.mu.Unlock()
 	if len(lat) > 0 {
-		mean, _ := stats.Mean(lat)
-		p99, _ := stats.Percentile(lat, 99)
-		s.LatencyMean = time.Duration(mean * float64(time.Second))
-		s.LatencyP99 = time.Duration(p99 * float64(time.Second))
+		s.LatencyMean = time.Duration(summary.Mean(lat) * float64(time.Second))
+		s.LatencyP99 = time.Duration(summary.Percentile(lat, 99) * float64(time.Second))
 	}
 	return s
 }

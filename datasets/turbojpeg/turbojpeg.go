@@ -1,7 +1,7 @@
 // Package turbojpeg decodes JPEG with libjpeg-turbo's TurboJPEG API, the
 // decoder behind PIL, torchvision, SPDL and DALI's CPU path, loaded at run
-// time with purego: no cgo, headspace stays one static binary, and a
-// machine without the library runs everything else.
+// time with purego through internal/nativelib: no cgo, headspace stays one
+// static binary, and a machine without the library runs everything else.
 //
 // Load opens Debian's libturbojpeg0 (libturbojpeg.so.0) once. A Decoder is
 // one TurboJPEG handle with its argument and result slots, used by one
@@ -36,6 +36,8 @@ import (
 	"regexp"
 	"slices"
 	"sync"
+
+	"github.com/headspace-bench/headspace/internal/nativelib"
 )
 
 // Package is the Debian package that provides the library.
@@ -73,43 +75,22 @@ func Load() (*Library, error) {
 }
 
 func load() (*Library, error) {
-	var h uintptr
-	var errs []error
-	var name string
-	for _, n := range Names {
-		var err error
-		if h, err = dlopen(n); err == nil {
-			name = n
-			break
-		}
-		errs = append(errs, err)
-	}
-	if h == 0 {
-		return nil, fmt.Errorf("turbojpeg: %w: install Debian's %s (apt-get install %s) or use --decoder go (%v)", ErrUnavailable, Package, Package, errors.Join(errs...))
-	}
 	l := &Library{}
-	var err error
-	for _, s := range []struct {
-		name string
-		addr *uintptr
-	}{
-		{"tjInitDecompress", &l.tjInitDecompress},
-		{"tjDecompressHeader3", &l.tjDecompressHeader3},
-		{"tjDecompress2", &l.tjDecompress2},
-		{"tjGetErrorStr2", &l.tjGetErrorStr2},
-		{"tjDestroy", &l.tjDestroy},
-		{"tjGetScalingFactors", &l.tjGetScalingFactors},
-	} {
-		a, err := dlsym(h, s.name)
-		if err != nil {
-			return nil, fmt.Errorf("turbojpeg: %s has no %s: %w: install Debian's %s", name, s.name, ErrUnavailable, Package)
-		}
-		*s.addr = a
+	lib, err := nativelib.OpenFirst(Names, []nativelib.Symbol{
+		{Name: "tjInitDecompress", Addr: &l.tjInitDecompress},
+		{Name: "tjDecompressHeader3", Addr: &l.tjDecompressHeader3},
+		{Name: "tjDecompress2", Addr: &l.tjDecompress2},
+		{Name: "tjGetErrorStr2", Addr: &l.tjGetErrorStr2},
+		{Name: "tjDestroy", Addr: &l.tjDestroy},
+		{Name: "tjGetScalingFactors", Addr: &l.tjGetScalingFactors},
+	})
+	if err != nil {
+		return nil, fmt.Errorf("turbojpeg: %w: install Debian's %s (apt-get install %s) or use --decoder go (%v)", ErrUnavailable, Package, Package, err)
 	}
 	if l.factors, err = scalingFactors(l.tjGetScalingFactors); err != nil {
-		return nil, fmt.Errorf("turbojpeg: %s: %w", name, err)
+		return nil, fmt.Errorf("turbojpeg: %s: %w", lib.Name, err)
 	}
-	l.path = loadedPath(name)
+	l.path = lib.File()
 	l.version = fileVersion(l.path)
 	return l, nil
 }
@@ -134,7 +115,7 @@ func fileVersion(path string) string {
 func scalingFactors(fn uintptr) ([]Factor, error) {
 	var n int32
 	args := []uintptr{int32Addr(&n)}
-	p := callArgs(fn, args)
+	p := nativelib.CallArgs(fn, args)
 	if p == 0 || n <= 0 || n > 64 {
 		return nil, fmt.Errorf("tjGetScalingFactors returned %d factors", n)
 	}
@@ -237,7 +218,7 @@ type Decoder struct {
 
 // NewDecoder returns a decoder with its own handle.
 func (l *Library) NewDecoder() (*Decoder, error) {
-	h := ccall(l.tjInitDecompress)
+	h := nativelib.Call(l.tjInitDecompress)
 	if h == 0 {
 		return nil, errors.New("turbojpeg: tjInitDecompress failed")
 	}
@@ -248,7 +229,7 @@ func (l *Library) NewDecoder() (*Decoder, error) {
 func (d *Decoder) Close() error {
 	if d.handle != 0 {
 		d.args[0] = d.handle
-		callArgs(d.l.tjDestroy, d.args[:1])
+		nativelib.CallArgs(d.l.tjDestroy, d.args[:1])
 		d.handle = 0
 	}
 	return nil
@@ -262,7 +243,7 @@ func (d *Decoder) Header(jpeg []byte) (w, h int, err error) {
 	a := d.args[:7]
 	a[0], a[1], a[2] = d.handle, bytesAddr(jpeg), uintptr(len(jpeg))
 	a[3], a[4], a[5], a[6] = int32Addr(&d.hdr[0]), int32Addr(&d.hdr[1]), int32Addr(&d.hdr[2]), int32Addr(&d.hdr[3])
-	r := int32(callArgs(d.l.tjDecompressHeader3, a))
+	r := int32(nativelib.CallArgs(d.l.tjDecompressHeader3, a))
 	keepAlive(jpeg)
 	if r != 0 {
 		return 0, 0, d.err("header")
@@ -325,7 +306,7 @@ func (d *Decoder) decompress(jpeg, dst []byte, w, h int) error {
 	a[0], a[1], a[2] = d.handle, bytesAddr(jpeg), uintptr(len(jpeg))
 	a[3], a[4], a[5], a[6] = bytesAddr(dst), uintptr(w), uintptr(3*w), uintptr(h)
 	a[7], a[8] = pixelRGB, 0 // accurate integer DCT, as PIL decodes by default
-	r := int32(callArgs(d.l.tjDecompress2, a))
+	r := int32(nativelib.CallArgs(d.l.tjDecompress2, a))
 	keepAlive(jpeg)
 	keepAlive(dst)
 	if r != 0 {
@@ -337,6 +318,6 @@ func (d *Decoder) decompress(jpeg, dst []byte, w, h int) error {
 // err is the handle's last error message.
 func (d *Decoder) err(what string) error {
 	d.args[0] = d.handle
-	p := callArgs(d.l.tjGetErrorStr2, d.args[:1])
+	p := nativelib.CallArgs(d.l.tjGetErrorStr2, d.args[:1])
 	return fmt.Errorf("turbojpeg: %s: %s", what, cString(p))
 }

@@ -2,9 +2,11 @@ package turbojpeg
 
 import (
 	"bytes"
+	"errors"
 	"image"
 	"image/jpeg"
 	"regexp"
+	"runtime"
 	"strings"
 	"testing"
 
@@ -145,5 +147,30 @@ func TestDecodeAllocatesNothing(t *testing.T) {
 		}
 	}); n != 0 {
 		t.Errorf("DecodeRGB: %.1f allocations per image, want 0", n)
+	}
+}
+
+// TestLoadErrorIsOneLine: without the library, the error wraps
+// ErrUnavailable, names the Debian package and every file tried, on one
+// line (the command prints it as its one line).
+func TestLoadErrorIsOneLine(t *testing.T) {
+	names := Names
+	t.Cleanup(func() { Names = names })
+	Names = []string{"/nonexistent/libturbojpeg.so.0", "libturbojpeg-none.so"}
+	_, err := load()
+	if err == nil || !errors.Is(err, ErrUnavailable) || strings.Contains(err.Error(), "\n") {
+		t.Fatalf("load() = %q, want one line wrapping ErrUnavailable", err)
+	}
+	for _, s := range []string{"apt-get install " + Package, "--decoder go"} {
+		if !strings.Contains(err.Error(), s) {
+			t.Errorf("error %q does not say %q", err, s)
+		}
+	}
+	if runtime.GOOS == "linux" {
+		for _, s := range Names {
+			if !strings.Contains(err.Error(), s) {
+				t.Errorf("error %q does not name %s", err, s)
+			}
+		}
 	}
 }

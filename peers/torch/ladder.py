@@ -19,7 +19,7 @@ as the document's code blocks change the script:
   none    the full pipeline: a new random image per sample (the baseline).
 
 With --device emulated the training step is headspace's emulated accelerator
-(harness/blocks/device.Emulated) instead of the Net: the document's whole script
+(device.Emulated) instead of the Net: the document's whole script
 runs, but train_step is a wait of --step (the document's device-cached
 1/3.45 s, 290ms, by default), and each host-to-device copy waits the batch's
 bytes over --pinned-gbps (pin_memory=True, as the document) on the host, as
@@ -99,7 +99,7 @@ DOCUMENT_STEPS_PER_SEC = {"raw": 1.72, "none": 0.89}
 DOCUMENT_BATCH, DOCUMENT_WORKERS, DOCUMENT_RAW, DOCUMENT_CROP = 256, 4, 1024, 256
 
 # headspace's emulated device's assumed host-to-device bandwidths
-# (harness/blocks/device.DefaultEmulated), GB/s; headspace passes its own.
+# (device.DefaultEmulated), GB/s; headspace passes its own.
 PINNED_GBPS, PAGEABLE_GBPS = 24.0, 12.0
 
 # Set from the command line before any dataset is built.
@@ -176,7 +176,7 @@ def train_step(model, criterion, optimizer, inputs, labels):
 
 
 class EmulatedDevice:
-    """headspace's emulated accelerator (harness/blocks/device.Emulated), in Python.
+    """headspace's emulated accelerator (device.Emulated), in Python.
 
     upload waits the batch's bytes over the bandwidth, on the host (the copy
     is not made: the tensors stay where they are); step waits until the step

@@ -7,7 +7,7 @@ import (
 	"io"
 	"sync"
 
-	"github.com/headspace-bench/headspace/harness/blocks/batching"
+	"github.com/headspace-bench/headspace/batching"
 )
 
 // ErrClosed is returned by Next after Close.

@@ -10,7 +10,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/headspace-bench/headspace/harness/blocks/results"
+	"github.com/headspace-bench/headspace/internal/setting"
 )
 
 // Config is an emulated link: what the network between the loader and its
@@ -220,10 +220,10 @@ func (c Config) String() string {
 // Settings is c's block for a result file: "link" (the preset c equals,
 // or custom) then every setting as "link-<key>". A run without a link
 // records none of them, so earlier result files keep their setup.
-func (c Config) Settings() []results.Config {
-	out := []results.Config{{Key: "link", Value: c.PresetName()}}
+func (c Config) Settings() []setting.Setting {
+	out := []setting.Setting{{Key: "link", Value: c.PresetName()}}
 	for _, p := range c.pairs() {
-		out = append(out, results.Config{Key: "link-" + p[0], Value: p[1]})
+		out = append(out, setting.Setting{Key: "link-" + p[0], Value: p[1]})
 	}
 	return out
 }

@@ -6,7 +6,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/headspace-bench/headspace/harness/blocks/results"
+	"github.com/headspace-bench/headspace/internal/setting"
 )
 
 func TestParseBandwidth(t *testing.T) {
@@ -168,7 +168,7 @@ func TestSettings(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := []results.Config{
+	want := []setting.Setting{
 		{Key: "link", Value: "custom"},
 		{Key: "link-latency", Value: "30ms"},
 		{Key: "link-jitter", Value: "5ms"},

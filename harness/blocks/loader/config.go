@@ -7,14 +7,14 @@ import (
 	"runtime"
 	"time"
 
+	"github.com/headspace-bench/headspace/batching"
 	"github.com/headspace-bench/headspace/datasets"
 	"github.com/headspace-bench/headspace/datasets/bucket"
 	"github.com/headspace-bench/headspace/datasets/ondisk"
 	"github.com/headspace-bench/headspace/datasets/transforms"
-	"github.com/headspace-bench/headspace/harness/blocks/batching"
 	"github.com/headspace-bench/headspace/harness/blocks/level"
 	"github.com/headspace-bench/headspace/harness/blocks/pipeline"
-	"github.com/headspace-bench/headspace/harness/blocks/results"
+	"github.com/headspace-bench/headspace/internal/setting"
 )
 
 // Config is the input pipeline's configuration: what is loaded, how it is
@@ -63,7 +63,7 @@ type Config struct {
 	// Link is the emulated network between the loader and the bucket's
 	// server, as its settings (package link): recorded in the result
 	// file; nil without one.
-	Link []results.Config
+	Link []setting.Setting
 	// MaxFailures is how many samples of Data that cannot be fetched or
 	// decoded are skipped (and counted) before the run stops; a skipped
 	// sample is replaced by the next one that reads, so batches keep

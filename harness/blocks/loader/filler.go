@@ -5,9 +5,9 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/headspace-bench/headspace/batching"
 	"github.com/headspace-bench/headspace/datasets"
 	"github.com/headspace-bench/headspace/datasets/ondisk"
-	"github.com/headspace-bench/headspace/harness/blocks/batching"
 )
 
 // BatchFiller computes whole batches on one goroutine, sample after sample:

@@ -7,7 +7,7 @@ import (
 
 	"github.com/headspace-bench/headspace/datasets/bucket"
 	"github.com/headspace-bench/headspace/datasets/ondisk"
-	"github.com/headspace-bench/headspace/harness/blocks/results"
+	"github.com/headspace-bench/headspace/internal/setting"
 )
 
 // Settings is the one builder of a pipeline's settings block (the
@@ -16,8 +16,8 @@ import (
 // size is written WxH whatever the flag said, so "256" and "256x256" are
 // one setup. A dataset on disk adds DataSettings (its size and count are
 // raw-size and samples).
-func (c Config) Settings() []results.Config {
-	out := []results.Config{
+func (c Config) Settings() []setting.Setting {
+	out := []setting.Setting{
 		{Key: "batch", Value: fmt.Sprint(c.Batch)},
 		{Key: "raw-size", Value: fmt.Sprintf("%dx%d", c.Dataset.Width, c.Dataset.Height)},
 		{Key: "crop", Value: fmt.Sprint(c.Transforms.Crop)},
@@ -29,12 +29,12 @@ func (c Config) Settings() []results.Config {
 		{Key: "load-latency", Value: c.LoadLatency.String()},
 	}
 	if c.Dataset.Natural() { // noise, the document's, is left implicit as before it was a choice
-		out = append(out, results.Config{Key: "content", Value: c.Dataset.Content})
+		out = append(out, setting.Setting{Key: "content", Value: c.Dataset.Content})
 	}
 	if c.DeviceCrop {
 		// The device transform's uploads: whole raw images (recorded only
 		// when set, so the files of earlier sweeps keep their setup).
-		out = append(out, results.Config{Key: "device-crop", Value: "true"})
+		out = append(out, setting.Setting{Key: "device-crop", Value: "true"})
 	}
 	return append(out, c.DataSettings()...)
 }
@@ -43,7 +43,7 @@ func (c Config) Settings() []results.Config {
 // one): its identity from the manifest (format, layout, the manifest's
 // SHA-256; not its path, which changes nothing), the page-cache mode and
 // the failures allowed. Settings includes it.
-func (c Config) DataSettings() []results.Config {
+func (c Config) DataSettings() []setting.Setting {
 	if c.Data == "" {
 		return nil
 	}
@@ -60,7 +60,7 @@ func (c Config) DataSettings() []results.Config {
 	if err != nil {
 		decoder = "unavailable"
 	}
-	out := []results.Config{
+	out := []setting.Setting{
 		{Key: "decoder", Value: decoder},
 		{Key: "data-format", Value: format},
 		{Key: "data-layout", Value: layout},
@@ -73,35 +73,35 @@ func (c Config) DataSettings() []results.Config {
 		// files of local data keep their setup).
 		bo := c.Bucket
 		out = append(out,
-			results.Config{Key: "data-store", Value: "s3"},
-			results.Config{Key: "fetch-concurrency", Value: fmt.Sprint(c.fetchers())},
-			results.Config{Key: "chunk-size", Value: fmt.Sprint(cmp.Or(bo.ChunkSize, bucket.DefaultChunkSize))},
-			results.Config{Key: "fetch-retries", Value: fmt.Sprint(retries(bo.Retries))},
-			results.Config{Key: "fetch-window", Value: WindowRule},
+			setting.Setting{Key: "data-store", Value: "s3"},
+			setting.Setting{Key: "fetch-concurrency", Value: fmt.Sprint(c.fetchers())},
+			setting.Setting{Key: "chunk-size", Value: fmt.Sprint(cmp.Or(bo.ChunkSize, bucket.DefaultChunkSize))},
+			setting.Setting{Key: "fetch-retries", Value: fmt.Sprint(retries(bo.Retries))},
+			setting.Setting{Key: "fetch-window", Value: WindowRule},
 		)
 		for _, kv := range bucket.S3Standard.Settings() {
-			out = append(out, results.Config{Key: kv[0], Value: kv[1]})
+			out = append(out, setting.Setting{Key: kv[0], Value: kv[1]})
 		}
 		if c.ShardReads == ondisk.ShardReadsWhole {
 			// Recorded only when set, so the files of ranged reads keep
 			// their setup.
-			out = append(out, results.Config{Key: "shard-reads", Value: c.ShardReads})
+			out = append(out, setting.Setting{Key: "shard-reads", Value: c.ShardReads})
 		}
 		out = append(out, c.Link...)
 	}
 	if c.scaled() {
 		// Recorded only when set, so files made without it keep their
 		// setup, and never compare as the same setup as files made with it.
-		out = append(out, results.Config{Key: "decode-scale", Value: c.DecodeScaleSetting()})
+		out = append(out, setting.Setting{Key: "decode-scale", Value: c.DecodeScaleSetting()})
 	}
 	if in != nil && in.Kind != "headspace" {
 		// A dataset the user brings: its images' sizes, and what is done
 		// to those that differ from the raw size (the document's caveat
 		// 2, input that varies in size, made measurable).
 		out = append(out,
-			results.Config{Key: "data-image-sizes", Value: in.Sizes},
-			results.Config{Key: "data-resize", Value: c.resizeSetting()},
-			results.Config{Key: "data-unreadable", Value: fmt.Sprint(in.Failed)},
+			setting.Setting{Key: "data-image-sizes", Value: in.Sizes},
+			setting.Setting{Key: "data-resize", Value: c.resizeSetting()},
+			setting.Setting{Key: "data-unreadable", Value: fmt.Sprint(in.Failed)},
 		)
 	}
 	return out

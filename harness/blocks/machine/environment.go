@@ -14,7 +14,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/headspace-bench/headspace/harness/blocks/results"
+	"github.com/headspace-bench/headspace/internal/setting"
 )
 
 // Environment describes the machine a sweep runs on, as the leading
@@ -44,15 +44,15 @@ import (
 //   - else "unknown".
 //
 // An empty device is recorded as "unknown".
-func Environment(device string) []results.Config {
+func Environment(device string) []setting.Setting {
 	return environment(device, "/proc/cpuinfo", "")
 }
 
-func environment(device, cpuinfo, dir string) []results.Config {
+func environment(device, cpuinfo, dir string) []setting.Setting {
 	if device = strings.TrimSpace(device); device == "" {
 		device = "unknown"
 	}
-	return []results.Config{
+	return []setting.Setting{
 		{Key: "goos", Value: runtime.GOOS},
 		{Key: "goarch", Value: runtime.GOARCH},
 		{Key: "cpu", Value: cpuModel(cpuinfo)},

@@ -13,6 +13,9 @@ import (
 // histogram is a lock-free log-linear histogram of durations: 8 buckets per
 // power of two, so a percentile read from it is within 1/16 (6.25%) of the
 // true value. Recording is two atomic adds, so workers never contend on a lock.
+// It is the one estimate outside internal/summary, which needs every value:
+// a stage sees millions of items, and keeping them would allocate on the hot
+// path.
 type histogram struct {
 	buckets [64 * 8]atomic.Uint64
 }

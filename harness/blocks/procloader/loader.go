@@ -11,8 +11,8 @@ import (
 	"sync"
 	"time"
 
+	"github.com/headspace-bench/headspace/batching"
 	"github.com/headspace-bench/headspace/datasets/ondisk"
-	"github.com/headspace-bench/headspace/harness/blocks/batching"
 	"github.com/headspace-bench/headspace/harness/blocks/loader"
 )
 

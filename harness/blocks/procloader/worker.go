@@ -7,7 +7,7 @@ import (
 	"fmt"
 	"io"
 
-	"github.com/headspace-bench/headspace/harness/blocks/batching"
+	"github.com/headspace-bench/headspace/batching"
 )
 
 // beforeBatch, if set, is called by ServeWorker before it computes batch k:

@@ -19,13 +19,15 @@ import (
 	"golang.org/x/perf/benchunit"
 
 	"github.com/headspace-bench/headspace/internal/atomicfile"
+	"github.com/headspace-bench/headspace/internal/setting"
 )
 
 // Config is one configuration line of a results file, written as
 // "key: value". Keys start with a lower-case letter and contain no
 // spaces or upper-case letters (the Go benchmark format's rule); values
-// are a single non-empty line.
-type Config struct{ Key, Value string }
+// are a single non-empty line. It is the neutral setting.Setting, so
+// that the blocks that state settings need not import this package.
+type Config = setting.Setting
 
 // Direction says whether higher or lower values of a unit are better.
 // Its values match benchfmt.UnitMetadataMap.GetBetter: +1, -1, or 0

@@ -15,12 +15,12 @@ import (
 )
 
 var testConfig = []Config{
-	{"goos", "linux"},
-	{"goarch", "amd64"},
-	{"cpu", "Test CPU"},
-	{"commit", "abc1234"},
-	{"device", "emulated"},
-	{"raw-size", "1024"},
+	{Key: "goos", Value: "linux"},
+	{Key: "goarch", Value: "amd64"},
+	{Key: "cpu", Value: "Test CPU"},
+	{Key: "commit", Value: "abc1234"},
+	{Key: "device", Value: "emulated"},
+	{Key: "raw-size", Value: "1024"},
 }
 
 func withCommit(c string) []Config {
@@ -247,7 +247,7 @@ func TestResumeRefusesAnotherBuild(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, c := range []string{"abc1234", "def5678"} {
-		if f, err := Open(mixed, []Config{{"commit", c}}); !errors.Is(err, ErrRefused) {
+		if f, err := Open(mixed, []Config{{Key: "commit", Value: c}}); !errors.Is(err, ErrRefused) {
 			t.Errorf("a file of two builds resumed by %s: %v", c, err)
 			if err == nil {
 				f.Close()
@@ -269,7 +269,7 @@ func TestOpenConfigMismatch(t *testing.T) {
 		want string
 	}{
 		{"changed", func(c []Config) []Config { c[2].Value = "Other CPU"; return c }, `cpu: "Test CPU" in file, now "Other CPU"`},
-		{"added", func(c []Config) []Config { return append(c, Config{"batch", "64"}) }, `batch: not in file, now "64"`},
+		{"added", func(c []Config) []Config { return append(c, Config{Key: "batch", Value: "64"}) }, `batch: not in file, now "64"`},
 		{"removed", func(c []Config) []Config { return c[:5] }, `raw-size: "1024" in file, not set now`},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -310,14 +310,14 @@ func TestOpenRefusesBadFile(t *testing.T) {
 func TestConfigValidation(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "r.txt")
 	for _, cfg := range [][]Config{
-		{{"Goos", "linux"}},
-		{{"go os", "linux"}},
-		{{"a:b", "linux"}},
-		{{"", "x"}},
-		{{"cpu", ""}},
-		{{"cpu", "a\nb"}},
-		{{"cpu", " leading"}},
-		{{"cpu", "a"}, {"cpu", "b"}},
+		{{Key: "Goos", Value: "linux"}},
+		{{Key: "go os", Value: "linux"}},
+		{{Key: "a:b", Value: "linux"}},
+		{{Key: "", Value: "x"}},
+		{{Key: "cpu", Value: ""}},
+		{{Key: "cpu", Value: "a\nb"}},
+		{{Key: "cpu", Value: " leading"}},
+		{{Key: "cpu", Value: "a"}, {Key: "cpu", Value: "b"}},
 	} {
 		if _, err := Open(path, cfg); err == nil {
 			t.Errorf("Open accepted config %q", cfg)
@@ -428,7 +428,7 @@ func TestResumeKeepsUnitMetadata(t *testing.T) {
 	if err := os.WriteFile(path, []byte(orig), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	f, err := Open(path, []Config{{"commit", "x"}})
+	f, err := Open(path, []Config{{Key: "commit", Value: "x"}})
 	if err != nil {
 		t.Fatal(err)
 	}

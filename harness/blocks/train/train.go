@@ -16,11 +16,10 @@ import (
 	"math"
 	"time"
 
-	"github.com/montanaflynn/stats"
-
-	"github.com/headspace-bench/headspace/harness/blocks/batching"
-	"github.com/headspace-bench/headspace/harness/blocks/device"
+	"github.com/headspace-bench/headspace/batching"
+	"github.com/headspace-bench/headspace/device"
 	"github.com/headspace-bench/headspace/harness/blocks/pipeline"
+	"github.com/headspace-bench/headspace/internal/summary"
 )
 
 // Config says how long a training loop runs.
@@ -212,22 +211,25 @@ type Summary struct {
 	P50, P90, P99, Max time.Duration
 }
 
-// StepSummary summarises the measured step times with montanaflynn/stats
-// (pinned at v0.7.1, whose Percentile is the nearest-rank method); the
-// zero Summary when there are none.
+// StepSummary summarises the measured step times through
+// internal/summary: the median (P50), the percentiles of
+// montanaflynn/stats v0.7.1 (the nearest-rank method) and the largest;
+// the zero Summary when there are none.
 func (r Result) StepSummary() Summary {
 	if len(r.StepTimes) == 0 {
 		return Summary{}
 	}
-	f := make(stats.Float64Data, len(r.StepTimes))
+	f := make([]float64, len(r.StepTimes))
 	for i, t := range r.StepTimes {
 		f[i] = float64(t)
 	}
-	d := func(v float64, err error) time.Duration {
-		if err != nil || math.IsNaN(v) {
+	d := func(v float64) time.Duration {
+		if math.IsNaN(v) {
 			return 0
 		}
 		return time.Duration(v)
 	}
-	return Summary{P50: d(f.Median()), P90: d(f.Percentile(90)), P99: d(f.Percentile(99)), Max: d(f.Max())}
+	// Percentile and Max leave f as it is; Median sorts it, so it comes last.
+	p90, p99, mx := summary.Percentile(f, 90), summary.Percentile(f, 99), summary.Max(f)
+	return Summary{P50: d(summary.Median(f)), P90: d(p90), P99: d(p99), Max: d(mx)}
 }

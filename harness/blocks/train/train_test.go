@@ -9,8 +9,8 @@ import (
 
 	"go.uber.org/goleak"
 
-	"github.com/headspace-bench/headspace/harness/blocks/batching"
-	"github.com/headspace-bench/headspace/harness/blocks/device"
+	"github.com/headspace-bench/headspace/batching"
+	"github.com/headspace-bench/headspace/device"
 )
 
 func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }

@@ -31,8 +31,9 @@ package fetchmodel
 
 import (
 	"math"
-	"slices"
 	"time"
+
+	"github.com/headspace-bench/headspace/internal/summary"
 )
 
 // Link is the network between the loader and the store, as the model
@@ -202,8 +203,8 @@ func APE(predicted, measured float64) float64 {
 	return math.Abs(predicted-measured) / math.Abs(measured) * 100
 }
 
-// Median is the median of xs, NaNs left out (the mean of the middle two
-// for an even count); NaN for none.
+// Median is the median of xs, NaNs left out (summary.Median: for an even
+// count, benchmath's point between the middle two); NaN for none.
 func Median(xs []float64) float64 {
 	var v []float64
 	for _, x := range xs {
@@ -211,13 +212,5 @@ func Median(xs []float64) float64 {
 			v = append(v, x)
 		}
 	}
-	if len(v) == 0 {
-		return math.NaN()
-	}
-	slices.Sort(v)
-	n := len(v)
-	if n%2 == 1 {
-		return v[n/2]
-	}
-	return (v[n/2-1] + v[n/2]) / 2
+	return summary.Median(v) // NaN for none
 }

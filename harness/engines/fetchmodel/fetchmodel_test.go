@@ -1,7 +1,10 @@
 package fetchmodel
 
 import (
+	"fmt"
 	"math"
+	"math/rand/v2"
+	"slices"
 	"testing"
 	"time"
 )
@@ -104,5 +107,52 @@ func TestAPEMedian(t *testing.T) {
 	}
 	if !math.IsNaN(Median(nil)) {
 		t.Error("Median of nothing is not NaN")
+	}
+}
+
+// TestMedianAsBefore pins Median, now summary's (benchmath's), to the
+// mean of the middle two this package computed itself before (issue 33),
+// at the precision the remedies report prints errors (%.1f%%), for
+// errors of the kind it summarises: absolute percentage errors with
+// NaNs (points without a prediction) among them.
+func TestMedianAsBefore(t *testing.T) {
+	old := func(xs []float64) float64 {
+		var v []float64
+		for _, x := range xs {
+			if !math.IsNaN(x) {
+				v = append(v, x)
+			}
+		}
+		if len(v) == 0 {
+			return math.NaN()
+		}
+		slices.Sort(v)
+		n := len(v)
+		if n%2 == 1 {
+			return v[n/2]
+		}
+		return (v[n/2-1] + v[n/2]) / 2
+	}
+	nan := math.NaN()
+	r := rand.New(rand.NewPCG(3, 3))
+	cases := [][]float64{
+		{}, {nan}, {4.2}, {12.35, 0.15}, {3.3, nan, 7.1, 0.45}, {1.05, 2.15, 3.25, 4.35, 5.45, 6.55},
+	}
+	for n := 1; n < 60; n++ {
+		xs := make([]float64, n)
+		for i := range xs {
+			xs[i] = math.Abs(r.NormFloat64()) * 25 // APE, %
+			if r.IntN(10) == 0 {
+				xs[i] = nan
+			}
+		}
+		cases = append(cases, xs)
+	}
+	for _, xs := range cases {
+		want := old(slices.Clone(xs))
+		got := Median(slices.Clone(xs))
+		if fmt.Sprintf("%.1f", got) != fmt.Sprintf("%.1f", want) || (!math.IsNaN(want) && math.Abs(got-want) > 1e-12*math.Abs(want)) {
+			t.Errorf("Median(%v) = %v, was %v", xs, got, want)
+		}
 	}
 }

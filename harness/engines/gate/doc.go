@@ -102,9 +102,9 @@
 // its runs in the round) is the unit of replication, so a machine that is
 // slower for minutes slows both sides of a round alike and cancels. For
 // each benchmark and unit the verdict is taken on the median ratio over
-// rounds with a percentile bootstrap interval (Bootstrap, which this
-// package writes: benchmath has no interval for a statistic of paired
-// ratios; montanaflynn/stats gives the percentiles and medians): slower
+// rounds with a percentile bootstrap interval (summary.Bootstrap:
+// benchmath has no interval for a statistic of paired ratios; the
+// medians are benchmath's, the percentiles montanaflynn/stats'): slower
 // or faster when the whole interval is on one side of 1 and the median
 // moved beyond PairedOptions.Threshold (3%), same when the interval lies
 // within the threshold, not sure otherwise. Each benchmark has one verdict
@@ -124,4 +124,14 @@
 // benchstat shows the same comparison for two files whose commits differ
 // when told to ignore the commit key, which it would otherwise split
 // tables by: go tool benchstat -ignore commit OLD NEW.
+//
+// # Files
+//
+// One concern a file. The comparison of two files: options.go (the
+// defaults and Options), compare.go (reading and grouping both sides),
+// decide.go (the U test, the adjustment across rows, the verdict),
+// report.go (Row, Report and its Evidence) and text.go (WriteText).
+// Around it: baseline.go (a machine's baseline file), disturbed.go (the
+// disturbed hold). The paired session: session.go (running the rounds),
+// paired.go (ratios, intervals, verdicts) and paired_text.go.
 package gate

@@ -332,18 +332,6 @@ func TestMinSamples(t *testing.T) {
 			t.Errorf("MinSamples(%v) = %d, want %d", alpha, got, want)
 		}
 	}
-	// minP agrees with benchmath's table of the U test's smallest p-value.
-	for n, want := range []float64{1: 1, 2: 1.0 / 3, 3: 0.1, 4: 2.0 / 70, 5: 2.0 / 252, 9: 4.113533525298231e-05} {
-		if want == 0 {
-			continue
-		}
-		if got := minP(n, n); math.Abs(got-want) > 1e-9*want {
-			t.Errorf("minP(%d, %d) = %v, want %v", n, n, got, want)
-		}
-	}
-	if got := minP(3, 4); math.Abs(got-2.0/35) > 1e-12 {
-		t.Errorf("minP(3, 4) = %v", got)
-	}
 }
 
 func TestWriteTextEmpty(t *testing.T) {

@@ -4,14 +4,13 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
-	"slices"
 	"strings"
 
-	"github.com/montanaflynn/stats"
 	"golang.org/x/perf/benchfmt"
 
 	"github.com/headspace-bench/headspace/harness/blocks/results"
 	"github.com/headspace-bench/headspace/internal/disturb"
+	"github.com/headspace-bench/headspace/internal/summary"
 )
 
 // Paired comparison defaults.
@@ -240,8 +239,7 @@ func summarize(rs []*benchfmt.Result) sideRound {
 		}
 	}
 	for m, vs := range all {
-		med, _ := stats.Median(vs)
-		sr.vals[m] = med
+		sr.vals[m] = summary.Median(vs)
 	}
 	return sr
 }
@@ -250,7 +248,7 @@ func summarize(rs []*benchfmt.Result) sideRound {
 // benchmark and unit, the ratio head/base in each round (each side's
 // median over its runs in the round), left out where the round was
 // disturbed for the benchmark; the median ratio with a bootstrap
-// interval over rounds (Bootstrap: the round is the unit of
+// interval over rounds (summary.Bootstrap: the round is the unit of
 // replication); and a verdict. Verdict metrics (PairedRow.Verdict) are
 // each benchmark's cpu-ns/op where base's CPU time is at least
 // CPUBoundShare of its wall time and both sides record it, else its
@@ -287,11 +285,7 @@ func ComparePaired(rounds []Round, opt PairedOptions) PairedReport {
 				vs = append(vs, v)
 			}
 		}
-		med, err := stats.Median(vs)
-		if err != nil {
-			return math.NaN()
-		}
-		return med
+		return summary.Median(vs) // NaN for none
 	}
 	verdictUnit := map[string]string{}
 	for _, m := range order {
@@ -337,7 +331,7 @@ func ComparePaired(rounds []Round, opt PairedOptions) PairedReport {
 		}
 		row.Rounds = len(ratios)
 		if len(ratios) > 0 {
-			row.Ratio, _ = stats.Median(ratios)
+			row.Ratio = summary.Median(ratios) // sorts ratios: Bootstrap does not mind
 		}
 		switch {
 		case !present[Base] || !present[Head]:
@@ -352,7 +346,7 @@ func ComparePaired(rounds []Round, opt PairedOptions) PairedReport {
 			}
 		case opt.countOnly:
 		default:
-			row.Lo, row.Hi = Bootstrap(ratios, level, opt.Resamples, rng)
+			row.Lo, row.Hi = summary.Bootstrap(ratios, level, opt.Resamples, rng)
 			row.Decision = decidePaired(row, opt.Threshold)
 		}
 		rep.Rows = append(rep.Rows, row)
@@ -404,55 +398,4 @@ func decidePaired(row PairedRow, threshold float64) PairedVerdict {
 		return Same
 	}
 	return NotSure
-}
-
-// Bootstrap is the percentile bootstrap interval at level of the median
-// of xs: resamples times, draw len(xs) values from xs with replacement
-// and take their median; the interval is the (1-level)/2 and 1-(1-level)/2
-// percentiles of those medians (github.com/montanaflynn/stats). The rounds
-// are the unit of replication, so xs holds one ratio per round. The
-// project writes this loop itself: benchmath's intervals are for one
-// sample's median by order statistics, not for a statistic of paired
-// ratios.
-func Bootstrap(xs []float64, level float64, resamples int, rng *rand.Rand) (lo, hi float64) {
-	if len(xs) == 0 {
-		return math.NaN(), math.NaN()
-	}
-	// A resample's median depends only on how often each value was
-	// drawn: with xs sorted, count the draws per index and walk the
-	// counts to the middle order statistics (no sort per resample).
-	sorted := slices.Sorted(slices.Values(xs))
-	n := len(sorted)
-	counts := make([]int, n)
-	meds := make([]float64, resamples)
-	for i := range meds {
-		clear(counts)
-		for range n {
-			counts[rng.IntN(n)]++
-		}
-		meds[i] = (orderStat(sorted, counts, (n-1)/2) + orderStat(sorted, counts, n/2)) / 2
-	}
-	slices.Sort(meds) // once: the percentiles' own sorts then find it sorted
-	tail := 100 * (1 - level) / 2
-	var err1, err2 error
-	lo, err1 = stats.Percentile(meds, tail)
-	hi, err2 = stats.Percentile(meds, 100-tail)
-	if err1 != nil || err2 != nil {
-		// A tail thinner than one resample: the extremes.
-		lo, _ = stats.Min(meds)
-		hi, _ = stats.Max(meds)
-	}
-	return lo, hi
-}
-
-// orderStat is the k-th smallest (from 0) of a resample of sorted that
-// drew sorted[i] counts[i] times.
-func orderStat(sorted []float64, counts []int, k int) float64 {
-	for i, c := range counts {
-		if k < c {
-			return sorted[i]
-		}
-		k -= c
-	}
-	return sorted[len(sorted)-1]
 }

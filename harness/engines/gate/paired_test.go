@@ -3,8 +3,6 @@ package gate
 import (
 	"context"
 	"errors"
-	"math"
-	"math/rand/v2"
 	"testing"
 
 	"golang.org/x/perf/benchfmt"
@@ -186,24 +184,6 @@ func TestComparePairedOneSided(t *testing.T) {
 	}
 	if row := rowOf(t, rep, "sec/op"); !row.Verdict {
 		t.Errorf("%+v: without base's CPU time, wall time is the verdict metric", row)
-	}
-}
-
-func TestBootstrap(t *testing.T) {
-	xs := []float64{1.01, 0.99, 1.02, 1.0, 0.98, 1.03}
-	lo1, hi1 := Bootstrap(xs, 0.95, 2000, rand.New(rand.NewPCG(1, 2)))
-	lo2, hi2 := Bootstrap(xs, 0.95, 2000, rand.New(rand.NewPCG(1, 2)))
-	if lo1 != lo2 || hi1 != hi2 {
-		t.Error("the same seed gave different intervals")
-	}
-	if !(lo1 >= 0.98 && lo1 <= 1.0 && hi1 >= 1.0 && hi1 <= 1.03) {
-		t.Errorf("interval [%v, %v] of %v", lo1, hi1, xs)
-	}
-	if lo, hi := Bootstrap(xs, 0.99999, 10, rand.New(rand.NewPCG(1, 2))); math.IsNaN(lo) || math.IsNaN(hi) || lo > hi {
-		t.Errorf("a tail thinner than one resample: [%v, %v]; want the extremes", lo, hi)
-	}
-	if lo, _ := Bootstrap(nil, 0.95, 10, rand.New(rand.NewPCG(1, 2))); !math.IsNaN(lo) {
-		t.Errorf("no values: %v, want NaN", lo)
 	}
 }
 

@@ -4,8 +4,8 @@ import (
 	"context"
 	"fmt"
 
-	"github.com/headspace-bench/headspace/harness/blocks/batching"
-	"github.com/headspace-bench/headspace/harness/blocks/device"
+	"github.com/headspace-bench/headspace/batching"
+	"github.com/headspace-bench/headspace/device"
 	"github.com/headspace-bench/headspace/harness/blocks/level"
 	"github.com/headspace-bench/headspace/harness/blocks/loader"
 	"github.com/headspace-bench/headspace/harness/blocks/train"

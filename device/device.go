@@ -32,7 +32,7 @@ import (
 	"math"
 	"time"
 
-	"github.com/headspace-bench/headspace/harness/blocks/batching"
+	"github.com/headspace-bench/headspace/batching"
 )
 
 // Buffer is a batch resident on a device.

@@ -3,7 +3,7 @@ package batching_test
 import (
 	"fmt"
 
-	"github.com/headspace-bench/headspace/harness/blocks/batching"
+	"github.com/headspace-bench/headspace/batching"
 )
 
 func ExampleNewPoolOf() {

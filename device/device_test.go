@@ -7,7 +7,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/headspace-bench/headspace/harness/blocks/batching"
+	"github.com/headspace-bench/headspace/batching"
 )
 
 // These tests check lower bounds only: an emulated wait can overrun on a

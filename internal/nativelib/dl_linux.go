@@ -1,0 +1,32 @@
+//go:build linux
+
+package nativelib
+
+import "github.com/ebitengine/purego"
+
+// Supported reports whether this build can load native libraries.
+const Supported = true
+
+func dlopen(name string) (uintptr, error) {
+	return purego.Dlopen(name, purego.RTLD_NOW|purego.RTLD_LOCAL)
+}
+
+func dlsym(h uintptr, name string) (uintptr, error) { return purego.Dlsym(h, name) }
+
+// Call calls the C function fn with integer and pointer arguments and
+// returns its integer result. Pointers converted to uintptr in the call
+// expression stay alive, and in place, for the call.
+//
+//go:uintptrescapes
+func Call(fn uintptr, args ...uintptr) uintptr {
+	r, _, _ := purego.SyscallN(fn, args...)
+	return r
+}
+
+// CallArgs calls fn with args, a slice the caller keeps (on the heap), so
+// that a call allocates nothing. Pointers among args must point to memory
+// that cannot move: C memory, or Go heap objects the caller keeps alive.
+func CallArgs(fn uintptr, args []uintptr) uintptr {
+	r, _, _ := purego.SyscallN(fn, args...)
+	return r
+}

@@ -1,0 +1,17 @@
+//go:build !linux
+
+package nativelib
+
+// Supported reports whether this build can load native libraries.
+const Supported = false
+
+func dlopen(string) (uintptr, error)         { return 0, ErrUnsupported }
+func dlsym(uintptr, string) (uintptr, error) { return 0, ErrUnsupported }
+
+// Call panics: no library is ever opened without Linux.
+func Call(fn uintptr, args ...uintptr) uintptr { panic("nativelib: no native calls without Linux") }
+
+// CallArgs panics: no library is ever opened without Linux.
+func CallArgs(fn uintptr, args []uintptr) uintptr {
+	panic("nativelib: no native calls without Linux")
+}
