@@ -111,10 +111,11 @@ func (p Point) Benchmark(r train.Result) *benchfmt.Result {
 	for _, st := range r.Pipeline.Stages {
 		// Only where the stage does the work: a cached stage hands out its
 		// sample in nanoseconds.
-		if slices.Contains(level.SampleStages, st.Name) && p.Level.Runs(st.Name) {
+		name := level.Stage(st.Name)
+		if slices.Contains(level.SampleStages, name) && p.Level.Runs(name) {
 			add(per(float64(st.Total), st.Tasks), st.Name+"-ns/sample")
 		}
-		if st.Name == level.Fetch && p.Level.Runs(level.Fetch) && st.Total > 0 {
+		if name == level.Fetch && p.Level.Runs(level.Fetch) && st.Total > 0 {
 			add(float64(r.Fetched)/1e6/st.Total.Seconds(), "read-MB/s")
 		}
 	}

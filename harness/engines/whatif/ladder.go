@@ -13,7 +13,7 @@ import (
 // LadderStage is the caching ladder's name for a pipeline stage ("load" is
 // "raw data loading"), or the stage's own name where the ladder has none
 // (level.Attributed).
-func LadderStage(stage string) string { return level.Attributed(stage) }
+func LadderStage(stage string) string { return level.Attributed(level.Stage(stage)) }
 
 // AtLevel is the profile with what the ladder's level caches costing
 // nothing: every stage the level no longer runs (level.Level.Runs), the
@@ -23,7 +23,7 @@ func (p Profile) AtLevel(l ladder.Level) Profile {
 	q.Stages = slices.Clone(p.Stages)
 	for i := range q.Stages {
 		s := &q.Stages[i]
-		if !l.Runs(s.Name) {
+		if !l.Runs(level.Stage(s.Name)) {
 			s.CPU, s.Wait = 0, 0
 		}
 	}
