@@ -21,6 +21,7 @@ import (
 	"github.com/headspace-bench/headspace/datasets/ondisk"
 	"github.com/headspace-bench/headspace/datasets/transforms"
 	"github.com/headspace-bench/headspace/harness/blocks/device"
+	"github.com/headspace-bench/headspace/harness/blocks/level"
 	"github.com/headspace-bench/headspace/harness/blocks/loader"
 	"github.com/headspace-bench/headspace/harness/blocks/pipeline"
 	"github.com/headspace-bench/headspace/harness/blocks/results"
@@ -325,7 +326,7 @@ type plan003 struct {
 // plans003 are the experiment's four steps, with the raw image at raw and
 // shrunk to small.
 func plans003(raw, small int) []plan003 {
-	all := []ladder.Level{ladder.Device, ladder.Host, ladder.Sample, ladder.Raw, ladder.None}
+	all := level.Descending(level.Levels) // the document's five, device first
 	host := []loader.Placement{loader.Host}
 	return []plan003{
 		{step: LadderStep{Key: "a", Title: "The caching ladder"}, impl: transforms.Naive, raw: raw, placements: host, levels: all, doc: workloads.LadderDocument},

@@ -18,6 +18,7 @@ import (
 	"time"
 
 	"github.com/headspace-bench/headspace/harness/blocks/device"
+	"github.com/headspace-bench/headspace/harness/blocks/level"
 	"github.com/headspace-bench/headspace/harness/blocks/loader"
 	"github.com/headspace-bench/headspace/harness/blocks/results"
 	"github.com/headspace-bench/headspace/harness/engines/ladder"
@@ -118,7 +119,7 @@ func (tp torch003) measure(ctx context.Context, s *settings, t *tracker, z sizes
 		m.config = append(m.config, cal.Settings()...)
 		t.done("(yardstick) calibration: ratio %.3f, step %v", cal.Ratio, cal.Step)
 	}
-	levels := []ladder.Level{ladder.Device, ladder.Host, ladder.Sample, ladder.Raw, ladder.None}
+	levels := level.Descending(level.Levels) // the document's five, device first, as the script runs them
 	exp := workloads.PeerLadder{ScriptOnly: true, Config: peer.LadderConfig{Peer: tp.peer, Settings: tp.settings(s, z), Levels: levels, Count: z.count}}
 	env := workloads.Env{Start: func(name string) { t.unit("(yardstick) " + name) }}
 	var res peer.LadderResult

@@ -186,6 +186,14 @@ func For(src Source) []Level {
 	return out
 }
 
+// Descending is a copy of ls from the top of the ladder down, device
+// first: the order the ladder runs levels and the reports list them.
+func Descending(ls []Level) []Level {
+	out := slices.Clone(ls)
+	slices.SortFunc(out, func(a, b Level) int { return int(b) - int(a) })
+	return out
+}
+
 // Valid reports whether l is a level of the table.
 func (l Level) Valid() bool { return l >= 0 && int(l) < len(table) }
 

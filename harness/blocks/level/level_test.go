@@ -66,6 +66,9 @@ func TestTable(t *testing.T) {
 		!slices.Equal(RemoteLevels, []Level{None, Local, Encoded, Raw, Sample, Host, Device}) {
 		t.Errorf("Levels %v, OnDiskLevels %v, RemoteLevels %v", Levels, OnDiskLevels, RemoteLevels)
 	}
+	if d := Descending(Levels); !slices.Equal(d, []Level{Device, Host, Sample, Raw, None}) || Levels[0] != None {
+		t.Errorf("Descending(Levels) = %v, Levels %v", d, Levels)
+	}
 }
 
 // TestCut checks the cut itself, for every level of the table: it runs

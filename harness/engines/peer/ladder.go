@@ -343,8 +343,8 @@ func (c LadderConfig) Validate() error {
 		return err
 	}
 	for _, l := range c.levels() {
-		if l == ladder.Encoded {
-			return errors.New("level encoded needs a dataset on disk; the document's ladder has none")
+		if l.OnDisk() {
+			return fmt.Errorf("level %s needs a dataset on disk; the document's ladder has none", l)
 		}
 		if err := ladder.Check(l, c.Settings.Pipeline(Fast)); err != nil {
 			return err

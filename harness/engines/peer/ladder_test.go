@@ -188,6 +188,7 @@ func TestLadderSweepRefuses(t *testing.T) {
 		error string
 	}{
 		{"encoded", func(c *peer.LadderConfig) { c.Levels = []ladder.Level{ladder.Encoded} }, "dataset on disk"},
+		{"local", func(c *peer.LadderConfig) { c.Levels = []ladder.Level{ladder.Local} }, "level local needs a dataset on disk; the document's ladder has none"},
 		{"impl", func(c *peer.LadderConfig) { c.Impls = []string{"jax"} }, "unknown implementation"},
 		{"steps", func(c *peer.LadderConfig) { c.Settings.Steps = 0 }, "measured step"},
 		{"workers", func(c *peer.LadderConfig) { c.Settings.Workers = 0 }, "workers"},
