@@ -18,7 +18,7 @@ import (
 // Point is one point of a ladder sweep: every dimension that changes the
 // result and is not recorded in the result file's configuration.
 type Point struct {
-	Level     Level
+	Level     level.Level
 	Workers   int
 	Impl      string // transform implementation
 	Placement loader.Placement
@@ -47,10 +47,10 @@ func (p Point) BenchName() string {
 // Points lists a sweep's points: implementations, then placements, pinning
 // and worker counts, then levels from the device cache down to the full
 // pipeline, so a table fills in the order it is read.
-func Points(levels []Level, workers []int, impls []string, placements []loader.Placement, pinned []bool) []Point {
+func Points(levels []level.Level, workers []int, impls []string, placements []loader.Placement, pinned []bool) []Point {
 	var out []Point
 	ordered := slices.Clone(levels)
-	slices.SortFunc(ordered, func(a, b Level) int { return int(b) - int(a) })
+	slices.SortFunc(ordered, func(a, b level.Level) int { return int(b) - int(a) })
 	for _, impl := range impls {
 		for _, pl := range placements {
 			for _, pin := range pinned {

@@ -18,7 +18,7 @@ import (
 // of the stage the level keeps, one batch made by the full pipeline, kept
 // on the host (Batch's) or on the device (Upload's). The loader's stage
 // statistics are in the result's Pipeline where the level runs a loader.
-func Run(ctx context.Context, lv Level, cfg loader.Config, dev device.Device, tc train.Config) (train.Result, error) {
+func Run(ctx context.Context, lv level.Level, cfg loader.Config, dev device.Device, tc train.Config) (train.Result, error) {
 	if err := cfg.Validate(); err != nil {
 		return train.Result{}, err
 	}
@@ -63,7 +63,7 @@ func Run(ctx context.Context, lv Level, cfg loader.Config, dev device.Device, tc
 
 // Check reports whether level l can run cfg's pipeline: encoded needs a
 // dataset on disk (loader.Config.Supports).
-func Check(l Level, cfg loader.Config) error {
+func Check(l level.Level, cfg loader.Config) error {
 	if !l.Valid() {
 		return fmt.Errorf("unknown level %d", int(l))
 	}
