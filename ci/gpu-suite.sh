@@ -74,6 +74,9 @@ if [ -z "$hs" ]; then
   if [ -f "$root/go.mod" ]; then hs=$root/bin/headspace; else hs=$root/headspace; fi
 fi
 [ -x "$hs" ] || { echo "ci/gpu-suite.sh: no headspace binary at $hs (make gpu-bundle, or make build)" >&2; exit 2; }
+# peers/torch/ladder.py takes its levels from headspace's table.
+HEADSPACE_LEVELS=$("$hs" levels --json) || { echo "ci/gpu-suite.sh: $hs levels --json failed" >&2; exit 2; }
+export HEADSPACE_LEVELS
 python=${PYTHON:-python3}
 budget=${SUITE_BUDGET:-540}
 steps=${LADDER_STEPS:-10}

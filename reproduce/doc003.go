@@ -19,6 +19,7 @@ import (
 	"github.com/headspace-bench/headspace/datasets/ondisk"
 	"github.com/headspace-bench/headspace/datasets/transforms"
 	"github.com/headspace-bench/headspace/device"
+	"github.com/headspace-bench/headspace/harness/blocks/level"
 	"github.com/headspace-bench/headspace/harness/blocks/loader"
 	"github.com/headspace-bench/headspace/harness/blocks/pipeline"
 	"github.com/headspace-bench/headspace/harness/blocks/results"
@@ -43,13 +44,13 @@ const (
 // after the transform fix, when raw loading bounded it at 1.28 steps/s: a
 // step's time on every worker, over the batch.
 func doc003RawBound() time.Duration {
-	return time.Duration(float64(time.Second) / workloads.LadderDocumentFixed[ladder.None] * doc003Workers / doc003Batch)
+	return time.Duration(float64(time.Second) / workloads.LadderDocumentFixed[level.None] * doc003Workers / doc003Batch)
 }
 
 // LevelRow is one level of one step of document 003: the document's
 // figure and our runs.
 type LevelRow struct {
-	Level ladder.Level
+	Level level.Level
 	// Doc is the document's steps/s at this level; NaN where it gives none.
 	Doc float64
 	// DocAU is the document's accelerator utilisation in %; NaN where it
@@ -75,7 +76,7 @@ type LadderStep struct {
 // TransferRow is one level and transfer dtype of the uint8 step.
 type TransferRow struct {
 	Transfer string // "float32" or "uint8"
-	Level    ladder.Level
+	Level    level.Level
 	Runs     []float64 // steps/s
 	// UploadBytes is the bytes per upload from the device's counters
 	// (ladder.Result.UploadBytesPerBatch); 0 at level device.
@@ -246,7 +247,7 @@ func onDisk003Step(f *resultFile) *OnDiskStep {
 	var rs []workloads.OnDiskResult
 	for _, r := range recs {
 		raw, err := strconv.Atoi(r.parts["raw"])
-		l, lerr := ladder.ParseLevel(r.parts["level"])
+		l, lerr := level.Parse(r.parts["level"])
 		sps, ok := value(r.r, "steps/s")
 		if err != nil || lerr != nil || !ok {
 			if f.err == nil {
@@ -316,23 +317,23 @@ type plan003 struct {
 	impl       string
 	raw        int
 	placements []loader.Placement
-	levels     []ladder.Level
-	doc        map[ladder.Level]float64
+	levels     []level.Level
+	doc        map[level.Level]float64
 }
 
 // plans003 are the experiment's four steps, with the raw image at raw and
 // shrunk to small.
 func plans003(raw, small int) []plan003 {
-	all := []ladder.Level{ladder.Device, ladder.Host, ladder.Sample, ladder.Raw, ladder.None}
+	all := level.Descending(level.Levels) // the document's five, device first
 	host := []loader.Placement{loader.Host}
 	return []plan003{
 		{step: LadderStep{Key: "a", Title: "The caching ladder"}, impl: transforms.Naive, raw: raw, placements: host, levels: all, doc: workloads.LadderDocument},
 		{step: LadderStep{Key: "b", Title: "Transform fix"}, impl: transforms.Fast, raw: raw, placements: host,
 			levels: all, doc: withDevice(workloads.LadderDocumentFixed)},
 		{step: LadderStep{Key: "c", Title: fmt.Sprintf("Smaller raw image (%d → %d)", raw, small)}, impl: transforms.Fast, raw: small, placements: host,
-			levels: []ladder.Level{ladder.Device, ladder.None}, doc: withDevice(workloads.LadderDocumentSmall)},
+			levels: []level.Level{level.Device, level.None}, doc: withDevice(workloads.LadderDocumentSmall)},
 		{step: LadderStep{Key: "d", Title: "uint8 transfer, converted on the device"}, impl: transforms.Fast, raw: small,
-			placements: []loader.Placement{loader.Host, loader.Device}, levels: []ladder.Level{ladder.Device, ladder.Host, ladder.None}},
+			placements: []loader.Placement{loader.Host, loader.Device}, levels: []level.Level{level.Device, level.Host, level.None}},
 	}
 }
 
@@ -422,7 +423,7 @@ func measure003(ctx context.Context, s *settings, t *tracker) (measurement, erro
 				// The timeline of the first naive run at level none.
 				var none string
 				for _, pt := range w.Points() {
-					if pt.Level == ladder.None {
+					if pt.Level == level.None {
 						none = w.PointName(pt)
 					}
 				}
@@ -508,7 +509,7 @@ func render003(f *resultFile, pg *page) ([]byte, error) {
 		st.Setup = fmt.Sprintf("%s transforms, raw %d×%d, crop %d, batch %d, %d workers; %s of %s (after %d warm-up) at each level",
 			p.impl, p.raw, p.raw, z.crop, z.batch, workers, plural(z.count, "run"), plural(z.steps, "measured step"), z.warmup)
 		st.Command = ladderCommand(p.impl, p.raw, z, workers, step, p.levels, p.placements)
-		at := func(pl loader.Placement, l ladder.Level) []record {
+		at := func(pl loader.Placement, l level.Level) []record {
 			return f.records("Ladder", "step", st.Key, "level", l.String(), "placement", pl.String())
 		}
 		if len(p.placements) == 1 {
@@ -534,7 +535,7 @@ func render003(f *resultFile, pg *page) ([]byte, error) {
 				rs := at(pl, l)
 				row := TransferRow{Transfer: pl.DType().String(), Level: l, Runs: values(rs, "steps/s"), UploadBytes: mean(values(rs, "upload-B/op")),
 					ShapeBytes: shapeBytes(cfg), Upload: meanDur(values(rs, "upload-ns/op")), Convert: meanDur(values(rs, "convert-ns/op"))}
-				if l == ladder.None {
+				if l == level.None {
 					row.Transform = meanDur(values(rs, "transform-ns/sample"))
 				}
 				ts.Rows = append(ts.Rows, row)
@@ -558,7 +559,7 @@ func render003(f *resultFile, pg *page) ([]byte, error) {
 		if !ok {
 			return nil, &FileError{Path: filepath.Join(pg.saved, model003File), Err: fmt.Errorf("no profile of the %s transforms", impl)}
 		}
-		measured := map[ladder.Level]float64{}
+		measured := map[level.Level]float64{}
 		for _, r := range st.Rows {
 			measured[r.Level] = summary.Median(r.Runs)
 		}
@@ -618,8 +619,8 @@ func meanDur(v []float64) time.Duration { return time.Duration(mean(v)) }
 
 // withDevice adds the document's device level (3.45 steps/s, the same
 // model) to a step's figures.
-func withDevice(m map[ladder.Level]float64) map[ladder.Level]float64 {
-	out := map[ladder.Level]float64{ladder.Device: workloads.LadderDocument[ladder.Device]}
+func withDevice(m map[level.Level]float64) map[level.Level]float64 {
+	out := map[level.Level]float64{level.Device: workloads.LadderDocument[level.Device]}
 	for l, v := range m {
 		out[l] = v
 	}
@@ -627,7 +628,7 @@ func withDevice(m map[ladder.Level]float64) map[ladder.Level]float64 {
 }
 
 // lookup is m[l], or NaN when m has no l.
-func lookup(m map[ladder.Level]float64, l ladder.Level) float64 {
+func lookup(m map[level.Level]float64, l level.Level) float64 {
 	if v, ok := m[l]; ok {
 		return v
 	}
@@ -641,7 +642,7 @@ func shapeBytes(cfg loader.Config) int64 {
 }
 
 // ladderCommand is the `headspace ladder` command that measures one step.
-func ladderCommand(impl string, raw int, z sizes003, workers int, step time.Duration, levels []ladder.Level, placements []loader.Placement) string {
+func ladderCommand(impl string, raw int, z sizes003, workers int, step time.Duration, levels []level.Level, placements []loader.Placement) string {
 	names := make([]string, len(levels))
 	for i, l := range levels {
 		names[i] = l.String()
@@ -674,7 +675,7 @@ func spread(v []float64) string {
 // deviceOf is the median steps/s and the document's figure at level device.
 func deviceOf(rows []LevelRow) (ours, doc float64) {
 	for _, r := range rows {
-		if r.Level == ladder.Device {
+		if r.Level == level.Device {
 			return summary.Median(r.Runs), r.Doc
 		}
 	}
@@ -686,7 +687,7 @@ func deviceOf(rows []LevelRow) (ours, doc float64) {
 // ladder.Significant, the bottleneck first, or that the model step bounds
 // throughput.
 func bottlenecks(rows []LevelRow, value func(LevelRow) float64) string {
-	med := map[ladder.Level]float64{}
+	med := map[level.Level]float64{}
 	for _, r := range rows {
 		if v := value(r); !math.IsNaN(v) {
 			med[r.Level] = v
@@ -783,7 +784,7 @@ func plots003(s *page, r Result003) (ladderLink, stepsLink string, err error) {
 	for _, st := range r.Steps {
 		ourDev, docDev := deviceOf(st.Rows)
 		for _, row := range st.Rows {
-			if row.Level == ladder.None {
+			if row.Level == level.None {
 				groups = append(groups, "("+st.Key+") "+shortTitle(st.Title))
 				doc.values = append(doc.values, div(row.Doc, docDev))
 				ours.values = append(ours.values, div(summary.Median(row.Runs), ourDev))
@@ -792,7 +793,7 @@ func plots003(s *page, r Result003) (ladderLink, stepsLink string, err error) {
 	}
 	if r.Transfer != nil {
 		for _, tr := range []string{"float32", "uint8"} {
-			none, dev := transferMedian(r.Transfer.Rows, tr, ladder.None), transferMedian(r.Transfer.Rows, tr, ladder.Device)
+			none, dev := transferMedian(r.Transfer.Rows, tr, level.None), transferMedian(r.Transfer.Rows, tr, level.Device)
 			if !math.IsNaN(none) {
 				groups = append(groups, "(d) "+tr)
 				doc.values = append(doc.values, math.NaN())
@@ -820,7 +821,7 @@ func shortTitle(t string) string {
 }
 
 // transferMedian is the median steps/s of a transfer and level.
-func transferMedian(rows []TransferRow, transfer string, l ladder.Level) float64 {
+func transferMedian(rows []TransferRow, transfer string, l level.Level) float64 {
 	for _, r := range rows {
 		if r.Transfer == transfer && r.Level == l {
 			return summary.Median(r.Runs)
@@ -868,7 +869,7 @@ func (r Result003) WriteMarkdown(w io.Writer) error {
 		m.code("sh", t.Command)
 		var rows [][]string
 		for _, x := range t.Rows {
-			dev := transferMedian(t.Rows, x.Transfer, ladder.Device)
+			dev := transferMedian(t.Rows, x.Transfer, level.Device)
 			up := "–"
 			if x.UploadBytes > 0 {
 				up = bytesHuman(int64(x.UploadBytes))
@@ -891,8 +892,8 @@ func (r Result003) WriteMarkdown(w io.Writer) error {
 		if f32 > 0 && u8 > 0 {
 			m.para("uint8 moves %s of the float32 payload (%s against %s per batch); at level `none` steps/s goes from %s to %s (%s). On the emulated device the copy runs at an assumed bandwidth and overlaps the previous step, so steps/s only changes where the copy or the host's transform was in the way.",
 				ratio(float64(u8), float64(f32)), bytesHuman(u8), bytesHuman(f32),
-				num(transferMedian(t.Rows, "float32", ladder.None), 3), num(transferMedian(t.Rows, "uint8", ladder.None), 3),
-				pct(transferMedian(t.Rows, "float32", ladder.None), transferMedian(t.Rows, "uint8", ladder.None)))
+				num(transferMedian(t.Rows, "float32", level.None), 3), num(transferMedian(t.Rows, "uint8", level.None), 3),
+				pct(transferMedian(t.Rows, "float32", level.None), transferMedian(t.Rows, "uint8", level.None)))
 		}
 	}
 	if od := r.OnDisk; od != nil {
@@ -924,7 +925,7 @@ func (r Result003) WriteMarkdown(w io.Writer) error {
 }
 
 // rowOf is step key's row at level l.
-func (r Result003) rowOf(key string, l ladder.Level) (LevelRow, bool) {
+func (r Result003) rowOf(key string, l level.Level) (LevelRow, bool) {
 	for _, st := range r.Steps {
 		if st.Key != key {
 			continue
@@ -940,7 +941,7 @@ func (r Result003) rowOf(key string, l ladder.Level) (LevelRow, bool) {
 
 // levelRatio is step key's level l over its device level, ours and the
 // document's.
-func (r Result003) levelRatio(key string, l ladder.Level) (ours, doc float64) {
+func (r Result003) levelRatio(key string, l level.Level) (ours, doc float64) {
 	for _, st := range r.Steps {
 		if st.Key == key {
 			ourDev, docDev := deviceOf(st.Rows)
@@ -954,11 +955,11 @@ func (r Result003) levelRatio(key string, l ladder.Level) (ours, doc float64) {
 
 // rawDataNote says, from the measurements, what raw data costs here.
 func (r Result003) rawDataNote() string {
-	row, ok := r.rowOf("b", ladder.None)
+	row, ok := r.rowOf("b", level.None)
 	if !ok || row.Load == 0 {
 		return ""
 	}
-	ours, doc := r.levelRatio("b", ladder.None)
+	ours, doc := r.levelRatio("b", level.None)
 	s := fmt.Sprintf("With the fast transforms a raw sample takes %s to make and %s to transform", durText(row.Load), durText(row.Transform))
 	if r.Batch > 0 && r.Workers > 0 && r.Step > 0 {
 		perBatch := time.Duration(r.Batch) * (row.Load + row.Transform) / time.Duration(r.Workers)
@@ -977,7 +978,7 @@ func (r Result003) rawDataNote() string {
 
 // naiveNote compares the naive ladder's raw level with the document's.
 func (r Result003) naiveNote() string {
-	ours, doc := r.levelRatio("a", ladder.Raw)
+	ours, doc := r.levelRatio("a", level.Raw)
 	return fmt.Sprintf("our `raw` level runs at %s of `device` with `naive` transforms, the document's at %s.", num(ours, 2), num(doc, 2))
 }
 
@@ -986,11 +987,11 @@ func (r Result003) naiveNote() string {
 func perSample(rows []LevelRow) [][]string {
 	var out [][]string
 	for _, r := range rows {
-		if r.Level != ladder.None && r.Level != ladder.Raw {
+		if r.Level != level.None && r.Level != level.Raw {
 			continue
 		}
 		load := "cached"
-		if r.Load > 0 && r.Level == ladder.None {
+		if r.Load > 0 && r.Level == level.None {
 			load = durText(r.Load)
 		}
 		out = append(out, []string{"`" + r.Level.String() + "`", load, durText(r.Transform)})
@@ -1015,7 +1016,7 @@ func shapeOf(rows []TransferRow, transfer string) int64 {
 func (r Result003) writeOnDisk(m *md, od *OnDiskStep) {
 	m.para("## (e) Raw data on disk: the document's remedies")
 	m.para("The document's raw-data remedies — \"compressed formats, grouping small samples into larger files, smaller raw images, faster storage\" — tried on real files (`datasets/ondisk`): the same images written as raw bytes, PNG or JPEG (quality 90), one file per sample or in WebDataset tar shards, read through a warm page cache or a cold one (evicted before each run). Two things a PyTorch user never sees are varied too: the images' content, the document's uniform noise or natural-image statistics (dead leaves, `--content natural`, whose JPEGs compress as photos' do: docs/real-data.md), and the JPEG decoder, Go's `image/jpeg` or libjpeg-turbo (`--decoder turbojpeg`, what PIL uses). Raw files run with noise only and PNG with Go's decoder only: the other cells would read the same bytes with the same decoder. The level `encoded` caches one sample's file bytes, so `none`→`encoded` is the fetch from storage and `encoded`→`raw` the decode (DS-Analyzer's fetch and prep stalls). Setup: %s.", od.Setup)
-	levels := []ladder.Level{ladder.None, ladder.Encoded, ladder.Raw, ladder.Device}
+	levels := []level.Level{level.None, level.Encoded, level.Raw, level.Device}
 	var rows [][]string
 	for _, row := range od.Rows {
 		c := row.Case
@@ -1023,7 +1024,7 @@ func (r Result003) writeOnDisk(m *md, od *OnDiskStep) {
 		for _, l := range levels {
 			cells = append(cells, num(row.Median[l], 3))
 		}
-		cells = append(cells, num(row.Ratio[ladder.None], 2), row.Attribution.String())
+		cells = append(cells, num(row.Ratio[level.None], 2), row.Attribution.String())
 		rows = append(rows, cells)
 	}
 	m.table("llllllrrrrrl", []string{"format", "content", "decoder", "layout", "raw", "page cache", "none", "encoded", "raw", "device", "none ÷ device", "the ladder's reading"}, rows)
@@ -1057,8 +1058,8 @@ func (r Result003) writeOnDisk(m *md, od *OnDiskStep) {
 // when every row measured every level itself (a file from before the
 // sharing).
 func sharedLevels003(rows []workloads.OnDiskRow) string {
-	var levels []ladder.Level
-	for _, l := range ladder.OnDiskLevels {
+	var levels []level.Level
+	for _, l := range level.OnDiskLevels {
 		for _, row := range rows {
 			if row.Shared[l] {
 				levels = append(levels, l)
@@ -1070,7 +1071,7 @@ func sharedLevels003(rows []workloads.OnDiskRow) string {
 		return ""
 	}
 	// Levels with the same dimensions together, in the ladder's order.
-	var groups [][]ladder.Level
+	var groups [][]level.Level
 	var deps []string
 	for _, l := range levels {
 		d := andList(workloads.OnDiskDepends(l))
@@ -1079,7 +1080,7 @@ func sharedLevels003(rows []workloads.OnDiskRow) string {
 			continue
 		}
 		deps = append(deps, d)
-		groups = append(groups, []ladder.Level{l})
+		groups = append(groups, []level.Level{l})
 	}
 	var parts []string
 	for i, g := range groups {
@@ -1117,7 +1118,7 @@ func remedies003(rows []workloads.OnDiskRow) []remedy003 {
 	byCase := map[workloads.OnDiskCase]float64{}
 	sizes := map[int]bool{}
 	for _, row := range rows {
-		if v := row.Median[ladder.None]; v > 0 {
+		if v := row.Median[level.None]; v > 0 {
 			byCase[row.Case] = v
 		}
 		sizes[row.Case.RawSize] = true
@@ -1218,7 +1219,7 @@ func remedies003(rows []workloads.OnDiskRow) []remedy003 {
 // decodeShare is the share of a step's time at none spent decoding: from
 // encoded to raw, of none's time per step.
 func decodeShare(row workloads.OnDiskRow) (float64, bool) {
-	n, e, r := row.Median[ladder.None], row.Median[ladder.Encoded], row.Median[ladder.Raw]
+	n, e, r := row.Median[level.None], row.Median[level.Encoded], row.Median[level.Raw]
 	if n <= 0 || e <= 0 || r <= 0 {
 		return 0, false
 	}
@@ -1236,20 +1237,20 @@ func (r Result003) writeJPEGConclusion(m *md, od *OnDiskStep) {
 		for _, row := range od.Rows {
 			c := row.Case
 			if c.Format == "jpeg" && c.Layout == "files" && c.PageCache == "warm" && c.Content == content && c.Decoder == decoder &&
-				(!found || c.RawSize > best.Case.RawSize) && row.Ratio[ladder.None] > 0 {
+				(!found || c.RawSize > best.Case.RawSize) && row.Ratio[level.None] > 0 {
 				best, found = row, true
 			}
 		}
 		return best, found
 	}
-	docRatio := workloads.LadderDocumentFixed[ladder.None] / workloads.LadderDocumentFixed[ladder.Raw]
+	docRatio := workloads.LadderDocumentFixed[level.None] / workloads.LadderDocumentFixed[level.Raw]
 	old, okOld := find(datasets.ContentNoise, ondisk.DecoderGo)
 	if !okOld {
 		return
 	}
 	m.para("The document's step (b), after the transform fix, still stood at %s steps/s at `none` against %s at `raw` (%s): raw data loading bound it. Ours from random bytes did not (step (b) above); from JPEG files of noise at %d² decoded by Go's `image/jpeg`, it stands at %s of `device`, %s the document's ratio.",
-		num(workloads.LadderDocumentFixed[ladder.None], 2), num(workloads.LadderDocumentFixed[ladder.Raw], 2), num(docRatio, 2),
-		old.Case.RawSize, num(old.Ratio[ladder.None], 2), ratio(old.Ratio[ladder.None], docRatio))
+		num(workloads.LadderDocumentFixed[level.None], 2), num(workloads.LadderDocumentFixed[level.Raw], 2), num(docRatio, 2),
+		old.Case.RawSize, num(old.Ratio[level.None], 2), ratio(old.Ratio[level.None], docRatio))
 	nw, okNew := find(datasets.ContentNatural, ondisk.DecoderTurbo)
 	if !okNew {
 		return
@@ -1261,6 +1262,6 @@ func (r Result003) writeJPEGConclusion(m *md, od *OnDiskStep) {
 		shares = fmt.Sprintf(" Decoding takes %.0f%% of a step at `none` with noise and Go's decoder, %.0f%% with natural content and libjpeg-turbo.", 100*so, 100*sn)
 	}
 	m.para("Which conclusion changes: the earlier report blamed JPEG itself, from noise decoded by Go. With the two corrections a PyTorch user's pipeline has — photo-like content and libjpeg-turbo — JPEG files of %d² give %s steps/s at `none`, %s of `device` (against %s), %s the noise-and-Go figure.%s",
-		nw.Case.RawSize, num(nw.Median[ladder.None], 3), num(nw.Ratio[ladder.None], 2), num(old.Ratio[ladder.None], 2),
-		ratio(nw.Median[ladder.None], old.Median[ladder.None]), shares)
+		nw.Case.RawSize, num(nw.Median[level.None], 3), num(nw.Ratio[level.None], 2), num(old.Ratio[level.None], 2),
+		ratio(nw.Median[level.None], old.Median[level.None]), shares)
 }

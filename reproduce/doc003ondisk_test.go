@@ -2,12 +2,11 @@ package reproduce
 
 import (
 	"fmt"
+	"github.com/headspace-bench/headspace/harness/blocks/level"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
-
-	"github.com/headspace-bench/headspace/harness/engines/ladder"
 )
 
 // TestOnDisk003Shared reads step (e) from result files: one written since
@@ -19,35 +18,35 @@ import (
 // (refused).
 func TestOnDisk003Shared(t *testing.T) {
 	const point = "workers=2/transforms=fast/placement=host/pinned=true-2"
-	rec := func(name string, level ladder.Level, sps float64) string {
+	rec := func(name string, lv level.Level, sps float64) string {
 		if name != "" {
 			name += "/"
 		}
-		return fmt.Sprintf("BenchmarkLadderOnDisk/%slevel=%s/%s 1 1e+08 ns/op %g steps/s\n", name, level, point, sps)
+		return fmt.Sprintf("BenchmarkLadderOnDisk/%slevel=%s/%s 1 1e+08 ns/op %g steps/s\n", name, lv, point, sps)
 	}
 	files := "format=jpeg/content=noise/decoder=go/layout=files/raw=64/page-cache=warm"
 	shards := "format=jpeg/content=noise/decoder=go/layout=shards/raw=64/page-cache=warm"
 	for _, tc := range []struct {
 		name   string
 		recs   string
-		rows   map[string]map[ladder.Level]float64 // case → medians
-		shared int                                 // levels each row shares
-		text   string                              // in the report; "" none of sharedLevels003's
+		rows   map[string]map[level.Level]float64 // case → medians
+		shared int                                // levels each row shares
+		text   string                             // in the report; "" none of sharedLevels003's
 		err    string
 	}{
-		{"shared", rec("raw=64", ladder.Device, 4) + rec("raw=64", ladder.Raw, 3) +
-			rec("format=jpeg/content=noise/decoder=go/raw=64", ladder.Encoded, 2) +
-			rec(files, ladder.None, 1) + rec(shards, ladder.None, 1.5),
-			map[string]map[ladder.Level]float64{
-				files:  {ladder.None: 1, ladder.Encoded: 2, ladder.Raw: 3, ladder.Device: 4},
-				shards: {ladder.None: 1.5, ladder.Encoded: 2, ladder.Raw: 3, ladder.Device: 4},
+		{"shared", rec("raw=64", level.Device, 4) + rec("raw=64", level.Raw, 3) +
+			rec("format=jpeg/content=noise/decoder=go/raw=64", level.Encoded, 2) +
+			rec(files, level.None, 1) + rec(shards, level.None, 1.5),
+			map[string]map[level.Level]float64{
+				files:  {level.None: 1, level.Encoded: 2, level.Raw: 3, level.Device: 4},
+				shards: {level.None: 1.5, level.Encoded: 2, level.Raw: 3, level.Device: 4},
 			}, 3, "`encoded` once per format, content, decoder and raw size; `raw` and `device` once per raw size; `none` in every case", ""},
-		{"before the sharing", rec("format=png/layout=files/raw=64/page-cache=warm", ladder.Device, 4) +
-			rec("format=png/layout=files/raw=64/page-cache=warm", ladder.None, 1),
-			map[string]map[ladder.Level]float64{
-				"format=png/content=noise/decoder=go/layout=files/raw=64/page-cache=warm": {ladder.None: 1, ladder.Device: 4},
+		{"before the sharing", rec("format=png/layout=files/raw=64/page-cache=warm", level.Device, 4) +
+			rec("format=png/layout=files/raw=64/page-cache=warm", level.None, 1),
+			map[string]map[level.Level]float64{
+				"format=png/content=noise/decoder=go/layout=files/raw=64/page-cache=warm": {level.None: 1, level.Device: 4},
 			}, 0, "", ""},
-		{"a dimension missing", rec("raw=64", ladder.Device, 4) + rec("format=jpeg/content=noise/decoder=go/raw=64", ladder.None, 1),
+		{"a dimension missing", rec("raw=64", level.Device, 4) + rec("format=jpeg/content=noise/decoder=go/raw=64", level.None, 1),
 			nil, 0, "", "level none depends on format, content, decoder, layout, raw size, page cache"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -75,7 +74,7 @@ func TestOnDisk003Shared(t *testing.T) {
 			}
 			for _, row := range od.Rows {
 				want, ok := tc.rows[row.Case.Name()]
-				if !ok || len(row.Median) != len(want) || len(row.Shared) != tc.shared || row.Ratio[ladder.None] != want[ladder.None]/want[ladder.Device] {
+				if !ok || len(row.Median) != len(want) || len(row.Shared) != tc.shared || row.Ratio[level.None] != want[level.None]/want[level.Device] {
 					t.Errorf("%s: medians %v shared %v ratios %v, want %v", row.Case.Name(), row.Median, row.Shared, row.Ratio, want)
 				}
 				for l, v := range want {

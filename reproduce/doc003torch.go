@@ -18,9 +18,9 @@ import (
 	"time"
 
 	"github.com/headspace-bench/headspace/device"
+	"github.com/headspace-bench/headspace/harness/blocks/level"
 	"github.com/headspace-bench/headspace/harness/blocks/loader"
 	"github.com/headspace-bench/headspace/harness/blocks/results"
-	"github.com/headspace-bench/headspace/harness/engines/ladder"
 	"github.com/headspace-bench/headspace/harness/engines/peer"
 	"github.com/headspace-bench/headspace/internal/summary"
 	"github.com/headspace-bench/headspace/workloads"
@@ -118,7 +118,7 @@ func (tp torch003) measure(ctx context.Context, s *settings, t *tracker, z sizes
 		m.config = append(m.config, cal.Settings()...)
 		t.done("(yardstick) calibration: ratio %.3f, step %v", cal.Ratio, cal.Step)
 	}
-	levels := []ladder.Level{ladder.Device, ladder.Host, ladder.Sample, ladder.Raw, ladder.None}
+	levels := level.Descending(level.Levels) // the document's five, device first, as the script runs them
 	exp := workloads.PeerLadder{ScriptOnly: true, Config: peer.LadderConfig{Peer: tp.peer, Settings: tp.settings(s, z), Levels: levels, Count: z.count}}
 	env := workloads.Env{Start: func(name string) { t.unit("(yardstick) " + name) }}
 	var res peer.LadderResult
@@ -153,9 +153,9 @@ type Yardstick struct {
 	// NotMeasured says why the document's code did not run; "" when it
 	// did.
 	NotMeasured string
-	Runs        map[ladder.Level][]float64 // steps/s, one per run
-	Torch       string                     // torch's version
-	Command     string                     // the script's command line
+	Runs        map[level.Level][]float64 // steps/s, one per run
+	Torch       string                    // torch's version
+	Command     string                    // the script's command line
 	// CalibrationNotMeasured says why there is no calibration; "" when
 	// there is one.
 	CalibrationNotMeasured string
@@ -176,7 +176,7 @@ type Yardstick struct {
 // yardstick003 reads the yardstick from the file; a file written before
 // it existed says so.
 func yardstick003(f *resultFile) *Yardstick {
-	y := &Yardstick{Runs: map[ladder.Level][]float64{}}
+	y := &Yardstick{Runs: map[level.Level][]float64{}}
 	status, ok := f.config[keyTorchLadder]
 	if !ok {
 		y.NotMeasured = "this result file was written before the document's code was run beside ours"
@@ -190,7 +190,7 @@ func yardstick003(f *resultFile) *Yardstick {
 	}
 	if y.NotMeasured == "" {
 		y.Torch, y.Command = f.str("torch-version"), f.str("torch-ladder-command")
-		for _, l := range ladder.Levels {
+		for _, l := range level.Levels {
 			y.Runs[l] = values(f.records("PeerLadder", "impl", peer.Torch, "level", l.String()), "steps/s")
 			if len(y.Runs[l]) == 0 && f.err == nil {
 				f.err = fmt.Errorf("%s is measured but has no PeerLadder record at level %s", keyTorchLadder, l)
@@ -216,7 +216,7 @@ func yardstick003(f *resultFile) *Yardstick {
 
 // median is the median steps/s of the document's code at l; NaN when not
 // measured.
-func (y *Yardstick) median(l ladder.Level) float64 {
+func (y *Yardstick) median(l level.Level) float64 {
 	if y == nil || len(y.Runs[l]) == 0 {
 		return math.NaN()
 	}
@@ -238,12 +238,12 @@ func (r Result003) writeYardstick(m *md) {
 	if bok {
 		ourB, _ = deviceOf(b.Rows)
 	}
-	torchDev := y.median(ladder.Device)
+	torchDev := y.median(level.Device)
 	m.para("### The yardstick: the document's code on this machine")
 	m.para("Each level ÷ its own `device` level, four ways: the document's figures (A10G, 4 vCPUs); the document's own code (`peers/torch/ladder.py`: its FakeDataset, transforms and DataLoader, %d workers) run here on the same emulated device as ours, in the same run; our ladder with the naive transforms (step a) and with the fast ones (step b). The second column against the first says whether the method reproduces the document on this machine; the third against the second is what the Go implementation gains over the document's code.", r.Workers)
 	var rows [][]string
 	type dev struct {
-		level                   ladder.Level
+		level                   level.Level
 		doc, torch, naive, fast float64 // ÷ device
 		naiveSteps              float64 // steps/s
 	}
@@ -270,11 +270,11 @@ func (r Result003) writeYardstick(m *md) {
 		m.para("**The document's code was not measured in this run**, so its column is empty, not estimated: %s. Without it this report cannot tell how much of the gap between the document's ratios and ours comes from this machine and how much from our implementation.", y.NotMeasured)
 		return
 	}
-	m.para("The document's code here: torch %s, %s of each level (median), `%s`.", y.Torch, plural(len(y.Runs[ladder.None]), "run"), y.Command)
+	m.para("The document's code here: torch %s, %s of each level (median), `%s`.", y.Torch, plural(len(y.Runs[level.None]), "run"), y.Command)
 	// The gain: ours over the document's code, in steps/s on the same device.
 	var gains []string
 	for _, d := range devs {
-		if d.level == ladder.Raw || d.level == ladder.None {
+		if d.level == level.Raw || d.level == level.None {
 			torch, naive := y.median(d.level), d.naiveSteps
 			gains = append(gains, fmt.Sprintf("at `%s` ours naive runs %s the document's code's steps/s (%s against %s)", d.level, ratio(naive, torch), num(naive, 3), num(torch, 3)))
 		}

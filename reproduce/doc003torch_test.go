@@ -3,6 +3,7 @@ package reproduce
 import (
 	"bytes"
 	"context"
+	"github.com/headspace-bench/headspace/harness/blocks/level"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -12,7 +13,6 @@ import (
 	"time"
 
 	"github.com/headspace-bench/headspace/harness/blocks/results"
-	"github.com/headspace-bench/headspace/harness/engines/ladder"
 	"github.com/headspace-bench/headspace/harness/engines/peer"
 )
 
@@ -20,8 +20,8 @@ import (
 // document's speed, with its calibration.
 func fixedYardstick() *Yardstick {
 	return &Yardstick{
-		Runs: map[ladder.Level][]float64{ladder.Device: {3.44, 3.45}, ladder.Host: {3.43, 3.44}, ladder.Sample: {3.0, 3.1},
-			ladder.Raw: {0.9, 0.95}, ladder.None: {0.5, 0.52}},
+		Runs: map[level.Level][]float64{level.Device: {3.44, 3.45}, level.Host: {3.43, 3.44}, level.Sample: {3.0, 3.1},
+			level.Raw: {0.9, 0.95}, level.None: {0.5, 0.52}},
 		Torch:   "2.6.0",
 		Command: "/usr/bin/python3 peers/torch/ladder.py --device emulated --step 290ms",
 		Ratio:   0.5, Raw: 220.2, None: 113.9, DocRaw: 440.3, DocNone: 227.8, Step: 580 * time.Millisecond,
@@ -35,7 +35,7 @@ func fixedYardstick() *Yardstick {
 // testdata/003-yardstick-<case>.golden (go test -update rewrites them).
 func TestYardstickGolden(t *testing.T) {
 	within := fixedYardstick()
-	within.Runs = map[ladder.Level][]float64{ladder.Device: {3.45}, ladder.Host: {3.35}, ladder.Sample: {3.2}, ladder.Raw: {1.75}, ladder.None: {0.9}}
+	within.Runs = map[level.Level][]float64{level.Device: {3.45}, level.Host: {3.35}, level.Sample: {3.2}, level.Raw: {1.75}, level.None: {0.9}}
 	firstWave := fixedYardstick()
 	firstWave.FirstWave = true
 	uncalibrated := fixedYardstick()

@@ -3,6 +3,7 @@ package reproduce
 import (
 	"bytes"
 	"flag"
+	"github.com/headspace-bench/headspace/harness/blocks/level"
 	"io"
 	"math"
 	"os"
@@ -100,22 +101,22 @@ func fixed003() Result003 {
 	nan := math.NaN()
 	a := LadderStep{Key: "a", Title: "The caching ladder", Setup: "naive transforms, raw 1024×1024", Command: "headspace ladder --transforms naive",
 		Rows: []LevelRow{
-			{Level: ladder.Device, Doc: 3.45, DocAU: 95, Runs: []float64{3.447, 3.446, 3.448}, AU: []float64{99.9, 99.8, 99.9}},
-			{Level: ladder.Host, Doc: 3.33, DocAU: nan, Runs: []float64{3.418, 3.42, 3.41}, AU: []float64{99, 99, 99}},
-			{Level: ladder.Sample, Doc: 3.23, DocAU: nan, Runs: []float64{3.42, 3.421}, AU: []float64{99, 99}},
-			{Level: ladder.Raw, Doc: 1.72, DocAU: nan, Runs: []float64{0.678, 0.69, 0.65}, AU: []float64{20, 20, 19}, Transform: 15 * time.Millisecond},
-			{Level: ladder.None, Doc: 0.89, DocAU: 22, Runs: []float64{0.665}, AU: []float64{19}, Load: 1100 * time.Microsecond, Transform: 15500 * time.Microsecond},
+			{Level: level.Device, Doc: 3.45, DocAU: 95, Runs: []float64{3.447, 3.446, 3.448}, AU: []float64{99.9, 99.8, 99.9}},
+			{Level: level.Host, Doc: 3.33, DocAU: nan, Runs: []float64{3.418, 3.42, 3.41}, AU: []float64{99, 99, 99}},
+			{Level: level.Sample, Doc: 3.23, DocAU: nan, Runs: []float64{3.42, 3.421}, AU: []float64{99, 99}},
+			{Level: level.Raw, Doc: 1.72, DocAU: nan, Runs: []float64{0.678, 0.69, 0.65}, AU: []float64{20, 20, 19}, Transform: 15 * time.Millisecond},
+			{Level: level.None, Doc: 0.89, DocAU: 22, Runs: []float64{0.665}, AU: []float64{19}, Load: 1100 * time.Microsecond, Transform: 15500 * time.Microsecond},
 		}}
 	b := LadderStep{Key: "b", Title: "Transform fix", Setup: "fast transforms, raw 1024×1024", Command: "headspace ladder --transforms fast",
 		Rows: []LevelRow{
-			{Level: ladder.Device, Doc: 3.45, DocAU: nan, Runs: []float64{3.446}},
-			{Level: ladder.Raw, Doc: 3.23, DocAU: nan, Runs: []float64{3.419}, Transform: 470 * time.Microsecond},
-			{Level: ladder.None, Doc: 1.28, DocAU: nan, Runs: []float64{3.418}, Load: 900 * time.Microsecond, Transform: 480 * time.Microsecond},
+			{Level: level.Device, Doc: 3.45, DocAU: nan, Runs: []float64{3.446}},
+			{Level: level.Raw, Doc: 3.23, DocAU: nan, Runs: []float64{3.419}, Transform: 470 * time.Microsecond},
+			{Level: level.None, Doc: 1.28, DocAU: nan, Runs: []float64{3.418}, Load: 900 * time.Microsecond, Transform: 480 * time.Microsecond},
 		}}
 	c := LadderStep{Key: "c", Title: "Smaller raw image (1024 → 256)", Setup: "fast transforms, raw 256×256", Command: "headspace ladder --raw-size 256",
 		Rows: []LevelRow{
-			{Level: ladder.Device, Doc: 3.45, DocAU: nan, Runs: []float64{3.446}},
-			{Level: ladder.None, Doc: 3.23, DocAU: nan, Runs: []float64{3.44}, Load: 60 * time.Microsecond, Transform: 400 * time.Microsecond},
+			{Level: level.Device, Doc: 3.45, DocAU: nan, Runs: []float64{3.446}},
+			{Level: level.None, Doc: 3.23, DocAU: nan, Runs: []float64{3.44}, Load: 60 * time.Microsecond, Transform: 400 * time.Microsecond},
 		}}
 	tr := &TransferStep{Setup: "fast transforms, raw 256×256", Command: "headspace ladder --transfer float32\nheadspace ladder --transfer uint8"}
 	for _, x := range []struct {
@@ -124,9 +125,9 @@ func fixed003() Result003 {
 		upload   time.Duration
 		convert  time.Duration
 	}{{"float32", 201327616, 8389 * time.Microsecond, 0}, {"uint8", 50332672, 2097 * time.Microsecond, 201 * time.Microsecond}} {
-		for _, l := range []ladder.Level{ladder.Device, ladder.Host, ladder.None} {
+		for _, l := range []level.Level{level.Device, level.Host, level.None} {
 			row := TransferRow{Transfer: x.transfer, Level: l, Runs: []float64{3.44, 3.43}, ShapeBytes: x.bytes, Convert: x.convert}
-			if l != ladder.Device {
+			if l != level.Device {
 				row.UploadBytes, row.Upload = float64(x.bytes), x.upload
 			}
 			tr.Rows = append(tr.Rows, row)
@@ -147,17 +148,17 @@ func fixed003() Result003 {
 		{"jpeg", "files", "warm", 1024, 0.6, 0.62, 3.42, "natural", "go"},
 		{"jpeg", "files", "warm", 1024, 2.5, 2.7, 3.42, "natural", "turbojpeg"},
 	} {
-		med := map[ladder.Level]float64{ladder.None: x.none, ladder.Encoded: x.encoded, ladder.Raw: x.rawL, ladder.Device: 3.45}
-		ratios := map[ladder.Level]float64{}
+		med := map[level.Level]float64{level.None: x.none, level.Encoded: x.encoded, level.Raw: x.rawL, level.Device: 3.45}
+		ratios := map[level.Level]float64{}
 		for l, v := range med {
 			ratios[l] = v / 3.45
 		}
 		od.Rows = append(od.Rows, workloads.OnDiskRow{Case: workloads.OnDiskCase{Format: x.format, Layout: x.layout, RawSize: x.raw, PageCache: x.cache, Content: x.content, Decoder: x.decoder},
 			Median: med, Ratio: ratios, Attribution: ladder.Attribute(med)})
 	}
-	measured := map[ladder.Level]float64{ladder.Device: 3.45, ladder.Host: 3.42, ladder.Sample: 3.42, ladder.Raw: 1.3, ladder.None: 1.1}
+	measured := map[level.Level]float64{level.Device: 3.45, level.Host: 3.42, level.Sample: 3.42, level.Raw: 1.3, level.None: 1.1}
 	model := []ModelReading{{Title: "naive transforms", Reading: whatif.LadderReading{
-		Measured: measured, Predicted: map[ladder.Level]float64{ladder.Device: 3.45, ladder.Host: 3.45, ladder.Sample: 3.45, ladder.Raw: 1.2, ladder.None: 1.0},
+		Measured: measured, Predicted: map[level.Level]float64{level.Device: 3.45, level.Host: 3.45, level.Sample: 3.45, level.Raw: 1.2, level.None: 1.0},
 		Ladder: ladder.Attribute(measured), Model: "transforms"}}}
 	return Result003{Header: fixedHeader("003", false), Workers: 2, Batch: 256, Step: 290 * time.Millisecond, Steps: []LadderStep{a, b, c}, Transfer: tr,
 		LadderFigure: "figures/003-ladder.png", StepsFigure: "figures/003-steps.png", Timeline: "figures/003-timeline-none.png",

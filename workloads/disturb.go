@@ -3,6 +3,7 @@ package workloads
 import (
 	"context"
 	"fmt"
+	"github.com/headspace-bench/headspace/harness/blocks/level"
 	"time"
 
 	"github.com/headspace-bench/headspace/device"
@@ -63,7 +64,7 @@ func (l Ladder) runMeasured(ctx context.Context, p ladder.Point, dev device.Devi
 // runProbed is ladder.Run with a disturbance probe around its measured
 // steps, and the injected slowdown of a headspace_inject build (package
 // inject) inside them.
-func runProbed(ctx context.Context, lv ladder.Level, cfg loader.Config, dev device.Device, tc train.Config) (train.Result, disturb.Sample, error) {
+func runProbed(ctx context.Context, lv level.Level, cfg loader.Config, dev device.Device, tc train.Config) (train.Result, disturb.Sample, error) {
 	var probe prober
 	if tc.Warmup == 0 {
 		probe = startProbe()

@@ -2,12 +2,12 @@ package workloads
 
 import (
 	"context"
+	"github.com/headspace-bench/headspace/harness/blocks/level"
 	"runtime"
 	"testing"
 	"time"
 
 	"github.com/headspace-bench/headspace/harness/blocks/results"
-	"github.com/headspace-bench/headspace/harness/engines/ladder"
 	"github.com/headspace-bench/headspace/internal/disturb"
 )
 
@@ -55,7 +55,7 @@ func TestDisturbedRunsAreRepeated(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			calls := withShares(t, tc.shares...)
 			l, env := tinyLadder()
-			l.Levels, l.Count, l.Disturb = []ladder.Level{ladder.Device}, 1, tc.policy
+			l.Levels, l.Count, l.Disturb = []level.Level{level.Device}, 1, tc.policy
 			rs, err := l.Run(context.Background(), env)
 			if err != nil {
 				t.Fatal(err)
@@ -86,7 +86,7 @@ func TestDisturbedRunsAreRepeated(t *testing.T) {
 // machine's CPU pressure; the policy is in the settings.
 func TestRunsRecordTheirDisturbance(t *testing.T) {
 	l, env := tinyLadder()
-	l.Levels, l.Count, l.Disturb = []ladder.Level{ladder.None}, 1, disturb.Policy{MaxDelay: 5}
+	l.Levels, l.Count, l.Disturb = []level.Level{level.None}, 1, disturb.Policy{MaxDelay: 5}
 	rs, err := l.Run(context.Background(), env)
 	if err != nil {
 		t.Fatal(err)

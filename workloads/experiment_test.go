@@ -2,6 +2,7 @@ package workloads
 
 import (
 	"context"
+	"github.com/headspace-bench/headspace/harness/blocks/level"
 	"reflect"
 	"strings"
 	"testing"
@@ -10,7 +11,6 @@ import (
 	"golang.org/x/perf/benchfmt"
 
 	"github.com/headspace-bench/headspace/harness/blocks/pipeline"
-	"github.com/headspace-bench/headspace/harness/engines/ladder"
 	"github.com/headspace-bench/headspace/harness/engines/sim"
 	"github.com/headspace-bench/headspace/harness/engines/whatif"
 )
@@ -37,7 +37,7 @@ func TestOn(t *testing.T) {
 // tinyLadder is a two-point ladder on the quick emulated device.
 func tinyLadder() (Ladder, Env) {
 	l := QuickLadder()
-	l.Levels, l.Transforms, l.Workers, l.Count = []ladder.Level{ladder.Device, ladder.None}, []string{"fast"}, []int{1}, 2
+	l.Levels, l.Transforms, l.Workers, l.Count = []level.Level{level.Device, level.None}, []string{"fast"}, []int{1}, 2
 	dev := DocumentDevice()
 	dev.Step = time.Millisecond
 	return l, Env{Device: Emulated(dev)}
@@ -97,7 +97,7 @@ func TestLadderUnder(t *testing.T) {
 	l.Under, l.Count = "Ladder/step=a", 1
 	pts := l.Selected()
 	none := l.PointName(pts[1])
-	if pts[1].Level != ladder.None || none != "Ladder/step=a/"+pts[1].Sub() {
+	if pts[1].Level != level.None || none != "Ladder/step=a/"+pts[1].Sub() {
 		t.Fatalf("point %s named %q", pts[1].Name(), none)
 	}
 	var started, recorded, asked []string

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/headspace-bench/headspace/harness/blocks/level"
 	"runtime"
 	"strings"
 	"time"
@@ -28,7 +29,7 @@ import (
 // placement and pinning: the sweep `make bench` runs, `headspace ladder`
 // runs, the 003 report runs and BenchmarkLadder runs.
 type Ladder struct {
-	Levels     []ladder.Level
+	Levels     []level.Level
 	Workers    []int
 	Transforms []string
 	Placements []loader.Placement
@@ -60,16 +61,16 @@ type Ladder struct {
 var (
 	// LadderDocument is the document's table: steps/s at each level with
 	// the naive transforms.
-	LadderDocument = map[ladder.Level]float64{ladder.Device: 3.45, ladder.Host: 3.33, ladder.Sample: 3.23, ladder.Raw: 1.72, ladder.None: 0.89}
+	LadderDocument = map[level.Level]float64{level.Device: 3.45, level.Host: 3.33, level.Sample: 3.23, level.Raw: 1.72, level.None: 0.89}
 	// LadderDocumentAU is its accelerator utilisation in %: 22 at the
 	// baseline, about 95 with a device-cached batch.
-	LadderDocumentAU = map[ladder.Level]float64{ladder.None: 22, ladder.Device: 95}
+	LadderDocumentAU = map[level.Level]float64{level.None: 22, level.Device: 95}
 	// LadderDocumentFixed is after the transform fix: raw 3.23, none 1.28
 	// (raw data loading now bounds it).
-	LadderDocumentFixed = map[ladder.Level]float64{ladder.Raw: 3.23, ladder.None: 1.28}
+	LadderDocumentFixed = map[level.Level]float64{level.Raw: 3.23, level.None: 1.28}
 	// LadderDocumentSmall is after the raw image shrinks from 1024² to
 	// 256²: none 3.23.
-	LadderDocumentSmall = map[ladder.Level]float64{ladder.None: 3.23}
+	LadderDocumentSmall = map[level.Level]float64{level.None: 3.23}
 )
 
 // LadderDocumentWorkers and LadderDocumentBatch are the document's
@@ -88,7 +89,7 @@ const (
 // interval).
 func DefaultLadder() Ladder {
 	return Ladder{
-		Levels:     ladder.Levels,
+		Levels:     level.Levels,
 		Workers:    []int{runtime.GOMAXPROCS(0)},
 		Transforms: transforms.Names,
 		Placements: []loader.Placement{loader.Host},
@@ -290,7 +291,7 @@ func (l Ladder) benchName(p ladder.Point) string {
 // placement and pinning, with the rest of l (pipeline, loop, runs,
 // Under).
 func (l Ladder) Only(p ladder.Point) Ladder {
-	l.Levels, l.Workers, l.Transforms = []ladder.Level{p.Level}, []int{p.Workers}, []string{p.Impl}
+	l.Levels, l.Workers, l.Transforms = []level.Level{p.Level}, []int{p.Workers}, []string{p.Impl}
 	l.Placements, l.Pinned = []loader.Placement{p.Placement}, []bool{p.Pinned}
 	l.Shard, l.Shards = 0, 0
 	return l
@@ -394,7 +395,7 @@ func LadderGroups(points []ladder.Point, values func(p ladder.Point) []float64) 
 		if !ok {
 			i = len(groups)
 			index[title] = i
-			groups = append(groups, ladder.Group{Title: title, Median: map[ladder.Level]float64{}, Runs: map[ladder.Level]int{}})
+			groups = append(groups, ladder.Group{Title: title, Median: map[level.Level]float64{}, Runs: map[level.Level]int{}})
 		}
 		groups[i].Median[p.Level] = summary.Median(vs)
 		groups[i].Runs[p.Level] = len(vs)

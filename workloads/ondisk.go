@@ -72,7 +72,7 @@ type OnDisk struct {
 // evicted (Linux), warm always.
 func DefaultOnDisk() OnDisk {
 	l := DefaultLadder()
-	l.Levels = []ladder.Level{ladder.None, ladder.Encoded, ladder.Raw, ladder.Device}
+	l.Levels = []level.Level{level.None, level.Encoded, level.Raw, level.Device}
 	l.Transforms = []string{transforms.Naive}
 	l.Train = train.Config{Steps: 2, Warmup: 1}
 	l.Count = 3
@@ -136,7 +136,7 @@ func (c OnDiskCase) Name() string {
 // more) does not depend on the format, content or decoder either. What is
 // left is the raw size, which every level's transforms, batches or upload
 // see. For(l) == c when l depends on every dimension (none).
-func (c OnDiskCase) For(l ladder.Level) OnDiskCase {
+func (c OnDiskCase) For(l level.Level) OnDiskCase {
 	if !l.Runs(level.Fetch) {
 		c.Layout, c.PageCache = "", ""
 	}
@@ -166,7 +166,7 @@ func (c OnDiskCase) Dimensions() []string {
 
 // OnDiskDepends names the dimensions level l's measurement depends on
 // (For's rule in words), in the order of Dimensions.
-func OnDiskDepends(l ladder.Level) []string {
+func OnDiskDepends(l level.Level) []string {
 	return OnDiskCase{Format: "f", Content: "c", Decoder: "d", Layout: "l", RawSize: 1, PageCache: "p"}.For(l).Dimensions()
 }
 
@@ -218,7 +218,7 @@ func (o OnDisk) Cases() []OnDiskCase {
 // it.
 type OnDiskPlan struct {
 	Case   OnDiskCase
-	Levels []ladder.Level // in the order of o.Ladder.Levels; none left: the case runs nothing
+	Levels []level.Level // in the order of o.Ladder.Levels; none left: the case runs nothing
 }
 
 // Plan lists every case (Cases order) with the levels Run measures in
@@ -229,14 +229,14 @@ type OnDiskPlan struct {
 // before cold, so its shared points are measured through a warm page
 // cache, though by the rule the page cache does not change them).
 func (o OnDisk) Plan() []OnDiskPlan {
-	seen := map[OnDiskCase]map[ladder.Level]bool{}
+	seen := map[OnDiskCase]map[level.Level]bool{}
 	var out []OnDiskPlan
 	for _, c := range o.Cases() {
 		p := OnDiskPlan{Case: c}
 		for _, l := range o.Ladder.Levels {
 			k := c.For(l)
 			if seen[k] == nil {
-				seen[k] = map[ladder.Level]bool{}
+				seen[k] = map[level.Level]bool{}
 			}
 			if !seen[k][l] {
 				seen[k][l] = true
@@ -469,7 +469,7 @@ func (o OnDisk) runCase(ctx context.Context, pc OnDiskPlan, data string, keep fu
 func OnDiskRatios(rs []OnDiskResult) []OnDiskRow {
 	type key struct {
 		c OnDiskCase
-		l ladder.Level
+		l level.Level
 	}
 	vals := map[key][]float64{}
 	var order []OnDiskCase
@@ -485,8 +485,8 @@ func OnDiskRatios(rs []OnDiskResult) []OnDiskRow {
 	var rows []OnDiskRow
 	read := map[key]bool{}
 	add := func(c OnDiskCase) {
-		row := OnDiskRow{Case: c, Median: map[ladder.Level]float64{}, Ratio: map[ladder.Level]float64{}}
-		for _, l := range ladder.OnDiskLevels {
+		row := OnDiskRow{Case: c, Median: map[level.Level]float64{}, Ratio: map[level.Level]float64{}}
+		for _, l := range level.OnDiskLevels {
 			if vs := vals[key{c, l}]; len(vs) > 0 {
 				row.Median[l] = summary.Median(vs)
 				read[key{c, l}] = true
@@ -494,7 +494,7 @@ func OnDiskRatios(rs []OnDiskResult) []OnDiskRow {
 				row.Median[l] = summary.Median(vals[k])
 				read[k] = true
 				if row.Shared == nil {
-					row.Shared = map[ladder.Level]bool{}
+					row.Shared = map[level.Level]bool{}
 				}
 				row.Shared[l] = true
 			}
@@ -510,7 +510,7 @@ func OnDiskRatios(rs []OnDiskResult) []OnDiskRow {
 		if !c.Shared() {
 			continue
 		}
-		for _, l := range ladder.OnDiskLevels {
+		for _, l := range level.OnDiskLevels {
 			if len(vals[key{c, l}]) > 0 && !read[key{c, l}] {
 				add(c)
 				break
@@ -519,7 +519,7 @@ func OnDiskRatios(rs []OnDiskResult) []OnDiskRow {
 	}
 	for i := range rows {
 		row := &rows[i]
-		if dev := row.Median[ladder.Device]; dev > 0 {
+		if dev := row.Median[level.Device]; dev > 0 {
 			for l, v := range row.Median {
 				row.Ratio[l] = v / dev
 			}
@@ -532,10 +532,10 @@ func OnDiskRatios(rs []OnDiskResult) []OnDiskRow {
 // OnDiskRow is one case's medians, ratios to device and attribution.
 type OnDiskRow struct {
 	Case   OnDiskCase
-	Median map[ladder.Level]float64 // median steps/s
-	Ratio  map[ladder.Level]float64 // to the device level
+	Median map[level.Level]float64 // median steps/s
+	Ratio  map[level.Level]float64 // to the device level
 	// Shared marks the levels whose median is the shared case's
 	// measurement (Case.For(level)), not the case's own; nil: none.
-	Shared      map[ladder.Level]bool
+	Shared      map[level.Level]bool
 	Attribution ladder.Attribution
 }

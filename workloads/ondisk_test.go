@@ -2,6 +2,7 @@ package workloads
 
 import (
 	"context"
+	"github.com/headspace-bench/headspace/harness/blocks/level"
 	"maps"
 	"os"
 	"slices"
@@ -108,7 +109,7 @@ func TestOnDisk(t *testing.T) {
 		for _, v := range r.Record.Values {
 			read = read || v.Unit == "read-MB/s" && v.Value > 0
 		}
-		if read != (l == ladder.None) {
+		if read != (l == level.None) {
 			t.Errorf("%s: read-MB/s recorded: %v", r.Record.Name, read)
 		}
 	}
@@ -117,11 +118,11 @@ func TestOnDisk(t *testing.T) {
 		t.Fatalf("%d rows for %d cases", len(rows), len(plan))
 	}
 	for i, row := range rows {
-		if row.Case != plan[i].Case || row.Ratio[ladder.Device] != 1 || row.Ratio[ladder.None] <= 0 || len(row.Median) != len(o.Ladder.Levels) {
+		if row.Case != plan[i].Case || row.Ratio[level.Device] != 1 || row.Ratio[level.None] <= 0 || len(row.Median) != len(o.Ladder.Levels) {
 			t.Errorf("%s: medians %v ratios %v", row.Case.Name(), row.Median, row.Ratio)
 		}
 		// Every level but none is the shared measurement.
-		if len(row.Shared) != 3 || row.Shared[ladder.None] {
+		if len(row.Shared) != 3 || row.Shared[level.None] {
 			t.Errorf("%s: shared %v", row.Case.Name(), row.Shared)
 		}
 	}
@@ -191,7 +192,7 @@ func TestLadderOnDiskSettings(t *testing.T) {
 		}
 	}
 	syn := QuickLadder()
-	syn.Levels = []ladder.Level{ladder.Encoded}
+	syn.Levels = []level.Level{level.Encoded}
 	if err := syn.Validate(); err == nil || !strings.Contains(err.Error(), "level encoded needs a dataset on disk") {
 		t.Errorf("encoded without data: %v", err)
 	}
@@ -202,36 +203,36 @@ func TestLadderOnDiskSettings(t *testing.T) {
 // once per raw size, each in the first case that has it; and the run
 // counts of the default matrix.
 func TestOnDiskPlan(t *testing.T) {
-	all := []ladder.Level{ladder.None, ladder.Encoded, ladder.Raw, ladder.Device}
+	all := []level.Level{level.None, level.Encoded, level.Raw, level.Device}
 	for _, tc := range []struct {
 		name    string
 		mut     func(*OnDisk)
-		levels  []ladder.Level
-		want    map[string][]ladder.Level // case name → its levels; unnamed cases run none only
-		noneOut bool                      // the ladder has no none: unnamed cases run nothing
+		levels  []level.Level
+		want    map[string][]level.Level // case name → its levels; unnamed cases run none only
+		noneOut bool                     // the ladder has no none: unnamed cases run nothing
 	}{
 		{"one size, warm", func(o *OnDisk) {
 			o.Formats, o.Contents, o.Decoders, o.RawSizes = []string{"raw", "jpeg"}, []string{"noise", "natural"}, []string{"go", "turbojpeg"}, []int{32}
-		}, all, map[string][]ladder.Level{
+		}, all, map[string][]level.Level{
 			"format=raw/content=noise/decoder=go/layout=files/raw=32/page-cache=warm":           all,
-			"format=jpeg/content=noise/decoder=go/layout=files/raw=32/page-cache=warm":          {ladder.None, ladder.Encoded},
-			"format=jpeg/content=noise/decoder=turbojpeg/layout=files/raw=32/page-cache=warm":   {ladder.None, ladder.Encoded},
-			"format=jpeg/content=natural/decoder=go/layout=files/raw=32/page-cache=warm":        {ladder.None, ladder.Encoded},
-			"format=jpeg/content=natural/decoder=turbojpeg/layout=files/raw=32/page-cache=warm": {ladder.None, ladder.Encoded},
+			"format=jpeg/content=noise/decoder=go/layout=files/raw=32/page-cache=warm":          {level.None, level.Encoded},
+			"format=jpeg/content=noise/decoder=turbojpeg/layout=files/raw=32/page-cache=warm":   {level.None, level.Encoded},
+			"format=jpeg/content=natural/decoder=go/layout=files/raw=32/page-cache=warm":        {level.None, level.Encoded},
+			"format=jpeg/content=natural/decoder=turbojpeg/layout=files/raw=32/page-cache=warm": {level.None, level.Encoded},
 		}, false},
 		{"two sizes, cold first", func(o *OnDisk) {
 			o.Formats, o.Layouts, o.RawSizes, o.PageCaches = []string{"png"}, []string{"shards", "files"}, []int{64, 32}, []string{"cold", "warm"}
 			o.Contents = []string{"natural"}
-		}, all, map[string][]ladder.Level{
+		}, all, map[string][]level.Level{
 			"format=png/content=natural/decoder=go/layout=shards/raw=64/page-cache=cold": all,
 			"format=png/content=natural/decoder=go/layout=shards/raw=32/page-cache=cold": all,
 		}, false},
 		{"no none", func(o *OnDisk) {
 			o.Formats, o.RawSizes = []string{"png", "jpeg"}, []int{32}
 			o.Contents, o.Decoders = []string{"noise"}, []string{"go"}
-		}, []ladder.Level{ladder.Encoded, ladder.Device}, map[string][]ladder.Level{
-			"format=png/content=noise/decoder=go/layout=files/raw=32/page-cache=warm":  {ladder.Encoded, ladder.Device},
-			"format=jpeg/content=noise/decoder=go/layout=files/raw=32/page-cache=warm": {ladder.Encoded},
+		}, []level.Level{level.Encoded, level.Device}, map[string][]level.Level{
+			"format=png/content=noise/decoder=go/layout=files/raw=32/page-cache=warm":  {level.Encoded, level.Device},
+			"format=jpeg/content=noise/decoder=go/layout=files/raw=32/page-cache=warm": {level.Encoded},
 		}, true},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -242,7 +243,7 @@ func TestOnDiskPlan(t *testing.T) {
 			for _, p := range o.Plan() {
 				want, ok := tc.want[p.Case.Name()]
 				if !ok && !tc.noneOut {
-					want = []ladder.Level{ladder.None}
+					want = []level.Level{level.None}
 				}
 				if !slices.Equal(p.Levels, want) {
 					t.Errorf("%s: levels %v, want %v", p.Case.Name(), p.Levels, want)
@@ -270,19 +271,19 @@ func TestOnDiskPlan(t *testing.T) {
 func TestOnDiskCaseFor(t *testing.T) {
 	c := OnDiskCase{Format: "jpeg", Content: "natural", Decoder: "turbojpeg", Layout: "shards", RawSize: 256, PageCache: "cold"}
 	for _, tc := range []struct {
-		l       ladder.Level
+		l       level.Level
 		name    string
 		depends string
 	}{
-		{ladder.None, "format=jpeg/content=natural/decoder=turbojpeg/layout=shards/raw=256/page-cache=cold", "format, content, decoder, layout, raw size, page cache"},
-		{ladder.Encoded, "format=jpeg/content=natural/decoder=turbojpeg/raw=256", "format, content, decoder, raw size"},
-		{ladder.Raw, "raw=256", "raw size"},
-		{ladder.Sample, "raw=256", "raw size"},
-		{ladder.Host, "raw=256", "raw size"},
-		{ladder.Device, "raw=256", "raw size"},
+		{level.None, "format=jpeg/content=natural/decoder=turbojpeg/layout=shards/raw=256/page-cache=cold", "format, content, decoder, layout, raw size, page cache"},
+		{level.Encoded, "format=jpeg/content=natural/decoder=turbojpeg/raw=256", "format, content, decoder, raw size"},
+		{level.Raw, "raw=256", "raw size"},
+		{level.Sample, "raw=256", "raw size"},
+		{level.Host, "raw=256", "raw size"},
+		{level.Device, "raw=256", "raw size"},
 	} {
 		k := c.For(tc.l)
-		if k.Name() != tc.name || k.Shared() != (tc.l != ladder.None) || k.For(tc.l) != k {
+		if k.Name() != tc.name || k.Shared() != (tc.l != level.None) || k.For(tc.l) != k {
 			t.Errorf("%s: %s (shared %v)", tc.l, k.Name(), k.Shared())
 		}
 		if got := strings.Join(OnDiskDepends(tc.l), ", "); got != tc.depends {
@@ -300,7 +301,7 @@ func TestOnDiskRatiosShared(t *testing.T) {
 	b := a
 	b.Layout = "shards"
 	other := OnDiskCase{RawSize: 32}
-	res := func(c OnDiskCase, l ladder.Level, v ...float64) []OnDiskResult {
+	res := func(c OnDiskCase, l level.Level, v ...float64) []OnDiskResult {
 		var out []OnDiskResult
 		for _, x := range v {
 			out = append(out, OnDiskResult{Case: c, Point: ladder.Point{Level: l}, StepsPerSec: x})
@@ -308,34 +309,34 @@ func TestOnDiskRatiosShared(t *testing.T) {
 		return out
 	}
 	var rs []OnDiskResult
-	rs = append(rs, res(a.For(ladder.Device), ladder.Device, 4, 3, 5)...)
-	rs = append(rs, res(a.For(ladder.Raw), ladder.Raw, 3)...)
-	rs = append(rs, res(a.For(ladder.Encoded), ladder.Encoded, 2)...)
-	rs = append(rs, res(a, ladder.None, 1)...)
-	rs = append(rs, res(b, ladder.None, 2)...)
-	rs = append(rs, res(b, ladder.Device, 8)...) // its own: an old file's
-	rs = append(rs, res(other, ladder.Device, 9)...)
+	rs = append(rs, res(a.For(level.Device), level.Device, 4, 3, 5)...)
+	rs = append(rs, res(a.For(level.Raw), level.Raw, 3)...)
+	rs = append(rs, res(a.For(level.Encoded), level.Encoded, 2)...)
+	rs = append(rs, res(a, level.None, 1)...)
+	rs = append(rs, res(b, level.None, 2)...)
+	rs = append(rs, res(b, level.Device, 8)...) // its own: an old file's
+	rs = append(rs, res(other, level.Device, 9)...)
 	rows := OnDiskRatios(rs)
 	for i, want := range []struct {
 		c      OnDiskCase
-		median map[ladder.Level]float64
-		shared []ladder.Level
+		median map[level.Level]float64
+		shared []level.Level
 	}{
-		{a, map[ladder.Level]float64{ladder.None: 1, ladder.Encoded: 2, ladder.Raw: 3, ladder.Device: 4}, []ladder.Level{ladder.Encoded, ladder.Raw, ladder.Device}},
-		{b, map[ladder.Level]float64{ladder.None: 2, ladder.Encoded: 2, ladder.Raw: 3, ladder.Device: 8}, []ladder.Level{ladder.Encoded, ladder.Raw}},
-		{other, map[ladder.Level]float64{ladder.Device: 9}, nil},
+		{a, map[level.Level]float64{level.None: 1, level.Encoded: 2, level.Raw: 3, level.Device: 4}, []level.Level{level.Encoded, level.Raw, level.Device}},
+		{b, map[level.Level]float64{level.None: 2, level.Encoded: 2, level.Raw: 3, level.Device: 8}, []level.Level{level.Encoded, level.Raw}},
+		{other, map[level.Level]float64{level.Device: 9}, nil},
 	} {
 		if i >= len(rows) {
 			t.Fatalf("%d rows", len(rows))
 		}
 		row := rows[i]
-		var shared []ladder.Level
-		for _, l := range ladder.OnDiskLevels {
+		var shared []level.Level
+		for _, l := range level.OnDiskLevels {
 			if row.Shared[l] {
 				shared = append(shared, l)
 			}
 		}
-		if row.Case != want.c || !maps.Equal(row.Median, want.median) || !slices.Equal(shared, want.shared) || row.Ratio[ladder.None] != want.median[ladder.None]/want.median[ladder.Device] {
+		if row.Case != want.c || !maps.Equal(row.Median, want.median) || !slices.Equal(shared, want.shared) || row.Ratio[level.None] != want.median[level.None]/want.median[level.Device] {
 			t.Errorf("row %d: %s %v shared %v ratios %v, want %s %v shared %v", i, row.Case.Name(), row.Median, shared, row.Ratio, want.c.Name(), want.median, want.shared)
 		}
 	}

@@ -4,11 +4,11 @@ package workloads
 
 import (
 	"context"
+	"github.com/headspace-bench/headspace/harness/blocks/level"
 	"path/filepath"
 	"strings"
 	"testing"
 
-	"github.com/headspace-bench/headspace/harness/engines/ladder"
 	"github.com/headspace-bench/headspace/harness/engines/peer"
 )
 
@@ -21,7 +21,7 @@ func TestPeerLadderScriptOnly(t *testing.T) {
 	script := filepath.Join("..", "harness", "engines", "peer", "testdata", "fakeladder.sh")
 	p := QuickPeerLadder("/bin/sh", script)
 	p.ScriptOnly, p.Config.Count, p.CalibrationBatches = true, 2, 6
-	p.Config.Levels = []ladder.Level{ladder.None, ladder.Device}
+	p.Config.Levels = []level.Level{level.None, level.Device}
 	var cal []PeerLadderCalibration
 	var last peer.LadderResult
 	var starts []string

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/headspace-bench/headspace/harness/blocks/level"
 	"os"
 	"path/filepath"
 	"slices"
@@ -22,7 +23,6 @@ import (
 	"github.com/headspace-bench/headspace/harness/blocks/results"
 	"github.com/headspace-bench/headspace/harness/blocks/s3server"
 	"github.com/headspace-bench/headspace/harness/blocks/train"
-	"github.com/headspace-bench/headspace/harness/engines/ladder"
 )
 
 // Remote is the remedies of data in a bucket measured (issue 34, "Data
@@ -106,7 +106,7 @@ func RemoteDevice() Device {
 // at 8.
 func DefaultRemote() Remote {
 	l := DefaultLadder()
-	l.Levels = []ladder.Level{ladder.None}
+	l.Levels = []level.Level{level.None}
 	l.Workers = []int{2}
 	l.Transforms = []string{transforms.Fast}
 	p := &l.Pipeline
@@ -310,9 +310,9 @@ func (r Remote) Run(ctx context.Context, env Env) ([]*benchfmt.Result, error) {
 			if err != nil {
 				return out, err
 			}
-			run := func(under string, lv ladder.Level, bo bucket.Options, settings []results.Config) error {
+			run := func(under string, lv level.Level, bo bucket.Options, settings []results.Config) error {
 				l := r.Ladder
-				l.Levels, l.Count, l.Under = []ladder.Level{lv}, r.Ladder.Count, under
+				l.Levels, l.Count, l.Under = []level.Level{lv}, r.Ladder.Count, under
 				l.Pipeline.Dataset.N = r.Samples
 				l.Pipeline.Data, l.Pipeline.Bucket, l.Pipeline.Link = url, bo, settings
 				if lay.Whole {
@@ -335,7 +335,7 @@ func (r Remote) Run(ctx context.Context, env Env) ([]*benchfmt.Result, error) {
 				return nil
 			}
 			if !deviceDone {
-				if err := run("Remote", ladder.Device, direct, nil); err != nil {
+				if err := run("Remote", level.Device, direct, nil); err != nil {
 					return out, err
 				}
 				deviceDone = true
@@ -366,8 +366,8 @@ func (r Remote) Run(ctx context.Context, env Env) ([]*benchfmt.Result, error) {
 
 // runLocal runs level local over the dataset at url and removes the
 // local copy it made in the cache.
-func (r Remote) runLocal(ctx context.Context, run func(string, ladder.Level, bucket.Options, []results.Config) error, ds RemoteDataset, url string, direct bucket.Options) error {
-	err := run("Remote/"+ds.Name(), ladder.Local, direct, nil)
+func (r Remote) runLocal(ctx context.Context, run func(string, level.Level, bucket.Options, []results.Config) error, ds RemoteDataset, url string, direct bucket.Options) error {
+	err := run("Remote/"+ds.Name(), level.Local, direct, nil)
 	d, oerr := ondisk.OpenContext(ctx, url, ondisk.Options{Bucket: direct})
 	if oerr == nil {
 		if cp, cerr := d.LocalCopyDir(); cerr == nil {
@@ -380,14 +380,14 @@ func (r Remote) runLocal(ctx context.Context, run func(string, ladder.Level, buc
 
 // viaLink runs level none through a fresh link of cfg to the server with
 // c requests in flight.
-func (r Remote) viaLink(ctx context.Context, srv *s3server.Server, cfg link.Config, c int, direct bucket.Options, under string, run func(string, ladder.Level, bucket.Options, []results.Config) error) error {
+func (r Remote) viaLink(ctx context.Context, srv *s3server.Server, cfg link.Config, c int, direct bucket.Options, under string, run func(string, level.Level, bucket.Options, []results.Config) error) error {
 	lk, err := link.Start(ctx, srv.Addr(), cfg)
 	if err != nil {
 		return fmt.Errorf("%s: %w", under, err)
 	}
 	bo := direct
 	bo.Endpoint, bo.Concurrency = lk.URL(), c
-	err = run(under, ladder.None, bo, cfg.Settings())
+	err = run(under, level.None, bo, cfg.Settings())
 	if cerr := lk.Close(); err == nil && cerr != nil {
 		err = cerr
 	}

@@ -2,12 +2,12 @@ package workloads
 
 import (
 	"fmt"
+	"github.com/headspace-bench/headspace/harness/blocks/level"
 	"strconv"
 	"strings"
 
 	"github.com/headspace-bench/headspace/harness/blocks/loader"
 	"github.com/headspace-bench/headspace/harness/blocks/results"
-	"github.com/headspace-bench/headspace/harness/engines/ladder"
 	"github.com/headspace-bench/headspace/harness/engines/merge"
 )
 
@@ -83,7 +83,7 @@ func LadderPlan(config map[string]string) (merge.Plan, error) {
 	if v, err = get(sweepLevelsKey); err != nil {
 		return merge.Plan{}, err
 	}
-	if l.Levels, err = ladder.ParseLevels(v); err != nil {
+	if l.Levels, err = level.ParseList(v); err != nil {
 		return merge.Plan{}, errf(sweepLevelsKey, err)
 	}
 	if l.Workers, err = splitEach(config, sweepWorkersKey, func(s string) (int, error) {

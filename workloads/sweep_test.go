@@ -1,18 +1,18 @@
 package workloads
 
 import (
+	"github.com/headspace-bench/headspace/harness/blocks/level"
 	"strings"
 	"testing"
 
 	"github.com/headspace-bench/headspace/harness/blocks/loader"
-	"github.com/headspace-bench/headspace/harness/engines/ladder"
 )
 
 // LadderPlan reads ShardSettings back into the points and shards the
 // sweep itself selects.
 func TestLadderPlanRoundTrip(t *testing.T) {
 	l := DefaultLadder()
-	l.Levels = []ladder.Level{ladder.Raw, ladder.Device, ladder.None}
+	l.Levels = []level.Level{level.Raw, level.Device, level.None}
 	l.Workers = []int{1, 4}
 	l.Placements = []loader.Placement{loader.Host, loader.Device}
 	l.Pinned = []bool{true, false}

@@ -3,6 +3,7 @@ package workloads
 import (
 	"context"
 	"fmt"
+	"github.com/headspace-bench/headspace/harness/blocks/level"
 	"runtime"
 	"time"
 
@@ -51,7 +52,7 @@ type WhatIf struct {
 
 // WhatIfLadder is each level's median steps/s of the caching ladder at
 // the profile's setting (WhatIf.Ladder), as Run passes it to env.Detail.
-type WhatIfLadder map[ladder.Level]float64
+type WhatIfLadder map[level.Level]float64
 
 // DefaultWhatIf is the experiment at a size whose check runs in about a
 // minute on 2 cores: the document's transforms (naive) on 256² raw images
@@ -175,7 +176,7 @@ func (w WhatIf) runOnce(ctx context.Context, h WhatIfRun, workers int, m float64
 	c0, cerr := rusage.ProcessCPU()
 	m0, merr := whatif.MachineBusy()
 	t0 := time.Now()
-	res, err := ladder.Run(ctx, ladder.None, cfg, dev, w.Train)
+	res, err := ladder.Run(ctx, level.None, cfg, dev, w.Train)
 	wall := time.Since(t0)
 	m1, _ := whatif.MachineBusy()
 	c1, _ := rusage.ProcessCPU()
@@ -379,14 +380,14 @@ func (w WhatIf) Check(ctx context.Context, h WhatIfRun, p whatif.Profile) ([]wha
 // returns each level's median steps/s, for the ladder's attribution
 // beside the model's (whatif.WriteLadder). Each run's record is the
 // ladder's own (ladder.Point.Benchmark).
-func (w WhatIf) Ladder(ctx context.Context, h WhatIfRun) (map[ladder.Level]float64, error) {
+func (w WhatIf) Ladder(ctx context.Context, h WhatIfRun) (map[level.Level]float64, error) {
 	if err := w.Validate(); err != nil {
 		return nil, err
 	}
-	runs := map[ladder.Level][]float64{}
+	runs := map[level.Level][]float64{}
 	err := withCores(w.Cores, func() error {
 		for range w.Count {
-			for _, l := range ladder.Levels {
+			for _, l := range level.Levels {
 				pt := ladder.Point{Level: l, Workers: w.Pipeline.Workers, Impl: w.Pipeline.Impl, Placement: w.Pipeline.Placement, Pinned: true}
 				if h.Start != nil {
 					h.Start(pt.Name())
@@ -413,7 +414,7 @@ func (w WhatIf) Ladder(ctx context.Context, h WhatIfRun) (map[ladder.Level]float
 	if err != nil {
 		return nil, err
 	}
-	med := map[ladder.Level]float64{}
+	med := map[level.Level]float64{}
 	for l, vs := range runs {
 		med[l] = summary.Median(vs)
 	}
@@ -443,7 +444,7 @@ func (w WhatIf) Runs() int {
 		n += w.ProfileRuns()
 	}
 	if w.WithLadder {
-		n += len(ladder.Levels) * w.Count
+		n += len(level.Levels) * w.Count
 	}
 	return n
 }

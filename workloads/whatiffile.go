@@ -2,12 +2,12 @@ package workloads
 
 import (
 	"fmt"
+	"github.com/headspace-bench/headspace/harness/blocks/level"
 	"math"
 	"strconv"
 	"strings"
 
 	"github.com/headspace-bench/headspace/harness/blocks/results"
-	"github.com/headspace-bench/headspace/harness/engines/ladder"
 	"github.com/headspace-bench/headspace/harness/engines/whatif"
 	"github.com/headspace-bench/headspace/internal/summary"
 )
@@ -158,7 +158,7 @@ func ReadWhatIf(path string) (WhatIfReport, error) {
 		}
 	}
 	checks := map[string]int{} // name → index in r.Checks
-	ladderRuns := map[ladder.Level][]float64{}
+	ladderRuns := map[level.Level][]float64{}
 	for _, res := range rs {
 		name := withoutProcs(string(res.Name))
 		steps, ok := results.Value(res, "steps/s")
@@ -188,7 +188,7 @@ func ReadWhatIf(path string) (WhatIfReport, error) {
 			}
 		case strings.HasPrefix(name, "Ladder/level="):
 			lv, _, _ := strings.Cut(strings.TrimPrefix(name, "Ladder/level="), "/")
-			l, err := ladder.ParseLevel(lv)
+			l, err := level.Parse(lv)
 			if err != nil {
 				return r, fmt.Errorf("%s: %s: %w", path, name, err)
 			}

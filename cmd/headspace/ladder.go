@@ -6,6 +6,7 @@ import (
 	"flag"
 	"fmt"
 	"github.com/headspace-bench/headspace/datasets/bucket"
+	"github.com/headspace-bench/headspace/harness/blocks/level"
 	"io"
 	"slices"
 	"strconv"
@@ -258,13 +259,13 @@ func runLadder(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	l := def
 	var err error
 	if *levelsFlag != "" {
-		if l.Levels, err = ladder.ParseLevels(*levelsFlag); err != nil {
+		if l.Levels, err = level.ParseList(*levelsFlag); err != nil {
 			return usageError{err.Error()}
 		}
 	} else if bucket.IsURL(pf.data.dir) {
-		l.Levels = ladder.RemoteLevels
+		l.Levels = level.RemoteLevels
 	} else if pf.data.dir != "" {
-		l.Levels = ladder.OnDiskLevels
+		l.Levels = level.OnDiskLevels
 	}
 	if l.Workers, err = parseInts("--workers", *workersFlag); err != nil {
 		return err

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"github.com/headspace-bench/headspace/harness/blocks/level"
 	"io"
 	"os"
 	"path/filepath"
@@ -17,7 +18,6 @@ import (
 
 	"github.com/headspace-bench/headspace/harness/blocks/machine"
 	"github.com/headspace-bench/headspace/harness/blocks/results"
-	"github.com/headspace-bench/headspace/harness/engines/ladder"
 	"github.com/headspace-bench/headspace/harness/engines/peer"
 	"github.com/headspace-bench/headspace/workloads"
 )
@@ -75,9 +75,9 @@ func runPeerLadder(ctx context.Context, fs *flag.FlagSet, lf *peerLadderFlags, a
 	if err != nil {
 		return err
 	}
-	levels := ladder.Levels
+	levels := level.Levels
 	if lf.levels != "" {
-		if levels, err = ladder.ParseLevels(lf.levels); err != nil {
+		if levels, err = level.ParseList(lf.levels); err != nil {
 			return usageError{err.Error()}
 		}
 	}

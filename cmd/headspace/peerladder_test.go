@@ -2,6 +2,7 @@ package main
 
 import (
 	"fmt"
+	"github.com/headspace-bench/headspace/harness/blocks/level"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -10,7 +11,6 @@ import (
 
 	"github.com/headspace-bench/headspace/device"
 	"github.com/headspace-bench/headspace/harness/blocks/results"
-	"github.com/headspace-bench/headspace/harness/engines/ladder"
 	"github.com/headspace-bench/headspace/workloads"
 )
 
@@ -123,8 +123,8 @@ func TestLadderScriptDefaultsAreOurs(t *testing.T) {
 		"emulated-pinned-gbps":   fmt.Sprint(emu.PinnedBandwidth / 1e9),
 		"emulated-pageable-gbps": fmt.Sprint(emu.PageableBandwidth / 1e9),
 		"document-step":          workloads.DocumentStep.String(),
-		"document-raw-steps/s":   fmt.Sprint(workloads.LadderDocument[ladder.Raw]),
-		"document-none-steps/s":  fmt.Sprint(workloads.LadderDocument[ladder.None]),
+		"document-raw-steps/s":   fmt.Sprint(workloads.LadderDocument[level.Raw]),
+		"document-none-steps/s":  fmt.Sprint(workloads.LadderDocument[level.None]),
 	} {
 		if got[k] != v {
 			t.Errorf("ladder.py's %s = %q, headspace's %q", k, got[k], v)

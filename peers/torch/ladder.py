@@ -18,6 +18,15 @@ as the document's code blocks change the script:
           for every index ("Step 3b");
   none    the full pipeline: a new random image per sample (the baseline).
 
+What a level keeps is not spelled here: the levels and their cuts come
+from headspace's one table (`headspace levels --json`, package level),
+which headspace passes in $HEADSPACE_LEVELS when it runs this script;
+run alone, the script asks the headspace on PATH. A level keeps the
+output of the last stage before its cut: load's (a raw image: raw),
+transform's (a processed sample: sample), batch's (a batch on the host:
+host) or upload's (a batch on the device: device); the levels of the
+document's pipeline are those that need no dataset on disk.
+
 With --device emulated the training step is headspace's emulated accelerator
 (device.Emulated) instead of the Net: the document's whole script
 runs, but train_step is a wait of --step (the document's device-cached
@@ -70,7 +79,9 @@ Usage:
 """
 
 import argparse
+import json
 import os
+import subprocess
 import platform
 import random
 import sys
@@ -86,7 +97,11 @@ from torchvision.datasets.vision import VisionDataset
 
 import document  # the document's transforms and raw images (document.py)
 
-LEVELS = ["device", "host", "sample", "raw", "none"]
+# The stage whose output each level keeps in the document's pipeline
+# (synthetic data), from headspace's level table (level_table); the levels,
+# device first, as they run by default.
+KEPT = {}
+LEVELS = []
 
 num_classes = document.NUM_CLASSES
 
@@ -127,9 +142,38 @@ class Net(nn.Module):
         return x
 
 
+def level_table():
+    """headspace's level table (`headspace levels --json`): from
+    $HEADSPACE_LEVELS, which headspace sets when it runs this script, or
+    from the headspace on PATH."""
+    text = os.environ.get("HEADSPACE_LEVELS")
+    if not text:
+        try:
+            text = subprocess.run(["headspace", "levels", "--json"], check=True, capture_output=True, text=True).stdout
+        except (OSError, subprocess.CalledProcessError) as e:
+            raise SystemExit(f"ladder.py: the level table: set HEADSPACE_LEVELS to the output of "
+                             f"`headspace levels --json`, or put headspace on PATH ({e})")
+    return json.loads(text)
+
+
+def load_levels():
+    """Sets KEPT and LEVELS from the table: the levels that need no dataset
+    on disk, and the stage each keeps of the synthetic pipeline (None: none)."""
+    KEPT.clear()
+    LEVELS.clear()
+    for row in reversed(level_table()["levels"]):
+        if row["needs"] == "synthetic":
+            kept = row["kept"].get("synthetic")
+            if kept not in (None, "load", "transform", "batch", "upload"):
+                raise SystemExit(f"ladder.py: level {row['name']} keeps the output of stage {kept}: this script has no cache of it")
+            KEPT[row["name"]] = kept
+            LEVELS.append(row["name"])
+
+
 class FakeDataset(VisionDataset):
-    """The document's dataset; cache is None (level none), "sample" (Step 3a)
-    or "raw" (Step 3b)."""
+    """The document's dataset; cache is the stage whose output it keeps:
+    None (level none), "transform" (a processed sample: Step 3a) or "load"
+    (a raw image and label: Step 3b)."""
 
     def __init__(self, transform, size, cache=None):
         super().__init__(root=None, transform=transform)
@@ -141,14 +185,14 @@ class FakeDataset(VisionDataset):
         return document.draw(input_img_size[0], input_img_size[1])
 
     def __getitem__(self, index):
-        if self.level == "sample":
+        if self.level == "transform":
             if self.cache is None:
                 img, target = self.draw()
                 # Apply tranformations
                 img = self.transform(img)
                 self.cache = img, target
             return self.cache
-        if self.level == "raw":
+        if self.level == "load":
             if self.cache is None:
                 self.cache = self.draw()
             # Apply tranformations
@@ -243,7 +287,8 @@ def run_level(level, device, depth, batch, steps, workers):
         def step(inputs, labels):
             return train_step(model, criterion, optimizer, inputs, labels)
 
-    cache = level if level in ("sample", "raw") else None
+    kept = KEPT[level]
+    cache = kept if kept in ("load", "transform") else None
     train_set = FakeDataset(transform=make_transform(), size=steps * batch, cache=cache)
     train_loader = torch.utils.data.DataLoader(
         train_set,
@@ -253,9 +298,9 @@ def run_level(level, device, depth, batch, steps, workers):
     )
 
     def batches():
-        if level in ("device", "host"):
+        if kept in ("batch", "upload"):
             data = next(iter(train_loader))
-            if level == "device":
+            if kept == "upload":
                 inputs, labels = to_device(data)
                 while True:
                     yield inputs, labels
@@ -284,8 +329,7 @@ def loader_throughput(level, batch, batches, workers):
     its steady state: each worker makes whole batches and all start at once,
     so the first `workers` batches arrive together; the rate is the batches
     after that first wave over the time from its last batch to the last."""
-    cache = level if level == "raw" else None
-    train_set = FakeDataset(transform=make_transform(), size=batches * batch, cache=cache)
+    train_set = FakeDataset(transform=make_transform(), size=batches * batch, cache=KEPT[level])
     train_loader = torch.utils.data.DataLoader(train_set, batch_size=batch, num_workers=workers)
     it = iter(train_loader)
     for _ in range(workers):
@@ -368,11 +412,8 @@ def gbps(s):
     return v
 
 
-def names(s, allowed):
+def names(s):
     out = [f.strip() for f in s.split(",") if f.strip()]
-    for f in out:
-        if f not in allowed:
-            raise argparse.ArgumentTypeError(f"unknown level {f!r} (want {', '.join(allowed)})")
     if not out:
         raise argparse.ArgumentTypeError("no levels")
     return out
@@ -383,7 +424,7 @@ def main(argv):
     p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     p.add_argument("--device", choices=["cuda", "cpu", "emulated"], default="cuda",
                    help="where the model trains: cuda, cpu, or emulated (headspace's emulated device: no model, a wait of --step)")
-    p.add_argument("--levels", type=lambda s: names(s, LEVELS), default=LEVELS, help="comma-separated caching levels")
+    p.add_argument("--levels", type=names, help="comma-separated caching levels (default: every level of headspace's table that needs no data on disk, device first)")
     p.add_argument("--raw-size", type=document.size, default=(1024, 1024), help="raw image size, N or WxH")
     p.add_argument("--crop", type=int, default=256, help="random crop side, a power of two: the Net has log2(crop) pooling stages")
     p.add_argument("--batch", type=int, default=256, help="samples per batch")
@@ -454,6 +495,10 @@ def main(argv):
         for k, v in cfg:
             print(f"{k}: {v}")
         return 0
+    load_levels()
+    for level in a.levels or []:
+        if level not in LEVELS:
+            p.error(f"--levels: unknown level {level!r} (want {', '.join(LEVELS)})")
     step = a.step
     if emulated and (a.calibrate or step == "calibrated"):
         lines, ratio = calibrate(a.calibration_batches, a.seed)
@@ -471,7 +516,7 @@ def main(argv):
         return 0
     procs = os.cpu_count() or 1
     suffix = f"-{procs}" if procs != 1 else ""
-    for level in a.levels:
+    for level in a.levels or LEVELS:
         torch.manual_seed(a.seed)
         np.random.seed(a.seed % 2**32)
         random.seed(a.seed)

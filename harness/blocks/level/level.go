@@ -1,26 +1,140 @@
-// Package level is the one table of the caching ladder's levels: for each
-// level, what is cached, which stages of the pipeline still run, and the
-// stage a drop in throughput at it is attributed to.
+// Package level is the one table of the caching ladder: the pipeline as
+// one ordered list of stages, and each level as a cut in it. A level runs
+// every stage from its cut on; everything before the cut is replaced by
+// its cached output, made once before timing.
 //
-// The loader (which stages it skips), the ladder (what it keeps, which
-// stage times a record carries), its attribution, the what-if model (what
-// costs nothing at a level) and the on-disk workload all read this table.
-// Adding a level is a row here plus the code of the stage it caches.
+// The loader (which stages it skips, which cache it makes), the ladder
+// (what it keeps, which stage times a record carries), its attribution,
+// the what-if model (what costs nothing at a level), the on-disk workload,
+// the reports and the PyTorch peer (through `headspace levels --json`)
+// all read this table. Adding a level is a row of table, plus the code of
+// its cache where the stage before its cut has none yet (docs/extending.md).
 package level
 
 import (
+	"encoding/json"
 	"fmt"
 	"slices"
 	"strings"
 )
 
-// Level is a rung of the caching ladder: the point of the input pipeline
-// after which data is cached, so everything before it costs nothing.
+// Stage is one stage of the input pipeline and the training loop, by the
+// name the loader's pipeline (package pipeline) records it under.
+type Stage string
+
+// The pipeline's stages. Load makes a raw sample from nothing (the
+// synthetic fill); with a dataset on disk, fetch reads a sample's bytes
+// and decode makes the raw sample of them; with one in a bucket, the
+// network read comes first. Then the transforms, batching (collate fills
+// a batch's slots, batch emits it), the copy to the device and the step.
+const (
+	Load      Stage = "load"
+	Network   Stage = "network" // no stage of the loader's own: fetch reads over the network where it runs
+	Fetch     Stage = "fetch"
+	Decode    Stage = "decode"
+	Transform Stage = "transform"
+	Collate   Stage = "collate"
+	Batch     Stage = "batch"
+	Upload    Stage = "upload"
+	Step      Stage = "step"
+)
+
+// Source is where the samples come from. A level needs one (Level.Needs),
+// and runs on it or any later one: a level of data on disk runs on data in
+// a bucket too.
+type Source int
+
+// The sources, in that order.
+const (
+	Synthetic Source = iota // the synthetic fill, in memory: every level's
+	Disk                    // a dataset on local disk (--data DIR)
+	Bucket                  // a dataset in a bucket (--data s3://…)
+)
+
+var sourceNames = [...]string{Synthetic: "synthetic", Disk: "disk", Bucket: "bucket"}
+
+func (s Source) String() string {
+	if s < 0 || int(s) >= len(sourceNames) {
+		return fmt.Sprintf("Source(%d)", int(s))
+	}
+	return sourceNames[s]
+}
+
+// FetchStage is the ladder's name of Fetch: what encoded adds over raw
+// data loading's decode, DS-Analyzer's fetch stall (decoding is its prep).
+const FetchStage = "fetching"
+
+// NetworkStage is the ladder's name of Network: what none adds over local
+// with data in a bucket (the first epoch's cost, or every epoch's when the
+// local cache is smaller than the data).
+const NetworkStage = "network fetching"
+
+// stage is one row of the pipeline.
+type stage struct {
+	name     Stage
+	from, to Source // the sources whose pipeline has the stage
+	ladder   string // the ladder's name for it (Attributed)
+	timed    bool   // a ladder record carries its time per sample (SampleStages)
+}
+
+// pipeline is the one ordered list of stages. Load and Network are never
+// in the same source's pipeline; each source's is the stages it has, in
+// this order (Stages).
+var pipeline = [...]stage{
+	{Load, Synthetic, Synthetic, "raw data loading", true},
+	{Network, Bucket, Bucket, NetworkStage, false},
+	{Fetch, Disk, Bucket, FetchStage, true},
+	{Decode, Disk, Bucket, "decoding", true},
+	{Transform, Synthetic, Bucket, "transforms", true},
+	{Collate, Synthetic, Bucket, "batching (collate)", false},
+	{Batch, Synthetic, Bucket, "batching (collate)", false},
+	{Upload, Synthetic, Bucket, "host-to-device transfer", false},
+	{Step, Synthetic, Bucket, "model step", false},
+}
+
+// at is the position of s in the pipeline, or -1.
+func at(s Stage) int {
+	for i, r := range pipeline {
+		if r.name == s {
+			return i
+		}
+	}
+	return -1
+}
+
+// Stages is the pipeline of src: the stages it has, in order.
+func Stages(src Source) []Stage {
+	var out []Stage
+	for _, r := range pipeline {
+		if r.from <= src && src <= r.to {
+			out = append(out, r.name)
+		}
+	}
+	return out
+}
+
+// SampleStages are the per-sample stages before batching that a ladder
+// record carries the time of (<stage>-ns/sample) where its level runs them.
+var SampleStages = sampleStages()
+
+func sampleStages() []Stage {
+	var out []Stage
+	for _, r := range pipeline {
+		if r.timed {
+			out = append(out, r.name)
+		}
+	}
+	return out
+}
+
+// Level is a rung of the caching ladder: a cut in the pipeline. Every
+// stage before it costs nothing: its output is cached.
 type Level int
 
-// The five levels of the document, from the full pipeline to the model
-// alone; encoded, between none and raw, for a dataset on disk or in a
-// bucket; and local, between none and encoded, for a dataset in a bucket.
+// The levels, from the full pipeline to the model alone: the document's
+// five (none, raw, sample, host, device); encoded, between none and raw,
+// for a dataset on disk or in a bucket; and local, between none and
+// encoded, for a dataset in a bucket.
 const (
 	None    Level = iota // the full pipeline: raw data, transforms, batching, upload, step
 	Local                // the bucket's objects copied to local disk first: fetch from disk, decode, … (data in a bucket only)
@@ -31,84 +145,52 @@ const (
 	Device               // one batch on the device: step only
 )
 
-// The stages of the pipeline a level may run, by the names the loader's
-// pipeline gives them ("load" fills a synthetic sample; "fetch" and
-// "decode" read one from disk), then the copy and the step.
-const (
-	Load      = "load"
-	Fetch     = "fetch"
-	Decode    = "decode"
-	Transform = "transform"
-	Collate   = "collate"
-	Batch     = "batch"
-	Upload    = "upload"
-	Step      = "step"
-)
-
-// SampleStages are the per-sample stages before batching: the ones the
-// loader's levels cache, whose per-sample times a ladder record carries.
-var SampleStages = []string{Load, Fetch, Decode, Transform}
-
-// FetchStage is what level none adds over level encoded: reading the
-// sample's bytes from storage (DS-Analyzer's fetch stall; decoding is its
-// prep). With data in a bucket, it is what local adds over encoded:
-// reading the local copy.
-const FetchStage = "fetching"
-
-// NetworkStage is what level none adds over level local with data in a
-// bucket: fetching the sample's bytes over the network instead of from
-// the local copy (the first epoch's cost, or every epoch's when the local
-// cache is smaller than the data).
-const NetworkStage = "network fetching"
-
 // row is one level of the table.
 type row struct {
 	name   string
-	caches string   // what is cached, in words
-	runs   []string // the stages that still run per step
-	stage  string   // what the level adds over the one above it
-	needs  data     // the data the level needs
+	cut    Stage  // the first stage that still runs
+	needs  Source // the least source it runs on
+	caches string // what is cached, in words
 }
 
-// data is what a level needs of the dataset: any (the synthetic fill
-// too), one on disk or in a bucket, or one in a bucket.
-type data int
-
-const (
-	anyData data = iota
-	diskData
-	bucketData
-)
-
-// table is the one table of levels, in order, from the full pipeline up.
-var table = [...]row{
-	None:    {"none", "nothing", []string{Load, Fetch, Decode, Transform, Collate, Batch, Upload, Step}, "raw data loading", anyData},
-	Local:   {"local", "the bucket's objects, copied to local disk", []string{Fetch, Decode, Transform, Collate, Batch, Upload, Step}, FetchStage, bucketData},
-	Encoded: {"encoded", "one sample's file bytes", []string{Decode, Transform, Collate, Batch, Upload, Step}, "decoding", diskData},
-	Raw:     {"raw", "one raw sample", []string{Transform, Collate, Batch, Upload, Step}, "transforms", anyData},
-	Sample:  {"sample", "one processed sample", []string{Collate, Batch, Upload, Step}, "batching (collate)", anyData},
-	Host:    {"host", "one collated batch on the host", []string{Upload, Step}, "host-to-device transfer", anyData},
-	Device:  {"device", "one batch on the device", []string{Step}, "model step", anyData},
+// table is the one table of levels, in the order of their cuts.
+var table = []row{
+	None:    {"none", Load, Synthetic, "nothing"},
+	Local:   {"local", Fetch, Bucket, "the bucket's objects, copied to local disk"},
+	Encoded: {"encoded", Decode, Disk, "one sample's file bytes"},
+	Raw:     {"raw", Transform, Synthetic, "one raw sample"},
+	Sample:  {"sample", Collate, Synthetic, "one processed sample"},
+	Host:    {"host", Upload, Synthetic, "one collated batch on the host"},
+	Device:  {"device", Step, Synthetic, "one batch on the device"},
 }
 
 // Levels is the document's five levels, from the full pipeline up to the
-// device cache: every level that runs on any dataset.
-var Levels = levels(anyData)
+// device cache: every level that runs on any source.
+var Levels = For(Synthetic)
 
 // OnDiskLevels is every level of a dataset on disk: Levels and Encoded.
-var OnDiskLevels = levels(diskData)
+var OnDiskLevels = For(Disk)
 
 // RemoteLevels is every level of a dataset in a bucket: OnDiskLevels and
 // Local.
-var RemoteLevels = levels(bucketData)
+var RemoteLevels = For(Bucket)
 
-func levels(have data) []Level {
+// For is every level that runs on src, in the order of the table.
+func For(src Source) []Level {
 	var out []Level
 	for l, r := range table {
-		if r.needs <= have {
+		if r.needs <= src {
 			out = append(out, Level(l))
 		}
 	}
+	return out
+}
+
+// Descending is a copy of ls from the top of the ladder down, device
+// first: the order the ladder runs levels and the reports list them.
+func Descending(ls []Level) []Level {
+	out := slices.Clone(ls)
+	slices.SortFunc(out, func(a, b Level) int { return int(b) - int(a) })
 	return out
 }
 
@@ -130,78 +212,115 @@ func (l Level) Caches() string {
 	return table[l].caches
 }
 
-// Stage is what a level adds over the level above it: the part of the
-// pipeline that a drop in throughput between the two is attributed to.
-// None's is raw data loading, fetch and decode together; with the encoded
-// level measured, what none adds over it is FetchStage (Between).
-func (l Level) Stage() string {
+// Cut is the first stage l runs: every stage before it is replaced by its
+// cached output.
+func (l Level) Cut() Stage {
 	if !l.Valid() {
-		return "?"
+		return ""
 	}
-	return table[l].stage
+	return table[l].cut
+}
+
+// Needs is the least source l runs on: Synthetic for any, Disk for a
+// dataset on disk or in a bucket, Bucket for one in a bucket.
+func (l Level) Needs() Source {
+	if !l.Valid() {
+		return Synthetic
+	}
+	return table[l].needs
 }
 
 // OnDisk reports whether l needs a dataset on disk (or in a bucket).
-func (l Level) OnDisk() bool { return l.Valid() && table[l].needs >= diskData }
+func (l Level) OnDisk() bool { return l.Valid() && l.Needs() >= Disk }
 
 // Remote reports whether l needs a dataset in a bucket.
-func (l Level) Remote() bool { return l.Valid() && table[l].needs == bucketData }
+func (l Level) Remote() bool { return l.Valid() && l.Needs() == Bucket }
 
-// Runs reports whether l still runs the stage named stage. A stage not in
-// the table (the loader's own bookkeeping, such as "index") runs wherever
-// a loader does.
-func (l Level) Runs(stage string) bool {
+// Runs reports whether l still runs stage s: whether s comes at or after
+// l's cut. A stage not in the pipeline (the loader's own bookkeeping,
+// such as "index") runs wherever a loader does.
+func (l Level) Runs(s Stage) bool {
 	if !l.Valid() {
 		return false
 	}
-	for _, r := range table {
-		if slices.Contains(r.runs, stage) {
-			return slices.Contains(table[l].runs, stage)
-		}
+	i := at(s)
+	if i < 0 {
+		return l.Loader()
 	}
-	return l.Loader()
+	return i >= at(l.Cut())
 }
 
 // Loader reports whether l runs a loader: whether batching still runs.
 // Above it, one batch made by the full pipeline is kept.
-func (l Level) Loader() bool { return l.Valid() && slices.Contains(table[l].runs, Collate) }
+func (l Level) Loader() bool { return l.Valid() && at(Collate) >= at(l.Cut()) }
 
-// Between names the stages that lo runs and above does not, e.g.
-// "transforms" or "raw data loading + transforms" when a level between
-// them was not measured. From none, encoded's decoding and local's fetching
-// are part of raw data loading; none against encoded is FetchStage, none
-// against local NetworkStage.
-func Between(lo, above Level) string {
-	switch {
-	case lo == None && above == Local:
-		return NetworkStage
-	case lo == None && above == Encoded:
-		return FetchStage
+// Kept is the stage whose output l keeps with data from src: the last
+// stage of src's pipeline before l's cut. Its cache is made once, before
+// timing (the loader's for the stages before batching, the ladder's for a
+// batch). ok is false where l keeps nothing (none), or does not run on src.
+func (l Level) Kept(src Source) (s Stage, ok bool) {
+	if !l.Valid() || src < l.Needs() {
+		return "", false
 	}
-	var names []string
-	for l := lo; l < above; l++ {
-		if (l == Local || l == Encoded) && lo == None {
-			continue // raw data loading includes the fetch and the decode
+	for _, st := range Stages(src) {
+		if l.Runs(st) {
+			break
 		}
-		names = append(names, l.Stage())
+		s, ok = st, true
+	}
+	return s, ok
+}
+
+// Stage is what l adds over the next level above it that runs on what l
+// runs on: the part of the pipeline a drop in throughput between the two
+// is attributed to (Between). None's is raw data loading, fetch and
+// decode together: from none, the next level of any source is raw.
+func (l Level) Stage() string {
+	if !l.Valid() {
+		return "?"
+	}
+	for above := l + 1; above.Valid(); above++ {
+		if above.Needs() <= l.Needs() {
+			return Between(l, above)
+		}
+	}
+	return between(at(l.Cut()), len(pipeline), l.Needs())
+}
+
+// Between names the stages that lo runs and above does not, by their
+// ladder names (Attributed), e.g. "transforms" or "raw data loading +
+// transforms" when a level between them was not measured. The stages are
+// those of the pipeline of the most either needs: from none to raw it is
+// the synthetic pipeline's, so raw data loading stands for fetch and
+// decode too; none against encoded is FetchStage, none against local
+// NetworkStage.
+func Between(lo, above Level) string {
+	if !lo.Valid() || !above.Valid() {
+		return "?"
+	}
+	return between(at(lo.Cut()), at(above.Cut()), max(lo.Needs(), above.Needs()))
+}
+
+// between is the ladder names of src's stages at positions [from, to),
+// each once.
+func between(from, to int, src Source) string {
+	var names []string
+	for _, r := range pipeline[from:to] {
+		if r.from <= src && src <= r.to && !slices.Contains(names, r.ladder) {
+			names = append(names, r.ladder)
+		}
 	}
 	return strings.Join(names, " + ")
 }
 
-// Attributed is the ladder's name for the pipeline stage named stage
-// ("load" is "raw data loading"): the Stage of the highest level that
-// still runs it, and FetchStage for fetch, which encoded alone caches. A
-// stage the table does not name keeps its own name.
-func Attributed(stage string) string {
-	if stage == Fetch {
-		return FetchStage
+// Attributed is the ladder's name for the pipeline stage s ("load" is
+// "raw data loading", "fetch" FetchStage). A stage the pipeline does not
+// name keeps its own name.
+func Attributed(s Stage) string {
+	if i := at(s); i >= 0 {
+		return pipeline[i].ladder
 	}
-	for _, r := range slices.Backward(table[:]) {
-		if slices.Contains(r.runs, stage) {
-			return r.stage
-		}
-	}
-	return stage
+	return string(s)
 }
 
 // Parse parses one level name.
@@ -231,4 +350,68 @@ func ParseList(s string) ([]Level, error) {
 		}
 	}
 	return out, nil
+}
+
+// Table is the table as `headspace levels --json` prints it, for the
+// reports and the peer scripts, which take the levels from it rather than
+// from copies.
+type Table struct {
+	Pipeline []StageRow `json:"pipeline"` // in order
+	Levels   []LevelRow `json:"levels"`   // in the order of their cuts
+}
+
+// StageRow is one stage of Table.
+type StageRow struct {
+	Name       Stage    `json:"name"`
+	Sources    []string `json:"sources"`    // the sources whose pipeline has it
+	Attributed string   `json:"attributed"` // the ladder's name for it
+}
+
+// LevelRow is one level of Table.
+type LevelRow struct {
+	Name   string           `json:"name"`
+	Caches string           `json:"caches"`
+	Cut    Stage            `json:"cut"`   // the first stage it runs
+	Runs   []Stage          `json:"runs"`  // every stage from the cut on
+	Needs  string           `json:"needs"` // the least source it runs on
+	Kept   map[string]Stage `json:"kept"`  // per source it runs on, the stage whose output it keeps (Level.Kept)
+	Stage  string           `json:"stage"` // what it adds over the level above it (Level.Stage)
+}
+
+// Describe is the table, for `headspace levels`.
+func Describe() Table {
+	var t Table
+	for _, r := range pipeline {
+		sr := StageRow{Name: r.name, Attributed: r.ladder}
+		for s := r.from; s <= r.to; s++ {
+			sr.Sources = append(sr.Sources, s.String())
+		}
+		t.Pipeline = append(t.Pipeline, sr)
+	}
+	for i := range table {
+		l := Level(i)
+		lr := LevelRow{Name: l.String(), Caches: l.Caches(), Cut: l.Cut(), Needs: l.Needs().String(), Kept: map[string]Stage{}, Stage: l.Stage()}
+		for _, r := range pipeline {
+			if l.Runs(r.name) {
+				lr.Runs = append(lr.Runs, r.name)
+			}
+		}
+		for s := l.Needs(); s <= Bucket; s++ {
+			if k, ok := l.Kept(s); ok {
+				lr.Kept[s.String()] = k
+			}
+		}
+		t.Levels = append(t.Levels, lr)
+	}
+	return t
+}
+
+// JSON is Describe as `headspace levels --json` prints it, indented, with
+// a final newline: one place of the format the peer scripts read.
+func JSON() ([]byte, error) {
+	b, err := json.MarshalIndent(Describe(), "", "  ")
+	if err != nil {
+		return nil, err
+	}
+	return append(b, '\n'), nil
 }

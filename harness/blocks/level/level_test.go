@@ -1,53 +1,119 @@
 package level
 
 import (
+	"bytes"
+	"encoding/json"
 	"fmt"
 	"slices"
 	"strings"
 	"testing"
 )
 
-// TestTable checks every level's row: what it caches, which stages still
-// run and the stage a drop at it is attributed to.
+// every is the whole pipeline, in order, as the test spells it.
+var every = []Stage{Load, Network, Fetch, Decode, Transform, Collate, Batch, Upload, Step}
+
+// TestTable checks every level's row: its cut, what it caches, which
+// stages still run, the stage a drop at it is attributed to and what it
+// keeps of each source's pipeline.
 func TestTable(t *testing.T) {
 	for _, tc := range []struct {
 		l      Level
 		name   string
-		runs   []string // of Load … Step
+		cut    Stage
+		runs   []Stage // of every
 		stage  string
+		needs  Source
 		loader bool
-		onDisk bool
-		remote bool
+		kept   map[Source]Stage // per source it runs on; none where absent
 	}{
-		{None, "none", []string{Load, Fetch, Decode, Transform, Collate, Batch, Upload, Step}, "raw data loading", true, false, false},
-		{Local, "local", []string{Fetch, Decode, Transform, Collate, Batch, Upload, Step}, FetchStage, true, true, true},
-		{Encoded, "encoded", []string{Decode, Transform, Collate, Batch, Upload, Step}, "decoding", true, true, false},
-		{Raw, "raw", []string{Transform, Collate, Batch, Upload, Step}, "transforms", true, false, false},
-		{Sample, "sample", []string{Collate, Batch, Upload, Step}, "batching (collate)", true, false, false},
-		{Host, "host", []string{Upload, Step}, "host-to-device transfer", false, false, false},
-		{Device, "device", []string{Step}, "model step", false, false, false},
+		{None, "none", Load, every, "raw data loading", Synthetic, true, map[Source]Stage{}},
+		{Local, "local", Fetch, every[2:], FetchStage, Bucket, true, map[Source]Stage{Bucket: Network}},
+		{Encoded, "encoded", Decode, every[3:], "decoding", Disk, true, map[Source]Stage{Disk: Fetch, Bucket: Fetch}},
+		{Raw, "raw", Transform, every[4:], "transforms", Synthetic, true, map[Source]Stage{Synthetic: Load, Disk: Decode, Bucket: Decode}},
+		{Sample, "sample", Collate, every[5:], "batching (collate)", Synthetic, true, map[Source]Stage{Synthetic: Transform, Disk: Transform, Bucket: Transform}},
+		{Host, "host", Upload, every[7:], "host-to-device transfer", Synthetic, false, map[Source]Stage{Synthetic: Batch, Disk: Batch, Bucket: Batch}},
+		{Device, "device", Step, every[8:], "model step", Synthetic, false, map[Source]Stage{Synthetic: Upload, Disk: Upload, Bucket: Upload}},
 	} {
-		if tc.l.String() != tc.name || tc.l.Stage() != tc.stage || tc.l.Loader() != tc.loader || tc.l.OnDisk() != tc.onDisk || tc.l.Remote() != tc.remote || tc.l.Caches() == "" {
-			t.Errorf("%d: %s %q loader %v on disk %v caches %q", int(tc.l), tc.l, tc.l.Stage(), tc.l.Loader(), tc.l.OnDisk(), tc.l.Caches())
+		l := tc.l
+		if l.String() != tc.name || l.Cut() != tc.cut || l.Stage() != tc.stage || l.Needs() != tc.needs || l.Loader() != tc.loader || l.Caches() == "" {
+			t.Errorf("%d: %s cut %s %q needs %s loader %v caches %q", int(l), l, l.Cut(), l.Stage(), l.Needs(), l.Loader(), l.Caches())
 		}
-		for _, s := range []string{Load, Fetch, Decode, Transform, Collate, Batch, Upload, Step} {
-			if got := tc.l.Runs(s); got != slices.Contains(tc.runs, s) {
-				t.Errorf("%s runs %s = %v", tc.l, s, got)
+		if l.OnDisk() != (tc.needs >= Disk) || l.Remote() != (tc.needs == Bucket) {
+			t.Errorf("%s: on disk %v, remote %v", l, l.OnDisk(), l.Remote())
+		}
+		for _, s := range every {
+			if got := l.Runs(s); got != slices.Contains(tc.runs, s) {
+				t.Errorf("%s runs %s = %v", l, s, got)
 			}
 		}
-		if got := tc.l.Runs("index"); got != tc.loader {
-			t.Errorf("%s runs index = %v, want %v (a loader's bookkeeping)", tc.l, got, tc.loader)
+		if got := l.Runs("index"); got != tc.loader {
+			t.Errorf("%s runs index = %v, want %v (a loader's bookkeeping)", l, got, tc.loader)
 		}
-		if l, err := Parse(tc.name); err != nil || l != tc.l {
-			t.Errorf("Parse(%q) = %v, %v", tc.name, l, err)
+		for src := Synthetic; src <= Bucket; src++ {
+			want, wantOK := tc.kept[src]
+			if got, ok := l.Kept(src); got != want || ok != wantOK {
+				t.Errorf("%s keeps of %s %q, %v; want %q, %v", l, src, got, ok, want, wantOK)
+			}
+		}
+		if got, err := Parse(tc.name); err != nil || got != l {
+			t.Errorf("Parse(%q) = %v, %v", tc.name, got, err)
 		}
 	}
-	if Level(9).Valid() || Level(9).String() != "Level(9)" || Level(-1).Runs(Step) {
+	if Level(9).Valid() || Level(9).String() != "Level(9)" || Level(-1).Runs(Step) || Level(9).Cut() != "" {
 		t.Error("Level(9) or Level(-1) is valid")
 	}
 	if !slices.Equal(Levels, []Level{None, Raw, Sample, Host, Device}) || !slices.Equal(OnDiskLevels, []Level{None, Encoded, Raw, Sample, Host, Device}) ||
 		!slices.Equal(RemoteLevels, []Level{None, Local, Encoded, Raw, Sample, Host, Device}) {
 		t.Errorf("Levels %v, OnDiskLevels %v, RemoteLevels %v", Levels, OnDiskLevels, RemoteLevels)
+	}
+	if d := Descending(Levels); !slices.Equal(d, []Level{Device, Host, Sample, Raw, None}) || Levels[0] != None {
+		t.Errorf("Descending(Levels) = %v, Levels %v", d, Levels)
+	}
+}
+
+// TestCut checks the cut itself, for every level of the table: it runs
+// exactly the stages from its cut on, so each level up runs a suffix of
+// the one below it, and what it keeps is the stage just before the cut.
+func TestCut(t *testing.T) {
+	for i, l := range RemoteLevels {
+		k := slices.Index(every, l.Cut())
+		if k < 0 {
+			t.Fatalf("%s: cut %q is no stage", l, l.Cut())
+		}
+		for j, s := range every {
+			if l.Runs(s) != (j >= k) {
+				t.Errorf("%s (cut %s) runs %s = %v", l, l.Cut(), s, l.Runs(s))
+			}
+		}
+		if i > 0 && slices.Index(every, RemoteLevels[i-1].Cut()) >= k {
+			t.Errorf("%s cuts at %s, not after %s's %s", l, l.Cut(), RemoteLevels[i-1], RemoteLevels[i-1].Cut())
+		}
+		for src := l.Needs(); src <= Bucket; src++ {
+			kept, ok := l.Kept(src)
+			stages := Stages(src)
+			if !ok {
+				if l.Runs(stages[0]) {
+					continue
+				}
+				t.Errorf("%s keeps nothing of %s, yet skips %s", l, src, stages[0])
+				continue
+			}
+			if next := stages[slices.Index(stages, kept)+1]; l.Runs(kept) || !l.Runs(next) {
+				t.Errorf("%s keeps %s of %s: runs it %v, runs the next (%s) %v", l, kept, src, l.Runs(kept), next, l.Runs(next))
+			}
+		}
+	}
+	for src, want := range map[Source][]Stage{
+		Synthetic: {Load, Transform, Collate, Batch, Upload, Step},
+		Disk:      {Fetch, Decode, Transform, Collate, Batch, Upload, Step},
+		Bucket:    {Network, Fetch, Decode, Transform, Collate, Batch, Upload, Step},
+	} {
+		if got := Stages(src); !slices.Equal(got, want) {
+			t.Errorf("Stages(%s) = %v, want %v", src, got, want)
+		}
+	}
+	if !slices.Equal(SampleStages, []Stage{Load, Fetch, Decode, Transform}) {
+		t.Errorf("SampleStages = %v", SampleStages)
 	}
 }
 
@@ -64,14 +130,16 @@ func TestAttribution(t *testing.T) {
 		{Encoded, Raw, "decoding"},
 		{None, Sample, "raw data loading + transforms"},
 		{Raw, Device, "transforms + batching (collate) + host-to-device transfer"},
+		{Sample, Host, "batching (collate)"},
+		{None, Level(9), "?"},
 	} {
 		if got := Between(tc.lo, tc.above); got != tc.want {
 			t.Errorf("Between(%s, %s) = %q, want %q", tc.lo, tc.above, got, tc.want)
 		}
 	}
-	for stage, want := range map[string]string{
-		Load: "raw data loading", Fetch: FetchStage, Decode: "decoding", Transform: "transforms",
-		Collate: "batching (collate)", Batch: "batching (collate)", "index": "index",
+	for stage, want := range map[Stage]string{
+		Load: "raw data loading", Network: NetworkStage, Fetch: FetchStage, Decode: "decoding", Transform: "transforms",
+		Collate: "batching (collate)", Batch: "batching (collate)", Upload: "host-to-device transfer", Step: "model step", "index": "index",
 	} {
 		if got := Attributed(stage); got != want {
 			t.Errorf("Attributed(%q) = %q, want %q", stage, got, want)
@@ -88,7 +156,34 @@ func TestParseList(t *testing.T) {
 	}
 }
 
+// TestJSON checks that the table's JSON reads back as Describe, and that
+// a level's runs and kept stages are the table's own.
+func TestJSON(t *testing.T) {
+	b, err := JSON()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got Table
+	dec := json.NewDecoder(bytes.NewReader(b))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(&got); err != nil {
+		t.Fatal(err)
+	}
+	if len(got.Pipeline) != len(every) || len(got.Levels) != len(RemoteLevels) {
+		t.Fatalf("%d stages and %d levels, want %d and %d", len(got.Pipeline), len(got.Levels), len(every), len(RemoteLevels))
+	}
+	for i, l := range RemoteLevels {
+		r := got.Levels[i]
+		if r.Name != l.String() || r.Cut != l.Cut() || r.Runs[0] != l.Cut() || r.Stage != l.Stage() || r.Needs != l.Needs().String() {
+			t.Errorf("level %d: %+v", i, r)
+		}
+		if k, ok := l.Kept(Bucket); ok != (r.Kept["bucket"] != "") || k != r.Kept["bucket"] {
+			t.Errorf("%s keeps %q of a bucket, the JSON %q", l, k, r.Kept["bucket"])
+		}
+	}
+}
+
 func ExampleLevel_Runs() {
-	fmt.Println(Raw, Raw.Runs(Decode), Raw.Runs(Transform), Raw.Stage())
-	// Output: raw false true transforms
+	fmt.Println(Raw, Raw.Cut(), Raw.Runs(Decode), Raw.Runs(Transform), Raw.Stage())
+	// Output: raw transform false true transforms
 }

@@ -255,6 +255,19 @@ func window(ahead, fetchers int, remote bool) int {
 // Remote reports whether Data is in a bucket (an s3:// URL).
 func (c Config) Remote() bool { return bucket.IsURL(c.Data) }
 
+// Source is where c's samples come from, as the level table names it:
+// the synthetic fill without Data, a bucket for an s3:// URL, a dataset
+// on disk otherwise.
+func (c Config) Source() level.Source {
+	switch {
+	case c.Data == "":
+		return level.Synthetic
+	case c.Remote():
+		return level.Bucket
+	}
+	return level.Disk
+}
+
 // fetchers is how many goroutines run the fetch stage: Workers for a
 // directory, the requests in flight for a bucket.
 func (c Config) fetchers() int {

@@ -45,9 +45,9 @@ type disk struct {
 	max      int64
 	latency  time.Duration // Config.LoadLatency, added to every fetch
 	fetchers int           // goroutines of the fetch stage (Config.fetchers)
-	cached   *encoded      // level.Encoded: sample 0's bytes
+	cached   *encoded      // a level that keeps Fetch's output (encoded): sample 0's bytes
 	base     bucket.Stats  // a bucket's counters when the loader started
-	copied   ondisk.Copied // level.Local: what was downloaded into the local copy
+	copied   ondisk.Copied // a level that keeps Network's output (local): what was downloaded into the local copy
 	samples  atomic.Int64
 	fetched  atomic.Int64
 	// delivered counts each sample's fetches, and total is the samples
@@ -63,10 +63,10 @@ type disk struct {
 type encoded struct {
 	i      int
 	data   []byte
-	cached bool // the cached bytes of level.Encoded: never recycled
+	cached bool // the cached bytes of a level that keeps Fetch's output: never recycled
 }
 
-// cacheFirst fetches sample 0's bytes for level.Encoded.
+// cacheFirst fetches sample 0's bytes, the output of Fetch a level keeps.
 func (k *disk) cacheFirst(ctx context.Context) error {
 	data, err := k.d.Fetch(ctx, 0, nil)
 	if err != nil {
@@ -161,11 +161,11 @@ func (k *disk) stats() DataStats {
 	return ds
 }
 
-// stages adds the fetch and decode stages for cache (level.None or
-// level.Encoded; at level.Raw and level.Sample decode hands out cachedRaw,
-// or nothing, as the load stage does without Data).
+// stages adds the fetch and decode stages for cache: each runs where the
+// level runs it, and hands out what was made of it before timing (m)
+// where it does not, as the load stage does without Data.
 func (k *disk) stages(p *pipeline.Pipeline, idx *pipeline.Queue[int], cache level.Level, workers, q, alive int,
-	raws *freelist[*datasets.Sample], cachedRaw *datasets.Sample) (*pipeline.Queue[*datasets.Sample], error) {
+	raws *freelist[*datasets.Sample], m caches) (*pipeline.Queue[*datasets.Sample], error) {
 	// One buffer per sample alive, and one per fetcher beyond the workers
 	// (data in a bucket runs more fetchers than workers).
 	bufs := newFreelist(alive+max(0, k.fetchers-workers), func() *encoded { return new(encoded) })
@@ -208,19 +208,9 @@ func (k *disk) stages(p *pipeline.Pipeline, idx *pipeline.Queue[int], cache leve
 		}
 		return s, nil
 	}
-	switch cache {
-	case level.Encoded:
-		fetch = func(context.Context, pipeline.Item[int]) (*encoded, error) { return k.cached, nil }
-	case level.Raw:
-		fetch = func(context.Context, pipeline.Item[int]) (*encoded, error) { return nil, nil }
-		decode = func(context.Context, pipeline.Item[*encoded]) (*datasets.Sample, error) { return cachedRaw, nil }
-	case level.Sample:
-		fetch = func(context.Context, pipeline.Item[int]) (*encoded, error) { return nil, nil }
-		decode = func(context.Context, pipeline.Item[*encoded]) (*datasets.Sample, error) { return nil, nil }
-	}
-	fetched, err := pipeline.Map(p, "fetch", idx, k.fetchers, q, fetch)
+	fetched, err := pipeline.Map(p, string(level.Fetch), idx, k.fetchers, q, cut(cache, level.Fetch, fetch, m.enc))
 	if err != nil {
 		return nil, err
 	}
-	return pipeline.Map(p, "decode", fetched, workers, q, decode)
+	return pipeline.Map(p, string(level.Decode), fetched, workers, q, cut(cache, level.Decode, decode, m.raw))
 }

@@ -51,9 +51,12 @@ func newProcessed(dt batching.DType, sampleLen int) *processed {
 //
 //	index → load (Workers) → transform (Workers) → collate (Workers) → batch → batches (Prefetch)
 //
-// With level.Raw the load stage hands every worker the one raw sample it made
-// at start; with level.Sample the load stage does nothing and the transform
-// stage hands out one processed sample. Batching, and what follows, always run.
+// (fetch and decode in place of load for a dataset on disk or in a
+// bucket). The level's cut decides, by the table of package level: a
+// stage before the cut hands out the output of the stage the level keeps
+// (level.Level.Kept), made once for sample 0 before timing (cacheOf), or
+// nothing if that stage comes later; the stages from the cut on run.
+// Batching, and what follows, always run.
 func New(ctx context.Context, cache level.Level, cfg Config, n int) (*Loader, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, err
@@ -87,6 +90,9 @@ func New(ctx context.Context, cache level.Level, cfg Config, n int) (*Loader, er
 		impls <- t
 	}
 
+	// The stage whose output the level keeps: the last before its cut.
+	kept, _ := cache.Kept(cfg.Source())
+
 	// The dataset on disk, if any, prepared and opened before timing starts.
 	var dk *disk
 	if cfg.Data != "" {
@@ -98,16 +104,15 @@ func New(ctx context.Context, cache level.Level, cfg Config, n int) (*Loader, er
 			return nil, err
 		}
 		var copied ondisk.Copied
-		if cache == level.Local {
-			// Read from a local copy of the bucket's objects, made
-			// before timing starts (once per listing).
+		fetchers := cfg.fetchers()
+		if kept == level.Network {
+			// The network's output, kept: a local copy of the bucket's
+			// objects, made before timing starts (once per listing),
+			// which the fetch stage reads as a directory is read.
 			if d, copied, err = cfg.localCopy(ctx, d); err != nil {
 				return nil, err
 			}
-		}
-		fetchers := cfg.fetchers()
-		if cache == level.Local {
-			fetchers = cfg.Workers // the local copy is read as a directory is
+			fetchers = cfg.Workers
 		}
 		dk = &disk{d: d, max: int64(cfg.MaxFailures), latency: cfg.LoadLatency, fetchers: fetchers, copied: copied,
 			delivered: make([]atomic.Int32, d.Len()), total: int64(n) * int64(cfg.Batch)}
@@ -122,37 +127,13 @@ func New(ctx context.Context, cache level.Level, cfg Config, n int) (*Loader, er
 		}
 	}()
 
-	// The caches of level.Encoded, level.Raw and level.Sample, made once,
-	// before timing starts.
-	var cachedRaw *datasets.Sample
-	var cachedOut *processed
-	if cache == level.Raw || cache == level.Sample {
-		cachedRaw = datasets.NewSample(ds.Width, ds.Height)
-		var err error
-		if dk != nil {
-			err = dk.d.Fill(0, cachedRaw)
-		} else {
-			err = ds.FillContext(ctx, 0, cachedRaw)
-		}
-		if err != nil {
-			return nil, err
-		}
+	// The cache of the stage the level keeps, made once, before timing
+	// starts.
+	cached, err := cacheOf(ctx, cache, kept, cfg, dk, impls)
+	if err != nil {
+		return nil, err
 	}
-	if cache == level.Encoded {
-		if err := dk.cacheFirst(ctx); err != nil {
-			return nil, err
-		}
-	}
-	if cache == level.Sample {
-		cachedOut = newProcessed(dt, sampleLen)
-		cachedOut.label, cachedOut.cached = cachedRaw.Label, true
-		t := <-impls
-		err := t.apply(ctx, cachedOut, &cachedRaw.Image, ds.Seed, 0)
-		impls <- t
-		if err != nil {
-			return nil, err
-		}
-	}
+	cachedRaw := cached.raw
 
 	p := pipeline.New(ctx)
 	p.Record(cfg.Recorder)
@@ -205,17 +186,11 @@ func New(ctx context.Context, cache level.Level, cfg Config, n int) (*Loader, er
 		}
 		return s, nil
 	}
-	switch cache {
-	case level.Raw:
-		load = func(context.Context, pipeline.Item[int]) (*datasets.Sample, error) { return cachedRaw, nil }
-	case level.Sample:
-		load = func(context.Context, pipeline.Item[int]) (*datasets.Sample, error) { return nil, nil }
-	}
 	var loaded *pipeline.Queue[*datasets.Sample]
 	if dk != nil {
-		loaded, err = dk.stages(p, idx, cache, W, q, alive, raws, cachedRaw)
+		loaded, err = dk.stages(p, idx, cache, W, q, alive, raws, cached)
 	} else {
-		loaded, err = pipeline.Map(p, "load", idx, W, q, load)
+		loaded, err = pipeline.Map(p, string(level.Load), idx, W, q, cut(cache, level.Load, load, cached.raw))
 	}
 	if err != nil {
 		return fail(err)
@@ -237,26 +212,86 @@ func New(ctx context.Context, cache level.Level, cfg Config, n int) (*Loader, er
 		}
 		return out, nil
 	}
-	if cache == level.Sample {
-		transform = func(context.Context, pipeline.Item[*datasets.Sample]) (*processed, error) { return cachedOut, nil }
-	}
-	samples, err := pipeline.Map(p, "transform", loaded, W, q, transform)
+	samples, err := pipeline.Map(p, string(level.Transform), loaded, W, q, cut(cache, level.Transform, transform, cached.out))
 	if err != nil {
 		return fail(err)
 	}
 
 	c := &collator{pool: pool, size: B, open: map[int]*openBatch{}, outs: outs, window: window, held: held}
-	filled, err := pipeline.Map(p, "collate", samples, W, q, c.copyIn)
+	filled, err := pipeline.Map(p, string(level.Collate), samples, W, q, c.copyIn)
 	if err != nil {
 		return fail(err)
 	}
-	batches, err := pipeline.Aggregate(p, "batch", filled, cfg.prefetch(), c.emit, c.flush)
+	batches, err := pipeline.Aggregate(p, string(level.Batch), filled, cfg.prefetch(), c.emit, c.flush)
 	if err != nil {
 		return fail(err)
 	}
 	done = true
 	return &Loader{p: p, out: batches, batches: pool, data: dk}, nil
 }
+
+// caches is the output of the stage a level keeps (level.Level.Kept), and
+// of the stages it needs first, for sample 0, made before timing; nil
+// for the stages after it.
+type caches struct {
+	enc *encoded         // Fetch's: one sample's bytes (disk.cached)
+	raw *datasets.Sample // Load's or Decode's: one raw sample (Transform's input too)
+	out *processed       // Transform's: one processed sample (of raw)
+}
+
+// cacheOf makes, before timing, the output of stage kept for sample 0: what
+// the stages before lv's cut hand out. The output of Network, a local copy
+// of the bucket's objects, New makes as it opens the dataset. A stage
+// whose cache the loader cannot make (a cut at or after batching: no
+// loader runs) is an error naming it.
+func cacheOf(ctx context.Context, lv level.Level, kept level.Stage, cfg Config, dk *disk, impls chan *transformer) (caches, error) {
+	var m caches
+	raw := func() error {
+		m.raw = datasets.NewSample(cfg.Dataset.Width, cfg.Dataset.Height)
+		if dk != nil {
+			return dk.d.Fill(0, m.raw)
+		}
+		return cfg.Dataset.FillContext(ctx, 0, m.raw)
+	}
+	switch kept {
+	case "", level.Network:
+		return m, nil // nothing kept (none), or the local copy
+	case level.Fetch:
+		err := dk.cacheFirst(ctx)
+		m.enc = dk.cached
+		return m, err
+	case level.Load, level.Decode:
+		return m, raw()
+	case level.Transform:
+		if err := raw(); err != nil {
+			return m, err
+		}
+		m.out = newProcessed(cfg.Placement.DType(), cfg.SampleLen())
+		m.out.label, m.out.cached = m.raw.Label, true
+		t := <-impls
+		err := t.apply(ctx, m.out, &m.raw.Image, cfg.Dataset.Seed, 0)
+		impls <- t
+		return m, err
+	}
+	return m, fmt.Errorf("loader: level %s keeps the output of stage %s: the loader has no cache of it", lv, kept)
+}
+
+// cut is stage s's function at level lv: f where lv runs s; where it does
+// not, a stage that hands out v, the output made before timing (cacheOf).
+func cut[In, Out any](lv level.Level, s level.Stage, f func(context.Context, pipeline.Item[In]) (Out, error), v Out) func(context.Context, pipeline.Item[In]) (Out, error) {
+	if !lv.Runs(s) {
+		return func(context.Context, pipeline.Item[In]) (Out, error) { return v, nil }
+	}
+	if ran := stageRan; ran != nil {
+		return func(ctx context.Context, it pipeline.Item[In]) (Out, error) { ran(s); return f(ctx, it) }
+	}
+	return f
+}
+
+// stageRan, set by a test only, is told of every item a stage's own code
+// processes (not a cache's), so the test can check the table's cut. Nil,
+// it costs nothing: cut returns the stage's function as it is.
+var stageRan func(level.Stage)
 
 // transformer is one worker's transform and random source.
 type transformer struct {

@@ -16,7 +16,7 @@ const Significant = 0.05
 // Drop is the throughput lost between a measured level and the nearest
 // measured level above it: the cost of the stages the lower level adds.
 type Drop struct {
-	Level, Above Level
+	Level, Above level.Level
 	// Fraction is 1 − steps/s at Level ÷ steps/s at Above; negative when
 	// the lower level was faster (noise).
 	Fraction float64
@@ -38,10 +38,10 @@ type Attribution struct {
 }
 
 // Attribute reads the median steps/s of the measured levels.
-func Attribute(med map[Level]float64) Attribution {
+func Attribute(med map[level.Level]float64) Attribution {
 	var a Attribution
-	above := Level(-1)
-	for l := Device; l >= None; l-- {
+	above := level.Level(-1)
+	for l := level.Device; l >= level.None; l-- {
 		v, ok := med[l]
 		if !ok {
 			continue
@@ -81,27 +81,27 @@ func (a Attribution) String() string {
 
 // Group is the median steps/s of one setting's levels, for a table.
 type Group struct {
-	Title  string            // the setting, e.g. "transforms=naive workers=2 placement=host pinned=true"
-	Median map[Level]float64 // median steps/s per level
-	Runs   map[Level]int     // runs per level
+	Title  string                  // the setting, e.g. "transforms=naive workers=2 placement=host pinned=true"
+	Median map[level.Level]float64 // median steps/s per level
+	Runs   map[level.Level]int     // runs per level
 }
 
 // WriteTable prints, per group, the median steps/s of each level, its
 // ratio to the device level, the document's ratio (documented: the
 // document's steps/s per level; nil for none), the drop from the level
 // above with the stages it is attributed to, and the bottleneck.
-func WriteTable(w io.Writer, groups []Group, documented map[Level]float64) error {
+func WriteTable(w io.Writer, groups []Group, documented map[level.Level]float64) error {
 	for _, g := range groups {
 		fmt.Fprintln(w, g.Title)
 		tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 		fmt.Fprintf(tw, "  level\tsteps/s\truns\tvs device\tdocument\tdrop from the level above\n")
 		a := Attribute(g.Median)
-		drops := map[Level]Drop{}
+		drops := map[level.Level]Drop{}
 		for _, d := range a.Drops {
 			drops[d.Level] = d
 		}
-		dev, hasDev := g.Median[Device]
-		for l := Device; l >= None; l-- {
+		dev, hasDev := g.Median[level.Device]
+		for l := level.Device; l >= level.None; l-- {
 			v, ok := g.Median[l]
 			if !ok {
 				continue
@@ -110,8 +110,8 @@ func WriteTable(w io.Writer, groups []Group, documented map[Level]float64) error
 			if hasDev && dev > 0 {
 				ratio = fmt.Sprintf("%.2f", v/dev)
 			}
-			if documented[Device] > 0 && documented[l] > 0 {
-				doc = fmt.Sprintf("%.2f", documented[l]/documented[Device])
+			if documented[level.Device] > 0 && documented[l] > 0 {
+				doc = fmt.Sprintf("%.2f", documented[l]/documented[level.Device])
 			}
 			if d, ok := drops[l]; ok {
 				drop = fmt.Sprintf("%+.0f%% %s", -100*d.Fraction, d.Stages())

@@ -6,7 +6,7 @@
 // A walk through one point of a sweep:
 //
 //  1. A Point names everything that changes the result besides the result
-//     file's configuration: the Level, the loader's workers, the transform
+//     file's configuration: the level (package level), the loader's workers, the transform
 //     implementation, the Placement of the last conversion, and whether
 //     uploads come from pinned memory. Its Name is the benchmark's name,
 //     "Ladder/level=raw/workers=2/transforms=naive/placement=host/pinned=true".
@@ -21,7 +21,7 @@
 //     that every output path writes (package results stores it).
 //  4. Attribute reads a sweep's median steps/s per level: each drop from
 //     one level to the next is the cost of the stages the lower level adds
-//     (Level.Stage), and the largest drop of at least Significant is the
+//     (level.Level.Stage), and the largest drop of at least Significant is the
 //     bottleneck. WriteTable prints that reading; the reports use the same
 //     Attribution.
 //

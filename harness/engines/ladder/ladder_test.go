@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/headspace-bench/headspace/harness/blocks/level"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -46,50 +47,50 @@ func fastDevice(t *testing.T) *device.Emulated {
 }
 
 func TestRunEveryLevel(t *testing.T) {
-	for _, level := range Levels {
+	for _, lv := range level.Levels {
 		dev := fastDevice(t)
-		res, err := Run(context.Background(), level, small("fast", 2), dev, train.Config{Steps: 5, Warmup: 2})
+		res, err := Run(context.Background(), lv, small("fast", 2), dev, train.Config{Steps: 5, Warmup: 2})
 		if err != nil {
-			t.Fatalf("%s: %v", level, err)
+			t.Fatalf("%s: %v", lv, err)
 		}
 		if res.Steps != 5 || len(res.StepTimes) != 5 || res.DeviceStats.Steps != 5 {
-			t.Errorf("%s: steps %d, times %d, device steps %d; want 5", level, res.Steps, len(res.StepTimes), res.DeviceStats.Steps)
+			t.Errorf("%s: steps %d, times %d, device steps %d; want 5", lv, res.Steps, len(res.StepTimes), res.DeviceStats.Steps)
 		}
 		wantUploads := int64(5)
-		if level == Device {
+		if lv == level.Device {
 			wantUploads = 0
 		}
 		if res.DeviceStats.Uploads != wantUploads {
-			t.Errorf("%s: %d uploads in the measured steps, want %d", level, res.DeviceStats.Uploads, wantUploads)
+			t.Errorf("%s: %d uploads in the measured steps, want %d", lv, res.DeviceStats.Uploads, wantUploads)
 		}
 		// Wall time covers at least the device's busy time: AU <= 100%.
 		if res.AU() <= 0 || res.AU() > 100.0001 {
-			t.Errorf("%s: AU %.1f%% out of (0, 100]", level, res.AU())
+			t.Errorf("%s: AU %.1f%% out of (0, 100]", lv, res.AU())
 		}
 		if res.StepsPerSec() <= 0 || res.SamplesPerSec() != res.StepsPerSec()*4 {
-			t.Errorf("%s: steps/s %v samples/s %v", level, res.StepsPerSec(), res.SamplesPerSec())
+			t.Errorf("%s: steps/s %v samples/s %v", lv, res.StepsPerSec(), res.SamplesPerSec())
 		}
-		if level <= Sample && len(res.Pipeline.Stages) != 5 {
-			t.Errorf("%s: no pipeline statistics", level)
+		if lv <= level.Sample && len(res.Pipeline.Stages) != 5 {
+			t.Errorf("%s: no pipeline statistics", lv)
 		}
-		b := (Point{Level: level, Workers: 2, Impl: "fast", Pinned: true}).Benchmark(res)
-		if !strings.HasPrefix(string(b.Name), "BenchmarkLadder/level="+level.String()+"/workers=2/transforms=fast/placement=host/pinned=true") {
-			t.Errorf("%s: benchmark name %s", level, b.Name)
+		b := (Point{Level: lv, Workers: 2, Impl: "fast", Pinned: true}).Benchmark(res)
+		if !strings.HasPrefix(string(b.Name), "BenchmarkLadder/level="+lv.String()+"/workers=2/transforms=fast/placement=host/pinned=true") {
+			t.Errorf("%s: benchmark name %s", lv, b.Name)
 		}
 		units := map[string]bool{}
 		for _, v := range b.Values {
 			units[v.Unit] = true
 		}
 		want := []string{"ns/op", "steps/s", "samples/s", "au-%", "step-p50-ns", "step-p90-ns", "step-p99-ns", "step-max-ns"}
-		if level != Device {
+		if lv != level.Device {
 			want = append(want, "upload-B/op", "upload-ns/op")
 		}
-		if level == None {
+		if lv == level.None {
 			want = append(want, "load-ns/sample", "transform-ns/sample")
 		}
 		for _, u := range want {
 			if !units[u] {
-				t.Errorf("%s: record lacks %s: %v", level, u, b.Values)
+				t.Errorf("%s: record lacks %s: %v", lv, u, b.Values)
 			}
 		}
 		dev.Close()
@@ -109,34 +110,34 @@ func TestRunOnDisk(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, level := range OnDiskLevels {
+	for _, lv := range level.OnDiskLevels {
 		dev := fastDevice(t)
-		res, err := Run(context.Background(), level, cfg, dev, train.Config{Steps: 3, Warmup: 1})
+		res, err := Run(context.Background(), lv, cfg, dev, train.Config{Steps: 3, Warmup: 1})
 		dev.Close()
 		if err != nil {
-			t.Fatalf("%s: %v", level, err)
+			t.Fatalf("%s: %v", lv, err)
 		}
 		units := map[string]bool{}
-		for _, v := range (Point{Level: level, Workers: 2, Impl: "fast", Pinned: true}).Benchmark(res).Values {
+		for _, v := range (Point{Level: lv, Workers: 2, Impl: "fast", Pinned: true}).Benchmark(res).Values {
 			units[v.Unit] = true
 		}
 		for u, want := range map[string]bool{
-			"fetch-ns/sample":  level == None,
-			"read-MB/s":        level == None,
-			"decode-ns/sample": level <= Encoded,
+			"fetch-ns/sample":  lv == level.None,
+			"read-MB/s":        lv == level.None,
+			"decode-ns/sample": lv <= level.Encoded,
 			"load-ns/sample":   false,
 			"failures":         false,
 		} {
 			if units[u] != want {
-				t.Errorf("%s: %s recorded: %v, want %v", level, u, units[u], want)
+				t.Errorf("%s: %s recorded: %v, want %v", lv, u, units[u], want)
 			}
 		}
 	}
-	if _, err := Run(context.Background(), Encoded, small("fast", 1), fastDevice(t), train.Config{Steps: 1}); err == nil ||
+	if _, err := Run(context.Background(), level.Encoded, small("fast", 1), fastDevice(t), train.Config{Steps: 1}); err == nil ||
 		!strings.Contains(err.Error(), "level encoded needs a dataset on disk") {
 		t.Errorf("encoded without data: %v", err)
 	}
-	if l, err := ParseLevel("encoded"); err != nil || l != Encoded || l.Stage() != "decoding" {
+	if l, err := level.Parse("encoded"); err != nil || l != level.Encoded || l.Stage() != "decoding" {
 		t.Errorf("ParseLevel(encoded) = %v, %v", l, err)
 	}
 }
@@ -145,19 +146,19 @@ func TestBadInput(t *testing.T) {
 	good := small("fast", 1)
 	bad := good
 	bad.Workers = 0
-	if _, err := Run(context.Background(), None, bad, fastDevice(t), train.Config{Steps: 1}); err == nil || !strings.Contains(err.Error(), "workers 0") {
+	if _, err := Run(context.Background(), level.None, bad, fastDevice(t), train.Config{Steps: 1}); err == nil || !strings.Contains(err.Error(), "workers 0") {
 		t.Errorf("zero workers: %v", err)
 	}
-	if _, err := Run(context.Background(), None, good, fastDevice(t), train.Config{Steps: 0}); err == nil {
+	if _, err := Run(context.Background(), level.None, good, fastDevice(t), train.Config{Steps: 0}); err == nil {
 		t.Error("zero steps accepted")
 	}
-	if _, err := Run(context.Background(), Level(9), good, fastDevice(t), train.Config{Steps: 1}); err == nil {
+	if _, err := Run(context.Background(), level.Level(9), good, fastDevice(t), train.Config{Steps: 1}); err == nil {
 		t.Error("unknown level accepted")
 	}
-	if _, err := ParseLevels("none,cpu"); err == nil || !strings.Contains(err.Error(), `unknown level "cpu"`) {
+	if _, err := level.ParseList("none,cpu"); err == nil || !strings.Contains(err.Error(), `unknown level "cpu"`) {
 		t.Errorf("ParseLevels: %v", err)
 	}
-	if ls, err := ParseLevels("device, none,none"); err != nil || len(ls) != 2 || ls[0] != Device {
+	if ls, err := level.ParseList("device, none,none"); err != nil || len(ls) != 2 || ls[0] != level.Device {
 		t.Errorf("ParseLevels = %v, %v", ls, err)
 	}
 }
@@ -168,18 +169,18 @@ func TestRunCancelled(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	dev, _ := device.NewEmulated(device.EmulatedConfig{Step: time.Hour, PinnedBandwidth: 1e12, PageableBandwidth: 1e12})
 	go func() { time.Sleep(20 * time.Millisecond); cancel() }()
-	_, err := Run(ctx, None, small("naive", 2), dev, train.Config{Steps: 3})
+	_, err := Run(ctx, level.None, small("naive", 2), dev, train.Config{Steps: 3})
 	if !errors.Is(err, context.Canceled) {
 		t.Errorf("Run after cancel = %v", err)
 	}
 }
 
 func TestPoints(t *testing.T) {
-	ps := Points([]Level{None, Device, Raw}, []int{1, 2}, []string{"naive"}, []loader.Placement{loader.Host, loader.Device}, []bool{true})
-	if len(ps) != 12 || ps[0].Level != Device || ps[2].Level != None || ps[3].Workers != 2 || ps[6].Placement != loader.Device {
+	ps := Points([]level.Level{level.None, level.Device, level.Raw}, []int{1, 2}, []string{"naive"}, []loader.Placement{loader.Host, loader.Device}, []bool{true})
+	if len(ps) != 12 || ps[0].Level != level.Device || ps[2].Level != level.None || ps[3].Workers != 2 || ps[6].Placement != loader.Device {
 		t.Fatalf("Points = %v", ps)
 	}
-	p := Point{Level: Raw, Workers: 4, Impl: "naive", Placement: loader.Device, Pinned: false}
+	p := Point{Level: level.Raw, Workers: 4, Impl: "naive", Placement: loader.Device, Pinned: false}
 	if got, want := p.Name(), "Ladder/level=raw/workers=4/transforms=naive/placement=device/pinned=false"; got != want {
 		t.Errorf("Name = %q, want %q", got, want)
 	}
@@ -189,32 +190,32 @@ func TestPoints(t *testing.T) {
 }
 
 // The document's table, steps/s per level (A10G, 4 workers, naive).
-var documented = map[Level]float64{Device: 3.45, Host: 3.33, Sample: 3.23, Raw: 1.72, None: 0.89}
+var documented = map[level.Level]float64{level.Device: 3.45, level.Host: 3.33, level.Sample: 3.23, level.Raw: 1.72, level.None: 0.89}
 
 func TestAttribute(t *testing.T) {
 	for _, tc := range []struct {
 		name       string
-		med        map[Level]float64
+		med        map[level.Level]float64
 		bottleneck string // "" for none
 		drops      int
 	}{
 		{"document", documented, "raw data loading", 4}, // 48% against the transforms' 47%
-		{"flat", map[Level]float64{Device: 3.45, Host: 3.44, Sample: 3.43, Raw: 3.40, None: 3.39}, "", 4},
+		{"flat", map[level.Level]float64{level.Device: 3.45, level.Host: 3.44, level.Sample: 3.43, level.Raw: 3.40, level.None: 3.39}, "", 4},
 		// A drop of exactly Significant counts; just below it does not.
-		{"at the threshold", map[Level]float64{Device: 1, None: 1 - Significant}, "raw data loading + transforms + batching (collate) + host-to-device transfer", 1},
-		{"below the threshold", map[Level]float64{Device: 1, Raw: 0.96}, "", 1},
+		{"at the threshold", map[level.Level]float64{level.Device: 1, level.None: 1 - Significant}, "raw data loading + transforms + batching (collate) + host-to-device transfer", 1},
+		{"below the threshold", map[level.Level]float64{level.Device: 1, level.Raw: 0.96}, "", 1},
 		// The largest of two significant drops is the bottleneck, not the first.
-		{"two drops", map[Level]float64{Device: 4, Host: 3.6, Raw: 1}, "transforms + batching (collate)", 2},
+		{"two drops", map[level.Level]float64{level.Device: 4, level.Host: 3.6, level.Raw: 1}, "transforms + batching (collate)", 2},
 		// The lower level faster (noise) is a negative drop, never blamed.
-		{"noise", map[Level]float64{Device: 3, Host: 3.3}, "", 1},
-		{"one level", map[Level]float64{Raw: 2}, "", 0},
+		{"noise", map[level.Level]float64{level.Device: 3, level.Host: 3.3}, "", 1},
+		{"one level", map[level.Level]float64{level.Raw: 2}, "", 0},
 		// Data on disk: none against encoded is fetching, encoded against
 		// raw decoding; none against raw, encoded not measured, is raw
 		// data loading (fetch and decode), not "+ decoding" again.
-		{"fetch bound", map[Level]float64{Device: 4, Raw: 4, Encoded: 3.9, None: 1}, "fetching", 3},
-		{"decode bound", map[Level]float64{Device: 4, Raw: 4, Encoded: 1.5, None: 1.4}, "decoding", 3},
-		{"encoded not measured", map[Level]float64{Device: 4, None: 1}, "raw data loading + transforms + batching (collate) + host-to-device transfer", 1},
-		{"decode and transforms", map[Level]float64{Device: 4, Sample: 4, Encoded: 1}, "decoding + transforms", 2},
+		{"fetch bound", map[level.Level]float64{level.Device: 4, level.Raw: 4, level.Encoded: 3.9, level.None: 1}, "fetching", 3},
+		{"decode bound", map[level.Level]float64{level.Device: 4, level.Raw: 4, level.Encoded: 1.5, level.None: 1.4}, "decoding", 3},
+		{"encoded not measured", map[level.Level]float64{level.Device: 4, level.None: 1}, "raw data loading + transforms + batching (collate) + host-to-device transfer", 1},
+		{"decode and transforms", map[level.Level]float64{level.Device: 4, level.Sample: 4, level.Encoded: 1}, "decoding + transforms", 2},
 	} {
 		a := Attribute(tc.med)
 		got := ""
@@ -233,14 +234,14 @@ func TestAttribute(t *testing.T) {
 }
 
 func TestWriteTable(t *testing.T) {
-	runs := map[Level]int{}
+	runs := map[level.Level]int{}
 	for l := range documented {
 		runs[l] = 6
 	}
 	var sb strings.Builder
 	groups := []Group{
 		{Title: "transforms=naive workers=4", Median: documented, Runs: runs},
-		{Title: "flat", Median: map[Level]float64{Device: 2, None: 1.99}, Runs: map[Level]int{Device: 1, None: 1}},
+		{Title: "flat", Median: map[level.Level]float64{level.Device: 2, level.None: 1.99}, Runs: map[level.Level]int{level.Device: 1, level.None: 1}},
 	}
 	if err := WriteTable(&sb, groups, documented); err != nil {
 		t.Fatal(err)
@@ -262,7 +263,7 @@ func TestTimelineOfARealRun(t *testing.T) {
 	cfg.Recorder = rec
 	dev := fastDevice(t)
 	defer dev.Close()
-	if _, err := Run(context.Background(), None, cfg, dev, train.Config{Steps: 4, Warmup: 1, Model: rec.Track("model", 0)}); err != nil {
+	if _, err := Run(context.Background(), level.None, cfg, dev, train.Config{Steps: 4, Warmup: 1, Model: rec.Track("model", 0)}); err != nil {
 		t.Fatal(err)
 	}
 	tl := timeline.FromRecorder("run", rec, cfg.Batch)

@@ -2,6 +2,7 @@ package ladder
 
 import (
 	"context"
+	"github.com/headspace-bench/headspace/harness/blocks/level"
 	"strings"
 	"testing"
 	"time"
@@ -21,10 +22,10 @@ func TestRunUint8EveryLevel(t *testing.T) {
 	labels := int64(4 * cfg.Batch)
 	const steps = 5
 	for _, tc := range []struct {
-		level   Level
+		level   level.Level
 		uploads int64
 	}{
-		{None, steps}, {Raw, steps}, {Sample, steps}, {Host, steps}, {Device, 0},
+		{level.None, steps}, {level.Raw, steps}, {level.Sample, steps}, {level.Host, steps}, {level.Device, 0},
 	} {
 		t.Run(tc.level.String(), func(t *testing.T) {
 			got := map[string]train.Result{}
@@ -79,7 +80,7 @@ func TestUint8LoaderStopsCleanly(t *testing.T) {
 	cfg.Placement = loader.Device
 	dev, _ := device.NewEmulated(device.EmulatedConfig{Step: time.Hour, PinnedBandwidth: 1e12, PageableBandwidth: 1e12})
 	go func() { time.Sleep(20 * time.Millisecond); cancel() }()
-	if _, err := Run(ctx, None, cfg, dev, train.Config{Steps: 3}); err == nil || !strings.Contains(err.Error(), "context canceled") {
+	if _, err := Run(ctx, level.None, cfg, dev, train.Config{Steps: 3}); err == nil || !strings.Contains(err.Error(), "context canceled") {
 		t.Errorf("Run after cancel = %v", err)
 	}
 }

@@ -18,7 +18,7 @@ import (
 // Point is one point of a ladder sweep: every dimension that changes the
 // result and is not recorded in the result file's configuration.
 type Point struct {
-	Level     Level
+	Level     level.Level
 	Workers   int
 	Impl      string // transform implementation
 	Placement loader.Placement
@@ -47,10 +47,10 @@ func (p Point) BenchName() string {
 // Points lists a sweep's points: implementations, then placements, pinning
 // and worker counts, then levels from the device cache down to the full
 // pipeline, so a table fills in the order it is read.
-func Points(levels []Level, workers []int, impls []string, placements []loader.Placement, pinned []bool) []Point {
+func Points(levels []level.Level, workers []int, impls []string, placements []loader.Placement, pinned []bool) []Point {
 	var out []Point
 	ordered := slices.Clone(levels)
-	slices.SortFunc(ordered, func(a, b Level) int { return int(b) - int(a) })
+	slices.SortFunc(ordered, func(a, b level.Level) int { return int(b) - int(a) })
 	for _, impl := range impls {
 		for _, pl := range placements {
 			for _, pin := range pinned {
@@ -111,10 +111,11 @@ func (p Point) Benchmark(r train.Result) *benchfmt.Result {
 	for _, st := range r.Pipeline.Stages {
 		// Only where the stage does the work: a cached stage hands out its
 		// sample in nanoseconds.
-		if slices.Contains(level.SampleStages, st.Name) && p.Level.Runs(st.Name) {
+		name := level.Stage(st.Name)
+		if slices.Contains(level.SampleStages, name) && p.Level.Runs(name) {
 			add(per(float64(st.Total), st.Tasks), st.Name+"-ns/sample")
 		}
-		if st.Name == level.Fetch && p.Level.Runs(level.Fetch) && st.Total > 0 {
+		if name == level.Fetch && p.Level.Runs(level.Fetch) && st.Total > 0 {
 			add(float64(r.Fetched)/1e6/st.Total.Seconds(), "read-MB/s")
 		}
 	}

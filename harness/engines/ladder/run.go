@@ -12,10 +12,13 @@ import (
 )
 
 // Run runs the document's training loop at level on dev: per step, take a
-// batch, copy it to the device, run the step. What is cached depends on
-// the level; see Level. The loader's stage statistics are in the result's
-// Pipeline where the level runs a loader.
-func Run(ctx context.Context, lv Level, cfg loader.Config, dev device.Device, tc train.Config) (train.Result, error) {
+// batch, copy it to the device, run the step. What is cached is the level
+// table's (package level): where the level runs batching, a loader that
+// caches what the level keeps of the stages before it; above, the output
+// of the stage the level keeps, one batch made by the full pipeline, kept
+// on the host (Batch's) or on the device (Upload's). The loader's stage
+// statistics are in the result's Pipeline where the level runs a loader.
+func Run(ctx context.Context, lv level.Level, cfg loader.Config, dev device.Device, tc train.Config) (train.Result, error) {
 	if err := cfg.Validate(); err != nil {
 		return train.Result{}, err
 	}
@@ -25,8 +28,7 @@ func Run(ctx context.Context, lv Level, cfg loader.Config, dev device.Device, tc
 	if err := Check(lv, cfg); err != nil {
 		return train.Result{}, err
 	}
-	switch {
-	case lv.Loader():
+	if lv.Loader() {
 		ld, err := loader.New(ctx, lv, cfg, tc.Warmup+tc.Steps)
 		if err != nil {
 			return train.Result{}, err
@@ -42,23 +44,26 @@ func Run(ctx context.Context, lv Level, cfg loader.Config, dev device.Device, tc
 			err = cerr
 		}
 		return res, err
-	default:
-		// One batch made by the full pipeline, then kept: on the host, or
-		// on the device too.
-		kept, err := firstBatch(ctx, cfg)
-		if err != nil {
-			return train.Result{}, fmt.Errorf("caching a batch: %w", err)
-		}
-		if lv.Runs(level.Upload) {
-			return train.Run(ctx, train.Repeat{B: kept}, dev, cfg.Batch, tc)
-		}
-		return train.OnDevice(ctx, kept, dev, tc)
 	}
+	kept, _ := lv.Kept(cfg.Source())
+	if kept != level.Batch && kept != level.Upload {
+		return train.Result{}, fmt.Errorf("level %s keeps the output of stage %s: the ladder keeps a batch only", lv, kept)
+	}
+	// One batch made by the full pipeline, then kept: on the host, or
+	// on the device too.
+	b, err := firstBatch(ctx, cfg)
+	if err != nil {
+		return train.Result{}, fmt.Errorf("caching a batch: %w", err)
+	}
+	if kept == level.Batch {
+		return train.Run(ctx, train.Repeat{B: b}, dev, cfg.Batch, tc)
+	}
+	return train.OnDevice(ctx, b, dev, tc)
 }
 
 // Check reports whether level l can run cfg's pipeline: encoded needs a
 // dataset on disk (loader.Config.Supports).
-func Check(l Level, cfg loader.Config) error {
+func Check(l level.Level, cfg loader.Config) error {
 	if !l.Valid() {
 		return fmt.Errorf("unknown level %d", int(l))
 	}

@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/headspace-bench/headspace/harness/blocks/level"
 	"io"
 	"math"
 	"slices"
@@ -80,7 +81,7 @@ func (s LadderSettings) device() (device.Device, error) {
 
 // LadderArgs is the script's argv (after its path) for these settings at
 // the levels: --device emulated with the device's step and bandwidths.
-func (s LadderSettings) LadderArgs(levels []ladder.Level) []string {
+func (s LadderSettings) LadderArgs(levels []level.Level) []string {
 	return append([]string{
 		"--device", "emulated",
 		"--step", s.Device.Step.String(),
@@ -120,7 +121,7 @@ func (s LadderSettings) Config() []results.Config {
 	}
 }
 
-func levelNames(levels []ladder.Level) string {
+func levelNames(levels []level.Level) string {
 	names := make([]string, len(levels))
 	for i, l := range levels {
 		names[i] = l.String()
@@ -132,7 +133,7 @@ func levelNames(levels []ladder.Level) string {
 // the training loop's steps/s after its warm-up step.
 type LadderMeasurement struct {
 	Impl        string
-	Level       ladder.Level
+	Level       level.Level
 	Workers     int
 	Steps       int // measured steps
 	Batch       int
@@ -191,7 +192,7 @@ func ladderMeasurement(r *benchfmt.Result, batch int) (LadderMeasurement, error)
 	if err != nil {
 		return m, err
 	}
-	if m.Level, err = ladder.ParseLevel(kv["level"]); err != nil {
+	if m.Level, err = level.Parse(kv["level"]); err != nil {
 		return m, fmt.Errorf("benchmark %q: %w", full, err)
 	}
 	if m.Workers, err = strconv.Atoi(kv["workers"]); err != nil || m.Workers < 0 {
@@ -218,7 +219,7 @@ func ladderMeasurement(r *benchfmt.Result, batch int) (LadderMeasurement, error)
 // levels (one DataLoader per level, in the order given) and returns what
 // it printed, checked: one measurement per level, of s's workers and
 // steps, on the device s gives.
-func (p Peer) RunLadder(ctx context.Context, s LadderSettings, levels []ladder.Level) (LadderOutput, error) {
+func (p Peer) RunLadder(ctx context.Context, s LadderSettings, levels []level.Level) (LadderOutput, error) {
 	if len(levels) == 0 {
 		return LadderOutput{}, errors.New("peer ladder: no levels")
 	}
@@ -308,7 +309,7 @@ var LadderImpls = []string{Torch, Naive, Fast}
 type LadderConfig struct {
 	Peer     Peer
 	Settings LadderSettings
-	Levels   []ladder.Level // from device down; nil means ladder.Levels
+	Levels   []level.Level // from device down; nil means level.Levels
 	// Impls are the implementations measured, a subset of LadderImpls;
 	// nil means all of them.
 	Impls []string
@@ -318,15 +319,15 @@ type LadderConfig struct {
 
 // LevelOrder is the levels c runs, in the order it runs them: device
 // first, down to none.
-func (c LadderConfig) LevelOrder() []ladder.Level { return c.levels() }
+func (c LadderConfig) LevelOrder() []level.Level { return c.levels() }
 
-func (c LadderConfig) levels() []ladder.Level {
+func (c LadderConfig) levels() []level.Level {
 	ls := c.Levels
 	if ls == nil {
-		ls = ladder.Levels
+		ls = level.Levels
 	}
 	ls = slices.Clone(ls)
-	slices.SortFunc(ls, func(a, b ladder.Level) int { return int(b) - int(a) }) // device first
+	slices.SortFunc(ls, func(a, b level.Level) int { return int(b) - int(a) }) // device first
 	return ls
 }
 
@@ -343,8 +344,8 @@ func (c LadderConfig) Validate() error {
 		return err
 	}
 	for _, l := range c.levels() {
-		if l == ladder.Encoded {
-			return errors.New("level encoded needs a dataset on disk; the document's ladder has none")
+		if l.OnDisk() {
+			return fmt.Errorf("level %s needs a dataset on disk; the document's ladder has none", l)
 		}
 		if err := ladder.Check(l, c.Settings.Pipeline(Fast)); err != nil {
 			return err
@@ -414,10 +415,10 @@ func LadderSweep(ctx context.Context, c LadderConfig, each func(LadderMeasuremen
 
 // measureLevel runs impl once at level l; the script's first run sets
 // res.PeerConfig.
-func measureLevel(ctx context.Context, c LadderConfig, res *LadderResult, impl string, l ladder.Level) (LadderMeasurement, error) {
+func measureLevel(ctx context.Context, c LadderConfig, res *LadderResult, impl string, l level.Level) (LadderMeasurement, error) {
 	s := c.Settings
 	if impl == Torch {
-		out, err := c.Peer.RunLadder(ctx, s, []ladder.Level{l})
+		out, err := c.Peer.RunLadder(ctx, s, []level.Level{l})
 		if err != nil {
 			return LadderMeasurement{}, err
 		}
@@ -431,7 +432,7 @@ func measureLevel(ctx context.Context, c LadderConfig, res *LadderResult, impl s
 
 // RunOurLadder runs our training loop (ladder.Run) once at level l with
 // impl's transforms on a fresh emulated device of s's.
-func RunOurLadder(ctx context.Context, s LadderSettings, impl string, l ladder.Level) (LadderMeasurement, error) {
+func RunOurLadder(ctx context.Context, s LadderSettings, impl string, l level.Level) (LadderMeasurement, error) {
 	dev, err := s.device()
 	if err != nil {
 		return LadderMeasurement{}, err
@@ -447,7 +448,7 @@ func RunOurLadder(ctx context.Context, s LadderSettings, impl string, l ladder.L
 // LadderRow is one level of the comparison: each implementation's median
 // steps/s and its ratio to that implementation's own level device.
 type LadderRow struct {
-	Level  ladder.Level
+	Level  level.Level
 	Runs   map[string][]float64 // steps/s of every run, by implementation
 	Median map[string]float64
 	// Ratio is Median over the implementation's median at level device;
@@ -458,8 +459,8 @@ type LadderRow struct {
 // SummarizeLadder returns one row per level, device first, from the
 // measurements.
 func SummarizeLadder(ms []LadderMeasurement) []LadderRow {
-	by := map[ladder.Level]*LadderRow{}
-	var levels []ladder.Level
+	by := map[level.Level]*LadderRow{}
+	var levels []level.Level
 	for _, m := range ms {
 		r := by[m.Level]
 		if r == nil {
@@ -469,7 +470,7 @@ func SummarizeLadder(ms []LadderMeasurement) []LadderRow {
 		}
 		r.Runs[m.Impl] = append(r.Runs[m.Impl], m.StepsPerSec)
 	}
-	slices.SortFunc(levels, func(a, b ladder.Level) int { return int(b) - int(a) })
+	slices.SortFunc(levels, func(a, b level.Level) int { return int(b) - int(a) })
 	rows := make([]LadderRow, 0, len(levels))
 	for _, l := range levels {
 		r := by[l]
@@ -479,7 +480,7 @@ func SummarizeLadder(ms []LadderMeasurement) []LadderRow {
 		rows = append(rows, *r)
 	}
 	dev := map[string]float64{}
-	if d, ok := by[ladder.Device]; ok {
+	if d, ok := by[level.Device]; ok {
 		dev = d.Median
 	}
 	for i := range rows {

@@ -2,6 +2,7 @@ package peer_test
 
 import (
 	"bytes"
+	"encoding/json"
 	"math"
 	"os"
 	"os/exec"
@@ -10,7 +11,9 @@ import (
 
 	"golang.org/x/perf/benchfmt"
 
+	"github.com/headspace-bench/headspace/harness/blocks/level"
 	"github.com/headspace-bench/headspace/harness/blocks/results"
+	"github.com/headspace-bench/headspace/harness/engines/peer"
 )
 
 // The document's training script at each caching level
@@ -39,7 +42,11 @@ func TestLadderScriptRunsOnCPU(t *testing.T) {
 	}
 	cmd := exec.Command(python, ladderScript, "--device", "cpu", "--raw-size", "32x24", "--crop", "16",
 		"--batch", "4", "--steps", "3", "--workers", "1")
-	cmd.Env = append(os.Environ(), "PYTHONPYCACHEPREFIX="+t.TempDir(), "OMP_NUM_THREADS=1")
+	table, err := level.JSON()
+	if err != nil {
+		t.Fatal(err)
+	}
+	cmd.Env = append(os.Environ(), "PYTHONPYCACHEPREFIX="+t.TempDir(), "OMP_NUM_THREADS=1", peer.LevelsEnv+"="+string(table))
 	var stderr bytes.Buffer
 	cmd.Stderr = &stderr
 	out, err := cmd.Output()
@@ -79,5 +86,54 @@ func TestLadderScriptRunsOnCPU(t *testing.T) {
 	}
 	if config["torch-device"] != "cpu" || config["net-depth"] != "4" || config["crop"] != "16" {
 		t.Errorf("configuration %v: want torch-device cpu, net-depth 4, crop 16", config)
+	}
+}
+
+// TestLadderScriptTakesTheTable: ladder.py's levels are the table's it is
+// given, not a copy: a table without level sample refuses --levels sample
+// and lists the rest, device first; a level whose cut keeps a stage the
+// script has no cache of is refused by name; no table at all (and no
+// headspace on PATH) is an error saying where to find one.
+func TestLadderScriptTakesTheTable(t *testing.T) {
+	const python = "/usr/bin/python3"
+	if err := exec.Command(python, "-c", "import torch, torchvision, scipy, PIL").Run(); err != nil {
+		t.Fatalf("%s cannot import torch, torchvision, scipy and PIL (make test-deps installs them): %v", python, err)
+	}
+	tb := level.Describe()
+	without := tb
+	without.Levels = nil
+	for _, l := range tb.Levels {
+		if l.Name != "sample" {
+			without.Levels = append(without.Levels, l)
+		}
+	}
+	odd := tb
+	odd.Levels = append([]level.LevelRow{{Name: "collated", Needs: "synthetic", Kept: map[string]level.Stage{"synthetic": level.Collate}}}, tb.Levels...)
+	for _, tc := range []struct {
+		name  string
+		table any
+		args  []string
+		want  string
+	}{
+		{"without sample", without, []string{"--levels", "sample"}, "--levels: unknown level 'sample' (want device, host, raw, none)"},
+		{"a cut the script cannot keep", odd, nil, "ladder.py: level collated keeps the output of stage collate: this script has no cache of it"},
+		{"no table", nil, nil, "ladder.py: the level table: set HEADSPACE_LEVELS"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			env := append(os.Environ(), "PYTHONPYCACHEPREFIX="+t.TempDir(), "PATH="+t.TempDir())
+			if tc.table != nil {
+				b, err := json.Marshal(tc.table)
+				if err != nil {
+					t.Fatal(err)
+				}
+				env = append(env, peer.LevelsEnv+"="+string(b))
+			}
+			cmd := exec.Command(python, append([]string{ladderScript, "--device", "cpu", "--raw-size", "32x24", "--crop", "16", "--batch", "4", "--steps", "2"}, tc.args...)...)
+			cmd.Env = env
+			out, err := cmd.CombinedOutput()
+			if err == nil || !strings.Contains(string(out), tc.want) {
+				t.Errorf("ladder.py: %v\n%s\nwant an error with %q", err, out, tc.want)
+			}
+		})
 	}
 }

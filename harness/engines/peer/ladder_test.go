@@ -3,6 +3,7 @@ package peer_test
 import (
 	"bytes"
 	"context"
+	"github.com/headspace-bench/headspace/harness/blocks/level"
 	"math"
 	"os"
 	"os/exec"
@@ -13,7 +14,6 @@ import (
 
 	"github.com/headspace-bench/headspace/device"
 	"github.com/headspace-bench/headspace/harness/blocks/results"
-	"github.com/headspace-bench/headspace/harness/engines/ladder"
 	"github.com/headspace-bench/headspace/harness/engines/peer"
 )
 
@@ -28,7 +28,7 @@ func tinyLadder() peer.LadderSettings {
 func TestLadderArgs(t *testing.T) {
 	dev := device.DefaultEmulated()
 	dev.Step = 290 * time.Millisecond
-	got := strings.Join(peer.DefaultLadderSettings(dev, 4).LadderArgs([]ladder.Level{ladder.Raw, ladder.None}), " ")
+	got := strings.Join(peer.DefaultLadderSettings(dev, 4).LadderArgs([]level.Level{level.Raw, level.None}), " ")
 	want := "--device emulated --step 290ms --pinned-gbps 24 --pageable-gbps 12 --levels raw,none " +
 		"--raw-size 1024x1024 --crop 256 --batch 256 --steps 9 --workers 4 --seed 1"
 	if got != want {
@@ -46,8 +46,8 @@ func TestParseLadder(t *testing.T) {
 		{name: "ok", batch: 8, in: "torch: 2.6\nBenchmarkTorchLadder/level=device/workers=2-16 7 1 ns/op 3.448 steps/s 27.6 samples/s\n" +
 			"BenchmarkTorchLadder/level=none/workers=2 7 1 ns/op 0.5 steps/s 4.0 samples/s\n",
 			want: []peer.LadderMeasurement{
-				{Impl: peer.Torch, Level: ladder.Device, Workers: 2, Steps: 7, Batch: 8, StepsPerSec: 3.448},
-				{Impl: peer.Torch, Level: ladder.None, Workers: 2, Steps: 7, Batch: 8, StepsPerSec: 0.5}}},
+				{Impl: peer.Torch, Level: level.Device, Workers: 2, Steps: 7, Batch: 8, StepsPerSec: 3.448},
+				{Impl: peer.Torch, Level: level.None, Workers: 2, Steps: 7, Batch: 8, StepsPerSec: 0.5}}},
 		{name: "no results", in: "torch: 2.6\n", errText: "no BenchmarkTorchLadder lines"},
 		{name: "other benchmark", in: "BenchmarkPeer/impl=torch/workers=2 3 1 ttfb-ns 1 samples/s\n", errText: "want BenchmarkTorchLadder"},
 		{name: "unknown level", in: "BenchmarkTorchLadder/level=disk/workers=2 3 1 steps/s\n", errText: "disk"},
@@ -97,7 +97,7 @@ func FuzzParseLadder(f *testing.F) {
 			if !(m.StepsPerSec > 0) || math.IsInf(m.StepsPerSec, 0) || m.Impl != peer.Torch || m.Workers < 0 {
 				t.Errorf("accepted %+v", m)
 			}
-			if _, err := ladder.ParseLevel(m.Level.String()); err != nil {
+			if _, err := level.Parse(m.Level.String()); err != nil {
 				t.Errorf("accepted level %d", m.Level)
 			}
 		}
@@ -111,7 +111,7 @@ func TestLadderSweepAlternates(t *testing.T) {
 	c := peer.LadderConfig{
 		Peer:     peer.Peer{Python: sh(t), Script: "testdata/fakeladder.sh"},
 		Settings: tinyLadder(),
-		Levels:   []ladder.Level{ladder.None, ladder.Device},
+		Levels:   []level.Level{level.None, level.Device},
 		Count:    2,
 	}
 	var seen []string
@@ -144,7 +144,7 @@ func TestLadderSweepAlternates(t *testing.T) {
 		}
 	}
 	rows := peer.SummarizeLadder(res.Measurements)
-	if len(rows) != 2 || rows[0].Level != ladder.Device || rows[1].Level != ladder.None {
+	if len(rows) != 2 || rows[0].Level != level.Device || rows[1].Level != level.None {
 		t.Fatalf("rows %+v: want device, then none", rows)
 	}
 	if got := rows[1].Ratio[peer.Torch]; got != 1.0/3 {
@@ -187,7 +187,8 @@ func TestLadderSweepRefuses(t *testing.T) {
 		edit  func(*peer.LadderConfig)
 		error string
 	}{
-		{"encoded", func(c *peer.LadderConfig) { c.Levels = []ladder.Level{ladder.Encoded} }, "dataset on disk"},
+		{"encoded", func(c *peer.LadderConfig) { c.Levels = []level.Level{level.Encoded} }, "dataset on disk"},
+		{"local", func(c *peer.LadderConfig) { c.Levels = []level.Level{level.Local} }, "level local needs a dataset on disk; the document's ladder has none"},
 		{"impl", func(c *peer.LadderConfig) { c.Impls = []string{"jax"} }, "unknown implementation"},
 		{"steps", func(c *peer.LadderConfig) { c.Settings.Steps = 0 }, "measured step"},
 		{"workers", func(c *peer.LadderConfig) { c.Settings.Workers = 0 }, "workers"},
@@ -213,12 +214,12 @@ func TestRunLadderChecksTheScript(t *testing.T) {
 	if _, err := p.RunLadder(context.Background(), s, nil); err == nil {
 		t.Error("no error without levels")
 	}
-	o, err := p.RunLadder(context.Background(), s, []ladder.Level{ladder.Raw})
+	o, err := p.RunLadder(context.Background(), s, []level.Level{level.Raw})
 	if err != nil || len(o.Results) != 1 || o.Results[0].StepsPerSec != 1.5 {
 		t.Fatalf("RunLadder = %+v, %v: want the fake's 1.5 steps/s at raw", o, err)
 	}
 	bad := peer.Peer{Python: sh(t), Script: "testdata/fail.sh"}
-	if _, err := bad.RunLadder(context.Background(), s, []ladder.Level{ladder.Raw}); err == nil {
+	if _, err := bad.RunLadder(context.Background(), s, []level.Level{level.Raw}); err == nil {
 		t.Error("a failing script gave no error")
 	}
 }
@@ -256,7 +257,7 @@ func TestLadderScriptRunsEmulated(t *testing.T) {
 	t.Setenv("PYTHONPYCACHEPREFIX", t.TempDir())
 	p := peer.Peer{Python: python, Script: ladderScript}
 	s := tinyLadder()
-	o, err := p.RunLadder(context.Background(), s, []ladder.Level{ladder.Device, ladder.Host, ladder.Sample, ladder.Raw, ladder.None})
+	o, err := p.RunLadder(context.Background(), s, []level.Level{level.Device, level.Host, level.Sample, level.Raw, level.None})
 	if err != nil {
 		t.Fatal(err)
 	}

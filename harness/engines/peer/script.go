@@ -14,6 +14,7 @@ import (
 
 	"github.com/headspace-bench/headspace/datasets/bucket"
 	"github.com/headspace-bench/headspace/datasets/transforms"
+	"github.com/headspace-bench/headspace/harness/blocks/level"
 	"github.com/headspace-bench/headspace/harness/blocks/loader"
 	"github.com/headspace-bench/headspace/harness/blocks/results"
 )
@@ -21,6 +22,10 @@ import (
 // ErrNotInstalled is wrapped by Peer.Check's error when the interpreter is
 // missing or the script cannot import one of its modules.
 var ErrNotInstalled = errors.New("the PyTorch peer is not installed")
+
+// LevelsEnv is the environment variable a script finds the level table
+// in, as `headspace levels --json` prints it (level.JSON).
+const LevelsEnv = "HEADSPACE_LEVELS"
 
 // Peer is the PyTorch peer: an interpreter and the script it runs.
 type Peer struct {
@@ -198,10 +203,14 @@ func (p Peer) exec(ctx context.Context, workers []int, args ...string) ([]byte, 
 	var stdout bytes.Buffer
 	stderr := &tail{max: stderrKeep}
 	cmd.Stdout, cmd.Stderr = &stdout, stderr
-	if p.Env != nil {
-		cmd.Env = append(os.Environ(), p.Env...)
+	// Every script gets the level table in LevelsEnv: ladder.py takes its
+	// levels from it, not from a copy.
+	table, err := level.JSON()
+	if err != nil {
+		return nil, err
 	}
-	err := cmd.Run()
+	cmd.Env = append(append(os.Environ(), LevelsEnv+"="+string(table)), p.Env...)
+	err = cmd.Run()
 	if err != nil {
 		if ctx.Err() != nil {
 			err = fmt.Errorf("%w (%v)", ctx.Err(), err)

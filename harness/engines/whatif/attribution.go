@@ -2,6 +2,7 @@ package whatif
 
 import (
 	"fmt"
+	"github.com/headspace-bench/headspace/harness/blocks/level"
 	"io"
 	"text/tabwriter"
 
@@ -12,15 +13,15 @@ import (
 // ladder's attribution of the measured levels, the model's prediction of
 // the same levels from the profile, and the model's own blame.
 type LadderReading struct {
-	Measured  map[ladder.Level]float64 // median steps/s per level
-	Predicted map[ladder.Level]float64 // Profile.Ladder at the profile's setting
-	Ladder    ladder.Attribution       // ladder.Attribute(Measured)
-	Model     string                   // Profile.Blame at the profile's setting
-	Bound     Limit                    // the model's binding resource there
+	Measured  map[level.Level]float64 // median steps/s per level
+	Predicted map[level.Level]float64 // Profile.Ladder at the profile's setting
+	Ladder    ladder.Attribution      // ladder.Attribute(Measured)
+	Model     string                  // Profile.Blame at the profile's setting
+	Bound     Limit                   // the model's binding resource there
 }
 
 // ReadLadder sets a measured ladder beside the model's reading of p.
-func (p Profile) ReadLadder(measured map[ladder.Level]float64) LadderReading {
+func (p Profile) ReadLadder(measured map[level.Level]float64) LadderReading {
 	s := p.fill(Scenario{})
 	return LadderReading{Measured: measured, Predicted: p.Ladder(s), Ladder: ladder.Attribute(measured), Model: p.Blame(s), Bound: p.Predict(s).Bound}
 }
@@ -36,8 +37,8 @@ func (r LadderReading) Comparison() Comparison {
 func WriteLadder(w io.Writer, r LadderReading) error {
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 	fmt.Fprintf(tw, "  level\tmeasured\tpredicted\tstage it adds\n")
-	for i := len(ladder.Levels) - 1; i >= 0; i-- {
-		l := ladder.Levels[i]
+	for i := len(level.Levels) - 1; i >= 0; i-- {
+		l := level.Levels[i]
 		fmt.Fprintf(tw, "  %s\t%.2f\t%.2f\t%s\n", l, r.Measured[l], r.Predicted[l], l.Stage())
 	}
 	if err := tw.Flush(); err != nil {
@@ -52,8 +53,8 @@ func WriteLadder(w io.Writer, r LadderReading) error {
 // with the pipeline it read, e.g. "naive transforms".
 func WriteLadderMarkdown(w io.Writer, title string, r LadderReading) error {
 	fmt.Fprintf(w, "### The ladder and the model: %s\n\n| level | stage it adds | measured steps/s | predicted by the model |\n| --- | --- | ---: | ---: |\n", title)
-	for i := len(ladder.Levels) - 1; i >= 0; i-- {
-		l := ladder.Levels[i]
+	for i := len(level.Levels) - 1; i >= 0; i-- {
+		l := level.Levels[i]
 		fmt.Fprintf(w, "| %s | %s | %.2f | %.2f |\n", l, l.Stage(), r.Measured[l], r.Predicted[l])
 	}
 	c := r.Comparison()

@@ -13,17 +13,17 @@ import (
 // LadderStage is the caching ladder's name for a pipeline stage ("load" is
 // "raw data loading"), or the stage's own name where the ladder has none
 // (level.Attributed).
-func LadderStage(stage string) string { return level.Attributed(stage) }
+func LadderStage(stage string) string { return level.Attributed(level.Stage(stage)) }
 
 // AtLevel is the profile with what the ladder's level caches costing
 // nothing: every stage the level no longer runs (level.Level.Runs), the
 // host's own CPU where no loader runs, the copy where it no longer runs.
-func (p Profile) AtLevel(l ladder.Level) Profile {
+func (p Profile) AtLevel(l level.Level) Profile {
 	q := p
 	q.Stages = slices.Clone(p.Stages)
 	for i := range q.Stages {
 		s := &q.Stages[i]
-		if !l.Runs(s.Name) {
+		if !l.Runs(level.Stage(s.Name)) {
 			s.CPU, s.Wait = 0, 0
 		}
 	}
@@ -38,9 +38,9 @@ func (p Profile) AtLevel(l ladder.Level) Profile {
 
 // Ladder is the model's prediction of the caching ladder at s: steps/s at
 // every level.
-func (p Profile) Ladder(s Scenario) map[ladder.Level]float64 {
-	out := map[ladder.Level]float64{}
-	for _, l := range ladder.Levels {
+func (p Profile) Ladder(s Scenario) map[level.Level]float64 {
+	out := map[level.Level]float64{}
+	for _, l := range level.Levels {
 		out[l] = p.AtLevel(l).Predict(s).StepsPerSec
 	}
 	return out
@@ -55,9 +55,9 @@ func (p Profile) Blame(s Scenario) string {
 	pr := p.Predict(s)
 	switch pr.Bound.Kind {
 	case StepBound:
-		return ladder.Device.Stage()
+		return level.Device.Stage()
 	case CopyBound:
-		return ladder.Host.Stage()
+		return level.Host.Stage()
 	case WorkersBound:
 		return LadderStage(pr.Bound.Stage)
 	}
@@ -91,7 +91,7 @@ func (p Profile) Compare(s Scenario) Comparison {
 // stages, or "model step" when no drop is significant.
 func (c Comparison) LadderBlames() string {
 	if c.Ladder.Bottleneck == nil {
-		return ladder.Device.Stage()
+		return level.Device.Stage()
 	}
 	return c.Ladder.Bottleneck.Stages()
 }

@@ -1,12 +1,11 @@
 package whatif
 
 import (
+	"github.com/headspace-bench/headspace/harness/blocks/level"
 	"math"
 	"strings"
 	"testing"
 	"time"
-
-	"github.com/headspace-bench/headspace/harness/engines/ladder"
 )
 
 const ms = time.Millisecond
@@ -195,7 +194,7 @@ func TestAtLevel(t *testing.T) {
 		{"device", 0, 0},
 	} {
 		var q Profile
-		for _, l := range ladder.Levels {
+		for _, l := range level.Levels {
 			if l.String() == tc.level {
 				q = p.AtLevel(l)
 			}
@@ -232,14 +231,14 @@ func TestValidate(t *testing.T) {
 
 func TestReadLadder(t *testing.T) {
 	p := synthetic() // cores bind at 2 cores, transform holds 67% of them
-	measured := map[ladder.Level]float64{ladder.Device: 50, ladder.Host: 50, ladder.Sample: 49, ladder.Raw: 45, ladder.None: 33}
+	measured := map[level.Level]float64{level.Device: 50, level.Host: 50, level.Sample: 49, level.Raw: 45, level.None: 33}
 	r := p.ReadLadder(measured)
 	c := r.Comparison()
 	if c.LadderBlames() != "raw data loading" || c.Model != "transforms" || c.Agree() || !strings.Contains(c.Reason(), "only tips them over") {
 		t.Errorf("reading: ladder %q, model %q, reason %q", c.LadderBlames(), c.Model, c.Reason())
 	}
-	if !near(r.Predicted[ladder.None], 2/0.060) {
-		t.Errorf("predicted none %v", r.Predicted[ladder.None])
+	if !near(r.Predicted[level.None], 2/0.060) {
+		t.Errorf("predicted none %v", r.Predicted[level.None])
 	}
 	var text, md strings.Builder
 	if err := WriteLadder(&text, r); err != nil {

@@ -2,13 +2,12 @@ package whatif
 
 import (
 	"fmt"
+	"github.com/headspace-bench/headspace/harness/blocks/level"
 	"io"
 	"math"
 	"strings"
 	"text/tabwriter"
 	"time"
-
-	"github.com/headspace-bench/headspace/harness/engines/ladder"
 )
 
 // Grid is the settings a what-if table spans.
@@ -110,8 +109,8 @@ func WriteNeeds(w io.Writer, p Profile, s Scenario) error {
 	c := p.Compare(s)
 	lad := p.Ladder(s)
 	var parts []string
-	for i := len(ladder.Levels) - 1; i >= 0; i-- {
-		l := ladder.Levels[i]
+	for i := len(level.Levels) - 1; i >= 0; i-- {
+		l := level.Levels[i]
 		parts = append(parts, fmt.Sprintf("%s %.2f", l, lad[l]))
 	}
 	fmt.Fprintf(w, "  ladder predicted by the model: %s\n  %s\n", strings.Join(parts, ", "), c)
