@@ -15,7 +15,7 @@ import (
 	"github.com/headspace-bench/headspace/cuda/kernels"
 	"github.com/headspace-bench/headspace/datasets/transforms"
 	"github.com/headspace-bench/headspace/harness/blocks/device"
-	"github.com/headspace-bench/headspace/harness/blocks/machine"
+	"github.com/headspace-bench/headspace/harness/blocks/driver"
 	"github.com/headspace-bench/headspace/harness/blocks/results"
 	"github.com/headspace-bench/headspace/internal/summary"
 	"github.com/headspace-bench/headspace/workloads"
@@ -137,7 +137,8 @@ func runCUDA(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	if err != nil {
 		return err
 	}
-	if err := checkResultsOut(f.out, benchmarks(false, "CUDACopy", "CUDAStep")); err != nil {
+	resultsOut := driver.Output{Path: f.out, Benchmarks: []string{"CUDACopy", "CUDAStep"}}
+	if err := driver.Check(resultsOut); err != nil {
 		return err
 	}
 	check := workloads.CUDACheck{Ordinal: f.ordinal, Sizes: sizes, Reps: f.reps, Batch: f.batch, Side: f.side, Steps: f.steps, Seed: f.seed, Precisions: precisions}
@@ -198,8 +199,7 @@ func runCUDA(ctx context.Context, args []string, stdout, stderr io.Writer) error
 		return err
 	}
 	if f.out != "" {
-		cfg := append(append(machine.Environment("cuda:"+info.Name), workloads.GPUSettings(info)...), check.Settings()...)
-		if err := results.WriteFile(f.out, cfg, recs); err != nil {
+		if _, err := driver.Write(resultsOut, driver.Settings("cuda:"+info.Name, workloads.GPUSettings(info), check.Settings()), recs, false); err != nil {
 			return err
 		}
 		fmt.Fprintf(stdout, "results: %s\n", f.out)

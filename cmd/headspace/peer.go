@@ -6,6 +6,7 @@ import (
 	"flag"
 	"fmt"
 	"github.com/headspace-bench/headspace/datasets/bucket"
+	"github.com/headspace-bench/headspace/harness/blocks/driver"
 	"io"
 	"os"
 	"path/filepath"
@@ -162,7 +163,8 @@ func runPeer(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	for _, name := range peer.PlotNames {
 		outs = append(outs, figure(prefixed(*plotPrefix, "-"+name+".png")), figure(prefixed(*plotPrefix, "-"+name+".svg")))
 	}
-	if err := firstErr(checkOutputs(append(outs, output{*report, peerReport})...), checkResultsOut(*out, benchmarks(false, "Peer"))); err != nil {
+	resultsOut := driver.Output{Path: *out, Benchmarks: []string{"Peer"}}
+	if err := firstErr(checkOutputs(append(outs, output{*report, peerReport})...), driver.Check(resultsOut)); err != nil {
 		return err
 	}
 	p := peer.Peer{Python: *python, Script: *script}
@@ -206,7 +208,8 @@ func runPeer(ctx context.Context, args []string, stdout, stderr io.Writer) error
 		return err
 	}
 	if *out != "" {
-		if err := peer.WriteResults(*out, env, res); err != nil {
+		cfg, recs := peer.Records(env, res)
+		if _, err := driver.Write(resultsOut, cfg, recs, false); err != nil {
 			return err
 		}
 		fmt.Fprintf(stdout, "\nresults: %s\n", *out)

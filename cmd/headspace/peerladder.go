@@ -15,6 +15,7 @@ import (
 
 	"golang.org/x/perf/benchfmt"
 
+	"github.com/headspace-bench/headspace/harness/blocks/driver"
 	"github.com/headspace-bench/headspace/harness/blocks/machine"
 	"github.com/headspace-bench/headspace/harness/blocks/results"
 	"github.com/headspace-bench/headspace/harness/engines/ladder"
@@ -108,11 +109,12 @@ func runPeerLadder(ctx context.Context, fs *flag.FlagSet, lf *peerLadderFlags, a
 		return usageError{err.Error()}
 	}
 	out := get("out")
+	resultsOut := driver.Output{Path: out, Benchmarks: []string{"PeerLadder"}}
 	if out != "" {
 		if err := os.MkdirAll(filepath.Dir(out), 0o755); err != nil {
 			return err
 		}
-		if err := checkResultsOut(out, benchmarks(false, "PeerLadder")); err != nil {
+		if err := driver.Check(resultsOut); err != nil {
 			return err
 		}
 	}
@@ -139,7 +141,9 @@ func runPeerLadder(ctx context.Context, fs *flag.FlagSet, lf *peerLadderFlags, a
 			return nil
 		}
 		cfg := append(append(environment, exp.Settings()...), results.Config{Key: "command", Value: peerCommand(args)})
-		return peer.WriteLadderResults(out, cfg, sofar)
+		cfg, recs := peer.LadderRecords(cfg, sofar)
+		_, err := driver.Write(resultsOut, cfg, recs, false)
+		return err
 	}
 	if _, err := exp.Run(ctx, run); err != nil {
 		if errors.Is(err, peer.ErrNotInstalled) {
