@@ -16,8 +16,8 @@ import (
 
 	"golang.org/x/perf/benchfmt"
 
-	"github.com/headspace-bench/headspace/harness/blocks/driver"
 	"github.com/headspace-bench/headspace/harness/blocks/device"
+	"github.com/headspace-bench/headspace/harness/blocks/driver"
 	"github.com/headspace-bench/headspace/harness/blocks/machine"
 	"github.com/headspace-bench/headspace/harness/blocks/procloader"
 	"github.com/headspace-bench/headspace/harness/blocks/results"

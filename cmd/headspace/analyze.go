@@ -102,7 +102,7 @@ func runAnalyze(ctx context.Context, args []string, stdout, stderr io.Writer) er
 	h := workloads.Headspace{Analysis: cfg, Transforms: []string{*impl}}
 	env := workloads.Env{Device: dev}
 	var rep analysis.Report
-	workloads.On(&env, func(r analysis.Report) { rep = r })
+	env.Details.Analysis = func(r analysis.Report) { rep = r }
 	recs, err := h.Run(ctx, env)
 	bar.Finish()
 	if err != nil {

@@ -119,10 +119,10 @@ func runLoaders(ctx context.Context, args []string, stdout, stderr io.Writer) er
 	}
 	run := workloads.Env{Worker: procloader.Options{Exe: exe}}
 	var ms []loadbench.Measurement
-	workloads.On(&run, func(m loadbench.Measurement) {
+	run.Details.Loader = func(m loadbench.Measurement) {
 		ms = append(ms, m)
 		fmt.Fprintf(stderr, "%s: TTFB %v, %.0f samples/s\n", m.BenchName(), m.TTFB.Round(1e5), m.SamplesPerSec)
-	})
+	}
 	rs, err := exp.Run(ctx, run)
 	if perr := stopProfile(err != nil); err == nil {
 		err = perr

@@ -79,10 +79,10 @@ func runCUDADecode(ctx context.Context, args []string, stdout io.Writer) error {
 	}
 	var env workloads.Env
 	var setup workloads.CUDADecodeSetup
-	workloads.On(&env, func(s workloads.CUDADecodeSetup) {
+	env.Details.DecodeSetup = func(s workloads.CUDADecodeSetup) {
 		setup = s
 		fmt.Fprintf(stdout, "nvJPEG: %s on %s; %d files of %dx%d from %s, batches of %d\n", s.Library, s.GPU.Name, s.Files, s.Width, s.Height, d.JPEGs, d.Batch)
-	})
+	}
 	rs, err := d.Run(ctx, env)
 	if err != nil {
 		return err

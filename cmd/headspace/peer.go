@@ -188,11 +188,11 @@ func runPeer(ctx context.Context, args []string, stdout, stderr io.Writer) error
 			results.Config{Key: "distro", Value: host.Distro}, results.Config{Key: "command", Value: peerCommand(args)})
 	}
 	var run workloads.Env
-	workloads.On(&run, func(m peer.Measurement) {
+	run.Details.Peer = func(m peer.Measurement) {
 		fmt.Fprintf(stderr, "%s: TTFB %.3fs, %.1f samples/s, CPU %.2fs\n", m.BenchName(), m.TTFB.Seconds(), m.SamplesPerSec, m.CPU.Seconds())
-	})
+	}
 	var res peer.Result
-	workloads.On(&run, func(r peer.Result) { res = r })
+	run.Details.PeerResult = func(r peer.Result) { res = r }
 	if _, err := exp.Run(ctx, run); err != nil {
 		return err
 	}

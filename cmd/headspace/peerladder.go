@@ -125,15 +125,15 @@ func runPeerLadder(ctx context.Context, fs *flag.FlagSet, lf *peerLadderFlags, a
 		fmt.Fprintf(stderr, "calibrating: the document's DataLoader at raw and none, %d batches each\n", lf.calibration)
 	}
 	var run workloads.Env
-	workloads.On(&run, func(cal workloads.PeerLadderCalibration) {
+	run.Details.Calibration = func(cal workloads.PeerLadderCalibration) {
 		exp = exp.Calibrated(cal)
 		fmt.Fprintf(stdout, "calibration: this machine runs the document's loader at %.3f of the document's host; step %v\n\n", cal.Ratio, cal.Step)
-	})
+	}
 	var sofar peer.LadderResult
-	workloads.On(&run, func(m peer.LadderMeasurement) {
+	run.Details.PeerLadder = func(m peer.LadderMeasurement) {
 		fmt.Fprintf(stderr, "%s: %.3f steps/s\n", m.BenchName(), m.StepsPerSec)
-	})
-	workloads.On(&run, func(r peer.LadderResult) { sofar = r })
+	}
+	run.Details.PeerLadderSoFar = func(r peer.LadderResult) { sofar = r }
 	// Every run is saved as soon as it is done (the whole file, atomically),
 	// so an interrupted or failed sweep keeps what it measured.
 	run.Result = func(*benchfmt.Result) error {

@@ -211,7 +211,7 @@ func runWhatIf(ctx context.Context, args []string, stdout, stderr io.Writer) err
 			printErr = err
 		}
 	}
-	workloads.On(&env, func(prof whatif.Profile) {
+	env.Details.Profile = func(prof whatif.Profile) {
 		p = prof
 		if *save != "" && w.Profiled == nil {
 			keep(p.Write(*save))
@@ -220,15 +220,15 @@ func runWhatIf(ctx context.Context, args []string, stdout, stderr io.Writer) err
 		fmt.Fprintln(stdout)
 		keep(whatif.WriteTable(stdout, p, g))
 		keep(whatif.WriteNeeds(stdout, p, whatif.Scenario{}))
-	})
+	}
 	var ladderMed workloads.WhatIfLadder
-	workloads.On(&env, func(med workloads.WhatIfLadder) {
+	env.Details.WhatIfLadder = func(med workloads.WhatIfLadder) {
 		ladderMed = med
 		r := p.ReadLadder(med)
 		fmt.Fprintf(stdout, "\nthe caching ladder at the profile's setting (%s each):\n", plural(w.Count, "run"))
 		keep(whatif.WriteLadder(stdout, r))
-	})
-	workloads.On(&env, func(c []whatif.Check) { checks, gotCheck = c, true })
+	}
+	env.Details.Checks = func(c []whatif.Check) { checks, gotCheck = c, true }
 	bar := progress.For(stderr, w.Runs())
 	env.Start = bar.Set
 	env.Result = func(*benchfmt.Result) error { bar.Add(1); return printErr }
