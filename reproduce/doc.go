@@ -51,7 +51,7 @@
 // Env.Recorded, and of workloads.OnDisk for step (e); the what-if
 // profiles through WhatIf.Profile; each from its own specification) and
 // returns benchmark-format records and the settings they were measured
-// with. Run writes them with results.WriteFile to
+// with. Run writes them through package driver (driver.Write) to
 // <Out>/results/<id>-<name>.txt: configuration lines first — the
 // document, the machine (harness/blocks/machine: goos, goarch, cpu, commit,
 // cores, gomaxprocs, go, distro, date), the device's description, the

@@ -175,7 +175,7 @@ func impl003(key string) string {
 // profile003 profiles the pipeline of impl at the document's setting with
 // the what-if model: workloads.WhatIf run through the Experiment
 // interface with no checks and no ladder, so Run stops after the profile
-// and hands it to Env.Detail. On the emulated device the step can be
+// and hands it to Env.Details. On the emulated device the step can be
 // scaled (workloads.Emulated); a real device is profiled at its own step.
 func profile003(ctx context.Context, s *settings, base workloads.Ladder, impl string) (whatif.Profile, error) {
 	w := workloads.WhatIf{}.At(s.size()).(workloads.WhatIf)
@@ -192,7 +192,7 @@ func profile003(ctx context.Context, s *settings, base workloads.Ladder, impl st
 		env.Device = workloads.Device{Open: func(bool) (device.Device, error) { return s.openDevice() }}
 	}
 	var p *whatif.Profile
-	workloads.On(&env, func(got whatif.Profile) { p = &got })
+	env.Details.Profile = func(got whatif.Profile) { p = &got }
 	if _, err := w.Run(ctx, env); err != nil {
 		return whatif.Profile{}, err
 	}
@@ -416,9 +416,9 @@ func measure003(ctx context.Context, s *settings, t *tracker) (measurement, erro
 				Start:  func(name string) { t.unit(fmt.Sprintf("%s run %d/%d", labels[name], run+1, z.count)) },
 				Result: func(b *benchfmt.Result) error { m.recs = append(m.recs, b); return nil },
 			}
-			workloads.On(&env, func(r workloads.PointRun) {
+			env.Details.Point = func(r workloads.PointRun) {
 				t.done("%s run %d/%d: %.3f steps/s", label(r.Point), run+1, z.count, r.Result.StepsPerSec())
-			})
+			}
 			if key == "a" && run == 0 {
 				// The timeline of the first naive run at level none.
 				var none string

@@ -122,12 +122,12 @@ func (tp torch003) measure(ctx context.Context, s *settings, t *tracker, z sizes
 	exp := workloads.PeerLadder{ScriptOnly: true, Config: peer.LadderConfig{Peer: tp.peer, Settings: tp.settings(s, z), Levels: levels, Count: z.count}}
 	env := workloads.Env{Start: func(name string) { t.unit("(yardstick) " + name) }}
 	var res peer.LadderResult
-	workloads.On(&env, func(r peer.LadderResult) {
+	env.Details.PeerLadderSoFar = func(r peer.LadderResult) {
 		res = r
 		if n := len(r.Measurements); n%len(levels) == 0 {
 			t.done("(yardstick) the document's code, run %d/%d: none %.3f steps/s", n/len(levels), z.count, r.Measurements[n-1].StepsPerSec)
 		}
-	})
+	}
 	recs, err := exp.Run(ctx, env)
 	if err != nil {
 		return err

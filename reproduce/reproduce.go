@@ -17,6 +17,7 @@ import (
 	"golang.org/x/perf/benchfmt"
 
 	"github.com/headspace-bench/headspace/device"
+	"github.com/headspace-bench/headspace/harness/blocks/driver"
 	"github.com/headspace-bench/headspace/harness/blocks/machine"
 	"github.com/headspace-bench/headspace/harness/blocks/procloader"
 	"github.com/headspace-bench/headspace/harness/blocks/results"
@@ -343,7 +344,7 @@ func (s *settings) reproduce(ctx context.Context, d Doc, saved string) (string, 
 		}
 		config := append(headerConfig(d, s.machine, dev, s.Command, s.Quick, t.elapsed()), m.config...)
 		path := filepath.Join(saved, d.Results())
-		wrote, err := results.WriteFileWith(path, config, m.recs, results.Replace{Force: s.Force})
+		wrote, err := driver.Write(driver.Output{Path: path, Force: s.Force, Beside: true}, config, m.recs, false)
 		if err != nil {
 			return "", err
 		}

@@ -79,7 +79,7 @@ func (CUDACheck) At(z Size) Experiment {
 
 // Settings is what changes a number and is in no record's name: the
 // copies' repetitions and the seed. The GPU's own lines (GPUSettings)
-// are known once it is open: Run passes its cuda.Info to env.Detail.
+// are known once it is open: Run passes its cuda.Info to env.Details.
 func (c CUDACheck) Settings() []results.Config {
 	return []results.Config{
 		{Key: "copy-reps", Value: strconv.Itoa(c.Reps)},
@@ -114,7 +114,7 @@ func (c CUDACheck) Validate() error {
 
 // CUDANetStep is the Net's step timed at one precision, launched kernel
 // by kernel or replayed from CUDA Graphs, and the loss after the steps:
-// what CUDACheck.Run passes to env.Detail for each.
+// what CUDACheck.Run passes to env.Details for each.
 type CUDANetStep struct {
 	Precision string
 	Graphs    bool
@@ -129,7 +129,7 @@ type CUDACheckError struct{ msg string }
 
 func (e *CUDACheckError) Error() string { return e.msg }
 
-// Run opens the GPU and runs the check: env.Detail receives its
+// Run opens the GPU and runs the check: env.Details receives its
 // cuda.Info first, each kernel check's cuda.CheckResult, the copies'
 // []cuda.Bandwidth and each CUDANetStep, as they are made; the records
 // are BenchmarkCUDACopy/dir=…/pinned=…/size=…MiB (GB/s) and
@@ -148,7 +148,7 @@ func (c CUDACheck) Run(ctx context.Context, env Env) ([]*benchfmt.Result, error)
 		return nil, err
 	}
 	defer gpu.Close()
-	env.detail(gpu.Info())
+	send(env.Details.GPU, gpu.Info())
 	var out []*benchfmt.Result
 	keep := env.collect(&out)
 
@@ -166,7 +166,7 @@ func (c CUDACheck) Run(ctx context.Context, env Env) ([]*benchfmt.Result, error)
 				failed = append(failed, r.Name+"/"+o.Buf)
 			}
 		}
-		env.detail(r)
+		send(env.Details.KernelCheck, r)
 	}
 
 	env.start("copies")
@@ -184,7 +184,7 @@ func (c CUDACheck) Run(ctx context.Context, env Env) ([]*benchfmt.Result, error)
 			return out, err
 		}
 	}
-	env.detail(bw)
+	send(env.Details.Bandwidth, bw)
 
 	// The Net's step, launched kernel by kernel and then replayed from
 	// CUDA Graphs: the same work from the same start, so the same loss.
@@ -212,7 +212,7 @@ func (c CUDACheck) Run(ctx context.Context, env Env) ([]*benchfmt.Result, error)
 					return out, err
 				}
 			}
-			env.detail(st)
+			send(env.Details.NetStep, st)
 			if graphs && st.Loss != steps[len(steps)-1].Loss {
 				failed = append(failed, fmt.Sprintf("%s: CUDA Graphs' loss %v is not the kernel-by-kernel loss %v", precision, st.Loss, steps[len(steps)-1].Loss))
 			}

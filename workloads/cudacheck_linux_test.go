@@ -32,24 +32,18 @@ func TestCUDACheckOnAFakeDriver(t *testing.T) {
 	c.Sizes = []int64{1 << 20, 2 << 20}
 	var details []string
 	var env Env
-	env.Detail = func(v any) {
-		switch v := v.(type) {
-		case cuda.Info:
-			details = append(details, "info "+v.Name)
-		case cuda.CheckResult:
-			details = append(details, "check")
-		case []cuda.Bandwidth:
-			details = append(details, "bandwidth")
-			if len(v) != 4*len(c.Sizes) {
-				t.Errorf("%d copy speeds, want 4 per size", len(v))
-			}
-		case CUDANetStep:
-			details = append(details, "step "+v.Precision+map[bool]string{true: " graphs"}[v.Graphs])
-			if len(v.Times) != c.Steps {
-				t.Errorf("%s: %d times, want %d", v.Precision, len(v.Times), c.Steps)
-			}
-		default:
-			t.Errorf("detail of type %T", v)
+	env.Details.GPU = func(v cuda.Info) { details = append(details, "info "+v.Name) }
+	env.Details.KernelCheck = func(cuda.CheckResult) { details = append(details, "check") }
+	env.Details.Bandwidth = func(v []cuda.Bandwidth) {
+		details = append(details, "bandwidth")
+		if len(v) != 4*len(c.Sizes) {
+			t.Errorf("%d copy speeds, want 4 per size", len(v))
+		}
+	}
+	env.Details.NetStep = func(v CUDANetStep) {
+		details = append(details, "step "+v.Precision+map[bool]string{true: " graphs"}[v.Graphs])
+		if len(v.Times) != c.Steps {
+			t.Errorf("%s: %d times, want %d", v.Precision, len(v.Times), c.Steps)
 		}
 	}
 	var streamed []string

@@ -66,7 +66,7 @@ func (CUDADecode) At(z Size) Experiment {
 // Settings is what changes a number and is in no record's name: the
 // files' directory (by its name) and the host stage's threads. The GPU's
 // lines (GPUSettings) and the library's are known once they are open:
-// Run passes a CUDADecodeSetup, whose Settings gives them, to env.Detail.
+// Run passes a CUDADecodeSetup, whose Settings gives them, to env.Details.
 func (d CUDADecode) Settings() []results.Config {
 	return []results.Config{
 		{Key: "jpegs", Value: filepath.Base(filepath.Clean(d.JPEGs))},
@@ -91,7 +91,7 @@ func (d CUDADecode) Validate() error {
 	return nil
 }
 
-// CUDADecodeSetup is what CUDADecode.Run opened, passed to env.Detail
+// CUDADecodeSetup is what CUDADecode.Run opened, passed to env.Details
 // before the first batch: the GPU, the library and the files.
 type CUDADecodeSetup struct {
 	GPU           cuda.Info
@@ -107,7 +107,7 @@ func (s CUDADecodeSetup) Settings() []results.Config {
 }
 
 // Run reads the files, opens the GPU and libnvjpeg, and decodes: its
-// CUDADecodeSetup goes to env.Detail first, and each timed batch is a
+// CUDADecodeSetup goes to env.Details first, and each timed batch is a
 // record BenchmarkCUDADecode/decoder=nvjpeg/batch=…/size=WxH in images/s.
 func (d CUDADecode) Run(ctx context.Context, env Env) ([]*benchfmt.Result, error) {
 	if err := d.Validate(); err != nil {
@@ -139,7 +139,7 @@ func (d CUDADecode) Run(ctx context.Context, env Env) ([]*benchfmt.Result, error
 		return nil, err
 	}
 	defer free()
-	env.detail(CUDADecodeSetup{GPU: c.Info(), Library: dec.Library(), Files: len(files), Width: w, Height: h})
+	send(env.Details.DecodeSetup, CUDADecodeSetup{GPU: c.Info(), Library: dec.Library(), Files: len(files), Width: w, Height: h})
 
 	var out []*benchfmt.Result
 	keep := env.collect(&out)

@@ -44,7 +44,7 @@ func TestCUDADecodeOnAFakeDriver(t *testing.T) {
 	d.JPEGs, d.Libraries = dir, []string{nvjpeg}
 	var setups []CUDADecodeSetup
 	var env Env
-	On(&env, func(s CUDADecodeSetup) { setups = append(setups, s) })
+	env.Details.DecodeSetup = func(s CUDADecodeSetup) { setups = append(setups, s) }
 	var streamed int
 	env.Result = func(*benchfmt.Result) error { streamed++; return nil }
 	recs, err := d.Run(context.Background(), env)

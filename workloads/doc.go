@@ -40,8 +40,9 @@
 // calibration), from the typed details Run passes. What it
 // prints beyond the records' figures (an analysis's plot and stage
 // statistics, a simulation's animation, the what-if model's profile)
-// comes from Env.Detail, where Run passes what it measured, typed, as it
-// is made; On subscribes to one type. So no command calls an engine's
+// comes from Env.Details, where Run passes what it measured as it is
+// made: one typed hook per type, its comment naming the experiment that
+// sends it, and the compiler checking every hook's type. So no command calls an engine's
 // loop, and the records a command writes are the benchmark's. A caller
 // that runs an experiment in parts says so in the specification, not by
 // renaming records: the 003 report runs each of its steps as a Ladder

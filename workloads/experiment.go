@@ -85,34 +85,10 @@ type Env struct {
 	// Record, if set, picks the units Recorded records, by the name
 	// Recorded would receive; nil records every unit's first run.
 	Record func(name string) bool
-	// Detail, if set, receives what an experiment measured beside its
-	// records, typed, as it is made: what a command prints or draws that
-	// the records do not hold (a whole analysis.Report, a *sim.Result
-	// with its timeline, the what-if model's profile). Each experiment's
-	// Run says which types it passes; On subscribes to one of them.
-	Detail func(v any)
-}
-
-// On adds f to env's Detail hook for the details of type T, after the
-// hook env already has: the typed way a command receives what an
-// experiment passes beside its records.
-func On[T any](env *Env, f func(T)) {
-	prev := env.Detail
-	env.Detail = func(v any) {
-		if prev != nil {
-			prev(v)
-		}
-		if t, ok := v.(T); ok {
-			f(t)
-		}
-	}
-}
-
-// detail passes v to Detail, if set.
-func (env Env) detail(v any) {
-	if env.Detail != nil {
-		env.Detail(v)
-	}
+	// Details receive what an experiment measured beside its records,
+	// typed, as it is made: one hook per type, named with the experiment
+	// that sends it.
+	Details Details
 }
 
 // done is how many records of the benchmark name env.Done says a

@@ -2,7 +2,10 @@ package workloads
 
 import (
 	"context"
-	"github.com/headspace-bench/headspace/harness/blocks/level"
+	"go/ast"
+	"go/parser"
+	"go/token"
+	"path/filepath"
 	"reflect"
 	"strings"
 	"testing"
@@ -10,29 +13,11 @@ import (
 
 	"golang.org/x/perf/benchfmt"
 
+	"github.com/headspace-bench/headspace/harness/blocks/level"
 	"github.com/headspace-bench/headspace/harness/blocks/pipeline"
 	"github.com/headspace-bench/headspace/harness/engines/sim"
 	"github.com/headspace-bench/headspace/harness/engines/whatif"
 )
-
-// TestOn checks that On routes each detail to the subscriber of its type
-// alone, after the hooks already set, in the order they came.
-func TestOn(t *testing.T) {
-	var env Env
-	var got []string
-	env.Detail = func(v any) { got = append(got, "any") }
-	On(&env, func(s string) { got = append(got, "string "+s) })
-	On(&env, func(n int) { got = append(got, "int") })
-	On(&env, func(s string) { got = append(got, "string again "+s) })
-	env.detail("a")
-	env.detail(1)
-	env.detail(2.5)
-	want := []string{"any", "string a", "string again a", "any", "int", "any"}
-	if !reflect.DeepEqual(got, want) {
-		t.Errorf("details %q, want %q", got, want)
-	}
-	Env{}.detail("nobody listens") // no hook: nothing happens
-}
 
 // tinyLadder is a two-point ladder on the quick emulated device.
 func tinyLadder() (Ladder, Env) {
@@ -106,7 +91,7 @@ func TestLadderUnder(t *testing.T) {
 	env.Record = func(name string) bool { return name == none }
 	env.Recorded = func(name string, _ *pipeline.Recorder) error { recorded = append(recorded, name); return nil }
 	env.Done = func(name string) int { asked = append(asked, name); return 0 }
-	On(&env, func(r PointRun) { runs = append(runs, r) })
+	env.Details.Point = func(r PointRun) { runs = append(runs, r) }
 	recs, err := l.Run(context.Background(), env)
 	if err != nil {
 		t.Fatal(err)
@@ -188,7 +173,7 @@ func TestSimOneCase(t *testing.T) {
 	}
 	var env Env
 	var got []*sim.Result
-	On(&env, func(r *sim.Result) { got = append(got, r) })
+	env.Details.Sim = func(r *sim.Result) { got = append(got, r) }
 	recs, err := s.Run(context.Background(), env)
 	if err != nil {
 		t.Fatal(err)
@@ -228,8 +213,8 @@ func TestWhatIfRunWithAProfile(t *testing.T) {
 	}
 	var env Env
 	var got []whatif.Profile
-	On(&env, func(q whatif.Profile) { got = append(got, q) })
-	On(&env, func([]whatif.Check) { t.Error("checks without a grid") })
+	env.Details.Profile = func(q whatif.Profile) { got = append(got, q) }
+	env.Details.Checks = func([]whatif.Check) { t.Error("checks without a grid") }
 	recs, err := w.Run(context.Background(), env)
 	if err != nil || len(recs) != 0 {
 		t.Fatalf("%d records, %v; want none", len(recs), err)
@@ -266,6 +251,59 @@ func TestCUDACheckValidate(t *testing.T) {
 	for _, z := range []Size{Default, Quick} {
 		if err := (CUDACheck{}).At(z).(CUDACheck).Validate(); err != nil {
 			t.Errorf("size %d: %v", z, err)
+		}
+	}
+}
+
+// TestDetailsTyped checks that what an experiment passes beside its
+// records goes through typed hooks only (no hook of Env or Details takes
+// an interface, which a subscriber of the wrong type would wait on in
+// silence), and that every hook of Details is sent by some experiment
+// (send(env.Details.<Field>, …) in this package's source), so none waits
+// for nothing.
+func TestDetailsTyped(t *testing.T) {
+	for _, typ := range []reflect.Type{reflect.TypeFor[Env](), reflect.TypeFor[Details]()} {
+		for f := range typ.Fields() {
+			if f.Type.Kind() != reflect.Func {
+				continue
+			}
+			for p := range f.Type.Ins() {
+				if p.Kind() == reflect.Interface {
+					t.Errorf("%s.%s takes %s: an untyped hook", typ.Name(), f.Name, p)
+				}
+			}
+		}
+	}
+	sent := map[string]bool{}
+	files, err := filepath.Glob("*.go")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, name := range files {
+		if strings.HasSuffix(name, "_test.go") {
+			continue
+		}
+		f, err := parser.ParseFile(token.NewFileSet(), name, nil, parser.SkipObjectResolution)
+		if err != nil {
+			t.Fatal(err)
+		}
+		ast.Inspect(f, func(n ast.Node) bool {
+			call, ok := n.(*ast.CallExpr)
+			if !ok || len(call.Args) != 2 {
+				return true
+			}
+			if id, ok := call.Fun.(*ast.Ident); !ok || id.Name != "send" {
+				return true
+			}
+			if sel, ok := call.Args[0].(*ast.SelectorExpr); ok {
+				sent[sel.Sel.Name] = true
+			}
+			return true
+		})
+	}
+	for f := range reflect.TypeFor[Details]().Fields() {
+		if !sent[f.Name] {
+			t.Errorf("Details.%s is sent by no experiment", f.Name)
 		}
 	}
 }

@@ -75,7 +75,7 @@ func (Headspace) At(z Size) Experiment {
 // Run runs the analysis once per transform implementation on one device
 // of env and returns each one's records (HeadspaceRecords). Each
 // analysis's whole analysis.Report (the plot, the stage statistics, the
-// verdict) goes to env.Detail after its records.
+// verdict) goes to env.Details after its records.
 func (h Headspace) Run(ctx context.Context, env Env) ([]*benchfmt.Result, error) {
 	var out []*benchfmt.Result
 	keep := env.collect(&out)
@@ -97,7 +97,7 @@ func (h Headspace) Run(ctx context.Context, env Env) ([]*benchfmt.Result, error)
 				return out, err
 			}
 		}
-		env.detail(rep)
+		send(env.Details.Analysis, rep)
 	}
 	return out, nil
 }

@@ -297,7 +297,7 @@ func (l Ladder) Only(p ladder.Point) Ladder {
 	return l
 }
 
-// PointRun is one run of one point of a ladder, passed to Env.Detail as
+// PointRun is one run of one point of a ladder, passed to Env.Details as
 // it finishes, before its record goes to Env.Result: what a caller needs
 // beside the record (the point, the whole train.Result).
 type PointRun struct {
@@ -323,7 +323,7 @@ func (Ladder) At(z Size) Experiment {
 // Run runs the sweep (every point, or its shard's) on env's device, the
 // device opened once per pinning: for each selected point, Count runs
 // (less those env.Done says a resumed file holds), each passed to
-// env.Detail as a PointRun and its record, named by PointName, to
+// env.Details as a PointRun and its record, named by PointName, to
 // env.Result as it finishes. With env.Recorded, the first run of each
 // point (of those env.Record picks, where set) is recorded as a
 // timeline. It stops at the first error, or when ctx is done, returning
@@ -370,7 +370,7 @@ func (l Ladder) Run(ctx context.Context, env Env) ([]*benchfmt.Result, error) {
 			b := p.Benchmark(res)
 			ladder.AddDisturbance(b, m.sample, res.Steps, m.reruns, m.disturbed)
 			b.Name = benchfmt.Name(l.benchName(p)) // under Under
-			env.detail(PointRun{Point: p, Result: res, Record: b})
+			send(env.Details.Point, PointRun{Point: p, Result: res, Record: b})
 			if err := keep(b); err != nil {
 				return out, err
 			}

@@ -144,7 +144,7 @@ func joinInts(v []int) string {
 
 // Run measures every mode at every worker count, Repeats times over
 // (BenchmarkLoaders/mode=…/workers=…, each loadbench.Measurement also to
-// env.Detail as it is made), then trains on env's device fed by each
+// env.Details as it is made), then trains on env's device fed by each
 // mode's loader TrainRuns times over (BenchmarkLoadersTraining/…).
 // Process workers start as env.Worker says.
 func (l Loaders) Run(ctx context.Context, env Env) ([]*benchfmt.Result, error) {
@@ -158,9 +158,9 @@ func (l Loaders) Run(ctx context.Context, env Env) ([]*benchfmt.Result, error) {
 	}
 	for rep := range l.Repeats {
 		env.start(fmt.Sprintf("loaders, run %d/%d", rep+1, l.Repeats))
-		// Every measurement goes to env.Detail as it is made (a
+		// Every measurement goes to env.Details as it is made (a
 		// command's live line); the records follow the sweep in its order.
-		ms, err := loadbench.Sweep(ctx, l.Config, l.Modes, l.Workers, func(m loadbench.Measurement) { env.detail(m) })
+		ms, err := loadbench.Sweep(ctx, l.Config, l.Modes, l.Workers, func(m loadbench.Measurement) { send(env.Details.Loader, m) })
 		if err != nil {
 			return out, err
 		}

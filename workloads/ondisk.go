@@ -260,7 +260,7 @@ func (o OnDisk) Runs() int {
 }
 
 // OnDiskResult is one run of one point of one case: what OnDisk.Run
-// passes to Env.Detail for each run (On[OnDiskResult]).
+// passes to Env.Details for each run (Details.OnDisk).
 type OnDiskResult struct {
 	// Case is the case the point belongs to: for a level that does not
 	// depend on every dimension, the shared case (OnDiskCase.For), which
@@ -372,7 +372,7 @@ func (o OnDisk) Settings() []results.Config {
 // device at the levels Plan gives them: each point through Ladder.Run,
 // under "LadderOnDisk/<case>" (the case it stands for, OnDiskCase.For),
 // so its record is BenchmarkLadderOnDisk/<case>/<point>. Each run is
-// passed to env.Detail as an OnDiskResult and its record to env.Result
+// passed to env.Details as an OnDiskResult and its record to env.Result
 // as it finishes; ctx stops it between runs. A dataset none of whose
 // cases has a level left is not written. Each run's page cache is
 // prepared as its case says before the loader starts (cold: evicted;
@@ -429,7 +429,7 @@ func (o OnDisk) Run(ctx context.Context, env Env) ([]*benchfmt.Result, error) {
 // runCase runs the levels of one case of the plan over the dataset in
 // data, each point through Ladder.Run under the name of the case it
 // stands for, on env's device opened once for the case, passing each
-// record to keep and each run to env.Detail.
+// record to keep and each run to env.Details.
 func (o OnDisk) runCase(ctx context.Context, pc OnDiskPlan, data string, keep func(*benchfmt.Result) error, env Env) error {
 	if len(pc.Levels) == 0 {
 		return nil
@@ -448,10 +448,9 @@ func (o OnDisk) runCase(ctx context.Context, pc OnDiskPlan, data string, keep fu
 		k := pc.Case.For(p.Level)
 		pl := l.Only(p)
 		pl.Under = o.Name() + "/" + k.Name()
-		run := Env{Device: dev, Result: keep}
-		On(&run, func(r PointRun) {
-			env.detail(OnDiskResult{Case: k, Point: r.Point, Record: r.Record, StepsPerSec: r.Result.StepsPerSec()})
-		})
+		run := Env{Device: dev, Result: keep, Details: Details{Point: func(r PointRun) {
+			send(env.Details.OnDisk, OnDiskResult{Case: k, Point: r.Point, Record: r.Record, StepsPerSec: r.Result.StepsPerSec()})
+		}}}
 		if _, err := pl.Run(ctx, run); err != nil {
 			return fmt.Errorf("%s: %w", pc.Case.Name(), err)
 		}

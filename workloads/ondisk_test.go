@@ -56,7 +56,7 @@ func BenchmarkLadderOnDisk(b *testing.B) {
 func runOnDisk(o OnDisk, dir string, dev Device) ([]OnDiskResult, []*benchfmt.Result, error) {
 	env := Env{Device: dev, Dir: dir}
 	var rs []OnDiskResult
-	On(&env, func(r OnDiskResult) { rs = append(rs, r) })
+	env.Details.OnDisk = func(r OnDiskResult) { rs = append(rs, r) }
 	recs, err := o.Run(context.Background(), env)
 	return rs, recs, err
 }

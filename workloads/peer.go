@@ -61,25 +61,25 @@ func (Peer) At(z Size) Experiment {
 // Settings is the configuration block of the comparison's result file
 // (`headspace peer --out`): the settings both sides run at, and the
 // rounds. The peer's own lines (its Python, torch's version) are known
-// once it has run: Run passes them, in the peer.Result, to env.Detail.
+// once it has run: Run passes them, in the peer.Result, to env.Details.
 func (p Peer) Settings() []results.Config {
 	return append(p.Config.Settings.Config(), results.Config{Key: "rounds", Value: strconv.Itoa(max(p.Config.Count, 1))})
 }
 
 // Run runs the comparison and returns its records
 // (BenchmarkPeer/impl=…/workers=…). Each peer.Measurement goes to
-// env.Detail as it is made, and the whole peer.Result (with the peer's
+// env.Details as it is made, and the whole peer.Result (with the peer's
 // own configuration lines) at the end, also when the run stops early.
 func (p Peer) Run(ctx context.Context, env Env) ([]*benchfmt.Result, error) {
 	var out []*benchfmt.Result
 	keep := env.collect(&out)
 	env.start(p.Name())
-	res, err := peer.Sweep(ctx, p.Config, func(m peer.Measurement) { env.detail(m) })
+	res, err := peer.Sweep(ctx, p.Config, func(m peer.Measurement) { send(env.Details.Peer, m) })
 	for _, m := range res.Measurements {
 		if kerr := keep(m.Benchmark()); err == nil {
 			err = kerr
 		}
 	}
-	env.detail(res)
+	send(env.Details.PeerResult, res)
 	return out, err
 }

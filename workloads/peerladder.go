@@ -98,7 +98,7 @@ func (p PeerLadder) Validate() error {
 // once Calibrated gives it), the rounds, where the step comes from, and
 // the calibration's lines. The script's own lines (torch's version, its
 // Python) are known once it has run: Run passes them, in each
-// peer.LadderResult, to env.Detail.
+// peer.LadderResult, to env.Details.
 func (p PeerLadder) Settings() []results.Config {
 	source := "given"
 	if p.CalibrationBatches > 0 {
@@ -114,7 +114,7 @@ func (p PeerLadder) Settings() []results.Config {
 }
 
 // PeerLadderCalibration is a calibration of this machine against the
-// document's host: what Run passes to env.Detail before the first run
+// document's host: what Run passes to env.Details before the first run
 // when it calibrates.
 type PeerLadderCalibration struct {
 	peer.Calibration
@@ -155,9 +155,9 @@ func (p PeerLadder) Calibrated(c PeerLadderCalibration) PeerLadder {
 
 // Run checks that the script runs (where it is to: a *peer.RunError, or
 // an error wrapping peer.ErrNotInstalled), calibrates if asked (the
-// PeerLadderCalibration to env.Detail), and runs the sweep. Each run is a
+// PeerLadderCalibration to env.Details), and runs the sweep. Each run is a
 // record BenchmarkPeerLadder/impl=…/level=…/workers=…; before each goes to
-// env.Result, env.Detail receives its peer.LadderMeasurement and the
+// env.Result, env.Details receives its peer.LadderMeasurement and the
 // peer.LadderResult so far (with the script's configuration lines), so a
 // caller can save everything measured so far at every record.
 func (p PeerLadder) Run(ctx context.Context, env Env) ([]*benchfmt.Result, error) {
@@ -176,14 +176,14 @@ func (p PeerLadder) Run(ctx context.Context, env Env) ([]*benchfmt.Result, error
 		if err != nil {
 			return nil, err
 		}
-		env.detail(cal)
+		send(env.Details.Calibration, cal)
 		c = p.Calibrated(cal).Config
 	}
 	var out []*benchfmt.Result
 	keep := env.collect(&out)
 	each := func(m peer.LadderMeasurement, sofar peer.LadderResult) error {
-		env.detail(m)
-		env.detail(sofar)
+		send(env.Details.PeerLadder, m)
+		send(env.Details.PeerLadderSoFar, sofar)
 		return keep(m.Benchmark())
 	}
 	if !p.ScriptOnly {

@@ -26,8 +26,8 @@ func TestPeerLadderScriptOnly(t *testing.T) {
 	var last peer.LadderResult
 	var starts []string
 	env := Env{Start: func(name string) { starts = append(starts, name) }}
-	On(&env, func(c PeerLadderCalibration) { cal = append(cal, c) })
-	On(&env, func(r peer.LadderResult) { last = r })
+	env.Details.Calibration = func(c PeerLadderCalibration) { cal = append(cal, c) }
+	env.Details.PeerLadderSoFar = func(r peer.LadderResult) { last = r }
 	recs, err := p.Run(context.Background(), env)
 	if err != nil {
 		t.Fatal(err)

@@ -318,9 +318,9 @@ func (r Remote) Run(ctx context.Context, env Env) ([]*benchfmt.Result, error) {
 				if lay.Whole {
 					l.Pipeline.ShardReads = ondisk.ShardReadsWhole
 				}
-				runEnv := Env{Device: dev, Result: func(b *benchfmt.Result) error { return nil }}
 				var runs []PointRun
-				On(&runEnv, func(p PointRun) { runs = append(runs, p) })
+				runEnv := Env{Device: dev, Result: func(b *benchfmt.Result) error { return nil },
+					Details: Details{Point: func(p PointRun) { runs = append(runs, p) }}}
 				if _, err := l.Run(ctx, runEnv); err != nil {
 					return fmt.Errorf("%s: %w", under, err)
 				}

@@ -146,7 +146,7 @@ func (s Sim) Runs() []sim.Config {
 // Run simulates every run (Runs) and returns their records:
 // BenchmarkSim/load=…/dist=…/seed=… with batches, model-idle-% and queue.
 // Each run's whole *sim.Result (its timeline, its animation's source) goes
-// to env.Detail after its record.
+// to env.Details after its record.
 func (s Sim) Run(ctx context.Context, env Env) ([]*benchfmt.Result, error) {
 	var out []*benchfmt.Result
 	keep := env.collect(&out)
@@ -172,7 +172,7 @@ func (s Sim) Run(ctx context.Context, env Env) ([]*benchfmt.Result, error) {
 		if err != nil {
 			return out, err
 		}
-		env.detail(r)
+		send(env.Details.Sim, r)
 	}
 	return out, nil
 }

@@ -51,7 +51,7 @@ type WhatIf struct {
 }
 
 // WhatIfLadder is each level's median steps/s of the caching ladder at
-// the profile's setting (WhatIf.Ladder), as Run passes it to env.Detail.
+// the profile's setting (WhatIf.Ladder), as Run passes it to env.Details.
 type WhatIfLadder map[level.Level]float64
 
 // DefaultWhatIf is the experiment at a size whose check runs in about a
@@ -453,7 +453,7 @@ func (w WhatIf) Runs() int {
 // at its setting with WithLadder, and checks the model's predictions at
 // every point of Verify (Profile, Ladder, then Check) on env's device; a
 // device whose step cannot be scaled is profiled at its own step, and its
-// checks stop at the first scaled one. env.Detail receives the
+// checks stop at the first scaled one. env.Details receives the
 // whatif.Profile once it is known, the WhatIfLadder once the ladder has
 // run, and the []whatif.Check once the checks end, also when they stop
 // early (their Runs then hold the runs finished before).
@@ -475,20 +475,20 @@ func (w WhatIf) Run(ctx context.Context, env Env) ([]*benchfmt.Result, error) {
 			return out, err
 		}
 	}
-	env.detail(p)
+	send(env.Details.Profile, p)
 	if w.WithLadder {
 		med, err := w.Ladder(ctx, h)
 		if err != nil {
 			return out, err
 		}
-		env.detail(WhatIfLadder(med))
+		send(env.Details.WhatIfLadder, WhatIfLadder(med))
 	}
 	if len(w.Verify.Cores) == 0 || len(w.Verify.Workers) == 0 || len(w.Verify.StepScales) == 0 {
 		return out, nil
 	}
 	checks, err := w.Check(ctx, h, p)
 	if checks != nil {
-		env.detail(checks)
+		send(env.Details.Checks, checks)
 	}
 	return out, err
 }

@@ -8,9 +8,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/headspace-bench/headspace/harness/blocks/driver"
 	"github.com/headspace-bench/headspace/harness/blocks/loader"
-	"github.com/headspace-bench/headspace/harness/blocks/machine"
-	"github.com/headspace-bench/headspace/harness/blocks/results"
 	"github.com/headspace-bench/headspace/harness/engines/analysis"
 	"github.com/headspace-bench/headspace/internal/atomicfile"
 	"github.com/headspace-bench/headspace/internal/progress"
@@ -84,9 +83,10 @@ func runAnalyze(ctx context.Context, args []string, stdout, stderr io.Writer) er
 	if err := fitsPipeline(pcfg, 1, int64(*numCaches)*pcfg.BatchBytes()); err != nil {
 		return err
 	}
+	resultsOut := driver.Output{Path: *out, Benchmarks: []string{"Headspace"}, Force: *force, Beside: true}
 	plotBase := strings.TrimSuffix(strings.TrimSuffix(*plotPath, ".png"), ".svg")
 	if err := firstErr(checkOutputs(figure(prefixed(plotBase, ".png")), figure(prefixed(plotBase, ".svg")), output{*statsJSON, statsKind}),
-		checkResultsOut(*out, benchmarks(*force, "Headspace"))); err != nil {
+		driver.Check(resultsOut)); err != nil {
 		return err
 	}
 	dev, err := pf.device(ctx)
@@ -102,7 +102,7 @@ func runAnalyze(ctx context.Context, args []string, stdout, stderr io.Writer) er
 	h := workloads.Headspace{Analysis: cfg, Transforms: []string{*impl}}
 	env := workloads.Env{Device: dev}
 	var rep analysis.Report
-	workloads.On(&env, func(r analysis.Report) { rep = r })
+	env.Details.Analysis = func(r analysis.Report) { rep = r }
 	recs, err := h.Run(ctx, env)
 	bar.Finish()
 	if err != nil {
@@ -131,8 +131,7 @@ func runAnalyze(ctx context.Context, args []string, stdout, stderr io.Writer) er
 		}
 	}
 	if *out != "" {
-		cfgLines := append(append(machine.Environment(rep.Device), h.Settings()...), dev.Settings...)
-		wrote, err := results.WriteFileWith(*out, cfgLines, recs, results.Replace{Force: *force})
+		wrote, err := driver.Write(resultsOut, driver.Settings(rep.Device, h.Settings(), dev.Settings), recs, false)
 		if err != nil {
 			return err
 		}

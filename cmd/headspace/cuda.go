@@ -15,7 +15,7 @@ import (
 	"github.com/headspace-bench/headspace/cuda/kernels"
 	"github.com/headspace-bench/headspace/datasets/transforms"
 	"github.com/headspace-bench/headspace/device"
-	"github.com/headspace-bench/headspace/harness/blocks/machine"
+	"github.com/headspace-bench/headspace/harness/blocks/driver"
 	"github.com/headspace-bench/headspace/harness/blocks/results"
 	"github.com/headspace-bench/headspace/internal/summary"
 	"github.com/headspace-bench/headspace/workloads"
@@ -137,7 +137,8 @@ func runCUDA(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	if err != nil {
 		return err
 	}
-	if err := checkResultsOut(f.out, benchmarks(false, "CUDACopy", "CUDAStep")); err != nil {
+	resultsOut := driver.Output{Path: f.out, Benchmarks: []string{"CUDACopy", "CUDAStep"}}
+	if err := driver.Check(resultsOut); err != nil {
 		return err
 	}
 	check := workloads.CUDACheck{Ordinal: f.ordinal, Sizes: sizes, Reps: f.reps, Batch: f.batch, Side: f.side, Steps: f.steps, Seed: f.seed, Precisions: precisions}
@@ -146,7 +147,7 @@ func runCUDA(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	}
 	var env workloads.Env
 	var info cuda.Info
-	workloads.On(&env, func(i cuda.Info) {
+	env.Details.GPU = func(i cuda.Info) {
 		info = i
 		link := "PCIe link not reported"
 		if info.LinkSpeed != "" {
@@ -156,8 +157,8 @@ func runCUDA(ctx context.Context, args []string, stdout, stderr io.Writer) error
 			info.Ordinal, info.Name, info.Major, info.Minor, info.SMs, float64(info.TotalMem)/(1<<30), info.PCIBusID, link)
 		fmt.Fprintf(stdout, "driver %s (CUDA driver API %d), PTX JIT target %s\n\n", info.Driver(), info.DriverVersion, info.JITTarget())
 		fmt.Fprintf(stdout, "%-28s %-12s %12s %12s\n", "kernel check", "output", "max error", "tolerance")
-	})
-	workloads.On(&env, func(r cuda.CheckResult) {
+	}
+	env.Details.KernelCheck = func(r cuda.CheckResult) {
 		for _, o := range r.Outputs {
 			verdict := "ok"
 			if !o.OK() {
@@ -165,8 +166,8 @@ func runCUDA(ctx context.Context, args []string, stdout, stderr io.Writer) error
 			}
 			fmt.Fprintf(stdout, "%-28s %-12s %12.3g %12.3g  %s\n", r.Name, o.Buf, o.MaxErr, o.Tol, verdict)
 		}
-	})
-	workloads.On(&env, func(bw []cuda.Bandwidth) {
+	}
+	env.Details.Bandwidth = func(bw []cuda.Bandwidth) {
 		fmt.Fprintf(stdout, "\ncopy GB/s (median of %d)  %12s %12s %12s %12s\n", f.reps, "htod pinned", "htod pageable", "dtoh pinned", "dtoh pageable")
 		for _, n := range sizes {
 			fmt.Fprintf(stdout, "%-25s", fmt.Sprintf("%d MiB", n>>20))
@@ -181,8 +182,8 @@ func runCUDA(ctx context.Context, args []string, stdout, stderr io.Writer) error
 			}
 			fmt.Fprintln(stdout)
 		}
-	})
-	workloads.On(&env, func(st workloads.CUDANetStep) {
+	}
+	env.Details.NetStep = func(st workloads.CUDANetStep) {
 		how := "kernel by kernel"
 		if st.Graphs {
 			how = "CUDA Graphs"
@@ -190,7 +191,7 @@ func runCUDA(ctx context.Context, args []string, stdout, stderr io.Writer) error
 		fmt.Fprintf(stdout, "\nNet step (%s, %s), batch %d at %dx%d: median %v of %d (min %v, max %v), loss after them %.4g\n",
 			st.Precision, how, f.batch, f.side, f.side, summary.MedianDuration(st.Times).Round(time.Microsecond), len(st.Times),
 			slices.Min(st.Times).Round(time.Microsecond), slices.Max(st.Times).Round(time.Microsecond), st.Loss)
-	})
+	}
 	recs, err := check.Run(ctx, env)
 	// A check that ran and failed still leaves its measurements.
 	var failed *workloads.CUDACheckError
@@ -198,8 +199,7 @@ func runCUDA(ctx context.Context, args []string, stdout, stderr io.Writer) error
 		return err
 	}
 	if f.out != "" {
-		cfg := append(append(machine.Environment("cuda:"+info.Name), workloads.GPUSettings(info)...), check.Settings()...)
-		if err := results.WriteFile(f.out, cfg, recs); err != nil {
+		if _, err := driver.Write(resultsOut, driver.Settings("cuda:"+info.Name, workloads.GPUSettings(info), check.Settings()), recs, false); err != nil {
 			return err
 		}
 		fmt.Fprintf(stdout, "results: %s\n", f.out)

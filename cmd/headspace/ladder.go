@@ -6,6 +6,7 @@ import (
 	"flag"
 	"fmt"
 	"github.com/headspace-bench/headspace/datasets/bucket"
+	"github.com/headspace-bench/headspace/harness/blocks/driver"
 	"github.com/headspace-bench/headspace/harness/blocks/level"
 	"io"
 	"slices"
@@ -20,7 +21,6 @@ import (
 	"github.com/headspace-bench/headspace/datasets/transforms"
 	"github.com/headspace-bench/headspace/device"
 	"github.com/headspace-bench/headspace/harness/blocks/loader"
-	"github.com/headspace-bench/headspace/harness/blocks/machine"
 	"github.com/headspace-bench/headspace/harness/blocks/pipeline"
 	"github.com/headspace-bench/headspace/harness/blocks/results"
 	"github.com/headspace-bench/headspace/harness/blocks/timeline"
@@ -318,7 +318,6 @@ func runLadder(ctx context.Context, args []string, stdout, stderr io.Writer) err
 		return err
 	}
 	devName := pf.dev
-	var file *results.File
 	if *tlPrefix != "" {
 		var outs []output
 		for _, p := range l.Selected() {
@@ -332,24 +331,19 @@ func runLadder(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	// The table's steps/s of each point: a resumed file's, then each new
 	// run's, as it is made.
 	measured := map[string][]float64{}
+	var file *driver.Run
 	if *out != "" {
 		// --fresh keeps the old file until the first new result replaces
 		// it; either way the file is this run's alone until it ends.
-		open := results.OpenContext
-		if *fresh {
-			open = results.OpenFreshContext
-		}
 		busy, err := df.waitQuiet(ctx, stderr)
 		if err != nil {
 			return err
 		}
-		cfg := append(machine.Environment(devName), l.Settings()...)
-		cfg = append(cfg, env.Device.Settings...)
-		cfg = append(cfg, busy...)
+		cfg := driver.Settings(devName, l.Settings(), env.Device.Settings, busy)
 		if *shard != "" {
 			cfg = append(cfg, l.ShardSettings(l.Shards)...) // what headspace merge reads
 		}
-		file, err = open(ctx, *out, cfg)
+		file, err = driver.Open(ctx, driver.Output{Path: *out, Fresh: *fresh}, cfg)
 		if err != nil {
 			return err
 		}

@@ -8,8 +8,8 @@ import (
 	"slices"
 
 	"github.com/headspace-bench/headspace/datasets/transforms"
+	"github.com/headspace-bench/headspace/harness/blocks/driver"
 	"github.com/headspace-bench/headspace/harness/blocks/loader"
-	"github.com/headspace-bench/headspace/harness/blocks/machine"
 	"github.com/headspace-bench/headspace/harness/blocks/procloader"
 	"github.com/headspace-bench/headspace/harness/blocks/results"
 	"github.com/headspace-bench/headspace/harness/engines/loadbench"
@@ -92,8 +92,9 @@ func runLoaders(ctx context.Context, args []string, stdout, stderr io.Writer) er
 	if err := firstErr(fitsPipeline(cfg, 1, 0), fitsPipeline(one, cfg.Workers, 0)); err != nil {
 		return err
 	}
+	resultsOut := driver.Output{Path: *out, Benchmarks: []string{"Loaders"}, Force: *force, Beside: true}
 	if err := firstErr(checkOutputs(figure(prefixed(*plotPrefix, "-ttfb.png")), figure(prefixed(*plotPrefix, "-throughput.png")),
-		output{*cpuProfile, atomicfile.Profile}), checkResultsOut(*out, benchmarks(*force, "Loaders"))); err != nil {
+		output{*cpuProfile, atomicfile.Profile}), driver.Check(resultsOut)); err != nil {
 		return err
 	}
 	if maxW := slices.Max(workers); *batches <= *prefetch*maxW+1 {
@@ -110,7 +111,7 @@ func runLoaders(ctx context.Context, args []string, stdout, stderr io.Writer) er
 	// Read before the runs: it may start git, whose CPU is no loader's.
 	var env []results.Config
 	if *out != "" {
-		env = append(machine.Environment("none"), exp.Settings()...)
+		env = driver.Settings("none", exp.Settings())
 	}
 	stopProfile, err := startCPUProfile(*cpuProfile)
 	if err != nil {
@@ -118,10 +119,10 @@ func runLoaders(ctx context.Context, args []string, stdout, stderr io.Writer) er
 	}
 	run := workloads.Env{Worker: procloader.Options{Exe: exe}}
 	var ms []loadbench.Measurement
-	workloads.On(&run, func(m loadbench.Measurement) {
+	run.Details.Loader = func(m loadbench.Measurement) {
 		ms = append(ms, m)
 		fmt.Fprintf(stderr, "%s: TTFB %v, %.0f samples/s\n", m.BenchName(), m.TTFB.Round(1e5), m.SamplesPerSec)
-	})
+	}
 	rs, err := exp.Run(ctx, run)
 	if perr := stopProfile(err != nil); err == nil {
 		err = perr
@@ -138,7 +139,7 @@ func runLoaders(ctx context.Context, args []string, stdout, stderr io.Writer) er
 		return err
 	}
 	if *out != "" {
-		wrote, err := results.WriteFileWith(*out, env, rs, results.Replace{Force: *force})
+		wrote, err := driver.Write(resultsOut, env, rs, false)
 		if err != nil {
 			return err
 		}

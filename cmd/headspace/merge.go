@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"strings"
 
+	"github.com/headspace-bench/headspace/harness/blocks/driver"
 	"github.com/headspace-bench/headspace/harness/blocks/results"
 	"github.com/headspace-bench/headspace/harness/engines/merge"
 	"github.com/headspace-bench/headspace/workloads"
@@ -69,7 +70,8 @@ func runMerge(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 			return usagef("--out %s is one of the shard files", *out)
 		}
 	}
-	if err := checkResultsOut(*out, benchmarks(false, "Ladder")); err != nil {
+	resultsOut := driver.Output{Path: *out, Benchmarks: []string{"Ladder"}}
+	if err := driver.Check(resultsOut); err != nil {
 		return err
 	}
 	shards := make([]merge.Shard, 0, len(paths))
@@ -87,7 +89,7 @@ func runMerge(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	if err != nil {
 		return err
 	}
-	if err := results.WriteFile(*out, m.Config, m.Results); err != nil {
+	if _, err := driver.Write(resultsOut, m.Config, m.Results, false); err != nil {
 		return err
 	}
 	fmt.Fprintf(stdout, "merged %s of %s from %s into %s\n", plural(len(m.Results), "result"), plural(m.Points, "point"), plural(len(paths), "shard file"), *out)

@@ -7,7 +7,7 @@ import (
 	"io"
 	"slices"
 
-	"github.com/headspace-bench/headspace/harness/blocks/machine"
+	"github.com/headspace-bench/headspace/harness/blocks/driver"
 	"github.com/headspace-bench/headspace/harness/blocks/results"
 	"github.com/headspace-bench/headspace/internal/summary"
 	"github.com/headspace-bench/headspace/workloads"
@@ -73,15 +73,16 @@ func runCUDADecode(ctx context.Context, args []string, stdout io.Writer) error {
 	if err := d.Validate(); err != nil {
 		return usageError{err.Error()}
 	}
-	if err := checkResultsOut(*out, benchmarks(false, "CUDADecode")); err != nil {
+	resultsOut := driver.Output{Path: *out, Benchmarks: []string{"CUDADecode"}}
+	if err := driver.Check(resultsOut); err != nil {
 		return err
 	}
 	var env workloads.Env
 	var setup workloads.CUDADecodeSetup
-	workloads.On(&env, func(s workloads.CUDADecodeSetup) {
+	env.Details.DecodeSetup = func(s workloads.CUDADecodeSetup) {
 		setup = s
 		fmt.Fprintf(stdout, "nvJPEG: %s on %s; %d files of %dx%d from %s, batches of %d\n", s.Library, s.GPU.Name, s.Files, s.Width, s.Height, d.JPEGs, d.Batch)
-	})
+	}
 	rs, err := d.Run(ctx, env)
 	if err != nil {
 		return err
@@ -95,8 +96,7 @@ func runCUDADecode(ctx context.Context, args []string, stdout io.Writer) error {
 	if *out == "" {
 		return nil
 	}
-	cfg := append(append(machine.Environment("cuda:"+setup.GPU.Name), setup.Settings()...), d.Settings()...)
-	if err := results.WriteFile(*out, cfg, rs); err != nil {
+	if _, err := driver.Write(resultsOut, driver.Settings("cuda:"+setup.GPU.Name, setup.Settings(), d.Settings()), rs, false); err != nil {
 		return err
 	}
 	fmt.Fprintf(stdout, "results: %s\n", *out)

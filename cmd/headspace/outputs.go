@@ -2,7 +2,6 @@ package main
 
 import (
 	"fmt"
-	"github.com/headspace-bench/headspace/harness/blocks/results"
 	"github.com/headspace-bench/headspace/internal/atomicfile"
 	"io"
 )
@@ -42,30 +41,6 @@ func checkOutputs(outs ...output) error {
 // figure is a figure output; prefixed(prefix, suffix) with a prefix flag.
 func figure(path string) output { return output{path, figureKind} }
 
-// checkResultsOut checks a results file to be written whole (analyze,
-// loaders, peer, whatif, cuda --out) before the run: writable, and if it
-// exists, a results file of the command's own benchmarks (p) that no
-// other run is writing and that a quick run would not replace without
-// --force (results.CheckReplace; the lock is tried too).
-func checkResultsOut(path string, p results.Purpose) error {
-	if path == "" {
-		return nil
-	}
-	if err := results.CheckReplace(path, p); err != nil {
-		return err
-	}
-	f, err := results.OpenFresh(path, nil)
-	if err != nil {
-		return err
-	}
-	return f.Close()
-}
-
-// benchmarks is a results.Purpose of the named benchmarks.
-func benchmarks(force bool, names ...string) results.Purpose {
-	return results.Purpose{Benchmarks: names, Force: force}
-}
-
 // prefixed is prefix+suffix, or "" without a prefix.
 func prefixed(prefix, suffix string) string {
 	if prefix == "" {
@@ -75,7 +50,7 @@ func prefixed(prefix, suffix string) string {
 }
 
 // keptNote says, when a results file was written beside path
-// (results.WriteFileWith kept a complete or larger file there), where.
+// (driver.Write kept a complete or larger file there), where.
 func keptNote(w io.Writer, path, wrote string) {
 	if wrote != path {
 		fmt.Fprintf(w, "kept %s, a complete or larger run's results; this run's are beside it (--force replaces a larger run)\n", path)

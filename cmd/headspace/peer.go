@@ -6,6 +6,7 @@ import (
 	"flag"
 	"fmt"
 	"github.com/headspace-bench/headspace/datasets/bucket"
+	"github.com/headspace-bench/headspace/harness/blocks/driver"
 	"io"
 	"os"
 	"path/filepath"
@@ -162,7 +163,8 @@ func runPeer(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	for _, name := range peer.PlotNames {
 		outs = append(outs, figure(prefixed(*plotPrefix, "-"+name+".png")), figure(prefixed(*plotPrefix, "-"+name+".svg")))
 	}
-	if err := firstErr(checkOutputs(append(outs, output{*report, peerReport})...), checkResultsOut(*out, benchmarks(false, "Peer"))); err != nil {
+	resultsOut := driver.Output{Path: *out, Benchmarks: []string{"Peer"}}
+	if err := firstErr(checkOutputs(append(outs, output{*report, peerReport})...), driver.Check(resultsOut)); err != nil {
 		return err
 	}
 	p := peer.Peer{Python: *python, Script: *script}
@@ -186,11 +188,11 @@ func runPeer(ctx context.Context, args []string, stdout, stderr io.Writer) error
 			results.Config{Key: "distro", Value: host.Distro}, results.Config{Key: "command", Value: peerCommand(args)})
 	}
 	var run workloads.Env
-	workloads.On(&run, func(m peer.Measurement) {
+	run.Details.Peer = func(m peer.Measurement) {
 		fmt.Fprintf(stderr, "%s: TTFB %.3fs, %.1f samples/s, CPU %.2fs\n", m.BenchName(), m.TTFB.Seconds(), m.SamplesPerSec, m.CPU.Seconds())
-	})
+	}
 	var res peer.Result
-	workloads.On(&run, func(r peer.Result) { res = r })
+	run.Details.PeerResult = func(r peer.Result) { res = r }
 	if _, err := exp.Run(ctx, run); err != nil {
 		return err
 	}
@@ -206,7 +208,8 @@ func runPeer(ctx context.Context, args []string, stdout, stderr io.Writer) error
 		return err
 	}
 	if *out != "" {
-		if err := peer.WriteResults(*out, env, res); err != nil {
+		cfg, recs := peer.Records(env, res)
+		if _, err := driver.Write(resultsOut, cfg, recs, false); err != nil {
 			return err
 		}
 		fmt.Fprintf(stdout, "\nresults: %s\n", *out)

@@ -16,6 +16,7 @@ import (
 
 	"golang.org/x/perf/benchfmt"
 
+	"github.com/headspace-bench/headspace/harness/blocks/driver"
 	"github.com/headspace-bench/headspace/harness/blocks/machine"
 	"github.com/headspace-bench/headspace/harness/blocks/results"
 	"github.com/headspace-bench/headspace/harness/engines/peer"
@@ -108,11 +109,12 @@ func runPeerLadder(ctx context.Context, fs *flag.FlagSet, lf *peerLadderFlags, a
 		return usageError{err.Error()}
 	}
 	out := get("out")
+	resultsOut := driver.Output{Path: out, Benchmarks: []string{"PeerLadder"}}
 	if out != "" {
 		if err := os.MkdirAll(filepath.Dir(out), 0o755); err != nil {
 			return err
 		}
-		if err := checkResultsOut(out, benchmarks(false, "PeerLadder")); err != nil {
+		if err := driver.Check(resultsOut); err != nil {
 			return err
 		}
 	}
@@ -123,15 +125,15 @@ func runPeerLadder(ctx context.Context, fs *flag.FlagSet, lf *peerLadderFlags, a
 		fmt.Fprintf(stderr, "calibrating: the document's DataLoader at raw and none, %d batches each\n", lf.calibration)
 	}
 	var run workloads.Env
-	workloads.On(&run, func(cal workloads.PeerLadderCalibration) {
+	run.Details.Calibration = func(cal workloads.PeerLadderCalibration) {
 		exp = exp.Calibrated(cal)
 		fmt.Fprintf(stdout, "calibration: this machine runs the document's loader at %.3f of the document's host; step %v\n\n", cal.Ratio, cal.Step)
-	})
+	}
 	var sofar peer.LadderResult
-	workloads.On(&run, func(m peer.LadderMeasurement) {
+	run.Details.PeerLadder = func(m peer.LadderMeasurement) {
 		fmt.Fprintf(stderr, "%s: %.3f steps/s\n", m.BenchName(), m.StepsPerSec)
-	})
-	workloads.On(&run, func(r peer.LadderResult) { sofar = r })
+	}
+	run.Details.PeerLadderSoFar = func(r peer.LadderResult) { sofar = r }
 	// Every run is saved as soon as it is done (the whole file, atomically),
 	// so an interrupted or failed sweep keeps what it measured.
 	run.Result = func(*benchfmt.Result) error {
@@ -139,7 +141,9 @@ func runPeerLadder(ctx context.Context, fs *flag.FlagSet, lf *peerLadderFlags, a
 			return nil
 		}
 		cfg := append(append(environment, exp.Settings()...), results.Config{Key: "command", Value: peerCommand(args)})
-		return peer.WriteLadderResults(out, cfg, sofar)
+		cfg, recs := peer.LadderRecords(cfg, sofar)
+		_, err := driver.Write(resultsOut, cfg, recs, false)
+		return err
 	}
 	if _, err := exp.Run(ctx, run); err != nil {
 		if errors.Is(err, peer.ErrNotInstalled) {

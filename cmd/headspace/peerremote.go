@@ -15,6 +15,7 @@ import (
 	"github.com/headspace-bench/headspace/datasets"
 	"github.com/headspace-bench/headspace/datasets/bucket"
 	"github.com/headspace-bench/headspace/datasets/ondisk"
+	"github.com/headspace-bench/headspace/harness/blocks/driver"
 	"github.com/headspace-bench/headspace/harness/blocks/link"
 	"github.com/headspace-bench/headspace/harness/blocks/loader"
 	"github.com/headspace-bench/headspace/harness/blocks/machine"
@@ -122,7 +123,8 @@ func runPeerRemote(ctx context.Context, fs *flag.FlagSet, rf *peerRemoteFlags, a
 			}
 		}
 	}
-	if err := firstErr(checkOutputs(output{report, peerReport}), checkResultsOut(out, benchmarks(false, "PeerRemote"))); err != nil {
+	resultsOut := driver.Output{Path: out, Benchmarks: []string{"PeerRemote"}}
+	if err := firstErr(checkOutputs(output{report, peerReport}), driver.Check(resultsOut)); err != nil {
 		return err
 	}
 	script := get("script", peer.RemoteScript)
@@ -183,7 +185,8 @@ func runPeerRemote(ctx context.Context, fs *flag.FlagSet, rf *peerRemoteFlags, a
 		Rows: peer.SummarizeRemote(res.Measurements, rb.Costs, lc),
 	}
 	if out != "" {
-		if err := peer.WriteRemoteResults(out, env, res); err != nil {
+		cfg, recs := peer.RemoteRecords(env, res)
+		if _, err := driver.Write(resultsOut, cfg, recs, false); err != nil {
 			return err
 		}
 		fmt.Fprintf(stdout, "results: %s\n", out)

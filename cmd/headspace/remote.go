@@ -12,7 +12,7 @@ import (
 
 	"golang.org/x/perf/benchfmt"
 
-	"github.com/headspace-bench/headspace/harness/blocks/machine"
+	"github.com/headspace-bench/headspace/harness/blocks/driver"
 	"github.com/headspace-bench/headspace/harness/blocks/results"
 	"github.com/headspace-bench/headspace/harness/engines/remedies"
 	"github.com/headspace-bench/headspace/internal/atomicfile"
@@ -79,35 +79,30 @@ func runRemote(ctx context.Context, args []string, stdout, stderr io.Writer) err
 		exp = workloads.QuickRemote()
 	}
 	dev := workloads.RemoteDevice()
-	config := append(append(append(machine.Environment("emulated"), dev.Settings...), exp.Settings()...),
-		results.Config{Key: "command", Value: commandLine("headspace remote", args)})
+	config := driver.Settings("emulated", dev.Settings, exp.Settings(),
+		[]results.Config{{Key: "command", Value: commandLine("headspace remote", args)}})
 	if *quick {
 		config = append(config, results.Config{Key: "size", Value: "quick"})
 	}
-	if err := checkResultsOut(*out, benchmarks(false, "Remote")); err != nil {
+	resultsOut := driver.Output{Path: *out, Benchmarks: []string{"Remote"}, Fresh: true}
+	if err := driver.Check(resultsOut); err != nil {
 		return err
 	}
-	var f *results.File
-	if *out != "" {
-		var err error
-		if f, err = results.OpenFreshContext(ctx, *out, config); err != nil {
-			return err
-		}
-		defer f.Close()
+	f, err := driver.Open(ctx, resultsOut, config)
+	if err != nil {
+		return err
 	}
+	defer f.Close()
 	env := workloads.Env{Device: dev, Dir: *dir, Result: func(r *benchfmt.Result) error {
 		v, _ := results.Value(r, "samples/s")
 		fmt.Fprintf(stderr, "%s: %.0f samples/s\n", r.Name, v)
-		if f != nil {
-			return f.Add(r)
-		}
-		return nil
+		return f.Add(r)
 	}}
 	recs, err := exp.Run(ctx, env)
 	if err != nil {
 		return err
 	}
-	if f != nil {
+	if *out != "" {
 		if err := f.Close(); err != nil {
 			return err
 		}

@@ -76,7 +76,7 @@ func runSim(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 	// One case, as the flags set it: its own distribution, spread and seed.
 	var env workloads.Env
 	var r *sim.Result
-	workloads.On(&env, func(res *sim.Result) { r = res })
+	env.Details.Sim = func(res *sim.Result) { r = res }
 	if _, err := (workloads.Sim{Cases: []workloads.SimCase{{Config: c}}, GIFTick: *gifTick}).Run(ctx, env); err != nil {
 		return err
 	}

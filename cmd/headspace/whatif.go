@@ -14,9 +14,8 @@ import (
 	"golang.org/x/perf/benchfmt"
 
 	"github.com/headspace-bench/headspace/datasets/transforms"
+	"github.com/headspace-bench/headspace/harness/blocks/driver"
 	"github.com/headspace-bench/headspace/harness/blocks/loader"
-	"github.com/headspace-bench/headspace/harness/blocks/machine"
-	"github.com/headspace-bench/headspace/harness/blocks/results"
 	"github.com/headspace-bench/headspace/harness/engines/whatif"
 	"github.com/headspace-bench/headspace/internal/atomicfile"
 	"github.com/headspace-bench/headspace/internal/progress"
@@ -174,8 +173,9 @@ func runWhatIf(ctx context.Context, args []string, stdout, stderr io.Writer) err
 			return err
 		}
 	}
+	resultsOut := driver.Output{Path: *out, Benchmarks: []string{"WhatIf", "Ladder"}, Force: *force, Beside: true}
 	if err := firstErr(checkOutputs(output{*save, whatif.FileKind}, output{*report, whatifReport}, figure(*plotPath)),
-		checkResultsOut(*out, benchmarks(*force, "WhatIf", "Ladder"))); err != nil {
+		driver.Check(resultsOut)); err != nil {
 		return err
 	}
 	if !pf.scalable() && *verify && slices.ContainsFunc(w.Verify.StepScales, func(m float64) bool { return m != 1 }) {
@@ -211,7 +211,7 @@ func runWhatIf(ctx context.Context, args []string, stdout, stderr io.Writer) err
 			printErr = err
 		}
 	}
-	workloads.On(&env, func(prof whatif.Profile) {
+	env.Details.Profile = func(prof whatif.Profile) {
 		p = prof
 		if *save != "" && w.Profiled == nil {
 			keep(p.Write(*save))
@@ -220,15 +220,15 @@ func runWhatIf(ctx context.Context, args []string, stdout, stderr io.Writer) err
 		fmt.Fprintln(stdout)
 		keep(whatif.WriteTable(stdout, p, g))
 		keep(whatif.WriteNeeds(stdout, p, whatif.Scenario{}))
-	})
+	}
 	var ladderMed workloads.WhatIfLadder
-	workloads.On(&env, func(med workloads.WhatIfLadder) {
+	env.Details.WhatIfLadder = func(med workloads.WhatIfLadder) {
 		ladderMed = med
 		r := p.ReadLadder(med)
 		fmt.Fprintf(stdout, "\nthe caching ladder at the profile's setting (%s each):\n", plural(w.Count, "run"))
 		keep(whatif.WriteLadder(stdout, r))
-	})
-	workloads.On(&env, func(c []whatif.Check) { checks, gotCheck = c, true })
+	}
+	env.Details.Checks = func(c []whatif.Check) { checks, gotCheck = c, true }
 	bar := progress.For(stderr, w.Runs())
 	env.Start = bar.Set
 	env.Result = func(*benchfmt.Result) error { bar.Add(1); return printErr }
@@ -261,8 +261,7 @@ func runWhatIf(ctx context.Context, args []string, stdout, stderr io.Writer) err
 		if err != nil {
 			return err
 		}
-		env := append(append(machine.Environment(pf.dev), w.Settings()...), lines...)
-		wrote, err := results.WriteFileWith(*out, env, recs, results.Replace{Force: *force, Partial: partial})
+		wrote, err := driver.Write(resultsOut, driver.Settings(pf.dev, w.Settings(), lines), recs, partial)
 		if err != nil {
 			return err
 		}

@@ -65,6 +65,16 @@
 // whole file each time costs O(n) per result, which is nothing next to a
 // benchmark run. WriteFile writes a complete file the same way in one go.
 //
+// # Who writes
+//
+// Outside this package, only harness/blocks/driver calls its writers
+// (Open and its variants, WriteFile, WriteFileWith): the one driver of a
+// run's result file. The source is split by concern: config.go (the
+// configuration block and its rules), direction.go (which way a unit is
+// better), encode.go (records checked, tidied, encoded and written
+// atomically), file.go (File: streamed and resumed), whole.go (a file
+// written whole, and the rules for replacing one), read.go, lock.go.
+//
 // # The regression gate
 //
 // Package harness/engines/gate compares two such files as benchstat does and

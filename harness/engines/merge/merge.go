@@ -25,7 +25,7 @@
 // describe the sharding, so a merged file and a single-process run of
 // the same sweep have the same points and the same settings, and the
 // gate, benchstat and the history treat them alike. Writing is the
-// caller's (results.WriteFile: atomic, under the output policy).
+// caller's (driver.Write: atomic, under the output policy).
 package merge
 
 import (
@@ -69,7 +69,7 @@ type Shard struct {
 	Results []*benchfmt.Result
 }
 
-// Merged is the joined result, ready for results.WriteFile.
+// Merged is the joined result, ready for driver.Write.
 type Merged struct {
 	Config  []results.Config
 	Results []*benchfmt.Result

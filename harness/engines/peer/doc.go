@@ -77,6 +77,6 @@
 // WriteMarkdown writes the report (machine, command, settings, table with
 // ratios and targets, figures); Plots draws samples/s and time to first
 // batch against workers, one line per implementation, as PNG and SVG;
-// WriteResults writes every run in benchmark format through
-// harness/blocks/results, atomically.
+// Records, LadderRecords and RemoteRecords give a run's result file
+// content, which package driver writes (atomically, in benchmark format).
 package peer

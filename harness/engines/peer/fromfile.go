@@ -17,7 +17,7 @@ import (
 // headspace peer --out records all of them.
 var ReportKeys = []string{"cpu", "cores", "distro", "go", "commit", "command", "raw-size", "crop", "batch", "batches", "seed", "rounds"}
 
-// ReadReport rebuilds, from a results file WriteResults wrote, the report
+// ReadReport rebuilds, from a results file of Records, the report
 // the run that wrote it wrote with --report: the machine, the command and
 // the settings from the file's configuration lines (ReportKeys; data and
 // decoder where the run read a dataset on disk), the peer's versions from

@@ -527,16 +527,16 @@ func WriteLadderTable(w io.Writer, rows []LadderRow) error {
 	return tw.Flush()
 }
 
-// WriteLadderResults writes every run to path in benchmark format
-// (harness/results, atomically), the script's configuration lines after
-// config's.
-func WriteLadderResults(path string, config []results.Config, res LadderResult) error {
+// LadderRecords is a result file's content for res (package driver
+// writes it): config's configuration lines, then the script's own (any
+// key config has is left out), and every run as a record.
+func LadderRecords(config []results.Config, res LadderResult) ([]results.Config, []*benchfmt.Result) {
 	cfg := mergeConfig(config, res.PeerConfig)
 	rs := make([]*benchfmt.Result, 0, len(res.Measurements))
 	for _, m := range res.Measurements {
 		rs = append(rs, m.Benchmark())
 	}
-	return results.WriteFile(path, cfg, rs)
+	return cfg, rs
 }
 
 // mergeConfig is config followed by the lines of extra whose keys config

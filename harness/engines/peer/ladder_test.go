@@ -164,9 +164,7 @@ func TestLadderSweepAlternates(t *testing.T) {
 		}
 	}
 	path := filepath.Join(t.TempDir(), "ladder.txt")
-	if err := peer.WriteLadderResults(path, c.Settings.Config(), res); err != nil {
-		t.Fatal(err)
-	}
+	write(t, path)(peer.LadderRecords(c.Settings.Config(), res))
 	rs, err := results.Read(path)
 	if err != nil || len(rs) != len(want) {
 		t.Fatalf("read back %d results, %v; want %d", len(rs), err, len(want))

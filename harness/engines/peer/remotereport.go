@@ -50,9 +50,9 @@ func CostSettings(costs map[string]LayoutCost) []results.Config {
 	return out
 }
 
-// WriteRemoteResults writes every run to path in benchmark format,
-// atomically: config, then the peer's lines config lacks, then the runs.
-func WriteRemoteResults(path string, config []results.Config, res RemoteResult) error {
+// RemoteRecords is a result file's content for res (package driver
+// writes it): config, then the peer's lines config lacks, then the runs.
+func RemoteRecords(config []results.Config, res RemoteResult) ([]results.Config, []*benchfmt.Result) {
 	cfg := append([]results.Config(nil), config...)
 	have := map[string]bool{}
 	for _, c := range cfg {
@@ -67,10 +67,10 @@ func WriteRemoteResults(path string, config []results.Config, res RemoteResult) 
 	for _, m := range res.Measurements {
 		rs = append(rs, m.Benchmark())
 	}
-	return results.WriteFile(path, cfg, rs)
+	return cfg, rs
 }
 
-// ReadRemoteReport rebuilds, from a results file WriteRemoteResults wrote,
+// ReadRemoteReport rebuilds, from a results file of RemoteRecords,
 // the report the run wrote, measuring nothing (RemoteReportKeys).
 func ReadRemoteReport(path string) (RemoteReport, error) {
 	f, err := os.Open(path)

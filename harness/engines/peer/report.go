@@ -186,12 +186,12 @@ func workerCounts(rows []Row) []int {
 	return ws
 }
 
-// WriteResults writes every run of res to path in benchmark format,
-// atomically (results.WriteFile): the configuration lines config (the
-// machine, results.Environment, and the settings) followed by the peer's
-// own (its versions; any key config already has is left out), a Unit line
-// per unit, one line per run.
-func WriteResults(path string, config []results.Config, res Result) error {
+// Records is a result file's content for res (package driver writes
+// it): the configuration lines config (the machine,
+// machine.Environment, and the settings) followed by the peer's own (its
+// versions; any key config already has is left out), and one record per
+// run.
+func Records(config []results.Config, res Result) ([]results.Config, []*benchfmt.Result) {
 	cfg := append([]results.Config(nil), config...)
 	for _, pc := range res.PeerConfig {
 		dup := false
@@ -206,7 +206,7 @@ func WriteResults(path string, config []results.Config, res Result) error {
 	for _, m := range res.Measurements {
 		rs = append(rs, m.Benchmark())
 	}
-	return results.WriteFile(path, cfg, rs)
+	return cfg, rs
 }
 
 // WriteTable writes the rows as a plain-text table, as Summarize orders

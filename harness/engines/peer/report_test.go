@@ -9,6 +9,9 @@ import (
 	"testing"
 	"time"
 
+	"golang.org/x/perf/benchfmt"
+
+	"github.com/headspace-bench/headspace/harness/blocks/driver"
 	"github.com/headspace-bench/headspace/harness/blocks/results"
 	"github.com/headspace-bench/headspace/harness/engines/peer"
 
@@ -104,16 +107,26 @@ func TestWriteMarkdownOnDisk(t *testing.T) {
 	}
 }
 
-func TestWriteResults(t *testing.T) {
+// write returns a function that writes a result file at path of the
+// settings and records it is given, as the commands do (package driver):
+// write(t, path)(peer.Records(config, res)).
+func write(t *testing.T, path string) func([]results.Config, []*benchfmt.Result) {
+	return func(settings []results.Config, records []*benchfmt.Result) {
+		t.Helper()
+		if _, err := driver.Write(driver.Output{Path: path}, settings, records, false); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
+func TestRecords(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "peer.txt")
 	res := peer.Result{
 		Measurements: []peer.Measurement{run("naive", 1, 230, time.Second), run("torch", 1, 115, 2*time.Second)},
 		PeerConfig:   []results.Config{{Key: "torch", Value: "1.13.0a0"}, {Key: "batch", Value: "999"}},
 	}
 	config := append([]results.Config{{Key: "commit", Value: "abc1234"}}, peer.DefaultSettings().Config()...)
-	if err := peer.WriteResults(path, config, res); err != nil {
-		t.Fatal(err)
-	}
+	write(t, path)(peer.Records(config, res))
 	rs, err := results.Read(path)
 	if err != nil {
 		t.Fatal(err)
@@ -172,7 +185,7 @@ func TestWriteTable(t *testing.T) {
 	golden(t, "table.txt.golden", buf.Bytes())
 }
 
-// ReadReport gives back the report of the run whose results WriteResults
+// ReadReport gives back the report of the run whose results Records
 // wrote: WriteMarkdown of both is the same, byte for byte.
 func TestReadReportRoundTrip(t *testing.T) {
 	want := sampleReport()
@@ -187,9 +200,7 @@ func TestReadReportRoundTrip(t *testing.T) {
 		ms = append(ms, run(r.Impl, r.Workers, r.SamplesPerSec, r.TTFB))
 	}
 	path := filepath.Join(t.TempDir(), "peer.txt")
-	if err := peer.WriteResults(path, config, peer.Result{Measurements: ms, PeerConfig: want.PeerConfig}); err != nil {
-		t.Fatal(err)
-	}
+	write(t, path)(peer.Records(config, peer.Result{Measurements: ms, PeerConfig: want.PeerConfig}))
 	got, err := peer.ReadReport(path)
 	if err != nil {
 		t.Fatal(err)
@@ -206,9 +217,7 @@ func TestReadReportRoundTrip(t *testing.T) {
 	}
 
 	// A file without a key the report states is refused, naming it.
-	if err := peer.WriteResults(path, config[:len(config)-1], peer.Result{Measurements: ms}); err != nil {
-		t.Fatal(err)
-	}
+	write(t, path)(peer.Records(config[:len(config)-1], peer.Result{Measurements: ms}))
 	if _, err := peer.ReadReport(path); err == nil || !strings.Contains(err.Error(), "no command line") {
 		t.Errorf("ReadReport without command: %v, want an error naming it", err)
 	}

@@ -1,0 +1,74 @@
+package workloads
+
+import (
+	"github.com/headspace-bench/headspace/cuda"
+	"github.com/headspace-bench/headspace/harness/engines/analysis"
+	"github.com/headspace-bench/headspace/harness/engines/loadbench"
+	"github.com/headspace-bench/headspace/harness/engines/peer"
+	"github.com/headspace-bench/headspace/harness/engines/sim"
+	"github.com/headspace-bench/headspace/harness/engines/whatif"
+)
+
+// Details are the typed hooks through which an experiment passes what it
+// measured beside its records, as it is made: what a command prints or
+// draws that the records do not hold (a whole analysis.Report, a
+// *sim.Result with its timeline, the what-if model's profile). Each field
+// is one type, its comment naming the experiment that sends it, so which
+// types an experiment sends is in the code, and the compiler checks the
+// type of every hook a caller sets (an any-typed hook let a subscriber of the
+// wrong type wait, silently, for nothing). A field left nil is not called; the zero
+// Details listens to nothing.
+type Details struct {
+	// Point receives each run of a Ladder's point, after its record.
+	Point func(PointRun)
+	// Analysis receives a Headspace run's whole report, after its records.
+	Analysis func(analysis.Report)
+	// Loader receives each Loaders measurement as it is made.
+	Loader func(loadbench.Measurement)
+	// OnDisk receives each run of an OnDisk case, after its record.
+	OnDisk func(OnDiskResult)
+	// Sim receives each Sim seed's result, with its timeline, after its
+	// record.
+	Sim func(*sim.Result)
+
+	// Profile receives a WhatIf run's profile first, before its
+	// predictions are checked.
+	Profile func(whatif.Profile)
+	// WhatIfLadder receives the medians of a WhatIf's caching ladder at
+	// the profile's setting (WhatIf.WithLadder).
+	WhatIfLadder func(WhatIfLadder)
+	// Checks receives a WhatIf's verification checks, after its runs.
+	Checks func([]whatif.Check)
+
+	// Peer receives each measurement of a Peer sweep as it is made.
+	Peer func(peer.Measurement)
+	// PeerResult receives a Peer sweep's whole result (with the peer's
+	// configuration lines) at its end.
+	PeerResult func(peer.Result)
+	// Calibration receives a PeerLadder's calibration, before its first
+	// run.
+	Calibration func(PeerLadderCalibration)
+	// PeerLadder receives each run of a PeerLadder as it is made.
+	PeerLadder func(peer.LadderMeasurement)
+	// PeerLadderSoFar receives a PeerLadder's result so far (with the
+	// script's configuration lines) after each run.
+	PeerLadderSoFar func(peer.LadderResult)
+
+	// GPU receives the device a CUDACheck opened, first.
+	GPU func(cuda.Info)
+	// KernelCheck receives each of a CUDACheck's kernel checks.
+	KernelCheck func(cuda.CheckResult)
+	// Bandwidth receives a CUDACheck's copy speeds.
+	Bandwidth func([]cuda.Bandwidth)
+	// NetStep receives each of a CUDACheck's timed Net steps.
+	NetStep func(CUDANetStep)
+	// DecodeSetup receives what a CUDADecode opened, first.
+	DecodeSetup func(CUDADecodeSetup)
+}
+
+// send calls f with v if f is set: how an experiment passes a detail.
+func send[T any](f func(T), v T) {
+	if f != nil {
+		f(v)
+	}
+}
