@@ -119,7 +119,7 @@ func DecoderName(decoder string) (string, error) {
 		}
 		return DecoderTurbo + " " + l.String(), nil
 	}
-	return "", fmt.Errorf("ondisk: decoder %q: want go or turbojpeg", decoder)
+	return "", fmt.Errorf("ondisk: decoder %q: want go, turbojpeg or nvjpeg", decoder)
 }
 
 // Dataset reads a dataset written by Write. It implements datasets.Dataset

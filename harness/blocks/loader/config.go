@@ -74,10 +74,6 @@ type Config struct {
 	// ondisk.DecoderTurbo (libjpeg-turbo), or ondisk.DecoderNvjpeg: the
 	// device decodes them (DeviceDecodes).
 	Decoder string
-	// DecoderVersion, with DeviceDecodes, is the device decoder's library
-	// and version ("12.4.127", from the device), recorded beside decoder
-	// nvjpeg in the result file.
-	DecoderVersion string
 	// DecodeScale is ondisk.DecodeScaleAuto to decode Data's JPEGs at a
 	// reduced scale: with ondisk.DecoderTurbo, at the smallest TurboJPEG
 	// scaling factor of 1/2, 1/4 and 1/8 (turbojpeg.Fit) whose output still holds the random crop
