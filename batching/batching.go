@@ -68,6 +68,12 @@ type Batch struct {
 	Data      []float32 // Float32: Size×SampleLen values, sample-major
 	Pix       []uint8   // Uint8: Size×SampleLen values, sample-major
 	Labels    []int32   // Size labels
+	// JPEG, when not nil, holds each sample's JPEG file for the device to
+	// decode (--decoder nvjpeg): sample j's Pix slot then carries only its
+	// header (the host's random draws, transforms.DeviceHeader bytes) and
+	// the device decodes JPEG[j] after it. The files belong to the
+	// loader, which keeps them until the batch is released.
+	JPEG [][]byte
 }
 
 // Sample returns the slot of sample j within a Float32 batch.

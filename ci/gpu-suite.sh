@@ -3,7 +3,7 @@
 # with an NVIDIA driver, 16 cores, no Go and no network: run it from the
 # folder `make gpu-bundle` makes (headspace, ci/, peers/torch/).
 #
-#   ci/gpu-suite.sh [--emulated] [--quick] [ladder|loaders|device|all] OUTDIR
+#   ci/gpu-suite.sh [--emulated] [--quick] [ladder|loaders|device|decode|all] OUTDIR
 #
 #   ladder   headspace cuda check (kernels, copies, the Net's step at fp32
 #            and tf32, each with and without CUDA Graphs); the caching ladder on --device cuda (all
@@ -26,8 +26,17 @@
 #            Graphs (`cuda check` times fp32 and tf32 side by side). On
 #            --emulated it writes the JPEGs and checks
 #            that the GPU-only flags are refused (exit 2, one line each)
-#   all      all three (more than one 10-minute command on a lent machine:
-#            run `ladder`, `loaders` and `device` as three invocations there)
+#   decode   JPEG decoding inside the loader (issue 36): 256 natural JPEGs
+#            at 1024²; nvJPEG's batched decode of them (cuda
+#            decode); the ladder on them with --decoder nvjpeg --transforms
+#            device (levels none, encoded, raw, device at 4 workers: the
+#            files go to the GPU, no pixel on the host) and, beside it, with
+#            --decoder turbojpeg and the fast host transform at 16 workers
+#            (libjpeg-turbo on the host's cores). On --emulated it writes
+#            the JPEGs and checks that --decoder nvjpeg is refused
+#   all      all four (more than one 10-minute command on a lent machine:
+#            run `ladder`, `loaders`, `device` and `decode` as four
+#            invocations there)
 #
 # Every command's output goes to OUTDIR (result files in Go benchmark
 # format, logs), and OUTDIR/summary.txt says what ran, how long, its exit
@@ -51,13 +60,13 @@
 # bundle's folder is no git checkout of that commit.
 set -uo pipefail
 
-usage() { echo "usage: ci/gpu-suite.sh [--emulated] [--quick] [ladder|loaders|device|all] OUTDIR" >&2; exit 2; }
+usage() { echo "usage: ci/gpu-suite.sh [--emulated] [--quick] [ladder|loaders|device|decode|all] OUTDIR" >&2; exit 2; }
 emulated=0 quick=0 part=
 while [ $# -gt 0 ]; do
   case "$1" in
     --emulated) emulated=1 ;;
     --quick) quick=1 ;;
-    ladder|loaders|device|all) [ -z "$part" ] || usage; part=$1 ;;
+    ladder|loaders|device|decode|all) [ -z "$part" ] || usage; part=$1 ;;
     -*) usage ;;
     *) break ;;
   esac
@@ -238,11 +247,42 @@ run_device() {
     "$hs" cuda decode --decoder nvjpeg --jpegs "$out/jpegs-noise" --batch 256 --out "$out/cuda-decode-noise.txt"
 }
 
+run_decode() {
+  local size=1024 n=256 crop=256 batch=256 hostw=16
+  [ $quick = 1 ] && size=48 n=8 crop=16 batch=4 hostw=2
+  local jpegs=$out/jpegs-natural
+  # Written once: a second invocation resumes with the same files.
+  if [ ! -f "$jpegs/manifest.json" ]; then
+    rm -rf "$jpegs"
+    step "dataset: $n natural JPEGs at ${size}²" jpegs-natural.log \
+      "$hs" dataset write --format jpeg --layout files --content natural --n "$n" --raw-size "$size" --out "$jpegs"
+  fi
+  local dl=(--data "$jpegs" --crop "$crop" --batch "$batch" --steps "$steps" --count "$count")
+  [ $quick = 1 ] && dl=(--data "$jpegs" --crop "$crop" --batch "$batch" --step 2ms --steps 2 --count 1)
+  if [ $emulated = 1 ]; then
+    refused "ladder: --decoder nvjpeg on the emulated device" "it needs --device cuda" \
+      "$hs" ladder --device emulated --decoder nvjpeg --transforms device --placement device "${dl[@]}"
+    step "ladder: libjpeg-turbo and the fast transform on the host, $hostw workers" ladder-turbojpeg.log \
+      "$hs" ladder --device emulated --decoder turbojpeg --transforms fast --levels none,encoded,raw,device \
+      --workers "$hostw" "${dl[@]}" --out "$out/ladder-turbojpeg.txt"
+    return
+  fi
+  step "cuda decode: nvJPEG, batch $batch of natural JPEGs at ${size}²" cuda-decode-natural.log \
+    "$hs" cuda decode --decoder nvjpeg --jpegs "$jpegs" --batch "$batch" --out "$out/cuda-decode-natural.txt"
+  step "ladder: nvJPEG in the loader, transforms device, $levels_workers workers" ladder-nvjpeg.log \
+    "$hs" ladder --device cuda --decoder nvjpeg --transforms device --placement device --levels none,encoded,raw,device \
+    --workers "$levels_workers" "${dl[@]}" --out "$out/ladder-nvjpeg.txt"
+  step "ladder: libjpeg-turbo and the fast transform on the host, $hostw workers" ladder-turbojpeg.log \
+    "$hs" ladder --device cuda --decoder turbojpeg --transforms fast --levels none,encoded,raw,device \
+    --workers "$hostw" "${dl[@]}" --out "$out/ladder-turbojpeg.txt"
+}
+
 case "$part" in
   ladder) run_ladder ;;
   loaders) run_loaders ;;
   device) run_device ;;
-  all) run_ladder; run_loaders; run_device ;;
+  decode) run_decode ;;
+  all) run_ladder; run_loaders; run_device; run_decode ;;
 esac
 if [ $failed = 0 ]; then
   echo "ci/gpu-suite.sh: $part done; $summary" >&2

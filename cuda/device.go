@@ -36,6 +36,23 @@ type DeviceConfig struct {
 	// as DataLoader(pin_memory=True) does; false copies from the batch's
 	// own pageable memory.
 	Pinned bool
+	// Decode, if not nil, decodes the batches that carry JPEG files
+	// (batching.Batch.JPEG, --decoder nvjpeg) on the GPU.
+	Decode *DeviceDecode
+}
+
+// DeviceDecode is how a Device uploads a batch of JPEG files (--decoder
+// nvjpeg): it copies the labels, then each sample's header (the first
+// Header bytes of its Pix slot, the host's random draws) and decodes its
+// JPEG after it with Decoder.DecodeSamples, into the batch's uint8 device
+// buffer, so the device transform's kernels find there what --device-crop
+// uploads for the decoded images. The pixels never exist on the host.
+// Stats count the decode's time (its host stage included) as the upload's
+// time and the files' bytes as the upload's bytes.
+type DeviceDecode struct {
+	Decoder       *JPEGDecoder // from NewJPEGSampleDecoder, with room for a batch
+	Width, Height int          // every image's size, the dataset's raw size
+	Header        int          // bytes of a sample's header
 }
 
 // Device is a device.Device on a CUDA GPU. Uploads run on a copy stream,
@@ -55,7 +72,9 @@ type Device struct {
 	c       *Context
 	plan    Plan
 	planFor func(batch, sampleLen int) (Plan, error)
-	shape   [2]int // batch and values per sample of the plan built
+	decode  *DeviceDecode
+	headers [][]byte // the headers of the batch being decoded
+	shape   [2]int   // batch and values per sample of the plan built
 	pinned  bool
 	prog    *program
 	graphs  bool
@@ -131,7 +150,10 @@ const ringSize = 8
 
 // NewDevice makes a Device on c that runs cfg.Plan, or cfg.PlanFor's plans.
 func NewDevice(c *Context, cfg DeviceConfig) (*Device, error) {
-	d := &Device{c: c, pinned: cfg.Pinned, planFor: cfg.PlanForSample, graphs: cfg.Graphs, execs: map[graphKey]uintptr{}}
+	d := &Device{c: c, pinned: cfg.Pinned, planFor: cfg.PlanForSample, graphs: cfg.Graphs, decode: cfg.Decode, execs: map[graphKey]uintptr{}}
+	if dd := cfg.Decode; dd != nil && (dd.Decoder == nil || dd.Width <= 0 || dd.Height <= 0 || dd.Header <= 0) {
+		return nil, fmt.Errorf("cuda: decode on the device needs a decoder, an image size and a header length (%dx%d, %d bytes)", dd.Width, dd.Height, dd.Header)
+	}
 	if cfg.Graphs && !c.lib.hasGraphs() {
 		return nil, fmt.Errorf("cuda: CUDA Graphs: the driver (%s) lacks cuStreamBeginCapture_v2 or cuGraphInstantiateWithFlags (driver 11.4 or later)", c.lib.path)
 	}
@@ -311,6 +333,9 @@ func (d *Device) Upload(ctx context.Context, b *batching.Batch) (device.Buffer, 
 	case lbl != d.lblBytes:
 		return nil, fmt.Errorf("cuda: upload of batch %d: %d label bytes, the plan's %s holds %d", b.Index, lbl, d.plan.Labels, d.lblBytes)
 	}
+	if b.JPEG != nil {
+		return d.uploadJPEG(b)
+	}
 	d.argBatch = b
 	d.c.th.do(d.uploadOp)
 	d.argBatch = nil
@@ -319,6 +344,74 @@ func (d *Device) Upload(ctx context.Context, b *batching.Batch) (device.Buffer, 
 	if err != nil {
 		return nil, fmt.Errorf("cuda: upload of batch %d: %w", b.Index, err)
 	}
+	return buf, nil
+}
+
+// uploadJPEG uploads a batch of JPEG files: its labels are copied, its
+// images decoded on the GPU after their headers (DeviceDecode).
+func (d *Device) uploadJPEG(b *batching.Batch) (device.Buffer, error) {
+	dd := d.decode
+	switch {
+	case dd == nil:
+		return nil, fmt.Errorf("cuda: upload of batch %d: a batch of JPEG files, and the device decodes none (no DeviceConfig.Decode)", b.Index)
+	case b.DType != batching.Uint8 || len(b.JPEG) != b.Size:
+		return nil, fmt.Errorf("cuda: upload of batch %d: %d JPEG files for %d %s samples, want one per uint8 sample", b.Index, len(b.JPEG), b.Size, b.DType)
+	case b.SampleLen < dd.Header:
+		return nil, fmt.Errorf("cuda: upload of batch %d: samples of %d bytes hold no header of %d", b.Index, b.SampleLen, dd.Header)
+	}
+	labels := labelBytes(b)
+	off := (int64(len(b.Pix)) + 255) &^ 255
+	var buf *buffer
+	err := d.c.run(func() error {
+		var err error
+		if buf, err = d.get(b.DType, off+int64(len(labels))); err != nil {
+			return err
+		}
+		buf.labelOff = off
+		if buf.used {
+			// The decode overwrites the buffer, on the decoder's own
+			// stream: after the steps that read it.
+			err = d.c.eventSync(buf.lastUse)
+		}
+		if err == nil {
+			err = d.c.htod(buf.ptr+uint64(off), unsafe.Pointer(&labels[0]), int64(len(labels)), d.copyS)
+		}
+		if err != nil {
+			d.putBack(buf)
+		}
+		return err
+	})
+	if err != nil {
+		return nil, fmt.Errorf("cuda: upload of batch %d: %w", b.Index, err)
+	}
+	d.headers = d.headers[:0]
+	files := int64(0)
+	for j := range b.Size {
+		d.headers = append(d.headers, b.Pix[j*b.SampleLen:j*b.SampleLen+dd.Header])
+		files += int64(len(b.JPEG[j]))
+	}
+	took, err := dd.Decoder.DecodeSamples(d.headers, b.JPEG, buf.ptr, int64(b.SampleLen), dd.Width, dd.Height)
+	clear(d.headers)
+	err2 := d.c.run(func() error {
+		if err != nil {
+			d.putBack(buf)
+			return err
+		}
+		// The decode has finished (DecodeSamples waits for it): the step
+		// waits for the labels' copy alone.
+		if err := d.c.eventRecord(buf.uploaded, d.copyS); err != nil {
+			d.putBack(buf)
+			return err
+		}
+		return nil
+	})
+	if err2 != nil {
+		return nil, fmt.Errorf("cuda: upload of batch %d: %w", b.Index, err2)
+	}
+	buf.bytes = files + int64(len(labels))
+	d.stats.Uploads++
+	d.stats.UploadBytes += buf.bytes
+	d.stats.UploadTime += took
 	return buf, nil
 }
 
@@ -413,6 +506,12 @@ func (d *Device) upload() {
 	d.stats.Uploads++
 	d.stats.UploadBytes += buf.bytes
 	d.resBuf = buf
+}
+
+// putBack returns buf to the pool unused.
+func (d *Device) putBack(buf *buffer) {
+	buf.out = false
+	d.free = append(d.free, buf)
 }
 
 // fail ends an upload: buf goes back to the pool unused.

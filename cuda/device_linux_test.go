@@ -3,6 +3,7 @@
 package cuda
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -974,4 +975,95 @@ func TestTimesNotReadyYet(t *testing.T) {
 		t.Errorf("after Sync: %+v, want 2ms of steps and the upload's time", s)
 	}
 	d.Free(buf)
+}
+
+// TestUploadDecodesJPEG: with DeviceConfig.Decode, a batch that carries
+// JPEG files is uploaded as its labels and, per sample, its header (the
+// first bytes of its Pix slot) and its image decoded on the device after
+// it, interleaved RGB, the slot's bytes after the image as the upload
+// leaves them; its step runs the conversion on it; the upload counts the
+// files' bytes. A bad file fails the upload naming the image, and the next
+// upload is not failed by it; a batch of files on a device without a
+// decoder is refused.
+func TestUploadDecodesJPEG(t *testing.T) {
+	f := loadFake(t)
+	c := f.open()
+	so := fakeNvjpeg(t)
+	const w, h, hdr, n = 4, 3, 16, 2
+	const sample = hdr + 3*w*h
+	dec, err := NewJPEGSampleDecoder(c, []string{so}, n, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer dec.Close()
+	plan := func(batch, sampleLen int) (Plan, error) { return testPlan(batch, sampleLen), nil }
+	d, err := NewDevice(c, DeviceConfig{PlanForSample: plan, Decode: &DeviceDecode{Decoder: dec, Width: w, Height: h, Header: hdr}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer d.Close()
+	ctx := context.Background()
+	for round := range 3 { // the pooled buffer is reused after its step
+		b := testBatch(t, batching.Uint8, n, sample, round)
+		want := make([]byte, 0, n*sample)
+		var files int64
+		for j := range n {
+			file, _ := fakeJPEG(w, h, byte(40*j+round))
+			b.JPEG = append(b.JPEG, file)
+			files += int64(len(file))
+			want = append(want, b.SamplePix(j)[:hdr]...)
+			want = append(want, file[15:]...)
+		}
+		before := d.Stats()
+		buf, err := d.Upload(ctx, b)
+		if err != nil {
+			t.Fatalf("round %d: %v", round, err)
+		}
+		bb := buf.(*buffer)
+		if got := readDevice(t, c, bb.ptr, n*sample); !bytes.Equal(got, want) {
+			t.Fatalf("round %d: the device holds %v, want %v", round, got, want)
+		}
+		if got := readDevice(t, c, bb.ptr+uint64(bb.labelOff), 4*n); !bytes.Equal(got, labelBytes(b)) {
+			t.Errorf("round %d: labels %v, want %v", round, got, labelBytes(b))
+		}
+		if s := d.Stats().Sub(before); s.Uploads != 1 || s.UploadBytes != files+4*n {
+			t.Errorf("round %d: %d uploads of %d bytes, want 1 of %d (the files and the labels)", round, s.Uploads, s.UploadBytes, files+4*n)
+		}
+		if err := d.Step(ctx, buf); err != nil {
+			t.Fatal(err)
+		}
+		if ls := launches(parseLog(f.Log())); len(ls) < 3 || ls[len(ls)-3].word != "convert" {
+			t.Errorf("round %d: the conversion did not run before the step", round)
+		}
+		d.Free(buf)
+	}
+
+	bad := testBatch(t, batching.Uint8, n, sample, 0)
+	good, _ := fakeJPEG(w, h, 0)
+	bad.JPEG = [][]byte{good, []byte("not a jpeg")}
+	if _, err := d.Upload(ctx, bad); err == nil || !strings.Contains(err.Error(), "batch 0") || !strings.Contains(err.Error(), "image 1") {
+		t.Errorf("a bad file: %v, want an error naming batch 0 and image 1", err)
+	}
+	bad.JPEG = [][]byte{good}
+	if _, err := d.Upload(ctx, bad); err == nil || !strings.Contains(err.Error(), "1 JPEG files for 2") {
+		t.Errorf("one file for two samples: %v", err)
+	}
+	bad.JPEG = [][]byte{good, good}
+	buf, err := d.Upload(ctx, bad)
+	if err != nil {
+		t.Fatalf("an upload after failed ones: %v", err)
+	}
+	d.Free(buf)
+
+	plain, err := NewDevice(c, DeviceConfig{PlanForSample: plan})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer plain.Close()
+	if _, err := plain.Upload(ctx, bad); err == nil || !strings.Contains(err.Error(), "decodes none") {
+		t.Errorf("JPEG files on a device without a decoder: %v", err)
+	}
+	if _, err := NewDevice(c, DeviceConfig{PlanForSample: plan, Decode: &DeviceDecode{Width: w, Height: h, Header: hdr}}); err == nil {
+		t.Error("a Decode without a decoder accepted")
+	}
 }

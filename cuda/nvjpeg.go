@@ -179,11 +179,26 @@ func (d *JPEGDecoder) Library() string { return d.lib.path }
 
 // Version is the library's version, major.minor.patch, from
 // nvjpegGetProperty: what a result file records beside decoder nvjpeg.
-func (d *JPEGDecoder) Version() (string, error) {
+func (d *JPEGDecoder) Version() (string, error) { return d.lib.version() }
+
+// NvjpegVersion opens libnvjpeg (paths as NewJPEGDecoder's; empty
+// searches NvjpegCandidates) and returns the file it loaded and its
+// version, without a GPU: what a result file records before the device
+// opens.
+func NvjpegVersion(paths []string) (path, version string, err error) {
+	lib, err := openNvjpeg(paths)
+	if err != nil {
+		return "", "", err
+	}
+	version, err = lib.version()
+	return lib.path, version, err
+}
+
+func (l *nvjpegLib) version() (string, error) {
 	var v [3]int32
 	for k := range v {
 		// libraryPropertyType: MAJOR_VERSION 0, MINOR_VERSION 1, PATCH_LEVEL 2.
-		if err := nvjpegCheck("nvjpegGetProperty", nativelib.Call(d.lib.getProperty, uintptr(k), uintptr(unsafe.Pointer(&v[k])))); err != nil {
+		if err := nvjpegCheck("nvjpegGetProperty", nativelib.Call(l.getProperty, uintptr(k), uintptr(unsafe.Pointer(&v[k])))); err != nil {
 			return "", err
 		}
 	}

@@ -7,12 +7,14 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"runtime"
 	"slices"
 	"strings"
 	"time"
 
 	"github.com/headspace-bench/headspace/cuda"
 	"github.com/headspace-bench/headspace/cuda/kernels"
+	"github.com/headspace-bench/headspace/datasets/ondisk"
 	"github.com/headspace-bench/headspace/datasets/transforms"
 	"github.com/headspace-bench/headspace/device"
 	"github.com/headspace-bench/headspace/harness/blocks/driver"
@@ -29,9 +31,16 @@ func init() {
 type cudaDevice struct {
 	*cuda.Device
 	ctx *cuda.Context
+	dec *cuda.JPEGDecoder // --decoder nvjpeg's, or nil
 }
 
-func (d cudaDevice) Close() error { return errors.Join(d.Device.Close(), d.ctx.Close()) }
+func (d cudaDevice) Close() error {
+	err := d.Device.Close()
+	if d.dec != nil {
+		err = errors.Join(err, d.dec.Close())
+	}
+	return errors.Join(err, d.ctx.Close())
+}
 
 // openCUDA opens the first GPU with the Net's kernels, uploading from
 // pinned (or pageable) memory, or says why there is none.
@@ -44,11 +53,40 @@ func openCUDA(ctx context.Context, pf *pipelineFlags, pinned bool) (device.Devic
 	if err != nil {
 		return nil, errors.Join(err, c.Close())
 	}
-	d, err := cuda.NewDevice(c, cuda.DeviceConfig{PlanForSample: planFor, Pinned: pinned, Graphs: pf.graphs})
+	dc := cuda.DeviceConfig{PlanForSample: planFor, Pinned: pinned, Graphs: pf.graphs}
+	var dec *cuda.JPEGDecoder
+	if pf.data.decoder == ondisk.DecoderNvjpeg {
+		// The loader's batches carry JPEG files: the device decodes
+		// them, a batch at a time, with as many CPU threads for nvJPEG's
+		// host stage as the machine has cores.
+		cfg, err := pf.config(ctx, 1, transforms.DeviceName)
+		if err == nil {
+			dec, err = cuda.NewJPEGSampleDecoder(c, nil, pf.batch, runtime.NumCPU())
+		}
+		if err != nil {
+			return nil, errors.Join(fmt.Errorf("--decoder nvjpeg: %w", err), c.Close())
+		}
+		dc.Decode = &cuda.DeviceDecode{Decoder: dec, Width: cfg.Dataset.Width, Height: cfg.Dataset.Height, Header: transforms.DeviceHeader}
+	}
+	d, err := cuda.NewDevice(c, dc)
 	if err != nil {
+		if dec != nil {
+			err = errors.Join(err, dec.Close())
+		}
 		return nil, errors.Join(err, c.Close())
 	}
-	return cudaDevice{d, c}, nil
+	return cudaDevice{d, c, dec}, nil
+}
+
+// nvjpegSettings is what a result file records of the device's JPEG
+// decoder with --decoder nvjpeg (the loader's lines say decoder nvjpeg):
+// libnvjpeg's version, read before the GPU opens.
+func nvjpegSettings() ([]results.Config, error) {
+	_, v, err := cuda.NvjpegVersion(nil)
+	if err != nil {
+		return nil, fmt.Errorf("--decoder nvjpeg: %w", err)
+	}
+	return []results.Config{{Key: "nvjpeg", Value: v}}, nil
 }
 
 // planForSample gives the device the Net's plan for each batch shape: a
@@ -62,7 +100,7 @@ func planForSample(pf *pipelineFlags) (func(batch, sampleLen int) (cuda.Plan, er
 	if err != nil {
 		return nil, err
 	}
-	t := kernels.DeviceTransform{Config: cfg.Transforms, Width: cfg.Dataset.Width, Height: cfg.Dataset.Height, DeviceCrop: pf.deviceCrop}
+	t := kernels.DeviceTransform{Config: cfg.Transforms, Width: cfg.Dataset.Width, Height: cfg.Dataset.Height, DeviceCrop: cfg.DeviceCrop}
 	seed, precision := pf.seed, pf.precision
 	return func(batch, sampleLen int) (cuda.Plan, error) {
 		if sampleLen%3 == 0 {

@@ -39,7 +39,7 @@ type dataFlags struct {
 func (d *dataFlags) register(fs *flag.FlagSet) {
 	d.registerData(fs, "read the dataset `dir` instead of the synthetic fill (fetch and decode stages): one written by headspace dataset write (its manifest sets the raw size, samples and seed), an ImageFolder (class subdirectories of .jpg/.jpeg/.png) or WebDataset .tar shards (images resized to --raw-size, default their most common size; docs/real-data.md)")
 	fs.IntVar(&d.maxFailures, "max-failures", 0, fmt.Sprintf("with --data: skip and count up to `n` samples that cannot be read or decoded (0 to %d; 0 stops at the first)", loader.MaxMaxFailures))
-	fs.StringVar(&d.decoder, "decoder", ondisk.DecoderGo, "with --data: JPEG `decoder`: go (image/jpeg) or turbojpeg (libjpeg-turbo, Debian's "+turbojpeg.Package+", loaded at run time)")
+	fs.StringVar(&d.decoder, "decoder", ondisk.DecoderGo, "with --data: JPEG `decoder`: go (image/jpeg), turbojpeg (libjpeg-turbo, Debian's "+turbojpeg.Package+", loaded at run time), or nvjpeg (on the GPU: with --device cuda and --transforms device, the levels that decode hand each batch's files to nvJPEG and the device crops, masks and converts them; no pixel on the host; docs/gpu.md)")
 	fs.StringVar(&d.decodeScale, "decode-scale", ondisk.DecodeScaleOff, "with --data and --decoder turbojpeg: off, or auto to decode each JPEG at the smallest TurboJPEG scaling factor (1/2, 1/4 or 1/8) whose image still holds the --crop (a dataset you bring: resized to the scaled raw size); the crop is then drawn from the downscaled image, not the full one (another sample distribution, a remedy like storing smaller raw images; recorded in the result file; docs/real-data.md)")
 	fs.StringVar(&d.pageCache, "page-cache", loader.PageWarm, "with --data: the dataset's files before each run: warm (read once first) or cold (evicted from the page cache; Linux only); not for data in a bucket")
 	d.registerBucket(fs)
@@ -158,7 +158,7 @@ func (d *dataFlags) apply(ctx context.Context, cfg loader.Config) (loader.Config
 		return cfg, err
 	}
 	if d.decoder != "" && !slices.Contains(ondisk.Decoders, d.decoder) {
-		return cfg, usagef("--decoder %q: want go or turbojpeg", d.decoder)
+		return cfg, usagef("--decoder %q: want go, turbojpeg or nvjpeg", d.decoder)
 	}
 	if d.decoder == ondisk.DecoderTurbo {
 		if _, err := turbojpeg.Load(); err != nil {
@@ -186,7 +186,11 @@ func (d *dataFlags) apply(ctx context.Context, cfg loader.Config) (loader.Config
 		return cfg, usageError{err.Error()}
 	}
 	ds := cfg.Dataset
-	if in, err := ondisk.InspectWith(context.Background(), d.dir, cfg.Bucket); err != nil || in.Kind != "headspace" {
+	in, err := ondisk.InspectWith(context.Background(), d.dir, cfg.Bucket)
+	if err == nil && d.decoder == ondisk.DecoderNvjpeg && !strings.Contains(in.Format, "jpeg") {
+		return cfg, usagef("--decoder nvjpeg decodes JPEGs: --data %s holds %s", d.dir, in.Format)
+	}
+	if err != nil || in.Kind != "headspace" {
 		// A dataset the user brings: --raw-size is the shape its images
 		// are resized to (default: the most common size).
 		if d.set("raw-size") {

@@ -18,6 +18,7 @@ import (
 
 	"github.com/headspace-bench/headspace/cuda/kernels"
 	"github.com/headspace-bench/headspace/datasets"
+	"github.com/headspace-bench/headspace/datasets/ondisk"
 	"github.com/headspace-bench/headspace/datasets/transforms"
 	"github.com/headspace-bench/headspace/device"
 	"github.com/headspace-bench/headspace/harness/blocks/loader"
@@ -168,6 +169,13 @@ func (f *pipelineFlags) config(ctx context.Context, workers int, impl string) (l
 	cfg.Transforms.Crop = f.crop
 	cfg.Impl = impl
 	cfg.DeviceCrop = f.deviceCrop
+	if cfg.DeviceDecodes() {
+		if f.dev != "cuda" {
+			return cfg, usagef("--decoder nvjpeg decodes the JPEGs on the GPU: it needs --device cuda, not %s", f.dev)
+		}
+		// The device decodes whole images, so it crops them too.
+		cfg.DeviceCrop = true
+	}
 	if impl == transforms.DeviceName {
 		// The device transform finishes on the device, always.
 		cfg.Placement = loader.Device
@@ -220,6 +228,13 @@ func (f *pipelineFlags) device(ctx context.Context) (workloads.Device, error) {
 		if f.precision != kernels.PrecisionFP32 {
 			// Likewise: a file without the line is fp32.
 			settings = append(settings, results.Config{Key: "precision", Value: f.precision})
+		}
+		if f.data.decoder == ondisk.DecoderNvjpeg {
+			nv, err := nvjpegSettings()
+			if err != nil {
+				return workloads.Device{}, err
+			}
+			settings = append(settings, nv...)
 		}
 		return workloads.Device{Open: func(pinned bool) (device.Device, error) { return openCUDA(ctx, f, pinned) }, Settings: settings}, nil
 	}

@@ -5,7 +5,9 @@
 //
 // Its "JPEG" is not JPEG: "FAKEJPG" then uint32 width, uint32 height
 // (little-endian) and width*height*3 interleaved RGB bytes, so a test knows
-// what a decode must write. Decoding writes planar RGB (NVJPEG_OUTPUT_RGB)
+// what a decode must write; or a real JPEG, whose size it reads from the
+// frame header and whose interleaved RGB byte k it "decodes" as the file's
+// byte k mod its length. Decoding writes planar RGB (NVJPEG_OUTPUT_RGB)
 // or interleaved RGB in channel 0 (NVJPEG_OUTPUT_RGBI), as the batched
 // decoder was initialised, at the destinations' channel pointers with their
 // pitches: device memory of the fake driver is host memory, so the
@@ -67,12 +69,44 @@ int nvjpegDecodeBatchedInitialize(struct handle *h, struct state *s, int batch, 
 	return SUCCESS;
 }
 
+// parseReal reads a real JPEG's size from its first SOFn segment (as
+// ondisk.JPEGSize does): the loader checks real files on the host, so its
+// tests hand the fake real JPEGs, whose "decoded" interleaved RGB byte k is
+// the file's byte k mod its length.
+static int parseReal(const unsigned char *d, size_t n, uint32_t *w, uint32_t *h) {
+	size_t i = 2;
+	for (;;) {
+		while (i < n && d[i] != 0xff) i++;
+		while (i < n && d[i] == 0xff) i++;
+		if (i >= n) return BAD_JPEG;
+		unsigned m = d[i++];
+		if (m == 0x00 || m == 0x01 || m == 0xd8 || (m >= 0xd0 && m <= 0xd7)) continue;
+		if (m == 0xd9 || m == 0xda || i + 2 > n) return BAD_JPEG;
+		size_t len = (size_t)d[i] << 8 | d[i + 1];
+		if (len < 2 || i + len > n) return BAD_JPEG;
+		if (m >= 0xc0 && m <= 0xcf && m != 0xc4 && m != 0xc8 && m != 0xcc) {
+			if (len < 7) return BAD_JPEG;
+			*h = (uint32_t)d[i + 3] << 8 | d[i + 4];
+			*w = (uint32_t)d[i + 5] << 8 | d[i + 6];
+			return *w && *h ? SUCCESS : BAD_JPEG;
+		}
+		i += len;
+	}
+}
+
 static int parse(const unsigned char *d, size_t n, uint32_t *w, uint32_t *h) {
+	if (d && n >= 4 && d[0] == 0xff && d[1] == 0xd8) return parseReal(d, n, w, h);
 	if (!d || n < 15 || memcmp(d, "FAKEJPG", 7)) return BAD_JPEG;
 	memcpy(w, d + 7, 4);
 	memcpy(h, d + 11, 4);
 	if ((size_t)*w * *h * 3 + 15 != n) return BAD_JPEG;
 	return SUCCESS;
+}
+
+// pixel is byte k of image i's interleaved RGB.
+static unsigned char pixel(const unsigned char *d, size_t n, size_t k) {
+	if (d[0] == 0xff) return d[k % n];
+	return d[15 + k];
 }
 
 int nvjpegGetImageInfo(struct handle *h, const unsigned char *d, size_t n, int *comps, int *sub, int *ws, int *hs) {
@@ -95,17 +129,19 @@ int nvjpegDecodeBatched(struct handle *h, struct state *s, const unsigned char *
 		uint32_t w, hh;
 		int r = parse(data[i], lengths[i], &w, &hh);
 		if (r) return r;
-		const unsigned char *px = data[i] + 15;
+		const unsigned char *d = data[i];
+		size_t n = lengths[i];
 		if (s->format == 5) {
 			if (!dst[i].channel[0] || dst[i].pitch[0] < 3 * (size_t)w) return INVALID_PARAMETER;
-			for (uint32_t y = 0; y < hh; y++) memcpy(dst[i].channel[0] + y * dst[i].pitch[0], px + (size_t)y * w * 3, (size_t)w * 3);
+			for (uint32_t y = 0; y < hh; y++)
+				for (size_t x = 0; x < 3 * (size_t)w; x++) dst[i].channel[0][y * dst[i].pitch[0] + x] = pixel(d, n, (size_t)y * w * 3 + x);
 			continue;
 		}
 		for (int c = 0; c < 3; c++)
 			if (!dst[i].channel[c] || dst[i].pitch[c] < w) return INVALID_PARAMETER;
 		for (uint32_t y = 0; y < hh; y++)
 			for (uint32_t x = 0; x < w; x++)
-				for (int c = 0; c < 3; c++) dst[i].channel[c][y * dst[i].pitch[c] + x] = px[(y * w + x) * 3 + c];
+				for (int c = 0; c < 3; c++) dst[i].channel[c][y * dst[i].pitch[c] + x] = pixel(d, n, ((size_t)y * w + x) * 3 + c);
 	}
 	return SUCCESS;
 }

@@ -90,14 +90,18 @@ func DecodeScaleFor(w, h, minSide int) (f turbojpeg.Factor, sw, sh int, err erro
 	return f, f.Scaled(w), f.Scaled(h), nil
 }
 
-// The JPEG decoders of Options.Decoder.
+// The JPEG decoders of Options.Decoder. DecoderNvjpeg is not the
+// reader's: the device decodes the files (nvJPEG, --decoder nvjpeg), and
+// the reader decodes with Go's image/jpeg what the host must (the raw
+// sample a level keeps).
 const (
-	DecoderGo    = "go"
-	DecoderTurbo = "turbojpeg"
+	DecoderGo     = "go"
+	DecoderTurbo  = "turbojpeg"
+	DecoderNvjpeg = "nvjpeg"
 )
 
 // Decoders lists the JPEG decoders Options.Decoder accepts.
-var Decoders = []string{DecoderGo, DecoderTurbo}
+var Decoders = []string{DecoderGo, DecoderTurbo, DecoderNvjpeg}
 
 // DecoderName describes decoder for a result file: "go", or "turbojpeg"
 // with libjpeg-turbo's version ("turbojpeg libjpeg-turbo 2.1.5"); it
@@ -106,6 +110,8 @@ func DecoderName(decoder string) (string, error) {
 	switch decoder {
 	case "", DecoderGo:
 		return DecoderGo, nil
+	case DecoderNvjpeg:
+		return DecoderNvjpeg, nil // the library's version is the device's to tell
 	case DecoderTurbo:
 		l, err := turbojpeg.Load()
 		if err != nil {
@@ -113,7 +119,7 @@ func DecoderName(decoder string) (string, error) {
 		}
 		return DecoderTurbo + " " + l.String(), nil
 	}
-	return "", fmt.Errorf("ondisk: decoder %q: want go or turbojpeg", decoder)
+	return "", fmt.Errorf("ondisk: decoder %q: want go, turbojpeg or nvjpeg", decoder)
 }
 
 // Dataset reads a dataset written by Write. It implements datasets.Dataset
@@ -265,14 +271,14 @@ func (opts Options) check() (*turbojpeg.Library, error) {
 	}
 	var turbo *turbojpeg.Library
 	switch opts.Decoder {
-	case "", DecoderGo:
+	case "", DecoderGo, DecoderNvjpeg:
 	case DecoderTurbo:
 		var err error
 		if turbo, err = turbojpeg.Load(); err != nil {
 			return nil, err
 		}
 	default:
-		return nil, fmt.Errorf("ondisk: decoder %q: want go or turbojpeg", opts.Decoder)
+		return nil, fmt.Errorf("ondisk: decoder %q: want go, turbojpeg or nvjpeg", opts.Decoder)
 	}
 	if opts.DecodeMinSide < 0 {
 		return nil, fmt.Errorf("ondisk: DecodeMinSide %d must not be negative", opts.DecodeMinSide)

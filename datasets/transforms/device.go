@@ -80,13 +80,7 @@ func (d *DeviceApplier) ApplyDevice(dst []uint8, src *datasets.Image, rng *prng.
 		return fmt.Errorf("transforms: device: sample has %d bytes, want %d", len(dst), want)
 	}
 	c := d.cfg.Crop
-	top := rng.IntN(src.Height - c + 1)
-	left := rng.IntN(src.Width - c + 1)
-	binary.LittleEndian.PutUint64(dst[0:8], rng.State())
-	binary.LittleEndian.PutUint32(dst[8:12], uint32(top))
-	binary.LittleEndian.PutUint32(dst[12:16], uint32(left))
-	clear(dst[16:DeviceHeader])
-	rng.Skip(uint64(c * c / 2)) // the mask's draws, made on the device
+	top, left := d.header(dst, src.Width, src.Height, rng)
 	pix := dst[DeviceHeader:]
 	if d.deviceCrop {
 		copy(pix, src.Pix)
@@ -98,6 +92,41 @@ func (d *DeviceApplier) ApplyDevice(dst []uint8, src *datasets.Image, rng *prng.
 		copy(pix[y*row:(y+1)*row], src.Pix[off:off+row])
 	}
 	return nil
+}
+
+// Header writes the DeviceHeader of a w×h image into dst[:DeviceHeader],
+// drawing from rng what ApplyDevice draws, and leaves the pixels to the
+// caller: with --decoder nvjpeg the device decodes the image after the
+// header (device crop only, since the host never sees the pixels to crop
+// them). It allocates nothing.
+func (d *DeviceApplier) Header(dst []uint8, w, h int, rng *prng.Source) error {
+	switch {
+	case rng == nil:
+		return errors.New("transforms: device: nil random source")
+	case !d.deviceCrop:
+		return errors.New("transforms: device: a header alone needs the device crop (the host crops otherwise)")
+	case len(dst) < DeviceHeader:
+		return fmt.Errorf("transforms: device: %d bytes hold no %d-byte header", len(dst), DeviceHeader)
+	}
+	if err := d.cfg.Validate(w, h); err != nil {
+		return err
+	}
+	d.header(dst, w, h, rng)
+	return nil
+}
+
+// header draws the crop's origin and writes the header; the mask's draws
+// are skipped, made on the device.
+func (d *DeviceApplier) header(dst []uint8, w, h int, rng *prng.Source) (top, left int) {
+	c := d.cfg.Crop
+	top = rng.IntN(h - c + 1)
+	left = rng.IntN(w - c + 1)
+	binary.LittleEndian.PutUint64(dst[0:8], rng.State())
+	binary.LittleEndian.PutUint32(dst[8:12], uint32(top))
+	binary.LittleEndian.PutUint32(dst[12:16], uint32(left))
+	clear(dst[16:DeviceHeader])
+	rng.Skip(uint64(c * c / 2)) // the mask's draws, made on the device
+	return top, left
 }
 
 // ParseDeviceHeader reads a device sample's header: the mask's random

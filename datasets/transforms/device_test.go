@@ -53,6 +53,41 @@ func TestDeviceMatchesFast(t *testing.T) {
 	}
 }
 
+// TestDeviceHeader: Header writes what ApplyDevice's device-crop sample
+// starts with and leaves the random source where ApplyDevice does; it
+// refuses the host crop, a short slot and a crop larger than the image.
+func TestDeviceHeader(t *testing.T) {
+	cfg := Config{Crop: 8, MaskRatio: 0.25}
+	d, _ := NewDeviceApplier(cfg, true)
+	img := &datasets.Image{Width: 20, Height: 12, Pix: make([]uint8, 3*20*12)}
+	for s := range uint64(5) {
+		r1, r2 := prng.New(3, s), prng.New(3, s)
+		want := make([]uint8, d.SampleLen(20, 12))
+		if err := d.ApplyDevice(want, img, &r1); err != nil {
+			t.Fatal(err)
+		}
+		got := make([]uint8, DeviceHeader)
+		if err := d.Header(got, 20, 12, &r2); err != nil {
+			t.Fatal(err)
+		}
+		if !bytes.Equal(got, want[:DeviceHeader]) || r1.Uint64() != r2.Uint64() {
+			t.Fatalf("stream %d: Header %v and its source differ from ApplyDevice's %v", s, got, want[:DeviceHeader])
+		}
+	}
+	rng := prng.New(1, 1)
+	host, _ := NewDeviceApplier(cfg, false)
+	for name, err := range map[string]error{
+		"host crop":   host.Header(make([]uint8, DeviceHeader), 20, 12, &rng),
+		"short slot":  d.Header(make([]uint8, DeviceHeader-1), 20, 12, &rng),
+		"small image": d.Header(make([]uint8, DeviceHeader), 4, 4, &rng),
+		"nil source":  d.Header(make([]uint8, DeviceHeader), 20, 12, nil),
+	} {
+		if err == nil {
+			t.Errorf("%s accepted", name)
+		}
+	}
+}
+
 func TestDeviceErrors(t *testing.T) {
 	if _, err := NewDeviceApplier(Config{Crop: 3, MaskRatio: 0.25}, false); err == nil {
 		t.Error("odd crop accepted")

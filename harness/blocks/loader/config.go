@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"runtime"
+	"slices"
 	"time"
 
 	"github.com/headspace-bench/headspace/batching"
@@ -69,8 +70,9 @@ type Config struct {
 	// sample is replaced by the next one that reads, so batches keep
 	// their size. 0 stops at the first.
 	MaxFailures int
-	// Decoder decodes Data's JPEGs: ondisk.DecoderGo ("" too) or
-	// ondisk.DecoderTurbo (libjpeg-turbo).
+	// Decoder decodes Data's JPEGs: ondisk.DecoderGo ("" too),
+	// ondisk.DecoderTurbo (libjpeg-turbo), or ondisk.DecoderNvjpeg: the
+	// device decodes them (DeviceDecodes).
 	Decoder string
 	// DecodeScale is ondisk.DecodeScaleAuto to decode Data's JPEGs at a
 	// reduced scale: with ondisk.DecoderTurbo, at the smallest TurboJPEG
@@ -184,10 +186,13 @@ func (c Config) Validate() error {
 		return fmt.Errorf("max failures %d must be within 0..%d", c.MaxFailures, MaxMaxFailures)
 	case c.Data == "" && c.MaxFailures > 0:
 		return fmt.Errorf("max failures %d needs a dataset on disk", c.MaxFailures)
-	case c.Decoder != "" && c.Decoder != ondisk.DecoderGo && c.Decoder != ondisk.DecoderTurbo:
-		return fmt.Errorf("decoder %q: want go or turbojpeg", c.Decoder)
+	case c.Decoder != "" && !slices.Contains(ondisk.Decoders, c.Decoder):
+		return fmt.Errorf("decoder %q: want go, turbojpeg or nvjpeg", c.Decoder)
 	case c.Data == "" && c.Decoder != "" && c.Decoder != ondisk.DecoderGo:
 		return fmt.Errorf("decoder %s needs a dataset on disk", c.Decoder)
+	}
+	if err := c.validateDeviceDecode(); err != nil {
+		return err
 	}
 	if err := c.validateDecodeScale(); err != nil {
 		return err
@@ -297,6 +302,31 @@ func (c Config) validateDecodeScale() error {
 		return fmt.Errorf("decode scale auto needs the %s decoder", ondisk.DecoderTurbo)
 	case c.Impl == transforms.DeviceName && c.DeviceCrop:
 		return errors.New("decode scale auto with device-crop: the device transform ships whole raw images of the raw size; crop on the host")
+	}
+	return nil
+}
+
+// DeviceDecodes reports whether the device decodes Data's JPEGs
+// (ondisk.DecoderNvjpeg): at a level that runs the decode stage, the
+// loader then checks each file's header and makes the transform's random
+// draws on the host (transforms.DeviceApplier.Header), and its batches
+// carry the files (batching.Batch.JPEG) for the device to decode and
+// transform; no pixel is made on the host. Levels above decode keep a raw
+// sample decoded on the host, as with any decoder.
+func (c Config) DeviceDecodes() bool { return c.Decoder == ondisk.DecoderNvjpeg }
+
+// validateDeviceDecode checks what decoding on the device needs: the
+// device transform on whole images, at full size.
+func (c Config) validateDeviceDecode() error {
+	switch {
+	case !c.DeviceDecodes():
+		return nil
+	case c.Impl != transforms.DeviceName:
+		return fmt.Errorf("decoder nvjpeg decodes on the device, so the transforms run there: it needs transforms device, not %s", c.Impl)
+	case !c.DeviceCrop:
+		return errors.New("decoder nvjpeg hands whole images to the device, so the device crops them: it needs device-crop")
+	case c.scaled():
+		return errors.New("decode scale auto is TurboJPEG's scaled decoding: not with decoder nvjpeg")
 	}
 	return nil
 }

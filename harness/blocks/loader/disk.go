@@ -161,16 +161,18 @@ func (k *disk) stats() DataStats {
 	return ds
 }
 
-// stages adds the fetch and decode stages for cache: each runs where the
-// level runs it, and hands out what was made of it before timing (m)
-// where it does not, as the load stage does without Data.
-func (k *disk) stages(p *pipeline.Pipeline, idx *pipeline.Queue[int], cache level.Level, workers, q, alive int,
-	raws *freelist[*datasets.Sample], m caches) (*pipeline.Queue[*datasets.Sample], error) {
-	// One buffer per sample alive, and one per fetcher beyond the workers
-	// (data in a bucket runs more fetchers than workers).
-	bufs := newFreelist(alive+max(0, k.fetchers-workers), func() *encoded { return new(encoded) })
+// buffers is the free list of the fetch stage's buffers: one per sample
+// alive, and one per fetcher beyond the workers (data in a bucket runs
+// more fetchers than workers).
+func (k *disk) buffers(workers, alive int) *freelist[*encoded] {
+	return newFreelist(alive+max(0, k.fetchers-workers), func() *encoded { return new(encoded) })
+}
+
+// fetchStage is the fetch stage's function: sample it.Value's bytes (mod
+// the dataset's length), in a buffer of bufs.
+func (k *disk) fetchStage(bufs *freelist[*encoded]) func(context.Context, pipeline.Item[int]) (*encoded, error) {
 	n := k.d.Len()
-	fetch := func(ctx context.Context, it pipeline.Item[int]) (*encoded, error) {
+	return func(ctx context.Context, it pipeline.Item[int]) (*encoded, error) {
 		if k.latency > 0 {
 			time.Sleep(k.latency)
 		}
@@ -181,6 +183,16 @@ func (k *disk) stages(p *pipeline.Pipeline, idx *pipeline.Queue[int], cache leve
 		}
 		return e, nil
 	}
+}
+
+// stages adds the fetch and decode stages for cache: each runs where the
+// level runs it, and hands out what was made of it before timing (m)
+// where it does not, as the load stage does without Data.
+func (k *disk) stages(p *pipeline.Pipeline, idx *pipeline.Queue[int], cache level.Level, workers, q, alive int,
+	raws *freelist[*datasets.Sample], m caches) (*pipeline.Queue[*datasets.Sample], error) {
+	bufs := k.buffers(workers, alive)
+	n := k.d.Len()
+	fetch := k.fetchStage(bufs)
 	decode := func(ctx context.Context, it pipeline.Item[*encoded]) (*datasets.Sample, error) {
 		e := it.Value
 		s := raws.get()

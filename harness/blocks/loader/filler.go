@@ -2,6 +2,7 @@ package loader
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"time"
 
@@ -29,6 +30,9 @@ type BatchFiller struct {
 func (c Config) NewBatchFiller() (*BatchFiller, error) {
 	if err := c.Validate(); err != nil {
 		return nil, err
+	}
+	if c.DeviceDecodes() {
+		return nil, errors.New("decoder nvjpeg: a batch filler makes pixels on the host; the device decodes the files of a loader's batches (goroutine workers)")
 	}
 	t, err := newTransformer(c)
 	if err != nil {

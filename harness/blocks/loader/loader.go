@@ -3,6 +3,7 @@ package loader
 import (
 	"context"
 	"fmt"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -37,6 +38,10 @@ type processed struct {
 	pix    []uint8
 	label  int
 	cached bool // the cached sample (level.Sample): never recycled
+	// file, with a device that decodes (Config.DeviceDecodes), is the
+	// sample's JPEG, and pix holds its header alone: the collator hands
+	// the file to the batch by swapping buffers with its slot.
+	file []byte
 }
 
 // newProcessed makes a sample buffer of the configuration's dtype.
@@ -77,7 +82,15 @@ func New(ctx context.Context, cache level.Level, cfg Config, n int) (*Loader, er
 	}
 	q, alive := queueCap(W), samplesAlive(W)
 	raws := newFreelist(alive, func() *datasets.Sample { return datasets.NewSample(ds.Width, ds.Height) })
-	outs := newFreelist(alive, func() *processed { return newProcessed(dt, sampleLen) })
+	// With a device that decodes (Config.DeviceDecodes) at a level that
+	// runs the decode stage, the files go on to the batches and the host
+	// makes each sample's header alone (deviceStages).
+	devDecode := cfg.DeviceDecodes() && cache.Runs(level.Decode)
+	outLen := sampleLen
+	if devDecode {
+		outLen = transforms.DeviceHeader
+	}
+	outs := newFreelist(alive, func() *processed { return newProcessed(dt, outLen) })
 	// One transform (with its scratch space) and one random source per
 	// worker, handed out through a channel: the source lives in the heap
 	// once, so passing it to Apply allocates nothing per sample.
@@ -102,6 +115,10 @@ func New(ctx context.Context, cache level.Level, cfg Config, n int) (*Loader, er
 		d, err := cfg.openData(ctx)
 		if err != nil {
 			return nil, err
+		}
+		if f := d.Manifest().Format; cfg.DeviceDecodes() && !strings.Contains(f, "jpeg") {
+			d.Close()
+			return nil, fmt.Errorf("decoder nvjpeg decodes JPEGs: %s holds %s", d.Dir(), f)
 		}
 		var copied ondisk.Copied
 		fetchers := cfg.fetchers()
@@ -187,9 +204,13 @@ func New(ctx context.Context, cache level.Level, cfg Config, n int) (*Loader, er
 		return s, nil
 	}
 	var loaded *pipeline.Queue[*datasets.Sample]
-	if dk != nil {
+	var samples *pipeline.Queue[*processed]
+	switch {
+	case devDecode:
+		samples, err = dk.deviceStages(p, idx, cache, W, q, alive, outs, impls, cached, ds)
+	case dk != nil:
 		loaded, err = dk.stages(p, idx, cache, W, q, alive, raws, cached)
-	} else {
+	default:
 		loaded, err = pipeline.Map(p, string(level.Load), idx, W, q, cut(cache, level.Load, load, cached.raw))
 	}
 	if err != nil {
@@ -212,12 +233,14 @@ func New(ctx context.Context, cache level.Level, cfg Config, n int) (*Loader, er
 		}
 		return out, nil
 	}
-	samples, err := pipeline.Map(p, string(level.Transform), loaded, W, q, cut(cache, level.Transform, transform, cached.out))
-	if err != nil {
-		return fail(err)
+	if !devDecode {
+		samples, err = pipeline.Map(p, string(level.Transform), loaded, W, q, cut(cache, level.Transform, transform, cached.out))
+		if err != nil {
+			return fail(err)
+		}
 	}
 
-	c := &collator{pool: pool, size: B, open: map[int]*openBatch{}, outs: outs, window: window, held: held}
+	c := &collator{pool: pool, size: B, open: map[int]*openBatch{}, outs: outs, window: window, held: held, files: devDecode}
 	filled, err := pipeline.Map(p, string(level.Collate), samples, W, q, c.copyIn)
 	if err != nil {
 		return fail(err)
@@ -362,7 +385,8 @@ type collator struct {
 	// the placeholder tokens to return with the first batch.
 	window *pipeline.Window
 	held   int
-	next   int // the next batch to emit; the batch stage's alone
+	next   int  // the next batch to emit; the batch stage's alone
+	files  bool // the batches carry JPEG files (Config.DeviceDecodes)
 
 	mu    sync.Mutex
 	open  map[int]*openBatch
@@ -387,6 +411,9 @@ func (c *collator) batch(k int) *batching.Batch {
 		}
 		ob.b, ob.filled = c.pool.Get(), 0
 		ob.b.Index = k
+		if c.files && ob.b.JPEG == nil {
+			ob.b.JPEG = make([][]byte, ob.b.Size)
+		}
 		c.open[k] = ob
 	}
 	return ob.b
@@ -399,7 +426,13 @@ func (c *collator) copyIn(_ context.Context, it pipeline.Item[*processed]) (int,
 	s := it.Value
 	b := c.batch(k)
 	var err error
-	if b.DType == batching.Uint8 {
+	if s.file != nil {
+		// A file for the device to decode: the header into the slot,
+		// the file into the batch, in exchange for the slot's old one.
+		copy(b.SamplePix(slot), s.pix)
+		b.Labels[slot] = int32(s.label)
+		b.JPEG[slot], s.file = s.file, b.JPEG[slot][:0]
+	} else if b.DType == batching.Uint8 {
 		err = b.PutUint8(slot, s.pix, s.label)
 	} else {
 		err = b.Put(slot, s.data, s.label)
