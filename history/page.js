@@ -20,14 +20,20 @@
   }
   function pct(d) { return (d >= 0 ? "+" : "") + (100 * d).toFixed(1) + "%"; }
 
-  // decode inflates the base64 gzip blob of samples (DecompressionStream:
-  // no request, so it works from file:// too).
+  // decode inflates the base64 gzip blob of samples: the browser's own
+  // base64 (a data: URL, which even a page from file:// may fetch) and
+  // DecompressionStream; atob where a data: URL is refused.
   function decode() {
-    var b64 = document.getElementById("samples").textContent, bin = atob(b64);
-    var bytes = new Uint8Array(bin.length);
-    for (var i = 0; i < bin.length; i++) bytes[i] = bin.charCodeAt(i);
-    var stream = new Blob([bytes]).stream().pipeThrough(new DecompressionStream("gzip"));
-    return new Response(stream).arrayBuffer().then(function (b) { blob = new Uint8Array(b); });
+    var b64 = document.getElementById("samples").textContent;
+    function inflate(body) {
+      return new Response(body.pipeThrough(new DecompressionStream("gzip"))).arrayBuffer()
+        .then(function (b) { blob = new Uint8Array(b); });
+    }
+    return fetch("data:application/octet-stream;base64," + b64).then(function (r) { return inflate(r.body); }, function () {
+      var bin = atob(b64), bytes = new Uint8Array(bin.length);
+      for (var i = 0; i < bin.length; i++) bytes[i] = bin.charCodeAt(i);
+      return inflate(new Blob([bytes]).stream());
+    });
   }
 
   // points decodes series s (once): per point its run, its sorted
@@ -428,7 +434,8 @@
       var job = pending.get(e.target);
       pending.delete(e.target);
       observer.unobserve(e.target);
-      drawChart(job[0], job[1], e.target);
+      // A compare waits for the charts in view to be drawn first.
+      if (job[1]) drawChart(job[0], job[1], e.target); else requestIdleCallback(job[0].show, { timeout: 500 });
     });
   }, { rootMargin: "200px" });
   function placeholder(grid, m, s, title) {
@@ -466,7 +473,8 @@
     m.pick = function (i, j) { a.value = i; b.value = j; m.show(); };
     a.onchange = m.show; b.onchange = m.show;
     sec.appendChild(pick); sec.appendChild(out);
-    if (m.runs.length < 2) out.textContent = "one run: nothing to compare yet";
+    // Compared when it comes into view (it decodes every series).
+    if (m.runs.length < 2) out.textContent = "one run: nothing to compare yet"; else pending.set(out, [m]);
     // Zoom and pan: drag across a chart to zoom, double-click for all.
     var zoom = el("div", { "class": "zoom" });
     var buttons = [["all", function () { setRange(m, null); }],
@@ -491,9 +499,10 @@
       if (m) m.pick(+l.getAttribute("data-old"), +l.getAttribute("data-new"));
     });
   });
+  performance.mark("headspace-built");
   decode().then(function () {
+    performance.mark("headspace-decoded");
     pending.forEach(function (job, box) { observer.observe(box); });
-    data.machines.forEach(function (m) { if (m.runs.length > 1) m.show(); });
     document.body.setAttribute("data-charts", String(document.querySelectorAll(".chart").length));
   }).catch(function (err) { console.error("history page: " + err); });
 })();
