@@ -426,6 +426,10 @@
     m.charts.push(u);
   }
 
+  // idle runs f once the browser is idle (Safari has no requestIdleCallback).
+  function idle(f) {
+    if (window.requestIdleCallback) requestIdleCallback(function () { f(); }, { timeout: 500 }); else setTimeout(f, 50);
+  }
   // Each chart is a placeholder until it comes near the viewport.
   var pending = new Map();
   var observer = new IntersectionObserver(function (entries) {
@@ -435,7 +439,7 @@
       pending.delete(e.target);
       observer.unobserve(e.target);
       // A compare waits for the charts in view to be drawn first.
-      if (job[1]) drawChart(job[0], job[1], e.target); else requestIdleCallback(job[0].show, { timeout: 500 });
+      if (job[1]) drawChart(job[0], job[1], e.target); else idle(job[0].show);
     });
   }, { rootMargin: "200px" });
   function placeholder(grid, m, s, title) {
