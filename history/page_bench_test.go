@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/chromedp/cdproto/page"
+	"github.com/chromedp/cdproto/performance"
 	"github.com/chromedp/chromedp"
 )
 
@@ -27,7 +28,11 @@ import (
 //     or scroll;
 //   - visible-charts-ms: from navigation, the page scrolled to the
 //     charts of every series as soon as it is parsed, until every chart
-//     then in view is drawn.
+//     then in view is drawn;
+//   - first-screen-busy-ms, visible-charts-busy-ms: how long the
+//     renderer's main thread was busy in those two loads (CDP's
+//     TaskDuration: the wall time of its tasks), the time the page could
+//     not answer the user.
 //
 // Run them one at a time, on a quiet machine:
 //
@@ -95,35 +100,58 @@ func benchPage(b *testing.B, nights int) {
 		b.Fatal(err)
 	}
 	ctx := browse(b, 1400, 1000)
-	if err := chromedp.Run(ctx, chromedp.ActionFunc(func(ctx context.Context) error {
+	if err := chromedp.Run(ctx, performance.Enable(), chromedp.ActionFunc(func(ctx context.Context) error {
 		_, err := page.AddScriptToEvaluateOnNewDocument(drawRecorder).Do(ctx)
 		return err
 	})); err != nil {
 		b.Fatal(err)
 	}
-	measure := func(url string) []float64 {
+	// busy is the renderer's main-thread busy time so far, in ms (CDP's
+	// TaskDuration).
+	busy := func() float64 {
+		var ms []*performance.Metric
+		if err := chromedp.Run(ctx, chromedp.ActionFunc(func(ctx context.Context) (err error) {
+			ms, err = performance.GetMetrics().Do(ctx)
+			return err
+		})); err != nil {
+			b.Fatal(err)
+		}
+		for _, m := range ms {
+			if m.Name == "TaskDuration" {
+				return 1000 * m.Value
+			}
+		}
+		b.Fatal("no TaskDuration metric")
+		return 0
+	}
+	// measure loads url and returns inView's figures and the main
+	// thread's time the load took until then.
+	measure := func(url string) ([]float64, float64) {
 		var got []float64
+		before := busy()
 		if err := chromedp.Run(ctx,
 			chromedp.Navigate(url),
 			chromedp.Poll(inView, &got, chromedp.WithPollingTimeout(60*time.Second), chromedp.WithPollingInterval(20*time.Millisecond)),
 		); err != nil {
 			b.Fatal(err)
 		}
-		return got
+		return got, busy() - before
 	}
 	// Once to warm the browser (its first page pays for starting its
 	// renderer), then each load from a blank page.
 	measure("file://" + path)
 	chromedp.Run(ctx, chromedp.Navigate("about:blank"))
-	first := measure("file://" + path)
+	first, firstBusy := measure("file://" + path)
 	chromedp.Run(ctx, chromedp.Navigate("about:blank"))
-	charts := measure("file://" + path + "#charts")
+	charts, chartsBusy := measure("file://" + path + "#charts")
 	if charts[2] == 0 {
 		b.Fatal("no chart in view once scrolled to the charts")
 	}
 	b.ReportMetric(max(first[0], first[1]), "first-screen-ms")
 	b.ReportMetric(first[6], "interactive-ms")
 	b.ReportMetric(charts[0], "visible-charts-ms")
+	b.ReportMetric(firstBusy, "first-screen-busy-ms")
+	b.ReportMetric(chartsBusy, "visible-charts-busy-ms")
 	b.ReportMetric(float64(len(html.String())), "page-bytes")
 	b.Logf("in page (ms since navigation; drawn, paint, charts, script ran, samples decoded, response end, interactive): first screen %.0f, scrolled %.0f", first, charts)
 	b.Logf("%d nights: first screen %.0f ms (paint %.0f ms, %.0f charts in view), charts in view after the scroll %.0f ms (%.0f charts), page %d bytes",
