@@ -1,17 +1,26 @@
 package history
 
 import (
+	"bytes"
+	"compress/gzip"
 	"context"
 	_ "embed"
+	"encoding/base64"
+	"encoding/binary"
 	"encoding/json"
 	"fmt"
 	"html"
 	"io"
 	"math"
+	"strconv"
 	"strings"
 	"time"
 
+	"golang.org/x/perf/benchunit"
+
 	"github.com/headspace-bench/headspace/harness/engines/gate"
+	"github.com/headspace-bench/headspace/internal/disturb"
+	"github.com/headspace-bench/headspace/internal/summary"
 )
 
 // The charting library, vendored and pinned: uPlot (see uplot/VERSION).
@@ -26,135 +35,240 @@ var (
 	uplotCSS string
 )
 
-// PairRuns is how many of a machine's latest runs the page can compare
-// pairwise (every pair among them, compared by the gate in advance: the
-// page holds no statistics code of its own).
-const PairRuns = 16
-
-// pageData is what the page's script draws.
+// pageData is what the page's script draws and compares: per machine,
+// its runs and an index of its series; the samples themselves are in the
+// page's blob (encodeSamples), decoded per chart as it scrolls into view.
 type pageData struct {
 	Generated string        `json:"generated"`
+	Alpha     float64       `json:"alpha"`     // the gate's, for the page's compare
+	Threshold float64       `json:"threshold"` // the gate's, for the page's compare
+	CI        [][2]int      `json:"ci"`        // per sample count n: the median's interval as 0-based order statistics, -1 for ±∞
 	Machines  []pageMachine `json:"machines"`
 }
 
 type pageMachine struct {
-	Key    string            `json:"key"`
-	Runs   []pageRun         `json:"runs"`
-	Series []pageSeries      `json:"series"`
-	First  int               `json:"pairFirst"` // the first run pairs exist for
-	Pairs  map[string]string `json:"pairs"`     // "i-j": the gate's text report, or why not
+	Key    string       `json:"key"`
+	Runs   []pageRun    `json:"runs"`
+	Series []pageSeries `json:"series"`
 }
 
 type pageRun struct {
 	Commit string `json:"commit"`
 	Date   string `json:"date"`
-	File   string `json:"file"`
 }
 
 type pageSeries struct {
 	Benchmark string       `json:"benchmark"`
 	Unit      string       `json:"unit"`
 	Better    string       `json:"better"`
-	Points    [][6]any     `json:"points"` // run, median, lo, hi, n, formatted
+	Binary    bool         `json:"bin,omitempty"`  // scaled by powers of 2 (benchunit.Binary)
+	Condition bool         `json:"cond,omitempty"` // a run condition: shown, never judged (disturb.IsCondition)
+	Exp       int          `json:"exp"`            // every sample is an integer × 10^exp in the blob
+	Offset    int          `json:"off"`            // where its points start in the blob
+	Points    int          `json:"np"`             // how many points it has
 	Changes   []pageChange `json:"changes"`
 	Suspect   *pageChange  `json:"suspect,omitempty"` // a suspected step at the end
 }
 
 type pageChange struct {
 	Run    int     `json:"run"`
+	Prev   int     `json:"prev"` // the series' run before it: compare's old side
 	Delta  float64 `json:"delta"`
 	Before string  `json:"before"`
 	After  string  `json:"after"`
 	Kind   string  `json:"kind"`
 }
 
-func finite(v float64) any {
-	if math.IsNaN(v) || math.IsInf(v, 0) {
-		return nil
+// SampleDigits is how many significant digits of every sample the page
+// keeps: a results file holds 6 to 10, so the page's samples, and the
+// medians, intervals and U tests computed from them, are the file's.
+const SampleDigits = 12
+
+// sampleExp is the power of ten every value of xs is a whole multiple of
+// once rounded to SampleDigits significant digits, but no finer than 15
+// digits below the largest (so that every integer stays exact in a
+// double, below 2^53).
+func sampleExp(xs []float64) int {
+	exp, top := math.MaxInt, math.MinInt
+	for _, v := range xs {
+		if v == 0 {
+			continue
+		}
+		m, e := decimal(v)
+		exp = min(exp, e-(len(m)-1))
+		top = max(top, e)
 	}
-	return v
+	if exp == math.MaxInt {
+		return 0
+	}
+	return max(exp, top-14)
 }
 
-func (h *History) pageData(ctx context.Context, now time.Time) (pageData, error) {
-	d := pageData{Generated: now.UTC().Format("2006-01-02 15:04 UTC")}
+// decimal is v's SampleDigits significant digits, without trailing
+// zeros and sign, and the power of ten of the first.
+func decimal(v float64) (digits string, exp int) {
+	s := strconv.FormatFloat(math.Abs(v), 'e', SampleDigits-1, 64)
+	i := strings.IndexByte(s, 'e')
+	exp, _ = strconv.Atoi(s[i+1:])
+	return strings.TrimRight(strings.Replace(s[:i], ".", "", 1), "0"), exp
+}
+
+// scaled is v as an integer multiple of 10^exp (v rounded to
+// SampleDigits significant digits).
+func scaled(v float64, exp int) int64 {
+	if v == 0 {
+		return 0
+	}
+	d, e := decimal(v)
+	n, _ := strconv.ParseInt(d, 10, 64)
+	for k := e - (len(d) - 1); k > exp; k-- {
+		n *= 10
+	}
+	for k := e - (len(d) - 1); k < exp; k++ {
+		n = (n + 5) / 10 // only below the 15 digits sampleExp keeps
+	}
+	if v < 0 {
+		n = -n
+	}
+	return n
+}
+
+// encodeSamples appends a series' points to blob as varints, each point
+// its run less the previous point's run (the first: its run + 1), its
+// sample count, its smallest sample less the previous point's smallest
+// (zigzag), then each next sample less the one before (sorted, so never
+// negative), every sample an integer × 10^exp. It returns the blob and
+// exp.
+func encodeSamples(blob []byte, points []Point) ([]byte, int) {
+	var all []float64
+	for _, p := range points {
+		all = append(all, p.Values...)
+	}
+	exp := sampleExp(all)
+	prevRun, prevFirst := -1, int64(0)
+	for _, p := range points {
+		blob = binary.AppendUvarint(blob, uint64(p.Run-prevRun))
+		blob = binary.AppendUvarint(blob, uint64(len(p.Values)))
+		prevRun = p.Run
+		var last int64
+		for i, v := range p.Values {
+			n := scaled(v, exp)
+			if i == 0 {
+				blob = binary.AppendVarint(blob, n-prevFirst)
+				prevFirst = n
+			} else {
+				blob = binary.AppendUvarint(blob, uint64(n-last))
+			}
+			last = n
+		}
+	}
+	return blob, exp
+}
+
+// medianOrders are the 0-based order statistics that bound the median's
+// confidence interval of n sorted samples (-1: ±∞), as package summary
+// computes it: found by summarising the samples 1 … n.
+func medianOrders(n int) [2]int {
+	if n == 0 {
+		return [2]int{-1, -1}
+	}
+	xs := make([]float64, n)
+	for i := range xs {
+		xs[i] = float64(i + 1)
+	}
+	s := summary.Of(xs)
+	out := [2]int{-1, -1}
+	if !math.IsInf(s.Lo, 0) {
+		out[0] = int(s.Lo) - 1
+	}
+	if !math.IsInf(s.Hi, 0) {
+		out[1] = int(s.Hi) - 1
+	}
+	return out
+}
+
+func (h *History) pageData(ctx context.Context, now time.Time) (pageData, []byte, error) {
+	opt := gate.DefaultOptions()
+	d := pageData{Generated: now.UTC().Format("2006-01-02 15:04 UTC"), Alpha: opt.Alpha, Threshold: opt.Threshold}
+	var blob []byte
+	maxN := 0
+	change := func(s *Series, c Change, suspected bool) *pageChange {
+		prev := c.Run
+		if c.Index > 0 {
+			prev = s.Points[c.Index-1].Run
+		}
+		return &pageChange{Run: c.Run, Prev: prev, Delta: c.Delta, Before: formatValue(c.Before, s.Unit),
+			After: formatValue(c.After, s.Unit), Kind: kind(SeriesChange{Series: s, Change: c, Suspected: suspected})}
+	}
 	for _, m := range h.Machines {
 		if err := ctx.Err(); err != nil {
-			return d, err
+			return d, nil, err
 		}
-		pm := pageMachine{Key: m.Key, Pairs: map[string]string{}}
+		pm := pageMachine{Key: m.Key}
 		for _, r := range m.Runs {
-			pm.Runs = append(pm.Runs, pageRun{Commit: r.Commit, Date: r.Date.Format("2006-01-02 15:04 UTC"), File: r.Name()})
+			pm.Runs = append(pm.Runs, pageRun{Commit: r.Commit, Date: r.Date.Format("2006-01-02 15:04 UTC")})
 		}
 		for _, s := range m.Series {
-			ps := pageSeries{Benchmark: s.Benchmark, Unit: s.Unit, Better: s.Better.String(), Changes: []pageChange{}}
+			ps := pageSeries{Benchmark: s.Benchmark, Unit: s.Unit, Better: s.Better.String(), Changes: []pageChange{},
+				Binary: benchunit.ClassOf(s.Unit) == benchunit.Binary, Condition: disturb.IsCondition(s.Unit),
+				Offset: len(blob), Points: len(s.Points)}
+			blob, ps.Exp = encodeSamples(blob, s.Points)
 			for _, p := range s.Points {
-				hw := p.Summary.Format(0)
-				if i := strings.Index(hw, "±"); i >= 0 {
-					hw = hw[i:]
-				}
-				ps.Points = append(ps.Points, [6]any{p.Run, finite(p.Median), finite(p.Lo), finite(p.Hi), p.N,
-					formatValue(p.Median, s.Unit) + " " + hw})
+				maxN = max(maxN, len(p.Values))
 			}
 			for _, c := range s.Changes {
-				ps.Changes = append(ps.Changes, pageChange{Run: c.Run, Delta: c.Delta, Before: formatValue(c.Before, s.Unit),
-					After: formatValue(c.After, s.Unit), Kind: kind(SeriesChange{Series: s, Change: c})})
+				ps.Changes = append(ps.Changes, *change(s, c, false))
 			}
 			if c := s.Suspect; c != nil {
-				ps.Suspect = &pageChange{Run: c.Run, Delta: c.Delta, Before: formatValue(c.Before, s.Unit),
-					After: formatValue(c.After, s.Unit), Kind: kind(SeriesChange{Series: s, Change: *c, Suspected: true})}
+				ps.Suspect = change(s, *c, true)
 			}
 			pm.Series = append(pm.Series, ps)
 		}
-		pm.First = max(0, len(m.Runs)-PairRuns)
-		for i := pm.First; i < len(m.Runs); i++ {
-			for j := i + 1; j < len(m.Runs); j++ {
-				if err := ctx.Err(); err != nil {
-					return d, err
-				}
-				opt := gate.DefaultOptions()
-				// One machine by construction (one folder): files written
-				// before the cores: line are this machine's too.
-				opt.CrossMachine = true
-				rep, err := gate.CompareFiles(m.Runs[i].Path, m.Runs[j].Path, opt)
-				if err == nil {
-					rep.OldName, rep.NewName = m.Runs[i].Commit+" ("+m.Runs[i].Name()+")", m.Runs[j].Commit+" ("+m.Runs[j].Name()+")"
-					ev := rep.Evidence(opt.MinCoverage)
-					rep.CrossMachine = false
-					var b strings.Builder
-					if err = rep.WriteText(&b); err == nil {
-						if ev != nil {
-							b.WriteString("\nnote: " + ev.Error() + "\n")
-						}
-						pm.Pairs[fmt.Sprintf("%d-%d", i, j)] = b.String()
-					}
-				}
-				if err != nil {
-					pm.Pairs[fmt.Sprintf("%d-%d", i, j)] = "not compared: " + err.Error()
-				}
-			}
-		}
 		d.Machines = append(d.Machines, pm)
 	}
-	return d, nil
+	for n := range maxN + 1 {
+		d.CI = append(d.CI, medianOrders(n))
+	}
+	return d, blob, nil
 }
 
 // WritePage writes the history as one self-contained HTML page: no
 // request leaves it (uPlot and the data are inside), so it works from
-// disk and on GitHub Pages alike. At the top, the latest night's
-// changes per machine; then, per machine, a pair of run pickers showing
-// compare's table for any two of its latest PairRuns runs, and one chart
-// per benchmark × unit: the run medians with their 95% confidence band,
-// the change points marked, and a box on hover with the commit, date,
-// value and interval; a suspected step at the end of a series is marked
-// apart (dotted, orange) and listed. It stops with ctx's error, having
-// written nothing, when ctx ends while the page is built.
+// disk and on any static host alike. It is built for years of nightly
+// runs of hundreds of series:
+//
+//   - First, the summary, in the HTML itself: the latest night per
+//     machine (the gate's changed rows and the change points it starts),
+//     the charts of the series that changed, and every change point and
+//     suspected step, each with a link that compares the runs either side.
+//   - Then per machine two run pickers over all its runs: the page
+//     compares the two picked as the gate does (page.js: medians, their
+//     intervals, the Mann–Whitney U test, Benjamini–Hochberg, the
+//     threshold), and one chart per benchmark × unit: the run medians with
+//     their 95% confidence band, the change points marked (a suspected
+//     step dotted, orange), a box on hover with the night under the
+//     cursor, and zoom and pan to a range of nights (shared by the
+//     machine's charts).
+//   - The samples are one compact blob (encodeSamples, gzip, base64)
+//     decoded once; a chart decodes its series and is drawn only when it
+//     scrolls into view, so the first screen costs the same at 12 nights
+//     or 730.
+//
+// It stops with ctx's error, having written nothing, when ctx ends while
+// the page is built.
 func (h *History) WritePage(ctx context.Context, w io.Writer, now time.Time) error {
-	data, err := h.pageData(ctx, now)
+	data, blob, err := h.pageData(ctx, now)
 	if err != nil {
 		return err
 	}
 	js, err := json.Marshal(data) // escapes <, > and &: safe inside <script>
 	if err != nil {
+		return err
+	}
+	var z bytes.Buffer
+	zw, _ := gzip.NewWriterLevel(&z, gzip.BestCompression)
+	zw.Write(blob)
+	if err := zw.Close(); err != nil {
 		return err
 	}
 	var b strings.Builder
@@ -203,21 +317,28 @@ func (h *History) WritePage(ctx context.Context, w io.Writer, now time.Time) err
 			b.WriteString("</ul>\n")
 		}
 	}
+	b.WriteString("</section>\n<section id=\"changed\"><h2>Changed series</h2>\n<p class=\"meta\">The series with a change point or a suspected step; every series is below, per machine.</p>\n<div class=\"charts\" id=\"changed-charts\"></div>\n")
 	b.WriteString("</section>\n<section id=\"changes\"><h2>Change points</h2>\n")
+	index := map[string]int{}
+	for i, m := range h.Machines {
+		index[m.Key] = i
+	}
 	if all := h.Changes(); len(all) == 0 {
 		b.WriteString("<p>None detected.</p>\n")
 	} else {
-		htmlChanges(&b, all)
+		htmlChanges(&b, all, index)
 	}
 	if sus := h.Suspects(); len(sus) > 0 {
 		b.WriteString("</section>\n<section id=\"suspects\"><h2>Suspected steps at the end of a series</h2>\n<p>In too few of the latest runs for the test to confirm; the next nights will tell.</p>\n")
-		htmlChanges(&b, sus)
+		htmlChanges(&b, sus, index)
 	}
 	b.WriteString("</section>\n<div id=\"machines\"></div>\n<div id=\"tip\" class=\"tip\" hidden></div>\n")
-	b.WriteString("<script>")
-	b.WriteString(uplotJS)
-	b.WriteString("</script>\n<script type=\"application/json\" id=\"data\">")
+	b.WriteString("<script type=\"application/json\" id=\"data\">")
 	b.Write(js)
+	b.WriteString("</script>\n<script type=\"application/octet-stream\" id=\"samples\">")
+	b.WriteString(base64.StdEncoding.EncodeToString(z.Bytes()))
+	b.WriteString("</script>\n<script>")
+	b.WriteString(uplotJS)
 	b.WriteString("</script>\n<script>")
 	b.WriteString(pageJS)
 	b.WriteString("</script>\n</body></html>\n")
@@ -225,144 +346,34 @@ func (h *History) WritePage(ctx context.Context, w io.Writer, now time.Time) err
 	return err
 }
 
-// htmlChanges writes a table of changes (or suspected steps).
-func htmlChanges(b *strings.Builder, cs []SeriesChange) {
+// htmlChanges writes a table of changes (or suspected steps), each with
+// a link that compares the series' run before it with its first run
+// (index: each machine's place on the page).
+func htmlChanges(b *strings.Builder, cs []SeriesChange, index map[string]int) {
 	e := html.EscapeString
-	b.WriteString("<table><tr><th>machine</th><th>benchmark</th><th>unit</th><th>first commit</th><th>date</th><th>change</th><th>before → after</th><th></th></tr>\n")
+	b.WriteString("<table><tr><th>machine</th><th>benchmark</th><th>unit</th><th>first commit</th><th>date</th><th>change</th><th>before → after</th><th></th><th></th></tr>\n")
 	for _, c := range cs {
 		what := kind(c)
 		if c.Suspected {
 			what += " (" + tail(c) + ")"
 		}
-		fmt.Fprintf(b, "<tr class=\"%s\"><td>%s</td><td>%s</td><td>%s</td><td><code>%s</code></td><td>%s</td><td>%s</td><td>%s → %s</td><td>%s</td></tr>\n",
+		prev := c.Run
+		if c.Index > 0 {
+			prev = c.Series.Points[c.Index-1].Run
+		}
+		fmt.Fprintf(b, "<tr class=\"%s\"><td>%s</td><td>%s</td><td>%s</td><td><code>%s</code></td><td>%s</td><td>%s</td><td>%s → %s</td><td>%s</td>"+
+			"<td><a href=\"#m-%d\" class=\"cmp-link\" data-m=\"%d\" data-old=\"%d\" data-new=\"%d\">compare</a></td></tr>\n",
 			map[bool]string{true: "reg", false: "imp"}[strings.HasSuffix(kind(c), "regression")], e(c.Series.Machine), e(c.Series.Benchmark), e(c.Series.Unit),
-			e(c.Commit), e(c.Date.Format("2006-01-02")), e(signed(c.Delta)), e(formatValue(c.Before, c.Series.Unit)), e(formatValue(c.After, c.Series.Unit)), e(what))
+			e(c.Commit), e(c.Date.Format("2006-01-02")), e(signed(c.Delta)), e(formatValue(c.Before, c.Series.Unit)), e(formatValue(c.After, c.Series.Unit)), e(what),
+			index[c.Series.Machine], index[c.Series.Machine], prev, c.Run)
 	}
 	b.WriteString("</table>\n")
 }
 
-const pageCSS = `
-body{font:14px/1.4 system-ui,sans-serif;margin:1.5em;color:#222}
-h1{margin:0 0 .2em}h2{border-bottom:1px solid #ccc;margin-top:1.5em}
-.meta{color:#666}
-table{border-collapse:collapse;margin:.5em 0}td,th{border:1px solid #ddd;padding:2px 6px;text-align:left;font-size:13px}
-tr.reg td{background:#fde8e8}tr.imp td{background:#e8f6ea}
-code,pre{font:12px ui-monospace,monospace}
-pre.cmp{background:#f6f6f6;padding:.6em;overflow:auto;max-height:30em}
-.charts{display:flex;flex-wrap:wrap;gap:10px}
-.chart{border:1px solid #e3e3e3;padding:4px}
-.chart h4{margin:0;font-size:12px;font-weight:normal;max-width:400px;overflow-wrap:anywhere}
-.tip{position:fixed;pointer-events:none;background:#fff;border:1px solid #888;padding:4px 6px;font-size:12px;box-shadow:0 1px 4px rgba(0,0,0,.3);z-index:10}
-.pick select{max-width:22em}
-`
-
-const pageJS = `
-(function () {
-  "use strict";
-  var data = JSON.parse(document.getElementById("data").textContent);
-  var tip = document.getElementById("tip");
-  var root = document.getElementById("machines");
-  function el(tag, attrs, text) {
-    var e = document.createElement(tag);
-    for (var k in attrs || {}) e.setAttribute(k, attrs[k]);
-    if (text != null) e.textContent = text;
-    return e;
-  }
-  function pct(d) { return (d >= 0 ? "+" : "") + (100 * d).toFixed(1) + "%"; }
-  // changeMarkers draws a dashed vertical line at each change point:
-  // red for a regression, green for an improvement.
-  function changeMarkers(changes) {
-    return { hooks: { draw: [function (u) {
-      var ctx = u.ctx;
-      ctx.save();
-      changes.forEach(function (c) {
-        var x = Math.round(u.valToPos(c.run - 0.5, "x", true));
-        var suspected = c.kind.indexOf("suspected") === 0;
-        ctx.strokeStyle = suspected ? "#e80" : c.kind === "regression" ? "#d33" : c.kind === "improvement" ? "#2a2" : "#888";
-        ctx.lineWidth = 2 * devicePixelRatio;
-        ctx.setLineDash(suspected ? [2 * devicePixelRatio, 3 * devicePixelRatio] : [5 * devicePixelRatio, 4 * devicePixelRatio]);
-        ctx.beginPath(); ctx.moveTo(x, u.bbox.top); ctx.lineTo(x, u.bbox.top + u.bbox.height); ctx.stroke();
-      });
-      ctx.restore();
-      u.root.setAttribute("data-drawn", "1");
-    }] } };
-  }
-  // hoverBox shows the run under the cursor: commit, date, value, interval.
-  function hoverBox(m, s, byRun) {
-    return { hooks: { setCursor: [function (u) {
-      var i = u.cursor.idx;
-      if (i == null || byRun[i] == null) { tip.hidden = true; return; }
-      var p = byRun[i], run = m.runs[i];
-      var ch = s.marks.filter(function (c) { return c.run === i; });
-      tip.textContent = "";
-      [run.commit + "  " + run.date, s.unit + ": " + p[5],
-       "95% interval: " + (p[2] == null ? "∞ (n=" + p[4] + ")" : p[2].toPrecision(4) + " – " + p[3].toPrecision(4) + " (n=" + p[4] + ")")]
-        .concat(ch.map(function (c) { return (c.kind.indexOf("suspected") === 0 ? "suspected step: " : "change point: ") + pct(c.delta) + " (" + c.before + " → " + c.after + "), " + c.kind; }))
-        .forEach(function (line, k) { var d = el(k === 0 ? "b" : "div", {}, line); tip.appendChild(d); if (k === 0) tip.appendChild(el("br")); });
-      var r = u.over.getBoundingClientRect();
-      tip.style.left = (r.left + u.cursor.left + 12) + "px";
-      tip.style.top = (r.top + u.cursor.top + 12) + "px";
-      tip.hidden = false;
-    }] } };
-  }
-  data.machines.forEach(function (m, mi) {
-    m.series.forEach(function (s) { s.changes = s.changes || []; s.marks = s.suspect ? s.changes.concat([s.suspect]) : s.changes; });
-    var sec = el("section", { id: "m-" + m.key });
-    sec.appendChild(el("h2", {}, m.key + " (" + m.runs.length + " runs)"));
-    // Two runs picked: compare's table for them.
-    var pick = el("div", { "class": "pick" });
-    pick.appendChild(el("span", {}, "compare "));
-    var a = el("select", { id: "old-" + mi }), b = el("select", { id: "new-" + mi });
-    for (var i = m.pairFirst; i < m.runs.length; i++) {
-      var label = m.runs[i].commit + " · " + m.runs[i].date;
-      a.appendChild(el("option", { value: i }, label));
-      b.appendChild(el("option", { value: i }, label));
-    }
-    a.value = Math.max(m.pairFirst, m.runs.length - 2); b.value = m.runs.length - 1;
-    pick.appendChild(a); pick.appendChild(el("span", {}, " with ")); pick.appendChild(b);
-    var pre = el("pre", { "class": "cmp", id: "cmp-" + mi });
-    function show() {
-      var i = +a.value, j = +b.value;
-      if (i === j) { pre.textContent = "pick two different runs"; return; }
-      var key = Math.min(i, j) + "-" + Math.max(i, j);
-      pre.textContent = (i > j ? "(older run shown as old)\n" : "") + (m.pairs[key] || "no comparison for these runs");
-    }
-    a.onchange = show; b.onchange = show;
-    sec.appendChild(pick); sec.appendChild(pre);
-    if (m.runs.length > 1) show(); else pre.textContent = "one run: nothing to compare yet";
-    var grid = el("div", { "class": "charts" });
-    sec.appendChild(grid);
-    root.appendChild(sec);
-    m.series.forEach(function (s) {
-      var box = el("div", { "class": "chart" });
-      box.appendChild(el("h4", {}, s.benchmark + " · " + s.unit + " (" + s.better + " is better)"));
-      grid.appendChild(box);
-      var xs = [], med = [], lo = [], hi = [], byRun = {};
-      for (var r = 0; r < m.runs.length; r++) { xs.push(r); med.push(null); lo.push(null); hi.push(null); }
-      s.points.forEach(function (p) { med[p[0]] = p[1]; lo[p[0]] = p[2]; hi[p[0]] = p[3]; byRun[p[0]] = p; });
-      var opts = {
-        width: 400, height: 200,
-        legend: { show: false },
-        cursor: { points: { size: 7 } },
-        scales: { x: { time: false, range: [-0.5, m.runs.length - 0.5] } },
-        axes: [
-          { values: function (u, splits) { return splits.map(function (v) { return Number.isInteger(v) && m.runs[v] ? m.runs[v].commit.slice(0, 7) : ""; }); },
-            incrs: [1, 2, 5, 10, 20, 50, 100], size: 30, font: "10px sans-serif" },
-          { size: 60, font: "10px sans-serif" }
-        ],
-        series: [
-          {},
-          { label: "median", stroke: "#2563eb", width: 1.5, spanGaps: true, points: { show: true, size: 5 } },
-          { label: "lo", stroke: "rgba(37,99,235,0.25)", width: 0, points: { show: false } },
-          { label: "hi", stroke: "rgba(37,99,235,0.25)", width: 0, points: { show: false } }
-        ],
-        bands: [{ series: [3, 2], fill: "rgba(37,99,235,0.15)" }],
-        plugins: [changeMarkers(s.marks), hoverBox(m, s, byRun)]
-      };
-      var u = new uPlot(opts, [xs, med, lo, hi], box);
-      u.over.addEventListener("mouseleave", function () { tip.hidden = true; });
-    });
-  });
-  document.body.setAttribute("data-charts", String(document.querySelectorAll(".uplot").length));
-})();
-`
+// The page's style and script, embedded (see WritePage).
+var (
+	//go:embed page.css
+	pageCSS string
+	//go:embed page.js
+	pageJS string
+)

@@ -14,7 +14,7 @@ import (
 // orphans (PR_SET_CHILD_SUBREAPER), so Chromium's helper processes, whose
 // parent exits first, come back to the test to be waited for instead of
 // lingering as zombies.
-func adoptOrphans(t *testing.T) {
+func adoptOrphans(t testing.TB) {
 	if err := unix.Prctl(unix.PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0); err != nil {
 		t.Logf("PR_SET_CHILD_SUBREAPER: %v", err)
 	}
@@ -23,7 +23,7 @@ func adoptOrphans(t *testing.T) {
 // noProcessesWith fails unless, within 10 s, no process's command line
 // contains marker (the browser's fresh user-data-dir), reaping the
 // orphans it adopted meanwhile.
-func noProcessesWith(t *testing.T, marker string) {
+func noProcessesWith(t testing.TB, marker string) {
 	deadline := time.Now().Add(10 * time.Second)
 	for {
 		children := true

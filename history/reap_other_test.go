@@ -4,5 +4,5 @@ package history
 
 import "testing"
 
-func adoptOrphans(t *testing.T)                   {}
-func noProcessesWith(t *testing.T, marker string) {}
+func adoptOrphans(t testing.TB)                   {}
+func noProcessesWith(t testing.TB, marker string) {}

@@ -52,6 +52,10 @@ type Series struct {
 type Point struct {
 	Run int // index into the machine's Runs
 	summary.Summary
+	// Values are the run's finite samples of the series, sorted: what
+	// the page's charts and its compare of any two runs are computed
+	// from.
+	Values []float64
 }
 
 // Change is a change point of a series, attributed to the first run
@@ -155,7 +159,8 @@ func loadMachine(ctx context.Context, dir, key string, opt Options) (*Machine, e
 				byKey[k] = s
 				order = append(order, k)
 			}
-			s.Points = append(s.Points, Point{Run: i, Summary: summary.Of(vals[k])})
+			slices.Sort(vals[k])
+			s.Points = append(s.Points, Point{Run: i, Summary: summary.Of(vals[k]), Values: vals[k]})
 		}
 	}
 	for _, k := range order {

@@ -45,9 +45,11 @@ attributed to the first commit that shows it; a step in the last runs
 too few to confirm — the test needs 14 points for a step half way — is
 reported as a suspected step at the end of the series) and writes:
   html      one self-contained page (works offline and on GitHub Pages):
-            the latest night's changes, compare's table for any two runs,
+            the latest night's changes and the changed series first,
+            the gate's comparison of any two runs (computed in the page),
             a chart per series with the median, its 95% band and the
-            change points; --out is required
+            change points, drawn as it scrolls into view, zoomable to a
+            range of nights; --out is required
   text      the change points only, one per line: machine, benchmark,
             unit, size in %, first commit and date; then the suspected
             steps; a field with a space or an unprintable character is
