@@ -144,7 +144,7 @@ type JPEGDecoder struct {
 	threads       int
 	format        int    // nvjpegOutputRGB (Decode) or nvjpegOutputRGBI (DecodeSamples)
 	backend       string // NvjpegHardware or NvjpegDefault
-	inited        int // the batch size nvjpegDecodeBatchedInitialize was last given
+	inited        int    // the batch size nvjpegDecodeBatchedInitialize was last given
 	images        []nvjpegImage
 	data, lengths []uintptr
 	pin           runtime.Pinner
