@@ -46,6 +46,7 @@ type nvjpegLib struct {
 	create, destroy, stateCreate, stateDestroy     uintptr
 	getImageInfo, decodeBatchedInit, decodeBatched uintptr
 	getProperty                                    uintptr
+	createEx                                       uintptr // nvjpegCreateEx, to ask for a backend; 0 if absent
 }
 
 // OpenNvjpeg opens the first of paths (NvjpegCandidates when empty) that
@@ -71,8 +72,27 @@ func openNvjpeg(paths []string) (*nvjpegLib, error) {
 			NvjpegEnv, err)
 	}
 	l.path = lib.Name
+	l.createEx = lib.Lookup("nvjpegCreateEx")
 	return l, nil
 }
+
+// The backends a JPEGDecoder decodes with (JPEGDecoder.Backend).
+const (
+	// NvjpegHardware is NVJPEG_BACKEND_HARDWARE: the card's JPEG
+	// decoding engines (A100, H100 and later), baseline JPEGs only.
+	NvjpegHardware = "hardware"
+	// NvjpegDefault is nvjpegCreateSimple's backend: hybrid CPU/GPU
+	// decoding on the SMs, for every card and every JPEG.
+	NvjpegDefault = "default"
+)
+
+// NvjpegBackendEnv chooses the backend: "hardware", "default", or unset
+// (or "auto") for the hardware decoder where the card has one, else the
+// default.
+const NvjpegBackendEnv = "HEADSPACE_NVJPEG_BACKEND"
+
+// nvjpegBackendHardware is nvjpegBackend_t's NVJPEG_BACKEND_HARDWARE.
+const nvjpegBackendHardware = 3
 
 // nvjpegStatusNames are nvjpegStatus_t's names.
 var nvjpegStatusNames = map[int]string{
@@ -122,8 +142,9 @@ type JPEGDecoder struct {
 	stream        uintptr
 	batch         int
 	threads       int
-	format        int // nvjpegOutputRGB (Decode) or nvjpegOutputRGBI (DecodeSamples)
-	inited        int // the batch size nvjpegDecodeBatchedInitialize was last given
+	format        int    // nvjpegOutputRGB (Decode) or nvjpegOutputRGBI (DecodeSamples)
+	backend       string // NvjpegHardware or NvjpegDefault
+	inited        int    // the batch size nvjpegDecodeBatchedInitialize was last given
 	images        []nvjpegImage
 	data, lengths []uintptr
 	pin           runtime.Pinner
@@ -151,18 +172,37 @@ func newJPEGDecoder(c *Context, paths []string, batch, maxThreads, format int) (
 	if err != nil {
 		return nil, err
 	}
+	want := os.Getenv(NvjpegBackendEnv)
+	switch want {
+	case "", "auto", NvjpegHardware, NvjpegDefault:
+	default:
+		return nil, fmt.Errorf("nvjpeg: %s=%q: want hardware, default or auto", NvjpegBackendEnv, want)
+	}
 	d := &JPEGDecoder{c: c, lib: lib, batch: batch, threads: maxThreads, format: format, inited: batch, images: make([]nvjpegImage, batch),
 		data: make([]uintptr, batch), lengths: make([]uintptr, batch)}
 	err = c.run(func() error {
-		if err := nvjpegCheck("nvjpegCreateSimple", nativelib.Call(lib.create, uintptr(unsafe.Pointer(&d.handle)))); err != nil {
-			return err
+		// The card's decoding engines first, where asked or left to us;
+		// a card without them (or a library without nvjpegCreateEx)
+		// refuses, and the default backend takes over unless hardware
+		// was asked for.
+		var hwErr error
+		if want != NvjpegDefault {
+			if lib.createEx == 0 {
+				hwErr = fmt.Errorf("%s has no nvjpegCreateEx", lib.path)
+			} else if hwErr = d.open(true); hwErr == nil {
+				d.backend = NvjpegHardware
+			} else {
+				d.release()
+			}
+			if hwErr != nil && want == NvjpegHardware {
+				return fmt.Errorf("the hardware backend (%s=hardware): %w", NvjpegBackendEnv, hwErr)
+			}
 		}
-		if err := nvjpegCheck("nvjpegJpegStateCreate", nativelib.Call(lib.stateCreate, d.handle, uintptr(unsafe.Pointer(&d.state)))); err != nil {
-			return err
-		}
-		if err := nvjpegCheck("nvjpegDecodeBatchedInitialize", nativelib.Call(lib.decodeBatchedInit, d.handle, d.state,
-			uintptr(batch), uintptr(maxThreads), uintptr(format))); err != nil {
-			return err
+		if d.backend == "" {
+			if err := d.open(false); err != nil {
+				return err
+			}
+			d.backend = NvjpegDefault
 		}
 		var err error
 		d.stream, err = c.streamCreate()
@@ -174,25 +214,50 @@ func newJPEGDecoder(c *Context, paths []string, batch, maxThreads, format int) (
 	return d, nil
 }
 
+// open creates the handle (with the hardware backend, or
+// nvjpegCreateSimple's), the state and the batched decoder, on the driver
+// thread.
+func (d *JPEGDecoder) open(hardware bool) error {
+	lib := d.lib
+	if hardware {
+		if err := nvjpegCheck("nvjpegCreateEx", nativelib.Call(lib.createEx, nvjpegBackendHardware, 0, 0, 0, uintptr(unsafe.Pointer(&d.handle)))); err != nil {
+			return err
+		}
+	} else if err := nvjpegCheck("nvjpegCreateSimple", nativelib.Call(lib.create, uintptr(unsafe.Pointer(&d.handle)))); err != nil {
+		return err
+	}
+	if err := nvjpegCheck("nvjpegJpegStateCreate", nativelib.Call(lib.stateCreate, d.handle, uintptr(unsafe.Pointer(&d.state)))); err != nil {
+		return err
+	}
+	return nvjpegCheck("nvjpegDecodeBatchedInitialize", nativelib.Call(lib.decodeBatchedInit, d.handle, d.state,
+		uintptr(d.batch), uintptr(d.threads), uintptr(d.format)))
+}
+
+// release destroys the state and the handle, on the driver thread.
+func (d *JPEGDecoder) release() error {
+	var errs []error
+	if d.state != 0 {
+		errs = append(errs, nvjpegCheck("nvjpegJpegStateDestroy", nativelib.Call(d.lib.stateDestroy, d.state)))
+		d.state = 0
+	}
+	if d.handle != 0 {
+		errs = append(errs, nvjpegCheck("nvjpegDestroy", nativelib.Call(d.lib.destroy, d.handle)))
+		d.handle = 0
+	}
+	return errors.Join(errs...)
+}
+
+// Backend is the backend the decoder decodes with: NvjpegHardware, the
+// card's JPEG engines, or NvjpegDefault. What a result file records beside
+// the library's version.
+func (d *JPEGDecoder) Backend() string { return d.backend }
+
 // Library is the path of the libnvjpeg the decoder uses.
 func (d *JPEGDecoder) Library() string { return d.lib.path }
 
 // Version is the library's version, major.minor.patch, from
 // nvjpegGetProperty: what a result file records beside decoder nvjpeg.
 func (d *JPEGDecoder) Version() (string, error) { return d.lib.version() }
-
-// NvjpegVersion opens libnvjpeg (paths as NewJPEGDecoder's; empty
-// searches NvjpegCandidates) and returns the file it loaded and its
-// version, without a GPU: what a result file records before the device
-// opens.
-func NvjpegVersion(paths []string) (path, version string, err error) {
-	lib, err := openNvjpeg(paths)
-	if err != nil {
-		return "", "", err
-	}
-	version, err = lib.version()
-	return lib.path, version, err
-}
 
 func (l *nvjpegLib) version() (string, error) {
 	var v [3]int32
@@ -319,6 +384,9 @@ func (d *JPEGDecoder) decode(jpegs [][]byte, before func() error) (time.Duration
 		}
 		if err := nvjpegCheck("nvjpegDecodeBatched", nativelib.Call(d.lib.decodeBatched, d.handle, d.state,
 			uintptr(unsafe.Pointer(&d.data[0])), uintptr(unsafe.Pointer(&d.lengths[0])), uintptr(unsafe.Pointer(&d.images[0])), d.stream)); err != nil {
+			if d.backend == NvjpegHardware {
+				return fmt.Errorf("%w (the hardware backend decodes baseline JPEGs only; %s=default decodes any on the SMs)", err, NvjpegBackendEnv)
+			}
 			return err
 		}
 		err := d.c.streamSync(d.stream)
@@ -337,17 +405,11 @@ func (d *JPEGDecoder) Close() error {
 	c := d.c
 	d.c = nil
 	return c.run(func() error {
-		var errs []error
+		var err error
 		if d.stream != 0 {
-			errs = append(errs, c.streamDestroy(d.stream))
+			err = c.streamDestroy(d.stream)
 		}
-		if d.state != 0 {
-			errs = append(errs, nvjpegCheck("nvjpegJpegStateDestroy", nativelib.Call(d.lib.stateDestroy, d.state)))
-		}
-		if d.handle != 0 {
-			errs = append(errs, nvjpegCheck("nvjpegDestroy", nativelib.Call(d.lib.destroy, d.handle)))
-		}
-		return errors.Join(errs...)
+		return errors.Join(err, d.release())
 	})
 }
 

@@ -14,17 +14,71 @@ import (
 
 // fakeNvjpeg builds testdata/fakenvjpeg.c into a shared library and returns
 // its path.
-func fakeNvjpeg(t *testing.T) string {
+func fakeNvjpeg(t *testing.T, defines ...string) string {
 	t.Helper()
 	cc, err := exec.LookPath("cc")
 	if err != nil {
 		t.Fatalf("the fake nvJPEG needs the C compiler cc: %v", err)
 	}
 	so := filepath.Join(t.TempDir(), "libfakenvjpeg.so")
-	if out, err := exec.Command(cc, "-shared", "-fPIC", "-O1", "-o", so, "testdata/fakenvjpeg.c").CombinedOutput(); err != nil {
+	args := append(append([]string{"-shared", "-fPIC", "-O1"}, defines...), "-o", so, "testdata/fakenvjpeg.c")
+	if out, err := exec.Command(cc, args...).CombinedOutput(); err != nil {
 		t.Fatalf("cc testdata/fakenvjpeg.c: %v\n%s", err, out)
 	}
 	return so
+}
+
+// TestNvjpegBackend: the decoder takes the card's JPEG engines where it
+// has them and the default backend where it has none; HEADSPACE_NVJPEG_BACKEND
+// asks for one (hardware on a card without: an error naming it) and a bad
+// value is refused.
+func TestNvjpegBackend(t *testing.T) {
+	f := loadFake(t)
+	c := f.open()
+	withHW, withoutHW := fakeNvjpeg(t), fakeNvjpeg(t, "-DFAKE_NO_HARDWARE")
+	for _, tc := range []struct {
+		lib, env, want, err string
+	}{
+		{withHW, "", NvjpegHardware, ""},
+		{withHW, "auto", NvjpegHardware, ""},
+		{withHW, "default", NvjpegDefault, ""},
+		{withoutHW, "", NvjpegDefault, ""},
+		{withoutHW, "hardware", "", "the hardware backend (HEADSPACE_NVJPEG_BACKEND=hardware): cuda: nvjpegCreateEx: NVJPEG_STATUS_ARCH_MISMATCH"},
+		{withHW, "gpu", "", `HEADSPACE_NVJPEG_BACKEND="gpu": want hardware, default or auto`},
+	} {
+		t.Setenv(NvjpegBackendEnv, tc.env)
+		d, err := NewJPEGSampleDecoder(c, []string{tc.lib}, 2, 1)
+		if tc.err != "" {
+			if err == nil || !strings.Contains(err.Error(), tc.err) {
+				t.Errorf("%s=%q: %v, want %q", NvjpegBackendEnv, tc.env, err, tc.err)
+			}
+			continue
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		if d.Backend() != tc.want {
+			t.Errorf("%s=%q (hardware %v): backend %s, want %s", NvjpegBackendEnv, tc.env, tc.lib == withHW, d.Backend(), tc.want)
+		}
+		file, _ := fakeJPEG(3, 2, 1)
+		if _, err := d.DecodeSamples([][]byte{make([]byte, 4)}, [][]byte{file}, mustAlloc(t, c, 64), 64, 3, 2); err != nil {
+			t.Errorf("backend %s: %v", d.Backend(), err)
+		}
+		if err := d.Close(); err != nil {
+			t.Error(err)
+		}
+	}
+}
+
+// mustAlloc is n bytes of device memory, freed when the test ends.
+func mustAlloc(t *testing.T, c *Context, n int64) uint64 {
+	t.Helper()
+	p, free, err := DeviceAlloc(c, n)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { free() })
+	return p
 }
 
 // fakeJPEG is the fake library's "JPEG" of a w×h image whose interleaved

@@ -96,14 +96,24 @@ func (d CUDADecode) Validate() error {
 type CUDADecodeSetup struct {
 	GPU           cuda.Info
 	Library       string // the libnvjpeg's path
+	Version       string // its version, major.minor.patch
+	Backend       string // cuda.NvjpegHardware or cuda.NvjpegDefault
 	Files         int    // JPEG files read (at most a batch)
 	Width, Height int    // their size
 }
 
 // Settings is the setup's configuration lines: the GPU's (GPUSettings)
-// and the library's file name.
+// and the decoder's (NvjpegSettings).
 func (s CUDADecodeSetup) Settings() []results.Config {
-	return append(GPUSettings(s.GPU), results.Config{Key: "nvjpeg", Value: filepath.Base(s.Library)})
+	return append(GPUSettings(s.GPU), NvjpegSettings(s.Library, s.Version, s.Backend)...)
+}
+
+// NvjpegSettings is what a result file records of an nvJPEG decoder, for
+// cuda decode and for ladder --decoder nvjpeg alike: the library's file
+// name and version ("libnvjpeg.so.12 12.4.127") and the backend it
+// decodes with (hardware: the card's JPEG engines; default: the SMs).
+func NvjpegSettings(library, version, backend string) []results.Config {
+	return []results.Config{{Key: "nvjpeg", Value: filepath.Base(library) + " " + version}, {Key: "nvjpeg-backend", Value: backend}}
 }
 
 // Run reads the files, opens the GPU and libnvjpeg, and decodes: its
@@ -139,7 +149,11 @@ func (d CUDADecode) Run(ctx context.Context, env Env) ([]*benchfmt.Result, error
 		return nil, err
 	}
 	defer free()
-	send(env.Details.DecodeSetup, CUDADecodeSetup{GPU: c.Info(), Library: dec.Library(), Files: len(files), Width: w, Height: h})
+	version, err := dec.Version()
+	if err != nil {
+		return nil, err
+	}
+	send(env.Details.DecodeSetup, CUDADecodeSetup{GPU: c.Info(), Library: dec.Library(), Version: version, Backend: dec.Backend(), Files: len(files), Width: w, Height: h})
 
 	var out []*benchfmt.Result
 	keep := env.collect(&out)

@@ -59,7 +59,7 @@ func TestCUDADecodeOnAFakeDriver(t *testing.T) {
 	for _, c := range append(setups[0].Settings(), d.Settings()...) {
 		keys[c.Key] = c.Value
 	}
-	for k, v := range map[string]string{"nvjpeg": "libfakenvjpeg.so", "jpegs": filepath.Base(dir), "threads": "1", "gpu": setups[0].GPU.Name} {
+	for k, v := range map[string]string{"nvjpeg": "libfakenvjpeg.so 12.4.127", "nvjpeg-backend": "hardware", "jpegs": filepath.Base(dir), "threads": "1", "gpu": setups[0].GPU.Name} {
 		if keys[k] != v {
 			t.Errorf("setting %s = %q, want %q", k, keys[k], v)
 		}

@@ -80,13 +80,23 @@ func openCUDA(ctx context.Context, pf *pipelineFlags, pinned bool) (device.Devic
 
 // nvjpegSettings is what a result file records of the device's JPEG
 // decoder with --decoder nvjpeg (the loader's lines say decoder nvjpeg):
-// libnvjpeg's version, read before the GPU opens.
-func nvjpegSettings() ([]results.Config, error) {
-	_, v, err := cuda.NvjpegVersion(nil)
+// workloads.NvjpegSettings of a decoder opened on the GPU and closed
+// again, before the device opens (the backend depends on the card).
+func nvjpegSettings(ctx context.Context) ([]results.Config, error) {
+	c, err := openGPU(ctx)
 	if err != nil {
+		return nil, err
+	}
+	dec, err := cuda.NewJPEGSampleDecoder(c, nil, 1, 1)
+	if err != nil {
+		return nil, errors.Join(fmt.Errorf("--decoder nvjpeg: %w", err), c.Close())
+	}
+	v, err := dec.Version()
+	settings := workloads.NvjpegSettings(dec.Library(), v, dec.Backend())
+	if err = errors.Join(err, dec.Close(), c.Close()); err != nil {
 		return nil, fmt.Errorf("--decoder nvjpeg: %w", err)
 	}
-	return []results.Config{{Key: "nvjpeg", Value: v}}, nil
+	return settings, nil
 }
 
 // planForSample gives the device the Net's plan for each batch shape: a

@@ -230,7 +230,7 @@ func (f *pipelineFlags) device(ctx context.Context) (workloads.Device, error) {
 			settings = append(settings, results.Config{Key: "precision", Value: f.precision})
 		}
 		if f.data.decoder == ondisk.DecoderNvjpeg {
-			nv, err := nvjpegSettings()
+			nv, err := nvjpegSettings(ctx)
 			if err != nil {
 				return workloads.Device{}, err
 			}

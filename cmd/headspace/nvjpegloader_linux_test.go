@@ -46,7 +46,7 @@ func TestLadderDecodesOnTheDevice(t *testing.T) {
 		t.Fatal(err)
 	}
 	file := string(b)
-	for _, want := range []string{"\ndecoder: nvjpeg\n", "\nnvjpeg: 12.4.127\n", "\ndevice-crop: true\n", "\ngpu: Fake GPU",
+	for _, want := range []string{"\ndecoder: nvjpeg\n", "\nnvjpeg: libfakenvjpeg.so 12.4.127\n", "\nnvjpeg-backend: hardware\n", "\ndevice-crop: true\n", "\ngpu: Fake GPU",
 		"BenchmarkLadder/level=none/", "BenchmarkLadder/level=encoded/", "BenchmarkLadder/level=raw/", "BenchmarkLadder/level=device/"} {
 		if !strings.Contains(file, want) {
 			t.Errorf("the result file lacks %q:\n%s", want, file)

@@ -37,6 +37,18 @@ int nvjpegCreateSimple(struct handle **h) {
 	return SUCCESS;
 }
 
+// nvjpegCreateEx takes the hardware backend (3) too, unless built with
+// -DFAKE_NO_HARDWARE: then, as on a card without JPEG engines, it refuses
+// it with NVJPEG_STATUS_ARCH_MISMATCH.
+int nvjpegCreateEx(int backend, void *dev, void *pinned, unsigned flags, struct handle **h) {
+	(void)dev, (void)pinned, (void)flags;
+	if (backend < 0 || backend > 4) return INVALID_PARAMETER;
+#ifdef FAKE_NO_HARDWARE
+	if (backend == 3) return 7;
+#endif
+	return nvjpegCreateSimple(h);
+}
+
 int nvjpegDestroy(struct handle *h) {
 	if (!h || h->magic != MAGIC_HANDLE) return INVALID_PARAMETER;
 	h->magic = 0;
