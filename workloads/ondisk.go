@@ -48,7 +48,7 @@ type OnDisk struct {
 	// Raw files hold the same bytes count whatever the content, so raw
 	// cases run with noise only.
 	Contents []string
-	// Decoders are the JPEG decoders (ondisk.Decoders; nil: go); they
+	// Decoders are the JPEG decoders (ondisk.HostDecoders; nil: go); they
 	// apply to JPEG cases only, the others run with go.
 	Decoders []string
 	// Ladder is every case's sweep: its pipeline (with the raw size and
@@ -83,7 +83,7 @@ func DefaultOnDisk() OnDisk {
 	return OnDisk{
 		Formats: ondisk.Formats, Layouts: ondisk.Layouts,
 		RawSizes: []int{1024, 256}, PageCaches: caches,
-		Contents: datasets.Contents, Decoders: ondisk.Decoders,
+		Contents: datasets.Contents, Decoders: ondisk.HostDecoders,
 		Ladder: l,
 	}
 }
@@ -308,8 +308,8 @@ func (o OnDisk) Validate() error {
 		}
 	}
 	for _, d := range o.Decoders {
-		if !slices.Contains(ondisk.Decoders, d) {
-			return fmt.Errorf("decoder %q: want one of %s", d, strings.Join(ondisk.Decoders, ", "))
+		if !slices.Contains(ondisk.HostDecoders, d) {
+			return fmt.Errorf("decoder %q: want one of %s (the experiment decodes on the host)", d, strings.Join(ondisk.HostDecoders, ", "))
 		}
 		if d == ondisk.DecoderTurbo {
 			if _, err := ondisk.DecoderName(d); err != nil {

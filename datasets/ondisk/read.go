@@ -14,6 +14,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -100,8 +101,13 @@ const (
 	DecoderNvjpeg = "nvjpeg"
 )
 
-// Decoders lists the JPEG decoders Options.Decoder accepts.
-var Decoders = []string{DecoderGo, DecoderTurbo, DecoderNvjpeg}
+// HostDecoders lists the decoders that decode on the host: what the
+// on-disk experiment and the peer compare.
+var HostDecoders = []string{DecoderGo, DecoderTurbo}
+
+// Decoders lists the JPEG decoders Options.Decoder accepts: HostDecoders
+// and the device's.
+var Decoders = append(slices.Clip(HostDecoders), DecoderNvjpeg)
 
 // DecoderName describes decoder for a result file: "go", or "turbojpeg"
 // with libjpeg-turbo's version ("turbojpeg libjpeg-turbo 2.1.5"); it

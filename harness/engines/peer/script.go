@@ -51,7 +51,7 @@ type Settings struct {
 	// user brings (ImageFolder, WebDataset): the peer reads the same
 	// files by it, resized to Width×Height as ours are.
 	Index string
-	// Decoder is our side's JPEG decoder (ondisk.Decoders); the peer
+	// Decoder is our side's JPEG decoder (ondisk.HostDecoders); the peer
 	// always decodes with PIL.
 	Decoder string
 	// Bucket is how our side reads Data at an s3:// URL (its endpoint:
