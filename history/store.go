@@ -31,6 +31,10 @@
 // so that the setup check and the write are one step. The copy is atomic
 // and never replaces a file: it is written under a temporary name and
 // hard-linked into place, which fails if another writer got there first.
+// The setup and duplicate checks read the folder's index (index.go), not
+// every earlier run, so an add costs the same in a store of a year of
+// nights as in an empty one; the index is checked against the folder
+// and rebuilt from the files when it cannot be trusted.
 //
 // # The report
 //

@@ -37,7 +37,12 @@ number, a date later than now (10 minutes' leeway), a partial file (a
 partial: line) unless --partial, a file already in the store, a file
 whose setup differs from its machine's series, naming the keys, and a
 machine folder that is a symbolic link. Files are added in the order
-given; the first refusal stops the rest.
+given; the first refusal stops the rest. The setup and duplicate checks
+read the machine folder's index (DIR/<machine>/.index: each run's name,
+size, hash and setup), not every earlier run, so an add takes the same
+time however many runs the store holds; an index that is missing or
+disagrees with the folder's files is rebuilt from them, with a line on
+stderr saying why.
 
 report reads the store, finds the change points of every benchmark × unit
 × machine series (E-Divisive means with a permutation test; each change
@@ -70,7 +75,7 @@ func runHistory(ctx context.Context, args []string, stdout, stderr io.Writer) er
 		fs.Usage()
 		return flag.ErrHelp
 	case "add":
-		return runHistoryAdd(ctx, args[1:], stdout)
+		return runHistoryAdd(ctx, args[1:], stdout, stderr)
 	case "report":
 		return runHistoryReport(ctx, args[1:], stdout)
 	case "latest":
@@ -79,7 +84,7 @@ func runHistory(ctx context.Context, args []string, stdout, stderr io.Writer) er
 	return usagef("unknown subcommand %q: want add, report or latest", args[0])
 }
 
-func runHistoryAdd(ctx context.Context, args []string, stdout io.Writer) error {
+func runHistoryAdd(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs := newFlagSet("history add", historyUsage, stdout)
 	store := fs.String("store", "", "the history store `DIR` (a folder committed in git)")
 	date := fs.String("date", "", "the run's `date` (RFC 3339) for files that record none; default: the file's modification time")
@@ -109,7 +114,7 @@ func runHistoryAdd(ctx context.Context, args []string, stdout io.Writer) error {
 		if err := ctx.Err(); err != nil {
 			return err
 		}
-		run, err := history.Add(ctx, *store, f, history.AddOptions{Date: when, Partial: *partial})
+		run, err := history.Add(ctx, *store, f, history.AddOptions{Date: when, Partial: *partial, Log: stderr})
 		if err != nil {
 			if ctx.Err() != nil {
 				return err
