@@ -314,6 +314,20 @@ func (idx *index) latestRun(dir, folder string) (Run, bool) {
 	return Run{Machine: e.Machine, Key: folder, Commit: e.Commit, Date: e.Date, Path: filepath.Join(dir, folder, e.Name), Setup: e.Setup, Partial: e.Partial}, true
 }
 
+// Latest is the latest run of machine folder folder in the store in dir
+// (MachineFolder), from the folder's index as Add checks it (rebuilt in
+// memory, not written, when it cannot be trusted): one file read however
+// many runs the folder holds. Its Path, Commit, Date, Machine, Setup and
+// Partial are set; ok is false when the folder holds no run.
+func Latest(dir, folder string) (run Run, ok bool, err error) {
+	idx, _, err := readIndex(dir, folder)
+	if err != nil {
+		return Run{}, false, err
+	}
+	run, ok = idx.latestRun(dir, folder)
+	return run, ok, nil
+}
+
 // sweepTemps removes the temporary files of killed adds (".add-*.tmp")
 // from mdir. The caller holds the machine's lock: no add of this
 // machine is writing one.

@@ -193,3 +193,32 @@ func TestGeneratedStoreIndexed(t *testing.T) {
 	}
 	wantConsistent(t, filepath.Join(dir, MachineKey(g.Machine())), 12)
 }
+
+// TestLatest: Latest is the last of Runs, with a good index, with none,
+// and with one that lies about the latest run (not trusted, not written).
+func TestLatest(t *testing.T) {
+	store, mdir, _ := indexedStore(t, 3)
+	runs, err := Runs(store, testKey)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := runs[len(runs)-1]
+	check := func(what string) {
+		t.Helper()
+		got, ok, err := Latest(store, testKey)
+		if err != nil || !ok || got.Path != want.Path || got.Commit != want.Commit || !got.Date.Equal(want.Date) || got.Machine != want.Machine {
+			t.Errorf("%s: Latest = %+v, %v, %v; want %s", what, got, ok, err, want.Path)
+		}
+	}
+	check("good index")
+	editIndex(t, mdir, func(idx *index) { idx.Runs = idx.Runs[:2] })
+	check("index lacking the latest run")
+	os.Remove(filepath.Join(mdir, IndexName))
+	check("no index")
+	if _, err := os.Stat(filepath.Join(mdir, IndexName)); err == nil {
+		t.Error("Latest wrote an index")
+	}
+	if _, ok, err := Latest(store, "no-such-machine"); ok || err != nil {
+		t.Errorf("a missing folder: %v, %v; want none", ok, err)
+	}
+}

@@ -222,12 +222,12 @@ func runHistoryLatest(ctx context.Context, args []string, stdout io.Writer) erro
 	if err != nil {
 		return usageError{err.Error()}
 	}
-	runs, err := history.Runs(*store, folder)
+	last, ok, err := history.Latest(*store, folder)
 	if err != nil {
 		return usageError{err.Error()}
 	}
-	if len(runs) > 0 {
-		fmt.Fprintln(stdout, runs[len(runs)-1].Path)
+	if ok {
+		fmt.Fprintln(stdout, last.Path)
 	}
 	return ctx.Err()
 }
