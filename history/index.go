@@ -124,12 +124,11 @@ func readIndex(dir, folder string) (*index, string, error) {
 	if err != nil {
 		return nil, "", err
 	}
-	why := checkIndex(mdir, files)
+	idx, why := checkIndex(mdir, files)
 	if why == "" {
-		idx, err := loadIndexFile(mdir)
-		return idx, "", err
+		return idx, "", nil
 	}
-	idx, err := buildIndex(mdir, files)
+	idx, err = buildIndex(mdir, files)
 	if err != nil {
 		return nil, "", err
 	}
@@ -157,16 +156,22 @@ func loadIndexFile(mdir string) (*index, error) {
 	return &idx, nil
 }
 
-// checkIndex says why mdir's index cannot be trusted for the run files
-// files (name → size), or "" when it can.
-func checkIndex(mdir string, files map[string]int64) string {
+// checkIndex reads mdir's index and checks it against the run files
+// files (name → size): the index, or why it cannot be trusted.
+func checkIndex(mdir string, files map[string]int64) (*index, string) {
 	idx, err := loadIndexFile(mdir)
 	switch {
 	case errors.Is(err, fs.ErrNotExist):
-		return "missing"
+		return nil, "missing"
 	case err != nil:
-		return fmt.Sprintf("unreadable (%v)", err)
+		return nil, fmt.Sprintf("unreadable (%v)", err)
 	}
+	return idx, checkRuns(mdir, idx, files)
+}
+
+// checkRuns says why index idx of mdir disagrees with the run files
+// files, or "" when it agrees.
+func checkRuns(mdir string, idx *index, files map[string]int64) string {
 	seen := map[string]bool{}
 	for i, e := range idx.Runs {
 		size, ok := files[e.Name]
@@ -293,14 +298,29 @@ func sortEntries(es []indexEntry) {
 	})
 }
 
-// writeIndex writes idx as mdir's index, atomically. The caller holds the
-// machine's lock.
+// writeIndex writes idx as mdir's index, atomically: JSON with one line
+// per run, so that a run added is a line added in git's diff. The
+// caller holds the machine's lock.
 func writeIndex(mdir string, idx *index) error {
-	data, err := json.MarshalIndent(idx, "", "\t")
+	format, err := json.Marshal(idx.Format)
 	if err != nil {
 		return err
 	}
-	return atomicfile.WriteBytes(filepath.Join(mdir, IndexName), append(data, '\n'))
+	var b bytes.Buffer
+	fmt.Fprintf(&b, "{\"format\": %s, \"runs\": [", format)
+	for i, e := range idx.Runs {
+		line, err := json.Marshal(e)
+		if err != nil {
+			return err
+		}
+		if i > 0 {
+			b.WriteByte(',')
+		}
+		b.WriteString("\n")
+		b.Write(line)
+	}
+	b.WriteString("\n]}\n")
+	return atomicfile.WriteBytes(filepath.Join(mdir, IndexName), b.Bytes())
 }
 
 // latestRun is the latest run of an index, as a Run of folder folder in
