@@ -79,3 +79,52 @@ func TestGenerateSmall(t *testing.T) {
 		t.Errorf("changes\n%v\nwant\n%v", strings.Join(got, "\n"), strings.Join(want, "\n"))
 	}
 }
+
+// yearFinds scores a loaded generated store against its generator: how
+// many of the injected steps' series (each step's benchmark in each of
+// its units) have a change point at the step's night, how many do not,
+// and how many change points there are beyond those.
+func yearFinds(h *History, g Generator) (found, missed, others int) {
+	want := map[string]bool{}
+	for _, s := range g.Steps {
+		for _, u := range g.Units(s.Bench) {
+			if u == "ns/op" {
+				u = "sec/op" // as the gate tidies it
+			}
+			want[g.Benchmark(s.Bench)+" "+u+" "+g.Commit(s.Night)] = true
+		}
+	}
+	for _, c := range h.Changes() {
+		if k := c.Series.Benchmark + " " + c.Series.Unit + " " + c.Commit; want[k] {
+			found++
+			delete(want, k)
+		} else {
+			others++
+		}
+	}
+	return found, len(want), others
+}
+
+// TestYearStepsFound: on a generated year (365 nightly runs; 30 series
+// here, to keep the test short under -race: BenchmarkYearLoad checks the
+// full 200), the three 8% steps are found at their nights in all three
+// units, and no other change point is reported.
+func TestYearStepsFound(t *testing.T) {
+	g := YearOfNights()
+	g.Series = 30
+	g.Steps = []Step{{Night: 91, Bench: 1, Delta: -0.08}, {Night: 182, Bench: 4, Delta: -0.08}, {Night: 273, Bench: 7, Delta: -0.08}}
+	dir := filepath.Join(t.TempDir(), "store")
+	if err := g.Write(context.Background(), dir); err != nil {
+		t.Fatal(err)
+	}
+	h, err := Load(context.Background(), dir, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if found, missed, others := yearFinds(h, g); found != 9 || missed != 0 || others != 0 {
+		t.Errorf("%d of the 9 stepped series found at their night, %d missed, %d other change points; want 9, 0, 0", found, missed, others)
+		for _, c := range h.Changes() {
+			t.Logf("%s %s at run %d (%+.1f%%)", c.Series.Benchmark, c.Series.Unit, c.Run, 100*c.Delta)
+		}
+	}
+}

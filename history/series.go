@@ -4,8 +4,10 @@ import (
 	"context"
 	"fmt"
 	"math"
+	"runtime"
 	"slices"
 	"sort"
+	"sync"
 	"time"
 
 	"golang.org/x/perf/benchfmt"
@@ -163,28 +165,12 @@ func loadMachine(ctx context.Context, dir, key string, opt Options) (*Machine, e
 			s.Points = append(s.Points, Point{Run: i, Summary: summary.Of(vals[k]), Values: vals[k]})
 		}
 	}
-	for _, k := range order {
-		if err := ctx.Err(); err != nil {
-			return nil, err
-		}
-		s := byKey[k]
-		xs := make([]float64, len(s.Points))
-		for i, p := range s.Points {
-			xs[i] = p.Median
-		}
-		for _, c := range changepoint.Detect(xs, opt.ChangePoint) {
-			r := s.Points[c.Index].Run
-			s.Changes = append(s.Changes, Change{Change: c, Run: r, Commit: runs[r].Commit, Date: runs[r].Date})
-		}
-		from := 0
-		if n := len(s.Changes); n > 0 {
-			from = s.Changes[n-1].Index
-		}
-		if c, ok := changepoint.Suspect(xs, from, opt.ChangePoint); ok {
-			r := s.Points[c.Index].Run
-			s.Suspect = &Change{Change: c, Run: r, Commit: runs[r].Commit, Date: runs[r].Date}
-		}
-		m.Series = append(m.Series, s)
+	m.Series = make([]*Series, len(order))
+	for i, k := range order {
+		m.Series[i] = byKey[k]
+	}
+	if err := detectAll(ctx, m.Series, runs, opt.ChangePoint); err != nil {
+		return nil, err
 	}
 	sort.SliceStable(m.Series, func(i, j int) bool {
 		if m.Series[i].Benchmark != m.Series[j].Benchmark {
@@ -210,6 +196,57 @@ func loadMachine(ctx context.Context, dir, key string, opt Options) (*Machine, e
 		}
 	}
 	return m, nil
+}
+
+// detectAll finds the change points and the suspected step of every
+// series, GOMAXPROCS series at a time: each series' detection is its own
+// (its own seeded shuffles), so the result is the same in any order. It
+// stops with ctx's error when ctx ends.
+func detectAll(ctx context.Context, series []*Series, runs []Run, opt changepoint.Options) error {
+	next := make(chan *Series)
+	var wg sync.WaitGroup
+	for range min(runtime.GOMAXPROCS(0), len(series)) {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for s := range next {
+				detect(s, runs, opt)
+			}
+		}()
+	}
+	var err error
+	for _, s := range series {
+		if err = ctx.Err(); err != nil {
+			break
+		}
+		next <- s
+	}
+	close(next)
+	wg.Wait()
+	if err == nil {
+		err = ctx.Err()
+	}
+	return err
+}
+
+// detect finds series s's change points and suspected step.
+func detect(s *Series, runs []Run, opt changepoint.Options) {
+	xs := make([]float64, len(s.Points))
+	for i, p := range s.Points {
+		xs[i] = p.Median
+	}
+	for _, c := range changepoint.Detect(xs, opt) {
+		r := s.Points[c.Index].Run
+		s.Changes = append(s.Changes, Change{Change: c, Run: r, Commit: runs[r].Commit, Date: runs[r].Date})
+	}
+	from := 0
+	if n := len(s.Changes); n > 0 {
+		from = s.Changes[n-1].Index
+	}
+	if c, ok := changepoint.Suspect(xs, from, opt); ok {
+		r := s.Points[c.Index].Run
+		s.Suspect = &Change{Change: c, Run: r, Commit: runs[r].Commit, Date: runs[r].Date}
+	}
 }
 
 // direction is the unit's direction as the gate takes it.

@@ -31,6 +31,10 @@
 // so that the setup check and the write are one step. The copy is atomic
 // and never replaces a file: it is written under a temporary name and
 // hard-linked into place, which fails if another writer got there first.
+// The setup and duplicate checks read the folder's index (index.go), not
+// every earlier run, so an add costs the same in a store of a year of
+// nights as in an empty one; the index is checked against the folder
+// and rebuilt from the files when it cannot be trusted.
 //
 // # The report
 //
@@ -42,11 +46,13 @@
 package history
 
 import (
+	"bytes"
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -117,11 +123,11 @@ func MachineFolder(dir string, m gate.Machine) (string, error) {
 		return key, nil
 	}
 	legacy := m.Key()
-	runs, err := Runs(dir, legacy)
+	idx, _, err := readIndex(dir, legacy)
 	if err != nil {
 		return "", err
 	}
-	if n := len(runs); n > 0 && runs[n-1].Machine == m {
+	if last, ok := idx.latestRun(dir, legacy); ok && last.Machine == m {
 		return legacy, nil
 	}
 	return key, nil
@@ -306,6 +312,10 @@ type AddOptions struct {
 	// (instead of its modification time): a backfill passes the commit's
 	// date.
 	Date time.Time
+	// Log, when not nil, takes a line when the store's index of the
+	// machine folder was missing or could not be trusted and was rebuilt
+	// from the files.
+	Log io.Writer
 	// Partial accepts a partial file (a partial: line: an interrupted run,
 	// a partial merge), which Add otherwise refuses: its missing points
 	// would show as gaps, or as steps, in its machine's series.
@@ -352,28 +362,54 @@ func Add(ctx context.Context, dir, path string, opt AddOptions) (Run, error) {
 		return Run{}, err
 	}
 	run.Key = folder
-	series, err := Runs(dir, folder)
+	// What the folder holds, from its index (checked against the folder,
+	// rebuilt from the files when it cannot be trusted): the duplicate
+	// and setup checks read no earlier run.
+	mdir := filepath.Join(dir, folder)
+	idx, why, err := readIndex(dir, folder)
 	if err != nil {
 		return Run{}, err
 	}
 	sum := sha256.Sum256(data)
-	for _, old := range series {
-		od, err := os.ReadFile(old.Path)
-		if err != nil {
-			return Run{}, err
-		}
-		if sha256.Sum256(od) == sum {
-			return Run{}, fmt.Errorf("%s is already in the store as %s", path, old.Path)
+	hexSum := hex.EncodeToString(sum[:])
+	if why == "" {
+		// A duplicate by the index is refused only if the file it names
+		// holds this content: an index is never trusted to refuse.
+		for _, old := range idx.Runs {
+			if old.SHA256 != hexSum {
+				continue
+			}
+			if od, err := os.ReadFile(filepath.Join(mdir, old.Name)); err != nil || !bytes.Equal(od, data) {
+				why = fmt.Sprintf("%s: it records the content of %s wrongly; rebuilt it from the %d run files", filepath.Join(mdir, IndexName), old.Name, len(idx.Runs))
+				if idx, err = buildIndexOf(mdir); err != nil {
+					return Run{}, err
+				}
+				break
+			}
 		}
 	}
-	if len(series) > 0 {
-		last := series[len(series)-1]
+	if why != "" {
+		if opt.Log != nil {
+			fmt.Fprintf(opt.Log, "history: %s\n", why)
+		}
+		if err := writeIndex(mdir, idx); err != nil {
+			return Run{}, fmt.Errorf("%s: %v", filepath.Join(mdir, IndexName), err)
+		}
+	}
+	if err := sweepTemps(mdir); err != nil {
+		return Run{}, err
+	}
+	for _, old := range idx.Runs {
+		if old.SHA256 == hexSum {
+			return Run{}, fmt.Errorf("%s is already in the store as %s", path, filepath.Join(mdir, old.Name))
+		}
+	}
+	if last, ok := idx.latestRun(dir, folder); ok {
 		if d := SetupDiff(run.Setup, last.Setup); len(d) > 0 {
 			return Run{}, fmt.Errorf("%s: its setup differs from the series of %s (latest run %s): %s; a series compares like with like: use another store for another setup",
 				path, folder, filepath.Base(last.Path), strings.Join(d, "; "))
 		}
 	}
-	mdir := filepath.Join(dir, folder)
 	if err := os.MkdirAll(mdir, 0o755); err != nil {
 		return Run{}, err
 	}
@@ -410,6 +446,13 @@ func Add(ctx context.Context, dir, path string, opt AddOptions) (Run, error) {
 		return Run{}, fmt.Errorf("%s: %v", target, err)
 	}
 	run.Path = target
+	// The index last: a kill before this leaves a run the index lacks,
+	// which the next add notices and rebuilds from.
+	idx.Runs = append(idx.Runs, entryOf(run, filepath.Base(target), data))
+	sortEntries(idx.Runs)
+	if err := writeIndex(mdir, idx); err != nil {
+		return run, fmt.Errorf("%s is in the store, but its index %s was not updated (the next add rebuilds it): %v", target, filepath.Join(mdir, IndexName), err)
+	}
 	return run, nil
 }
 

@@ -104,10 +104,15 @@ func TestAddLayoutAndRefusals(t *testing.T) {
 			t.Errorf("Add(%s) = %v, want %q", filepath.Base(tc.file), err, tc.want)
 		}
 	}
-	// Nothing but the one run, and no temporary file, is left.
+	// Nothing but the one run and the folder's index, and no temporary
+	// file, is left.
 	ents, _ := os.ReadDir(filepath.Join(store, "emulated-test-cpu-2c-70f22c8f"))
-	if len(ents) != 1 {
-		t.Errorf("store holds %d entries, want 1", len(ents))
+	var names []string
+	for _, e := range ents {
+		names = append(names, e.Name())
+	}
+	if fmt.Sprint(names) != "[.index 20261101T031700Z-c000000.txt]" {
+		t.Errorf("store holds %v, want the run and its index", names)
 	}
 	// A file without a date: its modification time, or the date given.
 	nodate := filepath.Join(src, "nodate.txt")

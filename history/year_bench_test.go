@@ -149,7 +149,9 @@ func BenchmarkYearChangePoints(b *testing.B) {
 
 // BenchmarkYearLoad is `history report`'s reading of the year store
 // (YearOfNights: 365 runs × 200 series, three steps): every run read,
-// every series' change points found, the latest night compared.
+// every series' change points found, the latest night compared. It
+// fails unless the three steps are found at their nights in all their
+// units (found 9) and nothing else is (false 0).
 func BenchmarkYearLoad(b *testing.B) {
 	g := YearOfNights()
 	dir := filepath.Join(b.TempDir(), "store")
@@ -162,6 +164,11 @@ func BenchmarkYearLoad(b *testing.B) {
 		if err != nil {
 			b.Fatal(err)
 		}
-		b.ReportMetric(float64(len(h.Changes())), "changes")
+		found, missed, others := yearFinds(h, g)
+		b.ReportMetric(float64(found), "found")
+		b.ReportMetric(float64(others), "false")
+		if found != 9 || missed != 0 || others != 0 {
+			b.Fatalf("%d of the 9 stepped series found, %d missed, %d other change points", found, missed, others)
+		}
 	}
 }

@@ -22,6 +22,7 @@ const historyUsage = `
 headspace history add --store DIR [--date RFC3339] [--partial] FILE...
 headspace history report --store DIR [--format html|text|markdown] [--out PAGE]
 headspace history latest --store DIR FILE
+headspace history generate --store DIR [--nights N] [--series S] [--seed N]
 
 add puts result files into the store DIR (created if missing), each under
 its machine (the key headspace baseline uses — device, GPU, CPU, cores —
@@ -37,7 +38,12 @@ number, a date later than now (10 minutes' leeway), a partial file (a
 partial: line) unless --partial, a file already in the store, a file
 whose setup differs from its machine's series, naming the keys, and a
 machine folder that is a symbolic link. Files are added in the order
-given; the first refusal stops the rest.
+given; the first refusal stops the rest. The setup and duplicate checks
+read the machine folder's index (DIR/<machine>/.index: each run's name,
+size, hash and setup), not every earlier run, so an add takes the same
+time however many runs the store holds; an index that is missing or
+disagrees with the folder's files is rebuilt from them, with a line on
+stderr saying why.
 
 report reads the store, finds the change points of every benchmark × unit
 × machine series (E-Divisive means with a permutation test; each change
@@ -60,11 +66,17 @@ its format. SIGINT stops report and writes nothing. A store holding a
 symbolic link in place of a machine folder or a run is refused.
 
 latest prints the store's latest run of FILE's machine (nothing when the
-store has none): what the nightly gate compares with. See docs/history.md.`
+store has none): what the nightly gate compares with.
+
+generate writes a made-up store for measuring the history at scale:
+history.YearOfNights, 365 nightly runs × 200 series (6 samples, ±2%
+noise, three 8% regressions at nights 91, 182 and 273), the same bytes
+for the same flags; --nights and --series change its size (the steps
+stay where they are, those beyond it dropped). See docs/history.md.`
 
 func runHistory(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	if len(args) == 0 {
-		return usagef("want a subcommand: add, report or latest (headspace history -h)")
+		return usagef("want a subcommand: add, report, latest or generate (headspace history -h)")
 	}
 	switch args[0] {
 	case "-h", "-help", "--help", "help":
@@ -72,16 +84,18 @@ func runHistory(ctx context.Context, args []string, stdout, stderr io.Writer) er
 		fs.Usage()
 		return flag.ErrHelp
 	case "add":
-		return runHistoryAdd(ctx, args[1:], stdout)
+		return runHistoryAdd(ctx, args[1:], stdout, stderr)
 	case "report":
 		return runHistoryReport(ctx, args[1:], stdout)
 	case "latest":
 		return runHistoryLatest(ctx, args[1:], stdout)
+	case "generate":
+		return runHistoryGenerate(ctx, args[1:], stdout)
 	}
-	return usagef("unknown subcommand %q: want add, report or latest", args[0])
+	return usagef("unknown subcommand %q: want add, report, latest or generate", args[0])
 }
 
-func runHistoryAdd(ctx context.Context, args []string, stdout io.Writer) error {
+func runHistoryAdd(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs := newFlagSet("history add", historyUsage, stdout)
 	store := fs.String("store", "", "the history store `DIR` (a folder committed in git)")
 	date := fs.String("date", "", "the run's `date` (RFC 3339) for files that record none; default: the file's modification time")
@@ -111,7 +125,7 @@ func runHistoryAdd(ctx context.Context, args []string, stdout io.Writer) error {
 		if err := ctx.Err(); err != nil {
 			return err
 		}
-		run, err := history.Add(ctx, *store, f, history.AddOptions{Date: when, Partial: *partial})
+		run, err := history.Add(ctx, *store, f, history.AddOptions{Date: when, Partial: *partial, Log: stderr})
 		if err != nil {
 			if ctx.Err() != nil {
 				return err
@@ -210,12 +224,12 @@ func runHistoryLatest(ctx context.Context, args []string, stdout io.Writer) erro
 	if err != nil {
 		return usageError{err.Error()}
 	}
-	runs, err := history.Runs(*store, folder)
+	last, ok, err := history.Latest(*store, folder)
 	if err != nil {
 		return usageError{err.Error()}
 	}
-	if len(runs) > 0 {
-		fmt.Fprintln(stdout, runs[len(runs)-1].Path)
+	if ok {
+		fmt.Fprintln(stdout, last.Path)
 	}
 	return ctx.Err()
 }
@@ -225,4 +239,37 @@ func runHistoryLatest(ctx context.Context, args []string, stdout io.Writer) erro
 // is internal/atomicfile's).
 func historyKind(format string) atomicfile.Kind {
 	return atomicfile.Report("history " + format + " report")
+}
+
+func runHistoryGenerate(ctx context.Context, args []string, stdout io.Writer) error {
+	fs := newFlagSet("history generate", historyUsage, stdout)
+	store := fs.String("store", "", "the new store `DIR`")
+	g := history.YearOfNights()
+	fs.IntVar(&g.Nights, "nights", g.Nights, "`N` nightly runs")
+	fs.IntVar(&g.Series, "series", g.Series, "`S` benchmark × unit series")
+	fs.Uint64Var(&g.Seed, "seed", g.Seed, "the noise's and commits' `seed`")
+	if err := parseFlags(fs, args); err != nil {
+		return err
+	}
+	if *store == "" {
+		return usagef("--store DIR is required")
+	}
+	if g.Nights < 1 || g.Series < 1 {
+		return usagef("--nights %d --series %d: want at least one of each", g.Nights, g.Series)
+	}
+	var steps []history.Step
+	for _, st := range g.Steps {
+		if st.Night < g.Nights && st.Bench < g.Benchmarks() {
+			steps = append(steps, st)
+		}
+	}
+	g.Steps = steps
+	if err := g.Write(ctx, *store); err != nil {
+		if ctx.Err() != nil {
+			return err
+		}
+		return usageError{err.Error()}
+	}
+	fmt.Fprintf(stdout, "wrote %d runs × %d series to %s (%d injected steps)\n", g.Nights, g.Series, *store, len(g.Steps))
+	return nil
 }

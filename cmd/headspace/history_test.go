@@ -148,3 +148,30 @@ func TestHistoryReportInterrupted(t *testing.T) {
 		}
 	}
 }
+
+// TestHistoryGenerate: generate writes a store that report reads, and
+// refuses to write into one it already wrote.
+func TestHistoryGenerate(t *testing.T) {
+	store := filepath.Join(t.TempDir(), "store")
+	code, out, stderr := runCLI("history", "generate", "--store", store, "--nights", "100", "--series", "30")
+	if code != 0 || !strings.Contains(out, "wrote 100 runs × 30 series to "+store+" (1 injected steps)") {
+		t.Fatalf("generate: exit %d, %q %q", code, out, stderr)
+	}
+	code, out, stderr = runCLI("history", "report", "--store", store, "--format", "text")
+	if code != 0 || strings.Count(out, ", regression\n") != 3 {
+		t.Errorf("report of the generated store: exit %d, %q %q; want the night-91 step's 3 regressions", code, out, stderr)
+	}
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"--store", store}, "already exists"},
+		{[]string{"--nights", "3"}, "--store DIR is required"},
+		{[]string{"--store", store, "--nights", "0"}, "want at least one of each"},
+	} {
+		code, out, stderr := runCLI(append([]string{"history", "generate"}, tc.args...)...)
+		if code != 2 || !strings.Contains(stderr, tc.want) {
+			t.Errorf("generate %v: exit %d, %q %q; want 2 and %q", tc.args, code, out, stderr, tc.want)
+		}
+	}
+}

@@ -170,3 +170,90 @@ func TestSuspectAtEnd(t *testing.T) {
 		t.Errorf("flat series suspected %d of %d times, want at most 2%%", suspects, runs)
 	}
 }
+
+// quadraticBest is the split search as it was before issue 37: every
+// sum of distances summed afresh, O(n²). The O(n log n) search must give
+// the same split and statistic.
+func quadraticBest(seg []float64, minSize int) (tau int, q float64) {
+	n := len(seg)
+	if n < 2*minSize {
+		return -1, 0
+	}
+	var left, cross, right float64
+	for i := range n {
+		for j := i + 1; j < n; j++ {
+			right += math.Abs(seg[i] - seg[j])
+		}
+	}
+	tau, q = -1, math.Inf(-1)
+	for t := 1; t < n; t++ {
+		x := seg[t-1]
+		var toLeft, toRight float64
+		for i := 0; i < t-1; i++ {
+			toLeft += math.Abs(x - seg[i])
+		}
+		for j := t; j < n; j++ {
+			toRight += math.Abs(x - seg[j])
+		}
+		left += toLeft
+		cross += toRight - toLeft
+		right -= toRight
+		m, k := float64(t), float64(n-t)
+		if t < minSize || n-t < minSize {
+			continue
+		}
+		e := 2*cross/(m*k) - left/(m*(m-1)/2) - right/(k*(k-1)/2)
+		if v := m * k / (m + k) * e; v > q {
+			tau, q = t, v
+		}
+	}
+	return tau, q
+}
+
+// TestBestMatchesQuadratic: the ranked split search finds the split and
+// statistic of the quadratic one, on noisy series, steps, ties (rounded
+// values, a constant run) and shuffles of one segment.
+func TestBestMatchesQuadratic(t *testing.T) {
+	rng := rand.New(rand.NewPCG(3, 4))
+	var cases [][]float64
+	for seed := range uint64(30) {
+		n := 6 + int(seed)*13
+		cases = append(cases, noisy(seed, n, 0.02, 0.08, n/3), noisy(seed, n, 0.10, 0, -1))
+		tied := noisy(seed, n, 0.05, 0.05, n/2)
+		for i := range tied {
+			tied[i] = math.Round(tied[i])
+		}
+		cases = append(cases, tied)
+	}
+	cases = append(cases, []float64{5, 5, 5, 5, 5, 5, 5, 5}, []float64{1, 2, 3, 3, 2, 1, 9, 9, 9})
+	for i, seg := range cases {
+		e, ranks := newEnergy(seg)
+		for shuffle := range 5 {
+			perm := make([]float64, len(seg))
+			for j, r := range ranks {
+				perm[j] = e.sorted[r]
+			}
+			wt, wq := quadraticBest(perm, DefaultMinSize)
+			gt, gq := e.best(ranks, DefaultMinSize)
+			if gt != wt || math.Abs(gq-wq) > 1e-9*math.Max(1, math.Abs(wq)) {
+				t.Fatalf("case %d (n=%d), shuffle %d: split %d Q %.12g, the quadratic search %d Q %.12g", i, len(seg), shuffle, gt, gq, wt, wq)
+			}
+			rng.Shuffle(len(ranks), func(a, b int) { ranks[a], ranks[b] = ranks[b], ranks[a] })
+		}
+	}
+}
+
+// BenchmarkDetect is the detection of one series of n points (2% noise)
+// with an 8% step half way: the full permutation test of 1999 shuffles.
+func BenchmarkDetect(b *testing.B) {
+	for _, n := range []int{365, 730} {
+		b.Run(fmt.Sprintf("n=%d", n), func(b *testing.B) {
+			xs := noisy(1, n, 0.02, 0.08, n/2)
+			for range b.N {
+				if cs := Detect(xs, Options{}); len(cs) != 1 {
+					b.Fatalf("changes %+v, want the one step", cs)
+				}
+			}
+		})
+	}
+}
