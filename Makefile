@@ -232,7 +232,7 @@ gpu-bundle:
 	cp ci/gpu-suite.sh $(BUNDLE)/ci/
 	echo $(COMMIT)$(shell git status --porcelain --untracked-files=no 2>/dev/null | grep -q . && echo -dirty) >$(BUNDLE)/COMMIT
 	cp -R peers/torch $(BUNDLE)/peers/
-	@echo "$(BUNDLE)/: on the GPU machine, ci/gpu-suite.sh ladder OUT, ci/gpu-suite.sh loaders OUT, then ci/gpu-suite.sh device OUT"
+	@echo "$(BUNDLE)/: on the GPU machine, ci/gpu-suite.sh ladder OUT, then loaders OUT, device OUT and decode OUT"
 
 # The what-if model (issue 17): profile the pipeline, predict steps/s over
 # cores, workers and step times, and check the predictions on this machine
