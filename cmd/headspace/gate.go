@@ -41,8 +41,9 @@ It decides on per-round ratios head/base, the round being the unit of
 replication: for each benchmark and unit the median ratio with a
 bootstrap 95% interval over rounds (Bonferroni over the verdict metrics),
 and a verdict: faster, slower, same or not sure. Each benchmark's verdict
-metric is its CPU time per op (cpu-ns/op) where the base's run kept at
-least half a core busy (CPU-bound), else its wall time per op. A round in
+metric is its CPU time per op (cpu-ns/op) where the base's runs kept at
+least half a core busy (CPU-bound: median CPU time at least half the wall
+time of the run that waited least), else its wall time per op. A round in
 which the sides' run-queue delays differ by more than 5% of wall time (or,
 where a side records none, a side stayed disturbed) is left out of that
 benchmark's wall-time ratios and replaced (at most --rounds/2 more); CPU

@@ -23,3 +23,16 @@ func TestBurnUsesTheCPUAskedFor(t *testing.T) {
 		t.Errorf("Burn(0) took %v, want nothing", d)
 	}
 }
+
+// TestBurnStopsAtTheTarget: the burn reads its CPU time every few
+// microseconds and stops at the first reading that reaches the target.
+func TestBurnStopsAtTheTarget(t *testing.T) {
+	var now time.Duration
+	reads := 0
+	read := func() (time.Duration, error) { reads++; now += 10 * time.Microsecond; return now, nil }
+	burn(context.Background(), 95*time.Microsecond, read)
+	// The first reading is the start; the target is reached at the 10th after it.
+	if reads != 11 {
+		t.Errorf("%d readings of the CPU time, want 11 (stop at the first at or past the target)", reads)
+	}
+}

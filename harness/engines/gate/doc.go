@@ -109,8 +109,9 @@
 // moved beyond PairedOptions.Threshold (3%), same when the interval lies
 // within the threshold, not sure otherwise. Each benchmark has one verdict
 // metric that can fail a session: its CPU time per op (cpu-ns/op) where
-// base's CPU time is at least CPUBoundShare (half) of its wall time, its
-// wall time per op otherwise; the verdict metrics' intervals share the
+// base's CPU time is at least CPUBoundShare (half) of its least wall time
+// (its run that waited least for a CPU: waiting lengthens wall time, not
+// CPU time), its wall time per op otherwise; the verdict metrics' intervals share the
 // 95% by Bonferroni. A round is left out of a benchmark's wall-time (and
 // other) ratios when the sides' run-queue delays differ by more than
 // PairedOptions.MaxDelay (5% of wall time), or, where a side records no

@@ -25,7 +25,8 @@ const (
 	// DefaultMinRounds is the fewest undisturbed rounds a metric needs
 	// for a verdict.
 	DefaultMinRounds = 5
-	// CPUBoundShare is the CPU time, as a share of wall time, at or
+	// CPUBoundShare is the CPU time, as a share of wall time (base's
+	// least, the run that waited least for a CPU), at or
 	// above which a point is CPU-bound: it kept at least half a core busy,
 	// so its CPU time per op (cpu-ns/op) is its verdict metric; below
 	// it, the point waits (on the device, on I/O) and its wall time per
@@ -250,8 +251,9 @@ func summarize(rs []*benchfmt.Result) sideRound {
 // disturbed for the benchmark; the median ratio with a bootstrap
 // interval over rounds (summary.Bootstrap: the round is the unit of
 // replication); and a verdict. Verdict metrics (PairedRow.Verdict) are
-// each benchmark's cpu-ns/op where base's CPU time is at least
-// CPUBoundShare of its wall time and both sides record it, else its
+// each benchmark's cpu-ns/op where base's CPU time (median over rounds)
+// is at least CPUBoundShare of its least wall time (the run that waited
+// least for a CPU) and both sides record it, else its
 // sec/op; their intervals share the Confidence by Bonferroni.
 func ComparePaired(rounds []Round, opt PairedOptions) PairedReport {
 	opt = opt.withDefaults()
@@ -287,12 +289,24 @@ func ComparePaired(rounds []Round, opt PairedOptions) PairedReport {
 		}
 		return summary.Median(vs) // NaN for none
 	}
+	least := func(s PairSide, m pmetric) float64 {
+		low := math.NaN()
+		for _, sr := range sides {
+			if v, ok := sr[s].vals[m]; ok && !(v >= low) {
+				low = v
+			}
+		}
+		return low
+	}
 	verdictUnit := map[string]string{}
 	for _, m := range order {
 		if _, ok := verdictUnit[m.bench]; ok {
 			continue
 		}
-		wall := median(Base, pmetric{m.bench, "sec/op"})
+		// Whether the point keeps a core busy is read from base's
+		// least-waiting run: a neighbour that takes the CPUs lengthens
+		// the wall time of the others, not their CPU time.
+		wall := least(Base, pmetric{m.bench, "sec/op"})
 		cpu := median(Base, pmetric{m.bench, tidyUnit(disturb.CPUUnit)})
 		headCPU := median(Head, pmetric{m.bench, tidyUnit(disturb.CPUUnit)})
 		switch {

@@ -100,6 +100,33 @@ func TestComparePairedVerdictMetric(t *testing.T) {
 	}
 }
 
+// TestComparePairedVerdictMetricWhileWaiting: a CPU-bound point whose
+// base runs mostly waited for a CPU (a compile beside it tripled their
+// wall time, not their CPU time) stays judged on its CPU time: whether a
+// point is CPU-bound is read from base's least-waiting run. Judged on the
+// median wall time, it counted as waiting, its wall time became the
+// verdict and every disturbed round was left out (measured: session s3
+// of results/paired-aa-r2).
+func TestComparePairedVerdictMetricWhileWaiting(t *testing.T) {
+	var rs []Round
+	for i := range 8 {
+		r := Round{Index: i + 1, Order: [2]PairSide{Base, Head}}
+		for _, side := range []PairSide{Base, Head} {
+			wall := 100.0
+			if i >= 3 { // waiting: wall time tripled, CPU time the same
+				wall = 300
+			}
+			r.Results[side] = []*benchfmt.Result{pr("X-2", "ns/op", wall, disturb.CPUUnit, 90.0)}
+		}
+		rs = append(rs, r)
+	}
+	for _, row := range ComparePaired(rs, PairedOptions{}).Rows {
+		if row.Verdict != (row.Unit == "cpu-sec/op") {
+			t.Errorf("%s verdict metric = %v; want only cpu-sec/op", row.Unit, row.Verdict)
+		}
+	}
+}
+
 // TestComparePairedDisturbance: rounds with a disturbed mark on a side,
 // or whose sides' run-queue delays differ by more than MaxDelay, are left
 // out; with too few rounds left, the verdict is a rerun, never slower.
