@@ -48,8 +48,9 @@ type OnDisk struct {
 	// Raw files hold the same bytes count whatever the content, so raw
 	// cases run with noise only.
 	Contents []string
-	// Decoders are the JPEG decoders (ondisk.Decoders; nil: go); they
-	// apply to JPEG cases only, the others run with go.
+	// Decoders are the JPEG decoders of the host (ondisk.Decoders but
+	// nvjpeg, which decodes on the device and needs its transforms;
+	// nil: go); they apply to JPEG cases only, the others run with go.
 	Decoders []string
 	// Ladder is every case's sweep: its pipeline (with the raw size and
 	// dataset of each case set by Run), levels, loop and runs.
@@ -83,7 +84,7 @@ func DefaultOnDisk() OnDisk {
 	return OnDisk{
 		Formats: ondisk.Formats, Layouts: ondisk.Layouts,
 		RawSizes: []int{1024, 256}, PageCaches: caches,
-		Contents: datasets.Contents, Decoders: ondisk.Decoders,
+		Contents: datasets.Contents, Decoders: []string{ondisk.DecoderGo, ondisk.DecoderTurbo},
 		Ladder: l,
 	}
 }
@@ -310,6 +311,9 @@ func (o OnDisk) Validate() error {
 	for _, d := range o.Decoders {
 		if !slices.Contains(ondisk.Decoders, d) {
 			return fmt.Errorf("decoder %q: want one of %s", d, strings.Join(ondisk.Decoders, ", "))
+		}
+		if d == ondisk.DecoderNvjpeg {
+			return fmt.Errorf("decoder %s decodes on the device, with the device's transforms: not in the on-disk matrix, whose ladder transforms on the host (headspace ladder --decoder nvjpeg measures it)", d)
 		}
 		if d == ondisk.DecoderTurbo {
 			if _, err := ondisk.DecoderName(d); err != nil {

@@ -142,6 +142,7 @@ func TestOnDisk(t *testing.T) {
 		{"unknown page cache", func(o *OnDisk) { o.PageCaches = []string{"hot"} }, `page cache "hot"`},
 		{"unknown content", func(o *OnDisk) { o.Contents = []string{"cats"} }, `content "cats"`},
 		{"unknown decoder", func(o *OnDisk) { o.Decoders = []string{"libjpeg"} }, `decoder "libjpeg"`},
+		{"device decoder", func(o *OnDisk) { o.Decoders = []string{"nvjpeg"} }, "decoder nvjpeg decodes on the device"},
 	} {
 		bad := QuickOnDisk()
 		tc.mut(&bad)
