@@ -80,9 +80,11 @@
 // (Result000, Result002, Result003, Result004; medians and their 95%
 // confidence intervals by internal/summary, means and standard deviations
 // by montanaflynn/stats) whose WriteMarkdown writes the report. Its golden
-// tests (testdata/*.golden; go test -update rewrites them) run with fixed
-// values, and every sentence that states a finding is computed from the
-// values rather than written in advance.
+// tests render each report from a quick run's result file in
+// testdata/results, as --from does, into testdata/<id>-<name>.golden (go
+// test -update rewrites them; the variants no such file holds render from
+// fixed values), and every sentence that states a finding is computed
+// from the values rather than written in advance.
 //
 // Every report opens with a Header: the document, the command line, the
 // machine, the device, the run time and a link to the result file; and

@@ -93,7 +93,7 @@ var impls000 = []struct{ name, why string }{
 }
 
 func measure000(ctx context.Context, s *settings, t *tracker) (measurement, error) {
-	h := workloads.Headspace{}.At(s.size()).(workloads.Headspace)
+	h := workloads.Sized[workloads.Headspace](s.size())
 	h.Analysis.Pipeline.Workers = s.Workers
 	t.begin(len(h.Transforms))
 	return s.measure(ctx, h, t, results.Config{Key: "step", Value: s.Step.String()})

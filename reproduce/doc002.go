@@ -52,7 +52,7 @@ func measure002(ctx context.Context, s *settings, t *tracker) (measurement, erro
 	if s.Worker.Exe == "" {
 		return measurement{}, errors.New("the process loader needs the worker binary (Options.Worker.Exe: headspace itself)")
 	}
-	l := workloads.Loaders{}.At(s.size()).(workloads.Loaders)
+	l := workloads.Sized[workloads.Loaders](s.size())
 	l.Train.Workers = s.Workers
 	t.begin(l.Repeats + l.TrainRuns*len(l.Modes))
 	return s.measure(ctx, l, t)

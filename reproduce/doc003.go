@@ -149,7 +149,7 @@ type OnDiskStep struct {
 // once per raw size, none in every case; 222 runs instead of 672 on
 // Linux); the report fills the other cases from those (sharedLevels003).
 func onDisk003(z workloads.Size, workers int) []workloads.OnDisk {
-	o := workloads.OnDisk{}.At(z).(workloads.OnDisk)
+	o := workloads.Sized[workloads.OnDisk](z)
 	l := &o.Ladder
 	l.Transforms, l.Workers = []string{transforms.Fast}, []int{workers}
 	l.Pipeline.Batch = min(l.Pipeline.Batch, onDisk003Batch)
@@ -178,7 +178,7 @@ func impl003(key string) string {
 // and hands it to Env.Details. On the emulated device the step can be
 // scaled (workloads.Emulated); a real device is profiled at its own step.
 func profile003(ctx context.Context, s *settings, base workloads.Ladder, impl string) (whatif.Profile, error) {
-	w := workloads.WhatIf{}.At(s.size()).(workloads.WhatIf)
+	w := workloads.Sized[workloads.WhatIf](s.size())
 	w.Pipeline, w.Train = base.Pipeline, base.Train
 	w.Pipeline.Workers, w.Pipeline.Impl = s.Workers, impl
 	w.Verify, w.WithLadder = whatif.Grid{}, false
@@ -301,7 +301,7 @@ type sizes003 struct {
 // the sizes it gives: the raw image and the document's smaller one
 // (LadderDocumentSmallRaw; half the raw side at the quick size).
 func base003(z workloads.Size) (workloads.Ladder, sizes003) {
-	l := workloads.Ladder{}.At(z).(workloads.Ladder)
+	l := workloads.Sized[workloads.Ladder](z)
 	p := l.Pipeline
 	small := workloads.LadderDocumentSmallRaw
 	if z == workloads.Quick {

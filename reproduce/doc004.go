@@ -61,7 +61,7 @@ func config004(row SimRow, loaders int, step, duration time.Duration, seed int) 
 }
 
 func measure004(ctx context.Context, s *settings, t *tracker) (measurement, error) {
-	w := workloads.Sim{}.At(s.size()).(workloads.Sim)
+	w := workloads.Sized[workloads.Sim](s.size())
 	t.begin(len(w.Runs()))
 	return s.measure(ctx, w, t)
 }

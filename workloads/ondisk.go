@@ -352,14 +352,6 @@ func (OnDisk) Name() string { return "LadderOnDisk" }
 // Document is "003": its step (e), the document's raw-data remedies.
 func (OnDisk) Document() string { return "003" }
 
-// At is DefaultOnDisk or QuickOnDisk.
-func (OnDisk) At(z Size) Experiment {
-	if z == Quick {
-		return QuickOnDisk()
-	}
-	return DefaultOnDisk()
-}
-
 // Settings is the configuration block of the matrix's result file: its
 // ladder's settings (the raw size and samples of each case are in the
 // records' names and the dataset's size), and the samples per dataset.
