@@ -9,7 +9,11 @@
 //
 // # One file per document
 //
-// Each document has a file with its experiment and its report:
+// Each document has a file with its report: a report(Doc{…}) call, in
+// the file's init, names the document, the registered experiment it is
+// of (workloads.Registry, whose order is the reports'), how it measures
+// and how it renders; Docs, IDs and Lookup are derived from those calls,
+// so no other list names a report:
 //
 //   - doc000.go, SPDL's "Headspace Analysis" (seeds 000 and 001):
 //     workloads.Headspace (analysis.Run) with the document 003's toy
