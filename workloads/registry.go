@@ -34,8 +34,9 @@ func (r Registered) At(z Size) Experiment {
 	return r.Default()
 }
 
-// sizes registers an experiment by its Default and Quick functions.
-func sizes[E Experiment](def, quick func() E) Registered {
+// Sizes registers an experiment by the functions that make its Default
+// and Quick sizes: one line of the Registry.
+func Sizes[E Experiment](def, quick func() E) Registered {
 	return Registered{Default: func() Experiment { return def() }, Quick: func() Experiment { return quick() }}
 }
 
@@ -50,17 +51,17 @@ func sizes[E Experiment](def, quick func() E) Registered {
 // experiment is its file in this package and one line here
 // (docs/extending.md).
 var Registry = []Registered{
-	sizes(DefaultHeadspace, QuickHeadspace),
-	sizes(DefaultLoaders, QuickLoaders),
-	sizes(DefaultLadder, QuickLadder),
-	sizes(DefaultOnDisk, QuickOnDisk),
-	sizes(DefaultSim, QuickSim),
-	sizes(DefaultWhatIf, QuickWhatIf),
-	sizes(func() Peer { return DefaultPeer(PeerPython, PeerScript) }, func() Peer { return QuickPeer(PeerPython, PeerScript) }),
-	sizes(func() PeerLadder { return DefaultPeerLadder(PeerPython, peer.LadderScript) }, func() PeerLadder { return QuickPeerLadder(PeerPython, peer.LadderScript) }),
-	sizes(DefaultRemote, QuickRemote),
-	gpu(sizes(DefaultCUDACheck, QuickCUDACheck)),
-	gpu(sizes(DefaultCUDADecode, QuickCUDADecode)),
+	Sizes(DefaultHeadspace, QuickHeadspace),
+	Sizes(DefaultLoaders, QuickLoaders),
+	Sizes(DefaultLadder, QuickLadder),
+	Sizes(DefaultOnDisk, QuickOnDisk),
+	Sizes(DefaultSim, QuickSim),
+	Sizes(DefaultWhatIf, QuickWhatIf),
+	Sizes(func() Peer { return DefaultPeer(PeerPython, PeerScript) }, func() Peer { return QuickPeer(PeerPython, PeerScript) }),
+	Sizes(func() PeerLadder { return DefaultPeerLadder(PeerPython, peer.LadderScript) }, func() PeerLadder { return QuickPeerLadder(PeerPython, peer.LadderScript) }),
+	Sizes(DefaultRemote, QuickRemote),
+	gpu(Sizes(DefaultCUDACheck, QuickCUDACheck)),
+	gpu(Sizes(DefaultCUDADecode, QuickCUDADecode)),
 }
 
 // gpu marks r as needing a real GPU.
