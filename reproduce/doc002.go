@@ -51,7 +51,7 @@ type Result002 struct {
 // The report of document 002: its experiment, measured by measure002 and
 // rendered by render002.
 func init() {
-	report(Doc{ID: "002", Name: "loaders", Title: "Thread-Based Data Loading: SPDL Can Speed Up Model Training", Source: "002 (`002_ddd8ca0605a62902.txt`), with the loader-only figures of SPDL's documentation", Experiment: workloads.Loaders{}, measure: measure002, render: render002})
+	report(Doc{ID: "002", Name: "loaders", Title: "Thread-Based Data Loading: SPDL Can Speed Up Model Training", Summary: "goroutine workers against process workers (SPDL's threads against PyTorch's DataLoader processes)", Source: "002 (`002_ddd8ca0605a62902.txt`), with the loader-only figures of SPDL's documentation", Experiment: workloads.Loaders{}, measure: measure002, render: render002})
 }
 
 func measure002(ctx context.Context, s *settings, t *tracker) (measurement, error) {

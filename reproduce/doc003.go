@@ -357,7 +357,7 @@ func ladder003(p plan003, base workloads.Ladder, workers int) workloads.Ladder {
 // The report of document 003: its experiment, measured by measure003 and
 // rendered by render003.
 func init() {
-	report(Doc{ID: "003", Name: "caching-ladder", Title: "A Caching Strategy for Identifying Bottlenecks on the Data Input Pipeline", Source: "003 (`003_6d72fe6df9c9377c.txt`)", Experiment: workloads.Ladder{}, Saved: []string{timeline003, model003File}, measure: measure003, render: render003})
+	report(Doc{ID: "003", Name: "caching-ladder", Title: "A Caching Strategy for Identifying Bottlenecks on the Data Input Pipeline", Summary: "the caching ladder, then its optimisation steps: the transform fix, the smaller raw image, the uint8 transfer", Source: "003 (`003_6d72fe6df9c9377c.txt`)", Experiment: workloads.Ladder{}, Saved: []string{timeline003, model003File}, measure: measure003, render: render003})
 }
 
 func measure003(ctx context.Context, s *settings, t *tracker) (measurement, error) {

@@ -63,7 +63,7 @@ func config004(row SimRow, loaders int, step, duration time.Duration, seed int) 
 // The report of document 004: its experiment, measured by measure004 and
 // rendered by render004.
 func init() {
-	report(Doc{ID: "004", Name: "sim", Title: "Visualizing data loaders to diagnose deep learning pipelines", Source: "004 (`004_86163727c16e432a.txt`)", Experiment: workloads.Sim{}, measure: measure004, render: render004})
+	report(Doc{ID: "004", Name: "sim", Title: "Visualizing data loaders to diagnose deep learning pipelines", Summary: "the loader simulation: the three animations and their batch counts", Source: "004 (`004_86163727c16e432a.txt`)", Experiment: workloads.Sim{}, measure: measure004, render: render004})
 }
 
 func measure004(ctx context.Context, s *settings, t *tracker) (measurement, error) {

@@ -62,7 +62,7 @@ func registerCount() (undo func()) {
 // reproduce/doc005.go, with measure005 and render005 beside it.
 func reportCount() (undo func()) {
 	saved := Docs
-	report(Doc{ID: "005", Name: "count", Title: "Counting", Source: "005", Experiment: Count{}, measure: measure005, render: render005})
+	report(Doc{ID: "005", Name: "count", Title: "Counting", Source: "005", Summary: "the squares of 1 to n", Experiment: Count{}, measure: measure005, render: render005})
 	return func() { Docs = saved }
 }
 

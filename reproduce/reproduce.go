@@ -183,6 +183,9 @@ type Doc struct {
 	Name   string // the report's file name after the ID: "caching-ladder"
 	Title  string // the document's title
 	Source string // the document's seed files, in words
+	// Summary is what is reproduced, in a sentence: its line in the
+	// list of `headspace reproduce --help`.
+	Summary string
 	// Experiment is the registered experiment the report is of (any
 	// value of its type): the document's ID is its Document(), and the
 	// reports run in the Registry's order.
@@ -230,6 +233,8 @@ func report(d Doc) {
 		panic(fmt.Sprintf("reproduce: report %s is of %s, an experiment of document %q", d.ID, d.Experiment.Name(), d.Experiment.Document()))
 	case d.measure == nil || d.render == nil:
 		panic(fmt.Sprintf("reproduce: report %s cannot measure or render", d.ID))
+	case d.Name == "" || d.Title == "" || d.Summary == "":
+		panic(fmt.Sprintf("reproduce: report %s has no name, title or summary", d.ID))
 	}
 	i := 0
 	for ; i < len(Docs); i++ {

@@ -313,7 +313,7 @@ func TestDocsFromRegistry(t *testing.T) {
 	}
 	saved := slices.Clone(Docs)
 	defer func() { Docs = saved }()
-	ok := Doc{ID: "004", Experiment: workloads.Sim{}, measure: measure004, render: render004}
+	ok := Doc{ID: "004", Name: "sim", Title: "t", Summary: "s", Experiment: workloads.Sim{}, measure: measure004, render: render004}
 	for _, tc := range []struct {
 		name string
 		d    Doc
@@ -322,6 +322,7 @@ func TestDocsFromRegistry(t *testing.T) {
 		{"unregistered", Doc{ID: "005", Experiment: unregistered{}, measure: measure004, render: render004}, "not in workloads.Registry"},
 		{"another document's", Doc{ID: "004", Experiment: workloads.Ladder{}, measure: measure004, render: render004}, `an experiment of document "003"`},
 		{"no render", Doc{ID: "004", Experiment: workloads.Sim{}, measure: measure004}, "cannot measure or render"},
+		{"no summary", Doc{ID: "004", Name: "sim", Title: "t", Experiment: workloads.Sim{}, measure: measure004, render: render004}, "no name, title or summary"},
 		{"twice", ok, "reported twice"},
 	} {
 		func() {
