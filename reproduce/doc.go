@@ -9,7 +9,11 @@
 //
 // # One file per document
 //
-// Each document has a file with its experiment and its report:
+// Each document has a file with its report: a report(Doc{…}) call, in
+// the file's init, names the document, the registered experiment it is
+// of (workloads.Registry, whose order is the reports'), how it measures
+// and how it renders; Docs, IDs and Lookup are derived from those calls,
+// so no other list names a report:
 //
 //   - doc000.go, SPDL's "Headspace Analysis" (seeds 000 and 001):
 //     workloads.Headspace (analysis.Run) with the document 003's toy
@@ -80,9 +84,11 @@
 // (Result000, Result002, Result003, Result004; medians and their 95%
 // confidence intervals by internal/summary, means and standard deviations
 // by montanaflynn/stats) whose WriteMarkdown writes the report. Its golden
-// tests (testdata/*.golden; go test -update rewrites them) run with fixed
-// values, and every sentence that states a finding is computed from the
-// values rather than written in advance.
+// tests render each report from a quick run's result file in
+// testdata/results, as --from does, into testdata/<id>-<name>.golden (go
+// test -update rewrites them; the variants no such file holds render from
+// fixed values), and every sentence that states a finding is computed
+// from the values rather than written in advance.
 //
 // Every report opens with a Header: the document, the command line, the
 // machine, the device, the run time and a link to the result file; and

@@ -92,8 +92,14 @@ var impls000 = []struct{ name, why string }{
 	{"fast", "the same transforms fused and in place"},
 }
 
+// The report of document 000: its experiment, measured by measure000 and
+// rendered by render000.
+func init() {
+	report(Doc{ID: "000", Name: "headspace", Title: "SPDL: Headspace Analysis", Summary: "SPDL's headspace analysis (its source, 001, is the same chapter)", Source: "000 and its source 001 (`000_b26ccd1800a65d07.txt`, `001_bfd1d3776b60ebdb.txt`)", Experiment: workloads.Headspace{}, measure: measure000, render: render000})
+}
+
 func measure000(ctx context.Context, s *settings, t *tracker) (measurement, error) {
-	h := workloads.Headspace{}.At(s.size()).(workloads.Headspace)
+	h := workloads.Sized[workloads.Headspace](s.size())
 	h.Analysis.Pipeline.Workers = s.Workers
 	t.begin(len(h.Transforms))
 	return s.measure(ctx, h, t, results.Config{Key: "step", Value: s.Step.String()})

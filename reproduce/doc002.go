@@ -48,11 +48,17 @@ type Result002 struct {
 	TTFBFigure, ThroughputFigure string
 }
 
+// The report of document 002: its experiment, measured by measure002 and
+// rendered by render002.
+func init() {
+	report(Doc{ID: "002", Name: "loaders", Title: "Thread-Based Data Loading: SPDL Can Speed Up Model Training", Summary: "goroutine workers against process workers (SPDL's threads against PyTorch's DataLoader processes)", Source: "002 (`002_ddd8ca0605a62902.txt`), with the loader-only figures of SPDL's documentation", Experiment: workloads.Loaders{}, measure: measure002, render: render002})
+}
+
 func measure002(ctx context.Context, s *settings, t *tracker) (measurement, error) {
 	if s.Worker.Exe == "" {
 		return measurement{}, errors.New("the process loader needs the worker binary (Options.Worker.Exe: headspace itself)")
 	}
-	l := workloads.Loaders{}.At(s.size()).(workloads.Loaders)
+	l := workloads.Sized[workloads.Loaders](s.size())
 	l.Train.Workers = s.Workers
 	t.begin(l.Repeats + l.TrainRuns*len(l.Modes))
 	return s.measure(ctx, l, t)

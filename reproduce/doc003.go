@@ -149,7 +149,7 @@ type OnDiskStep struct {
 // once per raw size, none in every case; 222 runs instead of 672 on
 // Linux); the report fills the other cases from those (sharedLevels003).
 func onDisk003(z workloads.Size, workers int) []workloads.OnDisk {
-	o := workloads.OnDisk{}.At(z).(workloads.OnDisk)
+	o := workloads.Sized[workloads.OnDisk](z)
 	l := &o.Ladder
 	l.Transforms, l.Workers = []string{transforms.Fast}, []int{workers}
 	l.Pipeline.Batch = min(l.Pipeline.Batch, onDisk003Batch)
@@ -178,7 +178,7 @@ func impl003(key string) string {
 // and hands it to Env.Details. On the emulated device the step can be
 // scaled (workloads.Emulated); a real device is profiled at its own step.
 func profile003(ctx context.Context, s *settings, base workloads.Ladder, impl string) (whatif.Profile, error) {
-	w := workloads.WhatIf{}.At(s.size()).(workloads.WhatIf)
+	w := workloads.Sized[workloads.WhatIf](s.size())
 	w.Pipeline, w.Train = base.Pipeline, base.Train
 	w.Pipeline.Workers, w.Pipeline.Impl = s.Workers, impl
 	w.Verify, w.WithLadder = whatif.Grid{}, false
@@ -301,7 +301,7 @@ type sizes003 struct {
 // the sizes it gives: the raw image and the document's smaller one
 // (LadderDocumentSmallRaw; half the raw side at the quick size).
 func base003(z workloads.Size) (workloads.Ladder, sizes003) {
-	l := workloads.Ladder{}.At(z).(workloads.Ladder)
+	l := workloads.Sized[workloads.Ladder](z)
 	p := l.Pipeline
 	small := workloads.LadderDocumentSmallRaw
 	if z == workloads.Quick {
@@ -352,6 +352,12 @@ func ladder003(p plan003, base workloads.Ladder, workers int) workloads.Ladder {
 	// Its records are BenchmarkLadder/step=<key>/level=…/….
 	w.Under = w.Name() + "/step=" + p.step.Key
 	return w
+}
+
+// The report of document 003: its experiment, measured by measure003 and
+// rendered by render003.
+func init() {
+	report(Doc{ID: "003", Name: "caching-ladder", Title: "A Caching Strategy for Identifying Bottlenecks on the Data Input Pipeline", Summary: "the caching ladder, then its optimisation steps: the transform fix, the smaller raw image, the uint8 transfer", Source: "003 (`003_6d72fe6df9c9377c.txt`)", Experiment: workloads.Ladder{}, Saved: []string{timeline003, model003File}, measure: measure003, render: render003})
 }
 
 func measure003(ctx context.Context, s *settings, t *tracker) (measurement, error) {

@@ -60,8 +60,14 @@ func config004(row SimRow, loaders int, step, duration time.Duration, seed int) 
 		Step: step, Duration: duration, Seed: uint64(seed)}
 }
 
+// The report of document 004: its experiment, measured by measure004 and
+// rendered by render004.
+func init() {
+	report(Doc{ID: "004", Name: "sim", Title: "Visualizing data loaders to diagnose deep learning pipelines", Summary: "the loader simulation: the three animations and their batch counts", Source: "004 (`004_86163727c16e432a.txt`)", Experiment: workloads.Sim{}, measure: measure004, render: render004})
+}
+
 func measure004(ctx context.Context, s *settings, t *tracker) (measurement, error) {
-	w := workloads.Sim{}.At(s.size()).(workloads.Sim)
+	w := workloads.Sized[workloads.Sim](s.size())
 	t.begin(len(w.Runs()))
 	return s.measure(ctx, w, t)
 }

@@ -2,6 +2,7 @@ package reproduce
 
 import (
 	"bytes"
+	"context"
 	"flag"
 	"github.com/headspace-bench/headspace/harness/blocks/level"
 	"io"
@@ -13,9 +14,7 @@ import (
 	"time"
 
 	"github.com/headspace-bench/headspace/harness/blocks/machine"
-	"github.com/headspace-bench/headspace/harness/engines/analysis"
 	"github.com/headspace-bench/headspace/harness/engines/ladder"
-	"github.com/headspace-bench/headspace/harness/engines/loadbench"
 	"github.com/headspace-bench/headspace/harness/engines/sim"
 	"github.com/headspace-bench/headspace/harness/engines/whatif"
 	"github.com/headspace-bench/headspace/internal/summary"
@@ -37,64 +36,6 @@ func fixedHeader(id string, quick bool) Header {
 		Elapsed: 95 * time.Second,
 		Results: resultsLink(d),
 	}
-}
-
-func fixed000() Result000 {
-	est := func(med, lo, hi float64, n int) analysis.Estimate {
-		return analysis.Estimate{Median: time.Duration(med * 1e6), Lo: time.Duration(lo * 1e6), Hi: time.Duration(hi * 1e6), N: n}
-	}
-	stages := []StageRow{
-		{Name: "index", Workers: 1, Tasks: 7680, Average: 400 * time.Nanosecond, Occupancy: 1},
-		{Name: "load", Workers: 2, Tasks: 7680, Average: 889 * time.Microsecond, Occupancy: 1},
-		{Name: "transform", Workers: 2, Tasks: 7680, Average: 12940 * time.Microsecond, Occupancy: 0.69},
-		{Name: "collate", Workers: 2, Tasks: 7680, Average: 276600 * time.Nanosecond, Occupancy: 0},
-		{Name: "batch", Workers: 1, Tasks: 7680, Average: time.Microsecond, Occupancy: 0},
-	}
-	return Result000{Header: fixedHeader("000", false), Runs: []HeadspaceRun{
-		{Name: "naive", Setup: "naive transforms (the document 003's toy pipeline), raw 1024×1024, crop 256, batch 256, 2 workers",
-			Command:   "headspace analyze --transforms naive --workers 2",
-			NumCaches: 5, ReturnCachesAfter: 30, StepsAfter: 30, TotalSteps: workloads.HeadspaceDocumentSteps,
-			Before: est(1666.8, 1538.4, 1779.6, 29), After: est(289.7, 289.7, 290.1, 29),
-			Class: string(analysis.HighlyInputBound), Stage: "transform", Reason: "occupancy falls from 100% after load to 69% after transform",
-			Share: 0.993, Busiest: "transform", Busy: 0.92, Stages: stages, Plot: "figures/000-naive.png"},
-		{Name: "fast", Setup: "fast transforms, raw 1024×1024, crop 256, batch 256, 2 workers",
-			Command:   "headspace analyze --transforms fast --workers 2",
-			NumCaches: 5, ReturnCachesAfter: 30, StepsAfter: 30, TotalSteps: workloads.HeadspaceDocumentSteps,
-			Before: est(290.2, 289.9, 290.6, 29), After: est(289.8, 289.7, 290.1, 29),
-			Class: string(analysis.NotInputBound), Stage: "model step", Reason: "the training loop waited for input only 0.4% of the time",
-			Share: 0.004, Busiest: "transform", Busy: 0.61, Stages: stages[:2], Plot: "figures/000-fast.png"},
-		{Name: "tiny", Setup: "too few steps for an interval",
-			Command:   "headspace analyze --transforms fast --workers 2 --return-caches-after 3 --steps-after 3",
-			NumCaches: 1, ReturnCachesAfter: 3, StepsAfter: 3, TotalSteps: workloads.HeadspaceDocumentSteps,
-			Before: analysis.Estimate{Median: 20 * time.Millisecond, Lo: math.MinInt64, Hi: math.MinInt64, N: 2},
-			After:  analysis.Estimate{Median: 20 * time.Millisecond, Lo: math.MinInt64, Hi: math.MinInt64, N: 2},
-			Class:  string(analysis.NotInputBound), Stage: "model step", Reason: "the training loop waited for input only 1.0% of the time",
-			Plot: "figures/000-tiny.png"},
-	}}
-}
-
-func fixed002() Result002 {
-	var pts []LoaderPoint
-	for i, w := range []int{1, 2, 4} {
-		f := float64(i + 1)
-		pts = append(pts, LoaderPoint{Mode: loadbench.Goroutine, Workers: w,
-			TTFB:          []time.Duration{18 * time.Millisecond, 20 * time.Millisecond, 19 * time.Millisecond},
-			SamplesPerSec: []float64{3000 * f, 3100 * f, 2900 * f},
-			PeakRSS:       []float64{60 << 20, 61 << 20, 62 << 20},
-			CPU:           []float64{0.7, 0.71, 0.69}})
-		pts = append(pts, LoaderPoint{Mode: loadbench.Process, Workers: w,
-			TTFB:          []time.Duration{time.Duration(50*f) * time.Millisecond, time.Duration(52*f) * time.Millisecond},
-			SamplesPerSec: []float64{1200 * f, 1300 * f},
-			PeakRSS:       []float64{60 * f * (1 << 20), 64 * f * (1 << 20)},
-			CPU:           []float64{1.1, 1.2}})
-	}
-	return Result002{Header: fixedHeader("002", false),
-		Setup:   "synthetic 512×512 images, fast transforms",
-		Command: "headspace loaders --mode goroutine,process --workers 1,2,4",
-		Repeats: 3, Points: pts, Workers: 2,
-		TrainingSetup: "the document 003's pipeline",
-		Training:      []TrainingRun{{Mode: loadbench.Goroutine, Runs: []float64{0.66, 0.68}}, {Mode: loadbench.Process, Runs: []float64{0.61, 0.63}}},
-		TTFBFigure:    "figures/002-loaders-ttfb.png", ThroughputFigure: "figures/002-loaders-throughput.png"}
 }
 
 func fixed003() Result003 {
@@ -179,49 +120,79 @@ func fixed004() Result004 {
 	return Result004{Header: fixedHeader("004", true), Loaders: workloads.SimDocumentLoaders, Step: workloads.SimDocumentStep, Duration: workloads.SimDocumentDuration, GIFTick: 100 * time.Millisecond, Rows: rows}
 }
 
-// TestMarkdownGolden renders each document's report from fixed values and
-// compares it with testdata/<name>.golden (go test -update rewrites them).
+// TestReportsGolden rebuilds every document's report from its result
+// file in testdata/results (a quick run's, with the files saved beside
+// it), as `headspace reproduce --from` does, and compares it with
+// testdata/<id>-<name>.golden (go test -update rewrites them): what a
+// renderer makes of a result file, byte for byte. A new report is its
+// result file there and its golden file.
+func TestReportsGolden(t *testing.T) {
+	for _, d := range Docs {
+		t.Run(d.ID, func(t *testing.T) {
+			out := t.TempDir()
+			paths, err := Run(context.Background(), []string{d.ID}, Options{From: filepath.Join("testdata", "results"), Out: out})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(paths) != 1 {
+				t.Fatalf("wrote %v, want the one report", paths)
+			}
+			got, err := os.ReadFile(paths[0])
+			if err != nil {
+				t.Fatal(err)
+			}
+			golden(t, d.ID+"-"+d.Name, got)
+		})
+	}
+}
+
+// TestMarkdownGolden renders the reports' variants that no result file
+// in testdata/results holds (003 without the transfer step, the timeline,
+// step (e) and the model) from fixed values and compares each with
+// testdata/<name>.golden (go test -update rewrites them).
 func TestMarkdownGolden(t *testing.T) {
 	for _, tc := range []struct {
 		name string
 		r    interface{ WriteMarkdown(io.Writer) error }
 	}{
-		{"000-headspace", fixed000()},
-		{"002-loaders", fixed002()},
-		{"003-caching-ladder", fixed003()},
 		{"003-without-transfer", func() Result003 {
 			r := fixed003()
 			r.Transfer, r.Timeline, r.OnDisk, r.Model = nil, "", nil, nil
 			return r
 		}()},
-		{"004-sim", fixed004()},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			var b bytes.Buffer
 			if err := tc.r.WriteMarkdown(&b); err != nil {
 				t.Fatal(err)
 			}
-			got := b.Bytes()
-			path := filepath.Join("testdata", tc.name+".golden")
-			if *update {
-				if err := os.WriteFile(path, got, 0o644); err != nil {
-					t.Fatal(err)
-				}
-			}
-			want, err := os.ReadFile(path)
-			if err != nil {
-				t.Fatalf("%v (run go test -update to create it)", err)
-			}
-			if !bytes.Equal(got, want) {
-				t.Errorf("%s differs from %s (go test -update rewrites it):\n%s", tc.name, path, got)
-			}
-			// No formatting mistakes, and every table row has its header's columns.
-			if bytes.Contains(got, []byte("%!")) {
-				t.Errorf("a format verb went wrong:\n%s", got)
-			}
-			checkTables(t, string(got))
+			golden(t, tc.name, b.Bytes())
 		})
 	}
+}
+
+// golden compares a report with testdata/<name>.golden, rewriting it with
+// -update, and checks its format verbs and tables.
+func golden(t *testing.T, name string, got []byte) {
+	t.Helper()
+	path := filepath.Join("testdata", name+".golden")
+	if *update {
+		if err := os.WriteFile(path, got, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	want, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatalf("%v (run go test -update to create it)", err)
+	}
+	if !bytes.Equal(got, want) {
+		t.Errorf("%s differs from %s (go test -update rewrites it):\n%s", name, path, got)
+	}
+	// No formatting mistakes, and every table row has its header's columns.
+	if bytes.Contains(got, []byte("%!")) {
+		t.Errorf("a format verb went wrong:\n%s", got)
+	}
+	checkTables(t, string(got))
 }
 
 // checkTables checks that every Markdown table's rows have as many cells as

@@ -9,6 +9,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"reflect"
 	"runtime"
 	"slices"
 	"strings"
@@ -173,12 +174,22 @@ func (s *settings) measure(ctx context.Context, e workloads.Experiment, t *track
 	return measurement{config: append(e.Settings(), extra...), recs: recs}, nil
 }
 
-// Doc is one document the package reproduces.
+// Doc is the report of one document the package reproduces: its file,
+// doc<ID>.go, declares it with report, naming the registered experiment
+// (workloads.Registry) that the report is of, how the report measures it
+// and how the report renders from the saved result file alone.
 type Doc struct {
 	ID     string // "003"
 	Name   string // the report's file name after the ID: "caching-ladder"
 	Title  string // the document's title
 	Source string // the document's seed files, in words
+	// Summary is what is reproduced, in a sentence: its line in the
+	// list of `headspace reproduce --help`.
+	Summary string
+	// Experiment is the registered experiment the report is of (any
+	// value of its type): the document's ID is its Document(), and the
+	// reports run in the Registry's order.
+	Experiment workloads.Experiment
 	// Saved lists the files a run saves beside its result file, by name
 	// (003's timeline); a rebuild needs them too.
 	Saved []string
@@ -203,13 +214,49 @@ func (d Doc) Report() string { return d.ID + "-" + d.Name + ".md" }
 // Results is the result file's name: "003-caching-ladder.txt".
 func (d Doc) Results() string { return d.ID + "-" + d.Name + ".txt" }
 
-// Docs lists the documents in the order Run runs them. 001 is the
+// Docs lists the documents' reports in the order Run runs them: the
+// order of their experiments in workloads.Registry. Each document's file
+// adds its own (report); no other list names them. 001 is the
 // reStructuredText source of 000; its report is 000's.
-var Docs = []Doc{
-	{ID: "000", Name: "headspace", Title: "SPDL: Headspace Analysis", Source: "000 and its source 001 (`000_b26ccd1800a65d07.txt`, `001_bfd1d3776b60ebdb.txt`)", measure: measure000, render: render000},
-	{ID: "002", Name: "loaders", Title: "Thread-Based Data Loading: SPDL Can Speed Up Model Training", Source: "002 (`002_ddd8ca0605a62902.txt`), with the loader-only figures of SPDL's documentation", measure: measure002, render: render002},
-	{ID: "003", Name: "caching-ladder", Title: "A Caching Strategy for Identifying Bottlenecks on the Data Input Pipeline", Source: "003 (`003_6d72fe6df9c9377c.txt`)", Saved: []string{timeline003, model003File}, measure: measure003, render: render003},
-	{ID: "004", Name: "sim", Title: "Visualizing data loaders to diagnose deep learning pipelines", Source: "004 (`004_86163727c16e432a.txt`)", measure: measure004, render: render004},
+var Docs []Doc
+
+// report adds d to Docs, in the Registry's order of its experiment. It
+// panics, when the package is initialised, on a report whose experiment
+// is not registered or is another document's, or a document reported
+// twice: mistakes any test of the package shows.
+func report(d Doc) {
+	at := registered(d.Experiment)
+	switch {
+	case at < 0:
+		panic(fmt.Sprintf("reproduce: report %s is of %T, which is not in workloads.Registry", d.ID, d.Experiment))
+	case d.Experiment.Document() != d.ID:
+		panic(fmt.Sprintf("reproduce: report %s is of %s, an experiment of document %q", d.ID, d.Experiment.Name(), d.Experiment.Document()))
+	case d.measure == nil || d.render == nil:
+		panic(fmt.Sprintf("reproduce: report %s cannot measure or render", d.ID))
+	case d.Name == "" || d.Title == "" || d.Summary == "":
+		panic(fmt.Sprintf("reproduce: report %s has no name, title or summary", d.ID))
+	}
+	i := 0
+	for ; i < len(Docs); i++ {
+		if Docs[i].ID == d.ID {
+			panic(fmt.Sprintf("reproduce: document %s reported twice", d.ID))
+		}
+		if registered(Docs[i].Experiment) > at {
+			break
+		}
+	}
+	Docs = slices.Insert(Docs, i, d)
+}
+
+// registered is e's index in workloads.Registry; -1 if it is not there.
+func registered(e workloads.Experiment) int {
+	if e == nil {
+		return -1
+	}
+	return slices.IndexFunc(workloads.Registry, func(r workloads.Registered) bool {
+		x := r.Experiment()
+		return x.Name() == e.Name() && reflect.TypeOf(x) == reflect.TypeOf(e)
+	})
 }
 
 // IDs lists the documents' IDs.

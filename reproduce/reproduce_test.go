@@ -9,6 +9,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strings"
 	"testing"
 
@@ -16,6 +17,7 @@ import (
 
 	"github.com/headspace-bench/headspace/harness/blocks/procloader"
 	"github.com/headspace-bench/headspace/harness/blocks/results"
+	"github.com/headspace-bench/headspace/workloads"
 )
 
 // links finds a report's relative links: images and figures.
@@ -290,6 +292,62 @@ func TestLookup(t *testing.T) {
 		t.Errorf("Lookup(3): %v, want an error listing the documents", err)
 	}
 }
+
+// TestDocsFromRegistry checks that the reports follow the registry: each
+// of a registered experiment of its document, in the Registry's order;
+// and that report refuses one of an unregistered experiment, of another
+// document's, without its functions, or twice.
+func TestDocsFromRegistry(t *testing.T) {
+	var got []string
+	last := -1
+	for _, d := range Docs {
+		got = append(got, d.ID+" "+d.Experiment.Name())
+		at := registered(d.Experiment)
+		if at <= last {
+			t.Errorf("%s at registry index %d, after %d: not in the Registry's order", d.ID, at, last)
+		}
+		last = at
+	}
+	if want := []string{"000 Headspace", "002 Loaders", "003 Ladder", "004 Sim"}; !slices.Equal(got, want) {
+		t.Errorf("Docs %q, want %q", got, want)
+	}
+	saved := slices.Clone(Docs)
+	defer func() { Docs = saved }()
+	ok := Doc{ID: "004", Name: "sim", Title: "t", Summary: "s", Experiment: workloads.Sim{}, measure: measure004, render: render004}
+	for _, tc := range []struct {
+		name string
+		d    Doc
+		want string
+	}{
+		{"unregistered", Doc{ID: "005", Experiment: unregistered{}, measure: measure004, render: render004}, "not in workloads.Registry"},
+		{"another document's", Doc{ID: "004", Experiment: workloads.Ladder{}, measure: measure004, render: render004}, `an experiment of document "003"`},
+		{"no render", Doc{ID: "004", Experiment: workloads.Sim{}, measure: measure004}, "cannot measure or render"},
+		{"no summary", Doc{ID: "004", Name: "sim", Title: "t", Experiment: workloads.Sim{}, measure: measure004, render: render004}, "no name, title or summary"},
+		{"twice", ok, "reported twice"},
+	} {
+		func() {
+			defer func() {
+				if r := recover(); r == nil || !strings.Contains(fmt.Sprint(r), tc.want) {
+					t.Errorf("%s: panic %v, want %q", tc.name, r, tc.want)
+				}
+			}()
+			report(tc.d)
+		}()
+	}
+	Docs = nil
+	for _, d := range slices.Backward(saved) {
+		report(d)
+	}
+	if !slices.EqualFunc(Docs, saved, func(a, b Doc) bool { return a.ID == b.ID }) {
+		t.Errorf("reported in reverse, Docs are %v: not the Registry's order", IDs())
+	}
+}
+
+// unregistered is an experiment that is not in workloads.Registry.
+type unregistered struct{ workloads.Sim }
+
+func (unregistered) Name() string     { return "Unregistered" }
+func (unregistered) Document() string { return "005" }
 
 func TestRunOncePerDocument(t *testing.T) {
 	paths, err := Run(context.Background(), []string{"004", "004"}, Options{Quick: true, Out: t.TempDir()})

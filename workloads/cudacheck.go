@@ -69,14 +69,6 @@ func (CUDACheck) Name() string { return "CUDA" }
 // Document is "": the check is headspace's own.
 func (CUDACheck) Document() string { return "" }
 
-// At is DefaultCUDACheck or QuickCUDACheck.
-func (CUDACheck) At(z Size) Experiment {
-	if z == Quick {
-		return QuickCUDACheck()
-	}
-	return DefaultCUDACheck()
-}
-
 // Settings is what changes a number and is in no record's name: the
 // copies' repetitions and the seed. The GPU's own lines (GPUSettings)
 // are known once it is open: Run passes its cuda.Info to env.Details.

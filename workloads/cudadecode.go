@@ -55,14 +55,6 @@ func (CUDADecode) Name() string { return "CUDADecode" }
 // Document is "": the decode benchmark is headspace's own.
 func (CUDADecode) Document() string { return "" }
 
-// At is DefaultCUDADecode or QuickCUDADecode (without JPEGs).
-func (CUDADecode) At(z Size) Experiment {
-	if z == Quick {
-		return QuickCUDADecode()
-	}
-	return DefaultCUDADecode()
-}
-
 // Settings is what changes a number and is in no record's name: the
 // files' directory (by its name) and the host stage's threads. The GPU's
 // lines (GPUSettings) and the library's are known once they are open:

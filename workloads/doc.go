@@ -22,13 +22,17 @@
 //
 // Each implements Experiment (experiment.go), the one narrow interface,
 // after golang.org/x/benchmarks/sweet's common.Harness: its name and
-// document, its sizes (At: Default, the document's, and Quick, every code
-// path in seconds), the settings its result file records, and Run, which
+// document, the settings its result file records, and Run, which
 // returns benchmark-format records (golang.org/x/perf/benchfmt). Each file
-// also holds the document's own numbers. The headspace commands,
-// `headspace reproduce` (package reproduce) and the Go benchmarks beside
-// this file (`go test -bench . ./workloads`; -short runs every experiment
-// at its Quick size) all run the experiments through it, so every output
+// also holds the document's own numbers, and its two sizes, Default<Name>
+// (the document's) and Quick<Name> (every code path in seconds). Each is
+// registered once, in Registry (registry.go): its sizes, as data.
+// Experiments, At, Sized and Lookup, the benchmark loop, package
+// reproduce's reports and the commands' experiments all derive from that
+// one list. The headspace commands,
+// `headspace reproduce` (package reproduce) and the Go benchmark loop beside
+// this file (BenchmarkExperiments, `go test -bench . ./workloads`; -short
+// runs every experiment at its Quick size) all run the experiments through it, so every output
 // path writes the same records. docs/extending.md says which files a new
 // experiment touches.
 //
@@ -50,8 +54,8 @@
 // and OnDisk runs each point of a case as a Ladder under
 // "LadderOnDisk/<case>"; Ladder.PointName is the one naming rule.
 //
-// CUDACheck and CUDADecode implement Experiment but are not in
-// Experiments: they need a real GPU, and the benchmark list must pass on
+// CUDACheck and CUDADecode are registered as needing a GPU and so are
+// not in Experiments: they need a real GPU, and the benchmark list must pass on
 // a machine without one without faking a figure. `headspace cuda check`,
 // `headspace cuda decode` and ci/gpu-suite.sh run them; their tests run
 // their whole paths on package cuda's fake driver (and fake libnvjpeg),

@@ -2,9 +2,7 @@ package workloads
 
 import (
 	"context"
-	"fmt"
 	"os"
-	"strings"
 
 	"golang.org/x/perf/benchfmt"
 
@@ -28,10 +26,6 @@ type Experiment interface {
 	// Document is the ID of the document it reproduces ("003"); "" for
 	// an experiment of headspace's own.
 	Document() string
-	// At is the experiment at a size: Default, the document's, or Quick,
-	// every code path in seconds with no comparable numbers. It ignores
-	// the receiver's values, so the zero value gives both.
-	At(Size) Experiment
 	// Settings is every setting that changes a number and is not in a
 	// record's name: the configuration lines of its result file.
 	Settings() []results.Config
@@ -42,7 +36,9 @@ type Experiment interface {
 	Run(ctx context.Context, env Env) ([]*benchfmt.Result, error)
 }
 
-// Size is an experiment's size: Default or Quick.
+// Size is an experiment's size: Default, the document's, or Quick,
+// every code path in seconds with no comparable numbers. Both are data
+// in the Registry (At, Sized).
 type Size int
 
 // The sizes of an experiment.
@@ -134,33 +130,4 @@ func (env Env) dir() string {
 		return os.TempDir()
 	}
 	return env.Dir
-}
-
-// Experiments lists every experiment that runs on any machine, at its
-// zero value: At gives each at a size. Adding an experiment is a file in
-// this package with a type that implements Experiment, and a line here.
-// CUDACheck and CUDADecode, which need a real GPU, are not here (package
-// doc).
-var Experiments = []Experiment{
-	Headspace{},
-	Loaders{},
-	Ladder{},
-	OnDisk{},
-	Sim{},
-	WhatIf{},
-	Peer{},
-	PeerLadder{},
-	Remote{},
-}
-
-// Lookup returns the experiment named name ("Ladder"; any case).
-func Lookup(name string) (Experiment, error) {
-	var names []string
-	for _, e := range Experiments {
-		if strings.EqualFold(e.Name(), name) {
-			return e, nil
-		}
-		names = append(names, e.Name())
-	}
-	return nil, fmt.Errorf("unknown experiment %q (want one of %s)", name, strings.Join(names, ", "))
 }

@@ -249,8 +249,13 @@ func TestCUDACheckValidate(t *testing.T) {
 		}
 	}
 	for _, z := range []Size{Default, Quick} {
-		if err := (CUDACheck{}).At(z).(CUDACheck).Validate(); err != nil {
+		if err := Sized[CUDACheck](z).Validate(); err != nil {
 			t.Errorf("size %d: %v", z, err)
+		}
+		d := Sized[CUDADecode](z)
+		d.JPEGs = "jpegs" // the caller's
+		if err := d.Validate(); err != nil {
+			t.Errorf("CUDADecode at size %d: %v", z, err)
 		}
 	}
 }

@@ -64,14 +64,6 @@ func (Headspace) Name() string { return "Headspace" }
 // Document is "000" (and its source, 001).
 func (Headspace) Document() string { return "000" }
 
-// At is DefaultHeadspace or QuickHeadspace.
-func (Headspace) At(z Size) Experiment {
-	if z == Quick {
-		return QuickHeadspace()
-	}
-	return DefaultHeadspace()
-}
-
 // Run runs the analysis once per transform implementation on one device
 // of env and returns each one's records (HeadspaceRecords). Each
 // analysis's whole analysis.Report (the plot, the stage statistics, the

@@ -312,14 +312,6 @@ func (Ladder) Name() string { return "Ladder" }
 // Document is "003".
 func (Ladder) Document() string { return "003" }
 
-// At is DefaultLadder or QuickLadder.
-func (Ladder) At(z Size) Experiment {
-	if z == Quick {
-		return QuickLadder()
-	}
-	return DefaultLadder()
-}
-
 // Run runs the sweep (every point, or its shard's) on env's device, the
 // device opened once per pinning: for each selected point, Count runs
 // (less those env.Done says a resumed file holds), each passed to

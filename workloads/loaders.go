@@ -88,14 +88,6 @@ func (Loaders) Name() string { return "Loaders" }
 // Document is "002".
 func (Loaders) Document() string { return "002" }
 
-// At is DefaultLoaders or QuickLoaders.
-func (Loaders) At(z Size) Experiment {
-	if z == Quick {
-		return QuickLoaders()
-	}
-	return DefaultLoaders()
-}
-
 // trainConfig is the training comparison's loop: warm up past the
 // batches either loader prepares ahead (the process loader asks Prefetch
 // batches of each worker at start), so that the measured steps are the

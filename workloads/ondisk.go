@@ -308,6 +308,9 @@ func (o OnDisk) Validate() error {
 		}
 	}
 	for _, d := range o.Decoders {
+		if d == ondisk.DecoderNvjpeg {
+			return fmt.Errorf("decoder %s decodes on the device, with the device's transforms: not in the on-disk matrix, whose ladder transforms on the host (headspace ladder --decoder nvjpeg measures it)", d)
+		}
 		if !slices.Contains(ondisk.HostDecoders, d) {
 			return fmt.Errorf("decoder %q: want one of %s (the experiment decodes on the host)", d, strings.Join(ondisk.HostDecoders, ", "))
 		}
@@ -347,14 +350,6 @@ func (OnDisk) Name() string { return "LadderOnDisk" }
 
 // Document is "003": its step (e), the document's raw-data remedies.
 func (OnDisk) Document() string { return "003" }
-
-// At is DefaultOnDisk or QuickOnDisk.
-func (OnDisk) At(z Size) Experiment {
-	if z == Quick {
-		return QuickOnDisk()
-	}
-	return DefaultOnDisk()
-}
 
 // Settings is the configuration block of the matrix's result file: its
 // ladder's settings (the raw size and samples of each case are in the

@@ -16,40 +16,6 @@ import (
 	"github.com/headspace-bench/headspace/harness/engines/ladder"
 )
 
-// BenchmarkLadderOnDisk runs the on-disk matrix, one run per point per
-// iteration, from datasets it writes to a temp directory, and reports each
-// point's steps/s and read-MB/s (where it fetches) as a sub-benchmark
-// named like the records: BenchmarkLadderOnDisk/format=jpeg/content=noise/
-// decoder=go/layout=shards/raw=64/page-cache=warm/level=none/…, a shared
-// point without the dimensions it does not depend on
-// (BenchmarkLadderOnDisk/raw=64/level=device/…). -short runs QuickOnDisk (PNG and
-// JPEG, files and shards, 64² and 32², levels none, encoded, raw and
-// device; seconds); without it, DefaultOnDisk (gigabytes on disk, long).
-// Bound it with -benchtime 1x.
-func BenchmarkLadderOnDisk(b *testing.B) {
-	o, dev := DefaultOnDisk(), DocumentDevice()
-	if testing.Short() {
-		o, dev.Step = QuickOnDisk(), QuickStep
-		o.Formats = []string{"png", "jpeg"}
-	}
-	var rs []OnDiskResult
-	for range b.N {
-		got, _, err := runOnDisk(o, b.TempDir(), Emulated(dev))
-		if err != nil {
-			b.Fatal(err)
-		}
-		rs = append(rs, got...)
-	}
-	b.StopTimer()
-	for _, r := range rs {
-		name := strings.TrimPrefix(string(r.Record.Name), "BenchmarkLadderOnDisk/")
-		if i := strings.LastIndexByte(name, '-'); i > strings.LastIndexByte(name, '/') {
-			name = name[:i]
-		}
-		b.Run(name, func(b *testing.B) { reportRecord(b, r.Record) })
-	}
-}
-
 // runOnDisk runs o through Run, as every caller does, with its datasets
 // under dir on dev, and returns the runs it passed to Detail and its
 // records.
@@ -142,6 +108,7 @@ func TestOnDisk(t *testing.T) {
 		{"unknown page cache", func(o *OnDisk) { o.PageCaches = []string{"hot"} }, `page cache "hot"`},
 		{"unknown content", func(o *OnDisk) { o.Contents = []string{"cats"} }, `content "cats"`},
 		{"unknown decoder", func(o *OnDisk) { o.Decoders = []string{"libjpeg"} }, `decoder "libjpeg"`},
+		{"device decoder", func(o *OnDisk) { o.Decoders = []string{"nvjpeg"} }, "decoder nvjpeg decodes on the device"},
 	} {
 		bad := QuickOnDisk()
 		tc.mut(&bad)

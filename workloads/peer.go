@@ -50,14 +50,6 @@ func (Peer) Name() string { return "Peer" }
 // Document is "003": its pipeline, in PyTorch.
 func (Peer) Document() string { return "003" }
 
-// At is DefaultPeer or QuickPeer with PeerPython and PeerScript.
-func (Peer) At(z Size) Experiment {
-	if z == Quick {
-		return QuickPeer(PeerPython, PeerScript)
-	}
-	return DefaultPeer(PeerPython, PeerScript)
-}
-
 // Settings is the configuration block of the comparison's result file
 // (`headspace peer --out`): the settings both sides run at, and the
 // rounds. The peer's own lines (its Python, torch's version) are known

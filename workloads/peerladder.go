@@ -76,15 +76,6 @@ func (PeerLadder) Name() string { return "PeerLadder" }
 // Document is "003": its training script, in PyTorch.
 func (PeerLadder) Document() string { return "003" }
 
-// At is DefaultPeerLadder or QuickPeerLadder with PeerPython and
-// peer.LadderScript.
-func (PeerLadder) At(z Size) Experiment {
-	if z == Quick {
-		return QuickPeerLadder(PeerPython, peer.LadderScript)
-	}
-	return DefaultPeerLadder(PeerPython, peer.LadderScript)
-}
-
 // Validate reports the first problem with p, before anything runs.
 func (p PeerLadder) Validate() error {
 	if p.CalibrationBatches != 0 && p.CalibrationBatches < 6 {

@@ -151,14 +151,6 @@ func (Remote) Name() string { return "Remote" }
 // Document is "": the remedies of issue 34, headspace's own.
 func (Remote) Document() string { return "" }
 
-// At is DefaultRemote or QuickRemote.
-func (Remote) At(z Size) Experiment {
-	if z == Quick {
-		return QuickRemote()
-	}
-	return DefaultRemote()
-}
-
 // Validate reports the first problem with the grid before anything runs.
 func (r Remote) Validate() error {
 	switch {

@@ -87,14 +87,6 @@ func (Sim) Name() string { return "Sim" }
 // Document is "004".
 func (Sim) Document() string { return "004" }
 
-// At is DefaultSim or QuickSim.
-func (Sim) At(z Size) Experiment {
-	if z == Quick {
-		return QuickSim()
-	}
-	return DefaultSim()
-}
-
 // Settings is the configuration block of the simulation's result file:
 // the post's loaders, step and duration (each case's load and
 // distribution are in its records' names).

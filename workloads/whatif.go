@@ -428,14 +428,6 @@ func (WhatIf) Name() string { return "WhatIf" }
 // DS-Analyzer's what-if analysis.
 func (WhatIf) Document() string { return "" }
 
-// At is DefaultWhatIf or QuickWhatIf.
-func (WhatIf) At(z Size) Experiment {
-	if z == Quick {
-		return QuickWhatIf()
-	}
-	return DefaultWhatIf()
-}
-
 // Runs is the records Run makes: the profiling runs (none with
 // Profiled), the ladder's, and Count of every point of Verify.
 func (w WhatIf) Runs() int {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"os/exec"
 	"path/filepath"
+	"reflect"
 	"runtime"
 	"strings"
 	"testing"
@@ -80,91 +81,86 @@ func subName(e Experiment, name string) string {
 	return name
 }
 
-// BenchmarkHeadspace runs the headspace analysis (document 000) once per
-// iteration, with each transform implementation, and reports every
-// step's time by phase and each stage's statistics.
-func BenchmarkHeadspace(b *testing.B) {
-	benchExperiment(b, Headspace{}.At(size()), benchEnv(b))
+// BenchmarkExperiments runs every experiment of Experiments (the
+// Registry's, but those that need a GPU) once per iteration through the
+// Experiment interface, at its Quick size with -short and its Default
+// size without, and reports every record it made as a sub-benchmark
+// named as the record: BenchmarkExperiments/Ladder/level=raw/…, so
+// `go test -short -bench . ./workloads` prints what the result files
+// hold. A new experiment is in it once registered; only what this test
+// binary must adapt is by type (benchReady).
+func BenchmarkExperiments(b *testing.B) {
+	for _, e := range Experiments {
+		b.Run(e.Name(), func(b *testing.B) {
+			b.Setenv("HEADSPACE_CACHE", b.TempDir())
+			env := benchEnv(b)
+			x := benchReady(b, At(e, size()), &env)
+			benchExperiment(b, x, env)
+		})
+	}
 }
 
-// BenchmarkLoaders measures goroutine and process workers at each worker
-// count, then trains fed by each, with the metrics `headspace loaders`
-// writes (ttfb-ns, samples/s, peak-rss-B, cpu-s; steps/s).
-func BenchmarkLoaders(b *testing.B) {
-	benchExperiment(b, Loaders{}.At(size()), benchEnv(b))
+// benchReady adapts experiment e to this test binary, whose working
+// directory is this package's: the what-if model's check runs on a
+// device at its own step, and the peers' scripts are found from the
+// module's root, measuring ours alone where torch is not importable
+// (`make peer` installs it).
+func benchReady(b *testing.B, e Experiment, env *Env) Experiment {
+	switch x := e.(type) {
+	case WhatIf:
+		dev := DocumentDevice()
+		dev.Step = x.Step
+		env.Device = Emulated(dev)
+	case Peer:
+		x.Config.Peer.Script = fromRoot(x.Config.Peer.Script)
+		x.Config.Impls = withTorch(b, x.Config.Peer, peer.Impls)
+		return x
+	case PeerLadder:
+		x.Config.Peer.Script = fromRoot(x.Config.Peer.Script)
+		x.Config.Impls = withTorch(b, x.Config.Peer, peer.LadderImpls)
+		return x
+	}
+	return e
 }
 
-// BenchmarkSim simulates the post's three loaders with constant and
-// varying loads over its seeds, reporting batches trained in the
-// simulated time, the model's idle share and the mean queue.
-func BenchmarkSim(b *testing.B) {
-	benchExperiment(b, Sim{}.At(size()), benchEnv(b))
-}
-
-// BenchmarkWhatIf profiles the pipeline and checks the what-if model's
-// predictions (package whatif), reporting the profile's costs and each
-// checked point's measured and predicted steps/s.
-func BenchmarkWhatIf(b *testing.B) {
-	w := WhatIf{}.At(size()).(WhatIf)
-	env := benchEnv(b)
-	dev := DocumentDevice()
-	dev.Step = w.Step
-	env.Device = Emulated(dev)
-	benchExperiment(b, w, env)
-}
-
-// BenchmarkPeer runs the document's PyTorch pipeline beside ours; the
-// torch side needs /usr/bin/python3 with torch, torchvision, scipy and PIL
-// (`make peer` installs them), and ours runs without.
-func BenchmarkPeer(b *testing.B) {
+// fromRoot is a path relative to the module's root, from this package.
+func fromRoot(path string) string {
 	_, file, _, _ := runtime.Caller(0)
-	script := filepath.Join(filepath.Dir(file), "..", filepath.FromSlash(PeerScript))
-	p := DefaultPeer(PeerPython, script)
-	if testing.Short() {
-		p = QuickPeer(PeerPython, script)
-	}
-	p.Config.Impls = []string{peer.Naive, peer.Fast}
-	if _, err := exec.LookPath(p.Config.Peer.Python); err == nil && p.Config.Peer.Check(context.Background()) == nil {
-		p.Config.Impls = peer.Impls
-	} else {
-		b.Logf("torch is not importable by %s: measuring ours alone (make peer installs it)", p.Config.Peer.Python)
-	}
-	benchExperiment(b, p, benchEnv(b))
+	return filepath.Join(filepath.Dir(file), "..", filepath.FromSlash(path))
 }
 
-// BenchmarkPeerLadder runs the document's training script beside our
-// ladder at every level on the emulated device, alternating; the script
-// needs /usr/bin/python3 with torch, torchvision, scipy and PIL (`make
-// peer` installs them), and ours runs without.
-func BenchmarkPeerLadder(b *testing.B) {
-	_, file, _, _ := runtime.Caller(0)
-	script := filepath.Join(filepath.Dir(file), "..", filepath.FromSlash(peer.LadderScript))
-	p := DefaultPeerLadder(PeerPython, script)
-	if testing.Short() {
-		p = QuickPeerLadder(PeerPython, script)
+// withTorch is impls where p's Python imports torch, and ours alone
+// (naive and fast) where it does not.
+func withTorch(b *testing.B, p peer.Peer, impls []string) []string {
+	if _, err := exec.LookPath(p.Python); err == nil && p.Check(context.Background()) == nil {
+		return impls
 	}
-	p.Config.Impls = []string{peer.Naive, peer.Fast}
-	if _, err := exec.LookPath(p.Config.Peer.Python); err == nil && p.Config.Peer.Check(context.Background()) == nil {
-		p.Config.Impls = peer.LadderImpls
-	} else {
-		b.Logf("torch is not importable by %s: measuring ours alone (make peer installs it)", p.Config.Peer.Python)
-	}
-	benchExperiment(b, p, benchEnv(b))
+	b.Logf("torch is not importable by %s: measuring ours alone (make peer installs it)", p.Python)
+	return []string{peer.Naive, peer.Fast}
 }
 
 // TestExperiments checks the registry: every experiment named once, its
-// sizes valid and of its own type, its settings keys spelled once.
+// sizes valid and of its own type, its settings keys spelled once;
+// Experiments is the registry without the GPU's.
 func TestExperiments(t *testing.T) {
 	seen := map[string]bool{}
-	for _, e := range Experiments {
+	var portable []string
+	for _, r := range Registry {
+		e := r.Experiment()
 		if e.Name() == "" || seen[e.Name()] {
 			t.Errorf("experiment %T: name %q empty or repeated", e, e.Name())
 		}
 		seen[e.Name()] = true
+		if !r.GPU {
+			portable = append(portable, e.Name())
+		}
 		for _, z := range []Size{Default, Quick} {
-			x := e.At(z)
-			if x.Name() != e.Name() || x.Document() != e.Document() {
-				t.Errorf("%s at %d is %s (%s)", e.Name(), z, x.Name(), x.Document())
+			x := r.At(z)
+			if x.Name() != e.Name() || x.Document() != e.Document() || reflect.TypeOf(x) != reflect.TypeOf(e) {
+				t.Errorf("%s at %d is %T %s (%s)", e.Name(), z, x, x.Name(), x.Document())
+			}
+			if a := At(e, z); !reflect.DeepEqual(a, x) {
+				t.Errorf("At(%s, %d) = %+v, want the registry's %+v", e.Name(), z, a, x)
 			}
 			keys := map[string]bool{}
 			for _, c := range x.Settings() {
@@ -173,7 +169,9 @@ func TestExperiments(t *testing.T) {
 				}
 				keys[c.Key] = true
 			}
-			if v, ok := x.(interface{ Validate() error }); ok {
+			// A GPU experiment's sizes need the caller's input (the
+			// JPEGs of CUDADecode); its own test validates them.
+			if v, ok := x.(interface{ Validate() error }); ok && !r.GPU {
 				if err := v.Validate(); err != nil {
 					t.Errorf("%s at %d: %v", e.Name(), z, err)
 				}
@@ -185,5 +183,15 @@ func TestExperiments(t *testing.T) {
 	}
 	if _, err := Lookup("nope"); err == nil || !strings.Contains(err.Error(), "Ladder") {
 		t.Errorf("Lookup(nope): %v", err)
+	}
+	var names []string
+	for _, e := range Experiments {
+		names = append(names, e.Name())
+	}
+	if !reflect.DeepEqual(names, portable) {
+		t.Errorf("Experiments %v, want the registry without the GPU's %v", names, portable)
+	}
+	if l := Sized[Ladder](Quick); !reflect.DeepEqual(l, QuickLadder()) {
+		t.Errorf("Sized[Ladder](Quick) = %+v, want QuickLadder()", l)
 	}
 }

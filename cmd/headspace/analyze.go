@@ -17,7 +17,7 @@ import (
 )
 
 func init() {
-	register(command{name: "analyze", summary: "headspace analysis: step time with the loader, then with cached batches", run: runAnalyze})
+	register(command{name: "analyze", summary: "headspace analysis: step time with the loader, then with cached batches", runs: []workloads.Experiment{workloads.Headspace{}}, run: runAnalyze})
 }
 
 const analyzeUsage = `

@@ -24,7 +24,7 @@ import (
 )
 
 func init() {
-	register(command{name: "cuda", summary: "the GPU: check (kernels against their reference, copy speeds, the Net's step), decode (nvJPEG's rate)", run: runCUDA})
+	register(command{name: "cuda", summary: "the GPU: check (kernels against their reference, copy speeds, the Net's step), decode (nvJPEG's rate)", runs: []workloads.Experiment{workloads.CUDACheck{}, workloads.CUDADecode{}}, run: runCUDA})
 }
 
 // cudaDevice is a CUDA Device that owns its context.
@@ -289,7 +289,7 @@ type cudaCheckOpts struct {
 
 func cudaCheckFlags(fs *flag.FlagSet) *cudaCheckOpts {
 	f := &cudaCheckOpts{}
-	d := workloads.DefaultCUDACheck()
+	d := workloads.Sized[workloads.CUDACheck](workloads.Default)
 	fs.IntVar(&f.ordinal, "gpu", d.Ordinal, "`ordinal` of the GPU")
 	fs.IntVar(&f.batch, "batch", d.Batch, "samples per `batch` of the timed Net step")
 	fs.IntVar(&f.side, "side", d.Side, "image `side` of the timed Net step")

@@ -31,7 +31,7 @@ import (
 )
 
 func init() {
-	register(command{name: "ladder", summary: "run the caching ladder: steps/s with data cached at each stage", run: runLadder})
+	register(command{name: "ladder", summary: "run the caching ladder: steps/s with data cached at each stage", runs: []workloads.Experiment{workloads.Ladder{}}, run: runLadder})
 }
 
 const ladderUsage = `
@@ -246,7 +246,7 @@ func (f *pipelineFlags) device(ctx context.Context) (workloads.Device, error) {
 func (f *pipelineFlags) scalable() bool { return f.dev == "emulated" }
 
 func runLadder(ctx context.Context, args []string, stdout, stderr io.Writer) error {
-	def := workloads.DefaultLadder()
+	def := workloads.Sized[workloads.Ladder](workloads.Default)
 	fs := newFlagSet("ladder", ladderUsage, stdout)
 	var pf pipelineFlags
 	pf.register(fs)

@@ -18,7 +18,7 @@ import (
 )
 
 func init() {
-	register(command{name: "loaders", summary: "compare goroutine and process (DataLoader-style) loaders: TTFB, samples/s, RSS, CPU", run: runLoaders})
+	register(command{name: "loaders", summary: "compare goroutine and process (DataLoader-style) loaders: TTFB, samples/s, RSS, CPU", runs: []workloads.Experiment{workloads.Loaders{}}, run: runLoaders})
 }
 
 const loadersUsage = `

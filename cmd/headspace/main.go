@@ -18,6 +18,7 @@ import (
 	"io"
 	"os"
 	"os/signal"
+	"reflect"
 	"sort"
 	"strings"
 	"syscall"
@@ -25,18 +26,39 @@ import (
 	"github.com/headspace-bench/headspace/datasets/ondisk"
 	"github.com/headspace-bench/headspace/harness/blocks/results"
 	"github.com/headspace-bench/headspace/internal/atomicfile"
+	"github.com/headspace-bench/headspace/workloads"
 )
 
 // command is one subcommand: a thin layer of flags over the packages.
+// The command of an experiment names the registered experiments it runs
+// (workloads.Registry), parses its flags into their specifications,
+// starting from their sizes in the registry (workloads.Sized), and runs
+// them through workloads.Experiment's Run.
 type command struct {
 	name    string
 	summary string
-	run     func(ctx context.Context, args []string, stdout, stderr io.Writer) error
+	// runs are the registered experiments the command runs (any value of
+	// each type); none for a command that runs no experiment.
+	runs []workloads.Experiment
+	run  func(ctx context.Context, args []string, stdout, stderr io.Writer) error
 }
 
 var commands = map[string]command{}
 
-func register(c command) { commands[c.name] = c }
+// register adds c to the commands. It panics, when the program starts,
+// on a command that runs an experiment not in workloads.Registry, or on
+// a name registered twice: mistakes any test of the package shows.
+func register(c command) {
+	if _, ok := commands[c.name]; ok {
+		panic(fmt.Sprintf("headspace: command %s registered twice", c.name))
+	}
+	for _, e := range c.runs {
+		if r, err := workloads.Find(e.Name()); err != nil || reflect.TypeOf(r.Experiment()) != reflect.TypeOf(e) {
+			panic(fmt.Sprintf("headspace: command %s runs %T, which is not in workloads.Registry", c.name, e))
+		}
+	}
+	commands[c.name] = c
+}
 
 // usageError is bad input: exit status 2 and a one-line reason.
 type usageError struct{ msg string }

@@ -13,6 +13,8 @@ import (
 	"go.uber.org/goleak"
 
 	"github.com/headspace-bench/headspace/harness/blocks/results"
+	"github.com/headspace-bench/headspace/reproduce"
+	"github.com/headspace-bench/headspace/workloads"
 )
 
 func TestMain(m *testing.M) {
@@ -393,3 +395,56 @@ func TestLadderInterrupted(t *testing.T) {
 		t.Errorf("the file lost its runs: %d, %v", len(rs), err)
 	}
 }
+
+// TestCommandsRunTheRegistry checks the commands against the registry:
+// every registered experiment is run by one command, or by the report of
+// its document (reproduce: 003's step (e), LadderOnDisk, has no command);
+// and register refuses a command of an unregistered experiment, or a
+// name twice.
+func TestCommandsRunTheRegistry(t *testing.T) {
+	by := map[string][]string{}
+	for _, c := range commands {
+		for _, e := range c.runs {
+			by[e.Name()] = append(by[e.Name()], c.name)
+		}
+	}
+	reported := map[string]bool{}
+	for _, d := range reproduce.Docs {
+		reported[d.ID] = true
+	}
+	for _, r := range workloads.Registry {
+		e := r.Experiment()
+		switch cs := by[e.Name()]; {
+		case len(cs) > 1:
+			t.Errorf("%s is run by the commands %v: want one", e.Name(), cs)
+		case len(cs) == 0 && !reported[e.Document()]:
+			t.Errorf("%s is run by no command and is of no reported document", e.Name())
+		}
+	}
+	if want := []string{"peer"}; fmt.Sprint(by["PeerLadder"]) != fmt.Sprint(want) {
+		t.Errorf("PeerLadder is run by %v, want %v", by["PeerLadder"], want)
+	}
+	for _, tc := range []struct {
+		name string
+		c    command
+		want string
+	}{
+		{"unregistered", command{name: "nope", runs: []workloads.Experiment{unregistered{}}}, "not in workloads.Registry"},
+		{"twice", command{name: "ladder"}, "registered twice"},
+	} {
+		func() {
+			defer func() {
+				if r := recover(); r == nil || !strings.Contains(fmt.Sprint(r), tc.want) {
+					t.Errorf("%s: panic %v, want %q", tc.name, r, tc.want)
+				}
+			}()
+			register(tc.c)
+		}()
+		delete(commands, "nope")
+	}
+}
+
+// unregistered is an experiment that is not in workloads.Registry.
+type unregistered struct{ workloads.Sim }
+
+func (unregistered) Name() string { return "Unregistered" }

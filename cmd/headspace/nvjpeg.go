@@ -38,7 +38,7 @@ type cudaDecodeOpts struct {
 }
 
 func cudaDecodeFlags(fs *flag.FlagSet) *cudaDecodeOpts {
-	f := &cudaDecodeOpts{CUDADecode: workloads.DefaultCUDADecode()}
+	f := &cudaDecodeOpts{CUDADecode: workloads.Sized[workloads.CUDADecode](workloads.Default)}
 	d := &f.CUDADecode
 	fs.StringVar(&f.decoder, "decoder", "nvjpeg", "`decoder`: nvjpeg")
 	fs.StringVar(&d.JPEGs, "jpegs", "", "`directory` of JPEG files of one size")

@@ -23,7 +23,7 @@ import (
 )
 
 func init() {
-	register(command{name: "peer", summary: "our loader against the document's PyTorch DataLoader pipeline, same settings, same run: samples/s, TTFB, ratios", run: runPeer})
+	register(command{name: "peer", summary: "our loader against the document's PyTorch DataLoader pipeline, same settings, same run: samples/s, TTFB, ratios", runs: []workloads.Experiment{workloads.Peer{}, workloads.PeerLadder{}}, run: runPeer})
 }
 
 const peerUsage = `

@@ -20,7 +20,7 @@ import (
 )
 
 func init() {
-	register(command{name: "remote", summary: "the remedies of data in a bucket: samples/s and headspace against concurrency × round trip × layout × format, and the fetch model's predictions checked", run: runRemote})
+	register(command{name: "remote", summary: "the remedies of data in a bucket: samples/s and headspace against concurrency × round trip × layout × format, and the fetch model's predictions checked", runs: []workloads.Experiment{workloads.Remote{}}, run: runRemote})
 }
 
 const remoteUsage = `
@@ -74,9 +74,9 @@ func runRemote(ctx context.Context, args []string, stdout, stderr io.Writer) err
 		}
 		return writeRemote(stdout, recs, fileConfig(recs), *report, *plotPath)
 	}
-	exp := workloads.DefaultRemote()
+	exp := workloads.Sized[workloads.Remote](workloads.Default)
 	if *quick {
-		exp = workloads.QuickRemote()
+		exp = workloads.Sized[workloads.Remote](workloads.Quick)
 	}
 	dev := workloads.RemoteDevice()
 	config := driver.Settings("emulated", dev.Settings, exp.Settings(),

@@ -21,20 +21,46 @@ func init() {
 	register(command{name: "reproduce", summary: "run every document's experiment and write one Markdown report per document", run: runReproduce})
 }
 
-const reproduceUsage = `
+// reproduceUsage is reproduce's help: the documents' list is each
+// report's Summary (reproduce.Docs), wrapped.
+func reproduceUsage() string {
+	var docs strings.Builder
+	for _, d := range reproduce.Docs {
+		docs.WriteString(wrapItem("  "+d.ID+"  ", d.Summary, 76))
+	}
+	return reproduceIntro + docs.String() + reproduceMore
+}
+
+// wrapItem is an item of a list: head, then text wrapped at width
+// columns, its lines after the first indented as far as head.
+func wrapItem(head, text string, width int) string {
+	var b strings.Builder
+	line := head
+	for i, w := range strings.Fields(text) {
+		if i > 0 && len([]rune(line))+1+len([]rune(w)) > width {
+			b.WriteString(line + "\n")
+			line = strings.Repeat(" ", len(head)) + w
+			continue
+		}
+		if i > 0 {
+			line += " "
+		}
+		line += w
+	}
+	b.WriteString(line + "\n")
+	return b.String()
+}
+
+const reproduceIntro = `
 Runs the experiment of each document this project reproduces and writes one
 report per document into --out (Markdown with tables, and PNG, SVG and GIF
 figures under --out/figures): the machine and the command, the document's
 numbers beside ours, and ratios, since absolute numbers differ between
 machines.
 
-  000  SPDL's headspace analysis (its source, 001, is the same chapter)
-  002  goroutine workers against process workers (SPDL's threads against
-       PyTorch's DataLoader processes)
-  003  the caching ladder, then its optimisation steps: the transform fix,
-       the smaller raw image, the uint8 transfer
-  004  the loader simulation: the three animations and their batch counts
+`
 
+const reproduceMore = `
 Each document's measurements are saved first, in Go benchmark format with
 the machine, the device, the command and every setting as configuration
 lines, to --out/results/<id>-<name>.txt (003 also saves there its timeline,
@@ -53,7 +79,7 @@ numbers are not comparable). The run stops at the first document that
 fails; reports already written stay.`
 
 func runReproduce(ctx context.Context, args []string, stdout, stderr io.Writer) error {
-	fs := newFlagSet("reproduce", reproduceUsage, stdout)
+	fs := newFlagSet("reproduce", reproduceUsage(), stdout)
 	quick := fs.Bool("quick", false, "tiny sizes: every code path in seconds, numbers not comparable")
 	out := fs.String("out", "notebooks", "`directory` of the reports (figures go to its figures/, saved measurements to its results/)")
 	docsFlag := fs.String("docs", strings.Join(reproduce.IDs(), ","), "comma-separated `documents` to reproduce, in order")

@@ -14,7 +14,7 @@ import (
 )
 
 func init() {
-	register(command{name: "sim", summary: "simulate loaders, their queue and the model; animate it", run: runSim})
+	register(command{name: "sim", summary: "simulate loaders, their queue and the model; animate it", runs: []workloads.Experiment{workloads.Sim{}}, run: runSim})
 }
 
 const simUsage = `

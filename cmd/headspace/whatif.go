@@ -23,7 +23,7 @@ import (
 )
 
 func init() {
-	register(command{name: "whatif", summary: "predict steps/s for other cores, workers and step times; --verify checks it", run: runWhatIf})
+	register(command{name: "whatif", summary: "predict steps/s for other cores, workers and step times; --verify checks it", runs: []workloads.Experiment{workloads.WhatIf{}}, run: runWhatIf})
 }
 
 const whatifUsage = `
@@ -62,7 +62,7 @@ becomes fetch then decode, each with its statistics; --page-cache and
 --max-failures as in headspace ladder.`
 
 func runWhatIf(ctx context.Context, args []string, stdout, stderr io.Writer) error {
-	def := workloads.DefaultWhatIf()
+	def := workloads.Sized[workloads.WhatIf](workloads.Default)
 	fs := newFlagSet("whatif", whatifUsage, stdout)
 	var pf pipelineFlags
 	pf.register(fs)

@@ -1,0 +1,132 @@
+package reproduce
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+
+	"golang.org/x/perf/benchfmt"
+
+	"github.com/headspace-bench/headspace/harness/blocks/results"
+	"github.com/headspace-bench/headspace/workloads"
+)
+
+// Count is the experiment of a new document, 005, as workloads/count.go
+// would hold it (docs/extending.md, "A new experiment"): its
+// specification, its two sizes and the four methods of
+// workloads.Experiment.
+type Count struct{ N int }
+
+// DefaultCount is the document's size; QuickCount runs in no time.
+func DefaultCount() Count { return Count{N: 100} }
+func QuickCount() Count   { return Count{N: 3} }
+
+func (Count) Name() string     { return "Count" }
+func (Count) Document() string { return "005" }
+func (c Count) Settings() []results.Config {
+	return []results.Config{{Key: "n", Value: strconv.Itoa(c.N)}}
+}
+
+// Run makes one record per step, BenchmarkCount/i=…, each its square.
+func (c Count) Run(ctx context.Context, env workloads.Env) ([]*benchfmt.Result, error) {
+	var out []*benchfmt.Result
+	for i := 1; i <= c.N; i++ {
+		if err := ctx.Err(); err != nil {
+			return out, err
+		}
+		r := &benchfmt.Result{Name: benchfmt.Name(results.BenchName(fmt.Sprintf("Count/i=%d", i), 1)), Iters: 1,
+			Values: []benchfmt.Value{{Value: float64(i * i), Unit: "squares"}}}
+		out = append(out, r)
+		if env.Result != nil {
+			if err := env.Result(r); err != nil {
+				return out, err
+			}
+		}
+	}
+	return out, nil
+}
+
+// registerCount is the one line in workloads.Registry
+// (workloads/registry.go): workloads.Sizes(DefaultCount, QuickCount).
+func registerCount() (undo func()) {
+	saved := workloads.Registry
+	workloads.Registry = append(workloads.Registry[:len(saved):len(saved)], workloads.Sizes(DefaultCount, QuickCount))
+	return func() { workloads.Registry = saved }
+}
+
+// reportCount is the report's declaration, in the init of its file,
+// reproduce/doc005.go, with measure005 and render005 beside it.
+func reportCount() (undo func()) {
+	saved := Docs
+	report(Doc{ID: "005", Name: "count", Title: "Counting", Source: "005", Summary: "the squares of 1 to n", Experiment: Count{}, measure: measure005, render: render005})
+	return func() { Docs = saved }
+}
+
+// measure005 runs the registered Count at the run's size.
+func measure005(ctx context.Context, s *settings, t *tracker) (measurement, error) {
+	return s.measure(ctx, workloads.Sized[Count](s.size()), t)
+}
+
+// render005 builds the report from the result file alone.
+func render005(f *resultFile, p *page) ([]byte, error) {
+	h, n := f.header(), f.integer("n")
+	if err := f.check(); err != nil {
+		return nil, err
+	}
+	var rows [][]string
+	for _, r := range f.records("Count") {
+		v, _ := value(r.r, "squares")
+		rows = append(rows, []string{r.parts["i"], num(v, 0)})
+	}
+	var b bytes.Buffer
+	m := &md{w: &b}
+	writeHeader(m, h)
+	m.para("## Squares of 1 to %d", n)
+	m.table("rr", []string{"i", "i²"}, rows)
+	return b.Bytes(), m.err
+}
+
+// Example_newExperiment adds an experiment with a report, as
+// docs/extending.md's worked example does: the experiment (Count), its
+// line in workloads.Registry, its report (report(Doc{…}) with its measure
+// and render). `headspace reproduce --docs 005` would then run it; here
+// Run does, at the quick size, and the report is rendered from the
+// result file it saved. Its command would be cmd/headspace/count.go,
+// registering command{name: "count", runs: []workloads.Experiment{Count{}}, …}.
+func Example_newExperiment() {
+	defer registerCount()()
+	defer reportCount()()
+	out, err := os.MkdirTemp("", "example")
+	if err != nil {
+		panic(err)
+	}
+	defer os.RemoveAll(out)
+
+	fmt.Println("documents:", strings.Join(IDs(), ", "))
+	paths, err := Run(context.Background(), []string{"005"}, Options{Quick: true, Out: out})
+	if err != nil {
+		panic(err)
+	}
+	rep, err := os.ReadFile(paths[0])
+	if err != nil {
+		panic(err)
+	}
+	_, table, _ := strings.Cut(string(rep), "## ")   // after the header
+	table, _, _ = strings.Cut(table, "<!-- written") // before the report's mark
+	fmt.Println(filepath.Base(paths[0]))
+	fmt.Print("## " + strings.TrimSpace(table) + "\n")
+	// Output:
+	// documents: 000, 002, 003, 004, 005
+	// 005-count.md
+	// ## Squares of 1 to 3
+	//
+	// | i | i² |
+	// | ---: | ---: |
+	// | 1 | 1 |
+	// | 2 | 4 |
+	// | 3 | 9 |
+}
