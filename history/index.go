@@ -78,9 +78,29 @@ type indexEntry struct {
 // not hidden, regular) and their sizes, by name; a symbolic link is an
 // error (errLink). Empty, with no error, when the folder does not exist.
 func listing(mdir string) (map[string]int64, error) {
+	ents, err := runFiles(mdir)
+	if err != nil {
+		return nil, err
+	}
+	out := map[string]int64{}
+	for _, e := range ents {
+		info, err := e.Info()
+		if err != nil {
+			return nil, err
+		}
+		out[e.Name()] = info.Size()
+	}
+	return out, nil
+}
+
+// runFiles lists the run files of machine folder mdir, the one rule of
+// what a run file is: its regular, not hidden .txt files. A folder or a
+// run file that is a symbolic link is refused (errLink); a folder that
+// does not exist holds none.
+func runFiles(mdir string) ([]fs.DirEntry, error) {
 	fi, err := os.Lstat(mdir)
 	if errors.Is(err, fs.ErrNotExist) {
-		return map[string]int64{}, nil
+		return nil, nil
 	}
 	if err != nil {
 		return nil, err
@@ -92,23 +112,17 @@ func listing(mdir string) (map[string]int64, error) {
 	if err != nil {
 		return nil, err
 	}
-	out := map[string]int64{}
+	var out []fs.DirEntry
 	for _, e := range ents {
 		if !strings.HasSuffix(e.Name(), ".txt") || strings.HasPrefix(e.Name(), ".") {
 			continue
 		}
-		p := filepath.Join(mdir, e.Name())
 		if e.Type()&fs.ModeSymlink != 0 {
-			return nil, errLink(p)
+			return nil, errLink(filepath.Join(mdir, e.Name()))
 		}
-		if !e.Type().IsRegular() {
-			continue
+		if e.Type().IsRegular() {
+			out = append(out, e)
 		}
-		info, err := e.Info()
-		if err != nil {
-			return nil, err
-		}
-		out[e.Name()] = info.Size()
 	}
 	return out, nil
 }

@@ -484,33 +484,13 @@ func errLink(path string) error {
 // is the folder.
 func Runs(dir, machine string) ([]Run, error) {
 	mdir := filepath.Join(dir, machine)
-	fi, err := os.Lstat(mdir)
-	if errors.Is(err, fs.ErrNotExist) {
-		return nil, nil
-	}
-	if err != nil {
-		return nil, err
-	}
-	if fi.Mode()&fs.ModeSymlink != 0 {
-		return nil, errLink(mdir)
-	}
-	ents, err := os.ReadDir(mdir)
+	ents, err := runFiles(mdir)
 	if err != nil {
 		return nil, err
 	}
 	var out []Run
 	for _, e := range ents {
-		if !strings.HasSuffix(e.Name(), ".txt") || strings.HasPrefix(e.Name(), ".") {
-			continue
-		}
-		p := filepath.Join(mdir, e.Name())
-		if e.Type()&fs.ModeSymlink != 0 {
-			return nil, errLink(p)
-		}
-		if !e.Type().IsRegular() {
-			continue
-		}
-		r, _, err := inspect(p)
+		r, _, err := inspect(filepath.Join(mdir, e.Name()))
 		if err != nil {
 			return nil, err
 		}

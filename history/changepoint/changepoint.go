@@ -59,6 +59,7 @@
 package changepoint
 
 import (
+	"cmp"
 	"math"
 	"math/rand/v2"
 	"slices"
@@ -243,7 +244,7 @@ func newEnergy(seg []float64) (*energy, []int) {
 	for i := range order {
 		order[i] = i
 	}
-	slices.SortStableFunc(order, func(a, b int) int { return cmpFloat(seg[a], seg[b]) })
+	slices.SortStableFunc(order, func(a, b int) int { return cmp.Compare(seg[a], seg[b]) })
 	e := &energy{sorted: make([]float64, n), dist: make([]float64, n), cnt: make([]int, n+1), sum: make([]float64, n+1)}
 	ranks := make([]int, n)
 	for r, i := range order {
@@ -262,16 +263,6 @@ func newEnergy(seg []float64) (*energy, []int) {
 		below += x
 	}
 	return e, ranks
-}
-
-func cmpFloat(a, b float64) int {
-	switch {
-	case a < b:
-		return -1
-	case a > b:
-		return 1
-	}
-	return 0
 }
 
 // best returns the split of the segment in the order ranks gives (a

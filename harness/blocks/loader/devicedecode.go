@@ -27,29 +27,14 @@ import (
 func (k *disk) deviceStages(p *pipeline.Pipeline, idx *pipeline.Queue[int], cache level.Level, workers, q, alive int,
 	outs *freelist[*processed], impls chan *transformer, m caches, ds datasets.Synthetic) (*pipeline.Queue[*processed], error) {
 	bufs := k.buffers(workers, alive)
-	n := k.d.Len()
 	header := func(ctx context.Context, it pipeline.Item[*encoded]) (*processed, error) {
-		e := it.Value
-		label, err := k.d.CheckJPEG(e.i, e.data)
-		for err != nil {
-			// The replacement is read here, by the transform worker, as
-			// the decode worker reads one.
-			if ctx.Err() != nil || !k.skip() {
-				break
-			}
-			next := (e.i + 1) % n
-			if e.cached {
-				e = new(encoded) // never overwrite the cached bytes
-			}
-			if err = k.fetch(ctx, next, e); err == nil {
-				label, err = k.d.CheckJPEG(e.i, e.data)
-			}
-		}
+		var label int
+		e, err := k.replacing(ctx, it.Value, func(e *encoded) (err error) { label, err = k.d.CheckJPEG(e.i, e.data); return err })
 		if err != nil {
 			if !e.cached {
 				bufs.put(e)
 			}
-			return nil, k.failed(err)
+			return nil, err
 		}
 		out := outs.get()
 		t := <-impls

@@ -161,6 +161,30 @@ func (k *disk) stats() DataStats {
 	return ds
 }
 
+// replacing runs use on e, and while it fails and MaxFailures allows,
+// fetches the next sample into e and runs use on it again: the failure
+// path of a stage after fetch (decode, or a device decoder's check),
+// which reads the replacement in its own worker, timed as that stage. It
+// returns the sample used last (a new buffer if e held the cached bytes,
+// which are never overwritten) and use's last error, counted against
+// MaxFailures (disk.failed).
+func (k *disk) replacing(ctx context.Context, e *encoded, use func(*encoded) error) (*encoded, error) {
+	err := use(e)
+	for err != nil {
+		if ctx.Err() != nil || !k.skip() {
+			return e, k.failed(err)
+		}
+		next := (e.i + 1) % k.d.Len()
+		if e.cached {
+			e = new(encoded) // never overwrite the cached bytes
+		}
+		if err = k.fetch(ctx, next, e); err == nil {
+			err = use(e)
+		}
+	}
+	return e, nil
+}
+
 // buffers is the free list of the fetch stage's buffers: one per sample
 // alive, and one per fetcher beyond the workers (data in a bucket runs
 // more fetchers than workers).
@@ -191,32 +215,16 @@ func (k *disk) fetchStage(bufs *freelist[*encoded]) func(context.Context, pipeli
 func (k *disk) stages(p *pipeline.Pipeline, idx *pipeline.Queue[int], cache level.Level, workers, q, alive int,
 	raws *freelist[*datasets.Sample], m caches) (*pipeline.Queue[*datasets.Sample], error) {
 	bufs := k.buffers(workers, alive)
-	n := k.d.Len()
 	fetch := k.fetchStage(bufs)
 	decode := func(ctx context.Context, it pipeline.Item[*encoded]) (*datasets.Sample, error) {
-		e := it.Value
 		s := raws.get()
-		err := k.d.Decode(e.i, e.data, s)
-		for err != nil {
-			// The replacement is read here, by the decode worker: the
-			// failure path, timed as decoding.
-			if ctx.Err() != nil || !k.skip() {
-				break
-			}
-			next := (e.i + 1) % n
-			if e.cached {
-				e = new(encoded) // never overwrite the cached bytes
-			}
-			if err = k.fetch(ctx, next, e); err == nil {
-				err = k.d.Decode(e.i, e.data, s)
-			}
-		}
+		e, err := k.replacing(ctx, it.Value, func(e *encoded) error { return k.d.Decode(e.i, e.data, s) })
 		if !e.cached {
 			bufs.put(e)
 		}
 		if err != nil {
 			raws.put(s)
-			return nil, k.failed(err)
+			return nil, err
 		}
 		return s, nil
 	}

@@ -4,6 +4,7 @@ package gate
 // Benjamini–Hochberg adjustment across rows, the threshold and the noise.
 
 import (
+	"cmp"
 	"fmt"
 	"math"
 	"slices"
@@ -28,7 +29,7 @@ func adjust(rows []Row) int {
 		}
 	}
 	m := len(idx)
-	slices.SortStableFunc(idx, func(a, b int) int { return cmpFloat(rows[a].P, rows[b].P) })
+	slices.SortStableFunc(idx, func(a, b int) int { return cmp.Compare(rows[a].P, rows[b].P) })
 	q := 1.0
 	for k := m - 1; k >= 0; k-- {
 		i := idx[k]
@@ -36,16 +37,6 @@ func adjust(rows []Row) int {
 		rows[i].Q = q
 	}
 	return m
-}
-
-func cmpFloat(a, b float64) int {
-	switch {
-	case a < b:
-		return -1
-	case a > b:
-		return 1
-	}
-	return 0
 }
 
 // test fills in the comparison of a row present on both sides: its
