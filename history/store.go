@@ -74,9 +74,12 @@ const DateLayout = "20060102T150405Z"
 
 // ignoredSetupKeys may differ between the runs of one series: they are
 // what a history is over (commit, date), what a series should show a
-// change of (the Go toolchain), or what says a run is partial (which
-// Add accepts only when asked, and which must not wedge the series).
-var ignoredSetupKeys = []string{"commit", "date", "go", PartialKey}
+// change of (the Go toolchain), what says a run is partial (which Add
+// accepts only when asked, and which must not wedge the series), or what
+// describes the session rather than the setup (results.BusyKey: the
+// machine was busy when the run began, which the gate reads, not the
+// series' definition).
+var ignoredSetupKeys = []string{"commit", "date", "go", PartialKey, results.BusyKey}
 
 // PartialKey is the configuration key of a partial run: an interrupted
 // run's "partial: true", a partial merge's list of the points it lacks.

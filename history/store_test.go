@@ -124,6 +124,19 @@ func TestAddLayoutAndRefusals(t *testing.T) {
 	}
 }
 
+// TestBusyRunJoinsItsSeries: a run whose file says the machine was busy
+// (machine-busy, a line of the session, not the setup) joins the series
+// of the same setup, as a nightly on a busy machine must; the build
+// before refused it as another setup.
+func TestBusyRunJoinsItsSeries(t *testing.T) {
+	src, store := t.TempDir(), filepath.Join(t.TempDir(), "store")
+	for r, extra := range []string{"", "machine-busy: cpu pressure 86% after waiting 9s", ""} {
+		if _, err := Add(context.Background(), store, runFile(t, src, "Test CPU", r, -1, 0, extra), AddOptions{}); err != nil {
+			t.Fatalf("run %d (%q): %v", r, extra, err)
+		}
+	}
+}
+
 // TestInjectedStep: a series with one step of -8% steps/s at run 9 of 20
 // is reported at that commit, in both of the benchmark's units, and
 // nowhere else.
