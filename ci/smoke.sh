@@ -10,7 +10,12 @@ cd "$(dirname "$0")/.."
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 small="BENCH_LEVELS=none,device BENCH_WORKERS=1 BENCH_TRANSFORMS=fast BENCH_STEPS=2 BENCH_COUNT=8"
-flags="--raw-size 64 --crop 32 --batch 4 --step 20ms"
+# The smoke checks the scripts' plumbing, not the disturbance rules (their
+# tests are internal/disturb's and the gate's): on a busy CI machine a
+# disturbed run would make the same-code gate say "rerun" (exit 3) and a
+# machine-busy line appear, so no run is marked disturbed here and none
+# waits for a quiet machine.
+flags="--raw-size 64 --crop 32 --batch 4 --step 20ms --max-run-delay 9.9 --reruns 0 --quiet-wait 0"
 export DEVICE=emulated
 env $small BENCH_FLAGS="$flags" ci/bench.sh "$tmp/base.txt" >/dev/null
 env $small BENCH_FLAGS="$flags" ci/bench.sh "$tmp/new.txt" >/dev/null
