@@ -12,7 +12,6 @@ import (
 	"github.com/headspace-bench/headspace/harness/blocks/loader"
 	"github.com/headspace-bench/headspace/harness/engines/analysis"
 	"github.com/headspace-bench/headspace/internal/atomicfile"
-	"github.com/headspace-bench/headspace/internal/progress"
 	"github.com/headspace-bench/headspace/workloads"
 )
 
@@ -94,8 +93,9 @@ func runAnalyze(ctx context.Context, args []string, stdout, stderr io.Writer) er
 		return err
 	}
 
-	bar := progress.For(stderr, *after+*stepsAfter)
-	cfg.OnStep = func(i int, d time.Duration) { bar.Add(1) }
+	// The progress line counts steps; the records come whole at the end.
+	s := driver.Begin(nil, stderr, *after+*stepsAfter, nil)
+	cfg.OnStep = func(int, time.Duration) { s.Tick() }
 	if *every > 0 {
 		cfg.StatsEvery, cfg.StatsLog = *every, stderr
 	}
@@ -104,7 +104,7 @@ func runAnalyze(ctx context.Context, args []string, stdout, stderr io.Writer) er
 	var rep analysis.Report
 	env.Details.Analysis = func(r analysis.Report) { rep = r }
 	recs, err := h.Run(ctx, env)
-	bar.Finish()
+	s.Finish() // an interrupted analysis keeps nothing: no report without both phases
 	if err != nil {
 		return err
 	}
@@ -131,7 +131,7 @@ func runAnalyze(ctx context.Context, args []string, stdout, stderr io.Writer) er
 		}
 	}
 	if *out != "" {
-		wrote, err := driver.Write(resultsOut, driver.Settings(rep.Device, h.Settings(), dev.Settings), recs, false)
+		wrote, err := s.Write(resultsOut, driver.Settings(rep.Device, h.Settings(), dev.Settings), recs)
 		if err != nil {
 			return err
 		}

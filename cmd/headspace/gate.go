@@ -15,6 +15,7 @@ import (
 
 	"golang.org/x/perf/benchfmt"
 
+	"github.com/headspace-bench/headspace/harness/blocks/driver"
 	"github.com/headspace-bench/headspace/harness/blocks/results"
 	"github.com/headspace-bench/headspace/harness/engines/gate"
 	"github.com/headspace-bench/headspace/internal/atomicfile"
@@ -205,7 +206,7 @@ func runGate(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	stdout.Write(buf.Bytes())
 	switch {
 	case runErr != nil && ctx.Err() != nil:
-		return exitError{code: 130, msg: fmt.Sprintf("interrupted: %d rounds kept in %s, marked partial", len(o.Rounds), *out)}
+		return driver.Interrupted{Kept: fmt.Sprintf("%d rounds kept in %s, marked partial", len(o.Rounds), *out)}
 	case runErr != nil:
 		return runErr
 	case o.Failed():

@@ -5,6 +5,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -202,6 +203,9 @@ func TestGateInterrupted(t *testing.T) {
 	}
 	if code != 130 {
 		t.Errorf("exit %d, want 130; stderr:\n%s", code, stderr.String())
+	}
+	if want := regexp.MustCompile(`headspace gate: interrupted: [0-9]+ rounds kept in ` + regexp.QuoteMeta(out) + `, marked partial\n$`); !want.MatchString(stderr.String()) {
+		t.Errorf("stderr does not end with %s:\n%s", want, stderr.String())
 	}
 	b, _ := os.ReadFile(filepath.Join(out, "gate.txt"))
 	if !strings.Contains(string(b), "PARTIAL: interrupted after") {

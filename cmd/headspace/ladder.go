@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"errors"
 	"flag"
 	"fmt"
 	"github.com/headspace-bench/headspace/datasets/bucket"
@@ -26,7 +25,6 @@ import (
 	"github.com/headspace-bench/headspace/harness/blocks/results"
 	"github.com/headspace-bench/headspace/harness/blocks/timeline"
 	"github.com/headspace-bench/headspace/harness/engines/ladder"
-	"github.com/headspace-bench/headspace/internal/progress"
 	"github.com/headspace-bench/headspace/workloads"
 )
 
@@ -363,7 +361,7 @@ func runLadder(ctx context.Context, args []string, stdout, stderr io.Writer) err
 			return err
 		}
 		defer file.Close()
-		env.Done = file.Done
+		env.Done = file.Done // for Todo
 		for _, p := range l.Selected() {
 			measured[p.BenchName()] = file.Values(p.BenchName(), "steps/s")
 		}
@@ -376,22 +374,16 @@ func runLadder(ctx context.Context, args []string, stdout, stderr io.Writer) err
 			return writeTimeline(stdout, t, path)
 		}
 	}
-	bar := progress.For(stderr, l.Todo(env))
-	defer bar.Finish()
-	env.Start = bar.Set
-	env.Result = func(b *benchfmt.Result) error {
+	s := driver.Begin(file, stderr, l.Todo(env), func(b *benchfmt.Result) error {
 		v, _ := results.Value(b, "steps/s")
 		measured[string(b.Name)] = append(measured[string(b.Name)], v)
-		bar.Add(1)
-		if file != nil {
-			return file.Add(b)
-		}
 		return nil
-	}
+	})
+	defer s.Finish()
+	env.Start, env.Result, env.Done = s.Start, s.Result, s.Done
 	_, runErr := l.Run(ctx, env)
-	bar.Finish()
-	if runErr != nil && !errors.Is(runErr, context.Canceled) {
-		return runErr
+	if err := s.End(runErr); err != nil {
+		return err // failed; an interrupted run prints what it finished
 	}
 	fmt.Fprintf(stdout, "device %s, batch %d, raw %dx%d, crop %d, %s of %s each\n%s\n", devName, l.Pipeline.Batch,
 		l.Pipeline.Dataset.Width, l.Pipeline.Dataset.Height, l.Pipeline.Transforms.Crop, plural(l.Count, "run"), plural(l.Train.Steps, "step"), describe(ctx, l.Pipeline))
@@ -402,10 +394,7 @@ func runLadder(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	if file != nil {
 		fmt.Fprintf(stdout, "results: %s (compare with: go tool benchstat %s)\n", *out, *out)
 	}
-	if runErr != nil {
-		return exitError{code: 130, msg: "interrupted: the table shows the runs finished before it"}
-	}
-	return nil
+	return s.Err("the table shows the runs finished before it")
 }
 
 // joinInts writes ints as a comma-separated list.

@@ -24,6 +24,7 @@ import (
 	"syscall"
 
 	"github.com/headspace-bench/headspace/datasets/ondisk"
+	"github.com/headspace-bench/headspace/harness/blocks/driver"
 	"github.com/headspace-bench/headspace/harness/blocks/results"
 	"github.com/headspace-bench/headspace/internal/atomicfile"
 	"github.com/headspace-bench/headspace/workloads"
@@ -125,8 +126,14 @@ func exitCode(err error, name string, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "headspace %s: %v\n", name, err)
 		return 2
 	case errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded):
-		// SIGINT or SIGTERM (main's context): the conventional 128+2.
-		fmt.Fprintf(stderr, "headspace %s: interrupted\n", name)
+		// SIGINT or SIGTERM (main's context): the conventional 128+2; a
+		// command that kept what finished says what (driver.Interrupted).
+		msg := "interrupted"
+		var ie driver.Interrupted
+		if errors.As(err, &ie) {
+			msg = ie.Error()
+		}
+		fmt.Fprintf(stderr, "headspace %s: %s\n", name, msg)
 		return 130
 	case errors.As(err, &ee):
 		if ee.msg != "" {

@@ -387,8 +387,8 @@ func TestLadderInterrupted(t *testing.T) {
 	if !strings.Contains(stdout.String(), "level") || !strings.Contains(stdout.String(), "device") {
 		t.Errorf("no partial table:\n%s", stdout.String())
 	}
-	if !strings.Contains(stderr.String(), "interrupted") {
-		t.Errorf("stderr %q does not say it was interrupted", stderr.String())
+	if want := "headspace ladder: interrupted: the table shows the runs finished before it\n"; !strings.HasSuffix(stderr.String(), want) {
+		t.Errorf("stderr %q does not end with %q", stderr.String(), want)
 	}
 	rs, err := results.Read(out)
 	if err != nil || len(rs) == 0 {

@@ -93,11 +93,14 @@ func runRemote(ctx context.Context, args []string, stdout, stderr io.Writer) err
 		return err
 	}
 	defer f.Close()
-	env := workloads.Env{Device: dev, Dir: *dir, Result: func(r *benchfmt.Result) error {
+	// Each point is printed, then on disk; an interrupted run keeps them
+	// in the file, but its report needs every point: it reports nothing.
+	s := driver.Begin(f, nil, 0, func(r *benchfmt.Result) error {
 		v, _ := results.Value(r, "samples/s")
 		fmt.Fprintf(stderr, "%s: %.0f samples/s\n", r.Name, v)
-		return f.Add(r)
-	}}
+		return nil
+	})
+	env := workloads.Env{Device: dev, Dir: *dir, Result: s.Result}
 	recs, err := exp.Run(ctx, env)
 	if err != nil {
 		return err

@@ -18,7 +18,6 @@ import (
 	"github.com/headspace-bench/headspace/harness/blocks/loader"
 	"github.com/headspace-bench/headspace/harness/engines/whatif"
 	"github.com/headspace-bench/headspace/internal/atomicfile"
-	"github.com/headspace-bench/headspace/internal/progress"
 	"github.com/headspace-bench/headspace/workloads"
 )
 
@@ -229,13 +228,14 @@ func runWhatIf(ctx context.Context, args []string, stdout, stderr io.Writer) err
 		keep(whatif.WriteLadder(stdout, r))
 	}
 	env.Details.Checks = func(c []whatif.Check) { checks, gotCheck = c, true }
-	bar := progress.For(stderr, w.Runs())
-	env.Start = bar.Set
-	env.Result = func(*benchfmt.Result) error { bar.Add(1); return printErr }
+	s := driver.Begin(nil, stderr, w.Runs(), func(*benchfmt.Result) error { return printErr })
+	env.Start, env.Result = s.Start, s.Result
 	recs, runErr := w.Run(ctx, env)
-	bar.Finish()
-	if runErr != nil && (!gotCheck || !errors.Is(runErr, context.Canceled)) {
-		return runErr
+	if err := s.End(runErr); err != nil {
+		return err
+	}
+	if s.Interrupted() && !gotCheck {
+		return runErr // before the checks: nothing to keep
 	}
 	if printErr != nil {
 		return printErr
@@ -249,7 +249,7 @@ func runWhatIf(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	// An interrupted verification is partial: its files say so, and a
 	// complete file already at a path is kept, the partial one written
 	// beside it (atomicfile.PartialPath, results.Replace.Partial).
-	partial := runErr != nil
+	partial := s.Interrupted()
 	// The report holds the points with runs, as the file does.
 	checks = slices.DeleteFunc(checks, func(c whatif.Check) bool { return len(c.Runs) == 0 })
 	rep := workloads.WhatIfReport{Command: "headspace whatif " + strings.Join(args, " "), Profile: p, Grid: g, Verify: w.Verify,
@@ -261,7 +261,7 @@ func runWhatIf(ctx context.Context, args []string, stdout, stderr io.Writer) err
 		if err != nil {
 			return err
 		}
-		wrote, err := driver.Write(resultsOut, driver.Settings(pf.dev, w.Settings(), lines), recs, partial)
+		wrote, err := s.Write(resultsOut, driver.Settings(pf.dev, w.Settings(), lines), recs)
 		if err != nil {
 			return err
 		}
@@ -271,10 +271,7 @@ func runWhatIf(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	if err := writeWhatIfOutputs(stdout, rep, *report, *plotPath); err != nil {
 		return err
 	}
-	if runErr != nil {
-		return exitError{code: 130, msg: "interrupted: the table shows the points checked before it"}
-	}
-	return nil
+	return s.Err("the table shows the points checked before it")
 }
 
 // writeWhatIfOutputs draws r's plot (with a path) and writes its

@@ -1,6 +1,8 @@
 package main
 
 import (
+	"bytes"
+	"context"
 	"os"
 	"path/filepath"
 	"strings"
@@ -199,5 +201,33 @@ func TestCommittedWhatIfReportRebuilds(t *testing.T) {
 		if string(a) != string(b) {
 			t.Errorf("%s differs from its rebuild from %s (regenerate: headspace whatif --from %s --report %s --plot %s)", want, results, results, report, plot)
 		}
+	}
+}
+
+// TestWhatIfInterruptedKeepsTheChecks: a verification interrupted once its
+// checks began prints the table of the points checked so far and exits
+// 130 saying so (driver.Interrupted); one with no record keeps no file.
+func TestWhatIfInterruptedKeepsTheChecks(t *testing.T) {
+	dir := t.TempDir()
+	prof, out := filepath.Join(dir, "p.json"), filepath.Join(dir, "w.txt")
+	if code, _, stderr := runCLI(append([]string{"whatif", "--workers", "1", "--profile-cores", "1", "--save", prof, "--cores", "1", "--at-workers", "1", "--at-steps", "1"}, tinyWhatIf...)...); code != 0 {
+		t.Fatalf("profile: exit %d: %s", code, stderr)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel() // interrupted before the first check's run
+	var stdout, stderr bytes.Buffer
+	args := []string{"whatif", "--stats", prof, "--cores", "1", "--at-workers", "1", "--at-steps", "1", "--verify", "--verify-cores", "1",
+		"--verify-workers", "1", "--verify-steps", "1", "--out", out, "--raw-size", "48", "--crop", "16", "--batch", "4", "--step", "2ms", "--steps", "2", "--count", "1"}
+	if code := run(ctx, args, &stdout, &stderr); code != 130 {
+		t.Errorf("exit %d, want 130; stderr %q", code, stderr.String())
+	}
+	if want := "headspace whatif: interrupted: the table shows the points checked before it\n"; stderr.String() != want {
+		t.Errorf("stderr %q, want %q", stderr.String(), want)
+	}
+	if !strings.Contains(stdout.String(), "verification on this machine") {
+		t.Errorf("no table of the checks:\n%s", stdout.String())
+	}
+	if _, err := os.Stat(out); !os.IsNotExist(err) {
+		t.Errorf("an interrupted run with no record wrote %s (%v)", out, err)
 	}
 }

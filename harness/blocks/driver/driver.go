@@ -25,6 +25,15 @@
 // is not a results file or holds other benchmarks' results (Check, before
 // anything is measured), and write the same bytes for the same records
 // and settings: the format is package results'.
+//
+// A Session (Begin) is one run of an experiment as a command makes it:
+// it wires the experiment's Start, Result and Done hooks to the command's
+// use of each record, the progress line (internal/progress) and the
+// streamed file, and End tells an interrupted run (its context
+// cancelled: SIGINT) from a failed one, so that the command prints and
+// keeps what finished (Session.Write marks a whole file partial) and
+// returns Session.Err, the Interrupted error that exits 130. A command
+// is then its flags, a Session and what it prints.
 package driver
 
 import (
