@@ -507,17 +507,25 @@
   function idle(f) {
     if (window.requestIdleCallback) requestIdleCallback(function () { f(); }, { timeout: 500 }); else setTimeout(f, 50);
   }
-  // Each chart is a placeholder until it comes near the viewport.
+  // afterFrame runs f after the next frame is drawn.
+  function afterFrame(f) { requestAnimationFrame(function () { setTimeout(f, 0); }); }
+  // Each chart is a placeholder until it comes near the viewport: one in
+  // view is drawn at once, one within 200 px of it after the next frame,
+  // and a compare (it decodes every series of its machine) once the
+  // browser is idle after that.
   var pending = new Map();
   var observer = new IntersectionObserver(function (entries) {
+    var later = [];
     entries.forEach(function (e) {
       if (!e.isIntersecting || !pending.has(e.target)) return;
-      var job = pending.get(e.target);
+      var job = pending.get(e.target), r = e.boundingClientRect;
       pending.delete(e.target);
       observer.unobserve(e.target);
-      // A compare waits for the charts in view to be drawn first.
-      if (job[1]) drawChart(job[0], job[1], e.target); else idle(job[0].show);
+      if (!job[1]) afterFrame(function () { idle(job[0].show, 2000); });
+      else if (r.bottom > 0 && r.top < innerHeight) drawChart(job[0], job[1], e.target);
+      else later.push([job[0], job[1], e.target]);
     });
+    if (later.length) afterFrame(function () { later.forEach(function (j) { drawChart(j[0], j[1], j[2]); }); });
   }, { rootMargin: "200px" });
   function placeholder(grid, m, s, title) {
     var box = el("div", { "class": "chart" });
