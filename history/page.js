@@ -25,8 +25,8 @@
   // series' blob is a few KB, so this, synchronous, draws a chart in the
   // task that finds it in view, where the browser's DecompressionStream
   // would answer a task (and often a frame) later, one series at a time.
-  // The decoder is Mark Adler's puff (zlib's contrib/puff), canonical
-  // Huffman codes decoded a bit at a time.
+  // The decoder is Mark Adler's puff (zlib's contrib/puff): canonical
+  // Huffman codes, looked up 9 bits at a time, longer ones a bit at a time.
   var LBASE = [3, 4, 5, 6, 7, 8, 9, 10, 11, 13, 15, 17, 19, 23, 27, 31, 35, 43, 51, 59, 67, 83, 99, 115, 131, 163, 195, 227, 258];
   var LEXT = [0, 0, 0, 0, 0, 0, 0, 0, 1, 1, 1, 1, 2, 2, 2, 2, 3, 3, 3, 3, 4, 4, 4, 4, 5, 5, 5, 5, 0];
   var DBASE = [1, 2, 3, 4, 5, 7, 9, 13, 17, 25, 33, 49, 65, 97, 129, 193, 257, 385, 513, 769, 1025, 1537, 2049, 3073, 4097, 6145, 8193, 12289, 16385, 24577];
@@ -34,14 +34,24 @@
   var CLORDER = [16, 17, 18, 0, 8, 7, 9, 6, 10, 5, 11, 4, 12, 3, 13, 2, 14, 1, 15];
   var fixed = null;
   // huffman is the canonical code of lens[from … from+n): how many codes
-  // of each length, and the symbols in code order.
+  // of each length, the symbols in code order, and fast: for the next 9
+  // bits of input, the symbol << 4 | its length, 0 where the code is longer.
   function huffman(lens, from, n) {
-    var count = new Uint16Array(16), offs = new Uint16Array(16), symbol = new Uint16Array(n), i;
+    var count = new Uint16Array(16), offs = new Uint16Array(16), symbol = new Uint16Array(n), fast = new Int32Array(512), next = new Uint16Array(16), i, len;
     for (i = 0; i < n; i++) count[lens[from + i]]++;
     count[0] = 0;
     for (i = 1; i < 16; i++) offs[i] = offs[i - 1] + count[i - 1];
     for (i = 0; i < n; i++) if (lens[from + i]) symbol[offs[lens[from + i]]++] = i;
-    return { count: count, symbol: symbol };
+    for (len = 1; len < 16; len++) next[len] = (next[len - 1] + count[len - 1]) << 1;
+    for (i = 0; i < n; i++) {
+      len = lens[from + i];
+      if (!len) continue;
+      var code = next[len]++, rev = 0;
+      if (len > 9) continue;
+      for (var k = 0; k < len; k++) { rev = rev << 1 | code & 1; code >>= 1; }
+      for (; rev < 512; rev += 1 << len) fast[rev] = i << 4 | len;
+    }
+    return { count: count, symbol: symbol, fast: fast };
   }
   function inflate(src, n) {
     var out = new Uint8Array(n), op = 0, pos = 0, buf = 0, cnt = 0, last, i;
@@ -52,6 +62,9 @@
       return v;
     }
     function decode(h) {
+      while (cnt < 9 && pos < src.length) { buf |= src[pos++] << cnt; cnt += 8; }
+      var e = h.fast[buf & 511];
+      if (e && (e & 15) <= cnt) { buf >>>= e & 15; cnt -= e & 15; return e >> 4; }
       var code = 0, first = 0, index = 0;
       for (var len = 1; len < 16; len++) {
         code |= bits(1);
