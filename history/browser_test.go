@@ -116,8 +116,8 @@ const drawnCharts = `document.querySelectorAll('.chart .uplot[data-drawn="1"]').
 
 // TestPageInBrowser loads a history page from disk (file://) in headless
 // Chromium and checks that its console shows no error, that a chart is
-// drawn only once it scrolls into view and every chart then is, that
-// hovering a chart's point shows that run's commit, that dragging across
+// drawn only once it scrolls into view, and its samples decoded only then,
+// and every chart then is, that hovering a chart's point shows that run's commit, that dragging across
 // a chart zooms every chart of its machine to those nights and hovering
 // then picks a night of them, and that picking two runs, or a change
 // point's compare link, shows the comparison of those runs. With
@@ -144,7 +144,7 @@ func TestPageInBrowser(t *testing.T) {
 	ctx := browse(t, 1400, 700)
 
 	var charts string
-	var first int
+	var first, decoded int
 	if err := chromedp.Run(ctx,
 		chromedp.Navigate("file://"+page),
 		chromedp.WaitVisible(`body[data-charts]`, chromedp.ByQuery),
@@ -153,8 +153,13 @@ func TestPageInBrowser(t *testing.T) {
 		chromedp.Poll(drawnCharts+` > 0`, nil, chromedp.WithPollingTimeout(30*time.Second)),
 		chromedp.Sleep(300*time.Millisecond),
 		chromedp.Evaluate(drawnCharts, &first),
+		chromedp.Evaluate(`headspaceDecoded()`, &decoded),
 	); err != nil {
 		t.Fatal(err)
+	}
+	// Only the series drawn have their samples decoded (each its own blob).
+	if decoded == 0 || decoded >= nseries {
+		t.Errorf("%d of %d series decoded at first, %d charts drawn; want those drawn only", decoded, nseries, first)
 	}
 	if charts != fmt.Sprint(nseries+nchanged) {
 		t.Errorf("%s charts; want %d series and %d changed ones", charts, nseries, nchanged)

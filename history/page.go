@@ -2,7 +2,7 @@ package history
 
 import (
 	"bytes"
-	"compress/gzip"
+	"compress/flate"
 	"context"
 	_ "embed"
 	"encoding/base64"
@@ -37,7 +37,9 @@ var (
 
 // pageData is what the page's script draws and compares: per machine,
 // its runs and an index of its series; the samples themselves are in the
-// page's blob (encodeSamples), decoded per chart as it scrolls into view.
+// page's sample text, one blob per series (encodeSamples, DEFLATE,
+// base64), so that a chart decodes only its own series as it scrolls
+// into view.
 type pageData struct {
 	Generated string        `json:"generated"`
 	Alpha     float64       `json:"alpha"`     // the gate's, for the page's compare
@@ -64,7 +66,9 @@ type pageSeries struct {
 	Binary    bool         `json:"bin,omitempty"`  // scaled by powers of 2 (benchunit.Binary)
 	Condition bool         `json:"cond,omitempty"` // a run condition: shown, never judged (disturb.IsCondition)
 	Exp       int          `json:"exp"`            // every sample is an integer × 10^exp in the blob
-	Offset    int          `json:"off"`            // where its points start in the blob
+	At        int          `json:"at"`             // where its blob starts in the sample text (base64 characters)
+	Len       int          `json:"len"`            // how long its blob is (base64 characters)
+	Raw       int          `json:"raw"`            // how long its blob is inflated (bytes)
 	Points    int          `json:"np"`             // how many points it has
 	Changes   []pageChange `json:"changes"`
 	Suspect   *pageChange  `json:"suspect,omitempty"` // a suspected step at the end
@@ -187,10 +191,18 @@ func medianOrders(n int) [2]int {
 	return out
 }
 
+// pageData is the page's data and its sample text: every series' blob
+// (encodeSamples, raw DEFLATE, base64), one a line, where its
+// pageSeries' At and Len say. Raw DEFLATE, not gzip: the page inflates
+// a blob synchronously in a few lines of its own (page.js, inflate), as
+// the browser's DecompressionStream, asynchronous, would cost a task
+// and often a frame per series.
 func (h *History) pageData(ctx context.Context, now time.Time) (pageData, []byte, error) {
 	opt := gate.DefaultOptions()
 	d := pageData{Generated: now.UTC().Format("2006-01-02 15:04 UTC"), Alpha: opt.Alpha, Threshold: opt.Threshold}
-	var blob []byte
+	var text, blob []byte
+	var z bytes.Buffer
+	zw, _ := flate.NewWriter(&z, flate.BestCompression)
 	maxN := 0
 	change := func(s *Series, c Change, suspected bool) *pageChange {
 		prev := c.Run
@@ -211,8 +223,19 @@ func (h *History) pageData(ctx context.Context, now time.Time) (pageData, []byte
 		for _, s := range m.Series {
 			ps := pageSeries{Benchmark: s.Benchmark, Unit: s.Unit, Better: s.Better.String(), Changes: []pageChange{},
 				Binary: benchunit.ClassOf(s.Unit) == benchunit.Binary, Condition: disturb.IsCondition(s.Unit),
-				Offset: len(blob), Points: len(s.Points)}
-			blob, ps.Exp = encodeSamples(blob, s.Points)
+				Points: len(s.Points)}
+			blob, ps.Exp = encodeSamples(blob[:0], s.Points)
+			ps.Raw = len(blob)
+			z.Reset()
+			zw.Reset(&z)
+			zw.Write(blob)
+			if err := zw.Close(); err != nil {
+				return d, nil, err
+			}
+			ps.At = len(text)
+			text = base64.StdEncoding.AppendEncode(text, z.Bytes())
+			ps.Len = len(text) - ps.At
+			text = append(text, '\n')
 			for _, p := range s.Points {
 				maxN = max(maxN, len(p.Values))
 			}
@@ -229,7 +252,7 @@ func (h *History) pageData(ctx context.Context, now time.Time) (pageData, []byte
 	for n := range maxN + 1 {
 		d.CI = append(d.CI, medianOrders(n))
 	}
-	return d, blob, nil
+	return d, text, nil
 }
 
 // WritePage writes the history as one self-contained HTML page: no
@@ -249,26 +272,20 @@ func (h *History) pageData(ctx context.Context, now time.Time) (pageData, []byte
 //     step dotted, orange), a box on hover with the night under the
 //     cursor, and zoom and pan to a range of nights (shared by the
 //     machine's charts).
-//   - The samples are one compact blob (encodeSamples, gzip, base64)
-//     decoded once; a chart decodes its series and is drawn only when it
-//     scrolls into view, so the first screen costs the same at 12 nights
-//     or 730.
+//   - The samples are a compact blob per series (encodeSamples, DEFLATE,
+//     base64); a chart decodes its own series and is drawn only when it
+//     scrolls into view, so the first screen decodes only the changed
+//     series' samples, and a comparison only its machine's.
 //
 // It stops with ctx's error, having written nothing, when ctx ends while
 // the page is built.
 func (h *History) WritePage(ctx context.Context, w io.Writer, now time.Time) error {
-	data, blob, err := h.pageData(ctx, now)
+	data, samples, err := h.pageData(ctx, now)
 	if err != nil {
 		return err
 	}
 	js, err := json.Marshal(data) // escapes <, > and &: safe inside <script>
 	if err != nil {
-		return err
-	}
-	var z bytes.Buffer
-	zw, _ := gzip.NewWriterLevel(&z, gzip.BestCompression)
-	zw.Write(blob)
-	if err := zw.Close(); err != nil {
 		return err
 	}
 	var b strings.Builder
@@ -336,7 +353,7 @@ func (h *History) WritePage(ctx context.Context, w io.Writer, now time.Time) err
 	b.WriteString("<script type=\"application/json\" id=\"data\">")
 	b.Write(js)
 	b.WriteString("</script>\n<script type=\"application/octet-stream\" id=\"samples\">")
-	b.WriteString(base64.StdEncoding.EncodeToString(z.Bytes()))
+	b.Write(samples)
 	b.WriteString("</script>\n<script>")
 	b.WriteString(uplotJS)
 	b.WriteString("</script>\n<script>")

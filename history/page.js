@@ -1,5 +1,6 @@
-// The history page's script (see WritePage in page.go). It decodes the
-// samples once, draws a chart only when it scrolls into view, shares a
+// The history page's script (see WritePage in page.go). It draws a chart
+// only when it scrolls into view, decoding only that chart's samples,
+// shares a
 // zoomed range of nights between a machine's charts, and compares any
 // two runs of a machine as the gate does (harness/engines/gate: the
 // median and its interval of package summary, the Mann–Whitney U test of
@@ -10,7 +11,7 @@
   var data = JSON.parse(document.getElementById("data").textContent);
   var tip = document.getElementById("tip");
   var root = document.getElementById("machines");
-  var blob = null; // the decoded samples (encodeSamples)
+  var samples = null; // the sample text: every series' blob, base64 (read when first needed)
 
   function el(tag, attrs, text) {
     var e = document.createElement(tag);
@@ -20,27 +21,110 @@
   }
   function pct(d) { return (d >= 0 ? "+" : "") + (100 * d).toFixed(1) + "%"; }
 
-  // decode inflates the base64 gzip blob of samples: the browser's own
-  // base64 (a data: URL, which even a page from file:// may fetch) and
-  // DecompressionStream; atob where a data: URL is refused.
-  function decode() {
-    var b64 = document.getElementById("samples").textContent;
-    function inflate(body) {
-      return new Response(body.pipeThrough(new DecompressionStream("gzip"))).arrayBuffer()
-        .then(function (b) { blob = new Uint8Array(b); });
+  // inflate is src, raw DEFLATE (RFC 1951), inflated into n bytes: a
+  // series' blob is a few KB, so this, synchronous, draws a chart in the
+  // task that finds it in view, where the browser's DecompressionStream
+  // would answer a task (and often a frame) later, one series at a time.
+  // The decoder is Mark Adler's puff (zlib's contrib/puff): canonical
+  // Huffman codes, looked up 9 bits at a time, longer ones a bit at a time.
+  var LBASE = [3, 4, 5, 6, 7, 8, 9, 10, 11, 13, 15, 17, 19, 23, 27, 31, 35, 43, 51, 59, 67, 83, 99, 115, 131, 163, 195, 227, 258];
+  var LEXT = [0, 0, 0, 0, 0, 0, 0, 0, 1, 1, 1, 1, 2, 2, 2, 2, 3, 3, 3, 3, 4, 4, 4, 4, 5, 5, 5, 5, 0];
+  var DBASE = [1, 2, 3, 4, 5, 7, 9, 13, 17, 25, 33, 49, 65, 97, 129, 193, 257, 385, 513, 769, 1025, 1537, 2049, 3073, 4097, 6145, 8193, 12289, 16385, 24577];
+  var DEXT = [0, 0, 0, 0, 1, 1, 2, 2, 3, 3, 4, 4, 5, 5, 6, 6, 7, 7, 8, 8, 9, 9, 10, 10, 11, 11, 12, 12, 13, 13];
+  var CLORDER = [16, 17, 18, 0, 8, 7, 9, 6, 10, 5, 11, 4, 12, 3, 13, 2, 14, 1, 15];
+  var fixed = null;
+  // huffman is the canonical code of lens[from … from+n): how many codes
+  // of each length, the symbols in code order, and fast: for the next 9
+  // bits of input, the symbol << 4 | its length, 0 where the code is longer.
+  function huffman(lens, from, n) {
+    var count = new Uint16Array(16), offs = new Uint16Array(16), symbol = new Uint16Array(n), fast = new Int32Array(512), next = new Uint16Array(16), i, len;
+    for (i = 0; i < n; i++) count[lens[from + i]]++;
+    count[0] = 0;
+    for (i = 1; i < 16; i++) offs[i] = offs[i - 1] + count[i - 1];
+    for (i = 0; i < n; i++) if (lens[from + i]) symbol[offs[lens[from + i]]++] = i;
+    for (len = 1; len < 16; len++) next[len] = (next[len - 1] + count[len - 1]) << 1;
+    for (i = 0; i < n; i++) {
+      len = lens[from + i];
+      if (!len) continue;
+      var code = next[len]++, rev = 0;
+      if (len > 9) continue;
+      for (var k = 0; k < len; k++) { rev = rev << 1 | code & 1; code >>= 1; }
+      for (; rev < 512; rev += 1 << len) fast[rev] = i << 4 | len;
     }
-    return fetch("data:application/octet-stream;base64," + b64).then(function (r) { return inflate(r.body); }, function () {
-      var bin = atob(b64), bytes = new Uint8Array(bin.length);
-      for (var i = 0; i < bin.length; i++) bytes[i] = bin.charCodeAt(i);
-      return inflate(new Blob([bytes]).stream());
-    });
+    return { count: count, symbol: symbol, fast: fast };
+  }
+  function inflate(src, n) {
+    var out = new Uint8Array(n), op = 0, pos = 0, buf = 0, cnt = 0, last, i;
+    function bits(k) { // the next k bits, first bit lowest
+      while (cnt < k) { if (pos >= src.length) throw new Error("sample blob ends early"); buf |= src[pos++] << cnt; cnt += 8; }
+      var v = buf & ((1 << k) - 1);
+      buf >>>= k; cnt -= k;
+      return v;
+    }
+    function decode(h) {
+      while (cnt < 9 && pos < src.length) { buf |= src[pos++] << cnt; cnt += 8; }
+      var e = h.fast[buf & 511];
+      if (e && (e & 15) <= cnt) { buf >>>= e & 15; cnt -= e & 15; return e >> 4; }
+      var code = 0, first = 0, index = 0;
+      for (var len = 1; len < 16; len++) {
+        code |= bits(1);
+        var c = h.count[len];
+        if (code - first < c) return h.symbol[index + code - first];
+        index += c; first = (first + c) << 1; code <<= 1;
+      }
+      throw new Error("sample blob: bad Huffman code");
+    }
+    do {
+      last = bits(1);
+      var type = bits(2), lc, dc;
+      if (type === 0) { // stored: from the next byte, its length, ~length, the bytes
+        buf = 0; cnt = 0;
+        var len = src[pos] | src[pos + 1] << 8;
+        pos += 4;
+        out.set(src.subarray(pos, pos + len), op);
+        pos += len; op += len;
+        continue;
+      } else if (type === 1) {
+        if (!fixed) {
+          var fl = new Uint8Array(320);
+          for (i = 0; i < 320; i++) fl[i] = i < 144 ? 8 : i < 256 ? 9 : i < 280 ? 7 : i < 288 ? 8 : 5;
+          fixed = [huffman(fl, 0, 288), huffman(fl, 288, 30)];
+        }
+        lc = fixed[0]; dc = fixed[1];
+      } else if (type === 2) {
+        var nlen = bits(5) + 257, ndist = bits(5) + 1, ncode = bits(4) + 4, cl = new Uint8Array(19), lens = new Uint8Array(nlen + ndist);
+        for (i = 0; i < ncode; i++) cl[CLORDER[i]] = bits(3);
+        var clc = huffman(cl, 0, 19);
+        for (i = 0; i < nlen + ndist;) {
+          var sym = decode(clc);
+          if (sym < 16) { lens[i++] = sym; continue; }
+          var val = 0, rep;
+          if (sym === 16) { val = lens[i - 1]; rep = 3 + bits(2); } else if (sym === 17) rep = 3 + bits(3); else rep = 11 + bits(7);
+          while (rep--) lens[i++] = val;
+        }
+        lc = huffman(lens, 0, nlen); dc = huffman(lens, nlen, ndist);
+      } else throw new Error("sample blob: bad block type");
+      for (;;) {
+        var c = decode(lc);
+        if (c < 256) { out[op++] = c; continue; }
+        if (c === 256) break;
+        c -= 257;
+        var length = LBASE[c] + bits(LEXT[c]), d = decode(dc), dist = DBASE[d] + bits(DEXT[d]);
+        for (; length > 0; length--, op++) out[op] = out[op - dist];
+      }
+    } while (!last);
+    if (op !== n) throw new Error("sample blob: " + op + " bytes inflated, want " + n);
+    return out;
   }
 
-  // points decodes series s (once): per point its run, its sorted
-  // samples, median, lo and hi.
+  // points decodes series s (once): its blob (base64, inflate), then per
+  // point its run, its sorted samples, median, lo and hi.
   function points(s) {
     if (s.pts) return s.pts;
-    var pos = s.off, run = -1, first = 0, out = [];
+    if (samples == null) samples = document.getElementById("samples").textContent;
+    var bin = atob(samples.substr(s.at, s.len)), z = new Uint8Array(bin.length);
+    for (var j = 0; j < bin.length; j++) z[j] = bin.charCodeAt(j);
+    var blob = inflate(z, s.raw), pos = 0, run = -1, first = 0, out = [];
     var scale = Math.pow(10, Math.abs(s.exp)), div = s.exp < 0;
     function uv() {
       var v = 0, mul = 1, b;
@@ -287,6 +371,12 @@
     });
     return { rows: rows, tested: mm };
   }
+  // For the browser test: how many series' samples are decoded.
+  window.headspaceDecoded = function () {
+    var n = 0;
+    data.machines.forEach(function (m) { m.series.forEach(function (s) { if (s.pts) n++; }); });
+    return n;
+  };
   // For the browser test: the page's compare, in plain values.
   window.headspaceCompare = function (mi, i, j) {
     return compare(data.machines[mi], i, j).rows.map(function (r) {
@@ -430,17 +520,25 @@
   function idle(f) {
     if (window.requestIdleCallback) requestIdleCallback(function () { f(); }, { timeout: 500 }); else setTimeout(f, 50);
   }
-  // Each chart is a placeholder until it comes near the viewport.
+  // afterFrame runs f after the next frame is drawn.
+  function afterFrame(f) { requestAnimationFrame(function () { setTimeout(f, 0); }); }
+  // Each chart is a placeholder until it comes near the viewport: one in
+  // view is drawn at once, one within 200 px of it after the next frame,
+  // and a compare (it decodes every series of its machine) once the
+  // browser is idle after that.
   var pending = new Map();
   var observer = new IntersectionObserver(function (entries) {
+    var later = [];
     entries.forEach(function (e) {
       if (!e.isIntersecting || !pending.has(e.target)) return;
-      var job = pending.get(e.target);
+      var job = pending.get(e.target), r = e.boundingClientRect;
       pending.delete(e.target);
       observer.unobserve(e.target);
-      // A compare waits for the charts in view to be drawn first.
-      if (job[1]) drawChart(job[0], job[1], e.target); else idle(job[0].show);
+      if (!job[1]) afterFrame(function () { idle(job[0].show, 2000); });
+      else if (r.bottom > 0 && r.top < innerHeight) drawChart(job[0], job[1], e.target);
+      else later.push([job[0], job[1], e.target]);
     });
+    if (later.length) afterFrame(function () { later.forEach(function (j) { drawChart(j[0], j[1], j[2]); }); });
   }, { rootMargin: "200px" });
   function placeholder(grid, m, s, title) {
     var box = el("div", { "class": "chart" });
@@ -473,11 +571,12 @@
     a.value = Math.max(0, m.runs.length - 2); b.value = m.runs.length - 1;
     pick.appendChild(a); pick.appendChild(el("span", {}, " with ")); pick.appendChild(b);
     var out = el("div", { "class": "cmp", id: "cmp-" + mi });
-    m.show = function () { if (blob) showCompare(m, out, +a.value, +b.value); };
+    m.show = function () { showCompare(m, out, +a.value, +b.value); };
     m.pick = function (i, j) { a.value = i; b.value = j; m.show(); };
     a.onchange = m.show; b.onchange = m.show;
     sec.appendChild(pick); sec.appendChild(out);
-    // Compared when it comes into view (it decodes every series).
+    // Compared when it comes into view (it decodes every series of the
+    // machine).
     if (m.runs.length < 2) out.textContent = "one run: nothing to compare yet"; else pending.set(out, [m]);
     // Zoom and pan: drag across a chart to zoom, double-click for all.
     var zoom = el("div", { "class": "zoom" });
@@ -504,9 +603,6 @@
     });
   });
   performance.mark("headspace-built");
-  decode().then(function () {
-    performance.mark("headspace-decoded");
-    pending.forEach(function (job, box) { observer.observe(box); });
-    document.body.setAttribute("data-charts", String(document.querySelectorAll(".chart").length));
-  }).catch(function (err) { console.error("history page: " + err); });
+  pending.forEach(function (job, box) { observer.observe(box); });
+  document.body.setAttribute("data-charts", String(document.querySelectorAll(".chart").length));
 })();

@@ -1,9 +1,17 @@
 package history
 
 import (
+	"bytes"
+	"compress/flate"
+	"context"
+	"encoding/base64"
 	"encoding/binary"
+	"encoding/json"
+	"io"
 	"math"
+	"strings"
 	"testing"
+	"time"
 )
 
 // TestSampleExp: the page's samples are integers × 10^exp, exp the
@@ -65,5 +73,55 @@ func TestEncodeSamples(t *testing.T) {
 	}
 	if pos != len(blob) {
 		t.Errorf("%d bytes decoded of %d", pos, len(blob))
+	}
+}
+
+// TestPageSamplesPerSeries: the page holds each series' samples as a blob
+// of its own (so a chart decodes only its own): at its At and Len in the
+// sample text, base64 of raw DEFLATE of Raw bytes, encodeSamples' bytes.
+func TestPageSamplesPerSeries(t *testing.T) {
+	h, err := Load(context.Background(), seededStore(t, 12, 6, "Test CPU", "Other CPU"), Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var page strings.Builder
+	if err := h.WritePage(context.Background(), &page, time.Now()); err != nil {
+		t.Fatal(err)
+	}
+	section := func(id string) string {
+		start := strings.Index(page.String(), `id="`+id+`">`)
+		if start < 0 {
+			t.Fatalf("the page has no #%s", id)
+		}
+		rest := page.String()[start+len(id)+6:]
+		return rest[:strings.Index(rest, "</script>")]
+	}
+	var d pageData
+	if err := json.Unmarshal([]byte(section("data")), &d); err != nil {
+		t.Fatal(err)
+	}
+	text := section("samples")
+	n := 0
+	for mi, m := range h.Machines {
+		for si, s := range m.Series {
+			ps := d.Machines[mi].Series[si]
+			z, err := base64.StdEncoding.DecodeString(text[ps.At : ps.At+ps.Len])
+			if err != nil {
+				t.Fatalf("%s %s: %v", s.Benchmark, s.Unit, err)
+			}
+			got, err := io.ReadAll(flate.NewReader(bytes.NewReader(z)))
+			if err != nil {
+				t.Fatalf("%s %s: %v", s.Benchmark, s.Unit, err)
+			}
+			want, exp := encodeSamples(nil, s.Points)
+			if !bytes.Equal(got, want) || len(got) != ps.Raw || exp != ps.Exp || ps.Points != len(s.Points) {
+				t.Errorf("%s %s: blob of %d bytes (raw %d, exp %d, %d points), want encodeSamples' %d (exp %d, %d points)",
+					s.Benchmark, s.Unit, len(got), ps.Raw, ps.Exp, ps.Points, len(want), exp, len(s.Points))
+			}
+			n++
+		}
+	}
+	if n == 0 {
+		t.Fatal("no series")
 	}
 }
