@@ -308,7 +308,7 @@ func TestDocsFromRegistry(t *testing.T) {
 		}
 		last = at
 	}
-	if want := []string{"000 Headspace", "002 Loaders", "003 Ladder", "004 Sim"}; !slices.Equal(got, want) {
+	if want := []string{"000 Headspace", "002 Loaders", "003 Caching", "004 Sim"}; !slices.Equal(got, want) {
 		t.Errorf("Docs %q, want %q", got, want)
 	}
 	saved := slices.Clone(Docs)
