@@ -296,14 +296,17 @@ func measure003(ctx context.Context, s *settings, t *tracker) (measurement, erro
 	env.Start = func(name string) { end("%s", unit); unit = name; t.unit(name) }
 	env.Details.Point = func(r workloads.PointRun) { end("%s: %.3f steps/s", unit, r.Result.StepsPerSec()) }
 	// The timeline and the model's profiles, saved beside the result file
-	// for the report.
+	// for the report; one that cannot be saved stops the run at once.
+	ctx, stop := context.WithCancelCause(ctx)
+	defer stop(nil)
 	var saved error
 	save := func(name string, b []byte, err error) {
 		if err == nil {
 			err = writeBytes(filepath.Join(s.Out, "results", name), b)
 		}
-		if saved == nil {
+		if err != nil && saved == nil {
 			saved = err
+			stop(err)
 		}
 	}
 	env.Details.Timeline = func(tl *timeline.Timeline) {
@@ -315,7 +318,7 @@ func measure003(ctx context.Context, s *settings, t *tracker) (measurement, erro
 		save(model003File, b, err)
 	}
 	recs, err := c.Run(ctx, env)
-	if err == nil {
+	if saved != nil {
 		err = saved
 	}
 	if err != nil {
