@@ -28,8 +28,8 @@
 //     loop (train.Run) fed by each loader for the "2× training" claim;
 //     loadbench.Plots for the two figures. It starts worker processes, so
 //     Options.Worker must name the headspace binary.
-//   - doc003.go, the caching ladder (seed 003), workloads.Ladder in four
-//     steps: (a) every
+//   - doc003.go, the caching ladder (seed 003), workloads.Caching: the
+//     ladder in four steps (workloads.CachingSteps): (a) every
 //     level with naive transforms at 1024×1024; (b) the transform fix, fast
 //     transforms, every level; (c) the raw image shrunk to 256×256,
 //     levels device and none; (d) the uint8 transfer (loader.Config.Transfer "uint8",
@@ -49,11 +49,13 @@
 //
 // A document's measure function runs its experiment through the
 // workloads.Experiment interface (000, 002, 004: Run and Settings of
-// workloads.Headspace, Loaders and Sim; 003: Run and Settings of
-// workloads.Ladder for each step, its records named under the step by the
-// ladder's own Under, "Ladder/step=a", its timeline recorded through
-// Env.Recorded, and of workloads.OnDisk for step (e); the what-if
-// profiles through WhatIf.Profile; each from its own specification) and
+// workloads.Headspace, Loaders and Sim; 003: Run and Settings of the
+// composite workloads.Caching, which runs a workloads.Ladder for each
+// step, its records named under the step, "Ladder/step=a", the what-if
+// profiles and workloads.OnDisk for step (e), and passes its timeline
+// and profiles through Env.Details, which the report saves beside the
+// result file; the yardstick, the document's own code, is the report's,
+// doc003torch.go) and
 // returns benchmark-format records and the settings they were measured
 // with. Run writes them through package driver (driver.Write) to
 // <Out>/results/<id>-<name>.txt: configuration lines first — the

@@ -12,17 +12,12 @@ import (
 	"strings"
 	"time"
 
-	"golang.org/x/perf/benchfmt"
 	"gonum.org/v1/plot/vg"
 
 	"github.com/headspace-bench/headspace/datasets"
 	"github.com/headspace-bench/headspace/datasets/ondisk"
-	"github.com/headspace-bench/headspace/datasets/transforms"
-	"github.com/headspace-bench/headspace/device"
 	"github.com/headspace-bench/headspace/harness/blocks/level"
 	"github.com/headspace-bench/headspace/harness/blocks/loader"
-	"github.com/headspace-bench/headspace/harness/blocks/pipeline"
-	"github.com/headspace-bench/headspace/harness/blocks/results"
 	"github.com/headspace-bench/headspace/harness/blocks/timeline"
 	"github.com/headspace-bench/headspace/harness/engines/ladder"
 	"github.com/headspace-bench/headspace/harness/engines/whatif"
@@ -133,74 +128,10 @@ type OnDiskStep struct {
 	Rows  []workloads.OnDiskRow
 }
 
-// onDisk003 is step (e)'s matrix, workloads.OnDisk's own specification at
-// the run's size: every combination of raw, PNG and JPEG; noise and
-// natural content; the go and turbojpeg decoders; files and shards; warm
-// and (where the page cache can be evicted) cold; the full and the small
-// raw size — the document's remedies (compressed formats, grouping samples
-// into larger files, smaller raw images, faster storage) and issue 23's
-// two corrections (photo-like content, libjpeg-turbo). Raw files run with
-// noise only and non-JPEG with go only: the rest would measure the same
-// bytes and the same decoder. Fast transforms, as after the document's
-// transform fix. To keep `make reproduce` within minutes on 2 cores, (e)
-// runs batches of at most onDisk003Batch (not the document's 256), and
-// each level once per set of the dimensions it depends on (OnDisk.Plan:
-// encoded once per format, content, decoder and raw size, raw and device
-// once per raw size, none in every case; 222 runs instead of 672 on
-// Linux); the report fills the other cases from those (sharedLevels003).
-func onDisk003(z workloads.Size, workers int) []workloads.OnDisk {
-	o := workloads.Sized[workloads.OnDisk](z)
-	l := &o.Ladder
-	l.Transforms, l.Workers = []string{transforms.Fast}, []int{workers}
-	l.Pipeline.Batch = min(l.Pipeline.Batch, onDisk003Batch)
-	return []workloads.OnDisk{o}
-}
-
-// onDisk003Batch is step (e)'s batch size at full size.
-const onDisk003Batch = 64
-
 // model003File is the saved profiles of the what-if model, one per
 // transform implementation (a JSON object of whatif.Profile by name),
 // beside the result file.
 const model003File = "003-model.json"
-
-// impl003 is the transform implementation of step (a) or (b).
-func impl003(key string) string {
-	if key == "b" {
-		return transforms.Fast
-	}
-	return transforms.Naive
-}
-
-// profile003 profiles the pipeline of impl at the document's setting with
-// the what-if model: workloads.WhatIf run through the Experiment
-// interface with no checks and no ladder, so Run stops after the profile
-// and hands it to Env.Details. On the emulated device the step can be
-// scaled (workloads.Emulated); a real device is profiled at its own step.
-func profile003(ctx context.Context, s *settings, base workloads.Ladder, impl string) (whatif.Profile, error) {
-	w := workloads.Sized[workloads.WhatIf](s.size())
-	w.Pipeline, w.Train = base.Pipeline, base.Train
-	w.Pipeline.Workers, w.Pipeline.Impl = s.Workers, impl
-	w.Verify, w.WithLadder = whatif.Grid{}, false
-	var env workloads.Env
-	if s.emulated {
-		c := workloads.DocumentDevice()
-		c.Step = s.Step
-		w.Step = s.Step
-		env.Device = workloads.Emulated(c)
-	} else {
-		env.Device = workloads.Device{Open: func(bool) (device.Device, error) { return s.openDevice() }}
-	}
-	var p *whatif.Profile
-	env.Details.Profile = func(got whatif.Profile) { p = &got }
-	if _, err := w.Run(ctx, env); err != nil {
-		return whatif.Profile{}, err
-	}
-	if p == nil {
-		return whatif.Profile{}, fmt.Errorf("the what-if experiment made no profile")
-	}
-	return *p, nil
-}
 
 // profiles003 reads the saved profiles.
 func profiles003(pg *page) (map[string]whatif.Profile, error) {
@@ -296,18 +227,11 @@ type sizes003 struct {
 	steps, warmup, count    int
 }
 
-// base003 is the ladder's own specification at the run's size
-// (workloads.Ladder's At: the document's pipeline, loop and runs), and
-// the sizes it gives: the raw image and the document's smaller one
-// (LadderDocumentSmallRaw; half the raw side at the quick size).
-func base003(z workloads.Size) (workloads.Ladder, sizes003) {
-	l := workloads.Sized[workloads.Ladder](z)
+// sizes003Of is the pipeline sizes of c.
+func sizes003Of(c workloads.Caching) sizes003 {
+	l := c.Ladder
 	p := l.Pipeline
-	small := workloads.LadderDocumentSmallRaw
-	if z == workloads.Quick {
-		small = p.Dataset.Width / 2
-	}
-	return l, sizes003{raw: p.Dataset.Width, small: small, crop: p.Transforms.Crop, batch: p.Batch,
+	return sizes003{raw: p.Dataset.Width, small: c.SmallRaw, crop: p.Transforms.Crop, batch: p.Batch,
 		steps: l.Train.Steps, warmup: l.Train.Warmup, count: l.Count}
 }
 
@@ -321,182 +245,99 @@ type plan003 struct {
 	doc        map[level.Level]float64
 }
 
-// plans003 are the experiment's four steps, with the raw image at raw and
-// shrunk to small.
+// plans003 are the experiment's four steps (workloads.CachingSteps),
+// with the raw image at raw and shrunk to small, and their titles and
+// the document's figures.
 func plans003(raw, small int) []plan003 {
-	all := level.Descending(level.Levels) // the document's five, device first
-	host := []loader.Placement{loader.Host}
-	return []plan003{
-		{step: LadderStep{Key: "a", Title: "The caching ladder"}, impl: transforms.Naive, raw: raw, placements: host, levels: all, doc: workloads.LadderDocument},
-		{step: LadderStep{Key: "b", Title: "Transform fix"}, impl: transforms.Fast, raw: raw, placements: host,
-			levels: all, doc: withDevice(workloads.LadderDocumentFixed)},
-		{step: LadderStep{Key: "c", Title: fmt.Sprintf("Smaller raw image (%d → %d)", raw, small)}, impl: transforms.Fast, raw: small, placements: host,
-			levels: []level.Level{level.Device, level.None}, doc: withDevice(workloads.LadderDocumentSmall)},
-		{step: LadderStep{Key: "d", Title: "uint8 transfer, converted on the device"}, impl: transforms.Fast, raw: small,
-			placements: []loader.Placement{loader.Host, loader.Device}, levels: []level.Level{level.Device, level.Host, level.None}},
+	titles := map[string]string{"a": "The caching ladder", "b": "Transform fix", "c": fmt.Sprintf("Smaller raw image (%d → %d)", raw, small),
+		"d": "uint8 transfer, converted on the device"}
+	docs := map[string]map[level.Level]float64{"a": workloads.LadderDocument, "b": withDevice(workloads.LadderDocumentFixed),
+		"c": withDevice(workloads.LadderDocumentSmall)}
+	var ps []plan003
+	for _, st := range workloads.CachingSteps(raw, small) {
+		ps = append(ps, plan003{step: LadderStep{Key: st.Key, Title: titles[st.Key]}, impl: st.Impl, raw: st.Raw, placements: st.Placements,
+			levels: st.Levels, doc: docs[st.Key]})
 	}
+	return ps
 }
 
 // timeline003 is the saved timeline of the first naive run at level none
 // (timeline.Timeline as JSON), beside the result file.
 const timeline003 = "003-timeline-none.json"
 
-// ladder003 is the sweep of one step.
-func ladder003(p plan003, base workloads.Ladder, workers int) workloads.Ladder {
-	w := base
-	w.Levels, w.Workers, w.Transforms, w.Placements, w.Pinned = p.levels, []int{workers}, []string{p.impl}, p.placements, []bool{true}
-	// One run of every point, base.Count times over, so the runs of each
-	// level spread over the machine's ups and downs alike.
-	w.Count = 1
-	w.Pipeline.Dataset.Width, w.Pipeline.Dataset.Height = p.raw, p.raw
-	// Its records are BenchmarkLadder/step=<key>/level=…/….
-	w.Under = w.Name() + "/step=" + p.step.Key
-	return w
-}
-
 // The report of document 003: its experiment, measured by measure003 and
 // rendered by render003.
 func init() {
-	report(Doc{ID: "003", Name: "caching-ladder", Title: "A Caching Strategy for Identifying Bottlenecks on the Data Input Pipeline", Summary: "the caching ladder, then its optimisation steps: the transform fix, the smaller raw image, the uint8 transfer", Source: "003 (`003_6d72fe6df9c9377c.txt`)", Experiment: workloads.Ladder{}, Saved: []string{timeline003, model003File}, measure: measure003, render: render003})
+	report(Doc{ID: "003", Name: "caching-ladder", Title: "A Caching Strategy for Identifying Bottlenecks on the Data Input Pipeline", Summary: "the caching ladder, then its optimisation steps: the transform fix, the smaller raw image, the uint8 transfer", Source: "003 (`003_6d72fe6df9c9377c.txt`)", Experiment: workloads.Caching{}, Saved: []string{timeline003, model003File}, measure: measure003, render: render003})
 }
 
+// measure003 runs the document's experiment, workloads.Caching, at the
+// run's size, workers and device: its records and settings go to the
+// result file, the timeline and the profiles it passes to Env.Details to
+// the saved files beside it (timeline003, model003File), each of its
+// units to the progress; then the yardstick (doc003torch.go).
 func measure003(ctx context.Context, s *settings, t *tracker) (measurement, error) {
-	base, z := base003(s.size())
-	plans := plans003(z.raw, z.small)
-	units := 0
-	for _, p := range plans {
-		units += z.count * len(p.levels) * len(p.placements)
-	}
-	onDisk := onDisk003(s.size(), s.Workers)
-	units += 2 + len(onDisk) // the model's two profiles, one unit per on-disk spec
+	c := caching003(s)
 	// The document's code beside ours (doc003torch.go).
+	z := sizes003Of(c)
 	yardstick := prepareTorch003(ctx, s)
-	units += yardstick.units(z)
-	t.begin(units)
+	t.begin(c.Units() + yardstick.units(z))
 
-	dev, err := s.openDevice()
+	// Each unit of the experiment is one of the progress; a run of a
+	// point ends its unit with its steps/s.
+	env, _ := s.env(t)
+	var unit string
+	end := func(format string, args ...any) {
+		if unit != "" {
+			t.done(format, args...)
+		}
+		unit = ""
+	}
+	env.Start = func(name string) { end("%s", unit); unit = name; t.unit(name) }
+	env.Details.Point = func(r workloads.PointRun) { end("%s: %.3f steps/s", unit, r.Result.StepsPerSec()) }
+	// The timeline and the model's profiles, saved beside the result file
+	// for the report; one that cannot be saved stops the run at once.
+	ctx, stop := context.WithCancelCause(ctx)
+	defer stop(nil)
+	var saved error
+	save := func(name string, b []byte, err error) {
+		if err == nil {
+			err = writeBytes(filepath.Join(s.Out, "results", name), b)
+		}
+		if err != nil && saved == nil {
+			saved = err
+			stop(err)
+		}
+	}
+	env.Details.Timeline = func(tl *timeline.Timeline) {
+		b, err := json.Marshal(tl)
+		save(timeline003, b, err)
+	}
+	env.Details.Model = func(m workloads.CachingModel) {
+		b, err := json.MarshalIndent(m, "", "  ")
+		save(model003File, b, err)
+	}
+	recs, err := c.Run(ctx, env)
+	if saved != nil {
+		err = saved
+	}
 	if err != nil {
 		return measurement{}, err
 	}
-	defer dev.Close()
-	// Every step runs on the one device opened for the document; the
-	// sweep's device never closes it.
-	shared := workloads.Opened(dev)
-
-	var m measurement
-	// The first step's ladder's settings (raw-size is z.raw), then the
-	// small raw size of the last, as its pipeline spells its raw-size, and
-	// what the ladder's settings leave to the records' names or the run.
-	m.config = ladder003(plans[0], base, s.Workers).Settings()
-	for _, key := range ladder003(plans[len(plans)-1], base, s.Workers).Pipeline.Settings() {
-		if key.Key == "raw-size" {
-			m.config = append(m.config, results.Config{Key: "small-raw-size", Value: key.Value})
-		}
-	}
-	m.config = append(m.config,
-		results.Config{Key: "workers", Value: fmt.Sprint(s.Workers)},
-		results.Config{Key: "count", Value: fmt.Sprint(z.count)},
-		results.Config{Key: "step", Value: s.Step.String()},
-		results.Config{Key: "emulated", Value: fmt.Sprint(s.emulated)},
-	)
-	for _, p := range plans {
-		key := p.step.Key
-		w := ladder003(p, base, s.Workers)
-		if err := w.Validate(); err != nil {
-			return measurement{}, fmt.Errorf("step (%s): %w", key, err)
-		}
-		label := func(pt ladder.Point) string {
-			n := fmt.Sprintf("(%s) %s level=%s", key, p.impl, pt.Level)
-			if len(p.placements) > 1 {
-				n += " placement=" + pt.Placement.String()
-			}
-			return n
-		}
-		labels := map[string]string{}
-		for _, pt := range w.Points() {
-			labels[w.PointName(pt)] = label(pt)
-		}
-		for run := range z.count {
-			env := workloads.Env{
-				Device: shared,
-				Start:  func(name string) { t.unit(fmt.Sprintf("%s run %d/%d", labels[name], run+1, z.count)) },
-				Result: func(b *benchfmt.Result) error { m.recs = append(m.recs, b); return nil },
-			}
-			env.Details.Point = func(r workloads.PointRun) {
-				t.done("%s run %d/%d: %.3f steps/s", label(r.Point), run+1, z.count, r.Result.StepsPerSec())
-			}
-			if key == "a" && run == 0 {
-				// The timeline of the first naive run at level none.
-				var none string
-				for _, pt := range w.Points() {
-					if pt.Level == level.None {
-						none = w.PointName(pt)
-					}
-				}
-				env.Record = func(name string) bool { return name == none }
-				env.Recorded = func(_ string, rec *pipeline.Recorder) error {
-					tl := timeline.FromRecorder(fmt.Sprintf("level none, %s transforms, %d workers, on %s", p.impl, s.Workers, dev.Name()), rec, z.batch)
-					b, err := json.Marshal(tl)
-					if err != nil {
-						return err
-					}
-					return writeBytes(filepath.Join(s.Out, "results", timeline003), b)
-				}
-			}
-			if _, err := w.Run(ctx, env); err != nil {
-				return measurement{}, fmt.Errorf("step (%s): %w", key, err)
-			}
-		}
-	}
-
-	// The what-if model's profile of the pipelines of steps (a) and (b),
-	// read beside their ladders when the report is built.
-	profiles := map[string]whatif.Profile{}
-	for _, impl := range []string{impl003("a"), impl003("b")} {
-		t.unit(fmt.Sprintf("(model) %s profile", impl))
-		p, err := profile003(ctx, s, base, impl)
-		if err != nil {
-			return measurement{}, fmt.Errorf("the model of the %s transforms: %w", impl, err)
-		}
-		profiles[impl] = p
-		t.done("(model) %s profiled", impl)
-	}
-	b, err := json.MarshalIndent(profiles, "", "  ")
-	if err != nil {
-		return measurement{}, err
-	}
-	if err := writeBytes(filepath.Join(s.Out, "results", model003File), b); err != nil {
-		return measurement{}, err
-	}
-
-	// The document's raw-data remedies on real files. Their settings are
-	// the matrix's own (OnDisk.Settings): those its ladder sets apart from
-	// the document's (batch, steps, warm-up) prefixed "ondisk-", and its
-	// samples and runs; the rest are the ladder's above, and the raw size
-	// and the rest of a case are in its records' names.
-	for _, c := range onDisk[0].Settings() {
-		switch c.Key {
-		case "batch", "steps", "warmup":
-			c.Key = "ondisk-" + c.Key
-		case "ondisk-samples", "ondisk-count":
-		default:
-			continue
-		}
-		m.config = append(m.config, c)
-	}
-	for _, o := range onDisk {
-		t.unit(fmt.Sprintf("(e) on disk: %d cases, %d runs", len(o.Cases()), o.Runs()))
-		recs, err := o.Run(ctx, workloads.Env{Device: shared})
-		if err != nil {
-			return measurement{}, fmt.Errorf("step (e): %w", err)
-		}
-		m.recs = append(m.recs, recs...)
-		t.done("(e) on disk: %d cases, %d runs", len(o.Cases()), o.Runs())
-	}
+	end("%s", unit)
+	m := measurement{config: c.Settings(), recs: recs}
 	if err := yardstick.measure(ctx, s, t, z, &m); err != nil {
 		return measurement{}, err
 	}
 	return m, nil
+}
+
+// caching003 is the document's experiment at the run's size, with the
+// run's workers, device step and device.
+func caching003(s *settings) workloads.Caching {
+	c := workloads.Sized[workloads.Caching](s.size())
+	c.Workers, c.Step, c.Emulated = s.Workers, s.Step, s.emulated
+	return c
 }
 
 func render003(f *resultFile, pg *page) ([]byte, error) {
@@ -559,8 +400,9 @@ func render003(f *resultFile, pg *page) ([]byte, error) {
 	if err != nil {
 		return nil, err
 	}
-	for _, st := range res.Steps[:2] {
-		impl := impl003(st.Key)
+	plans := plans003(z.raw, z.small)
+	for i, st := range res.Steps[:2] { // the steps the model profiled (workloads.Caching.Modelled)
+		impl := plans[i].impl
 		p, ok := profiles[impl]
 		if !ok {
 			return nil, &FileError{Path: filepath.Join(pg.saved, model003File), Err: fmt.Errorf("no profile of the %s transforms", impl)}

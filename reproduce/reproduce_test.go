@@ -17,6 +17,7 @@ import (
 
 	"github.com/headspace-bench/headspace/harness/blocks/procloader"
 	"github.com/headspace-bench/headspace/harness/blocks/results"
+	"github.com/headspace-bench/headspace/harness/engines/peer"
 	"github.com/headspace-bench/headspace/workloads"
 )
 
@@ -308,7 +309,7 @@ func TestDocsFromRegistry(t *testing.T) {
 		}
 		last = at
 	}
-	if want := []string{"000 Headspace", "002 Loaders", "003 Ladder", "004 Sim"}; !slices.Equal(got, want) {
+	if want := []string{"000 Headspace", "002 Loaders", "003 Caching", "004 Sim"}; !slices.Equal(got, want) {
 		t.Errorf("Docs %q, want %q", got, want)
 	}
 	saved := slices.Clone(Docs)
@@ -374,4 +375,28 @@ func ExampleRun() {
 		fmt.Println(filepath.Base(p))
 	}
 	// Output: 004-sim.md
+}
+
+// TestRun003StopsWhenATimelineCannotBeSaved: the timeline that
+// workloads.Caching passes to Env.Details early in its run (step (a),
+// level none) is saved at once, and a save that fails stops the run
+// there, before the model's profiles, with the error naming the file.
+func TestRun003StopsWhenATimelineCannotBeSaved(t *testing.T) {
+	dir := t.TempDir()
+	blocked := filepath.Join(dir, "results", timeline003)
+	if err := os.MkdirAll(filepath.Join(blocked, "x"), 0o755); err != nil { // a directory, not a file
+		t.Fatal(err)
+	}
+	var progress bytes.Buffer
+	_, err := Run(context.Background(), []string{"003"}, Options{Quick: true, Out: dir, Progress: &progress,
+		TorchPeer: peer.Peer{Python: "/nonexistent/python3", Script: "x.py"}})
+	if err == nil || !strings.Contains(err.Error(), timeline003) {
+		t.Fatalf("Run: %v, want an error naming %s", err, timeline003)
+	}
+	if strings.Contains(progress.String(), "(model)") {
+		t.Errorf("the run went on to the model after the failed save:\n%s", progress.String())
+	}
+	if !strings.Contains(progress.String(), "(a) naive level=none run 1/") {
+		t.Errorf("no run of step (a) at level none:\n%s", progress.String())
+	}
 }

@@ -2,6 +2,7 @@ package workloads
 
 import (
 	"github.com/headspace-bench/headspace/cuda"
+	"github.com/headspace-bench/headspace/harness/blocks/timeline"
 	"github.com/headspace-bench/headspace/harness/engines/analysis"
 	"github.com/headspace-bench/headspace/harness/engines/loadbench"
 	"github.com/headspace-bench/headspace/harness/engines/peer"
@@ -30,6 +31,12 @@ type Details struct {
 	// Sim receives each Sim seed's result, with its timeline, after its
 	// record.
 	Sim func(*sim.Result)
+
+	// Timeline receives the timeline of a Caching's first run of step
+	// (a) at level none, after that run.
+	Timeline func(*timeline.Timeline)
+	// Model receives a Caching's what-if profiles, after its ladder.
+	Model func(CachingModel)
 
 	// Profile receives a WhatIf run's profile first, before its
 	// predictions are checked.

@@ -5,6 +5,9 @@
 //     Bottlenecks on the Data Input Pipeline" (document 003);
 //   - ondisk.go: the ladder over data on disk, the document's raw-data
 //     remedies (document 003, step e);
+//   - caching.go: document 003's whole experiment, composed of the ladder
+//     in four steps, the what-if model's profiles and step (e) on disk
+//     (its report, but for the yardstick);
 //   - headspace.go: SPDL's headspace analysis (documents 000, 001);
 //   - loaders.go: goroutine against process workers, SPDL's thread-based
 //     loading (document 002);
@@ -49,7 +52,7 @@
 // sends it, and the compiler checking every hook's type. So no command calls an engine's
 // loop, and the records a command writes are the benchmark's. A caller
 // that runs an experiment in parts says so in the specification, not by
-// renaming records: the 003 report runs each of its steps as a Ladder
+// renaming records: Caching (003) runs each of its steps as a Ladder
 // whose Under ("Ladder/step=a") puts its points' records under the step,
 // and OnDisk runs each point of a case as a Ladder under
 // "LadderOnDisk/<case>"; Ladder.PointName is the one naming rule.

@@ -54,6 +54,7 @@ var Registry = []Registered{
 	Sizes(DefaultHeadspace, QuickHeadspace),
 	Sizes(DefaultLoaders, QuickLoaders),
 	Sizes(DefaultLadder, QuickLadder),
+	Sizes(DefaultCaching, QuickCaching),
 	Sizes(DefaultOnDisk, QuickOnDisk),
 	Sizes(DefaultSim, QuickSim),
 	Sizes(DefaultWhatIf, QuickWhatIf),

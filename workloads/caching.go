@@ -1,0 +1,299 @@
+package workloads
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"golang.org/x/perf/benchfmt"
+
+	"github.com/headspace-bench/headspace/datasets/transforms"
+	"github.com/headspace-bench/headspace/harness/blocks/level"
+	"github.com/headspace-bench/headspace/harness/blocks/loader"
+	"github.com/headspace-bench/headspace/harness/blocks/pipeline"
+	"github.com/headspace-bench/headspace/harness/blocks/results"
+	"github.com/headspace-bench/headspace/harness/blocks/timeline"
+	"github.com/headspace-bench/headspace/harness/engines/ladder"
+	"github.com/headspace-bench/headspace/harness/engines/whatif"
+)
+
+// Caching is document 003's whole experiment, composed of the others
+// (issue 33): the caching ladder and its optimisation steps (CachingSteps:
+// four Ladder sweeps on one device), the what-if model's profiles of the
+// pipelines of steps (a) and (b) (WhatIf, stopped after its profile), and
+// step (e), the raw-data remedies on real files (OnDisk). Its records are
+// theirs (BenchmarkLadder/step=<key>/…, BenchmarkLadderOnDisk/…), and its
+// Settings is its result file's whole configuration block. What it
+// measured beside its records goes to Env.Details: the timeline of the
+// first naive run at level none and the two profiles
+// (CachingModel). The document's own code beside ours (the yardstick,
+// PeerLadder) is the report's (reproduce/doc003torch.go).
+type Caching struct {
+	// Ladder is the document's pipeline, loop and runs (Count, as
+	// rounds of every step): each step's sweep is made from it.
+	Ladder Ladder
+	// SmallRaw is the side of the smaller raw image of steps (c) and (d).
+	SmallRaw int
+	// Workers is the loader workers per stage of every step.
+	Workers int
+	// Step is the device's step, as the result file records it; with
+	// Emulated the what-if model's profiles run at it too (a real device
+	// is profiled at its own).
+	Step     time.Duration
+	Emulated bool
+	// Model is the what-if model's experiment of the size; its pipeline
+	// and loop are replaced by each step's (Profile).
+	Model WhatIf
+	// OnDisk is step (e); its workers are Workers.
+	OnDisk OnDisk
+}
+
+// CachingStep is one step of the document's ladder: a pipeline
+// configuration measured at some levels.
+type CachingStep struct {
+	Key        string // "a": its records are BenchmarkLadder/step=a/…
+	Impl       string // the transforms
+	Raw        int    // the raw image's side
+	Placements []loader.Placement
+	Levels     []level.Level
+}
+
+// CachingSteps are the document's four steps, with the raw image at raw
+// and shrunk to small: (a) the caching ladder, (b) the transform fix, (c)
+// the smaller raw image, (d) the uint8 transfer converted on the device.
+func CachingSteps(raw, small int) []CachingStep {
+	all := level.Descending(level.Levels) // the document's five, device first
+	host := []loader.Placement{loader.Host}
+	return []CachingStep{
+		{Key: "a", Impl: transforms.Naive, Raw: raw, Placements: host, Levels: all},
+		{Key: "b", Impl: transforms.Fast, Raw: raw, Placements: host, Levels: all},
+		{Key: "c", Impl: transforms.Fast, Raw: small, Placements: host, Levels: []level.Level{level.Device, level.None}},
+		{Key: "d", Impl: transforms.Fast, Raw: small, Placements: []loader.Placement{loader.Host, loader.Device},
+			Levels: []level.Level{level.Device, level.Host, level.None}},
+	}
+}
+
+// CachingOnDiskBatch is step (e)'s largest batch: to keep `make
+// reproduce` within minutes on 2 cores it runs batches of at most this
+// (not the document's 256).
+const CachingOnDiskBatch = 64
+
+// caching is the experiment at a size: the ladder's, what-if model's and
+// on-disk matrix's own, and the document's smaller raw image. Step (e)
+// is OnDisk's whole matrix (every combination of raw, PNG and JPEG; noise
+// and natural content; the go and turbojpeg decoders; files and shards;
+// warm and, where the page cache can be evicted, cold; the full and the
+// small raw size: the document's remedies and issue 23's two
+// corrections), with fast transforms, as after the document's transform
+// fix, and batches of at most CachingOnDiskBatch; OnDisk.Plan measures
+// each level once per set of the dimensions it depends on (222 runs
+// instead of 672 on Linux).
+func caching(l Ladder, w WhatIf, o OnDisk, small int, step time.Duration) Caching {
+	o.Ladder.Transforms = []string{transforms.Fast}
+	o.Ladder.Pipeline.Batch = min(o.Ladder.Pipeline.Batch, CachingOnDiskBatch)
+	return Caching{Ladder: l, SmallRaw: small, Workers: l.Workers[0], Step: step, Emulated: true, Model: w, OnDisk: o}
+}
+
+// DefaultCaching is the document's experiment at its sizes, on the
+// emulated device at the document's step.
+func DefaultCaching() Caching {
+	return caching(DefaultLadder(), DefaultWhatIf(), DefaultOnDisk(), LadderDocumentSmallRaw, DocumentStep)
+}
+
+// QuickCaching runs every code path in seconds: the raw image is shrunk
+// to half its side.
+func QuickCaching() Caching {
+	l := QuickLadder()
+	return caching(l, QuickWhatIf(), QuickOnDisk(), l.Pipeline.Dataset.Width/2, QuickStep)
+}
+
+// Name is "Caching"; its records are its parts' (Ladder, LadderOnDisk).
+func (Caching) Name() string { return "Caching" }
+
+// Document is "003".
+func (Caching) Document() string { return "003" }
+
+// Steps is the experiment's four steps at its raw sizes.
+func (c Caching) Steps() []CachingStep {
+	return CachingSteps(c.Ladder.Pipeline.Dataset.Width, c.SmallRaw)
+}
+
+// Sweep is the ladder of step st: one run of every point per call, its
+// records BenchmarkLadder/step=<key>/level=…/….
+func (c Caching) Sweep(st CachingStep) Ladder {
+	w := c.Ladder
+	w.Levels, w.Workers, w.Transforms, w.Placements, w.Pinned = st.Levels, []int{c.Workers}, []string{st.Impl}, st.Placements, []bool{true}
+	// One run of every point, Ladder.Count times over (Run), so the runs
+	// of each level spread over the machine's ups and downs alike.
+	w.Count = 1
+	w.Pipeline.Dataset.Width, w.Pipeline.Dataset.Height = st.Raw, st.Raw
+	w.Under = w.Name() + "/step=" + st.Key
+	return w
+}
+
+// Profile is the what-if model's experiment that profiles the pipeline of
+// impl at the document's setting, with no checks and no ladder, so that
+// its Run stops after the profile.
+func (c Caching) Profile(impl string) WhatIf {
+	w := c.Model
+	w.Pipeline, w.Train = c.Ladder.Pipeline, c.Ladder.Train
+	w.Pipeline.Workers, w.Pipeline.Impl = c.Workers, impl
+	w.Verify, w.WithLadder = whatif.Grid{}, false
+	if c.Emulated {
+		w.Step = c.Step
+	}
+	return w
+}
+
+// Disk is step (e) with the experiment's workers.
+func (c Caching) Disk() OnDisk {
+	o := c.OnDisk
+	o.Ladder.Workers = []int{c.Workers}
+	return o
+}
+
+// Modelled is the steps whose pipelines the what-if model profiles:
+// (a) and (b), the naive and the fast transforms at the full raw size.
+func (c Caching) Modelled() []CachingStep { return c.Steps()[:2] }
+
+// CachingModel is the what-if model's profiles, by the transforms of the
+// pipeline profiled (Modelled).
+type CachingModel map[string]whatif.Profile
+
+// Units is the units of work Run starts (Env.Start): one per run of a
+// step's point, one per profile, one for step (e).
+func (c Caching) Units() int {
+	n := 0
+	for _, st := range c.Steps() {
+		n += c.Ladder.Count * len(st.Levels) * len(st.Placements)
+	}
+	return n + len(c.Modelled()) + 1
+}
+
+// Settings is the result file's configuration block: step (a)'s ladder's
+// settings, the small raw size, the workers, the rounds, the device's
+// step and whether it is emulated; then step (e)'s own (its batch, steps
+// and warm-up prefixed "ondisk-", its samples and runs; the rest are the
+// ladder's, and a case's raw size and the rest in its records' names).
+func (c Caching) Settings() []results.Config {
+	steps := c.Steps()
+	s := c.Sweep(steps[0]).Settings()
+	for _, key := range c.Sweep(steps[len(steps)-1]).Pipeline.Settings() {
+		if key.Key == "raw-size" {
+			s = append(s, results.Config{Key: "small-raw-size", Value: key.Value})
+		}
+	}
+	s = append(s,
+		results.Config{Key: "workers", Value: fmt.Sprint(c.Workers)},
+		results.Config{Key: "count", Value: fmt.Sprint(c.Ladder.Count)},
+		results.Config{Key: "step", Value: c.Step.String()},
+		results.Config{Key: "emulated", Value: fmt.Sprint(c.Emulated)},
+	)
+	for _, k := range c.Disk().Settings() {
+		switch k.Key {
+		case "batch", "steps", "warmup":
+			k.Key = "ondisk-" + k.Key
+		case "ondisk-samples", "ondisk-count":
+		default:
+			continue
+		}
+		s = append(s, k)
+	}
+	return s
+}
+
+// Validate reports the first problem with the experiment.
+func (c Caching) Validate() error {
+	for _, st := range c.Steps() {
+		if err := c.Sweep(st).Validate(); err != nil {
+			return fmt.Errorf("step (%s): %w", st.Key, err)
+		}
+	}
+	if err := c.Disk().Validate(); err != nil {
+		return fmt.Errorf("step (e): %w", err)
+	}
+	return nil
+}
+
+// Run opens env's device once and runs, on it, Ladder.Count rounds of
+// every step (each round one run of each point; the timeline of step
+// (a)'s first run at level none to env.Details); then the model's
+// profiles (on env's device, whose step it scales), to env.Details
+// together; then step (e). Each run of a step's point, each profile and
+// step (e) is one unit of env.Start, named as "(a) naive level=none run
+// 1/5".
+func (c Caching) Run(ctx context.Context, env Env) ([]*benchfmt.Result, error) {
+	var out []*benchfmt.Result
+	if err := c.Validate(); err != nil {
+		return out, err
+	}
+	keep := env.collect(&out)
+	dev, err := env.device().Open(true)
+	if err != nil {
+		return out, fmt.Errorf("opening the device: %w", err)
+	}
+	defer dev.Close()
+	// Every step runs on the one device; the sweeps' never close it.
+	shared := Opened(dev)
+	for _, st := range c.Steps() {
+		w := c.Sweep(st)
+		label := func(pt ladder.Point) string {
+			n := fmt.Sprintf("(%s) %s level=%s", st.Key, st.Impl, pt.Level)
+			if len(st.Placements) > 1 {
+				n += " placement=" + pt.Placement.String()
+			}
+			return n
+		}
+		labels := map[string]string{}
+		var none string
+		for _, pt := range w.Points() {
+			labels[w.PointName(pt)] = label(pt)
+			if pt.Level == level.None {
+				none = w.PointName(pt)
+			}
+		}
+		for run := range c.Ladder.Count {
+			sub := Env{
+				Device: shared,
+				Start:  func(name string) { env.start(fmt.Sprintf("%s run %d/%d", labels[name], run+1, c.Ladder.Count)) },
+				Result: keep,
+			}
+			sub.Details.Point = env.Details.Point
+			if st.Key == "a" && run == 0 {
+				sub.Record = func(name string) bool { return name == none }
+				sub.Recorded = func(_ string, rec *pipeline.Recorder) error {
+					tl := timeline.FromRecorder(fmt.Sprintf("level none, %s transforms, %d workers, on %s", st.Impl, c.Workers, dev.Name()), rec, c.Ladder.Pipeline.Batch)
+					send(env.Details.Timeline, tl)
+					return nil
+				}
+			}
+			if _, err := w.Run(ctx, sub); err != nil {
+				return out, fmt.Errorf("step (%s): %w", st.Key, err)
+			}
+		}
+	}
+
+	model := CachingModel{}
+	for _, st := range c.Modelled() {
+		impl := st.Impl
+		env.start(fmt.Sprintf("(model) %s profile", impl))
+		var p *whatif.Profile
+		sub := Env{Device: env.Device}
+		sub.Details.Profile = func(got whatif.Profile) { p = &got }
+		if _, err := c.Profile(impl).Run(ctx, sub); err != nil {
+			return out, fmt.Errorf("the model of the %s transforms: %w", impl, err)
+		}
+		if p == nil {
+			return out, fmt.Errorf("the model of the %s transforms: the what-if experiment made no profile", impl)
+		}
+		model[impl] = *p
+	}
+	send(env.Details.Model, model)
+
+	o := c.Disk()
+	env.start(fmt.Sprintf("(e) on disk: %d cases, %d runs", len(o.Cases()), o.Runs()))
+	if _, err := o.Run(ctx, Env{Device: shared, Dir: env.Dir, Result: keep}); err != nil {
+		return out, fmt.Errorf("step (e): %w", err)
+	}
+	return out, nil
+}
