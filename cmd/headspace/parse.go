@@ -1,7 +1,9 @@
 package main
 
 import (
+	"flag"
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 )
@@ -86,6 +88,22 @@ func noRepeats(what string, items []string) error {
 			return usagef("%s names %q twice", what, it)
 		}
 		seen[it] = true
+	}
+	return nil
+}
+
+// fromOnly refuses, for a command given --from, every flag set but
+// --from and keep: the flags of a run that measures mean nothing to a
+// rebuild from a saved file.
+func fromOnly(fs *flag.FlagSet, keep ...string) error {
+	var measuring []string
+	fs.Visit(func(f *flag.Flag) {
+		if f.Name != "from" && !slices.Contains(keep, f.Name) {
+			measuring = append(measuring, "--"+f.Name)
+		}
+	})
+	if len(measuring) > 0 {
+		return usagef("--from rebuilds from a saved file; %s only apply to a run that measures", strings.Join(measuring, ", "))
 	}
 	return nil
 }

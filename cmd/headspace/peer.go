@@ -221,14 +221,8 @@ func runPeer(ctx context.Context, args []string, stdout, stderr io.Writer) error
 // from a results file (peer.ReadReport), measuring nothing. The flags that
 // set a measurement are refused with it.
 func rebuildPeer(fs *flag.FlagSet, from, report, plotPrefix string, stdout io.Writer) error {
-	var measuring []string
-	fs.Visit(func(f *flag.Flag) {
-		if f.Name != "from" && f.Name != "report" && f.Name != "plot" {
-			measuring = append(measuring, "--"+f.Name)
-		}
-	})
-	if len(measuring) > 0 {
-		return usagef("--from rebuilds from a saved file; %s only apply to a run that measures", strings.Join(measuring, ", "))
+	if err := fromOnly(fs, "report", "plot"); err != nil {
+		return err
 	}
 	for _, path := range []string{report, plotPrefix} {
 		if path != "" {

@@ -218,14 +218,8 @@ func isRemoteResults(path string) bool {
 
 // rebuildPeerRemote is peer --from on a --remote results file.
 func rebuildPeerRemote(fs *flag.FlagSet, from, report string, stdout io.Writer) error {
-	var measuring []string
-	fs.Visit(func(f *flag.Flag) {
-		if f.Name != "from" && f.Name != "report" {
-			measuring = append(measuring, "--"+f.Name)
-		}
-	})
-	if len(measuring) > 0 {
-		return usagef("--from rebuilds from a saved file; %s only apply to a run that measures", strings.Join(measuring, ", "))
+	if err := fromOnly(fs, "report"); err != nil {
+		return err
 	}
 	if report != "" {
 		if err := os.MkdirAll(filepath.Dir(report), 0o755); err != nil {

@@ -3,12 +3,10 @@ package main
 import (
 	"context"
 	"errors"
-	"flag"
 	"fmt"
 	"io"
 	"os"
 	"path/filepath"
-	"strings"
 
 	"golang.org/x/perf/benchfmt"
 
@@ -56,14 +54,8 @@ func runRemote(ctx context.Context, args []string, stdout, stderr io.Writer) err
 		return err
 	}
 	if *from != "" {
-		var measuring []string
-		fs.Visit(func(f *flag.Flag) {
-			if f.Name != "from" && f.Name != "report" && f.Name != "plot" {
-				measuring = append(measuring, "--"+f.Name)
-			}
-		})
-		if len(measuring) > 0 {
-			return usagef("--from rebuilds from a saved file; %s only apply to a run that measures", strings.Join(measuring, ", "))
+		if err := fromOnly(fs, "report", "plot"); err != nil {
+			return err
 		}
 		recs, err := results.Read(*from)
 		if err != nil {

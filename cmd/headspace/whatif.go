@@ -322,14 +322,8 @@ func writeWhatIfOutputs(stdout io.Writer, r workloads.WhatIfReport, report, plot
 // The flags that set a measurement or a table are refused with it: the
 // file's own settings are the report's.
 func rebuildWhatIf(fs *flag.FlagSet, from, report, plotPath string, stdout io.Writer) error {
-	var measuring []string
-	fs.Visit(func(f *flag.Flag) {
-		if f.Name != "from" && f.Name != "report" && f.Name != "plot" {
-			measuring = append(measuring, "--"+f.Name)
-		}
-	})
-	if len(measuring) > 0 {
-		return usagef("--from rebuilds from a saved file; %s only apply to a run that measures", strings.Join(measuring, ", "))
+	if err := fromOnly(fs, "report", "plot"); err != nil {
+		return err
 	}
 	if plotPath != "" && !strings.HasSuffix(plotPath, ".png") && !strings.HasSuffix(plotPath, ".svg") {
 		return usagef("--plot %q: want a .png or .svg file", plotPath)
