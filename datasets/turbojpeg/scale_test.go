@@ -178,7 +178,7 @@ func TestDecodeScaledAllocatesNothing(t *testing.T) {
 	// a frame is remade per decode there; AllocsPerRun's whole-number
 	// mean stays 0 unless every decode allocates (without -race, nothing
 	// is dropped and any allocation shows).
-	if n := testing.AllocsPerRun(20, func() {
+	if n := testing.AllocsPerRun(200, func() {
 		if _, _, err := d.DecodeRGBScaled(data, buf, 256, 256, Factor{1, 4}); err != nil {
 			t.Fatal(err)
 		}

@@ -141,7 +141,12 @@ func TestDecodeAllocatesNothing(t *testing.T) {
 	defer d.Close()
 	data, _ := naturalJPEG(t, 128, 1)
 	buf := make([]byte, 3*128*128)
-	if n := testing.AllocsPerRun(20, func() {
+	// 200 runs: under -race, sync.Pool drops a quarter of its Puts on
+	// purpose, and purego takes its call frames from one, so about half
+	// a frame is remade per decode there; AllocsPerRun's whole-number
+	// mean stays 0 unless every decode allocates (without -race, nothing
+	// is dropped and any allocation shows).
+	if n := testing.AllocsPerRun(200, func() {
 		if err := d.DecodeRGB(data, buf, 128, 128); err != nil {
 			t.Fatal(err)
 		}
