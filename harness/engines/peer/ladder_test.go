@@ -150,9 +150,11 @@ func TestLadderSweepAlternates(t *testing.T) {
 	if got := rows[1].Ratio[peer.Torch]; got != 1.0/3 {
 		t.Errorf("torch none ÷ device = %v, want the fake script's 1/3", got)
 	}
-	// Our ladder on a 5 ms step with tiny images is close to the step.
-	if got := rows[1].Ratio[peer.Fast]; !(got > 0.5 && got < 1.5) {
-		t.Errorf("fast none ÷ device = %v, want about 1", got)
+	// Our ladder's ratio is measured, so only its presence is checked
+	// here: how close it comes to 1 is a timing, and timings belong in
+	// benchmarks (on a busy machine it was seen outside 0.5–1.5).
+	if got := rows[1].Ratio[peer.Fast]; !(got > 0) || math.IsInf(got, 0) {
+		t.Errorf("fast none ÷ device = %v, want a positive finite ratio", got)
 	}
 	var table bytes.Buffer
 	if err := peer.WriteLadderTable(&table, rows); err != nil {
