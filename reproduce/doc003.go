@@ -18,8 +18,10 @@ import (
 	"github.com/headspace-bench/headspace/datasets/ondisk"
 	"github.com/headspace-bench/headspace/harness/blocks/level"
 	"github.com/headspace-bench/headspace/harness/blocks/loader"
+	"github.com/headspace-bench/headspace/harness/blocks/results"
 	"github.com/headspace-bench/headspace/harness/blocks/timeline"
 	"github.com/headspace-bench/headspace/harness/engines/ladder"
+	"github.com/headspace-bench/headspace/harness/engines/peer"
 	"github.com/headspace-bench/headspace/harness/engines/whatif"
 	"github.com/headspace-bench/headspace/internal/summary"
 	"github.com/headspace-bench/headspace/workloads"
@@ -272,19 +274,21 @@ func init() {
 }
 
 // measure003 runs the document's experiment, workloads.Caching, at the
-// run's size, workers and device: its records and settings go to the
-// result file, the timeline and the profiles it passes to Env.Details to
-// the saved files beside it (timeline003, model003File), each of its
-// units to the progress; then the yardstick (doc003torch.go).
+// run's size, workers and device, with the document's code as its
+// yardstick: its records and settings go to the result file (the
+// yardstick's lines too, from Env.Details), the timeline and the profiles
+// it passes to Env.Details to the saved files beside it (timeline003,
+// model003File), each of its units to the progress.
 func measure003(ctx context.Context, s *settings, t *tracker) (measurement, error) {
-	c := caching003(s)
-	// The document's code beside ours (doc003torch.go).
-	z := sizes003Of(c)
-	yardstick := prepareTorch003(ctx, s)
-	t.begin(c.Units() + yardstick.units(z))
+	c := caching003(s).Prepare(ctx)
+	if why := c.Yardstick.NotRun; why != "" {
+		t.logf("the document's code (peers/torch/ladder.py) is not measured: %s", why)
+	}
+	t.begin(c.Units())
 
 	// Each unit of the experiment is one of the progress; a run of a
-	// point ends its unit with its steps/s.
+	// point ends its unit with its steps/s, the yardstick's calibration
+	// with its ratio, a round of the yardstick with its none.
 	env, _ := s.env(t)
 	var unit string
 	end := func(format string, args ...any) {
@@ -295,6 +299,17 @@ func measure003(ctx context.Context, s *settings, t *tracker) (measurement, erro
 	}
 	env.Start = func(name string) { end("%s", unit); unit = name; t.unit(name) }
 	env.Details.Point = func(r workloads.PointRun) { end("%s: %.3f steps/s", unit, r.Result.StepsPerSec()) }
+	env.Details.Calibration = func(cal workloads.PeerLadderCalibration) {
+		end("%s: ratio %.3f, step %v", unit, cal.Ratio, cal.Step)
+	}
+	levels := c.YardstickExperiment().Config.Levels
+	env.Details.PeerLadderSoFar = func(r peer.LadderResult) {
+		if n := len(r.Measurements); n%len(levels) == 0 {
+			end("%s: none %.3f steps/s", unit, r.Measurements[n-1].StepsPerSec)
+		}
+	}
+	var yardstick []results.Config
+	env.Details.Yardstick = func(lines []results.Config) { yardstick = lines }
 	// The timeline and the model's profiles, saved beside the result file
 	// for the report; one that cannot be saved stops the run at once.
 	ctx, stop := context.WithCancelCause(ctx)
@@ -325,18 +340,20 @@ func measure003(ctx context.Context, s *settings, t *tracker) (measurement, erro
 		return measurement{}, err
 	}
 	end("%s", unit)
-	m := measurement{config: c.Settings(), recs: recs}
-	if err := yardstick.measure(ctx, s, t, z, &m); err != nil {
-		return measurement{}, err
-	}
-	return m, nil
+	return measurement{config: append(c.Settings(), yardstick...), recs: recs}, nil
 }
 
 // caching003 is the document's experiment at the run's size, with the
-// run's workers, device step and device.
+// run's workers, device step and device, and the document's code
+// (Options.TorchPeer, DefaultTorchPeer when unset) as its yardstick,
+// calibrated unless the run is quick.
 func caching003(s *settings) workloads.Caching {
 	c := workloads.Sized[workloads.Caching](s.size())
 	c.Workers, c.Step, c.Emulated = s.Workers, s.Step, s.emulated
+	c.Yardstick = workloads.CachingYardstick{Peer: s.TorchPeer, Calibrate: !s.Quick}
+	if p := s.TorchPeer; p.Python == "" && p.Script == "" && p.Env == nil {
+		c.Yardstick.Peer = DefaultTorchPeer
+	}
 	return c
 }
 

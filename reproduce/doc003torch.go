@@ -2,38 +2,33 @@ package reproduce
 
 // The yardstick of document 003: the document's own code
 // (peers/torch/ladder.py, PyTorch's DataLoader) run on this machine's
-// emulated device in the same run as our ladder, so the report can tell
+// emulated device in the same run as our ladder (the last step of
+// workloads.Caching, workloads.CachingYardstick), so the report can tell
 // the method's reproduction (the document's code here against the
 // document) from our implementation's gain (ours against the document's
-// code here). Kept in this file, apart from the rest of 003, with three
-// hooks in measure003, render003 and WriteMarkdown.
+// code here). This file reads and renders it, with two hooks in render003
+// and WriteMarkdown.
 
 import (
-	"context"
-	"errors"
 	"fmt"
 	"math"
 	"strconv"
 	"strings"
 	"time"
 
-	"github.com/headspace-bench/headspace/device"
 	"github.com/headspace-bench/headspace/harness/blocks/level"
-	"github.com/headspace-bench/headspace/harness/blocks/loader"
-	"github.com/headspace-bench/headspace/harness/blocks/results"
 	"github.com/headspace-bench/headspace/harness/engines/peer"
 	"github.com/headspace-bench/headspace/internal/summary"
 	"github.com/headspace-bench/headspace/workloads"
 )
 
-// Configuration keys of the yardstick in 003's result file.
+// The yardstick's keys in 003's result file and their values
+// (workloads.CachingYardstick writes them).
 const (
-	// keyTorchLadder is "measured", or "not measured: <why>".
-	keyTorchLadder = "torch-ladder"
-	// keyCalibration is "measured", or "not measured: <why>".
-	keyCalibration = "calibration"
-	measuredValue  = "measured"
-	notMeasured    = "not measured: "
+	keyTorchLadder = workloads.KeyTorchLadder
+	keyCalibration = workloads.KeyCalibration
+	measuredValue  = workloads.Measured
+	notMeasured    = workloads.NotMeasured
 )
 
 // yardstickTolerance is how close the document's code here must come to
@@ -43,109 +38,6 @@ const yardstickTolerance = 0.15
 // DefaultTorchPeer is the document's script, run from the repository's
 // root by Debian's Python.
 var DefaultTorchPeer = peer.Peer{Python: "/usr/bin/python3", Script: peer.LadderScript}
-
-// torch003 is the plan of the yardstick's run: whether it runs, and why not.
-type torch003 struct {
-	peer peer.Peer
-	why  string // why it does not run; "" when it does
-}
-
-// prepareTorch003 decides whether the document's code can run here: on
-// the emulated device only, with a script and a Python that imports
-// torch.
-func prepareTorch003(ctx context.Context, s *settings) torch003 {
-	p := s.TorchPeer
-	if p.Python == "" && p.Script == "" && p.Env == nil {
-		p = DefaultTorchPeer
-	}
-	tp := torch003{peer: p}
-	if !s.emulated {
-		tp.why = "the run's device is not the emulated one; on a GPU the GPU report sets ladder.py --device cuda beside ours"
-		return tp
-	}
-	if err := p.Check(ctx); err != nil {
-		if errors.Is(err, peer.ErrNotInstalled) {
-			tp.why = fmt.Sprintf("%v (install Debian's python3-torch, python3-torchvision, python3-scipy and python3-pil, e.g. `make peer`, and run again)", err)
-		} else {
-			tp.why = err.Error()
-		}
-	}
-	return tp
-}
-
-// units is the progress units of the run: the calibration and one per
-// round.
-func (tp torch003) units(z sizes003) int {
-	if tp.why != "" {
-		return 0
-	}
-	return z.count + 1
-}
-
-// settings are the ladder's settings of step (a) for the script, on the
-// run's emulated device.
-func (tp torch003) settings(s *settings, z sizes003) peer.LadderSettings {
-	dev := device.DefaultEmulated()
-	dev.Step = s.Step
-	return peer.LadderSettings{Width: z.raw, Height: z.raw, Crop: z.crop, Batch: z.batch, Workers: s.Workers,
-		Steps: z.steps, Seed: loader.DefaultConfig().Dataset.Seed, Device: dev}
-}
-
-// measure runs the calibration (not in a quick run) and then z.count
-// rounds of the script at every level, the yardstick experiment
-// (workloads.PeerLadder, the script alone), adding their records and
-// configuration to m. A script that was found and then fails fails the
-// run: a half-measured column is not reported.
-func (tp torch003) measure(ctx context.Context, s *settings, t *tracker, z sizes003, m *measurement) error {
-	if tp.why != "" {
-		m.config = append(m.config, results.Config{Key: keyTorchLadder, Value: notMeasured + tp.why},
-			results.Config{Key: keyCalibration, Value: notMeasured + "the document's code did not run"})
-		t.logf("the document's code (peers/torch/ladder.py) is not measured: %s", tp.why)
-		return nil
-	}
-	t.unit("(yardstick) calibration")
-	if s.Quick {
-		m.config = append(m.config, results.Config{Key: keyCalibration, Value: notMeasured + "a quick run does not calibrate (it loads the document's full-size batches)"})
-		t.done("(yardstick) calibration: not in a quick run")
-	} else {
-		// The calibration is for the report: the script runs at the run's
-		// step, as ours did.
-		cal, err := workloads.CalibratePeerLadder(ctx, tp.peer, calibrationBatches)
-		if err != nil {
-			return fmt.Errorf("the yardstick's calibration: %w", err)
-		}
-		m.config = append(m.config, results.Config{Key: keyCalibration, Value: measuredValue})
-		m.config = append(m.config, cal.Settings()...)
-		t.done("(yardstick) calibration: ratio %.3f, step %v", cal.Ratio, cal.Step)
-	}
-	levels := level.Descending(level.Levels) // the document's five, device first, as the script runs them
-	exp := workloads.PeerLadder{ScriptOnly: true, Config: peer.LadderConfig{Peer: tp.peer, Settings: tp.settings(s, z), Levels: levels, Count: z.count}}
-	env := workloads.Env{Start: func(name string) { t.unit("(yardstick) " + name) }}
-	var res peer.LadderResult
-	env.Details.PeerLadderSoFar = func(r peer.LadderResult) {
-		res = r
-		if n := len(r.Measurements); n%len(levels) == 0 {
-			t.done("(yardstick) the document's code, run %d/%d: none %.3f steps/s", n/len(levels), z.count, r.Measurements[n-1].StepsPerSec)
-		}
-	}
-	recs, err := exp.Run(ctx, env)
-	if err != nil {
-		return err
-	}
-	m.recs = append(m.recs, recs...)
-	first := peer.LadderOutput{Config: res.PeerConfig}
-	m.config = append(m.config,
-		results.Config{Key: keyTorchLadder, Value: measuredValue},
-		results.Config{Key: "torch-ladder-command", Value: tp.peer.Python + " " + tp.peer.Script + " " + strings.Join(exp.Config.Settings.LadderArgs(levels), " ")},
-		results.Config{Key: "torch-version", Value: first.Get("torch")},
-		results.Config{Key: "torch-python", Value: first.Get("python")},
-		results.Config{Key: "torch-threads", Value: first.Get("torch-threads")},
-	)
-	return nil
-}
-
-// calibrationBatches is the batches the calibration loads at each level.
-const calibrationBatches = 12
 
 // Yardstick is the document's code on this machine's emulated device,
 // and the calibration of this machine against the document's host.

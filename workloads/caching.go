@@ -26,8 +26,10 @@ import (
 // Settings is its result file's whole configuration block. What it
 // measured beside its records goes to Env.Details: the timeline of the
 // first naive run at level none and the two profiles
-// (CachingModel). The document's own code beside ours (the yardstick,
-// PeerLadder) is the report's (reproduce/doc003torch.go).
+// (CachingModel). Last, the yardstick: the document's own code beside
+// ours (CachingYardstick, a PeerLadder of the script alone), whose lines
+// of the result file go to Env.Details too, since only its run knows
+// them.
 type Caching struct {
 	// Ladder is the document's pipeline, loop and runs (Count, as
 	// rounds of every step): each step's sweep is made from it.
@@ -46,6 +48,9 @@ type Caching struct {
 	Model WhatIf
 	// OnDisk is step (e); its workers are Workers.
 	OnDisk OnDisk
+	// Yardstick is the document's code run after ours; with its zero
+	// value it does not run, and the result file says so.
+	Yardstick CachingYardstick
 }
 
 // CachingStep is one step of the document's ladder: a pipeline
@@ -161,13 +166,15 @@ func (c Caching) Modelled() []CachingStep { return c.Steps()[:2] }
 type CachingModel map[string]whatif.Profile
 
 // Units is the units of work Run starts (Env.Start): one per run of a
-// step's point, one per profile, one for step (e).
+// step's point, one per profile, one for step (e), and, once Prepare has
+// found the document's code, the yardstick's calibration and one per
+// round of it.
 func (c Caching) Units() int {
 	n := 0
 	for _, st := range c.Steps() {
 		n += c.Ladder.Count * len(st.Levels) * len(st.Placements)
 	}
-	return n + len(c.Modelled()) + 1
+	return n + len(c.Modelled()) + 1 + c.yardstickUnits()
 }
 
 // Settings is the result file's configuration block: step (a)'s ladder's
@@ -219,13 +226,19 @@ func (c Caching) Validate() error {
 // every step (each round one run of each point; the timeline of step
 // (a)'s first run at level none to env.Details); then the model's
 // profiles (on env's device, whose step it scales), to env.Details
-// together; then step (e). Each run of a step's point, each profile and
-// step (e) is one unit of env.Start, named as "(a) naive level=none run
-// 1/5".
+// together; then step (e); then the yardstick (Prepare decides whether
+// it runs; its calibration to env.Details.Calibration, its rounds to
+// env.Details.PeerLadderSoFar, its lines of the result file to
+// env.Details.Yardstick). Each run of a step's point, each profile, step
+// (e), the calibration and each round of the yardstick is one unit of
+// env.Start, named as "(a) naive level=none run 1/5".
 func (c Caching) Run(ctx context.Context, env Env) ([]*benchfmt.Result, error) {
 	var out []*benchfmt.Result
 	if err := c.Validate(); err != nil {
 		return out, err
+	}
+	if !c.Yardstick.Checked {
+		c = c.Prepare(ctx)
 	}
 	keep := env.collect(&out)
 	dev, err := env.device().Open(true)
@@ -295,5 +308,11 @@ func (c Caching) Run(ctx context.Context, env Env) ([]*benchfmt.Result, error) {
 	if _, err := o.Run(ctx, Env{Device: shared, Dir: env.Dir, Result: keep}); err != nil {
 		return out, fmt.Errorf("step (e): %w", err)
 	}
+
+	lines, err := c.runYardstick(ctx, env, keep)
+	if err != nil {
+		return out, err
+	}
+	send(env.Details.Yardstick, lines)
 	return out, nil
 }

@@ -8,7 +8,11 @@ import (
 	"strings"
 	"testing"
 
+	"golang.org/x/perf/benchfmt"
+
+	"github.com/headspace-bench/headspace/harness/blocks/results"
 	"github.com/headspace-bench/headspace/harness/blocks/timeline"
+	"github.com/headspace-bench/headspace/harness/engines/peer"
 )
 
 // TestCaching runs document 003's composite at its quick size, with a
@@ -112,5 +116,47 @@ func TestCachingSettings(t *testing.T) {
 		if got[key] != value {
 			t.Errorf("%s = %q, want %q", key, got[key], value)
 		}
+	}
+}
+
+// TestCachingYardstickNotRun: where the document's code cannot run, the
+// yardstick says why in its lines of the result file and adds no unit
+// and no record.
+func TestCachingYardstickNotRun(t *testing.T) {
+	for _, tc := range []struct {
+		name     string
+		emulated bool
+		p        peer.Peer
+		why      string
+	}{
+		{"no script", true, peer.Peer{}, "no script"},
+		{"no python", true, peer.Peer{Python: "/nonexistent/python3", Script: "x.py"}, "/nonexistent/python3"},
+		{"no such script", true, peer.Peer{Python: "/bin/sh", Script: "/nonexistent/ladder.py"}, "/nonexistent/ladder.py"},
+		{"a real device", false, peer.Peer{Python: "/bin/sh", Script: "x.py"}, "not the emulated one"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			c := QuickCaching()
+			c.Emulated = tc.emulated
+			c.Yardstick = CachingYardstick{Peer: tc.p, Calibrate: true}
+			before := c.Units()
+			p := c.Prepare(context.Background())
+			if !p.Yardstick.Checked || !strings.Contains(p.Yardstick.NotRun, tc.why) {
+				t.Errorf("Prepare: %+v, want not run because of %q", p.Yardstick, tc.why)
+			}
+			if p.Units() != before {
+				t.Errorf("Units %d after Prepare, %d before: the yardstick adds none when it does not run", p.Units(), before)
+			}
+			lines, err := p.runYardstick(context.Background(), Env{}, func(*benchfmt.Result) error {
+				t.Error("a record from a yardstick that does not run")
+				return nil
+			})
+			if err != nil {
+				t.Fatal(err)
+			}
+			want := []results.Config{{Key: KeyTorchLadder, Value: NotMeasured + p.Yardstick.NotRun}, {Key: KeyCalibration, Value: NotMeasured + "the document's code did not run"}}
+			if !reflect.DeepEqual(lines, want) {
+				t.Errorf("lines %q, want %q", lines, want)
+			}
+		})
 	}
 }

@@ -2,6 +2,7 @@ package workloads
 
 import (
 	"github.com/headspace-bench/headspace/cuda"
+	"github.com/headspace-bench/headspace/harness/blocks/results"
 	"github.com/headspace-bench/headspace/harness/blocks/timeline"
 	"github.com/headspace-bench/headspace/harness/engines/analysis"
 	"github.com/headspace-bench/headspace/harness/engines/loadbench"
@@ -37,6 +38,10 @@ type Details struct {
 	Timeline func(*timeline.Timeline)
 	// Model receives a Caching's what-if profiles, after its ladder.
 	Model func(CachingModel)
+	// Yardstick receives a Caching's lines of the result file about its
+	// yardstick (whether it ran and why not, its calibration, the
+	// script's command line and versions), at its end.
+	Yardstick func([]results.Config)
 
 	// Profile receives a WhatIf run's profile first, before its
 	// predictions are checked.
