@@ -334,17 +334,7 @@ func (h *History) Changes() []SeriesChange {
 			}
 		}
 	}
-	sort.SliceStable(out, func(i, j int) bool {
-		a, b := out[i], out[j]
-		if !a.Date.Equal(b.Date) {
-			return a.Date.After(b.Date)
-		}
-		if a.Series.Machine != b.Series.Machine {
-			return a.Series.Machine < b.Series.Machine
-		}
-		return a.Series.Benchmark < b.Series.Benchmark
-	})
-	return out
+	return newestFirst(out)
 }
 
 // Suspects returns the suspected step of every series that has one,
@@ -358,6 +348,11 @@ func (h *History) Suspects() []SeriesChange {
 			}
 		}
 	}
+	return newestFirst(out)
+}
+
+// newestFirst sorts changes newest first, then by machine and benchmark.
+func newestFirst(out []SeriesChange) []SeriesChange {
 	sort.SliceStable(out, func(i, j int) bool {
 		a, b := out[i], out[j]
 		if !a.Date.Equal(b.Date) {

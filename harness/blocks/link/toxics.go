@@ -6,6 +6,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/Shopify/toxiproxy/v2/stream"
 	"github.com/Shopify/toxiproxy/v2/toxics"
 	"golang.org/x/time/rate"
 )
@@ -40,6 +41,19 @@ type delayToxic struct {
 func (t *delayToxic) GetBufferSize() int { return 1024 }
 
 func (t *delayToxic) Pipe(stub *toxics.ToxicStub) {
+	pipe(stub, func(c *stream.StreamChunk) {
+		d := t.oneWay
+		if t.jitter > 0 {
+			d += time.Duration(t.rng.int64n(2*int64(t.jitter)+1)) - t.jitter
+		}
+		wait(time.Until(c.Timestamp.Add(d)), t.closing)
+	})
+}
+
+// pipe passes each chunk of stub on after hold has held it, until the
+// input ends (then it closes the stub) or toxiproxy interrupts it: the
+// loop of every toxic here.
+func pipe(stub *toxics.ToxicStub, hold func(*stream.StreamChunk)) {
 	for {
 		select {
 		case <-stub.Interrupt:
@@ -49,11 +63,7 @@ func (t *delayToxic) Pipe(stub *toxics.ToxicStub) {
 				stub.Close()
 				return
 			}
-			d := t.oneWay
-			if t.jitter > 0 {
-				d += time.Duration(t.rng.int64n(2*int64(t.jitter)+1)) - t.jitter
-			}
-			wait(time.Until(c.Timestamp.Add(d)), t.closing)
+			hold(c)
 			stub.Output <- c
 		}
 	}
@@ -80,21 +90,11 @@ func (t *rateToxic) NewState() any {
 
 func (t *rateToxic) Pipe(stub *toxics.ToxicStub) {
 	own, _ := stub.State.(*rate.Limiter)
-	for {
-		select {
-		case <-stub.Interrupt:
-			return
-		case c := <-stub.Input:
-			if c == nil {
-				stub.Close()
-				return
-			}
-			take(t.shared, len(c.Data), t.closing)
-			take(own, len(c.Data), t.closing)
-			t.bytes.Add(int64(len(c.Data)))
-			stub.Output <- c
-		}
-	}
+	pipe(stub, func(c *stream.StreamChunk) {
+		take(t.shared, len(c.Data), t.closing)
+		take(own, len(c.Data), t.closing)
+		t.bytes.Add(int64(len(c.Data)))
+	})
 }
 
 // newLimiter is a limiter of bytesPerSecond whose burst is 10 ms of it,

@@ -391,7 +391,7 @@ func LadderSweep(ctx context.Context, c LadderConfig, each func(LadderMeasuremen
 	turn := 0
 	for round := range max(c.Count, 1) {
 		for _, l := range c.levels() {
-			order := slices.Concat(impls[turn%len(impls):], impls[:turn%len(impls)])
+			order := rotated(impls, turn)
 			turn++
 			for _, impl := range order {
 				if err := ctx.Err(); err != nil {

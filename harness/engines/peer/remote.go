@@ -136,7 +136,7 @@ func RemoteSweep(ctx context.Context, c RemoteConfig, each func(RemoteMeasuremen
 	for round := range max(c.Count, 1) {
 		for _, layout := range c.Layouts {
 			for _, w := range c.Workers {
-				order := slices.Concat(impls[turn%len(impls):], impls[:turn%len(impls)])
+				order := rotated(impls, turn)
 				turn++
 				for _, impl := range order {
 					if err := ctx.Err(); err != nil {

@@ -69,6 +69,14 @@ type Result struct {
 	PeerConfig   []results.Config
 }
 
+// rotated is the order of the implementations in the turn'th group of an
+// alternating sweep (Sweep, LadderSweep, RemoteSweep): rotated by one
+// from each group to the next, so that none always runs first (after a
+// cool machine) or last.
+func rotated[T any](impls []T, turn int) []T {
+	return slices.Concat(impls[turn%len(impls):], impls[:turn%len(impls)])
+}
+
 // Sweep measures every implementation at every worker count, Count times,
 // alternating: for each round and worker count it runs each
 // implementation once, back to back, the order rotated by one from each
@@ -87,7 +95,7 @@ func Sweep(ctx context.Context, c Config, each func(Measurement)) (Result, error
 	turn := 0
 	for round := range rounds {
 		for _, w := range c.Workers {
-			order := slices.Concat(impls[turn%len(impls):], impls[:turn%len(impls)])
+			order := rotated(impls, turn)
 			turn++
 			for _, impl := range order {
 				if err := ctx.Err(); err != nil {

@@ -9,6 +9,7 @@
 package remedies
 
 import (
+	"cmp"
 	"fmt"
 	"math"
 	"slices"
@@ -323,25 +324,22 @@ func Ratios(a, b Dataset) float64 {
 // RTTs is the grid's round trips, ascending; Concurrencies its
 // concurrencies.
 func (r Report) RTTs() []time.Duration {
-	var out []time.Duration
-	for _, d := range r.Datasets {
-		for _, p := range d.Points {
-			if p.Check == "" && !slices.Contains(out, p.RTT) {
-				out = append(out, p.RTT)
-			}
-		}
-	}
-	slices.Sort(out)
-	return out
+	return gridValues(r, func(p Point) time.Duration { return p.RTT })
 }
 
 // Concurrencies is the grid's concurrencies, ascending.
 func (r Report) Concurrencies() []int {
-	var out []int
+	return gridValues(r, func(p Point) int { return p.Concurrency })
+}
+
+// gridValues is the distinct values of one of the grid's dimensions
+// (the points that are not checks), ascending.
+func gridValues[T cmp.Ordered](r Report, of func(Point) T) []T {
+	var out []T
 	for _, d := range r.Datasets {
 		for _, p := range d.Points {
-			if p.Check == "" && !slices.Contains(out, p.Concurrency) {
-				out = append(out, p.Concurrency)
+			if v := of(p); p.Check == "" && !slices.Contains(out, v) {
+				out = append(out, v)
 			}
 		}
 	}
