@@ -17,6 +17,25 @@ import (
 // headspace peer --out records all of them.
 var ReportKeys = []string{"cpu", "cores", "distro", "go", "commit", "command", "raw-size", "crop", "batch", "batches", "seed", "rounds"}
 
+// configLines is a file's configuration lines by key, or an error naming
+// path and every one of keys it lacks, with hint.
+func configLines(config []results.Config, keys []string, path, hint string) (map[string]string, error) {
+	get := map[string]string{}
+	for _, c := range config {
+		get[c.Key] = c.Value
+	}
+	var missing []string
+	for _, k := range keys {
+		if _, ok := get[k]; !ok {
+			missing = append(missing, k)
+		}
+	}
+	if len(missing) > 0 {
+		return nil, fmt.Errorf("%s: no %s line (%s)", path, strings.Join(missing, ", "), hint)
+	}
+	return get, nil
+}
+
 // ReadReport rebuilds, from a results file of Records, the report
 // the run that wrote it wrote with --report: the machine, the command and
 // the settings from the file's configuration lines (ReportKeys; data and
@@ -36,18 +55,9 @@ func ReadReport(path string) (Report, error) {
 	if err != nil {
 		return Report{}, err
 	}
-	get := map[string]string{}
-	for _, c := range o.Config {
-		get[c.Key] = c.Value
-	}
-	var missing []string
-	for _, k := range ReportKeys {
-		if _, ok := get[k]; !ok {
-			missing = append(missing, k)
-		}
-	}
-	if len(missing) > 0 {
-		return Report{}, fmt.Errorf("%s: no %s line (headspace peer --out records them; the report cannot be rebuilt without them)", path, strings.Join(missing, ", "))
+	get, err := configLines(o.Config, ReportKeys, path, "headspace peer --out records them; the report cannot be rebuilt without them")
+	if err != nil {
+		return Report{}, err
 	}
 	num := func(key string) (int, error) {
 		n, err := strconv.Atoi(get[key])

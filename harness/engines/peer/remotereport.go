@@ -82,18 +82,9 @@ func ReadRemoteReport(path string) (RemoteReport, error) {
 	if err != nil {
 		return RemoteReport{}, err
 	}
-	get := map[string]string{}
-	for _, c := range o.Config {
-		get[c.Key] = c.Value
-	}
-	var missing []string
-	for _, k := range RemoteReportKeys {
-		if _, ok := get[k]; !ok {
-			missing = append(missing, k)
-		}
-	}
-	if len(missing) > 0 {
-		return RemoteReport{}, fmt.Errorf("%s: no %s line (headspace peer --remote --out records them)", path, strings.Join(missing, ", "))
+	get, err := configLines(o.Config, RemoteReportKeys, path, "headspace peer --remote --out records them")
+	if err != nil {
+		return RemoteReport{}, err
 	}
 	r := RemoteReport{PeerConfig: o.Config, Command: get["command"], Costs: map[string]LayoutCost{}}
 	var cores int
