@@ -132,10 +132,7 @@ func (c CUDACheck) Run(ctx context.Context, env Env) ([]*benchfmt.Result, error)
 	if err := c.Validate(); err != nil {
 		return nil, err
 	}
-	if err := cuda.Load(); err != nil {
-		return nil, err
-	}
-	gpu, err := cuda.Open(ctx, c.Ordinal)
+	gpu, err := openGPU(ctx, c.Ordinal)
 	if err != nil {
 		return nil, err
 	}
@@ -279,4 +276,13 @@ func GPUSettings(info cuda.Info) []results.Config {
 		{Key: "gpu-driver", Value: info.Driver()},
 		{Key: "gpu-jit-target", Value: info.JITTarget()},
 	}
+}
+
+// openGPU loads the CUDA driver and opens the GPU of ordinal: how both
+// GPU experiments (CUDACheck, CUDADecode) start.
+func openGPU(ctx context.Context, ordinal int) (*cuda.Context, error) {
+	if err := cuda.Load(); err != nil {
+		return nil, err
+	}
+	return cuda.Open(ctx, ordinal)
 }

@@ -119,10 +119,7 @@ func (d CUDADecode) Run(ctx context.Context, env Env) ([]*benchfmt.Result, error
 	if err != nil {
 		return nil, err
 	}
-	if err := cuda.Load(); err != nil {
-		return nil, err
-	}
-	c, err := cuda.Open(ctx, d.Ordinal)
+	c, err := openGPU(ctx, d.Ordinal)
 	if err != nil {
 		return nil, err
 	}
