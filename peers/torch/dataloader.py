@@ -150,20 +150,6 @@ def measure(workers, batch, batches, data=None, index=None, raw_size=None):
     return first - start, sps, cpu
 
 
-def positive_ints(s):
-    out = []
-    for f in s.split(","):
-        f = f.strip()
-        try:
-            n = int(f)
-        except ValueError:
-            raise argparse.ArgumentTypeError(f"{f!r} is not a whole number")
-        if n <= 0:
-            raise argparse.ArgumentTypeError(f"{n} must be positive")
-        out.append(n)
-    return out
-
-
 def main(argv):
     global input_img_size, img_size
     p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
@@ -171,7 +157,7 @@ def main(argv):
     p.add_argument("--crop", type=int, default=256, help="random crop side")
     p.add_argument("--batch", type=int, default=256, help="samples per batch")
     p.add_argument("--batches", type=int, default=6, help="batches per run, at least 2")
-    p.add_argument("--workers", type=positive_ints, default=[1, 2], help="comma-separated worker counts")
+    p.add_argument("--workers", type=document.positive_ints, default=[1, 2], help="comma-separated worker counts")
     p.add_argument("--seed", type=int, default=1, help="seed of torch, numpy and random")
     p.add_argument("--check", action="store_true", help="print the configuration lines and exit: the imports work")
     p.add_argument("--data", metavar="DIR", help="read the dataset `headspace dataset write` wrote to DIR")

@@ -7,8 +7,8 @@ Image.fromarray, a random label, and the transforms T.PILToTensor,
 T.RandomCrop, RandomMask (ratio 0.25, 4-neighbour dilation with scipy's
 convolve2d), ConvertColor (a 3x3 matmul plus an offset) and Scale. The
 peers (dataloader.py, ladder.py) import it, so a change to the document's
-code is made in one place. So is their parser of image sizes (size, for
---raw-size).
+code is made in one place. So are their parsers of image sizes (size, for
+--raw-size) and worker counts (positive_ints, for --workers).
 
 One departure from the document's text: its RandomMask and draw read the
 globals img_size and input_img_size; here they are arguments (RandomMask's
@@ -104,3 +104,18 @@ def size(s):
     if w <= 0 or h <= 0:
         raise argparse.ArgumentTypeError(f"{w}x{h} must be positive")
     return w, h
+
+
+def positive_ints(s):
+    """The peers' --workers: comma-separated positive whole numbers."""
+    out = []
+    for f in s.split(","):
+        f = f.strip()
+        try:
+            n = int(f)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"{f!r} is not a whole number")
+        if n <= 0:
+            raise argparse.ArgumentTypeError(f"{n} must be positive")
+        out.append(n)
+    return out

@@ -212,19 +212,6 @@ def measure(dataset, workers, batch):
     return batches, first - start, sps, cpu
 
 
-def positive_ints(s):
-    out = []
-    for f in s.split(","):
-        try:
-            n = int(f)
-        except ValueError:
-            raise argparse.ArgumentTypeError(f"{f!r} is not a whole number")
-        if n <= 0:
-            raise argparse.ArgumentTypeError(f"{n} must be positive")
-        out.append(n)
-    return out
-
-
 def fail(msg):
     print(f"s3.py: {msg}", file=sys.stderr)
     return 2
@@ -251,7 +238,7 @@ def main(argv):
     p.add_argument("--crop", type=int, default=128, help="random crop side")
     p.add_argument("--batch", type=int, default=32, help="samples per batch")
     p.add_argument("--batches", type=int, default=6, help="imagefolder: batches per run, at least 2")
-    p.add_argument("--workers", type=positive_ints, default=[1], help="comma-separated worker counts")
+    p.add_argument("--workers", type=document.positive_ints, default=[1], help="comma-separated worker counts")
     p.add_argument("--seed", type=int, default=1, help="seed of torch, numpy and random")
     p.add_argument("--check", action="store_true", help="print the configuration lines and exit: the imports work")
     a = p.parse_args(argv)
