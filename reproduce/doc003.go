@@ -229,14 +229,6 @@ type sizes003 struct {
 	steps, warmup, count    int
 }
 
-// sizes003Of is the pipeline sizes of c.
-func sizes003Of(c workloads.Caching) sizes003 {
-	l := c.Ladder
-	p := l.Pipeline
-	return sizes003{raw: p.Dataset.Width, small: c.SmallRaw, crop: p.Transforms.Crop, batch: p.Batch,
-		steps: l.Train.Steps, warmup: l.Train.Warmup, count: l.Count}
-}
-
 // plan003 is one step of the experiment.
 type plan003 struct {
 	step       LadderStep

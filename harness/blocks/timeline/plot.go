@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"image"
 	"image/color"
-	"io"
 
 	"gonum.org/v1/plot"
 
@@ -123,7 +122,3 @@ func (g *gantt) DataRange() (xmin, xmax, ymin, ymax float64) {
 	return 0, g.xmax, -0.5, float64(max(g.rows, 1)) - 0.5
 }
 
-type writerToFunc func(io.Writer) error
-
-// WriteTo implements io.WriterTo; the byte count is not tracked.
-func (f writerToFunc) WriteTo(w io.Writer) (int64, error) { return 0, f(w) }

@@ -30,15 +30,15 @@ import (
 // Two benchmarks run: level=raw, CPU-bound (CPU time 90% of wall), and
 // level=device, waiting on the device (CPU time 5% of wall).
 type simMachine struct {
-	rng                *rand.Rand
-	RoundSigma         float64
-	RunSigma           float64
-	WindowP, Detect    float64
-	WindowMax          int
-	Effect             float64
-	left               int
-	round, roundFactor float64
-	lastRound          int
+	rng             *rand.Rand
+	RoundSigma      float64
+	RunSigma        float64
+	WindowP, Detect float64
+	WindowMax       int
+	Effect          float64
+	left            int
+	roundFactor     float64
+	lastRound       int
 }
 
 func newSim(seed uint64, effect float64) *simMachine {
