@@ -4,11 +4,12 @@ package workloads
 
 import (
 	"context"
-	"github.com/headspace-bench/headspace/harness/blocks/level"
 	"path/filepath"
 	"strings"
 	"testing"
 
+	"github.com/headspace-bench/headspace/harness/blocks/level"
+	"github.com/headspace-bench/headspace/harness/blocks/results"
 	"github.com/headspace-bench/headspace/harness/engines/peer"
 )
 
@@ -64,5 +65,67 @@ func TestPeerLadderScriptOnly(t *testing.T) {
 	p.CalibrationBatches = 5
 	if err := p.Validate(); err == nil || !strings.Contains(err.Error(), "at least 6") {
 		t.Errorf("5 calibration batches: %v", err)
+	}
+}
+
+// TestCachingYardstick runs 003's composite with the fake script as the
+// document's code: its runs are the last records, one per level and
+// round, device first; the calibration and each round are units of
+// Start, as Units counts them once Prepare has found the script; and its
+// lines of the result file say it was measured and calibrated, with the
+// script's command line and versions.
+func TestCachingYardstick(t *testing.T) {
+	c := QuickCaching()
+	c.Ladder.Count = 2
+	c.OnDisk.Formats, c.OnDisk.RawSizes = []string{"raw"}, []int{32}
+	c.Yardstick = CachingYardstick{Peer: peer.Peer{Python: "/bin/sh", Script: filepath.Join("..", "harness", "engines", "peer", "testdata", "fakeladder.sh")}, Calibrate: true}
+	c = c.Prepare(context.Background())
+	if c.Yardstick.NotRun != "" {
+		t.Fatalf("the fake script does not run: %s", c.Yardstick.NotRun)
+	}
+	dev := DocumentDevice()
+	dev.Step = c.Step
+	env := Env{Device: Emulated(dev), Dir: t.TempDir()}
+	var starts []string
+	env.Start = func(name string) { starts = append(starts, name) }
+	var cal []PeerLadderCalibration
+	env.Details.Calibration = func(got PeerLadderCalibration) { cal = append(cal, got) }
+	var lines []results.Config
+	env.Details.Yardstick = func(l []results.Config) { lines = l }
+	recs, err := c.Run(context.Background(), env)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(starts) != c.Units() {
+		t.Errorf("%d units started, Units says %d", len(starts), c.Units())
+	}
+	if got := strings.Join(starts[len(starts)-3:], "|"); got != "(yardstick) calibration|(yardstick) the document's code, run 1/2|(yardstick) the document's code, run 2/2" {
+		t.Errorf("the yardstick's units %q", got)
+	}
+	levels := c.YardstickExperiment().Config.Levels
+	n := len(levels) * c.Ladder.Count
+	if len(recs) < n {
+		t.Fatalf("%d records", len(recs))
+	}
+	for i, r := range recs[len(recs)-n:] {
+		want := "BenchmarkPeerLadder/impl=torch/level=" + levels[i%len(levels)].String() + "/"
+		if !strings.HasPrefix(string(r.Name), want) {
+			t.Errorf("yardstick record %d: %s, want %s…", i, r.Name, want)
+		}
+	}
+	got := map[string]string{}
+	for _, l := range lines {
+		got[l.Key] = l.Value
+	}
+	for k, v := range map[string]string{KeyTorchLadder: Measured, KeyCalibration: Measured, "calibration-ratio": "0.5000", "torch-version": "0.0.0-fake", "torch-python": "3.0.0-fake"} {
+		if got[k] != v {
+			t.Errorf("line %s = %q, want %q", k, got[k], v)
+		}
+	}
+	if cmd := got["torch-ladder-command"]; !strings.HasPrefix(cmd, "/bin/sh ") || !strings.Contains(cmd, "--levels device,host,sample,raw,none") {
+		t.Errorf("torch-ladder-command %q", cmd)
+	}
+	if len(cal) != 1 {
+		t.Errorf("%d calibrations, want 1", len(cal))
 	}
 }
