@@ -10,9 +10,10 @@ import (
 )
 
 // TestSIGINTDuringRemoteFetch: a ladder reading a bucket over a slow link
-// (a 4 s round trip: the listing's first request is in flight when the
-// signal comes) exits 130 within 3 s of SIGINT and leaves no file in the
-// local copy's cache.
+// (a 30 s round trip: the listing's first request is in flight when the
+// signal comes) exits 130 within 10 s of SIGINT, long before the request
+// could end (the bound is loose: a busy CI machine's exit is not what is
+// checked), and leaves no file in the local copy's cache.
 func TestSIGINTDuringRemoteFetch(t *testing.T) {
 	s := startS3(t)
 	dir := filepath.Join(t.TempDir(), "ds")
@@ -25,7 +26,7 @@ func TestSIGINTDuringRemoteFetch(t *testing.T) {
 	bin := buildHeadspace(t)
 	for _, lv := range []string{"none", "local"} {
 		cache := t.TempDir()
-		cmd := exec.Command(bin, "ladder", "--data", "s3://slow/ds", "--s3-endpoint", s.Endpoint(), "--link", "latency=4s",
+		cmd := exec.Command(bin, "ladder", "--data", "s3://slow/ds", "--s3-endpoint", s.Endpoint(), "--link", "latency=30s",
 			"--levels", lv, "--transforms", "fast", "--workers", "1", "--crop", "16", "--batch", "4", "--step", "1ms", "--steps", "2", "--count", "1")
 		cmd.Env = append(os.Environ(), "HEADSPACE_CACHE="+cache)
 		var stderr bytes.Buffer
@@ -38,8 +39,8 @@ func TestSIGINTDuringRemoteFetch(t *testing.T) {
 		if code != 130 {
 			t.Errorf("%s: exit %d, want 130; stderr %q", lv, code, stderr.String())
 		}
-		if took > 3*time.Second {
-			t.Errorf("%s: exited %v after SIGINT, want within 3 s", lv, took.Round(time.Millisecond))
+		if took > 10*time.Second {
+			t.Errorf("%s: exited %v after SIGINT, want within 10 s", lv, took.Round(time.Millisecond))
 		}
 		filepath.WalkDir(cache, func(p string, e os.DirEntry, err error) error {
 			if err == nil && !e.IsDir() && filepath.Base(filepath.Dir(p)) != "index" {
