@@ -121,4 +121,3 @@ func (g *gantt) Plot(c draw.Canvas, p *plot.Plot) {
 func (g *gantt) DataRange() (xmin, xmax, ymin, ymax float64) {
 	return 0, g.xmax, -0.5, float64(max(g.rows, 1)) - 0.5
 }
-
