@@ -76,10 +76,10 @@ const DateLayout = "20060102T150405Z"
 // what a history is over (commit, date), what a series should show a
 // change of (the Go toolchain), what says a run is partial (which Add
 // accepts only when asked, and which must not wedge the series), or what
-// describes the session rather than the setup (results.BusyKey: the
-// machine was busy when the run began, which the gate reads, not the
-// series' definition).
-var ignoredSetupKeys = []string{"commit", "date", "go", PartialKey, results.BusyKey}
+// describes the session rather than the setup (results.SessionKeys: the
+// machine was busy when the run began, which the gate reads, the run's
+// date and run time; none is the series' definition).
+var ignoredSetupKeys = append([]string{"commit", "go", PartialKey}, results.SessionKeys...)
 
 // PartialKey is the configuration key of a partial run: an interrupted
 // run's "partial: true", a partial merge's list of the points it lacks.

@@ -71,6 +71,34 @@ func TestMergeEqualsSingleRun(t *testing.T) {
 	if code, _, stderr := runCLI(append([]string{"merge", "--out", merged}, shards...)...); code != 0 {
 		t.Errorf("second merge over the merged file: exit %d: %s", code, stderr)
 	}
+
+	// Shards taken on a busy machine differ in exactly their
+	// machine-busy lines, which describe the session, not the setup
+	// (issue 41: CI's cluster test failed on this): they still merge,
+	// and the merged file keeps each shard's line.
+	for i, pressure := range []string{"59", "98"} {
+		b, err := os.ReadFile(shards[i])
+		if err != nil {
+			t.Fatal(err)
+		}
+		line := results.BusyKey + ": cpu pressure " + pressure + "% after waiting 30s\n"
+		at := strings.Index(string(b), "\nBenchmark") + 1
+		if err := os.WriteFile(shards[i], []byte(string(b[:at])+line+string(b[at:])), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	busy := filepath.Join(dir, "busy.txt")
+	if code, _, stderr := runCLI(append([]string{"merge", "--out", busy}, shards...)...); code != 0 {
+		t.Fatalf("merge of shards that differ only in machine-busy: exit %d: %s", code, stderr)
+	}
+	bn, bc := namesAndConfig(t, busy)
+	wantBusy := results.BusyKey + ": shard-0.txt: cpu pressure 59% after waiting 30s; shard-1.txt: cpu pressure 98% after waiting 30s"
+	if !slices.Equal(bn, sn) || !slices.Contains(bc, wantBusy) {
+		t.Errorf("busy shards merged to points %v, config %v; want the single run's points and the line %q", bn, bc, wantBusy)
+	}
+	if rest := slices.DeleteFunc(bc, func(s string) bool { return s == wantBusy }); !slices.Equal(rest, sc) {
+		t.Errorf("busy shards' merged config but machine-busy %v\nsingle run's %v", rest, sc)
+	}
 }
 
 func TestMergeCLIRefuses(t *testing.T) {

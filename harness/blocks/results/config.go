@@ -62,9 +62,34 @@ func checkKey(k string) error {
 // session, not the setup, so a resumed file may differ in it.
 const BusyKey = "machine-busy"
 
+// DateKey and ElapsedKey are the configuration lines of when a run began
+// and how long it took (reproduce writes both).
+const (
+	DateKey    = "date"
+	ElapsedKey = "elapsed"
+)
+
+// SessionKeys are the configuration lines that describe the session a
+// run was taken in rather than its setup: the machine's load when it
+// began (BusyKey), its date and its run time. Two runs of one setup may
+// differ in them, so every setup check (resume, merge, the history's
+// series, the gate's configuration differences) ignores them, and a
+// merged file keeps each shard's. This is the one list of them.
+var SessionKeys = []string{BusyKey, DateKey, ElapsedKey}
+
+// IsSessionKey reports whether key is one of SessionKeys.
+func IsSessionKey(key string) bool {
+	for _, k := range SessionKeys {
+		if k == key {
+			return true
+		}
+	}
+	return false
+}
+
 // configDiff describes how have (a result's configuration read from the
-// file) differs from want, ignoring "commit" and BusyKey; "" if it does
-// not.
+// file) differs from want, ignoring "commit" and SessionKeys; "" if it
+// does not.
 func configDiff(have, want []benchfmt.Config) string {
 	var diffs []string
 	h := map[string]string{}
@@ -76,7 +101,7 @@ func configDiff(have, want []benchfmt.Config) string {
 	w := map[string]bool{}
 	for _, c := range want {
 		w[c.Key] = true
-		if c.Key == "commit" || c.Key == BusyKey {
+		if c.Key == "commit" || IsSessionKey(c.Key) {
 			continue
 		}
 		hv, ok := h[c.Key]
@@ -89,7 +114,7 @@ func configDiff(have, want []benchfmt.Config) string {
 	}
 	var extra []string
 	for k := range h {
-		if !w[k] && k != "commit" && k != BusyKey {
+		if !w[k] && k != "commit" && !IsSessionKey(k) {
 			extra = append(extra, k)
 		}
 	}

@@ -199,7 +199,7 @@ func (a *accumulator) add(side int, r *benchfmt.Result) {
 	}
 	a.benches[side][bench]++
 	for _, c := range r.Config {
-		if !c.File || c.Key == "commit" || c.Key == "date" {
+		if !c.File || c.Key == "commit" || results.IsSessionKey(c.Key) && c.Key != BusyKey {
 			continue
 		}
 		vs := a.config[side][c.Key]

@@ -12,7 +12,9 @@
 //
 //   - shards whose configuration differs in any key (the machine: cpu,
 //     cores, device, …; the setup: steps, batch, …; the commit: one sweep
-//     is one build), naming the keys and the files;
+//     is one build), naming the keys and the files; the lines that
+//     describe a shard's session rather than its setup
+//     (results.SessionKeys: machine-busy, date, elapsed) may differ;
 //   - duplicate points: a point measured in two files, or more runs of a
 //     point than the sweep makes, or one file given twice;
 //   - results that are no point of the sweep;
@@ -22,7 +24,11 @@
 //     lists them.
 //
 // The merged configuration is the shards' own without the keys that
-// describe the sharding, so a merged file and a single-process run of
+// describe the sharding, and with each shard's session lines kept: a
+// session line all shards share is kept as it is, one they differ in
+// becomes one line naming each shard's value ("machine-busy: shard-0.txt:
+// cpu pressure 59% after waiting 30s; shard-2.txt: …"), except the date,
+// which is the earliest shard's (when the sweep began). so a merged file and a single-process run of
 // the same sweep have the same points and the same settings, and the
 // gate, benchstat and the history treat them alike. Writing is the
 // caller's (driver.Write: atomic, under the output policy).
@@ -170,10 +176,11 @@ func Merge(shards []Shard, plan Planner, partial bool) (*Merged, error) {
 
 	m := &Merged{Points: len(p.Points), Incomplete: incomplete}
 	for _, c := range ref {
-		if !slices.Contains(p.Keys, c.Key) {
+		if !slices.Contains(p.Keys, c.Key) && !results.IsSessionKey(c.Key) {
 			m.Config = append(m.Config, c)
 		}
 	}
+	m.Config = append(m.Config, sessionLines(shards)...)
 	if len(incomplete) > 0 {
 		m.Config = append(m.Config, results.Config{Key: PartialKey,
 			Value: fmt.Sprintf("%d of %d points missing or short of runs: %s", len(incomplete), len(p.Points), list(incomplete))})
@@ -195,6 +202,58 @@ func configOf(r *benchfmt.Result) []results.Config {
 	return out
 }
 
+// sessionLines are the shards' session lines (results.SessionKeys), in
+// that order: each key some shard sets, with the value every result of
+// every shard shares, or else one part per shard that sets it, in the
+// shards' order, naming the file by its base name; the date is the
+// earliest.
+func sessionLines(shards []Shard) []results.Config {
+	var out []results.Config
+	for _, key := range results.SessionKeys {
+		var parts, all []string
+		everywhere := true
+		for _, s := range shards {
+			var vs []string
+			for _, r := range s.Results {
+				v, ok := fileValue(r, key)
+				everywhere = everywhere && ok
+				if ok && !slices.Contains(vs, v) {
+					vs = append(vs, v)
+				}
+			}
+			if len(vs) > 0 {
+				parts = append(parts, filepath.Base(s.Path)+": "+strings.Join(vs, ", "))
+			}
+			for _, v := range vs {
+				if !slices.Contains(all, v) {
+					all = append(all, v)
+				}
+			}
+		}
+		switch {
+		case len(all) == 0:
+		case len(all) == 1 && everywhere:
+			out = append(out, results.Config{Key: key, Value: all[0]})
+		case key == results.DateKey:
+			// RFC 3339 dates in UTC sort as they read.
+			out = append(out, results.Config{Key: key, Value: slices.Min(all)})
+		default:
+			out = append(out, results.Config{Key: key, Value: strings.Join(parts, "; ")})
+		}
+	}
+	return out
+}
+
+// fileValue is r's file configuration value for key, if it sets it.
+func fileValue(r *benchfmt.Result, key string) (string, bool) {
+	for _, c := range r.Config {
+		if c.File && c.Key == key {
+			return string(c.Value), true
+		}
+	}
+	return "", false
+}
+
 // sameConfig refuses results whose configuration differs from ref's
 // (shards[0]'s first result), naming each differing key once, with the
 // first file that differs in it; keys that say which machine ran the
@@ -208,7 +267,7 @@ func sameConfig(shards []Shard, ref []results.Config) error {
 	var machine, setup []string
 	seen := map[string]bool{}
 	note := func(key, msg string) {
-		if seen[key] {
+		if seen[key] || results.IsSessionKey(key) {
 			return
 		}
 		seen[key] = true

@@ -191,3 +191,58 @@ func TestMergeListsAtMost(t *testing.T) {
 		t.Errorf("error %v; want the planner's, naming the file", err)
 	}
 }
+
+// Shards that differ only in the lines that describe their session
+// (results.SessionKeys) are one sweep: a busy machine sets machine-busy
+// in one shard and not another, or with another pressure. The merged
+// file keeps each shard's line.
+func TestMergeKeepsSessionLines(t *testing.T) {
+	busy := func(v string, points ...string) []*benchfmt.Result {
+		var out []*benchfmt.Result
+		for _, p := range points {
+			for i := range 2 {
+				out = append(out, res(p, float64(i+1), results.BusyKey+"="+v))
+			}
+		}
+		return out
+	}
+	dated := func(d string, points ...string) []*benchfmt.Result {
+		var out []*benchfmt.Result
+		for _, p := range points {
+			for i := range 2 {
+				out = append(out, res(p, float64(i+1), results.DateKey+"="+d))
+			}
+		}
+		return out
+	}
+	for _, tc := range []struct {
+		name   string
+		shards []Shard
+		want   []results.Config // session lines of the merged file
+	}{
+		{"busy at different pressures",
+			[]Shard{{"dir/s0.txt", busy("cpu pressure 59% after waiting 30s", "a", "c")}, {"dir/s1.txt", busy("cpu pressure 98% after waiting 30s", "b", "d")}},
+			[]results.Config{{Key: results.BusyKey, Value: "s0.txt: cpu pressure 59% after waiting 30s; s1.txt: cpu pressure 98% after waiting 30s"}}},
+		{"one shard busy",
+			[]Shard{{"s0.txt", runs(2, "a", "c")}, {"s1.txt", busy("cpu pressure 98% after waiting 30s", "b", "d")}},
+			[]results.Config{{Key: results.BusyKey, Value: "s1.txt: cpu pressure 98% after waiting 30s"}}},
+		{"both busy alike",
+			[]Shard{{"s0.txt", busy("cpu pressure 70% after waiting 30s", "a", "c")}, {"s1.txt", busy("cpu pressure 70% after waiting 30s", "b", "d")}},
+			[]results.Config{{Key: results.BusyKey, Value: "cpu pressure 70% after waiting 30s"}}},
+		{"dates: the earliest",
+			[]Shard{{"s0.txt", dated("2026-11-27T10:00:00Z", "a", "c")}, {"s1.txt", dated("2026-11-27T09:59:00Z", "b", "d")}},
+			[]results.Config{{Key: results.DateKey, Value: "2026-11-27T09:59:00Z"}}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			m, err := Merge(tc.shards, planner, false)
+			if err != nil {
+				t.Fatalf("shards that differ only in their session lines refused: %v", err)
+			}
+			want := slices.DeleteFunc(slices.Clone(baseConfig), func(c results.Config) bool { return c.Key == "shards" })
+			want = append(want, tc.want...)
+			if !slices.Equal(m.Config, want) {
+				t.Errorf("config\n%v, want\n%v", m.Config, want)
+			}
+		})
+	}
+}
