@@ -50,16 +50,21 @@ where a side records none, a side stayed disturbed) is left out of that
 benchmark's wall-time ratios and replaced (at most --rounds/2 more); CPU
 time, which does not count waiting, keeps every round. A first alarm (a verdict metric
 slower beyond --threshold with its whole interval on the slower side)
-runs --confirm more rounds and fails only if they are slower on their
-own too. The report goes to stdout and DIR/gate.txt, rewritten after
+runs --confirm more rounds, and fails only if they agree in direction
+(their own median ratio is on the slower side) and all rounds together,
+the first stage's included, are slower. The report goes to stdout and DIR/gate.txt, rewritten after
 every round.
 
 Exits 0 when no verdict metric is slower, 1 when one is (confirmed), 3
 when nothing is slower but a verdict metric had too few undisturbed
-rounds (rerun on a quieter machine), 2 with one line and nothing written
-when REV is not a commit, a build fails, or DIR already holds a session,
-and 130 on SIGINT: the rounds done stay in DIR, the report marked
-partial. --replay DIR decides again on a session's files (all rounds at
+rounds (rerun on a quieter machine), or had fewer rounds than a verdict
+needs (an interrupted session, replayed), 2 with one line and nothing
+written when REV is not a commit, DIR is a file or already holds a
+session, a build fails, or a build cannot run the command (a flag it
+lacks: each build is asked with --help before any round, and a command
+that fails before the first round completes is refused too), and 130 on
+SIGINT: the rounds done stay in DIR, the report marked partial (during
+the builds: nothing is left, no worktree, no build folder). --replay DIR decides again on a session's files (all rounds at
 once, no confirmation stage), printing the report; nothing runs. For
 files made elsewhere, use 'headspace compare OLD NEW'.`
 
@@ -105,10 +110,8 @@ func runGate(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	if err := opt.Validate(); err != nil {
 		return usageError{err.Error()}
 	}
-	for _, f := range []string{"base.txt", "head.txt", "gate.txt"} {
-		if _, err := os.Stat(filepath.Join(*out, f)); err == nil {
-			return usagef("--out %s already holds a session (%s): use another folder", *out, f)
-		}
+	if err := checkSessionDir(*out); err != nil {
+		return err
 	}
 
 	// Both builds, before anything is written.
@@ -126,18 +129,40 @@ func runGate(ctx context.Context, args []string, stdout, stderr io.Writer) error
 		return err
 	}
 	defer os.RemoveAll(tmp)
+	interrupted := func() error {
+		return driver.Interrupted{Kept: "nothing: interrupted before the first round"}
+	}
 	tree := filepath.Join(tmp, "base")
 	if _, err := gitOut(ctx, top, "worktree", "add", "--detach", tree, rev); err != nil {
+		if ctx.Err() != nil {
+			return interrupted()
+		}
 		return usagef("--base %s: cannot check it out: %v", *base, err)
 	}
 	defer gitOut(context.WithoutCancel(ctx), top, "worktree", "remove", "--force", tree)
 	bins := [2]string{filepath.Join(tmp, "headspace-base"), filepath.Join(tmp, "headspace-head")}
 	fmt.Fprintf(stderr, "gate: building base %s and head\n", short)
-	if err := goBuild(ctx, tree, bins[gate.Base], ""); err != nil {
+	if err := goBuild(ctx, tree, bins[gate.Base], "", tmp); err != nil {
+		if ctx.Err() != nil {
+			return interrupted()
+		}
 		return usagef("--base %s (%s) does not build: %v", *base, short, err)
 	}
-	if err := goBuild(ctx, top, bins[gate.Head], *headTags); err != nil {
+	if err := goBuild(ctx, top, bins[gate.Head], *headTags, tmp); err != nil {
+		if ctx.Err() != nil {
+			return interrupted()
+		}
 		return usagef("the head (this tree) does not build: %v", err)
+	}
+	// Both builds must take the command's flags before any round runs
+	// (a flag the base lacks is a setup error, not a partial session).
+	for side, name := range [2]string{gate.Base: "--base " + *base + " (" + short + ")", gate.Head: "the head (this tree)"} {
+		if err := checkCommand(ctx, bins[side], command); err != nil {
+			if ctx.Err() != nil {
+				return interrupted()
+			}
+			return usagef("%s cannot run 'headspace %s': %v", name, strings.Join(command, " "), err)
+		}
 	}
 	headName, _ := gitOut(ctx, top, "rev-parse", "--short=12", "HEAD")
 	if dirty, _ := gitOut(ctx, top, "status", "--porcelain", "--untracked-files=no"); dirty != "" {
@@ -147,6 +172,8 @@ func runGate(ctx context.Context, args []string, stdout, stderr io.Writer) error
 		headName += " (tags " + *headTags + ")"
 	}
 
+	_, statErr := os.Stat(*out)
+	created := os.IsNotExist(statErr)
 	if err := os.MkdirAll(*out, 0o755); err != nil {
 		return err
 	}
@@ -198,6 +225,18 @@ func runGate(ctx context.Context, args []string, stdout, stderr io.Writer) error
 		return report(o)
 	}
 	o, runErr := s.RunSession(ctx)
+	if runErr != nil && ctx.Err() == nil && len(o.Rounds) == 0 {
+		// The command fails before a round completes: a setup error
+		// (flag values a build refuses, data it cannot read), exit 2
+		// with its reason, and no session left in DIR.
+		for _, f := range append(files[:], filepath.Join(*out, "gate.txt")) {
+			os.Remove(f)
+		}
+		if created {
+			os.Remove(*out)
+		}
+		return usagef("the command fails before a round completes: %v", runErr)
+	}
 	if err := report(o); err != nil {
 		return err
 	}
@@ -259,15 +298,80 @@ func runChild(ctx context.Context, bin string, args, env []string) error {
 	return nil
 }
 
+// checkSessionDir refuses an --out that cannot hold a new session: one
+// that is not a folder, or already holds a session, or whose parent is
+// not a folder. It runs before anything is built.
+func checkSessionDir(dir string) error {
+	fi, err := os.Stat(dir)
+	switch {
+	case err == nil && !fi.IsDir():
+		return usagef("--out %s is a file: want a folder for base.txt, head.txt and gate.txt", dir)
+	case err == nil:
+		for _, f := range []string{"base.txt", "head.txt", "gate.txt"} {
+			if _, err := os.Lstat(filepath.Join(dir, f)); err == nil {
+				return usagef("--out %s already holds a session (%s): use another folder", dir, f)
+			}
+		}
+		return nil
+	}
+	// Not there (or under a file): the nearest folder above must be one.
+	for p := filepath.Dir(filepath.Clean(dir)); ; p = filepath.Dir(p) {
+		fi, err := os.Stat(p)
+		if err == nil {
+			if !fi.IsDir() {
+				return usagef("--out %s: %s is a file, not a folder", dir, p)
+			}
+			return nil
+		}
+		if !os.IsNotExist(err) || filepath.Dir(p) == p {
+			return usagef("--out %s: %v", dir, err)
+		}
+	}
+}
+
+// checkCommand asks bin whether it takes command's flags: the command
+// with --help added before any "--" parses every flag given and stops
+// there, running nothing. Its error is the refusal's last line.
+func checkCommand(ctx context.Context, bin string, command []string) error {
+	args := slices.Clone(command)
+	at := slices.Index(args, "--")
+	if at < 0 {
+		at = len(args)
+	}
+	args = slices.Insert(args, at, "--help")
+	cmd := exec.CommandContext(ctx, bin, args...)
+	cmd.Env = append(os.Environ(), envQuietWait+"=0")
+	var errBuf bytes.Buffer
+	cmd.Stderr = &errBuf
+	cmd.WaitDelay = time.Second
+	if err := cmd.Run(); err != nil {
+		lines := strings.Split(strings.TrimSpace(errBuf.String()), "\n")
+		if last := strings.TrimSpace(lines[len(lines)-1]); last != "" {
+			return errors.New(last)
+		}
+		return err
+	}
+	return nil
+}
+
 // goBuild builds ./cmd/headspace in dir into bin; its error is the
-// compiler's first line.
-func goBuild(ctx context.Context, dir, bin, tags string) error {
+// compiler's first line. The go command's work folders go under tmp
+// (GOTMPDIR), which the caller removes, so an interrupted build leaves
+// none behind; on ctx's end the build gets SIGINT, then SIGKILL 1 s on.
+func goBuild(ctx context.Context, dir, bin, tags, tmp string) error {
 	args := []string{"build", "-o", bin}
 	if tags != "" {
 		args = append(args, "-tags", tags)
 	}
+	work := filepath.Join(tmp, "gotmp")
+	if err := os.MkdirAll(work, 0o755); err != nil {
+		return err
+	}
 	cmd := exec.CommandContext(ctx, "go", append(args, "./cmd/headspace")...)
 	cmd.Dir = dir
+	cmd.Env = append(os.Environ(), "GOTMPDIR="+work)
+	cmd.Cancel = func() error { return cmd.Process.Signal(os.Interrupt) }
+	cmd.WaitDelay = time.Second
 	outb, err := cmd.CombinedOutput()
 	if err != nil {
 		for _, l := range strings.Split(string(outb), "\n") {

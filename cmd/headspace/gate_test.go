@@ -2,11 +2,14 @@ package main
 
 import (
 	"context"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"strconv"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 )
@@ -27,15 +30,31 @@ import (
 
 const factor = FACTOR
 
+// flags are the flags it takes besides --out and --count.
+var flags = []string{FLAGS}
+
 func main() {
 	var out string
 	count := 1
-	for i, a := range os.Args {
-		switch a {
+	for i := 2; i < len(os.Args); i++ {
+		switch a := os.Args[i]; a {
 		case "--out":
-			out = os.Args[i+1]
+			i++
+			out = os.Args[i]
 		case "--count":
-			count, _ = strconv.Atoi(os.Args[i+1])
+			i++
+			count, _ = strconv.Atoi(os.Args[i])
+		case "--help":
+			os.Exit(0)
+		default:
+			known := false
+			for _, f := range flags {
+				known = known || f == a
+			}
+			if !known {
+				fmt.Fprintln(os.Stderr, "headspace ladder: flag provided but not defined: "+a)
+				os.Exit(2)
+			}
 		}
 	}
 	b, _ := os.ReadFile(out)
@@ -55,8 +74,9 @@ func main() {
 `
 
 // fakeRepo makes a git repository whose commits hold fake headspaces:
-// one per factor ("" for a commit that does not build), and chdirs the
-// test into it. It returns the commits' hashes.
+// one per factor ("" for a commit that does not build; "1.0 --new" for
+// one that takes the flag --new as well), and chdirs the test into it.
+// It returns the commits' hashes.
 func fakeRepo(t *testing.T, factors ...string) []string {
 	t.Helper()
 	dir := t.TempDir()
@@ -74,7 +94,13 @@ func fakeRepo(t *testing.T, factors ...string) []string {
 	os.WriteFile(filepath.Join(dir, "go.mod"), []byte("module fake\n\ngo 1.22\n"), 0o644)
 	var revs []string
 	for _, f := range factors {
-		src := strings.Replace(fakeHeadspace, "FACTOR", f, 1)
+		fields := append(strings.Fields(f), "")
+		var quoted []string
+		for _, flag := range fields[min(1, len(fields)-1) : len(fields)-1] {
+			quoted = append(quoted, strconv.Quote(flag))
+		}
+		src := strings.Replace(fakeHeadspace, "FACTOR", fields[0], 1)
+		src = strings.Replace(src, "FLAGS", strings.Join(quoted, ", "), 1)
 		if f == "" {
 			src = "package main\n\nfunc main() { undefined() }\n"
 		}
@@ -160,6 +186,9 @@ func TestGateUsage(t *testing.T) {
 		{[]string{"--base", "HEAD", "--out", "x", "--", "ladder", "--out=y"}, "the command's --out=y is the gate's to set"},
 		{[]string{"--base", "HEAD", "--out", "x", "--rounds", "2", "--", "ladder"}, "--rounds 2: want 5 to 1000"},
 		{[]string{"--base", "HEAD", "--out", "x", "--threshold", "1.5", "--", "ladder"}, "--threshold 1.5"},
+		// Issue 41: a file as --out is refused before anything is built.
+		{[]string{"--base", "HEAD", "--out", "gate_test.go", "--", "ladder"}, "--out gate_test.go is a file"},
+		{[]string{"--base", "HEAD", "--out", "gate_test.go/x", "--", "ladder"}, "gate_test.go is a file, not a folder"},
 	} {
 		code, _, stderr := runCLI(append([]string{"gate"}, tc.args...)...)
 		if code != 2 || !strings.Contains(stderr, tc.want) {
@@ -214,6 +243,107 @@ func TestGateInterrupted(t *testing.T) {
 	if strings.Count(string(mustRead(t, filepath.Join(out, "base.txt"))), "BenchmarkFake") < 2 {
 		t.Error("base.txt lost the rounds done")
 	}
+	// Replayed, the interrupted session's few rounds are a rerun (exit
+	// 3), never a pass (issue 41: 2 rounds of a head 3x slower passed).
+	if code, stdout, stderr := runCLI("gate", "--replay", out); code != 3 || !strings.Contains(stdout, "too few rounds: rerun") {
+		t.Errorf("replay of the interrupted session: exit %d, want 3:\n%s\n%s", code, stdout, stderr)
+	}
+}
+
+// TestGateReplayTooFew: a session of two rounds, the head 3x slower,
+// replayed, is a rerun (exit 3), not a pass.
+func TestGateReplayTooFew(t *testing.T) {
+	dir := t.TempDir()
+	for side, f := range map[string]float64{"base.txt": 1, "head.txt": 3} {
+		s := "cpu: Fake\ncores: 2\n"
+		for n := range 2 {
+			s += fmt.Sprintf("BenchmarkFake-2 1 %g ns/op\n", f*1e6*(1+0.002*float64(n)))
+		}
+		if err := os.WriteFile(filepath.Join(dir, side), []byte(s), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	code, stdout, stderr := runCLI("gate", "--replay", dir)
+	if code != 3 || !strings.Contains(stdout, "RERUN") || strings.Contains(stdout, "PASS") {
+		t.Errorf("exit %d, want 3 and RERUN:\n%s\n%s", code, stdout, stderr)
+	}
+}
+
+// TestGateCommandRefused: a command one build cannot run (a flag the
+// base lacks) is exit 2 with the reason, before any round, and leaves
+// no session behind (issue 41: it was exit 1 and "PARTIAL: interrupted
+// after 0 rounds").
+func TestGateCommandRefused(t *testing.T) {
+	revs := fakeRepo(t, "1.0", "1.0 --new")
+	out := filepath.Join(t.TempDir(), "session")
+	code, stdout, stderr := runCLI("gate", "--base", revs[0], "--out", out, "--quiet-wait", "0", "--", "ladder", "--new")
+	want := "cannot run 'headspace ladder --new': headspace ladder: flag provided but not defined: --new"
+	if code != 2 || !strings.Contains(stderr, want) || !strings.Contains(stderr, "--base "+revs[0]) {
+		t.Errorf("exit %d, stderr %q; want 2 naming the base and %q\n%s", code, stderr, want, stdout)
+	}
+	if _, err := os.Stat(out); err == nil {
+		t.Errorf("%s was created", out)
+	}
+}
+
+// TestGateInterruptedWhileBuilding: SIGINT during the builds is exit
+// 130 and leaves nothing: no worktree, no temporary folder, no build
+// folder of the go command (issue 41: exit 2 "does not build: signal:
+// killed", and go-build folders left in the temp dir). The go command
+// here is a stand-in that makes its work folder and waits, as a long
+// build does.
+func TestGateInterruptedWhileBuilding(t *testing.T) {
+	revs := fakeRepo(t, "1.0", "1.0")
+	bin := t.TempDir()
+	fakeGo := "#!/bin/sh\nmkdir -p \"$GOTMPDIR/go-build0001\" && echo work > \"$GOTMPDIR/go-build0001/x\"\nexec sleep 60\n"
+	if err := os.WriteFile(filepath.Join(bin, "go"), []byte(fakeGo), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	t.Setenv("PATH", bin+string(os.PathListSeparator)+os.Getenv("PATH"))
+	tmp := t.TempDir()
+	t.Setenv("TMPDIR", tmp)
+	out := filepath.Join(t.TempDir(), "session")
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	var code int
+	var stdout, stderr syncBuffer
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		code = run(ctx, []string{"gate", "--base", revs[0], "--out", out, "--quiet-wait", "0", "--", "ladder"}, &stdout, &stderr)
+	}()
+	deadline := time.Now().Add(time.Minute)
+	for !strings.Contains(stderr.String(), "building") || len(globAll(t, tmp, "*/gotmp/go-build*")) == 0 {
+		if time.Now().After(deadline) {
+			t.Fatalf("no build started in a minute; stderr:\n%s", stderr.String())
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	cancel()
+	<-done
+	if code != 130 {
+		t.Errorf("exit %d, want 130; stderr:\n%s", code, stderr.String())
+	}
+	if left := globAll(t, tmp, "*"); len(left) > 0 {
+		t.Errorf("left in the temp dir: %v", left)
+	}
+	if _, err := os.Stat(out); err == nil {
+		t.Errorf("%s was created", out)
+	}
+	wt, _ := exec.Command("git", "worktree", "list").Output()
+	if n := strings.Count(strings.TrimSpace(string(wt)), "\n"); n != 0 {
+		t.Errorf("a worktree was left behind:\n%s", wt)
+	}
+}
+
+// globAll is filepath.Glob of pattern under dir.
+func globAll(t *testing.T, dir, pattern string) []string {
+	t.Helper()
+	m, err := filepath.Glob(filepath.Join(dir, pattern))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return m
 }
 
 func mustRead(t *testing.T, path string) []byte {
@@ -223,4 +353,22 @@ func mustRead(t *testing.T, path string) []byte {
 		t.Fatal(err)
 	}
 	return b
+}
+
+// syncBuffer is a strings.Builder safe to read while a command writes it.
+type syncBuffer struct {
+	mu sync.Mutex
+	b  strings.Builder
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncBuffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
 }

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
+	"slices"
 	"strings"
 
 	"golang.org/x/perf/benchfmt"
@@ -145,6 +146,9 @@ const (
 	Described
 	// OneSided: the metric is on one side only.
 	OneSided
+	// TooFew: fewer rounds than a verdict needs, none of them disturbed
+	// (an interrupted session, replayed): rerun, never pass.
+	TooFew
 )
 
 var pairedNames = [...]string{
@@ -155,6 +159,7 @@ var pairedNames = [...]string{
 	Unsettled: "disturbed: rerun",
 	Described: "not judged",
 	OneSided:  "one side only",
+	TooFew:    "too few rounds: rerun",
 }
 
 // String is the verdict as reports print it.
@@ -200,13 +205,15 @@ type PairedReport struct {
 // Slower returns the verdict metrics found slower.
 func (r PairedReport) Slower() []PairedRow { return r.verdicts(Slower) }
 
-// Unsettled returns the verdict metrics with too few undisturbed rounds.
-func (r PairedReport) Unsettled() []PairedRow { return r.verdicts(Unsettled) }
+// Unsettled returns the verdict metrics with too few undisturbed rounds,
+// whether rounds were disturbed (Unsettled) or too few were run (TooFew):
+// a session with any, and nothing slower, is to be rerun, never passed.
+func (r PairedReport) Unsettled() []PairedRow { return r.verdicts(Unsettled, TooFew) }
 
-func (r PairedReport) verdicts(v PairedVerdict) []PairedRow {
+func (r PairedReport) verdicts(vs ...PairedVerdict) []PairedRow {
 	var out []PairedRow
 	for _, row := range r.Rows {
-		if row.Verdict && row.Decision == v {
+		if row.Verdict && slices.Contains(vs, row.Decision) {
 			out = append(out, row)
 		}
 	}
@@ -356,7 +363,7 @@ func ComparePaired(rounds []Round, opt PairedOptions) PairedReport {
 			row.Decision = Unsettled
 			row.Note = fmt.Sprintf("%d undisturbed rounds of %d, fewer than the %d a verdict needs", len(ratios), len(rounds), opt.MinRounds)
 			if row.Disturbed == 0 {
-				row.Decision = NotSure
+				row.Decision = TooFew
 			}
 		case opt.countOnly:
 		default:

@@ -243,6 +243,24 @@ func TestSessionConfirms(t *testing.T) {
 			}
 			return 1
 		}, 16, NotSure},
+		// Issue 41: +30%, whose confirmation rounds alone are "not sure"
+		// (a wide interval over eight noisy rounds) but agree in
+		// direction: all sixteen rounds judge it, and it fails. Judged
+		// on the confirmation alone, it passed.
+		{"confirmation agrees, unsure alone", func(r int) float64 {
+			if r <= 8 {
+				return 1.3
+			}
+			return []float64{0.97, 1.25, 1.0, 1.3, 0.99, 1.2, 1.02, 1.28}[r-9]
+		}, 16, Slower},
+		// A confirmation on the faster side is no reproduction, however
+		// slow the first stage.
+		{"confirmation disagrees", func(r int) float64 {
+			if r <= 8 {
+				return 1.3
+			}
+			return 0.99
+		}, 16, NotSure},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			var done []int
