@@ -44,7 +44,9 @@ bootstrap 95% interval over rounds (Bonferroni over the verdict metrics),
 and a verdict: faster, slower, same or not sure. Each benchmark's verdict
 metric is its CPU time per op (cpu-ns/op) where the base's runs kept at
 least half a core busy (CPU-bound: median CPU time at least half the wall
-time of the run that waited least), else its wall time per op. A round in
+time of the run that waited least), else its wall time per op; a CPU-bound
+point whose wall time has at least half its rounds (and 5) undisturbed is
+judged on its wall time too, and fails if either is slower. A round in
 which the sides' run-queue delays differ by more than 5% of wall time (or,
 where a side records none, a side stayed disturbed) is left out of that
 benchmark's wall-time ratios and replaced (at most --rounds/2 more); CPU
