@@ -24,15 +24,23 @@
 #           machine, into ${NIGHTLY_OUT%.txt}-paired/; skipped (exit 0)
 #           when there is no base to compare with; exit 1 slower
 #           (confirmed), 3 rerun (too few undisturbed rounds)
+#   canary  the gate measured on itself: one A/A session and one whose
+#           head's raw level is 10% slower (the headspace_inject build),
+#           this checkout against itself on a small emulated sweep, into
+#           ${NIGHTLY_OUT%.txt}-canary-{0,0.10}/; each session's
+#           canary.txt goes into the store, and the false-failure rate
+#           and power of every canary ever run (headspace gate
+#           --canaries) to the step summary; skipped with the paired step
 #   record  add NIGHTLY_OUT to the store, and the paired step's base.txt
 #           and head.txt where it ran (the history keeps both sides);
 #           the history's summary to the step summary
-#   push    commit the store's new run and push it (retrying on a race
+#   push    commit the store's new run (and docs/gate.md's canary rates,
+#           rewritten by the canary step) and push it (retrying on a race
 #           with another machine's job)
 #   page    write the store's page to PAGE
 set -euo pipefail
 cd "$(dirname "$0")/.."
-step=${1:?usage: ci/nightly.sh check|bench|gate|paired|record|push|page}
+step=${1:?usage: ci/nightly.sh check|bench|gate|paired|canary|record|push|page}
 export DEVICE=${DEVICE:-emulated}
 out=${NIGHTLY_OUT:-results/nightly.txt}
 store=${HISTORY_STORE:-results/history}
@@ -79,6 +87,30 @@ paired)
   { echo "## Paired gate: $base against $(git rev-parse --short HEAD)"; echo; echo '```'; cat "$paired/gate.txt" 2>/dev/null; echo '```'; echo; } >>"$summary"
   exit "$status"
   ;;
+canary)
+  [ "${NIGHTLY_PAIRED:-1}" = 0 ] && { echo "nightly: canary: NIGHTLY_PAIRED=0; skipped"; exit 0; }
+  # The sweep of ci/aa-paired.sh, on which docs/gate.md measured the gate:
+  # raw CPU-bound, so the injected slowdown shows in its verdict metric.
+  for slowdown in 0 0.10; do
+    dir=${out%.txt}-canary-$slowdown
+    rm -rf "$dir"
+    inject=; [ "$slowdown" = 0 ] || inject=raw=$slowdown
+    status=0
+    DEVICE=emulated BENCH_LEVELS=raw,host BENCH_WORKERS=1 BENCH_TRANSFORMS=fast BENCH_STEPS=500 \
+      BENCH_FLAGS="--raw-size 256 --crop 128 --batch 8 --step 1ms --reruns 0" HEADSPACE_INJECT=$inject \
+      PAIRED_FLAGS="--head-tags headspace_inject --canary $slowdown --quiet-wait 1s ${CANARY_FLAGS:-}" \
+      ci/paired.sh HEAD "$dir" || status=$?
+    # 1 (failed) and 3 (rerun) are the canary's outcome, recorded; 2 and
+    # 130 are not.
+    case $status in 0|1|3) ;; *) exit "$status" ;; esac
+    "$hs" history add --store "$store" "$dir/canary.txt"
+  done
+  { echo "## Canaries: the paired gate on itself"; echo; echo '```'
+    "$hs" gate --canaries "$store" results/paired-aa results/paired-aa-r2; echo '```'; echo; } | tee -a "$summary"
+  # docs/gate.md quotes that output (TestDocsCanaries): rewrite its block,
+  # which the push step commits with the store.
+  HEADSPACE_UPDATE_DOCS=1 go test -count=1 -run '^TestDocsCanaries$' ./cmd/headspace >/dev/null
+  ;;
 record)
   "$hs" history add --store "$store" "$out"
   paired=${out%.txt}-paired
@@ -89,7 +121,7 @@ record)
   ;;
 push)
   [ "${NIGHTLY_PUSH:-}" = 1 ] || { echo "nightly: push: NIGHTLY_PUSH is not 1; the store's new run stays in this checkout"; exit 0; }
-  git add "$store"
+  git add "$store" docs/gate.md
   git -c user.name="headspace nightly" -c user.email="nightly@users.noreply.github.com" \
     commit -q -m "history: nightly run of $(git rev-parse --short HEAD) on $(basename "$(dirname "$(ls -t "$store"/*/*.txt | head -n 1)")")"
   for try in 1 2 3 4 5; do

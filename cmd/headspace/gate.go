@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -81,11 +82,16 @@ func runGate(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	wait := fs.Duration("quiet-wait", defaultQuietWait(), "before each round, wait at most `time` for the machine's CPU pressure to fall below 10% (0: do not wait)")
 	headTags := fs.String("head-tags", "", "build `tags` for the head build only (headspace_inject: a calibrated slowdown, see docs/gate.md)")
 	replay := fs.String("replay", "", "decide again on a session's `DIR` (its base.txt and head.txt, one run a round) and print the report; nothing runs or is written")
+	canary := fs.Float64("canary", -1, "run the session as a canary whose head is slower by `fraction` (0 for A/A; 0.10 with --head-tags headspace_inject and HEADSPACE_INJECT=raw=0.10), and record its outcome in DIR/canary.txt for the history")
+	canaries := fs.Bool("canaries", false, "print the false-failure rate and power, with Clopper–Pearson intervals, of every canary session under the `PATH`s given after the flags (canary.txt records, history stores, ci/aa-paired.sh sessions.tsv); nothing runs")
 	if err := parseArgs(fs, args); err != nil {
 		return err
 	}
 	if *replay != "" {
 		return replayGate(*replay, gate.PairedOptions{Threshold: *threshold, Seed: *seed}, stdout)
+	}
+	if *canaries {
+		return printCanaries(fs.Args(), stdout)
 	}
 	command := fs.Args()
 	switch {
@@ -101,6 +107,10 @@ func runGate(ctx context.Context, args []string, stdout, stderr io.Writer) error
 		return usagef("--confirm %d: want %d to 1000", *confirm, gate.DefaultMinRounds)
 	case *wait < 0:
 		return usagef("--quiet-wait %v: want 0 or more", *wait)
+	case *canary != -1 && !(*canary >= 0 && *canary < 10):
+		return usagef("--canary %v: want the head's injected slowdown as a fraction in [0, 10) (0 for A/A)", *canary)
+	case *canary > 0 && !strings.Contains(*headTags, "headspace_inject"):
+		return usagef("--canary %v: a slowed head is built with --head-tags headspace_inject (and HEADSPACE_INJECT set)", *canary)
 	}
 	for _, a := range command[1:] {
 		name := strings.TrimLeft(strings.SplitN(a, "=", 2)[0], "-")
@@ -227,6 +237,18 @@ func runGate(ctx context.Context, args []string, stdout, stderr io.Writer) error
 		return report(o)
 	}
 	o, runErr := s.RunSession(ctx)
+	if runErr == nil && *canary >= 0 {
+		settings := driver.Settings(canaryDevice(command), []results.Config{
+			{Key: "canary-base", Value: short},
+			{Key: "canary-command", Value: strings.Join(command, " ")},
+			{Key: "canary-head-tags", Value: cmp.Or(*headTags, "none")},
+			{Key: "canary-inject", Value: cmp.Or(os.Getenv("HEADSPACE_INJECT"), "none")},
+		})
+		if _, err := driver.Write(driver.Output{Path: filepath.Join(*out, gate.CanaryFile), Benchmarks: []string{gate.CanaryBenchmark}},
+			settings, []*benchfmt.Result{gate.CanaryRecord(*canary, o)}, false); err != nil {
+			return err
+		}
+	}
 	if runErr != nil && ctx.Err() == nil && len(o.Rounds) == 0 {
 		// The command fails before a round completes: a setup error
 		// (flag values a build refuses, data it cannot read), exit 2
@@ -437,4 +459,30 @@ func replayGate(dir string, opt gate.PairedOptions, stdout io.Writer) error {
 		return exitError{code: gate.ExitDisturbed, msg: "too few undisturbed rounds: rerun on a quieter machine"}
 	}
 	return nil
+}
+
+// canaryDevice is the device the gated command names (--device), for the
+// canary record's machine lines: "emulated" when it names none.
+func canaryDevice(command []string) string {
+	for i, a := range command {
+		if v, ok := strings.CutPrefix(a, "--device="); ok {
+			return v
+		}
+		if a == "--device" && i+1 < len(command) {
+			return command[i+1]
+		}
+	}
+	return "emulated"
+}
+
+// printCanaries prints the rates of every canary under paths.
+func printCanaries(paths []string, stdout io.Writer) error {
+	if len(paths) == 0 {
+		return usagef("--canaries: want the paths to read after the flags, e.g. --canaries results/history results/paired-aa-r2")
+	}
+	cs, err := gate.ReadCanaries(paths...)
+	if err != nil {
+		return usageError{err.Error()}
+	}
+	return gate.WriteCanaryText(stdout, cs)
 }

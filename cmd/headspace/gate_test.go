@@ -127,7 +127,7 @@ func TestGatePaired(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			revs := fakeRepo(t, tc.factors...)
 			out := filepath.Join(t.TempDir(), "session")
-			code, stdout, stderr := runCLI("gate", "--base", revs[0], "--out", out, "--rounds", "5", "--confirm", "5", "--quiet-wait", "0", "--seed", "3", "--", "ladder")
+			code, stdout, stderr := runCLI("gate", "--base", revs[0], "--out", out, "--rounds", "5", "--confirm", "5", "--quiet-wait", "0", "--seed", "3", "--canary", "0", "--", "ladder")
 			if code != tc.wantCode || !strings.Contains(stdout, tc.wantText) {
 				t.Fatalf("exit %d, want %d with %q:\n%s\n%s", code, tc.wantCode, tc.wantText, stdout, stderr)
 			}
@@ -144,6 +144,20 @@ func TestGatePaired(t *testing.T) {
 				if err != nil || strings.Count(string(b), "BenchmarkFake") != wantRuns {
 					t.Errorf("%s: %v; want %d runs, one a round:\n%s", side, err, wantRuns, b)
 				}
+			}
+			// Run as an A/A canary (--canary 0), the session's outcome is
+			// a record the history takes and --canaries counts.
+			failed := map[bool]string{true: "1", false: "0"}[tc.wantCode == 1]
+			code, stdout, stderr = runCLI("gate", "--canaries", out)
+			if want := "A/A       1         " + failed; code != 0 || !strings.Contains(stdout, want) {
+				t.Errorf("gate --canaries: exit %d, want a line %q:\n%s\n%s", code, want, stdout, stderr)
+			}
+			store := filepath.Join(t.TempDir(), "store")
+			if code, _, stderr := runCLI("history", "add", "--store", store, filepath.Join(out, "canary.txt")); code != 0 {
+				t.Errorf("history add canary.txt: exit %d: %s", code, stderr)
+			}
+			if code, stdout, stderr := runCLI("gate", "--canaries", store); code != 0 || !strings.Contains(stdout, "1 canary sessions") {
+				t.Errorf("gate --canaries of the store: exit %d:\n%s\n%s", code, stdout, stderr)
 			}
 		})
 	}
