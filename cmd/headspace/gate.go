@@ -2,25 +2,17 @@ package main
 
 import (
 	"bytes"
-	"cmp"
 	"context"
 	"errors"
 	"fmt"
 	"io"
-	"os"
-	"os/exec"
 	"path/filepath"
 	"slices"
 	"strings"
 	"time"
 
-	"golang.org/x/perf/benchfmt"
-
 	"github.com/headspace-bench/headspace/harness/blocks/driver"
-	"github.com/headspace-bench/headspace/harness/blocks/results"
 	"github.com/headspace-bench/headspace/harness/engines/gate"
-	"github.com/headspace-bench/headspace/internal/atomicfile"
-	"github.com/headspace-bench/headspace/internal/disturb"
 )
 
 func init() {
@@ -122,308 +114,34 @@ func runGate(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	if err := opt.Validate(); err != nil {
 		return usageError{err.Error()}
 	}
-	if err := checkSessionDir(*out); err != nil {
-		return err
-	}
-
-	// Both builds, before anything is written.
-	top, err := gitOut(ctx, "", "rev-parse", "--show-toplevel")
-	if err != nil {
-		return usagef("not in a git checkout: %v", err)
-	}
-	rev, err := gitOut(ctx, top, "rev-parse", "--verify", "--quiet", *base+"^{commit}")
-	if err != nil || rev == "" {
-		return usagef("--base %s: no such commit in %s", *base, top)
-	}
-	short := rev[:min(len(rev), 12)]
-	tmp, err := os.MkdirTemp("", "headspace-gate-")
-	if err != nil {
-		return err
-	}
-	defer os.RemoveAll(tmp)
-	interrupted := func() error {
-		return driver.Interrupted{Kept: "nothing: interrupted before the first round"}
-	}
-	tree := filepath.Join(tmp, "base")
-	if _, err := gitOut(ctx, top, "worktree", "add", "--detach", tree, rev); err != nil {
-		if ctx.Err() != nil {
-			return interrupted()
-		}
-		return usagef("--base %s: cannot check it out: %v", *base, err)
-	}
-	defer gitOut(context.WithoutCancel(ctx), top, "worktree", "remove", "--force", tree)
-	bins := [2]string{filepath.Join(tmp, "headspace-base"), filepath.Join(tmp, "headspace-head")}
-	fmt.Fprintf(stderr, "gate: building base %s and head\n", short)
-	if err := goBuild(ctx, tree, bins[gate.Base], "", tmp); err != nil {
-		if ctx.Err() != nil {
-			return interrupted()
-		}
-		return usagef("--base %s (%s) does not build: %v", *base, short, err)
-	}
-	if err := goBuild(ctx, top, bins[gate.Head], *headTags, tmp); err != nil {
-		if ctx.Err() != nil {
-			return interrupted()
-		}
-		return usagef("the head (this tree) does not build: %v", err)
-	}
-	// Both builds must take the command's flags before any round runs
-	// (a flag the base lacks is a setup error, not a partial session).
-	for side, name := range [2]string{gate.Base: "--base " + *base + " (" + short + ")", gate.Head: "the head (this tree)"} {
-		if err := checkCommand(ctx, bins[side], command); err != nil {
-			if ctx.Err() != nil {
-				return interrupted()
-			}
-			return usagef("%s cannot run 'headspace %s': %v", name, strings.Join(command, " "), err)
-		}
-	}
-	headName, _ := gitOut(ctx, top, "rev-parse", "--short=12", "HEAD")
-	if dirty, _ := gitOut(ctx, top, "status", "--porcelain", "--untracked-files=no"); dirty != "" {
-		headName += "-dirty"
-	}
-	if *headTags != "" {
-		headName += " (tags " + *headTags + ")"
-	}
-
-	_, statErr := os.Stat(*out)
-	created := os.IsNotExist(statErr)
-	if err := os.MkdirAll(*out, 0o755); err != nil {
-		return err
-	}
-	files := [2]string{filepath.Join(*out, "base.txt"), filepath.Join(*out, "head.txt")}
-	var notes []string
-	busy := 0
-	s := gate.Session{Rounds: *rounds, Confirm: *confirm, Options: opt, Seed: *seed}
-	waited := map[int]bool{}
-	s.Run = func(ctx context.Context, round int, side gate.PairSide) ([]*benchfmt.Result, error) {
-		if !waited[round] {
-			// Once a round, before its first run.
-			waited[round] = true
-			r, err := disturb.WaitQuiet(ctx, disturb.Quiet{Max: *wait})
-			if err != nil {
-				return nil, err
-			}
-			if r.Busy {
-				busy++
-			}
-		}
-		fmt.Fprintf(stderr, "gate: round %d: %s\n", round, side)
+	live := gate.Live{Base: *base, HeadTags: *headTags, Command: command, Out: *out, QuietWait: *wait, Canary: *canary,
+		Session: gate.Session{Rounds: *rounds, Confirm: *confirm, Options: opt, Seed: *seed},
 		// The gate waits for a quiet machine itself: the runs do not.
-		env := append(os.Environ(), envQuietWait+"=0")
-		if side == gate.Base {
-			env = append(env, "HEADSPACE_COMMIT="+short)
-		}
-		argv := append(slices.Clone(command), "--out", files[side], "--count", fmt.Sprint(round))
-		if err := runChild(ctx, bins[side], argv, env); err != nil {
-			return nil, err
-		}
-		return roundResults(files[side], round)
-	}
-	report := func(o gate.Outcome) error {
-		n := slices.Clone(notes)
-		n = append(n, fmt.Sprintf("seed %d; results in %s and %s", *seed, files[gate.Base], files[gate.Head]))
-		if busy > 0 {
-			n = append(n, fmt.Sprintf("%d of %d rounds were taken on a busy machine (the wait for a quiet one ended at its bound)", busy, len(o.Rounds)))
-		}
-		var buf bytes.Buffer
-		if err := o.WriteText(&buf, *base+" ("+short+")", headName, n...); err != nil {
-			return err
-		}
-		return atomicfile.WriteBytes(filepath.Join(*out, "gate.txt"), buf.Bytes())
-	}
-	var done []gate.Round
-	s.Done = func(r gate.Round) error {
-		done = append(done, r)
-		o := gate.Outcome{Rounds: done, Partial: true, Report: gate.ComparePaired(done, opt)}
-		return report(o)
-	}
-	o, runErr := s.RunSession(ctx)
-	if runErr == nil && *canary >= 0 {
-		settings := driver.Settings(canaryDevice(command), []results.Config{
-			{Key: "canary-base", Value: short},
-			{Key: "canary-command", Value: strings.Join(command, " ")},
-			{Key: "canary-head-tags", Value: cmp.Or(*headTags, "none")},
-			{Key: "canary-inject", Value: cmp.Or(os.Getenv("HEADSPACE_INJECT"), "none")},
-		})
-		if _, err := driver.Write(driver.Output{Path: filepath.Join(*out, gate.CanaryFile), Benchmarks: []string{gate.CanaryBenchmark}},
-			settings, []*benchfmt.Result{gate.CanaryRecord(*canary, o)}, false); err != nil {
-			return err
-		}
-	}
-	if runErr != nil && ctx.Err() == nil && len(o.Rounds) == 0 {
-		// The command fails before a round completes: a setup error
-		// (flag values a build refuses, data it cannot read), exit 2
-		// with its reason, and no session left in DIR.
-		for _, f := range append(files[:], filepath.Join(*out, "gate.txt")) {
-			os.Remove(f)
-		}
-		if created {
-			os.Remove(*out)
-		}
-		return usagef("the command fails before a round completes: %v", runErr)
-	}
-	if err := report(o); err != nil {
-		return err
+		ChildEnv: []string{envQuietWait + "=0"}, Log: stderr}
+	res, runErr := live.Run(ctx)
+	var setup gate.SetupError
+	switch {
+	case errors.As(runErr, &setup):
+		return usageError{setup.Msg}
+	case runErr != nil && ctx.Err() != nil && res.Files[gate.Base] == "":
+		return driver.Interrupted{Kept: "nothing: interrupted before the first round"}
+	case runErr != nil && res.Files[gate.Base] == "":
+		return runErr
 	}
 	var buf bytes.Buffer
-	o.WriteText(&buf, *base+" ("+short+")", headName)
+	res.WriteText(&buf, res.BaseName, res.HeadName)
 	stdout.Write(buf.Bytes())
 	switch {
 	case runErr != nil && ctx.Err() != nil:
-		return driver.Interrupted{Kept: fmt.Sprintf("%d rounds kept in %s, marked partial", len(o.Rounds), *out)}
+		return driver.Interrupted{Kept: fmt.Sprintf("%d rounds kept in %s, marked partial", len(res.Rounds), *out)}
 	case runErr != nil:
 		return runErr
-	case o.Failed():
-		return exitError{code: 1, msg: fmt.Sprintf("%d verdict metric(s) slower, confirmed", len(o.Report.Slower()))}
-	case o.Rerun():
+	case res.Failed():
+		return exitError{code: 1, msg: fmt.Sprintf("%d verdict metric(s) slower, confirmed", len(res.Report.Slower()))}
+	case res.Rerun():
 		return exitError{code: gate.ExitDisturbed, msg: "too few undisturbed rounds: rerun on a quieter machine"}
 	}
 	return nil
-}
-
-// roundResults returns the round-th run of every benchmark in the file
-// at path: the command adds one run of each point per round.
-func roundResults(path string, round int) ([]*benchfmt.Result, error) {
-	seen := map[string]int{}
-	var out []*benchfmt.Result
-	_, err := results.Scan(path, func(r *benchfmt.Result) error {
-		seen[string(r.Name)]++
-		if seen[string(r.Name)] == round {
-			out = append(out, r.Clone())
-		}
-		return nil
-	})
-	if err != nil {
-		return nil, err
-	}
-	if len(out) == 0 {
-		return nil, fmt.Errorf("%s holds no run of round %d", path, round)
-	}
-	return out, nil
-}
-
-// runChild runs bin with args and env; SIGINT reaches it when ctx ends,
-// and it is killed 1 s later if still running. Its stderr's last line
-// names a failure.
-func runChild(ctx context.Context, bin string, args, env []string) error {
-	cmd := exec.CommandContext(ctx, bin, args...)
-	cmd.Env = env
-	var errBuf bytes.Buffer
-	cmd.Stderr = &errBuf
-	cmd.Cancel = func() error { return cmd.Process.Signal(os.Interrupt) }
-	cmd.WaitDelay = time.Second
-	err := cmd.Run()
-	if ctx.Err() != nil {
-		return ctx.Err()
-	}
-	if err != nil {
-		lines := strings.Split(strings.TrimSpace(errBuf.String()), "\n")
-		return fmt.Errorf("headspace %s: %v: %s", args[0], err, lines[len(lines)-1])
-	}
-	return nil
-}
-
-// checkSessionDir refuses an --out that cannot hold a new session: one
-// that is not a folder, or already holds a session, or whose parent is
-// not a folder. It runs before anything is built.
-func checkSessionDir(dir string) error {
-	fi, err := os.Stat(dir)
-	switch {
-	case err == nil && !fi.IsDir():
-		return usagef("--out %s is a file: want a folder for base.txt, head.txt and gate.txt", dir)
-	case err == nil:
-		for _, f := range []string{"base.txt", "head.txt", "gate.txt"} {
-			if _, err := os.Lstat(filepath.Join(dir, f)); err == nil {
-				return usagef("--out %s already holds a session (%s): use another folder", dir, f)
-			}
-		}
-		return nil
-	}
-	// Not there (or under a file): the nearest folder above must be one.
-	for p := filepath.Dir(filepath.Clean(dir)); ; p = filepath.Dir(p) {
-		fi, err := os.Stat(p)
-		if err == nil {
-			if !fi.IsDir() {
-				return usagef("--out %s: %s is a file, not a folder", dir, p)
-			}
-			return nil
-		}
-		if !os.IsNotExist(err) || filepath.Dir(p) == p {
-			return usagef("--out %s: %v", dir, err)
-		}
-	}
-}
-
-// checkCommand asks bin whether it takes command's flags: the command
-// with --help added before any "--" parses every flag given and stops
-// there, running nothing. Its error is the refusal's last line.
-func checkCommand(ctx context.Context, bin string, command []string) error {
-	args := slices.Clone(command)
-	at := slices.Index(args, "--")
-	if at < 0 {
-		at = len(args)
-	}
-	args = slices.Insert(args, at, "--help")
-	cmd := exec.CommandContext(ctx, bin, args...)
-	cmd.Env = append(os.Environ(), envQuietWait+"=0")
-	var errBuf bytes.Buffer
-	cmd.Stderr = &errBuf
-	cmd.WaitDelay = time.Second
-	if err := cmd.Run(); err != nil {
-		lines := strings.Split(strings.TrimSpace(errBuf.String()), "\n")
-		if last := strings.TrimSpace(lines[len(lines)-1]); last != "" {
-			return errors.New(last)
-		}
-		return err
-	}
-	return nil
-}
-
-// goBuild builds ./cmd/headspace in dir into bin; its error is the
-// compiler's first line. The go command's work folders go under tmp
-// (GOTMPDIR), which the caller removes, so an interrupted build leaves
-// none behind; on ctx's end the build gets SIGINT, then SIGKILL 1 s on.
-func goBuild(ctx context.Context, dir, bin, tags, tmp string) error {
-	args := []string{"build", "-o", bin}
-	if tags != "" {
-		args = append(args, "-tags", tags)
-	}
-	work := filepath.Join(tmp, "gotmp")
-	if err := os.MkdirAll(work, 0o755); err != nil {
-		return err
-	}
-	cmd := exec.CommandContext(ctx, "go", append(args, "./cmd/headspace")...)
-	cmd.Dir = dir
-	cmd.Env = append(os.Environ(), "GOTMPDIR="+work)
-	cmd.Cancel = func() error { return cmd.Process.Signal(os.Interrupt) }
-	cmd.WaitDelay = time.Second
-	outb, err := cmd.CombinedOutput()
-	if err != nil {
-		for _, l := range strings.Split(string(outb), "\n") {
-			if l = strings.TrimSpace(l); l != "" && !strings.HasPrefix(l, "#") {
-				return errors.New(l)
-			}
-		}
-		return err
-	}
-	return nil
-}
-
-// gitOut runs git in dir and returns its trimmed output; an error
-// carries git's first line of stderr.
-func gitOut(ctx context.Context, dir string, args ...string) (string, error) {
-	cmd := exec.CommandContext(ctx, "git", args...)
-	cmd.Dir = dir
-	var errBuf bytes.Buffer
-	cmd.Stderr = &errBuf
-	b, err := cmd.Output()
-	if err != nil {
-		msg, _, _ := strings.Cut(strings.TrimSpace(errBuf.String()), "\n")
-		if msg == "" {
-			msg = err.Error()
-		}
-		return "", errors.New(msg)
-	}
-	return strings.TrimSpace(string(b)), nil
 }
 
 // replayGate decides on a session's files again: round k is the k-th run
@@ -432,20 +150,9 @@ func replayGate(dir string, opt gate.PairedOptions, stdout io.Writer) error {
 	if err := opt.Validate(); err != nil {
 		return usageError{err.Error()}
 	}
-	var rounds []gate.Round
-	for k := 1; ; k++ {
-		r := gate.Round{Index: k, Order: [2]gate.PairSide{gate.Base, gate.Head}}
-		for _, side := range []gate.PairSide{gate.Base, gate.Head} {
-			rs, err := roundResults(filepath.Join(dir, side.String()+".txt"), k)
-			if err != nil && k == 1 {
-				return usageError{fmt.Sprintf("--replay %s: %v", dir, err)}
-			}
-			r.Results[side] = rs
-		}
-		if len(r.Results[gate.Base]) == 0 || len(r.Results[gate.Head]) == 0 {
-			break
-		}
-		rounds = append(rounds, r)
+	rounds, err := gate.ReplayRounds(dir)
+	if err != nil {
+		return usageError{fmt.Sprintf("--replay %s: %v", dir, err)}
 	}
 	rep := gate.ComparePaired(rounds, opt)
 	o := gate.Outcome{Rounds: rounds, Report: rep, First: rep}
@@ -459,20 +166,6 @@ func replayGate(dir string, opt gate.PairedOptions, stdout io.Writer) error {
 		return exitError{code: gate.ExitDisturbed, msg: "too few undisturbed rounds: rerun on a quieter machine"}
 	}
 	return nil
-}
-
-// canaryDevice is the device the gated command names (--device), for the
-// canary record's machine lines: "emulated" when it names none.
-func canaryDevice(command []string) string {
-	for i, a := range command {
-		if v, ok := strings.CutPrefix(a, "--device="); ok {
-			return v
-		}
-		if a == "--device" && i+1 < len(command) {
-			return command[i+1]
-		}
-	}
-	return "emulated"
 }
 
 // printCanaries prints the rates of every canary under paths.
