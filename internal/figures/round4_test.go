@@ -455,3 +455,42 @@ func init() {
 			p2(div(med(decodeFile, "DecodeJPEG/decoder=turbojpeg", "cpu-ns/op"), med(decodeFile, "DecodeJPEG/decoder=turbojpeg/decode-scale=auto/crop=256", "cpu-ns/op")))}},
 	}...)
 }
+
+const (
+	recheckBefore = "results/refactor-ab-r5/recheck-before-loaders.txt"
+	recheckAfter  = "results/refactor-ab-r5/recheck-after-loaders.txt"
+)
+
+// torch003 is the 003 yardstick's ratio of a level to device.
+func torch003(level string) figure {
+	return div(med(nb003, "PeerLadder/impl=torch/level="+level+"/workers=2", "steps/s"), med(nb003, "PeerLadder/impl=torch/level=device/workers=2", "steps/s"))
+}
+
+// remoteCPU are the median CPU seconds of impl at every point of the
+// bucket peer's file.
+func remoteCPU(impl string) []figure {
+	var fs []figure
+	for _, layout := range []string{"imagefolder", "shards"} {
+		for _, w := range []int{1, 4, 16} {
+			fs = append(fs, med(peerRemote, fmt.Sprintf("PeerRemote/layout=%s/impl=%s/workers=%d", layout, impl, w), "cpu-s"))
+		}
+	}
+	return fs
+}
+
+func init() {
+	rss := func(path string) figure { return med(path, "Loaders/mode=goroutine/workers=4", "peak-rss-B") }
+	round4Cases = append(round4Cases, []figureCase{
+		// docs/reproduce.md: the r5 recheck's peak RSS.
+		{"docs/reproduce.md", "the goroutine loaders' peak RSS at 4 workers, %s against %s MiB (%s, p = 0.041 in `recheck.log`)", []shown{
+			p1(scale(rss(recheckBefore), 1.0/(1<<20))), p1(scale(rss(recheckAfter), 1.0/(1<<20))),
+			{"%+.1f%%", change(rss(recheckAfter), rss(recheckBefore))}}},
+		// docs/yardstick.md: the uncalibrated run's ratios.
+		{"docs/yardstick.md", "the uncalibrated reproduce run, `notebooks/results/003-caching-ladder.txt`, gave %s and %s)", []shown{
+			p2(torch003("raw")), p2(torch003("none"))}},
+		// docs/peer.md: the bucket peer's CPU seconds.
+		{"docs/peer.md", "Ours uses %s–%s s of CPU a run against the peer's %s–%s s.", []shown{
+			p1(extreme(false, remoteCPU("fast")...)), p1(extreme(true, remoteCPU("fast")...)),
+			p1(extreme(false, remoteCPU("torch")...)), p1(extreme(true, remoteCPU("torch")...))}},
+	}...)
+}
