@@ -431,7 +431,6 @@ func TestProseFiguresAreBackedOrLabelled(t *testing.T) {
 // measurements.
 var settings = []setting{
 	// docs/remote.md
-	{"docs/remote.md", "on 127.0.0.1 over a", "an address"},
 	{"docs/remote.md", "exit 2 within 10 s (`bucket.OpenTimeout`)", "a bound in the code"},
 	{"docs/remote.md", "(DLIO's 50 million objects took over 12 hours)", "a quoted source (DLIO's paper)"},
 	{"docs/remote.md", "(in 256 KiB blocks), each image's first 64 KiB", "read sizes in the code"},
