@@ -2,10 +2,14 @@ package workloads
 
 import (
 	"fmt"
-	"github.com/headspace-bench/headspace/harness/blocks/level"
 	"math"
 	"strconv"
 	"strings"
+	"time"
+
+	"golang.org/x/perf/benchfmt"
+
+	"github.com/headspace-bench/headspace/harness/blocks/level"
 
 	"github.com/headspace-bench/headspace/harness/blocks/results"
 	"github.com/headspace-bench/headspace/harness/engines/whatif"
@@ -137,9 +141,10 @@ func ReadWhatIf(path string) (WhatIfReport, error) {
 		return r, fmt.Errorf("%s: no results", path)
 	}
 	get := func(key string) string { return rs[0].GetConfig(key) }
+	legacy := get(keyProfile) == "" && get(keyCommand) == "" && get(grids[0].key) == "" && hasProfileRecords(rs)
 	var missing []string
 	for _, k := range []string{keyCommand, keyProfile, "transforms", grids[0].key} {
-		if get(k) == "" {
+		if get(k) == "" && !(legacy && k != "transforms") {
 			missing = append(missing, k)
 		}
 	}
@@ -147,7 +152,15 @@ func ReadWhatIf(path string) (WhatIfReport, error) {
 		return r, fmt.Errorf("%s: no %s line (headspace whatif --out records them; the report cannot be rebuilt without them)", path, strings.Join(missing, ", "))
 	}
 	r.Command, r.Impl, r.Partial = get(keyCommand), get("transforms"), get("partial") == "true"
-	if r.Profile, err = whatif.ParseLine(get(keyProfile)); err != nil {
+	if legacy {
+		r.Command = LegacyWhatIfCommand
+		if r.Profile, err = legacyProfile(rs, get); err != nil {
+			return r, fmt.Errorf("%s: %w", path, err)
+		}
+		if r.Grid, err = parseGrid(LegacyWhatIfTable); err != nil {
+			return r, err
+		}
+	} else if r.Profile, err = whatif.ParseLine(get(keyProfile)); err != nil {
 		return r, fmt.Errorf("%s: %s: %w", path, keyProfile, err)
 	}
 	for _, g := range grids {
@@ -175,6 +188,9 @@ func ReadWhatIf(path string) (WhatIfReport, error) {
 				}
 				pr := r.Profile.Predict(s)
 				if v, ok := results.Value(res, "predicted-steps/s"); !ok || math.Abs(v-pr.StepsPerSec) > 1e-9*math.Max(1, pr.StepsPerSec) {
+					if legacy {
+						return r, fmt.Errorf("%s: %s predicted %v steps/s, the profile rebuilt from the file's WhatIf/profile records predicts %v: the records do not give the run's profile", path, name, v, pr.StepsPerSec)
+					}
 					return r, fmt.Errorf("%s: %s predicted %v steps/s, the file's profile predicts %v: the profile line is not the run's", path, name, v, pr.StepsPerSec)
 				}
 				i = len(r.Checks)
@@ -202,6 +218,116 @@ func ReadWhatIf(path string) (WhatIfReport, error) {
 		}
 	}
 	return r, nil
+}
+
+// A file written before `whatif --out` recorded the command, the profile
+// and the table's grid (results/whatif-3797d48.txt, the GPU machine's
+// results/gpu/nvidia-h100-80gb-hbm3-15709d7-whatif.txt) still holds the
+// profiling runs as WhatIf/profile records, each with the model's inputs
+// (profileRecord). ReadWhatIf rebuilds the profile from them as
+// WhatIf.Profile made it, and the report says what the file lacks.
+const (
+	// LegacyWhatIfCommand stands for the command in a report rebuilt
+	// from such a file.
+	LegacyWhatIfCommand = "headspace whatif … (the command line is not recorded in this file, which predates command: lines)"
+	// LegacyWhatIfTable is the table's grid of such a file: whatif's
+	// defaults (--cores, --at-workers, --at-steps), which it does not
+	// record.
+	LegacyWhatIfTable = "cores=1,2,4,8,16 workers=1,2,4,8,16 steps=0.5,1,2"
+)
+
+// hasProfileRecords says whether the file holds WhatIf/profile records.
+func hasProfileRecords(rs []*benchfmt.Result) bool {
+	for _, r := range rs {
+		if strings.HasPrefix(string(r.Name), "WhatIf/profile/") {
+			return true
+		}
+	}
+	return false
+}
+
+// legacyProfile rebuilds the profile of a file without a whatif-profile
+// line from its WhatIf/profile records, as WhatIf.Profile made it: the
+// median of the runs at the profile's cores (the most cores among the
+// records), calibrated by the median of those at 1 core where both were
+// run. What the records do not hold is taken as FromRun sets it: every
+// stage's workers the loader's but the batch stage's one, the load
+// stage's wait the file's load-latency, the CPU from thread clocks on
+// Linux (where profileOnce measures them), the other load 0; the machine's
+// CPUs are the cores: line, else the profile's cores, and the other
+// processes' cores are unknown. ReadWhatIf then checks every recorded
+// prediction against the rebuilt profile's, so a profile that is not the
+// run's is refused.
+func legacyProfile(rs []*benchfmt.Result, get func(string) string) (whatif.Profile, error) {
+	batch, err := strconv.Atoi(get("batch"))
+	if err != nil || batch <= 0 {
+		return whatif.Profile{}, fmt.Errorf("batch %q: the profile cannot be rebuilt without it", get("batch"))
+	}
+	latency := time.Duration(0)
+	if v := get("load-latency"); v != "" {
+		if latency, err = time.ParseDuration(v); err != nil {
+			return whatif.Profile{}, fmt.Errorf("load-latency %q: %w", v, err)
+		}
+	}
+	source := whatif.TaskTime
+	if get("goos") == "linux" {
+		source = whatif.ThreadCPU
+	}
+	byCores := map[int][]whatif.Profile{}
+	most := 0
+	for _, res := range rs {
+		name := withoutProcs(string(res.Name))
+		if !strings.HasPrefix(name, "WhatIf/profile/") {
+			continue
+		}
+		var cores, workers int
+		if n, err := fmt.Sscanf(name, "WhatIf/profile/cores=%d/workers=%d", &cores, &workers); err != nil || n != 2 || cores <= 0 || workers <= 0 {
+			return whatif.Profile{}, fmt.Errorf("%q is not a profiling run's name", name)
+		}
+		p := whatif.Profile{Batch: batch, Workers: workers, Cores: cores, CPUSource: source, Neighbours: -1}
+		value := func(unit string) float64 { v, _ := results.Value(res, unit); return v }
+		p.Measured, p.Used = value("steps/s"), value("cores-used")
+		p.Step, p.Upload = time.Duration(value("step-ns")), time.Duration(value("upload-ns/op"))
+		for _, v := range res.Values {
+			unit := v.OrigUnit // as profileRecord wrote it, before benchfmt tidied it
+			if unit == "" {
+				unit = v.Unit
+			}
+			switch stage, ok := strings.CutSuffix(unit, "-cpu-ns/sample"); {
+			case ok && stage == "host":
+				p.Host = time.Duration(value(unit))
+			case ok:
+				s := whatif.Stage{Name: stage, CPU: time.Duration(value(unit)), Workers: workers, Scales: stage != "batch"}
+				if !s.Scales {
+					s.Workers = 1
+				}
+				if stage == "load" || stage == "fetch" {
+					s.Wait = latency
+				}
+				p.Stages = append(p.Stages, s)
+			}
+		}
+		byCores[cores] = append(byCores[cores], p)
+		most = max(most, cores)
+	}
+	p, err := whatif.Median(byCores[most])
+	if err != nil {
+		return p, fmt.Errorf("the WhatIf/profile records at %d cores: %w", most, err)
+	}
+	p.CPUs = most
+	if v, err := strconv.Atoi(get("cores")); err == nil && v > 0 {
+		p.CPUs = v
+	}
+	if one := byCores[1]; most > 1 && len(one) > 0 {
+		o, err := whatif.Median(one)
+		if err != nil {
+			return p, fmt.Errorf("the WhatIf/profile records at 1 core: %w", err)
+		}
+		if p, err = p.Calibrate(o); err != nil {
+			return p, err
+		}
+	}
+	return p, p.Validate()
 }
 
 // withoutProcs is a benchmark name without its GOMAXPROCS suffix ("-2").

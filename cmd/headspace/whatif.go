@@ -53,7 +53,10 @@ cores with the device's ceiling (and the measured points).
 result file that whatif --out wrote, measuring nothing: the command, the
 profile and the grids come from the file's configuration lines, the
 checked points and the ladder from its runs (notebooks/whatif.md from
-results/whatif-<commit>.txt).
+results/whatif-<commit>.txt). A file from before those lines were
+recorded is rebuilt from its WhatIf/profile records where every recorded
+prediction agrees with them (the command shown as not recorded, the grid
+the defaults), and refused otherwise.
 
 --data DIR reads a dataset on disk (headspace dataset write, an ImageFolder
 or WebDataset shards; docs/real-data.md): the load stage

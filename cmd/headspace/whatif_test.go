@@ -154,6 +154,10 @@ func TestWhatIfFromBadInputExits2(t *testing.T) {
 	dir := t.TempDir()
 	old := filepath.Join("..", "..", "results", "whatif-3797d48.txt") // from before --out recorded the report's lines
 	tampered := filepath.Join(dir, "tampered.txt")                    // a profile line that is not the run's
+	bare := filepath.Join(dir, "bare.txt")                            // neither the report's lines nor profiling records
+	if err := os.WriteFile(bare, []byte("transforms: naive\n\nBenchmarkWhatIf/check/cores=1/workers=1/step=x1 2 100 steps/s 1 predicted-steps/s\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
 	p := whatif.Profile{Batch: 4, Workers: 1, Cores: 1, Step: 2e6, Measured: 100, CPUSource: whatif.ThreadCPU,
 		Stages: []whatif.Stage{{Name: "load", CPU: 1e5, Workers: 1, Scales: true}}}
 	line, err := p.Line()
@@ -170,7 +174,8 @@ func TestWhatIfFromBadInputExits2(t *testing.T) {
 	}{
 		{[]string{"whatif", "--from", old, "--workers", "1"}, "--from rebuilds from a saved file; --workers only apply to a run that measures"},
 		{[]string{"whatif", "--from", filepath.Join(dir, "none.txt")}, "no such file"},
-		{[]string{"whatif", "--from", old}, "no command, whatif-profile, whatif-table line"},
+		{[]string{"whatif", "--from", old}, "the profile rebuilt from the file's WhatIf/profile records predicts"},
+		{[]string{"whatif", "--from", bare}, "no command, whatif-profile, whatif-table line"},
 		{[]string{"whatif", "--from", tampered}, "the profile line is not the run's"},
 		{[]string{"whatif", "--from", tampered, "--plot", filepath.Join(dir, "x.jpg")}, "want a .png or .svg file"},
 	} {
@@ -201,6 +206,47 @@ func TestCommittedWhatIfReportRebuilds(t *testing.T) {
 		if string(a) != string(b) {
 			t.Errorf("%s differs from its rebuild from %s (regenerate: headspace whatif --from %s --report %s --plot %s)", want, results, results, report, plot)
 		}
+	}
+}
+
+// The GPU machine's what-if report (notebooks/whatif-gpu.md, below its
+// introduction) and plot are what whatif --from writes from their result
+// file, which predates the report's lines: the profile comes from the
+// file's WhatIf/profile records, and every recorded prediction agrees
+// with it (issue 41).
+func TestCommittedWhatIfGPUReportRebuilds(t *testing.T) {
+	root := filepath.Join("..", "..")
+	const results, report, plot = "results/gpu/nvidia-h100-80gb-hbm3-15709d7-whatif.txt", "notebooks/whatif-gpu.md", "notebooks/figures/whatif-gpu.png"
+	out := t.TempDir()
+	args := []string{"whatif", "--from", filepath.Join(root, results), "--report", filepath.Join(out, "whatif.md"), "--plot", filepath.Join(out, "whatif.png")}
+	if code, _, stderr := runCLI(args...); code != 0 {
+		t.Fatalf("%v: exit %d, stderr %q", args, code, stderr)
+	}
+	rebuilt, err := os.ReadFile(filepath.Join(out, "whatif.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	committed, err := os.ReadFile(filepath.Join(root, report))
+	if err != nil {
+		t.Fatal(err)
+	}
+	const section = "## What it would take"
+	_, tail, ok := strings.Cut(string(committed), section)
+	if !ok || section+tail != string(rebuilt) {
+		t.Errorf("%s, from %q on, differs from its rebuild from %s:\n%s", report, section, results, rebuilt)
+	}
+	for _, want := range []string{"Profile: batch 32, 2 workers, 16 cores, step 3.096ms", "| 16 | 8 | ×1 | 322.98 | 278.62 | +16% | step | 0.00 |"} {
+		if !strings.Contains(string(rebuilt), want) {
+			t.Errorf("the rebuild lacks %q", want)
+		}
+	}
+	a, errA := os.ReadFile(filepath.Join(out, "whatif.png"))
+	b, errB := os.ReadFile(filepath.Join(root, plot))
+	if errA != nil || errB != nil {
+		t.Fatalf("%v, %v", errA, errB)
+	}
+	if string(a) != string(b) {
+		t.Errorf("%s differs from its rebuild from %s", plot, results)
 	}
 }
 

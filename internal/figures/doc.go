@@ -14,4 +14,15 @@
 //
 // To add a case: quote the text as the page writes it, replace each figure
 // by a verb, and give the computation from the file the page names.
+//
+// A third test scans the prose of docs/remote.md, docs/gate.md,
+// docs/history.md and docs/real-data.md (issue 41) for figures: every
+// decimal number and every number with a unit, outside code. Each must be
+// recomputed by a case, quoted from a committed file that holds it (a
+// report a test rebuilds from its result file, a paired session's
+// gate.txt), a listed setting (a default, a preset, a test's input, a
+// quoted source, arithmetic on the page's figures, each with why), or
+// stand in a paragraph labelled as the project labels an unbacked figure:
+// "no committed file". A listed quote or setting the page no longer holds
+// fails the test too.
 package figures
