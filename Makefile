@@ -222,9 +222,9 @@ clean:
 
 # One folder for a GPU machine with no Go and no network: the linux/amd64
 # binary (no cgo: the CUDA driver is bound at run time), ci/gpu-suite.sh and
-# the PyTorch peers. Copy it there and run `ci/gpu-suite.sh ladder OUT`,
-# `ci/gpu-suite.sh loaders OUT` (each under 9 minutes on 16 cores), then
-# `ci/gpu-suite.sh device OUT` (the GPU doing the loading: docs/gpu.md).
+# the PyTorch peers (the suite writes its natural JPEGs there, in seconds).
+# On a lent GPU, one call: `ci/gpu-suite.sh all OUT` (8 minutes: the
+# goals' figures first, OUT/goals.txt after every command; docs/gpu.md).
 BUNDLE ?= bundle
 gpu-bundle:
 	rm -rf $(BUNDLE) && mkdir -p $(BUNDLE)/ci $(BUNDLE)/peers
@@ -232,7 +232,7 @@ gpu-bundle:
 	cp ci/gpu-suite.sh $(BUNDLE)/ci/
 	echo $(COMMIT)$(shell git status --porcelain --untracked-files=no 2>/dev/null | grep -q . && echo -dirty) >$(BUNDLE)/COMMIT
 	cp -R peers/torch $(BUNDLE)/peers/
-	@echo "$(BUNDLE)/: on the GPU machine, ci/gpu-suite.sh ladder OUT, then loaders OUT, device OUT and decode OUT"
+	@echo "$(BUNDLE)/: on the GPU machine, one call: ci/gpu-suite.sh all OUT (then cat OUT/goals.txt)"
 
 # The what-if model (issue 17): profile the pipeline, predict steps/s over
 # cores, workers and step times, and check the predictions on this machine

@@ -34,13 +34,23 @@
 #            --decoder turbojpeg and the fast host transform at 16 workers
 #            (libjpeg-turbo on the host's cores). On --emulated it writes
 #            the JPEGs and checks that --decoder nvjpeg is refused
-#   all      all four (more than one 10-minute command on a lent machine:
-#            run `ladder`, `loaders`, `device` and `decode` as four
-#            invocations there)
+#   all      the one call for a lent GPU (issue 45), in 8 minutes (a 480 s
+#            budget: a lent machine has 15 minutes of device time, its
+#            start included): the goals' figures first (cuda check;
+#            nvJPEG's decode of natural JPEGs beside libjpeg-turbo's;
+#            level none with device transforms; PyTorch's ladder and
+#            ours), then the figures no card has measured yet (nvJPEG and
+#            libjpeg-turbo in the loader, CUDA Graphs and TF32 in the
+#            ladder, the device transforms' worker sweep); run it again to
+#            resume. Estimated from the H100 run of 2026-11-22 (docs/gpu.md):
+#            about 4 minutes for the goals, 7 in all
 #
 # Every command's output goes to OUTDIR (result files in Go benchmark
 # format, logs), and OUTDIR/summary.txt says what ran, how long, its exit
-# status and its table. Each invocation stops starting commands after
+# status and its table. After every command OUTDIR/goals.txt is written
+# anew (headspace cuda goals: each figure issue 45 asks for beside its goal
+# and anchor, "not measured" until its file is there), and the summary
+# ends with it. Each invocation stops starting commands after
 # SUITE_BUDGET seconds (default 540, under the 10 minutes one command may run
 # on a lent machine) and kills the one running then; the result files are
 # resumed, so the same invocation run again finishes the rest.
@@ -88,6 +98,9 @@ HEADSPACE_LEVELS=$("$hs" levels --json) || { echo "ci/gpu-suite.sh: $hs levels -
 export HEADSPACE_LEVELS
 python=${PYTHON:-python3}
 budget=${SUITE_BUDGET:-540}
+# The one call must fit the 15 minutes of device time a lent GPU has,
+# the machine's start included: 8 minutes.
+[ "$part" = all ] && budget=${SUITE_BUDGET:-480}
 steps=${LADDER_STEPS:-10}
 count=${LADDER_COUNT:-3}
 if [ -z "${HEADSPACE_COMMIT:-}" ] && [ -f "$root/COMMIT" ]; then
@@ -148,24 +161,38 @@ step() {
     echo
   } >>"$summary"
   [ $rc = 0 ] || failed=1
+  # The goals so far, as soon as each command ends.
+  "$hs" cuda goals "$out" >"$out/goals.txt" 2>&1
 }
 
 # skip NAME REASON: a command this machine cannot run, said in the summary.
 skip() { printf '== %s: not run: %s\n\n' "$1" "$2" >>"$summary"; }
 
-run_ladder() {
+# Each measurement is one function, run by the parts below; `all` runs
+# them in its own order (the goals' figures first).
+
+s_check() {
   if [ $emulated = 1 ]; then
     skip "cuda check" "the emulated device has no GPU"
   else
     step "cuda check (the Net's step at fp32 and tf32, with and without CUDA Graphs)" cuda-check.log \
       "$hs" cuda check --precision fp32,tf32 --out "$out/cuda-check.txt"
   fi
+}
+
+s_ladder_levels() {
   step "ladder: every level at $levels_workers workers" ladder-levels.log \
     "$hs" ladder --device "$dev" --levels none,raw,sample,host,device --workers "$levels_workers" \
     --transforms naive,fast "${ladder_size[@]}" --out "$out/ladder-levels.txt"
+}
+
+s_ladder_workers() {
   step "ladder: workers $scale_workers at level none" ladder-workers.log \
     "$hs" ladder --device "$dev" --levels none --workers "$scale_workers" --transforms naive,fast \
     "${ladder_size[@]}" --out "$out/ladder-workers.txt"
+}
+
+s_ladder_placement() {
   for pinned in true false; do
     for p in host device; do
       step "ladder: placement $p, pinned $pinned, levels host and none" "ladder-placement=$p-pinned=$pinned.log" \
@@ -173,6 +200,9 @@ run_ladder() {
         --pinned="$pinned" --placement "$p" "${ladder_size[@]}" --out "$out/ladder-placement=$p-pinned=$pinned.txt"
     done
   done
+}
+
+s_torch_ladder() {
   if [ ! -f peers/torch/ladder.py ]; then
     skip "torch ladder" "peers/torch/ladder.py is not in this tree"
     [ $emulated = 1 ] || failed=1
@@ -180,13 +210,17 @@ run_ladder() {
     skip "torch ladder" "$python cannot import torch"
     [ $emulated = 1 ] || failed=1
   else
+    # Its result file is its stdout, the step's log.
     step "torch ladder on $torchdev" torch-ladder.txt "$python" peers/torch/ladder.py --device "$torchdev" "${torch_size[@]}"
   fi
 }
 
-run_loaders() {
+s_loaders() {
   step "loaders: goroutines against processes, workers $loader_workers" loaders.log \
     "$hs" loaders --mode goroutine,process --workers "$loader_workers" "${loaders_size[@]}" --out "$out/loaders.txt"
+}
+
+s_peer() {
   step "peer: against PyTorch's DataLoader, workers $peer_workers" peer.log \
     "$hs" peer --python "$python" --workers "$peer_workers" "${peer_size[@]}" --out "$out/peer.txt"
 }
@@ -206,34 +240,53 @@ refused() {
   fi
 }
 
-run_device() {
-  local jpeg_size=1024 jpeg_n=256
-  [ $quick = 1 ] && jpeg_size=32 jpeg_n=4
+jpeg_noise_size=1024 jpeg_noise_n=256 nat_size=1024 nat_n=256 nat_crop=256 nat_batch=256 hostw=16
+[ $quick = 1 ] && jpeg_noise_size=32 jpeg_noise_n=4 nat_size=48 nat_n=8 nat_crop=16 nat_batch=4 hostw=2
+natural=$out/jpegs-natural
+nat_ladder=(--data "$natural" --crop "$nat_crop" --batch "$nat_batch" --steps "$steps" --count "$count")
+[ $quick = 1 ] && nat_ladder=(--data "$natural" --crop "$nat_crop" --batch "$nat_batch" --step 2ms --steps 2 --count 1)
+
+s_jpegs_noise() {
   rm -rf "$out/jpegs-noise"
-  step "dataset: $jpeg_n noise JPEGs at ${jpeg_size}²" jpegs-noise.log \
-    "$hs" dataset write --format jpeg --layout files --n "$jpeg_n" --raw-size "$jpeg_size" --out "$out/jpegs-noise"
-  if [ $emulated = 1 ]; then
-    refused "cuda decode: an unknown decoder" "--decoder: unknown" \
-      "$hs" cuda decode --decoder gpu --jpegs "$out/jpegs-noise"
-    refused "ladder: transforms device on the emulated device" "it needs --device cuda" \
-      "$hs" ladder --device emulated --transforms device --placement device "${ladder_size[@]}"
-    refused "ladder: --device-crop without transforms device" "--device-crop needs --transforms device" \
-      "$hs" ladder --device emulated --device-crop "${ladder_size[@]}"
-    refused "ladder: --cuda-graphs on the emulated device" "--cuda-graphs needs --device cuda" \
-      "$hs" ladder --device emulated --cuda-graphs "${ladder_size[@]}"
-    refused "ladder: --precision tf32 on the emulated device" "--precision tf32 needs --device cuda" \
-      "$hs" ladder --device emulated --precision tf32 "${ladder_size[@]}"
-    return
-  fi
+  step "dataset: $jpeg_noise_n noise JPEGs at ${jpeg_noise_size}²" jpegs-noise.log \
+    "$hs" dataset write --format jpeg --layout files --n "$jpeg_noise_n" --raw-size "$jpeg_noise_size" --out "$out/jpegs-noise"
+}
+
+s_device_refusals() {
+  refused "cuda decode: an unknown decoder" "--decoder: unknown" \
+    "$hs" cuda decode --decoder gpu --jpegs "$out/jpegs-noise"
+  refused "ladder: transforms device on the emulated device" "it needs --device cuda" \
+    "$hs" ladder --device emulated --transforms device --placement device "${ladder_size[@]}"
+  refused "ladder: --device-crop without transforms device" "--device-crop needs --transforms device" \
+    "$hs" ladder --device emulated --device-crop "${ladder_size[@]}"
+  refused "ladder: --cuda-graphs on the emulated device" "--cuda-graphs needs --device cuda" \
+    "$hs" ladder --device emulated --cuda-graphs "${ladder_size[@]}"
+  refused "ladder: --precision tf32 on the emulated device" "--precision tf32 needs --device cuda" \
+    "$hs" ladder --device emulated --precision tf32 "${ladder_size[@]}"
+}
+
+s_ladder_device_transforms() {
+  [ $emulated = 1 ] && return
   step "ladder: transforms device (host crops), every level at $levels_workers workers" ladder-transforms=device.log \
     "$hs" ladder --device cuda --levels none,raw,sample,host,device --workers "$levels_workers" \
     --transforms device --placement device "${ladder_size[@]}" --out "$out/ladder-transforms=device.txt"
+}
+
+s_device_crop() {
   step "ladder: transforms device, --device-crop (whole raw images), every level at $levels_workers workers" ladder-transforms=device-crop.log \
     "$hs" ladder --device cuda --levels none,raw,sample,host,device --workers "$levels_workers" \
     --transforms device --device-crop --placement device "${ladder_size[@]}" --out "$out/ladder-transforms=device-crop.txt"
+}
+
+s_device_workers() {
   step "ladder: workers $scale_workers at level none, fast beside device" ladder-device-workers.log \
     "$hs" ladder --device cuda --levels none --workers "$scale_workers" --transforms fast,device \
     --placement device "${ladder_size[@]}" --out "$out/ladder-device-workers.txt"
+}
+
+# s_ladder_step_variants: the step replayed from CUDA Graphs, on TF32
+# tensor cores, and both, at levels device and host.
+s_ladder_step_variants() {
   step "ladder: CUDA Graphs, levels device and host at $levels_workers workers" ladder-graphs.log \
     "$hs" ladder --device cuda --cuda-graphs --levels device,host --workers "$levels_workers" --transforms fast \
     "${ladder_size[@]}" --out "$out/ladder-graphs.txt"
@@ -243,38 +296,74 @@ run_device() {
   step "ladder: TF32 tensor cores and CUDA Graphs, levels device and host at $levels_workers workers" ladder-tf32-graphs.log \
     "$hs" ladder --device cuda --precision tf32 --cuda-graphs --levels device,host --workers "$levels_workers" --transforms fast \
     "${ladder_size[@]}" --out "$out/ladder-tf32-graphs.txt"
-  step "cuda decode: nvJPEG, batch 256 of noise JPEGs at ${jpeg_size}²" cuda-decode-noise.log \
+}
+
+s_decode_noise() {
+  step "cuda decode: nvJPEG, batch 256 of noise JPEGs at ${jpeg_noise_size}²" cuda-decode-noise.log \
     "$hs" cuda decode --decoder nvjpeg --jpegs "$out/jpegs-noise" --batch 256 --out "$out/cuda-decode-noise.txt"
 }
 
-run_decode() {
-  local size=1024 n=256 crop=256 batch=256 hostw=16
-  [ $quick = 1 ] && size=48 n=8 crop=16 batch=4 hostw=2
-  local jpegs=$out/jpegs-natural
+s_jpegs_natural() {
   # Written once: a second invocation resumes with the same files.
-  if [ ! -f "$jpegs/manifest.json" ]; then
-    rm -rf "$jpegs"
-    step "dataset: $n natural JPEGs at ${size}²" jpegs-natural.log \
-      "$hs" dataset write --format jpeg --layout files --content natural --n "$n" --raw-size "$size" --out "$jpegs"
+  if [ ! -f "$natural/manifest.json" ]; then
+    rm -rf "$natural"
+    step "dataset: $nat_n natural JPEGs at ${nat_size}²" jpegs-natural.log \
+      "$hs" dataset write --format jpeg --layout files --content natural --n "$nat_n" --raw-size "$nat_size" --out "$natural"
   fi
-  local dl=(--data "$jpegs" --crop "$crop" --batch "$batch" --steps "$steps" --count "$count")
-  [ $quick = 1 ] && dl=(--data "$jpegs" --crop "$crop" --batch "$batch" --step 2ms --steps 2 --count 1)
+}
+
+s_decode_natural() {
   if [ $emulated = 1 ]; then
     refused "ladder: --decoder nvjpeg on the emulated device" "it needs --device cuda" \
-      "$hs" ladder --device emulated --decoder nvjpeg --transforms device --placement device "${dl[@]}"
-    step "ladder: libjpeg-turbo and the fast transform on the host, $hostw workers" ladder-turbojpeg.log \
-      "$hs" ladder --device emulated --decoder turbojpeg --transforms fast --levels none,encoded,raw,device \
-      --workers "$hostw" "${dl[@]}" --out "$out/ladder-turbojpeg.txt"
+      "$hs" ladder --device emulated --decoder nvjpeg --transforms device --placement device "${nat_ladder[@]}"
     return
   fi
-  step "cuda decode: nvJPEG, batch $batch of natural JPEGs at ${size}²" cuda-decode-natural.log \
-    "$hs" cuda decode --decoder nvjpeg --jpegs "$jpegs" --batch "$batch" --out "$out/cuda-decode-natural.txt"
+  step "cuda decode: nvJPEG, batch $nat_batch of natural JPEGs at ${nat_size}²" cuda-decode-natural.log \
+    "$hs" cuda decode --decoder nvjpeg --jpegs "$natural" --batch "$nat_batch" --out "$out/cuda-decode-natural.txt"
+}
+
+s_decode_turbo() {
+  step "cuda decode: libjpeg-turbo on the host's $(nproc) cores, batch $nat_batch of natural JPEGs at ${nat_size}² (beside nvJPEG)" cuda-decode-turbojpeg.log \
+    "$hs" cuda decode --decoder turbojpeg --threads "$(nproc)" --jpegs "$natural" --batch "$nat_batch" --out "$out/cuda-decode-turbojpeg.txt"
+}
+
+s_ladder_nvjpeg() {
+  [ $emulated = 1 ] && return
   step "ladder: nvJPEG in the loader, transforms device, $levels_workers workers" ladder-nvjpeg.log \
     "$hs" ladder --device cuda --decoder nvjpeg --transforms device --placement device --levels none,encoded,raw,device \
-    --workers "$levels_workers" "${dl[@]}" --out "$out/ladder-nvjpeg.txt"
+    --workers "$levels_workers" "${nat_ladder[@]}" --out "$out/ladder-nvjpeg.txt"
+}
+
+s_ladder_turbojpeg() {
   step "ladder: libjpeg-turbo and the fast transform on the host, $hostw workers" ladder-turbojpeg.log \
-    "$hs" ladder --device cuda --decoder turbojpeg --transforms fast --levels none,encoded,raw,device \
-    --workers "$hostw" "${dl[@]}" --out "$out/ladder-turbojpeg.txt"
+    "$hs" ladder --device "$dev" --decoder turbojpeg --transforms fast --levels none,encoded,raw,device \
+    --workers "$hostw" "${nat_ladder[@]}" --out "$out/ladder-turbojpeg.txt"
+}
+
+run_ladder() { s_check; s_ladder_levels; s_ladder_workers; s_ladder_placement; s_torch_ladder; }
+run_loaders() { s_loaders; s_peer; }
+run_device() {
+  s_jpegs_noise
+  if [ $emulated = 1 ]; then s_device_refusals; return; fi
+  s_ladder_device_transforms; s_device_crop; s_device_workers; s_ladder_step_variants; s_decode_noise
+}
+run_decode() { s_jpegs_natural; s_decode_natural; s_decode_turbo; s_ladder_nvjpeg; s_ladder_turbojpeg; }
+# The one call (issue 45): the figures of the goals first (the Net's
+# step; nvJPEG's rate beside libjpeg-turbo's; level none with device
+# transforms; PyTorch's ladder and ours), then the figures no card has
+# measured yet (nvJPEG and libjpeg-turbo inside the loader, Graphs and
+# TF32 in the ladder, the device transforms' worker sweep), while the
+# budget lasts; a second call resumes. The worker and placement sweeps,
+# the host loaders and the peer were measured on the H100 on 2026-11-22
+# (results/gpu/): the parts ladder and loaders run them again.
+run_all() {
+  s_check; s_jpegs_natural; s_decode_natural; s_decode_turbo; s_ladder_device_transforms; s_torch_ladder; s_ladder_levels
+  s_ladder_nvjpeg; s_ladder_turbojpeg
+  if [ $emulated = 1 ]; then
+    s_jpegs_noise; s_device_refusals
+  else
+    s_ladder_step_variants; s_device_workers
+  fi
 }
 
 case "$part" in
@@ -282,8 +371,10 @@ case "$part" in
   loaders) run_loaders ;;
   device) run_device ;;
   decode) run_decode ;;
-  all) run_ladder; run_loaders; run_device; run_decode ;;
+  all) run_all ;;
 esac
+"$hs" cuda goals "$out" >"$out/goals.txt" 2>&1
+{ echo "== goals (headspace cuda goals; OUT/goals.txt, rewritten after every command)"; sed 's/^/   /' "$out/goals.txt"; echo; } >>"$summary"
 if [ $failed = 0 ]; then
   echo "ci/gpu-suite.sh: $part done; $summary" >&2
   echo "result: every command ran and passed" >>"$summary"

@@ -8,10 +8,13 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"sync"
+	"time"
 
 	"golang.org/x/perf/benchfmt"
 
 	"github.com/headspace-bench/headspace/cuda"
+	"github.com/headspace-bench/headspace/datasets/turbojpeg"
 	"github.com/headspace-bench/headspace/harness/blocks/results"
 )
 
@@ -27,6 +30,10 @@ import (
 // Run returns package cuda's "no CUDA driver found (libcuda.so.1): …",
 // without libnvjpeg "no nvJPEG library found (libnvjpeg…): …".
 type CUDADecode struct {
+	// Decoder is DecodeNvjpeg (the GPU) or DecodeTurbo (libjpeg-turbo on
+	// the host's cores, Threads at once: the decode rate nvJPEG's stands
+	// beside); "" is DecodeNvjpeg.
+	Decoder string
 	Ordinal int    // the GPU's ordinal
 	JPEGs   string // the directory of JPEG files
 	Batch   int    // images per batch
@@ -37,6 +44,12 @@ type CUDADecode struct {
 	// PyTorch wheel's).
 	Libraries []string
 }
+
+// The decoders of CUDADecode.
+const (
+	DecodeNvjpeg = "nvjpeg"
+	DecodeTurbo  = "turbojpeg"
+)
 
 // DefaultCUDADecode is `headspace cuda decode`'s defaults: batches of
 // 256, 20 timed, 4 host threads; JPEGs is the caller's.
@@ -66,6 +79,7 @@ func (d CUDADecode) Settings() []results.Config {
 	}
 }
 
+
 // Validate reports the first problem with d, before anything runs.
 func (d CUDADecode) Validate() error {
 	switch {
@@ -79,6 +93,8 @@ func (d CUDADecode) Validate() error {
 		return fmt.Errorf("threads %d: want 1 to 1024", d.Threads)
 	case d.Ordinal < 0:
 		return fmt.Errorf("GPU ordinal %d must not be negative", d.Ordinal)
+	case d.Decoder != "" && d.Decoder != DecodeNvjpeg && d.Decoder != DecodeTurbo:
+		return fmt.Errorf("decoder %q: want %s or %s", d.Decoder, DecodeNvjpeg, DecodeTurbo)
 	}
 	return nil
 }
@@ -95,8 +111,12 @@ type CUDADecodeSetup struct {
 }
 
 // Settings is the setup's configuration lines: the GPU's (GPUSettings)
-// and the decoder's (NvjpegSettings).
+// and the decoder's (NvjpegSettings); for libjpeg-turbo on the host
+// (Backend DecodeTurbo), the library's alone.
 func (s CUDADecodeSetup) Settings() []results.Config {
+	if s.Backend == DecodeTurbo {
+		return []results.Config{{Key: "turbojpeg", Value: filepath.Base(s.Library) + " " + s.Version}}
+	}
 	return append(GPUSettings(s.GPU), NvjpegSettings(s.Library, s.Version, s.Backend)...)
 }
 
@@ -118,6 +138,9 @@ func (d CUDADecode) Run(ctx context.Context, env Env) ([]*benchfmt.Result, error
 	files, err := readJPEGs(d.JPEGs, d.Batch)
 	if err != nil {
 		return nil, err
+	}
+	if d.Decoder == DecodeTurbo {
+		return d.runTurbo(ctx, env, files)
 	}
 	c, err := openGPU(ctx, d.Ordinal)
 	if err != nil {
@@ -160,6 +183,79 @@ func (d CUDADecode) Run(ctx context.Context, env Env) ([]*benchfmt.Result, error
 		took, err := dec.Decode(b, dst, w, h)
 		if err != nil {
 			return out, fmt.Errorf("batch %d: %w", i, err)
+		}
+		if i == 0 { // the untimed warm-up batch
+			continue
+		}
+		if err := keep(&benchfmt.Result{Name: name, Iters: d.Batch,
+			Values: []benchfmt.Value{{Value: float64(d.Batch) / took.Seconds(), Unit: "images/s"}}}); err != nil {
+			return out, err
+		}
+	}
+	return out, nil
+}
+
+// runTurbo decodes the files with libjpeg-turbo on the host: each batch
+// split over Threads goroutines, each with its own handle and RGB buffer
+// (nothing allocated per image), timed from the first image to the last.
+// Its records are BenchmarkCUDADecode/decoder=turbojpeg/….
+func (d CUDADecode) runTurbo(ctx context.Context, env Env, files [][]byte) ([]*benchfmt.Result, error) {
+	lib, err := turbojpeg.Load()
+	if err != nil {
+		return nil, err
+	}
+	decs := make([]*turbojpeg.Decoder, d.Threads)
+	defer func() {
+		for _, dec := range decs {
+			if dec != nil {
+				dec.Close()
+			}
+		}
+	}()
+	for i := range decs {
+		if decs[i], err = lib.NewDecoder(); err != nil {
+			return nil, err
+		}
+	}
+	w, h, err := decs[0].Header(files[0])
+	if err != nil {
+		return nil, fmt.Errorf("%s: the first file: %w", d.JPEGs, err)
+	}
+	send(env.Details.DecodeSetup, CUDADecodeSetup{Library: lib.Path(), Version: lib.Version(), Backend: DecodeTurbo, Files: len(files), Width: w, Height: h})
+	bufs := make([][]byte, d.Threads)
+	for i := range bufs {
+		bufs[i] = make([]byte, 3*w*h)
+	}
+	var out []*benchfmt.Result
+	keep := env.collect(&out)
+	name := benchfmt.Name(fmt.Sprintf("BenchmarkCUDADecode/decoder=turbojpeg/batch=%d/size=%dx%d", d.Batch, w, h))
+	env.start(fmt.Sprintf("libjpeg-turbo on %d threads, %d batches of %d", d.Threads, d.Batches, d.Batch))
+	errs := make([]error, d.Threads)
+	for i := range d.Batches + 1 {
+		if err := ctx.Err(); err != nil {
+			return out, err
+		}
+		lo := i * d.Batch
+		start := time.Now()
+		var wg sync.WaitGroup
+		for t := range d.Threads {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				errs[t] = nil
+				for j := t; j < d.Batch; j += d.Threads {
+					f := files[(lo+j)%len(files)]
+					if err := decs[t].DecodeRGB(f, bufs[t], w, h); err != nil {
+						errs[t] = fmt.Errorf("image %d of batch %d: %w", j, i, err)
+						return
+					}
+				}
+			}()
+		}
+		wg.Wait()
+		took := time.Since(start)
+		if err := errors.Join(errs...); err != nil {
+			return out, err
 		}
 		if i == 0 { // the untimed warm-up batch
 			continue

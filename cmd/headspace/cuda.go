@@ -156,15 +156,18 @@ func runCUDA(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	if len(args) > 0 && args[0] == "decode" {
 		return runCUDADecode(ctx, args[1:], stdout)
 	}
+	if len(args) > 0 && args[0] == "goals" {
+		return runCUDAGoals(args[1:], stdout)
+	}
 	if len(args) == 0 || args[0] != "check" {
 		if len(args) > 0 && (args[0] == "-h" || args[0] == "--help" || args[0] == "-help") {
 			writeCUDAUsage(stdout)
 			return nil
 		}
 		if len(args) == 0 {
-			return usagef("want a verb: headspace cuda check, or headspace cuda decode")
+			return usagef("want a verb: headspace cuda check, decode or goals")
 		}
-		return usagef("unknown verb %q: want check or decode", args[0])
+		return usagef("unknown verb %q: want check, decode or goals", args[0])
 	}
 	fs := newFlagSet("cuda check", cudaUsage, stdout)
 	f := cudaCheckFlags(fs)
@@ -259,6 +262,7 @@ func runCUDA(ctx context.Context, args []string, stdout, stderr io.Writer) error
 var cudaVerbs = []struct{ name, summary, usage string }{
 	{"check", "kernels against their reference, copy speeds, the Net's step", cudaUsage},
 	{"decode", "nvJPEG's batched JPEG decode rate", cudaDecodeUsage},
+	{"goals", "the GPU suite's figures beside their goals and anchors", cudaGoalsUsage},
 }
 
 // writeCUDAUsage is `headspace cuda -h`: every verb, each with its usage
@@ -270,9 +274,10 @@ func writeCUDAUsage(w io.Writer) {
 	}
 	for _, v := range cudaVerbs {
 		fs := newFlagSet("cuda "+v.name, v.usage, w)
-		if v.name == "check" {
+		switch v.name {
+		case "check":
 			cudaCheckFlags(fs)
-		} else {
+		case "decode":
 			cudaDecodeFlags(fs)
 		}
 		fmt.Fprintf(w, "\nheadspace cuda %s [flags]:\n\n%s\n\nFlags:\n", v.name, strings.TrimSpace(v.usage))

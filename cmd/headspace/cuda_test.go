@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/headspace-bench/headspace/cuda"
+	"github.com/headspace-bench/headspace/harness/blocks/results"
 )
 
 func TestCUDABadInputExits2(t *testing.T) {
@@ -54,8 +55,45 @@ func TestCUDAHelpListsEveryVerb(t *testing.T) {
 			}
 		}
 	}
-	if len(cudaVerbs) != 2 {
-		t.Errorf("cuda has %d verbs; this test and docs/commands.md know check and decode", len(cudaVerbs))
+	if len(cudaVerbs) != 3 {
+		t.Errorf("cuda has %d verbs; this test and docs/commands.md know check, decode and goals", len(cudaVerbs))
+	}
+}
+
+// cuda decode --decoder turbojpeg decodes on the host, no GPU needed: the
+// rate nvJPEG's stands beside (issue 45). Its records are the decoder's,
+// its file says the host and the library; cuda goals reads it.
+func TestCUDADecodeTurbo(t *testing.T) {
+	dir := t.TempDir()
+	jpegs := filepath.Join(dir, "jpegs")
+	if code, _, stderr := runCLI("dataset", "write", "--format", "jpeg", "--layout", "files", "--content", "natural", "--n", "6", "--raw-size", "64", "--out", jpegs); code != 0 {
+		t.Fatalf("dataset write: exit %d: %s", code, stderr)
+	}
+	out := filepath.Join(dir, "cuda-decode-turbojpeg.txt")
+	code, stdout, stderr := runCLI("cuda", "decode", "--decoder", "turbojpeg", "--threads", "2", "--jpegs", jpegs, "--batch", "8", "--batches", "3", "--out", out)
+	if code != 0 || !strings.Contains(stdout, "turbojpeg: median ") {
+		t.Fatalf("exit %d:\n%s\n%s", code, stdout, stderr)
+	}
+	rs, err := results.Read(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(rs) != 3 || string(rs[0].Name) != "CUDADecode/decoder=turbojpeg/batch=8/size=64x64" {
+		t.Fatalf("%d records, the first %q; want 3 of CUDADecode/decoder=turbojpeg/batch=8/size=64x64", len(rs), rs[0].Name)
+	}
+	cfg := map[string]string{}
+	for _, c := range rs[0].Config {
+		cfg[c.Key] = string(c.Value)
+	}
+	if cfg["device"] != "host" || !strings.HasPrefix(cfg["turbojpeg"], "libturbojpeg") || cfg["threads"] != "2" {
+		t.Errorf("configuration %v; want device host, the library and 2 threads", cfg)
+	}
+	code, stdout, _ = runCLI("cuda", "goals", dir)
+	if code != 0 || !strings.Contains(stdout, "0 of 6 goals measured") {
+		t.Errorf("cuda goals: exit %d:\n%s", code, stdout)
+	}
+	if code, _, stderr := runCLI("cuda", "goals", filepath.Join(dir, "none")); code != 2 || !strings.Contains(stderr, "not a folder") {
+		t.Errorf("cuda goals of no folder: exit %d, %s", code, stderr)
 	}
 }
 

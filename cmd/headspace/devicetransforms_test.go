@@ -36,10 +36,10 @@ func TestCUDADecodeRefused(t *testing.T) {
 		want string
 	}{
 		{[]string{"cuda", "decode"}, 2, "--jpegs DIR is required"},
-		{[]string{"cuda", "decode", "--decoder", "turbojpeg", "--jpegs", empty}, 2, `--decoder: unknown "turbojpeg" (want nvjpeg)`},
+		{[]string{"cuda", "decode", "--decoder", "gpu", "--jpegs", empty}, 2, `--decoder: unknown "gpu" (want nvjpeg, turbojpeg)`},
 		{[]string{"cuda", "decode", "--jpegs", empty, "--batch", "0"}, 2, "--batch 0: want 1 to 65536"},
 		{[]string{"cuda", "decode", "--jpegs", empty}, 1, "no .jpg or .jpeg files"},
-		{[]string{"cuda", "frob"}, 2, "want check or decode"},
+		{[]string{"cuda", "frob"}, 2, "want check, decode or goals"},
 	} {
 		code, _, stderr := runCLI(tc.args...)
 		if code != tc.code || !strings.Contains(stderr, tc.want) || strings.Count(strings.TrimSpace(stderr), "\n") != 0 {

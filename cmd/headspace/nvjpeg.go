@@ -25,11 +25,16 @@ libnvjpeg is loaded at run time: $HEADSPACE_NVJPEG, the CUDA install on the
 library path or under /usr/local/cuda*, or the NVIDIA libraries of a
 PyTorch wheel (site-packages/nvidia/nvjpeg/lib). Without one it exits 1
 with "no nvJPEG library found (libnvjpeg…): …". --out writes the rate in Go
-benchmark format (CUDADecode/decoder=nvjpeg/…, images/s).`
+benchmark format (CUDADecode/decoder=nvjpeg/…, images/s).
+
+--decoder turbojpeg decodes the same files, in the same batches, with
+libjpeg-turbo on the host instead (no GPU needed): --threads goroutines,
+each with its own handle, into interleaved RGB; the rate nvJPEG's stands
+beside (ci/gpu-suite.sh runs both on the same natural JPEGs).`
 
 // decoders lists the --decoder values of cuda decode. The CPU decoders
 // (go, turbojpeg) are the loader's, on the commands that read a dataset.
-var cudaDecoders = []string{"nvjpeg"}
+var cudaDecoders = []string{workloads.DecodeNvjpeg, workloads.DecodeTurbo}
 
 // cudaDecodeOpts are cuda decode's flags.
 type cudaDecodeOpts struct {
@@ -40,11 +45,11 @@ type cudaDecodeOpts struct {
 func cudaDecodeFlags(fs *flag.FlagSet) *cudaDecodeOpts {
 	f := &cudaDecodeOpts{CUDADecode: workloads.Sized[workloads.CUDADecode](workloads.Default)}
 	d := &f.CUDADecode
-	fs.StringVar(&f.decoder, "decoder", "nvjpeg", "`decoder`: nvjpeg")
+	fs.StringVar(&f.decoder, "decoder", "nvjpeg", "`decoder`: nvjpeg (the GPU) or turbojpeg (libjpeg-turbo on the host's cores, the rate beside)")
 	fs.StringVar(&d.JPEGs, "jpegs", "", "`directory` of JPEG files of one size")
 	fs.IntVar(&d.Batch, "batch", d.Batch, "images per `batch`")
 	fs.IntVar(&d.Batches, "batches", d.Batches, "timed `batches` (one more is run first, untimed)")
-	fs.IntVar(&d.Threads, "threads", d.Threads, "CPU `threads` nvJPEG's host stage may use")
+	fs.IntVar(&d.Threads, "threads", d.Threads, "CPU `threads` nvJPEG's host stage may use (turbojpeg: the threads that decode)")
 	fs.IntVar(&d.Ordinal, "gpu", d.Ordinal, "`ordinal` of the GPU")
 	fs.StringVar(&f.out, "out", "", "benchmark-format result `file`")
 	return f
@@ -60,6 +65,7 @@ func runCUDADecode(ctx context.Context, args []string, stdout io.Writer) error {
 	if _, err := parseList("--decoder", *decoder, cudaDecoders); err != nil {
 		return err
 	}
+	d.Decoder = *decoder
 	switch {
 	case d.JPEGs == "":
 		return usagef("--jpegs DIR is required")
@@ -81,7 +87,11 @@ func runCUDADecode(ctx context.Context, args []string, stdout io.Writer) error {
 	var setup workloads.CUDADecodeSetup
 	env.Details.DecodeSetup = func(s workloads.CUDADecodeSetup) {
 		setup = s
-		fmt.Fprintf(stdout, "nvJPEG: %s on %s; %d files of %dx%d from %s, batches of %d\n", s.Library, s.GPU.Name, s.Files, s.Width, s.Height, d.JPEGs, d.Batch)
+		on := s.GPU.Name
+		if d.Decoder == workloads.DecodeTurbo {
+			on = fmt.Sprintf("the host, %d threads", d.Threads)
+		}
+		fmt.Fprintf(stdout, "%s: %s on %s; %d files of %dx%d from %s, batches of %d\n", d.Decoder, s.Library, on, s.Files, s.Width, s.Height, d.JPEGs, d.Batch)
 	}
 	rs, err := d.Run(ctx, env)
 	if err != nil {
@@ -91,12 +101,16 @@ func runCUDADecode(ctx context.Context, args []string, stdout io.Writer) error {
 	for i, r := range rs {
 		rates[i], _ = results.Value(r, "images/s")
 	}
-	fmt.Fprintf(stdout, "nvjpeg: median %.0f images/s over %d batches of %d (min %.0f, max %.0f)\n",
-		summary.Median(rates), len(rates), d.Batch, slices.Min(rates), slices.Max(rates))
+	fmt.Fprintf(stdout, "%s: median %.0f images/s over %d batches of %d (min %.0f, max %.0f)\n",
+		d.Decoder, summary.Median(rates), len(rates), d.Batch, slices.Min(rates), slices.Max(rates))
 	if *out == "" {
 		return nil
 	}
-	if _, err := driver.Write(resultsOut, driver.Settings("cuda:"+setup.GPU.Name, setup.Settings(), d.Settings()), rs, false); err != nil {
+	device := "cuda:" + setup.GPU.Name
+	if d.Decoder == workloads.DecodeTurbo {
+		device = "host"
+	}
+	if _, err := driver.Write(resultsOut, driver.Settings(device, setup.Settings(), d.Settings()), rs, false); err != nil {
 		return err
 	}
 	fmt.Fprintf(stdout, "results: %s\n", *out)
