@@ -79,7 +79,6 @@ func (d CUDADecode) Settings() []results.Config {
 	}
 }
 
-
 // Validate reports the first problem with d, before anything runs.
 func (d CUDADecode) Validate() error {
 	switch {
