@@ -12,9 +12,9 @@ import (
 	"golang.org/x/perf/benchfmt"
 	"golang.org/x/perf/benchproc"
 
+	"github.com/headspace-bench/headspace/harness/blocks/driver"
 	"github.com/headspace-bench/headspace/harness/blocks/machine"
 	"github.com/headspace-bench/headspace/harness/blocks/results"
-	"github.com/headspace-bench/headspace/internal/atomicfile"
 )
 
 // FileError is a saved file a rebuild cannot use: missing, not a result
@@ -261,17 +261,14 @@ func copyFile(src, dst string) error {
 		return nil
 	}
 	if strings.HasSuffix(src, ".txt") {
-		if _, err := results.Read(src); err != nil {
+		// A result file: the driver writes it.
+		if err := driver.Copy(src, dst); err != nil {
+			if errors.Is(err, results.ErrRefused) {
+				return err
+			}
 			return &FileError{Path: src, Err: err}
 		}
-		b, err := atomicfile.ReadFileLimit(src, 1<<30)
-		if err != nil {
-			return &FileError{Path: src, Err: err}
-		}
-		if err := results.CheckReplace(dst, results.Purpose{Force: true}); err != nil {
-			return err
-		}
-		return atomicfile.WriteBytes(dst, b)
+		return nil
 	}
 	b, err := readSaved(src)
 	if err != nil {

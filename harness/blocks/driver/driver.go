@@ -39,11 +39,13 @@ package driver
 import (
 	"context"
 	"fmt"
+	"os"
 
 	"golang.org/x/perf/benchfmt"
 
 	"github.com/headspace-bench/headspace/harness/blocks/machine"
 	"github.com/headspace-bench/headspace/harness/blocks/results"
+	"github.com/headspace-bench/headspace/internal/atomicfile"
 )
 
 // Output is where a run's result file goes: what a command's --out,
@@ -113,6 +115,30 @@ func Write(out Output, settings []results.Config, records []*benchfmt.Result, pa
 		err = fmt.Errorf("results: kept %s, which holds more results than this run's %d; they are in %s", out.Path, len(records), wrote)
 	}
 	return wrote, err
+}
+
+// Copy copies the result file src to dst byte for byte, atomically and
+// under the output policy (dst, if there, must be a results file; a
+// quick or smaller file may replace it: the copy is the same run's): how
+// a rebuild into another folder carries a run's file along. src must
+// read as a results file; copying a file onto itself does nothing.
+func Copy(src, dst string) error {
+	if sa, errA := os.Stat(src); errA == nil {
+		if sb, errB := os.Stat(dst); errB == nil && os.SameFile(sa, sb) {
+			return nil
+		}
+	}
+	if _, err := results.Read(src); err != nil {
+		return err
+	}
+	b, err := atomicfile.ReadFileLimit(src, 1<<30)
+	if err != nil {
+		return err
+	}
+	if err := results.CheckReplace(dst, results.Purpose{Force: true}); err != nil {
+		return err
+	}
+	return atomicfile.WriteBytes(dst, b)
 }
 
 // Run is a streamed result file, from Open to Close. Its methods are
