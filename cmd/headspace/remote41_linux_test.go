@@ -1,0 +1,64 @@
+//go:build linux
+
+package main
+
+import (
+	"bufio"
+	"bytes"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/headspace-bench/headspace/harness/blocks/results"
+)
+
+// TestRemoteInterruptKeepsCompleteOut: SIGINT during `remote --out F`,
+// where F holds a complete run, exits 130, keeps F byte for byte and
+// writes the results finished beside it, marked partial (F.partial.txt),
+// as the ladder keeps a finished file.
+func TestRemoteInterruptKeepsCompleteOut(t *testing.T) {
+	bin := buildHeadspace(t)
+	dir := t.TempDir()
+	out := filepath.Join(dir, "remote.txt")
+	complete, err := os.ReadFile(filepath.Join("..", "..", "notebooks", "results", "remote-remedies.txt"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(out, complete, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.Command(bin, "remote", "--quick", "--out", out, "--dir", dir)
+	cmd.Env = append(os.Environ(), "HEADSPACE_CACHE="+filepath.Join(dir, "cache"))
+	stderr, err := cmd.StderrPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	// The first result on stderr: it is on disk (streamed) before the
+	// next point starts.
+	sc := bufio.NewScanner(stderr)
+	var seen bytes.Buffer
+	for sc.Scan() {
+		seen.WriteString(sc.Text() + "\n")
+		if strings.Contains(sc.Text(), "samples/s") {
+			break
+		}
+	}
+	code, _ := interrupt(t, cmd, "remote")
+	if code != 130 {
+		t.Fatalf("remote --out F interrupted: exit %d, want 130; stderr %q", code, seen.String())
+	}
+	got, err := os.ReadFile(out)
+	if err != nil || !bytes.Equal(got, complete) {
+		t.Errorf("F, a complete run, changed by an interrupted run (%v)", err)
+	}
+	partial := results.Beside(out, "partial")
+	s, err := results.Summarize(partial)
+	if err != nil || !s.Partial || s.Results == 0 {
+		t.Errorf("%s: %+v, %v; want the finished results, marked partial", partial, s, err)
+	}
+}
