@@ -5,10 +5,12 @@ package main
 import (
 	"bufio"
 	"bytes"
+	"context"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
 
 	"github.com/headspace-bench/headspace/harness/blocks/results"
@@ -60,5 +62,32 @@ func TestRemoteInterruptKeepsCompleteOut(t *testing.T) {
 	s, err := results.Summarize(partial)
 	if err != nil || !s.Partial || s.Results == 0 {
 		t.Errorf("%s: %+v, %v; want the finished results, marked partial", partial, s, err)
+	}
+}
+
+// TestBucketUploadRefusesPipesAndDanglingLinks: dataset upload of a
+// dataset holding a named pipe, or a link that leads nowhere, exits 2 in
+// one line naming it, and uploads nothing.
+func TestBucketUploadRefusesPipesAndDanglingLinks(t *testing.T) {
+	startS3(t)
+	for _, tc := range []struct {
+		name string
+		make func(p string) error
+		want string
+	}{
+		{"pipe", func(p string) error { return syscall.Mkfifo(p, 0o644) }, "not a regular file"},
+		{"dangling", func(p string) error { return os.Symlink(p+".gone", p) }, "a symbolic link that leads nowhere"},
+	} {
+		dir := fixture(t, "imagefolder")
+		bad := filepath.Join(dir, "cat", "zz.jpg")
+		if err := tc.make(bad); err != nil {
+			t.Fatal(err)
+		}
+		url := "s3://upload-" + tc.name + "/if"
+		code, _, stderr := runCLI("dataset", "upload", "--make-bucket", dir, url)
+		oneLine2(t, "upload of a dataset with a "+tc.name, code, stderr, bad+": "+tc.want)
+		if objs, err := clientFor(t, url).List(context.Background()); err != nil || len(objs) != 0 {
+			t.Errorf("%s: %d objects uploaded (%v); want none", tc.name, len(objs), err)
+		}
 	}
 }
