@@ -319,3 +319,46 @@ func uploadRefused(t *testing.T, name, dir, bad string) {
 		t.Errorf("after a refused upload the prefix holds %d objects (%v); want none", len(objs), err)
 	}
 }
+
+// TestBucketOversizeImageIsCorrupt: an ImageFolder object listed over
+// MaxUserImageBytes (256 MiB) is indexed as unreadable, named, and its
+// sample fails as bad data (ErrCorrupt, exit 2), as on disk; it is never
+// fetched.
+func TestBucketOversizeImageIsCorrupt(t *testing.T) {
+	t.Setenv("HEADSPACE_CACHE", t.TempDir())
+	ctx := context.Background()
+	dir := t.TempDir()
+	writeFile(t, filepath.Join(dir, "cat", "1.jpg"), encodeTest(t, "jpeg", 20, 12, 1))
+	c := uploadTo(t, "oversize", dir)
+	objs, err := c.List(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The listing as a bucket holding a 300 MiB image would give it (the
+	// opener refuses it by its listed size, before any request).
+	objs = append(objs, bucket.Object{Name: "dog/big.jpg", Size: 300 << 20, ETag: "x"})
+	meta := &remoteMeta{c: c, info: &Remote{URL: c.URL().String()}, sizes: map[string]int64{}, etags: map[string]string{}, kind: KindImageFolder}
+	for _, o := range objs {
+		meta.sizes[o.Name], meta.etags[o.Name] = o.Size, o.ETag
+	}
+	if meta.x, err = remoteIndex(ctx, c, KindImageFolder, objs, remoteOpener(ctx, c, meta.sizes, meta.etags)); err != nil {
+		t.Fatal(err)
+	}
+	in := meta.describe()
+	if in.Failed != 1 || len(in.Unreadable) != 1 || !strings.Contains(in.Unreadable[0], c.Where("dog/big.jpg")) {
+		t.Errorf("index with a 300 MiB image: %d unreadable, %q; want it counted and named", in.Failed, in.Unreadable)
+	}
+	d, err := meta.dataset(Options{}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	before := c.Stats().Requests
+	for i := range d.Len() {
+		if meta.x.Files[meta.x.Samples[i].File] == "dog/big.jpg" {
+			mustFetchCorrupt(t, d, i, c.Where("dog/big.jpg"), "more than")
+		}
+	}
+	if n := c.Stats().Requests - before; n != 0 {
+		t.Errorf("%d requests for an object over the limit; want none", n)
+	}
+}
