@@ -89,9 +89,14 @@ func runRemote(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	// The run streams into a file marked partial until it ends: --out
 	// itself, unless --out holds a complete run, which is kept whole
 	// until this one is complete too; the run then streams beside it
-	// (F.partial.txt), as the ladder keeps a finished file.
+	// (F.partial.txt), as the ladder keeps a finished file. A pipe or a
+	// device (--out /dev/stdout) is written once, in place, as before.
 	stream := resultsOut
-	if *out != "" {
+	inPlace := *out != "" && atomicfile.InPlace(*out)
+	streamed := append(config[:len(config):len(config)], results.Config{Key: "partial", Value: "true"})
+	if inPlace {
+		streamed = config
+	} else if *out != "" {
 		if prev, err := results.Summarize(*out); err == nil && prev.Results > 0 && !prev.Partial {
 			stream.Path = results.Beside(*out, "partial")
 			if err := driver.Check(stream); err != nil {
@@ -99,8 +104,7 @@ func runRemote(ctx context.Context, args []string, stdout, stderr io.Writer) err
 			}
 		}
 	}
-	partial := append(config[:len(config):len(config)], results.Config{Key: "partial", Value: "true"})
-	f, err := driver.Open(ctx, stream, partial)
+	f, err := driver.Open(ctx, stream, streamed)
 	if err != nil {
 		return err
 	}
@@ -133,6 +137,10 @@ func runRemote(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	if *out != "" {
 		if err := f.Close(); err != nil {
 			return err
+		}
+		if inPlace {
+			fmt.Fprintf(stdout, "results: %s\n", *out)
+			return writeRemote(stdout, recs, config, *report, *plotPath)
 		}
 		// Complete: --out gets the run whole, without the partial mark,
 		// and the partial file beside it goes.
