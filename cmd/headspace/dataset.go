@@ -300,6 +300,12 @@ func runDatasetUpload(ctx context.Context, args []string, stdout io.Writer) erro
 	if _, err := ondisk.DetectKind(dir); err != nil {
 		return usageError{strings.TrimPrefix(err.Error(), "ondisk: ")}
 	}
+	// Every file checked before a bucket is made or an object put.
+	if err := ondisk.CheckUpload(ctx, dir); errors.Is(err, ondisk.ErrRefused) {
+		return usageError{strings.TrimPrefix(err.Error(), "ondisk: ")}
+	} else if err != nil {
+		return err
+	}
 	if *mk {
 		c, err := bucket.OpenUnchecked(u, df.bucketOptions())
 		if err != nil {

@@ -34,13 +34,14 @@ once, and two checks at links off the grid. The fetch model (package
 fetchmodel) is calibrated on the round-trip-0 points and predicts the rest;
 the report gives where each remedy stops helping and the model's median
 error. --from rebuilds the report and the plot from a result file,
-measuring nothing.
+measuring nothing. An interrupted run (SIGINT: exit 130) keeps what it
+finished, marked partial, and never a complete --out's place.
 `
 
 func runRemote(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs := newFlagSet("remote", remoteUsage, stdout)
 	quick := fs.Bool("quick", false, "the quick grid: every code path in seconds, no comparable numbers")
-	out := fs.String("out", "", "benchmark-format result `file`, written as each point finishes")
+	out := fs.String("out", "", "benchmark-format result `file`, written as each point finishes, marked partial until the run completes (beside it as NAME.partial.txt where it holds a complete run, which SIGINT keeps)")
 	report := fs.String("report", "", "Markdown report `file`, e.g. notebooks/remote-remedies.md")
 	plotPath := fs.String("plot", "", "the figure, a .png `file`, e.g. notebooks/figures/remote-remedies.png")
 	dir := fs.String("dir", "", "`directory` for the datasets and the server's objects (default: the system's temporary directory)")

@@ -50,44 +50,9 @@ func Upload(ctx context.Context, c *bucket.Client, dir string) (Uploaded, error)
 // dataset. The first failure stops the upload and names the file.
 func UploadWith(ctx context.Context, c *bucket.Client, dir string, o UploadOptions) (Uploaded, error) {
 	dir = ResolveDir(dir)
-	if _, err := DetectKind(dir); err != nil {
-		return Uploaded{}, err
-	}
-	var rels []string
-	err := filepath.WalkDir(dir, func(p string, e fs.DirEntry, err error) error {
-		if err != nil {
-			return err
-		}
-		if err := ctx.Err(); err != nil {
-			return err
-		}
-		if p != dir && strings.HasPrefix(e.Name(), ".") {
-			if e.IsDir() {
-				return filepath.SkipDir
-			}
-			return nil
-		}
-		if e.IsDir() {
-			return nil
-		}
-		fi, err := os.Stat(p) // a link's target
-		switch {
-		case err != nil && e.Type()&fs.ModeSymlink != 0:
-			return fmt.Errorf("%s: a symbolic link that leads nowhere (%v): %w", p, rootErr(err), ErrRefused)
-		case err != nil:
-			return err
-		case !fi.Mode().IsRegular():
-			return fmt.Errorf("%s: not a regular file (%s): %w", p, fi.Mode().Type(), ErrRefused)
-		}
-		rel, err := filepath.Rel(dir, p)
-		if err != nil {
-			return err
-		}
-		rels = append(rels, filepath.ToSlash(rel))
-		return nil
-	})
+	rels, err := uploadList(ctx, dir)
 	if err != nil {
-		return Uploaded{}, fmt.Errorf("ondisk: upload %s: %w", dir, err)
+		return Uploaded{}, err
 	}
 	old, err := c.List(ctx)
 	if err != nil {
@@ -143,6 +108,61 @@ func UploadWith(ctx context.Context, c *bucket.Client, dir string, o UploadOptio
 		bytes += n
 	}
 	return Uploaded{Objects: objects, Bytes: bytes}, nil
+}
+
+// CheckUpload checks, before anything is uploaded or a bucket made, that
+// dir is a dataset UploadWith would upload: every file regular (after
+// links), or ErrRefused naming the first that is not.
+func CheckUpload(ctx context.Context, dir string) error {
+	_, err := uploadList(ctx, ResolveDir(dir))
+	return err
+}
+
+// uploadList is every file of the dataset in dir that an upload puts,
+// slash-separated names relative to dir: hidden files and directories
+// skipped, links followed; a file that is not regular or a link that
+// leads nowhere is refused (ErrRefused).
+func uploadList(ctx context.Context, dir string) ([]string, error) {
+	if _, err := DetectKind(dir); err != nil {
+		return nil, err
+	}
+	var rels []string
+	err := filepath.WalkDir(dir, func(p string, e fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		if p != dir && strings.HasPrefix(e.Name(), ".") {
+			if e.IsDir() {
+				return filepath.SkipDir
+			}
+			return nil
+		}
+		if e.IsDir() {
+			return nil
+		}
+		fi, err := os.Stat(p) // a link's target
+		switch {
+		case err != nil && e.Type()&fs.ModeSymlink != 0:
+			return fmt.Errorf("%s: a symbolic link that leads nowhere (%v): %w", p, rootErr(err), ErrRefused)
+		case err != nil:
+			return err
+		case !fi.Mode().IsRegular():
+			return fmt.Errorf("%s: not a regular file (%s): %w", p, fi.Mode().Type(), ErrRefused)
+		}
+		rel, err := filepath.Rel(dir, p)
+		if err != nil {
+			return err
+		}
+		rels = append(rels, filepath.ToSlash(rel))
+		return nil
+	})
+	if err != nil {
+		return nil, fmt.Errorf("ondisk: upload %s: %w", dir, err)
+	}
+	return rels, nil
 }
 
 // rootErr is a path error's reason alone.
