@@ -12,8 +12,10 @@ import (
 	"strings"
 	"syscall"
 	"testing"
+	"time"
 
 	"github.com/headspace-bench/headspace/datasets/bucket"
+	"github.com/headspace-bench/headspace/harness/blocks/link"
 	"github.com/headspace-bench/headspace/harness/blocks/results"
 )
 
@@ -92,5 +94,33 @@ func TestBucketUploadRefusesPipesAndDanglingLinks(t *testing.T) {
 		if _, err := bucket.Open(context.Background(), u, bucket.Options{}); err == nil || !strings.Contains(err.Error(), "no such bucket") {
 			t.Errorf("%s: after a refused upload --make-bucket: %v; want no bucket made, nothing uploaded", tc.name, err)
 		}
+	}
+}
+
+// TestSIGINTDuringBucketIndex: SIGINT while `dataset index s3://…` waits
+// on the server (a 30 s round trip: its first request is in flight) exits
+// 130, not 2 ("context canceled" as bad input), within 10 s.
+func TestSIGINTDuringBucketIndex(t *testing.T) {
+	s := startS3(t)
+	writeUpload(t, "s3://index-slow/ds", "--n", "4")
+	lc, err := link.Parse("latency=30s")
+	if err != nil {
+		t.Fatal(err)
+	}
+	l, err := link.Start(context.Background(), s.Addr(), lc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	bin := buildHeadspace(t)
+	cmd := exec.Command(bin, "dataset", "index", "--s3-endpoint", l.URL(), "s3://index-slow/ds")
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(1500 * time.Millisecond) // in the first request
+	if code, _ := interrupt(t, cmd, "dataset index s3://"); code != 130 {
+		t.Errorf("dataset index s3:// interrupted: exit %d, %q; want 130", code, stderr.String())
 	}
 }
