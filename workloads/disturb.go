@@ -37,8 +37,13 @@ type measured struct {
 // l.Disturb.Reruns times, keeping the least disturbed attempt; that
 // attempt stays marked disturbed if every attempt was. With record, each
 // attempt records a timeline and the kept one's recorder is returned.
+//
+// Level local's copy of the bucket is made by the first attempt alone
+// (later ones find it in place): the kept attempt carries it (copy-MB/s),
+// whichever attempt it is.
 func (l Ladder) runMeasured(ctx context.Context, p ladder.Point, dev device.Device, record bool) (measured, error) {
 	var best measured
+	var copied train.Result // the attempt that made the local copy
 	for attempt := 0; ; attempt++ {
 		cfg, tc := l.config(p), l.Train
 		var rec *pipeline.Recorder
@@ -51,8 +56,14 @@ func (l Ladder) runMeasured(ctx context.Context, p ladder.Point, dev device.Devi
 			return best, err
 		}
 		m := measured{res: res, sample: s, rec: rec, disturbed: l.Disturb.Disturbed(s)}
+		if res.Copied > 0 && copied.Copied == 0 {
+			copied = res
+		}
 		if attempt == 0 || !m.disturbed || s.DelayShare() < best.sample.DelayShare() {
 			best = m
+		}
+		if best.res.Copied == 0 {
+			best.res.Copied, best.res.CopyTime = copied.Copied, copied.CopyTime
 		}
 		best.reruns = attempt
 		if !m.disturbed || attempt >= l.Disturb.Reruns {

@@ -151,6 +151,7 @@ func (d *dataFlags) apply(ctx context.Context, cfg loader.Config) (loader.Config
 			if err != nil {
 				return cfg, err
 			}
+			cfg.Origin = cfg.Bucket.EndpointURL()
 			cfg.Bucket.Endpoint, cfg.Link = ep, lc.Settings()
 		}
 	}

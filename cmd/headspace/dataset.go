@@ -44,8 +44,13 @@ Verbs:
                              again after changing the bucket)
   upload  DIR s3://BUCKET/PREFIX
                              put a dataset (any layout --data reads) into a bucket,
-                             one object per file (multipart for large shards);
-                             --make-bucket creates the bucket first
+                             one object per file (multipart for large shards),
+                             the manifest last (an upload cut short is no
+                             dataset); --make-bucket creates the bucket first.
+                             A prefix that holds objects is refused unless
+                             --replace (which deletes the old ones), and so is
+                             a file that is not a regular file or a link that
+                             leads nowhere, before anything is uploaded
 
 write encodes the same images the synthetic dataset gives (deterministic
 from --seed) as raw RGB bytes, PNG or JPEG, one file per sample or in
@@ -226,11 +231,21 @@ func runDatasetIndex(ctx context.Context, args []string, stdout io.Writer) error
 	if bucket.IsURL(dir) {
 		in, p, err := ondisk.IndexRemote(ctx, dir, df.bucketOptions())
 		if err != nil {
+			if ctx.Err() != nil {
+				return ctx.Err() // SIGINT: exit 130
+			}
 			return usageError{strings.TrimPrefix(err.Error(), "ondisk: ")}
 		}
 		r := in.Remote
-		fmt.Fprintf(stdout, "%s: %s, %d samples in %d classes, %s, %s; listed %d objects (%.1f MB) in %.3f s, indexed in %.3f s; listing %s\n",
-			dir, in.Kind, in.Count, in.Classes, in.Format, in.Layout, r.Objects, float64(r.Bytes)/1e6, r.List.Seconds(), r.Index.Seconds(), p)
+		fmt.Fprintf(stdout, "%s: %s, %d samples in %d classes, %s, %s, %d unreadable; listed %d objects (%.1f MB) in %.3f s, indexed in %.3f s; listing %s\n",
+			dir, in.Kind, in.Count, in.Classes, in.Format, in.Layout, in.Failed, r.Objects, float64(r.Bytes)/1e6, r.List.Seconds(), r.Index.Seconds(), p)
+		for i, u := range in.Unreadable {
+			if i == maxUnreadableShown {
+				fmt.Fprintf(stdout, "  … and %d more unreadable\n", len(in.Unreadable)-i)
+				break
+			}
+			fmt.Fprintf(stdout, "  unreadable: %s\n", u)
+		}
 		return nil
 	}
 	kind, err := ondisk.DetectKind(dir)
@@ -270,6 +285,7 @@ func runDatasetUpload(ctx context.Context, args []string, stdout io.Writer) erro
 	var df dataFlags
 	df.registerBucket(fs)
 	mk := fs.Bool("make-bucket", false, "create the bucket if it does not exist")
+	replace := fs.Bool("replace", false, "upload to a prefix that holds objects: the old ones are deleted (the old manifest first), never mixed with the new")
 	if err := parseArgs(fs, args); err != nil {
 		return err
 	}
@@ -283,6 +299,12 @@ func runDatasetUpload(ctx context.Context, args []string, stdout io.Writer) erro
 	}
 	if _, err := ondisk.DetectKind(dir); err != nil {
 		return usageError{strings.TrimPrefix(err.Error(), "ondisk: ")}
+	}
+	// Every file checked before a bucket is made or an object put.
+	if err := ondisk.CheckUpload(ctx, dir); errors.Is(err, ondisk.ErrRefused) {
+		return usageError{strings.TrimPrefix(err.Error(), "ondisk: ")}
+	} else if err != nil {
+		return err
 	}
 	if *mk {
 		c, err := bucket.OpenUnchecked(u, df.bucketOptions())
@@ -298,7 +320,10 @@ func runDatasetUpload(ctx context.Context, args []string, stdout io.Writer) erro
 		return usageError{err.Error()}
 	}
 	t0 := time.Now()
-	up, err := ondisk.Upload(ctx, c, dir)
+	up, err := ondisk.UploadWith(ctx, c, dir, ondisk.UploadOptions{Replace: *replace})
+	if errors.Is(err, ondisk.ErrRefused) {
+		return usageError{strings.TrimPrefix(err.Error(), "ondisk: ")}
+	}
 	if err != nil {
 		return err
 	}

@@ -7,6 +7,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"strings"
 
 	"golang.org/x/perf/benchfmt"
 
@@ -33,13 +34,14 @@ once, and two checks at links off the grid. The fetch model (package
 fetchmodel) is calibrated on the round-trip-0 points and predicts the rest;
 the report gives where each remedy stops helping and the model's median
 error. --from rebuilds the report and the plot from a result file,
-measuring nothing.
+measuring nothing. An interrupted run (SIGINT: exit 130) keeps what it
+finished, marked partial, and never a complete --out's place.
 `
 
 func runRemote(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs := newFlagSet("remote", remoteUsage, stdout)
 	quick := fs.Bool("quick", false, "the quick grid: every code path in seconds, no comparable numbers")
-	out := fs.String("out", "", "benchmark-format result `file`, written as each point finishes")
+	out := fs.String("out", "", "benchmark-format result `file`, written as each point finishes, marked partial until the run completes (beside it as NAME.partial.txt where it holds a complete run, which SIGINT keeps)")
 	report := fs.String("report", "", "Markdown report `file`, e.g. notebooks/remote-remedies.md")
 	plotPath := fs.String("plot", "", "the figure, a .png `file`, e.g. notebooks/figures/remote-remedies.png")
 	dir := fs.String("dir", "", "`directory` for the datasets and the server's objects (default: the system's temporary directory)")
@@ -64,6 +66,11 @@ func runRemote(ctx context.Context, args []string, stdout, stderr io.Writer) err
 			}
 			return usagef("--from: %v", err)
 		}
+		if _, err := remedies.Build(recs, fileConfig(recs)); err != nil {
+			// The file is not a remote run's: bad input, as a missing
+			// file is.
+			return usagef("--from %s: not a result file of headspace remote --out (%s)", *from, strings.TrimPrefix(err.Error(), "remedies: "))
+		}
 		return writeRemote(stdout, recs, fileConfig(recs), *report, *plotPath)
 	}
 	exp := workloads.Sized[workloads.Remote](workloads.Default)
@@ -80,26 +87,73 @@ func runRemote(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	if err := driver.Check(resultsOut); err != nil {
 		return err
 	}
-	f, err := driver.Open(ctx, resultsOut, config)
+	// The run streams into a file marked partial until it ends: --out
+	// itself, unless --out holds a complete run, which is kept whole
+	// until this one is complete too; the run then streams beside it
+	// (F.partial.txt), as the ladder keeps a finished file. A pipe or a
+	// device (--out /dev/stdout) is written once, in place, as before.
+	stream := resultsOut
+	inPlace := *out != "" && atomicfile.InPlace(*out)
+	streamed := append(config[:len(config):len(config)], results.Config{Key: "partial", Value: "true"})
+	if inPlace {
+		streamed = config
+	} else if *out != "" {
+		if prev, err := results.Summarize(*out); err == nil && prev.Results > 0 && !prev.Partial {
+			stream.Path = results.Beside(*out, "partial")
+			if err := driver.Check(stream); err != nil {
+				return err
+			}
+		}
+	}
+	f, err := driver.Open(ctx, stream, streamed)
 	if err != nil {
 		return err
 	}
 	defer f.Close()
 	// Each point is printed, then on disk; an interrupted run keeps them
-	// in the file, but its report needs every point: it reports nothing.
+	// in the partial file, but its report needs every point: it reports
+	// nothing.
+	made := 0
 	s := driver.Begin(f, nil, 0, func(r *benchfmt.Result) error {
+		made++
 		v, _ := results.Value(r, "samples/s")
 		fmt.Fprintf(stderr, "%s: %.0f samples/s\n", r.Name, v)
 		return nil
 	})
 	env := workloads.Env{Device: dev, Dir: *dir, Result: s.Result}
 	recs, err := exp.Run(ctx, env)
-	if err != nil {
+	if err := s.End(err); err != nil {
 		return err
+	}
+	if s.Interrupted() {
+		if *out == "" || made == 0 {
+			return s.Err("") // nothing finished: --out is as it was
+		}
+		kept := fmt.Sprintf("the %d results finished are in %s, marked partial", made, stream.Path)
+		if stream.Path != *out {
+			kept += "; " + *out + " is kept as it was"
+		}
+		return s.Err(kept)
 	}
 	if *out != "" {
 		if err := f.Close(); err != nil {
 			return err
+		}
+		if inPlace {
+			fmt.Fprintf(stdout, "results: %s\n", *out)
+			return writeRemote(stdout, recs, config, *report, *plotPath)
+		}
+		// Complete: --out gets the run whole, without the partial mark,
+		// and the partial file beside it goes.
+		done, err := results.Read(stream.Path)
+		if err != nil {
+			return err
+		}
+		if _, err := driver.Write(driver.Output{Path: *out, Force: true}, config, done, false); err != nil {
+			return err
+		}
+		if stream.Path != *out {
+			os.Remove(stream.Path)
 		}
 		fmt.Fprintf(stdout, "results: %s\n", *out)
 		// The report is rebuilt from the file, as --from would.

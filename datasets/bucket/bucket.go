@@ -26,6 +26,7 @@
 package bucket
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -214,6 +215,30 @@ func (o Options) withDefaults() (Options, error) {
 		return o, fmt.Errorf("bucket: backoff %v must be positive", o.Backoff)
 	}
 	return o, nil
+}
+
+// EndpointURL is the server o reads: Endpoint, else AWS_ENDPOINT_URL_S3,
+// else AWS_ENDPOINT_URL, else AWS (https://s3.amazonaws.com).
+func (o Options) EndpointURL() string {
+	return cmp.Or(o.Endpoint, os.Getenv("AWS_ENDPOINT_URL_S3"), os.Getenv("AWS_ENDPOINT_URL"), "https://s3.amazonaws.com")
+}
+
+// Setup is how a result file names the server at endpoint: the URL
+// without a trailing slash, and for a server on this machine's loopback
+// (127.0.0.1, ::1, localhost) without its port, which such a server (a
+// test's, make bench-remote's) draws afresh at each start: two runs
+// against servers on this machine are one setup, two servers elsewhere
+// are two.
+func Setup(endpoint string) string {
+	u, err := url.Parse(endpoint)
+	if err != nil || u.Host == "" {
+		return strings.TrimRight(endpoint, "/")
+	}
+	host := u.Hostname()
+	if ip := net.ParseIP(host); host == "localhost" || ip != nil && ip.IsLoopback() {
+		return u.Scheme + "://" + host
+	}
+	return u.Scheme + "://" + u.Host
 }
 
 // endpoint splits an endpoint URL into minio's host and TLS setting.
@@ -425,13 +450,33 @@ func (c *Client) List(ctx context.Context) ([]Object, error) {
 	}
 }
 
+// ErrChanged is wrapped by the error of a read of an object that is not
+// as it was listed: deleted since (NoSuchKey), shorter or longer than the
+// listed size, or replaced (another ETag). It is the data's fault, not
+// the network's: it is never retried.
+var ErrChanged = errors.New("object changed since the listing")
+
+// changed is a permanent error that is ErrChanged.
+type changed struct{ err error }
+
+func (e changed) Error() string        { return e.err.Error() }
+func (e changed) Unwrap() error        { return e.err }
+func (e changed) Is(target error) bool { return target == ErrChanged }
+
 // ReadAt reads len(p) bytes of rel from off, in ranged GETs of at most
 // ChunkSize each. A short body is retried; an object shorter than asked
 // is an error naming it.
 func (c *Client) ReadAt(ctx context.Context, rel string, p []byte, off int64) error {
+	return c.ReadListedAt(ctx, Object{Name: rel}, p, off)
+}
+
+// ReadListedAt is ReadAt of the listed object o: each answer must be of
+// o's size and ETag (a zero field is not checked), or the read fails
+// with ErrChanged, naming the object.
+func (c *Client) ReadListedAt(ctx context.Context, o Object, p []byte, off int64) error {
 	for done := 0; done < len(p); {
 		n := min(int64(len(p)-done), c.opts.ChunkSize)
-		if err := c.get(ctx, rel, p[done:done+int(n)], off+int64(done), true); err != nil {
+		if err := c.get(ctx, o, p[done:done+int(n)], off+int64(done), true); err != nil {
 			return err
 		}
 		done += int(n)
@@ -442,22 +487,33 @@ func (c *Client) ReadAt(ctx context.Context, rel string, p []byte, off int64) er
 // Get reads the whole of rel, size bytes as listed, into buf (grown if
 // needed) with one GET (ranged GETs of ChunkSize for a larger object).
 func (c *Client) Get(ctx context.Context, rel string, size int64, buf []byte) ([]byte, error) {
+	return c.GetListed(ctx, Object{Name: rel, Size: size}, buf)
+}
+
+// GetListed is Get of the listed object o: the answer must be of o's
+// size and ETag (an empty ETag is not checked), or the read fails with
+// ErrChanged, naming the object.
+func (c *Client) GetListed(ctx context.Context, o Object, buf []byte) ([]byte, error) {
+	size := o.Size
 	if int64(cap(buf)) < size {
 		buf = make([]byte, size)
 	}
 	buf = buf[:size]
 	if size <= c.opts.ChunkSize {
-		return buf, c.get(ctx, rel, buf, 0, false)
+		return buf, c.get(ctx, o, buf, 0, false)
 	}
-	return buf, c.ReadAt(ctx, rel, buf, 0)
+	return buf, c.ReadListedAt(ctx, o, buf, 0)
 }
 
-// get fills p from rel at off with one request (and its retries): a
+// get fills p from o at off with one request (and its retries): a
 // ranged GET, or a whole-object GET when ranged is false (off is then 0
-// and p the whole object).
-func (c *Client) get(ctx context.Context, rel string, p []byte, off int64, ranged bool) error {
+// and p the whole object). An answer that shows the object is not as
+// listed (another ETag, another size, no such key, a range beyond its
+// end) is ErrChanged.
+func (c *Client) get(ctx context.Context, o Object, p []byte, off int64, ranged bool) error {
+	rel := o.Name
 	key := c.url.Key(rel)
-	return c.do(ctx, "get "+c.Where(rel), func(ctx context.Context) (int64, error) {
+	err := c.do(ctx, "get "+c.Where(rel), func(ctx context.Context) (int64, error) {
 		var opts minio.GetObjectOptions
 		if ranged {
 			if err := opts.SetRange(off, off+int64(len(p))-1); err != nil {
@@ -469,17 +525,29 @@ func (c *Client) get(ctx context.Context, rel string, p []byte, off int64, range
 			return 0, err
 		}
 		defer body.Close()
+		if etag := strings.Trim(h.Get("ETag"), `"`); o.ETag != "" && etag != "" && etag != o.ETag {
+			return 0, changed{fmt.Errorf("replaced since the listing: ETag %s, listed %s", etag, o.ETag)}
+		}
 		if want := fmt.Sprintf("bytes %d-%d/", off, off+int64(len(p))-1); ranged && !strings.HasPrefix(h.Get("Content-Range"), want) {
 			// A server that ignores Range sends the object from its
 			// start: the bytes would be another sample's.
 			return 0, permanent{fmt.Errorf("asked for %s, the server answered Content-Range %q", strings.TrimSuffix(want, "/"), h.Get("Content-Range"))}
+		}
+		if ranged && o.Size > 0 {
+			_, total, _ := strings.Cut(h.Get("Content-Range"), "/")
+			if total != "*" && total != fmt.Sprint(o.Size) {
+				return 0, changed{fmt.Errorf("%s bytes, listed %d (changed since the listing)", total, o.Size)}
+			}
+		}
+		if cl := h.Get("Content-Length"); !ranged && cl != "" && cl != fmt.Sprint(len(p)) {
+			return 0, changed{fmt.Errorf("%s bytes, listed %d (changed since the listing)", cl, len(p))}
 		}
 		n, err := io.ReadFull(body, p)
 		if err == nil && !ranged {
 			// The whole object must be exactly as listed.
 			var one [1]byte
 			if m, _ := body.Read(one[:]); m > 0 {
-				return int64(n), permanent{fmt.Errorf("object is longer than the %d bytes listed (changed since the listing?)", len(p))}
+				return int64(n), changed{fmt.Errorf("object is longer than the %d bytes listed (changed since the listing?)", len(p))}
 			}
 		}
 		if err != nil {
@@ -490,6 +558,13 @@ func (c *Client) get(ctx context.Context, rel string, p []byte, off int64, range
 		}
 		return int64(n), nil
 	})
+	switch errorResponse(err).Code {
+	case "NoSuchKey":
+		return changed{fmt.Errorf("%w (deleted since the listing?)", err)}
+	case "InvalidRange":
+		return changed{fmt.Errorf("%w (shorter than listed: changed since the listing?)", err)}
+	}
+	return err
 }
 
 // Put uploads r (size bytes) as rel; minio-go splits an object larger
@@ -528,6 +603,14 @@ func (c *Client) Put(ctx context.Context, rel string, r io.Reader, size int64) e
 	return err
 }
 
+// Remove deletes rel (a missing object is no error, as in S3).
+func (c *Client) Remove(ctx context.Context, rel string) error {
+	key := c.url.Key(rel)
+	return c.do(ctx, "remove "+c.Where(rel), func(ctx context.Context) (int64, error) {
+		return 0, c.core.Client.RemoveObject(ctx, c.url.Bucket, key, minio.RemoveObjectOptions{})
+	})
+}
+
 // PartSize is the part size of a multipart upload: Put uploads an
 // object larger than it in parts.
 const PartSize = 16 << 20
@@ -564,7 +647,8 @@ func (t truncated) Error() string {
 // retryable reports whether an attempt's error is worth another attempt.
 func retryable(err error) bool {
 	var p permanent
-	if errors.As(err, &p) {
+	var ch changed
+	if errors.As(err, &p) || errors.As(err, &ch) {
 		return false
 	}
 	var t truncated

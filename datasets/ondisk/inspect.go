@@ -23,6 +23,11 @@ type Info struct {
 	Sizes       string
 	Failed      int
 	IndexCached bool
+	// Unreadable names what cannot be read, "WHERE: why" each (a
+	// sample, a shard or a file), for a dataset in a bucket, whatever its
+	// kind; Failed then counts the samples it costs (a headspace
+	// dataset's too).
+	Unreadable []string
 	// Remote is how a dataset in a bucket was listed and indexed; nil
 	// for a local one.
 	Remote *Remote

@@ -41,18 +41,22 @@ type Copied struct {
 // dir with its slash-separated name (Concurrency at a time), and keeps the
 // objects already there at their listed size, so a second call copies
 // nothing. Each file is written to a temporary name and renamed, so an
-// interrupted copy leaves no partial file. An object whose name would
-// leave dir (.., an absolute path) is refused, naming it.
+// interrupted copy leaves no partial file. Hidden objects are skipped,
+// as the index skips them, and so is an object the dataset does not use
+// whose name would leave dir (.., a backslash, an absolute path); one it
+// uses is refused, naming it.
 func (d *Dataset) CopyTo(ctx context.Context, dir string) (Copied, error) {
 	if d.remote == nil {
 		return Copied{}, fmt.Errorf("ondisk: %s is not in a bucket", d.dir)
 	}
+	used := d.usedObjects()
 	names := make([]string, 0, len(d.sizes))
 	for rel := range d.sizes {
-		if !filepath.IsLocal(filepath.FromSlash(rel)) || strings.Contains(rel, "\\") {
-			return Copied{}, fmt.Errorf("ondisk: copy %s: its name leaves the copy's directory", d.remote.Where(rel))
-		}
-		if hidden(rel) {
+		escapes := !filepath.IsLocal(filepath.FromSlash(rel)) || strings.Contains(rel, "\\")
+		switch {
+		case escapes && used[rel]:
+			return Copied{}, corruptf("ondisk: copy %s: its name leaves the copy's directory", d.remote.Where(rel))
+		case escapes, hidden(rel):
 			continue
 		}
 		if fi, err := os.Stat(filepath.Join(dir, filepath.FromSlash(rel))); err == nil && fi.Mode().IsRegular() && fi.Size() == d.sizes[rel] {
@@ -71,12 +75,29 @@ func (d *Dataset) CopyTo(ctx context.Context, dir string) (Copied, error) {
 	return Copied{Objects: files, Bytes: bytes, Took: time.Since(t0)}, err
 }
 
+// usedObjects are the objects the dataset reads: a headspace dataset's
+// manifest and files, an index's files.
+func (d *Dataset) usedObjects() map[string]bool {
+	used := map[string]bool{}
+	if x := d.foreign; x != nil {
+		for _, f := range x.Files {
+			used[f] = true
+		}
+		return used
+	}
+	used[ManifestName] = true
+	for _, f := range d.m.Files {
+		used[f.Name] = true
+	}
+	return used
+}
+
 // copyObject downloads rel into dir, through a temporary file renamed into
 // place.
 func (d *Dataset) copyObject(ctx context.Context, dir, rel string) error {
-	buf, err := d.remote.Get(ctx, rel, d.sizes[rel], nil)
+	buf, err := d.remote.GetListed(ctx, d.listed(rel), nil)
 	if err != nil {
-		return fmt.Errorf("ondisk: copy: %w", err)
+		return remoteFault(fmt.Errorf("ondisk: copy: %w", err))
 	}
 	p := filepath.Join(dir, filepath.FromSlash(rel))
 	if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {

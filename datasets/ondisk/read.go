@@ -149,8 +149,9 @@ type Dataset struct {
 	remote     *bucket.Client
 	remoteInfo *Remote
 	sizes      map[string]int64
-	whole      *wholeShards // Options.ShardReads whole; nil otherwise
-	scratch    sync.Pool    // *[]byte: a foreign image at its own size
+	etags      map[string]string // a remote dataset's listed ETags
+	whole      *wholeShards      // Options.ShardReads whole; nil otherwise
+	scratch    sync.Pool         // *[]byte: a foreign image at its own size
 	// Options.DecodeMinSide: the factor every JPEG is decoded at and the
 	// decoded size (scale is the zero Factor without it).
 	scale   turbojpeg.Factor

@@ -5,6 +5,7 @@ import (
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
+	"errors"
 	"fmt"
 	"io"
 	"path"
@@ -67,6 +68,7 @@ type remoteMeta struct {
 	c     *bucket.Client
 	info  *Remote
 	sizes map[string]int64
+	etags map[string]string
 	kind  string
 	// A headspace dataset: its manifest and its bytes' SHA-256, and in the
 	// shards layout where each member lies.
@@ -86,10 +88,11 @@ func loadRemote(ctx context.Context, c *bucket.Client) (*remoteMeta, error) {
 		return nil, fmt.Errorf("ondisk: %w", err)
 	}
 	r := &Remote{URL: where, Objects: len(objs), List: time.Since(t0)}
-	meta := &remoteMeta{c: c, info: r, sizes: make(map[string]int64, len(objs))}
+	meta := &remoteMeta{c: c, info: r, sizes: make(map[string]int64, len(objs)), etags: make(map[string]string, len(objs))}
 	h := sha256.New()
 	for _, o := range objs {
 		meta.sizes[o.Name] = o.Size
+		meta.etags[o.Name] = o.ETag
 		r.Bytes += o.Size
 		fmt.Fprintf(h, "%q %d %s\n", o.Name, o.Size, o.ETag)
 	}
@@ -97,7 +100,7 @@ func loadRemote(ctx context.Context, c *bucket.Client) (*remoteMeta, error) {
 	if meta.kind, err = remoteKind(where, objs); err != nil {
 		return nil, err
 	}
-	open := remoteOpener(ctx, c, meta.sizes)
+	open := remoteOpener(ctx, c, meta.sizes, meta.etags)
 	t1 := time.Now()
 	if meta.kind == "headspace" {
 		err = meta.readManifest(ctx, open)
@@ -126,7 +129,7 @@ func (meta *remoteMeta) dataset(opts Options, turbo *turbojpeg.Library) (*Datase
 	if err != nil {
 		return nil, err
 	}
-	d.remote, d.remoteInfo, d.sizes = meta.c, meta.info, meta.sizes
+	d.remote, d.remoteInfo, d.sizes, d.etags = meta.c, meta.info, meta.sizes, meta.etags
 	switch opts.ShardReads {
 	case "", ShardReadsRanged:
 	case ShardReadsWhole:
@@ -143,12 +146,54 @@ func (meta *remoteMeta) dataset(opts Options, turbo *turbojpeg.Library) (*Datase
 	return d, nil
 }
 
-// info describes the dataset as Inspect does.
+// describe describes the dataset as Inspect does, with what cannot be
+// read counted and named (Info.Failed, Info.Unreadable): a missing or cut
+// shard, a missing or resized file, an unreadable image. An upload cut
+// short leaves exactly this, so it is said, never left for a run to find.
 func (meta *remoteMeta) describe() *Info {
-	if m := meta.m; m != nil {
-		return manifestInfo(m, meta.sum)
+	m := meta.m
+	if m == nil {
+		in := indexInfo(meta.x, false)
+		for i, s := range meta.x.Samples {
+			if s.Error != "" {
+				in.Unreadable = append(in.Unreadable, meta.x.Where(i)+": "+s.Error)
+			}
+		}
+		return in
 	}
-	return indexInfo(meta.x, false)
+	in := manifestInfo(m, meta.sum)
+	where := meta.c.Where
+	if m.Layout == "shards" {
+		for s, err := range meta.shardErr {
+			lost := 0
+			for i := s * m.ShardSize; i < min(m.Count, (s+1)*m.ShardSize); i++ {
+				if i < len(meta.loc) && meta.loc[i].shard < 0 {
+					lost++
+				}
+			}
+			in.Failed += lost
+			switch {
+			case err != nil:
+				in.Unreadable = append(in.Unreadable, fmt.Sprintf("%s: %s (%d of its samples unreadable)", where(m.Files[s].Name), strings.TrimPrefix(err.Error(), where(m.Files[s].Name)+": "), lost))
+			case lost > 0:
+				in.Unreadable = append(in.Unreadable, fmt.Sprintf("%s: %d of its samples missing", where(m.Files[s].Name), lost))
+			}
+		}
+		return in
+	}
+	for _, f := range m.Files {
+		size, ok := meta.sizes[f.Name]
+		switch {
+		case !ok:
+			in.Unreadable = append(in.Unreadable, where(f.Name)+": not in the listing")
+		case size != f.Size:
+			in.Unreadable = append(in.Unreadable, fmt.Sprintf("%s: %d bytes, the manifest says %d", where(f.Name), size, f.Size))
+		default:
+			continue
+		}
+		in.Failed++
+	}
+	return in
 }
 
 // remoteKind is detectKind for a listing: a manifest at the top, .tar
@@ -193,7 +238,7 @@ func (meta *remoteMeta) readManifest(ctx context.Context, open opener) error {
 	if !ok || size > MaxManifestBytes {
 		return fmt.Errorf("ondisk: %s: manifest of %d bytes, more than %d", c.Where(ManifestName), size, int64(MaxManifestBytes))
 	}
-	b, err := c.Get(ctx, ManifestName, size, nil)
+	b, err := c.GetListed(ctx, bucket.Object{Name: ManifestName, Size: size, ETag: meta.etags[ManifestName]}, nil)
 	if err != nil {
 		return fmt.Errorf("ondisk: %w", err)
 	}
@@ -323,7 +368,7 @@ func remoteHeader(ctx context.Context, c *bucket.Client, x *Index, i int, open o
 // remoteOpener opens the objects of a listing for reading at offsets:
 // each ReadAt is a ranged GET, except that small reads (tar and image
 // headers) are served from one block of readBlock bytes fetched at once.
-func remoteOpener(ctx context.Context, c *bucket.Client, sizes map[string]int64) opener {
+func remoteOpener(ctx context.Context, c *bucket.Client, sizes map[string]int64, etags map[string]string) opener {
 	return func(rel string, limit int64) (file, int64, error) {
 		size, ok := sizes[rel]
 		if !ok {
@@ -332,7 +377,7 @@ func remoteOpener(ctx context.Context, c *bucket.Client, sizes map[string]int64)
 		if size > limit {
 			return nil, 0, fmt.Errorf("%s: %d bytes, more than the %d a file may have", c.Where(rel), size, limit)
 		}
-		return &object{ctx: ctx, c: c, rel: rel, size: size}, size, nil
+		return &object{ctx: ctx, c: c, o: bucket.Object{Name: rel, Size: size, ETag: etags[rel]}, size: size}, size, nil
 	}
 }
 
@@ -345,7 +390,7 @@ const readBlock = 256 << 10
 type object struct {
 	ctx   context.Context
 	c     *bucket.Client
-	rel   string
+	o     bucket.Object // as listed
 	size  int64
 	mu    sync.Mutex
 	block []byte
@@ -363,14 +408,14 @@ func (o *object) ReadAt(p []byte, off int64) (int, error) {
 		if o.block == nil || off < o.at || off+int64(n) > o.at+int64(len(o.block)) {
 			m := min(int64(readBlock), o.size-off)
 			o.block = slices.Grow(o.block[:0], int(m))[:m]
-			if err := o.c.ReadAt(o.ctx, o.rel, o.block, off); err != nil {
+			if err := o.c.ReadListedAt(o.ctx, o.o, o.block, off); err != nil {
 				o.block = nil
 				return 0, err
 			}
 			o.at = off
 		}
 		copy(p[:n], o.block[off-o.at:])
-	} else if err := o.c.ReadAt(o.ctx, o.rel, p[:n], off); err != nil {
+	} else if err := o.c.ReadListedAt(o.ctx, o.o, p[:n], off); err != nil {
 		return 0, err
 	}
 	if n < len(p) {
@@ -393,17 +438,34 @@ func (d *Dataset) fetchRemote(ctx context.Context, i int, buf []byte) ([]byte, e
 	}
 	switch {
 	case whole:
-		buf, err = d.remote.Get(ctx, rel, size, buf)
+		buf, err = d.remote.GetListed(ctx, d.listed(rel), buf)
 	case d.whole != nil:
 		return d.member(ctx, i, rel, off, size, buf)
 	default:
 		buf = grow(buf, size)
-		err = d.remote.ReadAt(ctx, rel, buf, off)
+		err = d.remote.ReadListedAt(ctx, d.listed(rel), buf, off)
 	}
 	if err != nil {
-		return buf[:0], fmt.Errorf("ondisk: fetch sample %d: %w", i, err)
+		return buf[:0], remoteFault(fmt.Errorf("ondisk: fetch sample %d: %w", i, err))
 	}
 	return buf, nil
+}
+
+// listed is the object rel as the listing found it: its size and ETag,
+// which every read of it checks.
+func (d *Dataset) listed(rel string) bucket.Object {
+	return bucket.Object{Name: rel, Size: d.sizes[rel], ETag: d.etags[rel]}
+}
+
+// remoteFault makes err ErrCorrupt when it is the data's fault, as the
+// same fault is on disk: an object deleted, shrunk, grown or replaced
+// since the listing (bucket.ErrChanged). A network's or a server's
+// failure stays what it is.
+func remoteFault(err error) error {
+	if errors.Is(err, bucket.ErrChanged) {
+		return corrupt(err)
+	}
+	return err
 }
 
 // locate is where sample i's bytes lie: the file, and for a shard member
@@ -412,7 +474,7 @@ func (d *Dataset) locate(i int) (rel string, off, size int64, whole bool, err er
 	if x := d.foreign; x != nil {
 		s := x.Samples[i]
 		if s.Error != "" {
-			return "", 0, 0, false, fmt.Errorf("ondisk: fetch sample %d: %s: %s", i, d.where(i), s.Error)
+			return "", 0, 0, false, corruptf("ondisk: fetch sample %d: %s: %s", i, d.where(i), s.Error)
 		}
 		if x.Kind == KindWebDataset {
 			return x.Files[s.File], s.Offset, s.Size, false, nil
@@ -433,7 +495,7 @@ func (d *Dataset) locate(i int) (rel string, off, size int64, whole bool, err er
 	name := d.m.Files[i].Name
 	size, ok := d.sizes[name]
 	if !ok {
-		return "", 0, 0, false, fmt.Errorf("ondisk: fetch sample %d: %s: not in the listing", i, d.where(i))
+		return "", 0, 0, false, corruptf("ondisk: fetch sample %d: %s: not in the listing", i, d.where(i))
 	}
 	if size != d.m.Files[i].Size {
 		return "", 0, 0, false, corruptf("ondisk: fetch sample %d: %s: %d bytes, the manifest says %d", i, d.where(i), size, d.m.Files[i].Size)

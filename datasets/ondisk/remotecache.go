@@ -16,7 +16,7 @@ import (
 )
 
 // remoteCacheVersion is the format version of a cached listing.
-const remoteCacheVersion = 1
+const remoteCacheVersion = 2
 
 // remoteFile is a remoteMeta as the cache keeps it: the listing (names and
 // sizes), how long it took, and what indexing found. Listing a bucket is a
@@ -25,16 +25,17 @@ const remoteCacheVersion = 1
 // this file instead; run it again after changing the bucket (an object
 // that changed since fails its samples, naming it).
 type remoteFile struct {
-	Version  int              `json:"version"`
-	Endpoint string           `json:"endpoint"`
-	Info     Remote           `json:"info"`
-	Kind     string           `json:"kind"`
-	Sizes    map[string]int64 `json:"sizes"`
-	Manifest *Manifest        `json:"manifest,omitempty"`
-	Sum      string           `json:"manifest_sha256,omitempty"`
-	Loc      [][3]int64       `json:"loc,omitempty"` // shard, offset, size of each sample (shards layout)
-	ShardErr []string         `json:"shard_errors,omitempty"`
-	Index    *Index           `json:"index,omitempty"`
+	Version  int               `json:"version"`
+	Endpoint string            `json:"endpoint"`
+	Info     Remote            `json:"info"`
+	Kind     string            `json:"kind"`
+	Sizes    map[string]int64  `json:"sizes"`
+	ETags    map[string]string `json:"etags"`
+	Manifest *Manifest         `json:"manifest,omitempty"`
+	Sum      string            `json:"manifest_sha256,omitempty"`
+	Loc      [][3]int64        `json:"loc,omitempty"` // shard, offset, size of each sample (shards layout)
+	ShardErr []string          `json:"shard_errors,omitempty"`
+	Index    *Index            `json:"index,omitempty"`
 }
 
 // remoteCachePath is where the listing of url at endpoint is cached.
@@ -54,7 +55,7 @@ func saveRemote(meta *remoteMeta) (string, error) {
 		return "", err
 	}
 	f := remoteFile{Version: remoteCacheVersion, Endpoint: meta.c.Endpoint(), Info: *meta.info, Kind: meta.kind,
-		Sizes: meta.sizes, Manifest: meta.m, Sum: meta.sum, Index: meta.x}
+		Sizes: meta.sizes, ETags: meta.etags, Manifest: meta.m, Sum: meta.sum, Index: meta.x}
 	for _, l := range meta.loc {
 		f.Loc = append(f.Loc, [3]int64{int64(l.shard), l.off, l.size})
 	}
@@ -100,7 +101,7 @@ func loadCachedRemote(c *bucket.Client) (*remoteMeta, error) {
 	if json.Unmarshal(b, &f) != nil || f.Version != remoteCacheVersion || f.Endpoint != c.Endpoint() || f.Info.URL != c.URL().String() {
 		return nil, nil
 	}
-	meta := &remoteMeta{c: c, info: &f.Info, sizes: f.Sizes, kind: f.Kind, m: f.Manifest, sum: f.Sum, x: f.Index}
+	meta := &remoteMeta{c: c, info: &f.Info, sizes: f.Sizes, etags: f.ETags, kind: f.Kind, m: f.Manifest, sum: f.Sum, x: f.Index}
 	switch {
 	case f.Kind == "headspace" && (f.Manifest == nil || f.Manifest.Validate() != nil):
 		return nil, nil

@@ -2,9 +2,12 @@ package ondisk
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io/fs"
+	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 
@@ -17,16 +20,111 @@ type Uploaded struct {
 	Bytes   int64
 }
 
-// Upload puts the dataset in dir (any layout OpenWith reads) under c's
-// URL, one object per file with the same slash-separated name, files in
-// Concurrency parallel uploads; minio-go splits a large shard into a
-// multipart upload. Hidden files and directories are skipped, as the
-// readers skip them; symbolic links are followed to regular files. The
-// first failure stops the upload and names the file.
+// UploadOptions are what UploadWith may do to the prefix.
+type UploadOptions struct {
+	// Replace lets the upload go to a prefix that holds objects: the
+	// old objects that the new dataset does not have are deleted, its
+	// manifest first, so that the prefix holds the new dataset alone (or,
+	// interrupted, no headspace dataset at all).
+	Replace bool
+}
+
+// Upload is UploadWith without Replace: a prefix that holds objects is
+// refused.
 func Upload(ctx context.Context, c *bucket.Client, dir string) (Uploaded, error) {
+	return UploadWith(ctx, c, dir, UploadOptions{})
+}
+
+// UploadWith puts the dataset in dir (any layout OpenWith reads) under
+// c's URL, one object per file with the same slash-separated name, files
+// in Concurrency parallel uploads; minio-go splits a large shard into a
+// multipart upload. Hidden files and directories are skipped, as the
+// readers skip them; symbolic links are followed to regular files.
+//
+// Before anything is uploaded, every file is checked: one that is not a
+// regular file (a named pipe, a device) or a link that leads nowhere is
+// refused (ErrRefused, naming it), and so is a prefix that already holds
+// objects, unless o.Replace: they would read as one dataset with the new
+// files. The manifest of a headspace dataset is uploaded last, once every
+// other file is in place, so an upload cut short never reads as a
+// dataset. The first failure stops the upload and names the file.
+func UploadWith(ctx context.Context, c *bucket.Client, dir string, o UploadOptions) (Uploaded, error) {
 	dir = ResolveDir(dir)
-	if _, err := DetectKind(dir); err != nil {
+	rels, err := uploadList(ctx, dir)
+	if err != nil {
 		return Uploaded{}, err
+	}
+	old, err := c.List(ctx)
+	if err != nil {
+		return Uploaded{}, fmt.Errorf("ondisk: upload %s: %w", dir, err)
+	}
+	if len(old) > 0 && !o.Replace {
+		return Uploaded{}, fmt.Errorf("ondisk: upload %s: %s already holds %d objects (the first: %s), which would read as one dataset with these: %w; upload to an empty prefix, or replace them (--replace)",
+			dir, c.URL(), len(old), old[0].Name, ErrRefused)
+	}
+	var manifest bool
+	rels = slices.DeleteFunc(rels, func(rel string) bool {
+		if rel == ManifestName {
+			manifest = true
+			return true
+		}
+		return false
+	})
+	if len(old) > 0 {
+		// The old manifest first: from here on the prefix is no dataset
+		// until the new manifest is in place.
+		if err := c.Remove(ctx, ManifestName); err != nil {
+			return Uploaded{}, fmt.Errorf("ondisk: upload %s: %w", dir, err)
+		}
+	}
+	upload := func(ctx context.Context, rel string) (int64, error) { return uploadFile(ctx, c, dir, rel) }
+	objects, bytes, err := eachFile(ctx, c.Options().Concurrency, rels, upload)
+	if err != nil {
+		return Uploaded{Objects: objects, Bytes: bytes}, err
+	}
+	if len(old) > 0 {
+		keep := make(map[string]bool, len(rels)+1)
+		for _, rel := range rels {
+			keep[rel] = true
+		}
+		var stale []string
+		for _, ob := range old {
+			if !keep[ob.Name] && ob.Name != ManifestName {
+				stale = append(stale, ob.Name)
+			}
+		}
+		if _, _, err := eachFile(ctx, c.Options().Concurrency, stale, func(ctx context.Context, rel string) (int64, error) {
+			return 0, c.Remove(ctx, rel)
+		}); err != nil {
+			return Uploaded{Objects: objects, Bytes: bytes}, fmt.Errorf("ondisk: upload %s: removing the old objects: %w", dir, err)
+		}
+	}
+	if manifest {
+		n, err := upload(ctx, ManifestName)
+		if err != nil {
+			return Uploaded{Objects: objects, Bytes: bytes}, err
+		}
+		objects++
+		bytes += n
+	}
+	return Uploaded{Objects: objects, Bytes: bytes}, nil
+}
+
+// CheckUpload checks, before anything is uploaded or a bucket made, that
+// dir is a dataset UploadWith would upload: every file regular (after
+// links), or ErrRefused naming the first that is not.
+func CheckUpload(ctx context.Context, dir string) error {
+	_, err := uploadList(ctx, ResolveDir(dir))
+	return err
+}
+
+// uploadList is every file of the dataset in dir that an upload puts,
+// slash-separated names relative to dir: hidden files and directories
+// skipped, links followed; a file that is not regular or a link that
+// leads nowhere is refused (ErrRefused).
+func uploadList(ctx context.Context, dir string) ([]string, error) {
+	if _, err := DetectKind(dir); err != nil {
+		return nil, err
 	}
 	var rels []string
 	err := filepath.WalkDir(dir, func(p string, e fs.DirEntry, err error) error {
@@ -45,6 +143,15 @@ func Upload(ctx context.Context, c *bucket.Client, dir string) (Uploaded, error)
 		if e.IsDir() {
 			return nil
 		}
+		fi, err := os.Stat(p) // a link's target
+		switch {
+		case err != nil && e.Type()&fs.ModeSymlink != 0:
+			return fmt.Errorf("%s: a symbolic link that leads nowhere (%v): %w", p, rootErr(err), ErrRefused)
+		case err != nil:
+			return err
+		case !fi.Mode().IsRegular():
+			return fmt.Errorf("%s: not a regular file (%s): %w", p, fi.Mode().Type(), ErrRefused)
+		}
 		rel, err := filepath.Rel(dir, p)
 		if err != nil {
 			return err
@@ -53,12 +160,18 @@ func Upload(ctx context.Context, c *bucket.Client, dir string) (Uploaded, error)
 		return nil
 	})
 	if err != nil {
-		return Uploaded{}, fmt.Errorf("ondisk: upload %s: %w", dir, err)
+		return nil, fmt.Errorf("ondisk: upload %s: %w", dir, err)
 	}
-	objects, bytes, err := eachFile(ctx, c.Options().Concurrency, rels, func(ctx context.Context, rel string) (int64, error) {
-		return uploadFile(ctx, c, dir, rel)
-	})
-	return Uploaded{Objects: objects, Bytes: bytes}, err
+	return rels, nil
+}
+
+// rootErr is a path error's reason alone.
+func rootErr(err error) error {
+	var pe *fs.PathError
+	if errors.As(err, &pe) {
+		return pe.Err
+	}
+	return err
 }
 
 // eachFile runs do on every name, workers at a time, and sums the bytes

@@ -66,7 +66,7 @@ func (d *Dataset) member(ctx context.Context, i int, rel string, off, size int64
 		w.live[rel] = e
 	}
 	w.mu.Unlock()
-	e.once.Do(func() { e.data, e.err = d.remote.Get(ctx, rel, d.sizes[rel], nil) })
+	e.once.Do(func() { e.data, e.err = d.remote.GetListed(ctx, d.listed(rel), nil) })
 	drop := func() {
 		w.mu.Lock()
 		if w.live[rel] == e {
@@ -76,7 +76,7 @@ func (d *Dataset) member(ctx context.Context, i int, rel string, off, size int64
 	}
 	if e.err != nil {
 		drop()
-		return buf[:0], fmt.Errorf("ondisk: fetch sample %d: %w", i, e.err)
+		return buf[:0], remoteFault(fmt.Errorf("ondisk: fetch sample %d: %w", i, e.err))
 	}
 	if off < 0 || off+size > int64(len(e.data)) {
 		drop()

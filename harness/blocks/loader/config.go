@@ -65,6 +65,10 @@ type Config struct {
 	// server, as its settings (package link): recorded in the result
 	// file; nil without one.
 	Link []setting.Setting
+	// Origin is the bucket's server when Bucket.Endpoint is an emulated
+	// link's (the link's upstream); "" when Bucket.Endpoint is the
+	// server. Recorded as data-endpoint.
+	Origin string
 	// MaxFailures is how many samples of Data that cannot be fetched or
 	// decoded are skipped (and counted) before the run stops; a skipped
 	// sample is replaced by the next one that reads, so batches keep

@@ -74,6 +74,11 @@ func (c Config) DataSettings() []setting.Setting {
 		bo := c.Bucket
 		out = append(out,
 			setting.Setting{Key: "data-store", Value: "s3"},
+			// Where the data is: a file of one server and bucket is never
+			// resumed against another (the manifest's checksum alone would
+			// let a copy elsewhere in, over another network).
+			setting.Setting{Key: "data-url", Value: c.Data},
+			setting.Setting{Key: "data-endpoint", Value: bucket.Setup(cmp.Or(c.Origin, bo.EndpointURL()))},
 			setting.Setting{Key: "fetch-concurrency", Value: fmt.Sprint(c.fetchers())},
 			setting.Setting{Key: "chunk-size", Value: fmt.Sprint(cmp.Or(bo.ChunkSize, bucket.DefaultChunkSize))},
 			setting.Setting{Key: "fetch-retries", Value: fmt.Sprint(retries(bo.Retries))},
