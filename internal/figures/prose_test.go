@@ -435,6 +435,7 @@ var settings = []setting{
 	{"docs/remote.md", "(DLIO's 50 million objects took over 12 hours)", "a quoted source (DLIO's paper)"},
 	{"docs/remote.md", "(in 256 KiB blocks), each image's first 64 KiB", "read sizes in the code"},
 	{"docs/remote.md", "(default 8 MiB)", "a flag's default"},
+	{"docs/remote.md", "an image over 256 MiB", "a bound in the code (ondisk.MaxSampleBytes)"},
 	{"docs/remote.md", "a deadline (60 s, MosaicML Streaming's)", "a setting, Streaming's default"},
 	{"docs/remote.md", "stalls 3% past the request deadline", "a test's fault rates"},
 	{"docs/remote.md", "batches of 256 at the document's 290 ms step, 16 GETs in flight over the `cross-region` link (30 ms ± 5)", "the run's settings"},
