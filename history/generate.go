@@ -69,6 +69,14 @@ func YearOfNights() Generator {
 	}
 }
 
+// The largest generated store: ten years of nights, ten times the
+// year's series (at both, about 660 MB of run files). Write refuses a
+// larger one, and history generate's flags stop there.
+const (
+	MaxNights = 3650
+	MaxSeries = 2000
+)
+
 func (g Generator) withDefaults() Generator {
 	if g.Nights <= 0 {
 		g.Nights = 365
@@ -189,6 +197,9 @@ func (g Generator) format(v float64) string {
 // files.
 func (g Generator) Write(ctx context.Context, dir string) error {
 	g = g.withDefaults()
+	if g.Nights > MaxNights || g.Series > MaxSeries {
+		return fmt.Errorf("generate: %d nights × %d series: at most %d nights and %d series", g.Nights, g.Series, MaxNights, MaxSeries)
+	}
 	if err := CheckDate(g.Date(g.Nights-1), time.Now()); err != nil {
 		return fmt.Errorf("generate: the last night %v", err)
 	}

@@ -16,8 +16,8 @@ func TestCUDABadInputExits2(t *testing.T) {
 		{[]string{"cuda"}, "want a verb: headspace cuda check"},
 		{[]string{"cuda", "run"}, `unknown verb "run": want check`},
 		{[]string{"cuda", "check", "--sizes", "1,big"}, "--sizes"},
-		{[]string{"cuda", "check", "--batch", "0"}, "--batch 0 and --side 256 must be positive"},
-		{[]string{"cuda", "check", "--steps", "0"}, "--steps 0 and --reps 5 must be positive"},
+		{[]string{"cuda", "check", "--batch", "0"}, "--batch 0: want 1 to 65536"},
+		{[]string{"cuda", "check", "--steps", "0"}, "--steps 0: want 1 to 10000000"},
 		{[]string{"cuda", "check", "extra"}, `unexpected argument "extra"`},
 	} {
 		code, _, stderr := runCLI(tc.args...)

@@ -15,7 +15,7 @@ import (
 )
 
 func init() {
-	register(command{name: "history", summary: "a results history across commits and machines: add runs, report change points as a page", run: runHistory})
+	register(command{name: "history", verbs: []string{"add", "report", "latest", "generate"}, summary: "a results history across commits and machines: add runs, report change points as a page", run: runHistory})
 }
 
 const historyUsage = `
@@ -71,8 +71,9 @@ store has none): what the nightly gate compares with.
 generate writes a made-up store for measuring the history at scale:
 history.YearOfNights, 365 nightly runs × 200 series (6 samples, ±2%
 noise, three 8% regressions at nights 91, 182 and 273), the same bytes
-for the same flags; --nights and --series change its size (the steps
-stay where they are, those beyond it dropped). See docs/history.md.`
+for the same flags; --nights and --series change its size (at most 3650
+and 2000; the steps stay where they are, those beyond it dropped). See
+docs/history.md.`
 
 func runHistory(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	if len(args) == 0 {
