@@ -135,3 +135,24 @@ func TestDatasetWriteNaturalJPEG(t *testing.T) {
 		t.Errorf("--content leaves: exit %d, stderr %q", code, stderr)
 	}
 }
+
+// TestDatasetVerifyMissingShard: verify of a dataset that lacks files its
+// manifest lists (an interrupted copy) exits 2, as bad input, with one
+// line that counts and names them (issue 41: exit 1, "open …: no such
+// file or directory" for the first alone).
+func TestDatasetVerifyMissingShard(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "ds")
+	if code, out, stderr := runCLI("dataset", "write", "--out", dir, "--n", "20", "--raw-size", "16", "--format", "jpeg", "--layout", "shards", "--shard-size", "4"); code != 0 {
+		t.Fatalf("write: exit %d, %q %q", code, out, stderr)
+	}
+	for _, name := range []string{"shard-000001.tar", "shard-000003.tar"} {
+		if err := os.Remove(filepath.Join(dir, name)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	code, out, stderr := runCLI("dataset", "verify", dir)
+	want := dir + ": 2 of the 5 files its manifest lists are missing: shard-000001.tar, shard-000003.tar"
+	if code != 2 || !strings.Contains(stderr, want) || strings.Count(strings.TrimSpace(stderr), "\n") != 0 {
+		t.Errorf("verify: exit %d, stdout %q, stderr %q; want 2 and one line with %q", code, out, stderr, want)
+	}
+}
