@@ -43,7 +43,9 @@ read the machine folder's index (DIR/<machine>/.index: each run's name,
 size, hash and setup), not every earlier run, so an add takes the same
 time however many runs the store holds; an index that is missing or
 disagrees with the folder's files is rebuilt from them, with a line on
-stderr saying why.
+stderr saying why; one that is not a regular file (a named pipe, a
+link) is refused, naming it. A file whose goos, goarch or go line
+changes half-way is refused: a run is one build's.
 
 report reads the store, finds the change points of every benchmark × unit
 × machine series (E-Divisive means with a permutation test; each change
