@@ -19,6 +19,7 @@ import (
 	"math/rand/v2"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"time"
 
@@ -36,6 +37,7 @@ type Generator struct {
 	Series  int       // benchmark × unit series; 200 when 0
 	Samples int       // samples per benchmark per run; 6 when 0
 	Noise   float64   // each sample's uniform relative noise, ±Noise; 0.02 when 0
+	Digits  int       // significant digits a sample is written with; 6 when 0, -1 for full precision (the shortest that reads back exactly, as a run's own figures can be)
 	Seed    uint64    // the noise's and the commits' seed
 	Start   time.Time // the first night; 2024-01-01T03:17:00Z when zero
 	Steps   []Step    // the injected steps; none when nil
@@ -67,6 +69,14 @@ func YearOfNights() Generator {
 	}
 }
 
+// The largest generated store: ten years of nights, ten times the
+// year's series (at both, about 660 MB of run files). Write refuses a
+// larger one, and history generate's flags stop there.
+const (
+	MaxNights = 3650
+	MaxSeries = 2000
+)
+
 func (g Generator) withDefaults() Generator {
 	if g.Nights <= 0 {
 		g.Nights = 365
@@ -79,6 +89,9 @@ func (g Generator) withDefaults() Generator {
 	}
 	if g.Noise <= 0 {
 		g.Noise = 0.02
+	}
+	if g.Digits == 0 {
+		g.Digits = 6
 	}
 	if g.Start.IsZero() {
 		g.Start = time.Date(2024, 1, 1, 3, 17, 0, 0, time.UTC)
@@ -153,17 +166,26 @@ func (g Generator) File(n int) []byte {
 			for _, u := range units {
 				switch u {
 				case "ns/op":
-					fmt.Fprintf(&b, " %.6g ns/op", 1e9/v)
+					fmt.Fprintf(&b, " %s ns/op", g.format(1e9/v))
 				case "steps/s":
-					fmt.Fprintf(&b, " %.6g steps/s", v)
+					fmt.Fprintf(&b, " %s steps/s", g.format(v))
 				case "samples/s":
-					fmt.Fprintf(&b, " %.6g samples/s", 4*v)
+					fmt.Fprintf(&b, " %s samples/s", g.format(4*v))
 				}
 			}
 			b.WriteByte('\n')
 		}
 	}
 	return []byte(b.String())
+}
+
+// format is v as the generator writes it: Digits significant digits,
+// or all of them when Digits is negative.
+func (g Generator) format(v float64) string {
+	if g.Digits < 0 {
+		return strconv.FormatFloat(v, 'g', -1, 64)
+	}
+	return strconv.FormatFloat(v, 'g', g.Digits, 64)
 }
 
 // Write writes the generator's nights into the store in dir (created if
@@ -175,6 +197,9 @@ func (g Generator) File(n int) []byte {
 // files.
 func (g Generator) Write(ctx context.Context, dir string) error {
 	g = g.withDefaults()
+	if g.Nights > MaxNights || g.Series > MaxSeries {
+		return fmt.Errorf("generate: %d nights × %d series: at most %d nights and %d series", g.Nights, g.Series, MaxNights, MaxSeries)
+	}
 	if err := CheckDate(g.Date(g.Nights-1), time.Now()); err != nil {
 		return fmt.Errorf("generate: the last night %v", err)
 	}

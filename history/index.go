@@ -138,6 +138,9 @@ func readIndex(dir, folder string) (*index, string, error) {
 	if err != nil {
 		return nil, "", err
 	}
+	if err := checkIndexFile(mdir); err != nil {
+		return nil, "", err
+	}
 	idx, why := checkIndex(mdir, files)
 	if why == "" {
 		return idx, "", nil
@@ -152,9 +155,57 @@ func readIndex(dir, folder string) (*index, string, error) {
 	return idx, fmt.Sprintf("%s: %s; rebuilt it from the %d run files", filepath.Join(mdir, IndexName), why, len(files)), nil
 }
 
-// loadIndexFile parses mdir's index file.
+// maxIndexBytes bounds an index read: about 150 thousand runs, far
+// beyond any store, so that a device or a runaway file in its place is
+// an error, not a read without end.
+const maxIndexBytes = 64 << 20
+
+// maxRunBytes bounds the read of a run file (a results file): the
+// largest the store takes.
+const maxRunBytes = 256 << 20
+
+// checkIndexFile refuses an index that is not a regular file: a named
+// pipe (whose open or read would wait for a writer that never comes), a
+// device, a socket, a folder or a symbolic link. Such a file is not one
+// Add wrote, and rebuilding over it would replace what someone put
+// there, so the store is refused, naming it.
+func checkIndexFile(mdir string) error {
+	p := filepath.Join(mdir, IndexName)
+	fi, err := os.Lstat(p)
+	if err != nil {
+		if errors.Is(err, fs.ErrNotExist) {
+			return nil
+		}
+		return err
+	}
+	if !fi.Mode().IsRegular() {
+		return fmt.Errorf("%s is not a regular file (%s): the store's index is one that add writes; remove it, and the next add rebuilds it from the run files", p, fileKind(fi.Mode()))
+	}
+	return nil
+}
+
+// fileKind names a file type for messages.
+func fileKind(m fs.FileMode) string {
+	switch {
+	case m&fs.ModeSymlink != 0:
+		return "a symbolic link"
+	case m.IsDir():
+		return "a folder"
+	case m&fs.ModeNamedPipe != 0:
+		return "a named pipe"
+	case m&fs.ModeSocket != 0:
+		return "a socket"
+	case m&fs.ModeDevice != 0:
+		return "a device"
+	}
+	return m.Type().String()
+}
+
+// loadIndexFile parses mdir's index file, read without waiting (a
+// non-regular file in its place is refused when it is opened:
+// atomicfile.OpenRegular) and at most maxIndexBytes.
 func loadIndexFile(mdir string) (*index, error) {
-	data, err := os.ReadFile(filepath.Join(mdir, IndexName))
+	data, err := atomicfile.ReadFileLimit(filepath.Join(mdir, IndexName), maxIndexBytes)
 	if err != nil {
 		return nil, err
 	}
@@ -213,7 +264,7 @@ func checkRuns(mdir string, idx *index, files map[string]int64) string {
 		// every field.
 		last := idx.Runs[n-1]
 		p := filepath.Join(mdir, last.Name)
-		data, err := os.ReadFile(p)
+		data, err := atomicfile.ReadFileLimit(p, maxRunBytes)
 		if err != nil {
 			return fmt.Sprintf("the latest run cannot be read (%v)", err)
 		}
@@ -270,7 +321,7 @@ func buildIndex(mdir string, files map[string]int64) (*index, error) {
 		if err != nil {
 			return nil, err
 		}
-		data, err := os.ReadFile(p)
+		data, err := atomicfile.ReadFileLimit(p, maxRunBytes)
 		if err != nil {
 			return nil, err
 		}

@@ -37,10 +37,17 @@ import (
 // Run them one at a time, on a quiet machine:
 //
 //	go test -run '^$' -bench 'BenchmarkPage(365|730)$' -benchtime 1x -count 3 ./history/
-func BenchmarkPage365(b *testing.B) { benchPage(b, 365) }
+func BenchmarkPage365(b *testing.B) { benchPage(b, 365, 0) }
 
 // BenchmarkPage730 is BenchmarkPage365 for two years of nights.
-func BenchmarkPage730(b *testing.B) { benchPage(b, 730) }
+func BenchmarkPage730(b *testing.B) { benchPage(b, 730, 0) }
+
+// BenchmarkPage365Full is BenchmarkPage365 on samples written at full
+// precision (YearOfNights with Digits -1: up to 17 significant digits, as
+// a run's own figures can be), the year store of issue 41:
+//
+//	go test -run '^$' -bench 'BenchmarkPage365(Full)?$' -benchtime 1x -count 3 ./history/
+func BenchmarkPage365Full(b *testing.B) { benchPage(b, 365, -1) }
 
 // drawRecorder runs in the page before its own scripts: it notes when
 // each chart's draw hook marks it drawn (data-drawn), and with #charts
@@ -75,9 +82,9 @@ const inView = `(function () {
   return [t, fcp.startTime, n, m("headspace-built"), nav.responseEnd, nav.domInteractive];
 })()`
 
-func benchPage(b *testing.B, nights int) {
+func benchPage(b *testing.B, nights, digits int) {
 	g := YearOfNights()
-	g.Nights = nights
+	g.Nights, g.Digits = nights, digits
 	store := b.TempDir()
 	if err := g.Write(context.Background(), store); err != nil {
 		b.Fatal(err)

@@ -23,7 +23,8 @@ import (
 // with ties, 60 without: the normal approximation), too few samples (3),
 // a step of 8% at run 5 in some, a run condition, a disturbed run (a
 // regression held), a unit of unknown direction, and benchmarks that
-// come and go.
+// come and go. Its samples have at most the SampleDigits digits the
+// page keeps, so that the page compares the very samples the gate does.
 func compareStore(t testing.TB) string {
 	src, store := t.TempDir(), filepath.Join(t.TempDir(), "store")
 	for run := range 10 {
@@ -43,18 +44,18 @@ func compareStore(t testing.TB) string {
 		}
 		line("Ties-2", 6, 3, 100*step, "")
 		line("ManyTies-2", 30, 3, 200*step, "")
-		line("Many-2", 60, 10, 300*step, "")
-		line("Flat-2", 6, 8, 400, "")
-		line("Few-2", 3, 8, 500*step, "")
+		line("Many-2", 60, SampleDigits, 300*step, "")
+		line("Flat-2", 6, SampleDigits, 400, "")
+		line("Few-2", 3, SampleDigits, 500*step, "")
 		if run%3 != 1 {
-			line("Sometimes-2", 6, 8, 600, "")
+			line("Sometimes-2", 6, SampleDigits, 600, "")
 		}
 		// A disturbed run on the new side of the step holds its regression.
 		dist := ""
 		if run == 6 {
 			dist = " 1 disturbed"
 		}
-		line("Disturbed-2", 6, 8, 700*step, " 0.5 run-delay-%"+dist)
+		line("Disturbed-2", 6, SampleDigits, 700*step, " 0.5 run-delay-%"+dist)
 		p := filepath.Join(src, fmt.Sprintf("run-%d.txt", run))
 		if err := os.WriteFile(p, []byte(b.String()), 0o644); err != nil {
 			t.Fatal(err)
@@ -90,14 +91,24 @@ func near(a, b float64) bool {
 	return math.Abs(a-b) <= 1e-9*math.Max(math.Abs(a), math.Abs(b))
 }
 
-// nearDelta says whether changes a and b agree to 1e-9 (absolute): the
-// page keeps SampleDigits digits of a sample, and a change is a
-// difference of medians.
+// nearSample says whether medians a and b agree to the page's quantum:
+// the page keeps SampleDigits significant digits of a sample (rounding
+// moves it by at most 5e-6 of itself), and the gate reads the file's.
+func nearSample(a, b float64) bool {
+	if math.IsNaN(a) || math.IsNaN(b) || math.IsInf(a, 0) || math.IsInf(b, 0) {
+		return near(a, b)
+	}
+	return math.Abs(a-b) <= 5e-6*math.Max(math.Abs(a), math.Abs(b))
+}
+
+// nearDelta says whether changes a and b agree to 1.1e-5 (absolute): a
+// change is a ratio of two medians, each within 5e-6 of the file's
+// (nearSample).
 func nearDelta(a, b float64) bool {
 	if math.IsNaN(a) || math.IsNaN(b) || math.IsInf(a, 0) || math.IsInf(b, 0) {
 		return near(a, b)
 	}
-	return math.Abs(a-b) <= 1e-9
+	return math.Abs(a-b) <= 1.1e-5
 }
 
 // TestPageCompareMatchesGate: the page's compare of any two runs, in
@@ -159,7 +170,7 @@ func TestPageCompareMatchesGate(t *testing.T) {
 					case r.Verdict != want.Verdict.String() || !nearDelta(number(r.Delta), want.Delta) || !near(number(r.P), want.P) || !near(number(r.Q), want.Q):
 						t.Errorf("runs %d, %d, %s %s: page %s (Δ %v, p %v, q %v), gate %s (Δ %v, p %v, q %v)", i, j, want.Name, want.Unit,
 							r.Verdict, r.Delta, r.P, r.Q, want.Verdict, want.Delta, want.P, want.Q)
-					case want.Old.N > 0 && !near(number(r.Old), want.Old.Center), want.New.N > 0 && !near(number(r.New), want.New.Center):
+					case want.Old.N > 0 && !nearSample(number(r.Old), want.Old.Center), want.New.N > 0 && !nearSample(number(r.New), want.New.Center):
 						t.Errorf("runs %d, %d, %s %s: page medians %v, %v; gate %v, %v", i, j, want.Name, want.Unit, r.Old, r.New, want.Old.Center, want.New.Center)
 					}
 				}

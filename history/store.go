@@ -81,6 +81,11 @@ const DateLayout = "20060102T150405Z"
 // date and run time; none is the series' definition).
 var ignoredSetupKeys = append([]string{"commit", "go", PartialKey}, results.SessionKeys...)
 
+// buildKeys say what build made a run: the platform and the toolchain.
+// Each holds one value through a run file; one that changes half-way
+// (a file of two builds' results joined) is refused.
+var buildKeys = []string{"goos", "goarch", "go"}
+
 // PartialKey is the configuration key of a partial run: an interrupted
 // run's "partial: true", a partial merge's list of the points it lacks.
 const PartialKey = "partial"
@@ -181,6 +186,17 @@ func inspect(path string) (Run, int, error) {
 			// would mix two machines' numbers in one series.
 			return fmt.Errorf("%s: its header changes machine at result %d (%s, then %s): a run is one machine's; add one machine's file at a time",
 				path, n+1, describe(r.Machine), describe(m))
+		}
+		for _, c := range res.Config {
+			if !c.File || !slices.Contains(buildKeys, c.Key) {
+				continue
+			}
+			if vs := values[c.Key]; len(vs) > 0 && vs[0] != string(c.Value) {
+				// One build per run: numbers of two platforms or toolchains
+				// in one run would read as one build's.
+				return fmt.Errorf("%s: its header changes %s at result %d (%q, then %q): a run is one build's; add one build's file at a time",
+					path, c.Key, n+1, vs[0], c.Value)
+			}
 		}
 		n++
 		for _, c := range res.Config {
@@ -346,7 +362,7 @@ func Add(ctx context.Context, dir, path string, opt AddOptions) (Run, error) {
 	if err := CheckDate(run.Date, time.Now()); err != nil {
 		return Run{}, fmt.Errorf("%s: its date %v", path, err)
 	}
-	data, err := os.ReadFile(path)
+	data, err := atomicfile.ReadFileLimit(path, maxRunBytes)
 	if err != nil {
 		return Run{}, err
 	}
@@ -382,7 +398,7 @@ func Add(ctx context.Context, dir, path string, opt AddOptions) (Run, error) {
 			if old.SHA256 != hexSum {
 				continue
 			}
-			if od, err := os.ReadFile(filepath.Join(mdir, old.Name)); err != nil || !bytes.Equal(od, data) {
+			if od, err := atomicfile.ReadFileLimit(filepath.Join(mdir, old.Name), maxRunBytes); err != nil || !bytes.Equal(od, data) {
 				why = fmt.Sprintf("%s: it records the content of %s wrongly; rebuilt it from the %d run files", filepath.Join(mdir, IndexName), old.Name, len(idx.Runs))
 				if idx, err = buildIndexOf(mdir); err != nil {
 					return Run{}, err

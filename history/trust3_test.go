@@ -52,6 +52,35 @@ func TestAddRefusesMachineChange(t *testing.T) {
 	}
 }
 
+// TestAddRefusesBuildChange: a header that changes platform or toolchain
+// half way (goarch, goos, go: two builds' results in one file) is
+// refused, naming the key and the result where it changes; the same
+// file whose goarch does not change is filed.
+func TestAddRefusesBuildChange(t *testing.T) {
+	src, store := t.TempDir(), filepath.Join(t.TempDir(), "store")
+	b, _ := os.ReadFile(runFile(t, src, "Test CPU", 0, -1, 0, ""))
+	for _, tc := range []struct{ line, want string }{
+		{"goarch: arm64", `its header changes goarch at result 13 ("amd64", then "arm64")`},
+		{"goos: darwin", `its header changes goos at result 13 ("linux", then "darwin")`},
+	} {
+		mixed := writeFile(t, src, "mixed.txt", string(b)+"\n"+tc.line+"\nBenchmarkLadder/level=none-2 4 1e7 ns/op 100 steps/s\n")
+		if _, err := Add(context.Background(), store, mixed, AddOptions{}); err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("%s half way: Add = %v, want a refusal with %q", tc.line, err, tc.want)
+		}
+	}
+	toolchain := writeFile(t, src, "go.txt", "go: go1.25\n"+string(b)+"\ngo: go1.26\nBenchmarkLadder/level=none-2 4 1e7 ns/op 100 steps/s\n")
+	if _, err := Add(context.Background(), store, toolchain, AddOptions{}); err == nil || !strings.Contains(err.Error(), `its header changes go at result 13 ("go1.25", then "go1.26")`) {
+		t.Errorf("go half way: Add = %v, want a refusal", err)
+	}
+	if ents, _ := os.ReadDir(store); len(ents) > 1 {
+		t.Errorf("the store holds %d entries after refusals", len(ents))
+	}
+	same := writeFile(t, src, "same.txt", string(b)+"\ngoarch: amd64\nBenchmarkLadder/level=none-2 4 1e7 ns/op 100 steps/s\n")
+	if _, err := Add(context.Background(), store, same, AddOptions{}); err != nil {
+		t.Errorf("the same goarch again: Add = %v, want it filed", err)
+	}
+}
+
 // TestConcurrentAddsSerialised: two adds of different setups into a fresh
 // store at once: exactly one is accepted, every time.
 func TestConcurrentAddsSerialised(t *testing.T) {

@@ -14,6 +14,7 @@ import (
 	"golang.org/x/perf/benchfmt"
 
 	"github.com/headspace-bench/headspace/cuda"
+	"github.com/headspace-bench/headspace/datasets/ondisk"
 	"github.com/headspace-bench/headspace/datasets/turbojpeg"
 	"github.com/headspace-bench/headspace/harness/blocks/results"
 )
@@ -269,11 +270,13 @@ func (d CUDADecode) runTurbo(ctx context.Context, env Env, files [][]byte) ([]*b
 
 // readJPEGs reads up to max files named *.jpg or *.jpeg (any case) from
 // dir, in name order: a dataset of `headspace dataset write --format
-// jpeg` qualifies.
+// jpeg` qualifies. Its errors are bad input (badJPEGs): a dir that
+// cannot be listed, a file that is not a regular file or cannot be read,
+// no JPEG at all.
 func readJPEGs(dir string, max int) ([][]byte, error) {
 	ents, err := os.ReadDir(dir)
 	if err != nil {
-		return nil, err
+		return nil, badJPEGs{fmt.Errorf("--jpegs: %w", err)}
 	}
 	var files [][]byte
 	for _, e := range ents {
@@ -281,9 +284,9 @@ func readJPEGs(dir string, max int) ([][]byte, error) {
 		if e.IsDir() || !(strings.HasSuffix(n, ".jpg") || strings.HasSuffix(n, ".jpeg")) {
 			continue
 		}
-		b, err := os.ReadFile(filepath.Join(dir, e.Name()))
+		b, err := ondisk.ReadBounded(filepath.Join(dir, e.Name()), ondisk.MaxSampleBytes)
 		if err != nil {
-			return nil, err
+			return nil, badJPEGs{fmt.Errorf("--jpegs: %w", err)}
 		}
 		files = append(files, b)
 		if len(files) == max {
@@ -291,7 +294,17 @@ func readJPEGs(dir string, max int) ([][]byte, error) {
 		}
 	}
 	if len(files) == 0 {
-		return nil, fmt.Errorf("%s: no .jpg or .jpeg files", dir)
+		return nil, badJPEGs{fmt.Errorf("--jpegs %s: no .jpg or .jpeg files in it", dir)}
 	}
 	return files, nil
 }
+
+// badJPEGs is an error of the JPEG files CUDADecode was pointed at: bad
+// input, as a dataset that cannot be read is (errors.Is
+// ondisk.ErrCorrupt: commands exit 2 on it), found before the GPU is
+// opened.
+type badJPEGs struct{ err error }
+
+func (b badJPEGs) Error() string      { return b.err.Error() }
+func (b badJPEGs) Unwrap() error      { return b.err }
+func (badJPEGs) Is(target error) bool { return target == ondisk.ErrCorrupt }

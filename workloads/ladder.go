@@ -4,8 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"github.com/headspace-bench/headspace/harness/blocks/level"
 	"runtime"
+	"slices"
 	"strings"
 	"time"
 
@@ -13,6 +13,7 @@ import (
 
 	"github.com/headspace-bench/headspace/datasets/transforms"
 	"github.com/headspace-bench/headspace/device"
+	"github.com/headspace-bench/headspace/harness/blocks/level"
 	"github.com/headspace-bench/headspace/harness/blocks/loader"
 	"github.com/headspace-bench/headspace/harness/blocks/results"
 	"github.com/headspace-bench/headspace/harness/blocks/train"
@@ -373,8 +374,10 @@ func (l Ladder) Run(ctx context.Context, env Env) ([]*benchfmt.Result, error) {
 
 // LadderGroups sets the steps/s of every point in values (by benchmark
 // name, from a result file or a run) into one table group per setting,
-// medians by package summary, in the sweep's order.
-func LadderGroups(points []ladder.Point, values func(p ladder.Point) []float64) []ladder.Group {
+// medians by package summary, every run's value kept (the table's spread
+// and noise test), in the sweep's order; disturbed, when not nil, counts
+// a point's runs that stayed disturbed.
+func LadderGroups(points []ladder.Point, values func(p ladder.Point) []float64, disturbed func(p ladder.Point) int) []ladder.Group {
 	var groups []ladder.Group
 	index := map[string]int{}
 	for _, p := range points {
@@ -387,10 +390,15 @@ func LadderGroups(points []ladder.Point, values func(p ladder.Point) []float64) 
 		if !ok {
 			i = len(groups)
 			index[title] = i
-			groups = append(groups, ladder.Group{Title: title, Median: map[level.Level]float64{}, Runs: map[level.Level]int{}})
+			groups = append(groups, ladder.Group{Title: title, Median: map[level.Level]float64{}, Runs: map[level.Level]int{},
+				Samples: map[level.Level][]float64{}, Disturbed: map[level.Level]int{}})
 		}
 		groups[i].Median[p.Level] = summary.Median(vs)
 		groups[i].Runs[p.Level] = len(vs)
+		groups[i].Samples[p.Level] = slices.Clone(vs)
+		if disturbed != nil {
+			groups[i].Disturbed[p.Level] = disturbed(p)
+		}
 	}
 	return groups
 }

@@ -1,10 +1,17 @@
 package main
 
 import (
+	"flag"
 	"fmt"
+	"math"
+	"strconv"
+	"strings"
+	"time"
 
+	"github.com/headspace-bench/headspace/datasets/ondisk"
 	"github.com/headspace-bench/headspace/harness/blocks/loader"
 	"github.com/headspace-bench/headspace/harness/blocks/machine"
+	"github.com/headspace-bench/headspace/history"
 )
 
 // The limits of the counting flags (steps, runs, batches): far beyond any
@@ -65,4 +72,207 @@ func gib(b int64) string {
 		return "more than an exbibyte"
 	}
 	return fmt.Sprintf("%.1f GiB", float64(b)/(1<<30))
+}
+
+// bound is a numeric flag's range, Lo to Hi inclusive, in the flag's own
+// unit (nanoseconds for a duration).
+type bound struct{ Lo, Hi float64 }
+
+// anyUint64 is the bound of a flag whose every value is valid (a seed).
+var anyUint64 = bound{0, math.MaxUint64}
+
+// sharedBounds are the bounds of the numeric flags several commands
+// define alike (the pipeline's, the data's, the disturbance policy's),
+// by flag name; commandBounds, by "command flag", take precedence. Every
+// numeric flag of every command has one or the other
+// (TestEveryNumericFlagBounded), and parseArgs refuses a value outside
+// it before the command does anything: docs/commands.md's promise that
+// every numeric flag has a bound. A command checks what depends on other
+// flags (a crop within the image, a count of samples) itself.
+var sharedBounds = map[string]bound{
+	// The pipeline (loader.Config.Bounds keeps the same limits).
+	"batch":         {1, loader.MaxBatch},
+	"crop":          {1, 32768},
+	"prefetch":      {1, loader.MaxPrefetch},
+	"workers":       {0, loader.MaxWorkers},
+	"seed":          anyUint64,
+	"step":          {0, float64(time.Hour)},
+	"pinned-gbps":   {0, 1e4},
+	"pageable-gbps": {0, 1e4},
+	"convert-gbps":  {0, 1e5},
+	"steps":         {1, maxSteps},
+	"warmup":        {0, maxSteps},
+	"count":         {1, maxCount},
+	"batches":       {1, maxBatches},
+	// Data on disk and in a bucket.
+	"max-failures":      {0, loader.MaxMaxFailures},
+	"fetch-concurrency": {0, loader.MaxFetchConcurrency},
+	"chunk-size":        {0, loader.MaxChunkSize},
+	// Disturbance.
+	"quiet-wait":    {0, float64(time.Hour)},
+	"max-run-delay": {0, 1},
+	"reruns":        {0, 100},
+}
+
+// commandBounds are the bounds of a command's own numeric flags, by
+// "command flag" ("history generate nights").
+var commandBounds = map[string]bound{
+	"analyze load-latency":        {0, float64(time.Minute)},
+	"analyze num-caches":          {1, maxBatches},
+	"analyze return-caches-after": {1, maxSteps},
+	"analyze steps-after":         {1, maxSteps},
+	"analyze total-steps":         {1, 1 << 40},
+	"analyze stats-every":         {0, float64(24 * time.Hour)},
+	"compare threshold":           {0, 1},
+	"compare alpha":               {0, 1},
+	"compare min-coverage":        {0, 1},
+	"cuda check gpu":              {0, 1024},
+	"cuda check side":             {1, 32768},
+	"cuda check reps":             {1, maxCount},
+	"cuda decode gpu":             {0, 1024},
+	"cuda decode threads":         {1, 1024},
+	"dataset write n":             {1, ondisk.MaxCount},
+	"dataset write classes":       {1, 1 << 20},
+	"dataset write quality":       {1, 100},
+	"dataset write shard-size":    {1, 1 << 24},
+	"dataset n":                   {1, ondisk.MaxCount},
+	"dataset classes":             {1, 1 << 20},
+	"dataset quality":             {1, 100},
+	"dataset shard-size":          {1, 1 << 24},
+	"gate rounds":                 {1, maxCount},
+	"gate confirm":                {0, maxCount},
+	"gate threshold":              {0, 1},
+	"gate canary":                 {-1, 10}, // -1 (the default): not a canary; else the head's injected slowdown
+	"history generate nights":     {1, history.MaxNights},
+	"history generate series":     {1, history.MaxSeries},
+	"loaders crop":                {1, 32768},
+	"loaders batches":             {2, maxBatches},
+	"peer batches":                {2, maxBatches},
+	"peer calibration-batches":    {6, 1000},
+	"peer shard-size":             {1, 1 << 16},
+	"reproduce step":              {0, float64(time.Hour)},
+	"sim loaders":                 {1, 1024},
+	"sim load":                    {0, float64(10000 * time.Hour)},
+	"sim load-stddev":             {0, float64(10000 * time.Hour)},
+	"sim step":                    {0, float64(10000 * time.Hour)},
+	"sim step-stddev":             {0, float64(10000 * time.Hour)},
+	"sim duration":                {0, float64(24 * time.Hour)},
+	"sim prefetch":                {1, 1024},
+	"sim gif-tick":                {0, float64(24 * time.Hour)},
+	"whatif profile-cores":        {0, 4096},
+}
+
+// commandOf is the command a flag set is for, from its name: "headspace
+// dataset verify DIR" is "dataset verify".
+func commandOf(fs *flag.FlagSet) string {
+	var words []string
+	for _, w := range strings.Fields(strings.TrimPrefix(fs.Name(), "headspace ")) {
+		if strings.Trim(w, "abcdefghijklmnopqrstuvwxyz-") != "" {
+			break
+		}
+		words = append(words, w)
+	}
+	return strings.Join(words, " ")
+}
+
+// boundOf is flag name's bound in fs: its command's own, else the
+// shared one; ok is false for a flag that has none.
+func boundOf(fs *flag.FlagSet, name string) (bound, bool) {
+	if b, ok := commandBounds[commandOf(fs)+" "+name]; ok {
+		return b, true
+	}
+	b, ok := sharedBounds[name]
+	return b, ok
+}
+
+// numericValue is a flag's value as a number, for the numeric kinds the
+// flag package defines (int, int64, uint, uint64, float64, duration);
+// ok is false for any other.
+func numericValue(f *flag.Flag) (float64, bool) {
+	g, ok := f.Value.(flag.Getter)
+	if !ok {
+		return 0, false
+	}
+	switch v := g.Get().(type) {
+	case int:
+		return float64(v), true
+	case int64:
+		return float64(v), true
+	case uint:
+		return float64(v), true
+	case uint64:
+		return float64(v), true
+	case float64:
+		return v, true
+	case time.Duration:
+		return float64(v), true
+	}
+	return 0, false
+}
+
+// checkBounds refuses a numeric flag of fs outside its bound, and one
+// that has none (a mistake TestEveryNumericFlagBounded shows), with a
+// usage error naming the flag and its range.
+func checkBounds(fs *flag.FlagSet) error {
+	var err error
+	fs.VisitAll(func(f *flag.Flag) {
+		v, ok := numericValue(f)
+		if !ok || err != nil {
+			return
+		}
+		b, ok := boundOf(fs, f.Name)
+		if !ok {
+			err = fmt.Errorf("headspace %s: --%s has no bound (cmd/headspace/bounds.go)", commandOf(fs), f.Name)
+			return
+		}
+		if !b.holds(f, v) {
+			err = usagef("--%s %s: want %s to %s", f.Name, f.Value, b.format(f, b.Lo), b.format(f, b.Hi))
+		}
+	})
+	return err
+}
+
+// holds says whether flag f's value (v, as numericValue reads it) lies in
+// b: integers and durations compared exactly (a float64 holds them only
+// to 2^53), floats as they are, NaN never.
+func (b bound) holds(f *flag.Flag, v float64) bool {
+	if math.IsNaN(v) {
+		return false
+	}
+	switch x := f.Value.(flag.Getter).Get().(type) {
+	case int:
+		return b.holdsInt(int64(x))
+	case int64:
+		return b.holdsInt(x)
+	case time.Duration:
+		return b.holdsInt(int64(x))
+	case uint:
+		return b.holdsUint(uint64(x))
+	case uint64:
+		return b.holdsUint(x)
+	}
+	return v >= b.Lo && v <= b.Hi
+}
+
+func (b bound) holdsInt(x int64) bool {
+	if b.Lo > math.MinInt64 && x < int64(b.Lo) {
+		return false
+	}
+	return b.Hi >= math.MaxInt64 || x <= int64(b.Hi)
+}
+
+func (b bound) holdsUint(x uint64) bool {
+	if b.Lo > 0 && x < uint64(b.Lo) {
+		return false
+	}
+	return b.Hi >= math.MaxUint64 || x <= uint64(b.Hi)
+}
+
+// format is x as flag f writes its values: a duration as one, a number
+// in full.
+func (bound) format(f *flag.Flag, x float64) string {
+	if _, ok := f.Value.(flag.Getter).Get().(time.Duration); ok {
+		return time.Duration(x).String()
+	}
+	return strconv.FormatFloat(x, 'f', -1, 64)
 }

@@ -24,7 +24,7 @@ import (
 )
 
 func init() {
-	register(command{name: "cuda", summary: "the GPU: check (kernels against their reference, copy speeds, the Net's step), decode (nvJPEG's rate)", runs: []workloads.Experiment{workloads.CUDACheck{}, workloads.CUDADecode{}}, run: runCUDA})
+	register(command{name: "cuda", verbs: []string{"check", "decode"}, summary: "the GPU: check (kernels against their reference, copy speeds, the Net's step), decode (nvJPEG's rate)", runs: []workloads.Experiment{workloads.CUDACheck{}, workloads.CUDADecode{}}, run: runCUDA})
 }
 
 // cudaDevice is a CUDA Device that owns its context.

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -10,6 +11,10 @@ import (
 )
 
 func TestCUDABadInputExits2(t *testing.T) {
+	empty, pngs := t.TempDir(), t.TempDir()
+	if err := os.WriteFile(filepath.Join(pngs, "a.png"), []byte("\x89PNG"), 0o644); err != nil {
+		t.Fatal(err)
+	}
 	for _, tc := range []struct {
 		args []string
 		want string
@@ -17,9 +22,14 @@ func TestCUDABadInputExits2(t *testing.T) {
 		{[]string{"cuda"}, "want a verb: headspace cuda check"},
 		{[]string{"cuda", "run"}, `unknown verb "run": want check`},
 		{[]string{"cuda", "check", "--sizes", "1,big"}, "--sizes"},
-		{[]string{"cuda", "check", "--batch", "0"}, "--batch 0 and --side 256 must be positive"},
-		{[]string{"cuda", "check", "--steps", "0"}, "--steps 0 and --reps 5 must be positive"},
+		{[]string{"cuda", "check", "--batch", "0"}, "--batch 0: want 1 to 65536"},
+		{[]string{"cuda", "check", "--steps", "0"}, "--steps 0: want 1 to 10000000"},
 		{[]string{"cuda", "check", "extra"}, `unexpected argument "extra"`},
+		// The JPEGs are read before the GPU is opened: bad input on any
+		// machine (issue 41: exit 1).
+		{[]string{"cuda", "decode", "--jpegs", empty}, "--jpegs " + empty + ": no .jpg or .jpeg files in it"},
+		{[]string{"cuda", "decode", "--jpegs", pngs}, "--jpegs " + pngs + ": no .jpg or .jpeg files in it"},
+		{[]string{"cuda", "decode", "--jpegs", filepath.Join(empty, "missing")}, "--jpegs: open " + filepath.Join(empty, "missing") + ": no such file or directory"},
 	} {
 		code, _, stderr := runCLI(tc.args...)
 		if code != 2 || !strings.Contains(stderr, tc.want) || strings.Count(strings.TrimSpace(stderr), "\n") != 0 {

@@ -49,7 +49,7 @@ func (d *dataFlags) register(fs *flag.FlagSet) {
 func (d *dataFlags) registerBucket(fs *flag.FlagSet) {
 	fs.StringVar(&d.endpoint, "s3-endpoint", "", "with --data s3://BUCKET/PREFIX: the S3-compatible server's `url` (default $AWS_ENDPOINT_URL_S3, $AWS_ENDPOINT_URL, else AWS); credentials from AWS_ACCESS_KEY_ID/AWS_SECRET_ACCESS_KEY or the shared credentials file")
 	fs.IntVar(&d.concurrency, "fetch-concurrency", 0, fmt.Sprintf("with --data s3://…: GET requests in flight, whatever --workers is (1 to %d; 0 means %d)", loader.MaxFetchConcurrency, bucket.DefaultConcurrency))
-	fs.Int64Var(&d.chunkSize, "chunk-size", 0, fmt.Sprintf("with --data s3://…: the largest single ranged GET in `bytes` (at least %d; 0 means %d)", loader.MinChunkSize, bucket.DefaultChunkSize))
+	fs.Int64Var(&d.chunkSize, "chunk-size", 0, fmt.Sprintf("with --data s3://…: the largest single ranged GET in `bytes` (%d to %d; 0 means %d)", loader.MinChunkSize, loader.MaxChunkSize, bucket.DefaultChunkSize))
 	fs.StringVar(&d.shardReads, "shard-reads", ondisk.ShardReadsRanged, "with --data s3://… in shards: fetch each sample with its own ranged GET (`ranged`), or each shard whole, once, serving its samples from memory (whole: one request per shard)")
 	fs.StringVar(&d.linkSpec, "link", "", "with --data s3://… on a server on this machine: put an emulated network `link` between them: a preset (same-region, cross-region, home, none), key=value settings (latency=20ms,jitter=5ms,bandwidth=1Gbit/s,conn-bandwidth=90MB/s,request-rate=5500,reset=every:100,stall=0.01,stall-for=2s,truncate=5%), or a preset then overrides; recorded in the result file (docs/remote.md)")
 }
@@ -136,8 +136,8 @@ func (d *dataFlags) apply(ctx context.Context, cfg loader.Config) (loader.Config
 				return cfg, err
 			}
 		}
-		if d.set("chunk-size") && d.chunkSize < loader.MinChunkSize {
-			return cfg, usagef("--chunk-size %d: want at least %d bytes", d.chunkSize, loader.MinChunkSize)
+		if d.set("chunk-size") && (d.chunkSize < loader.MinChunkSize || d.chunkSize > loader.MaxChunkSize) {
+			return cfg, usagef("--chunk-size %d: want %d to %d bytes", d.chunkSize, loader.MinChunkSize, loader.MaxChunkSize)
 		}
 		cfg.Bucket = d.bucketOptions()
 		if !slices.Contains(ondisk.ShardReadModes, d.shardReads) {

@@ -18,7 +18,7 @@ import (
 )
 
 func init() {
-	register(command{name: "dataset", summary: "write the synthetic dataset to disk (raw, PNG, JPEG; files or tar shards), verify it, warm or evict it; index a dataset you have", run: runDataset})
+	register(command{name: "dataset", verbs: []string{"write", "verify", "warm", "evict", "index", "upload"}, summary: "write the synthetic dataset to disk (raw, PNG, JPEG; files or tar shards), verify it, warm or evict it; index a dataset you have", run: runDataset})
 }
 
 const datasetUsage = `

@@ -24,11 +24,11 @@ func TestDatasetBadInputExits2(t *testing.T) {
 		{[]string{"dataset"}, "want a verb"},
 		{[]string{"dataset", "read"}, `unknown verb "read"`},
 		{[]string{"dataset", "write"}, "--out: want the dataset directory"},
-		{[]string{"dataset", "write", "--out", out, "--n", "0"}, "--n 0 must be within 1..10000000"},
+		{[]string{"dataset", "write", "--out", out, "--n", "0"}, "--n 0: want 1 to 10000000"},
 		{[]string{"dataset", "write", "--out", out, "--raw-size", "0"}, "must be positive"},
 		{[]string{"dataset", "write", "--out", out, "--raw-size", "9000"}, "--raw-size 9000x9000: at most 8192x8192"},
 		{[]string{"dataset", "write", "--out", out, "--format", "gif"}, `--format "gif"`},
-		{[]string{"dataset", "write", "--out", out, "--quality", "0"}, "--quality 0 must be within 1..100"},
+		{[]string{"dataset", "write", "--out", out, "--quality", "0"}, "--quality 0: want 1 to 100"},
 		{[]string{"dataset", "write", "--out", out, "--layout", "zip"}, `--layout "zip"`},
 		{[]string{"dataset", "write", "--out", out, "--shard-size", "0"}, "--shard-size 0"},
 		{[]string{"dataset", "write", "--out", out, "--workers", "-1"}, "--workers -1"},
@@ -133,5 +133,26 @@ func TestDatasetWriteNaturalJPEG(t *testing.T) {
 	}
 	if code, _, stderr := runCLI("dataset", "write", "--content", "leaves", "--out", dir+"2"); code != 2 || !strings.Contains(stderr, `--content "leaves"`) {
 		t.Errorf("--content leaves: exit %d, stderr %q", code, stderr)
+	}
+}
+
+// TestDatasetVerifyMissingShard: verify of a dataset that lacks files its
+// manifest lists (an interrupted copy) exits 2, as bad input, with one
+// line that counts and names them (issue 41: exit 1, "open …: no such
+// file or directory" for the first alone).
+func TestDatasetVerifyMissingShard(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "ds")
+	if code, out, stderr := runCLI("dataset", "write", "--out", dir, "--n", "20", "--raw-size", "16", "--format", "jpeg", "--layout", "shards", "--shard-size", "4"); code != 0 {
+		t.Fatalf("write: exit %d, %q %q", code, out, stderr)
+	}
+	for _, name := range []string{"shard-000001.tar", "shard-000003.tar"} {
+		if err := os.Remove(filepath.Join(dir, name)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	code, out, stderr := runCLI("dataset", "verify", dir)
+	want := dir + ": 2 of the 5 files its manifest lists are missing: shard-000001.tar, shard-000003.tar"
+	if code != 2 || !strings.Contains(stderr, want) || strings.Count(strings.TrimSpace(stderr), "\n") != 0 {
+		t.Errorf("verify: exit %d, stdout %q, stderr %q; want 2 and one line with %q", code, out, stderr, want)
 	}
 }

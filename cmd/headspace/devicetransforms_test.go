@@ -27,7 +27,8 @@ func TestDeviceTransformsRefused(t *testing.T) {
 }
 
 // TestCUDADecodeRefused: cuda decode's bad input is exit 2 with one line,
-// and a directory without JPEGs says so before any driver is needed.
+// and a directory without JPEGs is one too, found before any driver is
+// needed.
 func TestCUDADecodeRefused(t *testing.T) {
 	empty := t.TempDir()
 	for _, tc := range []struct {
@@ -38,7 +39,7 @@ func TestCUDADecodeRefused(t *testing.T) {
 		{[]string{"cuda", "decode"}, 2, "--jpegs DIR is required"},
 		{[]string{"cuda", "decode", "--decoder", "gpu", "--jpegs", empty}, 2, `--decoder: unknown "gpu" (want nvjpeg, turbojpeg)`},
 		{[]string{"cuda", "decode", "--jpegs", empty, "--batch", "0"}, 2, "--batch 0: want 1 to 65536"},
-		{[]string{"cuda", "decode", "--jpegs", empty}, 1, "no .jpg or .jpeg files"},
+		{[]string{"cuda", "decode", "--jpegs", empty}, 2, "no .jpg or .jpeg files"},
 		{[]string{"cuda", "frob"}, 2, "want check, decode or goals"},
 	} {
 		code, _, stderr := runCLI(tc.args...)

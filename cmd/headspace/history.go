@@ -15,7 +15,7 @@ import (
 )
 
 func init() {
-	register(command{name: "history", summary: "a results history across commits and machines: add runs, report change points as a page", run: runHistory})
+	register(command{name: "history", verbs: []string{"add", "report", "latest", "generate"}, summary: "a results history across commits and machines: add runs, report change points as a page", run: runHistory})
 }
 
 const historyUsage = `
@@ -43,7 +43,9 @@ read the machine folder's index (DIR/<machine>/.index: each run's name,
 size, hash and setup), not every earlier run, so an add takes the same
 time however many runs the store holds; an index that is missing or
 disagrees with the folder's files is rebuilt from them, with a line on
-stderr saying why.
+stderr saying why; one that is not a regular file (a named pipe, a
+link) is refused, naming it. A file whose goos, goarch or go line
+changes half-way is refused: a run is one build's.
 
 report reads the store, finds the change points of every benchmark × unit
 × machine series (E-Divisive means with a permutation test; each change
@@ -71,8 +73,9 @@ store has none): what the nightly gate compares with.
 generate writes a made-up store for measuring the history at scale:
 history.YearOfNights, 365 nightly runs × 200 series (6 samples, ±2%
 noise, three 8% regressions at nights 91, 182 and 273), the same bytes
-for the same flags; --nights and --series change its size (the steps
-stay where they are, those beyond it dropped). See docs/history.md.`
+for the same flags; --nights and --series change its size (at most 3650
+and 2000; the steps stay where they are, those beyond it dropped). See
+docs/history.md.`
 
 func runHistory(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	if len(args) == 0 {

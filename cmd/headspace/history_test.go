@@ -167,7 +167,8 @@ func TestHistoryGenerate(t *testing.T) {
 	}{
 		{[]string{"--store", store}, "already exists"},
 		{[]string{"--nights", "3"}, "--store DIR is required"},
-		{[]string{"--store", store, "--nights", "0"}, "want at least one of each"},
+		{[]string{"--store", store, "--nights", "0"}, "--nights 0: want 1 to 3650"},
+		{[]string{"--store", filepath.Join(t.TempDir(), "big"), "--series", "1000000000"}, "--series 1000000000: want 1 to 2000"},
 	} {
 		code, out, stderr := runCLI(append([]string{"history", "generate"}, tc.args...)...)
 		if code != 2 || !strings.Contains(stderr, tc.want) {

@@ -25,6 +25,7 @@ import (
 	"github.com/headspace-bench/headspace/harness/blocks/results"
 	"github.com/headspace-bench/headspace/harness/blocks/timeline"
 	"github.com/headspace-bench/headspace/harness/engines/ladder"
+	"github.com/headspace-bench/headspace/internal/disturb"
 	"github.com/headspace-bench/headspace/workloads"
 )
 
@@ -374,9 +375,13 @@ func runLadder(ctx context.Context, args []string, stdout, stderr io.Writer) err
 			return writeTimeline(stdout, t, path)
 		}
 	}
+	disturbed := map[string]int{}
 	s := driver.Begin(file, stderr, l.Todo(env), func(b *benchfmt.Result) error {
 		v, _ := results.Value(b, "steps/s")
 		measured[string(b.Name)] = append(measured[string(b.Name)], v)
+		if d, ok := results.Value(b, disturb.DisturbedUnit); ok && d > 0 {
+			disturbed[string(b.Name)]++
+		}
 		return nil
 	})
 	defer s.Finish()
@@ -387,7 +392,8 @@ func runLadder(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	}
 	fmt.Fprintf(stdout, "device %s, batch %d, raw %dx%d, crop %d, %s of %s each\n%s\n", devName, l.Pipeline.Batch,
 		l.Pipeline.Dataset.Width, l.Pipeline.Dataset.Height, l.Pipeline.Transforms.Crop, plural(l.Count, "run"), plural(l.Train.Steps, "step"), describe(ctx, l.Pipeline))
-	groups := workloads.LadderGroups(l.Selected(), func(p ladder.Point) []float64 { return measured[p.BenchName()] })
+	groups := workloads.LadderGroups(l.Selected(), func(p ladder.Point) []float64 { return measured[p.BenchName()] },
+		func(p ladder.Point) int { return disturbed[p.BenchName()] })
 	if err := ladder.WriteTable(stdout, groups, workloads.LadderDocument); err != nil {
 		return err
 	}

@@ -28,7 +28,7 @@ func TestLoadersBadInputExits2(t *testing.T) {
 		{[]string{"loaders", "--mode", "fibers"}, `unknown "fibers"`},
 		{[]string{"loaders", "--workers", "0"}, "--workers: 0 must be positive"},
 		{[]string{"loaders", "--batches", "1"}, "--batches 1"},
-		{[]string{"loaders", "--batch", "0"}, "batch size 0"},
+		{[]string{"loaders", "--batch", "0"}, "--batch 0: want 1 to 65536"},
 		{[]string{"loaders", "--transforms", "slow"}, `unknown "slow"`},
 		{[]string{"loaders", "--crop", "7"}, "crop 7 must be even"},
 		{[]string{"loaders", "--raw-size", "big"}, "is not N or WxH"},

@@ -41,7 +41,10 @@ type command struct {
 	// runs are the registered experiments the command runs (any value of
 	// each type); none for a command that runs no experiment.
 	runs []workloads.Experiment
-	run  func(ctx context.Context, args []string, stdout, stderr io.Writer) error
+	// verbs are the command's verbs (history add, report…), each with
+	// flags of its own; none for a command that has one set of flags.
+	verbs []string
+	run   func(ctx context.Context, args []string, stdout, stderr io.Writer) error
 }
 
 var commands = map[string]command{}
@@ -179,6 +182,9 @@ func newFlagSet(name, usage string, stdout io.Writer) *flag.FlagSet {
 		fs.PrintDefaults()
 		fs.SetOutput(io.Discard)
 	}
+	if flagSetMade != nil {
+		flagSetMade(fs)
+	}
 	return fs
 }
 
@@ -205,8 +211,12 @@ func parseArgs(fs *flag.FlagSet, args []string) error {
 		}
 		return usageError{err.Error()}
 	}
-	return nil
+	return checkBounds(fs)
 }
+
+// flagSetMade, when set (by a test), sees every flag set newFlagSet
+// makes.
+var flagSetMade func(*flag.FlagSet)
 
 // parseFlags is parseArgs for a command that takes flags only: an argument
 // after them is a usage error.

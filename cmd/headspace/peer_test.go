@@ -48,7 +48,7 @@ func TestPeerBadInputExits2(t *testing.T) {
 		{[]string{"peer", "--impls", "jax"}, `--impls: unknown "jax"`},
 		{[]string{"peer", "--count", "0"}, "--count 0: want 1 to 100000"},
 		{[]string{"peer", "--batches", "1"}, "--batches 1"},
-		{[]string{"peer", "--batch", "0"}, "batch size 0"},
+		{[]string{"peer", "--batch", "0"}, "--batch 0: want 1 to 65536"},
 		{[]string{"peer", "--crop", "7"}, "crop 7 must be even"},
 		{[]string{"peer", "--crop", "2048"}, "larger than the 1024x1024"},
 		{[]string{"peer", "--raw-size", "big"}, "is not N or WxH"},

@@ -38,7 +38,7 @@ func TestWhatIfBadInputExits2(t *testing.T) {
 		{[]string{"whatif", "--verify-cores", "0"}, "--verify-cores: 0"},
 		{[]string{"whatif", "--transforms", "slow"}, `unknown "slow"`},
 		{[]string{"whatif", "--placement", "gpu"}, `unknown "gpu"`},
-		{[]string{"whatif", "--batch", "0"}, "batch size 0"},
+		{[]string{"whatif", "--batch", "0"}, "--batch 0: want 1 to 65536"},
 		{[]string{"whatif", "--plot", "out.gif"}, `--plot "out.gif": want a .png or .svg file`},
 		{[]string{"whatif", "--device", "tpu"}, `--device "tpu"`},
 		{[]string{"whatif", "--device", "cuda", "--verify"}, "--verify-steps 1"},

@@ -107,6 +107,12 @@ func DetectKind(dir string) (string, error) {
 		}
 		if e.IsDir() {
 			dirs++
+		} else if e.Type()&fs.ModeSymlink != 0 {
+			// A class folder may be a symbolic link, as ImageFolder's
+			// is_dir() follows it: count it when it leads to a folder.
+			if fi, err := os.Stat(filepath.Join(dir, e.Name())); err == nil && fi.IsDir() {
+				dirs++
+			}
 		}
 	}
 	if dirs > 0 {

@@ -380,6 +380,58 @@ func TestImageFolderFollowsLinkedClasses(t *testing.T) {
 	}
 }
 
+// TestImageFolderOfLinkedClassesOnly: an ImageFolder whose every class
+// folder is a symbolic link (a dataset assembled from folders elsewhere)
+// is an ImageFolder, not "not a dataset" (issue 41): the links were
+// followed only beside a real folder.
+func TestImageFolderOfLinkedClassesOnly(t *testing.T) {
+	t.Setenv("HEADSPACE_CACHE", t.TempDir())
+	root := t.TempDir()
+	dir := filepath.Join(root, "ds")
+	if err := os.Mkdir(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []string{"cat", "dog"} {
+		for i := range 3 {
+			writeFile(t, filepath.Join(root, "elsewhere", c, fmt.Sprintf("%d.jpg", i)), encodeTest(t, "jpeg", 8, 8, byte(i)))
+		}
+		if err := os.Symlink(filepath.Join("..", "elsewhere", c), filepath.Join(dir, c)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// A link to a file and a dangling link are not classes.
+	writeFile(t, filepath.Join(root, "notes.txt"), []byte("x"))
+	for link, target := range map[string]string{"notes": "../notes.txt", "gone": "../missing"} {
+		if err := os.Symlink(target, filepath.Join(dir, link)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if kind, err := DetectKind(dir); kind != KindImageFolder || err != nil {
+		t.Fatalf("DetectKind = %q, %v; want %q", kind, err, KindImageFolder)
+	}
+	x, err := BuildIndex(context.Background(), dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	count := map[string]int{}
+	for _, s := range x.Samples {
+		count[x.Classes[s.Label]]++
+	}
+	if want := map[string]int{"cat": 3, "dog": 3}; fmt.Sprint(count) != fmt.Sprint(want) || strings.Join(x.Classes, ",") != "cat,dog" {
+		t.Errorf("classes %v, samples per class %v; want %v", x.Classes, count, want)
+	}
+	only := filepath.Join(root, "files-only")
+	if err := os.Mkdir(only, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink("../notes.txt", filepath.Join(only, "notes")); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := DetectKind(only); err == nil || !strings.Contains(err.Error(), "not a dataset") {
+		t.Errorf("a folder of a link to a file: DetectKind error %v, want not a dataset", err)
+	}
+}
+
 // TestForeignUnreadableFilesAreSamples is issue 32, item 11: a dangling
 // symbolic link and a named pipe called x.jpg are samples that fail,
 // naming themselves, as a file without read permission is (its test,

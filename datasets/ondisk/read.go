@@ -12,6 +12,7 @@ import (
 	"image/jpeg"
 	"image/png"
 	"io"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"slices"
@@ -752,17 +753,25 @@ func (d *Dataset) Fill(i int, dst *datasets.Sample) error {
 
 // Verify reads every file of the dataset and checks its size and SHA-256
 // against the manifest. It is not part of the hot path: run it once, before
-// a measurement or after a suspect copy.
+// a measurement or after a suspect copy. Every failure is ErrCorrupt:
+// the first file of the wrong size or content, or one that cannot be
+// opened, stops it; files that are missing (an interrupted copy) are
+// counted to the end and named, up to five.
 func (d *Dataset) Verify(ctx context.Context) error {
 	buf := make([]byte, 1<<20)
+	var missing []string
 	for _, fe := range d.m.Files {
 		if err := ctx.Err(); err != nil {
 			return err
 		}
 		path := filepath.Join(d.dir, fe.Name)
 		f, err := OpenRegular(path)
+		if errors.Is(err, fs.ErrNotExist) {
+			missing = append(missing, fe.Name)
+			continue
+		}
 		if err != nil {
-			return fmt.Errorf("ondisk: verify: %w", err)
+			return corrupt(fmt.Errorf("ondisk: verify: %w", err))
 		}
 		h := sha256.New()
 		n, err := io.CopyBuffer(h, io.LimitReader(f, fe.Size+1), buf)
@@ -776,6 +785,13 @@ func (d *Dataset) Verify(ctx context.Context) error {
 		if got := hex.EncodeToString(h.Sum(nil)); got != fe.SHA256 {
 			return corruptf("ondisk: verify: %s: sha256 %s, manifest says %s", path, got, fe.SHA256)
 		}
+	}
+	if len(missing) > 0 {
+		names := strings.Join(missing[:min(len(missing), 5)], ", ")
+		if len(missing) > 5 {
+			names += fmt.Sprintf(" and %d more", len(missing)-5)
+		}
+		return corruptf("ondisk: verify: %s: %d of the %d files its manifest lists are missing: %s", d.dir, len(missing), len(d.m.Files), names)
 	}
 	return nil
 }

@@ -3,6 +3,7 @@ package figures
 import (
 	"bufio"
 	"fmt"
+	"golang.org/x/perf/benchmath"
 	"io/fs"
 	"math"
 	"os"
@@ -104,6 +105,16 @@ type figure func(t *testing.T) float64
 // med is the median of unit over the runs of name in path.
 func med(path, name, unit string) figure {
 	return func(t *testing.T) float64 { return summary.Median(load(t, path).runs(t, name, unit)) }
+}
+
+// uP is the Mann–Whitney U test's p-value of two benchmarks' runs in
+// path (benchmath.AssumeNothing, as the ladder's table tests a drop).
+func uP(path, a, b, unit string) figure {
+	return func(t *testing.T) float64 {
+		f := load(t, path)
+		thr := benchmath.DefaultThresholds
+		return benchmath.AssumeNothing.Compare(benchmath.NewSample(f.runs(t, a, unit), &thr), benchmath.NewSample(f.runs(t, b, unit), &thr)).P
+	}
 }
 
 // halfWidth is the half width of the 95% interval of that median, in
@@ -378,17 +389,27 @@ var cases = []figureCase{
 		signed(change(med(epyc06, ladder(epyc06, "raw", "naive"), "steps/s"), med(epyc06, ladder(epyc06, "sample", "naive"), "steps/s")))}},
 
 	// README.md: make bench at 06f81ea.
-	{"README.md", "device %s 6 1.00 1.00 host %s 6 0.99 0.97 -1%% host-to-device transfer sample %s 6", []shown{
-		p3(med(epyc06, ladder(epyc06, "device", "naive"), "steps/s")), p3(med(epyc06, ladder(epyc06, "host", "naive"), "steps/s")),
-		p3(med(epyc06, ladder(epyc06, "sample", "naive"), "steps/s"))}},
-	{"README.md", "raw %s 6 %s 0.50 %s transforms none %s 6 %s 0.26", []shown{
-		p3(med(epyc06, ladder(epyc06, "raw", "naive"), "steps/s")),
+	// The table as headspace ladder prints it (issue 41): each level's
+	// spread (±, its median's 95% interval), and each drop's U test: "~"
+	// within the noise, else the change and p.
+	{"README.md", "device %s ±%s 6 1.00 1.00 host %s ±%s 6 0.99 0.97 ~ host-to-device transfer (p=%s) sample %s ±%s 6", []shown{
+		p3(med(epyc06, ladder(epyc06, "device", "naive"), "steps/s")), pct(halfWidth(epyc06, ladder(epyc06, "device", "naive"), "steps/s")),
+		p3(med(epyc06, ladder(epyc06, "host", "naive"), "steps/s")), pct(halfWidth(epyc06, ladder(epyc06, "host", "naive"), "steps/s")),
+		p2(uP(epyc06, ladder(epyc06, "host", "naive"), ladder(epyc06, "device", "naive"), "steps/s")),
+		p3(med(epyc06, ladder(epyc06, "sample", "naive"), "steps/s")), pct(halfWidth(epyc06, ladder(epyc06, "sample", "naive"), "steps/s"))}},
+	{"README.md", "raw %s ±%s 6 %s 0.50 %s transforms (p=%s) none %s ±%s 6 %s 0.26 ~ raw data loading (p=%s)", []shown{
+		p3(med(epyc06, ladder(epyc06, "raw", "naive"), "steps/s")), pct(halfWidth(epyc06, ladder(epyc06, "raw", "naive"), "steps/s")),
 		p2(div(med(epyc06, ladder(epyc06, "raw", "naive"), "steps/s"), med(epyc06, ladder(epyc06, "device", "naive"), "steps/s"))),
 		{"%+.0f%%", change(med(epyc06, ladder(epyc06, "raw", "naive"), "steps/s"), med(epyc06, ladder(epyc06, "sample", "naive"), "steps/s"))},
-		p3(med(epyc06, ladder(epyc06, "none", "naive"), "steps/s")),
-		p2(div(med(epyc06, ladder(epyc06, "none", "naive"), "steps/s"), med(epyc06, ladder(epyc06, "device", "naive"), "steps/s")))}},
-	{"README.md", "raw %s 6 0.99 0.50 +1%% transforms none %s 6 0.99 0.26", []shown{
-		p3(med(epyc06, ladder(epyc06, "raw", "fast"), "steps/s")), p3(med(epyc06, ladder(epyc06, "none", "fast"), "steps/s"))}},
+		{"%.3f", uP(epyc06, ladder(epyc06, "raw", "naive"), ladder(epyc06, "sample", "naive"), "steps/s")},
+		p3(med(epyc06, ladder(epyc06, "none", "naive"), "steps/s")), pct(halfWidth(epyc06, ladder(epyc06, "none", "naive"), "steps/s")),
+		p2(div(med(epyc06, ladder(epyc06, "none", "naive"), "steps/s"), med(epyc06, ladder(epyc06, "device", "naive"), "steps/s"))),
+		p2(uP(epyc06, ladder(epyc06, "none", "naive"), ladder(epyc06, "raw", "naive"), "steps/s"))}},
+	{"README.md", "raw %s ±%s 6 0.99 0.50 ~ transforms (p=%s) none %s ±%s 6 0.99 0.26 ~ raw data loading (p=%s)", []shown{
+		p3(med(epyc06, ladder(epyc06, "raw", "fast"), "steps/s")), pct(halfWidth(epyc06, ladder(epyc06, "raw", "fast"), "steps/s")),
+		p2(uP(epyc06, ladder(epyc06, "raw", "fast"), ladder(epyc06, "sample", "fast"), "steps/s")),
+		p3(med(epyc06, ladder(epyc06, "none", "fast"), "steps/s")), pct(halfWidth(epyc06, ladder(epyc06, "none", "fast"), "steps/s")),
+		p2(uP(epyc06, ladder(epyc06, "none", "fast"), ladder(epyc06, "raw", "fast"), "steps/s"))}},
 	{"README.md", "(benchstat's 95%% interval is ±%s at `raw` and ±%s at `none`)", []shown{
 		pct(halfWidth(epyc06, ladder(epyc06, "raw", "naive"), "steps/s")), pct(halfWidth(epyc06, ladder(epyc06, "none", "naive"), "steps/s"))}},
 
@@ -440,21 +461,23 @@ var cases = []figureCase{
 // factors, the rest of the README's ladder.
 var moreCases = []figureCase{
 	// README.md: the fast rows and the naive ratios of make bench at 06f81ea.
-	{"README.md", "device %s 6 1.00 1.00 host %s 6 %s 0.97 %s host-to-device transfer sample %s 6 %s 0.94 %s batching (collate) raw %s", []shown{
-		p3(med(epyc06, ladder(epyc06, "device", "fast"), "steps/s")), p3(med(epyc06, ladder(epyc06, "host", "fast"), "steps/s")),
+	{"README.md", "device %s ±%s 6 1.00 1.00 host %s ±%s 6 %s 0.97 %s host-to-device transfer (p=%s) sample %s ±%s 6 %s 0.94 %s batching (collate) (p=%s) raw %s", []shown{
+		p3(med(epyc06, ladder(epyc06, "device", "fast"), "steps/s")), pct(halfWidth(epyc06, ladder(epyc06, "device", "fast"), "steps/s")),
+		p3(med(epyc06, ladder(epyc06, "host", "fast"), "steps/s")), pct(halfWidth(epyc06, ladder(epyc06, "host", "fast"), "steps/s")),
 		p2(div(med(epyc06, ladder(epyc06, "host", "fast"), "steps/s"), med(epyc06, ladder(epyc06, "device", "fast"), "steps/s"))),
 		{"%+.0f%%", change(med(epyc06, ladder(epyc06, "host", "fast"), "steps/s"), med(epyc06, ladder(epyc06, "device", "fast"), "steps/s"))},
-		p3(med(epyc06, ladder(epyc06, "sample", "fast"), "steps/s")),
+		{"%.3f", uP(epyc06, ladder(epyc06, "host", "fast"), ladder(epyc06, "device", "fast"), "steps/s")},
+		p3(med(epyc06, ladder(epyc06, "sample", "fast"), "steps/s")), pct(halfWidth(epyc06, ladder(epyc06, "sample", "fast"), "steps/s")),
 		p2(div(med(epyc06, ladder(epyc06, "sample", "fast"), "steps/s"), med(epyc06, ladder(epyc06, "device", "fast"), "steps/s"))),
 		{"%+.0f%%", change(med(epyc06, ladder(epyc06, "sample", "fast"), "steps/s"), med(epyc06, ladder(epyc06, "host", "fast"), "steps/s"))},
+		{"%.3f", uP(epyc06, ladder(epyc06, "sample", "fast"), ladder(epyc06, "host", "fast"), "steps/s")},
 		p3(med(epyc06, ladder(epyc06, "raw", "fast"), "steps/s"))}},
-	{"README.md", "host 3.417 6 %s 0.97 %s host-to-device transfer sample 3.383 6 %s 0.94 %s batching (collate) raw 2.277 6 0.66 0.50 -%s transforms none 2.277 6 0.66 0.26 %s raw data loading bottleneck: transforms (%s of throughput lost", []shown{
+	{"README.md", "host 3.417 ±0%% 6 %s 0.97 ~ host-to-device transfer (p=0.06) sample 3.383 ±50%% 6 %s 0.94 %s batching (collate) (p=%s) raw 2.277 ±41%% 6 0.66 0.50 -%s transforms (p=0.026) none 2.277 ±55%% 6 0.66 0.26 ~ raw data loading (p=0.70) bottleneck: transforms (%s of throughput lost", []shown{
 		p2(div(med(epyc06, ladder(epyc06, "host", "naive"), "steps/s"), med(epyc06, ladder(epyc06, "device", "naive"), "steps/s"))),
-		{"%+.0f%%", change(med(epyc06, ladder(epyc06, "host", "naive"), "steps/s"), med(epyc06, ladder(epyc06, "device", "naive"), "steps/s"))},
 		p2(div(med(epyc06, ladder(epyc06, "sample", "naive"), "steps/s"), med(epyc06, ladder(epyc06, "device", "naive"), "steps/s"))),
 		{"%+.0f%%", change(med(epyc06, ladder(epyc06, "sample", "naive"), "steps/s"), med(epyc06, ladder(epyc06, "host", "naive"), "steps/s"))},
+		{"%.3f", uP(epyc06, ladder(epyc06, "sample", "naive"), ladder(epyc06, "host", "naive"), "steps/s")},
 		pct(scale(change(med(epyc06, ladder(epyc06, "raw", "naive"), "steps/s"), med(epyc06, ladder(epyc06, "sample", "naive"), "steps/s")), -1)),
-		{"%+.0f%%", change(med(epyc06, ladder(epyc06, "none", "naive"), "steps/s"), med(epyc06, ladder(epyc06, "raw", "naive"), "steps/s"))},
 		pct(scale(change(med(epyc06, ladder(epyc06, "raw", "naive"), "steps/s"), med(epyc06, ladder(epyc06, "sample", "naive"), "steps/s")), -1))}},
 
 	// docs/ladder.md: fast within 2% of device, in the three files it names.

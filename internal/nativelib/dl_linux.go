@@ -2,16 +2,29 @@
 
 package nativelib
 
-import "github.com/ebitengine/purego"
+import (
+	"runtime"
+
+	"github.com/ebitengine/purego"
+)
 
 // Supported reports whether this build can load native libraries.
 const Supported = true
 
+// dlopen and dlsym hold the goroutine on its thread from the call to the
+// dlerror purego reads on failure: dlerror's message is the thread's, so
+// read on another thread it is empty, or another call's (issue 41).
 func dlopen(name string) (uintptr, error) {
+	runtime.LockOSThread()
+	defer runtime.UnlockOSThread()
 	return purego.Dlopen(name, purego.RTLD_NOW|purego.RTLD_LOCAL)
 }
 
-func dlsym(h uintptr, name string) (uintptr, error) { return purego.Dlsym(h, name) }
+func dlsym(h uintptr, name string) (uintptr, error) {
+	runtime.LockOSThread()
+	defer runtime.UnlockOSThread()
+	return purego.Dlsym(h, name)
+}
 
 // Call calls the C function fn with integer and pointer arguments and
 // returns its integer result. Pointers converted to uintptr in the call

@@ -2,7 +2,7 @@
 """The PyTorch peer: the document's input pipeline, measured as headspace measures its own.
 
 This is the toy pipeline of "A Caching Strategy for Identifying Bottlenecks on
-the Data Input Pipeline" (/work/shared/seeds/003_*.txt), as written there: a
+the Data Input Pipeline" (document 003), as written there: a
 FakeDataset that draws a random raw image with np.random.randint and wraps it
 with Image.fromarray, then T.PILToTensor, T.RandomCrop, RandomMask (ratio 0.25,
 4-neighbour dilation with scipy's convolve2d), ConvertColor (a 3x3 matmul) and

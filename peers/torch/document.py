@@ -1,7 +1,7 @@
 """The document's toy pipeline, written once for every Python peer.
 
 This is the input pipeline of "A Caching Strategy for Identifying Bottlenecks
-on the Data Input Pipeline" (/work/shared/seeds/003_*.txt) as the document
+on the Data Input Pipeline" (document 003) as the document
 writes it: a random raw image drawn with np.random.randint and wrapped with
 Image.fromarray, a random label, and the transforms T.PILToTensor,
 T.RandomCrop, RandomMask (ratio 0.25, 4-neighbour dilation with scipy's

@@ -2,7 +2,7 @@
 """The document's training script at each level of its caching ladder, in Go benchmark format.
 
 This is the training script of "A Caching Strategy for Identifying Bottlenecks
-on the Data Input Pipeline" (/work/shared/seeds/003_*.txt): its FakeDataset,
+on the Data Input Pipeline" (document 003): its FakeDataset,
 transforms (RandomCrop, RandomMask, ConvertColor, Scale) and DataLoader
 (batch 256, 4 workers, pin_memory), its Net, CrossEntropyLoss,
 SGD(lr=0.001, momentum=0.9) and train_step, run at each caching level exactly
@@ -153,7 +153,19 @@ def level_table():
         except (OSError, subprocess.CalledProcessError) as e:
             raise SystemExit(f"ladder.py: the level table: set HEADSPACE_LEVELS to the output of "
                              f"`headspace levels --json`, or put headspace on PATH ({e})")
-    return json.loads(text)
+    bad = "ladder.py: the level table (HEADSPACE_LEVELS, or `headspace levels --json`) is not headspace's: "
+    try:
+        table = json.loads(text)
+    except ValueError as e:
+        raise SystemExit(bad + f"not JSON ({e}): {text[:40]!r}")
+    rows = table.get("levels") if isinstance(table, dict) else None
+    if not isinstance(rows, list) or not rows:
+        raise SystemExit(bad + "no list of levels in it")
+    for i, row in enumerate(rows):
+        if not (isinstance(row, dict) and isinstance(row.get("name"), str) and isinstance(row.get("needs"), str)
+                and isinstance(row.get("kept"), dict)):
+            raise SystemExit(bad + f"level {i + 1} lacks a name, needs or kept")
+    return table
 
 
 def load_levels():

@@ -225,8 +225,8 @@ func (c Config) Validate() error {
 	if c.Bucket.Concurrency < 0 || c.Bucket.Concurrency > MaxFetchConcurrency {
 		return fmt.Errorf("fetch concurrency %d must be within 1..%d", c.Bucket.Concurrency, MaxFetchConcurrency)
 	}
-	if c.Bucket.ChunkSize != 0 && c.Bucket.ChunkSize < MinChunkSize {
-		return fmt.Errorf("chunk size %d must be at least %d bytes", c.Bucket.ChunkSize, MinChunkSize)
+	if c.Bucket.ChunkSize != 0 && (c.Bucket.ChunkSize < MinChunkSize || c.Bucket.ChunkSize > MaxChunkSize) {
+		return fmt.Errorf("chunk size %d must be within %d..%d bytes", c.Bucket.ChunkSize, MinChunkSize, MaxChunkSize)
 	}
 	return nil
 }
@@ -236,6 +236,10 @@ func (c Config) Validate() error {
 const (
 	MaxFetchConcurrency = 1024
 	MinChunkSize        = 4096
+	// MaxChunkSize is the largest single ranged GET: each request in
+	// flight holds a buffer of its size, so 1024 of them stay within
+	// 256 GiB, and a GET this large is already one request per object.
+	MaxChunkSize = 256 << 20
 )
 
 // WindowRule is the loader's window with data in a bucket, as result

@@ -41,7 +41,13 @@ import (
 //     directory, with "-dirty-" and the first 8 hex digits of the SHA-256
 //     of `git diff HEAD` when tracked files changed: the working
 //     directory's repository stands in for the binary's;
-//   - else "unknown".
+//   - else, outside a repository (a binary built with
+//     GOFLAGS=-buildvcs=false, common in CI containers, and run where
+//     there is no repository, or no git), "build-" and the first 8 hex
+//     digits of the SHA-256 of the running executable: the build itself,
+//     so that two builds of different code are two commits, and a file is
+//     resumed only by the build that made it;
+//   - else, where even the executable cannot be read, "unknown".
 //
 // An empty device is recorded as "unknown".
 func Environment(device string) []setting.Setting {
@@ -89,7 +95,20 @@ func commit(dir string) string {
 	if c, ok := binaryCommit(); ok {
 		return c
 	}
-	return worktreeCommit(dir)
+	return orBuild(worktreeCommit(dir), exeHash)
+}
+
+// orBuild is c, or, where c is "unknown" (no repository names the code),
+// the build named by its executable's hash: "build-<hash>" (see
+// Environment).
+func orBuild(c string, hash func() string) string {
+	if c != "unknown" {
+		return c
+	}
+	if h := hash(); h != "unknown" {
+		return "build-" + h
+	}
+	return c
 }
 
 // binaryCommit is the running binary's stamped revision (see
@@ -99,8 +118,12 @@ var binaryCommit = sync.OnceValues(func() (string, bool) {
 	if !ok {
 		return "", false
 	}
-	return stampedCommit(info.Settings, executableHash)
+	return stampedCommit(info.Settings, exeHash)
 })
+
+// exeHash is executableHash, computed once, when first asked for: the
+// executable does not change while it runs.
+var exeHash = sync.OnceValue(executableHash)
 
 // stampedCommit is the commit that a binary's build settings name:
 // vcs.revision's first 7 digits, with "-dirty-" and exeHash's digits when
@@ -132,7 +155,7 @@ func executableHash() string {
 	if err != nil {
 		return "unknown"
 	}
-	f, err := os.Open(exe)
+	f, err := os.Open(exe) // a binary is a regular file: no pipe to wait on
 	if err != nil {
 		return "unknown"
 	}

@@ -1,6 +1,8 @@
 package machine
 
 import (
+	"crypto/sha256"
+	"encoding/hex"
 	"fmt"
 	"os"
 	"os/exec"
@@ -124,6 +126,37 @@ func gitIn(t *testing.T, dir string) func(args ...string) string {
 			t.Fatalf("git %s: %v\n%s", args, err, out)
 		}
 		return strings.TrimSpace(string(out))
+	}
+}
+
+// TestCommitOfAnUnstampedBuild: a binary with no VCS stamp (go test's,
+// as one built with GOFLAGS=-buildvcs=false) run outside any repository
+// records "build-" and its executable's hash, not "unknown" (issue 41):
+// two builds of other code are then two commits, and resume tells them
+// apart. Where the executable cannot be read either, "unknown" stays.
+func TestCommitOfAnUnstampedBuild(t *testing.T) {
+	t.Setenv("HEADSPACE_COMMIT", "")
+	if c, ok := binaryCommit(); ok {
+		t.Fatalf("the test binary has a VCS stamp (%s): go test stamps none", c)
+	}
+	exe, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	data, err := os.ReadFile(exe)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sum := sha256.Sum256(data)
+	want := "build-" + hex.EncodeToString(sum[:])[:8]
+	if got := commit(t.TempDir()); got != want {
+		t.Errorf("commit outside a repository = %q, want %q (the executable's hash)", got, want)
+	}
+	if got := orBuild("1a2b3c4", func() string { return "cafef00d" }); got != "1a2b3c4" {
+		t.Errorf("orBuild of a commit = %q, want the commit", got)
+	}
+	if got := orBuild("unknown", func() string { return "unknown" }); got != "unknown" {
+		t.Errorf("orBuild without a readable executable = %q, want unknown", got)
 	}
 }
 

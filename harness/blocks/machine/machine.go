@@ -18,7 +18,7 @@ type Machine struct {
 	OS, Arch   string    // runtime.GOOS, runtime.GOARCH
 	Distro     string    // os-release's PRETTY_NAME and the kernel release, e.g. "Debian GNU/Linux 12 (bookworm), linux 6.1.0"
 	Go         string    // runtime.Version()
-	Commit     string    // the binary's commit (-dirty-<hash> with local changes), HEADSPACE_COMMIT, or "unknown": see Environment
+	Commit     string    // the binary's commit (-dirty-<hash> with local changes), HEADSPACE_COMMIT, build-<hash> of an unstamped executable, or "unknown": see Environment
 	Date       time.Time // when it was described, UTC
 }
 

@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"github.com/headspace-bench/headspace/harness/blocks/level"
+	"github.com/headspace-bench/headspace/internal/summary"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -302,6 +303,79 @@ func TestTimelineOfARealRun(t *testing.T) {
 	for _, w := range want {
 		if !threads[w] {
 			t.Errorf("trace has no thread named %q (threads %v)", w, threads)
+		}
+	}
+}
+
+// TestWriteTableNoise is issue 41's busy-machine table: none's median
+// above raw's printed as "+16% raw data loading", a speed-up from a
+// stage that adds work. With every run's steps/s the table shows each
+// level's spread, calls a drop the U test cannot tell from the noise "~"
+// (as benchstat does), never blames one, flags a lower level faster
+// beyond the noise, and marks the levels with disturbed runs.
+func TestWriteTableNoise(t *testing.T) {
+	samples := map[level.Level][]float64{
+		level.Device: {3.44, 3.45, 3.45, 3.46, 3.44, 3.45},
+		level.Host:   {3.41, 3.42, 3.42, 3.43, 3.41, 3.42},
+		// Transforms and collate (sample is not measured): a real 36%
+		// drop, beyond the noise.
+		level.Raw: {2.10, 2.60, 2.20, 2.05, 2.50, 2.15},
+		// Raw data loading: the same work as raw plus loading; its runs
+		// overlap raw's, its median 16% above.
+		level.None: {2.60, 2.20, 2.62, 2.70, 2.05, 2.55},
+	}
+	med, runs := map[level.Level]float64{}, map[level.Level]int{}
+	for l, vs := range samples {
+		med[l] = summary.Median(vs)
+		runs[l] = len(vs)
+	}
+	if d := 1 - med[level.None]/med[level.Raw]; d > -0.10 {
+		t.Fatalf("the fixture's none is %.0f%% above raw, want a speed-up of more than 10%% by the medians", -100*d)
+	}
+	faster := map[level.Level][]float64{
+		level.Device: {3.44, 3.45, 3.45, 3.46, 3.44, 3.45},
+		level.None:   {3.90, 3.91, 3.92, 3.93, 3.90, 3.91}, // faster beyond the noise
+	}
+	fmed := map[level.Level]float64{level.Device: summary.Median(faster[level.Device]), level.None: summary.Median(faster[level.None])}
+	groups := []Group{
+		{Title: "busy", Median: med, Runs: runs, Samples: samples, Disturbed: map[level.Level]int{level.None: 2}},
+		{Title: "changed", Median: fmed, Runs: map[level.Level]int{level.Device: 6, level.None: 6}, Samples: faster},
+	}
+	var sb strings.Builder
+	if err := WriteTable(&sb, groups, nil); err != nil {
+		t.Fatal(err)
+	}
+	out := sb.String()
+	for _, want := range []string{
+		"  level   steps/s  ±     runs",
+		"~ raw data loading (p=",
+		"-36% transforms + batching (collate) (p=0.002)",
+		"6 (2 disturbed*)",
+		"  * runs that stayed disturbed after their reruns",
+		"bottleneck: transforms + batching (collate) (36% of throughput lost when it is added)",
+		"+13% raw data loading + transforms + batching (collate) + host-to-device transfer (p=0.002)!",
+		"  ! faster than the level above beyond the noise",
+		"bottleneck: no stage costs 5% or more beyond the noise",
+	} {
+		if !strings.Contains(out, want) {
+			t.Errorf("table lacks %q:\n%s", want, out)
+		}
+	}
+	if strings.Contains(out, "+16% raw data loading") || strings.Contains(out, "+17% raw data loading") {
+		t.Errorf("table reports a speed-up within the noise:\n%s", out)
+	}
+	for _, l := range []string{"  device  3.450    ±0%", "  raw     2.175    ±20%", "  none    2.575    ±20%"} {
+		if !strings.Contains(out, l) {
+			t.Errorf("table lacks the row start %q (median and spread):\n%s", l, out)
+		}
+	}
+	a := AttributeRuns(samples)
+	for _, d := range a.Drops {
+		if d.Level == level.None && (!d.Noise || !(d.P >= NoiseAlpha)) {
+			t.Errorf("none's drop: noise %v, p %v; want within the noise", d.Noise, d.P)
+		}
+		if d.Level == level.Raw && (d.Noise || !(d.P < NoiseAlpha)) {
+			t.Errorf("raw's drop: noise %v, p %v; want beyond it", d.Noise, d.P)
 		}
 	}
 }

@@ -6,6 +6,8 @@ import (
 	"math"
 	"os"
 	"os/exec"
+	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 
@@ -109,18 +111,28 @@ func TestLadderScriptTakesTheTable(t *testing.T) {
 	}
 	odd := tb
 	odd.Levels = append([]level.LevelRow{{Name: "collated", Needs: "synthetic", Kept: map[string]level.Stage{"synthetic": level.Collate}}}, tb.Levels...)
+	const notOurs = "ladder.py: the level table (HEADSPACE_LEVELS, or `headspace levels --json`) is not headspace's: "
 	for _, tc := range []struct {
 		name  string
 		table any
+		raw   string // HEADSPACE_LEVELS as is, instead of table
 		args  []string
 		want  string
 	}{
-		{"without sample", without, []string{"--levels", "sample"}, "--levels: unknown level 'sample' (want device, host, raw, none)"},
-		{"a cut the script cannot keep", odd, nil, "ladder.py: level collated keeps the output of stage collate: this script has no cache of it"},
-		{"no table", nil, nil, "ladder.py: the level table: set HEADSPACE_LEVELS"},
+		{"without sample", without, "", []string{"--levels", "sample"}, "--levels: unknown level 'sample' (want device, host, raw, none)"},
+		{"a cut the script cannot keep", odd, "", nil, "ladder.py: level collated keeps the output of stage collate: this script has no cache of it"},
+		{"no table", nil, "", nil, "ladder.py: the level table: set HEADSPACE_LEVELS"},
+		// Issue 41: a raw traceback before.
+		{"garbage", nil, "garbage", nil, notOurs + "not JSON (Expecting value: line 1 column 1 (char 0)): 'garbage'"},
+		{"an empty object", nil, "{}", nil, notOurs + "no list of levels in it"},
+		{"a list", nil, "[1, 2]", nil, notOurs + "no list of levels in it"},
+		{"a level without a name", nil, `{"levels": [{"needs": "synthetic", "kept": {}}]}`, nil, notOurs + "level 1 lacks a name, needs or kept"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			env := append(os.Environ(), "PYTHONPYCACHEPREFIX="+t.TempDir(), "PATH="+t.TempDir())
+			if tc.raw != "" {
+				env = append(env, peer.LevelsEnv+"="+tc.raw)
+			}
 			if tc.table != nil {
 				b, err := json.Marshal(tc.table)
 				if err != nil {
@@ -134,6 +146,37 @@ func TestLadderScriptTakesTheTable(t *testing.T) {
 			if err == nil || !strings.Contains(string(out), tc.want) {
 				t.Errorf("ladder.py: %v\n%s\nwant an error with %q", err, out, tc.want)
 			}
+			// A bad table is one line (argparse's errors, of --levels,
+			// come after its usage).
+			if tc.args == nil && (strings.Contains(string(out), "Traceback") || strings.Count(strings.TrimSpace(string(out)), "\n") != 0) {
+				t.Errorf("ladder.py: not one line:\n%s", out)
+			}
 		})
+	}
+}
+
+// TestScriptsNameTheDocument: the Python peers name the document they
+// follow by its name and number ("document 003"), never by a path on
+// some machine (issue 41: "/work/shared/seeds/003_*.txt"), which is
+// nowhere on a user's.
+func TestScriptsNameTheDocument(t *testing.T) {
+	scripts, err := filepath.Glob("../../../peers/torch/*.py")
+	if err != nil || len(scripts) == 0 {
+		t.Fatalf("no scripts in peers/torch (%v)", err)
+	}
+	machinePath := regexp.MustCompile(`(^|[\s("'=])/(work|home|root|Users|tmp|mnt|srv|opt)/[^\s)"']*`)
+	for _, p := range scripts {
+		b, err := os.ReadFile(p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for i, line := range strings.Split(string(b), "\n") {
+			if m := machinePath.FindString(line); m != "" || strings.Contains(line, "seeds/") {
+				t.Errorf("%s:%d names a machine's path (%q): name the document", filepath.Base(p), i+1, strings.TrimSpace(line))
+			}
+		}
+		if strings.Contains(string(b), "A Caching Strategy") && !strings.Contains(string(b), "(document 003)") {
+			t.Errorf("%s names the document's title without its number, (document 003)", filepath.Base(p))
+		}
 	}
 }
