@@ -86,20 +86,21 @@ func New(to []io.Writer, timeout time.Duration) (*Coordinator, error) {
 }
 
 // Arrive records that rank r reached the barrier; the last rank of a
-// step releases every rank. An error means the barrier has failed or the
+// step releases every rank, and its Arrive returns released true. An
+// error means the barrier has failed or the
 // rank arrived twice in one step (a protocol error); writing Go to a rank
 // that has died is not an error here: its reader reports the death.
-func (c *Coordinator) Arrive(r int) error {
+func (c *Coordinator) Arrive(r int) (released bool, err error) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if c.err != nil {
-		return c.err
+		return false, c.err
 	}
 	if r < 0 || r >= len(c.to) {
-		return fmt.Errorf("barrier: rank %d of %d", r, len(c.to))
+		return false, fmt.Errorf("barrier: rank %d of %d", r, len(c.to))
 	}
 	if c.arrived[r] {
-		return fmt.Errorf("barrier: rank %d arrived twice at step %d", r, c.step)
+		return false, fmt.Errorf("barrier: rank %d arrived twice at step %d", r, c.step)
 	}
 	c.arrived[r] = true
 	c.count++
@@ -110,7 +111,7 @@ func (c *Coordinator) Arrive(r int) error {
 		}
 	}
 	if c.count < len(c.to) {
-		return nil
+		return false, nil
 	}
 	if c.timer != nil {
 		c.timer.Stop()
@@ -123,7 +124,7 @@ func (c *Coordinator) Arrive(r int) error {
 	for _, w := range c.to {
 		_, _ = w.Write(release[:]) // a dead rank: its reader says so
 	}
-	return nil
+	return true, nil
 }
 
 // expire fails the barrier if the step armed is still waiting.

@@ -86,7 +86,7 @@ func startNode(t testing.TB, n, steps int, timeout time.Duration) *node {
 					nd.fail(fmt.Errorf("rank %d sent %q", r, b))
 					return
 				}
-				if err := c.Arrive(r); err != nil {
+				if _, err := c.Arrive(r); err != nil {
 					nd.fail(err)
 					return
 				}
@@ -140,7 +140,7 @@ func TestTimeoutNamesRank(t *testing.T) {
 	}
 	defer c.Stop()
 	for _, r := range []int{0, 2} {
-		if err := c.Arrive(r); err != nil {
+		if _, err := c.Arrive(r); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -156,7 +156,7 @@ func TestTimeoutNamesRank(t *testing.T) {
 	if w0.Len() != 0 || w2.Len() != 0 {
 		t.Errorf("ranks were released: %q %q", w0.String(), w2.String())
 	}
-	if err := c.Arrive(1); err == nil {
+	if _, err := c.Arrive(1); err == nil {
 		t.Error("Arrive after the failure succeeded")
 	}
 }
@@ -169,14 +169,14 @@ func TestReleaseAndTwice(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := c.Arrive(0); err != nil {
-		t.Fatal(err)
+	if rel, err := c.Arrive(0); err != nil || rel {
+		t.Fatalf("first arrival: released %v, %v", rel, err)
 	}
-	if err := c.Arrive(0); err == nil {
+	if _, err := c.Arrive(0); err == nil {
 		t.Error("a second arrival of rank 0 in one step was accepted")
 	}
-	if err := c.Arrive(1); err != nil {
-		t.Fatal(err)
+	if rel, err := c.Arrive(1); err != nil || !rel {
+		t.Fatalf("last arrival: released %v, %v", rel, err)
 	}
 	if w0.String() != "G" || w1.String() != "G" || c.Steps() != 1 {
 		t.Errorf("after all arrived: %q %q, steps %d; want G G 1", w0.String(), w1.String(), c.Steps())

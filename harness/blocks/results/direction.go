@@ -43,6 +43,10 @@ var units = map[string]Direction{
 	"predicted-steps/s": HigherIsBetter,
 	"samples/s":         HigherIsBetter,
 	"au-%":              HigherIsBetter,
+	"au":                HigherIsBetter, // MLPerf Storage's AU as a fraction (package node)
+	"au-min":            HigherIsBetter,
+	"bytes/s":           HigherIsBetter,
+	"requests/s":        HigherIsBetter,
 	"GB/s":              HigherIsBetter,
 	"read-MB/s":         HigherIsBetter,
 	"copy-MB/s":         HigherIsBetter,

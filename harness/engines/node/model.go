@@ -1,0 +1,200 @@
+package node
+
+import (
+	"fmt"
+	"math"
+	"slices"
+	"time"
+
+	"github.com/headspace-bench/headspace/internal/summary"
+)
+
+// DefaultMinAU is MLPerf Storage's threshold for UNet3D and ResNet-50:
+// an accelerator is kept busy when its AU is at least 0.90.
+const DefaultMinAU = 0.90
+
+// Profile is what the node model needs of one run of the pipeline (level
+// none), normally a single rank's: what one accelerator asks of the host
+// and what the host has.
+type Profile struct {
+	Cores      float64       // the machine's cores
+	OtherCores float64       // other processes' CPU use during the run, in cores
+	Batch      int           // samples per step per accelerator
+	Step       time.Duration // the emulated device's step
+	// AU is the rank's measured AU: below 1 where its own loader
+	// workers cannot keep up, whatever the host has to spare.
+	AU float64
+	// CPUPerSample is the rank process's CPU time per sample (loader and
+	// training loop together).
+	CPUPerSample time.Duration
+	// BytesPerSample and RequestsPerSample are what a sample costs the
+	// storage (0 for synthetic data).
+	BytesPerSample, RequestsPerSample float64
+	// MemoryPerRank is a rank's memory estimate, Memory what the machine
+	// has available (0: unknown).
+	MemoryPerRank, Memory int64
+	// LinkBandwidth (bytes/s) and LinkRequestRate (requests/s) are the
+	// emulated link's caps, 0 where there is none or no cap.
+	LinkBandwidth, LinkRequestRate float64
+}
+
+// Validate reports what makes p unusable.
+func (p Profile) Validate() error {
+	switch {
+	case p.Cores <= 0:
+		return fmt.Errorf("node profile: %v cores", p.Cores)
+	case p.Batch <= 0 || p.Step <= 0:
+		return fmt.Errorf("node profile: batch %d and step %v must be positive", p.Batch, p.Step)
+	case !(p.AU > 0 && p.AU <= 1.5):
+		return fmt.Errorf("node profile: AU %v out of (0, 1.5]", p.AU)
+	case p.CPUPerSample <= 0:
+		return fmt.Errorf("node profile: no CPU time per sample (the run's CPU could not be read)")
+	}
+	return nil
+}
+
+// Demand is the samples per second one accelerator takes at full speed:
+// a batch per step.
+func (p Profile) Demand() float64 { return float64(p.Batch) / p.Step.Seconds() }
+
+// The resources a node runs out of.
+const (
+	ResourceLoader   = "loader"    // the rank's own workers: AU below 1 at one accelerator
+	ResourceCores    = "cores"     // CPU per sample × samples/s against the cores
+	ResourceMemory   = "memory"    // the ranks' memory estimate against the available memory
+	ResourceLink     = "link"      // the emulated link's bandwidth
+	ResourceRequests = "link-rate" // the emulated link's request rate
+	ResourceStorage  = "storage"   // bytes/s from disk: demand only, no capacity known
+)
+
+// Bound is where one resource runs out: at Accelerators accelerators it
+// is used up, each then at AU 1 (+Inf where it never runs out).
+type Bound struct {
+	Resource     string
+	Accelerators float64
+	// Demand says what one accelerator asks of it, Have what there is.
+	Demand, Have string
+}
+
+// Bounds are the resources' bounds, the one that runs out first first.
+func (p Profile) Bounds() []Bound {
+	a := p.Demand()
+	var out []Bound
+	free := p.Cores - max(p.OtherCores, 0)
+	perAcc := p.CPUPerSample.Seconds() * a
+	out = append(out, Bound{ResourceCores, free / perAcc,
+		fmt.Sprintf("%.3g cores (%v CPU/sample × %.4g samples/s)", perAcc, p.CPUPerSample.Round(time.Microsecond), a),
+		fmt.Sprintf("%.3g cores free (%.3g, others using %.3g)", free, p.Cores, max(p.OtherCores, 0))})
+	if p.AU < 1 {
+		out = append(out, Bound{ResourceLoader, p.AU, "its own loader workers", fmt.Sprintf("AU %.3f at one accelerator", p.AU)})
+	}
+	if p.Memory > 0 && p.MemoryPerRank > 0 {
+		out = append(out, Bound{ResourceMemory, float64(p.Memory) / float64(p.MemoryPerRank),
+			fmt.Sprintf("%.3g GiB a rank (estimate)", float64(p.MemoryPerRank)/(1<<30)), fmt.Sprintf("%.3g GiB available", float64(p.Memory)/(1<<30))})
+	}
+	if p.BytesPerSample > 0 {
+		bps := p.BytesPerSample * a
+		if p.LinkBandwidth > 0 {
+			out = append(out, Bound{ResourceLink, p.LinkBandwidth / bps,
+				fmt.Sprintf("%.4g Gbit/s", bps*8/1e9), fmt.Sprintf("%.4g Gbit/s", p.LinkBandwidth*8/1e9)})
+		} else {
+			out = append(out, Bound{ResourceStorage, math.Inf(1), fmt.Sprintf("%.4g MB/s", bps/1e6), "capacity not known"})
+		}
+	}
+	if p.RequestsPerSample > 0 && p.LinkRequestRate > 0 {
+		rps := p.RequestsPerSample * a
+		out = append(out, Bound{ResourceRequests, p.LinkRequestRate / rps,
+			fmt.Sprintf("%.4g requests/s", rps), fmt.Sprintf("%.4g requests/s", p.LinkRequestRate)})
+	}
+	slices.SortStableFunc(out, func(x, y Bound) int {
+		switch {
+		case x.Accelerators < y.Accelerators:
+			return -1
+		case x.Accelerators > y.Accelerators:
+			return 1
+		}
+		return 0
+	})
+	return out
+}
+
+// Binding is the resource that runs out first.
+func (p Profile) Binding() Bound { return p.Bounds()[0] }
+
+// PredictAU is the model's AU of every rank of a node of n accelerators:
+// the host's throughput shared by n ranks, none faster than one rank
+// alone; 0 where n ranks do not fit in memory.
+//
+//	AU(n) = min(AU(1), N_r / n over every resource r but memory)
+func (p Profile) PredictAU(n int) float64 {
+	au := min(p.AU, 1)
+	for _, b := range p.Bounds() {
+		switch b.Resource {
+		case ResourceMemory:
+			if float64(n) > b.Accelerators {
+				return 0
+			}
+		case ResourceLoader, ResourceStorage:
+		default:
+			au = min(au, b.Accelerators/float64(n))
+		}
+	}
+	return au
+}
+
+// MaxAccelerators is the largest n up to limit whose predicted AU is at
+// least minAU (0 when not even one).
+func (p Profile) MaxAccelerators(minAU float64, limit int) int {
+	best := 0
+	for n := 1; n <= limit; n++ {
+		if p.PredictAU(n) >= minAU {
+			best = n
+		}
+	}
+	return best
+}
+
+// Need is what a node of n accelerators at AU minAU would take of each
+// resource the profile knows.
+type Need struct {
+	Resource string
+	Need     string
+}
+
+// Needs says what n accelerators at minAU would take: the cores (the
+// others' use included), the memory, and for a dataset in a bucket the
+// link's Gbit/s and requests/s.
+func (p Profile) Needs(n int, minAU float64) []Need {
+	rate := minAU * float64(n) * p.Demand() // samples/s
+	out := []Need{{ResourceCores, fmt.Sprintf("%.3g cores (%.3g for the ranks, %.3g for the others)",
+		rate*p.CPUPerSample.Seconds()+max(p.OtherCores, 0), rate*p.CPUPerSample.Seconds(), max(p.OtherCores, 0))}}
+	if p.MemoryPerRank > 0 {
+		out = append(out, Need{ResourceMemory, fmt.Sprintf("%.3g GiB (estimate)", float64(int64(n)*p.MemoryPerRank)/(1<<30))})
+	}
+	if p.BytesPerSample > 0 {
+		out = append(out, Need{ResourceLink, fmt.Sprintf("%.4g Gbit/s (%.4g MB/s)", rate*p.BytesPerSample*8/1e9, rate*p.BytesPerSample/1e6)})
+	}
+	if p.RequestsPerSample > 0 {
+		out = append(out, Need{ResourceRequests, fmt.Sprintf("%.4g requests/s", rate*p.RequestsPerSample)})
+	}
+	if p.AU < minAU {
+		out = append(out, Need{ResourceLoader, fmt.Sprintf("more loader workers per rank: one rank alone reaches AU %.3f", p.AU)})
+	}
+	return out
+}
+
+// MaxMeasured is the largest accelerator count whose every rank kept AU
+// at least minAU, from the smallest rank AU of each run of each count
+// (the median over runs decides); 0 when none did.
+func MaxMeasured(auMin map[int][]float64, minAU float64) int {
+	best := 0
+	for n, runs := range auMin {
+		if len(runs) == 0 {
+			continue
+		}
+		if med := summary.Median(slices.Clone(runs)); med >= minAU && n > best {
+			best = n
+		}
+	}
+	return best
+}
