@@ -62,6 +62,10 @@ type Outcome struct {
 	// Skew is the time summed over steps from the first rank's arrival
 	// at the barrier to the last one's.
 	Skew time.Duration
+	// RanksCPU is the rank processes' whole CPU time (user+sys), start-up
+	// and warm-up included, as the system reports it once they are
+	// reaped; 0 where it cannot.
+	RanksCPU time.Duration
 }
 
 // rank is one rank process as the parent holds it.
@@ -103,16 +107,20 @@ func Run(ctx context.Context, o Options) (Outcome, error) {
 	start := time.Now()
 	ranks := make([]*rank, 0, o.Ranks)
 	// Every rank started is killed and reaped before Run returns.
-	defer func() {
-		for _, r := range ranks {
-			_ = r.cmd.Process.Kill()
-			r.stdin.Close()
-		}
-		for _, r := range ranks {
-			<-r.exited
-			r.stdout.Close()
-		}
-	}()
+	var reaped sync.Once
+	reap := func() {
+		reaped.Do(func() {
+			for _, r := range ranks {
+				_ = r.cmd.Process.Kill()
+				r.stdin.Close()
+			}
+			for _, r := range ranks {
+				<-r.exited
+				r.stdout.Close()
+			}
+		})
+	}
+	defer reap()
 	for i := range o.Ranks {
 		r, err := startRank(i, o.Exe, args, env)
 		if err != nil {
@@ -165,9 +173,15 @@ func Run(ctx context.Context, o Options) (Outcome, error) {
 		_ = r.cmd.Process.Kill() // a finished rank has exited already
 	}
 	<-all
+	reap()
 	mu.Lock()
 	out := Outcome{Released: c.Steps(), Elapsed: released, Skew: c.Skew()}
 	mu.Unlock()
+	for _, r := range ranks {
+		if st := r.cmd.ProcessState; st != nil {
+			out.RanksCPU += st.UserTime() + st.SystemTime()
+		}
+	}
 	if err := c.Err(); err != nil {
 		if ctx.Err() != nil {
 			return out, ctx.Err()
