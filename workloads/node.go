@@ -133,6 +133,8 @@ func (n Node) Validate() error {
 func (n Node) Settings() []results.Config {
 	s := append(n.Pipeline.Settings(), Emulated(n.Device).Settings...)
 	return append(s,
+		results.Config{Key: "workers", Value: fmt.Sprint(n.Pipeline.Workers)},
+		results.Config{Key: "transforms", Value: n.Pipeline.Impl},
 		results.Config{Key: "steps", Value: fmt.Sprint(n.Train.Steps)},
 		results.Config{Key: "warmup", Value: fmt.Sprint(n.Train.Warmup)},
 	)

@@ -4,7 +4,13 @@ import (
 	"fmt"
 	"math"
 	"slices"
+	"strconv"
 	"time"
+
+	"golang.org/x/perf/benchfmt"
+
+	"github.com/headspace-bench/headspace/harness/blocks/level"
+	"github.com/headspace-bench/headspace/harness/blocks/results"
 
 	"github.com/headspace-bench/headspace/internal/summary"
 )
@@ -77,7 +83,9 @@ type Bound struct {
 }
 
 // Bounds are the resources' bounds, the one that runs out first first.
-func (p Profile) Bounds() []Bound {
+// A rank whose own AU is below minAU at one accelerator is bound by its
+// loader (at 0 accelerators: the node keeps none busy).
+func (p Profile) Bounds(minAU float64) []Bound {
 	a := p.Demand()
 	var out []Bound
 	free := p.Cores - max(p.OtherCores, 0)
@@ -85,8 +93,8 @@ func (p Profile) Bounds() []Bound {
 	out = append(out, Bound{ResourceCores, free / perAcc,
 		fmt.Sprintf("%.3g cores (%v CPU/sample × %.4g samples/s)", perAcc, p.CPUPerSample.Round(time.Microsecond), a),
 		fmt.Sprintf("%.3g cores free (%.3g, others using %.3g)", free, p.Cores, max(p.OtherCores, 0))})
-	if p.AU < 1 {
-		out = append(out, Bound{ResourceLoader, p.AU, "its own loader workers", fmt.Sprintf("AU %.3f at one accelerator", p.AU)})
+	if p.AU < minAU {
+		out = append(out, Bound{ResourceLoader, 0, "more than its own loader workers give", fmt.Sprintf("AU %.3f at one accelerator", p.AU)})
 	}
 	if p.Memory > 0 && p.MemoryPerRank > 0 {
 		out = append(out, Bound{ResourceMemory, float64(p.Memory) / float64(p.MemoryPerRank),
@@ -118,8 +126,8 @@ func (p Profile) Bounds() []Bound {
 	return out
 }
 
-// Binding is the resource that runs out first.
-func (p Profile) Binding() Bound { return p.Bounds()[0] }
+// Binding is the resource that runs out first at minAU.
+func (p Profile) Binding(minAU float64) Bound { return p.Bounds(minAU)[0] }
 
 // PredictAU is the model's AU of every rank of a node of n accelerators:
 // the host's throughput shared by n ranks, none faster than one rank
@@ -128,7 +136,7 @@ func (p Profile) Binding() Bound { return p.Bounds()[0] }
 //	AU(n) = min(AU(1), N_r / n over every resource r but memory)
 func (p Profile) PredictAU(n int) float64 {
 	au := min(p.AU, 1)
-	for _, b := range p.Bounds() {
+	for _, b := range p.Bounds(0) {
 		switch b.Resource {
 		case ResourceMemory:
 			if float64(n) > b.Accelerators {
@@ -197,4 +205,76 @@ func MaxMeasured(auMin map[int][]float64, minAU float64) int {
 		}
 	}
 	return best
+}
+
+// ProfileFrom is ProfileOf with the machine's cores, the batch and the
+// emulated step read from the records' configuration (records read from
+// a node result file).
+func ProfileFrom(records []*benchfmt.Result, n int) (Profile, error) {
+	var cfg *benchfmt.Result
+	for _, r := range records {
+		if _, _, ok := ParsePointName(string(r.Name)); ok {
+			cfg = r
+			break
+		}
+	}
+	if cfg == nil {
+		return Profile{}, fmt.Errorf("node profile: no node records")
+	}
+	cores, err := strconv.ParseFloat(cfg.GetConfig("cores"), 64)
+	if err != nil {
+		return Profile{}, fmt.Errorf("node profile: the file's cores %q: %w", cfg.GetConfig("cores"), err)
+	}
+	batch, err := strconv.Atoi(cfg.GetConfig("batch"))
+	if err != nil {
+		return Profile{}, fmt.Errorf("node profile: the file's batch %q: %w", cfg.GetConfig("batch"), err)
+	}
+	step, err := time.ParseDuration(cfg.GetConfig("emulated-step"))
+	if err != nil {
+		return Profile{}, fmt.Errorf("node profile: the file's emulated-step %q: %w", cfg.GetConfig("emulated-step"), err)
+	}
+	return ProfileOf(records, n, cores, batch, step)
+}
+
+// ProfileOf is the profile of the node records of records at level none
+// and n accelerators, medians over their runs, on a machine of cores
+// cores with batch samples a step of step: the smallest rank's AU, the
+// CPU per sample, the other processes' cores, and the bytes and requests
+// per sample. Memory and the link's caps are the caller's to set.
+func ProfileOf(records []*benchfmt.Result, n int, cores float64, batch int, step time.Duration) (Profile, error) {
+	p := Profile{Cores: cores, Batch: batch, Step: step}
+	vals := map[string][]float64{}
+	found := false
+	for _, r := range records {
+		pt, rank, ok := ParsePointName(string(r.Name))
+		if !ok || rank >= 0 || pt.Level != level.None || pt.Accelerators != n {
+			continue
+		}
+		if _, partial := results.Value(r, UnitPartial); partial {
+			continue
+		}
+		found = true
+		for _, unit := range rowUnits {
+			if v, ok := results.Value(r, unit); ok {
+				vals[unit] = append(vals[unit], v)
+			}
+		}
+	}
+	if !found {
+		return p, fmt.Errorf("node profile: no finished run of %d accelerators at level none", n)
+	}
+	med := func(unit string) float64 {
+		if v := vals[unit]; len(v) > 0 {
+			return summary.Median(slices.Clone(v))
+		}
+		return 0
+	}
+	p.AU = med(UnitAUMin)
+	p.CPUPerSample = time.Duration(med(UnitCPUSample))
+	p.OtherCores = med(UnitOtherCores)
+	if sps := med("samples/s"); sps > 0 {
+		p.BytesPerSample = med(UnitBytes) / sps
+		p.RequestsPerSample = med(UnitRequests) / sps
+	}
+	return p, p.Validate()
 }
