@@ -332,3 +332,4 @@ func (t *tail) String() string {
 	}
 	return ""
 }
+
