@@ -332,4 +332,3 @@ func (t *tail) String() string {
 	}
 	return ""
 }
-
