@@ -18,7 +18,6 @@ import (
 	"github.com/headspace-bench/headspace/harness/blocks/train"
 	"github.com/headspace-bench/headspace/harness/engines/merge"
 	"github.com/headspace-bench/headspace/harness/engines/node"
-	"github.com/headspace-bench/headspace/harness/engines/whatif"
 	"github.com/headspace-bench/headspace/internal/rusage"
 )
 
@@ -239,10 +238,12 @@ func (n Node) Run(ctx context.Context, env Env) ([]*benchfmt.Result, error) {
 	return out, nil
 }
 
-// runOnce is one node.Run of p, with the other processes' CPU use over
-// it: the machine's busy time less the ranks' and this process's.
+// runOnce is one node.Run of p, with the CPU use of the other processes
+// that competed with the ranks over it (node.Competing): the machine's
+// busy time at the ranks' priority less the ranks' and this process's.
 func (n Node) runOnce(ctx context.Context, p node.Point, env Env) (node.Outcome, float64, error) {
-	busy0, errB := whatif.MachineBusy()
+	niced := node.Niced()
+	busy0, errB := node.ReadCPUTimes()
 	self0, errS := rusage.ProcessCPU()
 	t0 := time.Now()
 	o, err := node.Run(ctx, node.Options{
@@ -251,11 +252,11 @@ func (n Node) runOnce(ctx context.Context, p node.Point, env Env) (node.Outcome,
 		Steps: n.Train.Steps, Warmup: n.Train.Warmup, Timeout: n.Timeout,
 	})
 	wall := time.Since(t0)
-	busy1, errB1 := whatif.MachineBusy()
+	busy1, errB1 := node.ReadCPUTimes()
 	self1, errS1 := rusage.ProcessCPU()
 	other := -1.0
 	if errB == nil && errB1 == nil && errS == nil && errS1 == nil && o.RanksCPU > 0 && wall > 0 {
-		other = max((busy1-busy0-o.RanksCPU-(self1-self0)).Seconds()/wall.Seconds(), 0)
+		other = max((node.Competing(busy0, busy1, niced)-o.RanksCPU-(self1-self0)).Seconds()/wall.Seconds(), 0)
 	}
 	return o, other, err
 }

@@ -240,7 +240,7 @@ func nodeProfile(recs []*benchfmt.Result, cfg loader.Config, step time.Duration,
 	if len(ns) == 0 {
 		return node.Profile{}, fmt.Errorf("no node measured")
 	}
-	p, err := node.ProfileOf(recs, ns[0], float64(runtime.NumCPU()), cfg.Batch, step)
+	p, err := node.ProfileOf(recs, ns[0], float64(runtime.NumCPU()), cfg.Batch, cfg.Workers, step)
 	if err != nil {
 		return p, err
 	}

@@ -136,3 +136,42 @@ func exists(path string) bool {
 	fi, err := os.Stat(path)
 	return err == nil && fi.Mode().IsRegular()
 }
+
+// TestWhatIfAccelerators: whatif --accelerators predicts AU per count
+// from one rank, --verify measures each count beside it, --out keeps
+// both, and --from prints the same from the file alone.
+func TestWhatIfAccelerators(t *testing.T) {
+	dir := t.TempDir()
+	out := filepath.Join(dir, "whatif-node.txt")
+	args := append([]string{"whatif", "--accelerators", "1,2", "--verify", "--count", "1", "--workers", "1", "--out", out}, tinyNode...)
+	code, stdout, stderr := runCLI(args...)
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	for _, want := range []string{"predicted-au", "median error on AU over 2 accelerator counts", "predicted node-max-accelerators: ", "runs out first: ", "would take:"} {
+		if !strings.Contains(stdout, want) {
+			t.Errorf("no %q in:\n%s", want, stdout)
+		}
+	}
+	recs, err := results.Read(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	kinds := map[string]int{}
+	for _, r := range recs {
+		kinds[strings.SplitN(string(r.Name), "/", 2)[0]]++
+	}
+	// The profile (1 rank and the node), the verify runs (1+1 and 2+1),
+	// the predictions (2).
+	if kinds["NodeProfile"] != 2 || kinds["Node"] != 5 || kinds["NodeWhatIf"] != 2 {
+		t.Errorf("records by kind %v, want NodeProfile 2, Node 5, NodeWhatIf 2", kinds)
+	}
+	code, again, stderr := runCLI("whatif", "--from", out)
+	if code != 0 {
+		t.Fatalf("--from: exit %d: %s", code, stderr)
+	}
+	cut := func(s string) string { return s[:strings.Index(s, "results: ")] }
+	if !strings.Contains(stdout, "results: ") || cut(stdout) != again {
+		t.Errorf("--from differs from the run:\n%s\n---\n%s", stdout, again)
+	}
+}

@@ -45,6 +45,9 @@ var units = map[string]Direction{
 	"au-%":              HigherIsBetter,
 	"au":                HigherIsBetter, // MLPerf Storage's AU as a fraction (package node)
 	"au-min":            HigherIsBetter,
+	"predicted-au":      HigherIsBetter,
+	"measured-au":       HigherIsBetter,
+	"au-error-%":        LowerIsBetter,
 	"bytes/s":           HigherIsBetter,
 	"requests/s":        HigherIsBetter,
 	"GB/s":              HigherIsBetter,

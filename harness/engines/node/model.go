@@ -26,6 +26,7 @@ type Profile struct {
 	Cores      float64       // the machine's cores
 	OtherCores float64       // other processes' CPU use during the run, in cores
 	Batch      int           // samples per step per accelerator
+	Workers    int           // loader workers per rank (threads that share its CPU)
 	Step       time.Duration // the emulated device's step
 	// AU is the rank's measured AU: below 1 where its own loader
 	// workers cannot keep up, whatever the host has to spare.
@@ -49,8 +50,8 @@ func (p Profile) Validate() error {
 	switch {
 	case p.Cores <= 0:
 		return fmt.Errorf("node profile: %v cores", p.Cores)
-	case p.Batch <= 0 || p.Step <= 0:
-		return fmt.Errorf("node profile: batch %d and step %v must be positive", p.Batch, p.Step)
+	case p.Batch <= 0 || p.Step <= 0 || p.Workers <= 0:
+		return fmt.Errorf("node profile: batch %d, step %v and workers %d must be positive", p.Batch, p.Step, p.Workers)
 	case !(p.AU > 0 && p.AU <= 1.5):
 		return fmt.Errorf("node profile: AU %v out of (0, 1.5]", p.AU)
 	case p.CPUPerSample <= 0:
@@ -88,11 +89,10 @@ type Bound struct {
 func (p Profile) Bounds(minAU float64) []Bound {
 	a := p.Demand()
 	var out []Bound
-	free := p.Cores - max(p.OtherCores, 0)
 	perAcc := p.CPUPerSample.Seconds() * a
-	out = append(out, Bound{ResourceCores, free / perAcc,
-		fmt.Sprintf("%.3g cores (%v CPU/sample × %.4g samples/s)", perAcc, p.CPUPerSample.Round(time.Microsecond), a),
-		fmt.Sprintf("%.3g cores free (%.3g, others using %.3g)", free, p.Cores, max(p.OtherCores, 0))})
+	out = append(out, Bound{ResourceCores, p.coresBound(perAcc),
+		fmt.Sprintf("%.3g cores (%v CPU/sample × %.4g samples/s) on %d worker threads", perAcc, p.CPUPerSample.Round(time.Microsecond), a, p.Workers),
+		fmt.Sprintf("%.3g cores shared with %.3g cores' worth of other processes' threads", p.Cores, max(p.OtherCores, 0))})
 	if p.AU < minAU {
 		out = append(out, Bound{ResourceLoader, 0, "more than its own loader workers give", fmt.Sprintf("AU %.3f at one accelerator", p.AU)})
 	}
@@ -129,11 +129,40 @@ func (p Profile) Bounds(minAU float64) []Bound {
 // Binding is the resource that runs out first at minAU.
 func (p Profile) Binding(minAU float64) Bound { return p.Bounds(minAU)[0] }
 
+// coresAU is the share of its demand each rank gets of the cores in a
+// node of n accelerators, each asking perAcc cores. The scheduler
+// shares the cores between runnable threads as max-min fairness does:
+// the ranks' n × Workers loader threads, each wanting perAcc / Workers
+// of a core, and the other processes, counted as OtherCores threads
+// that want all they can get, each get cores / (OtherCores + n ×
+// Workers) at most; a thread that wants less gets what it wants.
+func (p Profile) coresAU(n int, perAcc float64) float64 {
+	threads := max(p.OtherCores, 0) + float64(n*p.Workers)
+	want := perAcc / float64(p.Workers)
+	if want <= 0 {
+		return 1
+	}
+	return min(1, p.Cores/threads/want)
+}
+
+// coresBound is the accelerator count at which coresAU falls below 1.
+func (p Profile) coresBound(perAcc float64) float64 {
+	if perAcc <= 0 {
+		return math.Inf(1)
+	}
+	return (p.Cores*float64(p.Workers)/perAcc - max(p.OtherCores, 0)) / float64(p.Workers)
+}
+
 // PredictAU is the model's AU of every rank of a node of n accelerators:
 // the host's throughput shared by n ranks, none faster than one rank
-// alone; 0 where n ranks do not fit in memory.
+// alone; 0 where n ranks do not fit in memory. The cores go to threads
+// by max-min fairness (coresAU): with C cores, o cores' worth of other
+// processes' threads, W workers a rank and f cores asked per
+// accelerator, a rank gets min(1, C / ((o + nW) × f / W)) of its demand.
+// Every other resource r of the profile (the link's bandwidth and
+// request rate) caps it at N_r / n:
 //
-//	AU(n) = min(AU(1), N_r / n over every resource r but memory)
+//	AU(n) = min(AU(1), C·W / ((o + nW)·f), N_r / n)
 func (p Profile) PredictAU(n int) float64 {
 	au := min(p.AU, 1)
 	for _, b := range p.Bounds(0) {
@@ -142,6 +171,8 @@ func (p Profile) PredictAU(n int) float64 {
 			if float64(n) > b.Accelerators {
 				return 0
 			}
+		case ResourceCores:
+			au = min(au, p.AU*p.coresAU(n, p.CPUPerSample.Seconds()*p.Demand()))
 		case ResourceLoader, ResourceStorage:
 		default:
 			au = min(au, b.Accelerators/float64(n))
@@ -174,8 +205,11 @@ type Need struct {
 // link's Gbit/s and requests/s.
 func (p Profile) Needs(n int, minAU float64) []Need {
 	rate := minAU * float64(n) * p.Demand() // samples/s
-	out := []Need{{ResourceCores, fmt.Sprintf("%.3g cores (%.3g for the ranks, %.3g for the others)",
-		rate*p.CPUPerSample.Seconds()+max(p.OtherCores, 0), rate*p.CPUPerSample.Seconds(), max(p.OtherCores, 0))}}
+	// coresAU(n) ≥ minAU: C ≥ minAU × (o + nW) × f / W.
+	f := p.CPUPerSample.Seconds() * p.Demand()
+	cores := minAU * (max(p.OtherCores, 0) + float64(n*p.Workers)) * f / float64(p.Workers)
+	out := []Need{{ResourceCores, fmt.Sprintf("%.3g cores (the ranks use %.3g; the other processes' threads take their share)",
+		cores, rate*p.CPUPerSample.Seconds())}}
 	if p.MemoryPerRank > 0 {
 		out = append(out, Need{ResourceMemory, fmt.Sprintf("%.3g GiB (estimate)", float64(int64(n)*p.MemoryPerRank)/(1<<30))})
 	}
@@ -233,16 +267,21 @@ func ProfileFrom(records []*benchfmt.Result, n int) (Profile, error) {
 	if err != nil {
 		return Profile{}, fmt.Errorf("node profile: the file's emulated-step %q: %w", cfg.GetConfig("emulated-step"), err)
 	}
-	return ProfileOf(records, n, cores, batch, step)
+	workers, err := strconv.Atoi(cfg.GetConfig("workers"))
+	if err != nil {
+		return Profile{}, fmt.Errorf("node profile: the file's workers %q: %w", cfg.GetConfig("workers"), err)
+	}
+	return ProfileOf(records, n, cores, batch, workers, step)
 }
 
 // ProfileOf is the profile of the node records of records at level none
 // and n accelerators, medians over their runs, on a machine of cores
-// cores with batch samples a step of step: the smallest rank's AU, the
+// cores with batch samples a step of step and workers loader workers a
+// rank: the smallest rank's AU, the
 // CPU per sample, the other processes' cores, and the bytes and requests
 // per sample. Memory and the link's caps are the caller's to set.
-func ProfileOf(records []*benchfmt.Result, n int, cores float64, batch int, step time.Duration) (Profile, error) {
-	p := Profile{Cores: cores, Batch: batch, Step: step}
+func ProfileOf(records []*benchfmt.Result, n int, cores float64, batch, workers int, step time.Duration) (Profile, error) {
+	p := Profile{Cores: cores, Batch: batch, Workers: workers, Step: step}
 	vals := map[string][]float64{}
 	found := false
 	for _, r := range records {
