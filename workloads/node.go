@@ -186,10 +186,9 @@ func (n Node) Todo(env Env) int {
 type NodeRun struct {
 	Point   node.Point
 	Outcome node.Outcome
-	// OtherCores is the other processes' CPU use during the run, in
-	// cores; negative where unknown.
-	OtherCores float64
-	Records    []*benchfmt.Result
+	// Others is what the other processes did during the run.
+	Others  node.Others
+	Records []*benchfmt.Result
 	// Err is the run's failure when it was kept as partial.
 	Err error
 }
@@ -217,17 +216,17 @@ func (n Node) Run(ctx context.Context, env Env) ([]*benchfmt.Result, error) {
 			if err := n.Pipeline.PreparePageCache(ctx); err != nil {
 				return out, err
 			}
-			o, other, err := n.runOnce(ctx, p, env)
+			o, others, err := n.runOnce(ctx, p, env)
 			var recs []*benchfmt.Result
 			switch {
 			case err == nil:
-				recs = node.Records(p, o, other)
+				recs = node.Records(p, o, others)
 			case n.Partial && ctx.Err() == nil:
 				recs = []*benchfmt.Result{node.PartialRecord(p, o, n.Pipeline.Batch)}
 			default:
 				return out, fmt.Errorf("%s: %w", p.Name(), err)
 			}
-			send(env.Details.Node, NodeRun{Point: p, Outcome: o, OtherCores: other, Records: recs, Err: err})
+			send(env.Details.Node, NodeRun{Point: p, Outcome: o, Others: others, Records: recs, Err: err})
 			for _, r := range recs {
 				if err := keep(r); err != nil {
 					return out, err
@@ -238,13 +237,16 @@ func (n Node) Run(ctx context.Context, env Env) ([]*benchfmt.Result, error) {
 	return out, nil
 }
 
-// runOnce is one node.Run of p, with the CPU use of the other processes
-// that competed with the ranks over it (node.Competing): the machine's
-// busy time at the ranks' priority less the ranks' and this process's.
-func (n Node) runOnce(ctx context.Context, p node.Point, env Env) (node.Outcome, float64, error) {
+// runOnce is one node.Run of p, with what the other processes did over
+// it: their CPU use at the ranks' priority (node.Competing: the
+// machine's busy time less the ranks' and this process's) and their
+// runnable threads (node.Runnable, less the ranks' own: their CPU use in
+// cores).
+func (n Node) runOnce(ctx context.Context, p node.Point, env Env) (node.Outcome, node.Others, error) {
 	niced := node.Niced()
 	busy0, errB := node.ReadCPUTimes()
 	self0, errS := rusage.ProcessCPU()
+	stop := node.Runnable(10 * time.Millisecond)
 	t0 := time.Now()
 	o, err := node.Run(ctx, node.Options{
 		Exe: env.Rank.Exe, Args: env.Rank.Args, Env: env.Rank.Env,
@@ -252,13 +254,20 @@ func (n Node) runOnce(ctx context.Context, p node.Point, env Env) (node.Outcome,
 		Steps: n.Train.Steps, Warmup: n.Train.Warmup, Timeout: n.Timeout,
 	})
 	wall := time.Since(t0)
+	runnable, okR := stop()
 	busy1, errB1 := node.ReadCPUTimes()
 	self1, errS1 := rusage.ProcessCPU()
-	other := -1.0
-	if errB == nil && errB1 == nil && errS == nil && errS1 == nil && o.RanksCPU > 0 && wall > 0 {
-		other = max((node.Competing(busy0, busy1, niced)-o.RanksCPU-(self1-self0)).Seconds()/wall.Seconds(), 0)
+	others := node.Others{Cores: -1, Threads: -1}
+	if errS == nil && errS1 == nil && o.RanksCPU > 0 && wall > 0 {
+		ours := (o.RanksCPU + self1 - self0).Seconds() / wall.Seconds()
+		if errB == nil && errB1 == nil {
+			others.Cores = max(node.Competing(busy0, busy1, niced).Seconds()/wall.Seconds()-ours, 0)
+		}
+		if okR {
+			others.Threads = max(runnable-ours, 0)
+		}
 	}
-	return o, other, err
+	return o, others, err
 }
 
 // NodePlan reads a sharded node sweep's ShardSettings back: its points

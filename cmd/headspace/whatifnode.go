@@ -275,8 +275,12 @@ func writeWhatIfNode(stdout io.Writer, recs []*benchfmt.Result, p node.Profile, 
 		predicted[n] = p.PredictAU(n)
 	}
 	var b strings.Builder
-	fmt.Fprintf(&b, "node what-if from one rank alone: %.4g samples/s asked per accelerator (batch %d, step %v), %v CPU a sample, AU %.3f; %.3g cores, %.3g used by other processes\n\n",
-		p.Demand(), p.Batch, p.Step, p.CPUPerSample.Round(1000), p.AU, p.Cores, max(p.OtherCores, 0))
+	threads := "not sampled"
+	if p.OtherThreads >= 0 {
+		threads = fmt.Sprintf("%.3g", p.OtherThreads)
+	}
+	fmt.Fprintf(&b, "node what-if from one rank alone: %.4g samples/s asked per accelerator (batch %d, step %v, %s a rank), %v CPU a sample, AU %.3f; %.3g cores; other processes: %.3g cores used, runnable threads %s\n\n",
+		p.Demand(), p.Batch, p.Step, plural(p.Workers, "worker"), p.CPUPerSample.Round(1000), p.AU, p.Cores, max(p.OtherCores, 0), threads)
 	rows := node.Rows(verifyRecords(recs))
 	fmt.Fprintf(&b, "%12s %12s %12s %8s\n", "accelerators", "predicted-au", "measured-au", "error")
 	var errs []float64

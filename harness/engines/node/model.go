@@ -23,11 +23,16 @@ const DefaultMinAU = 0.90
 // none), normally a single rank's: what one accelerator asks of the host
 // and what the host has.
 type Profile struct {
-	Cores      float64       // the machine's cores
-	OtherCores float64       // other processes' CPU use during the run, in cores
-	Batch      int           // samples per step per accelerator
-	Workers    int           // loader workers per rank (threads that share its CPU)
-	Step       time.Duration // the emulated device's step
+	Cores      float64 // the machine's cores
+	OtherCores float64 // other processes' CPU use during the run, in cores
+	// OtherThreads is the other processes' runnable threads during the
+	// run (mean), negative where unknown: described, not modelled (the
+	// scheduler shares the cores between groups of processes, not
+	// threads; obtainable).
+	OtherThreads float64
+	Batch        int           // samples per step per accelerator
+	Workers      int           // loader workers per rank (threads that share its CPU)
+	Step         time.Duration // the emulated device's step
 	// AU is the rank's measured AU: below 1 where its own loader
 	// workers cannot keep up, whatever the host has to spare.
 	AU float64
@@ -92,7 +97,7 @@ func (p Profile) Bounds(minAU float64) []Bound {
 	perAcc := p.CPUPerSample.Seconds() * a
 	out = append(out, Bound{ResourceCores, p.coresBound(perAcc),
 		fmt.Sprintf("%.3g cores (%v CPU/sample × %.4g samples/s) on %d worker threads", perAcc, p.CPUPerSample.Round(time.Microsecond), a, p.Workers),
-		fmt.Sprintf("%.3g cores shared with %.3g cores' worth of other processes' threads", p.Cores, max(p.OtherCores, 0))})
+		fmt.Sprintf("%.3g cores, the other processes using %.3g", p.Cores, max(p.OtherCores, 0))})
 	if p.AU < minAU {
 		out = append(out, Bound{ResourceLoader, 0, "more than its own loader workers give", fmt.Sprintf("AU %.3f at one accelerator", p.AU)})
 	}
@@ -129,20 +134,26 @@ func (p Profile) Bounds(minAU float64) []Bound {
 // Binding is the resource that runs out first at minAU.
 func (p Profile) Binding(minAU float64) Bound { return p.Bounds(minAU)[0] }
 
+// obtainable is the cores the ranks can get, asking demand cores, when
+// the other processes use OtherCores: the scheduler shares the cores
+// between groups of processes (Linux's autogroups and cgroups: a
+// session, a service, a container each) by max-min fairness, and the
+// other processes are taken as one group. A group that asks less than
+// half gets what it asks; so the ranks get what they ask up to what the
+// others leave, and never less than half the cores when both ask more.
+func (p Profile) obtainable(demand float64) float64 {
+	o := max(p.OtherCores, 0)
+	return min(demand, max(p.Cores-o, p.Cores/2))
+}
+
 // coresAU is the share of its demand each rank gets of the cores in a
-// node of n accelerators, each asking perAcc cores. The scheduler
-// shares the cores between runnable threads as max-min fairness does:
-// the ranks' n × Workers loader threads, each wanting perAcc / Workers
-// of a core, and the other processes, counted as OtherCores threads
-// that want all they can get, each get cores / (OtherCores + n ×
-// Workers) at most; a thread that wants less gets what it wants.
+// node of n accelerators, each asking perAcc cores.
 func (p Profile) coresAU(n int, perAcc float64) float64 {
-	threads := max(p.OtherCores, 0) + float64(n*p.Workers)
-	want := perAcc / float64(p.Workers)
-	if want <= 0 {
+	d := float64(n) * perAcc
+	if d <= 0 {
 		return 1
 	}
-	return min(1, p.Cores/threads/want)
+	return min(1, p.obtainable(d)/d)
 }
 
 // coresBound is the accelerator count at which coresAU falls below 1.
@@ -150,19 +161,19 @@ func (p Profile) coresBound(perAcc float64) float64 {
 	if perAcc <= 0 {
 		return math.Inf(1)
 	}
-	return (p.Cores*float64(p.Workers)/perAcc - max(p.OtherCores, 0)) / float64(p.Workers)
+	return max(p.Cores-max(p.OtherCores, 0), p.Cores/2) / perAcc
 }
 
 // PredictAU is the model's AU of every rank of a node of n accelerators:
 // the host's throughput shared by n ranks, none faster than one rank
-// alone; 0 where n ranks do not fit in memory. The cores go to threads
-// by max-min fairness (coresAU): with C cores, o cores' worth of other
-// processes' threads, W workers a rank and f cores asked per
-// accelerator, a rank gets min(1, C / ((o + nW) × f / W)) of its demand.
+// alone; 0 where n ranks do not fit in memory. With C cores, the other
+// processes using o of them and f cores asked per accelerator, the
+// ranks get max-min fairness's share between them and the others
+// (obtainable): at most max(C − o, C/2) cores for the n·f they ask.
 // Every other resource r of the profile (the link's bandwidth and
 // request rate) caps it at N_r / n:
 //
-//	AU(n) = min(AU(1), C·W / ((o + nW)·f), N_r / n)
+//	AU(n) = min(AU(1), max(C − o, C/2) / (n·f), N_r / n)
 func (p Profile) PredictAU(n int) float64 {
 	au := min(p.AU, 1)
 	for _, b := range p.Bounds(0) {
@@ -205,11 +216,12 @@ type Need struct {
 // link's Gbit/s and requests/s.
 func (p Profile) Needs(n int, minAU float64) []Need {
 	rate := minAU * float64(n) * p.Demand() // samples/s
-	// coresAU(n) ≥ minAU: C ≥ minAU × (o + nW) × f / W.
-	f := p.CPUPerSample.Seconds() * p.Demand()
-	cores := minAU * (max(p.OtherCores, 0) + float64(n*p.Workers)) * f / float64(p.Workers)
-	out := []Need{{ResourceCores, fmt.Sprintf("%.3g cores (the ranks use %.3g; the other processes' threads take their share)",
-		cores, rate*p.CPUPerSample.Seconds())}}
+	// obtainable ≥ minAU × n·f: C ≥ minAU·n·f + o (the others keep
+	// theirs), or C ≥ 2·minAU·n·f (the fair half), whichever is less.
+	ranks := rate * p.CPUPerSample.Seconds()
+	cores := min(ranks+max(p.OtherCores, 0), 2*ranks)
+	out := []Need{{ResourceCores, fmt.Sprintf("%.3g cores (the ranks use %.3g, the other processes %.3g)",
+		cores, ranks, max(p.OtherCores, 0))}}
 	if p.MemoryPerRank > 0 {
 		out = append(out, Need{ResourceMemory, fmt.Sprintf("%.3g GiB (estimate)", float64(int64(n)*p.MemoryPerRank)/(1<<30))})
 	}
@@ -311,6 +323,10 @@ func ProfileOf(records []*benchfmt.Result, n int, cores float64, batch, workers 
 	p.AU = med(UnitAUMin)
 	p.CPUPerSample = time.Duration(med(UnitCPUSample))
 	p.OtherCores = med(UnitOtherCores)
+	p.OtherThreads = -1
+	if len(vals[UnitOtherThreads]) > 0 {
+		p.OtherThreads = med(UnitOtherThreads)
+	}
 	if sps := med("samples/s"); sps > 0 {
 		p.BytesPerSample = med(UnitBytes) / sps
 		p.RequestsPerSample = med(UnitRequests) / sps

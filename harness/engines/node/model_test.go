@@ -10,7 +10,7 @@ import (
 // one is a rank asking 0.25 cores (1 ms a sample, batch 10 a 40 ms step)
 // on 2 cores with one worker.
 func one() Profile {
-	return Profile{Cores: 2, Batch: 10, Workers: 1, Step: 40 * time.Millisecond, AU: 1, CPUPerSample: time.Millisecond}
+	return Profile{Cores: 2, Batch: 10, Workers: 1, Step: 40 * time.Millisecond, AU: 1, CPUPerSample: time.Millisecond, OtherThreads: -1}
 }
 
 func near(a, b float64) bool { return math.Abs(a-b) < 1e-9 }
@@ -26,16 +26,22 @@ func TestPredictAU(t *testing.T) {
 	if got := p.MaxAccelerators(0.9, 64); got != 8 {
 		t.Errorf("MaxAccelerators = %d, want 8", got)
 	}
-	// Two cores' worth of other threads: each thread gets 2/(2+n) of a
-	// core; a rank wants 0.25.
-	p.OtherCores = 2
-	for n, want := range map[int]float64{1: 1, 6: 1, 8: 0.8} {
+	// Other processes using 1.5 cores: the ranks get what they leave,
+	// 0.5 cores, but never less than half the machine (1 core) when both
+	// ask more: 4 ranks (1 core) are fed, 8 get half.
+	p.OtherCores = 1.5
+	for n, want := range map[int]float64{1: 1, 4: 1, 8: 0.5} {
 		if got := p.PredictAU(n); !near(got, want) {
-			t.Errorf("2 other cores, %d accelerators: AU %v, want %v", n, got, want)
+			t.Errorf("1.5 other cores, %d accelerators: AU %v, want %v", n, got, want)
 		}
 	}
-	if b := p.Binding(0.9); b.Resource != ResourceCores || !near(b.Accelerators, 6) {
-		t.Errorf("binding %+v, want cores at 6", b)
+	if b := p.Binding(0.9); b.Resource != ResourceCores || !near(b.Accelerators, 4) {
+		t.Errorf("binding %+v, want cores at 4", b)
+	}
+	// Others using 0.5: the ranks get 1.5 cores, 6 accelerators.
+	p.OtherCores = 0.5
+	if got := p.PredictAU(12); !near(got, 0.5) {
+		t.Errorf("0.5 other cores, 12 accelerators: AU %v, want 0.5", got)
 	}
 	// A rank that is slow alone caps every count.
 	p = one()

@@ -80,7 +80,7 @@ func TestNodeRuns(t *testing.T) {
 		}
 	}
 	p := Point{Accelerators: 3, Level: level.None}
-	recs := Records(p, o, 0.5)
+	recs := Records(p, o, Others{Cores: 0.5, Threads: 1.5})
 	if len(recs) != 4 {
 		t.Fatalf("%d records, want 3 ranks and the node", len(recs))
 	}
@@ -91,7 +91,7 @@ func TestNodeRuns(t *testing.T) {
 		}
 	}
 	node := recs[3]
-	for _, unit := range []string{"samples/s", "steps/s", UnitAU, UnitAUMin, UnitInputWait, UnitOtherCores} {
+	for _, unit := range []string{"samples/s", "steps/s", UnitAU, UnitAUMin, UnitInputWait, UnitOtherCores, UnitOtherThreads} {
 		if _, ok := results.Value(node, unit); !ok {
 			t.Errorf("node record has no %s: %v", unit, node.Values)
 		}

@@ -62,3 +62,51 @@ func Competing(a, b CPUTimes, niced bool) time.Duration {
 	}
 	return max(d, 0)
 }
+
+// Runnable samples the machine's runnable tasks (/proc/stat's
+// procs_running: running or waiting for a CPU, every process's) every
+// interval until stop, which returns their mean, less the sampler
+// itself, and whether any sample was read (Linux only).
+func Runnable(every time.Duration) (stop func() (mean float64, ok bool)) {
+	done := make(chan struct{})
+	result := make(chan [2]float64, 1)
+	go func() {
+		var sum, n float64
+		t := time.NewTicker(every)
+		defer t.Stop()
+		for {
+			if v, err := procsRunning(); err == nil {
+				sum += v - 1 // this goroutine's thread is running
+				n++
+			}
+			select {
+			case <-done:
+				result <- [2]float64{sum, n}
+				return
+			case <-t.C:
+			}
+		}
+	}()
+	return func() (float64, bool) {
+		close(done)
+		r := <-result
+		if r[1] == 0 {
+			return 0, false
+		}
+		return max(r[0]/r[1], 0), true
+	}
+}
+
+// procsRunning reads /proc/stat's procs_running.
+func procsRunning() (float64, error) {
+	b, err := os.ReadFile("/proc/stat")
+	if err != nil {
+		return 0, err
+	}
+	for line := range strings.Lines(string(b)) {
+		if v, ok := strings.CutPrefix(line, "procs_running "); ok {
+			return strconv.ParseFloat(strings.TrimSpace(v), 64)
+		}
+	}
+	return 0, errors.New("/proc/stat: no procs_running line")
+}

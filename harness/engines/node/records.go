@@ -30,7 +30,10 @@ const (
 	UnitBytes      = "bytes/s"
 	UnitRequests   = "requests/s"
 	UnitOtherCores = "other-cores"
-	UnitPartial    = "partial"
+	// UnitOtherThreads is the other processes' runnable threads, the
+	// mean over the run (sampled).
+	UnitOtherThreads = "other-threads"
+	UnitPartial      = "partial"
 )
 
 // Point is one point of a node sweep: N accelerators at one level.
@@ -103,10 +106,15 @@ func ParsePointName(name string) (p Point, rank int, ok bool) {
 	return p, rank, p.Accelerators > 0
 }
 
-// Records are a finished run's records: each rank's, then the node's.
-// otherCores is the other processes' CPU use during the run, in cores,
-// negative where unknown.
-func Records(p Point, o Outcome, otherCores float64) []*benchfmt.Result {
+// Others is what the other processes did during a run: their CPU use in
+// cores and their runnable threads, each negative where unknown.
+type Others struct {
+	Cores, Threads float64
+}
+
+// Records are a finished run's records: each rank's, then the node's,
+// with what the other processes did during it.
+func Records(p Point, o Outcome, others Others) []*benchfmt.Result {
 	procs := runtime.GOMAXPROCS(0)
 	var out []*benchfmt.Result
 	var (
@@ -179,8 +187,11 @@ func Records(p Point, o Outcome, otherCores float64) []*benchfmt.Result {
 	if hasDelay && sumWall > 0 {
 		add(100*delay.Seconds()/sumWall.Seconds(), disturb.RunDelayUnit)
 	}
-	if otherCores >= 0 {
-		add(otherCores, UnitOtherCores)
+	if others.Cores >= 0 {
+		add(others.Cores, UnitOtherCores)
+	}
+	if others.Threads >= 0 {
+		add(others.Threads, UnitOtherThreads)
 	}
 	if fetched > 0 {
 		add(float64(fetched)/wall.Seconds(), UnitBytes)

@@ -24,13 +24,15 @@ import (
 // Row is one accelerator count of a node file, medians over its runs:
 // the pipeline's (level none) AU, smallest rank AU, samples/s, cores
 // used, CPU per sample, input wait per step, run-queue delay and the
-// other processes' cores, and the bound's (level host) AU. A value not
+// other processes' cores and runnable threads, and the bound's (level
+// host) AU. A value not
 // measured is NaN.
 type Row struct {
 	Accelerators                      int
 	AU, AUMin, SamplesPerSec, Cores   float64
 	CPUPerSample, InputWait, RunDelay float64
-	OtherCores, BytesPerSec, Requests float64
+	OtherCores, OtherThreads          float64
+	BytesPerSec, Requests             float64
 	HostAU                            float64
 	Runs                              int
 	Partial                           bool
@@ -40,7 +42,7 @@ type Row struct {
 // them with results.Value, so records read back from a file, whose
 // units are tidied, give the same).
 var rowUnits = []string{UnitAU, UnitAUMin, "samples/s", UnitCores, UnitCPUSample, UnitInputWait,
-	disturb.RunDelayUnit, UnitOtherCores, UnitBytes, UnitRequests}
+	disturb.RunDelayUnit, UnitOtherCores, UnitOtherThreads, UnitBytes, UnitRequests}
 
 // Rows reads a node file's node records (rank records aside) into one
 // Row per accelerator count, in increasing order.
@@ -92,7 +94,8 @@ func Rows(records []*benchfmt.Result) []Row {
 			SamplesPerSec: med(n, level.None, "samples/s"), Cores: med(n, level.None, UnitCores),
 			CPUPerSample: med(n, level.None, UnitCPUSample), InputWait: med(n, level.None, UnitInputWait),
 			RunDelay: med(n, level.None, disturb.RunDelayUnit), OtherCores: med(n, level.None, UnitOtherCores),
-			BytesPerSec: med(n, level.None, UnitBytes), Requests: med(n, level.None, UnitRequests),
+			OtherThreads: med(n, level.None, UnitOtherThreads),
+			BytesPerSec:  med(n, level.None, UnitBytes), Requests: med(n, level.None, UnitRequests),
 			HostAU: med(n, level.Host, UnitAU), Runs: runs[n], Partial: partial[n],
 		})
 	}
@@ -111,7 +114,7 @@ func cell(format string, v float64) string {
 // beside where predicted holds one for the count.
 func WriteTable(w io.Writer, rows []Row, predicted map[int]float64) error {
 	var b strings.Builder
-	fmt.Fprintf(&b, "%12s %7s %7s %8s %11s %9s %10s %11s %8s %8s\n", "accelerators", "au", "au-min", "host-au", "samples/s", "cpu-cores", "other-cores", "input-wait", "delay-%", "pred-au")
+	fmt.Fprintf(&b, "%12s %7s %7s %8s %11s %9s %11s %13s %11s %8s %8s\n", "accelerators", "au", "au-min", "host-au", "samples/s", "cpu-cores", "other-cores", "other-threads", "input-wait", "delay-%", "pred-au")
 	for _, r := range rows {
 		pred := math.NaN()
 		if v, ok := predicted[r.Accelerators]; ok {
@@ -121,9 +124,9 @@ func WriteTable(w io.Writer, rows []Row, predicted map[int]float64) error {
 		if r.Partial {
 			note = "  (a partial run)"
 		}
-		fmt.Fprintf(&b, "%12d %7s %7s %8s %11s %9s %10s %11s %8s %8s%s\n", r.Accelerators,
+		fmt.Fprintf(&b, "%12d %7s %7s %8s %11s %9s %11s %13s %11s %8s %8s%s\n", r.Accelerators,
 			cell("%.3f", r.AU), cell("%.3f", r.AUMin), cell("%.3f", r.HostAU), cell("%.1f", r.SamplesPerSec),
-			cell("%.2f", r.Cores), cell("%.2f", r.OtherCores), cell("%.3gms", r.InputWait/1e6), cell("%.1f", r.RunDelay), cell("%.3f", pred), note)
+			cell("%.2f", r.Cores), cell("%.2f", r.OtherCores), cell("%.2f", r.OtherThreads), cell("%.3gms", r.InputWait/1e6), cell("%.1f", r.RunDelay), cell("%.3f", pred), note)
 	}
 	_, err := io.WriteString(w, b.String())
 	return err
