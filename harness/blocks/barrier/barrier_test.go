@@ -21,6 +21,7 @@ import (
 const memberEnv = "HEADSPACE_BARRIER_MEMBER"
 
 func TestMain(m *testing.M) {
+	serveShared()
 	if v := os.Getenv(memberEnv); v != "" {
 		n, _ := strconv.Atoi(v)
 		mb := NewMember(os.Stdout, bufio.NewReader(os.Stdin))

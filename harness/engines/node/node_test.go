@@ -62,9 +62,18 @@ func options(ranks int, fault string) Options {
 }
 
 // TestNodeRuns: three ranks step together through every step, each
-// sends its result, and the records name the node and every rank.
+// sends its result, and the records name the node and every rank; over
+// the shared-memory barrier (where it exists) and over pipes.
 func TestNodeRuns(t *testing.T) {
-	o, err := Run(context.Background(), options(3, ""))
+	for _, mech := range []string{"", BarrierPipe} {
+		t.Run("barrier="+mech, func(t *testing.T) { testNodeRuns(t, mech) })
+	}
+}
+
+func testNodeRuns(t *testing.T, mech string) {
+	opt := options(3, "")
+	opt.Barrier = mech
+	o, err := Run(context.Background(), opt)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -116,13 +125,21 @@ func TestRankDies(t *testing.T) {
 }
 
 // TestRankHangs: a rank that never reaches the barrier is named by its
-// timeout.
+// timeout, over either barrier; a rank that dies is named over pipes too.
 func TestRankHangs(t *testing.T) {
-	opt := options(3, "hang:2:2")
-	opt.Timeout = 300 * time.Millisecond
-	_, err := Run(context.Background(), opt)
-	if !errors.Is(err, barrier.ErrTimeout) || !strings.Contains(err.Error(), "rank 2 did not reach") {
-		t.Fatalf("Run = %v, want the barrier's timeout naming rank 2", err)
+	for _, mech := range []string{"", BarrierPipe} {
+		opt := options(3, "hang:2:2")
+		opt.Timeout, opt.Barrier = 300*time.Millisecond, mech
+		_, err := Run(context.Background(), opt)
+		if !errors.Is(err, barrier.ErrTimeout) || !strings.Contains(err.Error(), "rank 2 did not reach") {
+			t.Errorf("barrier %q: Run = %v, want the barrier's timeout naming rank 2", mech, err)
+		}
+		noChildren(t)
+	}
+	opt := options(3, "die:0:2")
+	opt.Barrier = BarrierPipe
+	if _, err := Run(context.Background(), opt); err == nil || !strings.Contains(err.Error(), "rank 0") {
+		t.Errorf("pipes, rank 0 dies: Run = %v", err)
 	}
 	noChildren(t)
 }

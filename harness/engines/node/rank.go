@@ -5,6 +5,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"os"
 
 	"github.com/headspace-bench/headspace/device"
 	"github.com/headspace-bench/headspace/harness/blocks/barrier"
@@ -36,7 +37,15 @@ func ServeRank(ctx context.Context, in io.Reader, out io.Writer) error {
 		return fmt.Errorf("rank %d: %w", s.Rank, err)
 	}
 	defer dev.Close()
-	m := barrier.NewMember(out, br)
+	var m interface{ Wait() error } = barrier.NewMember(out, br)
+	if s.Barrier == BarrierShared {
+		sm, err := barrier.OpenShared(os.NewFile(3, "barrier"), s.Ranks, s.Rank)
+		if err != nil {
+			return fmt.Errorf("rank %d: %w", s.Rank, err)
+		}
+		defer sm.Close()
+		m = sm
+	}
 	var probe *disturb.Probe
 	tc := train.Config{Steps: s.Steps, Warmup: s.Warmup, Barrier: func(_ context.Context, i int) error {
 		if beforeStep != nil {

@@ -177,7 +177,8 @@ func Records(p Point, o Outcome, others Others) []*benchfmt.Result {
 	add(auSum/float64(n), UnitAU)
 	add(auMin, UnitAUMin)
 	add(float64(inWait)/float64(n*max(steps, 1)), UnitInputWait)
-	if o.Released > 0 {
+	if o.Released > 0 && o.Skew > 0 {
+		// The pipe barrier's skew (the shared one does not time steps).
 		add(float64(o.Skew)/float64(o.Released), UnitBarrier)
 	}
 	if hasCPU && cpu > 0 {

@@ -47,7 +47,17 @@ type Options struct {
 	Warmup   int // steps before them
 	// Timeout is the barrier's (DefaultTimeout when 0).
 	Timeout time.Duration
+	// Barrier is the barrier's mechanism: BarrierShared (shared memory
+	// and a futex, Linux) or BarrierPipe (pipes to a coordinator in this
+	// process, everywhere); "" is the shared one where it exists.
+	Barrier string
 }
+
+// The barrier's mechanisms (package barrier).
+const (
+	BarrierShared = "shared"
+	BarrierPipe   = "pipe"
+)
 
 // Outcome is what a node run measured.
 type Outcome struct {
@@ -121,8 +131,25 @@ func Run(ctx context.Context, o Options) (Outcome, error) {
 		})
 	}
 	defer reap()
+	var shared *barrier.Shared
+	if o.Barrier != BarrierPipe {
+		var err error
+		shared, err = barrier.NewShared(o.Ranks)
+		switch {
+		case errors.Is(err, barrier.ErrNoShared) && o.Barrier == "":
+			shared = nil // the pipes serve
+		case err != nil:
+			return Outcome{}, fmt.Errorf("node: %w", err)
+		default:
+			defer shared.Close()
+		}
+	}
+	var extra []*os.File
+	if shared != nil {
+		extra = []*os.File{shared.File()} // fd 3 in the rank
+	}
 	for i := range o.Ranks {
-		r, err := startRank(i, o.Exe, args, env)
+		r, err := startRank(i, o.Exe, args, env, extra)
 		if err != nil {
 			return Outcome{}, fmt.Errorf("node: starting rank %d: %w", i, err)
 		}
@@ -140,6 +167,9 @@ func Run(ctx context.Context, o Options) (Outcome, error) {
 	for i, r := range ranks {
 		s := Spec{Version: protocolVersion, Rank: i, Ranks: o.Ranks, Level: o.Level,
 			Pipeline: rankPipeline(o.Pipeline, i), Device: o.Device, Steps: o.Steps, Warmup: o.Warmup}
+		if shared != nil {
+			s.Barrier = BarrierShared
+		}
 		// A write error means the rank died: its reader says how.
 		_ = writeMessage(r.stdin, s)
 	}
@@ -148,26 +178,46 @@ func Run(ctx context.Context, o Options) (Outcome, error) {
 		mu       sync.Mutex
 		released time.Duration
 	)
+	onRelease := func() {
+		mu.Lock()
+		released = time.Since(start)
+		mu.Unlock()
+	}
 	for _, r := range ranks {
 		readers.Add(1)
 		go func() {
 			defer readers.Done()
-			if err := read(r, c, func() {
-				mu.Lock()
-				released = time.Since(start)
-				mu.Unlock()
-			}); err != nil {
+			if err := read(r, c, onRelease); err != nil {
 				c.Fail(err)
 			}
 		}()
 	}
 	all := make(chan struct{})
 	go func() { readers.Wait(); close(all) }()
+	stopWatch := make(chan struct{})
+	watched := make(chan struct{})
+	if shared != nil {
+		// The shared barrier's steps and timeout; c stays the one place
+		// failures meet.
+		go func() {
+			defer close(watched)
+			if err := shared.Watch(stopWatch, timeout, watchEvery, onRelease); err != nil {
+				c.Fail(err)
+			}
+		}()
+	} else {
+		close(watched)
+	}
 	select {
 	case <-all:
 	case <-c.Failed():
 	case <-ctx.Done():
 		c.Fail(ctx.Err())
+	}
+	close(stopWatch)
+	<-watched
+	if shared != nil && c.Err() != nil {
+		shared.Abort()
 	}
 	for _, r := range ranks {
 		_ = r.cmd.Process.Kill() // a finished rank has exited already
@@ -176,6 +226,9 @@ func Run(ctx context.Context, o Options) (Outcome, error) {
 	reap()
 	mu.Lock()
 	out := Outcome{Released: c.Steps(), Elapsed: released, Skew: c.Skew()}
+	if shared != nil {
+		out.Released = shared.Steps()
+	}
 	mu.Unlock()
 	for _, r := range ranks {
 		if st := r.cmd.ProcessState; st != nil {
@@ -197,9 +250,13 @@ func Run(ctx context.Context, o Options) (Outcome, error) {
 	return out, nil
 }
 
+// watchEvery is how often the parent looks at the shared barrier.
+const watchEvery = 10 * time.Millisecond
+
 // startRank starts one rank process with its stdout on a pipe the parent
-// owns, so the process can be reaped while its output is read.
-func startRank(id int, exe string, args, env []string) (*rank, error) {
+// owns, so the process can be reaped while its output is read, and extra
+// as its fds 3, ….
+func startRank(id int, exe string, args, env []string, extra []*os.File) (*rank, error) {
 	rd, wr, err := os.Pipe()
 	if err != nil {
 		return nil, err
@@ -207,6 +264,7 @@ func startRank(id int, exe string, args, env []string) (*rank, error) {
 	cmd := exec.Command(exe, args...)
 	cmd.Env = env
 	cmd.Stdout = wr
+	cmd.ExtraFiles = extra
 	r := &rank{id: id, cmd: cmd, stdout: rd, stderr: &tail{}, exited: make(chan struct{})}
 	cmd.Stderr = r.stderr
 	cmd.SysProcAttr = procloader.ChildAttr()

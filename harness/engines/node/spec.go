@@ -34,6 +34,9 @@ type Spec struct {
 	Device   device.EmulatedConfig
 	Steps    int // measured steps
 	Warmup   int // steps before them
+	// Barrier is BarrierShared where the barrier's memory is the rank's
+	// fd 3; otherwise the barrier runs on stdin and stdout.
+	Barrier string `json:",omitempty"`
 }
 
 // RankResult is what one rank measured over its measured steps.
