@@ -45,6 +45,9 @@ type Node struct {
 	// Partial keeps a point whose run failed (a rank died or hung) as a
 	// partial record (node.PartialRecord) instead of stopping the sweep.
 	Partial bool
+	// LinkBandwidth is the emulated link's bandwidth in bytes/s (--link),
+	// for the records' link-use-%; 0 without a link.
+	LinkBandwidth float64
 }
 
 // NodeSweepKind is the sweep key's value of a sharded node sweep.
@@ -220,7 +223,7 @@ func (n Node) Run(ctx context.Context, env Env) ([]*benchfmt.Result, error) {
 			var recs []*benchfmt.Result
 			switch {
 			case err == nil:
-				recs = node.Records(p, o, others)
+				recs = node.Records(p, o, others, n.LinkBandwidth)
 			case n.Partial && ctx.Err() == nil:
 				recs = []*benchfmt.Result{node.PartialRecord(p, o, n.Pipeline.Batch)}
 			default:

@@ -42,8 +42,9 @@ AU (MLPerf Storage's accelerator utilisation, compute time / total time;
 unit au) per rank (rank=R) and for the node (au: the ranks' mean, au-min:
 the smallest), the input wait, the CPU the ranks used (cpu-cores,
 cpu-ns/sample), their run-queue delay (run-delay-%), the other processes'
-cores, and from a dataset on disk or in a bucket bytes/s and requests/s.
-Records carry accelerators=N.
+cores and runnable threads, from a dataset on disk or in a bucket bytes/s
+and requests/s, and with --link the share of its bandwidth they used
+(link-use-%). Records carry accelerators=N.
 
 It prints the table, then the answer: "node-max-accelerators: N", the
 largest N at which every rank's AU is at least --min-au (0.90, MLPerf's),
@@ -181,6 +182,9 @@ func runNode(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	}
 	if err := fitsPipeline(n.Pipeline, largest, int64(largest)*2*n.Pipeline.BatchBytes()); err != nil {
 		return usagef("--accelerators %d: %v", largest, err)
+	}
+	if pf.data.link != nil {
+		n.LinkBandwidth = float64(pf.data.link.Config().Bandwidth)
 	}
 	rank, err := rankOptions()
 	if err != nil {

@@ -175,3 +175,33 @@ func TestWhatIfAccelerators(t *testing.T) {
 		t.Errorf("--from differs from the run:\n%s\n---\n%s", stdout, again)
 	}
 }
+
+// TestNodeOnDisk: the ranks read a dataset on disk, and the node's
+// record says how many bytes a second they read.
+func TestNodeOnDisk(t *testing.T) {
+	dir := t.TempDir()
+	ds := filepath.Join(dir, "ds")
+	if code, _, stderr := runCLI("dataset", "write", "--out", ds, "--n", "64", "--raw-size", "48", "--format", "jpeg"); code != 0 {
+		t.Fatalf("dataset write: exit %d: %s", code, stderr)
+	}
+	out := filepath.Join(dir, "node.txt")
+	code, _, stderr := runCLI("node", "--accelerators", "2", "--levels", "none", "--data", ds, "--crop", "16", "--batch", "4",
+		"--step", "2ms", "--steps", "3", "--out", out)
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	recs, err := results.Read(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, r := range recs {
+		if string(r.Name) != "Node/accelerators=2/level=none-"+goMaxProcs() {
+			continue
+		}
+		if v, ok := results.Value(r, "bytes/s"); !ok || v <= 0 {
+			t.Errorf("the node read no bytes: %v", r.Values)
+		}
+		return
+	}
+	t.Errorf("no node record in %d records", len(recs))
+}

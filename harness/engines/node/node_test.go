@@ -89,7 +89,7 @@ func testNodeRuns(t *testing.T, mech string) {
 		}
 	}
 	p := Point{Accelerators: 3, Level: level.None}
-	recs := Records(p, o, Others{Cores: 0.5, Threads: 1.5})
+	recs := Records(p, o, Others{Cores: 0.5, Threads: 1.5}, 0)
 	if len(recs) != 4 {
 		t.Fatalf("%d records, want 3 ranks and the node", len(recs))
 	}

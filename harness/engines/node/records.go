@@ -34,6 +34,9 @@ const (
 	// mean over the run (sampled).
 	UnitOtherThreads = "other-threads"
 	UnitPartial      = "partial"
+	// UnitLinkUse is the node's bytes/s as a percentage of the emulated
+	// link's bandwidth (--link), where there is one.
+	UnitLinkUse = "link-use-%"
 )
 
 // Point is one point of a node sweep: N accelerators at one level.
@@ -113,8 +116,9 @@ type Others struct {
 }
 
 // Records are a finished run's records: each rank's, then the node's,
-// with what the other processes did during it.
-func Records(p Point, o Outcome, others Others) []*benchfmt.Result {
+// with what the other processes did during it and, where linkBandwidth
+// (bytes/s) is positive, the share of the link the node's reads used.
+func Records(p Point, o Outcome, others Others, linkBandwidth float64) []*benchfmt.Result {
 	procs := runtime.GOMAXPROCS(0)
 	var out []*benchfmt.Result
 	var (
@@ -196,6 +200,9 @@ func Records(p Point, o Outcome, others Others) []*benchfmt.Result {
 	}
 	if fetched > 0 {
 		add(float64(fetched)/wall.Seconds(), UnitBytes)
+		if linkBandwidth > 0 {
+			add(100*float64(fetched)/wall.Seconds()/linkBandwidth, UnitLinkUse)
+		}
 	}
 	if requests > 0 {
 		add(float64(requests)/wall.Seconds(), UnitRequests)
