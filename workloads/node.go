@@ -48,6 +48,10 @@ type Node struct {
 	// LinkBandwidth is the emulated link's bandwidth in bytes/s (--link),
 	// for the records' link-use-%; 0 without a link.
 	LinkBandwidth float64
+	// Peer, if set, runs the PyTorch DDP peer (node.Peer) at every point
+	// too, each of its runs after one of ours: records under
+	// node.PeerPrefix.
+	Peer *node.Peer
 }
 
 // NodeSweepKind is the sweep key's value of a sharded node sweep.
@@ -137,9 +141,18 @@ func (n Node) Settings() []results.Config {
 	return append(s,
 		results.Config{Key: "workers", Value: fmt.Sprint(n.Pipeline.Workers)},
 		results.Config{Key: "transforms", Value: n.Pipeline.Impl},
+		results.Config{Key: "node-peer", Value: n.peerName()},
 		results.Config{Key: "steps", Value: fmt.Sprint(n.Train.Steps)},
 		results.Config{Key: "warmup", Value: fmt.Sprint(n.Train.Warmup)},
 	)
+}
+
+// peerName is the peer's script, "none" without one.
+func (n Node) peerName() string {
+	if n.Peer == nil {
+		return "none"
+	}
+	return n.Peer.Script
 }
 
 // ShardSettings is what a run of one of shards shards of the sweep
@@ -180,6 +193,9 @@ func (n Node) Todo(env Env) int {
 	t := 0
 	for _, p := range n.Selected() {
 		t += n.Count - min(env.done(p.BenchName()), n.Count)
+		if n.Peer != nil {
+			t += n.Count - min(env.done(node.PeerBenchName(p)), n.Count)
+		}
 	}
 	return t
 }
@@ -198,7 +214,8 @@ type NodeRun struct {
 
 // Run runs the sweep: for each selected point, Count runs (less those
 // env.Done says a resumed file holds) of node.Run with env.Rank's
-// binary, each run's records (its ranks', then the node's) to env.Result.
+// binary, each run's records (its ranks', then the node's) to env.Result;
+// with Peer, each followed by a run of the PyTorch DDP peer.
 // A failed run stops the sweep, unless Partial: its partial record is
 // kept and the sweep goes on. It returns the records made.
 func (n Node) Run(ctx context.Context, env Env) ([]*benchfmt.Result, error) {
@@ -211,33 +228,65 @@ func (n Node) Run(ctx context.Context, env Env) ([]*benchfmt.Result, error) {
 	}
 	keep := env.collect(&out)
 	for _, p := range n.Selected() {
-		for range n.Count - min(env.done(p.BenchName()), n.Count) {
+		ours := n.Count - min(env.done(p.BenchName()), n.Count)
+		peers := 0
+		if n.Peer != nil {
+			peers = n.Count - min(env.done(node.PeerBenchName(p)), n.Count)
+		}
+		// Ours, then the peer's, alternating, so that both see the
+		// machine as it is.
+		for ours > 0 || peers > 0 {
 			if err := ctx.Err(); err != nil {
 				return out, err
 			}
-			env.start(p.Name())
 			if err := n.Pipeline.PreparePageCache(ctx); err != nil {
 				return out, err
 			}
-			o, others, err := n.runOnce(ctx, p, env)
-			var recs []*benchfmt.Result
-			switch {
-			case err == nil:
-				recs = node.Records(p, o, others, n.LinkBandwidth)
-			case n.Partial && ctx.Err() == nil:
-				recs = []*benchfmt.Result{node.PartialRecord(p, o, n.Pipeline.Batch)}
-			default:
-				return out, fmt.Errorf("%s: %w", p.Name(), err)
+			if ours > 0 {
+				ours--
+				env.start(p.Name())
+				o, others, err := n.runOnce(ctx, p, env)
+				var recs []*benchfmt.Result
+				switch {
+				case err == nil:
+					recs = node.Records(p, o, others, n.LinkBandwidth)
+				case n.Partial && ctx.Err() == nil:
+					recs = []*benchfmt.Result{node.PartialRecord(p, o, n.Pipeline.Batch)}
+				default:
+					return out, fmt.Errorf("%s: %w", p.Name(), err)
+				}
+				send(env.Details.Node, NodeRun{Point: p, Outcome: o, Others: others, Records: recs, Err: err})
+				for _, r := range recs {
+					if err := keep(r); err != nil {
+						return out, err
+					}
+				}
 			}
-			send(env.Details.Node, NodeRun{Point: p, Outcome: o, Others: others, Records: recs, Err: err})
-			for _, r := range recs {
-				if err := keep(r); err != nil {
-					return out, err
+			if peers > 0 {
+				peers--
+				env.start(node.PeerPrefix + strings.TrimPrefix(p.Name(), "Node"))
+				o, err := n.Peer.Run(ctx, n.options(p, env))
+				if err != nil {
+					return out, fmt.Errorf("%s, the PyTorch peer: %w", p.Name(), err)
+				}
+				for _, r := range node.PeerRecords(p, o) {
+					if err := keep(r); err != nil {
+						return out, err
+					}
 				}
 			}
 		}
 	}
 	return out, nil
+}
+
+// options are node.Run's options of point p.
+func (n Node) options(p node.Point, env Env) node.Options {
+	return node.Options{
+		Exe: env.Rank.Exe, Args: env.Rank.Args, Env: env.Rank.Env,
+		Ranks: p.Accelerators, Level: p.Level, Pipeline: n.Pipeline, Device: n.Device,
+		Steps: n.Train.Steps, Warmup: n.Train.Warmup, Timeout: n.Timeout,
+	}
 }
 
 // runOnce is one node.Run of p, with what the other processes did over
@@ -251,11 +300,7 @@ func (n Node) runOnce(ctx context.Context, p node.Point, env Env) (node.Outcome,
 	self0, errS := rusage.ProcessCPU()
 	stop := node.Runnable(10 * time.Millisecond)
 	t0 := time.Now()
-	o, err := node.Run(ctx, node.Options{
-		Exe: env.Rank.Exe, Args: env.Rank.Args, Env: env.Rank.Env,
-		Ranks: p.Accelerators, Level: p.Level, Pipeline: n.Pipeline, Device: n.Device,
-		Steps: n.Train.Steps, Warmup: n.Train.Warmup, Timeout: n.Timeout,
-	})
+	o, err := node.Run(ctx, n.options(p, env))
 	wall := time.Since(t0)
 	runnable, okR := stop()
 	busy1, errB1 := node.ReadCPUTimes()
@@ -302,16 +347,24 @@ func NodePlan(config map[string]string) (merge.Plan, error) {
 		return merge.Plan{}, fmt.Errorf("%s %q: want a positive number of shards", ShardsKey, config[ShardsKey])
 	}
 	p := merge.Plan{Shards: shards, Count: n.Count, Keys: nodeShardKeys}
+	// A sweep run with --peer holds the peer's records too (node-peer).
+	prefixes := []string{"Node"}
+	if peer := config["node-peer"]; peer != "" && peer != "none" {
+		prefixes = append(prefixes, node.PeerPrefix)
+	}
 	for s := range shards {
 		sh := n
 		sh.Shard, sh.Shards = s, shards
 		for _, pt := range sh.Selected() {
-			for r := range pt.Accelerators {
-				p.Points = append(p.Points, pt.RankName(r))
+			for _, prefix := range prefixes {
+				name := func(n string) string { return prefix + strings.TrimPrefix(n, "Node") }
+				for r := range pt.Accelerators {
+					p.Points = append(p.Points, name(pt.RankName(r)))
+					p.Shard = append(p.Shard, s)
+				}
+				p.Points = append(p.Points, name(pt.Name()))
 				p.Shard = append(p.Shard, s)
 			}
-			p.Points = append(p.Points, pt.Name())
-			p.Shard = append(p.Shard, s)
 		}
 	}
 	return p, nil

@@ -60,6 +60,12 @@ marked partial 1). A rank that does not reach a step within
 --barrier-timeout of the first is named by the timeout. SIGINT stops every
 rank (exit 130); the file keeps every finished N.
 
+--peer also runs the PyTorch DDP peer (peers/torch/node.py: ranks by
+torch.multiprocessing.spawn, gloo on 127.0.0.1, an all_reduce before every
+step, the document's pipeline through each rank's DataLoader, the same
+emulated step) at every point, each of its runs after one of ours; its
+records are BenchmarkNodeTorch/…, its table and answer printed after ours.
+
 --out is resumed (points with --count runs are skipped), refused when it
 holds another setup's results (--fresh replaces it); --shard i/n runs
 every n-th accelerator count from the i-th, one node per Slurm array task,
@@ -105,6 +111,9 @@ func runNode(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	report := fs.String("report", "", "write the report in Markdown to `file`")
 	plotPath := fs.String("plot", "", "write AU against accelerators to `file` (.png or .svg)")
 	from := fs.String("from", "", "rebuild the table, the answer, --report and --plot from a node result `file`, measuring nothing")
+	peerFlag := fs.Bool("peer", false, "also run the PyTorch DDP peer (--peer-script: torch.multiprocessing.spawn, gloo on 127.0.0.1, an all_reduce per step, the document's pipeline per rank) at every point, alternating with ours")
+	python := fs.String("python", workloads.PeerPython, "with --peer: Python `interpreter` with torch, torchvision, scipy and PIL")
+	peerScript := fs.String("peer-script", node.PeerScript, "with --peer: the peer `script`")
 	if err := parseFlags(fs, args); err != nil {
 		return err
 	}
@@ -151,6 +160,15 @@ func runNode(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	}
 	if *timeout <= 0 {
 		return usagef("--barrier-timeout %v: want a positive duration", *timeout)
+	}
+	if *peerFlag {
+		if pf.data.dir != "" {
+			return usagef("--peer runs the document's synthetic pipeline: not with --data")
+		}
+		if _, err := os.Stat(*peerScript); err != nil {
+			return usagef("--peer-script %s: %v (run from the repository's root, or give its path)", *peerScript, err)
+		}
+		n.Peer = &node.Peer{Python: *python, Script: *peerScript}
 	}
 	n.Train.Steps, n.Train.Warmup, n.Count = *steps, *warmup, *count
 	n.Timeout, n.Partial = *timeout, *partial
@@ -231,6 +249,9 @@ func runNode(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	if err := writeNode(stdout, recs, p, perr, *minAU, *report, *plotPath, "headspace "+commandLine("node", args)); err != nil {
 		return err
 	}
+	if n.Peer != nil {
+		writePeer(stdout, recs, *minAU)
+	}
 	if file != nil {
 		fmt.Fprintf(stdout, "results: %s\n", *out)
 	}
@@ -308,7 +329,23 @@ func nodeFrom(path, report, plotPath string, minAU float64, stdout io.Writer) er
 		return usagef("--from %s: no node records (BenchmarkNode/…): not a headspace node result file", path)
 	}
 	p, perr := node.ProfileFrom(recs, workloads.NodeAccelerators(recs)[0])
-	return writeNode(stdout, recs, p, perr, minAU, report, plotPath, "headspace node --from "+path+" (rebuilt from the result file)")
+	if err := writeNode(stdout, recs, p, perr, minAU, report, plotPath, "headspace node --from "+path+" (rebuilt from the result file)"); err != nil {
+		return err
+	}
+	writePeer(stdout, recs, minAU)
+	return nil
+}
+
+// writePeer prints the PyTorch DDP peer's table and answer, where recs
+// hold its records.
+func writePeer(stdout io.Writer, recs []*benchfmt.Result, minAU float64) {
+	rows := node.PeerRows(recs)
+	if len(rows) == 0 {
+		return
+	}
+	fmt.Fprintf(stdout, "\nthe PyTorch DDP peer (%s):\n", node.PeerScript)
+	_ = node.WriteTable(stdout, rows, nil)
+	fmt.Fprintf(stdout, "peer %s (every rank's AU ≥ %.2f)\n", node.AnswerLine(node.MaxAccelerators(rows, minAU)), minAU)
 }
 
 // nodeReport is the kind of node's --report.

@@ -205,3 +205,39 @@ func TestNodeOnDisk(t *testing.T) {
 	}
 	t.Errorf("no node record in %d records", len(recs))
 }
+
+// TestNodePeer: with --peer the PyTorch DDP peer (Debian's python3-torch,
+// ci/deps.sh) runs every point after ours, its records beside ours, its
+// table and answer printed; --from prints them again.
+func TestNodePeer(t *testing.T) {
+	dir := t.TempDir()
+	out := filepath.Join(dir, "node.txt")
+	args := append([]string{"node", "--accelerators", "2", "--levels", "none", "--peer", "--peer-script", filepath.Join("..", "..", "peers", "torch", "node.py"), "--out", out}, tinyNode...)
+	code, stdout, stderr := runCLI(args...)
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	if !strings.Contains(stdout, "the PyTorch DDP peer") || !strings.Contains(stdout, "peer node-max-accelerators: ") {
+		t.Errorf("no peer table or answer:\n%s", stdout)
+	}
+	recs, err := results.Read(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	torch := 0
+	for _, r := range recs {
+		if strings.HasPrefix(string(r.Name), "NodeTorch/accelerators=2/level=none") {
+			torch++
+			if v, ok := results.Value(r, "au"); !ok || !(v > 0 && v <= 1.01) {
+				t.Errorf("%s: au %v", r.Name, v)
+			}
+		}
+	}
+	if torch != 3 {
+		t.Errorf("%d peer records, want 3 (2 ranks and the node)", torch)
+	}
+	code, again, _ := runCLI("node", "--from", out)
+	if code != 0 || !strings.Contains(again, "peer node-max-accelerators: ") {
+		t.Errorf("--from: exit %d:\n%s", code, again)
+	}
+}
