@@ -301,7 +301,7 @@ func writeNode(stdout io.Writer, recs []*benchfmt.Result, p node.Profile, perr e
 	}
 	if report != "" {
 		var b strings.Builder
-		if err := node.WriteMarkdown(&b, command, rows, nil, minAU, bounds); err != nil {
+		if err := node.WriteMarkdown(&b, command, rows, nil, node.PeerRows(recs), minAU, bounds); err != nil {
 			return err
 		}
 		if err := atomicfile.WriteKindBytes(report, nodeReport, []byte(b.String())); err != nil {
@@ -310,7 +310,7 @@ func writeNode(stdout io.Writer, recs []*benchfmt.Result, p node.Profile, perr e
 		fmt.Fprintf(stdout, "report: %s\n", report)
 	}
 	if plotPath != "" {
-		if err := node.SavePlot(plotPath, "AU against accelerators", rows, nil, minAU); err != nil {
+		if err := node.SavePlot(plotPath, "AU against accelerators", rows, nil, node.PeerRows(recs), minAU); err != nil {
 			return err
 		}
 		fmt.Fprintf(stdout, "plot: %s\n", plotPath)

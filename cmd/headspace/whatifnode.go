@@ -336,7 +336,7 @@ func writeWhatIfNode(stdout io.Writer, recs []*benchfmt.Result, p node.Profile, 
 				plotRows = append(plotRows, node.Row{Accelerators: n, AU: math.NaN(), AUMin: math.NaN(), HostAU: math.NaN()})
 			}
 		}
-		if err := node.SavePlot(a.plotPath, "AU against accelerators: predicted from one rank, and measured", plotRows, predicted, a.minAU); err != nil {
+		if err := node.SavePlot(a.plotPath, "AU against accelerators: predicted from one rank, and measured", plotRows, predicted, nil, a.minAU); err != nil {
 			return err
 		}
 		fmt.Fprintf(stdout, "plot: %s\n", a.plotPath)

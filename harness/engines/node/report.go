@@ -168,9 +168,10 @@ func WriteBounds(w io.Writer, bounds []Bound) error {
 }
 
 // Plot draws AU against accelerators: the pipeline's smallest rank AU
-// and mean AU, the bound's (host), the predicted AU where given, and the
-// minAU line.
-func Plot(title string, rows []Row, predicted map[int]float64, minAU float64) (*plot.Plot, error) {
+// and mean AU, the bound's (host), the predicted AU where given, the
+// PyTorch DDP peer's smallest rank AU where peer has rows, and the minAU
+// line.
+func Plot(title string, rows []Row, predicted map[int]float64, peer []Row, minAU float64) (*plot.Plot, error) {
 	if len(rows) == 0 {
 		return nil, fmt.Errorf("node plot: no accelerator counts")
 	}
@@ -192,6 +193,21 @@ func Plot(title string, rows []Row, predicted map[int]float64, minAU float64) (*
 			get  func(Row) float64
 		}{"predicted", func(r Row) float64 {
 			if v, ok := predicted[r.Accelerators]; ok {
+				return v
+			}
+			return math.NaN()
+		}})
+	}
+	if len(peer) > 0 {
+		byN := map[int]float64{}
+		for _, r := range peer {
+			byN[r.Accelerators] = r.AUMin
+		}
+		series = append(series, struct {
+			name string
+			get  func(Row) float64
+		}{"PyTorch DDP peer, smallest rank", func(r Row) float64 {
+			if v, ok := byN[r.Accelerators]; ok {
 				return v
 			}
 			return math.NaN()
@@ -233,8 +249,8 @@ func Plot(title string, rows []Row, predicted map[int]float64, minAU float64) (*
 }
 
 // SavePlot writes Plot's figure to path (.png or .svg) atomically.
-func SavePlot(path, title string, rows []Row, predicted map[int]float64, minAU float64) error {
-	pl, err := Plot(title, rows, predicted, minAU)
+func SavePlot(path, title string, rows []Row, predicted map[int]float64, peer []Row, minAU float64) error {
+	pl, err := Plot(title, rows, predicted, peer, minAU)
 	if err != nil {
 		return err
 	}
@@ -250,8 +266,9 @@ func SavePlot(path, title string, rows []Row, predicted map[int]float64, minAU f
 }
 
 // WriteMarkdown writes the node's report: the command that made it, the
-// table, the answer line and what runs out first.
-func WriteMarkdown(w io.Writer, command string, rows []Row, predicted map[int]float64, minAU float64, bounds []Bound) error {
+// table, the answer line and what runs out first, and the PyTorch DDP
+// peer's table and answer where peer has rows.
+func WriteMarkdown(w io.Writer, command string, rows []Row, predicted map[int]float64, peer []Row, minAU float64, bounds []Bound) error {
 	var b strings.Builder
 	fmt.Fprintf(&b, "# A node of accelerators\n\nMeasured with:\n\n    %s\n\n```\n", command)
 	if err := WriteTable(&b, rows, predicted); err != nil {
@@ -264,6 +281,13 @@ func WriteMarkdown(w io.Writer, command string, rows []Row, predicted map[int]fl
 			return err
 		}
 		b.WriteString("```\n")
+	}
+	if len(peer) > 0 {
+		b.WriteString("\nThe PyTorch DDP peer, the same node:\n\n```\n")
+		if err := WriteTable(&b, peer, nil); err != nil {
+			return err
+		}
+		fmt.Fprintf(&b, "```\n\npeer %s\n", AnswerLine(MaxAccelerators(peer, minAU)))
 	}
 	_, err := io.WriteString(w, b.String())
 	return err
