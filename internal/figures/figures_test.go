@@ -508,6 +508,20 @@ var moreCases = []figureCase{
 	{"docs/node.md", "| median | | | **%s%%** | | | **%s%%** |", []shown{
 		p1(nodeMedianError(nodeWhatIfNaive)), p1(nodeMedianError(nodeWhatIfFast))}},
 	nodeRow(1), nodeRow(2), nodeRow(4), nodeRow(8),
+	nodePeerRow(1), nodePeerRow(2), nodePeerRow(4), nodePeerRow(8),
+}
+
+// nodePeerFile is the node run beside its PyTorch DDP peer (docs/node.md).
+const nodePeerFile = "results/node-peer-346df48.txt"
+
+// nodePeerRow is a row of docs/node.md's table of ours beside the peer:
+// each one's smallest rank AU and samples/s at n.
+func nodePeerRow(n int) figureCase {
+	ours := fmt.Sprintf("Node/accelerators=%d/level=none", n)
+	torch := fmt.Sprintf("NodeTorch/accelerators=%d/level=none", n)
+	return figureCase{"docs/node.md", fmt.Sprintf("| %d | %%s | %%s | %%s | %%s |", n), []shown{
+		p3(med(nodePeerFile, ours, "au-min")), p1(med(nodePeerFile, ours, "samples/s")),
+		p3(med(nodePeerFile, torch, "au-min")), p1(med(nodePeerFile, torch, "samples/s"))}}
 }
 
 // The node's committed files (docs/node.md).
