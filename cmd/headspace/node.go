@@ -227,12 +227,28 @@ func runNode(ctx context.Context, args []string, stdout, stderr io.Writer) error
 			recs = prev // a resumed file's records first
 		}
 	}
-	s := driver.Begin(file, stderr, n.Todo(env), func(b *benchfmt.Result) error {
-		recs = append(recs, b)
-		return nil
-	})
+	// A run's records (its ranks', then its node's) go into the file
+	// together, in one atomic write, so that a file never holds a rank's
+	// record without its node's: Done counts the node's, and merge the
+	// points. The progress line counts runs.
+	s := driver.Begin(nil, stderr, n.Todo(env), nil)
 	defer s.Finish()
-	env.Start, env.Result = s.Start, s.Result
+	var pending []*benchfmt.Result
+	env.Start = s.Start
+	env.Result = func(b *benchfmt.Result) error {
+		pending = append(pending, b)
+		if !isNodeRecord(b) {
+			return nil
+		}
+		run := pending
+		pending = nil
+		recs = append(recs, run...)
+		s.Tick()
+		if file == nil {
+			return nil
+		}
+		return file.Add(run...)
+	}
 	env.Details.Node = func(r workloads.NodeRun) {
 		if r.Err != nil {
 			fmt.Fprintf(stderr, "headspace node: %s kept as partial: %v\n", r.Point.Name(), r.Err)
@@ -256,6 +272,13 @@ func runNode(ctx context.Context, args []string, stdout, stderr io.Writer) error
 		fmt.Fprintf(stdout, "results: %s\n", *out)
 	}
 	return s.Err("the table shows the accelerator counts finished before it")
+}
+
+// isNodeRecord says whether b is a run's last record, its node's (ours
+// or the peer's), not a rank's.
+func isNodeRecord(b *benchfmt.Result) bool {
+	name := strings.TrimPrefix(string(b.Name), "Benchmark")
+	return (strings.HasPrefix(name, "Node/") || strings.HasPrefix(name, node.PeerPrefix+"/")) && !strings.Contains(name, "/rank=")
 }
 
 // nodeProfile is the model's profile from the smallest node of recs,
