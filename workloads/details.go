@@ -23,6 +23,8 @@ import (
 type Details struct {
 	// Point receives each run of a Ladder's point, after its record.
 	Point func(PointRun)
+	// Node receives each run of a Node's point, before its records.
+	Node func(NodeRun)
 	// Analysis receives a Headspace run's whole report, after its records.
 	Analysis func(analysis.Report)
 	// Loader receives each Loaders measurement as it is made.

@@ -58,6 +58,10 @@ type Env struct {
 	// normally this binary's `headspace worker`, or the test binary
 	// (procloader.SelfWorker).
 	Worker procloader.Options
+	// Rank says how to start a node's rank process (Node): normally this
+	// binary's `headspace rank` (Args nil), or the test binary
+	// (node.SelfRank).
+	Rank procloader.Options
 	// Dir is where data sets are written for a run (OnDisk); "" is the
 	// system's temporary directory.
 	Dir string

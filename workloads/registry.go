@@ -61,6 +61,7 @@ var Registry = []Registered{
 	Sizes(func() Peer { return DefaultPeer(PeerPython, PeerScript) }, func() Peer { return QuickPeer(PeerPython, PeerScript) }),
 	Sizes(func() PeerLadder { return DefaultPeerLadder(PeerPython, peer.LadderScript) }, func() PeerLadder { return QuickPeerLadder(PeerPython, peer.LadderScript) }),
 	Sizes(DefaultRemote, QuickRemote),
+	Sizes(DefaultNode, QuickNode),
 	gpu(Sizes(DefaultCUDACheck, QuickCUDACheck)),
 	gpu(Sizes(DefaultCUDADecode, QuickCUDADecode)),
 }

@@ -58,10 +58,12 @@ func SweepPlan(config map[string]string) (merge.Plan, error) {
 	switch kind := config[SweepKey]; kind {
 	case ladderSweepKindName:
 		return LadderPlan(config)
+	case NodeSweepKind:
+		return NodePlan(config)
 	case "":
 		return merge.Plan{}, fmt.Errorf("no %q configuration line: not written by a sharded sweep (run it with --shard i/n)", SweepKey)
 	default:
-		return merge.Plan{}, fmt.Errorf("sweep %q: merge knows only ladder", kind)
+		return merge.Plan{}, fmt.Errorf("sweep %q: merge knows ladder and node", kind)
 	}
 }
 

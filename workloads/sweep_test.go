@@ -61,7 +61,7 @@ func TestSweepPlanRefuses(t *testing.T) {
 	}
 	for _, tc := range []struct{ key, value, want string }{
 		{"sweep", "", `no "sweep" configuration line`},
-		{"sweep", "loaders", `sweep "loaders": merge knows only ladder`},
+		{"sweep", "loaders", `sweep "loaders": merge knows ladder and node`},
 		{"sweep-levels", "none,gpu", `sweep-levels "none,gpu": unknown level "gpu"`},
 		{"sweep-workers", "0", `sweep-workers "0": 0 must be positive`},
 		{"sweep-pinned", "yes", `sweep-pinned "yes"`},

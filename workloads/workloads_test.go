@@ -12,6 +12,7 @@ import (
 	"go.uber.org/goleak"
 
 	"github.com/headspace-bench/headspace/harness/blocks/procloader"
+	"github.com/headspace-bench/headspace/harness/engines/node"
 	"github.com/headspace-bench/headspace/harness/engines/peer"
 )
 
@@ -20,6 +21,7 @@ import (
 // for leaked goroutines otherwise.
 func TestMain(m *testing.M) {
 	procloader.ServeIfSelfWorker()
+	node.ServeIfSelfRank()
 	goleak.VerifyTestMain(m)
 }
 
@@ -39,7 +41,8 @@ func benchEnv(b *testing.B) Env {
 	if testing.Short() {
 		dev.Step = QuickStep
 	}
-	return Env{Device: Emulated(dev), Worker: procloader.SelfWorker(), Dir: b.TempDir()}
+	exe, args, env := node.SelfRank()
+	return Env{Device: Emulated(dev), Worker: procloader.SelfWorker(), Rank: procloader.Options{Exe: exe, Args: args, Env: env}, Dir: b.TempDir()}
 }
 
 // benchExperiment runs e once per iteration through the Experiment

@@ -12,12 +12,20 @@ import (
 
 	"go.uber.org/goleak"
 
+	"github.com/headspace-bench/headspace/harness/blocks/procloader"
 	"github.com/headspace-bench/headspace/harness/blocks/results"
+	"github.com/headspace-bench/headspace/harness/engines/node"
 	"github.com/headspace-bench/headspace/reproduce"
 	"github.com/headspace-bench/headspace/workloads"
 )
 
 func TestMain(m *testing.M) {
+	// headspace node's ranks are this test binary (node.SelfRank).
+	node.ServeIfSelfRank()
+	rankOptions = func() (procloader.Options, error) {
+		exe, args, env := node.SelfRank()
+		return procloader.Options{Exe: exe, Args: args, Env: env}, nil
+	}
 	// The runs the tests start wait for no quiet machine and repeat no
 	// disturbed point: the test machines are shared and never quiet.
 	os.Setenv(envQuietWait, "0")

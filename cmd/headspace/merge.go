@@ -70,7 +70,7 @@ func runMerge(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 			return usagef("--out %s is one of the shard files", *out)
 		}
 	}
-	resultsOut := driver.Output{Path: *out, Benchmarks: []string{"Ladder"}}
+	resultsOut := driver.Output{Path: *out, Benchmarks: []string{"Ladder", "Node"}}
 	if err := driver.Check(resultsOut); err != nil {
 		return err
 	}

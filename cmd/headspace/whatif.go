@@ -16,6 +16,7 @@ import (
 	"github.com/headspace-bench/headspace/datasets/transforms"
 	"github.com/headspace-bench/headspace/harness/blocks/driver"
 	"github.com/headspace-bench/headspace/harness/blocks/loader"
+	"github.com/headspace-bench/headspace/harness/engines/node"
 	"github.com/headspace-bench/headspace/harness/engines/whatif"
 	"github.com/headspace-bench/headspace/internal/atomicfile"
 	"github.com/headspace-bench/headspace/workloads"
@@ -57,6 +58,16 @@ results/whatif-<commit>.txt). A file from before those lines were
 recorded is rebuilt from its WhatIf/profile records where every recorded
 prediction agrees with them (the command shown as not recorded, the grid
 the defaults), and refused otherwise.
+
+--accelerators 1,2,4,8 turns it to a node of accelerators (headspace node,
+docs/node.md): one rank alone is profiled (its AU, its CPU per sample, the
+other processes' cores), and the model predicts every rank's AU at each N
+(the host's cores shared by N ranks, none faster than one alone; the
+ranks' memory estimate; the --link's caps), the largest N at --min-au,
+the resource that runs out first, and what --target N would take (cores,
+Gbit/s, requests/s). --verify measures the node at each N and prints the
+error on AU, the median and the worst; --out keeps the runs and the
+predictions, --from rebuilds the output, --report and --plot from it.
 
 --data DIR reads a dataset on disk (headspace dataset write, an ImageFolder
 or WebDataset shards; docs/real-data.md): the load stage
@@ -100,8 +111,24 @@ func runWhatIf(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	report := fs.String("report", "", "write the what-if section in Markdown to `file` (atomically)")
 	plotPath := fs.String("plot", "", "write predicted steps/s against cores to `file` (.png or .svg)")
 	from := fs.String("from", "", "rebuild --report, --plot and the tables from the results `file` a whatif --out wrote, measuring nothing")
+	accFlag := fs.String("accelerators", "", "comma-separated accelerator `counts`: predict each rank's AU in a node of N accelerators from one rank alone (docs/node.md); --verify measures each")
+	minAU := fs.Float64("min-au", node.DefaultMinAU, "with --accelerators: an accelerator is kept busy at this `AU` or more")
+	target := fs.Int("target", 0, "with --accelerators: say what a node of `N` accelerators would take (default: the largest of --accelerators)")
 	if err := parseFlags(fs, args); err != nil {
 		return err
+	}
+	if *accFlag != "" || (*from != "" && isNodeWhatIf(*from)) {
+		a := whatIfNode{pf: &pf, workers: *workers, impl: *impl, steps: *steps, warmup: *warmup, count: *count,
+			minAU: *minAU, minAUSet: pf.data.set("min-au"), target: *target, verify: *verify, out: *out, report: *report, plotPath: *plotPath,
+			from: *from, force: *force, command: "headspace " + commandLine("whatif", args)}
+		if *from == "" {
+			var err error
+			if a.accelerators, err = parseInts("--accelerators", *accFlag); err != nil {
+				return err
+			}
+		}
+		defer pf.data.close()
+		return runWhatIfNode(ctx, a, stdout, stderr)
 	}
 	if *from != "" {
 		return rebuildWhatIf(fs, *from, *report, *plotPath, stdout)

@@ -524,6 +524,67 @@ var moreCases = []figureCase{
 		{"%.3f", factorMs(1024, "1-8").f}}}, // 2.215 exactly: a median between two runs, written in full
 	{"docs/real-data.md", "(Same run at 256²: 1/1 %s ms, 1/2 %s, 1/4 %s, 1/8 %s, 7/8 %s.)", []shown{
 		factorMs(256, "1-1"), factorMs(256, "1-2"), factorMs(256, "1-4"), factorMs(256, "1-8"), factorMs(256, "7-8")}},
+
+	// docs/node.md: whatif --accelerators against --verify, both pipelines,
+	// every count and the medians; the node's table.
+	nodeWhatIfRow(1), nodeWhatIfRow(2), nodeWhatIfRow(4), nodeWhatIfRow(8),
+	{"docs/node.md", "| median | | | **%s%%** | | | **%s%%** |", []shown{
+		p1(nodeMedianError(nodeWhatIfNaive)), p1(nodeMedianError(nodeWhatIfFast))}},
+	nodeRow(1), nodeRow(2), nodeRow(4), nodeRow(8),
+	nodePeerRow(1), nodePeerRow(2), nodePeerRow(4), nodePeerRow(8),
+}
+
+// nodePeerFile is the node run beside its PyTorch DDP peer (docs/node.md).
+const nodePeerFile = "results/node-peer-346df48.txt"
+
+// nodePeerRow is a row of docs/node.md's table of ours beside the peer:
+// each one's smallest rank AU and samples/s at n.
+func nodePeerRow(n int) figureCase {
+	ours := fmt.Sprintf("Node/accelerators=%d/level=none", n)
+	torch := fmt.Sprintf("NodeTorch/accelerators=%d/level=none", n)
+	return figureCase{"docs/node.md", fmt.Sprintf("| %d | %%s | %%s | %%s | %%s |", n), []shown{
+		p3(med(nodePeerFile, ours, "au-min")), p1(med(nodePeerFile, ours, "samples/s")),
+		p3(med(nodePeerFile, torch, "au-min")), p1(med(nodePeerFile, torch, "samples/s"))}}
+}
+
+// The node's committed files (docs/node.md).
+const (
+	nodeWhatIfNaive = "results/node-whatif-bca00af.txt"
+	nodeWhatIfFast  = "results/node-whatif-fast-bca00af.txt"
+	nodeFile        = "results/node-bca00af.txt"
+)
+
+// nodeWhatIfRow is a row of docs/node.md's predicted-against-measured
+// table: each pipeline's predicted AU, measured AU and error at n.
+func nodeWhatIfRow(n int) figureCase {
+	name := fmt.Sprintf("NodeWhatIf/accelerators=%d", n)
+	var figs []shown
+	for _, f := range []string{nodeWhatIfNaive, nodeWhatIfFast} {
+		figs = append(figs, p3(med(f, name, "predicted-au")), p3(med(f, name, "measured-au")), shown{"%.1f%%", med(f, name, "au-error-%")})
+	}
+	return figureCase{"docs/node.md", fmt.Sprintf("| %d | %%s | %%s | %%s | %%s | %%s | %%s |", n), figs}
+}
+
+// nodeMedianError is the median AU error over 1, 2, 4 and 8 accelerators.
+func nodeMedianError(path string) figure {
+	return func(t *testing.T) float64 {
+		var xs []float64
+		for _, n := range []int{1, 2, 4, 8} {
+			xs = append(xs, med(path, fmt.Sprintf("NodeWhatIf/accelerators=%d", n), "au-error-%")(t))
+		}
+		return summary.Median(xs)
+	}
+}
+
+// nodeRow is a row of docs/node.md's node table at n: au, au-min, the
+// host level's au, samples/s, cpu-cores, other-cores, input wait in ms.
+func nodeRow(n int) figureCase {
+	none := fmt.Sprintf("Node/accelerators=%d/level=none", n)
+	host := fmt.Sprintf("Node/accelerators=%d/level=host", n)
+	return figureCase{"docs/node.md", fmt.Sprintf("| %d | %%s | %%s | %%s | %%s | %%s | %%s | %%s ms |", n), []shown{
+		p3(med(nodeFile, none, "au")), p3(med(nodeFile, none, "au-min")), p3(med(nodeFile, host, "au")),
+		p1(med(nodeFile, none, "samples/s")), p2(med(nodeFile, none, "cpu-cores")), p2(med(nodeFile, none, "other-cores")),
+		p2(scale(med(nodeFile, none, "input-wait-ns/op"), 1e-6))}}
 }
 
 // whatifNeighbours are the medians of the other processes' cores at each

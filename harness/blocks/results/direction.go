@@ -43,6 +43,13 @@ var units = map[string]Direction{
 	"predicted-steps/s": HigherIsBetter,
 	"samples/s":         HigherIsBetter,
 	"au-%":              HigherIsBetter,
+	"au":                HigherIsBetter, // MLPerf Storage's AU as a fraction (package node)
+	"au-min":            HigherIsBetter,
+	"predicted-au":      HigherIsBetter,
+	"measured-au":       HigherIsBetter,
+	"au-error-%":        LowerIsBetter,
+	"bytes/s":           HigherIsBetter,
+	"requests/s":        HigherIsBetter,
 	"GB/s":              HigherIsBetter,
 	"read-MB/s":         HigherIsBetter,
 	"copy-MB/s":         HigherIsBetter,

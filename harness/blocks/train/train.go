@@ -31,6 +31,11 @@ type Config struct {
 	OnStep func(i int, d time.Duration)
 	// Model, if set, records every measured step as a span (stage "model").
 	Model *pipeline.Track
+	// Barrier, if set, is called before every step is launched, warm-up
+	// included, with the step's index, once the step's batch is on the
+	// device: a rank of a node waits there for the other ranks (the
+	// all-reduce barrier, package barrier). Its error stops the loop.
+	Barrier func(ctx context.Context, i int) error
 }
 
 // Validate reports the first problem with c.
@@ -55,7 +60,9 @@ type Result struct {
 	// batch from the loader.
 	InputWait time.Duration
 	// Waits is each measured step's input wait, beside StepTimes.
-	Waits       []time.Duration
+	Waits []time.Duration
+	// BarrierWait is the time the measured steps spent in Config.Barrier.
+	BarrierWait time.Duration
 	DeviceStats device.Stats   // over the measured steps
 	Pipeline    pipeline.Stats // the loader's stages, when there is one
 	// Fetched is the bytes the loader read from a dataset on disk and
@@ -179,6 +186,18 @@ func loop(ctx context.Context, dev device.Device, batch int, c Config, next func
 		buf, err := next(i, measured, &res)
 		if err != nil {
 			return res, err
+		}
+		if c.Barrier != nil {
+			t := time.Now()
+			if err := c.Barrier(ctx, i); err != nil {
+				if free {
+					dev.Free(buf)
+				}
+				return res, fmt.Errorf("step %d: %w", i, err)
+			}
+			if measured {
+				res.BarrierWait += time.Since(t)
+			}
 		}
 		err = dev.Step(ctx, buf)
 		if free {

@@ -1,0 +1,105 @@
+package node
+
+import (
+	"math"
+	"strings"
+	"testing"
+	"time"
+)
+
+// one is a rank asking 0.25 cores (1 ms a sample, batch 10 a 40 ms step)
+// on 2 cores with one worker.
+func one() Profile {
+	return Profile{Cores: 2, Batch: 10, Workers: 1, Step: 40 * time.Millisecond, AU: 1, CPUPerSample: time.Millisecond, OtherThreads: -1}
+}
+
+func near(a, b float64) bool { return math.Abs(a-b) < 1e-9 }
+
+func TestPredictAU(t *testing.T) {
+	p := one()
+	// Alone on the machine: 8 ranks fit 2 cores exactly, 16 get half.
+	for n, want := range map[int]float64{1: 1, 4: 1, 8: 1, 16: 0.5} {
+		if got := p.PredictAU(n); !near(got, want) {
+			t.Errorf("no others, %d accelerators: AU %v, want %v", n, got, want)
+		}
+	}
+	if got := p.MaxAccelerators(0.9, 64); got != 8 {
+		t.Errorf("MaxAccelerators = %d, want 8", got)
+	}
+	// Other processes using 1.5 cores: the ranks get what they leave,
+	// 0.5 cores, but never less than half the machine (1 core) when both
+	// ask more: 4 ranks (1 core) are fed, 8 get half.
+	p.OtherCores = 1.5
+	for n, want := range map[int]float64{1: 1, 4: 1, 8: 0.5} {
+		if got := p.PredictAU(n); !near(got, want) {
+			t.Errorf("1.5 other cores, %d accelerators: AU %v, want %v", n, got, want)
+		}
+	}
+	if b := p.Binding(0.9); b.Resource != ResourceCores || !near(b.Accelerators, 4) {
+		t.Errorf("binding %+v, want cores at 4", b)
+	}
+	// Others using 0.5: the ranks get 1.5 cores, 6 accelerators.
+	p.OtherCores = 0.5
+	if got := p.PredictAU(12); !near(got, 0.5) {
+		t.Errorf("0.5 other cores, 12 accelerators: AU %v, want 0.5", got)
+	}
+	// A rank that is slow alone caps every count.
+	p = one()
+	p.AU = 0.8
+	if got := p.PredictAU(2); !near(got, 0.8) {
+		t.Errorf("AU(1) 0.8: AU(2) = %v", got)
+	}
+	if b := p.Binding(0.9); b.Resource != ResourceLoader || b.Accelerators != 0 {
+		t.Errorf("binding %+v, want the loader", b)
+	}
+	// Memory: 3 ranks fit, the 4th does not.
+	p = one()
+	p.MemoryPerRank, p.Memory = 1<<30, 3<<30
+	if p.PredictAU(3) != 1 || p.PredictAU(4) != 0 {
+		t.Errorf("memory for 3: AU(3) %v, AU(4) %v", p.PredictAU(3), p.PredictAU(4))
+	}
+	// A link of 10 MB/s and 1 kB a sample (250 samples/s): 40 accelerators.
+	p = one()
+	p.CPUPerSample = time.Microsecond
+	p.BytesPerSample, p.LinkBandwidth = 1000, 10e6
+	if b := p.Binding(0.9); b.Resource != ResourceLink || !near(b.Accelerators, 40) {
+		t.Errorf("binding %+v, want the link at 40", b)
+	}
+	if got := p.PredictAU(80); !near(got, 0.5) {
+		t.Errorf("link: AU(80) = %v, want 0.5", got)
+	}
+	needs := p.Needs(80, 0.9)
+	var link string
+	for _, n := range needs {
+		if n.Resource == ResourceLink {
+			link = n.Need
+		}
+	}
+	if !strings.Contains(link, "Gbit/s") {
+		t.Errorf("needs %v: no link figure", needs)
+	}
+}
+
+func TestMaxMeasured(t *testing.T) {
+	got := MaxMeasured(map[int][]float64{1: {0.99}, 2: {0.95, 0.91, 0.5}, 4: {0.7, 0.95}, 8: {0.3}}, 0.9)
+	if got != 2 {
+		t.Errorf("MaxMeasured = %d, want 2", got)
+	}
+}
+
+func TestParseCPUTimes(t *testing.T) {
+	c, err := ParseCPUTimes([]byte("cpu  100 50 20 900 10 1 2 3 0 0\ncpu0 1 2 3\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c.Normal != 126*clockTick || c.Niced != 50*clockTick {
+		t.Errorf("%+v", c)
+	}
+	d := CPUTimes{Normal: 200 * clockTick, Niced: 80 * clockTick}
+	if Competing(c, d, false) != 74*clockTick || Competing(c, d, true) != 104*clockTick {
+		t.Errorf("competing %v %v", Competing(c, d, false), Competing(c, d, true))
+	}
+	if _, err := ParseCPUTimes([]byte("intr 1 2 3")); err == nil {
+		t.Error("a line other than cpu parsed")
+	}
+}
