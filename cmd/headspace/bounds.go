@@ -143,6 +143,10 @@ var commandBounds = map[string]bound{
 	"gate confirm":                {0, maxCount},
 	"gate threshold":              {0, 1},
 	"gate canary":                 {-1, 10}, // -1 (the default): not a canary; else the head's injected slowdown
+	"node min-au":                 {0, 1},
+	"node barrier-timeout":        {0, float64(24 * time.Hour)},
+	"whatif min-au":               {0, 1},
+	"whatif target":               {0, 4096},
 	"history generate nights":     {1, history.MaxNights},
 	"history generate series":     {1, history.MaxSeries},
 	"loaders crop":                {1, 32768},
