@@ -157,10 +157,12 @@ class _Timed:
     timing each step: the time from one batch request to the next, and the
     wait inside each request."""
 
-    def __init__(self, make_src, st):
+    def __init__(self, make_src, st, length=None):
         self.make_src = make_src
         self.src = None
         self.st = st
+        self.length = length  # an epoch's batches, cached ones counted (CacheDataLoader's)
+        self.n = 0
 
     def __iter__(self):
         return self
@@ -177,6 +179,10 @@ class _Timed:
             st.done = True
             _finish()
         if st.caching and st.batches >= st.switch and st.caches:
+            if self.length is not None and self.n >= self.length:
+                st.boundary = True  # the epoch ends, as CacheDataLoader's does
+                st.last_call = None
+                raise StopIteration
             batch = st.caches[(st.batches - st.switch) % len(st.caches)]
             phase = "cached"
         else:
@@ -198,10 +204,8 @@ class _Timed:
             _reporter.send({"ev": "first", "wait": t1 - t0})
         st.last_call, st.last_wait, st.last_phase = t0, t1 - t0, phase
         st.batches += 1
+        self.n += 1
         return batch
-
-    def __len__(self):
-        return len(self.make_src())
 
 
 def wrap(iterable, name=None):
@@ -217,7 +221,11 @@ def wrap(iterable, name=None):
         _state = _State(_settings)
     _reporter.send({"ev": "loader", "index": len(_loaders) + 1, "site": name or _site(), "kind": type(iterable).__name__, "target": True})
     _loaders[id(iterable)] = len(_loaders) + 1
-    return _Timed(lambda: iterable, _state)
+    try:
+        length = len(iterable)
+    except TypeError:
+        length = None
+    return _Timed(lambda: iterable, _state, length)
 
 
 def _site():
@@ -416,7 +424,11 @@ def _patch_torch():
             if _state is not None and _state.last_call is not None:
                 _state.boundary = True  # a validation pass inside the training loop
             return orig_iter(self)
-        return _Timed(lambda: orig_iter(self), st)
+        try:
+            length = len(self)
+        except TypeError:
+            length = None
+        return _Timed(lambda: orig_iter(self), st, length)
 
     DataLoader.__init__ = __init__
     DataLoader.__iter__ = __iter__
