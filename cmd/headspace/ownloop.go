@@ -9,7 +9,10 @@ import (
 	"strings"
 	"time"
 
+	"golang.org/x/perf/benchfmt"
+
 	"github.com/headspace-bench/headspace/harness/blocks/driver"
+	"github.com/headspace-bench/headspace/harness/blocks/level"
 	"github.com/headspace-bench/headspace/harness/engines/ownloop"
 )
 
@@ -76,7 +79,7 @@ func ownError(err error) error {
 	case err == nil:
 		return nil
 	case errors.Is(err, ownloop.ErrRefused):
-		return usageError{strings.TrimPrefix(err.Error(), ownloop.ErrRefused.Error()+": ")}
+		return usageError{strings.Replace(err.Error(), ownloop.ErrRefused.Error()+": ", "", 1)}
 	case errors.Is(err, ownloop.ErrNoLoader), errors.As(err, &early):
 		return usageError{err.Error()}
 	}
@@ -144,4 +147,95 @@ func runOwnAnalyze(ctx context.Context, fs *flag.FlagSet, of *ownFlags, af ownAn
 		fmt.Fprintf(stdout, "results: %s (go tool benchstat -col /phase %s)\n", wrote, wrote)
 	}
 	return nil
+}
+
+func (f *ownFlags) registerLadder(fs *flag.FlagSet) {
+	fs.IntVar(&f.loader, "loader", 1, "with a command: which DataLoader is the training loop's, by the order of first iteration in the main process (`n`, 1: the first)")
+	fs.DurationVar(&f.firstTimeout, "first-batch-timeout", 2*time.Minute, "with a command: how long to wait for its training loop's first batch (`duration`)")
+}
+
+// ownLadderFlags are ladder's own flags that a command run keeps.
+type ownLadderFlags struct {
+	levels               string
+	steps, warmup, count int
+	out                  string
+}
+
+// ownLadderSteps is the default of --steps for a command: the synthetic
+// ladder's 4 steps are too few for a loader's bursts.
+const ownLadderSteps = 20
+
+// runOwnLadder is `headspace ladder -- COMMAND`.
+func runOwnLadder(ctx context.Context, fs *flag.FlagSet, of *ownFlags, lf ownLadderFlags, stdout, stderr io.Writer) error {
+	if err := checkOwnFlags(fs, true, "levels", "steps", "warmup", "count", "out"); err != nil {
+		return err
+	}
+	set := map[string]bool{}
+	fs.Visit(func(f *flag.Flag) { set[f.Name] = true })
+	c := ownloop.LadderConfig{Levels: []level.Level{level.Host, level.Sample, level.Raw, level.None}, Steps: lf.steps, Count: lf.count, Loader: of.loader, FirstBatchTimeout: of.firstTimeout}
+	if !set["steps"] {
+		c.Steps = ownLadderSteps
+	}
+	if set["warmup"] {
+		c.Warmup = lf.warmup
+	}
+	c.RawIfTorchvision = lf.levels == ""
+	if lf.levels != "" {
+		ls, err := level.ParseList(lf.levels)
+		if err != nil {
+			return usagef("--levels: %v", err)
+		}
+		c.Levels = ls
+	}
+	if err := firstErr(inRange("--steps", c.Steps, 1, maxSteps), inRange("--count", c.Count, 1, 1000), inRange("--loader", of.loader, 1, 1<<20)); err != nil {
+		return err
+	}
+	if set["warmup"] && lf.warmup < 1 {
+		return usagef("--warmup %d must be at least 1 with a command (leave it out for the automatic warm-up)", lf.warmup)
+	}
+	if of.firstTimeout <= 0 {
+		return usagef("--first-batch-timeout %v must be positive", of.firstTimeout)
+	}
+	if err := c.Validate(); err != nil {
+		return ownError(err)
+	}
+	cmd, err := ownloop.ParseCommand(fs.Args())
+	if err != nil {
+		return ownError(err)
+	}
+	resultsOut := driver.Output{Path: lf.out, Benchmarks: []string{"Ladder"}, Beside: true}
+	if err := driver.Check(resultsOut); err != nil {
+		return err
+	}
+	sess := driver.Begin(nil, stderr, c.Count*len(c.Levels), nil)
+	var points []ownloop.LadderPoint
+	var recs []*benchfmt.Result
+	err = ownloop.Ladder(ctx, cmd, c, stderr, func(p ownloop.LadderPoint) error {
+		points = append(points, p)
+		recs = append(recs, ownloop.LadderRecord(cmd, p))
+		return sess.Result(recs[len(recs)-1])
+	})
+	if err := sess.End(err); err != nil {
+		return ownError(err)
+	}
+	if len(points) == 0 {
+		return sess.Err("")
+	}
+	fmt.Fprintf(stdout, "command: %s\n", cmd)
+	st := points[0].From.Start
+	fmt.Fprintf(stdout, "python %s, torch %s; %d steps a run after the warm-up, %d runs a level\n\n", st.Python, st.Torch, c.Steps, c.Count)
+	ownloop.WriteLadder(stdout, points)
+	if lf.out != "" {
+		dev := "cpu"
+		if st.CUDA {
+			dev = "cuda"
+		}
+		wrote, err := sess.Write(resultsOut, driver.Settings(dev, ownloop.CommandConfig(cmd, points[0].From), ownloop.LadderConfigLines(c)), recs)
+		if err != nil {
+			return err
+		}
+		keptNote(stdout, lf.out, wrote)
+		fmt.Fprintf(stdout, "results: %s (go tool benchstat -col /level %s)\n", wrote, wrote)
+	}
+	return sess.Err("the table shows the runs finished before it")
 }

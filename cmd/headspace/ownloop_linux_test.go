@@ -204,3 +204,41 @@ func TestAnalyzeOwnLoopSIGINT(t *testing.T) {
 	}
 	ownLeft(t, script)
 }
+
+// TestLadderOwnLoop runs the ladder on a training command: the table, a
+// result file of BenchmarkLadder/level=…/script=… records, and level
+// device refused in one line without a GPU.
+func TestLadderOwnLoop(t *testing.T) {
+	script := ownScript(t)
+	out := filepath.Join(t.TempDir(), "ladder.txt")
+	var stdout, stderr bytes.Buffer
+	code := run(context.Background(), []string{"ladder", "--steps", "6", "--count", "1", "--out", out,
+		"--", ownPython, script, "--getitem-ms", "6", "--step-ms", "2"}, &stdout, &stderr)
+	ownLeft(t, script)
+	if code != 0 {
+		t.Fatalf("exit %d\n%s\n%s", code, stdout.String(), stderr.String())
+	}
+	if !strings.Contains(stderr.String(), "level raw left out") {
+		t.Errorf("the default levels did not leave raw out on a dataset without .loader:\n%s", stderr.String())
+	}
+	for _, want := range []string{"host ", "sample ", "none ", "raw data loading + transforms", "batching (collate)"} {
+		if !strings.Contains(stdout.String(), want) {
+			t.Errorf("table lacks %q:\n%s", want, stdout.String())
+		}
+	}
+	b, err := os.ReadFile(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"BenchmarkLadder/level=host/script=sleepy.py/workers=2", "BenchmarkLadder/level=none/script=sleepy.py/workers=2", "torch: ", "steps/s"} {
+		if !strings.Contains(string(b), want) {
+			t.Errorf("result file lacks %q:\n%s", want, b)
+		}
+	}
+	stderr.Reset()
+	code = run(context.Background(), []string{"ladder", "--levels", "device", "--", ownPython, script}, &stdout, &stderr)
+	ownLeft(t, script)
+	if lines := strings.Split(strings.TrimSpace(stderr.String()), "\n"); code != 2 || !strings.Contains(lines[len(lines)-1], "level device needs a CUDA GPU") {
+		t.Errorf("--levels device: exit %d, %q; want 2 and one line", code, stderr.String())
+	}
+}

@@ -67,7 +67,10 @@ type Loader struct {
 	PinMemory      bool   `json:"pin_memory"`
 	Len            int    `json:"len"`
 	PrefetchFactor int    `json:"prefetch_factor"`
-	Measured       struct {
+	// Warmup is the steps a ladder run leaves out before timing: one,
+	// and the batches the workers prefetched.
+	Warmup   int `json:"warmup"`
+	Measured struct {
 		GetItem bool `json:"getitem"`
 		Split   bool `json:"split"`
 		Collate bool `json:"collate"`
@@ -118,6 +121,14 @@ type Run struct {
 	Done bool
 	// Wall is the command's time from its start to its end.
 	Wall time.Duration
+}
+
+// want is the steps the run needs under s.
+func (r *Run) want(s Settings) int {
+	if l, ok := r.Target(); ok && s.Mode == "ladder" && s.Warmup <= 0 && l.Warmup > 0 {
+		return l.Warmup + s.Steps
+	}
+	return s.Total()
 }
 
 // Target is the training loop's loader.

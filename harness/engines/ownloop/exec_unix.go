@@ -209,7 +209,7 @@ func Exec(ctx context.Context, cmd Command, s Settings, out io.Writer, onStep fu
 			case len(run.Loaders) == 0 || !gotFirst:
 				return run, fmt.Errorf("%w: the script ended without iterating a torch.utils.data.DataLoader in its main process", ErrNoLoader)
 			default:
-				return run, &EndedEarly{Got: len(run.Steps), Want: s.Total(), Run: run}
+				return run, &EndedEarly{Got: len(run.Steps), Want: run.want(s), Run: run}
 			}
 		}
 	}

@@ -119,7 +119,7 @@ class _State:
         self.mode = cfg.get("mode", "analyze")
         self.level = cfg.get("level", "none")
         if self.mode == "ladder":
-            warm = int(cfg.get("warmup", 1))
+            warm = max(1, int(cfg.get("warmup", 0)))
             self.num_caches = 1
             self.switch = 1 if self.level == "host" else 0
             self.total = warm + int(cfg.get("steps", 10))
@@ -172,6 +172,8 @@ class _Timed:
         t0 = _perf()
         if st.last_call is not None:
             phase = "epoch" if st.boundary else st.last_phase
+            if st.boundary and st.mode == "ladder":
+                st.total += 1  # the ladder times its steps whole: this one is left out
             _reporter.raw('{"ev":"step","i":%d,"ns":%d,"wait":%d,"ph":"%s"}\n'
                           % (st.batches - 1, t0 - st.last_call, st.last_wait, phase))
             st.boundary = False
@@ -414,6 +416,12 @@ def _patch_torch():
             if target:
                 _claimed = True
                 _state = _State(_settings)
+                if _state.mode == "ladder" and int(_settings.get("warmup", 0)) <= 0:
+                    # The batches the workers prefetched while the loop
+                    # started come in a burst: the warm-up leaves them out.
+                    ahead = self.num_workers * (self.prefetch_factor or 2) if self.num_workers > 0 else 0
+                    _state.total = 1 + ahead + int(_settings.get("steps", 10))
+                    ev["warmup"] = 1 + ahead
                 self._headspace_state = _state
                 ev["measured"] = _instrument(self, _settings.get("level", "none"))
                 _reporter.send(ev)
