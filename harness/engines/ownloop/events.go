@@ -108,6 +108,16 @@ type Batch struct {
 	Transform time.Duration `json:"transform"`
 	Collate   time.Duration `json:"collate"`
 	CPU       time.Duration `json:"cpu"`
+	// The CPU time of the worker's thread in each stage: where the
+	// workers wait for a core (the machine is shared), their wall times
+	// above say more about the scheduler than about the stage.
+	GetItemCPU   time.Duration `json:"getitem_cpu"`
+	LoadCPU      time.Duration `json:"load_cpu"`
+	TransformCPU time.Duration `json:"transform_cpu"`
+	CollateCPU   time.Duration `json:"collate_cpu"`
+	// RunQueue is the worker's time so far waiting for a core (Linux's
+	// schedstat; negative where it cannot be read).
+	RunQueue time.Duration `json:"runq"`
 }
 
 // Run is what the hook reported over one run of the command.

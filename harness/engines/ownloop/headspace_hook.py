@@ -141,7 +141,18 @@ class _State:
 _state = None
 _claimed = False       # the training loop is chosen (a DataLoader or wrap())
 _loaders = {}          # id(DataLoader) -> its number, in order of first iteration
-_stage = {"getitem": 0, "samples": 0, "load": 0, "transform": 0}
+_stage = {"getitem": 0, "samples": 0, "load": 0, "transform": 0, "getitem_cpu": 0, "load_cpu": 0, "transform_cpu": 0}
+_cpu = time.thread_time_ns
+
+
+def _runq():
+    """This thread's time waiting for a core so far (Linux schedstat), -1
+    where it cannot be read."""
+    try:
+        with open("/proc/thread-self/schedstat") as f:
+            return int(f.read().split()[1])
+    except (OSError, ValueError, IndexError):
+        return -1
 
 
 def _finish():
@@ -260,9 +271,12 @@ def _fork_workers(dl):
 
 
 def _timer(fn, key):
+    ckey = key + "_cpu"
+
     def timed(*a, **kw):
-        t = _perf()
+        t, c = _perf(), _cpu()
         r = fn(*a, **kw)
+        _stage[ckey] += _cpu() - c
         _stage[key] += _perf() - t
         return r
     timed.__wrapped__ = fn
@@ -297,8 +311,9 @@ def _instrument(dl, level):
     getitem = getattr(cls, "__getitem__", None)
     if getitem is not None and not getattr(cls, "_headspace_timed", False):
         def timed_getitem(self, index, _orig=getitem):
-            t = _perf()
+            t, c = _perf(), _cpu()
             r = _orig(self, index)
+            _stage["getitem_cpu"] += _cpu() - c
             _stage["getitem"] += _perf() - t
             _stage["samples"] += 1
             return r
@@ -306,10 +321,11 @@ def _instrument(dl, level):
             kept = []
 
             def timed_getitem(self, index, _orig=getitem):  # noqa: F811
-                t = _perf()
+                t, c = _perf(), _cpu()
                 if not kept:
                     kept.append(_orig(self, index))
                 r = kept[0]
+                _stage["getitem_cpu"] += _cpu() - c
                 _stage["getitem"] += _perf() - t
                 _stage["samples"] += 1
                 return r
@@ -333,9 +349,9 @@ def _instrument(dl, level):
     collate = dl.collate_fn
 
     def timed_collate(batch, _orig=collate):
-        t = _perf()
+        t, tc = _perf(), _cpu()
         r = _orig(batch)
-        c = _perf() - t
+        c, cc = _perf() - t, _cpu() - tc
         info = None
         try:
             from torch.utils.data import get_worker_info
@@ -343,9 +359,12 @@ def _instrument(dl, level):
         except Exception:
             pass
         s = _stage
-        _reporter.raw('{"ev":"stage","w":%d,"n":%d,"getitem":%d,"load":%d,"transform":%d,"collate":%d,"cpu":%d}\n'
-                      % (info.id if info is not None else -1, s["samples"], s["getitem"], s["load"], s["transform"], c, time.process_time_ns()))
-        s["samples"] = s["getitem"] = s["load"] = s["transform"] = 0
+        _reporter.raw('{"ev":"stage","w":%d,"n":%d,"getitem":%d,"load":%d,"transform":%d,"collate":%d,"cpu":%d,'
+                      '"getitem_cpu":%d,"load_cpu":%d,"transform_cpu":%d,"collate_cpu":%d,"runq":%d}\n'
+                      % (info.id if info is not None else -1, s["samples"], s["getitem"], s["load"], s["transform"], c, time.process_time_ns(),
+                         s["getitem_cpu"], s["load_cpu"], s["transform_cpu"], cc, _runq()))
+        for k in s:
+            s[k] = 0
         return r
     timed_collate.__wrapped__ = collate
     dl.collate_fn = timed_collate

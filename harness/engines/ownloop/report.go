@@ -5,6 +5,7 @@ import (
 	"io"
 	"os/exec"
 	"path/filepath"
+	"runtime"
 	"slices"
 	"strconv"
 	"strings"
@@ -28,8 +29,14 @@ type Stages struct {
 	Collate   time.Duration // per batch
 	Pin       time.Duration // per batch, pin-memory in the main process (0: none)
 	Wait      time.Duration // per step: the loop's wait for its batch
-	WorkerCPU time.Duration // the workers' CPU time, summed
-	Workers   int
+	// The same stages' CPU time (of the worker's thread): on a shared
+	// machine their wall times above include waiting for a core.
+	GetItemCPU, LoadCPU, TransformCPU, CollateCPU time.Duration
+	WorkerCPU                                     time.Duration // the workers' CPU time, summed
+	// WorkerRunQueue is the workers' time waiting for a core, summed
+	// (Linux; negative where it could not be read).
+	WorkerRunQueue time.Duration
+	Workers        int
 }
 
 // PerBatch is the time one worker takes to make a batch: its samples'
@@ -95,7 +102,7 @@ func Analyze(cmd Command, s Settings, run *Run, totalSteps int) (Report, error) 
 	r.Before = analysis.RoundEstimate(before, r.Round)
 	r.After = analysis.RoundEstimate(after, r.Round)
 	rep.Stages = stagesOf(run, ld, wait, len(before))
-	r.Verdict = judge(rep.Stages, wait, wall, r.After.Median)
+	r.Verdict = judge(rep.Stages, wait, wall, r.Before, r.After)
 	return rep, nil
 }
 
@@ -108,27 +115,40 @@ func deviceName(s Start) string {
 
 func stagesOf(run *Run, ld Loader, wait time.Duration, steps int) Stages {
 	st := Stages{Workers: ld.Workers, Split: ld.Measured.Split}
-	var getitem, load, transform, collate time.Duration
+	var getitem, load, transform, collate, getitemCPU, loadCPU, transformCPU, collateCPU time.Duration
 	cpu := map[int]time.Duration{}
+	runq := map[int]time.Duration{}
 	for _, b := range run.Batches {
+		runq[b.Worker] = max(runq[b.Worker], b.RunQueue)
 		st.Batches++
 		st.Samples += b.Samples
 		getitem += b.GetItem
 		load += b.Load
 		transform += b.Transform
 		collate += b.Collate
+		getitemCPU += b.GetItemCPU
+		loadCPU += b.LoadCPU
+		transformCPU += b.TransformCPU
+		collateCPU += b.CollateCPU
 		cpu[b.Worker] = max(cpu[b.Worker], b.CPU)
 	}
 	if st.Samples > 0 {
 		n := time.Duration(st.Samples)
 		st.GetItem, st.Load, st.Transform = getitem/n, load/n, transform/n
+		st.GetItemCPU, st.LoadCPU, st.TransformCPU = getitemCPU/n, loadCPU/n, transformCPU/n
 	}
 	if st.Batches > 0 {
 		st.Collate = collate / time.Duration(st.Batches)
+		st.CollateCPU = collateCPU / time.Duration(st.Batches)
 	}
 	for w, c := range cpu {
 		if w >= 0 { // the main process's CPU is the loop's, not a worker's
 			st.WorkerCPU += c
+			if runq[w] < 0 {
+				st.WorkerRunQueue = -1
+			} else if st.WorkerRunQueue >= 0 {
+				st.WorkerRunQueue += runq[w]
+			}
 		}
 	}
 	var pin time.Duration
@@ -144,27 +164,32 @@ func stagesOf(run *Run, ld Loader, wait time.Duration, steps int) Stages {
 	return st
 }
 
+// Contention is how far the share of step time that caching saves must
+// exceed the share the loop waits for its batches for the verdict to say
+// the loader slows the step itself: its workers take the cores the step
+// needs.
+const Contention = 0.10
+
 // judge is the verdict: how input-bound by the share of the loop's time
-// spent waiting for batches (analysis.Classify), and the stage in the
-// way: the model step when the loop hardly waits, else the stage of the
-// loader that takes the longest per batch.
-func judge(st Stages, wait, wall, cachedStep time.Duration) analysis.Verdict {
+// spent waiting for batches (analysis.Classify), or by the headspace
+// where the step itself runs slower beside the loader (its workers share
+// the cores: Contention), and the stage in the way: the model step when
+// neither, else the stage of the loader that takes the longest per batch.
+func judge(st Stages, wait, wall time.Duration, before, after analysis.Estimate) analysis.Verdict {
 	v := analysis.Verdict{Wait: wait, Wall: wall}
 	if wall > 0 {
 		v.Share = float64(wait) / float64(wall)
 	}
 	v.Class = analysis.Classify(v.Share)
-	var parts []part
-	if st.Batches > 0 {
-		per := time.Duration(st.Samples) / time.Duration(st.Batches) // samples a batch
-		if st.Split {
-			parts = append(parts, part{"dataset .loader (reading and decoding)", st.Load * per}, part{"dataset .transform", st.Transform * per},
-				part{"__getitem__ outside .loader and .transform", max(0, st.GetItem-st.Load-st.Transform) * per})
-		} else {
-			parts = append(parts, part{"dataset __getitem__", st.GetItem * per})
+	cachedStep := after.Median
+	contended := false
+	if before.Lo > after.Hi && before.Median > 0 {
+		if saved := 1 - float64(after.Median)/float64(before.Median); saved-v.Share > Contention {
+			contended = true
+			v.Class = analysis.Classify(saved)
 		}
-		parts = append(parts, part{"collate", st.Collate})
 	}
+	parts := st.parts(contended)
 	if st.Pin > 0 {
 		parts = append(parts, part{"pin memory", st.Pin})
 	}
@@ -177,7 +202,7 @@ func judge(st Stages, wait, wall, cachedStep time.Duration) analysis.Verdict {
 			v.Busiest, v.Busy = p.name, float64(p.d)/float64(sum)
 		}
 	}
-	if v.Class == analysis.NotInputBound {
+	if v.Class == analysis.NotInputBound && !contended {
 		v.Stage = "model step"
 		v.Reason = fmt.Sprintf("the training loop waited for its batches only %.1f%% of the time", 100*v.Share)
 		return v
@@ -189,9 +214,43 @@ func judge(st Stages, wait, wall, cachedStep time.Duration) analysis.Verdict {
 	}
 	workers := max(1, st.Workers)
 	v.Stage = v.Busiest
+	if contended {
+		v.Reason = fmt.Sprintf("the loop waited for its batches only %.1f%% of the time, but its steps took %s beside the loader against %s on cached batches: the loader's %d workers (%.2f s of CPU%s) share the machine's %d cores with the step; of their CPU time per batch (%s), %s takes the most",
+			100*v.Share, ms(before.Median), ms(cachedStep), st.Workers, st.WorkerCPU.Seconds(), waited(st), runtime.NumCPU(), breakdown(parts), v.Busiest)
+		return v
+	}
 	v.Reason = fmt.Sprintf("each of %d workers takes %s a batch (%s), one batch every %s from all of them, against a step of %s on cached batches",
 		workers, ms(st.PerBatch()), breakdown(parts), ms(st.PerBatch()/time.Duration(workers)), ms(cachedStep))
 	return v
+}
+
+func waited(st Stages) string {
+	if st.WorkerRunQueue < 0 {
+		return ""
+	}
+	return fmt.Sprintf(", %.2f s on the run queue", st.WorkerRunQueue.Seconds())
+}
+
+// parts are the loader's stages' times a batch: wall time, or with cpu
+// the CPU time of the worker's thread (which a shared machine does not
+// stretch).
+func (st Stages) parts(cpu bool) []part {
+	var parts []part
+	if st.Batches == 0 {
+		return nil
+	}
+	per := time.Duration(st.Samples) / time.Duration(st.Batches) // samples a batch
+	getitem, load, transform, collate := st.GetItem, st.Load, st.Transform, st.Collate
+	if cpu {
+		getitem, load, transform, collate = st.GetItemCPU, st.LoadCPU, st.TransformCPU, st.CollateCPU
+	}
+	if st.Split {
+		parts = append(parts, part{"dataset .loader (reading and decoding)", load * per}, part{"dataset .transform", transform * per},
+			part{"__getitem__ outside .loader and .transform", max(0, getitem-load-transform) * per})
+	} else {
+		parts = append(parts, part{"dataset __getitem__", getitem * per})
+	}
+	return append(parts, part{"collate", collate})
 }
 
 // part is one stage's time a batch.
@@ -241,7 +300,16 @@ func (r Report) WriteText(w io.Writer) {
 			fmt.Fprintf(w, " (.loader %s, .transform %s)", us(st.Load), us(st.Transform))
 		}
 		fmt.Fprintf(w, "; collate %s a batch; %d batches, %d samples\n", us(st.Collate), st.Batches, st.Samples)
-		fmt.Fprintf(w, "  workers: %d, CPU time %.2f s in all\n", st.Workers, st.WorkerCPU.Seconds())
+		fmt.Fprintf(w, "  of which CPU: __getitem__ %s a sample", us(st.GetItemCPU))
+		if st.Split {
+			fmt.Fprintf(w, " (.loader %s, .transform %s)", us(st.LoadCPU), us(st.TransformCPU))
+		}
+		fmt.Fprintf(w, "; collate %s a batch\n", us(st.CollateCPU))
+		fmt.Fprintf(w, "  workers: %d, CPU time %.2f s in all", st.Workers, st.WorkerCPU.Seconds())
+		if st.WorkerRunQueue >= 0 {
+			fmt.Fprintf(w, ", %.2f s on the run queue", st.WorkerRunQueue.Seconds())
+		}
+		fmt.Fprintln(w)
 	}
 	if st.Pin > 0 {
 		fmt.Fprintf(w, "  pin memory %s a batch\n", us(st.Pin))
@@ -292,13 +360,14 @@ func (r Report) Records() []*benchfmt.Result {
 		out = append(out, &benchfmt.Result{Name: benchfmt.Name("BenchmarkHeadspaceStage/" + name + "/stage=" + s), Iters: 1, Values: vals})
 	}
 	if st.Batches > 0 {
-		stage("getitem", benchfmt.Value{Value: float64(st.GetItem), Unit: "getitem-ns/sample"})
+		stage("getitem", benchfmt.Value{Value: float64(st.GetItem), Unit: "getitem-ns/sample"}, benchfmt.Value{Value: float64(st.GetItemCPU), Unit: "getitem-cpu-ns/sample"})
 		if st.Split {
-			stage("load", benchfmt.Value{Value: float64(st.Load), Unit: "load-ns/sample"})
-			stage("transform", benchfmt.Value{Value: float64(st.Transform), Unit: "transform-ns/sample"})
+			stage("load", benchfmt.Value{Value: float64(st.Load), Unit: "load-ns/sample"}, benchfmt.Value{Value: float64(st.LoadCPU), Unit: "load-cpu-ns/sample"})
+			stage("transform", benchfmt.Value{Value: float64(st.Transform), Unit: "transform-ns/sample"}, benchfmt.Value{Value: float64(st.TransformCPU), Unit: "transform-cpu-ns/sample"})
 		}
-		stage("collate", benchfmt.Value{Value: float64(st.Collate), Unit: "collate-ns/batch"})
-		stage("workers", benchfmt.Value{Value: float64(st.WorkerCPU), Unit: "worker-cpu-ns"}, benchfmt.Value{Value: float64(st.Workers), Unit: "workers"})
+		stage("collate", benchfmt.Value{Value: float64(st.Collate), Unit: "collate-ns/batch"}, benchfmt.Value{Value: float64(st.CollateCPU), Unit: "collate-cpu-ns/batch"})
+		stage("workers", benchfmt.Value{Value: float64(st.WorkerCPU), Unit: "worker-cpu-ns"}, benchfmt.Value{Value: float64(st.Workers), Unit: "workers"},
+			benchfmt.Value{Value: float64(st.WorkerRunQueue), Unit: "worker-runqueue-ns"})
 	}
 	if st.Pin > 0 {
 		stage("pin", benchfmt.Value{Value: float64(st.Pin), Unit: "pin-ns/batch"})
