@@ -239,3 +239,61 @@ func runOwnLadder(ctx context.Context, fs *flag.FlagSet, of *ownFlags, lf ownLad
 	}
 	return sess.Err("the table shows the runs finished before it")
 }
+
+// runOwnWhatIf is `headspace whatif -- COMMAND`.
+func runOwnWhatIf(ctx context.Context, fs *flag.FlagSet, of *ownFlags, verify bool, steps int, stdout, stderr io.Writer) error {
+	if err := checkOwnFlags(fs, true, "verify", "steps"); err != nil {
+		return err
+	}
+	set := map[string]bool{}
+	fs.Visit(func(f *flag.Flag) { set[f.Name] = true })
+	if !set["steps"] {
+		steps = ownLadderSteps
+	}
+	if err := firstErr(inRange("--steps", steps, 1, maxSteps), inRange("--loader", of.loader, 1, 1<<20)); err != nil {
+		return err
+	}
+	if of.firstTimeout <= 0 {
+		return usagef("--first-batch-timeout %v must be positive", of.firstTimeout)
+	}
+	cmd, err := ownloop.ParseCommand(fs.Args())
+	if err != nil {
+		return ownError(err)
+	}
+	s := ownloop.Settings{Mode: "analyze", Loader: of.loader, NumCaches: 10, ReturnCachesAfter: 40, StepsAfter: 30, FirstBatchTimeout: of.firstTimeout}
+	sess := driver.Begin(nil, stderr, s.Total(), nil)
+	run, err := ownloop.Exec(ctx, cmd, s, stderr, func(ownloop.Step) { sess.Tick() })
+	sess.Finish()
+	if err != nil {
+		return ownError(err)
+	}
+	rep, err := ownloop.Analyze(cmd, s, run, 1)
+	if err != nil {
+		return err
+	}
+	w, err := ownloop.NewWhatIf(rep)
+	if err != nil {
+		return usagef("%v", err)
+	}
+	fmt.Fprintf(stdout, "command: %s\n", cmd)
+	fmt.Fprintf(stdout, "headspace: %.1f%% (step %.1f ms with the loader, %.1f ms on cached batches); verdict: %s, %s\n\n",
+		rep.HeadspacePercent(), float64(rep.Before.Median)/1e6, float64(rep.After.Median)/1e6, rep.Verdict.Class, rep.Verdict.Stage)
+	w.WriteText(stdout)
+	if !verify {
+		return nil
+	}
+	fmt.Fprintf(stdout, "\nverify (%d steps, the script as it is):\n", steps)
+	counts := []int{w.Workers}
+	if n := w.NeedWorkers(); n != w.Workers {
+		counts = append(counts, n)
+	}
+	for _, n := range counts {
+		got, err := ownloop.Verify(ctx, cmd, of.loader, n, steps, of.firstTimeout, stderr)
+		if err != nil {
+			return ownError(err)
+		}
+		want := w.StepsPerSec(n, w.Cores)
+		fmt.Fprintf(stdout, "  %d workers: measured %.2f steps/s, predicted %.2f: error %+.0f%%\n", n, got, want, 100*(want-got)/got)
+	}
+	return nil
+}

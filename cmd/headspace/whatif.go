@@ -58,7 +58,21 @@ results/whatif-<commit>.txt).
 --data DIR reads a dataset on disk (headspace dataset write, an ImageFolder
 or WebDataset shards; docs/real-data.md): the load stage
 becomes fetch then decode, each with its statistics; --page-cache and
---max-failures as in headspace ladder.`
+--max-failures as in headspace ladder.
+
+With a training command after --, as in
+
+    headspace whatif --verify -- python3 train.py
+
+it runs the headspace analysis on that command (40 steps from its loader,
+30 cached; docs/own-loop.md) and models its loader from the measured
+stages: each worker's time a batch (less its wait for a core), its CPU
+time, the loop's own CPU and the step on cached batches. It prints the
+workers and cores that would make the model step the bound, the steps/s
+predicted there, and the speed-up the slowest stage needs to keep the
+script's worker count; --verify runs the script as it is with the
+predicted worker count (and with its own) for --steps steps and prints
+measured beside predicted with the error.`
 
 func runWhatIf(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	def := workloads.Sized[workloads.WhatIf](workloads.Default)
@@ -97,7 +111,18 @@ func runWhatIf(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	report := fs.String("report", "", "write the what-if section in Markdown to `file` (atomically)")
 	plotPath := fs.String("plot", "", "write predicted steps/s against cores to `file` (.png or .svg)")
 	from := fs.String("from", "", "rebuild --report, --plot and the tables from the results `file` a whatif --out wrote, measuring nothing")
+	var of ownFlags
+	of.registerLadder(fs)
+	if err := parseArgs(fs, args); err != nil {
+		return err
+	}
+	if fs.NArg() > 0 {
+		return runOwnWhatIf(ctx, fs, &of, *verify, *steps, stdout, stderr)
+	}
 	if err := parseFlags(fs, args); err != nil {
+		return err
+	}
+	if err := checkOwnFlags(fs, false); err != nil {
 		return err
 	}
 	if *from != "" {

@@ -27,6 +27,9 @@ type Settings struct {
 	NumCaches         int `json:"num_caches"`
 	ReturnCachesAfter int `json:"return_caches_after"`
 	StepsAfter        int `json:"steps_after"`
+	// Workers, if positive, replaces the training loader's
+	// num_workers (whatif --verify).
+	Workers int `json:"workers,omitempty"`
 	// The ladder's (Mode ladder): the level, steps timed after Warmup.
 	Level  string `json:"level,omitempty"`
 	Steps  int    `json:"steps,omitempty"`
@@ -127,6 +130,9 @@ type Run struct {
 	Steps   []Step
 	Batches []Batch
 	Pins    []time.Duration // pin-memory per batch, in the main process
+	// MainCPU is the main process's CPU time at the switch and at the
+	// last step, by the number of batches then handed to the loop.
+	MainCPU map[int]time.Duration
 	// Done says the run got every step it needed.
 	Done bool
 	// Wall is the command's time from its start to its end.
@@ -156,6 +162,7 @@ type event struct {
 	Ev  string `json:"ev"`
 	Msg string `json:"msg"`
 	NS  int64  `json:"ns"`
+	At  int    `json:"at"`
 }
 
 // apply adds one line of the hook to r; it returns the event's kind.
@@ -182,6 +189,11 @@ func (r *Run) apply(line []byte) (string, string, error) {
 		r.Batches = append(r.Batches, b)
 	case "pin":
 		r.Pins = append(r.Pins, time.Duration(e.NS))
+	case "cpu":
+		if r.MainCPU == nil {
+			r.MainCPU = map[int]time.Duration{}
+		}
+		r.MainCPU[e.At] = time.Duration(e.NS)
 	case "done":
 		r.Done = true
 	}

@@ -190,7 +190,10 @@ class _Timed:
             st.boundary = False
         if st.batches >= st.total:
             st.done = True
+            _reporter.send({"ev": "cpu", "at": st.batches, "ns": time.process_time_ns()})
             _finish()
+        if st.batches == st.switch and st.caching:
+            _reporter.send({"ev": "cpu", "at": st.batches, "ns": time.process_time_ns()})
         if st.caching and st.batches >= st.switch and st.caches:
             if self.length is not None and self.n >= self.length:
                 st.boundary = True  # the epoch ends, as CacheDataLoader's does
@@ -434,6 +437,12 @@ def _patch_torch():
             ev.update(_describe(self))
             if target:
                 _claimed = True
+                if int(_settings.get("workers", 0)) > 0:
+                    # whatif --verify: the worker count it predicts for
+                    self.num_workers = int(_settings["workers"])
+                    if self.num_workers > 0 and getattr(self, "prefetch_factor", 2) is None:
+                        self.prefetch_factor = 2
+                    ev["num_workers"] = self.num_workers
                 _state = _State(_settings)
                 if _state.mode == "ladder" and int(_settings.get("warmup", 0)) <= 0:
                     # The batches the workers prefetched while the loop

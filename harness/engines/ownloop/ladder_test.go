@@ -137,3 +137,15 @@ func TestLadderRefusals(t *testing.T) {
 	}
 	noneLeft(t, script)
 }
+
+// TestVerifyRunsAtWorkers: whatif --verify's run sets the training
+// loader's workers without a change to the script.
+func TestVerifyRunsAtWorkers(t *testing.T) {
+	needTorch(t)
+	script := sleepy(t)
+	got, err := ownloop.Verify(context.Background(), command(t, script, "--getitem-ms", "1", "--step-ms", "1", "--workers", "1"), 1, 3, 6, time.Minute, &bytes.Buffer{})
+	noneLeft(t, script)
+	if err != nil || got <= 0 {
+		t.Fatalf("Verify at 3 workers = %v, %v; want steps/s from a run at 3 workers", got, err)
+	}
+}
