@@ -242,3 +242,20 @@ func TestLadderOwnLoop(t *testing.T) {
 		t.Errorf("--levels device: exit %d, %q; want 2 and one line", code, stderr.String())
 	}
 }
+
+// TestWhatIfOwnLoop: whatif on a training command prints what it would
+// take from the measured stages.
+func TestWhatIfOwnLoop(t *testing.T) {
+	script := ownScript(t)
+	var stdout, stderr bytes.Buffer
+	code := run(context.Background(), []string{"whatif", "--", ownPython, script, "--getitem-ms", "8", "--step-ms", "2"}, &stdout, &stderr)
+	ownLeft(t, script)
+	if code != 0 {
+		t.Fatalf("exit %d\n%s\n%s", code, stdout.String(), stderr.String())
+	}
+	for _, want := range []string{"what it would take", "to make the model the bound:", "dataset __getitem__ must take"} {
+		if !strings.Contains(stdout.String(), want) {
+			t.Errorf("report lacks %q:\n%s", want, stdout.String())
+		}
+	}
+}
