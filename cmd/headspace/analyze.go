@@ -75,7 +75,7 @@ func runAnalyze(ctx context.Context, args []string, stdout, stderr io.Writer) er
 	if err := parseArgs(fs, args); err != nil {
 		return err
 	}
-	if fs.NArg() > 0 {
+	if hasCommand(fs, args) {
 		return runOwnAnalyze(ctx, fs, &of, ownAnalyzeFlags{numCaches: *numCaches, after: *after, stepsAfter: *stepsAfter, total: *total,
 			out: *out, plot: *plotPath, force: *force}, stdout, stderr)
 	}

@@ -289,7 +289,7 @@ func runLadder(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	if err := parseArgs(fs, args); err != nil {
 		return err
 	}
-	if fs.NArg() > 0 {
+	if hasCommand(fs, args) {
 		return runOwnLadder(ctx, fs, &of, ownLadderFlags{levels: *levelsFlag, steps: *steps, warmup: *warmup, count: *count, out: *out}, stdout, stderr)
 	}
 	if err := parseFlags(fs, args); err != nil {

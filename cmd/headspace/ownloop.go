@@ -6,6 +6,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"strconv"
 	"strings"
 	"time"
 
@@ -13,6 +14,7 @@ import (
 
 	"github.com/headspace-bench/headspace/harness/blocks/driver"
 	"github.com/headspace-bench/headspace/harness/blocks/level"
+	"github.com/headspace-bench/headspace/harness/blocks/results"
 	"github.com/headspace-bench/headspace/harness/engines/ownloop"
 )
 
@@ -241,8 +243,12 @@ func runOwnLadder(ctx context.Context, fs *flag.FlagSet, of *ownFlags, lf ownLad
 }
 
 // runOwnWhatIf is `headspace whatif -- COMMAND`.
-func runOwnWhatIf(ctx context.Context, fs *flag.FlagSet, of *ownFlags, verify bool, steps int, stdout, stderr io.Writer) error {
-	if err := checkOwnFlags(fs, true, "verify", "steps"); err != nil {
+func runOwnWhatIf(ctx context.Context, fs *flag.FlagSet, of *ownFlags, verify bool, steps int, out string, force bool, stdout, stderr io.Writer) error {
+	if err := checkOwnFlags(fs, true, "verify", "steps", "out", "force"); err != nil {
+		return err
+	}
+	resultsOut := driver.Output{Path: out, Benchmarks: []string{"WhatIf"}, Force: force, Beside: true}
+	if err := driver.Check(resultsOut); err != nil {
 		return err
 	}
 	set := map[string]bool{}
@@ -279,8 +285,25 @@ func runOwnWhatIf(ctx context.Context, fs *flag.FlagSet, of *ownFlags, verify bo
 	fmt.Fprintf(stdout, "headspace: %.1f%% (step %.1f ms with the loader, %.1f ms on cached batches); verdict: %s, %s\n\n",
 		rep.HeadspacePercent(), float64(rep.Before.Median)/1e6, float64(rep.After.Median)/1e6, rep.Verdict.Class, rep.Verdict.Stage)
 	w.WriteText(stdout)
-	if !verify {
+	checks := map[int]float64{}
+	write := func() error {
+		if out == "" {
+			return nil
+		}
+		dev := "cpu"
+		if run.Start.CUDA {
+			dev = "cuda"
+		}
+		wrote, err := driver.Write(resultsOut, driver.Settings(dev, ownloop.CommandConfig(cmd, run), []results.Config{{Key: "verify-steps", Value: strconv.Itoa(steps)}}), w.Records(cmd, checks), false)
+		if err != nil {
+			return err
+		}
+		keptNote(stdout, out, wrote)
+		fmt.Fprintf(stdout, "results: %s\n", wrote)
 		return nil
+	}
+	if !verify {
+		return write()
 	}
 	fmt.Fprintf(stdout, "\nverify (%d steps, the script as it is):\n", steps)
 	counts := []int{w.Workers}
@@ -293,7 +316,18 @@ func runOwnWhatIf(ctx context.Context, fs *flag.FlagSet, of *ownFlags, verify bo
 			return ownError(err)
 		}
 		want := w.StepsPerSec(n, w.Cores)
+		checks[n] = got
 		fmt.Fprintf(stdout, "  %d workers: measured %.2f steps/s, predicted %.2f: error %+.0f%%\n", n, got, want, 100*(want-got)/got)
 	}
-	return nil
+	return write()
+}
+
+// hasCommand says args give a training command: arguments after an
+// explicit -- (without it, an argument after the flags is a mistake).
+func hasCommand(fs *flag.FlagSet, args []string) bool {
+	if fs.NArg() == 0 {
+		return false
+	}
+	i := len(args) - fs.NArg() - 1
+	return i >= 0 && args[i] == "--"
 }

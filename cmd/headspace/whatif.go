@@ -72,7 +72,9 @@ workers and cores that would make the model step the bound, the steps/s
 predicted there, and the speed-up the slowest stage needs to keep the
 script's worker count; --verify runs the script as it is with the
 predicted worker count (and with its own) for --steps steps and prints
-measured beside predicted with the error.`
+measured beside predicted with the error; --out records the model and the
+checks (BenchmarkWhatIf/model/script=…, BenchmarkWhatIf/check/script=…/
+workers=N with steps/s and predicted-steps/s).`
 
 func runWhatIf(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	def := workloads.Sized[workloads.WhatIf](workloads.Default)
@@ -116,8 +118,8 @@ func runWhatIf(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	if err := parseArgs(fs, args); err != nil {
 		return err
 	}
-	if fs.NArg() > 0 {
-		return runOwnWhatIf(ctx, fs, &of, *verify, *steps, stdout, stderr)
+	if hasCommand(fs, args) {
+		return runOwnWhatIf(ctx, fs, &of, *verify, *steps, *out, *force, stdout, stderr)
 	}
 	if err := parseFlags(fs, args); err != nil {
 		return err

@@ -7,6 +7,8 @@ import (
 	"math"
 	"runtime"
 	"time"
+
+	"golang.org/x/perf/benchfmt"
 )
 
 // WhatIf is what it would take to make the script's model step the bound,
@@ -132,4 +134,26 @@ func Verify(ctx context.Context, cmd Command, loader, workers, steps int, timeou
 		return 0, fmt.Errorf("verifying at %d workers: the loader ran %d", workers, p.Workers)
 	}
 	return p.StepsPerSec(), nil
+}
+
+// Records are the model's and the checks' result-file records:
+// BenchmarkWhatIf/model/script=… (the measured inputs and what it would
+// take) and, per verified worker count, BenchmarkWhatIf/check/script=…/
+// workers=N (steps/s measured, predicted-steps/s), as whatif's checks.
+func (w WhatIf) Records(cmd Command, checks map[int]float64) []*benchfmt.Result {
+	name := "script=" + benchKey(cmd.Name())
+	out := []*benchfmt.Result{{Name: benchfmt.Name("BenchmarkWhatIf/model/" + name), Iters: 1, Values: []benchfmt.Value{
+		{Value: float64(w.Step), Unit: "step-ns"}, {Value: float64(w.PerBatch), Unit: "batch-ns/worker"},
+		{Value: float64(w.CPUPerBatch), Unit: "batch-cpu-ns"}, {Value: float64(w.MainCPUPerStep), Unit: "main-cpu-ns/step"},
+		{Value: float64(w.NeedWorkers()), Unit: "need-workers"}, {Value: w.NeedCores(), Unit: "need-cores"}}}}
+	for _, n := range []int{w.Workers, w.NeedWorkers()} {
+		got, ok := checks[n]
+		if !ok {
+			continue
+		}
+		out = append(out, &benchfmt.Result{Name: benchfmt.Name(fmt.Sprintf("BenchmarkWhatIf/check/%s/workers=%d", name, n)), Iters: 1,
+			Values: []benchfmt.Value{{Value: got, Unit: "steps/s"}, {Value: w.StepsPerSec(n, w.Cores), Unit: "predicted-steps/s"}}})
+		delete(checks, n)
+	}
+	return out
 }
