@@ -114,3 +114,34 @@ func TestRecords(t *testing.T) {
 		}
 	}
 }
+
+// TestContendedVerdict: a loop that hardly waits for its batches but
+// whose steps run three times slower beside the loader (its workers take
+// the step's cores) is input-bound, and the stage is named by CPU time:
+// here the transform, though the loader's wall time is the longer.
+func TestContendedVerdict(t *testing.T) {
+	const after, stepsAfter = 40, 30
+	run := bursty(after, stepsAfter)
+	run.Loaders[0].Measured.Split = true
+	for i := range run.Steps {
+		if run.Steps[i].Phase == "loader" {
+			run.Steps[i].Time, run.Steps[i].Wait = 300*time.Millisecond, 6*time.Millisecond
+		} else {
+			run.Steps[i].Time = 100 * time.Millisecond
+		}
+	}
+	for i := range run.Batches {
+		b := &run.Batches[i]
+		b.Load, b.Transform, b.GetItem = 40*time.Millisecond, 20*time.Millisecond, 61*time.Millisecond
+		b.LoadCPU, b.TransformCPU, b.GetItemCPU, b.CollateCPU = 4*time.Millisecond, 9*time.Millisecond, 13*time.Millisecond, time.Millisecond
+	}
+	s := ownloop.Settings{Mode: "analyze", Loader: 1, NumCaches: 4, ReturnCachesAfter: after, StepsAfter: stepsAfter}
+	rep, err := ownloop.Analyze(ownloop.Command{Argv: []string{"python3", "train.py"}, Script: "train.py"}, s, run, 1000)
+	if err != nil {
+		t.Fatal(err)
+	}
+	v := rep.Verdict
+	if v.Share > 0.05 || v.Class != analysis.HighlyInputBound || v.Stage != "dataset .transform" || !strings.Contains(v.Reason, "share the machine's") {
+		t.Errorf("verdict %s (wait share %.1f%%) at %q: %s; want highly input-bound at dataset .transform, by CPU", v.Class, 100*v.Share, v.Stage, v.Reason)
+	}
+}
