@@ -167,42 +167,49 @@ func TestAnalyzeOwnLoopPartial(t *testing.T) {
 }
 
 // TestAnalyzeOwnLoopSIGINT interrupts a real headspace in the middle of a
-// script's run: exit 130 within a second, the script and its workers gone.
+// script's run, analyze's and ladder's: exit 130 within a second, the
+// script and its workers gone.
 func TestAnalyzeOwnLoopSIGINT(t *testing.T) {
 	script := ownScript(t)
 	bin := buildHeadspace(t)
-	cmd := exec.Command(bin, "analyze", "--return-caches-after", "100000", "--", ownPython, script, "--getitem-ms", "5", "--step-ms", "20")
-	var stderr bytes.Buffer
-	cmd.Stderr = &stderr
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	// Wait for the workers: the script's processes beyond the first.
-	deadline := time.Now().Add(60 * time.Second)
-	for {
-		n := 0
-		ents, _ := os.ReadDir("/proc")
-		for _, e := range ents {
-			if b, err := os.ReadFile(filepath.Join("/proc", e.Name(), "cmdline")); err == nil && bytes.Contains(b, []byte(script)) && !bytes.Contains(b, []byte(bin)) {
-				n++
+	dir := t.TempDir()
+	for _, args := range [][]string{
+		{"analyze", "--return-caches-after", "100000"},
+		{"ladder", "--levels", "none", "--steps", "100000", "--out", filepath.Join(dir, "ladder.txt")},
+	} {
+		cmd := exec.Command(bin, append(args, "--", ownPython, script, "--getitem-ms", "5", "--step-ms", "20")...)
+		var stderr bytes.Buffer
+		cmd.Stderr = &stderr
+		if err := cmd.Start(); err != nil {
+			t.Fatal(err)
+		}
+		// Wait for the workers: the script's processes beyond the first.
+		deadline := time.Now().Add(60 * time.Second)
+		for {
+			n := 0
+			ents, _ := os.ReadDir("/proc")
+			for _, e := range ents {
+				if b, err := os.ReadFile(filepath.Join("/proc", e.Name(), "cmdline")); err == nil && bytes.Contains(b, []byte(script)) && !bytes.Contains(b, []byte(bin)) {
+					n++
+				}
 			}
+			if n >= 3 {
+				break
+			}
+			if time.Now().After(deadline) {
+				cmd.Process.Kill()
+				cmd.Wait()
+				t.Fatalf("%s: the script and its 2 workers never ran: %d processes\n%s", args[0], n, stderr.String())
+			}
+			time.Sleep(100 * time.Millisecond)
 		}
-		if n >= 3 {
-			break
+		time.Sleep(300 * time.Millisecond)
+		code, took := interrupt(t, cmd, args[0]+" -- "+script)
+		if code != 130 || took > time.Second {
+			t.Errorf("%s: exit %d after %v; want 130 within 1 s\n%s", args[0], code, took, stderr.String())
 		}
-		if time.Now().After(deadline) {
-			cmd.Process.Kill()
-			cmd.Wait()
-			t.Fatalf("the script and its 2 workers never ran: %d processes\n%s", n, stderr.String())
-		}
-		time.Sleep(100 * time.Millisecond)
+		ownLeft(t, script)
 	}
-	time.Sleep(300 * time.Millisecond)
-	code, took := interrupt(t, cmd, "analyze -- "+script)
-	if code != 130 || took > time.Second {
-		t.Errorf("exit %d after %v; want 130 within 1 s\n%s", code, took, stderr.String())
-	}
-	ownLeft(t, script)
 }
 
 // TestLadderOwnLoop runs the ladder on a training command: the table, a
