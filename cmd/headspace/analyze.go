@@ -39,10 +39,10 @@ Python module carried by the binary, written to a temporary directory and
 removed after; docs/own-loop.md): the first DataLoader the script iterates
 in its main process (--loader picks another) is wrapped in the same cache,
 every step is timed batch to batch with the loop's wait, the dataset's
-__getitem__ (its .loader and .transform where it has them), collate and
-pin-memory are timed in the workers, and the command and all its workers
-are stopped once the steps are in. Step times are then means over rounds
-of the loader's workers. The records are
+__getitem__ (its .loader and .transform where it has them) and collate are
+timed in the workers (wall and CPU time), pin-memory in the main process,
+and the command and all its workers are stopped once the steps are in.
+The step times are medians of means over rounds of the loader's workers. The records are
 BenchmarkHeadspace/script=NAME/phase=…, with the command, interpreter and
 torch versions among the settings. A command that is not Python, that
 never iterates a DataLoader within --first-batch-timeout, or that ends
