@@ -74,9 +74,10 @@ type Loader struct {
 	// and the batches the workers prefetched.
 	Warmup   int `json:"warmup"`
 	Measured struct {
-		GetItem bool `json:"getitem"`
-		Split   bool `json:"split"`
-		Collate bool `json:"collate"`
+		GetItem  bool `json:"getitem"`
+		Split    bool `json:"split"`
+		Collate  bool `json:"collate"`
+		Iterable bool `json:"iterable"` // an IterableDataset: its __iter__ timed per sample
 	} `json:"measured"`
 }
 

@@ -305,35 +305,75 @@ def _instrument(dl, level):
     cached processed sample) or raw (its .loader returns one cached
     loaded item, the transform still applied). Returns what it measures."""
     ds = dl.dataset
-    measured = {"getitem": False, "split": False, "collate": False}
+    measured = {"getitem": False, "split": False, "collate": False, "iterable": False}
     if not _fork_workers(dl):
         if level in ("sample", "raw"):
             _refuse("level %s needs forked DataLoader workers (multiprocessing start method fork) or num_workers=0" % level)
         return measured
     cls = type(ds)
-    getitem = getattr(cls, "__getitem__", None)
-    if getitem is not None and not getattr(cls, "_headspace_timed", False):
+    iterable = False
+    try:
+        from torch.utils.data import IterableDataset
+        iterable = isinstance(ds, IterableDataset)
+    except ImportError:
+        pass
+    if getattr(cls, "_headspace_timed", False):
+        pass
+    elif iterable:
+        if level == "sample":
+            _refuse("level sample needs a map-style dataset (one with __getitem__); %s is an IterableDataset" % cls.__name__)
+        orig_iter = cls.__iter__
+
+        def timed_iter(self, _orig=orig_iter):
+            it = iter(_orig(self))
+            while True:
+                t, c = _perf(), _cpu()
+                try:
+                    x = next(it)
+                except StopIteration:
+                    return
+                _stage["getitem_cpu"] += _cpu() - c
+                _stage["getitem"] += _perf() - t
+                _stage["samples"] += 1
+                yield x
+        try:
+            ds.__class__ = type(cls.__name__, (cls,), {"__iter__": timed_iter, "_headspace_timed": True, "__module__": cls.__module__})
+            measured["getitem"] = measured["iterable"] = True
+        except TypeError:
+            pass
+    elif getattr(cls, "__getitem__", None) is not None:
+        getitem = cls.__getitem__
+        kept = []
+
         def timed_getitem(self, index, _orig=getitem):
             t, c = _perf(), _cpu()
-            r = _orig(self, index)
+            if level != "sample":
+                r = _orig(self, index)
+            else:
+                if not kept:
+                    kept.append(_orig(self, index))
+                r = kept[0]
             _stage["getitem_cpu"] += _cpu() - c
             _stage["getitem"] += _perf() - t
             _stage["samples"] += 1
             return r
-        if level == "sample":
-            kept = []
-
-            def timed_getitem(self, index, _orig=getitem):  # noqa: F811
+        attrs = {"__getitem__": timed_getitem, "_headspace_timed": True, "__module__": cls.__module__}
+        getitems = getattr(cls, "__getitems__", None)
+        if getitems is not None:
+            # torch 2's fetcher asks for a batch's samples at once where
+            # the dataset can give them.
+            def timed_getitems(self, indices, _orig=getitems):
+                if level == "sample":
+                    return [timed_getitem(self, i) for i in indices]
                 t, c = _perf(), _cpu()
-                if not kept:
-                    kept.append(_orig(self, index))
-                r = kept[0]
+                r = _orig(self, indices)
                 _stage["getitem_cpu"] += _cpu() - c
                 _stage["getitem"] += _perf() - t
-                _stage["samples"] += 1
+                _stage["samples"] += len(indices)
                 return r
+            attrs["__getitems__"] = timed_getitems
         try:
-            ds.__class__ = type(cls.__name__, (cls,), {"__getitem__": timed_getitem, "_headspace_timed": True, "__module__": cls.__module__})
+            ds.__class__ = type(cls.__name__, (cls,), attrs)
             measured["getitem"] = True
         except TypeError:
             pass

@@ -149,3 +149,32 @@ func TestVerifyRunsAtWorkers(t *testing.T) {
 		t.Fatalf("Verify at 3 workers = %v, %v; want steps/s from a run at 3 workers", got, err)
 	}
 }
+
+// TestIterableDataset: an IterableDataset's __iter__ is timed per sample
+// (named so), and level sample, which needs __getitem__, is refused.
+func TestIterableDataset(t *testing.T) {
+	needTorch(t)
+	script := sleepy(t)
+	for _, workers := range []string{"0", "1"} {
+		cmd := command(t, script, "--iterable", "--workers", workers, "--getitem-ms", "5", "--step-ms", "2")
+		s := settings(20, 12)
+		run, err := ownloop.Exec(context.Background(), cmd, s, &bytes.Buffer{}, nil)
+		noneLeft(t, script)
+		if err != nil {
+			t.Fatal(err)
+		}
+		rep, err := ownloop.Analyze(cmd, s, run, 100)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !rep.Stages.Iterable || rep.Stages.Samples == 0 || rep.Stages.GetItem < 5*time.Millisecond || rep.Verdict.Stage != "dataset __iter__" {
+			t.Errorf("workers %s: stages %+v, stage %q; want __iter__ timed at no less than its 5 ms sleep and named", workers, rep.Stages, rep.Verdict.Stage)
+		}
+	}
+	c := ownloop.LadderConfig{Levels: []level.Level{level.Sample}, Steps: 4, Count: 1, Loader: 1, FirstBatchTimeout: time.Minute}
+	err := ownloop.Ladder(context.Background(), command(t, script, "--iterable"), c, &bytes.Buffer{}, func(ownloop.LadderPoint) error { return nil })
+	if !errors.Is(err, ownloop.ErrRefused) || !strings.Contains(err.Error(), "IterableDataset") {
+		t.Errorf("level sample on an IterableDataset: %v, want refused", err)
+	}
+	noneLeft(t, script)
+}

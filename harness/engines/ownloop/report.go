@@ -26,6 +26,7 @@ type Stages struct {
 	Load      time.Duration // per sample: its .loader (Split only)
 	Transform time.Duration // per sample: its .transform (Split only)
 	Split     bool          // the dataset has .loader (torchvision-style)
+	Iterable  bool          // an IterableDataset: GetItem is its __iter__'s time a sample
 	Collate   time.Duration // per batch
 	Pin       time.Duration // per batch, pin-memory in the main process (0: none)
 	Wait      time.Duration // per step: the loop's wait for its batch
@@ -114,7 +115,7 @@ func deviceName(s Start) string {
 }
 
 func stagesOf(run *Run, ld Loader, wait time.Duration, steps int) Stages {
-	st := Stages{Workers: ld.Workers, Split: ld.Measured.Split}
+	st := Stages{Workers: ld.Workers, Split: ld.Measured.Split, Iterable: ld.Measured.Iterable}
 	var getitem, load, transform, collate, getitemCPU, loadCPU, transformCPU, collateCPU time.Duration
 	cpu := map[int]time.Duration{}
 	runq := map[int]time.Duration{}
@@ -190,7 +191,7 @@ func judge(st Stages, wait, wall time.Duration, before, after analysis.Estimate)
 		}
 	}
 	parts := st.parts(contended)
-	if st.Pin > 0 {
+	if st.Pin > 0 && len(parts) > 0 {
 		parts = append(parts, part{"pin memory", st.Pin})
 	}
 	var sum time.Duration
@@ -209,7 +210,7 @@ func judge(st Stages, wait, wall time.Duration, before, after analysis.Estimate)
 	}
 	if len(parts) == 0 {
 		v.Stage = "the loader"
-		v.Reason = "its stages were not timed (workers not forked, or an iterable that is not a DataLoader)"
+		v.Reason = "its dataset's time was not measured (workers not forked, a dataset whose class cannot be wrapped, or an iterable that is not a DataLoader)"
 		return v
 	}
 	workers := max(1, st.Workers)
@@ -219,8 +220,12 @@ func judge(st Stages, wait, wall time.Duration, before, after analysis.Estimate)
 			100*v.Share, ms(before.Median), ms(cachedStep), st.Workers, st.WorkerCPU.Seconds(), waited(st), runtime.NumCPU(), breakdown(parts), v.Busiest)
 		return v
 	}
-	v.Reason = fmt.Sprintf("each of %d workers takes %s a batch (%s), one batch every %s from all of them, against a step of %s on cached batches",
-		workers, ms(st.PerBatch()), breakdown(parts), ms(st.PerBatch()/time.Duration(workers)), ms(cachedStep))
+	who := fmt.Sprintf("each of %d workers takes", workers)
+	if st.Workers == 0 {
+		who = "the main process (num_workers=0) takes"
+	}
+	v.Reason = fmt.Sprintf("%s %s a batch (%s), one batch every %s from all of them, against a step of %s on cached batches",
+		who, ms(st.PerBatch()), breakdown(parts), ms(st.PerBatch()/time.Duration(workers)), ms(cachedStep))
 	return v
 }
 
@@ -236,8 +241,8 @@ func waited(st Stages) string {
 // stretch).
 func (st Stages) parts(cpu bool) []part {
 	var parts []part
-	if st.Batches == 0 {
-		return nil
+	if st.Batches == 0 || st.Samples == 0 {
+		return nil // the dataset's time was not measured: collate alone would mislead
 	}
 	per := time.Duration(st.Samples) / time.Duration(st.Batches) // samples a batch
 	getitem, load, transform, collate := st.GetItem, st.Load, st.Transform, st.Collate
@@ -247,6 +252,8 @@ func (st Stages) parts(cpu bool) []part {
 	if st.Split {
 		parts = append(parts, part{"dataset .loader (reading and decoding)", load * per}, part{"dataset .transform", transform * per},
 			part{"__getitem__ outside .loader and .transform", max(0, getitem-load-transform) * per})
+	} else if st.Iterable {
+		parts = append(parts, part{"dataset __iter__", getitem * per})
 	} else {
 		parts = append(parts, part{"dataset __getitem__", getitem * per})
 	}
@@ -295,12 +302,16 @@ func (r Report) WriteText(w io.Writer) {
 	if st.Batches == 0 {
 		fmt.Fprintln(w, "  not timed (workers not forked, or an iterable that is not a DataLoader)")
 	} else {
-		fmt.Fprintf(w, "  __getitem__ %s a sample", us(st.GetItem))
+		get := "__getitem__"
+		if st.Iterable {
+			get = "__iter__"
+		}
+		fmt.Fprintf(w, "  %s %s a sample", get, us(st.GetItem))
 		if st.Split {
 			fmt.Fprintf(w, " (.loader %s, .transform %s)", us(st.Load), us(st.Transform))
 		}
 		fmt.Fprintf(w, "; collate %s a batch; %d batches, %d samples\n", us(st.Collate), st.Batches, st.Samples)
-		fmt.Fprintf(w, "  of which CPU: __getitem__ %s a sample", us(st.GetItemCPU))
+		fmt.Fprintf(w, "  of which CPU: %s %s a sample", get, us(st.GetItemCPU))
 		if st.Split {
 			fmt.Fprintf(w, " (.loader %s, .transform %s)", us(st.LoadCPU), us(st.TransformCPU))
 		}

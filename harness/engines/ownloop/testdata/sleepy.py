@@ -11,7 +11,7 @@ import json
 import time
 
 import torch
-from torch.utils.data import DataLoader, Dataset
+from torch.utils.data import DataLoader, Dataset, IterableDataset
 
 
 class Sleepy(Dataset):
@@ -24,6 +24,16 @@ class Sleepy(Dataset):
     def __getitem__(self, i):
         time.sleep(self.ms / 1000)
         return torch.full((4,), float(i))
+
+
+class SleepyStream(IterableDataset):
+    def __init__(self, n, ms):
+        self.n, self.ms = n, ms
+
+    def __iter__(self):
+        for i in range(self.n):
+            time.sleep(self.ms / 1000)
+            yield torch.full((4,), float(i))
 
 
 def main():
@@ -40,12 +50,16 @@ def main():
     p.add_argument("--fail-at", type=int, default=-1)
     p.add_argument("--val-every", type=int, default=0)
     p.add_argument("--no-loader", type=float, default=0, help="sleep this many seconds and end without a loader")
+    p.add_argument("--iterable", action="store_true", help="an IterableDataset (one worker at most)")
     a = p.parse_args()
     if a.no_loader:
         time.sleep(a.no_loader)
         return
     torch.manual_seed(1)
-    train = DataLoader(Sleepy(a.samples, a.getitem_ms), batch_size=a.batch, num_workers=a.workers, shuffle=a.shuffle)
+    if a.iterable:
+        train = DataLoader(SleepyStream(a.samples, a.getitem_ms), batch_size=a.batch, num_workers=min(a.workers, 1))
+    else:
+        train = DataLoader(Sleepy(a.samples, a.getitem_ms), batch_size=a.batch, num_workers=a.workers, shuffle=a.shuffle)
     val = DataLoader(Sleepy(8, 0), batch_size=4)
     if a.truth:
         out = {}
