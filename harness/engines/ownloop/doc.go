@@ -5,7 +5,8 @@
 // # The hook
 //
 // headspace_hook.py is a stdlib-only Python module embedded in the binary
-// (Source). Exec writes it to a temporary directory, removed afterwards,
+// (Source). Exec writes it to a temporary directory, removed once the
+// interpreter has loaded it (at the end of the run at the latest),
 // and runs the command's interpreter as `python -m cProfile` would run a
 // profiler: `INTERPRETER [OPTIONS] -m headspace_hook SCRIPT ARGS…` with
 // that directory on PYTHONPATH. Nothing is written into the user's tree.

@@ -164,6 +164,10 @@ func Exec(ctx context.Context, cmd Command, s Settings, out io.Writer, onStep fu
 				return run, err
 			}
 			switch kind {
+			case "start":
+				// The interpreter has the hook loaded: its file can go now,
+				// so that not even a SIGKILL of headspace leaves it behind.
+				os.RemoveAll(dir)
 			case "first":
 				gotFirst = true
 			case "step":
