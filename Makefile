@@ -52,6 +52,9 @@ TEST_DEBS += python3-pil
 # TestLadderScriptRunsEmulated, reproduce's TestRunQuick003WithTorch and
 # cmd/headspace's TestLadderScriptDefaultsAreOurs run it.
 TEST_DEBS += python3-torch python3-torchvision python3-scipy
+# A user's own training script under the hook (harness/engines/ownloop's
+# tests, cmd/headspace's TestAnalyzeOwnLoop* and TestLadderOwnLoop): torch,
+# and torchvision for the DatasetFolder script; both are in the line above.
 # The boto3 peer (peers/torch/s3.py): cmd/headspace's TestPeerRemoteEndToEnd
 # and harness/engines/peer's TestRemoteScriptUnreachable run it.
 TEST_DEBS += python3-boto3

@@ -30,6 +30,25 @@ plot of step time over iterations (--plot: PNG and SVG), every step in Go
 benchmark format (--out, as BenchmarkHeadspace/transforms=…/phase=fill|loader|switch|cached, with the stages' statistics), and
 the pipeline's stage statistics as JSON (--stats-json).
 
+With a training command after --, as in
+
+    headspace analyze --out results/train.txt -- python3 train.py --epochs 1
+
+it runs that command, unmodified, under headspace's hook (a stdlib-only
+Python module carried by the binary, written to a temporary directory and
+removed after; docs/own-loop.md): the first DataLoader the script iterates
+in its main process (--loader picks another) is wrapped in the same cache,
+every step is timed batch to batch with the loop's wait, the dataset's
+__getitem__ (its .loader and .transform where it has them) and collate are
+timed in the workers (wall and CPU time), pin-memory in the main process,
+and the command and all its workers are stopped once the steps are in.
+The step times are medians of means over rounds of the loader's workers. The records are
+BenchmarkHeadspace/script=NAME/phase=…, with the command, interpreter and
+torch versions among the settings. A command that is not Python, that
+never iterates a DataLoader within --first-batch-timeout, or that ends
+before the steps are in exits 2 (--partial keeps what it got); a script
+that raises shows its traceback and exits 1.
+
 --data DIR reads a dataset on disk (headspace dataset write, an ImageFolder
 or WebDataset shards; docs/real-data.md): the load stage
 becomes fetch then decode, each with its statistics; --page-cache and
@@ -51,7 +70,19 @@ func runAnalyze(ctx context.Context, args []string, stdout, stderr io.Writer) er
 	statsJSON := fs.String("stats-json", "", "write the stage statistics as JSON to `file` ({\"format\": \"headspace-stats/1\", \"stats\": …})")
 	force := fs.Bool("force", false, "let --out replace a results file holding more results")
 	every := fs.Duration("stats-every", 0, "print stage statistics to stderr this often (`interval`; 0: only at the end)")
+	var of ownFlags
+	of.register(fs)
+	if err := parseArgs(fs, args); err != nil {
+		return err
+	}
+	if hasCommand(fs, args) {
+		return runOwnAnalyze(ctx, fs, &of, ownAnalyzeFlags{numCaches: *numCaches, after: *after, stepsAfter: *stepsAfter, total: *total,
+			out: *out, plot: *plotPath, force: *force}, stdout, stderr)
+	}
 	if err := parseFlags(fs, args); err != nil {
+		return err
+	}
+	if err := checkOwnFlags(fs, false); err != nil {
 		return err
 	}
 	defer pf.data.close() // the --link, if one was started

@@ -108,6 +108,9 @@ var sharedBounds = map[string]bound{
 	"max-failures":      {0, loader.MaxMaxFailures},
 	"fetch-concurrency": {0, loader.MaxFetchConcurrency},
 	"chunk-size":        {0, loader.MaxChunkSize},
+	// A user's own training command (analyze, ladder, whatif -- COMMAND).
+	"loader":              {1, 1 << 20},
+	"first-batch-timeout": {0, float64(24 * time.Hour)},
 	// Disturbance.
 	"quiet-wait":    {0, float64(time.Hour)},
 	"max-run-delay": {0, 1},

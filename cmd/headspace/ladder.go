@@ -78,7 +78,26 @@ have --count results are skipped. Only the build that made it resumes it:
 a file whose commit: line differs (another revision, or a dirty tree
 edited since: docs/results.md) is refused with exit 2; --fresh replaces
 it. SIGINT stops the sweep, prints the table
-of what was measured and exits 130; the file keeps every finished run.`
+of what was measured and exits 130; the file keeps every finished run.
+
+With a training command after --, as in
+
+    headspace ladder --levels host,sample,raw,none --steps 20 --count 3 \
+        --out results/train-ladder.txt -- python3 train.py
+
+it runs that command, unmodified, once per level and run under headspace's
+hook (docs/own-loop.md): host keeps the first collated batch and feeds it
+every step (the loader runs once); sample makes the dataset return one
+cached processed sample (collate and the workers' transfer still run); raw,
+for a torchvision-style dataset (ImageFolder, DatasetFolder: a .loader and
+a .transform), caches the loaded item and still applies the transform;
+none runs the script as it is; device needs a CUDA GPU. Each run times
+--steps steps after one step and the batches the workers prefetched
+(--warmup N instead), and is then stopped with all its workers. The table
+gives steps/s per level, its ratio to the top level and the stage each
+drop is attributed to; --out records BenchmarkLadder/level=…/script=…
+with the command, interpreter and torch versions (written whole at the
+end; SIGINT keeps the finished runs, marked partial).`
 
 // checkDeviceTransforms refuses what the device transform cannot run: its
 // kernels need a CUDA GPU, and --device-crop means nothing without it.
@@ -266,7 +285,18 @@ func runLadder(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	tlPrefix := fs.String("timeline", "", "record the first run of each point and write `prefix`-<point>.png, .svg and .json (Chrome trace)")
 	var df disturbFlags
 	df.register(fs)
+	var of ownFlags
+	of.registerLadder(fs)
+	if err := parseArgs(fs, args); err != nil {
+		return err
+	}
+	if hasCommand(fs, args) {
+		return runOwnLadder(ctx, fs, &of, ownLadderFlags{levels: *levelsFlag, steps: *steps, warmup: *warmup, count: *count, out: *out}, stdout, stderr)
+	}
 	if err := parseFlags(fs, args); err != nil {
+		return err
+	}
+	if err := checkOwnFlags(fs, false); err != nil {
 		return err
 	}
 	defer pf.data.close() // the --link, if one was started

@@ -72,7 +72,23 @@ predictions, --from rebuilds the output, --report and --plot from it.
 --data DIR reads a dataset on disk (headspace dataset write, an ImageFolder
 or WebDataset shards; docs/real-data.md): the load stage
 becomes fetch then decode, each with its statistics; --page-cache and
---max-failures as in headspace ladder.`
+--max-failures as in headspace ladder.
+
+With a training command after --, as in
+
+    headspace whatif --verify -- python3 train.py
+
+it runs the headspace analysis on that command (40 steps from its loader,
+30 cached; docs/own-loop.md) and models its loader from the measured
+stages: each worker's time a batch (less its wait for a core), its CPU
+time, the loop's own CPU and the step on cached batches. It prints the
+workers and cores that would make the model step the bound, the steps/s
+predicted there, and the speed-up the slowest stage needs to keep the
+script's worker count; --verify runs the script as it is with the
+predicted worker count (and with its own) for --steps steps and prints
+measured beside predicted with the error; --out records the model and the
+checks (BenchmarkWhatIf/model/script=…, BenchmarkWhatIf/check/script=…/
+workers=N with steps/s and predicted-steps/s).`
 
 func runWhatIf(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	def := workloads.Sized[workloads.WhatIf](workloads.Default)
@@ -114,7 +130,18 @@ func runWhatIf(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	accFlag := fs.String("accelerators", "", "comma-separated accelerator `counts`: predict each rank's AU in a node of N accelerators from one rank alone (docs/node.md); --verify measures each")
 	minAU := fs.Float64("min-au", node.DefaultMinAU, "with --accelerators: an accelerator is kept busy at this `AU` or more")
 	target := fs.Int("target", 0, "with --accelerators: say what a node of `N` accelerators would take (default: the largest of --accelerators)")
+	var of ownFlags
+	of.registerLadder(fs)
+	if err := parseArgs(fs, args); err != nil {
+		return err
+	}
+	if hasCommand(fs, args) {
+		return runOwnWhatIf(ctx, fs, &of, *verify, *steps, *out, *force, stdout, stderr)
+	}
 	if err := parseFlags(fs, args); err != nil {
+		return err
+	}
+	if err := checkOwnFlags(fs, false); err != nil {
 		return err
 	}
 	if *accFlag != "" || (*from != "" && isNodeWhatIf(*from)) {

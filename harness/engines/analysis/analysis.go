@@ -88,9 +88,34 @@ func estimate(ts []time.Duration) Estimate {
 	return Estimate{Median: time.Duration(s.Median), Lo: time.Duration(s.Lo), Hi: time.Duration(s.Hi), N: len(ts)}
 }
 
+// RoundEstimate is the step time over whole rounds of a loader's
+// workers: ts cut into consecutive runs of round steps (a last, shorter
+// run left out), the mean of each run, then the median of those means
+// with its 95% confidence interval; N counts the rounds. A loader with
+// round workers delivers its batches in bursts, so single steps alternate
+// short and long and their median can land on either; a round's mean is
+// the loader's period. round 1 (or less) is the median of single steps.
+func RoundEstimate(ts []time.Duration, round int) Estimate {
+	if round <= 1 {
+		return estimate(ts)
+	}
+	var means []time.Duration
+	for i := 0; i+round <= len(ts); i += round {
+		var sum time.Duration
+		for _, t := range ts[i : i+round] {
+			sum += t
+		}
+		means = append(means, sum/time.Duration(round))
+	}
+	return estimate(means)
+}
+
 // Report is the outcome of an analysis.
 type Report struct {
-	Config    Config
+	Config Config
+	// Round is the steps of each estimate's unit (RoundEstimate): 0 or 1
+	// for single steps.
+	Round     int
 	Device    string
 	StepTimes []time.Duration // every step, both phases
 	Waits     []time.Duration // every step's wait for input
@@ -187,6 +212,9 @@ func (r Report) WriteText(w io.Writer) {
 	c := r.Config
 	fmt.Fprintf(w, "headspace analysis on %s: %d steps from the loader, then %d on %d cached batches\n",
 		r.Device, c.ReturnCachesAfter, c.StepsAfter, c.NumCaches)
+	if r.Round > 1 {
+		fmt.Fprintf(w, "  (step times are means over rounds of %d steps, one per loader worker: n counts rounds)\n", r.Round)
+	}
 	fmt.Fprintf(w, "  step time before caching: %s  (95%% CI %s – %s, n=%d)\n", ms(r.Before.Median), ms(r.Before.Lo), ms(r.Before.Hi), r.Before.N)
 	fmt.Fprintf(w, "  step time after caching:  %s  (95%% CI %s – %s, n=%d)\n", ms(r.After.Median), ms(r.After.Lo), ms(r.After.Hi), r.After.N)
 	fmt.Fprintf(w, "  headspace: %s per step, %.1f%% of the step time\n", ms(r.Headspace()), r.HeadspacePercent())

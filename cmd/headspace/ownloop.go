@@ -1,0 +1,333 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"strconv"
+	"strings"
+	"time"
+
+	"golang.org/x/perf/benchfmt"
+
+	"github.com/headspace-bench/headspace/harness/blocks/driver"
+	"github.com/headspace-bench/headspace/harness/blocks/level"
+	"github.com/headspace-bench/headspace/harness/blocks/results"
+	"github.com/headspace-bench/headspace/harness/engines/ownloop"
+)
+
+// ownFlags are the flags of analyze and ladder that apply to a user's own
+// training command (after --).
+type ownFlags struct {
+	loader       int
+	firstTimeout time.Duration
+	partial      bool
+}
+
+func (f *ownFlags) register(fs *flag.FlagSet) {
+	fs.IntVar(&f.loader, "loader", 1, "with a command: which DataLoader is the training loop's, by the order of first iteration in the main process (`n`, 1: the first)")
+	fs.DurationVar(&f.firstTimeout, "first-batch-timeout", 2*time.Minute, "with a command: how long to wait for its training loop's first batch (`duration`)")
+	fs.BoolVar(&f.partial, "partial", false, "with a command that ends before every step: report and keep what it got, marked partial")
+}
+
+// ownAnalyzeFlags are analyze's own flags that a command run keeps.
+type ownAnalyzeFlags struct {
+	numCaches, after, stepsAfter, total int
+	out, plot                           string
+	force                               bool
+}
+
+// ownOnly are the flags that apply to a user's command; the others are
+// the synthetic pipeline's.
+var ownOnly = map[string]bool{"loader": true, "first-batch-timeout": true, "partial": true}
+
+// checkOwnFlags refuses, with a command, the synthetic pipeline's flags
+// (not in keep), and without one the command's flags.
+func checkOwnFlags(fs *flag.FlagSet, command bool, keep ...string) error {
+	var bad []string
+	fs.Visit(func(f *flag.Flag) {
+		switch {
+		case command && !ownOnly[f.Name] && !contains(keep, f.Name):
+			bad = append(bad, "--"+f.Name)
+		case !command && ownOnly[f.Name]:
+			bad = append(bad, "--"+f.Name)
+		}
+	})
+	if len(bad) == 0 {
+		return nil
+	}
+	if command {
+		return usagef("%s only apply to headspace's own pipeline, not to a training command", strings.Join(bad, ", "))
+	}
+	return usagef("%s only apply to a training command given after --", strings.Join(bad, ", "))
+}
+
+func contains(list []string, s string) bool {
+	for _, x := range list {
+		if x == s {
+			return true
+		}
+	}
+	return false
+}
+
+// ownError maps the hook's errors to the command's: refusals and a loop
+// that never came or ended early are bad input (exit 2).
+func ownError(err error) error {
+	var early *ownloop.EndedEarly
+	switch {
+	case err == nil:
+		return nil
+	case errors.Is(err, ownloop.ErrRefused):
+		return usageError{strings.Replace(err.Error(), ownloop.ErrRefused.Error()+": ", "", 1)}
+	case errors.Is(err, ownloop.ErrNoLoader), errors.As(err, &early):
+		return usageError{err.Error()}
+	}
+	return err
+}
+
+// runOwnAnalyze is `headspace analyze -- COMMAND`.
+func runOwnAnalyze(ctx context.Context, fs *flag.FlagSet, of *ownFlags, af ownAnalyzeFlags, stdout, stderr io.Writer) error {
+	if err := checkOwnFlags(fs, true, "num-caches", "return-caches-after", "steps-after", "total-steps", "out", "plot", "force"); err != nil {
+		return err
+	}
+	if err := firstErr(inRange("--num-caches", af.numCaches, 1, maxBatches), inRange("--return-caches-after", af.after, 1, maxSteps),
+		inRange("--steps-after", af.stepsAfter, 1, maxSteps), inRange("--total-steps", af.total, 1, 1<<40), inRange("--loader", of.loader, 1, 1<<20)); err != nil {
+		return err
+	}
+	if af.after < af.numCaches {
+		return usagef("--return-caches-after %d is less than --num-caches %d: some caches would never be filled", af.after, af.numCaches)
+	}
+	if of.firstTimeout <= 0 {
+		return usagef("--first-batch-timeout %v must be positive", of.firstTimeout)
+	}
+	cmd, err := ownloop.ParseCommand(fs.Args())
+	if err != nil {
+		return ownError(err)
+	}
+	resultsOut := driver.Output{Path: af.out, Benchmarks: ownloop.Benchmarks, Force: af.force, Beside: true}
+	plotBase := strings.TrimSuffix(strings.TrimSuffix(af.plot, ".png"), ".svg")
+	if err := firstErr(checkOutputs(figure(prefixed(plotBase, ".png")), figure(prefixed(plotBase, ".svg"))), driver.Check(resultsOut)); err != nil {
+		return err
+	}
+	s := ownloop.Settings{Mode: "analyze", Loader: of.loader, NumCaches: af.numCaches, ReturnCachesAfter: af.after, StepsAfter: af.stepsAfter, FirstBatchTimeout: of.firstTimeout}
+	sess := driver.Begin(nil, stderr, s.Total(), nil)
+	run, err := ownloop.Exec(ctx, cmd, s, stderr, func(ownloop.Step) { sess.Tick() })
+	sess.Finish()
+	var early *ownloop.EndedEarly
+	partial := false
+	switch {
+	case errors.As(err, &early) && of.partial:
+		partial = true
+	case err != nil:
+		return ownError(err)
+	}
+	rep, err := ownloop.Analyze(cmd, s, run, af.total)
+	if err != nil {
+		if partial {
+			return usagef("%v; %v", early, err)
+		}
+		return err
+	}
+	rep.WriteText(stdout)
+	if af.plot != "" {
+		for _, ext := range []string{".png", ".svg"} {
+			if err := rep.Save(plotBase + ext); err != nil {
+				return err
+			}
+		}
+		fmt.Fprintf(stdout, "\nplot: %s.png, %s.svg\n", plotBase, plotBase)
+	}
+	if af.out != "" {
+		wrote, err := driver.Write(resultsOut, driver.Settings(rep.Device, rep.ConfigLines()), rep.Records(), partial)
+		if err != nil {
+			return err
+		}
+		keptNote(stdout, af.out, wrote)
+		fmt.Fprintf(stdout, "results: %s (go tool benchstat -col /phase %s)\n", wrote, wrote)
+	}
+	return nil
+}
+
+func (f *ownFlags) registerLadder(fs *flag.FlagSet) {
+	fs.IntVar(&f.loader, "loader", 1, "with a command: which DataLoader is the training loop's, by the order of first iteration in the main process (`n`, 1: the first)")
+	fs.DurationVar(&f.firstTimeout, "first-batch-timeout", 2*time.Minute, "with a command: how long to wait for its training loop's first batch (`duration`)")
+}
+
+// ownLadderFlags are ladder's own flags that a command run keeps.
+type ownLadderFlags struct {
+	levels               string
+	steps, warmup, count int
+	out                  string
+}
+
+// ownLadderSteps is the default of --steps for a command: the synthetic
+// ladder's 4 steps are too few for a loader's bursts.
+const ownLadderSteps = 20
+
+// runOwnLadder is `headspace ladder -- COMMAND`.
+func runOwnLadder(ctx context.Context, fs *flag.FlagSet, of *ownFlags, lf ownLadderFlags, stdout, stderr io.Writer) error {
+	if err := checkOwnFlags(fs, true, "levels", "steps", "warmup", "count", "out"); err != nil {
+		return err
+	}
+	set := map[string]bool{}
+	fs.Visit(func(f *flag.Flag) { set[f.Name] = true })
+	c := ownloop.LadderConfig{Levels: []level.Level{level.Host, level.Sample, level.Raw, level.None}, Steps: lf.steps, Count: lf.count, Loader: of.loader, FirstBatchTimeout: of.firstTimeout}
+	if !set["steps"] {
+		c.Steps = ownLadderSteps
+	}
+	if set["warmup"] {
+		c.Warmup = lf.warmup
+	}
+	c.RawIfTorchvision = lf.levels == ""
+	if lf.levels != "" {
+		ls, err := level.ParseList(lf.levels)
+		if err != nil {
+			return usagef("--levels: %v", err)
+		}
+		c.Levels = ls
+	}
+	if err := firstErr(inRange("--steps", c.Steps, 1, maxSteps), inRange("--count", c.Count, 1, 1000), inRange("--loader", of.loader, 1, 1<<20)); err != nil {
+		return err
+	}
+	if set["warmup"] && lf.warmup < 1 {
+		return usagef("--warmup %d must be at least 1 with a command (leave it out for the automatic warm-up)", lf.warmup)
+	}
+	if of.firstTimeout <= 0 {
+		return usagef("--first-batch-timeout %v must be positive", of.firstTimeout)
+	}
+	if err := c.Validate(); err != nil {
+		return ownError(err)
+	}
+	cmd, err := ownloop.ParseCommand(fs.Args())
+	if err != nil {
+		return ownError(err)
+	}
+	resultsOut := driver.Output{Path: lf.out, Benchmarks: []string{"Ladder"}, Beside: true}
+	if err := driver.Check(resultsOut); err != nil {
+		return err
+	}
+	sess := driver.Begin(nil, stderr, c.Count*len(c.Levels), nil)
+	var points []ownloop.LadderPoint
+	var recs []*benchfmt.Result
+	err = ownloop.Ladder(ctx, cmd, c, stderr, func(p ownloop.LadderPoint) error {
+		points = append(points, p)
+		recs = append(recs, ownloop.LadderRecord(cmd, p))
+		return sess.Result(recs[len(recs)-1])
+	})
+	if err := sess.End(err); err != nil {
+		return ownError(err)
+	}
+	if len(points) == 0 {
+		return sess.Err("")
+	}
+	fmt.Fprintf(stdout, "command: %s\n", cmd)
+	st := points[0].From.Start
+	fmt.Fprintf(stdout, "python %s, torch %s; %d steps a run after the warm-up, %d runs a level\n\n", st.Python, st.Torch, c.Steps, c.Count)
+	ownloop.WriteLadder(stdout, points)
+	if lf.out != "" {
+		dev := "cpu"
+		if st.CUDA {
+			dev = "cuda"
+		}
+		wrote, err := sess.Write(resultsOut, driver.Settings(dev, ownloop.CommandConfig(cmd, points[0].From), ownloop.LadderConfigLines(c)), recs)
+		if err != nil {
+			return err
+		}
+		keptNote(stdout, lf.out, wrote)
+		fmt.Fprintf(stdout, "results: %s (go tool benchstat -col /level %s)\n", wrote, wrote)
+	}
+	return sess.Err("the table shows the runs finished before it")
+}
+
+// runOwnWhatIf is `headspace whatif -- COMMAND`.
+func runOwnWhatIf(ctx context.Context, fs *flag.FlagSet, of *ownFlags, verify bool, steps int, out string, force bool, stdout, stderr io.Writer) error {
+	if err := checkOwnFlags(fs, true, "verify", "steps", "out", "force"); err != nil {
+		return err
+	}
+	resultsOut := driver.Output{Path: out, Benchmarks: []string{"WhatIf"}, Force: force, Beside: true}
+	if err := driver.Check(resultsOut); err != nil {
+		return err
+	}
+	set := map[string]bool{}
+	fs.Visit(func(f *flag.Flag) { set[f.Name] = true })
+	if !set["steps"] {
+		steps = ownLadderSteps
+	}
+	if err := firstErr(inRange("--steps", steps, 1, maxSteps), inRange("--loader", of.loader, 1, 1<<20)); err != nil {
+		return err
+	}
+	if of.firstTimeout <= 0 {
+		return usagef("--first-batch-timeout %v must be positive", of.firstTimeout)
+	}
+	cmd, err := ownloop.ParseCommand(fs.Args())
+	if err != nil {
+		return ownError(err)
+	}
+	s := ownloop.Settings{Mode: "analyze", Loader: of.loader, NumCaches: 10, ReturnCachesAfter: 40, StepsAfter: 30, FirstBatchTimeout: of.firstTimeout}
+	sess := driver.Begin(nil, stderr, s.Total(), nil)
+	run, err := ownloop.Exec(ctx, cmd, s, stderr, func(ownloop.Step) { sess.Tick() })
+	sess.Finish()
+	if err != nil {
+		return ownError(err)
+	}
+	rep, err := ownloop.Analyze(cmd, s, run, 1)
+	if err != nil {
+		return err
+	}
+	w, err := ownloop.NewWhatIf(rep)
+	if err != nil {
+		return usagef("%v", err)
+	}
+	fmt.Fprintf(stdout, "command: %s\n", cmd)
+	fmt.Fprintf(stdout, "headspace: %.1f%% (step %.1f ms with the loader, %.1f ms on cached batches); verdict: %s, %s\n\n",
+		rep.HeadspacePercent(), float64(rep.Before.Median)/1e6, float64(rep.After.Median)/1e6, rep.Verdict.Class, rep.Verdict.Stage)
+	w.WriteText(stdout)
+	checks := map[int]float64{}
+	write := func() error {
+		if out == "" {
+			return nil
+		}
+		dev := "cpu"
+		if run.Start.CUDA {
+			dev = "cuda"
+		}
+		wrote, err := driver.Write(resultsOut, driver.Settings(dev, ownloop.CommandConfig(cmd, run), []results.Config{{Key: "verify-steps", Value: strconv.Itoa(steps)}}), w.Records(cmd, checks), false)
+		if err != nil {
+			return err
+		}
+		keptNote(stdout, out, wrote)
+		fmt.Fprintf(stdout, "results: %s\n", wrote)
+		return nil
+	}
+	if !verify {
+		return write()
+	}
+	fmt.Fprintf(stdout, "\nverify (%d steps, the script as it is):\n", steps)
+	counts := []int{w.Workers}
+	if n := w.NeedWorkers(); n != w.Workers {
+		counts = append(counts, n)
+	}
+	for _, n := range counts {
+		got, err := ownloop.Verify(ctx, cmd, of.loader, n, steps, of.firstTimeout, stderr)
+		if err != nil {
+			return ownError(err)
+		}
+		want := w.StepsPerSec(n, w.Cores)
+		checks[n] = got
+		fmt.Fprintf(stdout, "  %d workers: measured %.2f steps/s, predicted %.2f: error %+.0f%%\n", n, got, want, 100*(want-got)/got)
+	}
+	return write()
+}
+
+// hasCommand says args give a training command: arguments after an
+// explicit -- (without it, an argument after the flags is a mistake).
+func hasCommand(fs *flag.FlagSet, args []string) bool {
+	if fs.NArg() == 0 {
+		return false
+	}
+	i := len(args) - fs.NArg() - 1
+	return i >= 0 && args[i] == "--"
+}

@@ -1,0 +1,122 @@
+package ownloop
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strings"
+)
+
+// ErrRefused is wrapped by every refusal of a command or of what the hook
+// found in it: bad input, exit status 2.
+var ErrRefused = errors.New("refused")
+
+func refusef(format string, args ...any) error {
+	return fmt.Errorf("%w: %s", ErrRefused, fmt.Sprintf(format, args...))
+}
+
+// Command is a training command as the user gives it: an interpreter, its
+// options, then a script (or -m module) and the script's arguments.
+type Command struct {
+	Argv        []string // the whole command, as given
+	Interpreter string   // the interpreter's path, found on PATH
+	Options     []string // the interpreter's options before the script
+	Module      bool     // Script is a module run with -m
+	Script      string   // the script's path, or the module's name
+	Args        []string // the script's arguments
+}
+
+// Name is the script's base name (or the module's name): the script= key
+// of the records.
+func (c Command) Name() string {
+	if c.Module {
+		return c.Script
+	}
+	return filepath.Base(c.Script)
+}
+
+// String is the command line, each argument quoted where it must be.
+func (c Command) String() string {
+	parts := make([]string, len(c.Argv))
+	for i, a := range c.Argv {
+		parts[i] = quote(a)
+	}
+	return strings.Join(parts, " ")
+}
+
+func quote(s string) string {
+	if s != "" && strings.IndexFunc(s, func(r rune) bool {
+		return !(r == '/' || r == '.' || r == '-' || r == '_' || r == '=' || r == ',' || r == ':' || r == '+' ||
+			('a' <= r && r <= 'z') || ('A' <= r && r <= 'Z') || ('0' <= r && r <= '9'))
+	}) < 0 {
+		return s
+	}
+	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
+}
+
+var pythonName = regexp.MustCompile(`^(python|pypy)[0-9.]*(\.exe)?$`)
+
+// launchers are the multi-process launchers refused this round.
+var launchers = map[string]bool{"torchrun": true, "accelerate": true, "deepspeed": true, "mpirun": true, "srun": true, "horovodrun": true}
+
+// optionsWithValue are the interpreter's options that take the next
+// argument.
+var optionsWithValue = map[string]bool{"-W": true, "-X": true, "--check-hash-based-pycs": true}
+
+// ParseCommand checks argv is a Python training command that the hook can
+// run: its interpreter exists and is Python, it runs a script or a module
+// (never -c, never a launcher), and a script exists. Every refusal is one
+// line wrapping ErrRefused.
+func ParseCommand(argv []string) (Command, error) {
+	if len(argv) == 0 {
+		return Command{}, refusef("no command: give the training command after --, as in -- python3 train.py")
+	}
+	c := Command{Argv: argv}
+	base := filepath.Base(argv[0])
+	if launchers[strings.TrimSuffix(base, ".exe")] {
+		return c, refusef("%s runs multi-process training, which is out of scope: run the script as one process (python3 train.py)", base)
+	}
+	path, err := exec.LookPath(argv[0])
+	if err != nil {
+		return c, refusef("command %s not found", argv[0])
+	}
+	if !pythonName.MatchString(base) {
+		return c, refusef("%s is not a Python interpreter: give the command as python3 SCRIPT [ARGS...]", argv[0])
+	}
+	c.Interpreter = path
+	i := 1
+	for ; i < len(argv); i++ {
+		a := argv[i]
+		switch {
+		case a == "-c" || strings.HasPrefix(a, "-c"):
+			return c, refusef("%s -c runs code from the command line: give a script or -m module", base)
+		case a == "-m":
+			if i+1 >= len(argv) {
+				return c, refusef("%s -m needs a module", base)
+			}
+			c.Module, c.Script, c.Args = true, argv[i+1], argv[i+2:]
+			if strings.HasPrefix(c.Script, "torch.distributed") {
+				return c, refusef("-m %s runs multi-process training, which is out of scope: run the script as one process", c.Script)
+			}
+			return c, nil
+		case a == "-" || a == "--":
+			return c, refusef("%s reads its script from stdin: give a script file", base)
+		case strings.HasPrefix(a, "-"):
+			c.Options = append(c.Options, a)
+			if optionsWithValue[a] && i+1 < len(argv) {
+				i++
+				c.Options = append(c.Options, argv[i])
+			}
+		default:
+			c.Script, c.Args = a, argv[i+1:]
+			if _, err := os.Stat(a); err != nil {
+				return c, refusef("script %s: %v", a, errors.Unwrap(err))
+			}
+			return c, nil
+		}
+	}
+	return c, refusef("%s with no script: give the command as %s SCRIPT [ARGS...]", base, base)
+}

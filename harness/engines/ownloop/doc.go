@@ -1,0 +1,44 @@
+// Package ownloop runs a user's own, unmodified PyTorch training command
+// under headspace's hook and turns what the hook measured into the
+// headspace analysis and the caching ladder of that script.
+//
+// # The hook
+//
+// headspace_hook.py is a stdlib-only Python module embedded in the binary
+// (Source). Exec writes it to a temporary directory, removed once the
+// interpreter has loaded it (at the end of the run at the latest),
+// and runs the command's interpreter as `python -m cProfile` would run a
+// profiler: `INTERPRETER [OPTIONS] -m headspace_hook SCRIPT ARGS…` with
+// that directory on PYTHONPATH. Nothing is written into the user's tree.
+// The hook wraps the training torch.utils.data.DataLoader (the first one
+// iterated in the main process, or the Settings.Loader-th) in SPDL's cache
+// iterator, times every step from one batch request to the next and the
+// loop's wait inside each request, times each sample's __getitem__ in the
+// workers (split into .loader and .transform for torchvision-style
+// datasets), the collate of each batch, pin-memory and the workers' CPU
+// time, and writes one JSON event a line to a pipe (file descriptor 3).
+// Once it has the steps it needs it says "done" and Exec kills the
+// command's process group: the script and every DataLoader worker.
+//
+// # Faults
+//
+// ParseCommand refuses, with one line (ErrRefused), a command that does
+// not exist, is not a Python interpreter, runs torchrun or another
+// launcher, or passes code with -c. Exec returns ErrRefused for what the
+// hook refuses (torch missing, multi-process training, a level the
+// dataset cannot take), ErrNoLoader when no DataLoader is iterated within
+// Settings.FirstBatchTimeout or before the script ends, *EndedEarly when
+// the script ends before the steps the run needs, *ScriptFailed when it
+// exits with an error (its traceback went to the command's stderr), and
+// the context's error when it is cancelled (SIGINT): the process group is
+// killed at once.
+//
+// # Estimates
+//
+// A DataLoader with W workers delivers its batches in bursts: the gaps
+// between batches alternate (53 ms and 14 ms with 2 workers each taking
+// 67 ms a batch), so the median of single steps can land on either. The
+// analysis estimates the step time over whole rounds of the workers: the
+// mean of each run of W consecutive steps, then the median of those means
+// with its 95% confidence interval (analysis.RoundEstimate).
+package ownloop

@@ -1,0 +1,159 @@
+package ownloop
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"math"
+	"runtime"
+	"time"
+
+	"golang.org/x/perf/benchfmt"
+)
+
+// WhatIf is what it would take to make the script's model step the bound,
+// from one analysis's measured stage times: a CPU-budget model of the
+// loader (each worker makes a batch in FreePerBatch with a core to
+// itself, of which CPUPerBatch on the CPU; the loop's step takes Step and
+// MainCPUPerStep of CPU) on the machine's Cores. The predictions use the
+// per-batch time as measured on this machine (PerBatch, its waits for a
+// core included: the verification runs on the same machine); FreePerBatch
+// says how much of it was the wait.
+type WhatIf struct {
+	Step           time.Duration // the step on cached batches: the model's bound
+	PerBatch       time.Duration // one worker's wall time a batch, as measured
+	FreePerBatch   time.Duration // PerBatch less its wait on the run queue
+	CPUPerBatch    time.Duration // one batch's CPU time in a worker
+	MainCPUPerStep time.Duration // the main process's CPU a cached step (0: not measured)
+	Workers        int           // the script's
+	Cores          int
+	// Stage is the loader's stage that takes the longest a batch, and
+	// StageTime its time.
+	Stage     string
+	StageTime time.Duration
+}
+
+// NewWhatIf reads the model from an analysis.
+func NewWhatIf(r Report) (WhatIf, error) {
+	st := r.Stages
+	if st.Batches == 0 {
+		return WhatIf{}, fmt.Errorf("the loader's stages were not timed (workers not forked, or an iterable that is not a DataLoader): nothing to model")
+	}
+	w := WhatIf{Step: r.After.Median, PerBatch: st.PerBatch(), Workers: st.Workers, Cores: runtime.NumCPU()}
+	per := time.Duration(st.Samples) / time.Duration(st.Batches)
+	w.CPUPerBatch = st.GetItemCPU*per + st.CollateCPU
+	w.FreePerBatch = w.PerBatch
+	if st.WorkerRunQueue > 0 {
+		w.FreePerBatch = max(w.CPUPerBatch, w.PerBatch-st.WorkerRunQueue/time.Duration(st.Batches))
+	}
+	if a, ok := r.Run.MainCPU[r.Settings.ReturnCachesAfter]; ok {
+		if b, ok := r.Run.MainCPU[r.Settings.Total()]; ok && b > a && r.Settings.StepsAfter > 0 {
+			w.MainCPUPerStep = (b - a) / time.Duration(r.Settings.StepsAfter)
+		}
+	}
+	for _, p := range st.parts(false) {
+		if p.d > w.StageTime {
+			w.Stage, w.StageTime = p.name, p.d
+		}
+	}
+	return w, nil
+}
+
+// StepsPerSec predicts the loop's steps/s with workers workers on cores
+// cores: the least of the model's bound, the workers' rate, and the
+// cores' CPU budget for a step and its batch.
+func (w WhatIf) StepsPerSec(workers, cores int) float64 {
+	rate := 1 / w.Step.Seconds()
+	if workers > 0 && w.PerBatch > 0 {
+		rate = min(rate, float64(workers)/w.PerBatch.Seconds())
+	}
+	if cpu := (w.CPUPerBatch + w.MainCPUPerStep).Seconds(); cpu > 0 && cores > 0 {
+		rate = min(rate, float64(cores)/cpu)
+	}
+	return rate
+}
+
+// NeedWorkers is the fewest workers whose batches keep up with the step.
+func (w WhatIf) NeedWorkers() int {
+	if w.Step <= 0 {
+		return w.Workers
+	}
+	return max(1, int(math.Ceil(float64(w.PerBatch)/float64(w.Step))))
+}
+
+// NeedCores is the cores the step and the workers' batches need at the
+// model's bound.
+func (w WhatIf) NeedCores() float64 {
+	if w.Step <= 0 {
+		return 0
+	}
+	return float64(w.CPUPerBatch+w.MainCPUPerStep) / float64(w.Step)
+}
+
+// WriteText prints what it would take.
+func (w WhatIf) WriteText(out io.Writer) {
+	fmt.Fprintf(out, "what it would take (from the measured stages):\n")
+	fmt.Fprintf(out, "  the model's bound: %s a step (%.2f steps/s) on cached batches\n", ms(w.Step), 1/w.Step.Seconds())
+	fmt.Fprintf(out, "  a worker makes a batch in %s (%s with a core of its own), %s of it on the CPU\n", ms(w.PerBatch), ms(w.FreePerBatch), ms(w.CPUPerBatch))
+	if w.MainCPUPerStep > 0 {
+		fmt.Fprintf(out, "  the loop's own CPU: %s a step\n", ms(w.MainCPUPerStep))
+	}
+	fmt.Fprintf(out, "  now: %d workers on %d cores, predicted %.2f steps/s\n", w.Workers, w.Cores, w.StepsPerSec(w.Workers, w.Cores))
+	need, cores := w.NeedWorkers(), w.NeedCores()
+	fmt.Fprintf(out, "  to make the model the bound: %d workers and %.1f cores", need, cores)
+	if need <= w.Workers && cores <= float64(w.Cores) {
+		fmt.Fprintf(out, ": this machine has them already\n")
+		return
+	}
+	fmt.Fprintf(out, "; with %d workers on these %d cores: %.2f steps/s\n", need, w.Cores, w.StepsPerSec(need, w.Cores))
+	if w.Workers > 0 && w.StageTime > 0 {
+		if over := w.PerBatch - time.Duration(w.Workers)*w.Step; over > 0 {
+			if over < w.StageTime {
+				fmt.Fprintf(out, "  or, keeping %d workers: %s must take %s a batch instead of %s (%.1f× faster)\n",
+					w.Workers, w.Stage, ms(w.StageTime-over), ms(w.StageTime), float64(w.StageTime)/float64(w.StageTime-over))
+			} else {
+				fmt.Fprintf(out, "  keeping %d workers, no one stage can make up the %s a batch: more workers or cores it is\n", w.Workers, ms(over))
+			}
+		}
+	}
+}
+
+// Verify runs the script with workers workers as it is (ladder level
+// none) and returns the measured steps/s.
+func Verify(ctx context.Context, cmd Command, loader, workers, steps int, timeout time.Duration, out io.Writer) (float64, error) {
+	s := Settings{Mode: "ladder", Loader: loader, Level: "none", Steps: steps, Workers: workers, FirstBatchTimeout: timeout}
+	run, err := Exec(ctx, cmd, s, out, nil)
+	if err != nil {
+		return 0, fmt.Errorf("verifying at %d workers: %w", workers, err)
+	}
+	p, err := point(run, s, 0, 0)
+	if err != nil {
+		return 0, fmt.Errorf("verifying at %d workers: %w", workers, err)
+	}
+	if p.Workers != workers {
+		return 0, fmt.Errorf("verifying at %d workers: the loader ran %d", workers, p.Workers)
+	}
+	return p.StepsPerSec(), nil
+}
+
+// Records are the model's and the checks' result-file records:
+// BenchmarkWhatIf/model/script=… (the measured inputs and what it would
+// take) and, per verified worker count, BenchmarkWhatIf/check/script=…/
+// workers=N (steps/s measured, predicted-steps/s), as whatif's checks.
+func (w WhatIf) Records(cmd Command, checks map[int]float64) []*benchfmt.Result {
+	name := "script=" + benchKey(cmd.Name())
+	out := []*benchfmt.Result{{Name: benchfmt.Name("BenchmarkWhatIf/model/" + name), Iters: 1, Values: []benchfmt.Value{
+		{Value: float64(w.Step), Unit: "step-ns"}, {Value: float64(w.PerBatch), Unit: "batch-ns/worker"},
+		{Value: float64(w.CPUPerBatch), Unit: "batch-cpu-ns"}, {Value: float64(w.MainCPUPerStep), Unit: "main-cpu-ns/step"},
+		{Value: float64(w.NeedWorkers()), Unit: "need-workers"}, {Value: w.NeedCores(), Unit: "need-cores"}}}}
+	for _, n := range []int{w.Workers, w.NeedWorkers()} {
+		got, ok := checks[n]
+		if !ok {
+			continue
+		}
+		out = append(out, &benchfmt.Result{Name: benchfmt.Name(fmt.Sprintf("BenchmarkWhatIf/check/%s/workers=%d", name, n)), Iters: 1,
+			Values: []benchfmt.Value{{Value: got, Unit: "steps/s"}, {Value: w.StepsPerSec(n, w.Cores), Unit: "predicted-steps/s"}}})
+		delete(checks, n)
+	}
+	return out
+}
