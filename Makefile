@@ -48,15 +48,15 @@ TEST_DEBS += libturbojpeg0
 # (ImageFolder, mixed sizes, tarfile shards) of cmd/headspace's
 # TestLadderData* and datasets/ondisk's TestForeign*.
 TEST_DEBS += python3-pil
-# The document's own PyTorch code (peers/torch): harness/engines/peer's
+# The document's own PyTorch code (peers/torch): harness/peer's
 # TestLadderScriptRunsEmulated, reproduce's TestRunQuick003WithTorch and
 # cmd/headspace's TestLadderScriptDefaultsAreOurs run it.
 TEST_DEBS += python3-torch python3-torchvision python3-scipy
-# A user's own training script under the hook (harness/engines/ownloop's
+# A user's own training script under the hook (harness/ownloop's
 # tests, cmd/headspace's TestAnalyzeOwnLoop* and TestLadderOwnLoop): torch,
 # and torchvision for the DatasetFolder script; both are in the line above.
 # The boto3 peer (peers/torch/s3.py): cmd/headspace's TestPeerRemoteEndToEnd
-# and harness/engines/peer's TestRemoteScriptUnreachable run it.
+# and harness/peer's TestRemoteScriptUnreachable run it.
 TEST_DEBS += python3-boto3
 
 # Tests: the cross-builds, vet, every package with the race detector (goleak
@@ -97,7 +97,7 @@ bench: build
 
 # The history page of the committed store (docs/history.md):
 # history.html, self-contained; HISTORY_STORE picks another store.
-HISTORY_STORE ?= results/history
+HISTORY_STORE ?= results/store
 history: build
 	$(BIN) history report --store $(HISTORY_STORE) --out history.html
 

@@ -2,7 +2,7 @@
 # ci/backfill.sh N [STORE] — gives a history store its past: runs the
 # emulated ladder at the last N commits of HEAD's first-parent line
 # (oldest first), each built and run in a temporary git worktree at small
-# sizes, and adds every run to STORE (default results/history) with the
+# sizes, and adds every run to STORE (default results/store) with the
 # commit's date. Small on purpose (2 levels, 1 worker, 64² images, a 20 ms
 # step, 6 runs of 4 steps: about 15 s of measuring per commit plus its
 # build), so a shared 2-core machine can backfill a dozen commits.
@@ -13,7 +13,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 n=${1:?usage: ci/backfill.sh N [STORE]}
-store=${2:-results/history}
+store=${2:-results/store}
 flags=${BACKFILL_FLAGS:---levels none,device --workers 1 --transforms fast --raw-size 64 --crop 32 --batch 4 --step 20ms --steps 4 --count 6}
 repo=$(pwd)
 tmp=$(mktemp -d)

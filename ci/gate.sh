@@ -3,7 +3,7 @@
 # baseline of the machine it was recorded on (`headspace baseline NEW`:
 # results/baseline/<device>[-<gpu>]-<cpu>-<cores>c.txt) and, if given and
 # present, with PREVIOUS (the last run). With HISTORY set to a history
-# store (results/history), each comparison also requires a change to
+# store (results/store), each comparison also requires a change to
 # exceed 3 × its metric's spread between that machine's runs in the store
 # (compare --history). Exits 1 if either comparison finds a regression, 2
 # if a file cannot be read or the evidence is short (see `headspace

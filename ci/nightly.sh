@@ -4,7 +4,7 @@
 # emulated device). Settings come from the environment:
 #   DEVICE          cuda on a GPU runner, emulated in the smoke test
 #   NIGHTLY_OUT     this night's result file (default results/nightly.txt)
-#   HISTORY_STORE   the history store (default results/history)
+#   HISTORY_STORE   the history store (default results/store)
 #   PAGE            the published page (default site/index.html)
 #   BENCH_LEVELS, BENCH_WORKERS, BENCH_TRANSFORMS, BENCH_STEPS,
 #   BENCH_COUNT, BENCH_FLAGS   the sweep (Makefile)
@@ -43,7 +43,7 @@ cd "$(dirname "$0")/.."
 step=${1:?usage: ci/nightly.sh check|bench|gate|paired|canary|record|push|page}
 export DEVICE=${DEVICE:-emulated}
 out=${NIGHTLY_OUT:-results/nightly.txt}
-store=${HISTORY_STORE:-results/history}
+store=${HISTORY_STORE:-results/store}
 page=${PAGE:-site/index.html}
 summary=${GITHUB_STEP_SUMMARY:-/dev/null}
 hs=bin/headspace

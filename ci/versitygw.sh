@@ -3,7 +3,7 @@
 # (versitygw, Apache-2.0) that the remote-data tests and `make bench-remote`
 # start on 127.0.0.1, building it from the Go module proxy into a cached bin
 # directory when it is missing (about 2–7 minutes on 2 cores, ~84 MB).
-# The pin is here and in harness/blocks/s3server (Version); both must agree.
+# The pin is here and in harness/s3server (Version); both must agree.
 set -euo pipefail
 version=v1.8.0
 bin="${HEADSPACE_BIN:-${XDG_CACHE_HOME:-$HOME/.cache}/headspace/bin}"

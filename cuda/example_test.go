@@ -29,7 +29,7 @@ func ExampleOpen() {
 }
 
 // A Device runs a plan's training step on batches that a training loop
-// uploads; see harness/engines/ladder.Train for the loop.
+// uploads; see harness/ladder.Train for the loop.
 func ExampleNewDevice() {
 	c, err := cuda.Open(context.Background(), 0)
 	if err != nil {

@@ -23,7 +23,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/headspace-bench/headspace/harness/engines/gate"
+	"github.com/headspace-bench/headspace/harness/gate"
 )
 
 // Generator describes a generated store: one machine's runs, one a

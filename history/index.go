@@ -46,7 +46,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/headspace-bench/headspace/harness/engines/gate"
+	"github.com/headspace-bench/headspace/harness/gate"
 	"github.com/headspace-bench/headspace/internal/atomicfile"
 )
 

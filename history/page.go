@@ -18,7 +18,7 @@ import (
 
 	"golang.org/x/perf/benchunit"
 
-	"github.com/headspace-bench/headspace/harness/engines/gate"
+	"github.com/headspace-bench/headspace/harness/gate"
 	"github.com/headspace-bench/headspace/internal/disturb"
 	"github.com/headspace-bench/headspace/internal/summary"
 )

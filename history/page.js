@@ -2,7 +2,7 @@
 // only when it scrolls into view, decoding only that chart's samples,
 // shares a
 // zoomed range of nights between a machine's charts, and compares any
-// two runs of a machine as the gate does (harness/engines/gate: the
+// two runs of a machine as the gate does (harness/gate: the
 // median and its interval of package summary, the Mann–Whitney U test of
 // go-moremath, Benjamini–Hochberg, the threshold); TestPageCompareMatchesGate
 // checks its verdicts against the gate's.

@@ -10,7 +10,7 @@ import (
 
 	"golang.org/x/perf/benchunit"
 
-	"github.com/headspace-bench/headspace/harness/engines/gate"
+	"github.com/headspace-bench/headspace/harness/gate"
 )
 
 // formatValue formats v in unit as benchstat would (3.448, 290.1m).

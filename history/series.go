@@ -13,8 +13,8 @@ import (
 	"golang.org/x/perf/benchfmt"
 	"golang.org/x/perf/benchproc"
 
-	"github.com/headspace-bench/headspace/harness/blocks/results"
-	"github.com/headspace-bench/headspace/harness/engines/gate"
+	"github.com/headspace-bench/headspace/harness/gate"
+	"github.com/headspace-bench/headspace/harness/resultfile"
 	"github.com/headspace-bench/headspace/history/changepoint"
 	"github.com/headspace-bench/headspace/internal/summary"
 )
@@ -42,7 +42,7 @@ type Series struct {
 	Machine   string
 	Benchmark string // full name with the "Benchmark" prefix, as gate.Row
 	Unit      string // tidied, as gate.Row
-	Better    results.Direction
+	Better    resultfile.Direction
 	Points    []Point
 	Changes   []Change
 	// Suspect is a step in the series' last runs that the change-point
@@ -70,8 +70,8 @@ type Change struct {
 }
 
 // Regression says whether the change is for the worse.
-func (c Change) Regression(better results.Direction) bool {
-	return better != results.NoDirection && (c.Delta > 0) != (better == results.HigherIsBetter)
+func (c Change) Regression(better resultfile.Direction) bool {
+	return better != resultfile.NoDirection && (c.Delta > 0) != (better == resultfile.HigherIsBetter)
 }
 
 // Options configure Load.
@@ -134,7 +134,7 @@ func loadMachine(ctx context.Context, dir, key string, opt Options) (*Machine, e
 		}
 		vals := map[seriesKey][]float64{}
 		var keys []seriesKey
-		meta, err := results.Scan(run.Path, func(r *benchfmt.Result) error {
+		meta, err := resultfile.Scan(run.Path, func(r *benchfmt.Result) error {
 			name := "Benchmark" + proj.Project(r).StringValues()
 			for _, v := range r.Values {
 				if math.IsNaN(v.Value) || math.IsInf(v.Value, 0) {
@@ -250,11 +250,11 @@ func detect(s *Series, runs []Run, opt changepoint.Options) {
 }
 
 // direction is the unit's direction as the gate takes it.
-func direction(unit string, meta benchfmt.UnitMetadataMap) results.Direction {
-	if d, ok := results.KnownDirection(unit); ok {
+func direction(unit string, meta benchfmt.UnitMetadataMap) resultfile.Direction {
+	if d, ok := resultfile.KnownDirection(unit); ok {
 		return d
 	}
-	return results.DirectionOf(unit, meta)
+	return resultfile.DirectionOf(unit, meta)
 }
 
 // unitRank orders a benchmark's units: throughput first, then time, then

@@ -64,8 +64,8 @@ import (
 
 	"golang.org/x/perf/benchfmt"
 
-	"github.com/headspace-bench/headspace/harness/blocks/results"
-	"github.com/headspace-bench/headspace/harness/engines/gate"
+	"github.com/headspace-bench/headspace/harness/gate"
+	"github.com/headspace-bench/headspace/harness/resultfile"
 	"github.com/headspace-bench/headspace/internal/atomicfile"
 )
 
@@ -76,10 +76,10 @@ const DateLayout = "20060102T150405Z"
 // what a history is over (commit, date), what a series should show a
 // change of (the Go toolchain), what says a run is partial (which Add
 // accepts only when asked, and which must not wedge the series), or what
-// describes the session rather than the setup (results.SessionKeys: the
+// describes the session rather than the setup (resultfile.SessionKeys: the
 // machine was busy when the run began, which the gate reads, the run's
 // date and run time; none is the series' definition).
-var ignoredSetupKeys = append([]string{"commit", "go", PartialKey}, results.SessionKeys...)
+var ignoredSetupKeys = append([]string{"commit", "go", PartialKey}, resultfile.SessionKeys...)
 
 // buildKeys say what build made a run: the platform and the toolchain.
 // Each holds one value through a run file; one that changes half-way
@@ -177,7 +177,7 @@ func inspect(path string) (Run, int, error) {
 	r := Run{Path: path, Setup: map[string]string{}}
 	values := map[string][]string{}
 	n := 0
-	_, err := results.Scan(path, func(res *benchfmt.Result) error {
+	_, err := resultfile.Scan(path, func(res *benchfmt.Result) error {
 		m := gate.MachineOf(res)
 		if n == 0 {
 			r.Machine = m

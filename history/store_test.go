@@ -12,7 +12,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/headspace-bench/headspace/harness/engines/gate"
+	"github.com/headspace-bench/headspace/harness/gate"
 )
 
 var update = flag.Bool("update", false, "rewrite the golden files in testdata")

@@ -19,7 +19,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/headspace-bench/headspace/harness/engines/gate"
+	"github.com/headspace-bench/headspace/harness/gate"
 	"github.com/headspace-bench/headspace/history/changepoint"
 )
 
@@ -170,14 +170,14 @@ func TestLegacyFolder(t *testing.T) {
 		t.Fatalf("Load: %v, %+v", err, h)
 	}
 	// The committed store reads as before, every folder a machine.
-	if _, err := os.Stat("../results/history"); err == nil {
-		dirs, _ := Machines("../results/history")
-		h, err := Load(context.Background(), "../results/history", Options{})
+	if _, err := os.Stat("../results/store"); err == nil {
+		dirs, _ := Machines("../results/store")
+		h, err := Load(context.Background(), "../results/store", Options{})
 		if err != nil || len(h.Machines) != len(dirs) || len(dirs) == 0 {
 			t.Errorf("committed store: %v, %d machines of %d folders", err, len(h.Machines), len(dirs))
 		}
 		for _, m := range h.Machines {
-			if f, err := MachineFolder("../results/history", m.Runs[len(m.Runs)-1].Machine); err != nil || f != m.Key {
+			if f, err := MachineFolder("../results/store", m.Runs[len(m.Runs)-1].Machine); err != nil || f != m.Key {
 				t.Errorf("committed machine %s: its runs would go to %q (%v)", m.Key, f, err)
 			}
 		}

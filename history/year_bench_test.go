@@ -16,7 +16,7 @@ import (
 
 	"golang.org/x/perf/benchfmt"
 
-	"github.com/headspace-bench/headspace/harness/blocks/results"
+	"github.com/headspace-bench/headspace/harness/resultfile"
 	"github.com/headspace-bench/headspace/history/changepoint"
 	"github.com/headspace-bench/headspace/internal/summary"
 )
@@ -90,7 +90,7 @@ func yearSeries(b *testing.B, dir string) [][]float64 {
 	var out [][]float64
 	for _, r := range runs {
 		vals := map[seriesKey][]float64{}
-		if _, err := results.Scan(r.Path, func(res *benchfmt.Result) error {
+		if _, err := resultfile.Scan(r.Path, func(res *benchfmt.Result) error {
 			for _, v := range res.Values {
 				k := seriesKey{string(res.Name), v.Unit}
 				vals[k] = append(vals[k], v.Value)

@@ -59,7 +59,7 @@
 // returns benchmark-format records and the settings they were measured
 // with. Run writes them through package driver (driver.Write) to
 // <Out>/results/<id>-<name>.txt: configuration lines first — the
-// document, the machine (harness/blocks/machine: goos, goarch, cpu, commit,
+// document, the machine (harness/machine: goos, goarch, cpu, commit,
 // cores, gomaxprocs, go, distro, date), the device's description, the
 // command, quick, the elapsed time, then every setting — and one line per
 // run (the ladder's records, the loaders', every step of the headspace
@@ -105,7 +105,7 @@
 // directory can be moved or browsed on GitHub as it is. A rebuild into
 // another directory copies the saved files there too. Every file is
 // written atomically (internal/atomicfile, directly or through the
-// plotting packages and harness/blocks/results), so an interrupted run leaves
+// plotting packages and harness/results), so an interrupted run leaves
 // whole files.
 //
 // # Failure

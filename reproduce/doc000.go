@@ -8,9 +8,9 @@ import (
 	"strings"
 	"time"
 
-	"github.com/headspace-bench/headspace/harness/blocks/pipeline"
-	"github.com/headspace-bench/headspace/harness/blocks/results"
-	"github.com/headspace-bench/headspace/harness/engines/analysis"
+	"github.com/headspace-bench/headspace/harness/analysis"
+	"github.com/headspace-bench/headspace/harness/pipeline"
+	"github.com/headspace-bench/headspace/harness/resultfile"
 	"github.com/headspace-bench/headspace/internal/summary"
 	"github.com/headspace-bench/headspace/workloads"
 )
@@ -102,7 +102,7 @@ func measure000(ctx context.Context, s *settings, t *tracker) (measurement, erro
 	h := workloads.Sized[workloads.Headspace](s.size())
 	h.Analysis.Pipeline.Workers = s.Workers
 	t.begin(len(h.Transforms))
-	return s.measure(ctx, h, t, results.Config{Key: "step", Value: s.Step.String()})
+	return s.measure(ctx, h, t, resultfile.Config{Key: "step", Value: s.Step.String()})
 }
 
 func render000(f *resultFile, p *page) ([]byte, error) {
@@ -199,7 +199,7 @@ func estimate000(ns []float64) analysis.Estimate {
 func (r Result000) WriteMarkdown(w io.Writer) error {
 	m := &md{w: w}
 	writeHeader(m, r.Header)
-	m.para("SPDL's headspace analysis wraps the training loop's data loader in `CacheDataLoader`: after `return_caches_after` batches from the real loader it replays `num_caches` cached ones, so the step time before and after the switch says how much faster training would go if data loading were free. `headspace analyze` does the same with `harness/blocks/cacheloader` (`NewLoader` is `CacheDataLoader`, `Iterator` is `cache_iterator`) around the document 003's toy pipeline, on the device above, once with each transform implementation.")
+	m.para("SPDL's headspace analysis wraps the training loop's data loader in `CacheDataLoader`: after `return_caches_after` batches from the real loader it replays `num_caches` cached ones, so the step time before and after the switch says how much faster training would go if data loading were free. `headspace analyze` does the same with `harness/cacheloader` (`NewLoader` is `CacheDataLoader`, `Iterator` is `cache_iterator`) around the document 003's toy pipeline, on the device above, once with each transform implementation.")
 	m.para("## The estimate, the document's and ours")
 	head := []string{"", "the document"}
 	for _, x := range r.Runs {

@@ -10,7 +10,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/headspace-bench/headspace/harness/engines/loadbench"
+	"github.com/headspace-bench/headspace/harness/loadbench"
 	"github.com/headspace-bench/headspace/internal/summary"
 	"github.com/headspace-bench/headspace/workloads"
 )
@@ -159,7 +159,7 @@ func (r Result002) best(mode string) (LoaderPoint, bool) {
 func (r Result002) WriteMarkdown(w io.Writer) error {
 	m := &md{w: w}
 	writeHeader(m, r.Header)
-	m.para("The article reports that SPDL's thread-based loading beat PyTorch's process-based DataLoader in production: **3× the data-loading throughput, 2× faster training, 50%% less memory**, with a time to first batch that stays flat as workers are added. SPDL's documentation gives the loader-only comparison behind it (10k ImageNet images). `harness/engines/loadbench` measures the same four things for goroutine workers (`loader.New`) and for worker processes built as DataLoader's are (`harness/blocks/procloader`: the binary re-executed as `headspace worker`, batch k to worker k mod W, two batches outstanding per worker, whole batches sent through a pipe, delivered in order).")
+	m.para("The article reports that SPDL's thread-based loading beat PyTorch's process-based DataLoader in production: **3× the data-loading throughput, 2× faster training, 50%% less memory**, with a time to first batch that stays flat as workers are added. SPDL's documentation gives the loader-only comparison behind it (10k ImageNet images). `harness/loadbench` measures the same four things for goroutine workers (`loader.New`) and for worker processes built as DataLoader's are (`harness/procloader`: the binary re-executed as `headspace worker`, batch k to worker k mod W, two batches outstanding per worker, whole batches sent through a pipe, delivered in order).")
 	m.para("Setup: %s.", r.Setup)
 	m.code("sh", r.Command)
 	d := loadbench.Documented

@@ -16,13 +16,13 @@ import (
 
 	"github.com/headspace-bench/headspace/datasets"
 	"github.com/headspace-bench/headspace/datasets/ondisk"
-	"github.com/headspace-bench/headspace/harness/blocks/level"
-	"github.com/headspace-bench/headspace/harness/blocks/loader"
-	"github.com/headspace-bench/headspace/harness/blocks/results"
-	"github.com/headspace-bench/headspace/harness/blocks/timeline"
-	"github.com/headspace-bench/headspace/harness/engines/ladder"
-	"github.com/headspace-bench/headspace/harness/engines/peer"
-	"github.com/headspace-bench/headspace/harness/engines/whatif"
+	"github.com/headspace-bench/headspace/harness/ladder"
+	"github.com/headspace-bench/headspace/harness/level"
+	"github.com/headspace-bench/headspace/harness/loader"
+	"github.com/headspace-bench/headspace/harness/peer"
+	"github.com/headspace-bench/headspace/harness/resultfile"
+	"github.com/headspace-bench/headspace/harness/timeline"
+	"github.com/headspace-bench/headspace/harness/whatif"
 	"github.com/headspace-bench/headspace/internal/summary"
 	"github.com/headspace-bench/headspace/workloads"
 )
@@ -300,8 +300,8 @@ func measure003(ctx context.Context, s *settings, t *tracker) (measurement, erro
 			end("%s: none %.3f steps/s", unit, r.Measurements[n-1].StepsPerSec)
 		}
 	}
-	var yardstick []results.Config
-	env.Details.Yardstick = func(lines []results.Config) { yardstick = lines }
+	var yardstick []resultfile.Config
+	env.Details.Yardstick = func(lines []resultfile.Config) { yardstick = lines }
 	// The timeline and the model's profiles, saved beside the result file
 	// for the report; one that cannot be saved stops the run at once.
 	ctx, stop := context.WithCancelCause(ctx)
@@ -556,7 +556,9 @@ func bottlenecks(rows []LevelRow, value func(LevelRow) float64) string {
 	}
 	parts := []string{fmt.Sprintf("**%s** (−%.0f%%, the bottleneck)", a.Bottleneck.Stages(), 100*a.Bottleneck.Fraction)}
 	for _, d := range a.Significant() {
-		if d != *a.Bottleneck {
+		// The same drop, by its levels (P is NaN here, and NaN is never
+		// equal to itself).
+		if d.Level != a.Bottleneck.Level || d.Above != a.Bottleneck.Above {
 			parts = append(parts, fmt.Sprintf("%s (−%.0f%%)", d.Stages(), 100*d.Fraction))
 		}
 	}
@@ -691,7 +693,7 @@ func transferMedian(rows []TransferRow, transfer string, l level.Level) float64 
 func (r Result003) WriteMarkdown(w io.Writer) error {
 	m := &md{w: w}
 	writeHeader(m, r.Header)
-	m.para("The document finds the bottleneck of a toy input pipeline (1024×1024 random images; RandomCrop 256, RandomMask with 4-neighbour dilation, ConvertColor, Scale; batches of 256, 4 DataLoader workers) by caching data at each stage and watching steps/s. `harness/engines/ladder` runs the same pipeline in goroutines, and the same five levels:")
+	m.para("The document finds the bottleneck of a toy input pipeline (1024×1024 random images; RandomCrop 256, RandomMask with 4-neighbour dilation, ConvertColor, Scale; batches of 256, 4 DataLoader workers) by caching data at each stage and watching steps/s. `harness/ladder` runs the same pipeline in goroutines, and the same five levels:")
 	m.table("ll", []string{"level", "cached: what still runs each step"}, [][]string{
 		{"`device`", "one batch on the device: the model step (the upper bound)"},
 		{"`host`", "one collated batch on the host: + host-to-device copy"},
@@ -758,7 +760,7 @@ func (r Result003) WriteMarkdown(w io.Writer) error {
 	}
 	if len(r.Model) > 0 {
 		m.para("## The ladder and the model")
-		m.para("The document warns that its method can mislead: \"a drop in throughput resulting from inclusion of a certain data-processing step doesn't necessarily mean that it's that specific step that requires optimization … it's another step CPU utilization near the limit, and the new step just tipped it over.\" The what-if model (`headspace whatif`, package `harness/engines/whatif`) profiles each stage's CPU time at the same setting and names the stage that holds the binding resource; the ladder names the stage whose addition costs throughput. Below, the measured ladder of steps (a) and (b) beside the model's prediction of every level from the profile.")
+		m.para("The document warns that its method can mislead: \"a drop in throughput resulting from inclusion of a certain data-processing step doesn't necessarily mean that it's that specific step that requires optimization … it's another step CPU utilization near the limit, and the new step just tipped it over.\" The what-if model (`headspace whatif`, package `harness/whatif`) profiles each stage's CPU time at the same setting and names the stage that holds the binding resource; the ladder names the stage whose addition costs throughput. Below, the measured ladder of steps (a) and (b) beside the model's prediction of every level from the profile.")
 		for _, mr := range r.Model {
 			var b strings.Builder
 			if err := whatif.WriteLadderMarkdown(&b, mr.Title, mr.Reading); err != nil {
@@ -947,7 +949,7 @@ func sharedLevels003(rows []workloads.OnDiskRow) string {
 		}
 		parts = append(parts, fmt.Sprintf("%s once per %s", andList(names), deps[i]))
 	}
-	return fmt.Sprintf("A level above `none` reads no file (it does not fetch), so the layout and the page cache do not change it, and a level above `encoded` does not decode either, so neither do the format, the content or the decoder (the level table, `harness/blocks/level`). Each is therefore measured once, in the first case of the matrix that has its dimensions, and every case that shares them repeats that measurement (its `none` ÷ `device` divides by it): %s; `none` in every case.", strings.Join(parts, "; "))
+	return fmt.Sprintf("A level above `none` reads no file (it does not fetch), so the layout and the page cache do not change it, and a level above `encoded` does not decode either, so neither do the format, the content or the decoder (the level table, `harness/level`). Each is therefore measured once, in the first case of the matrix that has its dimensions, and every case that shares them repeats that measurement (its `none` ÷ `device` divides by it): %s; `none` in every case.", strings.Join(parts, "; "))
 }
 
 // andList joins words as "a, b and c".

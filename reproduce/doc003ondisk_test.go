@@ -2,7 +2,7 @@ package reproduce
 
 import (
 	"fmt"
-	"github.com/headspace-bench/headspace/harness/blocks/level"
+	"github.com/headspace-bench/headspace/harness/level"
 	"os"
 	"path/filepath"
 	"strings"

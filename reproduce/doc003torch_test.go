@@ -3,7 +3,7 @@ package reproduce
 import (
 	"bytes"
 	"context"
-	"github.com/headspace-bench/headspace/harness/blocks/level"
+	"github.com/headspace-bench/headspace/harness/level"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -12,8 +12,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/headspace-bench/headspace/harness/blocks/results"
-	"github.com/headspace-bench/headspace/harness/engines/peer"
+	"github.com/headspace-bench/headspace/harness/peer"
+	"github.com/headspace-bench/headspace/harness/resultfile"
 )
 
 // fixedYardstick is the document's code measured on a machine at half the
@@ -113,7 +113,7 @@ func runQuick003(t *testing.T, p peer.Peer) (report string, config map[string]st
 			t.Errorf("%s: the rebuild differs from the run", name)
 		}
 	}
-	rs, err := results.Read(filepath.Join(dir, "results", "003-caching-ladder.txt"))
+	rs, err := resultfile.Read(filepath.Join(dir, "results", "003-caching-ladder.txt"))
 	if err != nil {
 		t.Fatal(err)
 	}

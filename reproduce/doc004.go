@@ -6,7 +6,7 @@ import (
 	"io"
 	"time"
 
-	"github.com/headspace-bench/headspace/harness/engines/sim"
+	"github.com/headspace-bench/headspace/harness/sim"
 	"github.com/headspace-bench/headspace/internal/summary"
 	"github.com/headspace-bench/headspace/workloads"
 )
@@ -142,7 +142,7 @@ func figures004(p *page, row SimRow, r *sim.Result, res Result004) (gif, png str
 func (r Result004) WriteMarkdown(w io.Writer) error {
 	m := &md{w: w}
 	writeHeader(m, r.Header)
-	m.para("The post simulates %d loader processes that each load one whole batch at a time, as PyTorch's DataLoader does, feeding a model whose forward+backward step takes %v, and counts the batches trained in %v. `harness/engines/sim` is a discrete-event simulation with DataLoader's dispatch (batch k to worker k mod %d, 2 batches outstanding per worker, delivery in order); its rules are in `harness/engines/sim/doc.go`.",
+	m.para("The post simulates %d loader processes that each load one whole batch at a time, as PyTorch's DataLoader does, feeding a model whose forward+backward step takes %v, and counts the batches trained in %v. `harness/sim` is a discrete-event simulation with DataLoader's dispatch (batch k to worker k mod %d, 2 batches outstanding per worker, delivery in order); its rules are in `harness/sim/doc.go`.",
 		r.Loaders, r.Step, r.Duration, r.Loaders)
 	m.para("## Batches in %v", r.Duration)
 	var rows [][]string

@@ -11,7 +11,7 @@ import (
 
 	"golang.org/x/perf/benchfmt"
 
-	"github.com/headspace-bench/headspace/harness/blocks/results"
+	"github.com/headspace-bench/headspace/harness/resultfile"
 	"github.com/headspace-bench/headspace/workloads"
 )
 
@@ -27,8 +27,8 @@ func QuickCount() Count   { return Count{N: 3} }
 
 func (Count) Name() string     { return "Count" }
 func (Count) Document() string { return "005" }
-func (c Count) Settings() []results.Config {
-	return []results.Config{{Key: "n", Value: strconv.Itoa(c.N)}}
+func (c Count) Settings() []resultfile.Config {
+	return []resultfile.Config{{Key: "n", Value: strconv.Itoa(c.N)}}
 }
 
 // Run makes one record per step, BenchmarkCount/i=…, each its square.
@@ -38,7 +38,7 @@ func (c Count) Run(ctx context.Context, env workloads.Env) ([]*benchfmt.Result, 
 		if err := ctx.Err(); err != nil {
 			return out, err
 		}
-		r := &benchfmt.Result{Name: benchfmt.Name(results.BenchName(fmt.Sprintf("Count/i=%d", i), 1)), Iters: 1,
+		r := &benchfmt.Result{Name: benchfmt.Name(resultfile.BenchName(fmt.Sprintf("Count/i=%d", i), 1)), Iters: 1,
 			Values: []benchfmt.Value{{Value: float64(i * i), Unit: "squares"}}}
 		out = append(out, r)
 		if env.Result != nil {

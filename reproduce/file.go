@@ -12,9 +12,9 @@ import (
 	"golang.org/x/perf/benchfmt"
 	"golang.org/x/perf/benchproc"
 
-	"github.com/headspace-bench/headspace/harness/blocks/driver"
-	"github.com/headspace-bench/headspace/harness/blocks/machine"
-	"github.com/headspace-bench/headspace/harness/blocks/results"
+	"github.com/headspace-bench/headspace/harness/driver"
+	"github.com/headspace-bench/headspace/harness/machine"
+	"github.com/headspace-bench/headspace/harness/resultfile"
 )
 
 // FileError is a saved file a rebuild cannot use: missing, not a result
@@ -45,8 +45,8 @@ const (
 // headerConfig is the configuration every result file opens with: the
 // document, the machine, the device, the command, and the run time, all a
 // report's header prints.
-func headerConfig(d Doc, m machine.Machine, device, command string, quick bool, elapsed time.Duration) []results.Config {
-	return []results.Config{
+func headerConfig(d Doc, m machine.Machine, device, command string, quick bool, elapsed time.Duration) []resultfile.Config {
+	return []resultfile.Config{
 		{Key: keyDocument, Value: d.ID},
 		{Key: "goos", Value: m.OS},
 		{Key: "goarch", Value: m.Arch},
@@ -88,7 +88,7 @@ type record struct {
 // that is missing, does not read cleanly, holds no results, or was
 // written for another document is a *FileError.
 func readResultFile(path string, d Doc) (*resultFile, error) {
-	rs, err := results.Read(path)
+	rs, err := resultfile.Read(path)
 	switch {
 	case errors.Is(err, fs.ErrNotExist):
 		return nil, &FileError{Path: path, Err: errors.New("no such file")}
@@ -241,9 +241,9 @@ func values(rs []record, unit string) []float64 {
 	return out
 }
 
-// value is r's value in unit (results.Value: "ns/op" is found whether
+// value is r's value in unit (resultfile.Value: "ns/op" is found whether
 // benchfmt tidied it to sec/op or not).
-func value(r *benchfmt.Result, unit string) (float64, bool) { return results.Value(r, unit) }
+func value(r *benchfmt.Result, unit string) (float64, bool) { return resultfile.Value(r, unit) }
 
 // durations converts nanoseconds to durations.
 func durations(ns []float64) []time.Duration {
@@ -263,7 +263,7 @@ func copyFile(src, dst string) error {
 	if strings.HasSuffix(src, ".txt") {
 		// A result file: the driver writes it.
 		if err := driver.Copy(src, dst); err != nil {
-			if errors.Is(err, results.ErrRefused) {
+			if errors.Is(err, resultfile.ErrRefused) {
 				return err
 			}
 			return &FileError{Path: src, Err: err}

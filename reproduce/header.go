@@ -4,7 +4,7 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/headspace-bench/headspace/harness/blocks/machine"
+	"github.com/headspace-bench/headspace/harness/machine"
 )
 
 // Header is what every report opens with: the document, the command that

@@ -5,7 +5,7 @@ import (
 
 	"go.uber.org/goleak"
 
-	"github.com/headspace-bench/headspace/harness/blocks/procloader"
+	"github.com/headspace-bench/headspace/harness/procloader"
 )
 
 // TestMain makes the test binary its own process-mode loader worker

@@ -9,7 +9,7 @@ import (
 	"gonum.org/v1/plot/plotutil"
 	"gonum.org/v1/plot/vg"
 
-	"github.com/headspace-bench/headspace/harness/engines/analysis"
+	"github.com/headspace-bench/headspace/harness/analysis"
 )
 
 // series is one set of bars of a grouped bar chart; NaN is a missing bar.

@@ -4,7 +4,7 @@ import (
 	"bytes"
 	"context"
 	"flag"
-	"github.com/headspace-bench/headspace/harness/blocks/level"
+	"github.com/headspace-bench/headspace/harness/level"
 	"io"
 	"math"
 	"os"
@@ -13,10 +13,10 @@ import (
 	"testing"
 	"time"
 
-	"github.com/headspace-bench/headspace/harness/blocks/machine"
-	"github.com/headspace-bench/headspace/harness/engines/ladder"
-	"github.com/headspace-bench/headspace/harness/engines/sim"
-	"github.com/headspace-bench/headspace/harness/engines/whatif"
+	"github.com/headspace-bench/headspace/harness/ladder"
+	"github.com/headspace-bench/headspace/harness/machine"
+	"github.com/headspace-bench/headspace/harness/sim"
+	"github.com/headspace-bench/headspace/harness/whatif"
 	"github.com/headspace-bench/headspace/internal/summary"
 	"github.com/headspace-bench/headspace/workloads"
 )

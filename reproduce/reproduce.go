@@ -18,11 +18,11 @@ import (
 	"golang.org/x/perf/benchfmt"
 
 	"github.com/headspace-bench/headspace/device"
-	"github.com/headspace-bench/headspace/harness/blocks/driver"
-	"github.com/headspace-bench/headspace/harness/blocks/machine"
-	"github.com/headspace-bench/headspace/harness/blocks/procloader"
-	"github.com/headspace-bench/headspace/harness/blocks/results"
-	"github.com/headspace-bench/headspace/harness/engines/peer"
+	"github.com/headspace-bench/headspace/harness/driver"
+	"github.com/headspace-bench/headspace/harness/machine"
+	"github.com/headspace-bench/headspace/harness/peer"
+	"github.com/headspace-bench/headspace/harness/procloader"
+	"github.com/headspace-bench/headspace/harness/resultfile"
 	"github.com/headspace-bench/headspace/internal/atomicfile"
 	"github.com/headspace-bench/headspace/internal/progress"
 	"github.com/headspace-bench/headspace/workloads"
@@ -68,7 +68,7 @@ type Options struct {
 	// one line per finished unit of work otherwise.
 	Progress io.Writer
 	// Force lets a quick run replace a full run's saved results, and a
-	// smaller run replace a larger one (results.Replace).
+	// smaller run replace a larger one (resultfile.Replace).
 	Force bool
 }
 
@@ -164,7 +164,7 @@ func (s *settings) env(t *tracker) (env workloads.Env, end func()) {
 
 // measure runs experiment e through the workloads.Experiment interface:
 // its records, and its settings followed by extra for the result file.
-func (s *settings) measure(ctx context.Context, e workloads.Experiment, t *tracker, extra ...results.Config) (measurement, error) {
+func (s *settings) measure(ctx context.Context, e workloads.Experiment, t *tracker, extra ...resultfile.Config) (measurement, error) {
 	env, end := s.env(t)
 	recs, err := e.Run(ctx, env)
 	if err != nil {
@@ -204,7 +204,7 @@ type Doc struct {
 // measurement is what a document's experiment saves: the settings it ran
 // with, as configuration lines after the header's, and its records.
 type measurement struct {
-	config []results.Config
+	config []resultfile.Config
 	recs   []*benchfmt.Result
 }
 
@@ -327,7 +327,7 @@ func check(docs []Doc, s settings) error {
 		if s.From != "" {
 			continue
 		}
-		if err := results.CheckReplace(filepath.Join(saved, d.Results()), results.Purpose{Quick: s.Quick, Force: s.Force}); err != nil {
+		if err := resultfile.CheckReplace(filepath.Join(saved, d.Results()), resultfile.Purpose{Quick: s.Quick, Force: s.Force}); err != nil {
 			return err
 		}
 	}

@@ -15,9 +15,9 @@ import (
 
 	"golang.org/x/perf/benchfmt"
 
-	"github.com/headspace-bench/headspace/harness/blocks/procloader"
-	"github.com/headspace-bench/headspace/harness/blocks/results"
-	"github.com/headspace-bench/headspace/harness/engines/peer"
+	"github.com/headspace-bench/headspace/harness/peer"
+	"github.com/headspace-bench/headspace/harness/procloader"
+	"github.com/headspace-bench/headspace/harness/resultfile"
 	"github.com/headspace-bench/headspace/workloads"
 )
 
@@ -78,7 +78,7 @@ func TestRunQuickEveryDocument(t *testing.T) {
 				t.Errorf("%s links %s: %v", d.Report(), l[1], err)
 			}
 		}
-		rs, err := results.Read(filepath.Join(dir, "results", d.Results()))
+		rs, err := resultfile.Read(filepath.Join(dir, "results", d.Results()))
 		if err != nil || len(rs) == 0 {
 			t.Errorf("result file of %s: %d results, %v", d.ID, len(rs), err)
 		}

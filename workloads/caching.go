@@ -8,13 +8,13 @@ import (
 	"golang.org/x/perf/benchfmt"
 
 	"github.com/headspace-bench/headspace/datasets/transforms"
-	"github.com/headspace-bench/headspace/harness/blocks/level"
-	"github.com/headspace-bench/headspace/harness/blocks/loader"
-	"github.com/headspace-bench/headspace/harness/blocks/pipeline"
-	"github.com/headspace-bench/headspace/harness/blocks/results"
-	"github.com/headspace-bench/headspace/harness/blocks/timeline"
-	"github.com/headspace-bench/headspace/harness/engines/ladder"
-	"github.com/headspace-bench/headspace/harness/engines/whatif"
+	"github.com/headspace-bench/headspace/harness/ladder"
+	"github.com/headspace-bench/headspace/harness/level"
+	"github.com/headspace-bench/headspace/harness/loader"
+	"github.com/headspace-bench/headspace/harness/pipeline"
+	"github.com/headspace-bench/headspace/harness/resultfile"
+	"github.com/headspace-bench/headspace/harness/timeline"
+	"github.com/headspace-bench/headspace/harness/whatif"
 )
 
 // Caching is document 003's whole experiment, composed of the others
@@ -182,19 +182,19 @@ func (c Caching) Units() int {
 // step and whether it is emulated; then step (e)'s own (its batch, steps
 // and warm-up prefixed "ondisk-", its samples and runs; the rest are the
 // ladder's, and a case's raw size and the rest in its records' names).
-func (c Caching) Settings() []results.Config {
+func (c Caching) Settings() []resultfile.Config {
 	steps := c.Steps()
 	s := c.Sweep(steps[0]).Settings()
 	for _, key := range c.Sweep(steps[len(steps)-1]).Pipeline.Settings() {
 		if key.Key == "raw-size" {
-			s = append(s, results.Config{Key: "small-raw-size", Value: key.Value})
+			s = append(s, resultfile.Config{Key: "small-raw-size", Value: key.Value})
 		}
 	}
 	s = append(s,
-		results.Config{Key: "workers", Value: fmt.Sprint(c.Workers)},
-		results.Config{Key: "count", Value: fmt.Sprint(c.Ladder.Count)},
-		results.Config{Key: "step", Value: c.Step.String()},
-		results.Config{Key: "emulated", Value: fmt.Sprint(c.Emulated)},
+		resultfile.Config{Key: "workers", Value: fmt.Sprint(c.Workers)},
+		resultfile.Config{Key: "count", Value: fmt.Sprint(c.Ladder.Count)},
+		resultfile.Config{Key: "step", Value: c.Step.String()},
+		resultfile.Config{Key: "emulated", Value: fmt.Sprint(c.Emulated)},
 	)
 	for _, k := range c.Disk().Settings() {
 		switch k.Key {

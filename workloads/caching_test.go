@@ -10,9 +10,9 @@ import (
 
 	"golang.org/x/perf/benchfmt"
 
-	"github.com/headspace-bench/headspace/harness/blocks/results"
-	"github.com/headspace-bench/headspace/harness/blocks/timeline"
-	"github.com/headspace-bench/headspace/harness/engines/peer"
+	"github.com/headspace-bench/headspace/harness/peer"
+	"github.com/headspace-bench/headspace/harness/resultfile"
+	"github.com/headspace-bench/headspace/harness/timeline"
 )
 
 // TestCaching runs document 003's composite at its quick size, with a
@@ -153,7 +153,7 @@ func TestCachingYardstickNotRun(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			want := []results.Config{{Key: KeyTorchLadder, Value: NotMeasured + p.Yardstick.NotRun}, {Key: KeyCalibration, Value: NotMeasured + "the document's code did not run"}}
+			want := []resultfile.Config{{Key: KeyTorchLadder, Value: NotMeasured + p.Yardstick.NotRun}, {Key: KeyCalibration, Value: NotMeasured + "the document's code did not run"}}
 			if !reflect.DeepEqual(lines, want) {
 				t.Errorf("lines %q, want %q", lines, want)
 			}

@@ -9,10 +9,10 @@ import (
 	"golang.org/x/perf/benchfmt"
 
 	"github.com/headspace-bench/headspace/device"
-	"github.com/headspace-bench/headspace/harness/blocks/level"
-	"github.com/headspace-bench/headspace/harness/blocks/loader"
-	"github.com/headspace-bench/headspace/harness/blocks/results"
-	"github.com/headspace-bench/headspace/harness/engines/peer"
+	"github.com/headspace-bench/headspace/harness/level"
+	"github.com/headspace-bench/headspace/harness/loader"
+	"github.com/headspace-bench/headspace/harness/peer"
+	"github.com/headspace-bench/headspace/harness/resultfile"
 )
 
 // CachingYardstick is Caching's last step, the yardstick: the document's
@@ -103,16 +103,16 @@ func (c Caching) YardstickExperiment() PeerLadder {
 // calibration's, the script's command line and versions). One that does
 // not run says why in them; a script that was found and then fails fails
 // the run: a half-measured column is not reported.
-func (c Caching) runYardstick(ctx context.Context, env Env, keep func(*benchfmt.Result) error) ([]results.Config, error) {
+func (c Caching) runYardstick(ctx context.Context, env Env, keep func(*benchfmt.Result) error) ([]resultfile.Config, error) {
 	y := c.Yardstick
 	if y.NotRun != "" {
-		return []results.Config{{Key: KeyTorchLadder, Value: NotMeasured + y.NotRun},
+		return []resultfile.Config{{Key: KeyTorchLadder, Value: NotMeasured + y.NotRun},
 			{Key: KeyCalibration, Value: NotMeasured + "the document's code did not run"}}, nil
 	}
-	var out []results.Config
+	var out []resultfile.Config
 	env.start("(yardstick) calibration")
 	if !y.Calibrate {
-		out = append(out, results.Config{Key: KeyCalibration, Value: NotMeasured + "a quick run does not calibrate (it loads the document's full-size batches)"})
+		out = append(out, resultfile.Config{Key: KeyCalibration, Value: NotMeasured + "a quick run does not calibrate (it loads the document's full-size batches)"})
 	} else {
 		// The calibration is for the report: the script runs at the
 		// experiment's step, as ours did.
@@ -121,7 +121,7 @@ func (c Caching) runYardstick(ctx context.Context, env Env, keep func(*benchfmt.
 			return nil, fmt.Errorf("the yardstick's calibration: %w", err)
 		}
 		send(env.Details.Calibration, cal)
-		out = append(out, results.Config{Key: KeyCalibration, Value: Measured})
+		out = append(out, resultfile.Config{Key: KeyCalibration, Value: Measured})
 		out = append(out, cal.Settings()...)
 	}
 	exp := c.YardstickExperiment()
@@ -136,10 +136,10 @@ func (c Caching) runYardstick(ctx context.Context, env Env, keep func(*benchfmt.
 	}
 	first := peer.LadderOutput{Config: res.PeerConfig}
 	return append(out,
-		results.Config{Key: KeyTorchLadder, Value: Measured},
-		results.Config{Key: "torch-ladder-command", Value: y.Peer.Python + " " + y.Peer.Script + " " + strings.Join(exp.Config.Settings.LadderArgs(exp.Config.Levels), " ")},
-		results.Config{Key: "torch-version", Value: first.Get("torch")},
-		results.Config{Key: "torch-python", Value: first.Get("python")},
-		results.Config{Key: "torch-threads", Value: first.Get("torch-threads")},
+		resultfile.Config{Key: KeyTorchLadder, Value: Measured},
+		resultfile.Config{Key: "torch-ladder-command", Value: y.Peer.Python + " " + y.Peer.Script + " " + strings.Join(exp.Config.Settings.LadderArgs(exp.Config.Levels), " ")},
+		resultfile.Config{Key: "torch-version", Value: first.Get("torch")},
+		resultfile.Config{Key: "torch-python", Value: first.Get("python")},
+		resultfile.Config{Key: "torch-threads", Value: first.Get("torch-threads")},
 	), nil
 }

@@ -15,7 +15,7 @@ import (
 	"github.com/headspace-bench/headspace/batching"
 	"github.com/headspace-bench/headspace/cuda"
 	"github.com/headspace-bench/headspace/cuda/kernels"
-	"github.com/headspace-bench/headspace/harness/blocks/results"
+	"github.com/headspace-bench/headspace/harness/resultfile"
 )
 
 // CUDACheck is `headspace cuda check`: on a real NVIDIA GPU, every kernel
@@ -72,8 +72,8 @@ func (CUDACheck) Document() string { return "" }
 // Settings is what changes a number and is in no record's name: the
 // copies' repetitions and the seed. The GPU's own lines (GPUSettings)
 // are known once it is open: Run passes its cuda.Info to env.Details.
-func (c CUDACheck) Settings() []results.Config {
-	return []results.Config{
+func (c CUDACheck) Settings() []resultfile.Config {
+	return []resultfile.Config{
 		{Key: "copy-reps", Value: strconv.Itoa(c.Reps)},
 		{Key: "seed", Value: strconv.FormatUint(c.Seed, 10)},
 	}
@@ -270,8 +270,8 @@ func CUDANetPlan(batch, side int, seed uint64, precision string) (cuda.Plan, err
 // which GPU, driver and JIT target a result file's numbers come from.
 // (Files written before it by "cuda check" spell the last two
 // cuda-driver and jit-target; nothing reads them by key.)
-func GPUSettings(info cuda.Info) []results.Config {
-	return []results.Config{
+func GPUSettings(info cuda.Info) []resultfile.Config {
+	return []resultfile.Config{
 		{Key: "gpu", Value: info.Name},
 		{Key: "gpu-driver", Value: info.Driver()},
 		{Key: "gpu-jit-target", Value: info.JITTarget()},

@@ -16,7 +16,7 @@ import (
 	"github.com/headspace-bench/headspace/cuda"
 	"github.com/headspace-bench/headspace/datasets/ondisk"
 	"github.com/headspace-bench/headspace/datasets/turbojpeg"
-	"github.com/headspace-bench/headspace/harness/blocks/results"
+	"github.com/headspace-bench/headspace/harness/resultfile"
 )
 
 // CUDADecode is `headspace cuda decode`: nvJPEG's batched decode
@@ -73,8 +73,8 @@ func (CUDADecode) Document() string { return "" }
 // files' directory (by its name) and the host stage's threads. The GPU's
 // lines (GPUSettings) and the library's are known once they are open:
 // Run passes a CUDADecodeSetup, whose Settings gives them, to env.Details.
-func (d CUDADecode) Settings() []results.Config {
-	return []results.Config{
+func (d CUDADecode) Settings() []resultfile.Config {
+	return []resultfile.Config{
 		{Key: "jpegs", Value: filepath.Base(filepath.Clean(d.JPEGs))},
 		{Key: "threads", Value: strconv.Itoa(d.Threads)},
 	}
@@ -113,9 +113,9 @@ type CUDADecodeSetup struct {
 // Settings is the setup's configuration lines: the GPU's (GPUSettings)
 // and the decoder's (NvjpegSettings); for libjpeg-turbo on the host
 // (Backend DecodeTurbo), the library's alone.
-func (s CUDADecodeSetup) Settings() []results.Config {
+func (s CUDADecodeSetup) Settings() []resultfile.Config {
 	if s.Backend == DecodeTurbo {
-		return []results.Config{{Key: "turbojpeg", Value: filepath.Base(s.Library) + " " + s.Version}}
+		return []resultfile.Config{{Key: "turbojpeg", Value: filepath.Base(s.Library) + " " + s.Version}}
 	}
 	return append(GPUSettings(s.GPU), NvjpegSettings(s.Library, s.Version, s.Backend)...)
 }
@@ -124,8 +124,8 @@ func (s CUDADecodeSetup) Settings() []results.Config {
 // cuda decode and for ladder --decoder nvjpeg alike: the library's file
 // name and version ("libnvjpeg.so.12 12.4.127") and the backend it
 // decodes with (hardware: the card's JPEG engines; default: the SMs).
-func NvjpegSettings(library, version, backend string) []results.Config {
-	return []results.Config{{Key: "nvjpeg", Value: filepath.Base(library) + " " + version}, {Key: "nvjpeg-backend", Value: backend}}
+func NvjpegSettings(library, version, backend string) []resultfile.Config {
+	return []resultfile.Config{{Key: "nvjpeg", Value: filepath.Base(library) + " " + version}, {Key: "nvjpeg-backend", Value: backend}}
 }
 
 // Run reads the files, opens the GPU and libnvjpeg, and decodes: its

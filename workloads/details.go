@@ -2,13 +2,13 @@ package workloads
 
 import (
 	"github.com/headspace-bench/headspace/cuda"
-	"github.com/headspace-bench/headspace/harness/blocks/results"
-	"github.com/headspace-bench/headspace/harness/blocks/timeline"
-	"github.com/headspace-bench/headspace/harness/engines/analysis"
-	"github.com/headspace-bench/headspace/harness/engines/loadbench"
-	"github.com/headspace-bench/headspace/harness/engines/peer"
-	"github.com/headspace-bench/headspace/harness/engines/sim"
-	"github.com/headspace-bench/headspace/harness/engines/whatif"
+	"github.com/headspace-bench/headspace/harness/analysis"
+	"github.com/headspace-bench/headspace/harness/loadbench"
+	"github.com/headspace-bench/headspace/harness/peer"
+	"github.com/headspace-bench/headspace/harness/resultfile"
+	"github.com/headspace-bench/headspace/harness/sim"
+	"github.com/headspace-bench/headspace/harness/timeline"
+	"github.com/headspace-bench/headspace/harness/whatif"
 )
 
 // Details are the typed hooks through which an experiment passes what it
@@ -43,7 +43,7 @@ type Details struct {
 	// Yardstick receives a Caching's lines of the result file about its
 	// yardstick (whether it ran and why not, its calibration, the
 	// script's command line and versions), at its end.
-	Yardstick func([]results.Config)
+	Yardstick func([]resultfile.Config)
 
 	// Profile receives a WhatIf run's profile first, before its
 	// predictions are checked.

@@ -3,15 +3,15 @@ package workloads
 import (
 	"context"
 	"fmt"
-	"github.com/headspace-bench/headspace/harness/blocks/level"
+	"github.com/headspace-bench/headspace/harness/level"
 	"time"
 
 	"github.com/headspace-bench/headspace/device"
-	"github.com/headspace-bench/headspace/harness/blocks/loader"
-	"github.com/headspace-bench/headspace/harness/blocks/pipeline"
-	"github.com/headspace-bench/headspace/harness/blocks/results"
-	"github.com/headspace-bench/headspace/harness/blocks/train"
-	"github.com/headspace-bench/headspace/harness/engines/ladder"
+	"github.com/headspace-bench/headspace/harness/ladder"
+	"github.com/headspace-bench/headspace/harness/loader"
+	"github.com/headspace-bench/headspace/harness/pipeline"
+	"github.com/headspace-bench/headspace/harness/resultfile"
+	"github.com/headspace-bench/headspace/harness/train"
 	"github.com/headspace-bench/headspace/internal/disturb"
 	"github.com/headspace-bench/headspace/internal/inject"
 )
@@ -105,8 +105,8 @@ func runProbed(ctx context.Context, lv level.Level, cfg loader.Config, dev devic
 
 // disturbSettings records the disturbance policy in a result file: it
 // decides which runs are kept.
-func (l Ladder) disturbSettings() []results.Config {
-	return []results.Config{
+func (l Ladder) disturbSettings() []resultfile.Config {
+	return []resultfile.Config{
 		{Key: "disturb-max-delay", Value: fmt.Sprintf("%g%%", 100*l.Disturb.MaxDelayOrDefault())},
 		{Key: "disturb-reruns", Value: fmt.Sprint(l.Disturb.Reruns)},
 	}

@@ -2,12 +2,12 @@ package workloads
 
 import (
 	"context"
-	"github.com/headspace-bench/headspace/harness/blocks/level"
+	"github.com/headspace-bench/headspace/harness/level"
 	"runtime"
 	"testing"
 	"time"
 
-	"github.com/headspace-bench/headspace/harness/blocks/results"
+	"github.com/headspace-bench/headspace/harness/resultfile"
 	"github.com/headspace-bench/headspace/internal/disturb"
 )
 
@@ -63,7 +63,7 @@ func TestDisturbedRunsAreRepeated(t *testing.T) {
 			if *calls != tc.wantRuns || len(rs) != 1 {
 				t.Fatalf("%d attempts, %d records; want %d attempts, 1 record", *calls, len(rs), tc.wantRuns)
 			}
-			get := func(unit string) (float64, bool) { return results.Value(rs[0], unit) }
+			get := func(unit string) (float64, bool) { return resultfile.Value(rs[0], unit) }
 			if v, _ := get(disturb.RunDelayUnit); v != tc.wantDelay {
 				t.Errorf("run-delay-%% = %v, want %v (the least disturbed attempt)", v, tc.wantDelay)
 			}

@@ -6,9 +6,9 @@ import (
 
 	"golang.org/x/perf/benchfmt"
 
-	"github.com/headspace-bench/headspace/harness/blocks/pipeline"
-	"github.com/headspace-bench/headspace/harness/blocks/procloader"
-	"github.com/headspace-bench/headspace/harness/blocks/results"
+	"github.com/headspace-bench/headspace/harness/pipeline"
+	"github.com/headspace-bench/headspace/harness/procloader"
+	"github.com/headspace-bench/headspace/harness/resultfile"
 )
 
 // Experiment is one experiment of a document, at one size: the narrow
@@ -28,7 +28,7 @@ type Experiment interface {
 	Document() string
 	// Settings is every setting that changes a number and is not in a
 	// record's name: the configuration lines of its result file.
-	Settings() []results.Config
+	Settings() []resultfile.Config
 	// Run measures the experiment in env and returns its records, in the
 	// order they were made; each is also passed to env.Result as it is
 	// made. It stops at the first error, or when ctx is done, returning

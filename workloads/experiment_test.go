@@ -13,10 +13,10 @@ import (
 
 	"golang.org/x/perf/benchfmt"
 
-	"github.com/headspace-bench/headspace/harness/blocks/level"
-	"github.com/headspace-bench/headspace/harness/blocks/pipeline"
-	"github.com/headspace-bench/headspace/harness/engines/sim"
-	"github.com/headspace-bench/headspace/harness/engines/whatif"
+	"github.com/headspace-bench/headspace/harness/level"
+	"github.com/headspace-bench/headspace/harness/pipeline"
+	"github.com/headspace-bench/headspace/harness/sim"
+	"github.com/headspace-bench/headspace/harness/whatif"
 )
 
 // tinyLadder is a two-point ladder on the quick emulated device.

@@ -10,8 +10,8 @@ import (
 	"golang.org/x/perf/benchfmt"
 
 	"github.com/headspace-bench/headspace/datasets/transforms"
-	"github.com/headspace-bench/headspace/harness/blocks/results"
-	"github.com/headspace-bench/headspace/harness/engines/analysis"
+	"github.com/headspace-bench/headspace/harness/analysis"
+	"github.com/headspace-bench/headspace/harness/resultfile"
 )
 
 // Headspace is SPDL's headspace analysis (documents 000 and 001): wrap the
@@ -134,14 +134,14 @@ func HeadspaceRecords(impl string, rep analysis.Report) []*benchfmt.Result {
 }
 
 // Settings is the configuration block of the analysis's result file.
-func (h Headspace) Settings() []results.Config {
+func (h Headspace) Settings() []resultfile.Config {
 	a := h.Analysis
 	return append(a.Pipeline.Settings(),
-		results.Config{Key: "workers", Value: fmt.Sprint(a.Pipeline.Workers)},
-		results.Config{Key: "transforms", Value: strings.Join(h.Transforms, ",")},
-		results.Config{Key: "num-caches", Value: fmt.Sprint(a.NumCaches)},
-		results.Config{Key: "return-caches-after", Value: fmt.Sprint(a.ReturnCachesAfter)},
-		results.Config{Key: "steps-after", Value: fmt.Sprint(a.StepsAfter)},
-		results.Config{Key: "total-steps", Value: fmt.Sprint(a.TotalSteps)},
+		resultfile.Config{Key: "workers", Value: fmt.Sprint(a.Pipeline.Workers)},
+		resultfile.Config{Key: "transforms", Value: strings.Join(h.Transforms, ",")},
+		resultfile.Config{Key: "num-caches", Value: fmt.Sprint(a.NumCaches)},
+		resultfile.Config{Key: "return-caches-after", Value: fmt.Sprint(a.ReturnCachesAfter)},
+		resultfile.Config{Key: "steps-after", Value: fmt.Sprint(a.StepsAfter)},
+		resultfile.Config{Key: "total-steps", Value: fmt.Sprint(a.TotalSteps)},
 	)
 }

@@ -13,11 +13,11 @@ import (
 
 	"github.com/headspace-bench/headspace/datasets/transforms"
 	"github.com/headspace-bench/headspace/device"
-	"github.com/headspace-bench/headspace/harness/blocks/level"
-	"github.com/headspace-bench/headspace/harness/blocks/loader"
-	"github.com/headspace-bench/headspace/harness/blocks/results"
-	"github.com/headspace-bench/headspace/harness/blocks/train"
-	"github.com/headspace-bench/headspace/harness/engines/ladder"
+	"github.com/headspace-bench/headspace/harness/ladder"
+	"github.com/headspace-bench/headspace/harness/level"
+	"github.com/headspace-bench/headspace/harness/loader"
+	"github.com/headspace-bench/headspace/harness/resultfile"
+	"github.com/headspace-bench/headspace/harness/train"
 	"github.com/headspace-bench/headspace/internal/disturb"
 	"github.com/headspace-bench/headspace/internal/summary"
 )
@@ -152,10 +152,10 @@ func (l Ladder) config(p ladder.Point) loader.Config {
 // Settings is the configuration block of the sweep's result file: every
 // pipeline and loop setting that changes a number and is not in a
 // benchmark's name. The device's settings are the Device's.
-func (l Ladder) Settings() []results.Config {
+func (l Ladder) Settings() []resultfile.Config {
 	s := append(l.Pipeline.Settings(),
-		results.Config{Key: "steps", Value: fmt.Sprint(l.Train.Steps)},
-		results.Config{Key: "warmup", Value: fmt.Sprint(l.Train.Warmup)},
+		resultfile.Config{Key: "steps", Value: fmt.Sprint(l.Train.Steps)},
+		resultfile.Config{Key: "warmup", Value: fmt.Sprint(l.Train.Warmup)},
 	)
 	if l.Disturb != (disturb.Policy{}) {
 		s = append(s, l.disturbSettings()...)
@@ -174,7 +174,7 @@ type Device struct {
 	Scale func(m float64) (device.Device, error)
 	// Settings are the device's settings that change a number, for the
 	// result file (the emulated device's assumed step and bandwidths).
-	Settings []results.Config
+	Settings []resultfile.Config
 }
 
 // Emulated is the emulated device with cfg's step and bandwidths; Pinned
@@ -187,7 +187,7 @@ func Emulated(cfg device.EmulatedConfig) Device {
 			return device.NewEmulated(c)
 		},
 		Scale: EmulatedWhatIf(cfg),
-		Settings: []results.Config{
+		Settings: []resultfile.Config{
 			{Key: "emulated-step", Value: cfg.Step.String()},
 			{Key: "emulated-pinned-gbps", Value: fmt.Sprint(cfg.PinnedBandwidth / 1e9)},
 			{Key: "emulated-pageable-gbps", Value: fmt.Sprint(cfg.PageableBandwidth / 1e9)},
@@ -283,9 +283,9 @@ func (l Ladder) PointName(p ladder.Point) string {
 }
 
 // benchName is point p's benchmark name as `go test -bench` prints it:
-// its records' name, GOMAXPROCS suffix included (results.BenchName).
+// its records' name, GOMAXPROCS suffix included (resultfile.BenchName).
 func (l Ladder) benchName(p ladder.Point) string {
-	return results.BenchName(l.PointName(p), runtime.GOMAXPROCS(0))
+	return resultfile.BenchName(l.PointName(p), runtime.GOMAXPROCS(0))
 }
 
 // Only is the sweep of point p alone: its level, workers, transforms,

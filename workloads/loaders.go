@@ -10,12 +10,12 @@ import (
 
 	"github.com/headspace-bench/headspace/batching"
 	"github.com/headspace-bench/headspace/datasets/transforms"
-	"github.com/headspace-bench/headspace/harness/blocks/level"
-	"github.com/headspace-bench/headspace/harness/blocks/loader"
-	"github.com/headspace-bench/headspace/harness/blocks/procloader"
-	"github.com/headspace-bench/headspace/harness/blocks/results"
-	"github.com/headspace-bench/headspace/harness/blocks/train"
-	"github.com/headspace-bench/headspace/harness/engines/loadbench"
+	"github.com/headspace-bench/headspace/harness/level"
+	"github.com/headspace-bench/headspace/harness/loadbench"
+	"github.com/headspace-bench/headspace/harness/loader"
+	"github.com/headspace-bench/headspace/harness/procloader"
+	"github.com/headspace-bench/headspace/harness/resultfile"
+	"github.com/headspace-bench/headspace/harness/train"
 )
 
 // Loaders is SPDL's thread-based loading against PyTorch's process-based
@@ -100,28 +100,28 @@ func (l Loaders) trainConfig() train.Config {
 // (`headspace loaders --out`, `headspace reproduce`'s 002): the loaders'
 // pipeline and sweep, then the training comparison's, which a sweep
 // without one (TrainRuns 0, as the command's) leaves out.
-func (l Loaders) Settings() []results.Config {
+func (l Loaders) Settings() []resultfile.Config {
 	rc := l.trainConfig()
 	t := l.Train
 	out := append(l.Config.Pipeline.Settings(),
-		results.Config{Key: "transforms", Value: l.Config.Pipeline.Impl},
-		results.Config{Key: "modes", Value: strings.Join(l.Modes, ",")},
-		results.Config{Key: "workers", Value: joinInts(l.Workers)},
-		results.Config{Key: "batches", Value: fmt.Sprint(l.Config.Batches)},
-		results.Config{Key: "repeats", Value: fmt.Sprint(l.Repeats)},
+		resultfile.Config{Key: "transforms", Value: l.Config.Pipeline.Impl},
+		resultfile.Config{Key: "modes", Value: strings.Join(l.Modes, ",")},
+		resultfile.Config{Key: "workers", Value: joinInts(l.Workers)},
+		resultfile.Config{Key: "batches", Value: fmt.Sprint(l.Config.Batches)},
+		resultfile.Config{Key: "repeats", Value: fmt.Sprint(l.Repeats)},
 	)
 	if l.TrainRuns == 0 {
 		return out
 	}
 	return append(out,
-		results.Config{Key: "train-raw-size", Value: fmt.Sprintf("%dx%d", t.Dataset.Width, t.Dataset.Height)},
-		results.Config{Key: "train-crop", Value: fmt.Sprint(t.Transforms.Crop)},
-		results.Config{Key: "train-batch", Value: fmt.Sprint(t.Batch)},
-		results.Config{Key: "train-transforms", Value: t.Impl},
-		results.Config{Key: "train-workers", Value: fmt.Sprint(t.Workers)},
-		results.Config{Key: "train-steps", Value: fmt.Sprint(rc.Steps)},
-		results.Config{Key: "train-warmup", Value: fmt.Sprint(rc.Warmup)},
-		results.Config{Key: "train-runs", Value: fmt.Sprint(l.TrainRuns)},
+		resultfile.Config{Key: "train-raw-size", Value: fmt.Sprintf("%dx%d", t.Dataset.Width, t.Dataset.Height)},
+		resultfile.Config{Key: "train-crop", Value: fmt.Sprint(t.Transforms.Crop)},
+		resultfile.Config{Key: "train-batch", Value: fmt.Sprint(t.Batch)},
+		resultfile.Config{Key: "train-transforms", Value: t.Impl},
+		resultfile.Config{Key: "train-workers", Value: fmt.Sprint(t.Workers)},
+		resultfile.Config{Key: "train-steps", Value: fmt.Sprint(rc.Steps)},
+		resultfile.Config{Key: "train-warmup", Value: fmt.Sprint(rc.Warmup)},
+		resultfile.Config{Key: "train-runs", Value: fmt.Sprint(l.TrainRuns)},
 	)
 }
 

@@ -8,9 +8,9 @@ import (
 	"github.com/headspace-bench/headspace/datasets"
 	"github.com/headspace-bench/headspace/datasets/bucket"
 	"github.com/headspace-bench/headspace/datasets/ondisk"
-	"github.com/headspace-bench/headspace/harness/blocks/level"
-	"github.com/headspace-bench/headspace/harness/blocks/results"
-	"github.com/headspace-bench/headspace/harness/blocks/s3server"
+	"github.com/headspace-bench/headspace/harness/level"
+	"github.com/headspace-bench/headspace/harness/resultfile"
+	"github.com/headspace-bench/headspace/harness/s3server"
 	"github.com/headspace-bench/headspace/internal/disturb"
 )
 
@@ -63,10 +63,10 @@ func TestLocalCopyRateKeptOnRerun(t *testing.T) {
 	if *calls != 2 || len(rs) != 1 {
 		t.Fatalf("%d attempts, %d records; want 2 attempts, 1 record", *calls, len(rs))
 	}
-	if v, _ := results.Value(rs[0], disturb.RerunsUnit); v != 1 {
+	if v, _ := resultfile.Value(rs[0], disturb.RerunsUnit); v != 1 {
 		t.Errorf("reruns = %v, want 1", v)
 	}
-	if v, ok := results.Value(rs[0], "copy-MB/s"); !ok || v <= 0 {
+	if v, ok := resultfile.Value(rs[0], "copy-MB/s"); !ok || v <= 0 {
 		t.Errorf("copy-MB/s = %v (present %v) in the kept rerun's record; want the first attempt's copy rate", v, ok)
 	}
 }

@@ -12,12 +12,12 @@ import (
 	"golang.org/x/perf/benchfmt"
 
 	"github.com/headspace-bench/headspace/device"
-	"github.com/headspace-bench/headspace/harness/blocks/level"
-	"github.com/headspace-bench/headspace/harness/blocks/loader"
-	"github.com/headspace-bench/headspace/harness/blocks/results"
-	"github.com/headspace-bench/headspace/harness/blocks/train"
-	"github.com/headspace-bench/headspace/harness/engines/merge"
-	"github.com/headspace-bench/headspace/harness/engines/node"
+	"github.com/headspace-bench/headspace/harness/level"
+	"github.com/headspace-bench/headspace/harness/loader"
+	"github.com/headspace-bench/headspace/harness/merge"
+	"github.com/headspace-bench/headspace/harness/node"
+	"github.com/headspace-bench/headspace/harness/resultfile"
+	"github.com/headspace-bench/headspace/harness/train"
 	"github.com/headspace-bench/headspace/internal/rusage"
 )
 
@@ -136,14 +136,14 @@ func (n Node) Validate() error {
 
 // Settings is the result file's configuration block: the pipeline's,
 // the device's, the loop's.
-func (n Node) Settings() []results.Config {
+func (n Node) Settings() []resultfile.Config {
 	s := append(n.Pipeline.Settings(), Emulated(n.Device).Settings...)
 	return append(s,
-		results.Config{Key: "workers", Value: fmt.Sprint(n.Pipeline.Workers)},
-		results.Config{Key: "transforms", Value: n.Pipeline.Impl},
-		results.Config{Key: "node-peer", Value: n.peerName()},
-		results.Config{Key: "steps", Value: fmt.Sprint(n.Train.Steps)},
-		results.Config{Key: "warmup", Value: fmt.Sprint(n.Train.Warmup)},
+		resultfile.Config{Key: "workers", Value: fmt.Sprint(n.Pipeline.Workers)},
+		resultfile.Config{Key: "transforms", Value: n.Pipeline.Impl},
+		resultfile.Config{Key: "node-peer", Value: n.peerName()},
+		resultfile.Config{Key: "steps", Value: fmt.Sprint(n.Train.Steps)},
+		resultfile.Config{Key: "warmup", Value: fmt.Sprint(n.Train.Warmup)},
 	)
 }
 
@@ -157,7 +157,7 @@ func (n Node) peerName() string {
 
 // ShardSettings is what a run of one of shards shards of the sweep
 // records beside Settings: what SweepPlan reads back.
-func (n Node) ShardSettings(shards int) []results.Config {
+func (n Node) ShardSettings(shards int) []resultfile.Config {
 	acc := make([]string, len(n.Accelerators))
 	for i, a := range n.Accelerators {
 		acc[i] = strconv.Itoa(a)
@@ -166,7 +166,7 @@ func (n Node) ShardSettings(shards int) []results.Config {
 	for i, l := range n.Levels {
 		lv[i] = l.String()
 	}
-	return []results.Config{
+	return []resultfile.Config{
 		{Key: SweepKey, Value: NodeSweepKind},
 		{Key: sweepAcceleratorsKey, Value: strings.Join(acc, ",")},
 		{Key: sweepLevelsKey, Value: strings.Join(lv, ",")},
@@ -380,10 +380,10 @@ func NodeAUMin(records []*benchfmt.Result) map[int][]float64 {
 		if !ok || rank >= 0 || p.Level != level.None {
 			continue
 		}
-		if _, partial := results.Value(r, node.UnitPartial); partial {
+		if _, partial := resultfile.Value(r, node.UnitPartial); partial {
 			continue
 		}
-		if v, ok := results.Value(r, node.UnitAUMin); ok {
+		if v, ok := resultfile.Value(r, node.UnitAUMin); ok {
 			out[p.Accelerators] = append(out[p.Accelerators], v)
 		}
 	}

@@ -15,11 +15,11 @@ import (
 	"github.com/headspace-bench/headspace/datasets"
 	"github.com/headspace-bench/headspace/datasets/ondisk"
 	"github.com/headspace-bench/headspace/datasets/transforms"
-	"github.com/headspace-bench/headspace/harness/blocks/level"
-	"github.com/headspace-bench/headspace/harness/blocks/loader"
-	"github.com/headspace-bench/headspace/harness/blocks/results"
-	"github.com/headspace-bench/headspace/harness/blocks/train"
-	"github.com/headspace-bench/headspace/harness/engines/ladder"
+	"github.com/headspace-bench/headspace/harness/ladder"
+	"github.com/headspace-bench/headspace/harness/level"
+	"github.com/headspace-bench/headspace/harness/loader"
+	"github.com/headspace-bench/headspace/harness/resultfile"
+	"github.com/headspace-bench/headspace/harness/train"
 	"github.com/headspace-bench/headspace/internal/summary"
 )
 
@@ -354,10 +354,10 @@ func (OnDisk) Document() string { return "003" }
 // Settings is the configuration block of the matrix's result file: its
 // ladder's settings (the raw size and samples of each case are in the
 // records' names and the dataset's size), and the samples per dataset.
-func (o OnDisk) Settings() []results.Config {
+func (o OnDisk) Settings() []resultfile.Config {
 	return append(o.Ladder.Settings(),
-		results.Config{Key: "ondisk-samples", Value: fmt.Sprint(o.samples())},
-		results.Config{Key: "ondisk-count", Value: fmt.Sprint(o.Ladder.Count)},
+		resultfile.Config{Key: "ondisk-samples", Value: fmt.Sprint(o.samples())},
+		resultfile.Config{Key: "ondisk-count", Value: fmt.Sprint(o.Ladder.Count)},
 	)
 }
 

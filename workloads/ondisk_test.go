@@ -2,7 +2,7 @@ package workloads
 
 import (
 	"context"
-	"github.com/headspace-bench/headspace/harness/blocks/level"
+	"github.com/headspace-bench/headspace/harness/level"
 	"maps"
 	"os"
 	"slices"
@@ -12,8 +12,8 @@ import (
 	"golang.org/x/perf/benchfmt"
 
 	"github.com/headspace-bench/headspace/datasets/ondisk"
-	"github.com/headspace-bench/headspace/harness/blocks/loader"
-	"github.com/headspace-bench/headspace/harness/engines/ladder"
+	"github.com/headspace-bench/headspace/harness/ladder"
+	"github.com/headspace-bench/headspace/harness/loader"
 )
 
 // runOnDisk runs o through Run, as every caller does, with its datasets

@@ -6,8 +6,8 @@ import (
 
 	"golang.org/x/perf/benchfmt"
 
-	"github.com/headspace-bench/headspace/harness/blocks/results"
-	"github.com/headspace-bench/headspace/harness/engines/peer"
+	"github.com/headspace-bench/headspace/harness/peer"
+	"github.com/headspace-bench/headspace/harness/resultfile"
 )
 
 // Peer is the document 003's own PyTorch pipeline (peers/torch), run by
@@ -54,8 +54,8 @@ func (Peer) Document() string { return "003" }
 // (`headspace peer --out`): the settings both sides run at, and the
 // rounds. The peer's own lines (its Python, torch's version) are known
 // once it has run: Run passes them, in the peer.Result, to env.Details.
-func (p Peer) Settings() []results.Config {
-	return append(p.Config.Settings.Config(), results.Config{Key: "rounds", Value: strconv.Itoa(max(p.Config.Count, 1))})
+func (p Peer) Settings() []resultfile.Config {
+	return append(p.Config.Settings.Config(), resultfile.Config{Key: "rounds", Value: strconv.Itoa(max(p.Config.Count, 1))})
 }
 
 // Run runs the comparison and returns its records

@@ -10,8 +10,8 @@ import (
 
 	"golang.org/x/perf/benchfmt"
 
-	"github.com/headspace-bench/headspace/harness/blocks/results"
-	"github.com/headspace-bench/headspace/harness/engines/peer"
+	"github.com/headspace-bench/headspace/harness/peer"
+	"github.com/headspace-bench/headspace/harness/resultfile"
 )
 
 // PeerLadder is the yardstick of document 003: the document's own
@@ -90,14 +90,14 @@ func (p PeerLadder) Validate() error {
 // the calibration's lines. The script's own lines (torch's version, its
 // Python) are known once it has run: Run passes them, in each
 // peer.LadderResult, to env.Details.
-func (p PeerLadder) Settings() []results.Config {
+func (p PeerLadder) Settings() []resultfile.Config {
 	source := "given"
 	if p.CalibrationBatches > 0 {
 		source = "calibrated"
 	}
 	out := append(p.Config.Settings.Config(),
-		results.Config{Key: "rounds", Value: strconv.Itoa(max(p.Config.Count, 1))},
-		results.Config{Key: "step-source", Value: source})
+		resultfile.Config{Key: "rounds", Value: strconv.Itoa(max(p.Config.Count, 1))},
+		resultfile.Config{Key: "step-source", Value: source})
 	if p.calibration != nil {
 		out = append(out, p.calibration.Settings()...)
 	}
@@ -126,14 +126,14 @@ func CalibratePeerLadder(ctx context.Context, p peer.Peer, batches int) (PeerLad
 
 // Settings is the calibration's configuration lines: the script's
 // calibration-* and calibrated-* lines, then calibration-command.
-func (c PeerLadderCalibration) Settings() []results.Config {
-	var out []results.Config
+func (c PeerLadderCalibration) Settings() []resultfile.Config {
+	var out []resultfile.Config
 	for _, kv := range c.Config {
 		if strings.HasPrefix(kv.Key, "calibrat") {
 			out = append(out, kv)
 		}
 	}
-	return append(out, results.Config{Key: "calibration-command", Value: c.Command})
+	return append(out, resultfile.Config{Key: "calibration-command", Value: c.Command})
 }
 
 // Calibrated is p at the calibration's step, with the calibration in its

@@ -8,9 +8,9 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/headspace-bench/headspace/harness/blocks/level"
-	"github.com/headspace-bench/headspace/harness/blocks/results"
-	"github.com/headspace-bench/headspace/harness/engines/peer"
+	"github.com/headspace-bench/headspace/harness/level"
+	"github.com/headspace-bench/headspace/harness/peer"
+	"github.com/headspace-bench/headspace/harness/resultfile"
 )
 
 // TestPeerLadderScriptOnly (where /bin/sh runs the fake script): 003's way, the script alone, every level in
@@ -19,7 +19,7 @@ import (
 func TestPeerLadderScriptOnly(t *testing.T) {
 	// The peer engine's stand-in for peers/torch/ladder.py: its
 	// calibration says a machine at half the document's speed (580ms).
-	script := filepath.Join("..", "harness", "engines", "peer", "testdata", "fakeladder.sh")
+	script := filepath.Join("..", "harness", "peer", "testdata", "fakeladder.sh")
 	p := QuickPeerLadder("/bin/sh", script)
 	p.ScriptOnly, p.Config.Count, p.CalibrationBatches = true, 2, 6
 	p.Config.Levels = []level.Level{level.None, level.Device}
@@ -78,7 +78,7 @@ func TestCachingYardstick(t *testing.T) {
 	c := QuickCaching()
 	c.Ladder.Count = 2
 	c.OnDisk.Formats, c.OnDisk.RawSizes = []string{"raw"}, []int{32}
-	c.Yardstick = CachingYardstick{Peer: peer.Peer{Python: "/bin/sh", Script: filepath.Join("..", "harness", "engines", "peer", "testdata", "fakeladder.sh")}, Calibrate: true}
+	c.Yardstick = CachingYardstick{Peer: peer.Peer{Python: "/bin/sh", Script: filepath.Join("..", "harness", "peer", "testdata", "fakeladder.sh")}, Calibrate: true}
 	c = c.Prepare(context.Background())
 	if c.Yardstick.NotRun != "" {
 		t.Fatalf("the fake script does not run: %s", c.Yardstick.NotRun)
@@ -90,8 +90,8 @@ func TestCachingYardstick(t *testing.T) {
 	env.Start = func(name string) { starts = append(starts, name) }
 	var cal []PeerLadderCalibration
 	env.Details.Calibration = func(got PeerLadderCalibration) { cal = append(cal, got) }
-	var lines []results.Config
-	env.Details.Yardstick = func(l []results.Config) { lines = l }
+	var lines []resultfile.Config
+	env.Details.Yardstick = func(l []resultfile.Config) { lines = l }
 	recs, err := c.Run(context.Background(), env)
 	if err != nil {
 		t.Fatal(err)

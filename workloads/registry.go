@@ -4,7 +4,7 @@ import (
 	"fmt"
 	"strings"
 
-	"github.com/headspace-bench/headspace/harness/engines/peer"
+	"github.com/headspace-bench/headspace/harness/peer"
 )
 
 // Registered is one experiment of the Registry: its two sizes, as data

@@ -4,7 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"github.com/headspace-bench/headspace/harness/blocks/level"
+	"github.com/headspace-bench/headspace/harness/level"
 	"os"
 	"path/filepath"
 	"slices"
@@ -18,11 +18,11 @@ import (
 	"github.com/headspace-bench/headspace/datasets/bucket"
 	"github.com/headspace-bench/headspace/datasets/ondisk"
 	"github.com/headspace-bench/headspace/datasets/transforms"
-	"github.com/headspace-bench/headspace/harness/blocks/link"
-	"github.com/headspace-bench/headspace/harness/blocks/loader"
-	"github.com/headspace-bench/headspace/harness/blocks/results"
-	"github.com/headspace-bench/headspace/harness/blocks/s3server"
-	"github.com/headspace-bench/headspace/harness/blocks/train"
+	"github.com/headspace-bench/headspace/harness/link"
+	"github.com/headspace-bench/headspace/harness/loader"
+	"github.com/headspace-bench/headspace/harness/resultfile"
+	"github.com/headspace-bench/headspace/harness/s3server"
+	"github.com/headspace-bench/headspace/harness/train"
 )
 
 // Remote is the remedies of data in a bucket measured (issue 34, "Data
@@ -204,14 +204,14 @@ func (r Remote) checkConcurrency() []int {
 // emulated step is the device's; the grid's dimensions as "remote-*"
 // lines, and each check's link as "remote-check-<name>" ("<link
 // spec> concurrency=N"): what a report rebuilt from the file needs.
-func (r Remote) Settings() []results.Config {
+func (r Remote) Settings() []resultfile.Config {
 	p := r.Ladder.Pipeline
 	p.Dataset.N = r.Samples
 	out := append(p.Settings(),
-		results.Config{Key: "steps", Value: fmt.Sprint(r.Ladder.Train.Steps)},
-		results.Config{Key: "warmup", Value: fmt.Sprint(r.Ladder.Train.Warmup)},
-		results.Config{Key: "remote-count", Value: fmt.Sprint(r.Ladder.Count)},
-		results.Config{Key: "remote-formats", Value: strings.Join(r.Formats, ",")},
+		resultfile.Config{Key: "steps", Value: fmt.Sprint(r.Ladder.Train.Steps)},
+		resultfile.Config{Key: "warmup", Value: fmt.Sprint(r.Ladder.Train.Warmup)},
+		resultfile.Config{Key: "remote-count", Value: fmt.Sprint(r.Ladder.Count)},
+		resultfile.Config{Key: "remote-formats", Value: strings.Join(r.Formats, ",")},
 	)
 	var layouts, rtts, concs []string
 	for _, l := range r.Layouts {
@@ -228,14 +228,14 @@ func (r Remote) Settings() []results.Config {
 		concs = append(concs, strconv.Itoa(c))
 	}
 	out = append(out,
-		results.Config{Key: "remote-layouts", Value: strings.Join(layouts, ",")},
-		results.Config{Key: "remote-rtts", Value: strings.Join(rtts, ",")},
-		results.Config{Key: "remote-concurrency", Value: strings.Join(concs, ",")},
-		results.Config{Key: "remote-server", Value: "versitygw " + s3server.Version + " on 127.0.0.1"},
-		results.Config{Key: "fetch-window", Value: loader.WindowRule},
+		resultfile.Config{Key: "remote-layouts", Value: strings.Join(layouts, ",")},
+		resultfile.Config{Key: "remote-rtts", Value: strings.Join(rtts, ",")},
+		resultfile.Config{Key: "remote-concurrency", Value: strings.Join(concs, ",")},
+		resultfile.Config{Key: "remote-server", Value: "versitygw " + s3server.Version + " on 127.0.0.1"},
+		resultfile.Config{Key: "fetch-window", Value: loader.WindowRule},
 	)
 	for _, c := range r.Checks {
-		out = append(out, results.Config{Key: "remote-check-" + c.Name, Value: fmt.Sprintf("%s concurrency=%d", c.Link, c.Concurrency)})
+		out = append(out, resultfile.Config{Key: "remote-check-" + c.Name, Value: fmt.Sprintf("%s concurrency=%d", c.Link, c.Concurrency)})
 	}
 	return out
 }
@@ -302,7 +302,7 @@ func (r Remote) Run(ctx context.Context, env Env) ([]*benchfmt.Result, error) {
 			if err != nil {
 				return out, err
 			}
-			run := func(under string, lv level.Level, bo bucket.Options, settings []results.Config) error {
+			run := func(under string, lv level.Level, bo bucket.Options, settings []resultfile.Config) error {
 				l := r.Ladder
 				l.Levels, l.Count, l.Under = []level.Level{lv}, r.Ladder.Count, under
 				l.Pipeline.Dataset.N = r.Samples
@@ -358,7 +358,7 @@ func (r Remote) Run(ctx context.Context, env Env) ([]*benchfmt.Result, error) {
 
 // runLocal runs level local over the dataset at url and removes the
 // local copy it made in the cache.
-func (r Remote) runLocal(ctx context.Context, run func(string, level.Level, bucket.Options, []results.Config) error, ds RemoteDataset, url string, direct bucket.Options) error {
+func (r Remote) runLocal(ctx context.Context, run func(string, level.Level, bucket.Options, []resultfile.Config) error, ds RemoteDataset, url string, direct bucket.Options) error {
 	err := run("Remote/"+ds.Name(), level.Local, direct, nil)
 	d, oerr := ondisk.OpenContext(ctx, url, ondisk.Options{Bucket: direct})
 	if oerr == nil {
@@ -372,7 +372,7 @@ func (r Remote) runLocal(ctx context.Context, run func(string, level.Level, buck
 
 // viaLink runs level none through a fresh link of cfg to the server with
 // c requests in flight.
-func (r Remote) viaLink(ctx context.Context, srv *s3server.Server, cfg link.Config, c int, direct bucket.Options, under string, run func(string, level.Level, bucket.Options, []results.Config) error) error {
+func (r Remote) viaLink(ctx context.Context, srv *s3server.Server, cfg link.Config, c int, direct bucket.Options, under string, run func(string, level.Level, bucket.Options, []resultfile.Config) error) error {
 	lk, err := link.Start(ctx, srv.Addr(), cfg)
 	if err != nil {
 		return fmt.Errorf("%s: %w", under, err)

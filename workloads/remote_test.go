@@ -8,7 +8,7 @@ import (
 
 	"golang.org/x/perf/benchfmt"
 
-	"github.com/headspace-bench/headspace/harness/blocks/results"
+	"github.com/headspace-bench/headspace/harness/resultfile"
 )
 
 // TestRemoteQuick runs the quick grid end to end against the real
@@ -58,7 +58,7 @@ func TestRemoteQuick(t *testing.T) {
 			continue
 		}
 		for _, unit := range []string{"samples/s", "requests/sample", "req-mean-ns", RemoteBytesUnit} {
-			if v, ok := results.Value(rec, unit); !ok || v <= 0 {
+			if v, ok := resultfile.Value(rec, unit); !ok || v <= 0 {
 				t.Errorf("%s: %s = %v, %v; want a positive value", name, unit, v, ok)
 			}
 		}
@@ -69,8 +69,8 @@ func TestRemoteQuick(t *testing.T) {
 	// Whole-shard reads cost fewer requests than ranged ones: one per
 	// shard, not one per sample.
 	point := "/rtt=0s/concurrency=1/level=none"
-	ranged, _ := results.Value(got["Remote/format=jpeg/layout=shards-16KB"+point], "requests/sample")
-	whole, _ := results.Value(got["Remote/format=jpeg/layout=shards-16KB-whole"+point], "requests/sample")
+	ranged, _ := resultfile.Value(got["Remote/format=jpeg/layout=shards-16KB"+point], "requests/sample")
+	whole, _ := resultfile.Value(got["Remote/format=jpeg/layout=shards-16KB-whole"+point], "requests/sample")
 	if !(ranged >= 1 && whole > 0 && whole < 0.5) {
 		t.Errorf("requests/sample: ranged %.2f, whole %.2f; want at least 1 and under 0.5", ranged, whole)
 	}

@@ -7,8 +7,8 @@ import (
 
 	"golang.org/x/perf/benchfmt"
 
-	"github.com/headspace-bench/headspace/harness/blocks/results"
-	"github.com/headspace-bench/headspace/harness/engines/sim"
+	"github.com/headspace-bench/headspace/harness/resultfile"
+	"github.com/headspace-bench/headspace/harness/sim"
 )
 
 // Sim is the loader simulation of "Visualizing data loaders" (document
@@ -38,7 +38,7 @@ type SimCase struct {
 
 // SimDocumentSpread is the load-time spread (standard deviation over mean)
 // of the post's random loads that reproduces its 275 and 295
-// (harness/engines/sim/doc.go).
+// (harness/sim/doc.go).
 const SimDocumentSpread = 0.22
 
 // The post's setting: 7 loader workers, a 100 ms step, 30 s of training.
@@ -90,12 +90,12 @@ func (Sim) Document() string { return "004" }
 // Settings is the configuration block of the simulation's result file:
 // the post's loaders, step and duration (each case's load and
 // distribution are in its records' names).
-func (s Sim) Settings() []results.Config {
+func (s Sim) Settings() []resultfile.Config {
 	var c sim.Config
 	if len(s.Cases) > 0 {
 		c = s.Cases[0].Config
 	}
-	return []results.Config{
+	return []resultfile.Config{
 		{Key: "loaders", Value: fmt.Sprint(c.Loaders)},
 		{Key: "step", Value: c.Step.String()},
 		{Key: "duration", Value: c.Duration.String()},

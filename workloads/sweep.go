@@ -2,13 +2,13 @@ package workloads
 
 import (
 	"fmt"
-	"github.com/headspace-bench/headspace/harness/blocks/level"
+	"github.com/headspace-bench/headspace/harness/level"
 	"strconv"
 	"strings"
 
-	"github.com/headspace-bench/headspace/harness/blocks/loader"
-	"github.com/headspace-bench/headspace/harness/blocks/results"
-	"github.com/headspace-bench/headspace/harness/engines/merge"
+	"github.com/headspace-bench/headspace/harness/loader"
+	"github.com/headspace-bench/headspace/harness/merge"
+	"github.com/headspace-bench/headspace/harness/resultfile"
 )
 
 // The configuration keys a sharded sweep records so that `headspace
@@ -32,7 +32,7 @@ var ladderShardKeys = []string{SweepKey, sweepLevelsKey, sweepWorkersKey, sweepT
 
 // ShardSettings is the configuration a run of one of shards shards of
 // the sweep records beside Settings: what LadderPlan reads back.
-func (l Ladder) ShardSettings(shards int) []results.Config {
+func (l Ladder) ShardSettings(shards int) []resultfile.Config {
 	str := func(n int, f func(i int) string) string {
 		s := make([]string, n)
 		for i := range s {
@@ -40,7 +40,7 @@ func (l Ladder) ShardSettings(shards int) []results.Config {
 		}
 		return strings.Join(s, ",")
 	}
-	return []results.Config{
+	return []resultfile.Config{
 		{Key: SweepKey, Value: ladderSweepKindName},
 		{Key: sweepLevelsKey, Value: str(len(l.Levels), func(i int) string { return l.Levels[i].String() })},
 		{Key: sweepWorkersKey, Value: str(len(l.Workers), func(i int) string { return strconv.Itoa(l.Workers[i]) })},

@@ -1,11 +1,11 @@
 package workloads
 
 import (
-	"github.com/headspace-bench/headspace/harness/blocks/level"
+	"github.com/headspace-bench/headspace/harness/level"
 	"strings"
 	"testing"
 
-	"github.com/headspace-bench/headspace/harness/blocks/loader"
+	"github.com/headspace-bench/headspace/harness/loader"
 )
 
 // LadderPlan reads ShardSettings back into the points and shards the

@@ -3,18 +3,18 @@ package workloads
 import (
 	"context"
 	"fmt"
-	"github.com/headspace-bench/headspace/harness/blocks/level"
+	"github.com/headspace-bench/headspace/harness/level"
 	"runtime"
 	"time"
 
 	"golang.org/x/perf/benchfmt"
 
 	"github.com/headspace-bench/headspace/device"
-	"github.com/headspace-bench/headspace/harness/blocks/loader"
-	"github.com/headspace-bench/headspace/harness/blocks/results"
-	"github.com/headspace-bench/headspace/harness/blocks/train"
-	"github.com/headspace-bench/headspace/harness/engines/ladder"
-	"github.com/headspace-bench/headspace/harness/engines/whatif"
+	"github.com/headspace-bench/headspace/harness/ladder"
+	"github.com/headspace-bench/headspace/harness/loader"
+	"github.com/headspace-bench/headspace/harness/resultfile"
+	"github.com/headspace-bench/headspace/harness/train"
+	"github.com/headspace-bench/headspace/harness/whatif"
 	"github.com/headspace-bench/headspace/internal/rusage"
 	"github.com/headspace-bench/headspace/internal/summary"
 )
@@ -122,13 +122,13 @@ func (w WhatIf) Validate() error {
 }
 
 // Settings is the configuration block of the experiment's result file.
-func (w WhatIf) Settings() []results.Config {
+func (w WhatIf) Settings() []resultfile.Config {
 	return append(w.Pipeline.Settings(),
-		results.Config{Key: "transforms", Value: w.Pipeline.Impl},
-		results.Config{Key: "placement", Value: w.Pipeline.Placement.String()},
-		results.Config{Key: "steps", Value: fmt.Sprint(w.Train.Steps)},
-		results.Config{Key: "warmup", Value: fmt.Sprint(w.Train.Warmup)},
-		results.Config{Key: "whatif-step", Value: w.Step.String()},
+		resultfile.Config{Key: "transforms", Value: w.Pipeline.Impl},
+		resultfile.Config{Key: "placement", Value: w.Pipeline.Placement.String()},
+		resultfile.Config{Key: "steps", Value: fmt.Sprint(w.Train.Steps)},
+		resultfile.Config{Key: "warmup", Value: fmt.Sprint(w.Train.Warmup)},
+		resultfile.Config{Key: "whatif-step", Value: w.Step.String()},
 	)
 }
 
@@ -311,8 +311,8 @@ func profileRecord(name string, cores int, p whatif.Profile) *benchfmt.Result {
 	return r
 }
 
-// benchName is name's benchmark name at cores (results.BenchName).
-func benchName(name string, cores int) string { return results.BenchName(name, cores) }
+// benchName is name's benchmark name at cores (resultfile.BenchName).
+func benchName(name string, cores int) string { return resultfile.BenchName(name, cores) }
 
 // CheckName names a checked point: "WhatIf/check/cores=1/workers=4/step=x0.5".
 func CheckName(s whatif.Scenario) string {

@@ -8,7 +8,7 @@ import (
 
 	"golang.org/x/perf/benchfmt"
 
-	"github.com/headspace-bench/headspace/harness/engines/whatif"
+	"github.com/headspace-bench/headspace/harness/whatif"
 )
 
 // TestWhatIfQuick runs the experiment at its quick size: a profile (with

@@ -9,10 +9,10 @@ import (
 
 	"golang.org/x/perf/benchfmt"
 
-	"github.com/headspace-bench/headspace/harness/blocks/level"
+	"github.com/headspace-bench/headspace/harness/level"
 
-	"github.com/headspace-bench/headspace/harness/blocks/results"
-	"github.com/headspace-bench/headspace/harness/engines/whatif"
+	"github.com/headspace-bench/headspace/harness/resultfile"
+	"github.com/headspace-bench/headspace/harness/whatif"
 	"github.com/headspace-bench/headspace/internal/summary"
 )
 
@@ -53,15 +53,15 @@ var grids = []struct {
 // grids ("cores=1,2 workers=1,2,4 steps=0.5,2"). Nothing measured is
 // left out of the file: the profile is the median of its profiling runs
 // (recorded as records too), calibrated at 1 core, or the one --stats read.
-func WhatIfReportSettings(r WhatIfReport) ([]results.Config, error) {
+func WhatIfReportSettings(r WhatIfReport) ([]resultfile.Config, error) {
 	line, err := r.Profile.Line()
 	if err != nil {
 		return nil, err
 	}
-	out := []results.Config{{Key: keyCommand, Value: r.Command}, {Key: keyProfile, Value: line}}
+	out := []resultfile.Config{{Key: keyCommand, Value: r.Command}, {Key: keyProfile, Value: line}}
 	for _, g := range grids {
 		if v := formatGrid(*g.get(&r)); v != "" {
-			out = append(out, results.Config{Key: g.key, Value: v})
+			out = append(out, resultfile.Config{Key: g.key, Value: v})
 		}
 	}
 	return out, nil
@@ -133,7 +133,7 @@ func parseGrid(s string) (whatif.Grid, error) {
 // a file from before the lines were recorded says so.
 func ReadWhatIf(path string) (WhatIfReport, error) {
 	var r WhatIfReport
-	rs, err := results.Read(path)
+	rs, err := resultfile.Read(path)
 	if err != nil {
 		return r, err
 	}
@@ -174,7 +174,7 @@ func ReadWhatIf(path string) (WhatIfReport, error) {
 	ladderRuns := map[level.Level][]float64{}
 	for _, res := range rs {
 		name := withoutProcs(string(res.Name))
-		steps, ok := results.Value(res, "steps/s")
+		steps, ok := resultfile.Value(res, "steps/s")
 		if !ok {
 			return r, fmt.Errorf("%s: %s has no steps/s", path, name)
 		}
@@ -187,7 +187,7 @@ func ReadWhatIf(path string) (WhatIfReport, error) {
 					return r, fmt.Errorf("%s: %w", path, err)
 				}
 				pr := r.Profile.Predict(s)
-				if v, ok := results.Value(res, "predicted-steps/s"); !ok || math.Abs(v-pr.StepsPerSec) > 1e-9*math.Max(1, pr.StepsPerSec) {
+				if v, ok := resultfile.Value(res, "predicted-steps/s"); !ok || math.Abs(v-pr.StepsPerSec) > 1e-9*math.Max(1, pr.StepsPerSec) {
 					if legacy {
 						return r, fmt.Errorf("%s: %s predicted %v steps/s, the profile rebuilt from the file's WhatIf/profile records predicts %v: the records do not give the run's profile", path, name, v, pr.StepsPerSec)
 					}
@@ -199,7 +199,7 @@ func ReadWhatIf(path string) (WhatIfReport, error) {
 			}
 			ck := &r.Checks[i]
 			ck.Runs = append(ck.Runs, steps)
-			if v, ok := results.Value(res, "other-cores"); ok {
+			if v, ok := resultfile.Value(res, "other-cores"); ok {
 				ck.Neighbours = append(ck.Neighbours, v)
 			}
 		case strings.HasPrefix(name, "Ladder/level="):
@@ -285,7 +285,7 @@ func legacyProfile(rs []*benchfmt.Result, get func(string) string) (whatif.Profi
 			return whatif.Profile{}, fmt.Errorf("%q is not a profiling run's name", name)
 		}
 		p := whatif.Profile{Batch: batch, Workers: workers, Cores: cores, CPUSource: source, Neighbours: -1}
-		value := func(unit string) float64 { v, _ := results.Value(res, unit); return v }
+		value := func(unit string) float64 { v, _ := resultfile.Value(res, unit); return v }
 		p.Measured, p.Used = value("steps/s"), value("cores-used")
 		p.Step, p.Upload = time.Duration(value("step-ns")), time.Duration(value("upload-ns/op"))
 		for _, v := range res.Values {

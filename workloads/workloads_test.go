@@ -11,9 +11,9 @@ import (
 
 	"go.uber.org/goleak"
 
-	"github.com/headspace-bench/headspace/harness/blocks/procloader"
-	"github.com/headspace-bench/headspace/harness/engines/node"
-	"github.com/headspace-bench/headspace/harness/engines/peer"
+	"github.com/headspace-bench/headspace/harness/node"
+	"github.com/headspace-bench/headspace/harness/peer"
+	"github.com/headspace-bench/headspace/harness/procloader"
 )
 
 // TestMain serves as a process-mode loader worker when started as one

@@ -8,9 +8,9 @@ import (
 	"strings"
 	"time"
 
-	"github.com/headspace-bench/headspace/harness/blocks/driver"
-	"github.com/headspace-bench/headspace/harness/blocks/loader"
-	"github.com/headspace-bench/headspace/harness/engines/analysis"
+	"github.com/headspace-bench/headspace/harness/analysis"
+	"github.com/headspace-bench/headspace/harness/driver"
+	"github.com/headspace-bench/headspace/harness/loader"
 	"github.com/headspace-bench/headspace/internal/atomicfile"
 	"github.com/headspace-bench/headspace/workloads"
 )

@@ -6,7 +6,7 @@ import (
 	"io"
 	"os"
 
-	"github.com/headspace-bench/headspace/harness/engines/gate"
+	"github.com/headspace-bench/headspace/harness/gate"
 	"github.com/headspace-bench/headspace/history"
 )
 

@@ -17,8 +17,8 @@ import (
 	"github.com/headspace-bench/headspace/datasets/ondisk"
 	"github.com/headspace-bench/headspace/datasets/transforms"
 	"github.com/headspace-bench/headspace/device"
-	"github.com/headspace-bench/headspace/harness/blocks/driver"
-	"github.com/headspace-bench/headspace/harness/blocks/results"
+	"github.com/headspace-bench/headspace/harness/driver"
+	"github.com/headspace-bench/headspace/harness/resultfile"
 	"github.com/headspace-bench/headspace/internal/summary"
 	"github.com/headspace-bench/headspace/workloads"
 )
@@ -82,7 +82,7 @@ func openCUDA(ctx context.Context, pf *pipelineFlags, pinned bool) (device.Devic
 // decoder with --decoder nvjpeg (the loader's lines say decoder nvjpeg):
 // workloads.NvjpegSettings of a decoder opened on the GPU and closed
 // again, before the device opens (the backend depends on the card).
-func nvjpegSettings(ctx context.Context) ([]results.Config, error) {
+func nvjpegSettings(ctx context.Context) ([]resultfile.Config, error) {
 	c, err := openGPU(ctx)
 	if err != nil {
 		return nil, err
@@ -337,7 +337,7 @@ func openGPU(ctx context.Context) (*cuda.Context, error) {
 // file is opened: without a driver, kernels or a GPU it fails at once, and
 // otherwise it gives the configuration lines that say which GPU, driver
 // and JIT target the numbers come from.
-func cudaSettings(ctx context.Context) ([]results.Config, error) {
+func cudaSettings(ctx context.Context) ([]resultfile.Config, error) {
 	c, err := openGPU(ctx)
 	if err != nil {
 		return nil, err

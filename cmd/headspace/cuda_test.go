@@ -7,7 +7,7 @@ import (
 	"testing"
 
 	"github.com/headspace-bench/headspace/cuda"
-	"github.com/headspace-bench/headspace/harness/blocks/results"
+	"github.com/headspace-bench/headspace/harness/resultfile"
 )
 
 func TestCUDABadInputExits2(t *testing.T) {
@@ -84,7 +84,7 @@ func TestCUDADecodeTurbo(t *testing.T) {
 	if code != 0 || !strings.Contains(stdout, "turbojpeg: median ") {
 		t.Fatalf("exit %d:\n%s\n%s", code, stdout, stderr)
 	}
-	rs, err := results.Read(out)
+	rs, err := resultfile.Read(out)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -3,7 +3,7 @@ package main
 import (
 	"io"
 
-	"github.com/headspace-bench/headspace/harness/engines/gpugoals"
+	"github.com/headspace-bench/headspace/harness/gpugoals"
 )
 
 const cudaGoalsUsage = `

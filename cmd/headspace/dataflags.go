@@ -14,8 +14,8 @@ import (
 	"github.com/headspace-bench/headspace/datasets/bucket"
 	"github.com/headspace-bench/headspace/datasets/ondisk"
 	"github.com/headspace-bench/headspace/datasets/turbojpeg"
-	"github.com/headspace-bench/headspace/harness/blocks/link"
-	"github.com/headspace-bench/headspace/harness/blocks/loader"
+	"github.com/headspace-bench/headspace/harness/link"
+	"github.com/headspace-bench/headspace/harness/loader"
 )
 
 // dataFlags are the flags of a dataset on disk, shared by every command

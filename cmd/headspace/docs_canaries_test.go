@@ -12,8 +12,8 @@ import (
 // HEADSPACE_UPDATE_DOCS=1 to rewrite the block.
 func TestDocsCanaries(t *testing.T) {
 	const doc = "../../docs/gate.md"
-	const begin, end = "<!-- canaries: headspace gate --canaries results/history results/paired-aa results/paired-aa-r2 -->\n", "<!-- /canaries -->"
-	code, stdout, stderr := runCLI("gate", "--canaries", "../../results/history", "../../results/paired-aa", "../../results/paired-aa-r2")
+	const begin, end = "<!-- canaries: headspace gate --canaries results/store results/paired-aa results/paired-aa-r2 -->\n", "<!-- /canaries -->"
+	code, stdout, stderr := runCLI("gate", "--canaries", "../../results/store", "../../results/paired-aa", "../../results/paired-aa-r2")
 	if code != 0 {
 		t.Fatalf("gate --canaries: exit %d: %s", code, stderr)
 	}

@@ -11,8 +11,8 @@ import (
 	"strings"
 	"time"
 
-	"github.com/headspace-bench/headspace/harness/blocks/driver"
-	"github.com/headspace-bench/headspace/harness/engines/gate"
+	"github.com/headspace-bench/headspace/harness/driver"
+	"github.com/headspace-bench/headspace/harness/gate"
 )
 
 func init() {
@@ -171,7 +171,7 @@ func replayGate(dir string, opt gate.PairedOptions, stdout io.Writer) error {
 // printCanaries prints the rates of every canary under paths.
 func printCanaries(paths []string, stdout io.Writer) error {
 	if len(paths) == 0 {
-		return usagef("--canaries: want the paths to read after the flags, e.g. --canaries results/history results/paired-aa-r2")
+		return usagef("--canaries: want the paths to read after the flags, e.g. --canaries results/store results/paired-aa-r2")
 	}
 	cs, err := gate.ReadCanaries(paths...)
 	if err != nil {

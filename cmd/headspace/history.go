@@ -9,7 +9,7 @@ import (
 	"os"
 	"time"
 
-	"github.com/headspace-bench/headspace/harness/engines/gate"
+	"github.com/headspace-bench/headspace/harness/gate"
 	"github.com/headspace-bench/headspace/history"
 	"github.com/headspace-bench/headspace/internal/atomicfile"
 )

@@ -5,8 +5,8 @@ import (
 	"flag"
 	"fmt"
 	"github.com/headspace-bench/headspace/datasets/bucket"
-	"github.com/headspace-bench/headspace/harness/blocks/driver"
-	"github.com/headspace-bench/headspace/harness/blocks/level"
+	"github.com/headspace-bench/headspace/harness/driver"
+	"github.com/headspace-bench/headspace/harness/level"
 	"io"
 	"slices"
 	"strconv"
@@ -20,11 +20,11 @@ import (
 	"github.com/headspace-bench/headspace/datasets/ondisk"
 	"github.com/headspace-bench/headspace/datasets/transforms"
 	"github.com/headspace-bench/headspace/device"
-	"github.com/headspace-bench/headspace/harness/blocks/loader"
-	"github.com/headspace-bench/headspace/harness/blocks/pipeline"
-	"github.com/headspace-bench/headspace/harness/blocks/results"
-	"github.com/headspace-bench/headspace/harness/blocks/timeline"
-	"github.com/headspace-bench/headspace/harness/engines/ladder"
+	"github.com/headspace-bench/headspace/harness/ladder"
+	"github.com/headspace-bench/headspace/harness/loader"
+	"github.com/headspace-bench/headspace/harness/pipeline"
+	"github.com/headspace-bench/headspace/harness/resultfile"
+	"github.com/headspace-bench/headspace/harness/timeline"
 	"github.com/headspace-bench/headspace/internal/disturb"
 	"github.com/headspace-bench/headspace/workloads"
 )
@@ -241,11 +241,11 @@ func (f *pipelineFlags) device(ctx context.Context) (workloads.Device, error) {
 		}
 		if f.graphs {
 			// Recorded only when set, so earlier files keep their setup.
-			settings = append(settings, results.Config{Key: "cuda-graphs", Value: "true"})
+			settings = append(settings, resultfile.Config{Key: "cuda-graphs", Value: "true"})
 		}
 		if f.precision != kernels.PrecisionFP32 {
 			// Likewise: a file without the line is fp32.
-			settings = append(settings, results.Config{Key: "precision", Value: f.precision})
+			settings = append(settings, resultfile.Config{Key: "precision", Value: f.precision})
 		}
 		if f.data.decoder == ondisk.DecoderNvjpeg {
 			nv, err := nvjpegSettings(ctx)
@@ -407,9 +407,9 @@ func runLadder(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	}
 	disturbed := map[string]int{}
 	s := driver.Begin(file, stderr, l.Todo(env), func(b *benchfmt.Result) error {
-		v, _ := results.Value(b, "steps/s")
+		v, _ := resultfile.Value(b, "steps/s")
 		measured[string(b.Name)] = append(measured[string(b.Name)], v)
-		if d, ok := results.Value(b, disturb.DisturbedUnit); ok && d > 0 {
+		if d, ok := resultfile.Value(b, disturb.DisturbedUnit); ok && d > 0 {
 			disturbed[string(b.Name)]++
 		}
 		return nil

@@ -8,11 +8,11 @@ import (
 	"slices"
 
 	"github.com/headspace-bench/headspace/datasets/transforms"
-	"github.com/headspace-bench/headspace/harness/blocks/driver"
-	"github.com/headspace-bench/headspace/harness/blocks/loader"
-	"github.com/headspace-bench/headspace/harness/blocks/procloader"
-	"github.com/headspace-bench/headspace/harness/blocks/results"
-	"github.com/headspace-bench/headspace/harness/engines/loadbench"
+	"github.com/headspace-bench/headspace/harness/driver"
+	"github.com/headspace-bench/headspace/harness/loadbench"
+	"github.com/headspace-bench/headspace/harness/loader"
+	"github.com/headspace-bench/headspace/harness/procloader"
+	"github.com/headspace-bench/headspace/harness/resultfile"
 	"github.com/headspace-bench/headspace/internal/atomicfile"
 	"github.com/headspace-bench/headspace/workloads"
 )
@@ -109,7 +109,7 @@ func runLoaders(ctx context.Context, args []string, stdout, stderr io.Writer) er
 	exp := workloads.Loaders{Config: loadbench.Config{Pipeline: cfg, Batches: *batches}, Modes: modes, Workers: workers, Repeats: 1}
 
 	// Read before the runs: it may start git, whose CPU is no loader's.
-	var env []results.Config
+	var env []resultfile.Config
 	if *out != "" {
 		env = driver.Settings("none", exp.Settings())
 	}

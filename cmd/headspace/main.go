@@ -24,8 +24,8 @@ import (
 	"syscall"
 
 	"github.com/headspace-bench/headspace/datasets/ondisk"
-	"github.com/headspace-bench/headspace/harness/blocks/driver"
-	"github.com/headspace-bench/headspace/harness/blocks/results"
+	"github.com/headspace-bench/headspace/harness/driver"
+	"github.com/headspace-bench/headspace/harness/resultfile"
 	"github.com/headspace-bench/headspace/internal/atomicfile"
 	"github.com/headspace-bench/headspace/workloads"
 )
@@ -120,7 +120,7 @@ func exitCode(err error, name string, stderr io.Writer) int {
 	case errors.As(err, &ue):
 		fmt.Fprintf(stderr, "headspace %s: %s\n", name, ue.msg)
 		return 2
-	case errors.Is(err, results.ErrRefused):
+	case errors.Is(err, resultfile.ErrRefused):
 		// A destination refused before anything was measured.
 		fmt.Fprintf(stderr, "headspace %s: %v\n", name, err)
 		return 2

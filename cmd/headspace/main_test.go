@@ -12,9 +12,9 @@ import (
 
 	"go.uber.org/goleak"
 
-	"github.com/headspace-bench/headspace/harness/blocks/procloader"
-	"github.com/headspace-bench/headspace/harness/blocks/results"
-	"github.com/headspace-bench/headspace/harness/engines/node"
+	"github.com/headspace-bench/headspace/harness/node"
+	"github.com/headspace-bench/headspace/harness/procloader"
+	"github.com/headspace-bench/headspace/harness/resultfile"
 	"github.com/headspace-bench/headspace/reproduce"
 	"github.com/headspace-bench/headspace/workloads"
 )
@@ -139,7 +139,7 @@ func TestLadderWritesAndResumes(t *testing.T) {
 			t.Errorf("table lacks %q:\n%s", want, stdout)
 		}
 	}
-	rs, err := results.Read(out)
+	rs, err := resultfile.Read(out)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -167,7 +167,7 @@ func TestLadderWritesAndResumes(t *testing.T) {
 	if code, _, stderr := runCLI(args...); code != 0 {
 		t.Fatalf("resume: exit %d: %s", code, stderr)
 	}
-	rs, _ = results.Read(out)
+	rs, _ = resultfile.Read(out)
 	if len(rs) != 10 {
 		t.Errorf("after resuming to count 2: %d results, want 10", len(rs))
 	}
@@ -187,7 +187,7 @@ func TestLadderUint8(t *testing.T) {
 	if !strings.Contains(stdout, "transforms=fast workers=1 placement=device pinned=true") {
 		t.Errorf("output does not say the placement:\n%s", stdout)
 	}
-	rs, err := results.Read(out)
+	rs, err := resultfile.Read(out)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -374,7 +374,7 @@ func TestLadderInterrupted(t *testing.T) {
 	// Wait for the first finished run in the file, then interrupt.
 	deadline := time.Now().Add(30 * time.Second)
 	for {
-		if rs, err := results.Read(out); err == nil && len(rs) > 0 {
+		if rs, err := resultfile.Read(out); err == nil && len(rs) > 0 {
 			break
 		}
 		if time.Now().After(deadline) {
@@ -399,7 +399,7 @@ func TestLadderInterrupted(t *testing.T) {
 	if want := "headspace ladder: interrupted: the table shows the runs finished before it\n"; !strings.HasSuffix(stderr.String(), want) {
 		t.Errorf("stderr %q does not end with %q", stderr.String(), want)
 	}
-	rs, err := results.Read(out)
+	rs, err := resultfile.Read(out)
 	if err != nil || len(rs) == 0 {
 		t.Errorf("the file lost its runs: %d, %v", len(rs), err)
 	}

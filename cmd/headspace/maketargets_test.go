@@ -12,7 +12,7 @@ import (
 	"time"
 
 	"github.com/headspace-bench/headspace/datasets/transforms"
-	"github.com/headspace-bench/headspace/harness/blocks/level"
+	"github.com/headspace-bench/headspace/harness/level"
 	"github.com/headspace-bench/headspace/workloads"
 )
 

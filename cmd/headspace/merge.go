@@ -9,9 +9,9 @@ import (
 	"path/filepath"
 	"strings"
 
-	"github.com/headspace-bench/headspace/harness/blocks/driver"
-	"github.com/headspace-bench/headspace/harness/blocks/results"
-	"github.com/headspace-bench/headspace/harness/engines/merge"
+	"github.com/headspace-bench/headspace/harness/driver"
+	"github.com/headspace-bench/headspace/harness/merge"
+	"github.com/headspace-bench/headspace/harness/resultfile"
 	"github.com/headspace-bench/headspace/workloads"
 )
 
@@ -79,7 +79,7 @@ func runMerge(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		if err := ctx.Err(); err != nil {
 			return err
 		}
-		rs, err := results.Read(p)
+		rs, err := resultfile.Read(p)
 		if err != nil {
 			return fmt.Errorf("reading shard: %s", firstLineOf(err))
 		}

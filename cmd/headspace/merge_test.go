@@ -8,7 +8,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/headspace-bench/headspace/harness/blocks/results"
+	"github.com/headspace-bench/headspace/harness/resultfile"
 )
 
 // shardedLadder is a tiny three-point ladder, run as shard i/n into out.
@@ -27,7 +27,7 @@ func shardedLadder(t *testing.T, out string, shard string, extra ...string) {
 // file and a single-process run.
 func namesAndConfig(t *testing.T, path string) ([]string, []string) {
 	t.Helper()
-	rs, err := results.Read(path)
+	rs, err := resultfile.Read(path)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -81,7 +81,7 @@ func TestMergeEqualsSingleRun(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		line := results.BusyKey + ": cpu pressure " + pressure + "% after waiting 30s\n"
+		line := resultfile.BusyKey + ": cpu pressure " + pressure + "% after waiting 30s\n"
 		at := strings.Index(string(b), "\nBenchmark") + 1
 		if err := os.WriteFile(shards[i], []byte(string(b[:at])+line+string(b[at:])), 0o644); err != nil {
 			t.Fatal(err)
@@ -92,7 +92,7 @@ func TestMergeEqualsSingleRun(t *testing.T) {
 		t.Fatalf("merge of shards that differ only in machine-busy: exit %d: %s", code, stderr)
 	}
 	bn, bc := namesAndConfig(t, busy)
-	wantBusy := results.BusyKey + ": shard-0.txt: cpu pressure 59% after waiting 30s; shard-1.txt: cpu pressure 98% after waiting 30s"
+	wantBusy := resultfile.BusyKey + ": shard-0.txt: cpu pressure 59% after waiting 30s; shard-1.txt: cpu pressure 98% after waiting 30s"
 	if !slices.Equal(bn, sn) || !slices.Contains(bc, wantBusy) {
 		t.Errorf("busy shards merged to points %v, config %v; want the single run's points and the line %q", bn, bc, wantBusy)
 	}
@@ -175,7 +175,7 @@ func TestMergeCLIRefuses(t *testing.T) {
 	if code != 0 || !strings.Contains(stdout, "partial: 1 of 3 points missing") {
 		t.Fatalf("--partial: exit %d, stdout %q, stderr %q", code, stdout, stderr)
 	}
-	rs, err := results.Read(out)
+	rs, err := resultfile.Read(out)
 	if err != nil || len(rs) != 2 {
 		t.Fatalf("partial file: %d results, %v; want 2", len(rs), err)
 	}

@@ -13,14 +13,14 @@ import (
 
 	"github.com/headspace-bench/headspace/datasets/transforms"
 	"github.com/headspace-bench/headspace/device"
-	"github.com/headspace-bench/headspace/harness/blocks/driver"
-	"github.com/headspace-bench/headspace/harness/blocks/level"
-	"github.com/headspace-bench/headspace/harness/blocks/link"
-	"github.com/headspace-bench/headspace/harness/blocks/loader"
-	"github.com/headspace-bench/headspace/harness/blocks/machine"
-	"github.com/headspace-bench/headspace/harness/blocks/procloader"
-	"github.com/headspace-bench/headspace/harness/blocks/results"
-	"github.com/headspace-bench/headspace/harness/engines/node"
+	"github.com/headspace-bench/headspace/harness/driver"
+	"github.com/headspace-bench/headspace/harness/level"
+	"github.com/headspace-bench/headspace/harness/link"
+	"github.com/headspace-bench/headspace/harness/loader"
+	"github.com/headspace-bench/headspace/harness/machine"
+	"github.com/headspace-bench/headspace/harness/node"
+	"github.com/headspace-bench/headspace/harness/procloader"
+	"github.com/headspace-bench/headspace/harness/resultfile"
 	"github.com/headspace-bench/headspace/internal/atomicfile"
 	"github.com/headspace-bench/headspace/workloads"
 )
@@ -223,7 +223,7 @@ func runNode(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	}
 	var recs []*benchfmt.Result
 	if file != nil && !*fresh {
-		if prev, err := results.Read(*out); err == nil {
+		if prev, err := resultfile.Read(*out); err == nil {
 			recs = prev // a resumed file's records first
 		}
 	}
@@ -344,7 +344,7 @@ func writeNode(stdout io.Writer, recs []*benchfmt.Result, p node.Profile, perr e
 // nodeFrom rebuilds the table, the answer, the report and the plot from
 // a node result file.
 func nodeFrom(path, report, plotPath string, minAU float64, stdout io.Writer) error {
-	recs, err := results.Read(path)
+	recs, err := resultfile.Read(path)
 	if err != nil {
 		return usagef("--from %s: %v", path, err)
 	}

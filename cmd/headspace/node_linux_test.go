@@ -14,7 +14,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/headspace-bench/headspace/harness/blocks/results"
+	"github.com/headspace-bench/headspace/harness/resultfile"
 )
 
 // childPids are the children of process pid.
@@ -128,7 +128,7 @@ func TestNodeRankKilled(t *testing.T) {
 		}
 		code := waitExit(t, cmd, "after a rank was killed")
 		gone(t, kids)
-		recs, _ := results.Read(out)
+		recs, _ := resultfile.Read(out)
 		if !partial {
 			if code != 1 || !strings.Contains(stderr.String(), "rank") || !strings.Contains(stderr.String(), "killed") {
 				t.Errorf("exit %d, stderr %q: want 1 naming the killed rank", code, stderr)
@@ -141,7 +141,7 @@ func TestNodeRankKilled(t *testing.T) {
 		if code != 0 || len(recs) != 1 {
 			t.Fatalf("--partial: exit %d, %d records: %s", code, len(recs), stderr)
 		}
-		if v, ok := results.Value(recs[0], "partial"); !ok || v != 1 {
+		if v, ok := resultfile.Value(recs[0], "partial"); !ok || v != 1 {
 			t.Errorf("--partial: record %s has no partial 1", recs[0].Name)
 		}
 	}

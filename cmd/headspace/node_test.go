@@ -8,7 +8,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/headspace-bench/headspace/harness/blocks/results"
+	"github.com/headspace-bench/headspace/harness/resultfile"
 )
 
 // tinyNode is a node small enough for -race.
@@ -29,7 +29,7 @@ func TestNodeCommand(t *testing.T) {
 	if !strings.Contains(stdout, "node-max-accelerators: ") || !strings.Contains(stdout, "runs out first: ") {
 		t.Errorf("no answer printed:\n%s", stdout)
 	}
-	recs, err := results.Read(out)
+	recs, err := resultfile.Read(out)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -52,7 +52,7 @@ func TestNodeCommand(t *testing.T) {
 	if code, _, stderr := runCLI(args...); code != 0 {
 		t.Fatalf("resume: exit %d: %s", code, stderr)
 	}
-	if again, _ := results.Read(out); len(again) != len(recs) {
+	if again, _ := resultfile.Read(out); len(again) != len(recs) {
 		t.Errorf("resume measured again: %d records, had %d", len(again), len(recs))
 	}
 	// Another setup is refused.
@@ -115,7 +115,7 @@ func TestNodeShardsMerge(t *testing.T) {
 	if code != 0 {
 		t.Fatalf("merge: exit %d: %s", code, stderr)
 	}
-	recs, err := results.Read(merged)
+	recs, err := resultfile.Read(merged)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -153,7 +153,7 @@ func TestWhatIfAccelerators(t *testing.T) {
 			t.Errorf("no %q in:\n%s", want, stdout)
 		}
 	}
-	recs, err := results.Read(out)
+	recs, err := resultfile.Read(out)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -190,7 +190,7 @@ func TestNodeOnDisk(t *testing.T) {
 	if code != 0 {
 		t.Fatalf("exit %d: %s", code, stderr)
 	}
-	recs, err := results.Read(out)
+	recs, err := resultfile.Read(out)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -198,7 +198,7 @@ func TestNodeOnDisk(t *testing.T) {
 		if string(r.Name) != "Node/accelerators=2/level=none-"+goMaxProcs() {
 			continue
 		}
-		if v, ok := results.Value(r, "bytes/s"); !ok || v <= 0 {
+		if v, ok := resultfile.Value(r, "bytes/s"); !ok || v <= 0 {
 			t.Errorf("the node read no bytes: %v", r.Values)
 		}
 		return
@@ -220,7 +220,7 @@ func TestNodePeer(t *testing.T) {
 	if !strings.Contains(stdout, "the PyTorch DDP peer") || !strings.Contains(stdout, "peer node-max-accelerators: ") {
 		t.Errorf("no peer table or answer:\n%s", stdout)
 	}
-	recs, err := results.Read(out)
+	recs, err := resultfile.Read(out)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -228,7 +228,7 @@ func TestNodePeer(t *testing.T) {
 	for _, r := range recs {
 		if strings.HasPrefix(string(r.Name), "NodeTorch/accelerators=2/level=none") {
 			torch++
-			if v, ok := results.Value(r, "au"); !ok || !(v > 0 && v <= 1.01) {
+			if v, ok := resultfile.Value(r, "au"); !ok || !(v > 0 && v <= 1.01) {
 				t.Errorf("%s: au %v", r.Name, v)
 			}
 		}

@@ -7,8 +7,8 @@ import (
 	"io"
 	"slices"
 
-	"github.com/headspace-bench/headspace/harness/blocks/driver"
-	"github.com/headspace-bench/headspace/harness/blocks/results"
+	"github.com/headspace-bench/headspace/harness/driver"
+	"github.com/headspace-bench/headspace/harness/resultfile"
 	"github.com/headspace-bench/headspace/internal/summary"
 	"github.com/headspace-bench/headspace/workloads"
 )
@@ -99,7 +99,7 @@ func runCUDADecode(ctx context.Context, args []string, stdout io.Writer) error {
 	}
 	rates := make([]float64, len(rs))
 	for i, r := range rs {
-		rates[i], _ = results.Value(r, "images/s")
+		rates[i], _ = resultfile.Value(r, "images/s")
 	}
 	fmt.Fprintf(stdout, "%s: median %.0f images/s over %d batches of %d (min %.0f, max %.0f)\n",
 		d.Decoder, summary.Median(rates), len(rates), d.Batch, slices.Min(rates), slices.Max(rates))

@@ -12,10 +12,10 @@ import (
 
 	"golang.org/x/perf/benchfmt"
 
-	"github.com/headspace-bench/headspace/harness/blocks/driver"
-	"github.com/headspace-bench/headspace/harness/blocks/level"
-	"github.com/headspace-bench/headspace/harness/blocks/results"
-	"github.com/headspace-bench/headspace/harness/engines/ownloop"
+	"github.com/headspace-bench/headspace/harness/driver"
+	"github.com/headspace-bench/headspace/harness/level"
+	"github.com/headspace-bench/headspace/harness/ownloop"
+	"github.com/headspace-bench/headspace/harness/resultfile"
 )
 
 // ownFlags are the flags of analyze and ladder that apply to a user's own
@@ -294,7 +294,7 @@ func runOwnWhatIf(ctx context.Context, fs *flag.FlagSet, of *ownFlags, verify bo
 		if run.Start.CUDA {
 			dev = "cuda"
 		}
-		wrote, err := driver.Write(resultsOut, driver.Settings(dev, ownloop.CommandConfig(cmd, run), []results.Config{{Key: "verify-steps", Value: strconv.Itoa(steps)}}), w.Records(cmd, checks), false)
+		wrote, err := driver.Write(resultsOut, driver.Settings(dev, ownloop.CommandConfig(cmd, run), []resultfile.Config{{Key: "verify-steps", Value: strconv.Itoa(steps)}}), w.Records(cmd, checks), false)
 		if err != nil {
 			return err
 		}

@@ -23,7 +23,7 @@ func ownScript(t *testing.T) string {
 	if out, err := exec.Command(ownPython, "-c", "import torch").CombinedOutput(); err != nil {
 		t.Fatalf("%s cannot import torch (make test-deps installs python3-torch): %v\n%s", ownPython, err, out)
 	}
-	b, err := os.ReadFile("../../harness/engines/ownloop/testdata/sleepy.py")
+	b, err := os.ReadFile("../../harness/ownloop/testdata/sleepy.py")
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -6,7 +6,7 @@ import (
 	"flag"
 	"fmt"
 	"github.com/headspace-bench/headspace/datasets/bucket"
-	"github.com/headspace-bench/headspace/harness/blocks/driver"
+	"github.com/headspace-bench/headspace/harness/driver"
 	"io"
 	"os"
 	"path/filepath"
@@ -14,10 +14,10 @@ import (
 	"strings"
 
 	"github.com/headspace-bench/headspace/datasets/ondisk"
-	"github.com/headspace-bench/headspace/harness/blocks/loader"
-	"github.com/headspace-bench/headspace/harness/blocks/machine"
-	"github.com/headspace-bench/headspace/harness/blocks/results"
-	"github.com/headspace-bench/headspace/harness/engines/peer"
+	"github.com/headspace-bench/headspace/harness/loader"
+	"github.com/headspace-bench/headspace/harness/machine"
+	"github.com/headspace-bench/headspace/harness/peer"
+	"github.com/headspace-bench/headspace/harness/resultfile"
 	"github.com/headspace-bench/headspace/internal/atomicfile"
 	"github.com/headspace-bench/headspace/workloads"
 )
@@ -33,7 +33,7 @@ RandomCrop, RandomMask, ConvertColor, Scale, DataLoader with num_workers
 worker processes) at the same settings, in the same run, on the same cores.
 For each worker count and each of --count rounds it measures every
 implementation once, back to back, the order rotated between groups, each
-as harness/engines/loadbench measures a loader: time to first batch, samples/s
+as harness/loadbench measures a loader: time to first batch, samples/s
 after the first batch, CPU seconds. It prints the medians with our
 samples/s over torch's and whether each target (fast >= 10x torch, naive
 >= 2x) is met, and writes a benchmark-format file (--out), a Markdown
@@ -180,12 +180,12 @@ func runPeer(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	// Read before the runs: they may start git, whose CPU is no loader's.
 	host := machine.Describe()
 	exp := workloads.Peer{Config: peer.Config{Peer: p, Settings: settings, Workers: workers, Impls: impls, Count: *count}}
-	var env []results.Config
+	var env []resultfile.Config
 	if *out != "" {
 		// Everything the report states goes into the file, so that
 		// --from rebuilds it (peer.ReportKeys).
 		env = append(append(machine.Environment("none"), exp.Settings()...),
-			results.Config{Key: "distro", Value: host.Distro}, results.Config{Key: "command", Value: peerCommand(args)})
+			resultfile.Config{Key: "distro", Value: host.Distro}, resultfile.Config{Key: "command", Value: peerCommand(args)})
 	}
 	var run workloads.Env
 	run.Details.Peer = func(m peer.Measurement) {

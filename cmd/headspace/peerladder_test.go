@@ -2,7 +2,7 @@ package main
 
 import (
 	"fmt"
-	"github.com/headspace-bench/headspace/harness/blocks/level"
+	"github.com/headspace-bench/headspace/harness/level"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -10,7 +10,7 @@ import (
 	"testing"
 
 	"github.com/headspace-bench/headspace/device"
-	"github.com/headspace-bench/headspace/harness/blocks/results"
+	"github.com/headspace-bench/headspace/harness/resultfile"
 	"github.com/headspace-bench/headspace/workloads"
 )
 
@@ -58,7 +58,7 @@ func TestPeerLadderWritesOneFile(t *testing.T) {
 			t.Errorf("stdout lacks %q:\n%s", s, stdout)
 		}
 	}
-	rs, err := results.Read(out)
+	rs, err := resultfile.Read(out)
 	if err != nil || len(rs) != 6 {
 		t.Fatalf("read %s: %d results, %v; want 6 (3 implementations × 2 levels)", out, len(rs), err)
 	}
@@ -152,7 +152,7 @@ echo "torch-device: emulated"`, 1)
 	if code == 0 || !strings.Contains(stderr, "boom") || !strings.Contains(stderr, "results so far") {
 		t.Fatalf("exit %d, stderr %q: want a failure naming the script's error and the runs kept", code, stderr)
 	}
-	rs, err := results.Read(out)
+	rs, err := resultfile.Read(out)
 	if err != nil || len(rs) < 3 {
 		t.Fatalf("read %s: %d results, %v; want at least the 3 runs at level device", out, len(rs), err)
 	}

@@ -15,12 +15,12 @@ import (
 	"github.com/headspace-bench/headspace/datasets"
 	"github.com/headspace-bench/headspace/datasets/bucket"
 	"github.com/headspace-bench/headspace/datasets/ondisk"
-	"github.com/headspace-bench/headspace/harness/blocks/driver"
-	"github.com/headspace-bench/headspace/harness/blocks/link"
-	"github.com/headspace-bench/headspace/harness/blocks/loader"
-	"github.com/headspace-bench/headspace/harness/blocks/machine"
-	"github.com/headspace-bench/headspace/harness/blocks/results"
-	"github.com/headspace-bench/headspace/harness/engines/peer"
+	"github.com/headspace-bench/headspace/harness/driver"
+	"github.com/headspace-bench/headspace/harness/link"
+	"github.com/headspace-bench/headspace/harness/loader"
+	"github.com/headspace-bench/headspace/harness/machine"
+	"github.com/headspace-bench/headspace/harness/peer"
+	"github.com/headspace-bench/headspace/harness/resultfile"
 	"github.com/headspace-bench/headspace/internal/atomicfile"
 )
 
@@ -155,7 +155,7 @@ func runPeerRemote(ctx context.Context, fs *flag.FlagSet, rf *peerRemoteFlags, a
 	s.Link = lc.Settings()
 	c := peer.RemoteConfig{Peer: p, Settings: s, Data: rb.URLs, Layouts: layouts, Workers: workers, Count: count}
 
-	var env []results.Config
+	var env []resultfile.Config
 	if out != "" {
 		s1 := s
 		s1.Data = rb.URLs[peer.Shards]
@@ -166,12 +166,12 @@ func runPeerRemote(ctx context.Context, fs *flag.FlagSet, rf *peerRemoteFlags, a
 			}
 		}
 		env = append(append(append(machine.Environment("none"), env...),
-			results.Config{Key: "samples", Value: strconv.Itoa(n)},
-			results.Config{Key: "batches", Value: strconv.Itoa(s.Batches)},
-			results.Config{Key: "rounds", Value: strconv.Itoa(count)},
-			results.Config{Key: "shard-size", Value: strconv.Itoa(rf.shardSize)}),
+			resultfile.Config{Key: "samples", Value: strconv.Itoa(n)},
+			resultfile.Config{Key: "batches", Value: strconv.Itoa(s.Batches)},
+			resultfile.Config{Key: "rounds", Value: strconv.Itoa(count)},
+			resultfile.Config{Key: "shard-size", Value: strconv.Itoa(rf.shardSize)}),
 			peer.CostSettings(rb.Costs)...)
-		env = append(env, results.Config{Key: "distro", Value: host.Distro}, results.Config{Key: "command", Value: peerCommand(args)})
+		env = append(env, resultfile.Config{Key: "distro", Value: host.Distro}, resultfile.Config{Key: "command", Value: peerCommand(args)})
 	}
 	res, err := peer.RemoteSweep(ctx, c, func(m peer.RemoteMeasurement) {
 		fmt.Fprintf(stderr, "%s: TTFB %.3fs, %.1f samples/s, CPU %.2fs\n", m.BenchName(), m.TTFB.Seconds(), m.SamplesPerSec, m.CPU.Seconds())

@@ -6,7 +6,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/headspace-bench/headspace/harness/engines/peer"
+	"github.com/headspace-bench/headspace/harness/peer"
 )
 
 // remoteScript is the boto3 peer, from this package's directory.

@@ -9,7 +9,7 @@ import (
 	"strconv"
 	"time"
 
-	"github.com/headspace-bench/headspace/harness/blocks/results"
+	"github.com/headspace-bench/headspace/harness/resultfile"
 	"github.com/headspace-bench/headspace/internal/disturb"
 	"github.com/headspace-bench/headspace/internal/progress"
 )
@@ -73,7 +73,7 @@ func (f *disturbFlags) policy() (disturb.Policy, error) {
 // progress line on stderr (a terminal) how busy it is; when the wait
 // ends at its bound it returns the machine-busy configuration line for
 // the result file, and says so on stderr.
-func (f *disturbFlags) waitQuiet(ctx context.Context, stderr io.Writer) ([]results.Config, error) {
+func (f *disturbFlags) waitQuiet(ctx context.Context, stderr io.Writer) ([]resultfile.Config, error) {
 	if f.wait <= 0 {
 		return nil, nil
 	}
@@ -88,5 +88,5 @@ func (f *disturbFlags) waitQuiet(ctx context.Context, stderr io.Writer) ([]resul
 	}
 	bar.Finish()
 	fmt.Fprintf(stderr, "headspace: the machine did not get quiet (%s): measuring anyway; the result file says so\n", r)
-	return []results.Config{{Key: results.BusyKey, Value: r.String()}}, nil
+	return []resultfile.Config{{Key: resultfile.BusyKey, Value: r.String()}}, nil
 }

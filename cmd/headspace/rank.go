@@ -5,7 +5,7 @@ import (
 	"io"
 	"os"
 
-	"github.com/headspace-bench/headspace/harness/engines/node"
+	"github.com/headspace-bench/headspace/harness/node"
 )
 
 func init() {

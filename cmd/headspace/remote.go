@@ -11,9 +11,9 @@ import (
 
 	"golang.org/x/perf/benchfmt"
 
-	"github.com/headspace-bench/headspace/harness/blocks/driver"
-	"github.com/headspace-bench/headspace/harness/blocks/results"
-	"github.com/headspace-bench/headspace/harness/engines/remedies"
+	"github.com/headspace-bench/headspace/harness/driver"
+	"github.com/headspace-bench/headspace/harness/remedies"
+	"github.com/headspace-bench/headspace/harness/resultfile"
 	"github.com/headspace-bench/headspace/internal/atomicfile"
 	"github.com/headspace-bench/headspace/workloads"
 )
@@ -59,7 +59,7 @@ func runRemote(ctx context.Context, args []string, stdout, stderr io.Writer) err
 		if err := fromOnly(fs, "report", "plot"); err != nil {
 			return err
 		}
-		recs, err := results.Read(*from)
+		recs, err := resultfile.Read(*from)
 		if err != nil {
 			if errors.Is(err, os.ErrNotExist) {
 				return usagef("--from %s: no such file", *from)
@@ -79,9 +79,9 @@ func runRemote(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	}
 	dev := workloads.RemoteDevice()
 	config := driver.Settings("emulated", dev.Settings, exp.Settings(),
-		[]results.Config{{Key: "command", Value: commandLine("headspace remote", args)}})
+		[]resultfile.Config{{Key: "command", Value: commandLine("headspace remote", args)}})
 	if *quick {
-		config = append(config, results.Config{Key: "size", Value: "quick"})
+		config = append(config, resultfile.Config{Key: "size", Value: "quick"})
 	}
 	resultsOut := driver.Output{Path: *out, Benchmarks: []string{"Remote"}, Fresh: true}
 	if err := driver.Check(resultsOut); err != nil {
@@ -94,12 +94,12 @@ func runRemote(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	// device (--out /dev/stdout) is written once, in place, as before.
 	stream := resultsOut
 	inPlace := *out != "" && atomicfile.InPlace(*out)
-	streamed := append(config[:len(config):len(config)], results.Config{Key: "partial", Value: "true"})
+	streamed := append(config[:len(config):len(config)], resultfile.Config{Key: "partial", Value: "true"})
 	if inPlace {
 		streamed = config
 	} else if *out != "" {
-		if prev, err := results.Summarize(*out); err == nil && prev.Results > 0 && !prev.Partial {
-			stream.Path = results.Beside(*out, "partial")
+		if prev, err := resultfile.Summarize(*out); err == nil && prev.Results > 0 && !prev.Partial {
+			stream.Path = resultfile.Beside(*out, "partial")
 			if err := driver.Check(stream); err != nil {
 				return err
 			}
@@ -116,7 +116,7 @@ func runRemote(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	made := 0
 	s := driver.Begin(f, nil, 0, func(r *benchfmt.Result) error {
 		made++
-		v, _ := results.Value(r, "samples/s")
+		v, _ := resultfile.Value(r, "samples/s")
 		fmt.Fprintf(stderr, "%s: %.0f samples/s\n", r.Name, v)
 		return nil
 	})
@@ -145,7 +145,7 @@ func runRemote(ctx context.Context, args []string, stdout, stderr io.Writer) err
 		}
 		// Complete: --out gets the run whole, without the partial mark,
 		// and the partial file beside it goes.
-		done, err := results.Read(stream.Path)
+		done, err := resultfile.Read(stream.Path)
 		if err != nil {
 			return err
 		}
@@ -157,7 +157,7 @@ func runRemote(ctx context.Context, args []string, stdout, stderr io.Writer) err
 		}
 		fmt.Fprintf(stdout, "results: %s\n", *out)
 		// The report is rebuilt from the file, as --from would.
-		if recs, err = results.Read(*out); err != nil {
+		if recs, err = resultfile.Read(*out); err != nil {
 			return err
 		}
 		config = fileConfig(recs)
@@ -166,14 +166,14 @@ func runRemote(ctx context.Context, args []string, stdout, stderr io.Writer) err
 }
 
 // fileConfig is the configuration lines of a file's records.
-func fileConfig(recs []*benchfmt.Result) []results.Config {
+func fileConfig(recs []*benchfmt.Result) []resultfile.Config {
 	if len(recs) == 0 {
 		return nil
 	}
-	var out []results.Config
+	var out []resultfile.Config
 	for _, c := range recs[0].Config {
 		if c.File {
-			out = append(out, results.Config{Key: c.Key, Value: string(c.Value)})
+			out = append(out, resultfile.Config{Key: c.Key, Value: string(c.Value)})
 		}
 	}
 	return out
@@ -181,7 +181,7 @@ func fileConfig(recs []*benchfmt.Result) []results.Config {
 
 // writeRemote builds the report of recs, prints the model's median error
 // and writes the plot and the report where asked.
-func writeRemote(stdout io.Writer, recs []*benchfmt.Result, config []results.Config, report, plotPath string) error {
+func writeRemote(stdout io.Writer, recs []*benchfmt.Result, config []resultfile.Config, report, plotPath string) error {
 	r, err := remedies.Build(recs, config)
 	if err != nil {
 		return err

@@ -15,8 +15,8 @@ import (
 	"time"
 
 	"github.com/headspace-bench/headspace/datasets/bucket"
-	"github.com/headspace-bench/headspace/harness/blocks/link"
-	"github.com/headspace-bench/headspace/harness/blocks/results"
+	"github.com/headspace-bench/headspace/harness/link"
+	"github.com/headspace-bench/headspace/harness/resultfile"
 )
 
 // TestRemoteInterruptKeepsCompleteOut: SIGINT during `remote --out F`,
@@ -61,8 +61,8 @@ func TestRemoteInterruptKeepsCompleteOut(t *testing.T) {
 	if err != nil || !bytes.Equal(got, complete) {
 		t.Errorf("F, a complete run, changed by an interrupted run (%v)", err)
 	}
-	partial := results.Beside(out, "partial")
-	s, err := results.Summarize(partial)
+	partial := resultfile.Beside(out, "partial")
+	s, err := resultfile.Summarize(partial)
 	if err != nil || !s.Partial || s.Results == 0 {
 		t.Errorf("%s: %+v, %v; want the finished results, marked partial", partial, s, err)
 	}

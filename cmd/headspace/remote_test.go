@@ -7,7 +7,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/headspace-bench/headspace/harness/blocks/s3server"
+	"github.com/headspace-bench/headspace/harness/s3server"
 )
 
 // startS3 starts the real S3-compatible server for one test, with its

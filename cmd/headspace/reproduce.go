@@ -11,9 +11,9 @@ import (
 	"time"
 
 	"github.com/headspace-bench/headspace/device"
-	"github.com/headspace-bench/headspace/harness/blocks/loader"
-	"github.com/headspace-bench/headspace/harness/blocks/procloader"
-	"github.com/headspace-bench/headspace/harness/engines/peer"
+	"github.com/headspace-bench/headspace/harness/loader"
+	"github.com/headspace-bench/headspace/harness/peer"
+	"github.com/headspace-bench/headspace/harness/procloader"
 	"github.com/headspace-bench/headspace/reproduce"
 )
 

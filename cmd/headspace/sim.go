@@ -7,8 +7,8 @@ import (
 	"strings"
 	"time"
 
-	"github.com/headspace-bench/headspace/harness/blocks/timeline"
-	"github.com/headspace-bench/headspace/harness/engines/sim"
+	"github.com/headspace-bench/headspace/harness/sim"
+	"github.com/headspace-bench/headspace/harness/timeline"
 	"github.com/headspace-bench/headspace/internal/atomicfile"
 	"github.com/headspace-bench/headspace/workloads"
 )

@@ -19,7 +19,7 @@ import (
 	"golang.org/x/perf/benchfmt"
 
 	"github.com/headspace-bench/headspace/datasets/ondisk"
-	"github.com/headspace-bench/headspace/harness/blocks/results"
+	"github.com/headspace-bench/headspace/harness/resultfile"
 )
 
 // The tests of issue 21 ("results you can trust, round 2"), one or more
@@ -153,7 +153,7 @@ func TestLockFileSymlinkNotFollowed(t *testing.T) {
 func TestPartialRunKeepsCompleteFile(t *testing.T) {
 	dir := t.TempDir()
 	out := filepath.Join(dir, "x.txt")
-	cfg := []results.Config{{Key: "cpu", Value: "test"}}
+	cfg := []resultfile.Config{{Key: "cpu", Value: "test"}}
 	rec := func(n int) []*benchmarkResult {
 		var rs []*benchmarkResult
 		for i := range n {
@@ -161,25 +161,25 @@ func TestPartialRunKeepsCompleteFile(t *testing.T) {
 		}
 		return rs
 	}
-	if _, err := results.WriteFileWith(out, cfg, rec(3), results.Replace{}); err != nil {
+	if _, err := resultfile.WriteFileWith(out, cfg, rec(3), resultfile.Replace{}); err != nil {
 		t.Fatal(err)
 	}
-	wrote, err := results.WriteFileWith(out, cfg, rec(2), results.Replace{Partial: true})
+	wrote, err := resultfile.WriteFileWith(out, cfg, rec(2), resultfile.Replace{Partial: true})
 	if err != nil || wrote != filepath.Join(dir, "x.partial.txt") {
 		t.Fatalf("partial write went to %s, %v; want x.partial.txt", wrote, err)
 	}
-	if rs, _ := results.Read(out); len(rs) != 3 {
+	if rs, _ := resultfile.Read(out); len(rs) != 3 {
 		t.Errorf("the complete file holds %d results, want its 3", len(rs))
 	}
-	rs, _ := results.Read(wrote)
+	rs, _ := resultfile.Read(wrote)
 	if len(rs) != 2 || rs[0].GetConfig("partial") != "true" {
 		t.Errorf("the partial file: %d results, partial %q", len(rs), rs[0].GetConfig("partial"))
 	}
 	// A smaller complete run is kept beside too, unless forced.
-	if wrote, err := results.WriteFileWith(out, cfg, rec(1), results.Replace{}); err != nil || wrote != filepath.Join(dir, "x.smaller.txt") {
+	if wrote, err := resultfile.WriteFileWith(out, cfg, rec(1), resultfile.Replace{}); err != nil || wrote != filepath.Join(dir, "x.smaller.txt") {
 		t.Errorf("smaller run went to %s, %v", wrote, err)
 	}
-	if wrote, err := results.WriteFileWith(out, cfg, rec(1), results.Replace{Force: true}); err != nil || wrote != out {
+	if wrote, err := resultfile.WriteFileWith(out, cfg, rec(1), resultfile.Replace{Force: true}); err != nil || wrote != out {
 		t.Errorf("forced smaller run went to %s, %v", wrote, err)
 	}
 }
@@ -190,7 +190,7 @@ func TestQuickRunKeepsFullResults(t *testing.T) {
 	dir := t.TempDir()
 	saved := filepath.Join(dir, "results", "004-sim.txt")
 	os.MkdirAll(filepath.Dir(saved), 0o755)
-	if err := results.WriteFile(saved, []results.Config{{Key: "quick", Value: "false"}}, []*benchmarkResult{result("BenchmarkSim/load=1s", 1)}); err != nil {
+	if err := resultfile.WriteFile(saved, []resultfile.Config{{Key: "quick", Value: "false"}}, []*benchmarkResult{result("BenchmarkSim/load=1s", 1)}); err != nil {
 		t.Fatal(err)
 	}
 	before, _ := os.ReadFile(saved)

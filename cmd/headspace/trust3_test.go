@@ -9,7 +9,7 @@ import (
 	"testing"
 
 	"github.com/headspace-bench/headspace/datasets/ondisk"
-	"github.com/headspace-bench/headspace/harness/blocks/loader"
+	"github.com/headspace-bench/headspace/harness/loader"
 )
 
 // The tests of issue 32 ("results you can trust, round 3") for datasets

@@ -10,7 +10,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/headspace-bench/headspace/harness/blocks/results"
+	"github.com/headspace-bench/headspace/harness/resultfile"
 )
 
 // ladderInto runs a tiny ladder of the device level into out.
@@ -84,7 +84,7 @@ func TestShardsTakeTurns(t *testing.T) {
 			t.Fatalf("shard %s: exit %d: %s", s, code, stderr)
 		}
 	}
-	rs, err := results.Read(out)
+	rs, err := resultfile.Read(out)
 	if err != nil || len(rs) != 2 {
 		t.Fatalf("the shared file holds %d results (%v), want both shards' 2", len(rs), err)
 	}
@@ -101,7 +101,7 @@ func TestSecondWriterRefused(t *testing.T) {
 	go func() { done <- run(ctx, args, &bytes.Buffer{}, &bytes.Buffer{}) }()
 	deadline := time.Now().Add(30 * time.Second)
 	for {
-		if rs, err := results.Read(out); err == nil && len(rs) > 0 {
+		if rs, err := resultfile.Read(out); err == nil && len(rs) > 0 {
 			break
 		}
 		if time.Now().After(deadline) {
@@ -137,7 +137,7 @@ func TestFreshKeepsOldFileUntilFirstResult(t *testing.T) {
 	if code, _, stderr := ladderInto(out, "--fresh", "--steps", "3"); code != 0 {
 		t.Fatalf("--fresh: exit %d: %s", code, stderr)
 	}
-	if rs, err := results.Read(out); err != nil || len(rs) != 1 || rs[0].GetConfig("steps") != "3" {
+	if rs, err := resultfile.Read(out); err != nil || len(rs) != 1 || rs[0].GetConfig("steps") != "3" {
 		t.Errorf("after --fresh the file holds %d results (%v), want the new one", len(rs), err)
 	}
 }
@@ -156,7 +156,7 @@ func TestOutThroughLinksAndDevices(t *testing.T) {
 	if fi, err := os.Lstat(link); err != nil || fi.Mode()&os.ModeSymlink == 0 {
 		t.Error("the link was replaced")
 	}
-	if rs, err := results.Read(target); err != nil || len(rs) != 1 {
+	if rs, err := resultfile.Read(target); err != nil || len(rs) != 1 {
 		t.Errorf("the link's target holds %d results (%v)", len(rs), err)
 	}
 	before, _ := os.Stat(os.DevNull)

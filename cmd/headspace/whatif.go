@@ -14,10 +14,10 @@ import (
 	"golang.org/x/perf/benchfmt"
 
 	"github.com/headspace-bench/headspace/datasets/transforms"
-	"github.com/headspace-bench/headspace/harness/blocks/driver"
-	"github.com/headspace-bench/headspace/harness/blocks/loader"
-	"github.com/headspace-bench/headspace/harness/engines/node"
-	"github.com/headspace-bench/headspace/harness/engines/whatif"
+	"github.com/headspace-bench/headspace/harness/driver"
+	"github.com/headspace-bench/headspace/harness/loader"
+	"github.com/headspace-bench/headspace/harness/node"
+	"github.com/headspace-bench/headspace/harness/whatif"
 	"github.com/headspace-bench/headspace/internal/atomicfile"
 	"github.com/headspace-bench/headspace/workloads"
 )
@@ -305,7 +305,7 @@ func runWhatIf(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	}
 	// An interrupted verification is partial: its files say so, and a
 	// complete file already at a path is kept, the partial one written
-	// beside it (atomicfile.PartialPath, results.Replace.Partial).
+	// beside it (atomicfile.PartialPath, resultfile.Replace.Partial).
 	partial := s.Interrupted()
 	// The report holds the points with runs, as the file does.
 	checks = slices.DeleteFunc(checks, func(c whatif.Check) bool { return len(c.Runs) == 0 })

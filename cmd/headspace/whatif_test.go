@@ -8,8 +8,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/headspace-bench/headspace/harness/blocks/results"
-	"github.com/headspace-bench/headspace/harness/engines/whatif"
+	"github.com/headspace-bench/headspace/harness/resultfile"
+	"github.com/headspace-bench/headspace/harness/whatif"
 )
 
 // tinyWhatIf is a profile and a check small enough for -race.
@@ -77,7 +77,7 @@ func TestWhatIfProfileVerifyAndStats(t *testing.T) {
 			t.Errorf("output lacks %q:\n%s", want, stdout)
 		}
 	}
-	rs, err := results.Read(out)
+	rs, err := resultfile.Read(out)
 	if err != nil {
 		t.Fatal(err)
 	}

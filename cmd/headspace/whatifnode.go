@@ -14,11 +14,11 @@ import (
 
 	"github.com/headspace-bench/headspace/datasets/transforms"
 	"github.com/headspace-bench/headspace/device"
-	"github.com/headspace-bench/headspace/harness/blocks/driver"
-	"github.com/headspace-bench/headspace/harness/blocks/level"
-	"github.com/headspace-bench/headspace/harness/blocks/machine"
-	"github.com/headspace-bench/headspace/harness/blocks/results"
-	"github.com/headspace-bench/headspace/harness/engines/node"
+	"github.com/headspace-bench/headspace/harness/driver"
+	"github.com/headspace-bench/headspace/harness/level"
+	"github.com/headspace-bench/headspace/harness/machine"
+	"github.com/headspace-bench/headspace/harness/node"
+	"github.com/headspace-bench/headspace/harness/resultfile"
 	"github.com/headspace-bench/headspace/internal/atomicfile"
 	"github.com/headspace-bench/headspace/internal/summary"
 	"github.com/headspace-bench/headspace/workloads"
@@ -73,7 +73,7 @@ func runWhatIfNode(ctx context.Context, a whatIfNode, stdout, stderr io.Writer) 
 		return err
 	}
 	if a.from != "" {
-		recs, err := results.Read(a.from)
+		recs, err := resultfile.Read(a.from)
 		if err != nil {
 			return usagef("--from %s: %v", a.from, err)
 		}
@@ -184,10 +184,10 @@ func runWhatIfNode(ctx context.Context, a whatIfNode, stdout, stderr io.Writer) 
 	recs = append(recs, predictionRecords(p, a.accelerators, recs)...)
 	if a.out != "" {
 		settings := append(n.Settings(),
-			results.Config{Key: minAUKey, Value: fmt.Sprint(a.minAU)},
-			results.Config{Key: memoryPerRankKey, Value: strconv.FormatInt(memPerRank, 10)},
-			results.Config{Key: memoryAvailableKey, Value: strconv.FormatInt(avail, 10)},
-			results.Config{Key: "command", Value: a.command},
+			resultfile.Config{Key: minAUKey, Value: fmt.Sprint(a.minAU)},
+			resultfile.Config{Key: memoryPerRankKey, Value: strconv.FormatInt(memPerRank, 10)},
+			resultfile.Config{Key: memoryAvailableKey, Value: strconv.FormatInt(avail, 10)},
+			resultfile.Config{Key: "command", Value: a.command},
 		)
 		wrote, err := s.Write(resultsOut, driver.Settings("emulated", settings), recs)
 		if err != nil {
@@ -253,7 +253,7 @@ func predictionRecords(p node.Profile, accelerators []int, recs []*benchfmt.Resu
 	}
 	var out []*benchfmt.Result
 	for _, n := range accelerators {
-		res := &benchfmt.Result{Name: benchfmt.Name(results.BenchName(fmt.Sprintf("%saccelerators=%d", predictionPrefix, n), runtime.GOMAXPROCS(0))), Iters: 1}
+		res := &benchfmt.Result{Name: benchfmt.Name(resultfile.BenchName(fmt.Sprintf("%saccelerators=%d", predictionPrefix, n), runtime.GOMAXPROCS(0))), Iters: 1}
 		pred := p.PredictAU(n)
 		res.Values = append(res.Values, benchfmt.Value{Value: pred, Unit: unitPredictedAU})
 		if m, ok := measured[n]; ok && m > 0 {
@@ -347,6 +347,6 @@ func writeWhatIfNode(stdout io.Writer, recs []*benchfmt.Result, p node.Profile, 
 // isNodeWhatIf says whether path is a result file of whatif
 // --accelerators (it holds a node profile).
 func isNodeWhatIf(path string) bool {
-	recs, err := results.Read(path)
+	recs, err := resultfile.Read(path)
 	return err == nil && len(profileRecords(recs)) > 0
 }

@@ -5,7 +5,7 @@ import (
 	"io"
 	"os"
 
-	"github.com/headspace-bench/headspace/harness/blocks/procloader"
+	"github.com/headspace-bench/headspace/harness/procloader"
 )
 
 func init() {

@@ -6,7 +6,7 @@ import (
 	"os"
 	"testing"
 
-	"github.com/headspace-bench/headspace/harness/blocks/s3server"
+	"github.com/headspace-bench/headspace/harness/s3server"
 	"go.uber.org/goleak"
 )
 

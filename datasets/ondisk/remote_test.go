@@ -12,7 +12,7 @@ import (
 
 	"github.com/headspace-bench/headspace/datasets"
 	"github.com/headspace-bench/headspace/datasets/bucket"
-	"github.com/headspace-bench/headspace/harness/blocks/s3server"
+	"github.com/headspace-bench/headspace/harness/s3server"
 )
 
 // The real S3-compatible server of the remote tests, started by the first

@@ -18,7 +18,7 @@ import (
 
 	"golang.org/x/perf/benchfmt"
 
-	"github.com/headspace-bench/headspace/harness/blocks/results"
+	"github.com/headspace-bench/headspace/harness/resultfile"
 	"github.com/headspace-bench/headspace/internal/summary"
 )
 
@@ -44,7 +44,7 @@ func load(t *testing.T, path string) *file {
 	if f, ok := files[path]; ok {
 		return f
 	}
-	rs, err := results.Read(filepath.Join(root, filepath.FromSlash(path)))
+	rs, err := resultfile.Read(filepath.Join(root, filepath.FromSlash(path)))
 	if err != nil {
 		t.Fatalf("%s: %v", path, err)
 	}
@@ -77,7 +77,7 @@ func (f *file) runs(t *testing.T, name, unit string) []float64 {
 		if !sameName(r, name) {
 			continue
 		}
-		if v, ok := results.Value(r, unit); ok {
+		if v, ok := resultfile.Value(r, unit); ok {
 			xs = append(xs, v)
 		}
 	}

@@ -516,7 +516,7 @@ var settingFigures = []settingFigure{
 
 // pendingTables are tables whose rows are not checked here: the
 // sessions' table, which issue 41 item 7 left as it was, and the
-// simulation's table, which TestPairedMethod (harness/engines/gate)
+// simulation's table, which TestPairedMethod (harness/gate)
 // writes and holds to its own output. (The canaries' rates are a code
 // block, which TestDocsCanaries holds to the command's output.)
 var pendingTables = []pendingTable{

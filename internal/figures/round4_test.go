@@ -8,7 +8,7 @@ import (
 	"strings"
 
 	"fmt"
-	"github.com/headspace-bench/headspace/harness/blocks/results"
+	"github.com/headspace-bench/headspace/harness/resultfile"
 	"github.com/headspace-bench/headspace/internal/summary"
 	"slices"
 	"testing"
@@ -299,7 +299,7 @@ func runsAt(t *testing.T, path, commit, name, unit string) []float64 {
 		if !sameName(r, name) || r.GetConfig("commit") != commit {
 			continue
 		}
-		if v, ok := results.Value(r, unit); ok {
+		if v, ok := resultfile.Value(r, unit); ok {
 			xs = append(xs, v)
 		}
 	}
@@ -337,7 +337,7 @@ func spreadOf(paths ...string) figure {
 		for _, p := range paths {
 			by := map[string][]float64{}
 			for _, r := range load(t, p).rs {
-				if v, ok := results.Value(r, "sec/op"); ok {
+				if v, ok := resultfile.Value(r, "sec/op"); ok {
 					by[string(r.Name)] = append(by[string(r.Name)], v)
 				}
 			}

@@ -8,10 +8,10 @@ with Image.fromarray, then T.PILToTensor, T.RandomCrop, RandomMask (ratio 0.25,
 4-neighbour dilation with scipy's convolve2d), ConvertColor (a 3x3 matmul) and
 Scale (written once, in document.py), loaded by torch.utils.data.DataLoader
 with num_workers worker processes.
-No model runs: every batch is dropped as soon as it arrives, as harness/engines/loadbench
+No model runs: every batch is dropped as soon as it arrives, as harness/loadbench
 drops ours.
 
-For each worker count it measures, with the definitions of harness/engines/loadbench
+For each worker count it measures, with the definitions of harness/loadbench
 (Measure, Measurement.Benchmark):
 
   ttfb-ns    time to first batch: from creating the DataLoader's iterator
@@ -30,7 +30,7 @@ worker count, e.g.
 
   BenchmarkPeer/impl=torch/workers=2 6 13761234567 ttfb-ns 73.40 samples/s 34.690 cpu-s
 
-which golang.org/x/perf/benchfmt reads (harness/engines/peer parses it). Errors go to
+which golang.org/x/perf/benchfmt reads (harness/peer parses it). Errors go to
 stderr with a non-zero exit status.
 
 Usage:

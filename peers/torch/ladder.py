@@ -65,7 +65,7 @@ prints one line that golang.org/x/perf/benchfmt and benchstat read:
   BenchmarkTorchLadder/level=raw/workers=4-16 10 581395348 ns/op 1.720 steps/s 440.3 samples/s
 
 (iterations: the timed steps; the -N suffix is the CPU count, as Go prints
-GOMAXPROCS), after "key: value" configuration lines. harness/engines/peer's Parse reads
+GOMAXPROCS), after "key: value" configuration lines. harness/peer's Parse reads
 only dataloader.py's BenchmarkPeer lines, not these. Errors go to stderr with a
 non-zero exit status.
 

@@ -2,7 +2,7 @@
 """The boto3 peer: what a PyTorch user writes to train from a bucket.
 
 Two datasets, as users write them, over the same S3-compatible server and the
-same emulated link as headspace's loader (harness/engines/peer's RemoteSweep
+same emulated link as headspace's loader (harness/peer's RemoteSweep
 starts both and points AWS_ENDPOINT_URL at the link):
 
   --layout imagefolder  a map-style torch Dataset over one object per image

@@ -1,0 +1,213 @@
+// Package driver owns a run's result file: it is the one way headspace
+// writes one. Every command, `headspace reproduce` and the engines hand
+// their records to it; nothing else calls package results' writers (a
+// test in this package walks the module and fails on any other caller).
+//
+// A result file is written in one of two ways, chosen by the run, not by
+// the caller's taste:
+//
+//   - streamed (Open, Run.Add): every record is on disk, the whole file
+//     rewritten atomically, before Add returns, so a run killed at any
+//     instant loses nothing it reported. An existing file of the same
+//     setup and build is resumed (Run.Done says how many records of each
+//     benchmark it holds, so the run makes only the missing ones), or,
+//     with Output.Fresh, replaced by the first new record. The ladder,
+//     remote and the peer ladder stream: their runs are long.
+//   - whole (Write): the records of a finished (or interrupted) run are
+//     written once, under the replace rules of resultfile.WriteFileWith: a
+//     quick run does not replace a full one without Output.Force, an
+//     interrupted run's file says "partial: true" and goes beside a
+//     complete one, a smaller run goes beside a larger one. Commands
+//     whose runs are short, or whose settings lines are known only after
+//     the run (whatif's report, analyze's device), write whole.
+//
+// Both hold the file's write lock while they write it, refuse a file that
+// is not a results file or holds other benchmarks' results (Check, before
+// anything is measured), and write the same bytes for the same records
+// and settings: the format is package results'.
+//
+// A Session (Begin) is one run of an experiment as a command makes it:
+// it wires the experiment's Start, Result and Done hooks to the command's
+// use of each record, the progress line (internal/progress) and the
+// streamed file, and End tells an interrupted run (its context
+// cancelled: SIGINT) from a failed one, so that the command prints and
+// keeps what finished (Session.Write marks a whole file partial) and
+// returns Session.Err, the Interrupted error that exits 130. A command
+// is then its flags, a Session and what it prints.
+package driver
+
+import (
+	"context"
+	"fmt"
+	"os"
+
+	"golang.org/x/perf/benchfmt"
+
+	"github.com/headspace-bench/headspace/harness/machine"
+	"github.com/headspace-bench/headspace/harness/resultfile"
+	"github.com/headspace-bench/headspace/internal/atomicfile"
+)
+
+// Output is where a run's result file goes: what a command's --out,
+// --fresh and --force flags say.
+type Output struct {
+	// Path is the file; "" keeps no file (Add and Write record nothing).
+	Path string
+	// Benchmarks are the benchmarks the file is for (names without
+	// "Benchmark", up to the first '/': "Ladder"). Check refuses an
+	// existing file holding others (another command's results).
+	Benchmarks []string
+	// Fresh starts a streamed file over instead of resuming it: an
+	// existing results file stays whole until the first new record
+	// replaces it.
+	Fresh bool
+	// Force lets a whole file of a quick or smaller run replace a full or
+	// larger one.
+	Force bool
+	// Beside lets Write put a partial or smaller run's file beside a
+	// complete one it keeps, and return that path; without it Write
+	// fails naming both, so that a caller printing Path never claims a
+	// file it did not write.
+	Beside bool
+}
+
+// Settings is a result file's configuration lines: the machine's
+// (machine.Environment of device: goos, cpu, commit, …), then each group
+// of the run's settings in order.
+func Settings(device string, groups ...[]resultfile.Config) []resultfile.Config {
+	out := machine.Environment(device)
+	for _, g := range groups {
+		out = append(out, g...)
+	}
+	return out
+}
+
+// Check says, before anything is measured, whether out may be written
+// (resultfile.ErrRefused, exit 2, if not): the path is writable; an existing
+// file is a results file holding only out's benchmarks, that a quick run
+// would not replace without Force, and that no other run is writing.
+func Check(out Output) error {
+	if out.Path == "" {
+		return nil
+	}
+	if err := resultfile.CheckReplace(out.Path, resultfile.Purpose{Benchmarks: out.Benchmarks, Force: out.Force}); err != nil {
+		return err
+	}
+	f, err := resultfile.OpenFresh(out.Path, nil) // tries the write lock
+	if err != nil {
+		return err
+	}
+	return f.Close()
+}
+
+// Write writes a whole result file of records recorded under settings
+// to out and returns the path it wrote: out.Path, or with out.Beside the
+// file beside it where a complete or larger one is kept there
+// (resultfile.Beside). partial says the run was interrupted: the file
+// records "partial: true" and never replaces a complete one. Without a
+// path it writes nothing and returns "".
+func Write(out Output, settings []resultfile.Config, records []*benchfmt.Result, partial bool) (string, error) {
+	if out.Path == "" {
+		return "", nil
+	}
+	wrote, err := resultfile.WriteFileWith(out.Path, settings, records, resultfile.Replace{Force: out.Force, Partial: partial})
+	if err == nil && wrote != out.Path && !out.Beside {
+		err = fmt.Errorf("results: kept %s, which holds more results than this run's %d; they are in %s", out.Path, len(records), wrote)
+	}
+	return wrote, err
+}
+
+// Copy copies the result file src to dst byte for byte, atomically and
+// under the output policy (dst, if there, must be a results file; a
+// quick or smaller file may replace it: the copy is the same run's): how
+// a rebuild into another folder carries a run's file along. src must
+// read as a results file; copying a file onto itself does nothing.
+func Copy(src, dst string) error {
+	if sa, errA := os.Stat(src); errA == nil {
+		if sb, errB := os.Stat(dst); errB == nil && os.SameFile(sa, sb) {
+			return nil
+		}
+	}
+	if _, err := resultfile.Read(src); err != nil {
+		return err
+	}
+	b, err := atomicfile.ReadFileLimit(src, 1<<30)
+	if err != nil {
+		return err
+	}
+	if err := resultfile.CheckReplace(dst, resultfile.Purpose{Force: true}); err != nil {
+		return err
+	}
+	return atomicfile.WriteBytes(dst, b)
+}
+
+// Run is a streamed result file, from Open to Close. Its methods are
+// safe for concurrent use.
+type Run struct {
+	file *resultfile.File // nil without a path
+}
+
+// Open opens out's file for streaming records measured under settings,
+// and holds its write lock until Close. An existing file is resumed
+// unless out.Fresh (resultfile.OpenContext, resultfile.OpenFreshContext: a
+// file of another setup or build is refused); writes into a pipe stop
+// when ctx ends. Without a path the Run records nothing.
+func Open(ctx context.Context, out Output, settings []resultfile.Config) (*Run, error) {
+	if out.Path == "" {
+		return &Run{}, nil
+	}
+	open := resultfile.OpenContext
+	if out.Fresh {
+		open = resultfile.OpenFreshContext
+	}
+	f, err := open(ctx, out.Path, settings)
+	if err != nil {
+		return nil, err
+	}
+	return &Run{file: f}, nil
+}
+
+// Add writes records to the file before it returns (the whole file,
+// atomically): the shape of workloads.Env.Result.
+func (r *Run) Add(records ...*benchfmt.Result) error {
+	if r.file == nil {
+		return nil
+	}
+	return r.file.Add(records...)
+}
+
+// Done is how many records of the benchmark name (with or without
+// "Benchmark") the file holds, a resumed file's included: the shape of
+// workloads.Env.Done.
+func (r *Run) Done(name string) int {
+	if r.file == nil {
+		return 0
+	}
+	return r.file.Done(name)
+}
+
+// Values are the file's values of the benchmark name in unit, a resumed
+// file's first.
+func (r *Run) Values(name, unit string) []float64 {
+	if r.file == nil {
+		return nil
+	}
+	return r.file.Values(name, unit)
+}
+
+// Path is the file's path, "" without one.
+func (r *Run) Path() string {
+	if r.file == nil {
+		return ""
+	}
+	return r.file.Path()
+}
+
+// Close releases the file's write lock; every record Add returned for is
+// on disk already. Closing twice is harmless.
+func (r *Run) Close() error {
+	if r.file == nil {
+		return nil
+	}
+	return r.file.Close()
+}

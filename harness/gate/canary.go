@@ -1,0 +1,316 @@
+package gate
+
+// Canaries: the paired gate measured on itself. A canary is a paired
+// session whose answer is known: an A/A session (the same code on both
+// sides; every failure is false) or a session whose head is made slower
+// on purpose (the headspace_inject build tag; every pass is a miss). The
+// nightly runs one of each and files them in the history; ci/aa-paired.sh
+// runs many. CanaryRates turns every canary ever run into the gate's
+// false-failure rate and its power, each with its Clopper–Pearson
+// interval, so docs/gate.md quotes a command's output, not a hand-kept
+// table.
+
+import (
+	"bufio"
+	"bytes"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"text/tabwriter"
+
+	"golang.org/x/perf/benchfmt"
+	"gonum.org/v1/gonum/stat/distuv"
+
+	"github.com/headspace-bench/headspace/harness/resultfile"
+)
+
+// CanaryBenchmark is the benchmark name of a canary record: one result
+// "GateCanary/slowdown=S" with the units CanaryFailed (1 when the gate
+// failed, exit 1), CanaryRerun (1 when it asked for a rerun, exit 3) and
+// "rounds".
+const CanaryBenchmark = "GateCanary"
+
+// The canary record's units.
+const (
+	CanaryFailed = "failed"
+	CanaryRerun  = "rerun"
+)
+
+// CanaryFile is the canary record's file in a session's folder.
+const CanaryFile = "canary.txt"
+
+// Canary is one canary session's outcome.
+type Canary struct {
+	// Slowdown is the head's injected slowdown (0.10 for 10%); 0 for an
+	// A/A session.
+	Slowdown float64
+	// Failed: the gate exited 1; Rerun: it exited 3.
+	Failed, Rerun bool
+	// File is the file it was read from.
+	File string
+}
+
+// CanaryRecord is the result record of a finished session o run as a
+// canary with the given slowdown.
+func CanaryRecord(slowdown float64, o Outcome) *benchfmt.Result {
+	b2f := func(b bool) float64 {
+		if b {
+			return 1
+		}
+		return 0
+	}
+	return &benchfmt.Result{
+		Name:  benchfmt.Name(fmt.Sprintf("%s/slowdown=%s", CanaryBenchmark, strconv.FormatFloat(slowdown, 'f', -1, 64))),
+		Iters: 1,
+		Values: []benchfmt.Value{
+			{Value: b2f(o.Failed()), Unit: CanaryFailed},
+			{Value: b2f(o.Rerun()), Unit: CanaryRerun},
+			{Value: float64(len(o.Rounds)), Unit: "rounds"},
+		},
+	}
+}
+
+// ReadCanaries finds every canary under paths (files or folders, walked):
+// canary records in result files (CanaryBenchmark), and the sessions
+// ci/aa-paired.sh lists in a sessions.tsv (columns session, slowdown
+// "aa" or a fraction, paired_exit). Paths that hold none between them
+// are an error naming them.
+func ReadCanaries(paths ...string) ([]Canary, error) {
+	var out []Canary
+	for _, p := range paths {
+		err := filepath.WalkDir(p, func(path string, d fs.DirEntry, err error) error {
+			if err != nil {
+				return err
+			}
+			if !d.Type().IsRegular() {
+				return nil
+			}
+			switch {
+			case d.Name() == "sessions.tsv":
+				cs, err := readSessionsTSV(path)
+				out = append(out, cs...)
+				return err
+			case strings.HasSuffix(d.Name(), ".txt"):
+				cs, err := readCanaryRecords(path)
+				out = append(out, cs...)
+				return err
+			}
+			return nil
+		})
+		if err != nil {
+			return nil, err
+		}
+	}
+	if len(out) == 0 {
+		return nil, fmt.Errorf("%s: no canary session (no %s record, no ci/aa-paired.sh sessions.tsv)", strings.Join(paths, ", "), CanaryBenchmark)
+	}
+	return out, nil
+}
+
+// readCanaryRecords reads the canary records of a result file; a file
+// that names none is not read further.
+func readCanaryRecords(path string) ([]Canary, error) {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return nil, err
+	}
+	if !bytes.Contains(b, []byte("Benchmark"+CanaryBenchmark+"/")) {
+		return nil, nil
+	}
+	rs, err := resultfile.Read(path)
+	if err != nil {
+		return nil, err
+	}
+	var out []Canary
+	for _, r := range rs {
+		base, parts := r.Name.Parts()
+		if strings.TrimPrefix(string(base), "Benchmark") != CanaryBenchmark || len(parts) == 0 {
+			continue
+		}
+		s, ok := strings.CutPrefix(string(parts[0]), "/slowdown=")
+		slowdown, err := strconv.ParseFloat(s, 64)
+		if !ok || err != nil || slowdown < 0 {
+			return nil, fmt.Errorf("%s: %s: want %s/slowdown=FRACTION", path, r.Name, CanaryBenchmark)
+		}
+		c := Canary{Slowdown: slowdown, File: path}
+		for _, v := range r.Values {
+			switch v.Unit {
+			case CanaryFailed:
+				c.Failed = v.Value > 0
+			case CanaryRerun:
+				c.Rerun = v.Value > 0
+			}
+		}
+		out = append(out, c)
+	}
+	return out, nil
+}
+
+// readSessionsTSV reads ci/aa-paired.sh's table of sessions.
+func readSessionsTSV(path string) ([]Canary, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	sc := bufio.NewScanner(f)
+	var col map[string]int
+	var out []Canary
+	for line := 1; sc.Scan(); line++ {
+		fields := strings.Split(sc.Text(), "\t")
+		if col == nil {
+			col = map[string]int{}
+			for i, name := range fields {
+				col[name] = i
+			}
+			for _, need := range []string{"session", "slowdown", "paired_exit"} {
+				if _, ok := col[need]; !ok {
+					return nil, fmt.Errorf("%s: no %q column: not a ci/aa-paired.sh sessions table", path, need)
+				}
+			}
+			continue
+		}
+		get := func(name string) string {
+			if i := col[name]; i < len(fields) {
+				return fields[i]
+			}
+			return ""
+		}
+		c := Canary{File: path}
+		if s := get("slowdown"); s != "aa" {
+			c.Slowdown, err = strconv.ParseFloat(s, 64)
+			if err != nil || c.Slowdown <= 0 {
+				return nil, fmt.Errorf("%s:%d: slowdown %q: want aa or a fraction", path, line, s)
+			}
+		}
+		switch e := get("paired_exit"); e {
+		case "0":
+		case "1":
+			c.Failed = true
+		case "3":
+			c.Rerun = true
+		default:
+			return nil, fmt.Errorf("%s:%d: paired_exit %q: want 0, 1 or 3", path, line, e)
+		}
+		out = append(out, c)
+	}
+	return out, sc.Err()
+}
+
+// CanaryRate is the gate's record at one slowdown.
+type CanaryRate struct {
+	// Slowdown is 0 for A/A sessions.
+	Slowdown float64
+	// Sessions counts the canaries; Failed those the gate failed (exit
+	// 1), Rerun those it asked to rerun (exit 3, not failed).
+	Sessions, Failed, Rerun int
+	// Lo and Hi bound Failed/Sessions: the Clopper–Pearson interval at
+	// Level.
+	Lo, Hi, Level float64
+}
+
+// Rate is Failed/Sessions: at slowdown 0 the false-failure rate, above
+// it the power (a rerun is no catch).
+func (r CanaryRate) Rate() float64 { return float64(r.Failed) / float64(r.Sessions) }
+
+// CanaryRates groups canaries by slowdown, A/A first, with each failure
+// rate's Clopper–Pearson interval at level (0.95 when 0).
+func CanaryRates(cs []Canary, level float64) []CanaryRate {
+	if level == 0 {
+		level = Confidence
+	}
+	by := map[float64]*CanaryRate{}
+	var keys []float64
+	for _, c := range cs {
+		r := by[c.Slowdown]
+		if r == nil {
+			r = &CanaryRate{Slowdown: c.Slowdown, Level: level}
+			by[c.Slowdown] = r
+			keys = append(keys, c.Slowdown)
+		}
+		r.Sessions++
+		if c.Failed {
+			r.Failed++
+		}
+		if c.Rerun {
+			r.Rerun++
+		}
+	}
+	slices.Sort(keys)
+	out := make([]CanaryRate, 0, len(keys))
+	for _, k := range keys {
+		r := by[k]
+		r.Lo, r.Hi = ClopperPearson(r.Failed, r.Sessions, level)
+		out = append(out, *r)
+	}
+	return out
+}
+
+// ClopperPearson is the exact (Clopper–Pearson) interval at level of a
+// binomial proportion with k successes in n trials: the quantiles of
+// Beta(k, n-k+1) and Beta(k+1, n-k) (gonum's stat/distuv).
+func ClopperPearson(k, n int, level float64) (lo, hi float64) {
+	if n <= 0 || k < 0 || k > n {
+		return 0, 1
+	}
+	a := (1 - level) / 2
+	lo, hi = 0, 1
+	if k > 0 {
+		lo = distuv.Beta{Alpha: float64(k), Beta: float64(n - k + 1)}.Quantile(a)
+	}
+	if k < n {
+		hi = distuv.Beta{Alpha: float64(k + 1), Beta: float64(n - k)}.Quantile(1 - a)
+	}
+	return lo, hi
+}
+
+// ErrNoCanaries is returned by WriteCanaryText for an empty list.
+var ErrNoCanaries = errors.New("no canary sessions")
+
+// WriteCanaryText writes the canaries' rates (CanaryRates at the 95%
+// level) as a table for people: per slowdown the sessions, failures,
+// reruns, the failure rate with its interval, and what it measures
+// against the target docs/gate.md holds the gate to (false failures
+// ≤ 2%; power ≥ 90% at +10%, ≥ 50% at +5%).
+func WriteCanaryText(w io.Writer, cs []Canary) error {
+	rates := CanaryRates(cs, 0)
+	if len(rates) == 0 {
+		return ErrNoCanaries
+	}
+	files := map[string]bool{}
+	for _, c := range cs {
+		files[c.File] = true
+	}
+	sources := len(files)
+	var b strings.Builder
+	n := 0
+	for _, r := range rates {
+		n += r.Sessions
+	}
+	fmt.Fprintf(&b, "%d canary sessions of the paired gate from %d files; the failure rate with its %g%% Clopper–Pearson interval\n\n", n, sources, 100*rates[0].Level)
+	tw := tabwriter.NewWriter(&b, 0, 0, 2, ' ', 0)
+	fmt.Fprintln(tw, "slowdown\tsessions\tfailed\trerun\tfailure rate\tinterval\tmeasures")
+	for _, r := range rates {
+		name, measures := "A/A", "false failures (target ≤ 2%)"
+		if r.Slowdown > 0 {
+			name = "+" + strconv.FormatFloat(100*r.Slowdown, 'f', -1, 64) + "%"
+			measures = "power"
+			switch {
+			case r.Slowdown >= 0.10:
+				measures = "power (target ≥ 90%)"
+			case r.Slowdown >= 0.05:
+				measures = "power (target ≥ 50%)"
+			}
+		}
+		fmt.Fprintf(tw, "%s\t%d\t%d\t%d\t%.1f%%\t[%.1f%%, %.1f%%]\t%s\n", name, r.Sessions, r.Failed, r.Rerun, 100*r.Rate(), 100*r.Lo, 100*r.Hi, measures)
+	}
+	tw.Flush()
+	_, err := io.WriteString(w, b.String())
+	return err
+}

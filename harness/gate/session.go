@@ -1,0 +1,209 @@
+package gate
+
+import (
+	"context"
+	"fmt"
+	"math/rand/v2"
+
+	"golang.org/x/perf/benchfmt"
+
+	"github.com/headspace-bench/headspace/harness/resultfile"
+)
+
+// Session defaults.
+const (
+	// DefaultRounds is the first stage's rounds.
+	DefaultRounds = 8
+	// DefaultConfirmRounds is the rounds a first alarm adds.
+	DefaultConfirmRounds = 8
+)
+
+// Session runs a paired, interleaved comparison of two builds on one
+// machine: rounds in which base and head each run once, in an order
+// drawn at random per round (so neither always runs first, on a warmer
+// or a cooler machine), decided on per-round ratios (ComparePaired).
+//
+// It runs in stages. The first runs Rounds rounds, plus up to Extra more
+// while a verdict metric has fewer than Rounds undisturbed rounds. If a
+// verdict metric is slower, that first alarm is confirmed: Confirm more
+// rounds are run, and the metric fails only if they agree in direction
+// (their own median ratio is on the slower side) and the comparison over
+// every round, first stage included, finds it slower (staged). A
+// slowdown that does not reproduce is "not sure". The final report is
+// over every round, with those verdicts.
+type Session struct {
+	// Rounds, Confirm and Extra: see Session; DefaultRounds,
+	// DefaultConfirmRounds and Rounds/2 when 0.
+	Rounds, Confirm, Extra int
+	// Options decides each stage.
+	Options PairedOptions
+	// Seed draws each round's order.
+	Seed uint64
+	// Run runs one side once in round (from 1) and returns its results.
+	Run func(ctx context.Context, round int, side PairSide) ([]*benchfmt.Result, error)
+	// Done, if set, receives every round as it completes (to keep it on
+	// disk before the next starts).
+	Done func(Round) error
+}
+
+// Outcome is a session's result.
+type Outcome struct {
+	// Report is over every completed round, with the staged verdicts.
+	Report PairedReport
+	// First is the first stage's report; Confirmation the second's,
+	// when a first alarm asked for one.
+	First        PairedReport
+	Confirmation *PairedReport
+	// Rounds are the completed rounds, in order.
+	Rounds []Round
+	// Partial is set when the session stopped early (ctx ended, or a run
+	// failed): Report covers the rounds done.
+	Partial bool
+}
+
+// Failed reports whether a verdict metric was confirmed slower.
+func (o Outcome) Failed() bool { return len(o.Report.Slower()) > 0 }
+
+// Rerun reports whether the session, with nothing slower, left a
+// verdict metric unsettled by disturbed rounds.
+func (o Outcome) Rerun() bool { return !o.Failed() && len(o.Report.Unsettled()) > 0 }
+
+// RunSession runs s; on ctx's end or a failed run it returns the
+// outcome of the rounds completed, Partial, with the error.
+func (s Session) RunSession(ctx context.Context) (Outcome, error) {
+	if s.Rounds <= 0 {
+		s.Rounds = DefaultRounds
+	}
+	if s.Confirm <= 0 {
+		s.Confirm = DefaultConfirmRounds
+	}
+	if s.Extra <= 0 {
+		s.Extra = s.Rounds / 2
+	}
+	rng := rand.New(rand.NewPCG(s.Seed, 0x5e55))
+	var out Outcome
+	round := func() error {
+		r := Round{Index: len(out.Rounds) + 1, Order: [2]PairSide{Base, Head}}
+		if rng.IntN(2) == 1 {
+			r.Order = [2]PairSide{Head, Base}
+		}
+		for _, side := range r.Order {
+			rs, err := s.Run(ctx, r.Index, side)
+			if err != nil {
+				return fmt.Errorf("round %d, %s: %w", r.Index, side, err)
+			}
+			r.Results[side] = rs
+		}
+		out.Rounds = append(out.Rounds, r)
+		if s.Done != nil {
+			return s.Done(r)
+		}
+		return nil
+	}
+	finish := func(err error) (Outcome, error) {
+		out.Partial = err != nil
+		out.Report = ComparePaired(out.Rounds, s.Options)
+		if out.Confirmation != nil && !out.Partial {
+			out.Report = staged(out.Report, out.First, *out.Confirmation)
+		}
+		return out, err
+	}
+	for range s.Rounds {
+		if err := round(); err != nil {
+			return finish(err)
+		}
+	}
+	count := s.Options
+	count.countOnly = true
+	for extra := 0; extra < s.Extra && fewestClean(ComparePaired(out.Rounds, count)) < s.Rounds; extra++ {
+		if err := round(); err != nil {
+			return finish(err)
+		}
+	}
+	out.First = ComparePaired(out.Rounds, s.Options)
+	if len(out.First.Slower()) == 0 {
+		return finish(nil)
+	}
+	first := len(out.Rounds)
+	for range s.Confirm {
+		if err := round(); err != nil {
+			return finish(err)
+		}
+	}
+	c := ComparePaired(out.Rounds[first:], s.Options)
+	out.Confirmation = &c
+	return finish(nil)
+}
+
+// fewestClean is the fewest undisturbed rounds of a verdict metric.
+func fewestClean(r PairedReport) int {
+	n := -1
+	for _, row := range r.Rows {
+		if row.Verdict && row.Decision != OneSided && (n < 0 || row.Rounds < n) {
+			n = row.Rounds
+		}
+	}
+	return max(n, 0)
+}
+
+// staged gives the report over all rounds the staged verdicts. The
+// confirmation tests whether a first alarm reproduces, and never throws
+// the first stage's evidence away: a verdict metric is slower only where
+// the first stage found it slower, the confirmation rounds agree in
+// direction (their median ratio is on the slower side), and the
+// comparison over every round finds it slower. A first alarm the
+// confirmation does not agree with is not sure; one whose confirmation
+// rounds were disturbed is to be rerun. (Judging the confirmation rounds
+// alone threw half the evidence away: +30% passed in 4 of 15 real
+// sessions, twice with the all-rounds interval wholly above the
+// threshold.)
+func staged(all, first, confirm PairedReport) PairedReport {
+	find := func(r PairedReport, name, unit string) (PairedRow, bool) {
+		for _, row := range r.Rows {
+			if row.Name == name && row.Unit == unit {
+				return row, true
+			}
+		}
+		return PairedRow{}, false
+	}
+	for i := range all.Rows {
+		row := &all.Rows[i]
+		f, okF := find(first, row.Name, row.Unit)
+		c, okC := find(confirm, row.Name, row.Unit)
+		if !row.Verdict || !okF || f.Decision != Slower {
+			if row.Verdict && row.Decision == Slower {
+				// Slower over all rounds, but not in the first stage: no
+				// alarm was raised to confirm.
+				row.Decision = NotSure
+				row.Note = "slower over all rounds only, not in the first stage"
+			}
+			continue
+		}
+		fr := fmt.Sprintf("slower in the first %d rounds (%s)", f.Rounds+f.Disturbed, signedPct(f.Ratio-1))
+		switch {
+		case okC && c.Decision == Unsettled:
+			row.Decision = Unsettled
+			row.Note = "a first alarm whose confirmation rounds were disturbed: rerun"
+		case !okC || !(worseness(c) > 0):
+			row.Decision = NotSure
+			row.Note = fmt.Sprintf("a first alarm (%s) did not reproduce in %d more rounds", signedPct(f.Ratio-1), c.Rounds+c.Disturbed)
+		case row.Decision == Slower:
+			row.Note = fmt.Sprintf("confirmed: %s, the %d more agree (%s), and all %d rounds are slower", fr, c.Rounds+c.Disturbed, signedPct(c.Ratio-1), row.Rounds+row.Disturbed)
+		case row.Decision == Unsettled:
+			row.Note = "a first alarm whose rounds were too disturbed over all: rerun"
+		default:
+			row.Decision = NotSure
+			row.Note = fmt.Sprintf("a first alarm (%s); the %d more agree (%s), but over all rounds it is within the noise", signedPct(f.Ratio-1), c.Rounds+c.Disturbed, signedPct(c.Ratio-1))
+		}
+	}
+	return all
+}
+
+// worseness is how much worse a row's median ratio is than no change
+// (> 0: worse; NaN without a ratio).
+func worseness(row PairedRow) float64 {
+	if row.Better == resultfile.HigherIsBetter {
+		return 1 - row.Ratio
+	}
+	return row.Ratio - 1
+}

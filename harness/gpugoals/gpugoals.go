@@ -1,0 +1,280 @@
+// Package gpugoals reads the figures a lent GPU is asked for (issue 45)
+// from the result files one call of ci/gpu-suite.sh leaves in its
+// folder, and sets each beside its goal and its public anchor, so the
+// suite's summary says at once, part by part as the files appear,
+// which goals a card met. A figure whose file is not there (yet) is
+// "not measured", never guessed.
+//
+// The figures:
+//
+//   - nvJPEG's batched decode of 1024² natural JPEGs (cuda decode), in
+//     images/s, beside libjpeg-turbo on the host's cores where measured;
+//   - the naive pipeline's level none with the transforms on the device,
+//     as a share of level device (the batch cached on the GPU) at 4
+//     workers;
+//   - the Net's step (cuda check) against PyTorch's on the same card
+//     (the torch ladder's level device), at fp32 and tf32, with and
+//     without CUDA Graphs;
+//   - the document's 003 ladder, ours beside PyTorch's, level by level.
+//
+// The suite's file names are this package's (Files); a test holds
+// ci/gpu-suite.sh to them.
+package gpugoals
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"math"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"text/tabwriter"
+
+	"golang.org/x/perf/benchfmt"
+
+	"github.com/headspace-bench/headspace/harness/resultfile"
+	"github.com/headspace-bench/headspace/internal/summary"
+)
+
+// The result files of ci/gpu-suite.sh that hold the goals' figures.
+const (
+	FileCheck        = "cuda-check.txt"
+	FileDecodeNvjpeg = "cuda-decode-natural.txt"
+	FileDecodeTurbo  = "cuda-decode-turbojpeg.txt"
+	FileDeviceNone   = "ladder-transforms=device.txt"
+	FileLadderLevels = "ladder-levels.txt"
+	FileTorchLadder  = "torch-ladder.txt"
+)
+
+// Files are every file Goals reads, in the order the suite's one call
+// (ci/gpu-suite.sh all) writes them: the goals' figures first.
+var Files = []string{FileCheck, FileDecodeNvjpeg, FileDecodeTurbo, FileDeviceNone, FileTorchLadder, FileLadderLevels}
+
+// The goals and anchors, as issue 45 states them.
+const (
+	// NvjpegGoal is the batched decode rate asked of an H100: DALI's
+	// Hopper QA gate.
+	NvjpegGoal = 19000.0
+	// DeviceNoneGoal is the share of level device that level none with
+	// device transforms must reach at 4 workers.
+	DeviceNoneGoal = 0.9
+	// NetStepGoal is the most the Net's step may take against
+	// PyTorch's on the same card.
+	NetStepGoal = 1.0
+)
+
+// Goal is one figure beside its goal.
+type Goal struct {
+	// Name says what is measured.
+	Name string
+	// Figure is the measured value as printed, "" when not measured.
+	Figure string
+	// Target is the goal as printed.
+	Target string
+	// Met is set when the figure meets the goal; Measured when there
+	// is a figure.
+	Met, Measured bool
+	// Anchor is what public figure or earlier run it stands beside.
+	Anchor string
+	// From names the files it was read from.
+	From string
+}
+
+// Report is what Goals found in a folder.
+type Report struct {
+	Goals []Goal
+	// Ladder is the 003 ladder's steps/s by level, ours and PyTorch's
+	// (NaN where not measured), in the table's level order.
+	Ladder []LadderRow
+}
+
+// LadderRow is one level of the 003 ladder on the card.
+type LadderRow struct {
+	Level       string
+	Ours, Torch float64
+}
+
+// Goals reads dir's result files. A file that is there but unreadable
+// is an error naming it; one that is not there leaves its goal
+// unmeasured.
+func Goals(dir string) (Report, error) {
+	var rep Report
+	if fi, err := os.Stat(dir); err != nil || !fi.IsDir() {
+		return rep, fmt.Errorf("%s: not a folder of the GPU suite's result files", dir)
+	}
+	read := func(name string) ([]*benchfmt.Result, error) {
+		rs, err := resultfile.Read(filepath.Join(dir, name))
+		if errors.Is(err, fs.ErrNotExist) {
+			return nil, nil
+		}
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", filepath.Join(dir, name), err)
+		}
+		return rs, nil
+	}
+	files := map[string][]*benchfmt.Result{}
+	for _, f := range Files {
+		rs, err := read(f)
+		if err != nil {
+			return rep, err
+		}
+		files[f] = rs
+	}
+
+	// nvJPEG, beside libjpeg-turbo.
+	nv := median(files[FileDecodeNvjpeg], "", "images/s")
+	turbo := median(files[FileDecodeTurbo], "", "images/s")
+	g := Goal{Name: "nvJPEG batched decode, 1024² natural JPEGs", Target: fmt.Sprintf("≥ %.0f images/s", NvjpegGoal),
+		Anchor: "DALI on an A100's hardware decoder about 7,000 images/s; torchvision's batched GPU decode over 8,000 on an A100; DALI's Hopper QA gate ≥ 19k",
+		From:   FileDecodeNvjpeg}
+	if !math.IsNaN(nv) {
+		g.Measured, g.Met = true, nv >= NvjpegGoal
+		g.Figure = fmt.Sprintf("%.0f images/s", nv)
+		if !math.IsNaN(turbo) {
+			g.Figure += fmt.Sprintf(" (libjpeg-turbo on the host: %.0f, %.2f×)", turbo, nv/turbo)
+			g.From += ", " + FileDecodeTurbo
+		}
+	}
+	rep.Goals = append(rep.Goals, g)
+
+	// Level none with device transforms against level device.
+	none := median(files[FileDeviceNone], "level=none", "steps/s")
+	dev := median(files[FileDeviceNone], "level=device", "steps/s")
+	g = Goal{Name: "naive none, transforms on the device, 4 workers", Target: fmt.Sprintf("≥ %.2f of device", DeviceNoneGoal),
+		Anchor: "0.22 of device (host transforms, the H100 run of 2026-11-22)", From: FileDeviceNone}
+	if !math.IsNaN(none) && !math.IsNaN(dev) && dev > 0 {
+		g.Measured, g.Met = true, none/dev >= DeviceNoneGoal
+		g.Figure = fmt.Sprintf("%.2f of device (%.2f against %.2f steps/s)", none/dev, none, dev)
+	}
+	rep.Goals = append(rep.Goals, g)
+
+	// The Net's step against PyTorch's, each precision and Graphs.
+	torch := median(files[FileTorchLadder], "level=device", "sec/op")
+	for _, v := range []struct{ name, part string }{
+		{"fp32", ""}, {"fp32, CUDA Graphs", "graphs=true"}, {"tf32", "precision=tf32"}, {"tf32, CUDA Graphs", "precision=tf32/graphs=true"},
+	} {
+		step := netStep(files[FileCheck], v.part)
+		g = Goal{Name: "the Net's step against PyTorch's, " + v.name, Target: fmt.Sprintf("≤ %.1f× PyTorch's", NetStepGoal),
+			Anchor: "1.17× PyTorch's (fp32, the H100 run of 2026-11-22)", From: FileCheck + ", " + FileTorchLadder}
+		if !math.IsNaN(step) && !math.IsNaN(torch) && torch > 0 {
+			g.Measured, g.Met = true, step/torch <= NetStepGoal
+			g.Figure = fmt.Sprintf("%.2f× (%.1f ms against %.1f ms)", step/torch, 1e3*step, 1e3*torch)
+		}
+		rep.Goals = append(rep.Goals, g)
+	}
+
+	// The 003 ladder, ours (fast transforms) beside PyTorch's.
+	for _, level := range []string{"device", "host", "sample", "raw", "none"} {
+		ours := median(files[FileLadderLevels], "level="+level+"/", "steps/s", "transforms=fast")
+		th := median(files[FileTorchLadder], "level="+level+"/", "steps/s")
+		if !math.IsNaN(ours) || !math.IsNaN(th) {
+			rep.Ladder = append(rep.Ladder, LadderRow{Level: level, Ours: ours, Torch: th})
+		}
+	}
+	return rep, nil
+}
+
+// netStep is the median of cuda check's Net step at the name part
+// (precision and Graphs; "" for fp32 without Graphs), in seconds.
+func netStep(rs []*benchfmt.Result, part string) float64 {
+	var vs []float64
+	for _, r := range rs {
+		name := string(r.Name)
+		if !strings.Contains(name, "CUDAStep/") {
+			continue
+		}
+		_, rest, _ := strings.Cut(name, "/side=")
+		// rest is "256" or "256/precision=tf32/graphs=true": the variant
+		// is what follows the side.
+		_, variant, _ := strings.Cut(rest, "/")
+		variant = strings.Join(slices.DeleteFunc(strings.Split(variant, "/"), func(s string) bool { return s == "precision=fp32" }), "/")
+		if variant != part {
+			continue
+		}
+		if v, ok := resultfile.Value(r, "step-ns"); ok {
+			vs = append(vs, v/1e9)
+		}
+	}
+	return medianOf(vs)
+}
+
+// median is the median of unit over the results whose names hold every
+// part.
+func median(rs []*benchfmt.Result, part, unit string, more ...string) float64 {
+	var vs []float64
+	for _, r := range rs {
+		name := string(r.Name) + "/"
+		if !strings.Contains(name, part) {
+			continue
+		}
+		ok := true
+		for _, m := range more {
+			ok = ok && strings.Contains(name, m)
+		}
+		if !ok {
+			continue
+		}
+		for _, v := range r.Values {
+			t := resultfile.TidyValue(v)
+			if t.Unit == unit {
+				vs = append(vs, t.Value)
+			}
+		}
+	}
+	return medianOf(vs)
+}
+
+func medianOf(vs []float64) float64 {
+	if len(vs) == 0 {
+		return math.NaN()
+	}
+	return summary.Median(vs)
+}
+
+// WriteText writes the report: a line per goal (MET, NOT MET or not
+// measured), then the 003 ladder beside PyTorch's.
+func (r Report) WriteText(w io.Writer) error {
+	var b strings.Builder
+	tw := tabwriter.NewWriter(&b, 0, 0, 2, ' ', 0)
+	fmt.Fprintln(tw, "goal\tfigure\ttarget\tverdict\tanchor\tfile")
+	met, measured := 0, 0
+	for _, g := range r.Goals {
+		v, fig := "not measured", "-"
+		if g.Measured {
+			measured++
+			fig, v = g.Figure, "NOT MET"
+			if g.Met {
+				met++
+				v = "MET"
+			}
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\n", g.Name, fig, g.Target, v, g.Anchor, g.From)
+	}
+	tw.Flush()
+	fmt.Fprintf(&b, "\n%d of %d goals measured, %d met\n", measured, len(r.Goals), met)
+	if len(r.Ladder) > 0 {
+		b.WriteString("\nthe document's 003 ladder on this card, steps/s (ours: fast transforms, at the suite's workers; PyTorch's: peers/torch/ladder.py)\n")
+		tw = tabwriter.NewWriter(&b, 0, 0, 2, ' ', 0)
+		fmt.Fprintln(tw, "level\tours\tPyTorch's\tours/PyTorch's")
+		for _, l := range r.Ladder {
+			ratio := "-"
+			if l.Torch > 0 && !math.IsNaN(l.Ours) {
+				ratio = fmt.Sprintf("%.2f", l.Ours/l.Torch)
+			}
+			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", l.Level, num(l.Ours), num(l.Torch), ratio)
+		}
+		tw.Flush()
+	}
+	_, err := io.WriteString(w, b.String())
+	return err
+}
+
+func num(v float64) string {
+	if math.IsNaN(v) {
+		return "-"
+	}
+	return fmt.Sprintf("%.3f", v)
+}

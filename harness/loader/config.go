@@ -1,0 +1,490 @@
+package loader
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"runtime"
+	"slices"
+	"time"
+
+	"github.com/headspace-bench/headspace/batching"
+	"github.com/headspace-bench/headspace/datasets"
+	"github.com/headspace-bench/headspace/datasets/bucket"
+	"github.com/headspace-bench/headspace/datasets/ondisk"
+	"github.com/headspace-bench/headspace/datasets/transforms"
+	"github.com/headspace-bench/headspace/harness/level"
+	"github.com/headspace-bench/headspace/harness/pipeline"
+	"github.com/headspace-bench/headspace/internal/setting"
+)
+
+// Config is the input pipeline's configuration: what is loaded, how it is
+// transformed, how it is batched and where the last conversion runs.
+type Config struct {
+	Dataset    datasets.Synthetic // raw data: size, classes, seed
+	Transforms transforms.Config  // crop and mask ratio
+	Impl       string             // transform implementation: "naive", "fast" or "device" (transforms.DeviceName)
+	// DeviceCrop, with Impl "device", ships whole raw images and the
+	// device crops them too; otherwise the host crops and ships the
+	// unmasked crop (transforms.DeviceApplier). Other implementations
+	// ignore it, so one sweep can compare them.
+	DeviceCrop bool
+	Batch      int // samples per batch; the document uses 256
+	Workers    int // goroutines per stage (load, transform, collate)
+	Prefetch   int // batches ready ahead of the training loop; 0 means 2
+	// LoadLatency is added to every raw sample's load, as a wait that uses
+	// no CPU: the latency of remote storage (the document's "slow data
+	// retrieval"). Zero for the document's in-memory FakeDataset.
+	LoadLatency time.Duration
+	// Placement says where ConvertColor and Scale run: on the host (the
+	// batches carry float32) or on the device (uint8 batches, a quarter of
+	// the bytes to upload).
+	Placement Placement
+	// Recorder, if set, records every task of every worker for a timeline.
+	Recorder *pipeline.Recorder
+	// MeasureCPU measures each stage's CPU time besides its task time
+	// (pipeline.Pipeline.MeasureCPU; Linux only, New fails elsewhere).
+	MeasureCPU bool
+	// Data, if set, is a dataset directory written by `headspace dataset
+	// write` (package ondisk), read instead of the synthetic fill: the
+	// load stage becomes fetch (read a sample's bytes) then decode.
+	// Dataset must describe it; WithData sets it from the manifest. An
+	// s3://BUCKET/PREFIX URL reads it from object storage (package
+	// bucket): the fetch stage then runs Bucket.Concurrency requests in
+	// flight, whatever Workers is.
+	Data string
+	// Bucket is how Data at an s3:// URL is read: endpoint, requests in
+	// flight (--fetch-concurrency), chunk size, retries. Ignored for a
+	// directory.
+	Bucket bucket.Options
+	// ShardReads is how a member of a shard in a bucket is fetched:
+	// ondisk.ShardReadsRanged ("" too) or ondisk.ShardReadsWhole (the
+	// shard read whole, once, its members served from memory).
+	ShardReads string
+	// Link is the emulated network between the loader and the bucket's
+	// server, as its settings (package link): recorded in the result
+	// file; nil without one.
+	Link []setting.Setting
+	// Origin is the bucket's server when Bucket.Endpoint is an emulated
+	// link's (the link's upstream); "" when Bucket.Endpoint is the
+	// server. Recorded as data-endpoint.
+	Origin string
+	// MaxFailures is how many samples of Data that cannot be fetched or
+	// decoded are skipped (and counted) before the run stops; a skipped
+	// sample is replaced by the next one that reads, so batches keep
+	// their size. 0 stops at the first.
+	MaxFailures int
+	// Decoder decodes Data's JPEGs: ondisk.DecoderGo ("" too),
+	// ondisk.DecoderTurbo (libjpeg-turbo), or ondisk.DecoderNvjpeg: the
+	// device decodes them (DeviceDecodes).
+	Decoder string
+	// DecodeScale is ondisk.DecodeScaleAuto to decode Data's JPEGs at a
+	// reduced scale: with ondisk.DecoderTurbo, at the smallest TurboJPEG
+	// scaling factor of 1/2, 1/4 and 1/8 (turbojpeg.Fit) whose output still holds the random crop
+	// (ondisk.Options.DecodeMinSide = Transforms.Crop), and the
+	// transforms run on the smaller image. The crop is then drawn from a
+	// downscaled image, another sample distribution than the document's
+	// RandomCrop on the full image: a remedy the user opts into, like
+	// storing smaller raw images. "" or ondisk.DecodeScaleOff decode at
+	// full size.
+	DecodeScale string
+	// PageCache is what happens to Data's files in the page cache before
+	// each loader starts: "" leaves them as they are, PageWarm reads them
+	// once, PageCold evicts them (Linux only).
+	PageCache string
+}
+
+// The page-cache modes of Config.PageCache.
+const (
+	PageWarm = "warm"
+	PageCold = "cold"
+)
+
+// MaxMaxFailures bounds Config.MaxFailures: more skipped samples than
+// that is a broken dataset, not a measurement.
+const MaxMaxFailures = 1 << 20
+
+// Placement is where the transform's last steps, ConvertColor and Scale,
+// run.
+type Placement int
+
+// The placements.
+const (
+	// Host finishes the transform on the host: float32 batches.
+	Host Placement = iota
+	// Device stops the host's transform after RandomMask
+	// (transforms.Uint8Applier): batches carry one byte a value and the
+	// device converts them before each step — the document's "postpone
+	// int8 to float32 datatype conversions to the GPU".
+	Device
+)
+
+// Placements lists the placements by name, as String writes them.
+var Placements = []string{"host", "device"}
+
+func (p Placement) String() string {
+	if p < 0 || int(p) >= len(Placements) {
+		return fmt.Sprintf("Placement(%d)", int(p))
+	}
+	return Placements[p]
+}
+
+// ParsePlacement parses "host" or "device".
+func ParsePlacement(s string) (Placement, error) {
+	for i, n := range Placements {
+		if s == n {
+			return Placement(i), nil
+		}
+	}
+	return 0, fmt.Errorf("unknown placement %q (want host or device)", s)
+}
+
+// DType is the element type of the batches the placement uploads.
+func (p Placement) DType() batching.DType {
+	if p == Device {
+		return batching.Uint8
+	}
+	return batching.Float32
+}
+
+// DefaultConfig is the document's pipeline: 1024×1024 raw images cropped to
+// 256, batches of 256, 4 workers, the naive transforms, converted on the
+// host.
+func DefaultConfig() Config {
+	return Config{
+		Dataset:    datasets.DefaultSynthetic(),
+		Transforms: transforms.DefaultConfig(),
+		Impl:       "naive",
+		Batch:      256,
+		Workers:    4,
+		Prefetch:   2,
+	}
+}
+
+// Validate reports the first problem with c, in words a user can act on:
+// a field out of its range (Bounds included) or a combination that cannot
+// run.
+func (c Config) Validate() error {
+	if err := c.Bounds(); err != nil {
+		return err
+	}
+	if err := c.Dataset.Validate(); err != nil {
+		return err
+	}
+	if err := c.Transforms.Validate(c.Dataset.Width, c.Dataset.Height); err != nil {
+		return err
+	}
+	if err := c.validateImpl(); err != nil {
+		return err
+	}
+	switch {
+	case c.Batch <= 0:
+		return fmt.Errorf("batch size %d must be positive", c.Batch)
+	case c.Workers <= 0:
+		return fmt.Errorf("workers %d must be positive", c.Workers)
+	case c.Prefetch < 0:
+		return fmt.Errorf("prefetch %d must not be negative", c.Prefetch)
+	case c.LoadLatency < 0:
+		return fmt.Errorf("load latency %v must not be negative", c.LoadLatency)
+	case c.MaxFailures < 0 || c.MaxFailures > MaxMaxFailures:
+		return fmt.Errorf("max failures %d must be within 0..%d", c.MaxFailures, MaxMaxFailures)
+	case c.Data == "" && c.MaxFailures > 0:
+		return fmt.Errorf("max failures %d needs a dataset on disk", c.MaxFailures)
+	case c.Decoder != "" && !slices.Contains(ondisk.Decoders, c.Decoder):
+		return fmt.Errorf("decoder %q: want go, turbojpeg or nvjpeg", c.Decoder)
+	case c.Data == "" && c.Decoder != "" && c.Decoder != ondisk.DecoderGo:
+		return fmt.Errorf("decoder %s needs a dataset on disk", c.Decoder)
+	}
+	if err := c.validateDeviceDecode(); err != nil {
+		return err
+	}
+	if err := c.validateDecodeScale(); err != nil {
+		return err
+	}
+	switch c.PageCache {
+	case "", PageWarm:
+	case PageCold:
+		if !ondisk.EvictAvailable {
+			return fmt.Errorf("page cache cold: eviction is not available on %s", runtime.GOOS)
+		}
+	default:
+		return fmt.Errorf("page cache %q: want warm or cold", c.PageCache)
+	}
+	if c.Data == "" && c.PageCache != "" {
+		return fmt.Errorf("page cache %s needs a dataset on disk", c.PageCache)
+	}
+	if c.Remote() && c.PageCache != "" {
+		return fmt.Errorf("page cache %s: %s is in a bucket, not on this machine's disk", c.PageCache, c.Data)
+	}
+	switch {
+	case c.ShardReads != "" && c.ShardReads != ondisk.ShardReadsRanged && c.ShardReads != ondisk.ShardReadsWhole:
+		return fmt.Errorf("shard reads %q: want ranged or whole", c.ShardReads)
+	case c.ShardReads != "" && !c.Remote():
+		return fmt.Errorf("shard reads %s needs a dataset in a bucket (--data s3://…)", c.ShardReads)
+	}
+	if c.Bucket.Concurrency < 0 || c.Bucket.Concurrency > MaxFetchConcurrency {
+		return fmt.Errorf("fetch concurrency %d must be within 1..%d", c.Bucket.Concurrency, MaxFetchConcurrency)
+	}
+	if c.Bucket.ChunkSize != 0 && (c.Bucket.ChunkSize < MinChunkSize || c.Bucket.ChunkSize > MaxChunkSize) {
+		return fmt.Errorf("chunk size %d must be within %d..%d bytes", c.Bucket.ChunkSize, MinChunkSize, MaxChunkSize)
+	}
+	return nil
+}
+
+// Bounds of Config.Bucket's settings, as --fetch-concurrency and
+// --chunk-size check them.
+const (
+	MaxFetchConcurrency = 1024
+	MinChunkSize        = 4096
+	// MaxChunkSize is the largest single ranged GET: each request in
+	// flight holds a buffer of its size, so 1024 of them stay within
+	// 256 GiB, and a GET this large is already one request per object.
+	MaxChunkSize = 256 << 20
+)
+
+// WindowRule is the loader's window with data in a bucket, as result
+// files record it (fetch-window): Prefetch batches, and at least one
+// sample per fetcher.
+const WindowRule = "max(prefetch×batch, fetch-concurrency)"
+
+// Window is the samples the loader lets into its pipeline at once:
+// Prefetch batches, and with data in a bucket at least one sample per
+// fetcher (WindowRule), so that a small batch does not cap the requests
+// in flight. A level that reads a local copy (level.Local) fetches on
+// Workers and keeps Prefetch batches.
+func (c Config) Window() int {
+	return window(c.prefetch()*c.Batch, c.fetchers(), c.Remote())
+}
+
+// window is the one place of WindowRule: ahead samples (Prefetch
+// batches), or with remote data at least fetchers.
+func window(ahead, fetchers int, remote bool) int {
+	if remote {
+		return max(ahead, fetchers)
+	}
+	return ahead
+}
+
+// Remote reports whether Data is in a bucket (an s3:// URL).
+func (c Config) Remote() bool { return bucket.IsURL(c.Data) }
+
+// Source is where c's samples come from, as the level table names it:
+// the synthetic fill without Data, a bucket for an s3:// URL, a dataset
+// on disk otherwise.
+func (c Config) Source() level.Source {
+	switch {
+	case c.Data == "":
+		return level.Synthetic
+	case c.Remote():
+		return level.Bucket
+	}
+	return level.Disk
+}
+
+// fetchers is how many goroutines run the fetch stage: Workers for a
+// directory, the requests in flight for a bucket.
+func (c Config) fetchers() int {
+	if !c.Remote() {
+		return c.Workers
+	}
+	if c.Bucket.Concurrency > 0 {
+		return c.Bucket.Concurrency
+	}
+	return bucket.DefaultConcurrency
+}
+
+// scaled reports whether DecodeScale asks for a scaled decode.
+func (c Config) scaled() bool { return c.DecodeScale == ondisk.DecodeScaleAuto }
+
+// validateDecodeScale checks DecodeScale against the decoder and the
+// device transform (the format of Data is checked when it is opened).
+func (c Config) validateDecodeScale() error {
+	switch {
+	case c.DecodeScale != "" && c.DecodeScale != ondisk.DecodeScaleOff && !c.scaled():
+		return fmt.Errorf("decode scale %q: want off or auto", c.DecodeScale)
+	case !c.scaled():
+		return nil
+	case c.Data == "":
+		return errors.New("decode scale auto needs a dataset on disk")
+	case c.Decoder != ondisk.DecoderTurbo:
+		return fmt.Errorf("decode scale auto needs the %s decoder", ondisk.DecoderTurbo)
+	case c.Impl == transforms.DeviceName && c.DeviceCrop:
+		return errors.New("decode scale auto with device-crop: the device transform ships whole raw images of the raw size; crop on the host")
+	}
+	return nil
+}
+
+// DeviceDecodes reports whether the device decodes Data's JPEGs
+// (ondisk.DecoderNvjpeg): at a level that runs the decode stage, the
+// loader then checks each file's header and makes the transform's random
+// draws on the host (transforms.DeviceApplier.Header), and its batches
+// carry the files (batching.Batch.JPEG) for the device to decode and
+// transform; no pixel is made on the host. Levels above decode keep a raw
+// sample decoded on the host, as with any decoder.
+func (c Config) DeviceDecodes() bool { return c.Decoder == ondisk.DecoderNvjpeg }
+
+// validateDeviceDecode checks what decoding on the device needs: the
+// device transform on whole images, at full size.
+func (c Config) validateDeviceDecode() error {
+	switch {
+	case !c.DeviceDecodes():
+		return nil
+	case c.Impl != transforms.DeviceName:
+		return fmt.Errorf("decoder nvjpeg decodes on the device, so the transforms run there: it needs transforms device, not %s", c.Impl)
+	case !c.DeviceCrop:
+		return errors.New("decoder nvjpeg hands whole images to the device, so the device crops them: it needs device-crop")
+	case c.scaled():
+		return errors.New("decode scale auto is TurboJPEG's scaled decoding: not with decoder nvjpeg")
+	}
+	return nil
+}
+
+// validateImpl checks the transform implementation against the placement:
+// the device transform finishes on the device (placement device), and only
+// it can crop there.
+func (c Config) validateImpl() error {
+	if c.Placement != Host && c.Placement != Device {
+		return fmt.Errorf("unknown placement %d", int(c.Placement))
+	}
+	if c.Impl == transforms.DeviceName {
+		if c.Placement != Device {
+			return errors.New("transforms device runs the mask, ConvertColor and Scale on the device: it needs placement device")
+		}
+		return nil
+	}
+	t, err := transforms.New(c.Impl, c.Transforms)
+	if err != nil {
+		return err
+	}
+	if _, ok := t.(transforms.Uint8Applier); c.Placement == Device && !ok {
+		return fmt.Errorf("placement device: transforms %q cannot stop before ConvertColor", c.Impl)
+	}
+	return nil
+}
+
+// SampleLen is the values of one processed sample: 3×Crop×Crop, or with
+// the device transform the bytes of a transforms.DeviceApplier sample
+// (its header, then the crop or the whole raw image).
+func (c Config) SampleLen() int {
+	if c.Impl == transforms.DeviceName {
+		return transforms.DeviceSampleLen(c.Transforms, c.Dataset.Width, c.Dataset.Height, c.DeviceCrop)
+	}
+	return c.Transforms.OutLen()
+}
+
+// Supports reports whether a loader of c can keep what the level caches:
+// a level that runs a loader (level.Level.Loader), and one that needs a
+// dataset on disk only with one (the synthetic fill has no encoded bytes).
+func (c Config) Supports(l level.Level) error {
+	switch {
+	case !l.Valid():
+		return fmt.Errorf("loader: unknown level %d", int(l))
+	case !l.Loader():
+		return fmt.Errorf("loader: level %s keeps a whole batch: no loader runs", l)
+	case l.Remote() && !c.Remote():
+		return fmt.Errorf("level %s needs a dataset in a bucket (--data s3://BUCKET/PREFIX): it copies the bucket's objects to local disk", l)
+	case l.OnDisk() && c.Data == "":
+		return fmt.Errorf("level %s needs a dataset on disk (--data): the synthetic fill has no encoded bytes to cache", l)
+	}
+	return nil
+}
+
+// WithData is c reading the dataset in dir: Data is set and Dataset's
+// size, count, classes and seed are the manifest's. A dataset the user
+// brings (ImageFolder, WebDataset) has no manifest: its count and classes
+// are its index's, its raw size the most common image size (callers may
+// set another: the images are resized to it), and the seed, which then
+// seeds only the transforms, stays c's.
+func (c Config) WithData(dir string) (Config, error) {
+	return c.WithDataContext(context.Background(), dir)
+}
+
+// WithDataContext is WithData with a context: indexing a dataset the user
+// brings (seconds over 100 000 files), or listing one in a bucket, stops
+// when ctx is done.
+func (c Config) WithDataContext(ctx context.Context, dir string) (Config, error) {
+	in, err := ondisk.InspectWith(ctx, dir, c.Bucket)
+	if err != nil {
+		return c, err
+	}
+	c.Data = dir
+	seed := in.Seed
+	if in.Kind != "headspace" {
+		seed = c.Dataset.Seed
+	}
+	c.Dataset = datasets.Synthetic{Width: in.Width, Height: in.Height, Classes: in.Classes, N: in.Count, Seed: seed, Content: in.Content}
+	return c, nil
+}
+
+// PreparePageCache puts Data's files in the page cache state PageCache
+// names: read once (warm) or evicted (cold). New calls it; a loader that
+// runs BatchFillers in other processes calls it once, before they start.
+func (c Config) PreparePageCache(ctx context.Context) error {
+	var err error
+	switch c.PageCache {
+	case PageWarm:
+		_, err = ondisk.Warm(ctx, c.Data)
+	case PageCold:
+		_, err = ondisk.Evict(ctx, c.Data)
+	}
+	return err
+}
+
+// dataOptions are the reader's options for Data.
+func (c Config) dataOptions() ondisk.Options {
+	opts := ondisk.Options{MaxFailures: c.MaxFailures, Decoder: c.Decoder,
+		Width: c.Dataset.Width, Height: c.Dataset.Height, Bucket: c.Bucket, ShardReads: c.ShardReads}
+	if c.scaled() {
+		opts.DecodeMinSide = c.Transforms.Crop
+	}
+	return opts
+}
+
+// localCopy is the local copy of d, a dataset in a bucket, for
+// level.Local: its objects downloaded (once per listing, kept in the cache
+// for later runs: what a training job's local cache holds after its first
+// epoch) and opened from disk with c's options. d is closed.
+func (c Config) localCopy(ctx context.Context, d *ondisk.Dataset) (*ondisk.Dataset, ondisk.Copied, error) {
+	defer d.Close()
+	dir, err := d.LocalCopyDir()
+	if err != nil {
+		return nil, ondisk.Copied{}, err
+	}
+	copied, err := d.CopyTo(ctx, dir)
+	if err != nil {
+		return nil, copied, err
+	}
+	local, err := ondisk.OpenContext(ctx, dir, c.dataOptions())
+	if err != nil {
+		return nil, copied, err
+	}
+	if local.Len() != d.Len() {
+		local.Close()
+		return nil, copied, fmt.Errorf("loader: the local copy %s of %s holds %d samples, the bucket %d", dir, c.Data, local.Len(), d.Len())
+	}
+	return local, copied, nil
+}
+
+// openData opens Data and checks that it is the dataset Dataset
+// describes.
+func (c Config) openData(ctx context.Context) (*ondisk.Dataset, error) {
+	opts := c.dataOptions()
+	d, err := ondisk.OpenContext(ctx, c.Data, opts)
+	if err != nil {
+		return nil, err
+	}
+	m := d.Manifest()
+	if m.Width != c.Dataset.Width || m.Height != c.Dataset.Height || m.Count != c.Dataset.N {
+		d.Close()
+		return nil, fmt.Errorf("loader: %s holds %d samples of %dx%d, the configuration says %d of %dx%d",
+			c.Data, m.Count, m.Width, m.Height, c.Dataset.N, c.Dataset.Width, c.Dataset.Height)
+	}
+	return d, nil
+}
+
+func (c Config) prefetch() int {
+	if c.Prefetch == 0 {
+		return 2
+	}
+	return c.Prefetch
+}

@@ -1,0 +1,518 @@
+package loader
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/headspace-bench/headspace/batching"
+	"github.com/headspace-bench/headspace/datasets"
+	"github.com/headspace-bench/headspace/datasets/ondisk"
+	"github.com/headspace-bench/headspace/datasets/prng"
+	"github.com/headspace-bench/headspace/datasets/transforms"
+	"github.com/headspace-bench/headspace/harness/level"
+	"github.com/headspace-bench/headspace/harness/pipeline"
+)
+
+// transformSalt separates the transforms' random streams from the dataset's.
+const transformSalt = 0x7472616e73666f72
+
+// Loader is the input pipeline, with its cache, delivering batches in
+// order. It implements batching.Loader.
+type Loader struct {
+	p       *pipeline.Pipeline
+	out     *pipeline.Queue[*batching.Batch]
+	batches *batching.Pool
+	data    *disk // nil without Config.Data
+}
+
+var _ batching.Loader = (*Loader)(nil)
+
+// processed is a transformed sample on its way to the collator: its values
+// in data (float32 transfer) or pix (uint8 transfer).
+type processed struct {
+	data   []float32
+	pix    []uint8
+	label  int
+	cached bool // the cached sample (level.Sample): never recycled
+	// file, with a device that decodes (Config.DeviceDecodes), is the
+	// sample's JPEG, and pix holds its header alone: the collator hands
+	// the file to the batch by swapping buffers with its slot.
+	file []byte
+}
+
+// newProcessed makes a sample buffer of the configuration's dtype.
+func newProcessed(dt batching.DType, sampleLen int) *processed {
+	if dt == batching.Uint8 {
+		return &processed{pix: make([]uint8, sampleLen)}
+	}
+	return &processed{data: make([]float32, sampleLen)}
+}
+
+// New starts the pipeline for n batches, with what cache says cached:
+//
+//	index → load (Workers) → transform (Workers) → collate (Workers) → batch → batches (Prefetch)
+//
+// (fetch and decode in place of load for a dataset on disk or in a
+// bucket). The level's cut decides, by the table of package level: a
+// stage before the cut hands out the output of the stage the level keeps
+// (level.Level.Kept), made once for sample 0 before timing (cacheOf), or
+// nothing if that stage comes later; the stages from the cut on run.
+// Batching, and what follows, always run.
+func New(ctx context.Context, cache level.Level, cfg Config, n int) (*Loader, error) {
+	if err := cfg.Validate(); err != nil {
+		return nil, err
+	}
+	if err := cfg.Supports(cache); err != nil {
+		return nil, err
+	}
+	if n <= 0 {
+		return nil, fmt.Errorf("number of batches %d must be positive", n)
+	}
+	ds, B := cfg.Dataset, cfg.Batch
+	W := cfg.Workers
+	sampleLen := cfg.SampleLen()
+	dt := cfg.Placement.DType()
+	pool, err := batching.NewPoolOf(dt, B, sampleLen)
+	if err != nil {
+		return nil, err
+	}
+	q, alive := queueCap(W), samplesAlive(W)
+	raws := newFreelist(alive, func() *datasets.Sample { return datasets.NewSample(ds.Width, ds.Height) })
+	// With a device that decodes (Config.DeviceDecodes) at a level that
+	// runs the decode stage, the files go on to the batches and the host
+	// makes each sample's header alone (deviceStages).
+	devDecode := cfg.DeviceDecodes() && cache.Runs(level.Decode)
+	outLen := sampleLen
+	if devDecode {
+		outLen = transforms.DeviceHeader
+	}
+	outs := newFreelist(alive, func() *processed { return newProcessed(dt, outLen) })
+	// One transform (with its scratch space) and one random source per
+	// worker, handed out through a channel: the source lives in the heap
+	// once, so passing it to Apply allocates nothing per sample.
+	impls := make(chan *transformer, W)
+	for range W {
+		t, err := newTransformer(cfg)
+		if err != nil {
+			return nil, err
+		}
+		impls <- t
+	}
+
+	// The stage whose output the level keeps: the last before its cut.
+	kept, _ := cache.Kept(cfg.Source())
+
+	// The dataset on disk, if any, prepared and opened before timing starts.
+	var dk *disk
+	if cfg.Data != "" {
+		if err := cfg.PreparePageCache(ctx); err != nil {
+			return nil, err
+		}
+		d, err := cfg.openData(ctx)
+		if err != nil {
+			return nil, err
+		}
+		if f := d.Manifest().Format; cfg.DeviceDecodes() && !strings.Contains(f, "jpeg") {
+			d.Close()
+			return nil, fmt.Errorf("decoder nvjpeg decodes JPEGs: %s holds %s", d.Dir(), f)
+		}
+		var copied ondisk.Copied
+		fetchers := cfg.fetchers()
+		if kept == level.Network {
+			// The network's output, kept: a local copy of the bucket's
+			// objects, made before timing starts (once per listing),
+			// which the fetch stage reads as a directory is read.
+			if d, copied, err = cfg.localCopy(ctx, d); err != nil {
+				return nil, err
+			}
+			fetchers = cfg.Workers
+		}
+		dk = &disk{d: d, max: int64(cfg.MaxFailures), latency: cfg.LoadLatency, fetchers: fetchers, copied: copied,
+			delivered: make([]atomic.Int32, d.Len()), total: int64(n) * int64(cfg.Batch)}
+		if c := d.Bucket(); c != nil {
+			dk.base = c.Stats()
+		}
+	}
+	done := false
+	defer func() {
+		if !done && dk != nil {
+			dk.d.Close()
+		}
+	}()
+
+	// The cache of the stage the level keeps, made once, before timing
+	// starts.
+	cached, err := cacheOf(ctx, cache, kept, cfg, dk, impls)
+	if err != nil {
+		return nil, err
+	}
+	cachedRaw := cached.raw
+
+	p := pipeline.New(ctx)
+	p.Record(cfg.Recorder)
+	fail := func(err error) (*Loader, error) { p.Close(); return nil, err }
+	if cfg.MeasureCPU {
+		if err := p.MeasureCPU(); err != nil {
+			return fail(err)
+		}
+	}
+	// The window bounds how far the pipeline runs ahead of the consumer:
+	// a sample may enter only while fewer than Prefetch batches' worth of
+	// samples are in flight, as DataLoader's prefetch_factor bounds it. The
+	// collator returns a batch's tokens when it emits the batch. Without
+	// it, the first batch's samples share the cores with several later
+	// batches' and time to first batch grows with the worker count.
+	//
+	// Until the first batch is out the window admits that batch alone (the
+	// rest of its room is taken by placeholder tokens, returned with the
+	// first batch), so the first batch does not share the cores with the
+	// batches after it.
+	//
+	// With data in a bucket it admits at least one sample per fetcher
+	// (Config.Window), so every request --fetch-concurrency allows can be
+	// in flight: Prefetch small batches would cap them.
+	ahead := cfg.prefetch() * B
+	if dk != nil {
+		ahead = window(ahead, dk.fetchers, cfg.Remote())
+	}
+	held := ahead - B
+	window, err := pipeline.NewWindow(ahead, held)
+	if err != nil {
+		return fail(err)
+	}
+	idx, err := pipeline.WindowedSource(p, "index", n*B, q, window, func(i int) int { return i })
+	if err != nil {
+		return fail(err)
+	}
+
+	load := func(ctx context.Context, it pipeline.Item[int]) (*datasets.Sample, error) {
+		if cfg.LoadLatency > 0 {
+			time.Sleep(cfg.LoadLatency)
+		}
+		if err := ctx.Err(); err != nil {
+			return nil, err // before allocating a sample, which cannot be interrupted
+		}
+		s := raws.get()
+		if err := ds.FillContext(ctx, it.Value%ds.N, s); err != nil {
+			raws.put(s)
+			return nil, err
+		}
+		return s, nil
+	}
+	var loaded *pipeline.Queue[*datasets.Sample]
+	var samples *pipeline.Queue[*processed]
+	switch {
+	case devDecode:
+		samples, err = dk.deviceStages(p, idx, cache, W, q, alive, outs, impls, cached, ds)
+	case dk != nil:
+		loaded, err = dk.stages(p, idx, cache, W, q, alive, raws, cached)
+	default:
+		loaded, err = pipeline.Map(p, string(level.Load), idx, W, q, cut(cache, level.Load, load, cached.raw))
+	}
+	if err != nil {
+		return fail(err)
+	}
+
+	transform := func(ctx context.Context, it pipeline.Item[*datasets.Sample]) (*processed, error) {
+		raw := it.Value
+		out := outs.get()
+		t := <-impls
+		err := t.apply(ctx, out, &raw.Image, ds.Seed, it.Index)
+		impls <- t
+		out.label = raw.Label
+		if raw != cachedRaw {
+			raws.put(raw)
+		}
+		if err != nil {
+			outs.put(out)
+			return nil, err
+		}
+		return out, nil
+	}
+	if !devDecode {
+		samples, err = pipeline.Map(p, string(level.Transform), loaded, W, q, cut(cache, level.Transform, transform, cached.out))
+		if err != nil {
+			return fail(err)
+		}
+	}
+
+	c := &collator{pool: pool, size: B, open: map[int]*openBatch{}, outs: outs, window: window, held: held, files: devDecode}
+	filled, err := pipeline.Map(p, string(level.Collate), samples, W, q, c.copyIn)
+	if err != nil {
+		return fail(err)
+	}
+	batches, err := pipeline.Aggregate(p, string(level.Batch), filled, cfg.prefetch(), c.emit, c.flush)
+	if err != nil {
+		return fail(err)
+	}
+	done = true
+	return &Loader{p: p, out: batches, batches: pool, data: dk}, nil
+}
+
+// caches is the output of the stage a level keeps (level.Level.Kept), and
+// of the stages it needs first, for sample 0, made before timing; nil
+// for the stages after it.
+type caches struct {
+	enc *encoded         // Fetch's: one sample's bytes (disk.cached)
+	raw *datasets.Sample // Load's or Decode's: one raw sample (Transform's input too)
+	out *processed       // Transform's: one processed sample (of raw)
+}
+
+// cacheOf makes, before timing, the output of stage kept for sample 0: what
+// the stages before lv's cut hand out. The output of Network, a local copy
+// of the bucket's objects, New makes as it opens the dataset. A stage
+// whose cache the loader cannot make (a cut at or after batching: no
+// loader runs) is an error naming it.
+func cacheOf(ctx context.Context, lv level.Level, kept level.Stage, cfg Config, dk *disk, impls chan *transformer) (caches, error) {
+	var m caches
+	raw := func() error {
+		m.raw = datasets.NewSample(cfg.Dataset.Width, cfg.Dataset.Height)
+		if dk != nil {
+			return dk.d.Fill(0, m.raw)
+		}
+		return cfg.Dataset.FillContext(ctx, 0, m.raw)
+	}
+	switch kept {
+	case "", level.Network:
+		return m, nil // nothing kept (none), or the local copy
+	case level.Fetch:
+		err := dk.cacheFirst(ctx)
+		m.enc = dk.cached
+		return m, err
+	case level.Load, level.Decode:
+		return m, raw()
+	case level.Transform:
+		if err := raw(); err != nil {
+			return m, err
+		}
+		m.out = newProcessed(cfg.Placement.DType(), cfg.SampleLen())
+		m.out.label, m.out.cached = m.raw.Label, true
+		t := <-impls
+		err := t.apply(ctx, m.out, &m.raw.Image, cfg.Dataset.Seed, 0)
+		impls <- t
+		return m, err
+	}
+	return m, fmt.Errorf("loader: level %s keeps the output of stage %s: the loader has no cache of it", lv, kept)
+}
+
+// cut is stage s's function at level lv: f where lv runs s; where it does
+// not, a stage that hands out v, the output made before timing (cacheOf).
+func cut[In, Out any](lv level.Level, s level.Stage, f func(context.Context, pipeline.Item[In]) (Out, error), v Out) func(context.Context, pipeline.Item[In]) (Out, error) {
+	if !lv.Runs(s) {
+		return func(context.Context, pipeline.Item[In]) (Out, error) { return v, nil }
+	}
+	if ran := stageRan; ran != nil {
+		return func(ctx context.Context, it pipeline.Item[In]) (Out, error) { ran(s); return f(ctx, it) }
+	}
+	return f
+}
+
+// stageRan, set by a test only, is told of every item a stage's own code
+// processes (not a cache's), so the test can check the table's cut. Nil,
+// it costs nothing: cut returns the stage's function as it is.
+var stageRan func(level.Stage)
+
+// transformer is one worker's transform and random source.
+type transformer struct {
+	t   transforms.Transform
+	u8  transforms.Uint8Applier   // t, when the placement is Device
+	dev *transforms.DeviceApplier // the device transform's host half, alone
+	rng prng.Source
+}
+
+// newTransformer makes a worker's transform for cfg's implementation and
+// placement.
+func newTransformer(cfg Config) (*transformer, error) {
+	if cfg.Impl == transforms.DeviceName {
+		d, err := transforms.NewDeviceApplier(cfg.Transforms, cfg.DeviceCrop)
+		if err != nil {
+			return nil, err
+		}
+		return &transformer{dev: d}, nil
+	}
+	t, err := transforms.New(cfg.Impl, cfg.Transforms)
+	if err != nil {
+		return nil, err
+	}
+	tr := &transformer{t: t}
+	if cfg.Placement == Device {
+		u, ok := t.(transforms.Uint8Applier)
+		if !ok {
+			return nil, fmt.Errorf("placement device: transforms %q cannot stop before ConvertColor", cfg.Impl)
+		}
+		tr.u8 = u
+	}
+	return tr, nil
+}
+
+// apply transforms src into out with the random stream of sample position
+// pos: Apply for placement Host, ApplyUint8 for placement Device.
+//
+// A transform that is transforms.Interruptible (naive) stops when ctx
+// ends, however large the image.
+func (t *transformer) apply(ctx context.Context, out *processed, src *datasets.Image, seed uint64, pos int) error {
+	t.rng = prng.New(seed^transformSalt, uint64(pos))
+	if t.dev != nil {
+		return t.dev.ApplyDevice(out.pix, src, &t.rng)
+	}
+	if it, ok := t.t.(transforms.Interruptible); ok {
+		if t.u8 != nil {
+			return it.ApplyUint8Context(ctx, out.pix, src, &t.rng)
+		}
+		return it.ApplyContext(ctx, out.data, src, &t.rng)
+	}
+	if t.u8 != nil {
+		return t.u8.ApplyUint8(out.pix, src, &t.rng)
+	}
+	return t.t.Apply(out.data, src, &t.rng)
+}
+
+// collator is batching, in two stages: "collate" workers copy processed
+// samples into their batch's slot, in parallel (a batch's samples finish
+// together when the workers are many, and one goroutine copying them one
+// after the other would hold the batch back); the "batch" stage counts the
+// filled slots and emits complete batches in index order, whatever order
+// the samples arrive in.
+type collator struct {
+	pool *batching.Pool
+	size int
+	outs *freelist[*processed]
+	// window holds a token per sample in flight; see NewLoader. held is
+	// the placeholder tokens to return with the first batch.
+	window *pipeline.Window
+	held   int
+	next   int  // the next batch to emit; the batch stage's alone
+	files  bool // the batches carry JPEG files (Config.DeviceDecodes)
+
+	mu    sync.Mutex
+	open  map[int]*openBatch
+	spare []*openBatch // recycled bookkeeping
+}
+
+type openBatch struct {
+	b      *batching.Batch
+	filled int
+}
+
+// batch returns batch k's buffer, taking one from the pool on first use.
+func (c *collator) batch(k int) *batching.Batch {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	ob := c.open[k]
+	if ob == nil {
+		if n := len(c.spare); n > 0 {
+			ob, c.spare = c.spare[n-1], c.spare[:n-1]
+		} else {
+			ob = new(openBatch)
+		}
+		ob.b, ob.filled = c.pool.Get(), 0
+		ob.b.Index = k
+		if c.files && ob.b.JPEG == nil {
+			ob.b.JPEG = make([][]byte, ob.b.Size)
+		}
+		c.open[k] = ob
+	}
+	return ob.b
+}
+
+// copyIn is the collate stage: it copies one sample into its slot and
+// passes on the batch's index.
+func (c *collator) copyIn(_ context.Context, it pipeline.Item[*processed]) (int, error) {
+	k, slot := it.Index/c.size, it.Index%c.size
+	s := it.Value
+	b := c.batch(k)
+	var err error
+	if s.file != nil {
+		// A file for the device to decode: the header into the slot,
+		// the file into the batch, in exchange for the slot's old one.
+		copy(b.SamplePix(slot), s.pix)
+		b.Labels[slot] = int32(s.label)
+		b.JPEG[slot], s.file = s.file, b.JPEG[slot][:0]
+	} else if b.DType == batching.Uint8 {
+		err = b.PutUint8(slot, s.pix, s.label)
+	} else {
+		err = b.Put(slot, s.data, s.label)
+	}
+	if !s.cached {
+		c.outs.put(s)
+	}
+	return k, err
+}
+
+// emit is the batch stage: it counts filled slots and emits every batch
+// that is complete, in order.
+func (c *collator) emit(_ context.Context, it pipeline.Item[int], e *pipeline.Emitter[*batching.Batch]) error {
+	c.mu.Lock()
+	c.open[it.Value].filled++
+	c.mu.Unlock()
+	for {
+		c.mu.Lock()
+		ob := c.open[c.next]
+		if ob == nil || ob.filled < c.size {
+			c.mu.Unlock()
+			return nil
+		}
+		b := ob.b
+		delete(c.open, c.next)
+		c.spare = append(c.spare, ob)
+		c.mu.Unlock()
+		c.window.Release(c.size + c.held)
+		c.held = 0
+		if !e.Emit(pipeline.Item[*batching.Batch]{Index: c.next, Value: b}) {
+			return nil
+		}
+		c.next++
+	}
+}
+
+func (c *collator) flush(context.Context, *pipeline.Emitter[*batching.Batch]) error {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if len(c.open) > 0 {
+		return fmt.Errorf("%d batches left incomplete", len(c.open))
+	}
+	return nil
+}
+
+// Next implements batching.Loader.
+func (l *Loader) Next(ctx context.Context) (*batching.Batch, error) {
+	it, err := l.out.Next(ctx)
+	return it.Value, err
+}
+
+// Release implements batching.Loader.
+func (l *Loader) Release(b *batching.Batch) { l.batches.Put(b) }
+
+// Close implements batching.Loader.
+func (l *Loader) Close() error {
+	err := l.p.Close()
+	if l.data != nil {
+		if verr := l.data.verify(); err == nil {
+			err = verr
+		}
+		if cerr := l.data.d.Close(); err == nil {
+			err = cerr
+		}
+	}
+	return err
+}
+
+// Data is what the loader read from a dataset on disk: the bytes fetched
+// and the samples skipped (Config.MaxFailures). Zero without Config.Data.
+func (l *Loader) Data() DataStats {
+	if l.data == nil {
+		return DataStats{}
+	}
+	return l.data.stats()
+}
+
+// Stats returns the pipeline's statistics.
+func (l *Loader) Stats() pipeline.Stats { return l.p.Stats() }
+
+// Allocated is the number of batch buffers the loader has made: the peak
+// number of batches alive at once.
+func (l *Loader) Allocated() int { return l.batches.Allocated() }

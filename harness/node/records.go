@@ -1,0 +1,228 @@
+package node
+
+import (
+	"fmt"
+	"runtime"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"golang.org/x/perf/benchfmt"
+
+	"github.com/headspace-bench/headspace/harness/level"
+	"github.com/headspace-bench/headspace/harness/resultfile"
+	"github.com/headspace-bench/headspace/internal/disturb"
+)
+
+// The units of a node's records that are its own: AU as a fraction (the
+// node's mean and its smallest rank's), the CPU cores the ranks kept
+// busy, the CPU time per sample, the barrier's wait per step, bytes and
+// requests per second from a dataset on disk or in a bucket, the other
+// processes' cores during the run, and 1 on a partial run (--partial).
+const (
+	UnitAU         = "au"
+	UnitAUMin      = "au-min"
+	UnitCores      = "cpu-cores"
+	UnitCPUSample  = "cpu-ns/sample"
+	UnitInputWait  = "input-wait-ns/op"
+	UnitBarrier    = "barrier-ns/op"
+	UnitBytes      = "bytes/s"
+	UnitRequests   = "requests/s"
+	UnitOtherCores = "other-cores"
+	// UnitOtherThreads is the other processes' runnable threads, the
+	// mean over the run (sampled).
+	UnitOtherThreads = "other-threads"
+	UnitPartial      = "partial"
+	// UnitLinkUse is the node's bytes/s as a percentage of the emulated
+	// link's bandwidth (--link), where there is one.
+	UnitLinkUse = "link-use-%"
+)
+
+// Point is one point of a node sweep: N accelerators at one level.
+type Point struct {
+	Accelerators int
+	Level        level.Level
+}
+
+// Name is the point's benchmark name without "Benchmark" and the
+// GOMAXPROCS suffix: "Node/accelerators=4/level=none".
+func (p Point) Name() string {
+	return fmt.Sprintf("Node/accelerators=%d/level=%s", p.Accelerators, p.Level)
+}
+
+// RankName is the name of rank r's record of the point:
+// "Node/accelerators=4/level=none/rank=2".
+func (p Point) RankName(r int) string { return fmt.Sprintf("%s/rank=%d", p.Name(), r) }
+
+// BenchName is the node record's full name, GOMAXPROCS suffix included.
+func (p Point) BenchName() string { return resultfile.BenchName(p.Name(), runtime.GOMAXPROCS(0)) }
+
+// Points lists a sweep's points: each accelerator count, then each level
+// from the bound (host) down to the pipeline (none).
+func Points(accelerators []int, levels []level.Level) []Point {
+	ordered := slices.Clone(levels)
+	slices.SortFunc(ordered, func(a, b level.Level) int { return int(b) - int(a) })
+	var out []Point
+	for _, n := range accelerators {
+		for _, l := range ordered {
+			out = append(out, Point{Accelerators: n, Level: l})
+		}
+	}
+	return out
+}
+
+// ParsePointName reads a record's name back into its point and rank (-1
+// for the node's own record); ok is false for a name of no node point.
+func ParsePointName(name string) (p Point, rank int, ok bool) {
+	name = strings.TrimPrefix(name, "Benchmark")
+	if i := strings.LastIndexByte(name, '-'); i > 0 {
+		if _, err := strconv.Atoi(name[i+1:]); err == nil {
+			name = name[:i] // the GOMAXPROCS suffix
+		}
+	}
+	parts := strings.Split(name, "/")
+	if len(parts) < 3 || parts[0] != "Node" {
+		return Point{}, 0, false
+	}
+	rank = -1
+	for _, kv := range parts[1:] {
+		k, v, found := strings.Cut(kv, "=")
+		if !found {
+			return Point{}, 0, false
+		}
+		var err error
+		switch k {
+		case "accelerators":
+			p.Accelerators, err = strconv.Atoi(v)
+		case "level":
+			p.Level, err = level.Parse(v)
+		case "rank":
+			rank, err = strconv.Atoi(v)
+		default:
+			return Point{}, 0, false
+		}
+		if err != nil {
+			return Point{}, 0, false
+		}
+	}
+	return p, rank, p.Accelerators > 0
+}
+
+// Others is what the other processes did during a run: their CPU use in
+// cores and their runnable threads, each negative where unknown.
+type Others struct {
+	Cores, Threads float64
+}
+
+// Records are a finished run's records: each rank's, then the node's,
+// with what the other processes did during it and, where linkBandwidth
+// (bytes/s) is positive, the share of the link the node's reads used.
+func Records(p Point, o Outcome, others Others, linkBandwidth float64) []*benchfmt.Result {
+	procs := runtime.GOMAXPROCS(0)
+	var out []*benchfmt.Result
+	var (
+		wall                        time.Duration
+		samples, sps, auSum         float64
+		auMin                       = 1e9
+		cpu, delay, sumWall, inWait time.Duration
+		hasCPU, hasDelay            = true, true
+		fetched, requests           int64
+		steps                       = 0
+	)
+	for _, r := range o.Ranks {
+		res := &benchfmt.Result{Name: benchfmt.Name(resultfile.BenchName(p.RankName(r.Rank), procs)), Iters: max(r.Steps, 1)}
+		add := func(v float64, unit string) { res.Values = append(res.Values, benchfmt.Value{Value: v, Unit: unit}) }
+		per := func(d time.Duration) float64 { return float64(d) / float64(max(r.Steps, 1)) }
+		add(per(r.Wall), "ns/op")
+		add(r.StepsPerSec(), "steps/s")
+		add(r.StepsPerSec()*float64(r.Batch), "samples/s")
+		add(r.AU(), UnitAU)
+		add(per(r.InputWait), UnitInputWait)
+		add(per(r.Barrier), UnitBarrier)
+		if r.HasCPU {
+			add(per(r.CPU), disturb.CPUUnit)
+		}
+		if r.HasRunDelay && r.Wall > 0 {
+			add(100*r.RunDelay.Seconds()/r.Wall.Seconds(), disturb.RunDelayUnit)
+		}
+		if r.Fetched > 0 && r.Wall > 0 {
+			add(float64(r.Fetched)/r.Wall.Seconds(), UnitBytes)
+		}
+		if r.Requests > 0 && r.Wall > 0 {
+			add(float64(r.Requests)/r.Wall.Seconds(), UnitRequests)
+		}
+		out = append(out, res)
+
+		wall = max(wall, r.Wall)
+		samples += float64(r.Steps * r.Batch)
+		sps += r.StepsPerSec() * float64(r.Batch)
+		auSum += r.AU()
+		auMin = min(auMin, r.AU())
+		cpu += r.CPU
+		delay += r.RunDelay
+		sumWall += r.Wall
+		inWait += r.InputWait
+		hasCPU = hasCPU && r.HasCPU
+		hasDelay = hasDelay && r.HasRunDelay
+		fetched += r.Fetched
+		requests += r.Requests
+		steps = max(steps, r.Steps)
+	}
+	n := len(o.Ranks)
+	res := &benchfmt.Result{Name: benchfmt.Name(p.BenchName()), Iters: max(steps, 1)}
+	add := func(v float64, unit string) { res.Values = append(res.Values, benchfmt.Value{Value: v, Unit: unit}) }
+	if n == 0 || wall <= 0 {
+		return out
+	}
+	add(float64(wall)/float64(max(steps, 1)), "ns/op")
+	add(float64(steps)/wall.Seconds(), "steps/s")
+	add(sps, "samples/s")
+	add(auSum/float64(n), UnitAU)
+	add(auMin, UnitAUMin)
+	add(float64(inWait)/float64(n*max(steps, 1)), UnitInputWait)
+	if o.Released > 0 && o.Skew > 0 {
+		// The pipe barrier's skew (the shared one does not time steps).
+		add(float64(o.Skew)/float64(o.Released), UnitBarrier)
+	}
+	if hasCPU && cpu > 0 {
+		add(cpu.Seconds()/wall.Seconds(), UnitCores)
+		add(float64(cpu)/samples, UnitCPUSample)
+	}
+	if hasDelay && sumWall > 0 {
+		add(100*delay.Seconds()/sumWall.Seconds(), disturb.RunDelayUnit)
+	}
+	if others.Cores >= 0 {
+		add(others.Cores, UnitOtherCores)
+	}
+	if others.Threads >= 0 {
+		add(others.Threads, UnitOtherThreads)
+	}
+	if fetched > 0 {
+		add(float64(fetched)/wall.Seconds(), UnitBytes)
+		if linkBandwidth > 0 {
+			add(100*float64(fetched)/wall.Seconds()/linkBandwidth, UnitLinkUse)
+		}
+	}
+	if requests > 0 {
+		add(float64(requests)/wall.Seconds(), UnitRequests)
+	}
+	return append(out, res)
+}
+
+// PartialRecord is the node's record of a run that failed (a rank died
+// or hung), kept with --partial: the steps the barrier released over the
+// time they took, and partial 1. It has no rank records.
+func PartialRecord(p Point, o Outcome, batch int) *benchfmt.Result {
+	res := &benchfmt.Result{Name: benchfmt.Name(p.BenchName()), Iters: max(o.Released, 1)}
+	sps := 0.0
+	if o.Elapsed > 0 {
+		sps = float64(o.Released) / o.Elapsed.Seconds()
+	}
+	res.Values = []benchfmt.Value{
+		{Value: sps, Unit: "steps/s"},
+		{Value: sps * float64(batch*p.Accelerators), Unit: "samples/s"},
+		{Value: 1, Unit: UnitPartial},
+	}
+	return res
+}

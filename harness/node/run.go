@@ -1,0 +1,392 @@
+package node
+
+import (
+	"bufio"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/headspace-bench/headspace/device"
+	"github.com/headspace-bench/headspace/harness/barrier"
+	"github.com/headspace-bench/headspace/harness/level"
+	"github.com/headspace-bench/headspace/harness/loader"
+	"github.com/headspace-bench/headspace/harness/procloader"
+)
+
+// DefaultTimeout is the barrier's default timeout: how long after the
+// first rank reached a step the others may take to reach it.
+const DefaultTimeout = 60 * time.Second
+
+// exitWait is how long a rank whose output ended may take to exit before
+// it is killed, so that its exit status can be reported.
+const exitWait = 2 * time.Second
+
+// Options is one run of a node: Ranks rank processes at one level.
+type Options struct {
+	// Exe is the binary to run, normally headspace's os.Executable().
+	Exe string
+	// Args are the arguments after the program name; nil means
+	// []string{"rank"}, headspace's hidden rank subcommand.
+	Args []string
+	// Env is added to the parent's environment.
+	Env []string
+	// Ranks is the number of accelerators, one rank process each.
+	Ranks int
+	// Level is the caching level every rank trains at (level.None: the
+	// pipeline; level.Host: a batch cached on the host, the bound).
+	Level    level.Level
+	Pipeline loader.Config
+	Device   device.EmulatedConfig
+	Steps    int // measured steps
+	Warmup   int // steps before them
+	// Timeout is the barrier's (DefaultTimeout when 0).
+	Timeout time.Duration
+	// Barrier is the barrier's mechanism: BarrierShared (shared memory
+	// and a futex, Linux) or BarrierPipe (pipes to a coordinator in this
+	// process, everywhere); "" is the shared one where it exists.
+	Barrier string
+}
+
+// The barrier's mechanisms (package barrier).
+const (
+	BarrierShared = "shared"
+	BarrierPipe   = "pipe"
+)
+
+// Outcome is what a node run measured.
+type Outcome struct {
+	// Ranks are the ranks' results, in rank order; empty when the run
+	// failed.
+	Ranks []RankResult
+	// Released is the steps the barrier released, warm-up included, and
+	// Elapsed the time from the start of the ranks to the last release:
+	// what a failed run got through (--partial).
+	Released int
+	Elapsed  time.Duration
+	// Skew is the time summed over steps from the first rank's arrival
+	// at the barrier to the last one's.
+	Skew time.Duration
+	// RanksCPU is the rank processes' whole CPU time (user+sys), start-up
+	// and warm-up included, as the system reports it once they are
+	// reaped; 0 where it cannot.
+	RanksCPU time.Duration
+}
+
+// rank is one rank process as the parent holds it.
+type rank struct {
+	id     int
+	cmd    *exec.Cmd
+	stdin  io.WriteCloser
+	stdout *os.File
+	stderr *tail
+	exited chan struct{}
+	result *RankResult
+}
+
+// Run starts o.Ranks rank processes, sends each its Spec, runs the
+// barrier over them until each has sent its result, and returns the
+// results. A rank that dies or hangs fails the run: the others are killed
+// at once and the error names the rank; Outcome still says how many steps
+// were released. Cancelling ctx kills every rank; Run returns once all
+// have been reaped, with ctx's error.
+func Run(ctx context.Context, o Options) (Outcome, error) {
+	if o.Ranks <= 0 {
+		return Outcome{}, fmt.Errorf("node: %d ranks: want at least 1", o.Ranks)
+	}
+	if o.Exe == "" {
+		return Outcome{}, errors.New("node: no rank executable")
+	}
+	if o.Steps <= 0 || o.Warmup < 0 {
+		return Outcome{}, fmt.Errorf("node: steps %d and warm-up %d: want a positive and a non-negative count", o.Steps, o.Warmup)
+	}
+	timeout := o.Timeout
+	if timeout == 0 {
+		timeout = DefaultTimeout
+	}
+	args := o.Args
+	if args == nil {
+		args = []string{"rank"}
+	}
+	env := append(os.Environ(), o.Env...)
+	start := time.Now()
+	ranks := make([]*rank, 0, o.Ranks)
+	// Every rank started is killed and reaped before Run returns.
+	var reaped sync.Once
+	reap := func() {
+		reaped.Do(func() {
+			for _, r := range ranks {
+				_ = r.cmd.Process.Kill()
+				r.stdin.Close()
+			}
+			for _, r := range ranks {
+				<-r.exited
+				r.stdout.Close()
+			}
+		})
+	}
+	defer reap()
+	var shared *barrier.Shared
+	if o.Barrier != BarrierPipe {
+		var err error
+		shared, err = barrier.NewShared(o.Ranks)
+		switch {
+		case errors.Is(err, barrier.ErrNoShared) && o.Barrier == "":
+			shared = nil // the pipes serve
+		case err != nil:
+			return Outcome{}, fmt.Errorf("node: %w", err)
+		default:
+			defer shared.Close()
+		}
+	}
+	var extra []*os.File
+	if shared != nil {
+		extra = []*os.File{shared.File()} // fd 3 in the rank
+	}
+	for i := range o.Ranks {
+		r, err := startRank(i, o.Exe, args, env, extra)
+		if err != nil {
+			return Outcome{}, fmt.Errorf("node: starting rank %d: %w", i, err)
+		}
+		ranks = append(ranks, r)
+	}
+	to := make([]io.Writer, len(ranks))
+	for i, r := range ranks {
+		to[i] = r.stdin
+	}
+	c, err := barrier.New(to, timeout)
+	if err != nil {
+		return Outcome{}, err
+	}
+	defer c.Stop()
+	for i, r := range ranks {
+		s := Spec{Version: protocolVersion, Rank: i, Ranks: o.Ranks, Level: o.Level,
+			Pipeline: rankPipeline(o.Pipeline, i), Device: o.Device, Steps: o.Steps, Warmup: o.Warmup}
+		if shared != nil {
+			s.Barrier = BarrierShared
+		}
+		// A write error means the rank died: its reader says how.
+		_ = writeMessage(r.stdin, s)
+	}
+	var (
+		readers  sync.WaitGroup
+		mu       sync.Mutex
+		released time.Duration
+	)
+	onRelease := func() {
+		mu.Lock()
+		released = time.Since(start)
+		mu.Unlock()
+	}
+	for _, r := range ranks {
+		readers.Add(1)
+		go func() {
+			defer readers.Done()
+			if err := read(r, c, onRelease); err != nil {
+				c.Fail(err)
+			}
+		}()
+	}
+	all := make(chan struct{})
+	go func() { readers.Wait(); close(all) }()
+	stopWatch := make(chan struct{})
+	watched := make(chan struct{})
+	if shared != nil {
+		// The shared barrier's steps and timeout; c stays the one place
+		// failures meet.
+		go func() {
+			defer close(watched)
+			if err := shared.Watch(stopWatch, timeout, watchEvery, onRelease); err != nil {
+				c.Fail(err)
+			}
+		}()
+	} else {
+		close(watched)
+	}
+	select {
+	case <-all:
+	case <-c.Failed():
+	case <-ctx.Done():
+		c.Fail(ctx.Err())
+	}
+	close(stopWatch)
+	<-watched
+	if shared != nil && c.Err() != nil {
+		shared.Abort()
+	}
+	for _, r := range ranks {
+		_ = r.cmd.Process.Kill() // a finished rank has exited already
+	}
+	<-all
+	reap()
+	mu.Lock()
+	out := Outcome{Released: c.Steps(), Elapsed: released, Skew: c.Skew()}
+	if shared != nil {
+		out.Released = shared.Steps()
+	}
+	mu.Unlock()
+	for _, r := range ranks {
+		if st := r.cmd.ProcessState; st != nil {
+			out.RanksCPU += st.UserTime() + st.SystemTime()
+		}
+	}
+	if err := c.Err(); err != nil {
+		if ctx.Err() != nil {
+			return out, ctx.Err()
+		}
+		return out, err
+	}
+	for _, r := range ranks {
+		if r.result == nil {
+			return out, fmt.Errorf("node: rank %d (pid %d) sent no result", r.id, r.cmd.Process.Pid)
+		}
+		out.Ranks = append(out.Ranks, *r.result)
+	}
+	return out, nil
+}
+
+// watchEvery is how often the parent looks at the shared barrier.
+const watchEvery = 10 * time.Millisecond
+
+// startRank starts one rank process with its stdout on a pipe the parent
+// owns, so the process can be reaped while its output is read, and extra
+// as its fds 3, ….
+func startRank(id int, exe string, args, env []string, extra []*os.File) (*rank, error) {
+	rd, wr, err := os.Pipe()
+	if err != nil {
+		return nil, err
+	}
+	cmd := exec.Command(exe, args...)
+	cmd.Env = env
+	cmd.Stdout = wr
+	cmd.ExtraFiles = extra
+	r := &rank{id: id, cmd: cmd, stdout: rd, stderr: &tail{}, exited: make(chan struct{})}
+	cmd.Stderr = r.stderr
+	cmd.SysProcAttr = procloader.ChildAttr()
+	if r.stdin, err = cmd.StdinPipe(); err != nil {
+		rd.Close()
+		wr.Close()
+		return nil, err
+	}
+	err = cmd.Start()
+	wr.Close() // the child has its copy: EOF on rd once it is gone
+	if err != nil {
+		rd.Close()
+		r.stdin.Close()
+		return nil, err
+	}
+	go func() {
+		_ = cmd.Wait() // the status is read from cmd.ProcessState
+		close(r.exited)
+	}()
+	return r, nil
+}
+
+// read reads rank r's stdout: the barrier's arrivals, then its result.
+// Its error is the rank's failure.
+func read(r *rank, c *barrier.Coordinator, onRelease func()) error {
+	br := bufio.NewReader(r.stdout)
+	for {
+		b, err := br.ReadByte()
+		if err != nil {
+			if r.result != nil && errors.Is(err, io.EOF) {
+				return r.exitError()
+			}
+			return r.failure(err)
+		}
+		switch b {
+		case barrier.Arrive:
+			released, err := c.Arrive(r.id)
+			if err != nil {
+				return err
+			}
+			if released {
+				onRelease()
+			}
+		case resultFrame:
+			var res RankResult
+			if err := readMessage(br, &res); err != nil {
+				return r.failure(fmt.Errorf("reading its result: %w", err))
+			}
+			r.result = &res
+		default:
+			return r.failure(fmt.Errorf("it wrote %q, which is no message of the protocol", b))
+		}
+	}
+}
+
+// exitError is nil once a rank that sent its result has exited with
+// status 0, else its failure.
+func (r *rank) exitError() error {
+	<-r.exited
+	if st := r.cmd.ProcessState; st != nil && st.Success() {
+		return nil
+	}
+	return r.failure(io.EOF)
+}
+
+// failure is rank r's death or protocol error as one message: the rank,
+// its pid, how it ended and the first line of its stderr.
+func (r *rank) failure(err error) error {
+	eof := errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF)
+	if eof {
+		select {
+		case <-r.exited:
+		case <-time.After(exitWait):
+		}
+	}
+	_ = r.cmd.Process.Kill()
+	<-r.exited
+	var what string
+	switch st := r.cmd.ProcessState; {
+	case !eof:
+		what = err.Error()
+	case st == nil:
+		what = "its output ended"
+	case st.Success():
+		what = "exited with status 0 before its result"
+	case st.ExitCode() >= 0:
+		what = fmt.Sprintf("exited with status %d", st.ExitCode())
+	default:
+		what = st.String() // "signal: killed"
+	}
+	msg := fmt.Sprintf("node: rank %d (pid %d) %s", r.id, r.cmd.Process.Pid, what)
+	if s := r.stderr.String(); s != "" {
+		msg += ": " + s
+	}
+	return errors.New(msg)
+}
+
+// tail keeps the start of a rank's stderr, for its failure's message.
+type tail struct {
+	mu  sync.Mutex
+	buf []byte
+}
+
+const tailMax = 1024
+
+func (t *tail) Write(p []byte) (int, error) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if room := tailMax - len(t.buf); room > 0 {
+		t.buf = append(t.buf, p[:min(room, len(p))]...)
+	}
+	return len(p), nil
+}
+
+// String is the first non-empty line, its spaces collapsed.
+func (t *tail) String() string {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	for line := range strings.Lines(string(t.buf)) {
+		if f := strings.Fields(line); len(f) > 0 {
+			return strings.Join(f, " ")
+		}
+	}
+	return ""
+}

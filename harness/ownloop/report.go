@@ -1,0 +1,458 @@
+package ownloop
+
+import (
+	"fmt"
+	"io"
+	"os/exec"
+	"path/filepath"
+	"runtime"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"golang.org/x/perf/benchfmt"
+
+	"github.com/headspace-bench/headspace/harness/analysis"
+	"github.com/headspace-bench/headspace/harness/resultfile"
+)
+
+// Stages are the training loader's stages as the hook timed them over
+// the steps fed by the loader: means per sample and per batch.
+type Stages struct {
+	Batches   int           // batches the workers reported
+	Samples   int           // samples in them
+	GetItem   time.Duration // per sample: the dataset's __getitem__
+	Load      time.Duration // per sample: its .loader (Split only)
+	Transform time.Duration // per sample: its .transform (Split only)
+	Split     bool          // the dataset has .loader (torchvision-style)
+	Iterable  bool          // an IterableDataset: GetItem is its __iter__'s time a sample
+	Collate   time.Duration // per batch
+	Pin       time.Duration // per batch, pin-memory in the main process (0: none)
+	Wait      time.Duration // per step: the loop's wait for its batch
+	// The same stages' CPU time (of the worker's thread): on a shared
+	// machine their wall times above include waiting for a core.
+	GetItemCPU, LoadCPU, TransformCPU, CollateCPU time.Duration
+	WorkerCPU                                     time.Duration // the workers' CPU time, summed
+	// WorkerRunQueue is the workers' time waiting for a core, summed
+	// (Linux; negative where it could not be read).
+	WorkerRunQueue time.Duration
+	Workers        int
+}
+
+// PerBatch is the time one worker takes to make a batch: its samples'
+// __getitem__ and its collate.
+func (s Stages) PerBatch() time.Duration {
+	if s.Batches == 0 {
+		return 0
+	}
+	return s.GetItem*time.Duration(s.Samples)/time.Duration(s.Batches) + s.Collate
+}
+
+// Report is the headspace analysis of a user's training command.
+type Report struct {
+	analysis.Report
+	Command  Command
+	Settings Settings
+	Run      *Run
+	Loader   Loader // the training loop's
+	Stages   Stages
+	Partial  bool // the script ended before every step (--partial)
+}
+
+// minRounds is the fewest rounds each phase needs for an estimate.
+const minRounds = 3
+
+// Analyze turns what the hook measured into the headspace analysis: step
+// times before and after the switch over whole rounds of the loader's
+// workers, the verdict from the loop's input wait and the stage that takes
+// the longest per batch. totalSteps is the whole training run's, for the
+// time saved. A run that ended early is analysed if each phase has
+// enough rounds.
+func Analyze(cmd Command, s Settings, run *Run, totalSteps int) (Report, error) {
+	ld, ok := run.Target()
+	if !ok {
+		return Report{}, fmt.Errorf("%w: the hook named no training loader", ErrNoLoader)
+	}
+	steps := slices.Clone(run.Steps)
+	slices.SortFunc(steps, func(a, b Step) int { return a.Index - b.Index })
+	rep := Report{Command: cmd, Settings: s, Run: run, Loader: ld, Partial: !run.Done}
+	r := &rep.Report
+	r.Config = analysis.Config{NumCaches: s.NumCaches, ReturnCachesAfter: s.ReturnCachesAfter, StepsAfter: s.StepsAfter, TotalSteps: totalSteps, Skip: 1}
+	r.Round = max(1, ld.Workers)
+	r.Switch = s.ReturnCachesAfter
+	r.Device = deviceName(run.Start)
+	var before, after []time.Duration
+	var wait, wall time.Duration
+	for _, st := range steps {
+		r.StepTimes = append(r.StepTimes, st.Time)
+		r.Waits = append(r.Waits, st.Wait)
+		switch {
+		case st.Phase == "loader" && st.Index >= r.Config.Skip && st.Index < s.ReturnCachesAfter:
+			before = append(before, st.Time)
+			wait += st.Wait
+			wall += st.Time
+		case st.Phase == "cached" && st.Index > s.ReturnCachesAfter:
+			after = append(after, st.Time)
+		}
+	}
+	if len(before) < minRounds*r.Round || len(after) < minRounds*r.Round {
+		return rep, fmt.Errorf("too few steps to estimate: %d from the loader and %d cached, want %d each (%d rounds of %d steps, one per worker)",
+			len(before), len(after), minRounds*r.Round, minRounds, r.Round)
+	}
+	r.Before = analysis.RoundEstimate(before, r.Round)
+	r.After = analysis.RoundEstimate(after, r.Round)
+	rep.Stages = stagesOf(run, ld, wait, len(before))
+	r.Verdict = judge(rep.Stages, wait, wall, r.Before, r.After)
+	return rep, nil
+}
+
+func deviceName(s Start) string {
+	if s.CUDA {
+		return "cuda"
+	}
+	return "cpu"
+}
+
+func stagesOf(run *Run, ld Loader, wait time.Duration, steps int) Stages {
+	st := Stages{Workers: ld.Workers, Split: ld.Measured.Split, Iterable: ld.Measured.Iterable}
+	var getitem, load, transform, collate, getitemCPU, loadCPU, transformCPU, collateCPU time.Duration
+	cpu := map[int]time.Duration{}
+	runq := map[int]time.Duration{}
+	for _, b := range run.Batches {
+		runq[b.Worker] = max(runq[b.Worker], b.RunQueue)
+		st.Batches++
+		st.Samples += b.Samples
+		getitem += b.GetItem
+		load += b.Load
+		transform += b.Transform
+		collate += b.Collate
+		getitemCPU += b.GetItemCPU
+		loadCPU += b.LoadCPU
+		transformCPU += b.TransformCPU
+		collateCPU += b.CollateCPU
+		cpu[b.Worker] = max(cpu[b.Worker], b.CPU)
+	}
+	if st.Samples > 0 {
+		n := time.Duration(st.Samples)
+		st.GetItem, st.Load, st.Transform = getitem/n, load/n, transform/n
+		st.GetItemCPU, st.LoadCPU, st.TransformCPU = getitemCPU/n, loadCPU/n, transformCPU/n
+	}
+	if st.Batches > 0 {
+		st.Collate = collate / time.Duration(st.Batches)
+		st.CollateCPU = collateCPU / time.Duration(st.Batches)
+	}
+	for w, c := range cpu {
+		if w >= 0 { // the main process's CPU is the loop's, not a worker's
+			st.WorkerCPU += c
+			if runq[w] < 0 {
+				st.WorkerRunQueue = -1
+			} else if st.WorkerRunQueue >= 0 {
+				st.WorkerRunQueue += runq[w]
+			}
+		}
+	}
+	var pin time.Duration
+	for _, p := range run.Pins {
+		pin += p
+	}
+	if len(run.Pins) > 0 {
+		st.Pin = pin / time.Duration(len(run.Pins))
+	}
+	if steps > 0 {
+		st.Wait = wait / time.Duration(steps)
+	}
+	return st
+}
+
+// Contention is how far the share of step time that caching saves must
+// exceed the share the loop waits for its batches for the verdict to say
+// the loader slows the step itself: its workers take the cores the step
+// needs.
+const Contention = 0.10
+
+// judge is the verdict: how input-bound by the share of the loop's time
+// spent waiting for batches (analysis.Classify), or by the headspace
+// where the step itself runs slower beside the loader (its workers share
+// the cores: Contention), and the stage in the way: the model step when
+// neither, else the stage of the loader that takes the longest per batch.
+func judge(st Stages, wait, wall time.Duration, before, after analysis.Estimate) analysis.Verdict {
+	v := analysis.Verdict{Wait: wait, Wall: wall}
+	if wall > 0 {
+		v.Share = float64(wait) / float64(wall)
+	}
+	v.Class = analysis.Classify(v.Share)
+	cachedStep := after.Median
+	contended := false
+	if before.Lo > after.Hi && before.Median > 0 {
+		if saved := 1 - float64(after.Median)/float64(before.Median); saved-v.Share > Contention {
+			contended = true
+			v.Class = analysis.Classify(saved)
+		}
+	}
+	parts := st.parts(contended)
+	if st.Pin > 0 && len(parts) > 0 {
+		parts = append(parts, part{"pin memory", st.Pin})
+	}
+	var sum time.Duration
+	for _, p := range parts {
+		sum += p.d
+	}
+	for _, p := range parts {
+		if sum > 0 && float64(p.d)/float64(sum) > v.Busy {
+			v.Busiest, v.Busy = p.name, float64(p.d)/float64(sum)
+		}
+	}
+	if v.Class == analysis.NotInputBound && !contended {
+		v.Stage = "model step"
+		v.Reason = fmt.Sprintf("the training loop waited for its batches only %.1f%% of the time", 100*v.Share)
+		return v
+	}
+	if len(parts) == 0 {
+		v.Stage = "the loader"
+		v.Reason = "its dataset's time was not measured (workers not forked, a dataset whose class cannot be wrapped, or an iterable that is not a DataLoader)"
+		return v
+	}
+	workers := max(1, st.Workers)
+	v.Stage = v.Busiest
+	if contended {
+		v.Reason = fmt.Sprintf("the loop waited for its batches only %.1f%% of the time, but its steps took %s beside the loader against %s on cached batches: the loader's %d workers (%.2f s of CPU%s) share the machine's %d cores with the step; of their CPU time per batch (%s), %s takes the most",
+			100*v.Share, ms(before.Median), ms(cachedStep), st.Workers, st.WorkerCPU.Seconds(), waited(st), runtime.NumCPU(), breakdown(parts), v.Busiest)
+		return v
+	}
+	who := fmt.Sprintf("each of %d workers takes", workers)
+	if st.Workers == 0 {
+		who = "the main process (num_workers=0) takes"
+	}
+	v.Reason = fmt.Sprintf("%s %s a batch (%s), one batch every %s from all of them, against a step of %s on cached batches",
+		who, ms(st.PerBatch()), breakdown(parts), ms(st.PerBatch()/time.Duration(workers)), ms(cachedStep))
+	return v
+}
+
+func waited(st Stages) string {
+	if st.WorkerRunQueue < 0 {
+		return ""
+	}
+	return fmt.Sprintf(", %.2f s on the run queue", st.WorkerRunQueue.Seconds())
+}
+
+// parts are the loader's stages' times a batch: wall time, or with cpu
+// the CPU time of the worker's thread (which a shared machine does not
+// stretch).
+func (st Stages) parts(cpu bool) []part {
+	var parts []part
+	if st.Batches == 0 || st.Samples == 0 {
+		return nil // the dataset's time was not measured: collate alone would mislead
+	}
+	per := time.Duration(st.Samples) / time.Duration(st.Batches) // samples a batch
+	getitem, load, transform, collate := st.GetItem, st.Load, st.Transform, st.Collate
+	if cpu {
+		getitem, load, transform, collate = st.GetItemCPU, st.LoadCPU, st.TransformCPU, st.CollateCPU
+	}
+	if st.Split {
+		parts = append(parts, part{"dataset .loader (reading and decoding)", load * per}, part{"dataset .transform", transform * per},
+			part{"__getitem__ outside .loader and .transform", max(0, getitem-load-transform) * per})
+	} else if st.Iterable {
+		parts = append(parts, part{"dataset __iter__", getitem * per})
+	} else {
+		parts = append(parts, part{"dataset __getitem__", getitem * per})
+	}
+	return append(parts, part{"collate", collate})
+}
+
+// part is one stage's time a batch.
+type part struct {
+	name string
+	d    time.Duration
+}
+
+func breakdown(parts []part) string {
+	var out []string
+	for _, p := range parts {
+		out = append(out, p.name+" "+ms(p.d))
+	}
+	return strings.Join(out, ", ")
+}
+
+func ms(d time.Duration) string { return fmt.Sprintf("%.1f ms", float64(d)/1e6) }
+
+// WriteText prints the report: the analysis, the verdict, the stages and
+// every loader the script iterated.
+func (r Report) WriteText(w io.Writer) {
+	fmt.Fprintf(w, "command: %s\n", r.Command)
+	fmt.Fprintf(w, "python %s (%s), torch %s", r.Run.Start.Python, r.Run.Start.Executable, r.Run.Start.Torch)
+	if r.Run.Start.Torchvision != "" {
+		fmt.Fprintf(w, ", torchvision %s", r.Run.Start.Torchvision)
+	}
+	fmt.Fprintln(w)
+	for _, l := range r.Run.Loaders {
+		role := "iterated as it is"
+		if l.Target {
+			role = "the training loop's: cached and timed"
+		}
+		fmt.Fprintf(w, "loader %s: %s\n", l, role)
+	}
+	if r.Partial {
+		fmt.Fprintf(w, "partial: the script ended after %d of %d steps\n", len(r.Run.Steps), r.Settings.Total())
+	}
+	fmt.Fprintln(w)
+	r.Report.WriteText(w)
+	st := r.Stages
+	fmt.Fprintln(w, "stages of the training loader, over the steps it fed:")
+	if st.Batches == 0 {
+		fmt.Fprintln(w, "  not timed (workers not forked, or an iterable that is not a DataLoader)")
+	} else {
+		get := "__getitem__"
+		if st.Iterable {
+			get = "__iter__"
+		}
+		fmt.Fprintf(w, "  %s %s a sample", get, us(st.GetItem))
+		if st.Split {
+			fmt.Fprintf(w, " (.loader %s, .transform %s)", us(st.Load), us(st.Transform))
+		}
+		fmt.Fprintf(w, "; collate %s a batch; %d batches, %d samples\n", us(st.Collate), st.Batches, st.Samples)
+		fmt.Fprintf(w, "  of which CPU: %s %s a sample", get, us(st.GetItemCPU))
+		if st.Split {
+			fmt.Fprintf(w, " (.loader %s, .transform %s)", us(st.LoadCPU), us(st.TransformCPU))
+		}
+		fmt.Fprintf(w, "; collate %s a batch\n", us(st.CollateCPU))
+		fmt.Fprintf(w, "  workers: %d, CPU time %.2f s in all", st.Workers, st.WorkerCPU.Seconds())
+		if st.WorkerRunQueue >= 0 {
+			fmt.Fprintf(w, ", %.2f s on the run queue", st.WorkerRunQueue.Seconds())
+		}
+		fmt.Fprintln(w)
+	}
+	if st.Pin > 0 {
+		fmt.Fprintf(w, "  pin memory %s a batch\n", us(st.Pin))
+	}
+	fmt.Fprintf(w, "  the loop's wait for a batch: %s a step\n", us(st.Wait))
+}
+
+func us(d time.Duration) string {
+	if d >= time.Millisecond {
+		return ms(d)
+	}
+	return fmt.Sprintf("%.0f µs", float64(d)/1e3)
+}
+
+// Benchmarks are the benchmarks an analysis's result file holds.
+var Benchmarks = []string{"Headspace", "HeadspaceInput", "HeadspaceStage"}
+
+// Records are the analysis's result-file records: every step in order
+// (Headspace/script=…/phase=fill|loader|switch|cached|epoch, ns/op and
+// the wait, wait-ns), the estimates (HeadspaceInput/script=…: the input
+// wait and wall time of the loader's steps, the step time before and
+// after and the headspace in %), and each stage
+// (HeadspaceStage/script=…/stage=…).
+func (r Report) Records() []*benchfmt.Result {
+	name := "script=" + benchKey(r.Command.Name())
+	prefix := "BenchmarkHeadspace/" + name + "/phase="
+	var out []*benchfmt.Result
+	steps := slices.Clone(r.Run.Steps)
+	slices.SortFunc(steps, func(a, b Step) int { return a.Index - b.Index })
+	for _, st := range steps {
+		phase := st.Phase
+		switch {
+		case st.Index == 0:
+			phase = "fill"
+		case st.Index == r.Switch && phase == "cached":
+			phase = "switch"
+		}
+		out = append(out, &benchfmt.Result{Name: benchfmt.Name(prefix + phase), Iters: 1,
+			Values: []benchfmt.Value{{Value: float64(st.Time), Unit: "ns/op"}, {Value: float64(st.Wait), Unit: "wait-ns"}}})
+	}
+	v := r.Verdict
+	out = append(out, &benchfmt.Result{Name: benchfmt.Name("BenchmarkHeadspaceInput/" + name), Iters: 1,
+		Values: []benchfmt.Value{{Value: float64(v.Wait), Unit: "input-wait-ns"}, {Value: float64(v.Wall), Unit: "wall-ns"},
+			{Value: float64(r.Before.Median), Unit: "step-ns"}, {Value: float64(r.After.Median), Unit: "cached-step-ns"},
+			{Value: r.HeadspacePercent(), Unit: "headspace-%"}}})
+	st := r.Stages
+	stage := func(s string, vals ...benchfmt.Value) {
+		out = append(out, &benchfmt.Result{Name: benchfmt.Name("BenchmarkHeadspaceStage/" + name + "/stage=" + s), Iters: 1, Values: vals})
+	}
+	if st.Batches > 0 {
+		stage("getitem", benchfmt.Value{Value: float64(st.GetItem), Unit: "getitem-ns/sample"}, benchfmt.Value{Value: float64(st.GetItemCPU), Unit: "getitem-cpu-ns/sample"})
+		if st.Split {
+			stage("load", benchfmt.Value{Value: float64(st.Load), Unit: "load-ns/sample"}, benchfmt.Value{Value: float64(st.LoadCPU), Unit: "load-cpu-ns/sample"})
+			stage("transform", benchfmt.Value{Value: float64(st.Transform), Unit: "transform-ns/sample"}, benchfmt.Value{Value: float64(st.TransformCPU), Unit: "transform-cpu-ns/sample"})
+		}
+		stage("collate", benchfmt.Value{Value: float64(st.Collate), Unit: "collate-ns/batch"}, benchfmt.Value{Value: float64(st.CollateCPU), Unit: "collate-cpu-ns/batch"})
+		stage("workers", benchfmt.Value{Value: float64(st.WorkerCPU), Unit: "worker-cpu-ns"}, benchfmt.Value{Value: float64(st.Workers), Unit: "workers"},
+			benchfmt.Value{Value: float64(st.WorkerRunQueue), Unit: "worker-runqueue-ns"})
+	}
+	if st.Pin > 0 {
+		stage("pin", benchfmt.Value{Value: float64(st.Pin), Unit: "pin-ns/batch"})
+	}
+	stage("wait", benchfmt.Value{Value: float64(st.Wait), Unit: "wait-ns/step"})
+	return out
+}
+
+// benchKey makes s safe in a benchmark name's key=value part.
+func benchKey(s string) string {
+	return strings.Map(func(r rune) rune {
+		if r == '/' || r == ' ' || r == '\t' || r == '=' {
+			return '_'
+		}
+		return r
+	}, s)
+}
+
+// ConfigLines is the configuration block of the result file: the command,
+// the interpreter and torch, every loader, the analysis's settings.
+func (r Report) ConfigLines() []resultfile.Config {
+	out := CommandConfig(r.Command, r.Run)
+	return append(out,
+		resultfile.Config{Key: "num-caches", Value: strconv.Itoa(r.Settings.NumCaches)},
+		resultfile.Config{Key: "return-caches-after", Value: strconv.Itoa(r.Settings.ReturnCachesAfter)},
+		resultfile.Config{Key: "steps-after", Value: strconv.Itoa(r.Settings.StepsAfter)},
+		resultfile.Config{Key: "total-steps", Value: strconv.Itoa(r.Config.TotalSteps)},
+		resultfile.Config{Key: "round-steps", Value: strconv.Itoa(r.Round)},
+	)
+}
+
+// CommandConfig is what every result of a command records: the command
+// line, the interpreter and its versions, the script's commit where it is
+// in a git tree, and every loader it iterated.
+func CommandConfig(c Command, run *Run) []resultfile.Config {
+	out := []resultfile.Config{
+		{Key: "command", Value: oneLine(c.String())},
+		{Key: "interpreter", Value: c.Interpreter},
+		{Key: "python", Value: run.Start.Python},
+		{Key: "torch", Value: run.Start.Torch},
+	}
+	if run.Start.Torchvision != "" {
+		out = append(out, resultfile.Config{Key: "torchvision", Value: run.Start.Torchvision})
+	}
+	if commit := scriptCommit(c); commit != "" {
+		out = append(out, resultfile.Config{Key: "script-commit", Value: commit})
+	}
+	for _, l := range run.Loaders {
+		v := l.String()
+		if l.Target {
+			v += " (training)"
+		}
+		out = append(out, resultfile.Config{Key: "loader-" + strconv.Itoa(l.Index), Value: oneLine(v)})
+	}
+	return out
+}
+
+func oneLine(s string) string { return strings.NewReplacer("\n", `\n`, "\r", `\r`).Replace(s) }
+
+// scriptCommit is the commit of the git tree the script is in ("" if
+// none), with "-dirty" when the tree has changes: so that compare and
+// history tell the user's revisions apart.
+func scriptCommit(c Command) string {
+	if c.Module {
+		return ""
+	}
+	dir := filepath.Dir(c.Script)
+	head, err := exec.Command("git", "-C", dir, "rev-parse", "--short", "HEAD").Output()
+	if err != nil {
+		return ""
+	}
+	commit := strings.TrimSpace(string(head))
+	if st, err := exec.Command("git", "-C", dir, "status", "--porcelain", "--untracked-files=no").Output(); err == nil && len(strings.TrimSpace(string(st))) > 0 {
+		commit += "-dirty"
+	}
+	return commit
+}

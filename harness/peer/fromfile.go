@@ -1,0 +1,112 @@
+package peer
+
+import (
+	"fmt"
+	"os"
+	"strconv"
+	"strings"
+
+	"github.com/headspace-bench/headspace/harness/machine"
+	"github.com/headspace-bench/headspace/harness/resultfile"
+)
+
+// ReportKeys are the configuration lines a results file must hold for
+// ReadReport to rebuild the report the run wrote: the machine's (cpu,
+// cores, distro, go, commit), the command line, and the settings that
+// WriteMarkdown states (raw-size, crop, batch, batches, seed, rounds).
+// headspace peer --out records all of them.
+var ReportKeys = []string{"cpu", "cores", "distro", "go", "commit", "command", "raw-size", "crop", "batch", "batches", "seed", "rounds"}
+
+// configLines is a file's configuration lines by key, or an error naming
+// path and every one of keys it lacks, with hint.
+func configLines(config []resultfile.Config, keys []string, path, hint string) (map[string]string, error) {
+	get := map[string]string{}
+	for _, c := range config {
+		get[c.Key] = c.Value
+	}
+	var missing []string
+	for _, k := range keys {
+		if _, ok := get[k]; !ok {
+			missing = append(missing, k)
+		}
+	}
+	if len(missing) > 0 {
+		return nil, fmt.Errorf("%s: no %s line (%s)", path, strings.Join(missing, ", "), hint)
+	}
+	return get, nil
+}
+
+// ReadReport rebuilds, from a results file of Records, the report
+// the run that wrote it wrote with --report: the machine, the command and
+// the settings from the file's configuration lines (ReportKeys; data and
+// decoder where the run read a dataset on disk), the peer's versions from
+// the same lines, and the rows from its runs (Summarize). Nothing is
+// measured and nothing is taken from this machine, so the report is the
+// file's. Figures are left empty: where they go is the caller's. A key the
+// report needs that the file lacks, or a value that does not parse, is an
+// error naming the file and the key.
+func ReadReport(path string) (Report, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return Report{}, err
+	}
+	defer f.Close()
+	o, err := Parse(f, path)
+	if err != nil {
+		return Report{}, err
+	}
+	get, err := configLines(o.Config, ReportKeys, path, "headspace peer --out records them; the report cannot be rebuilt without them")
+	if err != nil {
+		return Report{}, err
+	}
+	num := func(key string) (int, error) {
+		n, err := strconv.Atoi(get[key])
+		if err != nil || n <= 0 {
+			return 0, fmt.Errorf("%s: %s %q is not a positive whole number", path, key, get[key])
+		}
+		return n, nil
+	}
+	var s Settings
+	var cores, count int
+	errs := []error{}
+	for _, p := range []struct {
+		key string
+		to  *int
+	}{{"cores", &cores}, {"crop", &s.Crop}, {"batch", &s.Batch}, {"batches", &s.Batches}, {"rounds", &count}} {
+		n, err := num(p.key)
+		errs = append(errs, err)
+		*p.to = n
+	}
+	w, h, ok := strings.Cut(get["raw-size"], "x")
+	s.Width, _ = strconv.Atoi(w)
+	s.Height, _ = strconv.Atoi(h)
+	if !ok || s.Width <= 0 || s.Height <= 0 {
+		errs = append(errs, fmt.Errorf("%s: raw-size %q is not WxH", path, get["raw-size"]))
+	}
+	if s.Seed, err = strconv.ParseUint(get["seed"], 10, 64); err != nil {
+		errs = append(errs, fmt.Errorf("%s: seed %q is not a whole number", path, get["seed"]))
+	}
+	for _, err := range errs {
+		if err != nil {
+			return Report{}, err
+		}
+	}
+	if s.Data = get["data"]; s.Data != "" {
+		// The file records the decoder's name and version
+		// ("turbojpeg libjpeg-turbo 2.1.5"); the report names the first.
+		if d := strings.Fields(get["decoder"]); len(d) > 0 {
+			s.Decoder = d[0]
+		}
+	}
+	return Report{
+		Machine: machine.Machine{
+			CPU: get["cpu"], Cores: cores, Distro: get["distro"], Go: get["go"], Commit: get["commit"],
+			OS: get["goos"], Arch: get["goarch"],
+		},
+		PeerConfig: append([]resultfile.Config(nil), o.Config...),
+		Command:    get["command"],
+		Settings:   s,
+		Count:      count,
+		Rows:       Summarize(o.Results),
+	}, nil
+}

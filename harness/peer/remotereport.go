@@ -1,0 +1,269 @@
+package peer
+
+import (
+	"fmt"
+	"github.com/headspace-bench/headspace/datasets/ondisk"
+	"io"
+	"math"
+	"os"
+	"strconv"
+	"strings"
+
+	"golang.org/x/perf/benchfmt"
+
+	"github.com/headspace-bench/headspace/harness/link"
+	"github.com/headspace-bench/headspace/harness/machine"
+	"github.com/headspace-bench/headspace/harness/resultfile"
+)
+
+// RemoteReport is everything WriteRemoteMarkdown writes.
+type RemoteReport struct {
+	Machine    machine.Machine
+	PeerConfig []resultfile.Config // the peer's versions
+	Command    string
+	Settings   Settings // raw size, crop, batch, batches, seed, decoder
+	Samples    int      // images in the dataset
+	ShardSize  int
+	Count      int // rounds
+	Link       link.Config
+	// FetchConcurrency is our fetch stage's requests in flight.
+	FetchConcurrency int
+	Costs            map[string]LayoutCost
+	Rows             []RemoteRow
+}
+
+// RemoteReportKeys are the configuration lines ReadRemoteReport needs;
+// headspace peer --remote --out records them.
+var RemoteReportKeys = []string{"cpu", "cores", "distro", "go", "commit", "command", "raw-size", "crop", "batch",
+	"batches", "seed", "rounds", "samples", "shard-size", "fetch-concurrency", "link",
+	"imagefolder-bytes-per-sample", "imagefolder-requests-per-sample", "shards-bytes-per-sample", "shards-requests-per-sample"}
+
+// CostSettings are the layouts' costs as configuration lines.
+func CostSettings(costs map[string]LayoutCost) []resultfile.Config {
+	var out []resultfile.Config
+	for _, l := range RemoteLayouts {
+		c := costs[l]
+		out = append(out,
+			resultfile.Config{Key: l + "-bytes-per-sample", Value: strconv.FormatFloat(c.BytesPerSample, 'g', -1, 64)},
+			resultfile.Config{Key: l + "-requests-per-sample", Value: strconv.FormatFloat(c.RequestsPerSample, 'g', -1, 64)})
+	}
+	return out
+}
+
+// RemoteRecords is a result file's content for res (package driver
+// writes it): config, then the peer's lines config lacks, then the runs.
+func RemoteRecords(config []resultfile.Config, res RemoteResult) ([]resultfile.Config, []*benchfmt.Result) {
+	cfg := append([]resultfile.Config(nil), config...)
+	have := map[string]bool{}
+	for _, c := range cfg {
+		have[c.Key] = true
+	}
+	for _, pc := range res.PeerConfig {
+		if !have[pc.Key] {
+			cfg = append(cfg, pc)
+		}
+	}
+	rs := make([]*benchfmt.Result, 0, len(res.Measurements))
+	for _, m := range res.Measurements {
+		rs = append(rs, m.Benchmark())
+	}
+	return cfg, rs
+}
+
+// ReadRemoteReport rebuilds, from a results file of RemoteRecords,
+// the report the run wrote, measuring nothing (RemoteReportKeys).
+func ReadRemoteReport(path string) (RemoteReport, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return RemoteReport{}, err
+	}
+	defer f.Close()
+	o, err := ParseRemote(f, path)
+	if err != nil {
+		return RemoteReport{}, err
+	}
+	get, err := configLines(o.Config, RemoteReportKeys, path, "headspace peer --remote --out records them")
+	if err != nil {
+		return RemoteReport{}, err
+	}
+	r := RemoteReport{PeerConfig: o.Config, Command: get["command"], Costs: map[string]LayoutCost{}}
+	var cores int
+	for _, p := range []struct {
+		key string
+		to  *int
+	}{{"cores", &cores}, {"crop", &r.Settings.Crop}, {"batch", &r.Settings.Batch}, {"batches", &r.Settings.Batches},
+		{"rounds", &r.Count}, {"samples", &r.Samples}, {"shard-size", &r.ShardSize}, {"fetch-concurrency", &r.FetchConcurrency}} {
+		n, err := strconv.Atoi(get[p.key])
+		if err != nil || n <= 0 {
+			return RemoteReport{}, fmt.Errorf("%s: %s %q is not a positive whole number", path, p.key, get[p.key])
+		}
+		*p.to = n
+	}
+	w, h, ok := strings.Cut(get["raw-size"], "x")
+	r.Settings.Width, _ = strconv.Atoi(w)
+	r.Settings.Height, _ = strconv.Atoi(h)
+	if !ok || r.Settings.Width <= 0 || r.Settings.Height <= 0 {
+		return RemoteReport{}, fmt.Errorf("%s: raw-size %q is not WxH", path, get["raw-size"])
+	}
+	if r.Settings.Seed, err = strconv.ParseUint(get["seed"], 10, 64); err != nil {
+		return RemoteReport{}, fmt.Errorf("%s: seed %q is not a whole number", path, get["seed"])
+	}
+	if d := strings.Fields(get["decoder"]); len(d) > 0 {
+		r.Settings.Decoder = d[0]
+	}
+	r.Settings.ShardReads = get["shard-reads"] // set only when whole
+	// The link, from its link-<key> lines (link.Config.Settings).
+	var spec []string
+	for _, c := range o.Config {
+		if k, ok := strings.CutPrefix(c.Key, "link-"); ok {
+			spec = append(spec, k+"="+c.Value)
+		}
+	}
+	if r.Link, err = link.Parse(strings.Join(spec, ",")); err != nil {
+		return RemoteReport{}, fmt.Errorf("%s: the link's lines: %v", path, err)
+	}
+	for _, l := range RemoteLayouts {
+		b, err1 := strconv.ParseFloat(get[l+"-bytes-per-sample"], 64)
+		q, err2 := strconv.ParseFloat(get[l+"-requests-per-sample"], 64)
+		if err1 != nil || err2 != nil || b < 0 || q < 0 {
+			return RemoteReport{}, fmt.Errorf("%s: %s's bytes or requests per sample do not parse", path, l)
+		}
+		r.Costs[l] = LayoutCost{BytesPerSample: b, RequestsPerSample: q}
+	}
+	r.Machine = machine.Machine{CPU: get["cpu"], Cores: cores, Distro: get["distro"], Go: get["go"], Commit: get["commit"], OS: get["goos"], Arch: get["goarch"]}
+	r.Rows = SummarizeRemote(o.Results, r.Costs, r.Link)
+	return r, nil
+}
+
+// WriteRemoteMarkdown writes the report: machine, command, settings and
+// link, the table per layout with ratios to the peer, the target and the
+// concurrency at which each side reaches the link's ceiling.
+func WriteRemoteMarkdown(w io.Writer, r RemoteReport) error {
+	var b strings.Builder
+	get := func(k string) string {
+		for _, c := range r.PeerConfig {
+			if c.Key == k {
+				return cell(c.Value)
+			}
+		}
+		return "unknown"
+	}
+	s := r.Settings
+	fmt.Fprintf(&b, "# The boto3 peer: data from a bucket\n\n")
+	fmt.Fprintf(&b, "Our loader over `--data s3://…` against what a PyTorch user writes with boto3\n"+
+		"(`%s`), on the same objects, on the same S3 server (versitygw on 127.0.0.1), through\n"+
+		"the same emulated link, alternated in one run. Written by `headspace peer --remote`.\n\n", RemoteScript)
+	fmt.Fprintf(&b, "## Machine\n\n| | |\n| --- | --- |\n")
+	fmt.Fprintf(&b, "| CPU | %s |\n| cores | %d |\n| OS | %s |\n| Go | %s |\n", cell(r.Machine.CPU), r.Machine.Cores, cell(r.Machine.Distro), cell(r.Machine.Go))
+	fmt.Fprintf(&b, "| Python | %s |\n| PyTorch | torch %s, torchvision %s, Pillow %s |\n| boto3 | boto3 %s, botocore %s |\n| commit | %s |\n\n",
+		get("python"), get("torch"), get("torchvision"), get("pillow"), get("boto3"), get("botocore"), cell(r.Machine.Commit))
+	fmt.Fprintf(&b, "## Command\n\n```sh\n%s\n```\n\n", r.Command)
+	dec := s.Decoder
+	if dec == "" {
+		dec = "go"
+	}
+	fmt.Fprintf(&b, "## Settings\n\n")
+	fmt.Fprintf(&b, "- %d natural %d×%d JPEGs, uploaded once as an ImageFolder (one object per image, %.0f bytes a sample)\n"+
+		"  and as tar shards of %d (%.0f bytes a sample); both sides decode them (ours with `%s`, the peer with PIL),\n"+
+		"  run the document's transforms (ours `fast`, the peer the document's torchvision code) on a %d crop,\n"+
+		"  batches of %d, %d batches a run (the shards: every shard once, %d samples).\n",
+		r.Samples, s.Width, s.Height, r.Costs[ImageFolder].BytesPerSample, r.ShardSize, r.Costs[Shards].BytesPerSample,
+		dec, s.Crop, s.Batch, s.Batches, r.Samples)
+	fmt.Fprintf(&b, "- Link: `%s` (%s): round trip %v ± %v, %s shared, %s per connection, %s requests/s.\n",
+		r.Link.PresetName(), r.Link.String(), r.Link.Latency, r.Link.Jitter, link.FormatBandwidth(r.Link.Bandwidth),
+		link.FormatBandwidth(r.Link.ConnBandwidth), formatRate(r.Link.RequestRate))
+	fmt.Fprintf(&b, "- The peer: ImageFolder, a map-style Dataset, one `get_object` per sample; shards, an\n"+
+		"  IterableDataset streaming each shard with one `get_object` through `tarfile` (mode `r|`), shards split\n"+
+		"  across workers. A DataLoader with `num_workers` = workers (prefetch_factor %s, start method %s):\n"+
+		"  its requests in flight are its workers.\n", get("prefetch-factor"), get("start-method"))
+	members := "one ranged GET per shard member"
+	if s.ShardReads == ondisk.ShardReadsWhole {
+		members = "one GET per shard, its members served from memory (`--shard-reads whole`)"
+	}
+	fmt.Fprintf(&b, "- Ours: `workers` goroutines per stage, and %d fetch goroutines whatever the workers\n"+
+		"  (`--fetch-concurrency`): one GET per image, %s.\n", r.FetchConcurrency, members)
+	fmt.Fprintf(&b, "- %s, each implementation once per layout and worker count, back to back, the order\n"+
+		"  rotated; the table gives medians. samples/s: after the first batch; TTFB: to the first batch.\n"+
+		"- Ceiling: the most samples/s the link lets through for the layout (its bandwidth over the bytes a\n"+
+		"  sample costs, its request rate over the requests); \"reaches\" is %.0f%% of it.\n\n",
+		plural(max(r.Count, 1), "round"), ReachedShare*100)
+
+	fmt.Fprintf(&b, "## Results\n\n")
+	fmt.Fprintf(&b, "| layout | workers | implementation | samples/s | TTFB (s) | CPU (s) | ÷ peer | target ≥ %g× | of ceiling |\n", RemoteTarget.Min)
+	fmt.Fprintf(&b, "| --- | ---: | --- | ---: | ---: | ---: | ---: | --- | ---: |\n")
+	for _, row := range r.Rows {
+		speed, met := "—", ""
+		if row.Speedup > 0 {
+			speed = ratio(row.Speedup)
+		}
+		if m, ok := row.Met(); ok {
+			met = yesNo(m)
+		}
+		share := "—"
+		if sh := row.Share(); sh > 0 {
+			share = fmt.Sprintf("%.1f%%", sh*100)
+		}
+		fmt.Fprintf(&b, "| %s | %d | %s | %.1f | %.3f | %.2f | %s | %s | %s |\n",
+			row.Layout, row.Workers, implName(row.Impl), row.SamplesPerSec, row.TTFB.Seconds(), row.CPU.Seconds(), speed, met, share)
+	}
+	b.WriteString("\n## The link's limit\n\n")
+	for _, l := range RemoteLayouts {
+		var impls []string
+		for _, row := range r.Rows {
+			if row.Layout == l && !containsStr(impls, row.Impl) {
+				impls = append(impls, row.Impl)
+			}
+		}
+		if len(impls) == 0 {
+			continue
+		}
+		ceil := r.Costs[l].Ceiling(r.Link)
+		if math.IsInf(ceil, 1) {
+			fmt.Fprintf(&b, "- %s: the link sets no ceiling (no bandwidth or request-rate cap).\n", l)
+			continue
+		}
+		c := fmt.Sprintf("ceiling %.0f samples/s", ceil)
+		var parts []string
+		for _, impl := range impls {
+			if n, ok := Reached(r.Rows, l, impl); ok {
+				parts = append(parts, fmt.Sprintf("%s reaches it at %s", implName(impl), plural(n, "worker")))
+			} else {
+				best := 0.0
+				for _, row := range r.Rows {
+					if row.Layout == l && row.Impl == impl {
+						best = max(best, row.Share())
+					}
+				}
+				parts = append(parts, fmt.Sprintf("%s does not reach it at any worker count measured (at most %.1f%%)", implName(impl), best*100))
+			}
+		}
+		fmt.Fprintf(&b, "- %s (%s): %s.\n", l, c, strings.Join(parts, "; "))
+	}
+	_, err := io.WriteString(w, strings.TrimRight(b.String(), "\n")+"\n")
+	return err
+}
+
+// implName names an implementation in the remote report.
+func implName(impl string) string {
+	if impl == Torch {
+		return "torch + boto3"
+	}
+	return "ours (" + impl + ")"
+}
+
+func containsStr(ss []string, s string) bool {
+	for _, x := range ss {
+		if x == s {
+			return true
+		}
+	}
+	return false
+}
+
+// formatRate writes a request rate as link does.
+func formatRate(r float64) string {
+	if r == 0 {
+		return "unlimited"
+	}
+	return strconv.FormatFloat(r, 'g', -1, 64)
+}

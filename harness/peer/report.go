@@ -1,0 +1,232 @@
+package peer
+
+import (
+	"fmt"
+	"io"
+	"math"
+	"strings"
+	"text/tabwriter"
+
+	"golang.org/x/perf/benchfmt"
+
+	"github.com/headspace-bench/headspace/harness/machine"
+	"github.com/headspace-bench/headspace/harness/resultfile"
+)
+
+// Figure is an image the report embeds; Path is relative to the report.
+type Figure struct {
+	Alt, Path string
+}
+
+// Report is everything WriteMarkdown writes.
+type Report struct {
+	Machine    machine.Machine     // where the comparison ran
+	PeerConfig []resultfile.Config // what the peer printed: python, torch, … versions
+	Command    string              // the command line that made the report
+	Settings   Settings
+	Count      int // rounds
+	Rows       []Row
+	Figures    []Figure
+}
+
+// WriteMarkdown writes the report as Markdown: machine, command, settings,
+// the table of medians with their ratios to torch and the targets, a line
+// per worker count saying which targets are met, and the figures.
+func WriteMarkdown(w io.Writer, r Report) error {
+	var b strings.Builder
+	get := func(k string) string {
+		for _, c := range r.PeerConfig {
+			if c.Key == k {
+				return c.Value
+			}
+		}
+		return "unknown"
+	}
+	s := r.Settings
+	rounds := max(r.Count, 1)
+	fmt.Fprintf(&b, "# PyTorch peer\n\n")
+	fmt.Fprintf(&b, "Our goroutine loader at level `none`, with the naive and the fast transforms, against\n"+
+		"the document's pipeline run by PyTorch's DataLoader (`peers/torch/dataloader.py`), at the\n"+
+		"same settings, in the same run, on the same cores. Written by `headspace peer`.\n\n")
+
+	fmt.Fprintf(&b, "## Machine\n\n| | |\n| --- | --- |\n")
+	fmt.Fprintf(&b, "| CPU | %s |\n", cell(r.Machine.CPU))
+	fmt.Fprintf(&b, "| cores | %d |\n", r.Machine.Cores)
+	fmt.Fprintf(&b, "| OS | %s |\n", cell(r.Machine.Distro))
+	fmt.Fprintf(&b, "| Go | %s |\n", cell(r.Machine.Go))
+	fmt.Fprintf(&b, "| Python | %s |\n", cell(get("python")))
+	fmt.Fprintf(&b, "| PyTorch | torch %s, torchvision %s, numpy %s, scipy %s, Pillow %s |\n",
+		cell(get("torch")), cell(get("torchvision")), cell(get("numpy")), cell(get("scipy")), cell(get("pillow")))
+	fmt.Fprintf(&b, "| commit | %s |\n\n", cell(r.Machine.Commit))
+
+	fmt.Fprintf(&b, "## Command\n\n```sh\n%s\n```\n\n", r.Command)
+
+	fmt.Fprintf(&b, "## Settings\n\n")
+	if s.Data == "" {
+		fmt.Fprintf(&b, "- %d×%d random raw images, cropped to %d, batches of %d, %d batches a run, seed %d.\n",
+			s.Width, s.Height, s.Crop, s.Batch, s.Batches, s.Seed)
+	} else {
+		dec := s.Decoder
+		if dec == "" {
+			dec = "go"
+		}
+		fmt.Fprintf(&b, "- %d×%d images read from the dataset on disk `%s` by both sides (ours decoding JPEG with `%s`, the peer with PIL), cropped to %d, batches of %d, %d batches a run, seed %d.\n",
+			s.Width, s.Height, s.Data, dec, s.Crop, s.Batch, s.Batches, s.Seed)
+	}
+	if rounds == 1 {
+		fmt.Fprintf(&b, "- 1 round: every implementation measured once at each worker count, back to back,\n"+
+			"  the order rotated from one worker count to the next; the table gives those runs.\n")
+	} else {
+		fmt.Fprintf(&b, "- %d rounds: each measures every implementation once at each worker count, back to\n"+
+			"  back, the order rotated from one group to the next; the table gives the median of %d runs.\n",
+			rounds, rounds)
+	}
+	fmt.Fprintf(&b, "- Time to first batch (TTFB): ours from the start of the loader's construction, torch's\n"+
+		"  from creating the DataLoader iterator (which starts the worker processes), to the first batch.\n"+
+		"  samples/s: the samples of batches 2..%d over the time from the first batch to the last.\n"+
+		"  CPU: user and system seconds of every process involved. No training step: each batch is\n"+
+		"  dropped when it arrives.\n", s.Batches)
+	fmt.Fprintf(&b, "- Workers: torch's `num_workers` (worker processes, each building whole batches;\n"+
+		"  pin_memory off, there is no GPU; prefetch_factor %s; start method %s; torch threads %s);\n"+
+		"  ours, goroutines per stage (load, transform, collate) sharing each batch, two batches ahead.\n\n",
+		cell(get("prefetch-factor")), cell(get("start-method")), cell(get("torch-threads")))
+
+	fmt.Fprintf(&b, "## Results\n\n")
+	fmt.Fprintf(&b, "| workers | implementation | samples/s | TTFB (s) | CPU (s) | samples/s ÷ torch | TTFB ÷ torch | target | met |\n")
+	fmt.Fprintf(&b, "| ---: | --- | ---: | ---: | ---: | ---: | ---: | --- | --- |\n")
+	for _, row := range r.Rows {
+		speed, ttfb, target, met := "—", "—", "", ""
+		if row.Speedup > 0 {
+			speed = ratio(row.Speedup)
+			ttfb = fmt.Sprintf("%.2f×", row.TTFBRatio)
+		}
+		if t, ok := TargetFor(row.Impl); ok {
+			target = fmt.Sprintf("≥ %g×", t.Min)
+			met = "—"
+			if m, ok := row.Met(); ok {
+				met = yesNo(m)
+			}
+		}
+		fmt.Fprintf(&b, "| %d | %s | %.1f | %.3f | %.2f | %s | %s | %s | %s |\n",
+			row.Workers, row.Impl, row.SamplesPerSec, row.TTFB.Seconds(), row.CPU.Seconds(), speed, ttfb, target, met)
+	}
+	b.WriteString("\n")
+
+	fmt.Fprintf(&b, "## Targets\n\n")
+	verdicts := 0
+	for _, w := range workerCounts(r.Rows) {
+		var parts []string
+		for _, t := range Targets {
+			for _, row := range r.Rows {
+				if row.Workers != w || row.Impl != t.Impl {
+					continue
+				}
+				if m, ok := row.Met(); ok {
+					parts = append(parts, fmt.Sprintf("%s %s torch's samples/s (target ≥ %g×): **%s**",
+						t.Impl, ratio(row.Speedup), t.Min, map[bool]string{true: "met", false: "not met"}[m]))
+				}
+			}
+		}
+		if len(parts) > 0 {
+			fmt.Fprintf(&b, "- %s: %s.\n", plural(w, "worker"), strings.Join(parts, "; "))
+			verdicts++
+		}
+	}
+	if verdicts == 0 {
+		fmt.Fprintf(&b, "- No target could be judged: a target needs our implementation and torch at the same worker count.\n")
+	}
+	b.WriteString("\n")
+
+	if len(r.Figures) > 0 {
+		fmt.Fprintf(&b, "## Figures\n\n")
+		for _, f := range r.Figures {
+			fmt.Fprintf(&b, "![%s](%s)\n\n", f.Alt, f.Path)
+		}
+	}
+	_, err := io.WriteString(w, strings.TrimRight(b.String(), "\n")+"\n")
+	return err
+}
+
+// ratio writes a speed-up rounded down to two decimals, so that a ratio
+// shown as meeting a target meets it (1.996 is 1.99×, not 2.00×).
+func ratio(x float64) string {
+	return fmt.Sprintf("%.2f×", math.Floor(x*100)/100)
+}
+
+// cell makes s safe inside a Markdown table cell.
+func cell(s string) string {
+	if s == "" {
+		return "unknown"
+	}
+	return strings.ReplaceAll(s, "|", `\|`)
+}
+
+func yesNo(b bool) string {
+	if b {
+		return "yes"
+	}
+	return "no"
+}
+
+func plural(n int, word string) string {
+	if n == 1 {
+		return fmt.Sprintf("%d %s", n, word)
+	}
+	return fmt.Sprintf("%d %ss", n, word)
+}
+
+// workerCounts lists the rows' worker counts in order of first appearance.
+func workerCounts(rows []Row) []int {
+	var ws []int
+	for _, r := range rows {
+		if len(ws) == 0 || ws[len(ws)-1] != r.Workers {
+			ws = append(ws, r.Workers)
+		}
+	}
+	return ws
+}
+
+// Records is a result file's content for res (package driver writes
+// it): the configuration lines config (the machine,
+// machine.Environment, and the settings) followed by the peer's own (its
+// versions; any key config already has is left out), and one record per
+// run.
+func Records(config []resultfile.Config, res Result) ([]resultfile.Config, []*benchfmt.Result) {
+	cfg := append([]resultfile.Config(nil), config...)
+	for _, pc := range res.PeerConfig {
+		dup := false
+		for _, c := range cfg {
+			dup = dup || c.Key == pc.Key
+		}
+		if !dup {
+			cfg = append(cfg, pc)
+		}
+	}
+	rs := make([]*benchfmt.Result, 0, len(res.Measurements))
+	for _, m := range res.Measurements {
+		rs = append(rs, m.Benchmark())
+	}
+	return cfg, rs
+}
+
+// WriteTable writes the rows as a plain-text table, as Summarize orders
+// them, with the same columns as the Markdown report.
+func WriteTable(w io.Writer, rows []Row) error {
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
+	fmt.Fprintln(tw, "workers\timpl\truns\tsamples/s\tTTFB (s)\tCPU (s)\tsamples/s ÷ torch\tTTFB ÷ torch\ttarget\tmet\t")
+	for _, row := range rows {
+		speed, ttfb, target, met := "-", "-", "-", "-"
+		if row.Speedup > 0 {
+			speed, ttfb = ratio(row.Speedup), fmt.Sprintf("%.2f×", row.TTFBRatio)
+		}
+		if t, ok := TargetFor(row.Impl); ok {
+			target = fmt.Sprintf("≥ %g×", t.Min)
+			if m, ok := row.Met(); ok {
+				met = yesNo(m)
+			}
+		}
+		fmt.Fprintf(tw, "%d\t%s\t%d\t%.1f\t%.3f\t%.2f\t%s\t%s\t%s\t%s\t\n",
+			row.Workers, row.Impl, row.Runs, row.SamplesPerSec, row.TTFB.Seconds(), row.CPU.Seconds(), speed, ttfb, target, met)
+	}
+	return tw.Flush()
+}

@@ -1,0 +1,144 @@
+package peer
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+
+	"github.com/headspace-bench/headspace/harness/loadbench"
+	"github.com/headspace-bench/headspace/harness/resultfile"
+)
+
+// Impls lists the implementations in the order of a report: ours, then the
+// peer.
+var Impls = []string{Naive, Fast, Torch}
+
+// Config is one comparison.
+type Config struct {
+	Peer     Peer
+	Settings Settings
+	Workers  []int // worker counts, each measured for every implementation
+	// Impls are the implementations measured, a subset of Impls; nil
+	// means all of them.
+	Impls []string
+	// Count is the number of rounds: every implementation is measured
+	// Count times at each worker count. 0 means 1.
+	Count int
+}
+
+func (c Config) impls() []string {
+	if c.Impls == nil {
+		return Impls
+	}
+	return c.Impls
+}
+
+// Validate reports the first problem with c.
+func (c Config) Validate() error {
+	if err := c.Settings.Validate(); err != nil {
+		return err
+	}
+	if len(c.Workers) == 0 {
+		return errors.New("no worker counts")
+	}
+	for _, w := range c.Workers {
+		if w <= 0 {
+			return fmt.Errorf("workers %d must be positive", w)
+		}
+	}
+	if len(c.impls()) == 0 {
+		return errors.New("no implementations")
+	}
+	for _, impl := range c.impls() {
+		if !slices.Contains(Impls, impl) {
+			return fmt.Errorf("unknown implementation %q (want %s, %s or %s)", impl, Naive, Fast, Torch)
+		}
+	}
+	if c.Count < 0 {
+		return fmt.Errorf("count %d must not be negative", c.Count)
+	}
+	return nil
+}
+
+// Result is what a Sweep measured: every run, in the order they ran, and
+// the configuration lines the peer printed (its versions and settings;
+// nil if torch was not measured).
+type Result struct {
+	Measurements []Measurement
+	PeerConfig   []resultfile.Config
+}
+
+// rotated is the order of the implementations in the turn'th group of an
+// alternating sweep (Sweep, LadderSweep, RemoteSweep): rotated by one
+// from each group to the next, so that none always runs first (after a
+// cool machine) or last.
+func rotated[T any](impls []T, turn int) []T {
+	return slices.Concat(impls[turn%len(impls):], impls[:turn%len(impls)])
+}
+
+// Sweep measures every implementation at every worker count, Count times,
+// alternating: for each round and worker count it runs each
+// implementation once, back to back, the order rotated by one from each
+// such group to the next, so that no implementation always runs first
+// (after a cool machine) or last. Ours are measured by loadbench.Measure
+// (the goroutine loader at level none), the peer by Peer.Run. each, if not
+// nil, is called after every run. On error the runs so far are returned
+// with it.
+func Sweep(ctx context.Context, c Config, each func(Measurement)) (Result, error) {
+	var res Result
+	if err := c.Validate(); err != nil {
+		return res, err
+	}
+	impls := c.impls()
+	rounds := max(c.Count, 1)
+	turn := 0
+	for round := range rounds {
+		for _, w := range c.Workers {
+			order := rotated(impls, turn)
+			turn++
+			for _, impl := range order {
+				if err := ctx.Err(); err != nil {
+					return res, err
+				}
+				m, err := measure(ctx, c, &res, impl, w)
+				if err != nil {
+					return res, fmt.Errorf("round %d, %s, workers=%d: %w", round+1, impl, w, err)
+				}
+				res.Measurements = append(res.Measurements, m)
+				if each != nil {
+					each(m)
+				}
+			}
+		}
+	}
+	return res, nil
+}
+
+// measure runs impl once at w workers; the peer's first run sets
+// res.PeerConfig.
+func measure(ctx context.Context, c Config, res *Result, impl string, w int) (Measurement, error) {
+	if impl == Torch {
+		out, err := c.Peer.Run(ctx, c.Settings, []int{w})
+		if err != nil {
+			return Measurement{}, err
+		}
+		if res.PeerConfig == nil {
+			res.PeerConfig = out.Config
+		}
+		return out.Results[0], nil
+	}
+	bc := loadbench.Config{Pipeline: c.Settings.Pipeline(impl, w), Batches: c.Settings.Batches}
+	lm, err := loadbench.Measure(ctx, bc, loadbench.Point{Mode: loadbench.Goroutine, Workers: w})
+	if err != nil {
+		return Measurement{}, err
+	}
+	return Measurement{
+		Impl:          impl,
+		Workers:       w,
+		Batches:       lm.Batches,
+		TTFB:          lm.TTFB,
+		SamplesPerSec: lm.SamplesPerSec,
+		CPU:           lm.CPU,
+	}, nil
+}

@@ -1,0 +1,162 @@
+package remedies
+
+import (
+	"fmt"
+	"io"
+	"math"
+	"strings"
+	"time"
+
+	"github.com/headspace-bench/headspace/harness/fetchmodel"
+)
+
+// Figure is a plot the report embeds: its alt text and its path relative
+// to the report.
+type Figure struct{ Alt, Path string }
+
+// WriteMarkdown writes the report: the setup, where each remedy helps
+// and stops helping, the model's errors, and every point.
+func WriteMarkdown(w io.Writer, r Report, figures []Figure) error {
+	var b strings.Builder
+	p := func(format string, a ...any) { fmt.Fprintf(&b, format, a...) }
+	p("# Data from a bucket: the remedies, measured and predicted\n\n")
+	p("Issue 34, items 5 and 6. Level `none` reads every sample from a real S3 server (%s) through an emulated link of a given round trip (and nothing else), with a given number of requests in flight; `local` reads the same objects copied to local disk, `device` trains on a batch kept on the device. Headspace is 1 − steps/s(none) ÷ steps/s(device): the share of the accelerator's time the loader leaves idle.\n\n", r.Get("remote-server"))
+	p("Command: `%s`  \nMachine: %s, %s cores (shared with other jobs), %s. Raw images %s, crop %s, batch %d, %s samples a dataset, %s measured steps after %s warm-up, %s run(s) a point; emulated step %s.\n\n",
+		r.Get("command"), r.Get("cpu"), r.Get("cores"), r.Get("goos"), r.Get("raw-size"), r.Get("crop"), r.Batch, r.Get("samples"), r.Get("steps"), r.Get("warmup"), r.Get("remote-count"), r.Get("emulated-step"))
+	whole := false
+	for _, d := range r.Datasets {
+		whole = whole || strings.HasSuffix(d.Layout, "-whole")
+	}
+	if whole {
+		p("Reads: a file is one GET and a shard's member one ranged GET, one request a sample; the `-whole` layouts (`--shard-reads whole`) fetch each shard whole, once, and serve its members from memory, a request a shard. A run is measured after its warm-up steps, so a `-whole` layout whose shards the warm-up already fetched (a ~64 MB shard holds the whole dataset here) reads from memory: its samples/s is a later epoch's, not the first's.\n\n")
+	} else {
+		p("Reads are today's reader's: a file is one GET, a shard's member one ranged GET, so every layout costs one request a sample. Whole-shard reads (one GET a shard, its members served from memory) are not measured.\n\n")
+	}
+	for _, f := range figures {
+		p("![%s](%s)\n\n", f.Alt, f.Path)
+	}
+
+	rtts, concs := r.RTTs(), r.Concurrencies()
+	p("## Where more requests in flight stop helping\n\n")
+	p("The lowest concurrency within 10%% of the best samples/s at each round trip, and that best (headspace at it). Device: %.0f samples/s.\n\n", r.Device)
+	p("| dataset | bytes/sample |")
+	for _, d := range rtts {
+		p(" %s |", d)
+	}
+	p("\n| --- | ---: |")
+	for range rtts {
+		p(" --- |")
+	}
+	p("\n")
+	for _, d := range r.Datasets {
+		p("| %s | %.0f |", d.Name(), d.BytesPerSample)
+		for _, rtt := range rtts {
+			c, best := d.Knee(rtt)
+			p(" %d (%.0f/s, %s) |", c, best, pct(fetchmodel.Headspace(best, r.Device)))
+		}
+		p("\n")
+	}
+	p("\n## Layout and format\n\n")
+	p("Median over the grid's points of one dataset's samples/s over another's (1.00: no difference).\n\n")
+	p("| comparison | median ratio |\n| --- | ---: |\n")
+	for _, d := range r.Datasets {
+		if d.Layout == "files" {
+			continue
+		}
+		if f := r.dataset(d.Format, "files"); f != nil {
+			p("| %s over %s | %.2f |\n", d.Name(), f.Name(), Ratios(d, *f))
+		}
+	}
+	for _, d := range r.Datasets {
+		if d.Format == "raw" {
+			continue
+		}
+		if raw := r.dataset("raw", d.Layout); raw != nil {
+			p("| %s over %s (bytes/sample %.0f vs %.0f) | %.2f |\n", d.Name(), raw.Name(), d.BytesPerSample, raw.BytesPerSample, Ratios(d, *raw))
+		}
+	}
+	p("\n## The model\n\n")
+	p("samples/s = min(link bandwidth ÷ bytes/sample, request rate × samples/request, concurrency × samples/request ÷ (round trip + bytes/request ÷ per-connection bandwidth + server time), local, device) (package fetchmodel). Per dataset, the server time is the mean request latency at round trip 0 and the lowest concurrency, the request rate the most requests/s measured at round trip 0, local and device the measured levels; every point with a round trip, and every check, is a prediction.\n\n")
+	p("| dataset | latency at 0 | server time | server rate | local | \n| --- | ---: | ---: | ---: | ---: |\n")
+	for _, d := range r.Datasets {
+		c := d.Calibration
+		p("| %s | %s | %s | %.0f req/s | %.0f/s |\n", d.Name(), ms(d.CalibrationLatency), ms(c.ServerTime), c.ServerRate, c.HostRate)
+	}
+	all := r.Errors(func(Dataset, Point) bool { return true }) // MedianError's points
+	p("\nMedian absolute percentage error over %d predicted points: **%s**; within 10%%: %d of %d.\n\n", len(all), pctErr(fetchmodel.Median(all)), within(all, 10), len(all))
+	p("| predicted points | median error |\n| --- | ---: |\n")
+	for _, rtt := range rtts {
+		if rtt == 0 {
+			continue
+		}
+		e := r.Errors(func(_ Dataset, p Point) bool { return p.Check == "" && p.RTT == rtt })
+		p("| round trip %s (%d) | %s |\n", rtt, len(e), pctErr(fetchmodel.Median(e)))
+	}
+	for _, name := range sortedKeys(r.Checks) {
+		e := r.Errors(func(_ Dataset, p Point) bool { return p.Check == name })
+		p("| check %s: %s (%d) | %s |\n", name, r.Checks[name], len(e), pctErr(fetchmodel.Median(e)))
+	}
+	if whole {
+		// Whole-shard reads are mostly bound by the host, which the model
+		// takes from level local: they would flatter the median alone.
+		ranged := r.Errors(func(d Dataset, _ Point) bool { return !strings.HasSuffix(d.Layout, "-whole") })
+		wh := r.Errors(func(d Dataset, _ Point) bool { return strings.HasSuffix(d.Layout, "-whole") })
+		p("| a request a sample (files, ranged shards) (%d) | %s |\n", len(ranged), pctErr(fetchmodel.Median(ranged)))
+		p("| whole-shard reads (%d) | %s |\n", len(wh), pctErr(fetchmodel.Median(wh)))
+	}
+	p("\n## Every point\n\n")
+	p("Calibration points (round trip 0) are marked *; their error is not a prediction's.\n\n")
+	p("| dataset | link | concurrency | samples/s | headspace | request mean | predicted | bound | error |\n| --- | --- | ---: | ---: | ---: | ---: | ---: | --- | ---: |\n")
+	for _, d := range r.Datasets {
+		for _, pt := range d.Points {
+			l := "rtt " + pt.RTT.String()
+			if pt.Check != "" {
+				l = "check " + pt.Check
+			}
+			mark := ""
+			if pt.Calibration {
+				mark = "*"
+			}
+			p("| %s | %s | %d | %.0f | %s | %s | %.0f | %s | %s%s |\n", d.Name(), l, pt.Concurrency, pt.Measured, pct(pt.Headspace), ms(pt.ReqMean), pt.Predicted.SamplesPerSec, pt.Predicted.Bound, pctErr(pt.APE), mark)
+		}
+	}
+	_ = concs
+	_, err := io.WriteString(w, b.String())
+	return err
+}
+
+func pct(x float64) string { return fmt.Sprintf("%.0f%%", x*100) }
+
+func pctErr(x float64) string {
+	if math.IsNaN(x) {
+		return "–"
+	}
+	return fmt.Sprintf("%.1f%%", x)
+}
+
+func ms(d time.Duration) string { return fmt.Sprintf("%.2f ms", float64(d)/1e6) }
+
+func within(es []float64, limit float64) int {
+	n := 0
+	for _, e := range es {
+		if e <= limit {
+			n++
+		}
+	}
+	return n
+}
+
+func sortedKeys(m map[string]string) []string {
+	var out []string
+	for k := range m {
+		out = append(out, k)
+	}
+	for i := range out {
+		for j := i + 1; j < len(out); j++ {
+			if out[j] < out[i] {
+				out[i], out[j] = out[j], out[i]
+			}
+		}
+	}
+	return out
+}
