@@ -134,39 +134,17 @@ func (l Live) Run(ctx context.Context) (LiveResult, error) {
 		return res, err
 	}
 	defer os.RemoveAll(tmp)
-	setup := func(err error) (LiveResult, error) {
+	tree := filepath.Join(tmp, "base")
+	// Removed whatever happens, even when adding it failed half-way.
+	defer gitOut(context.WithoutCancel(ctx), top, "worktree", "remove", "--force", tree)
+	bins, err := l.build(ctx, top, rev, tree, tmp)
+	if err != nil {
 		if ctx.Err() != nil {
 			return res, ctx.Err()
 		}
 		return res, err
 	}
-	tree := filepath.Join(tmp, "base")
-	if _, err := gitOut(ctx, top, "worktree", "add", "--detach", tree, rev); err != nil {
-		return setup(setupf("--base %s: cannot check it out: %v", l.Base, err))
-	}
-	defer gitOut(context.WithoutCancel(ctx), top, "worktree", "remove", "--force", tree)
-	bins := [2]string{filepath.Join(tmp, "headspace-base"), filepath.Join(tmp, "headspace-head")}
-	fmt.Fprintf(l.Log, "gate: building base %s and head\n", short)
-	if err := goBuild(ctx, tree, bins[Base], "", tmp); err != nil {
-		return setup(setupf("--base %s (%s) does not build: %v", l.Base, short, err))
-	}
-	if err := goBuild(ctx, top, bins[Head], l.HeadTags, tmp); err != nil {
-		return setup(setupf("the head (this tree) does not build: %v", err))
-	}
-	// Both builds must take the command's flags before any round runs
-	// (a flag the base lacks is a setup error, not a partial session).
-	for side, name := range [2]string{Base: "--base " + res.BaseName, Head: "the head (this tree)"} {
-		if err := l.checkCommand(ctx, bins[side]); err != nil {
-			return setup(setupf("%s cannot run 'headspace %s': %v", name, strings.Join(l.Command, " "), err))
-		}
-	}
-	res.HeadName, _ = gitOut(ctx, top, "rev-parse", "--short=12", "HEAD")
-	if dirty, _ := gitOut(ctx, top, "status", "--porcelain", "--untracked-files=no"); dirty != "" {
-		res.HeadName += "-dirty"
-	}
-	if l.HeadTags != "" {
-		res.HeadName += " (tags " + l.HeadTags + ")"
-	}
+	res.HeadName = l.headName(ctx, top)
 
 	_, statErr := os.Stat(l.Out)
 	created := os.IsNotExist(statErr)
@@ -239,6 +217,43 @@ func (l Live) Run(ctx context.Context) (LiveResult, error) {
 		return res, err
 	}
 	return res, runErr
+}
+
+// build checks rev out at tree and builds both sides into tmp, then asks
+// each whether it takes the command's flags (a flag the base lacks is a
+// setup error, not a partial session). Its errors are SetupErrors.
+func (l Live) build(ctx context.Context, top, rev, tree, tmp string) ([2]string, error) {
+	short := rev[:min(len(rev), 12)]
+	bins := [2]string{filepath.Join(tmp, "headspace-base"), filepath.Join(tmp, "headspace-head")}
+	if _, err := gitOut(ctx, top, "worktree", "add", "--detach", tree, rev); err != nil {
+		return bins, setupf("--base %s: cannot check it out: %v", l.Base, err)
+	}
+	fmt.Fprintf(l.Log, "gate: building base %s and head\n", short)
+	if err := goBuild(ctx, tree, bins[Base], "", tmp); err != nil {
+		return bins, setupf("--base %s (%s) does not build: %v", l.Base, short, err)
+	}
+	if err := goBuild(ctx, top, bins[Head], l.HeadTags, tmp); err != nil {
+		return bins, setupf("the head (this tree) does not build: %v", err)
+	}
+	for side, name := range [2]string{Base: "--base " + l.Base + " (" + short + ")", Head: "the head (this tree)"} {
+		if err := l.checkCommand(ctx, bins[side]); err != nil {
+			return bins, setupf("%s cannot run 'headspace %s': %v", name, strings.Join(l.Command, " "), err)
+		}
+	}
+	return bins, nil
+}
+
+// headName names the head build as the report does: its commit, -dirty
+// with uncommitted changes, and its tags.
+func (l Live) headName(ctx context.Context, top string) string {
+	name, _ := gitOut(ctx, top, "rev-parse", "--short=12", "HEAD")
+	if dirty, _ := gitOut(ctx, top, "status", "--porcelain", "--untracked-files=no"); dirty != "" {
+		name += "-dirty"
+	}
+	if l.HeadTags != "" {
+		name += " (tags " + l.HeadTags + ")"
+	}
+	return name
 }
 
 // writeCanary records the session's outcome as a canary record.
