@@ -8,7 +8,6 @@ import (
 	"io"
 	"os"
 	"os/exec"
-	"strings"
 	"sync"
 	"time"
 
@@ -17,6 +16,7 @@ import (
 	"github.com/headspace-bench/headspace/harness/level"
 	"github.com/headspace-bench/headspace/harness/loader"
 	"github.com/headspace-bench/headspace/harness/procloader"
+	"github.com/headspace-bench/headspace/internal/stderrhead"
 )
 
 // DefaultTimeout is the barrier's default timeout: how long after the
@@ -84,7 +84,7 @@ type rank struct {
 	cmd    *exec.Cmd
 	stdin  io.WriteCloser
 	stdout *os.File
-	stderr *tail
+	stderr *stderrhead.Writer
 	exited chan struct{}
 	result *RankResult
 }
@@ -265,7 +265,7 @@ func startRank(id int, exe string, args, env []string, extra []*os.File) (*rank,
 	cmd.Env = env
 	cmd.Stdout = wr
 	cmd.ExtraFiles = extra
-	r := &rank{id: id, cmd: cmd, stdout: rd, stderr: &tail{}, exited: make(chan struct{})}
+	r := &rank{id: id, cmd: cmd, stdout: rd, stderr: &stderrhead.Writer{}, exited: make(chan struct{})}
 	cmd.Stderr = r.stderr
 	cmd.SysProcAttr = procloader.ChildAttr()
 	if r.stdin, err = cmd.StdinPipe(); err != nil {
@@ -360,33 +360,4 @@ func (r *rank) failure(err error) error {
 		msg += ": " + s
 	}
 	return errors.New(msg)
-}
-
-// tail keeps the start of a rank's stderr, for its failure's message.
-type tail struct {
-	mu  sync.Mutex
-	buf []byte
-}
-
-const tailMax = 1024
-
-func (t *tail) Write(p []byte) (int, error) {
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	if room := tailMax - len(t.buf); room > 0 {
-		t.buf = append(t.buf, p[:min(room, len(p))]...)
-	}
-	return len(p), nil
-}
-
-// String is the first non-empty line, its spaces collapsed.
-func (t *tail) String() string {
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	for line := range strings.Lines(string(t.buf)) {
-		if f := strings.Fields(line); len(f) > 0 {
-			return strings.Join(f, " ")
-		}
-	}
-	return ""
 }

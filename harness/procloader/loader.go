@@ -7,13 +7,13 @@ import (
 	"io"
 	"os"
 	"os/exec"
-	"strings"
 	"sync"
 	"time"
 
 	"github.com/headspace-bench/headspace/batching"
 	"github.com/headspace-bench/headspace/datasets/ondisk"
 	"github.com/headspace-bench/headspace/harness/loader"
+	"github.com/headspace-bench/headspace/internal/stderrhead"
 )
 
 // Options says how to start a worker process.
@@ -66,7 +66,7 @@ type worker struct {
 	cmd    *exec.Cmd
 	stdin  io.WriteCloser
 	stdout *os.File // the parent's read end
-	stderr *tail
+	stderr *stderrhead.Writer
 	exited chan struct{} // closed once cmd.Wait has returned
 }
 
@@ -154,7 +154,7 @@ func start(id int, exe string, args, env []string) (*worker, error) {
 	cmd := exec.Command(exe, args...)
 	cmd.Env = env
 	cmd.Stdout = wr
-	w := &worker{id: id, cmd: cmd, stdout: r, stderr: &tail{}, exited: make(chan struct{})}
+	w := &worker{id: id, cmd: cmd, stdout: r, stderr: &stderrhead.Writer{}, exited: make(chan struct{})}
 	cmd.Stderr = w.stderr
 	// On Linux the child is killed if the parent dies (sys_linux.go).
 	cmd.SysProcAttr = childAttr()
@@ -408,35 +408,3 @@ func (l *Loader) ChildCPU() time.Duration {
 
 // Allocated is the number of batch buffers the parent has made.
 func (l *Loader) Allocated() int { return l.pool.Allocated() }
-
-// tail keeps the start of a worker's stderr for error messages: its first
-// line says what went wrong ("headspace worker: …", "panic: …", "fatal
-// error: …"); a panic's stack trace after it is dropped, so the parent's
-// error stays one line.
-type tail struct {
-	mu  sync.Mutex
-	buf []byte
-}
-
-const tailMax = 512
-
-func (t *tail) Write(p []byte) (int, error) {
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	if room := tailMax - len(t.buf); room > 0 {
-		t.buf = append(t.buf, p[:min(room, len(p))]...)
-	}
-	return len(p), nil
-}
-
-// String is the first non-empty line, its spaces collapsed.
-func (t *tail) String() string {
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	for line := range strings.Lines(string(t.buf)) {
-		if f := strings.Fields(line); len(f) > 0 {
-			return strings.Join(f, " ")
-		}
-	}
-	return ""
-}
