@@ -200,7 +200,7 @@ func TestCommitIsTheBinarys(t *testing.T) {
 			t.Fatalf("no go command: %v", err)
 		}
 	}
-	root, err := filepath.Abs("../../..")
+	root, err := filepath.Abs("../..")
 	if err != nil {
 		t.Fatal(err)
 	}
