@@ -168,7 +168,7 @@ ls "$run"/logs/shard-1-*.log | wc -l | grep -qx 2 || fail "task 1's two attempts
 
 # The same sweep in one process, then: the same points (names and runs of
 # each, in order) and the same configuration lines, but for those that
-# describe the session, not the setup (results.SessionKeys: machine-busy,
+# describe the session, not the setup (resultfile.SessionKeys: machine-busy,
 # date, elapsed), which a busy machine sets in one run and not another.
 "$bin" "${sweep[@]}" --out "$tmp/single.txt" >/dev/null 2>"$tmp/single.log" || fail "the single-process run failed: $(tail -n 3 "$tmp/single.log")"
 points() { grep '^Benchmark' "$1" | awk '{print $1}'; }
