@@ -113,7 +113,7 @@ func runAnalyze(ctx context.Context, args []string, stdout, stderr io.Writer) er
 	if err := fitsPipeline(pcfg, 1, int64(*numCaches)*pcfg.BatchBytes()); err != nil {
 		return err
 	}
-	resultsOut := driver.Output{Path: *out, Benchmarks: []string{"Headspace"}, Force: *force, Beside: true}
+	resultsOut := driver.Output{Path: *out, Benchmarks: analysis.Benchmarks, Force: *force, Beside: true}
 	plotBase := strings.TrimSuffix(strings.TrimSuffix(*plotPath, ".png"), ".svg")
 	if err := firstErr(checkOutputs(figure(prefixed(plotBase, ".png")), figure(prefixed(plotBase, ".svg")), output{*statsJSON, statsKind}),
 		driver.Check(resultsOut)); err != nil {

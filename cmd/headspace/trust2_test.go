@@ -206,6 +206,16 @@ func TestQuickRunKeepsFullResults(t *testing.T) {
 	}
 	code, _, stderr = runCLI("analyze", "--raw-size", "32", "--crop", "16", "--batch", "2", "--workers", "1", "--out", out)
 	oneLine2(t, "analyze --out over a ladder's results", code, stderr, "BenchmarkLadder")
+
+	// An analysis's own file holds its input wait and stages too
+	// (analysis.Benchmarks): analyze rewrites it (it refused, naming
+	// BenchmarkHeadspaceInput).
+	own := filepath.Join(dir, "analysis.txt")
+	for i := range 2 {
+		if code, _, stderr := runCLI("analyze", "--raw-size", "32", "--crop", "16", "--batch", "2", "--workers", "1", "--out", own); code != 0 {
+			t.Fatalf("analyze --out, run %d over its own file: exit %d: %s", i+1, code, stderr)
+		}
+	}
 }
 
 // Item 6: a named pipe as --out is written in place, result by result,

@@ -231,3 +231,10 @@ func (r Report) WriteText(w io.Writer) {
 }
 
 func ms(d time.Duration) string { return fmt.Sprintf("%.1f ms", float64(d)/1e6) }
+
+// Benchmarks are the benchmarks an analysis's result file holds, of the
+// synthetic pipeline (workloads.HeadspaceRecords) as of a user's own
+// script (ownloop.Records): the steps (Headspace), the input wait
+// (HeadspaceInput) and the stages (HeadspaceStage). A whole-file writer
+// replaces only a file of these.
+var Benchmarks = []string{"Headspace", "HeadspaceInput", "HeadspaceStage"}

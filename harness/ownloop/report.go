@@ -335,8 +335,9 @@ func us(d time.Duration) string {
 	return fmt.Sprintf("%.0f µs", float64(d)/1e3)
 }
 
-// Benchmarks are the benchmarks an analysis's result file holds.
-var Benchmarks = []string{"Headspace", "HeadspaceInput", "HeadspaceStage"}
+// Benchmarks are the benchmarks an analysis's result file holds: the
+// synthetic analysis's (analysis.Benchmarks).
+var Benchmarks = analysis.Benchmarks
 
 // Records are the analysis's result-file records: every step in order
 // (Headspace/script=…/phase=fill|loader|switch|cached|epoch, ns/op and
