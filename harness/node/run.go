@@ -16,7 +16,6 @@ import (
 	"github.com/headspace-bench/headspace/harness/level"
 	"github.com/headspace-bench/headspace/harness/loader"
 	"github.com/headspace-bench/headspace/harness/procloader"
-	"github.com/headspace-bench/headspace/internal/stderrhead"
 )
 
 // DefaultTimeout is the barrier's default timeout: how long after the
@@ -84,7 +83,7 @@ type rank struct {
 	cmd    *exec.Cmd
 	stdin  io.WriteCloser
 	stdout *os.File
-	stderr *stderrhead.Writer
+	stderr *procloader.StderrHead
 	exited chan struct{}
 	result *RankResult
 }
@@ -265,7 +264,7 @@ func startRank(id int, exe string, args, env []string, extra []*os.File) (*rank,
 	cmd.Env = env
 	cmd.Stdout = wr
 	cmd.ExtraFiles = extra
-	r := &rank{id: id, cmd: cmd, stdout: rd, stderr: &stderrhead.Writer{}, exited: make(chan struct{})}
+	r := &rank{id: id, cmd: cmd, stdout: rd, stderr: &procloader.StderrHead{}, exited: make(chan struct{})}
 	cmd.Stderr = r.stderr
 	cmd.SysProcAttr = procloader.ChildAttr()
 	if r.stdin, err = cmd.StdinPipe(); err != nil {

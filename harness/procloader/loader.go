@@ -13,7 +13,6 @@ import (
 	"github.com/headspace-bench/headspace/batching"
 	"github.com/headspace-bench/headspace/datasets/ondisk"
 	"github.com/headspace-bench/headspace/harness/loader"
-	"github.com/headspace-bench/headspace/internal/stderrhead"
 )
 
 // Options says how to start a worker process.
@@ -66,7 +65,7 @@ type worker struct {
 	cmd    *exec.Cmd
 	stdin  io.WriteCloser
 	stdout *os.File // the parent's read end
-	stderr *stderrhead.Writer
+	stderr *StderrHead
 	exited chan struct{} // closed once cmd.Wait has returned
 }
 
@@ -154,7 +153,7 @@ func start(id int, exe string, args, env []string) (*worker, error) {
 	cmd := exec.Command(exe, args...)
 	cmd.Env = env
 	cmd.Stdout = wr
-	w := &worker{id: id, cmd: cmd, stdout: r, stderr: &stderrhead.Writer{}, exited: make(chan struct{})}
+	w := &worker{id: id, cmd: cmd, stdout: r, stderr: &StderrHead{}, exited: make(chan struct{})}
 	cmd.Stderr = w.stderr
 	// On Linux the child is killed if the parent dies (sys_linux.go).
 	cmd.SysProcAttr = childAttr()
