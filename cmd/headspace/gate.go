@@ -114,10 +114,13 @@ func runGate(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	if err := opt.Validate(); err != nil {
 		return usageError{err.Error()}
 	}
-	live := gate.Live{Base: *base, HeadTags: *headTags, Command: command, Out: *out, QuietWait: *wait, Canary: *canary,
+	live := gate.Live{Base: *base, HeadTags: *headTags, Command: command, Out: *out, QuietWait: *wait,
 		Session: gate.Session{Rounds: *rounds, Confirm: *confirm, Options: opt, Seed: *seed},
 		// The gate waits for a quiet machine itself: the runs do not.
 		ChildEnv: []string{envQuietWait + "=0"}, Log: stderr}
+	if *canary >= 0 {
+		live.Canary = canary
+	}
 	res, runErr := live.Run(ctx)
 	var setup gate.SetupError
 	switch {

@@ -127,7 +127,14 @@ func TestGatePaired(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			revs := fakeRepo(t, tc.factors...)
 			out := filepath.Join(t.TempDir(), "session")
-			code, stdout, stderr := runCLI("gate", "--base", revs[0], "--out", out, "--rounds", "5", "--confirm", "5", "--quiet-wait", "0", "--seed", "3", "--canary", "0", "--", "ladder")
+			args := []string{"gate", "--base", revs[0], "--out", out, "--rounds", "5", "--confirm", "5", "--quiet-wait", "0", "--seed", "3"}
+			if tc.name == "faster" {
+				// No --canary: no canary record.
+				args = append(args, "--", "ladder")
+			} else {
+				args = append(args, "--canary", "0", "--", "ladder")
+			}
+			code, stdout, stderr := runCLI(args...)
 			if code != tc.wantCode || !strings.Contains(stdout, tc.wantText) {
 				t.Fatalf("exit %d, want %d with %q:\n%s\n%s", code, tc.wantCode, tc.wantText, stdout, stderr)
 			}
@@ -144,6 +151,12 @@ func TestGatePaired(t *testing.T) {
 				if err != nil || strings.Count(string(b), "BenchmarkFake") != wantRuns {
 					t.Errorf("%s: %v; want %d runs, one a round:\n%s", side, err, wantRuns, b)
 				}
+			}
+			if tc.name == "faster" {
+				if _, err := os.Stat(filepath.Join(out, "canary.txt")); err == nil {
+					t.Error("a session run without --canary wrote canary.txt")
+				}
+				return
 			}
 			// Run as an A/A canary (--canary 0), the session's outcome is
 			// a record the history takes and --canaries counts.

@@ -50,9 +50,10 @@ type Live struct {
 	Session Session
 	// QuietWait bounds the wait for a quiet machine before each round.
 	QuietWait time.Duration
-	// Canary, when 0 or more, is the head's injected slowdown, and the
-	// session's outcome is recorded in Out/CanaryFile.
-	Canary float64
+	// Canary, when set, is the head's injected slowdown (0 for A/A), and
+	// the session's outcome is recorded in Out/CanaryFile; nil runs no
+	// canary.
+	Canary *float64
 	// ChildEnv is added to every child's environment (both builds' runs
 	// and their --help check).
 	ChildEnv []string
@@ -196,7 +197,7 @@ func (l Live) Run(ctx context.Context) (LiveResult, error) {
 	}
 	o, runErr := s.RunSession(ctx)
 	res.Outcome = o
-	if runErr == nil && l.Canary >= 0 {
+	if runErr == nil && l.Canary != nil {
 		if err := l.writeCanary(short, o); err != nil {
 			return res, err
 		}
@@ -273,7 +274,7 @@ func (l Live) writeCanary(base string, o Outcome) error {
 		{Key: "canary-inject", Value: cmp.Or(os.Getenv("HEADSPACE_INJECT"), "none")},
 	})
 	_, err := driver.Write(driver.Output{Path: filepath.Join(l.Out, CanaryFile), Benchmarks: []string{CanaryBenchmark}},
-		settings, []*benchfmt.Result{CanaryRecord(l.Canary, o)}, false)
+		settings, []*benchfmt.Result{CanaryRecord(*l.Canary, o)}, false)
 	return err
 }
 
