@@ -22,10 +22,6 @@ import (
 // first rank reached a step the others may take to reach it.
 const DefaultTimeout = 60 * time.Second
 
-// exitWait is how long a rank whose output ended may take to exit before
-// it is killed, so that its exit status can be reported.
-const exitWait = 2 * time.Second
-
 // Options is one run of a node: Ranks rank processes at one level.
 type Options struct {
 	// Exe is the binary to run, normally headspace's os.Executable().
@@ -332,27 +328,9 @@ func (r *rank) exitError() error {
 // failure is rank r's death or protocol error as one message: the rank,
 // its pid, how it ended and the first line of its stderr.
 func (r *rank) failure(err error) error {
-	eof := errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF)
-	if eof {
-		select {
-		case <-r.exited:
-		case <-time.After(exitWait):
-		}
-	}
-	_ = r.cmd.Process.Kill()
-	<-r.exited
-	var what string
-	switch st := r.cmd.ProcessState; {
-	case !eof:
-		what = err.Error()
-	case st == nil:
-		what = "its output ended"
-	case st.Success():
-		what = "exited with status 0 before its result"
-	case st.ExitCode() >= 0:
-		what = fmt.Sprintf("exited with status %d", st.ExitCode())
-	default:
-		what = st.String() // "signal: killed"
+	what := procloader.Ended(r.cmd, r.exited, err)
+	if what == "exited with status 0" {
+		what += " before its result"
 	}
 	msg := fmt.Sprintf("node: rank %d (pid %d) %s", r.id, r.cmd.Process.Pid, what)
 	if s := r.stderr.String(); s != "" {

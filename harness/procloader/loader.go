@@ -243,32 +243,41 @@ func (l *Loader) readBatch(w *worker, k int) (*batching.Batch, error) {
 	return b, nil
 }
 
+// Ended says how a child process of this binary ended, after err ended
+// its output: err itself when it is no end of the output; else, after
+// waiting up to exitWait for the child to exit (and killing it if it has
+// not), "output ended", "exited with status N" or the signal
+// ("signal: killed"). exited is closed once cmd has been waited for.
+// The workers here and the node's ranks (package node) both end so.
+func Ended(cmd *exec.Cmd, exited <-chan struct{}, err error) string {
+	eof := errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF)
+	if eof {
+		select {
+		case <-exited:
+		case <-time.After(exitWait):
+		}
+	}
+	_ = cmd.Process.Kill()
+	<-exited
+	switch st := cmd.ProcessState; {
+	case !eof:
+		return err.Error()
+	case st == nil:
+		return "output ended"
+	case st.Success():
+		return "exited with status 0"
+	case st.ExitCode() >= 0:
+		return fmt.Sprintf("exited with status %d", st.ExitCode())
+	default:
+		return st.String() // "signal: killed"
+	}
+}
+
 // workerError describes how worker w failed while producing batch k. It
 // waits for the worker to exit (killing it if it does not) to report its
 // exit status.
 func (l *Loader) workerError(w *worker, k int, err error) error {
-	eof := errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF)
-	if eof {
-		select {
-		case <-w.exited:
-		case <-time.After(exitWait):
-		}
-	}
-	_ = w.cmd.Process.Kill()
-	<-w.exited
-	var what string
-	switch st := w.cmd.ProcessState; {
-	case !eof:
-		what = err.Error()
-	case st == nil:
-		what = "output ended"
-	case st.Success():
-		what = "exited with status 0"
-	case st.ExitCode() >= 0:
-		what = fmt.Sprintf("exited with status %d", st.ExitCode())
-	default:
-		what = st.String() // "signal: killed"
-	}
+	what := Ended(w.cmd, w.exited, err)
 	if errors.Is(err, io.ErrUnexpectedEOF) {
 		what += " mid-batch"
 	}
@@ -276,6 +285,7 @@ func (l *Loader) workerError(w *worker, k int, err error) error {
 	if t := w.stderr.String(); t != "" {
 		msg += ": " + t
 	}
+	eof := errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF)
 	if st := w.cmd.ProcessState; eof && st != nil && st.ExitCode() == exitBadInput {
 		return badDataErr{msg}
 	}
