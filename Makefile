@@ -230,17 +230,25 @@ clean:
 
 # One folder for a GPU machine with no Go and no network: the linux/amd64
 # binary (no cgo: the CUDA driver is bound at run time), ci/gpu-suite.sh and
-# the PyTorch peers (the suite writes its natural JPEGs there, in seconds).
-# On a lent GPU, one call: `ci/gpu-suite.sh all OUT` (8 minutes: the
-# goals' figures first, OUT/goals.txt after every command; docs/gpu.md).
+# the PyTorch peers (the suite writes its natural JPEGs there, in seconds)
+# and lib/libturbojpeg.so.0, this machine's (Debian's libturbojpeg0, from
+# make test-deps; linux/amd64 only): the H200 of 2026-11-27 had none, and
+# --decoder turbojpeg failed there. On a lent GPU, one call:
+# `ci/gpu-suite.sh --archive A all OUT` (8 minutes: the goals' figures
+# first, OUT/goals.txt and the archive A after every command; docs/gpu.md).
 BUNDLE ?= bundle
+TURBOJPEG_SO = $(shell /sbin/ldconfig -p 2>/dev/null | awk '/libturbojpeg\.so\.0 .*x86-64/ {print $$NF; exit}')
 gpu-bundle:
 	rm -rf $(BUNDLE) && mkdir -p $(BUNDLE)/ci $(BUNDLE)/peers
+	@if [ "$$(uname -sm)" = "Linux x86_64" ]; then \
+	  [ -n "$(TURBOJPEG_SO)" ] || { echo "gpu-bundle: no libturbojpeg.so.0 here: make test-deps installs Debian's libturbojpeg0" >&2; exit 2; }; \
+	  mkdir -p $(BUNDLE)/lib && cp -L "$(TURBOJPEG_SO)" $(BUNDLE)/lib/libturbojpeg.so.0; \
+	else echo "gpu-bundle: not on linux/amd64: the bundle carries no libturbojpeg (the GPU machine's own, if any)" >&2; fi
 	CGO_ENABLED=0 GOOS=linux GOARCH=amd64 $(GO) build -o $(BUNDLE)/headspace ./cmd/headspace
 	cp ci/gpu-suite.sh $(BUNDLE)/ci/
 	echo $(COMMIT)$(shell git status --porcelain --untracked-files=no 2>/dev/null | grep -q . && echo -dirty) >$(BUNDLE)/COMMIT
 	cp -R peers/torch $(BUNDLE)/peers/
-	@echo "$(BUNDLE)/: on the GPU machine, one call: ci/gpu-suite.sh all OUT (then cat OUT/goals.txt)"
+	@echo "$(BUNDLE)/: on the GPU machine, one call: ci/gpu-suite.sh --archive OUT/gpu.tgz all /tmp/gpu (then cat /tmp/gpu/goals.txt)"
 
 # The what-if model (issue 17): profile the pipeline, predict steps/s over
 # cores, workers and step times, and check the predictions on this machine

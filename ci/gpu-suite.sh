@@ -3,7 +3,7 @@
 # with an NVIDIA driver, 16 cores, no Go and no network: run it from the
 # folder `make gpu-bundle` makes (headspace, ci/, peers/torch/).
 #
-#   ci/gpu-suite.sh [--emulated] [--quick] [ladder|loaders|device|decode|all] OUTDIR
+#   ci/gpu-suite.sh [--emulated] [--quick] [--archive FILE] [ladder|loaders|device|decode|all] OUTDIR
 #
 #   ladder   headspace cuda check (kernels, copies, the Net's step at fp32
 #            and tf32, each with and without CUDA Graphs); the caching ladder on --device cuda (all
@@ -42,8 +42,10 @@
 #            ours), then the figures no card has measured yet (nvJPEG and
 #            libjpeg-turbo in the loader, CUDA Graphs and TF32 in the
 #            ladder, the device transforms' worker sweep); run it again to
-#            resume. Estimated from the H100 run of 2026-11-22 (docs/gpu.md):
-#            about 4 minutes for the goals, 7 in all
+#            resume. Estimated from the H100 run of 2026-11-22 at about 4
+#            minutes for the goals, 7 in all; measured on an H200 on
+#            2026-11-27 at 276 s in all, the commands' own times
+#            (results/gpu/nvidia-h200-3fcbbc1/, docs/gpu.md)
 #
 # Every command's output goes to OUTDIR (result files in Go benchmark
 # format, logs), and OUTDIR/summary.txt says what ran, how long, its exit
@@ -54,6 +56,17 @@
 # SUITE_BUDGET seconds (default 540, under the 10 minutes one command may run
 # on a lent machine) and kills the one running then; the result files are
 # resumed, so the same invocation run again finishes the rest.
+#
+# --archive FILE also writes FILE, a gzipped tar of OUTDIR's files (result
+# files, logs, summary, goals; not the JPEG folder), anew after every
+# command, atomically: for a machine that gives back a few files, not a
+# folder of forty (the H200 run of 2026-11-27 lost its first call's files
+# so: docs/gpu.md).
+#
+# A bundle carries the host's libturbojpeg.so.0 in lib/ (make gpu-bundle
+# copies it from Debian's libturbojpeg0, which make test-deps installs):
+# a GPU machine may lack the package, and the suite puts lib/ on
+# LD_LIBRARY_PATH so --decoder turbojpeg runs there.
 #
 # --emulated runs on the emulated device (no GPU: no cuda check, the torch
 # ladder on the CPU); --quick runs every command at tiny sizes. `make test`
@@ -70,10 +83,11 @@
 # bundle's folder is no git checkout of that commit.
 set -uo pipefail
 
-usage() { echo "usage: ci/gpu-suite.sh [--emulated] [--quick] [ladder|loaders|device|decode|all] OUTDIR" >&2; exit 2; }
-emulated=0 quick=0 part=
+usage() { echo "usage: ci/gpu-suite.sh [--emulated] [--quick] [--archive FILE] [ladder|loaders|device|decode|all] OUTDIR" >&2; exit 2; }
+emulated=0 quick=0 part= archive=
 while [ $# -gt 0 ]; do
   case "$1" in
+    --archive) [ $# -ge 2 ] && [ -n "$2" ] || usage; archive=$2; shift ;;
     --emulated) emulated=1 ;;
     --quick) quick=1 ;;
     ladder|loaders|device|decode|all) [ -z "$part" ] || usage; part=$1 ;;
@@ -86,7 +100,14 @@ done
 root=$(cd "$(dirname "$0")/.." && pwd)
 mkdir -p "$1" || exit 2
 out=$(cd "$1" && pwd)
+if [ -n "$archive" ]; then
+  mkdir -p "$(dirname "$archive")" || exit 2
+  archive=$(cd "$(dirname "$archive")" && pwd)/$(basename "$archive")
+  case "$archive" in "$out"/*) echo "ci/gpu-suite.sh: --archive $archive is inside OUTDIR $out" >&2; exit 2 ;; esac
+fi
 cd "$root"
+# A bundle's own libraries (lib/libturbojpeg.so.0) before the machine's.
+[ -d "$root/lib" ] && export LD_LIBRARY_PATH="$root/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
 hs=${HEADSPACE:-}
 if [ -z "$hs" ]; then
   # a bundle holds the binary at its top; a source tree has it in bin/
@@ -163,6 +184,14 @@ step() {
   [ $rc = 0 ] || failed=1
   # The goals so far, as soon as each command ends.
   "$hs" cuda goals "$out" >"$out/goals.txt" 2>&1
+  pack
+}
+
+# pack: OUTDIR's files (no folders) into --archive's FILE, atomically.
+pack() {
+  [ -n "$archive" ] || return 0
+  (cd "$out" && find . -maxdepth 1 -type f | sed 's|^\./||' | LC_ALL=C sort | tar czf "$archive.tmp" -T -) &&
+    mv -f "$archive.tmp" "$archive"
 }
 
 # skip NAME REASON: a command this machine cannot run, said in the summary.
@@ -382,4 +411,5 @@ else
   echo "ci/gpu-suite.sh: $part: some commands failed or did not run; see $summary" >&2
   echo "result: FAILED (see above)" >>"$summary"
 fi
+pack
 exit $failed

@@ -78,9 +78,16 @@ echo "ci/smoke.sh: the nightly workflow's steps run in order on the emulated dev
 # tiny sizes: it must pass and write its summary.
 # `all` is the one call for a lent GPU; ladder, device and loaders run
 # what it leaves out (measured on a card before).
+# `all` also packs its folder into one archive (--archive), as a machine
+# that gives back a few files needs.
 for part in all ladder device loaders; do
-  ci/gpu-suite.sh --emulated --quick $part "$tmp/gpu-suite-$part" 2>"$tmp/gpu-suite.err" || { cat "$tmp/gpu-suite-$part/summary.txt" "$tmp/gpu-suite.err" 2>/dev/null; echo "ci/smoke.sh: ci/gpu-suite.sh --emulated --quick $part failed" >&2; exit 1; }
+  arch=()
+  [ $part = all ] && arch=(--archive "$tmp/gpu-suite-all.tgz")
+  ci/gpu-suite.sh --emulated --quick "${arch[@]}" $part "$tmp/gpu-suite-$part" 2>"$tmp/gpu-suite.err" || { cat "$tmp/gpu-suite-$part/summary.txt" "$tmp/gpu-suite.err" 2>/dev/null; echo "ci/smoke.sh: ci/gpu-suite.sh --emulated --quick $part failed" >&2; exit 1; }
   grep -q '^result: every command ran and passed' "$tmp/gpu-suite-$part/summary.txt" || { echo "ci/smoke.sh: the GPU suite's $part summary does not say it passed" >&2; exit 1; }
 done
 grep -q '^== goals' "$tmp/gpu-suite-all/summary.txt" && [ -s "$tmp/gpu-suite-all/goals.txt" ] || { echo "ci/smoke.sh: the GPU suite's summary and goals.txt lack the goals" >&2; exit 1; }
+tar tzf "$tmp/gpu-suite-all.tgz" >"$tmp/gpu-suite-all.list" && grep -qx summary.txt "$tmp/gpu-suite-all.list" && grep -qx goals.txt "$tmp/gpu-suite-all.list" && grep -qx ladder-levels.txt "$tmp/gpu-suite-all.list" && ! grep -q / "$tmp/gpu-suite-all.list" \
+  || { cat "$tmp/gpu-suite-all.list"; echo "ci/smoke.sh: the GPU suite's --archive lacks the summary, the goals or a result file, or holds a folder" >&2; exit 1; }
+tar xzOf "$tmp/gpu-suite-all.tgz" summary.txt | cmp -s - "$tmp/gpu-suite-all/summary.txt" || { echo "ci/smoke.sh: the GPU suite's archive holds another summary than OUTDIR's" >&2; exit 1; }
 echo "ci/smoke.sh: ci/gpu-suite.sh runs every command on the emulated device"

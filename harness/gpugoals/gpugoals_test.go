@@ -95,3 +95,58 @@ func TestSuiteWritesTheFiles(t *testing.T) {
 		}
 	}
 }
+
+// The H200 run of 2026-11-27 (issue 45) is committed as the suite wrote
+// it: its goals.txt, and the block docs/gpu.md quotes, are what Goals
+// makes of the folder today, byte for byte. -update rewrites the docs'
+// block (never the committed goals.txt, the run's own record).
+func TestGoalsH200(t *testing.T) {
+	const dir = "../../results/gpu/nvidia-h200-3fcbbc1"
+	rep, err := Goals(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var b bytes.Buffer
+	if err := rep.WriteText(&b); err != nil {
+		t.Fatal(err)
+	}
+	got := b.String()
+	committed, err := os.ReadFile(filepath.Join(dir, "goals.txt"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got != string(committed) {
+		t.Errorf("%s/goals.txt differs from headspace cuda goals %s now:\n%s\nwant:\n%s", dir, dir, committed, got)
+	}
+	for _, g := range rep.Goals {
+		if !g.Measured {
+			t.Errorf("goal %q not measured in %s", g.Name, dir)
+		}
+	}
+
+	const doc = "../../docs/gpu.md"
+	const marker = "<!-- goals: results/gpu/nvidia-h200-3fcbbc1 -->\n```\n"
+	page, err := os.ReadFile(doc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	i := bytes.Index(page, []byte(marker))
+	if i < 0 {
+		t.Fatalf("%s has no %q block", doc, strings.TrimSpace(marker))
+	}
+	start := i + len(marker)
+	n := bytes.Index(page[start:], []byte("```\n"))
+	if n < 0 {
+		t.Fatalf("%s: the goals block is not closed", doc)
+	}
+	if *update {
+		out := append(append(append([]byte{}, page[:start]...), got...), page[start+n:]...)
+		if err := os.WriteFile(doc, out, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return
+	}
+	if string(page[start:start+n]) != got {
+		t.Errorf("%s's goals block differs from headspace cuda goals %s (go test -run TestGoalsH200 -update ./harness/gpugoals):\n%s\nwant:\n%s", doc, dir, page[start:start+n], got)
+	}
+}

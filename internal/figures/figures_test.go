@@ -747,6 +747,7 @@ var noCommit = map[string]string{
 	"results/decode-scale-factors.txt":                           "go test output; committed with 8ea949c, its tree's exact commit not recorded (docs/real-data.md)",
 	"results/gpu/nvidia-h100-80gb-hbm3-9f400ae-torch-ladder.txt": "the torch peer's own output, beside nvidia-h100-80gb-hbm3-9f400ae.txt (commit 9f400ae)",
 	"results/gpu/nvidia-h100-80gb-hbm3-15709d7-torch-ladder.txt": "the torch peer's own output, beside nvidia-h100-80gb-hbm3-15709d7.txt (commit 15709d7)",
+	"results/gpu/nvidia-h200-3fcbbc1/torch-ladder.txt":           "the torch peer's own output in the bundle of 3fcbbc1 (docs/gpu.md); ladder.py writes HEADSPACE_COMMIT's commit: line since",
 }
 
 // TestResultFilesNameTheirCommit checks that every committed result file

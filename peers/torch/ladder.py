@@ -477,7 +477,13 @@ def main(argv):
     input_img_size, img_size = (h, w), crop
     depth = crop.bit_length() - 1
 
-    cfg = [
+    cfg = []
+    # The commit of the headspace that ran this beside its own ladder
+    # (ci/gpu-suite.sh exports a bundle's), so the file names what
+    # measured it as every result file does.
+    if os.environ.get("HEADSPACE_COMMIT"):
+        cfg.append(("commit", os.environ["HEADSPACE_COMMIT"]))
+    cfg += [
         ("python", platform.python_version()),
         ("torch", torch.__version__),
         ("torch-device", a.device),
