@@ -34,36 +34,51 @@ func signedPct(f float64) string {
 // with too few samples to decide and change of unknown direction, and a
 // closing PASS or FAIL line.
 func (r Report) WriteText(w io.Writer) error {
-	oldName, newName := r.names()
 	var b strings.Builder
-	if r.CrossMachine {
-		fmt.Fprintf(&b, "CROSS-MACHINE comparison (--cross-machine): %s; a change may be the machine's, not the code's\n",
-			strings.Join(r.MachineDiffs, "; "))
-	}
-	fmt.Fprintf(&b, "old: %s\nnew: %s\n", oldName, newName)
-	fmt.Fprintf(&b, "medians ± %g%% confidence interval; Mann–Whitney U test, false discovery rate %g over %s (Benjamini–Hochberg); threshold %s\n",
-		100*Confidence, r.Alpha, plural(r.Tested, "tested metric"), pct(r.Threshold))
-	if r.WithSpread > 0 {
-		fmt.Fprintf(&b, "history: %d metrics must also change by more than %g × their spread between runs\n", r.WithSpread, r.SpreadZ)
-	}
-	b.WriteString("\n")
-	for _, busy := range r.Busy {
-		fmt.Fprintf(&b, "warning: %s\n", busy)
-	}
-	if len(r.ConfigDiffs) > 0 {
-		b.WriteString("warning: old and new were recorded under different configurations; they may not be comparable:\n")
-		for _, d := range r.ConfigDiffs {
-			fmt.Fprintf(&b, "  %s\n", d)
-		}
-		b.WriteString("\n")
-	}
+	r.writeHeader(&b)
 	if len(r.Rows) == 0 {
 		b.WriteString("no benchmark results to compare\n")
 		_, err := io.WriteString(w, b.String())
 		return err
 	}
+	r.writeTable(&b)
+	regs, dist := r.writeSections(&b)
+	r.writeNotes(&b)
+	r.writeVerdict(&b, regs, dist)
+	_, err := io.WriteString(w, b.String())
+	return err
+}
 
-	tw := tabwriter.NewWriter(&b, 0, 0, 2, ' ', 0)
+// writeHeader writes what was compared, how, and the warnings that hold
+// for the whole report (busy machines, differing configurations).
+func (r Report) writeHeader(b *strings.Builder) {
+	oldName, newName := r.names()
+	if r.CrossMachine {
+		fmt.Fprintf(b, "CROSS-MACHINE comparison (--cross-machine): %s; a change may be the machine's, not the code's\n",
+			strings.Join(r.MachineDiffs, "; "))
+	}
+	fmt.Fprintf(b, "old: %s\nnew: %s\n", oldName, newName)
+	fmt.Fprintf(b, "medians ± %g%% confidence interval; Mann–Whitney U test, false discovery rate %g over %s (Benjamini–Hochberg); threshold %s\n",
+		100*Confidence, r.Alpha, plural(r.Tested, "tested metric"), pct(r.Threshold))
+	if r.WithSpread > 0 {
+		fmt.Fprintf(b, "history: %d metrics must also change by more than %g × their spread between runs\n", r.WithSpread, r.SpreadZ)
+	}
+	b.WriteString("\n")
+	for _, busy := range r.Busy {
+		fmt.Fprintf(b, "warning: %s\n", busy)
+	}
+	if len(r.ConfigDiffs) > 0 {
+		b.WriteString("warning: old and new were recorded under different configurations; they may not be comparable:\n")
+		for _, d := range r.ConfigDiffs {
+			fmt.Fprintf(b, "  %s\n", d)
+		}
+		b.WriteString("\n")
+	}
+}
+
+// writeTable writes one aligned line per compared metric.
+func (r Report) writeTable(b *strings.Builder) {
+	tw := tabwriter.NewWriter(b, 0, 0, 2, ' ', 0)
 	spreadCol := func(string) string { return "" }
 	if r.WithSpread > 0 {
 		// compare --history: each metric's spread between runs.
@@ -76,33 +91,42 @@ func (r Report) WriteText(w io.Writer) error {
 		if !math.IsNaN(row.P) {
 			p, q = fmt.Sprintf("%.3g", row.P), fmt.Sprintf("%.3g", row.Q)
 		}
-		v := row.Verdict.String()
-		switch {
-		case row.Verdict == Regression:
-			v = "REGRESSION"
-		case row.Verdict == Disturbed:
-			v = "DISTURBED: rerun"
-		case row.Verdict == NoChange && row.Q < r.Alpha && row.Noise > 0 && math.Abs(row.Delta) > r.Threshold:
-			v = "within the spread between runs"
-		case row.Verdict == NoChange && row.Q < r.Alpha:
-			v = "within " + pct(r.Threshold) + " threshold"
-		}
 		sp := "-"
 		if !math.IsNaN(row.Spread) {
 			sp = "±" + pct(row.Spread)
 		}
 		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s%s\t%s\t%s\t%s\n", row.Name, row.Unit,
-			cell(row.Old, sc), cell(row.New, sc), signedPct(row.Delta), spreadCol(sp), p, q, counts(row), v)
+			cell(row.Old, sc), cell(row.New, sc), signedPct(row.Delta), spreadCol(sp), p, q, counts(row), r.verdictCell(row))
 	}
 	tw.Flush()
+}
 
+// verdictCell is a row's verdict as the table words it.
+func (r Report) verdictCell(row Row) string {
+	switch {
+	case row.Verdict == Regression:
+		return "REGRESSION"
+	case row.Verdict == Disturbed:
+		return "DISTURBED: rerun"
+	case row.Verdict == NoChange && row.Q < r.Alpha && row.Noise > 0 && math.Abs(row.Delta) > r.Threshold:
+		return "within the spread between runs"
+	case row.Verdict == NoChange && row.Q < r.Alpha:
+		return "within " + pct(r.Threshold) + " threshold"
+	}
+	return row.Verdict.String()
+}
+
+// writeSections writes a titled list of the rows of each verdict that
+// needs words (regressions, improvements, one-sided, too few, disturbed,
+// unknown direction) and returns the regressions and the disturbed rows.
+func (r Report) writeSections(b *strings.Builder) (regs, dist []Row) {
 	section := func(title string, rows []Row, line func(Row) string) {
 		if len(rows) == 0 {
 			return
 		}
-		fmt.Fprintf(&b, "\n%s\n", title)
+		fmt.Fprintf(b, "\n%s\n", title)
 		for _, row := range rows {
-			fmt.Fprintf(&b, "  %s\n", line(row))
+			fmt.Fprintf(b, "  %s\n", line(row))
 		}
 	}
 	change := func(row Row) string {
@@ -110,7 +134,7 @@ func (r Report) WriteText(w io.Writer) error {
 		return fmt.Sprintf("%s %s: %s → %s (%s, p=%.3g, q=%.3g, n=%s); %s is better", row.Name, row.Unit,
 			sc.Format(row.Old.Center), sc.Format(row.New.Center), signedPct(row.Delta), row.P, row.Q, counts(row), row.Better)
 	}
-	regs := r.Regressions()
+	regs = r.Regressions()
 	section(fmt.Sprintf("%s beyond %s at false discovery rate %g:", plural(len(regs), "regression"), pct(r.Threshold), r.Alpha), regs, change)
 	imps := r.with(Improvement)
 	section(fmt.Sprintf("%s beyond %s:", plural(len(imps), "improvement"), pct(r.Threshold)), imps, change)
@@ -120,7 +144,7 @@ func (r Report) WriteText(w io.Writer) error {
 	section("Too few samples to decide (not checked):", few, func(row Row) string {
 		return fmt.Sprintf("%s %s: %s", row.Name, row.Unit, row.Note)
 	})
-	dist := r.Disturbed()
+	dist = r.Disturbed()
 	section("Disturbed (worse beyond the threshold, but runs of the benchmark stayed disturbed: not called a regression; rerun on a quiet machine):", dist, func(row Row) string {
 		sc := scaler(row)
 		return fmt.Sprintf("%s %s: %s → %s (%s); %s", row.Name, row.Unit, sc.Format(row.Old.Center), sc.Format(row.New.Center), signedPct(row.Delta), row.Note)
@@ -131,6 +155,11 @@ func (r Report) WriteText(w io.Writer) error {
 		return fmt.Sprintf("%s %s: %s → %s (%s, p=%.3g, q=%.3g, n=%s)", row.Name, row.Unit,
 			sc.Format(row.Old.Center), sc.Format(row.New.Center), signedPct(row.Delta), row.P, row.Q, counts(row))
 	})
+	return regs, dist
+}
+
+// writeNotes writes benchmath's warnings, each once.
+func (r Report) writeNotes(b *strings.Builder) {
 	var notes []string
 	seen := map[string]bool{}
 	for _, row := range r.Rows {
@@ -144,28 +173,31 @@ func (r Report) WriteText(w io.Writer) error {
 	if len(notes) > 0 {
 		b.WriteString("\nbenchmath notes:\n")
 		for _, n := range notes {
-			fmt.Fprintf(&b, "  %s\n", n)
+			fmt.Fprintf(b, "  %s\n", n)
 		}
 	}
+}
 
+// writeVerdict writes the last line: FAIL with the regressions, RERUN, or
+// PASS.
+func (r Report) writeVerdict(b *strings.Builder, regs, dist []Row) {
 	checked := r.checked()
 	unchecked := len(r.Rows) - checked
-	if len(regs) > 0 {
-		fmt.Fprintf(&b, "\nFAIL: %s in %s:\n", plural(len(regs), "regression"), plural(checked, "compared metric"))
+	switch {
+	case len(regs) > 0:
+		fmt.Fprintf(b, "\nFAIL: %s in %s:\n", plural(len(regs), "regression"), plural(checked, "compared metric"))
 		for _, row := range regs {
-			fmt.Fprintf(&b, "  %s %s %s\n", row.Name, row.Unit, signedPct(row.Delta))
+			fmt.Fprintf(b, "  %s %s %s\n", row.Name, row.Unit, signedPct(row.Delta))
 		}
-	} else if len(dist) > 0 {
-		fmt.Fprintf(&b, "\nRERUN: no regressions, but %s disturbed runs; rerun on a quiet machine (exit %d)\n", plural(len(dist), "metric rests on"), ExitDisturbed)
-	} else {
-		fmt.Fprintf(&b, "\nPASS: no regressions in %s", plural(checked, "compared metric"))
+	case len(dist) > 0:
+		fmt.Fprintf(b, "\nRERUN: no regressions, but %s disturbed runs; rerun on a quiet machine (exit %d)\n", plural(len(dist), "metric rests on"), ExitDisturbed)
+	default:
+		fmt.Fprintf(b, "\nPASS: no regressions in %s", plural(checked, "compared metric"))
 		if unchecked > 0 {
-			fmt.Fprintf(&b, "; %d not checked (see above)", unchecked)
+			fmt.Fprintf(b, "; %d not checked (see above)", unchecked)
 		}
 		b.WriteString("\n")
 	}
-	_, err := io.WriteString(w, b.String())
-	return err
 }
 
 // oneSided returns one row per benchmark name whose rows all have the
