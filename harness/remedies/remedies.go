@@ -140,19 +140,48 @@ func Build(recs []*benchfmt.Result, config []resultfile.Config) (Report, error) 
 	if pf, err := strconv.Atoi(r.Get("prefetch")); err == nil && pf > 0 {
 		r.Window = pf * b
 	}
-	type key struct {
-		ds, check string
-		rtt       time.Duration
-		conc      int
+	m, err := collect(recs)
+	if err != nil {
+		return r, err
 	}
-	samples := map[key][]float64{}
-	lat := map[key][]float64{}
-	bytes := map[key][]float64{}
-	reqs := map[key][]float64{}
-	var keys []key
-	local := map[string][]float64{}
-	var device []float64
-	var order []string
+	if len(m.device) == 0 {
+		return r, fmt.Errorf("remedies: no level=device record")
+	}
+	r.Device = summary.Median(m.device)
+	for _, name := range m.order {
+		d, err := r.calibrate(name, m)
+		if err != nil {
+			return r, err
+		}
+		r.Datasets = append(r.Datasets, d)
+	}
+	return r, nil
+}
+
+// pointKey names one measured point of a remote run: the dataset
+// (format/layout), the link (a round trip, or a named check) and the
+// requests in flight.
+type pointKey struct {
+	ds, check string
+	rtt       time.Duration
+	conc      int
+}
+
+// measured is a remote run's records grouped by point: each point's
+// samples/s, request latency, bytes and requests per sample, in the order
+// met; the local copy's samples/s per dataset; level device's.
+type measured struct {
+	samples, lat, bytes, reqs map[pointKey][]float64
+	keys                      []pointKey
+	local                     map[string][]float64
+	device                    []float64
+	order                     []string
+}
+
+// collect groups the records of a remote run by point.
+func collect(recs []*benchfmt.Result) (measured, error) {
+	m := measured{samples: map[pointKey][]float64{}, lat: map[pointKey][]float64{}, bytes: map[pointKey][]float64{},
+		reqs: map[pointKey][]float64{}, local: map[string][]float64{}}
 	seen := map[string]bool{}
 	for _, rec := range recs {
 		p, ok := parseName(string(rec.Name))
@@ -163,10 +192,10 @@ func Build(recs []*benchfmt.Result, config []resultfile.Config) (Report, error) 
 		ds := p["format"] + "/" + p["layout"]
 		switch p["level"] {
 		case "device":
-			device = append(device, sps)
+			m.device = append(m.device, sps)
 			continue
 		case "local":
-			local[ds] = append(local[ds], sps)
+			m.local[ds] = append(m.local[ds], sps)
 			continue
 		case "none":
 		default:
@@ -174,86 +203,95 @@ func Build(recs []*benchfmt.Result, config []resultfile.Config) (Report, error) 
 		}
 		if !seen[ds] {
 			seen[ds] = true
-			order = append(order, ds)
+			m.order = append(m.order, ds)
 		}
-		k := key{ds: ds, check: p["check"]}
+		k := pointKey{ds: ds, check: p["check"]}
+		var err error
 		if k.conc, err = strconv.Atoi(p["concurrency"]); err != nil {
-			return r, fmt.Errorf("remedies: %s: concurrency %q", rec.Name, p["concurrency"])
+			return m, fmt.Errorf("remedies: %s: concurrency %q", rec.Name, p["concurrency"])
 		}
 		if k.check == "" {
 			if k.rtt, err = time.ParseDuration(p["rtt"]); err != nil {
-				return r, fmt.Errorf("remedies: %s: rtt %q", rec.Name, p["rtt"])
+				return m, fmt.Errorf("remedies: %s: rtt %q", rec.Name, p["rtt"])
 			}
 		}
-		if _, ok := samples[k]; !ok {
-			keys = append(keys, k)
+		if _, ok := m.samples[k]; !ok {
+			m.keys = append(m.keys, k)
 		}
-		samples[k] = append(samples[k], sps)
+		m.samples[k] = append(m.samples[k], sps)
 		v, _ := resultfile.Value(rec, "req-mean-ns")
-		lat[k] = append(lat[k], v)
+		m.lat[k] = append(m.lat[k], v)
 		v, _ = resultfile.Value(rec, "bytes/sample")
-		bytes[k] = append(bytes[k], v)
+		m.bytes[k] = append(m.bytes[k], v)
 		v, _ = resultfile.Value(rec, "requests/sample")
-		reqs[k] = append(reqs[k], v)
+		m.reqs[k] = append(m.reqs[k], v)
 	}
-	if len(device) == 0 {
-		return r, fmt.Errorf("remedies: no level=device record")
+	return m, nil
+}
+
+// calibrate calibrates the model on one dataset's point at round trip 0 and
+// the lowest concurrency, and predicts each of its points.
+func (r Report) calibrate(name string, m measured) (Dataset, error) {
+	format, layout, _ := strings.Cut(name, "/")
+	d := Dataset{Format: format, Layout: layout}
+	if v := m.local[name]; len(v) > 0 {
+		d.Local = summary.Median(v)
 	}
-	r.Device = summary.Median(device)
-	for _, name := range order {
-		format, layout, _ := strings.Cut(name, "/")
-		d := Dataset{Format: format, Layout: layout}
-		if v := local[name]; len(v) > 0 {
-			d.Local = summary.Median(v)
+	// Calibration: round trip 0, the lowest concurrency.
+	var cal *pointKey
+	for i := range m.keys {
+		k := m.keys[i]
+		if k.ds == name && k.check == "" && k.rtt == 0 && (cal == nil || k.conc < cal.conc) {
+			cal = &m.keys[i]
 		}
-		// Calibration: round trip 0, the lowest concurrency.
-		var cal *key
-		for i := range keys {
-			k := keys[i]
-			if k.ds == name && k.check == "" && k.rtt == 0 && (cal == nil || k.conc < cal.conc) {
-				cal = &keys[i]
-			}
-		}
-		if cal == nil {
-			return r, fmt.Errorf("remedies: %s: no point at round trip 0 to calibrate on", name)
-		}
-		d.BytesPerSample, d.RequestsPerSample = summary.Median(bytes[*cal]), summary.Median(reqs[*cal])
-		d.CalibrationLatency = time.Duration(summary.Median(lat[*cal]))
-		f0 := fetchmodel.Fetch{Concurrency: cal.conc, BytesPerSample: d.BytesPerSample, RequestsPerSample: d.RequestsPerSample, Window: r.WindowFor(cal.conc)}
-		d.Calibration = fetchmodel.Calibration{
-			ServerTime: fetchmodel.ServerTime(d.CalibrationLatency, f0.BytesPerRequest(), fetchmodel.Link{}),
-			HostRate:   d.Local, DeviceRate: r.Device,
-		}
-		for _, k := range keys {
-			if k.ds == name && k.check == "" && k.rtt == 0 {
-				d.Calibration.ServerRate = max(d.Calibration.ServerRate, summary.Median(samples[k])*d.RequestsPerSample)
-			}
-		}
-		for _, k := range keys {
-			if k.ds != name {
-				continue
-			}
-			pt := Point{RTT: k.rtt, Concurrency: k.conc, Check: k.check, Measured: summary.Median(samples[k]), Runs: len(samples[k]),
-				ReqMean: time.Duration(summary.Median(lat[k])), Calibration: k.check == "" && k.rtt == 0}
-			if k.check != "" {
-				spec, _, _ := strings.Cut(r.Checks[k.check], " concurrency=")
-				cfg, err := link.Parse(spec)
-				if err != nil {
-					return r, fmt.Errorf("remedies: check %s: %w", k.check, err)
-				}
-				pt.RTT = cfg.Latency
-				pt.Link = Model(cfg)
-			} else {
-				pt.Link = fetchmodel.Link{RTT: k.rtt}
-			}
-			pt.Headspace = fetchmodel.Headspace(pt.Measured, r.Device)
-			pt.Predicted = fetchmodel.Predict(d.Calibration, fetchmodel.Fetch{Concurrency: k.conc, BytesPerSample: d.BytesPerSample, RequestsPerSample: d.RequestsPerSample, Window: r.WindowFor(k.conc)}, pt.Link)
-			pt.APE = fetchmodel.APE(pt.Predicted.SamplesPerSec, pt.Measured)
-			d.Points = append(d.Points, pt)
-		}
-		r.Datasets = append(r.Datasets, d)
 	}
-	return r, nil
+	if cal == nil {
+		return d, fmt.Errorf("remedies: %s: no point at round trip 0 to calibrate on", name)
+	}
+	d.BytesPerSample, d.RequestsPerSample = summary.Median(m.bytes[*cal]), summary.Median(m.reqs[*cal])
+	d.CalibrationLatency = time.Duration(summary.Median(m.lat[*cal]))
+	f0 := fetchmodel.Fetch{Concurrency: cal.conc, BytesPerSample: d.BytesPerSample, RequestsPerSample: d.RequestsPerSample, Window: r.WindowFor(cal.conc)}
+	d.Calibration = fetchmodel.Calibration{
+		ServerTime: fetchmodel.ServerTime(d.CalibrationLatency, f0.BytesPerRequest(), fetchmodel.Link{}),
+		HostRate:   d.Local, DeviceRate: r.Device,
+	}
+	for _, k := range m.keys {
+		if k.ds == name && k.check == "" && k.rtt == 0 {
+			d.Calibration.ServerRate = max(d.Calibration.ServerRate, summary.Median(m.samples[k])*d.RequestsPerSample)
+		}
+	}
+	for _, k := range m.keys {
+		if k.ds != name {
+			continue
+		}
+		pt, err := r.point(k, d, m)
+		if err != nil {
+			return d, err
+		}
+		d.Points = append(d.Points, pt)
+	}
+	return d, nil
+}
+
+// point is one measured point of dataset d beside the model's prediction.
+func (r Report) point(k pointKey, d Dataset, m measured) (Point, error) {
+	pt := Point{RTT: k.rtt, Concurrency: k.conc, Check: k.check, Measured: summary.Median(m.samples[k]), Runs: len(m.samples[k]),
+		ReqMean: time.Duration(summary.Median(m.lat[k])), Calibration: k.check == "" && k.rtt == 0}
+	if k.check != "" {
+		spec, _, _ := strings.Cut(r.Checks[k.check], " concurrency=")
+		cfg, err := link.Parse(spec)
+		if err != nil {
+			return pt, fmt.Errorf("remedies: check %s: %w", k.check, err)
+		}
+		pt.RTT = cfg.Latency
+		pt.Link = Model(cfg)
+	} else {
+		pt.Link = fetchmodel.Link{RTT: k.rtt}
+	}
+	pt.Headspace = fetchmodel.Headspace(pt.Measured, r.Device)
+	pt.Predicted = fetchmodel.Predict(d.Calibration, fetchmodel.Fetch{Concurrency: k.conc, BytesPerSample: d.BytesPerSample, RequestsPerSample: d.RequestsPerSample, Window: r.WindowFor(k.conc)}, pt.Link)
+	pt.APE = fetchmodel.APE(pt.Predicted.SamplesPerSec, pt.Measured)
+	return pt, nil
 }
 
 // Model is an emulated link as the model sees it.
