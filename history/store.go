@@ -346,21 +346,9 @@ type AddOptions struct {
 // doc for what it refuses. It waits for another add to the same machine
 // to finish, until ctx ends.
 func Add(ctx context.Context, dir, path string, opt AddOptions) (Run, error) {
-	run, _, err := inspect(path)
+	run, err := addable(path, opt)
 	if err != nil {
 		return Run{}, err
-	}
-	if err := checkCores(path, run.cores); err != nil {
-		return Run{}, err
-	}
-	if run.Partial && !opt.Partial {
-		return Run{}, fmt.Errorf("%s is a partial run (partial: line): its missing points would read as changes in the series of its machine; complete it, or add it knowingly with --partial", path)
-	}
-	if !run.hasDate && !opt.Date.IsZero() {
-		run.Date = opt.Date.UTC().Truncate(time.Second)
-	}
-	if err := CheckDate(run.Date, time.Now()); err != nil {
-		return Run{}, fmt.Errorf("%s: its date %v", path, err)
 	}
 	data, err := atomicfile.ReadFileLimit(path, maxRunBytes)
 	if err != nil {
@@ -381,39 +369,12 @@ func Add(ctx context.Context, dir, path string, opt AddOptions) (Run, error) {
 		return Run{}, err
 	}
 	run.Key = folder
-	// What the folder holds, from its index (checked against the folder,
-	// rebuilt from the files when it cannot be trusted): the duplicate
-	// and setup checks read no earlier run.
 	mdir := filepath.Join(dir, folder)
-	idx, why, err := readIndex(dir, folder)
-	if err != nil {
-		return Run{}, err
-	}
 	sum := sha256.Sum256(data)
 	hexSum := hex.EncodeToString(sum[:])
-	if why == "" {
-		// A duplicate by the index is refused only if the file it names
-		// holds this content: an index is never trusted to refuse.
-		for _, old := range idx.Runs {
-			if old.SHA256 != hexSum {
-				continue
-			}
-			if od, err := atomicfile.ReadFileLimit(filepath.Join(mdir, old.Name), maxRunBytes); err != nil || !bytes.Equal(od, data) {
-				why = fmt.Sprintf("%s: it records the content of %s wrongly; rebuilt it from the %d run files", filepath.Join(mdir, IndexName), old.Name, len(idx.Runs))
-				if idx, err = buildIndexOf(mdir); err != nil {
-					return Run{}, err
-				}
-				break
-			}
-		}
-	}
-	if why != "" {
-		if opt.Log != nil {
-			fmt.Fprintf(opt.Log, "history: %s\n", why)
-		}
-		if err := writeIndex(mdir, idx); err != nil {
-			return Run{}, fmt.Errorf("%s: %v", filepath.Join(mdir, IndexName), err)
-		}
+	idx, err := trustedIndex(dir, folder, data, hexSum, opt)
+	if err != nil {
+		return Run{}, err
 	}
 	if err := sweepTemps(mdir); err != nil {
 		return Run{}, err
@@ -436,9 +397,87 @@ func Add(ctx context.Context, dir, path string, opt AddOptions) (Run, error) {
 	if _, err := os.Lstat(target); err == nil {
 		return Run{}, fmt.Errorf("%s: the store already holds a run of commit %s at %s (%s)", path, run.Commit, run.Date.Format(time.RFC3339), target)
 	}
-	tmp, err := os.CreateTemp(mdir, ".add-*.tmp")
+	if err := place(path, target, data); err != nil {
+		return Run{}, err
+	}
+	run.Path = target
+	// The index last: a kill before this leaves a run the index lacks,
+	// which the next add notices and rebuilds from.
+	idx.Runs = append(idx.Runs, entryOf(run, filepath.Base(target), data))
+	sortEntries(idx.Runs)
+	if err := writeIndex(mdir, idx); err != nil {
+		return run, fmt.Errorf("%s is in the store, but its index %s was not updated (the next add rebuilds it): %v", target, filepath.Join(mdir, IndexName), err)
+	}
+	return run, nil
+}
+
+// addable reads the run at path and refuses what a store never takes:
+// cores that are no positive number, a partial run without opt.Partial,
+// a date in the future. A run with no date: line takes opt.Date.
+func addable(path string, opt AddOptions) (Run, error) {
+	run, _, err := inspect(path)
 	if err != nil {
 		return Run{}, err
+	}
+	if err := checkCores(path, run.cores); err != nil {
+		return Run{}, err
+	}
+	if run.Partial && !opt.Partial {
+		return Run{}, fmt.Errorf("%s is a partial run (partial: line): its missing points would read as changes in the series of its machine; complete it, or add it knowingly with --partial", path)
+	}
+	if !run.hasDate && !opt.Date.IsZero() {
+		run.Date = opt.Date.UTC().Truncate(time.Second)
+	}
+	if err := CheckDate(run.Date, time.Now()); err != nil {
+		return Run{}, fmt.Errorf("%s: its date %v", path, err)
+	}
+	return run, nil
+}
+
+// trustedIndex is what the machine folder holds, from its index, checked
+// against the folder and rebuilt from the files when it cannot be trusted
+// (said on opt.Log): the duplicate and setup checks read no earlier run.
+// data and hexSum are the run being added and its SHA-256.
+func trustedIndex(dir, folder string, data []byte, hexSum string, opt AddOptions) (*index, error) {
+	mdir := filepath.Join(dir, folder)
+	idx, why, err := readIndex(dir, folder)
+	if err != nil {
+		return idx, err
+	}
+	if why == "" {
+		// A duplicate by the index is refused only if the file it names
+		// holds this content: an index is never trusted to refuse.
+		for _, old := range idx.Runs {
+			if old.SHA256 != hexSum {
+				continue
+			}
+			if od, err := atomicfile.ReadFileLimit(filepath.Join(mdir, old.Name), maxRunBytes); err != nil || !bytes.Equal(od, data) {
+				why = fmt.Sprintf("%s: it records the content of %s wrongly; rebuilt it from the %d run files", filepath.Join(mdir, IndexName), old.Name, len(idx.Runs))
+				if idx, err = buildIndexOf(mdir); err != nil {
+					return idx, err
+				}
+				break
+			}
+		}
+	}
+	if why != "" {
+		if opt.Log != nil {
+			fmt.Fprintf(opt.Log, "history: %s\n", why)
+		}
+		if err := writeIndex(mdir, idx); err != nil {
+			return idx, fmt.Errorf("%s: %v", filepath.Join(mdir, IndexName), err)
+		}
+	}
+	return idx, nil
+}
+
+// place writes data as target, readable by all, through a temporary file
+// in its folder and a hard link, which never replaces: if another add got
+// there first, it fails. path is the run's source, for the error.
+func place(path, target string, data []byte) error {
+	tmp, err := os.CreateTemp(filepath.Dir(target), ".add-*.tmp")
+	if err != nil {
+		return err
 	}
 	defer os.Remove(tmp.Name())
 	write := func() error {
@@ -452,27 +491,18 @@ func Add(ctx context.Context, dir, path string, opt AddOptions) (Run, error) {
 	}
 	if err := write(); err != nil {
 		tmp.Close()
-		return Run{}, fmt.Errorf("%s: %v", target, err)
+		return fmt.Errorf("%s: %v", target, err)
 	}
 	if err := tmp.Close(); err != nil {
-		return Run{}, fmt.Errorf("%s: %v", target, err)
+		return fmt.Errorf("%s: %v", target, err)
 	}
-	// A hard link never replaces: if another add got there first, it fails.
 	if err := os.Link(tmp.Name(), target); err != nil {
 		if errors.Is(err, fs.ErrExist) {
-			return Run{}, fmt.Errorf("%s: the store already holds %s", path, target)
+			return fmt.Errorf("%s: the store already holds %s", path, target)
 		}
-		return Run{}, fmt.Errorf("%s: %v", target, err)
+		return fmt.Errorf("%s: %v", target, err)
 	}
-	run.Path = target
-	// The index last: a kill before this leaves a run the index lacks,
-	// which the next add notices and rebuilds from.
-	idx.Runs = append(idx.Runs, entryOf(run, filepath.Base(target), data))
-	sortEntries(idx.Runs)
-	if err := writeIndex(mdir, idx); err != nil {
-		return run, fmt.Errorf("%s is in the store, but its index %s was not updated (the next add rebuilds it): %v", target, filepath.Join(mdir, IndexName), err)
-	}
-	return run, nil
+	return nil
 }
 
 // Machines lists the machine folders of the store, sorted. A symbolic
