@@ -20,13 +20,26 @@ import (
 // a small fraction of the largest expected value.
 func Checks(seed uint64) []Check {
 	rng := prng.New(seed, 0)
+	// Each part draws its inputs from rng in turn: the order is the
+	// inputs'.
 	var checks []Check
+	checks = append(checks, convChecks(&rng)...)
+	checks = append(checks, paramGradChecks(&rng)...)
+	checks = append(checks, elementwiseChecks(&rng)...)
+	checks = append(checks, lossUpdateChecks(&rng)...)
+	checks = append(checks, convertScaleChecks(&rng)...)
+	checks = append(checks, transformChecks(&rng)...)
+	return append(checks, stepChecks(&rng, seed)...)
+}
 
+// convChecks are the convolution forward (with and without ReLU) and its data gradient, at a small size and at one that tiles partly.
+func convChecks(rng *prng.Source) []Check {
+	var checks []Check
 	// The convolution: forward with and without ReLU, data gradient.
 	const n, cin, cout, side = 2, 3, 4, 5
-	in := uniform(&rng, n*cin*side*side, 1)
-	params := uniform(&rng, cout*cin*9+cout, 0.5)
-	gout := uniform(&rng, n*cout*side*side, 1)
+	in := uniform(rng, n*cin*side*side, 1)
+	params := uniform(rng, cout*cin*9+cout, 0.5)
+	gout := uniform(rng, n*cout*side*side, 1)
 	cv := netref.Conv{In: cin, Out: cout, Side: side}
 	for _, relu := range []bool{false, true} {
 		cv.ReLU = relu
@@ -48,9 +61,9 @@ func Checks(seed uint64) []Check {
 	// group), rows that are no whole number of a thread's pixels.
 	{
 		const n, cin, cout, side = 2, 7, 12, 9
-		in := uniform(&rng, n*cin*side*side, 1)
-		params := uniform(&rng, cout*cin*9+cout, 0.5)
-		gout := uniform(&rng, n*cout*side*side, 1)
+		in := uniform(rng, n*cin*side*side, 1)
+		params := uniform(rng, cout*cin*9+cout, 0.5)
+		gout := uniform(rng, n*cout*side*side, 1)
 		cv := netref.Conv{In: cin, Out: cout, Side: side, ReLU: true}
 		checks = append(checks, Check{
 			Name:     "conv3x3_forward 7→12 side 9",
@@ -64,14 +77,19 @@ func Checks(seed uint64) []Check {
 			Outputs:  []Output{output("gin", netref.ConvBackwardData(gout, params, n, cin, cout, side), 1e-5)},
 		})
 	}
+	return checks
+}
 
+// paramGradChecks are the convolution's parameter gradient at chunk sizes that exercise the partial sums.
+func paramGradChecks(rng *prng.Source) []Check {
+	var checks []Check
 	// The parameter gradient: chunks shorter than a block, chunks that
 	// each thread walks more than once with a short last one, a partial
 	// group of output channels, and rows longer than a block.
 	for _, tc := range []struct{ n, cin, cout, side, chunk int }{{3, 2, 3, 9, 64}, {2, 3, 2, 24, 512}, {1, 2, 7, 260, 4096}} {
 		cv := netref.Conv{In: tc.cin, Out: tc.cout, Side: tc.side}
-		in := uniform(&rng, tc.n*tc.cin*tc.side*tc.side, 1)
-		gout := uniform(&rng, tc.n*tc.cout*tc.side*tc.side, 1)
+		in := uniform(rng, tc.n*tc.cin*tc.side*tc.side, 1)
+		gout := uniform(rng, tc.n*tc.cout*tc.side*tc.side, 1)
 		k := chunks(int64(tc.n*tc.side*tc.side), int64(tc.chunk))
 		checks = append(checks, Check{
 			Name: fmt.Sprintf("conv3x3_backward_params chunk=%d", tc.chunk),
@@ -81,9 +99,14 @@ func Checks(seed uint64) []Check {
 			Outputs:  []Output{output("grad", netref.ConvBackwardParams(gout, in, tc.n, tc.cin, tc.cout, tc.side), 1e-5)},
 		})
 	}
+	return checks
+}
 
+// elementwiseChecks are ReLU's gradient and the pool, forward and backward.
+func elementwiseChecks(rng *prng.Source) []Check {
+	var checks []Check
 	// ReLU's gradient, in place.
-	y, g := uniform(&rng, 1000, 1), uniform(&rng, 1000, 1)
+	y, g := uniform(rng, 1000, 1), uniform(rng, 1000, 1)
 	checks = append(checks, Check{
 		Name:     "relu_backward",
 		Buffers:  []Buffer{f32Buffer("g", g), f32Buffer("y", y)},
@@ -93,7 +116,7 @@ func Checks(seed uint64) []Check {
 
 	// The pool, forward and backward.
 	const planes, pside = 5, 6
-	pin, pgout := uniform(&rng, planes*pside*pside, 1), uniform(&rng, planes*pside*pside/4, 1)
+	pin, pgout := uniform(rng, planes*pside*pside, 1), uniform(rng, planes*pside*pside/4, 1)
 	checks = append(checks,
 		Check{
 			Name:     "maxpool2_forward",
@@ -107,10 +130,15 @@ func Checks(seed uint64) []Check {
 			Launches: []Launch{launch1D("maxpool2_backward", int64(len(pin)), Buf{Name: "in"}, Buf{Name: "gout"}, Buf{Name: "gin"}, int32(planes), int32(pside))},
 			Outputs:  []Output{output("gin", netref.MaxPool2Backward(pgout, pin, planes, pside), 0)},
 		})
+	return checks
+}
 
+// lossUpdateChecks are the loss (softmax cross-entropy) and the SGD update with momentum.
+func lossUpdateChecks(rng *prng.Source) []Check {
+	var checks []Check
 	// The loss over more samples than the block has threads.
 	const samples, classes = 300, 10
-	logits := uniform(&rng, samples*classes, 4)
+	logits := uniform(rng, samples*classes, 4)
 	labels := make([]int32, samples)
 	for i := range labels {
 		labels[i] = int32(rng.IntN(classes))
@@ -127,7 +155,7 @@ func Checks(seed uint64) []Check {
 	})
 
 	// The update, with a momentum already there.
-	p, v, grad := uniform(&rng, 1000, 1), uniform(&rng, 1000, 1), uniform(&rng, 1000, 1)
+	p, v, grad := uniform(rng, 1000, 1), uniform(rng, 1000, 1), uniform(rng, 1000, 1)
 	wantP, wantV := append([]float64(nil), p...), append([]float64(nil), v...)
 	opt := netref.SGD{LR: 0.01, Momentum: 0.9}
 	opt.Step(wantP, wantV, grad)
@@ -137,7 +165,12 @@ func Checks(seed uint64) []Check {
 		Launches: []Launch{sgdMomentum("p", "v", "g", 1000, opt)},
 		Outputs:  []Output{output("p", wantP, 1e-6), output("v", wantV, 1e-6)},
 	})
+	return checks
+}
 
+// convertScaleChecks is convert_scale against transforms.ConvertScale sample by sample.
+func convertScaleChecks(rng *prng.Source) []Check {
+	var checks []Check
 	// ConvertColor+Scale: transforms.ConvertScale sample by sample.
 	const cn, crop = 2, 7
 	pix := make([]byte, cn*3*crop*crop)
@@ -154,9 +187,7 @@ func Checks(seed uint64) []Check {
 		Launches: []Launch{convertScale("pix", "out", cn, crop*crop)},
 		Outputs:  []Output{{Buf: "out", Want: want, Tol: 1e-6}},
 	})
-
-	checks = append(checks, transformChecks(&rng)...)
-	return append(checks, stepChecks(&rng, seed)...)
+	return checks
 }
 
 // transformChecks are the device transform (transform_mask, transform_crop)
