@@ -196,10 +196,30 @@ func runCUDA(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	if err := check.Validate(); err != nil {
 		return usageError{err.Error()}
 	}
-	var env workloads.Env
 	var info cuda.Info
+	env := checkPrinter(stdout, f, sizes, &info)
+	recs, err := check.Run(ctx, env)
+	// A check that ran and failed still leaves its measurements.
+	var failed *workloads.CUDACheckError
+	if err != nil && !errors.As(err, &failed) {
+		return err
+	}
+	if f.out != "" {
+		if _, err := driver.Write(resultsOut, driver.Settings("cuda:"+info.Name, workloads.GPUSettings(info), check.Settings()), recs, false); err != nil {
+			return err
+		}
+		fmt.Fprintf(stdout, "results: %s\n", f.out)
+	}
+	return err
+}
+
+// checkPrinter prints cuda check's console output as the check reports
+// it (the GPU, each kernel check, the copy speeds, each Net step), and
+// keeps the GPU's description in info for the result file.
+func checkPrinter(stdout io.Writer, f *cudaCheckOpts, sizes []int64, info *cuda.Info) workloads.Env {
+	var env workloads.Env
 	env.Details.GPU = func(i cuda.Info) {
-		info = i
+		*info = i
 		link := "PCIe link not reported"
 		if info.LinkSpeed != "" {
 			link = fmt.Sprintf("PCIe %s x%s", info.LinkSpeed, info.LinkWidth)
@@ -243,19 +263,7 @@ func runCUDA(ctx context.Context, args []string, stdout, stderr io.Writer) error
 			st.Precision, how, f.batch, f.side, f.side, summary.MedianDuration(st.Times).Round(time.Microsecond), len(st.Times),
 			slices.Min(st.Times).Round(time.Microsecond), slices.Max(st.Times).Round(time.Microsecond), st.Loss)
 	}
-	recs, err := check.Run(ctx, env)
-	// A check that ran and failed still leaves its measurements.
-	var failed *workloads.CUDACheckError
-	if err != nil && !errors.As(err, &failed) {
-		return err
-	}
-	if f.out != "" {
-		if _, err := driver.Write(resultsOut, driver.Settings("cuda:"+info.Name, workloads.GPUSettings(info), check.Settings()), recs, false); err != nil {
-			return err
-		}
-		fmt.Fprintf(stdout, "results: %s\n", f.out)
-	}
-	return err
+	return env
 }
 
 // cudaVerbs are cuda's verbs, in the order `cuda -h` lists them.
