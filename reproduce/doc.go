@@ -105,7 +105,7 @@
 // directory can be moved or browsed on GitHub as it is. A rebuild into
 // another directory copies the saved files there too. Every file is
 // written atomically (internal/atomicfile, directly or through the
-// plotting packages and harness/results), so an interrupted run leaves
+// plotting packages and harness/resultfile), so an interrupted run leaves
 // whole files.
 //
 // # Failure

@@ -24,7 +24,7 @@ import (
 
 // The tests of issue 21 ("results you can trust, round 2"), one or more
 // for each numbered item; item 8's is interrupt_linux_test.go, item 13's
-// harness/results' TestValueFindsWrittenUnits (and harness/peer's
+// harness/resultfile's TestValueFindsWrittenUnits (and harness/peer's
 // TestLadderScriptRunsOnCPU), item 16's the fuzzers themselves.
 
 // oneLine2 checks a refusal: exit 2, one line on stderr naming want.

@@ -5,7 +5,7 @@
 //
 // It is its own small package, below everything, so that a block can say
 // what it is set to without importing the result files' writer
-// (harness/results, whose Config is this type): what a key may
+// (harness/resultfile, whose Config is this type): what a key may
 // look like is checked where a file is written, once.
 package setting
 
