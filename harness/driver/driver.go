@@ -1,6 +1,6 @@
 // Package driver owns a run's result file: it is the one way headspace
 // writes one. Every command, `headspace reproduce` and the engines hand
-// their records to it; nothing else calls package results' writers (a
+// their records to it; nothing else calls package resultfile's writers (a
 // test in this package walks the module and fails on any other caller).
 //
 // A result file is written in one of two ways, chosen by the run, not by
@@ -24,7 +24,7 @@
 // Both hold the file's write lock while they write it, refuse a file that
 // is not a results file or holds other benchmarks' results (Check, before
 // anything is measured), and write the same bytes for the same records
-// and settings: the format is package results'.
+// and settings: the format is package resultfile's.
 //
 // A Session (Begin) is one run of an experiment as a command makes it:
 // it wires the experiment's Start, Result and Done hooks to the command's

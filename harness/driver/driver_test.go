@@ -191,7 +191,7 @@ func TestSameBytes(t *testing.T) {
 	}
 }
 
-// writers are package results' functions that write a result file: only
+// writers are package resultfile's functions that write a result file: only
 // this package calls them.
 var writers = map[string]bool{"Open": true, "OpenContext": true, "OpenFresh": true, "OpenFreshContext": true, "WriteFile": true, "WriteFileWith": true}
 

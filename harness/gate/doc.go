@@ -1,5 +1,5 @@
 // Package gate is headspace's regression gate: it compares two result
-// files (package results) as benchstat does and decides, for each
+// files (package resultfile) as benchstat does and decides, for each
 // benchmark and unit, whether the new side regressed.
 //
 // # Verdicts

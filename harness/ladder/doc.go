@@ -18,7 +18,7 @@
 //     pipeline made, on the host (re-uploaded every step) or on the device
 //     (uploaded once). The loop itself is package train's.
 //  3. Point.Benchmark turns the run into the one benchmark-format record
-//     that every output path writes (package results stores it).
+//     that every output path writes (package resultfile stores it).
 //  4. Attribute reads a sweep's median steps/s per level: each drop from
 //     one level to the next is the cost of the stages the lower level adds
 //     (level.Level.Stage), and the largest drop of at least Significant is the

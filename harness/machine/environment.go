@@ -21,7 +21,7 @@ import (
 // configuration lines of a results file: goos, goarch, cpu (the model
 // name from /proc/cpuinfo, or runtime.GOARCH where that has none), cores
 // (runtime.NumCPU), go (the toolchain's version), commit and device. A
-// resumed file must match them all, commit included (package results), and
+// resumed file must match them all, commit included (package resultfile), and
 // the gate compares only files of one machine (package gate's MachineKeys).
 //
 // commit names the code that measures, the running binary's own:
