@@ -29,7 +29,7 @@ import (
 // source file, someone's photo, a report of another command — is refused
 // with ErrRefused, and CheckKind says so before anything is measured.
 // Results files are the one kind recognised by parsing rather than by a
-// stamp (package results; ErrRefused is shared).
+// stamp (package resultfile; ErrRefused is shared).
 //
 // Targets that are not regular files (devices, named pipes, and anything
 // reached through /dev or /proc such as /dev/stdout) are written in
