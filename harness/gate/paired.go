@@ -269,6 +269,27 @@ func summarize(rs []*benchfmt.Result) sideRound {
 // verdict metrics. Their intervals share the Confidence by Bonferroni.
 func ComparePaired(rounds []Round, opt PairedOptions) PairedReport {
 	opt = opt.withDefaults()
+	sides, order := pairedMetrics(rounds)
+	rep := PairedReport{Rounds: len(rounds), Options: opt}
+	verdictUnits := verdictUnitsOf(sides, order, opt)
+	isVerdict := func(m pmetric) bool { return slices.Contains(verdictUnits[m.bench], m.unit) }
+	nVerdict := 0
+	for _, m := range order {
+		if isVerdict(m) {
+			nVerdict++
+		}
+	}
+	level := 1 - (1-opt.Confidence)/float64(max(nVerdict, 1))
+	rng := rand.New(rand.NewPCG(opt.Seed, 0x9a1e))
+	for _, m := range order {
+		rep.Rows = append(rep.Rows, pairedRow(m, isVerdict(m), level, sides, opt, rng))
+	}
+	return rep
+}
+
+// pairedMetrics summarises each round's two sides and lists every
+// benchmark and unit met, in the order met.
+func pairedMetrics(rounds []Round) ([][2]sideRound, []pmetric) {
 	sides := make([][2]sideRound, len(rounds))
 	var order []pmetric
 	seen := map[pmetric]bool{}
@@ -289,9 +310,13 @@ func ComparePaired(rounds []Round, opt PairedOptions) PairedReport {
 			}
 		}
 	}
-	rep := PairedReport{Rounds: len(rounds), Options: opt}
+	return sides, order
+}
 
-	// The verdict metric of each benchmark.
+// verdictUnitsOf is the verdict metric of each benchmark: CPU time for a
+// point that keeps a core busy (and wall time beside it where it is
+// settled), else wall time.
+func verdictUnitsOf(sides [][2]sideRound, order []pmetric, opt PairedOptions) map[string][]string {
 	median := func(s PairSide, m pmetric) float64 {
 		var vs []float64
 		for _, sr := range sides {
@@ -331,57 +356,52 @@ func ComparePaired(rounds []Round, opt PairedOptions) PairedReport {
 			verdictUnits[m.bench] = []string{"sec/op"}
 		}
 	}
-	isVerdict := func(m pmetric) bool { return slices.Contains(verdictUnits[m.bench], m.unit) }
-	nVerdict := 0
-	for _, m := range order {
-		if isVerdict(m) {
-			nVerdict++
+	return verdictUnits
+}
+
+// pairedRow is metric m's row: the median head/base ratio of its
+// undisturbed rounds and, where it may be decided, its bootstrap interval
+// at level (drawn from rng) and decision.
+func pairedRow(m pmetric, verdict bool, level float64, sides [][2]sideRound, opt PairedOptions, rng *rand.Rand) PairedRow {
+	row := PairedRow{Name: "Benchmark" + m.bench, Unit: m.unit, Better: resultfile.DirectionOf(m.unit, nil),
+		Verdict: verdict, Ratio: math.NaN(), Lo: math.NaN(), Hi: math.NaN(), Level: level}
+	var ratios []float64
+	present := [2]bool{}
+	for _, sr := range sides {
+		b, okB := sr[Base].vals[m]
+		h, okH := sr[Head].vals[m]
+		present[Base] = present[Base] || okB
+		present[Head] = present[Head] || okH
+		if !okB || !okH || b == 0 {
+			continue
 		}
+		if roundDisturbed(sr, m.bench, m.unit, opt.MaxDelay) {
+			row.Disturbed++
+			continue
+		}
+		ratios = append(ratios, h/b)
 	}
-	level := 1 - (1-opt.Confidence)/float64(max(nVerdict, 1))
-	rng := rand.New(rand.NewPCG(opt.Seed, 0x9a1e))
-	for _, m := range order {
-		row := PairedRow{Name: "Benchmark" + m.bench, Unit: m.unit, Better: resultfile.DirectionOf(m.unit, nil),
-			Verdict: isVerdict(m), Ratio: math.NaN(), Lo: math.NaN(), Hi: math.NaN(), Level: level}
-		var ratios []float64
-		present := [2]bool{}
-		for _, sr := range sides {
-			b, okB := sr[Base].vals[m]
-			h, okH := sr[Head].vals[m]
-			present[Base] = present[Base] || okB
-			present[Head] = present[Head] || okH
-			if !okB || !okH || b == 0 {
-				continue
-			}
-			if roundDisturbed(sr, m.bench, m.unit, opt.MaxDelay) {
-				row.Disturbed++
-				continue
-			}
-			ratios = append(ratios, h/b)
-		}
-		row.Rounds = len(ratios)
-		if len(ratios) > 0 {
-			row.Ratio = summary.Median(ratios) // sorts ratios: Bootstrap does not mind
-		}
-		switch {
-		case !present[Base] || !present[Head]:
-			row.Decision = OneSided
-		case disturb.IsCondition(m.unit) || row.Better == resultfile.NoDirection:
-			row.Decision = Described
-		case len(ratios) < opt.MinRounds:
-			row.Decision = Unsettled
-			row.Note = fmt.Sprintf("%d undisturbed rounds of %d, fewer than the %d a verdict needs", len(ratios), len(rounds), opt.MinRounds)
-			if row.Disturbed == 0 {
-				row.Decision = TooFew
-			}
-		case opt.countOnly:
-		default:
-			row.Lo, row.Hi = summary.Bootstrap(ratios, level, opt.Resamples, rng)
-			row.Decision = decidePaired(row, opt.Threshold)
-		}
-		rep.Rows = append(rep.Rows, row)
+	row.Rounds = len(ratios)
+	if len(ratios) > 0 {
+		row.Ratio = summary.Median(ratios) // sorts ratios: Bootstrap does not mind
 	}
-	return rep
+	switch {
+	case !present[Base] || !present[Head]:
+		row.Decision = OneSided
+	case disturb.IsCondition(m.unit) || row.Better == resultfile.NoDirection:
+		row.Decision = Described
+	case len(ratios) < opt.MinRounds:
+		row.Decision = Unsettled
+		row.Note = fmt.Sprintf("%d undisturbed rounds of %d, fewer than the %d a verdict needs", len(ratios), len(sides), opt.MinRounds)
+		if row.Disturbed == 0 {
+			row.Decision = TooFew
+		}
+	case opt.countOnly:
+	default:
+		row.Lo, row.Hi = summary.Bootstrap(ratios, level, opt.Resamples, rng)
+		row.Decision = decidePaired(row, opt.Threshold)
+	}
+	return row
 }
 
 // wallSettled reports whether a CPU-bound benchmark's wall time is
