@@ -120,13 +120,9 @@ func (l Live) Run(ctx context.Context) (LiveResult, error) {
 	if err := CheckOut(l.Out); err != nil {
 		return res, err
 	}
-	top, err := gitOut(ctx, "", "rev-parse", "--show-toplevel")
+	top, rev, err := l.baseCommit(ctx)
 	if err != nil {
-		return res, setupf("not in a git checkout: %v", err)
-	}
-	rev, err := gitOut(ctx, top, "rev-parse", "--verify", "--quiet", l.Base+"^{commit}")
-	if err != nil || rev == "" {
-		return res, setupf("--base %s: no such commit in %s", l.Base, top)
+		return res, err
 	}
 	short := rev[:min(len(rev), 12)]
 	res.BaseName = l.Base + " (" + short + ")"
@@ -155,41 +151,8 @@ func (l Live) Run(ctx context.Context) (LiveResult, error) {
 	res.Files = [2]string{filepath.Join(l.Out, "base.txt"), filepath.Join(l.Out, "head.txt")}
 	busy := 0
 	s := l.Session
-	waited := map[int]bool{}
-	s.Run = func(ctx context.Context, round int, side PairSide) ([]*benchfmt.Result, error) {
-		if !waited[round] {
-			// Once a round, before its first run.
-			waited[round] = true
-			r, err := disturb.WaitQuiet(ctx, disturb.Quiet{Max: l.QuietWait})
-			if err != nil {
-				return nil, err
-			}
-			if r.Busy {
-				busy++
-			}
-		}
-		fmt.Fprintf(l.Log, "gate: round %d: %s\n", round, side)
-		env := append(os.Environ(), l.ChildEnv...)
-		if side == Base {
-			env = append(env, "HEADSPACE_COMMIT="+short)
-		}
-		argv := append(slices.Clone(l.Command), "--out", res.Files[side], "--count", fmt.Sprint(round))
-		if err := runChild(ctx, bins[side], argv, env); err != nil {
-			return nil, err
-		}
-		return roundResults(res.Files[side], round)
-	}
-	report := func(o Outcome) error {
-		n := []string{fmt.Sprintf("seed %d; results in %s and %s", l.Session.Seed, res.Files[Base], res.Files[Head])}
-		if busy > 0 {
-			n = append(n, fmt.Sprintf("%d of %d rounds were taken on a busy machine (the wait for a quiet one ended at its bound)", busy, len(o.Rounds)))
-		}
-		var buf bytes.Buffer
-		if err := o.WriteText(&buf, res.BaseName, res.HeadName, n...); err != nil {
-			return err
-		}
-		return atomicfile.WriteBytes(filepath.Join(l.Out, "gate.txt"), buf.Bytes())
-	}
+	s.Run = l.runner(res.Files, bins, short, &busy)
+	report := func(o Outcome) error { return l.writeReport(res, o, busy) }
 	var done []Round
 	s.Done = func(r Round) error {
 		done = append(done, r)
@@ -218,6 +181,67 @@ func (l Live) Run(ctx context.Context) (LiveResult, error) {
 		return res, err
 	}
 	return res, runErr
+}
+
+// baseCommit is the top of the git checkout the gate runs in and the
+// commit --base names there.
+func (l Live) baseCommit(ctx context.Context) (top, rev string, err error) {
+	top, err = gitOut(ctx, "", "rev-parse", "--show-toplevel")
+	if err != nil {
+		return "", "", setupf("not in a git checkout: %v", err)
+	}
+	rev, err = gitOut(ctx, top, "rev-parse", "--verify", "--quiet", l.Base+"^{commit}")
+	if err != nil || rev == "" {
+		return "", "", setupf("--base %s: no such commit in %s", l.Base, top)
+	}
+	return top, rev, nil
+}
+
+// runner runs one side of a round: it waits, once a round, for a quiet
+// machine (counting in busy the rounds that waited in vain), then runs
+// that side's build of the command with --out its file and --count the
+// round, and reads the round's results back. The base's runs record its
+// commit, short.
+func (l Live) runner(files [2]string, bins [2]string, short string, busy *int) func(context.Context, int, PairSide) ([]*benchfmt.Result, error) {
+	waited := map[int]bool{}
+	return func(ctx context.Context, round int, side PairSide) ([]*benchfmt.Result, error) {
+		if !waited[round] {
+			// Once a round, before its first run.
+			waited[round] = true
+			r, err := disturb.WaitQuiet(ctx, disturb.Quiet{Max: l.QuietWait})
+			if err != nil {
+				return nil, err
+			}
+			if r.Busy {
+				*busy++
+			}
+		}
+		fmt.Fprintf(l.Log, "gate: round %d: %s\n", round, side)
+		env := append(os.Environ(), l.ChildEnv...)
+		if side == Base {
+			env = append(env, "HEADSPACE_COMMIT="+short)
+		}
+		argv := append(slices.Clone(l.Command), "--out", files[side], "--count", fmt.Sprint(round))
+		if err := runChild(ctx, bins[side], argv, env); err != nil {
+			return nil, err
+		}
+		return roundResults(files[side], round)
+	}
+}
+
+// writeReport writes the session so far as DIR/gate.txt, atomically, with
+// its seed, its files and how many of its rounds waited in vain for a
+// quiet machine.
+func (l Live) writeReport(res LiveResult, o Outcome, busy int) error {
+	n := []string{fmt.Sprintf("seed %d; results in %s and %s", l.Session.Seed, res.Files[Base], res.Files[Head])}
+	if busy > 0 {
+		n = append(n, fmt.Sprintf("%d of %d rounds were taken on a busy machine (the wait for a quiet one ended at its bound)", busy, len(o.Rounds)))
+	}
+	var buf bytes.Buffer
+	if err := o.WriteText(&buf, res.BaseName, res.HeadName, n...); err != nil {
+		return err
+	}
+	return atomicfile.WriteBytes(filepath.Join(l.Out, "gate.txt"), buf.Bytes())
 }
 
 // build checks rev out at tree and builds both sides into tmp, then asks
