@@ -253,53 +253,7 @@ func (a *accumulator) report(opt Options) Report {
 	for _, bench := range a.names {
 		name := bench.Get(a.name)
 		for _, k := range a.units[bench] {
-			g, unit := a.groups[k], k.Get(a.unit)
-			row := Row{
-				Name:     "Benchmark" + name,
-				Unit:     unit,
-				Better:   direction(unit, opt.Units),
-				Delta:    math.NaN(),
-				P:        math.NaN(),
-				Q:        math.NaN(),
-				Spread:   math.NaN(),
-				Headline: a.benches[0][bench] > 0 && a.benches[1][bench] > 0 && (unit == a.heads[0][bench] || unit == a.heads[1][bench]),
-			}
-			for side := range 2 {
-				row.Missing[side] = max(0, a.benches[side][bench]-len(g.vals[side]))
-			}
-			row.Disturbed = [2]int{a.disturbed[0][bench], a.disturbed[1][bench]}
-			var samples [2]*benchmath.Sample
-			for side := range 2 {
-				if len(g.vals[side]) == 0 {
-					continue
-				}
-				s := benchmath.NewSample(g.vals[side], &thr)
-				samples[side] = s
-				sum := summary.Interval(s)
-				if side == 0 {
-					row.Old = Side{N: len(s.Values), Summary: sum}
-				} else {
-					row.New = Side{N: len(s.Values), Summary: sum}
-				}
-				row.Warnings = appendWarnings(row.Warnings, sum.Warnings)
-			}
-			if g.dropped > 0 {
-				row.Warnings = append(row.Warnings, fmt.Sprintf("%d non-finite value(s) left out", g.dropped))
-			}
-			switch {
-			case disturb.IsCondition(unit):
-				row.Verdict = Condition
-				if row.Old.N > 0 && row.New.N > 0 {
-					row.Delta = delta(row.Old.Center, row.New.Center)
-				}
-			case !g.present[1]:
-				row.Verdict = OnlyInOld
-			case !g.present[0]:
-				row.Verdict = OnlyInNew
-			default:
-				test(&row, samples[0], samples[1], opt)
-			}
-			rep.Rows = append(rep.Rows, row)
+			rep.Rows = append(rep.Rows, a.row(bench, k, name, opt, &thr))
 		}
 	}
 	rep.Tested = adjust(rep.Rows)
@@ -322,6 +276,59 @@ func (a *accumulator) report(opt Options) Report {
 		}
 	}
 	return rep
+}
+
+// row compares metric k of benchmark bench (named name) between the two
+// sides: each side's median and interval, and the test of a metric both
+// sides have (a condition is described, never tested).
+func (a *accumulator) row(bench, k benchproc.Key, name string, opt Options, thr *benchmath.Thresholds) Row {
+	g, unit := a.groups[k], k.Get(a.unit)
+	row := Row{
+		Name:     "Benchmark" + name,
+		Unit:     unit,
+		Better:   direction(unit, opt.Units),
+		Delta:    math.NaN(),
+		P:        math.NaN(),
+		Q:        math.NaN(),
+		Spread:   math.NaN(),
+		Headline: a.benches[0][bench] > 0 && a.benches[1][bench] > 0 && (unit == a.heads[0][bench] || unit == a.heads[1][bench]),
+	}
+	for side := range 2 {
+		row.Missing[side] = max(0, a.benches[side][bench]-len(g.vals[side]))
+	}
+	row.Disturbed = [2]int{a.disturbed[0][bench], a.disturbed[1][bench]}
+	var samples [2]*benchmath.Sample
+	for side := range 2 {
+		if len(g.vals[side]) == 0 {
+			continue
+		}
+		s := benchmath.NewSample(g.vals[side], thr)
+		samples[side] = s
+		sum := summary.Interval(s)
+		if side == 0 {
+			row.Old = Side{N: len(s.Values), Summary: sum}
+		} else {
+			row.New = Side{N: len(s.Values), Summary: sum}
+		}
+		row.Warnings = appendWarnings(row.Warnings, sum.Warnings)
+	}
+	if g.dropped > 0 {
+		row.Warnings = append(row.Warnings, fmt.Sprintf("%d non-finite value(s) left out", g.dropped))
+	}
+	switch {
+	case disturb.IsCondition(unit):
+		row.Verdict = Condition
+		if row.Old.N > 0 && row.New.N > 0 {
+			row.Delta = delta(row.Old.Center, row.New.Center)
+		}
+	case !g.present[1]:
+		row.Verdict = OnlyInOld
+	case !g.present[0]:
+		row.Verdict = OnlyInNew
+	default:
+		test(&row, samples[0], samples[1], opt)
+	}
+	return row
 }
 
 // configDiffs describes the file configuration keys, other than commit,
