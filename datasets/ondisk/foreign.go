@@ -401,15 +401,8 @@ func wdsKey(name string) (key, ext string) {
 // indexShards indexes idx's WebDataset shards, each opened by open: a
 // local file (localOpener) or an object in a bucket (remoteOpener).
 func indexShards(ctx context.Context, idx *Index, open opener) error {
-	type pending struct {
-		s        IndexSample
-		hasImage bool
-		label    string // the .cls or .txt text
-		hasLabel bool
-		labelErr string
-	}
 	var textLabels []string // class names met in .txt labels
-	var samples []pending
+	var samples []pendingSample
 	for fi, rel := range idx.Files {
 		if err := ctx.Err(); err != nil {
 			return err
@@ -419,7 +412,7 @@ func indexShards(ctx context.Context, idx *Index, open opener) error {
 			// The shard's samples cannot be known: one sample that fails
 			// naming it, so --max-failures decides.
 			why := strings.TrimPrefix(err.Error(), idx.path(rel)+": ")
-			samples = append(samples, pending{s: IndexSample{File: fi, Error: why}, hasImage: true, hasLabel: true, label: "0"})
+			samples = append(samples, pendingSample{s: IndexSample{File: fi, Error: why}, hasImage: true, hasLabel: true, label: "0"})
 			continue
 		}
 		members, ierr := IndexShard(io.NewSectionReader(f, 0, size))
@@ -434,43 +427,9 @@ func indexShards(ctx context.Context, idx *Index, open opener) error {
 			if !ok {
 				k = len(samples)
 				byKey[key] = k
-				samples = append(samples, pending{s: IndexSample{File: fi, Member: key}})
+				samples = append(samples, pendingSample{s: IndexSample{File: fi, Member: key}})
 			}
-			ps := &samples[k]
-			switch ext {
-			case "jpg", "jpeg", "png":
-				if ps.hasImage {
-					continue // the first image member is the sample's
-				}
-				ps.hasImage = true
-				ps.s.Member, ps.s.Offset, ps.s.Size = m.Name, m.Offset, m.Size
-				if m.Size > MaxUserImageBytes {
-					ps.s.Error = fmt.Sprintf("%d bytes, more than the %d an image may have", m.Size, MaxUserImageBytes)
-					continue
-				}
-				format, w, h, err := checkUserImage(io.NewSectionReader(f, m.Offset, m.Size))
-				if err != nil {
-					ps.s.Error = err.Error()
-				}
-				ps.s.Format, ps.s.Width, ps.s.Height = format, w, h
-			case "cls", "txt":
-				if ps.hasLabel && ext == "txt" {
-					continue // .cls wins
-				}
-				if m.Size > 4096 {
-					ps.labelErr = fmt.Sprintf("label member %s: %d bytes, not a label", m.Name, m.Size)
-					continue
-				}
-				b := make([]byte, m.Size)
-				if _, err := f.ReadAt(b, m.Offset); err != nil {
-					ps.labelErr = fmt.Sprintf("label member %s: %v", m.Name, err)
-					continue
-				}
-				ps.label, ps.hasLabel, ps.labelErr = strings.TrimSpace(string(b)), true, ""
-				if _, err := strconv.Atoi(ps.label); err != nil && !slices.Contains(textLabels, ps.label) {
-					textLabels = append(textLabels, ps.label)
-				}
-			}
+			samples[k].add(f, m, ext, &textLabels)
 		}
 		f.Close()
 		if ierr != nil {
@@ -480,9 +439,68 @@ func indexShards(ctx context.Context, idx *Index, open opener) error {
 			if len(members) > 0 {
 				member = "(after " + members[len(members)-1].Name + ")"
 			}
-			samples = append(samples, pending{s: IndexSample{File: fi, Member: member, Error: ierr.Error()}, hasImage: true, hasLabel: true, label: "0"})
+			samples = append(samples, pendingSample{s: IndexSample{File: fi, Member: member, Error: ierr.Error()}, hasImage: true, hasLabel: true, label: "0"})
 		}
 	}
+	labelSamples(idx, samples, textLabels)
+	return nil
+}
+
+// pendingSample is a WebDataset sample while its shard is read: its image
+// member, and its label as the .cls or .txt member gives it.
+type pendingSample struct {
+	s        IndexSample
+	hasImage bool
+	label    string // the .cls or .txt text
+	hasLabel bool
+	labelErr string
+}
+
+// add takes member m of the shard f, of extension ext, into the sample:
+// the first image member is the sample's image (checked), a .cls label
+// wins over a .txt one, and a .txt label that is no number is a class
+// name, added to textLabels.
+func (ps *pendingSample) add(f io.ReaderAt, m Member, ext string, textLabels *[]string) {
+	switch ext {
+	case "jpg", "jpeg", "png":
+		if ps.hasImage {
+			return // the first image member is the sample's
+		}
+		ps.hasImage = true
+		ps.s.Member, ps.s.Offset, ps.s.Size = m.Name, m.Offset, m.Size
+		if m.Size > MaxUserImageBytes {
+			ps.s.Error = fmt.Sprintf("%d bytes, more than the %d an image may have", m.Size, MaxUserImageBytes)
+			return
+		}
+		format, w, h, err := checkUserImage(io.NewSectionReader(f, m.Offset, m.Size))
+		if err != nil {
+			ps.s.Error = err.Error()
+		}
+		ps.s.Format, ps.s.Width, ps.s.Height = format, w, h
+	case "cls", "txt":
+		if ps.hasLabel && ext == "txt" {
+			return // .cls wins
+		}
+		if m.Size > 4096 {
+			ps.labelErr = fmt.Sprintf("label member %s: %d bytes, not a label", m.Name, m.Size)
+			return
+		}
+		b := make([]byte, m.Size)
+		if _, err := f.ReadAt(b, m.Offset); err != nil {
+			ps.labelErr = fmt.Sprintf("label member %s: %v", m.Name, err)
+			return
+		}
+		ps.label, ps.hasLabel, ps.labelErr = strings.TrimSpace(string(b)), true, ""
+		if _, err := strconv.Atoi(ps.label); err != nil && !slices.Contains(*textLabels, ps.label) {
+			*textLabels = append(*textLabels, ps.label)
+		}
+	}
+}
+
+// labelSamples gives each sample with an image its label (class names,
+// sorted, take the first labels; numbers follow) or its error, and the
+// index its classes.
+func labelSamples(idx *Index, samples []pendingSample, textLabels []string) {
 	sort.Strings(textLabels)
 	maxLabel := -1
 	for _, ps := range samples {
@@ -515,7 +533,6 @@ func indexShards(ctx context.Context, idx *Index, open opener) error {
 	for len(idx.Classes) <= maxLabel {
 		idx.Classes = append(idx.Classes, strconv.Itoa(len(idx.Classes)-len(textLabels)))
 	}
-	return nil
 }
 
 // IndexCacheDir is where `headspace dataset index` keeps indexes:
