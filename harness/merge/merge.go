@@ -127,8 +127,34 @@ func Merge(shards []Shard, plan Planner, partial bool) (*Merged, error) {
 		return nil, fmt.Errorf("%s: %w", shards[0].Path, err)
 	}
 
-	// Every result is a point of the sweep, each point in one file, with
-	// at most Count runs.
+	byPoint, err := byPointOf(shards, p)
+	if err != nil {
+		return nil, err
+	}
+	incomplete, err := incompleteOf(byPoint, p, partial)
+	if err != nil {
+		return nil, err
+	}
+	m := &Merged{Points: len(p.Points), Incomplete: incomplete}
+	for _, c := range ref {
+		if !slices.Contains(p.Keys, c.Key) && !resultfile.IsSessionKey(c.Key) {
+			m.Config = append(m.Config, c)
+		}
+	}
+	m.Config = append(m.Config, sessionLines(shards)...)
+	if len(incomplete) > 0 {
+		m.Config = append(m.Config, resultfile.Config{Key: PartialKey,
+			Value: fmt.Sprintf("%d of %d points missing or short of runs: %s", len(incomplete), len(p.Points), list(incomplete))})
+	}
+	for _, rs := range byPoint {
+		m.Results = append(m.Results, rs...)
+	}
+	return m, nil
+}
+
+// byPointOf places every result at its point of the sweep: each point in
+// one file, with at most Count runs.
+func byPointOf(shards []Shard, p Plan) ([][]*benchfmt.Result, error) {
 	index := make(map[string]int, len(p.Points))
 	for i, name := range p.Points {
 		index[name] = i
@@ -157,6 +183,12 @@ func Merge(shards []Shard, plan Planner, partial bool) (*Merged, error) {
 		return nil, fmt.Errorf("duplicate points: %s", list(dups))
 	}
 
+	return byPoint, nil
+}
+
+// incompleteOf lists the points missing or short of runs (refused unless
+// partial).
+func incompleteOf(byPoint [][]*benchfmt.Result, p Plan, partial bool) ([]string, error) {
 	var incomplete, described []string
 	for i, rs := range byPoint {
 		switch {
@@ -174,21 +206,7 @@ func Merge(shards []Shard, plan Planner, partial bool) (*Merged, error) {
 			len(incomplete), len(p.Points), list(described))
 	}
 
-	m := &Merged{Points: len(p.Points), Incomplete: incomplete}
-	for _, c := range ref {
-		if !slices.Contains(p.Keys, c.Key) && !resultfile.IsSessionKey(c.Key) {
-			m.Config = append(m.Config, c)
-		}
-	}
-	m.Config = append(m.Config, sessionLines(shards)...)
-	if len(incomplete) > 0 {
-		m.Config = append(m.Config, resultfile.Config{Key: PartialKey,
-			Value: fmt.Sprintf("%d of %d points missing or short of runs: %s", len(incomplete), len(p.Points), list(incomplete))})
-	}
-	for _, rs := range byPoint {
-		m.Results = append(m.Results, rs...)
-	}
-	return m, nil
+	return incomplete, nil
 }
 
 // configOf is a result's file configuration, in order.
