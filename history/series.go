@@ -132,22 +132,7 @@ func loadMachine(ctx context.Context, dir, key string, opt Options) (*Machine, e
 		if err := ctx.Err(); err != nil {
 			return nil, err
 		}
-		vals := map[seriesKey][]float64{}
-		var keys []seriesKey
-		meta, err := resultfile.Scan(run.Path, func(r *benchfmt.Result) error {
-			name := "Benchmark" + proj.Project(r).StringValues()
-			for _, v := range r.Values {
-				if math.IsNaN(v.Value) || math.IsInf(v.Value, 0) {
-					continue
-				}
-				k := seriesKey{name, v.Unit}
-				if _, ok := vals[k]; !ok {
-					keys = append(keys, k)
-				}
-				vals[k] = append(vals[k], v.Value)
-			}
-			return nil
-		})
+		keys, vals, meta, err := scanRun(run.Path, proj)
 		if err != nil {
 			return nil, err
 		}
@@ -178,24 +163,52 @@ func loadMachine(ctx context.Context, dir, key string, opt Options) (*Machine, e
 		}
 		return unitRank(m.Series[i].Unit) < unitRank(m.Series[j].Unit)
 	})
-	if n := len(runs); n >= 2 {
-		g := opt.Gate
-		g.Spread = spreadOf(m.Series, n-1)
-		// One machine by construction (one folder), though files written
-		// before the cores: line do not say so themselves.
-		g.CrossMachine = true
-		rep, err := gate.CompareFiles(runs[n-2].Path, runs[n-1].Path, g)
-		if err == nil {
-			err = rep.Evidence(g.MinCoverage)
-		}
-		rep.CrossMachine = false
-		if err != nil {
-			m.LatestErr = err
-		} else {
-			m.Latest = &rep
-		}
+	if len(runs) >= 2 {
+		m.Latest, m.LatestErr = latest(m.Series, runs, opt)
 	}
 	return m, nil
+}
+
+// scanRun reads one run's values, finite ones only, by series (full
+// name and unit) in the order met, with the file's metadata.
+func scanRun(path string, proj *benchproc.Projection) ([]seriesKey, map[seriesKey][]float64, benchfmt.UnitMetadataMap, error) {
+	vals := map[seriesKey][]float64{}
+	var keys []seriesKey
+	meta, err := resultfile.Scan(path, func(r *benchfmt.Result) error {
+		name := "Benchmark" + proj.Project(r).StringValues()
+		for _, v := range r.Values {
+			if math.IsNaN(v.Value) || math.IsInf(v.Value, 0) {
+				continue
+			}
+			k := seriesKey{name, v.Unit}
+			if _, ok := vals[k]; !ok {
+				keys = append(keys, k)
+			}
+			vals[k] = append(vals[k], v.Value)
+		}
+		return nil
+	})
+	return keys, vals, meta, err
+}
+
+// latest compares a machine's last run with the one before it, with each
+// series' spread between runs, or says why it cannot.
+func latest(series []*Series, runs []Run, opt Options) (*gate.Report, error) {
+	n := len(runs)
+	g := opt.Gate
+	g.Spread = spreadOf(series, n-1)
+	// One machine by construction (one folder), though files written
+	// before the cores: line do not say so themselves.
+	g.CrossMachine = true
+	rep, err := gate.CompareFiles(runs[n-2].Path, runs[n-1].Path, g)
+	if err == nil {
+		err = rep.Evidence(g.MinCoverage)
+	}
+	rep.CrossMachine = false
+	if err != nil {
+		return nil, err
+	}
+	return &rep, nil
 }
 
 // detectAll finds the change points and the suspected step of every
