@@ -86,40 +86,15 @@ func MeasureBandwidth(ctx context.Context, c *Context, sizes []int64, reps int) 
 		if end, err = c.eventCreate(); err != nil {
 			return err
 		}
+		rig := copyRig{dev: dev, pinned: pinned, pageable: pageable, stream: stream, start: start, end: end}
 		for _, n := range sizes {
 			for _, htod := range []bool{true, false} {
 				for _, pin := range []bool{true, false} {
-					host := unsafe.Pointer(&pageable[0])
-					if pin {
-						host = unsafe.Pointer(&pinned[0])
+					t, err := c.timeCopy(ctx, rig, n, htod, pin, reps)
+					if err != nil {
+						return err
 					}
-					times := make([]time.Duration, reps)
-					for r := range times {
-						if err := ctx.Err(); err != nil {
-							return err
-						}
-						if err := c.eventRecord(start, stream); err != nil {
-							return err
-						}
-						if htod {
-							err = c.htod(dev, host, n, stream)
-						} else {
-							err = c.dtoh(host, dev, n, stream)
-						}
-						if err == nil {
-							err = c.eventRecord(end, stream)
-						}
-						if err == nil {
-							err = c.eventSync(end)
-						}
-						if err == nil {
-							times[r], err = c.elapsed(start, end)
-						}
-						if err != nil {
-							return fmt.Errorf("copy of %d bytes: %w", n, err)
-						}
-					}
-					out = append(out, Bandwidth{HostToDevice: htod, Pinned: pin, Bytes: n, Time: summary.MedianDuration(times)})
+					out = append(out, Bandwidth{HostToDevice: htod, Pinned: pin, Bytes: n, Time: t})
 				}
 			}
 		}
@@ -129,6 +104,52 @@ func MeasureBandwidth(ctx context.Context, c *Context, sizes []int64, reps int) 
 		return nil, fmt.Errorf("cuda: bandwidth: %w", err)
 	}
 	return out, nil
+}
+
+// copyRig is what MeasureBandwidth times copies with: a device buffer,
+// pinned and pageable host buffers, a stream and two events.
+type copyRig struct {
+	dev                uint64
+	pinned, pageable   []byte
+	stream, start, end uintptr
+}
+
+// timeCopy is the median GPU time of reps copies of n bytes, host to
+// device or back, from pinned or pageable memory. It runs on the driver
+// thread.
+func (c *Context) timeCopy(ctx context.Context, rig copyRig, n int64, htod, pin bool, reps int) (time.Duration, error) {
+	host := unsafe.Pointer(&rig.pageable[0])
+	if pin {
+		host = unsafe.Pointer(&rig.pinned[0])
+	}
+	times := make([]time.Duration, reps)
+	for r := range times {
+		if err := ctx.Err(); err != nil {
+			return 0, err
+		}
+		if err := c.eventRecord(rig.start, rig.stream); err != nil {
+			return 0, err
+		}
+		var err error
+		if htod {
+			err = c.htod(rig.dev, host, n, rig.stream)
+		} else {
+			err = c.dtoh(host, rig.dev, n, rig.stream)
+		}
+		if err == nil {
+			err = c.eventRecord(rig.end, rig.stream)
+		}
+		if err == nil {
+			err = c.eventSync(rig.end)
+		}
+		if err == nil {
+			times[r], err = c.elapsed(rig.start, rig.end)
+		}
+		if err != nil {
+			return 0, fmt.Errorf("copy of %d bytes: %w", n, err)
+		}
+	}
+	return summary.MedianDuration(times), nil
 }
 
 func ifNZ(h uintptr, f func(uintptr) error) error {
