@@ -141,72 +141,17 @@ func (c CUDACheck) Run(ctx context.Context, env Env) ([]*benchfmt.Result, error)
 	var out []*benchfmt.Result
 	keep := env.collect(&out)
 
-	// The kernels against the reference: every kernel of both
-	// precisions, whatever Precisions times.
-	env.start("kernel checks")
-	var failed []string
-	for _, ch := range append(kernels.Checks(c.Seed), kernels.TF32Checks(c.Seed)...) {
-		r, err := cuda.RunCheck(ctx, gpu, kernels.Modules, ch)
-		if err != nil {
-			return out, err
-		}
-		for _, o := range r.Outputs {
-			if !o.OK() {
-				failed = append(failed, r.Name+"/"+o.Buf)
-			}
-		}
-		send(env.Details.KernelCheck, r)
-	}
-
-	env.start("copies")
-	bw, err := cuda.MeasureBandwidth(ctx, gpu, c.Sizes, c.Reps)
+	failed, err := c.kernelChecks(ctx, env, gpu)
 	if err != nil {
 		return out, err
 	}
-	for _, b := range bw {
-		err := keep(&benchfmt.Result{
-			Name:   benchfmt.Name(fmt.Sprintf("BenchmarkCUDACopy/dir=%s/pinned=%v/size=%dMiB", b.Direction(), b.Pinned, b.Bytes>>20)),
-			Iters:  1,
-			Values: []benchfmt.Value{{Value: b.GBps(), Unit: "GB/s"}},
-		})
-		if err != nil {
-			return out, err
-		}
-	}
-	send(env.Details.Bandwidth, bw)
-
-	// The Net's step, launched kernel by kernel and then replayed from
-	// CUDA Graphs: the same work from the same start, so the same loss.
-	pool, err := batching.NewPool(c.Batch, 3*c.Side*c.Side)
-	if err != nil {
+	if err := c.copies(ctx, env, gpu, keep); err != nil {
 		return out, err
 	}
-	b := pool.Get()
-	rng := rand.New(rand.NewPCG(c.Seed, 0))
-	for i := range b.Data {
-		b.Data[i] = rng.Float32()*2 - 1
-	}
-	for i := range b.Labels {
-		b.Labels[i] = int32(rng.IntN(10))
-	}
-	var steps []CUDANetStep
-	for _, precision := range c.Precisions {
-		for _, graphs := range []bool{false, true} {
-			st, err := c.timeStep(ctx, env, gpu, b, precision, graphs)
-			if err != nil {
-				return out, err
-			}
-			for _, t := range st.Times {
-				if err := keep(c.stepRecord(st, t)); err != nil {
-					return out, err
-				}
-			}
-			send(env.Details.NetStep, st)
-			if graphs && st.Loss != steps[len(steps)-1].Loss {
-				failed = append(failed, fmt.Sprintf("%s: CUDA Graphs' loss %v is not the kernel-by-kernel loss %v", precision, st.Loss, steps[len(steps)-1].Loss))
-			}
-			steps = append(steps, st)
-		}
+	steps, stepFailed, err := c.netSteps(ctx, env, gpu, keep)
+	failed = append(failed, stepFailed...)
+	if err != nil {
+		return out, err
 	}
 	for _, st := range steps {
 		if math.IsNaN(float64(st.Loss)) || math.IsInf(float64(st.Loss), 0) {
@@ -217,6 +162,87 @@ func (c CUDACheck) Run(ctx context.Context, env Env) ([]*benchfmt.Result, error)
 		return out, &CUDACheckError{fmt.Sprintf("%d checks failed (kernel outputs above their tolerance, or graphs that changed the loss): %s", len(failed), strings.Join(failed, ", "))}
 	}
 	return out, nil
+}
+
+// kernelChecks runs every kernel of both precisions against its
+// reference, whatever Precisions times, and lists the outputs above their
+// tolerance.
+func (c CUDACheck) kernelChecks(ctx context.Context, env Env, gpu *cuda.Context) ([]string, error) {
+	env.start("kernel checks")
+	var failed []string
+	for _, ch := range append(kernels.Checks(c.Seed), kernels.TF32Checks(c.Seed)...) {
+		r, err := cuda.RunCheck(ctx, gpu, kernels.Modules, ch)
+		if err != nil {
+			return failed, err
+		}
+		for _, o := range r.Outputs {
+			if !o.OK() {
+				failed = append(failed, r.Name+"/"+o.Buf)
+			}
+		}
+		send(env.Details.KernelCheck, r)
+	}
+	return failed, nil
+}
+
+// copies measures the copy speeds and keeps one CUDACopy record each.
+func (c CUDACheck) copies(ctx context.Context, env Env, gpu *cuda.Context, keep func(*benchfmt.Result) error) error {
+	env.start("copies")
+	bw, err := cuda.MeasureBandwidth(ctx, gpu, c.Sizes, c.Reps)
+	if err != nil {
+		return err
+	}
+	for _, b := range bw {
+		err := keep(&benchfmt.Result{
+			Name:   benchfmt.Name(fmt.Sprintf("BenchmarkCUDACopy/dir=%s/pinned=%v/size=%dMiB", b.Direction(), b.Pinned, b.Bytes>>20)),
+			Iters:  1,
+			Values: []benchfmt.Value{{Value: b.GBps(), Unit: "GB/s"}},
+		})
+		if err != nil {
+			return err
+		}
+	}
+	send(env.Details.Bandwidth, bw)
+	return nil
+}
+
+// netSteps times the Net's step at each precision, launched kernel by
+// kernel and then replayed from CUDA Graphs: the same work from the same
+// start, so the same loss (a differing loss is listed as failed).
+func (c CUDACheck) netSteps(ctx context.Context, env Env, gpu *cuda.Context, keep func(*benchfmt.Result) error) ([]CUDANetStep, []string, error) {
+	pool, err := batching.NewPool(c.Batch, 3*c.Side*c.Side)
+	if err != nil {
+		return nil, nil, err
+	}
+	b := pool.Get()
+	rng := rand.New(rand.NewPCG(c.Seed, 0))
+	for i := range b.Data {
+		b.Data[i] = rng.Float32()*2 - 1
+	}
+	for i := range b.Labels {
+		b.Labels[i] = int32(rng.IntN(10))
+	}
+	var steps []CUDANetStep
+	var failed []string
+	for _, precision := range c.Precisions {
+		for _, graphs := range []bool{false, true} {
+			st, err := c.timeStep(ctx, env, gpu, b, precision, graphs)
+			if err != nil {
+				return steps, failed, err
+			}
+			for _, t := range st.Times {
+				if err := keep(c.stepRecord(st, t)); err != nil {
+					return steps, failed, err
+				}
+			}
+			send(env.Details.NetStep, st)
+			if graphs && st.Loss != steps[len(steps)-1].Loss {
+				failed = append(failed, fmt.Sprintf("%s: CUDA Graphs' loss %v is not the kernel-by-kernel loss %v", precision, st.Loss, steps[len(steps)-1].Loss))
+			}
+			steps = append(steps, st)
+		}
+	}
+	return steps, failed, nil
 }
 
 // timeStep times Steps of the Net at precision on gpu, after one warm-up.
