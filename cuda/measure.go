@@ -42,55 +42,20 @@ func MeasureBandwidth(ctx context.Context, c *Context, sizes []int64, reps int) 
 	max := slices.Max(sizes)
 	var out []Bandwidth
 	err := c.run(func() (err error) {
-		var dev uint64
-		var pinned []byte
-		var stream, start, end uintptr
-		pageable := make([]byte, max)
+		rig := &copyRig{pageable: make([]byte, max)}
 		defer func() {
 			// Release whatever was made, keeping the first error.
-			for _, f := range []func() error{
-				func() error { return ifNZ(end, c.eventDestroy) },
-				func() error { return ifNZ(start, c.eventDestroy) },
-				func() error { return ifNZ(stream, c.streamDestroy) },
-				func() error {
-					if pinned == nil {
-						return nil
-					}
-					return c.hostFree(pinned)
-				},
-				func() error {
-					if dev == 0 {
-						return nil
-					}
-					return c.memFree(dev)
-				},
-			} {
-				if e := f(); err == nil {
-					err = e
-				}
+			if e := rig.release(c); err == nil {
+				err = e
 			}
-			runtime.KeepAlive(pageable)
 		}()
-		if dev, err = c.memAlloc(max); err != nil {
-			return fmt.Errorf("%d bytes on the device: %w", max, err)
-		}
-		if pinned, err = c.hostAlloc(int(max)); err != nil {
-			return fmt.Errorf("%d pinned bytes: %w", max, err)
-		}
-		if stream, err = c.streamCreate(); err != nil {
+		if err := rig.alloc(c, max); err != nil {
 			return err
 		}
-		if start, err = c.eventCreate(); err != nil {
-			return err
-		}
-		if end, err = c.eventCreate(); err != nil {
-			return err
-		}
-		rig := copyRig{dev: dev, pinned: pinned, pageable: pageable, stream: stream, start: start, end: end}
 		for _, n := range sizes {
 			for _, htod := range []bool{true, false} {
 				for _, pin := range []bool{true, false} {
-					t, err := c.timeCopy(ctx, rig, n, htod, pin, reps)
+					t, err := c.timeCopy(ctx, *rig, n, htod, pin, reps)
 					if err != nil {
 						return err
 					}
@@ -112,6 +77,55 @@ type copyRig struct {
 	dev                uint64
 	pinned, pageable   []byte
 	stream, start, end uintptr
+}
+
+// alloc makes the rig's device and pinned buffers of max bytes, its
+// stream and its events, on the driver thread; what it made before an
+// error is left for release.
+func (rig *copyRig) alloc(c *Context, max int64) (err error) {
+	if rig.dev, err = c.memAlloc(max); err != nil {
+		return fmt.Errorf("%d bytes on the device: %w", max, err)
+	}
+	if rig.pinned, err = c.hostAlloc(int(max)); err != nil {
+		return fmt.Errorf("%d pinned bytes: %w", max, err)
+	}
+	if rig.stream, err = c.streamCreate(); err != nil {
+		return err
+	}
+	if rig.start, err = c.eventCreate(); err != nil {
+		return err
+	}
+	rig.end, err = c.eventCreate()
+	return err
+}
+
+// release frees whatever alloc made, in reverse order, and returns the
+// first error.
+func (rig *copyRig) release(c *Context) error {
+	var err error
+	for _, f := range []func() error{
+		func() error { return ifNZ(rig.end, c.eventDestroy) },
+		func() error { return ifNZ(rig.start, c.eventDestroy) },
+		func() error { return ifNZ(rig.stream, c.streamDestroy) },
+		func() error {
+			if rig.pinned == nil {
+				return nil
+			}
+			return c.hostFree(rig.pinned)
+		},
+		func() error {
+			if rig.dev == 0 {
+				return nil
+			}
+			return c.memFree(rig.dev)
+		},
+	} {
+		if e := f(); err == nil {
+			err = e
+		}
+	}
+	runtime.KeepAlive(rig.pageable)
+	return err
 }
 
 // timeCopy is the median GPU time of reps copies of n bytes, host to
