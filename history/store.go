@@ -379,16 +379,8 @@ func Add(ctx context.Context, dir, path string, opt AddOptions) (Run, error) {
 	if err := sweepTemps(mdir); err != nil {
 		return Run{}, err
 	}
-	for _, old := range idx.Runs {
-		if old.SHA256 == hexSum {
-			return Run{}, fmt.Errorf("%s is already in the store as %s", path, filepath.Join(mdir, old.Name))
-		}
-	}
-	if last, ok := idx.latestRun(dir, folder); ok {
-		if d := SetupDiff(run.Setup, last.Setup); len(d) > 0 {
-			return Run{}, fmt.Errorf("%s: its setup differs from the series of %s (latest run %s): %s; a series compares like with like: use another store for another setup",
-				path, folder, filepath.Base(last.Path), strings.Join(d, "; "))
-		}
+	if err := joins(path, run, idx, dir, folder, hexSum); err != nil {
+		return Run{}, err
 	}
 	if err := os.MkdirAll(mdir, 0o755); err != nil {
 		return Run{}, err
@@ -409,6 +401,24 @@ func Add(ctx context.Context, dir, path string, opt AddOptions) (Run, error) {
 		return run, fmt.Errorf("%s is in the store, but its index %s was not updated (the next add rebuilds it): %v", target, filepath.Join(mdir, IndexName), err)
 	}
 	return run, nil
+}
+
+// joins refuses a run (read from path, of content hash hexSum) that the
+// machine folder's index already holds, or whose setup differs from the
+// folder's latest run.
+func joins(path string, run Run, idx *index, dir, folder, hexSum string) error {
+	for _, old := range idx.Runs {
+		if old.SHA256 == hexSum {
+			return fmt.Errorf("%s is already in the store as %s", path, filepath.Join(dir, folder, old.Name))
+		}
+	}
+	if last, ok := idx.latestRun(dir, folder); ok {
+		if d := SetupDiff(run.Setup, last.Setup); len(d) > 0 {
+			return fmt.Errorf("%s: its setup differs from the series of %s (latest run %s): %s; a series compares like with like: use another store for another setup",
+				path, folder, filepath.Base(last.Path), strings.Join(d, "; "))
+		}
+	}
+	return nil
 }
 
 // addable reads the run at path and refuses what a store never takes:

@@ -166,21 +166,26 @@ func (l Live) Run(ctx context.Context) (LiveResult, error) {
 		}
 	}
 	if runErr != nil && ctx.Err() == nil && len(o.Rounds) == 0 {
-		// The command fails before a round completes: a setup error
-		// (flag values a build refuses, data it cannot read), with its
-		// reason, and no session left in the folder.
-		for _, f := range SessionFiles {
-			os.Remove(filepath.Join(l.Out, f))
-		}
-		if created {
-			os.Remove(l.Out)
-		}
-		return res, setupf("the command fails before a round completes: %v", runErr)
+		return res, l.unmake(created, runErr)
 	}
 	if err := report(o); err != nil {
 		return res, err
 	}
 	return res, runErr
+}
+
+// unmake is a command that fails before a round completes: a setup error
+// (flag values a build refuses, data it cannot read), with its reason,
+// and no session left in the folder (the folder itself removed if the
+// gate created it).
+func (l Live) unmake(created bool, runErr error) error {
+	for _, f := range SessionFiles {
+		os.Remove(filepath.Join(l.Out, f))
+	}
+	if created {
+		os.Remove(l.Out)
+	}
+	return setupf("the command fails before a round completes: %v", runErr)
 }
 
 // baseCommit is the top of the git checkout the gate runs in and the
