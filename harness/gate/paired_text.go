@@ -28,32 +28,7 @@ func (o Outcome) WriteText(w io.Writer, base, head string, notes ...string) erro
 		fmt.Fprintf(&b, "note: %s\n", n)
 	}
 	b.WriteString("\n")
-	tw := tabwriter.NewWriter(&b, 0, 0, 2, ' ', 0)
-	fmt.Fprintln(tw, "benchmark\tunit\thead/base\tinterval\trounds\tverdict")
-	for _, row := range r.Rows {
-		unit := row.Unit
-		if row.Verdict {
-			unit += " *"
-		}
-		interval := "-"
-		if !math.IsNaN(row.Lo) {
-			interval = fmt.Sprintf("[%.3f, %.3f]", row.Lo, row.Hi)
-		}
-		ratio := "-"
-		if !math.IsNaN(row.Ratio) {
-			ratio = fmt.Sprintf("%.3f (%s)", row.Ratio, signedPct(row.Ratio-1))
-		}
-		rounds := fmt.Sprint(row.Rounds)
-		if row.Disturbed > 0 {
-			rounds += fmt.Sprintf(" (+%d disturbed)", row.Disturbed)
-		}
-		v := row.Decision.String()
-		if row.Verdict && row.Decision == Slower {
-			v = "SLOWER"
-		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\n", row.Name, unit, ratio, interval, rounds, v)
-	}
-	tw.Flush()
+	writePairedTable(&b, r.Rows)
 	b.WriteString("* the benchmark's verdict metric: cpu-sec/op (CPU time per op) on a CPU-bound point, sec/op (wall time) otherwise\n")
 	list := func(title string, rows []PairedRow) {
 		if len(rows) == 0 {
@@ -89,6 +64,37 @@ func (o Outcome) WriteText(w io.Writer, base, head string, notes ...string) erro
 	}
 	_, err := io.WriteString(w, b.String())
 	return err
+}
+
+// writePairedTable writes one aligned line per metric: its head/base
+// ratio, interval, rounds and decision; a verdict metric is starred.
+func writePairedTable(b *strings.Builder, rows []PairedRow) {
+	tw := tabwriter.NewWriter(b, 0, 0, 2, ' ', 0)
+	fmt.Fprintln(tw, "benchmark\tunit\thead/base\tinterval\trounds\tverdict")
+	for _, row := range rows {
+		unit := row.Unit
+		if row.Verdict {
+			unit += " *"
+		}
+		interval := "-"
+		if !math.IsNaN(row.Lo) {
+			interval = fmt.Sprintf("[%.3f, %.3f]", row.Lo, row.Hi)
+		}
+		ratio := "-"
+		if !math.IsNaN(row.Ratio) {
+			ratio = fmt.Sprintf("%.3f (%s)", row.Ratio, signedPct(row.Ratio-1))
+		}
+		rounds := fmt.Sprint(row.Rounds)
+		if row.Disturbed > 0 {
+			rounds += fmt.Sprintf(" (+%d disturbed)", row.Disturbed)
+		}
+		v := row.Decision.String()
+		if row.Verdict && row.Decision == Slower {
+			v = "SLOWER"
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\n", row.Name, unit, ratio, interval, rounds, v)
+	}
+	tw.Flush()
 }
 
 // pairedLevel is the per-metric interval level the report used.
