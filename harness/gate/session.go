@@ -71,15 +71,7 @@ func (o Outcome) Rerun() bool { return !o.Failed() && len(o.Report.Unsettled()) 
 // RunSession runs s; on ctx's end or a failed run it returns the
 // outcome of the rounds completed, Partial, with the error.
 func (s Session) RunSession(ctx context.Context) (Outcome, error) {
-	if s.Rounds <= 0 {
-		s.Rounds = DefaultRounds
-	}
-	if s.Confirm <= 0 {
-		s.Confirm = DefaultConfirmRounds
-	}
-	if s.Extra <= 0 {
-		s.Extra = s.Rounds / 2
-	}
+	s = s.withDefaults()
 	rng := rand.New(rand.NewPCG(s.Seed, 0x5e55))
 	var out Outcome
 	round := func() error {
@@ -133,6 +125,21 @@ func (s Session) RunSession(ctx context.Context) (Outcome, error) {
 	c := ComparePaired(out.Rounds[first:], s.Options)
 	out.Confirmation = &c
 	return finish(nil)
+}
+
+// withDefaults is s with its zero counts at their defaults: DefaultRounds,
+// DefaultConfirmRounds, and extra rounds up to half the rounds.
+func (s Session) withDefaults() Session {
+	if s.Rounds <= 0 {
+		s.Rounds = DefaultRounds
+	}
+	if s.Confirm <= 0 {
+		s.Confirm = DefaultConfirmRounds
+	}
+	if s.Extra <= 0 {
+		s.Extra = s.Rounds / 2
+	}
+	return s
 }
 
 // fewestClean is the fewest undisturbed rounds of a verdict metric.
