@@ -102,29 +102,44 @@ type LadderRow struct {
 // unmeasured.
 func Goals(dir string) (Report, error) {
 	var rep Report
-	if fi, err := os.Stat(dir); err != nil || !fi.IsDir() {
-		return rep, fmt.Errorf("%s: not a folder of the GPU suite's result files", dir)
+	files, err := readFiles(dir)
+	if err != nil {
+		return rep, err
 	}
-	read := func(name string) ([]*benchfmt.Result, error) {
-		rs, err := resultfile.Read(filepath.Join(dir, name))
-		if errors.Is(err, fs.ErrNotExist) {
-			return nil, nil
+	rep.Goals = append(rep.Goals, decodeGoal(files), deviceNoneGoal(files))
+	rep.Goals = append(rep.Goals, netStepGoals(files)...)
+	// The 003 ladder, ours (fast transforms) beside PyTorch's.
+	for _, level := range []string{"device", "host", "sample", "raw", "none"} {
+		ours := median(files[FileLadderLevels], "level="+level+"/", "steps/s", "transforms=fast")
+		th := median(files[FileTorchLadder], "level="+level+"/", "steps/s")
+		if !math.IsNaN(ours) || !math.IsNaN(th) {
+			rep.Ladder = append(rep.Ladder, LadderRow{Level: level, Ours: ours, Torch: th})
 		}
-		if err != nil {
-			return nil, fmt.Errorf("%s: %w", filepath.Join(dir, name), err)
-		}
-		return rs, nil
+	}
+	return rep, nil
+}
+
+// readFiles reads each of Files in dir (nil for one that is not there).
+func readFiles(dir string) (map[string][]*benchfmt.Result, error) {
+	if fi, err := os.Stat(dir); err != nil || !fi.IsDir() {
+		return nil, fmt.Errorf("%s: not a folder of the GPU suite's result files", dir)
 	}
 	files := map[string][]*benchfmt.Result{}
 	for _, f := range Files {
-		rs, err := read(f)
+		rs, err := resultfile.Read(filepath.Join(dir, f))
+		if errors.Is(err, fs.ErrNotExist) {
+			continue
+		}
 		if err != nil {
-			return rep, err
+			return nil, fmt.Errorf("%s: %w", filepath.Join(dir, f), err)
 		}
 		files[f] = rs
 	}
+	return files, nil
+}
 
-	// nvJPEG, beside libjpeg-turbo.
+// decodeGoal is nvJPEG's batched decode rate, beside libjpeg-turbo's.
+func decodeGoal(files map[string][]*benchfmt.Result) Goal {
 	nv := median(files[FileDecodeNvjpeg], "", "images/s")
 	turbo := median(files[FileDecodeTurbo], "", "images/s")
 	g := Goal{Name: "nvJPEG batched decode, 1024² natural JPEGs", Target: fmt.Sprintf("≥ %.0f images/s", NvjpegGoal),
@@ -138,43 +153,41 @@ func Goals(dir string) (Report, error) {
 			g.From += ", " + FileDecodeTurbo
 		}
 	}
-	rep.Goals = append(rep.Goals, g)
+	return g
+}
 
-	// Level none with device transforms against level device.
+// deviceNoneGoal is level none with device transforms against level
+// device.
+func deviceNoneGoal(files map[string][]*benchfmt.Result) Goal {
 	none := median(files[FileDeviceNone], "level=none", "steps/s")
 	dev := median(files[FileDeviceNone], "level=device", "steps/s")
-	g = Goal{Name: "naive none, transforms on the device, 4 workers", Target: fmt.Sprintf("≥ %.2f of device", DeviceNoneGoal),
+	g := Goal{Name: "naive none, transforms on the device, 4 workers", Target: fmt.Sprintf("≥ %.2f of device", DeviceNoneGoal),
 		Anchor: "0.22 of device (host transforms, the H100 run of 2026-11-22)", From: FileDeviceNone}
 	if !math.IsNaN(none) && !math.IsNaN(dev) && dev > 0 {
 		g.Measured, g.Met = true, none/dev >= DeviceNoneGoal
 		g.Figure = fmt.Sprintf("%.2f of device (%.2f against %.2f steps/s)", none/dev, none, dev)
 	}
-	rep.Goals = append(rep.Goals, g)
+	return g
+}
 
-	// The Net's step against PyTorch's, each precision and Graphs.
+// netStepGoals are the Net's step against PyTorch's, each precision with
+// and without CUDA Graphs.
+func netStepGoals(files map[string][]*benchfmt.Result) []Goal {
+	var goals []Goal
 	torch := median(files[FileTorchLadder], "level=device", "sec/op")
 	for _, v := range []struct{ name, part string }{
 		{"fp32", ""}, {"fp32, CUDA Graphs", "graphs=true"}, {"tf32", "precision=tf32"}, {"tf32, CUDA Graphs", "precision=tf32/graphs=true"},
 	} {
 		step := netStep(files[FileCheck], v.part)
-		g = Goal{Name: "the Net's step against PyTorch's, " + v.name, Target: fmt.Sprintf("≤ %.1f× PyTorch's", NetStepGoal),
+		g := Goal{Name: "the Net's step against PyTorch's, " + v.name, Target: fmt.Sprintf("≤ %.1f× PyTorch's", NetStepGoal),
 			Anchor: "1.17× PyTorch's (fp32, the H100 run of 2026-11-22)", From: FileCheck + ", " + FileTorchLadder}
 		if !math.IsNaN(step) && !math.IsNaN(torch) && torch > 0 {
 			g.Measured, g.Met = true, step/torch <= NetStepGoal
 			g.Figure = fmt.Sprintf("%.2f× (%.1f ms against %.1f ms)", step/torch, 1e3*step, 1e3*torch)
 		}
-		rep.Goals = append(rep.Goals, g)
+		goals = append(goals, g)
 	}
-
-	// The 003 ladder, ours (fast transforms) beside PyTorch's.
-	for _, level := range []string{"device", "host", "sample", "raw", "none"} {
-		ours := median(files[FileLadderLevels], "level="+level+"/", "steps/s", "transforms=fast")
-		th := median(files[FileTorchLadder], "level="+level+"/", "steps/s")
-		if !math.IsNaN(ours) || !math.IsNaN(th) {
-			rep.Ladder = append(rep.Ladder, LadderRow{Level: level, Ours: ours, Torch: th})
-		}
-	}
-	return rep, nil
+	return goals
 }
 
 // netStep is the median of cuda check's Net step at the name part
