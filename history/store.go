@@ -220,27 +220,8 @@ func inspect(path string) (Run, int, error) {
 	}
 	r.Partial = len(values[PartialKey]) > 0
 	r.cores = values["cores"]
-	commits := values["commit"]
-	switch len(commits) {
-	case 0:
-		return r, n, fmt.Errorf("%s records no commit: line: a history is over commits", path)
-	case 1:
-		r.Commit = commits[0]
-	default:
-		return r, n, fmt.Errorf("%s records %d commits (%s): add one run at a time", path, len(commits), strings.Join(commits, ", "))
-	}
-	if ds := values["date"]; len(ds) > 0 {
-		d, err := parseDate(ds[0])
-		if err != nil {
-			return r, n, fmt.Errorf("%s: date: %q: %v", path, ds[0], err)
-		}
-		r.Date, r.hasDate = d, true
-	} else {
-		fi, err := os.Stat(path)
-		if err != nil {
-			return r, n, err
-		}
-		r.Date = fi.ModTime().UTC().Truncate(time.Second)
+	if err := r.commitAndDate(values); err != nil {
+		return r, n, err
 	}
 	for k, vs := range values {
 		if slices.Contains(ignoredSetupKeys, k) || slices.Contains(gate.MachineKeys, k) {
@@ -250,6 +231,35 @@ func inspect(path string) (Run, int, error) {
 		r.Setup[k] = strings.Join(vs, ", ")
 	}
 	return r, n, nil
+}
+
+// commitAndDate sets the run's commit, which its file must name once, and
+// its date: its date: line, else the file's time.
+func (r *Run) commitAndDate(values map[string][]string) error {
+	path := r.Path
+	commits := values["commit"]
+	switch len(commits) {
+	case 0:
+		return fmt.Errorf("%s records no commit: line: a history is over commits", path)
+	case 1:
+		r.Commit = commits[0]
+	default:
+		return fmt.Errorf("%s records %d commits (%s): add one run at a time", path, len(commits), strings.Join(commits, ", "))
+	}
+	if ds := values["date"]; len(ds) > 0 {
+		d, err := parseDate(ds[0])
+		if err != nil {
+			return fmt.Errorf("%s: date: %q: %v", path, ds[0], err)
+		}
+		r.Date, r.hasDate = d, true
+	} else {
+		fi, err := os.Stat(path)
+		if err != nil {
+			return err
+		}
+		r.Date = fi.ModTime().UTC().Truncate(time.Second)
+	}
+	return nil
 }
 
 // describe is a machine as its header says it, for messages.
