@@ -305,42 +305,7 @@ func (h *History) WritePage(ctx context.Context, w io.Writer, now time.Time) err
 	fmt.Fprintf(&b, "<p class=\"meta\">%s · %s · %s · %s (E-Divisive means, permutation test) · generated %s</p>\n",
 		count(len(h.Machines), "machine"), count(runs, "run"), count(series, "series"), count(changes, "change point"), e(data.Generated))
 
-	b.WriteString("<section id=\"latest\"><h2>Latest night</h2>\n")
-	for _, m := range h.Machines {
-		last := m.Runs[len(m.Runs)-1]
-		fmt.Fprintf(&b, "<h3>%s</h3><p><code>%s</code> (%s)", e(m.Key), e(last.Commit), e(last.Date.Format("2006-01-02 15:04 UTC")))
-		switch {
-		case len(m.Runs) < 2:
-			b.WriteString(": the first run of this machine.</p>\n")
-			continue
-		case m.LatestErr != nil:
-			fmt.Fprintf(&b, ": not compared with <code>%s</code>: %s</p>\n", e(m.Runs[len(m.Runs)-2].Commit), e(m.LatestErr.Error()))
-			continue
-		}
-		rows := latestRows(m)
-		fmt.Fprintf(&b, " against <code>%s</code>: %d regressions, %d changed metrics of %d compared.</p>\n",
-			e(m.Runs[len(m.Runs)-2].Commit), len(m.Latest.Regressions()), len(rows), len(m.Latest.Rows))
-		if len(rows) > 0 {
-			b.WriteString("<table class=\"latest\"><tr><th>benchmark</th><th>unit</th><th>before</th><th>after</th><th>change</th><th>q</th><th>verdict</th></tr>\n")
-			for _, r := range rows {
-				cls := "imp"
-				if r.Verdict == gate.Regression {
-					cls = "reg"
-				}
-				fmt.Fprintf(&b, "<tr class=\"%s\"><td>%s</td><td>%s</td><td>%s</td><td>%s</td><td>%s</td><td>%.2g</td><td>%s</td></tr>\n", cls,
-					e(r.Name), e(r.Unit), e(formatValue(r.Old.Center, r.Unit)), e(formatValue(r.New.Center, r.Unit)), e(signed(r.Delta)), r.Q, e(r.Verdict.String()))
-			}
-			b.WriteString("</table>\n")
-		}
-		if cs := latestChanges(h, m); len(cs) > 0 {
-			b.WriteString("<p>Change points starting at this run:</p><ul>\n")
-			for _, c := range cs {
-				fmt.Fprintf(&b, "<li>%s %s: %s (%s → %s), %s</li>\n", e(c.Series.Benchmark), e(c.Series.Unit), e(signed(c.Delta)),
-					e(formatValue(c.Before, c.Series.Unit)), e(formatValue(c.After, c.Series.Unit)), e(kind(c)))
-			}
-			b.WriteString("</ul>\n")
-		}
-	}
+	h.writeLatest(&b)
 	b.WriteString("</section>\n<section id=\"changed\"><h2>Changed series</h2>\n<p class=\"meta\">The series with a change point or a suspected step; every series is below, per machine.</p>\n<div class=\"charts\" id=\"changed-charts\"></div>\n")
 	b.WriteString("</section>\n<section id=\"changes\"><h2>Change points</h2>\n")
 	index := map[string]int{}
@@ -368,6 +333,49 @@ func (h *History) WritePage(ctx context.Context, w io.Writer, now time.Time) err
 	b.WriteString("</script>\n</body></html>\n")
 	_, err = io.WriteString(w, b.String())
 	return err
+}
+
+// writeLatest writes the page's first section: each machine's latest
+// night against the one before it, its changed metrics and the change
+// points that start at it.
+func (h *History) writeLatest(b *strings.Builder) {
+	e := html.EscapeString
+	b.WriteString("<section id=\"latest\"><h2>Latest night</h2>\n")
+	for _, m := range h.Machines {
+		last := m.Runs[len(m.Runs)-1]
+		fmt.Fprintf(b, "<h3>%s</h3><p><code>%s</code> (%s)", e(m.Key), e(last.Commit), e(last.Date.Format("2006-01-02 15:04 UTC")))
+		switch {
+		case len(m.Runs) < 2:
+			b.WriteString(": the first run of this machine.</p>\n")
+			continue
+		case m.LatestErr != nil:
+			fmt.Fprintf(b, ": not compared with <code>%s</code>: %s</p>\n", e(m.Runs[len(m.Runs)-2].Commit), e(m.LatestErr.Error()))
+			continue
+		}
+		rows := latestRows(m)
+		fmt.Fprintf(b, " against <code>%s</code>: %d regressions, %d changed metrics of %d compared.</p>\n",
+			e(m.Runs[len(m.Runs)-2].Commit), len(m.Latest.Regressions()), len(rows), len(m.Latest.Rows))
+		if len(rows) > 0 {
+			b.WriteString("<table class=\"latest\"><tr><th>benchmark</th><th>unit</th><th>before</th><th>after</th><th>change</th><th>q</th><th>verdict</th></tr>\n")
+			for _, r := range rows {
+				cls := "imp"
+				if r.Verdict == gate.Regression {
+					cls = "reg"
+				}
+				fmt.Fprintf(b, "<tr class=\"%s\"><td>%s</td><td>%s</td><td>%s</td><td>%s</td><td>%s</td><td>%.2g</td><td>%s</td></tr>\n", cls,
+					e(r.Name), e(r.Unit), e(formatValue(r.Old.Center, r.Unit)), e(formatValue(r.New.Center, r.Unit)), e(signed(r.Delta)), r.Q, e(r.Verdict.String()))
+			}
+			b.WriteString("</table>\n")
+		}
+		if cs := latestChanges(h, m); len(cs) > 0 {
+			b.WriteString("<p>Change points starting at this run:</p><ul>\n")
+			for _, c := range cs {
+				fmt.Fprintf(b, "<li>%s %s: %s (%s → %s), %s</li>\n", e(c.Series.Benchmark), e(c.Series.Unit), e(signed(c.Delta)),
+					e(formatValue(c.Before, c.Series.Unit)), e(formatValue(c.After, c.Series.Unit)), e(kind(c)))
+			}
+			b.WriteString("</ul>\n")
+		}
+	}
 }
 
 // htmlChanges writes a table of changes (or suspected steps), each with
