@@ -18,12 +18,24 @@ type Figure struct{ Alt, Path string }
 // and stops helping, the model's errors, and every point.
 func WriteMarkdown(w io.Writer, r Report, figures []Figure) error {
 	var b strings.Builder
-	p := func(format string, a ...any) { fmt.Fprintf(&b, format, a...) }
+	whole := r.writeSetup(&b, figures)
+	r.writeKnees(&b)
+	r.writeLayout(&b)
+	r.writeModel(&b, whole)
+	r.writePoints(&b)
+	_, err := io.WriteString(w, b.String())
+	return err
+}
+
+// writeSetup writes the title, the command and machine, how the layouts
+// read, and the figures; it reports whether any layout reads whole
+// shards.
+func (r Report) writeSetup(b *strings.Builder, figures []Figure) (whole bool) {
+	p := func(format string, a ...any) { fmt.Fprintf(b, format, a...) }
 	p("# Data from a bucket: the remedies, measured and predicted\n\n")
 	p("Issue 34, items 5 and 6. Level `none` reads every sample from a real S3 server (%s) through an emulated link of a given round trip (and nothing else), with a given number of requests in flight; `local` reads the same objects copied to local disk, `device` trains on a batch kept on the device. Headspace is 1 − steps/s(none) ÷ steps/s(device): the share of the accelerator's time the loader leaves idle.\n\n", r.Get("remote-server"))
 	p("Command: `%s`  \nMachine: %s, %s cores (shared with other jobs), %s. Raw images %s, crop %s, batch %d, %s samples a dataset, %s measured steps after %s warm-up, %s run(s) a point; emulated step %s.\n\n",
 		r.Get("command"), r.Get("cpu"), r.Get("cores"), r.Get("goos"), r.Get("raw-size"), r.Get("crop"), r.Batch, r.Get("samples"), r.Get("steps"), r.Get("warmup"), r.Get("remote-count"), r.Get("emulated-step"))
-	whole := false
 	for _, d := range r.Datasets {
 		whole = whole || strings.HasSuffix(d.Layout, "-whole")
 	}
@@ -36,7 +48,14 @@ func WriteMarkdown(w io.Writer, r Report, figures []Figure) error {
 		p("![%s](%s)\n\n", f.Alt, f.Path)
 	}
 
-	rtts, concs := r.RTTs(), r.Concurrencies()
+	return whole
+}
+
+// writeKnees writes where more requests in flight stop helping, per
+// dataset and round trip.
+func (r Report) writeKnees(b *strings.Builder) {
+	p := func(format string, a ...any) { fmt.Fprintf(b, format, a...) }
+	rtts := r.RTTs()
 	p("## Where more requests in flight stop helping\n\n")
 	p("The lowest concurrency within 10%% of the best samples/s at each round trip, and that best (headspace at it). Device: %.0f samples/s.\n\n", r.Device)
 	p("| dataset | bytes/sample |")
@@ -56,6 +75,11 @@ func WriteMarkdown(w io.Writer, r Report, figures []Figure) error {
 		}
 		p("\n")
 	}
+}
+
+// writeLayout writes each layout over files and each format over raw.
+func (r Report) writeLayout(b *strings.Builder) {
+	p := func(format string, a ...any) { fmt.Fprintf(b, format, a...) }
 	p("\n## Layout and format\n\n")
 	p("Median over the grid's points of one dataset's samples/s over another's (1.00: no difference).\n\n")
 	p("| comparison | median ratio |\n| --- | ---: |\n")
@@ -75,6 +99,13 @@ func WriteMarkdown(w io.Writer, r Report, figures []Figure) error {
 			p("| %s over %s (bytes/sample %.0f vs %.0f) | %.2f |\n", d.Name(), raw.Name(), d.BytesPerSample, raw.BytesPerSample, Ratios(d, *raw))
 		}
 	}
+}
+
+// writeModel writes the model, its calibration per dataset and its
+// prediction errors.
+func (r Report) writeModel(b *strings.Builder, whole bool) {
+	p := func(format string, a ...any) { fmt.Fprintf(b, format, a...) }
+	rtts := r.RTTs()
 	p("\n## The model\n\n")
 	p("samples/s = min(link bandwidth ÷ bytes/sample, request rate × samples/request, concurrency × samples/request ÷ (round trip + bytes/request ÷ per-connection bandwidth + server time), local, device) (package fetchmodel). Per dataset, the server time is the mean request latency at round trip 0 and the lowest concurrency, the request rate the most requests/s measured at round trip 0, local and device the measured levels; every point with a round trip, and every check, is a prediction.\n\n")
 	p("| dataset | latency at 0 | server time | server rate | local | \n| --- | ---: | ---: | ---: | ---: |\n")
@@ -104,6 +135,11 @@ func WriteMarkdown(w io.Writer, r Report, figures []Figure) error {
 		p("| a request a sample (files, ranged shards) (%d) | %s |\n", len(ranged), pctErr(fetchmodel.Median(ranged)))
 		p("| whole-shard reads (%d) | %s |\n", len(wh), pctErr(fetchmodel.Median(wh)))
 	}
+}
+
+// writePoints writes every point, measured beside predicted.
+func (r Report) writePoints(b *strings.Builder) {
+	p := func(format string, a ...any) { fmt.Fprintf(b, format, a...) }
 	p("\n## Every point\n\n")
 	p("Calibration points (round trip 0) are marked *; their error is not a prediction's.\n\n")
 	p("| dataset | link | concurrency | samples/s | headspace | request mean | predicted | bound | error |\n| --- | --- | ---: | ---: | ---: | ---: | ---: | --- | ---: |\n")
@@ -120,9 +156,6 @@ func WriteMarkdown(w io.Writer, r Report, figures []Figure) error {
 			p("| %s | %s | %d | %.0f | %s | %s | %.0f | %s | %s%s |\n", d.Name(), l, pt.Concurrency, pt.Measured, pct(pt.Headspace), ms(pt.ReqMean), pt.Predicted.SamplesPerSec, pt.Predicted.Bound, pctErr(pt.APE), mark)
 		}
 	}
-	_ = concs
-	_, err := io.WriteString(w, b.String())
-	return err
 }
 
 func pct(x float64) string { return fmt.Sprintf("%.0f%%", x*100) }
