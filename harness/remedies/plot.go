@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math"
 	"path/filepath"
+	"time"
 
 	"gonum.org/v1/plot"
 	"gonum.org/v1/plot/plotter"
@@ -41,59 +42,11 @@ func SavePlot(path string, r Report) error {
 	for i, f := range formats {
 		plots[i] = make([]*plot.Plot, len(layouts))
 		for j, l := range layouts {
-			pl := plot.New()
-			plots[i][j] = pl
-			pl.Title.Text = f + ", " + l
-			pl.X.Label.Text = "requests in flight"
-			pl.Y.Label.Text = "samples/s"
-			pl.X.Scale = plot.LogScale{}
-			pl.X.Tick.Marker = plot.ConstantTicks(ticks(concs))
-			pl.Y.Min = 0
-			d := r.dataset(f, l)
-			if d == nil {
-				continue
-			}
-			for k, rtt := range rtts {
-				var meas, pred plotter.XYs
-				for _, c := range concs {
-					if p := d.point(rtt, c); p != nil {
-						meas = append(meas, plotter.XY{X: float64(c), Y: p.Measured})
-						if !math.IsInf(p.Predicted.SamplesPerSec, 1) {
-							pred = append(pred, plotter.XY{X: float64(c), Y: p.Predicted.SamplesPerSec})
-						}
-					}
-				}
-				if len(meas) == 0 {
-					continue
-				}
-				line, points, err := plotter.NewLinePoints(meas)
-				if err != nil {
-					return err
-				}
-				line.Color, points.Color, points.Shape = plotutil.Color(k), plotutil.Color(k), plotutil.Shape(k)
-				pl.Add(line, points)
-				if i == 0 && j == 0 {
-					pl.Legend.Add("rtt "+rtt.String(), line, points)
-				}
-				if rtt > 0 && len(pred) > 0 {
-					pline, err := plotter.NewLine(pred)
-					if err != nil {
-						return err
-					}
-					pline.Color, pline.Dashes = plotutil.Color(k), []vg.Length{vg.Points(4), vg.Points(3)}
-					pl.Add(pline)
-				}
-			}
-			dev, err := plotter.NewLine(plotter.XYs{{X: float64(concs[0]), Y: r.Device}, {X: float64(concs[len(concs)-1]), Y: r.Device}})
+			pl, err := r.panel(f, l, rtts, concs, i == 0 && j == 0)
 			if err != nil {
 				return err
 			}
-			dev.Dashes = []vg.Length{vg.Points(1), vg.Points(2)}
-			pl.Add(dev)
-			if i == 0 && j == 0 {
-				pl.Legend.Add("device", dev)
-				pl.Legend.Top, pl.Legend.Left = true, true
-			}
+			plots[i][j] = pl
 		}
 	}
 	w, h := vg.Length(len(layouts))*3.6*vg.Inch, vg.Length(len(formats))*3*vg.Inch
@@ -111,6 +64,65 @@ func SavePlot(path string, r Report) error {
 		return fmt.Errorf("remedies plot %s: %w", path, err)
 	}
 	return atomicfile.WriteKindTo(path, atomicfile.Figure, &buf)
+}
+
+// panel is the plot of one format and layout: samples/s against requests
+// in flight, a line per round trip (dashed: predicted) and the device's
+// rate; the first panel carries the legend.
+func (r Report) panel(f, l string, rtts []time.Duration, concs []int, first bool) (*plot.Plot, error) {
+	pl := plot.New()
+	pl.Title.Text = f + ", " + l
+	pl.X.Label.Text = "requests in flight"
+	pl.Y.Label.Text = "samples/s"
+	pl.X.Scale = plot.LogScale{}
+	pl.X.Tick.Marker = plot.ConstantTicks(ticks(concs))
+	pl.Y.Min = 0
+	d := r.dataset(f, l)
+	if d == nil {
+		return pl, nil
+	}
+	for k, rtt := range rtts {
+		var meas, pred plotter.XYs
+		for _, c := range concs {
+			if p := d.point(rtt, c); p != nil {
+				meas = append(meas, plotter.XY{X: float64(c), Y: p.Measured})
+				if !math.IsInf(p.Predicted.SamplesPerSec, 1) {
+					pred = append(pred, plotter.XY{X: float64(c), Y: p.Predicted.SamplesPerSec})
+				}
+			}
+		}
+		if len(meas) == 0 {
+			continue
+		}
+		line, points, err := plotter.NewLinePoints(meas)
+		if err != nil {
+			return nil, err
+		}
+		line.Color, points.Color, points.Shape = plotutil.Color(k), plotutil.Color(k), plotutil.Shape(k)
+		pl.Add(line, points)
+		if first {
+			pl.Legend.Add("rtt "+rtt.String(), line, points)
+		}
+		if rtt > 0 && len(pred) > 0 {
+			pline, err := plotter.NewLine(pred)
+			if err != nil {
+				return nil, err
+			}
+			pline.Color, pline.Dashes = plotutil.Color(k), []vg.Length{vg.Points(4), vg.Points(3)}
+			pl.Add(pline)
+		}
+	}
+	dev, err := plotter.NewLine(plotter.XYs{{X: float64(concs[0]), Y: r.Device}, {X: float64(concs[len(concs)-1]), Y: r.Device}})
+	if err != nil {
+		return nil, err
+	}
+	dev.Dashes = []vg.Length{vg.Points(1), vg.Points(2)}
+	pl.Add(dev)
+	if first {
+		pl.Legend.Add("device", dev)
+		pl.Legend.Top, pl.Legend.Left = true, true
+	}
+	return pl, nil
 }
 
 func ticks(concs []int) []plot.Tick {
