@@ -244,17 +244,29 @@ func (r *Result) drawFrame(img *image.Paletted, st *frameState, now time.Duratio
 	fill(img, img.Rect, ixWhite)
 	W, H := img.Rect.Dx(), img.Rect.Dy()
 	text(img, margin, margin, ixBlack, fmt.Sprintf("t=%5.1fs  batches done %d", now.Seconds(), st.completed))
-	rowH := (H - headerH - 2*margin - 2*gap) / 3
-	x0 := margin + labelW
-	avail := W - x0 - margin
-	rows := [3]int{}
-	for i := range rows {
-		rows[i] = margin + headerH + i*(rowH+gap)
+	g := frameGeom{rowH: (H - headerH - 2*margin - 2*gap) / 3, x0: margin + labelW}
+	g.avail = W - g.x0 - margin
+	for i := range g.rows {
+		g.rows[i] = margin + headerH + i*(g.rowH+gap)
 	}
-
-	// Loaders.
 	nl := r.Config.Loaders
-	cw := min(maxCellW, (avail+gap)/nl-gap)
+	cw := min(maxCellW, (g.avail+gap)/nl-gap)
+	drawLoaders(img, st, now, g, nl, cw)
+	drawQueue(img, st, g, nl, cw)
+	drawModel(img, st, g)
+}
+
+// frameGeom is a frame's layout: three rows (loaders, queue, model) of
+// height rowH at rows, drawn from x0 over avail pixels.
+type frameGeom struct {
+	x0, avail, rowH int
+	rows            [3]int
+}
+
+// drawLoaders draws the nl loaders as cells cw wide, each tinted by how
+// far its batch has come.
+func drawLoaders(img *image.Paletted, st *frameState, now time.Duration, g frameGeom, nl, cw int) {
+	x0, rows, rowH := g.x0, g.rows, g.rowH
 	text(img, margin, rows[0]+(rowH-ascent)/2, ixBlack, "loaders")
 	if cw >= 1 {
 		for i := range nl {
@@ -275,8 +287,11 @@ func (r *Result) drawFrame(img *image.Paletted, st *frameState, now time.Duratio
 	} else {
 		text(img, x0, rows[0]+(rowH-ascent)/2, ixBlack, fmt.Sprintf("%d loaders (too many to draw)", nl))
 	}
+}
 
-	// Queue of ready batches, in index order.
+// drawQueue draws the ready batches, in index order, as many as fit.
+func drawQueue(img *image.Paletted, st *frameState, g frameGeom, nl, cw int) {
+	x0, rows, rowH, avail := g.x0, g.rows, g.rowH, g.avail
 	text(img, margin, rows[1]+(rowH-ascent)/2, ixBlack, "queue")
 	ready := make([]int, 0, len(st.ready))
 	for b := range st.ready {
@@ -301,8 +316,11 @@ func (r *Result) drawFrame(img *image.Paletted, st *frameState, now time.Duratio
 	if len(ready) == 0 {
 		text(img, x0, rows[1]+(rowH-ascent)/2, ixBorder, "(empty)")
 	}
+}
 
-	// Model.
+// drawModel draws the model's cell: the batch it steps on, or idle.
+func drawModel(img *image.Paletted, st *frameState, g frameGeom) {
+	x0, rows, rowH, avail := g.x0, g.rows, g.rowH, g.avail
 	text(img, margin, rows[2]+(rowH-ascent)/2, ixBlack, "model")
 	mw := max(min(maxCellW, avail), 8)
 	cell := image.Rect(x0, rows[2], x0+mw, rows[2]+rowH)
