@@ -214,48 +214,61 @@ func (s *state) run() {
 		s.dispatch()
 	}
 	for {
-		// The next event: the earliest load or step to finish.
-		t, found := time.Duration(0), false
-		for i := range s.w {
-			if w := &s.w[i]; w.busy && (!found || w.end < t) {
-				t, found = w.end, true
-			}
-		}
-		if s.modelBusy && (!found || s.stepEnd < t) {
-			t, found = s.stepEnd, true
-		}
+		t, found := s.nextEvent()
 		if !found || t > c.Duration {
 			break
 		}
 		s.now = t
-		// Loads finishing now, in worker order; each worker starts its
-		// next pending batch at once.
-		for i := range s.w {
-			w := &s.w[i]
-			if !w.busy || w.end != t {
-				continue
-			}
-			s.accountQueue()
-			w.busy = false
-			s.ready[w.cur] = true
-			s.r.Loaded++
-			s.r.MaxQueueLength = max(s.r.MaxQueueLength, len(s.ready))
-			s.log(Event{At: t, Kind: LoadEnd, Batch: w.cur, Loader: i})
-			s.span(LoaderTrack(i), "load", w.start, t, w.cur)
-			s.startLoad(i)
-		}
-		// The step finishing now.
-		if s.modelBusy && s.stepEnd == t {
-			s.modelBusy = false
-			s.r.Batches++
-			s.busyTime += t - s.stepStart
-			b := s.next - 1
-			s.log(Event{At: t, Kind: StepEnd, Batch: b, Loader: b % len(s.w)})
-			s.span(ModelTrack, "step", s.stepStart, t, b)
-		}
+		s.finish(t)
 		s.tryStep()
 	}
-	// Close the books at Duration, cutting activities in progress.
+	s.closeBooks()
+}
+
+// nextEvent is the earliest load or step to finish, if any.
+func (s *state) nextEvent() (t time.Duration, found bool) {
+	for i := range s.w {
+		if w := &s.w[i]; w.busy && (!found || w.end < t) {
+			t, found = w.end, true
+		}
+	}
+	if s.modelBusy && (!found || s.stepEnd < t) {
+		t, found = s.stepEnd, true
+	}
+	return t, found
+}
+
+// finish ends what finishes at t: loads, in worker order, each worker
+// starting its next pending batch at once; then the step.
+func (s *state) finish(t time.Duration) {
+	for i := range s.w {
+		w := &s.w[i]
+		if !w.busy || w.end != t {
+			continue
+		}
+		s.accountQueue()
+		w.busy = false
+		s.ready[w.cur] = true
+		s.r.Loaded++
+		s.r.MaxQueueLength = max(s.r.MaxQueueLength, len(s.ready))
+		s.log(Event{At: t, Kind: LoadEnd, Batch: w.cur, Loader: i})
+		s.span(LoaderTrack(i), "load", w.start, t, w.cur)
+		s.startLoad(i)
+	}
+	if s.modelBusy && s.stepEnd == t {
+		s.modelBusy = false
+		s.r.Batches++
+		s.busyTime += t - s.stepStart
+		b := s.next - 1
+		s.log(Event{At: t, Kind: StepEnd, Batch: b, Loader: b % len(s.w)})
+		s.span(ModelTrack, "step", s.stepStart, t, b)
+	}
+}
+
+// closeBooks closes the books at Duration, cutting activities in
+// progress, and sets the result's idle share and queue figures.
+func (s *state) closeBooks() {
+	c := s.c
 	s.now = c.Duration
 	s.accountQueue()
 	for i := range s.w {
