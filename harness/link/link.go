@@ -92,6 +92,20 @@ func Start(ctx context.Context, upstream string, cfg Config) (*Link, error) {
 	// comment). Its logger, and so every link's, is a no-op.
 	l.api = toxiproxy.NewServer(toxiproxy.NewMetricsContainer(nil), zerolog.Nop())
 	l.proxy = toxiproxy.NewProxy(l.api, "headspace-link", l.ln.Addr().String(), st.ln.Addr().String())
+	if err := l.addToxics(cfg); err != nil {
+		l.Close()
+		return nil, err
+	}
+	l.accepted.Add(1)
+	go l.accept()
+	l.stopCtx = context.AfterFunc(ctx, func() { l.Close() })
+	return l, nil
+}
+
+// addToxics gives each direction its delay (half the round trip, with
+// half the jitter) and its rate (the link's shared cap and the
+// per-connection one).
+func (l *Link) addToxics(cfg Config) error {
 	var shared [2]*rate.Limiter
 	for dir := range shared {
 		if cfg.Bandwidth > 0 {
@@ -116,14 +130,10 @@ func Start(ctx context.Context, upstream string, cfg Config) (*Link, error) {
 			}
 		}
 		if err != nil {
-			l.Close()
-			return nil, err
+			return err
 		}
 	}
-	l.accepted.Add(1)
-	go l.accept()
-	l.stopCtx = context.AfterFunc(ctx, func() { l.Close() })
-	return l, nil
+	return nil
 }
 
 // addToxic adds toxiproxy's toxic typ to the chain of direction dir and
