@@ -167,18 +167,10 @@ func Write(path string, write func(io.Writer) error) (err error) {
 			err = fmt.Errorf("writing %s: %w", path, pathErr(err))
 		}
 	}()
-	mode := fs.FileMode(0o644)
 	if inPlace {
-		f, err := OpenInPlace(context.Background(), path)
-		if err != nil {
-			return err
-		}
-		if err := write(f); err != nil {
-			f.Close()
-			return err
-		}
-		return f.Close()
+		return writeInPlace(path, write)
 	}
+	mode := fs.FileMode(0o644)
 	if fi, err := os.Stat(target); err == nil {
 		if fi.IsDir() {
 			return errors.New("it is a directory")
@@ -218,6 +210,20 @@ func Write(path string, write func(io.Writer) error) (err error) {
 		d.Close()
 	}
 	return nil
+}
+
+// writeInPlace writes a path that cannot be replaced by a rename (see
+// resolve) in place, through OpenInPlace.
+func writeInPlace(path string, write func(io.Writer) error) error {
+	f, err := OpenInPlace(context.Background(), path)
+	if err != nil {
+		return err
+	}
+	if err := write(f); err != nil {
+		f.Close()
+		return err
+	}
+	return f.Close()
 }
 
 // WriteTo writes w's output to path atomically.
