@@ -167,36 +167,14 @@ func Measure(ctx context.Context, c Config, p Point) (Measurement, error) {
 	}
 
 	start := time.Now()
-	var l batching.Loader
-	var pl *procloader.Loader
-	switch p.Mode {
-	case Goroutine:
-		l, err = loader.New(ctx, level.None, cfg, c.Batches)
-	case Process:
-		pl, err = procloader.NewWithOptions(ctx, cfg, c.Batches, c.Worker)
-		if err == nil {
-			l = pl
-			rss.setPIDs(pl.PIDs())
-		}
-	}
+	l, pl, err := open(ctx, c, p.Mode, rss)
 	if err != nil {
 		return m, err
 	}
 	defer l.Close()
-	var first, last time.Time
-	for k := range c.Batches {
-		b, err := l.Next(ctx)
-		if err != nil {
-			return m, fmt.Errorf("batch %d: %w", k, err)
-		}
-		if k == 0 {
-			first = time.Now()
-		}
-		l.Release(b)
-	}
-	last = time.Now()
-	if _, err := l.Next(ctx); !errors.Is(err, io.EOF) {
-		return m, fmt.Errorf("after the last batch: %v, want EOF", err)
+	first, last, err := drain(ctx, l, c.Batches)
+	if err != nil {
+		return m, err
 	}
 	rss.sample()
 	m.PeakRSS = rss.stop()
@@ -217,6 +195,42 @@ func Measure(ctx context.Context, c Config, p Point) (Measurement, error) {
 		m.SamplesPerSec = float64(m.Samples) / d.Seconds()
 	}
 	return m, nil
+}
+
+// open starts the loader of mode at c's settings: goroutines in this
+// process, or worker processes (pl, whose PIDs rss then samples too).
+func open(ctx context.Context, c Config, mode string, rss *sampler) (l batching.Loader, pl *procloader.Loader, err error) {
+	switch mode {
+	case Goroutine:
+		l, err = loader.New(ctx, level.None, c.Pipeline, c.Batches)
+	case Process:
+		pl, err = procloader.NewWithOptions(ctx, c.Pipeline, c.Batches, c.Worker)
+		if err == nil {
+			l = pl
+			rss.setPIDs(pl.PIDs())
+		}
+	}
+	return l, pl, err
+}
+
+// drain takes n batches from l, releasing each, and checks that l then
+// ends; it returns when the first and the last batch arrived.
+func drain(ctx context.Context, l batching.Loader, n int) (first, last time.Time, err error) {
+	for k := range n {
+		b, err := l.Next(ctx)
+		if err != nil {
+			return first, last, fmt.Errorf("batch %d: %w", k, err)
+		}
+		if k == 0 {
+			first = time.Now()
+		}
+		l.Release(b)
+	}
+	last = time.Now()
+	if _, err := l.Next(ctx); !errors.Is(err, io.EOF) {
+		return first, last, fmt.Errorf("after the last batch: %v, want EOF", err)
+	}
+	return first, last, nil
 }
 
 // sampler keeps the peak of the summed VmRSS of this process and pids.
