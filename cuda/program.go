@@ -54,24 +54,8 @@ func newProgram(c *Context, modules map[string][]byte, bufs []Buffer, lists ...[
 		}
 		p.modules[name] = m
 	}
-	for _, b := range bufs {
-		ptr, err := c.memAlloc(b.Bytes)
-		if err != nil {
-			return nil, fmt.Errorf("buffer %s (%d bytes): %w", b.Name, b.Bytes, err)
-		}
-		p.ptrs[b.Name], p.sizes[b.Name] = ptr, b.Bytes
-		if b.Init != nil {
-			err = c.htod(ptr, unsafe.Pointer(&b.Init[0]), b.Bytes, 0)
-			if err == nil {
-				err = c.ctxSync() // Init is Go memory: wait until the copy has read it
-			}
-			runtime.KeepAlive(b.Init)
-		} else {
-			err = c.memset(ptr, 0, b.Bytes)
-		}
-		if err != nil {
-			return nil, fmt.Errorf("buffer %s: %w", b.Name, err)
-		}
+	if err := p.allocBuffers(bufs); err != nil {
+		return nil, err
 	}
 	nargs := 0
 	for _, ls := range lists {
@@ -88,6 +72,44 @@ func newProgram(c *Context, modules map[string][]byte, bufs []Buffer, lists ...[
 	// pinned, neither may move or be freed while the program lives.
 	p.pin.Pin(&p.vals[0])
 	p.pin.Pin(&p.params[0])
+	if err := p.prepare(lists); err != nil {
+		return nil, err
+	}
+	return p, nil
+}
+
+// allocBuffers allocates each buffer on the device, copies its Init there
+// or zeroes it.
+func (p *program) allocBuffers(bufs []Buffer) error {
+	c := p.c
+	for _, b := range bufs {
+		ptr, err := c.memAlloc(b.Bytes)
+		if err != nil {
+			return fmt.Errorf("buffer %s (%d bytes): %w", b.Name, b.Bytes, err)
+		}
+		p.ptrs[b.Name], p.sizes[b.Name] = ptr, b.Bytes
+		if b.Init != nil {
+			err = c.htod(ptr, unsafe.Pointer(&b.Init[0]), b.Bytes, 0)
+			if err == nil {
+				err = c.ctxSync() // Init is Go memory: wait until the copy has read it
+			}
+			runtime.KeepAlive(b.Init)
+		} else {
+			err = c.memset(ptr, 0, b.Bytes)
+		}
+		if err != nil {
+			return fmt.Errorf("buffer %s: %w", b.Name, err)
+		}
+	}
+	return nil
+}
+
+// prepare resolves each launch's kernel (once per module and name) and
+// writes its arguments into the program's pinned argument slots, in
+// order: buffers as their device pointers.
+func (p *program) prepare(lists [][]Launch) error {
+	c := p.c
+	var err error
 	fns := map[[2]string]uintptr{}
 	slot := 0
 	for _, ls := range lists {
@@ -97,7 +119,7 @@ func newProgram(c *Context, modules map[string][]byte, bufs []Buffer, lists ...[
 			fn, ok := fns[key]
 			if !ok {
 				if fn, err = c.function(p.modules[l.Module], l.Kernel); err != nil {
-					return nil, fmt.Errorf("module %s: %w", l.Module, err)
+					return fmt.Errorf("module %s: %w", l.Module, err)
 				}
 				fns[key] = fn
 			}
@@ -123,7 +145,7 @@ func newProgram(c *Context, modules map[string][]byte, bufs []Buffer, lists ...[
 		}
 		p.lists = append(p.lists, prepared)
 	}
-	return p, nil
+	return nil
 }
 
 // slots returns the argument slots that name buffer name, which a step
