@@ -456,34 +456,7 @@ func (d *Device) upload() {
 		return
 	}
 	if d.pinned {
-		s := &d.staging[d.nextStaging]
-		d.nextStaging = (d.nextStaging + 1) % len(d.staging)
-		if s.used {
-			if err := c.eventSync(s.done); err != nil { // its previous copy has read it
-				d.fail(buf, err)
-				return
-			}
-		}
-		if int64(len(s.mem)) < size {
-			if s.mem != nil {
-				err = c.hostFree(s.mem)
-				s.mem = nil
-			}
-			if err == nil {
-				s.mem, err = c.hostAlloc(int(size))
-			}
-			if err != nil {
-				d.fail(buf, fmt.Errorf("pinned staging of %d bytes: %w", size, err))
-				return
-			}
-		}
-		copy(s.mem, data)
-		copy(s.mem[off:], labels)
-		err = c.htod(buf.ptr, unsafe.Pointer(&s.mem[0]), size, d.copyS)
-		if err == nil {
-			err = c.eventRecord(s.done, d.copyS)
-			s.used = true
-		}
+		err = d.copyPinned(buf, data, labels, off, size)
 	} else {
 		// From pageable memory the driver stages the copy itself and
 		// returns once it has read the source.
@@ -506,6 +479,41 @@ func (d *Device) upload() {
 	d.stats.Uploads++
 	d.stats.UploadBytes += buf.bytes
 	d.resBuf = buf
+}
+
+// copyPinned copies data, and labels at off, into buf through the next
+// page-locked staging buffer (size bytes, grown if needed) once its
+// previous copy has read it, and records when this copy has.
+func (d *Device) copyPinned(buf *buffer, data, labels []byte, off, size int64) error {
+	c := d.c
+	s := &d.staging[d.nextStaging]
+	d.nextStaging = (d.nextStaging + 1) % len(d.staging)
+	if s.used {
+		if err := c.eventSync(s.done); err != nil { // its previous copy has read it
+			return err
+		}
+	}
+	if int64(len(s.mem)) < size {
+		var err error
+		if s.mem != nil {
+			err = c.hostFree(s.mem)
+			s.mem = nil
+		}
+		if err == nil {
+			s.mem, err = c.hostAlloc(int(size))
+		}
+		if err != nil {
+			return fmt.Errorf("pinned staging of %d bytes: %w", size, err)
+		}
+	}
+	copy(s.mem, data)
+	copy(s.mem[off:], labels)
+	err := c.htod(buf.ptr, unsafe.Pointer(&s.mem[0]), size, d.copyS)
+	if err == nil {
+		err = c.eventRecord(s.done, d.copyS)
+		s.used = true
+	}
+	return err
 }
 
 // putBack returns buf to the pool unused.
