@@ -128,6 +128,23 @@ func (c *Context) setup() error {
 		return err
 	}
 	c.info.TotalMem = int64(mem)
+	if err := c.readAttributes(); err != nil {
+		return err
+	}
+	if err := l.check("cuDevicePrimaryCtxRetain", nativelib.Call(l.cuDevicePrimaryCtxRetain, uintptr(unsafe.Pointer(&c.ctx)), c.dev)); err != nil {
+		return err
+	}
+	if err := l.check("cuCtxSetCurrent", nativelib.Call(l.cuCtxSetCurrent, c.ctx)); err != nil {
+		nativelib.Call(l.cuDevicePrimaryCtxRelease, c.dev)
+		return err
+	}
+	return nil
+}
+
+// readAttributes reads the device's SM count, compute capability and
+// PCI bus id.
+func (c *Context) readAttributes() error {
+	l := c.lib
 	const (
 		attrSMs     = 16 // CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT
 		attrBus     = 33 // CU_DEVICE_ATTRIBUTE_PCI_BUS_ID
@@ -154,13 +171,6 @@ func (c *Context) setup() error {
 		}
 	}
 	c.info.PCIBusID = fmt.Sprintf("%04x:%02x:%02x.0", pci[0], pci[1], pci[2])
-	if err := l.check("cuDevicePrimaryCtxRetain", nativelib.Call(l.cuDevicePrimaryCtxRetain, uintptr(unsafe.Pointer(&c.ctx)), c.dev)); err != nil {
-		return err
-	}
-	if err := l.check("cuCtxSetCurrent", nativelib.Call(l.cuCtxSetCurrent, c.ctx)); err != nil {
-		nativelib.Call(l.cuDevicePrimaryCtxRelease, c.dev)
-		return err
-	}
 	return nil
 }
 

@@ -172,47 +172,53 @@ func NewDevice(c *Context, cfg DeviceConfig) (*Device, error) {
 		}
 	}
 	d.uploadOp, d.stepOp, d.freeOp, d.syncOp = d.upload, d.step, d.release, d.syncAll
-	err := c.run(func() error {
-		var err error
-		if d.planFor == nil {
-			if err := d.load(cfg.Plan); err != nil {
-				return err
-			}
-		}
-		if d.copyS, err = c.streamCreate(); err != nil {
-			return err
-		}
-		if d.compS, err = c.streamCreate(); err != nil {
-			return err
-		}
-		for _, r := range []struct {
-			r     *ring
-			total *time.Duration
-		}{{&d.uploads, &d.stats.UploadTime}, {&d.converts, &d.stats.ConvertTime}, {&d.steps, &d.stats.StepTime}} {
-			r.r.total = r.total
-			r.r.recs = make([]timing, ringSize)
-			for i := range r.r.recs {
-				if r.r.recs[i].start, err = c.eventCreate(); err != nil {
-					return err
-				}
-				if r.r.recs[i].end, err = c.eventCreate(); err != nil {
-					return err
-				}
-			}
-		}
-		for i := range d.staging {
-			if d.staging[i].done, err = c.eventCreate(); err != nil {
-				return err
-			}
-		}
-		return nil
-	})
+	err := c.run(func() error { return d.setup(cfg) })
 	if err != nil {
 		d.closed = true
 		c.run(func() error { return d.releaseAll() })
 		return nil, fmt.Errorf("cuda: device setup: %w", err)
 	}
 	return d, nil
+}
+
+// setup loads a fixed plan, makes the copy and compute streams and the
+// events of the timing rings and the staging buffers, on the driver
+// thread.
+func (d *Device) setup(cfg DeviceConfig) error {
+	c := d.c
+	var err error
+	if d.planFor == nil {
+		if err := d.load(cfg.Plan); err != nil {
+			return err
+		}
+	}
+	if d.copyS, err = c.streamCreate(); err != nil {
+		return err
+	}
+	if d.compS, err = c.streamCreate(); err != nil {
+		return err
+	}
+	for _, r := range []struct {
+		r     *ring
+		total *time.Duration
+	}{{&d.uploads, &d.stats.UploadTime}, {&d.converts, &d.stats.ConvertTime}, {&d.steps, &d.stats.StepTime}} {
+		r.r.total = r.total
+		r.r.recs = make([]timing, ringSize)
+		for i := range r.r.recs {
+			if r.r.recs[i].start, err = c.eventCreate(); err != nil {
+				return err
+			}
+			if r.r.recs[i].end, err = c.eventCreate(); err != nil {
+				return err
+			}
+		}
+	}
+	for i := range d.staging {
+		if d.staging[i].done, err = c.eventCreate(); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // checkPlan checks that p names its input, labels and (if it converts)
