@@ -367,26 +367,7 @@ func (d *Device) uploadJPEG(b *batching.Batch) (device.Buffer, error) {
 	}
 	labels := labelBytes(b)
 	off := (int64(len(b.Pix)) + 255) &^ 255
-	var buf *buffer
-	err := d.c.run(func() error {
-		var err error
-		if buf, err = d.get(b.DType, off+int64(len(labels))); err != nil {
-			return err
-		}
-		buf.labelOff = off
-		if buf.used {
-			// The decode overwrites the buffer, on the decoder's own
-			// stream: after the steps that read it.
-			err = d.c.eventSync(buf.lastUse)
-		}
-		if err == nil {
-			err = d.c.htod(buf.ptr+uint64(off), unsafe.Pointer(&labels[0]), int64(len(labels)), d.copyS)
-		}
-		if err != nil {
-			d.putBack(buf)
-		}
-		return err
-	})
+	buf, err := d.jpegTarget(b, labels, off)
 	if err != nil {
 		return nil, fmt.Errorf("cuda: upload of batch %d: %w", b.Index, err)
 	}
@@ -419,6 +400,33 @@ func (d *Device) uploadJPEG(b *batching.Batch) (device.Buffer, error) {
 	d.stats.UploadBytes += buf.bytes
 	d.stats.UploadTime += took
 	return buf, nil
+}
+
+// jpegTarget is the device buffer a batch of JPEG files decodes into,
+// once the steps that read it are done, with the batch's labels copied to
+// it at off.
+func (d *Device) jpegTarget(b *batching.Batch, labels []byte, off int64) (*buffer, error) {
+	var buf *buffer
+	err := d.c.run(func() error {
+		var err error
+		if buf, err = d.get(b.DType, off+int64(len(labels))); err != nil {
+			return err
+		}
+		buf.labelOff = off
+		if buf.used {
+			// The decode overwrites the buffer, on the decoder's own
+			// stream: after the steps that read it.
+			err = d.c.eventSync(buf.lastUse)
+		}
+		if err == nil {
+			err = d.c.htod(buf.ptr+uint64(off), unsafe.Pointer(&labels[0]), int64(len(labels)), d.copyS)
+		}
+		if err != nil {
+			d.putBack(buf)
+		}
+		return err
+	})
+	return buf, err
 }
 
 // payload returns the batch's values as bytes.
