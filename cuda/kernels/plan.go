@@ -70,25 +70,48 @@ func netPlan(c netref.Config, seed uint64, opt netref.SGD, chunk int) (Plan, err
 	if err := c.Validate(); err != nil {
 		return Plan{}, fmt.Errorf("kernels: %w", err)
 	}
+	largest, partial, err := planSizes(c, chunk)
+	if err != nil {
+		return Plan{}, err
+	}
+	p := Plan{Modules: Modules, Input: bufInput, InputU8: bufInputU8, Labels: bufLabels, Loss: bufLoss}
+	p.Buffers = netBuffers(c, seed, largest, partial)
+	p.Convert = []Launch{convertScale(bufInputU8, bufInput, c.Batch, c.Side*c.Side)}
+	p.Step = netStep(c, opt, chunk)
+	return p, nil
+}
+
+// planSizes is the largest activation (values) and the largest partial
+// sums of a parameter gradient that a step of the Net at c needs, or why
+// the kernels cannot take it.
+func planSizes(c netref.Config, chunk int) (largest, partial int64, err error) {
 	convs := c.Convs()
 	n := int64(c.Batch)
-	largest, partial := n*3*int64(c.Side)*int64(c.Side), int64(0)
+	largest, partial = n*3*int64(c.Side)*int64(c.Side), int64(0)
 	for _, cv := range convs {
 		area := int64(cv.Side) * int64(cv.Side)
 		largest = max(largest, n*int64(max(cv.In, cv.Out))*area)
 		k := chunks(n*area, int64(chunk))
 		if k > maxGridY {
-			return Plan{}, fmt.Errorf("kernels: %d positions at %dx%d need %d blocks of %d, over CUDA's %d", n*area, cv.Side, cv.Side, k, chunk, maxGridY)
+			return 0, 0, fmt.Errorf("kernels: %d positions at %dx%d need %d blocks of %d, over CUDA's %d", n*area, cv.Side, cv.Side, k, chunk, maxGridY)
 		}
 		partial = max(partial, k*int64(cv.ParamLen()))
 	}
 	if largest >= math.MaxInt32 {
-		return Plan{}, fmt.Errorf("kernels: batch %d at %dx%d makes a tensor of %d values; the kernels index with int32, keep it under 2^31", c.Batch, c.Side, c.Side, largest)
+		return 0, 0, fmt.Errorf("kernels: batch %d at %dx%d makes a tensor of %d values; the kernels index with int32, keep it under 2^31", c.Batch, c.Side, c.Side, largest)
 	}
+	return largest, partial, nil
+}
 
-	p := Plan{Modules: Modules, Input: bufInput, InputU8: bufInputU8, Labels: bufLabels, Loss: bufLoss}
+// netBuffers are the step's buffers: input, labels, loss, two gradient
+// buffers of largest values, the partial sums, and each convolution's
+// parameters (initialised from seed), gradient, momentum and outputs.
+func netBuffers(c netref.Config, seed uint64, largest, partial int64) []Buffer {
+	convs := c.Convs()
+	n := int64(c.Batch)
+	var bufs []Buffer
 	add := func(name string, bytes int64, init []byte) {
-		p.Buffers = append(p.Buffers, Buffer{Name: name, Bytes: bytes, Init: init})
+		bufs = append(bufs, Buffer{Name: name, Bytes: bytes, Init: init})
 	}
 	add(bufInput, 4*int64(c.InputLen()), nil)
 	add(bufInputU8, int64(c.InputLen()), nil)
@@ -108,45 +131,51 @@ func netPlan(c netref.Config, seed uint64, opt netref.SGD, chunk int) (Plan, err
 			add(poolBuf(l), 4*n*int64(cv.Out)*area/4, nil)
 		}
 	}
+	return bufs
+}
 
-	p.Convert = []Launch{convertScale(bufInputU8, bufInput, c.Batch, c.Side*c.Side)}
-
+// netStep is the step's launches: forward, loss, backward, and the update
+// after every gradient.
+func netStep(c netref.Config, opt netref.SGD, chunk int) []Launch {
+	convs := c.Convs()
+	n := int64(c.Batch)
+	var step []Launch
 	// Forward.
 	for l, cv := range convs {
-		p.Step = append(p.Step, convForward(inputOf(convs, l), paramBuf(l), outBuf(l), c.Batch, cv))
+		step = append(step, convForward(inputOf(convs, l), paramBuf(l), outBuf(l), c.Batch, cv))
 		if cv.Pool {
-			p.Step = append(p.Step, launch1D("maxpool2_forward", n*int64(cv.Out*cv.Side*cv.Side/4),
+			step = append(step, launch1D("maxpool2_forward", n*int64(cv.Out*cv.Side*cv.Side/4),
 				Buf{Name: outBuf(l)}, Buf{Name: poolBuf(l)}, int32(c.Batch*cv.Out), int32(cv.Side)))
 		}
 	}
 	// Loss: the logits' gradient goes to grad.a.
 	last := len(convs) - 1
-	p.Step = append(p.Step, softmaxCrossEntropy(outBuf(last), bufLabels, bufGradA, bufLoss, c.Batch, c.Classes))
+	step = append(step, softmaxCrossEntropy(outBuf(last), bufLabels, bufGradA, bufLoss, c.Batch, c.Classes))
 	// Backward: cur holds the gradient of convolution l's final output.
 	cur, other := bufGradA, bufGradB
 	for l := last; l >= 0; l-- {
 		cv := convs[l]
 		count := n * int64(cv.Out*cv.Side*cv.Side)
 		if cv.Pool {
-			p.Step = append(p.Step, launch1D("maxpool2_backward", count,
+			step = append(step, launch1D("maxpool2_backward", count,
 				Buf{Name: outBuf(l)}, Buf{Name: cur}, Buf{Name: other}, int32(c.Batch*cv.Out), int32(cv.Side)))
 			cur, other = other, cur
 		}
 		if cv.ReLU {
-			p.Step = append(p.Step, launch1D("relu_backward", count, Buf{Name: cur}, Buf{Name: outBuf(l)}, int32(count)))
+			step = append(step, launch1D("relu_backward", count, Buf{Name: cur}, Buf{Name: outBuf(l)}, int32(count)))
 		}
-		p.Step = append(p.Step, convBackwardParams(cur, inputOf(convs, l), bufPartial, gradBuf(l), c.Batch, cv, chunk)...)
+		step = append(step, convBackwardParams(cur, inputOf(convs, l), bufPartial, gradBuf(l), c.Batch, cv, chunk)...)
 		if l > 0 {
-			p.Step = append(p.Step, convBackwardData(cur, paramBuf(l), other, c.Batch, cv))
+			step = append(step, convBackwardData(cur, paramBuf(l), other, c.Batch, cv))
 			cur, other = other, cur
 		}
 	}
 	// The update, after every gradient (the backward pass reads the
 	// parameters of the step's forward pass).
 	for l, cv := range convs {
-		p.Step = append(p.Step, sgdMomentum(paramBuf(l), momBuf(l), gradBuf(l), cv.ParamLen(), opt))
+		step = append(step, sgdMomentum(paramBuf(l), momBuf(l), gradBuf(l), cv.ParamLen(), opt))
 	}
-	return p, nil
+	return step
 }
 
 // The tiling of conv3x3_forward and conv3x3_backward_params_partial, as
