@@ -283,8 +283,36 @@ func stepChecks(rng *prng.Source, seed uint64) []Check {
 		in64[i] = float64(v)
 	}
 
-	// The reference: two steps; the second's logits and loss, and the
-	// parameters and momenta after it.
+	outputs := stepReference(c, seed, in64, labels)
+
+	var checks []Check
+	for _, u8 := range []bool{false, true} {
+		bufs := append([]Buffer(nil), plan.Buffers...)
+		for i, b := range bufs {
+			switch {
+			case b.Name == plan.Labels:
+				bufs[i].Init = int32Bytes(labels)
+			case b.Name == plan.Input && !u8:
+				bufs[i].Init = float32Bytes(in64)
+			case b.Name == plan.InputU8 && u8:
+				bufs[i].Init = pix
+			}
+		}
+		name, launches := "step float32 x2", append(append([]Launch(nil), plan.Step...), plan.Step...)
+		if u8 {
+			name = "step uint8 x2"
+			launches = append(append(append([]Launch(nil), plan.Convert...), plan.Step...), plan.Step...)
+		}
+		checks = append(checks, Check{Name: name, Buffers: bufs, Launches: launches, Outputs: outputs})
+	}
+	return checks
+}
+
+// stepReference is the float64 reference of two steps of the Net at c
+// from seed's weights on input and labels: the second step's logits and
+// loss, and the parameters and momenta after it, as the outputs the
+// device's two steps must match.
+func stepReference(c netref.Config, seed uint64, in64 []float64, labels []int32) []Output {
 	params := c.Init(seed)
 	mom := make([][]float64, len(params))
 	for l := range params {
@@ -309,28 +337,7 @@ func stepChecks(rng *prng.Source, seed uint64) []Check {
 	for l := range params {
 		outputs = append(outputs, output(momBuf(l), mom[l], 1e-3), output(paramBuf(l), params[l], 1e-5))
 	}
-
-	var checks []Check
-	for _, u8 := range []bool{false, true} {
-		bufs := append([]Buffer(nil), plan.Buffers...)
-		for i, b := range bufs {
-			switch {
-			case b.Name == plan.Labels:
-				bufs[i].Init = int32Bytes(labels)
-			case b.Name == plan.Input && !u8:
-				bufs[i].Init = float32Bytes(in64)
-			case b.Name == plan.InputU8 && u8:
-				bufs[i].Init = pix
-			}
-		}
-		name, launches := "step float32 x2", append(append([]Launch(nil), plan.Step...), plan.Step...)
-		if u8 {
-			name = "step uint8 x2"
-			launches = append(append(append([]Launch(nil), plan.Convert...), plan.Step...), plan.Step...)
-		}
-		checks = append(checks, Check{Name: name, Buffers: bufs, Launches: launches, Outputs: outputs})
-	}
-	return checks
+	return outputs
 }
 
 // uniform returns count values uniform in [-scale, scale), exact in float32.
