@@ -174,67 +174,8 @@ func listImageFolder(ctx context.Context, dir string) (classes []string, files [
 	if err != nil {
 		return nil, nil, corrupt(fmt.Errorf("ondisk: %w", err))
 	}
-	ents, err := os.ReadDir(dir)
-	if err != nil {
-		return nil, nil, corrupt(fmt.Errorf("ondisk: %w", err))
-	}
-	for _, e := range ents {
-		if err := ctx.Err(); err != nil {
-			return nil, nil, err
-		}
-		if strings.HasPrefix(e.Name(), ".") {
-			continue
-		}
-		if fi, err := os.Stat(filepath.Join(dir, e.Name())); err == nil && fi.IsDir() {
-			classes = append(classes, e.Name())
-		}
-	}
-	sort.Strings(classes)
-	var walk func(p, rel string, parents []os.FileInfo) error
-	walk = func(p, rel string, parents []os.FileInfo) error {
-		ents, err := os.ReadDir(p)
-		if err != nil {
-			return corrupt(fmt.Errorf("ondisk: %w", err))
-		}
-		for _, e := range ents {
-			if err := ctx.Err(); err != nil {
-				return err
-			}
-			name := e.Name()
-			if strings.HasPrefix(name, ".") {
-				continue
-			}
-			ep, erel := filepath.Join(p, name), rel+"/"+name
-			isDir := e.IsDir()
-			var fi os.FileInfo
-			if e.Type()&fs.ModeSymlink != 0 {
-				if fi, err = os.Stat(ep); err == nil {
-					isDir = fi.IsDir()
-				}
-			}
-			if !isDir {
-				if imageExt(name) {
-					f, err := statListed(ep, erel)
-					if err != nil {
-						return err
-					}
-					files = append(files, f)
-				}
-				continue
-			}
-			if fi == nil { // os.Stat's, which os.SameFile compares everywhere
-				if fi, err = os.Stat(ep); err != nil {
-					return corrupt(fmt.Errorf("ondisk: %w", err))
-				}
-			}
-			if slices.ContainsFunc(parents, func(a os.FileInfo) bool { return os.SameFile(a, fi) }) {
-				continue // a loop: ep is a directory the walk is inside
-			}
-			if err := walk(ep, erel, append(parents, fi)); err != nil {
-				return err
-			}
-		}
-		return nil
+	if classes, err = classFolders(ctx, dir); err != nil {
+		return nil, nil, err
 	}
 	for _, c := range classes {
 		p := filepath.Join(dir, c)
@@ -245,11 +186,83 @@ func listImageFolder(ctx context.Context, dir string) (classes []string, files [
 		if os.SameFile(fi, top) {
 			continue // a class that is the dataset itself
 		}
-		if err := walk(p, c, []os.FileInfo{top, fi}); err != nil {
+		if err := walkImages(ctx, p, c, []os.FileInfo{top, fi}, &files); err != nil {
 			return nil, nil, err
 		}
 	}
 	return classes, files, nil
+}
+
+// classFolders are the folders (or links to folders) at the top of an
+// ImageFolder dataset, sorted, hidden ones left out.
+func classFolders(ctx context.Context, dir string) ([]string, error) {
+	ents, err := os.ReadDir(dir)
+	if err != nil {
+		return nil, corrupt(fmt.Errorf("ondisk: %w", err))
+	}
+	var classes []string
+	for _, e := range ents {
+		if err := ctx.Err(); err != nil {
+			return nil, err
+		}
+		if strings.HasPrefix(e.Name(), ".") {
+			continue
+		}
+		if fi, err := os.Stat(filepath.Join(dir, e.Name())); err == nil && fi.IsDir() {
+			classes = append(classes, e.Name())
+		}
+	}
+	sort.Strings(classes)
+	return classes, nil
+}
+
+// walkImages lists the image files under p (rel in the dataset) into
+// files, following links to folders but not into a folder the walk is
+// already inside (parents).
+func walkImages(ctx context.Context, p, rel string, parents []os.FileInfo, files *[]listed) error {
+	ents, err := os.ReadDir(p)
+	if err != nil {
+		return corrupt(fmt.Errorf("ondisk: %w", err))
+	}
+	for _, e := range ents {
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		name := e.Name()
+		if strings.HasPrefix(name, ".") {
+			continue
+		}
+		ep, erel := filepath.Join(p, name), rel+"/"+name
+		isDir := e.IsDir()
+		var fi os.FileInfo
+		if e.Type()&fs.ModeSymlink != 0 {
+			if fi, err = os.Stat(ep); err == nil {
+				isDir = fi.IsDir()
+			}
+		}
+		if !isDir {
+			if imageExt(name) {
+				f, err := statListed(ep, erel)
+				if err != nil {
+					return err
+				}
+				*files = append(*files, f)
+			}
+			continue
+		}
+		if fi == nil { // os.Stat's, which os.SameFile compares everywhere
+			if fi, err = os.Stat(ep); err != nil {
+				return corrupt(fmt.Errorf("ondisk: %w", err))
+			}
+		}
+		if slices.ContainsFunc(parents, func(a os.FileInfo) bool { return os.SameFile(a, fi) }) {
+			continue // a loop: ep is a directory the walk is inside
+		}
+		if err := walkImages(ctx, ep, erel, append(parents, fi), files); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // statListed is the listing of the file at p (rel in the dataset), its
