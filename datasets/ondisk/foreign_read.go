@@ -132,55 +132,70 @@ func (d *Dataset) fetchForeign(i int, buf []byte) ([]byte, error) {
 // the shape decodes straight into dst (with TurboJPEG, allocation-free);
 // another goes through a pooled buffer at its own size.
 func (d *Dataset) decodeForeign(i int, data []byte, dst *datasets.Sample) error {
-	w, h := dst.Image.Width, dst.Image.Height
-	fail := func(err error) error {
-		return corruptf("ondisk: decode sample %d: %s: %w", i, d.where(i), err)
-	}
 	isJPEG := len(data) >= 3 && data[0] == 0xff && data[1] == 0xd8 && data[2] == 0xff
 	if isJPEG && d.turbo != nil {
-		dec, err := d.tjFree.get(d.turbo)
-		if err != nil { // the library's, not the data's
-			return fmt.Errorf("ondisk: decode sample %d: %w", i, err)
+		return d.decodeForeignTurbo(i, data, dst)
+	}
+	return d.decodeForeignStd(i, data, dst)
+}
+
+// decodeFail is sample i's decode error, naming where it is.
+func (d *Dataset) decodeFail(i int, err error) error {
+	return corruptf("ondisk: decode sample %d: %s: %w", i, d.where(i), err)
+}
+
+// decodeForeignTurbo decodes JPEG sample i with libjpeg-turbo into dst, at the
+// smallest scale that covers dst's size, resized if it is not that size.
+func (d *Dataset) decodeForeignTurbo(i int, data []byte, dst *datasets.Sample) error {
+	w, h := dst.Image.Width, dst.Image.Height
+	dec, err := d.tjFree.get(d.turbo)
+	if err != nil { // the library's, not the data's
+		return fmt.Errorf("ondisk: decode sample %d: %w", i, err)
+	}
+	defer d.tjFree.put(dec)
+	iw, ih, err := dec.Header(data)
+	if err != nil {
+		return d.decodeFail(i, err)
+	}
+	if int64(iw)*int64(ih) > MaxPixels {
+		return d.decodeFail(i, fmt.Errorf("jpeg of %dx%d: more than %d pixels", iw, ih, MaxPixels))
+	}
+	// With a scaled decode (Options.DecodeMinSide, w×h the scaled
+	// raw size), each image is decoded at the smallest factor that
+	// still covers w×h (turbojpeg.Fit), then resized, as PIL's
+	// draft() then resize() do.
+	f := turbojpeg.Full
+	if d.scaledW > 0 {
+		if g, ok := d.turbo.Fit(iw, ih, w, h); ok {
+			f = g
 		}
-		defer d.tjFree.put(dec)
-		iw, ih, err := dec.Header(data)
-		if err != nil {
-			return fail(err)
+	}
+	fw, fh := f.Scaled(iw), f.Scaled(ih)
+	if fw == w && fh == h {
+		if _, _, err := dec.DecodeRGBScaled(data, dst.Image.Pix, iw, ih, f); err != nil {
+			return d.decodeFail(i, err)
 		}
-		if int64(iw)*int64(ih) > MaxPixels {
-			return fail(fmt.Errorf("jpeg of %dx%d: more than %d pixels", iw, ih, MaxPixels))
-		}
-		// With a scaled decode (Options.DecodeMinSide, w×h the scaled
-		// raw size), each image is decoded at the smallest factor that
-		// still covers w×h (turbojpeg.Fit), then resized, as PIL's
-		// draft() then resize() do.
-		f := turbojpeg.Full
-		if d.scaledW > 0 {
-			if g, ok := d.turbo.Fit(iw, ih, w, h); ok {
-				f = g
-			}
-		}
-		fw, fh := f.Scaled(iw), f.Scaled(ih)
-		if fw == w && fh == h {
-			if _, _, err := dec.DecodeRGBScaled(data, dst.Image.Pix, iw, ih, f); err != nil {
-				return fail(err)
-			}
-			return nil
-		}
-		sp := d.scratchBuf(3 * fw * fh)
-		defer d.scratch.Put(sp)
-		if _, _, err := dec.DecodeRGBScaled(data, *sp, iw, ih, f); err != nil {
-			return fail(err)
-		}
-		resizeRGB(dst.Image.Pix, w, h, *sp, fw, fh)
 		return nil
 	}
+	sp := d.scratchBuf(3 * fw * fh)
+	defer d.scratch.Put(sp)
+	if _, _, err := dec.DecodeRGBScaled(data, *sp, iw, ih, f); err != nil {
+		return d.decodeFail(i, err)
+	}
+	resizeRGB(dst.Image.Pix, w, h, *sp, fw, fh)
+	return nil
+}
+
+// decodeForeignStd decodes PNG or JPEG sample i with the standard library into
+// dst, resized if it is not dst's size.
+func (d *Dataset) decodeForeignStd(i int, data []byte, dst *datasets.Sample) error {
+	w, h := dst.Image.Width, dst.Image.Height
 	r := d.readers.Get().(*bytes.Reader)
 	defer func() { r.Reset(nil); d.readers.Put(r) }()
 	r.Reset(data)
 	format, iw, ih, err := checkUserImage(r)
 	if err != nil {
-		return fail(err)
+		return d.decodeFail(i, err)
 	}
 	r.Reset(data)
 	var img image.Image
@@ -190,21 +205,21 @@ func (d *Dataset) decodeForeign(i int, data []byte, dst *datasets.Sample) error 
 		img, err = jpeg.Decode(r)
 	}
 	if err != nil {
-		return fail(fmt.Errorf("%s: %w", format, err))
+		return d.decodeFail(i, fmt.Errorf("%s: %w", format, err))
 	}
 	if b := img.Bounds(); b.Dx() != iw || b.Dy() != ih {
-		return fail(fmt.Errorf("%s: header says %dx%d, image is %dx%d", format, iw, ih, b.Dx(), b.Dy()))
+		return d.decodeFail(i, fmt.Errorf("%s: header says %dx%d, image is %dx%d", format, iw, ih, b.Dx(), b.Dy()))
 	}
 	if iw == w && ih == h {
 		if err := ToRGB(dst.Image.Pix, img); err != nil {
-			return fail(err)
+			return d.decodeFail(i, err)
 		}
 		return nil
 	}
 	sp := d.scratchBuf(3 * iw * ih)
 	defer d.scratch.Put(sp)
 	if err := ToRGB(*sp, img); err != nil {
-		return fail(err)
+		return d.decodeFail(i, err)
 	}
 	resizeRGB(dst.Image.Pix, w, h, *sp, iw, ih)
 	return nil
