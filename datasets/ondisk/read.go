@@ -525,8 +525,14 @@ func (d *Dataset) Decode(i int, data []byte, dst *datasets.Sample) error {
 	if d.turbo != nil && d.m.Format == "jpeg" {
 		return d.decodeTurbo(i, data, dst)
 	}
-	// The header first (CheckImageHeader's rule): a file that claims more
-	// pixels than the dataset's is refused before it is decoded.
+	return d.decodeStdlib(i, data, dst)
+}
+
+// decodeStdlib decodes sample i's PNG or JPEG with the standard library
+// into dst. The header first (CheckImageHeader's rule): a file that
+// claims more pixels than the dataset's is refused before it is decoded.
+func (d *Dataset) decodeStdlib(i int, data []byte, dst *datasets.Sample) error {
+	w, h := d.m.Width, d.m.Height
 	r := d.readers.Get().(*bytes.Reader)
 	r.Reset(data)
 	var cfg image.Config
