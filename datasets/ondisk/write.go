@@ -110,24 +110,7 @@ func Write(ctx context.Context, dir string, src datasets.Synthetic, o WriteOptio
 		return nil, err
 	}
 	sweepStaging(dir)
-	m := &Manifest{
-		Version: FormatVersion, Count: src.N, Width: src.Width, Height: src.Height,
-		Classes: src.Classes, Seed: src.Seed, Format: o.Format, Layout: o.Layout,
-		Labels: make([]int, src.N),
-	}
-	if o.Format == "jpeg" {
-		m.Quality = o.Quality
-	}
-	if src.Natural() {
-		m.Content = datasets.ContentNatural
-	}
-	units := src.N
-	if o.Layout == "shards" {
-		m.ShardSize = o.ShardSize
-		units = m.Shards()
-	}
-	m.Files = make([]File, units)
-
+	m, units := newManifest(src, o)
 	stage := fmt.Sprintf("%s.tmp-%d", dir, os.Getpid())
 	if err := os.MkdirAll(filepath.Dir(dir), 0o755); err != nil {
 		return nil, fmt.Errorf("ondisk: %w", err)
@@ -162,6 +145,30 @@ func Write(ctx context.Context, dir string, src datasets.Synthetic, o WriteOptio
 	}
 	ok = true
 	return m, nil
+}
+
+// newManifest is the manifest of src written with o, its labels and
+// files still to be filled, and the number of files (samples or shards).
+func newManifest(src datasets.Synthetic, o WriteOptions) (*Manifest, int) {
+	m := &Manifest{
+		Version: FormatVersion, Count: src.N, Width: src.Width, Height: src.Height,
+		Classes: src.Classes, Seed: src.Seed, Format: o.Format, Layout: o.Layout,
+		Labels: make([]int, src.N),
+	}
+	if o.Format == "jpeg" {
+		m.Quality = o.Quality
+	}
+	if src.Natural() {
+		m.Content = datasets.ContentNatural
+	}
+	units := src.N
+	if o.Layout == "shards" {
+		m.ShardSize = o.ShardSize
+		units = m.Shards()
+	}
+	m.Files = make([]File, units)
+
+	return m, units
 }
 
 // ErrRefused is wrapped by the error Write returns when it will not write
