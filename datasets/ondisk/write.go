@@ -245,6 +245,13 @@ func install(stage, dir string, replace bool) error {
 	if old == "" {
 		return nil
 	}
+	return clearOld(old, dir, oldM)
+}
+
+// clearOld removes the old dataset's files from old, where install moved
+// it, and moves anything of the user's left there into the new dataset's
+// folder dir; what cannot move is kept in old and named.
+func clearOld(old, dir string, oldM *Manifest) error {
 	listed := map[string]bool{ManifestName: true}
 	for _, f := range oldM.Files {
 		listed[filepath.FromSlash(f.Name)] = true
