@@ -83,19 +83,7 @@ func UploadWith(ctx context.Context, c *bucket.Client, dir string, o UploadOptio
 		return Uploaded{Objects: objects, Bytes: bytes}, err
 	}
 	if len(old) > 0 {
-		keep := make(map[string]bool, len(rels)+1)
-		for _, rel := range rels {
-			keep[rel] = true
-		}
-		var stale []string
-		for _, ob := range old {
-			if !keep[ob.Name] && ob.Name != ManifestName {
-				stale = append(stale, ob.Name)
-			}
-		}
-		if _, _, err := eachFile(ctx, c.Options().Concurrency, stale, func(ctx context.Context, rel string) (int64, error) {
-			return 0, c.Remove(ctx, rel)
-		}); err != nil {
+		if err := removeStale(ctx, c, old, rels); err != nil {
 			return Uploaded{Objects: objects, Bytes: bytes}, fmt.Errorf("ondisk: upload %s: removing the old objects: %w", dir, err)
 		}
 	}
@@ -108,6 +96,25 @@ func UploadWith(ctx context.Context, c *bucket.Client, dir string, o UploadOptio
 		bytes += n
 	}
 	return Uploaded{Objects: objects, Bytes: bytes}, nil
+}
+
+// removeStale removes the objects of old, the prefix's listing before an
+// upload, that the upload of rels did not replace (the manifest aside).
+func removeStale(ctx context.Context, c *bucket.Client, old []bucket.Object, rels []string) error {
+	keep := make(map[string]bool, len(rels)+1)
+	for _, rel := range rels {
+		keep[rel] = true
+	}
+	var stale []string
+	for _, ob := range old {
+		if !keep[ob.Name] && ob.Name != ManifestName {
+			stale = append(stale, ob.Name)
+		}
+	}
+	_, _, err := eachFile(ctx, c.Options().Concurrency, stale, func(ctx context.Context, rel string) (int64, error) {
+		return 0, c.Remove(ctx, rel)
+	})
+	return err
 }
 
 // CheckUpload checks, before anything is uploaded or a bucket made, that
