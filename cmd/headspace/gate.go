@@ -86,29 +86,8 @@ func runGate(ctx context.Context, args []string, stdout, stderr io.Writer) error
 		return printCanaries(fs.Args(), stdout)
 	}
 	command := fs.Args()
-	switch {
-	case *base == "":
-		return usagef("--base REV is required")
-	case *out == "":
-		return usagef("--out DIR is required")
-	case len(command) == 0:
-		return usagef("want the command to run after --, e.g. -- ladder --levels none,raw --steps 2")
-	case *rounds < gate.DefaultMinRounds || *rounds > 1000:
-		return usagef("--rounds %d: want %d to 1000 (a verdict needs %d undisturbed rounds)", *rounds, gate.DefaultMinRounds, gate.DefaultMinRounds)
-	case *confirm < gate.DefaultMinRounds || *confirm > 1000:
-		return usagef("--confirm %d: want %d to 1000", *confirm, gate.DefaultMinRounds)
-	case *wait < 0:
-		return usagef("--quiet-wait %v: want 0 or more", *wait)
-	case *canary != -1 && !(*canary >= 0 && *canary < 10):
-		return usagef("--canary %v: want the head's injected slowdown as a fraction in [0, 10) (0 for A/A)", *canary)
-	case *canary > 0 && !strings.Contains(*headTags, "headspace_inject"):
-		return usagef("--canary %v: a slowed head is built with --head-tags headspace_inject (and HEADSPACE_INJECT set)", *canary)
-	}
-	for _, a := range command[1:] {
-		name := strings.TrimLeft(strings.SplitN(a, "=", 2)[0], "-")
-		if strings.HasPrefix(a, "-") && slices.Contains([]string{"out", "count", "fresh"}, name) {
-			return usagef("the command's %s is the gate's to set: leave it out", a)
-		}
+	if err := checkGateArgs(*base, *out, command, *rounds, *confirm, *wait, *canary, *headTags); err != nil {
+		return err
 	}
 	opt := gate.PairedOptions{Threshold: *threshold, Seed: *seed}
 	if err := opt.Validate(); err != nil {
@@ -122,6 +101,43 @@ func runGate(ctx context.Context, args []string, stdout, stderr io.Writer) error
 		live.Canary = canary
 	}
 	res, runErr := live.Run(ctx)
+	return gateOutcome(ctx, stdout, res, runErr, *out)
+}
+
+// checkGateArgs refuses, as a usage error, a live session's missing or
+// out-of-range settings and a command that sets what the gate sets.
+func checkGateArgs(base, out string, command []string, rounds, confirm int, wait time.Duration, canary float64, headTags string) error {
+	switch {
+	case base == "":
+		return usagef("--base REV is required")
+	case out == "":
+		return usagef("--out DIR is required")
+	case len(command) == 0:
+		return usagef("want the command to run after --, e.g. -- ladder --levels none,raw --steps 2")
+	case rounds < gate.DefaultMinRounds || rounds > 1000:
+		return usagef("--rounds %d: want %d to 1000 (a verdict needs %d undisturbed rounds)", rounds, gate.DefaultMinRounds, gate.DefaultMinRounds)
+	case confirm < gate.DefaultMinRounds || confirm > 1000:
+		return usagef("--confirm %d: want %d to 1000", confirm, gate.DefaultMinRounds)
+	case wait < 0:
+		return usagef("--quiet-wait %v: want 0 or more", wait)
+	case canary != -1 && !(canary >= 0 && canary < 10):
+		return usagef("--canary %v: want the head's injected slowdown as a fraction in [0, 10) (0 for A/A)", canary)
+	case canary > 0 && !strings.Contains(headTags, "headspace_inject"):
+		return usagef("--canary %v: a slowed head is built with --head-tags headspace_inject (and HEADSPACE_INJECT set)", canary)
+	}
+	for _, a := range command[1:] {
+		name := strings.TrimLeft(strings.SplitN(a, "=", 2)[0], "-")
+		if strings.HasPrefix(a, "-") && slices.Contains([]string{"out", "count", "fresh"}, name) {
+			return usagef("the command's %s is the gate's to set: leave it out", a)
+		}
+	}
+	return nil
+}
+
+// gateOutcome prints a live session's report and maps its outcome to the
+// gate's exit: 2 for a setup error, 130 when interrupted, 1 when slower,
+// ExitDisturbed when it must be rerun.
+func gateOutcome(ctx context.Context, stdout io.Writer, res gate.LiveResult, runErr error, out string) error {
 	var setup gate.SetupError
 	switch {
 	case errors.As(runErr, &setup):
@@ -136,7 +152,7 @@ func runGate(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	stdout.Write(buf.Bytes())
 	switch {
 	case runErr != nil && ctx.Err() != nil:
-		return driver.Interrupted{Kept: fmt.Sprintf("%d rounds kept in %s, marked partial", len(res.Rounds), *out)}
+		return driver.Interrupted{Kept: fmt.Sprintf("%d rounds kept in %s, marked partial", len(res.Rounds), out)}
 	case runErr != nil:
 		return runErr
 	case res.Failed():
