@@ -136,6 +136,7 @@ var commandBounds = map[string]bound{
 	"cuda check reps":             {1, maxCount},
 	"cuda decode gpu":             {0, 1024},
 	"cuda decode threads":         {1, 1024},
+	"cuda decode batches":         {1, 1_000_000},
 	"dataset write n":             {1, ondisk.MaxCount},
 	"dataset write classes":       {1, 1 << 20},
 	"dataset write quality":       {1, 100},

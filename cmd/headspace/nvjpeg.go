@@ -66,15 +66,10 @@ func runCUDADecode(ctx context.Context, args []string, stdout io.Writer) error {
 		return err
 	}
 	d.Decoder = *decoder
-	switch {
-	case d.JPEGs == "":
+	// The flags' ranges are the bounds table's (checked as they are
+	// parsed); the experiment's Validate holds the same.
+	if d.JPEGs == "" {
 		return usagef("--jpegs DIR is required")
-	case d.Batch <= 0 || d.Batch > 65536:
-		return usagef("--batch %d: want 1 to 65536", d.Batch)
-	case d.Batches <= 0 || d.Batches > 1000000:
-		return usagef("--batches %d: want 1 to 1000000", d.Batches)
-	case d.Threads <= 0 || d.Threads > 1024:
-		return usagef("--threads %d: want 1 to 1024", d.Threads)
 	}
 	if err := d.Validate(); err != nil {
 		return usageError{err.Error()}
@@ -83,16 +78,8 @@ func runCUDADecode(ctx context.Context, args []string, stdout io.Writer) error {
 	if err := driver.Check(resultsOut); err != nil {
 		return err
 	}
-	var env workloads.Env
 	var setup workloads.CUDADecodeSetup
-	env.Details.DecodeSetup = func(s workloads.CUDADecodeSetup) {
-		setup = s
-		on := s.GPU.Name
-		if d.Decoder == workloads.DecodeTurbo {
-			on = fmt.Sprintf("the host, %d threads", d.Threads)
-		}
-		fmt.Fprintf(stdout, "%s: %s on %s; %d files of %dx%d from %s, batches of %d\n", d.Decoder, s.Library, on, s.Files, s.Width, s.Height, d.JPEGs, d.Batch)
-	}
+	env := decodePrinter(stdout, &f.CUDADecode, &setup)
 	rs, err := d.Run(ctx, env)
 	if err != nil {
 		return err
@@ -115,4 +102,19 @@ func runCUDADecode(ctx context.Context, args []string, stdout io.Writer) error {
 	}
 	fmt.Fprintf(stdout, "results: %s\n", *out)
 	return nil
+}
+
+// decodePrinter prints what cuda decode opened, and keeps it in setup for
+// the result file.
+func decodePrinter(stdout io.Writer, d *workloads.CUDADecode, setup *workloads.CUDADecodeSetup) workloads.Env {
+	var env workloads.Env
+	env.Details.DecodeSetup = func(s workloads.CUDADecodeSetup) {
+		*setup = s
+		on := s.GPU.Name
+		if d.Decoder == workloads.DecodeTurbo {
+			on = fmt.Sprintf("the host, %d threads", d.Threads)
+		}
+		fmt.Fprintf(stdout, "%s: %s on %s; %d files of %dx%d from %s, batches of %d\n", d.Decoder, s.Library, on, s.Files, s.Width, s.Height, d.JPEGs, d.Batch)
+	}
+	return env
 }
