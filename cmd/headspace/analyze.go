@@ -10,7 +10,6 @@ import (
 
 	"github.com/headspace-bench/headspace/harness/analysis"
 	"github.com/headspace-bench/headspace/harness/driver"
-	"github.com/headspace-bench/headspace/harness/loader"
 	"github.com/headspace-bench/headspace/internal/atomicfile"
 	"github.com/headspace-bench/headspace/workloads"
 )
@@ -86,14 +85,8 @@ func runAnalyze(ctx context.Context, args []string, stdout, stderr io.Writer) er
 		return err
 	}
 	defer pf.data.close() // the --link, if one was started
-	if err := firstErr(inRange("--workers", *workers, 1, loader.MaxWorkers), inRange("--num-caches", *numCaches, 1, maxBatches),
-		inRange("--return-caches-after", *after, 1, maxSteps), inRange("--steps-after", *stepsAfter, 1, maxSteps),
-		inRange("--total-steps", *total, 1, 1<<40)); err != nil {
-		return err
-	}
-	if *every < 0 {
-		return usagef("--stats-every %v must not be negative", *every)
-	}
+	// The numeric flags' ranges are the bounds table's, checked as they
+	// are parsed.
 	if *latency < 0 || *latency > time.Minute {
 		return usagef("--load-latency %v: want 0 to 1m", *latency)
 	}

@@ -123,6 +123,7 @@ var sharedBounds = map[string]bound{
 // "command flag" ("history generate nights").
 var commandBounds = map[string]bound{
 	"analyze load-latency":        {0, float64(time.Minute)},
+	"analyze workers":             {1, loader.MaxWorkers},
 	"analyze num-caches":          {1, maxBatches},
 	"analyze return-caches-after": {1, maxSteps},
 	"analyze steps-after":         {1, maxSteps},

@@ -45,25 +45,14 @@ func runSim(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 	if err := parseFlags(fs, args); err != nil {
 		return err
 	}
-	if err := firstErr(inRange("--loaders", c.Loaders, 1, 1024), inRange("--prefetch", c.Prefetch, 1, 1024)); err != nil {
-		return err
-	}
+	// The numeric flags' ranges are the bounds table's, checked as they
+	// are parsed.
 	if c.LoadDist == "" {
 		return usagef("--load-dist is empty: want constant, normal or lognormal")
 	}
-	if c.Duration > 24*time.Hour {
-		return usagef("--duration %v: want at most 24h", c.Duration)
-	}
-	opt := sim.GIFOptions{Tick: *gifTick}
-	if *gif != "" {
-		if *gifTick <= 0 {
-			return usagef("--gif-tick %v must be positive", *gifTick)
-		}
-		const maxFrames = 6000
-		if n := opt.Frames(c.Duration); n > maxFrames {
-			return usagef("--duration %v at --gif-tick %v makes %d frames, over %d: raise --gif-tick to %v or more", c.Duration, *gifTick, n, maxFrames, (c.Duration/(maxFrames-1)).Round(time.Millisecond)+time.Millisecond)
-		}
-		opt.MaxFrames = maxFrames
+	opt, err := gifOptions(*gif, *gifTick, c.Duration)
+	if err != nil {
+		return err
 	}
 	if err := c.Validate(); err != nil {
 		return usageError{err.Error()}
@@ -95,6 +84,24 @@ func runSim(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 		}
 	}
 	return nil
+}
+
+// gifOptions are the animation's options: a frame every tick, at most
+// 6000 frames over duration (a usage error says which tick fits).
+func gifOptions(gif string, tick, duration time.Duration) (sim.GIFOptions, error) {
+	opt := sim.GIFOptions{Tick: tick}
+	if gif == "" {
+		return opt, nil
+	}
+	if tick <= 0 {
+		return opt, usagef("--gif-tick %v must be positive", tick)
+	}
+	const maxFrames = 6000
+	if n := opt.Frames(duration); n > maxFrames {
+		return opt, usagef("--duration %v at --gif-tick %v makes %d frames, over %d: raise --gif-tick to %v or more", duration, tick, n, maxFrames, (duration/(maxFrames-1)).Round(time.Millisecond)+time.Millisecond)
+	}
+	opt.MaxFrames = maxFrames
+	return opt, nil
 }
 
 // writeTimeline writes prefix.png, prefix.svg and prefix.json.
