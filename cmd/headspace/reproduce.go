@@ -12,7 +12,6 @@ import (
 
 	"github.com/headspace-bench/headspace/device"
 	"github.com/headspace-bench/headspace/harness/loader"
-	"github.com/headspace-bench/headspace/harness/peer"
 	"github.com/headspace-bench/headspace/harness/procloader"
 	"github.com/headspace-bench/headspace/reproduce"
 )
@@ -80,15 +79,16 @@ fails; reports already written stay.`
 
 func runReproduce(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs := newFlagSet("reproduce", reproduceUsage(), stdout)
-	quick := fs.Bool("quick", false, "tiny sizes: every code path in seconds, numbers not comparable")
-	out := fs.String("out", "notebooks", "`directory` of the reports (figures go to its figures/, saved measurements to its results/)")
+	var opt reproduce.Options
+	fs.BoolVar(&opt.Quick, "quick", false, "tiny sizes: every code path in seconds, numbers not comparable")
+	fs.StringVar(&opt.Out, "out", "notebooks", "`directory` of the reports (figures go to its figures/, saved measurements to its results/)")
 	docsFlag := fs.String("docs", strings.Join(reproduce.IDs(), ","), "comma-separated `documents` to reproduce, in order")
-	workers := fs.Int("workers", 0, "loader `workers` per stage (0: GOMAXPROCS, one per core)")
-	step := fs.Duration("step", 0, "emulated device: `time` of one training step (0: the document's 290ms; 20ms with --quick)")
+	fs.IntVar(&opt.Workers, "workers", 0, "loader `workers` per stage (0: GOMAXPROCS, one per core)")
+	fs.DurationVar(&opt.Step, "step", 0, "emulated device: `time` of one training step (0: the document's 290ms; 20ms with --quick)")
 	dev := fs.String("device", "emulated", "`device`: emulated or cuda")
-	force := fs.Bool("force", false, "let a quick or smaller run replace a full run's saved results")
-	python := fs.String("python", reproduce.DefaultTorchPeer.Python, "003: the Python `interpreter` that runs the document's own code (torch, torchvision, scipy, PIL)")
-	torchScript := fs.String("torch-script", reproduce.DefaultTorchPeer.Script, "003: the document's training `script`, run beside ours on the emulated device (not measured, and the report says so, where it cannot run)")
+	fs.BoolVar(&opt.Force, "force", false, "let a quick or smaller run replace a full run's saved results")
+	fs.StringVar(&opt.TorchPeer.Python, "python", reproduce.DefaultTorchPeer.Python, "003: the Python `interpreter` that runs the document's own code (torch, torchvision, scipy, PIL)")
+	fs.StringVar(&opt.TorchPeer.Script, "torch-script", reproduce.DefaultTorchPeer.Script, "003: the document's training `script`, run beside ours on the emulated device (not measured, and the report says so, where it cannot run)")
 	from := fs.String("from", "", "rebuild the reports from the saved result files in `directory` (a run's --out/results), measuring nothing")
 	if err := parseFlags(fs, args); err != nil {
 		return err
@@ -102,38 +102,16 @@ func runReproduce(ctx context.Context, args []string, stdout, stderr io.Writer) 
 	if err != nil {
 		return err
 	}
-	switch {
-	case *workers < 0 || *workers > loader.MaxWorkers:
-		return usagef("--workers %d: want 0 to %d", *workers, loader.MaxWorkers)
-	case *step < 0:
-		return usagef("--step %v must not be negative", *step)
-	case *out == "":
+	// --workers' and --step's ranges are the bounds table's, checked as
+	// they are parsed.
+	if opt.Out == "" {
 		return usagef("--out must name a directory")
 	}
 	if *from != "" {
-		return rebuildReports(ctx, fs, ids, *from, *out, stdout, stderr)
+		return rebuildReports(ctx, fs, ids, *from, opt.Out, stdout, stderr)
 	}
-	exe, err := os.Executable()
-	if err != nil {
-		return fmt.Errorf("finding the worker binary: %w", err)
-	}
-	opt := reproduce.Options{
-		Quick:     *quick,
-		Out:       *out,
-		Workers:   *workers,
-		Step:      *step,
-		Worker:    procloader.Options{Exe: exe},
-		TorchPeer: peer.Peer{Python: *python, Script: *torchScript},
-		Command:   commandLine("headspace reproduce", args),
-		Progress:  stderr,
-		Force:     *force,
-	}
-	if *dev != "emulated" { // unset: the document's emulated device at the size's step
-		d, err := (&pipelineFlags{dev: *dev, step: *step, seed: loader.DefaultConfig().Dataset.Seed}).device(ctx)
-		if err != nil {
-			return err
-		}
-		opt.Device = func() (device.Device, error) { return d.Open(true) }
+	if err := completeOptions(ctx, &opt, *dev, args, stderr); err != nil {
+		return err
 	}
 	start := time.Now()
 	paths, err := reproduce.Run(ctx, ids, opt)
@@ -144,6 +122,27 @@ func runReproduce(ctx context.Context, args []string, stdout, stderr io.Writer) 
 		return err
 	}
 	fmt.Fprintf(stdout, "%s in %v\n", plural(len(paths), "report"), time.Since(start).Round(time.Second))
+	return nil
+}
+
+// completeOptions gives a run this binary as the process loader's
+// worker, its command line, its progress output and, for a device other
+// than the emulated one, that device.
+func completeOptions(ctx context.Context, opt *reproduce.Options, dev string, args []string, stderr io.Writer) error {
+	exe, err := os.Executable()
+	if err != nil {
+		return fmt.Errorf("finding the worker binary: %w", err)
+	}
+	opt.Worker = procloader.Options{Exe: exe}
+	opt.Command = commandLine("headspace reproduce", args)
+	opt.Progress = stderr
+	if dev != "emulated" { // unset: the document's emulated device at the size's step
+		d, err := (&pipelineFlags{dev: dev, step: opt.Step, seed: loader.DefaultConfig().Dataset.Seed}).device(ctx)
+		if err != nil {
+			return err
+		}
+		opt.Device = func() (device.Device, error) { return d.Open(true) }
+	}
 	return nil
 }
 
