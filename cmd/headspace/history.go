@@ -180,15 +180,7 @@ func runHistoryReport(ctx context.Context, args []string, stdout io.Writer) erro
 	if err := ctx.Err(); err != nil {
 		return err
 	}
-	var buf bytes.Buffer
-	switch *format {
-	case "html":
-		err = h.WritePage(ctx, &buf, time.Now())
-	case "text":
-		err = h.WriteText(&buf)
-	case "markdown":
-		err = h.WriteMarkdown(&buf)
-	}
+	buf, err := renderHistory(ctx, h, *format)
 	if err != nil {
 		return err
 	}
@@ -205,6 +197,21 @@ func runHistoryReport(ctx context.Context, args []string, stdout io.Writer) erro
 	}
 	fmt.Fprintf(stdout, "wrote %s\n", *out)
 	return nil
+}
+
+// renderHistory is the history in format: an html page, text or markdown.
+func renderHistory(ctx context.Context, h *history.History, format string) (bytes.Buffer, error) {
+	var buf bytes.Buffer
+	var err error
+	switch format {
+	case "html":
+		err = h.WritePage(ctx, &buf, time.Now())
+	case "text":
+		err = h.WriteText(&buf)
+	case "markdown":
+		err = h.WriteMarkdown(&buf)
+	}
+	return buf, err
 }
 
 func runHistoryLatest(ctx context.Context, args []string, stdout io.Writer) error {
