@@ -167,32 +167,7 @@ func (d CUDADecode) Run(ctx context.Context, env Env) ([]*benchfmt.Result, error
 	}
 	send(env.Details.DecodeSetup, CUDADecodeSetup{GPU: c.Info(), Library: dec.Library(), Version: version, Backend: dec.Backend(), Files: len(files), Width: w, Height: h})
 
-	var out []*benchfmt.Result
-	keep := env.collect(&out)
-	name := benchfmt.Name(fmt.Sprintf("BenchmarkCUDADecode/decoder=nvjpeg/batch=%d/size=%dx%d", d.Batch, w, h))
-	b := make([][]byte, d.Batch)
-	env.start(fmt.Sprintf("nvJPEG, %d batches of %d", d.Batches, d.Batch))
-	for i := range d.Batches + 1 {
-		if err := ctx.Err(); err != nil {
-			return out, err
-		}
-		lo := (i * d.Batch) % len(files)
-		for j := range b {
-			b[j] = files[(lo+j)%len(files)]
-		}
-		took, err := dec.Decode(b, dst, w, h)
-		if err != nil {
-			return out, fmt.Errorf("batch %d: %w", i, err)
-		}
-		if i == 0 { // the untimed warm-up batch
-			continue
-		}
-		if err := keep(&benchfmt.Result{Name: name, Iters: d.Batch,
-			Values: []benchfmt.Value{{Value: float64(d.Batch) / took.Seconds(), Unit: "images/s"}}}); err != nil {
-			return out, err
-		}
-	}
-	return out, nil
+	return d.nvjpegBatches(ctx, env, dec, dst, files, w, h)
 }
 
 // runTurbo decodes the files with libjpeg-turbo on the host: each batch
@@ -235,26 +210,8 @@ func (d CUDADecode) runTurbo(ctx context.Context, env Env, files [][]byte) ([]*b
 		if err := ctx.Err(); err != nil {
 			return out, err
 		}
-		lo := i * d.Batch
-		start := time.Now()
-		var wg sync.WaitGroup
-		for t := range d.Threads {
-			wg.Add(1)
-			go func() {
-				defer wg.Done()
-				errs[t] = nil
-				for j := t; j < d.Batch; j += d.Threads {
-					f := files[(lo+j)%len(files)]
-					if err := decs[t].DecodeRGB(f, bufs[t], w, h); err != nil {
-						errs[t] = fmt.Errorf("image %d of batch %d: %w", j, i, err)
-						return
-					}
-				}
-			}()
-		}
-		wg.Wait()
-		took := time.Since(start)
-		if err := errors.Join(errs...); err != nil {
+		took, err := d.turboBatch(i, files, decs, bufs, errs, w, h)
+		if err != nil {
 			return out, err
 		}
 		if i == 0 { // the untimed warm-up batch
@@ -308,3 +265,60 @@ type badJPEGs struct{ err error }
 func (b badJPEGs) Error() string      { return b.err.Error() }
 func (b badJPEGs) Unwrap() error      { return b.err }
 func (badJPEGs) Is(target error) bool { return target == ondisk.ErrCorrupt }
+
+// nvjpegBatches decodes Batches batches of the files (cycled) into dst
+// with nvJPEG after one untimed batch, a record of images/s each.
+func (d CUDADecode) nvjpegBatches(ctx context.Context, env Env, dec *cuda.JPEGDecoder, dst uint64, files [][]byte, w, h int) ([]*benchfmt.Result, error) {
+	var out []*benchfmt.Result
+	keep := env.collect(&out)
+	name := benchfmt.Name(fmt.Sprintf("BenchmarkCUDADecode/decoder=nvjpeg/batch=%d/size=%dx%d", d.Batch, w, h))
+	b := make([][]byte, d.Batch)
+	env.start(fmt.Sprintf("nvJPEG, %d batches of %d", d.Batches, d.Batch))
+	for i := range d.Batches + 1 {
+		if err := ctx.Err(); err != nil {
+			return out, err
+		}
+		lo := (i * d.Batch) % len(files)
+		for j := range b {
+			b[j] = files[(lo+j)%len(files)]
+		}
+		took, err := dec.Decode(b, dst, w, h)
+		if err != nil {
+			return out, fmt.Errorf("batch %d: %w", i, err)
+		}
+		if i == 0 { // the untimed warm-up batch
+			continue
+		}
+		if err := keep(&benchfmt.Result{Name: name, Iters: d.Batch,
+			Values: []benchfmt.Value{{Value: float64(d.Batch) / took.Seconds(), Unit: "images/s"}}}); err != nil {
+			return out, err
+		}
+	}
+	return out, nil
+}
+
+// turboBatch decodes batch i of the files (cycled) split over the
+// decoders, each into its own buffer, and returns how long it took; errs
+// holds each thread's error.
+func (d CUDADecode) turboBatch(i int, files [][]byte, decs []*turbojpeg.Decoder, bufs [][]byte, errs []error, w, h int) (time.Duration, error) {
+	lo := i * d.Batch
+	start := time.Now()
+	var wg sync.WaitGroup
+	for t := range d.Threads {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			errs[t] = nil
+			for j := t; j < d.Batch; j += d.Threads {
+				f := files[(lo+j)%len(files)]
+				if err := decs[t].DecodeRGB(f, bufs[t], w, h); err != nil {
+					errs[t] = fmt.Errorf("image %d of batch %d: %w", j, i, err)
+					return
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	took := time.Since(start)
+	return took, errors.Join(errs...)
+}
