@@ -162,75 +162,110 @@ func (r Result002) WriteMarkdown(w io.Writer) error {
 	m.para("The article reports that SPDL's thread-based loading beat PyTorch's process-based DataLoader in production: **3× the data-loading throughput, 2× faster training, 50%% less memory**, with a time to first batch that stays flat as workers are added. SPDL's documentation gives the loader-only comparison behind it (10k ImageNet images). `harness/loadbench` measures the same four things for goroutine workers (`loader.New`) and for worker processes built as DataLoader's are (`harness/procloader`: the binary re-executed as `headspace worker`, batch k to worker k mod W, two batches outstanding per worker, whole batches sent through a pipe, delivered in order).")
 	m.para("Setup: %s.", r.Setup)
 	m.code("sh", r.Command)
-	d := loadbench.Documented
-	docAt := func(ws []int, v []float64, n int) float64 {
-		if i := slices.Index(ws, n); i >= 0 {
-			return v[i]
-		}
-		return math.NaN()
-	}
-	ttfb := func(mode string, n int) float64 {
-		if p, ok := r.point(mode, n); ok {
-			return p.ttfbMs()
-		}
-		return math.NaN()
-	}
-	sps := func(mode string, n int) float64 {
-		if p, ok := r.point(mode, n); ok {
-			return summary.Median(p.SamplesPerSec)
-		}
-		return math.NaN()
-	}
-	rss := func(mode string, n int) float64 {
-		if p, ok := r.point(mode, n); ok {
-			return summary.Median(p.PeakRSS)
-		}
-		return math.NaN()
-	}
-	cpu := func(mode string, n int) float64 {
-		if p, ok := r.point(mode, n); ok {
-			return summary.Median(p.CPU)
-		}
-		return math.NaN()
-	}
-	g, pr := loadbench.Goroutine, loadbench.Process
+	r.writeTTFB(m)
+	r.writeThroughput(m)
+	r.writeMemory(m)
+	r.writeClaims(m)
+	r.writeDifferences(m)
+	return m.err
+}
 
+// docAt is the document's value v at n workers (ws), or NaN.
+func docAt(ws []int, v []float64, n int) float64 {
+	if i := slices.Index(ws, n); i >= 0 {
+		return v[i]
+	}
+	return math.NaN()
+}
+
+// ttfb is the time to first batch in ms of mode at n workers, or NaN.
+func (r Result002) ttfb(mode string, n int) float64 {
+	if p, ok := r.point(mode, n); ok {
+		return p.ttfbMs()
+	}
+	return math.NaN()
+}
+
+// sps is the median samples/s of mode at n workers, or NaN.
+func (r Result002) sps(mode string, n int) float64 {
+	if p, ok := r.point(mode, n); ok {
+		return summary.Median(p.SamplesPerSec)
+	}
+	return math.NaN()
+}
+
+// rss is the median peak RSS of mode at n workers, or NaN.
+func (r Result002) rss(mode string, n int) float64 {
+	if p, ok := r.point(mode, n); ok {
+		return summary.Median(p.PeakRSS)
+	}
+	return math.NaN()
+}
+
+// cpu is the median CPU time of mode at n workers, or NaN.
+func (r Result002) cpu(mode string, n int) float64 {
+	if p, ok := r.point(mode, n); ok {
+		return summary.Median(p.CPU)
+	}
+	return math.NaN()
+}
+
+// writeTTFB writes the time to first batch by workers, beside SPDL's.
+func (r Result002) writeTTFB(m *md) {
+	d, g, pr := loadbench.Documented, loadbench.Goroutine, loadbench.Process
 	m.para("## Time to first batch")
 	var rows [][]string
 	for _, n := range r.workerCounts() {
 		sT, pT := docAt(d.Workers, d.SPDLTTFB, n), docAt(d.Workers, d.PyTorchTTFB, n)
-		rows = append(rows, []string{fmt.Sprint(n), num(sT, 2), num(pT, 2), ratio(pT, sT), num(ttfb(g, n), 1), num(ttfb(pr, n), 1), ratio(ttfb(pr, n), ttfb(g, n))})
+		rows = append(rows, []string{fmt.Sprint(n), num(sT, 2), num(pT, 2), ratio(pT, sT), num(r.ttfb(g, n), 1), num(r.ttfb(pr, n), 1), ratio(r.ttfb(pr, n), r.ttfb(g, n))})
 	}
 	lo, hi := minMax(r.Points)
 	dlo, dhi := d.Workers[0], d.Workers[len(d.Workers)-1]
 	rows = append(rows, []string{fmt.Sprintf("growth %d → %d workers", dlo, dhi),
 		ratio(docAt(d.Workers, d.SPDLTTFB, dhi), docAt(d.Workers, d.SPDLTTFB, dlo)),
 		ratio(docAt(d.Workers, d.PyTorchTTFB, dhi), docAt(d.Workers, d.PyTorchTTFB, dlo)), "",
-		ratio(ttfb(g, hi), ttfb(g, lo)) + growthNote(lo, hi, dlo, dhi),
-		ratio(ttfb(pr, hi), ttfb(pr, lo)) + growthNote(lo, hi, dlo, dhi), ""})
+		ratio(r.ttfb(g, hi), r.ttfb(g, lo)) + growthNote(lo, hi, dlo, dhi),
+		ratio(r.ttfb(pr, hi), r.ttfb(pr, lo)) + growthNote(lo, hi, dlo, dhi), ""})
 	m.table("lrrrrrr", []string{"workers", "SPDL threads (s)", "PyTorch processes (s)", "processes ÷ threads", "ours: goroutines (ms)", "ours: processes (ms)", "processes ÷ goroutines"}, rows)
 	m.para("![time to first batch](%s)", r.TTFBFigure)
 
+}
+
+// writeThroughput writes the samples/s after the first batch, beside
+// SPDL's.
+func (r Result002) writeThroughput(m *md) {
+	d, g, pr := loadbench.Documented, loadbench.Goroutine, loadbench.Process
 	m.para("## Throughput after the first batch")
-	rows = nil
+	var rows [][]string
 	for _, n := range r.workerCounts() {
 		sI, pI := docAt(d.Workers, d.SPDLItems, n), docAt(d.Workers, d.PyTorchItems, n)
-		rows = append(rows, []string{fmt.Sprint(n), num(sI, 0), num(pI, 0), ratio(sI, pI), num(sps(g, n), 0), num(sps(pr, n), 0), ratio(sps(g, n), sps(pr, n))})
+		rows = append(rows, []string{fmt.Sprint(n), num(sI, 0), num(pI, 0), ratio(sI, pI), num(r.sps(g, n), 0), num(r.sps(pr, n), 0), ratio(r.sps(g, n), r.sps(pr, n))})
 	}
 	m.table("lrrrrrr", []string{"workers", "SPDL threads (items/s)", "PyTorch processes (items/s)", "threads ÷ processes", "ours: goroutines (samples/s)", "ours: processes (samples/s)", "goroutines ÷ processes"}, rows)
 	m.para("![throughput](%s)", r.ThroughputFigure)
 
+}
+
+// writeMemory writes peak RSS and CPU time, goroutines beside processes.
+func (r Result002) writeMemory(m *md) {
+	g, pr := loadbench.Goroutine, loadbench.Process
 	m.para("## Memory and CPU")
-	rows = nil
+	var rows [][]string
 	for _, p := range r.Points {
 		if p.Mode != g {
 			continue
 		}
 		n := p.Workers
-		rows = append(rows, []string{fmt.Sprint(n), mib(rss(g, n)), mib(rss(pr, n)), ratio(rss(g, n), rss(pr, n)), num(cpu(g, n), 2), num(cpu(pr, n), 2)})
+		rows = append(rows, []string{fmt.Sprint(n), mib(r.rss(g, n)), mib(r.rss(pr, n)), ratio(r.rss(g, n), r.rss(pr, n)), num(r.cpu(g, n), 2), num(r.cpu(pr, n), 2)})
 	}
 	m.table("lrrrrr", []string{"workers", "goroutines: peak RSS (MiB)", "processes: peak RSS, all processes (MiB)", "goroutines ÷ processes", "goroutines: CPU (s)", "processes: CPU (s)"}, rows)
 
+}
+
+// writeClaims writes the article's three claims beside ours, and the
+// training runs behind the second.
+func (r Result002) writeClaims(m *md) {
+	g, pr := loadbench.Goroutine, loadbench.Process
 	m.para("## The article's claims")
 	bg, okG := r.best(g)
 	bp, okP := r.best(pr)
@@ -250,7 +285,7 @@ func (r Result002) WriteMarkdown(w io.Writer) error {
 		}
 	}
 	training := div(tg, tp)
-	memory := div(rss(g, r.Workers), rss(pr, r.Workers))
+	memory := div(r.rss(g, r.Workers), r.rss(pr, r.Workers))
 	m.table("llll", []string{"claim", "the article (production)", "ours", "ours ÷ article"}, [][]string{
 		{"data-loading throughput, threads over processes", fmt.Sprintf("%.0f×", workloads.LoadersDocumentThroughput), loadingNote, ratio(loading, workloads.LoadersDocumentThroughput)},
 		{"model training, threads over processes", fmt.Sprintf("%.0f×", workloads.LoadersDocumentTraining), fmt.Sprintf("%s (%s over %s steps/s)", num(training, 2)+"×", num(tg, 3), num(tp, 3)), ratio(training, workloads.LoadersDocumentTraining)},
@@ -263,13 +298,16 @@ func (r Result002) WriteMarkdown(w io.Writer) error {
 	}
 	m.table("lrr", []string{"loader", "steps/s (median)", "95% CI of the median"}, tr)
 
+}
+
+// writeDifferences writes where ours differs from the article, and why.
+func (r Result002) writeDifferences(m *md) {
 	m.para("## Where ours differs from the article, and why")
 	m.p("- **No GIL.** SPDL's gain over processes comes from Python: threads that release the GIL against processes that must import, unpickle and copy. Our goroutines and our processes both run Go at full speed; what separates them is start-up, the copy of each batch through a pipe, and each process's own memory.")
 	m.p("- **Start-up.** A Go worker starts in milliseconds where a Python one takes seconds, so our times to first batch are in ms where the document's are in s; their growth with the worker count is what compares.")
 	m.p("- **%d cores.** Throughput cannot scale past the cores in either mode; the document's machine had many more. Process samples/s at high worker counts also counts batches built during the workers' staggered start-up (SPDL's \"post-initialisation\" throughput), which flatters it.", r.Header.Machine.Cores)
 	m.p("- **Data.** Synthetic images and our transforms, not ImageNet decoding; the production claims (3×, 2×, −50%%) are about a pipeline the article does not describe.")
 	m.p("")
-	return m.err
 }
 
 // minMax is the smallest and largest worker count measured.
