@@ -201,6 +201,16 @@ func (r Result000) WriteMarkdown(w io.Writer) error {
 	writeHeader(m, r.Header)
 	m.para("SPDL's headspace analysis wraps the training loop's data loader in `CacheDataLoader`: after `return_caches_after` batches from the real loader it replays `num_caches` cached ones, so the step time before and after the switch says how much faster training would go if data loading were free. `headspace analyze` does the same with `harness/cacheloader` (`NewLoader` is `CacheDataLoader`, `Iterator` is `cache_iterator`) around the document 003's toy pipeline, on the device above, once with each transform implementation.")
 	m.para("## The estimate, the document's and ours")
+	r.writeEstimate(m)
+	for _, x := range r.Runs {
+		writeHeadspaceRun(m, x)
+	}
+	r.writeDifferences(m)
+	return m.err
+}
+
+// writeEstimate writes the document's estimate beside each run's.
+func (r Result000) writeEstimate(m *md) {
 	head := []string{"", "the document"}
 	for _, x := range r.Runs {
 		head = append(head, "ours: "+x.Name, "÷ document")
@@ -249,22 +259,29 @@ func (r Result000) WriteMarkdown(w io.Writer) error {
 	}
 	m.table(align, head, rows)
 	m.para("The document's %.1f h at %d ms a step is about %s steps, the run the time saved is reckoned over here.", workloads.HeadspaceDocumentHoursSaved, workloads.HeadspaceDocumentHeadspace.Milliseconds(), thousands(workloads.HeadspaceDocumentSteps))
-	for _, x := range r.Runs {
-		m.para("## %s transforms", x.Name)
-		m.para("%s; %d batches from the loader, then %d steps on %d cached batches; the first step of each phase is left out (pipeline fill, the switch).", x.Setup, x.ReturnCachesAfter, x.StepsAfter, x.NumCaches)
-		m.code("sh", x.Command)
-		m.table("lrrr", []string{"phase", "median step time", "95% CI", "steps"}, [][]string{
-			{"fed by the loader", ms(x.Before.Median), ciText(x.Before), fmt.Sprint(x.Before.N)},
-			{"cached batches", ms(x.After.Median), ciText(x.After), fmt.Sprint(x.After.N)},
-		})
-		m.para("Verdict: **%s**, bounded by **%s**: %s. Busiest stage: %s (%.0f%% of the pipeline's task time).", x.Class, x.Stage, x.Reason, x.Busiest, 100*x.Busy)
-		var st [][]string
-		for _, s := range x.Stages {
-			st = append(st, []string{s.Name, fmt.Sprint(s.Workers), fmt.Sprint(s.Tasks), durText(s.Average), fmt.Sprintf("%.0f%%", 100*s.Occupancy)})
-		}
-		m.table("lrrrr", []string{"stage", "workers", "tasks", "mean task time", "output queue ready"}, st)
-		m.para("![step time, %s transforms](%s)", x.Name, x.Plot)
+}
+
+// writeHeadspaceRun writes one run: its phases' step times, its verdict,
+// its stages and its plot.
+func writeHeadspaceRun(m *md, x HeadspaceRun) {
+	m.para("## %s transforms", x.Name)
+	m.para("%s; %d batches from the loader, then %d steps on %d cached batches; the first step of each phase is left out (pipeline fill, the switch).", x.Setup, x.ReturnCachesAfter, x.StepsAfter, x.NumCaches)
+	m.code("sh", x.Command)
+	m.table("lrrr", []string{"phase", "median step time", "95% CI", "steps"}, [][]string{
+		{"fed by the loader", ms(x.Before.Median), ciText(x.Before), fmt.Sprint(x.Before.N)},
+		{"cached batches", ms(x.After.Median), ciText(x.After), fmt.Sprint(x.After.N)},
+	})
+	m.para("Verdict: **%s**, bounded by **%s**: %s. Busiest stage: %s (%.0f%% of the pipeline's task time).", x.Class, x.Stage, x.Reason, x.Busiest, 100*x.Busy)
+	var st [][]string
+	for _, s := range x.Stages {
+		st = append(st, []string{s.Name, fmt.Sprint(s.Workers), fmt.Sprint(s.Tasks), durText(s.Average), fmt.Sprintf("%.0f%%", 100*s.Occupancy)})
 	}
+	m.table("lrrrr", []string{"stage", "workers", "tasks", "mean task time", "output queue ready"}, st)
+	m.para("![step time, %s transforms](%s)", x.Name, x.Plot)
+}
+
+// writeDifferences writes where ours differs from the document.
+func (r Result000) writeDifferences(m *md) {
 	m.para("## Where ours differs from the document")
 	var shares []string
 	for _, x := range r.Runs {
@@ -274,7 +291,6 @@ func (r Result000) WriteMarkdown(w io.Writer) error {
 	m.p("- **The device** is emulated: its step is a timer wait, so the headspace is the input pipeline's alone (a real GPU also shares the host's cores with kernel launches).")
 	m.p("- **The machine** has %d cores for loading; the document's does not say.", r.Header.Machine.Cores)
 	m.p("")
-	return m.err
 }
 
 // durText formats a task time in the unit that suits it.
