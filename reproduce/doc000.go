@@ -115,32 +115,11 @@ func render000(f *resultFile, p *page) ([]byte, error) {
 		return nil, err
 	}
 	for _, impl := range impls {
-		rep := analysis.Report{Switch: -1}
-		var before, cached []float64
-		for _, r := range f.records("Headspace", "transforms", impl) {
-			v, _ := value(r.r, "ns/op")
-			switch r.parts["phase"] {
-			case "switch":
-				rep.Switch = len(rep.StepTimes)
-			case "loader":
-				before = append(before, v)
-			case "cached":
-				cached = append(cached, v)
-			}
-			rep.StepTimes = append(rep.StepTimes, time.Duration(v))
+		rep, err := steps000(f, impl)
+		if err != nil {
+			return nil, err
 		}
-		if rep.Switch < 0 || len(before) == 0 || len(cached) == 0 {
-			return nil, &FileError{Path: f.path, Err: fmt.Errorf("the %s analysis lacks the steps of a phase", impl)}
-		}
-		rep.Before, rep.After = estimate000(before), estimate000(cached)
-		var stats pipeline.Stats
-		for _, r := range f.records("HeadspaceStage", "transforms", impl) {
-			v := func(unit string) float64 { x, _ := value(r.r, unit); return x }
-			name := r.parts["stage"]
-			stats.Stages = append(stats.Stages, pipeline.StageStats{Name: name, Workers: int(v("workers")), Tasks: int64(v("tasks")),
-				Total: time.Duration(v("total-ns")), Average: time.Duration(v("average-ns"))})
-			stats.Queues = append(stats.Queues, pipeline.QueueStats{Name: name, Occupancy: v("occupancy")})
-		}
+		stats := stages000(f, impl)
 		input := f.records("HeadspaceInput", "transforms", impl)
 		wait, wall := values(input, "input-wait-ns"), values(input, "wall-ns")
 		if len(wait) != 1 || len(wall) != 1 {
@@ -171,6 +150,43 @@ func render000(f *resultFile, p *page) ([]byte, error) {
 		res.Runs = append(res.Runs, run)
 	}
 	return markdown(res)
+}
+
+// steps000 reads one transform's step times, the switch between its
+// phases, and each phase's estimate.
+func steps000(f *resultFile, impl string) (analysis.Report, error) {
+	rep := analysis.Report{Switch: -1}
+	var before, cached []float64
+	for _, r := range f.records("Headspace", "transforms", impl) {
+		v, _ := value(r.r, "ns/op")
+		switch r.parts["phase"] {
+		case "switch":
+			rep.Switch = len(rep.StepTimes)
+		case "loader":
+			before = append(before, v)
+		case "cached":
+			cached = append(cached, v)
+		}
+		rep.StepTimes = append(rep.StepTimes, time.Duration(v))
+	}
+	if rep.Switch < 0 || len(before) == 0 || len(cached) == 0 {
+		return rep, &FileError{Path: f.path, Err: fmt.Errorf("the %s analysis lacks the steps of a phase", impl)}
+	}
+	rep.Before, rep.After = estimate000(before), estimate000(cached)
+	return rep, nil
+}
+
+// stages000 reads one transform's pipeline stages and their queues.
+func stages000(f *resultFile, impl string) pipeline.Stats {
+	var stats pipeline.Stats
+	for _, r := range f.records("HeadspaceStage", "transforms", impl) {
+		v := func(unit string) float64 { x, _ := value(r.r, unit); return x }
+		name := r.parts["stage"]
+		stats.Stages = append(stats.Stages, pipeline.StageStats{Name: name, Workers: int(v("workers")), Tasks: int64(v("tasks")),
+			Total: time.Duration(v("total-ns")), Average: time.Duration(v("average-ns"))})
+		stats.Queues = append(stats.Queues, pipeline.QueueStats{Name: name, Occupancy: v("occupancy")})
+	}
+	return stats
 }
 
 // why000 says what a transform implementation is.
