@@ -39,7 +39,7 @@ func (f *peerRemoteFlags) register(fs *flag.FlagSet) {
 	fs.StringVar(&f.linkSpec, "link", "cross-region", "with --remote: the emulated `link` both sides reach the server through (a preset or key=value settings, as ladder --link)")
 	fs.StringVar(&f.layouts, "layouts", strings.Join(peer.RemoteLayouts, ","), "with --remote: comma-separated `layouts`: imagefolder (one GET per image), shards (the peer streams each shard)")
 	fs.IntVar(&f.shardSize, "shard-size", 8, "with --remote: images per tar `shard`")
-	fs.IntVar(&f.concurrency, "fetch-concurrency", bucket.DefaultConcurrency, "with --remote: our fetch stage's GETs in `flight`, whatever --workers is")
+	bucket.ConcurrencyFlag(fs, &f.concurrency)
 	fs.StringVar(&f.shardReads, "shard-reads", ondisk.ShardReadsWhole, "with --remote: how ours reads the shards: `whole` (one GET per shard, as the peer streams it) or ranged (one ranged GET per member)")
 }
 
@@ -101,8 +101,7 @@ func runPeerRemote(ctx context.Context, fs *flag.FlagSet, rf *peerRemoteFlags, a
 	}
 	count := num("count", "1")
 	if err := firstErr(inRange("--count", count, 1, maxCount), inRange("--batches", s.Batches, 2, maxBatches),
-		inRange("--batch", s.Batch, 1, 4096), inRange("--shard-size", rf.shardSize, 1, 1<<16),
-		inRange("--fetch-concurrency", rf.concurrency, 1, loader.MaxFetchConcurrency)); err != nil {
+		inRange("--batch", s.Batch, 1, 4096), inRange("--shard-size", rf.shardSize, 1, 1<<16)); err != nil {
 		return err
 	}
 	if !slices.Contains(ondisk.ShardReadModes, rf.shardReads) {
