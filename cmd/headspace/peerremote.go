@@ -8,7 +8,6 @@ import (
 	"io"
 	"os"
 	"path/filepath"
-	"slices"
 	"strconv"
 	"strings"
 
@@ -35,11 +34,11 @@ type peerRemoteFlags struct {
 
 func (f *peerRemoteFlags) register(fs *flag.FlagSet) {
 	fs.BoolVar(&f.on, "remote", false, "compare on data in a bucket: start the pinned S3 server on 127.0.0.1, upload natural JPEGs once as an ImageFolder and as tar shards, and run our loader (--data s3://…) beside the boto3 peer (peers/torch/s3.py) through one --link (docs/remote.md)")
-	fs.StringVar(&f.linkSpec, "link", "cross-region", "with --remote: the emulated `link` both sides reach the server through (a preset or key=value settings, as ladder --link)")
+	loader.LinkFlag(fs, &f.linkSpec, "cross-region")
 	fs.StringVar(&f.layouts, "layouts", strings.Join(peer.RemoteLayouts, ","), "with --remote: comma-separated `layouts`: imagefolder (one GET per image), shards (the peer streams each shard)")
 	fs.IntVar(&f.shardSize, "shard-size", 8, "with --remote: images per tar `shard`")
 	bucket.ConcurrencyFlag(fs, &f.concurrency)
-	fs.StringVar(&f.shardReads, "shard-reads", ondisk.ShardReadsWhole, "with --remote: how ours reads the shards: `whole` (one GET per shard, as the peer streams it) or ranged (one ranged GET per member)")
+	loader.ShardReadsFlag(fs, &f.shardReads, ondisk.ShardReadsWhole)
 }
 
 // peerRemoteHint is what to do when the boto3 peer cannot run.
@@ -115,8 +114,8 @@ func parsePeerRemote(fs *flag.FlagSet, rf *peerRemoteFlags) (peerRemoteRun, erro
 		inRange("--batch", s.Batch, 1, 4096), inRange("--shard-size", rf.shardSize, 1, 1<<16)); err != nil {
 		return r, err
 	}
-	if !slices.Contains(ondisk.ShardReadModes, rf.shardReads) {
-		return r, usagef("--shard-reads %q: want whole or ranged", rf.shardReads)
+	if err := loader.CheckShardReads(rf.shardReads); err != nil {
+		return r, usageError{err.Error()}
 	}
 	if s.Crop <= 0 || s.Crop > w || s.Crop > h {
 		return r, usagef("--crop %d must be positive and fit the %dx%d images", s.Crop, w, h)

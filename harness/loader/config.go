@@ -224,8 +224,8 @@ func (c Config) validateData() error {
 		return fmt.Errorf("--page-cache %s needs a dataset on disk (--data)", c.PageCache)
 	case c.Remote() && c.PageCache != "":
 		return fmt.Errorf("--page-cache %s: %s is in a bucket, not on this machine's disk", c.PageCache, c.Data)
-	case c.ShardReads != "" && !slices.Contains(ondisk.ShardReadModes, c.ShardReads):
-		return fmt.Errorf("--shard-reads %q: want ranged or whole", c.ShardReads)
+	case CheckShardReads(c.ShardReads) != nil:
+		return CheckShardReads(c.ShardReads)
 	case c.ShardReads != "" && !c.Remote():
 		return fmt.Errorf("--shard-reads %s needs a dataset in a bucket (--data s3://BUCKET/PREFIX)", c.ShardReads)
 	}

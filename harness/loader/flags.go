@@ -3,6 +3,7 @@ package loader
 import (
 	"flag"
 	"fmt"
+	"slices"
 
 	"github.com/headspace-bench/headspace/datasets/bucket"
 	"github.com/headspace-bench/headspace/datasets/ondisk"
@@ -46,8 +47,30 @@ func (d *DataFlags) RegisterData(fs *flag.FlagSet, usage string) {
 // s3://…): bucket.Options' own, --shard-reads and --link.
 func (d *DataFlags) RegisterBucket(fs *flag.FlagSet) {
 	d.Bucket.RegisterFlags(fs)
-	fs.StringVar(&d.ShardReads, "shard-reads", ondisk.ShardReadsRanged, "with --data s3://… in shards: fetch each sample with its own ranged GET (`ranged`), or each shard whole, once, serving its samples from memory (whole: one request per shard)")
-	fs.StringVar(&d.Link, "link", "", "with --data s3://… on a server on this machine: put an emulated network `link` between them: a preset (same-region, cross-region, home, none), key=value settings (latency=20ms,jitter=5ms,bandwidth=1Gbit/s,conn-bandwidth=90MB/s,request-rate=5500,reset=every:100,stall=0.01,stall-for=2s,truncate=5%), or a preset then overrides; recorded in the result file (docs/remote.md)")
+	ShardReadsFlag(fs, &d.ShardReads, ondisk.ShardReadsRanged)
+	LinkFlag(fs, &d.Link, "")
+}
+
+// ShardReadsFlag registers --shard-reads onto fs, into p, with the
+// default def: ondisk.ShardReadsRanged with --data s3://…, whole for peer
+// --remote (as its boto3 peer streams each shard).
+func ShardReadsFlag(fs *flag.FlagSet, p *string, def string) {
+	fs.StringVar(p, "shard-reads", def, "with data in a bucket in shards (--data s3://…, or ours in peer --remote): how a sample is fetched, a `mode`: ranged (with its own ranged GET) or whole (its shard whole, once, the shard's samples served from memory: one request per shard)")
+}
+
+// LinkFlag registers --link onto fs, into p, with the default def: none
+// with --data s3://…, cross-region for peer --remote.
+func LinkFlag(fs *flag.FlagSet, p *string, def string) {
+	fs.StringVar(p, "link", def, "with --data s3://… on a server on this machine (peer --remote: the server it starts, for both sides): put an emulated network `link` between them: a preset (same-region, cross-region, home, none), key=value settings (latency=20ms,jitter=5ms,bandwidth=1Gbit/s,conn-bandwidth=90MB/s,request-rate=5500,reset=every:100,stall=0.01,stall-for=2s,truncate=5%), or a preset then overrides; recorded in the result file (docs/remote.md)")
+}
+
+// CheckShardReads checks a --shard-reads value: "" (ranged), ranged or
+// whole.
+func CheckShardReads(s string) error {
+	if s != "" && !slices.Contains(ondisk.ShardReadModes, s) {
+		return fmt.Errorf("--shard-reads %q: want ranged or whole", s)
+	}
+	return nil
 }
 
 // The flags that need --data, and those that need it in a bucket.
