@@ -105,7 +105,7 @@ func TestOnDisk(t *testing.T) {
 		{"unknown format", func(o *OnDisk) { o.Formats = []string{"webp"} }, `format "webp"`},
 		{"unknown layout", func(o *OnDisk) { o.Layouts = []string{"zip"} }, `layout "zip"`},
 		{"raw smaller than the crop", func(o *OnDisk) { o.RawSizes = []int{8} }, "smaller than the crop"},
-		{"unknown page cache", func(o *OnDisk) { o.PageCaches = []string{"hot"} }, `page cache "hot"`},
+		{"unknown page cache", func(o *OnDisk) { o.PageCaches = []string{"hot"} }, `--page-cache "hot"`},
 		{"unknown content", func(o *OnDisk) { o.Contents = []string{"cats"} }, `content "cats"`},
 		{"unknown decoder", func(o *OnDisk) { o.Decoders = []string{"libjpeg"} }, `decoder "libjpeg"`},
 		{"device decoder", func(o *OnDisk) { o.Decoders = []string{"nvjpeg"} }, "decoder nvjpeg decodes on the device"},

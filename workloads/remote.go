@@ -175,8 +175,8 @@ func (r Remote) Validate() error {
 		}
 	}
 	for _, c := range append(slices.Clone(r.Concurrency), r.checkConcurrency()...) {
-		if c < 1 || c > loader.MaxFetchConcurrency {
-			return fmt.Errorf("remote: concurrency %d outside 1 to %d", c, loader.MaxFetchConcurrency)
+		if c < 1 || c > bucket.MaxConcurrency {
+			return fmt.Errorf("remote: concurrency %d outside 1 to %d", c, bucket.MaxConcurrency)
 		}
 	}
 	for _, c := range r.Checks {

@@ -8,6 +8,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/headspace-bench/headspace/datasets/bucket"
 	"github.com/headspace-bench/headspace/datasets/ondisk"
 	"github.com/headspace-bench/headspace/harness/loader"
 	"github.com/headspace-bench/headspace/harness/machine"
@@ -106,8 +107,8 @@ var sharedBounds = map[string]bound{
 	"batches":       {1, maxBatches},
 	// Data on disk and in a bucket.
 	"max-failures":      {0, loader.MaxMaxFailures},
-	"fetch-concurrency": {0, loader.MaxFetchConcurrency},
-	"chunk-size":        {0, loader.MaxChunkSize},
+	"fetch-concurrency": {1, bucket.MaxConcurrency},
+	"chunk-size":        {bucket.MinChunkSize, bucket.MaxChunkSize},
 	// A user's own training command (analyze, ladder, whatif -- COMMAND).
 	"loader":              {1, 1 << 20},
 	"first-batch-timeout": {0, float64(24 * time.Hour)},

@@ -55,7 +55,7 @@ func openCUDA(ctx context.Context, pf *pipelineFlags, pinned bool) (device.Devic
 	}
 	dc := cuda.DeviceConfig{PlanForSample: planFor, Pinned: pinned, Graphs: pf.graphs}
 	var dec *cuda.JPEGDecoder
-	if pf.data.decoder == ondisk.DecoderNvjpeg {
+	if pf.data.Decoder == ondisk.DecoderNvjpeg {
 		// The loader's batches carry JPEG files: the device decodes
 		// them, a batch at a time, with as many CPU threads for nvJPEG's
 		// host stage as the machine has cores.

@@ -7,8 +7,6 @@ import (
 	"fmt"
 	"net/url"
 	"os"
-	"runtime"
-	"slices"
 	"strings"
 
 	"github.com/headspace-bench/headspace/datasets/bucket"
@@ -18,40 +16,24 @@ import (
 	"github.com/headspace-bench/headspace/harness/loader"
 )
 
-// dataFlags are the flags of a dataset on disk, shared by every command
-// that runs the pipeline: --data, --max-failures and --page-cache.
+// dataFlags are the data flags of a command that runs the pipeline
+// (loader.DataFlags: --data, --max-failures, --page-cache, the bucket's),
+// the flag set that parsed them and the --link apply started.
 type dataFlags struct {
-	dir         string
-	maxFailures int
-	pageCache   string
-	decoder     string
-	decodeScale string
-	// Data in a bucket (--data s3://…).
-	endpoint    string
-	concurrency int
-	chunkSize   int64
-	linkSpec    string
-	shardReads  string
-	link        *link.Link // started by apply for --link; close stops it
-	fs          *flag.FlagSet
+	loader.DataFlags
+	link *link.Link // started by apply for --link; close stops it
+	fs   *flag.FlagSet
 }
 
 func (d *dataFlags) register(fs *flag.FlagSet) {
-	d.registerData(fs, "read the dataset `dir` instead of the synthetic fill (fetch and decode stages): one written by headspace dataset write (its manifest sets the raw size, samples and seed), an ImageFolder (class subdirectories of .jpg/.jpeg/.png) or WebDataset .tar shards (images resized to --raw-size, default their most common size; docs/real-data.md)")
-	fs.IntVar(&d.maxFailures, "max-failures", 0, fmt.Sprintf("with --data: skip and count up to `n` samples that cannot be read or decoded (0 to %d; 0 stops at the first)", loader.MaxMaxFailures))
-	fs.StringVar(&d.decoder, "decoder", ondisk.DecoderGo, "with --data: JPEG `decoder`: go (image/jpeg), turbojpeg (libjpeg-turbo, Debian's "+turbojpeg.Package+", loaded at run time), or nvjpeg (on the GPU: with --device cuda and --transforms device, the levels that decode hand each batch's files to nvJPEG and the device crops, masks and converts them; no pixel on the host; docs/gpu.md)")
-	fs.StringVar(&d.decodeScale, "decode-scale", ondisk.DecodeScaleOff, "with --data and --decoder turbojpeg: off, or auto to decode each JPEG at the smallest TurboJPEG scaling factor (1/2, 1/4 or 1/8) whose image still holds the --crop (a dataset you bring: resized to the scaled raw size); the crop is then drawn from the downscaled image, not the full one (another sample distribution, a remedy like storing smaller raw images; recorded in the result file; docs/real-data.md)")
-	fs.StringVar(&d.pageCache, "page-cache", loader.PageWarm, "with --data: the dataset's files before each run: warm (read once first) or cold (evicted from the page cache; Linux only); not for data in a bucket")
-	d.registerBucket(fs)
+	d.fs = fs
+	d.Register(fs)
 }
 
-// registerBucket registers the flags of data in a bucket (--data s3://…).
-func (d *dataFlags) registerBucket(fs *flag.FlagSet) {
-	fs.StringVar(&d.endpoint, "s3-endpoint", "", "with --data s3://BUCKET/PREFIX: the S3-compatible server's `url` (default $AWS_ENDPOINT_URL_S3, $AWS_ENDPOINT_URL, else AWS); credentials from AWS_ACCESS_KEY_ID/AWS_SECRET_ACCESS_KEY or the shared credentials file")
-	fs.IntVar(&d.concurrency, "fetch-concurrency", 0, fmt.Sprintf("with --data s3://…: GET requests in flight, whatever --workers is (1 to %d; 0 means %d)", loader.MaxFetchConcurrency, bucket.DefaultConcurrency))
-	fs.Int64Var(&d.chunkSize, "chunk-size", 0, fmt.Sprintf("with --data s3://…: the largest single ranged GET in `bytes` (%d to %d; 0 means %d)", loader.MinChunkSize, loader.MaxChunkSize, bucket.DefaultChunkSize))
-	fs.StringVar(&d.shardReads, "shard-reads", ondisk.ShardReadsRanged, "with --data s3://… in shards: fetch each sample with its own ranged GET (`ranged`), or each shard whole, once, serving its samples from memory (whole: one request per shard)")
-	fs.StringVar(&d.linkSpec, "link", "", "with --data s3://… on a server on this machine: put an emulated network `link` between them: a preset (same-region, cross-region, home, none), key=value settings (latency=20ms,jitter=5ms,bandwidth=1Gbit/s,conn-bandwidth=90MB/s,request-rate=5500,reset=every:100,stall=0.01,stall-for=2s,truncate=5%), or a preset then overrides; recorded in the result file (docs/remote.md)")
+// registerData registers --data alone, with the given usage.
+func (d *dataFlags) registerData(fs *flag.FlagSet, usage string) {
+	d.fs = fs
+	d.RegisterData(fs, usage)
 }
 
 // close stops the link apply started, if any.
@@ -66,7 +48,7 @@ func (d *dataFlags) close() {
 // endpoint (the flag's, or the environment's), which must be on this
 // machine, and returns the link's URL to use as the endpoint.
 func (d *dataFlags) startLink(endpoint string) (string, *link.Config, error) {
-	lc, err := link.Parse(d.linkSpec)
+	lc, err := link.Parse(d.Link)
 	if err != nil {
 		return "", nil, usagef("--link: %s", strings.TrimPrefix(err.Error(), "link: "))
 	}
@@ -85,17 +67,6 @@ func (d *dataFlags) startLink(endpoint string) (string, *link.Config, error) {
 	return l.URL(), &lc, nil
 }
 
-// bucketOptions are the flags' bucket settings.
-func (d *dataFlags) bucketOptions() bucket.Options {
-	return bucket.Options{Endpoint: d.endpoint, Concurrency: d.concurrency, ChunkSize: d.chunkSize}
-}
-
-// registerData registers --data alone, with the given usage.
-func (d *dataFlags) registerData(fs *flag.FlagSet, usage string) {
-	d.fs = fs
-	fs.StringVar(&d.dir, "data", "", usage)
-}
-
 // set reports whether the flag name was given on the command line.
 func (d *dataFlags) set(name string) bool {
 	found := false
@@ -103,65 +74,26 @@ func (d *dataFlags) set(name string) bool {
 	return found
 }
 
-// apply makes cfg read the dataset on disk the flags name (nothing without
-// --data): the raw size, samples, classes and seed come from its manifest,
-// and --raw-size or --seed given with another value is refused. ctx bounds
-// the indexing of a dataset the user brings (SIGINT stops it).
+// apply makes cfg read the dataset the flags name (nothing without
+// --data), the flags checked by loader.DataFlags.Apply: the raw size,
+// samples, classes and seed come from its manifest, and --raw-size or
+// --seed given with another value is refused. ctx bounds the indexing of
+// a dataset the user brings (SIGINT stops it).
 func (d *dataFlags) apply(ctx context.Context, cfg loader.Config) (loader.Config, error) {
-	if d.dir == "" {
-		for _, name := range []string{"max-failures", "page-cache", "decoder", "decode-scale", "s3-endpoint", "fetch-concurrency", "chunk-size", "link", "shard-reads"} {
-			if d.set(name) {
-				return cfg, usagef("--%s needs --data", name)
-			}
-		}
-		return cfg, nil
+	want := cfg
+	cfg, err := d.Apply(cfg, d.set)
+	if err != nil || d.Dir == "" {
+		return cfg, asUsage(err)
 	}
-	remote := bucket.IsURL(d.dir)
-	if !remote {
-		for _, name := range []string{"s3-endpoint", "fetch-concurrency", "chunk-size", "link", "shard-reads"} {
-			if d.set(name) {
-				return cfg, usagef("--%s needs --data s3://BUCKET/PREFIX", name)
-			}
+	if d.Link != "" {
+		ep, lc, err := d.startLink(d.Bucket.Endpoint)
+		if err != nil {
+			return cfg, err
 		}
-	} else {
-		if _, err := bucket.ParseURL(d.dir); err != nil {
-			return cfg, usageError{err.Error()}
-		}
-		if d.set("page-cache") {
-			return cfg, usagef("--page-cache: %s is in a bucket, not on this machine's disk", d.dir)
-		}
-		d.pageCache = ""
-		if d.set("fetch-concurrency") {
-			if err := inRange("--fetch-concurrency", d.concurrency, 1, loader.MaxFetchConcurrency); err != nil {
-				return cfg, err
-			}
-		}
-		if d.set("chunk-size") && (d.chunkSize < loader.MinChunkSize || d.chunkSize > loader.MaxChunkSize) {
-			return cfg, usagef("--chunk-size %d: want %d to %d bytes", d.chunkSize, loader.MinChunkSize, loader.MaxChunkSize)
-		}
-		cfg.Bucket = d.bucketOptions()
-		if !slices.Contains(ondisk.ShardReadModes, d.shardReads) {
-			return cfg, usagef("--shard-reads %q: want ranged or whole", d.shardReads)
-		}
-		if d.shardReads == ondisk.ShardReadsWhole {
-			cfg.ShardReads = d.shardReads
-		}
-		if d.linkSpec != "" {
-			ep, lc, err := d.startLink(d.endpoint)
-			if err != nil {
-				return cfg, err
-			}
-			cfg.Origin = cfg.Bucket.EndpointURL()
-			cfg.Bucket.Endpoint, cfg.Link = ep, lc.Settings()
-		}
+		cfg.Origin = cfg.Bucket.EndpointURL()
+		cfg.Bucket.Endpoint, cfg.Link = ep, lc.Settings()
 	}
-	if err := inRange("--max-failures", d.maxFailures, 0, loader.MaxMaxFailures); err != nil {
-		return cfg, err
-	}
-	if d.decoder != "" && !slices.Contains(ondisk.Decoders, d.decoder) {
-		return cfg, usagef("--decoder %q: want go, turbojpeg or nvjpeg", d.decoder)
-	}
-	if d.decoder == ondisk.DecoderTurbo {
+	if d.Decoder == ondisk.DecoderTurbo {
 		if _, err := turbojpeg.Load(); err != nil {
 			return cfg, fmt.Errorf("--decoder turbojpeg: %w", err)
 		}
@@ -169,27 +101,16 @@ func (d *dataFlags) apply(ctx context.Context, cfg loader.Config) (loader.Config
 	if err := d.checkDecodeScale(ctx); err != nil {
 		return cfg, err
 	}
-	switch d.pageCache {
-	case "", loader.PageWarm: // "": a command without --page-cache
-	case loader.PageCold:
-		if !ondisk.EvictAvailable {
-			return cfg, usagef("--page-cache cold: page-cache eviction is not available on %s; use warm", runtime.GOOS)
-		}
-	default:
-		return cfg, usagef("--page-cache %q: want warm or cold", d.pageCache)
-	}
-	want := cfg
-	cfg, err := cfg.WithDataContext(ctx, d.dir)
-	if err != nil {
+	if cfg, err = cfg.WithDataContext(ctx, d.Dir); err != nil {
 		if ctx.Err() != nil {
 			return cfg, err // interrupted: exit 130
 		}
 		return cfg, usageError{err.Error()}
 	}
 	ds := cfg.Dataset
-	in, err := ondisk.InspectWith(context.Background(), d.dir, cfg.Bucket)
-	if err == nil && d.decoder == ondisk.DecoderNvjpeg && !strings.Contains(in.Format, "jpeg") {
-		return cfg, usagef("--decoder nvjpeg decodes JPEGs: --data %s holds %s", d.dir, in.Format)
+	in, err := ondisk.InspectWith(context.Background(), d.Dir, cfg.Bucket)
+	if err == nil && d.Decoder == ondisk.DecoderNvjpeg && !strings.Contains(in.Format, "jpeg") {
+		return cfg, usagef("--decoder nvjpeg decodes JPEGs: --data %s holds %s", d.Dir, in.Format)
 	}
 	if err != nil || in.Kind != "headspace" {
 		// A dataset the user brings: --raw-size is the shape its images
@@ -197,38 +118,37 @@ func (d *dataFlags) apply(ctx context.Context, cfg loader.Config) (loader.Config
 		if d.set("raw-size") {
 			cfg.Dataset.Width, cfg.Dataset.Height = want.Dataset.Width, want.Dataset.Height
 		}
-		cfg.MaxFailures, cfg.PageCache, cfg.Decoder, cfg.DecodeScale = d.maxFailures, d.pageCache, d.decoder, d.decodeScale
 		return cfg, nil
 	}
 	if d.set("raw-size") && (want.Dataset.Width != ds.Width || want.Dataset.Height != ds.Height) {
-		return cfg, usagef("--raw-size %dx%d conflicts with --data %s, whose images are %dx%d: leave --raw-size out", want.Dataset.Width, want.Dataset.Height, d.dir, ds.Width, ds.Height)
+		return cfg, usagef("--raw-size %dx%d conflicts with --data %s, whose images are %dx%d: leave --raw-size out", want.Dataset.Width, want.Dataset.Height, d.Dir, ds.Width, ds.Height)
 	}
 	if d.set("seed") && want.Dataset.Seed != ds.Seed {
-		return cfg, usagef("--seed %d conflicts with --data %s, written with seed %d: leave --seed out", want.Dataset.Seed, d.dir, ds.Seed)
+		return cfg, usagef("--seed %d conflicts with --data %s, written with seed %d: leave --seed out", want.Dataset.Seed, d.Dir, ds.Seed)
 	}
-	cfg.MaxFailures, cfg.PageCache, cfg.Decoder, cfg.DecodeScale = d.maxFailures, d.pageCache, d.decoder, d.decodeScale
 	return cfg, nil
 }
 
-// checkDecodeScale refuses --decode-scale auto where it cannot apply:
-// another decoder than turbojpeg, or data without JPEGs.
-func (d *dataFlags) checkDecodeScale(ctx context.Context) error {
-	switch d.decodeScale {
-	case "", ondisk.DecodeScaleOff:
+// asUsage is err as a usage error (exit 2), or nil.
+func asUsage(err error) error {
+	if err == nil {
 		return nil
-	case ondisk.DecodeScaleAuto:
-	default:
-		return usagef("--decode-scale %q: want off or auto", d.decodeScale)
 	}
-	if d.decoder != ondisk.DecoderTurbo {
-		return usagef("--decode-scale auto needs --decoder turbojpeg (TurboJPEG's scaled decoding)")
+	return usageError{err.Error()}
+}
+
+// checkDecodeScale refuses --decode-scale auto on data without JPEGs
+// (loader.DataFlags.Apply checked the rest).
+func (d *dataFlags) checkDecodeScale(ctx context.Context) error {
+	if d.DecodeScale != ondisk.DecodeScaleAuto {
+		return nil
 	}
-	in, err := ondisk.Inspect(ctx, d.dir)
+	in, err := ondisk.Inspect(ctx, d.Dir)
 	if err != nil {
 		return nil // --data's own error follows
 	}
 	if !strings.Contains(in.Format, "jpeg") {
-		return usagef("--decode-scale auto decodes JPEGs: --data %s holds %s images", d.dir, in.Format)
+		return usagef("--decode-scale auto decodes JPEGs: --data %s holds %s images", d.Dir, in.Format)
 	}
 	return nil
 }

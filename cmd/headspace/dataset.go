@@ -219,8 +219,8 @@ func runDatasetDir(ctx context.Context, verb string, args []string, stdout io.Wr
 
 func runDatasetIndex(ctx context.Context, args []string, stdout io.Writer) error {
 	fs := newFlagSet("dataset index DIR|s3://BUCKET/PREFIX", datasetUsage, stdout)
-	var df dataFlags
-	df.registerBucket(fs)
+	var bo bucket.Options
+	bo.RegisterFlags(fs)
 	if err := parseArgs(fs, args); err != nil {
 		return err
 	}
@@ -229,7 +229,7 @@ func runDatasetIndex(ctx context.Context, args []string, stdout io.Writer) error
 	}
 	dir := fs.Arg(0)
 	if bucket.IsURL(dir) {
-		in, p, err := ondisk.IndexRemote(ctx, dir, df.bucketOptions())
+		in, p, err := ondisk.IndexRemote(ctx, dir, bo)
 		if err != nil {
 			if ctx.Err() != nil {
 				return ctx.Err() // SIGINT: exit 130
@@ -282,8 +282,8 @@ func runDatasetIndex(ctx context.Context, args []string, stdout io.Writer) error
 
 func runDatasetUpload(ctx context.Context, args []string, stdout io.Writer) error {
 	fs := newFlagSet("dataset upload DIR s3://BUCKET/PREFIX", datasetUsage, stdout)
-	var df dataFlags
-	df.registerBucket(fs)
+	var bo bucket.Options
+	bo.RegisterFlags(fs)
 	mk := fs.Bool("make-bucket", false, "create the bucket if it does not exist")
 	replace := fs.Bool("replace", false, "upload to a prefix that holds objects: the old ones are deleted (the old manifest first), never mixed with the new")
 	if err := parseArgs(fs, args); err != nil {
@@ -307,7 +307,7 @@ func runDatasetUpload(ctx context.Context, args []string, stdout io.Writer) erro
 		return err
 	}
 	if *mk {
-		c, err := bucket.OpenUnchecked(u, df.bucketOptions())
+		c, err := bucket.OpenUnchecked(u, bo)
 		if err != nil {
 			return usageError{err.Error()}
 		}
@@ -315,7 +315,7 @@ func runDatasetUpload(ctx context.Context, args []string, stdout io.Writer) erro
 			return err
 		}
 	}
-	c, err := bucket.Open(ctx, u, df.bucketOptions())
+	c, err := bucket.Open(ctx, u, bo)
 	if err != nil {
 		return usageError{err.Error()}
 	}

@@ -178,7 +178,7 @@ func (f *pipelineFlags) config(ctx context.Context, workers int, impl string) (l
 	if cfg.Dataset.Content, err = datasets.ParseContent(f.content); err != nil {
 		return cfg, usagef("--%v", err)
 	}
-	if f.data.dir != "" && f.data.set("content") {
+	if f.data.Dir != "" && f.data.set("content") {
 		return cfg, usagef("--content conflicts with --data: the dataset on disk has its own images")
 	}
 	if cfg, err = f.data.apply(ctx, cfg); err != nil {
@@ -247,7 +247,7 @@ func (f *pipelineFlags) device(ctx context.Context) (workloads.Device, error) {
 			// Likewise: a file without the line is fp32.
 			settings = append(settings, resultfile.Config{Key: "precision", Value: f.precision})
 		}
-		if f.data.decoder == ondisk.DecoderNvjpeg {
+		if f.data.Decoder == ondisk.DecoderNvjpeg {
 			nv, err := nvjpegSettings(ctx)
 			if err != nil {
 				return workloads.Device{}, err
@@ -306,9 +306,9 @@ func runLadder(ctx context.Context, args []string, stdout, stderr io.Writer) err
 		if l.Levels, err = level.ParseList(*levelsFlag); err != nil {
 			return usageError{err.Error()}
 		}
-	} else if bucket.IsURL(pf.data.dir) {
+	} else if bucket.IsURL(pf.data.Dir) {
 		l.Levels = level.RemoteLevels
-	} else if pf.data.dir != "" {
+	} else if pf.data.Dir != "" {
 		l.Levels = level.OnDiskLevels
 	}
 	if l.Workers, err = parseInts("--workers", *workersFlag); err != nil {

@@ -48,7 +48,7 @@ func TestBadInputExits2(t *testing.T) {
 		want string
 	}{
 		{[]string{"ladder", "--workers", "0"}, "--workers: 0 must be positive"},
-		{[]string{"ladder", "--data", "s3://bucket/prefix", "--chunk-size", "9223372036854775807"}, "--chunk-size 9223372036854775807: want 0 to 268435456"},
+		{[]string{"ladder", "--data", "s3://bucket/prefix", "--chunk-size", "9223372036854775807"}, "--chunk-size 9223372036854775807: want 4096 to 268435456"},
 		{[]string{"ladder", "--workers", "-3"}, "--workers: -3 must be positive"},
 		{[]string{"ladder", "--workers", "two"}, "not a whole number"},
 		{[]string{"ladder", "--batch", "0"}, "--batch 0: want 1 to 65536"},

@@ -162,7 +162,7 @@ func runNode(ctx context.Context, args []string, stdout, stderr io.Writer) error
 		return usagef("--barrier-timeout %v: want a positive duration", *timeout)
 	}
 	if *peerFlag {
-		if pf.data.dir != "" {
+		if pf.data.Dir != "" {
 			return usagef("--peer runs the document's synthetic pipeline: not with --data")
 		}
 		if _, err := os.Stat(*peerScript); err != nil {

@@ -80,7 +80,7 @@ func runPeer(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	plotPrefix := fs.String("plot", "", "write `prefix`-throughput and prefix-ttfb, .png and .svg")
 	var df dataFlags
 	df.registerData(fs, "both sides read the dataset `dir` (ours: --decoder's JPEG decoder; the peer: PIL's): one written by headspace dataset write, whose manifest sets the raw size and seed, or an ImageFolder or WebDataset shards, indexed into the cache and read by both sides by that index, resized to --raw-size (default: the most common size)")
-	fs.StringVar(&df.decoder, "decoder", ondisk.DecoderGo, "with --data: our JPEG `decoder`, go or turbojpeg (libjpeg-turbo, as PIL)")
+	fs.StringVar(&df.Decoder, "decoder", ondisk.DecoderGo, "with --data: our JPEG `decoder`, go or turbojpeg (libjpeg-turbo, as PIL)")
 	var lf peerLadderFlags
 	lf.register(fs)
 	var rf peerRemoteFlags
@@ -125,21 +125,21 @@ func runPeer(ctx context.Context, args []string, stdout, stderr io.Writer) error
 		}
 	}
 	settings := peer.Settings{Width: w, Height: h, Crop: *crop, Batch: *batch, Batches: *batches, Seed: *seed}
-	if bucket.IsURL(df.dir) {
-		return usagef("--data %s: the PyTorch peer reads a directory; for data in a bucket, --remote compares with the boto3 peer on a server it starts", df.dir)
+	if bucket.IsURL(df.Dir) {
+		return usagef("--data %s: the PyTorch peer reads a directory; for data in a bucket, --remote compares with the boto3 peer on a server it starts", df.Dir)
 	}
-	if df.dir != "" {
+	if df.Dir != "" {
 		c := settings.Pipeline("fast", 1)
 		if c, err = df.apply(ctx, c); err != nil {
 			return err
 		}
-		settings.Width, settings.Height, settings.Seed, settings.Data = c.Dataset.Width, c.Dataset.Height, c.Dataset.Seed, df.dir
+		settings.Width, settings.Height, settings.Seed, settings.Data = c.Dataset.Width, c.Dataset.Height, c.Dataset.Seed, df.Dir
 		settings.Decoder = c.Decoder
 		w, h = c.Dataset.Width, c.Dataset.Height
-		if kind, _ := ondisk.DetectKind(df.dir); kind != "headspace" {
+		if kind, _ := ondisk.DetectKind(df.Dir); kind != "headspace" {
 			// The peer reads the same files by our index: save it to the
 			// cache (never into the dataset) and pass its path.
-			x, _, err := ondisk.LoadIndex(ctx, df.dir)
+			x, _, err := ondisk.LoadIndex(ctx, df.Dir)
 			if err != nil {
 				return err
 			}

@@ -8,7 +8,6 @@ import (
 	"io"
 	"os"
 	"path/filepath"
-	"slices"
 	"strconv"
 	"strings"
 
@@ -20,7 +19,6 @@ import (
 	"github.com/headspace-bench/headspace/harness/loader"
 	"github.com/headspace-bench/headspace/harness/machine"
 	"github.com/headspace-bench/headspace/harness/peer"
-	"github.com/headspace-bench/headspace/harness/resultfile"
 	"github.com/headspace-bench/headspace/internal/atomicfile"
 )
 
@@ -36,11 +34,11 @@ type peerRemoteFlags struct {
 
 func (f *peerRemoteFlags) register(fs *flag.FlagSet) {
 	fs.BoolVar(&f.on, "remote", false, "compare on data in a bucket: start the pinned S3 server on 127.0.0.1, upload natural JPEGs once as an ImageFolder and as tar shards, and run our loader (--data s3://…) beside the boto3 peer (peers/torch/s3.py) through one --link (docs/remote.md)")
-	fs.StringVar(&f.linkSpec, "link", "cross-region", "with --remote: the emulated `link` both sides reach the server through (a preset or key=value settings, as ladder --link)")
+	loader.LinkFlag(fs, &f.linkSpec, "cross-region")
 	fs.StringVar(&f.layouts, "layouts", strings.Join(peer.RemoteLayouts, ","), "with --remote: comma-separated `layouts`: imagefolder (one GET per image), shards (the peer streams each shard)")
 	fs.IntVar(&f.shardSize, "shard-size", 8, "with --remote: images per tar `shard`")
-	fs.IntVar(&f.concurrency, "fetch-concurrency", bucket.DefaultConcurrency, "with --remote: our fetch stage's GETs in `flight`, whatever --workers is")
-	fs.StringVar(&f.shardReads, "shard-reads", ondisk.ShardReadsWhole, "with --remote: how ours reads the shards: `whole` (one GET per shard, as the peer streams it) or ranged (one ranged GET per member)")
+	bucket.ConcurrencyFlag(fs, &f.concurrency)
+	loader.ShardReadsFlag(fs, &f.shardReads, ondisk.ShardReadsWhole)
 }
 
 // peerRemoteHint is what to do when the boto3 peer cannot run.
@@ -61,13 +59,26 @@ peer (target >= 3x) and the share of the link's ceiling each reaches;
 --from rebuilds that report from its --out. Defaults with --remote:
 --workers 1,4,16, --raw-size 256, --crop 128, --batch 32, --count 1.`
 
-// runPeerRemote is peer --remote.
-func runPeerRemote(ctx context.Context, fs *flag.FlagSet, rf *peerRemoteFlags, args []string, stdout, stderr io.Writer) error {
+// peerRemoteRun is what peer --remote's flags ask for.
+type peerRemoteRun struct {
+	settings    peer.Settings
+	workers     []int
+	layouts     []string
+	count       int
+	lc          link.Config
+	script      string // the peer's: peer.RemoteScript unless --script is given
+	out, report string
+}
+
+// parsePeerRemote checks peer --remote's flags: fs's (their defaults
+// with --remote where the flag was not given) and rf.
+func parsePeerRemote(fs *flag.FlagSet, rf *peerRemoteFlags) (peerRemoteRun, error) {
+	var r peerRemoteRun
 	set := map[string]bool{}
 	fs.Visit(func(f *flag.Flag) { set[f.Name] = true })
 	for _, name := range []string{"data", "ladder", "impls", "plot"} {
 		if set[name] {
-			return usagef("--%s does not apply to --remote", name)
+			return r, usagef("--%s does not apply to --remote", name)
 		}
 	}
 	get := func(name, def string) string {
@@ -76,59 +87,69 @@ func runPeerRemote(ctx context.Context, fs *flag.FlagSet, rf *peerRemoteFlags, a
 		}
 		return def
 	}
-	workers, err := parseInts("--workers", get("workers", "1,4,16"))
-	if err != nil {
-		return err
+	var err error
+	if r.workers, err = parseInts("--workers", get("workers", "1,4,16")); err != nil {
+		return r, err
 	}
-	for _, n := range workers {
+	for _, n := range r.workers {
 		if err := inRange("--workers", n, 1, loader.MaxWorkers); err != nil {
-			return err
+			return r, err
 		}
 	}
-	layouts, err := parseList("--layouts", rf.layouts, peer.RemoteLayouts)
-	if err != nil {
-		return err
+	if r.layouts, err = parseList("--layouts", rf.layouts, peer.RemoteLayouts); err != nil {
+		return r, err
 	}
 	w, h, err := parseSize("--raw-size", get("raw-size", "256"))
 	if err != nil {
-		return err
+		return r, err
 	}
 	num := func(name, def string) int { n, _ := strconv.Atoi(get(name, def)); return n }
 	seed, _ := strconv.ParseUint(get("seed", "1"), 10, 64)
 	s := peer.Settings{Width: w, Height: h, Crop: num("crop", "128"), Batch: num("batch", "32"), Batches: num("batches", "6"), Seed: seed, Decoder: get("decoder", ondisk.DecoderGo)}
 	if s.Decoder != ondisk.DecoderGo && s.Decoder != ondisk.DecoderTurbo {
-		return usagef("--decoder %q: the peer decodes on the host: want go or turbojpeg", s.Decoder)
+		return r, usagef("--decoder %q: the peer decodes on the host: want go or turbojpeg", s.Decoder)
 	}
-	count := num("count", "1")
-	if err := firstErr(inRange("--count", count, 1, maxCount), inRange("--batches", s.Batches, 2, maxBatches),
-		inRange("--batch", s.Batch, 1, 4096), inRange("--shard-size", rf.shardSize, 1, 1<<16),
-		inRange("--fetch-concurrency", rf.concurrency, 1, loader.MaxFetchConcurrency)); err != nil {
-		return err
+	r.count = num("count", "1")
+	if err := firstErr(inRange("--count", r.count, 1, maxCount), inRange("--batches", s.Batches, 2, maxBatches),
+		inRange("--batch", s.Batch, 1, 4096), inRange("--shard-size", rf.shardSize, 1, 1<<16)); err != nil {
+		return r, err
 	}
-	if !slices.Contains(ondisk.ShardReadModes, rf.shardReads) {
-		return usagef("--shard-reads %q: want whole or ranged", rf.shardReads)
+	if err := loader.CheckShardReads(rf.shardReads); err != nil {
+		return r, usageError{err.Error()}
 	}
 	if s.Crop <= 0 || s.Crop > w || s.Crop > h {
-		return usagef("--crop %d must be positive and fit the %dx%d images", s.Crop, w, h)
+		return r, usagef("--crop %d must be positive and fit the %dx%d images", s.Crop, w, h)
 	}
-	lc, err := link.Parse(rf.linkSpec)
-	if err != nil {
-		return usagef("--link: %s", strings.TrimPrefix(err.Error(), "link: "))
+	if rf.shardReads == ondisk.ShardReadsWhole {
+		s.ShardReads = ondisk.ShardReadsWhole
 	}
-	out, report := fs.Lookup("out").Value.String(), fs.Lookup("report").Value.String()
-	for _, path := range []string{out, report} {
+	if r.lc, err = link.Parse(rf.linkSpec); err != nil {
+		return r, usagef("--link: %s", strings.TrimPrefix(err.Error(), "link: "))
+	}
+	s.Link = r.lc.Settings()
+	r.settings, r.script = s, get("script", peer.RemoteScript)
+	r.out, r.report = fs.Lookup("out").Value.String(), fs.Lookup("report").Value.String()
+	for _, path := range []string{r.out, r.report} {
 		if path != "" {
 			if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
-				return err
+				return r, err
 			}
 		}
 	}
-	resultsOut := driver.Output{Path: out, Benchmarks: []string{"PeerRemote"}}
-	if err := firstErr(checkOutputs(output{report, peerReport}), driver.Check(resultsOut)); err != nil {
+	return r, nil
+}
+
+// runPeerRemote is peer --remote.
+func runPeerRemote(ctx context.Context, fs *flag.FlagSet, rf *peerRemoteFlags, args []string, stdout, stderr io.Writer) error {
+	r, err := parsePeerRemote(fs, rf)
+	if err != nil {
 		return err
 	}
-	script := get("script", peer.RemoteScript)
-	p := peer.Peer{Python: fs.Lookup("python").Value.String(), Script: script}
+	resultsOut := driver.Output{Path: r.out, Benchmarks: []string{"PeerRemote"}}
+	if err := firstErr(checkOutputs(output{r.report, peerReport}), driver.Check(resultsOut)); err != nil {
+		return err
+	}
+	p := peer.Peer{Python: fs.Lookup("python").Value.String(), Script: r.script}
 	if err := p.Check(ctx); err != nil {
 		if errors.Is(err, peer.ErrNotInstalled) {
 			return fmt.Errorf("%v: %s", err, peerRemoteHint)
@@ -137,10 +158,11 @@ func runPeerRemote(ctx context.Context, fs *flag.FlagSet, rf *peerRemoteFlags, a
 	}
 
 	host := machine.Describe()
+	s := r.settings
 	n := s.Batch * s.Batches
-	src := datasets.Synthetic{Width: w, Height: h, Classes: 10, N: n, Seed: seed, Content: datasets.ContentNatural}
-	fmt.Fprintf(stderr, "peer --remote: writing %d natural %dx%d JPEGs, starting the S3 server and the %s link, uploading…\n", n, w, h, lc.PresetName())
-	rb, err := peer.StartRemote(ctx, src, rf.shardSize, lc)
+	src := datasets.Synthetic{Width: s.Width, Height: s.Height, Classes: 10, N: n, Seed: s.Seed, Content: datasets.ContentNatural}
+	fmt.Fprintf(stderr, "peer --remote: writing %d natural %dx%d JPEGs, starting the S3 server and the %s link, uploading…\n", n, s.Width, s.Height, r.lc.PresetName())
+	rb, err := peer.StartRemote(ctx, src, rf.shardSize, r.lc)
 	if err != nil {
 		return err
 	}
@@ -149,49 +171,26 @@ func runPeerRemote(ctx context.Context, fs *flag.FlagSet, rf *peerRemoteFlags, a
 	// environment for ours; ours reaches the server through the link.
 	p.Env = rb.Env()
 	s.Bucket = bucket.Options{Endpoint: rb.Link.URL(), Concurrency: rf.concurrency}
-	if rf.shardReads == ondisk.ShardReadsWhole {
-		s.ShardReads = ondisk.ShardReadsWhole
-	}
-	s.Link = lc.Settings()
-	c := peer.RemoteConfig{Peer: p, Settings: s, Data: rb.URLs, Layouts: layouts, Workers: workers, Count: count}
-
-	var env []resultfile.Config
-	if out != "" {
-		s1 := s
-		s1.Data = rb.URLs[peer.Shards]
-		for _, kv := range s1.Pipeline(peer.Fast, 1).Settings() {
-			// The layout is in each benchmark's name; the rest is both layouts'.
-			if !slices.Contains([]string{"data-layout", "data-manifest-sha256", "data-image-sizes", "data-resize", "data-unreadable", "page-cache", "samples"}, kv.Key) {
-				env = append(env, kv)
-			}
-		}
-		env = append(append(append(machine.Environment("none"), env...),
-			resultfile.Config{Key: "samples", Value: strconv.Itoa(n)},
-			resultfile.Config{Key: "batches", Value: strconv.Itoa(s.Batches)},
-			resultfile.Config{Key: "rounds", Value: strconv.Itoa(count)},
-			resultfile.Config{Key: "shard-size", Value: strconv.Itoa(rf.shardSize)}),
-			peer.CostSettings(rb.Costs)...)
-		env = append(env, resultfile.Config{Key: "distro", Value: host.Distro}, resultfile.Config{Key: "command", Value: peerCommand(args)})
-	}
+	c := peer.RemoteConfig{Peer: p, Settings: s, Data: rb.URLs, Layouts: r.layouts, Workers: r.workers, Count: r.count}
 	res, err := peer.RemoteSweep(ctx, c, func(m peer.RemoteMeasurement) {
 		fmt.Fprintf(stderr, "%s: TTFB %.3fs, %.1f samples/s, CPU %.2fs\n", m.BenchName(), m.TTFB.Seconds(), m.SamplesPerSec, m.CPU.Seconds())
 	})
 	if err != nil {
 		return err
 	}
-	r := peer.RemoteReport{
-		Machine: host, PeerConfig: res.PeerConfig, Command: peerCommand(args), Settings: s, Samples: n,
-		ShardSize: rf.shardSize, Count: count, Link: lc, FetchConcurrency: rf.concurrency, Costs: rb.Costs,
-		Rows: peer.SummarizeRemote(res.Measurements, rb.Costs, lc),
-	}
-	if out != "" {
+	if r.out != "" {
+		env := peer.RemoteSettings(c, rf.shardSize, rb.Costs, host.Distro, peerCommand(args))
 		cfg, recs := peer.RemoteRecords(env, res)
 		if _, err := driver.Write(resultsOut, cfg, recs, false); err != nil {
 			return err
 		}
-		fmt.Fprintf(stdout, "results: %s\n", out)
+		fmt.Fprintf(stdout, "results: %s\n", r.out)
 	}
-	return writeRemoteReport(stdout, r, report)
+	return writeRemoteReport(stdout, peer.RemoteReport{
+		Machine: host, PeerConfig: res.PeerConfig, Command: peerCommand(args), Settings: s, Samples: n,
+		ShardSize: rf.shardSize, Count: r.count, Link: r.lc, FetchConcurrency: rf.concurrency, Costs: rb.Costs,
+		Rows: peer.SummarizeRemote(res.Measurements, rb.Costs, r.lc),
+	}, r.report)
 }
 
 // writeRemoteReport prints r's Markdown and writes it to report, if set.

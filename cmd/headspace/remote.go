@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"errors"
+	"flag"
 	"fmt"
 	"io"
 	"os"
@@ -56,22 +57,7 @@ func runRemote(ctx context.Context, args []string, stdout, stderr io.Writer) err
 		return err
 	}
 	if *from != "" {
-		if err := fromOnly(fs, "report", "plot"); err != nil {
-			return err
-		}
-		recs, err := resultfile.Read(*from)
-		if err != nil {
-			if errors.Is(err, os.ErrNotExist) {
-				return usagef("--from %s: no such file", *from)
-			}
-			return usagef("--from: %v", err)
-		}
-		if _, err := remedies.Build(recs, fileConfig(recs)); err != nil {
-			// The file is not a remote run's: bad input, as a missing
-			// file is.
-			return usagef("--from %s: not a result file of headspace remote --out (%s)", *from, strings.TrimPrefix(err.Error(), "remedies: "))
-		}
-		return writeRemote(stdout, recs, fileConfig(recs), *report, *plotPath)
+		return rebuildRemote(fs, *from, *report, *plotPath, stdout)
 	}
 	exp := workloads.Sized[workloads.Remote](workloads.Default)
 	if *quick {
@@ -87,25 +73,7 @@ func runRemote(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	if err := driver.Check(resultsOut); err != nil {
 		return err
 	}
-	// The run streams into a file marked partial until it ends: --out
-	// itself, unless --out holds a complete run, which is kept whole
-	// until this one is complete too; the run then streams beside it
-	// (F.partial.txt), as the ladder keeps a finished file. A pipe or a
-	// device (--out /dev/stdout) is written once, in place, as before.
-	stream := resultsOut
-	inPlace := *out != "" && atomicfile.InPlace(*out)
-	streamed := append(config[:len(config):len(config)], resultfile.Config{Key: "partial", Value: "true"})
-	if inPlace {
-		streamed = config
-	} else if *out != "" {
-		if prev, err := resultfile.Summarize(*out); err == nil && prev.Results > 0 && !prev.Partial {
-			stream.Path = resultfile.Beside(*out, "partial")
-			if err := driver.Check(stream); err != nil {
-				return err
-			}
-		}
-	}
-	f, err := driver.Open(ctx, stream, streamed)
+	f, err := driver.OpenPartial(ctx, resultsOut, config)
 	if err != nil {
 		return err
 	}
@@ -114,14 +82,13 @@ func runRemote(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	// in the partial file, but its report needs every point: it reports
 	// nothing.
 	made := 0
-	s := driver.Begin(f, nil, 0, func(r *benchfmt.Result) error {
+	s := driver.Begin(f.Run, nil, 0, func(r *benchfmt.Result) error {
 		made++
 		v, _ := resultfile.Value(r, "samples/s")
 		fmt.Fprintf(stderr, "%s: %.0f samples/s\n", r.Name, v)
 		return nil
 	})
-	env := workloads.Env{Device: dev, Dir: *dir, Result: s.Result}
-	recs, err := exp.Run(ctx, env)
+	recs, err := exp.Run(ctx, workloads.Env{Device: dev, Dir: *dir, Result: s.Result})
 	if err := s.End(err); err != nil {
 		return err
 	}
@@ -129,40 +96,46 @@ func runRemote(ctx context.Context, args []string, stdout, stderr io.Writer) err
 		if *out == "" || made == 0 {
 			return s.Err("") // nothing finished: --out is as it was
 		}
-		kept := fmt.Sprintf("the %d results finished are in %s, marked partial", made, stream.Path)
-		if stream.Path != *out {
+		kept := fmt.Sprintf("the %d results finished are in %s, marked partial", made, f.Path())
+		if f.Path() != *out {
 			kept += "; " + *out + " is kept as it was"
 		}
 		return s.Err(kept)
 	}
 	if *out != "" {
-		if err := f.Close(); err != nil {
+		if err := f.Complete(); err != nil {
 			return err
-		}
-		if inPlace {
-			fmt.Fprintf(stdout, "results: %s\n", *out)
-			return writeRemote(stdout, recs, config, *report, *plotPath)
-		}
-		// Complete: --out gets the run whole, without the partial mark,
-		// and the partial file beside it goes.
-		done, err := resultfile.Read(stream.Path)
-		if err != nil {
-			return err
-		}
-		if _, err := driver.Write(driver.Output{Path: *out, Force: true}, config, done, false); err != nil {
-			return err
-		}
-		if stream.Path != *out {
-			os.Remove(stream.Path)
 		}
 		fmt.Fprintf(stdout, "results: %s\n", *out)
-		// The report is rebuilt from the file, as --from would.
-		if recs, err = resultfile.Read(*out); err != nil {
-			return err
+		if !f.InPlace() {
+			// The report is rebuilt from the file, as --from would.
+			if recs, err = resultfile.Read(*out); err != nil {
+				return err
+			}
+			config = fileConfig(recs)
 		}
-		config = fileConfig(recs)
 	}
 	return writeRemote(stdout, recs, config, *report, *plotPath)
+}
+
+// rebuildRemote is remote --from: the report and plot of a result file.
+func rebuildRemote(fs *flag.FlagSet, from, report, plotPath string, stdout io.Writer) error {
+	if err := fromOnly(fs, "report", "plot"); err != nil {
+		return err
+	}
+	recs, err := resultfile.Read(from)
+	if err != nil {
+		if errors.Is(err, os.ErrNotExist) {
+			return usagef("--from %s: no such file", from)
+		}
+		return usagef("--from: %v", err)
+	}
+	if _, err := remedies.Build(recs, fileConfig(recs)); err != nil {
+		// The file is not a remote run's: bad input, as a missing file
+		// is.
+		return usagef("--from %s: not a result file of headspace remote --out (%s)", from, strings.TrimPrefix(err.Error(), "remedies: "))
+	}
+	return writeRemote(stdout, recs, fileConfig(recs), report, plotPath)
 }
 
 // fileConfig is the configuration lines of a file's records.

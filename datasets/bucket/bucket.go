@@ -182,18 +182,11 @@ func (o Options) withDefaults() (Options, error) {
 	if o.Region == "" {
 		o.Region = "us-east-1"
 	}
-	switch {
-	case o.Concurrency == 0:
-		o.Concurrency = DefaultConcurrency
-	case o.Concurrency < 0 || o.Concurrency > 4096:
-		return o, fmt.Errorf("bucket: fetch concurrency %d out of 1..4096", o.Concurrency)
+	if err := o.Validate(); err != nil {
+		return o, fmt.Errorf("bucket: %w", err)
 	}
-	switch {
-	case o.ChunkSize == 0:
-		o.ChunkSize = DefaultChunkSize
-	case o.ChunkSize < 4096:
-		return o, fmt.Errorf("bucket: chunk size %d must be at least 4096 bytes", o.ChunkSize)
-	}
+	o.Concurrency = cmp.Or(o.Concurrency, DefaultConcurrency)
+	o.ChunkSize = cmp.Or(o.ChunkSize, DefaultChunkSize)
 	switch {
 	case o.Retries == 0:
 		o.Retries = DefaultRetries

@@ -12,7 +12,9 @@
 //     setup and build is resumed (Run.Done says how many records of each
 //     benchmark it holds, so the run makes only the missing ones), or,
 //     with Output.Fresh, replaced by the first new record. The ladder,
-//     remote and the peer ladder stream: their runs are long.
+//     remote and the peer ladder stream: their runs are long. OpenPartial
+//     streams a fresh run marked partial until Partial.Complete, beside
+//     a complete file it keeps whole until then (remote's --out).
 //   - whole (Write): the records of a finished (or interrupted) run are
 //     written once, under the replace rules of resultfile.WriteFileWith: a
 //     quick run does not replace a full one without Output.Force, an

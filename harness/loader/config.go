@@ -186,17 +186,26 @@ func (c Config) Validate() error {
 		return fmt.Errorf("prefetch %d must not be negative", c.Prefetch)
 	case c.LoadLatency < 0:
 		return fmt.Errorf("load latency %v must not be negative", c.LoadLatency)
-	case c.MaxFailures < 0 || c.MaxFailures > MaxMaxFailures:
-		return fmt.Errorf("max failures %d must be within 0..%d", c.MaxFailures, MaxMaxFailures)
-	case c.Data == "" && c.MaxFailures > 0:
-		return fmt.Errorf("max failures %d needs a dataset on disk", c.MaxFailures)
-	case c.Decoder != "" && !slices.Contains(ondisk.Decoders, c.Decoder):
-		return fmt.Errorf("decoder %q: want go, turbojpeg or nvjpeg", c.Decoder)
-	case c.Data == "" && c.Decoder != "" && c.Decoder != ondisk.DecoderGo:
-		return fmt.Errorf("decoder %s needs a dataset on disk", c.Decoder)
 	}
-	if err := c.validateDeviceDecode(); err != nil {
+	if err := c.validateData(); err != nil {
 		return err
+	}
+	return c.validateDeviceDecode()
+}
+
+// validateData checks the data fields (Data and what reads it), as
+// DataFlags.Apply does: the one check of the data flags, whose errors
+// name them.
+func (c Config) validateData() error {
+	switch {
+	case c.MaxFailures < 0 || c.MaxFailures > MaxMaxFailures:
+		return fmt.Errorf("--max-failures %d: want 0 to %d", c.MaxFailures, MaxMaxFailures)
+	case c.Data == "" && c.MaxFailures > 0:
+		return fmt.Errorf("--max-failures %d needs a dataset on disk (--data)", c.MaxFailures)
+	case c.Decoder != "" && !slices.Contains(ondisk.Decoders, c.Decoder):
+		return fmt.Errorf("--decoder %q: want go, turbojpeg or nvjpeg", c.Decoder)
+	case c.Data == "" && c.Decoder != "" && c.Decoder != ondisk.DecoderGo:
+		return fmt.Errorf("--decoder %s needs a dataset on disk (--data)", c.Decoder)
 	}
 	if err := c.validateDecodeScale(); err != nil {
 		return err
@@ -205,42 +214,23 @@ func (c Config) Validate() error {
 	case "", PageWarm:
 	case PageCold:
 		if !ondisk.EvictAvailable {
-			return fmt.Errorf("page cache cold: eviction is not available on %s", runtime.GOOS)
+			return fmt.Errorf("--page-cache cold: page-cache eviction is not available on %s; use warm", runtime.GOOS)
 		}
 	default:
-		return fmt.Errorf("page cache %q: want warm or cold", c.PageCache)
-	}
-	if c.Data == "" && c.PageCache != "" {
-		return fmt.Errorf("page cache %s needs a dataset on disk", c.PageCache)
-	}
-	if c.Remote() && c.PageCache != "" {
-		return fmt.Errorf("page cache %s: %s is in a bucket, not on this machine's disk", c.PageCache, c.Data)
+		return fmt.Errorf("--page-cache %q: want warm or cold", c.PageCache)
 	}
 	switch {
-	case c.ShardReads != "" && c.ShardReads != ondisk.ShardReadsRanged && c.ShardReads != ondisk.ShardReadsWhole:
-		return fmt.Errorf("shard reads %q: want ranged or whole", c.ShardReads)
+	case c.Data == "" && c.PageCache != "":
+		return fmt.Errorf("--page-cache %s needs a dataset on disk (--data)", c.PageCache)
+	case c.Remote() && c.PageCache != "":
+		return fmt.Errorf("--page-cache %s: %s is in a bucket, not on this machine's disk", c.PageCache, c.Data)
+	case CheckShardReads(c.ShardReads) != nil:
+		return CheckShardReads(c.ShardReads)
 	case c.ShardReads != "" && !c.Remote():
-		return fmt.Errorf("shard reads %s needs a dataset in a bucket (--data s3://…)", c.ShardReads)
+		return fmt.Errorf("--shard-reads %s needs a dataset in a bucket (--data s3://BUCKET/PREFIX)", c.ShardReads)
 	}
-	if c.Bucket.Concurrency < 0 || c.Bucket.Concurrency > MaxFetchConcurrency {
-		return fmt.Errorf("fetch concurrency %d must be within 1..%d", c.Bucket.Concurrency, MaxFetchConcurrency)
-	}
-	if c.Bucket.ChunkSize != 0 && (c.Bucket.ChunkSize < MinChunkSize || c.Bucket.ChunkSize > MaxChunkSize) {
-		return fmt.Errorf("chunk size %d must be within %d..%d bytes", c.Bucket.ChunkSize, MinChunkSize, MaxChunkSize)
-	}
-	return nil
+	return c.Bucket.Validate()
 }
-
-// Bounds of Config.Bucket's settings, as --fetch-concurrency and
-// --chunk-size check them.
-const (
-	MaxFetchConcurrency = 1024
-	MinChunkSize        = 4096
-	// MaxChunkSize is the largest single ranged GET: each request in
-	// flight holds a buffer of its size, so 1024 of them stay within
-	// 256 GiB, and a GET this large is already one request per object.
-	MaxChunkSize = 256 << 20
-)
 
 // WindowRule is the loader's window with data in a bucket, as result
 // files record it (fetch-window): Prefetch batches, and at least one
@@ -301,13 +291,15 @@ func (c Config) scaled() bool { return c.DecodeScale == ondisk.DecodeScaleAuto }
 func (c Config) validateDecodeScale() error {
 	switch {
 	case c.DecodeScale != "" && c.DecodeScale != ondisk.DecodeScaleOff && !c.scaled():
-		return fmt.Errorf("decode scale %q: want off or auto", c.DecodeScale)
+		return fmt.Errorf("--decode-scale %q: want off or auto", c.DecodeScale)
 	case !c.scaled():
 		return nil
 	case c.Data == "":
-		return errors.New("decode scale auto needs a dataset on disk")
+		return errors.New("--decode-scale auto needs a dataset on disk (--data)")
+	case c.DeviceDecodes():
+		return errors.New("--decode-scale auto is TurboJPEG's scaled decoding: not with --decoder nvjpeg")
 	case c.Decoder != ondisk.DecoderTurbo:
-		return fmt.Errorf("decode scale auto needs the %s decoder", ondisk.DecoderTurbo)
+		return errors.New("--decode-scale auto needs --decoder turbojpeg (TurboJPEG's scaled decoding)")
 	case c.Impl == transforms.DeviceName && c.DeviceCrop:
 		return errors.New("decode scale auto with device-crop: the device transform ships whole raw images of the raw size; crop on the host")
 	}
@@ -333,8 +325,6 @@ func (c Config) validateDeviceDecode() error {
 		return fmt.Errorf("decoder nvjpeg decodes on the device, so the transforms run there: it needs transforms device, not %s", c.Impl)
 	case !c.DeviceCrop:
 		return errors.New("decoder nvjpeg hands whole images to the device, so the device crops them: it needs device-crop")
-	case c.scaled():
-		return errors.New("decode scale auto is TurboJPEG's scaled decoding: not with decoder nvjpeg")
 	}
 	return nil
 }

@@ -104,8 +104,8 @@ func TestDecodeScaleConfig(t *testing.T) {
 		edit func(*Config)
 		want string
 	}{
-		{"unknown", func(c *Config) { c.Decoder, c.DecodeScale = ondisk.DecoderTurbo, "half" }, `decode scale "half": want off or auto`},
-		{"go decoder", func(c *Config) { c.DecodeScale = ondisk.DecodeScaleAuto }, "needs the turbojpeg decoder"},
+		{"unknown", func(c *Config) { c.Decoder, c.DecodeScale = ondisk.DecoderTurbo, "half" }, `--decode-scale "half": want off or auto`},
+		{"go decoder", func(c *Config) { c.DecodeScale = ondisk.DecodeScaleAuto }, "needs --decoder turbojpeg"},
 		{"no data", func(c *Config) { *c = small("fast", 1); c.DecodeScale = ondisk.DecodeScaleAuto }, "needs a dataset on disk"},
 		{"device crop", func(c *Config) {
 			c.Decoder, c.DecodeScale = ondisk.DecoderTurbo, ondisk.DecodeScaleAuto

@@ -156,7 +156,7 @@ func TestDeviceDecodeConfig(t *testing.T) {
 	}{
 		{func(c *Config) { c.Impl = "fast" }, "needs transforms device, not fast"},
 		{func(c *Config) { c.DeviceCrop = false }, "needs device-crop"},
-		{func(c *Config) { c.DecodeScale = ondisk.DecodeScaleAuto }, "not with decoder nvjpeg"},
+		{func(c *Config) { c.DecodeScale = ondisk.DecodeScaleAuto }, "not with --decoder nvjpeg"},
 		{func(c *Config) { c.Data = "" }, "needs a dataset on disk"},
 	} {
 		c := good

@@ -265,9 +265,9 @@ func TestOnDiskConfig(t *testing.T) {
 	}{
 		{"max failures without data", func(c *Config) { c.MaxFailures = 2 }, "needs a dataset on disk"},
 		{"page cache without data", func(c *Config) { c.PageCache = PageWarm }, "needs a dataset on disk"},
-		{"negative max failures", func(c *Config) { c.MaxFailures = -1 }, "max failures -1"},
-		{"huge max failures", func(c *Config) { c.Data, c.MaxFailures = "x", MaxMaxFailures+1 }, "must be within"},
-		{"unknown page cache", func(c *Config) { c.Data, c.PageCache = "x", "tepid" }, `page cache "tepid"`},
+		{"negative max failures", func(c *Config) { c.MaxFailures = -1 }, "--max-failures -1"},
+		{"huge max failures", func(c *Config) { c.Data, c.MaxFailures = "x", MaxMaxFailures+1 }, "want 0 to"},
+		{"unknown page cache", func(c *Config) { c.Data, c.PageCache = "x", "tepid" }, `--page-cache "tepid"`},
 	} {
 		cfg := good
 		tc.mut(&cfg)

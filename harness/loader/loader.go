@@ -72,92 +72,133 @@ func New(ctx context.Context, cache level.Level, cfg Config, n int) (*Loader, er
 	if n <= 0 {
 		return nil, fmt.Errorf("number of batches %d must be positive", n)
 	}
-	ds, B := cfg.Dataset, cfg.Batch
-	W := cfg.Workers
-	sampleLen := cfg.SampleLen()
-	dt := cfg.Placement.DType()
-	pool, err := batching.NewPoolOf(dt, B, sampleLen)
+	w, err := newWiring(cfg, cache)
 	if err != nil {
 		return nil, err
 	}
-	q, alive := queueCap(W), samplesAlive(W)
-	raws := newFreelist(alive, func() *datasets.Sample { return datasets.NewSample(ds.Width, ds.Height) })
+	// The stage whose output the level keeps: the last before its cut.
+	kept, _ := cache.Kept(cfg.Source())
+	// The dataset on disk, if any, prepared and opened before timing starts.
+	if w.dk, err = cfg.openDisk(ctx, kept, n); err != nil {
+		return nil, err
+	}
+	done := false
+	defer func() {
+		if !done && w.dk != nil {
+			w.dk.d.Close()
+		}
+	}()
+	// The cache of the stage the level keeps, made once, before timing
+	// starts.
+	if w.cached, err = cacheOf(ctx, cache, kept, cfg, w.dk, w.impls); err != nil {
+		return nil, err
+	}
+	p := pipeline.New(ctx)
+	p.Record(cfg.Recorder)
+	batches, err := w.start(p, n)
+	if err != nil {
+		p.Close()
+		return nil, err
+	}
+	done = true
+	return &Loader{p: p, out: batches, batches: w.pool, data: w.dk}, nil
+}
+
+// wiring is what the stages New starts share: the configuration and
+// level, the buffers, the transforms, the dataset and the cache made
+// before timing.
+type wiring struct {
+	cfg       Config
+	cache     level.Level
+	pool      *batching.Pool
+	q, alive  int
+	raws      *freelist[*datasets.Sample]
+	outs      *freelist[*processed]
+	impls     chan *transformer // one transform (with its scratch space) and random source per worker
+	devDecode bool              // the device decodes the files (Config.DeviceDecodes at a level that decodes)
+	dk        *disk             // nil without Config.Data
+	cached    caches
+}
+
+// newWiring makes the batches' pool, the samples' free lists and one
+// transformer per worker.
+func newWiring(cfg Config, cache level.Level) (*wiring, error) {
+	ds, W := cfg.Dataset, cfg.Workers
+	sampleLen := cfg.SampleLen()
+	dt := cfg.Placement.DType()
+	pool, err := batching.NewPoolOf(dt, cfg.Batch, sampleLen)
+	if err != nil {
+		return nil, err
+	}
+	w := &wiring{cfg: cfg, cache: cache, pool: pool, q: queueCap(W), alive: samplesAlive(W)}
+	w.raws = newFreelist(w.alive, func() *datasets.Sample { return datasets.NewSample(ds.Width, ds.Height) })
 	// With a device that decodes (Config.DeviceDecodes) at a level that
 	// runs the decode stage, the files go on to the batches and the host
 	// makes each sample's header alone (deviceStages).
-	devDecode := cfg.DeviceDecodes() && cache.Runs(level.Decode)
+	w.devDecode = cfg.DeviceDecodes() && cache.Runs(level.Decode)
 	outLen := sampleLen
-	if devDecode {
+	if w.devDecode {
 		outLen = transforms.DeviceHeader
 	}
-	outs := newFreelist(alive, func() *processed { return newProcessed(dt, outLen) })
-	// One transform (with its scratch space) and one random source per
-	// worker, handed out through a channel: the source lives in the heap
-	// once, so passing it to Apply allocates nothing per sample.
-	impls := make(chan *transformer, W)
+	w.outs = newFreelist(w.alive, func() *processed { return newProcessed(dt, outLen) })
+	// Handed out through a channel: the source lives in the heap once, so
+	// passing it to Apply allocates nothing per sample.
+	w.impls = make(chan *transformer, W)
 	for range W {
 		t, err := newTransformer(cfg)
 		if err != nil {
 			return nil, err
 		}
-		impls <- t
+		w.impls <- t
 	}
+	return w, nil
+}
 
-	// The stage whose output the level keeps: the last before its cut.
-	kept, _ := cache.Kept(cfg.Source())
-
-	// The dataset on disk, if any, prepared and opened before timing starts.
-	var dk *disk
-	if cfg.Data != "" {
-		if err := cfg.PreparePageCache(ctx); err != nil {
-			return nil, err
-		}
-		d, err := cfg.openData(ctx)
-		if err != nil {
-			return nil, err
-		}
-		if f := d.Manifest().Format; cfg.DeviceDecodes() && !strings.Contains(f, "jpeg") {
-			d.Close()
-			return nil, fmt.Errorf("decoder nvjpeg decodes JPEGs: %s holds %s", d.Dir(), f)
-		}
-		var copied ondisk.Copied
-		fetchers := cfg.fetchers()
-		if kept == level.Network {
-			// The network's output, kept: a local copy of the bucket's
-			// objects, made before timing starts (once per listing),
-			// which the fetch stage reads as a directory is read.
-			if d, copied, err = cfg.localCopy(ctx, d); err != nil {
-				return nil, err
-			}
-			fetchers = cfg.Workers
-		}
-		dk = &disk{d: d, max: int64(cfg.MaxFailures), latency: cfg.LoadLatency, fetchers: fetchers, copied: copied,
-			delivered: make([]atomic.Int32, d.Len()), total: int64(n) * int64(cfg.Batch)}
-		if c := d.Bucket(); c != nil {
-			dk.base = c.Stats()
-		}
+// openDisk prepares and opens Data (nil without it) for n batches: its
+// page cache, and at a level that keeps the network's output its local
+// copy.
+func (c Config) openDisk(ctx context.Context, kept level.Stage, n int) (*disk, error) {
+	if c.Data == "" {
+		return nil, nil
 	}
-	done := false
-	defer func() {
-		if !done && dk != nil {
-			dk.d.Close()
-		}
-	}()
-
-	// The cache of the stage the level keeps, made once, before timing
-	// starts.
-	cached, err := cacheOf(ctx, cache, kept, cfg, dk, impls)
+	if err := c.PreparePageCache(ctx); err != nil {
+		return nil, err
+	}
+	d, err := c.openData(ctx)
 	if err != nil {
 		return nil, err
 	}
-	cachedRaw := cached.raw
+	if f := d.Manifest().Format; c.DeviceDecodes() && !strings.Contains(f, "jpeg") {
+		d.Close()
+		return nil, fmt.Errorf("decoder nvjpeg decodes JPEGs: %s holds %s", d.Dir(), f)
+	}
+	var copied ondisk.Copied
+	fetchers := c.fetchers()
+	if kept == level.Network {
+		// The network's output, kept: a local copy of the bucket's
+		// objects, made before timing starts (once per listing), which
+		// the fetch stage reads as a directory is read.
+		if d, copied, err = c.localCopy(ctx, d); err != nil {
+			return nil, err
+		}
+		fetchers = c.Workers
+	}
+	dk := &disk{d: d, max: int64(c.MaxFailures), latency: c.LoadLatency, fetchers: fetchers, copied: copied,
+		delivered: make([]atomic.Int32, d.Len()), total: int64(n) * int64(c.Batch)}
+	if b := d.Bucket(); b != nil {
+		dk.base = b.Stats()
+	}
+	return dk, nil
+}
 
-	p := pipeline.New(ctx)
-	p.Record(cfg.Recorder)
-	fail := func(err error) (*Loader, error) { p.Close(); return nil, err }
+// start starts p's stages for n batches: the index through its window,
+// one of the three ways to processed samples (synthetic, from Data, or
+// Data's files for the device to decode), then collate and batch.
+func (w *wiring) start(p *pipeline.Pipeline, n int) (*pipeline.Queue[*batching.Batch], error) {
+	cfg, B, W := w.cfg, w.cfg.Batch, w.cfg.Workers
 	if cfg.MeasureCPU {
 		if err := p.MeasureCPU(); err != nil {
-			return fail(err)
+			return nil, err
 		}
 	}
 	// The window bounds how far the pipeline runs ahead of the consumer:
@@ -176,81 +217,93 @@ func New(ctx context.Context, cache level.Level, cfg Config, n int) (*Loader, er
 	// (Config.Window), so every request --fetch-concurrency allows can be
 	// in flight: Prefetch small batches would cap them.
 	ahead := cfg.prefetch() * B
-	if dk != nil {
-		ahead = window(ahead, dk.fetchers, cfg.Remote())
+	if w.dk != nil {
+		ahead = window(ahead, w.dk.fetchers, cfg.Remote())
 	}
 	held := ahead - B
-	window, err := pipeline.NewWindow(ahead, held)
+	win, err := pipeline.NewWindow(ahead, held)
 	if err != nil {
-		return fail(err)
+		return nil, err
 	}
-	idx, err := pipeline.WindowedSource(p, "index", n*B, q, window, func(i int) int { return i })
+	idx, err := pipeline.WindowedSource(p, "index", n*B, w.q, win, func(i int) int { return i })
 	if err != nil {
-		return fail(err)
+		return nil, err
 	}
+	var samples *pipeline.Queue[*processed]
+	switch {
+	case w.devDecode:
+		samples, err = w.dk.deviceStages(p, idx, w.cache, W, w.q, w.alive, w.outs, w.impls, w.cached, cfg.Dataset)
+	case w.dk != nil:
+		samples, err = w.diskStages(p, idx)
+	default:
+		samples, err = w.syntheticStages(p, idx)
+	}
+	if err != nil {
+		return nil, err
+	}
+	c := &collator{pool: w.pool, size: B, open: map[int]*openBatch{}, outs: w.outs, window: win, held: held, files: w.devDecode}
+	filled, err := pipeline.Map(p, string(level.Collate), samples, W, w.q, c.copyIn)
+	if err != nil {
+		return nil, err
+	}
+	return pipeline.Aggregate(p, string(level.Batch), filled, cfg.prefetch(), c.emit, c.flush)
+}
 
+// syntheticStages are the synthetic fill's stages: load (the fill, after
+// Config.LoadLatency), then transform.
+func (w *wiring) syntheticStages(p *pipeline.Pipeline, idx *pipeline.Queue[int]) (*pipeline.Queue[*processed], error) {
+	ds, latency := w.cfg.Dataset, w.cfg.LoadLatency
 	load := func(ctx context.Context, it pipeline.Item[int]) (*datasets.Sample, error) {
-		if cfg.LoadLatency > 0 {
-			time.Sleep(cfg.LoadLatency)
+		if latency > 0 {
+			time.Sleep(latency)
 		}
 		if err := ctx.Err(); err != nil {
 			return nil, err // before allocating a sample, which cannot be interrupted
 		}
-		s := raws.get()
+		s := w.raws.get()
 		if err := ds.FillContext(ctx, it.Value%ds.N, s); err != nil {
-			raws.put(s)
+			w.raws.put(s)
 			return nil, err
 		}
 		return s, nil
 	}
-	var loaded *pipeline.Queue[*datasets.Sample]
-	var samples *pipeline.Queue[*processed]
-	switch {
-	case devDecode:
-		samples, err = dk.deviceStages(p, idx, cache, W, q, alive, outs, impls, cached, ds)
-	case dk != nil:
-		loaded, err = dk.stages(p, idx, cache, W, q, alive, raws, cached)
-	default:
-		loaded, err = pipeline.Map(p, string(level.Load), idx, W, q, cut(cache, level.Load, load, cached.raw))
-	}
+	loaded, err := pipeline.Map(p, string(level.Load), idx, w.cfg.Workers, w.q, cut(w.cache, level.Load, load, w.cached.raw))
 	if err != nil {
-		return fail(err)
+		return nil, err
 	}
+	return w.transformStage(p, loaded)
+}
 
+// diskStages are Data's stages: fetch and decode (disk.stages), then
+// transform.
+func (w *wiring) diskStages(p *pipeline.Pipeline, idx *pipeline.Queue[int]) (*pipeline.Queue[*processed], error) {
+	loaded, err := w.dk.stages(p, idx, w.cache, w.cfg.Workers, w.q, w.alive, w.raws, w.cached)
+	if err != nil {
+		return nil, err
+	}
+	return w.transformStage(p, loaded)
+}
+
+// transformStage is the transform stage on loaded's raw samples.
+func (w *wiring) transformStage(p *pipeline.Pipeline, loaded *pipeline.Queue[*datasets.Sample]) (*pipeline.Queue[*processed], error) {
+	seed, cachedRaw := w.cfg.Dataset.Seed, w.cached.raw
 	transform := func(ctx context.Context, it pipeline.Item[*datasets.Sample]) (*processed, error) {
 		raw := it.Value
-		out := outs.get()
-		t := <-impls
-		err := t.apply(ctx, out, &raw.Image, ds.Seed, it.Index)
-		impls <- t
+		out := w.outs.get()
+		t := <-w.impls
+		err := t.apply(ctx, out, &raw.Image, seed, it.Index)
+		w.impls <- t
 		out.label = raw.Label
 		if raw != cachedRaw {
-			raws.put(raw)
+			w.raws.put(raw)
 		}
 		if err != nil {
-			outs.put(out)
+			w.outs.put(out)
 			return nil, err
 		}
 		return out, nil
 	}
-	if !devDecode {
-		samples, err = pipeline.Map(p, string(level.Transform), loaded, W, q, cut(cache, level.Transform, transform, cached.out))
-		if err != nil {
-			return fail(err)
-		}
-	}
-
-	c := &collator{pool: pool, size: B, open: map[int]*openBatch{}, outs: outs, window: window, held: held, files: devDecode}
-	filled, err := pipeline.Map(p, string(level.Collate), samples, W, q, c.copyIn)
-	if err != nil {
-		return fail(err)
-	}
-	batches, err := pipeline.Aggregate(p, string(level.Batch), filled, cfg.prefetch(), c.emit, c.flush)
-	if err != nil {
-		return fail(err)
-	}
-	done = true
-	return &Loader{p: p, out: batches, batches: pool, data: dk}, nil
+	return pipeline.Map(p, string(level.Transform), loaded, w.cfg.Workers, w.q, cut(w.cache, level.Transform, transform, w.cached.out))
 }
 
 // caches is the output of the stage a level keeps (level.Level.Kept), and

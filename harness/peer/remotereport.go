@@ -6,6 +6,7 @@ import (
 	"io"
 	"math"
 	"os"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -266,4 +267,28 @@ func formatRate(r float64) string {
 		return "unlimited"
 	}
 	return strconv.FormatFloat(r, 'g', -1, 64)
+}
+
+// RemoteSettings are the result-file settings of comparison c on data in
+// a bucket (headspace peer --remote --out): the machine's, our pipeline's
+// on the shards less what each benchmark's name holds or the layouts do
+// not share, the run's sizes, the layouts' costs, then the distribution
+// and the command line.
+func RemoteSettings(c RemoteConfig, shardSize int, costs map[string]LayoutCost, distro, command string) []resultfile.Config {
+	s := c.Settings
+	s.Data = c.Data[Shards]
+	env := machine.Environment("none")
+	for _, kv := range s.Pipeline(Fast, 1).Settings() {
+		// The layout is in each benchmark's name; the rest is both layouts'.
+		if !slices.Contains([]string{"data-layout", "data-manifest-sha256", "data-image-sizes", "data-resize", "data-unreadable", "page-cache", "samples"}, kv.Key) {
+			env = append(env, kv)
+		}
+	}
+	env = append(append(env,
+		resultfile.Config{Key: "samples", Value: strconv.Itoa(s.Batch * s.Batches)},
+		resultfile.Config{Key: "batches", Value: strconv.Itoa(s.Batches)},
+		resultfile.Config{Key: "rounds", Value: strconv.Itoa(max(c.Count, 1))},
+		resultfile.Config{Key: "shard-size", Value: strconv.Itoa(shardSize)}),
+		CostSettings(costs)...)
+	return append(env, resultfile.Config{Key: "distro", Value: distro}, resultfile.Config{Key: "command", Value: command})
 }
