@@ -307,9 +307,9 @@ func runLadder(ctx context.Context, args []string, stdout, stderr io.Writer) err
 			return usageError{err.Error()}
 		}
 	} else if bucket.IsURL(pf.data.dir) {
-		l.Levels = level.RemoteLevels
+		l.Levels = level.Default(level.Bucket)
 	} else if pf.data.dir != "" {
-		l.Levels = level.OnDiskLevels
+		l.Levels = level.Default(level.Disk)
 	}
 	if l.Workers, err = parseInts("--workers", *workersFlag); err != nil {
 		return err

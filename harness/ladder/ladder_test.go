@@ -48,7 +48,7 @@ func fastDevice(t *testing.T) *device.Emulated {
 }
 
 func TestRunEveryLevel(t *testing.T) {
-	for _, lv := range level.Levels {
+	for _, lv := range level.For(level.Synthetic) {
 		dev := fastDevice(t)
 		res, err := Run(context.Background(), lv, small("fast", 2), dev, train.Config{Steps: 5, Warmup: 2})
 		if err != nil {
@@ -111,7 +111,7 @@ func TestRunOnDisk(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, lv := range level.OnDiskLevels {
+	for _, lv := range level.For(level.Disk) {
 		dev := fastDevice(t)
 		res, err := Run(context.Background(), lv, cfg, dev, train.Config{Steps: 3, Warmup: 1})
 		dev.Close()
@@ -379,3 +379,4 @@ func TestWriteTableNoise(t *testing.T) {
 		}
 	}
 }
+
