@@ -94,7 +94,8 @@ func TestLadderScriptRunsOnCPU(t *testing.T) {
 // TestLadderScriptTakesTheTable: ladder.py's levels are the table's it is
 // given, not a copy: a table without level sample refuses --levels sample
 // and lists the rest, device first; a level whose cut keeps a stage the
-// script has no cache of is refused by name; no table at all (and no
+// script has no cache of is refused by name where it is to run, and
+// stands in the way of no other level; no table at all (and no
 // headspace on PATH) is an error saying where to find one.
 func TestLadderScriptTakesTheTable(t *testing.T) {
 	const python = "/usr/bin/python3"
@@ -152,6 +153,15 @@ func TestLadderScriptTakesTheTable(t *testing.T) {
 				t.Errorf("ladder.py: not one line:\n%s", out)
 			}
 		})
+	}
+	b, err := json.Marshal(odd)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.Command(python, ladderScript, "--device", "cpu", "--raw-size", "32x24", "--crop", "16", "--batch", "4", "--steps", "2", "--workers", "0", "--levels", "device")
+	cmd.Env = append(os.Environ(), "PYTHONPYCACHEPREFIX="+t.TempDir(), "PATH="+t.TempDir(), peer.LevelsEnv+"="+string(b))
+	if out, err := cmd.CombinedOutput(); err != nil || !strings.Contains(string(out), "BenchmarkTorchLadder/level=device/") {
+		t.Errorf("ladder.py --levels device with level collated in the table: %v\n%s", err, out)
 	}
 }
 
