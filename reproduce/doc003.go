@@ -918,7 +918,7 @@ func (r Result003) writeOnDisk(m *md, od *OnDiskStep) {
 // sharing).
 func sharedLevels003(rows []workloads.OnDiskRow) string {
 	var levels []level.Level
-	for _, l := range level.OnDiskLevels {
+	for _, l := range level.For(level.Disk) {
 		for _, row := range rows {
 			if row.Shared[l] {
 				levels = append(levels, l)

@@ -82,7 +82,7 @@ func yardstick003(f *resultFile) *Yardstick {
 	}
 	if y.NotMeasured == "" {
 		y.Torch, y.Command = f.str("torch-version"), f.str("torch-ladder-command")
-		for _, l := range level.Levels {
+		for _, l := range level.Document {
 			y.Runs[l] = values(f.records("PeerLadder", "impl", peer.Torch, "level", l.String()), "steps/s")
 			if len(y.Runs[l]) == 0 && f.err == nil {
 				f.err = fmt.Errorf("%s is measured but has no PeerLadder record at level %s", keyTorchLadder, l)

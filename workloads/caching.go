@@ -67,7 +67,7 @@ type CachingStep struct {
 // and shrunk to small: (a) the caching ladder, (b) the transform fix, (c)
 // the smaller raw image, (d) the uint8 transfer converted on the device.
 func CachingSteps(raw, small int) []CachingStep {
-	all := level.Descending(level.Levels) // the document's five, device first
+	all := level.Descending(level.Document) // the document's five, device first
 	host := []loader.Placement{loader.Host}
 	return []CachingStep{
 		{Key: "a", Impl: transforms.Naive, Raw: raw, Placements: host, Levels: all},

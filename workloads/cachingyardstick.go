@@ -87,12 +87,13 @@ func (c Caching) yardstickUnits() int {
 // YardstickExperiment is the yardstick's ladder: the script alone
 // (PeerLadder.ScriptOnly), at step (a)'s raw size, crop, batch, workers
 // and measured steps, on the emulated device at the experiment's step,
-// every level device first, as the script runs them, Ladder.Count rounds.
+// each of the document's levels (level.Document) device first, as the
+// script runs them, Ladder.Count rounds.
 func (c Caching) YardstickExperiment() PeerLadder {
 	p := c.Ladder.Pipeline
 	dev := device.DefaultEmulated()
 	dev.Step = c.Step
-	levels := level.Descending(level.Levels)
+	levels := level.Descending(level.Document)
 	return PeerLadder{ScriptOnly: true, Config: peer.LadderConfig{Peer: c.Yardstick.Peer, Levels: levels, Count: c.Ladder.Count,
 		Settings: peer.LadderSettings{Width: p.Dataset.Width, Height: p.Dataset.Height, Crop: p.Transforms.Crop, Batch: p.Batch,
 			Workers: c.Workers, Steps: c.Ladder.Train.Steps, Seed: loader.DefaultConfig().Dataset.Seed, Device: dev}}}

@@ -2,7 +2,12 @@ package workloads
 
 import (
 	"context"
+	"slices"
 	"testing"
+
+	"github.com/headspace-bench/headspace/harness/level"
+	"github.com/headspace-bench/headspace/harness/peer"
+	"github.com/headspace-bench/headspace/harness/whatif"
 )
 
 // BenchmarkLadder runs one training step per iteration at every point of
@@ -27,5 +32,31 @@ func BenchmarkLadder(b *testing.B) {
 				b.Fatal(err)
 			}
 		})
+	}
+}
+
+// TestDefaultLevels checks that every default sweep runs the document's
+// levels, the explicit list level.Document, not every level of the table
+// (level.For): a level added to the table joins none of them unless it is
+// added to that list (level.TestDefault) or asked for.
+func TestDefaultLevels(t *testing.T) {
+	doc, down := level.Document, level.Descending(level.Document)
+	if got := DefaultLadder().Levels; !slices.Equal(got, doc) {
+		t.Errorf("DefaultLadder().Levels = %v, want %v", got, doc)
+	}
+	for _, st := range CachingSteps(512, LadderDocumentSmallRaw)[:2] {
+		if !slices.Equal(st.Levels, down) {
+			t.Errorf("caching step %s: levels %v, want %v", st.Key, st.Levels, down)
+		}
+	}
+	if got := (Caching{}).YardstickExperiment().Config.Levels; !slices.Equal(got, down) {
+		t.Errorf("the yardstick's levels %v, want %v", got, down)
+	}
+	if got := (peer.LadderConfig{}).LevelOrder(); !slices.Equal(got, down) {
+		t.Errorf("a peer ladder's default levels %v, want %v", got, down)
+	}
+	w := WhatIf{WithLadder: true, Profiled: &whatif.Profile{}, Count: 2}
+	if got, want := w.Runs(), len(w.Verify.Cores)*len(w.Verify.Workers)*len(w.Verify.StepScales)*2+len(doc)*2; got != want {
+		t.Errorf("WhatIf.Runs() = %d, want %d (the document's %d levels twice)", got, want, len(doc))
 	}
 }

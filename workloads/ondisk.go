@@ -480,7 +480,7 @@ func OnDiskRatios(rs []OnDiskResult) []OnDiskRow {
 	read := map[key]bool{}
 	add := func(c OnDiskCase) {
 		row := OnDiskRow{Case: c, Median: map[level.Level]float64{}, Ratio: map[level.Level]float64{}}
-		for _, l := range level.OnDiskLevels {
+		for _, l := range level.For(level.Disk) {
 			if vs := vals[key{c, l}]; len(vs) > 0 {
 				row.Median[l] = summary.Median(vs)
 				read[key{c, l}] = true
@@ -504,7 +504,7 @@ func OnDiskRatios(rs []OnDiskResult) []OnDiskRow {
 		if !c.Shared() {
 			continue
 		}
-		for _, l := range level.OnDiskLevels {
+		for _, l := range level.For(level.Disk) {
 			if len(vals[key{c, l}]) > 0 && !read[key{c, l}] {
 				add(c)
 				break

@@ -298,7 +298,7 @@ func TestOnDiskRatiosShared(t *testing.T) {
 		}
 		row := rows[i]
 		var shared []level.Level
-		for _, l := range level.OnDiskLevels {
+		for _, l := range level.For(level.Disk) {
 			if row.Shared[l] {
 				shared = append(shared, l)
 			}

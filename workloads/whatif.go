@@ -376,8 +376,9 @@ func (w WhatIf) Check(ctx context.Context, h WhatIfRun, p whatif.Profile) ([]wha
 }
 
 // Ladder runs the caching ladder at the profile's setting — the
-// pipeline's workers, Cores, the step ×1 — Count times at every level and
-// returns each level's median steps/s, for the ladder's attribution
+// pipeline's workers, Cores, the step ×1 — Count times at each of the
+// document's levels (level.Document) and returns each level's median
+// steps/s, for the ladder's attribution
 // beside the model's (whatif.WriteLadder). Each run's record is the
 // ladder's own (ladder.Point.Benchmark).
 func (w WhatIf) Ladder(ctx context.Context, h WhatIfRun) (map[level.Level]float64, error) {
@@ -387,7 +388,7 @@ func (w WhatIf) Ladder(ctx context.Context, h WhatIfRun) (map[level.Level]float6
 	runs := map[level.Level][]float64{}
 	err := withCores(w.Cores, func() error {
 		for range w.Count {
-			for _, l := range level.Levels {
+			for _, l := range level.Document {
 				pt := ladder.Point{Level: l, Workers: w.Pipeline.Workers, Impl: w.Pipeline.Impl, Placement: w.Pipeline.Placement, Pinned: true}
 				if h.Start != nil {
 					h.Start(pt.Name())
@@ -436,7 +437,7 @@ func (w WhatIf) Runs() int {
 		n += w.ProfileRuns()
 	}
 	if w.WithLadder {
-		n += len(level.Levels) * w.Count
+		n += len(level.Document) * w.Count
 	}
 	return n
 }

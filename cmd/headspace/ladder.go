@@ -13,8 +13,6 @@ import (
 	"strings"
 	"time"
 
-	"golang.org/x/perf/benchfmt"
-
 	"github.com/headspace-bench/headspace/cuda/kernels"
 	"github.com/headspace-bench/headspace/datasets"
 	"github.com/headspace-bench/headspace/datasets/ondisk"
@@ -25,7 +23,6 @@ import (
 	"github.com/headspace-bench/headspace/harness/pipeline"
 	"github.com/headspace-bench/headspace/harness/resultfile"
 	"github.com/headspace-bench/headspace/harness/timeline"
-	"github.com/headspace-bench/headspace/internal/disturb"
 	"github.com/headspace-bench/headspace/workloads"
 )
 
@@ -263,26 +260,41 @@ func (f *pipelineFlags) device(ctx context.Context) (workloads.Device, error) {
 // (device's Scale is set), known before it is opened.
 func (f *pipelineFlags) scalable() bool { return f.dev == "emulated" }
 
+// ladderFlags are the ladder's own flags, beside the pipeline's, the
+// disturbance policy's and a command's.
+type ladderFlags struct {
+	levels, workers, impls, placements, pinned string
+	steps, warmup, count                       int
+	out, shard, timeline                       string
+	fresh                                      bool
+}
+
+// register defines the flags on fs, their defaults def's.
+func (lf *ladderFlags) register(fs *flag.FlagSet, def workloads.Ladder) {
+	fs.StringVar(&lf.levels, "levels", "", "comma-separated `levels` to run (default none,raw,sample,host,device; with --data also encoded)")
+	fs.StringVar(&lf.workers, "workers", joinInts(def.Workers), "comma-separated worker `counts` (default: one per core)")
+	fs.StringVar(&lf.impls, "transforms", strings.Join(def.Transforms, ","), "comma-separated transform `implementations`: naive, fast, or device (the mask, ConvertColor and Scale as CUDA kernels; --device cuda and --placement device)")
+	fs.StringVar(&lf.placements, "placement", "host", "comma-separated `placements` of ConvertColor and Scale: host (float32 uploads) or device (uint8 uploads, converted on the device)")
+	fs.StringVar(&lf.pinned, "pinned", "true", "comma-separated: upload from pinned host memory (`true`), pageable (false), or both")
+	fs.IntVar(&lf.steps, "steps", def.Train.Steps, "measured training `steps` per run")
+	fs.IntVar(&lf.warmup, "warmup", def.Train.Warmup, "`steps` run before measuring")
+	fs.IntVar(&lf.count, "count", def.Count, "`runs` of each point (benchstat wants at least 6)")
+	fs.StringVar(&lf.out, "out", "", "benchmark-format result `file` (written atomically; resumed if present)")
+	fs.BoolVar(&lf.fresh, "fresh", false, "start --out afresh instead of resuming it")
+	fs.StringVar(&lf.shard, "shard", "", "run only shard `i/n` of the sweep's points (0-based)")
+	fs.StringVar(&lf.timeline, "timeline", "", "record the first run of each point and write `prefix`-<point>.png, .svg and .json (Chrome trace)")
+}
+
 func runLadder(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	def := workloads.Sized[workloads.Ladder](workloads.Default)
 	fs := newFlagSet("ladder", ladderUsage, stdout)
 	var pf pipelineFlags
 	pf.register(fs)
-	levelsFlag := fs.String("levels", "", "comma-separated `levels` to run (default none,raw,sample,host,device; with --data also encoded)")
-	workersFlag := fs.String("workers", joinInts(def.Workers), "comma-separated worker `counts` (default: one per core)")
-	implsFlag := fs.String("transforms", strings.Join(def.Transforms, ","), "comma-separated transform `implementations`: naive, fast, or device (the mask, ConvertColor and Scale as CUDA kernels; --device cuda and --placement device)")
+	var lf ladderFlags
+	lf.register(fs, def)
 	fs.BoolVar(&pf.graphs, "cuda-graphs", false, "with --device cuda: replay each step from a CUDA Graph (captured once per device buffer) instead of launching its kernels one by one")
 	fs.StringVar(&pf.precision, "precision", kernels.PrecisionFP32, "with --device cuda: the Net's convolutions in `fp32` (exact float32, the default) or tf32 (TF32 tensor cores, mma.sync; docs/gpu.md)")
 	fs.BoolVar(&pf.deviceCrop, "device-crop", false, "with --transforms device: upload whole raw images and crop on the GPU too, instead of uploading the host's crops")
-	placementsFlag := fs.String("placement", "host", "comma-separated `placements` of ConvertColor and Scale: host (float32 uploads) or device (uint8 uploads, converted on the device)")
-	pinnedFlag := fs.String("pinned", "true", "comma-separated: upload from pinned host memory (`true`), pageable (false), or both")
-	steps := fs.Int("steps", def.Train.Steps, "measured training `steps` per run")
-	warmup := fs.Int("warmup", def.Train.Warmup, "`steps` run before measuring")
-	count := fs.Int("count", def.Count, "`runs` of each point (benchstat wants at least 6)")
-	out := fs.String("out", "", "benchmark-format result `file` (written atomically; resumed if present)")
-	fresh := fs.Bool("fresh", false, "start --out afresh instead of resuming it")
-	shard := fs.String("shard", "", "run only shard `i/n` of the sweep's points (0-based)")
-	tlPrefix := fs.String("timeline", "", "record the first run of each point and write `prefix`-<point>.png, .svg and .json (Chrome trace)")
 	var df disturbFlags
 	df.register(fs)
 	var of ownFlags
@@ -291,7 +303,7 @@ func runLadder(ctx context.Context, args []string, stdout, stderr io.Writer) err
 		return err
 	}
 	if hasCommand(fs, args) {
-		return runOwnLadder(ctx, fs, &of, ownLadderFlags{levels: *levelsFlag, steps: *steps, warmup: *warmup, count: *count, out: *out}, stdout, stderr)
+		return runOwnLadder(ctx, fs, &of, ownLadderFlags{levels: lf.levels, steps: lf.steps, warmup: lf.warmup, count: lf.count, out: lf.out}, stdout, stderr)
 	}
 	if err := parseFlags(fs, args); err != nil {
 		return err
@@ -300,61 +312,8 @@ func runLadder(ctx context.Context, args []string, stdout, stderr io.Writer) err
 		return err
 	}
 	defer pf.data.close() // the --link, if one was started
-	l := def
-	var err error
-	if *levelsFlag != "" {
-		if l.Levels, err = level.ParseList(*levelsFlag); err != nil {
-			return usageError{err.Error()}
-		}
-	} else if bucket.IsURL(pf.data.Dir) {
-		l.Levels = level.RemoteLevels
-	} else if pf.data.Dir != "" {
-		l.Levels = level.OnDiskLevels
-	}
-	if l.Workers, err = parseInts("--workers", *workersFlag); err != nil {
-		return err
-	}
-	if l.Transforms, err = parseList("--transforms", *implsFlag, append(slices.Clone(transforms.Names), transforms.DeviceName)); err != nil {
-		return err
-	}
-	if err := checkDeviceTransforms(l.Transforms, pf.dev, pf.deviceCrop); err != nil {
-		return err
-	}
-	if err := checkGraphs(pf.graphs, pf.dev); err != nil {
-		return err
-	}
-	if err := checkPrecision(pf.precision, pf.dev); err != nil {
-		return err
-	}
-	if l.Placements, err = parsePlacements(*placementsFlag); err != nil {
-		return err
-	}
-	if l.Pinned, err = parseBools("--pinned", *pinnedFlag); err != nil {
-		return err
-	}
-	if err := firstErr(inRange("--steps", *steps, 1, maxSteps), inRange("--warmup", *warmup, 0, maxSteps),
-		inRange("--count", *count, 1, maxCount)); err != nil {
-		return err
-	}
-	if *fresh && *out == "" {
-		return usagef("--fresh needs --out")
-	}
-	if l.Disturb, err = df.policy(); err != nil {
-		return err
-	}
-	l.Train.Steps, l.Train.Warmup, l.Count = *steps, *warmup, *count
-	if l.Pipeline, err = pf.config(ctx, slices.Max(l.Workers), l.Transforms[0]); err != nil {
-		return err
-	}
-	if err := l.Validate(); err != nil {
-		return usageError{err.Error()}
-	}
-	// The largest point: most workers, and a kept batch on the host and
-	// on the device beside the loader's.
-	if err := fitsPipeline(l.Pipeline, 1, 2*l.Pipeline.BatchBytes()); err != nil {
-		return err
-	}
-	if l.Shard, l.Shards, err = parseShard(*shard); err != nil {
+	l, err := lf.sweep(ctx, def, &pf, &df)
+	if err != nil {
 		return err
 	}
 	var env workloads.Env
@@ -362,10 +321,10 @@ func runLadder(ctx context.Context, args []string, stdout, stderr io.Writer) err
 		return err
 	}
 	devName := pf.dev
-	if *tlPrefix != "" {
+	if lf.timeline != "" {
 		var outs []output
 		for _, p := range l.Selected() {
-			name := *tlPrefix + "-" + strings.ReplaceAll(p.Sub(), "/", "-")
+			name := timelinePath(lf.timeline, p.Sub())
 			outs = append(outs, figure(name+".png"), figure(name+".svg"), output{name + ".json", traceKind})
 		}
 		if err := checkOutputs(outs...); err != nil {
@@ -374,9 +333,9 @@ func runLadder(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	}
 	// The table's steps/s of each point: a resumed file's, then each new
 	// run's, as it is made.
-	measured := map[string][]float64{}
+	tally := ladder.NewTally()
 	var file *driver.Run
-	if *out != "" {
+	if lf.out != "" {
 		// --fresh keeps the old file until the first new result replaces
 		// it; either way the file is this run's alone until it ends.
 		busy, err := df.waitQuiet(ctx, stderr)
@@ -384,36 +343,27 @@ func runLadder(ctx context.Context, args []string, stdout, stderr io.Writer) err
 			return err
 		}
 		cfg := driver.Settings(devName, l.Settings(), env.Device.Settings, busy)
-		if *shard != "" {
+		if lf.shard != "" {
 			cfg = append(cfg, l.ShardSettings(l.Shards)...) // what headspace merge reads
 		}
-		file, err = driver.Open(ctx, driver.Output{Path: *out, Fresh: *fresh}, cfg)
+		file, err = driver.Open(ctx, driver.Output{Path: lf.out, Fresh: lf.fresh}, cfg)
 		if err != nil {
 			return err
 		}
 		defer file.Close()
 		env.Done = file.Done // for Todo
 		for _, p := range l.Selected() {
-			measured[p.BenchName()] = file.Values(p.BenchName(), "steps/s")
+			tally.Resume(p.BenchName(), file.Values(p.BenchName(), "steps/s"))
 		}
 	}
-	if *tlPrefix != "" {
+	if lf.timeline != "" {
 		env.Recorded = func(name string, rec *pipeline.Recorder) error {
 			sub := strings.TrimPrefix(name, "Ladder/")
-			path := *tlPrefix + "-" + strings.ReplaceAll(sub, "/", "-") // the prefix keeps its folder
 			t := timeline.FromRecorder("ladder "+strings.ReplaceAll(sub, "/", " ")+" on "+devName, rec, l.Pipeline.Batch)
-			return writeTimeline(stdout, t, path)
+			return writeTimeline(stdout, t, timelinePath(lf.timeline, sub))
 		}
 	}
-	disturbed := map[string]int{}
-	s := driver.Begin(file, stderr, l.Todo(env), func(b *benchfmt.Result) error {
-		v, _ := resultfile.Value(b, "steps/s")
-		measured[string(b.Name)] = append(measured[string(b.Name)], v)
-		if d, ok := resultfile.Value(b, disturb.DisturbedUnit); ok && d > 0 {
-			disturbed[string(b.Name)]++
-		}
-		return nil
-	})
+	s := driver.Begin(file, stderr, l.Todo(env), tally.Add)
 	defer s.Finish()
 	env.Start, env.Result, env.Done = s.Start, s.Result, s.Done
 	_, runErr := l.Run(ctx, env)
@@ -422,15 +372,77 @@ func runLadder(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	}
 	fmt.Fprintf(stdout, "device %s, batch %d, raw %dx%d, crop %d, %s of %s each\n%s\n", devName, l.Pipeline.Batch,
 		l.Pipeline.Dataset.Width, l.Pipeline.Dataset.Height, l.Pipeline.Transforms.Crop, plural(l.Count, "run"), plural(l.Train.Steps, "step"), describe(ctx, l.Pipeline))
-	groups := workloads.LadderGroups(l.Selected(), func(p ladder.Point) []float64 { return measured[p.BenchName()] },
-		func(p ladder.Point) int { return disturbed[p.BenchName()] })
-	if err := ladder.WriteTable(stdout, groups, workloads.LadderDocument); err != nil {
+	if err := ladder.WriteTable(stdout, workloads.LadderGroups(l.Selected(), tally.Steps, tally.Disturbed), workloads.LadderDocument); err != nil {
 		return err
 	}
 	if file != nil {
-		fmt.Fprintf(stdout, "results: %s (compare with: go tool benchstat %s)\n", *out, *out)
+		fmt.Fprintf(stdout, "results: %s (compare with: go tool benchstat %s)\n", lf.out, lf.out)
 	}
 	return s.Err("the table shows the runs finished before it")
+}
+
+// timelinePath is the path, without its extension, of the timeline of
+// the point sub (Point.Sub) under --timeline's prefix, which keeps its
+// folder.
+func timelinePath(prefix, sub string) string {
+	return prefix + "-" + strings.ReplaceAll(sub, "/", "-")
+}
+
+// sweep is the sweep the flags ask for: def with the levels (by default
+// level.Default of the data's source), workers, transforms, placements,
+// pinning, steps, runs and shard given, and the pipeline's flags'
+// configuration, checked.
+func (lf *ladderFlags) sweep(ctx context.Context, def workloads.Ladder, pf *pipelineFlags, df *disturbFlags) (workloads.Ladder, error) {
+	l := def
+	var err error
+	if lf.levels != "" {
+		if l.Levels, err = level.ParseList(lf.levels); err != nil {
+			return l, usageError{err.Error()}
+		}
+	} else if bucket.IsURL(pf.data.Dir) {
+		l.Levels = level.Default(level.Bucket)
+	} else if pf.data.Dir != "" {
+		l.Levels = level.Default(level.Disk)
+	}
+	if l.Workers, err = parseInts("--workers", lf.workers); err != nil {
+		return l, err
+	}
+	if l.Transforms, err = parseList("--transforms", lf.impls, append(slices.Clone(transforms.Names), transforms.DeviceName)); err != nil {
+		return l, err
+	}
+	if err := firstErr(checkDeviceTransforms(l.Transforms, pf.dev, pf.deviceCrop), checkGraphs(pf.graphs, pf.dev), checkPrecision(pf.precision, pf.dev)); err != nil {
+		return l, err
+	}
+	if l.Placements, err = parsePlacements(lf.placements); err != nil {
+		return l, err
+	}
+	if l.Pinned, err = parseBools("--pinned", lf.pinned); err != nil {
+		return l, err
+	}
+	if err := firstErr(inRange("--steps", lf.steps, 1, maxSteps), inRange("--warmup", lf.warmup, 0, maxSteps),
+		inRange("--count", lf.count, 1, maxCount)); err != nil {
+		return l, err
+	}
+	if lf.fresh && lf.out == "" {
+		return l, usagef("--fresh needs --out")
+	}
+	if l.Disturb, err = df.policy(); err != nil {
+		return l, err
+	}
+	l.Train.Steps, l.Train.Warmup, l.Count = lf.steps, lf.warmup, lf.count
+	if l.Pipeline, err = pf.config(ctx, slices.Max(l.Workers), l.Transforms[0]); err != nil {
+		return l, err
+	}
+	if err := l.Validate(); err != nil {
+		return l, usageError{err.Error()}
+	}
+	// The largest point: most workers, and a kept batch on the host and
+	// on the device beside the loader's.
+	if err := fitsPipeline(l.Pipeline, 1, 2*l.Pipeline.BatchBytes()); err != nil {
+		return l, err
+	}
+	l.Shard, l.Shards, err = parseShard(lf.shard)
+	return l, err
 }
 
 // joinInts writes ints as a comma-separated list.

@@ -76,7 +76,7 @@ func runPeerLadder(ctx context.Context, fs *flag.FlagSet, lf *peerLadderFlags, a
 	if err != nil {
 		return err
 	}
-	levels := level.Levels
+	levels := level.Document
 	if lf.levels != "" {
 		if levels, err = level.ParseList(lf.levels); err != nil {
 			return usageError{err.Error()}

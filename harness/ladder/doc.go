@@ -14,9 +14,10 @@
 //     start a loader (package loader) that caches nothing, one sample's
 //     encoded bytes (a dataset on disk only: Check refuses it otherwise),
 //     one raw sample or one processed sample; levels host and device keep
-//     one batch that the full
-//     pipeline made, on the host (re-uploaded every step) or on the device
-//     (uploaded once). The loop itself is package train's.
+//     one batch that the full pipeline made, on the host (re-uploaded
+//     every step) or on the device (uploaded once), by the keeper of the
+//     stage they keep (batch's or upload's). The loop itself is package
+//     train's.
 //  3. Point.Benchmark turns the run into the one benchmark-format record
 //     that every output path writes (package resultfile stores it).
 //  4. Attribute reads a sweep's median steps/s per level: each drop from

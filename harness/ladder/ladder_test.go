@@ -48,7 +48,7 @@ func fastDevice(t *testing.T) *device.Emulated {
 }
 
 func TestRunEveryLevel(t *testing.T) {
-	for _, lv := range level.Levels {
+	for _, lv := range level.For(level.Synthetic) {
 		dev := fastDevice(t)
 		res, err := Run(context.Background(), lv, small("fast", 2), dev, train.Config{Steps: 5, Warmup: 2})
 		if err != nil {
@@ -111,7 +111,7 @@ func TestRunOnDisk(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, lv := range level.OnDiskLevels {
+	for _, lv := range level.For(level.Disk) {
 		dev := fastDevice(t)
 		res, err := Run(context.Background(), lv, cfg, dev, train.Config{Steps: 3, Warmup: 1})
 		dev.Close()
@@ -377,5 +377,36 @@ func TestWriteTableNoise(t *testing.T) {
 		if d.Level == level.Raw && (d.Noise || !(d.P < NoiseAlpha)) {
 			t.Errorf("raw's drop: noise %v, p %v; want beyond it", d.Noise, d.P)
 		}
+	}
+}
+
+// TestKeepers: every stage that a level running no loader keeps, of any
+// source's pipeline, has the ladder's keeper, so a new level cut at an
+// existing stage needs none of its own; a level whose kept stage has
+// none (here upload's, taken out) is refused by Check and Run, naming the
+// stage, before anything runs.
+func TestKeepers(t *testing.T) {
+	for _, lv := range level.For(level.Bucket) {
+		for src := lv.Needs(); src <= level.Bucket && !lv.Loader(); src++ {
+			if kept, ok := lv.Kept(src); !ok || keepers[kept] == nil {
+				t.Errorf("%s on %s keeps %q: no keeper", lv, src, kept)
+			}
+		}
+	}
+	saved := keepers[level.Upload]
+	delete(keepers, level.Upload)
+	defer func() { keepers[level.Upload] = saved }()
+	cfg := small("fast", 1)
+	want := "level device keeps the output of stage upload: the ladder keeps a batch only"
+	if err := Check(level.Device, cfg); err == nil || err.Error() != want {
+		t.Errorf("Check(device) without upload's keeper: %v", err)
+	}
+	dev := fastDevice(t)
+	defer dev.Close()
+	if _, err := Run(context.Background(), level.Device, cfg, dev, train.Config{Steps: 1}); err == nil || err.Error() != want {
+		t.Errorf("Run(device) without upload's keeper: %v", err)
+	}
+	if err := Check(level.Host, cfg); err != nil {
+		t.Errorf("Check(host) without upload's keeper: %v", err)
 	}
 }

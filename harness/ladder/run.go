@@ -45,32 +45,46 @@ func Run(ctx context.Context, lv level.Level, cfg loader.Config, dev device.Devi
 		}
 		return res, err
 	}
+	// One batch made by the full pipeline, then kept by the stage's
+	// keeper (Check refused a stage without one).
 	kept, _ := lv.Kept(cfg.Source())
-	if kept != level.Batch && kept != level.Upload {
-		return train.Result{}, fmt.Errorf("level %s keeps the output of stage %s: the ladder keeps a batch only", lv, kept)
-	}
-	// One batch made by the full pipeline, then kept: on the host, or
-	// on the device too.
 	b, err := firstBatch(ctx, cfg)
 	if err != nil {
 		return train.Result{}, fmt.Errorf("caching a batch: %w", err)
 	}
-	if kept == level.Batch {
-		return train.Run(ctx, train.Repeat{B: b}, dev, cfg.Batch, tc)
-	}
-	return train.OnDevice(ctx, b, dev, tc)
+	return keepers[kept](ctx, b, dev, cfg.Batch, tc)
+}
+
+// keepers is, per stage at or after batching whose output a level can
+// keep (level.Level.Kept), how the training loop runs on that output: one
+// batch made by the full pipeline (firstBatch), repeated on the host
+// (batch's output) or kept on the device (upload's). A level cut at a
+// stage that has a keeper needs no code here; Check refuses one that
+// keeps a stage with none, naming it. The stages before batching are
+// the loader's (package loader).
+var keepers = map[level.Stage]func(ctx context.Context, b *batching.Batch, dev device.Device, batch int, tc train.Config) (train.Result, error){
+	level.Batch: func(ctx context.Context, b *batching.Batch, dev device.Device, batch int, tc train.Config) (train.Result, error) {
+		return train.Run(ctx, train.Repeat{B: b}, dev, batch, tc)
+	},
+	level.Upload: func(ctx context.Context, b *batching.Batch, dev device.Device, _ int, tc train.Config) (train.Result, error) {
+		return train.OnDevice(ctx, b, dev, tc)
+	},
 }
 
 // Check reports whether level l can run cfg's pipeline: encoded needs a
-// dataset on disk (loader.Config.Supports).
+// dataset on disk (loader.Config.Supports), and the stage l keeps needs a
+// cache, the loader's or, above batching, the ladder's (keepers).
 func Check(l level.Level, cfg loader.Config) error {
 	if !l.Valid() {
 		return fmt.Errorf("unknown level %d", int(l))
 	}
-	if !l.Loader() {
-		return nil
+	if l.Loader() {
+		return cfg.Supports(l)
 	}
-	return cfg.Supports(l)
+	if kept, _ := l.Kept(cfg.Source()); keepers[kept] == nil {
+		return fmt.Errorf("level %s keeps the output of stage %s: the ladder keeps a batch only", l, kept)
+	}
+	return nil
 }
 
 // firstBatch runs the full pipeline for one batch and keeps it.

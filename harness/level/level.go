@@ -9,6 +9,9 @@
 // the reports and the PyTorch peer (through `headspace levels --json`)
 // all read this table. Adding a level is a row of table, plus the code of
 // its cache where the stage before its cut has none yet (docs/extending.md).
+// The default sweeps and the committed reports run and list an explicit
+// list of levels (Document, Default), not the table: a new level joins
+// them only where it is added to those lists or asked for.
 package level
 
 import (
@@ -164,16 +167,33 @@ var table = []row{
 	Device:  {"device", Step, Synthetic, "one batch on the device"},
 }
 
-// Levels is the document's five levels, from the full pipeline up to the
-// device cache: every level that runs on any source.
-var Levels = For(Synthetic)
+// Document is the document's five levels, from the full pipeline up to
+// the device cache: the ladder's default sweep of synthetic data, and the
+// levels of every committed report of it. It is a list of its own, not
+// read off the table: a level added to the table joins no default sweep
+// and no committed report unless it is added here or asked for by name
+// (--levels). For is every level the table has for a source.
+var Document = []Level{None, Raw, Sample, Host, Device}
 
-// OnDiskLevels is every level of a dataset on disk: Levels and Encoded.
-var OnDiskLevels = For(Disk)
+// defaults is the ladder's default sweep of each source, an explicit
+// list as Document is: a dataset on disk adds Encoded, one in a bucket
+// Local too.
+var defaults = [...][]Level{
+	Synthetic: Document,
+	Disk:      {None, Encoded, Raw, Sample, Host, Device},
+	Bucket:    {None, Local, Encoded, Raw, Sample, Host, Device},
+}
 
-// RemoteLevels is every level of a dataset in a bucket: OnDiskLevels and
-// Local.
-var RemoteLevels = For(Bucket)
+// Default is the levels the ladder runs by default with data from src, in
+// the order of the table (a copy): Document for synthetic data, with
+// Encoded for a dataset on disk, and Local too for one in a bucket. A
+// level added to the table joins none of them unless added here.
+func Default(src Source) []Level {
+	if src < 0 || int(src) >= len(defaults) {
+		return nil
+	}
+	return slices.Clone(defaults[src])
+}
 
 // For is every level that runs on src, in the order of the table.
 func For(src Source) []Level {
@@ -269,6 +289,24 @@ func (l Level) Kept(src Source) (s Stage, ok bool) {
 		s, ok = st, true
 	}
 	return s, ok
+}
+
+// StageIn is what l adds over the next level above it in ls, the levels
+// a sweep or a report holds (Between): the attribution of a drop from
+// that level to l. Where none of ls is above l it is l's Stage. Reading
+// it off the list, not the table, a report of given levels says the same
+// whatever levels the table gains.
+func (l Level) StageIn(ls []Level) string {
+	var above Level = -1
+	for _, a := range ls {
+		if a > l && (above < 0 || a < above) {
+			above = a
+		}
+	}
+	if above < 0 {
+		return l.Stage()
+	}
+	return Between(l, above)
 }
 
 // Stage is what l adds over the next level above it that runs on what l

@@ -62,12 +62,75 @@ func TestTable(t *testing.T) {
 	if Level(9).Valid() || Level(9).String() != "Level(9)" || Level(-1).Runs(Step) || Level(9).Cut() != "" {
 		t.Error("Level(9) or Level(-1) is valid")
 	}
-	if !slices.Equal(Levels, []Level{None, Raw, Sample, Host, Device}) || !slices.Equal(OnDiskLevels, []Level{None, Encoded, Raw, Sample, Host, Device}) ||
-		!slices.Equal(RemoteLevels, []Level{None, Local, Encoded, Raw, Sample, Host, Device}) {
-		t.Errorf("Levels %v, OnDiskLevels %v, RemoteLevels %v", Levels, OnDiskLevels, RemoteLevels)
+	if !slices.Equal(For(Synthetic), []Level{None, Raw, Sample, Host, Device}) || !slices.Equal(For(Disk), []Level{None, Encoded, Raw, Sample, Host, Device}) ||
+		!slices.Equal(For(Bucket), []Level{None, Local, Encoded, Raw, Sample, Host, Device}) {
+		t.Errorf("For(synthetic) %v, For(disk) %v, For(bucket) %v", For(Synthetic), For(Disk), For(Bucket))
 	}
-	if d := Descending(Levels); !slices.Equal(d, []Level{Device, Host, Sample, Raw, None}) || Levels[0] != None {
-		t.Errorf("Descending(Levels) = %v, Levels %v", d, Levels)
+	if d := Descending(Document); !slices.Equal(d, []Level{Device, Host, Sample, Raw, None}) || Document[0] != None {
+		t.Errorf("Descending(Document) = %v, Document %v", d, Document)
+	}
+}
+
+// TestDefault checks the default sweeps: the document's five, with
+// encoded on disk and local in a bucket; and that they are lists of their
+// own, not read off the table: a level added to the table (here appended
+// after device, so the constants keep their rows) joins For and Parse's
+// names but neither Document nor any Default.
+func TestDefault(t *testing.T) {
+	want := map[Source][]Level{
+		Synthetic: {None, Raw, Sample, Host, Device},
+		Disk:      {None, Encoded, Raw, Sample, Host, Device},
+		Bucket:    {None, Local, Encoded, Raw, Sample, Host, Device},
+	}
+	check := func(when string) {
+		t.Helper()
+		if !slices.Equal(Document, want[Synthetic]) {
+			t.Errorf("%s: Document = %v", when, Document)
+		}
+		for src, w := range want {
+			if got := Default(src); !slices.Equal(got, w) {
+				t.Errorf("%s: Default(%s) = %v, want %v", when, src, got, w)
+			}
+		}
+	}
+	check("the table")
+	var adds []string
+	for _, l := range Document {
+		adds = append(adds, l.StageIn(Document))
+	}
+	if got := strings.Join(adds, "; "); got != "raw data loading; transforms; batching (collate); host-to-device transfer; model step" {
+		t.Errorf("the document's levels add %s", got)
+	}
+	if Default(Source(3)) != nil {
+		t.Error("Default(Source(3)) is not nil")
+	}
+	Default(Synthetic)[0] = Device // a copy: the caller's to change
+	all := For(Synthetic)
+	extra := Level(len(table))
+	defer withRow(extra, row{"slots", Batch, Synthetic, "one batch's slots, filled"})()
+	if got := For(Synthetic); !slices.Equal(got, append(all, extra)) {
+		t.Fatalf("with a row added, For(synthetic) = %v", got)
+	}
+	if l, err := ParseList("slots,none"); err != nil || !slices.Equal(l, []Level{extra, None}) {
+		t.Errorf("with a row added, ParseList(slots,none) = %v, %v", l, err)
+	}
+	check("a row added")
+}
+
+func TestStageIn(t *testing.T) {
+	ls := []Level{Device, None, Sample} // in any order
+	for l, want := range map[Level]string{
+		None:   "raw data loading + transforms",
+		Sample: "batching (collate) + host-to-device transfer",
+		Device: "model step",
+		Raw:    "transforms", // not in ls: what it adds over sample
+	} {
+		if got := l.StageIn(ls); got != want {
+			t.Errorf("%s.StageIn(%v) = %q, want %q", l, ls, got, want)
+		}
+	}
+	if got := Encoded.StageIn(nil); got != Encoded.Stage() {
+		t.Errorf("Encoded.StageIn(nil) = %q, want its Stage %q", got, Encoded.Stage())
 	}
 }
 
@@ -75,7 +138,7 @@ func TestTable(t *testing.T) {
 // exactly the stages from its cut on, so each level up runs a suffix of
 // the one below it, and what it keeps is the stage just before the cut.
 func TestCut(t *testing.T) {
-	for i, l := range RemoteLevels {
+	for i, l := range For(Bucket) {
 		k := slices.Index(every, l.Cut())
 		if k < 0 {
 			t.Fatalf("%s: cut %q is no stage", l, l.Cut())
@@ -85,8 +148,8 @@ func TestCut(t *testing.T) {
 				t.Errorf("%s (cut %s) runs %s = %v", l, l.Cut(), s, l.Runs(s))
 			}
 		}
-		if i > 0 && slices.Index(every, RemoteLevels[i-1].Cut()) >= k {
-			t.Errorf("%s cuts at %s, not after %s's %s", l, l.Cut(), RemoteLevels[i-1], RemoteLevels[i-1].Cut())
+		if prev := Level(i - 1); i > 0 && slices.Index(every, prev.Cut()) >= k {
+			t.Errorf("%s cuts at %s, not after %s's %s", l, l.Cut(), prev, prev.Cut())
 		}
 		for src := l.Needs(); src <= Bucket; src++ {
 			kept, ok := l.Kept(src)
@@ -169,10 +232,10 @@ func TestJSON(t *testing.T) {
 	if err := dec.Decode(&got); err != nil {
 		t.Fatal(err)
 	}
-	if len(got.Pipeline) != len(every) || len(got.Levels) != len(RemoteLevels) {
-		t.Fatalf("%d stages and %d levels, want %d and %d", len(got.Pipeline), len(got.Levels), len(every), len(RemoteLevels))
+	if len(got.Pipeline) != len(every) || len(got.Levels) != len(table) {
+		t.Fatalf("%d stages and %d levels, want %d and %d", len(got.Pipeline), len(got.Levels), len(every), len(table))
 	}
-	for i, l := range RemoteLevels {
+	for i, l := range For(Bucket) {
 		r := got.Levels[i]
 		if r.Name != l.String() || r.Cut != l.Cut() || r.Runs[0] != l.Cut() || r.Stage != l.Stage() || r.Needs != l.Needs().String() {
 			t.Errorf("level %d: %+v", i, r)

@@ -363,8 +363,10 @@ func (c Config) SampleLen() int {
 }
 
 // Supports reports whether a loader of c can keep what the level caches:
-// a level that runs a loader (level.Level.Loader), and one that needs a
-// dataset on disk only with one (the synthetic fill has no encoded bytes).
+// a level that runs a loader (level.Level.Loader), one that needs a
+// dataset on disk only with one (the synthetic fill has no encoded
+// bytes), and one whose kept stage has a cache the loader makes (its
+// entry in keepers).
 func (c Config) Supports(l level.Level) error {
 	switch {
 	case !l.Valid():
@@ -375,6 +377,9 @@ func (c Config) Supports(l level.Level) error {
 		return fmt.Errorf("level %s needs a dataset in a bucket (--data s3://BUCKET/PREFIX): it copies the bucket's objects to local disk", l)
 	case l.OnDisk() && c.Data == "":
 		return fmt.Errorf("level %s needs a dataset on disk (--data): the synthetic fill has no encoded bytes to cache", l)
+	}
+	if kept, ok := l.Kept(c.Source()); ok && keepers[kept] == nil {
+		return fmt.Errorf("loader: level %s keeps the output of stage %s: the loader has no cache of it", l, kept)
 	}
 	return nil
 }

@@ -106,10 +106,34 @@ func TestLoaderRunsTheTablesStages(t *testing.T) {
 	}
 }
 
-// TestCacheOfRefusesAStageWithoutOne: a level whose cut keeps the output
-// of a stage the loader has no cache of is refused, naming the stage.
-func TestCacheOfRefusesAStageWithoutOne(t *testing.T) {
-	if _, err := cacheOf(context.Background(), level.Host, level.Batch, small("fast", 1), nil, nil); err == nil || err.Error() != "loader: level host keeps the output of stage batch: the loader has no cache of it" {
-		t.Errorf("a cache of batch: %v", err)
+// TestKeepers: every stage that a level running a loader keeps, of any
+// source's pipeline, has a keeper, so a new level cut at an existing
+// stage needs none of its own; a level whose kept stage has none (here
+// transform's, taken out) is refused before anything runs, naming the
+// stage, and so is a level above batching, which no loader runs.
+func TestKeepers(t *testing.T) {
+	for _, lv := range level.For(level.Bucket) {
+		for src := lv.Needs(); src <= level.Bucket && lv.Loader(); src++ {
+			if kept, ok := lv.Kept(src); ok && keepers[kept] == nil {
+				t.Errorf("%s on %s keeps %s: no keeper", lv, src, kept)
+			}
+		}
+	}
+	cfg := small("fast", 1)
+	if err := cfg.Supports(level.Host); err == nil || err.Error() != "loader: level host keeps a whole batch: no loader runs" {
+		t.Errorf("host: %v", err)
+	}
+	saved := keepers[level.Transform]
+	delete(keepers, level.Transform)
+	defer func() { keepers[level.Transform] = saved }()
+	want := "loader: level sample keeps the output of stage transform: the loader has no cache of it"
+	if err := cfg.Supports(level.Sample); err == nil || err.Error() != want {
+		t.Errorf("Supports(sample) without transform's keeper: %v", err)
+	}
+	if _, err := New(context.Background(), level.Sample, cfg, 1); err == nil || err.Error() != want {
+		t.Errorf("New(sample) without transform's keeper: %v", err)
+	}
+	if err := cfg.Supports(level.Raw); err != nil {
+		t.Errorf("Supports(raw) without transform's keeper: %v", err)
 	}
 }

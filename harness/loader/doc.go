@@ -17,9 +17,10 @@
 // comes from a free list or a pool, so a steady-state batch allocates
 // nothing.
 //
-// A level (package level) keeps one raw or one processed sample instead of computing it
-// per sample: the cache points of the caching ladder (package ladder) that
-// still run a loader. BatchFiller computes the same batches on one
+// A level (package level) keeps one raw or one processed sample instead of
+// computing it per sample: the cache points of the caching ladder (package
+// ladder) that still run a loader. The cache is made by the keeper of the
+// stage the level keeps, one per stage, whatever levels cut after it. BatchFiller computes the same batches on one
 // goroutine, as one DataLoader worker process does (package procloader).
 //
 // With Config.Data the load stage reads a dataset on disk (package

@@ -10,7 +10,7 @@ import (
 
 	"github.com/headspace-bench/headspace/batching"
 	"github.com/headspace-bench/headspace/datasets"
-	"github.com/headspace-bench/headspace/datasets/ondisk"
+	"github.com/headspace-bench/headspace/datasets/bucket"
 	"github.com/headspace-bench/headspace/datasets/prng"
 	"github.com/headspace-bench/headspace/datasets/transforms"
 	"github.com/headspace-bench/headspace/harness/level"
@@ -59,7 +59,7 @@ func newProcessed(dt batching.DType, sampleLen int) *processed {
 // (fetch and decode in place of load for a dataset on disk or in a
 // bucket). The level's cut decides, by the table of package level: a
 // stage before the cut hands out the output of the stage the level keeps
-// (level.Level.Kept), made once for sample 0 before timing (cacheOf), or
+// (level.Level.Kept), made once for sample 0 before timing (keepers), or
 // nothing if that stage comes later; the stages from the cut on run.
 // Batching, and what follows, always run.
 func New(ctx context.Context, cache level.Level, cfg Config, n int) (*Loader, error) {
@@ -76,22 +76,23 @@ func New(ctx context.Context, cache level.Level, cfg Config, n int) (*Loader, er
 	if err != nil {
 		return nil, err
 	}
-	// The stage whose output the level keeps: the last before its cut.
-	kept, _ := cache.Kept(cfg.Source())
 	// The dataset on disk, if any, prepared and opened before timing starts.
-	if w.dk, err = cfg.openDisk(ctx, kept, n); err != nil {
+	if w.dk, err = cfg.openDisk(ctx, n); err != nil {
 		return nil, err
 	}
 	done := false
 	defer func() {
-		if !done && w.dk != nil {
+		if !done && w.dk != nil && w.dk.d != nil {
 			w.dk.d.Close()
 		}
 	}()
-	// The cache of the stage the level keeps, made once, before timing
-	// starts.
-	if w.cached, err = cacheOf(ctx, cache, kept, cfg, w.dk, w.impls); err != nil {
-		return nil, err
+	// The cache of the stage the level keeps (the last before its cut),
+	// made once, before timing starts, by that stage's keeper (Supports
+	// checked there is one).
+	if kept, ok := cache.Kept(cfg.Source()); ok {
+		if w.cached, err = keepers[kept](ctx, keeping{cfg: cfg, dk: w.dk, impls: w.impls}); err != nil {
+			return nil, err
+		}
 	}
 	p := pipeline.New(ctx)
 	p.Record(cfg.Recorder)
@@ -155,9 +156,9 @@ func newWiring(cfg Config, cache level.Level) (*wiring, error) {
 }
 
 // openDisk prepares and opens Data (nil without it) for n batches: its
-// page cache, and at a level that keeps the network's output its local
-// copy.
-func (c Config) openDisk(ctx context.Context, kept level.Stage, n int) (*disk, error) {
+// page cache and the dataset (a level that keeps the network's output
+// then swaps in its local copy: keepLocalCopy).
+func (c Config) openDisk(ctx context.Context, n int) (*disk, error) {
 	if c.Data == "" {
 		return nil, nil
 	}
@@ -172,18 +173,7 @@ func (c Config) openDisk(ctx context.Context, kept level.Stage, n int) (*disk, e
 		d.Close()
 		return nil, fmt.Errorf("decoder nvjpeg decodes JPEGs: %s holds %s", d.Dir(), f)
 	}
-	var copied ondisk.Copied
-	fetchers := c.fetchers()
-	if kept == level.Network {
-		// The network's output, kept: a local copy of the bucket's
-		// objects, made before timing starts (once per listing), which
-		// the fetch stage reads as a directory is read.
-		if d, copied, err = c.localCopy(ctx, d); err != nil {
-			return nil, err
-		}
-		fetchers = c.Workers
-	}
-	dk := &disk{d: d, max: int64(c.MaxFailures), latency: c.LoadLatency, fetchers: fetchers, copied: copied,
+	dk := &disk{d: d, max: int64(c.MaxFailures), latency: c.LoadLatency, fetchers: c.fetchers(),
 		delivered: make([]atomic.Int32, d.Len()), total: int64(n) * int64(c.Batch)}
 	if b := d.Bucket(); b != nil {
 		dk.base = b.Stats()
@@ -315,45 +305,72 @@ type caches struct {
 	out *processed       // Transform's: one processed sample (of raw)
 }
 
-// cacheOf makes, before timing, the output of stage kept for sample 0: what
-// the stages before lv's cut hand out. The output of Network, a local copy
-// of the bucket's objects, New makes as it opens the dataset. A stage
-// whose cache the loader cannot make (a cut at or after batching: no
-// loader runs) is an error naming it.
-func cacheOf(ctx context.Context, lv level.Level, kept level.Stage, cfg Config, dk *disk, impls chan *transformer) (caches, error) {
-	var m caches
-	raw := func() error {
-		m.raw = datasets.NewSample(cfg.Dataset.Width, cfg.Dataset.Height)
-		if dk != nil {
-			return dk.d.Fill(0, m.raw)
-		}
-		return cfg.Dataset.FillContext(ctx, 0, m.raw)
+// keeping is what a stage's cache is made of: the loader's configuration,
+// its dataset on disk (nil for the synthetic fill) and the workers'
+// transforms.
+type keeping struct {
+	cfg   Config
+	dk    *disk
+	impls chan *transformer
+}
+
+// keepers is, per stage before batching whose output a level can keep
+// (level.Level.Kept), the code that makes that output once, before
+// timing: for sample 0, or for the network read a local copy of the
+// bucket. A level cut at a stage that has a keeper needs no code here; a
+// level that keeps a stage with none the loader refuses, naming it
+// (Config.Supports). A stage at or after batching keeps a whole batch:
+// the ladder's (package ladder), with no loader.
+var keepers = map[level.Stage]func(context.Context, keeping) (caches, error){
+	level.Load:      keepRaw,
+	level.Network:   keepLocalCopy,
+	level.Fetch:     keepBytes,
+	level.Decode:    keepRaw,
+	level.Transform: keepProcessed,
+}
+
+// keepLocalCopy keeps the network's output: a local copy of the bucket's
+// objects, made before timing starts (once per listing), which the fetch
+// stage then reads as a directory is read, on Workers fetchers.
+func keepLocalCopy(ctx context.Context, k keeping) (caches, error) {
+	d, copied, err := k.cfg.localCopy(ctx, k.dk.d) // closes the bucket's
+	k.dk.d, k.dk.copied, k.dk.base = d, copied, bucket.Stats{}
+	k.dk.fetchers = k.cfg.Workers
+	return caches{}, err
+}
+
+// keepBytes keeps fetch's output: sample 0's bytes.
+func keepBytes(ctx context.Context, k keeping) (caches, error) {
+	err := k.dk.cacheFirst(ctx)
+	return caches{enc: k.dk.cached}, err
+}
+
+// keepRaw keeps the output of load, or of decode: raw sample 0.
+func keepRaw(ctx context.Context, k keeping) (caches, error) {
+	m := caches{raw: datasets.NewSample(k.cfg.Dataset.Width, k.cfg.Dataset.Height)}
+	if k.dk != nil {
+		return m, k.dk.d.Fill(0, m.raw)
 	}
-	switch kept {
-	case "", level.Network:
-		return m, nil // nothing kept (none), or the local copy
-	case level.Fetch:
-		err := dk.cacheFirst(ctx)
-		m.enc = dk.cached
-		return m, err
-	case level.Load, level.Decode:
-		return m, raw()
-	case level.Transform:
-		if err := raw(); err != nil {
-			return m, err
-		}
-		m.out = newProcessed(cfg.Placement.DType(), cfg.SampleLen())
-		m.out.label, m.out.cached = m.raw.Label, true
-		t := <-impls
-		err := t.apply(ctx, m.out, &m.raw.Image, cfg.Dataset.Seed, 0)
-		impls <- t
+	return m, k.cfg.Dataset.FillContext(ctx, 0, m.raw)
+}
+
+// keepProcessed keeps transform's output: sample 0 processed (of the raw
+// sample keepRaw makes).
+func keepProcessed(ctx context.Context, k keeping) (caches, error) {
+	m, err := keepRaw(ctx, k)
+	if err != nil {
 		return m, err
 	}
-	return m, fmt.Errorf("loader: level %s keeps the output of stage %s: the loader has no cache of it", lv, kept)
+	m.out = newProcessed(k.cfg.Placement.DType(), k.cfg.SampleLen())
+	m.out.label, m.out.cached = m.raw.Label, true
+	t := <-k.impls
+	err = t.apply(ctx, m.out, &m.raw.Image, k.cfg.Dataset.Seed, 0)
+	k.impls <- t
+	return m, err
 }
 
 // cut is stage s's function at level lv: f where lv runs s; where it does
-// not, a stage that hands out v, the output made before timing (cacheOf).
+// not, a stage that hands out v, the output made before timing (keepers).
 func cut[In, Out any](lv level.Level, s level.Stage, f func(context.Context, pipeline.Item[In]) (Out, error), v Out) func(context.Context, pipeline.Item[In]) (Out, error) {
 	if !lv.Runs(s) {
 		return func(context.Context, pipeline.Item[In]) (Out, error) { return v, nil }

@@ -309,7 +309,7 @@ var LadderImpls = []string{Torch, Naive, Fast}
 type LadderConfig struct {
 	Peer     Peer
 	Settings LadderSettings
-	Levels   []level.Level // from device down; nil means level.Levels
+	Levels   []level.Level // from device down; nil means level.Document
 	// Impls are the implementations measured, a subset of LadderImpls;
 	// nil means all of them.
 	Impls []string
@@ -324,7 +324,7 @@ func (c LadderConfig) LevelOrder() []level.Level { return c.levels() }
 func (c LadderConfig) levels() []level.Level {
 	ls := c.Levels
 	if ls == nil {
-		ls = level.Levels
+		ls = level.Document
 	}
 	ls = slices.Clone(ls)
 	slices.SortFunc(ls, func(a, b level.Level) int { return int(b) - int(a) }) // device first

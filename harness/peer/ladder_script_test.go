@@ -83,8 +83,14 @@ func TestLadderScriptRunsOnCPU(t *testing.T) {
 	if err := rd.Err(); err != nil {
 		t.Fatal(err)
 	}
-	if got := strings.Join(levels, ","); got != "device,host,sample,raw,none" {
-		t.Errorf("levels %q, want device,host,sample,raw,none", got)
+	// Run alone, the script runs every level of the table that needs no
+	// data, device first.
+	var want []string
+	for _, l := range level.Descending(level.For(level.Synthetic)) {
+		want = append(want, l.String())
+	}
+	if got := strings.Join(levels, ","); got != strings.Join(want, ",") {
+		t.Errorf("levels %q, want %s", got, strings.Join(want, ","))
 	}
 	if config["torch-device"] != "cpu" || config["net-depth"] != "4" || config["crop"] != "16" {
 		t.Errorf("configuration %v: want torch-device cpu, net-depth 4, crop 16", config)
@@ -94,7 +100,8 @@ func TestLadderScriptRunsOnCPU(t *testing.T) {
 // TestLadderScriptTakesTheTable: ladder.py's levels are the table's it is
 // given, not a copy: a table without level sample refuses --levels sample
 // and lists the rest, device first; a level whose cut keeps a stage the
-// script has no cache of is refused by name; no table at all (and no
+// script has no cache of is refused by name where it is to run, and
+// stands in the way of no other level; no table at all (and no
 // headspace on PATH) is an error saying where to find one.
 func TestLadderScriptTakesTheTable(t *testing.T) {
 	const python = "/usr/bin/python3"
@@ -104,9 +111,13 @@ func TestLadderScriptTakesTheTable(t *testing.T) {
 	tb := level.Describe()
 	without := tb
 	without.Levels = nil
+	var rest []string // the synthetic levels but sample, device first
 	for _, l := range tb.Levels {
 		if l.Name != "sample" {
 			without.Levels = append(without.Levels, l)
+			if l.Needs == "synthetic" {
+				rest = append([]string{l.Name}, rest...)
+			}
 		}
 	}
 	odd := tb
@@ -119,7 +130,7 @@ func TestLadderScriptTakesTheTable(t *testing.T) {
 		args  []string
 		want  string
 	}{
-		{"without sample", without, "", []string{"--levels", "sample"}, "--levels: unknown level 'sample' (want device, host, raw, none)"},
+		{"without sample", without, "", []string{"--levels", "sample"}, "--levels: unknown level 'sample' (want " + strings.Join(rest, ", ") + ")"},
 		{"a cut the script cannot keep", odd, "", nil, "ladder.py: level collated keeps the output of stage collate: this script has no cache of it"},
 		{"no table", nil, "", nil, "ladder.py: the level table: set HEADSPACE_LEVELS"},
 		// Issue 41: a raw traceback before.
@@ -152,6 +163,15 @@ func TestLadderScriptTakesTheTable(t *testing.T) {
 				t.Errorf("ladder.py: not one line:\n%s", out)
 			}
 		})
+	}
+	b, err := json.Marshal(odd)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.Command(python, ladderScript, "--device", "cpu", "--raw-size", "32x24", "--crop", "16", "--batch", "4", "--steps", "2", "--workers", "0", "--levels", "device")
+	cmd.Env = append(os.Environ(), "PYTHONPYCACHEPREFIX="+t.TempDir(), "PATH="+t.TempDir(), peer.LevelsEnv+"="+string(b))
+	if out, err := cmd.CombinedOutput(); err != nil || !strings.Contains(string(out), "BenchmarkTorchLadder/level=device/") {
+		t.Errorf("ladder.py --levels device with level collated in the table: %v\n%s", err, out)
 	}
 }
 

@@ -37,9 +37,8 @@ func (r LadderReading) Comparison() Comparison {
 func WriteLadder(w io.Writer, r LadderReading) error {
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 	fmt.Fprintf(tw, "  level\tmeasured\tpredicted\tstage it adds\n")
-	for i := len(level.Levels) - 1; i >= 0; i-- {
-		l := level.Levels[i]
-		fmt.Fprintf(tw, "  %s\t%.2f\t%.2f\t%s\n", l, r.Measured[l], r.Predicted[l], l.Stage())
+	for _, l := range level.Descending(level.Document) {
+		fmt.Fprintf(tw, "  %s\t%.2f\t%.2f\t%s\n", l, r.Measured[l], r.Predicted[l], l.StageIn(level.Document))
 	}
 	if err := tw.Flush(); err != nil {
 		return err
@@ -53,9 +52,8 @@ func WriteLadder(w io.Writer, r LadderReading) error {
 // with the pipeline it read, e.g. "naive transforms".
 func WriteLadderMarkdown(w io.Writer, title string, r LadderReading) error {
 	fmt.Fprintf(w, "### The ladder and the model: %s\n\n| level | stage it adds | measured steps/s | predicted by the model |\n| --- | --- | ---: | ---: |\n", title)
-	for i := len(level.Levels) - 1; i >= 0; i-- {
-		l := level.Levels[i]
-		fmt.Fprintf(w, "| %s | %s | %.2f | %.2f |\n", l, l.Stage(), r.Measured[l], r.Predicted[l])
+	for _, l := range level.Descending(level.Document) {
+		fmt.Fprintf(w, "| %s | %s | %.2f | %.2f |\n", l, l.StageIn(level.Document), r.Measured[l], r.Predicted[l])
 	}
 	c := r.Comparison()
 	fmt.Fprintf(w, "\nThe measured ladder blames **%s** (%s); the model, reading the stages' CPU time, blames **%s**", c.LadderBlames(), r.Ladder, c.Model)

@@ -37,10 +37,10 @@ func (p Profile) AtLevel(l level.Level) Profile {
 }
 
 // Ladder is the model's prediction of the caching ladder at s: steps/s at
-// every level.
+// each of the document's levels (level.Document).
 func (p Profile) Ladder(s Scenario) map[level.Level]float64 {
 	out := map[level.Level]float64{}
-	for _, l := range level.Levels {
+	for _, l := range level.Document {
 		out[l] = p.AtLevel(l).Predict(s).StepsPerSec
 	}
 	return out

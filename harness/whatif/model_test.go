@@ -193,12 +193,11 @@ func TestAtLevel(t *testing.T) {
 		{"host", 0, 5 * ms},
 		{"device", 0, 0},
 	} {
-		var q Profile
-		for _, l := range level.Levels {
-			if l.String() == tc.level {
-				q = p.AtLevel(l)
-			}
+		l, err := level.Parse(tc.level)
+		if err != nil {
+			t.Fatal(err)
 		}
+		q := p.AtLevel(l)
 		if q.CPUPerSample() != tc.cpu || q.Upload != tc.upload {
 			t.Errorf("%s: CPU %v upload %v, want %v and %v", tc.level, q.CPUPerSample(), q.Upload, tc.cpu, tc.upload)
 		}

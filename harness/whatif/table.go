@@ -109,8 +109,7 @@ func WriteNeeds(w io.Writer, p Profile, s Scenario) error {
 	c := p.Compare(s)
 	lad := p.Ladder(s)
 	var parts []string
-	for i := len(level.Levels) - 1; i >= 0; i-- {
-		l := level.Levels[i]
+	for _, l := range level.Descending(level.Document) {
 		parts = append(parts, fmt.Sprintf("%s %.2f", l, lad[l]))
 	}
 	fmt.Fprintf(w, "  ladder predicted by the model: %s\n  %s\n", strings.Join(parts, ", "), c)

@@ -103,6 +103,9 @@ import document  # the document's transforms and raw images (document.py)
 KEPT = {}
 LEVELS = []
 
+# The stages whose output this script can keep (None: nothing, level none).
+CACHES = (None, "load", "transform", "batch", "upload")
+
 num_classes = document.NUM_CLASSES
 
 # The document's figures the calibration compares with: its device-cached
@@ -175,11 +178,16 @@ def load_levels():
     LEVELS.clear()
     for row in reversed(level_table()["levels"]):
         if row["needs"] == "synthetic":
-            kept = row["kept"].get("synthetic")
-            if kept not in (None, "load", "transform", "batch", "upload"):
-                raise SystemExit(f"ladder.py: level {row['name']} keeps the output of stage {kept}: this script has no cache of it")
-            KEPT[row["name"]] = kept
+            KEPT[row["name"]] = row["kept"].get("synthetic")
             LEVELS.append(row["name"])
+
+
+def check_kept(levels):
+    """Refuses, by name, a level to run whose kept stage this script has no
+    cache of (CACHES); a level of the table that is not run needs none."""
+    for level in levels:
+        if KEPT[level] not in CACHES:
+            raise SystemExit(f"ladder.py: level {level} keeps the output of stage {KEPT[level]}: this script has no cache of it")
 
 
 class FakeDataset(VisionDataset):
@@ -517,6 +525,8 @@ def main(argv):
     for level in a.levels or []:
         if level not in LEVELS:
             p.error(f"--levels: unknown level {level!r} (want {', '.join(LEVELS)})")
+    if not a.calibrate:
+        check_kept(a.levels or LEVELS)
     step = a.step
     if emulated and (a.calibrate or step == "calibrated"):
         lines, ratio = calibrate(a.calibration_batches, a.seed)
