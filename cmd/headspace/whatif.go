@@ -144,7 +144,7 @@ func runWhatIf(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	if err := checkOwnFlags(fs, false); err != nil {
 		return err
 	}
-	if *accFlag != "" || (*from != "" && isNodeWhatIf(*from)) {
+	if *accFlag != "" || (*from != "" && whatif.IsNodeFile(*from)) {
 		a := whatIfNode{pf: &pf, workers: *workers, impl: *impl, steps: *steps, warmup: *warmup, count: *count,
 			minAU: *minAU, minAUSet: pf.data.set("min-au"), target: *target, verify: *verify, out: *out, report: *report, plotPath: *plotPath,
 			from: *from, force: *force, command: "headspace " + commandLine("whatif", args)}
