@@ -281,45 +281,34 @@ func runOwnWhatIf(ctx context.Context, fs *flag.FlagSet, of *ownFlags, verify bo
 	if err != nil {
 		return usagef("%v", err)
 	}
-	fmt.Fprintf(stdout, "command: %s\n", cmd)
-	fmt.Fprintf(stdout, "headspace: %.1f%% (step %.1f ms with the loader, %.1f ms on cached batches); verdict: %s, %s\n\n",
-		rep.HeadspacePercent(), float64(rep.Before.Median)/1e6, float64(rep.After.Median)/1e6, rep.Verdict.Class, rep.Verdict.Stage)
+	rep.WriteWhatIfHeader(stdout, cmd)
 	w.WriteText(stdout)
 	checks := map[int]float64{}
-	write := func() error {
-		if out == "" {
-			return nil
-		}
-		dev := "cpu"
-		if run.Start.CUDA {
-			dev = "cuda"
-		}
-		wrote, err := driver.Write(resultsOut, driver.Settings(dev, ownloop.CommandConfig(cmd, run), []resultfile.Config{{Key: "verify-steps", Value: strconv.Itoa(steps)}}), w.Records(cmd, checks), false)
-		if err != nil {
-			return err
-		}
-		keptNote(stdout, out, wrote)
-		fmt.Fprintf(stdout, "results: %s\n", wrote)
-		return nil
-	}
-	if !verify {
-		return write()
-	}
-	fmt.Fprintf(stdout, "\nverify (%d steps, the script as it is):\n", steps)
-	counts := []int{w.Workers}
-	if n := w.NeedWorkers(); n != w.Workers {
-		counts = append(counts, n)
-	}
-	for _, n := range counts {
-		got, err := ownloop.Verify(ctx, cmd, of.loader, n, steps, of.firstTimeout, stderr)
-		if err != nil {
+	if verify {
+		if checks, err = w.VerifyAll(ctx, cmd, of.loader, steps, of.firstTimeout, stdout, stderr); err != nil {
 			return ownError(err)
 		}
-		want := w.StepsPerSec(n, w.Cores)
-		checks[n] = got
-		fmt.Fprintf(stdout, "  %d workers: measured %.2f steps/s, predicted %.2f: error %+.0f%%\n", n, got, want, 100*(want-got)/got)
 	}
-	return write()
+	if out == "" {
+		return nil
+	}
+	return writeOwnWhatIf(resultsOut, cmd, run, w.Records(cmd, checks), steps, stdout)
+}
+
+// writeOwnWhatIf writes whatif -- COMMAND's records of run (the model's
+// and the checks', of steps steps each) to --out.
+func writeOwnWhatIf(resultsOut driver.Output, cmd ownloop.Command, run *ownloop.Run, recs []*benchfmt.Result, steps int, stdout io.Writer) error {
+	dev := "cpu"
+	if run.Start.CUDA {
+		dev = "cuda"
+	}
+	wrote, err := driver.Write(resultsOut, driver.Settings(dev, ownloop.CommandConfig(cmd, run), []resultfile.Config{{Key: "verify-steps", Value: strconv.Itoa(steps)}}), recs, false)
+	if err != nil {
+		return err
+	}
+	keptNote(stdout, resultsOut.Path, wrote)
+	fmt.Fprintf(stdout, "results: %s\n", wrote)
+	return nil
 }
 
 // hasCommand says args give a training command: arguments after an
