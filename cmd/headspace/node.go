@@ -227,8 +227,7 @@ func (f *nodeFlags) pipeline(ctx context.Context, n *workloads.Node) error {
 	if _, err := f.pf.device(ctx); err != nil {
 		return err // the bandwidths' checks
 	}
-	pf := &f.pf
-	n.Device = device.EmulatedConfig{Step: pf.step, Pinned: true, PinnedBandwidth: pf.pinnedBW * 1e9, PageableBandwidth: pf.pageableBW * 1e9, ConvertBandwidth: pf.convertBW * 1e9}
+	n.Device = f.pf.emulated()
 	if n.Shard, n.Shards, err = parseShard(f.shard); err != nil {
 		return err
 	}
@@ -236,6 +235,12 @@ func (f *nodeFlags) pipeline(ctx context.Context, n *workloads.Node) error {
 		return usageError{err.Error()}
 	}
 	return nil
+}
+
+// emulated is the emulated device the flags set, pinned, as a node's
+// ranks run it.
+func (pf *pipelineFlags) emulated() device.EmulatedConfig {
+	return device.EmulatedConfig{Step: pf.step, Pinned: true, PinnedBandwidth: pf.pinnedBW * 1e9, PageableBandwidth: pf.pageableBW * 1e9, ConvertBandwidth: pf.convertBW * 1e9}
 }
 
 // fitsNode refuses a sweep whose largest node does not fit before

@@ -11,7 +11,6 @@ import (
 	"golang.org/x/perf/benchfmt"
 
 	"github.com/headspace-bench/headspace/datasets/transforms"
-	"github.com/headspace-bench/headspace/device"
 	"github.com/headspace-bench/headspace/harness/driver"
 	"github.com/headspace-bench/headspace/harness/level"
 	"github.com/headspace-bench/headspace/harness/machine"
@@ -92,7 +91,7 @@ func (a whatIfNode) node(ctx context.Context) (workloads.Node, error) {
 	if _, err := a.pf.device(ctx); err != nil {
 		return n, err
 	}
-	n.Device = device.EmulatedConfig{Step: a.pf.step, Pinned: true, PinnedBandwidth: a.pf.pinnedBW * 1e9, PageableBandwidth: a.pf.pageableBW * 1e9, ConvertBandwidth: a.pf.convertBW * 1e9}
+	n.Device = a.pf.emulated()
 	n.Train.Steps, n.Train.Warmup, n.Count = a.steps, a.warmup, a.count
 	n.Levels = []level.Level{level.None}
 	n.Accelerators = []int{1}
