@@ -18,12 +18,12 @@ import (
 // the table's grid, the checked points with their runs, and the caching
 // ladder's medians where the run had --ladder.
 type Report struct {
-	Command string
-	Profile Profile
-	Grid    Grid   // the predicted table's cores, workers and step multipliers
-	Verify  Grid   // the points --verify was to check; empty without it
-	Impl    string // the transforms' implementation
-	Checks  []Check
+	Command string                  // the command line that made the run
+	Profile Profile                 // the profile the model was fed
+	Grid    Grid                    // the predicted table's cores, workers and step multipliers
+	Verify  Grid                    // the points --verify was to check; empty without it
+	Impl    string                  // the transforms' implementation
+	Checks  []Check                 // the checked points, with their runs
 	Ladder  map[level.Level]float64 // each level's median steps/s; nil without --ladder
 	Partial bool                    // the verification was interrupted
 }
