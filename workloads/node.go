@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -390,14 +389,6 @@ func NodeAUMin(records []*benchfmt.Result) map[int][]float64 {
 	return out
 }
 
-// NodeAccelerators is the sorted accelerator counts of records.
-func NodeAccelerators(records []*benchfmt.Result) []int {
-	var out []int
-	for _, r := range records {
-		if p, _, ok := node.ParsePointName(string(r.Name)); ok && !slices.Contains(out, p.Accelerators) {
-			out = append(out, p.Accelerators)
-		}
-	}
-	slices.Sort(out)
-	return out
-}
+// NodeAccelerators is the sorted accelerator counts of records
+// (node.Accelerators).
+func NodeAccelerators(records []*benchfmt.Result) []int { return node.Accelerators(records) }

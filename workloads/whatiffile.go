@@ -17,19 +17,8 @@ import (
 )
 
 // WhatIfReport is everything `headspace whatif --report` writes, as a
-// result file of the run holds it: the command, the profile the model
-// was fed, the table's grid, the checked points with their runs, and the
-// caching ladder's medians where the run had --ladder.
-type WhatIfReport struct {
-	Command string
-	Profile whatif.Profile
-	Grid    whatif.Grid // the predicted table's cores, workers and step multipliers
-	Verify  whatif.Grid // the points --verify was to check; empty without it
-	Impl    string      // the transforms' implementation
-	Checks  []whatif.Check
-	Ladder  WhatIfLadder // nil without --ladder
-	Partial bool         // the verification was interrupted
-}
+// result file of the run holds it (whatif.Report).
+type WhatIfReport = whatif.Report
 
 // The configuration lines WhatIfReportSettings writes and ReadWhatIf
 // needs, besides the experiment's own settings (transforms).

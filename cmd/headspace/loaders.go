@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"flag"
 	"fmt"
 	"io"
 	"os"
@@ -36,84 +37,117 @@ or WebDataset shards; docs/real-data.md): the load stage
 becomes fetch then decode, each with its statistics; --page-cache and
 --max-failures as in headspace ladder.`
 
+// loadersFlags are loaders' flags.
+type loadersFlags struct {
+	modes, workers  string
+	batches, batch  int
+	rawSize         string
+	crop            int
+	impl            string
+	prefetch        int
+	seed            uint64
+	out, plotPrefix string
+	force           bool
+	cpuProfile      string
+	df              dataFlags
+}
+
+// register defines f's flags on fs.
+func (f *loadersFlags) register(fs *flag.FlagSet) {
+	fs.StringVar(&f.modes, "mode", "goroutine,process", "comma-separated loader `modes`: goroutine, process")
+	fs.StringVar(&f.workers, "workers", "1,2,4,8,16,32", "comma-separated worker `counts`")
+	fs.IntVar(&f.batches, "batches", 20, "`batches` per run, at least 2 (the first is the time to first batch)")
+	fs.IntVar(&f.batch, "batch", 32, "samples per `batch`")
+	fs.StringVar(&f.rawSize, "raw-size", "512", "raw image `size`, N or WxH")
+	fs.IntVar(&f.crop, "crop", 224, "random crop `side`")
+	fs.StringVar(&f.impl, "transforms", "fast", "transform `implementation`: naive or fast")
+	fs.IntVar(&f.prefetch, "prefetch", 2, "`batches` requested ahead per worker (DataLoader's prefetch_factor)")
+	fs.Uint64Var(&f.seed, "seed", 1, "dataset and transform `seed`")
+	fs.StringVar(&f.out, "out", "", "benchmark-format result `file` (written atomically)")
+	fs.StringVar(&f.plotPrefix, "plot", "", "write `prefix`-ttfb.png and prefix-throughput.png")
+	fs.BoolVar(&f.force, "force", false, "let --out replace a results file holding more results")
+	fs.StringVar(&f.cpuProfile, "cpuprofile", "", "write a CPU profile of the runs to `file` (samples carry stage labels: go tool pprof -tags)")
+	f.df.register(fs)
+}
+
 func runLoaders(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs := newFlagSet("loaders", loadersUsage, stdout)
-	modesFlag := fs.String("mode", "goroutine,process", "comma-separated loader `modes`: goroutine, process")
-	workersFlag := fs.String("workers", "1,2,4,8,16,32", "comma-separated worker `counts`")
-	batches := fs.Int("batches", 20, "`batches` per run, at least 2 (the first is the time to first batch)")
-	batch := fs.Int("batch", 32, "samples per `batch`")
-	rawSize := fs.String("raw-size", "512", "raw image `size`, N or WxH")
-	crop := fs.Int("crop", 224, "random crop `side`")
-	impl := fs.String("transforms", "fast", "transform `implementation`: naive or fast")
-	prefetch := fs.Int("prefetch", 2, "`batches` requested ahead per worker (DataLoader's prefetch_factor)")
-	seed := fs.Uint64("seed", 1, "dataset and transform `seed`")
-	out := fs.String("out", "", "benchmark-format result `file` (written atomically)")
-	plotPrefix := fs.String("plot", "", "write `prefix`-ttfb.png and prefix-throughput.png")
-	force := fs.Bool("force", false, "let --out replace a results file holding more results")
-	cpuProfile := fs.String("cpuprofile", "", "write a CPU profile of the runs to `file` (samples carry stage labels: go tool pprof -tags)")
-	var df dataFlags
-	df.register(fs)
+	var f loadersFlags
+	f.register(fs)
 	if err := parseFlags(fs, args); err != nil {
 		return err
 	}
-	modes, err := parseList("--mode", *modesFlag, loadbench.Modes)
+	defer f.df.close() // the --link, if one was started
+	exp, err := f.experiment(ctx)
 	if err != nil {
 		return err
 	}
-	workers, err := parseInts("--workers", *workersFlag)
+	resultsOut := driver.Output{Path: f.out, Benchmarks: []string{"Loaders"}, Force: f.force, Beside: true}
+	if err := firstErr(checkOutputs(figure(prefixed(f.plotPrefix, "-ttfb.png")), figure(prefixed(f.plotPrefix, "-throughput.png")),
+		output{f.cpuProfile, atomicfile.Profile}), driver.Check(resultsOut)); err != nil {
+		return err
+	}
+	if note := exp.Config.PrefetchNote(slices.Max(exp.Workers)); note != "" {
+		fmt.Fprintf(stderr, "headspace loaders: note: %s\n", note)
+	}
+	exe, err := os.Executable()
 	if err != nil {
-		return err
+		return fmt.Errorf("finding the worker binary: %w", err)
 	}
-	if _, err := parseList("--transforms", *impl, transforms.Names); err != nil {
-		return err
-	}
-	w, h, err := parseSize("--raw-size", *rawSize)
+	return f.run(ctx, exp, exe, resultsOut, stdout, stderr)
+}
+
+// experiment is the sweep f sets, checked: one run of each point, no
+// training, what the loaders alone do.
+func (f *loadersFlags) experiment(ctx context.Context) (workloads.Loaders, error) {
+	var exp workloads.Loaders
+	modes, err := parseList("--mode", f.modes, loadbench.Modes)
 	if err != nil {
-		return err
+		return exp, err
 	}
-	if err := firstErr(inRange("--batches", *batches, 2, maxBatches), inRange("--prefetch", *prefetch, 1, loader.MaxPrefetch)); err != nil {
-		return err
+	workers, err := parseInts("--workers", f.workers)
+	if err != nil {
+		return exp, err
+	}
+	if _, err := parseList("--transforms", f.impl, transforms.Names); err != nil {
+		return exp, err
+	}
+	w, h, err := parseSize("--raw-size", f.rawSize)
+	if err != nil {
+		return exp, err
+	}
+	if err := firstErr(inRange("--batches", f.batches, 2, maxBatches), inRange("--prefetch", f.prefetch, 1, loader.MaxPrefetch)); err != nil {
+		return exp, err
 	}
 	cfg := loader.DefaultConfig()
-	cfg.Dataset.Width, cfg.Dataset.Height, cfg.Dataset.Seed = w, h, *seed
-	defer df.close() // the --link, if one was started
-	if cfg, err = df.apply(ctx, cfg); err != nil {
-		return err
+	cfg.Dataset.Width, cfg.Dataset.Height, cfg.Dataset.Seed = w, h, f.seed
+	if cfg, err = f.df.apply(ctx, cfg); err != nil {
+		return exp, err
 	}
-	cfg.Transforms.Crop = *crop
-	cfg.Impl, cfg.Batch, cfg.Prefetch, cfg.Workers = *impl, *batch, *prefetch, slices.Max(workers)
+	cfg.Transforms.Crop = f.crop
+	cfg.Impl, cfg.Batch, cfg.Prefetch, cfg.Workers = f.impl, f.batch, f.prefetch, slices.Max(workers)
 	if err := cfg.Validate(); err != nil {
-		return usageError{err.Error()}
+		return exp, usageError{err.Error()}
 	}
 	// Goroutines share one pipeline; every worker process holds its own
 	// samples and its prefetched batches.
 	one := cfg
 	one.Workers = 1
 	if err := firstErr(fitsPipeline(cfg, 1, 0), fitsPipeline(one, cfg.Workers, 0)); err != nil {
-		return err
+		return exp, err
 	}
-	resultsOut := driver.Output{Path: *out, Benchmarks: []string{"Loaders"}, Force: *force, Beside: true}
-	if err := firstErr(checkOutputs(figure(prefixed(*plotPrefix, "-ttfb.png")), figure(prefixed(*plotPrefix, "-throughput.png")),
-		output{*cpuProfile, atomicfile.Profile}), driver.Check(resultsOut)); err != nil {
-		return err
-	}
-	if maxW := slices.Max(workers); *batches <= *prefetch*maxW+1 {
-		fmt.Fprintf(stderr, "headspace loaders: note: with %d workers, %d batches are requested at start; "+
-			"--batches %d leaves samples/s measuring mostly prefetched batches\n", maxW, *prefetch*maxW, *batches)
-	}
-	exe, err := os.Executable()
-	if err != nil {
-		return fmt.Errorf("finding the worker binary: %w", err)
-	}
-	// One run of the sweep, no training: what the loaders alone do.
-	exp := workloads.Loaders{Config: loadbench.Config{Pipeline: cfg, Batches: *batches}, Modes: modes, Workers: workers, Repeats: 1}
+	return workloads.Loaders{Config: loadbench.Config{Pipeline: cfg, Batches: f.batches}, Modes: modes, Workers: workers, Repeats: 1}, nil
+}
 
+// run runs the sweep exp, its process workers this binary (exe), and
+// prints and writes its outcome.
+func (f *loadersFlags) run(ctx context.Context, exp workloads.Loaders, exe string, resultsOut driver.Output, stdout, stderr io.Writer) error {
 	// Read before the runs: it may start git, whose CPU is no loader's.
 	var env []resultfile.Config
-	if *out != "" {
+	if f.out != "" {
 		env = driver.Settings("none", exp.Settings())
 	}
-	stopProfile, err := startCPUProfile(*cpuProfile)
+	stopProfile, err := startCPUProfile(f.cpuProfile)
 	if err != nil {
 		return err
 	}
@@ -130,30 +164,21 @@ func runLoaders(ctx context.Context, args []string, stdout, stderr io.Writer) er
 	if err != nil {
 		return err
 	}
-	fmt.Fprintf(stdout, "batch %d, raw %dx%d, crop %d, %s transforms, %d batches per run\n%s\n", *batch, cfg.Dataset.Width, cfg.Dataset.Height, *crop, *impl, *batches, describe(ctx, cfg))
-	if err := loadbench.WriteTable(stdout, ms); err != nil {
+	cfg := exp.Config.Pipeline
+	fmt.Fprintf(stdout, "batch %d, raw %dx%d, crop %d, %s transforms, %d batches per run\n%s\n", f.batch, cfg.Dataset.Width, cfg.Dataset.Height, f.crop, f.impl, f.batches, describe(ctx, cfg))
+	if err := loadbench.WriteText(stdout, ms); err != nil {
 		return err
 	}
-	fmt.Fprintf(stdout, "\nSPDL document (ImageNet, loader only):\n\n")
-	if err := loadbench.WriteDocumented(stdout); err != nil {
-		return err
-	}
-	if *out != "" {
+	if f.out != "" {
 		wrote, err := driver.Write(resultsOut, env, rs, false)
 		if err != nil {
 			return err
 		}
-		keptNote(stdout, *out, wrote)
+		keptNote(stdout, f.out, wrote)
 		fmt.Fprintf(stdout, "\nresults: %s\n", wrote)
 	}
-	if *plotPrefix != "" {
-		paths, err := loadbench.Plots(ms, *plotPrefix, fmt.Sprintf("loaders: batch %d, raw %s, crop %d, %s", *batch, *rawSize, *crop, *impl))
-		if err != nil {
-			return err
-		}
-		for _, p := range paths {
-			fmt.Fprintf(stdout, "plot: %s\n", p)
-		}
+	if f.plotPrefix != "" {
+		return loadbench.SavePlots(stdout, ms, f.plotPrefix, fmt.Sprintf("loaders: batch %d, raw %s, crop %d, %s", f.batch, f.rawSize, f.crop, f.impl))
 	}
 	return nil
 }

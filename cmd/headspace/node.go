@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"flag"
 	"fmt"
 	"io"
 	"os"
@@ -15,13 +16,10 @@ import (
 	"github.com/headspace-bench/headspace/device"
 	"github.com/headspace-bench/headspace/harness/driver"
 	"github.com/headspace-bench/headspace/harness/level"
-	"github.com/headspace-bench/headspace/harness/link"
 	"github.com/headspace-bench/headspace/harness/loader"
-	"github.com/headspace-bench/headspace/harness/machine"
 	"github.com/headspace-bench/headspace/harness/node"
 	"github.com/headspace-bench/headspace/harness/procloader"
 	"github.com/headspace-bench/headspace/harness/resultfile"
-	"github.com/headspace-bench/headspace/internal/atomicfile"
 	"github.com/headspace-bench/headspace/workloads"
 )
 
@@ -90,106 +88,165 @@ const maxThreadsPerCore = 32
 // maxAccelerators bounds --accelerators.
 const maxAccelerators = 1024
 
+// nodeFlags are node's flags.
+type nodeFlags struct {
+	pf                      pipelineFlags
+	accelerators, levels    string
+	workers                 int
+	impl                    string
+	steps, warmup, count    int
+	minAU                   float64
+	timeout                 time.Duration
+	partial                 bool
+	out                     string
+	fresh                   bool
+	shard, report, plotPath string
+	from                    string
+	peer                    bool
+	python, peerScript      string
+}
+
+// register defines f's flags on fs, with def's defaults.
+func (f *nodeFlags) register(fs *flag.FlagSet, def workloads.Node) {
+	f.pf.register(fs)
+	fs.StringVar(&f.accelerators, "accelerators", joinInts(def.Accelerators), "comma-separated accelerator `counts` N (rank processes)")
+	fs.StringVar(&f.levels, "levels", "none,host", "comma-separated `levels`: none (the pipeline), host (its bound)")
+	fs.IntVar(&f.workers, "workers", def.Pipeline.Workers, "loader `workers` per rank")
+	fs.StringVar(&f.impl, "transforms", def.Pipeline.Impl, "transform `implementation`: naive or fast")
+	fs.IntVar(&f.steps, "steps", def.Train.Steps, "measured training `steps` per run")
+	fs.IntVar(&f.warmup, "warmup", def.Train.Warmup, "`steps` run before measuring")
+	fs.IntVar(&f.count, "count", def.Count, "`runs` of each point")
+	fs.Float64Var(&f.minAU, "min-au", node.DefaultMinAU, "an accelerator is kept busy at this `AU` or more (MLPerf: 0.90; 0.85 for RetinaNet)")
+	fs.DurationVar(&f.timeout, "barrier-timeout", node.DefaultTimeout, "a rank that has not reached a step this `long` after the first is named and the run stopped")
+	fs.BoolVar(&f.partial, "partial", false, "record an N whose run failed (a rank died or hung) as partial instead of stopping")
+	fs.StringVar(&f.out, "out", "", "benchmark-format result `file` (written atomically; resumed if present)")
+	fs.BoolVar(&f.fresh, "fresh", false, "start --out afresh instead of resuming it")
+	fs.StringVar(&f.shard, "shard", "", "run only shard `i/n` of the accelerator counts (0-based)")
+	fs.StringVar(&f.report, "report", "", "write the report in Markdown to `file`")
+	fs.StringVar(&f.plotPath, "plot", "", "write AU against accelerators to `file` (.png or .svg)")
+	fs.StringVar(&f.from, "from", "", "rebuild the table, the answer, --report and --plot from a node result `file`, measuring nothing")
+	fs.BoolVar(&f.peer, "peer", false, "also run the PyTorch DDP peer (--peer-script: torch.multiprocessing.spawn, gloo on 127.0.0.1, an all_reduce per step, the document's pipeline per rank) at every point, alternating with ours")
+	fs.StringVar(&f.python, "python", workloads.PeerPython, "with --peer: Python `interpreter` with torch, torchvision, scipy and PIL")
+	fs.StringVar(&f.peerScript, "peer-script", node.PeerScript, "with --peer: the peer `script`")
+}
+
 func runNode(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	def := workloads.Sized[workloads.Node](workloads.Default)
 	fs := newFlagSet("node", nodeUsage, stdout)
-	var pf pipelineFlags
-	pf.register(fs)
-	accFlag := fs.String("accelerators", joinInts(def.Accelerators), "comma-separated accelerator `counts` N (rank processes)")
-	levelsFlag := fs.String("levels", "none,host", "comma-separated `levels`: none (the pipeline), host (its bound)")
-	workers := fs.Int("workers", def.Pipeline.Workers, "loader `workers` per rank")
-	impl := fs.String("transforms", def.Pipeline.Impl, "transform `implementation`: naive or fast")
-	steps := fs.Int("steps", def.Train.Steps, "measured training `steps` per run")
-	warmup := fs.Int("warmup", def.Train.Warmup, "`steps` run before measuring")
-	count := fs.Int("count", def.Count, "`runs` of each point")
-	minAU := fs.Float64("min-au", node.DefaultMinAU, "an accelerator is kept busy at this `AU` or more (MLPerf: 0.90; 0.85 for RetinaNet)")
-	timeout := fs.Duration("barrier-timeout", node.DefaultTimeout, "a rank that has not reached a step this `long` after the first is named and the run stopped")
-	partial := fs.Bool("partial", false, "record an N whose run failed (a rank died or hung) as partial instead of stopping")
-	out := fs.String("out", "", "benchmark-format result `file` (written atomically; resumed if present)")
-	fresh := fs.Bool("fresh", false, "start --out afresh instead of resuming it")
-	shard := fs.String("shard", "", "run only shard `i/n` of the accelerator counts (0-based)")
-	report := fs.String("report", "", "write the report in Markdown to `file`")
-	plotPath := fs.String("plot", "", "write AU against accelerators to `file` (.png or .svg)")
-	from := fs.String("from", "", "rebuild the table, the answer, --report and --plot from a node result `file`, measuring nothing")
-	peerFlag := fs.Bool("peer", false, "also run the PyTorch DDP peer (--peer-script: torch.multiprocessing.spawn, gloo on 127.0.0.1, an all_reduce per step, the document's pipeline per rank) at every point, alternating with ours")
-	python := fs.String("python", workloads.PeerPython, "with --peer: Python `interpreter` with torch, torchvision, scipy and PIL")
-	peerScript := fs.String("peer-script", node.PeerScript, "with --peer: the peer `script`")
+	var f nodeFlags
+	f.register(fs, def)
 	if err := parseFlags(fs, args); err != nil {
 		return err
 	}
-	defer pf.data.close()
-	if !(*minAU > 0 && *minAU <= 1) {
-		return usagef("--min-au %v: want an AU in (0, 1]", *minAU)
+	defer f.pf.data.close()
+	if !(f.minAU > 0 && f.minAU <= 1) {
+		return usagef("--min-au %v: want an AU in (0, 1]", f.minAU)
 	}
-	if err := checkOutputs(output{*report, nodeReport}, figure(*plotPath)); err != nil {
+	if err := checkOutputs(output{f.report, node.ReportKind}, figure(f.plotPath)); err != nil {
 		return err
 	}
-	if *from != "" {
-		return nodeFrom(*from, *report, *plotPath, *minAU, stdout)
+	if f.from != "" {
+		return nodeFrom(f.from, f.report, f.plotPath, f.minAU, stdout)
 	}
+	n, err := f.points(def)
+	if err != nil {
+		return err
+	}
+	if err := f.pipeline(ctx, &n); err != nil {
+		return err
+	}
+	if err := fitsNode(n); err != nil {
+		return err
+	}
+	if f.pf.data.link != nil {
+		n.LinkBandwidth = float64(f.pf.data.link.Config().Bandwidth)
+	}
+	return f.run(ctx, n, args, stdout, stderr)
+}
+
+// points is the sweep f sets, before its pipeline: the accelerator
+// counts, the levels, the runs and the peer, checked.
+func (f *nodeFlags) points(def workloads.Node) (workloads.Node, error) {
 	n := def
 	var err error
-	if n.Accelerators, err = parseInts("--accelerators", *accFlag); err != nil {
-		return err
+	if n.Accelerators, err = parseInts("--accelerators", f.accelerators); err != nil {
+		return n, err
 	}
-	if n.Levels, err = level.ParseList(*levelsFlag); err != nil {
-		return usageError{err.Error()}
+	if n.Levels, err = level.ParseList(f.levels); err != nil {
+		return n, usageError{err.Error()}
 	}
 	for _, l := range n.Levels {
 		if l != level.None && l != level.Host {
-			return usagef("--levels: %s: a node runs none (the pipeline) and host (its bound)", l)
+			return n, usagef("--levels: %s: a node runs none (the pipeline) and host (its bound)", l)
 		}
 	}
-	if err := firstErr(inRange("--steps", *steps, 1, maxSteps), inRange("--warmup", *warmup, 0, maxSteps),
-		inRange("--count", *count, 1, maxCount), inRange("--workers", *workers, 1, loader.MaxWorkers)); err != nil {
-		return err
+	if err := firstErr(inRange("--steps", f.steps, 1, maxSteps), inRange("--warmup", f.warmup, 0, maxSteps),
+		inRange("--count", f.count, 1, maxCount), inRange("--workers", f.workers, 1, loader.MaxWorkers)); err != nil {
+		return n, err
 	}
 	for _, a := range n.Accelerators {
 		if err := inRange("--accelerators", a, 1, maxAccelerators); err != nil {
-			return err
+			return n, err
 		}
 	}
-	if *impl != transforms.Names[0] && *impl != transforms.Names[1] {
-		return usagef("--transforms %q: want %s", *impl, strings.Join(transforms.Names, " or "))
+	if f.impl != transforms.Names[0] && f.impl != transforms.Names[1] {
+		return n, usagef("--transforms %q: want %s", f.impl, strings.Join(transforms.Names, " or "))
 	}
-	if pf.dev != "emulated" {
-		return usagef("--device %s: a node's ranks run the emulated device (docs/node.md)", pf.dev)
+	if f.pf.dev != "emulated" {
+		return n, usagef("--device %s: a node's ranks run the emulated device (docs/node.md)", f.pf.dev)
 	}
-	if *fresh && *out == "" {
-		return usagef("--fresh needs --out")
+	if f.fresh && f.out == "" {
+		return n, usagef("--fresh needs --out")
 	}
-	if *timeout <= 0 {
-		return usagef("--barrier-timeout %v: want a positive duration", *timeout)
+	if f.timeout <= 0 {
+		return n, usagef("--barrier-timeout %v: want a positive duration", f.timeout)
 	}
-	if *peerFlag {
-		if pf.data.Dir != "" {
-			return usagef("--peer runs the document's synthetic pipeline: not with --data")
+	if f.peer {
+		if f.pf.data.Dir != "" {
+			return n, usagef("--peer runs the document's synthetic pipeline: not with --data")
 		}
-		if _, err := os.Stat(*peerScript); err != nil {
-			return usagef("--peer-script %s: %v (run from the repository's root, or give its path)", *peerScript, err)
+		if _, err := os.Stat(f.peerScript); err != nil {
+			return n, usagef("--peer-script %s: %v (run from the repository's root, or give its path)", f.peerScript, err)
 		}
-		n.Peer = &node.Peer{Python: *python, Script: *peerScript}
+		n.Peer = &node.Peer{Python: f.python, Script: f.peerScript}
 	}
-	n.Train.Steps, n.Train.Warmup, n.Count = *steps, *warmup, *count
-	n.Timeout, n.Partial = *timeout, *partial
-	if n.Pipeline, err = pf.config(ctx, *workers, *impl); err != nil {
+	n.Train.Steps, n.Train.Warmup, n.Count = f.steps, f.warmup, f.count
+	n.Timeout, n.Partial = f.timeout, f.partial
+	return n, nil
+}
+
+// pipeline sets n's pipeline, device and shard from f, and checks n.
+func (f *nodeFlags) pipeline(ctx context.Context, n *workloads.Node) error {
+	var err error
+	if n.Pipeline, err = f.pf.config(ctx, f.workers, f.impl); err != nil {
 		return err
 	}
 	if n.Pipeline.Placement != loader.Host {
 		return usagef("a node's ranks take host batches (placement host)")
 	}
-	if _, err := pf.device(ctx); err != nil {
+	if _, err := f.pf.device(ctx); err != nil {
 		return err // the bandwidths' checks
 	}
-	n.Device = device.EmulatedConfig{Step: pf.step, Pinned: true, PinnedBandwidth: pf.pinnedBW * 1e9, PageableBandwidth: pf.pageableBW * 1e9, ConvertBandwidth: pf.convertBW * 1e9}
-	if n.Shard, n.Shards, err = parseShard(*shard); err != nil {
+	n.Device = f.pf.emulated()
+	if n.Shard, n.Shards, err = parseShard(f.shard); err != nil {
 		return err
 	}
 	if err := n.Validate(); err != nil {
 		return usageError{err.Error()}
 	}
-	// The largest node must fit before anything starts: its threads on
-	// the cores, its ranks' memory estimate in the available memory.
+	return nil
+}
+
+// emulated is the emulated device the flags set, pinned, as a node's
+// ranks run it.
+func (pf *pipelineFlags) emulated() device.EmulatedConfig {
+	return device.EmulatedConfig{Step: pf.step, Pinned: true, PinnedBandwidth: pf.pinnedBW * 1e9, PageableBandwidth: pf.pageableBW * 1e9, ConvertBandwidth: pf.convertBW * 1e9}
+}
+
+// fitsNode refuses a sweep whose largest node does not fit before
+// anything starts: its threads on the cores, its ranks' memory estimate
+// in the available memory.
+func fitsNode(n workloads.Node) error {
 	largest := 0
 	for _, p := range n.Selected() {
 		largest = max(largest, p.Accelerators)
@@ -201,31 +258,46 @@ func runNode(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	if err := fitsPipeline(n.Pipeline, largest, int64(largest)*2*n.Pipeline.BatchBytes()); err != nil {
 		return usagef("--accelerators %d: %v", largest, err)
 	}
-	if pf.data.link != nil {
-		n.LinkBandwidth = float64(pf.data.link.Config().Bandwidth)
+	return nil
+}
+
+// open opens --out (resumed unless --fresh) for n's records, and returns
+// the records it already holds.
+func (f *nodeFlags) open(ctx context.Context, n workloads.Node) (*driver.Run, []*benchfmt.Result, error) {
+	if f.out == "" {
+		return nil, nil, nil
 	}
+	cfg := driver.Settings("emulated", n.Settings())
+	if f.shard != "" {
+		cfg = append(cfg, n.ShardSettings(n.Shards)...)
+	}
+	file, err := driver.Open(ctx, driver.Output{Path: f.out, Fresh: f.fresh}, cfg)
+	if err != nil {
+		return nil, nil, err
+	}
+	var recs []*benchfmt.Result
+	if !f.fresh {
+		if prev, err := resultfile.Read(f.out); err == nil {
+			recs = prev // a resumed file's records first
+		}
+	}
+	return file, recs, nil
+}
+
+// run runs the sweep n into --out and prints and writes its outcome.
+func (f *nodeFlags) run(ctx context.Context, n workloads.Node, args []string, stdout, stderr io.Writer) error {
 	rank, err := rankOptions()
 	if err != nil {
 		return err
 	}
 	env := workloads.Env{Rank: rank}
-	var file *driver.Run
-	if *out != "" {
-		cfg := driver.Settings("emulated", n.Settings())
-		if *shard != "" {
-			cfg = append(cfg, n.ShardSettings(n.Shards)...)
-		}
-		if file, err = driver.Open(ctx, driver.Output{Path: *out, Fresh: *fresh}, cfg); err != nil {
-			return err
-		}
+	file, recs, err := f.open(ctx, n)
+	if err != nil {
+		return err
+	}
+	if file != nil {
 		defer file.Close()
 		env.Done = file.Done
-	}
-	var recs []*benchfmt.Result
-	if file != nil && !*fresh {
-		if prev, err := resultfile.Read(*out); err == nil {
-			recs = prev // a resumed file's records first
-		}
 	}
 	// A run's records (its ranks', then its node's) go into the file
 	// together, in one atomic write, so that a file never holds a rank's
@@ -237,7 +309,7 @@ func runNode(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	env.Start = s.Start
 	env.Result = func(b *benchfmt.Result) error {
 		pending = append(pending, b)
-		if !isNodeRecord(b) {
+		if !node.IsRunEnd(b) {
 			return nil
 		}
 		run := pending
@@ -258,85 +330,32 @@ func runNode(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	if err := s.End(runErr); err != nil {
 		return err
 	}
-	fmt.Fprintf(stdout, "node of emulated accelerators: step %v, batch %d per rank, raw %dx%d, crop %d, transforms %s, %s per rank, %s of %s\n",
-		n.Device.Step, n.Pipeline.Batch, n.Pipeline.Dataset.Width, n.Pipeline.Dataset.Height, n.Pipeline.Transforms.Crop,
-		n.Pipeline.Impl, plural(n.Pipeline.Workers, "worker"), plural(n.Count, "run"), plural(n.Train.Steps, "step"))
-	p, perr := nodeProfile(recs, n.Pipeline, n.Device.Step, pf.data.link)
-	if err := writeNode(stdout, recs, p, perr, *minAU, *report, *plotPath, "headspace "+commandLine("node", args)); err != nil {
+	if err := f.write(n, recs, args, stdout); err != nil {
 		return err
-	}
-	if n.Peer != nil {
-		writePeer(stdout, recs, *minAU)
-	}
-	if file != nil {
-		fmt.Fprintf(stdout, "results: %s\n", *out)
 	}
 	return s.Err("the table shows the accelerator counts finished before it")
 }
 
-// isNodeRecord says whether b is a run's last record, its node's (ours
-// or the peer's), not a rank's.
-func isNodeRecord(b *benchfmt.Result) bool {
-	name := strings.TrimPrefix(string(b.Name), "Benchmark")
-	return (strings.HasPrefix(name, "Node/") || strings.HasPrefix(name, node.PeerPrefix+"/")) && !strings.Contains(name, "/rank=")
-}
-
-// nodeProfile is the model's profile from the smallest node of recs,
-// with the memory estimate of cfg and the link's caps where one runs.
-func nodeProfile(recs []*benchfmt.Result, cfg loader.Config, step time.Duration, lk *link.Link) (node.Profile, error) {
-	ns := workloads.NodeAccelerators(recs)
-	if len(ns) == 0 {
-		return node.Profile{}, fmt.Errorf("no node measured")
-	}
-	p, err := node.ProfileOf(recs, ns[0], float64(runtime.NumCPU()), cfg.Batch, cfg.Workers, step)
-	if err != nil {
-		return p, err
-	}
-	// One rank's profile: the CPU per sample is per rank already.
-	p.MemoryPerRank = cfg.MemoryEstimate() + 2*cfg.BatchBytes()
-	if avail, ok := machine.Memory(); ok {
-		p.Memory = avail
-	}
-	if lk != nil {
+// write prints the sweep's setting and its outcome from recs, and writes
+// the report and the plot.
+func (f *nodeFlags) write(n workloads.Node, recs []*benchfmt.Result, args []string, stdout io.Writer) error {
+	fmt.Fprintf(stdout, "node of emulated accelerators: step %v, batch %d per rank, raw %dx%d, crop %d, transforms %s, %s per rank, %s of %s\n",
+		n.Device.Step, n.Pipeline.Batch, n.Pipeline.Dataset.Width, n.Pipeline.Dataset.Height, n.Pipeline.Transforms.Crop,
+		n.Pipeline.Impl, plural(n.Pipeline.Workers, "worker"), plural(n.Count, "run"), plural(n.Train.Steps, "step"))
+	o := node.Sweep{Records: recs, MinAU: f.minAU, Command: "headspace " + commandLine("node", args)}
+	o.Profile, o.ProfileErr = node.SmallestProfile(recs, n.Pipeline, n.Device.Step)
+	if lk := f.pf.data.link; lk != nil && o.ProfileErr == nil {
 		lc := lk.Config()
-		p.LinkBandwidth, p.LinkRequestRate = float64(lc.Bandwidth), lc.RequestRate
+		o.Profile.LinkBandwidth, o.Profile.LinkRequestRate = float64(lc.Bandwidth), lc.RequestRate
 	}
-	return p, nil
-}
-
-// writeNode prints the table, the answer and the bounds, and writes the
-// report and the plot.
-func writeNode(stdout io.Writer, recs []*benchfmt.Result, p node.Profile, perr error, minAU float64, report, plotPath, command string) error {
-	rows := node.Rows(recs)
-	if err := node.WriteTable(stdout, rows, nil); err != nil {
+	if err := o.Write(stdout, f.report, f.plotPath); err != nil {
 		return err
 	}
-	fmt.Fprintf(stdout, "%s (every rank's AU ≥ %.2f)\n", node.AnswerLine(node.MaxAccelerators(rows, minAU)), minAU)
-	var bounds []node.Bound
-	if perr == nil {
-		bounds = p.Bounds(minAU)
-		fmt.Fprintf(stdout, "runs out first: %s at %.2f accelerators\n", bounds[0].Resource, bounds[0].Accelerators)
-		if err := node.WriteBounds(stdout, bounds); err != nil {
-			return err
-		}
-	} else {
-		fmt.Fprintf(stdout, "what runs out first: not known (%v)\n", perr)
+	if n.Peer != nil {
+		o.WritePeer(stdout)
 	}
-	if report != "" {
-		var b strings.Builder
-		if err := node.WriteMarkdown(&b, command, rows, nil, node.PeerRows(recs), minAU, bounds); err != nil {
-			return err
-		}
-		if err := atomicfile.WriteKindBytes(report, nodeReport, []byte(b.String())); err != nil {
-			return err
-		}
-		fmt.Fprintf(stdout, "report: %s\n", report)
-	}
-	if plotPath != "" {
-		if err := node.SavePlot(plotPath, "AU against accelerators", rows, nil, node.PeerRows(recs), minAU); err != nil {
-			return err
-		}
-		fmt.Fprintf(stdout, "plot: %s\n", plotPath)
+	if f.out != "" {
+		fmt.Fprintf(stdout, "results: %s\n", f.out)
 	}
 	return nil
 }
@@ -344,32 +363,14 @@ func writeNode(stdout io.Writer, recs []*benchfmt.Result, p node.Profile, perr e
 // nodeFrom rebuilds the table, the answer, the report and the plot from
 // a node result file.
 func nodeFrom(path, report, plotPath string, minAU float64, stdout io.Writer) error {
-	recs, err := resultfile.Read(path)
+	o, err := node.ReadSweep(path, minAU)
 	if err != nil {
 		return usagef("--from %s: %v", path, err)
 	}
-	if len(workloads.NodeAccelerators(recs)) == 0 {
-		return usagef("--from %s: no node records (BenchmarkNode/…): not a headspace node result file", path)
-	}
-	p, perr := node.ProfileFrom(recs, workloads.NodeAccelerators(recs)[0])
-	if err := writeNode(stdout, recs, p, perr, minAU, report, plotPath, "headspace node --from "+path+" (rebuilt from the result file)"); err != nil {
+	o.Command = "headspace node --from " + path + " (rebuilt from the result file)"
+	if err := o.Write(stdout, report, plotPath); err != nil {
 		return err
 	}
-	writePeer(stdout, recs, minAU)
+	o.WritePeer(stdout)
 	return nil
 }
-
-// writePeer prints the PyTorch DDP peer's table and answer, where recs
-// hold its records.
-func writePeer(stdout io.Writer, recs []*benchfmt.Result, minAU float64) {
-	rows := node.PeerRows(recs)
-	if len(rows) == 0 {
-		return
-	}
-	fmt.Fprintf(stdout, "\nthe PyTorch DDP peer (%s):\n", node.PeerScript)
-	_ = node.WriteTable(stdout, rows, nil)
-	fmt.Fprintf(stdout, "peer %s (every rank's AU ≥ %.2f)\n", node.AnswerLine(node.MaxAccelerators(rows, minAU)), minAU)
-}
-
-// nodeReport is the kind of node's --report.
-var nodeReport = atomicfile.Report("node report")

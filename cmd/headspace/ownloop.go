@@ -133,12 +133,9 @@ func runOwnAnalyze(ctx context.Context, fs *flag.FlagSet, of *ownFlags, af ownAn
 	}
 	rep.WriteText(stdout)
 	if af.plot != "" {
-		for _, ext := range []string{".png", ".svg"} {
-			if err := rep.Save(plotBase + ext); err != nil {
-				return err
-			}
+		if err := rep.SavePlots(stdout, plotBase); err != nil {
+			return err
 		}
-		fmt.Fprintf(stdout, "\nplot: %s.png, %s.svg\n", plotBase, plotBase)
 	}
 	if af.out != "" {
 		wrote, err := driver.Write(resultsOut, driver.Settings(rep.Device, rep.ConfigLines()), rep.Records(), partial)
@@ -172,34 +169,9 @@ func runOwnLadder(ctx context.Context, fs *flag.FlagSet, of *ownFlags, lf ownLad
 	if err := checkOwnFlags(fs, true, "levels", "steps", "warmup", "count", "out"); err != nil {
 		return err
 	}
-	set := map[string]bool{}
-	fs.Visit(func(f *flag.Flag) { set[f.Name] = true })
-	c := ownloop.LadderConfig{Levels: []level.Level{level.Host, level.Sample, level.Raw, level.None}, Steps: lf.steps, Count: lf.count, Loader: of.loader, FirstBatchTimeout: of.firstTimeout}
-	if !set["steps"] {
-		c.Steps = ownLadderSteps
-	}
-	if set["warmup"] {
-		c.Warmup = lf.warmup
-	}
-	c.RawIfTorchvision = lf.levels == ""
-	if lf.levels != "" {
-		ls, err := level.ParseList(lf.levels)
-		if err != nil {
-			return usagef("--levels: %v", err)
-		}
-		c.Levels = ls
-	}
-	if err := firstErr(inRange("--steps", c.Steps, 1, maxSteps), inRange("--count", c.Count, 1, 1000), inRange("--loader", of.loader, 1, 1<<20)); err != nil {
+	c, err := ownLadderConfig(fs, of, lf)
+	if err != nil {
 		return err
-	}
-	if set["warmup"] && lf.warmup < 1 {
-		return usagef("--warmup %d must be at least 1 with a command (leave it out for the automatic warm-up)", lf.warmup)
-	}
-	if of.firstTimeout <= 0 {
-		return usagef("--first-batch-timeout %v must be positive", of.firstTimeout)
-	}
-	if err := c.Validate(); err != nil {
-		return ownError(err)
 	}
 	cmd, err := ownloop.ParseCommand(fs.Args())
 	if err != nil {
@@ -223,16 +195,9 @@ func runOwnLadder(ctx context.Context, fs *flag.FlagSet, of *ownFlags, lf ownLad
 	if len(points) == 0 {
 		return sess.Err("")
 	}
-	fmt.Fprintf(stdout, "command: %s\n", cmd)
-	st := points[0].From.Start
-	fmt.Fprintf(stdout, "python %s, torch %s; %d steps a run after the warm-up, %d runs a level\n\n", st.Python, st.Torch, c.Steps, c.Count)
-	ownloop.WriteLadder(stdout, points)
+	ownloop.WriteLadderText(stdout, cmd, c, points)
 	if lf.out != "" {
-		dev := "cpu"
-		if st.CUDA {
-			dev = "cuda"
-		}
-		wrote, err := sess.Write(resultsOut, driver.Settings(dev, ownloop.CommandConfig(cmd, points[0].From), ownloop.LadderConfigLines(c)), recs)
+		wrote, err := sess.Write(resultsOut, driver.Settings(points[0].From.Device(), ownloop.CommandConfig(cmd, points[0].From), ownloop.LadderConfigLines(c)), recs)
 		if err != nil {
 			return err
 		}
@@ -240,6 +205,41 @@ func runOwnLadder(ctx context.Context, fs *flag.FlagSet, of *ownFlags, lf ownLad
 		fmt.Fprintf(stdout, "results: %s (go tool benchstat -col /level %s)\n", wrote, wrote)
 	}
 	return sess.Err("the table shows the runs finished before it")
+}
+
+// ownLadderConfig is the ladder on a command that the flags set,
+// checked.
+func ownLadderConfig(fs *flag.FlagSet, of *ownFlags, lf ownLadderFlags) (ownloop.LadderConfig, error) {
+	set := map[string]bool{}
+	fs.Visit(func(f *flag.Flag) { set[f.Name] = true })
+	c := ownloop.LadderConfig{Levels: []level.Level{level.Host, level.Sample, level.Raw, level.None}, Steps: lf.steps, Count: lf.count, Loader: of.loader, FirstBatchTimeout: of.firstTimeout}
+	if !set["steps"] {
+		c.Steps = ownLadderSteps
+	}
+	if set["warmup"] {
+		c.Warmup = lf.warmup
+	}
+	c.RawIfTorchvision = lf.levels == ""
+	if lf.levels != "" {
+		ls, err := level.ParseList(lf.levels)
+		if err != nil {
+			return c, usagef("--levels: %v", err)
+		}
+		c.Levels = ls
+	}
+	if err := firstErr(inRange("--steps", c.Steps, 1, maxSteps), inRange("--count", c.Count, 1, 1000), inRange("--loader", of.loader, 1, 1<<20)); err != nil {
+		return c, err
+	}
+	if set["warmup"] && lf.warmup < 1 {
+		return c, usagef("--warmup %d must be at least 1 with a command (leave it out for the automatic warm-up)", lf.warmup)
+	}
+	if of.firstTimeout <= 0 {
+		return c, usagef("--first-batch-timeout %v must be positive", of.firstTimeout)
+	}
+	if err := c.Validate(); err != nil {
+		return c, ownError(err)
+	}
+	return c, nil
 }
 
 // runOwnWhatIf is `headspace whatif -- COMMAND`.
@@ -281,45 +281,30 @@ func runOwnWhatIf(ctx context.Context, fs *flag.FlagSet, of *ownFlags, verify bo
 	if err != nil {
 		return usagef("%v", err)
 	}
-	fmt.Fprintf(stdout, "command: %s\n", cmd)
-	fmt.Fprintf(stdout, "headspace: %.1f%% (step %.1f ms with the loader, %.1f ms on cached batches); verdict: %s, %s\n\n",
-		rep.HeadspacePercent(), float64(rep.Before.Median)/1e6, float64(rep.After.Median)/1e6, rep.Verdict.Class, rep.Verdict.Stage)
+	rep.WriteWhatIfHeader(stdout, cmd)
 	w.WriteText(stdout)
 	checks := map[int]float64{}
-	write := func() error {
-		if out == "" {
-			return nil
-		}
-		dev := "cpu"
-		if run.Start.CUDA {
-			dev = "cuda"
-		}
-		wrote, err := driver.Write(resultsOut, driver.Settings(dev, ownloop.CommandConfig(cmd, run), []resultfile.Config{{Key: "verify-steps", Value: strconv.Itoa(steps)}}), w.Records(cmd, checks), false)
-		if err != nil {
-			return err
-		}
-		keptNote(stdout, out, wrote)
-		fmt.Fprintf(stdout, "results: %s\n", wrote)
-		return nil
-	}
-	if !verify {
-		return write()
-	}
-	fmt.Fprintf(stdout, "\nverify (%d steps, the script as it is):\n", steps)
-	counts := []int{w.Workers}
-	if n := w.NeedWorkers(); n != w.Workers {
-		counts = append(counts, n)
-	}
-	for _, n := range counts {
-		got, err := ownloop.Verify(ctx, cmd, of.loader, n, steps, of.firstTimeout, stderr)
-		if err != nil {
+	if verify {
+		if checks, err = w.VerifyAll(ctx, cmd, of.loader, steps, of.firstTimeout, stdout, stderr); err != nil {
 			return ownError(err)
 		}
-		want := w.StepsPerSec(n, w.Cores)
-		checks[n] = got
-		fmt.Fprintf(stdout, "  %d workers: measured %.2f steps/s, predicted %.2f: error %+.0f%%\n", n, got, want, 100*(want-got)/got)
 	}
-	return write()
+	if out == "" {
+		return nil
+	}
+	return writeOwnWhatIf(resultsOut, cmd, run, w.Records(cmd, checks), steps, stdout)
+}
+
+// writeOwnWhatIf writes whatif -- COMMAND's records of run (the model's
+// and the checks', of steps steps each) to --out.
+func writeOwnWhatIf(resultsOut driver.Output, cmd ownloop.Command, run *ownloop.Run, recs []*benchfmt.Result, steps int, stdout io.Writer) error {
+	wrote, err := driver.Write(resultsOut, driver.Settings(run.Device(), ownloop.CommandConfig(cmd, run), []resultfile.Config{{Key: "verify-steps", Value: strconv.Itoa(steps)}}), recs, false)
+	if err != nil {
+		return err
+	}
+	keptNote(stdout, resultsOut.Path, wrote)
+	fmt.Fprintf(stdout, "results: %s\n", wrote)
+	return nil
 }
 
 // hasCommand says args give a training command: arguments after an

@@ -5,20 +5,19 @@ import (
 	"errors"
 	"flag"
 	"fmt"
-	"github.com/headspace-bench/headspace/datasets/bucket"
-	"github.com/headspace-bench/headspace/harness/driver"
 	"io"
 	"os"
 	"path/filepath"
 	"slices"
 	"strings"
 
+	"github.com/headspace-bench/headspace/datasets/bucket"
 	"github.com/headspace-bench/headspace/datasets/ondisk"
+	"github.com/headspace-bench/headspace/harness/driver"
 	"github.com/headspace-bench/headspace/harness/loader"
 	"github.com/headspace-bench/headspace/harness/machine"
 	"github.com/headspace-bench/headspace/harness/peer"
 	"github.com/headspace-bench/headspace/harness/resultfile"
-	"github.com/headspace-bench/headspace/internal/atomicfile"
 	"github.com/headspace-bench/headspace/workloads"
 )
 
@@ -62,126 +61,142 @@ one the run wrote (notebooks/peer.md from results/peer-emulated.txt).` + peerRem
 // peerInstallHint is what to do when the peer cannot run.
 const peerInstallHint = "run `make peer`, which installs python3-torch, python3-torchvision, python3-scipy and python3-pil (apt-get) and runs this command"
 
+// peerFlags are peer's flags: the loaders' comparison's, and those of
+// --ladder and --remote.
+type peerFlags struct {
+	python, script, workers, impls string
+	batch, batches                 int
+	rawSize                        string
+	crop                           int
+	seed                           uint64
+	count                          int
+	out, report, plotPrefix        string
+	df                             dataFlags
+	lf                             peerLadderFlags
+	rf                             peerRemoteFlags
+	from                           string
+}
+
+// register defines f's flags on fs.
+func (f *peerFlags) register(fs *flag.FlagSet) {
+	d := peer.DefaultSettings()
+	fs.StringVar(&f.python, "python", "/usr/bin/python3", "Python `interpreter` with torch, torchvision, scipy and PIL")
+	fs.StringVar(&f.script, "script", "peers/torch/dataloader.py", "the PyTorch peer `script` (with --ladder: peers/torch/ladder.py)")
+	fs.StringVar(&f.workers, "workers", "1,2", "comma-separated worker `counts`")
+	fs.StringVar(&f.impls, "impls", strings.Join(peer.Impls, ","), "comma-separated `implementations`: naive, fast (ours), torch (the peer)")
+	fs.IntVar(&f.batch, "batch", d.Batch, "samples per `batch` (the document's 256)")
+	fs.IntVar(&f.batches, "batches", d.Batches, "`batches` per run, at least 2 (the first is the time to first batch)")
+	fs.StringVar(&f.rawSize, "raw-size", fmt.Sprintf("%dx%d", d.Width, d.Height), "raw image `size`, N or WxH")
+	fs.IntVar(&f.crop, "crop", d.Crop, "random crop `side`")
+	fs.Uint64Var(&f.seed, "seed", d.Seed, "dataset and transform `seed`")
+	fs.IntVar(&f.count, "count", 3, "`rounds`: runs of every implementation at every worker count")
+	fs.StringVar(&f.out, "out", "", "benchmark-format result `file`, every run (written atomically)")
+	fs.StringVar(&f.report, "report", "", "Markdown report `file`, e.g. notebooks/peer.md")
+	fs.StringVar(&f.plotPrefix, "plot", "", "write `prefix`-throughput and prefix-ttfb, .png and .svg")
+	f.df.registerData(fs, "both sides read the dataset `dir` (ours: --decoder's JPEG decoder; the peer: PIL's): one written by headspace dataset write, whose manifest sets the raw size and seed, or an ImageFolder or WebDataset shards, indexed into the cache and read by both sides by that index, resized to --raw-size (default: the most common size)")
+	fs.StringVar(&f.df.Decoder, "decoder", ondisk.DecoderGo, "with --data: our JPEG `decoder`, go or turbojpeg (libjpeg-turbo, as PIL)")
+	f.lf.register(fs)
+	f.rf.register(fs)
+	fs.StringVar(&f.from, "from", "", "rebuild the table, --report and --plot from the results `file` a peer --out wrote, measuring nothing")
+}
+
 func runPeer(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs := newFlagSet("peer", peerUsage, stdout)
-	d := peer.DefaultSettings()
-	python := fs.String("python", "/usr/bin/python3", "Python `interpreter` with torch, torchvision, scipy and PIL")
-	script := fs.String("script", "peers/torch/dataloader.py", "the PyTorch peer `script` (with --ladder: peers/torch/ladder.py)")
-	workersFlag := fs.String("workers", "1,2", "comma-separated worker `counts`")
-	implsFlag := fs.String("impls", strings.Join(peer.Impls, ","), "comma-separated `implementations`: naive, fast (ours), torch (the peer)")
-	batch := fs.Int("batch", d.Batch, "samples per `batch` (the document's 256)")
-	batches := fs.Int("batches", d.Batches, "`batches` per run, at least 2 (the first is the time to first batch)")
-	rawSize := fs.String("raw-size", fmt.Sprintf("%dx%d", d.Width, d.Height), "raw image `size`, N or WxH")
-	crop := fs.Int("crop", d.Crop, "random crop `side`")
-	seed := fs.Uint64("seed", d.Seed, "dataset and transform `seed`")
-	count := fs.Int("count", 3, "`rounds`: runs of every implementation at every worker count")
-	out := fs.String("out", "", "benchmark-format result `file`, every run (written atomically)")
-	report := fs.String("report", "", "Markdown report `file`, e.g. notebooks/peer.md")
-	plotPrefix := fs.String("plot", "", "write `prefix`-throughput and prefix-ttfb, .png and .svg")
-	var df dataFlags
-	df.registerData(fs, "both sides read the dataset `dir` (ours: --decoder's JPEG decoder; the peer: PIL's): one written by headspace dataset write, whose manifest sets the raw size and seed, or an ImageFolder or WebDataset shards, indexed into the cache and read by both sides by that index, resized to --raw-size (default: the most common size)")
-	fs.StringVar(&df.Decoder, "decoder", ondisk.DecoderGo, "with --data: our JPEG `decoder`, go or turbojpeg (libjpeg-turbo, as PIL)")
-	var lf peerLadderFlags
-	lf.register(fs)
-	var rf peerRemoteFlags
-	rf.register(fs)
-	from := fs.String("from", "", "rebuild the table, --report and --plot from the results `file` a peer --out wrote, measuring nothing")
+	var f peerFlags
+	f.register(fs)
 	if err := parseFlags(fs, args); err != nil {
 		return err
 	}
-	if *from != "" {
-		if isRemoteResults(*from) {
-			return rebuildPeerRemote(fs, *from, *report, stdout)
+	if f.from != "" {
+		if isRemoteResults(f.from) {
+			return rebuildPeerRemote(fs, f.from, f.report, stdout)
 		}
-		return rebuildPeer(fs, *from, *report, *plotPrefix, stdout)
+		return rebuildPeer(fs, f.from, f.report, f.plotPrefix, stdout)
 	}
-	if rf.on {
-		return runPeerRemote(ctx, fs, &rf, args, stdout, stderr)
+	if f.rf.on {
+		return runPeerRemote(ctx, fs, &f.rf, args, stdout, stderr)
 	}
-	if lf.on {
-		return runPeerLadder(ctx, fs, &lf, args, stdout, stderr)
+	if f.lf.on {
+		return runPeerLadder(ctx, fs, &f.lf, args, stdout, stderr)
 	}
-	workers, err := parseInts("--workers", *workersFlag)
+	c, err := f.config(ctx)
 	if err != nil {
 		return err
-	}
-	impls, err := parseList("--impls", *implsFlag, peer.Impls)
-	if err != nil {
-		return err
-	}
-	w, h, err := parseSize("--raw-size", *rawSize)
-	if err != nil {
-		return err
-	}
-	if *batches < 2 {
-		return usagef("--batches %d: want at least 2 (the first is the time to first batch)", *batches)
-	}
-	if err := firstErr(inRange("--count", *count, 1, maxCount), inRange("--batches", *batches, 2, maxBatches)); err != nil {
-		return err
-	}
-	for _, n := range workers {
-		if err := inRange("--workers", n, 1, loader.MaxWorkers); err != nil {
-			return err
-		}
-	}
-	settings := peer.Settings{Width: w, Height: h, Crop: *crop, Batch: *batch, Batches: *batches, Seed: *seed}
-	if bucket.IsURL(df.Dir) {
-		return usagef("--data %s: the PyTorch peer reads a directory; for data in a bucket, --remote compares with the boto3 peer on a server it starts", df.Dir)
-	}
-	if df.Dir != "" {
-		c := settings.Pipeline("fast", 1)
-		if c, err = df.apply(ctx, c); err != nil {
-			return err
-		}
-		settings.Width, settings.Height, settings.Seed, settings.Data = c.Dataset.Width, c.Dataset.Height, c.Dataset.Seed, df.Dir
-		settings.Decoder = c.Decoder
-		w, h = c.Dataset.Width, c.Dataset.Height
-		if kind, _ := ondisk.DetectKind(df.Dir); kind != "headspace" {
-			// The peer reads the same files by our index: save it to the
-			// cache (never into the dataset) and pass its path.
-			x, _, err := ondisk.LoadIndex(ctx, df.Dir)
-			if err != nil {
-				return err
-			}
-			if settings.Index, err = ondisk.SaveIndex(x); err != nil {
-				return err
-			}
-		}
-	}
-	if err := settings.Validate(); err != nil {
-		return usageError{err.Error()}
 	}
 	// Make the output folders now rather than fail after minutes of runs.
-	for _, path := range []string{*out, *report, *plotPrefix} {
-		if path != "" {
-			if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
-				return err
-			}
-		}
-	}
-	var outs []output
-	for _, name := range peer.PlotNames {
-		outs = append(outs, figure(prefixed(*plotPrefix, "-"+name+".png")), figure(prefixed(*plotPrefix, "-"+name+".svg")))
-	}
-	resultsOut := driver.Output{Path: *out, Benchmarks: []string{"Peer"}}
-	if err := firstErr(checkOutputs(append(outs, output{*report, peerReport})...), driver.Check(resultsOut)); err != nil {
+	if err := mkdirs(f.out, f.report, f.plotPrefix); err != nil {
 		return err
 	}
-	p := peer.Peer{Python: *python, Script: *script}
-	if slices.Contains(impls, peer.Torch) {
-		if err := p.Check(ctx); err != nil {
+	resultsOut := driver.Output{Path: f.out, Benchmarks: []string{"Peer"}}
+	if err := firstErr(checkOutputs(peerOutputs(f.report, f.plotPrefix)...), driver.Check(resultsOut)); err != nil {
+		return err
+	}
+	if slices.Contains(c.Impls, peer.Torch) {
+		if err := c.Peer.Check(ctx); err != nil {
 			if errors.Is(err, peer.ErrNotInstalled) {
 				return fmt.Errorf("%v: %s", err, peerInstallHint)
 			}
 			return err
 		}
 	}
+	return f.run(ctx, c, resultsOut, args, stdout, stderr)
+}
 
+// config is the loaders' comparison f sets, checked; with --data, both
+// sides read the dataset.
+func (f *peerFlags) config(ctx context.Context) (peer.Config, error) {
+	var c peer.Config
+	workers, err := parseInts("--workers", f.workers)
+	if err != nil {
+		return c, err
+	}
+	impls, err := parseList("--impls", f.impls, peer.Impls)
+	if err != nil {
+		return c, err
+	}
+	w, h, err := parseSize("--raw-size", f.rawSize)
+	if err != nil {
+		return c, err
+	}
+	if f.batches < 2 {
+		return c, usagef("--batches %d: want at least 2 (the first is the time to first batch)", f.batches)
+	}
+	if err := firstErr(inRange("--count", f.count, 1, maxCount), inRange("--batches", f.batches, 2, maxBatches)); err != nil {
+		return c, err
+	}
+	for _, n := range workers {
+		if err := inRange("--workers", n, 1, loader.MaxWorkers); err != nil {
+			return c, err
+		}
+	}
+	settings := peer.Settings{Width: w, Height: h, Crop: f.crop, Batch: f.batch, Batches: f.batches, Seed: f.seed}
+	if bucket.IsURL(f.df.Dir) {
+		return c, usagef("--data %s: the PyTorch peer reads a directory; for data in a bucket, --remote compares with the boto3 peer on a server it starts", f.df.Dir)
+	}
+	if f.df.Dir != "" {
+		pc := settings.Pipeline("fast", 1)
+		if pc, err = f.df.apply(ctx, pc); err != nil {
+			return c, err
+		}
+		settings.Width, settings.Height, settings.Seed, settings.Data = pc.Dataset.Width, pc.Dataset.Height, pc.Dataset.Seed, f.df.Dir
+		settings.Decoder = pc.Decoder
+		if settings.Index, err = peer.IndexFor(ctx, f.df.Dir); err != nil {
+			return c, err
+		}
+	}
+	if err := settings.Validate(); err != nil {
+		return c, usageError{err.Error()}
+	}
+	return peer.Config{Peer: peer.Peer{Python: f.python, Script: f.script}, Settings: settings, Workers: workers, Impls: impls, Count: f.count}, nil
+}
+
+// run runs the comparison c and prints and writes its outcome.
+func (f *peerFlags) run(ctx context.Context, c peer.Config, resultsOut driver.Output, args []string, stdout, stderr io.Writer) error {
 	// Read before the runs: they may start git, whose CPU is no loader's.
 	host := machine.Describe()
-	exp := workloads.Peer{Config: peer.Config{Peer: p, Settings: settings, Workers: workers, Impls: impls, Count: *count}}
+	exp := workloads.Peer{Config: c}
 	var env []resultfile.Config
-	if *out != "" {
+	if f.out != "" {
 		// Everything the report states goes into the file, so that
 		// --from rebuilds it (peer.ReportKeys).
 		env = append(append(machine.Environment("none"), exp.Settings()...),
@@ -200,21 +215,43 @@ func runPeer(ctx context.Context, args []string, stdout, stderr io.Writer) error
 		Machine:    host,
 		PeerConfig: res.PeerConfig,
 		Command:    peerCommand(args),
-		Settings:   settings,
-		Count:      *count,
+		Settings:   c.Settings,
+		Count:      f.count,
 		Rows:       peer.Summarize(res.Measurements),
 	}
-	if err := writePeerTable(stdout, r); err != nil {
+	if err := r.WriteText(stdout); err != nil {
 		return err
 	}
-	if *out != "" {
+	if f.out != "" {
 		cfg, recs := peer.Records(env, res)
 		if _, err := driver.Write(resultsOut, cfg, recs, false); err != nil {
 			return err
 		}
-		fmt.Fprintf(stdout, "\nresults: %s\n", *out)
+		fmt.Fprintf(stdout, "\nresults: %s\n", f.out)
 	}
-	return writePeerReport(stdout, r, *report, *plotPrefix)
+	return r.WriteFiles(stdout, f.report, f.plotPrefix)
+}
+
+// mkdirs makes the folder of each path that is not "".
+func mkdirs(paths ...string) error {
+	for _, path := range paths {
+		if path != "" {
+			if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+// peerOutputs are the files of a peer comparison's report and plots, for
+// the output policy.
+func peerOutputs(report, plotPrefix string) []output {
+	var outs []output
+	for _, name := range peer.PlotNames {
+		outs = append(outs, figure(prefixed(plotPrefix, "-"+name+".png")), figure(prefixed(plotPrefix, "-"+name+".svg")))
+	}
+	return append(outs, output{report, peerReport})
 }
 
 // rebuildPeer is peer --from: the table, the report and the plots rebuilt
@@ -224,18 +261,10 @@ func rebuildPeer(fs *flag.FlagSet, from, report, plotPrefix string, stdout io.Wr
 	if err := fromOnly(fs, "report", "plot"); err != nil {
 		return err
 	}
-	for _, path := range []string{report, plotPrefix} {
-		if path != "" {
-			if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
-				return err
-			}
-		}
+	if err := mkdirs(report, plotPrefix); err != nil {
+		return err
 	}
-	var outs []output
-	for _, name := range peer.PlotNames {
-		outs = append(outs, figure(prefixed(plotPrefix, "-"+name+".png")), figure(prefixed(plotPrefix, "-"+name+".svg")))
-	}
-	if err := checkOutputs(append(outs, output{report, peerReport})...); err != nil {
+	if err := checkOutputs(peerOutputs(report, plotPrefix)...); err != nil {
 		return err
 	}
 	r, err := peer.ReadReport(from)
@@ -245,59 +274,14 @@ func rebuildPeer(fs *flag.FlagSet, from, report, plotPrefix string, stdout io.Wr
 		}
 		return usagef("--from: %v", err)
 	}
-	if err := writePeerTable(stdout, r); err != nil {
+	if err := r.WriteText(stdout); err != nil {
 		return err
 	}
-	return writePeerReport(stdout, r, report, plotPrefix)
-}
-
-// writePeerTable prints the settings' line and the table of r's rows.
-func writePeerTable(stdout io.Writer, r peer.Report) error {
-	s := r.Settings
-	fmt.Fprintf(stdout, "raw %dx%d, crop %d, batch %d, %d batches a run, %s; medians\n\n",
-		s.Width, s.Height, s.Crop, s.Batch, s.Batches, plural(r.Count, "round"))
-	return peer.WriteTable(stdout, r.Rows)
-}
-
-// writePeerReport draws r's plots (with a prefix) and writes its Markdown
-// report (with a path), the report embedding the PNGs by their path
-// relative to it.
-func writePeerReport(stdout io.Writer, r peer.Report, report, plotPrefix string) error {
-	var plots []string
-	if plotPrefix != "" {
-		s := r.Settings
-		title := fmt.Sprintf("raw %dx%d, crop %d, batch %d", s.Width, s.Height, s.Crop, s.Batch)
-		var err error
-		if plots, err = peer.Plots(r.Rows, plotPrefix, title); err != nil {
-			return err
-		}
-		for _, path := range plots {
-			fmt.Fprintf(stdout, "plot: %s\n", path)
-		}
-	}
-	if report == "" {
-		return nil
-	}
-	for i, name := range peer.PlotNames {
-		if len(plots) < 2*(i+1) {
-			break
-		}
-		rel, err := filepath.Rel(filepath.Dir(report), plots[2*i]) // the PNG
-		if err != nil {
-			return err
-		}
-		alt := map[string]string{"throughput": "samples/s against workers", "ttfb": "time to first batch against workers"}[name]
-		r.Figures = append(r.Figures, peer.Figure{Alt: alt, Path: filepath.ToSlash(rel)})
-	}
-	if err := atomicfile.WriteKind(report, peerReport, func(w io.Writer) error { return peer.WriteMarkdown(w, r) }); err != nil {
-		return err
-	}
-	fmt.Fprintf(stdout, "report: %s\n", report)
-	return nil
+	return r.WriteFiles(stdout, report, plotPrefix)
 }
 
 // peerReport is what peer --report writes, for the output policy.
-var peerReport = atomicfile.Report("peer report")
+var peerReport = peer.ReportKind
 
 // peerCommand is how this command was invoked, quoted for a shell.
 func peerCommand(args []string) string {

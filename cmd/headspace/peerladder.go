@@ -5,7 +5,6 @@ import (
 	"errors"
 	"flag"
 	"fmt"
-	"github.com/headspace-bench/headspace/harness/level"
 	"io"
 	"os"
 	"path/filepath"
@@ -17,6 +16,7 @@ import (
 	"golang.org/x/perf/benchfmt"
 
 	"github.com/headspace-bench/headspace/harness/driver"
+	"github.com/headspace-bench/headspace/harness/level"
 	"github.com/headspace-bench/headspace/harness/machine"
 	"github.com/headspace-bench/headspace/harness/peer"
 	"github.com/headspace-bench/headspace/harness/resultfile"
@@ -42,73 +42,11 @@ func (f *peerLadderFlags) register(fs *flag.FlagSet) {
 
 // runPeerLadder is `headspace peer --ladder`.
 func runPeerLadder(ctx context.Context, fs *flag.FlagSet, lf *peerLadderFlags, args []string, stdout, stderr io.Writer) error {
-	set := map[string]bool{}
-	fs.Visit(func(f *flag.Flag) { set[f.Name] = true })
-	var bad []string
-	for _, name := range []string{"batches", "report", "plot", "data"} {
-		if set[name] {
-			bad = append(bad, "--"+name)
-		}
-	}
-	if len(bad) > 0 {
-		return usagef("--ladder compares training loops; %s only apply to the loaders' comparison", strings.Join(bad, ", "))
-	}
-	get := func(name string) string { return fs.Lookup(name).Value.String() }
-	script := get("script")
-	if !set["script"] {
-		script = peer.LadderScript
-	}
-	workers := runtime.GOMAXPROCS(0)
-	if set["workers"] {
-		ws, err := parseInts("--workers", get("workers"))
-		if err != nil {
-			return err
-		}
-		if len(ws) != 1 {
-			return usagef("--workers %s: --ladder runs one worker count", get("workers"))
-		}
-		workers = ws[0]
-	}
-	impls, err := parseList("--impls", get("impls"), peer.LadderImpls)
-	if !set["impls"] {
-		impls, err = peer.LadderImpls, nil
-	}
+	exp, err := peerLadderExperiment(fs, lf)
 	if err != nil {
 		return err
 	}
-	levels := level.Document
-	if lf.levels != "" {
-		if levels, err = level.ParseList(lf.levels); err != nil {
-			return usageError{err.Error()}
-		}
-	}
-	w, h, err := parseSize("--raw-size", get("raw-size"))
-	if err != nil {
-		return err
-	}
-	atoi := func(name string) int { n, _ := strconv.Atoi(get(name)); return n }
-	seed, _ := strconv.ParseUint(get("seed"), 10, 64)
-	count := atoi("count")
-	if err := firstErr(inRange("--count", count, 1, maxCount), inRange("--steps", lf.steps, 1, maxSteps),
-		inRange("--calibration-batches", lf.calibration, 6, 1000)); err != nil {
-		return err
-	}
-	dev := workloads.DocumentDevice()
-	calibrated := lf.step == "calibrated"
-	if !calibrated {
-		if dev.Step, err = time.ParseDuration(lf.step); err != nil || dev.Step < 0 || dev.Step > time.Minute {
-			return usagef("--step %q: want a duration from 0 to 1m, or calibrated", lf.step)
-		}
-	}
-	s := peer.LadderSettings{Width: w, Height: h, Crop: atoi("crop"), Batch: atoi("batch"), Workers: workers, Steps: lf.steps, Seed: seed, Device: dev}
-	exp := workloads.PeerLadder{Config: peer.LadderConfig{Peer: peer.Peer{Python: get("python"), Script: script}, Settings: s, Levels: levels, Impls: impls, Count: count}}
-	if calibrated {
-		exp.CalibrationBatches = lf.calibration
-	}
-	if err := exp.Validate(); err != nil {
-		return usageError{err.Error()}
-	}
-	out := get("out")
+	out := fs.Lookup("out").Value.String()
 	resultsOut := driver.Output{Path: out, Benchmarks: []string{"PeerLadder"}}
 	if out != "" {
 		if err := os.MkdirAll(filepath.Dir(out), 0o755); err != nil {
@@ -121,7 +59,7 @@ func runPeerLadder(ctx context.Context, fs *flag.FlagSet, lf *peerLadderFlags, a
 	// Read before the runs (they start Python; the tree must be read as it
 	// was when the measurement began).
 	environment := machine.Environment("emulated")
-	if calibrated {
+	if lf.step == "calibrated" {
 		fmt.Fprintf(stderr, "calibrating: the document's DataLoader at raw and none, %d batches each\n", lf.calibration)
 	}
 	var run workloads.Env
@@ -154,13 +92,94 @@ func runPeerLadder(ctx context.Context, fs *flag.FlagSet, lf *peerLadderFlags, a
 		}
 		return err
 	}
-	fmt.Fprintf(stdout, "raw %dx%d, crop %d, batch %d, %d workers, emulated step %v, %s of %s; medians\n\n",
-		w, h, s.Crop, s.Batch, workers, exp.Config.Settings.Device.Step, plural(count, "round"), plural(lf.steps, "measured step"))
-	if err := peer.WriteLadderTable(stdout, peer.SummarizeLadder(sofar.Measurements)); err != nil {
+	if err := exp.Config.WriteText(stdout, sofar); err != nil {
 		return err
 	}
 	if out != "" {
 		fmt.Fprintf(stdout, "\nresults: %s\n", out)
 	}
 	return nil
+}
+
+// peerLadderExperiment is the ladder comparison that peer's flags set
+// with --ladder, checked: the loaders' flags that apply to it are read
+// from fs, those that do not are refused.
+func peerLadderExperiment(fs *flag.FlagSet, lf *peerLadderFlags) (workloads.PeerLadder, error) {
+	var exp workloads.PeerLadder
+	set := map[string]bool{}
+	fs.Visit(func(f *flag.Flag) { set[f.Name] = true })
+	var bad []string
+	for _, name := range []string{"batches", "report", "plot", "data"} {
+		if set[name] {
+			bad = append(bad, "--"+name)
+		}
+	}
+	if len(bad) > 0 {
+		return exp, usagef("--ladder compares training loops; %s only apply to the loaders' comparison", strings.Join(bad, ", "))
+	}
+	get := func(name string) string { return fs.Lookup(name).Value.String() }
+	script := get("script")
+	if !set["script"] {
+		script = peer.LadderScript
+	}
+	workers := runtime.GOMAXPROCS(0)
+	if set["workers"] {
+		ws, err := parseInts("--workers", get("workers"))
+		if err != nil {
+			return exp, err
+		}
+		if len(ws) != 1 {
+			return exp, usagef("--workers %s: --ladder runs one worker count", get("workers"))
+		}
+		workers = ws[0]
+	}
+	impls, err := parseList("--impls", get("impls"), peer.LadderImpls)
+	if !set["impls"] {
+		impls, err = peer.LadderImpls, nil
+	}
+	if err != nil {
+		return exp, err
+	}
+	levels := level.Document
+	if lf.levels != "" {
+		if levels, err = level.ParseList(lf.levels); err != nil {
+			return exp, usageError{err.Error()}
+		}
+	}
+	s, err := peerLadderSettings(get, lf, workers)
+	if err != nil {
+		return exp, err
+	}
+	count, _ := strconv.Atoi(get("count"))
+	exp = workloads.PeerLadder{Config: peer.LadderConfig{Peer: peer.Peer{Python: get("python"), Script: script}, Settings: s, Levels: levels, Impls: impls, Count: count}}
+	if lf.step == "calibrated" {
+		exp.CalibrationBatches = lf.calibration
+	}
+	if err := exp.Validate(); err != nil {
+		return exp, usageError{err.Error()}
+	}
+	return exp, nil
+}
+
+// peerLadderSettings are the ladder's settings from the flags (get reads
+// one of the loaders' by name) with workers loader workers, checked.
+func peerLadderSettings(get func(string) string, lf *peerLadderFlags, workers int) (peer.LadderSettings, error) {
+	var s peer.LadderSettings
+	w, h, err := parseSize("--raw-size", get("raw-size"))
+	if err != nil {
+		return s, err
+	}
+	atoi := func(name string) int { n, _ := strconv.Atoi(get(name)); return n }
+	seed, _ := strconv.ParseUint(get("seed"), 10, 64)
+	if err := firstErr(inRange("--count", atoi("count"), 1, maxCount), inRange("--steps", lf.steps, 1, maxSteps),
+		inRange("--calibration-batches", lf.calibration, 6, 1000)); err != nil {
+		return s, err
+	}
+	dev := workloads.DocumentDevice()
+	if lf.step != "calibrated" {
+		if dev.Step, err = time.ParseDuration(lf.step); err != nil || dev.Step < 0 || dev.Step > time.Minute {
+			return s, usagef("--step %q: want a duration from 0 to 1m, or calibrated", lf.step)
+		}
+	}
+	return peer.LadderSettings{Width: w, Height: h, Crop: atoi("crop"), Batch: atoi("batch"), Workers: workers, Steps: lf.steps, Seed: seed, Device: dev}, nil
 }

@@ -18,7 +18,6 @@ import (
 	"github.com/headspace-bench/headspace/harness/loader"
 	"github.com/headspace-bench/headspace/harness/node"
 	"github.com/headspace-bench/headspace/harness/whatif"
-	"github.com/headspace-bench/headspace/internal/atomicfile"
 	"github.com/headspace-bench/headspace/workloads"
 )
 
@@ -90,53 +89,77 @@ measured beside predicted with the error; --out records the model and the
 checks (BenchmarkWhatIf/model/script=…, BenchmarkWhatIf/check/script=…/
 workers=N with steps/s and predicted-steps/s).`
 
-func runWhatIf(ctx context.Context, args []string, stdout, stderr io.Writer) error {
-	def := workloads.Sized[workloads.WhatIf](workloads.Default)
-	fs := newFlagSet("whatif", whatifUsage, stdout)
-	var pf pipelineFlags
-	pf.register(fs)
+// whatIfFlags are whatif's flags.
+type whatIfFlags struct {
+	pf                                   pipelineFlags
+	of                                   ownFlags
+	impl, placement                      string
+	workers, cores, steps, warmup, count int
+	stats, save                          string
+	atCores, atWorkers, atSteps          string
+	ladder, verify                       bool
+	vCores, vWorkers, vSteps             string
+	out                                  string
+	force                                bool
+	report, plotPath, from, accelerators string
+	minAU                                float64
+	target                               int
+}
+
+// register defines f's flags on fs, with def's defaults.
+func (f *whatIfFlags) register(fs *flag.FlagSet, def workloads.WhatIf) error {
+	f.pf.register(fs)
 	// The profile and its check run many times: smaller defaults than the
 	// ladder's document-sized ones.
 	for name, v := range map[string]string{"batch": fmt.Sprint(def.Pipeline.Batch), "raw-size": fmt.Sprint(def.Pipeline.Dataset.Width),
 		"crop": fmt.Sprint(def.Pipeline.Transforms.Crop), "step": def.Step.String()} {
-		f := fs.Lookup(name)
-		if err := f.Value.Set(v); err != nil {
+		fl := fs.Lookup(name)
+		if err := fl.Value.Set(v); err != nil {
 			return err
 		}
-		f.DefValue = v
+		fl.DefValue = v
 	}
-	impl := fs.String("transforms", def.Pipeline.Impl, "transform `implementation`: naive or fast")
-	placement := fs.String("placement", "host", "`placement` of ConvertColor and Scale: host or device")
-	workers := fs.Int("workers", def.Pipeline.Workers, "the profile's loader `workers`")
-	cores := fs.Int("profile-cores", 0, "GOMAXPROCS of the profiling run (default: the process's)")
-	steps := fs.Int("steps", def.Train.Steps, "measured training `steps` per run")
-	warmup := fs.Int("warmup", def.Train.Warmup, "`steps` run before measuring")
-	count := fs.Int("count", def.Count, "`runs` of the profile and of each checked point")
-	stats := fs.String("stats", "", "read the profile from `file` (saved with --save) instead of running it")
-	save := fs.String("save", "", "save the profile to `file` (JSON, written atomically)")
-	atCores := fs.String("cores", "1,2,4,8,16", "comma-separated core `counts` of the table")
-	atWorkers := fs.String("at-workers", "1,2,4,8,16", "comma-separated worker `counts` of the table")
-	atSteps := fs.String("at-steps", "0.5,1,2", "comma-separated step `multipliers` of the table")
-	runLadder := fs.Bool("ladder", false, "also run the caching ladder at the profile's setting and set its attribution beside the model's")
-	verify := fs.Bool("verify", false, "run the --verify-* points and set measured beside predicted")
-	vCores := fs.String("verify-cores", joinInts(def.Verify.Cores), "comma-separated GOMAXPROCS `counts` to check")
-	vWorkers := fs.String("verify-workers", joinInts(def.Verify.Workers), "comma-separated worker `counts` to check")
-	vSteps := fs.String("verify-steps", joinFloats(def.Verify.StepScales), "comma-separated step `multipliers` to check")
-	out := fs.String("out", "", "benchmark-format result `file` of the runs (written atomically)")
-	force := fs.Bool("force", false, "let --out replace a results file holding more results")
-	report := fs.String("report", "", "write the what-if section in Markdown to `file` (atomically)")
-	plotPath := fs.String("plot", "", "write predicted steps/s against cores to `file` (.png or .svg)")
-	from := fs.String("from", "", "rebuild --report, --plot and the tables from the results `file` a whatif --out wrote, measuring nothing")
-	accFlag := fs.String("accelerators", "", "comma-separated accelerator `counts`: predict each rank's AU in a node of N accelerators from one rank alone (docs/node.md); --verify measures each")
-	minAU := fs.Float64("min-au", node.DefaultMinAU, "with --accelerators: an accelerator is kept busy at this `AU` or more")
-	target := fs.Int("target", 0, "with --accelerators: say what a node of `N` accelerators would take (default: the largest of --accelerators)")
-	var of ownFlags
-	of.registerLadder(fs)
+	fs.StringVar(&f.impl, "transforms", def.Pipeline.Impl, "transform `implementation`: naive or fast")
+	fs.StringVar(&f.placement, "placement", "host", "`placement` of ConvertColor and Scale: host or device")
+	fs.IntVar(&f.workers, "workers", def.Pipeline.Workers, "the profile's loader `workers`")
+	fs.IntVar(&f.cores, "profile-cores", 0, "GOMAXPROCS of the profiling run (default: the process's)")
+	fs.IntVar(&f.steps, "steps", def.Train.Steps, "measured training `steps` per run")
+	fs.IntVar(&f.warmup, "warmup", def.Train.Warmup, "`steps` run before measuring")
+	fs.IntVar(&f.count, "count", def.Count, "`runs` of the profile and of each checked point")
+	fs.StringVar(&f.stats, "stats", "", "read the profile from `file` (saved with --save) instead of running it")
+	fs.StringVar(&f.save, "save", "", "save the profile to `file` (JSON, written atomically)")
+	fs.StringVar(&f.atCores, "cores", "1,2,4,8,16", "comma-separated core `counts` of the table")
+	fs.StringVar(&f.atWorkers, "at-workers", "1,2,4,8,16", "comma-separated worker `counts` of the table")
+	fs.StringVar(&f.atSteps, "at-steps", "0.5,1,2", "comma-separated step `multipliers` of the table")
+	fs.BoolVar(&f.ladder, "ladder", false, "also run the caching ladder at the profile's setting and set its attribution beside the model's")
+	fs.BoolVar(&f.verify, "verify", false, "run the --verify-* points and set measured beside predicted")
+	fs.StringVar(&f.vCores, "verify-cores", joinInts(def.Verify.Cores), "comma-separated GOMAXPROCS `counts` to check")
+	fs.StringVar(&f.vWorkers, "verify-workers", joinInts(def.Verify.Workers), "comma-separated worker `counts` to check")
+	fs.StringVar(&f.vSteps, "verify-steps", joinFloats(def.Verify.StepScales), "comma-separated step `multipliers` to check")
+	fs.StringVar(&f.out, "out", "", "benchmark-format result `file` of the runs (written atomically)")
+	fs.BoolVar(&f.force, "force", false, "let --out replace a results file holding more results")
+	fs.StringVar(&f.report, "report", "", "write the what-if section in Markdown to `file` (atomically)")
+	fs.StringVar(&f.plotPath, "plot", "", "write predicted steps/s against cores to `file` (.png or .svg)")
+	fs.StringVar(&f.from, "from", "", "rebuild --report, --plot and the tables from the results `file` a whatif --out wrote, measuring nothing")
+	fs.StringVar(&f.accelerators, "accelerators", "", "comma-separated accelerator `counts`: predict each rank's AU in a node of N accelerators from one rank alone (docs/node.md); --verify measures each")
+	fs.Float64Var(&f.minAU, "min-au", node.DefaultMinAU, "with --accelerators: an accelerator is kept busy at this `AU` or more")
+	fs.IntVar(&f.target, "target", 0, "with --accelerators: say what a node of `N` accelerators would take (default: the largest of --accelerators)")
+	f.of.registerLadder(fs)
+	return nil
+}
+
+func runWhatIf(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	def := workloads.Sized[workloads.WhatIf](workloads.Default)
+	fs := newFlagSet("whatif", whatifUsage, stdout)
+	var f whatIfFlags
+	if err := f.register(fs, def); err != nil {
+		return err
+	}
 	if err := parseArgs(fs, args); err != nil {
 		return err
 	}
 	if hasCommand(fs, args) {
-		return runOwnWhatIf(ctx, fs, &of, *verify, *steps, *out, *force, stdout, stderr)
+		return runOwnWhatIf(ctx, fs, &f.of, f.verify, f.steps, f.out, f.force, stdout, stderr)
 	}
 	if err := parseFlags(fs, args); err != nil {
 		return err
@@ -144,162 +167,174 @@ func runWhatIf(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	if err := checkOwnFlags(fs, false); err != nil {
 		return err
 	}
-	if *accFlag != "" || (*from != "" && isNodeWhatIf(*from)) {
-		a := whatIfNode{pf: &pf, workers: *workers, impl: *impl, steps: *steps, warmup: *warmup, count: *count,
-			minAU: *minAU, minAUSet: pf.data.set("min-au"), target: *target, verify: *verify, out: *out, report: *report, plotPath: *plotPath,
-			from: *from, force: *force, command: "headspace " + commandLine("whatif", args)}
-		if *from == "" {
+	if f.accelerators != "" || (f.from != "" && whatif.IsNodeFile(f.from)) {
+		a := whatIfNode{pf: &f.pf, workers: f.workers, impl: f.impl, steps: f.steps, warmup: f.warmup, count: f.count,
+			minAU: f.minAU, minAUSet: f.pf.data.set("min-au"), target: f.target, verify: f.verify, out: f.out, report: f.report, plotPath: f.plotPath,
+			from: f.from, force: f.force, command: "headspace " + commandLine("whatif", args)}
+		if f.from == "" {
 			var err error
-			if a.accelerators, err = parseInts("--accelerators", *accFlag); err != nil {
+			if a.accelerators, err = parseInts("--accelerators", f.accelerators); err != nil {
 				return err
 			}
 		}
-		defer pf.data.close()
+		defer f.pf.data.close()
 		return runWhatIfNode(ctx, a, stdout, stderr)
 	}
-	if *from != "" {
-		return rebuildWhatIf(fs, *from, *report, *plotPath, stdout)
+	if f.from != "" {
+		return rebuildWhatIf(fs, f.from, f.report, f.plotPath, stdout)
 	}
-	defer pf.data.close() // the --link, if one was started
-	w := def
-	var err error
-	if _, err := parseList("--transforms", *impl, transforms.Names); err != nil {
-		return err
-	}
-	pls, err := parsePlacements(*placement)
+	defer f.pf.data.close() // the --link, if one was started
+	w, err := f.experiment(ctx, def)
 	if err != nil {
 		return err
 	}
+	g, err := f.grids(&w)
+	if err != nil {
+		return err
+	}
+	env, resultsOut, err := f.check(ctx, &w)
+	if err != nil {
+		return err
+	}
+	return f.run(ctx, w, env, g, resultsOut, args, stdout, stderr)
+}
+
+// experiment is the what-if experiment f sets, before its grids: the
+// pipeline (its transforms and placement) and the runs, checked.
+func (f *whatIfFlags) experiment(ctx context.Context, def workloads.WhatIf) (workloads.WhatIf, error) {
+	w := def
+	if _, err := parseList("--transforms", f.impl, transforms.Names); err != nil {
+		return w, err
+	}
+	pls, err := parsePlacements(f.placement)
+	if err != nil {
+		return w, err
+	}
 	if len(pls) != 1 {
-		return usagef("--placement: one placement, not %d", len(pls))
+		return w, usagef("--placement: one placement, not %d", len(pls))
 	}
 	switch {
-	case *workers <= 0:
-		return usagef("--workers %d must be positive", *workers)
-	case *cores < 0:
-		return usagef("--profile-cores %d must not be negative", *cores)
-	case *steps <= 0:
-		return usagef("--steps %d must be positive", *steps)
-	case *warmup < 0:
-		return usagef("--warmup %d must not be negative", *warmup)
-	case *count <= 0:
-		return usagef("--count %d must be positive", *count)
-	case *stats != "" && *save != "":
-		return usagef("--save writes a profile this run measures; with --stats none is measured")
-	case *stats != "" && *runLadder:
-		return usagef("--ladder runs the pipeline the profile measured; with --stats there is none to run")
+	case f.workers <= 0:
+		return w, usagef("--workers %d must be positive", f.workers)
+	case f.cores < 0:
+		return w, usagef("--profile-cores %d must not be negative", f.cores)
+	case f.steps <= 0:
+		return w, usagef("--steps %d must be positive", f.steps)
+	case f.warmup < 0:
+		return w, usagef("--warmup %d must not be negative", f.warmup)
+	case f.count <= 0:
+		return w, usagef("--count %d must be positive", f.count)
+	case f.stats != "" && f.save != "":
+		return w, usagef("--save writes a profile this run measures; with --stats none is measured")
+	case f.stats != "" && f.ladder:
+		return w, usagef("--ladder runs the pipeline the profile measured; with --stats there is none to run")
 	}
-	if w.Pipeline, err = pf.config(ctx, *workers, *impl); err != nil {
-		return err
+	if w.Pipeline, err = f.pf.config(ctx, f.workers, f.impl); err != nil {
+		return w, err
 	}
 	w.Pipeline.Placement = pls[0]
-	w.Step, w.Cores, w.Train.Steps, w.Train.Warmup, w.Count = pf.step, *cores, *steps, *warmup, *count
+	w.Step, w.Cores, w.Train.Steps, w.Train.Warmup, w.Count = f.pf.step, f.cores, f.steps, f.warmup, f.count
+	return w, nil
+}
+
+// grids parses the table's grid (returned) and the points to verify
+// (into w.Verify).
+func (f *whatIfFlags) grids(w *workloads.WhatIf) (whatif.Grid, error) {
 	var g whatif.Grid
-	if g.Cores, err = parseInts("--cores", *atCores); err != nil {
-		return err
+	var err error
+	if g.Cores, err = parseInts("--cores", f.atCores); err != nil {
+		return g, err
 	}
-	if g.Workers, err = parseInts("--at-workers", *atWorkers); err != nil {
-		return err
+	if g.Workers, err = parseInts("--at-workers", f.atWorkers); err != nil {
+		return g, err
 	}
-	if g.StepScales, err = parseFloats("--at-steps", *atSteps); err != nil {
-		return err
+	if g.StepScales, err = parseFloats("--at-steps", f.atSteps); err != nil {
+		return g, err
 	}
-	if w.Verify.Cores, err = parseInts("--verify-cores", *vCores); err != nil {
-		return err
+	if w.Verify.Cores, err = parseInts("--verify-cores", f.vCores); err != nil {
+		return g, err
 	}
-	if w.Verify.Workers, err = parseInts("--verify-workers", *vWorkers); err != nil {
-		return err
+	if w.Verify.Workers, err = parseInts("--verify-workers", f.vWorkers); err != nil {
+		return g, err
 	}
-	if w.Verify.StepScales, err = parseFloats("--verify-steps", *vSteps); err != nil {
-		return err
+	if w.Verify.StepScales, err = parseFloats("--verify-steps", f.vSteps); err != nil {
+		return g, err
 	}
-	if *plotPath != "" && !strings.HasSuffix(*plotPath, ".png") && !strings.HasSuffix(*plotPath, ".svg") {
-		return usagef("--plot %q: want a .png or .svg file", *plotPath)
+	return g, nil
+}
+
+// check refuses what w (its grids set) cannot run or write, opens the
+// device, reads a --stats profile into w, and returns the run's
+// environment and its result file.
+func (f *whatIfFlags) check(ctx context.Context, w *workloads.WhatIf) (workloads.Env, driver.Output, error) {
+	env := workloads.Env{}
+	resultsOut := driver.Output{Path: f.out, Benchmarks: []string{"WhatIf", "Ladder"}, Force: f.force, Beside: true}
+	if f.plotPath != "" && !strings.HasSuffix(f.plotPath, ".png") && !strings.HasSuffix(f.plotPath, ".svg") {
+		return env, resultsOut, usagef("--plot %q: want a .png or .svg file", f.plotPath)
 	}
 	if err := w.Validate(); err != nil {
-		return usageError{err.Error()}
+		return env, resultsOut, usageError{err.Error()}
 	}
 	for _, n := range w.Verify.Workers {
 		if err := inRange("--verify-workers", n, 1, loader.MaxWorkers); err != nil {
-			return err
+			return env, resultsOut, err
 		}
 	}
 	for _, n := range w.Verify.Cores {
 		if err := inRange("--verify-cores", n, 1, 4096); err != nil {
-			return err
+			return env, resultsOut, err
 		}
 	}
-	resultsOut := driver.Output{Path: *out, Benchmarks: []string{"WhatIf", "Ladder"}, Force: *force, Beside: true}
-	if err := firstErr(checkOutputs(output{*save, whatif.FileKind}, output{*report, whatifReport}, figure(*plotPath)),
+	if err := firstErr(checkOutputs(output{f.save, whatif.FileKind}, output{f.report, whatif.ReportKind}, figure(f.plotPath)),
 		driver.Check(resultsOut)); err != nil {
-		return err
+		return env, resultsOut, err
 	}
-	if !pf.scalable() && *verify && slices.ContainsFunc(w.Verify.StepScales, func(m float64) bool { return m != 1 }) {
-		return usagef("--device %s: the step cannot be scaled; use --verify-steps 1", pf.dev)
+	if !f.pf.scalable() && f.verify && slices.ContainsFunc(w.Verify.StepScales, func(m float64) bool { return m != 1 }) {
+		return env, resultsOut, usagef("--device %s: the step cannot be scaled; use --verify-steps 1", f.pf.dev)
 	}
-	env := workloads.Env{}
-	if env.Device, err = pf.device(ctx); err != nil {
-		return err
+	var err error
+	if env.Device, err = f.pf.device(ctx); err != nil {
+		return env, resultsOut, err
 	}
-	if *stats != "" {
-		p, err := whatif.Read(*stats)
+	if f.stats != "" {
+		p, err := whatif.Read(f.stats)
 		if err != nil {
-			return usageError{err.Error()}
+			return env, resultsOut, usageError{err.Error()}
 		}
 		w.Profiled = &p
 	}
-	w.WithLadder = *runLadder
-	if !*verify {
+	w.WithLadder = f.ladder
+	if !f.verify {
 		w.Verify = whatif.Grid{}
 	}
+	return env, resultsOut, nil
+}
 
-	// What the run measures is printed as it comes: the profile and its
-	// predictions first, then the ladder's attribution; the checks after
-	// the run, which may be interrupted.
-	var (
-		p        whatif.Profile
-		checks   []whatif.Check
-		gotCheck bool
-		printErr error
-	)
-	keep := func(err error) {
-		if printErr == nil {
-			printErr = err
-		}
-	}
-	env.Details.Profile = func(prof whatif.Profile) {
-		p = prof
-		if *save != "" && w.Profiled == nil {
-			keep(p.Write(*save))
-		}
-		keep(whatif.WriteProfile(stdout, p))
-		fmt.Fprintln(stdout)
-		keep(whatif.WriteTable(stdout, p, g))
-		keep(whatif.WriteNeeds(stdout, p, whatif.Scenario{}))
-	}
-	var ladderMed workloads.WhatIfLadder
-	env.Details.WhatIfLadder = func(med workloads.WhatIfLadder) {
-		ladderMed = med
-		r := p.ReadLadder(med)
-		fmt.Fprintf(stdout, "\nthe caching ladder at the profile's setting (%s each):\n", plural(w.Count, "run"))
-		keep(whatif.WriteLadder(stdout, r))
-	}
-	env.Details.Checks = func(c []whatif.Check) { checks, gotCheck = c, true }
-	s := driver.Begin(nil, stderr, w.Runs(), func(*benchfmt.Result) error { return printErr })
+// run runs w, printing what it measures as it comes (the profile and its
+// predictions first, then the ladder's attribution; the checks after the
+// run, which may be interrupted), and writes the result file, the report
+// and the plot.
+func (f *whatIfFlags) run(ctx context.Context, w workloads.WhatIf, env workloads.Env, g whatif.Grid, resultsOut driver.Output, args []string, stdout, stderr io.Writer) error {
+	// --stats and --save together were refused: a profile read is not
+	// saved.
+	pr := &whatif.Printer{W: stdout, Grid: g, Runs: w.Count, Save: f.save}
+	env.Details.Profile = pr.Profile
+	env.Details.WhatIfLadder = func(med workloads.WhatIfLadder) { pr.Ladder(med) }
+	env.Details.Checks = pr.Checks
+	s := driver.Begin(nil, stderr, w.Runs(), func(*benchfmt.Result) error { return pr.Err() })
 	env.Start, env.Result = s.Start, s.Result
 	recs, runErr := w.Run(ctx, env)
 	if err := s.End(runErr); err != nil {
 		return err
 	}
-	if s.Interrupted() && !gotCheck {
+	if s.Interrupted() && !pr.GotChecks() {
 		return runErr // before the checks: nothing to keep
 	}
-	if printErr != nil {
-		return printErr
+	if err := pr.Err(); err != nil {
+		return err
 	}
-	if *verify {
-		fmt.Fprintf(stdout, "\nverification on this machine (%s each):\n\n", plural(w.Count, "run"))
-		if err := whatif.WriteChecks(stdout, p, checks); err != nil {
+	if f.verify {
+		if err := pr.WriteChecks(); err != nil {
 			return err
 		}
 	}
@@ -307,71 +342,26 @@ func runWhatIf(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	// complete file already at a path is kept, the partial one written
 	// beside it (atomicfile.PartialPath, resultfile.Replace.Partial).
 	partial := s.Interrupted()
-	// The report holds the points with runs, as the file does.
-	checks = slices.DeleteFunc(checks, func(c whatif.Check) bool { return len(c.Runs) == 0 })
-	rep := workloads.WhatIfReport{Command: "headspace whatif " + strings.Join(args, " "), Profile: p, Grid: g, Verify: w.Verify,
-		Impl: w.Pipeline.Impl, Checks: checks, Ladder: ladderMed, Partial: partial}
-	if *out != "" && len(recs) > 0 {
+	rep := pr.Report()
+	rep.Command, rep.Verify, rep.Impl, rep.Partial = "headspace whatif "+strings.Join(args, " "), w.Verify, w.Pipeline.Impl, partial
+	if f.out != "" && len(recs) > 0 {
 		// Everything the report states goes into the file, so that
 		// --from rebuilds it (workloads.ReadWhatIf).
 		lines, err := workloads.WhatIfReportSettings(rep)
 		if err != nil {
 			return err
 		}
-		wrote, err := s.Write(resultsOut, driver.Settings(pf.dev, w.Settings(), lines), recs)
+		wrote, err := s.Write(resultsOut, driver.Settings(f.pf.dev, w.Settings(), lines), recs)
 		if err != nil {
 			return err
 		}
-		keptNote(stdout, *out, wrote)
+		keptNote(stdout, f.out, wrote)
 		fmt.Fprintf(stdout, "\nresults: %s%s\n", wrote, map[bool]string{true: " (partial: interrupted)"}[partial])
 	}
-	if err := writeWhatIfOutputs(stdout, rep, *report, *plotPath); err != nil {
+	if err := rep.WriteFiles(stdout, f.report, f.plotPath); err != nil {
 		return err
 	}
 	return s.Err("the table shows the points checked before it")
-}
-
-// writeWhatIfOutputs draws r's plot (with a path) and writes its
-// Markdown report (with a path); a partial run's go beside complete ones
-// (atomicfile.PartialPath).
-func writeWhatIfOutputs(stdout io.Writer, r workloads.WhatIfReport, report, plotPath string) error {
-	p := r.Profile
-	if plotPath != "" {
-		path := plotPath
-		if r.Partial {
-			path = atomicfile.PartialPath(path)
-		}
-		if err := whatif.SavePlot(path, p, r.Grid.Workers, slices.Max(r.Grid.Cores), 1, r.Checks); err != nil {
-			return err
-		}
-		fmt.Fprintf(stdout, "plot: %s\n", path)
-	}
-	if report == "" {
-		return nil
-	}
-	path := report
-	if r.Partial {
-		path = atomicfile.PartialPath(path)
-	}
-	err := atomicfile.WriteKind(path, whatifReport, func(f io.Writer) error {
-		if r.Partial {
-			fmt.Fprintf(f, "> **Partial run**: interrupted after %d of %d verification points; the table below holds only those.\n\n",
-				len(r.Checks), len(r.Verify.Cores)*len(r.Verify.Workers)*len(r.Verify.StepScales))
-		}
-		if err := whatif.WriteMarkdown(f, p, r.Grid, r.Checks, r.Command); err != nil {
-			return err
-		}
-		if r.Ladder == nil {
-			return nil
-		}
-		title := fmt.Sprintf("%s transforms, %d workers, %d cores", r.Impl, p.Workers, p.Cores)
-		return whatif.WriteLadderMarkdown(f, title, p.ReadLadder(r.Ladder))
-	})
-	if err != nil {
-		return err
-	}
-	fmt.Fprintf(stdout, "report: %s\n", path)
-	return nil
 }
 
 // rebuildWhatIf is whatif --from: the tables, the report and the plot
@@ -385,7 +375,7 @@ func rebuildWhatIf(fs *flag.FlagSet, from, report, plotPath string, stdout io.Wr
 	if plotPath != "" && !strings.HasSuffix(plotPath, ".png") && !strings.HasSuffix(plotPath, ".svg") {
 		return usagef("--plot %q: want a .png or .svg file", plotPath)
 	}
-	if err := checkOutputs(output{report, whatifReport}, figure(plotPath)); err != nil {
+	if err := checkOutputs(output{report, whatif.ReportKind}, figure(plotPath)); err != nil {
 		return err
 	}
 	r, err := workloads.ReadWhatIf(from)
@@ -395,30 +385,11 @@ func rebuildWhatIf(fs *flag.FlagSet, from, report, plotPath string, stdout io.Wr
 		}
 		return usagef("--from: %v", err)
 	}
-	p := r.Profile
-	if err := firstErr(whatif.WriteProfile(stdout, p), writeLine(stdout), whatif.WriteTable(stdout, p, r.Grid), whatif.WriteNeeds(stdout, p, whatif.Scenario{})); err != nil {
+	if err := r.WriteText(stdout); err != nil {
 		return err
 	}
-	if r.Ladder != nil {
-		fmt.Fprintf(stdout, "\nthe caching ladder at the profile's setting:\n")
-		if err := whatif.WriteLadder(stdout, p.ReadLadder(r.Ladder)); err != nil {
-			return err
-		}
-	}
-	if len(r.Checks) > 0 {
-		fmt.Fprintf(stdout, "\nverification:\n\n")
-		if err := whatif.WriteChecks(stdout, p, r.Checks); err != nil {
-			return err
-		}
-	}
-	return writeWhatIfOutputs(stdout, r, report, plotPath)
+	return r.WriteFiles(stdout, report, plotPath)
 }
-
-// writeLine writes an empty line.
-func writeLine(w io.Writer) error { _, err := fmt.Fprintln(w); return err }
-
-// whatifReport is what whatif --report writes, for the output policy.
-var whatifReport = atomicfile.Report("what-if report")
 
 // parseFloats parses a comma-separated list of positive numbers.
 func parseFloats(what, s string) ([]float64, error) {

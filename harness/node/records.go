@@ -121,76 +121,95 @@ type Others struct {
 func Records(p Point, o Outcome, others Others, linkBandwidth float64) []*benchfmt.Result {
 	procs := runtime.GOMAXPROCS(0)
 	var out []*benchfmt.Result
-	var (
-		wall                        time.Duration
-		samples, sps, auSum         float64
-		auMin                       = 1e9
-		cpu, delay, sumWall, inWait time.Duration
-		hasCPU, hasDelay            = true, true
-		fetched, requests           int64
-		steps                       = 0
-	)
+	t := nodeTotals{auMin: 1e9, hasCPU: true, hasDelay: true}
 	for _, r := range o.Ranks {
-		res := &benchfmt.Result{Name: benchfmt.Name(resultfile.BenchName(p.RankName(r.Rank), procs)), Iters: max(r.Steps, 1)}
-		add := func(v float64, unit string) { res.Values = append(res.Values, benchfmt.Value{Value: v, Unit: unit}) }
-		per := func(d time.Duration) float64 { return float64(d) / float64(max(r.Steps, 1)) }
-		add(per(r.Wall), "ns/op")
-		add(r.StepsPerSec(), "steps/s")
-		add(r.StepsPerSec()*float64(r.Batch), "samples/s")
-		add(r.AU(), UnitAU)
-		add(per(r.InputWait), UnitInputWait)
-		add(per(r.Barrier), UnitBarrier)
-		if r.HasCPU {
-			add(per(r.CPU), disturb.CPUUnit)
-		}
-		if r.HasRunDelay && r.Wall > 0 {
-			add(100*r.RunDelay.Seconds()/r.Wall.Seconds(), disturb.RunDelayUnit)
-		}
-		if r.Fetched > 0 && r.Wall > 0 {
-			add(float64(r.Fetched)/r.Wall.Seconds(), UnitBytes)
-		}
-		if r.Requests > 0 && r.Wall > 0 {
-			add(float64(r.Requests)/r.Wall.Seconds(), UnitRequests)
-		}
-		out = append(out, res)
-
-		wall = max(wall, r.Wall)
-		samples += float64(r.Steps * r.Batch)
-		sps += r.StepsPerSec() * float64(r.Batch)
-		auSum += r.AU()
-		auMin = min(auMin, r.AU())
-		cpu += r.CPU
-		delay += r.RunDelay
-		sumWall += r.Wall
-		inWait += r.InputWait
-		hasCPU = hasCPU && r.HasCPU
-		hasDelay = hasDelay && r.HasRunDelay
-		fetched += r.Fetched
-		requests += r.Requests
-		steps = max(steps, r.Steps)
+		out = append(out, rankRecord(p, r, procs))
+		t.add(r)
 	}
 	n := len(o.Ranks)
-	res := &benchfmt.Result{Name: benchfmt.Name(p.BenchName()), Iters: max(steps, 1)}
-	add := func(v float64, unit string) { res.Values = append(res.Values, benchfmt.Value{Value: v, Unit: unit}) }
-	if n == 0 || wall <= 0 {
+	if n == 0 || t.wall <= 0 {
 		return out
 	}
+	return append(out, t.record(p, o, n, others, linkBandwidth))
+}
+
+// rankRecord is rank r's record of a run of p.
+func rankRecord(p Point, r RankResult, procs int) *benchfmt.Result {
+	res := &benchfmt.Result{Name: benchfmt.Name(resultfile.BenchName(p.RankName(r.Rank), procs)), Iters: max(r.Steps, 1)}
+	add := func(v float64, unit string) { res.Values = append(res.Values, benchfmt.Value{Value: v, Unit: unit}) }
+	per := func(d time.Duration) float64 { return float64(d) / float64(max(r.Steps, 1)) }
+	add(per(r.Wall), "ns/op")
+	add(r.StepsPerSec(), "steps/s")
+	add(r.StepsPerSec()*float64(r.Batch), "samples/s")
+	add(r.AU(), UnitAU)
+	add(per(r.InputWait), UnitInputWait)
+	add(per(r.Barrier), UnitBarrier)
+	if r.HasCPU {
+		add(per(r.CPU), disturb.CPUUnit)
+	}
+	if r.HasRunDelay && r.Wall > 0 {
+		add(100*r.RunDelay.Seconds()/r.Wall.Seconds(), disturb.RunDelayUnit)
+	}
+	if r.Fetched > 0 && r.Wall > 0 {
+		add(float64(r.Fetched)/r.Wall.Seconds(), UnitBytes)
+	}
+	if r.Requests > 0 && r.Wall > 0 {
+		add(float64(r.Requests)/r.Wall.Seconds(), UnitRequests)
+	}
+	return res
+}
+
+// nodeTotals are the ranks' results of a run summed for the node's
+// record.
+type nodeTotals struct {
+	wall                        time.Duration
+	samples, sps, auSum         float64
+	auMin                       float64
+	cpu, delay, sumWall, inWait time.Duration
+	hasCPU, hasDelay            bool
+	fetched, requests           int64
+	steps                       int
+}
+
+// add adds rank r's result.
+func (t *nodeTotals) add(r RankResult) {
+	t.wall = max(t.wall, r.Wall)
+	t.samples += float64(r.Steps * r.Batch)
+	t.sps += r.StepsPerSec() * float64(r.Batch)
+	t.auSum += r.AU()
+	t.auMin = min(t.auMin, r.AU())
+	t.cpu += r.CPU
+	t.delay += r.RunDelay
+	t.sumWall += r.Wall
+	t.inWait += r.InputWait
+	t.hasCPU = t.hasCPU && r.HasCPU
+	t.hasDelay = t.hasDelay && r.HasRunDelay
+	t.fetched += r.Fetched
+	t.requests += r.Requests
+	t.steps = max(t.steps, r.Steps)
+}
+
+// record is the node's record of a run of p by n ranks (t.wall > 0).
+func (t *nodeTotals) record(p Point, o Outcome, n int, others Others, linkBandwidth float64) *benchfmt.Result {
+	wall, steps := t.wall, t.steps
+	res := &benchfmt.Result{Name: benchfmt.Name(p.BenchName()), Iters: max(steps, 1)}
+	add := func(v float64, unit string) { res.Values = append(res.Values, benchfmt.Value{Value: v, Unit: unit}) }
 	add(float64(wall)/float64(max(steps, 1)), "ns/op")
 	add(float64(steps)/wall.Seconds(), "steps/s")
-	add(sps, "samples/s")
-	add(auSum/float64(n), UnitAU)
-	add(auMin, UnitAUMin)
-	add(float64(inWait)/float64(n*max(steps, 1)), UnitInputWait)
+	add(t.sps, "samples/s")
+	add(t.auSum/float64(n), UnitAU)
+	add(t.auMin, UnitAUMin)
+	add(float64(t.inWait)/float64(n*max(steps, 1)), UnitInputWait)
 	if o.Released > 0 && o.Skew > 0 {
 		// The pipe barrier's skew (the shared one does not time steps).
 		add(float64(o.Skew)/float64(o.Released), UnitBarrier)
 	}
-	if hasCPU && cpu > 0 {
-		add(cpu.Seconds()/wall.Seconds(), UnitCores)
-		add(float64(cpu)/samples, UnitCPUSample)
+	if t.hasCPU && t.cpu > 0 {
+		add(t.cpu.Seconds()/wall.Seconds(), UnitCores)
+		add(float64(t.cpu)/t.samples, UnitCPUSample)
 	}
-	if hasDelay && sumWall > 0 {
-		add(100*delay.Seconds()/sumWall.Seconds(), disturb.RunDelayUnit)
+	if t.hasDelay && t.sumWall > 0 {
+		add(100*t.delay.Seconds()/t.sumWall.Seconds(), disturb.RunDelayUnit)
 	}
 	if others.Cores >= 0 {
 		add(others.Cores, UnitOtherCores)
@@ -198,16 +217,16 @@ func Records(p Point, o Outcome, others Others, linkBandwidth float64) []*benchf
 	if others.Threads >= 0 {
 		add(others.Threads, UnitOtherThreads)
 	}
-	if fetched > 0 {
-		add(float64(fetched)/wall.Seconds(), UnitBytes)
+	if t.fetched > 0 {
+		add(float64(t.fetched)/wall.Seconds(), UnitBytes)
 		if linkBandwidth > 0 {
-			add(100*float64(fetched)/wall.Seconds()/linkBandwidth, UnitLinkUse)
+			add(100*float64(t.fetched)/wall.Seconds()/linkBandwidth, UnitLinkUse)
 		}
 	}
-	if requests > 0 {
-		add(float64(requests)/wall.Seconds(), UnitRequests)
+	if t.requests > 0 {
+		add(float64(t.requests)/wall.Seconds(), UnitRequests)
 	}
-	return append(out, res)
+	return res
 }
 
 // PartialRecord is the node's record of a run that failed (a rank died

@@ -179,60 +179,11 @@ func Plot(title string, rows []Row, predicted map[int]float64, peer []Row, minAU
 	pl.Title.Text = title
 	pl.X.Label.Text = "accelerators (rank processes)"
 	pl.Y.Label.Text = "AU (compute time / total time)"
-	series := []struct {
-		name string
-		get  func(Row) float64
-	}{
-		{"pipeline (none), smallest rank", func(r Row) float64 { return r.AUMin }},
-		{"pipeline (none), mean", func(r Row) float64 { return r.AU }},
-		{"bound (host)", func(r Row) float64 { return r.HostAU }},
-	}
-	if len(predicted) > 0 {
-		series = append(series, struct {
-			name string
-			get  func(Row) float64
-		}{"predicted", func(r Row) float64 {
-			if v, ok := predicted[r.Accelerators]; ok {
-				return v
-			}
-			return math.NaN()
-		}})
-	}
-	if len(peer) > 0 {
-		byN := map[int]float64{}
-		for _, r := range peer {
-			byN[r.Accelerators] = r.AUMin
-		}
-		series = append(series, struct {
-			name string
-			get  func(Row) float64
-		}{"PyTorch DDP peer, smallest rank", func(r Row) float64 {
-			if v, ok := byN[r.Accelerators]; ok {
-				return v
-			}
-			return math.NaN()
-		}})
-	}
+	series := plotSeries(predicted, peer)
 	for i, s := range series {
-		var pts plotter.XYs
-		for _, r := range rows {
-			if v := s.get(r); !math.IsNaN(v) {
-				pts = append(pts, plotter.XY{X: float64(r.Accelerators), Y: v})
-			}
-		}
-		if len(pts) == 0 {
-			continue
-		}
-		line, sc, err := plotter.NewLinePoints(pts)
-		if err != nil {
+		if err := s.add(pl, i, rows); err != nil {
 			return nil, err
 		}
-		line.Color, sc.Color, sc.Shape = plotutil.Color(i), plotutil.Color(i), plotutil.Shape(i)
-		if s.name == "predicted" {
-			line.Dashes = []vg.Length{vg.Points(2), vg.Points(2)}
-		}
-		pl.Add(line, sc)
-		pl.Legend.Add(s.name, line, sc)
 	}
 	lo, hi := float64(rows[0].Accelerators), float64(rows[len(rows)-1].Accelerators)
 	th, err := plotter.NewLine(plotter.XYs{{X: lo, Y: minAU}, {X: hi, Y: minAU}})
@@ -246,6 +197,68 @@ func Plot(title string, rows []Row, predicted map[int]float64, peer []Row, minAU
 	pl.Legend.Left = true
 	pl.Y.Min, pl.Y.Max = 0, 1.05
 	return pl, nil
+}
+
+// auSeries is a line of Plot: an AU of each row, NaN where it has none.
+type auSeries struct {
+	name string
+	get  func(Row) float64
+}
+
+// plotSeries are Plot's lines: the pipeline's smallest and mean AU, the
+// bound's, and the predicted and the peer's where given.
+func plotSeries(predicted map[int]float64, peer []Row) []auSeries {
+	series := []auSeries{
+		{"pipeline (none), smallest rank", func(r Row) float64 { return r.AUMin }},
+		{"pipeline (none), mean", func(r Row) float64 { return r.AU }},
+		{"bound (host)", func(r Row) float64 { return r.HostAU }},
+	}
+	if len(predicted) > 0 {
+		series = append(series, auSeries{"predicted", func(r Row) float64 {
+			if v, ok := predicted[r.Accelerators]; ok {
+				return v
+			}
+			return math.NaN()
+		}})
+	}
+	if len(peer) > 0 {
+		byN := map[int]float64{}
+		for _, r := range peer {
+			byN[r.Accelerators] = r.AUMin
+		}
+		series = append(series, auSeries{"PyTorch DDP peer, smallest rank", func(r Row) float64 {
+			if v, ok := byN[r.Accelerators]; ok {
+				return v
+			}
+			return math.NaN()
+		}})
+	}
+	return series
+}
+
+// add draws s over rows on pl in the i-th color and shape, with its
+// legend; nothing where no row has a value.
+func (s auSeries) add(pl *plot.Plot, i int, rows []Row) error {
+	var pts plotter.XYs
+	for _, r := range rows {
+		if v := s.get(r); !math.IsNaN(v) {
+			pts = append(pts, plotter.XY{X: float64(r.Accelerators), Y: v})
+		}
+	}
+	if len(pts) == 0 {
+		return nil
+	}
+	line, sc, err := plotter.NewLinePoints(pts)
+	if err != nil {
+		return err
+	}
+	line.Color, sc.Color, sc.Shape = plotutil.Color(i), plotutil.Color(i), plotutil.Shape(i)
+	if s.name == "predicted" {
+		line.Dashes = []vg.Length{vg.Points(2), vg.Points(2)}
+	}
+	pl.Add(line, sc)
+	pl.Legend.Add(s.name, line, sc)
+	return nil
 }
 
 // SavePlot writes Plot's figure to path (.png or .svg) atomically.

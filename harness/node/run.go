@@ -91,98 +91,151 @@ type rank struct {
 // were released. Cancelling ctx kills every rank; Run returns once all
 // have been reaped, with ctx's error.
 func Run(ctx context.Context, o Options) (Outcome, error) {
-	if o.Ranks <= 0 {
-		return Outcome{}, fmt.Errorf("node: %d ranks: want at least 1", o.Ranks)
-	}
-	if o.Exe == "" {
-		return Outcome{}, errors.New("node: no rank executable")
-	}
-	if o.Steps <= 0 || o.Warmup < 0 {
-		return Outcome{}, fmt.Errorf("node: steps %d and warm-up %d: want a positive and a non-negative count", o.Steps, o.Warmup)
-	}
-	timeout := o.Timeout
-	if timeout == 0 {
-		timeout = DefaultTimeout
-	}
-	args := o.Args
-	if args == nil {
-		args = []string{"rank"}
-	}
-	env := append(os.Environ(), o.Env...)
-	start := time.Now()
-	ranks := make([]*rank, 0, o.Ranks)
-	// Every rank started is killed and reaped before Run returns.
-	var reaped sync.Once
-	reap := func() {
-		reaped.Do(func() {
-			for _, r := range ranks {
-				_ = r.cmd.Process.Kill()
-				r.stdin.Close()
-			}
-			for _, r := range ranks {
-				<-r.exited
-				r.stdout.Close()
-			}
-		})
-	}
-	defer reap()
-	var shared *barrier.Shared
-	if o.Barrier != BarrierPipe {
-		var err error
-		shared, err = barrier.NewShared(o.Ranks)
-		switch {
-		case errors.Is(err, barrier.ErrNoShared) && o.Barrier == "":
-			shared = nil // the pipes serve
-		case err != nil:
-			return Outcome{}, fmt.Errorf("node: %w", err)
-		default:
-			defer shared.Close()
-		}
-	}
-	var extra []*os.File
-	if shared != nil {
-		extra = []*os.File{shared.File()} // fd 3 in the rank
-	}
-	for i := range o.Ranks {
-		r, err := startRank(i, o.Exe, args, env, extra)
-		if err != nil {
-			return Outcome{}, fmt.Errorf("node: starting rank %d: %w", i, err)
-		}
-		ranks = append(ranks, r)
-	}
-	to := make([]io.Writer, len(ranks))
-	for i, r := range ranks {
-		to[i] = r.stdin
-	}
-	c, err := barrier.New(to, timeout)
+	n, err := newNodeRun(o)
 	if err != nil {
 		return Outcome{}, err
 	}
-	defer c.Stop()
-	for i, r := range ranks {
+	// Every rank started is killed and reaped before Run returns.
+	defer n.reap()
+	if n.shared, err = openShared(o); err != nil {
+		return Outcome{}, err
+	}
+	if n.shared != nil {
+		defer n.shared.Close()
+	}
+	if err := n.startRanks(); err != nil {
+		return Outcome{}, err
+	}
+	to := make([]io.Writer, len(n.ranks))
+	for i, r := range n.ranks {
+		to[i] = r.stdin
+	}
+	if n.c, err = barrier.New(to, n.timeout); err != nil {
+		return Outcome{}, err
+	}
+	defer n.c.Stop()
+	n.sendSpecs()
+	n.wait(ctx)
+	return n.outcome(ctx)
+}
+
+// nodeRun is one Run under way: its rank processes, the barrier's
+// coordinator and, where the ranks use it, the shared barrier.
+type nodeRun struct {
+	o       Options
+	timeout time.Duration
+	args    []string
+	env     []string
+	start   time.Time
+	ranks   []*rank
+	shared  *barrier.Shared
+	c       *barrier.Coordinator
+	reaped  sync.Once
+
+	mu       sync.Mutex
+	released time.Duration // since start, at the last release
+}
+
+// newNodeRun checks o and fills in its defaults.
+func newNodeRun(o Options) (*nodeRun, error) {
+	if o.Ranks <= 0 {
+		return nil, fmt.Errorf("node: %d ranks: want at least 1", o.Ranks)
+	}
+	if o.Exe == "" {
+		return nil, errors.New("node: no rank executable")
+	}
+	if o.Steps <= 0 || o.Warmup < 0 {
+		return nil, fmt.Errorf("node: steps %d and warm-up %d: want a positive and a non-negative count", o.Steps, o.Warmup)
+	}
+	n := &nodeRun{o: o, timeout: o.Timeout, args: o.Args, env: append(os.Environ(), o.Env...), start: time.Now()}
+	if n.timeout == 0 {
+		n.timeout = DefaultTimeout
+	}
+	if n.args == nil {
+		n.args = []string{"rank"}
+	}
+	n.ranks = make([]*rank, 0, o.Ranks)
+	return n, nil
+}
+
+// openShared opens the shared barrier o asks for, nil where the pipes
+// serve.
+func openShared(o Options) (*barrier.Shared, error) {
+	if o.Barrier == BarrierPipe {
+		return nil, nil
+	}
+	shared, err := barrier.NewShared(o.Ranks)
+	switch {
+	case errors.Is(err, barrier.ErrNoShared) && o.Barrier == "":
+		return nil, nil // the pipes serve
+	case err != nil:
+		return nil, fmt.Errorf("node: %w", err)
+	}
+	return shared, nil
+}
+
+// reap kills every rank started and waits for it, once.
+func (n *nodeRun) reap() {
+	n.reaped.Do(func() {
+		for _, r := range n.ranks {
+			_ = r.cmd.Process.Kill()
+			r.stdin.Close()
+		}
+		for _, r := range n.ranks {
+			<-r.exited
+			r.stdout.Close()
+		}
+	})
+}
+
+// startRanks starts the rank processes, the shared barrier's file their
+// fd 3 where there is one.
+func (n *nodeRun) startRanks() error {
+	var extra []*os.File
+	if n.shared != nil {
+		extra = []*os.File{n.shared.File()} // fd 3 in the rank
+	}
+	for i := range n.o.Ranks {
+		r, err := startRank(i, n.o.Exe, n.args, n.env, extra)
+		if err != nil {
+			return fmt.Errorf("node: starting rank %d: %w", i, err)
+		}
+		n.ranks = append(n.ranks, r)
+	}
+	return nil
+}
+
+// sendSpecs sends each rank its Spec.
+func (n *nodeRun) sendSpecs() {
+	o := n.o
+	for i, r := range n.ranks {
 		s := Spec{Version: protocolVersion, Rank: i, Ranks: o.Ranks, Level: o.Level,
 			Pipeline: rankPipeline(o.Pipeline, i), Device: o.Device, Steps: o.Steps, Warmup: o.Warmup}
-		if shared != nil {
+		if n.shared != nil {
 			s.Barrier = BarrierShared
 		}
 		// A write error means the rank died: its reader says how.
 		_ = writeMessage(r.stdin, s)
 	}
-	var (
-		readers  sync.WaitGroup
-		mu       sync.Mutex
-		released time.Duration
-	)
-	onRelease := func() {
-		mu.Lock()
-		released = time.Since(start)
-		mu.Unlock()
-	}
-	for _, r := range ranks {
+}
+
+// onRelease notes the time of a release.
+func (n *nodeRun) onRelease() {
+	n.mu.Lock()
+	n.released = time.Since(n.start)
+	n.mu.Unlock()
+}
+
+// wait reads every rank until each has sent its result, one fails or
+// ctx ends, and then kills and reaps them all.
+func (n *nodeRun) wait(ctx context.Context) {
+	c := n.c
+	var readers sync.WaitGroup
+	for _, r := range n.ranks {
 		readers.Add(1)
 		go func() {
 			defer readers.Done()
-			if err := read(r, c, onRelease); err != nil {
+			if err := read(r, c, n.onRelease); err != nil {
 				c.Fail(err)
 			}
 		}()
@@ -191,12 +244,12 @@ func Run(ctx context.Context, o Options) (Outcome, error) {
 	go func() { readers.Wait(); close(all) }()
 	stopWatch := make(chan struct{})
 	watched := make(chan struct{})
-	if shared != nil {
+	if n.shared != nil {
 		// The shared barrier's steps and timeout; c stays the one place
 		// failures meet.
 		go func() {
 			defer close(watched)
-			if err := shared.Watch(stopWatch, timeout, watchEvery, onRelease); err != nil {
+			if err := n.shared.Watch(stopWatch, n.timeout, watchEvery, n.onRelease); err != nil {
 				c.Fail(err)
 			}
 		}()
@@ -211,21 +264,26 @@ func Run(ctx context.Context, o Options) (Outcome, error) {
 	}
 	close(stopWatch)
 	<-watched
-	if shared != nil && c.Err() != nil {
-		shared.Abort()
+	if n.shared != nil && c.Err() != nil {
+		n.shared.Abort()
 	}
-	for _, r := range ranks {
+	for _, r := range n.ranks {
 		_ = r.cmd.Process.Kill() // a finished rank has exited already
 	}
 	<-all
-	reap()
-	mu.Lock()
-	out := Outcome{Released: c.Steps(), Elapsed: released, Skew: c.Skew()}
-	if shared != nil {
-		out.Released = shared.Steps()
+	n.reap()
+}
+
+// outcome is what the run, over and reaped, measured, and its error.
+func (n *nodeRun) outcome(ctx context.Context) (Outcome, error) {
+	c := n.c
+	n.mu.Lock()
+	out := Outcome{Released: c.Steps(), Elapsed: n.released, Skew: c.Skew()}
+	if n.shared != nil {
+		out.Released = n.shared.Steps()
 	}
-	mu.Unlock()
-	for _, r := range ranks {
+	n.mu.Unlock()
+	for _, r := range n.ranks {
 		if st := r.cmd.ProcessState; st != nil {
 			out.RanksCPU += st.UserTime() + st.SystemTime()
 		}
@@ -236,7 +294,7 @@ func Run(ctx context.Context, o Options) (Outcome, error) {
 		}
 		return out, err
 	}
-	for _, r := range ranks {
+	for _, r := range n.ranks {
 		if r.result == nil {
 			return out, fmt.Errorf("node: rank %d (pid %d) sent no result", r.id, r.cmd.Process.Pid)
 		}

@@ -33,6 +33,21 @@ func Exec(ctx context.Context, cmd Command, s Settings, out io.Writer, onStep fu
 	if err := os.WriteFile(filepath.Join(dir, HookModule+".py"), Source, 0o600); err != nil {
 		return nil, fmt.Errorf("hook: %w", err)
 	}
+	c, err := hookCommand(cmd, s, dir)
+	if err != nil {
+		return nil, err
+	}
+	e, err := start(c, cmd.Interpreter, out)
+	if err != nil {
+		return nil, err
+	}
+	e.dir, e.s, e.onStep = dir, s, onStep
+	return e.wait(ctx)
+}
+
+// hookCommand is cmd run under the hook, its module in dir, with
+// settings s.
+func hookCommand(cmd Command, s Settings, dir string) (*exec.Cmd, error) {
 	cfg, err := json.Marshal(s)
 	if err != nil {
 		return nil, err
@@ -49,7 +64,40 @@ func Exec(ctx context.Context, cmd Command, s Settings, out io.Writer, onStep fu
 	}
 	c.Env = append(os.Environ(), "HEADSPACE_HOOK="+string(cfg), "HEADSPACE_HOOK_FD=3", "PYTHONPATH="+pythonPath)
 	c.SysProcAttr = groupAttr()
+	return c, nil
+}
 
+// execution is a command under the hook, started: its events' lines
+// as they are read, its output as it is copied, its leader's exit.
+type execution struct {
+	c      *exec.Cmd
+	pid    int
+	start  time.Time
+	dir    string // the hook's module, removed once loaded
+	s      Settings
+	onStep func(Step)
+
+	evR, outR *os.File
+	outDone   chan struct{}  // the output's copy has ended
+	lines     chan eventLine // the events' lines; nil once closed
+	exited    chan error     // the leader's exit
+
+	exitErr    error
+	leaderDone bool
+	run        *Run
+	refused    string // the hook's refusal
+	gotFirst   bool   // the first batch came
+}
+
+// eventLine is a line of the hook's events, or the error that ended them.
+type eventLine struct {
+	b   []byte
+	err error
+}
+
+// start starts c, the command's interpreter, with the events' pipe as
+// its fd 3 and its output copied to out.
+func start(c *exec.Cmd, interpreter string, out io.Writer) (*execution, error) {
 	evR, evW, err := os.Pipe()
 	if err != nil {
 		return nil, err
@@ -62,160 +110,170 @@ func Exec(ctx context.Context, cmd Command, s Settings, out io.Writer, onStep fu
 	}
 	c.ExtraFiles = []*os.File{evW}
 	c.Stdout, c.Stderr = outW, outW
-	start := time.Now()
+	e := &execution{c: c, start: time.Now(), evR: evR, outR: outR, run: &Run{}}
 	err = c.Start()
 	evW.Close()
 	outW.Close()
 	if err != nil {
 		evR.Close()
 		outR.Close()
-		return nil, fmt.Errorf("starting %s: %w", cmd.Interpreter, err)
+		return nil, fmt.Errorf("starting %s: %w", interpreter, err)
 	}
-	pid := c.Process.Pid
-
+	e.pid = c.Process.Pid
 	// The command's output is copied as it comes; its end is the end of
 	// every process of the group that holds it.
-	outDone := make(chan struct{})
+	e.outDone = make(chan struct{})
 	go func() {
-		defer close(outDone)
+		defer close(e.outDone)
 		io.Copy(out, outR)
 	}()
-	type line struct {
-		b   []byte
-		err error
-	}
-	lines := make(chan line, 256)
+	lines := make(chan eventLine, 256)
+	e.lines = lines
 	go func() {
 		defer close(lines)
 		sc := bufio.NewScanner(evR)
 		sc.Buffer(make([]byte, 64<<10), 1<<20)
 		for sc.Scan() {
-			lines <- line{b: append([]byte(nil), sc.Bytes()...)}
+			lines <- eventLine{b: append([]byte(nil), sc.Bytes()...)}
 		}
 		if err := sc.Err(); err != nil {
-			lines <- line{err: err}
+			lines <- eventLine{err: err}
 		}
 	}()
-	exited := make(chan error, 1)
-	go func() { exited <- c.Wait() }()
+	e.exited = make(chan error, 1)
+	go func() { e.exited <- c.Wait() }()
+	return e, nil
+}
 
-	// finish kills the group, waits for the leader and for both pipes to
-	// close (every member gone), and returns.
-	var exitErr error
-	leaderDone := false
-	finish := func() {
-		killGroup(pid)
-		if !leaderDone {
-			exitErr = <-exited
-			leaderDone = true
-		}
-		killGroup(pid) // members that outlived their leader
-		stuck := time.After(5 * time.Second)
-		for lines != nil {
-			select {
-			case _, ok := <-lines:
-				if !ok {
-					lines = nil
-				}
-			case <-stuck:
-				evR.Close() // something outside the group holds the pipe
-			}
-		}
-		select {
-		case <-outDone:
-		case <-time.After(5 * time.Second):
-			outR.Close()
-			<-outDone
-		}
-		evR.Close()
-		outR.Close()
+// finish kills the group, waits for the leader and for both pipes to
+// close (every member gone), and returns.
+func (e *execution) finish() {
+	killGroup(e.pid)
+	if !e.leaderDone {
+		e.exitErr = <-e.exited
+		e.leaderDone = true
 	}
+	killGroup(e.pid) // members that outlived their leader
+	stuck := time.After(5 * time.Second)
+	for e.lines != nil {
+		select {
+		case _, ok := <-e.lines:
+			if !ok {
+				e.lines = nil
+			}
+		case <-stuck:
+			e.evR.Close() // something outside the group holds the pipe
+		}
+	}
+	select {
+	case <-e.outDone:
+	case <-time.After(5 * time.Second):
+		e.outR.Close()
+		<-e.outDone
+	}
+	e.evR.Close()
+	e.outR.Close()
+}
 
-	run := &Run{}
-	var refused string
-	first := time.NewTimer(s.FirstBatchTimeout)
-	if s.FirstBatchTimeout <= 0 {
+// wait reads the hook's events until the run is over, and returns it.
+func (e *execution) wait(ctx context.Context) (*Run, error) {
+	first := time.NewTimer(e.s.FirstBatchTimeout)
+	if e.s.FirstBatchTimeout <= 0 {
 		first.Stop()
 	}
 	defer first.Stop()
-	gotFirst := false
 	for {
 		select {
 		case <-ctx.Done():
-			finish()
-			return run, ctx.Err()
+			e.finish()
+			return e.run, ctx.Err()
 		case <-first.C:
-			if !gotFirst {
-				finish()
-				return run, fmt.Errorf("%w within --first-batch-timeout %v: the script must iterate a torch.utils.data.DataLoader (or headspace_hook.wrap) in its main process", ErrNoLoader, s.FirstBatchTimeout)
+			if !e.gotFirst {
+				e.finish()
+				return e.run, fmt.Errorf("%w within --first-batch-timeout %v: the script must iterate a torch.utils.data.DataLoader (or headspace_hook.wrap) in its main process", ErrNoLoader, e.s.FirstBatchTimeout)
 			}
-		case l, ok := <-lines:
+		case l, ok := <-e.lines:
 			if !ok {
-				lines = nil // every writer gone: the leader's exit follows
+				e.lines = nil // every writer gone: the leader's exit follows
 				continue
 			}
-			if l.err != nil {
-				finish()
-				return run, fmt.Errorf("reading the hook's events: %w", l.err)
+			if done, err := e.event(l); done || err != nil {
+				return e.run, err
 			}
-			kind, msg, err := run.apply(l.b)
-			if err != nil {
-				finish()
-				return run, err
-			}
-			switch kind {
-			case "start":
-				// The interpreter has the hook loaded: its file can go now,
-				// so that not even a SIGKILL of headspace leaves it behind.
-				os.RemoveAll(dir)
-			case "first":
-				gotFirst = true
-			case "step":
-				if onStep != nil {
-					onStep(run.Steps[len(run.Steps)-1])
-				}
-			case "refuse":
-				refused = msg
-			case "done":
-				finish()
-				run.Wall = time.Since(start)
-				return run, nil
-			}
-		case exitErr = <-exited:
-			leaderDone = true
-			// Read what the hook wrote before it went.
-			drain := time.NewTimer(2 * time.Second)
-			for lines != nil {
-				select {
-				case l, ok := <-lines:
-					if !ok {
-						lines = nil
-						continue
-					}
-					if kind, msg, err := run.apply(l.b); err == nil && kind == "refuse" {
-						refused = msg
-					}
-				case <-drain.C:
-					killGroup(pid) // workers that hold the pipe
-					drain.Reset(2 * time.Second)
-				}
-			}
-			drain.Stop()
-			finish()
-			run.Wall = time.Since(start)
-			switch {
-			case refused != "":
-				return run, refusef("%s", refused)
-			case run.Done:
-				return run, nil
-			case exitErr != nil:
-				return run, &ScriptFailed{Status: exitErr.Error(), Steps: len(run.Steps)}
-			case len(run.Loaders) == 0 || !gotFirst:
-				return run, fmt.Errorf("%w: the script ended without iterating a torch.utils.data.DataLoader in its main process", ErrNoLoader)
-			default:
-				return run, &EndedEarly{Got: len(run.Steps), Want: run.want(s), Run: run}
-			}
+		case e.exitErr = <-e.exited:
+			e.leaderDone = true
+			return e.ended()
 		}
+	}
+}
+
+// event applies a line of the hook's events; done says the run is over
+// (every step measured, or an error).
+func (e *execution) event(l eventLine) (done bool, err error) {
+	if l.err != nil {
+		e.finish()
+		return true, fmt.Errorf("reading the hook's events: %w", l.err)
+	}
+	kind, msg, err := e.run.apply(l.b)
+	if err != nil {
+		e.finish()
+		return true, err
+	}
+	switch kind {
+	case "start":
+		// The interpreter has the hook loaded: its file can go now,
+		// so that not even a SIGKILL of headspace leaves it behind.
+		os.RemoveAll(e.dir)
+	case "first":
+		e.gotFirst = true
+	case "step":
+		if e.onStep != nil {
+			e.onStep(e.run.Steps[len(e.run.Steps)-1])
+		}
+	case "refuse":
+		e.refused = msg
+	case "done":
+		e.finish()
+		e.run.Wall = time.Since(e.start)
+		return true, nil
+	}
+	return false, nil
+}
+
+// ended is the run of a command whose leader has exited: what the hook
+// wrote before it went is read first.
+func (e *execution) ended() (*Run, error) {
+	run := e.run
+	drain := time.NewTimer(2 * time.Second)
+	for e.lines != nil {
+		select {
+		case l, ok := <-e.lines:
+			if !ok {
+				e.lines = nil
+				continue
+			}
+			if kind, msg, err := run.apply(l.b); err == nil && kind == "refuse" {
+				e.refused = msg
+			}
+		case <-drain.C:
+			killGroup(e.pid) // workers that hold the pipe
+			drain.Reset(2 * time.Second)
+		}
+	}
+	drain.Stop()
+	e.finish()
+	run.Wall = time.Since(e.start)
+	switch {
+	case e.refused != "":
+		return run, refusef("%s", e.refused)
+	case run.Done:
+		return run, nil
+	case e.exitErr != nil:
+		return run, &ScriptFailed{Status: e.exitErr.Error(), Steps: len(run.Steps)}
+	case len(run.Loaders) == 0 || !e.gotFirst:
+		return run, fmt.Errorf("%w: the script ended without iterating a torch.utils.data.DataLoader in its main process", ErrNoLoader)
+	default:
+		return run, &EndedEarly{Got: len(run.Steps), Want: run.want(e.s), Run: run}
 	}
 }
 

@@ -177,6 +177,15 @@ func LadderConfigLines(c LadderConfig) []resultfile.Config {
 	return []resultfile.Config{{Key: "steps", Value: strconv.Itoa(c.Steps)}, {Key: "warmup", Value: warm}, {Key: "levels", Value: levelNames(level.Descending(c.Levels))}}
 }
 
+// WriteLadderText prints the command, the versions and the settings of
+// the ladder c ran on it, then the table of its points (WriteLadder).
+func WriteLadderText(w io.Writer, cmd Command, c LadderConfig, points []LadderPoint) {
+	fmt.Fprintf(w, "command: %s\n", cmd)
+	st := points[0].From.Start
+	fmt.Fprintf(w, "python %s, torch %s; %d steps a run after the warm-up, %d runs a level\n\n", st.Python, st.Torch, c.Steps, c.Count)
+	WriteLadder(w, points)
+}
+
 // WriteLadder prints the ladder's table: each level's median steps/s
 // over its runs, its ratio to the top level measured, the step time it
 // adds to the level above, and the stage that is attributed to

@@ -107,6 +107,10 @@ func Analyze(cmd Command, s Settings, run *Run, totalSteps int) (Report, error) 
 	return rep, nil
 }
 
+// Device is the device the run's command trained on, as a result file
+// names it: cuda or cpu.
+func (r *Run) Device() string { return deviceName(r.Start) }
+
 func deviceName(s Start) string {
 	if s.CUDA {
 		return "cuda"
@@ -275,6 +279,18 @@ func breakdown(parts []part) string {
 }
 
 func ms(d time.Duration) string { return fmt.Sprintf("%.1f ms", float64(d)/1e6) }
+
+// SavePlots draws the report's figure to base.png and base.svg, saying
+// where on stdout.
+func (r Report) SavePlots(stdout io.Writer, base string) error {
+	for _, ext := range []string{".png", ".svg"} {
+		if err := r.Save(base + ext); err != nil {
+			return err
+		}
+	}
+	fmt.Fprintf(stdout, "\nplot: %s.png, %s.svg\n", base, base)
+	return nil
+}
 
 // WriteText prints the report: the analysis, the verdict, the stages and
 // every loader the script iterated.

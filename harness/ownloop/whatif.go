@@ -136,6 +136,38 @@ func Verify(ctx context.Context, cmd Command, loader, workers, steps int, timeou
 	return p.StepsPerSec(), nil
 }
 
+// WriteWhatIfHeader prints what whatif prints before the model: the
+// command and r's headspace, step times and verdict.
+func (r Report) WriteWhatIfHeader(out io.Writer, cmd Command) {
+	fmt.Fprintf(out, "command: %s\n", cmd)
+	fmt.Fprintf(out, "headspace: %.1f%% (step %.1f ms with the loader, %.1f ms on cached batches); verdict: %s, %s\n\n",
+		r.HeadspacePercent(), float64(r.Before.Median)/1e6, float64(r.After.Median)/1e6, r.Verdict.Class, r.Verdict.Stage)
+}
+
+// VerifyAll runs the script as it is (Verify, its output to log) with
+// its own worker count and, where it differs, the count NeedWorkers
+// says, for steps steps each, printing measured against predicted
+// steps/s to out as each comes. It returns the steps/s measured at each
+// count, those before an error included.
+func (w WhatIf) VerifyAll(ctx context.Context, cmd Command, loader, steps int, timeout time.Duration, out, log io.Writer) (map[int]float64, error) {
+	checks := map[int]float64{}
+	fmt.Fprintf(out, "\nverify (%d steps, the script as it is):\n", steps)
+	counts := []int{w.Workers}
+	if n := w.NeedWorkers(); n != w.Workers {
+		counts = append(counts, n)
+	}
+	for _, n := range counts {
+		got, err := Verify(ctx, cmd, loader, n, steps, timeout, log)
+		if err != nil {
+			return checks, err
+		}
+		want := w.StepsPerSec(n, w.Cores)
+		checks[n] = got
+		fmt.Fprintf(out, "  %d workers: measured %.2f steps/s, predicted %.2f: error %+.0f%%\n", n, got, want, 100*(want-got)/got)
+	}
+	return checks, nil
+}
+
 // Records are the model's and the checks' result-file records:
 // BenchmarkWhatIf/model/script=… (the measured inputs and what it would
 // take) and, per verified worker count, BenchmarkWhatIf/check/script=…/

@@ -34,67 +34,93 @@ type Report struct {
 // per worker count saying which targets are met, and the figures.
 func WriteMarkdown(w io.Writer, r Report) error {
 	var b strings.Builder
-	get := func(k string) string {
-		for _, c := range r.PeerConfig {
-			if c.Key == k {
-				return c.Value
-			}
-		}
-		return "unknown"
-	}
-	s := r.Settings
-	rounds := max(r.Count, 1)
 	fmt.Fprintf(&b, "# PyTorch peer\n\n")
 	fmt.Fprintf(&b, "Our goroutine loader at level `none`, with the naive and the fast transforms, against\n"+
 		"the document's pipeline run by PyTorch's DataLoader (`peers/torch/dataloader.py`), at the\n"+
 		"same settings, in the same run, on the same cores. Written by `headspace peer`.\n\n")
-
-	fmt.Fprintf(&b, "## Machine\n\n| | |\n| --- | --- |\n")
-	fmt.Fprintf(&b, "| CPU | %s |\n", cell(r.Machine.CPU))
-	fmt.Fprintf(&b, "| cores | %d |\n", r.Machine.Cores)
-	fmt.Fprintf(&b, "| OS | %s |\n", cell(r.Machine.Distro))
-	fmt.Fprintf(&b, "| Go | %s |\n", cell(r.Machine.Go))
-	fmt.Fprintf(&b, "| Python | %s |\n", cell(get("python")))
-	fmt.Fprintf(&b, "| PyTorch | torch %s, torchvision %s, numpy %s, scipy %s, Pillow %s |\n",
-		cell(get("torch")), cell(get("torchvision")), cell(get("numpy")), cell(get("scipy")), cell(get("pillow")))
-	fmt.Fprintf(&b, "| commit | %s |\n\n", cell(r.Machine.Commit))
-
+	r.writeMachine(&b)
 	fmt.Fprintf(&b, "## Command\n\n```sh\n%s\n```\n\n", r.Command)
+	r.writeSettings(&b)
+	writeResults(&b, r.Rows)
+	writeTargets(&b, r.Rows)
+	if len(r.Figures) > 0 {
+		fmt.Fprintf(&b, "## Figures\n\n")
+		for _, f := range r.Figures {
+			fmt.Fprintf(&b, "![%s](%s)\n\n", f.Alt, f.Path)
+		}
+	}
+	_, err := io.WriteString(w, strings.TrimRight(b.String(), "\n")+"\n")
+	return err
+}
 
-	fmt.Fprintf(&b, "## Settings\n\n")
+// peerConfig is the value of the peer's configuration line k, or
+// "unknown".
+func (r Report) peerConfig(k string) string {
+	for _, c := range r.PeerConfig {
+		if c.Key == k {
+			return c.Value
+		}
+	}
+	return "unknown"
+}
+
+// writeMachine writes the report's Machine section.
+func (r Report) writeMachine(b *strings.Builder) {
+	get := r.peerConfig
+	fmt.Fprintf(b, "## Machine\n\n| | |\n| --- | --- |\n")
+	fmt.Fprintf(b, "| CPU | %s |\n", cell(r.Machine.CPU))
+	fmt.Fprintf(b, "| cores | %d |\n", r.Machine.Cores)
+	fmt.Fprintf(b, "| OS | %s |\n", cell(r.Machine.Distro))
+	fmt.Fprintf(b, "| Go | %s |\n", cell(r.Machine.Go))
+	fmt.Fprintf(b, "| Python | %s |\n", cell(get("python")))
+	fmt.Fprintf(b, "| PyTorch | torch %s, torchvision %s, numpy %s, scipy %s, Pillow %s |\n",
+		cell(get("torch")), cell(get("torchvision")), cell(get("numpy")), cell(get("scipy")), cell(get("pillow")))
+	fmt.Fprintf(b, "| commit | %s |\n\n", cell(r.Machine.Commit))
+}
+
+// writeSettings writes the report's Settings section.
+func (r Report) writeSettings(b *strings.Builder) {
+	get := r.peerConfig
+	s := r.Settings
+	rounds := max(r.Count, 1)
+	fmt.Fprintf(b, "## Settings\n\n")
 	if s.Data == "" {
-		fmt.Fprintf(&b, "- %d×%d random raw images, cropped to %d, batches of %d, %d batches a run, seed %d.\n",
+		fmt.Fprintf(b, "- %d×%d random raw images, cropped to %d, batches of %d, %d batches a run, seed %d.\n",
 			s.Width, s.Height, s.Crop, s.Batch, s.Batches, s.Seed)
 	} else {
 		dec := s.Decoder
 		if dec == "" {
 			dec = "go"
 		}
-		fmt.Fprintf(&b, "- %d×%d images read from the dataset on disk `%s` by both sides (ours decoding JPEG with `%s`, the peer with PIL), cropped to %d, batches of %d, %d batches a run, seed %d.\n",
+		fmt.Fprintf(b, "- %d×%d images read from the dataset on disk `%s` by both sides (ours decoding JPEG with `%s`, the peer with PIL), cropped to %d, batches of %d, %d batches a run, seed %d.\n",
 			s.Width, s.Height, s.Data, dec, s.Crop, s.Batch, s.Batches, s.Seed)
 	}
 	if rounds == 1 {
-		fmt.Fprintf(&b, "- 1 round: every implementation measured once at each worker count, back to back,\n"+
+		fmt.Fprintf(b, "- 1 round: every implementation measured once at each worker count, back to back,\n"+
 			"  the order rotated from one worker count to the next; the table gives those runs.\n")
 	} else {
-		fmt.Fprintf(&b, "- %d rounds: each measures every implementation once at each worker count, back to\n"+
+		fmt.Fprintf(b, "- %d rounds: each measures every implementation once at each worker count, back to\n"+
 			"  back, the order rotated from one group to the next; the table gives the median of %d runs.\n",
 			rounds, rounds)
 	}
-	fmt.Fprintf(&b, "- Time to first batch (TTFB): ours from the start of the loader's construction, torch's\n"+
+	fmt.Fprintf(b, "- Time to first batch (TTFB): ours from the start of the loader's construction, torch's\n"+
 		"  from creating the DataLoader iterator (which starts the worker processes), to the first batch.\n"+
 		"  samples/s: the samples of batches 2..%d over the time from the first batch to the last.\n"+
 		"  CPU: user and system seconds of every process involved. No training step: each batch is\n"+
 		"  dropped when it arrives.\n", s.Batches)
-	fmt.Fprintf(&b, "- Workers: torch's `num_workers` (worker processes, each building whole batches;\n"+
+	fmt.Fprintf(b, "- Workers: torch's `num_workers` (worker processes, each building whole batches;\n"+
 		"  pin_memory off, there is no GPU; prefetch_factor %s; start method %s; torch threads %s);\n"+
 		"  ours, goroutines per stage (load, transform, collate) sharing each batch, two batches ahead.\n\n",
 		cell(get("prefetch-factor")), cell(get("start-method")), cell(get("torch-threads")))
+}
 
-	fmt.Fprintf(&b, "## Results\n\n")
-	fmt.Fprintf(&b, "| workers | implementation | samples/s | TTFB (s) | CPU (s) | samples/s ÷ torch | TTFB ÷ torch | target | met |\n")
-	fmt.Fprintf(&b, "| ---: | --- | ---: | ---: | ---: | ---: | ---: | --- | --- |\n")
-	for _, row := range r.Rows {
+// writeResults writes the report's Results section: the table of
+// medians with their ratios to torch and the targets.
+func writeResults(b *strings.Builder, rows []Row) {
+	fmt.Fprintf(b, "## Results\n\n")
+	fmt.Fprintf(b, "| workers | implementation | samples/s | TTFB (s) | CPU (s) | samples/s ÷ torch | TTFB ÷ torch | target | met |\n")
+	fmt.Fprintf(b, "| ---: | --- | ---: | ---: | ---: | ---: | ---: | --- | --- |\n")
+	for _, row := range rows {
 		speed, ttfb, target, met := "—", "—", "", ""
 		if row.Speedup > 0 {
 			speed = ratio(row.Speedup)
@@ -107,17 +133,21 @@ func WriteMarkdown(w io.Writer, r Report) error {
 				met = yesNo(m)
 			}
 		}
-		fmt.Fprintf(&b, "| %d | %s | %.1f | %.3f | %.2f | %s | %s | %s | %s |\n",
+		fmt.Fprintf(b, "| %d | %s | %.1f | %.3f | %.2f | %s | %s | %s | %s |\n",
 			row.Workers, row.Impl, row.SamplesPerSec, row.TTFB.Seconds(), row.CPU.Seconds(), speed, ttfb, target, met)
 	}
 	b.WriteString("\n")
+}
 
-	fmt.Fprintf(&b, "## Targets\n\n")
+// writeTargets writes the report's Targets section: a line per worker
+// count saying which targets are met.
+func writeTargets(b *strings.Builder, rows []Row) {
+	fmt.Fprintf(b, "## Targets\n\n")
 	verdicts := 0
-	for _, w := range workerCounts(r.Rows) {
+	for _, w := range workerCounts(rows) {
 		var parts []string
 		for _, t := range Targets {
-			for _, row := range r.Rows {
+			for _, row := range rows {
 				if row.Workers != w || row.Impl != t.Impl {
 					continue
 				}
@@ -128,23 +158,14 @@ func WriteMarkdown(w io.Writer, r Report) error {
 			}
 		}
 		if len(parts) > 0 {
-			fmt.Fprintf(&b, "- %s: %s.\n", plural(w, "worker"), strings.Join(parts, "; "))
+			fmt.Fprintf(b, "- %s: %s.\n", plural(w, "worker"), strings.Join(parts, "; "))
 			verdicts++
 		}
 	}
 	if verdicts == 0 {
-		fmt.Fprintf(&b, "- No target could be judged: a target needs our implementation and torch at the same worker count.\n")
+		fmt.Fprintf(b, "- No target could be judged: a target needs our implementation and torch at the same worker count.\n")
 	}
 	b.WriteString("\n")
-
-	if len(r.Figures) > 0 {
-		fmt.Fprintf(&b, "## Figures\n\n")
-		for _, f := range r.Figures {
-			fmt.Fprintf(&b, "![%s](%s)\n\n", f.Alt, f.Path)
-		}
-	}
-	_, err := io.WriteString(w, strings.TrimRight(b.String(), "\n")+"\n")
-	return err
 }
 
 // ratio writes a speed-up rounded down to two decimals, so that a ratio

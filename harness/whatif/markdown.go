@@ -25,6 +25,33 @@ func WriteMarkdown(w io.Writer, p Profile, g Grid, checks []Check, command strin
 	fmt.Fprintf(w, "| host (index, loop, runtime) | | %v | | %.0f%% |\n\n", p.Host.Round(100*time.Nanosecond), 100*float64(p.Host)/math.Max(1, float64(total)))
 	fmt.Fprintf(w, "The pipeline kept %.2f of %d cores busy (%d CPUs; the machine's other processes kept %s busy): the model takes the other load as %.2f runnable threads, and the CPU per sample as growing %.0f%% with each core added.\n\n",
 		p.Used, p.Cores, p.CPUs, neighbours(p.Neighbours), p.Other, 100*p.Growth)
+	writeGridMarkdown(w, p, g)
+	s := p.fill(Scenario{})
+	pr := p.Predict(s)
+	fmt.Fprintf(w, "At the profile's setting the %s binds (%.2f steps/s predicted). The speed-up each stage would need, alone, for the pipeline to keep up with the device:\n\n", pr.Bound, pr.StepsPerSec)
+	fmt.Fprintf(w, "| stage | share of CPU | speed-up needed | cost that must go |\n| --- | ---: | ---: | ---: |\n")
+	for _, n := range p.Needs(s) {
+		sp, cut := n.Cells()
+		fmt.Fprintf(w, "| %s | %.0f%% | %s | %s |\n", n.Stage, 100*n.Share, sp, cut)
+	}
+	c := p.Compare(s)
+	fmt.Fprintf(w, "\nThe caching ladder predicted from the same costs blames **%s**; the model blames **%s**", c.LadderBlames(), c.Model)
+	if c.Agree() {
+		fmt.Fprintf(w, ": they agree.\n\n")
+	} else {
+		fmt.Fprintf(w, ": %s.\n\n", c.Reason())
+	}
+	if len(checks) == 0 {
+		return nil
+	}
+	writeChecksMarkdown(w, p, checks)
+	_, err := fmt.Fprintln(w)
+	return err
+}
+
+// writeGridMarkdown writes the predicted steps/s over g, a table for
+// each step multiplier.
+func writeGridMarkdown(w io.Writer, p Profile, g Grid) {
 	for _, m := range g.StepScales {
 		fmt.Fprintf(w, "Predicted steps/s, step ×%g (device ceiling %.2f; model-bound with %s cores and %s):\n\n", m, p.DeviceRate(m), cores(p.CoresNeeded(m)), workersNeeded(p.WorkersNeeded(m)))
 		fmt.Fprint(w, "| workers |")
@@ -46,24 +73,11 @@ func WriteMarkdown(w io.Writer, p Profile, g Grid, checks []Check, command strin
 		}
 		fmt.Fprintln(w)
 	}
-	s := p.fill(Scenario{})
-	pr := p.Predict(s)
-	fmt.Fprintf(w, "At the profile's setting the %s binds (%.2f steps/s predicted). The speed-up each stage would need, alone, for the pipeline to keep up with the device:\n\n", pr.Bound, pr.StepsPerSec)
-	fmt.Fprintf(w, "| stage | share of CPU | speed-up needed | cost that must go |\n| --- | ---: | ---: | ---: |\n")
-	for _, n := range p.Needs(s) {
-		sp, cut := n.Cells()
-		fmt.Fprintf(w, "| %s | %.0f%% | %s | %s |\n", n.Stage, 100*n.Share, sp, cut)
-	}
-	c := p.Compare(s)
-	fmt.Fprintf(w, "\nThe caching ladder predicted from the same costs blames **%s**; the model blames **%s**", c.LadderBlames(), c.Model)
-	if c.Agree() {
-		fmt.Fprintf(w, ": they agree.\n\n")
-	} else {
-		fmt.Fprintf(w, ": %s.\n\n", c.Reason())
-	}
-	if len(checks) == 0 {
-		return nil
-	}
+}
+
+// writeChecksMarkdown writes the checked points, predicted beside
+// measured, and the reason for every point off by more than Threshold.
+func writeChecksMarkdown(w io.Writer, p Profile, checks []Check) {
 	med, worst := Errors(checks)
 	fmt.Fprintf(w, "### Checked on this machine\n\n%d points, predicted beside measured (median of the runs): median error %.0f%%, worst %.0f%%.\n\n", len(checks), 100*med, 100*worst)
 	fmt.Fprintf(w, "| cores | workers | step | predicted | measured | error | bound | other processes' cores |\n| ---: | ---: | ---: | ---: | ---: | ---: | --- | ---: |\n")
@@ -78,6 +92,4 @@ func WriteMarkdown(w io.Writer, p Profile, g Grid, checks []Check, command strin
 			fmt.Fprintf(w, "- cores %d, workers %d, step ×%g (%+.0f%%): %s.\n", s.Cores, s.Workers, s.StepScale, 100*ck.Error(), why)
 		}
 	}
-	_, err := fmt.Fprintln(w)
-	return err
 }

@@ -1,0 +1,149 @@
+package node
+
+// What headspace node prints and writes of a sweep's records, the same
+// from a run and from its result file: the table, the answer, what runs
+// out first, the PyTorch DDP peer's table, the Markdown report and the
+// plot.
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"runtime"
+	"slices"
+	"strings"
+	"time"
+
+	"golang.org/x/perf/benchfmt"
+
+	"github.com/headspace-bench/headspace/harness/loader"
+	"github.com/headspace-bench/headspace/harness/machine"
+	"github.com/headspace-bench/headspace/harness/resultfile"
+	"github.com/headspace-bench/headspace/internal/atomicfile"
+)
+
+// ReportKind is what a node sweep's Markdown report is, for the output
+// policy.
+var ReportKind = atomicfile.Report("node report")
+
+// Accelerators is the sorted accelerator counts of records.
+func Accelerators(records []*benchfmt.Result) []int {
+	var out []int
+	for _, r := range records {
+		if p, _, ok := ParsePointName(string(r.Name)); ok && !slices.Contains(out, p.Accelerators) {
+			out = append(out, p.Accelerators)
+		}
+	}
+	slices.Sort(out)
+	return out
+}
+
+// IsRunEnd says whether b is a run's last record, its node's (ours or
+// the peer's), not a rank's.
+func IsRunEnd(b *benchfmt.Result) bool {
+	name := strings.TrimPrefix(string(b.Name), "Benchmark")
+	return (strings.HasPrefix(name, "Node/") || strings.HasPrefix(name, PeerPrefix+"/")) && !strings.Contains(name, "/rank=")
+}
+
+// SmallestProfile is the model's profile from the smallest node of
+// records, on this machine's cores, with the memory estimate of cfg (a
+// rank's pipeline, stepping every step) and the machine's available
+// memory; the link's caps are the caller's to set.
+func SmallestProfile(records []*benchfmt.Result, cfg loader.Config, step time.Duration) (Profile, error) {
+	ns := Accelerators(records)
+	if len(ns) == 0 {
+		return Profile{}, fmt.Errorf("no node measured")
+	}
+	p, err := ProfileOf(records, ns[0], float64(runtime.NumCPU()), cfg.Batch, cfg.Workers, step)
+	if err != nil {
+		return p, err
+	}
+	// One rank's profile: the CPU per sample is per rank already.
+	p.MemoryPerRank = cfg.MemoryEstimate() + 2*cfg.BatchBytes()
+	if avail, ok := machine.Memory(); ok {
+		p.Memory = avail
+	}
+	return p, nil
+}
+
+// Sweep is a node sweep's records as headspace node prints and writes
+// them.
+type Sweep struct {
+	// Records are the sweep's records, ranks', nodes' and the peer's.
+	Records []*benchfmt.Result
+	// Profile is the model's profile of the smallest node, for the
+	// bounds; ProfileErr, where not nil, says why there is none.
+	Profile    Profile
+	ProfileErr error
+	// MinAU is the AU an accelerator is kept busy at, or more.
+	MinAU float64
+	// Command is the command line the report names.
+	Command string
+}
+
+// ReadSweep reads a node result file back: its records and the
+// profile of its smallest node. Its errors do not name path; Command is
+// left "".
+func ReadSweep(path string, minAU float64) (Sweep, error) {
+	recs, err := resultfile.Read(path)
+	if err != nil {
+		return Sweep{}, err
+	}
+	ns := Accelerators(recs)
+	if len(ns) == 0 {
+		return Sweep{}, errors.New("no node records (BenchmarkNode/…): not a headspace node result file")
+	}
+	o := Sweep{Records: recs, MinAU: minAU}
+	o.Profile, o.ProfileErr = ProfileFrom(recs, ns[0])
+	return o, nil
+}
+
+// Write prints the table, the answer and the bounds, and writes the
+// report to report and the plot to plotPath, each where its path is not
+// "", saying where on stdout.
+func (o Sweep) Write(stdout io.Writer, report, plotPath string) error {
+	rows := Rows(o.Records)
+	if err := WriteTable(stdout, rows, nil); err != nil {
+		return err
+	}
+	fmt.Fprintf(stdout, "%s (every rank's AU ≥ %.2f)\n", AnswerLine(MaxAccelerators(rows, o.MinAU)), o.MinAU)
+	var bounds []Bound
+	if o.ProfileErr == nil {
+		bounds = o.Profile.Bounds(o.MinAU)
+		fmt.Fprintf(stdout, "runs out first: %s at %.2f accelerators\n", bounds[0].Resource, bounds[0].Accelerators)
+		if err := WriteBounds(stdout, bounds); err != nil {
+			return err
+		}
+	} else {
+		fmt.Fprintf(stdout, "what runs out first: not known (%v)\n", o.ProfileErr)
+	}
+	if report != "" {
+		var b strings.Builder
+		if err := WriteMarkdown(&b, o.Command, rows, nil, PeerRows(o.Records), o.MinAU, bounds); err != nil {
+			return err
+		}
+		if err := atomicfile.WriteKindBytes(report, ReportKind, []byte(b.String())); err != nil {
+			return err
+		}
+		fmt.Fprintf(stdout, "report: %s\n", report)
+	}
+	if plotPath != "" {
+		if err := SavePlot(plotPath, "AU against accelerators", rows, nil, PeerRows(o.Records), o.MinAU); err != nil {
+			return err
+		}
+		fmt.Fprintf(stdout, "plot: %s\n", plotPath)
+	}
+	return nil
+}
+
+// WritePeer prints the PyTorch DDP peer's table and answer, where the
+// records hold its records.
+func (o Sweep) WritePeer(stdout io.Writer) {
+	rows := PeerRows(o.Records)
+	if len(rows) == 0 {
+		return
+	}
+	fmt.Fprintf(stdout, "\nthe PyTorch DDP peer (%s):\n", PeerScript)
+	_ = WriteTable(stdout, rows, nil)
+	fmt.Fprintf(stdout, "peer %s (every rank's AU ≥ %.2f)\n", AnswerLine(MaxAccelerators(rows, o.MinAU)), o.MinAU)
+}
