@@ -87,9 +87,6 @@ func runAnalyze(ctx context.Context, args []string, stdout, stderr io.Writer) er
 	defer pf.data.close() // the --link, if one was started
 	// The numeric flags' ranges are the bounds table's, checked as they
 	// are parsed.
-	if *latency < 0 || *latency > time.Minute {
-		return usagef("--load-latency %v: want 0 to 1m", *latency)
-	}
 	if _, err := parseList("--transforms", *impl, []string{"naive", "fast"}); err != nil {
 		return err
 	}
@@ -133,26 +130,8 @@ func runAnalyze(ctx context.Context, args []string, stdout, stderr io.Writer) er
 		return err
 	}
 	rep.WriteText(stdout)
-	if *plotPath != "" {
-		base := plotBase
-		for _, ext := range []string{".png", ".svg"} {
-			if err := rep.Save(base + ext); err != nil {
-				return err
-			}
-		}
-		fmt.Fprintf(stdout, "\nplot: %s.png, %s.svg\n", base, base)
-	}
-	if *statsJSON != "" {
-		b, err := json.MarshalIndent(struct {
-			Format string `json:"format"`
-			Stats  any    `json:"stats"`
-		}{"headspace-stats/1", rep.Stats}, "", "  ")
-		if err != nil {
-			return err
-		}
-		if err := atomicfile.WriteKindBytes(*statsJSON, statsKind, append(b, '\n')); err != nil {
-			return err
-		}
+	if err := writeAnalysisFiles(stdout, rep, plotBase, *plotPath != "", *statsJSON); err != nil {
+		return err
 	}
 	if *out != "" {
 		wrote, err := s.Write(resultsOut, driver.Settings(rep.Device, h.Settings(), dev.Settings), recs)
@@ -163,4 +142,28 @@ func runAnalyze(ctx context.Context, args []string, stdout, stderr io.Writer) er
 		fmt.Fprintf(stdout, "results: %s (go tool benchstat -col /phase %s)\n", wrote, wrote)
 	}
 	return nil
+}
+
+// writeAnalysisFiles writes the step-time plot as base.png and base.svg
+// (if asked) and the stage statistics as JSON to statsJSON (if named).
+func writeAnalysisFiles(stdout io.Writer, rep analysis.Report, base string, plot bool, statsJSON string) error {
+	if plot {
+		for _, ext := range []string{".png", ".svg"} {
+			if err := rep.Save(base + ext); err != nil {
+				return err
+			}
+		}
+		fmt.Fprintf(stdout, "\nplot: %s.png, %s.svg\n", base, base)
+	}
+	if statsJSON == "" {
+		return nil
+	}
+	b, err := json.MarshalIndent(struct {
+		Format string `json:"format"`
+		Stats  any    `json:"stats"`
+	}{"headspace-stats/1", rep.Stats}, "", "  ")
+	if err != nil {
+		return err
+	}
+	return atomicfile.WriteKindBytes(statsJSON, statsKind, append(b, '\n'))
 }
