@@ -178,7 +178,13 @@ func newFlagSet(name, usage string, stdout io.Writer) *flag.FlagSet {
 	fs.SetOutput(io.Discard)
 	fs.Usage = func() {
 		fs.SetOutput(stdout)
-		fmt.Fprintf(stdout, "Usage: headspace %s [flags]\n\n%s\n\nFlags:\n", name, strings.TrimSpace(usage))
+		// A command that runs a user's own training command (its
+		// --first-batch-timeout is the own loop's) says so on its usage line.
+		line := "Usage: headspace " + name + " [flags]"
+		if fs.Lookup("first-batch-timeout") != nil {
+			line += " [-- COMMAND [ARG...]]"
+		}
+		fmt.Fprintf(stdout, "%s\n\n%s\n\nFlags:\n", line, strings.TrimSpace(usage))
 		fs.PrintDefaults()
 		fs.SetOutput(io.Discard)
 	}
