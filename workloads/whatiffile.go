@@ -129,6 +129,11 @@ func ReadWhatIf(path string) (WhatIfReport, error) {
 	if len(rs) == 0 {
 		return r, fmt.Errorf("%s: no results", path)
 	}
+	if strings.Contains(string(rs[0].Name), "/script=") {
+		// whatif -- COMMAND's file: its model and checks are the script's,
+		// which --from does not rebuild yet.
+		return r, fmt.Errorf("%s: the what-if of a user's own command (whatif -- COMMAND --out), whose report --from does not rebuild: run the command again", path)
+	}
 	get := func(key string) string { return rs[0].GetConfig(key) }
 	legacy := get(keyProfile) == "" && get(keyCommand) == "" && get(grids[0].key) == "" && hasProfileRecords(rs)
 	var missing []string

@@ -47,6 +47,8 @@ func TestWhatIfBadInputExits2(t *testing.T) {
 		{[]string{"whatif", "--stats", garbage}, "garbage.json: not a what-if profile"},
 		{[]string{"whatif", "--stats", "a.json", "--ladder"}, "--ladder runs the pipeline"},
 		{[]string{"whatif", "extra"}, `unexpected argument "extra"`},
+		// A file of whatif -- COMMAND: --from says it rebuilds no such report.
+		{[]string{"whatif", "--from", "../../results/own-loop-imagefolder-whatif.txt"}, "the what-if of a user's own command"},
 	} {
 		code, _, stderr := runCLI(tc.args...)
 		if code != 2 {
