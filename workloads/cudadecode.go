@@ -217,8 +217,7 @@ func (d CUDADecode) runTurbo(ctx context.Context, env Env, files [][]byte) ([]*b
 		if i == 0 { // the untimed warm-up batch
 			continue
 		}
-		if err := keep(&benchfmt.Result{Name: name, Iters: d.Batch,
-			Values: []benchfmt.Value{{Value: float64(d.Batch) / took.Seconds(), Unit: "images/s"}}}); err != nil {
+		if err := keep(d.rate(name, took)); err != nil {
 			return out, err
 		}
 	}
@@ -289,8 +288,7 @@ func (d CUDADecode) nvjpegBatches(ctx context.Context, env Env, dec *cuda.JPEGDe
 		if i == 0 { // the untimed warm-up batch
 			continue
 		}
-		if err := keep(&benchfmt.Result{Name: name, Iters: d.Batch,
-			Values: []benchfmt.Value{{Value: float64(d.Batch) / took.Seconds(), Unit: "images/s"}}}); err != nil {
+		if err := keep(d.rate(name, took)); err != nil {
 			return out, err
 		}
 	}
@@ -321,4 +319,10 @@ func (d CUDADecode) turboBatch(i int, files [][]byte, decs []*turbojpeg.Decoder,
 	wg.Wait()
 	took := time.Since(start)
 	return took, errors.Join(errs...)
+}
+
+// rate is the record of one batch decoded in took: its images/s.
+func (d CUDADecode) rate(name benchfmt.Name, took time.Duration) *benchfmt.Result {
+	return &benchfmt.Result{Name: name, Iters: d.Batch,
+		Values: []benchfmt.Value{{Value: float64(d.Batch) / took.Seconds(), Unit: "images/s"}}}
 }
