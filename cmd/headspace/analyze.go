@@ -11,11 +11,12 @@ import (
 	"github.com/headspace-bench/headspace/harness/analysis"
 	"github.com/headspace-bench/headspace/harness/driver"
 	"github.com/headspace-bench/headspace/internal/atomicfile"
+	"github.com/headspace-bench/headspace/internal/cli"
 	"github.com/headspace-bench/headspace/workloads"
 )
 
 func init() {
-	register(command{name: "analyze", summary: "headspace analysis: step time with the loader, then with cached batches", runs: []workloads.Experiment{workloads.Headspace{}}, run: runAnalyze})
+	register(cli.Command{Name: "analyze", Summary: "headspace analysis: step time with the loader, then with cached batches", Runs: []string{"Headspace"}, Run: runAnalyze})
 }
 
 const analyzeUsage = `
@@ -54,7 +55,7 @@ becomes fetch then decode, each with its statistics; --page-cache and
 --max-failures as in headspace ladder.`
 
 func runAnalyze(ctx context.Context, args []string, stdout, stderr io.Writer) error {
-	fs := newFlagSet("analyze", analyzeUsage, stdout)
+	fs := cli.NewFlagSet("analyze", analyzeUsage, stdout)
 	var pf pipelineFlags
 	pf.register(fs)
 	workers := fs.Int("workers", 4, "loader `workers` per stage")
@@ -71,23 +72,23 @@ func runAnalyze(ctx context.Context, args []string, stdout, stderr io.Writer) er
 	every := fs.Duration("stats-every", 0, "print stage statistics to stderr this often (`interval`; 0: only at the end)")
 	var of ownFlags
 	of.register(fs)
-	if err := parseArgs(fs, args); err != nil {
+	if err := cli.ParseArgs(fs, args); err != nil {
 		return err
 	}
 	if hasCommand(fs, args) {
 		return runOwnAnalyze(ctx, fs, &of, ownAnalyzeFlags{numCaches: *numCaches, after: *after, stepsAfter: *stepsAfter, total: *total,
 			out: *out, plot: *plotPath, force: *force}, stdout, stderr)
 	}
-	if err := parseFlags(fs, args); err != nil {
+	if err := cli.ParseFlags(fs, args); err != nil {
 		return err
 	}
 	if err := checkOwnFlags(fs, false); err != nil {
 		return err
 	}
-	defer pf.data.close() // the --link, if one was started
+	defer pf.data.Close() // the --link, if one was started
 	// The numeric flags' ranges are the bounds table's, checked as they
 	// are parsed.
-	if _, err := parseList("--transforms", *impl, []string{"naive", "fast"}); err != nil {
+	if _, err := cli.ParseList("--transforms", *impl, []string{"naive", "fast"}); err != nil {
 		return err
 	}
 	pcfg, err := pf.config(ctx, *workers, *impl)
@@ -97,15 +98,15 @@ func runAnalyze(ctx context.Context, args []string, stdout, stderr io.Writer) er
 	pcfg.LoadLatency = *latency
 	cfg := analysis.Config{Pipeline: pcfg, NumCaches: *numCaches, ReturnCachesAfter: *after, StepsAfter: *stepsAfter, TotalSteps: *total, Skip: 1}
 	if err := cfg.Validate(); err != nil {
-		return usageError{err.Error()}
+		return cli.UsageError{Msg: err.Error()}
 	}
 	// The caches hold NumCaches batches beside the loader's.
-	if err := fitsPipeline(pcfg, 1, int64(*numCaches)*pcfg.BatchBytes()); err != nil {
+	if err := cli.FitsPipeline(pcfg, 1, int64(*numCaches)*pcfg.BatchBytes()); err != nil {
 		return err
 	}
 	resultsOut := driver.Output{Path: *out, Benchmarks: analysis.Benchmarks, Force: *force, Beside: true}
 	plotBase := strings.TrimSuffix(strings.TrimSuffix(*plotPath, ".png"), ".svg")
-	if err := firstErr(checkOutputs(figure(prefixed(plotBase, ".png")), figure(prefixed(plotBase, ".svg")), output{*statsJSON, statsKind}),
+	if err := cli.FirstErr(cli.CheckOutputs(cli.Figure(cli.Prefixed(plotBase, ".png")), cli.Figure(cli.Prefixed(plotBase, ".svg")), cli.Output{Path: *statsJSON, Kind: cli.StatsKind}),
 		driver.Check(resultsOut)); err != nil {
 		return err
 	}
@@ -138,7 +139,7 @@ func runAnalyze(ctx context.Context, args []string, stdout, stderr io.Writer) er
 		if err != nil {
 			return err
 		}
-		keptNote(stdout, *out, wrote)
+		cli.KeptNote(stdout, *out, wrote)
 		fmt.Fprintf(stdout, "results: %s (go tool benchstat -col /phase %s)\n", wrote, wrote)
 	}
 	return nil
@@ -165,5 +166,5 @@ func writeAnalysisFiles(stdout io.Writer, rep analysis.Report, base string, plot
 	if err != nil {
 		return err
 	}
-	return atomicfile.WriteKindBytes(statsJSON, statsKind, append(b, '\n'))
+	return atomicfile.WriteKindBytes(statsJSON, cli.StatsKind, append(b, '\n'))
 }

@@ -10,13 +10,15 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/headspace-bench/headspace/internal/cli"
 )
 
 // TestEveryNumericFlagBounded walks every command's flags (each verb's,
 // for a command with verbs), as its -h parses them, and for every
 // numeric one (int, int64, uint, uint64, float64, duration; flags made
-// by newFlagSet, whose sets parseArgs checks) checks that
-// it has a bound (bounds.go), that its default lies within it, and that
+// by cli.NewFlagSet, whose sets cli.ParseArgs checks) checks that
+// it has a bound (internal/cli/bounds.go), that its default lies within it, and that
 // a value just outside it, on either side the flag's type can hold, is
 // refused with exit 2 and one line naming the flag, before the command
 // does anything. docs/commands.md promises a bound on every numeric
@@ -28,8 +30,8 @@ func TestEveryNumericFlagBounded(t *testing.T) {
 	}
 	var sets []parsed
 	var current []string
-	flagSetMade = func(fs *flag.FlagSet) { sets = append(sets, parsed{current, fs}) }
-	defer func() { flagSetMade = nil }()
+	cli.FlagSetMade = func(fs *flag.FlagSet) { sets = append(sets, parsed{current, fs}) }
+	defer func() { cli.FlagSetMade = nil }()
 	names := slices.Sorted(func(yield func(string) bool) {
 		for n := range commands {
 			if !yield(n) {
@@ -39,7 +41,7 @@ func TestEveryNumericFlagBounded(t *testing.T) {
 	})
 	for _, name := range names {
 		invocations := [][]string{{name}}
-		if vs := commands[name].verbs; len(vs) > 0 {
+		if vs := commands[name].Verbs; len(vs) > 0 {
 			invocations = nil
 			for _, v := range vs {
 				invocations = append(invocations, []string{name, v})
@@ -50,20 +52,20 @@ func TestEveryNumericFlagBounded(t *testing.T) {
 			n := len(sets)
 			run(context.Background(), append(slices.Clone(inv), "-h"), io.Discard, io.Discard)
 			if len(sets) == n {
-				t.Errorf("%s -h made no flag set with newFlagSet: its flags cannot be checked", strings.Join(inv, " "))
+				t.Errorf("%s -h made no flag set with cli.NewFlagSet: its flags cannot be checked", strings.Join(inv, " "))
 			}
 		}
 	}
-	flagSetMade = nil
+	cli.FlagSetMade = nil
 	checked := 0
 	for _, p := range sets {
 		p.fs.VisitAll(func(f *flag.Flag) {
-			def, ok := numericValue(f)
+			def, ok := cli.NumericValue(f)
 			if !ok {
 				return
 			}
 			cmd := strings.Join(p.args, " ")
-			b, ok := boundOf(p.fs, f.Name)
+			b, ok := cli.BoundOf(p.fs, f.Name)
 			if !ok {
 				t.Errorf("%s --%s (%s) has no bound", cmd, f.Name, f.DefValue)
 				return
@@ -88,7 +90,7 @@ func TestEveryNumericFlagBounded(t *testing.T) {
 
 // outside are values of f just outside bound b that f's type can hold:
 // below Lo and above Hi.
-func outside(f *flag.Flag, b bound) []string {
+func outside(f *flag.Flag, b cli.Bound) []string {
 	var out []string
 	switch f.Value.(flag.Getter).Get().(type) {
 	case int, int64:

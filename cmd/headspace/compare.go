@@ -8,11 +8,12 @@ import (
 
 	"github.com/headspace-bench/headspace/harness/gate"
 	"github.com/headspace-bench/headspace/history"
+	"github.com/headspace-bench/headspace/internal/cli"
 )
 
 func init() {
-	register(command{name: "compare", summary: "the regression gate: compare two result files as benchstat does", run: runCompare})
-	register(command{name: "baseline", summary: "print the baseline path of the machine a result file comes from", run: runBaseline})
+	register(cli.Command{Name: "compare", Summary: "the regression gate: compare two result files as benchstat does", Run: runCompare})
+	register(cli.Command{Name: "baseline", Summary: "print the baseline path of the machine a result file comes from", Run: runBaseline})
 }
 
 const compareUsage = `
@@ -50,57 +51,57 @@ Other units take the files' Unit lines. Metrics with too few samples to
 judge are said plainly, not passed.`
 
 func runCompare(ctx context.Context, args []string, stdout, stderr io.Writer) error {
-	fs := newFlagSet("compare", compareUsage, stdout)
+	fs := cli.NewFlagSet("compare", compareUsage, stdout)
 	def := gate.DefaultOptions()
 	threshold := fs.Float64("threshold", def.Threshold, "relative `change` in [0, 1) a significant regression must exceed (0.05 = 5%; 0: any)")
 	alpha := fs.Float64("alpha", def.Alpha, "false discovery `rate` over the metrics tested (Benjamini–Hochberg), in (0, 1)")
 	coverage := fs.Float64("min-coverage", def.MinCoverage, "`share` of OLD's benchmarks NEW must hold, in [0, 1]")
 	cross := fs.Bool("cross-machine", false, "compare files from different machines or devices (the report says so first)")
 	hist := fs.String("history", "", "a history store `DIR` (headspace history): a change must also exceed 3 × its metric's spread between NEW's machine's runs there")
-	if err := parseArgs(fs, args); err != nil {
+	if err := cli.ParseArgs(fs, args); err != nil {
 		return err
 	}
 	if fs.NArg() != 2 {
-		return usagef("want two files, OLD and NEW; got %d arguments", fs.NArg())
+		return cli.Usagef("want two files, OLD and NEW; got %d arguments", fs.NArg())
 	}
 	opt := gate.Options{Threshold: *threshold, Alpha: *alpha, MinCoverage: *coverage, CrossMachine: *cross}
 	if err := opt.Validate(); err != nil {
-		return usageError{err.Error()}
+		return cli.UsageError{Msg: err.Error()}
 	}
 	if *hist != "" {
 		m, err := gate.ReadMachine(fs.Arg(1))
 		if err != nil {
-			return usageError{err.Error()}
+			return cli.UsageError{Msg: err.Error()}
 		}
 		if fi, err := os.Stat(*hist); err != nil || !fi.IsDir() {
-			return usagef("--history %s: not a history store folder", *hist)
+			return cli.Usagef("--history %s: not a history store folder", *hist)
 		}
 		folder, err := history.MachineFolder(*hist, m)
 		if err != nil {
-			return usageError{err.Error()}
+			return cli.UsageError{Msg: err.Error()}
 		}
 		if opt.Spread, err = history.Spread(ctx, *hist, folder); err != nil {
 			if ctx.Err() != nil {
 				return err
 			}
-			return usageError{err.Error()}
+			return cli.UsageError{Msg: err.Error()}
 		}
 	}
 	rep, err := gate.CompareFiles(fs.Arg(0), fs.Arg(1), opt)
 	if err != nil {
-		return usageError{err.Error()}
+		return cli.UsageError{Msg: err.Error()}
 	}
 	if err := rep.Evidence(opt.MinCoverage); err != nil {
-		return usageError{err.Error()}
+		return cli.UsageError{Msg: err.Error()}
 	}
 	if err := rep.WriteText(stdout); err != nil {
 		return err
 	}
 	if n := len(rep.Regressions()); n > 0 {
-		return exitError{code: 1, msg: plural(n, "regression") + " beyond the threshold"}
+		return exitError{code: 1, msg: cli.Plural(n, "regression") + " beyond the threshold"}
 	}
 	if n := len(rep.Disturbed()); n > 0 {
-		return exitError{code: gate.ExitDisturbed, msg: plural(n, "metric") + " worse beyond the threshold on disturbed runs: rerun on a quiet machine"}
+		return exitError{code: gate.ExitDisturbed, msg: cli.Plural(n, "metric") + " worse beyond the threshold on disturbed runs: rerun on a quiet machine"}
 	}
 	return nil
 }
@@ -114,16 +115,16 @@ named after the device, the CPU model and the cores FILE was recorded with
 machine; ci/gate.sh and make baseline use this path.`
 
 func runBaseline(ctx context.Context, args []string, stdout, stderr io.Writer) error {
-	fs := newFlagSet("baseline", baselineUsage, stdout)
-	if err := parseArgs(fs, args); err != nil {
+	fs := cli.NewFlagSet("baseline", baselineUsage, stdout)
+	if err := cli.ParseArgs(fs, args); err != nil {
 		return err
 	}
 	if fs.NArg() != 1 {
-		return usagef("want one result file; got %d arguments", fs.NArg())
+		return cli.Usagef("want one result file; got %d arguments", fs.NArg())
 	}
 	path, err := gate.BaselinePath(fs.Arg(0))
 	if err != nil {
-		return usageError{err.Error()}
+		return cli.UsageError{Msg: err.Error()}
 	}
 	_, err = fmt.Fprintln(stdout, path)
 	return err

@@ -19,12 +19,13 @@ import (
 	"github.com/headspace-bench/headspace/device"
 	"github.com/headspace-bench/headspace/harness/driver"
 	"github.com/headspace-bench/headspace/harness/resultfile"
+	"github.com/headspace-bench/headspace/internal/cli"
 	"github.com/headspace-bench/headspace/internal/summary"
 	"github.com/headspace-bench/headspace/workloads"
 )
 
 func init() {
-	register(command{name: "cuda", verbs: []string{"check", "decode"}, summary: "the GPU: check (kernels against their reference, copy speeds, the Net's step), decode (nvJPEG's rate)", runs: []workloads.Experiment{workloads.CUDACheck{}, workloads.CUDADecode{}}, run: runCUDA})
+	register(cli.Command{Name: "cuda", Verbs: []string{"check", "decode"}, Summary: "the GPU: check (kernels against their reference, copy speeds, the Net's step), decode (nvJPEG's rate)", Runs: []string{"CUDA", "CUDADecode"}, Run: runCUDA})
 }
 
 // cudaDevice is a CUDA Device that owns its context.
@@ -165,13 +166,13 @@ func runCUDA(ctx context.Context, args []string, stdout, stderr io.Writer) error
 			return nil
 		}
 		if len(args) == 0 {
-			return usagef("want a verb: headspace cuda check, decode or goals")
+			return cli.Usagef("want a verb: headspace cuda check, decode or goals")
 		}
-		return usagef("unknown verb %q: want check, decode or goals", args[0])
+		return cli.Usagef("unknown verb %q: want check, decode or goals", args[0])
 	}
-	fs := newFlagSet("cuda check", cudaUsage, stdout)
+	fs := cli.NewFlagSet("cuda check", cudaUsage, stdout)
 	f := cudaCheckFlags(fs)
-	if err := parseFlags(fs, args[1:]); err != nil {
+	if err := cli.ParseFlags(fs, args[1:]); err != nil {
 		return err
 	}
 	sizes, err := parseSizesMiB(f.sizes)
@@ -180,11 +181,11 @@ func runCUDA(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	}
 	switch {
 	case f.batch <= 0 || f.side <= 0:
-		return usagef("--batch %d and --side %d must be positive", f.batch, f.side)
+		return cli.Usagef("--batch %d and --side %d must be positive", f.batch, f.side)
 	case f.steps <= 0 || f.reps <= 0:
-		return usagef("--steps %d and --reps %d must be positive", f.steps, f.reps)
+		return cli.Usagef("--steps %d and --reps %d must be positive", f.steps, f.reps)
 	}
-	precisions, err := parseList("--precision", f.precision, kernels.Precisions)
+	precisions, err := cli.ParseList("--precision", f.precision, kernels.Precisions)
 	if err != nil {
 		return err
 	}
@@ -194,7 +195,7 @@ func runCUDA(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	}
 	check := workloads.CUDACheck{Ordinal: f.ordinal, Sizes: sizes, Reps: f.reps, Batch: f.batch, Side: f.side, Steps: f.steps, Seed: f.seed, Precisions: precisions}
 	if err := check.Validate(); err != nil {
-		return usageError{err.Error()}
+		return cli.UsageError{Msg: err.Error()}
 	}
 	var info cuda.Info
 	env := checkPrinter(stdout, f, sizes, &info)
@@ -281,7 +282,7 @@ func writeCUDAUsage(w io.Writer) {
 		fmt.Fprintf(w, "  %-8s %s\n", v.name, v.summary)
 	}
 	for _, v := range cudaVerbs {
-		fs := newFlagSet("cuda "+v.name, v.usage, w)
+		fs := cli.NewFlagSet("cuda "+v.name, v.usage, w)
 		switch v.name {
 		case "check":
 			cudaCheckFlags(fs)
@@ -320,7 +321,7 @@ func cudaCheckFlags(fs *flag.FlagSet) *cudaCheckOpts {
 }
 
 func parseSizesMiB(s string) ([]int64, error) {
-	ns, err := parseInts("--sizes", s)
+	ns, err := cli.ParseInts("--sizes", s)
 	if err != nil {
 		return nil, err
 	}

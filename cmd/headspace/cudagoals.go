@@ -4,6 +4,7 @@ import (
 	"io"
 
 	"github.com/headspace-bench/headspace/harness/gpugoals"
+	"github.com/headspace-bench/headspace/internal/cli"
 )
 
 const cudaGoalsUsage = `
@@ -17,16 +18,16 @@ figure whose file is not there yet is "not measured"; a file that is
 there but unreadable is exit 2. Nothing runs on the GPU.`
 
 func runCUDAGoals(args []string, stdout io.Writer) error {
-	fs := newFlagSet("cuda goals", cudaGoalsUsage, stdout)
-	if err := parseArgs(fs, args); err != nil {
+	fs := cli.NewFlagSet("cuda goals", cudaGoalsUsage, stdout)
+	if err := cli.ParseArgs(fs, args); err != nil {
 		return err
 	}
 	if fs.NArg() != 1 {
-		return usagef("want one folder: headspace cuda goals DIR")
+		return cli.Usagef("want one folder: headspace cuda goals DIR")
 	}
 	rep, err := gpugoals.Goals(fs.Arg(0))
 	if err != nil {
-		return usageError{err.Error()}
+		return cli.UsageError{Msg: err.Error()}
 	}
 	return rep.WriteText(stdout)
 }

@@ -14,11 +14,12 @@ import (
 	"github.com/headspace-bench/headspace/datasets"
 	"github.com/headspace-bench/headspace/datasets/bucket"
 	"github.com/headspace-bench/headspace/datasets/ondisk"
+	"github.com/headspace-bench/headspace/internal/cli"
 	"github.com/headspace-bench/headspace/internal/progress"
 )
 
 func init() {
-	register(command{name: "dataset", verbs: []string{"write", "verify", "warm", "evict", "index", "upload"}, summary: "write the synthetic dataset to disk (raw, PNG, JPEG; files or tar shards), verify it, warm or evict it; index a dataset you have", run: runDataset})
+	register(cli.Command{Name: "dataset", Verbs: []string{"write", "verify", "warm", "evict", "index", "upload"}, Summary: "write the synthetic dataset to disk (raw, PNG, JPEG; files or tar shards), verify it, warm or evict it; index a dataset you have", Run: runDataset})
 }
 
 const datasetUsage = `
@@ -66,10 +67,10 @@ at the end; DIR must not exist, be empty, or (with --force) hold a dataset.`
 func runDataset(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	verbs := []string{"write", "verify", "warm", "evict", "index", "upload"}
 	if len(args) == 0 || args[0] == "-h" || args[0] == "--help" || args[0] == "-help" {
-		fs := newFlagSet("dataset <verb>", datasetUsage, stdout)
+		fs := cli.NewFlagSet("dataset <verb>", datasetUsage, stdout)
 		writeFlags(fs)
 		if len(args) == 0 {
-			return usagef("want a verb: %s (run 'headspace dataset -h')", strings.Join(verbs, ", "))
+			return cli.Usagef("want a verb: %s (run 'headspace dataset -h')", strings.Join(verbs, ", "))
 		}
 		fs.Usage()
 		return flag.ErrHelp
@@ -84,7 +85,7 @@ func runDataset(ctx context.Context, args []string, stdout, stderr io.Writer) er
 	case "upload":
 		return runDatasetUpload(ctx, args[1:], stdout)
 	}
-	return usagef("unknown verb %q: want %s", args[0], strings.Join(verbs, ", "))
+	return cli.Usagef("unknown verb %q: want %s", args[0], strings.Join(verbs, ", "))
 }
 
 type datasetWriteFlags struct {
@@ -112,36 +113,36 @@ func writeFlags(fs *flag.FlagSet) *datasetWriteFlags {
 }
 
 func runDatasetWrite(ctx context.Context, args []string, stdout io.Writer) error {
-	fs := newFlagSet("dataset write", datasetUsage, stdout)
+	fs := cli.NewFlagSet("dataset write", datasetUsage, stdout)
 	f := writeFlags(fs)
-	if err := parseFlags(fs, args); err != nil {
+	if err := cli.ParseFlags(fs, args); err != nil {
 		return err
 	}
-	w, h, err := parseSize("--raw-size", f.rawSize)
+	w, h, err := cli.ParseSize("--raw-size", f.rawSize)
 	if err != nil {
 		return err
 	}
 	switch {
 	case f.out == "":
-		return usagef("--out: want the dataset directory")
+		return cli.Usagef("--out: want the dataset directory")
 	case f.n < 1 || f.n > ondisk.MaxCount:
-		return usagef("--n %d must be within 1..%d", f.n, ondisk.MaxCount)
+		return cli.Usagef("--n %d must be within 1..%d", f.n, ondisk.MaxCount)
 	case w > ondisk.MaxSide || h > ondisk.MaxSide:
-		return usagef("--raw-size %dx%d: at most %dx%d", w, h, ondisk.MaxSide, ondisk.MaxSide)
+		return cli.Usagef("--raw-size %dx%d: at most %dx%d", w, h, ondisk.MaxSide, ondisk.MaxSide)
 	case f.classes < 1:
-		return usagef("--classes %d must be positive", f.classes)
+		return cli.Usagef("--classes %d must be positive", f.classes)
 	case !slices.Contains(datasets.Contents, f.content):
-		return usagef("--content %q: want noise or natural", f.content)
+		return cli.Usagef("--content %q: want noise or natural", f.content)
 	case !slices.Contains(ondisk.Formats, f.format):
-		return usagef("--format %q: want raw, png or jpeg", f.format)
+		return cli.Usagef("--format %q: want raw, png or jpeg", f.format)
 	case f.quality < 1 || f.quality > 100:
-		return usagef("--quality %d must be within 1..100", f.quality)
+		return cli.Usagef("--quality %d must be within 1..100", f.quality)
 	case !slices.Contains(ondisk.Layouts, f.layout):
-		return usagef("--layout %q: want files or shards", f.layout)
+		return cli.Usagef("--layout %q: want files or shards", f.layout)
 	case f.shardSize < 1 || f.shardSize > ondisk.MaxShard:
-		return usagef("--shard-size %d must be within 1..%d", f.shardSize, ondisk.MaxShard)
+		return cli.Usagef("--shard-size %d must be within 1..%d", f.shardSize, ondisk.MaxShard)
 	case f.workers < 0 || f.workers > ondisk.MaxWorkers:
-		return usagef("--workers %d must be within 0..%d", f.workers, ondisk.MaxWorkers)
+		return cli.Usagef("--workers %d must be within 0..%d", f.workers, ondisk.MaxWorkers)
 	}
 	src := datasets.Synthetic{Width: w, Height: h, Classes: f.classes, N: f.n, Seed: f.seed, Content: f.content}
 	bar := progress.New(os.Stderr, f.n)
@@ -152,7 +153,7 @@ func runDatasetWrite(ctx context.Context, args []string, stdout io.Writer) error
 	})
 	bar.Finish()
 	if errors.Is(err, ondisk.ErrRefused) {
-		return usageError{strings.TrimPrefix(err.Error(), "ondisk: ")}
+		return cli.UsageError{Msg: strings.TrimPrefix(err.Error(), "ondisk: ")}
 	}
 	if err != nil {
 		return err
@@ -171,16 +172,16 @@ func formatName(m *ondisk.Manifest) string {
 }
 
 func runDatasetDir(ctx context.Context, verb string, args []string, stdout io.Writer) error {
-	fs := newFlagSet("dataset "+verb+" DIR", datasetUsage, stdout)
-	if err := parseArgs(fs, args); err != nil {
+	fs := cli.NewFlagSet("dataset "+verb+" DIR", datasetUsage, stdout)
+	if err := cli.ParseArgs(fs, args); err != nil {
 		return err
 	}
 	if fs.NArg() != 1 {
-		return usagef("%s: want one dataset directory", verb)
+		return cli.Usagef("%s: want one dataset directory", verb)
 	}
 	dir := fs.Arg(0)
 	if _, err := ondisk.ReadManifest(dir); err != nil {
-		return usageError{strings.TrimPrefix(err.Error(), "ondisk: ")}
+		return cli.UsageError{Msg: strings.TrimPrefix(err.Error(), "ondisk: ")}
 	}
 	switch verb {
 	case "verify":
@@ -202,7 +203,7 @@ func runDatasetDir(ctx context.Context, verb string, args []string, stdout io.Wr
 	case "evict":
 		if !ondisk.EvictAvailable {
 			_, err := ondisk.Evict(ctx, dir)
-			return usageError{strings.TrimPrefix(err.Error(), "ondisk: ")}
+			return cli.UsageError{Msg: strings.TrimPrefix(err.Error(), "ondisk: ")}
 		}
 		st, err := ondisk.Evict(ctx, dir)
 		if err != nil {
@@ -218,14 +219,14 @@ func runDatasetDir(ctx context.Context, verb string, args []string, stdout io.Wr
 }
 
 func runDatasetIndex(ctx context.Context, args []string, stdout io.Writer) error {
-	fs := newFlagSet("dataset index DIR|s3://BUCKET/PREFIX", datasetUsage, stdout)
+	fs := cli.NewFlagSet("dataset index DIR|s3://BUCKET/PREFIX", datasetUsage, stdout)
 	var bo bucket.Options
 	bo.RegisterFlags(fs)
-	if err := parseArgs(fs, args); err != nil {
+	if err := cli.ParseArgs(fs, args); err != nil {
 		return err
 	}
 	if fs.NArg() != 1 {
-		return usagef("index: want one dataset directory or s3:// URL")
+		return cli.Usagef("index: want one dataset directory or s3:// URL")
 	}
 	dir := fs.Arg(0)
 	if bucket.IsURL(dir) {
@@ -234,7 +235,7 @@ func runDatasetIndex(ctx context.Context, args []string, stdout io.Writer) error
 			if ctx.Err() != nil {
 				return ctx.Err() // SIGINT: exit 130
 			}
-			return usageError{strings.TrimPrefix(err.Error(), "ondisk: ")}
+			return cli.UsageError{Msg: strings.TrimPrefix(err.Error(), "ondisk: ")}
 		}
 		r := in.Remote
 		fmt.Fprintf(stdout, "%s: %s, %d samples in %d classes, %s, %s, %d unreadable; listed %d objects (%.1f MB) in %.3f s, indexed in %.3f s; listing %s\n",
@@ -250,10 +251,10 @@ func runDatasetIndex(ctx context.Context, args []string, stdout io.Writer) error
 	}
 	kind, err := ondisk.DetectKind(dir)
 	if err != nil {
-		return usageError{strings.TrimPrefix(err.Error(), "ondisk: ")}
+		return cli.UsageError{Msg: strings.TrimPrefix(err.Error(), "ondisk: ")}
 	}
 	if kind == "headspace" {
-		return usagef("index: %s holds a dataset written by headspace (%s): it needs no index", dir, ondisk.ManifestName)
+		return cli.Usagef("index: %s holds a dataset written by headspace (%s): it needs no index", dir, ondisk.ManifestName)
 	}
 	x, err := ondisk.BuildIndex(ctx, dir)
 	if err != nil {
@@ -281,35 +282,35 @@ func runDatasetIndex(ctx context.Context, args []string, stdout io.Writer) error
 }
 
 func runDatasetUpload(ctx context.Context, args []string, stdout io.Writer) error {
-	fs := newFlagSet("dataset upload DIR s3://BUCKET/PREFIX", datasetUsage, stdout)
+	fs := cli.NewFlagSet("dataset upload DIR s3://BUCKET/PREFIX", datasetUsage, stdout)
 	var bo bucket.Options
 	bo.RegisterFlags(fs)
 	mk := fs.Bool("make-bucket", false, "create the bucket if it does not exist")
 	replace := fs.Bool("replace", false, "upload to a prefix that holds objects: the old ones are deleted (the old manifest first), never mixed with the new")
-	if err := parseArgs(fs, args); err != nil {
+	if err := cli.ParseArgs(fs, args); err != nil {
 		return err
 	}
 	if fs.NArg() != 2 {
-		return usagef("upload: want a dataset directory and an s3://BUCKET/PREFIX URL")
+		return cli.Usagef("upload: want a dataset directory and an s3://BUCKET/PREFIX URL")
 	}
 	dir, dst := fs.Arg(0), fs.Arg(1)
 	u, err := bucket.ParseURL(dst)
 	if err != nil {
-		return usageError{err.Error()}
+		return cli.UsageError{Msg: err.Error()}
 	}
 	if _, err := ondisk.DetectKind(dir); err != nil {
-		return usageError{strings.TrimPrefix(err.Error(), "ondisk: ")}
+		return cli.UsageError{Msg: strings.TrimPrefix(err.Error(), "ondisk: ")}
 	}
 	// Every file checked before a bucket is made or an object put.
 	if err := ondisk.CheckUpload(ctx, dir); errors.Is(err, ondisk.ErrRefused) {
-		return usageError{strings.TrimPrefix(err.Error(), "ondisk: ")}
+		return cli.UsageError{Msg: strings.TrimPrefix(err.Error(), "ondisk: ")}
 	} else if err != nil {
 		return err
 	}
 	if *mk {
 		c, err := bucket.OpenUnchecked(u, bo)
 		if err != nil {
-			return usageError{err.Error()}
+			return cli.UsageError{Msg: err.Error()}
 		}
 		if err := c.MakeBucket(ctx); err != nil {
 			return err
@@ -317,12 +318,12 @@ func runDatasetUpload(ctx context.Context, args []string, stdout io.Writer) erro
 	}
 	c, err := bucket.Open(ctx, u, bo)
 	if err != nil {
-		return usageError{err.Error()}
+		return cli.UsageError{Msg: err.Error()}
 	}
 	t0 := time.Now()
 	up, err := ondisk.UploadWith(ctx, c, dir, ondisk.UploadOptions{Replace: *replace})
 	if errors.Is(err, ondisk.ErrRefused) {
-		return usageError{strings.TrimPrefix(err.Error(), "ondisk: ")}
+		return cli.UsageError{Msg: strings.TrimPrefix(err.Error(), "ondisk: ")}
 	}
 	if err != nil {
 		return err

@@ -13,10 +13,11 @@ import (
 
 	"github.com/headspace-bench/headspace/harness/driver"
 	"github.com/headspace-bench/headspace/harness/gate"
+	"github.com/headspace-bench/headspace/internal/cli"
 )
 
 func init() {
-	register(command{name: "gate", summary: "the paired regression gate: build a base revision and run it and this tree alternately", run: runGate})
+	register(cli.Command{Name: "gate", Summary: "the paired regression gate: build a base revision and run it and this tree alternately", Run: runGate})
 }
 
 const gateUsage = `
@@ -64,19 +65,19 @@ once, no confirmation stage), printing the report; nothing runs. For
 files made elsewhere, use 'headspace compare OLD NEW'.`
 
 func runGate(ctx context.Context, args []string, stdout, stderr io.Writer) error {
-	fs := newFlagSet("gate", gateUsage, stdout)
+	fs := cli.NewFlagSet("gate", gateUsage, stdout)
 	base := fs.String("base", "", "the base `revision` (a commit, branch or tag) to compare this tree against")
 	out := fs.String("out", "", "`DIR` for base.txt, head.txt and gate.txt (created; must not hold a session)")
 	rounds := fs.Int("rounds", gate.DefaultRounds, "rounds of the first stage")
 	confirm := fs.Int("confirm", gate.DefaultConfirmRounds, "rounds a first alarm adds to confirm it")
 	threshold := fs.Float64("threshold", gate.DefaultPairedThreshold, "relative `change` of the median ratio a verdict of slower or faster must exceed (0.03 = 3%)")
 	seed := fs.Uint64("seed", uint64(time.Now().UnixNano()), "`seed` of the rounds' order and the bootstrap (recorded in the report)")
-	wait := fs.Duration("quiet-wait", defaultQuietWait(), "before each round, wait at most `time` for the machine's CPU pressure to fall below 10% (0: do not wait)")
+	wait := fs.Duration("quiet-wait", cli.DefaultQuietWait(), "before each round, wait at most `time` for the machine's CPU pressure to fall below 10% (0: do not wait)")
 	headTags := fs.String("head-tags", "", "build `tags` for the head build only (headspace_inject: a calibrated slowdown, see docs/gate.md)")
 	replay := fs.String("replay", "", "decide again on a session's `DIR` (its base.txt and head.txt, one run a round) and print the report; nothing runs or is written")
 	canary := fs.Float64("canary", -1, "run the session as a canary whose head is slower by `fraction` (0 for A/A; 0.10 with --head-tags headspace_inject and HEADSPACE_INJECT=raw=0.10), and record its outcome in DIR/canary.txt for the history")
 	canaries := fs.Bool("canaries", false, "print the false-failure rate and power, with Clopper–Pearson intervals, of every canary session under the `PATH`s given after the flags (canary.txt records, history stores, ci/aa-paired.sh sessions.tsv); nothing runs")
-	if err := parseArgs(fs, args); err != nil {
+	if err := cli.ParseArgs(fs, args); err != nil {
 		return err
 	}
 	if *replay != "" {
@@ -91,12 +92,12 @@ func runGate(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	}
 	opt := gate.PairedOptions{Threshold: *threshold, Seed: *seed}
 	if err := opt.Validate(); err != nil {
-		return usageError{err.Error()}
+		return cli.UsageError{Msg: err.Error()}
 	}
 	live := gate.Live{Base: *base, HeadTags: *headTags, Command: command, Out: *out, QuietWait: *wait,
 		Session: gate.Session{Rounds: *rounds, Confirm: *confirm, Options: opt, Seed: *seed},
 		// The gate waits for a quiet machine itself: the runs do not.
-		ChildEnv: []string{envQuietWait + "=0"}, Log: stderr}
+		ChildEnv: []string{cli.EnvQuietWait + "=0"}, Log: stderr}
 	if *canary >= 0 {
 		live.Canary = canary
 	}
@@ -109,26 +110,26 @@ func runGate(ctx context.Context, args []string, stdout, stderr io.Writer) error
 func checkGateArgs(base, out string, command []string, rounds, confirm int, wait time.Duration, canary float64, headTags string) error {
 	switch {
 	case base == "":
-		return usagef("--base REV is required")
+		return cli.Usagef("--base REV is required")
 	case out == "":
-		return usagef("--out DIR is required")
+		return cli.Usagef("--out DIR is required")
 	case len(command) == 0:
-		return usagef("want the command to run after --, e.g. -- ladder --levels none,raw --steps 2")
+		return cli.Usagef("want the command to run after --, e.g. -- ladder --levels none,raw --steps 2")
 	case rounds < gate.DefaultMinRounds || rounds > 1000:
-		return usagef("--rounds %d: want %d to 1000 (a verdict needs %d undisturbed rounds)", rounds, gate.DefaultMinRounds, gate.DefaultMinRounds)
+		return cli.Usagef("--rounds %d: want %d to 1000 (a verdict needs %d undisturbed rounds)", rounds, gate.DefaultMinRounds, gate.DefaultMinRounds)
 	case confirm < gate.DefaultMinRounds || confirm > 1000:
-		return usagef("--confirm %d: want %d to 1000", confirm, gate.DefaultMinRounds)
+		return cli.Usagef("--confirm %d: want %d to 1000", confirm, gate.DefaultMinRounds)
 	case wait < 0:
-		return usagef("--quiet-wait %v: want 0 or more", wait)
+		return cli.Usagef("--quiet-wait %v: want 0 or more", wait)
 	case canary != -1 && !(canary >= 0 && canary < 10):
-		return usagef("--canary %v: want the head's injected slowdown as a fraction in [0, 10) (0 for A/A)", canary)
+		return cli.Usagef("--canary %v: want the head's injected slowdown as a fraction in [0, 10) (0 for A/A)", canary)
 	case canary > 0 && !strings.Contains(headTags, "headspace_inject"):
-		return usagef("--canary %v: a slowed head is built with --head-tags headspace_inject (and HEADSPACE_INJECT set)", canary)
+		return cli.Usagef("--canary %v: a slowed head is built with --head-tags headspace_inject (and HEADSPACE_INJECT set)", canary)
 	}
 	for _, a := range command[1:] {
 		name := strings.TrimLeft(strings.SplitN(a, "=", 2)[0], "-")
 		if strings.HasPrefix(a, "-") && slices.Contains([]string{"out", "count", "fresh"}, name) {
-			return usagef("the command's %s is the gate's to set: leave it out", a)
+			return cli.Usagef("the command's %s is the gate's to set: leave it out", a)
 		}
 	}
 	return nil
@@ -141,7 +142,7 @@ func gateOutcome(ctx context.Context, stdout io.Writer, res gate.LiveResult, run
 	var setup gate.SetupError
 	switch {
 	case errors.As(runErr, &setup):
-		return usageError{setup.Msg}
+		return cli.UsageError{Msg: setup.Msg}
 	case runErr != nil && ctx.Err() != nil && res.Files[gate.Base] == "":
 		return driver.Interrupted{Kept: "nothing: interrupted before the first round"}
 	case runErr != nil && res.Files[gate.Base] == "":
@@ -167,11 +168,11 @@ func gateOutcome(ctx context.Context, stdout io.Writer, res gate.LiveResult, run
 // of every benchmark in DIR/base.txt and DIR/head.txt.
 func replayGate(dir string, opt gate.PairedOptions, stdout io.Writer) error {
 	if err := opt.Validate(); err != nil {
-		return usageError{err.Error()}
+		return cli.UsageError{Msg: err.Error()}
 	}
 	rounds, err := gate.ReplayRounds(dir)
 	if err != nil {
-		return usageError{fmt.Sprintf("--replay %s: %v", dir, err)}
+		return cli.UsageError{Msg: fmt.Sprintf("--replay %s: %v", dir, err)}
 	}
 	rep := gate.ComparePaired(rounds, opt)
 	o := gate.Outcome{Rounds: rounds, Report: rep, First: rep}
@@ -190,11 +191,11 @@ func replayGate(dir string, opt gate.PairedOptions, stdout io.Writer) error {
 // printCanaries prints the rates of every canary under paths.
 func printCanaries(paths []string, stdout io.Writer) error {
 	if len(paths) == 0 {
-		return usagef("--canaries: want the paths to read after the flags, e.g. --canaries results/store results/paired-aa-r2")
+		return cli.Usagef("--canaries: want the paths to read after the flags, e.g. --canaries results/store results/paired-aa-r2")
 	}
 	cs, err := gate.ReadCanaries(paths...)
 	if err != nil {
-		return usageError{err.Error()}
+		return cli.UsageError{Msg: err.Error()}
 	}
 	return gate.WriteCanaryText(stdout, cs)
 }

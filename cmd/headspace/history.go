@@ -12,10 +12,11 @@ import (
 	"github.com/headspace-bench/headspace/harness/gate"
 	"github.com/headspace-bench/headspace/history"
 	"github.com/headspace-bench/headspace/internal/atomicfile"
+	"github.com/headspace-bench/headspace/internal/cli"
 )
 
 func init() {
-	register(command{name: "history", verbs: []string{"add", "report", "latest", "generate"}, summary: "a results history across commits and machines: add runs, report change points as a page", run: runHistory})
+	register(cli.Command{Name: "history", Verbs: []string{"add", "report", "latest", "generate"}, Summary: "a results history across commits and machines: add runs, report change points as a page", Run: runHistory})
 }
 
 const historyUsage = `
@@ -79,11 +80,11 @@ docs/history.md.`
 
 func runHistory(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	if len(args) == 0 {
-		return usagef("want a subcommand: add, report, latest or generate (headspace history -h)")
+		return cli.Usagef("want a subcommand: add, report, latest or generate (headspace history -h)")
 	}
 	switch args[0] {
 	case "-h", "-help", "--help", "help":
-		fs := newFlagSet("history", historyUsage, stdout)
+		fs := cli.NewFlagSet("history", historyUsage, stdout)
 		fs.Usage()
 		return flag.ErrHelp
 	case "add":
@@ -95,32 +96,32 @@ func runHistory(ctx context.Context, args []string, stdout, stderr io.Writer) er
 	case "generate":
 		return runHistoryGenerate(ctx, args[1:], stdout)
 	}
-	return usagef("unknown subcommand %q: want add, report, latest or generate", args[0])
+	return cli.Usagef("unknown subcommand %q: want add, report, latest or generate", args[0])
 }
 
 func runHistoryAdd(ctx context.Context, args []string, stdout, stderr io.Writer) error {
-	fs := newFlagSet("history add", historyUsage, stdout)
+	fs := cli.NewFlagSet("history add", historyUsage, stdout)
 	store := fs.String("store", "", "the history store `DIR` (a folder committed in git)")
 	date := fs.String("date", "", "the run's `date` (RFC 3339) for files that record none; default: the file's modification time")
 	partial := fs.Bool("partial", false, "accept partial files (a partial: line: an interrupted run or a partial merge)")
-	if err := parseArgs(fs, args); err != nil {
+	if err := cli.ParseArgs(fs, args); err != nil {
 		return err
 	}
 	files := fs.Args() // FILE... follow the flags
 	if *store == "" {
-		return usagef("--store DIR is required")
+		return cli.Usagef("--store DIR is required")
 	}
 	if len(files) == 0 {
-		return usagef("want one or more result files to add")
+		return cli.Usagef("want one or more result files to add")
 	}
 	var when time.Time
 	if *date != "" {
 		t, err := time.Parse(time.RFC3339, *date)
 		if err != nil {
-			return usagef("--date %q: want RFC 3339, e.g. 2026-11-23T03:17:00Z", *date)
+			return cli.Usagef("--date %q: want RFC 3339, e.g. 2026-11-23T03:17:00Z", *date)
 		}
 		if err := history.CheckDate(t, time.Now()); err != nil {
-			return usagef("--date %v", err)
+			return cli.Usagef("--date %v", err)
 		}
 		when = t
 	}
@@ -133,7 +134,7 @@ func runHistoryAdd(ctx context.Context, args []string, stdout, stderr io.Writer)
 			if ctx.Err() != nil {
 				return err
 			}
-			return usageError{err.Error()}
+			return cli.UsageError{Msg: err.Error()}
 		}
 		fmt.Fprintf(stdout, "added %s: %s, commit %s, %s\n", f, run.Path, run.Commit, run.Date.Format(time.RFC3339))
 	}
@@ -141,41 +142,41 @@ func runHistoryAdd(ctx context.Context, args []string, stdout, stderr io.Writer)
 }
 
 func runHistoryReport(ctx context.Context, args []string, stdout io.Writer) error {
-	fs := newFlagSet("history report", historyUsage, stdout)
+	fs := cli.NewFlagSet("history report", historyUsage, stdout)
 	store := fs.String("store", "", "the history store `DIR`")
 	format := fs.String("format", "html", "`format`: html, text or markdown")
 	out := fs.String("out", "", "write to `FILE` (atomically); required for html")
-	if err := parseFlags(fs, args); err != nil {
+	if err := cli.ParseFlags(fs, args); err != nil {
 		return err
 	}
 	if *store == "" {
-		return usagef("--store DIR is required")
+		return cli.Usagef("--store DIR is required")
 	}
 	switch *format {
 	case "html", "text", "markdown":
 	default:
-		return usagef("--format %q: want html, text or markdown", *format)
+		return cli.Usagef("--format %q: want html, text or markdown", *format)
 	}
 	if *format == "html" && *out == "" {
-		return usagef("--format html needs --out PAGE.html")
+		return cli.Usagef("--format html needs --out PAGE.html")
 	}
 	if *out != "" {
-		if err := checkOutputs(output{*out, historyKind(*format)}); err != nil {
+		if err := cli.CheckOutputs(cli.Output{Path: *out, Kind: historyKind(*format)}); err != nil {
 			return err
 		}
 	}
 	if fi, err := os.Stat(*store); err != nil || !fi.IsDir() {
-		return usagef("--store %s: not a folder (add a run first: headspace history add --store %s FILE)", *store, *store)
+		return cli.Usagef("--store %s: not a folder (add a run first: headspace history add --store %s FILE)", *store, *store)
 	}
 	h, err := history.Load(ctx, *store, history.Options{})
 	if err != nil {
 		if ctx.Err() != nil {
 			return err
 		}
-		return usageError{err.Error()}
+		return cli.UsageError{Msg: err.Error()}
 	}
 	if len(h.Machines) == 0 {
-		return usagef("--store %s holds no runs (headspace history add --store %s FILE)", *store, *store)
+		return cli.Usagef("--store %s holds no runs (headspace history add --store %s FILE)", *store, *store)
 	}
 	if err := ctx.Err(); err != nil {
 		return err
@@ -215,28 +216,28 @@ func renderHistory(ctx context.Context, h *history.History, format string) (byte
 }
 
 func runHistoryLatest(ctx context.Context, args []string, stdout io.Writer) error {
-	fs := newFlagSet("history latest", historyUsage, stdout)
+	fs := cli.NewFlagSet("history latest", historyUsage, stdout)
 	store := fs.String("store", "", "the history store `DIR`")
-	if err := parseArgs(fs, args); err != nil {
+	if err := cli.ParseArgs(fs, args); err != nil {
 		return err
 	}
 	if *store == "" {
-		return usagef("--store DIR is required")
+		return cli.Usagef("--store DIR is required")
 	}
 	if fs.NArg() != 1 {
-		return usagef("want one result file")
+		return cli.Usagef("want one result file")
 	}
 	m, err := gate.ReadMachine(fs.Arg(0))
 	if err != nil {
-		return usageError{err.Error()}
+		return cli.UsageError{Msg: err.Error()}
 	}
 	folder, err := history.MachineFolder(*store, m)
 	if err != nil {
-		return usageError{err.Error()}
+		return cli.UsageError{Msg: err.Error()}
 	}
 	last, ok, err := history.Latest(*store, folder)
 	if err != nil {
-		return usageError{err.Error()}
+		return cli.UsageError{Msg: err.Error()}
 	}
 	if ok {
 		fmt.Fprintln(stdout, last.Path)
@@ -252,20 +253,20 @@ func historyKind(format string) atomicfile.Kind {
 }
 
 func runHistoryGenerate(ctx context.Context, args []string, stdout io.Writer) error {
-	fs := newFlagSet("history generate", historyUsage, stdout)
+	fs := cli.NewFlagSet("history generate", historyUsage, stdout)
 	store := fs.String("store", "", "the new store `DIR`")
 	g := history.YearOfNights()
 	fs.IntVar(&g.Nights, "nights", g.Nights, "`N` nightly runs")
 	fs.IntVar(&g.Series, "series", g.Series, "`S` benchmark × unit series")
 	fs.Uint64Var(&g.Seed, "seed", g.Seed, "the noise's and commits' `seed`")
-	if err := parseFlags(fs, args); err != nil {
+	if err := cli.ParseFlags(fs, args); err != nil {
 		return err
 	}
 	if *store == "" {
-		return usagef("--store DIR is required")
+		return cli.Usagef("--store DIR is required")
 	}
 	if g.Nights < 1 || g.Series < 1 {
-		return usagef("--nights %d --series %d: want at least one of each", g.Nights, g.Series)
+		return cli.Usagef("--nights %d --series %d: want at least one of each", g.Nights, g.Series)
 	}
 	var steps []history.Step
 	for _, st := range g.Steps {
@@ -278,7 +279,7 @@ func runHistoryGenerate(ctx context.Context, args []string, stdout io.Writer) er
 		if ctx.Err() != nil {
 			return err
 		}
-		return usageError{err.Error()}
+		return cli.UsageError{Msg: err.Error()}
 	}
 	fmt.Fprintf(stdout, "wrote %d runs × %d series to %s (%d injected steps)\n", g.Nights, g.Series, *store, len(g.Steps))
 	return nil

@@ -4,14 +4,16 @@ import (
 	"context"
 	"flag"
 	"fmt"
-	"github.com/headspace-bench/headspace/datasets/bucket"
-	"github.com/headspace-bench/headspace/harness/driver"
-	"github.com/headspace-bench/headspace/harness/level"
 	"io"
 	"slices"
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/headspace-bench/headspace/datasets/bucket"
+	"github.com/headspace-bench/headspace/harness/driver"
+	"github.com/headspace-bench/headspace/harness/level"
+	"github.com/headspace-bench/headspace/internal/cli"
 
 	"github.com/headspace-bench/headspace/cuda/kernels"
 	"github.com/headspace-bench/headspace/datasets"
@@ -27,7 +29,7 @@ import (
 )
 
 func init() {
-	register(command{name: "ladder", summary: "run the caching ladder: steps/s with data cached at each stage", runs: []workloads.Experiment{workloads.Ladder{}}, run: runLadder})
+	register(cli.Command{Name: "ladder", Summary: "run the caching ladder: steps/s with data cached at each stage", Runs: []string{"Ladder"}, Run: runLadder})
 }
 
 const ladderUsage = `
@@ -102,9 +104,9 @@ func checkDeviceTransforms(impls []string, dev string, deviceCrop bool) error {
 	device := slices.Contains(impls, transforms.DeviceName)
 	switch {
 	case device && dev != "cuda":
-		return usagef("--transforms device runs the transform as CUDA kernels: it needs --device cuda, not %s", dev)
+		return cli.Usagef("--transforms device runs the transform as CUDA kernels: it needs --device cuda, not %s", dev)
 	case deviceCrop && !device:
-		return usagef("--device-crop needs --transforms device")
+		return cli.Usagef("--device-crop needs --transforms device")
 	}
 	return nil
 }
@@ -112,7 +114,7 @@ func checkDeviceTransforms(impls []string, dev string, deviceCrop bool) error {
 // checkGraphs refuses --cuda-graphs off the CUDA device.
 func checkGraphs(graphs bool, dev string) error {
 	if graphs && dev != "cuda" {
-		return usagef("--cuda-graphs needs --device cuda, not %s", dev)
+		return cli.Usagef("--cuda-graphs needs --device cuda, not %s", dev)
 	}
 	return nil
 }
@@ -122,10 +124,10 @@ func checkGraphs(graphs bool, dev string) error {
 // changes, so a "tf32" result there would measure nothing it names.
 func checkPrecision(precision, dev string) error {
 	if !slices.Contains(kernels.Precisions, precision) {
-		return usagef("--precision %q: want %s", precision, strings.Join(kernels.Precisions, " or "))
+		return cli.Usagef("--precision %q: want %s", precision, strings.Join(kernels.Precisions, " or "))
 	}
 	if precision != kernels.PrecisionFP32 && dev != "cuda" {
-		return usagef("--precision %s needs --device cuda, not %s", precision, dev)
+		return cli.Usagef("--precision %s needs --device cuda, not %s", precision, dev)
 	}
 	return nil
 }
@@ -139,7 +141,7 @@ type pipelineFlags struct {
 	dev                   string
 	pinnedBW, pageableBW  float64
 	convertBW             float64
-	data                  dataFlags
+	data                  cli.DataFlags
 	deviceCrop            bool   // ladder: --device-crop, with --transforms device
 	graphs                bool   // ladder: --cuda-graphs, with --device cuda
 	precision             string // ladder: --precision, the Net's convolutions on --device cuda
@@ -160,25 +162,25 @@ func (f *pipelineFlags) register(fs *flag.FlagSet) {
 	fs.Float64Var(&f.pinnedBW, "pinned-gbps", emu.PinnedBandwidth/1e9, "emulated device: pinned host-to-device `GB/s`")
 	fs.Float64Var(&f.pageableBW, "pageable-gbps", emu.PageableBandwidth/1e9, "emulated device: pageable host-to-device `GB/s`")
 	fs.Float64Var(&f.convertBW, "convert-gbps", device.DefaultConvertBandwidth/1e9, "emulated device, placement device: assumed on-device uint8→float32 conversion `GB/s` of float32 written")
-	f.data.register(fs)
+	f.data.Register(fs)
 }
 
 // config turns the flags into a pipeline configuration with the given
 // workers and implementation, checked; ctx bounds indexing --data.
 func (f *pipelineFlags) config(ctx context.Context, workers int, impl string) (loader.Config, error) {
 	cfg := loader.DefaultConfig()
-	w, h, err := parseSize("--raw-size", f.rawSize)
+	w, h, err := cli.ParseSize("--raw-size", f.rawSize)
 	if err != nil {
 		return cfg, err
 	}
 	cfg.Dataset.Width, cfg.Dataset.Height, cfg.Dataset.Seed = w, h, f.seed
 	if cfg.Dataset.Content, err = datasets.ParseContent(f.content); err != nil {
-		return cfg, usagef("--%v", err)
+		return cfg, cli.Usagef("--%v", err)
 	}
-	if f.data.Dir != "" && f.data.set("content") {
-		return cfg, usagef("--content conflicts with --data: the dataset on disk has its own images")
+	if f.data.Dir != "" && f.data.Set("content") {
+		return cfg, cli.Usagef("--content conflicts with --data: the dataset on disk has its own images")
 	}
-	if cfg, err = f.data.apply(ctx, cfg); err != nil {
+	if cfg, err = f.data.Resolve(ctx, cfg); err != nil {
 		return cfg, err
 	}
 	cfg.Transforms.Crop = f.crop
@@ -186,7 +188,7 @@ func (f *pipelineFlags) config(ctx context.Context, workers int, impl string) (l
 	cfg.DeviceCrop = f.deviceCrop
 	if cfg.DeviceDecodes() {
 		if f.dev != "cuda" {
-			return cfg, usagef("--decoder nvjpeg decodes the JPEGs on the GPU: it needs --device cuda, not %s", f.dev)
+			return cfg, cli.Usagef("--decoder nvjpeg decodes the JPEGs on the GPU: it needs --device cuda, not %s", f.dev)
 		}
 		// The device decodes whole images, so it crops them too.
 		cfg.DeviceCrop = true
@@ -199,10 +201,10 @@ func (f *pipelineFlags) config(ctx context.Context, workers int, impl string) (l
 	cfg.Workers = workers
 	cfg.Prefetch = f.prefetch
 	if f.prefetch <= 0 {
-		return cfg, usagef("--prefetch %d must be positive", f.prefetch)
+		return cfg, cli.Usagef("--prefetch %d must be positive", f.prefetch)
 	}
 	if err := cfg.Validate(); err != nil {
-		return cfg, usageError{err.Error()}
+		return cfg, cli.UsageError{Msg: err.Error()}
 	}
 	return cfg, nil
 }
@@ -221,14 +223,14 @@ func (f *pipelineFlags) device(ctx context.Context) (workloads.Device, error) {
 		}{{"--pinned-gbps", f.pinnedBW}, {"--pageable-gbps", f.pageableBW}, {"--convert-gbps", f.convertBW}} {
 			// Below 1 MB/s a batch takes minutes to copy: a typo, not a setting.
 			if !(bw.v >= 0.001 && bw.v <= 1e6) {
-				return workloads.Device{}, usagef("%s %v: want 0.001 to 1000000 GB/s", bw.flag, bw.v)
+				return workloads.Device{}, cli.Usagef("%s %v: want 0.001 to 1000000 GB/s", bw.flag, bw.v)
 			}
 		}
 		// Pinned is Scale's (the what-if's checks upload pinned); Open
 		// sets its own.
 		cfg := device.EmulatedConfig{Step: f.step, Pinned: true, PinnedBandwidth: f.pinnedBW * 1e9, PageableBandwidth: f.pageableBW * 1e9, ConvertBandwidth: f.convertBW * 1e9}
 		if err := cfg.Validate(); err != nil {
-			return workloads.Device{}, usageError{err.Error()}
+			return workloads.Device{}, cli.UsageError{Msg: err.Error()}
 		}
 		return workloads.Emulated(cfg), nil
 	case "cuda":
@@ -253,7 +255,7 @@ func (f *pipelineFlags) device(ctx context.Context) (workloads.Device, error) {
 		}
 		return workloads.Device{Open: func(pinned bool) (device.Device, error) { return openCUDA(ctx, f, pinned) }, Settings: settings}, nil
 	}
-	return workloads.Device{}, usagef("--device %q: want emulated or cuda", f.dev)
+	return workloads.Device{}, cli.Usagef("--device %q: want emulated or cuda", f.dev)
 }
 
 // scalable reports whether the device the flags name can scale its step
@@ -287,7 +289,7 @@ func (lf *ladderFlags) register(fs *flag.FlagSet, def workloads.Ladder) {
 
 func runLadder(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	def := workloads.Sized[workloads.Ladder](workloads.Default)
-	fs := newFlagSet("ladder", ladderUsage, stdout)
+	fs := cli.NewFlagSet("ladder", ladderUsage, stdout)
 	var pf pipelineFlags
 	pf.register(fs)
 	var lf ladderFlags
@@ -295,23 +297,23 @@ func runLadder(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	fs.BoolVar(&pf.graphs, "cuda-graphs", false, "with --device cuda: replay each step from a CUDA Graph (captured once per device buffer) instead of launching its kernels one by one")
 	fs.StringVar(&pf.precision, "precision", kernels.PrecisionFP32, "with --device cuda: the Net's convolutions in `fp32` (exact float32, the default) or tf32 (TF32 tensor cores, mma.sync; docs/gpu.md)")
 	fs.BoolVar(&pf.deviceCrop, "device-crop", false, "with --transforms device: upload whole raw images and crop on the GPU too, instead of uploading the host's crops")
-	var df disturbFlags
-	df.register(fs)
+	var df cli.DisturbFlags
+	df.Register(fs)
 	var of ownFlags
 	of.registerLadder(fs)
-	if err := parseArgs(fs, args); err != nil {
+	if err := cli.ParseArgs(fs, args); err != nil {
 		return err
 	}
 	if hasCommand(fs, args) {
 		return runOwnLadder(ctx, fs, &of, ownLadderFlags{levels: lf.levels, steps: lf.steps, warmup: lf.warmup, count: lf.count, out: lf.out}, stdout, stderr)
 	}
-	if err := parseFlags(fs, args); err != nil {
+	if err := cli.ParseFlags(fs, args); err != nil {
 		return err
 	}
 	if err := checkOwnFlags(fs, false); err != nil {
 		return err
 	}
-	defer pf.data.close() // the --link, if one was started
+	defer pf.data.Close() // the --link, if one was started
 	l, err := lf.sweep(ctx, def, &pf, &df)
 	if err != nil {
 		return err
@@ -322,12 +324,12 @@ func runLadder(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	}
 	devName := pf.dev
 	if lf.timeline != "" {
-		var outs []output
+		var outs []cli.Output
 		for _, p := range l.Selected() {
 			name := timelinePath(lf.timeline, p.Sub())
-			outs = append(outs, figure(name+".png"), figure(name+".svg"), output{name + ".json", traceKind})
+			outs = append(outs, cli.Figure(name+".png"), cli.Figure(name+".svg"), cli.Output{Path: name + ".json", Kind: cli.TraceKind})
 		}
-		if err := checkOutputs(outs...); err != nil {
+		if err := cli.CheckOutputs(outs...); err != nil {
 			return err
 		}
 	}
@@ -338,7 +340,7 @@ func runLadder(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	if lf.out != "" {
 		// --fresh keeps the old file until the first new result replaces
 		// it; either way the file is this run's alone until it ends.
-		busy, err := df.waitQuiet(ctx, stderr)
+		busy, err := df.WaitQuiet(ctx, stderr)
 		if err != nil {
 			return err
 		}
@@ -371,7 +373,7 @@ func runLadder(ctx context.Context, args []string, stdout, stderr io.Writer) err
 		return err // failed; an interrupted run prints what it finished
 	}
 	fmt.Fprintf(stdout, "device %s, batch %d, raw %dx%d, crop %d, %s of %s each\n%s\n", devName, l.Pipeline.Batch,
-		l.Pipeline.Dataset.Width, l.Pipeline.Dataset.Height, l.Pipeline.Transforms.Crop, plural(l.Count, "run"), plural(l.Train.Steps, "step"), describe(ctx, l.Pipeline))
+		l.Pipeline.Dataset.Width, l.Pipeline.Dataset.Height, l.Pipeline.Transforms.Crop, cli.Plural(l.Count, "run"), cli.Plural(l.Train.Steps, "step"), cli.Describe(ctx, l.Pipeline))
 	if err := ladder.WriteTable(stdout, workloads.LadderGroups(l.Selected(), tally.Steps, tally.Disturbed), workloads.LadderDocument); err != nil {
 		return err
 	}
@@ -392,41 +394,41 @@ func timelinePath(prefix, sub string) string {
 // level.Default of the data's source), workers, transforms, placements,
 // pinning, steps, runs and shard given, and the pipeline's flags'
 // configuration, checked.
-func (lf *ladderFlags) sweep(ctx context.Context, def workloads.Ladder, pf *pipelineFlags, df *disturbFlags) (workloads.Ladder, error) {
+func (lf *ladderFlags) sweep(ctx context.Context, def workloads.Ladder, pf *pipelineFlags, df *cli.DisturbFlags) (workloads.Ladder, error) {
 	l := def
 	var err error
 	if lf.levels != "" {
 		if l.Levels, err = level.ParseList(lf.levels); err != nil {
-			return l, usageError{err.Error()}
+			return l, cli.UsageError{Msg: err.Error()}
 		}
 	} else if bucket.IsURL(pf.data.Dir) {
 		l.Levels = level.Default(level.Bucket)
 	} else if pf.data.Dir != "" {
 		l.Levels = level.Default(level.Disk)
 	}
-	if l.Workers, err = parseInts("--workers", lf.workers); err != nil {
+	if l.Workers, err = cli.ParseInts("--workers", lf.workers); err != nil {
 		return l, err
 	}
-	if l.Transforms, err = parseList("--transforms", lf.impls, append(slices.Clone(transforms.Names), transforms.DeviceName)); err != nil {
+	if l.Transforms, err = cli.ParseList("--transforms", lf.impls, append(slices.Clone(transforms.Names), transforms.DeviceName)); err != nil {
 		return l, err
 	}
-	if err := firstErr(checkDeviceTransforms(l.Transforms, pf.dev, pf.deviceCrop), checkGraphs(pf.graphs, pf.dev), checkPrecision(pf.precision, pf.dev)); err != nil {
+	if err := cli.FirstErr(checkDeviceTransforms(l.Transforms, pf.dev, pf.deviceCrop), checkGraphs(pf.graphs, pf.dev), checkPrecision(pf.precision, pf.dev)); err != nil {
 		return l, err
 	}
-	if l.Placements, err = parsePlacements(lf.placements); err != nil {
+	if l.Placements, err = cli.ParsePlacements(lf.placements); err != nil {
 		return l, err
 	}
-	if l.Pinned, err = parseBools("--pinned", lf.pinned); err != nil {
+	if l.Pinned, err = cli.ParseBools("--pinned", lf.pinned); err != nil {
 		return l, err
 	}
-	if err := firstErr(inRange("--steps", lf.steps, 1, maxSteps), inRange("--warmup", lf.warmup, 0, maxSteps),
-		inRange("--count", lf.count, 1, maxCount)); err != nil {
+	if err := cli.FirstErr(cli.InRange("--steps", lf.steps, 1, cli.MaxSteps), cli.InRange("--warmup", lf.warmup, 0, cli.MaxSteps),
+		cli.InRange("--count", lf.count, 1, cli.MaxCount)); err != nil {
 		return l, err
 	}
 	if lf.fresh && lf.out == "" {
-		return l, usagef("--fresh needs --out")
+		return l, cli.Usagef("--fresh needs --out")
 	}
-	if l.Disturb, err = df.policy(); err != nil {
+	if l.Disturb, err = df.Policy(); err != nil {
 		return l, err
 	}
 	l.Train.Steps, l.Train.Warmup, l.Count = lf.steps, lf.warmup, lf.count
@@ -434,14 +436,14 @@ func (lf *ladderFlags) sweep(ctx context.Context, def workloads.Ladder, pf *pipe
 		return l, err
 	}
 	if err := l.Validate(); err != nil {
-		return l, usageError{err.Error()}
+		return l, cli.UsageError{Msg: err.Error()}
 	}
 	// The largest point: most workers, and a kept batch on the host and
 	// on the device beside the loader's.
-	if err := fitsPipeline(l.Pipeline, 1, 2*l.Pipeline.BatchBytes()); err != nil {
+	if err := cli.FitsPipeline(l.Pipeline, 1, 2*l.Pipeline.BatchBytes()); err != nil {
 		return l, err
 	}
-	l.Shard, l.Shards, err = parseShard(lf.shard)
+	l.Shard, l.Shards, err = cli.ParseShard(lf.shard)
 	return l, err
 }
 
@@ -452,30 +454,4 @@ func joinInts(ns []int) string {
 		s[i] = strconv.Itoa(n)
 	}
 	return strings.Join(s, ",")
-}
-
-// parsePlacements parses a comma-separated list of placements.
-func parsePlacements(s string) ([]loader.Placement, error) {
-	names, err := parseList("--placement", s, loader.Placements)
-	if err != nil {
-		return nil, err
-	}
-	out := make([]loader.Placement, len(names))
-	for i, n := range names {
-		out[i], _ = loader.ParsePlacement(n)
-	}
-	return out, nil
-}
-
-// parseBools parses a comma-separated list of true and false.
-func parseBools(what, s string) ([]bool, error) {
-	names, err := parseList(what, s, []string{"true", "false"})
-	if err != nil {
-		return nil, err
-	}
-	out := make([]bool, len(names))
-	for i, n := range names {
-		out[i] = n == "true"
-	}
-	return out, nil
 }

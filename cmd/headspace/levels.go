@@ -8,10 +8,11 @@ import (
 	"text/tabwriter"
 
 	"github.com/headspace-bench/headspace/harness/level"
+	"github.com/headspace-bench/headspace/internal/cli"
 )
 
 func init() {
-	register(command{name: "levels", summary: "the caching ladder's table: the pipeline's stages and each level's cut in it (--json for scripts)", run: runLevels})
+	register(cli.Command{Name: "levels", Summary: "the caching ladder's table: the pipeline's stages and each level's cut in it (--json for scripts)", Run: runLevels})
 }
 
 const levelsUsage = `
@@ -28,13 +29,13 @@ and what a drop at it is attributed to.
 scripts (peers/torch/ladder.py) read rather than a copy of the levels.`
 
 func runLevels(ctx context.Context, args []string, stdout, stderr io.Writer) error {
-	fs := newFlagSet("levels", levelsUsage, stdout)
+	fs := cli.NewFlagSet("levels", levelsUsage, stdout)
 	asJSON := fs.Bool("json", false, "print the table as JSON")
-	if err := parseArgs(fs, args); err != nil {
+	if err := cli.ParseArgs(fs, args); err != nil {
 		return err
 	}
 	if fs.NArg() > 0 {
-		return usagef("unexpected argument %q", fs.Arg(0))
+		return cli.Usagef("unexpected argument %q", fs.Arg(0))
 	}
 	if *asJSON {
 		b, err := level.JSON()

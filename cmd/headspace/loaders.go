@@ -15,11 +15,12 @@ import (
 	"github.com/headspace-bench/headspace/harness/procloader"
 	"github.com/headspace-bench/headspace/harness/resultfile"
 	"github.com/headspace-bench/headspace/internal/atomicfile"
+	"github.com/headspace-bench/headspace/internal/cli"
 	"github.com/headspace-bench/headspace/workloads"
 )
 
 func init() {
-	register(command{name: "loaders", summary: "compare goroutine and process (DataLoader-style) loaders: TTFB, samples/s, RSS, CPU", runs: []workloads.Experiment{workloads.Loaders{}}, run: runLoaders})
+	register(cli.Command{Name: "loaders", Summary: "compare goroutine and process (DataLoader-style) loaders: TTFB, samples/s, RSS, CPU", Runs: []string{"Loaders"}, Run: runLoaders})
 }
 
 const loadersUsage = `
@@ -49,7 +50,7 @@ type loadersFlags struct {
 	out, plotPrefix string
 	force           bool
 	cpuProfile      string
-	df              dataFlags
+	df              cli.DataFlags
 }
 
 // register defines f's flags on fs.
@@ -67,24 +68,24 @@ func (f *loadersFlags) register(fs *flag.FlagSet) {
 	fs.StringVar(&f.plotPrefix, "plot", "", "write `prefix`-ttfb.png and prefix-throughput.png")
 	fs.BoolVar(&f.force, "force", false, "let --out replace a results file holding more results")
 	fs.StringVar(&f.cpuProfile, "cpuprofile", "", "write a CPU profile of the runs to `file` (samples carry stage labels: go tool pprof -tags)")
-	f.df.register(fs)
+	f.df.Register(fs)
 }
 
 func runLoaders(ctx context.Context, args []string, stdout, stderr io.Writer) error {
-	fs := newFlagSet("loaders", loadersUsage, stdout)
+	fs := cli.NewFlagSet("loaders", loadersUsage, stdout)
 	var f loadersFlags
 	f.register(fs)
-	if err := parseFlags(fs, args); err != nil {
+	if err := cli.ParseFlags(fs, args); err != nil {
 		return err
 	}
-	defer f.df.close() // the --link, if one was started
+	defer f.df.Close() // the --link, if one was started
 	exp, err := f.experiment(ctx)
 	if err != nil {
 		return err
 	}
 	resultsOut := driver.Output{Path: f.out, Benchmarks: []string{"Loaders"}, Force: f.force, Beside: true}
-	if err := firstErr(checkOutputs(figure(prefixed(f.plotPrefix, "-ttfb.png")), figure(prefixed(f.plotPrefix, "-throughput.png")),
-		output{f.cpuProfile, atomicfile.Profile}), driver.Check(resultsOut)); err != nil {
+	if err := cli.FirstErr(cli.CheckOutputs(cli.Figure(cli.Prefixed(f.plotPrefix, "-ttfb.png")), cli.Figure(cli.Prefixed(f.plotPrefix, "-throughput.png")),
+		cli.Output{Path: f.cpuProfile, Kind: atomicfile.Profile}), driver.Check(resultsOut)); err != nil {
 		return err
 	}
 	if note := exp.Config.PrefetchNote(slices.Max(exp.Workers)); note != "" {
@@ -101,39 +102,39 @@ func runLoaders(ctx context.Context, args []string, stdout, stderr io.Writer) er
 // training, what the loaders alone do.
 func (f *loadersFlags) experiment(ctx context.Context) (workloads.Loaders, error) {
 	var exp workloads.Loaders
-	modes, err := parseList("--mode", f.modes, loadbench.Modes)
+	modes, err := cli.ParseList("--mode", f.modes, loadbench.Modes)
 	if err != nil {
 		return exp, err
 	}
-	workers, err := parseInts("--workers", f.workers)
+	workers, err := cli.ParseInts("--workers", f.workers)
 	if err != nil {
 		return exp, err
 	}
-	if _, err := parseList("--transforms", f.impl, transforms.Names); err != nil {
+	if _, err := cli.ParseList("--transforms", f.impl, transforms.Names); err != nil {
 		return exp, err
 	}
-	w, h, err := parseSize("--raw-size", f.rawSize)
+	w, h, err := cli.ParseSize("--raw-size", f.rawSize)
 	if err != nil {
 		return exp, err
 	}
-	if err := firstErr(inRange("--batches", f.batches, 2, maxBatches), inRange("--prefetch", f.prefetch, 1, loader.MaxPrefetch)); err != nil {
+	if err := cli.FirstErr(cli.InRange("--batches", f.batches, 2, cli.MaxBatches), cli.InRange("--prefetch", f.prefetch, 1, loader.MaxPrefetch)); err != nil {
 		return exp, err
 	}
 	cfg := loader.DefaultConfig()
 	cfg.Dataset.Width, cfg.Dataset.Height, cfg.Dataset.Seed = w, h, f.seed
-	if cfg, err = f.df.apply(ctx, cfg); err != nil {
+	if cfg, err = f.df.Resolve(ctx, cfg); err != nil {
 		return exp, err
 	}
 	cfg.Transforms.Crop = f.crop
 	cfg.Impl, cfg.Batch, cfg.Prefetch, cfg.Workers = f.impl, f.batch, f.prefetch, slices.Max(workers)
 	if err := cfg.Validate(); err != nil {
-		return exp, usageError{err.Error()}
+		return exp, cli.UsageError{Msg: err.Error()}
 	}
 	// Goroutines share one pipeline; every worker process holds its own
 	// samples and its prefetched batches.
 	one := cfg
 	one.Workers = 1
-	if err := firstErr(fitsPipeline(cfg, 1, 0), fitsPipeline(one, cfg.Workers, 0)); err != nil {
+	if err := cli.FirstErr(cli.FitsPipeline(cfg, 1, 0), cli.FitsPipeline(one, cfg.Workers, 0)); err != nil {
 		return exp, err
 	}
 	return workloads.Loaders{Config: loadbench.Config{Pipeline: cfg, Batches: f.batches}, Modes: modes, Workers: workers, Repeats: 1}, nil
@@ -147,7 +148,7 @@ func (f *loadersFlags) run(ctx context.Context, exp workloads.Loaders, exe strin
 	if f.out != "" {
 		env = driver.Settings("none", exp.Settings())
 	}
-	stopProfile, err := startCPUProfile(f.cpuProfile)
+	stopProfile, err := cli.StartCPUProfile(f.cpuProfile)
 	if err != nil {
 		return err
 	}
@@ -165,7 +166,7 @@ func (f *loadersFlags) run(ctx context.Context, exp workloads.Loaders, exe strin
 		return err
 	}
 	cfg := exp.Config.Pipeline
-	fmt.Fprintf(stdout, "batch %d, raw %dx%d, crop %d, %s transforms, %d batches per run\n%s\n", f.batch, cfg.Dataset.Width, cfg.Dataset.Height, f.crop, f.impl, f.batches, describe(ctx, cfg))
+	fmt.Fprintf(stdout, "batch %d, raw %dx%d, crop %d, %s transforms, %d batches per run\n%s\n", f.batch, cfg.Dataset.Width, cfg.Dataset.Height, f.crop, f.impl, f.batches, cli.Describe(ctx, cfg))
 	if err := loadbench.WriteText(stdout, ms); err != nil {
 		return err
 	}
@@ -174,7 +175,7 @@ func (f *loadersFlags) run(ctx context.Context, exp workloads.Loaders, exe strin
 		if err != nil {
 			return err
 		}
-		keptNote(stdout, f.out, wrote)
+		cli.KeptNote(stdout, f.out, wrote)
 		fmt.Fprintf(stdout, "\nresults: %s\n", wrote)
 	}
 	if f.plotPrefix != "" {

@@ -18,7 +18,6 @@ import (
 	"io"
 	"os"
 	"os/signal"
-	"reflect"
 	"sort"
 	"strings"
 	"syscall"
@@ -27,49 +26,27 @@ import (
 	"github.com/headspace-bench/headspace/harness/driver"
 	"github.com/headspace-bench/headspace/harness/resultfile"
 	"github.com/headspace-bench/headspace/internal/atomicfile"
+	"github.com/headspace-bench/headspace/internal/cli"
 	"github.com/headspace-bench/headspace/workloads"
 )
 
-// command is one subcommand: a thin layer of flags over the packages.
-// The command of an experiment names the registered experiments it runs
-// (workloads.Registry), parses its flags into their specifications,
-// starting from their sizes in the registry (workloads.Sized), and runs
-// them through workloads.Experiment's Run.
-type command struct {
-	name    string
-	summary string
-	// runs are the registered experiments the command runs (any value of
-	// each type); none for a command that runs no experiment.
-	runs []workloads.Experiment
-	// verbs are the command's verbs (history add, report…), each with
-	// flags of its own; none for a command that has one set of flags.
-	verbs []string
-	run   func(ctx context.Context, args []string, stdout, stderr io.Writer) error
-}
-
-var commands = map[string]command{}
+// commands are headspace's commands by name.
+var commands = map[string]cli.Command{}
 
 // register adds c to the commands. It panics, when the program starts,
 // on a command that runs an experiment not in workloads.Registry, or on
 // a name registered twice: mistakes any test of the package shows.
-func register(c command) {
-	if _, ok := commands[c.name]; ok {
-		panic(fmt.Sprintf("headspace: command %s registered twice", c.name))
+func register(c cli.Command) {
+	if _, ok := commands[c.Name]; ok {
+		panic(fmt.Sprintf("headspace: command %s registered twice", c.Name))
 	}
-	for _, e := range c.runs {
-		if r, err := workloads.Find(e.Name()); err != nil || reflect.TypeOf(r.Experiment()) != reflect.TypeOf(e) {
-			panic(fmt.Sprintf("headspace: command %s runs %T, which is not in workloads.Registry", c.name, e))
+	for _, e := range c.Runs {
+		if _, err := workloads.Find(e); err != nil {
+			panic(fmt.Sprintf("headspace: command %s runs %s, which is not in workloads.Registry", c.Name, e))
 		}
 	}
-	commands[c.name] = c
+	commands[c.Name] = c
 }
-
-// usageError is bad input: exit status 2 and a one-line reason.
-type usageError struct{ msg string }
-
-func (e usageError) Error() string { return e.msg }
-
-func usagef(format string, args ...any) error { return usageError{fmt.Sprintf(format, args...)} }
 
 // exitError carries a specific exit status with its message (compare's 1).
 type exitError struct {
@@ -95,7 +72,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 				fmt.Fprintf(stderr, "headspace help: unknown command %q (run 'headspace help')\n", args[1])
 				return 2
 			}
-			return exitCode(c.run(ctx, []string{"-h"}, stdout, stderr), c.name, stderr)
+			return exitCode(c.Run(ctx, []string{"-h"}, stdout, stderr), c.Name, stderr)
 		}
 		writeUsage(stdout)
 		if len(args) == 0 {
@@ -108,17 +85,17 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "headspace: unknown command %q (run 'headspace help')\n", args[0])
 		return 2
 	}
-	return exitCode(c.run(ctx, args[1:], stdout, stderr), c.name, stderr)
+	return exitCode(c.Run(ctx, args[1:], stdout, stderr), c.Name, stderr)
 }
 
 func exitCode(err error, name string, stderr io.Writer) int {
-	var ue usageError
+	var ue cli.UsageError
 	var ee exitError
 	switch {
 	case err == nil, errors.Is(err, flag.ErrHelp):
 		return 0
 	case errors.As(err, &ue):
-		fmt.Fprintf(stderr, "headspace %s: %s\n", name, ue.msg)
+		fmt.Fprintf(stderr, "headspace %s: %s\n", name, ue.Msg)
 		return 2
 	case errors.Is(err, resultfile.ErrRefused):
 		// A destination refused before anything was measured.
@@ -162,87 +139,11 @@ func writeUsage(w io.Writer) {
 	}
 	sort.Strings(names)
 	for _, n := range names {
-		if strings.HasPrefix(commands[n].summary, "internal:") {
+		if strings.HasPrefix(commands[n].Summary, "internal:") {
 			continue // started by headspace itself, not by users
 		}
-		fmt.Fprintf(w, "  %-10s %s\n", n, commands[n].summary)
+		fmt.Fprintf(w, "  %-10s %s\n", n, commands[n].Summary)
 	}
 	fmt.Fprintln(w)
 	fmt.Fprintln(w, "Run 'headspace <command> -h' for a command's flags.")
-}
-
-// newFlagSet returns a flag set that reports errors instead of exiting and
-// prints its usage to stdout on -h.
-func newFlagSet(name, usage string, stdout io.Writer) *flag.FlagSet {
-	fs := flag.NewFlagSet("headspace "+name, flag.ContinueOnError)
-	fs.SetOutput(io.Discard)
-	fs.Usage = func() {
-		fs.SetOutput(stdout)
-		// A command that runs a user's own training command (its
-		// --first-batch-timeout is the own loop's) says so on its usage line.
-		line := "Usage: headspace " + name + " [flags]"
-		if fs.Lookup("first-batch-timeout") != nil {
-			line += " [-- COMMAND [ARG...]]"
-		}
-		fmt.Fprintf(stdout, "%s\n\n%s\n\nFlags:\n", line, strings.TrimSpace(usage))
-		fs.PrintDefaults()
-		fs.SetOutput(io.Discard)
-	}
-	if flagSetMade != nil {
-		flagSetMade(fs)
-	}
-	return fs
-}
-
-// parseArgs parses args, turning flag errors into usage errors; the
-// arguments after the flags stay in fs.Args() for the command to check.
-func parseArgs(fs *flag.FlagSet, args []string) error {
-	// The flag package prints the usage on every parse error; print it
-	// only when asked for, and keep a bad flag to its one line.
-	usage := fs.Usage
-	fs.Usage = func() {
-		for _, a := range args {
-			if a == "--" {
-				break
-			}
-			if a == "-h" || a == "-help" || a == "--help" || a == "--h" {
-				usage()
-				return
-			}
-		}
-	}
-	if err := fs.Parse(args); err != nil {
-		if errors.Is(err, flag.ErrHelp) {
-			return err // Parse has printed the usage
-		}
-		return usageError{err.Error()}
-	}
-	return checkBounds(fs)
-}
-
-// flagSetMade, when set (by a test), sees every flag set newFlagSet
-// makes.
-var flagSetMade func(*flag.FlagSet)
-
-// parseFlags is parseArgs for a command that takes flags only: an argument
-// after them is a usage error.
-func parseFlags(fs *flag.FlagSet, args []string) error {
-	if err := parseArgs(fs, args); err != nil {
-		return err
-	}
-	if fs.NArg() > 0 {
-		// "--pinned false": a boolean flag takes its value after "=".
-		if a := fs.Arg(0); a == "true" || a == "false" {
-			if i := len(args) - fs.NArg() - 1; i >= 0 {
-				name := strings.TrimLeft(args[i], "-")
-				if f := fs.Lookup(name); f != nil {
-					if b, ok := f.Value.(interface{ IsBoolFlag() bool }); ok && b.IsBoolFlag() {
-						return usagef("unexpected argument %q: a boolean flag takes its value after =, as in --%s=%s", a, name, a)
-					}
-				}
-			}
-		}
-		return usagef("unexpected argument %q", fs.Arg(0))
-	}
-	return nil
 }

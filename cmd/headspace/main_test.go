@@ -15,6 +15,7 @@ import (
 	"github.com/headspace-bench/headspace/harness/node"
 	"github.com/headspace-bench/headspace/harness/procloader"
 	"github.com/headspace-bench/headspace/harness/resultfile"
+	"github.com/headspace-bench/headspace/internal/cli"
 	"github.com/headspace-bench/headspace/reproduce"
 	"github.com/headspace-bench/headspace/workloads"
 )
@@ -28,8 +29,8 @@ func TestMain(m *testing.M) {
 	}
 	// The runs the tests start wait for no quiet machine and repeat no
 	// disturbed point: the test machines are shared and never quiet.
-	os.Setenv(envQuietWait, "0")
-	os.Setenv(envReruns, "0")
+	os.Setenv(cli.EnvQuietWait, "0")
+	os.Setenv(cli.EnvReruns, "0")
 	goleak.VerifyTestMain(m)
 }
 
@@ -413,8 +414,8 @@ func TestLadderInterrupted(t *testing.T) {
 func TestCommandsRunTheRegistry(t *testing.T) {
 	by := map[string][]string{}
 	for _, c := range commands {
-		for _, e := range c.runs {
-			by[e.Name()] = append(by[e.Name()], c.name)
+		for _, e := range c.Runs {
+			by[e] = append(by[e], c.Name)
 		}
 	}
 	reported := map[string]bool{}
@@ -435,11 +436,11 @@ func TestCommandsRunTheRegistry(t *testing.T) {
 	}
 	for _, tc := range []struct {
 		name string
-		c    command
+		c    cli.Command
 		want string
 	}{
-		{"unregistered", command{name: "nope", runs: []workloads.Experiment{unregistered{}}}, "not in workloads.Registry"},
-		{"twice", command{name: "ladder"}, "registered twice"},
+		{"unregistered", cli.Command{Name: "nope", Runs: []string{"Unregistered"}}, "not in workloads.Registry"},
+		{"twice", cli.Command{Name: "ladder"}, "registered twice"},
 	} {
 		func() {
 			defer func() {
@@ -452,8 +453,3 @@ func TestCommandsRunTheRegistry(t *testing.T) {
 		delete(commands, "nope")
 	}
 }
-
-// unregistered is an experiment that is not in workloads.Registry.
-type unregistered struct{ workloads.Sim }
-
-func (unregistered) Name() string { return "Unregistered" }

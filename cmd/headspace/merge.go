@@ -12,11 +12,12 @@ import (
 	"github.com/headspace-bench/headspace/harness/driver"
 	"github.com/headspace-bench/headspace/harness/merge"
 	"github.com/headspace-bench/headspace/harness/resultfile"
+	"github.com/headspace-bench/headspace/internal/cli"
 	"github.com/headspace-bench/headspace/workloads"
 )
 
 func init() {
-	register(command{name: "merge", summary: "join the shard files of one sweep (--shard i/n) into one result file", run: runMerge})
+	register(cli.Command{Name: "merge", Summary: "join the shard files of one sweep (--shard i/n) into one result file", Run: runMerge})
 }
 
 const mergeUsage = `
@@ -41,7 +42,7 @@ FILE is written atomically, and only over a results file (the output
 policy of every --out). See docs/cluster.md.`
 
 func runMerge(ctx context.Context, args []string, stdout, stderr io.Writer) error {
-	fs := newFlagSet("merge", mergeUsage, stdout)
+	fs := cli.NewFlagSet("merge", mergeUsage, stdout)
 	out := fs.String("out", "", "merged result `file` (written atomically; only over a results file)")
 	partial := fs.Bool("partial", false, "merge what there is when points are missing, and record them in a \"partial:\" configuration line")
 	// Flags may follow the shard files (a shell glob, then --partial).
@@ -51,7 +52,7 @@ func runMerge(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 			if errors.Is(err, flag.ErrHelp) {
 				return err // Parse has printed the usage
 			}
-			return usageError{err.Error()}
+			return cli.UsageError{Msg: err.Error()}
 		}
 		if fs.NArg() == 0 {
 			break
@@ -61,13 +62,13 @@ func runMerge(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	}
 	switch {
 	case *out == "":
-		return usagef("--out is required")
+		return cli.Usagef("--out is required")
 	case len(paths) == 0:
-		return usagef("no shard files: want headspace merge --out FILE SHARD...")
+		return cli.Usagef("no shard files: want headspace merge --out FILE SHARD...")
 	}
 	for _, p := range paths {
 		if same(p, *out) {
-			return usagef("--out %s is one of the shard files", *out)
+			return cli.Usagef("--out %s is one of the shard files", *out)
 		}
 	}
 	resultsOut := driver.Output{Path: *out, Benchmarks: []string{"Ladder", "Node"}}
@@ -92,7 +93,7 @@ func runMerge(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	if _, err := driver.Write(resultsOut, m.Config, m.Results, false); err != nil {
 		return err
 	}
-	fmt.Fprintf(stdout, "merged %s of %s from %s into %s\n", plural(len(m.Results), "result"), plural(m.Points, "point"), plural(len(paths), "shard file"), *out)
+	fmt.Fprintf(stdout, "merged %s of %s from %s into %s\n", cli.Plural(len(m.Results), "result"), cli.Plural(m.Points, "point"), cli.Plural(len(paths), "shard file"), *out)
 	if len(m.Incomplete) > 0 {
 		fmt.Fprintf(stdout, "partial: %d of %d points missing or short of runs (recorded in the file's %q line)\n", len(m.Incomplete), m.Points, merge.PartialKey)
 	}

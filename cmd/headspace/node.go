@@ -20,11 +20,12 @@ import (
 	"github.com/headspace-bench/headspace/harness/node"
 	"github.com/headspace-bench/headspace/harness/procloader"
 	"github.com/headspace-bench/headspace/harness/resultfile"
+	"github.com/headspace-bench/headspace/internal/cli"
 	"github.com/headspace-bench/headspace/workloads"
 )
 
 func init() {
-	register(command{name: "node", summary: "a node of N emulated accelerators: how many this host keeps at AU ≥ 0.90, and what runs out first", runs: []workloads.Experiment{workloads.Node{}}, run: runNode})
+	register(cli.Command{Name: "node", Summary: "a node of N emulated accelerators: how many this host keeps at AU ≥ 0.90, and what runs out first", Runs: []string{"Node"}, Run: runNode})
 }
 
 const nodeUsage = `
@@ -132,17 +133,17 @@ func (f *nodeFlags) register(fs *flag.FlagSet, def workloads.Node) {
 
 func runNode(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	def := workloads.Sized[workloads.Node](workloads.Default)
-	fs := newFlagSet("node", nodeUsage, stdout)
+	fs := cli.NewFlagSet("node", nodeUsage, stdout)
 	var f nodeFlags
 	f.register(fs, def)
-	if err := parseFlags(fs, args); err != nil {
+	if err := cli.ParseFlags(fs, args); err != nil {
 		return err
 	}
-	defer f.pf.data.close()
+	defer f.pf.data.Close()
 	if !(f.minAU > 0 && f.minAU <= 1) {
-		return usagef("--min-au %v: want an AU in (0, 1]", f.minAU)
+		return cli.Usagef("--min-au %v: want an AU in (0, 1]", f.minAU)
 	}
-	if err := checkOutputs(output{f.report, node.ReportKind}, figure(f.plotPath)); err != nil {
+	if err := cli.CheckOutputs(cli.Output{Path: f.report, Kind: node.ReportKind}, cli.Figure(f.plotPath)); err != nil {
 		return err
 	}
 	if f.from != "" {
@@ -158,8 +159,8 @@ func runNode(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	if err := fitsNode(n); err != nil {
 		return err
 	}
-	if f.pf.data.link != nil {
-		n.LinkBandwidth = float64(f.pf.data.link.Config().Bandwidth)
+	if f.pf.data.StartedLink() != nil {
+		n.LinkBandwidth = float64(f.pf.data.StartedLink().Config().Bandwidth)
 	}
 	return f.run(ctx, n, args, stdout, stderr)
 }
@@ -169,44 +170,44 @@ func runNode(ctx context.Context, args []string, stdout, stderr io.Writer) error
 func (f *nodeFlags) points(def workloads.Node) (workloads.Node, error) {
 	n := def
 	var err error
-	if n.Accelerators, err = parseInts("--accelerators", f.accelerators); err != nil {
+	if n.Accelerators, err = cli.ParseInts("--accelerators", f.accelerators); err != nil {
 		return n, err
 	}
 	if n.Levels, err = level.ParseList(f.levels); err != nil {
-		return n, usageError{err.Error()}
+		return n, cli.UsageError{Msg: err.Error()}
 	}
 	for _, l := range n.Levels {
 		if l != level.None && l != level.Host {
-			return n, usagef("--levels: %s: a node runs none (the pipeline) and host (its bound)", l)
+			return n, cli.Usagef("--levels: %s: a node runs none (the pipeline) and host (its bound)", l)
 		}
 	}
-	if err := firstErr(inRange("--steps", f.steps, 1, maxSteps), inRange("--warmup", f.warmup, 0, maxSteps),
-		inRange("--count", f.count, 1, maxCount), inRange("--workers", f.workers, 1, loader.MaxWorkers)); err != nil {
+	if err := cli.FirstErr(cli.InRange("--steps", f.steps, 1, cli.MaxSteps), cli.InRange("--warmup", f.warmup, 0, cli.MaxSteps),
+		cli.InRange("--count", f.count, 1, cli.MaxCount), cli.InRange("--workers", f.workers, 1, loader.MaxWorkers)); err != nil {
 		return n, err
 	}
 	for _, a := range n.Accelerators {
-		if err := inRange("--accelerators", a, 1, maxAccelerators); err != nil {
+		if err := cli.InRange("--accelerators", a, 1, maxAccelerators); err != nil {
 			return n, err
 		}
 	}
 	if f.impl != transforms.Names[0] && f.impl != transforms.Names[1] {
-		return n, usagef("--transforms %q: want %s", f.impl, strings.Join(transforms.Names, " or "))
+		return n, cli.Usagef("--transforms %q: want %s", f.impl, strings.Join(transforms.Names, " or "))
 	}
 	if f.pf.dev != "emulated" {
-		return n, usagef("--device %s: a node's ranks run the emulated device (docs/node.md)", f.pf.dev)
+		return n, cli.Usagef("--device %s: a node's ranks run the emulated device (docs/node.md)", f.pf.dev)
 	}
 	if f.fresh && f.out == "" {
-		return n, usagef("--fresh needs --out")
+		return n, cli.Usagef("--fresh needs --out")
 	}
 	if f.timeout <= 0 {
-		return n, usagef("--barrier-timeout %v: want a positive duration", f.timeout)
+		return n, cli.Usagef("--barrier-timeout %v: want a positive duration", f.timeout)
 	}
 	if f.peer {
 		if f.pf.data.Dir != "" {
-			return n, usagef("--peer runs the document's synthetic pipeline: not with --data")
+			return n, cli.Usagef("--peer runs the document's synthetic pipeline: not with --data")
 		}
 		if _, err := os.Stat(f.peerScript); err != nil {
-			return n, usagef("--peer-script %s: %v (run from the repository's root, or give its path)", f.peerScript, err)
+			return n, cli.Usagef("--peer-script %s: %v (run from the repository's root, or give its path)", f.peerScript, err)
 		}
 		n.Peer = &node.Peer{Python: f.python, Script: f.peerScript}
 	}
@@ -222,17 +223,17 @@ func (f *nodeFlags) pipeline(ctx context.Context, n *workloads.Node) error {
 		return err
 	}
 	if n.Pipeline.Placement != loader.Host {
-		return usagef("a node's ranks take host batches (placement host)")
+		return cli.Usagef("a node's ranks take host batches (placement host)")
 	}
 	if _, err := f.pf.device(ctx); err != nil {
 		return err // the bandwidths' checks
 	}
 	n.Device = f.pf.emulated()
-	if n.Shard, n.Shards, err = parseShard(f.shard); err != nil {
+	if n.Shard, n.Shards, err = cli.ParseShard(f.shard); err != nil {
 		return err
 	}
 	if err := n.Validate(); err != nil {
-		return usageError{err.Error()}
+		return cli.UsageError{Msg: err.Error()}
 	}
 	return nil
 }
@@ -252,11 +253,11 @@ func fitsNode(n workloads.Node) error {
 		largest = max(largest, p.Accelerators)
 	}
 	if threads := largest * (n.Pipeline.Workers + 1); threads > maxThreadsPerCore*runtime.NumCPU() {
-		return usagef("--accelerators %d: %d ranks × (%d workers + 1) = %d threads on %d cores, more than %d a core: the run would measure the scheduler, not the pipeline",
+		return cli.Usagef("--accelerators %d: %d ranks × (%d workers + 1) = %d threads on %d cores, more than %d a core: the run would measure the scheduler, not the pipeline",
 			largest, largest, n.Pipeline.Workers, threads, runtime.NumCPU(), maxThreadsPerCore)
 	}
-	if err := fitsPipeline(n.Pipeline, largest, int64(largest)*2*n.Pipeline.BatchBytes()); err != nil {
-		return usagef("--accelerators %d: %v", largest, err)
+	if err := cli.FitsPipeline(n.Pipeline, largest, int64(largest)*2*n.Pipeline.BatchBytes()); err != nil {
+		return cli.Usagef("--accelerators %d: %v", largest, err)
 	}
 	return nil
 }
@@ -341,10 +342,10 @@ func (f *nodeFlags) run(ctx context.Context, n workloads.Node, args []string, st
 func (f *nodeFlags) write(n workloads.Node, recs []*benchfmt.Result, args []string, stdout io.Writer) error {
 	fmt.Fprintf(stdout, "node of emulated accelerators: step %v, batch %d per rank, raw %dx%d, crop %d, transforms %s, %s per rank, %s of %s\n",
 		n.Device.Step, n.Pipeline.Batch, n.Pipeline.Dataset.Width, n.Pipeline.Dataset.Height, n.Pipeline.Transforms.Crop,
-		n.Pipeline.Impl, plural(n.Pipeline.Workers, "worker"), plural(n.Count, "run"), plural(n.Train.Steps, "step"))
+		n.Pipeline.Impl, cli.Plural(n.Pipeline.Workers, "worker"), cli.Plural(n.Count, "run"), cli.Plural(n.Train.Steps, "step"))
 	o := node.Sweep{Records: recs, MinAU: f.minAU, Command: "headspace " + commandLine("node", args)}
 	o.Profile, o.ProfileErr = node.SmallestProfile(recs, n.Pipeline, n.Device.Step)
-	if lk := f.pf.data.link; lk != nil && o.ProfileErr == nil {
+	if lk := f.pf.data.StartedLink(); lk != nil && o.ProfileErr == nil {
 		lc := lk.Config()
 		o.Profile.LinkBandwidth, o.Profile.LinkRequestRate = float64(lc.Bandwidth), lc.RequestRate
 	}
@@ -365,7 +366,7 @@ func (f *nodeFlags) write(n workloads.Node, recs []*benchfmt.Result, args []stri
 func nodeFrom(path, report, plotPath string, minAU float64, stdout io.Writer) error {
 	o, err := node.ReadSweep(path, minAU)
 	if err != nil {
-		return usagef("--from %s: %v", path, err)
+		return cli.Usagef("--from %s: %v", path, err)
 	}
 	o.Command = "headspace node --from " + path + " (rebuilt from the result file)"
 	if err := o.Write(stdout, report, plotPath); err != nil {

@@ -9,6 +9,7 @@ import (
 
 	"github.com/headspace-bench/headspace/harness/driver"
 	"github.com/headspace-bench/headspace/harness/resultfile"
+	"github.com/headspace-bench/headspace/internal/cli"
 	"github.com/headspace-bench/headspace/internal/summary"
 	"github.com/headspace-bench/headspace/workloads"
 )
@@ -56,23 +57,23 @@ func cudaDecodeFlags(fs *flag.FlagSet) *cudaDecodeOpts {
 }
 
 func runCUDADecode(ctx context.Context, args []string, stdout io.Writer) error {
-	fs := newFlagSet("cuda decode", cudaDecodeUsage, stdout)
+	fs := cli.NewFlagSet("cuda decode", cudaDecodeUsage, stdout)
 	f := cudaDecodeFlags(fs)
 	d, decoder, out := &f.CUDADecode, &f.decoder, &f.out
-	if err := parseFlags(fs, args); err != nil {
+	if err := cli.ParseFlags(fs, args); err != nil {
 		return err
 	}
-	if _, err := parseList("--decoder", *decoder, cudaDecoders); err != nil {
+	if _, err := cli.ParseList("--decoder", *decoder, cudaDecoders); err != nil {
 		return err
 	}
 	d.Decoder = *decoder
 	// The flags' ranges are the bounds table's (checked as they are
 	// parsed); the experiment's Validate holds the same.
 	if d.JPEGs == "" {
-		return usagef("--jpegs DIR is required")
+		return cli.Usagef("--jpegs DIR is required")
 	}
 	if err := d.Validate(); err != nil {
-		return usageError{err.Error()}
+		return cli.UsageError{Msg: err.Error()}
 	}
 	resultsOut := driver.Output{Path: *out, Benchmarks: []string{"CUDADecode"}}
 	if err := driver.Check(resultsOut); err != nil {

@@ -16,6 +16,7 @@ import (
 	"github.com/headspace-bench/headspace/harness/level"
 	"github.com/headspace-bench/headspace/harness/ownloop"
 	"github.com/headspace-bench/headspace/harness/resultfile"
+	"github.com/headspace-bench/headspace/internal/cli"
 )
 
 // ownFlags are the flags of analyze and ladder that apply to a user's own
@@ -59,9 +60,9 @@ func checkOwnFlags(fs *flag.FlagSet, command bool, keep ...string) error {
 		return nil
 	}
 	if command {
-		return usagef("%s only apply to headspace's own pipeline, not to a training command", strings.Join(bad, ", "))
+		return cli.Usagef("%s only apply to headspace's own pipeline, not to a training command", strings.Join(bad, ", "))
 	}
-	return usagef("%s only apply to a training command given after --", strings.Join(bad, ", "))
+	return cli.Usagef("%s only apply to a training command given after --", strings.Join(bad, ", "))
 }
 
 func contains(list []string, s string) bool {
@@ -81,9 +82,9 @@ func ownError(err error) error {
 	case err == nil:
 		return nil
 	case errors.Is(err, ownloop.ErrRefused):
-		return usageError{strings.Replace(err.Error(), ownloop.ErrRefused.Error()+": ", "", 1)}
+		return cli.UsageError{Msg: strings.Replace(err.Error(), ownloop.ErrRefused.Error()+": ", "", 1)}
 	case errors.Is(err, ownloop.ErrNoLoader), errors.As(err, &early):
-		return usageError{err.Error()}
+		return cli.UsageError{Msg: err.Error()}
 	}
 	return err
 }
@@ -93,15 +94,15 @@ func runOwnAnalyze(ctx context.Context, fs *flag.FlagSet, of *ownFlags, af ownAn
 	if err := checkOwnFlags(fs, true, "num-caches", "return-caches-after", "steps-after", "total-steps", "out", "plot", "force"); err != nil {
 		return err
 	}
-	if err := firstErr(inRange("--num-caches", af.numCaches, 1, maxBatches), inRange("--return-caches-after", af.after, 1, maxSteps),
-		inRange("--steps-after", af.stepsAfter, 1, maxSteps), inRange("--total-steps", af.total, 1, 1<<40), inRange("--loader", of.loader, 1, 1<<20)); err != nil {
+	if err := cli.FirstErr(cli.InRange("--num-caches", af.numCaches, 1, cli.MaxBatches), cli.InRange("--return-caches-after", af.after, 1, cli.MaxSteps),
+		cli.InRange("--steps-after", af.stepsAfter, 1, cli.MaxSteps), cli.InRange("--total-steps", af.total, 1, 1<<40), cli.InRange("--loader", of.loader, 1, 1<<20)); err != nil {
 		return err
 	}
 	if af.after < af.numCaches {
-		return usagef("--return-caches-after %d is less than --num-caches %d: some caches would never be filled", af.after, af.numCaches)
+		return cli.Usagef("--return-caches-after %d is less than --num-caches %d: some caches would never be filled", af.after, af.numCaches)
 	}
 	if of.firstTimeout <= 0 {
-		return usagef("--first-batch-timeout %v must be positive", of.firstTimeout)
+		return cli.Usagef("--first-batch-timeout %v must be positive", of.firstTimeout)
 	}
 	cmd, err := ownloop.ParseCommand(fs.Args())
 	if err != nil {
@@ -109,7 +110,7 @@ func runOwnAnalyze(ctx context.Context, fs *flag.FlagSet, of *ownFlags, af ownAn
 	}
 	resultsOut := driver.Output{Path: af.out, Benchmarks: ownloop.Benchmarks, Force: af.force, Beside: true}
 	plotBase := strings.TrimSuffix(strings.TrimSuffix(af.plot, ".png"), ".svg")
-	if err := firstErr(checkOutputs(figure(prefixed(plotBase, ".png")), figure(prefixed(plotBase, ".svg"))), driver.Check(resultsOut)); err != nil {
+	if err := cli.FirstErr(cli.CheckOutputs(cli.Figure(cli.Prefixed(plotBase, ".png")), cli.Figure(cli.Prefixed(plotBase, ".svg"))), driver.Check(resultsOut)); err != nil {
 		return err
 	}
 	s := ownloop.Settings{Mode: "analyze", Loader: of.loader, NumCaches: af.numCaches, ReturnCachesAfter: af.after, StepsAfter: af.stepsAfter, FirstBatchTimeout: of.firstTimeout}
@@ -127,7 +128,7 @@ func runOwnAnalyze(ctx context.Context, fs *flag.FlagSet, of *ownFlags, af ownAn
 	rep, err := ownloop.Analyze(cmd, s, run, af.total)
 	if err != nil {
 		if partial {
-			return usagef("%v; %v", early, err)
+			return cli.Usagef("%v; %v", early, err)
 		}
 		return err
 	}
@@ -142,7 +143,7 @@ func runOwnAnalyze(ctx context.Context, fs *flag.FlagSet, of *ownFlags, af ownAn
 		if err != nil {
 			return err
 		}
-		keptNote(stdout, af.out, wrote)
+		cli.KeptNote(stdout, af.out, wrote)
 		fmt.Fprintf(stdout, "results: %s (go tool benchstat -col /phase %s)\n", wrote, wrote)
 	}
 	return nil
@@ -201,7 +202,7 @@ func runOwnLadder(ctx context.Context, fs *flag.FlagSet, of *ownFlags, lf ownLad
 		if err != nil {
 			return err
 		}
-		keptNote(stdout, lf.out, wrote)
+		cli.KeptNote(stdout, lf.out, wrote)
 		fmt.Fprintf(stdout, "results: %s (go tool benchstat -col /level %s)\n", wrote, wrote)
 	}
 	return sess.Err("the table shows the runs finished before it")
@@ -223,18 +224,18 @@ func ownLadderConfig(fs *flag.FlagSet, of *ownFlags, lf ownLadderFlags) (ownloop
 	if lf.levels != "" {
 		ls, err := level.ParseList(lf.levels)
 		if err != nil {
-			return c, usagef("--levels: %v", err)
+			return c, cli.Usagef("--levels: %v", err)
 		}
 		c.Levels = ls
 	}
-	if err := firstErr(inRange("--steps", c.Steps, 1, maxSteps), inRange("--count", c.Count, 1, 1000), inRange("--loader", of.loader, 1, 1<<20)); err != nil {
+	if err := cli.FirstErr(cli.InRange("--steps", c.Steps, 1, cli.MaxSteps), cli.InRange("--count", c.Count, 1, 1000), cli.InRange("--loader", of.loader, 1, 1<<20)); err != nil {
 		return c, err
 	}
 	if set["warmup"] && lf.warmup < 1 {
-		return c, usagef("--warmup %d must be at least 1 with a command (leave it out for the automatic warm-up)", lf.warmup)
+		return c, cli.Usagef("--warmup %d must be at least 1 with a command (leave it out for the automatic warm-up)", lf.warmup)
 	}
 	if of.firstTimeout <= 0 {
-		return c, usagef("--first-batch-timeout %v must be positive", of.firstTimeout)
+		return c, cli.Usagef("--first-batch-timeout %v must be positive", of.firstTimeout)
 	}
 	if err := c.Validate(); err != nil {
 		return c, ownError(err)
@@ -256,11 +257,11 @@ func runOwnWhatIf(ctx context.Context, fs *flag.FlagSet, of *ownFlags, verify bo
 	if !set["steps"] {
 		steps = ownLadderSteps
 	}
-	if err := firstErr(inRange("--steps", steps, 1, maxSteps), inRange("--loader", of.loader, 1, 1<<20)); err != nil {
+	if err := cli.FirstErr(cli.InRange("--steps", steps, 1, cli.MaxSteps), cli.InRange("--loader", of.loader, 1, 1<<20)); err != nil {
 		return err
 	}
 	if of.firstTimeout <= 0 {
-		return usagef("--first-batch-timeout %v must be positive", of.firstTimeout)
+		return cli.Usagef("--first-batch-timeout %v must be positive", of.firstTimeout)
 	}
 	cmd, err := ownloop.ParseCommand(fs.Args())
 	if err != nil {
@@ -279,7 +280,7 @@ func runOwnWhatIf(ctx context.Context, fs *flag.FlagSet, of *ownFlags, verify bo
 	}
 	w, err := ownloop.NewWhatIf(rep)
 	if err != nil {
-		return usagef("%v", err)
+		return cli.Usagef("%v", err)
 	}
 	rep.WriteWhatIfHeader(stdout, cmd)
 	w.WriteText(stdout)
@@ -302,7 +303,7 @@ func writeOwnWhatIf(resultsOut driver.Output, cmd ownloop.Command, run *ownloop.
 	if err != nil {
 		return err
 	}
-	keptNote(stdout, resultsOut.Path, wrote)
+	cli.KeptNote(stdout, resultsOut.Path, wrote)
 	fmt.Fprintf(stdout, "results: %s\n", wrote)
 	return nil
 }

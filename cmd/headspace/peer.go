@@ -18,11 +18,12 @@ import (
 	"github.com/headspace-bench/headspace/harness/machine"
 	"github.com/headspace-bench/headspace/harness/peer"
 	"github.com/headspace-bench/headspace/harness/resultfile"
+	"github.com/headspace-bench/headspace/internal/cli"
 	"github.com/headspace-bench/headspace/workloads"
 )
 
 func init() {
-	register(command{name: "peer", summary: "our loader against the document's PyTorch DataLoader pipeline, same settings, same run: samples/s, TTFB, ratios", runs: []workloads.Experiment{workloads.Peer{}, workloads.PeerLadder{}}, run: runPeer})
+	register(cli.Command{Name: "peer", Summary: "our loader against the document's PyTorch DataLoader pipeline, same settings, same run: samples/s, TTFB, ratios", Runs: []string{"Peer", "PeerLadder"}, Run: runPeer})
 }
 
 const peerUsage = `
@@ -71,7 +72,7 @@ type peerFlags struct {
 	seed                           uint64
 	count                          int
 	out, report, plotPrefix        string
-	df                             dataFlags
+	df                             cli.DataFlags
 	lf                             peerLadderFlags
 	rf                             peerRemoteFlags
 	from                           string
@@ -93,7 +94,7 @@ func (f *peerFlags) register(fs *flag.FlagSet) {
 	fs.StringVar(&f.out, "out", "", "benchmark-format result `file`, every run (written atomically)")
 	fs.StringVar(&f.report, "report", "", "Markdown report `file`, e.g. notebooks/peer.md")
 	fs.StringVar(&f.plotPrefix, "plot", "", "write `prefix`-throughput and prefix-ttfb, .png and .svg")
-	f.df.registerData(fs, "both sides read the dataset `dir` (ours: --decoder's JPEG decoder; the peer: PIL's): one written by headspace dataset write, whose manifest sets the raw size and seed, or an ImageFolder or WebDataset shards, indexed into the cache and read by both sides by that index, resized to --raw-size (default: the most common size)")
+	f.df.RegisterData(fs, "both sides read the dataset `dir` (ours: --decoder's JPEG decoder; the peer: PIL's): one written by headspace dataset write, whose manifest sets the raw size and seed, or an ImageFolder or WebDataset shards, indexed into the cache and read by both sides by that index, resized to --raw-size (default: the most common size)")
 	fs.StringVar(&f.df.Decoder, "decoder", ondisk.DecoderGo, "with --data: our JPEG `decoder`, go or turbojpeg (libjpeg-turbo, as PIL)")
 	f.lf.register(fs)
 	f.rf.register(fs)
@@ -101,10 +102,10 @@ func (f *peerFlags) register(fs *flag.FlagSet) {
 }
 
 func runPeer(ctx context.Context, args []string, stdout, stderr io.Writer) error {
-	fs := newFlagSet("peer", peerUsage, stdout)
+	fs := cli.NewFlagSet("peer", peerUsage, stdout)
 	var f peerFlags
 	f.register(fs)
-	if err := parseFlags(fs, args); err != nil {
+	if err := cli.ParseFlags(fs, args); err != nil {
 		return err
 	}
 	if f.from != "" {
@@ -128,7 +129,7 @@ func runPeer(ctx context.Context, args []string, stdout, stderr io.Writer) error
 		return err
 	}
 	resultsOut := driver.Output{Path: f.out, Benchmarks: []string{"Peer"}}
-	if err := firstErr(checkOutputs(peerOutputs(f.report, f.plotPrefix)...), driver.Check(resultsOut)); err != nil {
+	if err := cli.FirstErr(cli.CheckOutputs(peerOutputs(f.report, f.plotPrefix)...), driver.Check(resultsOut)); err != nil {
 		return err
 	}
 	if slices.Contains(c.Impls, peer.Torch) {
@@ -146,36 +147,36 @@ func runPeer(ctx context.Context, args []string, stdout, stderr io.Writer) error
 // sides read the dataset.
 func (f *peerFlags) config(ctx context.Context) (peer.Config, error) {
 	var c peer.Config
-	workers, err := parseInts("--workers", f.workers)
+	workers, err := cli.ParseInts("--workers", f.workers)
 	if err != nil {
 		return c, err
 	}
-	impls, err := parseList("--impls", f.impls, peer.Impls)
+	impls, err := cli.ParseList("--impls", f.impls, peer.Impls)
 	if err != nil {
 		return c, err
 	}
-	w, h, err := parseSize("--raw-size", f.rawSize)
+	w, h, err := cli.ParseSize("--raw-size", f.rawSize)
 	if err != nil {
 		return c, err
 	}
 	if f.batches < 2 {
-		return c, usagef("--batches %d: want at least 2 (the first is the time to first batch)", f.batches)
+		return c, cli.Usagef("--batches %d: want at least 2 (the first is the time to first batch)", f.batches)
 	}
-	if err := firstErr(inRange("--count", f.count, 1, maxCount), inRange("--batches", f.batches, 2, maxBatches)); err != nil {
+	if err := cli.FirstErr(cli.InRange("--count", f.count, 1, cli.MaxCount), cli.InRange("--batches", f.batches, 2, cli.MaxBatches)); err != nil {
 		return c, err
 	}
 	for _, n := range workers {
-		if err := inRange("--workers", n, 1, loader.MaxWorkers); err != nil {
+		if err := cli.InRange("--workers", n, 1, loader.MaxWorkers); err != nil {
 			return c, err
 		}
 	}
 	settings := peer.Settings{Width: w, Height: h, Crop: f.crop, Batch: f.batch, Batches: f.batches, Seed: f.seed}
 	if bucket.IsURL(f.df.Dir) {
-		return c, usagef("--data %s: the PyTorch peer reads a directory; for data in a bucket, --remote compares with the boto3 peer on a server it starts", f.df.Dir)
+		return c, cli.Usagef("--data %s: the PyTorch peer reads a directory; for data in a bucket, --remote compares with the boto3 peer on a server it starts", f.df.Dir)
 	}
 	if f.df.Dir != "" {
 		pc := settings.Pipeline("fast", 1)
-		if pc, err = f.df.apply(ctx, pc); err != nil {
+		if pc, err = f.df.Resolve(ctx, pc); err != nil {
 			return c, err
 		}
 		settings.Width, settings.Height, settings.Seed, settings.Data = pc.Dataset.Width, pc.Dataset.Height, pc.Dataset.Seed, f.df.Dir
@@ -185,7 +186,7 @@ func (f *peerFlags) config(ctx context.Context) (peer.Config, error) {
 		}
 	}
 	if err := settings.Validate(); err != nil {
-		return c, usageError{err.Error()}
+		return c, cli.UsageError{Msg: err.Error()}
 	}
 	return peer.Config{Peer: peer.Peer{Python: f.python, Script: f.script}, Settings: settings, Workers: workers, Impls: impls, Count: f.count}, nil
 }
@@ -246,33 +247,33 @@ func mkdirs(paths ...string) error {
 
 // peerOutputs are the files of a peer comparison's report and plots, for
 // the output policy.
-func peerOutputs(report, plotPrefix string) []output {
-	var outs []output
+func peerOutputs(report, plotPrefix string) []cli.Output {
+	var outs []cli.Output
 	for _, name := range peer.PlotNames {
-		outs = append(outs, figure(prefixed(plotPrefix, "-"+name+".png")), figure(prefixed(plotPrefix, "-"+name+".svg")))
+		outs = append(outs, cli.Figure(cli.Prefixed(plotPrefix, "-"+name+".png")), cli.Figure(cli.Prefixed(plotPrefix, "-"+name+".svg")))
 	}
-	return append(outs, output{report, peerReport})
+	return append(outs, cli.Output{Path: report, Kind: peerReport})
 }
 
 // rebuildPeer is peer --from: the table, the report and the plots rebuilt
 // from a results file (peer.ReadReport), measuring nothing. The flags that
 // set a measurement are refused with it.
 func rebuildPeer(fs *flag.FlagSet, from, report, plotPrefix string, stdout io.Writer) error {
-	if err := fromOnly(fs, "report", "plot"); err != nil {
+	if err := cli.FromOnly(fs, "report", "plot"); err != nil {
 		return err
 	}
 	if err := mkdirs(report, plotPrefix); err != nil {
 		return err
 	}
-	if err := checkOutputs(peerOutputs(report, plotPrefix)...); err != nil {
+	if err := cli.CheckOutputs(peerOutputs(report, plotPrefix)...); err != nil {
 		return err
 	}
 	r, err := peer.ReadReport(from)
 	if err != nil {
 		if errors.Is(err, os.ErrNotExist) {
-			return usagef("--from %s: no such file", from)
+			return cli.Usagef("--from %s: no such file", from)
 		}
-		return usagef("--from: %v", err)
+		return cli.Usagef("--from: %v", err)
 	}
 	if err := r.WriteText(stdout); err != nil {
 		return err

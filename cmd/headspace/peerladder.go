@@ -20,6 +20,7 @@ import (
 	"github.com/headspace-bench/headspace/harness/machine"
 	"github.com/headspace-bench/headspace/harness/peer"
 	"github.com/headspace-bench/headspace/harness/resultfile"
+	"github.com/headspace-bench/headspace/internal/cli"
 	"github.com/headspace-bench/headspace/workloads"
 )
 
@@ -115,7 +116,7 @@ func peerLadderExperiment(fs *flag.FlagSet, lf *peerLadderFlags) (workloads.Peer
 		}
 	}
 	if len(bad) > 0 {
-		return exp, usagef("--ladder compares training loops; %s only apply to the loaders' comparison", strings.Join(bad, ", "))
+		return exp, cli.Usagef("--ladder compares training loops; %s only apply to the loaders' comparison", strings.Join(bad, ", "))
 	}
 	get := func(name string) string { return fs.Lookup(name).Value.String() }
 	script := get("script")
@@ -124,16 +125,16 @@ func peerLadderExperiment(fs *flag.FlagSet, lf *peerLadderFlags) (workloads.Peer
 	}
 	workers := runtime.GOMAXPROCS(0)
 	if set["workers"] {
-		ws, err := parseInts("--workers", get("workers"))
+		ws, err := cli.ParseInts("--workers", get("workers"))
 		if err != nil {
 			return exp, err
 		}
 		if len(ws) != 1 {
-			return exp, usagef("--workers %s: --ladder runs one worker count", get("workers"))
+			return exp, cli.Usagef("--workers %s: --ladder runs one worker count", get("workers"))
 		}
 		workers = ws[0]
 	}
-	impls, err := parseList("--impls", get("impls"), peer.LadderImpls)
+	impls, err := cli.ParseList("--impls", get("impls"), peer.LadderImpls)
 	if !set["impls"] {
 		impls, err = peer.LadderImpls, nil
 	}
@@ -143,7 +144,7 @@ func peerLadderExperiment(fs *flag.FlagSet, lf *peerLadderFlags) (workloads.Peer
 	levels := level.Document
 	if lf.levels != "" {
 		if levels, err = level.ParseList(lf.levels); err != nil {
-			return exp, usageError{err.Error()}
+			return exp, cli.UsageError{Msg: err.Error()}
 		}
 	}
 	s, err := peerLadderSettings(get, lf, workers)
@@ -156,7 +157,7 @@ func peerLadderExperiment(fs *flag.FlagSet, lf *peerLadderFlags) (workloads.Peer
 		exp.CalibrationBatches = lf.calibration
 	}
 	if err := exp.Validate(); err != nil {
-		return exp, usageError{err.Error()}
+		return exp, cli.UsageError{Msg: err.Error()}
 	}
 	return exp, nil
 }
@@ -165,20 +166,20 @@ func peerLadderExperiment(fs *flag.FlagSet, lf *peerLadderFlags) (workloads.Peer
 // one of the loaders' by name) with workers loader workers, checked.
 func peerLadderSettings(get func(string) string, lf *peerLadderFlags, workers int) (peer.LadderSettings, error) {
 	var s peer.LadderSettings
-	w, h, err := parseSize("--raw-size", get("raw-size"))
+	w, h, err := cli.ParseSize("--raw-size", get("raw-size"))
 	if err != nil {
 		return s, err
 	}
 	atoi := func(name string) int { n, _ := strconv.Atoi(get(name)); return n }
 	seed, _ := strconv.ParseUint(get("seed"), 10, 64)
-	if err := firstErr(inRange("--count", atoi("count"), 1, maxCount), inRange("--steps", lf.steps, 1, maxSteps),
-		inRange("--calibration-batches", lf.calibration, 6, 1000)); err != nil {
+	if err := cli.FirstErr(cli.InRange("--count", atoi("count"), 1, cli.MaxCount), cli.InRange("--steps", lf.steps, 1, cli.MaxSteps),
+		cli.InRange("--calibration-batches", lf.calibration, 6, 1000)); err != nil {
 		return s, err
 	}
 	dev := workloads.DocumentDevice()
 	if lf.step != "calibrated" {
 		if dev.Step, err = time.ParseDuration(lf.step); err != nil || dev.Step < 0 || dev.Step > time.Minute {
-			return s, usagef("--step %q: want a duration from 0 to 1m, or calibrated", lf.step)
+			return s, cli.Usagef("--step %q: want a duration from 0 to 1m, or calibrated", lf.step)
 		}
 	}
 	return peer.LadderSettings{Width: w, Height: h, Crop: atoi("crop"), Batch: atoi("batch"), Workers: workers, Steps: lf.steps, Seed: seed, Device: dev}, nil

@@ -2,12 +2,13 @@ package main
 
 import (
 	"fmt"
-	"github.com/headspace-bench/headspace/harness/level"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/headspace-bench/headspace/harness/level"
 
 	"github.com/headspace-bench/headspace/device"
 	"github.com/headspace-bench/headspace/harness/resultfile"

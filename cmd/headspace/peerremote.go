@@ -20,6 +20,7 @@ import (
 	"github.com/headspace-bench/headspace/harness/machine"
 	"github.com/headspace-bench/headspace/harness/peer"
 	"github.com/headspace-bench/headspace/internal/atomicfile"
+	"github.com/headspace-bench/headspace/internal/cli"
 )
 
 // peerRemoteFlags are peer --remote's own flags.
@@ -78,7 +79,7 @@ func parsePeerRemote(fs *flag.FlagSet, rf *peerRemoteFlags) (peerRemoteRun, erro
 	fs.Visit(func(f *flag.Flag) { set[f.Name] = true })
 	for _, name := range []string{"data", "ladder", "impls", "plot"} {
 		if set[name] {
-			return r, usagef("--%s does not apply to --remote", name)
+			return r, cli.Usagef("--%s does not apply to --remote", name)
 		}
 	}
 	get := func(name, def string) string {
@@ -88,18 +89,18 @@ func parsePeerRemote(fs *flag.FlagSet, rf *peerRemoteFlags) (peerRemoteRun, erro
 		return def
 	}
 	var err error
-	if r.workers, err = parseInts("--workers", get("workers", "1,4,16")); err != nil {
+	if r.workers, err = cli.ParseInts("--workers", get("workers", "1,4,16")); err != nil {
 		return r, err
 	}
 	for _, n := range r.workers {
-		if err := inRange("--workers", n, 1, loader.MaxWorkers); err != nil {
+		if err := cli.InRange("--workers", n, 1, loader.MaxWorkers); err != nil {
 			return r, err
 		}
 	}
-	if r.layouts, err = parseList("--layouts", rf.layouts, peer.RemoteLayouts); err != nil {
+	if r.layouts, err = cli.ParseList("--layouts", rf.layouts, peer.RemoteLayouts); err != nil {
 		return r, err
 	}
-	w, h, err := parseSize("--raw-size", get("raw-size", "256"))
+	w, h, err := cli.ParseSize("--raw-size", get("raw-size", "256"))
 	if err != nil {
 		return r, err
 	}
@@ -107,24 +108,24 @@ func parsePeerRemote(fs *flag.FlagSet, rf *peerRemoteFlags) (peerRemoteRun, erro
 	seed, _ := strconv.ParseUint(get("seed", "1"), 10, 64)
 	s := peer.Settings{Width: w, Height: h, Crop: num("crop", "128"), Batch: num("batch", "32"), Batches: num("batches", "6"), Seed: seed, Decoder: get("decoder", ondisk.DecoderGo)}
 	if s.Decoder != ondisk.DecoderGo && s.Decoder != ondisk.DecoderTurbo {
-		return r, usagef("--decoder %q: the peer decodes on the host: want go or turbojpeg", s.Decoder)
+		return r, cli.Usagef("--decoder %q: the peer decodes on the host: want go or turbojpeg", s.Decoder)
 	}
 	r.count = num("count", "1")
-	if err := firstErr(inRange("--count", r.count, 1, maxCount), inRange("--batches", s.Batches, 2, maxBatches),
-		inRange("--batch", s.Batch, 1, 4096), inRange("--shard-size", rf.shardSize, 1, 1<<16)); err != nil {
+	if err := cli.FirstErr(cli.InRange("--count", r.count, 1, cli.MaxCount), cli.InRange("--batches", s.Batches, 2, cli.MaxBatches),
+		cli.InRange("--batch", s.Batch, 1, 4096), cli.InRange("--shard-size", rf.shardSize, 1, 1<<16)); err != nil {
 		return r, err
 	}
 	if err := loader.CheckShardReads(rf.shardReads); err != nil {
-		return r, usageError{err.Error()}
+		return r, cli.UsageError{Msg: err.Error()}
 	}
 	if s.Crop <= 0 || s.Crop > w || s.Crop > h {
-		return r, usagef("--crop %d must be positive and fit the %dx%d images", s.Crop, w, h)
+		return r, cli.Usagef("--crop %d must be positive and fit the %dx%d images", s.Crop, w, h)
 	}
 	if rf.shardReads == ondisk.ShardReadsWhole {
 		s.ShardReads = ondisk.ShardReadsWhole
 	}
 	if r.lc, err = link.Parse(rf.linkSpec); err != nil {
-		return r, usagef("--link: %s", strings.TrimPrefix(err.Error(), "link: "))
+		return r, cli.Usagef("--link: %s", strings.TrimPrefix(err.Error(), "link: "))
 	}
 	s.Link = r.lc.Settings()
 	r.settings, r.script = s, get("script", peer.RemoteScript)
@@ -146,7 +147,7 @@ func runPeerRemote(ctx context.Context, fs *flag.FlagSet, rf *peerRemoteFlags, a
 		return err
 	}
 	resultsOut := driver.Output{Path: r.out, Benchmarks: []string{"PeerRemote"}}
-	if err := firstErr(checkOutputs(output{r.report, peerReport}), driver.Check(resultsOut)); err != nil {
+	if err := cli.FirstErr(cli.CheckOutputs(cli.Output{Path: r.report, Kind: peerReport}), driver.Check(resultsOut)); err != nil {
 		return err
 	}
 	p := peer.Peer{Python: fs.Lookup("python").Value.String(), Script: r.script}
@@ -217,7 +218,7 @@ func isRemoteResults(path string) bool {
 
 // rebuildPeerRemote is peer --from on a --remote results file.
 func rebuildPeerRemote(fs *flag.FlagSet, from, report string, stdout io.Writer) error {
-	if err := fromOnly(fs, "report"); err != nil {
+	if err := cli.FromOnly(fs, "report"); err != nil {
 		return err
 	}
 	if report != "" {
@@ -225,12 +226,12 @@ func rebuildPeerRemote(fs *flag.FlagSet, from, report string, stdout io.Writer) 
 			return err
 		}
 	}
-	if err := checkOutputs(output{report, peerReport}); err != nil {
+	if err := cli.CheckOutputs(cli.Output{Path: report, Kind: peerReport}); err != nil {
 		return err
 	}
 	r, err := peer.ReadRemoteReport(from)
 	if err != nil {
-		return usagef("--from: %v", err)
+		return cli.Usagef("--from: %v", err)
 	}
 	return writeRemoteReport(stdout, r, report)
 }

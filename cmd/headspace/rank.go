@@ -6,10 +6,11 @@ import (
 	"os"
 
 	"github.com/headspace-bench/headspace/harness/node"
+	"github.com/headspace-bench/headspace/internal/cli"
 )
 
 func init() {
-	register(command{name: "rank", summary: "internal: one rank (accelerator) of headspace node", run: runRank})
+	register(cli.Command{Name: "rank", Summary: "internal: one rank (accelerator) of headspace node", Run: runRank})
 }
 
 const rankUsage = `
@@ -19,8 +20,8 @@ through the all-reduce barrier on stdin and stdout, and writes its result
 on stdout; it is not meant to be run by hand.`
 
 func runRank(ctx context.Context, args []string, stdout, _ io.Writer) error {
-	fs := newFlagSet("rank", rankUsage, stdout)
-	if err := parseFlags(fs, args); err != nil {
+	fs := cli.NewFlagSet("rank", rankUsage, stdout)
+	if err := cli.ParseFlags(fs, args); err != nil {
 		return err
 	}
 	return node.ServeRank(ctx, os.Stdin, os.Stdout)

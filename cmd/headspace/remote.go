@@ -16,11 +16,12 @@ import (
 	"github.com/headspace-bench/headspace/harness/remedies"
 	"github.com/headspace-bench/headspace/harness/resultfile"
 	"github.com/headspace-bench/headspace/internal/atomicfile"
+	"github.com/headspace-bench/headspace/internal/cli"
 	"github.com/headspace-bench/headspace/workloads"
 )
 
 func init() {
-	register(command{name: "remote", summary: "the remedies of data in a bucket: samples/s and headspace against concurrency × round trip × layout × format, and the fetch model's predictions checked", runs: []workloads.Experiment{workloads.Remote{}}, run: runRemote})
+	register(cli.Command{Name: "remote", Summary: "the remedies of data in a bucket: samples/s and headspace against concurrency × round trip × layout × format, and the fetch model's predictions checked", Runs: []string{"Remote"}, Run: runRemote})
 }
 
 const remoteUsage = `
@@ -40,20 +41,20 @@ finished, marked partial, and never a complete --out's place.
 `
 
 func runRemote(ctx context.Context, args []string, stdout, stderr io.Writer) error {
-	fs := newFlagSet("remote", remoteUsage, stdout)
+	fs := cli.NewFlagSet("remote", remoteUsage, stdout)
 	quick := fs.Bool("quick", false, "the quick grid: every code path in seconds, no comparable numbers")
 	out := fs.String("out", "", "benchmark-format result `file`, written as each point finishes, marked partial until the run completes (beside it as NAME.partial.txt where it holds a complete run, which SIGINT keeps)")
 	report := fs.String("report", "", "Markdown report `file`, e.g. notebooks/remote-remedies.md")
 	plotPath := fs.String("plot", "", "the figure, a .png `file`, e.g. notebooks/figures/remote-remedies.png")
 	dir := fs.String("dir", "", "`directory` for the datasets and the server's objects (default: the system's temporary directory)")
 	from := fs.String("from", "", "rebuild --report and --plot from the result `file` a run's --out wrote, measuring nothing")
-	if err := parseFlags(fs, args); err != nil {
+	if err := cli.ParseFlags(fs, args); err != nil {
 		return err
 	}
 	if *plotPath != "" && filepath.Ext(*plotPath) != ".png" {
-		return usagef("--plot %s: want a .png file", *plotPath)
+		return cli.Usagef("--plot %s: want a .png file", *plotPath)
 	}
-	if err := checkOutputs(output{*report, remoteReport}, figure(*plotPath)); err != nil {
+	if err := cli.CheckOutputs(cli.Output{Path: *report, Kind: remoteReport}, cli.Figure(*plotPath)); err != nil {
 		return err
 	}
 	if *from != "" {
@@ -120,20 +121,20 @@ func runRemote(ctx context.Context, args []string, stdout, stderr io.Writer) err
 
 // rebuildRemote is remote --from: the report and plot of a result file.
 func rebuildRemote(fs *flag.FlagSet, from, report, plotPath string, stdout io.Writer) error {
-	if err := fromOnly(fs, "report", "plot"); err != nil {
+	if err := cli.FromOnly(fs, "report", "plot"); err != nil {
 		return err
 	}
 	recs, err := resultfile.Read(from)
 	if err != nil {
 		if errors.Is(err, os.ErrNotExist) {
-			return usagef("--from %s: no such file", from)
+			return cli.Usagef("--from %s: no such file", from)
 		}
-		return usagef("--from: %v", err)
+		return cli.Usagef("--from: %v", err)
 	}
 	if _, err := remedies.Build(recs, fileConfig(recs)); err != nil {
 		// The file is not a remote run's: bad input, as a missing file
 		// is.
-		return usagef("--from %s: not a result file of headspace remote --out (%s)", from, strings.TrimPrefix(err.Error(), "remedies: "))
+		return cli.Usagef("--from %s: not a result file of headspace remote --out (%s)", from, strings.TrimPrefix(err.Error(), "remedies: "))
 	}
 	return writeRemote(stdout, recs, fileConfig(recs), report, plotPath)
 }

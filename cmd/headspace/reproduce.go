@@ -13,11 +13,12 @@ import (
 	"github.com/headspace-bench/headspace/device"
 	"github.com/headspace-bench/headspace/harness/loader"
 	"github.com/headspace-bench/headspace/harness/procloader"
+	"github.com/headspace-bench/headspace/internal/cli"
 	"github.com/headspace-bench/headspace/reproduce"
 )
 
 func init() {
-	register(command{name: "reproduce", summary: "run every document's experiment and write one Markdown report per document", run: runReproduce})
+	register(cli.Command{Name: "reproduce", Summary: "run every document's experiment and write one Markdown report per document", Run: runReproduce})
 }
 
 // reproduceUsage is reproduce's help: the documents' list is each
@@ -78,7 +79,7 @@ numbers are not comparable). The run stops at the first document that
 fails; reports already written stay.`
 
 func runReproduce(ctx context.Context, args []string, stdout, stderr io.Writer) error {
-	fs := newFlagSet("reproduce", reproduceUsage(), stdout)
+	fs := cli.NewFlagSet("reproduce", reproduceUsage(), stdout)
 	var opt reproduce.Options
 	fs.BoolVar(&opt.Quick, "quick", false, "tiny sizes: every code path in seconds, numbers not comparable")
 	fs.StringVar(&opt.Out, "out", "notebooks", "`directory` of the reports (figures go to its figures/, saved measurements to its results/)")
@@ -90,14 +91,14 @@ func runReproduce(ctx context.Context, args []string, stdout, stderr io.Writer) 
 	fs.StringVar(&opt.TorchPeer.Python, "python", reproduce.DefaultTorchPeer.Python, "003: the Python `interpreter` that runs the document's own code (torch, torchvision, scipy, PIL)")
 	fs.StringVar(&opt.TorchPeer.Script, "torch-script", reproduce.DefaultTorchPeer.Script, "003: the document's training `script`, run beside ours on the emulated device (not measured, and the report says so, where it cannot run)")
 	from := fs.String("from", "", "rebuild the reports from the saved result files in `directory` (a run's --out/results), measuring nothing")
-	if err := parseFlags(fs, args); err != nil {
+	if err := cli.ParseFlags(fs, args); err != nil {
 		return err
 	}
 	allowed := reproduce.IDs()
 	allowed = append(allowed[:1], append([]string{"001"}, allowed[1:]...)...) // 001 is 000's source
-	ids, err := parseList("--docs", *docsFlag, allowed)
+	ids, err := cli.ParseList("--docs", *docsFlag, allowed)
 	if err == nil {
-		err = noRepeats("--docs", ids)
+		err = cli.NoRepeats("--docs", ids)
 	}
 	if err != nil {
 		return err
@@ -105,7 +106,7 @@ func runReproduce(ctx context.Context, args []string, stdout, stderr io.Writer) 
 	// --workers' and --step's ranges are the bounds table's, checked as
 	// they are parsed.
 	if opt.Out == "" {
-		return usagef("--out must name a directory")
+		return cli.Usagef("--out must name a directory")
 	}
 	if *from != "" {
 		return rebuildReports(ctx, fs, ids, *from, opt.Out, stdout, stderr)
@@ -121,7 +122,7 @@ func runReproduce(ctx context.Context, args []string, stdout, stderr io.Writer) 
 	if err != nil {
 		return err
 	}
-	fmt.Fprintf(stdout, "%s in %v\n", plural(len(paths), "report"), time.Since(start).Round(time.Second))
+	fmt.Fprintf(stdout, "%s in %v\n", cli.Plural(len(paths), "report"), time.Since(start).Round(time.Second))
 	return nil
 }
 
@@ -155,10 +156,10 @@ func rebuildReports(ctx context.Context, fs *flag.FlagSet, ids []string, from, o
 		}
 	})
 	if len(measuring) > 0 {
-		return usagef("--from rebuilds from saved files; %s only apply to a run that measures", strings.Join(measuring, ", "))
+		return cli.Usagef("--from rebuilds from saved files; %s only apply to a run that measures", strings.Join(measuring, ", "))
 	}
 	if st, err := os.Stat(from); err != nil || !st.IsDir() {
-		return usagef("--from %s: not a directory", from)
+		return cli.Usagef("--from %s: not a directory", from)
 	}
 	paths, err := reproduce.Run(ctx, ids, reproduce.Options{Out: out, From: from, Progress: stderr})
 	for _, p := range paths {
@@ -166,12 +167,12 @@ func rebuildReports(ctx context.Context, fs *flag.FlagSet, ids []string, from, o
 	}
 	var fe *reproduce.FileError
 	if errors.As(err, &fe) {
-		return usagef("--from: %v", fe)
+		return cli.Usagef("--from: %v", fe)
 	}
 	if err != nil {
 		return err
 	}
-	fmt.Fprintf(stdout, "%s rebuilt from %s\n", plural(len(paths), "report"), from)
+	fmt.Fprintf(stdout, "%s rebuilt from %s\n", cli.Plural(len(paths), "report"), from)
 	return nil
 }
 

@@ -10,11 +10,12 @@ import (
 	"github.com/headspace-bench/headspace/harness/sim"
 	"github.com/headspace-bench/headspace/harness/timeline"
 	"github.com/headspace-bench/headspace/internal/atomicfile"
+	"github.com/headspace-bench/headspace/internal/cli"
 	"github.com/headspace-bench/headspace/workloads"
 )
 
 func init() {
-	register(command{name: "sim", summary: "simulate loaders, their queue and the model; animate it", runs: []workloads.Experiment{workloads.Sim{}}, run: runSim})
+	register(cli.Command{Name: "sim", Summary: "simulate loaders, their queue and the model; animate it", Runs: []string{"Sim"}, Run: runSim})
 }
 
 const simUsage = `
@@ -28,7 +29,7 @@ the animation (one frame per 100 ms), --timeline PREFIX a static timeline
 (PNG, SVG) and Chrome trace JSON (opens in Perfetto).`
 
 func runSim(ctx context.Context, args []string, stdout, stderr io.Writer) error {
-	fs := newFlagSet("sim", simUsage, stdout)
+	fs := cli.NewFlagSet("sim", simUsage, stdout)
 	var c sim.Config
 	fs.IntVar(&c.Loaders, "loaders", 7, "loader `workers`")
 	fs.DurationVar(&c.Load, "load", 2*time.Second, "mean `time` to load one batch")
@@ -42,24 +43,24 @@ func runSim(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 	gif := fs.String("gif", "", "write the animation to this GIF `file`")
 	gifTick := fs.Duration("gif-tick", 100*time.Millisecond, "simulated `time` between animation frames (at most 6000 frames)")
 	tl := fs.String("timeline", "", "write the timeline to `prefix`.png, prefix.svg and prefix.json (Chrome trace)")
-	if err := parseFlags(fs, args); err != nil {
+	if err := cli.ParseFlags(fs, args); err != nil {
 		return err
 	}
 	// The numeric flags' ranges are the bounds table's, checked as they
 	// are parsed.
 	if c.LoadDist == "" {
-		return usagef("--load-dist is empty: want constant, normal or lognormal")
+		return cli.Usagef("--load-dist is empty: want constant, normal or lognormal")
 	}
 	opt, err := gifOptions(*gif, *gifTick, c.Duration)
 	if err != nil {
 		return err
 	}
 	if err := c.Validate(); err != nil {
-		return usageError{err.Error()}
+		return cli.UsageError{Msg: err.Error()}
 	}
 	tlBase := strings.TrimSuffix(*tl, ".png")
-	if err := checkOutputs(output{*gif, atomicfile.Animation}, figure(prefixed(tlBase, ".png")), figure(prefixed(tlBase, ".svg")),
-		output{prefixed(tlBase, ".json"), traceKind}); err != nil {
+	if err := cli.CheckOutputs(cli.Output{Path: *gif, Kind: atomicfile.Animation}, cli.Figure(cli.Prefixed(tlBase, ".png")), cli.Figure(cli.Prefixed(tlBase, ".svg")),
+		cli.Output{Path: cli.Prefixed(tlBase, ".json"), Kind: cli.TraceKind}); err != nil {
 		return err
 	}
 	// One case, as the flags set it: its own distribution, spread and seed.
@@ -94,11 +95,11 @@ func gifOptions(gif string, tick, duration time.Duration) (sim.GIFOptions, error
 		return opt, nil
 	}
 	if tick <= 0 {
-		return opt, usagef("--gif-tick %v must be positive", tick)
+		return opt, cli.Usagef("--gif-tick %v must be positive", tick)
 	}
 	const maxFrames = 6000
 	if n := opt.Frames(duration); n > maxFrames {
-		return opt, usagef("--duration %v at --gif-tick %v makes %d frames, over %d: raise --gif-tick to %v or more", duration, tick, n, maxFrames, (duration/(maxFrames-1)).Round(time.Millisecond)+time.Millisecond)
+		return opt, cli.Usagef("--duration %v at --gif-tick %v makes %d frames, over %d: raise --gif-tick to %v or more", duration, tick, n, maxFrames, (duration/(maxFrames-1)).Round(time.Millisecond)+time.Millisecond)
 	}
 	opt.MaxFrames = maxFrames
 	return opt, nil
@@ -113,7 +114,7 @@ func writeTimeline(w io.Writer, t *timeline.Timeline, prefix string) error {
 	if err := t.WriteSVG(prefix+".svg", 900, 45+21*len(t.DisplayTracks())); err != nil {
 		return err
 	}
-	if err := atomicfile.WriteKind(prefix+".json", traceKind, t.WriteChromeTrace); err != nil {
+	if err := atomicfile.WriteKind(prefix+".json", cli.TraceKind, t.WriteChromeTrace); err != nil {
 		return err
 	}
 	fmt.Fprintf(w, "timeline: %s.png, %s.svg, %s.json (open the JSON in Perfetto)\n", prefix, prefix, prefix)

@@ -10,6 +10,7 @@ import (
 
 	"github.com/headspace-bench/headspace/datasets/ondisk"
 	"github.com/headspace-bench/headspace/harness/loader"
+	"github.com/headspace-bench/headspace/internal/cli"
 )
 
 // The tests of issue 32 ("results you can trust, round 3") for datasets
@@ -86,13 +87,13 @@ func TestIndexingInterrupted(t *testing.T) {
 	dir := fixture(t, "imagefolder")
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
-	var d dataFlags
-	fs := newFlagSet("test", "", nil)
-	d.register(fs)
-	if err := parseFlags(fs, []string{"--data", dir}); err != nil {
+	var d cli.DataFlags
+	fs := cli.NewFlagSet("test", "", nil)
+	d.Register(fs)
+	if err := cli.ParseFlags(fs, []string{"--data", dir}); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := d.apply(ctx, loader.DefaultConfig()); !errors.Is(err, context.Canceled) {
+	if _, err := d.Resolve(ctx, loader.DefaultConfig()); !errors.Is(err, context.Canceled) {
 		t.Errorf("--data indexed under a cancelled context: %v; want context.Canceled", err)
 	}
 	for _, args := range [][]string{{"dataset", "index", dir}, ladderOver(dir)} {

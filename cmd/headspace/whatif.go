@@ -18,11 +18,12 @@ import (
 	"github.com/headspace-bench/headspace/harness/loader"
 	"github.com/headspace-bench/headspace/harness/node"
 	"github.com/headspace-bench/headspace/harness/whatif"
+	"github.com/headspace-bench/headspace/internal/cli"
 	"github.com/headspace-bench/headspace/workloads"
 )
 
 func init() {
-	register(command{name: "whatif", summary: "predict steps/s for other cores, workers and step times; --verify checks it", runs: []workloads.Experiment{workloads.WhatIf{}}, run: runWhatIf})
+	register(cli.Command{Name: "whatif", Summary: "predict steps/s for other cores, workers and step times; --verify checks it", Runs: []string{"WhatIf"}, Run: runWhatIf})
 }
 
 const whatifUsage = `
@@ -150,18 +151,18 @@ func (f *whatIfFlags) register(fs *flag.FlagSet, def workloads.WhatIf) error {
 
 func runWhatIf(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	def := workloads.Sized[workloads.WhatIf](workloads.Default)
-	fs := newFlagSet("whatif", whatifUsage, stdout)
+	fs := cli.NewFlagSet("whatif", whatifUsage, stdout)
 	var f whatIfFlags
 	if err := f.register(fs, def); err != nil {
 		return err
 	}
-	if err := parseArgs(fs, args); err != nil {
+	if err := cli.ParseArgs(fs, args); err != nil {
 		return err
 	}
 	if hasCommand(fs, args) {
 		return runOwnWhatIf(ctx, fs, &f.of, f.verify, f.steps, f.out, f.force, stdout, stderr)
 	}
-	if err := parseFlags(fs, args); err != nil {
+	if err := cli.ParseFlags(fs, args); err != nil {
 		return err
 	}
 	if err := checkOwnFlags(fs, false); err != nil {
@@ -169,21 +170,21 @@ func runWhatIf(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	}
 	if f.accelerators != "" || (f.from != "" && whatif.IsNodeFile(f.from)) {
 		a := whatIfNode{pf: &f.pf, workers: f.workers, impl: f.impl, steps: f.steps, warmup: f.warmup, count: f.count,
-			minAU: f.minAU, minAUSet: f.pf.data.set("min-au"), target: f.target, verify: f.verify, out: f.out, report: f.report, plotPath: f.plotPath,
+			minAU: f.minAU, minAUSet: f.pf.data.Set("min-au"), target: f.target, verify: f.verify, out: f.out, report: f.report, plotPath: f.plotPath,
 			from: f.from, force: f.force, command: "headspace " + commandLine("whatif", args)}
 		if f.from == "" {
 			var err error
-			if a.accelerators, err = parseInts("--accelerators", f.accelerators); err != nil {
+			if a.accelerators, err = cli.ParseInts("--accelerators", f.accelerators); err != nil {
 				return err
 			}
 		}
-		defer f.pf.data.close()
+		defer f.pf.data.Close()
 		return runWhatIfNode(ctx, a, stdout, stderr)
 	}
 	if f.from != "" {
 		return rebuildWhatIf(fs, f.from, f.report, f.plotPath, stdout)
 	}
-	defer f.pf.data.close() // the --link, if one was started
+	defer f.pf.data.Close() // the --link, if one was started
 	w, err := f.experiment(ctx, def)
 	if err != nil {
 		return err
@@ -203,31 +204,31 @@ func runWhatIf(ctx context.Context, args []string, stdout, stderr io.Writer) err
 // pipeline (its transforms and placement) and the runs, checked.
 func (f *whatIfFlags) experiment(ctx context.Context, def workloads.WhatIf) (workloads.WhatIf, error) {
 	w := def
-	if _, err := parseList("--transforms", f.impl, transforms.Names); err != nil {
+	if _, err := cli.ParseList("--transforms", f.impl, transforms.Names); err != nil {
 		return w, err
 	}
-	pls, err := parsePlacements(f.placement)
+	pls, err := cli.ParsePlacements(f.placement)
 	if err != nil {
 		return w, err
 	}
 	if len(pls) != 1 {
-		return w, usagef("--placement: one placement, not %d", len(pls))
+		return w, cli.Usagef("--placement: one placement, not %d", len(pls))
 	}
 	switch {
 	case f.workers <= 0:
-		return w, usagef("--workers %d must be positive", f.workers)
+		return w, cli.Usagef("--workers %d must be positive", f.workers)
 	case f.cores < 0:
-		return w, usagef("--profile-cores %d must not be negative", f.cores)
+		return w, cli.Usagef("--profile-cores %d must not be negative", f.cores)
 	case f.steps <= 0:
-		return w, usagef("--steps %d must be positive", f.steps)
+		return w, cli.Usagef("--steps %d must be positive", f.steps)
 	case f.warmup < 0:
-		return w, usagef("--warmup %d must not be negative", f.warmup)
+		return w, cli.Usagef("--warmup %d must not be negative", f.warmup)
 	case f.count <= 0:
-		return w, usagef("--count %d must be positive", f.count)
+		return w, cli.Usagef("--count %d must be positive", f.count)
 	case f.stats != "" && f.save != "":
-		return w, usagef("--save writes a profile this run measures; with --stats none is measured")
+		return w, cli.Usagef("--save writes a profile this run measures; with --stats none is measured")
 	case f.stats != "" && f.ladder:
-		return w, usagef("--ladder runs the pipeline the profile measured; with --stats there is none to run")
+		return w, cli.Usagef("--ladder runs the pipeline the profile measured; with --stats there is none to run")
 	}
 	if w.Pipeline, err = f.pf.config(ctx, f.workers, f.impl); err != nil {
 		return w, err
@@ -242,19 +243,19 @@ func (f *whatIfFlags) experiment(ctx context.Context, def workloads.WhatIf) (wor
 func (f *whatIfFlags) grids(w *workloads.WhatIf) (whatif.Grid, error) {
 	var g whatif.Grid
 	var err error
-	if g.Cores, err = parseInts("--cores", f.atCores); err != nil {
+	if g.Cores, err = cli.ParseInts("--cores", f.atCores); err != nil {
 		return g, err
 	}
-	if g.Workers, err = parseInts("--at-workers", f.atWorkers); err != nil {
+	if g.Workers, err = cli.ParseInts("--at-workers", f.atWorkers); err != nil {
 		return g, err
 	}
 	if g.StepScales, err = parseFloats("--at-steps", f.atSteps); err != nil {
 		return g, err
 	}
-	if w.Verify.Cores, err = parseInts("--verify-cores", f.vCores); err != nil {
+	if w.Verify.Cores, err = cli.ParseInts("--verify-cores", f.vCores); err != nil {
 		return g, err
 	}
-	if w.Verify.Workers, err = parseInts("--verify-workers", f.vWorkers); err != nil {
+	if w.Verify.Workers, err = cli.ParseInts("--verify-workers", f.vWorkers); err != nil {
 		return g, err
 	}
 	if w.Verify.StepScales, err = parseFloats("--verify-steps", f.vSteps); err != nil {
@@ -270,27 +271,27 @@ func (f *whatIfFlags) check(ctx context.Context, w *workloads.WhatIf) (workloads
 	env := workloads.Env{}
 	resultsOut := driver.Output{Path: f.out, Benchmarks: []string{"WhatIf", "Ladder"}, Force: f.force, Beside: true}
 	if f.plotPath != "" && !strings.HasSuffix(f.plotPath, ".png") && !strings.HasSuffix(f.plotPath, ".svg") {
-		return env, resultsOut, usagef("--plot %q: want a .png or .svg file", f.plotPath)
+		return env, resultsOut, cli.Usagef("--plot %q: want a .png or .svg file", f.plotPath)
 	}
 	if err := w.Validate(); err != nil {
-		return env, resultsOut, usageError{err.Error()}
+		return env, resultsOut, cli.UsageError{Msg: err.Error()}
 	}
 	for _, n := range w.Verify.Workers {
-		if err := inRange("--verify-workers", n, 1, loader.MaxWorkers); err != nil {
+		if err := cli.InRange("--verify-workers", n, 1, loader.MaxWorkers); err != nil {
 			return env, resultsOut, err
 		}
 	}
 	for _, n := range w.Verify.Cores {
-		if err := inRange("--verify-cores", n, 1, 4096); err != nil {
+		if err := cli.InRange("--verify-cores", n, 1, 4096); err != nil {
 			return env, resultsOut, err
 		}
 	}
-	if err := firstErr(checkOutputs(output{f.save, whatif.FileKind}, output{f.report, whatif.ReportKind}, figure(f.plotPath)),
+	if err := cli.FirstErr(cli.CheckOutputs(cli.Output{Path: f.save, Kind: whatif.FileKind}, cli.Output{Path: f.report, Kind: whatif.ReportKind}, cli.Figure(f.plotPath)),
 		driver.Check(resultsOut)); err != nil {
 		return env, resultsOut, err
 	}
 	if !f.pf.scalable() && f.verify && slices.ContainsFunc(w.Verify.StepScales, func(m float64) bool { return m != 1 }) {
-		return env, resultsOut, usagef("--device %s: the step cannot be scaled; use --verify-steps 1", f.pf.dev)
+		return env, resultsOut, cli.Usagef("--device %s: the step cannot be scaled; use --verify-steps 1", f.pf.dev)
 	}
 	var err error
 	if env.Device, err = f.pf.device(ctx); err != nil {
@@ -299,7 +300,7 @@ func (f *whatIfFlags) check(ctx context.Context, w *workloads.WhatIf) (workloads
 	if f.stats != "" {
 		p, err := whatif.Read(f.stats)
 		if err != nil {
-			return env, resultsOut, usageError{err.Error()}
+			return env, resultsOut, cli.UsageError{Msg: err.Error()}
 		}
 		w.Profiled = &p
 	}
@@ -355,7 +356,7 @@ func (f *whatIfFlags) run(ctx context.Context, w workloads.WhatIf, env workloads
 		if err != nil {
 			return err
 		}
-		keptNote(stdout, f.out, wrote)
+		cli.KeptNote(stdout, f.out, wrote)
 		fmt.Fprintf(stdout, "\nresults: %s%s\n", wrote, map[bool]string{true: " (partial: interrupted)"}[partial])
 	}
 	if err := rep.WriteFiles(stdout, f.report, f.plotPath); err != nil {
@@ -369,21 +370,21 @@ func (f *whatIfFlags) run(ctx context.Context, w workloads.WhatIf, env workloads
 // The flags that set a measurement or a table are refused with it: the
 // file's own settings are the report's.
 func rebuildWhatIf(fs *flag.FlagSet, from, report, plotPath string, stdout io.Writer) error {
-	if err := fromOnly(fs, "report", "plot"); err != nil {
+	if err := cli.FromOnly(fs, "report", "plot"); err != nil {
 		return err
 	}
 	if plotPath != "" && !strings.HasSuffix(plotPath, ".png") && !strings.HasSuffix(plotPath, ".svg") {
-		return usagef("--plot %q: want a .png or .svg file", plotPath)
+		return cli.Usagef("--plot %q: want a .png or .svg file", plotPath)
 	}
-	if err := checkOutputs(output{report, whatif.ReportKind}, figure(plotPath)); err != nil {
+	if err := cli.CheckOutputs(cli.Output{Path: report, Kind: whatif.ReportKind}, cli.Figure(plotPath)); err != nil {
 		return err
 	}
 	r, err := workloads.ReadWhatIf(from)
 	if err != nil {
 		if errors.Is(err, os.ErrNotExist) {
-			return usagef("--from %s: no such file", from)
+			return cli.Usagef("--from %s: no such file", from)
 		}
-		return usagef("--from: %v", err)
+		return cli.Usagef("--from: %v", err)
 	}
 	if err := r.WriteText(stdout); err != nil {
 		return err
@@ -398,13 +399,13 @@ func parseFloats(what, s string) ([]float64, error) {
 		f = strings.TrimSpace(f)
 		v, err := strconv.ParseFloat(f, 64)
 		if err != nil {
-			return nil, usagef("%s: %q is not a number", what, f)
+			return nil, cli.Usagef("%s: %q is not a number", what, f)
 		}
 		if !(v > 0) {
-			return nil, usagef("%s: %v must be positive", what, v)
+			return nil, cli.Usagef("%s: %v must be positive", what, v)
 		}
 		if v > 1e6 {
-			return nil, usagef("%s: %v is too large (at most 1e6)", what, v)
+			return nil, cli.Usagef("%s: %v is too large (at most 1e6)", what, v)
 		}
 		out = append(out, v)
 	}

@@ -15,6 +15,7 @@ import (
 	"github.com/headspace-bench/headspace/harness/level"
 	"github.com/headspace-bench/headspace/harness/machine"
 	"github.com/headspace-bench/headspace/harness/whatif"
+	"github.com/headspace-bench/headspace/internal/cli"
 	"github.com/headspace-bench/headspace/workloads"
 )
 
@@ -39,22 +40,22 @@ type whatIfNode struct {
 // side by side.
 func runWhatIfNode(ctx context.Context, a whatIfNode, stdout, stderr io.Writer) error {
 	if !(a.minAU > 0 && a.minAU <= 1) {
-		return usagef("--min-au %v: want an AU in (0, 1]", a.minAU)
+		return cli.Usagef("--min-au %v: want an AU in (0, 1]", a.minAU)
 	}
 	if a.target < 0 {
-		return usagef("--target %d must not be negative", a.target)
+		return cli.Usagef("--target %d must not be negative", a.target)
 	}
 	if a.plotPath != "" && !strings.HasSuffix(a.plotPath, ".png") && !strings.HasSuffix(a.plotPath, ".svg") {
-		return usagef("--plot %q: want a .png or .svg file", a.plotPath)
+		return cli.Usagef("--plot %q: want a .png or .svg file", a.plotPath)
 	}
 	resultsOut := driver.Output{Path: a.out, Benchmarks: whatif.NodeBenchmarks, Force: a.force, Beside: true}
-	if err := firstErr(checkOutputs(output{a.report, whatif.NodeReportKind}, figure(a.plotPath)), driver.Check(resultsOut)); err != nil {
+	if err := cli.FirstErr(cli.CheckOutputs(cli.Output{Path: a.report, Kind: whatif.NodeReportKind}, cli.Figure(a.plotPath)), driver.Check(resultsOut)); err != nil {
 		return err
 	}
 	if a.from != "" {
 		w, minAUKnown, err := whatif.ReadNode(a.from)
 		if err != nil {
-			return usagef("--from %s: %v", a.from, err)
+			return cli.Usagef("--from %s: %v", a.from, err)
 		}
 		if a.minAUSet || !minAUKnown {
 			w.MinAU = a.minAU
@@ -74,15 +75,15 @@ func runWhatIfNode(ctx context.Context, a whatIfNode, stdout, stderr io.Writer) 
 func (a whatIfNode) node(ctx context.Context) (workloads.Node, error) {
 	n := workloads.Sized[workloads.Node](workloads.Default)
 	for _, c := range a.accelerators {
-		if err := inRange("--accelerators", c, 1, maxAccelerators); err != nil {
+		if err := cli.InRange("--accelerators", c, 1, maxAccelerators); err != nil {
 			return n, err
 		}
 	}
 	if !slices.Contains(transforms.Names, a.impl) {
-		return n, usagef("--transforms %q: want %s", a.impl, strings.Join(transforms.Names, " or "))
+		return n, cli.Usagef("--transforms %q: want %s", a.impl, strings.Join(transforms.Names, " or "))
 	}
 	if a.pf.dev != "emulated" {
-		return n, usagef("--device %s: a node's ranks run the emulated device (docs/node.md)", a.pf.dev)
+		return n, cli.Usagef("--device %s: a node's ranks run the emulated device (docs/node.md)", a.pf.dev)
 	}
 	var err error
 	if n.Pipeline, err = a.pf.config(ctx, a.workers, a.impl); err != nil {
@@ -96,12 +97,12 @@ func (a whatIfNode) node(ctx context.Context) (workloads.Node, error) {
 	n.Levels = []level.Level{level.None}
 	n.Accelerators = []int{1}
 	if err := n.Validate(); err != nil {
-		return n, usageError{err.Error()}
+		return n, cli.UsageError{Msg: err.Error()}
 	}
 	if a.verify {
 		largest := slices.Max(a.accelerators)
-		if err := fitsPipeline(n.Pipeline, largest, int64(largest)*2*n.Pipeline.BatchBytes()); err != nil {
-			return n, usagef("--accelerators %d: %v", largest, err)
+		if err := cli.FitsPipeline(n.Pipeline, largest, int64(largest)*2*n.Pipeline.BatchBytes()); err != nil {
+			return n, cli.Usagef("--accelerators %d: %v", largest, err)
 		}
 	}
 	return n, nil
@@ -144,8 +145,8 @@ func (a whatIfNode) run(ctx context.Context, n workloads.Node, resultsOut driver
 		return err
 	}
 	p.MemoryPerRank, p.Memory = memPerRank, avail
-	if a.pf.data.link != nil {
-		lc := a.pf.data.link.Config()
+	if a.pf.data.StartedLink() != nil {
+		lc := a.pf.data.StartedLink().Config()
 		p.LinkBandwidth, p.LinkRequestRate = float64(lc.Bandwidth), lc.RequestRate
 	}
 	recs = append(recs, whatif.NodePredictions(p, a.accelerators, recs)...)
@@ -155,7 +156,7 @@ func (a whatIfNode) run(ctx context.Context, n workloads.Node, resultsOut driver
 		if err != nil {
 			return err
 		}
-		keptNote(stdout, a.out, wrote)
+		cli.KeptNote(stdout, a.out, wrote)
 		defer fmt.Fprintf(stdout, "results: %s\n", wrote)
 	}
 	w := whatif.NodeWhatIf{Profile: p, Accelerators: a.accelerators, MinAU: a.minAU, Target: a.target, Command: a.command, Records: recs}

@@ -6,10 +6,11 @@ import (
 	"os"
 
 	"github.com/headspace-bench/headspace/harness/procloader"
+	"github.com/headspace-bench/headspace/internal/cli"
 )
 
 func init() {
-	register(command{name: "worker", summary: "internal: a process-mode loader worker", run: runWorker})
+	register(cli.Command{Name: "worker", Summary: "internal: a process-mode loader worker", Run: runWorker})
 }
 
 const workerUsage = `
@@ -18,8 +19,8 @@ Internal: one worker process of the process-mode loader (headspace loaders
 stdin and writes batches on stdout; it is not meant to be run by hand.`
 
 func runWorker(ctx context.Context, args []string, stdout, _ io.Writer) error {
-	fs := newFlagSet("worker", workerUsage, stdout)
-	if err := parseFlags(fs, args); err != nil {
+	fs := cli.NewFlagSet("worker", workerUsage, stdout)
+	if err := cli.ParseFlags(fs, args); err != nil {
 		return err
 	}
 	return procloader.ServeWorker(ctx, os.Stdin, os.Stdout)

@@ -1,4 +1,4 @@
-package main
+package cli
 
 import (
 	"cmp"
@@ -16,28 +16,32 @@ import (
 	"github.com/headspace-bench/headspace/harness/loader"
 )
 
-// dataFlags are the data flags of a command that runs the pipeline
+// DataFlags are the data flags of a command that runs the pipeline
 // (loader.DataFlags: --data, --max-failures, --page-cache, the bucket's),
 // the flag set that parsed them and the --link apply started.
-type dataFlags struct {
+type DataFlags struct {
 	loader.DataFlags
 	link *link.Link // started by apply for --link; close stops it
 	fs   *flag.FlagSet
 }
 
-func (d *dataFlags) register(fs *flag.FlagSet) {
+// Register defines the data flags on fs.
+func (d *DataFlags) Register(fs *flag.FlagSet) {
 	d.fs = fs
-	d.Register(fs)
+	d.DataFlags.Register(fs)
 }
 
-// registerData registers --data alone, with the given usage.
-func (d *dataFlags) registerData(fs *flag.FlagSet, usage string) {
+// RegisterData registers --data alone, with the given usage.
+func (d *DataFlags) RegisterData(fs *flag.FlagSet, usage string) {
 	d.fs = fs
-	d.RegisterData(fs, usage)
+	d.DataFlags.RegisterData(fs, usage)
 }
 
-// close stops the link apply started, if any.
-func (d *dataFlags) close() {
+// StartedLink is the link Resolve started for --link, or nil.
+func (d *DataFlags) StartedLink() *link.Link { return d.link }
+
+// Close stops the link apply started, if any.
+func (d *DataFlags) Close() {
 	if d.link != nil {
 		d.link.Close()
 		d.link = nil
@@ -47,43 +51,43 @@ func (d *dataFlags) close() {
 // startLink starts the --link between headspace and the server at
 // endpoint (the flag's, or the environment's), which must be on this
 // machine, and returns the link's URL to use as the endpoint.
-func (d *dataFlags) startLink(endpoint string) (string, *link.Config, error) {
+func (d *DataFlags) startLink(endpoint string) (string, *link.Config, error) {
 	lc, err := link.Parse(d.Link)
 	if err != nil {
-		return "", nil, usagef("--link: %s", strings.TrimPrefix(err.Error(), "link: "))
+		return "", nil, Usagef("--link: %s", strings.TrimPrefix(err.Error(), "link: "))
 	}
 	if endpoint == "" {
 		endpoint = cmp.Or(os.Getenv("AWS_ENDPOINT_URL_S3"), os.Getenv("AWS_ENDPOINT_URL"))
 	}
 	u, err := url.Parse(endpoint)
 	if endpoint == "" || err != nil || u.Scheme != "http" || u.Host == "" {
-		return "", nil, usagef("--link emulates the network to a server on this machine: give its http://127.0.0.1:PORT with --s3-endpoint or AWS_ENDPOINT_URL")
+		return "", nil, Usagef("--link emulates the network to a server on this machine: give its http://127.0.0.1:PORT with --s3-endpoint or AWS_ENDPOINT_URL")
 	}
 	l, err := link.Start(context.Background(), u.Host, lc)
 	if err != nil {
-		return "", nil, usagef("--link: %s", strings.TrimPrefix(err.Error(), "link: "))
+		return "", nil, Usagef("--link: %s", strings.TrimPrefix(err.Error(), "link: "))
 	}
 	d.link = l
 	return l.URL(), &lc, nil
 }
 
-// set reports whether the flag name was given on the command line.
-func (d *dataFlags) set(name string) bool {
+// Set reports whether the flag name was given on the command line.
+func (d *DataFlags) Set(name string) bool {
 	found := false
 	d.fs.Visit(func(f *flag.Flag) { found = found || f.Name == name })
 	return found
 }
 
-// apply makes cfg read the dataset the flags name (nothing without
+// Resolve makes cfg read the dataset the flags name (nothing without
 // --data), the flags checked by loader.DataFlags.Apply: the raw size,
 // samples, classes and seed come from its manifest, and --raw-size or
 // --seed given with another value is refused. ctx bounds the indexing of
 // a dataset the user brings (SIGINT stops it).
-func (d *dataFlags) apply(ctx context.Context, cfg loader.Config) (loader.Config, error) {
+func (d *DataFlags) Resolve(ctx context.Context, cfg loader.Config) (loader.Config, error) {
 	want := cfg
-	cfg, err := d.Apply(cfg, d.set)
+	cfg, err := d.DataFlags.Apply(cfg, d.Set)
 	if err != nil || d.Dir == "" {
-		return cfg, asUsage(err)
+		return cfg, AsUsage(err)
 	}
 	if d.Link != "" {
 		ep, lc, err := d.startLink(d.Bucket.Endpoint)
@@ -105,41 +109,41 @@ func (d *dataFlags) apply(ctx context.Context, cfg loader.Config) (loader.Config
 		if ctx.Err() != nil {
 			return cfg, err // interrupted: exit 130
 		}
-		return cfg, usageError{err.Error()}
+		return cfg, UsageError{err.Error()}
 	}
 	ds := cfg.Dataset
 	in, err := ondisk.InspectWith(context.Background(), d.Dir, cfg.Bucket)
 	if err == nil && d.Decoder == ondisk.DecoderNvjpeg && !strings.Contains(in.Format, "jpeg") {
-		return cfg, usagef("--decoder nvjpeg decodes JPEGs: --data %s holds %s", d.Dir, in.Format)
+		return cfg, Usagef("--decoder nvjpeg decodes JPEGs: --data %s holds %s", d.Dir, in.Format)
 	}
 	if err != nil || in.Kind != "headspace" {
 		// A dataset the user brings: --raw-size is the shape its images
 		// are resized to (default: the most common size).
-		if d.set("raw-size") {
+		if d.Set("raw-size") {
 			cfg.Dataset.Width, cfg.Dataset.Height = want.Dataset.Width, want.Dataset.Height
 		}
 		return cfg, nil
 	}
-	if d.set("raw-size") && (want.Dataset.Width != ds.Width || want.Dataset.Height != ds.Height) {
-		return cfg, usagef("--raw-size %dx%d conflicts with --data %s, whose images are %dx%d: leave --raw-size out", want.Dataset.Width, want.Dataset.Height, d.Dir, ds.Width, ds.Height)
+	if d.Set("raw-size") && (want.Dataset.Width != ds.Width || want.Dataset.Height != ds.Height) {
+		return cfg, Usagef("--raw-size %dx%d conflicts with --data %s, whose images are %dx%d: leave --raw-size out", want.Dataset.Width, want.Dataset.Height, d.Dir, ds.Width, ds.Height)
 	}
-	if d.set("seed") && want.Dataset.Seed != ds.Seed {
-		return cfg, usagef("--seed %d conflicts with --data %s, written with seed %d: leave --seed out", want.Dataset.Seed, d.Dir, ds.Seed)
+	if d.Set("seed") && want.Dataset.Seed != ds.Seed {
+		return cfg, Usagef("--seed %d conflicts with --data %s, written with seed %d: leave --seed out", want.Dataset.Seed, d.Dir, ds.Seed)
 	}
 	return cfg, nil
 }
 
-// asUsage is err as a usage error (exit 2), or nil.
-func asUsage(err error) error {
+// AsUsage is err as a usage error (exit 2), or nil.
+func AsUsage(err error) error {
 	if err == nil {
 		return nil
 	}
-	return usageError{err.Error()}
+	return UsageError{err.Error()}
 }
 
 // checkDecodeScale refuses --decode-scale auto on data without JPEGs
 // (loader.DataFlags.Apply checked the rest).
-func (d *dataFlags) checkDecodeScale(ctx context.Context) error {
+func (d *DataFlags) checkDecodeScale(ctx context.Context) error {
 	if d.DecodeScale != ondisk.DecodeScaleAuto {
 		return nil
 	}
@@ -148,14 +152,14 @@ func (d *dataFlags) checkDecodeScale(ctx context.Context) error {
 		return nil // --data's own error follows
 	}
 	if !strings.Contains(in.Format, "jpeg") {
-		return usagef("--decode-scale auto decodes JPEGs: --data %s holds %s images", d.Dir, in.Format)
+		return Usagef("--decode-scale auto decodes JPEGs: --data %s holds %s images", d.Dir, in.Format)
 	}
 	return nil
 }
 
-// describe is the dataset's line for a command's output, or "" without
+// Describe is the dataset's line for a command's Output, or "" without
 // --data.
-func describe(ctx context.Context, cfg loader.Config) string {
+func Describe(ctx context.Context, cfg loader.Config) string {
 	if cfg.Data == "" {
 		return ""
 	}

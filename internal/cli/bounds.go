@@ -1,4 +1,4 @@
-package main
+package cli
 
 import (
 	"flag"
@@ -20,13 +20,13 @@ import (
 // pipeline's own limits (sizes, batch, workers, prefetch) are
 // loader.Config.Bounds'.
 const (
-	maxSteps   = 10_000_000
-	maxCount   = 100_000
-	maxBatches = 10_000_000
+	MaxSteps   = 10_000_000
+	MaxCount   = 100_000
+	MaxBatches = 10_000_000
 )
 
-// firstErr is the first non-nil error: bad input is reported in one line.
-func firstErr(errs ...error) error {
+// FirstErr is the first non-nil error: bad input is reported in one line.
+func FirstErr(errs ...error) error {
 	for _, err := range errs {
 		if err != nil {
 			return err
@@ -35,28 +35,28 @@ func firstErr(errs ...error) error {
 	return nil
 }
 
-// inRange checks a numeric flag against its documented bounds.
-func inRange(flag string, v, lo, hi int) error {
+// InRange checks a numeric flag against its documented bounds.
+func InRange(flag string, v, lo, hi int) error {
 	if v < lo || v > hi {
-		return usagef("%s %d: want %d to %d", flag, v, lo, hi)
+		return Usagef("%s %d: want %d to %d", flag, v, lo, hi)
 	}
 	return nil
 }
 
-// fits refuses a run whose buffers would not fit in the memory this
+// Fits refuses a run whose buffers would not fit in the memory this
 // machine has available: need is the estimate (loader.Config.MemoryEstimate
 // and what the command keeps on top, such as caches). Where the available
 // memory cannot be read (outside Linux) every run is let through.
-func fits(what string, need int64) error {
+func Fits(what string, need int64) error {
 	avail, ok := machine.Memory()
 	if !ok || need <= avail {
 		return nil
 	}
-	return usagef("%s needs about %s of memory and this machine has %s available: use a smaller batch, image, prefetch or worker count", what, gib(need), gib(avail))
+	return Usagef("%s needs about %s of memory and this machine has %s available: use a smaller batch, image, prefetch or worker count", what, gib(need), gib(avail))
 }
 
-// fitsPipeline checks one loader (per process, times procs) and extra bytes.
-func fitsPipeline(cfg loader.Config, procs int, extra int64) error {
+// FitsPipeline checks one loader (per process, times procs) and extra bytes.
+func FitsPipeline(cfg loader.Config, procs int, extra int64) error {
 	need := cfg.MemoryEstimate()
 	if procs > 1 && need < (1<<62)/int64(procs) {
 		need *= int64(procs)
@@ -64,7 +64,7 @@ func fitsPipeline(cfg loader.Config, procs int, extra int64) error {
 	if extra > 0 && need < 1<<62-extra {
 		need += extra
 	}
-	return fits(fmt.Sprintf("the pipeline (batch %d of %dx%d crops from %dx%d images, %d workers, prefetch %d)",
+	return Fits(fmt.Sprintf("the pipeline (batch %d of %dx%d crops from %dx%d images, %d workers, prefetch %d)",
 		cfg.Batch, cfg.Transforms.Crop, cfg.Transforms.Crop, cfg.Dataset.Width, cfg.Dataset.Height, cfg.Workers, cfg.Prefetch), need)
 }
 
@@ -75,22 +75,22 @@ func gib(b int64) string {
 	return fmt.Sprintf("%.1f GiB", float64(b)/(1<<30))
 }
 
-// bound is a numeric flag's range, Lo to Hi inclusive, in the flag's own
+// Bound is a numeric flag's range, Lo to Hi inclusive, in the flag's own
 // unit (nanoseconds for a duration).
-type bound struct{ Lo, Hi float64 }
+type Bound struct{ Lo, Hi float64 }
 
 // anyUint64 is the bound of a flag whose every value is valid (a seed).
-var anyUint64 = bound{0, math.MaxUint64}
+var anyUint64 = Bound{0, math.MaxUint64}
 
 // sharedBounds are the bounds of the numeric flags several commands
 // define alike (the pipeline's, the data's, the disturbance policy's),
 // by flag name; commandBounds, by "command flag", take precedence. Every
 // numeric flag of every command has one or the other
-// (TestEveryNumericFlagBounded), and parseArgs refuses a value outside
+// (TestEveryNumericFlagBounded), and ParseArgs refuses a value outside
 // it before the command does anything: docs/commands.md's promise that
 // every numeric flag has a bound. A command checks what depends on other
 // flags (a crop within the image, a count of samples) itself.
-var sharedBounds = map[string]bound{
+var sharedBounds = map[string]Bound{
 	// The pipeline (loader.Config.Bounds keeps the same limits).
 	"batch":         {1, loader.MaxBatch},
 	"crop":          {1, 32768},
@@ -101,10 +101,10 @@ var sharedBounds = map[string]bound{
 	"pinned-gbps":   {0, 1e4},
 	"pageable-gbps": {0, 1e4},
 	"convert-gbps":  {0, 1e5},
-	"steps":         {1, maxSteps},
-	"warmup":        {0, maxSteps},
-	"count":         {1, maxCount},
-	"batches":       {1, maxBatches},
+	"steps":         {1, MaxSteps},
+	"warmup":        {0, MaxSteps},
+	"count":         {1, MaxCount},
+	"batches":       {1, MaxBatches},
 	// Data on disk and in a bucket.
 	"max-failures":      {0, loader.MaxMaxFailures},
 	"fetch-concurrency": {1, bucket.MaxConcurrency},
@@ -122,12 +122,12 @@ var sharedBounds = map[string]bound{
 
 // commandBounds are the bounds of a command's own numeric flags, by
 // "command flag" ("history generate nights").
-var commandBounds = map[string]bound{
+var commandBounds = map[string]Bound{
 	"analyze load-latency":        {0, float64(time.Minute)},
 	"analyze workers":             {1, loader.MaxWorkers},
-	"analyze num-caches":          {1, maxBatches},
-	"analyze return-caches-after": {1, maxSteps},
-	"analyze steps-after":         {1, maxSteps},
+	"analyze num-caches":          {1, MaxBatches},
+	"analyze return-caches-after": {1, MaxSteps},
+	"analyze steps-after":         {1, MaxSteps},
 	"analyze total-steps":         {1, 1 << 40},
 	"analyze stats-every":         {0, float64(24 * time.Hour)},
 	"compare threshold":           {0, 1},
@@ -135,7 +135,7 @@ var commandBounds = map[string]bound{
 	"compare min-coverage":        {0, 1},
 	"cuda check gpu":              {0, 1024},
 	"cuda check side":             {1, 32768},
-	"cuda check reps":             {1, maxCount},
+	"cuda check reps":             {1, MaxCount},
 	"cuda decode gpu":             {0, 1024},
 	"cuda decode threads":         {1, 1024},
 	"cuda decode batches":         {1, 1_000_000},
@@ -147,8 +147,8 @@ var commandBounds = map[string]bound{
 	"dataset classes":             {1, 1 << 20},
 	"dataset quality":             {1, 100},
 	"dataset shard-size":          {1, 1 << 24},
-	"gate rounds":                 {1, maxCount},
-	"gate confirm":                {0, maxCount},
+	"gate rounds":                 {1, MaxCount},
+	"gate confirm":                {0, MaxCount},
 	"gate threshold":              {0, 1},
 	"gate canary":                 {-1, 10}, // -1 (the default): not a canary; else the head's injected slowdown
 	"node min-au":                 {0, 1},
@@ -158,8 +158,8 @@ var commandBounds = map[string]bound{
 	"history generate nights":     {1, history.MaxNights},
 	"history generate series":     {1, history.MaxSeries},
 	"loaders crop":                {1, 32768},
-	"loaders batches":             {2, maxBatches},
-	"peer batches":                {2, maxBatches},
+	"loaders batches":             {2, MaxBatches},
+	"peer batches":                {2, MaxBatches},
 	"peer calibration-batches":    {6, 1000},
 	"peer shard-size":             {1, 1 << 16},
 	"reproduce step":              {0, float64(time.Hour)},
@@ -187,9 +187,9 @@ func commandOf(fs *flag.FlagSet) string {
 	return strings.Join(words, " ")
 }
 
-// boundOf is flag name's bound in fs: its command's own, else the
+// BoundOf is flag name's bound in fs: its command's own, else the
 // shared one; ok is false for a flag that has none.
-func boundOf(fs *flag.FlagSet, name string) (bound, bool) {
+func BoundOf(fs *flag.FlagSet, name string) (Bound, bool) {
 	if b, ok := commandBounds[commandOf(fs)+" "+name]; ok {
 		return b, true
 	}
@@ -197,10 +197,10 @@ func boundOf(fs *flag.FlagSet, name string) (bound, bool) {
 	return b, ok
 }
 
-// numericValue is a flag's value as a number, for the numeric kinds the
+// NumericValue is a flag's value as a number, for the numeric kinds the
 // flag package defines (int, int64, uint, uint64, float64, duration);
 // ok is false for any other.
-func numericValue(f *flag.Flag) (float64, bool) {
+func NumericValue(f *flag.Flag) (float64, bool) {
 	g, ok := f.Value.(flag.Getter)
 	if !ok {
 		return 0, false
@@ -222,32 +222,32 @@ func numericValue(f *flag.Flag) (float64, bool) {
 	return 0, false
 }
 
-// checkBounds refuses a numeric flag of fs outside its bound, and one
+// CheckBounds refuses a numeric flag of fs outside its bound, and one
 // that has none (a mistake TestEveryNumericFlagBounded shows), with a
 // usage error naming the flag and its range.
-func checkBounds(fs *flag.FlagSet) error {
+func CheckBounds(fs *flag.FlagSet) error {
 	var err error
 	fs.VisitAll(func(f *flag.Flag) {
-		v, ok := numericValue(f)
+		v, ok := NumericValue(f)
 		if !ok || err != nil {
 			return
 		}
-		b, ok := boundOf(fs, f.Name)
+		b, ok := BoundOf(fs, f.Name)
 		if !ok {
-			err = fmt.Errorf("headspace %s: --%s has no bound (cmd/headspace/bounds.go)", commandOf(fs), f.Name)
+			err = fmt.Errorf("headspace %s: --%s has no bound (internal/cli/bounds.go)", commandOf(fs), f.Name)
 			return
 		}
 		if !b.holds(f, v) {
-			err = usagef("--%s %s: want %s to %s", f.Name, f.Value, b.format(f, b.Lo), b.format(f, b.Hi))
+			err = Usagef("--%s %s: want %s to %s", f.Name, f.Value, b.format(f, b.Lo), b.format(f, b.Hi))
 		}
 	})
 	return err
 }
 
-// holds says whether flag f's value (v, as numericValue reads it) lies in
+// holds says whether flag f's value (v, as NumericValue reads it) lies in
 // b: integers and durations compared exactly (a float64 holds them only
 // to 2^53), floats as they are, NaN never.
-func (b bound) holds(f *flag.Flag, v float64) bool {
+func (b Bound) holds(f *flag.Flag, v float64) bool {
 	if math.IsNaN(v) {
 		return false
 	}
@@ -266,14 +266,14 @@ func (b bound) holds(f *flag.Flag, v float64) bool {
 	return v >= b.Lo && v <= b.Hi
 }
 
-func (b bound) holdsInt(x int64) bool {
+func (b Bound) holdsInt(x int64) bool {
 	if b.Lo > math.MinInt64 && x < int64(b.Lo) {
 		return false
 	}
 	return b.Hi >= math.MaxInt64 || x <= int64(b.Hi)
 }
 
-func (b bound) holdsUint(x uint64) bool {
+func (b Bound) holdsUint(x uint64) bool {
 	if b.Lo > 0 && x < uint64(b.Lo) {
 		return false
 	}
@@ -282,7 +282,7 @@ func (b bound) holdsUint(x uint64) bool {
 
 // format is x as flag f writes its values: a duration as one, a number
 // in full.
-func (bound) format(f *flag.Flag, x float64) string {
+func (Bound) format(f *flag.Flag, x float64) string {
 	if _, ok := f.Value.(flag.Getter).Get().(time.Duration); ok {
 		return time.Duration(x).String()
 	}

@@ -1,4 +1,4 @@
-package main
+package cli
 
 import (
 	"errors"
@@ -15,12 +15,12 @@ func FuzzParse(f *testing.F) {
 	}
 	f.Fuzz(func(t *testing.T, s string) {
 		oneLine := func(err error) {
-			var ue usageError
-			if !errors.As(err, &ue) || strings.ContainsAny(ue.msg, "\n\r") {
+			var ue UsageError
+			if !errors.As(err, &ue) || strings.ContainsAny(ue.Msg, "\n\r") {
 				t.Fatalf("%q: %v is not a one-line usage error", s, err)
 			}
 		}
-		if ns, err := parseInts("--workers", s); err != nil {
+		if ns, err := ParseInts("--workers", s); err != nil {
 			oneLine(err)
 		} else {
 			for _, n := range ns {
@@ -29,25 +29,25 @@ func FuzzParse(f *testing.F) {
 				}
 			}
 		}
-		if w, h, err := parseSize("--raw-size", s); err != nil {
+		if w, h, err := ParseSize("--raw-size", s); err != nil {
 			oneLine(err)
 		} else if w <= 0 || h <= 0 {
 			t.Fatalf("parseSize(%q) = %d, %d", s, w, h)
 		}
-		if i, n, err := parseShard(s); err != nil {
+		if i, n, err := ParseShard(s); err != nil {
 			oneLine(err)
 		} else if i < 0 || i >= n {
 			t.Fatalf("parseShard(%q) = %d/%d", s, i, n)
 		}
-		if bs, err := parseBools("--pinned", s); err != nil {
+		if bs, err := ParseBools("--pinned", s); err != nil {
 			oneLine(err)
 		} else if len(bs) == 0 {
-			t.Fatalf("parseBools(%q) gave nothing", s)
+			t.Fatalf("ParseBools(%q) gave nothing", s)
 		}
-		if ps, err := parsePlacements(s); err != nil {
+		if ps, err := ParsePlacements(s); err != nil {
 			oneLine(err)
 		} else if len(ps) == 0 {
-			t.Fatalf("parsePlacements(%q) gave nothing", s)
+			t.Fatalf("ParsePlacements(%q) gave nothing", s)
 		}
 	})
 }

@@ -1,4 +1,4 @@
-package main
+package cli
 
 import (
 	"bytes"
@@ -8,7 +8,7 @@ import (
 	"github.com/headspace-bench/headspace/internal/atomicfile"
 )
 
-// startCPUProfile starts a CPU profile of this process when path is set and
+// StartCPUProfile starts a CPU profile of this process when path is set and
 // returns the function that stops it and writes it to path atomically (a run
 // that fails or is killed leaves no half profile). The pipeline labels every
 // sample with its stage, so `go tool pprof -tags` splits the time by stage.
@@ -16,7 +16,7 @@ import (
 //
 // stop's partial says the run did not finish: a profile already at path
 // is then kept and this one written beside it (atomicfile.PartialPath).
-func startCPUProfile(path string) (stop func(partial bool) error, err error) {
+func StartCPUProfile(path string) (stop func(partial bool) error, err error) {
 	if path == "" {
 		return func(bool) error { return nil }, nil
 	}

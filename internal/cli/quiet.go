@@ -1,4 +1,4 @@
-package main
+package cli
 
 import (
 	"context"
@@ -19,61 +19,62 @@ import (
 // starts, since it waits for a quiet machine itself before each round,
 // and tests set them to 0.
 const (
-	envQuietWait = "HEADSPACE_QUIET_WAIT"
-	envReruns    = "HEADSPACE_RERUNS"
+	EnvQuietWait = "HEADSPACE_QUIET_WAIT"
+	EnvReruns    = "HEADSPACE_RERUNS"
 )
 
-// defaultQuietWait is how long a measured run waits for a quiet machine
+// DefaultQuietWait is how long a measured run waits for a quiet machine
 // by default: $HEADSPACE_QUIET_WAIT, else 10 s.
-func defaultQuietWait() time.Duration {
-	if d, err := time.ParseDuration(os.Getenv(envQuietWait)); err == nil && d >= 0 {
+func DefaultQuietWait() time.Duration {
+	if d, err := time.ParseDuration(os.Getenv(EnvQuietWait)); err == nil && d >= 0 {
 		return d
 	}
 	return 10 * time.Second
 }
 
-// defaultReruns is disturb.DefaultReruns, or $HEADSPACE_RERUNS.
-func defaultReruns() int {
-	if n, err := strconv.Atoi(os.Getenv(envReruns)); err == nil && n >= 0 {
+// DefaultReruns is disturb.DefaultReruns, or $HEADSPACE_RERUNS.
+func DefaultReruns() int {
+	if n, err := strconv.Atoi(os.Getenv(EnvReruns)); err == nil && n >= 0 {
 		return n
 	}
 	return disturb.DefaultReruns
 }
 
-// disturbFlags are a measuring command's flags for disturbance: the wait
+// DisturbFlags are a measuring command's flags for disturbance: the wait
 // for a quiet machine and the policy for disturbed points.
-type disturbFlags struct {
+type DisturbFlags struct {
 	wait     time.Duration
 	maxDelay float64
 	reruns   int
 }
 
-func (f *disturbFlags) register(fs *flag.FlagSet) {
-	fs.DurationVar(&f.wait, "quiet-wait", defaultQuietWait(), "before measuring, wait at most `time` for the machine's CPU pressure to fall below 10% (0: do not wait; default $"+envQuietWait+" or 10s)")
+// Register defines the flags on fs.
+func (f *DisturbFlags) Register(fs *flag.FlagSet) {
+	fs.DurationVar(&f.wait, "quiet-wait", DefaultQuietWait(), "before measuring, wait at most `time` for the machine's CPU pressure to fall below 10% (0: do not wait; default $"+EnvQuietWait+" or 10s)")
 	fs.Float64Var(&f.maxDelay, "max-run-delay", disturb.DefaultMaxDelay, "a run whose run-queue delay exceeds this `share` of its wall time is disturbed (0.05 = 5%)")
-	fs.IntVar(&f.reruns, "reruns", defaultReruns(), "repeat a disturbed run at most `n` times, keeping the least disturbed (default $"+envReruns+" or 2)")
+	fs.IntVar(&f.reruns, "reruns", DefaultReruns(), "repeat a disturbed run at most `n` times, keeping the least disturbed (default $"+EnvReruns+" or 2)")
 }
 
-// policy is the flags' disturbance policy, checked.
-func (f *disturbFlags) policy() (disturb.Policy, error) {
+// Policy is the flags' disturbance policy, checked.
+func (f *DisturbFlags) Policy() (disturb.Policy, error) {
 	p := disturb.Policy{MaxDelay: f.maxDelay, Reruns: f.reruns}
 	if f.maxDelay <= 0 {
-		return p, usagef("--max-run-delay %v: want a positive share of wall time, e.g. 0.05 for 5%%", f.maxDelay)
+		return p, Usagef("--max-run-delay %v: want a positive share of wall time, e.g. 0.05 for 5%%", f.maxDelay)
 	}
 	if err := p.Validate(); err != nil {
-		return p, usageError{err.Error()}
+		return p, UsageError{err.Error()}
 	}
 	if f.wait < 0 {
-		return p, usagef("--quiet-wait %v: want a duration of 0 or more", f.wait)
+		return p, Usagef("--quiet-wait %v: want a duration of 0 or more", f.wait)
 	}
 	return p, nil
 }
 
-// waitQuiet waits for a quiet machine as the flags say, telling the
+// WaitQuiet waits for a quiet machine as the flags say, telling the
 // progress line on stderr (a terminal) how busy it is; when the wait
 // ends at its bound it returns the machine-busy configuration line for
 // the result file, and says so on stderr.
-func (f *disturbFlags) waitQuiet(ctx context.Context, stderr io.Writer) ([]resultfile.Config, error) {
+func (f *DisturbFlags) WaitQuiet(ctx context.Context, stderr io.Writer) ([]resultfile.Config, error) {
 	if f.wait <= 0 {
 		return nil, nil
 	}
