@@ -1,6 +1,7 @@
 package main
 
 import (
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -50,12 +51,24 @@ func TestCUDAHelpListsEveryVerb(t *testing.T) {
 		if code != 0 || !strings.HasPrefix(out, "Usage: headspace cuda <verb> [flags]\n") {
 			t.Errorf("%v: exit %d, output %q", args, code, out)
 		}
-		for _, v := range cudaVerbs {
-			_, verb, _ := runCLI("cuda", v.name, "-h")
+		var verbs []string
+		_, list, _ := strings.Cut(out, "\nVerbs:\n")
+		for _, line := range strings.Split(list, "\n") {
+			if !strings.HasPrefix(line, "  ") {
+				break
+			}
+			verbs = append(verbs, strings.Fields(line)[0])
+		}
+		if want := "[check decode goals]"; fmt.Sprint(verbs) != want {
+			t.Errorf("%v lists the verbs %v; this test and docs/commands.md know %s", args, verbs, want)
+		}
+		for _, v := range verbs {
+			_, verb, _ := runCLI("cuda", v, "-h")
 			flags := verb[strings.Index(verb, "\nFlags:\n"):]
-			for _, want := range []string{"\n  " + v.name + " ", "\nheadspace cuda " + v.name + " [flags]:\n", strings.TrimSpace(v.usage), flags} {
+			_, usage, _ := strings.Cut(verb[:strings.Index(verb, "\nFlags:\n")], "\n\n")
+			for _, want := range []string{"\n  " + v + " ", "\nheadspace cuda " + v + " [flags]:\n", strings.TrimSpace(usage), flags} {
 				if !strings.Contains(out, want) {
-					t.Errorf("%v lacks verb %s's %q:\n%s", args, v.name, want, out)
+					t.Errorf("%v lacks verb %s's %q:\n%s", args, v, want, out)
 				}
 			}
 		}
@@ -64,9 +77,6 @@ func TestCUDAHelpListsEveryVerb(t *testing.T) {
 				t.Errorf("%v lacks %s", args, want)
 			}
 		}
-	}
-	if len(cudaVerbs) != 3 {
-		t.Errorf("cuda has %d verbs; this test and docs/commands.md know check, decode and goals", len(cudaVerbs))
 	}
 }
 

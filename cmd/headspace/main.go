@@ -30,8 +30,16 @@ import (
 	"github.com/headspace-bench/headspace/workloads"
 )
 
-// commands are headspace's commands by name.
+// commands are headspace's commands by name: the experiments' from the
+// registry (workloads.Commands), then this package's own, each
+// registered by its file's init.
 var commands = map[string]cli.Command{}
+
+func init() {
+	for _, c := range workloads.Commands() {
+		register(c)
+	}
+}
 
 // register adds c to the commands. It panics, when the program starts,
 // on a command that runs an experiment not in workloads.Registry, or on

@@ -23,7 +23,7 @@ import (
 func TestMain(m *testing.M) {
 	// headspace node's ranks are this test binary (node.SelfRank).
 	node.ServeIfSelfRank()
-	rankOptions = func() (procloader.Options, error) {
+	workloads.RankOptions = func() (procloader.Options, error) {
 		exe, args, env := node.SelfRank()
 		return procloader.Options{Exe: exe, Args: args, Env: env}, nil
 	}

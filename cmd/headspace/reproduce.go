@@ -11,10 +11,10 @@ import (
 	"time"
 
 	"github.com/headspace-bench/headspace/device"
-	"github.com/headspace-bench/headspace/harness/loader"
 	"github.com/headspace-bench/headspace/harness/procloader"
 	"github.com/headspace-bench/headspace/internal/cli"
 	"github.com/headspace-bench/headspace/reproduce"
+	"github.com/headspace-bench/headspace/workloads"
 )
 
 func init() {
@@ -135,10 +135,10 @@ func completeOptions(ctx context.Context, opt *reproduce.Options, dev string, ar
 		return fmt.Errorf("finding the worker binary: %w", err)
 	}
 	opt.Worker = procloader.Options{Exe: exe}
-	opt.Command = commandLine("headspace reproduce", args)
+	opt.Command = cli.CommandLine("headspace reproduce", args)
 	opt.Progress = stderr
 	if dev != "emulated" { // unset: the document's emulated device at the size's step
-		d, err := (&pipelineFlags{dev: dev, step: opt.Step, seed: loader.DefaultConfig().Dataset.Seed}).device(ctx)
+		d, err := workloads.DeviceNamed(ctx, dev, opt.Step)
 		if err != nil {
 			return err
 		}
@@ -174,16 +174,4 @@ func rebuildReports(ctx context.Context, fs *flag.FlagSet, ids []string, from, o
 	}
 	fmt.Fprintf(stdout, "%s rebuilt from %s\n", cli.Plural(len(paths), "report"), from)
 	return nil
-}
-
-// commandLine is the command as typed, arguments with spaces quoted.
-func commandLine(name string, args []string) string {
-	parts := []string{name}
-	for _, a := range args {
-		if a == "" || strings.ContainsAny(a, " \t'\"$") {
-			a = "'" + strings.ReplaceAll(a, "'", `'\''`) + "'"
-		}
-		parts = append(parts, a)
-	}
-	return strings.Join(parts, " ")
 }

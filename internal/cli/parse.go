@@ -135,3 +135,15 @@ func ParsePlacements(s string) ([]loader.Placement, error) {
 	}
 	return out, nil
 }
+
+// CommandLine is the command as typed, arguments with spaces quoted.
+func CommandLine(name string, args []string) string {
+	parts := []string{name}
+	for _, a := range args {
+		if a == "" || strings.ContainsAny(a, " \t'\"$") {
+			a = "'" + strings.ReplaceAll(a, "'", `'\''`) + "'"
+		}
+		parts = append(parts, a)
+	}
+	return strings.Join(parts, " ")
+}

@@ -1,4 +1,4 @@
-package main
+package workloads
 
 import (
 	"context"
@@ -11,11 +11,11 @@ import (
 	"github.com/headspace-bench/headspace/harness/timeline"
 	"github.com/headspace-bench/headspace/internal/atomicfile"
 	"github.com/headspace-bench/headspace/internal/cli"
-	"github.com/headspace-bench/headspace/workloads"
 )
 
-func init() {
-	register(cli.Command{Name: "sim", Summary: "simulate loaders, their queue and the model; animate it", Runs: []string{"Sim"}, Run: runSim})
+// Command is headspace sim.
+func (Sim) Command() cli.Command {
+	return cli.Command{Name: "sim", Summary: "simulate loaders, their queue and the model; animate it", Runs: []string{"Sim"}, Run: runSim}
 }
 
 const simUsage = `
@@ -64,10 +64,10 @@ func runSim(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 		return err
 	}
 	// One case, as the flags set it: its own distribution, spread and seed.
-	var env workloads.Env
+	var env Env
 	var r *sim.Result
 	env.Details.Sim = func(res *sim.Result) { r = res }
-	if _, err := (workloads.Sim{Cases: []workloads.SimCase{{Config: c}}, GIFTick: *gifTick}).Run(ctx, env); err != nil {
+	if _, err := (Sim{Cases: []SimCase{{Config: c}}, GIFTick: *gifTick}).Run(ctx, env); err != nil {
 		return err
 	}
 	if err := r.Summary(stdout); err != nil {

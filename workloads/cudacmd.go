@@ -1,4 +1,4 @@
-package main
+package workloads
 
 import (
 	"context"
@@ -21,11 +21,11 @@ import (
 	"github.com/headspace-bench/headspace/harness/resultfile"
 	"github.com/headspace-bench/headspace/internal/cli"
 	"github.com/headspace-bench/headspace/internal/summary"
-	"github.com/headspace-bench/headspace/workloads"
 )
 
-func init() {
-	register(cli.Command{Name: "cuda", Verbs: []string{"check", "decode"}, Summary: "the GPU: check (kernels against their reference, copy speeds, the Net's step), decode (nvJPEG's rate)", Runs: []string{"CUDA", "CUDADecode"}, Run: runCUDA})
+// Command is headspace cuda.
+func (CUDACheck) Command() cli.Command {
+	return cli.Command{Name: "cuda", Verbs: []string{"check", "decode"}, Summary: "the GPU: check (kernels against their reference, copy speeds, the Net's step), decode (nvJPEG's rate)", Runs: []string{"CUDA", "CUDADecode"}, Run: runCUDA}
 }
 
 // cudaDevice is a CUDA Device that owns its context.
@@ -46,7 +46,7 @@ func (d cudaDevice) Close() error {
 // openCUDA opens the first GPU with the Net's kernels, uploading from
 // pinned (or pageable) memory, or says why there is none.
 func openCUDA(ctx context.Context, pf *pipelineFlags, pinned bool) (device.Device, error) {
-	c, err := openGPU(ctx)
+	c, err := openGPU(ctx, 0)
 	if err != nil {
 		return nil, err
 	}
@@ -81,10 +81,10 @@ func openCUDA(ctx context.Context, pf *pipelineFlags, pinned bool) (device.Devic
 
 // nvjpegSettings is what a result file records of the device's JPEG
 // decoder with --decoder nvjpeg (the loader's lines say decoder nvjpeg):
-// workloads.NvjpegSettings of a decoder opened on the GPU and closed
+// NvjpegSettings of a decoder opened on the GPU and closed
 // again, before the device opens (the backend depends on the card).
 func nvjpegSettings(ctx context.Context) ([]resultfile.Config, error) {
-	c, err := openGPU(ctx)
+	c, err := openGPU(ctx, 0)
 	if err != nil {
 		return nil, err
 	}
@@ -93,7 +93,7 @@ func nvjpegSettings(ctx context.Context) ([]resultfile.Config, error) {
 		return nil, errors.Join(fmt.Errorf("--decoder nvjpeg: %w", err), c.Close())
 	}
 	v, err := dec.Version()
-	settings := workloads.NvjpegSettings(dec.Library(), v, dec.Backend())
+	settings := NvjpegSettings(dec.Library(), v, dec.Backend())
 	if err = errors.Join(err, dec.Close(), c.Close()); err != nil {
 		return nil, fmt.Errorf("--decoder nvjpeg: %w", err)
 	}
@@ -119,7 +119,7 @@ func planForSample(pf *pipelineFlags) (func(batch, sampleLen int) (cuda.Plan, er
 			if 3*side*side != sampleLen {
 				return cuda.Plan{}, fmt.Errorf("a sample of %d values is not 3×side×side", sampleLen)
 			}
-			return workloads.CUDANetPlan(batch, side, seed, precision)
+			return CUDANetPlan(batch, side, seed, precision)
 		}
 		if sampleLen != t.SampleBytes() {
 			return cuda.Plan{}, fmt.Errorf("a sample of %d bytes is neither 3×side×side values nor a device-transform sample of %d bytes (crop %d of %dx%d, device crop %v)",
@@ -193,7 +193,7 @@ func runCUDA(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	if err := driver.Check(resultsOut); err != nil {
 		return err
 	}
-	check := workloads.CUDACheck{Ordinal: f.ordinal, Sizes: sizes, Reps: f.reps, Batch: f.batch, Side: f.side, Steps: f.steps, Seed: f.seed, Precisions: precisions}
+	check := CUDACheck{Ordinal: f.ordinal, Sizes: sizes, Reps: f.reps, Batch: f.batch, Side: f.side, Steps: f.steps, Seed: f.seed, Precisions: precisions}
 	if err := check.Validate(); err != nil {
 		return cli.UsageError{Msg: err.Error()}
 	}
@@ -201,12 +201,12 @@ func runCUDA(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	env := checkPrinter(stdout, f, sizes, &info)
 	recs, err := check.Run(ctx, env)
 	// A check that ran and failed still leaves its measurements.
-	var failed *workloads.CUDACheckError
+	var failed *CUDACheckError
 	if err != nil && !errors.As(err, &failed) {
 		return err
 	}
 	if f.out != "" {
-		if _, err := driver.Write(resultsOut, driver.Settings("cuda:"+info.Name, workloads.GPUSettings(info), check.Settings()), recs, false); err != nil {
+		if _, err := driver.Write(resultsOut, driver.Settings("cuda:"+info.Name, GPUSettings(info), check.Settings()), recs, false); err != nil {
 			return err
 		}
 		fmt.Fprintf(stdout, "results: %s\n", f.out)
@@ -217,8 +217,8 @@ func runCUDA(ctx context.Context, args []string, stdout, stderr io.Writer) error
 // checkPrinter prints cuda check's console output as the check reports
 // it (the GPU, each kernel check, the copy speeds, each Net step), and
 // keeps the GPU's description in info for the result file.
-func checkPrinter(stdout io.Writer, f *cudaCheckOpts, sizes []int64, info *cuda.Info) workloads.Env {
-	var env workloads.Env
+func checkPrinter(stdout io.Writer, f *cudaCheckOpts, sizes []int64, info *cuda.Info) Env {
+	var env Env
 	env.Details.GPU = func(i cuda.Info) {
 		*info = i
 		link := "PCIe link not reported"
@@ -255,7 +255,7 @@ func checkPrinter(stdout io.Writer, f *cudaCheckOpts, sizes []int64, info *cuda.
 			fmt.Fprintln(stdout)
 		}
 	}
-	env.Details.NetStep = func(st workloads.CUDANetStep) {
+	env.Details.NetStep = func(st CUDANetStep) {
 		how := "kernel by kernel"
 		if st.Graphs {
 			how = "CUDA Graphs"
@@ -303,7 +303,7 @@ type cudaCheckOpts struct {
 
 func cudaCheckFlags(fs *flag.FlagSet) *cudaCheckOpts {
 	f := &cudaCheckOpts{}
-	d := workloads.Sized[workloads.CUDACheck](workloads.Default)
+	d := Sized[CUDACheck](Default)
 	fs.IntVar(&f.ordinal, "gpu", d.Ordinal, "`ordinal` of the GPU")
 	fs.IntVar(&f.batch, "batch", d.Batch, "samples per `batch` of the timed Net step")
 	fs.IntVar(&f.side, "side", d.Side, "image `side` of the timed Net step")
@@ -332,22 +332,12 @@ func parseSizesMiB(s string) ([]int64, error) {
 	return out, nil
 }
 
-// openGPU opens the first GPU's context for the Net: without a driver the
-// error starts "no CUDA driver found"; a driver whose initialisation hangs
-// is abandoned when ctx ends (SIGINT), so the command still exits 130.
-func openGPU(ctx context.Context) (*cuda.Context, error) {
-	if err := cuda.Load(); err != nil {
-		return nil, err
-	}
-	return cuda.Open(ctx, 0)
-}
-
 // cudaSettings probes the first GPU before anything is measured or any
 // file is opened: without a driver, kernels or a GPU it fails at once, and
 // otherwise it gives the configuration lines that say which GPU, driver
 // and JIT target the numbers come from.
 func cudaSettings(ctx context.Context) ([]resultfile.Config, error) {
-	c, err := openGPU(ctx)
+	c, err := openGPU(ctx, 0)
 	if err != nil {
 		return nil, err
 	}
@@ -355,5 +345,5 @@ func cudaSettings(ctx context.Context) ([]resultfile.Config, error) {
 	if err := c.Close(); err != nil {
 		return nil, err
 	}
-	return workloads.GPUSettings(info), nil
+	return GPUSettings(info), nil
 }

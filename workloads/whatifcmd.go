@@ -1,4 +1,4 @@
-package main
+package workloads
 
 import (
 	"context"
@@ -19,11 +19,11 @@ import (
 	"github.com/headspace-bench/headspace/harness/node"
 	"github.com/headspace-bench/headspace/harness/whatif"
 	"github.com/headspace-bench/headspace/internal/cli"
-	"github.com/headspace-bench/headspace/workloads"
 )
 
-func init() {
-	register(cli.Command{Name: "whatif", Summary: "predict steps/s for other cores, workers and step times; --verify checks it", Runs: []string{"WhatIf"}, Run: runWhatIf})
+// Command is headspace whatif.
+func (WhatIf) Command() cli.Command {
+	return cli.Command{Name: "whatif", Summary: "predict steps/s for other cores, workers and step times; --verify checks it", Runs: []string{"WhatIf"}, Run: runWhatIf}
 }
 
 const whatifUsage = `
@@ -108,7 +108,7 @@ type whatIfFlags struct {
 }
 
 // register defines f's flags on fs, with def's defaults.
-func (f *whatIfFlags) register(fs *flag.FlagSet, def workloads.WhatIf) error {
+func (f *whatIfFlags) register(fs *flag.FlagSet, def WhatIf) error {
 	f.pf.register(fs)
 	// The profile and its check run many times: smaller defaults than the
 	// ladder's document-sized ones.
@@ -150,7 +150,7 @@ func (f *whatIfFlags) register(fs *flag.FlagSet, def workloads.WhatIf) error {
 }
 
 func runWhatIf(ctx context.Context, args []string, stdout, stderr io.Writer) error {
-	def := workloads.Sized[workloads.WhatIf](workloads.Default)
+	def := Sized[WhatIf](Default)
 	fs := cli.NewFlagSet("whatif", whatifUsage, stdout)
 	var f whatIfFlags
 	if err := f.register(fs, def); err != nil {
@@ -171,7 +171,7 @@ func runWhatIf(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	if f.accelerators != "" || (f.from != "" && whatif.IsNodeFile(f.from)) {
 		a := whatIfNode{pf: &f.pf, workers: f.workers, impl: f.impl, steps: f.steps, warmup: f.warmup, count: f.count,
 			minAU: f.minAU, minAUSet: f.pf.data.Set("min-au"), target: f.target, verify: f.verify, out: f.out, report: f.report, plotPath: f.plotPath,
-			from: f.from, force: f.force, command: "headspace " + commandLine("whatif", args)}
+			from: f.from, force: f.force, command: "headspace " + cli.CommandLine("whatif", args)}
 		if f.from == "" {
 			var err error
 			if a.accelerators, err = cli.ParseInts("--accelerators", f.accelerators); err != nil {
@@ -202,7 +202,7 @@ func runWhatIf(ctx context.Context, args []string, stdout, stderr io.Writer) err
 
 // experiment is the what-if experiment f sets, before its grids: the
 // pipeline (its transforms and placement) and the runs, checked.
-func (f *whatIfFlags) experiment(ctx context.Context, def workloads.WhatIf) (workloads.WhatIf, error) {
+func (f *whatIfFlags) experiment(ctx context.Context, def WhatIf) (WhatIf, error) {
 	w := def
 	if _, err := cli.ParseList("--transforms", f.impl, transforms.Names); err != nil {
 		return w, err
@@ -240,7 +240,7 @@ func (f *whatIfFlags) experiment(ctx context.Context, def workloads.WhatIf) (wor
 
 // grids parses the table's grid (returned) and the points to verify
 // (into w.Verify).
-func (f *whatIfFlags) grids(w *workloads.WhatIf) (whatif.Grid, error) {
+func (f *whatIfFlags) grids(w *WhatIf) (whatif.Grid, error) {
 	var g whatif.Grid
 	var err error
 	if g.Cores, err = cli.ParseInts("--cores", f.atCores); err != nil {
@@ -267,8 +267,8 @@ func (f *whatIfFlags) grids(w *workloads.WhatIf) (whatif.Grid, error) {
 // check refuses what w (its grids set) cannot run or write, opens the
 // device, reads a --stats profile into w, and returns the run's
 // environment and its result file.
-func (f *whatIfFlags) check(ctx context.Context, w *workloads.WhatIf) (workloads.Env, driver.Output, error) {
-	env := workloads.Env{}
+func (f *whatIfFlags) check(ctx context.Context, w *WhatIf) (Env, driver.Output, error) {
+	env := Env{}
 	resultsOut := driver.Output{Path: f.out, Benchmarks: []string{"WhatIf", "Ladder"}, Force: f.force, Beside: true}
 	if f.plotPath != "" && !strings.HasSuffix(f.plotPath, ".png") && !strings.HasSuffix(f.plotPath, ".svg") {
 		return env, resultsOut, cli.Usagef("--plot %q: want a .png or .svg file", f.plotPath)
@@ -315,12 +315,12 @@ func (f *whatIfFlags) check(ctx context.Context, w *workloads.WhatIf) (workloads
 // predictions first, then the ladder's attribution; the checks after the
 // run, which may be interrupted), and writes the result file, the report
 // and the plot.
-func (f *whatIfFlags) run(ctx context.Context, w workloads.WhatIf, env workloads.Env, g whatif.Grid, resultsOut driver.Output, args []string, stdout, stderr io.Writer) error {
+func (f *whatIfFlags) run(ctx context.Context, w WhatIf, env Env, g whatif.Grid, resultsOut driver.Output, args []string, stdout, stderr io.Writer) error {
 	// --stats and --save together were refused: a profile read is not
 	// saved.
 	pr := &whatif.Printer{W: stdout, Grid: g, Runs: w.Count, Save: f.save}
 	env.Details.Profile = pr.Profile
-	env.Details.WhatIfLadder = func(med workloads.WhatIfLadder) { pr.Ladder(med) }
+	env.Details.WhatIfLadder = func(med WhatIfLadder) { pr.Ladder(med) }
 	env.Details.Checks = pr.Checks
 	s := driver.Begin(nil, stderr, w.Runs(), func(*benchfmt.Result) error { return pr.Err() })
 	env.Start, env.Result = s.Start, s.Result
@@ -347,8 +347,8 @@ func (f *whatIfFlags) run(ctx context.Context, w workloads.WhatIf, env workloads
 	rep.Command, rep.Verify, rep.Impl, rep.Partial = "headspace whatif "+strings.Join(args, " "), w.Verify, w.Pipeline.Impl, partial
 	if f.out != "" && len(recs) > 0 {
 		// Everything the report states goes into the file, so that
-		// --from rebuilds it (workloads.ReadWhatIf).
-		lines, err := workloads.WhatIfReportSettings(rep)
+		// --from rebuilds it (ReadWhatIf).
+		lines, err := WhatIfReportSettings(rep)
 		if err != nil {
 			return err
 		}
@@ -366,7 +366,7 @@ func (f *whatIfFlags) run(ctx context.Context, w workloads.WhatIf, env workloads
 }
 
 // rebuildWhatIf is whatif --from: the tables, the report and the plot
-// rebuilt from a results file (workloads.ReadWhatIf), measuring nothing.
+// rebuilt from a results file (ReadWhatIf), measuring nothing.
 // The flags that set a measurement or a table are refused with it: the
 // file's own settings are the report's.
 func rebuildWhatIf(fs *flag.FlagSet, from, report, plotPath string, stdout io.Writer) error {
@@ -379,7 +379,7 @@ func rebuildWhatIf(fs *flag.FlagSet, from, report, plotPath string, stdout io.Wr
 	if err := cli.CheckOutputs(cli.Output{Path: report, Kind: whatif.ReportKind}, cli.Figure(plotPath)); err != nil {
 		return err
 	}
-	r, err := workloads.ReadWhatIf(from)
+	r, err := ReadWhatIf(from)
 	if err != nil {
 		if errors.Is(err, os.ErrNotExist) {
 			return cli.Usagef("--from %s: no such file", from)

@@ -1,4 +1,4 @@
-package main
+package workloads
 
 import (
 	"context"
@@ -16,7 +16,6 @@ import (
 	"github.com/headspace-bench/headspace/harness/machine"
 	"github.com/headspace-bench/headspace/harness/whatif"
 	"github.com/headspace-bench/headspace/internal/cli"
-	"github.com/headspace-bench/headspace/workloads"
 )
 
 // whatIfNode is what whatif --accelerators takes from the flags.
@@ -72,8 +71,8 @@ func runWhatIfNode(ctx context.Context, a whatIfNode, stdout, stderr io.Writer) 
 
 // node is the node experiment of one rank alone that a's profile runs,
 // its flags checked.
-func (a whatIfNode) node(ctx context.Context) (workloads.Node, error) {
-	n := workloads.Sized[workloads.Node](workloads.Default)
+func (a whatIfNode) node(ctx context.Context) (Node, error) {
+	n := Sized[Node](Default)
 	for _, c := range a.accelerators {
 		if err := cli.InRange("--accelerators", c, 1, maxAccelerators); err != nil {
 			return n, err
@@ -111,8 +110,8 @@ func (a whatIfNode) node(ctx context.Context) (workloads.Node, error) {
 // run profiles one rank alone (n), with --verify runs every count, and
 // writes the file (--out), the printed prediction, the report and the
 // plot.
-func (a whatIfNode) run(ctx context.Context, n workloads.Node, resultsOut driver.Output, stdout, stderr io.Writer) error {
-	rank, err := rankOptions()
+func (a whatIfNode) run(ctx context.Context, n Node, resultsOut driver.Output, stdout, stderr io.Writer) error {
+	rank, err := RankOptions()
 	if err != nil {
 		return err
 	}
@@ -122,7 +121,7 @@ func (a whatIfNode) run(ctx context.Context, n workloads.Node, resultsOut driver
 	}
 	s := driver.Begin(nil, stderr, total, nil)
 	defer s.Finish()
-	env := workloads.Env{Rank: rank, Start: s.Start, Result: s.Result}
+	env := Env{Rank: rank, Start: s.Start, Result: s.Result}
 	prof, runErr := n.Run(ctx, env)
 	recs := whatif.NodeProfileRecords(prof)
 	if runErr == nil && a.verify {

@@ -1,4 +1,4 @@
-package main
+package workloads
 
 import (
 	"context"
@@ -11,7 +11,6 @@ import (
 	"github.com/headspace-bench/headspace/harness/resultfile"
 	"github.com/headspace-bench/headspace/internal/cli"
 	"github.com/headspace-bench/headspace/internal/summary"
-	"github.com/headspace-bench/headspace/workloads"
 )
 
 const cudaDecodeUsage = `
@@ -35,16 +34,16 @@ beside (ci/gpu-suite.sh runs both on the same natural JPEGs).`
 
 // decoders lists the --decoder values of cuda decode. The CPU decoders
 // (go, turbojpeg) are the loader's, on the commands that read a dataset.
-var cudaDecoders = []string{workloads.DecodeNvjpeg, workloads.DecodeTurbo}
+var cudaDecoders = []string{DecodeNvjpeg, DecodeTurbo}
 
 // cudaDecodeOpts are cuda decode's flags.
 type cudaDecodeOpts struct {
-	workloads.CUDADecode
+	CUDADecode
 	decoder, out string
 }
 
 func cudaDecodeFlags(fs *flag.FlagSet) *cudaDecodeOpts {
-	f := &cudaDecodeOpts{CUDADecode: workloads.Sized[workloads.CUDADecode](workloads.Default)}
+	f := &cudaDecodeOpts{CUDADecode: Sized[CUDADecode](Default)}
 	d := &f.CUDADecode
 	fs.StringVar(&f.decoder, "decoder", "nvjpeg", "`decoder`: nvjpeg (the GPU) or turbojpeg (libjpeg-turbo on the host's cores, the rate beside)")
 	fs.StringVar(&d.JPEGs, "jpegs", "", "`directory` of JPEG files of one size")
@@ -79,7 +78,7 @@ func runCUDADecode(ctx context.Context, args []string, stdout io.Writer) error {
 	if err := driver.Check(resultsOut); err != nil {
 		return err
 	}
-	var setup workloads.CUDADecodeSetup
+	var setup CUDADecodeSetup
 	env := decodePrinter(stdout, &f.CUDADecode, &setup)
 	rs, err := d.Run(ctx, env)
 	if err != nil {
@@ -95,7 +94,7 @@ func runCUDADecode(ctx context.Context, args []string, stdout io.Writer) error {
 		return nil
 	}
 	device := "cuda:" + setup.GPU.Name
-	if d.Decoder == workloads.DecodeTurbo {
+	if d.Decoder == DecodeTurbo {
 		device = "host"
 	}
 	if _, err := driver.Write(resultsOut, driver.Settings(device, setup.Settings(), d.Settings()), rs, false); err != nil {
@@ -107,12 +106,12 @@ func runCUDADecode(ctx context.Context, args []string, stdout io.Writer) error {
 
 // decodePrinter prints what cuda decode opened, and keeps it in setup for
 // the result file.
-func decodePrinter(stdout io.Writer, d *workloads.CUDADecode, setup *workloads.CUDADecodeSetup) workloads.Env {
-	var env workloads.Env
-	env.Details.DecodeSetup = func(s workloads.CUDADecodeSetup) {
+func decodePrinter(stdout io.Writer, d *CUDADecode, setup *CUDADecodeSetup) Env {
+	var env Env
+	env.Details.DecodeSetup = func(s CUDADecodeSetup) {
 		*setup = s
 		on := s.GPU.Name
-		if d.Decoder == workloads.DecodeTurbo {
+		if d.Decoder == DecodeTurbo {
 			on = fmt.Sprintf("the host, %d threads", d.Threads)
 		}
 		fmt.Fprintf(stdout, "%s: %s on %s; %d files of %dx%d from %s, batches of %d\n", d.Decoder, s.Library, on, s.Files, s.Width, s.Height, d.JPEGs, d.Batch)

@@ -1,4 +1,4 @@
-package main
+package workloads
 
 import (
 	"context"
@@ -12,11 +12,11 @@ import (
 	"github.com/headspace-bench/headspace/harness/driver"
 	"github.com/headspace-bench/headspace/internal/atomicfile"
 	"github.com/headspace-bench/headspace/internal/cli"
-	"github.com/headspace-bench/headspace/workloads"
 )
 
-func init() {
-	register(cli.Command{Name: "analyze", Summary: "headspace analysis: step time with the loader, then with cached batches", Runs: []string{"Headspace"}, Run: runAnalyze})
+// Command is headspace analyze.
+func (Headspace) Command() cli.Command {
+	return cli.Command{Name: "analyze", Summary: "headspace analysis: step time with the loader, then with cached batches", Runs: []string{"Headspace"}, Run: runAnalyze}
 }
 
 const analyzeUsage = `
@@ -121,8 +121,8 @@ func runAnalyze(ctx context.Context, args []string, stdout, stderr io.Writer) er
 	if *every > 0 {
 		cfg.StatsEvery, cfg.StatsLog = *every, stderr
 	}
-	h := workloads.Headspace{Analysis: cfg, Transforms: []string{*impl}}
-	env := workloads.Env{Device: dev}
+	h := Headspace{Analysis: cfg, Transforms: []string{*impl}}
+	env := Env{Device: dev}
 	var rep analysis.Report
 	env.Details.Analysis = func(r analysis.Report) { rep = r }
 	recs, err := h.Run(ctx, env)

@@ -1,4 +1,4 @@
-package main
+package workloads
 
 import (
 	"context"
@@ -17,11 +17,11 @@ import (
 	"github.com/headspace-bench/headspace/harness/resultfile"
 	"github.com/headspace-bench/headspace/internal/atomicfile"
 	"github.com/headspace-bench/headspace/internal/cli"
-	"github.com/headspace-bench/headspace/workloads"
 )
 
-func init() {
-	register(cli.Command{Name: "remote", Summary: "the remedies of data in a bucket: samples/s and headspace against concurrency × round trip × layout × format, and the fetch model's predictions checked", Runs: []string{"Remote"}, Run: runRemote})
+// Command is headspace remote.
+func (Remote) Command() cli.Command {
+	return cli.Command{Name: "remote", Summary: "the remedies of data in a bucket: samples/s and headspace against concurrency × round trip × layout × format, and the fetch model's predictions checked", Runs: []string{"Remote"}, Run: runRemote}
 }
 
 const remoteUsage = `
@@ -60,13 +60,13 @@ func runRemote(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	if *from != "" {
 		return rebuildRemote(fs, *from, *report, *plotPath, stdout)
 	}
-	exp := workloads.Sized[workloads.Remote](workloads.Default)
+	exp := Sized[Remote](Default)
 	if *quick {
-		exp = workloads.Sized[workloads.Remote](workloads.Quick)
+		exp = Sized[Remote](Quick)
 	}
-	dev := workloads.RemoteDevice()
+	dev := RemoteDevice()
 	config := driver.Settings("emulated", dev.Settings, exp.Settings(),
-		[]resultfile.Config{{Key: "command", Value: commandLine("headspace remote", args)}})
+		[]resultfile.Config{{Key: "command", Value: cli.CommandLine("headspace remote", args)}})
 	if *quick {
 		config = append(config, resultfile.Config{Key: "size", Value: "quick"})
 	}
@@ -89,7 +89,7 @@ func runRemote(ctx context.Context, args []string, stdout, stderr io.Writer) err
 		fmt.Fprintf(stderr, "%s: %.0f samples/s\n", r.Name, v)
 		return nil
 	})
-	recs, err := exp.Run(ctx, workloads.Env{Device: dev, Dir: *dir, Result: s.Result})
+	recs, err := exp.Run(ctx, Env{Device: dev, Dir: *dir, Result: s.Result})
 	if err := s.End(err); err != nil {
 		return err
 	}

@@ -1,4 +1,4 @@
-package main
+package workloads
 
 import (
 	"context"
@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"io"
 	"slices"
-	"strconv"
 	"strings"
 	"time"
 
@@ -25,11 +24,11 @@ import (
 	"github.com/headspace-bench/headspace/harness/pipeline"
 	"github.com/headspace-bench/headspace/harness/resultfile"
 	"github.com/headspace-bench/headspace/harness/timeline"
-	"github.com/headspace-bench/headspace/workloads"
 )
 
-func init() {
-	register(cli.Command{Name: "ladder", Summary: "run the caching ladder: steps/s with data cached at each stage", Runs: []string{"Ladder"}, Run: runLadder})
+// Command is headspace ladder.
+func (Ladder) Command() cli.Command {
+	return cli.Command{Name: "ladder", Summary: "run the caching ladder: steps/s with data cached at each stage", Runs: []string{"Ladder"}, Run: runLadder}
 }
 
 const ladderUsage = `
@@ -149,7 +148,7 @@ type pipelineFlags struct {
 
 func (f *pipelineFlags) register(fs *flag.FlagSet) {
 	def := loader.DefaultConfig()
-	emu := workloads.DocumentDevice()
+	emu := DocumentDevice()
 	f.precision = kernels.PrecisionFP32
 	fs.IntVar(&f.batch, "batch", def.Batch, "samples per `batch`")
 	fs.StringVar(&f.rawSize, "raw-size", fmt.Sprint(def.Dataset.Width), "raw image `size`, N or WxH (the document: 1024, then 256)")
@@ -209,12 +208,19 @@ func (f *pipelineFlags) config(ctx context.Context, workers int, impl string) (l
 	return cfg, nil
 }
 
+// DeviceNamed is the device --device names ("emulated" or "cuda") with
+// the given step, opened as the commands open it: headspace reproduce
+// --device.
+func DeviceNamed(ctx context.Context, name string, step time.Duration) (Device, error) {
+	return (&pipelineFlags{dev: name, step: step, seed: loader.DefaultConfig().Dataset.Seed}).device(ctx)
+}
+
 // device is the device the flags name, opened per pinning: the one place
 // the commands choose between the emulated device and the GPU. A device
 // whose step cannot be scaled (the GPU) has no Scale. ctx is the
 // command's: the GPU's opening (a driver's initialisation, which can hang)
 // gives up when it ends.
-func (f *pipelineFlags) device(ctx context.Context) (workloads.Device, error) {
+func (f *pipelineFlags) device(ctx context.Context) (Device, error) {
 	switch f.dev {
 	case "emulated":
 		for _, bw := range []struct {
@@ -223,20 +229,20 @@ func (f *pipelineFlags) device(ctx context.Context) (workloads.Device, error) {
 		}{{"--pinned-gbps", f.pinnedBW}, {"--pageable-gbps", f.pageableBW}, {"--convert-gbps", f.convertBW}} {
 			// Below 1 MB/s a batch takes minutes to copy: a typo, not a setting.
 			if !(bw.v >= 0.001 && bw.v <= 1e6) {
-				return workloads.Device{}, cli.Usagef("%s %v: want 0.001 to 1000000 GB/s", bw.flag, bw.v)
+				return Device{}, cli.Usagef("%s %v: want 0.001 to 1000000 GB/s", bw.flag, bw.v)
 			}
 		}
 		// Pinned is Scale's (the what-if's checks upload pinned); Open
 		// sets its own.
 		cfg := device.EmulatedConfig{Step: f.step, Pinned: true, PinnedBandwidth: f.pinnedBW * 1e9, PageableBandwidth: f.pageableBW * 1e9, ConvertBandwidth: f.convertBW * 1e9}
 		if err := cfg.Validate(); err != nil {
-			return workloads.Device{}, cli.UsageError{Msg: err.Error()}
+			return Device{}, cli.UsageError{Msg: err.Error()}
 		}
-		return workloads.Emulated(cfg), nil
+		return Emulated(cfg), nil
 	case "cuda":
 		settings, err := cudaSettings(ctx)
 		if err != nil {
-			return workloads.Device{}, err
+			return Device{}, err
 		}
 		if f.graphs {
 			// Recorded only when set, so earlier files keep their setup.
@@ -249,13 +255,13 @@ func (f *pipelineFlags) device(ctx context.Context) (workloads.Device, error) {
 		if f.data.Decoder == ondisk.DecoderNvjpeg {
 			nv, err := nvjpegSettings(ctx)
 			if err != nil {
-				return workloads.Device{}, err
+				return Device{}, err
 			}
 			settings = append(settings, nv...)
 		}
-		return workloads.Device{Open: func(pinned bool) (device.Device, error) { return openCUDA(ctx, f, pinned) }, Settings: settings}, nil
+		return Device{Open: func(pinned bool) (device.Device, error) { return openCUDA(ctx, f, pinned) }, Settings: settings}, nil
 	}
-	return workloads.Device{}, cli.Usagef("--device %q: want emulated or cuda", f.dev)
+	return Device{}, cli.Usagef("--device %q: want emulated or cuda", f.dev)
 }
 
 // scalable reports whether the device the flags name can scale its step
@@ -272,7 +278,7 @@ type ladderFlags struct {
 }
 
 // register defines the flags on fs, their defaults def's.
-func (lf *ladderFlags) register(fs *flag.FlagSet, def workloads.Ladder) {
+func (lf *ladderFlags) register(fs *flag.FlagSet, def Ladder) {
 	fs.StringVar(&lf.levels, "levels", "", "comma-separated `levels` to run (default none,raw,sample,host,device; with --data also encoded)")
 	fs.StringVar(&lf.workers, "workers", joinInts(def.Workers), "comma-separated worker `counts` (default: one per core)")
 	fs.StringVar(&lf.impls, "transforms", strings.Join(def.Transforms, ","), "comma-separated transform `implementations`: naive, fast, or device (the mask, ConvertColor and Scale as CUDA kernels; --device cuda and --placement device)")
@@ -288,7 +294,7 @@ func (lf *ladderFlags) register(fs *flag.FlagSet, def workloads.Ladder) {
 }
 
 func runLadder(ctx context.Context, args []string, stdout, stderr io.Writer) error {
-	def := workloads.Sized[workloads.Ladder](workloads.Default)
+	def := Sized[Ladder](Default)
 	fs := cli.NewFlagSet("ladder", ladderUsage, stdout)
 	var pf pipelineFlags
 	pf.register(fs)
@@ -318,7 +324,7 @@ func runLadder(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	if err != nil {
 		return err
 	}
-	var env workloads.Env
+	var env Env
 	if env.Device, err = pf.device(ctx); err != nil {
 		return err
 	}
@@ -374,7 +380,7 @@ func runLadder(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	}
 	fmt.Fprintf(stdout, "device %s, batch %d, raw %dx%d, crop %d, %s of %s each\n%s\n", devName, l.Pipeline.Batch,
 		l.Pipeline.Dataset.Width, l.Pipeline.Dataset.Height, l.Pipeline.Transforms.Crop, cli.Plural(l.Count, "run"), cli.Plural(l.Train.Steps, "step"), cli.Describe(ctx, l.Pipeline))
-	if err := ladder.WriteTable(stdout, workloads.LadderGroups(l.Selected(), tally.Steps, tally.Disturbed), workloads.LadderDocument); err != nil {
+	if err := ladder.WriteTable(stdout, LadderGroups(l.Selected(), tally.Steps, tally.Disturbed), LadderDocument); err != nil {
 		return err
 	}
 	if file != nil {
@@ -394,7 +400,7 @@ func timelinePath(prefix, sub string) string {
 // level.Default of the data's source), workers, transforms, placements,
 // pinning, steps, runs and shard given, and the pipeline's flags'
 // configuration, checked.
-func (lf *ladderFlags) sweep(ctx context.Context, def workloads.Ladder, pf *pipelineFlags, df *cli.DisturbFlags) (workloads.Ladder, error) {
+func (lf *ladderFlags) sweep(ctx context.Context, def Ladder, pf *pipelineFlags, df *cli.DisturbFlags) (Ladder, error) {
 	l := def
 	var err error
 	if lf.levels != "" {
@@ -445,13 +451,4 @@ func (lf *ladderFlags) sweep(ctx context.Context, def workloads.Ladder, pf *pipe
 	}
 	l.Shard, l.Shards, err = cli.ParseShard(lf.shard)
 	return l, err
-}
-
-// joinInts writes ints as a comma-separated list.
-func joinInts(ns []int) string {
-	s := make([]string, len(ns))
-	for i, n := range ns {
-		s[i] = strconv.Itoa(n)
-	}
-	return strings.Join(s, ",")
 }

@@ -1,4 +1,4 @@
-package main
+package workloads
 
 import (
 	"context"
@@ -21,11 +21,11 @@ import (
 	"github.com/headspace-bench/headspace/harness/procloader"
 	"github.com/headspace-bench/headspace/harness/resultfile"
 	"github.com/headspace-bench/headspace/internal/cli"
-	"github.com/headspace-bench/headspace/workloads"
 )
 
-func init() {
-	register(cli.Command{Name: "node", Summary: "a node of N emulated accelerators: how many this host keeps at AU ≥ 0.90, and what runs out first", Runs: []string{"Node"}, Run: runNode})
+// Command is headspace node.
+func (Node) Command() cli.Command {
+	return cli.Command{Name: "node", Summary: "a node of N emulated accelerators: how many this host keeps at AU ≥ 0.90, and what runs out first", Runs: []string{"Node"}, Run: runNode}
 }
 
 const nodeUsage = `
@@ -72,9 +72,9 @@ which 'headspace merge' joins. --report and --plot write the Markdown
 report and AU against N; --from FILE rebuilds them, the table and the
 answer from a node result file, measuring nothing. docs/node.md.`
 
-// rankOptions is how the command starts a rank: this binary's hidden
+// RankOptions is how the command starts a rank: this binary's hidden
 // rank subcommand; the tests make it the test binary (node.SelfRank).
-var rankOptions = func() (procloader.Options, error) {
+var RankOptions = func() (procloader.Options, error) {
 	exe, err := os.Executable()
 	if err != nil {
 		return procloader.Options{}, fmt.Errorf("finding this binary to start the ranks: %w", err)
@@ -108,7 +108,7 @@ type nodeFlags struct {
 }
 
 // register defines f's flags on fs, with def's defaults.
-func (f *nodeFlags) register(fs *flag.FlagSet, def workloads.Node) {
+func (f *nodeFlags) register(fs *flag.FlagSet, def Node) {
 	f.pf.register(fs)
 	fs.StringVar(&f.accelerators, "accelerators", joinInts(def.Accelerators), "comma-separated accelerator `counts` N (rank processes)")
 	fs.StringVar(&f.levels, "levels", "none,host", "comma-separated `levels`: none (the pipeline), host (its bound)")
@@ -127,12 +127,12 @@ func (f *nodeFlags) register(fs *flag.FlagSet, def workloads.Node) {
 	fs.StringVar(&f.plotPath, "plot", "", "write AU against accelerators to `file` (.png or .svg)")
 	fs.StringVar(&f.from, "from", "", "rebuild the table, the answer, --report and --plot from a node result `file`, measuring nothing")
 	fs.BoolVar(&f.peer, "peer", false, "also run the PyTorch DDP peer (--peer-script: torch.multiprocessing.spawn, gloo on 127.0.0.1, an all_reduce per step, the document's pipeline per rank) at every point, alternating with ours")
-	fs.StringVar(&f.python, "python", workloads.PeerPython, "with --peer: Python `interpreter` with torch, torchvision, scipy and PIL")
+	fs.StringVar(&f.python, "python", PeerPython, "with --peer: Python `interpreter` with torch, torchvision, scipy and PIL")
 	fs.StringVar(&f.peerScript, "peer-script", node.PeerScript, "with --peer: the peer `script`")
 }
 
 func runNode(ctx context.Context, args []string, stdout, stderr io.Writer) error {
-	def := workloads.Sized[workloads.Node](workloads.Default)
+	def := Sized[Node](Default)
 	fs := cli.NewFlagSet("node", nodeUsage, stdout)
 	var f nodeFlags
 	f.register(fs, def)
@@ -167,7 +167,7 @@ func runNode(ctx context.Context, args []string, stdout, stderr io.Writer) error
 
 // points is the sweep f sets, before its pipeline: the accelerator
 // counts, the levels, the runs and the peer, checked.
-func (f *nodeFlags) points(def workloads.Node) (workloads.Node, error) {
+func (f *nodeFlags) points(def Node) (Node, error) {
 	n := def
 	var err error
 	if n.Accelerators, err = cli.ParseInts("--accelerators", f.accelerators); err != nil {
@@ -217,7 +217,7 @@ func (f *nodeFlags) points(def workloads.Node) (workloads.Node, error) {
 }
 
 // pipeline sets n's pipeline, device and shard from f, and checks n.
-func (f *nodeFlags) pipeline(ctx context.Context, n *workloads.Node) error {
+func (f *nodeFlags) pipeline(ctx context.Context, n *Node) error {
 	var err error
 	if n.Pipeline, err = f.pf.config(ctx, f.workers, f.impl); err != nil {
 		return err
@@ -247,7 +247,7 @@ func (pf *pipelineFlags) emulated() device.EmulatedConfig {
 // fitsNode refuses a sweep whose largest node does not fit before
 // anything starts: its threads on the cores, its ranks' memory estimate
 // in the available memory.
-func fitsNode(n workloads.Node) error {
+func fitsNode(n Node) error {
 	largest := 0
 	for _, p := range n.Selected() {
 		largest = max(largest, p.Accelerators)
@@ -264,7 +264,7 @@ func fitsNode(n workloads.Node) error {
 
 // open opens --out (resumed unless --fresh) for n's records, and returns
 // the records it already holds.
-func (f *nodeFlags) open(ctx context.Context, n workloads.Node) (*driver.Run, []*benchfmt.Result, error) {
+func (f *nodeFlags) open(ctx context.Context, n Node) (*driver.Run, []*benchfmt.Result, error) {
 	if f.out == "" {
 		return nil, nil, nil
 	}
@@ -286,12 +286,12 @@ func (f *nodeFlags) open(ctx context.Context, n workloads.Node) (*driver.Run, []
 }
 
 // run runs the sweep n into --out and prints and writes its outcome.
-func (f *nodeFlags) run(ctx context.Context, n workloads.Node, args []string, stdout, stderr io.Writer) error {
-	rank, err := rankOptions()
+func (f *nodeFlags) run(ctx context.Context, n Node, args []string, stdout, stderr io.Writer) error {
+	rank, err := RankOptions()
 	if err != nil {
 		return err
 	}
-	env := workloads.Env{Rank: rank}
+	env := Env{Rank: rank}
 	file, recs, err := f.open(ctx, n)
 	if err != nil {
 		return err
@@ -322,7 +322,7 @@ func (f *nodeFlags) run(ctx context.Context, n workloads.Node, args []string, st
 		}
 		return file.Add(run...)
 	}
-	env.Details.Node = func(r workloads.NodeRun) {
+	env.Details.Node = func(r NodeRun) {
 		if r.Err != nil {
 			fmt.Fprintf(stderr, "headspace node: %s kept as partial: %v\n", r.Point.Name(), r.Err)
 		}
@@ -339,11 +339,11 @@ func (f *nodeFlags) run(ctx context.Context, n workloads.Node, args []string, st
 
 // write prints the sweep's setting and its outcome from recs, and writes
 // the report and the plot.
-func (f *nodeFlags) write(n workloads.Node, recs []*benchfmt.Result, args []string, stdout io.Writer) error {
+func (f *nodeFlags) write(n Node, recs []*benchfmt.Result, args []string, stdout io.Writer) error {
 	fmt.Fprintf(stdout, "node of emulated accelerators: step %v, batch %d per rank, raw %dx%d, crop %d, transforms %s, %s per rank, %s of %s\n",
 		n.Device.Step, n.Pipeline.Batch, n.Pipeline.Dataset.Width, n.Pipeline.Dataset.Height, n.Pipeline.Transforms.Crop,
 		n.Pipeline.Impl, cli.Plural(n.Pipeline.Workers, "worker"), cli.Plural(n.Count, "run"), cli.Plural(n.Train.Steps, "step"))
-	o := node.Sweep{Records: recs, MinAU: f.minAU, Command: "headspace " + commandLine("node", args)}
+	o := node.Sweep{Records: recs, MinAU: f.minAU, Command: "headspace " + cli.CommandLine("node", args)}
 	o.Profile, o.ProfileErr = node.SmallestProfile(recs, n.Pipeline, n.Device.Step)
 	if lk := f.pf.data.StartedLink(); lk != nil && o.ProfileErr == nil {
 		lc := lk.Config()

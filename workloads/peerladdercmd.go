@@ -1,4 +1,4 @@
-package main
+package workloads
 
 import (
 	"context"
@@ -21,7 +21,6 @@ import (
 	"github.com/headspace-bench/headspace/harness/peer"
 	"github.com/headspace-bench/headspace/harness/resultfile"
 	"github.com/headspace-bench/headspace/internal/cli"
-	"github.com/headspace-bench/headspace/workloads"
 )
 
 // peerLadderFlags are the flags of `headspace peer --ladder`.
@@ -37,7 +36,7 @@ func (f *peerLadderFlags) register(fs *flag.FlagSet) {
 	fs.BoolVar(&f.on, "ladder", false, "compare training loops at every caching level on the emulated device (the document's ladder.py against ours) instead of loaders")
 	fs.StringVar(&f.levels, "levels", "", "with --ladder: comma-separated `levels` (default device,host,sample,raw,none)")
 	fs.IntVar(&f.steps, "steps", 8, "with --ladder: measured training `steps` a run, after one warm-up step")
-	fs.StringVar(&f.step, "step", workloads.DocumentStep.String(), "with --ladder: the emulated device's step `time`, or calibrated (the document's 290ms over this machine's calibration ratio)")
+	fs.StringVar(&f.step, "step", DocumentStep.String(), "with --ladder: the emulated device's step `time`, or calibrated (the document's 290ms over this machine's calibration ratio)")
 	fs.IntVar(&f.calibration, "calibration-batches", 12, "with --ladder --step calibrated: `batches` the calibration loads at each of raw and none (at least 6: the first 4, one per worker, are not timed)")
 }
 
@@ -63,8 +62,8 @@ func runPeerLadder(ctx context.Context, fs *flag.FlagSet, lf *peerLadderFlags, a
 	if lf.step == "calibrated" {
 		fmt.Fprintf(stderr, "calibrating: the document's DataLoader at raw and none, %d batches each\n", lf.calibration)
 	}
-	var run workloads.Env
-	run.Details.Calibration = func(cal workloads.PeerLadderCalibration) {
+	var run Env
+	run.Details.Calibration = func(cal PeerLadderCalibration) {
 		exp = exp.Calibrated(cal)
 		fmt.Fprintf(stdout, "calibration: this machine runs the document's loader at %.3f of the document's host; step %v\n\n", cal.Ratio, cal.Step)
 	}
@@ -105,8 +104,8 @@ func runPeerLadder(ctx context.Context, fs *flag.FlagSet, lf *peerLadderFlags, a
 // peerLadderExperiment is the ladder comparison that peer's flags set
 // with --ladder, checked: the loaders' flags that apply to it are read
 // from fs, those that do not are refused.
-func peerLadderExperiment(fs *flag.FlagSet, lf *peerLadderFlags) (workloads.PeerLadder, error) {
-	var exp workloads.PeerLadder
+func peerLadderExperiment(fs *flag.FlagSet, lf *peerLadderFlags) (PeerLadder, error) {
+	var exp PeerLadder
 	set := map[string]bool{}
 	fs.Visit(func(f *flag.Flag) { set[f.Name] = true })
 	var bad []string
@@ -152,7 +151,7 @@ func peerLadderExperiment(fs *flag.FlagSet, lf *peerLadderFlags) (workloads.Peer
 		return exp, err
 	}
 	count, _ := strconv.Atoi(get("count"))
-	exp = workloads.PeerLadder{Config: peer.LadderConfig{Peer: peer.Peer{Python: get("python"), Script: script}, Settings: s, Levels: levels, Impls: impls, Count: count}}
+	exp = PeerLadder{Config: peer.LadderConfig{Peer: peer.Peer{Python: get("python"), Script: script}, Settings: s, Levels: levels, Impls: impls, Count: count}}
 	if lf.step == "calibrated" {
 		exp.CalibrationBatches = lf.calibration
 	}
@@ -176,7 +175,7 @@ func peerLadderSettings(get func(string) string, lf *peerLadderFlags, workers in
 		cli.InRange("--calibration-batches", lf.calibration, 6, 1000)); err != nil {
 		return s, err
 	}
-	dev := workloads.DocumentDevice()
+	dev := DocumentDevice()
 	if lf.step != "calibrated" {
 		if dev.Step, err = time.ParseDuration(lf.step); err != nil || dev.Step < 0 || dev.Step > time.Minute {
 			return s, cli.Usagef("--step %q: want a duration from 0 to 1m, or calibrated", lf.step)

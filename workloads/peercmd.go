@@ -1,4 +1,4 @@
-package main
+package workloads
 
 import (
 	"context"
@@ -19,11 +19,11 @@ import (
 	"github.com/headspace-bench/headspace/harness/peer"
 	"github.com/headspace-bench/headspace/harness/resultfile"
 	"github.com/headspace-bench/headspace/internal/cli"
-	"github.com/headspace-bench/headspace/workloads"
 )
 
-func init() {
-	register(cli.Command{Name: "peer", Summary: "our loader against the document's PyTorch DataLoader pipeline, same settings, same run: samples/s, TTFB, ratios", Runs: []string{"Peer", "PeerLadder"}, Run: runPeer})
+// Command is headspace peer.
+func (Peer) Command() cli.Command {
+	return cli.Command{Name: "peer", Summary: "our loader against the document's PyTorch DataLoader pipeline, same settings, same run: samples/s, TTFB, ratios", Runs: []string{"Peer", "PeerLadder"}, Run: runPeer}
 }
 
 const peerUsage = `
@@ -195,7 +195,7 @@ func (f *peerFlags) config(ctx context.Context) (peer.Config, error) {
 func (f *peerFlags) run(ctx context.Context, c peer.Config, resultsOut driver.Output, args []string, stdout, stderr io.Writer) error {
 	// Read before the runs: they may start git, whose CPU is no loader's.
 	host := machine.Describe()
-	exp := workloads.Peer{Config: c}
+	exp := Peer{Config: c}
 	var env []resultfile.Config
 	if f.out != "" {
 		// Everything the report states goes into the file, so that
@@ -203,7 +203,7 @@ func (f *peerFlags) run(ctx context.Context, c peer.Config, resultsOut driver.Ou
 		env = append(append(machine.Environment("none"), exp.Settings()...),
 			resultfile.Config{Key: "distro", Value: host.Distro}, resultfile.Config{Key: "command", Value: peerCommand(args)})
 	}
-	var run workloads.Env
+	var run Env
 	run.Details.Peer = func(m peer.Measurement) {
 		fmt.Fprintf(stderr, "%s: TTFB %.3fs, %.1f samples/s, CPU %.2fs\n", m.BenchName(), m.TTFB.Seconds(), m.SamplesPerSec, m.CPU.Seconds())
 	}

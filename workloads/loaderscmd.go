@@ -1,4 +1,4 @@
-package main
+package workloads
 
 import (
 	"context"
@@ -16,11 +16,11 @@ import (
 	"github.com/headspace-bench/headspace/harness/resultfile"
 	"github.com/headspace-bench/headspace/internal/atomicfile"
 	"github.com/headspace-bench/headspace/internal/cli"
-	"github.com/headspace-bench/headspace/workloads"
 )
 
-func init() {
-	register(cli.Command{Name: "loaders", Summary: "compare goroutine and process (DataLoader-style) loaders: TTFB, samples/s, RSS, CPU", Runs: []string{"Loaders"}, Run: runLoaders})
+// Command is headspace loaders.
+func (Loaders) Command() cli.Command {
+	return cli.Command{Name: "loaders", Summary: "compare goroutine and process (DataLoader-style) loaders: TTFB, samples/s, RSS, CPU", Runs: []string{"Loaders"}, Run: runLoaders}
 }
 
 const loadersUsage = `
@@ -100,8 +100,8 @@ func runLoaders(ctx context.Context, args []string, stdout, stderr io.Writer) er
 
 // experiment is the sweep f sets, checked: one run of each point, no
 // training, what the loaders alone do.
-func (f *loadersFlags) experiment(ctx context.Context) (workloads.Loaders, error) {
-	var exp workloads.Loaders
+func (f *loadersFlags) experiment(ctx context.Context) (Loaders, error) {
+	var exp Loaders
 	modes, err := cli.ParseList("--mode", f.modes, loadbench.Modes)
 	if err != nil {
 		return exp, err
@@ -137,12 +137,12 @@ func (f *loadersFlags) experiment(ctx context.Context) (workloads.Loaders, error
 	if err := cli.FirstErr(cli.FitsPipeline(cfg, 1, 0), cli.FitsPipeline(one, cfg.Workers, 0)); err != nil {
 		return exp, err
 	}
-	return workloads.Loaders{Config: loadbench.Config{Pipeline: cfg, Batches: f.batches}, Modes: modes, Workers: workers, Repeats: 1}, nil
+	return Loaders{Config: loadbench.Config{Pipeline: cfg, Batches: f.batches}, Modes: modes, Workers: workers, Repeats: 1}, nil
 }
 
 // run runs the sweep exp, its process workers this binary (exe), and
 // prints and writes its outcome.
-func (f *loadersFlags) run(ctx context.Context, exp workloads.Loaders, exe string, resultsOut driver.Output, stdout, stderr io.Writer) error {
+func (f *loadersFlags) run(ctx context.Context, exp Loaders, exe string, resultsOut driver.Output, stdout, stderr io.Writer) error {
 	// Read before the runs: it may start git, whose CPU is no loader's.
 	var env []resultfile.Config
 	if f.out != "" {
@@ -152,7 +152,7 @@ func (f *loadersFlags) run(ctx context.Context, exp workloads.Loaders, exe strin
 	if err != nil {
 		return err
 	}
-	run := workloads.Env{Worker: procloader.Options{Exe: exe}}
+	run := Env{Worker: procloader.Options{Exe: exe}}
 	var ms []loadbench.Measurement
 	run.Details.Loader = func(m loadbench.Measurement) {
 		ms = append(ms, m)
