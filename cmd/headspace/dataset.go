@@ -125,24 +125,14 @@ func runDatasetWrite(ctx context.Context, args []string, stdout io.Writer) error
 	switch {
 	case f.out == "":
 		return cli.Usagef("--out: want the dataset directory")
-	case f.n < 1 || f.n > ondisk.MaxCount:
-		return cli.Usagef("--n %d must be within 1..%d", f.n, ondisk.MaxCount)
 	case w > ondisk.MaxSide || h > ondisk.MaxSide:
 		return cli.Usagef("--raw-size %dx%d: at most %dx%d", w, h, ondisk.MaxSide, ondisk.MaxSide)
-	case f.classes < 1:
-		return cli.Usagef("--classes %d must be positive", f.classes)
 	case !slices.Contains(datasets.Contents, f.content):
 		return cli.Usagef("--content %q: want noise or natural", f.content)
 	case !slices.Contains(ondisk.Formats, f.format):
 		return cli.Usagef("--format %q: want raw, png or jpeg", f.format)
-	case f.quality < 1 || f.quality > 100:
-		return cli.Usagef("--quality %d must be within 1..100", f.quality)
 	case !slices.Contains(ondisk.Layouts, f.layout):
 		return cli.Usagef("--layout %q: want files or shards", f.layout)
-	case f.shardSize < 1 || f.shardSize > ondisk.MaxShard:
-		return cli.Usagef("--shard-size %d must be within 1..%d", f.shardSize, ondisk.MaxShard)
-	case f.workers < 0 || f.workers > ondisk.MaxWorkers:
-		return cli.Usagef("--workers %d must be within 0..%d", f.workers, ondisk.MaxWorkers)
 	}
 	src := datasets.Synthetic{Width: w, Height: h, Classes: f.classes, N: f.n, Seed: f.seed, Content: f.content}
 	bar := progress.New(os.Stderr, f.n)
@@ -153,7 +143,7 @@ func runDatasetWrite(ctx context.Context, args []string, stdout io.Writer) error
 	})
 	bar.Finish()
 	if errors.Is(err, ondisk.ErrRefused) {
-		return cli.UsageError{Msg: strings.TrimPrefix(err.Error(), "ondisk: ")}
+		return refused(err)
 	}
 	if err != nil {
 		return err
@@ -181,7 +171,7 @@ func runDatasetDir(ctx context.Context, verb string, args []string, stdout io.Wr
 	}
 	dir := fs.Arg(0)
 	if _, err := ondisk.ReadManifest(dir); err != nil {
-		return cli.UsageError{Msg: strings.TrimPrefix(err.Error(), "ondisk: ")}
+		return refused(err)
 	}
 	switch verb {
 	case "verify":
@@ -203,7 +193,7 @@ func runDatasetDir(ctx context.Context, verb string, args []string, stdout io.Wr
 	case "evict":
 		if !ondisk.EvictAvailable {
 			_, err := ondisk.Evict(ctx, dir)
-			return cli.UsageError{Msg: strings.TrimPrefix(err.Error(), "ondisk: ")}
+			return refused(err)
 		}
 		st, err := ondisk.Evict(ctx, dir)
 		if err != nil {
@@ -235,7 +225,7 @@ func runDatasetIndex(ctx context.Context, args []string, stdout io.Writer) error
 			if ctx.Err() != nil {
 				return ctx.Err() // SIGINT: exit 130
 			}
-			return cli.UsageError{Msg: strings.TrimPrefix(err.Error(), "ondisk: ")}
+			return refused(err)
 		}
 		r := in.Remote
 		fmt.Fprintf(stdout, "%s: %s, %d samples in %d classes, %s, %s, %d unreadable; listed %d objects (%.1f MB) in %.3f s, indexed in %.3f s; listing %s\n",
@@ -251,7 +241,7 @@ func runDatasetIndex(ctx context.Context, args []string, stdout io.Writer) error
 	}
 	kind, err := ondisk.DetectKind(dir)
 	if err != nil {
-		return cli.UsageError{Msg: strings.TrimPrefix(err.Error(), "ondisk: ")}
+		return refused(err)
 	}
 	if kind == "headspace" {
 		return cli.Usagef("index: %s holds a dataset written by headspace (%s): it needs no index", dir, ondisk.ManifestName)
@@ -299,11 +289,11 @@ func runDatasetUpload(ctx context.Context, args []string, stdout io.Writer) erro
 		return cli.UsageError{Msg: err.Error()}
 	}
 	if _, err := ondisk.DetectKind(dir); err != nil {
-		return cli.UsageError{Msg: strings.TrimPrefix(err.Error(), "ondisk: ")}
+		return refused(err)
 	}
 	// Every file checked before a bucket is made or an object put.
 	if err := ondisk.CheckUpload(ctx, dir); errors.Is(err, ondisk.ErrRefused) {
-		return cli.UsageError{Msg: strings.TrimPrefix(err.Error(), "ondisk: ")}
+		return refused(err)
 	} else if err != nil {
 		return err
 	}
@@ -323,7 +313,7 @@ func runDatasetUpload(ctx context.Context, args []string, stdout io.Writer) erro
 	t0 := time.Now()
 	up, err := ondisk.UploadWith(ctx, c, dir, ondisk.UploadOptions{Replace: *replace})
 	if errors.Is(err, ondisk.ErrRefused) {
-		return cli.UsageError{Msg: strings.TrimPrefix(err.Error(), "ondisk: ")}
+		return refused(err)
 	}
 	if err != nil {
 		return err
@@ -333,6 +323,12 @@ func runDatasetUpload(ctx context.Context, args []string, stdout io.Writer) erro
 	fmt.Fprintf(stdout, "%s → %s: %d objects, %.1f MB in %.2f s (%.1f MB/s), %d requests, %d retries\n",
 		dir, u, up.Objects, float64(up.Bytes)/1e6, took.Seconds(), float64(up.Bytes)/1e6/took.Seconds(), st.Requests, st.Retries)
 	return nil
+}
+
+// refused is ondisk's refusal err as a usage error (exit 2), without
+// the package's prefix.
+func refused(err error) error {
+	return cli.UsageError{Msg: strings.TrimPrefix(err.Error(), "ondisk: ")}
 }
 
 // maxUnreadableShown is how many unreadable samples dataset index names.

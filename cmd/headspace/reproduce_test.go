@@ -6,8 +6,6 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
-
-	"github.com/headspace-bench/headspace/reproduce"
 )
 
 func TestReproduceBadInputExits2(t *testing.T) {
@@ -118,26 +116,6 @@ func TestReproduceFrom(t *testing.T) {
 		code, _, stderr := runCLI(args...)
 		if code != 2 || !strings.HasPrefix(stderr, "headspace reproduce: ") || !strings.Contains(stderr, tc.want) || strings.Count(strings.TrimSpace(stderr), "\n") != 0 {
 			t.Errorf("%v: exit %d, stderr %q; want 2 and one line containing %q", tc.args, code, stderr, tc.want)
-		}
-	}
-}
-
-// TestReproduceHelpListsTheReports checks that reproduce's help lists
-// every report by its ID and summary, wrapped at 76 columns.
-func TestReproduceHelpListsTheReports(t *testing.T) {
-	usage := reproduceUsage()
-	for _, d := range reproduce.Docs {
-		if !strings.Contains(usage, "\n  "+d.ID+"  ") || !strings.Contains(strings.Join(strings.Fields(usage), " "), d.Summary) {
-			t.Errorf("reproduce's help does not list %s, %q:\n%s", d.ID, d.Summary, usage)
-		}
-	}
-	for _, tc := range []struct{ head, text, want string }{
-		{"  1  ", "short", "  1  short\n"},
-		{"  1  ", "aaaa bbbb cccc", "  1  aaaa\n     bbbb\n     cccc\n"},
-		{"  1  ", "aaaa bb", "  1  aaaa bb\n"},
-	} {
-		if got := wrapItem(tc.head, tc.text, 12); got != tc.want {
-			t.Errorf("wrapItem(%q, %q, 12) = %q, want %q", tc.head, tc.text, got, tc.want)
 		}
 	}
 }
