@@ -2,6 +2,7 @@ package ondisk
 
 import (
 	"context"
+	"path/filepath"
 
 	"github.com/headspace-bench/headspace/datasets/bucket"
 )
@@ -13,9 +14,9 @@ import (
 // flags, its result file's settings, its report's line. So one run lists
 // a bucket's cached listing, reads a manifest or fingerprints a user's
 // index once, and every one of them describes the same dataset, even if
-// it changes on disk during the run. Reading the samples is another
-// matter: each loader opens the dataset itself (OpenContext), for its own
-// files and counters.
+// it changes on disk during the run. Each loader still opens the dataset
+// for itself, for its own files and counters, but from the handle (Open):
+// by the manifest or index the handle holds, not read again.
 //
 // A Handle is never modified once Resolve returns it; it is safe to share
 // between goroutines. Its Info and Manifest are not to be modified.
@@ -24,17 +25,44 @@ type Handle struct {
 	endpoint string // the bucket options' endpoint it was listed with
 	info     *Info
 	manifest *Manifest
+	index    *Index // a local dataset the user brings
 }
 
 // Resolve resolves the dataset at uri, a directory or an s3:// URL read
 // with the bucket options bo, into a Handle: Inspect's work, once, with
 // its errors.
 func Resolve(ctx context.Context, uri string, bo bucket.Options) (*Handle, error) {
-	in, m, err := inspect(ctx, uri, bo)
+	in, m, x, err := inspect(ctx, uri, bo)
 	if err != nil {
 		return nil, err
 	}
-	return &Handle{uri: uri, endpoint: bo.Endpoint, info: in, manifest: m}, nil
+	return &Handle{uri: uri, endpoint: bo.Endpoint, info: in, manifest: m, index: x}, nil
+}
+
+// Open opens the dataset h describes for reading with opts, as
+// OpenContext does, from what Resolve found: a headspace dataset's
+// manifest and a local index are not read again (the shards are opened
+// and indexed, the dataset's own files); a dataset in a bucket opens on
+// the process's listing of it (which Resolve made) through a client of
+// opts.Bucket.
+func (h *Handle) Open(ctx context.Context, opts Options) (*Dataset, error) {
+	if bucket.IsURL(h.uri) {
+		return OpenContext(ctx, h.uri, opts)
+	}
+	turbo, err := opts.check()
+	if err != nil {
+		return nil, err
+	}
+	dir := ResolveDir(h.uri)
+	if h.manifest != nil {
+		return openManifest(dir, h.manifest, opts, turbo)
+	}
+	if abs, err := filepath.Abs(dir); err != nil || h.index == nil || h.index.Dir != abs {
+		// Reached through a symbolic link: OpenContext's index is the
+		// link's target's, whose paths its errors name.
+		return OpenContext(ctx, h.uri, opts)
+	}
+	return openIndexed(dir, h.index, opts, turbo)
 }
 
 // URI is the directory or s3:// URL the handle was resolved from, as

@@ -426,10 +426,19 @@ func (c Config) WithDataContext(ctx context.Context, dir string) (Config, error)
 // Config whose Data was set by hand, or decoded from a rank's or a
 // worker's spec) Data resolved now, every call.
 func (c Config) DataHandle(ctx context.Context) (*ondisk.Handle, error) {
-	if c.data.Describes(c.Data, c.Bucket) {
-		return c.data, nil
+	if h := c.resolved(); h != nil {
+		return h, nil
 	}
 	return ondisk.Resolve(ctx, c.Data, c.Bucket)
+}
+
+// resolved is the handle WithDataContext made while it still describes
+// Data and Bucket, or nil.
+func (c Config) resolved() *ondisk.Handle {
+	if c.data.Describes(c.Data, c.Bucket) {
+		return c.data
+	}
+	return nil
 }
 
 // PreparePageCache puts Data's files in the page cache state PageCache
@@ -481,11 +490,17 @@ func (c Config) localCopy(ctx context.Context, d *ondisk.Dataset) (*ondisk.Datas
 	return local, copied, nil
 }
 
-// openData opens Data and checks that it is the dataset Dataset
-// describes.
+// openData opens Data, from the handle WithData resolved where there is
+// one (not inspected again for each loader), and checks that it is the
+// dataset Dataset describes.
 func (c Config) openData(ctx context.Context) (*ondisk.Dataset, error) {
-	opts := c.dataOptions()
-	d, err := ondisk.OpenContext(ctx, c.Data, opts)
+	var d *ondisk.Dataset
+	var err error
+	if h := c.resolved(); h != nil {
+		d, err = h.Open(ctx, c.dataOptions())
+	} else {
+		d, err = ondisk.OpenContext(ctx, c.Data, c.dataOptions())
+	}
 	if err != nil {
 		return nil, err
 	}
