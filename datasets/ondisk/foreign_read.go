@@ -26,6 +26,12 @@ func openForeign(ctx context.Context, dir string, opts Options, turbo *turbojpeg
 	if err != nil {
 		return nil, err
 	}
+	return openIndexed(dir, x, opts, turbo)
+}
+
+// openIndexed opens the dataset the user brought in dir by its index x:
+// WebDataset shards are opened, an ImageFolder's files at each fetch.
+func openIndexed(dir string, x *Index, opts Options, turbo *turbojpeg.Library) (*Dataset, error) {
 	d, err := foreignDataset(x, opts, turbo)
 	if err != nil {
 		return nil, err

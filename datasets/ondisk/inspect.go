@@ -43,35 +43,38 @@ func Inspect(ctx context.Context, dir string) (*Info, error) {
 // bucket options bo (its listing is kept for the process: OpenWith and
 // the settings see the same one).
 func InspectWith(ctx context.Context, dir string, bo bucket.Options) (*Info, error) {
+	in, _, _, err := inspect(ctx, dir, bo)
+	return in, err
+}
+
+// inspect is InspectWith, with a headspace dataset's manifest (its file
+// read once for both) or a local dataset's index (nil otherwise).
+func inspect(ctx context.Context, dir string, bo bucket.Options) (*Info, *Manifest, *Index, error) {
 	if bucket.IsURL(dir) {
 		meta, err := openRemoteURL(ctx, dir, bo)
 		if err != nil {
-			return nil, err
+			return nil, nil, nil, err
 		}
 		in := meta.describe()
 		in.Remote = meta.info
-		return in, nil
+		return in, meta.m, nil, nil
 	}
 	kind, err := DetectKind(dir)
 	if err != nil {
-		return nil, err
+		return nil, nil, nil, err
 	}
 	if kind == "headspace" {
-		m, err := ReadManifest(dir)
+		m, sum, err := readManifestSum(dir)
 		if err != nil {
-			return nil, err
+			return nil, nil, nil, err
 		}
-		sum, err := ManifestSum(dir)
-		if err != nil {
-			return nil, err
-		}
-		return manifestInfo(m, sum), nil
+		return manifestInfo(m, sum), m, nil, nil
 	}
 	x, cached, err := LoadIndex(ctx, dir)
 	if err != nil {
-		return nil, err
+		return nil, nil, nil, err
 	}
-	return indexInfo(x, cached), nil
+	return indexInfo(x, cached), nil, x, nil
 }
 
 // manifestInfo describes a headspace dataset by its manifest and the

@@ -8,6 +8,12 @@
 // page-cache control (Evict, Warm) so a run can read the files from a cold
 // or a warm cache.
 //
+// Resolve inspects a dataset once into a Handle, which a run's checks,
+// result-file settings and report share instead of inspecting it again.
+// It lives here, beside Inspect, because a Handle is that inspection kept:
+// only this package knows a manifest, a user's index and a bucket's
+// listing, and what it costs to look at each again.
+//
 // Uniform random bytes, the document's FakeDataset, compress terribly: a PNG
 // of them is slightly larger than the raw bytes and a JPEG at quality 90 is
 // 30% of them (the README's "Data on disk" has the measured sizes). The
@@ -181,15 +187,27 @@ func ManifestSum(dir string) (string, error) {
 // most MaxManifestBytes. A manifest that does not parse or validate is
 // ErrCorrupt.
 func ReadManifest(dir string) (*Manifest, error) {
+	m, _, err := readManifestSum(dir)
+	return m, err
+}
+
+// readManifestSum is ReadManifest with ManifestSum, of one read of the
+// file.
+func readManifestSum(dir string) (*Manifest, string, error) {
 	path := filepath.Join(ResolveDir(dir), ManifestName)
 	b, err := ReadBounded(path, MaxManifestBytes)
 	if err != nil {
 		if errors.Is(err, fs.ErrNotExist) {
-			return nil, fmt.Errorf("ondisk: %s: no manifest: not a dataset written by headspace dataset write", dir)
+			return nil, "", fmt.Errorf("ondisk: %s: no manifest: not a dataset written by headspace dataset write", dir)
 		}
-		return nil, fmt.Errorf("ondisk: %w", err)
+		return nil, "", fmt.Errorf("ondisk: %w", err)
 	}
-	return parseManifest(b, path)
+	m, err := parseManifest(b, path)
+	if err != nil {
+		return nil, "", err
+	}
+	sum := sha256.Sum256(b)
+	return m, hex.EncodeToString(sum[:]), nil
 }
 
 // parseManifest decodes and validates a manifest's bytes; path names it

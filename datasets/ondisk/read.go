@@ -245,6 +245,13 @@ func OpenContext(ctx context.Context, dir string, opts Options) (*Dataset, error
 	if err != nil {
 		return nil, err
 	}
+	return openManifest(dir, m, opts, turbo)
+}
+
+// openManifest opens the headspace dataset in dir (symbolic links
+// resolved) whose manifest is m: in the shards layout, every shard opened
+// and its members indexed.
+func openManifest(dir string, m *Manifest, opts Options, turbo *turbojpeg.Library) (*Dataset, error) {
 	d, err := manifestDataset(dir, m, opts, turbo)
 	if err != nil || m.Layout != "shards" {
 		return d, err

@@ -92,6 +92,13 @@ type Config struct {
 	// each loader starts: "" leaves them as they are, PageWarm reads them
 	// once, PageCold evicts them (Linux only).
 	PageCache string
+
+	// data is Data as WithDataContext resolved it, which DataHandle gives
+	// while it still describes Data and Bucket. Unexported, so never
+	// encoded: a rank's spec (package node, JSON of Config) and a worker's
+	// (package procloader) carry Data alone, and a process that needs the
+	// handle resolves Data again (DataHandle).
+	data *ondisk.Handle
 }
 
 // The page-cache modes of Config.PageCache.
@@ -389,7 +396,9 @@ func (c Config) Supports(l level.Level) error {
 // brings (ImageFolder, WebDataset) has no manifest: its count and classes
 // are its index's, its raw size the most common image size (callers may
 // set another: the images are resized to it), and the seed, which then
-// seeds only the transforms, stays c's.
+// seeds only the transforms, stays c's. The dataset is resolved once
+// (ondisk.Resolve), here: DataHandle, and through it the settings and
+// the commands' checks and reports, use that handle.
 func (c Config) WithData(dir string) (Config, error) {
 	return c.WithDataContext(context.Background(), dir)
 }
@@ -398,17 +407,38 @@ func (c Config) WithData(dir string) (Config, error) {
 // brings (seconds over 100 000 files), or listing one in a bucket, stops
 // when ctx is done.
 func (c Config) WithDataContext(ctx context.Context, dir string) (Config, error) {
-	in, err := ondisk.InspectWith(ctx, dir, c.Bucket)
+	h, err := ondisk.Resolve(ctx, dir, c.Bucket)
 	if err != nil {
 		return c, err
 	}
-	c.Data = dir
+	in := h.Info()
+	c.Data, c.data = dir, h
 	seed := in.Seed
 	if in.Kind != "headspace" {
 		seed = c.Dataset.Seed
 	}
 	c.Dataset = datasets.Synthetic{Width: in.Width, Height: in.Height, Classes: in.Classes, N: in.Count, Seed: seed, Content: in.Content}
 	return c, nil
+}
+
+// DataHandle is Data resolved: the handle WithDataContext made, while Data
+// and Bucket's endpoint are still the ones it resolved; otherwise (a
+// Config whose Data was set by hand, or decoded from a rank's or a
+// worker's spec) Data resolved now, every call.
+func (c Config) DataHandle(ctx context.Context) (*ondisk.Handle, error) {
+	if h := c.resolved(); h != nil {
+		return h, nil
+	}
+	return ondisk.Resolve(ctx, c.Data, c.Bucket)
+}
+
+// resolved is the handle WithDataContext made while it still describes
+// Data and Bucket, or nil.
+func (c Config) resolved() *ondisk.Handle {
+	if c.data.Describes(c.Data, c.Bucket) {
+		return c.data
+	}
+	return nil
 }
 
 // PreparePageCache puts Data's files in the page cache state PageCache
@@ -460,11 +490,17 @@ func (c Config) localCopy(ctx context.Context, d *ondisk.Dataset) (*ondisk.Datas
 	return local, copied, nil
 }
 
-// openData opens Data and checks that it is the dataset Dataset
-// describes.
+// openData opens Data, from the handle WithData resolved where there is
+// one (not inspected again for each loader), and checks that it is the
+// dataset Dataset describes.
 func (c Config) openData(ctx context.Context) (*ondisk.Dataset, error) {
-	opts := c.dataOptions()
-	d, err := ondisk.OpenContext(ctx, c.Data, opts)
+	var d *ondisk.Dataset
+	var err error
+	if h := c.resolved(); h != nil {
+		d, err = h.Open(ctx, c.dataOptions())
+	} else {
+		d, err = ondisk.OpenContext(ctx, c.Data, c.dataOptions())
+	}
 	if err != nil {
 		return nil, err
 	}

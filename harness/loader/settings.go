@@ -42,14 +42,16 @@ func (c Config) Settings() []setting.Setting {
 // DataSettings is the configuration of c's dataset on disk (none without
 // one): its identity from the manifest (format, layout, the manifest's
 // SHA-256; not its path, which changes nothing), the page-cache mode and
-// the failures allowed. Settings includes it.
+// the failures allowed. Settings includes it. The dataset is described by
+// its handle (DataHandle): the one WithData resolved, not inspected again.
 func (c Config) DataSettings() []setting.Setting {
 	if c.Data == "" {
 		return nil
 	}
 	format, layout, sum := "unreadable", "unreadable", "unreadable"
-	in, err := ondisk.InspectWith(context.Background(), c.Data, c.Bucket)
-	if err == nil {
+	var in *ondisk.Info
+	if h, err := c.DataHandle(context.Background()); err == nil {
+		in = h.Info()
 		format, layout, sum = in.Format, in.Layout, in.Sum
 	}
 	page := c.PageCache

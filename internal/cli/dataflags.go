@@ -82,7 +82,9 @@ func (d *DataFlags) Set(name string) bool {
 // --data), the flags checked by loader.DataFlags.Apply: the raw size,
 // samples, classes and seed come from its manifest, and --raw-size or
 // --seed given with another value is refused. ctx bounds the indexing of
-// a dataset the user brings (SIGINT stops it).
+// a dataset the user brings (SIGINT stops it). The dataset is resolved
+// once (loader.Config.WithDataContext): the checks here, and the settings
+// and Describe after, use the handle cfg then carries.
 func (d *DataFlags) Resolve(ctx context.Context, cfg loader.Config) (loader.Config, error) {
 	want := cfg
 	cfg, err := d.DataFlags.Apply(cfg, d.Set)
@@ -102,21 +104,24 @@ func (d *DataFlags) Resolve(ctx context.Context, cfg loader.Config) (loader.Conf
 			return cfg, fmt.Errorf("--decoder turbojpeg: %w", err)
 		}
 	}
-	if err := d.checkDecodeScale(ctx); err != nil {
-		return cfg, err
-	}
 	if cfg, err = cfg.WithDataContext(ctx, d.Dir); err != nil {
 		if ctx.Err() != nil {
 			return cfg, err // interrupted: exit 130
 		}
 		return cfg, UsageError{err.Error()}
 	}
-	ds := cfg.Dataset
-	in, err := ondisk.InspectWith(context.Background(), d.Dir, cfg.Bucket)
-	if err == nil && d.Decoder == ondisk.DecoderNvjpeg && !strings.Contains(in.Format, "jpeg") {
+	h, err := cfg.DataHandle(ctx)
+	if err != nil {
+		return cfg, AsUsage(err) // not reached: WithDataContext resolved it
+	}
+	in, ds := h.Info(), cfg.Dataset
+	if err := d.checkDecodeScale(in); err != nil {
+		return cfg, err
+	}
+	if d.Decoder == ondisk.DecoderNvjpeg && !strings.Contains(in.Format, "jpeg") {
 		return cfg, Usagef("--decoder nvjpeg decodes JPEGs: --data %s holds %s", d.Dir, in.Format)
 	}
-	if err != nil || in.Kind != "headspace" {
+	if in.Kind != "headspace" {
 		// A dataset the user brings: --raw-size is the shape its images
 		// are resized to (default: the most common size).
 		if d.Set("raw-size") {
@@ -141,24 +146,19 @@ func AsUsage(err error) error {
 	return UsageError{err.Error()}
 }
 
-// checkDecodeScale refuses --decode-scale auto on data without JPEGs
-// (loader.DataFlags.Apply checked the rest).
-func (d *DataFlags) checkDecodeScale(ctx context.Context) error {
-	if d.DecodeScale != ondisk.DecodeScaleAuto {
-		return nil
-	}
-	in, err := ondisk.Inspect(ctx, d.Dir)
-	if err != nil {
-		return nil // --data's own error follows
-	}
-	if !strings.Contains(in.Format, "jpeg") {
+// checkDecodeScale refuses --decode-scale auto on data without JPEGs, in
+// the dataset's handle's description in (loader.DataFlags.Apply checked
+// the rest).
+func (d *DataFlags) checkDecodeScale(in *ondisk.Info) error {
+	if d.DecodeScale == ondisk.DecodeScaleAuto && !strings.Contains(in.Format, "jpeg") {
 		return Usagef("--decode-scale auto decodes JPEGs: --data %s holds %s images", d.Dir, in.Format)
 	}
 	return nil
 }
 
 // Describe is the dataset's line for a command's Output, or "" without
-// --data.
+// --data (or with data that cannot be resolved). It describes the dataset
+// by cfg's handle (loader.Config.DataHandle), not inspecting it again.
 func Describe(ctx context.Context, cfg loader.Config) string {
 	if cfg.Data == "" {
 		return ""
@@ -167,21 +167,21 @@ func Describe(ctx context.Context, cfg loader.Config) string {
 	if cfg.DecodeScale == ondisk.DecodeScaleAuto {
 		dec += ", decode scale " + cfg.DecodeScaleSetting()
 	}
+	h, err := cfg.DataHandle(ctx)
+	if err != nil {
+		return ""
+	}
+	in := h.Info()
 	if cfg.Remote() {
-		in, err := ondisk.InspectWith(ctx, cfg.Data, cfg.Bucket)
-		if err != nil || in.Remote == nil {
+		if in.Remote == nil {
 			return ""
 		}
 		r := in.Remote
 		return fmt.Sprintf("data %s: %d samples, %s, %s; listed %d objects (%.1f MB) in %.3f s; fetch concurrency %d, max failures %d, decoder %s\n",
 			cfg.Data, in.Count, in.Format, in.Layout, r.Objects, float64(r.Bytes)/1e6, r.List.Seconds(), cmp.Or(cfg.Bucket.Concurrency, bucket.DefaultConcurrency), cfg.MaxFailures, dec)
 	}
-	m, err := ondisk.ReadManifest(cfg.Data)
-	if err != nil {
-		in, err := ondisk.Inspect(ctx, cfg.Data)
-		if err != nil {
-			return ""
-		}
+	m := h.Manifest()
+	if m == nil {
 		return fmt.Sprintf("data %s: %d samples, %s, %s; sizes %s; read at %dx%d; %d unreadable; page cache %s, max failures %d, decoder %s\n",
 			cfg.Data, in.Count, in.Format, in.Layout, in.Sizes, cfg.Dataset.Width, cfg.Dataset.Height, in.Failed, cfg.PageCache, cfg.MaxFailures, dec)
 	}
