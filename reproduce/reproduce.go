@@ -68,7 +68,7 @@ type Options struct {
 	// one line per finished unit of work otherwise.
 	Progress io.Writer
 	// Force lets a quick run replace a full run's saved results, and a
-	// smaller run replace a larger one (resultfile.Replace).
+	// smaller run replace a larger one (driver.Write).
 	Force bool
 }
 
@@ -327,7 +327,7 @@ func check(docs []Doc, s settings) error {
 		if s.From != "" {
 			continue
 		}
-		if err := resultfile.CheckReplace(filepath.Join(saved, d.Results()), resultfile.Purpose{Quick: s.Quick, Force: s.Force}); err != nil {
+		if err := driver.CheckReplace(filepath.Join(saved, d.Results()), s.Quick, s.Force); err != nil {
 			return err
 		}
 	}

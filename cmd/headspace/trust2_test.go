@@ -19,6 +19,7 @@ import (
 	"golang.org/x/perf/benchfmt"
 
 	"github.com/headspace-bench/headspace/datasets/ondisk"
+	"github.com/headspace-bench/headspace/harness/driver"
 	"github.com/headspace-bench/headspace/harness/resultfile"
 )
 
@@ -161,10 +162,10 @@ func TestPartialRunKeepsCompleteFile(t *testing.T) {
 		}
 		return rs
 	}
-	if _, err := resultfile.WriteFileWith(out, cfg, rec(3), resultfile.Replace{}); err != nil {
+	if _, err := driver.Write(driver.Output{Path: out, Beside: true}, cfg, rec(3), false); err != nil {
 		t.Fatal(err)
 	}
-	wrote, err := resultfile.WriteFileWith(out, cfg, rec(2), resultfile.Replace{Partial: true})
+	wrote, err := driver.Write(driver.Output{Path: out, Beside: true}, cfg, rec(2), true)
 	if err != nil || wrote != filepath.Join(dir, "x.partial.txt") {
 		t.Fatalf("partial write went to %s, %v; want x.partial.txt", wrote, err)
 	}
@@ -176,10 +177,10 @@ func TestPartialRunKeepsCompleteFile(t *testing.T) {
 		t.Errorf("the partial file: %d results, partial %q", len(rs), rs[0].GetConfig("partial"))
 	}
 	// A smaller complete run is kept beside too, unless forced.
-	if wrote, err := resultfile.WriteFileWith(out, cfg, rec(1), resultfile.Replace{}); err != nil || wrote != filepath.Join(dir, "x.smaller.txt") {
+	if wrote, err := driver.Write(driver.Output{Path: out, Beside: true}, cfg, rec(1), false); err != nil || wrote != filepath.Join(dir, "x.smaller.txt") {
 		t.Errorf("smaller run went to %s, %v", wrote, err)
 	}
-	if wrote, err := resultfile.WriteFileWith(out, cfg, rec(1), resultfile.Replace{Force: true}); err != nil || wrote != out {
+	if wrote, err := driver.Write(driver.Output{Path: out, Beside: true, Force: true}, cfg, rec(1), false); err != nil || wrote != out {
 		t.Errorf("forced smaller run went to %s, %v", wrote, err)
 	}
 }
@@ -190,7 +191,7 @@ func TestQuickRunKeepsFullResults(t *testing.T) {
 	dir := t.TempDir()
 	saved := filepath.Join(dir, "results", "004-sim.txt")
 	os.MkdirAll(filepath.Dir(saved), 0o755)
-	if err := resultfile.WriteFile(saved, []resultfile.Config{{Key: "quick", Value: "false"}}, []*benchmarkResult{result("BenchmarkSim/load=1s", 1)}); err != nil {
+	if _, err := driver.Write(driver.Output{Path: saved}, []resultfile.Config{{Key: "quick", Value: "false"}}, []*benchmarkResult{result("BenchmarkSim/load=1s", 1)}, false); err != nil {
 		t.Fatal(err)
 	}
 	before, _ := os.ReadFile(saved)

@@ -1,7 +1,9 @@
 // Package driver owns a run's result file: it is the one way headspace
 // writes one. Every command, `headspace reproduce` and the engines hand
-// their records to it; nothing else calls package resultfile's writers (a
-// test in this package walks the module and fails on any other caller).
+// their records to it. Its writer, package resultwrite, is internal to
+// it, so the compiler refuses any other package that would write a
+// result file (issue 42; a test walking the module's source did so
+// before).
 //
 // A result file is written in one of two ways, chosen by the run, not by
 // the caller's taste:
@@ -16,7 +18,7 @@
 //     streams a fresh run marked partial until Partial.Complete, beside
 //     a complete file it keeps whole until then (remote's --out).
 //   - whole (Write): the records of a finished (or interrupted) run are
-//     written once, under the replace rules of resultfile.WriteFileWith: a
+//     written once, under the replace rules of resultwrite.WriteFileWith: a
 //     quick run does not replace a full one without Output.Force, an
 //     interrupted run's file says "partial: true" and goes beside a
 //     complete one, a smaller run goes beside a larger one. Commands
@@ -45,6 +47,7 @@ import (
 
 	"golang.org/x/perf/benchfmt"
 
+	"github.com/headspace-bench/headspace/harness/driver/internal/resultwrite"
 	"github.com/headspace-bench/headspace/harness/machine"
 	"github.com/headspace-bench/headspace/harness/resultfile"
 	"github.com/headspace-bench/headspace/internal/atomicfile"
@@ -92,14 +95,22 @@ func Check(out Output) error {
 	if out.Path == "" {
 		return nil
 	}
-	if err := resultfile.CheckReplace(out.Path, resultfile.Purpose{Benchmarks: out.Benchmarks, Force: out.Force}); err != nil {
+	if err := resultwrite.CheckReplace(out.Path, resultwrite.Purpose{Benchmarks: out.Benchmarks, Force: out.Force}); err != nil {
 		return err
 	}
-	f, err := resultfile.OpenFresh(out.Path, nil) // tries the write lock
+	f, err := resultwrite.OpenFresh(out.Path, nil) // tries the write lock
 	if err != nil {
 		return err
 	}
 	return f.Close()
+}
+
+// CheckReplace says, before anything is measured, whether a whole file
+// of a run (quick or not) may replace what is at path: the replace rules
+// of Write, without trying the write lock or the folder (a run that
+// makes the folder later checks before it exists).
+func CheckReplace(path string, quick, force bool) error {
+	return resultwrite.CheckReplace(path, resultwrite.Purpose{Quick: quick, Force: force})
 }
 
 // Write writes a whole result file of records recorded under settings
@@ -112,7 +123,7 @@ func Write(out Output, settings []resultfile.Config, records []*benchfmt.Result,
 	if out.Path == "" {
 		return "", nil
 	}
-	wrote, err := resultfile.WriteFileWith(out.Path, settings, records, resultfile.Replace{Force: out.Force, Partial: partial})
+	wrote, err := resultwrite.WriteFileWith(out.Path, settings, records, resultwrite.Replace{Force: out.Force, Partial: partial})
 	if err == nil && wrote != out.Path && !out.Beside {
 		err = fmt.Errorf("results: kept %s, which holds more results than this run's %d; they are in %s", out.Path, len(records), wrote)
 	}
@@ -137,7 +148,7 @@ func Copy(src, dst string) error {
 	if err != nil {
 		return err
 	}
-	if err := resultfile.CheckReplace(dst, resultfile.Purpose{Force: true}); err != nil {
+	if err := resultwrite.CheckReplace(dst, resultwrite.Purpose{Force: true}); err != nil {
 		return err
 	}
 	return atomicfile.WriteBytes(dst, b)
@@ -146,21 +157,21 @@ func Copy(src, dst string) error {
 // Run is a streamed result file, from Open to Close. Its methods are
 // safe for concurrent use.
 type Run struct {
-	file *resultfile.File // nil without a path
+	file *resultwrite.File // nil without a path
 }
 
 // Open opens out's file for streaming records measured under settings,
 // and holds its write lock until Close. An existing file is resumed
-// unless out.Fresh (resultfile.OpenContext, resultfile.OpenFreshContext: a
+// unless out.Fresh (resultwrite.OpenContext, resultwrite.OpenFreshContext: a
 // file of another setup or build is refused); writes into a pipe stop
 // when ctx ends. Without a path the Run records nothing.
 func Open(ctx context.Context, out Output, settings []resultfile.Config) (*Run, error) {
 	if out.Path == "" {
 		return &Run{}, nil
 	}
-	open := resultfile.OpenContext
+	open := resultwrite.OpenContext
 	if out.Fresh {
-		open = resultfile.OpenFreshContext
+		open = resultwrite.OpenFreshContext
 	}
 	f, err := open(ctx, out.Path, settings)
 	if err != nil {

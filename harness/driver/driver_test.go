@@ -3,19 +3,15 @@ package driver_test
 import (
 	"context"
 	"errors"
-	"go/ast"
-	"go/parser"
-	"go/token"
-	"io/fs"
 	"os"
 	"path/filepath"
-	"strconv"
 	"strings"
 	"testing"
 
 	"golang.org/x/perf/benchfmt"
 
 	"github.com/headspace-bench/headspace/harness/driver"
+	"github.com/headspace-bench/headspace/harness/machine"
 	"github.com/headspace-bench/headspace/harness/resultfile"
 )
 
@@ -191,75 +187,13 @@ func TestSameBytes(t *testing.T) {
 	}
 }
 
-// writers are package resultfile's functions that write a result file: only
-// this package calls them.
-var writers = map[string]bool{"Open": true, "OpenContext": true, "OpenFresh": true, "OpenFreshContext": true, "WriteFile": true, "WriteFileWith": true}
-
-// TestOnlyTheDriverWritesResultFiles walks the module's source (tests
-// aside) and fails on any call of a results writer outside packages
-// results and driver: one driver owns every result file.
-func TestOnlyTheDriverWritesResultFiles(t *testing.T) {
-	root, err := filepath.Abs(filepath.Join("..", ".."))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := os.Stat(filepath.Join(root, "go.mod")); err != nil {
-		t.Fatalf("module root: %v", err)
-	}
-	own := map[string]bool{filepath.Join(root, "harness", "resultfile"): true, filepath.Join(root, "harness", "driver"): true}
-	var sites []string
-	files := 0
-	err = filepath.WalkDir(root, func(path string, d fs.DirEntry, err error) error {
-		if err != nil {
-			return err
+// TestEnvironmentIsWritable checks that the machine's configuration lines
+// (machine.Environment, every result file's first block) pass the
+// writer's rules for keys and values.
+func TestEnvironmentIsWritable(t *testing.T) {
+	for _, dev := range []string{"emulated", "cuda:0", " "} {
+		if _, err := driver.Write(driver.Output{Path: filepath.Join(t.TempDir(), "env.txt")}, machine.Environment(dev), nil, false); err != nil {
+			t.Errorf("machine.Environment(%q) is not writable: %v", dev, err)
 		}
-		if d.IsDir() {
-			if own[path] || path != root && (strings.HasPrefix(d.Name(), ".") || d.Name() == "testdata") {
-				return filepath.SkipDir
-			}
-			return nil
-		}
-		if !strings.HasSuffix(path, ".go") || strings.HasSuffix(path, "_test.go") {
-			return nil
-		}
-		files++
-		fset := token.NewFileSet()
-		f, err := parser.ParseFile(fset, path, nil, parser.SkipObjectResolution)
-		if err != nil {
-			return err
-		}
-		name := ""
-		for _, imp := range f.Imports {
-			if p, _ := strconv.Unquote(imp.Path.Value); p == "github.com/headspace-bench/headspace/harness/resultfile" {
-				name = "results"
-				if imp.Name != nil {
-					name = imp.Name.Name
-				}
-			}
-		}
-		if name == "" {
-			return nil
-		}
-		ast.Inspect(f, func(n ast.Node) bool {
-			sel, ok := n.(*ast.SelectorExpr)
-			if !ok || !writers[sel.Sel.Name] {
-				return true
-			}
-			if id, ok := sel.X.(*ast.Ident); ok && id.Name == name {
-				rel, _ := filepath.Rel(root, fset.Position(sel.Pos()).Filename)
-				sites = append(sites, rel+":"+strconv.Itoa(fset.Position(sel.Pos()).Line)+": results."+sel.Sel.Name)
-			}
-			return true
-		})
-		return nil
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if files < 100 {
-		t.Fatalf("walked %d Go files under %s; the module has hundreds", files, root)
-	}
-	for _, s := range sites {
-		t.Errorf("%s writes a result file outside package driver", s)
 	}
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"os"
 
+	"github.com/headspace-bench/headspace/harness/driver/internal/resultwrite"
 	"github.com/headspace-bench/headspace/harness/resultfile"
 	"github.com/headspace-bench/headspace/internal/atomicfile"
 )
@@ -32,7 +33,7 @@ func OpenPartial(ctx context.Context, out Output, settings []resultfile.Config) 
 	if p.inPlace {
 		streamed = settings
 	} else if out.Path != "" {
-		if prev, err := resultfile.Summarize(out.Path); err == nil && prev.Results > 0 && !prev.Partial {
+		if prev, err := resultwrite.Summarize(out.Path); err == nil && prev.Results > 0 && !prev.Partial {
 			stream.Path = resultfile.Beside(out.Path, "partial")
 			if err := Check(stream); err != nil {
 				return nil, err

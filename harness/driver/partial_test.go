@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/headspace-bench/headspace/harness/driver"
+	"github.com/headspace-bench/headspace/harness/driver/internal/resultwrite"
 	"github.com/headspace-bench/headspace/harness/resultfile"
 )
 
@@ -25,7 +26,7 @@ func TestPartial(t *testing.T) {
 		if err := p.Add(rec("Remote/x", v)); err != nil {
 			t.Fatal(err)
 		}
-		if s, err := resultfile.Summarize(p.Path()); err != nil || !s.Partial || s.Results != 1 {
+		if s, err := resultwrite.Summarize(p.Path()); err != nil || !s.Partial || s.Results != 1 {
 			t.Errorf("%s while running: %+v, %v; want one result, marked partial", p.Path(), s, err)
 		}
 		if complete {
@@ -44,7 +45,7 @@ func TestPartial(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if s, err := resultfile.Summarize(path); err != nil || s.Partial || s.Results != 1 {
+	if s, err := resultwrite.Summarize(path); err != nil || s.Partial || s.Results != 1 {
 		t.Errorf("completed: %+v, %v; want one result, not partial", s, err)
 	}
 	beside := resultfile.Beside(path, "partial")

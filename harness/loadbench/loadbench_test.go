@@ -13,6 +13,7 @@ import (
 
 	"github.com/headspace-bench/headspace/datasets"
 	"github.com/headspace-bench/headspace/datasets/transforms"
+	"github.com/headspace-bench/headspace/harness/driver"
 	"github.com/headspace-bench/headspace/harness/loader"
 	"github.com/headspace-bench/headspace/harness/machine"
 	"github.com/headspace-bench/headspace/harness/procloader"
@@ -89,7 +90,7 @@ func TestSweepStructure(t *testing.T) {
 	for _, m := range ms {
 		bs = append(bs, m.Benchmark())
 	}
-	if err := resultfile.WriteFile(out, machine.Environment("none"), bs); err != nil {
+	if _, err := driver.Write(driver.Output{Path: out}, machine.Environment("none"), bs, false); err != nil {
 		t.Fatal(err)
 	}
 	back, err := resultfile.Read(out)

@@ -33,7 +33,7 @@ func (d Direction) String() string {
 
 // units gives the direction of the project's own units; beyond it, a
 // unit that is a time ("-ns", "-ns/op", "-ns/sample") is lower-is-better
-// (see tableDirection). Files written by this package carry a "Unit <unit>
+// (see TableDirection). Files written by this package carry a "Unit <unit>
 // better=<higher|lower>" line for each such unit that appears in them, so
 // benchstat reads the direction too; the gate falls back to the same rule
 // for files without such lines. Units without a direction (other-cores,
@@ -84,13 +84,15 @@ func DirectionOf(unit string, meta benchfmt.UnitMetadataMap) Direction {
 	if meta.Get(unit, "better") != nil {
 		return Direction(meta.GetBetter(unit))
 	}
-	if d, ok := tableDirection(unit); ok {
+	if d, ok := TableDirection(unit); ok {
 		return d
 	}
 	return Direction(benchfmt.UnitMetadataMap(nil).GetBetter(tidy(unit)))
 }
 
-func tableDirection(unit string) (Direction, bool) {
+// TableDirection is unit's direction in the project's unit table alone
+// (not benchfmt's defaults): the Unit lines the writer adds.
+func TableDirection(unit string) (Direction, bool) {
 	if d, ok := units[unit]; ok {
 		return d, true
 	}
@@ -120,7 +122,7 @@ func tidy(unit string) string {
 // is false for a unit neither knows. The gate takes a known unit's
 // direction from here and refuses a file that declares the other one.
 func KnownDirection(unit string) (d Direction, ok bool) {
-	if d, ok := tableDirection(unit); ok && d != NoDirection {
+	if d, ok := TableDirection(unit); ok && d != NoDirection {
 		return d, true
 	}
 	if d := Direction(benchfmt.UnitMetadataMap(nil).GetBetter(tidy(unit))); d != NoDirection {

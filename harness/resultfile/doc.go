@@ -1,12 +1,14 @@
-// Package results writes and reads headspace's benchmark results, which
-// are files in the Go benchmark format
+// Package resultfile reads headspace's benchmark results and defines
+// their format: files in the Go benchmark format
 // (https://golang.org/design/14313-benchmark-format) so that benchstat
-// reads them as well. Reading and writing go through
-// golang.org/x/perf/benchfmt.
+// reads them as well, through golang.org/x/perf/benchfmt. They are
+// written by package harness/driver alone: its writer
+// (harness/driver/internal/resultwrite) is internal to it, so no other
+// package can write one.
 //
 // # File layout
 //
-// A file written by this package looks like this:
+// A result file looks like this:
 //
 //	Unit steps/s better=higher
 //	Unit samples/s better=higher
@@ -36,7 +38,7 @@
 // written as given (ns/op stays ns/op) although in memory they are
 // tidied as benchfmt.Reader does (sec/op).
 //
-// A file is resumed only by the build that made it: Open refuses one
+// A file is resumed only by the build that made it: the writer refuses one
 // whose commit differs from the new configuration's (machine.Environment
 // names the binary's own revision, with a hash of the diff for a dirty
 // tree), so results of two code states never share one commit label.
@@ -45,15 +47,16 @@
 //
 // # Atomic writes and resume
 //
-// A sweep records results through a File. Open reads an existing file at
+// A sweep records results through the driver's streamed file (the
+// writer's File). Opening it reads an existing file at
 // the path, so results already there are kept and File.Done(name) tells
 // the sweep how many it already has of each benchmark; it skips those.
-// Open refuses a file that does not read cleanly, and one whose results
+// It refuses a file that does not read cleanly, and one whose results
 // were recorded under a configuration that differs from the new one in
 // any key, commit included: results from different machines, settings or
 // builds must not be mixed in one file, where benchstat would pool them.
 //
-// File.Add appends results in memory and rewrites the whole file before
+// Adding a result appends it in memory and rewrites the whole file before
 // it returns: into a temporary file in the same directory (named
 // ".<name>.tmp-*"), flushed with fsync, then renamed over the file, and
 // the directory synced. A rename within a directory is atomic, so a
@@ -63,17 +66,17 @@
 // stay as they were. A temporary file can be left only by a process
 // killed mid-write; it is harmless and may be deleted. Rewriting the
 // whole file each time costs O(n) per result, which is nothing next to a
-// benchmark run. WriteFile writes a complete file the same way in one go.
+// benchmark run. A file written whole is written the same way in one go.
 //
 // # Who writes
 //
-// Outside this package, only harness/driver calls its writers
-// (Open and its variants, WriteFile, WriteFileWith): the one driver of a
-// run's result file. The source is split by concern: config.go (the
-// configuration block and its rules), direction.go (which way a unit is
-// better), encode.go (records checked, tidied, encoded and written
-// atomically), file.go (File: streamed and resumed), whole.go (a file
-// written whole, and the rules for replacing one), read.go, lock.go.
+// Only harness/driver, through its internal package resultwrite (the
+// configuration block's rules, the records checked, tidied, encoded and
+// written atomically, the streamed File, the whole file and the rules
+// for replacing one, the write lock): the compiler keeps every other
+// package to this one's readers. This package's source: config.go (the
+// configuration block), direction.go (which way a unit is better),
+// encode.go (names and values as written), read.go, beside.go.
 //
 // # The regression gate
 //

@@ -6,11 +6,15 @@ import (
 	"os"
 	"path/filepath"
 
-	"github.com/headspace-bench/headspace/harness/resultfile"
 	"golang.org/x/perf/benchfmt"
+
+	"github.com/headspace-bench/headspace/harness/driver"
+	"github.com/headspace-bench/headspace/harness/resultfile"
 )
 
-func ExampleWriteFile() {
+// A result file is written by the one writer, package driver, and read
+// back here.
+func Example_writeAndRead() {
 	dir, err := os.MkdirTemp("", "results-example")
 	if err != nil {
 		log.Fatal(err)
@@ -31,7 +35,7 @@ func ExampleWriteFile() {
 			},
 		})
 	}
-	if err := resultfile.WriteFile(path, config, rs); err != nil {
+	if _, err := driver.Write(driver.Output{Path: path}, config, rs, false); err != nil {
 		log.Fatal(err)
 	}
 	data, err := os.ReadFile(path)

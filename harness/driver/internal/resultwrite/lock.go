@@ -1,20 +1,14 @@
-package resultfile
+package resultwrite
 
 import (
 	"errors"
 	"fmt"
 
+	"github.com/headspace-bench/headspace/harness/resultfile"
 	"github.com/headspace-bench/headspace/internal/atomicfile"
 )
 
-// ErrRefused marks the errors of Open and WriteFile that refuse a
-// destination: a file that is not a results file, a results file of
-// another setup, or one that another process is writing. Commands exit 2
-// on it (a usage error), since nothing was measured yet. It is
-// atomicfile.ErrRefused: one output policy for every file.
-var ErrRefused = atomicfile.ErrRefused
-
-// refused is an ErrRefused error: "results: " and the formatted message.
+// refused is an resultfile.ErrRefused error: "results: " and the formatted message.
 func refused(format string, args ...any) error {
 	return atomicfile.Refusef("results: "+format, args...)
 }
@@ -27,7 +21,7 @@ func lockFor(target string) (*atomicfile.Lock, error) {
 	switch {
 	case errors.As(err, &held):
 		return nil, refused("%s is being written by another run (process %s); one writer per results file: wait for it, or write to another --out", target, held.PID)
-	case errors.Is(err, ErrRefused):
+	case errors.Is(err, resultfile.ErrRefused):
 		return nil, refused("%v", err)
 	case err != nil:
 		return nil, fmt.Errorf("results: %w", err)

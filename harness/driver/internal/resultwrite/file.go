@@ -1,4 +1,4 @@
-package resultfile
+package resultwrite
 
 // A results file streamed and resumed: File.
 
@@ -13,6 +13,7 @@ import (
 
 	"golang.org/x/perf/benchfmt"
 
+	"github.com/headspace-bench/headspace/harness/resultfile"
 	"github.com/headspace-bench/headspace/internal/atomicfile"
 )
 
@@ -47,7 +48,7 @@ type File struct {
 
 // Open opens the results file at path for appending results that were
 // measured under config, and holds the file's write lock until Close: a
-// second writer, in this process or another, is refused (ErrRefused)
+// second writer, in this process or another, is refused (resultfile.ErrRefused)
 // with the holder's process id. An existing file is read, so its results
 // are kept and counted by Done; it must be a results file (it parses
 // cleanly and holds at least one result: Open refuses anything else, a
@@ -61,29 +62,29 @@ type File struct {
 // than label two code states with one commit. A symbolic
 // link is followed; a device node or pipe (such as /dev/null) is written
 // in place and never read. Nothing is written until the first Add.
-func Open(path string, config []Config) (*File, error) {
+func Open(path string, config []resultfile.Config) (*File, error) {
 	return open(context.Background(), path, config, false)
 }
 
 // OpenContext is Open whose writes into a pipe stop when ctx ends (a
 // pipe with no reader is waited for, never forever).
-func OpenContext(ctx context.Context, path string, config []Config) (*File, error) {
+func OpenContext(ctx context.Context, path string, config []resultfile.Config) (*File, error) {
 	return open(ctx, path, config, false)
 }
 
 // OpenFreshContext is OpenFresh with OpenContext's ctx.
-func OpenFreshContext(ctx context.Context, path string, config []Config) (*File, error) {
+func OpenFreshContext(ctx context.Context, path string, config []resultfile.Config) (*File, error) {
 	return open(ctx, path, config, true)
 }
 
 // OpenFresh is Open for a fresh start: an existing results file must be
 // one (of any setup), but its results are not resumed, and it stays on
 // disk, whole, until the first Add replaces it with the new results alone.
-func OpenFresh(path string, config []Config) (*File, error) {
+func OpenFresh(path string, config []resultfile.Config) (*File, error) {
 	return open(context.Background(), path, config, true)
 }
 
-func open(ctx context.Context, path string, config []Config, fresh bool) (_ *File, err error) {
+func open(ctx context.Context, path string, config []resultfile.Config, fresh bool) (_ *File, err error) {
 	cfg, err := fileConfig(config)
 	if err != nil {
 		return nil, fmt.Errorf("results: %s: %w", path, err)
@@ -112,7 +113,7 @@ func open(ctx context.Context, path string, config []Config, fresh bool) (_ *Fil
 			f.lock.Release()
 		}
 	}()
-	existing, meta, err := ReadUnits(target)
+	existing, meta, err := resultfile.ReadUnits(target)
 	switch {
 	case err != nil:
 		return nil, refused("%s exists and is not a results file (%v); refusing to write over it: use another --out", path, firstLine(err))
@@ -268,7 +269,7 @@ func (f *File) lockNew() error {
 func (f *File) Done(name string) int {
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	return f.done[trimPrefix(name)]
+	return f.done[strings.TrimPrefix(name, "Benchmark")]
 }
 
 // Values returns the file's values of the benchmark name (with or
@@ -276,7 +277,7 @@ func (f *File) Done(name string) int {
 // unit the values were added with ("ns/op") or its tidied form
 // ("sec/op"); values are converted to it.
 func (f *File) Values(name, unit string) []float64 {
-	name = trimPrefix(name)
+	name = strings.TrimPrefix(name, "Benchmark")
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	var out []float64
@@ -284,7 +285,7 @@ func (f *File) Values(name, unit string) []float64 {
 		if string(r.Name) != name {
 			continue
 		}
-		if v, ok := Value(r, unit); ok {
+		if v, ok := resultfile.Value(r, unit); ok {
 			out = append(out, v)
 		}
 	}

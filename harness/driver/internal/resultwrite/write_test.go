@@ -1,4 +1,4 @@
-package resultfile
+package resultwrite
 
 import (
 	"errors"
@@ -10,11 +10,12 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/headspace-bench/headspace/harness/resultfile"
 	"golang.org/x/perf/benchfmt"
 	"golang.org/x/perf/benchunit"
 )
 
-var testConfig = []Config{
+var testConfig = []resultfile.Config{
 	{Key: "goos", Value: "linux"},
 	{Key: "goarch", Value: "amd64"},
 	{Key: "cpu", Value: "Test CPU"},
@@ -23,7 +24,7 @@ var testConfig = []Config{
 	{Key: "raw-size", Value: "1024"},
 }
 
-func withCommit(c string) []Config {
+func withCommit(c string) []resultfile.Config {
 	cfg := slices.Clone(testConfig)
 	cfg[3].Value = c
 	return cfg
@@ -119,7 +120,7 @@ func TestFileResume(t *testing.T) {
 		t.Errorf("Values(steps/s) = %v, want 3 values", got)
 	}
 
-	rs, err := Read(path)
+	rs, err := resultfile.Read(path)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -176,12 +177,12 @@ BenchmarkLadder/level=raw/workers=4/transforms=naive-2 10 5e+08 ns/op 2 steps/s 
 	if got := readString(t, path); got != want {
 		t.Errorf("file:\n%s\nwant:\n%s", got, want)
 	}
-	_, meta, err := ReadUnits(path)
+	_, meta, err := resultfile.ReadUnits(path)
 	if err != nil {
 		t.Fatal(err)
 	}
-	for unit, want := range map[string]Direction{"steps/s": HigherIsBetter, "ttfb-ns": LowerIsBetter, "ttfb-sec": LowerIsBetter, "sec/op": LowerIsBetter, "widgets": NoDirection} {
-		if got := DirectionOf(unit, meta); got != want {
+	for unit, want := range map[string]resultfile.Direction{"steps/s": resultfile.HigherIsBetter, "ttfb-ns": resultfile.LowerIsBetter, "ttfb-sec": resultfile.LowerIsBetter, "sec/op": resultfile.LowerIsBetter, "widgets": resultfile.NoDirection} {
+		if got := resultfile.DirectionOf(unit, meta); got != want {
 			t.Errorf("DirectionOf(%s) = %v, want %v", unit, got, want)
 		}
 	}
@@ -206,7 +207,7 @@ func TestResumeRefusesAnotherBuild(t *testing.T) {
 	before := readString(t, path)
 	for _, other := range []string{"def5678-dirty-99999999", "abc1234", "def5678-dirty"} {
 		f, err = Open(path, withCommit(other))
-		if !errors.Is(err, ErrRefused) || !strings.Contains(err.Error(), `holds results of another build (commit "def5678-dirty-0a1b2c3d" in file, now "`+other+`")`) {
+		if !errors.Is(err, resultfile.ErrRefused) || !strings.Contains(err.Error(), `holds results of another build (commit "def5678-dirty-0a1b2c3d" in file, now "`+other+`")`) {
 			t.Errorf("resuming with commit %s: %v, want it refused naming both builds", other, err)
 		}
 		if err == nil {
@@ -232,7 +233,7 @@ func TestResumeRefusesAnotherBuild(t *testing.T) {
 		t.Fatal(err)
 	}
 	f.Close()
-	rs, err := Read(path)
+	rs, err := resultfile.Read(path)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -247,7 +248,7 @@ func TestResumeRefusesAnotherBuild(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, c := range []string{"abc1234", "def5678"} {
-		if f, err := Open(mixed, []Config{{Key: "commit", Value: c}}); !errors.Is(err, ErrRefused) {
+		if f, err := Open(mixed, []resultfile.Config{{Key: "commit", Value: c}}); !errors.Is(err, resultfile.ErrRefused) {
 			t.Errorf("a file of two builds resumed by %s: %v", c, err)
 			if err == nil {
 				f.Close()
@@ -265,19 +266,21 @@ func TestOpenConfigMismatch(t *testing.T) {
 	before := readString(t, path)
 	for _, tc := range []struct {
 		name string
-		cfg  func([]Config) []Config
+		cfg  func([]resultfile.Config) []resultfile.Config
 		want string
 	}{
-		{"changed", func(c []Config) []Config { c[2].Value = "Other CPU"; return c }, `cpu: "Test CPU" in file, now "Other CPU"`},
-		{"added", func(c []Config) []Config { return append(c, Config{Key: "batch", Value: "64"}) }, `batch: not in file, now "64"`},
-		{"removed", func(c []Config) []Config { return c[:5] }, `raw-size: "1024" in file, not set now`},
+		{"changed", func(c []resultfile.Config) []resultfile.Config { c[2].Value = "Other CPU"; return c }, `cpu: "Test CPU" in file, now "Other CPU"`},
+		{"added", func(c []resultfile.Config) []resultfile.Config {
+			return append(c, resultfile.Config{Key: "batch", Value: "64"})
+		}, `batch: not in file, now "64"`},
+		{"removed", func(c []resultfile.Config) []resultfile.Config { return c[:5] }, `raw-size: "1024" in file, not set now`},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			_, err := Open(path, tc.cfg(slices.Clone(testConfig)))
 			if err == nil {
 				t.Fatal("Open succeeded with a different configuration")
 			}
-			if !errors.Is(err, ErrRefused) {
+			if !errors.Is(err, resultfile.ErrRefused) {
 				t.Errorf("error %v is not ErrRefused", err)
 			}
 			for _, s := range []string{tc.want, path + " holds results of a different setup"} {
@@ -309,7 +312,7 @@ func TestOpenRefusesBadFile(t *testing.T) {
 
 func TestConfigValidation(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "r.txt")
-	for _, cfg := range [][]Config{
+	for _, cfg := range [][]resultfile.Config{
 		{{Key: "Goos", Value: "linux"}},
 		{{Key: "go os", Value: "linux"}},
 		{{Key: "a:b", Value: "linux"}},
@@ -428,7 +431,7 @@ func TestResumeKeepsUnitMetadata(t *testing.T) {
 	if err := os.WriteFile(path, []byte(orig), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	f, err := Open(path, []Config{{Key: "commit", Value: "x"}})
+	f, err := Open(path, []resultfile.Config{{Key: "commit", Value: "x"}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -448,7 +451,7 @@ func TestReadSyntaxError(t *testing.T) {
 	if err := os.WriteFile(path, []byte(data), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	rs, err := Read(path)
+	rs, err := resultfile.Read(path)
 	if err == nil {
 		t.Fatal("no error")
 	}
@@ -464,14 +467,14 @@ func TestReadSyntaxError(t *testing.T) {
 	if len(rs) != 2 {
 		t.Errorf("got %d results alongside the error, want the 2 good ones", len(rs))
 	}
-	if _, err := Read(filepath.Join(t.TempDir(), "missing.txt")); !errors.Is(err, os.ErrNotExist) {
+	if _, err := resultfile.Read(filepath.Join(t.TempDir(), "missing.txt")); !errors.Is(err, os.ErrNotExist) {
 		t.Errorf("Read of a missing file = %v, want ErrNotExist", err)
 	}
 }
 
 func TestReadManyErrors(t *testing.T) {
 	data := strings.Repeat("BenchmarkA 1 x ns/op\n", 25)
-	_, _, err := read(strings.NewReader(data), "many.txt")
+	_, _, err := resultfile.Parse(strings.NewReader(data), "many.txt")
 	if err == nil || !strings.Contains(err.Error(), "many.txt:10:") || strings.Contains(err.Error(), "many.txt:11:") ||
 		!strings.Contains(err.Error(), "15 more syntax errors") {
 		t.Errorf("error = %v", err)
@@ -493,7 +496,7 @@ func TestRoundTripValues(t *testing.T) {
 	if err := WriteFile(path, nil, in); err != nil {
 		t.Fatal(err)
 	}
-	rs, err := Read(path)
+	rs, err := resultfile.Read(path)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -509,7 +512,7 @@ func TestRoundTripValues(t *testing.T) {
 	if !slices.Equal(rs[0].Values, want) {
 		t.Errorf("values = %+v\nwant %+v", rs[0].Values, want)
 	}
-	// Results as Read returns them write back unchanged.
+	// Results as resultfile.Read returns them write back unchanged.
 	path2 := filepath.Join(t.TempDir(), "r2.txt")
 	if err := WriteFile(path2, nil, rs); err != nil {
 		t.Fatal(err)
@@ -526,13 +529,13 @@ func nsToSec(ns float64) float64 {
 }
 
 // benchfmt.Reader leaves "0 ns/op" in ns/op (it tidies only when the
-// value changes); Read, File and the gate put it in sec/op with the rest.
+// value changes); resultfile.Read, File and the gate put it in sec/op with the rest.
 func TestZeroValuesTidied(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "r.txt")
 	if err := os.WriteFile(path, []byte("BenchmarkA 1 0 ns/op\nBenchmarkA 1 5 ns/op\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	rs, _, err := ReadUnits(path)
+	rs, _, err := resultfile.ReadUnits(path)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -575,7 +578,7 @@ func TestFileConcurrentAdd(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	rs, err := Read(path)
+	rs, err := resultfile.Read(path)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -596,10 +599,10 @@ func TestOneWriter(t *testing.T) {
 		t.Fatal(err)
 	}
 	_, err = Open(path, testConfig)
-	if !errors.Is(err, ErrRefused) || !strings.Contains(err.Error(), fmt.Sprintf("being written by another run (process %d)", os.Getpid())) {
+	if !errors.Is(err, resultfile.ErrRefused) || !strings.Contains(err.Error(), fmt.Sprintf("being written by another run (process %d)", os.Getpid())) {
 		t.Errorf("second Open = %v, want a refusal naming process %d", err, os.Getpid())
 	}
-	if err := WriteFile(path, testConfig, nil); !errors.Is(err, ErrRefused) {
+	if err := WriteFile(path, testConfig, nil); !errors.Is(err, resultfile.ErrRefused) {
 		t.Errorf("WriteFile while open = %v, want a refusal", err)
 	}
 	if err := f.Close(); err != nil {
@@ -630,7 +633,7 @@ func TestRefuseNonResults(t *testing.T) {
 			"OpenFresh": func() error { _, err := OpenFresh(path, testConfig); return err }(),
 			"WriteFile": WriteFile(path, testConfig, []*benchfmt.Result{ladderResult("raw", 5e8)}),
 		} {
-			if !errors.Is(err, ErrRefused) || !strings.Contains(err.Error(), tc.want) || !strings.Contains(err.Error(), path) {
+			if !errors.Is(err, resultfile.ErrRefused) || !strings.Contains(err.Error(), tc.want) || !strings.Contains(err.Error(), path) {
 				t.Errorf("%s(%s) = %v, want a refusal naming it, %q", what, tc.name, err, tc.want)
 			}
 		}
@@ -664,13 +667,13 @@ func TestOpenFreshKeepsOldUntilFirstAdd(t *testing.T) {
 	if err := f.Add(ladderResult("raw", 6e8)); err != nil {
 		t.Fatal(err)
 	}
-	rs, err := Read(path)
+	rs, err := resultfile.Read(path)
 	if err != nil || len(rs) != 1 || rs[0].GetConfig("cpu") != "Other CPU" {
 		t.Errorf("after the first Add the file holds %d results (%v), want the new one alone", len(rs), err)
 	}
 }
 
-// Value finds a value by the unit the file wrote it in, after
+// resultfile.Value finds a value by the unit the file wrote it in, after
 // benchfmt.Reader has tidied it (ns/op is read as sec/op): issue 21, item 13.
 func TestValueFindsWrittenUnits(t *testing.T) {
 	const text = "BenchmarkX 1 5e+08 ns/op 2 steps/s 1500 ttfb-ns\n"
@@ -680,11 +683,11 @@ func TestValueFindsWrittenUnits(t *testing.T) {
 	}
 	r := rd.Result().(*benchfmt.Result)
 	for unit, want := range map[string]float64{"ns/op": 5e8, "sec/op": 0.5, "steps/s": 2, "ttfb-ns": 1500, "ttfb-sec": 1.5e-6} {
-		if v, ok := Value(r, unit); !ok || math.Abs(v-want) > 1e-9*want {
+		if v, ok := resultfile.Value(r, unit); !ok || math.Abs(v-want) > 1e-9*want {
 			t.Errorf("Value(%s) = %v, %v; want %v", unit, v, ok, want)
 		}
 	}
-	if _, ok := Value(r, "samples/s"); ok {
+	if _, ok := resultfile.Value(r, "samples/s"); ok {
 		t.Error("Value found a unit the result lacks")
 	}
 }

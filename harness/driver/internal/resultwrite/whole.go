@@ -1,4 +1,4 @@
-package resultfile
+package resultwrite
 
 // A results file written whole, and the rules for replacing one.
 
@@ -9,6 +9,7 @@ import (
 
 	"golang.org/x/perf/benchfmt"
 
+	"github.com/headspace-bench/headspace/harness/resultfile"
 	"github.com/headspace-bench/headspace/internal/atomicfile"
 )
 
@@ -22,7 +23,7 @@ import (
 // Where WriteFileWith keeps a larger file at path and writes beside it,
 // WriteFile returns an error naming both, so that a caller that prints
 // path does not claim what it did not write.
-func WriteFile(path string, config []Config, results []*benchfmt.Result) error {
+func WriteFile(path string, config []resultfile.Config, results []*benchfmt.Result) error {
 	wrote, err := WriteFileWith(path, config, results, Replace{})
 	if err == nil && wrote != path {
 		err = fmt.Errorf("results: kept %s, which holds more results than this run's %d; they are in %s", path, len(results), wrote)
@@ -43,23 +44,19 @@ type Replace struct {
 	Partial bool
 }
 
-// Beside is where a partial or smaller run's results go when a complete
-// file is kept at path: "r.txt" gives "r.partial.txt" (tag "partial").
-func Beside(path, tag string) string { return atomicfile.Beside(path, tag) }
-
 // WriteFileWith is WriteFile under the rules of r, and returns the path
-// it wrote: path, or Beside(path, "partial"/"smaller") when an existing
+// it wrote: path, or resultfile.Beside(path, "partial"/"smaller") when an existing
 // complete file at path is kept. The rules, checked in this order:
 //   - an existing file must be a results file whose benchmarks (the name
-//     up to its first '/') are all among the new results' (ErrRefused);
-//   - a quick run replaces a full one only with Force (ErrRefused; check
+//     up to its first '/') are all among the new results' (resultfile.ErrRefused);
+//   - a quick run replaces a full one only with Force (resultfile.ErrRefused; check
 //     it before measuring with CheckReplace);
 //   - a partial run never replaces a complete file: it goes beside it;
 //   - a smaller run (fewer results) goes beside a complete file unless
 //     Force.
-func WriteFileWith(path string, config []Config, results []*benchfmt.Result, r Replace) (string, error) {
+func WriteFileWith(path string, config []resultfile.Config, results []*benchfmt.Result, r Replace) (string, error) {
 	if r.Partial {
-		config = append(config[:len(config):len(config)], Config{Key: "partial", Value: "true"})
+		config = append(config[:len(config):len(config)], resultfile.Config{Key: "partial", Value: "true"})
 	}
 	var bases []string
 	for _, res := range results {
@@ -78,9 +75,9 @@ func WriteFileWith(path string, config []Config, results []*benchfmt.Result, r R
 	if prev, err := Summarize(path); err == nil && prev.Results > 0 && !prev.Partial {
 		switch {
 		case r.Partial:
-			target = Beside(path, "partial")
+			target = resultfile.Beside(path, "partial")
 		case len(results) < prev.Results && !r.Force:
-			target = Beside(path, "smaller")
+			target = resultfile.Beside(path, "smaller")
 		}
 		if target != path {
 			if err := CheckReplace(target, Purpose{Benchmarks: bases, Quick: isQuick(config), Force: true}); err != nil {
@@ -128,7 +125,7 @@ type Purpose struct {
 // Base is a benchmark name's first element without "Benchmark":
 // "BenchmarkLadder/level=raw" gives "Ladder".
 func Base(name string) string {
-	b, _, _ := strings.Cut(trimPrefix(name), "/")
+	b, _, _ := strings.Cut(strings.TrimPrefix(name, "Benchmark"), "/")
 	if i := strings.LastIndexByte(b, '-'); i > 0 && strings.Trim(b[i+1:], "0123456789") == "" {
 		b = b[:i] // a GOMAXPROCS suffix
 	}
@@ -147,12 +144,7 @@ type Summary struct {
 // pipe or device) for the replace rules.
 func Summarize(path string) (Summary, error) {
 	s := Summary{Benchmarks: map[string]bool{}}
-	f, err := atomicfile.OpenRegular(path)
-	if err != nil {
-		return s, err
-	}
-	defer f.Close()
-	_, err = scan(f, path, func(r *benchfmt.Result) error {
+	_, err := resultfile.Scan(path, func(r *benchfmt.Result) error {
 		s.Results++
 		s.Benchmarks[Base(string(r.Name))] = true
 		if r.GetConfig("quick") == "true" {
@@ -167,7 +159,7 @@ func Summarize(path string) (Summary, error) {
 }
 
 // CheckReplace says, before anything is measured, whether a whole-file
-// writer of purpose p may write path (ErrRefused if not): it must be
+// writer of purpose p may write path (resultfile.ErrRefused if not): it must be
 // writable; an existing file must be a results file (or empty, or a
 // device or pipe), hold only p's benchmarks when p names them, and a
 // quick run may replace a full one only with Force.
@@ -211,7 +203,7 @@ func CheckReplace(path string, p Purpose) error {
 }
 
 // isQuick says whether config records "quick: true".
-func isQuick(config []Config) bool {
+func isQuick(config []resultfile.Config) bool {
 	for _, c := range config {
 		if c.Key == "quick" && c.Value == "true" {
 			return true

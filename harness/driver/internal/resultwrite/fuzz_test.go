@@ -1,4 +1,4 @@
-package resultfile
+package resultwrite
 
 import (
 	"bytes"
@@ -6,6 +6,7 @@ import (
 	"path/filepath"
 	"testing"
 
+	"github.com/headspace-bench/headspace/harness/resultfile"
 	"golang.org/x/perf/benchfmt"
 )
 
@@ -16,7 +17,7 @@ import (
 // maxFuzzInput skipped: minimising inputs derived from whole files took
 // a 10 s run (issue 21, item 16).
 func FuzzRead(f *testing.F) {
-	paths, _ := filepath.Glob(filepath.Join("..", "gate", "testdata", "gate", "*", "*.txt"))
+	paths, _ := filepath.Glob(filepath.Join("..", "..", "..", "gate", "testdata", "gate", "*", "*.txt"))
 	for _, p := range paths {
 		data, err := os.ReadFile(p)
 		if err != nil {
@@ -33,7 +34,7 @@ func FuzzRead(f *testing.F) {
 		if len(data) > maxFuzzInput {
 			return
 		}
-		rs, meta, err := read(bytes.NewReader(data), "fuzz.txt")
+		rs, meta, err := resultfile.Parse(bytes.NewReader(data), "fuzz.txt")
 		if err != nil && len(err.Error()) == 0 {
 			t.Fatal("empty error")
 		}
@@ -52,7 +53,7 @@ func FuzzRead(f *testing.F) {
 		if err := encode(&buf, out, meta); err != nil {
 			t.Fatal(err)
 		}
-		back, _, err := read(bytes.NewReader(buf.Bytes()), "rewritten.txt")
+		back, _, err := resultfile.Parse(bytes.NewReader(buf.Bytes()), "rewritten.txt")
 		if err != nil {
 			t.Fatalf("rewritten file does not read: %v\n%s", err, buf.Bytes())
 		}
