@@ -23,6 +23,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/headspace-bench/headspace/harness/driver"
 	"github.com/headspace-bench/headspace/harness/gate"
 )
 
@@ -218,7 +219,7 @@ func (g Generator) Write(ctx context.Context, dir string) error {
 		}
 		r := Run{Commit: g.Commit(n), Date: g.Date(n)}
 		p := filepath.Join(mdir, r.Name())
-		if err := os.WriteFile(p, g.File(n), StoreMode); err != nil {
+		if err := driver.Place(p, g.File(n), StoreMode); err != nil {
 			return fmt.Errorf("generate: %v", err)
 		}
 	}

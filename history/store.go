@@ -64,6 +64,7 @@ import (
 
 	"golang.org/x/perf/benchfmt"
 
+	"github.com/headspace-bench/headspace/harness/driver"
 	"github.com/headspace-bench/headspace/harness/gate"
 	"github.com/headspace-bench/headspace/harness/resultfile"
 	"github.com/headspace-bench/headspace/internal/atomicfile"
@@ -399,7 +400,9 @@ func Add(ctx context.Context, dir, path string, opt AddOptions) (Run, error) {
 	if _, err := os.Lstat(target); err == nil {
 		return Run{}, fmt.Errorf("%s: the store already holds a run of commit %s at %s (%s)", path, run.Commit, run.Date.Format(time.RFC3339), target)
 	}
-	if err := place(path, target, data); err != nil {
+	if err := driver.Place(target, data, StoreMode); errors.Is(err, fs.ErrExist) {
+		return Run{}, fmt.Errorf("%s: the store already holds %s", path, target)
+	} else if err != nil {
 		return Run{}, err
 	}
 	run.Path = target
@@ -489,40 +492,6 @@ func trustedIndex(dir, folder string, data []byte, hexSum string, opt AddOptions
 		}
 	}
 	return idx, nil
-}
-
-// place writes data as target, readable by all, through a temporary file
-// in its folder and a hard link, which never replaces: if another add got
-// there first, it fails. path is the run's source, for the error.
-func place(path, target string, data []byte) error {
-	tmp, err := os.CreateTemp(filepath.Dir(target), ".add-*.tmp")
-	if err != nil {
-		return err
-	}
-	defer os.Remove(tmp.Name())
-	write := func() error {
-		if _, err := tmp.Write(data); err != nil {
-			return err
-		}
-		if err := tmp.Chmod(StoreMode); err != nil {
-			return err
-		}
-		return tmp.Sync()
-	}
-	if err := write(); err != nil {
-		tmp.Close()
-		return fmt.Errorf("%s: %v", target, err)
-	}
-	if err := tmp.Close(); err != nil {
-		return fmt.Errorf("%s: %v", target, err)
-	}
-	if err := os.Link(tmp.Name(), target); err != nil {
-		if errors.Is(err, fs.ErrExist) {
-			return fmt.Errorf("%s: the store already holds %s", path, target)
-		}
-		return fmt.Errorf("%s: %v", target, err)
-	}
-	return nil
 }
 
 // Machines lists the machine folders of the store, sorted. A symbolic
