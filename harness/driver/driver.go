@@ -24,6 +24,9 @@
 //     complete one, a smaller run goes beside a larger one. Commands
 //     whose runs are short, or whose settings lines are known only after
 //     the run (whatif's report, analyze's device), write whole.
+//   - placed (Place): the bytes of a whole result file made elsewhere,
+//     checked to read as one, written as they are and never over a file:
+//     how the history store files a run and its generator a night.
 //
 // Both hold the file's write lock while they write it, refuse a file that
 // is not a results file or holds other benchmarks' results (Check, before
