@@ -5,7 +5,7 @@
 // result file (issue 42; a test walking the module's source did so
 // before).
 //
-// A result file is written in one of two ways, chosen by the run, not by
+// A result file is written in one of three ways, chosen by the run, not by
 // the caller's taste:
 //
 //   - streamed (Open, Run.Add): every record is on disk, the whole file
@@ -28,7 +28,7 @@
 //     checked to read as one, written as they are and never over a file:
 //     how the history store files a run and its generator a night.
 //
-// Both hold the file's write lock while they write it, refuse a file that
+// The first two hold the file's write lock while they write it, refuse a file that
 // is not a results file or holds other benchmarks' results (Check, before
 // anything is measured), and write the same bytes for the same records
 // and settings: the format is package resultfile's.
