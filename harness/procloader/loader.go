@@ -75,12 +75,6 @@ type result struct {
 	err error
 }
 
-// New starts cfg.Workers worker processes running exe's "worker" subcommand
-// for n batches of cfg at level None. See NewWithOptions.
-func New(ctx context.Context, cfg loader.Config, n int, exe string) (*Loader, error) {
-	return NewWithOptions(ctx, cfg, n, Options{Exe: exe})
-}
-
 // NewWithOptions starts cfg.Workers worker processes as opt says, sends each
 // the pipeline's configuration, and requests the first Prefetch batches of
 // each. Cancelling ctx kills every worker; Close must still be called.

@@ -60,10 +60,6 @@ type Kind struct {
 	recognize func(head, tail []byte) bool
 }
 
-// Recognizes says whether content (a file's bytes, or its first and last
-// sampleSize bytes) is a file of kind k that headspace wrote.
-func (k Kind) Recognizes(head, tail []byte) bool { return k.recognize(head, tail) }
-
 // Stamp returns b with k's stamp.
 func (k Kind) Stamp(b []byte) ([]byte, error) {
 	if k.stamp == nil {

@@ -54,8 +54,6 @@ const (
 	// counts as quiet: some task waited for a CPU in less than 10% of
 	// the time.
 	DefaultQuietBelow = 0.10
-	// DefaultQuietMax is how long WaitQuiet waits at most: 30 s.
-	DefaultQuietMax = 30 * time.Second
 )
 
 // Reading is one snapshot of the counters a Sample is the difference of.
