@@ -392,12 +392,15 @@ func OpenRegular(path string) (*os.File, error) {
 }
 
 func notRegular(path string, m fs.FileMode) error {
-	return &fs.PathError{Op: "open", Path: path, Err: fmt.Errorf("not a regular file (%s)", modeName(m))}
+	return &fs.PathError{Op: "open", Path: path, Err: fmt.Errorf("not a regular file (%s)", ModeName(m))}
 }
 
-// modeName names a file type for messages.
-func modeName(m fs.FileMode) string {
+// ModeName names a file type for messages: "a named pipe", "a symbolic
+// link", "a directory".
+func ModeName(m fs.FileMode) string {
 	switch {
+	case m&fs.ModeSymlink != 0:
+		return "a symbolic link"
 	case m.IsDir():
 		return "a directory"
 	case m&fs.ModeNamedPipe != 0:
