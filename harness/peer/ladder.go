@@ -517,22 +517,5 @@ func WriteLadderTable(w io.Writer, rows []LadderRow) error {
 // writes it): config's configuration lines, then the script's own (any
 // key config has is left out), and every run as a record.
 func LadderRecords(config []resultfile.Config, res LadderResult) ([]resultfile.Config, []*benchfmt.Result) {
-	cfg := mergeConfig(config, res.PeerConfig)
-	rs := make([]*benchfmt.Result, 0, len(res.Measurements))
-	for _, m := range res.Measurements {
-		rs = append(rs, m.Benchmark())
-	}
-	return cfg, rs
-}
-
-// mergeConfig is config followed by the lines of extra whose keys config
-// lacks.
-func mergeConfig(config, extra []resultfile.Config) []resultfile.Config {
-	cfg := slices.Clone(config)
-	for _, e := range extra {
-		if !slices.ContainsFunc(cfg, func(c resultfile.Config) bool { return c.Key == e.Key }) {
-			cfg = append(cfg, e)
-		}
-	}
-	return cfg
+	return records(config, res.PeerConfig, res.Measurements)
 }

@@ -6,6 +6,7 @@ package resultfile
 import (
 	"errors"
 	"fmt"
+	"slices"
 	"sort"
 	"strings"
 	"unicode"
@@ -78,14 +79,7 @@ const (
 var SessionKeys = []string{BusyKey, DateKey, ElapsedKey}
 
 // IsSessionKey reports whether key is one of SessionKeys.
-func IsSessionKey(key string) bool {
-	for _, k := range SessionKeys {
-		if k == key {
-			return true
-		}
-	}
-	return false
-}
+func IsSessionKey(key string) bool { return slices.Contains(SessionKeys, key) }
 
 // configDiff describes how have (a result's configuration read from the
 // file) differs from want, ignoring "commit" and SessionKeys; "" if it

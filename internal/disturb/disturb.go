@@ -2,6 +2,7 @@ package disturb
 
 import (
 	"fmt"
+	"slices"
 	"time"
 
 	"github.com/headspace-bench/headspace/internal/rusage"
@@ -34,14 +35,7 @@ const (
 var Conditions = []string{RunDelayUnit, PressureUnit, RerunsUnit, DisturbedUnit}
 
 // IsCondition reports whether unit is one of Conditions.
-func IsCondition(unit string) bool {
-	for _, c := range Conditions {
-		if c == unit {
-			return true
-		}
-	}
-	return false
-}
+func IsCondition(unit string) bool { return slices.Contains(Conditions, unit) }
 
 // Defaults of Policy and Quiet.
 const (
