@@ -13,6 +13,7 @@ import (
 	"github.com/headspace-bench/headspace/batching"
 	"github.com/headspace-bench/headspace/datasets/ondisk"
 	"github.com/headspace-bench/headspace/harness/loader"
+	"github.com/headspace-bench/headspace/internal/procgroup"
 )
 
 // Options says how to start a worker process.
@@ -149,8 +150,8 @@ func start(id int, exe string, args, env []string) (*worker, error) {
 	cmd.Stdout = wr
 	w := &worker{id: id, cmd: cmd, stdout: r, stderr: &StderrHead{}, exited: make(chan struct{})}
 	cmd.Stderr = w.stderr
-	// On Linux the child is killed if the parent dies (sys_linux.go).
-	cmd.SysProcAttr = childAttr()
+	// On Linux the child is killed if the parent dies.
+	cmd.SysProcAttr = procgroup.Orphanless()
 	if w.stdin, err = cmd.StdinPipe(); err != nil {
 		r.Close()
 		wr.Close()
