@@ -48,16 +48,6 @@ func (d DType) Size() int {
 	return 4
 }
 
-// ParseDType parses "float32" or "uint8".
-func ParseDType(s string) (DType, error) {
-	for i, n := range DTypes {
-		if s == n {
-			return DType(i), nil
-		}
-	}
-	return 0, fmt.Errorf("unknown dtype %q (want float32 or uint8)", s)
-}
-
 // Batch is a collated batch of samples. Exactly one of Data and Pix holds
 // the values, as DType says.
 type Batch struct {

@@ -103,9 +103,6 @@ func TestDTypes(t *testing.T) {
 			if tc.dtype.String() != tc.name || tc.dtype.Size() != tc.valueSize {
 				t.Errorf("String %q Size %d", tc.dtype, tc.dtype.Size())
 			}
-			if d, err := ParseDType(tc.name); err != nil || d != tc.dtype {
-				t.Errorf("ParseDType(%q) = %v, %v", tc.name, d, err)
-			}
 			p, err := NewPoolOf(tc.dtype, 4, 6)
 			if err != nil {
 				t.Fatal(err)
@@ -146,9 +143,6 @@ func TestDTypes(t *testing.T) {
 			}
 		})
 	}
-	if _, err := ParseDType("int8"); err == nil || !strings.Contains(err.Error(), `unknown dtype "int8"`) {
-		t.Errorf("ParseDType(int8) = %v", err)
-	}
 	if _, err := NewPoolOf(DType(7), 1, 1); err == nil {
 		t.Error("NewPoolOf accepted an unknown dtype")
 	}
@@ -188,24 +182,4 @@ func TestPutUint8AllocatesNothing(t *testing.T) {
 	if n := testing.AllocsPerRun(100, func() { p.Put(p.Get()) }); n != 0 {
 		t.Errorf("a recycled Get and Put allocate %v", n)
 	}
-}
-
-// FuzzParseDType checks that ParseDType accepts exactly the names String
-// writes, and that they round-trip.
-func FuzzParseDType(f *testing.F) {
-	for _, s := range []string{"float32", "uint8", "int8", "", "UINT8", "uint8 "} {
-		f.Add(s)
-	}
-	f.Fuzz(func(t *testing.T, s string) {
-		d, err := ParseDType(s)
-		if err != nil {
-			if s == "float32" || s == "uint8" {
-				t.Fatalf("ParseDType(%q) refused a known name: %v", s, err)
-			}
-			return
-		}
-		if d.String() != s {
-			t.Fatalf("ParseDType(%q) = %v, which prints as %q", s, d, d.String())
-		}
-	})
 }

@@ -303,9 +303,6 @@ func (d *Device) reshape(b *batching.Batch) error {
 // Name implements device.Device: "cuda:" and the GPU's name.
 func (d *Device) Name() string { return "cuda:" + d.c.info.Name }
 
-// Pinned reports whether uploads are staged in pinned memory.
-func (d *Device) Pinned() bool { return d.pinned }
-
 func (d *Device) usable(ctx context.Context, what string) error {
 	switch {
 	case d.closed:

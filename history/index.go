@@ -179,26 +179,9 @@ func checkIndexFile(mdir string) error {
 		return err
 	}
 	if !fi.Mode().IsRegular() {
-		return fmt.Errorf("%s is not a regular file (%s): the store's index is one that add writes; remove it, and the next add rebuilds it from the run files", p, fileKind(fi.Mode()))
+		return fmt.Errorf("%s is not a regular file (%s): the store's index is one that add writes; remove it, and the next add rebuilds it from the run files", p, atomicfile.ModeName(fi.Mode()))
 	}
 	return nil
-}
-
-// fileKind names a file type for messages.
-func fileKind(m fs.FileMode) string {
-	switch {
-	case m&fs.ModeSymlink != 0:
-		return "a symbolic link"
-	case m.IsDir():
-		return "a folder"
-	case m&fs.ModeNamedPipe != 0:
-		return "a named pipe"
-	case m&fs.ModeSocket != 0:
-		return "a socket"
-	case m&fs.ModeDevice != 0:
-		return "a device"
-	}
-	return m.Type().String()
 }
 
 // loadIndexFile parses mdir's index file, read without waiting (a

@@ -90,10 +90,6 @@ func foreignDataset(x *Index, opts Options, turbo *turbojpeg.Library) (*Dataset,
 	return d, nil
 }
 
-// Index is the index of a dataset the user brought, or nil for a
-// headspace dataset.
-func (d *Dataset) Index() *Index { return d.foreign }
-
 // fetchForeign reads sample i's encoded image: the file (through
 // openUserFile: regular, bounded) or the shard member by offset. Every
 // error is ErrCorrupt: the data the user pointed at cannot be read as it

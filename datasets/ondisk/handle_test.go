@@ -46,7 +46,7 @@ func TestHandleReadsManifestOnce(t *testing.T) {
 			t.Fatalf("%s: Inspect without the manifest: a headspace dataset", layout)
 		}
 		if d, err := OpenContext(ctx, dir, Options{}); err == nil {
-			foreign := d.Index() != nil
+			foreign := d.foreign != nil
 			d.Close()
 			if !foreign {
 				t.Fatalf("%s: OpenContext without the manifest: a headspace dataset", layout)
@@ -97,8 +97,8 @@ func TestHandleIndexesOnce(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer fresh.Close()
-	if d.Len() != 2 || fresh.Len() != 3 || d.Index().Sum() != h.Info().Sum || fresh.Index().Sum() == h.Info().Sum {
-		t.Fatalf("Open: %d samples (sum %s), OpenContext %d (sum %s); want 2 (the handle's %s) and 3", d.Len(), d.Index().Sum(), fresh.Len(), fresh.Index().Sum(), h.Info().Sum)
+	if d.Len() != 2 || fresh.Len() != 3 || d.foreign.Sum() != h.Info().Sum || fresh.foreign.Sum() == h.Info().Sum {
+		t.Fatalf("Open: %d samples (sum %s), OpenContext %d (sum %s); want 2 (the handle's %s) and 3", d.Len(), d.foreign.Sum(), fresh.Len(), fresh.foreign.Sum(), h.Info().Sum)
 	}
 	s := datasets.NewSample(24, 16)
 	for i := range d.Len() {

@@ -73,9 +73,6 @@ const (
 	DecodeScaleAuto = "auto"
 )
 
-// DecodeScales lists the --decode-scale values.
-var DecodeScales = []string{DecodeScaleOff, DecodeScaleAuto}
-
 // DecodeScaleFor is the scaled decode of a w×h JPEG that keeps room for
 // a minSide crop: TurboJPEG's factor (turbojpeg.Fit, which loads the
 // library to ask) and the decoded size. OpenWith and the result files'

@@ -2,6 +2,7 @@ package transforms
 
 import (
 	"bytes"
+	"fmt"
 	"testing"
 
 	"github.com/headspace-bench/headspace/datasets"
@@ -127,4 +128,54 @@ func BenchmarkApplyDevice(b *testing.B) {
 			}
 		})
 	}
+}
+
+// DeviceMaskReference is what the device computes from a device sample, in
+// Go, one pixel at a time as the kernels do (no bit rows): the masked crop
+// as 3×Crop×Crop uint8 planes, written into dst. w and h are the raw
+// image's size when the sample carries the whole image, ignored otherwise.
+// Tests compare it, and the kernels, with fast's ApplyUint8.
+func (d *DeviceApplier) DeviceMaskReference(dst, sample []uint8, w, h int) error {
+	c := d.cfg.Crop
+	if !d.deviceCrop {
+		w, h = c, c
+	}
+	if len(sample) != DeviceHeader+3*w*h || len(dst) != 3*c*c {
+		return fmt.Errorf("transforms: device reference: %d sample bytes into %d, want %d into %d", len(sample), len(dst), DeviceHeader+3*w*h, 3*c*c)
+	}
+	state, top, left, _ := ParseDeviceHeader(sample)
+	if !d.deviceCrop {
+		top, left = 0, 0
+	}
+	if top+c > h || left+c > w {
+		return fmt.Errorf("transforms: device reference: crop at (%d, %d) past the %dx%d image", top, left, w, h)
+	}
+	thresh := MaskThreshold(d.cfg.MaskRatio)
+	mask := func(y, x int) bool {
+		if y < 0 || x < 0 || y >= c || x >= c {
+			return false
+		}
+		p := y*c + x
+		u := prng.At(state, uint64(p/2))
+		if p%2 == 1 {
+			u >>= 32
+		}
+		return uint64(uint32(u)) < thresh
+	}
+	pix := sample[DeviceHeader:]
+	for y := range c {
+		for x := range c {
+			masked := mask(y, x) || mask(y-1, x) || mask(y+1, x) || mask(y, x-1) || mask(y, x+1)
+			p := y*c + x
+			src := pix[((top+y)*w+left+x)*3:]
+			for ch := range 3 {
+				v := src[ch]
+				if masked {
+					v = 0
+				}
+				dst[ch*c*c+p] = v
+			}
+		}
+	}
+	return nil
 }

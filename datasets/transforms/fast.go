@@ -2,7 +2,6 @@ package transforms
 
 import (
 	"encoding/binary"
-	"errors"
 	"math/bits"
 
 	"github.com/headspace-bench/headspace/datasets"
@@ -54,10 +53,7 @@ func newFast(cfg Config) Transform {
 func (*fast) Name() string { return Fast }
 
 func (f *fast) Apply(dst []float32, src *datasets.Image, rng *prng.Source) error {
-	if src == nil || rng == nil {
-		return errors.New("transforms: fast: nil image or random source")
-	}
-	if err := check(f.cfg, len(dst), src); err != nil {
+	if err := check(Fast, f.cfg, len(dst), src, rng); err != nil {
 		return err
 	}
 	top, left := f.draw(src, rng)

@@ -3,7 +3,6 @@ package transforms
 import (
 	"context"
 	"encoding/binary"
-	"errors"
 	"fmt"
 	"image"
 
@@ -35,10 +34,7 @@ func (n *naive) Apply(dst []float32, src *datasets.Image, rng *prng.Source) erro
 // ApplyContext implements Interruptible: Apply, stopping with ctx's error
 // within a chunk of rows of the raw image once ctx ends.
 func (n *naive) ApplyContext(ctx context.Context, dst []float32, src *datasets.Image, rng *prng.Source) error {
-	if src == nil || rng == nil {
-		return errors.New("transforms: naive: nil image or random source")
-	}
-	if err := check(n.cfg, len(dst), src); err != nil {
+	if err := check(Naive, n.cfg, len(dst), src, rng); err != nil {
 		return err
 	}
 	masked, err := n.masked(ctx, src, rng)

@@ -139,10 +139,13 @@ func New(name string, cfg Config) (Transform, error) {
 	return nil, fmt.Errorf("transforms: unknown implementation %q (want naive or fast)", name)
 }
 
-// check validates the arguments of Apply or ApplyUint8 for either
-// implementation: the configuration against src, src's size, and the
-// output's length.
-func check(cfg Config, outLen int, src *datasets.Image) error {
+// check validates the arguments of implementation name's Apply or
+// ApplyUint8: src and rng present, the configuration against src, src's
+// size, and the output's length.
+func check(name string, cfg Config, outLen int, src *datasets.Image, rng *prng.Source) error {
+	if src == nil || rng == nil {
+		return fmt.Errorf("transforms: %s: nil image or random source", name)
+	}
 	if err := cfg.Validate(src.Width, src.Height); err != nil {
 		return err
 	}

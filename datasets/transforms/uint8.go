@@ -2,7 +2,6 @@ package transforms
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"math/bits"
 
@@ -41,10 +40,7 @@ func (n *naive) ApplyUint8(dst []uint8, src *datasets.Image, rng *prng.Source) e
 // ApplyUint8Context implements Interruptible: ApplyUint8 that stops once
 // ctx ends.
 func (n *naive) ApplyUint8Context(ctx context.Context, dst []uint8, src *datasets.Image, rng *prng.Source) error {
-	if src == nil || rng == nil {
-		return errors.New("transforms: naive: nil image or random source")
-	}
-	if err := check(n.cfg, len(dst), src); err != nil {
+	if err := check(Naive, n.cfg, len(dst), src, rng); err != nil {
 		return err
 	}
 	m, err := n.masked(ctx, src, rng)
@@ -60,10 +56,7 @@ func (n *naive) ApplyUint8Context(ctx context.Context, dst []uint8, src *dataset
 // ORs, and one pass over the crop splits the raw RGB bytes into the three
 // planes of dst with the masked pixels zeroed. It allocates nothing.
 func (f *fast) ApplyUint8(dst []uint8, src *datasets.Image, rng *prng.Source) error {
-	if src == nil || rng == nil {
-		return errors.New("transforms: fast: nil image or random source")
-	}
-	if err := check(f.cfg, len(dst), src); err != nil {
+	if err := check(Fast, f.cfg, len(dst), src, rng); err != nil {
 		return err
 	}
 	top, left := f.draw(src, rng)

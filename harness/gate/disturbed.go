@@ -2,6 +2,7 @@ package gate
 
 import (
 	"fmt"
+	"maps"
 	"slices"
 	"strings"
 
@@ -56,11 +57,7 @@ func (a *accumulator) busy() []string {
 		if len(vs) == 0 {
 			continue
 		}
-		var list []string
-		for v := range vs {
-			list = append(list, v)
-		}
-		slices.Sort(list)
+		list := slices.Sorted(maps.Keys(vs))
 		out = append(out, fmt.Sprintf("%s was measured on a busy machine (%s): the wait for a quiet one ended at its bound", side, strings.Join(list, "; ")))
 	}
 	return out

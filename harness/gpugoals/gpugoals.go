@@ -211,7 +211,7 @@ func netStep(rs []*benchfmt.Result, part string) float64 {
 			vs = append(vs, v/1e9)
 		}
 	}
-	return medianOf(vs)
+	return summary.Median(vs)
 }
 
 // median is the median of unit over the results whose names hold every
@@ -236,13 +236,6 @@ func median(rs []*benchfmt.Result, part, unit string, more ...string) float64 {
 				vs = append(vs, t.Value)
 			}
 		}
-	}
-	return medianOf(vs)
-}
-
-func medianOf(vs []float64) float64 {
-	if len(vs) == 0 {
-		return math.NaN()
 	}
 	return summary.Median(vs)
 }

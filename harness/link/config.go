@@ -3,6 +3,7 @@ package link
 import (
 	"errors"
 	"fmt"
+	"maps"
 	"math"
 	"math/big"
 	"slices"
@@ -120,12 +121,7 @@ var presets = map[string]Config{
 
 // PresetNames lists the presets' names, sorted.
 func PresetNames() []string {
-	names := make([]string, 0, len(presets))
-	for name := range presets {
-		names = append(names, name)
-	}
-	slices.Sort(names)
-	return names
+	return slices.Sorted(maps.Keys(presets))
 }
 
 // Preset returns the named preset (see presets).

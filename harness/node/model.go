@@ -131,9 +131,6 @@ func (p Profile) Bounds(minAU float64) []Bound {
 	return out
 }
 
-// Binding is the resource that runs out first at minAU.
-func (p Profile) Binding(minAU float64) Bound { return p.Bounds(minAU)[0] }
-
 // obtainable is the cores the ranks can get, asking demand cores, when
 // the other processes use OtherCores: the scheduler shares the cores
 // between groups of processes (Linux's autogroups and cgroups: a
@@ -235,22 +232,6 @@ func (p Profile) Needs(n int, minAU float64) []Need {
 		out = append(out, Need{ResourceLoader, fmt.Sprintf("more loader workers per rank: one rank alone reaches AU %.3f", p.AU)})
 	}
 	return out
-}
-
-// MaxMeasured is the largest accelerator count whose every rank kept AU
-// at least minAU, from the smallest rank AU of each run of each count
-// (the median over runs decides); 0 when none did.
-func MaxMeasured(auMin map[int][]float64, minAU float64) int {
-	best := 0
-	for n, runs := range auMin {
-		if len(runs) == 0 {
-			continue
-		}
-		if med := summary.Median(slices.Clone(runs)); med >= minAU && n > best {
-			best = n
-		}
-	}
-	return best
 }
 
 // ProfileFrom is ProfileOf with the machine's cores, the batch and the

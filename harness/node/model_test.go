@@ -35,7 +35,7 @@ func TestPredictAU(t *testing.T) {
 			t.Errorf("1.5 other cores, %d accelerators: AU %v, want %v", n, got, want)
 		}
 	}
-	if b := p.Binding(0.9); b.Resource != ResourceCores || !near(b.Accelerators, 4) {
+	if b := p.Bounds(0.9)[0]; b.Resource != ResourceCores || !near(b.Accelerators, 4) {
 		t.Errorf("binding %+v, want cores at 4", b)
 	}
 	// Others using 0.5: the ranks get 1.5 cores, 6 accelerators.
@@ -49,7 +49,7 @@ func TestPredictAU(t *testing.T) {
 	if got := p.PredictAU(2); !near(got, 0.8) {
 		t.Errorf("AU(1) 0.8: AU(2) = %v", got)
 	}
-	if b := p.Binding(0.9); b.Resource != ResourceLoader || b.Accelerators != 0 {
+	if b := p.Bounds(0.9)[0]; b.Resource != ResourceLoader || b.Accelerators != 0 {
 		t.Errorf("binding %+v, want the loader", b)
 	}
 	// Memory: 3 ranks fit, the 4th does not.
@@ -62,7 +62,7 @@ func TestPredictAU(t *testing.T) {
 	p = one()
 	p.CPUPerSample = time.Microsecond
 	p.BytesPerSample, p.LinkBandwidth = 1000, 10e6
-	if b := p.Binding(0.9); b.Resource != ResourceLink || !near(b.Accelerators, 40) {
+	if b := p.Bounds(0.9)[0]; b.Resource != ResourceLink || !near(b.Accelerators, 40) {
 		t.Errorf("binding %+v, want the link at 40", b)
 	}
 	if got := p.PredictAU(80); !near(got, 0.5) {
@@ -77,13 +77,6 @@ func TestPredictAU(t *testing.T) {
 	}
 	if !strings.Contains(link, "Gbit/s") {
 		t.Errorf("needs %v: no link figure", needs)
-	}
-}
-
-func TestMaxMeasured(t *testing.T) {
-	got := MaxMeasured(map[int][]float64{1: {0.99}, 2: {0.95, 0.91, 0.5}, 4: {0.7, 0.95}, 8: {0.3}}, 0.9)
-	if got != 2 {
-		t.Errorf("MaxMeasured = %d, want 2", got)
 	}
 }
 

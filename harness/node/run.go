@@ -16,6 +16,7 @@ import (
 	"github.com/headspace-bench/headspace/harness/level"
 	"github.com/headspace-bench/headspace/harness/loader"
 	"github.com/headspace-bench/headspace/harness/procloader"
+	"github.com/headspace-bench/headspace/internal/procgroup"
 )
 
 // DefaultTimeout is the barrier's default timeout: how long after the
@@ -320,7 +321,7 @@ func startRank(id int, exe string, args, env []string, extra []*os.File) (*rank,
 	cmd.ExtraFiles = extra
 	r := &rank{id: id, cmd: cmd, stdout: rd, stderr: &procloader.StderrHead{}, exited: make(chan struct{})}
 	cmd.Stderr = r.stderr
-	cmd.SysProcAttr = procloader.ChildAttr()
+	cmd.SysProcAttr = procgroup.Orphanless()
 	if r.stdin, err = cmd.StdinPipe(); err != nil {
 		rd.Close()
 		wr.Close()

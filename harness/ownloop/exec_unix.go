@@ -14,6 +14,8 @@ import (
 	"path/filepath"
 	"syscall"
 	"time"
+
+	"github.com/headspace-bench/headspace/internal/procgroup"
 )
 
 // Exec runs cmd under the hook with settings s. The command's output
@@ -63,7 +65,7 @@ func hookCommand(cmd Command, s Settings, dir string) (*exec.Cmd, error) {
 		pythonPath += string(os.PathListSeparator) + p
 	}
 	c.Env = append(os.Environ(), "HEADSPACE_HOOK="+string(cfg), "HEADSPACE_HOOK_FD=3", "PYTHONPATH="+pythonPath)
-	c.SysProcAttr = groupAttr()
+	c.SysProcAttr = procgroup.Group()
 	return c, nil
 }
 

@@ -387,30 +387,18 @@ func LadderSweep(ctx context.Context, c LadderConfig, each func(LadderMeasuremen
 	if err := c.Validate(); err != nil {
 		return res, err
 	}
-	impls := c.impls()
-	turn := 0
-	for round := range max(c.Count, 1) {
-		for _, l := range c.levels() {
-			order := rotated(impls, turn)
-			turn++
-			for _, impl := range order {
-				if err := ctx.Err(); err != nil {
-					return res, err
-				}
-				m, err := measureLevel(ctx, c, &res, impl, l)
-				if err != nil {
-					return res, fmt.Errorf("round %d, %s, level %s: %w", round+1, impl, l, err)
-				}
-				res.Measurements = append(res.Measurements, m)
-				if each != nil {
-					if err := each(m, res); err != nil {
-						return res, err
-					}
-				}
-			}
+	err := alternate(ctx, c.Count, c.levels(), c.impls(), func(round int, l level.Level, impl string) error {
+		m, err := measureLevel(ctx, c, &res, impl, l)
+		if err != nil {
+			return fmt.Errorf("round %d, %s, level %s: %w", round+1, impl, l, err)
 		}
-	}
-	return res, nil
+		res.Measurements = append(res.Measurements, m)
+		if each != nil {
+			return each(m, res)
+		}
+		return nil
+	})
+	return res, err
 }
 
 // measureLevel runs impl once at level l; the script's first run sets
@@ -422,9 +410,7 @@ func measureLevel(ctx context.Context, c LadderConfig, res *LadderResult, impl s
 		if err != nil {
 			return LadderMeasurement{}, err
 		}
-		if res.PeerConfig == nil {
-			res.PeerConfig = out.Config
-		}
+		peerConfig(&res.PeerConfig, out.Config)
 		return out.Results[0], nil
 	}
 	return RunOurLadder(ctx, s, impl, l)
@@ -531,22 +517,5 @@ func WriteLadderTable(w io.Writer, rows []LadderRow) error {
 // writes it): config's configuration lines, then the script's own (any
 // key config has is left out), and every run as a record.
 func LadderRecords(config []resultfile.Config, res LadderResult) ([]resultfile.Config, []*benchfmt.Result) {
-	cfg := mergeConfig(config, res.PeerConfig)
-	rs := make([]*benchfmt.Result, 0, len(res.Measurements))
-	for _, m := range res.Measurements {
-		rs = append(rs, m.Benchmark())
-	}
-	return cfg, rs
-}
-
-// mergeConfig is config followed by the lines of extra whose keys config
-// lacks.
-func mergeConfig(config, extra []resultfile.Config) []resultfile.Config {
-	cfg := slices.Clone(config)
-	for _, e := range extra {
-		if !slices.ContainsFunc(cfg, func(c resultfile.Config) bool { return c.Key == e.Key }) {
-			cfg = append(cfg, e)
-		}
-	}
-	return cfg
+	return records(config, res.PeerConfig, res.Measurements)
 }

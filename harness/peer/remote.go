@@ -131,30 +131,28 @@ func RemoteSweep(ctx context.Context, c RemoteConfig, each func(RemoteMeasuremen
 	if err := c.Validate(); err != nil {
 		return res, err
 	}
-	impls := c.impls()
-	turn := 0
-	for round := range max(c.Count, 1) {
-		for _, layout := range c.Layouts {
-			for _, w := range c.Workers {
-				order := rotated(impls, turn)
-				turn++
-				for _, impl := range order {
-					if err := ctx.Err(); err != nil {
-						return res, err
-					}
-					m, err := c.measure(ctx, &res, layout, impl, w)
-					if err != nil {
-						return res, fmt.Errorf("round %d, %s, %s, workers=%d: %w", round+1, layout, impl, w, err)
-					}
-					res.Measurements = append(res.Measurements, m)
-					if each != nil {
-						each(m)
-					}
-				}
-			}
+	type point struct {
+		layout string
+		w      int
+	}
+	var points []point
+	for _, layout := range c.Layouts {
+		for _, w := range c.Workers {
+			points = append(points, point{layout, w})
 		}
 	}
-	return res, nil
+	err := alternate(ctx, c.Count, points, c.impls(), func(round int, p point, impl string) error {
+		m, err := c.measure(ctx, &res, p.layout, impl, p.w)
+		if err != nil {
+			return fmt.Errorf("round %d, %s, %s, workers=%d: %w", round+1, p.layout, impl, p.w, err)
+		}
+		res.Measurements = append(res.Measurements, m)
+		if each != nil {
+			each(m)
+		}
+		return nil
+	})
+	return res, err
 }
 
 func (c RemoteConfig) measure(ctx context.Context, res *RemoteResult, layout, impl string, w int) (RemoteMeasurement, error) {
@@ -165,19 +163,11 @@ func (c RemoteConfig) measure(ctx context.Context, res *RemoteResult, layout, im
 		if err != nil {
 			return RemoteMeasurement{}, err
 		}
-		if res.PeerConfig == nil {
-			res.PeerConfig = out.Config
-		}
+		peerConfig(&res.PeerConfig, out.Config)
 		return out.Results[0], nil
 	}
-	bc := loadbench.Config{Pipeline: s.Pipeline(impl, w), Batches: s.Batches}
-	lm, err := loadbench.Measure(ctx, bc, loadbench.Point{Mode: loadbench.Goroutine, Workers: w})
-	if err != nil {
-		return RemoteMeasurement{}, err
-	}
-	return RemoteMeasurement{Layout: layout, Measurement: Measurement{
-		Impl: impl, Workers: w, Batches: lm.Batches, TTFB: lm.TTFB, SamplesPerSec: lm.SamplesPerSec, CPU: lm.CPU,
-	}}, nil
+	m, err := measureOurs(ctx, s, impl, w)
+	return RemoteMeasurement{Layout: layout, Measurement: m}, err
 }
 
 // RemoteArgs is RemoteScript's argv (after its path) for s on layout at w

@@ -54,21 +54,7 @@ func CostSettings(costs map[string]LayoutCost) []resultfile.Config {
 // RemoteRecords is a result file's content for res (package driver
 // writes it): config, then the peer's lines config lacks, then the runs.
 func RemoteRecords(config []resultfile.Config, res RemoteResult) ([]resultfile.Config, []*benchfmt.Result) {
-	cfg := append([]resultfile.Config(nil), config...)
-	have := map[string]bool{}
-	for _, c := range cfg {
-		have[c.Key] = true
-	}
-	for _, pc := range res.PeerConfig {
-		if !have[pc.Key] {
-			cfg = append(cfg, pc)
-		}
-	}
-	rs := make([]*benchfmt.Result, 0, len(res.Measurements))
-	for _, m := range res.Measurements {
-		rs = append(rs, m.Benchmark())
-	}
-	return cfg, rs
+	return records(config, res.PeerConfig, res.Measurements)
 }
 
 // ReadRemoteReport rebuilds, from a results file of RemoteRecords,
@@ -211,7 +197,7 @@ func WriteRemoteMarkdown(w io.Writer, r RemoteReport) error {
 	for _, l := range RemoteLayouts {
 		var impls []string
 		for _, row := range r.Rows {
-			if row.Layout == l && !containsStr(impls, row.Impl) {
+			if row.Layout == l && !slices.Contains(impls, row.Impl) {
 				impls = append(impls, row.Impl)
 			}
 		}
@@ -250,15 +236,6 @@ func implName(impl string) string {
 		return "torch + boto3"
 	}
 	return "ours (" + impl + ")"
-}
-
-func containsStr(ss []string, s string) bool {
-	for _, x := range ss {
-		if x == s {
-			return true
-		}
-	}
-	return false
 }
 
 // formatRate writes a request rate as link does.

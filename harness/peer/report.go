@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"slices"
 	"strings"
 	"text/tabwriter"
 
@@ -213,18 +214,20 @@ func workerCounts(rows []Row) []int {
 // versions; any key config already has is left out), and one record per
 // run.
 func Records(config []resultfile.Config, res Result) ([]resultfile.Config, []*benchfmt.Result) {
-	cfg := append([]resultfile.Config(nil), config...)
-	for _, pc := range res.PeerConfig {
-		dup := false
-		for _, c := range cfg {
-			dup = dup || c.Key == pc.Key
-		}
-		if !dup {
-			cfg = append(cfg, pc)
+	return records(config, res.PeerConfig, res.Measurements)
+}
+
+// records is config followed by the lines of peer whose keys config
+// lacks, and one record per run: the content of every sweep's result file.
+func records[M interface{ Benchmark() *benchfmt.Result }](config, peer []resultfile.Config, runs []M) ([]resultfile.Config, []*benchfmt.Result) {
+	cfg := slices.Clone(config)
+	for _, e := range peer {
+		if !slices.ContainsFunc(cfg, func(c resultfile.Config) bool { return c.Key == e.Key }) {
+			cfg = append(cfg, e)
 		}
 	}
-	rs := make([]*benchfmt.Result, 0, len(res.Measurements))
-	for _, m := range res.Measurements {
+	rs := make([]*benchfmt.Result, 0, len(runs))
+	for _, m := range runs {
 		rs = append(rs, m.Benchmark())
 	}
 	return cfg, rs

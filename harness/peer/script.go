@@ -17,6 +17,7 @@ import (
 	"github.com/headspace-bench/headspace/harness/level"
 	"github.com/headspace-bench/headspace/harness/loader"
 	"github.com/headspace-bench/headspace/harness/resultfile"
+	"github.com/headspace-bench/headspace/internal/procgroup"
 )
 
 // ErrNotInstalled is wrapped by Peer.Check's error when the interpreter is
@@ -192,11 +193,11 @@ func (t *tail) Write(p []byte) (int, error) {
 // in its own process group; when ctx is cancelled the whole group is
 // killed, the DataLoader's worker processes with it. If headspace itself is
 // killed, the kernel kills the script (Pdeathsig, on Linux), and the
-// DataLoader's workers exit when their parent goes (group_*.go).
+// DataLoader's workers exit when their parent goes (package procgroup).
 func (p Peer) exec(ctx context.Context, workers []int, args ...string) ([]byte, error) {
 	cmd := exec.CommandContext(ctx, p.Python, append([]string{p.Script}, args...)...)
-	cmd.SysProcAttr = groupAttr()
-	cmd.Cancel = func() error { return killGroup(cmd.Process) }
+	cmd.SysProcAttr = procgroup.Group()
+	cmd.Cancel = func() error { return procgroup.Kill(cmd.Process) }
 	// Something in the group that survives and holds the pipes open must
 	// not keep Run waiting.
 	cmd.WaitDelay = 5 * time.Second

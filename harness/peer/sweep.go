@@ -77,6 +77,36 @@ func rotated[T any](impls []T, turn int) []T {
 	return slices.Concat(impls[turn%len(impls):], impls[:turn%len(impls)])
 }
 
+// alternate is the loop of an alternating sweep: for each of count rounds
+// (at least one) and each point, every implementation once, back to back,
+// in the order rotated by one from each such group to the next. It stops
+// at the first error of run or when ctx is done.
+func alternate[P any](ctx context.Context, count int, points []P, impls []string, run func(round int, p P, impl string) error) error {
+	turn := 0
+	for round := range max(count, 1) {
+		for _, p := range points {
+			order := rotated(impls, turn)
+			turn++
+			for _, impl := range order {
+				if err := ctx.Err(); err != nil {
+					return err
+				}
+				if err := run(round, p, impl); err != nil {
+					return err
+				}
+			}
+		}
+	}
+	return nil
+}
+
+// peerConfig keeps the configuration lines of the peer's first run.
+func peerConfig(kept *[]resultfile.Config, config []resultfile.Config) {
+	if *kept == nil {
+		*kept = config
+	}
+}
+
 // Sweep measures every implementation at every worker count, Count times,
 // alternating: for each round and worker count it runs each
 // implementation once, back to back, the order rotated by one from each
@@ -90,29 +120,18 @@ func Sweep(ctx context.Context, c Config, each func(Measurement)) (Result, error
 	if err := c.Validate(); err != nil {
 		return res, err
 	}
-	impls := c.impls()
-	rounds := max(c.Count, 1)
-	turn := 0
-	for round := range rounds {
-		for _, w := range c.Workers {
-			order := rotated(impls, turn)
-			turn++
-			for _, impl := range order {
-				if err := ctx.Err(); err != nil {
-					return res, err
-				}
-				m, err := measure(ctx, c, &res, impl, w)
-				if err != nil {
-					return res, fmt.Errorf("round %d, %s, workers=%d: %w", round+1, impl, w, err)
-				}
-				res.Measurements = append(res.Measurements, m)
-				if each != nil {
-					each(m)
-				}
-			}
+	err := alternate(ctx, c.Count, c.Workers, c.impls(), func(round, w int, impl string) error {
+		m, err := measure(ctx, c, &res, impl, w)
+		if err != nil {
+			return fmt.Errorf("round %d, %s, workers=%d: %w", round+1, impl, w, err)
 		}
-	}
-	return res, nil
+		res.Measurements = append(res.Measurements, m)
+		if each != nil {
+			each(m)
+		}
+		return nil
+	})
+	return res, err
 }
 
 // measure runs impl once at w workers; the peer's first run sets
@@ -123,22 +142,19 @@ func measure(ctx context.Context, c Config, res *Result, impl string, w int) (Me
 		if err != nil {
 			return Measurement{}, err
 		}
-		if res.PeerConfig == nil {
-			res.PeerConfig = out.Config
-		}
+		peerConfig(&res.PeerConfig, out.Config)
 		return out.Results[0], nil
 	}
-	bc := loadbench.Config{Pipeline: c.Settings.Pipeline(impl, w), Batches: c.Settings.Batches}
+	return measureOurs(ctx, c.Settings, impl, w)
+}
+
+// measureOurs runs our goroutine loader (loadbench.Measure at level none)
+// once with impl's transforms at w workers.
+func measureOurs(ctx context.Context, s Settings, impl string, w int) (Measurement, error) {
+	bc := loadbench.Config{Pipeline: s.Pipeline(impl, w), Batches: s.Batches}
 	lm, err := loadbench.Measure(ctx, bc, loadbench.Point{Mode: loadbench.Goroutine, Workers: w})
 	if err != nil {
 		return Measurement{}, err
 	}
-	return Measurement{
-		Impl:          impl,
-		Workers:       w,
-		Batches:       lm.Batches,
-		TTFB:          lm.TTFB,
-		SamplesPerSec: lm.SamplesPerSec,
-		CPU:           lm.CPU,
-	}, nil
+	return Measurement{Impl: impl, Workers: w, Batches: lm.Batches, TTFB: lm.TTFB, SamplesPerSec: lm.SamplesPerSec, CPU: lm.CPU}, nil
 }

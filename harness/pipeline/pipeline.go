@@ -70,9 +70,6 @@ func (p *Pipeline) MeasureCPU() error {
 	return nil
 }
 
-// Context is the pipeline's context: done when the pipeline fails or closes.
-func (p *Pipeline) Context() context.Context { return p.ctx }
-
 // fail records the first error and stops every stage.
 func (p *Pipeline) fail(err error) {
 	p.mu.Lock()
@@ -88,6 +85,15 @@ func (p *Pipeline) Err() error {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	return p.err
+}
+
+// stopped is why the pipeline stopped: its first stage error, else its
+// context's cause.
+func (p *Pipeline) stopped() error {
+	if err := p.Err(); err != nil {
+		return err
+	}
+	return context.Cause(p.ctx)
 }
 
 // Close stops every stage, waits for all the pipeline's goroutines to return
@@ -192,10 +198,7 @@ func (q *Queue[T]) Next(ctx context.Context) (Item[T], error) {
 	var it Item[T]
 	var ok bool
 	if q.p.ctx.Err() != nil {
-		if err := q.p.Err(); err != nil {
-			return it, err
-		}
-		return it, context.Cause(q.p.ctx)
+		return it, q.p.stopped()
 	}
 	if err := ctx.Err(); err != nil {
 		return it, err
@@ -208,20 +211,14 @@ func (q *Queue[T]) Next(ctx context.Context) (Item[T], error) {
 		case it, ok = <-q.ch:
 			wait = time.Since(t0)
 		case <-q.p.ctx.Done():
-			if err := q.p.Err(); err != nil {
-				return it, err
-			}
-			return it, context.Cause(q.p.ctx)
+			return it, q.p.stopped()
 		case <-ctx.Done():
 			return it, ctx.Err()
 		}
 	}
 	if !ok {
-		if err := q.p.Err(); err != nil {
-			return it, err
-		}
-		if q.p.ctx.Err() != nil {
-			return it, context.Cause(q.p.ctx)
+		if q.p.Err() != nil || q.p.ctx.Err() != nil {
+			return it, q.p.stopped()
 		}
 		return it, io.EOF
 	}

@@ -19,9 +19,6 @@ type Recorder struct {
 // NewRecorder returns a recorder whose times count from now.
 func NewRecorder() *Recorder { return &Recorder{start: time.Now()} }
 
-// Start is the recorder's time origin.
-func (r *Recorder) Start() time.Time { return r.start }
-
 // Span is one task: the item it worked on and when, from the recorder's start.
 type Span struct {
 	Index      int

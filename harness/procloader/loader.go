@@ -13,6 +13,7 @@ import (
 	"github.com/headspace-bench/headspace/batching"
 	"github.com/headspace-bench/headspace/datasets/ondisk"
 	"github.com/headspace-bench/headspace/harness/loader"
+	"github.com/headspace-bench/headspace/internal/procgroup"
 )
 
 // Options says how to start a worker process.
@@ -73,12 +74,6 @@ type result struct {
 	k   int
 	b   *batching.Batch
 	err error
-}
-
-// New starts cfg.Workers worker processes running exe's "worker" subcommand
-// for n batches of cfg at level None. See NewWithOptions.
-func New(ctx context.Context, cfg loader.Config, n int, exe string) (*Loader, error) {
-	return NewWithOptions(ctx, cfg, n, Options{Exe: exe})
 }
 
 // NewWithOptions starts cfg.Workers worker processes as opt says, sends each
@@ -155,8 +150,8 @@ func start(id int, exe string, args, env []string) (*worker, error) {
 	cmd.Stdout = wr
 	w := &worker{id: id, cmd: cmd, stdout: r, stderr: &StderrHead{}, exited: make(chan struct{})}
 	cmd.Stderr = w.stderr
-	// On Linux the child is killed if the parent dies (sys_linux.go).
-	cmd.SysProcAttr = childAttr()
+	// On Linux the child is killed if the parent dies.
+	cmd.SysProcAttr = procgroup.Orphanless()
 	if w.stdin, err = cmd.StdinPipe(); err != nil {
 		r.Close()
 		wr.Close()

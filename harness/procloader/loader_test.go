@@ -259,7 +259,7 @@ func TestBadInput(t *testing.T) {
 	if _, err := NewWithOptions(ctx, u8, 4, testOptions()); err == nil || !strings.Contains(err.Error(), "float32 batches only") {
 		t.Errorf("placement device: err %v, want a refusal", err)
 	}
-	if _, err := New(ctx, small("fast", 2), 4, "/nonexistent/headspace"); err == nil {
+	if _, err := NewWithOptions(ctx, small("fast", 2), 4, Options{Exe: "/nonexistent/headspace"}); err == nil {
 		t.Error("missing executable: no error")
 	}
 }

@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"os"
-	"syscall"
 )
 
 // selfWorkerEnv marks a process started by SelfWorker.
@@ -29,9 +28,3 @@ func ServeIfSelfWorker() {
 	}
 	os.Exit(0)
 }
-
-// ChildAttr is the process attributes of a child that must not outlive
-// headspace: on Linux, Pdeathsig SIGKILL (the kernel kills it when its
-// parent dies); elsewhere none. For other packages that start children of
-// the binary the way this one starts workers (package node's ranks).
-func ChildAttr() *syscall.SysProcAttr { return childAttr() }

@@ -5,12 +5,6 @@ import (
 	"syscall"
 )
 
-// childAttr starts a worker that the kernel kills when its parent dies
-// (Pdeathsig), so a killed headspace leaves no orphan.
-func childAttr() *syscall.SysProcAttr {
-	return &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
-}
-
 // growPipe asks for a 1 MiB pipe buffer (F_SETPIPE_SZ), so a batch crosses
 // in fewer wake-ups; the default 64 KiB is kept if that is refused.
 func growPipe(f *os.File) {

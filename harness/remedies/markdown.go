@@ -3,7 +3,9 @@ package remedies
 import (
 	"fmt"
 	"io"
+	"maps"
 	"math"
+	"slices"
 	"strings"
 	"time"
 
@@ -123,7 +125,7 @@ func (r Report) writeModel(b *strings.Builder, whole bool) {
 		e := r.Errors(func(_ Dataset, p Point) bool { return p.Check == "" && p.RTT == rtt })
 		p("| round trip %s (%d) | %s |\n", rtt, len(e), pctErr(fetchmodel.Median(e)))
 	}
-	for _, name := range sortedKeys(r.Checks) {
+	for _, name := range slices.Sorted(maps.Keys(r.Checks)) {
 		e := r.Errors(func(_ Dataset, p Point) bool { return p.Check == name })
 		p("| check %s: %s (%d) | %s |\n", name, r.Checks[name], len(e), pctErr(fetchmodel.Median(e)))
 	}
@@ -177,19 +179,4 @@ func within(es []float64, limit float64) int {
 		}
 	}
 	return n
-}
-
-func sortedKeys(m map[string]string) []string {
-	var out []string
-	for k := range m {
-		out = append(out, k)
-	}
-	for i := range out {
-		for j := i + 1; j < len(out); j++ {
-			if out[j] < out[i] {
-				out[i], out[j] = out[j], out[i]
-			}
-		}
-	}
-	return out
 }

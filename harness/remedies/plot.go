@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math"
 	"path/filepath"
+	"slices"
 	"time"
 
 	"gonum.org/v1/plot"
@@ -27,10 +28,10 @@ func SavePlot(path string, r Report) error {
 	}
 	var formats, layouts []string
 	for _, d := range r.Datasets {
-		if !contains(formats, d.Format) {
+		if !slices.Contains(formats, d.Format) {
 			formats = append(formats, d.Format)
 		}
-		if !contains(layouts, d.Layout) {
+		if !slices.Contains(layouts, d.Layout) {
 			layouts = append(layouts, d.Layout)
 		}
 	}
@@ -131,13 +132,4 @@ func ticks(concs []int) []plot.Tick {
 		out = append(out, plot.Tick{Value: float64(c), Label: fmt.Sprint(c)})
 	}
 	return out
-}
-
-func contains(xs []string, x string) bool {
-	for _, y := range xs {
-		if y == x {
-			return true
-		}
-	}
-	return false
 }

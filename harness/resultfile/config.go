@@ -4,6 +4,8 @@ package resultfile
 // and how two blocks differ.
 
 import (
+	"slices"
+
 	"github.com/headspace-bench/headspace/internal/setting"
 )
 
@@ -36,11 +38,4 @@ const (
 var SessionKeys = []string{BusyKey, DateKey, ElapsedKey}
 
 // IsSessionKey reports whether key is one of SessionKeys.
-func IsSessionKey(key string) bool {
-	for _, k := range SessionKeys {
-		if k == key {
-			return true
-		}
-	}
-	return false
-}
+func IsSessionKey(key string) bool { return slices.Contains(SessionKeys, key) }

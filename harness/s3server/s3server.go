@@ -28,6 +28,8 @@ import (
 	"strconv"
 	"sync"
 	"time"
+
+	"github.com/headspace-bench/headspace/internal/procgroup"
 )
 
 // Version is the pinned versitygw release; ci/versitygw.sh builds the same.
@@ -162,7 +164,7 @@ func (s *Server) start(ctx context.Context, bin string, port int) error {
 		"--keep-alive",
 		"posix", "--sidecar", s.meta, s.root)
 	s.cmd.Stdout, s.cmd.Stderr = s.out, s.out
-	s.cmd.SysProcAttr = childAttr()
+	s.cmd.SysProcAttr = procgroup.Orphanless()
 	s.cmd.Env = serverEnv()
 	if err := s.cmd.Start(); err != nil {
 		return fmt.Errorf("s3server: start %s: %v", bin, err)

@@ -226,11 +226,6 @@ func writeInPlace(path string, write func(io.Writer) error) error {
 	return f.Close()
 }
 
-// WriteTo writes w's output to path atomically.
-func WriteTo(path string, w io.WriterTo) error {
-	return Write(path, func(f io.Writer) error { _, err := w.WriteTo(f); return err })
-}
-
 // WriteBytes writes data to path atomically.
 func WriteBytes(path string, data []byte) error {
 	return Write(path, func(f io.Writer) error { _, err := f.Write(data); return err })

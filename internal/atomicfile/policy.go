@@ -60,10 +60,6 @@ type Kind struct {
 	recognize func(head, tail []byte) bool
 }
 
-// Recognizes says whether content (a file's bytes, or its first and last
-// sampleSize bytes) is a file of kind k that headspace wrote.
-func (k Kind) Recognizes(head, tail []byte) bool { return k.recognize(head, tail) }
-
 // Stamp returns b with k's stamp.
 func (k Kind) Stamp(b []byte) ([]byte, error) {
 	if k.stamp == nil {
@@ -396,12 +392,15 @@ func OpenRegular(path string) (*os.File, error) {
 }
 
 func notRegular(path string, m fs.FileMode) error {
-	return &fs.PathError{Op: "open", Path: path, Err: fmt.Errorf("not a regular file (%s)", modeName(m))}
+	return &fs.PathError{Op: "open", Path: path, Err: fmt.Errorf("not a regular file (%s)", ModeName(m))}
 }
 
-// modeName names a file type for messages.
-func modeName(m fs.FileMode) string {
+// ModeName names a file type for messages: "a named pipe", "a symbolic
+// link", "a directory".
+func ModeName(m fs.FileMode) string {
 	switch {
+	case m&fs.ModeSymlink != 0:
+		return "a symbolic link"
 	case m.IsDir():
 		return "a directory"
 	case m&fs.ModeNamedPipe != 0:

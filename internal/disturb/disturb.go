@@ -2,6 +2,7 @@ package disturb
 
 import (
 	"fmt"
+	"slices"
 	"time"
 
 	"github.com/headspace-bench/headspace/internal/rusage"
@@ -34,14 +35,7 @@ const (
 var Conditions = []string{RunDelayUnit, PressureUnit, RerunsUnit, DisturbedUnit}
 
 // IsCondition reports whether unit is one of Conditions.
-func IsCondition(unit string) bool {
-	for _, c := range Conditions {
-		if c == unit {
-			return true
-		}
-	}
-	return false
-}
+func IsCondition(unit string) bool { return slices.Contains(Conditions, unit) }
 
 // Defaults of Policy and Quiet.
 const (
@@ -54,8 +48,6 @@ const (
 	// counts as quiet: some task waited for a CPU in less than 10% of
 	// the time.
 	DefaultQuietBelow = 0.10
-	// DefaultQuietMax is how long WaitQuiet waits at most: 30 s.
-	DefaultQuietMax = 30 * time.Second
 )
 
 // Reading is one snapshot of the counters a Sample is the difference of.

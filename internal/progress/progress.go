@@ -35,11 +35,6 @@ func New(f *os.File, total int) *Bar {
 	return &Bar{w: f, total: total, start: time.Now(), active: IsTerminal(f)}
 }
 
-// NewWriter returns a bar that always draws on w (for tests and forced output).
-func NewWriter(w io.Writer, total int) *Bar {
-	return &Bar{w: w, total: total, start: time.Now(), active: true}
-}
-
 // Set says what is running now and redraws.
 func (b *Bar) Set(label string) {
 	b.mu.Lock()

@@ -1,14 +1,21 @@
 package progress
 
 import (
+	"io"
 	"os"
 	"strings"
 	"testing"
+	"time"
 )
+
+// newWriter returns a bar that always draws on w.
+func newWriter(w io.Writer, total int) *Bar {
+	return &Bar{w: w, total: total, start: time.Now(), active: true}
+}
 
 func TestBarDraws(t *testing.T) {
 	var sb strings.Builder
-	b := NewWriter(&sb, 4)
+	b := newWriter(&sb, 4)
 	b.Set("level=none")
 	b.Add(2)
 	b.Finish()

@@ -16,7 +16,6 @@
 package summary
 
 import (
-	"fmt"
 	"math"
 	"time"
 
@@ -86,20 +85,6 @@ func (s Summary) HalfWidth() float64 {
 		return math.Inf(1)
 	}
 	return math.Max(s.Median-s.Lo, s.Hi-s.Median) / math.Abs(s.Median)
-}
-
-// Format writes the median with prec decimals and the interval's half
-// width as benchstat does: "3.448 ± 1%", or "3.448 ± ∞" when the sample is
-// too small.
-func (s Summary) Format(prec int) string {
-	if s.N == 0 {
-		return "-"
-	}
-	hw := s.HalfWidth()
-	if math.IsInf(hw, 1) {
-		return fmt.Sprintf("%.*f ± ∞", prec, s.Median)
-	}
-	return fmt.Sprintf("%.*f ± %.0f%%", prec, s.Median, 100*hw)
 }
 
 // MedianDuration is the median of ds (Median), rounded to the nanosecond;

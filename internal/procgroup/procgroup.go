@@ -1,0 +1,7 @@
+// Package procgroup ties the processes headspace starts to its life: Group
+// starts a command in a process group of its own, which Kill ends with
+// everything in it (a script's DataLoader workers too); on Linux the kernel
+// also kills such a child when headspace dies (Pdeathsig), as it kills one
+// started with Orphanless. Outside Linux there is no Pdeathsig; on Windows
+// there are no process groups either, and Kill ends the process alone.
+package procgroup
