@@ -5,11 +5,13 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"slices"
 	"strings"
 	"time"
 
+	"golang.org/x/perf/benchfmt"
+
 	"github.com/headspace-bench/headspace/harness/analysis"
-	"github.com/headspace-bench/headspace/harness/pipeline"
 	"github.com/headspace-bench/headspace/harness/resultfile"
 	"github.com/headspace-bench/headspace/internal/summary"
 	"github.com/headspace-bench/headspace/workloads"
@@ -114,18 +116,21 @@ func render000(f *resultFile, p *page) ([]byte, error) {
 	if err := f.check(); err != nil {
 		return nil, err
 	}
+	out, err := decoded(f, workloads.Headspace{}.Codec())
+	if err != nil {
+		return nil, err
+	}
 	for _, impl := range impls {
-		rep, err := steps000(f, impl)
+		i := slices.IndexFunc(out.Analyses, func(a workloads.HeadspaceAnalysis) bool { return a.Transforms == impl })
+		if i < 0 {
+			return nil, &FileError{Path: f.path, Err: fmt.Errorf("the %s analysis lacks the steps of a phase", impl)}
+		}
+		rep, err := steps000(f, out.Analyses[i])
 		if err != nil {
 			return nil, err
 		}
-		stats := stages000(f, impl)
-		input := f.records("HeadspaceInput", "transforms", impl)
-		wait, wall := values(input, "input-wait-ns"), values(input, "wall-ns")
-		if len(wait) != 1 || len(wall) != 1 {
-			return nil, &FileError{Path: f.path, Err: fmt.Errorf("the %s analysis lacks its input wait", impl)}
-		}
-		v := analysis.Judge(stats, time.Duration(wait[0]), time.Duration(wall[0]))
+		stats := rep.Stats
+		v := analysis.Judge(stats, rep.Verdict.Wait, rep.Verdict.Wall)
 		png, link := p.figure("000", impl+".png")
 		svg, _ := p.figure("000", impl+".svg")
 		for _, path := range []string{png, svg} {
@@ -152,41 +157,25 @@ func render000(f *resultFile, p *page) ([]byte, error) {
 	return markdown(res)
 }
 
-// steps000 reads one transform's step times, the switch between its
-// phases, and each phase's estimate.
-func steps000(f *resultFile, impl string) (analysis.Report, error) {
-	rep := analysis.Report{Switch: -1}
+// steps000 is one transform's analysis read back, with each phase's
+// estimate: its step times before the switch (but the first, the
+// pipeline's fill) and after it.
+func steps000(f *resultFile, a workloads.HeadspaceAnalysis) (analysis.Report, error) {
+	rep := a.Report
 	var before, cached []float64
-	for _, r := range f.records("Headspace", "transforms", impl) {
-		v, _ := value(r.r, "ns/op")
-		switch r.parts["phase"] {
-		case "switch":
-			rep.Switch = len(rep.StepTimes)
-		case "loader":
-			before = append(before, v)
-		case "cached":
-			cached = append(cached, v)
+	for i, d := range rep.StepTimes {
+		switch {
+		case i > 0 && i < rep.Switch:
+			before = append(before, float64(d))
+		case i > rep.Switch:
+			cached = append(cached, float64(d))
 		}
-		rep.StepTimes = append(rep.StepTimes, time.Duration(v))
 	}
-	if rep.Switch < 0 || len(before) == 0 || len(cached) == 0 {
-		return rep, &FileError{Path: f.path, Err: fmt.Errorf("the %s analysis lacks the steps of a phase", impl)}
+	if rep.Switch >= len(rep.StepTimes) || len(before) == 0 || len(cached) == 0 {
+		return rep, &FileError{Path: f.path, Err: fmt.Errorf("the %s analysis lacks the steps of a phase", a.Transforms)}
 	}
 	rep.Before, rep.After = estimate000(before), estimate000(cached)
 	return rep, nil
-}
-
-// stages000 reads one transform's pipeline stages and their queues.
-func stages000(f *resultFile, impl string) pipeline.Stats {
-	var stats pipeline.Stats
-	for _, r := range f.records("HeadspaceStage", "transforms", impl) {
-		v := func(unit string) float64 { x, _ := value(r.r, unit); return x }
-		name := r.parts["stage"]
-		stats.Stages = append(stats.Stages, pipeline.StageStats{Name: name, Workers: int(v("workers")), Tasks: int64(v("tasks")),
-			Total: time.Duration(v("total-ns")), Average: time.Duration(v("average-ns"))})
-		stats.Queues = append(stats.Queues, pipeline.QueueStats{Name: name, Occupancy: v("occupancy")})
-	}
-	return stats
 }
 
 // why000 says what a transform implementation is.
@@ -318,4 +307,20 @@ func durText(d time.Duration) string {
 		return fmt.Sprintf("%.2f ms", float64(d)/1e6)
 	}
 	return fmt.Sprintf("%.1f µs", float64(d)/1e3)
+}
+
+// decoded is the outcome of a typed experiment read back from f's
+// records by its codec (workloads.Codec): the typed reports (000, 002,
+// 004) render from it, never from names parsed as strings. A file whose
+// records are not the experiment's is a *FileError.
+func decoded[R any](f *resultFile, c workloads.Codec[R]) (R, error) {
+	recs := make([]*benchfmt.Result, len(f.recs))
+	for i, r := range f.recs {
+		recs[i] = r.r
+	}
+	out, err := c.Decode(recs)
+	if err != nil {
+		return out, &FileError{Path: f.path, Err: err}
+	}
+	return out, nil
 }

@@ -79,17 +79,36 @@ func render002(f *resultFile, p *page) ([]byte, error) {
 		times(raw), impl, crop, batch, batches, prefetch, plural(res.Repeats, "run"))
 	res.Command = fmt.Sprintf("headspace loaders --mode %s --workers %s --batches %d --batch %d --raw-size %s --crop %d --transforms %s",
 		strings.Join(modes, ","), joinInts(workers), batches, batch, raw, crop, impl)
+	out, err := decoded(f, workloads.Loaders{}.Codec())
+	if err != nil {
+		return nil, err
+	}
 	var medians []loadbench.Measurement
 	for _, mode := range modes {
 		for _, w := range workers {
-			recs := f.records("Loaders", "mode", mode, "workers", fmt.Sprint(w))
-			pt := LoaderPoint{Mode: mode, Workers: w, TTFB: durations(values(recs, "ttfb-ns")),
-				SamplesPerSec: values(recs, "samples/s"), PeakRSS: values(recs, "peak-rss-B"), CPU: values(recs, "cpu-s")}
+			pt := LoaderPoint{Mode: mode, Workers: w}
+			for _, m := range out.Measurements {
+				if m.Point != (loadbench.Point{Mode: mode, Workers: w}) {
+					continue
+				}
+				pt.TTFB = append(pt.TTFB, m.TTFB)
+				pt.SamplesPerSec = append(pt.SamplesPerSec, m.SamplesPerSec)
+				if m.PeakRSS >= 0 {
+					pt.PeakRSS = append(pt.PeakRSS, float64(m.PeakRSS))
+				}
+				pt.CPU = append(pt.CPU, m.CPU.Seconds())
+			}
 			res.Points = append(res.Points, pt)
 			medians = append(medians, loadbench.Measurement{Point: loadbench.Point{Mode: mode, Workers: w},
 				TTFB: time.Duration(pt.ttfbMs() * 1e6), SamplesPerSec: summary.Median(pt.SamplesPerSec)})
 		}
-		res.Training = append(res.Training, TrainingRun{Mode: mode, Runs: values(f.records("LoadersTraining", "mode", mode), "steps/s")})
+		run := TrainingRun{Mode: mode}
+		for _, t := range out.Training {
+			if t.Mode == mode {
+				run.Runs = append(run.Runs, t.StepsPerSec)
+			}
+		}
+		res.Training = append(res.Training, run)
 	}
 	// loadbench's two figures, from the medians.
 	base, link := p.figure("002", "loaders")

@@ -78,18 +78,29 @@ func render004(f *resultFile, p *page) ([]byte, error) {
 	if err := f.check(); err != nil {
 		return nil, err
 	}
+	out, err := decoded(f, workloads.Sim{}.Codec())
+	if err != nil {
+		return nil, err
+	}
 	for _, row := range sim004Runs() {
-		recs := f.records("Sim", "load", row.Load.String(), "dist", row.Dist)
-		counts := values(recs, "batches")
+		var counts []float64
+		var first []workloads.SimRun
+		for _, r := range out.Runs {
+			if r.Load != row.Load || r.Dist != row.Dist {
+				continue
+			}
+			counts = append(counts, float64(r.Batches))
+			if r.Seed == 1 {
+				first = append(first, r)
+			}
+		}
 		if len(counts) != seeds {
 			return nil, &FileError{Path: f.path, Err: fmt.Errorf("load %v %s: %d seeds, the configuration says %d", row.Load, row.Dist, len(counts), seeds)}
 		}
-		first := f.records("Sim", "load", row.Load.String(), "dist", row.Dist, "seed", "1")
-		batches, idle := values(first, "batches"), values(first, "model-idle-%")
-		if len(batches) != 1 || len(idle) != 1 {
+		if len(first) != 1 {
 			return nil, &FileError{Path: f.path, Err: fmt.Errorf("load %v %s: no single seed 1", row.Load, row.Dist)}
 		}
-		row.Seeds, row.Seed1, row.Idle = seeds, int(batches[0]), idle[0]/100
+		row.Seeds, row.Seed1, row.Idle = seeds, first[0].Batches, first[0].IdlePercent/100
 		row.Mean = summary.Mean(counts)
 		if seeds > 1 {
 			row.SD = summary.StdDev(counts)

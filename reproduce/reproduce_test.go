@@ -162,6 +162,9 @@ func TestRebuildRefusesBadFiles(t *testing.T) {
 		{"a setting missing", strings.Replace(string(good), "seeds: ", "zeeds: ", 1), `no "seeds" configuration line`},
 		{"a bad setting", strings.Replace(string(good), "seeds: 2", "seeds: two", 1), `seeds: "two" is not an integer`},
 		{"a seed missing", regexp.MustCompile(`(?m)^BenchmarkSim/load=2s/dist=constant/seed=2 .*\n`).ReplaceAllString(string(good), ""), "1 seeds, the configuration says 2"},
+		{"another experiment's records", regexp.MustCompile(`(?m)^BenchmarkSim/load=2s/dist=constant/seed=2 .*$`).ReplaceAllString(string(good), "BenchmarkLoaders/mode=goroutine/workers=1 3 370836 ttfb-ns 149114 samples/s 0.0004 cpu-s"),
+			"BenchmarkLoaders/mode=goroutine/workers=1: not a record of Sim (its benchmarks: Sim)"},
+		{"a record's name without a key", strings.Replace(string(good), "BenchmarkSim/load=2s/dist=constant/seed=2 ", "BenchmarkSim/load=2s/seed=2 ", 1), "BenchmarkSim/load=2s/seed=2: a record of Sim without its key dist"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			from := t.TempDir()

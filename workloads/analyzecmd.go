@@ -122,14 +122,12 @@ func runAnalyze(ctx context.Context, args []string, stdout, stderr io.Writer) er
 		cfg.StatsEvery, cfg.StatsLog = *every, stderr
 	}
 	h := Headspace{Analysis: cfg, Transforms: []string{*impl}}
-	env := Env{Device: dev}
-	var rep analysis.Report
-	env.Details.Analysis = func(r analysis.Report) { rep = r }
-	recs, err := h.Run(ctx, env)
+	o, err := h.Measure(ctx, Env{Device: dev})
 	s.Finish() // an interrupted analysis keeps nothing: no report without both phases
 	if err != nil {
 		return err
 	}
+	rep, recs := o.Analyses[0].Report, h.Codec().Encode(o)
 	rep.WriteText(stdout)
 	if err := writeAnalysisFiles(stdout, rep, plotBase, *plotPath != "", *statsJSON); err != nil {
 		return err

@@ -2,19 +2,19 @@ package workloads
 
 import (
 	"github.com/headspace-bench/headspace/cuda"
-	"github.com/headspace-bench/headspace/harness/analysis"
-	"github.com/headspace-bench/headspace/harness/loadbench"
 	"github.com/headspace-bench/headspace/harness/peer"
 	"github.com/headspace-bench/headspace/harness/resultfile"
-	"github.com/headspace-bench/headspace/harness/sim"
 	"github.com/headspace-bench/headspace/harness/timeline"
 	"github.com/headspace-bench/headspace/harness/whatif"
 )
 
 // Details are the typed hooks through which an experiment passes what it
 // measured beside its records, as it is made: what a command prints or
-// draws that the records do not hold (a whole analysis.Report, a
-// *sim.Result with its timeline, the what-if model's profile). Each field
+// draws that the records do not hold (a ladder point's run, the what-if
+// model's profile, a Caching's timeline). A Typed experiment (Sim,
+// Loaders, Headspace; typed.go) has none: what it measured is the value
+// its Measure returns; the others use these hooks until they are
+// converted. Each field
 // is one type, its comment naming the experiment that sends it, so which
 // types an experiment sends is in the code, and the compiler checks the
 // type of every hook a caller sets (an any-typed hook let a subscriber of the
@@ -25,15 +25,8 @@ type Details struct {
 	Point func(PointRun)
 	// Node receives each run of a Node's point, before its records.
 	Node func(NodeRun)
-	// Analysis receives a Headspace run's whole report, after its records.
-	Analysis func(analysis.Report)
-	// Loader receives each Loaders measurement as it is made.
-	Loader func(loadbench.Measurement)
 	// OnDisk receives each run of an OnDisk case, after its record.
 	OnDisk func(OnDiskResult)
-	// Sim receives each Sim seed's result, with its timeline, after its
-	// record.
-	Sim func(*sim.Result)
 
 	// Timeline receives the timeline of a Caching's first run of step
 	// (a) at level none, after that run.

@@ -31,8 +31,9 @@ type Experiment interface {
 	Settings() []resultfile.Config
 	// Run measures the experiment in env and returns its records, in the
 	// order they were made; each is also passed to env.Result as it is
-	// made. It stops at the first error, or when ctx is done, returning
-	// the records made before.
+	// made (a Typed experiment's once it has measured: RunTyped). It
+	// stops at the first error, or when ctx is done, returning the
+	// records made before.
 	Run(ctx context.Context, env Env) ([]*benchfmt.Result, error)
 }
 
@@ -87,7 +88,8 @@ type Env struct {
 	Record func(name string) bool
 	// Details receive what an experiment measured beside its records,
 	// typed, as it is made: one hook per type, named with the experiment
-	// that sends it.
+	// that sends it. A Typed experiment sends none: what it measured is
+	// its Measure's value.
 	Details Details
 }
 

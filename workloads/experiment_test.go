@@ -163,7 +163,8 @@ func TestLadderShards(t *testing.T) {
 
 // TestSimOneCase is `headspace sim`'s experiment: one case, no Dists, no
 // Seeds, simulated exactly as its Config says (its distribution, spread
-// and seed), its *sim.Result passed to Detail beside its record.
+// and seed), its *sim.Result in the outcome Measure returns, and Run's
+// record its encoding.
 func TestSimOneCase(t *testing.T) {
 	c := sim.Config{Loaders: 3, Load: 700 * time.Millisecond, LoadDist: sim.Normal, LoadStddev: 50 * time.Millisecond,
 		Step: 100 * time.Millisecond, Duration: 5 * time.Second, Prefetch: 2, Seed: 7}
@@ -171,10 +172,12 @@ func TestSimOneCase(t *testing.T) {
 	if runs := s.Runs(); len(runs) != 1 || runs[0] != c {
 		t.Fatalf("runs %+v, want the case as it is", runs)
 	}
-	var env Env
-	var got []*sim.Result
-	env.Details.Sim = func(r *sim.Result) { got = append(got, r) }
-	recs, err := s.Run(context.Background(), env)
+	out, err := s.Measure(context.Background(), Env{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var streamed []*benchfmt.Result
+	recs, err := s.Run(context.Background(), Env{Result: func(r *benchfmt.Result) error { streamed = append(streamed, r); return nil }})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -182,8 +185,11 @@ func TestSimOneCase(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(recs) != 1 || len(got) != 1 || got[0].Batches != want.Batches || got[0].ModelIdle != want.ModelIdle {
-		t.Fatalf("%d records, %d results; want one, as sim.Run gives", len(recs), len(got))
+	if len(recs) != 1 || len(out.Runs) != 1 || out.Runs[0].Result == nil || out.Runs[0].Result.Batches != want.Batches || out.Runs[0].Result.ModelIdle != want.ModelIdle {
+		t.Fatalf("%d records, %d runs; want one, as sim.Run gives", len(recs), len(out.Runs))
+	}
+	if !reflect.DeepEqual(streamed, recs) {
+		t.Errorf("env.Result got %d records, Run returned %d: want the same", len(streamed), len(recs))
 	}
 	if name := string(recs[0].Name); !strings.Contains(name, "dist=normal/seed=7") {
 		t.Errorf("record %s: want the case's distribution and seed", name)

@@ -11,6 +11,7 @@ import (
 
 	"github.com/headspace-bench/headspace/datasets/transforms"
 	"github.com/headspace-bench/headspace/harness/analysis"
+	"github.com/headspace-bench/headspace/harness/pipeline"
 	"github.com/headspace-bench/headspace/harness/resultfile"
 )
 
@@ -64,16 +65,29 @@ func (Headspace) Name() string { return "Headspace" }
 // Document is "000" (and its source, 001).
 func (Headspace) Document() string { return "000" }
 
-// Run runs the analysis once per transform implementation on one device
-// of env and returns each one's records (HeadspaceRecords). Each
-// analysis's whole analysis.Report (the plot, the stage statistics, the
-// verdict) goes to env.Details after its records.
-func (h Headspace) Run(ctx context.Context, env Env) ([]*benchfmt.Result, error) {
-	var out []*benchfmt.Result
-	keep := env.collect(&out)
+// HeadspaceOutcome is what a Headspace measured: one analysis per
+// transform implementation, in order.
+type HeadspaceOutcome struct {
+	Analyses []HeadspaceAnalysis
+}
+
+// HeadspaceAnalysis is one analysis: its transform implementation and
+// its whole report. Its records (HeadspaceCodec) hold the report's
+// StepTimes and Switch, its Verdict's Wait and Wall, and its Stats' stages
+// (Name, Workers, Tasks, Total, Average) with their output queues (Name,
+// the stage's; Occupancy); a decoded report has those alone.
+type HeadspaceAnalysis struct {
+	Transforms string
+	Report     analysis.Report
+}
+
+// Measure runs the analysis once per transform implementation on one
+// device of env.
+func (h Headspace) Measure(ctx context.Context, env Env) (HeadspaceOutcome, error) {
+	var out HeadspaceOutcome
 	dev, err := env.device().Open(true)
 	if err != nil {
-		return nil, fmt.Errorf("opening the device: %w", err)
+		return out, fmt.Errorf("opening the device: %w", err)
 	}
 	defer dev.Close()
 	for _, impl := range h.Transforms {
@@ -84,14 +98,126 @@ func (h Headspace) Run(ctx context.Context, env Env) ([]*benchfmt.Result, error)
 		if err != nil {
 			return out, fmt.Errorf("analysis with %s transforms: %w", impl, err)
 		}
-		for _, r := range HeadspaceRecords(impl, rep) {
-			if err := keep(r); err != nil {
-				return out, err
-			}
-		}
-		send(env.Details.Analysis, rep)
+		out.Analyses = append(out.Analyses, HeadspaceAnalysis{Transforms: impl, Report: rep})
 	}
 	return out, nil
+}
+
+// Run runs the analyses (Measure) and returns their records
+// (HeadspaceCodec).
+func (h Headspace) Run(ctx context.Context, env Env) ([]*benchfmt.Result, error) {
+	return RunTyped[HeadspaceOutcome](ctx, h, env)
+}
+
+// Codec is HeadspaceCodec.
+func (Headspace) Codec() Codec[HeadspaceOutcome] { return HeadspaceCodec }
+
+var _ Typed[HeadspaceOutcome] = Headspace{}
+
+// HeadspaceCodec is a Headspace's records codec: each analysis's
+// records (HeadspaceRecords), one analysis after another.
+var HeadspaceCodec = Codec[HeadspaceOutcome]{
+	Experiment: "Headspace",
+	Keys: map[string][]string{
+		"Headspace":      {"transforms", "phase"},
+		"HeadspaceInput": {"transforms"},
+		"HeadspaceStage": {"transforms", "stage"},
+	},
+	encode: func(o HeadspaceOutcome) []*benchfmt.Result {
+		var out []*benchfmt.Result
+		for _, a := range o.Analyses {
+			out = append(out, HeadspaceRecords(a.Transforms, a.Report)...)
+		}
+		return out
+	},
+	decode: decodeHeadspace,
+}
+
+// decodeHeadspace reads the analyses back from their records, in the
+// order their transforms first appear: every step with its phase (which
+// must be the one its place gives: fill, loader…, switch, cached…), the
+// one input record, and the stages.
+func decodeHeadspace(recs []Record) (HeadspaceOutcome, error) {
+	var out HeadspaceOutcome
+	at := map[string]int{}
+	inputs := map[string]int{}
+	for _, rec := range recs {
+		impl := rec.Keys["transforms"]
+		i, ok := at[impl]
+		if !ok {
+			i = len(out.Analyses)
+			at[impl] = i
+			out.Analyses = append(out.Analyses, HeadspaceAnalysis{Transforms: impl, Report: analysis.Report{Switch: -1}})
+		}
+		rep := &out.Analyses[i].Report
+		switch rec.Benchmark {
+		case "Headspace":
+			v, err := rec.Value("ns/op")
+			if err != nil {
+				return out, err
+			}
+			phase := rec.Keys["phase"]
+			if phase == "switch" {
+				if rep.Switch >= 0 {
+					return out, fmt.Errorf("%s: a second switch", fullName(rec.Result))
+				}
+				rep.Switch = len(rep.StepTimes)
+			}
+			rep.StepTimes = append(rep.StepTimes, time.Duration(v))
+			if want := headspacePhase(len(rep.StepTimes)-1, rep.Switch); phase != want {
+				return out, fmt.Errorf("%s: step %d of the %s analysis in phase %s, want %s", fullName(rec.Result), len(rep.StepTimes)-1, impl, phase, want)
+			}
+		case "HeadspaceInput":
+			wait, err := rec.Value("input-wait-ns")
+			if err != nil {
+				return out, err
+			}
+			wall, err := rec.Value("wall-ns")
+			if err != nil {
+				return out, err
+			}
+			inputs[impl]++
+			rep.Verdict.Wait, rep.Verdict.Wall = time.Duration(wait), time.Duration(wall)
+		case "HeadspaceStage":
+			var v [5]float64
+			for j, unit := range []string{"tasks", "workers", "total-ns", "average-ns", "occupancy"} {
+				x, err := rec.Value(unit)
+				if err != nil {
+					return out, err
+				}
+				v[j] = x
+			}
+			name := rec.Keys["stage"]
+			rep.Stats.Stages = append(rep.Stats.Stages, pipeline.StageStats{Name: name, Tasks: int64(v[0]), Workers: int(v[1]),
+				Total: time.Duration(v[2]), Average: time.Duration(v[3])})
+			rep.Stats.Queues = append(rep.Stats.Queues, pipeline.QueueStats{Name: name, Occupancy: v[4]})
+		}
+	}
+	for i := range out.Analyses {
+		a := &out.Analyses[i]
+		if n := inputs[a.Transforms]; n != 1 {
+			return out, fmt.Errorf("the %s analysis has %d input records, want one", a.Transforms, n)
+		}
+		if a.Report.Switch < 0 {
+			a.Report.Switch = len(a.Report.StepTimes) // no step of the switch: every step was fed by the loader
+		}
+	}
+	return out, nil
+}
+
+// headspacePhase is the phase of step i of an analysis whose switch is
+// step sw (-1 while it is not known): fill for the first, loader before
+// the switch, switch, cached after it.
+func headspacePhase(i, sw int) string {
+	switch {
+	case i == 0:
+		return "fill"
+	case sw < 0 || i < sw:
+		return "loader"
+	case i == sw:
+		return "switch"
+	}
+	return "cached"
 }
 
 // HeadspaceRecords is one analysis's records: every step in order
@@ -104,7 +230,6 @@ func (h Headspace) Run(ctx context.Context, env Env) ([]*benchfmt.Result, error)
 // average-ns, and occupancy, of its output queue), from which the
 // verdict is judged again (analysis.Judge).
 func HeadspaceRecords(impl string, rep analysis.Report) []*benchfmt.Result {
-	prefix := "BenchmarkHeadspace/transforms=" + impl + "/phase="
 	var out []*benchfmt.Result
 	for i, d := range rep.StepTimes {
 		phase := "loader"
@@ -116,17 +241,17 @@ func HeadspaceRecords(impl string, rep analysis.Report) []*benchfmt.Result {
 		case i > rep.Switch:
 			phase = "cached"
 		}
-		out = append(out, &benchfmt.Result{Name: benchfmt.Name(prefix + phase), Iters: 1,
+		out = append(out, &benchfmt.Result{Name: benchfmt.Name(resultfile.BenchName("Headspace/transforms="+impl+"/phase="+phase, 1)), Iters: 1,
 			Values: []benchfmt.Value{{Value: float64(d), Unit: "ns/op"}}})
 	}
-	out = append(out, &benchfmt.Result{Name: benchfmt.Name("BenchmarkHeadspaceInput/transforms=" + impl), Iters: 1,
+	out = append(out, &benchfmt.Result{Name: benchfmt.Name(resultfile.BenchName("HeadspaceInput/transforms="+impl, 1)), Iters: 1,
 		Values: []benchfmt.Value{{Value: float64(rep.Verdict.Wait), Unit: "input-wait-ns"}, {Value: float64(rep.Verdict.Wall), Unit: "wall-ns"}}})
 	for i, st := range rep.Stats.Stages {
 		occ := 0.0
 		if i < len(rep.Stats.Queues) {
 			occ = rep.Stats.Queues[i].Occupancy
 		}
-		out = append(out, &benchfmt.Result{Name: benchfmt.Name("BenchmarkHeadspaceStage/transforms=" + impl + "/stage=" + st.Name), Iters: 1,
+		out = append(out, &benchfmt.Result{Name: benchfmt.Name(resultfile.BenchName("HeadspaceStage/transforms="+impl+"/stage="+st.Name, 1)), Iters: 1,
 			Values: []benchfmt.Value{{Value: float64(st.Tasks), Unit: "tasks"}, {Value: float64(st.Workers), Unit: "workers"},
 				{Value: float64(st.Total), Unit: "total-ns"}, {Value: float64(st.Average), Unit: "average-ns"}, {Value: occ, Unit: "occupancy"}}})
 	}

@@ -3,8 +3,11 @@ package workloads
 import (
 	"context"
 	"fmt"
+	"math"
 	"runtime"
+	"strconv"
 	"strings"
+	"time"
 
 	"golang.org/x/perf/benchfmt"
 
@@ -134,33 +137,55 @@ func joinInts(v []int) string {
 	return strings.Join(s, ",")
 }
 
-// Run measures every mode at every worker count, Repeats times over
-// (BenchmarkLoaders/mode=…/workers=…, each loadbench.Measurement also to
-// env.Details as it is made), then trains on env's device fed by each
-// mode's loader TrainRuns times over (BenchmarkLoadersTraining/…).
-// Process workers start as env.Worker says.
-func (l Loaders) Run(ctx context.Context, env Env) ([]*benchfmt.Result, error) {
-	var out []*benchfmt.Result
-	keep := env.collect(&out)
+// LoadersOutcome is what a Loaders measured: every measurement of its
+// sweeps, repeat after repeat (BenchmarkLoaders/mode=…/workers=…), then
+// every training run (BenchmarkLoadersTraining/mode=…/workers=…).
+type LoadersOutcome struct {
+	// Measurements are the loaders' measurements; a decoded one has no
+	// Samples (the records hold its samples/s only).
+	Measurements []loadbench.Measurement
+	Training     []LoadersTraining
+}
+
+// LoadersTraining is one run of the training loop fed by a mode's
+// loader.
+type LoadersTraining struct {
+	Mode    string
+	Workers int
+	// Steps are the measured steps (at least 1: the record's iterations).
+	Steps       int
+	StepsPerSec float64
+}
+
+// Measure is MeasureEach with no callback.
+func (l Loaders) Measure(ctx context.Context, env Env) (LoadersOutcome, error) {
+	return l.MeasureEach(ctx, env, nil)
+}
+
+// MeasureEach measures every mode at every worker count, Repeats times
+// over, passing each loadbench.Measurement to each (if not nil) as it is
+// made, then trains on env's device fed by each mode's loader TrainRuns
+// times over. Process workers start as env.Worker says.
+//
+// each is the live line of `headspace loaders` (a line on stderr per
+// measurement while the sweep runs): an argument, typed, of the one
+// method that streams, rather than a field of the specification (the
+// values that change a number) or of Env (what every experiment shares).
+func (l Loaders) MeasureEach(ctx context.Context, env Env, each func(loadbench.Measurement)) (LoadersOutcome, error) {
+	var out LoadersOutcome
 	if env.Worker.Exe != "" {
 		l.Config.Worker = env.Worker
 	}
 	if err := l.Config.Validate(); err != nil {
-		return nil, err
+		return out, err
 	}
 	for rep := range l.Repeats {
 		env.start(fmt.Sprintf("loaders, run %d/%d", rep+1, l.Repeats))
-		// Every measurement goes to env.Details as it is made (a
-		// command's live line); the records follow the sweep in its order.
-		ms, err := loadbench.Sweep(ctx, l.Config, l.Modes, l.Workers, func(m loadbench.Measurement) { send(env.Details.Loader, m) })
+		ms, err := loadbench.Sweep(ctx, l.Config, l.Modes, l.Workers, each)
 		if err != nil {
-			return out, err
+			return out, err // a sweep's measurements are kept whole or not at all
 		}
-		for _, m := range ms {
-			if err := keep(m.Benchmark()); err != nil {
-				return out, err
-			}
-		}
+		out.Measurements = append(out.Measurements, ms...)
 	}
 	if l.TrainRuns == 0 {
 		return out, nil
@@ -192,12 +217,77 @@ func (l Loaders) Run(ctx context.Context, env Env) ([]*benchfmt.Result, error) {
 			if err != nil {
 				return out, fmt.Errorf("training with the %s loader: %w", mode, err)
 			}
-			rec := &benchfmt.Result{Name: benchfmt.Name(fmt.Sprintf("BenchmarkLoadersTraining/mode=%s/workers=%d", mode, l.Train.Workers)),
-				Iters: max(r.Steps, 1), Values: []benchfmt.Value{{Value: r.StepsPerSec(), Unit: "steps/s"}}}
-			if err := keep(rec); err != nil {
-				return out, err
-			}
+			out.Training = append(out.Training, LoadersTraining{Mode: mode, Workers: l.Train.Workers, Steps: max(r.Steps, 1), StepsPerSec: r.StepsPerSec()})
 		}
 	}
 	return out, nil
+}
+
+// Run measures the sweep and the training (Measure) and returns their
+// records (LoadersCodec).
+func (l Loaders) Run(ctx context.Context, env Env) ([]*benchfmt.Result, error) {
+	return RunTyped[LoadersOutcome](ctx, l, env)
+}
+
+// Codec is LoadersCodec.
+func (Loaders) Codec() Codec[LoadersOutcome] { return LoadersCodec }
+
+var _ Typed[LoadersOutcome] = Loaders{}
+
+// LoadersCodec is a Loaders's records codec: a record a measurement,
+// BenchmarkLoaders/mode=…/workers=… with ttfb-ns, samples/s, peak-rss-B
+// and cpu-s (loadbench.Measurement.Benchmark), then a record a training
+// run, BenchmarkLoadersTraining/mode=…/workers=… with steps/s.
+var LoadersCodec = Codec[LoadersOutcome]{
+	Experiment: "Loaders",
+	Keys:       map[string][]string{"Loaders": {"mode", "workers"}, "LoadersTraining": {"mode", "workers"}},
+	encode: func(o LoadersOutcome) []*benchfmt.Result {
+		var out []*benchfmt.Result
+		for _, m := range o.Measurements {
+			out = append(out, m.Benchmark())
+		}
+		for _, t := range o.Training {
+			out = append(out, &benchfmt.Result{Name: benchfmt.Name(resultfile.BenchName(fmt.Sprintf("LoadersTraining/mode=%s/workers=%d", t.Mode, t.Workers), 1)),
+				Iters: t.Steps, Values: []benchfmt.Value{{Value: t.StepsPerSec, Unit: "steps/s"}}})
+		}
+		return out
+	},
+	decode: func(recs []Record) (LoadersOutcome, error) {
+		var out LoadersOutcome
+		for _, rec := range recs {
+			workers, err := strconv.Atoi(rec.Keys["workers"])
+			if err != nil {
+				return out, fmt.Errorf("%s: workers: %w", fullName(rec.Result), err)
+			}
+			if rec.Benchmark == "LoadersTraining" {
+				sps, err := rec.Value("steps/s")
+				if err != nil {
+					return out, err
+				}
+				out.Training = append(out.Training, LoadersTraining{Mode: rec.Keys["mode"], Workers: workers, Steps: rec.Iters, StepsPerSec: sps})
+				continue
+			}
+			if len(out.Training) > 0 {
+				return out, fmt.Errorf("%s: a measurement after the training runs", fullName(rec.Result))
+			}
+			m := loadbench.Measurement{Point: loadbench.Point{Mode: rec.Keys["mode"], Workers: workers}, Batches: rec.Iters, PeakRSS: -1}
+			ttfb, err := rec.Value("ttfb-ns")
+			if err != nil {
+				return out, err
+			}
+			if m.SamplesPerSec, err = rec.Value("samples/s"); err != nil {
+				return out, err
+			}
+			cpu, err := rec.Value("cpu-s")
+			if err != nil {
+				return out, err
+			}
+			if rss, ok := resultfile.Value(rec.Result, "peak-rss-B"); ok {
+				m.PeakRSS = int64(rss)
+			}
+			m.TTFB, m.CPU = time.Duration(ttfb), time.Duration(math.Round(cpu*1e9))
+			out.Measurements = append(out.Measurements, m)
+		}
+		return out, nil
+	},
 }

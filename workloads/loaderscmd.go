@@ -152,19 +152,16 @@ func (f *loadersFlags) run(ctx context.Context, exp Loaders, exe string, results
 	if err != nil {
 		return err
 	}
-	run := Env{Worker: procloader.Options{Exe: exe}}
-	var ms []loadbench.Measurement
-	run.Details.Loader = func(m loadbench.Measurement) {
-		ms = append(ms, m)
+	o, err := exp.MeasureEach(ctx, Env{Worker: procloader.Options{Exe: exe}}, func(m loadbench.Measurement) {
 		fmt.Fprintf(stderr, "%s: TTFB %v, %.0f samples/s\n", m.BenchName(), m.TTFB.Round(1e5), m.SamplesPerSec)
-	}
-	rs, err := exp.Run(ctx, run)
+	})
 	if perr := stopProfile(err != nil); err == nil {
 		err = perr
 	}
 	if err != nil {
 		return err
 	}
+	ms, rs := o.Measurements, exp.Codec().Encode(o)
 	cfg := exp.Config.Pipeline
 	fmt.Fprintf(stdout, "batch %d, raw %dx%d, crop %d, %s transforms, %d batches per run\n%s\n", f.batch, cfg.Dataset.Width, cfg.Dataset.Height, f.crop, f.impl, f.batches, cli.Describe(ctx, cfg))
 	if err := loadbench.WriteText(stdout, ms); err != nil {

@@ -3,6 +3,7 @@ package workloads
 import (
 	"context"
 	"fmt"
+	"strconv"
 	"time"
 
 	"golang.org/x/perf/benchfmt"
@@ -135,36 +136,113 @@ func (s Sim) Runs() []sim.Config {
 	return out
 }
 
-// Run simulates every run (Runs) and returns their records:
-// BenchmarkSim/load=…/dist=…/seed=… with batches, model-idle-% and queue.
-// Each run's whole *sim.Result (its timeline, its animation's source) goes
-// to env.Details after its record.
-func (s Sim) Run(ctx context.Context, env Env) ([]*benchfmt.Result, error) {
-	var out []*benchfmt.Result
-	keep := env.collect(&out)
+// SimOutcome is what a Sim measured: every run, in the order Runs
+// makes them.
+type SimOutcome struct {
+	Runs []SimRun
+}
+
+// SimRun is one simulation of a Sim: its case's load time, load-time
+// distribution and seed (its record's name, BenchmarkSim/load=…/dist=…/seed=…),
+// and its figures (the record's values).
+type SimRun struct {
+	Load time.Duration
+	Dist string
+	Seed uint64
+	// Batches are the batches trained in the duration.
+	Batches int
+	// IdlePercent is the model's idle time, in percent.
+	IdlePercent float64
+	// Queue is the mean length of the ready queue.
+	Queue float64
+	// Result is the whole simulation (its timeline, its animation's
+	// source), which the records do not hold: nil when decoded.
+	Result *sim.Result
+}
+
+// Measure simulates every run (Runs), each passed to env.Start by its
+// name (Sim/load=…/dist=…/seed=…) as it begins.
+func (s Sim) Measure(ctx context.Context, env Env) (SimOutcome, error) {
+	var out SimOutcome
 	for _, c := range s.Runs() {
 		if err := ctx.Err(); err != nil {
 			return out, err
 		}
-		name := fmt.Sprintf("Sim/load=%v/dist=%s/seed=%d", c.Load, c.LoadDist, c.Seed)
+		run := SimRun{Load: c.Load, Dist: c.LoadDist, Seed: c.Seed}
+		name := run.name()
 		env.start(name)
 		r, err := sim.Run(c)
 		if err != nil {
 			return out, fmt.Errorf("%s: %w", name, err)
 		}
-		err = keep(&benchfmt.Result{
-			Name:  benchfmt.Name("Benchmark" + name),
-			Iters: 1,
-			Values: []benchfmt.Value{
-				{Value: float64(r.Batches), Unit: "batches"},
-				{Value: 100 * r.ModelIdle, Unit: "model-idle-%"},
-				{Value: r.MeanQueueLength, Unit: "queue"},
-			},
-		})
-		if err != nil {
-			return out, err
-		}
-		send(env.Details.Sim, r)
+		run.Batches, run.IdlePercent, run.Queue, run.Result = r.Batches, 100*r.ModelIdle, r.MeanQueueLength, r
+		out.Runs = append(out.Runs, run)
 	}
 	return out, nil
+}
+
+// name is the run's benchmark name, without "Benchmark".
+func (r SimRun) name() string {
+	return fmt.Sprintf("Sim/load=%v/dist=%s/seed=%d", r.Load, r.Dist, r.Seed)
+}
+
+// Run simulates every run (Runs) and returns their records (SimCodec):
+// BenchmarkSim/load=…/dist=…/seed=… with batches, model-idle-% and queue.
+func (s Sim) Run(ctx context.Context, env Env) ([]*benchfmt.Result, error) {
+	return RunTyped[SimOutcome](ctx, s, env)
+}
+
+// Codec is SimCodec.
+func (Sim) Codec() Codec[SimOutcome] { return SimCodec }
+
+var _ Typed[SimOutcome] = Sim{}
+
+// SimCodec is a Sim's records codec: one record a run,
+// BenchmarkSim/load=…/dist=…/seed=… with its batches, model-idle-% and
+// queue; a decoded run has no Result.
+var SimCodec = Codec[SimOutcome]{
+	Experiment: "Sim",
+	Keys:       map[string][]string{"Sim": {"load", "dist", "seed"}},
+	encode: func(o SimOutcome) []*benchfmt.Result {
+		var out []*benchfmt.Result
+		for _, r := range o.Runs {
+			out = append(out, &benchfmt.Result{
+				Name:  benchfmt.Name(resultfile.BenchName(r.name(), 1)),
+				Iters: 1,
+				Values: []benchfmt.Value{
+					{Value: float64(r.Batches), Unit: "batches"},
+					{Value: r.IdlePercent, Unit: "model-idle-%"},
+					{Value: r.Queue, Unit: "queue"},
+				},
+			})
+		}
+		return out
+	},
+	decode: func(recs []Record) (SimOutcome, error) {
+		var out SimOutcome
+		for _, rec := range recs {
+			load, err := time.ParseDuration(rec.Keys["load"])
+			if err != nil {
+				return out, fmt.Errorf("%s: load: %w", fullName(rec.Result), err)
+			}
+			seed, err := strconv.ParseUint(rec.Keys["seed"], 10, 64)
+			if err != nil {
+				return out, fmt.Errorf("%s: seed: %w", fullName(rec.Result), err)
+			}
+			run := SimRun{Load: load, Dist: rec.Keys["dist"], Seed: seed}
+			batches, err := rec.Value("batches")
+			if err != nil {
+				return out, err
+			}
+			if run.IdlePercent, err = rec.Value("model-idle-%"); err != nil {
+				return out, err
+			}
+			if run.Queue, err = rec.Value("queue"); err != nil {
+				return out, err
+			}
+			run.Batches = int(batches)
+			out.Runs = append(out.Runs, run)
+		}
+		return out, nil
+	},
 }

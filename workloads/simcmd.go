@@ -64,12 +64,11 @@ func runSim(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 		return err
 	}
 	// One case, as the flags set it: its own distribution, spread and seed.
-	var env Env
-	var r *sim.Result
-	env.Details.Sim = func(res *sim.Result) { r = res }
-	if _, err := (Sim{Cases: []SimCase{{Config: c}}, GIFTick: *gifTick}).Run(ctx, env); err != nil {
+	out, err := (Sim{Cases: []SimCase{{Config: c}}, GIFTick: *gifTick}).Measure(ctx, Env{})
+	if err != nil {
 		return err
 	}
+	r := out.Runs[0].Result
 	if err := r.Summary(stdout); err != nil {
 		return err
 	}

@@ -1,0 +1,180 @@
+package workloads
+
+import (
+	"context"
+	"fmt"
+	"maps"
+	"slices"
+	"strings"
+
+	"golang.org/x/perf/benchfmt"
+	"golang.org/x/perf/benchproc"
+
+	"github.com/headspace-bench/headspace/harness/resultfile"
+)
+
+// Typed is an experiment whose outcome is a value of its own type R
+// (issue 42; after golang.org/x/benchmarks/sweet, whose benchmarks each
+// own their results' type): Measure makes R, what it measured, whole —
+// what a command prints or draws from, its records' figures and what
+// the records do not hold (a *sim.Result's timeline, an
+// analysis.Report's plot); Codec is R's records codec, which encodes R
+// as the experiment's benchmark records and decodes R back from a
+// result file's, so that a report renders R read back, never names
+// parsed as strings. Run is Measure, then R's records (RunTyped).
+//
+// The Sim, Loaders and Headspace experiments are Typed; the others still
+// pass what they measured beside their records through Env.Details until
+// they are converted.
+type Typed[R any] interface {
+	Experiment
+	// Measure measures the experiment in env. It stops at the first
+	// error, or when ctx is done, returning what it measured before.
+	Measure(ctx context.Context, env Env) (R, error)
+	// Codec is R's records codec.
+	Codec() Codec[R]
+}
+
+// RunTyped is a typed experiment's Run: Measure, then R's records,
+// each passed to env.Result, which a Typed experiment's Measure does
+// not call (its records are made once it has measured). What was
+// measured before an error is returned with it.
+func RunTyped[R any](ctx context.Context, e Typed[R], env Env) ([]*benchfmt.Result, error) {
+	r, err := e.Measure(ctx, env)
+	recs := e.Codec().Encode(r)
+	if env.Result != nil {
+		for _, rec := range recs {
+			if rerr := env.Result(rec); rerr != nil {
+				return recs, rerr
+			}
+		}
+	}
+	return recs, err
+}
+
+// Codec is the records codec of a typed experiment's outcome R: Encode
+// writes R as the experiment's benchmark records, Decode reads R back
+// from them, and Keys says, for each benchmark the experiment writes
+// (its base name, without "Benchmark"), the keys of its records' names
+// ("load", "dist", "seed" for BenchmarkSim/load=…/dist=…/seed=…). Decode
+// reads names with benchproc (its projection of .name and the keys, and
+// of .fullname for any part left over), and refuses a record of another
+// benchmark, or whose name lacks a key or has a part more, with an
+// error that names the record and the experiment: a file of another
+// experiment does not decode. The benchmarks of a codec are its
+// experiment's alone (TestCodecsOwnTheirBenchmarks).
+type Codec[R any] struct {
+	// Experiment is the experiment's name, for errors.
+	Experiment string
+	// Keys are the name keys of each benchmark the experiment writes.
+	Keys map[string][]string
+	// encode is R's records, in order.
+	encode func(R) []*benchfmt.Result
+	// decode is R from its records, their names read.
+	decode func([]Record) (R, error)
+}
+
+// Record is one benchmark record read back by a Codec: its benchmark
+// (base name, without "Benchmark"), the values of its name's keys, and
+// the record.
+type Record struct {
+	Benchmark string
+	Keys      map[string]string
+	*benchfmt.Result
+}
+
+// Value is the record's value in unit (resultfile.Value: as written or as
+// benchfmt tidied it); a record without it is an error that names both.
+func (r Record) Value(unit string) (float64, error) {
+	v, ok := resultfile.Value(r.Result, unit)
+	if !ok {
+		return 0, fmt.Errorf("%s: no value in %s", fullName(r.Result), unit)
+	}
+	return v, nil
+}
+
+// Benchmarks are the benchmarks the codec writes, sorted.
+func (c Codec[R]) Benchmarks() []string { return slices.Sorted(maps.Keys(c.Keys)) }
+
+// Encode is r's benchmark records, in the order they were measured.
+func (c Codec[R]) Encode(r R) []*benchfmt.Result { return c.encode(r) }
+
+// Decode is R read back from recs (a result file's records, in file
+// order), which must all be the experiment's.
+func (c Codec[R]) Decode(recs []*benchfmt.Result) (R, error) {
+	var zero R
+	rs, err := c.names(recs)
+	if err != nil {
+		return zero, err
+	}
+	return c.decode(rs)
+}
+
+// names reads the base name and keys of every record with benchproc.
+func (c Codec[R]) names(recs []*benchfmt.Result) ([]Record, error) {
+	if len(recs) == 0 {
+		return nil, fmt.Errorf("no records of %s", c.Experiment)
+	}
+	var keys []string
+	for _, ks := range c.Keys {
+		for _, k := range ks {
+			if !slices.Contains(keys, k) {
+				keys = append(keys, k)
+			}
+		}
+	}
+	slices.Sort(keys)
+	q := ".name"
+	for _, k := range keys {
+		q += ",/" + k
+	}
+	var p benchproc.ProjectionParser
+	proj, err := p.Parse(q, nil)
+	if err != nil {
+		panic(fmt.Sprintf("workloads: %s's codec: keys %q: %v", c.Experiment, keys, err)) // its keys are constants
+	}
+	// .fullname, with the keys above projected, is "*" where the name
+	// has no other part.
+	restProj, err := p.Parse(".fullname", nil)
+	if err != nil {
+		panic(err)
+	}
+	fields := map[string]*benchproc.Field{}
+	for _, f := range proj.FlattenedFields() {
+		fields[f.Name] = f
+	}
+	rest := restProj.FlattenedFields()[0]
+	out := make([]Record, 0, len(recs))
+	for _, r := range recs {
+		name := fullName(r)
+		k := proj.Project(r)
+		base, _ := strings.CutPrefix(k.Get(fields[".name"]), "Benchmark")
+		want, ok := c.Keys[base]
+		if !ok {
+			return nil, fmt.Errorf("%s: not a record of %s (its benchmarks: %s)", name, c.Experiment, strings.Join(c.Benchmarks(), ", "))
+		}
+		rec := Record{Benchmark: base, Keys: map[string]string{}, Result: r}
+		for _, key := range keys {
+			v := k.Get(fields["/"+key])
+			switch {
+			case slices.Contains(want, key) && v == "":
+				return nil, fmt.Errorf("%s: a record of %s without its key %s", name, c.Experiment, key)
+			case !slices.Contains(want, key) && v != "":
+				return nil, fmt.Errorf("%s: a record of %s with a key %s its %s records do not have", name, c.Experiment, key, base)
+			case v != "":
+				rec.Keys[key] = v
+			}
+		}
+		if more := restProj.Project(r).Get(rest); more != "*" {
+			return nil, fmt.Errorf("%s: a record of %s with a part of its name more (%s)", name, c.Experiment, strings.TrimPrefix(more, "*"))
+		}
+		out = append(out, rec)
+	}
+	return out, nil
+}
+
+// fullName is r's name as its file writes it: benchfmt.Reader drops the
+// "Benchmark" a Run's records begin with.
+func fullName(r *benchfmt.Result) string {
+	return resultfile.BenchName(strings.TrimPrefix(string(r.Name), "Benchmark"), 1)
+}
