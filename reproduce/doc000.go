@@ -9,8 +9,6 @@ import (
 	"strings"
 	"time"
 
-	"golang.org/x/perf/benchfmt"
-
 	"github.com/headspace-bench/headspace/harness/analysis"
 	"github.com/headspace-bench/headspace/harness/resultfile"
 	"github.com/headspace-bench/headspace/internal/summary"
@@ -307,20 +305,4 @@ func durText(d time.Duration) string {
 		return fmt.Sprintf("%.2f ms", float64(d)/1e6)
 	}
 	return fmt.Sprintf("%.1f µs", float64(d)/1e3)
-}
-
-// decoded is the outcome of a typed experiment read back from f's
-// records by its codec (workloads.Codec): the typed reports (000, 002,
-// 004) render from it, never from names parsed as strings. A file whose
-// records are not the experiment's is a *FileError.
-func decoded[R any](f *resultFile, c workloads.Codec[R]) (R, error) {
-	recs := make([]*benchfmt.Result, len(f.recs))
-	for i, r := range f.recs {
-		recs[i] = r.r
-	}
-	out, err := c.Decode(recs)
-	if err != nil {
-		return out, &FileError{Path: f.path, Err: err}
-	}
-	return out, nil
 }

@@ -15,6 +15,7 @@ import (
 	"github.com/headspace-bench/headspace/harness/driver"
 	"github.com/headspace-bench/headspace/harness/machine"
 	"github.com/headspace-bench/headspace/harness/resultfile"
+	"github.com/headspace-bench/headspace/workloads"
 )
 
 // FileError is a saved file a rebuild cannot use: missing, not a result
@@ -245,15 +246,6 @@ func values(rs []record, unit string) []float64 {
 // benchfmt tidied it to sec/op or not).
 func value(r *benchfmt.Result, unit string) (float64, bool) { return resultfile.Value(r, unit) }
 
-// durations converts nanoseconds to durations.
-func durations(ns []float64) []time.Duration {
-	out := make([]time.Duration, len(ns))
-	for i, v := range ns {
-		out[i] = time.Duration(v)
-	}
-	return out
-}
-
 // copyFile copies a saved file to dst (atomically), for a rebuild into
 // another directory than the files came from; nothing when they are one.
 func copyFile(src, dst string) error {
@@ -282,4 +274,20 @@ func same(a, b string) bool {
 	sa, errA := os.Stat(a)
 	sb, errB := os.Stat(b)
 	return errA == nil && errB == nil && os.SameFile(sa, sb)
+}
+
+// decoded is the outcome of a typed experiment read back from f's
+// records by its codec (workloads.Codec): the typed reports (000, 002,
+// 004) render from it, never from names parsed as strings. A file whose
+// records are not the experiment's is a *FileError.
+func decoded[R any](f *resultFile, c workloads.Codec[R]) (R, error) {
+	recs := make([]*benchfmt.Result, len(f.recs))
+	for i, r := range f.recs {
+		recs[i] = r.r
+	}
+	out, err := c.Decode(recs)
+	if err != nil {
+		return out, &FileError{Path: f.path, Err: err}
+	}
+	return out, nil
 }
