@@ -48,9 +48,10 @@ func Sizes[E Experiment](def, quick func() E) Registered {
 // size), Lookup (by name), the one benchmark loop
 // (BenchmarkExperiments, `go test -bench ./workloads`), the reports of
 // package reproduce (each names its experiment, which must be here) and
-// the commands that run an experiment (cmd/headspace). Adding an
-// experiment is its file in this package and one line here
-// (docs/extending.md).
+// the commands that run an experiment (Commands: each experiment's
+// Command method, which cmd/headspace registers). Adding an experiment
+// with its command is its file in this package and one line here, and
+// its report a file in package reproduce (docs/extending.md).
 var Registry = []Registered{
 	Sizes(DefaultHeadspace, QuickHeadspace),
 	Sizes(DefaultLoaders, QuickLoaders),
