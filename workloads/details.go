@@ -23,8 +23,6 @@ import (
 type Details struct {
 	// Point receives each run of a Ladder's point, after its record.
 	Point func(PointRun)
-	// Node receives each run of a Node's point, before its records.
-	Node func(NodeRun)
 	// OnDisk receives each run of an OnDisk case, after its record.
 	OnDisk func(OnDiskResult)
 

@@ -3,6 +3,8 @@ package workloads
 import (
 	"path/filepath"
 	"reflect"
+	"runtime"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -11,7 +13,9 @@ import (
 
 	"github.com/headspace-bench/headspace/harness/analysis"
 	"github.com/headspace-bench/headspace/harness/driver"
+	"github.com/headspace-bench/headspace/harness/level"
 	"github.com/headspace-bench/headspace/harness/loadbench"
+	"github.com/headspace-bench/headspace/harness/node"
 	"github.com/headspace-bench/headspace/harness/pipeline"
 	"github.com/headspace-bench/headspace/harness/resultfile"
 	"github.com/headspace-bench/headspace/harness/sim"
@@ -147,6 +151,7 @@ func TestCodecsRefuseOtherRecords(t *testing.T) {
 	simRecs := SimCodec.Encode(SimOutcome{Runs: []SimRun{{Load: time.Second, Dist: sim.Constant, Seed: 1, Batches: 3}}})
 	loaderRecs := LoadersCodec.Encode(LoadersOutcome{Measurements: []loadbench.Measurement{{Point: loadbench.Point{Mode: loadbench.Goroutine, Workers: 1}, Batches: 2}}})
 	headRecs := HeadspaceCodec.Encode(HeadspaceOutcome{Analyses: []HeadspaceAnalysis{{Transforms: "naive", Report: analysis.Report{StepTimes: []time.Duration{1, 2}, Switch: 1}}}})
+	nodeRecs := node.Records(node.Point{Accelerators: 1, Level: level.None}, node.Outcome{Ranks: nodeRanks()[:1]}, node.Others{Cores: -1, Threads: -1}, 0)
 	named := func(name string) []*benchfmt.Result {
 		return []*benchfmt.Result{{Name: benchfmt.Name(name), Iters: 1, Values: []benchfmt.Value{{Value: 1, Unit: "batches"}, {Value: 1, Unit: "model-idle-%"}, {Value: 1, Unit: "queue"}}}}
 	}
@@ -154,6 +159,7 @@ func TestCodecsRefuseOtherRecords(t *testing.T) {
 		"Sim":       func(r []*benchfmt.Result) error { _, err := SimCodec.Decode(r); return err },
 		"Loaders":   func(r []*benchfmt.Result) error { _, err := LoadersCodec.Decode(r); return err },
 		"Headspace": func(r []*benchfmt.Result) error { _, err := HeadspaceCodec.Decode(r); return err },
+		"Node":      func(r []*benchfmt.Result) error { _, err := NodeCodec.Decode(r); return err },
 	}
 	for _, tc := range []struct {
 		codec string
@@ -174,6 +180,16 @@ func TestCodecsRefuseOtherRecords(t *testing.T) {
 		{"Sim", named("BenchmarkSim/load=fast/dist=constant/seed=1"), "BenchmarkSim/load=fast/dist=constant/seed=1: load:"},
 		{"Sim", named("BenchmarkSimulation/load=1s/dist=constant/seed=1"), "not a record of Sim"},
 		{"Headspace", named("BenchmarkHeadspace/script=train/phase=fill"), "BenchmarkHeadspace/script=train/phase=fill: a record of Headspace without its key transforms"},
+		{"Node", throughFile(t, simRecs), "BenchmarkSim/load=1s/dist=constant/seed=1: not a record of Node (its benchmarks: Node, NodeTorch)"},
+		{"Node", loaderRecs, "not a record of Node"},
+		{"Sim", throughFile(t, nodeRecs), "/rank=0" + procsSuffix() + ": not a record of Sim"},
+		{"Node", named("BenchmarkNode/accelerators=1/rank=0-2"), "BenchmarkNode/accelerators=1/rank=0-2: a record of Node without its key level"},
+		{"Node", named("BenchmarkNode/accelerators=1/level=none/rank=1-2"), "BenchmarkNode/accelerators=1/level=none/rank=1-2: rank 1, want rank 0 of its run"},
+		{"Node", named("BenchmarkNode/accelerators=1/level=none/step=3-2"), "a record of Node with a part of its name more (/step=3)"},
+		{"Node", named("BenchmarkNode/accelerators=1/level=none-2"), "BenchmarkNode/accelerators=1/level=none-2: no value in steps/s"},
+		{"Node", withValue(nodeRecs, "model-idle-%"), "a value in model-idle-%, which a Node record does not hold"},
+		{"Node", named("BenchmarkNode/accelerators=1/level=cold-2"), "BenchmarkNode/accelerators=1/level=cold-2: level:"},
+		{"Node", named("BenchmarkNode/accelerators=1/level=none-x"), `level: unknown level "none-x"`},
 	} {
 		err := decode[tc.codec](tc.recs)
 		if err == nil || !strings.Contains(err.Error(), tc.want) {
@@ -219,10 +235,22 @@ func TestCodecsOwnTheirBenchmarks(t *testing.T) {
 			owner[b] = e.Name()
 		}
 	}
-	if typed != 3 {
-		t.Errorf("%d typed experiments registered, want Sim, Loaders and Headspace", typed)
+	if typed != 4 {
+		t.Errorf("%d typed experiments registered, want Sim, Loaders, Headspace and Node", typed)
 	}
 }
+
+// withValue is recs with a value more in unit on the last.
+func withValue(recs []*benchfmt.Result, unit string) []*benchfmt.Result {
+	out := slices.Clone(recs)
+	last := *out[len(out)-1]
+	last.Values = append(slices.Clone(last.Values), benchfmt.Value{Value: 1, Unit: unit})
+	out[len(out)-1] = &last
+	return out
+}
+
+// procsSuffix is a record's GOMAXPROCS suffix in this process ("" at 1).
+func procsSuffix() string { return strings.TrimPrefix(resultfile.BenchName("", runtime.GOMAXPROCS(0)), "Benchmark") }
 
 // codec is a Codec without its type.
 type codec struct {
