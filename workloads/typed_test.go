@@ -250,7 +250,9 @@ func withValue(recs []*benchfmt.Result, unit string) []*benchfmt.Result {
 }
 
 // procsSuffix is a record's GOMAXPROCS suffix in this process ("" at 1).
-func procsSuffix() string { return strings.TrimPrefix(resultfile.BenchName("", runtime.GOMAXPROCS(0)), "Benchmark") }
+func procsSuffix() string {
+	return strings.TrimPrefix(resultfile.BenchName("", runtime.GOMAXPROCS(0)), "Benchmark")
+}
 
 // codec is a Codec without its type.
 type codec struct {
