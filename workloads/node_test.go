@@ -96,28 +96,37 @@ func TestNodeCodec(t *testing.T) {
 func TestNodeCodecCommittedFiles(t *testing.T) {
 	for _, name := range []string{"node-bca00af.txt", "node-peer-346df48.txt"} {
 		t.Run(name, func(t *testing.T) {
-			recs, err := resultfile.Read(filepath.Join("..", "results", name))
-			if err != nil {
-				t.Fatal(err)
-			}
-			o, err := NodeCodec.Decode(recs)
-			if err != nil {
-				t.Fatal(err)
-			}
+			o := reencodes(t, NodeCodec, filepath.Join("..", "results", name))
 			if len(o.Runs) == 0 {
 				t.Fatal("no runs")
 			}
-			back := throughFile(t, NodeCodec.Encode(o))
-			if len(back) != len(recs) {
-				t.Fatalf("%d records encoded, the file has %d", len(back), len(recs))
-			}
-			for i := range recs {
-				if !reflect.DeepEqual(back[i].Name, recs[i].Name) || back[i].Iters != recs[i].Iters || !reflect.DeepEqual(back[i].Values, recs[i].Values) {
-					t.Errorf("record %d encodes as\n%v\nthe file's is\n%v", i, back[i], recs[i])
-				}
-			}
 		})
 	}
+}
+
+// reencodes checks that the records of the committed result file path
+// decode with c, and that what they decode as encodes as the file's
+// records again (through a file, read as the file is), and returns it.
+func reencodes[R any](t *testing.T, c Codec[R], path string) R {
+	t.Helper()
+	recs, err := resultfile.Read(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	o, err := c.Decode(recs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	back := throughFile(t, c.Encode(o))
+	if len(back) != len(recs) {
+		t.Fatalf("%d records encoded, the file has %d", len(back), len(recs))
+	}
+	for i := range recs {
+		if !reflect.DeepEqual(back[i].Name, recs[i].Name) || back[i].Iters != recs[i].Iters || !reflect.DeepEqual(back[i].Values, recs[i].Values) {
+			t.Errorf("record %d encodes as\n%v\nthe file's is\n%v", i, back[i], recs[i])
+		}
+	}
+	return o
 }
 
 // TestNodeMeasure: the runs Measure makes of a node of this test
