@@ -71,7 +71,7 @@ func (CUDACheck) Document() string { return "" }
 
 // Settings is what changes a number and is in no record's name: the
 // copies' repetitions and the seed. The GPU's own lines (GPUSettings)
-// are known once it is open: Run passes its cuda.Info to env.Details.
+// are known once it is open: Measure's outcome holds its cuda.Info.
 func (c CUDACheck) Settings() []resultfile.Config {
 	return []resultfile.Config{
 		{Key: "copy-reps", Value: strconv.Itoa(c.Reps)},
@@ -105,8 +105,8 @@ func (c CUDACheck) Validate() error {
 }
 
 // CUDANetStep is the Net's step timed at one precision, launched kernel
-// by kernel or replayed from CUDA Graphs, and the loss after the steps:
-// what CUDACheck.Run passes to env.Details for each.
+// by kernel or replayed from CUDA Graphs, and the loss after the steps
+// (which its records do not hold: 0 when decoded).
 type CUDANetStep struct {
 	Precision string
 	Graphs    bool
@@ -116,44 +116,83 @@ type CUDANetStep struct {
 
 // CUDACheckError is a check that ran and failed: a kernel's output above
 // its tolerance, CUDA Graphs that changed the loss, or a loss that is not
-// finite. Run returns it after every measurement, with every record.
+// finite. Measure returns it after every measurement, with all of them.
 type CUDACheckError struct{ msg string }
 
 func (e *CUDACheckError) Error() string { return e.msg }
 
-// Run opens the GPU and runs the check: env.Details receives its
-// cuda.Info first, each kernel check's cuda.CheckResult, the copies'
-// []cuda.Bandwidth and each CUDANetStep, as they are made; the records
-// are BenchmarkCUDACopy/dir=…/pinned=…/size=…MiB (GB/s) and
-// BenchmarkCUDAStep/batch=…/side=…[/precision=…][/graphs=true] (step-ns),
-// fp32 kernel by kernel keeping the name files before precisions used.
-// A failed check is a *CUDACheckError, returned after every measurement.
-func (c CUDACheck) Run(ctx context.Context, env Env) ([]*benchfmt.Result, error) {
+// CUDACheckOutcome is what a CUDACheck measured. Its records
+// (CUDACheckCodec) hold the copy speeds and the Net's step times; the
+// GPU is the result file's configuration lines (GPUSettings), and the
+// kernel checks and the losses are in no record: zero in an outcome
+// decoded from records.
+type CUDACheckOutcome struct {
+	GPU    cuda.Info
+	Checks []cuda.CheckResult
+	// Copies are the copy speeds, in the order measured.
+	Copies []CUDACopy
+	// Batch and Side are the timed Net step's, Steps each of its timings
+	// (a precision, launched kernel by kernel or from CUDA Graphs).
+	Batch, Side int
+	Steps       []CUDANetStep
+}
+
+// CUDACopy is one copy speed: its direction, its host memory, its size
+// (a whole number of MiB, as its record names it) and its median speed.
+type CUDACopy struct {
+	HostToDevice, Pinned bool
+	Bytes                int64
+	GBps                 float64
+}
+
+// CUDACheckProgress receives what a CUDACheck measures as it is made,
+// for `headspace cuda check`'s console: the GPU it opened, first; each
+// kernel check; the copy speeds; each Net step. A field left nil is not
+// called.
+type CUDACheckProgress struct {
+	GPU         func(cuda.Info)
+	KernelCheck func(cuda.CheckResult)
+	Copies      func([]CUDACopy)
+	NetStep     func(CUDANetStep)
+}
+
+// Measure is MeasureEach with no callbacks.
+func (c CUDACheck) Measure(ctx context.Context, env Env) (CUDACheckOutcome, error) {
+	return c.MeasureEach(ctx, env, CUDACheckProgress{})
+}
+
+// MeasureEach opens the GPU and runs the check: every kernel check, the
+// copies, then the Net's steps, each passed to its callback of each as
+// it is made (the console of `headspace cuda check`, printed as the
+// check runs: an argument, typed, of the one method that streams).
+// A failed check is a *CUDACheckError, returned after every
+// measurement, with all of them.
+func (c CUDACheck) MeasureEach(ctx context.Context, env Env, each CUDACheckProgress) (CUDACheckOutcome, error) {
+	out := CUDACheckOutcome{Batch: c.Batch, Side: c.Side}
 	if err := c.Validate(); err != nil {
-		return nil, err
+		return out, err
 	}
 	gpu, err := openGPU(ctx, c.Ordinal)
 	if err != nil {
-		return nil, err
+		return out, err
 	}
 	defer gpu.Close()
-	send(env.Details.GPU, gpu.Info())
-	var out []*benchfmt.Result
-	keep := env.collect(&out)
+	out.GPU = gpu.Info()
+	send(each.GPU, out.GPU)
 
-	failed, err := c.kernelChecks(ctx, env, gpu)
+	failed, err := c.kernelChecks(ctx, env, gpu, &out, each.KernelCheck)
 	if err != nil {
 		return out, err
 	}
-	if err := c.copies(ctx, env, gpu, keep); err != nil {
+	if err := c.copies(ctx, env, gpu, &out, each.Copies); err != nil {
 		return out, err
 	}
-	steps, stepFailed, err := c.netSteps(ctx, env, gpu, keep)
+	stepFailed, err := c.netSteps(ctx, env, gpu, &out, each.NetStep)
 	failed = append(failed, stepFailed...)
 	if err != nil {
 		return out, err
 	}
-	for _, st := range steps {
+	for _, st := range out.Steps {
 		if math.IsNaN(float64(st.Loss)) || math.IsInf(float64(st.Loss), 0) {
 			return out, &CUDACheckError{fmt.Sprintf("the Net's loss (%s) after %d steps is %v", st.Precision, len(st.Times)+1, st.Loss)}
 		}
@@ -164,10 +203,136 @@ func (c CUDACheck) Run(ctx context.Context, env Env) ([]*benchfmt.Result, error)
 	return out, nil
 }
 
+// Run measures the check (Measure) and returns its records
+// (CUDACheckCodec), with a *CUDACheckError after every measurement when
+// a check failed.
+func (c CUDACheck) Run(ctx context.Context, env Env) ([]*benchfmt.Result, error) {
+	return RunTyped[CUDACheckOutcome](ctx, c, env)
+}
+
+// Codec is CUDACheckCodec.
+func (CUDACheck) Codec() Codec[CUDACheckOutcome] { return CUDACheckCodec }
+
+var _ Typed[CUDACheckOutcome] = CUDACheck{}
+
+// CUDACheckCodec is a CUDACheck's records codec: a record a copy speed,
+// BenchmarkCUDACopy/dir=htod|dtoh/pinned=…/size=…MiB in GB/s, then a
+// record a timed Net step, BenchmarkCUDAStep/batch=…/side=…, with
+// /precision=… unless fp32 and /graphs=true when replayed from CUDA
+// Graphs, in step-ns.
+var CUDACheckCodec = Codec[CUDACheckOutcome]{
+	Experiment: "CUDA",
+	Keys: map[string][]string{
+		"CUDACopy": {"dir", "pinned", "size"},
+		"CUDAStep": {"batch", "side", "precision", "graphs"},
+	},
+	Optional: map[string][]string{"CUDAStep": {"precision", "graphs"}},
+	encode: func(o CUDACheckOutcome) []*benchfmt.Result {
+		var out []*benchfmt.Result
+		for _, b := range o.Copies {
+			dir := "dtoh"
+			if b.HostToDevice {
+				dir = "htod"
+			}
+			out = append(out, &benchfmt.Result{
+				Name:   benchfmt.Name(fmt.Sprintf("BenchmarkCUDACopy/dir=%s/pinned=%v/size=%dMiB", dir, b.Pinned, b.Bytes>>20)),
+				Iters:  1,
+				Values: []benchfmt.Value{{Value: b.GBps, Unit: "GB/s"}},
+			})
+		}
+		for _, st := range o.Steps {
+			for _, t := range st.Times {
+				out = append(out, stepRecord(o.Batch, o.Side, st, t))
+			}
+		}
+		return out
+	},
+	decode: decodeCUDACheck,
+}
+
+// decodeCUDACheck reads the copies and the steps back: the copies
+// first, then each step's records, consecutive ones of one precision and
+// launch one step.
+func decodeCUDACheck(recs []Record) (CUDACheckOutcome, error) {
+	var out CUDACheckOutcome
+	for _, rec := range recs {
+		name := fullName(rec.Result)
+		if rec.Iters != 1 || len(rec.Values) != 1 {
+			return out, fmt.Errorf("%s: %d iterations and %d values, want 1 and 1", name, rec.Iters, len(rec.Values))
+		}
+		if rec.Benchmark == "CUDACopy" {
+			if len(out.Steps) > 0 {
+				return out, fmt.Errorf("%s: a copy after the Net's steps", name)
+			}
+			b := CUDACopy{}
+			switch rec.Keys["dir"] {
+			case "htod":
+				b.HostToDevice = true
+			case "dtoh":
+			default:
+				return out, fmt.Errorf("%s: dir %q: want htod or dtoh", name, rec.Keys["dir"])
+			}
+			pinned, err := strconv.ParseBool(rec.Keys["pinned"])
+			if err != nil || strconv.FormatBool(pinned) != rec.Keys["pinned"] {
+				return out, fmt.Errorf("%s: pinned %q: want true or false", name, rec.Keys["pinned"])
+			}
+			b.Pinned = pinned
+			mib, ok := strings.CutSuffix(rec.Keys["size"], "MiB")
+			n, err := strconv.ParseInt(mib, 10, 64)
+			if !ok || err != nil || n <= 0 {
+				return out, fmt.Errorf("%s: size %q: want a positive number of MiB", name, rec.Keys["size"])
+			}
+			b.Bytes = n << 20
+			if b.GBps, err = rec.Value("GB/s"); err != nil {
+				return out, err
+			}
+			out.Copies = append(out.Copies, b)
+			continue
+		}
+		batch, err := strconv.Atoi(rec.Keys["batch"])
+		if err != nil || batch <= 0 {
+			return out, fmt.Errorf("%s: batch %q: want a positive count", name, rec.Keys["batch"])
+		}
+		side, err := strconv.Atoi(rec.Keys["side"])
+		if err != nil || side <= 0 {
+			return out, fmt.Errorf("%s: side %q: want a positive count", name, rec.Keys["side"])
+		}
+		if len(out.Steps) == 0 {
+			out.Batch, out.Side = batch, side
+		} else if batch != out.Batch || side != out.Side {
+			return out, fmt.Errorf("%s: a step of another batch or side than the first's (batch=%d/side=%d)", name, out.Batch, out.Side)
+		}
+		st := CUDANetStep{Precision: rec.Keys["precision"]}
+		switch {
+		case st.Precision == kernels.PrecisionFP32:
+			return out, fmt.Errorf("%s: precision=%s, which its name leaves out", name, st.Precision)
+		case st.Precision == "":
+			st.Precision = kernels.PrecisionFP32
+		}
+		switch rec.Keys["graphs"] {
+		case "true":
+			st.Graphs = true
+		case "":
+		default:
+			return out, fmt.Errorf("%s: graphs %q: want true, or no graphs=", name, rec.Keys["graphs"])
+		}
+		ns, err := rec.Value("step-ns")
+		if err != nil {
+			return out, err
+		}
+		if n := len(out.Steps); n == 0 || out.Steps[n-1].Precision != st.Precision || out.Steps[n-1].Graphs != st.Graphs {
+			out.Steps = append(out.Steps, st)
+		}
+		last := &out.Steps[len(out.Steps)-1]
+		last.Times = append(last.Times, time.Duration(ns))
+	}
+	return out, nil
+}
+
 // kernelChecks runs every kernel of both precisions against its
 // reference, whatever Precisions times, and lists the outputs above their
 // tolerance.
-func (c CUDACheck) kernelChecks(ctx context.Context, env Env, gpu *cuda.Context) ([]string, error) {
+func (c CUDACheck) kernelChecks(ctx context.Context, env Env, gpu *cuda.Context, out *CUDACheckOutcome, each func(cuda.CheckResult)) ([]string, error) {
 	env.start("kernel checks")
 	var failed []string
 	for _, ch := range append(kernels.Checks(c.Seed), kernels.TF32Checks(c.Seed)...) {
@@ -180,39 +345,35 @@ func (c CUDACheck) kernelChecks(ctx context.Context, env Env, gpu *cuda.Context)
 				failed = append(failed, r.Name+"/"+o.Buf)
 			}
 		}
-		send(env.Details.KernelCheck, r)
+		out.Checks = append(out.Checks, r)
+		send(each, r)
 	}
 	return failed, nil
 }
 
-// copies measures the copy speeds and keeps one CUDACopy record each.
-func (c CUDACheck) copies(ctx context.Context, env Env, gpu *cuda.Context, keep func(*benchfmt.Result) error) error {
+// copies measures the copy speeds.
+func (c CUDACheck) copies(ctx context.Context, env Env, gpu *cuda.Context, out *CUDACheckOutcome, each func([]CUDACopy)) error {
 	env.start("copies")
 	bw, err := cuda.MeasureBandwidth(ctx, gpu, c.Sizes, c.Reps)
 	if err != nil {
 		return err
 	}
-	for _, b := range bw {
-		err := keep(&benchfmt.Result{
-			Name:   benchfmt.Name(fmt.Sprintf("BenchmarkCUDACopy/dir=%s/pinned=%v/size=%dMiB", b.Direction(), b.Pinned, b.Bytes>>20)),
-			Iters:  1,
-			Values: []benchfmt.Value{{Value: b.GBps(), Unit: "GB/s"}},
-		})
-		if err != nil {
-			return err
-		}
+	copies := make([]CUDACopy, len(bw))
+	for i, b := range bw {
+		copies[i] = CUDACopy{HostToDevice: b.HostToDevice, Pinned: b.Pinned, Bytes: b.Bytes, GBps: b.GBps()}
 	}
-	send(env.Details.Bandwidth, bw)
+	out.Copies = copies
+	send(each, copies)
 	return nil
 }
 
 // netSteps times the Net's step at each precision, launched kernel by
 // kernel and then replayed from CUDA Graphs: the same work from the same
 // start, so the same loss (a differing loss is listed as failed).
-func (c CUDACheck) netSteps(ctx context.Context, env Env, gpu *cuda.Context, keep func(*benchfmt.Result) error) ([]CUDANetStep, []string, error) {
+func (c CUDACheck) netSteps(ctx context.Context, env Env, gpu *cuda.Context, out *CUDACheckOutcome, each func(CUDANetStep)) ([]string, error) {
 	pool, err := batching.NewPool(c.Batch, 3*c.Side*c.Side)
 	if err != nil {
-		return nil, nil, err
+		return nil, err
 	}
 	b := pool.Get()
 	rng := rand.New(rand.NewPCG(c.Seed, 0))
@@ -222,27 +383,21 @@ func (c CUDACheck) netSteps(ctx context.Context, env Env, gpu *cuda.Context, kee
 	for i := range b.Labels {
 		b.Labels[i] = int32(rng.IntN(10))
 	}
-	var steps []CUDANetStep
 	var failed []string
 	for _, precision := range c.Precisions {
 		for _, graphs := range []bool{false, true} {
 			st, err := c.timeStep(ctx, env, gpu, b, precision, graphs)
 			if err != nil {
-				return steps, failed, err
+				return failed, err
 			}
-			for _, t := range st.Times {
-				if err := keep(c.stepRecord(st, t)); err != nil {
-					return steps, failed, err
-				}
+			send(each, st)
+			if graphs && st.Loss != out.Steps[len(out.Steps)-1].Loss {
+				failed = append(failed, fmt.Sprintf("%s: CUDA Graphs' loss %v is not the kernel-by-kernel loss %v", precision, st.Loss, out.Steps[len(out.Steps)-1].Loss))
 			}
-			send(env.Details.NetStep, st)
-			if graphs && st.Loss != steps[len(steps)-1].Loss {
-				failed = append(failed, fmt.Sprintf("%s: CUDA Graphs' loss %v is not the kernel-by-kernel loss %v", precision, st.Loss, steps[len(steps)-1].Loss))
-			}
-			steps = append(steps, st)
+			out.Steps = append(out.Steps, st)
 		}
 	}
-	return steps, failed, nil
+	return failed, nil
 }
 
 // timeStep times Steps of the Net at precision on gpu, after one warm-up.
@@ -265,8 +420,9 @@ func (c CUDACheck) timeStep(ctx context.Context, env Env, gpu *cuda.Context, b *
 	return st, errors.Join(err, d.Close())
 }
 
-// stepRecord is one timed step's record.
-func (c CUDACheck) stepRecord(st CUDANetStep, t time.Duration) *benchfmt.Result {
+// stepRecord is the record of one step of st, timed t, at batch and
+// side.
+func stepRecord(batch, side int, st CUDANetStep, t time.Duration) *benchfmt.Result {
 	suffix := ""
 	if st.Precision != kernels.PrecisionFP32 {
 		suffix += "/precision=" + st.Precision
@@ -275,7 +431,7 @@ func (c CUDACheck) stepRecord(st CUDANetStep, t time.Duration) *benchfmt.Result 
 		suffix += "/graphs=true"
 	}
 	return &benchfmt.Result{
-		Name:   benchfmt.Name(fmt.Sprintf("BenchmarkCUDAStep/batch=%d/side=%d%s", c.Batch, c.Side, suffix)),
+		Name:   benchfmt.Name(fmt.Sprintf("BenchmarkCUDAStep/batch=%d/side=%d%s", batch, side, suffix)),
 		Iters:  1,
 		Values: []benchfmt.Value{{Value: float64(t.Nanoseconds()), Unit: "step-ns"}},
 	}

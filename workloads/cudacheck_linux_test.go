@@ -22,34 +22,50 @@ import (
 // TestCUDACheckOnAFakeDriver runs the check's whole path on package
 // cuda's fake driver (cuda/testdata/fakecuda.c, built with the machine's
 // cc): memory is malloc, kernels compute nothing and time is a model, so
-// the test checks what Run makes and in what order, never a figure. The
-// fake's kernels leave their outputs unwritten, so the kernel checks may
-// fail; that failure must be a *CUDACheckError returned after every
-// measurement, with every record.
+// the test checks what MeasureEach passes on and in what order, and the
+// records Run makes, never a figure. The fake's kernels leave their
+// outputs unwritten, so the kernel checks may fail; that failure must be
+// a *CUDACheckError returned after every measurement, with every record.
 func TestCUDACheckOnAFakeDriver(t *testing.T) {
 	so := loadFakeCUDA(t)
 	c := QuickCUDACheck()
 	c.Sizes = []int64{1 << 20, 2 << 20}
 	var details []string
-	var env Env
-	env.Details.GPU = func(v cuda.Info) { details = append(details, "info "+v.Name) }
-	env.Details.KernelCheck = func(cuda.CheckResult) { details = append(details, "check") }
-	env.Details.Bandwidth = func(v []cuda.Bandwidth) {
+	var each CUDACheckProgress
+	each.GPU = func(v cuda.Info) { details = append(details, "info "+v.Name) }
+	each.KernelCheck = func(cuda.CheckResult) { details = append(details, "check") }
+	each.Copies = func(v []CUDACopy) {
 		details = append(details, "bandwidth")
 		if len(v) != 4*len(c.Sizes) {
 			t.Errorf("%d copy speeds, want 4 per size", len(v))
 		}
 	}
-	env.Details.NetStep = func(v CUDANetStep) {
+	each.NetStep = func(v CUDANetStep) {
 		details = append(details, "step "+v.Precision+map[bool]string{true: " graphs"}[v.Graphs])
 		if len(v.Times) != c.Steps {
 			t.Errorf("%s: %d times, want %d", v.Precision, len(v.Times), c.Steps)
 		}
 	}
+	o, err := c.MeasureEach(context.Background(), Env{}, each)
+	var failed *CUDACheckError
+	if err != nil && !errors.As(err, &failed) {
+		t.Fatalf("MeasureEach: %v", err)
+	}
+	if !strings.HasPrefix(o.GPU.Name, "Fake GPU") || len(o.Checks) != len(kernels.Checks(c.Seed))+len(kernels.TF32Checks(c.Seed)) || len(o.Copies) != 4*len(c.Sizes) || len(o.Steps) != 4 {
+		t.Errorf("outcome: GPU %q, %d checks, %d copies, %d steps: want the fake GPU, every check, 4 copies per size, 4 steps", o.GPU.Name, len(o.Checks), len(o.Copies), len(o.Steps))
+	}
+	// What the records hold of the outcome decodes back.
+	kept := CUDACheckOutcome{Copies: o.Copies, Batch: o.Batch, Side: o.Side}
+	for _, st := range o.Steps {
+		kept.Steps = append(kept.Steps, CUDANetStep{Precision: st.Precision, Graphs: st.Graphs, Times: st.Times})
+	}
+	roundTrip(t, CUDACheckCodec, kept)
+
+	// Run: the outcome's records, each passed to env.Result.
+	var env Env
 	var streamed []string
 	env.Result = func(r *benchfmt.Result) error { streamed = append(streamed, string(r.Name)); return nil }
 	recs, err := c.Run(context.Background(), env)
-	var failed *CUDACheckError
 	if err != nil && !errors.As(err, &failed) {
 		t.Fatalf("Run: %v", err)
 	}

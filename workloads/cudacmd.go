@@ -197,16 +197,14 @@ func runCUDA(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	if err := check.Validate(); err != nil {
 		return cli.UsageError{Msg: err.Error()}
 	}
-	var info cuda.Info
-	env := checkPrinter(stdout, f, sizes, &info)
-	recs, err := check.Run(ctx, env)
+	o, err := check.MeasureEach(ctx, Env{}, checkPrinter(stdout, f, sizes))
 	// A check that ran and failed still leaves its measurements.
 	var failed *CUDACheckError
 	if err != nil && !errors.As(err, &failed) {
 		return err
 	}
 	if f.out != "" {
-		if _, err := driver.Write(resultsOut, driver.Settings("cuda:"+info.Name, GPUSettings(info), check.Settings()), recs, false); err != nil {
+		if _, err := driver.Write(resultsOut, driver.Settings("cuda:"+o.GPU.Name, GPUSettings(o.GPU), check.Settings()), CUDACheckCodec.Encode(o), false); err != nil {
 			return err
 		}
 		fmt.Fprintf(stdout, "results: %s\n", f.out)
@@ -215,12 +213,10 @@ func runCUDA(ctx context.Context, args []string, stdout, stderr io.Writer) error
 }
 
 // checkPrinter prints cuda check's console output as the check reports
-// it (the GPU, each kernel check, the copy speeds, each Net step), and
-// keeps the GPU's description in info for the result file.
-func checkPrinter(stdout io.Writer, f *cudaCheckOpts, sizes []int64, info *cuda.Info) Env {
-	var env Env
-	env.Details.GPU = func(i cuda.Info) {
-		*info = i
+// it (the GPU, each kernel check, the copy speeds, each Net step).
+func checkPrinter(stdout io.Writer, f *cudaCheckOpts, sizes []int64) CUDACheckProgress {
+	var p CUDACheckProgress
+	p.GPU = func(info cuda.Info) {
 		link := "PCIe link not reported"
 		if info.LinkSpeed != "" {
 			link = fmt.Sprintf("PCIe %s x%s", info.LinkSpeed, info.LinkWidth)
@@ -230,7 +226,7 @@ func checkPrinter(stdout io.Writer, f *cudaCheckOpts, sizes []int64, info *cuda.
 		fmt.Fprintf(stdout, "driver %s (CUDA driver API %d), PTX JIT target %s\n\n", info.Driver(), info.DriverVersion, info.JITTarget())
 		fmt.Fprintf(stdout, "%-28s %-12s %12s %12s\n", "kernel check", "output", "max error", "tolerance")
 	}
-	env.Details.KernelCheck = func(r cuda.CheckResult) {
+	p.KernelCheck = func(r cuda.CheckResult) {
 		for _, o := range r.Outputs {
 			verdict := "ok"
 			if !o.OK() {
@@ -239,7 +235,7 @@ func checkPrinter(stdout io.Writer, f *cudaCheckOpts, sizes []int64, info *cuda.
 			fmt.Fprintf(stdout, "%-28s %-12s %12.3g %12.3g  %s\n", r.Name, o.Buf, o.MaxErr, o.Tol, verdict)
 		}
 	}
-	env.Details.Bandwidth = func(bw []cuda.Bandwidth) {
+	p.Copies = func(bw []CUDACopy) {
 		fmt.Fprintf(stdout, "\ncopy GB/s (median of %d)  %12s %12s %12s %12s\n", f.reps, "htod pinned", "htod pageable", "dtoh pinned", "dtoh pageable")
 		for _, n := range sizes {
 			fmt.Fprintf(stdout, "%-25s", fmt.Sprintf("%d MiB", n>>20))
@@ -247,7 +243,7 @@ func checkPrinter(stdout io.Writer, f *cudaCheckOpts, sizes []int64, info *cuda.
 				for _, pin := range []bool{true, false} {
 					for _, b := range bw {
 						if b.Bytes == n && b.HostToDevice == dir && b.Pinned == pin {
-							fmt.Fprintf(stdout, " %12.2f", b.GBps())
+							fmt.Fprintf(stdout, " %12.2f", b.GBps)
 						}
 					}
 				}
@@ -255,7 +251,7 @@ func checkPrinter(stdout io.Writer, f *cudaCheckOpts, sizes []int64, info *cuda.
 			fmt.Fprintln(stdout)
 		}
 	}
-	env.Details.NetStep = func(st CUDANetStep) {
+	p.NetStep = func(st CUDANetStep) {
 		how := "kernel by kernel"
 		if st.Graphs {
 			how = "CUDA Graphs"
@@ -264,7 +260,7 @@ func checkPrinter(stdout io.Writer, f *cudaCheckOpts, sizes []int64, info *cuda.
 			st.Precision, how, f.batch, f.side, f.side, summary.MedianDuration(st.Times).Round(time.Microsecond), len(st.Times),
 			slices.Min(st.Times).Round(time.Microsecond), slices.Max(st.Times).Round(time.Microsecond), st.Loss)
 	}
-	return env
+	return p
 }
 
 // cudaVerbs are cuda's verbs, in the order `cuda -h` lists them.

@@ -72,7 +72,7 @@ func (CUDADecode) Document() string { return "" }
 // Settings is what changes a number and is in no record's name: the
 // files' directory (by its name) and the host stage's threads. The GPU's
 // lines (GPUSettings) and the library's are known once they are open:
-// Run passes a CUDADecodeSetup, whose Settings gives them, to env.Details.
+// Measure's outcome holds a CUDADecodeSetup, whose Settings gives them.
 func (d CUDADecode) Settings() []resultfile.Config {
 	return []resultfile.Config{
 		{Key: "jpegs", Value: filepath.Base(filepath.Clean(d.JPEGs))},
@@ -99,8 +99,8 @@ func (d CUDADecode) Validate() error {
 	return nil
 }
 
-// CUDADecodeSetup is what CUDADecode.Run opened, passed to env.Details
-// before the first batch: the GPU, the library and the files.
+// CUDADecodeSetup is what CUDADecode.Measure opened before the first
+// batch: the GPU, the library and the files.
 type CUDADecodeSetup struct {
 	GPU           cuda.Info
 	Library       string // the libnvjpeg's path
@@ -128,53 +128,147 @@ func NvjpegSettings(library, version, backend string) []resultfile.Config {
 	return []resultfile.Config{{Key: "nvjpeg", Value: filepath.Base(library) + " " + version}, {Key: "nvjpeg-backend", Value: backend}}
 }
 
-// Run reads the files, opens the GPU and libnvjpeg, and decodes: its
-// CUDADecodeSetup goes to env.Details first, and each timed batch is a
-// record BenchmarkCUDADecode/decoder=nvjpeg/batch=…/size=WxH in images/s.
-func (d CUDADecode) Run(ctx context.Context, env Env) ([]*benchfmt.Result, error) {
+// CUDADecodeOutcome is what a CUDADecode measured: what it opened, and
+// each timed batch's rate. Its records (CUDADecodeCodec) hold the
+// decoder, the batch, the files' size (Setup.Width, Setup.Height) and the
+// rates; the rest of Setup is the result file's configuration lines
+// (CUDADecodeSetup.Settings), zero in an outcome decoded from records.
+type CUDADecodeOutcome struct {
+	Decoder string // DecodeNvjpeg or DecodeTurbo
+	Batch   int    // images per batch
+	Setup   CUDADecodeSetup
+	// Rates are the timed batches' images/s, in order.
+	Rates []float64
+}
+
+// Measure is MeasureOpened with no callback.
+func (d CUDADecode) Measure(ctx context.Context, env Env) (CUDADecodeOutcome, error) {
+	return d.MeasureOpened(ctx, env, nil)
+}
+
+// MeasureOpened reads the files, opens the GPU and libnvjpeg (or
+// libjpeg-turbo, for DecodeTurbo), passes what it opened to opened (if
+// not nil) before the first batch, and decodes: one untimed batch, then
+// Batches timed.
+//
+// opened is `headspace cuda decode`'s line of what it opened, printed
+// while the batches run: an argument, typed, of the one method that
+// says it, as MeasureEach's callback is for Loaders.
+func (d CUDADecode) MeasureOpened(ctx context.Context, env Env, opened func(CUDADecodeSetup)) (CUDADecodeOutcome, error) {
+	out := CUDADecodeOutcome{Decoder: d.Decoder, Batch: d.Batch}
+	if out.Decoder == "" {
+		out.Decoder = DecodeNvjpeg
+	}
 	if err := d.Validate(); err != nil {
-		return nil, err
+		return out, err
 	}
 	files, err := readJPEGs(d.JPEGs, d.Batch)
 	if err != nil {
-		return nil, err
+		return out, err
+	}
+	open := func(s CUDADecodeSetup) {
+		out.Setup = s
+		if opened != nil {
+			opened(s)
+		}
 	}
 	if d.Decoder == DecodeTurbo {
-		return d.runTurbo(ctx, env, files)
+		out.Rates, err = d.runTurbo(ctx, env, files, open)
+		return out, err
 	}
 	c, err := openGPU(ctx, d.Ordinal)
 	if err != nil {
-		return nil, err
+		return out, err
 	}
 	defer c.Close()
 	dec, err := cuda.NewJPEGDecoder(c, d.Libraries, d.Batch, d.Threads)
 	if err != nil {
-		return nil, err
+		return out, err
 	}
 	defer dec.Close()
 	_, w, h, err := dec.ImageInfo(files[0])
 	if err != nil {
-		return nil, fmt.Errorf("%s: the first file: %w", d.JPEGs, err)
+		return out, fmt.Errorf("%s: the first file: %w", d.JPEGs, err)
 	}
 	dst, free, err := cuda.DeviceAlloc(c, int64(d.Batch)*3*int64(w)*int64(h))
 	if err != nil {
-		return nil, err
+		return out, err
 	}
 	defer free()
 	version, err := dec.Version()
 	if err != nil {
-		return nil, err
+		return out, err
 	}
-	send(env.Details.DecodeSetup, CUDADecodeSetup{GPU: c.Info(), Library: dec.Library(), Version: version, Backend: dec.Backend(), Files: len(files), Width: w, Height: h})
+	open(CUDADecodeSetup{GPU: c.Info(), Library: dec.Library(), Version: version, Backend: dec.Backend(), Files: len(files), Width: w, Height: h})
+	out.Rates, err = d.nvjpegBatches(ctx, env, dec, dst, files, w, h)
+	return out, err
+}
 
-	return d.nvjpegBatches(ctx, env, dec, dst, files, w, h)
+// Run measures the decode (Measure) and returns its records
+// (CUDADecodeCodec): a record a timed batch,
+// BenchmarkCUDADecode/decoder=…/batch=…/size=WxH in images/s.
+func (d CUDADecode) Run(ctx context.Context, env Env) ([]*benchfmt.Result, error) {
+	return RunTyped[CUDADecodeOutcome](ctx, d, env)
+}
+
+// Codec is CUDADecodeCodec.
+func (CUDADecode) Codec() Codec[CUDADecodeOutcome] { return CUDADecodeCodec }
+
+var _ Typed[CUDADecodeOutcome] = CUDADecode{}
+
+// CUDADecodeCodec is a CUDADecode's records codec: a record a timed
+// batch, BenchmarkCUDADecode/decoder=…/batch=…/size=WxH, of Batch
+// iterations, in images/s; every record of one outcome is of one
+// decoder, batch and size.
+var CUDADecodeCodec = Codec[CUDADecodeOutcome]{
+	Experiment: "CUDADecode",
+	Keys:       map[string][]string{"CUDADecode": {"decoder", "batch", "size"}},
+	encode: func(o CUDADecodeOutcome) []*benchfmt.Result {
+		name := benchfmt.Name(fmt.Sprintf("BenchmarkCUDADecode/decoder=%s/batch=%d/size=%dx%d", o.Decoder, o.Batch, o.Setup.Width, o.Setup.Height))
+		var out []*benchfmt.Result
+		for _, r := range o.Rates {
+			out = append(out, &benchfmt.Result{Name: name, Iters: o.Batch, Values: []benchfmt.Value{{Value: r, Unit: "images/s"}}})
+		}
+		return out
+	},
+	decode: func(recs []Record) (CUDADecodeOutcome, error) {
+		var out CUDADecodeOutcome
+		for i, rec := range recs {
+			name := fullName(rec.Result)
+			batch, err := strconv.Atoi(rec.Keys["batch"])
+			if err != nil || batch <= 0 {
+				return out, fmt.Errorf("%s: batch %q: want a positive count", name, rec.Keys["batch"])
+			}
+			var w, h int
+			if _, err := fmt.Sscanf(rec.Keys["size"], "%dx%d", &w, &h); err != nil || fmt.Sprintf("%dx%d", w, h) != rec.Keys["size"] {
+				return out, fmt.Errorf("%s: size %q: want WxH", name, rec.Keys["size"])
+			}
+			if i == 0 {
+				out.Decoder, out.Batch, out.Setup.Width, out.Setup.Height = rec.Keys["decoder"], batch, w, h
+			} else if rec.Keys["decoder"] != out.Decoder || batch != out.Batch || w != out.Setup.Width || h != out.Setup.Height {
+				return out, fmt.Errorf("%s: a record of another decode than the first's (decoder=%s/batch=%d/size=%dx%d)", name, out.Decoder, out.Batch, out.Setup.Width, out.Setup.Height)
+			}
+			if rec.Iters != batch {
+				return out, fmt.Errorf("%s: %d iterations, want its batch, %d", name, rec.Iters, batch)
+			}
+			r, err := rec.Value("images/s")
+			if err != nil {
+				return out, err
+			}
+			if len(rec.Values) != 1 {
+				return out, fmt.Errorf("%s: %d values, want images/s alone", name, len(rec.Values))
+			}
+			out.Rates = append(out.Rates, r)
+		}
+		return out, nil
+	},
 }
 
 // runTurbo decodes the files with libjpeg-turbo on the host: each batch
 // split over Threads goroutines, each with its own handle and RGB buffer
 // (nothing allocated per image), timed from the first image to the last.
-// Its records are BenchmarkCUDADecode/decoder=turbojpeg/….
-func (d CUDADecode) runTurbo(ctx context.Context, env Env, files [][]byte) ([]*benchfmt.Result, error) {
+// It returns each timed batch's images/s.
+func (d CUDADecode) runTurbo(ctx context.Context, env Env, files [][]byte, opened func(CUDADecodeSetup)) ([]float64, error) {
 	lib, err := turbojpeg.Load()
 	if err != nil {
 		return nil, err
@@ -196,14 +290,12 @@ func (d CUDADecode) runTurbo(ctx context.Context, env Env, files [][]byte) ([]*b
 	if err != nil {
 		return nil, fmt.Errorf("%s: the first file: %w", d.JPEGs, err)
 	}
-	send(env.Details.DecodeSetup, CUDADecodeSetup{Library: lib.Path(), Version: lib.Version(), Backend: DecodeTurbo, Files: len(files), Width: w, Height: h})
+	opened(CUDADecodeSetup{Library: lib.Path(), Version: lib.Version(), Backend: DecodeTurbo, Files: len(files), Width: w, Height: h})
 	bufs := make([][]byte, d.Threads)
 	for i := range bufs {
 		bufs[i] = make([]byte, 3*w*h)
 	}
-	var out []*benchfmt.Result
-	keep := env.collect(&out)
-	name := benchfmt.Name(fmt.Sprintf("BenchmarkCUDADecode/decoder=turbojpeg/batch=%d/size=%dx%d", d.Batch, w, h))
+	var out []float64
 	env.start(fmt.Sprintf("libjpeg-turbo on %d threads, %d batches of %d", d.Threads, d.Batches, d.Batch))
 	errs := make([]error, d.Threads)
 	for i := range d.Batches + 1 {
@@ -217,9 +309,7 @@ func (d CUDADecode) runTurbo(ctx context.Context, env Env, files [][]byte) ([]*b
 		if i == 0 { // the untimed warm-up batch
 			continue
 		}
-		if err := keep(d.rate(name, took)); err != nil {
-			return out, err
-		}
+		out = append(out, d.rate(took))
 	}
 	return out, nil
 }
@@ -266,11 +356,10 @@ func (b badJPEGs) Unwrap() error      { return b.err }
 func (badJPEGs) Is(target error) bool { return target == ondisk.ErrCorrupt }
 
 // nvjpegBatches decodes Batches batches of the files (cycled) into dst
-// with nvJPEG after one untimed batch, a record of images/s each.
-func (d CUDADecode) nvjpegBatches(ctx context.Context, env Env, dec *cuda.JPEGDecoder, dst uint64, files [][]byte, w, h int) ([]*benchfmt.Result, error) {
-	var out []*benchfmt.Result
-	keep := env.collect(&out)
-	name := benchfmt.Name(fmt.Sprintf("BenchmarkCUDADecode/decoder=nvjpeg/batch=%d/size=%dx%d", d.Batch, w, h))
+// with nvJPEG after one untimed batch, and returns each timed batch's
+// images/s.
+func (d CUDADecode) nvjpegBatches(ctx context.Context, env Env, dec *cuda.JPEGDecoder, dst uint64, files [][]byte, w, h int) ([]float64, error) {
+	var out []float64
 	b := make([][]byte, d.Batch)
 	env.start(fmt.Sprintf("nvJPEG, %d batches of %d", d.Batches, d.Batch))
 	for i := range d.Batches + 1 {
@@ -288,9 +377,7 @@ func (d CUDADecode) nvjpegBatches(ctx context.Context, env Env, dec *cuda.JPEGDe
 		if i == 0 { // the untimed warm-up batch
 			continue
 		}
-		if err := keep(d.rate(name, took)); err != nil {
-			return out, err
-		}
+		out = append(out, d.rate(took))
 	}
 	return out, nil
 }
@@ -321,8 +408,7 @@ func (d CUDADecode) turboBatch(i int, files [][]byte, decs []*turbojpeg.Decoder,
 	return took, errors.Join(errs...)
 }
 
-// rate is the record of one batch decoded in took: its images/s.
-func (d CUDADecode) rate(name benchfmt.Name, took time.Duration) *benchfmt.Result {
-	return &benchfmt.Result{Name: name, Iters: d.Batch,
-		Values: []benchfmt.Value{{Value: float64(d.Batch) / took.Seconds(), Unit: "images/s"}}}
+// rate is the images/s of one batch decoded in took.
+func (d CUDADecode) rate(took time.Duration) float64 {
+	return float64(d.Batch) / took.Seconds()
 }

@@ -16,9 +16,9 @@ import (
 
 // TestCUDADecodeOnAFakeDriver runs the decode benchmark's whole path on
 // package cuda's fake driver and fake nvJPEG (cuda/testdata/fakecuda.c,
-// fakenvjpeg.c): the setup goes to Detail first, then one record per timed
-// batch, streamed, named for the files' size; the warm-up batch makes
-// none. The fake computes nothing a GPU would, so the test checks what Run
+// fakenvjpeg.c): the setup goes to MeasureOpened's callback first, then
+// one rate per timed batch, a record each, named for the files' size;
+// the warm-up batch makes none. The fake computes nothing a GPU would, so the test checks what Run
 // makes, never a figure.
 func TestCUDADecodeOnAFakeDriver(t *testing.T) {
 	loadFakeCUDA(t)
@@ -43,11 +43,7 @@ func TestCUDADecodeOnAFakeDriver(t *testing.T) {
 	d := QuickCUDADecode()
 	d.JPEGs, d.Libraries = dir, []string{nvjpeg}
 	var setups []CUDADecodeSetup
-	var env Env
-	env.Details.DecodeSetup = func(s CUDADecodeSetup) { setups = append(setups, s) }
-	var streamed int
-	env.Result = func(*benchfmt.Result) error { streamed++; return nil }
-	recs, err := d.Run(context.Background(), env)
+	o, err := d.MeasureOpened(context.Background(), Env{}, func(s CUDADecodeSetup) { setups = append(setups, s) })
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -55,8 +51,11 @@ func TestCUDADecodeOnAFakeDriver(t *testing.T) {
 		!strings.HasPrefix(setups[0].GPU.Name, "Fake GPU") {
 		t.Fatalf("setups %+v: want one, of the fake library, 3 files of %dx%d", setups, w, h)
 	}
+	if o.Setup != setups[0] || o.Decoder != DecodeNvjpeg || o.Batch != d.Batch || len(o.Rates) != d.Batches {
+		t.Fatalf("outcome %+v: want the setup opened, nvjpeg, batches of %d, %d rates", o, d.Batch, d.Batches)
+	}
 	keys := map[string]string{}
-	for _, c := range append(setups[0].Settings(), d.Settings()...) {
+	for _, c := range append(o.Setup.Settings(), d.Settings()...) {
 		keys[c.Key] = c.Value
 	}
 	for k, v := range map[string]string{"nvjpeg": "libfakenvjpeg.so 12.4.127", "nvjpeg-backend": "hardware", "jpegs": filepath.Base(dir), "threads": "1", "gpu": setups[0].GPU.Name} {
@@ -64,14 +63,34 @@ func TestCUDADecodeOnAFakeDriver(t *testing.T) {
 			t.Errorf("setting %s = %q, want %q", k, keys[k], v)
 		}
 	}
-	if len(recs) != d.Batches || streamed != len(recs) {
-		t.Fatalf("%d records, %d streamed; want %d, one per timed batch", len(recs), streamed, d.Batches)
-	}
 	want := fmt.Sprintf("BenchmarkCUDADecode/decoder=nvjpeg/batch=%d/size=%dx%d", d.Batch, w, h)
-	for _, r := range recs {
-		if string(r.Name) != want || r.Iters != d.Batch || len(r.Values) != 1 || r.Values[0].Unit != "images/s" || !(r.Values[0].Value > 0) {
-			t.Errorf("record %s %d %v: want %s, %d iterations, one positive images/s", r.Name, r.Iters, r.Values, want, d.Batch)
+	checkRecs := func(how string, recs []*benchfmt.Result) {
+		t.Helper()
+		if len(recs) != d.Batches {
+			t.Fatalf("%s: %d records, want %d, one per timed batch", how, len(recs), d.Batches)
 		}
+		for _, r := range recs {
+			if string(r.Name) != want || r.Iters != d.Batch || len(r.Values) != 1 || r.Values[0].Unit != "images/s" || !(r.Values[0].Value > 0) {
+				t.Errorf("%s: record %s %d %v: want %s, %d iterations, one positive images/s", how, r.Name, r.Iters, r.Values, want, d.Batch)
+			}
+		}
+	}
+	checkRecs("Measure's outcome encoded", CUDADecodeCodec.Encode(o))
+	// What the records hold of the outcome decodes back.
+	kept := CUDADecodeOutcome{Decoder: o.Decoder, Batch: o.Batch, Setup: CUDADecodeSetup{Width: w, Height: h}, Rates: o.Rates}
+	roundTrip(t, CUDADecodeCodec, kept)
+
+	// Run: the same records, each passed to env.Result.
+	var env Env
+	var streamed int
+	env.Result = func(*benchfmt.Result) error { streamed++; return nil }
+	recs, err := d.Run(context.Background(), env)
+	if err != nil {
+		t.Fatal(err)
+	}
+	checkRecs("Run", recs)
+	if streamed != len(recs) {
+		t.Errorf("%d records, %d passed to env.Result", len(recs), streamed)
 	}
 
 	// The errors: no files, no library, a bad batch.

@@ -1,7 +1,6 @@
 package workloads
 
 import (
-	"github.com/headspace-bench/headspace/cuda"
 	"github.com/headspace-bench/headspace/harness/peer"
 	"github.com/headspace-bench/headspace/harness/resultfile"
 	"github.com/headspace-bench/headspace/harness/timeline"
@@ -12,7 +11,8 @@ import (
 // measured beside its records, as it is made: what a command prints or
 // draws that the records do not hold (a ladder point's run, the what-if
 // model's profile, a Caching's timeline). A Typed experiment (Sim,
-// Loaders, Headspace; typed.go) has none: what it measured is the value
+// Loaders, Headspace, Node, CUDACheck, CUDADecode; typed.go) has none:
+// what it measured is the value
 // its Measure returns; the others use these hooks until they are
 // converted. Each field
 // is one type, its comment naming the experiment that sends it, so which
@@ -23,8 +23,6 @@ import (
 type Details struct {
 	// Point receives each run of a Ladder's point, after its record.
 	Point func(PointRun)
-	// Node receives each run of a Node's point, before its records.
-	Node func(NodeRun)
 	// OnDisk receives each run of an OnDisk case, after its record.
 	OnDisk func(OnDiskResult)
 
@@ -60,17 +58,6 @@ type Details struct {
 	// PeerLadderSoFar receives a PeerLadder's result so far (with the
 	// script's configuration lines) after each run.
 	PeerLadderSoFar func(peer.LadderResult)
-
-	// GPU receives the device a CUDACheck opened, first.
-	GPU func(cuda.Info)
-	// KernelCheck receives each of a CUDACheck's kernel checks.
-	KernelCheck func(cuda.CheckResult)
-	// Bandwidth receives a CUDACheck's copy speeds.
-	Bandwidth func([]cuda.Bandwidth)
-	// NetStep receives each of a CUDACheck's timed Net steps.
-	NetStep func(CUDANetStep)
-	// DecodeSetup receives what a CUDADecode opened, first.
-	DecodeSetup func(CUDADecodeSetup)
 }
 
 // send calls f with v if f is set: how an experiment passes a detail.

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"runtime"
 	"strconv"
 	"strings"
 	"time"
@@ -17,6 +18,7 @@ import (
 	"github.com/headspace-bench/headspace/harness/node"
 	"github.com/headspace-bench/headspace/harness/resultfile"
 	"github.com/headspace-bench/headspace/harness/train"
+	"github.com/headspace-bench/headspace/internal/disturb"
 	"github.com/headspace-bench/headspace/internal/rusage"
 )
 
@@ -199,33 +201,97 @@ func (n Node) Todo(env Env) int {
 	return t
 }
 
-// NodeRun is one run of one point of a node, passed to Env.Details as it
-// finishes, before its records go to Env.Result.
-type NodeRun struct {
-	Point   node.Point
-	Outcome node.Outcome
-	// Others is what the other processes did during the run.
-	Others  node.Others
-	Records []*benchfmt.Result
-	// Err is the run's failure when it was kept as partial.
-	Err error
+// NodeOutcome is what a Node measured: every run, ours and the PyTorch
+// peer's, in the order they were made.
+type NodeOutcome struct {
+	Runs []NodeRun
 }
 
-// Run runs the sweep: for each selected point, Count runs (less those
-// env.Done says a resumed file holds) of node.Run with env.Rank's
-// binary, each run's records (its ranks', then the node's) to env.Result;
-// with Peer, each followed by a run of the PyTorch DDP peer.
-// A failed run stops the sweep, unless Partial: its partial record is
-// kept and the sweep goes on. It returns the records made.
-func (n Node) Run(ctx context.Context, env Env) ([]*benchfmt.Result, error) {
-	var out []*benchfmt.Result
+// NodeRun is one run of one point of a node: its records' figures
+// (NodeCodec), and what the records do not hold.
+type NodeRun struct {
+	Point node.Point
+	// Peer says the run is the PyTorch DDP peer's (records under
+	// node.PeerPrefix).
+	Peer bool
+	// Procs is the GOMAXPROCS suffix of its records' names.
+	Procs int
+	// Ranks are each rank's figures, in rank order; none for a partial
+	// run.
+	Ranks []NodeFigures
+	// Node is the node's figures (its ranks' together, or a partial
+	// run's), nil where its ranks measured no time.
+	Node *NodeFigures
+	// Outcome is what node.Run (or the peer) measured and Others what
+	// the other processes did meanwhile; Err is the run's failure when
+	// it was kept as partial. The records hold none of them: a decoded
+	// run's are zero.
+	Outcome node.Outcome
+	Others  node.Others
+	Err     error
+}
+
+// NodeFigures are the figures of one record of a node run (node.Records,
+// node.PartialRecord): a rank's, the node's, or a partial run's, which
+// holds StepsPerSec and SamplesPerSec alone. A figure its record does
+// not hold is 0 (its Has… false, where 0 is a figure).
+type NodeFigures struct {
+	// Iters is the record's iterations: the measured steps (at least
+	// 1), or the steps a partial run's barrier released.
+	Iters                               int
+	NsPerOp, StepsPerSec, SamplesPerSec float64
+	AU                                  float64
+	AUMin                               float64 // the node's: its smallest rank AU
+	InputWait                           float64 // ns per step
+	// Barrier is ns per step: a rank's wait at the barrier (always
+	// held), the node's barrier skew (HasBarrier).
+	Barrier    float64
+	HasBarrier bool
+	CPU        float64 // a rank's CPU ns per step (HasCPU)
+	HasCPU     bool
+	// Cores and CPUPerSample are the node's CPU use in cores and CPU ns
+	// per sample (HasCores).
+	Cores, CPUPerSample float64
+	HasCores            bool
+	RunDelay            float64 // run-queue delay, % (HasRunDelay)
+	HasRunDelay         bool
+	// OtherCores and OtherThreads are the node's other processes' (node.Others).
+	OtherCores, OtherThreads       float64
+	HasOtherCores, HasOtherThreads bool
+	// BytesPerSec, LinkUse and Requests are 0 where nothing was fetched.
+	BytesPerSec, LinkUse, Requests float64
+	// Partial marks a failed run's record (node.PartialRecord).
+	Partial bool
+}
+
+// Measure is MeasureEach with no callback.
+func (n Node) Measure(ctx context.Context, env Env) (NodeOutcome, error) {
+	return n.MeasureEach(ctx, env, nil)
+}
+
+// MeasureEach runs the sweep: for each selected point, Count runs (less
+// those env.Done says a resumed file holds) of node.Run with env.Rank's
+// binary; with Peer, each followed by a run of the PyTorch DDP peer.
+// Each run is passed to each (if not nil) as it finishes, before the
+// next starts: `headspace node` writes its records to the file there, a
+// run's records together, and says when a run is kept as partial. An
+// error from each stops the sweep. A failed run stops the sweep, unless
+// Partial: its partial record is kept and the sweep goes on.
+func (n Node) MeasureEach(ctx context.Context, env Env, each func(NodeRun) error) (NodeOutcome, error) {
+	var out NodeOutcome
 	if err := n.Validate(); err != nil {
 		return out, err
 	}
 	if env.Rank.Exe == "" {
 		return out, errors.New("node: no binary to start the ranks with (Env.Rank)")
 	}
-	keep := env.collect(&out)
+	keep := func(r NodeRun) error {
+		out.Runs = append(out.Runs, r)
+		if each != nil {
+			return each(r)
+		}
+		return nil
+	}
 	for _, p := range n.Selected() {
 		ours := n.Count - min(env.done(p.BenchName()), n.Count)
 		peers := 0
@@ -254,11 +320,13 @@ func (n Node) Run(ctx context.Context, env Env) ([]*benchfmt.Result, error) {
 				default:
 					return out, fmt.Errorf("%s: %w", p.Name(), err)
 				}
-				send(env.Details.Node, NodeRun{Point: p, Outcome: o, Others: others, Records: recs, Err: err})
-				for _, r := range recs {
-					if err := keep(r); err != nil {
-						return out, err
-					}
+				r, derr := nodeRunOf(p, false, recs)
+				if derr != nil {
+					return out, fmt.Errorf("%s: %w", p.Name(), derr)
+				}
+				r.Outcome, r.Others, r.Err = o, others, err
+				if err := keep(r); err != nil {
+					return out, err
 				}
 			}
 			if peers > 0 {
@@ -268,15 +336,271 @@ func (n Node) Run(ctx context.Context, env Env) ([]*benchfmt.Result, error) {
 				if err != nil {
 					return out, fmt.Errorf("%s, the PyTorch peer: %w", p.Name(), err)
 				}
-				for _, r := range node.PeerRecords(p, o) {
-					if err := keep(r); err != nil {
-						return out, err
-					}
+				r, err := nodeRunOf(p, true, node.PeerRecords(p, o))
+				if err != nil {
+					return out, fmt.Errorf("%s, the PyTorch peer: %w", p.Name(), err)
+				}
+				r.Outcome, r.Others = o, node.Others{Cores: -1, Threads: -1}
+				if err := keep(r); err != nil {
+					return out, err
 				}
 			}
 		}
 	}
 	return out, nil
+}
+
+// nodeRunOf is the run of p whose records (node.Records,
+// node.PartialRecord or node.PeerRecords) are recs, read by NodeCodec.
+func nodeRunOf(p node.Point, peer bool, recs []*benchfmt.Result) (NodeRun, error) {
+	if len(recs) == 0 {
+		return NodeRun{Point: p, Peer: peer, Procs: runtime.GOMAXPROCS(0)}, nil // no rank measured
+	}
+	o, err := NodeCodec.Decode(recs)
+	if err != nil {
+		return NodeRun{}, err
+	}
+	if len(o.Runs) != 1 || o.Runs[0].Point != p || o.Runs[0].Peer != peer {
+		return NodeRun{}, fmt.Errorf("records of %d runs, want one of %s", len(o.Runs), p.Name())
+	}
+	return o.Runs[0], nil
+}
+
+// Run measures the sweep (Measure) and returns its records (NodeCodec):
+// each run's ranks', then its node's. `headspace node` and `headspace
+// whatif --accelerators` stream them instead, a run at a time
+// (MeasureEach).
+func (n Node) Run(ctx context.Context, env Env) ([]*benchfmt.Result, error) {
+	return RunTyped[NodeOutcome](ctx, n, env)
+}
+
+// Codec is NodeCodec.
+func (Node) Codec() Codec[NodeOutcome] { return NodeCodec }
+
+var _ Typed[NodeOutcome] = Node{}
+
+// NodeCodec is a Node's records codec: a run's records are each rank's,
+// BenchmarkNode/accelerators=…/level=…/rank=…, then the node's,
+// BenchmarkNode/accelerators=…/level=… (node.Records; a partial run's
+// alone, node.PartialRecord), each with its GOMAXPROCS suffix; the
+// PyTorch peer's are the same under BenchmarkNodeTorch (node.PeerRecords).
+var NodeCodec = Codec[NodeOutcome]{
+	Experiment: "Node",
+	Keys: map[string][]string{
+		"Node":          {"accelerators", "level", "rank"},
+		node.PeerPrefix: {"accelerators", "level", "rank"},
+	},
+	Optional: map[string][]string{"Node": {"rank"}, node.PeerPrefix: {"rank"}},
+	Procs:    true,
+	encode: func(o NodeOutcome) []*benchfmt.Result {
+		var out []*benchfmt.Result
+		for _, r := range o.Runs {
+			out = append(out, r.records()...)
+		}
+		return out
+	},
+	decode: decodeNode,
+}
+
+// records are the run's records, as node.Records (or PartialRecord, or
+// PeerRecords) wrote them.
+func (r NodeRun) records() []*benchfmt.Result {
+	prefix := "Node"
+	if r.Peer {
+		prefix = node.PeerPrefix
+	}
+	name := prefix + strings.TrimPrefix(r.Point.Name(), "Node")
+	var out []*benchfmt.Result
+	for i, f := range r.Ranks {
+		out = append(out, f.record(fmt.Sprintf("%s/rank=%d", name, i), r.Procs, true))
+	}
+	if r.Node != nil {
+		out = append(out, r.Node.record(name, r.Procs, false))
+	}
+	return out
+}
+
+// record is f as the record name (without "Benchmark") at procs: a
+// rank's, or the node's (node.Records), or a partial run's
+// (node.PartialRecord), each value in its place there.
+func (f NodeFigures) record(name string, procs int, rank bool) *benchfmt.Result {
+	res := &benchfmt.Result{Name: benchfmt.Name(resultfile.BenchName(name, procs)), Iters: f.Iters}
+	add := func(v float64, unit string) { res.Values = append(res.Values, benchfmt.Value{Value: v, Unit: unit}) }
+	if f.Partial {
+		add(f.StepsPerSec, "steps/s")
+		add(f.SamplesPerSec, "samples/s")
+		add(1, node.UnitPartial)
+		return res
+	}
+	add(f.NsPerOp, "ns/op")
+	add(f.StepsPerSec, "steps/s")
+	add(f.SamplesPerSec, "samples/s")
+	add(f.AU, node.UnitAU)
+	if !rank {
+		add(f.AUMin, node.UnitAUMin)
+	}
+	add(f.InputWait, node.UnitInputWait)
+	if rank || f.HasBarrier {
+		add(f.Barrier, node.UnitBarrier)
+	}
+	if f.HasCPU {
+		add(f.CPU, disturb.CPUUnit)
+	}
+	if f.HasCores {
+		add(f.Cores, node.UnitCores)
+		add(f.CPUPerSample, node.UnitCPUSample)
+	}
+	if f.HasRunDelay {
+		add(f.RunDelay, disturb.RunDelayUnit)
+	}
+	if f.HasOtherCores {
+		add(f.OtherCores, node.UnitOtherCores)
+	}
+	if f.HasOtherThreads {
+		add(f.OtherThreads, node.UnitOtherThreads)
+	}
+	if f.BytesPerSec != 0 {
+		add(f.BytesPerSec, node.UnitBytes)
+	}
+	if f.LinkUse != 0 {
+		add(f.LinkUse, node.UnitLinkUse)
+	}
+	if f.Requests != 0 {
+		add(f.Requests, node.UnitRequests)
+	}
+	return res
+}
+
+// decodeNode reads the runs back from their records, in order: a run is
+// its ranks' records, rank 0 first, then its node's (of the same point,
+// ours or the peer's), or a node's record alone (a partial run's), or
+// ranks' records with no node record after them.
+func decodeNode(recs []Record) (NodeOutcome, error) {
+	var out NodeOutcome
+	var cur *NodeRun // the run whose ranks are read, until its node's record
+	for _, rec := range recs {
+		name := fullName(rec.Result)
+		var p node.Point
+		var err error
+		if p.Accelerators, err = strconv.Atoi(rec.Keys["accelerators"]); err != nil || p.Accelerators <= 0 {
+			return out, fmt.Errorf("%s: accelerators %q: want a positive count", name, rec.Keys["accelerators"])
+		}
+		if p.Level, err = level.Parse(rec.Keys["level"]); err != nil {
+			return out, fmt.Errorf("%s: level: %w", name, err)
+		}
+		peer := rec.Benchmark == node.PeerPrefix
+		rankKey, isRank := rec.Keys["rank"]
+		// A rank 0, a node record of another point, or a record of
+		// another procs ends the run being read.
+		if cur != nil && (rankKey == "0" || cur.Point != p || cur.Peer != peer || cur.Procs != rec.Procs) {
+			out.Runs = append(out.Runs, *cur)
+			cur = nil
+		}
+		if cur == nil {
+			cur = &NodeRun{Point: p, Peer: peer, Procs: rec.Procs}
+		}
+		if isRank {
+			rank, err := strconv.Atoi(rankKey)
+			if err != nil || rank != len(cur.Ranks) {
+				return out, fmt.Errorf("%s: rank %s, want rank %d of its run", name, rankKey, len(cur.Ranks))
+			}
+			f, err := nodeFigures(rec, true)
+			if err != nil {
+				return out, err
+			}
+			cur.Ranks = append(cur.Ranks, f)
+			continue
+		}
+		f, err := nodeFigures(rec, false)
+		if err != nil {
+			return out, err
+		}
+		if f.Partial && len(cur.Ranks) > 0 {
+			// A partial run's record stands alone: the ranks before it
+			// were a run with no node record.
+			out.Runs = append(out.Runs, *cur)
+			cur = &NodeRun{Point: p, Peer: peer, Procs: rec.Procs}
+		}
+		cur.Node = &f
+		out.Runs = append(out.Runs, *cur)
+		cur = nil
+	}
+	if cur != nil {
+		out.Runs = append(out.Runs, *cur)
+	}
+	return out, nil
+}
+
+// nodeFigures reads rec's figures: a rank's record (rank), or the
+// node's, or a partial run's. A value in a unit its record does not
+// hold is an error, so that what decodes encodes as it was.
+func nodeFigures(rec Record, rank bool) (NodeFigures, error) {
+	f := NodeFigures{Iters: rec.Iters}
+	used := map[string]bool{}
+	var err error
+	get := func(unit string, v *float64, has *bool) {
+		x, ok := resultfile.Value(rec.Result, unit)
+		switch {
+		case ok:
+			*v, used[unit] = x, true
+			if has != nil {
+				*has = true
+			}
+		case has == nil && err == nil:
+			err = fmt.Errorf("%s: no value in %s", fullName(rec.Result), unit)
+		}
+	}
+	var partial float64
+	var seen bool
+	get(node.UnitPartial, &partial, &f.Partial)
+	get("steps/s", &f.StepsPerSec, nil)
+	get("samples/s", &f.SamplesPerSec, nil)
+	switch {
+	case f.Partial && rank:
+		return f, fmt.Errorf("%s: a rank's record marked partial", fullName(rec.Result))
+	case f.Partial && partial != 1:
+		return f, fmt.Errorf("%s: partial %v, want 1", fullName(rec.Result), partial)
+	case !f.Partial:
+		get("ns/op", &f.NsPerOp, nil)
+		get(node.UnitAU, &f.AU, nil)
+		get(node.UnitInputWait, &f.InputWait, nil)
+		get(disturb.RunDelayUnit, &f.RunDelay, &f.HasRunDelay)
+		get(node.UnitBytes, &f.BytesPerSec, &seen)
+		get(node.UnitRequests, &f.Requests, &seen)
+		if rank {
+			get(node.UnitBarrier, &f.Barrier, nil)
+			get(disturb.CPUUnit, &f.CPU, &f.HasCPU)
+			break
+		}
+		get(node.UnitAUMin, &f.AUMin, nil)
+		get(node.UnitBarrier, &f.Barrier, &f.HasBarrier)
+		get(node.UnitCores, &f.Cores, &f.HasCores)
+		get(node.UnitCPUSample, &f.CPUPerSample, &seen)
+		get(node.UnitOtherCores, &f.OtherCores, &f.HasOtherCores)
+		get(node.UnitOtherThreads, &f.OtherThreads, &f.HasOtherThreads)
+		get(node.UnitLinkUse, &f.LinkUse, &seen)
+	}
+	if err != nil {
+		return f, err
+	}
+	for unit, v := range map[string]float64{node.UnitBytes: f.BytesPerSec, node.UnitLinkUse: f.LinkUse, node.UnitRequests: f.Requests} {
+		if used[unit] && v == 0 {
+			return f, fmt.Errorf("%s: %s 0, which a Node record leaves out", fullName(rec.Result), unit)
+		}
+	}
+	if used[node.UnitCores] != used[node.UnitCPUSample] {
+		return f, fmt.Errorf("%s: %s without %s, or the other way", fullName(rec.Result), node.UnitCores, node.UnitCPUSample)
+	}
+	for _, v := range rec.Values {
+		unit := v.Unit
+		if v.OrigUnit != "" {
+			unit = v.OrigUnit
+		}
+		if !used[unit] {
+			return f, fmt.Errorf("%s: a value in %s, which a Node record does not hold", fullName(rec.Result), unit)
+		}
+	}
+	return f, nil
 }
 
 // options are node.Run's options of point p.

@@ -306,28 +306,19 @@ func (f *nodeFlags) run(ctx context.Context, n Node, args []string, stdout, stde
 	// points. The progress line counts runs.
 	s := driver.Begin(nil, stderr, n.Todo(env), nil)
 	defer s.Finish()
-	var pending []*benchfmt.Result
 	env.Start = s.Start
-	env.Result = func(b *benchfmt.Result) error {
-		pending = append(pending, b)
-		if !node.IsRunEnd(b) {
-			return nil
-		}
-		run := pending
-		pending = nil
-		recs = append(recs, run...)
-		s.Tick()
-		if file == nil {
-			return nil
-		}
-		return file.Add(run...)
-	}
-	env.Details.Node = func(r NodeRun) {
+	_, runErr := n.MeasureEach(ctx, env, func(r NodeRun) error {
 		if r.Err != nil {
 			fmt.Fprintf(stderr, "headspace node: %s kept as partial: %v\n", r.Point.Name(), r.Err)
 		}
-	}
-	_, runErr := n.Run(ctx, env)
+		run := NodeCodec.Encode(NodeOutcome{Runs: []NodeRun{r}})
+		recs = append(recs, run...)
+		s.Tick()
+		if file == nil || len(run) == 0 {
+			return nil
+		}
+		return file.Add(run...)
+	})
 	if err := s.End(runErr); err != nil {
 		return err
 	}

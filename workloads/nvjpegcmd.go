@@ -8,7 +8,6 @@ import (
 	"slices"
 
 	"github.com/headspace-bench/headspace/harness/driver"
-	"github.com/headspace-bench/headspace/harness/resultfile"
 	"github.com/headspace-bench/headspace/internal/cli"
 	"github.com/headspace-bench/headspace/internal/summary"
 )
@@ -78,43 +77,34 @@ func runCUDADecode(ctx context.Context, args []string, stdout io.Writer) error {
 	if err := driver.Check(resultsOut); err != nil {
 		return err
 	}
-	var setup CUDADecodeSetup
-	env := decodePrinter(stdout, &f.CUDADecode, &setup)
-	rs, err := d.Run(ctx, env)
+	o, err := d.MeasureOpened(ctx, Env{}, decodePrinter(stdout, &f.CUDADecode))
 	if err != nil {
 		return err
 	}
-	rates := make([]float64, len(rs))
-	for i, r := range rs {
-		rates[i], _ = resultfile.Value(r, "images/s")
-	}
+	rates := o.Rates
 	fmt.Fprintf(stdout, "%s: median %.0f images/s over %d batches of %d (min %.0f, max %.0f)\n",
 		d.Decoder, summary.Median(rates), len(rates), d.Batch, slices.Min(rates), slices.Max(rates))
 	if *out == "" {
 		return nil
 	}
-	device := "cuda:" + setup.GPU.Name
+	device := "cuda:" + o.Setup.GPU.Name
 	if d.Decoder == DecodeTurbo {
 		device = "host"
 	}
-	if _, err := driver.Write(resultsOut, driver.Settings(device, setup.Settings(), d.Settings()), rs, false); err != nil {
+	if _, err := driver.Write(resultsOut, driver.Settings(device, o.Setup.Settings(), d.Settings()), CUDADecodeCodec.Encode(o), false); err != nil {
 		return err
 	}
 	fmt.Fprintf(stdout, "results: %s\n", *out)
 	return nil
 }
 
-// decodePrinter prints what cuda decode opened, and keeps it in setup for
-// the result file.
-func decodePrinter(stdout io.Writer, d *CUDADecode, setup *CUDADecodeSetup) Env {
-	var env Env
-	env.Details.DecodeSetup = func(s CUDADecodeSetup) {
-		*setup = s
+// decodePrinter prints what cuda decode opened.
+func decodePrinter(stdout io.Writer, d *CUDADecode) func(CUDADecodeSetup) {
+	return func(s CUDADecodeSetup) {
 		on := s.GPU.Name
 		if d.Decoder == DecodeTurbo {
 			on = fmt.Sprintf("the host, %d threads", d.Threads)
 		}
 		fmt.Fprintf(stdout, "%s: %s on %s; %d files of %dx%d from %s, batches of %d\n", d.Decoder, s.Library, on, s.Files, s.Width, s.Height, d.JPEGs, d.Batch)
 	}
-	return env
 }

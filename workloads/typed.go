@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"maps"
 	"slices"
+	"strconv"
 	"strings"
 
 	"golang.org/x/perf/benchfmt"
@@ -23,7 +24,8 @@ import (
 // result file's, so that a report renders R read back, never names
 // parsed as strings. Run is Measure, then R's records (RunTyped).
 //
-// The Sim, Loaders and Headspace experiments are Typed; the others still
+// The Sim, Loaders, Headspace, Node, CUDACheck and CUDADecode
+// experiments are Typed; the others still
 // pass what they measured beside their records through Env.Details until
 // they are converted.
 type Typed[R any] interface {
@@ -68,6 +70,13 @@ type Codec[R any] struct {
 	Experiment string
 	// Keys are the name keys of each benchmark the experiment writes.
 	Keys map[string][]string
+	// Optional are keys of Keys that a record of the benchmark may lack
+	// (a Node's rank records have rank=…, its node's records do not).
+	Optional map[string][]string
+	// Procs says the records' names end in a GOMAXPROCS suffix ("-16",
+	// none at 1), read into Record.Procs; without it, a suffix is a part
+	// of the name more.
+	Procs bool
 	// encode is R's records, in order.
 	encode func(R) []*benchfmt.Result
 	// decode is R from its records, their names read.
@@ -75,11 +84,12 @@ type Codec[R any] struct {
 }
 
 // Record is one benchmark record read back by a Codec: its benchmark
-// (base name, without "Benchmark"), the values of its name's keys, and
-// the record.
+// (base name, without "Benchmark"), the values of its name's keys, its
+// name's GOMAXPROCS (1 without a suffix; Codec.Procs), and the record.
 type Record struct {
 	Benchmark string
 	Keys      map[string]string
+	Procs     int
 	*benchfmt.Result
 }
 
@@ -124,7 +134,7 @@ func (c Codec[R]) names(recs []*benchfmt.Result) ([]Record, error) {
 		}
 	}
 	slices.Sort(keys)
-	q := ".name"
+	q := ".name,/gomaxprocs"
 	for _, k := range keys {
 		q += ",/" + k
 	}
@@ -153,11 +163,21 @@ func (c Codec[R]) names(recs []*benchfmt.Result) ([]Record, error) {
 		if !ok {
 			return nil, fmt.Errorf("%s: not a record of %s (its benchmarks: %s)", name, c.Experiment, strings.Join(c.Benchmarks(), ", "))
 		}
-		rec := Record{Benchmark: base, Keys: map[string]string{}, Result: r}
+		rec := Record{Benchmark: base, Keys: map[string]string{}, Procs: 1, Result: r}
+		if procs := k.Get(fields["/gomaxprocs"]); procs != "" {
+			if !c.Procs {
+				return nil, fmt.Errorf("%s: a record of %s with a part of its name more (-%s)", name, c.Experiment, procs)
+			}
+			n, err := strconv.Atoi(procs)
+			if err != nil || n < 1 {
+				return nil, fmt.Errorf("%s: a record of %s whose GOMAXPROCS suffix -%s is not a count", name, c.Experiment, procs)
+			}
+			rec.Procs = n
+		}
 		for _, key := range keys {
 			v := k.Get(fields["/"+key])
 			switch {
-			case slices.Contains(want, key) && v == "":
+			case slices.Contains(want, key) && v == "" && !slices.Contains(c.Optional[base], key):
 				return nil, fmt.Errorf("%s: a record of %s without its key %s", name, c.Experiment, key)
 			case !slices.Contains(want, key) && v != "":
 				return nil, fmt.Errorf("%s: a record of %s with a key %s its %s records do not have", name, c.Experiment, key, base)

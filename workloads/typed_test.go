@@ -3,6 +3,8 @@ package workloads
 import (
 	"path/filepath"
 	"reflect"
+	"runtime"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -11,7 +13,9 @@ import (
 
 	"github.com/headspace-bench/headspace/harness/analysis"
 	"github.com/headspace-bench/headspace/harness/driver"
+	"github.com/headspace-bench/headspace/harness/level"
 	"github.com/headspace-bench/headspace/harness/loadbench"
+	"github.com/headspace-bench/headspace/harness/node"
 	"github.com/headspace-bench/headspace/harness/pipeline"
 	"github.com/headspace-bench/headspace/harness/resultfile"
 	"github.com/headspace-bench/headspace/harness/sim"
@@ -147,13 +151,20 @@ func TestCodecsRefuseOtherRecords(t *testing.T) {
 	simRecs := SimCodec.Encode(SimOutcome{Runs: []SimRun{{Load: time.Second, Dist: sim.Constant, Seed: 1, Batches: 3}}})
 	loaderRecs := LoadersCodec.Encode(LoadersOutcome{Measurements: []loadbench.Measurement{{Point: loadbench.Point{Mode: loadbench.Goroutine, Workers: 1}, Batches: 2}}})
 	headRecs := HeadspaceCodec.Encode(HeadspaceOutcome{Analyses: []HeadspaceAnalysis{{Transforms: "naive", Report: analysis.Report{StepTimes: []time.Duration{1, 2}, Switch: 1}}}})
+	decodeRecs := CUDADecodeCodec.Encode(CUDADecodeOutcome{Decoder: DecodeNvjpeg, Batch: 4, Setup: CUDADecodeSetup{Width: 5, Height: 3}, Rates: []float64{10, 20}})
+	checkRecs := CUDACheckCodec.Encode(CUDACheckOutcome{Copies: []CUDACopy{{HostToDevice: true, Pinned: true, Bytes: 1 << 20, GBps: 20}}, Batch: 2, Side: 32,
+		Steps: []CUDANetStep{{Precision: "fp32", Times: []time.Duration{1}}}})
+	nodeRecs := node.Records(node.Point{Accelerators: 1, Level: level.None}, node.Outcome{Ranks: nodeRanks()[:1]}, node.Others{Cores: -1, Threads: -1}, 0)
 	named := func(name string) []*benchfmt.Result {
 		return []*benchfmt.Result{{Name: benchfmt.Name(name), Iters: 1, Values: []benchfmt.Value{{Value: 1, Unit: "batches"}, {Value: 1, Unit: "model-idle-%"}, {Value: 1, Unit: "queue"}}}}
 	}
 	decode := map[string]func([]*benchfmt.Result) error{
-		"Sim":       func(r []*benchfmt.Result) error { _, err := SimCodec.Decode(r); return err },
-		"Loaders":   func(r []*benchfmt.Result) error { _, err := LoadersCodec.Decode(r); return err },
-		"Headspace": func(r []*benchfmt.Result) error { _, err := HeadspaceCodec.Decode(r); return err },
+		"Sim":        func(r []*benchfmt.Result) error { _, err := SimCodec.Decode(r); return err },
+		"Loaders":    func(r []*benchfmt.Result) error { _, err := LoadersCodec.Decode(r); return err },
+		"Headspace":  func(r []*benchfmt.Result) error { _, err := HeadspaceCodec.Decode(r); return err },
+		"Node":       func(r []*benchfmt.Result) error { _, err := NodeCodec.Decode(r); return err },
+		"CUDADecode": func(r []*benchfmt.Result) error { _, err := CUDADecodeCodec.Decode(r); return err },
+		"CUDA":       func(r []*benchfmt.Result) error { _, err := CUDACheckCodec.Decode(r); return err },
 	}
 	for _, tc := range []struct {
 		codec string
@@ -174,6 +185,38 @@ func TestCodecsRefuseOtherRecords(t *testing.T) {
 		{"Sim", named("BenchmarkSim/load=fast/dist=constant/seed=1"), "BenchmarkSim/load=fast/dist=constant/seed=1: load:"},
 		{"Sim", named("BenchmarkSimulation/load=1s/dist=constant/seed=1"), "not a record of Sim"},
 		{"Headspace", named("BenchmarkHeadspace/script=train/phase=fill"), "BenchmarkHeadspace/script=train/phase=fill: a record of Headspace without its key transforms"},
+		{"Node", throughFile(t, simRecs), "BenchmarkSim/load=1s/dist=constant/seed=1: not a record of Node (its benchmarks: Node, NodeTorch)"},
+		{"Node", loaderRecs, "not a record of Node"},
+		{"Sim", throughFile(t, nodeRecs), "/rank=0" + procsSuffix() + ": not a record of Sim"},
+		{"Node", named("BenchmarkNode/accelerators=1/rank=0-2"), "BenchmarkNode/accelerators=1/rank=0-2: a record of Node without its key level"},
+		{"Node", named("BenchmarkNode/accelerators=1/level=none/rank=1-2"), "BenchmarkNode/accelerators=1/level=none/rank=1-2: rank 1, want rank 0 of its run"},
+		{"Node", named("BenchmarkNode/accelerators=1/level=none/step=3-2"), "a record of Node with a part of its name more (/step=3)"},
+		{"Node", named("BenchmarkNode/accelerators=1/level=none-2"), "BenchmarkNode/accelerators=1/level=none-2: no value in steps/s"},
+		{"Node", withValue(nodeRecs, "model-idle-%"), "a value in model-idle-%, which a Node record does not hold"},
+		{"Node", named("BenchmarkNode/accelerators=1/level=cold-2"), "BenchmarkNode/accelerators=1/level=cold-2: level:"},
+		{"Node", named("BenchmarkNode/accelerators=1/level=none-x"), `level: unknown level "none-x"`},
+		{"CUDADecode", throughFile(t, nodeRecs), "not a record of CUDADecode (its benchmarks: CUDADecode)"},
+		{"Node", decodeRecs, "BenchmarkCUDADecode/decoder=nvjpeg/batch=4/size=5x3: not a record of Node"},
+		{"CUDADecode", named("BenchmarkCUDADecode/decoder=nvjpeg/size=5x3"), "a record of CUDADecode without its key batch"},
+		{"CUDADecode", named("BenchmarkCUDADecode/decoder=nvjpeg/batch=4/size=5"), `size "5": want WxH`},
+		{"CUDADecode", named("BenchmarkCUDADecode/decoder=nvjpeg/batch=1/size=5x3"), "no value in images/s"},
+		{"CUDADecode", append(slices.Clone(decodeRecs), CUDADecodeCodec.Encode(CUDADecodeOutcome{Decoder: DecodeTurbo, Batch: 4, Setup: CUDADecodeSetup{Width: 5, Height: 3}, Rates: []float64{1}})...),
+			"BenchmarkCUDADecode/decoder=turbojpeg/batch=4/size=5x3: a record of another decode than the first's (decoder=nvjpeg/batch=4/size=5x3)"},
+		{"CUDADecode", withValue(decodeRecs, "ns/op"), "2 values, want images/s alone"},
+		{"CUDA", throughFile(t, decodeRecs), "BenchmarkCUDADecode/decoder=nvjpeg/batch=4/size=5x3: not a record of CUDA (its benchmarks: CUDACopy, CUDAStep)"},
+		{"CUDADecode", checkRecs, "BenchmarkCUDACopy/dir=htod/pinned=true/size=1MiB: not a record of CUDADecode"},
+		{"Node", checkRecs, "not a record of Node"},
+		{"CUDA", named("BenchmarkCUDACopy/dir=htod/size=1MiB"), "a record of CUDA without its key pinned"},
+		{"CUDA", single("BenchmarkCUDACopy/dir=up/pinned=true/size=1MiB", "GB/s"), `dir "up": want htod or dtoh`},
+		{"CUDA", single("BenchmarkCUDACopy/dir=htod/pinned=yes/size=1MiB", "GB/s"), `pinned "yes": want true or false`},
+		{"CUDA", single("BenchmarkCUDACopy/dir=htod/pinned=true/size=1GiB", "GB/s"), `size "1GiB": want a positive number of MiB`},
+		{"CUDA", single("BenchmarkCUDAStep/batch=2/side=32/graphs=false", "step-ns"), `graphs "false": want true, or no graphs=`},
+		{"CUDA", single("BenchmarkCUDAStep/batch=2/side=32/precision=fp32", "step-ns"), "precision=fp32, which its name leaves out"},
+		{"CUDA", single("BenchmarkCUDAStep/batch=2/side=32", "GB/s"), "BenchmarkCUDAStep/batch=2/side=32: no value in step-ns"},
+		{"CUDA", single("BenchmarkCUDAStep/batch=2/side=32/seed=1", "step-ns"), "a record of CUDA with a part of its name more (/seed=1)"},
+		{"CUDA", named("BenchmarkCUDAStep/batch=2/side=32"), "BenchmarkCUDAStep/batch=2/side=32: 1 iterations and 3 values, want 1 and 1"},
+		{"CUDA", append(slices.Clone(checkRecs[1:]), checkRecs[0]), "BenchmarkCUDACopy/dir=htod/pinned=true/size=1MiB: a copy after the Net's steps"},
+		{"CUDA", withValue(checkRecs[:1], "ns/op"), "1 iterations and 2 values"},
 	} {
 		err := decode[tc.codec](tc.recs)
 		if err == nil || !strings.Contains(err.Error(), tc.want) {
@@ -219,9 +262,28 @@ func TestCodecsOwnTheirBenchmarks(t *testing.T) {
 			owner[b] = e.Name()
 		}
 	}
-	if typed != 3 {
-		t.Errorf("%d typed experiments registered, want Sim, Loaders and Headspace", typed)
+	if typed != 6 {
+		t.Errorf("%d typed experiments registered, want Sim, Loaders, Headspace, Node, CUDACheck and CUDADecode", typed)
 	}
+}
+
+// single is a record named name of one iteration and one value in unit.
+func single(name, unit string) []*benchfmt.Result {
+	return []*benchfmt.Result{{Name: benchfmt.Name(name), Iters: 1, Values: []benchfmt.Value{{Value: 1, Unit: unit}}}}
+}
+
+// withValue is recs with a value more in unit on the last.
+func withValue(recs []*benchfmt.Result, unit string) []*benchfmt.Result {
+	out := slices.Clone(recs)
+	last := *out[len(out)-1]
+	last.Values = append(slices.Clone(last.Values), benchfmt.Value{Value: 1, Unit: unit})
+	out[len(out)-1] = &last
+	return out
+}
+
+// procsSuffix is a record's GOMAXPROCS suffix in this process ("" at 1).
+func procsSuffix() string {
+	return strings.TrimPrefix(resultfile.BenchName("", runtime.GOMAXPROCS(0)), "Benchmark")
 }
 
 // codec is a Codec without its type.

@@ -8,8 +8,6 @@ import (
 	"slices"
 	"strings"
 
-	"golang.org/x/perf/benchfmt"
-
 	"github.com/headspace-bench/headspace/datasets/transforms"
 	"github.com/headspace-bench/headspace/harness/driver"
 	"github.com/headspace-bench/headspace/harness/level"
@@ -121,15 +119,24 @@ func (a whatIfNode) run(ctx context.Context, n Node, resultsOut driver.Output, s
 	}
 	s := driver.Begin(nil, stderr, total, nil)
 	defer s.Finish()
-	env := Env{Rank: rank, Start: s.Start, Result: s.Result}
-	prof, runErr := n.Run(ctx, env)
-	recs := whatif.NodeProfileRecords(prof)
+	env := Env{Rank: rank, Start: s.Start}
+	// Each run's records go to the session as it finishes.
+	stream := func(r NodeRun) error {
+		for _, rec := range NodeCodec.Encode(NodeOutcome{Runs: []NodeRun{r}}) {
+			if err := s.Result(rec); err != nil {
+				return err
+			}
+		}
+		return nil
+	}
+	prof, runErr := n.MeasureEach(ctx, env, stream)
+	recs := whatif.NodeProfileRecords(NodeCodec.Encode(prof))
 	if runErr == nil && a.verify {
 		v := n
 		v.Accelerators = a.accelerators
-		var made []*benchfmt.Result
-		made, runErr = v.Run(ctx, env)
-		recs = append(recs, made...)
+		var made NodeOutcome
+		made, runErr = v.MeasureEach(ctx, env, stream)
+		recs = append(recs, NodeCodec.Encode(made)...)
 	}
 	if err := s.End(runErr); err != nil {
 		return err

@@ -1,0 +1,52 @@
+package workloads
+
+import (
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/headspace-bench/headspace/cuda/kernels"
+)
+
+// TestCUDACheckCodec: what a CUDACheck's records hold of its outcome
+// (the copy speeds, the Net step's batch and side, each step's
+// precision, launch and times), encoded then decoded, is itself.
+func TestCUDACheckCodec(t *testing.T) {
+	copies := []CUDACopy{
+		{HostToDevice: true, Pinned: true, Bytes: 1 << 20, GBps: 21.833},
+		{HostToDevice: true, Pinned: false, Bytes: 1 << 20, GBps: 9.5},
+		{HostToDevice: false, Pinned: true, Bytes: 256 << 20, GBps: 26.122483929282},
+		{HostToDevice: false, Pinned: false, Bytes: 256 << 20, GBps: 1e-3},
+	}
+	for _, tc := range []struct {
+		name string
+		o    CUDACheckOutcome
+	}{
+		{"copies and fp32 steps", CUDACheckOutcome{Copies: copies, Batch: 256, Side: 256, Steps: []CUDANetStep{
+			{Precision: kernels.PrecisionFP32, Times: []time.Duration{106514432, 106000001, 107 * time.Millisecond}},
+			{Precision: kernels.PrecisionFP32, Graphs: true, Times: []time.Duration{98 * time.Millisecond}},
+		}}},
+		{"both precisions", CUDACheckOutcome{Copies: copies[:1], Batch: 2, Side: 32, Steps: []CUDANetStep{
+			{Precision: kernels.PrecisionFP32, Times: []time.Duration{1}},
+			{Precision: kernels.PrecisionFP32, Graphs: true, Times: []time.Duration{2}},
+			{Precision: kernels.PrecisionTF32, Times: []time.Duration{3, 4}},
+			{Precision: kernels.PrecisionTF32, Graphs: true, Times: []time.Duration{5}},
+		}}},
+		{"copies alone", CUDACheckOutcome{Copies: copies}},
+	} {
+		t.Run(tc.name, func(t *testing.T) { roundTrip(t, CUDACheckCodec, tc.o) })
+	}
+}
+
+// TestCUDACheckCodecCommittedFiles: the committed results of cuda check
+// on real GPUs decode, and encode as their records again.
+func TestCUDACheckCodecCommittedFiles(t *testing.T) {
+	for _, name := range []string{"nvidia-h100-80gb-hbm3-9f400ae-cuda-check.txt", "nvidia-h100-80gb-hbm3-15709d7-cuda-check.txt", "nvidia-h200-3fcbbc1/cuda-check.txt"} {
+		t.Run(name, func(t *testing.T) {
+			o := reencodes(t, CUDACheckCodec, filepath.Join("..", "results", "gpu", name))
+			if len(o.Copies) == 0 || len(o.Steps) == 0 {
+				t.Errorf("%d copies and %d steps, want some of each", len(o.Copies), len(o.Steps))
+			}
+		})
+	}
+}
