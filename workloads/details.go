@@ -47,11 +47,6 @@ type Details struct {
 	// Checks receives a WhatIf's verification checks, after its runs.
 	Checks func([]whatif.Check)
 
-	// Peer receives each measurement of a Peer sweep as it is made.
-	Peer func(peer.Measurement)
-	// PeerResult receives a Peer sweep's whole result (with the peer's
-	// configuration lines) at its end.
-	PeerResult func(peer.Result)
 	// Calibration receives a PeerLadder's calibration, before its first
 	// run.
 	Calibration func(PeerLadderCalibration)

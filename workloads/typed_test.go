@@ -12,6 +12,7 @@ import (
 	"github.com/headspace-bench/headspace/harness/analysis"
 	"github.com/headspace-bench/headspace/harness/driver"
 	"github.com/headspace-bench/headspace/harness/loadbench"
+	"github.com/headspace-bench/headspace/harness/peer"
 	"github.com/headspace-bench/headspace/harness/pipeline"
 	"github.com/headspace-bench/headspace/harness/resultfile"
 	"github.com/headspace-bench/headspace/harness/sim"
@@ -140,12 +141,62 @@ func TestHeadspaceCodec(t *testing.T) {
 	}
 }
 
+// TestPeerCodec: a Peer's outcome, encoded then decoded, is itself (but
+// for the peer's configuration lines, which are the file's, not its
+// records').
+func TestPeerCodec(t *testing.T) {
+	m := func(impl string, w, batches int, ttfb time.Duration, sps float64, cpu time.Duration) peer.Measurement {
+		return peer.Measurement{Impl: impl, Workers: w, Batches: batches, TTFB: ttfb, SamplesPerSec: sps, CPU: cpu}
+	}
+	for _, tc := range []struct {
+		name string
+		r    peer.Result
+	}{
+		{"one run", peer.Result{Measurements: []peer.Measurement{m(peer.Torch, 1, 6, 5550082544, 51.21, 30686*time.Millisecond)}}},
+		{"rounds of every implementation", peer.Result{Measurements: []peer.Measurement{
+			m(peer.Naive, 1, 6, 1528186885, 139.5453232323143, 11269521*time.Microsecond),
+			m(peer.Fast, 1, 6, 314451291, 1026.960658566892, 2498352*time.Microsecond),
+			m(peer.Torch, 2, 3, 200000000, 0.5, 1500*time.Millisecond),
+			m(peer.Fast, 32, 2, 1, 0, 0),
+			m(peer.Naive, 1, 6, 3*time.Hour+1, 1e-9, 13926*time.Microsecond+7),
+		}}},
+	} {
+		t.Run(tc.name, func(t *testing.T) { roundTrip(t, PeerCodec, tc.r) })
+	}
+	// What the sweep returns encodes as Run's records, in the same order.
+	p := QuickPeer(PeerPython, PeerScript)
+	p.Config.Impls = []string{peer.Naive, peer.Fast}
+	var each []peer.Measurement
+	r, err := p.MeasureEach(t.Context(), Env{}, func(m peer.Measurement) { each = append(each, m) })
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(r.Measurements) != 2 || !reflect.DeepEqual(each, r.Measurements) {
+		t.Fatalf("MeasureEach passed %v, returned %v: want its 2 runs, each passed as made", each, r.Measurements)
+	}
+	var streamed []*benchfmt.Result
+	recs, err := p.Run(t.Context(), Env{Result: func(rec *benchfmt.Result) error { streamed = append(streamed, rec); return nil }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(recs) != 2 || !reflect.DeepEqual(recs, streamed) {
+		t.Fatalf("Run returned %d records, passed %d to env.Result; want 2, the same", len(recs), len(streamed))
+	}
+	for i, rec := range PeerCodec.Encode(r) {
+		if rec.Name.String() != recs[i].Name.String() || len(rec.Values) != len(recs[i].Values) {
+			t.Errorf("record %d: Measure's outcome encodes as %v, Run's is %v", i, rec, recs[i])
+		}
+	}
+	roundTrip(t, PeerCodec, peer.Result{Measurements: r.Measurements})
+}
+
 // TestCodecsRefuseOtherRecords: a file of another experiment, or a
 // record whose name lacks a key or has one more, does not decode, and
 // the error names the record and the codec's experiment.
 func TestCodecsRefuseOtherRecords(t *testing.T) {
 	simRecs := SimCodec.Encode(SimOutcome{Runs: []SimRun{{Load: time.Second, Dist: sim.Constant, Seed: 1, Batches: 3}}})
 	loaderRecs := LoadersCodec.Encode(LoadersOutcome{Measurements: []loadbench.Measurement{{Point: loadbench.Point{Mode: loadbench.Goroutine, Workers: 1}, Batches: 2}}})
+	peerRecs := PeerCodec.Encode(peer.Result{Measurements: []peer.Measurement{{Impl: peer.Torch, Workers: 2, Batches: 3}}})
 	headRecs := HeadspaceCodec.Encode(HeadspaceOutcome{Analyses: []HeadspaceAnalysis{{Transforms: "naive", Report: analysis.Report{StepTimes: []time.Duration{1, 2}, Switch: 1}}}})
 	named := func(name string) []*benchfmt.Result {
 		return []*benchfmt.Result{{Name: benchfmt.Name(name), Iters: 1, Values: []benchfmt.Value{{Value: 1, Unit: "batches"}, {Value: 1, Unit: "model-idle-%"}, {Value: 1, Unit: "queue"}}}}
@@ -154,6 +205,7 @@ func TestCodecsRefuseOtherRecords(t *testing.T) {
 		"Sim":       func(r []*benchfmt.Result) error { _, err := SimCodec.Decode(r); return err },
 		"Loaders":   func(r []*benchfmt.Result) error { _, err := LoadersCodec.Decode(r); return err },
 		"Headspace": func(r []*benchfmt.Result) error { _, err := HeadspaceCodec.Decode(r); return err },
+		"Peer":      func(r []*benchfmt.Result) error { _, err := PeerCodec.Decode(r); return err },
 	}
 	for _, tc := range []struct {
 		codec string
@@ -166,6 +218,13 @@ func TestCodecsRefuseOtherRecords(t *testing.T) {
 		{"Headspace", simRecs, "not a record of Headspace (its benchmarks: Headspace, HeadspaceInput, HeadspaceStage)"},
 		{"Headspace", loaderRecs, "not a record of Headspace"},
 		{"Sim", nil, "no records of Sim"},
+		{"Peer", throughFile(t, loaderRecs), "BenchmarkLoaders/mode=goroutine/workers=1: not a record of Peer (its benchmarks: Peer)"},
+		{"Peer", simRecs, "not a record of Peer"},
+		{"Loaders", throughFile(t, peerRecs), "BenchmarkPeer/impl=torch/workers=2: not a record of Loaders"},
+		{"Peer", named("BenchmarkPeer/impl=torch"), "BenchmarkPeer/impl=torch: a record of Peer without its key workers"},
+		{"Peer", named("BenchmarkPeer/impl=torch/workers=2/level=none"), "BenchmarkPeer/impl=torch/workers=2/level=none: a record of Peer with a part of its name more (/level=none)"},
+		{"Peer", named("BenchmarkPeer/impl=torch/workers=two"), "BenchmarkPeer/impl=torch/workers=two: workers:"},
+		{"Peer", named("BenchmarkPeer/impl=torch/workers=2"), "BenchmarkPeer/impl=torch/workers=2: no value in ttfb-ns"},
 		{"Sim", named("BenchmarkSim/load=1s/seed=1"), "BenchmarkSim/load=1s/seed=1: a record of Sim without its key dist"},
 		{"Sim", named("BenchmarkSim/load=1s/dist=constant/seed=1/workers=2"), "a record of Sim with a part of its name more (/workers=2)"},
 		{"Headspace", named("BenchmarkHeadspace/transforms=naive/phase=fill/stage=load"), "BenchmarkHeadspace/transforms=naive/phase=fill/stage=load: a record of Headspace with a key stage its Headspace records do not have"},
@@ -219,8 +278,8 @@ func TestCodecsOwnTheirBenchmarks(t *testing.T) {
 			owner[b] = e.Name()
 		}
 	}
-	if typed != 3 {
-		t.Errorf("%d typed experiments registered, want Sim, Loaders and Headspace", typed)
+	if typed != 4 {
+		t.Errorf("%d typed experiments registered, want Sim, Loaders, Headspace and Peer", typed)
 	}
 }
 
