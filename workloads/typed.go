@@ -23,9 +23,9 @@ import (
 // result file's, so that a report renders R read back, never names
 // parsed as strings. Run is Measure, then R's records (RunTyped).
 //
-// The Sim, Loaders and Headspace experiments are Typed; the others still
-// pass what they measured beside their records through Env.Details until
-// they are converted.
+// The Sim, Loaders, Headspace, Peer and PeerLadder experiments are
+// Typed; the others still pass what they measured beside their records
+// through Env.Details until they are converted.
 type Typed[R any] interface {
 	Experiment
 	// Measure measures the experiment in env. It stops at the first

@@ -11,6 +11,7 @@ import (
 
 	"github.com/headspace-bench/headspace/harness/analysis"
 	"github.com/headspace-bench/headspace/harness/driver"
+	"github.com/headspace-bench/headspace/harness/level"
 	"github.com/headspace-bench/headspace/harness/loadbench"
 	"github.com/headspace-bench/headspace/harness/peer"
 	"github.com/headspace-bench/headspace/harness/pipeline"
@@ -190,6 +191,32 @@ func TestPeerCodec(t *testing.T) {
 	roundTrip(t, PeerCodec, peer.Result{Measurements: r.Measurements})
 }
 
+// TestPeerLadderCodec: a PeerLadder's outcome, encoded then decoded, is
+// itself (but for its calibration and the script's configuration lines,
+// which are the file's, not its records'); a run's batch is read back
+// from samples/s over steps/s.
+func TestPeerLadderCodec(t *testing.T) {
+	m := func(impl string, l level.Level, w, steps, batch int, sps float64) peer.LadderMeasurement {
+		return peer.LadderMeasurement{Impl: impl, Level: l, Workers: w, Steps: steps, Batch: batch, StepsPerSec: sps}
+	}
+	for _, tc := range []struct {
+		name string
+		o    PeerLadderOutcome
+	}{
+		{"one run", PeerLadderOutcome{LadderResult: peer.LadderResult{Measurements: []peer.LadderMeasurement{m(peer.Torch, level.None, 2, 4, 256, 0.813)}}}},
+		{"the script alone, every level", PeerLadderOutcome{LadderResult: peer.LadderResult{Measurements: []peer.LadderMeasurement{
+			m(peer.Torch, level.Device, 2, 4, 256, 3.448), m(peer.Torch, level.Host, 2, 4, 256, 3.423), m(peer.Torch, level.Sample, 2, 4, 256, 3.34),
+			m(peer.Torch, level.Raw, 2, 4, 256, 0.783), m(peer.Torch, level.None, 2, 4, 256, 0.813),
+		}}}},
+		{"every implementation", PeerLadderOutcome{LadderResult: peer.LadderResult{Measurements: []peer.LadderMeasurement{
+			m(peer.Naive, level.Device, 16, 8, 4, 33.33333333333333), m(peer.Fast, level.Device, 16, 8, 4, 1e-7), m(peer.Torch, level.None, 0, 1, 1, 2),
+			m(peer.Fast, level.Raw, 1, 1, 65536, 123456.789), m(peer.Naive, level.None, 1, 2, 0, 0),
+		}}}},
+	} {
+		t.Run(tc.name, func(t *testing.T) { roundTrip(t, PeerLadderCodec, tc.o) })
+	}
+}
+
 // TestCodecsRefuseOtherRecords: a file of another experiment, or a
 // record whose name lacks a key or has one more, does not decode, and
 // the error names the record and the codec's experiment.
@@ -197,15 +224,17 @@ func TestCodecsRefuseOtherRecords(t *testing.T) {
 	simRecs := SimCodec.Encode(SimOutcome{Runs: []SimRun{{Load: time.Second, Dist: sim.Constant, Seed: 1, Batches: 3}}})
 	loaderRecs := LoadersCodec.Encode(LoadersOutcome{Measurements: []loadbench.Measurement{{Point: loadbench.Point{Mode: loadbench.Goroutine, Workers: 1}, Batches: 2}}})
 	peerRecs := PeerCodec.Encode(peer.Result{Measurements: []peer.Measurement{{Impl: peer.Torch, Workers: 2, Batches: 3}}})
+	ladderRecs := PeerLadderCodec.Encode(PeerLadderOutcome{LadderResult: peer.LadderResult{Measurements: []peer.LadderMeasurement{{Impl: peer.Torch, Level: level.Raw, Workers: 2, Steps: 4, Batch: 8, StepsPerSec: 1}}}})
 	headRecs := HeadspaceCodec.Encode(HeadspaceOutcome{Analyses: []HeadspaceAnalysis{{Transforms: "naive", Report: analysis.Report{StepTimes: []time.Duration{1, 2}, Switch: 1}}}})
 	named := func(name string) []*benchfmt.Result {
 		return []*benchfmt.Result{{Name: benchfmt.Name(name), Iters: 1, Values: []benchfmt.Value{{Value: 1, Unit: "batches"}, {Value: 1, Unit: "model-idle-%"}, {Value: 1, Unit: "queue"}}}}
 	}
 	decode := map[string]func([]*benchfmt.Result) error{
-		"Sim":       func(r []*benchfmt.Result) error { _, err := SimCodec.Decode(r); return err },
-		"Loaders":   func(r []*benchfmt.Result) error { _, err := LoadersCodec.Decode(r); return err },
-		"Headspace": func(r []*benchfmt.Result) error { _, err := HeadspaceCodec.Decode(r); return err },
-		"Peer":      func(r []*benchfmt.Result) error { _, err := PeerCodec.Decode(r); return err },
+		"Sim":        func(r []*benchfmt.Result) error { _, err := SimCodec.Decode(r); return err },
+		"Loaders":    func(r []*benchfmt.Result) error { _, err := LoadersCodec.Decode(r); return err },
+		"Headspace":  func(r []*benchfmt.Result) error { _, err := HeadspaceCodec.Decode(r); return err },
+		"Peer":       func(r []*benchfmt.Result) error { _, err := PeerCodec.Decode(r); return err },
+		"PeerLadder": func(r []*benchfmt.Result) error { _, err := PeerLadderCodec.Decode(r); return err },
 	}
 	for _, tc := range []struct {
 		codec string
@@ -225,6 +254,15 @@ func TestCodecsRefuseOtherRecords(t *testing.T) {
 		{"Peer", named("BenchmarkPeer/impl=torch/workers=2/level=none"), "BenchmarkPeer/impl=torch/workers=2/level=none: a record of Peer with a part of its name more (/level=none)"},
 		{"Peer", named("BenchmarkPeer/impl=torch/workers=two"), "BenchmarkPeer/impl=torch/workers=two: workers:"},
 		{"Peer", named("BenchmarkPeer/impl=torch/workers=2"), "BenchmarkPeer/impl=torch/workers=2: no value in ttfb-ns"},
+		{"Peer", throughFile(t, ladderRecs), "BenchmarkPeerLadder/impl=torch/level=raw/workers=2: not a record of Peer (its benchmarks: Peer)"},
+		{"PeerLadder", throughFile(t, peerRecs), "BenchmarkPeer/impl=torch/workers=2: not a record of PeerLadder (its benchmarks: PeerLadder)"},
+		{"PeerLadder", throughFile(t, loaderRecs), "not a record of PeerLadder"},
+		{"Sim", ladderRecs, "BenchmarkPeerLadder/impl=torch/level=raw/workers=2: not a record of Sim"},
+		{"PeerLadder", nil, "no records of PeerLadder"},
+		{"PeerLadder", named("BenchmarkPeerLadder/impl=torch/workers=2"), "BenchmarkPeerLadder/impl=torch/workers=2: a record of PeerLadder without its key level"},
+		{"PeerLadder", named("BenchmarkPeerLadder/impl=torch/level=raw/workers=2/step=a"), "a record of PeerLadder with a part of its name more (/step=a)"},
+		{"PeerLadder", named("BenchmarkPeerLadder/impl=torch/level=disk/workers=2"), "BenchmarkPeerLadder/impl=torch/level=disk/workers=2: "},
+		{"PeerLadder", named("BenchmarkPeerLadder/impl=torch/level=raw/workers=2"), "BenchmarkPeerLadder/impl=torch/level=raw/workers=2: no value in steps/s"},
 		{"Sim", named("BenchmarkSim/load=1s/seed=1"), "BenchmarkSim/load=1s/seed=1: a record of Sim without its key dist"},
 		{"Sim", named("BenchmarkSim/load=1s/dist=constant/seed=1/workers=2"), "a record of Sim with a part of its name more (/workers=2)"},
 		{"Headspace", named("BenchmarkHeadspace/transforms=naive/phase=fill/stage=load"), "BenchmarkHeadspace/transforms=naive/phase=fill/stage=load: a record of Headspace with a key stage its Headspace records do not have"},
@@ -278,8 +316,8 @@ func TestCodecsOwnTheirBenchmarks(t *testing.T) {
 			owner[b] = e.Name()
 		}
 	}
-	if typed != 4 {
-		t.Errorf("%d typed experiments registered, want Sim, Loaders, Headspace and Peer", typed)
+	if typed != 5 {
+		t.Errorf("%d typed experiments registered, want Sim, Loaders, Headspace, Peer and PeerLadder", typed)
 	}
 }
 
