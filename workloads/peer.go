@@ -4,7 +4,9 @@ import (
 	"context"
 	"fmt"
 	"math"
+	"slices"
 	"strconv"
+	"strings"
 	"time"
 
 	"golang.org/x/perf/benchfmt"
@@ -92,7 +94,8 @@ var _ Typed[peer.Result] = Peer{}
 
 // PeerCodec is a Peer's records codec: a record a run, in the order they
 // ran, BenchmarkPeer/impl=…/workers=… with ttfb-ns, samples/s and cpu-s
-// (peer.Measurement.Benchmark). The peer's configuration lines are the
+// (peer.Measurement.Benchmark); one of another implementation than
+// peer.Impls' does not decode. The peer's configuration lines are the
 // result file's, not its records': a decoded peer.Result has no
 // PeerConfig.
 var PeerCodec = Codec[peer.Result]{
@@ -113,6 +116,9 @@ var PeerCodec = Codec[peer.Result]{
 				return out, fmt.Errorf("%s: workers: %w", fullName(rec.Result), err)
 			}
 			m := peer.Measurement{Impl: rec.Keys["impl"], Workers: workers, Batches: rec.Iters}
+			if !slices.Contains(peer.Impls, m.Impl) {
+				return out, fmt.Errorf("%s: unknown impl %q (want one of %s)", fullName(rec.Result), m.Impl, strings.Join(peer.Impls, ", "))
+			}
 			ttfb, err := rec.Value("ttfb-ns")
 			if err != nil {
 				return out, err

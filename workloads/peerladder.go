@@ -245,7 +245,8 @@ var _ Typed[PeerLadderOutcome] = PeerLadder{}
 // the order they ran, BenchmarkPeerLadder/impl=…/level=…/workers=…, its
 // measured steps the iterations, with steps/s and samples/s
 // (peer.LadderMeasurement.Benchmark). A run's batch is read back as
-// samples/s over steps/s (0 where steps/s is 0). The calibration and the
+// samples/s over steps/s (0 where steps/s is 0); one of another
+// implementation than peer.LadderImpls' does not decode. The calibration and the
 // script's configuration lines are the result file's, not its records':
 // a decoded outcome has neither.
 var PeerLadderCodec = Codec[PeerLadderOutcome]{
@@ -271,6 +272,9 @@ var PeerLadderCodec = Codec[PeerLadderOutcome]{
 				return out, fmt.Errorf("%s: workers: %w", name, err)
 			}
 			m := peer.LadderMeasurement{Impl: rec.Keys["impl"], Level: l, Workers: workers, Steps: rec.Iters}
+			if !slices.Contains(peer.LadderImpls, m.Impl) {
+				return out, fmt.Errorf("%s: unknown impl %q (want one of %s)", name, m.Impl, strings.Join(peer.LadderImpls, ", "))
+			}
 			if m.StepsPerSec, err = rec.Value("steps/s"); err != nil {
 				return out, err
 			}
