@@ -11,9 +11,9 @@ import (
 // measured beside its records, as it is made: what a command prints or
 // draws that the records do not hold (a ladder point's run, the what-if
 // model's profile, a Caching's timeline). A Typed experiment (Sim,
-// Loaders, Headspace, Peer, PeerLadder; typed.go) has none: what it measured is the value
-// its Measure returns; the others use these hooks until they are
-// converted. Each field
+// Loaders, Headspace, Peer, PeerLadder; typed.go) has none: what it
+// measured is the value its Measure returns; the others use these hooks
+// until they are converted. Each field
 // is one type, its comment naming the experiment that sends it, so which
 // types an experiment sends is in the code, and the compiler checks the
 // type of every hook a caller sets (an any-typed hook let a subscriber of the

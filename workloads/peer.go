@@ -94,8 +94,8 @@ var _ Typed[peer.Result] = Peer{}
 
 // PeerCodec is a Peer's records codec: a record a run, in the order they
 // ran, BenchmarkPeer/impl=…/workers=… with ttfb-ns, samples/s and cpu-s
-// (peer.Measurement.Benchmark); one of another implementation than
-// peer.Impls' does not decode. The peer's configuration lines are the
+// (peer.Measurement.Benchmark); a run of an implementation not in
+// peer.Impls does not decode. The peer's configuration lines are the
 // result file's, not its records': a decoded peer.Result has no
 // PeerConfig.
 var PeerCodec = Codec[peer.Result]{

@@ -245,10 +245,10 @@ var _ Typed[PeerLadderOutcome] = PeerLadder{}
 // the order they ran, BenchmarkPeerLadder/impl=…/level=…/workers=…, its
 // measured steps the iterations, with steps/s and samples/s
 // (peer.LadderMeasurement.Benchmark). A run's batch is read back as
-// samples/s over steps/s (0 where steps/s is 0); one of another
-// implementation than peer.LadderImpls' does not decode. The calibration and the
-// script's configuration lines are the result file's, not its records':
-// a decoded outcome has neither.
+// samples/s over steps/s (0 where steps/s is 0); a run of an
+// implementation not in peer.LadderImpls does not decode. The
+// calibration and the script's configuration lines are the result
+// file's, not its records': a decoded outcome has neither.
 var PeerLadderCodec = Codec[PeerLadderOutcome]{
 	Experiment: "PeerLadder",
 	Keys:       map[string][]string{"PeerLadder": {"impl", "level", "workers"}},
