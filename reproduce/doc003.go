@@ -19,7 +19,6 @@ import (
 	"github.com/headspace-bench/headspace/harness/ladder"
 	"github.com/headspace-bench/headspace/harness/level"
 	"github.com/headspace-bench/headspace/harness/loader"
-	"github.com/headspace-bench/headspace/harness/peer"
 	"github.com/headspace-bench/headspace/harness/resultfile"
 	"github.com/headspace-bench/headspace/harness/timeline"
 	"github.com/headspace-bench/headspace/harness/whatif"
@@ -291,13 +290,13 @@ func measure003(ctx context.Context, s *settings, t *tracker) (measurement, erro
 	}
 	env.Start = func(name string) { end("%s", unit); unit = name; t.unit(name) }
 	env.Details.Point = func(r workloads.PointRun) { end("%s: %.3f steps/s", unit, r.Result.StepsPerSec()) }
-	env.Details.Calibration = func(cal workloads.PeerLadderCalibration) {
-		end("%s: ratio %.3f, step %v", unit, cal.Ratio, cal.Step)
-	}
 	levels := c.YardstickExperiment().Config.Levels
-	env.Details.PeerLadderSoFar = func(r peer.LadderResult) {
-		if n := len(r.Measurements); n%len(levels) == 0 {
-			end("%s: none %.3f steps/s", unit, r.Measurements[n-1].StepsPerSec)
+	env.Details.YardstickSoFar = func(o workloads.PeerLadderOutcome) {
+		switch n := len(o.Measurements); {
+		case n == 0:
+			end("%s: ratio %.3f, step %v", unit, o.Calibration.Ratio, o.Calibration.Step)
+		case n%len(levels) == 0:
+			end("%s: none %.3f steps/s", unit, o.Measurements[n-1].StepsPerSec)
 		}
 	}
 	var yardstick []resultfile.Config

@@ -16,6 +16,8 @@ import (
 	"strings"
 	"time"
 
+	"golang.org/x/perf/benchfmt"
+
 	"github.com/headspace-bench/headspace/harness/level"
 	"github.com/headspace-bench/headspace/harness/peer"
 	"github.com/headspace-bench/headspace/internal/summary"
@@ -82,8 +84,12 @@ func yardstick003(f *resultFile) *Yardstick {
 	}
 	if y.NotMeasured == "" {
 		y.Torch, y.Command = f.str("torch-version"), f.str("torch-ladder-command")
+		for _, m := range yardstickRuns(f) {
+			if m.Impl == peer.Torch {
+				y.Runs[m.Level] = append(y.Runs[m.Level], m.StepsPerSec)
+			}
+		}
 		for _, l := range level.Document {
-			y.Runs[l] = values(f.records("PeerLadder", "impl", peer.Torch, "level", l.String()), "steps/s")
 			if len(y.Runs[l]) == 0 && f.err == nil {
 				f.err = fmt.Errorf("%s is measured but has no PeerLadder record at level %s", keyTorchLadder, l)
 			}
@@ -104,6 +110,28 @@ func yardstick003(f *resultFile) *Yardstick {
 	_, timed := f.config["calibration-timing"]
 	y.FirstWave = !timed
 	return y
+}
+
+// yardstickRuns are the runs of the yardstick in f, its PeerLadder
+// records decoded by the yardstick's codec (workloads.PeerLadderCodec),
+// in file order; none where the file has no PeerLadder record, or one
+// that does not decode (f.err says why).
+func yardstickRuns(f *resultFile) []peer.LadderMeasurement {
+	var recs []*benchfmt.Result
+	for _, r := range f.records("PeerLadder") {
+		recs = append(recs, r.r)
+	}
+	if len(recs) == 0 {
+		return nil
+	}
+	o, err := workloads.PeerLadderCodec.Decode(recs)
+	if err != nil {
+		if f.err == nil {
+			f.err = err
+		}
+		return nil
+	}
+	return o.Measurements
 }
 
 // median is the median steps/s of the document's code at l; NaN when not

@@ -227,8 +227,8 @@ func (c Caching) Validate() error {
 // (a)'s first run at level none to env.Details); then the model's
 // profiles (on env's device, whose step it scales), to env.Details
 // together; then step (e); then the yardstick (Prepare decides whether
-// it runs; its calibration to env.Details.Calibration, its rounds to
-// env.Details.PeerLadderSoFar, its lines of the result file to
+// it runs; its calibration and its runs so far to
+// env.Details.YardstickSoFar, its lines of the result file to
 // env.Details.Yardstick). Each run of a step's point, each profile, step
 // (e), the calibration and each round of the yardstick is one unit of
 // env.Start, named as "(a) naive level=none run 1/5".

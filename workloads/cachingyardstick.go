@@ -99,8 +99,10 @@ func (c Caching) YardstickExperiment() PeerLadder {
 			Workers: c.Workers, Steps: c.Ladder.Train.Steps, Seed: loader.DefaultConfig().Dataset.Seed, Device: dev}}}
 }
 
-// runYardstick runs the yardstick, its records to keep; it returns its
-// lines of the result file (KeyTorchLadder, KeyCalibration, the
+// runYardstick runs the yardstick (its PeerLadder's MeasureEach), its
+// records (PeerLadderCodec) to keep once it has run, its outcome so far
+// to env.Details.YardstickSoFar after the calibration and each run; it
+// returns its lines of the result file (KeyTorchLadder, KeyCalibration, the
 // calibration's, the script's command line and versions). One that does
 // not run says why in them; a script that was found and then fails fails
 // the run: a half-measured column is not reported.
@@ -111,29 +113,36 @@ func (c Caching) runYardstick(ctx context.Context, env Env, keep func(*benchfmt.
 			{Key: KeyCalibration, Value: NotMeasured + "the document's code did not run"}}, nil
 	}
 	var out []resultfile.Config
+	var cal *PeerLadderCalibration
 	env.start("(yardstick) calibration")
 	if !y.Calibrate {
 		out = append(out, resultfile.Config{Key: KeyCalibration, Value: NotMeasured + "a quick run does not calibrate (it loads the document's full-size batches)"})
 	} else {
 		// The calibration is for the report: the script runs at the
 		// experiment's step, as ours did.
-		cal, err := CalibratePeerLadder(ctx, y.Peer, CachingCalibrationBatches)
+		got, err := CalibratePeerLadder(ctx, y.Peer, CachingCalibrationBatches)
 		if err != nil {
 			return nil, fmt.Errorf("the yardstick's calibration: %w", err)
 		}
-		send(env.Details.Calibration, cal)
+		cal = &got
+		send(env.Details.YardstickSoFar, PeerLadderOutcome{Calibration: cal})
 		out = append(out, resultfile.Config{Key: KeyCalibration, Value: Measured})
 		out = append(out, cal.Settings()...)
 	}
 	exp := c.YardstickExperiment()
-	sub := Env{Start: func(name string) { env.start("(yardstick) " + name) }, Result: keep}
-	var res peer.LadderResult
-	sub.Details.PeerLadderSoFar = func(r peer.LadderResult) {
-		res = r
-		send(env.Details.PeerLadderSoFar, r)
-	}
-	if _, err := exp.Run(ctx, sub); err != nil {
+	sub := Env{Start: func(name string) { env.start("(yardstick) " + name) }}
+	res, err := exp.MeasureEach(ctx, sub, func(sofar PeerLadderOutcome) error {
+		sofar.Calibration = cal
+		send(env.Details.YardstickSoFar, sofar)
+		return nil
+	})
+	if err != nil {
 		return nil, fmt.Errorf("the yardstick: %w", err)
+	}
+	for _, rec := range exp.Codec().Encode(res) {
+		if err := keep(rec); err != nil {
+			return nil, fmt.Errorf("the yardstick: %w", err)
+		}
 	}
 	first := peer.LadderOutput{Config: res.PeerConfig}
 	return append(out,

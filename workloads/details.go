@@ -1,7 +1,6 @@
 package workloads
 
 import (
-	"github.com/headspace-bench/headspace/harness/peer"
 	"github.com/headspace-bench/headspace/harness/resultfile"
 	"github.com/headspace-bench/headspace/harness/timeline"
 	"github.com/headspace-bench/headspace/harness/whatif"
@@ -11,10 +10,10 @@ import (
 // measured beside its records, as it is made: what a command prints or
 // draws that the records do not hold (a ladder point's run, the what-if
 // model's profile, a Caching's timeline). A Typed experiment (Sim,
-// Loaders, Headspace, Node, CUDACheck, CUDADecode; typed.go) has none:
-// what it measured is the value
-// its Measure returns; the others use these hooks until they are
-// converted. Each field
+// Loaders, Headspace, Node, CUDACheck, CUDADecode, Peer, PeerLadder;
+// typed.go) has none: what it measured is the value its Measure
+// returns; the others use these hooks until they are converted. Each
+// field
 // is one type, its comment naming the experiment that sends it, so which
 // types an experiment sends is in the code, and the compiler checks the
 // type of every hook a caller sets (an any-typed hook let a subscriber of the
@@ -31,6 +30,11 @@ type Details struct {
 	Timeline func(*timeline.Timeline)
 	// Model receives a Caching's what-if profiles, after its ladder.
 	Model func(CachingModel)
+	// YardstickSoFar receives the outcome so far of a Caching's
+	// yardstick (a PeerLadder of the document's code): its calibration,
+	// if it calibrates, before its first run (no runs yet), then, after
+	// each run, its runs so far (the calibration with them).
+	YardstickSoFar func(PeerLadderOutcome)
 	// Yardstick receives a Caching's lines of the result file about its
 	// yardstick (whether it ran and why not, its calibration, the
 	// script's command line and versions), at its end.
@@ -44,20 +48,6 @@ type Details struct {
 	WhatIfLadder func(WhatIfLadder)
 	// Checks receives a WhatIf's verification checks, after its runs.
 	Checks func([]whatif.Check)
-
-	// Peer receives each measurement of a Peer sweep as it is made.
-	Peer func(peer.Measurement)
-	// PeerResult receives a Peer sweep's whole result (with the peer's
-	// configuration lines) at its end.
-	PeerResult func(peer.Result)
-	// Calibration receives a PeerLadder's calibration, before its first
-	// run.
-	Calibration func(PeerLadderCalibration)
-	// PeerLadder receives each run of a PeerLadder as it is made.
-	PeerLadder func(peer.LadderMeasurement)
-	// PeerLadderSoFar receives a PeerLadder's result so far (with the
-	// script's configuration lines) after each run.
-	PeerLadderSoFar func(peer.LadderResult)
 }
 
 // send calls f with v if f is set: how an experiment passes a detail.

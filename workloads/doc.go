@@ -43,14 +43,13 @@
 // struct, runs it with an Env whose Result writes each record to the
 // result file as it is made (and Done resumes one), and prints. The
 // file's configuration is the machine's lines and the experiment's
-// Settings, plus what is known only once it has run (the GPU's lines,
-// from a typed experiment's outcome; a calibration, from the typed
-// details Run passes). What it
-// prints beyond the records' figures (an analysis's plot and stage
-// statistics, a simulation's animation, the what-if model's profile)
-// comes from a Typed experiment's Measure, its outcome as a value of its
-// own type (Sim, Loaders, Headspace, Node, CUDACheck, CUDADecode:
-// typed.go), or, for the others until
+// Settings, plus what is known only once it has run (the GPU's lines, a
+// calibration), from a Typed experiment's outcome or the typed details
+// Run passes. What it prints beyond the records' figures (an analysis's
+// plot and stage statistics, a simulation's animation, the what-if
+// model's profile) comes from a Typed experiment's Measure, its outcome
+// as a value of its own type (Sim, Loaders, Headspace, Node, CUDACheck,
+// CUDADecode, Peer, PeerLadder: typed.go), or, for the others until
 // they are converted, from Env.Details, where Run passes what it
 // measured as it is made: one typed hook per type, its comment naming
 // the experiment that sends it, and the compiler checking every hook's

@@ -2,7 +2,12 @@ package workloads
 
 import (
 	"context"
+	"fmt"
+	"math"
+	"slices"
 	"strconv"
+	"strings"
+	"time"
 
 	"golang.org/x/perf/benchfmt"
 
@@ -53,25 +58,81 @@ func (Peer) Document() string { return "003" }
 // Settings is the configuration block of the comparison's result file
 // (`headspace peer --out`): the settings both sides run at, and the
 // rounds. The peer's own lines (its Python, torch's version) are known
-// once it has run: Run passes them, in the peer.Result, to env.Details.
+// once it has run: they are the PeerConfig of the peer.Result Measure
+// returns.
 func (p Peer) Settings() []resultfile.Config {
 	return append(p.Config.Settings.Config(), resultfile.Config{Key: "rounds", Value: strconv.Itoa(max(p.Config.Count, 1))})
 }
 
-// Run runs the comparison and returns its records
-// (BenchmarkPeer/impl=…/workers=…). Each peer.Measurement goes to
-// env.Details as it is made, and the whole peer.Result (with the peer's
-// own configuration lines) at the end, also when the run stops early.
-func (p Peer) Run(ctx context.Context, env Env) ([]*benchfmt.Result, error) {
-	var out []*benchfmt.Result
-	keep := env.collect(&out)
+// Measure is MeasureEach with no callback.
+func (p Peer) Measure(ctx context.Context, env Env) (peer.Result, error) {
+	return p.MeasureEach(ctx, env, nil)
+}
+
+// MeasureEach runs the comparison (peer.Sweep), passing each
+// peer.Measurement to each (if not nil) as it is made, and returns every
+// run with the peer's own configuration lines, also what it measured
+// before an error.
+//
+// each is the live line of `headspace peer` (a line on stderr per
+// measurement while the sweep runs): an argument, typed, of the one
+// method that streams, as Loaders.MeasureEach's.
+func (p Peer) MeasureEach(ctx context.Context, env Env, each func(peer.Measurement)) (peer.Result, error) {
 	env.start(p.Name())
-	res, err := peer.Sweep(ctx, p.Config, func(m peer.Measurement) { send(env.Details.Peer, m) })
-	for _, m := range res.Measurements {
-		if kerr := keep(m.Benchmark()); err == nil {
-			err = kerr
+	return peer.Sweep(ctx, p.Config, each)
+}
+
+// Run runs the comparison (Measure) and returns its records (PeerCodec).
+func (p Peer) Run(ctx context.Context, env Env) ([]*benchfmt.Result, error) {
+	return RunTyped[peer.Result](ctx, p, env)
+}
+
+// Codec is PeerCodec.
+func (Peer) Codec() Codec[peer.Result] { return PeerCodec }
+
+var _ Typed[peer.Result] = Peer{}
+
+// PeerCodec is a Peer's records codec: a record a run, in the order they
+// ran, BenchmarkPeer/impl=…/workers=… with ttfb-ns, samples/s and cpu-s
+// (peer.Measurement.Benchmark); a run of an implementation not in
+// peer.Impls does not decode. The peer's configuration lines are the
+// result file's, not its records': a decoded peer.Result has no
+// PeerConfig.
+var PeerCodec = Codec[peer.Result]{
+	Experiment: "Peer",
+	Keys:       map[string][]string{"Peer": {"impl", "workers"}},
+	encode: func(r peer.Result) []*benchfmt.Result {
+		out := make([]*benchfmt.Result, 0, len(r.Measurements))
+		for _, m := range r.Measurements {
+			out = append(out, m.Benchmark())
 		}
-	}
-	send(env.Details.PeerResult, res)
-	return out, err
+		return out
+	},
+	decode: func(recs []Record) (peer.Result, error) {
+		var out peer.Result
+		for _, rec := range recs {
+			workers, err := strconv.Atoi(rec.Keys["workers"])
+			if err != nil {
+				return out, fmt.Errorf("%s: workers: %w", fullName(rec.Result), err)
+			}
+			m := peer.Measurement{Impl: rec.Keys["impl"], Workers: workers, Batches: rec.Iters}
+			if !slices.Contains(peer.Impls, m.Impl) {
+				return out, fmt.Errorf("%s: unknown impl %q (want one of %s)", fullName(rec.Result), m.Impl, strings.Join(peer.Impls, ", "))
+			}
+			ttfb, err := rec.Value("ttfb-ns")
+			if err != nil {
+				return out, err
+			}
+			if m.SamplesPerSec, err = rec.Value("samples/s"); err != nil {
+				return out, err
+			}
+			cpu, err := rec.Value("cpu-s")
+			if err != nil {
+				return out, err
+			}
+			m.TTFB, m.CPU = time.Duration(math.Round(ttfb)), time.Duration(math.Round(cpu*1e9))
+			out.Measurements = append(out.Measurements, m)
+		}
+		return out, nil
+	},
 }

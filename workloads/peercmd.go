@@ -203,13 +203,10 @@ func (f *peerFlags) run(ctx context.Context, c peer.Config, resultsOut driver.Ou
 		env = append(append(machine.Environment("none"), exp.Settings()...),
 			resultfile.Config{Key: "distro", Value: host.Distro}, resultfile.Config{Key: "command", Value: peerCommand(args)})
 	}
-	var run Env
-	run.Details.Peer = func(m peer.Measurement) {
+	res, err := exp.MeasureEach(ctx, Env{}, func(m peer.Measurement) {
 		fmt.Fprintf(stderr, "%s: TTFB %.3fs, %.1f samples/s, CPU %.2fs\n", m.BenchName(), m.TTFB.Seconds(), m.SamplesPerSec, m.CPU.Seconds())
-	}
-	var res peer.Result
-	run.Details.PeerResult = func(r peer.Result) { res = r }
-	if _, err := exp.Run(ctx, run); err != nil {
+	})
+	if err != nil {
 		return err
 	}
 	r := peer.Report{
@@ -224,8 +221,7 @@ func (f *peerFlags) run(ctx context.Context, c peer.Config, resultsOut driver.Ou
 		return err
 	}
 	if f.out != "" {
-		cfg, recs := peer.Records(env, res)
-		if _, err := driver.Write(resultsOut, cfg, recs, false); err != nil {
+		if _, err := driver.Write(resultsOut, peer.FileConfig(env, res.PeerConfig), exp.Codec().Encode(res), false); err != nil {
 			return err
 		}
 		fmt.Fprintf(stdout, "\nresults: %s\n", f.out)

@@ -3,6 +3,7 @@ package workloads
 import (
 	"context"
 	"fmt"
+	"math"
 	"runtime"
 	"slices"
 	"strconv"
@@ -10,6 +11,7 @@ import (
 
 	"golang.org/x/perf/benchfmt"
 
+	"github.com/headspace-bench/headspace/harness/level"
 	"github.com/headspace-bench/headspace/harness/peer"
 	"github.com/headspace-bench/headspace/harness/resultfile"
 )
@@ -88,8 +90,8 @@ func (p PeerLadder) Validate() error {
 // the settings both sides run at (the emulated step the calibrated one
 // once Calibrated gives it), the rounds, where the step comes from, and
 // the calibration's lines. The script's own lines (torch's version, its
-// Python) are known once it has run: Run passes them, in each
-// peer.LadderResult, to env.Details.
+// Python) are known once it has run: they are the PeerConfig of the
+// PeerLadderOutcome that Measure returns.
 func (p PeerLadder) Settings() []resultfile.Config {
 	source := "given"
 	if p.CalibrationBatches > 0 {
@@ -105,8 +107,7 @@ func (p PeerLadder) Settings() []resultfile.Config {
 }
 
 // PeerLadderCalibration is a calibration of this machine against the
-// document's host: what Run passes to env.Details before the first run
-// when it calibrates.
+// document's host: a PeerLadderOutcome's Calibration.
 type PeerLadderCalibration struct {
 	peer.Calibration
 	// Command is the calibration's command line.
@@ -137,68 +138,155 @@ func (c PeerLadderCalibration) Settings() []resultfile.Config {
 }
 
 // Calibrated is p at the calibration's step, with the calibration in its
-// Settings: what Run measures after calibrating.
+// Settings: what Measure measures after calibrating.
 func (p PeerLadder) Calibrated(c PeerLadderCalibration) PeerLadder {
 	p.Config.Settings.Device.Step = c.Step
 	p.calibration = &c
 	return p
 }
 
-// Run checks that the script runs (where it is to: a *peer.RunError, or
-// an error wrapping peer.ErrNotInstalled), calibrates if asked (the
-// PeerLadderCalibration to env.Details), and runs the sweep. Each run is a
-// record BenchmarkPeerLadder/impl=…/level=…/workers=…; before each goes to
-// env.Result, env.Details receives its peer.LadderMeasurement and the
-// peer.LadderResult so far (with the script's configuration lines), so a
-// caller can save everything measured so far at every record.
-func (p PeerLadder) Run(ctx context.Context, env Env) ([]*benchfmt.Result, error) {
+// PeerLadderOutcome is what a PeerLadder measured: the calibration it
+// made first, if it calibrated, then every run in the order they ran,
+// with the script's configuration lines (peer.LadderResult).
+type PeerLadderOutcome struct {
+	// Calibration is the calibration made before the runs; nil when there
+	// was none. Its lines are the result file's (PeerLadder.Calibrated's
+	// Settings), not its records': a decoded outcome has none, nor
+	// PeerConfig.
+	Calibration *PeerLadderCalibration
+	peer.LadderResult
+}
+
+// Measure is MeasureEach with no callback.
+func (p PeerLadder) Measure(ctx context.Context, env Env) (PeerLadderOutcome, error) {
+	return p.MeasureEach(ctx, env, nil)
+}
+
+// MeasureEach checks that the script runs (where it is to: a
+// *peer.RunError, or an error wrapping peer.ErrNotInstalled), calibrates
+// if asked and runs the sweep at the calibrated step, and returns what
+// it measured, also before an error. each, if not nil, receives the
+// outcome so far: once after the calibration, if it calibrates (no runs
+// yet), then after each run (its last measurement), so that a caller
+// can save everything measured so far at every run; an error from each
+// stops the sweep and is returned.
+//
+// each is the live output of `headspace peer --ladder` (a line on stderr
+// per run, the result file rewritten after each) and the progress of
+// document 003's yardstick: an argument, typed, of the one method that
+// streams, as Loaders.MeasureEach's.
+func (p PeerLadder) MeasureEach(ctx context.Context, env Env, each func(PeerLadderOutcome) error) (PeerLadderOutcome, error) {
+	var out PeerLadderOutcome
 	if err := p.Validate(); err != nil {
-		return nil, err
+		return out, err
+	}
+	if each == nil {
+		each = func(PeerLadderOutcome) error { return nil }
 	}
 	c := p.Config
 	if p.ScriptOnly || p.CalibrationBatches > 0 || slices.Contains(c.Impls, peer.Torch) || c.Impls == nil {
 		if err := c.Peer.Check(ctx); err != nil {
-			return nil, err
+			return out, err
 		}
 	}
 	if p.CalibrationBatches > 0 {
 		env.start("calibration")
 		cal, err := CalibratePeerLadder(ctx, c.Peer, p.CalibrationBatches)
 		if err != nil {
-			return nil, err
+			return out, err
 		}
-		send(env.Details.Calibration, cal)
+		out.Calibration = &cal
+		if err := each(out); err != nil {
+			return out, err
+		}
 		c = p.Calibrated(cal).Config
-	}
-	var out []*benchfmt.Result
-	keep := env.collect(&out)
-	each := func(m peer.LadderMeasurement, sofar peer.LadderResult) error {
-		send(env.Details.PeerLadder, m)
-		send(env.Details.PeerLadderSoFar, sofar)
-		return keep(m.Benchmark())
 	}
 	if !p.ScriptOnly {
 		env.start(p.Name())
-		_, err := peer.LadderSweep(ctx, c, each)
+		res, err := peer.LadderSweep(ctx, c, func(_ peer.LadderMeasurement, sofar peer.LadderResult) error {
+			out.LadderResult = sofar
+			return each(out)
+		})
+		out.LadderResult = res
 		return out, err
 	}
 	levels := c.LevelOrder()
-	var res peer.LadderResult
 	for run := range max(c.Count, 1) {
 		env.start(fmt.Sprintf("the document's code, run %d/%d", run+1, max(c.Count, 1)))
 		o, err := c.Peer.RunLadder(ctx, c.Settings, levels)
 		if err != nil {
 			return out, fmt.Errorf("the document's code (%s): %w", c.Peer.Script, err)
 		}
-		if res.PeerConfig == nil {
-			res.PeerConfig = o.Config
+		if out.PeerConfig == nil {
+			out.PeerConfig = o.Config
 		}
 		for _, m := range o.Results {
-			res.Measurements = append(res.Measurements, m)
-			if err := each(m, res); err != nil {
+			out.Measurements = append(out.Measurements, m)
+			if err := each(out); err != nil {
 				return out, err
 			}
 		}
 	}
 	return out, nil
+}
+
+// Run measures the yardstick (Measure) and returns its records
+// (PeerLadderCodec).
+func (p PeerLadder) Run(ctx context.Context, env Env) ([]*benchfmt.Result, error) {
+	return RunTyped[PeerLadderOutcome](ctx, p, env)
+}
+
+// Codec is PeerLadderCodec.
+func (PeerLadder) Codec() Codec[PeerLadderOutcome] { return PeerLadderCodec }
+
+var _ Typed[PeerLadderOutcome] = PeerLadder{}
+
+// PeerLadderCodec is a PeerLadder's records codec: a record a run, in
+// the order they ran, BenchmarkPeerLadder/impl=…/level=…/workers=…, its
+// measured steps the iterations, with steps/s and samples/s
+// (peer.LadderMeasurement.Benchmark). A run's batch is read back as
+// samples/s over steps/s (0 where steps/s is 0); a run of an
+// implementation not in peer.LadderImpls does not decode. The
+// calibration and the script's configuration lines are the result
+// file's, not its records': a decoded outcome has neither.
+var PeerLadderCodec = Codec[PeerLadderOutcome]{
+	Experiment: "PeerLadder",
+	Keys:       map[string][]string{"PeerLadder": {"impl", "level", "workers"}},
+	encode: func(o PeerLadderOutcome) []*benchfmt.Result {
+		out := make([]*benchfmt.Result, 0, len(o.Measurements))
+		for _, m := range o.Measurements {
+			out = append(out, m.Benchmark())
+		}
+		return out
+	},
+	decode: func(recs []Record) (PeerLadderOutcome, error) {
+		var out PeerLadderOutcome
+		for _, rec := range recs {
+			name := fullName(rec.Result)
+			l, err := level.Parse(rec.Keys["level"])
+			if err != nil {
+				return out, fmt.Errorf("%s: %w", name, err)
+			}
+			workers, err := strconv.Atoi(rec.Keys["workers"])
+			if err != nil {
+				return out, fmt.Errorf("%s: workers: %w", name, err)
+			}
+			m := peer.LadderMeasurement{Impl: rec.Keys["impl"], Level: l, Workers: workers, Steps: rec.Iters}
+			if !slices.Contains(peer.LadderImpls, m.Impl) {
+				return out, fmt.Errorf("%s: unknown impl %q (want one of %s)", name, m.Impl, strings.Join(peer.LadderImpls, ", "))
+			}
+			if m.StepsPerSec, err = rec.Value("steps/s"); err != nil {
+				return out, err
+			}
+			samples, err := rec.Value("samples/s")
+			if err != nil {
+				return out, err
+			}
+			if m.StepsPerSec > 0 {
+				m.Batch = int(math.Round(samples / m.StepsPerSec))
+			}
+			out.Measurements = append(out.Measurements, m)
+		}
+		return out, nil
+	},
 }

@@ -4,7 +4,9 @@ package workloads
 
 import (
 	"context"
+	"fmt"
 	"path/filepath"
+	"reflect"
 	"strings"
 	"testing"
 
@@ -24,14 +26,29 @@ func TestPeerLadderScriptOnly(t *testing.T) {
 	p.ScriptOnly, p.Config.Count, p.CalibrationBatches = true, 2, 6
 	p.Config.Levels = []level.Level{level.None, level.Device}
 	var cal []PeerLadderCalibration
-	var last peer.LadderResult
+	var sofar []int
 	var starts []string
 	env := Env{Start: func(name string) { starts = append(starts, name) }}
-	env.Details.Calibration = func(c PeerLadderCalibration) { cal = append(cal, c) }
-	env.Details.PeerLadderSoFar = func(r peer.LadderResult) { last = r }
+	last, err := p.MeasureEach(context.Background(), env, func(o PeerLadderOutcome) error {
+		if len(o.Measurements) == 0 {
+			cal = append(cal, *o.Calibration)
+		}
+		sofar = append(sofar, len(o.Measurements))
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if fmt.Sprint(sofar) != "[0 1 2 3 4]" || last.Calibration == nil || !reflect.DeepEqual(*last.Calibration, cal[0]) {
+		t.Errorf("each saw %v runs, the outcome's calibration is %v: want the calibration, then each run, the calibration kept", sofar, last.Calibration)
+	}
+	starts = nil
 	recs, err := p.Run(context.Background(), env)
 	if err != nil {
 		t.Fatal(err)
+	}
+	if !reflect.DeepEqual(recs, PeerLadderCodec.Encode(last)) {
+		t.Errorf("Run's records are\n%v\nMeasure's outcome encodes as\n%v", recs, PeerLadderCodec.Encode(last))
 	}
 	var names []string
 	for _, r := range recs {
@@ -89,7 +106,13 @@ func TestCachingYardstick(t *testing.T) {
 	var starts []string
 	env.Start = func(name string) { starts = append(starts, name) }
 	var cal []PeerLadderCalibration
-	env.Details.Calibration = func(got PeerLadderCalibration) { cal = append(cal, got) }
+	var sofar []PeerLadderOutcome
+	env.Details.YardstickSoFar = func(o PeerLadderOutcome) {
+		if len(o.Measurements) == 0 {
+			cal = append(cal, *o.Calibration)
+		}
+		sofar = append(sofar, o)
+	}
 	var lines []resultfile.Config
 	env.Details.Yardstick = func(l []resultfile.Config) { lines = l }
 	recs, err := c.Run(context.Background(), env)
@@ -126,6 +149,19 @@ func TestCachingYardstick(t *testing.T) {
 		t.Errorf("torch-ladder-command %q", cmd)
 	}
 	if len(cal) != 1 {
-		t.Errorf("%d calibrations, want 1", len(cal))
+		t.Fatalf("%d calibrations, want 1", len(cal))
+	}
+	// The progress saw the calibration, then each run with it, the last
+	// the whole yardstick, whose records are the last ones.
+	if len(sofar) != n+1 {
+		t.Fatalf("%d outcomes so far, want the calibration and %d runs", len(sofar), n)
+	}
+	for i, o := range sofar {
+		if len(o.Measurements) != i || o.Calibration == nil || !reflect.DeepEqual(*o.Calibration, cal[0]) {
+			t.Errorf("outcome so far %d: %d runs, calibration %v; want %d runs and the calibration", i, len(o.Measurements), o.Calibration, i)
+		}
+	}
+	if got := PeerLadderCodec.Encode(sofar[n]); !reflect.DeepEqual(got, recs[len(recs)-n:]) {
+		t.Errorf("the yardstick's outcome encodes as\n%v\nits records are\n%v", got, recs[len(recs)-n:])
 	}
 }

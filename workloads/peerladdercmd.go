@@ -13,8 +13,6 @@ import (
 	"strings"
 	"time"
 
-	"golang.org/x/perf/benchfmt"
-
 	"github.com/headspace-bench/headspace/harness/driver"
 	"github.com/headspace-bench/headspace/harness/level"
 	"github.com/headspace-bench/headspace/harness/machine"
@@ -62,37 +60,34 @@ func runPeerLadder(ctx context.Context, fs *flag.FlagSet, lf *peerLadderFlags, a
 	if lf.step == "calibrated" {
 		fmt.Fprintf(stderr, "calibrating: the document's DataLoader at raw and none, %d batches each\n", lf.calibration)
 	}
-	var run Env
-	run.Details.Calibration = func(cal PeerLadderCalibration) {
-		exp = exp.Calibrated(cal)
-		fmt.Fprintf(stdout, "calibration: this machine runs the document's loader at %.3f of the document's host; step %v\n\n", cal.Ratio, cal.Step)
-	}
-	var sofar peer.LadderResult
-	run.Details.PeerLadder = func(m peer.LadderMeasurement) {
-		fmt.Fprintf(stderr, "%s: %.3f steps/s\n", m.BenchName(), m.StepsPerSec)
-	}
-	run.Details.PeerLadderSoFar = func(r peer.LadderResult) { sofar = r }
 	// Every run is saved as soon as it is done (the whole file, atomically),
 	// so an interrupted or failed sweep keeps what it measured.
-	run.Result = func(*benchfmt.Result) error {
+	o, err := exp.MeasureEach(ctx, Env{}, func(sofar PeerLadderOutcome) error {
+		if len(sofar.Measurements) == 0 {
+			cal := *sofar.Calibration
+			exp = exp.Calibrated(cal)
+			fmt.Fprintf(stdout, "calibration: this machine runs the document's loader at %.3f of the document's host; step %v\n\n", cal.Ratio, cal.Step)
+			return nil
+		}
+		m := sofar.Measurements[len(sofar.Measurements)-1]
+		fmt.Fprintf(stderr, "%s: %.3f steps/s\n", m.BenchName(), m.StepsPerSec)
 		if out == "" {
 			return nil
 		}
 		cfg := append(append(environment, exp.Settings()...), resultfile.Config{Key: "command", Value: peerCommand(args)})
-		cfg, recs := peer.LadderRecords(cfg, sofar)
-		_, err := driver.Write(resultsOut, cfg, recs, false)
+		_, err := driver.Write(resultsOut, peer.FileConfig(cfg, sofar.PeerConfig), exp.Codec().Encode(sofar), false)
 		return err
-	}
-	if _, err := exp.Run(ctx, run); err != nil {
+	})
+	if err != nil {
 		if errors.Is(err, peer.ErrNotInstalled) {
 			return fmt.Errorf("%v: %s", err, peerInstallHint)
 		}
-		if out != "" && len(sofar.Measurements) > 0 {
-			fmt.Fprintf(stderr, "results so far: %s (%d runs)\n", out, len(sofar.Measurements))
+		if out != "" && len(o.Measurements) > 0 {
+			fmt.Fprintf(stderr, "results so far: %s (%d runs)\n", out, len(o.Measurements))
 		}
 		return err
 	}
-	if err := exp.Config.WriteText(stdout, sofar); err != nil {
+	if err := exp.Config.WriteText(stdout, o.LadderResult); err != nil {
 		return err
 	}
 	if out != "" {

@@ -24,10 +24,10 @@ import (
 // result file's, so that a report renders R read back, never names
 // parsed as strings. Run is Measure, then R's records (RunTyped).
 //
-// The Sim, Loaders, Headspace, Node, CUDACheck and CUDADecode
-// experiments are Typed; the others still
-// pass what they measured beside their records through Env.Details until
-// they are converted.
+// The Sim, Loaders, Headspace, Node, CUDACheck, CUDADecode, Peer and
+// PeerLadder experiments are Typed; the others still pass what they
+// measured beside their records through Env.Details until they are
+// converted.
 type Typed[R any] interface {
 	Experiment
 	// Measure measures the experiment in env. It stops at the first
@@ -61,7 +61,8 @@ func RunTyped[R any](ctx context.Context, e Typed[R], env Env) ([]*benchfmt.Resu
 // ("load", "dist", "seed" for BenchmarkSim/load=…/dist=…/seed=…). Decode
 // reads names with benchproc (its projection of .name and the keys, and
 // of .fullname for any part left over), and refuses a record of another
-// benchmark, or whose name lacks a key or has a part more, with an
+// benchmark, or whose name lacks a key, gives one twice or has a part
+// more, with an
 // error that names the record and the experiment: a file of another
 // experiment does not decode. The benchmarks of a codec are its
 // experiment's alone (TestCodecsOwnTheirBenchmarks).
@@ -185,12 +186,33 @@ func (c Codec[R]) names(recs []*benchfmt.Result) ([]Record, error) {
 				rec.Keys[key] = v
 			}
 		}
+		if key, twice := repeatedKey(r.Name); twice {
+			return nil, fmt.Errorf("%s: a record of %s with its key %s twice", name, c.Experiment, key)
+		}
 		if more := restProj.Project(r).Get(rest); more != "*" {
 			return nil, fmt.Errorf("%s: a record of %s with a part of its name more (%s)", name, c.Experiment, strings.TrimPrefix(more, "*"))
 		}
 		out = append(out, rec)
 	}
 	return out, nil
+}
+
+// repeatedKey is the first key that name's parts (benchfmt.Name.Parts)
+// give twice, which benchproc's projection would read once.
+func repeatedKey(name benchfmt.Name) (string, bool) {
+	_, parts := name.Parts()
+	seen := map[string]bool{}
+	for _, p := range parts {
+		k, _, ok := strings.Cut(string(p), "=")
+		if !ok || !strings.HasPrefix(k, "/") {
+			continue
+		}
+		if seen[k] {
+			return strings.TrimPrefix(k, "/"), true
+		}
+		seen[k] = true
+	}
+	return "", false
 }
 
 // fullName is r's name as its file writes it: benchfmt.Reader drops the

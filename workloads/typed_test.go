@@ -16,6 +16,7 @@ import (
 	"github.com/headspace-bench/headspace/harness/level"
 	"github.com/headspace-bench/headspace/harness/loadbench"
 	"github.com/headspace-bench/headspace/harness/node"
+	"github.com/headspace-bench/headspace/harness/peer"
 	"github.com/headspace-bench/headspace/harness/pipeline"
 	"github.com/headspace-bench/headspace/harness/resultfile"
 	"github.com/headspace-bench/headspace/harness/sim"
@@ -144,12 +145,89 @@ func TestHeadspaceCodec(t *testing.T) {
 	}
 }
 
+// TestPeerCodec: a Peer's outcome, encoded then decoded, is itself (but
+// for the peer's configuration lines, which are the file's, not its
+// records').
+func TestPeerCodec(t *testing.T) {
+	m := func(impl string, w, batches int, ttfb time.Duration, sps float64, cpu time.Duration) peer.Measurement {
+		return peer.Measurement{Impl: impl, Workers: w, Batches: batches, TTFB: ttfb, SamplesPerSec: sps, CPU: cpu}
+	}
+	for _, tc := range []struct {
+		name string
+		r    peer.Result
+	}{
+		{"one run", peer.Result{Measurements: []peer.Measurement{m(peer.Torch, 1, 6, 5550082544, 51.21, 30686*time.Millisecond)}}},
+		{"rounds of every implementation", peer.Result{Measurements: []peer.Measurement{
+			m(peer.Naive, 1, 6, 1528186885, 139.5453232323143, 11269521*time.Microsecond),
+			m(peer.Fast, 1, 6, 314451291, 1026.960658566892, 2498352*time.Microsecond),
+			m(peer.Torch, 2, 3, 200000000, 0.5, 1500*time.Millisecond),
+			m(peer.Fast, 32, 2, 1, 0, 0),
+			m(peer.Naive, 1, 6, 3*time.Hour+1, 1e-9, 13926*time.Microsecond+7),
+		}}},
+	} {
+		t.Run(tc.name, func(t *testing.T) { roundTrip(t, PeerCodec, tc.r) })
+	}
+	// What the sweep returns encodes as Run's records, in the same order.
+	p := QuickPeer(PeerPython, PeerScript)
+	p.Config.Impls = []string{peer.Naive, peer.Fast}
+	var each []peer.Measurement
+	r, err := p.MeasureEach(t.Context(), Env{}, func(m peer.Measurement) { each = append(each, m) })
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(r.Measurements) != 2 || !reflect.DeepEqual(each, r.Measurements) {
+		t.Fatalf("MeasureEach passed %v, returned %v: want its 2 runs, each passed as made", each, r.Measurements)
+	}
+	var streamed []*benchfmt.Result
+	recs, err := p.Run(t.Context(), Env{Result: func(rec *benchfmt.Result) error { streamed = append(streamed, rec); return nil }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(recs) != 2 || !reflect.DeepEqual(recs, streamed) {
+		t.Fatalf("Run returned %d records, passed %d to env.Result; want 2, the same", len(recs), len(streamed))
+	}
+	for i, rec := range PeerCodec.Encode(r) {
+		if rec.Name.String() != recs[i].Name.String() || len(rec.Values) != len(recs[i].Values) {
+			t.Errorf("record %d: Measure's outcome encodes as %v, Run's is %v", i, rec, recs[i])
+		}
+	}
+	roundTrip(t, PeerCodec, peer.Result{Measurements: r.Measurements})
+}
+
+// TestPeerLadderCodec: a PeerLadder's outcome, encoded then decoded, is
+// itself (but for its calibration and the script's configuration lines,
+// which are the file's, not its records'); a run's batch is read back
+// from samples/s over steps/s.
+func TestPeerLadderCodec(t *testing.T) {
+	m := func(impl string, l level.Level, w, steps, batch int, sps float64) peer.LadderMeasurement {
+		return peer.LadderMeasurement{Impl: impl, Level: l, Workers: w, Steps: steps, Batch: batch, StepsPerSec: sps}
+	}
+	for _, tc := range []struct {
+		name string
+		o    PeerLadderOutcome
+	}{
+		{"one run", PeerLadderOutcome{LadderResult: peer.LadderResult{Measurements: []peer.LadderMeasurement{m(peer.Torch, level.None, 2, 4, 256, 0.813)}}}},
+		{"the script alone, every level", PeerLadderOutcome{LadderResult: peer.LadderResult{Measurements: []peer.LadderMeasurement{
+			m(peer.Torch, level.Device, 2, 4, 256, 3.448), m(peer.Torch, level.Host, 2, 4, 256, 3.423), m(peer.Torch, level.Sample, 2, 4, 256, 3.34),
+			m(peer.Torch, level.Raw, 2, 4, 256, 0.783), m(peer.Torch, level.None, 2, 4, 256, 0.813),
+		}}}},
+		{"every implementation", PeerLadderOutcome{LadderResult: peer.LadderResult{Measurements: []peer.LadderMeasurement{
+			m(peer.Naive, level.Device, 16, 8, 4, 33.33333333333333), m(peer.Fast, level.Device, 16, 8, 4, 1e-7), m(peer.Torch, level.None, 0, 1, 1, 2),
+			m(peer.Fast, level.Raw, 1, 1, 65536, 123456.789), m(peer.Naive, level.None, 1, 2, 0, 0),
+		}}}},
+	} {
+		t.Run(tc.name, func(t *testing.T) { roundTrip(t, PeerLadderCodec, tc.o) })
+	}
+}
+
 // TestCodecsRefuseOtherRecords: a file of another experiment, or a
 // record whose name lacks a key or has one more, does not decode, and
 // the error names the record and the codec's experiment.
 func TestCodecsRefuseOtherRecords(t *testing.T) {
 	simRecs := SimCodec.Encode(SimOutcome{Runs: []SimRun{{Load: time.Second, Dist: sim.Constant, Seed: 1, Batches: 3}}})
 	loaderRecs := LoadersCodec.Encode(LoadersOutcome{Measurements: []loadbench.Measurement{{Point: loadbench.Point{Mode: loadbench.Goroutine, Workers: 1}, Batches: 2}}})
+	peerRecs := PeerCodec.Encode(peer.Result{Measurements: []peer.Measurement{{Impl: peer.Torch, Workers: 2, Batches: 3}}})
+	ladderRecs := PeerLadderCodec.Encode(PeerLadderOutcome{LadderResult: peer.LadderResult{Measurements: []peer.LadderMeasurement{{Impl: peer.Torch, Level: level.Raw, Workers: 2, Steps: 4, Batch: 8, StepsPerSec: 1}}}})
 	headRecs := HeadspaceCodec.Encode(HeadspaceOutcome{Analyses: []HeadspaceAnalysis{{Transforms: "naive", Report: analysis.Report{StepTimes: []time.Duration{1, 2}, Switch: 1}}}})
 	decodeRecs := CUDADecodeCodec.Encode(CUDADecodeOutcome{Decoder: DecodeNvjpeg, Batch: 4, Setup: CUDADecodeSetup{Width: 5, Height: 3}, Rates: []float64{10, 20}})
 	checkRecs := CUDACheckCodec.Encode(CUDACheckOutcome{Copies: []CUDACopy{{HostToDevice: true, Pinned: true, Bytes: 1 << 20, GBps: 20}}, Batch: 2, Side: 32,
@@ -165,6 +243,8 @@ func TestCodecsRefuseOtherRecords(t *testing.T) {
 		"Node":       func(r []*benchfmt.Result) error { _, err := NodeCodec.Decode(r); return err },
 		"CUDADecode": func(r []*benchfmt.Result) error { _, err := CUDADecodeCodec.Decode(r); return err },
 		"CUDA":       func(r []*benchfmt.Result) error { _, err := CUDACheckCodec.Decode(r); return err },
+		"Peer":       func(r []*benchfmt.Result) error { _, err := PeerCodec.Decode(r); return err },
+		"PeerLadder": func(r []*benchfmt.Result) error { _, err := PeerLadderCodec.Decode(r); return err },
 	}
 	for _, tc := range []struct {
 		codec string
@@ -177,6 +257,28 @@ func TestCodecsRefuseOtherRecords(t *testing.T) {
 		{"Headspace", simRecs, "not a record of Headspace (its benchmarks: Headspace, HeadspaceInput, HeadspaceStage)"},
 		{"Headspace", loaderRecs, "not a record of Headspace"},
 		{"Sim", nil, "no records of Sim"},
+		{"Peer", throughFile(t, loaderRecs), "BenchmarkLoaders/mode=goroutine/workers=1: not a record of Peer (its benchmarks: Peer)"},
+		{"Peer", simRecs, "not a record of Peer"},
+		{"Loaders", throughFile(t, peerRecs), "BenchmarkPeer/impl=torch/workers=2: not a record of Loaders"},
+		{"Peer", named("BenchmarkPeer/impl=torch"), "BenchmarkPeer/impl=torch: a record of Peer without its key workers"},
+		{"Peer", named("BenchmarkPeer/impl=torch/workers=2/level=none"), "BenchmarkPeer/impl=torch/workers=2/level=none: a record of Peer with a part of its name more (/level=none)"},
+		{"Peer", named("BenchmarkPeer/impl=torch/workers=two"), "BenchmarkPeer/impl=torch/workers=two: workers:"},
+		{"Peer", named("BenchmarkPeer/impl=torch/workers=2/workers=3"), "BenchmarkPeer/impl=torch/workers=2/workers=3: a record of Peer with its key workers twice"},
+		{"Peer", named("BenchmarkPeer/impl=torch/impl=fast/workers=2"), "a record of Peer with its key impl twice"},
+		{"Peer", named("BenchmarkPeer/impl=jax/workers=2"), `BenchmarkPeer/impl=jax/workers=2: unknown impl "jax" (want one of naive, fast, torch)`},
+		{"PeerLadder", named("BenchmarkPeerLadder/impl=jax/level=raw/workers=2"), `unknown impl "jax" (want one of torch, naive, fast)`},
+		{"PeerLadder", named("BenchmarkPeerLadder/impl=torch/level=raw/level=none/workers=2"), "a record of PeerLadder with its key level twice"},
+		{"Sim", named("BenchmarkSim/load=1s/dist=constant/seed=1/seed=2"), "a record of Sim with its key seed twice"},
+		{"Peer", named("BenchmarkPeer/impl=torch/workers=2"), "BenchmarkPeer/impl=torch/workers=2: no value in ttfb-ns"},
+		{"Peer", throughFile(t, ladderRecs), "BenchmarkPeerLadder/impl=torch/level=raw/workers=2: not a record of Peer (its benchmarks: Peer)"},
+		{"PeerLadder", throughFile(t, peerRecs), "BenchmarkPeer/impl=torch/workers=2: not a record of PeerLadder (its benchmarks: PeerLadder)"},
+		{"PeerLadder", throughFile(t, loaderRecs), "not a record of PeerLadder"},
+		{"Sim", ladderRecs, "BenchmarkPeerLadder/impl=torch/level=raw/workers=2: not a record of Sim"},
+		{"PeerLadder", nil, "no records of PeerLadder"},
+		{"PeerLadder", named("BenchmarkPeerLadder/impl=torch/workers=2"), "BenchmarkPeerLadder/impl=torch/workers=2: a record of PeerLadder without its key level"},
+		{"PeerLadder", named("BenchmarkPeerLadder/impl=torch/level=raw/workers=2/step=a"), "a record of PeerLadder with a part of its name more (/step=a)"},
+		{"PeerLadder", named("BenchmarkPeerLadder/impl=torch/level=disk/workers=2"), "BenchmarkPeerLadder/impl=torch/level=disk/workers=2: "},
+		{"PeerLadder", named("BenchmarkPeerLadder/impl=torch/level=raw/workers=2"), "BenchmarkPeerLadder/impl=torch/level=raw/workers=2: no value in steps/s"},
 		{"Sim", named("BenchmarkSim/load=1s/seed=1"), "BenchmarkSim/load=1s/seed=1: a record of Sim without its key dist"},
 		{"Sim", named("BenchmarkSim/load=1s/dist=constant/seed=1/workers=2"), "a record of Sim with a part of its name more (/workers=2)"},
 		{"Headspace", named("BenchmarkHeadspace/transforms=naive/phase=fill/stage=load"), "BenchmarkHeadspace/transforms=naive/phase=fill/stage=load: a record of Headspace with a key stage its Headspace records do not have"},
@@ -262,8 +364,8 @@ func TestCodecsOwnTheirBenchmarks(t *testing.T) {
 			owner[b] = e.Name()
 		}
 	}
-	if typed != 6 {
-		t.Errorf("%d typed experiments registered, want Sim, Loaders, Headspace, Node, CUDACheck and CUDADecode", typed)
+	if typed != 8 {
+		t.Errorf("%d typed experiments registered, want Sim, Loaders, Headspace, Node, CUDACheck, CUDADecode, Peer and PeerLadder", typed)
 	}
 }
 

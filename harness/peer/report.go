@@ -217,15 +217,24 @@ func Records(config []resultfile.Config, res Result) ([]resultfile.Config, []*be
 	return records(config, res.PeerConfig, res.Measurements)
 }
 
-// records is config followed by the lines of peer whose keys config
-// lacks, and one record per run: the content of every sweep's result file.
-func records[M interface{ Benchmark() *benchfmt.Result }](config, peer []resultfile.Config, runs []M) ([]resultfile.Config, []*benchfmt.Result) {
+// FileConfig is the configuration of a sweep's result file: config
+// (the machine, machine.Environment, and the settings) followed by the
+// lines the peer printed (its versions) whose keys config lacks.
+func FileConfig(config, peer []resultfile.Config) []resultfile.Config {
 	cfg := slices.Clone(config)
 	for _, e := range peer {
 		if !slices.ContainsFunc(cfg, func(c resultfile.Config) bool { return c.Key == e.Key }) {
 			cfg = append(cfg, e)
 		}
 	}
+	return cfg
+}
+
+// records is config followed by the lines of peer whose keys config
+// lacks (FileConfig), and one record per run: the content of every
+// sweep's result file.
+func records[M interface{ Benchmark() *benchfmt.Result }](config, peer []resultfile.Config, runs []M) ([]resultfile.Config, []*benchfmt.Result) {
+	cfg := FileConfig(config, peer)
 	rs := make([]*benchfmt.Result, 0, len(runs))
 	for _, m := range runs {
 		rs = append(rs, m.Benchmark())
