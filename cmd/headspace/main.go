@@ -31,7 +31,7 @@ import (
 )
 
 // commands are headspace's commands by name: the experiments' from the
-// registry (workloads.Commands), then this package's own, each
+// registry (workloads.Commands) and this package's own, each
 // registered by its file's init.
 var commands = map[string]cli.Command{}
 

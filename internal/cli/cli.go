@@ -2,7 +2,7 @@
 // the command type (its name, summary, verbs and run function), flag sets
 // that report errors instead of exiting, the usage error (exit status 2,
 // one line), the bounds table every numeric flag is checked against as it
-// is parsed, the list and size parsers, the Output checks, the data and
+// is parsed, the list and size parsers, the output checks, the data and
 // disturbance flags and the CPU profile.
 //
 // The commands themselves are made from the experiments' registry
