@@ -234,6 +234,10 @@ func signed(f figure) shown {
 const (
 	refactorBefore = "results/refactor-ab/before-002-loaders.txt"
 	refactorAfter  = "results/refactor-ab/after-002-loaders.txt"
+	ab42Before000  = "results/refactor-ab-r7/before-000-headspace.txt"
+	ab42After000   = "results/refactor-ab-r7/after-000-headspace.txt"
+	ab42Before002  = "results/refactor-ab-r7/before-002-loaders.txt"
+	ab42After002   = "results/refactor-ab-r7/after-002-loaders.txt"
 	calibrated     = "results/yardstick-emulated-calibrated.txt"
 	nb003          = "notebooks/results/003-caching-ladder.txt"
 	epyc06         = "results/06f81ea.txt"
@@ -252,6 +256,18 @@ const (
 	factorsFile    = "results/decode-scale-factors.txt"
 	whatif2        = "results/whatif-d98ca25.txt"
 )
+
+// ab42RSSDrops are how much lower, in percent, the loaders' peak RSS is
+// after issue 42's steps than before, at the rows benchstat marks
+// (p < 0.05: goroutine at 1, 2, 4 and 8 workers, process at 1, 2 and 4).
+func ab42RSSDrops() []figure {
+	var out []figure
+	for _, row := range []string{"goroutine/workers=1", "goroutine/workers=2", "goroutine/workers=4", "goroutine/workers=8", "process/workers=1", "process/workers=2", "process/workers=4"} {
+		name := "Loaders/mode=" + row
+		out = append(out, scale(change(med(ab42After002, name, "peak-rss-B"), med(ab42Before002, name, "peak-rss-B")), -1))
+	}
+	return out
+}
 
 // ladder is the name of a `headspace ladder` (make bench) point in path:
 // the files from before placement and pinning were recorded in names
@@ -342,6 +358,12 @@ var cases = []figureCase{
 		{"%+.1f%%", change(med(refactorAfter, "Loaders/mode=goroutine/workers=1", "peak-rss-B"), med(refactorBefore, "Loaders/mode=goroutine/workers=1", "peak-rss-B"))},
 		{"%+.1f%%", change(med(refactorAfter, "Loaders/mode=process/workers=2", "peak-rss-B"), med(refactorBefore, "Loaders/mode=process/workers=2", "peak-rss-B"))},
 		{"%+.1f%%", change(med(refactorAfter, "Loaders/mode=process/workers=4", "peak-rss-B"), med(refactorBefore, "Loaders/mode=process/workers=4", "peak-rss-B"))}}},
+
+	// docs/reproduce.md: issue 42's A/B check.
+	{"docs/reproduce.md", "the fast loader phase's step time of 000 (%s, the per-step samples", []shown{
+		{"%+.2f%%", change(med(ab42After000, "Headspace/transforms=fast/phase=loader", "sec/op"), med(ab42Before000, "Headspace/transforms=fast/phase=loader", "sec/op"))}}},
+	{"docs/reproduce.md", "the loaders' peak RSS at 1 to 8 workers, %s–%s%% lower after", []shown{
+		{"%.1f", extreme(false, ab42RSSDrops()...)}, {"%.1f", extreme(true, ab42RSSDrops()...)}}},
 
 	// docs/yardstick.md: the calibrated, alternated run.
 	{"docs/yardstick.md", "not within 15%% (%s at `raw`, %s at `none`, from the unrounded ratios)", []shown{
