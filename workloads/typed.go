@@ -62,9 +62,8 @@ func RunTyped[R any](ctx context.Context, e Typed[R], env Env) ([]*benchfmt.Resu
 // reads names with benchproc (its projection of .name and the keys, and
 // of .fullname for any part left over), and refuses a record of another
 // benchmark, or whose name lacks a key, gives one twice or has a part
-// more, with an
-// error that names the record and the experiment: a file of another
-// experiment does not decode. The benchmarks of a codec are its
+// more, with an error that names the record and the experiment: a file
+// of another experiment does not decode. The benchmarks of a codec are its
 // experiment's alone (TestCodecsOwnTheirBenchmarks).
 type Codec[R any] struct {
 	// Experiment is the experiment's name, for errors.
