@@ -266,10 +266,7 @@ func rebuildPeer(fs *flag.FlagSet, from, report, plotPrefix string, stdout io.Wr
 	}
 	r, err := peer.ReadReport(from)
 	if err != nil {
-		if errors.Is(err, os.ErrNotExist) {
-			return cli.Usagef("--from %s: no such file", from)
-		}
-		return cli.Usagef("--from: %v", err)
+		return cli.FromErr(from, err)
 	}
 	if err := r.WriteText(stdout); err != nil {
 		return err

@@ -2,11 +2,9 @@ package workloads
 
 import (
 	"context"
-	"errors"
 	"flag"
 	"fmt"
 	"io"
-	"os"
 	"path/filepath"
 	"strings"
 
@@ -126,10 +124,7 @@ func rebuildRemote(fs *flag.FlagSet, from, report, plotPath string, stdout io.Wr
 	}
 	recs, err := resultfile.Read(from)
 	if err != nil {
-		if errors.Is(err, os.ErrNotExist) {
-			return cli.Usagef("--from %s: no such file", from)
-		}
-		return cli.Usagef("--from: %v", err)
+		return cli.FromErr(from, err)
 	}
 	if _, err := remedies.Build(recs, fileConfig(recs)); err != nil {
 		// The file is not a remote run's: bad input, as a missing file

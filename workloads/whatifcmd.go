@@ -2,11 +2,9 @@ package workloads
 
 import (
 	"context"
-	"errors"
 	"flag"
 	"fmt"
 	"io"
-	"os"
 	"slices"
 	"strconv"
 	"strings"
@@ -381,10 +379,7 @@ func rebuildWhatIf(fs *flag.FlagSet, from, report, plotPath string, stdout io.Wr
 	}
 	r, err := ReadWhatIf(from)
 	if err != nil {
-		if errors.Is(err, os.ErrNotExist) {
-			return cli.Usagef("--from %s: no such file", from)
-		}
-		return cli.Usagef("--from: %v", err)
+		return cli.FromErr(from, err)
 	}
 	if err := r.WriteText(stdout); err != nil {
 		return err

@@ -1,8 +1,10 @@
 package cli
 
 import (
+	"errors"
 	"flag"
 	"fmt"
+	"os"
 	"slices"
 	"strconv"
 	"strings"
@@ -108,6 +110,15 @@ func FromOnly(fs *flag.FlagSet, keep ...string) error {
 		return Usagef("--from rebuilds from a saved file; %s only apply to a run that measures", strings.Join(measuring, ", "))
 	}
 	return nil
+}
+
+// FromErr is a --from file's read error as a usage error (exit 2): "no
+// such file" for one that is missing, else the error itself.
+func FromErr(from string, err error) error {
+	if errors.Is(err, os.ErrNotExist) {
+		return Usagef("--from %s: no such file", from)
+	}
+	return Usagef("--from: %v", err)
 }
 
 // ParseBools parses a comma-separated list of true and false.
