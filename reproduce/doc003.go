@@ -8,10 +8,10 @@ import (
 	"math"
 	"path/filepath"
 	"slices"
-	"strconv"
 	"strings"
 	"time"
 
+	"golang.org/x/perf/benchfmt"
 	"gonum.org/v1/plot/vg"
 
 	"github.com/headspace-bench/headspace/datasets"
@@ -166,7 +166,7 @@ func profiles003(pg *page) (map[string]whatif.Profile, error) {
 }
 
 // onDisk003Step is step (e) from the file: its records
-// (LadderOnDisk/<case>/<point>) as workloads.OnDiskResult, through
+// (LadderOnDisk/<case>/<point>) decoded by workloads.OnDiskCodec, through
 // workloads.OnDiskRatios; nil when the file has none.
 func onDisk003Step(f *resultFile) *OnDiskStep {
 	recs := f.records("LadderOnDisk")
@@ -176,33 +176,18 @@ func onDisk003Step(f *resultFile) *OnDiskStep {
 	od := &OnDiskStep{Setup: fmt.Sprintf("fast transforms (after the transform fix), crop %d, batch %d, %d workers; the data written by `headspace dataset write` (%d samples a dataset, so a cold run reads each file once); %s of %s (after %d warm-up) at each level",
 		f.integer("crop"), onDiskBatch003(f), f.integer("workers"), f.integer("ondisk-samples"),
 		plural(f.integer("ondisk-count"), "run"), plural(f.integer("ondisk-steps"), "measured step"), f.integer("ondisk-warmup"))}
-	var rs []workloads.OnDiskResult
-	for _, r := range recs {
-		raw, err := strconv.Atoi(r.parts["raw"])
-		l, lerr := level.Parse(r.parts["level"])
-		sps, ok := value(r.r, "steps/s")
-		if err != nil || lerr != nil || !ok {
-			if f.err == nil {
-				f.err = fmt.Errorf("on-disk record %s: no raw size, level or steps/s", r.r.Name)
-			}
-			return nil
-		}
-		c := workloads.OnDiskCase{Format: r.parts["format"], Layout: r.parts["layout"], RawSize: raw, PageCache: r.parts["page-cache"],
-			Content: r.parts["content"], Decoder: r.parts["decoder"]}
-		if c.Format != "" && c.Content == "" { // a file from before content and decoder were dimensions
-			c.Content, c.Decoder = datasets.ContentNoise, ondisk.DecoderGo
-		}
-		// A shared point (a file from after the sharing) names exactly
-		// the dimensions its level depends on; a case's own point, all.
-		if c.Shared() && !slices.Equal(c.Dimensions(), workloads.OnDiskDepends(l)) {
-			if f.err == nil {
-				f.err = fmt.Errorf("on-disk record %s: level %s depends on %s, and the name does not give them all", r.r.Name, l, strings.Join(workloads.OnDiskDepends(l), ", "))
-			}
-			return nil
-		}
-		rs = append(rs, workloads.OnDiskResult{Case: c, Point: ladder.Point{Level: l}, Record: r.r, StepsPerSec: sps})
+	rs := make([]*benchfmt.Result, len(recs))
+	for i, r := range recs {
+		rs[i] = r.r
 	}
-	od.Rows = workloads.OnDiskRatios(rs)
+	out, err := workloads.OnDiskCodec.Decode(rs)
+	if err != nil {
+		if f.err == nil {
+			f.err = fmt.Errorf("on-disk records: %w", err)
+		}
+		return nil
+	}
+	od.Rows = workloads.OnDiskRatios(out.Runs)
 	return od
 }
 

@@ -10,7 +10,8 @@ import (
 // measured beside its records, as it is made: what a command prints or
 // draws that the records do not hold (a ladder point's run, the what-if
 // model's profile, a Caching's timeline). A Typed experiment (Sim,
-// Loaders, Headspace, Node, CUDACheck, CUDADecode, Peer, PeerLadder;
+// Loaders, Headspace, Node, CUDACheck, CUDADecode, Peer, PeerLadder,
+// OnDisk;
 // typed.go) has none: what it measured is the value its Measure
 // returns; the others use these hooks until they are converted. Each
 // field
@@ -22,8 +23,6 @@ import (
 type Details struct {
 	// Point receives each run of a Ladder's point, after its record.
 	Point func(PointRun)
-	// OnDisk receives each run of an OnDisk case, after its record.
-	OnDisk func(OnDiskResult)
 
 	// Timeline receives the timeline of a Caching's first run of step
 	// (a) at level none, after that run.

@@ -49,7 +49,7 @@
 // plot and stage statistics, a simulation's animation, the what-if
 // model's profile) comes from a Typed experiment's Measure, its outcome
 // as a value of its own type (Sim, Loaders, Headspace, Node, CUDACheck,
-// CUDADecode, Peer, PeerLadder: typed.go), or, for the others until
+// CUDADecode, Peer, PeerLadder, OnDisk: typed.go), or, for the others until
 // they are converted, from Env.Details, where Run passes what it
 // measured as it is made: one typed hook per type, its comment naming
 // the experiment that sends it, and the compiler checking every hook's

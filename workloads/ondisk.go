@@ -259,8 +259,8 @@ func (o OnDisk) Runs() int {
 	return n
 }
 
-// OnDiskResult is one run of one point of one case: what OnDisk.Run
-// passes to Env.Details for each run (Details.OnDisk).
+// OnDiskResult is one run of one point of one case: an element of what
+// OnDisk measured (OnDiskOutcome).
 type OnDiskResult struct {
 	// Case is the case the point belongs to: for a level that does not
 	// depend on every dimension, the shared case (OnDiskCase.For), which
@@ -366,14 +366,14 @@ func (o OnDisk) Settings() []resultfile.Config {
 // room for the largest alone) and runs its cases' ladders on env's
 // device at the levels Plan gives them: each point through Ladder.Run,
 // under "LadderOnDisk/<case>" (the case it stands for, OnDiskCase.For),
-// so its record is BenchmarkLadderOnDisk/<case>/<point>. Each run is
-// passed to env.Details as an OnDiskResult and its record to env.Result
-// as it finishes; ctx stops it between runs. A dataset none of whose
+// so its record is BenchmarkLadderOnDisk/<case>/<point>. Each run is an
+// OnDiskResult of the outcome, in the order made; ctx stops it between
+// runs, returning the runs made before. A dataset none of whose
 // cases has a level left is not written. Each run's page cache is
 // prepared as its case says before the loader starts (cold: evicted;
 // warm: read once).
-func (o OnDisk) Run(ctx context.Context, env Env) ([]*benchfmt.Result, error) {
-	var out []*benchfmt.Result
+func (o OnDisk) Measure(ctx context.Context, env Env) (OnDiskOutcome, error) {
+	var out OnDiskOutcome
 	if err := o.Validate(); err != nil {
 		return out, err
 	}
@@ -382,7 +382,7 @@ func (o OnDisk) Run(ctx context.Context, env Env) ([]*benchfmt.Result, error) {
 		return out, err
 	}
 	defer os.RemoveAll(dir)
-	keep := env.collect(&out)
+	add := func(r OnDiskResult) { out.Runs = append(out.Runs, r) }
 	env.start(o.Name())
 	plan := o.Plan()
 	sameData := func(a, b OnDiskCase) bool {
@@ -409,7 +409,7 @@ func (o OnDisk) Run(ctx context.Context, env Env) ([]*benchfmt.Result, error) {
 			return out, fmt.Errorf("%s: writing the dataset: %w", c.Name(), err)
 		}
 		for ; i < j; i++ {
-			if err := o.runCase(ctx, plan[i], data, keep, env); err != nil {
+			if err := o.runCase(ctx, plan[i], data, add, env); err != nil {
 				os.RemoveAll(data)
 				return out, err
 			}
@@ -424,8 +424,8 @@ func (o OnDisk) Run(ctx context.Context, env Env) ([]*benchfmt.Result, error) {
 // runCase runs the levels of one case of the plan over the dataset in
 // data, each point through Ladder.Run under the name of the case it
 // stands for, on env's device opened once for the case, passing each
-// record to keep and each run to env.Details.
-func (o OnDisk) runCase(ctx context.Context, pc OnDiskPlan, data string, keep func(*benchfmt.Result) error, env Env) error {
+// run to add.
+func (o OnDisk) runCase(ctx context.Context, pc OnDiskPlan, data string, add func(OnDiskResult), env Env) error {
 	if len(pc.Levels) == 0 {
 		return nil
 	}
@@ -443,8 +443,8 @@ func (o OnDisk) runCase(ctx context.Context, pc OnDiskPlan, data string, keep fu
 		k := pc.Case.For(p.Level)
 		pl := l.Only(p)
 		pl.Under = o.Name() + "/" + k.Name()
-		run := Env{Device: dev, Result: keep, Details: Details{Point: func(r PointRun) {
-			send(env.Details.OnDisk, OnDiskResult{Case: k, Point: r.Point, Record: r.Record, StepsPerSec: r.Result.StepsPerSec()})
+		run := Env{Device: dev, Details: Details{Point: func(r PointRun) {
+			add(OnDiskResult{Case: k, Point: r.Point, Record: r.Record, StepsPerSec: r.Result.StepsPerSec()})
 		}}}
 		if _, err := pl.Run(ctx, run); err != nil {
 			return fmt.Errorf("%s: %w", pc.Case.Name(), err)
@@ -532,4 +532,86 @@ type OnDiskRow struct {
 	// measurement (Case.For(level)), not the case's own; nil: none.
 	Shared      map[level.Level]bool
 	Attribution ladder.Attribution
+}
+
+// OnDiskOutcome is what an OnDisk measured: every run of every point of
+// every case, in the order they were made.
+type OnDiskOutcome struct {
+	Runs []OnDiskResult
+}
+
+var _ Typed[OnDiskOutcome] = OnDisk{}
+
+// Run is Measure, then the runs' records (RunTyped).
+func (o OnDisk) Run(ctx context.Context, env Env) ([]*benchfmt.Result, error) {
+	return RunTyped(ctx, o, env)
+}
+
+// Codec is OnDiskCodec.
+func (OnDisk) Codec() Codec[OnDiskOutcome] { return OnDiskCodec }
+
+// OnDiskCodec is the records codec of an OnDisk's outcome: a run's record
+// is BenchmarkLadderOnDisk/<case>/<point>, the case's dimensions (those
+// its level depends on, for a shared point: OnDiskCase.For) then the
+// ladder point's keys, with a GOMAXPROCS suffix. Decode reads each run's
+// case, level and steps/s back, and refuses a shared point whose name
+// does not give every dimension its level depends on. A file from before
+// content and decoder were dimensions reads as noise content, Go decoder.
+var OnDiskCodec = Codec[OnDiskOutcome]{
+	Experiment: "LadderOnDisk",
+	Keys:       map[string][]string{"LadderOnDisk": {"format", "content", "decoder", "layout", "raw", "page-cache", "level", "workers", "transforms", "placement", "pinned"}},
+	// A shared point names only the dimensions its level depends on
+	// (raw, always); files from before placement and pinning were
+	// recorded lack those.
+	Optional: map[string][]string{"LadderOnDisk": {"format", "content", "decoder", "layout", "page-cache", "placement", "pinned"}},
+	Procs:    true,
+	encode: func(o OnDiskOutcome) []*benchfmt.Result {
+		out := make([]*benchfmt.Result, 0, len(o.Runs))
+		for _, r := range o.Runs {
+			out = append(out, r.Record)
+		}
+		return out
+	},
+	decode: decodeOnDisk,
+}
+
+// decodeOnDisk is OnDiskCodec's decode.
+func decodeOnDisk(recs []Record) (OnDiskOutcome, error) {
+	var out OnDiskOutcome
+	for _, r := range recs {
+		raw, err := strconv.Atoi(r.Keys["raw"])
+		if err != nil {
+			return out, fmt.Errorf("%s: raw %q is not a size", fullName(r.Result), r.Keys["raw"])
+		}
+		l, err := level.Parse(r.Keys["level"])
+		if err != nil {
+			return out, fmt.Errorf("%s: %w", fullName(r.Result), err)
+		}
+		workers, err := strconv.Atoi(r.Keys["workers"])
+		if err != nil {
+			return out, fmt.Errorf("%s: workers %q is not a count", fullName(r.Result), r.Keys["workers"])
+		}
+		c := OnDiskCase{Format: r.Keys["format"], Layout: r.Keys["layout"], RawSize: raw, PageCache: r.Keys["page-cache"],
+			Content: r.Keys["content"], Decoder: r.Keys["decoder"]}
+		if c.Format != "" && c.Content == "" { // a file from before content and decoder were dimensions
+			c.Content, c.Decoder = datasets.ContentNoise, ondisk.DecoderGo
+		}
+		// A shared point (a file from after the sharing) names exactly
+		// the dimensions its level depends on; a case's own point, all.
+		if c.Shared() && !slices.Equal(c.Dimensions(), OnDiskDepends(l)) {
+			return out, fmt.Errorf("%s: level %s depends on %s, and the name does not give them all", fullName(r.Result), l, strings.Join(OnDiskDepends(l), ", "))
+		}
+		sps, err := r.Value("steps/s")
+		if err != nil {
+			return out, err
+		}
+		p := ladder.Point{Level: l, Workers: workers, Impl: r.Keys["transforms"], Pinned: r.Keys["pinned"] == "true"}
+		if pl := r.Keys["placement"]; pl != "" {
+			if p.Placement, err = loader.ParsePlacement(pl); err != nil {
+				return out, fmt.Errorf("%s: %w", fullName(r.Result), err)
+			}
+		}
+		out.Runs = append(out.Runs, OnDiskResult{Case: c, Point: p, Record: r.Result, StepsPerSec: sps})
+	}
+	return out, nil
 }

@@ -2,12 +2,14 @@ package workloads
 
 import (
 	"context"
-	"github.com/headspace-bench/headspace/harness/level"
 	"maps"
 	"os"
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/headspace-bench/headspace/harness/level"
+	"github.com/headspace-bench/headspace/harness/resultfile"
 
 	"golang.org/x/perf/benchfmt"
 
@@ -16,15 +18,12 @@ import (
 	"github.com/headspace-bench/headspace/harness/loader"
 )
 
-// runOnDisk runs o through Run, as every caller does, with its datasets
-// under dir on dev, and returns the runs it passed to Detail and its
-// records.
+// runOnDisk measures o with its datasets under dir on dev, and returns
+// its runs and their records (what Run returns).
 func runOnDisk(o OnDisk, dir string, dev Device) ([]OnDiskResult, []*benchfmt.Result, error) {
 	env := Env{Device: dev, Dir: dir}
-	var rs []OnDiskResult
-	env.Details.OnDisk = func(r OnDiskResult) { rs = append(rs, r) }
-	recs, err := o.Run(context.Background(), env)
-	return rs, recs, err
+	out, err := o.Measure(context.Background(), env)
+	return out.Runs, OnDiskCodec.Encode(out), err
 }
 
 // TestOnDisk runs a small matrix and checks its shape: every case and
@@ -43,11 +42,21 @@ func TestOnDisk(t *testing.T) {
 		t.Fatal(err)
 	}
 	if len(recs) != len(rs) {
-		t.Fatalf("%d records, %d results passed to Detail", len(recs), len(rs))
+		t.Fatalf("%d records, %d runs", len(recs), len(rs))
 	}
 	for i := range recs {
 		if recs[i] != rs[i].Record {
-			t.Errorf("record %d: %s, Detail's %s", i, recs[i].Name, rs[i].Record.Name)
+			t.Errorf("record %d: %s, the run's %s", i, recs[i].Name, rs[i].Record.Name)
+		}
+	}
+	// The records read back from a file decode to the runs measured.
+	back, err := OnDiskCodec.Decode(throughFile(t, recs))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, b := range back.Runs {
+		if r := rs[i]; b.Case != r.Case || b.Point != r.Point || b.StepsPerSec != r.StepsPerSec {
+			t.Errorf("run %d decoded as %+v %+v %v, measured %+v %+v %v", i, b.Case, b.Point, b.StepsPerSec, r.Case, r.Point, r.StepsPerSec)
 		}
 	}
 	plan := o.Plan()
@@ -309,5 +318,34 @@ func TestOnDiskRatiosShared(t *testing.T) {
 	}
 	if len(rows) != 3 {
 		t.Errorf("%d rows, want 3", len(rows))
+	}
+}
+
+// TestOnDiskCodecReadsTheCommittedFile: the committed 003 file's step (e)
+// records (shared points among them) decode, and encode back to exactly
+// those records.
+func TestOnDiskCodecReadsTheCommittedFile(t *testing.T) {
+	all, err := resultfile.Read(fromRoot("notebooks/results/003-caching-ladder.txt"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var recs []*benchfmt.Result
+	for _, r := range all {
+		if strings.HasPrefix(string(r.Name), "LadderOnDisk/") {
+			recs = append(recs, r)
+		}
+	}
+	out, err := OnDiskCodec.Decode(recs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	shared := 0
+	for _, r := range out.Runs {
+		if r.Case.Shared() {
+			shared++
+		}
+	}
+	if len(recs) < 10 || shared == 0 || !slices.Equal(OnDiskCodec.Encode(out), recs) {
+		t.Errorf("%d records, %d runs of shared points, encoded back equal: %v", len(recs), shared, slices.Equal(OnDiskCodec.Encode(out), recs))
 	}
 }

@@ -24,8 +24,8 @@ import (
 // result file's, so that a report renders R read back, never names
 // parsed as strings. Run is Measure, then R's records (RunTyped).
 //
-// The Sim, Loaders, Headspace, Node, CUDACheck, CUDADecode, Peer and
-// PeerLadder experiments are Typed; the others still pass what they
+// The Sim, Loaders, Headspace, Node, CUDACheck, CUDADecode, Peer,
+// PeerLadder and OnDisk experiments are Typed; the others still pass what they
 // measured beside their records through Env.Details until they are
 // converted.
 type Typed[R any] interface {

@@ -245,6 +245,7 @@ func TestCodecsRefuseOtherRecords(t *testing.T) {
 		"CUDA":       func(r []*benchfmt.Result) error { _, err := CUDACheckCodec.Decode(r); return err },
 		"Peer":       func(r []*benchfmt.Result) error { _, err := PeerCodec.Decode(r); return err },
 		"PeerLadder": func(r []*benchfmt.Result) error { _, err := PeerLadderCodec.Decode(r); return err },
+		"OnDisk":     func(r []*benchfmt.Result) error { _, err := OnDiskCodec.Decode(r); return err },
 	}
 	for _, tc := range []struct {
 		codec string
@@ -283,6 +284,10 @@ func TestCodecsRefuseOtherRecords(t *testing.T) {
 		{"Sim", named("BenchmarkSim/load=1s/dist=constant/seed=1/workers=2"), "a record of Sim with a part of its name more (/workers=2)"},
 		{"Headspace", named("BenchmarkHeadspace/transforms=naive/phase=fill/stage=load"), "BenchmarkHeadspace/transforms=naive/phase=fill/stage=load: a record of Headspace with a key stage its Headspace records do not have"},
 		{"Sim", named("BenchmarkSim/load=1s/dist=constant/seed=1/x=2"), "a record of Sim with a part of its name more (/x=2)"},
+		{"OnDisk", throughFile(t, simRecs), "BenchmarkSim/load=1s/dist=constant/seed=1: not a record of LadderOnDisk (its benchmarks: LadderOnDisk)"},
+		{"OnDisk", named("BenchmarkLadderOnDisk/raw=64/workers=2/transforms=fast-2"), "a record of LadderOnDisk without its key level"},
+		{"OnDisk", named("BenchmarkLadderOnDisk/raw=64/level=encoded/workers=2/transforms=fast-2"), "level encoded depends on"},
+		{"OnDisk", named("BenchmarkLadderOnDisk/raw=64/level=device/workers=2/transforms=fast-2"), "no value in steps/s"},
 		{"Sim", named("BenchmarkSim/load=1s/dist=constant/seed=1-4"), "a record of Sim with a part of its name more (-4)"},
 		{"Sim", named("BenchmarkSim/load=fast/dist=constant/seed=1"), "BenchmarkSim/load=fast/dist=constant/seed=1: load:"},
 		{"Sim", named("BenchmarkSimulation/load=1s/dist=constant/seed=1"), "not a record of Sim"},
@@ -364,8 +369,8 @@ func TestCodecsOwnTheirBenchmarks(t *testing.T) {
 			owner[b] = e.Name()
 		}
 	}
-	if typed != 8 {
-		t.Errorf("%d typed experiments registered, want Sim, Loaders, Headspace, Node, CUDACheck, CUDADecode, Peer and PeerLadder", typed)
+	if typed != 9 {
+		t.Errorf("%d typed experiments registered, want Sim, Loaders, Headspace, Node, CUDACheck, CUDADecode, Peer, PeerLadder and OnDisk", typed)
 	}
 }
 
