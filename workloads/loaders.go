@@ -3,11 +3,9 @@ package workloads
 import (
 	"context"
 	"fmt"
-	"math"
 	"runtime"
 	"strconv"
 	"strings"
-	"time"
 
 	"golang.org/x/perf/benchfmt"
 
@@ -271,21 +269,12 @@ var LoadersCodec = Codec[LoadersOutcome]{
 				return out, fmt.Errorf("%s: a measurement after the training runs", fullName(rec.Result))
 			}
 			m := loadbench.Measurement{Point: loadbench.Point{Mode: rec.Keys["mode"], Workers: workers}, Batches: rec.Iters, PeakRSS: -1}
-			ttfb, err := rec.Value("ttfb-ns")
-			if err != nil {
-				return out, err
-			}
-			if m.SamplesPerSec, err = rec.Value("samples/s"); err != nil {
-				return out, err
-			}
-			cpu, err := rec.Value("cpu-s")
-			if err != nil {
+			if m.TTFB, m.SamplesPerSec, m.CPU, err = rec.loading(); err != nil {
 				return out, err
 			}
 			if rss, ok := resultfile.Value(rec.Result, "peak-rss-B"); ok {
 				m.PeakRSS = int64(rss)
 			}
-			m.TTFB, m.CPU = time.Duration(ttfb), time.Duration(math.Round(cpu*1e9))
 			out.Measurements = append(out.Measurements, m)
 		}
 		return out, nil

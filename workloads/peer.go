@@ -3,11 +3,9 @@ package workloads
 import (
 	"context"
 	"fmt"
-	"math"
 	"slices"
 	"strconv"
 	"strings"
-	"time"
 
 	"golang.org/x/perf/benchfmt"
 
@@ -119,18 +117,9 @@ var PeerCodec = Codec[peer.Result]{
 			if !slices.Contains(peer.Impls, m.Impl) {
 				return out, fmt.Errorf("%s: unknown impl %q (want one of %s)", fullName(rec.Result), m.Impl, strings.Join(peer.Impls, ", "))
 			}
-			ttfb, err := rec.Value("ttfb-ns")
-			if err != nil {
+			if m.TTFB, m.SamplesPerSec, m.CPU, err = rec.loading(); err != nil {
 				return out, err
 			}
-			if m.SamplesPerSec, err = rec.Value("samples/s"); err != nil {
-				return out, err
-			}
-			cpu, err := rec.Value("cpu-s")
-			if err != nil {
-				return out, err
-			}
-			m.TTFB, m.CPU = time.Duration(math.Round(ttfb)), time.Duration(math.Round(cpu*1e9))
 			out.Measurements = append(out.Measurements, m)
 		}
 		return out, nil

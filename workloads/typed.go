@@ -4,9 +4,11 @@ import (
 	"context"
 	"fmt"
 	"maps"
+	"math"
 	"slices"
 	"strconv"
 	"strings"
+	"time"
 
 	"golang.org/x/perf/benchfmt"
 	"golang.org/x/perf/benchproc"
@@ -101,6 +103,24 @@ func (r Record) Value(unit string) (float64, error) {
 		return 0, fmt.Errorf("%s: no value in %s", fullName(r.Result), unit)
 	}
 	return v, nil
+}
+
+// loading is a loader record's time to first batch, samples/s and CPU
+// time (ttfb-ns, samples/s, cpu-s): what Loaders' and Peer's records
+// both hold.
+func (r Record) loading() (ttfb time.Duration, samplesPerSec float64, cpu time.Duration, err error) {
+	ns, err := r.Value("ttfb-ns")
+	if err != nil {
+		return 0, 0, 0, err
+	}
+	if samplesPerSec, err = r.Value("samples/s"); err != nil {
+		return 0, 0, 0, err
+	}
+	sec, err := r.Value("cpu-s")
+	if err != nil {
+		return 0, 0, 0, err
+	}
+	return time.Duration(math.Round(ns)), samplesPerSec, time.Duration(math.Round(sec * 1e9)), nil
 }
 
 // Benchmarks are the benchmarks the codec writes, sorted.
