@@ -290,16 +290,11 @@ func (c Caching) Run(ctx context.Context, env Env) ([]*benchfmt.Result, error) {
 	for _, st := range c.Modelled() {
 		impl := st.Impl
 		env.start(fmt.Sprintf("(model) %s profile", impl))
-		var p *whatif.Profile
-		sub := Env{Device: env.Device}
-		sub.Details.Profile = func(got whatif.Profile) { p = &got }
-		if _, err := c.Profile(impl).Run(ctx, sub); err != nil {
+		o, err := c.Profile(impl).Measure(ctx, Env{Device: env.Device})
+		if err != nil {
 			return out, fmt.Errorf("the model of the %s transforms: %w", impl, err)
 		}
-		if p == nil {
-			return out, fmt.Errorf("the model of the %s transforms: the what-if experiment made no profile", impl)
-		}
-		model[impl] = *p
+		model[impl] = *o.Profile
 	}
 	send(env.Details.Model, model)
 

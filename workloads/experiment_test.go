@@ -217,16 +217,13 @@ func TestWhatIfRunWithAProfile(t *testing.T) {
 	if n := w.Runs(); n != 0 {
 		t.Errorf("Runs %d, want none", n)
 	}
-	var env Env
-	var got []whatif.Profile
-	env.Details.Profile = func(q whatif.Profile) { got = append(got, q) }
-	env.Details.Checks = func([]whatif.Check) { t.Error("checks without a grid") }
-	recs, err := w.Run(context.Background(), env)
-	if err != nil || len(recs) != 0 {
-		t.Fatalf("%d records, %v; want none", len(recs), err)
+	var got []WhatIfOutcome
+	o, err := w.MeasureEach(context.Background(), Env{}, func(o WhatIfOutcome) error { got = append(got, o); return nil })
+	if err != nil || o.Checks != nil || o.Profiling != nil || len(WhatIfCodec.Encode(o)) != 0 {
+		t.Fatalf("%+v, %v; want no runs", o, err)
 	}
-	if len(got) != 1 || !reflect.DeepEqual(got[0], p) {
-		t.Errorf("profiles %+v, want the one given", got)
+	if len(got) != 1 || got[0].Profile != &p || o.Profile != &p {
+		t.Errorf("passed %+v, returned the profile %p; want the one given (%p), once", got, o.Profile, &p)
 	}
 }
 

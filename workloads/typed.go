@@ -1,6 +1,7 @@
 package workloads
 
 import (
+	"bytes"
 	"context"
 	"fmt"
 	"maps"
@@ -27,9 +28,9 @@ import (
 // parsed as strings. Run is Measure, then R's records (RunTyped).
 //
 // The Sim, Loaders, Headspace, Node, CUDACheck, CUDADecode, Peer,
-// PeerLadder and OnDisk experiments are Typed; the others still pass what they
-// measured beside their records through Env.Details until they are
-// converted.
+// PeerLadder, OnDisk and WhatIf experiments are Typed; the others still
+// pass what they measured beside their records through Env.Details until
+// they are converted.
 type Typed[R any] interface {
 	Experiment
 	// Measure measures the experiment in env. It stops at the first
@@ -60,7 +61,9 @@ func RunTyped[R any](ctx context.Context, e Typed[R], env Env) ([]*benchfmt.Resu
 // writes R as the experiment's benchmark records, Decode reads R back
 // from them, and Keys says, for each benchmark the experiment writes
 // (its base name, without "Benchmark"), the keys of its records' names
-// ("load", "dist", "seed" for BenchmarkSim/load=…/dist=…/seed=…). Decode
+// ("load", "dist", "seed" for BenchmarkSim/load=…/dist=…/seed=…); a
+// benchmark "WhatIf/profile" is the records of base name WhatIf whose
+// first part is the positional /profile. Decode
 // reads names with benchproc (its projection of .name and the keys, and
 // of .fullname for any part left over), and refuses a record of another
 // benchmark, or whose name lacks a key, gives one twice or has a part
@@ -72,6 +75,11 @@ type Codec[R any] struct {
 	Experiment string
 	// Keys are the name keys of each benchmark the experiment writes.
 	Keys map[string][]string
+	// Borrowed are benchmarks of Keys that another experiment owns, whose
+	// records this one writes as that one does (WhatIf's caching ladder:
+	// Ladder's records); TestCodecsOwnTheirBenchmarks lets these alone
+	// be another's.
+	Borrowed []string
 	// Optional are keys of Keys that a record of the benchmark may lack
 	// (a Node's rank records have rank=…, its node's records do not).
 	Optional map[string][]string
@@ -179,6 +187,12 @@ func (c Codec[R]) names(recs []*benchfmt.Result) ([]Record, error) {
 		name := fullName(r)
 		k := proj.Project(r)
 		base, _ := strings.CutPrefix(k.Get(fields[".name"]), "Benchmark")
+		pos := positional(r.Name)
+		if _, ok := c.Keys[base+pos]; ok && pos != "" {
+			base += pos
+		} else {
+			pos = ""
+		}
 		want, ok := c.Keys[base]
 		if !ok {
 			return nil, fmt.Errorf("%s: not a record of %s (its benchmarks: %s)", name, c.Experiment, strings.Join(c.Benchmarks(), ", "))
@@ -208,8 +222,8 @@ func (c Codec[R]) names(recs []*benchfmt.Result) ([]Record, error) {
 		if key, twice := repeatedKey(r.Name); twice {
 			return nil, fmt.Errorf("%s: a record of %s with its key %s twice", name, c.Experiment, key)
 		}
-		if more := restProj.Project(r).Get(rest); more != "*" {
-			return nil, fmt.Errorf("%s: a record of %s with a part of its name more (%s)", name, c.Experiment, strings.TrimPrefix(more, "*"))
+		if more := restProj.Project(r).Get(rest); more != "*"+pos {
+			return nil, fmt.Errorf("%s: a record of %s with a part of its name more (%s)", name, c.Experiment, strings.TrimPrefix(more, "*"+pos))
 		}
 		out = append(out, rec)
 	}
@@ -232,6 +246,15 @@ func repeatedKey(name benchfmt.Name) (string, bool) {
 		seen[k] = true
 	}
 	return "", false
+}
+
+// positional is name's first part where it is positional ("/profile"
+// of WhatIf/profile/cores=2: benchfmt.Name.Parts), else "".
+func positional(name benchfmt.Name) string {
+	if _, parts := name.Parts(); len(parts) > 0 && parts[0][0] == '/' && !bytes.ContainsRune(parts[0], '=') {
+		return string(parts[0])
+	}
+	return ""
 }
 
 // fullName is r's name as its file writes it: benchfmt.Reader drops the

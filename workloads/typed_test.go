@@ -335,7 +335,8 @@ func TestCodecsRefuseOtherRecords(t *testing.T) {
 // TestCodecsOwnTheirBenchmarks checks that no two registered experiments
 // write records of one benchmark: each typed experiment's codec writes
 // only benchmarks named after it (its name, or its name and more), of its
-// name, and none that another experiment writes or is named.
+// name, and none that another experiment writes or is named, but those
+// it borrows, which another experiment is named.
 func TestCodecsOwnTheirBenchmarks(t *testing.T) {
 	owner := map[string]string{}
 	for _, r := range Registry {
@@ -360,6 +361,12 @@ func TestCodecsOwnTheirBenchmarks(t *testing.T) {
 			t.Errorf("%s's codec writes %v, not its own benchmark", e.Name(), c.benchmarks)
 		}
 		for _, b := range c.benchmarks {
+			if slices.Contains(c.borrowed, b) {
+				if o, ok := owner[b]; !ok || o == e.Name() {
+					t.Errorf("%s's codec borrows %s, which no other experiment is named", e.Name(), b)
+				}
+				continue
+			}
 			if !strings.HasPrefix(b, e.Name()) {
 				t.Errorf("%s's codec writes %s, not named after it", e.Name(), b)
 			}
@@ -369,8 +376,8 @@ func TestCodecsOwnTheirBenchmarks(t *testing.T) {
 			owner[b] = e.Name()
 		}
 	}
-	if typed != 9 {
-		t.Errorf("%d typed experiments registered, want Sim, Loaders, Headspace, Node, CUDACheck, CUDADecode, Peer, PeerLadder and OnDisk", typed)
+	if typed != 10 {
+		t.Errorf("%d typed experiments registered, want Sim, Loaders, Headspace, Node, CUDACheck, CUDADecode, Peer, PeerLadder, OnDisk and WhatIf", typed)
 	}
 }
 
@@ -395,8 +402,8 @@ func procsSuffix() string {
 
 // codec is a Codec without its type.
 type codec struct {
-	experiment string
-	benchmarks []string
+	experiment           string
+	benchmarks, borrowed []string
 }
 
 // codecOf is e's codec, if e is Typed: its Codec method's value.
@@ -406,5 +413,6 @@ func codecOf(e Experiment) (codec, bool) {
 		return codec{}, false
 	}
 	c := m.Call(nil)[0]
-	return codec{experiment: c.FieldByName("Experiment").String(), benchmarks: c.MethodByName("Benchmarks").Call(nil)[0].Interface().([]string)}, true
+	return codec{experiment: c.FieldByName("Experiment").String(), benchmarks: c.MethodByName("Benchmarks").Call(nil)[0].Interface().([]string),
+		borrowed: c.FieldByName("Borrowed").Interface().([]string)}, true
 }

@@ -3,14 +3,17 @@ package workloads
 import (
 	"context"
 	"fmt"
-	"github.com/headspace-bench/headspace/harness/level"
+	"math"
 	"runtime"
+	"strconv"
+	"strings"
 	"time"
 
 	"golang.org/x/perf/benchfmt"
 
 	"github.com/headspace-bench/headspace/device"
 	"github.com/headspace-bench/headspace/harness/ladder"
+	"github.com/headspace-bench/headspace/harness/level"
 	"github.com/headspace-bench/headspace/harness/loader"
 	"github.com/headspace-bench/headspace/harness/resultfile"
 	"github.com/headspace-bench/headspace/harness/train"
@@ -43,16 +46,12 @@ type WhatIf struct {
 	Count  int
 	Verify whatif.Grid
 	// Profiled, if set, is a profile measured before (`headspace whatif
-	// --stats`): Run checks its predictions instead of profiling.
+	// --stats`): Measure checks its predictions instead of profiling.
 	Profiled *whatif.Profile
-	// WithLadder also runs the caching ladder at the profile's setting
-	// (Ladder), between the profile and the checks.
+	// WithLadder also runs the caching ladder at the profile's setting,
+	// between the profile and the checks.
 	WithLadder bool
 }
-
-// WhatIfLadder is each level's median steps/s of the caching ladder at
-// the profile's setting (WhatIf.Ladder), as Run passes it to env.Details.
-type WhatIfLadder map[level.Level]float64
 
 // DefaultWhatIf is the experiment at a size whose check runs in about a
 // minute on 2 cores: the document's transforms (naive) on 256² raw images
@@ -132,18 +131,6 @@ func (w WhatIf) Settings() []resultfile.Config {
 	)
 }
 
-// WhatIfRun is how the experiment opens its device and reports.
-type WhatIfRun struct {
-	// Open opens the device with its step scaled by m (1 for the
-	// profile). A device whose step cannot be set (CUDA) returns an error
-	// for m ≠ 1.
-	Open func(m float64) (device.Device, error)
-	// Start, if set, is called before each run with what it runs.
-	Start func(name string)
-	// Result, if set, receives every run's benchmark-format record.
-	Result func(b *benchfmt.Result) error
-}
-
 // EmulatedWhatIf opens the emulated device of cfg with its step scaled.
 func EmulatedWhatIf(cfg device.EmulatedConfig) func(m float64) (device.Device, error) {
 	return func(m float64) (device.Device, error) {
@@ -161,22 +148,78 @@ func withCores(n int, f func() error) error {
 	return f()
 }
 
+// WhatIfOutcome is what a WhatIf measured: its profiling runs, the
+// profile the model was fed, the caching ladder's runs and medians, and
+// the checked points with their runs.
+type WhatIfOutcome struct {
+	// Profiling are the profiling runs' profiles, in the order they ran
+	// (none with Profiled). A decoded one holds what its record does: its
+	// cores and workers, steps/s, each stage's CPU per sample (a stage of
+	// none left out), the host's, the cores used, the step and the
+	// upload.
+	Profiling []whatif.Profile
+	// Profile is the profile the model was fed: the median of Profiling
+	// (calibrated at 1 core where its cores are more), or Profiled; nil
+	// before it is made. The records do not hold it, a result file's
+	// whatif-profile line does (ReadWhatIf): a decoded outcome has none.
+	Profile *whatif.Profile
+	// LadderRuns are the caching ladder's runs at the profile's setting
+	// (WithLadder), in the order they ran.
+	LadderRuns []WhatIfLadderRun
+	// Ladder is each level's median steps/s of LadderRuns, once the
+	// ladder has run; nil before, and without it.
+	Ladder map[level.Level]float64
+	// Checks are the points of Verify, each with the profile's prediction
+	// and the runs finished, in the order they are checked; nil before
+	// the checks begin. A decoded check is a point with runs, its
+	// prediction's scenario and steps/s alone.
+	Checks []whatif.Check
+	// Steps are a checked run's measured steps: its record's iterations.
+	Steps int
+}
+
+// WhatIfLadderRun is one run of WhatIf's caching ladder: its level, its
+// steps/s and its record, the ladder's own (ladder.Point.Benchmark).
+type WhatIfLadderRun struct {
+	Level       level.Level
+	StepsPerSec float64
+	Record      *benchfmt.Result
+}
+
+// whatIfRun is a WhatIf measuring: its device, env, the outcome so far
+// and what receives it after each run.
+type whatIfRun struct {
+	WhatIf
+	open func(m float64) (device.Device, error)
+	env  Env
+	out  WhatIfOutcome
+	each func(WhatIfOutcome) error
+}
+
+// made passes the outcome so far to each, if set.
+func (r *whatIfRun) made() error {
+	if r.each == nil {
+		return nil
+	}
+	return r.each(r.out)
+}
+
 // runOnce runs the full pipeline once at workers w on a device stepped ×m,
 // with each stage's CPU measured where the system can, and returns the
 // run with the process's CPU over it.
-func (w WhatIf) runOnce(ctx context.Context, h WhatIfRun, workers int, m float64, measure bool) (train.Result, whatif.Run, error) {
-	run := whatif.Run{Workers: workers, Cores: runtime.GOMAXPROCS(0), CPUs: runtime.NumCPU(), LoadLatency: w.Pipeline.LoadLatency}
-	dev, err := h.Open(m)
+func (r *whatIfRun) runOnce(ctx context.Context, workers int, m float64, measure bool) (train.Result, whatif.Run, error) {
+	run := whatif.Run{Workers: workers, Cores: runtime.GOMAXPROCS(0), CPUs: runtime.NumCPU(), LoadLatency: r.Pipeline.LoadLatency}
+	dev, err := r.open(m)
 	if err != nil {
 		return train.Result{}, run, fmt.Errorf("opening the device: %w", err)
 	}
 	defer dev.Close()
-	cfg := w.Pipeline
+	cfg := r.Pipeline
 	cfg.Workers, cfg.MeasureCPU = workers, measure
 	c0, cerr := rusage.ProcessCPU()
 	m0, merr := whatif.MachineBusy()
 	t0 := time.Now()
-	res, err := ladder.Run(ctx, level.None, cfg, dev, w.Train)
+	res, err := ladder.Run(ctx, level.None, cfg, dev, r.Train)
 	wall := time.Since(t0)
 	m1, _ := whatif.MachineBusy()
 	c1, _ := rusage.ProcessCPU()
@@ -190,7 +233,7 @@ func (w WhatIf) runOnce(ctx context.Context, h WhatIfRun, workers int, m float64
 	return res, run, err
 }
 
-// ProfileRuns is the profiling runs Profile makes: Count at the
+// ProfileRuns is the profiling runs Measure makes: Count at the
 // profile's cores, and Count more at 1 core to calibrate when those are
 // more than 1 (each measured run followed by an unmeasured one on Linux
 // counts once: ProfileRuns counts records).
@@ -205,29 +248,26 @@ func (w WhatIf) ProfileRuns() int {
 	return w.Count
 }
 
-// Profile runs the profiling run Count times (each stage's CPU measured
+// profile runs the profiling run Count times (each stage's CPU measured
 // where the system has thread CPU clocks: Linux) and returns the model's
 // profile, each cost the median of the runs'. Where the profile's cores
 // are more than 1, each run is followed by one at 1 core, so both see the
 // machine's other load alike, and the model fits from them how the CPU
 // per sample grows with cores (whatif.Profile.Calibrate).
-func (w WhatIf) Profile(ctx context.Context, h WhatIfRun) (whatif.Profile, error) {
-	if err := w.Validate(); err != nil {
-		return whatif.Profile{}, err
-	}
-	cores := w.Cores
+func (r *whatIfRun) profile(ctx context.Context) (whatif.Profile, error) {
+	cores := r.Cores
 	if cores == 0 {
 		cores = runtime.GOMAXPROCS(0)
 	}
 	var at, one []whatif.Profile
-	for range w.Count {
-		p, err := w.profileOnce(ctx, h, cores)
+	for range r.Count {
+		p, err := r.profileOnce(ctx, cores)
 		if err != nil {
 			return whatif.Profile{}, err
 		}
 		at = append(at, p)
 		if cores > 1 {
-			p, err := w.profileOnce(ctx, h, 1)
+			p, err := r.profileOnce(ctx, 1)
 			if err != nil {
 				return whatif.Profile{}, err
 			}
@@ -251,15 +291,13 @@ func (w WhatIf) Profile(ctx context.Context, h WhatIfRun) (whatif.Profile, error
 // sample less the stages', so the cost of measuring (a clock read per task,
 // a thread hand-off per queue operation of a locked worker) is not taken
 // for the pipeline's.
-func (w WhatIf) profileOnce(ctx context.Context, h WhatIfRun, cores int) (whatif.Profile, error) {
+func (r *whatIfRun) profileOnce(ctx context.Context, cores int) (whatif.Profile, error) {
 	var p whatif.Profile
 	measure := runtime.GOOS == "linux"
 	err := withCores(cores, func() error {
-		name := fmt.Sprintf("WhatIf/profile/cores=%d/workers=%d", cores, w.Pipeline.Workers)
-		if h.Start != nil {
-			h.Start(name)
-		}
-		res, run, err := w.runOnce(ctx, h, w.Pipeline.Workers, w.ProfileStep, measure)
+		name := fmt.Sprintf("WhatIf/profile/cores=%d/workers=%d", cores, r.Pipeline.Workers)
+		r.env.start(name)
+		res, run, err := r.runOnce(ctx, r.Pipeline.Workers, r.ProfileStep, measure)
 		if err != nil {
 			return fmt.Errorf("%s: %w", name, err)
 		}
@@ -267,7 +305,7 @@ func (w WhatIf) profileOnce(ctx context.Context, h WhatIfRun, cores int) (whatif
 			return fmt.Errorf("%s: %w", name, err)
 		}
 		if measure && run.ProcessCPU > 0 {
-			plain, prun, err := w.runOnce(ctx, h, w.Pipeline.Workers, w.ProfileStep, false)
+			plain, prun, err := r.runOnce(ctx, r.Pipeline.Workers, r.ProfileStep, false)
 			if err != nil {
 				return fmt.Errorf("%s, unmeasured: %w", name, err)
 			}
@@ -277,22 +315,21 @@ func (w WhatIf) profileOnce(ctx context.Context, h WhatIfRun, cores int) (whatif
 				}
 			}
 		}
-		if w.ProfileStep == 0 {
-			p.Step = w.Step
+		if r.ProfileStep == 0 {
+			p.Step = r.Step
 		}
-		if h.Result != nil {
-			return h.Result(profileRecord(name, cores, p))
-		}
-		return nil
+		r.out.Profiling = append(r.out.Profiling, p)
+		return r.made()
 	})
 	return p, err
 }
 
-// profileRecord is one profiling run as a benchmark record: steps/s and
-// the model's inputs (each stage's cpu-ns/sample, the host's, the step's
-// and the upload's time).
-func profileRecord(name string, cores int, p whatif.Profile) *benchfmt.Result {
-	r := &benchfmt.Result{Name: benchfmt.Name(benchName(name, cores)), Iters: 1,
+// profileRecord is one profiling run as a benchmark record, at its
+// cores and workers: steps/s and the model's inputs (each stage's
+// cpu-ns/sample, the host's, the step's and the upload's time).
+func profileRecord(p whatif.Profile) *benchfmt.Result {
+	name := fmt.Sprintf("WhatIf/profile/cores=%d/workers=%d", p.Cores, p.Workers)
+	r := &benchfmt.Result{Name: benchfmt.Name(benchName(name, p.Cores)), Iters: 1,
 		Values: []benchfmt.Value{{Value: p.Measured, Unit: "steps/s"}}}
 	add := func(v time.Duration, unit string) {
 		if v > 0 {
@@ -314,112 +351,102 @@ func profileRecord(name string, cores int, p whatif.Profile) *benchfmt.Result {
 // benchName is name's benchmark name at cores (resultfile.BenchName).
 func benchName(name string, cores int) string { return resultfile.BenchName(name, cores) }
 
-// CheckName names a checked point: "WhatIf/check/cores=1/workers=4/step=x0.5".
-func CheckName(s whatif.Scenario) string {
+// checkName names a checked point: "WhatIf/check/cores=1/workers=4/step=x0.5".
+func checkName(s whatif.Scenario) string {
 	return fmt.Sprintf("WhatIf/check/cores=%d/workers=%d/step=x%g", s.Cores, s.Workers, s.StepScale)
 }
 
-// Check runs every point of Verify Count times (the pipeline without CPU
+// check runs every point of Verify Count times (the pipeline without CPU
 // measurement, as a user would run it) and sets each median steps/s
 // beside the profile's prediction. The runs go round the points Count
 // times, so a burst of the machine's other work falls on many points a
 // little rather than on one point wholly. It stops at the first error, or
-// when ctx is done, returning the checks with the runs finished before.
-func (w WhatIf) Check(ctx context.Context, h WhatIfRun, p whatif.Profile) ([]whatif.Check, error) {
-	if err := w.Validate(); err != nil {
-		return nil, err
-	}
-	var out []whatif.Check
-	for _, m := range w.Verify.StepScales {
-		for _, c := range w.Verify.Cores {
-			for _, n := range w.Verify.Workers {
-				out = append(out, whatif.Check{Predicted: p.Predict(whatif.Scenario{Cores: c, Workers: n, StepScale: m})})
+// when ctx is done, the checks keeping the runs finished before.
+func (r *whatIfRun) check(ctx context.Context, p whatif.Profile) error {
+	for _, m := range r.Verify.StepScales {
+		for _, c := range r.Verify.Cores {
+			for _, n := range r.Verify.Workers {
+				r.out.Checks = append(r.out.Checks, whatif.Check{Predicted: p.Predict(whatif.Scenario{Cores: c, Workers: n, StepScale: m})})
 			}
 		}
 	}
-	for range w.Count {
-		for i := range out {
-			ck := &out[i]
+	for range r.Count {
+		for i := range r.out.Checks {
+			ck := &r.out.Checks[i]
 			s := ck.Predicted.Scenario
-			name := CheckName(s)
+			name := checkName(s)
 			err := withCores(s.Cores, func() error {
 				if err := ctx.Err(); err != nil {
 					return err
 				}
-				if h.Start != nil {
-					h.Start(name)
-				}
-				res, run, err := w.runOnce(ctx, h, s.Workers, s.StepScale, false)
+				r.env.start(name)
+				res, run, err := r.runOnce(ctx, s.Workers, s.StepScale, false)
 				if err != nil {
 					return fmt.Errorf("%s: %w", name, err)
 				}
 				ck.Runs = append(ck.Runs, res.StepsPerSec())
 				ck.Neighbours = append(ck.Neighbours, run.Neighbours)
-				if h.Result == nil {
-					return nil
-				}
-				r := &benchfmt.Result{Name: benchfmt.Name(benchName(name, s.Cores)), Iters: max(res.Steps, 1), Values: []benchfmt.Value{
-					{Value: res.StepsPerSec(), Unit: "steps/s"},
-					{Value: ck.Predicted.StepsPerSec, Unit: "predicted-steps/s"},
-				}}
-				if run.Neighbours >= 0 {
-					r.Values = append(r.Values, benchfmt.Value{Value: run.Neighbours, Unit: "other-cores"})
-				}
-				return h.Result(r)
+				r.out.Steps = max(res.Steps, 1)
+				return r.made()
 			})
 			if err != nil {
-				return out, err
+				return err
 			}
 		}
 	}
-	return out, nil
+	return nil
 }
 
-// Ladder runs the caching ladder at the profile's setting — the
+// ladder runs the caching ladder at the profile's setting — the
 // pipeline's workers, Cores, the step ×1 — Count times at each of the
-// document's levels (level.Document) and returns each level's median
-// steps/s, for the ladder's attribution
-// beside the model's (whatif.WriteLadder). Each run's record is the
-// ladder's own (ladder.Point.Benchmark).
-func (w WhatIf) Ladder(ctx context.Context, h WhatIfRun) (map[level.Level]float64, error) {
-	if err := w.Validate(); err != nil {
-		return nil, err
-	}
-	runs := map[level.Level][]float64{}
-	err := withCores(w.Cores, func() error {
-		for range w.Count {
+// document's levels (level.Document) and sets each level's median
+// steps/s, for the ladder's attribution beside the model's
+// (whatif.WriteLadder). Each run's record is the ladder's own
+// (ladder.Point.Benchmark).
+func (r *whatIfRun) ladder(ctx context.Context) error {
+	err := withCores(r.Cores, func() error {
+		for range r.Count {
 			for _, l := range level.Document {
-				pt := ladder.Point{Level: l, Workers: w.Pipeline.Workers, Impl: w.Pipeline.Impl, Placement: w.Pipeline.Placement, Pinned: true}
-				if h.Start != nil {
-					h.Start(pt.Name())
-				}
-				dev, err := h.Open(1)
+				pt := ladder.Point{Level: l, Workers: r.Pipeline.Workers, Impl: r.Pipeline.Impl, Placement: r.Pipeline.Placement, Pinned: true}
+				r.env.start(pt.Name())
+				dev, err := r.open(1)
 				if err != nil {
 					return fmt.Errorf("opening the device: %w", err)
 				}
-				res, err := ladder.Run(ctx, l, w.Pipeline, dev, w.Train)
+				res, err := ladder.Run(ctx, l, r.Pipeline, dev, r.Train)
 				dev.Close()
 				if err != nil {
 					return fmt.Errorf("%s: %w", pt.Name(), err)
 				}
-				runs[l] = append(runs[l], res.StepsPerSec())
-				if h.Result != nil {
-					if err := h.Result(pt.Benchmark(res)); err != nil {
-						return err
-					}
+				r.out.LadderRuns = append(r.out.LadderRuns, WhatIfLadderRun{Level: l, StepsPerSec: res.StepsPerSec(), Record: pt.Benchmark(res)})
+				if err := r.made(); err != nil {
+					return err
 				}
 			}
 		}
 		return nil
 	})
 	if err != nil {
-		return nil, err
+		return err
+	}
+	r.out.Ladder = ladderMedians(r.out.LadderRuns)
+	return r.made()
+}
+
+// ladderMedians is each level's median steps/s of runs; nil for none.
+func ladderMedians(runs []WhatIfLadderRun) map[level.Level]float64 {
+	if len(runs) == 0 {
+		return nil
+	}
+	by := map[level.Level][]float64{}
+	for _, r := range runs {
+		by[r.Level] = append(by[r.Level], r.StepsPerSec)
 	}
 	med := map[level.Level]float64{}
-	for l, vs := range runs {
+	for l, vs := range by {
 		med[l] = summary.Median(vs)
 	}
-	return med, nil
+	return med
 }
 
 // Name is "WhatIf": BenchmarkWhatIf/profile/… and BenchmarkWhatIf/check/….
@@ -442,61 +469,240 @@ func (w WhatIf) Runs() int {
 	return n
 }
 
-// Run profiles the pipeline (or takes Profiled), runs the caching ladder
-// at its setting with WithLadder, and checks the model's predictions at
-// every point of Verify (Profile, Ladder, then Check) on env's device; a
-// device whose step cannot be scaled is profiled at its own step, and its
-// checks stop at the first scaled one. env.Details receives the
-// whatif.Profile once it is known, the WhatIfLadder once the ladder has
-// run, and the []whatif.Check once the checks end, also when they stop
-// early (their Runs then hold the runs finished before).
-func (w WhatIf) Run(ctx context.Context, env Env) ([]*benchfmt.Result, error) {
-	var out []*benchfmt.Result
-	h := w.env(env, env.collect(&out))
-	if env.device().Scale == nil {
-		w.ProfileStep = 1
-	}
-	var p whatif.Profile
-	if w.Profiled != nil {
-		if err := w.Validate(); err != nil {
-			return nil, err
-		}
-		p = *w.Profiled
-	} else {
-		var err error
-		if p, err = w.Profile(ctx, h); err != nil {
-			return out, err
-		}
-	}
-	send(env.Details.Profile, p)
-	if w.WithLadder {
-		med, err := w.Ladder(ctx, h)
-		if err != nil {
-			return out, err
-		}
-		send(env.Details.WhatIfLadder, WhatIfLadder(med))
-	}
-	if len(w.Verify.Cores) == 0 || len(w.Verify.Workers) == 0 || len(w.Verify.StepScales) == 0 {
-		return out, nil
-	}
-	checks, err := w.Check(ctx, h, p)
-	if checks != nil {
-		send(env.Details.Checks, checks)
-	}
-	return out, err
+// Measure is MeasureEach with no callback.
+func (w WhatIf) Measure(ctx context.Context, env Env) (WhatIfOutcome, error) {
+	return w.MeasureEach(ctx, env, nil)
 }
 
-// env is how the experiment opens env's device and reports to result.
-func (w WhatIf) env(env Env, result func(*benchfmt.Result) error) WhatIfRun {
+// MeasureEach profiles the pipeline (or takes Profiled), runs the caching
+// ladder at its setting with WithLadder, and checks the model's
+// predictions at every point of Verify, on env's device; a device whose
+// step cannot be scaled is profiled at its own step, and its checks stop
+// at the first scaled one. It returns what it measured, also before an
+// error (the checks then hold the runs finished before). each, if not
+// nil, receives the outcome so far after each run (its record the last
+// Encode makes of it), once the profile is made, before the ladder and
+// the checks run, and once the ladder's medians are; an error from each
+// stops the run and is returned.
+//
+// each is the live output of `headspace whatif` (the profile and its
+// predictions printed before the checks run, the ladder's attribution
+// once it has run, each run's record streamed): an argument, typed, of
+// the one method that streams, as Loaders.MeasureEach's.
+func (w WhatIf) MeasureEach(ctx context.Context, env Env, each func(WhatIfOutcome) error) (WhatIfOutcome, error) {
 	d := env.device()
-	open := d.Scale
-	if open == nil {
-		open = func(m float64) (device.Device, error) {
+	r := &whatIfRun{WhatIf: w, open: d.Scale, env: env, each: each}
+	if d.Scale == nil {
+		r.ProfileStep = 1
+		r.open = func(m float64) (device.Device, error) {
 			if m != 1 {
 				return nil, fmt.Errorf("step ×%g: the device's step cannot be scaled", m)
 			}
 			return d.Open(true)
 		}
 	}
-	return WhatIfRun{Open: open, Start: env.Start, Result: result}
+	if err := w.Validate(); err != nil {
+		return r.out, err
+	}
+	r.out.Profile = w.Profiled
+	if w.Profiled == nil {
+		p, err := r.profile(ctx)
+		if err != nil {
+			return r.out, err
+		}
+		r.out.Profile = &p
+	}
+	if err := r.made(); err != nil {
+		return r.out, err
+	}
+	if w.WithLadder {
+		if err := r.ladder(ctx); err != nil {
+			return r.out, err
+		}
+	}
+	if len(w.Verify.Cores) == 0 || len(w.Verify.Workers) == 0 || len(w.Verify.StepScales) == 0 {
+		return r.out, nil
+	}
+	return r.out, r.check(ctx, *r.out.Profile)
+}
+
+// Run measures the experiment (Measure) and returns its records
+// (WhatIfCodec).
+func (w WhatIf) Run(ctx context.Context, env Env) ([]*benchfmt.Result, error) {
+	return RunTyped[WhatIfOutcome](ctx, w, env)
+}
+
+// Codec is WhatIfCodec.
+func (WhatIf) Codec() Codec[WhatIfOutcome] { return WhatIfCodec }
+
+var _ Typed[WhatIfOutcome] = WhatIf{}
+
+// WhatIfCodec is a WhatIf's records codec: a record a run, in the order
+// they ran: the profiling runs', BenchmarkWhatIf/profile/cores=…/workers=…
+// with steps/s and the model's inputs; the caching ladder's, the
+// ladder's own BenchmarkLadder/level=…/workers=…/transforms=…/placement=…/pinned=…
+// (kept whole: Ladder's records); then the checked runs', round after
+// round, BenchmarkWhatIf/check/cores=…/workers=…/step=x… with steps/s,
+// predicted-steps/s and other-cores where known. Each has its cores'
+// GOMAXPROCS suffix (the ladder's, the process's at Cores). The profile
+// the model was fed is the result file's, not its records': a decoded
+// outcome has none.
+var WhatIfCodec = Codec[WhatIfOutcome]{
+	Experiment: "WhatIf",
+	Keys: map[string][]string{
+		"WhatIf/profile": {"cores", "workers"},
+		"WhatIf/check":   {"cores", "workers", "step"},
+		"Ladder":         {"level", "workers", "transforms", "placement", "pinned"},
+	},
+	Borrowed: []string{"Ladder"},
+	Procs:    true,
+	encode: func(o WhatIfOutcome) []*benchfmt.Result {
+		var out []*benchfmt.Result
+		for _, p := range o.Profiling {
+			out = append(out, profileRecord(p))
+		}
+		for _, r := range o.LadderRuns {
+			out = append(out, r.Record)
+		}
+		for round := 0; ; round++ {
+			n := len(out)
+			for _, ck := range o.Checks {
+				if round < len(ck.Runs) {
+					out = append(out, checkRecord(ck, round, o.Steps))
+				}
+			}
+			if len(out) == n {
+				return out
+			}
+		}
+	},
+	decode: decodeWhatIf,
+}
+
+// checkRecord is the record of ck's run i, of steps measured steps.
+func checkRecord(ck whatif.Check, i, steps int) *benchfmt.Result {
+	s := ck.Predicted.Scenario
+	r := &benchfmt.Result{Name: benchfmt.Name(benchName(checkName(s), s.Cores)), Iters: steps, Values: []benchfmt.Value{
+		{Value: ck.Runs[i], Unit: "steps/s"},
+		{Value: ck.Predicted.StepsPerSec, Unit: "predicted-steps/s"},
+	}}
+	if i < len(ck.Neighbours) && ck.Neighbours[i] >= 0 {
+		r.Values = append(r.Values, benchfmt.Value{Value: ck.Neighbours[i], Unit: "other-cores"})
+	}
+	return r
+}
+
+// decodeWhatIf is WhatIfCodec's decode: the records in the order a run
+// makes them (profiling, ladder, then the checks round after round),
+// each record's GOMAXPROCS its cores, a point's prediction the same in
+// every run.
+func decodeWhatIf(recs []Record) (WhatIfOutcome, error) {
+	var out WhatIfOutcome
+	phase := 0 // of the record before: 0 profiling, 1 ladder, 2 checks
+	checks := map[whatif.Scenario]int{}
+	last := [2]int{-1, -1} // the check record before: its round and point
+	for _, r := range recs {
+		name := fullName(r.Result)
+		sps, err := r.Value("steps/s")
+		if err != nil {
+			return out, err
+		}
+		ph := map[string]int{"WhatIf/profile": 0, "Ladder": 1, "WhatIf/check": 2}[r.Benchmark]
+		if ph < phase {
+			return out, fmt.Errorf("%s: out of the order a run makes its records (profiling, ladder, checks)", name)
+		}
+		phase = ph
+		if r.Benchmark == "Ladder" {
+			l, err := level.Parse(r.Keys["level"])
+			if err != nil {
+				return out, fmt.Errorf("%s: %w", name, err)
+			}
+			out.LadderRuns = append(out.LadderRuns, WhatIfLadderRun{Level: l, StepsPerSec: sps, Record: r.Result})
+			continue
+		}
+		cores, err1 := strconv.Atoi(r.Keys["cores"])
+		workers, err2 := strconv.Atoi(r.Keys["workers"])
+		if err1 != nil || err2 != nil || cores <= 0 || workers <= 0 {
+			return out, fmt.Errorf("%s: cores %q and workers %q: want counts", name, r.Keys["cores"], r.Keys["workers"])
+		}
+		if r.Procs != cores {
+			return out, fmt.Errorf("%s: GOMAXPROCS %d, not its cores", name, r.Procs)
+		}
+		if r.Benchmark == "WhatIf/profile" {
+			p, err := decodeProfiling(r, cores, workers, sps)
+			if err != nil {
+				return out, err
+			}
+			out.Profiling = append(out.Profiling, p)
+			continue
+		}
+		step, ok := strings.CutPrefix(r.Keys["step"], "x")
+		m, err := strconv.ParseFloat(step, 64)
+		if !ok || err != nil || !(m > 0) || fmt.Sprintf("x%g", m) != r.Keys["step"] {
+			return out, fmt.Errorf("%s: step %q: want x and a multiplier", name, r.Keys["step"])
+		}
+		predicted, err := r.Value("predicted-steps/s")
+		if err != nil {
+			return out, err
+		}
+		s := whatif.Scenario{Cores: cores, Workers: workers, StepScale: m}
+		i, seen := checks[s]
+		if !seen {
+			i, checks[s] = len(out.Checks), len(out.Checks)
+			out.Checks = append(out.Checks, whatif.Check{Predicted: whatif.Prediction{Scenario: s, StepsPerSec: predicted}})
+		}
+		ck := &out.Checks[i]
+		switch at := [2]int{len(ck.Runs), i}; {
+		case predicted != ck.Predicted.StepsPerSec:
+			return out, fmt.Errorf("%s: predicted %v steps/s, its first run %v", name, predicted, ck.Predicted.StepsPerSec)
+		case at[0] < last[0] || at[0] == last[0] && at[1] <= last[1]:
+			return out, fmt.Errorf("%s: out of the order a run checks its points in (round after round)", name)
+		case out.Steps != 0 && r.Iters != out.Steps:
+			return out, fmt.Errorf("%s: %d steps, the checks before %d", name, r.Iters, out.Steps)
+		default:
+			last = at
+		}
+		out.Steps = r.Iters
+		ck.Runs = append(ck.Runs, sps)
+		n := -1.0 // unknown: no other-cores
+		if v, ok := resultfile.Value(r.Result, "other-cores"); ok {
+			n = v
+		}
+		ck.Neighbours = append(ck.Neighbours, n)
+	}
+	out.Ladder = ladderMedians(out.LadderRuns)
+	return out, nil
+}
+
+// decodeProfiling is the profile of a profiling run's record
+// (profileRecord) at cores and workers, of sps steps/s.
+func decodeProfiling(r Record, cores, workers int, sps float64) (whatif.Profile, error) {
+	p := whatif.Profile{Cores: cores, Workers: workers, Measured: sps}
+	for _, v := range r.Values {
+		unit := v.OrigUnit // as profileRecord wrote it, before benchfmt tidied it
+		if unit == "" {
+			unit = v.Unit
+		}
+		x, err := r.Value(unit)
+		if err != nil {
+			return p, err
+		}
+		d := time.Duration(math.Round(x))
+		switch stage, ok := strings.CutSuffix(unit, "-cpu-ns/sample"); {
+		case unit == "steps/s":
+		case ok && stage == "host":
+			p.Host = d
+		case ok:
+			p.Stages = append(p.Stages, whatif.Stage{Name: stage, CPU: d})
+		case unit == "cores-used":
+			p.Used = x
+		case unit == "step-ns":
+			p.Step = d
+		case unit == "upload-ns/op":
+			p.Upload = d
+		default:
+			return p, fmt.Errorf("%s: a value in %s, which a profiling record does not hold", fullName(r.Result), unit)
+		}
+	}
+	return p, nil
 }

@@ -2,57 +2,104 @@ package workloads
 
 import (
 	"context"
+	"reflect"
 	"runtime"
 	"strings"
 	"testing"
 
 	"golang.org/x/perf/benchfmt"
 
+	"github.com/headspace-bench/headspace/harness/level"
 	"github.com/headspace-bench/headspace/harness/whatif"
 )
 
-// TestWhatIfQuick runs the experiment at its quick size: a profile (with
-// its 1-core calibration where the process has more) and a check of every
-// point, each with its records.
+// TestWhatIfQuick runs the experiment at its quick size with the
+// ladder: a profile (with its 1-core calibration), the ladder and a check
+// of every point, each run passed to MeasureEach's callback as made, the
+// profile and the ladder's medians once made, and Run's records those of
+// what Measure returns.
 func TestWhatIfQuick(t *testing.T) {
 	w := QuickWhatIf()
-	w.Cores = 2
-	var names []string
+	w.Cores, w.WithLadder = 2, true
 	dev := DocumentDevice()
 	dev.Step = w.Step
-	h := WhatIfRun{Open: EmulatedWhatIf(dev), Result: func(b *benchfmt.Result) error {
-		names = append(names, string(b.Name))
-		return nil
-	}}
+	env := Env{Device: Emulated(dev)}
 	procs := runtime.GOMAXPROCS(0)
-	p, err := w.Profile(context.Background(), h)
+	type passed struct {
+		records          int
+		profile, ladder bool
+	}
+	var each []passed
+	o, err := w.MeasureEach(context.Background(), env, func(o WhatIfOutcome) error {
+		each = append(each, passed{len(WhatIfCodec.Encode(o)), o.Profile != nil, o.Ladder != nil})
+		return nil
+	})
 	if err != nil {
 		t.Fatal(err)
 	}
 	if runtime.GOMAXPROCS(0) != procs {
 		t.Errorf("GOMAXPROCS left at %d, was %d", runtime.GOMAXPROCS(0), procs)
 	}
-	if p.Cores != 2 || p.Workers != w.Pipeline.Workers || p.Batch != w.Pipeline.Batch || p.Step != w.Step || len(p.Stages) != 4 {
+	profiled, laddered := w.ProfileRuns(), w.ProfileRuns()+len(level.Document)
+	var want []passed
+	for n := 1; n <= w.Runs(); n++ {
+		want = append(want, passed{n, n > profiled, n > laddered})
+		if n == profiled {
+			want = append(want, passed{n, true, false})
+		}
+		if n == laddered {
+			want = append(want, passed{n, true, true})
+		}
+	}
+	if !reflect.DeepEqual(each, want) {
+		t.Errorf("passed (records, profile, ladder)\n%v\nwant\n%v", each, want)
+	}
+	p := o.Profile
+	if p == nil || p.Cores != 2 || p.Workers != w.Pipeline.Workers || p.Batch != w.Pipeline.Batch || p.Step != w.Step || len(p.Stages) != 4 {
 		t.Fatalf("profile %+v", p)
 	}
 	if runtime.GOOS == "linux" && p.CPUSource != whatif.ThreadCPU {
 		t.Errorf("CPU from %s on Linux", p.CPUSource)
 	}
-	if len(names) != w.ProfileRuns() || !strings.HasPrefix(names[0], "BenchmarkWhatIf/profile/cores=2/workers=2-2") {
-		t.Errorf("profile records %v, want %d", names, w.ProfileRuns())
+	if len(o.LadderRuns) != len(level.Document) || len(o.Ladder) != len(level.Document) || len(o.Checks) != 2 || o.Steps != w.Train.Steps {
+		t.Fatalf("%d ladder runs, medians %v, %d checks of %d steps", len(o.LadderRuns), o.Ladder, len(o.Checks), o.Steps)
 	}
-	names = nil
-	cs, err := w.Check(context.Background(), h, p)
+	for _, c := range o.Checks {
+		if len(c.Runs) != w.Count || c.Measured() <= 0 || c.Predicted.StepsPerSec <= 0 || c.Predicted.Scenario.Cores != 1 || len(c.Predicted.Limits) == 0 {
+			t.Errorf("check %+v", c)
+		}
+	}
+	recs := WhatIfCodec.Encode(o)
+	if len(recs) != w.Runs() || !strings.HasPrefix(recs[0].Name.String(), "BenchmarkWhatIf/profile/cores=2/workers=2-2") ||
+		!strings.HasPrefix(recs[profiled].Name.String(), "BenchmarkLadder/level=") || recs[len(recs)-1].Name.String() != "BenchmarkWhatIf/check/cores=1/workers=2/step=x2" {
+		t.Errorf("records %v", recs)
+	}
+	// What was measured is written exactly: read back and decoded, it
+	// encodes as the same records.
+	read := throughFile(t, recs)
+	back, err := WhatIfCodec.Decode(read)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(cs) != 2 || len(names) != 2 || names[1] != "BenchmarkWhatIf/check/cores=1/workers=2/step=x2" {
-		t.Fatalf("%d checks, records %v", len(cs), names)
-	}
-	for _, c := range cs {
-		if len(c.Runs) != w.Count || c.Measured() <= 0 || c.Predicted.StepsPerSec <= 0 || c.Predicted.Scenario.Cores != 1 {
-			t.Errorf("check %+v", c)
+	again := throughFile(t, WhatIfCodec.Encode(back))
+	for i := range again {
+		if again[i].Name.String() != read[i].Name.String() || again[i].Iters != read[i].Iters || !reflect.DeepEqual(again[i].Values, read[i].Values) {
+			t.Errorf("record %d decodes and encodes as\n%v\nwas\n%v", i, again[i], read[i])
 		}
+	}
+	if len(again) != len(recs) {
+		t.Errorf("%d records again, want %d", len(again), len(recs))
+	}
+	// Run makes those records, passed to env.Result.
+	var streamed []string
+	env.Result = func(r *benchfmt.Result) error { streamed = append(streamed, r.Name.String()); return nil }
+	w.WithLadder = false
+	rs, err := w.Run(context.Background(), env)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(rs) != w.Runs() || len(streamed) != len(rs) || streamed[0] != rs[0].Name.String() {
+		t.Errorf("Run made %d records, passed %v; want %d", len(rs), streamed, w.Runs())
 	}
 }
 

@@ -9,8 +9,6 @@ import (
 	"strconv"
 	"strings"
 
-	"golang.org/x/perf/benchfmt"
-
 	"github.com/headspace-bench/headspace/datasets/transforms"
 	"github.com/headspace-bench/headspace/harness/driver"
 	"github.com/headspace-bench/headspace/harness/loader"
@@ -317,23 +315,29 @@ func (f *whatIfFlags) run(ctx context.Context, w WhatIf, env Env, g whatif.Grid,
 	// --stats and --save together were refused: a profile read is not
 	// saved.
 	pr := &whatif.Printer{W: stdout, Grid: g, Runs: w.Count, Save: f.save}
-	env.Details.Profile = pr.Profile
-	env.Details.WhatIfLadder = func(med WhatIfLadder) { pr.Ladder(med) }
-	env.Details.Checks = pr.Checks
-	s := driver.Begin(nil, stderr, w.Runs(), func(*benchfmt.Result) error { return pr.Err() })
-	env.Start, env.Result = s.Start, s.Result
-	recs, runErr := w.Run(ctx, env)
+	s := driver.Begin(nil, stderr, w.Runs(), nil)
+	env.Start = s.Start
+	sent := 0 // the records streamed to s
+	o, runErr := w.MeasureEach(ctx, env, func(o WhatIfOutcome) error {
+		recs := WhatIfCodec.Encode(o)
+		for _, r := range recs[sent:] {
+			if err := s.Result(r); err != nil {
+				return err
+			}
+		}
+		sent = len(recs)
+		pr.Show(o.Profile, o.Ladder)
+		return pr.Err()
+	})
+	recs := WhatIfCodec.Encode(o)
 	if err := s.End(runErr); err != nil {
 		return err
 	}
-	if s.Interrupted() && !pr.GotChecks() {
+	if s.Interrupted() && o.Checks == nil {
 		return runErr // before the checks: nothing to keep
 	}
-	if err := pr.Err(); err != nil {
-		return err
-	}
 	if f.verify {
-		if err := pr.WriteChecks(); err != nil {
+		if err := pr.WriteChecks(o.Checks); err != nil {
 			return err
 		}
 	}
@@ -341,7 +345,7 @@ func (f *whatIfFlags) run(ctx context.Context, w WhatIf, env Env, g whatif.Grid,
 	// complete file already at a path is kept, the partial one written
 	// beside it (atomicfile.PartialPath, resultfile.Replace.Partial).
 	partial := s.Interrupted()
-	rep := pr.Report()
+	rep := pr.Report(o.Checks)
 	rep.Command, rep.Verify, rep.Impl, rep.Partial = "headspace whatif "+strings.Join(args, " "), w.Verify, w.Pipeline.Impl, partial
 	if f.out != "" && len(recs) > 0 {
 		// Everything the report states goes into the file, so that

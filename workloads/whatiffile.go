@@ -3,17 +3,13 @@ package workloads
 import (
 	"fmt"
 	"math"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
 
-	"golang.org/x/perf/benchfmt"
-
-	"github.com/headspace-bench/headspace/harness/level"
-
 	"github.com/headspace-bench/headspace/harness/resultfile"
 	"github.com/headspace-bench/headspace/harness/whatif"
-	"github.com/headspace-bench/headspace/internal/summary"
 )
 
 // WhatIfReport is everything `headspace whatif --report` writes, as a
@@ -114,12 +110,11 @@ func parseGrid(s string) (whatif.Grid, error) {
 // ReadWhatIf rebuilds, from a result file `headspace whatif --out` wrote,
 // what its --report stated: the command, the profile and the grids from
 // the configuration lines (WhatIfReportSettings), every checked point's
-// runs and the other processes' cores from the WhatIf/check records in
-// the order the run checked them, and the ladder's medians from the
-// Ladder records. Each check's recorded prediction must be the profile's,
-// so a profile line that is not the run's is an error. Nothing is
-// measured and nothing is taken from this machine. Errors name the file;
-// a file from before the lines were recorded says so.
+// runs and the other processes' cores, and the ladder's medians, from
+// its records (WhatIfCodec). Each check's recorded prediction must be
+// the profile's, so a profile line that is not the run's is an error.
+// Nothing is measured and nothing is taken from this machine. Errors
+// name the file; a file from before the lines were recorded says so.
 func ReadWhatIf(path string) (WhatIfReport, error) {
 	var r WhatIfReport
 	rs, err := resultfile.Read(path)
@@ -129,13 +124,17 @@ func ReadWhatIf(path string) (WhatIfReport, error) {
 	if len(rs) == 0 {
 		return r, fmt.Errorf("%s: no results", path)
 	}
-	if strings.Contains(string(rs[0].Name), "/script=") {
+	if positional(rs[0].Name) == "/model" {
 		// whatif -- COMMAND's file: its model and checks are the script's,
 		// which --from does not rebuild yet.
 		return r, fmt.Errorf("%s: the what-if of a user's own command (whatif -- COMMAND --out), whose report --from does not rebuild: run the command again", path)
 	}
+	o, err := WhatIfCodec.Decode(rs)
+	if err != nil {
+		return r, fmt.Errorf("%s: %w", path, err)
+	}
 	get := func(key string) string { return rs[0].GetConfig(key) }
-	legacy := get(keyProfile) == "" && get(keyCommand) == "" && get(grids[0].key) == "" && hasProfileRecords(rs)
+	legacy := get(keyProfile) == "" && get(keyCommand) == "" && get(grids[0].key) == "" && len(o.Profiling) > 0
 	var missing []string
 	for _, k := range []string{keyCommand, keyProfile, "transforms", grids[0].key} {
 		if get(k) == "" && !(legacy && k != "transforms") {
@@ -148,7 +147,7 @@ func ReadWhatIf(path string) (WhatIfReport, error) {
 	r.Command, r.Impl, r.Partial = get(keyCommand), get("transforms"), get("partial") == "true"
 	if legacy {
 		r.Command = LegacyWhatIfCommand
-		if r.Profile, err = legacyProfile(rs, get); err != nil {
+		if r.Profile, err = legacyProfile(o.Profiling, get); err != nil {
 			return r, fmt.Errorf("%s: %w", path, err)
 		}
 		if r.Grid, err = parseGrid(LegacyWhatIfTable); err != nil {
@@ -164,53 +163,17 @@ func ReadWhatIf(path string) (WhatIfReport, error) {
 			}
 		}
 	}
-	checks := map[string]int{} // name → index in r.Checks
-	ladderRuns := map[level.Level][]float64{}
-	for _, res := range rs {
-		name := withoutProcs(string(res.Name))
-		steps, ok := resultfile.Value(res, "steps/s")
-		if !ok {
-			return r, fmt.Errorf("%s: %s has no steps/s", path, name)
+	for _, ck := range o.Checks {
+		s, v := ck.Predicted.Scenario, ck.Predicted.StepsPerSec
+		if ck.Predicted = r.Profile.Predict(s); math.Abs(v-ck.Predicted.StepsPerSec) > 1e-9*math.Max(1, ck.Predicted.StepsPerSec) {
+			if legacy {
+				return r, fmt.Errorf("%s: %s predicted %v steps/s, the profile rebuilt from the file's WhatIf/profile records predicts %v: the records do not give the run's profile", path, checkName(s), v, ck.Predicted.StepsPerSec)
+			}
+			return r, fmt.Errorf("%s: %s predicted %v steps/s, the file's profile predicts %v: the profile line is not the run's", path, checkName(s), v, ck.Predicted.StepsPerSec)
 		}
-		switch {
-		case strings.HasPrefix(name, "WhatIf/check/"):
-			i, seen := checks[name]
-			if !seen {
-				s, err := parseCheckName(name)
-				if err != nil {
-					return r, fmt.Errorf("%s: %w", path, err)
-				}
-				pr := r.Profile.Predict(s)
-				if v, ok := resultfile.Value(res, "predicted-steps/s"); !ok || math.Abs(v-pr.StepsPerSec) > 1e-9*math.Max(1, pr.StepsPerSec) {
-					if legacy {
-						return r, fmt.Errorf("%s: %s predicted %v steps/s, the profile rebuilt from the file's WhatIf/profile records predicts %v: the records do not give the run's profile", path, name, v, pr.StepsPerSec)
-					}
-					return r, fmt.Errorf("%s: %s predicted %v steps/s, the file's profile predicts %v: the profile line is not the run's", path, name, v, pr.StepsPerSec)
-				}
-				i = len(r.Checks)
-				checks[name] = i
-				r.Checks = append(r.Checks, whatif.Check{Predicted: pr})
-			}
-			ck := &r.Checks[i]
-			ck.Runs = append(ck.Runs, steps)
-			if v, ok := resultfile.Value(res, "other-cores"); ok {
-				ck.Neighbours = append(ck.Neighbours, v)
-			}
-		case strings.HasPrefix(name, "Ladder/level="):
-			lv, _, _ := strings.Cut(strings.TrimPrefix(name, "Ladder/level="), "/")
-			l, err := level.Parse(lv)
-			if err != nil {
-				return r, fmt.Errorf("%s: %s: %w", path, name, err)
-			}
-			ladderRuns[l] = append(ladderRuns[l], steps)
-		}
+		r.Checks = append(r.Checks, ck)
 	}
-	if len(ladderRuns) > 0 {
-		r.Ladder = WhatIfLadder{}
-		for l, vs := range ladderRuns {
-			r.Ladder[l] = summary.Median(vs)
-		}
-	}
+	r.Ladder = o.Ladder
 	return r, nil
 }
 
@@ -219,7 +182,7 @@ func ReadWhatIf(path string) (WhatIfReport, error) {
 // results/gpu/nvidia-h100-80gb-hbm3-15709d7-whatif.txt) still holds the
 // profiling runs as WhatIf/profile records, each with the model's inputs
 // (profileRecord). ReadWhatIf rebuilds the profile from them as
-// WhatIf.Profile made it, and the report says what the file lacks.
+// WhatIf.Measure made it, and the report says what the file lacks.
 const (
 	// LegacyWhatIfCommand stands for the command in a report rebuilt
 	// from such a file.
@@ -230,29 +193,19 @@ const (
 	LegacyWhatIfTable = "cores=1,2,4,8,16 workers=1,2,4,8,16 steps=0.5,1,2"
 )
 
-// hasProfileRecords says whether the file holds WhatIf/profile records.
-func hasProfileRecords(rs []*benchfmt.Result) bool {
-	for _, r := range rs {
-		if strings.HasPrefix(string(r.Name), "WhatIf/profile/") {
-			return true
-		}
-	}
-	return false
-}
-
 // legacyProfile rebuilds the profile of a file without a whatif-profile
-// line from its WhatIf/profile records, as WhatIf.Profile made it: the
-// median of the runs at the profile's cores (the most cores among the
-// records), calibrated by the median of those at 1 core where both were
-// run. What the records do not hold is taken as FromRun sets it: every
-// stage's workers the loader's but the batch stage's one, the load
-// stage's wait the file's load-latency, the CPU from thread clocks on
-// Linux (where profileOnce measures them), the other load 0; the machine's
-// CPUs are the cores: line, else the profile's cores, and the other
-// processes' cores are unknown. ReadWhatIf then checks every recorded
-// prediction against the rebuilt profile's, so a profile that is not the
-// run's is refused.
-func legacyProfile(rs []*benchfmt.Result, get func(string) string) (whatif.Profile, error) {
+// line from its profiling runs (WhatIfOutcome.Profiling, decoded), as
+// WhatIf.Measure made it: the median of the runs at the profile's cores
+// (the most cores among the records), calibrated by the median of those
+// at 1 core where both were run. What the records do not hold is taken
+// as FromRun sets it: every stage's workers the loader's but the batch
+// stage's one, the load stage's wait the file's load-latency, the CPU
+// from thread clocks on Linux (where profileOnce measures them), the
+// other load 0; the machine's CPUs are the cores: line, else the
+// profile's cores, and the other processes' cores are unknown.
+// ReadWhatIf then checks every recorded prediction against the rebuilt
+// profile's, so a profile that is not the run's is refused.
+func legacyProfile(runs []whatif.Profile, get func(string) string) (whatif.Profile, error) {
 	batch, err := strconv.Atoi(get("batch"))
 	if err != nil || batch <= 0 {
 		return whatif.Profile{}, fmt.Errorf("batch %q: the profile cannot be rebuilt without it", get("batch"))
@@ -269,40 +222,21 @@ func legacyProfile(rs []*benchfmt.Result, get func(string) string) (whatif.Profi
 	}
 	byCores := map[int][]whatif.Profile{}
 	most := 0
-	for _, res := range rs {
-		name := withoutProcs(string(res.Name))
-		if !strings.HasPrefix(name, "WhatIf/profile/") {
-			continue
-		}
-		var cores, workers int
-		if n, err := fmt.Sscanf(name, "WhatIf/profile/cores=%d/workers=%d", &cores, &workers); err != nil || n != 2 || cores <= 0 || workers <= 0 {
-			return whatif.Profile{}, fmt.Errorf("%q is not a profiling run's name", name)
-		}
-		p := whatif.Profile{Batch: batch, Workers: workers, Cores: cores, CPUSource: source, Neighbours: -1}
-		value := func(unit string) float64 { v, _ := resultfile.Value(res, unit); return v }
-		p.Measured, p.Used = value("steps/s"), value("cores-used")
-		p.Step, p.Upload = time.Duration(value("step-ns")), time.Duration(value("upload-ns/op"))
-		for _, v := range res.Values {
-			unit := v.OrigUnit // as profileRecord wrote it, before benchfmt tidied it
-			if unit == "" {
-				unit = v.Unit
+	for _, p := range runs {
+		p.Batch, p.CPUSource, p.Neighbours = batch, source, -1
+		p.Stages = slices.Clone(p.Stages)
+		for i := range p.Stages {
+			s := &p.Stages[i]
+			s.Workers, s.Scales = p.Workers, s.Name != "batch"
+			if !s.Scales {
+				s.Workers = 1
 			}
-			switch stage, ok := strings.CutSuffix(unit, "-cpu-ns/sample"); {
-			case ok && stage == "host":
-				p.Host = time.Duration(value(unit))
-			case ok:
-				s := whatif.Stage{Name: stage, CPU: time.Duration(value(unit)), Workers: workers, Scales: stage != "batch"}
-				if !s.Scales {
-					s.Workers = 1
-				}
-				if stage == "load" || stage == "fetch" {
-					s.Wait = latency
-				}
-				p.Stages = append(p.Stages, s)
+			if s.Name == "load" || s.Name == "fetch" {
+				s.Wait = latency
 			}
 		}
-		byCores[cores] = append(byCores[cores], p)
-		most = max(most, cores)
+		byCores[p.Cores] = append(byCores[p.Cores], p)
+		most = max(most, p.Cores)
 	}
 	p, err := whatif.Median(byCores[most])
 	if err != nil {
@@ -322,21 +256,4 @@ func legacyProfile(rs []*benchfmt.Result, get func(string) string) (whatif.Profi
 		}
 	}
 	return p, p.Validate()
-}
-
-// withoutProcs is a benchmark name without its GOMAXPROCS suffix ("-2").
-func withoutProcs(name string) string {
-	if i := strings.LastIndexByte(name, '-'); i > 0 && i < len(name)-1 && strings.Trim(name[i+1:], "0123456789") == "" {
-		return name[:i]
-	}
-	return name
-}
-
-// parseCheckName reads the scenario CheckName wrote.
-func parseCheckName(name string) (whatif.Scenario, error) {
-	var s whatif.Scenario
-	if n, err := fmt.Sscanf(name, "WhatIf/check/cores=%d/workers=%d/step=x%g", &s.Cores, &s.Workers, &s.StepScale); err != nil || n != 3 || CheckName(s) != name {
-		return s, fmt.Errorf("%q is not a checked point's name", name)
-	}
-	return s, nil
 }

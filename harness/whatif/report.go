@@ -105,10 +105,8 @@ func (r Report) writeMarkdown(f io.Writer) error {
 
 // Printer prints a what-if run's output as the run measures it: the
 // profile with its table and needs first, then the caching ladder's
-// attribution, and the checks once the run is over (WriteChecks). Its
-// Profile, Ladder and Checks receive what the experiment reports
-// (workloads.Details); printing goes on after an error, the first kept
-// (Err).
+// attribution (Show), and the checks once the run is over (WriteChecks).
+// Printing goes on after an error, the first kept (Err).
 type Printer struct {
 	// W receives the output.
 	W io.Writer
@@ -121,11 +119,9 @@ type Printer struct {
 	// (Profile.Write) once measured.
 	Save string
 
-	profile   Profile
-	ladder    map[level.Level]float64
-	checks    []Check
-	gotChecks bool
-	err       error
+	profile *Profile
+	ladder  map[level.Level]float64
+	err     error
 }
 
 // keep keeps err if it is the first.
@@ -135,48 +131,43 @@ func (pr *Printer) keep(err error) {
 	}
 }
 
-// Profile saves (with Save) and prints the run's profile, the table of
-// its predictions over Grid and the needs at its own setting.
-func (pr *Printer) Profile(p Profile) {
-	pr.profile = p
-	if pr.Save != "" {
-		pr.keep(p.Write(pr.Save))
+// Show takes the run's profile and the caching ladder's medians (each
+// level's steps/s) at the profile's setting so far, each nil until the
+// run has made it, and prints each once: the profile (saved, with Save),
+// the table of its predictions over Grid and the needs at its own
+// setting, then the ladder's attribution beside the model's.
+func (pr *Printer) Show(p *Profile, ladder map[level.Level]float64) {
+	if pr.profile == nil && p != nil {
+		pr.profile = p
+		if pr.Save != "" {
+			pr.keep(p.Write(pr.Save))
+		}
+		pr.keep(WriteProfile(pr.W, *p))
+		fmt.Fprintln(pr.W)
+		pr.keep(WriteTable(pr.W, *p, pr.Grid))
+		pr.keep(WriteNeeds(pr.W, *p, Scenario{}))
 	}
-	pr.keep(WriteProfile(pr.W, p))
-	fmt.Fprintln(pr.W)
-	pr.keep(WriteTable(pr.W, p, pr.Grid))
-	pr.keep(WriteNeeds(pr.W, p, Scenario{}))
+	if pr.ladder == nil && ladder != nil && pr.profile != nil {
+		pr.ladder = ladder
+		fmt.Fprintf(pr.W, "\nthe caching ladder at the profile's setting (%s each):\n", plural(pr.Runs, "run"))
+		pr.keep(WriteLadder(pr.W, pr.profile.ReadLadder(ladder)))
+	}
 }
-
-// Ladder prints the caching ladder's medians (each level's steps/s) at
-// the profile's setting, the ladder's attribution beside the model's.
-func (pr *Printer) Ladder(med map[level.Level]float64) {
-	pr.ladder = med
-	fmt.Fprintf(pr.W, "\nthe caching ladder at the profile's setting (%s each):\n", plural(pr.Runs, "run"))
-	pr.keep(WriteLadder(pr.W, pr.profile.ReadLadder(med)))
-}
-
-// Checks keeps the checked points, for WriteChecks and Report.
-func (pr *Printer) Checks(c []Check) { pr.checks, pr.gotChecks = c, true }
-
-// GotChecks says whether the run reported its checks (it was not
-// interrupted before them).
-func (pr *Printer) GotChecks() bool { return pr.gotChecks }
 
 // Err is the first error of the printing so far.
 func (pr *Printer) Err() error { return pr.err }
 
 // WriteChecks prints the checked points, predicted against measured.
-func (pr *Printer) WriteChecks() error {
+func (pr *Printer) WriteChecks(checks []Check) error {
 	fmt.Fprintf(pr.W, "\nverification on this machine (%s each):\n\n", plural(pr.Runs, "run"))
-	return WriteChecks(pr.W, pr.profile, pr.checks)
+	return WriteChecks(pr.W, *pr.profile, checks)
 }
 
-// Report is the run's report as printed: the profile, Grid, the ladder's
-// medians and the checked points with runs (the file holds no others);
-// the command, the verify grid, the transforms and Partial are the
-// caller's to set.
-func (pr *Printer) Report() Report {
-	checks := slices.DeleteFunc(pr.checks, func(c Check) bool { return len(c.Runs) == 0 })
-	return Report{Profile: pr.profile, Grid: pr.Grid, Checks: checks, Ladder: pr.ladder}
+// Report is the run's report as printed, once Show has had the profile:
+// the profile, Grid, the ladder's medians and those of checks with runs
+// (the file holds no others); the command, the verify grid, the
+// transforms and Partial are the caller's to set.
+func (pr *Printer) Report(checks []Check) Report {
+	checks = slices.DeleteFunc(slices.Clone(checks), func(c Check) bool { return len(c.Runs) == 0 })
+	return Report{Profile: *pr.profile, Grid: pr.Grid, Checks: checks, Ladder: pr.ladder}
 }
