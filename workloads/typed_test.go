@@ -20,6 +20,7 @@ import (
 	"github.com/headspace-bench/headspace/harness/pipeline"
 	"github.com/headspace-bench/headspace/harness/resultfile"
 	"github.com/headspace-bench/headspace/harness/sim"
+	"github.com/headspace-bench/headspace/harness/whatif"
 )
 
 // throughFile is recs written to a result file and read back, as a
@@ -233,6 +234,9 @@ func TestCodecsRefuseOtherRecords(t *testing.T) {
 	checkRecs := CUDACheckCodec.Encode(CUDACheckOutcome{Copies: []CUDACopy{{HostToDevice: true, Pinned: true, Bytes: 1 << 20, GBps: 20}}, Batch: 2, Side: 32,
 		Steps: []CUDANetStep{{Precision: "fp32", Times: []time.Duration{1}}}})
 	nodeRecs := node.Records(node.Point{Accelerators: 1, Level: level.None}, node.Outcome{Ranks: nodeRanks()[:1]}, node.Others{Cores: -1, Threads: -1}, 0)
+	whatIfChecks := []whatif.Check{{Predicted: whatif.Prediction{Scenario: whatif.Scenario{Cores: 1, Workers: 1, StepScale: 2}, StepsPerSec: 5}, Runs: []float64{4, 6}, Neighbours: []float64{-1, 0}},
+		{Predicted: whatif.Prediction{Scenario: whatif.Scenario{Cores: 1, Workers: 2, StepScale: 2}, StepsPerSec: 9}, Runs: []float64{8}, Neighbours: []float64{1}}}
+	whatIfRecs := WhatIfCodec.Encode(WhatIfOutcome{Profiling: []whatif.Profile{{Cores: 2, Workers: 2, Measured: 3, Stages: []whatif.Stage{{Name: "load", CPU: 5}}}}, Checks: whatIfChecks, Steps: 12})
 	named := func(name string) []*benchfmt.Result {
 		return []*benchfmt.Result{{Name: benchfmt.Name(name), Iters: 1, Values: []benchfmt.Value{{Value: 1, Unit: "batches"}, {Value: 1, Unit: "model-idle-%"}, {Value: 1, Unit: "queue"}}}}
 	}
@@ -246,6 +250,7 @@ func TestCodecsRefuseOtherRecords(t *testing.T) {
 		"Peer":       func(r []*benchfmt.Result) error { _, err := PeerCodec.Decode(r); return err },
 		"PeerLadder": func(r []*benchfmt.Result) error { _, err := PeerLadderCodec.Decode(r); return err },
 		"OnDisk":     func(r []*benchfmt.Result) error { _, err := OnDiskCodec.Decode(r); return err },
+		"WhatIf":     func(r []*benchfmt.Result) error { _, err := WhatIfCodec.Decode(r); return err },
 	}
 	for _, tc := range []struct {
 		codec string
@@ -324,6 +329,28 @@ func TestCodecsRefuseOtherRecords(t *testing.T) {
 		{"CUDA", named("BenchmarkCUDAStep/batch=2/side=32"), "BenchmarkCUDAStep/batch=2/side=32: 1 iterations and 3 values, want 1 and 1"},
 		{"CUDA", append(slices.Clone(checkRecs[1:]), checkRecs[0]), "BenchmarkCUDACopy/dir=htod/pinned=true/size=1MiB: a copy after the Net's steps"},
 		{"CUDA", withValue(checkRecs[:1], "ns/op"), "1 iterations and 2 values"},
+		{"WhatIf", throughFile(t, simRecs), "BenchmarkSim/load=1s/dist=constant/seed=1: not a record of WhatIf (its benchmarks: Ladder, WhatIf/check, WhatIf/profile)"},
+		{"Sim", throughFile(t, whatIfRecs), "BenchmarkWhatIf/profile/cores=2/workers=2-2: not a record of Sim"},
+		{"OnDisk", whatIfRecs, "not a record of LadderOnDisk"},
+		{"WhatIf", throughFile(t, nodeRecs), "not a record of WhatIf"},
+		{"WhatIf", named("BenchmarkWhatIf/model/script=train.py"), "BenchmarkWhatIf/model/script=train.py: not a record of WhatIf"},
+		{"WhatIf", named("BenchmarkWhatIf/check/script=train.py/workers=2"), "a record of WhatIf without its key cores"},
+		{"WhatIf", named("BenchmarkWhatIf/cores=1/workers=2"), "BenchmarkWhatIf/cores=1/workers=2: not a record of WhatIf"},
+		{"WhatIf", single("BenchmarkWhatIf/profile/cores=2/workers=2/x=1-2", "steps/s"), "a record of WhatIf with a part of its name more (/x=1)"},
+		{"WhatIf", single("BenchmarkWhatIf/profile/cores=2/workers=2", "steps/s"), "BenchmarkWhatIf/profile/cores=2/workers=2: GOMAXPROCS 1, not its cores"},
+		{"WhatIf", single("BenchmarkWhatIf/profile/cores=two/workers=2", "steps/s"), `cores "two" and workers "2": want counts`},
+		{"WhatIf", withValue(single("BenchmarkWhatIf/profile/cores=1/workers=2", "steps/s"), "queue"), "a value in queue, which a profiling record does not hold"},
+		{"WhatIf", single("BenchmarkWhatIf/check/cores=1/workers=1/step=0.5", "steps/s"), `step "0.5": want x and a multiplier`},
+		{"WhatIf", single("BenchmarkWhatIf/check/cores=1/workers=1/step=x0.50", "steps/s"), `step "x0.50": want x and a multiplier`},
+		{"WhatIf", single("BenchmarkWhatIf/check/cores=1/workers=1/step=x2", "steps/s"), "no value in predicted-steps/s"},
+		{"WhatIf", single("BenchmarkLadder/level=cold/workers=2/transforms=naive/placement=host/pinned=true", "steps/s"), "BenchmarkLadder/level=cold/workers=2/transforms=naive/placement=host/pinned=true: unknown level \"cold\""},
+		{"WhatIf", single("BenchmarkLadder/level=raw/workers=2/transforms=naive", "steps/s"), "a record of WhatIf without its key pinned"},
+		{"WhatIf", append(slices.Clone(whatIfRecs[1:]), whatIfRecs[0]), "BenchmarkWhatIf/profile/cores=2/workers=2-2: out of the order a run makes its records"},
+		{"WhatIf", []*benchfmt.Result{whatIfRecs[1], whatIfRecs[3], whatIfRecs[2]}, "BenchmarkWhatIf/check/cores=1/workers=2/step=x2: out of the order a run checks its points in"},
+		{"WhatIf", withValue(whatIfRecs, "ns/op"), "BenchmarkWhatIf/check/cores=1/workers=1/step=x2: 4 values, want steps/s, predicted-steps/s and other-cores"},
+		{"WhatIf", []*benchfmt.Result{whatIfRecs[1], whatIfRecs[2], {Name: whatIfRecs[1].Name, Iters: 12, Values: []benchfmt.Value{{Value: 6, Unit: "steps/s"}, {Value: 5.5, Unit: "predicted-steps/s"}}}},
+			"BenchmarkWhatIf/check/cores=1/workers=1/step=x2: predicted 5.5 steps/s, its first run 5"},
+		{"WhatIf", []*benchfmt.Result{whatIfRecs[1], {Name: whatIfRecs[2].Name, Iters: 3, Values: whatIfRecs[2].Values}}, "BenchmarkWhatIf/check/cores=1/workers=2/step=x2: 3 steps, the checks before 12"},
 	} {
 		err := decode[tc.codec](tc.recs)
 		if err == nil || !strings.Contains(err.Error(), tc.want) {

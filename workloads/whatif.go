@@ -664,9 +664,12 @@ func decodeWhatIf(recs []Record) (WhatIfOutcome, error) {
 		}
 		out.Steps = r.Iters
 		ck.Runs = append(ck.Runs, sps)
-		n := -1.0 // unknown: no other-cores
+		n, values := -1.0, 2 // the other processes' cores unknown
 		if v, ok := resultfile.Value(r.Result, "other-cores"); ok {
-			n = v
+			n, values = v, 3
+		}
+		if len(r.Values) != values {
+			return out, fmt.Errorf("%s: %d values, want steps/s, predicted-steps/s and other-cores where known", name, len(r.Values))
 		}
 		ck.Neighbours = append(ck.Neighbours, n)
 	}

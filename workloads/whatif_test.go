@@ -2,14 +2,20 @@ package workloads
 
 import (
 	"context"
+	"path/filepath"
 	"reflect"
 	"runtime"
+	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"golang.org/x/perf/benchfmt"
 
+	"github.com/headspace-bench/headspace/harness/ladder"
 	"github.com/headspace-bench/headspace/harness/level"
+	"github.com/headspace-bench/headspace/harness/loader"
+	"github.com/headspace-bench/headspace/harness/train"
 	"github.com/headspace-bench/headspace/harness/whatif"
 )
 
@@ -26,7 +32,7 @@ func TestWhatIfQuick(t *testing.T) {
 	env := Env{Device: Emulated(dev)}
 	procs := runtime.GOMAXPROCS(0)
 	type passed struct {
-		records          int
+		records         int
 		profile, ladder bool
 	}
 	var each []passed
@@ -124,5 +130,84 @@ func TestWhatIfValidate(t *testing.T) {
 	}
 	if err := DefaultWhatIf().Validate(); err != nil {
 		t.Errorf("the default: %v", err)
+	}
+}
+
+// TestWhatIfCodec: a WhatIf's outcome, encoded then decoded, is itself
+// but for what its records do not hold: the profile the model was fed
+// (the file's whatif-profile line), a profiling run's profile beyond its
+// record's figures, a prediction beyond its scenario and steps/s. The
+// ladder's records are kept whole, and a point's runs go round after
+// round, a round cut short where the run was.
+func TestWhatIfCodec(t *testing.T) {
+	prof := func(cores int, sps, used float64, host time.Duration) whatif.Profile {
+		return whatif.Profile{Cores: cores, Workers: 2, Measured: sps, Host: host, Used: used, Step: 20 * time.Millisecond, Upload: 262149,
+			Stages: []whatif.Stage{{Name: "load", CPU: 47469}, {Name: "transform", CPU: 860407}, {Name: "batch", CPU: 1928}}}
+	}
+	check := func(c, w int, m, pred float64, runs, neighbours []float64) whatif.Check {
+		return whatif.Check{Predicted: whatif.Prediction{Scenario: whatif.Scenario{Cores: c, Workers: w, StepScale: m}, StepsPerSec: pred}, Runs: runs, Neighbours: neighbours}
+	}
+	profiling := []whatif.Profile{prof(2, 27.708663839485503, 0.9018970577372887, 0), prof(1, 17.249525522691926, 0, 239970),
+		{Cores: 16, Workers: 1, Measured: 1e-9, Stages: []whatif.Stage{{Name: "fetch", CPU: 1}}}}
+	checks := []whatif.Check{
+		check(1, 1, 0.5, 25, []float64{24.91983165557244, 25.1}, []float64{0.01803166507101679, -1}),
+		check(1, 2, 0.5, 33.333333333333336, []float64{30}, []float64{-1}),
+		check(2, 8, 2, 1e-9, []float64{1, 2}, []float64{0, 3}),
+	}
+	for _, tc := range []struct {
+		name string
+		o    WhatIfOutcome
+	}{
+		{"the profile alone", WhatIfOutcome{Profiling: profiling}},
+		{"checks of a saved profile, the last round cut short", WhatIfOutcome{Checks: checks, Steps: 12}},
+		{"a profile and its checks", WhatIfOutcome{Profiling: profiling[:2], Checks: checks[:1], Steps: 1}},
+	} {
+		t.Run(tc.name, func(t *testing.T) { roundTrip(t, WhatIfCodec, tc.o) })
+	}
+	// With the ladder: its records are the ladder's own, kept whole.
+	var runs []WhatIfLadderRun
+	for i, l := range append(slices.Clone(level.Document), level.Document...) {
+		pt := ladder.Point{Level: l, Workers: 2, Impl: "naive", Placement: loader.Host, Pinned: true}
+		res := train.Result{Steps: 12, Batch: 32, Wall: time.Duration(i+1) * time.Second}
+		runs = append(runs, WhatIfLadderRun{Level: l, StepsPerSec: res.StepsPerSec(), Record: pt.Benchmark(res)})
+	}
+	o := WhatIfOutcome{Profiling: profiling[:2], LadderRuns: runs, Ladder: ladderMedians(runs), Checks: checks, Steps: 12}
+	if len(o.Ladder) != len(level.Document) || o.Ladder[level.None] != (runs[0].StepsPerSec+runs[len(level.Document)].StepsPerSec)/2 {
+		t.Fatalf("medians %v of %d runs", o.Ladder, len(runs))
+	}
+	if got, err := WhatIfCodec.Decode(WhatIfCodec.Encode(o)); err != nil || !reflect.DeepEqual(got, o) {
+		t.Errorf("in memory: decoded\n%+v, %v\nwant\n%+v", got, err, o)
+	}
+	got, err := WhatIfCodec.Decode(throughFile(t, WhatIfCodec.Encode(o)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, r := range got.LadderRuns {
+		want := throughFile(t, []*benchfmt.Result{runs[i].Record})[0]
+		if r.Record.Name.String() != want.Name.String() || r.Record.Iters != want.Iters || !reflect.DeepEqual(r.Record.Values, want.Values) {
+			t.Errorf("ladder run %d: record %v, want %v", i, r.Record, want)
+		}
+		got.LadderRuns[i].Record = runs[i].Record
+	}
+	if !reflect.DeepEqual(got, o) {
+		t.Errorf("through a file: decoded\n%+v\nwant\n%+v", got, o)
+	}
+}
+
+// TestWhatIfCodecCommittedFiles: the committed what-if result files (one
+// from before --out recorded the report's lines, one from the GPU
+// machine) decode, and their runs encode as the files' records again.
+func TestWhatIfCodecCommittedFiles(t *testing.T) {
+	for _, tc := range []struct {
+		name   string
+		checks int
+	}{{"whatif-d98ca25.txt", 16}, {"whatif-3797d48.txt", 16}, {"gpu/nvidia-h100-80gb-hbm3-15709d7-whatif.txt", 4}} {
+		t.Run(tc.name, func(t *testing.T) {
+			o := reencodes(t, WhatIfCodec, filepath.Join("..", "results", filepath.FromSlash(tc.name)))
+			if len(o.Profiling) != 6 || len(o.LadderRuns) != 15 || len(o.Ladder) != len(level.Document) || len(o.Checks) != tc.checks || o.Steps != 12 {
+				t.Errorf("%d profiling runs, %d ladder runs (medians %v), %d checks of %d steps; want 6, 15, %d of 12",
+					len(o.Profiling), len(o.LadderRuns), o.Ladder, len(o.Checks), o.Steps, tc.checks)
+			}
+		})
 	}
 }
