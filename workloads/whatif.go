@@ -329,7 +329,7 @@ func (r *whatIfRun) profileOnce(ctx context.Context, cores int) (whatif.Profile,
 // cpu-ns/sample, the host's, the step's and the upload's time).
 func profileRecord(p whatif.Profile) *benchfmt.Result {
 	name := fmt.Sprintf("WhatIf/profile/cores=%d/workers=%d", p.Cores, p.Workers)
-	r := &benchfmt.Result{Name: benchfmt.Name(benchName(name, p.Cores)), Iters: 1,
+	r := &benchfmt.Result{Name: benchfmt.Name(resultfile.BenchName(name, p.Cores)), Iters: 1,
 		Values: []benchfmt.Value{{Value: p.Measured, Unit: "steps/s"}}}
 	add := func(v time.Duration, unit string) {
 		if v > 0 {
@@ -347,9 +347,6 @@ func profileRecord(p whatif.Profile) *benchfmt.Result {
 	add(p.Upload, "upload-ns/op")
 	return r
 }
-
-// benchName is name's benchmark name at cores (resultfile.BenchName).
-func benchName(name string, cores int) string { return resultfile.BenchName(name, cores) }
 
 // checkName names a checked point: "WhatIf/check/cores=1/workers=4/step=x0.5".
 func checkName(s whatif.Scenario) string {
@@ -582,7 +579,7 @@ var WhatIfCodec = Codec[WhatIfOutcome]{
 // checkRecord is the record of ck's run i, of steps measured steps.
 func checkRecord(ck whatif.Check, i, steps int) *benchfmt.Result {
 	s := ck.Predicted.Scenario
-	r := &benchfmt.Result{Name: benchfmt.Name(benchName(checkName(s), s.Cores)), Iters: steps, Values: []benchfmt.Value{
+	r := &benchfmt.Result{Name: benchfmt.Name(resultfile.BenchName(checkName(s), s.Cores)), Iters: steps, Values: []benchfmt.Value{
 		{Value: ck.Runs[i], Unit: "steps/s"},
 		{Value: ck.Predicted.StepsPerSec, Unit: "predicted-steps/s"},
 	}}
