@@ -74,8 +74,8 @@ func TestLadderRunResumesAndRecords(t *testing.T) {
 
 // TestLadderUnder runs a ladder under a sub-benchmark path, as the 003
 // report runs its steps: records, Start, Recorded and Done all use the
-// path's name (BenchmarkLadder/step=a/level=…), each run reaches Detail
-// as a PointRun with its record, Record picks the one point recorded,
+// path's name (BenchmarkLadder/step=a/level=…), each run reaches
+// MeasureEach's callback as a PointRun with its record, Record picks the one point recorded,
 // and a path that is not one is refused.
 func TestLadderUnder(t *testing.T) {
 	l, env := tinyLadder()
@@ -91,11 +91,11 @@ func TestLadderUnder(t *testing.T) {
 	env.Record = func(name string) bool { return name == none }
 	env.Recorded = func(name string, _ *pipeline.Recorder) error { recorded = append(recorded, name); return nil }
 	env.Done = func(name string) int { asked = append(asked, name); return 0 }
-	env.Details.Point = func(r PointRun) { runs = append(runs, r) }
-	recs, err := l.Run(context.Background(), env)
+	o, err := l.MeasureEach(context.Background(), env, func(r PointRun) error { runs = append(runs, r); return nil })
 	if err != nil {
 		t.Fatal(err)
 	}
+	recs := LadderCodec.Encode(o)
 	var names, want []string
 	for _, r := range recs {
 		names = append(names, string(r.Name))
