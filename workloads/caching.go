@@ -23,13 +23,12 @@ import (
 // pipelines of steps (a) and (b) (WhatIf, stopped after its profile), and
 // step (e), the raw-data remedies on real files (OnDisk). Its records are
 // theirs (BenchmarkLadder/step=<key>/…, BenchmarkLadderOnDisk/…), and its
-// Settings is its result file's whole configuration block. What it
-// measured beside its records goes to Env.Details: the timeline of the
-// first naive run at level none and the two profiles
-// (CachingModel). Last, the yardstick: the document's own code beside
-// ours (CachingYardstick, a PeerLadder of the script alone), whose lines
-// of the result file go to Env.Details too, since only its run knows
-// them.
+// Settings is its result file's whole configuration block. Last, the
+// yardstick: the document's own code beside ours (CachingYardstick, a
+// PeerLadder of the script alone). What it measured beside its records
+// is in its outcome (CachingOutcome): the timeline of the first naive
+// run at level none, the two profiles (CachingModel) and the
+// yardstick's lines of the result file, which only its run knows.
 type Caching struct {
 	// Ladder is the document's pipeline, loop and runs (Count, as
 	// rounds of every step): each step's sweep is made from it.

@@ -48,12 +48,11 @@
 // Run passes. What it prints beyond the records' figures (an analysis's
 // plot and stage statistics, a simulation's animation, the what-if
 // model's profile) comes from a Typed experiment's Measure, its outcome
-// as a value of its own type (Sim, Loaders, Headspace, Node, CUDACheck,
-// CUDADecode, Peer, PeerLadder, OnDisk: typed.go), or, for the others until
-// they are converted, from Env.Details, where Run passes what it
-// measured as it is made: one typed hook per type, its comment naming
-// the experiment that sends it, and the compiler checking every hook's
-// type. So no command calls an engine's
+// as a value of its own type (every experiment but WhatIf: typed.go),
+// or, for WhatIf until it is converted, from Env.Details, where Run
+// passes what it measured as it is made: one typed hook per type, its
+// comment naming the experiment that sends it, and the compiler checking
+// every hook's type. So no command calls an engine's
 // loop, and the records a command writes are the benchmark's. A caller
 // that runs an experiment in parts says so in the specification, not by
 // renaming records: Caching (003) runs each of its steps as a Ladder

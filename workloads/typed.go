@@ -27,9 +27,11 @@ import (
 // parsed as strings. Run is Measure, then R's records (RunTyped).
 //
 // The Sim, Loaders, Headspace, Node, CUDACheck, CUDADecode, Peer,
-// PeerLadder and OnDisk experiments are Typed; the others still pass what they
-// measured beside their records through Env.Details until they are
-// converted.
+// PeerLadder, OnDisk, Ladder, Caching and Remote experiments are Typed;
+// WhatIf still passes what it measured beside its records through
+// Env.Details until it is converted. One whose run is long (Ladder,
+// Caching, Remote) streams instead: its Run passes each record to
+// env.Result as it is made, from its MeasureEach's callback.
 type Typed[R any] interface {
 	Experiment
 	// Measure measures the experiment in env. It stops at the first
