@@ -268,26 +268,26 @@ func measure003(ctx context.Context, s *settings, t *tracker) (measurement, erro
 		}
 		return err
 	}
-	var seen workloads.CachingOutcome // what the progress has shown
+	var seen workloads.CachingOutcome // the outcome the progress has shown
 	o, err := c.MeasureEach(ctx, env, func(o workloads.CachingOutcome) error {
-		if n := len(o.Runs); n > len(seen.Runs) {
+		was := seen
+		seen = o
+		if n := len(o.Runs); n > len(was.Runs) {
 			end("%s: %.3f steps/s", unit, o.Runs[n-1].Result.StepsPerSec())
 		}
-		if y := o.Yardstick; y.Calibration != nil && seen.Yardstick.Calibration == nil {
+		if y := o.Yardstick; y.Calibration != nil && was.Yardstick.Calibration == nil {
 			end("%s: ratio %.3f, step %v", unit, y.Calibration.Ratio, y.Calibration.Step)
 		}
-		if n := len(o.Yardstick.Measurements); n > len(seen.Yardstick.Measurements) && n%len(levels) == 0 {
+		if n := len(o.Yardstick.Measurements); n > len(was.Yardstick.Measurements) && n%len(levels) == 0 {
 			end("%s: none %.3f steps/s", unit, o.Yardstick.Measurements[n-1].StepsPerSec)
 		}
-		first := seen
-		seen = o
-		if o.Timeline != nil && first.Timeline == nil {
+		if o.Timeline != nil && was.Timeline == nil {
 			b, err := json.Marshal(o.Timeline)
 			if err := save(timeline003, b, err); err != nil {
 				return err
 			}
 		}
-		if o.Model != nil && first.Model == nil {
+		if o.Model != nil && was.Model == nil {
 			b, err := json.MarshalIndent(o.Model, "", "  ")
 			return save(model003File, b, err)
 		}
