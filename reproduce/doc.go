@@ -52,10 +52,10 @@
 // workloads.Headspace, Loaders and Sim; 003: Run and Settings of the
 // composite workloads.Caching, which runs a workloads.Ladder for each
 // step, its records named under the step, "Ladder/step=a", the what-if
-// profiles and workloads.OnDisk for step (e), and passes its timeline
-// and profiles through Env.Details, which the report saves beside the
-// result file; the yardstick, the document's own code, is the report's,
-// doc003torch.go) and
+// profiles and workloads.OnDisk for step (e), and whose outcome holds its
+// timeline and profiles, which the report saves beside the result file
+// as they are made; the yardstick, the document's own code, is the
+// report's, doc003torch.go) and
 // returns benchmark-format records and the settings they were measured
 // with. Run writes them through package driver (driver.Write) to
 // <Out>/results/<id>-<name>.txt: configuration lines first — the

@@ -11,7 +11,6 @@ import (
 	"strings"
 	"time"
 
-	"golang.org/x/perf/benchfmt"
 	"gonum.org/v1/plot/vg"
 
 	"github.com/headspace-bench/headspace/datasets"
@@ -19,7 +18,6 @@ import (
 	"github.com/headspace-bench/headspace/harness/ladder"
 	"github.com/headspace-bench/headspace/harness/level"
 	"github.com/headspace-bench/headspace/harness/loader"
-	"github.com/headspace-bench/headspace/harness/resultfile"
 	"github.com/headspace-bench/headspace/harness/timeline"
 	"github.com/headspace-bench/headspace/harness/whatif"
 	"github.com/headspace-bench/headspace/internal/summary"
@@ -165,30 +163,18 @@ func profiles003(pg *page) (map[string]whatif.Profile, error) {
 	return ps, nil
 }
 
-// onDisk003Step is step (e) from the file: its records
-// (LadderOnDisk/<case>/<point>) decoded by workloads.OnDiskCodec, through
-// workloads.OnDiskRatios; nil when the file has none.
-func onDisk003Step(f *resultFile) *OnDiskStep {
-	recs := f.records("LadderOnDisk")
-	if len(recs) == 0 {
+// onDisk003Step is step (e) from the file: its runs decoded by
+// workloads.CachingCodec (OnDiskCodec's), through
+// workloads.OnDiskRatios, its setup from the file's configuration; nil
+// when the file has none.
+func onDisk003Step(f *resultFile, o workloads.OnDiskOutcome) *OnDiskStep {
+	if len(o.Runs) == 0 {
 		return nil
 	}
-	od := &OnDiskStep{Setup: fmt.Sprintf("fast transforms (after the transform fix), crop %d, batch %d, %d workers; the data written by `headspace dataset write` (%d samples a dataset, so a cold run reads each file once); %s of %s (after %d warm-up) at each level",
+	return &OnDiskStep{Setup: fmt.Sprintf("fast transforms (after the transform fix), crop %d, batch %d, %d workers; the data written by `headspace dataset write` (%d samples a dataset, so a cold run reads each file once); %s of %s (after %d warm-up) at each level",
 		f.integer("crop"), onDiskBatch003(f), f.integer("workers"), f.integer("ondisk-samples"),
-		plural(f.integer("ondisk-count"), "run"), plural(f.integer("ondisk-steps"), "measured step"), f.integer("ondisk-warmup"))}
-	rs := make([]*benchfmt.Result, len(recs))
-	for i, r := range recs {
-		rs[i] = r.r
-	}
-	out, err := workloads.OnDiskCodec.Decode(rs)
-	if err != nil {
-		if f.err == nil {
-			f.err = fmt.Errorf("on-disk records: %w", err)
-		}
-		return nil
-	}
-	od.Rows = workloads.OnDiskRatios(out.Runs)
-	return od
+		plural(f.integer("ondisk-count"), "run"), plural(f.integer("ondisk-steps"), "measured step"), f.integer("ondisk-warmup")),
+		Rows: workloads.OnDiskRatios(o.Runs)}
 }
 
 // has reports whether the file has a configuration line for key.
@@ -251,10 +237,11 @@ func init() {
 
 // measure003 runs the document's experiment, workloads.Caching, at the
 // run's size, workers and device, with the document's code as its
-// yardstick: its records and settings go to the result file (the
-// yardstick's lines too, from Env.Details), the timeline and the profiles
-// it passes to Env.Details to the saved files beside it (timeline003,
-// model003File), each of its units to the progress.
+// yardstick: its records (workloads.CachingCodec) and settings go to the
+// result file (the yardstick's lines too), the timeline and the profiles
+// of its outcome to the saved files beside it (timeline003,
+// model003File) as soon as they are made (one that cannot be saved stops
+// the run there), each of its units to the progress.
 func measure003(ctx context.Context, s *settings, t *tracker) (measurement, error) {
 	c := caching003(s).Prepare(ctx)
 	if why := c.Yardstick.NotRun; why != "" {
@@ -274,49 +261,43 @@ func measure003(ctx context.Context, s *settings, t *tracker) (measurement, erro
 		unit = ""
 	}
 	env.Start = func(name string) { end("%s", unit); unit = name; t.unit(name) }
-	env.Details.Point = func(r workloads.PointRun) { end("%s: %.3f steps/s", unit, r.Result.StepsPerSec()) }
 	levels := c.YardstickExperiment().Config.Levels
-	env.Details.YardstickSoFar = func(o workloads.PeerLadderOutcome) {
-		switch n := len(o.Measurements); {
-		case n == 0:
-			end("%s: ratio %.3f, step %v", unit, o.Calibration.Ratio, o.Calibration.Step)
-		case n%len(levels) == 0:
-			end("%s: none %.3f steps/s", unit, o.Measurements[n-1].StepsPerSec)
-		}
-	}
-	var yardstick []resultfile.Config
-	env.Details.Yardstick = func(lines []resultfile.Config) { yardstick = lines }
-	// The timeline and the model's profiles, saved beside the result file
-	// for the report; one that cannot be saved stops the run at once.
-	ctx, stop := context.WithCancelCause(ctx)
-	defer stop(nil)
-	var saved error
-	save := func(name string, b []byte, err error) {
+	save := func(name string, b []byte, err error) error {
 		if err == nil {
 			err = writeBytes(filepath.Join(s.Out, "results", name), b)
 		}
-		if err != nil && saved == nil {
-			saved = err
-			stop(err)
+		return err
+	}
+	var seen workloads.CachingOutcome // the outcome the progress has shown
+	o, err := c.MeasureEach(ctx, env, func(o workloads.CachingOutcome) error {
+		was := seen
+		seen = o
+		if n := len(o.Runs); n > len(was.Runs) {
+			end("%s: %.3f steps/s", unit, o.Runs[n-1].Result.StepsPerSec())
 		}
-	}
-	env.Details.Timeline = func(tl *timeline.Timeline) {
-		b, err := json.Marshal(tl)
-		save(timeline003, b, err)
-	}
-	env.Details.Model = func(m workloads.CachingModel) {
-		b, err := json.MarshalIndent(m, "", "  ")
-		save(model003File, b, err)
-	}
-	recs, err := c.Run(ctx, env)
-	if saved != nil {
-		err = saved
-	}
+		if y := o.Yardstick; y.Calibration != nil && was.Yardstick.Calibration == nil {
+			end("%s: ratio %.3f, step %v", unit, y.Calibration.Ratio, y.Calibration.Step)
+		}
+		if n := len(o.Yardstick.Measurements); n > len(was.Yardstick.Measurements) && n%len(levels) == 0 {
+			end("%s: none %.3f steps/s", unit, o.Yardstick.Measurements[n-1].StepsPerSec)
+		}
+		if o.Timeline != nil && was.Timeline == nil {
+			b, err := json.Marshal(o.Timeline)
+			if err := save(timeline003, b, err); err != nil {
+				return err
+			}
+		}
+		if o.Model != nil && was.Model == nil {
+			b, err := json.MarshalIndent(o.Model, "", "  ")
+			return save(model003File, b, err)
+		}
+		return nil
+	})
 	if err != nil {
 		return measurement{}, err
 	}
 	end("%s", unit)
-	return measurement{config: append(c.Settings(), yardstick...), recs: recs}, nil
+	return measurement{config: append(c.Settings(), o.YardstickLines...), recs: workloads.CachingCodec.Encode(o)}, nil
 }
 
 // caching003 is the document's experiment at the run's size, with the
@@ -344,19 +325,29 @@ func render003(f *resultFile, pg *page) ([]byte, error) {
 	if emulated {
 		res.Step = step
 	}
+	o, err := decoded(f, workloads.CachingCodec)
+	if err != nil {
+		return nil, err
+	}
 	for _, p := range plans003(z.raw, z.small) {
 		st := p.step
 		st.Setup = fmt.Sprintf("%s transforms, raw %d×%d, crop %d, batch %d, %d workers; %s of %s (after %d warm-up) at each level",
 			p.impl, p.raw, p.raw, z.crop, z.batch, workers, plural(z.count, "run"), plural(z.steps, "measured step"), z.warmup)
 		st.Command = ladderCommand(p.impl, p.raw, z, workers, step, p.levels, p.placements)
-		at := func(pl loader.Placement, l level.Level) []record {
-			return f.records("Ladder", "step", st.Key, "level", l.String(), "placement", pl.String())
+		at := func(pl loader.Placement, l level.Level) []workloads.PointRun {
+			var rs []workloads.PointRun
+			for _, r := range o.Runs {
+				if r.Step == st.Key && r.Point.Level == l && r.Point.Placement == pl {
+					rs = append(rs, r.PointRun)
+				}
+			}
+			return rs
 		}
 		if len(p.placements) == 1 {
 			for _, l := range p.levels {
 				rs := at(loader.Host, l)
-				row := LevelRow{Level: l, Doc: lookup(p.doc, l), DocAU: math.NaN(), Runs: values(rs, "steps/s"), AU: values(rs, "au-%"),
-					Load: meanDur(values(rs, "load-ns/sample")), Transform: meanDur(values(rs, "transform-ns/sample"))}
+				row := LevelRow{Level: l, Doc: lookup(p.doc, l), DocAU: math.NaN(), Runs: runValues(rs, "steps/s"), AU: runValues(rs, "au-%"),
+					Load: meanDur(runValues(rs, "load-ns/sample")), Transform: meanDur(runValues(rs, "transform-ns/sample"))}
 				if st.Key == "a" {
 					row.DocAU = lookup(workloads.LadderDocumentAU, l)
 				}
@@ -373,17 +364,16 @@ func render003(f *resultFile, pg *page) ([]byte, error) {
 			cfg.Placement = pl
 			for _, l := range p.levels {
 				rs := at(pl, l)
-				row := TransferRow{Transfer: pl.DType().String(), Level: l, Runs: values(rs, "steps/s"), UploadBytes: mean(values(rs, "upload-B/op")),
-					ShapeBytes: shapeBytes(cfg), Upload: meanDur(values(rs, "upload-ns/op")), Convert: meanDur(values(rs, "convert-ns/op"))}
+				row := TransferRow{Transfer: pl.DType().String(), Level: l, Runs: runValues(rs, "steps/s"), UploadBytes: mean(runValues(rs, "upload-B/op")),
+					ShapeBytes: shapeBytes(cfg), Upload: meanDur(runValues(rs, "upload-ns/op")), Convert: meanDur(runValues(rs, "convert-ns/op"))}
 				if l == level.None {
-					row.Transform = meanDur(values(rs, "transform-ns/sample"))
+					row.Transform = meanDur(runValues(rs, "transform-ns/sample"))
 				}
 				ts.Rows = append(ts.Rows, row)
 			}
 		}
 		res.Transfer = ts
 	}
-	var err error
 	if res.Timeline, err = timeline003Figure(pg); err != nil {
 		return nil, err
 	}
@@ -406,8 +396,8 @@ func render003(f *resultFile, pg *page) ([]byte, error) {
 		}
 		res.Model = append(res.Model, ModelReading{Title: impl + " transforms", Reading: p.ReadLadder(measured)})
 	}
-	res.OnDisk = onDisk003Step(f)
-	res.Yardstick = yardstick003(f)
+	res.OnDisk = onDisk003Step(f, o.OnDisk)
+	res.Yardstick = yardstick003(f, o.Yardstick.Measurements)
 	if err := f.check(); err != nil {
 		return nil, err
 	}
@@ -444,6 +434,18 @@ func timeline003Figure(pg *page) (string, error) {
 		return "", err
 	}
 	return link + ".png", nil
+}
+
+// runValues are the values in unit, as the file writes it ("ns/op",
+// not benchfmt's tidied "sec/op"), of the runs whose records have it.
+func runValues(rs []workloads.PointRun, unit string) []float64 {
+	var out []float64
+	for _, r := range rs {
+		if v, ok := value(r.Record, unit); ok {
+			out = append(out, v)
+		}
+	}
+	return out
 }
 
 // mean is the mean of v (summary.Mean), 0 when v is empty: the value

@@ -2,11 +2,13 @@ package reproduce
 
 import (
 	"fmt"
-	"github.com/headspace-bench/headspace/harness/level"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/headspace-bench/headspace/harness/level"
+	"github.com/headspace-bench/headspace/workloads"
 )
 
 // TestOnDisk003Shared reads step (e) from result files: one written since
@@ -15,7 +17,7 @@ import (
 // so), one from before (every case at every level, no content or decoder
 // in the names: read as noise and go, nothing shared, no such sentence),
 // and one whose point leaves out a dimension its level depends on
-// (refused).
+// (refused by the file's codec, workloads.CachingCodec).
 func TestOnDisk003Shared(t *testing.T) {
 	const point = "workers=2/transforms=fast/placement=host/pinned=true-2"
 	rec := func(name string, lv level.Level, sps float64) string {
@@ -59,13 +61,17 @@ func TestOnDisk003Shared(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			od := onDisk003Step(f)
+			o, err := decoded(f, workloads.CachingCodec)
 			if tc.err != "" {
-				if od != nil || f.check() == nil || !strings.Contains(f.check().Error(), tc.err) {
-					t.Fatalf("step %v, error %v, want %q", od, f.check(), tc.err)
+				if err == nil || !strings.Contains(err.Error(), tc.err) {
+					t.Fatalf("error %v, want %q", err, tc.err)
 				}
 				return
 			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			od := onDisk003Step(f, o.OnDisk)
 			if err := f.check(); err != nil || od == nil {
 				t.Fatalf("step %v: %v", od, err)
 			}

@@ -16,8 +16,6 @@ import (
 	"strings"
 	"time"
 
-	"golang.org/x/perf/benchfmt"
-
 	"github.com/headspace-bench/headspace/harness/level"
 	"github.com/headspace-bench/headspace/harness/peer"
 	"github.com/headspace-bench/headspace/internal/summary"
@@ -67,9 +65,10 @@ type Yardstick struct {
 	FirstWave bool
 }
 
-// yardstick003 reads the yardstick from the file; a file written before
-// it existed says so.
-func yardstick003(f *resultFile) *Yardstick {
+// yardstick003 reads the yardstick from the file: its configuration
+// lines, and its runs decoded by workloads.CachingCodec (PeerLadderCodec's);
+// a file written before it existed says so.
+func yardstick003(f *resultFile, runs []peer.LadderMeasurement) *Yardstick {
 	y := &Yardstick{Runs: map[level.Level][]float64{}}
 	status, ok := f.config[keyTorchLadder]
 	if !ok {
@@ -84,7 +83,7 @@ func yardstick003(f *resultFile) *Yardstick {
 	}
 	if y.NotMeasured == "" {
 		y.Torch, y.Command = f.str("torch-version"), f.str("torch-ladder-command")
-		for _, m := range yardstickRuns(f) {
+		for _, m := range runs {
 			if m.Impl == peer.Torch {
 				y.Runs[m.Level] = append(y.Runs[m.Level], m.StepsPerSec)
 			}
@@ -110,28 +109,6 @@ func yardstick003(f *resultFile) *Yardstick {
 	_, timed := f.config["calibration-timing"]
 	y.FirstWave = !timed
 	return y
-}
-
-// yardstickRuns are the runs of the yardstick in f, its PeerLadder
-// records decoded by the yardstick's codec (workloads.PeerLadderCodec),
-// in file order; none where the file has no PeerLadder record, or one
-// that does not decode (f.err says why).
-func yardstickRuns(f *resultFile) []peer.LadderMeasurement {
-	var recs []*benchfmt.Result
-	for _, r := range f.records("PeerLadder") {
-		recs = append(recs, r.r)
-	}
-	if len(recs) == 0 {
-		return nil
-	}
-	o, err := workloads.PeerLadderCodec.Decode(recs)
-	if err != nil {
-		if f.err == nil {
-			f.err = err
-		}
-		return nil
-	}
-	return o.Measurements
 }
 
 // median is the median steps/s of the document's code at l; NaN when not

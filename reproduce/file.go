@@ -230,18 +230,6 @@ func (f *resultFile) records(base string, kv ...string) []record {
 	return out
 }
 
-// values are the values in unit, as the file writes it ("ns/op", not
-// benchfmt's tidied "sec/op"), of the records that have it.
-func values(rs []record, unit string) []float64 {
-	var out []float64
-	for _, r := range rs {
-		if v, ok := value(r.r, unit); ok {
-			out = append(out, v)
-		}
-	}
-	return out
-}
-
 // value is r's value in unit (resultfile.Value: "ns/op" is found whether
 // benchfmt tidied it to sec/op or not).
 func value(r *benchfmt.Result, unit string) (float64, bool) { return resultfile.Value(r, unit) }

@@ -381,7 +381,7 @@ func ExampleRun() {
 }
 
 // TestRun003StopsWhenATimelineCannotBeSaved: the timeline that
-// workloads.Caching passes to Env.Details early in its run (step (a),
+// workloads.Caching passes to its MeasureEach's callback early in its run (step (a),
 // level none) is saved at once, and a save that fails stops the run
 // there, before the model's profiles, with the error naming the file.
 func TestRun003StopsWhenATimelineCannotBeSaved(t *testing.T) {

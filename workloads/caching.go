@@ -23,13 +23,12 @@ import (
 // pipelines of steps (a) and (b) (WhatIf, stopped after its profile), and
 // step (e), the raw-data remedies on real files (OnDisk). Its records are
 // theirs (BenchmarkLadder/step=<key>/…, BenchmarkLadderOnDisk/…), and its
-// Settings is its result file's whole configuration block. What it
-// measured beside its records goes to Env.Details: the timeline of the
-// first naive run at level none and the two profiles
-// (CachingModel). Last, the yardstick: the document's own code beside
-// ours (CachingYardstick, a PeerLadder of the script alone), whose lines
-// of the result file go to Env.Details too, since only its run knows
-// them.
+// Settings is its result file's whole configuration block. Last, the
+// yardstick: the document's own code beside ours (CachingYardstick, a
+// PeerLadder of the script alone). What it measured beside its records
+// is in its outcome (CachingOutcome): the timeline of the first naive
+// run at level none, the two profiles (CachingModel) and the
+// yardstick's lines of the result file, which only its run knows.
 type Caching struct {
 	// Ladder is the document's pipeline, loop and runs (Count, as
 	// rounds of every step): each step's sweep is made from it.
@@ -222,25 +221,63 @@ func (c Caching) Validate() error {
 	return nil
 }
 
-// Run opens env's device once and runs, on it, Ladder.Count rounds of
-// every step (each round one run of each point; the timeline of step
-// (a)'s first run at level none to env.Details); then the model's
-// profiles (on env's device, whose step it scales), to env.Details
-// together; then step (e); then the yardstick (Prepare decides whether
-// it runs; its calibration and its runs so far to
-// env.Details.YardstickSoFar, its lines of the result file to
-// env.Details.Yardstick). Each run of a step's point, each profile, step
+// CachingOutcome is what a Caching measured, in the order it measured
+// it: its steps' runs, the timeline and the model's profiles, step (e)'s
+// runs and the yardstick's. The timeline, the profiles and the
+// yardstick's lines are not in the records (a decoded outcome has none,
+// nor the yardstick's calibration): the report saves the first two
+// beside the result file, the lines in its configuration block.
+type CachingOutcome struct {
+	Runs []CachingRun
+	// Timeline is the timeline of step (a)'s first run at level none.
+	Timeline *timeline.Timeline
+	// Model is the what-if model's profiles; nil until they are made.
+	Model     CachingModel
+	OnDisk    OnDiskOutcome     // step (e)
+	Yardstick PeerLadderOutcome // the document's code, its calibration first
+	// YardstickLines are the yardstick's lines of the result file
+	// (whether it ran and why not, its calibration, the script's command
+	// line and versions), known at the end.
+	YardstickLines []resultfile.Config
+}
+
+// CachingRun is one run of a step's point: BenchmarkLadder/step=<Step>/….
+type CachingRun struct {
+	Step string // the step's key, "a"
+	PointRun
+}
+
+var _ Typed[CachingOutcome] = Caching{}
+
+// Measure is MeasureEach with no callback.
+func (c Caching) Measure(ctx context.Context, env Env) (CachingOutcome, error) {
+	return c.MeasureEach(ctx, env, nil)
+}
+
+// MeasureEach opens env's device once and runs, on it, Ladder.Count
+// rounds of every step (each round one run of each point; the timeline
+// of step (a)'s first run at level none recorded); then the model's
+// profiles (on env's device, whose step it scales); then step (e); then
+// the yardstick (Prepare decides whether it runs). each, if not nil,
+// receives the outcome so far after each run of a step's point (the
+// timeline with the run that made it), the profiles, step (e), the
+// yardstick's calibration and each of its runs: Run streams the new
+// records from it, and document 003's report shows its progress and
+// saves the timeline and the profiles as they are made; an error from
+// each stops the run. Each run of a step's point, each profile, step
 // (e), the calibration and each round of the yardstick is one unit of
 // env.Start, named as "(a) naive level=none run 1/5".
-func (c Caching) Run(ctx context.Context, env Env) ([]*benchfmt.Result, error) {
-	var out []*benchfmt.Result
+func (c Caching) MeasureEach(ctx context.Context, env Env, each func(CachingOutcome) error) (CachingOutcome, error) {
+	var out CachingOutcome
 	if err := c.Validate(); err != nil {
 		return out, err
 	}
 	if !c.Yardstick.Checked {
 		c = c.Prepare(ctx)
 	}
-	keep := env.collect(&out)
+	if each == nil {
+		each = func(CachingOutcome) error { return nil }
+	}
 	dev, err := env.device().Open(true)
 	if err != nil {
 		return out, fmt.Errorf("opening the device: %w", err)
@@ -269,18 +306,18 @@ func (c Caching) Run(ctx context.Context, env Env) ([]*benchfmt.Result, error) {
 			sub := Env{
 				Device: shared,
 				Start:  func(name string) { env.start(fmt.Sprintf("%s run %d/%d", labels[name], run+1, c.Ladder.Count)) },
-				Result: keep,
 			}
-			sub.Details.Point = env.Details.Point
 			if st.Key == "a" && run == 0 {
 				sub.Record = func(name string) bool { return name == none }
 				sub.Recorded = func(_ string, rec *pipeline.Recorder) error {
-					tl := timeline.FromRecorder(fmt.Sprintf("level none, %s transforms, %d workers, on %s", st.Impl, c.Workers, dev.Name()), rec, c.Ladder.Pipeline.Batch)
-					send(env.Details.Timeline, tl)
+					out.Timeline = timeline.FromRecorder(fmt.Sprintf("level none, %s transforms, %d workers, on %s", st.Impl, c.Workers, dev.Name()), rec, c.Ladder.Pipeline.Batch)
 					return nil
 				}
 			}
-			if _, err := w.Run(ctx, sub); err != nil {
+			if _, err := w.MeasureEach(ctx, sub, func(r PointRun) error {
+				out.Runs = append(out.Runs, CachingRun{Step: st.Key, PointRun: r})
+				return each(out)
+			}); err != nil {
 				return out, fmt.Errorf("step (%s): %w", st.Key, err)
 			}
 		}
@@ -296,18 +333,96 @@ func (c Caching) Run(ctx context.Context, env Env) ([]*benchfmt.Result, error) {
 		}
 		model[impl] = *o.Profile
 	}
-	send(env.Details.Model, model)
+	out.Model = model
+	if err := each(out); err != nil {
+		return out, err
+	}
 
 	o := c.Disk()
 	env.start(fmt.Sprintf("(e) on disk: %d cases, %d runs", len(o.Cases()), o.Runs()))
-	if _, err := o.Run(ctx, Env{Device: shared, Dir: env.Dir, Result: keep}); err != nil {
+	out.OnDisk, err = o.Measure(ctx, Env{Device: shared, Dir: env.Dir})
+	if err != nil {
 		return out, fmt.Errorf("step (e): %w", err)
 	}
-
-	lines, err := c.runYardstick(ctx, env, keep)
-	if err != nil {
+	if err := each(out); err != nil {
 		return out, err
 	}
-	send(env.Details.Yardstick, lines)
-	return out, nil
+
+	out.Yardstick, out.YardstickLines, err = c.runYardstick(ctx, env, func(sofar PeerLadderOutcome) error {
+		out.Yardstick = sofar
+		return each(out)
+	})
+	return out, err
+}
+
+// Run is MeasureEach, each record passed to env.Result as soon as the
+// outcome holds it (the steps' runs one by one, step (e)'s once it has
+// run, the yardstick's one by one); it returns the records
+// (CachingCodec).
+func (c Caching) Run(ctx context.Context, env Env) ([]*benchfmt.Result, error) {
+	sent := 0
+	pass := func(o CachingOutcome) error {
+		recs := CachingCodec.Encode(o)
+		for ; env.Result != nil && sent < len(recs); sent++ {
+			if err := env.Result(recs[sent]); err != nil {
+				return err
+			}
+		}
+		return nil
+	}
+	o, err := c.MeasureEach(ctx, env, pass)
+	if perr := pass(o); err == nil {
+		err = perr
+	}
+	return CachingCodec.Encode(o), err
+}
+
+// Codec is CachingCodec.
+func (Caching) Codec() Codec[CachingOutcome] { return CachingCodec }
+
+// CachingCodec is a Caching's records codec: its parts' records, in the
+// order they were made: the steps' runs,
+// BenchmarkLadder/step=<key>/level=…/… (a ladder point's, LadderCodec's
+// under the step), step (e)'s (OnDiskCodec's) and the yardstick's
+// (PeerLadderCodec's). Decode reads each back by its benchmark.
+var CachingCodec = Codec[CachingOutcome]{
+	Experiment: "Caching",
+	Keys: map[string][]string{
+		"Ladder":       append([]string{"step"}, pointKeys...),
+		"LadderOnDisk": OnDiskCodec.Keys["LadderOnDisk"],
+		"PeerLadder":   PeerLadderCodec.Keys["PeerLadder"],
+	},
+	Optional: OnDiskCodec.Optional,
+	Procs:    true,
+	encode: func(o CachingOutcome) []*benchfmt.Result {
+		var out []*benchfmt.Result
+		for _, r := range o.Runs {
+			out = append(out, r.Record)
+		}
+		return append(append(out, OnDiskCodec.Encode(o.OnDisk)...), PeerLadderCodec.Encode(o.Yardstick)...)
+	},
+	decode: func(recs []Record) (CachingOutcome, error) {
+		var out CachingOutcome
+		var disk, yardstick []Record
+		for _, r := range recs {
+			switch r.Benchmark {
+			case "LadderOnDisk":
+				disk = append(disk, r)
+			case "PeerLadder":
+				yardstick = append(yardstick, r)
+			default:
+				p, err := r.point()
+				if err != nil {
+					return out, err
+				}
+				out.Runs = append(out.Runs, CachingRun{Step: r.Keys["step"], PointRun: PointRun{Point: p, Record: r.Result}})
+			}
+		}
+		var err error
+		if out.OnDisk, err = decodeOnDisk(disk); err != nil {
+			return out, err
+		}
+		out.Yardstick, err = PeerLadderCodec.decode(yardstick)
+		return out, err
+	},
 }

@@ -20,7 +20,8 @@ import (
 // under BenchmarkLadder/step=<key>/ and step (e)'s under
 // BenchmarkLadderOnDisk/, in that order; one unit of Start per Units;
 // the timeline of step (a)'s first run at level none and the model's
-// profiles of steps (a) and (b) through Details, once each.
+// profiles of steps (a) and (b) in its outcome, seen by MeasureEach's
+// callback as they are made; Run streams its records.
 func TestCaching(t *testing.T) {
 	c := QuickCaching()
 	c.Workers = 2
@@ -31,13 +32,35 @@ func TestCaching(t *testing.T) {
 	env := Env{Device: Emulated(dev), Dir: t.TempDir()}
 	var starts []string
 	env.Start = func(name string) { starts = append(starts, name) }
+	// The timeline and the profiles, as each sees them first.
 	var tls []*timeline.Timeline
-	env.Details.Timeline = func(tl *timeline.Timeline) { tls = append(tls, tl) }
 	var models []CachingModel
-	env.Details.Model = func(m CachingModel) { models = append(models, m) }
-	recs, err := c.Run(context.Background(), env)
+	var streamed []*benchfmt.Result
+	env.Result = func(r *benchfmt.Result) error { streamed = append(streamed, r); return nil }
+	o, err := c.MeasureEach(context.Background(), Env{Device: env.Device, Dir: env.Dir, Start: env.Start}, func(o CachingOutcome) error {
+		if o.Timeline != nil && len(tls) == 0 {
+			tls = append(tls, o.Timeline)
+		}
+		if o.Model != nil && len(models) == 0 {
+			models = append(models, o.Model)
+		}
+		return nil
+	})
 	if err != nil {
 		t.Fatal(err)
+	}
+	recs := CachingCodec.Encode(o)
+	if o.Timeline != tls[0] || !reflect.DeepEqual(o.Model, models[0]) {
+		t.Errorf("the outcome's timeline and model are not the ones each saw")
+	}
+	// Run streams the same records, each as the outcome holds it.
+	starts = nil
+	got, err := c.Run(context.Background(), env)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(got) != len(recs) || !reflect.DeepEqual(got, streamed) {
+		t.Errorf("Run returned %d records, streamed %d; want %d, the same", len(got), len(streamed), len(recs))
 	}
 
 	var want []string // the records' prefixes, in order
@@ -146,12 +169,12 @@ func TestCachingYardstickNotRun(t *testing.T) {
 			if p.Units() != before {
 				t.Errorf("Units %d after Prepare, %d before: the yardstick adds none when it does not run", p.Units(), before)
 			}
-			lines, err := p.runYardstick(context.Background(), Env{}, func(*benchfmt.Result) error {
-				t.Error("a record from a yardstick that does not run")
+			o, lines, err := p.runYardstick(context.Background(), Env{}, func(PeerLadderOutcome) error {
+				t.Error("progress from a yardstick that does not run")
 				return nil
 			})
-			if err != nil {
-				t.Fatal(err)
+			if err != nil || len(o.Measurements) != 0 {
+				t.Fatalf("%d runs, error %v", len(o.Measurements), err)
 			}
 			want := []resultfile.Config{{Key: KeyTorchLadder, Value: NotMeasured + p.Yardstick.NotRun}, {Key: KeyCalibration, Value: NotMeasured + "the document's code did not run"}}
 			if !reflect.DeepEqual(lines, want) {

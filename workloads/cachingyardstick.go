@@ -6,8 +6,6 @@ import (
 	"fmt"
 	"strings"
 
-	"golang.org/x/perf/benchfmt"
-
 	"github.com/headspace-bench/headspace/device"
 	"github.com/headspace-bench/headspace/harness/level"
 	"github.com/headspace-bench/headspace/harness/loader"
@@ -100,16 +98,16 @@ func (c Caching) YardstickExperiment() PeerLadder {
 }
 
 // runYardstick runs the yardstick (its PeerLadder's MeasureEach), its
-// records (PeerLadderCodec) to keep once it has run, its outcome so far
-// to env.Details.YardstickSoFar after the calibration and each run; it
-// returns its lines of the result file (KeyTorchLadder, KeyCalibration, the
-// calibration's, the script's command line and versions). One that does
-// not run says why in them; a script that was found and then fails fails
-// the run: a half-measured column is not reported.
-func (c Caching) runYardstick(ctx context.Context, env Env, keep func(*benchfmt.Result) error) ([]resultfile.Config, error) {
+// outcome so far to each after the calibration and each run; it returns
+// its outcome, the calibration in it, and its lines of the result file
+// (KeyTorchLadder, KeyCalibration, the calibration's, the script's
+// command line and versions). One that does not run says why in them; a
+// script that was found and then fails fails the run: a half-measured
+// column is not reported.
+func (c Caching) runYardstick(ctx context.Context, env Env, each func(PeerLadderOutcome) error) (PeerLadderOutcome, []resultfile.Config, error) {
 	y := c.Yardstick
 	if y.NotRun != "" {
-		return []resultfile.Config{{Key: KeyTorchLadder, Value: NotMeasured + y.NotRun},
+		return PeerLadderOutcome{}, []resultfile.Config{{Key: KeyTorchLadder, Value: NotMeasured + y.NotRun},
 			{Key: KeyCalibration, Value: NotMeasured + "the document's code did not run"}}, nil
 	}
 	var out []resultfile.Config
@@ -122,10 +120,12 @@ func (c Caching) runYardstick(ctx context.Context, env Env, keep func(*benchfmt.
 		// experiment's step, as ours did.
 		got, err := CalibratePeerLadder(ctx, y.Peer, CachingCalibrationBatches)
 		if err != nil {
-			return nil, fmt.Errorf("the yardstick's calibration: %w", err)
+			return PeerLadderOutcome{}, nil, fmt.Errorf("the yardstick's calibration: %w", err)
 		}
 		cal = &got
-		send(env.Details.YardstickSoFar, PeerLadderOutcome{Calibration: cal})
+		if err := each(PeerLadderOutcome{Calibration: cal}); err != nil {
+			return PeerLadderOutcome{Calibration: cal}, nil, err
+		}
 		out = append(out, resultfile.Config{Key: KeyCalibration, Value: Measured})
 		out = append(out, cal.Settings()...)
 	}
@@ -133,19 +133,14 @@ func (c Caching) runYardstick(ctx context.Context, env Env, keep func(*benchfmt.
 	sub := Env{Start: func(name string) { env.start("(yardstick) " + name) }}
 	res, err := exp.MeasureEach(ctx, sub, func(sofar PeerLadderOutcome) error {
 		sofar.Calibration = cal
-		send(env.Details.YardstickSoFar, sofar)
-		return nil
+		return each(sofar)
 	})
+	res.Calibration = cal
 	if err != nil {
-		return nil, fmt.Errorf("the yardstick: %w", err)
-	}
-	for _, rec := range exp.Codec().Encode(res) {
-		if err := keep(rec); err != nil {
-			return nil, fmt.Errorf("the yardstick: %w", err)
-		}
+		return res, nil, fmt.Errorf("the yardstick: %w", err)
 	}
 	first := peer.LadderOutput{Config: res.PeerConfig}
-	return append(out,
+	return res, append(out,
 		resultfile.Config{Key: KeyTorchLadder, Value: Measured},
 		resultfile.Config{Key: "torch-ladder-command", Value: y.Peer.Python + " " + y.Peer.Script + " " + strings.Join(exp.Config.Settings.LadderArgs(exp.Config.Levels), " ")},
 		resultfile.Config{Key: "torch-version", Value: first.Get("torch")},

@@ -468,3 +468,10 @@ func openGPU(ctx context.Context, ordinal int) (*cuda.Context, error) {
 	}
 	return cuda.Open(ctx, ordinal)
 }
+
+// send calls f with v if f is set: how CUDACheck passes its progress.
+func send[T any](f func(T), v T) {
+	if f != nil {
+		f(v)
+	}
+}

@@ -44,16 +44,13 @@
 // result file as it is made (and Done resumes one), and prints. The
 // file's configuration is the machine's lines and the experiment's
 // Settings, plus what is known only once it has run (the GPU's lines, a
-// calibration), from a Typed experiment's outcome or the typed details
-// Run passes. What it prints beyond the records' figures (an analysis's
+// calibration), from the experiment's typed outcome. What it prints beyond the records' figures (an analysis's
 // plot and stage statistics, a simulation's animation, the what-if
 // model's profile) comes from a Typed experiment's Measure, its outcome
-// as a value of its own type (Sim, Loaders, Headspace, Node, CUDACheck,
-// CUDADecode, Peer, PeerLadder, OnDisk, WhatIf: typed.go), or, for the
-// others until they are converted, from Env.Details, where Run passes
-// what it measured as it is made: one typed hook per type, its comment
-// naming the experiment that sends it, and the compiler checking every
-// hook's type. So no command calls an engine's loop, and the records a command writes are the benchmark's. A caller
+// as a value of its own type (every experiment is Typed: typed.go;
+// one whose run is long passes it so far to its MeasureEach's typed
+// callback, as it is made). So no command calls an engine's loop, and
+// the records a command writes are the benchmark's. A caller
 // that runs an experiment in parts says so in the specification, not by
 // renaming records: Caching (003) runs each of its steps as a Ladder
 // whose Under ("Ladder/step=a") puts its points' records under the step,

@@ -31,9 +31,10 @@ type Experiment interface {
 	Settings() []resultfile.Config
 	// Run measures the experiment in env and returns its records, in the
 	// order they were made; each is also passed to env.Result as it is
-	// made (a Typed experiment's once it has measured: RunTyped). It
-	// stops at the first error, or when ctx is done, returning the
-	// records made before.
+	// made (a Typed experiment's once it has measured, RunTyped, but
+	// for the long ones that stream: Ladder, Caching, Remote). It stops
+	// at the first error, or when ctx is done, returning the records
+	// made before.
 	Run(ctx context.Context, env Env) ([]*benchfmt.Result, error)
 }
 
@@ -86,11 +87,6 @@ type Env struct {
 	// Record, if set, picks the units Recorded records, by the name
 	// Recorded would receive; nil records every unit's first run.
 	Record func(name string) bool
-	// Details receive what an experiment measured beside its records,
-	// typed, as it is made: one hook per type, named with the experiment
-	// that sends it. A Typed experiment sends none: what it measured is
-	// its Measure's value.
-	Details Details
 }
 
 // done is how many records of the benchmark name env.Done says a

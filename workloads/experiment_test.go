@@ -2,10 +2,6 @@ package workloads
 
 import (
 	"context"
-	"go/ast"
-	"go/parser"
-	"go/token"
-	"path/filepath"
 	"reflect"
 	"strings"
 	"testing"
@@ -74,8 +70,8 @@ func TestLadderRunResumesAndRecords(t *testing.T) {
 
 // TestLadderUnder runs a ladder under a sub-benchmark path, as the 003
 // report runs its steps: records, Start, Recorded and Done all use the
-// path's name (BenchmarkLadder/step=a/level=…), each run reaches Detail
-// as a PointRun with its record, Record picks the one point recorded,
+// path's name (BenchmarkLadder/step=a/level=…), each run reaches
+// MeasureEach's callback as a PointRun with its record, Record picks the one point recorded,
 // and a path that is not one is refused.
 func TestLadderUnder(t *testing.T) {
 	l, env := tinyLadder()
@@ -91,11 +87,11 @@ func TestLadderUnder(t *testing.T) {
 	env.Record = func(name string) bool { return name == none }
 	env.Recorded = func(name string, _ *pipeline.Recorder) error { recorded = append(recorded, name); return nil }
 	env.Done = func(name string) int { asked = append(asked, name); return 0 }
-	env.Details.Point = func(r PointRun) { runs = append(runs, r) }
-	recs, err := l.Run(context.Background(), env)
+	o, err := l.MeasureEach(context.Background(), env, func(r PointRun) error { runs = append(runs, r); return nil })
 	if err != nil {
 		t.Fatal(err)
 	}
+	recs := LadderCodec.Encode(o)
 	var names, want []string
 	for _, r := range recs {
 		names = append(names, string(r.Name))
@@ -263,55 +259,19 @@ func TestCUDACheckValidate(t *testing.T) {
 	}
 }
 
-// TestDetailsTyped checks that what an experiment passes beside its
-// records goes through typed hooks only (no hook of Env or Details takes
-// an interface, which a subscriber of the wrong type would wait on in
-// silence), and that every hook of Details is sent by some experiment
-// (send(env.Details.<Field>, …) in this package's source), so none waits
-// for nothing.
-func TestDetailsTyped(t *testing.T) {
-	for _, typ := range []reflect.Type{reflect.TypeFor[Env](), reflect.TypeFor[Details]()} {
-		for f := range typ.Fields() {
-			if f.Type.Kind() != reflect.Func {
-				continue
-			}
-			for p := range f.Type.Ins() {
-				if p.Kind() == reflect.Interface {
-					t.Errorf("%s.%s takes %s: an untyped hook", typ.Name(), f.Name, p)
-				}
-			}
-		}
-	}
-	sent := map[string]bool{}
-	files, err := filepath.Glob("*.go")
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, name := range files {
-		if strings.HasSuffix(name, "_test.go") {
+// TestEnvHooksTyped checks that no hook of Env takes an interface,
+// which a subscriber of the wrong type would wait on in silence: what an
+// experiment measured is its typed outcome (Typed), and what it passes
+// as it goes is typed too.
+func TestEnvHooksTyped(t *testing.T) {
+	for f := range reflect.TypeFor[Env]().Fields() {
+		if f.Type.Kind() != reflect.Func {
 			continue
 		}
-		f, err := parser.ParseFile(token.NewFileSet(), name, nil, parser.SkipObjectResolution)
-		if err != nil {
-			t.Fatal(err)
-		}
-		ast.Inspect(f, func(n ast.Node) bool {
-			call, ok := n.(*ast.CallExpr)
-			if !ok || len(call.Args) != 2 {
-				return true
+		for p := range f.Type.Ins() {
+			if p.Kind() == reflect.Interface {
+				t.Errorf("Env.%s takes %s: an untyped hook", f.Name, p)
 			}
-			if id, ok := call.Fun.(*ast.Ident); !ok || id.Name != "send" {
-				return true
-			}
-			if sel, ok := call.Args[0].(*ast.SelectorExpr); ok {
-				sent[sel.Sel.Name] = true
-			}
-			return true
-		})
-	}
-	for f := range reflect.TypeFor[Details]().Fields() {
-		if !sent[f.Name] {
-			t.Errorf("Details.%s is sent by no experiment", f.Name)
 		}
 	}
 }

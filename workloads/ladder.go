@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"runtime"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 
@@ -299,14 +300,23 @@ func (l Ladder) Only(p ladder.Point) Ladder {
 	return l
 }
 
-// PointRun is one run of one point of a ladder, passed to Env.Details as
-// it finishes, before its record goes to Env.Result: what a caller needs
-// beside the record (the point, the whole train.Result).
+// PointRun is one run of one point of a ladder: an element of what a
+// Ladder measured (LadderOutcome).
 type PointRun struct {
-	Point  ladder.Point
+	Point ladder.Point
+	// Result is the whole run (Measure's); a decoded run has none: its
+	// figures are its record's.
 	Result train.Result
 	Record *benchfmt.Result // named by PointName
 }
+
+// LadderOutcome is what a Ladder measured: every run of every point, in
+// the order they were made.
+type LadderOutcome struct {
+	Runs []PointRun
+}
+
+var _ Typed[LadderOutcome] = Ladder{}
 
 // Name is "Ladder": BenchmarkLadder/level=…/workers=…/….
 func (Ladder) Name() string { return "Ladder" }
@@ -314,20 +324,25 @@ func (Ladder) Name() string { return "Ladder" }
 // Document is "003".
 func (Ladder) Document() string { return "003" }
 
-// Run runs the sweep (every point, or its shard's) on env's device, the
-// device opened once per pinning: for each selected point, Count runs
-// (less those env.Done says a resumed file holds), each passed to
-// env.Details as a PointRun and its record, named by PointName, to
-// env.Result as it finishes. With env.Recorded, the first run of each
-// point (of those env.Record picks, where set) is recorded as a
-// timeline. It stops at the first error, or when ctx is done, returning
-// the records made before.
-func (l Ladder) Run(ctx context.Context, env Env) ([]*benchfmt.Result, error) {
-	var out []*benchfmt.Result
+// Measure is MeasureEach with no callback.
+func (l Ladder) Measure(ctx context.Context, env Env) (LadderOutcome, error) {
+	return l.MeasureEach(ctx, env, nil)
+}
+
+// MeasureEach runs the sweep (every point, or its shard's) on env's
+// device, the device opened once per pinning: for each selected point,
+// Count runs (less those env.Done says a resumed file holds), each a
+// PointRun whose record is named by PointName, passed to each (if not
+// nil) as it finishes: Run passes its record on to env.Result there, so
+// an interrupted sweep's file keeps every finished run. With
+// env.Recorded, the first run of each point (of those env.Record picks,
+// where set) is recorded as a timeline. It stops at the first error
+// (each's too), or when ctx is done, returning the runs made before.
+func (l Ladder) MeasureEach(ctx context.Context, env Env, each func(PointRun) error) (LadderOutcome, error) {
+	var out LadderOutcome
 	if err := l.Validate(); err != nil {
 		return out, err
 	}
-	keep := env.collect(&out)
 	open := env.device().Open
 	devs := map[bool]device.Device{}
 	defer func() {
@@ -364,13 +379,93 @@ func (l Ladder) Run(ctx context.Context, env Env) ([]*benchfmt.Result, error) {
 			b := p.Benchmark(res)
 			ladder.AddDisturbance(b, m.sample, res.Steps, m.reruns, m.disturbed)
 			b.Name = benchfmt.Name(l.benchName(p)) // under Under
-			send(env.Details.Point, PointRun{Point: p, Result: res, Record: b})
-			if err := keep(b); err != nil {
-				return out, err
+			r := PointRun{Point: p, Result: res, Record: b}
+			out.Runs = append(out.Runs, r)
+			if each != nil {
+				if err := each(r); err != nil {
+					return out, err
+				}
 			}
 		}
 	}
 	return out, nil
+}
+
+// Run is MeasureEach, each run's record passed to env.Result as it
+// finishes (a long sweep's file is streamed: an interrupted one keeps
+// every finished run); it returns the records (LadderCodec).
+func (l Ladder) Run(ctx context.Context, env Env) ([]*benchfmt.Result, error) {
+	o, err := l.MeasureEach(ctx, env, func(r PointRun) error {
+		if env.Result == nil {
+			return nil
+		}
+		return env.Result(r.Record)
+	})
+	return LadderCodec.Encode(o), err
+}
+
+// Codec is LadderCodec.
+func (Ladder) Codec() Codec[LadderOutcome] { return LadderCodec }
+
+// LadderCodec is a Ladder's records codec: a record a run, in the order
+// they ran, BenchmarkLadder/level=…/workers=…/transforms=…/placement=…/pinned=…
+// (ladder.Point.Benchmark) with a GOMAXPROCS suffix. Decode reads each
+// run's point back, its record kept (its figures); files from before
+// placement and pinning were recorded lack them (host, not pinned). A
+// sweep run under another path (Under) is its composite's: Caching's,
+// OnDisk's, Remote's codecs read those.
+var LadderCodec = Codec[LadderOutcome]{
+	Experiment: "Ladder",
+	Keys:       map[string][]string{"Ladder": pointKeys},
+	Optional:   map[string][]string{"Ladder": {"placement", "pinned"}},
+	Procs:      true,
+	encode:     func(o LadderOutcome) []*benchfmt.Result { return pointRecords(o.Runs) },
+	decode: func(recs []Record) (LadderOutcome, error) {
+		var out LadderOutcome
+		for _, r := range recs {
+			p, err := r.point()
+			if err != nil {
+				return out, err
+			}
+			out.Runs = append(out.Runs, PointRun{Point: p, Record: r.Result})
+		}
+		return out, nil
+	},
+}
+
+// pointKeys are the keys of a ladder point's part of a record's name
+// (ladder.Point.Sub).
+var pointKeys = []string{"level", "workers", "transforms", "placement", "pinned"}
+
+// pointRecords are the runs' records, in order.
+func pointRecords(runs []PointRun) []*benchfmt.Result {
+	out := make([]*benchfmt.Result, 0, len(runs))
+	for _, r := range runs {
+		out = append(out, r.Record)
+	}
+	return out
+}
+
+// point is the ladder point a record's name gives (pointKeys): a name
+// without placement or pinning (a file from before they were recorded)
+// is host, not pinned.
+func (r Record) point() (ladder.Point, error) {
+	name := fullName(r.Result)
+	l, err := level.Parse(r.Keys["level"])
+	if err != nil {
+		return ladder.Point{}, fmt.Errorf("%s: %w", name, err)
+	}
+	workers, err := strconv.Atoi(r.Keys["workers"])
+	if err != nil {
+		return ladder.Point{}, fmt.Errorf("%s: workers %q is not a count", name, r.Keys["workers"])
+	}
+	p := ladder.Point{Level: l, Workers: workers, Impl: r.Keys["transforms"], Pinned: r.Keys["pinned"] == "true"}
+	if pl := r.Keys["placement"]; pl != "" {
+		if p.Placement, err = loader.ParsePlacement(pl); err != nil {
+			return ladder.Point{}, fmt.Errorf("%s: %w", name, err)
+		}
+	}
+	return p, nil
 }
 
 // LadderGroups sets the steps/s of every point in values (by benchmark

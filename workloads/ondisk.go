@@ -443,10 +443,11 @@ func (o OnDisk) runCase(ctx context.Context, pc OnDiskPlan, data string, add fun
 		k := pc.Case.For(p.Level)
 		pl := l.Only(p)
 		pl.Under = o.Name() + "/" + k.Name()
-		run := Env{Device: dev, Details: Details{Point: func(r PointRun) {
+		o, err := pl.Measure(ctx, Env{Device: dev})
+		for _, r := range o.Runs {
 			add(OnDiskResult{Case: k, Point: r.Point, Record: r.Record, StepsPerSec: r.Result.StepsPerSec()})
-		}}}
-		if _, err := pl.Run(ctx, run); err != nil {
+		}
+		if err != nil {
 			return fmt.Errorf("%s: %w", pc.Case.Name(), err)
 		}
 	}
@@ -583,13 +584,9 @@ func decodeOnDisk(recs []Record) (OnDiskOutcome, error) {
 		if err != nil {
 			return out, fmt.Errorf("%s: raw %q is not a size", fullName(r.Result), r.Keys["raw"])
 		}
-		l, err := level.Parse(r.Keys["level"])
+		p, err := r.point()
 		if err != nil {
-			return out, fmt.Errorf("%s: %w", fullName(r.Result), err)
-		}
-		workers, err := strconv.Atoi(r.Keys["workers"])
-		if err != nil {
-			return out, fmt.Errorf("%s: workers %q is not a count", fullName(r.Result), r.Keys["workers"])
+			return out, err
 		}
 		c := OnDiskCase{Format: r.Keys["format"], Layout: r.Keys["layout"], RawSize: raw, PageCache: r.Keys["page-cache"],
 			Content: r.Keys["content"], Decoder: r.Keys["decoder"]}
@@ -598,18 +595,12 @@ func decodeOnDisk(recs []Record) (OnDiskOutcome, error) {
 		}
 		// A shared point (a file from after the sharing) names exactly
 		// the dimensions its level depends on; a case's own point, all.
-		if c.Shared() && !slices.Equal(c.Dimensions(), OnDiskDepends(l)) {
+		if l := p.Level; c.Shared() && !slices.Equal(c.Dimensions(), OnDiskDepends(l)) {
 			return out, fmt.Errorf("%s: level %s depends on %s, and the name does not give them all", fullName(r.Result), l, strings.Join(OnDiskDepends(l), ", "))
 		}
 		sps, err := r.Value("steps/s")
 		if err != nil {
 			return out, err
-		}
-		p := ladder.Point{Level: l, Workers: workers, Impl: r.Keys["transforms"], Pinned: r.Keys["pinned"] == "true"}
-		if pl := r.Keys["placement"]; pl != "" {
-			if p.Placement, err = loader.ParsePlacement(pl); err != nil {
-				return out, fmt.Errorf("%s: %w", fullName(r.Result), err)
-			}
 		}
 		out.Runs = append(out.Runs, OnDiskResult{Case: c, Point: p, Record: r.Result, StepsPerSec: sps})
 	}

@@ -12,7 +12,6 @@ import (
 
 	"github.com/headspace-bench/headspace/harness/level"
 	"github.com/headspace-bench/headspace/harness/peer"
-	"github.com/headspace-bench/headspace/harness/resultfile"
 )
 
 // TestPeerLadderScriptOnly (where /bin/sh runs the fake script): 003's way, the script alone, every level in
@@ -107,18 +106,20 @@ func TestCachingYardstick(t *testing.T) {
 	env.Start = func(name string) { starts = append(starts, name) }
 	var cal []PeerLadderCalibration
 	var sofar []PeerLadderOutcome
-	env.Details.YardstickSoFar = func(o PeerLadderOutcome) {
-		if len(o.Measurements) == 0 {
-			cal = append(cal, *o.Calibration)
+	o, err := c.MeasureEach(context.Background(), env, func(o CachingOutcome) error {
+		y := o.Yardstick
+		if y.Calibration != nil && len(y.Measurements) == 0 {
+			cal = append(cal, *y.Calibration)
 		}
-		sofar = append(sofar, o)
-	}
-	var lines []resultfile.Config
-	env.Details.Yardstick = func(l []resultfile.Config) { lines = l }
-	recs, err := c.Run(context.Background(), env)
+		if y.Calibration != nil {
+			sofar = append(sofar, y)
+		}
+		return nil
+	})
 	if err != nil {
 		t.Fatal(err)
 	}
+	recs, lines := CachingCodec.Encode(o), o.YardstickLines
 	if len(starts) != c.Units() {
 		t.Errorf("%d units started, Units says %d", len(starts), c.Units())
 	}

@@ -259,12 +259,62 @@ func (d RemoteDataset) Name() string { return "format=" + d.Format + "/layout=" 
 // per sample (the model's input).
 const RemoteBytesUnit = "bytes/sample"
 
-// Run measures the grid (see Remote): each record is passed to
-// env.Result as it is made. Datasets are written under env.Dir, one at
-// a time, and the server's objects beside them; all is removed at the
-// end, and so are the local copies level local makes in the cache.
-func (r Remote) Run(ctx context.Context, env Env) ([]*benchfmt.Result, error) {
-	var out []*benchfmt.Result
+// RemoteRun is one run of one point of the grid: an element of what a
+// Remote measured (RemoteOutcome). Its record (PointRun.Record) is
+// named by its point (under) and adds RemoteBytesUnit where it fetched.
+type RemoteRun struct {
+	// Dataset is the run's format and layout; zero for level device,
+	// which reads none.
+	Dataset RemoteDataset
+	// RTT is the grid's round trip, Check a check's name instead;
+	// Concurrency is the requests in flight through the link, 0 for
+	// levels local and device, which read straight from the server.
+	RTT         time.Duration
+	Check       string
+	Concurrency int
+	PointRun
+}
+
+// under is the run's benchmark path, before its ladder point's
+// (Ladder.Under): Remote[/<dataset>][/rtt=…|/check=…/concurrency=…].
+func (r RemoteRun) under() string {
+	s := "Remote"
+	if r.Dataset != (RemoteDataset{}) {
+		s += "/" + r.Dataset.Name()
+	}
+	switch {
+	case r.Check != "":
+		s += "/check=" + r.Check
+	case r.Concurrency > 0:
+		s += "/rtt=" + r.RTT.String()
+	}
+	if r.Concurrency > 0 {
+		s += "/concurrency=" + strconv.Itoa(r.Concurrency)
+	}
+	return s
+}
+
+// RemoteOutcome is what a Remote measured: every run, in the order they
+// were made.
+type RemoteOutcome struct {
+	Runs []RemoteRun
+}
+
+var _ Typed[RemoteOutcome] = Remote{}
+
+// Measure is MeasureEach with no callback.
+func (r Remote) Measure(ctx context.Context, env Env) (RemoteOutcome, error) {
+	return r.MeasureEach(ctx, env, nil)
+}
+
+// MeasureEach measures the grid (see Remote), passing each run to each
+// (if not nil) as it is made: Run passes its record on to env.Result
+// there (`headspace remote` prints it and streams it to its file). An
+// error from each stops the run. Datasets are written under env.Dir, one
+// at a time, and the server's objects beside them; all is removed at
+// the end, and so are the local copies level local makes in the cache.
+func (r Remote) MeasureEach(ctx context.Context, env Env, each func(RemoteRun) error) (RemoteOutcome, error) {
+	var out RemoteOutcome
 	if err := r.Validate(); err != nil {
 		return out, err
 	}
@@ -278,7 +328,6 @@ func (r Remote) Run(ctx context.Context, env Env) ([]*benchfmt.Result, error) {
 		return out, err
 	}
 	defer srv.Close()
-	keep := env.collect(&out)
 	env.start(r.Name())
 	dev, closeDev := env.device().once()
 	defer closeDev()
@@ -302,32 +351,36 @@ func (r Remote) Run(ctx context.Context, env Env) ([]*benchfmt.Result, error) {
 			if err != nil {
 				return out, err
 			}
-			run := func(under string, lv level.Level, bo bucket.Options, settings []resultfile.Config) error {
+			// run runs level lv at the point at (its dataset, round trip or
+			// check, concurrency), reading through bo.
+			run := func(at RemoteRun, lv level.Level, bo bucket.Options, settings []resultfile.Config) error {
 				l := r.Ladder
-				l.Levels, l.Count, l.Under = []level.Level{lv}, r.Ladder.Count, under
+				l.Levels, l.Count, l.Under = []level.Level{lv}, r.Ladder.Count, at.under()
 				l.Pipeline.Dataset.N = r.Samples
 				l.Pipeline.Data, l.Pipeline.Bucket, l.Pipeline.Link = url, bo, settings
 				if lay.Whole {
 					l.Pipeline.ShardReads = ondisk.ShardReadsWhole
 				}
-				var runs []PointRun
-				runEnv := Env{Device: dev, Result: func(b *benchfmt.Result) error { return nil },
-					Details: Details{Point: func(p PointRun) { runs = append(runs, p) }}}
-				if _, err := l.Run(ctx, runEnv); err != nil {
-					return fmt.Errorf("%s: %w", under, err)
+				o, err := l.Measure(ctx, Env{Device: dev})
+				if err != nil {
+					return fmt.Errorf("%s: %w", l.Under, err)
 				}
-				for _, p := range runs {
+				for _, p := range o.Runs {
 					if p.Result.Samples > 0 {
 						p.Record.Values = append(p.Record.Values, benchfmt.Value{Value: float64(p.Result.Fetched) / float64(p.Result.Samples), Unit: RemoteBytesUnit})
 					}
-					if err := keep(p.Record); err != nil {
-						return err
+					at.PointRun = p
+					out.Runs = append(out.Runs, at)
+					if each != nil {
+						if err := each(at); err != nil {
+							return err
+						}
 					}
 				}
 				return nil
 			}
 			if !deviceDone {
-				if err := run("Remote", level.Device, direct, nil); err != nil {
+				if err := run(RemoteRun{}, level.Device, direct, nil); err != nil {
 					return out, err
 				}
 				deviceDone = true
@@ -338,16 +391,14 @@ func (r Remote) Run(ctx context.Context, env Env) ([]*benchfmt.Result, error) {
 			for _, rtt := range r.RTTs {
 				cfg := link.Config{Latency: rtt}
 				for _, c := range r.Concurrency {
-					under := fmt.Sprintf("Remote/%s/rtt=%s/concurrency=%d", ds.Name(), rtt, c)
-					if err := r.viaLink(ctx, srv, cfg, c, direct, under, run); err != nil {
+					if err := r.viaLink(ctx, srv, cfg, direct, RemoteRun{Dataset: ds, RTT: rtt, Concurrency: c}, run); err != nil {
 						return out, err
 					}
 				}
 			}
 			for _, ck := range r.Checks {
 				cfg, _ := link.Parse(ck.Link) // checked by Validate
-				under := fmt.Sprintf("Remote/%s/check=%s/concurrency=%d", ds.Name(), ck.Name, ck.Concurrency)
-				if err := r.viaLink(ctx, srv, cfg, ck.Concurrency, direct, under, run); err != nil {
+				if err := r.viaLink(ctx, srv, cfg, direct, RemoteRun{Dataset: ds, Check: ck.Name, Concurrency: ck.Concurrency}, run); err != nil {
 					return out, err
 				}
 			}
@@ -356,10 +407,75 @@ func (r Remote) Run(ctx context.Context, env Env) ([]*benchfmt.Result, error) {
 	return out, nil
 }
 
+// Run is MeasureEach, each run's record passed to env.Result as it is
+// made; it returns the records (RemoteCodec).
+func (r Remote) Run(ctx context.Context, env Env) ([]*benchfmt.Result, error) {
+	o, err := r.MeasureEach(ctx, env, func(run RemoteRun) error {
+		if env.Result == nil {
+			return nil
+		}
+		return env.Result(run.Record)
+	})
+	return RemoteCodec.Encode(o), err
+}
+
+// Codec is RemoteCodec.
+func (Remote) Codec() Codec[RemoteOutcome] { return RemoteCodec }
+
+// RemoteCodec is a Remote's records codec: a record a run, in the order
+// they ran, named as RemoteBytesUnit's comment shows, with a GOMAXPROCS
+// suffix. Decode reads each run's point back, its record kept (its
+// figures), and refuses a name whose parts do not make one of the four.
+var RemoteCodec = Codec[RemoteOutcome]{
+	Experiment: "Remote",
+	Keys:       map[string][]string{"Remote": append([]string{"format", "layout", "rtt", "check", "concurrency"}, pointKeys...)},
+	Optional:   map[string][]string{"Remote": {"format", "layout", "rtt", "check", "concurrency"}},
+	Procs:      true,
+	encode: func(o RemoteOutcome) []*benchfmt.Result {
+		out := make([]*benchfmt.Result, 0, len(o.Runs))
+		for _, r := range o.Runs {
+			out = append(out, r.Record)
+		}
+		return out
+	},
+	decode: func(recs []Record) (RemoteOutcome, error) {
+		var out RemoteOutcome
+		for _, rec := range recs {
+			name := fullName(rec.Result)
+			p, err := rec.point()
+			if err != nil {
+				return out, err
+			}
+			k := rec.Keys
+			r := RemoteRun{Dataset: RemoteDataset{k["format"], k["layout"]}, Check: k["check"], PointRun: PointRun{Point: p, Record: rec.Result}}
+			if c := k["concurrency"]; c != "" {
+				if r.Concurrency, err = strconv.Atoi(c); err != nil || r.Concurrency < 1 {
+					return out, fmt.Errorf("%s: concurrency %q is not a count", name, c)
+				}
+			}
+			if rtt := k["rtt"]; rtt != "" {
+				if r.RTT, err = time.ParseDuration(rtt); err != nil {
+					return out, fmt.Errorf("%s: rtt %q is not a duration", name, rtt)
+				}
+			}
+			// Level none reads through a link (a round trip or a check) at
+			// a concurrency; local and device read straight from the
+			// server, device no dataset.
+			fetches, grid, check := p.Level == level.None, k["rtt"] != "", r.Check != ""
+			if fetches != (r.Concurrency > 0) || fetches != (grid != check) || (r.Dataset.Format == "") != (r.Dataset.Layout == "") ||
+				(p.Level == level.Device) != (r.Dataset.Format == "") {
+				return out, fmt.Errorf("%s: not a point of Remote's grid (Remote/format=…/layout=…/rtt=…|check=…/concurrency=…/level=none/…, Remote/format=…/layout=…/level=local/…, Remote/level=device/…)", name)
+			}
+			out.Runs = append(out.Runs, r)
+		}
+		return out, nil
+	},
+}
+
 // runLocal runs level local over the dataset at url and removes the
 // local copy it made in the cache.
-func (r Remote) runLocal(ctx context.Context, run func(string, level.Level, bucket.Options, []resultfile.Config) error, ds RemoteDataset, url string, direct bucket.Options) error {
-	err := run("Remote/"+ds.Name(), level.Local, direct, nil)
+func (r Remote) runLocal(ctx context.Context, run func(RemoteRun, level.Level, bucket.Options, []resultfile.Config) error, ds RemoteDataset, url string, direct bucket.Options) error {
+	err := run(RemoteRun{Dataset: ds}, level.Local, direct, nil)
 	d, oerr := ondisk.OpenContext(ctx, url, ondisk.Options{Bucket: direct})
 	if oerr == nil {
 		if cp, cerr := d.LocalCopyDir(); cerr == nil {
@@ -370,16 +486,16 @@ func (r Remote) runLocal(ctx context.Context, run func(string, level.Level, buck
 	return err
 }
 
-// viaLink runs level none through a fresh link of cfg to the server with
-// c requests in flight.
-func (r Remote) viaLink(ctx context.Context, srv *s3server.Server, cfg link.Config, c int, direct bucket.Options, under string, run func(string, level.Level, bucket.Options, []resultfile.Config) error) error {
+// viaLink runs level none at the point at through a fresh link of cfg
+// to the server with at.Concurrency requests in flight.
+func (r Remote) viaLink(ctx context.Context, srv *s3server.Server, cfg link.Config, direct bucket.Options, at RemoteRun, run func(RemoteRun, level.Level, bucket.Options, []resultfile.Config) error) error {
 	lk, err := link.Start(ctx, srv.Addr(), cfg)
 	if err != nil {
-		return fmt.Errorf("%s: %w", under, err)
+		return fmt.Errorf("%s: %w", at.under(), err)
 	}
 	bo := direct
-	bo.Endpoint, bo.Concurrency = lk.URL(), c
-	err = run(under, level.None, bo, cfg.Settings())
+	bo.Endpoint, bo.Concurrency = lk.URL(), at.Concurrency
+	err = run(at, level.None, bo, cfg.Settings())
 	if cerr := lk.Close(); err == nil && cerr != nil {
 		err = cerr
 	}

@@ -2,6 +2,7 @@ package workloads
 
 import (
 	"context"
+	"reflect"
 	"strconv"
 	"strings"
 	"testing"
@@ -14,14 +15,30 @@ import (
 // TestRemoteQuick runs the quick grid end to end against the real
 // server: a record for every point of the grid and every check at level
 // none, level local per dataset and device once, each fetching record
-// with its requests, latency and bytes per sample.
+// with its requests, latency and bytes per sample, each streamed as it
+// is made and read back by RemoteCodec as its point's run.
 func TestRemoteQuick(t *testing.T) {
 	t.Setenv("HEADSPACE_CACHE", t.TempDir())
 	r := QuickRemote()
-	env := Env{Device: RemoteDevice(), Dir: t.TempDir()}
+	var streamed []*benchfmt.Result
+	env := Env{Device: RemoteDevice(), Dir: t.TempDir(), Result: func(rec *benchfmt.Result) error { streamed = append(streamed, rec); return nil }}
 	recs, err := r.Run(context.Background(), env)
 	if err != nil {
 		t.Fatal(err)
+	}
+	// Each record was streamed as it was made, and reads back as the
+	// run of its point.
+	if !reflect.DeepEqual(streamed, recs) {
+		t.Errorf("streamed %d records, Run returned %d", len(streamed), len(recs))
+	}
+	o, err := RemoteCodec.Decode(recs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, run := range o.Runs {
+		if got := strings.TrimPrefix(string(run.Record.Name), "Benchmark"); !strings.HasPrefix(got, run.under()+"/level="+run.Point.Level.String()+"/") {
+			t.Errorf("%s decoded as the run of %s at level %s", got, run.under(), run.Point.Level)
+		}
 	}
 	want := map[string]bool{}
 	for _, f := range r.Formats {

@@ -87,7 +87,7 @@ func runRemote(ctx context.Context, args []string, stdout, stderr io.Writer) err
 		fmt.Fprintf(stderr, "%s: %.0f samples/s\n", r.Name, v)
 		return nil
 	})
-	recs, err := exp.Run(ctx, Env{Device: dev, Dir: *dir, Result: s.Result})
+	o, err := exp.MeasureEach(ctx, Env{Device: dev, Dir: *dir}, func(r RemoteRun) error { return s.Result(r.Record) })
 	if err := s.End(err); err != nil {
 		return err
 	}
@@ -108,13 +108,17 @@ func runRemote(ctx context.Context, args []string, stdout, stderr io.Writer) err
 		fmt.Fprintf(stdout, "results: %s\n", *out)
 		if !f.InPlace() {
 			// The report is rebuilt from the file, as --from would.
-			if recs, err = resultfile.Read(*out); err != nil {
+			recs, err := resultfile.Read(*out)
+			if err != nil {
+				return err
+			}
+			if o, err = RemoteCodec.Decode(recs); err != nil {
 				return err
 			}
 			config = fileConfig(recs)
 		}
 	}
-	return writeRemote(stdout, recs, config, *report, *plotPath)
+	return writeRemote(stdout, o, config, *report, *plotPath)
 }
 
 // rebuildRemote is remote --from: the report and plot of a result file.
@@ -126,12 +130,16 @@ func rebuildRemote(fs *flag.FlagSet, from, report, plotPath string, stdout io.Wr
 	if err != nil {
 		return cli.FromErr(from, err)
 	}
-	if _, err := remedies.Build(recs, fileConfig(recs)); err != nil {
+	o, err := RemoteCodec.Decode(recs)
+	if err == nil {
+		_, err = remedies.Build(o.remedies(), fileConfig(recs))
+	}
+	if err != nil {
 		// The file is not a remote run's: bad input, as a missing file
 		// is.
 		return cli.Usagef("--from %s: not a result file of headspace remote --out (%s)", from, strings.TrimPrefix(err.Error(), "remedies: "))
 	}
-	return writeRemote(stdout, recs, fileConfig(recs), report, plotPath)
+	return writeRemote(stdout, o, fileConfig(recs), report, plotPath)
 }
 
 // fileConfig is the configuration lines of a file's records.
@@ -148,10 +156,22 @@ func fileConfig(recs []*benchfmt.Result) []resultfile.Config {
 	return out
 }
 
-// writeRemote builds the report of recs, prints the model's median error
+// remedies is the outcome's runs as the remedies report reads them: a
+// record's figure it does not hold is 0.
+func (o RemoteOutcome) remedies() []remedies.Run {
+	out := make([]remedies.Run, len(o.Runs))
+	for i, r := range o.Runs {
+		v := func(unit string) float64 { x, _ := resultfile.Value(r.Record, unit); return x }
+		out[i] = remedies.Run{Format: r.Dataset.Format, Layout: r.Dataset.Layout, Level: r.Point.Level, RTT: r.RTT, Check: r.Check, Concurrency: r.Concurrency,
+			SamplesPerSec: v("samples/s"), ReqMean: v("req-mean-ns"), BytesPerSample: v(RemoteBytesUnit), RequestsPerSample: v("requests/sample")}
+	}
+	return out
+}
+
+// writeRemote builds the report of o, prints the model's median error
 // and writes the plot and the report where asked.
-func writeRemote(stdout io.Writer, recs []*benchfmt.Result, config []resultfile.Config, report, plotPath string) error {
-	r, err := remedies.Build(recs, config)
+func writeRemote(stdout io.Writer, o RemoteOutcome, config []resultfile.Config, report, plotPath string) error {
+	r, err := remedies.Build(o.remedies(), config)
 	if err != nil {
 		return err
 	}

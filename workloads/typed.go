@@ -27,10 +27,11 @@ import (
 // result file's, so that a report renders R read back, never names
 // parsed as strings. Run is Measure, then R's records (RunTyped).
 //
-// The Sim, Loaders, Headspace, Node, CUDACheck, CUDADecode, Peer,
-// PeerLadder, OnDisk and WhatIf experiments are Typed; the others still
-// pass what they measured beside their records through Env.Details until
-// they are converted.
+// Every registered experiment is Typed (TestCodecsOwnTheirBenchmarks).
+// One whose run is long (Ladder, Caching, Remote) streams: its
+// Run passes each record to env.Result as it is made, from its
+// MeasureEach's callback, so that an interrupted run keeps what it
+// finished.
 type Typed[R any] interface {
 	Experiment
 	// Measure measures the experiment in env. It stops at the first

@@ -1,11 +1,12 @@
 // Package remedies is the report of the remote-data remedies experiment
 // (workloads.Remote, issue 34 items 5 and 6): it reads the experiment's
-// BenchmarkRemote records, calibrates the fetch model (package
-// fetchmodel) on each dataset's no-round-trip points and the bounds
-// measured beside them, predicts every other point and every check, and
-// writes the Markdown report and its figure. Everything the report states
-// is computed from the records and the file's configuration lines, so
-// `headspace remote --from FILE` rebuilds it byte for byte.
+// runs (its BenchmarkRemote records, read back by workloads.RemoteCodec),
+// calibrates the fetch model (package fetchmodel) on each dataset's
+// no-round-trip points and the bounds measured beside them, predicts
+// every other point and every check, and writes the Markdown report and
+// its figure. Everything the report states is computed from the records
+// and the file's configuration lines, so `headspace remote --from FILE`
+// rebuilds it byte for byte.
 package remedies
 
 import (
@@ -17,9 +18,8 @@ import (
 	"strings"
 	"time"
 
-	"golang.org/x/perf/benchfmt"
-
 	"github.com/headspace-bench/headspace/harness/fetchmodel"
+	"github.com/headspace-bench/headspace/harness/level"
 	"github.com/headspace-bench/headspace/harness/link"
 	"github.com/headspace-bench/headspace/harness/loader"
 	"github.com/headspace-bench/headspace/harness/resultfile"
@@ -95,33 +95,26 @@ func (r Report) Get(key string) string {
 	return ""
 }
 
-// parsed is a record's name as key=value parts.
-type parsed map[string]string
-
-// parseName reads "Remote/k=v/…/pinned=true-2" (without "Benchmark").
-func parseName(name string) (parsed, bool) {
-	rest, ok := strings.CutPrefix(strings.TrimPrefix(name, "Benchmark"), "Remote/")
-	if !ok {
-		return nil, false
-	}
-	if i := strings.LastIndex(rest, "-"); i > strings.LastIndex(rest, "/") {
-		if _, err := strconv.Atoi(rest[i+1:]); err == nil {
-			rest = rest[:i]
-		}
-	}
-	p := parsed{}
-	for _, part := range strings.Split(rest, "/") {
-		k, v, ok := strings.Cut(part, "=")
-		if !ok {
-			return nil, false
-		}
-		p[k] = v
-	}
-	return p, true
+// Run is one run of a remote grid's point, as workloads.RemoteCodec
+// reads it back from its record: its dataset ("" at level device), its
+// level (none, local or device), its link (the grid's round trip, or a
+// check's name) and requests in flight (at level none), and the
+// record's figures (0 where it holds none).
+type Run struct {
+	Format, Layout string
+	Level          level.Level
+	RTT            time.Duration
+	Check          string
+	Concurrency    int
+	// SamplesPerSec, ReqMean (ns), BytesPerSample and RequestsPerSample
+	// are the record's samples/s, req-mean-ns, bytes/sample and
+	// requests/sample.
+	SamplesPerSec, ReqMean, BytesPerSample, RequestsPerSample float64
 }
 
-// Build makes the report from a result file's records and configuration.
-func Build(recs []*benchfmt.Result, config []resultfile.Config) (Report, error) {
+// Build makes the report from a remote run's runs and its result file's
+// configuration.
+func Build(runs []Run, config []resultfile.Config) (Report, error) {
 	r := Report{Config: config, Checks: map[string]string{}}
 	for _, c := range config {
 		if name, ok := strings.CutPrefix(c.Key, "remote-check-"); ok {
@@ -140,10 +133,7 @@ func Build(recs []*benchfmt.Result, config []resultfile.Config) (Report, error) 
 	if pf, err := strconv.Atoi(r.Get("prefetch")); err == nil && pf > 0 {
 		r.Window = pf * b
 	}
-	m, err := collect(recs)
-	if err != nil {
-		return r, err
-	}
+	m := collect(runs)
 	if len(m.device) == 0 {
 		return r, fmt.Errorf("remedies: no level=device record")
 	}
@@ -178,26 +168,21 @@ type measured struct {
 	order                     []string
 }
 
-// collect groups the records of a remote run by point.
-func collect(recs []*benchfmt.Result) (measured, error) {
+// collect groups the runs of a remote run by point.
+func collect(runs []Run) measured {
 	m := measured{samples: map[pointKey][]float64{}, lat: map[pointKey][]float64{}, bytes: map[pointKey][]float64{},
 		reqs: map[pointKey][]float64{}, local: map[string][]float64{}}
 	seen := map[string]bool{}
-	for _, rec := range recs {
-		p, ok := parseName(string(rec.Name))
-		if !ok {
+	for _, run := range runs {
+		ds := run.Format + "/" + run.Layout
+		switch run.Level {
+		case level.Device:
+			m.device = append(m.device, run.SamplesPerSec)
 			continue
-		}
-		sps, _ := resultfile.Value(rec, "samples/s")
-		ds := p["format"] + "/" + p["layout"]
-		switch p["level"] {
-		case "device":
-			m.device = append(m.device, sps)
+		case level.Local:
+			m.local[ds] = append(m.local[ds], run.SamplesPerSec)
 			continue
-		case "local":
-			m.local[ds] = append(m.local[ds], sps)
-			continue
-		case "none":
+		case level.None:
 		default:
 			continue
 		}
@@ -205,28 +190,19 @@ func collect(recs []*benchfmt.Result) (measured, error) {
 			seen[ds] = true
 			m.order = append(m.order, ds)
 		}
-		k := pointKey{ds: ds, check: p["check"]}
-		var err error
-		if k.conc, err = strconv.Atoi(p["concurrency"]); err != nil {
-			return m, fmt.Errorf("remedies: %s: concurrency %q", rec.Name, p["concurrency"])
-		}
+		k := pointKey{ds: ds, check: run.Check, conc: run.Concurrency}
 		if k.check == "" {
-			if k.rtt, err = time.ParseDuration(p["rtt"]); err != nil {
-				return m, fmt.Errorf("remedies: %s: rtt %q", rec.Name, p["rtt"])
-			}
+			k.rtt = run.RTT
 		}
 		if _, ok := m.samples[k]; !ok {
 			m.keys = append(m.keys, k)
 		}
-		m.samples[k] = append(m.samples[k], sps)
-		v, _ := resultfile.Value(rec, "req-mean-ns")
-		m.lat[k] = append(m.lat[k], v)
-		v, _ = resultfile.Value(rec, "bytes/sample")
-		m.bytes[k] = append(m.bytes[k], v)
-		v, _ = resultfile.Value(rec, "requests/sample")
-		m.reqs[k] = append(m.reqs[k], v)
+		m.samples[k] = append(m.samples[k], run.SamplesPerSec)
+		m.lat[k] = append(m.lat[k], run.ReqMean)
+		m.bytes[k] = append(m.bytes[k], run.BytesPerSample)
+		m.reqs[k] = append(m.reqs[k], run.RequestsPerSample)
 	}
-	return m, nil
+	return m
 }
 
 // calibrate calibrates the model on one dataset's point at round trip 0 and

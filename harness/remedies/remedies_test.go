@@ -5,37 +5,38 @@ import (
 	"testing"
 	"time"
 
-	"golang.org/x/perf/benchfmt"
-
 	"github.com/headspace-bench/headspace/harness/fetchmodel"
+	"github.com/headspace-bench/headspace/harness/level"
 	"github.com/headspace-bench/headspace/harness/loader"
 	"github.com/headspace-bench/headspace/harness/resultfile"
 )
 
-func rec(name string, vals map[string]float64) *benchfmt.Result {
-	r := &benchfmt.Result{Name: benchfmt.Name("BenchmarkRemote/" + name + "/workers=2/transforms=fast/placement=host/pinned=true-2"), Iters: 1}
-	for u, v := range vals {
-		r.Values = append(r.Values, benchfmt.Value{Value: v, Unit: u})
-	}
-	return r
+// grid, local and device are runs of a grid point, a check (check set),
+// level local and level device.
+func grid(rtt time.Duration, check string, conc int, sps, latNs float64) Run {
+	return Run{Format: "raw", Layout: "files", Level: level.None, RTT: rtt, Check: check, Concurrency: conc,
+		SamplesPerSec: sps, ReqMean: latNs, RequestsPerSample: 1, BytesPerSample: 1000}
 }
+
+func local(sps float64) Run {
+	return Run{Format: "raw", Layout: "files", Level: level.Local, SamplesPerSec: sps}
+}
+
+func device(sps float64) Run { return Run{Level: level.Device, SamplesPerSec: sps} }
 
 // TestBuild: the calibration, the predictions and their errors, the
 // knee and the ratios, from records of known values.
 func TestBuild(t *testing.T) {
-	none := func(sps, latNs float64) map[string]float64 {
-		return map[string]float64{"samples/s": sps, "req-mean-ns": latNs, "requests/sample": 1, "bytes/sample": 1000}
-	}
-	recs := []*benchfmt.Result{
-		rec("level=device", map[string]float64{"samples/s": 800}),
-		rec("format=raw/layout=files/level=local", map[string]float64{"samples/s": 1000}),
-		rec("format=raw/layout=files/rtt=0s/concurrency=1/level=none", none(400, 2e6)),
-		rec("format=raw/layout=files/rtt=0s/concurrency=4/level=none", none(600, 5e6)),
-		rec("format=raw/layout=files/rtt=18ms/concurrency=4/level=none", none(250, 21e6)),
-		rec("format=raw/layout=files/check=a/concurrency=1/level=none", none(25, 40e6)),
+	runs := []Run{
+		device(800),
+		local(1000),
+		grid(0, "", 1, 400, 2e6),
+		grid(0, "", 4, 600, 5e6),
+		grid(18*time.Millisecond, "", 4, 250, 21e6),
+		grid(0, "a", 1, 25, 40e6),
 	}
 	config := []resultfile.Config{{Key: "batch", Value: "16"}, {Key: "remote-check-a", Value: "latency=38ms concurrency=1"}}
-	r, err := Build(recs, config)
+	r, err := Build(runs, config)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -85,14 +86,14 @@ func TestBuild(t *testing.T) {
 func TestBuildErrors(t *testing.T) {
 	for _, tc := range []struct {
 		name string
-		recs []*benchfmt.Result
+		runs []Run
 		want string
 	}{
-		{"no device", []*benchfmt.Result{rec("format=raw/layout=files/rtt=0s/concurrency=1/level=none", map[string]float64{"samples/s": 1})}, "no level=device"},
-		{"no calibration", []*benchfmt.Result{rec("level=device", map[string]float64{"samples/s": 1}), rec("format=raw/layout=files/rtt=5ms/concurrency=1/level=none", map[string]float64{"samples/s": 1})}, "no point at round trip 0"},
+		{"no device", []Run{grid(0, "", 1, 1, 0)}, "no level=device"},
+		{"no calibration", []Run{device(1), grid(5*time.Millisecond, "", 1, 1, 0)}, "no point at round trip 0"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			_, err := Build(tc.recs, []resultfile.Config{{Key: "batch", Value: "4"}})
+			_, err := Build(tc.runs, []resultfile.Config{{Key: "batch", Value: "4"}})
 			if err == nil || !strings.Contains(err.Error(), tc.want) {
 				t.Fatalf("Build: %v, want %q", err, tc.want)
 			}
