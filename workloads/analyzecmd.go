@@ -115,11 +115,13 @@ func runAnalyze(ctx context.Context, args []string, stdout, stderr io.Writer) er
 	// and an interrupted analysis keeps nothing: no report without both
 	// phases.
 	h := Headspace{Analysis: cfg, Transforms: []string{*impl}}
-	var settings []resultfile.Config
-	o, err := driver.Run(ctx, driver.Job{Units: *after + *stepsAfter, Progress: stderr, Settings: func() []resultfile.Config { return settings },
+	var rep analysis.Report
+	var dev Device
+	settings := func() []resultfile.Config { return driver.Settings(rep.Device, h.Settings(), dev.Settings) }
+	o, err := driver.Run(ctx, driver.Job{Units: *after + *stepsAfter, Progress: stderr, Settings: settings,
 		Measure: func(ctx context.Context, hooks *driver.Hooks) ([]*benchfmt.Result, error) {
-			dev, err := pf.device(ctx)
-			if err != nil {
+			var err error
+			if dev, err = pf.device(ctx); err != nil {
 				return nil, err
 			}
 			h.Analysis.OnStep = func(int, time.Duration) { hooks.Tick() }
@@ -131,8 +133,7 @@ func runAnalyze(ctx context.Context, args []string, stdout, stderr io.Writer) er
 			if err != nil {
 				return nil, err
 			}
-			rep := o.Analyses[0].Report
-			settings = driver.Settings(rep.Device, h.Settings(), dev.Settings)
+			rep = o.Analyses[0].Report
 			rep.WriteText(stdout)
 			return h.Codec().Encode(o), writeAnalysisFiles(stdout, rep, plotBase, *plotPath != "", *statsJSON)
 		}}, driver.Output{Path: *out, Benchmarks: analysis.Benchmarks, Force: *force, Beside: true})

@@ -192,19 +192,19 @@ func runCUDA(ctx context.Context, args []string, stdout, stderr io.Writer) error
 		return err
 	}
 	check := CUDACheck{Ordinal: f.ordinal, Sizes: sizes, Reps: f.reps, Batch: f.batch, Side: f.side, Steps: f.steps, Seed: f.seed, Precisions: precisions}
-	var settings []resultfile.Config
+	var o CUDACheckOutcome
 	var failed error // a check that ran and failed still leaves its measurements
-	_, err = driver.Run(ctx, driver.Job{Settings: func() []resultfile.Config { return settings },
+	settings := func() []resultfile.Config {
+		return driver.Settings("cuda:"+o.GPU.Name, GPUSettings(o.GPU), check.Settings())
+	}
+	_, err = driver.Run(ctx, driver.Job{Settings: settings,
 		Measure: func(ctx context.Context, _ *driver.Hooks) ([]*benchfmt.Result, error) {
 			if err := check.Validate(); err != nil {
 				return nil, cli.UsageError{Msg: err.Error()}
 			}
-			o, err := check.MeasureEach(ctx, Env{}, checkPrinter(stdout, f, sizes))
-			if err != nil && !errors.As(err, new(*CUDACheckError)) {
-				return nil, err
+			if o, failed = check.MeasureEach(ctx, Env{}, checkPrinter(stdout, f, sizes)); failed != nil && !errors.As(failed, new(*CUDACheckError)) {
+				return nil, failed
 			}
-			failed = err
-			settings = driver.Settings("cuda:"+o.GPU.Name, GPUSettings(o.GPU), check.Settings())
 			return CUDACheckCodec.Encode(o), nil
 		}}, driver.Output{Path: f.out, Benchmarks: []string{"CUDACopy", "CUDAStep"}})
 	if err != nil {

@@ -95,26 +95,24 @@ type Env struct {
 }
 
 // Job binds experiment e and env to a run of the driver (driver.Run):
-// its Measure is e.Run in env.Hooked. The caller sets the rest: the
-// file's mode and settings, the progress line.
+// its Measure is e.Run in env.Hooked. The caller sets the file's mode and
+// settings and the progress line.
 func Job(e Experiment, env Env) driver.Job {
 	return driver.Job{Measure: func(ctx context.Context, h *driver.Hooks) ([]*benchfmt.Result, error) {
 		return e.Run(ctx, env.Hooked(h))
 	}}
 }
 
-// Hooked is env whose Start, Result and Done are h's, the run's
-// (driver.Run): a unit started and each record made go to the progress
-// line, a record to the streamed file too (env.Result, if set, sees it
-// first), and Done is the resumed file's. A typed experiment whose
-// command keeps its value measures in it inside the job's Measure.
+// Hooked is env whose Start, Result and Done are the run's hooks (a
+// record goes to env.Result first, if set): how a job's Measure runs an
+// experiment, a typed one whose command keeps its value included.
 func (env Env) Hooked(h *driver.Hooks) Env {
 	each := env.Result
 	env.Start, env.Done, env.Result = h.Start, h.Done, h.Result
 	if each != nil {
 		env.Result = func(r *benchfmt.Result) error {
 			if err := each(r); err != nil {
-				return err
+				return err // not recorded
 			}
 			return h.Result(r)
 		}

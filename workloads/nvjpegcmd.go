@@ -76,21 +76,23 @@ func runCUDADecode(ctx context.Context, args []string, stdout io.Writer) error {
 	if err := d.Validate(); err != nil {
 		return cli.UsageError{Msg: err.Error()}
 	}
-	var settings []resultfile.Config
-	_, err := driver.Run(ctx, driver.Job{Settings: func() []resultfile.Config { return settings },
+	var o CUDADecodeOutcome
+	settings := func() []resultfile.Config {
+		device := "cuda:" + o.Setup.GPU.Name
+		if d.Decoder == DecodeTurbo {
+			device = "host"
+		}
+		return driver.Settings(device, o.Setup.Settings(), d.Settings())
+	}
+	_, err := driver.Run(ctx, driver.Job{Settings: settings,
 		Measure: func(ctx context.Context, _ *driver.Hooks) ([]*benchfmt.Result, error) {
-			o, err := d.MeasureOpened(ctx, Env{}, decodePrinter(stdout, &f.CUDADecode))
-			if err != nil {
+			var err error
+			if o, err = d.MeasureOpened(ctx, Env{}, decodePrinter(stdout, &f.CUDADecode)); err != nil {
 				return nil, err
 			}
 			rates := o.Rates
 			fmt.Fprintf(stdout, "%s: median %.0f images/s over %d batches of %d (min %.0f, max %.0f)\n",
 				d.Decoder, summary.Median(rates), len(rates), d.Batch, slices.Min(rates), slices.Max(rates))
-			device := "cuda:" + o.Setup.GPU.Name
-			if d.Decoder == DecodeTurbo {
-				device = "host"
-			}
-			settings = driver.Settings(device, o.Setup.Settings(), d.Settings())
 			return CUDADecodeCodec.Encode(o), nil
 		}}, driver.Output{Path: *out, Benchmarks: []string{"CUDADecode"}})
 	if err != nil || *out == "" {

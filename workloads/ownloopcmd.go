@@ -113,8 +113,9 @@ func runOwnAnalyze(ctx context.Context, fs *flag.FlagSet, of *ownFlags, af ownAn
 		return err
 	}
 	s := ownloop.Settings{Mode: "analyze", Loader: of.loader, NumCaches: af.numCaches, ReturnCachesAfter: af.after, StepsAfter: af.stepsAfter, FirstBatchTimeout: of.firstTimeout}
-	var settings []resultfile.Config
-	o, err := driver.Run(ctx, driver.Job{Units: s.Total(), Progress: stderr, Settings: func() []resultfile.Config { return settings },
+	var rep ownloop.Report
+	settings := func() []resultfile.Config { return driver.Settings(rep.Device, rep.ConfigLines()) }
+	o, err := driver.Run(ctx, driver.Job{Units: s.Total(), Progress: stderr, Settings: settings,
 		Measure: func(ctx context.Context, h *driver.Hooks) ([]*benchfmt.Result, error) {
 			run, err := ownloop.Exec(ctx, cmd, s, stderr, func(ownloop.Step) { h.Tick() })
 			h.Finish()
@@ -125,14 +126,12 @@ func runOwnAnalyze(ctx context.Context, fs *flag.FlagSet, of *ownFlags, af ownAn
 			case err != nil:
 				return nil, ownError(err)
 			}
-			rep, err := ownloop.Analyze(cmd, s, run, af.total)
-			if err != nil {
+			if rep, err = ownloop.Analyze(cmd, s, run, af.total); err != nil {
 				if early != nil {
 					return nil, cli.Usagef("%v; %v", early, err)
 				}
 				return nil, err
 			}
-			settings = driver.Settings(rep.Device, rep.ConfigLines())
 			rep.WriteText(stdout)
 			if af.plot != "" {
 				if err := rep.SavePlots(stdout, plotBase); err != nil {
@@ -249,8 +248,12 @@ func runOwnWhatIf(ctx context.Context, fs *flag.FlagSet, of *ownFlags, verify bo
 	if err := checkOwnFlags(fs, true, "verify", "steps", "out", "force"); err != nil {
 		return err
 	}
-	var settings []resultfile.Config
-	o, err := driver.Run(ctx, driver.Job{Progress: stderr, Settings: func() []resultfile.Config { return settings },
+	var run *ownloop.Run
+	var cmd ownloop.Command
+	settings := func() []resultfile.Config {
+		return driver.Settings(run.Device(), ownloop.CommandConfig(cmd, run), []resultfile.Config{{Key: "verify-steps", Value: strconv.Itoa(steps)}})
+	}
+	o, err := driver.Run(ctx, driver.Job{Progress: stderr, Settings: settings,
 		Measure: func(ctx context.Context, h *driver.Hooks) ([]*benchfmt.Result, error) {
 			// The flags below are checked after --out, as they always were.
 			set := map[string]bool{}
@@ -264,13 +267,13 @@ func runOwnWhatIf(ctx context.Context, fs *flag.FlagSet, of *ownFlags, verify bo
 			if of.firstTimeout <= 0 {
 				return nil, cli.Usagef("--first-batch-timeout %v must be positive", of.firstTimeout)
 			}
-			cmd, err := ownloop.ParseCommand(fs.Args())
-			if err != nil {
+			var err error
+			if cmd, err = ownloop.ParseCommand(fs.Args()); err != nil {
 				return nil, ownError(err)
 			}
 			s := ownloop.Settings{Mode: "analyze", Loader: of.loader, NumCaches: 10, ReturnCachesAfter: 40, StepsAfter: 30, FirstBatchTimeout: of.firstTimeout}
 			h.Total(s.Total())
-			run, err := ownloop.Exec(ctx, cmd, s, stderr, func(ownloop.Step) { h.Tick() })
+			run, err = ownloop.Exec(ctx, cmd, s, stderr, func(ownloop.Step) { h.Tick() })
 			h.Finish()
 			if err != nil {
 				return nil, ownError(err)
@@ -291,7 +294,6 @@ func runOwnWhatIf(ctx context.Context, fs *flag.FlagSet, of *ownFlags, verify bo
 					return nil, ownError(err)
 				}
 			}
-			settings = driver.Settings(run.Device(), ownloop.CommandConfig(cmd, run), []resultfile.Config{{Key: "verify-steps", Value: strconv.Itoa(steps)}})
 			return w.Records(cmd, checks), nil
 		}}, driver.Output{Path: out, Benchmarks: []string{"WhatIf"}, Force: force, Beside: true})
 	if err != nil || out == "" {

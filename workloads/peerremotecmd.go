@@ -152,15 +152,7 @@ func runPeerRemote(ctx context.Context, fs *flag.FlagSet, rf *peerRemoteFlags, a
 	if err := cli.CheckOutputs(cli.Output{Path: r.report, Kind: peerReport}); err != nil {
 		return err
 	}
-	var rb *peer.RemoteBucket
-	defer func() {
-		if rb != nil {
-			rb.Close()
-		}
-	}()
-	var host machine.Machine
-	var c peer.RemoteConfig
-	var res peer.RemoteResult
+	var rep peer.RemoteReport
 	var cfg []resultfile.Config
 	_, err = driver.Run(ctx, driver.Job{Settings: func() []resultfile.Config { return cfg }, Measure: func(ctx context.Context, _ *driver.Hooks) ([]*benchfmt.Result, error) {
 		p := peer.Peer{Python: fs.Lookup("python").Value.String(), Script: r.script}
@@ -170,31 +162,37 @@ func runPeerRemote(ctx context.Context, fs *flag.FlagSet, rf *peerRemoteFlags, a
 			}
 			return nil, err
 		}
-		host = machine.Describe()
+		host := machine.Describe()
 		s := r.settings
 		n := s.Batch * s.Batches
 		src := datasets.Synthetic{Width: s.Width, Height: s.Height, Classes: 10, N: n, Seed: s.Seed, Content: datasets.ContentNatural}
 		fmt.Fprintf(stderr, "peer --remote: writing %d natural %dx%d JPEGs, starting the S3 server and the %s link, uploading…\n", n, s.Width, s.Height, r.lc.PresetName())
-		var err error
-		if rb, err = peer.StartRemote(ctx, src, rf.shardSize, r.lc); err != nil {
+		rb, err := peer.StartRemote(ctx, src, rf.shardSize, r.lc)
+		if err != nil {
 			return nil, err
 		}
+		defer rb.Close()
 		// StartRemote put the server's credentials in this process's
 		// environment for ours; ours reaches the server through the link.
 		p.Env = rb.Env()
 		s.Bucket = bucket.Options{Endpoint: rb.Link.URL(), Concurrency: rf.concurrency}
-		c = peer.RemoteConfig{Peer: p, Settings: s, Data: rb.URLs, Layouts: r.layouts, Workers: r.workers, Count: r.count}
-		if res, err = peer.RemoteSweep(ctx, c, func(m peer.RemoteMeasurement) {
+		c := peer.RemoteConfig{Peer: p, Settings: s, Data: rb.URLs, Layouts: r.layouts, Workers: r.workers, Count: r.count}
+		res, err := peer.RemoteSweep(ctx, c, func(m peer.RemoteMeasurement) {
 			fmt.Fprintf(stderr, "%s: TTFB %.3fs, %.1f samples/s, CPU %.2fs\n", m.BenchName(), m.TTFB.Seconds(), m.SamplesPerSec, m.CPU.Seconds())
-		}); err != nil {
+		})
+		if err != nil {
 			return nil, err
+		}
+		rep = peer.RemoteReport{
+			Machine: host, PeerConfig: res.PeerConfig, Command: peerCommand(args), Settings: s, Samples: n,
+			ShardSize: rf.shardSize, Count: r.count, Link: r.lc, FetchConcurrency: rf.concurrency, Costs: rb.Costs,
+			Rows: peer.SummarizeRemote(res.Measurements, rb.Costs, r.lc),
 		}
 		if r.out == "" {
 			return nil, nil
 		}
-		env := peer.RemoteSettings(c, rf.shardSize, rb.Costs, host.Distro, peerCommand(args))
 		var recs []*benchfmt.Result
-		cfg, recs = peer.RemoteRecords(env, res)
+		cfg, recs = peer.RemoteRecords(peer.RemoteSettings(c, rf.shardSize, rb.Costs, host.Distro, peerCommand(args)), res)
 		return recs, nil
 	}}, driver.Output{Path: r.out, Benchmarks: []string{"PeerRemote"}})
 	if err != nil {
@@ -203,12 +201,7 @@ func runPeerRemote(ctx context.Context, fs *flag.FlagSet, rf *peerRemoteFlags, a
 	if r.out != "" {
 		fmt.Fprintf(stdout, "results: %s\n", r.out)
 	}
-	s := c.Settings
-	return writeRemoteReport(stdout, peer.RemoteReport{
-		Machine: host, PeerConfig: res.PeerConfig, Command: peerCommand(args), Settings: s, Samples: s.Batch * s.Batches,
-		ShardSize: rf.shardSize, Count: r.count, Link: r.lc, FetchConcurrency: rf.concurrency, Costs: rb.Costs,
-		Rows: peer.SummarizeRemote(res.Measurements, rb.Costs, r.lc),
-	}, r.report)
+	return writeRemoteReport(stdout, rep, r.report)
 }
 
 // writeRemoteReport prints r's Markdown and writes it to report, if set.

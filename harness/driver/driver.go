@@ -192,9 +192,9 @@ func Open(ctx context.Context, out Output, settings []resultfile.Config) (*File,
 }
 
 // Add writes records to the file before it returns (the whole file,
-// atomically): the shape of workloads.Env.Result.
+// atomically); no records, no write.
 func (r *File) Add(records ...*benchfmt.Result) error {
-	if r.file == nil {
+	if r.file == nil || len(records) == 0 {
 		return nil
 	}
 	return r.file.Add(records...)

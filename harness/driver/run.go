@@ -1,6 +1,7 @@
 package driver
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"io"
@@ -10,51 +11,42 @@ import (
 	"github.com/headspace-bench/headspace/harness/resultfile"
 )
 
-// Mode is how Run writes a job's result file.
+// Mode is how Run writes a job's result file (the package comment says
+// which runs write which).
 type Mode int
 
-// The ways a run's result file is written (the package comment says
-// which runs write which).
 const (
-	// Whole writes the run's records once, when it ends (Write): marked
-	// partial if it was interrupted, beside a complete file with
-	// Output.Beside, never over a full one with a quick one unless
-	// Output.Force.
+	// Whole writes the run's records once, when it ends (Write).
 	Whole Mode = iota
 	// Stream writes each record given to Hooks.Result or Hooks.Add before
-	// it returns (Open, Run.Add), resuming an existing file of the same
-	// setup unless Output.Fresh.
+	// it returns (Open), resuming a file of the same setup unless
+	// Output.Fresh.
 	Stream
-	// StreamPartial streams a fresh run marked partial, and gives Output.Path
-	// the whole run once it completes (OpenPartial, Partial.Complete).
+	// StreamPartial streams a fresh run marked partial until it completes
+	// (OpenPartial).
 	StreamPartial
 )
 
 // Job is one run of an experiment as a command, `headspace reproduce` or
-// a benchmark makes it: how its result file is written, its progress
-// line, and Measure, the run itself.
+// a benchmark makes it.
 type Job struct {
 	// File is how the result file is written.
 	File Mode
-	// Settings are the file's configuration lines (Settings(device, …)).
-	// A streamed file asks for them before Measure, a whole one when it
-	// is written, so that lines known only after the run (the device a
-	// run found) are recorded. Unused without Output.Path.
+	// Settings are the file's configuration lines (Settings(device, …)),
+	// asked for before Measure by a streamed file and when it is written
+	// by a whole one, so that lines known after the run are recorded.
 	Settings func() []resultfile.Config
-	// Units are the progress line's units of work (Hooks.Total changes
-	// them).
+	// Units are the progress line's units of work (see Hooks.Total).
 	Units int
-	// Progress is where the progress line is drawn when it is a terminal;
-	// nil draws none.
+	// Progress is where the progress line is drawn when it is a
+	// terminal; nil draws none.
 	Progress io.Writer
-	// Lines, if set, prefixes the lines of Hooks.Logf and, off a
-	// terminal, of each Hooks.Finished unit, on Progress:
-	// "reproduce 003".
+	// Lines, if set, prefixes the lines Hooks.Logf and, off a terminal,
+	// Hooks.Finished print on Progress: "reproduce 003".
 	Lines string
 	// Measure runs the experiment and returns every record it made, in
-	// order, those it gave h too; what was made before an error with it.
-	// It may print what it measured: a whole file is written after it
-	// returns, before Run does.
+	// order (those it gave h too), and with an error what it made before.
+	// It may print what it measured: a whole file is written after it.
 	Measure func(ctx context.Context, h *Hooks) ([]*benchfmt.Result, error)
 }
 
@@ -62,12 +54,11 @@ type Job struct {
 type Outcome struct {
 	// Records are the run's: a resumed file's first, then Measure's.
 	Records []*benchfmt.Result
-	// Path is the file the records are in: Output.Path, or the file
-	// beside it (Output.Beside) that a whole run or a Partial one that
-	// did not complete was written to; "" where none was written.
+	// Path is the file that holds them: Output.Path, or the file beside
+	// it that a whole run or an unfinished StreamPartial one went to; ""
+	// where none was written.
 	Path string
-	// Interrupted says the run's context was cancelled (SIGINT): what it
-	// finished is kept.
+	// Interrupted says the run's context was cancelled (SIGINT).
 	Interrupted bool
 }
 
@@ -81,17 +72,35 @@ func (o Outcome) Err(kept string) error {
 	return Interrupted{Kept: kept}
 }
 
-// Run runs job, writing its result file to out: it checks out before
-// anything is measured (Check: resultfile.ErrRefused, exit 2), opens a
-// streamed file (job.File) and draws the progress line while Measure
-// runs, then writes a whole file of its records (none if it made none). A run whose context was cancelled
-// (Measure's error is context.Canceled) is interrupted, not failed: what
-// it finished is kept (a whole file marked partial, unless it made
-// nothing; a streamed file holds it already; a Partial one stays
-// partial), Outcome.Interrupted says so, and Run returns Measure's error,
-// which a command returns, or, after printing what finished, replaces
-// with Outcome.Err. A failed run writes no whole file and returns its
-// error.
+// Interrupted is the error of a run interrupted after its command kept
+// and printed what finished: headspace exits 130 (128+SIGINT) with
+// "interrupted" and Kept. It is context.Canceled (errors.Is).
+type Interrupted struct {
+	// Kept says what the output holds: "the table shows the runs
+	// finished before it"; "" says nothing more.
+	Kept string
+}
+
+func (e Interrupted) Error() string {
+	if e.Kept == "" {
+		return "interrupted"
+	}
+	return "interrupted: " + e.Kept
+}
+
+// Unwrap makes an Interrupted error context.Canceled.
+func (e Interrupted) Unwrap() error { return context.Canceled }
+
+// Run runs job with its result file at out: it checks out before anything
+// is measured (Check: resultfile.ErrRefused, exit 2), opens a streamed
+// file, draws the progress line while Measure runs, then writes a whole
+// file of the records, if any (Write, under out's Force and Beside). A
+// run whose context was cancelled (Measure's error is context.Canceled)
+// is interrupted, not failed: what it finished is kept (a streamed file
+// holds it; a whole one is written marked partial; a StreamPartial one
+// stays partial), Outcome.Interrupted says so, and Run returns Measure's
+// error, which a command returns or, once it has printed what finished,
+// replaces with Outcome.Err. A failed run writes no whole file.
 func Run(ctx context.Context, job Job, out Output) (o Outcome, err error) {
 	if err := Check(out); err != nil {
 		return o, err
@@ -118,33 +127,27 @@ func Run(ctx context.Context, job Job, out Output) (o Outcome, err error) {
 		h.file = partial.Run
 	default:
 		h.save = func(recs []*benchfmt.Result) error {
-			_, err := Write(out, job.Settings(), recs, h.isPartial())
+			_, err := Write(out, job.Settings(), recs, h.partial.Load())
 			return err
 		}
 	}
 	recs, err := job.Measure(ctx, h)
 	h.Finish()
 	o.Records = append(o.Records, recs...)
-	o.Interrupted = err != nil && errors.Is(err, context.Canceled)
+	o.Interrupted = errors.Is(err, context.Canceled)
 	if err != nil && !o.Interrupted || out.Path == "" {
 		return o, err
 	}
+	var werr error
 	switch {
 	case job.File == Stream:
 		o.Path = out.Path
 	case job.File == StreamPartial && o.Interrupted:
 		o.Path = partial.Path()
 	case job.File == StreamPartial:
-		if cerr := partial.Complete(); cerr != nil {
-			return o, cerr
-		}
-		o.Path = out.Path
+		o.Path, werr = out.Path, partial.Complete()
 	case len(recs) > 0:
-		wrote, werr := Write(out, job.Settings(), recs, o.Interrupted || h.isPartial())
-		if werr != nil {
-			return o, werr
-		}
-		o.Path = wrote
+		o.Path, werr = Write(out, job.Settings(), recs, o.Interrupted || h.partial.Load())
 	}
-	return o, err
+	return o, cmp.Or(werr, err)
 }

@@ -242,3 +242,17 @@ func TestRunProgress(t *testing.T) {
 		}
 	}
 }
+
+// TestRunAddsNothing: a unit of work that made no records (a node's run
+// that failed) counts on the progress line but writes no file.
+func TestRunAddsNothing(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "r.txt")
+	job := driver.Job{File: driver.Stream, Settings: func() []resultfile.Config { return settings },
+		Measure: func(_ context.Context, h *driver.Hooks) ([]*benchfmt.Result, error) { return nil, h.Add() }}
+	if _, err := driver.Run(context.Background(), job, driver.Output{Path: path}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(path); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("Add of no records left a file: %v", err)
+	}
+}
