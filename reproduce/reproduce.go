@@ -67,7 +67,7 @@ type Options struct {
 	// one line per finished unit of work otherwise.
 	Progress io.Writer
 	// Force lets a quick run replace a full run's saved results, and a
-	// smaller run replace a larger one (driver.Write).
+	// smaller run replace a larger one (driver.Run).
 	Force bool
 }
 

@@ -92,7 +92,8 @@ func (h *Hooks) Done(name string) int { return h.file.Done(name) }
 // Save writes a Whole run's records so far, now, under Job.Settings as
 // they are now (marked partial after Partial): for a run that keeps each
 // of its runs on disk as it ends while its settings lines are learnt on
-// the way (peer --ladder). The file Run writes at the end replaces it.
+// the way (peer --ladder). Run writes the file again at the end only if
+// Measure returns other records, or was interrupted.
 // Elsewhere Save does nothing: a streamed file holds the records already.
 func (h *Hooks) Save(records []*benchfmt.Result) error {
 	if h.save == nil {

@@ -19,7 +19,7 @@ type Partial struct {
 }
 
 // OpenPartial opens out's file for a fresh run measured under settings,
-// streamed (Run.Add) with the mark "partial: true" until Complete: into
+// streamed (File.Add) with the mark "partial: true" until Complete: into
 // out.Path itself, unless it holds a complete run, which is kept whole
 // until this one is complete too; the run then streams beside it
 // (resultfile.Beside(path, "partial")), as the ladder keeps a finished

@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"io"
+	"slices"
 
 	"golang.org/x/perf/benchfmt"
 
@@ -94,7 +95,8 @@ func (e Interrupted) Unwrap() error { return context.Canceled }
 // Run runs job with its result file at out: it checks out before anything
 // is measured (Check: resultfile.ErrRefused, exit 2), opens a streamed
 // file, draws the progress line while Measure runs, then writes a whole
-// file of the records, if any (Write, under out's Force and Beside). A
+// file of the records, if any and not saved as they are (Hooks.Save;
+// Write, under out's Force and Beside). A
 // run whose context was cancelled (Measure's error is context.Canceled)
 // is interrupted, not failed: what it finished is kept (a streamed file
 // holds it; a whole one is written marked partial; a StreamPartial one
@@ -109,6 +111,7 @@ func Run(ctx context.Context, job Job, out Output) (o Outcome, err error) {
 	h.lines = job.Lines
 	defer h.Finish()
 	var partial *Partial
+	var saved []*benchfmt.Result // by Hooks.Save
 	switch {
 	case out.Path == "":
 	case job.File == Stream:
@@ -128,6 +131,7 @@ func Run(ctx context.Context, job Job, out Output) (o Outcome, err error) {
 	default:
 		h.save = func(recs []*benchfmt.Result) error {
 			_, err := Write(out, job.Settings(), recs, h.partial.Load())
+			saved = recs
 			return err
 		}
 	}
@@ -146,7 +150,7 @@ func Run(ctx context.Context, job Job, out Output) (o Outcome, err error) {
 		o.Path = partial.Path()
 	case job.File == StreamPartial:
 		o.Path, werr = out.Path, partial.Complete()
-	case len(recs) > 0:
+	case len(recs) > 0 && !(slices.Equal(recs, saved) && !o.Interrupted):
 		o.Path, werr = Write(out, job.Settings(), recs, o.Interrupted || h.partial.Load())
 	}
 	return o, cmp.Or(werr, err)

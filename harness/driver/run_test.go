@@ -172,7 +172,8 @@ func checkFile(t *testing.T, path string, want []string, partial bool) {
 }
 
 // TestRunWhole: a whole run's settings are asked for when the file is
-// written, after Measure; Save writes what the run has so far under them;
+// written, after Measure; Save writes what the run has so far under them,
+// and the records it saved last are not written again;
 // Partial marks a finished run's files partial; and Err is the Interrupted
 // error only for an interrupted run.
 func TestRunWhole(t *testing.T) {
@@ -209,6 +210,20 @@ func TestRunWhole(t *testing.T) {
 	}
 	if d, p := rs[0].GetConfig("device"), rs[0].GetConfig("partial"); d != "gpu1" || p != "true" {
 		t.Errorf("the file's device %q and partial %q, want gpu1 and true", d, p)
+	}
+	// Records saved as they are returned are not written again.
+	job.Measure = func(_ context.Context, h *driver.Hooks) ([]*benchfmt.Result, error) {
+		found = "gpu2"
+		last := []*benchfmt.Result{rec("Ladder/level=raw", 3)}
+		err := h.Save(last)
+		found = "gpu3"
+		return last, err
+	}
+	if _, err := driver.Run(context.Background(), job, driver.Output{Path: path, Force: true}); err != nil {
+		t.Fatal(err)
+	}
+	if rs, err := resultfile.Read(path); err != nil || len(rs) != 1 || rs[0].GetConfig("device") != "gpu2" {
+		t.Errorf("saved records: the file holds %d records (%v), want the 1 saved with device gpu2", len(rs), err)
 	}
 	var ie driver.Interrupted
 	if err := (driver.Outcome{Interrupted: true}).Err("the table shows it"); !errors.As(err, &ie) || ie.Kept != "the table shows it" || !errors.Is(err, context.Canceled) {
