@@ -89,6 +89,10 @@ func (h *Hooks) Add(records ...*benchfmt.Result) error {
 // a resumed file's included: the shape of workloads.Env.Done.
 func (h *Hooks) Done(name string) int { return h.file.Done(name) }
 
+// Values are the streamed file's values of the benchmark name in unit, a
+// resumed file's first (the ladder's table of a resumed sweep).
+func (h *Hooks) Values(name, unit string) []float64 { return h.file.Values(name, unit) }
+
 // Save writes a Whole run's records so far, now, under Job.Settings as
 // they are now (marked partial after Partial): for a run that keeps each
 // of its runs on disk as it ends while its settings lines are learnt on

@@ -23,10 +23,14 @@ import (
 func TestRun(t *testing.T) {
 	failed := errors.New("decode: bad JPEG")
 	// measure gives h each of names as a record, then returns them with
-	// err; it records what h.Done said of the first.
+	// err; it records what h.Done said of the first, and checks Values
+	// says as much.
 	measure := func(done *int, err error, names ...string) func(context.Context, *driver.Hooks) ([]*benchfmt.Result, error) {
 		return func(_ context.Context, h *driver.Hooks) ([]*benchfmt.Result, error) {
 			*done = h.Done("Ladder/level=raw")
+			if v := h.Values("BenchmarkLadder/level=raw", "steps/s"); len(v) != *done {
+				return nil, fmt.Errorf("Values %v, Done %d", v, *done)
+			}
 			var recs []*benchfmt.Result
 			for i, n := range names {
 				r := rec(n, float64(i+1))
