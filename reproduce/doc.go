@@ -57,7 +57,7 @@
 // as they are made; the yardstick, the document's own code, is the
 // report's, doc003torch.go) and
 // returns benchmark-format records and the settings they were measured
-// with. Run writes them through package driver (driver.Write) to
+// with. Run writes them through package driver (driver.Run) to
 // <Out>/results/<id>-<name>.txt: configuration lines first — the
 // document, the machine (harness/machine: goos, goarch, cpu, commit,
 // cores, gomaxprocs, go, distro, date), the device's description, the

@@ -24,7 +24,6 @@ import (
 	"github.com/headspace-bench/headspace/harness/procloader"
 	"github.com/headspace-bench/headspace/harness/resultfile"
 	"github.com/headspace-bench/headspace/internal/atomicfile"
-	"github.com/headspace-bench/headspace/internal/progress"
 	"github.com/headspace-bench/headspace/workloads"
 )
 
@@ -68,7 +67,7 @@ type Options struct {
 	// one line per finished unit of work otherwise.
 	Progress io.Writer
 	// Force lets a quick run replace a full run's saved results, and a
-	// smaller run replace a larger one (driver.Write).
+	// smaller run replace a larger one (driver.Run).
 	Force bool
 }
 
@@ -374,29 +373,36 @@ func (s *settings) reproduce(ctx context.Context, d Doc, saved string) (string, 
 	if err := ctx.Err(); err != nil {
 		return "", err
 	}
-	t := newTracker(s.Progress, d.ID)
-	defer t.finish()
+	t := &tracker{doc: d.ID, w: s.Progress, start: time.Now()}
 	from := saved
 	if s.From != "" {
 		from = s.From
 	} else {
 		s.current = d
-		m, err := d.measure(ctx, s, t)
-		if err != nil {
-			return "", err
-		}
-		dev := s.devDesc
-		if dev == "" {
-			dev = "none"
-		}
-		config := append(headerConfig(d, s.machine, dev, s.Command, s.Quick, t.elapsed()), m.config...)
+		// The document's experiment runs through the driver, which draws
+		// its progress and writes its result file whole when it ends.
+		var m measurement
 		path := filepath.Join(saved, d.Results())
-		wrote, err := driver.Write(driver.Output{Path: path, Force: s.Force, Beside: true}, config, m.recs, false)
+		o, err := driver.Run(ctx, driver.Job{Progress: s.Progress, Lines: "reproduce " + d.ID,
+			Settings: func() []resultfile.Config {
+				dev := s.devDesc
+				if dev == "" {
+					dev = "none"
+				}
+				return append(headerConfig(d, s.machine, dev, s.Command, s.Quick, t.elapsed()), m.config...)
+			},
+			Measure: func(ctx context.Context, h *driver.Hooks) ([]*benchfmt.Result, error) {
+				t.h = h
+				defer func() { t.h = nil }()
+				var err error
+				m, err = d.measure(ctx, s, t)
+				return m.recs, err
+			}}, driver.Output{Path: path, Force: s.Force, Beside: true})
 		if err != nil {
 			return "", err
 		}
-		if wrote != path {
-			return "", fmt.Errorf("kept %s, a larger run's results; this run's are in %s (--force replaces the larger run)", path, wrote)
+		if o.Path != path {
+			return "", fmt.Errorf("kept %s, a larger run's results; this run's are in %s (--force replaces the larger run)", path, o.Path)
 		}
 	}
 	// The report is built from the file read back, measured or not, so a
@@ -468,68 +474,44 @@ func markdown(r interface{ WriteMarkdown(io.Writer) error }) ([]byte, error) {
 	return b.Bytes(), err
 }
 
-// tracker reports a document's progress: a bar on a terminal, lines
-// elsewhere, nothing without a writer.
+// tracker is a document's progress as its measure reports it, on the
+// hooks of the driver's run (driver.Run draws the line, on a terminal, or
+// prints a line per finished unit elsewhere; nothing without a writer).
 type tracker struct {
 	doc   string
-	w     io.Writer
-	bar   *progress.Bar // on a terminal
-	lines bool          // not a terminal: one line per unit
+	w     io.Writer     // Options.Progress, for lines outside the run
+	h     *driver.Hooks // the run's, while the document measures
 	start time.Time
-}
-
-func newTracker(w io.Writer, doc string) *tracker {
-	t := &tracker{doc: doc, w: w, start: time.Now()}
-	if w == nil {
-		return t
-	}
-	if f, ok := w.(*os.File); ok && progress.IsTerminal(f) {
-		t.bar = progress.New(f, 0)
-	} else {
-		t.lines = true
-	}
-	return t
 }
 
 // begin says how many units of work the document has.
 func (t *tracker) begin(total int) {
-	if t.bar != nil {
-		t.bar = progress.New(t.w.(*os.File), total)
+	if t.h != nil {
+		t.h.Total(total)
 	}
 }
 
 // unit says what runs now.
 func (t *tracker) unit(label string) {
-	if t.bar != nil {
-		t.bar.Set(t.doc + " " + label)
+	if t.h != nil {
+		t.h.Start(t.doc + " " + label)
 	}
 }
 
 // done marks one unit finished, with what it measured.
 func (t *tracker) done(format string, args ...any) {
-	if t.bar != nil {
-		t.bar.Add(1)
-	}
-	if t.lines {
-		fmt.Fprintf(t.w, "reproduce %s: %s\n", t.doc, fmt.Sprintf(format, args...))
+	if t.h != nil {
+		t.h.Finished(fmt.Sprintf(format, args...))
 	}
 }
 
-// logf prints a line (after clearing the bar).
+// logf prints a line (after clearing the progress line).
 func (t *tracker) logf(format string, args ...any) {
-	if t.w == nil {
-		return
-	}
-	if t.bar != nil {
-		t.bar.Finish()
-	}
-	fmt.Fprintf(t.w, "reproduce %s: %s\n", t.doc, fmt.Sprintf(format, args...))
-}
-
-// finish clears the bar.
-func (t *tracker) finish() {
-	if t.bar != nil {
-		t.bar.Finish()
+	switch {
+	case t.h != nil:
+		t.h.Logf(format, args...)
+	case t.w != nil:
+		fmt.Fprintf(t.w, "reproduce %s: %s\n", t.doc, fmt.Sprintf(format, args...))
 	}
 }
 

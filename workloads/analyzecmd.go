@@ -8,8 +8,11 @@ import (
 	"strings"
 	"time"
 
+	"golang.org/x/perf/benchfmt"
+
 	"github.com/headspace-bench/headspace/harness/analysis"
 	"github.com/headspace-bench/headspace/harness/driver"
+	"github.com/headspace-bench/headspace/harness/resultfile"
 	"github.com/headspace-bench/headspace/internal/atomicfile"
 	"github.com/headspace-bench/headspace/internal/cli"
 )
@@ -104,42 +107,41 @@ func runAnalyze(ctx context.Context, args []string, stdout, stderr io.Writer) er
 	if err := cli.FitsPipeline(pcfg, 1, int64(*numCaches)*pcfg.BatchBytes()); err != nil {
 		return err
 	}
-	resultsOut := driver.Output{Path: *out, Benchmarks: analysis.Benchmarks, Force: *force, Beside: true}
 	plotBase := strings.TrimSuffix(strings.TrimSuffix(*plotPath, ".png"), ".svg")
-	if err := cli.FirstErr(cli.CheckOutputs(cli.Figure(cli.Prefixed(plotBase, ".png")), cli.Figure(cli.Prefixed(plotBase, ".svg")), cli.Output{Path: *statsJSON, Kind: cli.StatsKind}),
-		driver.Check(resultsOut)); err != nil {
+	if err := cli.CheckOutputs(cli.Figure(cli.Prefixed(plotBase, ".png")), cli.Figure(cli.Prefixed(plotBase, ".svg")), cli.Output{Path: *statsJSON, Kind: cli.StatsKind}); err != nil {
 		return err
 	}
-	dev, err := pf.device(ctx)
-	if err != nil {
-		return err
-	}
-
-	// The progress line counts steps; the records come whole at the end.
-	s := driver.Begin(nil, stderr, *after+*stepsAfter, nil)
-	cfg.OnStep = func(int, time.Duration) { s.Tick() }
-	if *every > 0 {
-		cfg.StatsEvery, cfg.StatsLog = *every, stderr
-	}
+	// The progress line counts steps; the records come whole at the end,
+	// and an interrupted analysis keeps nothing: no report without both
+	// phases.
 	h := Headspace{Analysis: cfg, Transforms: []string{*impl}}
-	o, err := h.Measure(ctx, Env{Device: dev})
-	s.Finish() // an interrupted analysis keeps nothing: no report without both phases
-	if err != nil {
+	var rep analysis.Report
+	var dev Device
+	settings := func() []resultfile.Config { return driver.Settings(rep.Device, h.Settings(), dev.Settings) }
+	o, err := driver.Run(ctx, driver.Job{Units: *after + *stepsAfter, Progress: stderr, Settings: settings,
+		Measure: func(ctx context.Context, hooks *driver.Hooks) ([]*benchfmt.Result, error) {
+			var err error
+			if dev, err = pf.device(ctx); err != nil {
+				return nil, err
+			}
+			h.Analysis.OnStep = func(int, time.Duration) { hooks.Tick() }
+			if *every > 0 {
+				h.Analysis.StatsEvery, h.Analysis.StatsLog = *every, stderr
+			}
+			o, err := h.Measure(ctx, Env{Device: dev})
+			hooks.Finish()
+			if err != nil {
+				return nil, err
+			}
+			rep = o.Analyses[0].Report
+			rep.WriteText(stdout)
+			return h.Codec().Encode(o), writeAnalysisFiles(stdout, rep, plotBase, *plotPath != "", *statsJSON)
+		}}, driver.Output{Path: *out, Benchmarks: analysis.Benchmarks, Force: *force, Beside: true})
+	if err != nil || *out == "" {
 		return err
 	}
-	rep, recs := o.Analyses[0].Report, h.Codec().Encode(o)
-	rep.WriteText(stdout)
-	if err := writeAnalysisFiles(stdout, rep, plotBase, *plotPath != "", *statsJSON); err != nil {
-		return err
-	}
-	if *out != "" {
-		wrote, err := s.Write(resultsOut, driver.Settings(rep.Device, h.Settings(), dev.Settings), recs)
-		if err != nil {
-			return err
-		}
-		cli.KeptNote(stdout, *out, wrote)
-		fmt.Fprintf(stdout, "results: %s (go tool benchstat -col /phase %s)\n", wrote, wrote)
-	}
+	cli.KeptNote(stdout, *out, o.Path)
+	fmt.Fprintf(stdout, "results: %s (go tool benchstat -col /phase %s)\n", o.Path, o.Path)
 	return nil
 }
 

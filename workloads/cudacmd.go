@@ -12,6 +12,8 @@ import (
 	"strings"
 	"time"
 
+	"golang.org/x/perf/benchfmt"
+
 	"github.com/headspace-bench/headspace/cuda"
 	"github.com/headspace-bench/headspace/cuda/kernels"
 	"github.com/headspace-bench/headspace/datasets/ondisk"
@@ -189,27 +191,29 @@ func runCUDA(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	if err != nil {
 		return err
 	}
-	resultsOut := driver.Output{Path: f.out, Benchmarks: []string{"CUDACopy", "CUDAStep"}}
-	if err := driver.Check(resultsOut); err != nil {
-		return err
-	}
 	check := CUDACheck{Ordinal: f.ordinal, Sizes: sizes, Reps: f.reps, Batch: f.batch, Side: f.side, Steps: f.steps, Seed: f.seed, Precisions: precisions}
-	if err := check.Validate(); err != nil {
-		return cli.UsageError{Msg: err.Error()}
+	var o CUDACheckOutcome
+	var failed error // a check that ran and failed still leaves its measurements
+	settings := func() []resultfile.Config {
+		return driver.Settings("cuda:"+o.GPU.Name, GPUSettings(o.GPU), check.Settings())
 	}
-	o, err := check.MeasureEach(ctx, Env{}, checkPrinter(stdout, f, sizes))
-	// A check that ran and failed still leaves its measurements.
-	var failed *CUDACheckError
-	if err != nil && !errors.As(err, &failed) {
+	_, err = driver.Run(ctx, driver.Job{Settings: settings,
+		Measure: func(ctx context.Context, _ *driver.Hooks) ([]*benchfmt.Result, error) {
+			if err := check.Validate(); err != nil {
+				return nil, cli.UsageError{Msg: err.Error()}
+			}
+			if o, failed = check.MeasureEach(ctx, Env{}, checkPrinter(stdout, f, sizes)); failed != nil && !errors.As(failed, new(*CUDACheckError)) {
+				return nil, failed
+			}
+			return CUDACheckCodec.Encode(o), nil
+		}}, driver.Output{Path: f.out, Benchmarks: []string{"CUDACopy", "CUDAStep"}})
+	if err != nil {
 		return err
 	}
 	if f.out != "" {
-		if _, err := driver.Write(resultsOut, driver.Settings("cuda:"+o.GPU.Name, GPUSettings(o.GPU), check.Settings()), CUDACheckCodec.Encode(o), false); err != nil {
-			return err
-		}
 		fmt.Fprintf(stdout, "results: %s\n", f.out)
 	}
-	return err
+	return failed
 }
 
 // checkPrinter prints cuda check's console output as the check reports

@@ -6,6 +6,7 @@ import (
 
 	"golang.org/x/perf/benchfmt"
 
+	"github.com/headspace-bench/headspace/harness/driver"
 	"github.com/headspace-bench/headspace/harness/pipeline"
 	"github.com/headspace-bench/headspace/harness/procloader"
 	"github.com/headspace-bench/headspace/harness/resultfile"
@@ -87,6 +88,32 @@ type Env struct {
 	// Record, if set, picks the units Recorded records, by the name
 	// Recorded would receive; nil records every unit's first run.
 	Record func(name string) bool
+}
+
+// Job binds experiment e and env to a run of the driver (driver.Run):
+// its Measure is e.Run in env.Hooked. The caller sets the file's mode and
+// settings and the progress line.
+func Job(e Experiment, env Env) driver.Job {
+	return driver.Job{Measure: func(ctx context.Context, h *driver.Hooks) ([]*benchfmt.Result, error) {
+		return e.Run(ctx, env.Hooked(h))
+	}}
+}
+
+// Hooked is env whose Start, Result and Done are the run's hooks (a
+// record goes to env.Result first, if set): how a job's Measure runs an
+// experiment, a typed one whose command keeps its value included.
+func (env Env) Hooked(h *driver.Hooks) Env {
+	each := env.Result
+	env.Start, env.Done, env.Result = h.Start, h.Done, h.Result
+	if each != nil {
+		env.Result = func(r *benchfmt.Result) error {
+			if err := each(r); err != nil {
+				return err // not recorded
+			}
+			return h.Result(r)
+		}
+	}
+	return env
 }
 
 // done is how many records of the benchmark name env.Done says a

@@ -2,6 +2,7 @@ package workloads
 
 import (
 	"context"
+	"path/filepath"
 	"reflect"
 	"strings"
 	"testing"
@@ -9,8 +10,10 @@ import (
 
 	"golang.org/x/perf/benchfmt"
 
+	"github.com/headspace-bench/headspace/harness/driver"
 	"github.com/headspace-bench/headspace/harness/level"
 	"github.com/headspace-bench/headspace/harness/pipeline"
+	"github.com/headspace-bench/headspace/harness/resultfile"
 	"github.com/headspace-bench/headspace/harness/sim"
 	"github.com/headspace-bench/headspace/harness/whatif"
 )
@@ -65,6 +68,42 @@ func TestLadderRunResumesAndRecords(t *testing.T) {
 	}
 	if want := []string{pts[0].Name(), pts[1].Name()}; !reflect.DeepEqual(recorded, want) {
 		t.Errorf("timelines of %q, want the first run of each point %q", recorded, want)
+	}
+}
+
+// TestJob runs a ladder through the driver as a command does
+// (driver.Run of Job(l, env), streamed to --out): the file holds every
+// record, env.Result saw each first; run again, the file is resumed and
+// Done tells the ladder to make nothing more.
+func TestJob(t *testing.T) {
+	l, env := tinyLadder()
+	l.Count = 1
+	var seen []string
+	env.Result = func(r *benchfmt.Result) error { seen = append(seen, string(r.Name)); return nil }
+	out := driver.Output{Path: filepath.Join(t.TempDir(), "ladder.txt")}
+	job := Job(l, env)
+	job.File, job.Settings = driver.Stream, func() []resultfile.Config { return driver.Settings("emulated", l.Settings()) }
+	o, err := driver.Run(context.Background(), job, out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var want []string
+	for _, p := range l.Selected() {
+		want = append(want, p.BenchName())
+	}
+	file, err := resultfile.Read(out.Path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(file) != len(want) || !reflect.DeepEqual(seen, want) || len(o.Records) != len(want) || o.Path != out.Path {
+		t.Fatalf("the file holds %d records, env.Result saw %q, Outcome %d records at %q; want %q in %s", len(file), seen, len(o.Records), o.Path, want, out.Path)
+	}
+	seen = nil
+	if o, err = driver.Run(context.Background(), job, out); err != nil {
+		t.Fatal(err)
+	}
+	if file, _ = resultfile.Read(out.Path); len(file) != len(want) || len(seen) != 0 || len(o.Records) != len(want) {
+		t.Errorf("resumed: the file holds %d records, %d new, Outcome %d; want %d, none new", len(file), len(seen), len(o.Records), len(want))
 	}
 }
 

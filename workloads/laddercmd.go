@@ -342,7 +342,7 @@ func runLadder(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	// The table's steps/s of each point: a resumed file's, then each new
 	// run's, as it is made.
 	tally := ladder.NewTally()
-	var file *driver.Run
+	var file *driver.File
 	if lf.out != "" {
 		// --fresh keeps the old file until the first new result replaces
 		// it; either way the file is this run's alone until it ends.

@@ -8,6 +8,8 @@ import (
 	"os"
 	"slices"
 
+	"golang.org/x/perf/benchfmt"
+
 	"github.com/headspace-bench/headspace/datasets/transforms"
 	"github.com/headspace-bench/headspace/harness/driver"
 	"github.com/headspace-bench/headspace/harness/loadbench"
@@ -83,19 +85,11 @@ func runLoaders(ctx context.Context, args []string, stdout, stderr io.Writer) er
 	if err != nil {
 		return err
 	}
-	resultsOut := driver.Output{Path: f.out, Benchmarks: []string{"Loaders"}, Force: f.force, Beside: true}
-	if err := cli.FirstErr(cli.CheckOutputs(cli.Figure(cli.Prefixed(f.plotPrefix, "-ttfb.png")), cli.Figure(cli.Prefixed(f.plotPrefix, "-throughput.png")),
-		cli.Output{Path: f.cpuProfile, Kind: atomicfile.Profile}), driver.Check(resultsOut)); err != nil {
+	if err := cli.CheckOutputs(cli.Figure(cli.Prefixed(f.plotPrefix, "-ttfb.png")), cli.Figure(cli.Prefixed(f.plotPrefix, "-throughput.png")),
+		cli.Output{Path: f.cpuProfile, Kind: atomicfile.Profile}); err != nil {
 		return err
 	}
-	if note := exp.Config.PrefetchNote(slices.Max(exp.Workers)); note != "" {
-		fmt.Fprintf(stderr, "headspace loaders: note: %s\n", note)
-	}
-	exe, err := os.Executable()
-	if err != nil {
-		return fmt.Errorf("finding the worker binary: %w", err)
-	}
-	return f.run(ctx, exp, exe, resultsOut, stdout, stderr)
+	return f.run(ctx, exp, driver.Output{Path: f.out, Benchmarks: []string{"Loaders"}, Force: f.force, Beside: true}, stdout, stderr)
 }
 
 // experiment is the sweep f sets, checked: one run of each point, no
@@ -140,40 +134,48 @@ func (f *loadersFlags) experiment(ctx context.Context) (Loaders, error) {
 	return Loaders{Config: loadbench.Config{Pipeline: cfg, Batches: f.batches}, Modes: modes, Workers: workers, Repeats: 1}, nil
 }
 
-// run runs the sweep exp, its process workers this binary (exe), and
-// prints and writes its outcome.
-func (f *loadersFlags) run(ctx context.Context, exp Loaders, exe string, resultsOut driver.Output, stdout, stderr io.Writer) error {
-	// Read before the runs: it may start git, whose CPU is no loader's.
+// run runs the sweep exp, its process workers this binary, and prints
+// and writes its outcome.
+func (f *loadersFlags) run(ctx context.Context, exp Loaders, resultsOut driver.Output, stdout, stderr io.Writer) error {
 	var env []resultfile.Config
-	if f.out != "" {
-		env = driver.Settings("none", exp.Settings())
-	}
-	stopProfile, err := cli.StartCPUProfile(f.cpuProfile)
-	if err != nil {
-		return err
-	}
-	o, err := exp.MeasureEach(ctx, Env{Worker: procloader.Options{Exe: exe}}, func(m loadbench.Measurement) {
-		fmt.Fprintf(stderr, "%s: TTFB %v, %.0f samples/s\n", m.BenchName(), m.TTFB.Round(1e5), m.SamplesPerSec)
-	})
-	if perr := stopProfile(err != nil); err == nil {
-		err = perr
-	}
-	if err != nil {
-		return err
-	}
-	ms, rs := o.Measurements, exp.Codec().Encode(o)
-	cfg := exp.Config.Pipeline
-	fmt.Fprintf(stdout, "batch %d, raw %dx%d, crop %d, %s transforms, %d batches per run\n%s\n", f.batch, cfg.Dataset.Width, cfg.Dataset.Height, f.crop, f.impl, f.batches, cli.Describe(ctx, cfg))
-	if err := loadbench.WriteText(stdout, ms); err != nil {
-		return err
-	}
-	if f.out != "" {
-		wrote, err := driver.Write(resultsOut, env, rs, false)
-		if err != nil {
-			return err
+	var ms []loadbench.Measurement
+	measure := func(ctx context.Context, _ *driver.Hooks) ([]*benchfmt.Result, error) {
+		if note := exp.Config.PrefetchNote(slices.Max(exp.Workers)); note != "" {
+			fmt.Fprintf(stderr, "headspace loaders: note: %s\n", note)
 		}
-		cli.KeptNote(stdout, f.out, wrote)
-		fmt.Fprintf(stdout, "\nresults: %s\n", wrote)
+		exe, err := os.Executable()
+		if err != nil {
+			return nil, fmt.Errorf("finding the worker binary: %w", err)
+		}
+		// Read before the runs: it may start git, whose CPU is no loader's.
+		if f.out != "" {
+			env = driver.Settings("none", exp.Settings())
+		}
+		stopProfile, err := cli.StartCPUProfile(f.cpuProfile)
+		if err != nil {
+			return nil, err
+		}
+		o, err := exp.MeasureEach(ctx, Env{Worker: procloader.Options{Exe: exe}}, func(m loadbench.Measurement) {
+			fmt.Fprintf(stderr, "%s: TTFB %v, %.0f samples/s\n", m.BenchName(), m.TTFB.Round(1e5), m.SamplesPerSec)
+		})
+		if perr := stopProfile(err != nil); err == nil {
+			err = perr
+		}
+		if err != nil {
+			return nil, err
+		}
+		ms = o.Measurements
+		cfg := exp.Config.Pipeline
+		fmt.Fprintf(stdout, "batch %d, raw %dx%d, crop %d, %s transforms, %d batches per run\n%s\n", f.batch, cfg.Dataset.Width, cfg.Dataset.Height, f.crop, f.impl, f.batches, cli.Describe(ctx, cfg))
+		return exp.Codec().Encode(o), loadbench.WriteText(stdout, ms)
+	}
+	o, err := driver.Run(ctx, driver.Job{Settings: func() []resultfile.Config { return env }, Measure: measure}, resultsOut)
+	if err != nil {
+		return err
+	}
+	if f.out != "" {
+		cli.KeptNote(stdout, f.out, o.Path)
+		fmt.Fprintf(stdout, "\nresults: %s\n", o.Path)
 	}
 	if f.plotPrefix != "" {
 		return loadbench.SavePlots(stdout, ms, f.plotPrefix, fmt.Sprintf("loaders: batch %d, raw %s, crop %d, %s", f.batch, f.rawSize, f.crop, f.impl))

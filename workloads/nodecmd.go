@@ -262,70 +262,46 @@ func fitsNode(n Node) error {
 	return nil
 }
 
-// open opens --out (resumed unless --fresh) for n's records, and returns
-// the records it already holds.
-func (f *nodeFlags) open(ctx context.Context, n Node) (*driver.Run, []*benchfmt.Result, error) {
-	if f.out == "" {
-		return nil, nil, nil
-	}
-	cfg := driver.Settings("emulated", n.Settings())
-	if f.shard != "" {
-		cfg = append(cfg, n.ShardSettings(n.Shards)...)
-	}
-	file, err := driver.Open(ctx, driver.Output{Path: f.out, Fresh: f.fresh}, cfg)
-	if err != nil {
-		return nil, nil, err
-	}
-	var recs []*benchfmt.Result
-	if !f.fresh {
-		if prev, err := resultfile.Read(f.out); err == nil {
-			recs = prev // a resumed file's records first
-		}
-	}
-	return file, recs, nil
-}
-
-// run runs the sweep n into --out and prints and writes its outcome.
+// run runs the sweep n into --out (resumed unless --fresh) and prints
+// and writes its outcome.
 func (f *nodeFlags) run(ctx context.Context, n Node, args []string, stdout, stderr io.Writer) error {
 	rank, err := RankOptions()
 	if err != nil {
 		return err
 	}
-	env := Env{Rank: rank}
-	file, recs, err := f.open(ctx, n)
-	if err != nil {
-		return err
-	}
-	if file != nil {
-		defer file.Close()
-		env.Done = file.Done
+	settings := func() []resultfile.Config {
+		cfg := driver.Settings("emulated", n.Settings())
+		if f.shard != "" {
+			cfg = append(cfg, n.ShardSettings(n.Shards)...)
+		}
+		return cfg
 	}
 	// A run's records (its ranks', then its node's) go into the file
-	// together, in one atomic write, so that a file never holds a rank's
-	// record without its node's: Done counts the node's, and merge the
-	// points. The progress line counts runs.
-	s := driver.Begin(nil, stderr, n.Todo(env), nil)
-	defer s.Finish()
-	env.Start = s.Start
-	_, runErr := n.MeasureEach(ctx, env, func(r NodeRun) error {
-		if r.Err != nil {
-			fmt.Fprintf(stderr, "headspace node: %s kept as partial: %v\n", r.Point.Name(), r.Err)
-		}
-		run := NodeCodec.Encode(NodeOutcome{Runs: []NodeRun{r}})
-		recs = append(recs, run...)
-		s.Tick()
-		if file == nil || len(run) == 0 {
-			return nil
-		}
-		return file.Add(run...)
-	})
-	if err := s.End(runErr); err != nil {
+	// together, in one atomic write (Hooks.Add), so that a file never
+	// holds a rank's record without its node's: Done counts the node's,
+	// and merge the points. The progress line counts runs.
+	o, err := driver.Run(ctx, driver.Job{File: driver.Stream, Settings: settings, Progress: stderr,
+		Measure: func(ctx context.Context, h *driver.Hooks) ([]*benchfmt.Result, error) {
+			env := Env{Rank: rank}.Hooked(h)
+			h.Total(n.Todo(env))
+			var recs []*benchfmt.Result
+			_, err := n.MeasureEach(ctx, env, func(r NodeRun) error {
+				if r.Err != nil {
+					fmt.Fprintf(stderr, "headspace node: %s kept as partial: %v\n", r.Point.Name(), r.Err)
+				}
+				run := NodeCodec.Encode(NodeOutcome{Runs: []NodeRun{r}})
+				recs = append(recs, run...)
+				return h.Add(run...)
+			})
+			return recs, err
+		}}, driver.Output{Path: f.out, Fresh: f.fresh})
+	if err != nil && !o.Interrupted {
+		return err // failed; an interrupted run prints what it finished
+	}
+	if err := f.write(n, o.Records, args, stdout); err != nil {
 		return err
 	}
-	if err := f.write(n, recs, args, stdout); err != nil {
-		return err
-	}
-	return s.Err("the table shows the accelerator counts finished before it")
+	return o.Err("the table shows the accelerator counts finished before it")
 }
 
 // write prints the sweep's setting and its outcome from recs, and writes

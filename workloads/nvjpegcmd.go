@@ -7,7 +7,10 @@ import (
 	"io"
 	"slices"
 
+	"golang.org/x/perf/benchfmt"
+
 	"github.com/headspace-bench/headspace/harness/driver"
+	"github.com/headspace-bench/headspace/harness/resultfile"
 	"github.com/headspace-bench/headspace/internal/cli"
 	"github.com/headspace-bench/headspace/internal/summary"
 )
@@ -73,25 +76,26 @@ func runCUDADecode(ctx context.Context, args []string, stdout io.Writer) error {
 	if err := d.Validate(); err != nil {
 		return cli.UsageError{Msg: err.Error()}
 	}
-	resultsOut := driver.Output{Path: *out, Benchmarks: []string{"CUDADecode"}}
-	if err := driver.Check(resultsOut); err != nil {
-		return err
+	var o CUDADecodeOutcome
+	settings := func() []resultfile.Config {
+		device := "cuda:" + o.Setup.GPU.Name
+		if d.Decoder == DecodeTurbo {
+			device = "host"
+		}
+		return driver.Settings(device, o.Setup.Settings(), d.Settings())
 	}
-	o, err := d.MeasureOpened(ctx, Env{}, decodePrinter(stdout, &f.CUDADecode))
-	if err != nil {
-		return err
-	}
-	rates := o.Rates
-	fmt.Fprintf(stdout, "%s: median %.0f images/s over %d batches of %d (min %.0f, max %.0f)\n",
-		d.Decoder, summary.Median(rates), len(rates), d.Batch, slices.Min(rates), slices.Max(rates))
-	if *out == "" {
-		return nil
-	}
-	device := "cuda:" + o.Setup.GPU.Name
-	if d.Decoder == DecodeTurbo {
-		device = "host"
-	}
-	if _, err := driver.Write(resultsOut, driver.Settings(device, o.Setup.Settings(), d.Settings()), CUDADecodeCodec.Encode(o), false); err != nil {
+	_, err := driver.Run(ctx, driver.Job{Settings: settings,
+		Measure: func(ctx context.Context, _ *driver.Hooks) ([]*benchfmt.Result, error) {
+			var err error
+			if o, err = d.MeasureOpened(ctx, Env{}, decodePrinter(stdout, &f.CUDADecode)); err != nil {
+				return nil, err
+			}
+			rates := o.Rates
+			fmt.Fprintf(stdout, "%s: median %.0f images/s over %d batches of %d (min %.0f, max %.0f)\n",
+				d.Decoder, summary.Median(rates), len(rates), d.Batch, slices.Min(rates), slices.Max(rates))
+			return CUDADecodeCodec.Encode(o), nil
+		}}, driver.Output{Path: *out, Benchmarks: []string{"CUDADecode"}})
+	if err != nil || *out == "" {
 		return err
 	}
 	fmt.Fprintf(stdout, "results: %s\n", *out)

@@ -108,44 +108,43 @@ func runOwnAnalyze(ctx context.Context, fs *flag.FlagSet, of *ownFlags, af ownAn
 	if err != nil {
 		return ownError(err)
 	}
-	resultsOut := driver.Output{Path: af.out, Benchmarks: ownloop.Benchmarks, Force: af.force, Beside: true}
 	plotBase := strings.TrimSuffix(strings.TrimSuffix(af.plot, ".png"), ".svg")
-	if err := cli.FirstErr(cli.CheckOutputs(cli.Figure(cli.Prefixed(plotBase, ".png")), cli.Figure(cli.Prefixed(plotBase, ".svg"))), driver.Check(resultsOut)); err != nil {
+	if err := cli.CheckOutputs(cli.Figure(cli.Prefixed(plotBase, ".png")), cli.Figure(cli.Prefixed(plotBase, ".svg"))); err != nil {
 		return err
 	}
 	s := ownloop.Settings{Mode: "analyze", Loader: of.loader, NumCaches: af.numCaches, ReturnCachesAfter: af.after, StepsAfter: af.stepsAfter, FirstBatchTimeout: of.firstTimeout}
-	sess := driver.Begin(nil, stderr, s.Total(), nil)
-	run, err := ownloop.Exec(ctx, cmd, s, stderr, func(ownloop.Step) { sess.Tick() })
-	sess.Finish()
-	var early *ownloop.EndedEarly
-	partial := false
-	switch {
-	case errors.As(err, &early) && of.partial:
-		partial = true
-	case err != nil:
-		return ownError(err)
-	}
-	rep, err := ownloop.Analyze(cmd, s, run, af.total)
-	if err != nil {
-		if partial {
-			return cli.Usagef("%v; %v", early, err)
-		}
+	var rep ownloop.Report
+	settings := func() []resultfile.Config { return driver.Settings(rep.Device, rep.ConfigLines()) }
+	o, err := driver.Run(ctx, driver.Job{Units: s.Total(), Progress: stderr, Settings: settings,
+		Measure: func(ctx context.Context, h *driver.Hooks) ([]*benchfmt.Result, error) {
+			run, err := ownloop.Exec(ctx, cmd, s, stderr, func(ownloop.Step) { h.Tick() })
+			h.Finish()
+			var early *ownloop.EndedEarly
+			switch {
+			case errors.As(err, &early) && of.partial:
+				h.Partial()
+			case err != nil:
+				return nil, ownError(err)
+			}
+			if rep, err = ownloop.Analyze(cmd, s, run, af.total); err != nil {
+				if early != nil {
+					return nil, cli.Usagef("%v; %v", early, err)
+				}
+				return nil, err
+			}
+			rep.WriteText(stdout)
+			if af.plot != "" {
+				if err := rep.SavePlots(stdout, plotBase); err != nil {
+					return nil, err
+				}
+			}
+			return rep.Records(), nil
+		}}, driver.Output{Path: af.out, Benchmarks: ownloop.Benchmarks, Force: af.force, Beside: true})
+	if err != nil || af.out == "" {
 		return err
 	}
-	rep.WriteText(stdout)
-	if af.plot != "" {
-		if err := rep.SavePlots(stdout, plotBase); err != nil {
-			return err
-		}
-	}
-	if af.out != "" {
-		wrote, err := driver.Write(resultsOut, driver.Settings(rep.Device, rep.ConfigLines()), rep.Records(), partial)
-		if err != nil {
-			return err
-		}
-		cli.KeptNote(stdout, af.out, wrote)
-		fmt.Fprintf(stdout, "results: %s (go tool benchstat -col /phase %s)\n", wrote, wrote)
-	}
+	cli.KeptNote(stdout, af.out, o.Path)
+	fmt.Fprintf(stdout, "results: %s (go tool benchstat -col /phase %s)\n", o.Path, o.Path)
 	return nil
 }
 
@@ -178,34 +177,35 @@ func runOwnLadder(ctx context.Context, fs *flag.FlagSet, of *ownFlags, lf ownLad
 	if err != nil {
 		return ownError(err)
 	}
-	resultsOut := driver.Output{Path: lf.out, Benchmarks: []string{"Ladder"}, Beside: true}
-	if err := driver.Check(resultsOut); err != nil {
-		return err
-	}
-	sess := driver.Begin(nil, stderr, c.Count*len(c.Levels), nil)
 	var points []ownloop.LadderPoint
-	var recs []*benchfmt.Result
-	err = ownloop.Ladder(ctx, cmd, c, stderr, func(p ownloop.LadderPoint) error {
-		points = append(points, p)
-		recs = append(recs, ownloop.LadderRecord(cmd, p))
-		return sess.Result(recs[len(recs)-1])
-	})
-	if err := sess.End(err); err != nil {
+	settings := func() []resultfile.Config {
+		return driver.Settings(points[0].From.Device(), ownloop.CommandConfig(cmd, points[0].From), ownloop.LadderConfigLines(c))
+	}
+	o, err := driver.Run(ctx, driver.Job{Units: c.Count * len(c.Levels), Progress: stderr, Settings: settings,
+		Measure: func(ctx context.Context, h *driver.Hooks) ([]*benchfmt.Result, error) {
+			var recs []*benchfmt.Result
+			err := ownloop.Ladder(ctx, cmd, c, stderr, func(p ownloop.LadderPoint) error {
+				points = append(points, p)
+				recs = append(recs, ownloop.LadderRecord(cmd, p))
+				return h.Result(recs[len(recs)-1])
+			})
+			h.Finish()
+			if (err == nil || errors.Is(err, context.Canceled)) && len(points) > 0 {
+				ownloop.WriteLadderText(stdout, cmd, c, points) // an interrupted run's too
+			}
+			return recs, err
+		}}, driver.Output{Path: lf.out, Benchmarks: []string{"Ladder"}, Beside: true})
+	if err != nil && !o.Interrupted {
 		return ownError(err)
 	}
 	if len(points) == 0 {
-		return sess.Err("")
+		return o.Err("")
 	}
-	ownloop.WriteLadderText(stdout, cmd, c, points)
 	if lf.out != "" {
-		wrote, err := sess.Write(resultsOut, driver.Settings(points[0].From.Device(), ownloop.CommandConfig(cmd, points[0].From), ownloop.LadderConfigLines(c)), recs)
-		if err != nil {
-			return err
-		}
-		cli.KeptNote(stdout, lf.out, wrote)
-		fmt.Fprintf(stdout, "results: %s (go tool benchstat -col /level %s)\n", wrote, wrote)
+		cli.KeptNote(stdout, lf.out, o.Path)
+		fmt.Fprintf(stdout, "results: %s (go tool benchstat -col /level %s)\n", o.Path, o.Path)
 	}
-	return sess.Err("the table shows the runs finished before it")
+	return o.Err("the table shows the runs finished before it")
 }
 
 // ownLadderConfig is the ladder on a command that the flags set,
@@ -248,63 +248,59 @@ func runOwnWhatIf(ctx context.Context, fs *flag.FlagSet, of *ownFlags, verify bo
 	if err := checkOwnFlags(fs, true, "verify", "steps", "out", "force"); err != nil {
 		return err
 	}
-	resultsOut := driver.Output{Path: out, Benchmarks: []string{"WhatIf"}, Force: force, Beside: true}
-	if err := driver.Check(resultsOut); err != nil {
+	var run *ownloop.Run
+	var cmd ownloop.Command
+	settings := func() []resultfile.Config {
+		return driver.Settings(run.Device(), ownloop.CommandConfig(cmd, run), []resultfile.Config{{Key: "verify-steps", Value: strconv.Itoa(steps)}})
+	}
+	o, err := driver.Run(ctx, driver.Job{Progress: stderr, Settings: settings,
+		Measure: func(ctx context.Context, h *driver.Hooks) ([]*benchfmt.Result, error) {
+			// The flags below are checked after --out, as they always were.
+			set := map[string]bool{}
+			fs.Visit(func(f *flag.Flag) { set[f.Name] = true })
+			if !set["steps"] {
+				steps = ownLadderSteps
+			}
+			if err := cli.FirstErr(cli.InRange("--steps", steps, 1, cli.MaxSteps), cli.InRange("--loader", of.loader, 1, 1<<20)); err != nil {
+				return nil, err
+			}
+			if of.firstTimeout <= 0 {
+				return nil, cli.Usagef("--first-batch-timeout %v must be positive", of.firstTimeout)
+			}
+			var err error
+			if cmd, err = ownloop.ParseCommand(fs.Args()); err != nil {
+				return nil, ownError(err)
+			}
+			s := ownloop.Settings{Mode: "analyze", Loader: of.loader, NumCaches: 10, ReturnCachesAfter: 40, StepsAfter: 30, FirstBatchTimeout: of.firstTimeout}
+			h.Total(s.Total())
+			run, err = ownloop.Exec(ctx, cmd, s, stderr, func(ownloop.Step) { h.Tick() })
+			h.Finish()
+			if err != nil {
+				return nil, ownError(err)
+			}
+			rep, err := ownloop.Analyze(cmd, s, run, 1)
+			if err != nil {
+				return nil, err
+			}
+			w, err := ownloop.NewWhatIf(rep)
+			if err != nil {
+				return nil, cli.Usagef("%v", err)
+			}
+			rep.WriteWhatIfHeader(stdout, cmd)
+			w.WriteText(stdout)
+			checks := map[int]float64{}
+			if verify {
+				if checks, err = w.VerifyAll(ctx, cmd, of.loader, steps, of.firstTimeout, stdout, stderr); err != nil {
+					return nil, ownError(err)
+				}
+			}
+			return w.Records(cmd, checks), nil
+		}}, driver.Output{Path: out, Benchmarks: []string{"WhatIf"}, Force: force, Beside: true})
+	if err != nil || out == "" {
 		return err
 	}
-	set := map[string]bool{}
-	fs.Visit(func(f *flag.Flag) { set[f.Name] = true })
-	if !set["steps"] {
-		steps = ownLadderSteps
-	}
-	if err := cli.FirstErr(cli.InRange("--steps", steps, 1, cli.MaxSteps), cli.InRange("--loader", of.loader, 1, 1<<20)); err != nil {
-		return err
-	}
-	if of.firstTimeout <= 0 {
-		return cli.Usagef("--first-batch-timeout %v must be positive", of.firstTimeout)
-	}
-	cmd, err := ownloop.ParseCommand(fs.Args())
-	if err != nil {
-		return ownError(err)
-	}
-	s := ownloop.Settings{Mode: "analyze", Loader: of.loader, NumCaches: 10, ReturnCachesAfter: 40, StepsAfter: 30, FirstBatchTimeout: of.firstTimeout}
-	sess := driver.Begin(nil, stderr, s.Total(), nil)
-	run, err := ownloop.Exec(ctx, cmd, s, stderr, func(ownloop.Step) { sess.Tick() })
-	sess.Finish()
-	if err != nil {
-		return ownError(err)
-	}
-	rep, err := ownloop.Analyze(cmd, s, run, 1)
-	if err != nil {
-		return err
-	}
-	w, err := ownloop.NewWhatIf(rep)
-	if err != nil {
-		return cli.Usagef("%v", err)
-	}
-	rep.WriteWhatIfHeader(stdout, cmd)
-	w.WriteText(stdout)
-	checks := map[int]float64{}
-	if verify {
-		if checks, err = w.VerifyAll(ctx, cmd, of.loader, steps, of.firstTimeout, stdout, stderr); err != nil {
-			return ownError(err)
-		}
-	}
-	if out == "" {
-		return nil
-	}
-	return writeOwnWhatIf(resultsOut, cmd, run, w.Records(cmd, checks), steps, stdout)
-}
-
-// writeOwnWhatIf writes whatif -- COMMAND's records of run (the model's
-// and the checks', of steps steps each) to --out.
-func writeOwnWhatIf(resultsOut driver.Output, cmd ownloop.Command, run *ownloop.Run, recs []*benchfmt.Result, steps int, stdout io.Writer) error {
-	wrote, err := driver.Write(resultsOut, driver.Settings(run.Device(), ownloop.CommandConfig(cmd, run), []resultfile.Config{{Key: "verify-steps", Value: strconv.Itoa(steps)}}), recs, false)
-	if err != nil {
-		return err
-	}
-	cli.KeptNote(stdout, resultsOut.Path, wrote)
-	fmt.Fprintf(stdout, "results: %s\n", wrote)
+	cli.KeptNote(stdout, out, o.Path)
+	fmt.Fprintf(stdout, "results: %s\n", o.Path)
 	return nil
 }
 

@@ -11,6 +11,8 @@ import (
 	"slices"
 	"strings"
 
+	"golang.org/x/perf/benchfmt"
+
 	"github.com/headspace-bench/headspace/datasets/bucket"
 	"github.com/headspace-bench/headspace/datasets/ondisk"
 	"github.com/headspace-bench/headspace/harness/driver"
@@ -128,19 +130,10 @@ func runPeer(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	if err := mkdirs(f.out, f.report, f.plotPrefix); err != nil {
 		return err
 	}
-	resultsOut := driver.Output{Path: f.out, Benchmarks: []string{"Peer"}}
-	if err := cli.FirstErr(cli.CheckOutputs(peerOutputs(f.report, f.plotPrefix)...), driver.Check(resultsOut)); err != nil {
+	if err := cli.CheckOutputs(peerOutputs(f.report, f.plotPrefix)...); err != nil {
 		return err
 	}
-	if slices.Contains(c.Impls, peer.Torch) {
-		if err := c.Peer.Check(ctx); err != nil {
-			if errors.Is(err, peer.ErrNotInstalled) {
-				return fmt.Errorf("%v: %s", err, peerInstallHint)
-			}
-			return err
-		}
-	}
-	return f.run(ctx, c, resultsOut, args, stdout, stderr)
+	return f.run(ctx, c, args, stdout, stderr)
 }
 
 // config is the loaders' comparison f sets, checked; with --data, both
@@ -192,38 +185,48 @@ func (f *peerFlags) config(ctx context.Context) (peer.Config, error) {
 }
 
 // run runs the comparison c and prints and writes its outcome.
-func (f *peerFlags) run(ctx context.Context, c peer.Config, resultsOut driver.Output, args []string, stdout, stderr io.Writer) error {
-	// Read before the runs: they may start git, whose CPU is no loader's.
-	host := machine.Describe()
+func (f *peerFlags) run(ctx context.Context, c peer.Config, args []string, stdout, stderr io.Writer) error {
 	exp := Peer{Config: c}
 	var env []resultfile.Config
-	if f.out != "" {
-		// Everything the report states goes into the file, so that
-		// --from rebuilds it (peer.ReportKeys).
-		env = append(append(machine.Environment("none"), exp.Settings()...),
-			resultfile.Config{Key: "distro", Value: host.Distro}, resultfile.Config{Key: "command", Value: peerCommand(args)})
-	}
-	res, err := exp.MeasureEach(ctx, Env{}, func(m peer.Measurement) {
-		fmt.Fprintf(stderr, "%s: TTFB %.3fs, %.1f samples/s, CPU %.2fs\n", m.BenchName(), m.TTFB.Seconds(), m.SamplesPerSec, m.CPU.Seconds())
-	})
+	var r peer.Report
+	settings := func() []resultfile.Config { return peer.FileConfig(env, r.PeerConfig) }
+	_, err := driver.Run(ctx, driver.Job{Settings: settings, Measure: func(ctx context.Context, _ *driver.Hooks) ([]*benchfmt.Result, error) {
+		if slices.Contains(c.Impls, peer.Torch) {
+			if err := c.Peer.Check(ctx); err != nil {
+				if errors.Is(err, peer.ErrNotInstalled) {
+					return nil, fmt.Errorf("%v: %s", err, peerInstallHint)
+				}
+				return nil, err
+			}
+		}
+		// Read before the runs: they may start git, whose CPU is no loader's.
+		host := machine.Describe()
+		if f.out != "" {
+			// Everything the report states goes into the file, so that
+			// --from rebuilds it (peer.ReportKeys).
+			env = append(append(machine.Environment("none"), exp.Settings()...),
+				resultfile.Config{Key: "distro", Value: host.Distro}, resultfile.Config{Key: "command", Value: peerCommand(args)})
+		}
+		res, err := exp.MeasureEach(ctx, Env{}, func(m peer.Measurement) {
+			fmt.Fprintf(stderr, "%s: TTFB %.3fs, %.1f samples/s, CPU %.2fs\n", m.BenchName(), m.TTFB.Seconds(), m.SamplesPerSec, m.CPU.Seconds())
+		})
+		if err != nil {
+			return nil, err
+		}
+		r = peer.Report{
+			Machine:    host,
+			PeerConfig: res.PeerConfig,
+			Command:    peerCommand(args),
+			Settings:   c.Settings,
+			Count:      f.count,
+			Rows:       peer.Summarize(res.Measurements),
+		}
+		return exp.Codec().Encode(res), r.WriteText(stdout)
+	}}, driver.Output{Path: f.out, Benchmarks: []string{"Peer"}})
 	if err != nil {
 		return err
 	}
-	r := peer.Report{
-		Machine:    host,
-		PeerConfig: res.PeerConfig,
-		Command:    peerCommand(args),
-		Settings:   c.Settings,
-		Count:      f.count,
-		Rows:       peer.Summarize(res.Measurements),
-	}
-	if err := r.WriteText(stdout); err != nil {
-		return err
-	}
 	if f.out != "" {
-		if _, err := driver.Write(resultsOut, peer.FileConfig(env, res.PeerConfig), exp.Codec().Encode(res), false); err != nil {
-			return err
-		}
 		fmt.Fprintf(stdout, "\nresults: %s\n", f.out)
 	}
 	return r.WriteFiles(stdout, f.report, f.plotPrefix)

@@ -13,6 +13,8 @@ import (
 	"strings"
 	"time"
 
+	"golang.org/x/perf/benchfmt"
+
 	"github.com/headspace-bench/headspace/harness/driver"
 	"github.com/headspace-bench/headspace/harness/level"
 	"github.com/headspace-bench/headspace/harness/machine"
@@ -45,39 +47,46 @@ func runPeerLadder(ctx context.Context, fs *flag.FlagSet, lf *peerLadderFlags, a
 		return err
 	}
 	out := fs.Lookup("out").Value.String()
-	resultsOut := driver.Output{Path: out, Benchmarks: []string{"PeerLadder"}}
 	if out != "" {
 		if err := os.MkdirAll(filepath.Dir(out), 0o755); err != nil {
 			return err
 		}
-		if err := driver.Check(resultsOut); err != nil {
-			return err
-		}
 	}
-	// Read before the runs (they start Python; the tree must be read as it
-	// was when the measurement began).
-	environment := machine.Environment("emulated")
-	if lf.step == "calibrated" {
-		fmt.Fprintf(stderr, "calibrating: the document's DataLoader at raw and none, %d batches each\n", lf.calibration)
-	}
-	// Every run is saved as soon as it is done (the whole file, atomically),
-	// so an interrupted or failed sweep keeps what it measured.
-	o, err := exp.MeasureEach(ctx, Env{}, func(sofar PeerLadderOutcome) error {
-		if len(sofar.Measurements) == 0 {
-			cal := *sofar.Calibration
-			exp = exp.Calibrated(cal)
-			fmt.Fprintf(stdout, "calibration: this machine runs the document's loader at %.3f of the document's host; step %v\n\n", cal.Ratio, cal.Step)
-			return nil
-		}
-		m := sofar.Measurements[len(sofar.Measurements)-1]
-		fmt.Fprintf(stderr, "%s: %.3f steps/s\n", m.BenchName(), m.StepsPerSec)
-		if out == "" {
-			return nil
-		}
+	var environment []resultfile.Config
+	var sofar PeerLadderOutcome
+	settings := func() []resultfile.Config {
 		cfg := append(append(environment, exp.Settings()...), resultfile.Config{Key: "command", Value: peerCommand(args)})
-		_, err := driver.Write(resultsOut, peer.FileConfig(cfg, sofar.PeerConfig), exp.Codec().Encode(sofar), false)
-		return err
-	})
+		return peer.FileConfig(cfg, sofar.PeerConfig)
+	}
+	var o PeerLadderOutcome
+	_, err = driver.Run(ctx, driver.Job{Settings: settings, Measure: func(ctx context.Context, h *driver.Hooks) ([]*benchfmt.Result, error) {
+		// Read before the runs (they start Python; the tree must be read as it
+		// was when the measurement began).
+		environment = machine.Environment("emulated")
+		if lf.step == "calibrated" {
+			fmt.Fprintf(stderr, "calibrating: the document's DataLoader at raw and none, %d batches each\n", lf.calibration)
+		}
+		// Every run is saved as soon as it is done (the whole file, atomically),
+		// so an interrupted or failed sweep keeps what it measured.
+		var saved []*benchfmt.Result
+		var err error
+		o, err = exp.MeasureEach(ctx, Env{}, func(so PeerLadderOutcome) error {
+			if len(so.Measurements) == 0 {
+				cal := *so.Calibration
+				exp = exp.Calibrated(cal)
+				fmt.Fprintf(stdout, "calibration: this machine runs the document's loader at %.3f of the document's host; step %v\n\n", cal.Ratio, cal.Step)
+				return nil
+			}
+			m := so.Measurements[len(so.Measurements)-1]
+			fmt.Fprintf(stderr, "%s: %.3f steps/s\n", m.BenchName(), m.StepsPerSec)
+			sofar, saved = so, exp.Codec().Encode(so)
+			return h.Save(saved)
+		})
+		if err != nil {
+			return nil, err
+		}
+		return saved, nil
+	}}, driver.Output{Path: out, Benchmarks: []string{"PeerLadder"}})
 	if err != nil {
 		if errors.Is(err, peer.ErrNotInstalled) {
 			return fmt.Errorf("%v: %s", err, peerInstallHint)

@@ -11,6 +11,8 @@ import (
 	"strconv"
 	"strings"
 
+	"golang.org/x/perf/benchfmt"
+
 	"github.com/headspace-bench/headspace/datasets"
 	"github.com/headspace-bench/headspace/datasets/bucket"
 	"github.com/headspace-bench/headspace/datasets/ondisk"
@@ -19,6 +21,7 @@ import (
 	"github.com/headspace-bench/headspace/harness/loader"
 	"github.com/headspace-bench/headspace/harness/machine"
 	"github.com/headspace-bench/headspace/harness/peer"
+	"github.com/headspace-bench/headspace/harness/resultfile"
 	"github.com/headspace-bench/headspace/internal/atomicfile"
 	"github.com/headspace-bench/headspace/internal/cli"
 )
@@ -146,52 +149,59 @@ func runPeerRemote(ctx context.Context, fs *flag.FlagSet, rf *peerRemoteFlags, a
 	if err != nil {
 		return err
 	}
-	resultsOut := driver.Output{Path: r.out, Benchmarks: []string{"PeerRemote"}}
-	if err := cli.FirstErr(cli.CheckOutputs(cli.Output{Path: r.report, Kind: peerReport}), driver.Check(resultsOut)); err != nil {
+	if err := cli.CheckOutputs(cli.Output{Path: r.report, Kind: peerReport}); err != nil {
 		return err
 	}
-	p := peer.Peer{Python: fs.Lookup("python").Value.String(), Script: r.script}
-	if err := p.Check(ctx); err != nil {
-		if errors.Is(err, peer.ErrNotInstalled) {
-			return fmt.Errorf("%v: %s", err, peerRemoteHint)
+	var rep peer.RemoteReport
+	var cfg []resultfile.Config
+	_, err = driver.Run(ctx, driver.Job{Settings: func() []resultfile.Config { return cfg }, Measure: func(ctx context.Context, _ *driver.Hooks) ([]*benchfmt.Result, error) {
+		p := peer.Peer{Python: fs.Lookup("python").Value.String(), Script: r.script}
+		if err := p.Check(ctx); err != nil {
+			if errors.Is(err, peer.ErrNotInstalled) {
+				return nil, fmt.Errorf("%v: %s", err, peerRemoteHint)
+			}
+			return nil, err
 		}
-		return err
-	}
-
-	host := machine.Describe()
-	s := r.settings
-	n := s.Batch * s.Batches
-	src := datasets.Synthetic{Width: s.Width, Height: s.Height, Classes: 10, N: n, Seed: s.Seed, Content: datasets.ContentNatural}
-	fmt.Fprintf(stderr, "peer --remote: writing %d natural %dx%d JPEGs, starting the S3 server and the %s link, uploading…\n", n, s.Width, s.Height, r.lc.PresetName())
-	rb, err := peer.StartRemote(ctx, src, rf.shardSize, r.lc)
-	if err != nil {
-		return err
-	}
-	defer rb.Close()
-	// StartRemote put the server's credentials in this process's
-	// environment for ours; ours reaches the server through the link.
-	p.Env = rb.Env()
-	s.Bucket = bucket.Options{Endpoint: rb.Link.URL(), Concurrency: rf.concurrency}
-	c := peer.RemoteConfig{Peer: p, Settings: s, Data: rb.URLs, Layouts: r.layouts, Workers: r.workers, Count: r.count}
-	res, err := peer.RemoteSweep(ctx, c, func(m peer.RemoteMeasurement) {
-		fmt.Fprintf(stderr, "%s: TTFB %.3fs, %.1f samples/s, CPU %.2fs\n", m.BenchName(), m.TTFB.Seconds(), m.SamplesPerSec, m.CPU.Seconds())
-	})
+		host := machine.Describe()
+		s := r.settings
+		n := s.Batch * s.Batches
+		src := datasets.Synthetic{Width: s.Width, Height: s.Height, Classes: 10, N: n, Seed: s.Seed, Content: datasets.ContentNatural}
+		fmt.Fprintf(stderr, "peer --remote: writing %d natural %dx%d JPEGs, starting the S3 server and the %s link, uploading…\n", n, s.Width, s.Height, r.lc.PresetName())
+		rb, err := peer.StartRemote(ctx, src, rf.shardSize, r.lc)
+		if err != nil {
+			return nil, err
+		}
+		defer rb.Close()
+		// StartRemote put the server's credentials in this process's
+		// environment for ours; ours reaches the server through the link.
+		p.Env = rb.Env()
+		s.Bucket = bucket.Options{Endpoint: rb.Link.URL(), Concurrency: rf.concurrency}
+		c := peer.RemoteConfig{Peer: p, Settings: s, Data: rb.URLs, Layouts: r.layouts, Workers: r.workers, Count: r.count}
+		res, err := peer.RemoteSweep(ctx, c, func(m peer.RemoteMeasurement) {
+			fmt.Fprintf(stderr, "%s: TTFB %.3fs, %.1f samples/s, CPU %.2fs\n", m.BenchName(), m.TTFB.Seconds(), m.SamplesPerSec, m.CPU.Seconds())
+		})
+		if err != nil {
+			return nil, err
+		}
+		rep = peer.RemoteReport{
+			Machine: host, PeerConfig: res.PeerConfig, Command: peerCommand(args), Settings: s, Samples: n,
+			ShardSize: rf.shardSize, Count: r.count, Link: r.lc, FetchConcurrency: rf.concurrency, Costs: rb.Costs,
+			Rows: peer.SummarizeRemote(res.Measurements, rb.Costs, r.lc),
+		}
+		if r.out == "" {
+			return nil, nil
+		}
+		var recs []*benchfmt.Result
+		cfg, recs = peer.RemoteRecords(peer.RemoteSettings(c, rf.shardSize, rb.Costs, host.Distro, peerCommand(args)), res)
+		return recs, nil
+	}}, driver.Output{Path: r.out, Benchmarks: []string{"PeerRemote"}})
 	if err != nil {
 		return err
 	}
 	if r.out != "" {
-		env := peer.RemoteSettings(c, rf.shardSize, rb.Costs, host.Distro, peerCommand(args))
-		cfg, recs := peer.RemoteRecords(env, res)
-		if _, err := driver.Write(resultsOut, cfg, recs, false); err != nil {
-			return err
-		}
 		fmt.Fprintf(stdout, "results: %s\n", r.out)
 	}
-	return writeRemoteReport(stdout, peer.RemoteReport{
-		Machine: host, PeerConfig: res.PeerConfig, Command: peerCommand(args), Settings: s, Samples: n,
-		ShardSize: rf.shardSize, Count: r.count, Link: r.lc, FetchConcurrency: rf.concurrency, Costs: rb.Costs,
-		Rows: peer.SummarizeRemote(res.Measurements, rb.Costs, r.lc),
-	}, r.report)
+	return writeRemoteReport(stdout, rep, r.report)
 }
 
 // writeRemoteReport prints r's Markdown and writes it to report, if set.

@@ -11,6 +11,7 @@ import (
 
 	"go.uber.org/goleak"
 
+	"github.com/headspace-bench/headspace/harness/driver"
 	"github.com/headspace-bench/headspace/harness/node"
 	"github.com/headspace-bench/headspace/harness/peer"
 	"github.com/headspace-bench/headspace/harness/procloader"
@@ -46,17 +47,19 @@ func benchEnv(b *testing.B) Env {
 }
 
 // benchExperiment runs e once per iteration through the Experiment
-// interface and reports every record it made as a sub-benchmark named as
+// interface, as a command does (driver.Run, keeping no file), and
+// reports every record it made as a sub-benchmark named as
 // the record (without "Benchmark<Name>/" and the GOMAXPROCS suffix), so
 // `go test -bench` prints what the result files hold.
 func benchExperiment(b *testing.B, e Experiment, env Env) {
 	b.Helper()
 	var all [][]*benchResult
 	for range b.N {
-		recs, err := e.Run(context.Background(), env)
+		o, err := driver.Run(context.Background(), Job(e, env), driver.Output{})
 		if err != nil {
 			b.Fatal(err)
 		}
+		recs := o.Records
 		if len(recs) == 0 {
 			b.Fatal("no records")
 		}

@@ -9,6 +9,8 @@ import (
 	"path/filepath"
 	"strings"
 
+	"golang.org/x/perf/benchfmt"
+
 	"github.com/headspace-bench/headspace/harness/driver"
 	"github.com/headspace-bench/headspace/harness/merge"
 	"github.com/headspace-bench/headspace/harness/resultfile"
@@ -71,26 +73,26 @@ func runMerge(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 			return cli.Usagef("--out %s is one of the shard files", *out)
 		}
 	}
-	resultsOut := driver.Output{Path: *out, Benchmarks: []string{"Ladder", "Node"}}
-	if err := driver.Check(resultsOut); err != nil {
-		return err
-	}
-	shards := make([]merge.Shard, 0, len(paths))
-	for _, p := range paths {
-		if err := ctx.Err(); err != nil {
-			return err
+	var m *merge.Merged
+	_, err := driver.Run(ctx, driver.Job{Settings: func() []resultfile.Config { return m.Config }, Measure: func(ctx context.Context, _ *driver.Hooks) ([]*benchfmt.Result, error) {
+		shards := make([]merge.Shard, 0, len(paths))
+		for _, p := range paths {
+			if err := ctx.Err(); err != nil {
+				return nil, err
+			}
+			rs, err := resultfile.Read(p)
+			if err != nil {
+				return nil, fmt.Errorf("reading shard: %s", firstLineOf(err))
+			}
+			shards = append(shards, merge.Shard{Path: p, Results: rs})
 		}
-		rs, err := resultfile.Read(p)
-		if err != nil {
-			return fmt.Errorf("reading shard: %s", firstLineOf(err))
+		var err error
+		if m, err = merge.Merge(shards, workloads.SweepPlan, *partial); err != nil {
+			return nil, err
 		}
-		shards = append(shards, merge.Shard{Path: p, Results: rs})
-	}
-	m, err := merge.Merge(shards, workloads.SweepPlan, *partial)
+		return m.Results, nil
+	}}, driver.Output{Path: *out, Benchmarks: []string{"Ladder", "Node"}})
 	if err != nil {
-		return err
-	}
-	if _, err := driver.Write(resultsOut, m.Config, m.Results, false); err != nil {
 		return err
 	}
 	fmt.Fprintf(stdout, "merged %s of %s from %s into %s\n", cli.Plural(len(m.Results), "result"), cli.Plural(m.Points, "point"), cli.Plural(len(paths), "shard file"), *out)

@@ -5,25 +5,37 @@
 // result file (issue 42; a test walking the module's source did so
 // before).
 //
-// A result file is written in one of three ways, chosen by the run, not by
-// the caller's taste:
+// Run is the one runner (issue 42, "One runner"): a Job is an
+// experiment's run as a command makes it (its Measure, the file's
+// settings, its progress line), and Run checks the output before
+// anything is measured, opens or writes the file, draws the progress
+// line and tells an interrupted run (its context cancelled: SIGINT)
+// from a failed one, keeping what it finished; Outcome.Err is then the
+// Interrupted error that exits 130. A command is its flags, a Job and
+// what it prints. Hooks are what Measure calls as it works.
 //
-//   - streamed (Open, Run.Add): every record is on disk, the whole file
+// A result file is written in one of three ways (Mode), chosen by the
+// run, not by the caller's taste:
+//
+//   - streamed (Stream; Open, File.Add): every record is on disk, the whole file
 //     rewritten atomically, before Add returns, so a run killed at any
 //     instant loses nothing it reported. An existing file of the same
-//     setup and build is resumed (Run.Done says how many records of each
+//     setup and build is resumed (File.Done says how many records of each
 //     benchmark it holds, so the run makes only the missing ones), or,
-//     with Output.Fresh, replaced by the first new record. The ladder,
-//     remote and the peer ladder stream: their runs are long. OpenPartial
-//     streams a fresh run marked partial until Partial.Complete, beside
-//     a complete file it keeps whole until then (remote's --out).
-//   - whole (Write): the records of a finished (or interrupted) run are
+//     with Output.Fresh, replaced by the first new record. The ladder
+//     and node stream: their runs are long.
+//     StreamPartial (OpenPartial) streams a fresh run marked partial until
+//     Partial.Complete, beside a complete file it keeps whole until then
+//     (remote's --out).
+//   - whole (Whole; Write): the records of a finished (or interrupted) run are
 //     written once, under the replace rules of resultwrite.WriteFileWith: a
 //     quick run does not replace a full one without Output.Force, an
 //     interrupted run's file says "partial: true" and goes beside a
 //     complete one, a smaller run goes beside a larger one. Commands
 //     whose runs are short, or whose settings lines are known only after
-//     the run (whatif's report, analyze's device), write whole.
+//     the run (whatif's report, analyze's device), write whole; the peer
+//     ladder, whose settings lines are the peer's, learnt on the way,
+//     writes its whole file after every run too (Hooks.Save).
 //   - placed (Place): the bytes of a whole result file made elsewhere,
 //     checked to read as one, written as they are and never over a file:
 //     how the history store files a run and its generator a night.
@@ -33,14 +45,10 @@
 // anything is measured), and write the same bytes for the same records
 // and settings: the format is package resultfile's.
 //
-// A Session (Begin) is one run of an experiment as a command makes it:
-// it wires the experiment's Start, Result and Done hooks to the command's
-// use of each record, the progress line (internal/progress) and the
-// streamed file, and End tells an interrupted run (its context
-// cancelled: SIGINT) from a failed one, so that the command prints and
-// keeps what finished (Session.Write marks a whole file partial) and
-// returns Session.Err, the Interrupted error that exits 130. A command
-// is then its flags, a Session and what it prints.
+// Begin, Open, Write, OpenPartial and Hooks' End, Interrupted, Write and
+// Err are the pieces Run is made of that the commands not on Run yet
+// (ladder, remote, whatif, whatif --node) still call; they go unexported
+// once those are converted.
 package driver
 
 import (
@@ -157,9 +165,9 @@ func Copy(src, dst string) error {
 	return atomicfile.WriteBytes(dst, b)
 }
 
-// Run is a streamed result file, from Open to Close. Its methods are
+// File is a streamed result file, from Open to Close. Its methods are
 // safe for concurrent use.
-type Run struct {
+type File struct {
 	file *resultwrite.File // nil without a path
 }
 
@@ -167,10 +175,10 @@ type Run struct {
 // and holds its write lock until Close. An existing file is resumed
 // unless out.Fresh (resultwrite.OpenContext, resultwrite.OpenFreshContext: a
 // file of another setup or build is refused); writes into a pipe stop
-// when ctx ends. Without a path the Run records nothing.
-func Open(ctx context.Context, out Output, settings []resultfile.Config) (*Run, error) {
+// when ctx ends. Without a path the File records nothing.
+func Open(ctx context.Context, out Output, settings []resultfile.Config) (*File, error) {
 	if out.Path == "" {
-		return &Run{}, nil
+		return &File{}, nil
 	}
 	open := resultwrite.OpenContext
 	if out.Fresh {
@@ -180,13 +188,13 @@ func Open(ctx context.Context, out Output, settings []resultfile.Config) (*Run, 
 	if err != nil {
 		return nil, err
 	}
-	return &Run{file: f}, nil
+	return &File{file: f}, nil
 }
 
 // Add writes records to the file before it returns (the whole file,
-// atomically): the shape of workloads.Env.Result.
-func (r *Run) Add(records ...*benchfmt.Result) error {
-	if r.file == nil {
+// atomically); no records, no write.
+func (r *File) Add(records ...*benchfmt.Result) error {
+	if r.file == nil || len(records) == 0 {
 		return nil
 	}
 	return r.file.Add(records...)
@@ -195,7 +203,7 @@ func (r *Run) Add(records ...*benchfmt.Result) error {
 // Done is how many records of the benchmark name (with or without
 // "Benchmark") the file holds, a resumed file's included: the shape of
 // workloads.Env.Done.
-func (r *Run) Done(name string) int {
+func (r *File) Done(name string) int {
 	if r.file == nil {
 		return 0
 	}
@@ -204,7 +212,7 @@ func (r *Run) Done(name string) int {
 
 // Values are the file's values of the benchmark name in unit, a resumed
 // file's first.
-func (r *Run) Values(name, unit string) []float64 {
+func (r *File) Values(name, unit string) []float64 {
 	if r.file == nil {
 		return nil
 	}
@@ -212,7 +220,7 @@ func (r *Run) Values(name, unit string) []float64 {
 }
 
 // Path is the file's path, "" without one.
-func (r *Run) Path() string {
+func (r *File) Path() string {
 	if r.file == nil {
 		return ""
 	}
@@ -221,7 +229,7 @@ func (r *Run) Path() string {
 
 // Close releases the file's write lock; every record Add returned for is
 // on disk already. Closing twice is harmless.
-func (r *Run) Close() error {
+func (r *File) Close() error {
 	if r.file == nil {
 		return nil
 	}

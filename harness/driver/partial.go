@@ -12,14 +12,14 @@ import (
 // Partial is a fresh run streamed into a file marked partial until it
 // completes (OpenPartial, Partial.Complete).
 type Partial struct {
-	*Run
+	Run      *File // the streamed file
 	out      Output
 	settings []resultfile.Config
 	inPlace  bool
 }
 
 // OpenPartial opens out's file for a fresh run measured under settings,
-// streamed (Run.Add) with the mark "partial: true" until Complete: into
+// streamed (File.Add) with the mark "partial: true" until Complete: into
 // out.Path itself, unless it holds a complete run, which is kept whole
 // until this one is complete too; the run then streams beside it
 // (resultfile.Beside(path, "partial")), as the ladder keeps a finished
@@ -46,6 +46,12 @@ func OpenPartial(ctx context.Context, out Output, settings []resultfile.Config) 
 	}
 	return p, nil
 }
+
+// Path is the streamed file's path: out.Path, or the file beside it.
+func (p *Partial) Path() string { return p.Run.Path() }
+
+// Close releases the streamed file's write lock.
+func (p *Partial) Close() error { return p.Run.Close() }
 
 // InPlace reports whether the run is written in place (a pipe or a
 // device): it carries no partial mark, and Complete only closes it.

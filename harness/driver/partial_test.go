@@ -23,7 +23,7 @@ func TestPartial(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if err := p.Add(rec("Remote/x", v)); err != nil {
+		if err := p.Run.Add(rec("Remote/x", v)); err != nil {
 			t.Fatal(err)
 		}
 		if s, err := resultwrite.Summarize(p.Path()); err != nil || !s.Partial || s.Results != 1 {

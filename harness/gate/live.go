@@ -161,7 +161,7 @@ func (l Live) Run(ctx context.Context) (LiveResult, error) {
 	o, runErr := s.RunSession(ctx)
 	res.Outcome = o
 	if runErr == nil && l.Canary != nil {
-		if err := l.writeCanary(short, o); err != nil {
+		if err := l.writeCanary(ctx, short, o); err != nil {
 			return res, err
 		}
 	}
@@ -287,7 +287,7 @@ func (l Live) headName(ctx context.Context, top string) string {
 }
 
 // writeCanary records the session's outcome as a canary record.
-func (l Live) writeCanary(base string, o Outcome) error {
+func (l Live) writeCanary(ctx context.Context, base string, o Outcome) error {
 	device := "emulated"
 	for i, a := range l.Command {
 		if v, ok := strings.CutPrefix(a, "--device="); ok {
@@ -302,8 +302,9 @@ func (l Live) writeCanary(base string, o Outcome) error {
 		{Key: "canary-head-tags", Value: cmp.Or(l.HeadTags, "none")},
 		{Key: "canary-inject", Value: cmp.Or(os.Getenv("HEADSPACE_INJECT"), "none")},
 	})
-	_, err := driver.Write(driver.Output{Path: filepath.Join(l.Out, CanaryFile), Benchmarks: []string{CanaryBenchmark}},
-		settings, []*benchfmt.Result{CanaryRecord(*l.Canary, o)}, false)
+	_, err := driver.Run(ctx, driver.Job{Settings: func() []resultfile.Config { return settings }, Measure: func(context.Context, *driver.Hooks) ([]*benchfmt.Result, error) {
+		return []*benchfmt.Result{CanaryRecord(*l.Canary, o)}, nil
+	}}, driver.Output{Path: filepath.Join(l.Out, CanaryFile), Benchmarks: []string{CanaryBenchmark}})
 	return err
 }
 

@@ -31,7 +31,7 @@
 // which is the earliest shard's (when the sweep began). so a merged file and a single-process run of
 // the same sweep have the same points and the same settings, and the
 // gate, benchstat and the history treat them alike. Writing is the
-// caller's (driver.Write: atomic, under the output policy).
+// caller's (driver.Run: atomic, under the output policy).
 package merge
 
 import (
@@ -75,7 +75,7 @@ type Shard struct {
 	Results []*benchfmt.Result
 }
 
-// Merged is the joined result, ready for driver.Write.
+// Merged is the joined result, ready for driver.Run.
 type Merged struct {
 	Config  []resultfile.Config
 	Results []*benchfmt.Result

@@ -51,7 +51,7 @@ func Prefixed(prefix, suffix string) string {
 }
 
 // KeptNote says, when a results file was written beside path
-// (driver.Write kept a complete or larger file there), where.
+// (driver.Run kept a complete or larger file there), where.
 func KeptNote(w io.Writer, path, wrote string) {
 	if wrote != path {
 		fmt.Fprintf(w, "kept %s, a complete or larger run's results; this run's are beside it (--force replaces a larger run)\n", path)

@@ -1,0 +1,148 @@
+package driver
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"sync/atomic"
+
+	"golang.org/x/perf/benchfmt"
+
+	"github.com/headspace-bench/headspace/harness/resultfile"
+	"github.com/headspace-bench/headspace/internal/progress"
+)
+
+// Hooks are what a run's Measure (Job) calls as it works: they draw the
+// progress line and stream records to the result file. Start, Result and
+// Done are the shapes of workloads.Env's hooks. Its methods are safe for
+// concurrent use, but for Total.
+type Hooks struct {
+	file        *File         // the streamed file; never nil
+	bar         *progress.Bar // silent off a terminal
+	w           io.Writer     // the progress line's, for Total and Logf
+	lines       string        // Job.Lines
+	each        func(*benchfmt.Result) error
+	save        func([]*benchfmt.Result) error // Whole's Save; nil elsewhere
+	partial     atomic.Bool                    // Partial was called
+	interrupted bool
+}
+
+// Start says on the progress line which unit of work runs now: the shape
+// of workloads.Env.Start.
+func (h *Hooks) Start(name string) { h.bar.Set(name) }
+
+// Tick marks one unit of work done on the progress line, for a run that
+// counts units other than its records (analyze's steps).
+func (h *Hooks) Tick() { h.bar.Add(1) }
+
+// Finish clears the progress line, before Measure prints (Run does so
+// when Measure returns). Calling it more than once is harmless.
+func (h *Hooks) Finish() { h.bar.Finish() }
+
+// Total sets the progress line's units of work where Job.Units could not
+// say them before the run (a resumed file's Done). It is called before
+// the run's work starts, and restarts the line.
+func (h *Hooks) Total(units int) { h.bar = progress.For(h.w, units) }
+
+// Finished marks one unit of work done, saying what it measured: off a
+// terminal, a run with Job.Lines prints it as a line (Logf).
+func (h *Hooks) Finished(what string) {
+	h.Tick()
+	if f, ok := h.w.(*os.File); !ok || !progress.IsTerminal(f) {
+		h.Logf("%s", what)
+	}
+}
+
+// Logf prints a line "<Job.Lines>: <message>" below the progress line (a
+// run without Job.Lines or Job.Progress prints nothing).
+func (h *Hooks) Logf(format string, args ...any) {
+	if h.lines != "" && h.w != nil {
+		h.bar.Finish()
+		fmt.Fprintf(h.w, "%s: %s\n", h.lines, fmt.Sprintf(format, args...))
+	}
+}
+
+// Result takes one record as it is made: one unit on the progress line,
+// then a streamed file (on disk before Result returns). The shape of
+// workloads.Env.Result.
+func (h *Hooks) Result(r *benchfmt.Result) error {
+	h.Tick()
+	if h.each != nil {
+		if err := h.each(r); err != nil {
+			return err
+		}
+	}
+	return h.file.Add(r)
+}
+
+// Add takes the records of one unit of work together: one unit on the
+// progress line, one write of a streamed file, so that the file never
+// holds some of them without the others (a node's ranks' and its own).
+func (h *Hooks) Add(records ...*benchfmt.Result) error {
+	h.Tick()
+	return h.file.Add(records...)
+}
+
+// Done is how many records of the benchmark name the streamed file holds,
+// a resumed file's included: the shape of workloads.Env.Done.
+func (h *Hooks) Done(name string) int { return h.file.Done(name) }
+
+// Values are the streamed file's values of the benchmark name in unit, a
+// resumed file's first (the ladder's table of a resumed sweep).
+func (h *Hooks) Values(name, unit string) []float64 { return h.file.Values(name, unit) }
+
+// Save writes a Whole run's records so far, now, under Job.Settings as
+// they are now (marked partial after Partial): for a run that keeps each
+// of its runs on disk as it ends while its settings lines are learnt on
+// the way (peer --ladder). Run writes the file again at the end only if
+// Measure returns other records, or was interrupted.
+// Elsewhere Save does nothing: a streamed file holds the records already.
+func (h *Hooks) Save(records []*benchfmt.Result) error {
+	if h.save == nil {
+		return nil
+	}
+	return h.save(records)
+}
+
+// Partial marks a Whole run's file "partial: true" though the run was not
+// interrupted: what it measured ended early (analyze --partial).
+func (h *Hooks) Partial() { h.partial.Store(true) }
+
+// The rest is for the commands not on Run yet (ladder, remote, whatif,
+// whatif --node): it goes once they call Run.
+
+// Begin starts a run streaming to file (nil: none) and drawing a
+// progress line of total units on progressTo when it is a terminal.
+// each, if set, receives every record first; its error stops the run.
+func Begin(file *File, progressTo io.Writer, total int, each func(*benchfmt.Result) error) *Hooks {
+	if file == nil {
+		file = &File{}
+	}
+	return &Hooks{file: file, each: each, w: progressTo, bar: progress.For(progressTo, total)}
+}
+
+// End ends the run with its error: it clears the progress line and
+// returns err unless the run was interrupted (err is context.Canceled);
+// then it returns nil and Interrupted says so.
+func (h *Hooks) End(err error) error {
+	h.Finish()
+	h.interrupted = errors.Is(err, context.Canceled)
+	if h.interrupted {
+		return nil
+	}
+	return err
+}
+
+// Interrupted says End was given an interrupted run's error.
+func (h *Hooks) Interrupted() bool { return h.interrupted }
+
+// Write writes the run's records whole to out (Write), marked partial
+// when the run was interrupted.
+func (h *Hooks) Write(out Output, settings []resultfile.Config, records []*benchfmt.Result) (string, error) {
+	return Write(out, settings, records, h.interrupted)
+}
+
+// Err is Outcome.Err of the run End was given.
+func (h *Hooks) Err(kept string) error { return Outcome{Interrupted: h.interrupted}.Err(kept) }

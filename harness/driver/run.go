@@ -1,0 +1,157 @@
+package driver
+
+import (
+	"cmp"
+	"context"
+	"errors"
+	"io"
+	"slices"
+
+	"golang.org/x/perf/benchfmt"
+
+	"github.com/headspace-bench/headspace/harness/resultfile"
+)
+
+// Mode is how Run writes a job's result file (the package comment says
+// which runs write which).
+type Mode int
+
+const (
+	// Whole writes the run's records once, when it ends (Write).
+	Whole Mode = iota
+	// Stream writes each record given to Hooks.Result or Hooks.Add before
+	// it returns (Open), resuming a file of the same setup unless
+	// Output.Fresh.
+	Stream
+	// StreamPartial streams a fresh run marked partial until it completes
+	// (OpenPartial).
+	StreamPartial
+)
+
+// Job is one run of an experiment as a command, `headspace reproduce` or
+// a benchmark makes it.
+type Job struct {
+	// File is how the result file is written.
+	File Mode
+	// Settings are the file's configuration lines (Settings(device, …)),
+	// asked for before Measure by a streamed file and when it is written
+	// by a whole one, so that lines known after the run are recorded.
+	Settings func() []resultfile.Config
+	// Units are the progress line's units of work (see Hooks.Total).
+	Units int
+	// Progress is where the progress line is drawn when it is a
+	// terminal; nil draws none.
+	Progress io.Writer
+	// Lines, if set, prefixes the lines Hooks.Logf and, off a terminal,
+	// Hooks.Finished print on Progress: "reproduce 003".
+	Lines string
+	// Measure runs the experiment and returns every record it made, in
+	// order (those it gave h too), and with an error what it made before.
+	// It may print what it measured: a whole file is written after it.
+	Measure func(ctx context.Context, h *Hooks) ([]*benchfmt.Result, error)
+}
+
+// Outcome is what Run made.
+type Outcome struct {
+	// Records are the run's: a resumed file's first, then Measure's.
+	Records []*benchfmt.Result
+	// Path is the file that holds them: Output.Path, or the file beside
+	// it that a whole run or an unfinished StreamPartial one went to; ""
+	// where none was written.
+	Path string
+	// Interrupted says the run's context was cancelled (SIGINT).
+	Interrupted bool
+}
+
+// Err is what a command that printed an interrupted run's outcome
+// returns: Interrupted{Kept: kept}, which exits 130; nil for a run that
+// finished.
+func (o Outcome) Err(kept string) error {
+	if !o.Interrupted {
+		return nil
+	}
+	return Interrupted{Kept: kept}
+}
+
+// Interrupted is the error of a run interrupted after its command kept
+// and printed what finished: headspace exits 130 (128+SIGINT) with
+// "interrupted" and Kept. It is context.Canceled (errors.Is).
+type Interrupted struct {
+	// Kept says what the output holds: "the table shows the runs
+	// finished before it"; "" says nothing more.
+	Kept string
+}
+
+func (e Interrupted) Error() string {
+	if e.Kept == "" {
+		return "interrupted"
+	}
+	return "interrupted: " + e.Kept
+}
+
+// Unwrap makes an Interrupted error context.Canceled.
+func (e Interrupted) Unwrap() error { return context.Canceled }
+
+// Run runs job with its result file at out: it checks out before anything
+// is measured (Check: resultfile.ErrRefused, exit 2), opens a streamed
+// file, draws the progress line while Measure runs, then writes a whole
+// file of the records, if any and not saved as they are (Hooks.Save;
+// Write, under out's Force and Beside). A
+// run whose context was cancelled (Measure's error is context.Canceled)
+// is interrupted, not failed: what it finished is kept (a streamed file
+// holds it; a whole one is written marked partial; a StreamPartial one
+// stays partial), Outcome.Interrupted says so, and Run returns Measure's
+// error, which a command returns or, once it has printed what finished,
+// replaces with Outcome.Err. A failed run writes no whole file.
+func Run(ctx context.Context, job Job, out Output) (o Outcome, err error) {
+	if err := Check(out); err != nil {
+		return o, err
+	}
+	h := Begin(nil, job.Progress, job.Units, nil)
+	h.lines = job.Lines
+	defer h.Finish()
+	var partial *Partial
+	var saved []*benchfmt.Result // by Hooks.Save
+	switch {
+	case out.Path == "":
+	case job.File == Stream:
+		if h.file, err = Open(ctx, out, job.Settings()); err != nil {
+			return o, err
+		}
+		defer h.file.Close()
+		if !out.Fresh {
+			o.Records, _ = resultfile.Read(out.Path) // a resumed file's records first
+		}
+	case job.File == StreamPartial:
+		if partial, err = OpenPartial(ctx, out, job.Settings()); err != nil {
+			return o, err
+		}
+		defer partial.Close()
+		h.file = partial.Run
+	default:
+		h.save = func(recs []*benchfmt.Result) error {
+			_, err := Write(out, job.Settings(), recs, h.partial.Load())
+			saved = recs
+			return err
+		}
+	}
+	recs, err := job.Measure(ctx, h)
+	h.Finish()
+	o.Records = append(o.Records, recs...)
+	o.Interrupted = errors.Is(err, context.Canceled)
+	if err != nil && !o.Interrupted || out.Path == "" {
+		return o, err
+	}
+	var werr error
+	switch {
+	case job.File == Stream:
+		o.Path = out.Path
+	case job.File == StreamPartial && o.Interrupted:
+		o.Path = partial.Path()
+	case job.File == StreamPartial:
+		o.Path, werr = out.Path, partial.Complete()
+	case len(recs) > 0 && !(slices.Equal(recs, saved) && !o.Interrupted):
+		o.Path, werr = Write(out, job.Settings(), recs, o.Interrupted || h.partial.Load())
+	}
+	return o, cmp.Or(werr, err)
+}
