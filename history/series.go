@@ -142,7 +142,7 @@ func loadMachine(ctx context.Context, dir, key string, opt Options) (*Machine, e
 		for _, k := range keys {
 			s := byKey[k]
 			if s == nil {
-				s = &Series{Machine: key, Benchmark: k.name, Unit: k.unit, Better: direction(k.unit, meta)}
+				s = &Series{Machine: key, Benchmark: k.name, Unit: k.unit, Better: resultfile.TrustedDirection(k.unit, meta)}
 				byKey[k] = s
 				order = append(order, k)
 			}
@@ -260,14 +260,6 @@ func detect(s *Series, runs []Run, opt changepoint.Options) {
 		r := s.Points[c.Index].Run
 		s.Suspect = &Change{Change: c, Run: r, Commit: runs[r].Commit, Date: runs[r].Date}
 	}
-}
-
-// direction is the unit's direction as the gate takes it.
-func direction(unit string, meta benchfmt.UnitMetadataMap) resultfile.Direction {
-	if d, ok := resultfile.KnownDirection(unit); ok {
-		return d
-	}
-	return resultfile.DirectionOf(unit, meta)
 }
 
 // unitRank orders a benchmark's units: throughput first, then time, then

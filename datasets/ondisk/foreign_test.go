@@ -21,6 +21,7 @@ import (
 	"github.com/disintegration/imaging"
 
 	"github.com/headspace-bench/headspace/datasets"
+	"github.com/headspace-bench/headspace/datasets/bucket"
 )
 
 func encodeTest(t *testing.T, format string, w, h int, seed byte) []byte {
@@ -519,7 +520,7 @@ func (c *cancelAfter) Err() error {
 // TestIndexStopsOnContext is issue 32, item 12: the listing and the header
 // reads look at the context before every directory entry and file, so a
 // cancelled context stops BuildIndex, LoadIndex (whose fingerprint check
-// lists the directory again), Inspect and the warm-up with
+// lists the directory again), InspectWith and the warm-up with
 // context.Canceled, however many files the dataset holds.
 func TestIndexStopsOnContext(t *testing.T) {
 	t.Setenv("HEADSPACE_CACHE", t.TempDir())
@@ -553,8 +554,8 @@ func TestIndexStopsOnContext(t *testing.T) {
 	if _, _, err := LoadIndex(done, dir); !errors.Is(err, context.Canceled) {
 		t.Errorf("LoadIndex of a known directory, cancelled: %v", err)
 	}
-	if _, err := Inspect(done, dir); !errors.Is(err, context.Canceled) {
-		t.Errorf("Inspect, cancelled: %v", err)
+	if _, err := InspectWith(done, dir, bucket.Options{}); !errors.Is(err, context.Canceled) {
+		t.Errorf("InspectWith, cancelled: %v", err)
 	}
 	if _, err := Warm(done, dir); !errors.Is(err, context.Canceled) {
 		t.Errorf("Warm, cancelled: %v", err)

@@ -1,10 +1,8 @@
 package ondisk
 
 import (
-	"bytes"
 	"errors"
 	"fmt"
-	"image"
 	"io"
 	"os"
 	"path/filepath"
@@ -24,9 +22,10 @@ import (
 //     (never a named pipe, whose open would block, or a device that never
 //     ends), without blocking.
 //   - ReadBounded: read a whole regular file of at most a limit.
-//   - CheckImageHeader and DecodeImage: an image's width and height read
-//     from its header (image.DecodeConfig) and checked against the
-//     expected size and MaxPixels before a byte is decoded.
+//   - an image's width and height read from its header and checked
+//     before a byte is decoded: against the dataset's size where the
+//     reader decodes a sample with the standard library (decodeStdlib),
+//     against MaxPixels for a user's file (checkUserImage).
 
 // Limits of what a reader takes from disk.
 const (
@@ -91,37 +90,4 @@ func readAtMost(f io.Reader, want int64, buf []byte) ([]byte, int, error) {
 	buf = grow(buf, want)
 	n, err := io.ReadFull(f, buf)
 	return buf, n, err
-}
-
-// CheckImageHeader reads an encoded image's header (image.DecodeConfig;
-// the decoder of its format must be registered, as image/png and
-// image/jpeg are here) and checks its size against the expected width
-// and height and MaxPixels, without decoding the pixels: a small file
-// claiming 20000×20000 is refused before it costs a gigabyte. It returns
-// the format's name.
-func CheckImageHeader(data []byte, width, height int) (string, error) {
-	cfg, format, err := image.DecodeConfig(bytes.NewReader(data))
-	if err != nil {
-		return "", corrupt(err)
-	}
-	if int64(cfg.Width)*int64(cfg.Height) > MaxPixels || cfg.Width <= 0 || cfg.Height <= 0 {
-		return format, corruptf("image header says %dx%d, beyond the %d-pixel limit", cfg.Width, cfg.Height, MaxPixels)
-	}
-	if cfg.Width != width || cfg.Height != height {
-		return format, corruptf("image is %dx%d, dataset is %dx%d", cfg.Width, cfg.Height, width, height)
-	}
-	return format, nil
-}
-
-// DecodeImage decodes an encoded image after CheckImageHeader has passed
-// its header: the one way a reader should decode a sample.
-func DecodeImage(data []byte, width, height int) (image.Image, error) {
-	if _, err := CheckImageHeader(data, width, height); err != nil {
-		return nil, err
-	}
-	img, _, err := image.Decode(bytes.NewReader(data))
-	if err != nil {
-		return nil, corrupt(err)
-	}
-	return img, nil
 }

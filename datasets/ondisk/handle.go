@@ -8,7 +8,7 @@ import (
 )
 
 // Handle is a dataset resolved once: where it is (a directory or an
-// s3:// URL), what Inspect found there, and a headspace dataset's
+// s3:// URL), what InspectWith found there, and a headspace dataset's
 // manifest. A command resolves --data into a Handle once (Resolve) and
 // hands it to everything that describes the dataset: its checks of the
 // flags, its result file's settings, its report's line. So one run lists
@@ -29,7 +29,7 @@ type Handle struct {
 }
 
 // Resolve resolves the dataset at uri, a directory or an s3:// URL read
-// with the bucket options bo, into a Handle: Inspect's work, once, with
+// with the bucket options bo, into a Handle: InspectWith's work, once, with
 // its errors.
 func Resolve(ctx context.Context, uri string, bo bucket.Options) (*Handle, error) {
 	in, m, x, err := inspect(ctx, uri, bo)
@@ -69,7 +69,7 @@ func (h *Handle) Open(ctx context.Context, opts Options) (*Dataset, error) {
 // given.
 func (h *Handle) URI() string { return h.uri }
 
-// Info is what Inspect found.
+// Info is what InspectWith found.
 func (h *Handle) Info() *Info { return h.info }
 
 // Manifest is a headspace dataset's manifest; nil for a dataset the user

@@ -14,8 +14,8 @@ import (
 
 // TestHandleReadsManifestOnce checks that a Handle is the inspection
 // kept: with the manifest gone after Resolve, its Info is still what
-// Inspect said before, and Open still reads the samples (the shards'
-// own files), where Inspect and OpenContext, which read the manifest,
+// InspectWith said before, and Open still reads the samples (the shards'
+// own files), where InspectWith and OpenContext, which read the manifest,
 // no longer find a headspace dataset.
 func TestHandleReadsManifestOnce(t *testing.T) {
 	t.Setenv("HEADSPACE_CACHE", t.TempDir())
@@ -26,7 +26,7 @@ func TestHandleReadsManifestOnce(t *testing.T) {
 		if _, err := Write(ctx, dir, src, WriteOptions{Format: "png", Layout: layout, ShardSize: 3, Workers: 1}); err != nil {
 			t.Fatal(err)
 		}
-		want, err := Inspect(ctx, dir)
+		want, err := InspectWith(ctx, dir, bucket.Options{})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -42,8 +42,8 @@ func TestHandleReadsManifestOnce(t *testing.T) {
 		}
 		// Without its manifest, the directory is no headspace dataset (the
 		// shards would pass for a user's WebDataset).
-		if in, err := Inspect(ctx, dir); err == nil && in.Kind == "headspace" {
-			t.Fatalf("%s: Inspect without the manifest: a headspace dataset", layout)
+		if in, err := InspectWith(ctx, dir, bucket.Options{}); err == nil && in.Kind == "headspace" {
+			t.Fatalf("%s: InspectWith without the manifest: a headspace dataset", layout)
 		}
 		if d, err := OpenContext(ctx, dir, Options{}); err == nil {
 			foreign := d.foreign != nil

@@ -33,15 +33,11 @@ type Info struct {
 	Remote *Remote
 }
 
-// Inspect describes the dataset in dir without opening its files (a
-// foreign dataset is indexed if its cached index is missing or stale).
-func Inspect(ctx context.Context, dir string) (*Info, error) {
-	return InspectWith(ctx, dir, bucket.Options{})
-}
-
-// InspectWith is Inspect, reading a dataset at an s3:// URL with the
-// bucket options bo (its listing is kept for the process: OpenWith and
-// the settings see the same one).
+// InspectWith describes the dataset in dir without opening its files (a
+// foreign dataset is indexed if its cached index is missing or stale),
+// reading a dataset at an s3:// URL with the bucket options bo (its
+// listing is kept for the process: OpenWith and the settings see the
+// same one).
 func InspectWith(ctx context.Context, dir string, bo bucket.Options) (*Info, error) {
 	in, _, _, err := inspect(ctx, dir, bo)
 	return in, err

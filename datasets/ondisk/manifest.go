@@ -10,7 +10,7 @@
 //
 // Resolve inspects a dataset once into a Handle, which a run's checks,
 // result-file settings and report share instead of inspecting it again.
-// It lives here, beside Inspect, because a Handle is that inspection kept:
+// It lives here, beside InspectWith, because a Handle is that inspection kept:
 // only this package knows a manifest, a user's index and a bucket's
 // listing, and what it costs to look at each again.
 //

@@ -533,7 +533,7 @@ func (d *Dataset) Decode(i int, data []byte, dst *datasets.Sample) error {
 }
 
 // decodeStdlib decodes sample i's PNG or JPEG with the standard library
-// into dst. The header first (CheckImageHeader's rule): a file that
+// into dst. The header first (the guards' rule, guard.go): a file that
 // claims more pixels than the dataset's is refused before it is decoded.
 func (d *Dataset) decodeStdlib(i int, data []byte, dst *datasets.Sample) error {
 	w, h := d.m.Width, d.m.Height

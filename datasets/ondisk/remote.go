@@ -146,7 +146,7 @@ func (meta *remoteMeta) dataset(opts Options, turbo *turbojpeg.Library) (*Datase
 	return d, nil
 }
 
-// describe describes the dataset as Inspect does, with what cannot be
+// describe describes the dataset as InspectWith does, with what cannot be
 // read counted and named (Info.Failed, Info.Unreadable): a missing or cut
 // shard, a missing or resized file, an unreadable image. An upload cut
 // short leaves exactly this, so it is said, never left for a run to find.
@@ -527,7 +527,7 @@ func (d *Dataset) whereRemote(i int) string {
 }
 
 // The remote datasets this process listed and indexed, by endpoint and
-// URL: the commands' several looks at one bucket (Inspect, the settings,
+// URL: the commands' several looks at one bucket (InspectWith, the settings,
 // each loader) list it once. A run that wants a fresh listing starts a
 // new process, or runs `headspace dataset index` first.
 var remoteMemo = struct {

@@ -106,12 +106,12 @@ func TestRemoteMatchesLocal(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			lin, err := Inspect(ctx, dir)
+			lin, err := InspectWith(ctx, dir, bucket.Options{})
 			if err != nil {
 				t.Fatal(err)
 			}
 			if in.Remote == nil || in.Count != lin.Count || in.Format != lin.Format || in.Layout != lin.Layout || in.Kind != lin.Kind || (in.Kind == "headspace" && in.Sum != lin.Sum) {
-				t.Errorf("InspectWith(%s) = %+v, Inspect(dir) = %+v", url, in, lin)
+				t.Errorf("InspectWith(%s) = %+v, InspectWith(dir) = %+v", url, in, lin)
 			}
 			byURL, err := OpenWith(url, Options{Bucket: c.Options()})
 			if err != nil || byURL.Len() != local.Len() || byURL.Bucket() == nil {

@@ -59,7 +59,7 @@ var errUnsupported = errors.New("not a JPEG or PNG image")
 
 // checkUserImage reads an encoded image's header (image.DecodeConfig,
 // which reads no pixel data) and checks it before anything decodes it:
-// JPEG or PNG, and at most MaxPixels (CheckImageHeader's limit). It returns the format ("jpeg"
+// JPEG or PNG, and at most MaxPixels (the guards' limit, guard.go). It returns the format ("jpeg"
 // or "png") and the size.
 func checkUserImage(r io.Reader) (format string, w, h int, err error) {
 	cfg, format, err := image.DecodeConfig(bufio.NewReaderSize(r, 4096))

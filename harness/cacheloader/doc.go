@@ -42,10 +42,7 @@
 //   - a sequence from Iterator may be ranged again; each range re-reads src
 //     with fresh caches, like every epoch of CacheDataLoader (SPDL's
 //     cache_iterator itself is a one-shot generator). A Loader is a single
-//     stream, as every batching.Loader is;
-//   - Loader records the switch (Phase, Switched, SwitchIndex, FromCache)
-//     so that the analysis can mark which steps were fed from the source
-//     and which from the caches.
+//     stream, as every batching.Loader is.
 //
 // The replay phase is a plain loop over a slice: it allocates nothing and
 // costs a few nanoseconds per item (see BenchmarkIteratorReplay), so it adds

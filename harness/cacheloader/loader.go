@@ -29,16 +29,14 @@ var ErrClosed = errors.New("cache: loader closed")
 //     its Release goes to src.Release.
 //
 // A replayed batch is the same *batching.Batch, with the same contents and
-// Index, each time it comes round; the consumer must not modify it. Use
-// Phase, Switched and SwitchIndex to tell the two phases apart.
+// Index, each time it comes round; the consumer must not modify it.
 //
 // src is not closed at the switch: it stays open, idle, until Close, because
 // the cached batches are its buffers. After the switch src.Next is never
 // called again.
 //
 // Next must not be called concurrently with itself, as for any loader;
-// Release, Phase, Switched, SwitchIndex, FromCache and Close may be called
-// from any goroutine.
+// Release and Close may be called from any goroutine.
 type Loader struct {
 	src batching.Loader
 	cfg Config // normalized
@@ -164,42 +162,4 @@ func (l *Loader) Close() error {
 	l.closeErr = err
 	l.mu.Unlock()
 	return err
-}
-
-// Phase returns how many batches have been handed out from src and how many
-// from the caches.
-func (l *Loader) Phase() (passedThrough, replayed int) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.passed, l.replayed
-}
-
-// Switched reports whether the loader has stopped pulling from src: after
-// ReturnCachesAfter batches, or after src ended early. Every batch handed out
-// from then on comes from the caches.
-func (l *Loader) Switched() bool {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.switched
-}
-
-// SwitchIndex is the position, in the stream of batches handed out (from 0),
-// of the first batch served from the caches, which is the number of batches
-// passed through; it is -1 before the switch. A headspace analysis marks the
-// step that consumed this batch as the switch point.
-func (l *Loader) SwitchIndex() int {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	if !l.switched {
-		return -1
-	}
-	return l.passed
-}
-
-// FromCache reports whether the i-th batch handed out (from 0) came from the
-// caches rather than from src. It is false for a batch not handed out yet.
-func (l *Loader) FromCache(i int) bool {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.switched && i >= l.passed && i < l.passed+l.replayed
 }

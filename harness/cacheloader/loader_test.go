@@ -91,19 +91,28 @@ func (f *fakeLoader) counts() (nexts int, released []int, closes int) {
 }
 
 // drain calls Next up to limit times, releasing every batch as a training
-// loop does, and returns the indexes received and the error that stopped it.
-func drain(t *testing.T, l *cacheloader.Loader, limit int) ([]int, error) {
+// loop does, and returns the batches received and the error that stopped it.
+func drain(t *testing.T, l *cacheloader.Loader, limit int) ([]*batching.Batch, error) {
 	t.Helper()
-	var got []int
+	var got []*batching.Batch
 	for range limit {
 		b, err := l.Next(context.Background())
 		if err != nil {
 			return got, err
 		}
-		got = append(got, b.Index)
+		got = append(got, b)
 		l.Release(b)
 	}
 	return got, nil
+}
+
+// indexes are the batches' Index fields, in order.
+func indexes(bs []*batching.Batch) []int {
+	var out []int
+	for _, b := range bs {
+		out = append(out, b.Index)
+	}
+	return out
 }
 
 func TestLoaderTable(t *testing.T) {
@@ -115,7 +124,7 @@ func TestLoaderTable(t *testing.T) {
 		want     []int
 		wantErr  error // nil: the limit was reached
 		nexts    int   // calls to src.Next
-		switchAt int   // SwitchIndex at the end
+		switchAt int   // the position of the first batch from the caches
 	}{
 		{
 			name: "0..6, 3 caches after 5", n: 7,
@@ -159,8 +168,8 @@ func TestLoaderTable(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			got, err := drain(t, l, tc.limit)
-			if !slices.Equal(got, tc.want) || err != tc.wantErr {
+			bs, err := drain(t, l, tc.limit)
+			if got := indexes(bs); !slices.Equal(got, tc.want) || err != tc.wantErr {
 				t.Errorf("got %v, %v; want %v, %v", got, err, tc.want, tc.wantErr)
 			}
 			if err != nil {
@@ -173,16 +182,14 @@ func TestLoaderTable(t *testing.T) {
 			if nexts != tc.nexts {
 				t.Errorf("src.Next called %d times, want %d", nexts, tc.nexts)
 			}
-			if !l.Switched() || l.SwitchIndex() != tc.switchAt {
-				t.Errorf("Switched() = %v, SwitchIndex() = %d; want true, %d", l.Switched(), l.SwitchIndex(), tc.switchAt)
-			}
-			passed, replayed := l.Phase()
-			if wantPassed := min(tc.switchAt, len(tc.want)); passed != wantPassed || replayed != len(tc.want)-wantPassed {
-				t.Errorf("Phase() = %d, %d; want %d, %d", passed, replayed, wantPassed, len(tc.want)-wantPassed)
-			}
-			for i := range len(tc.want) + 2 {
-				if want := i >= tc.switchAt && i < len(tc.want); l.FromCache(i) != want {
-					t.Errorf("FromCache(%d) = %v, want %v", i, !want, want)
+			// Before switchAt each batch is src's own; from it on, each is
+			// a cached one: the same pointer as the first batches, cycling.
+			for i, b := range bs {
+				if i < tc.switchAt && slices.Contains(bs[:i], b) {
+					t.Errorf("batch %d, before the switch, is one handed out before", i)
+				}
+				if i >= tc.switchAt && b != bs[(i-tc.switchAt)%min(tc.cfg.NumCaches, tc.switchAt)] {
+					t.Errorf("batch %d, after the switch, is not cache %d", i, (i-tc.switchAt)%min(tc.cfg.NumCaches, tc.switchAt))
 				}
 			}
 			if err := l.Close(); err != nil {
@@ -212,20 +219,14 @@ func TestLoaderRelease(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if l.Switched() || l.SwitchIndex() != -1 {
-		t.Errorf("fresh loader: Switched() = %v, SwitchIndex() = %d", l.Switched(), l.SwitchIndex())
-	}
 	// Hold the batches, release them later and out of order.
 	var held []*batching.Batch
-	for i := range 5 {
+	for range 5 {
 		b, err := l.Next(context.Background())
 		if err != nil {
 			t.Fatal(err)
 		}
 		held = append(held, b)
-		if l.Switched() != (i == 4) {
-			t.Errorf("after batch %d: Switched() = %v", i, l.Switched())
-		}
 	}
 	for _, i := range []int{4, 0, 3, 1, 2} {
 		l.Release(held[i])
@@ -247,9 +248,6 @@ func TestLoaderRelease(t *testing.T) {
 	}
 	if nexts, released, closes := src.counts(); nexts != 5 || len(released) != 2 || closes != 0 {
 		t.Errorf("src: %d Next, %v released, %d Close; want 5, [4 3], 0", nexts, released, closes)
-	}
-	if passed, replayed := l.Phase(); passed != 5 || replayed != 7 {
-		t.Errorf("Phase() = %d, %d; want 5, 7", passed, replayed)
 	}
 	if err := l.Close(); err != nil {
 		t.Fatal(err)
@@ -278,12 +276,15 @@ func TestLoaderSourceErrors(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	got, err := drain(t, l, 10)
-	if err != errBoom || !slices.Equal(got, []int{0}) {
+	bs, err := drain(t, l, 10)
+	if got := indexes(bs); err != errBoom || !slices.Equal(got, []int{0}) {
 		t.Errorf("got %v, %v; want [0], the source's error as is", got, err)
 	}
-	if l.Switched() {
-		t.Error("an error switched to the caches")
+	// The error switched nothing: the next batch is src's next, not cache 0.
+	if b, err := l.Next(context.Background()); err != nil || b.Index != 2 || b == bs[0] {
+		t.Errorf("Next after the error = %v, %v; want src's batch 2", b, err)
+	} else {
+		l.Release(b)
 	}
 	src.closeErr = errors.New("close failed")
 	if err := l.Close(); err != src.closeErr {
@@ -306,8 +307,9 @@ func TestLoaderContext(t *testing.T) {
 	if _, err := l.Next(ctx); !errors.Is(err, context.Canceled) {
 		t.Errorf("replay with a cancelled context: %v, want context.Canceled", err)
 	}
-	if passed, replayed := l.Phase(); passed != 2 || replayed != 2 {
-		t.Errorf("Phase() = %d, %d; want 2, 2: a failed Next counts nothing", passed, replayed)
+	// A failed Next counts nothing: the next replay is cache 0 again.
+	if b, err := l.Next(context.Background()); err != nil || b.Index != 0 {
+		t.Errorf("replay after the cancelled Next = %v, %v; want cache 0", b, err)
 	}
 }
 
@@ -342,8 +344,6 @@ func TestLoaderConcurrentRelease(t *testing.T) {
 	wg.Go(func() {
 		for b := range done {
 			l.Release(b)
-			l.Phase()
-			l.FromCache(b.Index)
 		}
 	})
 	n := 0

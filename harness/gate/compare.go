@@ -86,15 +86,6 @@ func CheckUnits(path string, meta benchfmt.UnitMetadataMap) error {
 	return nil
 }
 
-// direction is the unit's direction: headspace's table where it knows
-// the unit, else the files' Unit lines.
-func direction(unit string, meta benchfmt.UnitMetadataMap) resultfile.Direction {
-	if d, ok := resultfile.KnownDirection(unit); ok {
-		return d
-	}
-	return resultfile.DirectionOf(unit, meta)
-}
-
 // Compare compares old and new results as benchstat does: it groups
 // results by full benchmark name (sub-benchmark keys and GOMAXPROCS
 // suffix included) and tidied unit, summarizes each group by its median
@@ -286,7 +277,7 @@ func (a *accumulator) row(bench, k benchproc.Key, name string, opt Options, thr 
 	row := Row{
 		Name:     "Benchmark" + name,
 		Unit:     unit,
-		Better:   direction(unit, opt.Units),
+		Better:   resultfile.TrustedDirection(unit, opt.Units),
 		Delta:    math.NaN(),
 		P:        math.NaN(),
 		Q:        math.NaN(),

@@ -92,7 +92,25 @@ func TestParseCPUTimes(t *testing.T) {
 	if Competing(c, d, false) != 74*clockTick || Competing(c, d, true) != 104*clockTick {
 		t.Errorf("competing %v %v", Competing(c, d, false), Competing(c, d, true))
 	}
-	if _, err := ParseCPUTimes([]byte("intr 1 2 3")); err == nil {
-		t.Error("a line other than cpu parsed")
+	for _, bad := range []string{"intr 1 2 3", "", "cpu 1 2 3 4", "cpu0 1 2 3 4 5 6 7 8", "cpu 1 2 x 4 5 6 7 8", "cpu 1 -2 3 4 5 6 7 8",
+		"cpu 9223372036854775807 0 0 0 0 0 0 0", "cpu 1 2 3 4 5 6 7 115292150461"} {
+		if c, err := ParseCPUTimes([]byte(bad)); err == nil {
+			t.Errorf("ParseCPUTimes(%q) = %+v, want an error", bad, c)
+		}
 	}
+	if c, err := ParseCPUTimes([]byte("cpu 1 2 3 4 5 6 7 8 9 10")); err != nil || c.Normal+c.Niced != (1+2+3+6+7+8)*clockTick {
+		t.Errorf("every field but idle and iowait, guest's counted in user's: %+v, %v", c, err)
+	}
+}
+
+func FuzzParseCPUTimes(f *testing.F) {
+	f.Add([]byte("cpu  118462 0 59180 1896591 1088 0 1334 0 0 0\n"))
+	f.Add([]byte("cpu 1 2 3 4 5 6 7 8"))
+	f.Add([]byte("intr 1 2"))
+	f.Fuzz(func(t *testing.T, data []byte) {
+		c, err := ParseCPUTimes(data)
+		if err == nil && (c.Normal < 0 || c.Niced < 0 || c.Normal+c.Niced < 0) {
+			t.Fatalf("negative busy time %+v from %q", c, data)
+		}
+	})
 }

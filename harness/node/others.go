@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
+	"math"
 	"os"
 	"strconv"
 	"strings"
@@ -42,7 +43,7 @@ func ParseCPUTimes(data []byte) (CPUTimes, error) {
 	var v [8]int64
 	for i := range v {
 		n, err := strconv.ParseInt(f[i+1], 10, 64)
-		if err != nil || n < 0 || n > 1<<50 {
+		if err != nil || n < 0 || n > math.MaxInt64/int64(clockTick)/int64(len(v)) { // the sum fits a Duration
 			return CPUTimes{}, fmt.Errorf("/proc/stat: field %d %q is not a count", i+1, f[i+1])
 		}
 		v[i] = n

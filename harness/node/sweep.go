@@ -38,13 +38,6 @@ func Accelerators(records []*benchfmt.Result) []int {
 	return out
 }
 
-// IsRunEnd says whether b is a run's last record, its node's (ours or
-// the peer's), not a rank's.
-func IsRunEnd(b *benchfmt.Result) bool {
-	name := strings.TrimPrefix(string(b.Name), "Benchmark")
-	return (strings.HasPrefix(name, "Node/") || strings.HasPrefix(name, PeerPrefix+"/")) && !strings.Contains(name, "/rank=")
-}
-
 // SmallestProfile is the model's profile from the smallest node of
 // records, on this machine's cores, with the memory estimate of cfg (a
 // rank's pipeline, stepping every step) and the machine's available

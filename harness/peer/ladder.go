@@ -512,10 +512,3 @@ func WriteLadderTable(w io.Writer, rows []LadderRow) error {
 	}
 	return tw.Flush()
 }
-
-// LadderRecords is a result file's content for res (package driver
-// writes it): config's configuration lines, then the script's own (any
-// key config has is left out), and every run as a record.
-func LadderRecords(config []resultfile.Config, res LadderResult) ([]resultfile.Config, []*benchfmt.Result) {
-	return records(config, res.PeerConfig, res.Measurements)
-}

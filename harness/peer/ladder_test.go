@@ -166,7 +166,7 @@ func TestLadderSweepAlternates(t *testing.T) {
 		}
 	}
 	path := filepath.Join(t.TempDir(), "ladder.txt")
-	write(t, path)(peer.LadderRecords(c.Settings.Config(), res))
+	write(t, path)(file(c.Settings.Config(), res.PeerConfig, res.Measurements))
 	rs, err := resultfile.Read(path)
 	if err != nil || len(rs) != len(want) {
 		t.Fatalf("read back %d results, %v; want %d", len(rs), err, len(want))

@@ -2,13 +2,14 @@ package peer
 
 import (
 	"fmt"
-	"github.com/headspace-bench/headspace/datasets/ondisk"
 	"io"
 	"math"
 	"os"
 	"slices"
 	"strconv"
 	"strings"
+
+	"github.com/headspace-bench/headspace/datasets/ondisk"
 
 	"golang.org/x/perf/benchfmt"
 
@@ -54,7 +55,11 @@ func CostSettings(costs map[string]LayoutCost) []resultfile.Config {
 // RemoteRecords is a result file's content for res (package driver
 // writes it): config, then the peer's lines config lacks, then the runs.
 func RemoteRecords(config []resultfile.Config, res RemoteResult) ([]resultfile.Config, []*benchfmt.Result) {
-	return records(config, res.PeerConfig, res.Measurements)
+	rs := make([]*benchfmt.Result, 0, len(res.Measurements))
+	for _, m := range res.Measurements {
+		rs = append(rs, m.Benchmark())
+	}
+	return FileConfig(config, res.PeerConfig), rs
 }
 
 // ReadRemoteReport rebuilds, from a results file of RemoteRecords,

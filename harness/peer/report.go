@@ -8,8 +8,6 @@ import (
 	"strings"
 	"text/tabwriter"
 
-	"golang.org/x/perf/benchfmt"
-
 	"github.com/headspace-bench/headspace/harness/machine"
 	"github.com/headspace-bench/headspace/harness/resultfile"
 )
@@ -208,15 +206,6 @@ func workerCounts(rows []Row) []int {
 	return ws
 }
 
-// Records is a result file's content for res (package driver writes
-// it): the configuration lines config (the machine,
-// machine.Environment, and the settings) followed by the peer's own (its
-// versions; any key config already has is left out), and one record per
-// run.
-func Records(config []resultfile.Config, res Result) ([]resultfile.Config, []*benchfmt.Result) {
-	return records(config, res.PeerConfig, res.Measurements)
-}
-
 // FileConfig is the configuration of a sweep's result file: config
 // (the machine, machine.Environment, and the settings) followed by the
 // lines the peer printed (its versions) whose keys config lacks.
@@ -228,18 +217,6 @@ func FileConfig(config, peer []resultfile.Config) []resultfile.Config {
 		}
 	}
 	return cfg
-}
-
-// records is config followed by the lines of peer whose keys config
-// lacks (FileConfig), and one record per run: the content of every
-// sweep's result file.
-func records[M interface{ Benchmark() *benchfmt.Result }](config, peer []resultfile.Config, runs []M) ([]resultfile.Config, []*benchfmt.Result) {
-	cfg := FileConfig(config, peer)
-	rs := make([]*benchfmt.Result, 0, len(runs))
-	for _, m := range runs {
-		rs = append(rs, m.Benchmark())
-	}
-	return cfg, rs
 }
 
 // WriteTable writes the rows as a plain-text table, as Summarize orders

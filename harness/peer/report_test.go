@@ -107,9 +107,19 @@ func TestWriteMarkdownOnDisk(t *testing.T) {
 	}
 }
 
+// file is a sweep's result file content as the commands make it:
+// peer.FileConfig of config and the peer's lines, and each run's record.
+func file[M interface{ Benchmark() *benchfmt.Result }](config, peerConfig []resultfile.Config, runs []M) ([]resultfile.Config, []*benchfmt.Result) {
+	var rs []*benchfmt.Result
+	for _, m := range runs {
+		rs = append(rs, m.Benchmark())
+	}
+	return peer.FileConfig(config, peerConfig), rs
+}
+
 // write returns a function that writes a result file at path of the
 // settings and records it is given, as the commands do (package driver):
-// write(t, path)(peer.Records(config, res)).
+// write(t, path)(file(config, res.PeerConfig, res.Measurements)).
 func write(t *testing.T, path string) func([]resultfile.Config, []*benchfmt.Result) {
 	return func(settings []resultfile.Config, records []*benchfmt.Result) {
 		t.Helper()
@@ -119,6 +129,8 @@ func write(t *testing.T, path string) func([]resultfile.Config, []*benchfmt.Resu
 	}
 }
 
+// TestRecords: a sweep's result file holds every run's record and the
+// settings, the peer's lines where the settings lack their key.
 func TestRecords(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "peer.txt")
 	res := peer.Result{
@@ -126,7 +138,7 @@ func TestRecords(t *testing.T) {
 		PeerConfig:   []resultfile.Config{{Key: "torch", Value: "1.13.0a0"}, {Key: "batch", Value: "999"}},
 	}
 	config := append([]resultfile.Config{{Key: "commit", Value: "abc1234"}}, peer.DefaultSettings().Config()...)
-	write(t, path)(peer.Records(config, res))
+	write(t, path)(file(config, res.PeerConfig, res.Measurements))
 	rs, err := resultfile.Read(path)
 	if err != nil {
 		t.Fatal(err)
@@ -185,8 +197,8 @@ func TestWriteTable(t *testing.T) {
 	golden(t, "table.txt.golden", buf.Bytes())
 }
 
-// ReadReport gives back the report of the run whose results Records
-// wrote: WriteMarkdown of both is the same, byte for byte.
+// ReadReport gives back the report of the run whose result file it reads
+// (FileConfig and the runs' records): WriteMarkdown of both is the same, byte for byte.
 func TestReadReportRoundTrip(t *testing.T) {
 	want := sampleReport()
 	want.Figures = nil
@@ -200,7 +212,7 @@ func TestReadReportRoundTrip(t *testing.T) {
 		ms = append(ms, run(r.Impl, r.Workers, r.SamplesPerSec, r.TTFB))
 	}
 	path := filepath.Join(t.TempDir(), "peer.txt")
-	write(t, path)(peer.Records(config, peer.Result{Measurements: ms, PeerConfig: want.PeerConfig}))
+	write(t, path)(file(config, want.PeerConfig, ms))
 	got, err := peer.ReadReport(path)
 	if err != nil {
 		t.Fatal(err)
@@ -217,7 +229,7 @@ func TestReadReportRoundTrip(t *testing.T) {
 	}
 
 	// A file without a key the report states is refused, naming it.
-	write(t, path)(peer.Records(config[:len(config)-1], peer.Result{Measurements: ms}))
+	write(t, path)(file(config[:len(config)-1], nil, ms))
 	if _, err := peer.ReadReport(path); err == nil || !strings.Contains(err.Error(), "no command line") {
 		t.Errorf("ReadReport without command: %v, want an error naming it", err)
 	}

@@ -115,6 +115,16 @@ func tidy(unit string) string {
 	return t
 }
 
+// TrustedDirection is unit's direction as the gate and the history
+// take it: KnownDirection where headspace's rules know the unit (a file's
+// Unit line cannot turn it), else DirectionOf the file's unit metadata.
+func TrustedDirection(unit string, meta benchfmt.UnitMetadataMap) Direction {
+	if d, ok := KnownDirection(unit); ok {
+		return d
+	}
+	return DirectionOf(unit, meta)
+}
+
 // KnownDirection returns which way unit is better by headspace's own
 // rules alone, ignoring any Unit line of a file: the project's unit table
 // (steps/s higher, every time lower, …), else benchfmt's built-in

@@ -77,6 +77,7 @@ func ParseShard(s string) (i, n int, err error) {
 	return i, n, nil
 }
 
+// Plural is n and word, with an s unless n is 1: "1 run", "3 runs".
 func Plural(n int, word string) string {
 	if n == 1 {
 		return fmt.Sprintf("%d %s", n, word)
