@@ -395,10 +395,7 @@ var CachingCodec = Codec[CachingOutcome]{
 	Optional: OnDiskCodec.Optional,
 	Procs:    true,
 	encode: func(o CachingOutcome) []*benchfmt.Result {
-		var out []*benchfmt.Result
-		for _, r := range o.Runs {
-			out = append(out, r.Record)
-		}
+		out := recordsOf(o.Runs, CachingRun.record)
 		return append(append(out, OnDiskCodec.Encode(o.OnDisk)...), PeerLadderCodec.Encode(o.Yardstick)...)
 	},
 	decode: func(recs []Record) (CachingOutcome, error) {
@@ -411,11 +408,11 @@ var CachingCodec = Codec[CachingOutcome]{
 			case "PeerLadder":
 				yardstick = append(yardstick, r)
 			default:
-				p, err := r.point()
+				p, err := r.pointRun()
 				if err != nil {
 					return out, err
 				}
-				out.Runs = append(out.Runs, CachingRun{Step: r.Keys["step"], PointRun: PointRun{Point: p, Record: r.Result}})
+				out.Runs = append(out.Runs, CachingRun{Step: r.Keys["step"], PointRun: p})
 			}
 		}
 		var err error

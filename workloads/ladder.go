@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"runtime"
 	"slices"
-	"strconv"
 	"strings"
 	"time"
 
@@ -419,17 +418,10 @@ var LadderCodec = Codec[LadderOutcome]{
 	Keys:       map[string][]string{"Ladder": pointKeys},
 	Optional:   map[string][]string{"Ladder": {"placement", "pinned"}},
 	Procs:      true,
-	encode:     func(o LadderOutcome) []*benchfmt.Result { return pointRecords(o.Runs) },
+	encode:     func(o LadderOutcome) []*benchfmt.Result { return recordsOf(o.Runs, PointRun.record) },
 	decode: func(recs []Record) (LadderOutcome, error) {
-		var out LadderOutcome
-		for _, r := range recs {
-			p, err := r.point()
-			if err != nil {
-				return out, err
-			}
-			out.Runs = append(out.Runs, PointRun{Point: p, Record: r.Result})
-		}
-		return out, nil
+		runs, err := decodeEach(recs, Record.pointRun)
+		return LadderOutcome{Runs: runs}, err
 	},
 }
 
@@ -437,13 +429,14 @@ var LadderCodec = Codec[LadderOutcome]{
 // (ladder.Point.Sub).
 var pointKeys = []string{"level", "workers", "transforms", "placement", "pinned"}
 
-// pointRecords are the runs' records, in order.
-func pointRecords(runs []PointRun) []*benchfmt.Result {
-	out := make([]*benchfmt.Result, 0, len(runs))
-	for _, r := range runs {
-		out = append(out, r.Record)
-	}
-	return out
+// record is the run's record: what a codec encodes of it.
+func (r PointRun) record() *benchfmt.Result { return r.Record }
+
+// pointRun is the run of a ladder point a record gives (point), its
+// record kept (its figures).
+func (r Record) pointRun() (PointRun, error) {
+	p, err := r.point()
+	return PointRun{Point: p, Record: r.Result}, err
 }
 
 // point is the ladder point a record's name gives (pointKeys): a name
@@ -455,9 +448,9 @@ func (r Record) point() (ladder.Point, error) {
 	if err != nil {
 		return ladder.Point{}, fmt.Errorf("%s: %w", name, err)
 	}
-	workers, err := strconv.Atoi(r.Keys["workers"])
+	workers, err := r.count("workers", false)
 	if err != nil {
-		return ladder.Point{}, fmt.Errorf("%s: workers %q is not a count", name, r.Keys["workers"])
+		return ladder.Point{}, err
 	}
 	p := ladder.Point{Level: l, Workers: workers, Impl: r.Keys["transforms"], Pinned: r.Keys["pinned"] == "true"}
 	if pl := r.Keys["placement"]; pl != "" {

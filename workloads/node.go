@@ -1,6 +1,7 @@
 package workloads
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -482,8 +483,8 @@ func decodeNode(recs []Record) (NodeOutcome, error) {
 		name := fullName(rec.Result)
 		var p node.Point
 		var err error
-		if p.Accelerators, err = strconv.Atoi(rec.Keys["accelerators"]); err != nil || p.Accelerators <= 0 {
-			return out, fmt.Errorf("%s: accelerators %q: want a positive count", name, rec.Keys["accelerators"])
+		if p.Accelerators, err = rec.count("accelerators", true); err != nil {
+			return out, err
 		}
 		if p.Level, err = level.Parse(rec.Keys["level"]); err != nil {
 			return out, fmt.Errorf("%s: level: %w", name, err)
@@ -592,11 +593,7 @@ func nodeFigures(rec Record, rank bool) (NodeFigures, error) {
 		return f, fmt.Errorf("%s: %s without %s, or the other way", fullName(rec.Result), node.UnitCores, node.UnitCPUSample)
 	}
 	for _, v := range rec.Values {
-		unit := v.Unit
-		if v.OrigUnit != "" {
-			unit = v.OrigUnit
-		}
-		if !used[unit] {
+		if unit := cmp.Or(v.OrigUnit, v.Unit); !used[unit] {
 			return f, fmt.Errorf("%s: a value in %s, which a Node record does not hold", fullName(rec.Result), unit)
 		}
 	}
