@@ -642,29 +642,13 @@ func (n Node) runOnce(ctx context.Context, p node.Point, env Env) (node.Outcome,
 // (each node record and its ranks' records) and the shard of each.
 func NodePlan(config map[string]string) (merge.Plan, error) {
 	var n Node
-	var err error
-	if n.Accelerators, err = splitEach(config, sweepAcceleratorsKey, func(s string) (int, error) {
-		v, err := strconv.Atoi(s)
-		if err == nil && v <= 0 {
-			err = fmt.Errorf("%d must be positive", v)
-		}
-		return v, err
-	}); err != nil {
+	levels, count, shards, err := sweepRuns(config)
+	if err != nil {
 		return merge.Plan{}, err
 	}
-	v, ok := config[sweepLevelsKey]
-	if !ok {
-		return merge.Plan{}, fmt.Errorf("no %q configuration line", sweepLevelsKey)
-	}
-	if n.Levels, err = level.ParseList(v); err != nil {
-		return merge.Plan{}, fmt.Errorf("%s %q: %w", sweepLevelsKey, v, err)
-	}
-	if n.Count, err = strconv.Atoi(config[sweepCountKey]); err != nil || n.Count <= 0 {
-		return merge.Plan{}, fmt.Errorf("%s %q: want a positive count", sweepCountKey, config[sweepCountKey])
-	}
-	shards, err := strconv.Atoi(config[ShardsKey])
-	if err != nil || shards <= 0 {
-		return merge.Plan{}, fmt.Errorf("%s %q: want a positive number of shards", ShardsKey, config[ShardsKey])
+	n.Levels, n.Count = levels, count
+	if n.Accelerators, err = splitEach(config, sweepAcceleratorsKey, positive); err != nil {
+		return merge.Plan{}, err
 	}
 	p := merge.Plan{Shards: shards, Count: n.Count, Keys: nodeShardKeys}
 	// A sweep run with --peer holds the peer's records too (node-peer).
