@@ -954,7 +954,9 @@ type remedy003 struct {
 	pairs    int
 	gain     float64 // geometric mean of none after ÷ before
 	min, max float64
-	after    func(workloads.OnDiskCase) (workloads.OnDiskCase, bool)
+	// after changes a case into its "after", reporting whether the case
+	// is a "before" of the change.
+	after func(*workloads.OnDiskCase) bool
 }
 
 // remedies003 measures every change the matrix varies: for each case that
@@ -975,59 +977,41 @@ func remedies003(rows []workloads.OnDiskRow) []remedy003 {
 		}
 		large = max(large, s)
 	}
-	change := func(c workloads.OnDiskCase, f func(*workloads.OnDiskCase) bool) (workloads.OnDiskCase, bool) {
-		ok := f(&c)
-		return c, ok
-	}
 	es := []remedy003{
-		{name: "compressed format: raw → JPEG (noise, go)", remedy: true, after: func(c workloads.OnDiskCase) (workloads.OnDiskCase, bool) {
-			return change(c, func(c *workloads.OnDiskCase) bool {
-				ok := c.Format == "raw"
-				c.Format = "jpeg"
-				return ok
-			})
+		{name: "compressed format: raw → JPEG (noise, go)", remedy: true, after: func(c *workloads.OnDiskCase) bool {
+			ok := c.Format == "raw"
+			c.Format = "jpeg"
+			return ok
 		}},
-		{name: "compressed format: raw → PNG (noise)", remedy: true, after: func(c workloads.OnDiskCase) (workloads.OnDiskCase, bool) {
-			return change(c, func(c *workloads.OnDiskCase) bool {
-				ok := c.Format == "raw"
-				c.Format = "png"
-				return ok
-			})
+		{name: "compressed format: raw → PNG (noise)", remedy: true, after: func(c *workloads.OnDiskCase) bool {
+			ok := c.Format == "raw"
+			c.Format = "png"
+			return ok
 		}},
-		{name: "grouping into larger files: files → shards", remedy: true, after: func(c workloads.OnDiskCase) (workloads.OnDiskCase, bool) {
-			return change(c, func(c *workloads.OnDiskCase) bool {
-				ok := c.Layout == "files"
-				c.Layout = "shards"
-				return ok
-			})
+		{name: "grouping into larger files: files → shards", remedy: true, after: func(c *workloads.OnDiskCase) bool {
+			ok := c.Layout == "files"
+			c.Layout = "shards"
+			return ok
 		}},
-		{name: fmt.Sprintf("smaller raw images: %d² → %d²", large, small), remedy: small < large, after: func(c workloads.OnDiskCase) (workloads.OnDiskCase, bool) {
-			return change(c, func(c *workloads.OnDiskCase) bool {
-				ok := c.RawSize == large && small < large
-				c.RawSize = small
-				return ok
-			})
+		{name: fmt.Sprintf("smaller raw images: %d² → %d²", large, small), remedy: small < large, after: func(c *workloads.OnDiskCase) bool {
+			ok := c.RawSize == large && small < large
+			c.RawSize = small
+			return ok
 		}},
-		{name: "faster storage: cold → warm page cache", remedy: true, after: func(c workloads.OnDiskCase) (workloads.OnDiskCase, bool) {
-			return change(c, func(c *workloads.OnDiskCase) bool {
-				ok := c.PageCache == "cold"
-				c.PageCache = "warm"
-				return ok
-			})
+		{name: "faster storage: cold → warm page cache", remedy: true, after: func(c *workloads.OnDiskCase) bool {
+			ok := c.PageCache == "cold"
+			c.PageCache = "warm"
+			return ok
 		}},
-		{name: "libjpeg-turbo: go → turbojpeg (JPEG)", after: func(c workloads.OnDiskCase) (workloads.OnDiskCase, bool) {
-			return change(c, func(c *workloads.OnDiskCase) bool {
-				ok := c.Format == "jpeg" && c.Decoder == ondisk.DecoderGo
-				c.Decoder = ondisk.DecoderTurbo
-				return ok
-			})
+		{name: "libjpeg-turbo: go → turbojpeg (JPEG)", after: func(c *workloads.OnDiskCase) bool {
+			ok := c.Format == "jpeg" && c.Decoder == ondisk.DecoderGo
+			c.Decoder = ondisk.DecoderTurbo
+			return ok
 		}},
-		{name: "photo-like content: noise → natural (PNG, JPEG)", after: func(c workloads.OnDiskCase) (workloads.OnDiskCase, bool) {
-			return change(c, func(c *workloads.OnDiskCase) bool {
-				ok := c.Format != "raw" && c.Content == datasets.ContentNoise
-				c.Content = datasets.ContentNatural
-				return ok
-			})
+		{name: "photo-like content: noise → natural (PNG, JPEG)", after: func(c *workloads.OnDiskCase) bool {
+			ok := c.Format != "raw" && c.Content == datasets.ContentNoise
+			c.Content = datasets.ContentNatural
+			return ok
 		}},
 	}
 	for i := range es {
@@ -1038,8 +1022,8 @@ func remedies003(rows []workloads.OnDiskRow) []remedy003 {
 			if !ok {
 				continue
 			}
-			ac, ok := e.after(row.Case)
-			if !ok {
+			ac := row.Case
+			if !e.after(&ac) {
 				continue
 			}
 			after, ok := byCase[ac]
