@@ -125,15 +125,6 @@ func (l Loaders) Settings() []resultfile.Config {
 	)
 }
 
-// joinInts is "1,2,4".
-func joinInts(v []int) string {
-	s := make([]string, len(v))
-	for i, x := range v {
-		s[i] = fmt.Sprint(x)
-	}
-	return strings.Join(s, ",")
-}
-
 // LoadersOutcome is what a Loaders measured: every measurement of its
 // sweeps, repeat after repeat (BenchmarkLoaders/mode=…/workers=…), then
 // every training run (BenchmarkLoadersTraining/mode=…/workers=…).

@@ -160,18 +160,10 @@ func (n Node) peerName() string {
 // ShardSettings is what a run of one of shards shards of the sweep
 // records beside Settings: what SweepPlan reads back.
 func (n Node) ShardSettings(shards int) []resultfile.Config {
-	acc := make([]string, len(n.Accelerators))
-	for i, a := range n.Accelerators {
-		acc[i] = strconv.Itoa(a)
-	}
-	lv := make([]string, len(n.Levels))
-	for i, l := range n.Levels {
-		lv[i] = l.String()
-	}
 	return []resultfile.Config{
 		{Key: SweepKey, Value: NodeSweepKind},
-		{Key: sweepAcceleratorsKey, Value: strings.Join(acc, ",")},
-		{Key: sweepLevelsKey, Value: strings.Join(lv, ",")},
+		{Key: sweepAcceleratorsKey, Value: joinInts(n.Accelerators)},
+		{Key: sweepLevelsKey, Value: joined(n.Levels, level.Level.String)},
 		{Key: sweepCountKey, Value: strconv.Itoa(n.Count)},
 		{Key: ShardsKey, Value: strconv.Itoa(shards)},
 	}

@@ -213,24 +213,17 @@ func (r Remote) Settings() []resultfile.Config {
 		resultfile.Config{Key: "remote-count", Value: fmt.Sprint(r.Ladder.Count)},
 		resultfile.Config{Key: "remote-formats", Value: strings.Join(r.Formats, ",")},
 	)
-	var layouts, rtts, concs []string
-	for _, l := range r.Layouts {
+	layouts := joined(r.Layouts, func(l RemoteLayout) string {
 		w := ""
 		if l.Whole {
 			w = ":whole"
 		}
-		layouts = append(layouts, fmt.Sprintf("%s:%d%s", l.Name, l.ShardBytes, w))
-	}
-	for _, d := range r.RTTs {
-		rtts = append(rtts, d.String())
-	}
-	for _, c := range r.Concurrency {
-		concs = append(concs, strconv.Itoa(c))
-	}
+		return fmt.Sprintf("%s:%d%s", l.Name, l.ShardBytes, w)
+	})
 	out = append(out,
-		resultfile.Config{Key: "remote-layouts", Value: strings.Join(layouts, ",")},
-		resultfile.Config{Key: "remote-rtts", Value: strings.Join(rtts, ",")},
-		resultfile.Config{Key: "remote-concurrency", Value: strings.Join(concs, ",")},
+		resultfile.Config{Key: "remote-layouts", Value: layouts},
+		resultfile.Config{Key: "remote-rtts", Value: joined(r.RTTs, time.Duration.String)},
+		resultfile.Config{Key: "remote-concurrency", Value: joinInts(r.Concurrency)},
 		resultfile.Config{Key: "remote-server", Value: "versitygw " + s3server.Version + " on 127.0.0.1"},
 		resultfile.Config{Key: "fetch-window", Value: loader.WindowRule},
 	)

@@ -33,20 +33,13 @@ var ladderShardKeys = []string{SweepKey, sweepLevelsKey, sweepWorkersKey, sweepT
 // ShardSettings is the configuration a run of one of shards shards of
 // the sweep records beside Settings: what LadderPlan reads back.
 func (l Ladder) ShardSettings(shards int) []resultfile.Config {
-	str := func(n int, f func(i int) string) string {
-		s := make([]string, n)
-		for i := range s {
-			s[i] = f(i)
-		}
-		return strings.Join(s, ",")
-	}
 	return []resultfile.Config{
 		{Key: SweepKey, Value: ladderSweepKindName},
-		{Key: sweepLevelsKey, Value: str(len(l.Levels), func(i int) string { return l.Levels[i].String() })},
-		{Key: sweepWorkersKey, Value: str(len(l.Workers), func(i int) string { return strconv.Itoa(l.Workers[i]) })},
+		{Key: sweepLevelsKey, Value: joined(l.Levels, level.Level.String)},
+		{Key: sweepWorkersKey, Value: joinInts(l.Workers)},
 		{Key: sweepTransformsKey, Value: strings.Join(l.Transforms, ",")},
-		{Key: sweepPlacementsKey, Value: str(len(l.Placements), func(i int) string { return l.Placements[i].String() })},
-		{Key: sweepPinnedKey, Value: str(len(l.Pinned), func(i int) string { return strconv.FormatBool(l.Pinned[i]) })},
+		{Key: sweepPlacementsKey, Value: joined(l.Placements, loader.Placement.String)},
+		{Key: sweepPinnedKey, Value: joined(l.Pinned, strconv.FormatBool)},
 		{Key: sweepCountKey, Value: strconv.Itoa(l.Count)},
 		{Key: ShardsKey, Value: strconv.Itoa(shards)},
 	}
@@ -104,6 +97,18 @@ func LadderPlan(config map[string]string) (merge.Plan, error) {
 	}
 	return p, nil
 }
+
+// joined is each of vs formatted, joined by commas: what splitEach reads.
+func joined[T any](vs []T, format func(T) string) string {
+	s := make([]string, len(vs))
+	for i, v := range vs {
+		s[i] = format(v)
+	}
+	return strings.Join(s, ",")
+}
+
+// joinInts is "1,2,4".
+func joinInts(v []int) string { return joined(v, strconv.Itoa) }
 
 // splitEach parses the comma-separated list under key with parse.
 func splitEach[T any](config map[string]string, key string, parse func(string) (T, error)) ([]T, error) {
