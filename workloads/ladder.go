@@ -342,21 +342,12 @@ func (l Ladder) MeasureEach(ctx context.Context, env Env, each func(PointRun) er
 	if err := l.Validate(); err != nil {
 		return out, err
 	}
-	open := env.device().Open
-	devs := map[bool]device.Device{}
-	defer func() {
-		for _, d := range devs {
-			d.Close()
-		}
-	}()
+	shared, closeAll := env.device().once()
+	defer closeAll()
 	for _, p := range l.Selected() {
-		dev := devs[p.Pinned]
-		if dev == nil {
-			var err error
-			if dev, err = open(p.Pinned); err != nil {
-				return out, fmt.Errorf("opening the device: %w", err)
-			}
-			devs[p.Pinned] = dev
+		dev, err := shared.Open(p.Pinned)
+		if err != nil {
+			return out, fmt.Errorf("opening the device: %w", err)
 		}
 		name := l.PointName(p)
 		record := env.Recorded != nil && (env.Record == nil || env.Record(name))

@@ -239,14 +239,19 @@ func (r *whatIfRun) runOnce(ctx context.Context, workers int, m float64, measure
 // more than 1 (each measured run followed by an unmeasured one on Linux
 // counts once: ProfileRuns counts records).
 func (w WhatIf) ProfileRuns() int {
-	c := w.Cores
-	if c == 0 {
-		c = runtime.GOMAXPROCS(0)
-	}
-	if c > 1 {
+	if w.profileCores() > 1 {
 		return 2 * w.Count
 	}
 	return w.Count
+}
+
+// profileCores is the profile's cores: Cores, or the process's
+// GOMAXPROCS.
+func (w WhatIf) profileCores() int {
+	if w.Cores == 0 {
+		return runtime.GOMAXPROCS(0)
+	}
+	return w.Cores
 }
 
 // profile runs the profiling run Count times (each stage's CPU measured
@@ -256,10 +261,7 @@ func (w WhatIf) ProfileRuns() int {
 // machine's other load alike, and the model fits from them how the CPU
 // per sample grows with cores (whatif.Profile.Calibrate).
 func (r *whatIfRun) profile(ctx context.Context) (whatif.Profile, error) {
-	cores := r.Cores
-	if cores == 0 {
-		cores = runtime.GOMAXPROCS(0)
-	}
+	cores := r.profileCores()
 	var at, one []whatif.Profile
 	for range r.Count {
 		p, err := r.profileOnce(ctx, cores)
