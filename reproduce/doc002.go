@@ -197,36 +197,30 @@ func docAt(ws []int, v []float64, n int) float64 {
 	return math.NaN()
 }
 
-// ttfb is the time to first batch in ms of mode at n workers, or NaN.
-func (r Result002) ttfb(mode string, n int) float64 {
+// at is f of the point of mode at n workers, or NaN where there is none.
+func (r Result002) at(mode string, n int, f func(LoaderPoint) float64) float64 {
 	if p, ok := r.point(mode, n); ok {
-		return p.ttfbMs()
+		return f(p)
 	}
 	return math.NaN()
 }
 
+// ttfb is the time to first batch in ms of mode at n workers, or NaN.
+func (r Result002) ttfb(mode string, n int) float64 { return r.at(mode, n, LoaderPoint.ttfbMs) }
+
 // sps is the median samples/s of mode at n workers, or NaN.
 func (r Result002) sps(mode string, n int) float64 {
-	if p, ok := r.point(mode, n); ok {
-		return summary.Median(p.SamplesPerSec)
-	}
-	return math.NaN()
+	return r.at(mode, n, func(p LoaderPoint) float64 { return summary.Median(p.SamplesPerSec) })
 }
 
 // rss is the median peak RSS of mode at n workers, or NaN.
 func (r Result002) rss(mode string, n int) float64 {
-	if p, ok := r.point(mode, n); ok {
-		return summary.Median(p.PeakRSS)
-	}
-	return math.NaN()
+	return r.at(mode, n, func(p LoaderPoint) float64 { return summary.Median(p.PeakRSS) })
 }
 
 // cpu is the median CPU time of mode at n workers, or NaN.
 func (r Result002) cpu(mode string, n int) float64 {
-	if p, ok := r.point(mode, n); ok {
-		return summary.Median(p.CPU)
-	}
-	return math.NaN()
+	return r.at(mode, n, func(p LoaderPoint) float64 { return summary.Median(p.CPU) })
 }
 
 // writeTTFB writes the time to first batch by workers, beside SPDL's.
