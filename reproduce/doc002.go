@@ -7,6 +7,7 @@ import (
 	"io"
 	"math"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 
@@ -78,7 +79,7 @@ func render002(f *resultFile, p *page) ([]byte, error) {
 	res.Setup = fmt.Sprintf("synthetic %s images, %s transforms, crop %d, batches of %d, %d batches per run (the first gives the time to first batch), prefetch %d, no training step; each point is the median of %s",
 		times(raw), impl, crop, batch, batches, prefetch, plural(res.Repeats, "run"))
 	res.Command = fmt.Sprintf("headspace loaders --mode %s --workers %s --batches %d --batch %d --raw-size %s --crop %d --transforms %s",
-		strings.Join(modes, ","), joinInts(workers), batches, batch, raw, crop, impl)
+		strings.Join(modes, ","), joined(workers, strconv.Itoa), batches, batch, raw, crop, impl)
 	out, err := decoded(f, workloads.Loaders{}.Codec())
 	if err != nil {
 		return nil, err
@@ -117,15 +118,6 @@ func render002(f *resultFile, p *page) ([]byte, error) {
 	}
 	res.TTFBFigure, res.ThroughputFigure = link+"-ttfb.png", link+"-throughput.png"
 	return markdown(res)
-}
-
-// joinInts is "1,2,4".
-func joinInts(v []int) string {
-	s := make([]string, len(v))
-	for i, n := range v {
-		s[i] = fmt.Sprint(n)
-	}
-	return strings.Join(s, ",")
 }
 
 // times writes a raw size "1024x1024" as "1024×1024".

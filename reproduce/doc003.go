@@ -486,18 +486,10 @@ func shapeBytes(cfg loader.Config) int64 {
 
 // ladderCommand is the `headspace ladder` command that measures one step.
 func ladderCommand(impl string, raw int, z sizes003, workers int, step time.Duration, levels []level.Level, placements []loader.Placement) string {
-	names := make([]string, len(levels))
-	for i, l := range levels {
-		names[i] = l.String()
-	}
 	cmd := fmt.Sprintf("headspace ladder --levels %s --workers %d --transforms %s --raw-size %d --crop %d --batch %d --step %v --steps %d --warmup %d --count %d",
-		strings.Join(names, ","), workers, impl, raw, z.crop, z.batch, step, z.steps, z.warmup, z.count)
+		joined(levels, level.Level.String), workers, impl, raw, z.crop, z.batch, step, z.steps, z.warmup, z.count)
 	if len(placements) > 1 || placements[0] != loader.Host {
-		names := make([]string, len(placements))
-		for i, p := range placements {
-			names[i] = p.String()
-		}
-		cmd += " --placement " + strings.Join(names, ",")
+		cmd += " --placement " + joined(placements, loader.Placement.String)
 	}
 	return cmd
 }
