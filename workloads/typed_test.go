@@ -237,6 +237,10 @@ func TestCodecsRefuseOtherRecords(t *testing.T) {
 	whatIfChecks := []whatif.Check{{Predicted: whatif.Prediction{Scenario: whatif.Scenario{Cores: 1, Workers: 1, StepScale: 2}, StepsPerSec: 5}, Runs: []float64{4, 6}, Neighbours: []float64{-1, 0}},
 		{Predicted: whatif.Prediction{Scenario: whatif.Scenario{Cores: 1, Workers: 2, StepScale: 2}, StepsPerSec: 9}, Runs: []float64{8}, Neighbours: []float64{1}}}
 	whatIfRecs := WhatIfCodec.Encode(WhatIfOutcome{Profiling: []whatif.Profile{{Cores: 2, Workers: 2, Measured: 3, Stages: []whatif.Stage{{Name: "load", CPU: 5}}}}, Checks: whatIfChecks, Steps: 12})
+	noCPUSample := withValue(nodeRecs, node.UnitLinkUse)
+	noCPUSample[len(noCPUSample)-1].Values = slices.DeleteFunc(slices.Clone(nodeRecs[len(nodeRecs)-1].Values), func(v benchfmt.Value) bool { return v.Unit == node.UnitCPUSample })
+	zeroLink := withValue(nodeRecs, node.UnitLinkUse)
+	zeroLink[len(zeroLink)-1].Values[len(zeroLink[len(zeroLink)-1].Values)-1].Value = 0
 	named := func(name string) []*benchfmt.Result {
 		return []*benchfmt.Result{{Name: benchfmt.Name(name), Iters: 1, Values: []benchfmt.Value{{Value: 1, Unit: "batches"}, {Value: 1, Unit: "model-idle-%"}, {Value: 1, Unit: "queue"}}}}
 	}
@@ -308,6 +312,12 @@ func TestCodecsRefuseOtherRecords(t *testing.T) {
 		{"Node", named("BenchmarkNode/accelerators=1/level=none/rank=1-2"), "BenchmarkNode/accelerators=1/level=none/rank=1-2: rank 1, want rank 0 of its run"},
 		{"Node", named("BenchmarkNode/accelerators=1/level=none/step=3-2"), "a record of Node with a part of its name more (/step=3)"},
 		{"Node", named("BenchmarkNode/accelerators=1/level=none-2"), "BenchmarkNode/accelerators=1/level=none-2: no value in steps/s"},
+		{"Node", noCPUSample, node.UnitCores + " without " + node.UnitCPUSample},
+		{"Node", zeroLink, node.UnitLinkUse + " 0, which a Node record leaves out"},
+		{"Node", []*benchfmt.Result{{Name: benchfmt.Name("BenchmarkNode/accelerators=1/level=none/rank=0-2"), Iters: 1, Values: []benchfmt.Value{{Value: 1, Unit: "steps/s"}, {Value: 1, Unit: "samples/s"}, {Value: 1, Unit: node.UnitPartial}}}},
+			"BenchmarkNode/accelerators=1/level=none/rank=0-2: a rank's record marked partial"},
+		{"Node", []*benchfmt.Result{{Name: benchfmt.Name("BenchmarkNode/accelerators=1/level=none-2"), Iters: 1, Values: []benchfmt.Value{{Value: 1, Unit: "steps/s"}, {Value: 1, Unit: "samples/s"}, {Value: 2, Unit: node.UnitPartial}}}},
+			"BenchmarkNode/accelerators=1/level=none-2: partial 2, want 1"},
 		{"Node", withValue(nodeRecs, "model-idle-%"), "a value in model-idle-%, which a Node record does not hold"},
 		{"Node", named("BenchmarkNode/accelerators=1/level=cold-2"), "BenchmarkNode/accelerators=1/level=cold-2: level:"},
 		{"Node", named("BenchmarkNode/accelerators=1/level=none-x"), `level: unknown level "none-x"`},
