@@ -363,8 +363,8 @@ func (c Caching) Run(ctx context.Context, env Env) ([]*benchfmt.Result, error) {
 	sent := 0
 	pass := func(o CachingOutcome) error {
 		recs := CachingCodec.Encode(o)
-		for ; env.Result != nil && sent < len(recs); sent++ {
-			if err := env.Result(recs[sent]); err != nil {
+		for ; sent < len(recs); sent++ {
+			if err := env.result(recs[sent]); err != nil {
 				return err
 			}
 		}

@@ -385,12 +385,7 @@ func (l Ladder) MeasureEach(ctx context.Context, env Env, each func(PointRun) er
 // finishes (a long sweep's file is streamed: an interrupted one keeps
 // every finished run); it returns the records (LadderCodec).
 func (l Ladder) Run(ctx context.Context, env Env) ([]*benchfmt.Result, error) {
-	o, err := l.MeasureEach(ctx, env, func(r PointRun) error {
-		if env.Result == nil {
-			return nil
-		}
-		return env.Result(r.Record)
-	})
+	o, err := l.MeasureEach(ctx, env, func(r PointRun) error { return env.result(r.Record) })
 	return LadderCodec.Encode(o), err
 }
 

@@ -403,12 +403,7 @@ func (r Remote) MeasureEach(ctx context.Context, env Env, each func(RemoteRun) e
 // Run is MeasureEach, each run's record passed to env.Result as it is
 // made; it returns the records (RemoteCodec).
 func (r Remote) Run(ctx context.Context, env Env) ([]*benchfmt.Result, error) {
-	o, err := r.MeasureEach(ctx, env, func(run RemoteRun) error {
-		if env.Result == nil {
-			return nil
-		}
-		return env.Result(run.Record)
-	})
+	o, err := r.MeasureEach(ctx, env, func(run RemoteRun) error { return env.result(run.Record) })
 	return RemoteCodec.Encode(o), err
 }
 

@@ -48,11 +48,9 @@ type Typed[R any] interface {
 func RunTyped[R any](ctx context.Context, e Typed[R], env Env) ([]*benchfmt.Result, error) {
 	r, err := e.Measure(ctx, env)
 	recs := e.Codec().Encode(r)
-	if env.Result != nil {
-		for _, rec := range recs {
-			if rerr := env.Result(rec); rerr != nil {
-				return recs, rerr
-			}
+	for _, rec := range recs {
+		if rerr := env.result(rec); rerr != nil {
+			return recs, rerr
 		}
 	}
 	return recs, err
