@@ -763,14 +763,10 @@ func (r Result003) WriteMarkdown(w io.Writer) error {
 
 // rowOf is step key's row at level l.
 func (r Result003) rowOf(key string, l level.Level) (LevelRow, bool) {
-	for _, st := range r.Steps {
-		if st.Key != key {
-			continue
-		}
-		for _, row := range st.Rows {
-			if row.Level == l {
-				return row, true
-			}
+	st, _ := r.step(key)
+	for _, row := range st.Rows {
+		if row.Level == l {
+			return row, true
 		}
 	}
 	return LevelRow{}, false
@@ -779,13 +775,10 @@ func (r Result003) rowOf(key string, l level.Level) (LevelRow, bool) {
 // levelRatio is step key's level l over its device level, ours and the
 // document's.
 func (r Result003) levelRatio(key string, l level.Level) (ours, doc float64) {
-	for _, st := range r.Steps {
-		if st.Key == key {
-			ourDev, docDev := deviceOf(st.Rows)
-			if row, ok := r.rowOf(key, l); ok {
-				return div(summary.Median(row.Runs), ourDev), div(row.Doc, docDev)
-			}
-		}
+	if row, ok := r.rowOf(key, l); ok {
+		st, _ := r.step(key)
+		ourDev, docDev := deviceOf(st.Rows)
+		return div(summary.Median(row.Runs), ourDev), div(row.Doc, docDev)
 	}
 	return math.NaN(), math.NaN()
 }
