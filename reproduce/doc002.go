@@ -7,6 +7,7 @@ import (
 	"io"
 	"math"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 
@@ -78,7 +79,7 @@ func render002(f *resultFile, p *page) ([]byte, error) {
 	res.Setup = fmt.Sprintf("synthetic %s images, %s transforms, crop %d, batches of %d, %d batches per run (the first gives the time to first batch), prefetch %d, no training step; each point is the median of %s",
 		times(raw), impl, crop, batch, batches, prefetch, plural(res.Repeats, "run"))
 	res.Command = fmt.Sprintf("headspace loaders --mode %s --workers %s --batches %d --batch %d --raw-size %s --crop %d --transforms %s",
-		strings.Join(modes, ","), joinInts(workers), batches, batch, raw, crop, impl)
+		strings.Join(modes, ","), joined(workers, strconv.Itoa), batches, batch, raw, crop, impl)
 	out, err := decoded(f, workloads.Loaders{}.Codec())
 	if err != nil {
 		return nil, err
@@ -117,15 +118,6 @@ func render002(f *resultFile, p *page) ([]byte, error) {
 	}
 	res.TTFBFigure, res.ThroughputFigure = link+"-ttfb.png", link+"-throughput.png"
 	return markdown(res)
-}
-
-// joinInts is "1,2,4".
-func joinInts(v []int) string {
-	s := make([]string, len(v))
-	for i, n := range v {
-		s[i] = fmt.Sprint(n)
-	}
-	return strings.Join(s, ",")
 }
 
 // times writes a raw size "1024x1024" as "1024×1024".
@@ -197,36 +189,30 @@ func docAt(ws []int, v []float64, n int) float64 {
 	return math.NaN()
 }
 
-// ttfb is the time to first batch in ms of mode at n workers, or NaN.
-func (r Result002) ttfb(mode string, n int) float64 {
+// at is f of the point of mode at n workers, or NaN where there is none.
+func (r Result002) at(mode string, n int, f func(LoaderPoint) float64) float64 {
 	if p, ok := r.point(mode, n); ok {
-		return p.ttfbMs()
+		return f(p)
 	}
 	return math.NaN()
 }
 
+// ttfb is the time to first batch in ms of mode at n workers, or NaN.
+func (r Result002) ttfb(mode string, n int) float64 { return r.at(mode, n, LoaderPoint.ttfbMs) }
+
 // sps is the median samples/s of mode at n workers, or NaN.
 func (r Result002) sps(mode string, n int) float64 {
-	if p, ok := r.point(mode, n); ok {
-		return summary.Median(p.SamplesPerSec)
-	}
-	return math.NaN()
+	return r.at(mode, n, func(p LoaderPoint) float64 { return summary.Median(p.SamplesPerSec) })
 }
 
 // rss is the median peak RSS of mode at n workers, or NaN.
 func (r Result002) rss(mode string, n int) float64 {
-	if p, ok := r.point(mode, n); ok {
-		return summary.Median(p.PeakRSS)
-	}
-	return math.NaN()
+	return r.at(mode, n, func(p LoaderPoint) float64 { return summary.Median(p.PeakRSS) })
 }
 
 // cpu is the median CPU time of mode at n workers, or NaN.
 func (r Result002) cpu(mode string, n int) float64 {
-	if p, ok := r.point(mode, n); ok {
-		return summary.Median(p.CPU)
-	}
-	return math.NaN()
+	return r.at(mode, n, func(p LoaderPoint) float64 { return summary.Median(p.CPU) })
 }
 
 // writeTTFB writes the time to first batch by workers, beside SPDL's.

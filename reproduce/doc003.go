@@ -486,18 +486,10 @@ func shapeBytes(cfg loader.Config) int64 {
 
 // ladderCommand is the `headspace ladder` command that measures one step.
 func ladderCommand(impl string, raw int, z sizes003, workers int, step time.Duration, levels []level.Level, placements []loader.Placement) string {
-	names := make([]string, len(levels))
-	for i, l := range levels {
-		names[i] = l.String()
-	}
 	cmd := fmt.Sprintf("headspace ladder --levels %s --workers %d --transforms %s --raw-size %d --crop %d --batch %d --step %v --steps %d --warmup %d --count %d",
-		strings.Join(names, ","), workers, impl, raw, z.crop, z.batch, step, z.steps, z.warmup, z.count)
+		joined(levels, level.Level.String), workers, impl, raw, z.crop, z.batch, step, z.steps, z.warmup, z.count)
 	if len(placements) > 1 || placements[0] != loader.Host {
-		names := make([]string, len(placements))
-		for i, p := range placements {
-			names[i] = p.String()
-		}
-		cmd += " --placement " + strings.Join(names, ",")
+		cmd += " --placement " + joined(placements, loader.Placement.String)
 	}
 	return cmd
 }
@@ -771,14 +763,10 @@ func (r Result003) WriteMarkdown(w io.Writer) error {
 
 // rowOf is step key's row at level l.
 func (r Result003) rowOf(key string, l level.Level) (LevelRow, bool) {
-	for _, st := range r.Steps {
-		if st.Key != key {
-			continue
-		}
-		for _, row := range st.Rows {
-			if row.Level == l {
-				return row, true
-			}
+	st, _ := r.step(key)
+	for _, row := range st.Rows {
+		if row.Level == l {
+			return row, true
 		}
 	}
 	return LevelRow{}, false
@@ -787,13 +775,10 @@ func (r Result003) rowOf(key string, l level.Level) (LevelRow, bool) {
 // levelRatio is step key's level l over its device level, ours and the
 // document's.
 func (r Result003) levelRatio(key string, l level.Level) (ours, doc float64) {
-	for _, st := range r.Steps {
-		if st.Key == key {
-			ourDev, docDev := deviceOf(st.Rows)
-			if row, ok := r.rowOf(key, l); ok {
-				return div(summary.Median(row.Runs), ourDev), div(row.Doc, docDev)
-			}
-		}
+	if row, ok := r.rowOf(key, l); ok {
+		st, _ := r.step(key)
+		ourDev, docDev := deviceOf(st.Rows)
+		return div(summary.Median(row.Runs), ourDev), div(row.Doc, docDev)
 	}
 	return math.NaN(), math.NaN()
 }
@@ -954,7 +939,9 @@ type remedy003 struct {
 	pairs    int
 	gain     float64 // geometric mean of none after ÷ before
 	min, max float64
-	after    func(workloads.OnDiskCase) (workloads.OnDiskCase, bool)
+	// after changes a case into its "after", reporting whether the case
+	// is a "before" of the change.
+	after func(*workloads.OnDiskCase) bool
 }
 
 // remedies003 measures every change the matrix varies: for each case that
@@ -975,59 +962,41 @@ func remedies003(rows []workloads.OnDiskRow) []remedy003 {
 		}
 		large = max(large, s)
 	}
-	change := func(c workloads.OnDiskCase, f func(*workloads.OnDiskCase) bool) (workloads.OnDiskCase, bool) {
-		ok := f(&c)
-		return c, ok
-	}
 	es := []remedy003{
-		{name: "compressed format: raw → JPEG (noise, go)", remedy: true, after: func(c workloads.OnDiskCase) (workloads.OnDiskCase, bool) {
-			return change(c, func(c *workloads.OnDiskCase) bool {
-				ok := c.Format == "raw"
-				c.Format = "jpeg"
-				return ok
-			})
+		{name: "compressed format: raw → JPEG (noise, go)", remedy: true, after: func(c *workloads.OnDiskCase) bool {
+			ok := c.Format == "raw"
+			c.Format = "jpeg"
+			return ok
 		}},
-		{name: "compressed format: raw → PNG (noise)", remedy: true, after: func(c workloads.OnDiskCase) (workloads.OnDiskCase, bool) {
-			return change(c, func(c *workloads.OnDiskCase) bool {
-				ok := c.Format == "raw"
-				c.Format = "png"
-				return ok
-			})
+		{name: "compressed format: raw → PNG (noise)", remedy: true, after: func(c *workloads.OnDiskCase) bool {
+			ok := c.Format == "raw"
+			c.Format = "png"
+			return ok
 		}},
-		{name: "grouping into larger files: files → shards", remedy: true, after: func(c workloads.OnDiskCase) (workloads.OnDiskCase, bool) {
-			return change(c, func(c *workloads.OnDiskCase) bool {
-				ok := c.Layout == "files"
-				c.Layout = "shards"
-				return ok
-			})
+		{name: "grouping into larger files: files → shards", remedy: true, after: func(c *workloads.OnDiskCase) bool {
+			ok := c.Layout == "files"
+			c.Layout = "shards"
+			return ok
 		}},
-		{name: fmt.Sprintf("smaller raw images: %d² → %d²", large, small), remedy: small < large, after: func(c workloads.OnDiskCase) (workloads.OnDiskCase, bool) {
-			return change(c, func(c *workloads.OnDiskCase) bool {
-				ok := c.RawSize == large && small < large
-				c.RawSize = small
-				return ok
-			})
+		{name: fmt.Sprintf("smaller raw images: %d² → %d²", large, small), remedy: small < large, after: func(c *workloads.OnDiskCase) bool {
+			ok := c.RawSize == large && small < large
+			c.RawSize = small
+			return ok
 		}},
-		{name: "faster storage: cold → warm page cache", remedy: true, after: func(c workloads.OnDiskCase) (workloads.OnDiskCase, bool) {
-			return change(c, func(c *workloads.OnDiskCase) bool {
-				ok := c.PageCache == "cold"
-				c.PageCache = "warm"
-				return ok
-			})
+		{name: "faster storage: cold → warm page cache", remedy: true, after: func(c *workloads.OnDiskCase) bool {
+			ok := c.PageCache == "cold"
+			c.PageCache = "warm"
+			return ok
 		}},
-		{name: "libjpeg-turbo: go → turbojpeg (JPEG)", after: func(c workloads.OnDiskCase) (workloads.OnDiskCase, bool) {
-			return change(c, func(c *workloads.OnDiskCase) bool {
-				ok := c.Format == "jpeg" && c.Decoder == ondisk.DecoderGo
-				c.Decoder = ondisk.DecoderTurbo
-				return ok
-			})
+		{name: "libjpeg-turbo: go → turbojpeg (JPEG)", after: func(c *workloads.OnDiskCase) bool {
+			ok := c.Format == "jpeg" && c.Decoder == ondisk.DecoderGo
+			c.Decoder = ondisk.DecoderTurbo
+			return ok
 		}},
-		{name: "photo-like content: noise → natural (PNG, JPEG)", after: func(c workloads.OnDiskCase) (workloads.OnDiskCase, bool) {
-			return change(c, func(c *workloads.OnDiskCase) bool {
-				ok := c.Format != "raw" && c.Content == datasets.ContentNoise
-				c.Content = datasets.ContentNatural
-				return ok
-			})
+		{name: "photo-like content: noise → natural (PNG, JPEG)", after: func(c *workloads.OnDiskCase) bool {
+			ok := c.Format != "raw" && c.Content == datasets.ContentNoise
+			c.Content = datasets.ContentNatural
+			return ok
 		}},
 	}
 	for i := range es {
@@ -1038,8 +1007,8 @@ func remedies003(rows []workloads.OnDiskRow) []remedy003 {
 			if !ok {
 				continue
 			}
-			ac, ok := e.after(row.Case)
-			if !ok {
+			ac := row.Case
+			if !e.after(&ac) {
 				continue
 			}
 			after, ok := byCase[ac]

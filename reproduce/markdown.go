@@ -149,3 +149,13 @@ func plural(n int, word string) string {
 	}
 	return fmt.Sprintf("%d %ss", n, word)
 }
+
+// joined is each of vs formatted, joined by commas: a command's list,
+// "1,2,4".
+func joined[T any](vs []T, format func(T) string) string {
+	s := make([]string, len(vs))
+	for i, v := range vs {
+		s[i] = format(v)
+	}
+	return strings.Join(s, ",")
+}

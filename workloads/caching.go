@@ -363,8 +363,8 @@ func (c Caching) Run(ctx context.Context, env Env) ([]*benchfmt.Result, error) {
 	sent := 0
 	pass := func(o CachingOutcome) error {
 		recs := CachingCodec.Encode(o)
-		for ; env.Result != nil && sent < len(recs); sent++ {
-			if err := env.Result(recs[sent]); err != nil {
+		for ; sent < len(recs); sent++ {
+			if err := env.result(recs[sent]); err != nil {
 				return err
 			}
 		}
@@ -395,10 +395,7 @@ var CachingCodec = Codec[CachingOutcome]{
 	Optional: OnDiskCodec.Optional,
 	Procs:    true,
 	encode: func(o CachingOutcome) []*benchfmt.Result {
-		var out []*benchfmt.Result
-		for _, r := range o.Runs {
-			out = append(out, r.Record)
-		}
+		out := recordsOf(o.Runs, CachingRun.record)
 		return append(append(out, OnDiskCodec.Encode(o.OnDisk)...), PeerLadderCodec.Encode(o.Yardstick)...)
 	},
 	decode: func(recs []Record) (CachingOutcome, error) {
@@ -411,11 +408,11 @@ var CachingCodec = Codec[CachingOutcome]{
 			case "PeerLadder":
 				yardstick = append(yardstick, r)
 			default:
-				p, err := r.point()
+				p, err := r.pointRun()
 				if err != nil {
 					return out, err
 				}
-				out.Runs = append(out.Runs, CachingRun{Step: r.Keys["step"], PointRun: PointRun{Point: p, Record: r.Result}})
+				out.Runs = append(out.Runs, CachingRun{Step: r.Keys["step"], PointRun: p})
 			}
 		}
 		var err error

@@ -227,19 +227,19 @@ var CUDACheckCodec = Codec[CUDACheckOutcome]{
 		"CUDAStep": {"batch", "side", "precision", "graphs"},
 	},
 	Optional: map[string][]string{"CUDAStep": {"precision", "graphs"}},
+	Order:    []string{"CUDACopy", "CUDAStep"},
 	encode: func(o CUDACheckOutcome) []*benchfmt.Result {
-		var out []*benchfmt.Result
-		for _, b := range o.Copies {
+		out := recordsOf(o.Copies, func(b CUDACopy) *benchfmt.Result {
 			dir := "dtoh"
 			if b.HostToDevice {
 				dir = "htod"
 			}
-			out = append(out, &benchfmt.Result{
+			return &benchfmt.Result{
 				Name:   benchfmt.Name(fmt.Sprintf("BenchmarkCUDACopy/dir=%s/pinned=%v/size=%dMiB", dir, b.Pinned, b.Bytes>>20)),
 				Iters:  1,
 				Values: []benchfmt.Value{{Value: b.GBps, Unit: "GB/s"}},
-			})
-		}
+			}
+		})
 		for _, st := range o.Steps {
 			for _, t := range st.Times {
 				out = append(out, stepRecord(o.Batch, o.Side, st, t))
@@ -251,7 +251,7 @@ var CUDACheckCodec = Codec[CUDACheckOutcome]{
 }
 
 // decodeCUDACheck reads the copies and the steps back: the copies
-// first, then each step's records, consecutive ones of one precision and
+// first (CUDACheckCodec.Order), then each step's records, consecutive ones of one precision and
 // launch one step.
 func decodeCUDACheck(recs []Record) (CUDACheckOutcome, error) {
 	var out CUDACheckOutcome
@@ -261,9 +261,6 @@ func decodeCUDACheck(recs []Record) (CUDACheckOutcome, error) {
 			return out, fmt.Errorf("%s: %d iterations and %d values, want 1 and 1", name, rec.Iters, len(rec.Values))
 		}
 		if rec.Benchmark == "CUDACopy" {
-			if len(out.Steps) > 0 {
-				return out, fmt.Errorf("%s: a copy after the Net's steps", name)
-			}
 			b := CUDACopy{}
 			switch rec.Keys["dir"] {
 			case "htod":
@@ -289,13 +286,13 @@ func decodeCUDACheck(recs []Record) (CUDACheckOutcome, error) {
 			out.Copies = append(out.Copies, b)
 			continue
 		}
-		batch, err := strconv.Atoi(rec.Keys["batch"])
-		if err != nil || batch <= 0 {
-			return out, fmt.Errorf("%s: batch %q: want a positive count", name, rec.Keys["batch"])
+		batch, err := rec.count("batch", true)
+		if err != nil {
+			return out, err
 		}
-		side, err := strconv.Atoi(rec.Keys["side"])
-		if err != nil || side <= 0 {
-			return out, fmt.Errorf("%s: side %q: want a positive count", name, rec.Keys["side"])
+		side, err := rec.count("side", true)
+		if err != nil {
+			return out, err
 		}
 		if len(out.Steps) == 0 {
 			out.Batch, out.Side = batch, side

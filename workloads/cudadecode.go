@@ -225,19 +225,17 @@ var CUDADecodeCodec = Codec[CUDADecodeOutcome]{
 	Keys:       map[string][]string{"CUDADecode": {"decoder", "batch", "size"}},
 	encode: func(o CUDADecodeOutcome) []*benchfmt.Result {
 		name := benchfmt.Name(fmt.Sprintf("BenchmarkCUDADecode/decoder=%s/batch=%d/size=%dx%d", o.Decoder, o.Batch, o.Setup.Width, o.Setup.Height))
-		var out []*benchfmt.Result
-		for _, r := range o.Rates {
-			out = append(out, &benchfmt.Result{Name: name, Iters: o.Batch, Values: []benchfmt.Value{{Value: r, Unit: "images/s"}}})
-		}
-		return out
+		return recordsOf(o.Rates, func(r float64) *benchfmt.Result {
+			return &benchfmt.Result{Name: name, Iters: o.Batch, Values: []benchfmt.Value{{Value: r, Unit: "images/s"}}}
+		})
 	},
 	decode: func(recs []Record) (CUDADecodeOutcome, error) {
 		var out CUDADecodeOutcome
 		for i, rec := range recs {
 			name := fullName(rec.Result)
-			batch, err := strconv.Atoi(rec.Keys["batch"])
-			if err != nil || batch <= 0 {
-				return out, fmt.Errorf("%s: batch %q: want a positive count", name, rec.Keys["batch"])
+			batch, err := rec.count("batch", true)
+			if err != nil {
+				return out, err
 			}
 			var w, h int
 			if _, err := fmt.Sscanf(rec.Keys["size"], "%dx%d", &w, &h); err != nil || fmt.Sprintf("%dx%d", w, h) != rec.Keys["size"] {

@@ -3,11 +3,11 @@ package workloads
 import (
 	"context"
 	"fmt"
-	"github.com/headspace-bench/headspace/harness/level"
 	"time"
 
 	"github.com/headspace-bench/headspace/device"
 	"github.com/headspace-bench/headspace/harness/ladder"
+	"github.com/headspace-bench/headspace/harness/level"
 	"github.com/headspace-bench/headspace/harness/loader"
 	"github.com/headspace-bench/headspace/harness/pipeline"
 	"github.com/headspace-bench/headspace/harness/resultfile"

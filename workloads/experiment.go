@@ -141,16 +141,12 @@ func (env Env) start(name string) {
 	}
 }
 
-// collect returns a function that keeps each record in *out and passes
-// it on to env.Result.
-func (env Env) collect(out *[]*benchfmt.Result) func(*benchfmt.Result) error {
-	return func(r *benchfmt.Result) error {
-		*out = append(*out, r)
-		if env.Result != nil {
-			return env.Result(r)
-		}
+// result passes r to Result, if set.
+func (env Env) result(r *benchfmt.Result) error {
+	if env.Result == nil {
 		return nil
 	}
+	return env.Result(r)
 }
 
 // dir is the directory for data on disk.

@@ -168,24 +168,16 @@ func decodeHeadspace(recs []Record) (HeadspaceOutcome, error) {
 				return out, fmt.Errorf("%s: step %d of the %s analysis in phase %s, want %s", fullName(rec.Result), len(rep.StepTimes)-1, impl, phase, want)
 			}
 		case "HeadspaceInput":
-			wait, err := rec.Value("input-wait-ns")
-			if err != nil {
-				return out, err
-			}
-			wall, err := rec.Value("wall-ns")
+			v, err := rec.valuesIn("input-wait-ns", "wall-ns")
 			if err != nil {
 				return out, err
 			}
 			inputs[impl]++
-			rep.Verdict.Wait, rep.Verdict.Wall = time.Duration(wait), time.Duration(wall)
+			rep.Verdict.Wait, rep.Verdict.Wall = time.Duration(v[0]), time.Duration(v[1])
 		case "HeadspaceStage":
-			var v [5]float64
-			for j, unit := range []string{"tasks", "workers", "total-ns", "average-ns", "occupancy"} {
-				x, err := rec.Value(unit)
-				if err != nil {
-					return out, err
-				}
-				v[j] = x
+			v, err := rec.valuesIn("tasks", "workers", "total-ns", "average-ns", "occupancy")
+			if err != nil {
+				return out, err
 			}
 			name := rec.Keys["stage"]
 			rep.Stats.Stages = append(rep.Stats.Stages, pipeline.StageStats{Name: name, Tasks: int64(v[0]), Workers: int(v[1]),
@@ -232,15 +224,7 @@ func headspacePhase(i, sw int) string {
 func HeadspaceRecords(impl string, rep analysis.Report) []*benchfmt.Result {
 	var out []*benchfmt.Result
 	for i, d := range rep.StepTimes {
-		phase := "loader"
-		switch {
-		case i == 0:
-			phase = "fill"
-		case i == rep.Switch:
-			phase = "switch"
-		case i > rep.Switch:
-			phase = "cached"
-		}
+		phase := headspacePhase(i, rep.Switch)
 		out = append(out, &benchfmt.Result{Name: benchfmt.Name(resultfile.BenchName("Headspace/transforms="+impl+"/phase="+phase, 1)), Iters: 1,
 			Values: []benchfmt.Value{{Value: float64(d), Unit: "ns/op"}}})
 	}

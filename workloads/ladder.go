@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"runtime"
 	"slices"
-	"strconv"
 	"strings"
 	"time"
 
@@ -343,21 +342,12 @@ func (l Ladder) MeasureEach(ctx context.Context, env Env, each func(PointRun) er
 	if err := l.Validate(); err != nil {
 		return out, err
 	}
-	open := env.device().Open
-	devs := map[bool]device.Device{}
-	defer func() {
-		for _, d := range devs {
-			d.Close()
-		}
-	}()
+	shared, closeAll := env.device().once()
+	defer closeAll()
 	for _, p := range l.Selected() {
-		dev := devs[p.Pinned]
-		if dev == nil {
-			var err error
-			if dev, err = open(p.Pinned); err != nil {
-				return out, fmt.Errorf("opening the device: %w", err)
-			}
-			devs[p.Pinned] = dev
+		dev, err := shared.Open(p.Pinned)
+		if err != nil {
+			return out, fmt.Errorf("opening the device: %w", err)
 		}
 		name := l.PointName(p)
 		record := env.Recorded != nil && (env.Record == nil || env.Record(name))
@@ -395,12 +385,7 @@ func (l Ladder) MeasureEach(ctx context.Context, env Env, each func(PointRun) er
 // finishes (a long sweep's file is streamed: an interrupted one keeps
 // every finished run); it returns the records (LadderCodec).
 func (l Ladder) Run(ctx context.Context, env Env) ([]*benchfmt.Result, error) {
-	o, err := l.MeasureEach(ctx, env, func(r PointRun) error {
-		if env.Result == nil {
-			return nil
-		}
-		return env.Result(r.Record)
-	})
+	o, err := l.MeasureEach(ctx, env, func(r PointRun) error { return env.result(r.Record) })
 	return LadderCodec.Encode(o), err
 }
 
@@ -419,17 +404,10 @@ var LadderCodec = Codec[LadderOutcome]{
 	Keys:       map[string][]string{"Ladder": pointKeys},
 	Optional:   map[string][]string{"Ladder": {"placement", "pinned"}},
 	Procs:      true,
-	encode:     func(o LadderOutcome) []*benchfmt.Result { return pointRecords(o.Runs) },
+	encode:     func(o LadderOutcome) []*benchfmt.Result { return recordsOf(o.Runs, PointRun.record) },
 	decode: func(recs []Record) (LadderOutcome, error) {
-		var out LadderOutcome
-		for _, r := range recs {
-			p, err := r.point()
-			if err != nil {
-				return out, err
-			}
-			out.Runs = append(out.Runs, PointRun{Point: p, Record: r.Result})
-		}
-		return out, nil
+		runs, err := decodeEach(recs, Record.pointRun)
+		return LadderOutcome{Runs: runs}, err
 	},
 }
 
@@ -437,13 +415,14 @@ var LadderCodec = Codec[LadderOutcome]{
 // (ladder.Point.Sub).
 var pointKeys = []string{"level", "workers", "transforms", "placement", "pinned"}
 
-// pointRecords are the runs' records, in order.
-func pointRecords(runs []PointRun) []*benchfmt.Result {
-	out := make([]*benchfmt.Result, 0, len(runs))
-	for _, r := range runs {
-		out = append(out, r.Record)
-	}
-	return out
+// record is the run's record: what a codec encodes of it.
+func (r PointRun) record() *benchfmt.Result { return r.Record }
+
+// pointRun is the run of a ladder point a record gives (point), its
+// record kept (its figures).
+func (r Record) pointRun() (PointRun, error) {
+	p, err := r.point()
+	return PointRun{Point: p, Record: r.Result}, err
 }
 
 // point is the ladder point a record's name gives (pointKeys): a name
@@ -455,9 +434,9 @@ func (r Record) point() (ladder.Point, error) {
 	if err != nil {
 		return ladder.Point{}, fmt.Errorf("%s: %w", name, err)
 	}
-	workers, err := strconv.Atoi(r.Keys["workers"])
+	workers, err := r.count("workers", false)
 	if err != nil {
-		return ladder.Point{}, fmt.Errorf("%s: workers %q is not a count", name, r.Keys["workers"])
+		return ladder.Point{}, err
 	}
 	p := ladder.Point{Level: l, Workers: workers, Impl: r.Keys["transforms"], Pinned: r.Keys["pinned"] == "true"}
 	if pl := r.Keys["placement"]; pl != "" {

@@ -249,8 +249,9 @@ func TestLadderCodecsRefuseOtherRecords(t *testing.T) {
 		{"Ladder", named("BenchmarkLadder/step=a/level=none" + pt), "a record of Ladder with a part of its name more (/step=a)"},
 		{"Ladder", named("BenchmarkLadder/level=none/script=train.py/workers=2"), "a record of Ladder without its key transforms"},
 		{"Ladder", named("BenchmarkLadder/level=cold" + pt), "BenchmarkLadder/level=cold" + pt + ": "},
-		{"Ladder", named("BenchmarkLadder/level=none/workers=two/transforms=fast"), `workers "two" is not a count`},
+		{"Ladder", named("BenchmarkLadder/level=none/workers=two/transforms=fast"), `BenchmarkLadder/level=none/workers=two/transforms=fast: workers "two": want a count`},
 		{"Ladder", nil, "no records of Ladder"},
+		{"OnDisk", named("BenchmarkLadderOnDisk/raw=0/level=device" + pt), `BenchmarkLadderOnDisk/raw=0/level=device` + pt + `: raw "0": want a positive count`},
 		{"Caching", throughFile(t, simRecs), "not a record of Caching (its benchmarks: Ladder, LadderOnDisk, PeerLadder)"},
 		{"Caching", throughFile(t, ladderRecs), "a record of Caching without its key step"},
 		{"Caching", throughFile(t, remoteRecs), "not a record of Caching"},
@@ -263,7 +264,7 @@ func TestLadderCodecsRefuseOtherRecords(t *testing.T) {
 		{"Remote", named("BenchmarkRemote/format=jpeg/level=local" + pt), "not a point of Remote's grid"},
 		{"Remote", named("BenchmarkRemote/format=jpeg/layout=files/level=device" + pt), "not a point of Remote's grid"},
 		{"Remote", named("BenchmarkRemote/format=jpeg/layout=files/rtt=fast/concurrency=1/level=none" + pt), `rtt "fast" is not a duration`},
-		{"Remote", named("BenchmarkRemote/format=jpeg/layout=files/rtt=0s/concurrency=0/level=none" + pt), `concurrency "0" is not a count`},
+		{"Remote", named("BenchmarkRemote/format=jpeg/layout=files/rtt=0s/concurrency=0/level=none" + pt), `concurrency "0": want a positive count`},
 	} {
 		err := decode[tc.codec](tc.recs)
 		if err == nil || !strings.Contains(err.Error(), tc.want) {

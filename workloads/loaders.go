@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"runtime"
-	"strconv"
 	"strings"
 
 	"golang.org/x/perf/benchfmt"
@@ -126,15 +125,6 @@ func (l Loaders) Settings() []resultfile.Config {
 	)
 }
 
-// joinInts is "1,2,4".
-func joinInts(v []int) string {
-	s := make([]string, len(v))
-	for i, x := range v {
-		s[i] = fmt.Sprint(x)
-	}
-	return strings.Join(s, ",")
-}
-
 // LoadersOutcome is what a Loaders measured: every measurement of its
 // sweeps, repeat after repeat (BenchmarkLoaders/mode=…/workers=…), then
 // every training run (BenchmarkLoadersTraining/mode=…/workers=…).
@@ -239,23 +229,20 @@ var _ Typed[LoadersOutcome] = Loaders{}
 var LoadersCodec = Codec[LoadersOutcome]{
 	Experiment: "Loaders",
 	Keys:       map[string][]string{"Loaders": {"mode", "workers"}, "LoadersTraining": {"mode", "workers"}},
+	Order:      []string{"Loaders", "LoadersTraining"},
 	encode: func(o LoadersOutcome) []*benchfmt.Result {
-		var out []*benchfmt.Result
-		for _, m := range o.Measurements {
-			out = append(out, m.Benchmark())
-		}
-		for _, t := range o.Training {
-			out = append(out, &benchfmt.Result{Name: benchfmt.Name(resultfile.BenchName(fmt.Sprintf("LoadersTraining/mode=%s/workers=%d", t.Mode, t.Workers), 1)),
-				Iters: t.Steps, Values: []benchfmt.Value{{Value: t.StepsPerSec, Unit: "steps/s"}}})
-		}
-		return out
+		out := recordsOf(o.Measurements, loadbench.Measurement.Benchmark)
+		return append(out, recordsOf(o.Training, func(t LoadersTraining) *benchfmt.Result {
+			return &benchfmt.Result{Name: benchfmt.Name(resultfile.BenchName(fmt.Sprintf("LoadersTraining/mode=%s/workers=%d", t.Mode, t.Workers), 1)),
+				Iters: t.Steps, Values: []benchfmt.Value{{Value: t.StepsPerSec, Unit: "steps/s"}}}
+		})...)
 	},
 	decode: func(recs []Record) (LoadersOutcome, error) {
 		var out LoadersOutcome
 		for _, rec := range recs {
-			workers, err := strconv.Atoi(rec.Keys["workers"])
+			workers, err := rec.count("workers", false)
 			if err != nil {
-				return out, fmt.Errorf("%s: workers: %w", fullName(rec.Result), err)
+				return out, err
 			}
 			if rec.Benchmark == "LoadersTraining" {
 				sps, err := rec.Value("steps/s")
@@ -264,9 +251,6 @@ var LoadersCodec = Codec[LoadersOutcome]{
 				}
 				out.Training = append(out.Training, LoadersTraining{Mode: rec.Keys["mode"], Workers: workers, Steps: rec.Iters, StepsPerSec: sps})
 				continue
-			}
-			if len(out.Training) > 0 {
-				return out, fmt.Errorf("%s: a measurement after the training runs", fullName(rec.Result))
 			}
 			m := loadbench.Measurement{Point: loadbench.Point{Mode: rec.Keys["mode"], Workers: workers}, Batches: rec.Iters, PeakRSS: -1}
 			if m.TTFB, m.SamplesPerSec, m.CPU, err = rec.loading(); err != nil {

@@ -1,6 +1,7 @@
 package workloads
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -159,18 +160,10 @@ func (n Node) peerName() string {
 // ShardSettings is what a run of one of shards shards of the sweep
 // records beside Settings: what SweepPlan reads back.
 func (n Node) ShardSettings(shards int) []resultfile.Config {
-	acc := make([]string, len(n.Accelerators))
-	for i, a := range n.Accelerators {
-		acc[i] = strconv.Itoa(a)
-	}
-	lv := make([]string, len(n.Levels))
-	for i, l := range n.Levels {
-		lv[i] = l.String()
-	}
 	return []resultfile.Config{
 		{Key: SweepKey, Value: NodeSweepKind},
-		{Key: sweepAcceleratorsKey, Value: strings.Join(acc, ",")},
-		{Key: sweepLevelsKey, Value: strings.Join(lv, ",")},
+		{Key: sweepAcceleratorsKey, Value: joinInts(n.Accelerators)},
+		{Key: sweepLevelsKey, Value: joined(n.Levels, level.Level.String)},
 		{Key: sweepCountKey, Value: strconv.Itoa(n.Count)},
 		{Key: ShardsKey, Value: strconv.Itoa(shards)},
 	}
@@ -482,8 +475,8 @@ func decodeNode(recs []Record) (NodeOutcome, error) {
 		name := fullName(rec.Result)
 		var p node.Point
 		var err error
-		if p.Accelerators, err = strconv.Atoi(rec.Keys["accelerators"]); err != nil || p.Accelerators <= 0 {
-			return out, fmt.Errorf("%s: accelerators %q: want a positive count", name, rec.Keys["accelerators"])
+		if p.Accelerators, err = rec.count("accelerators", true); err != nil {
+			return out, err
 		}
 		if p.Level, err = level.Parse(rec.Keys["level"]); err != nil {
 			return out, fmt.Errorf("%s: level: %w", name, err)
@@ -592,11 +585,7 @@ func nodeFigures(rec Record, rank bool) (NodeFigures, error) {
 		return f, fmt.Errorf("%s: %s without %s, or the other way", fullName(rec.Result), node.UnitCores, node.UnitCPUSample)
 	}
 	for _, v := range rec.Values {
-		unit := v.Unit
-		if v.OrigUnit != "" {
-			unit = v.OrigUnit
-		}
-		if !used[unit] {
+		if unit := cmp.Or(v.OrigUnit, v.Unit); !used[unit] {
 			return f, fmt.Errorf("%s: a value in %s, which a Node record does not hold", fullName(rec.Result), unit)
 		}
 	}
@@ -645,29 +634,13 @@ func (n Node) runOnce(ctx context.Context, p node.Point, env Env) (node.Outcome,
 // (each node record and its ranks' records) and the shard of each.
 func NodePlan(config map[string]string) (merge.Plan, error) {
 	var n Node
-	var err error
-	if n.Accelerators, err = splitEach(config, sweepAcceleratorsKey, func(s string) (int, error) {
-		v, err := strconv.Atoi(s)
-		if err == nil && v <= 0 {
-			err = fmt.Errorf("%d must be positive", v)
-		}
-		return v, err
-	}); err != nil {
+	levels, count, shards, err := sweepRuns(config)
+	if err != nil {
 		return merge.Plan{}, err
 	}
-	v, ok := config[sweepLevelsKey]
-	if !ok {
-		return merge.Plan{}, fmt.Errorf("no %q configuration line", sweepLevelsKey)
-	}
-	if n.Levels, err = level.ParseList(v); err != nil {
-		return merge.Plan{}, fmt.Errorf("%s %q: %w", sweepLevelsKey, v, err)
-	}
-	if n.Count, err = strconv.Atoi(config[sweepCountKey]); err != nil || n.Count <= 0 {
-		return merge.Plan{}, fmt.Errorf("%s %q: want a positive count", sweepCountKey, config[sweepCountKey])
-	}
-	shards, err := strconv.Atoi(config[ShardsKey])
-	if err != nil || shards <= 0 {
-		return merge.Plan{}, fmt.Errorf("%s %q: want a positive number of shards", ShardsKey, config[ShardsKey])
+	n.Levels, n.Count = levels, count
+	if n.Accelerators, err = splitEach(config, sweepAcceleratorsKey, positive); err != nil {
+		return merge.Plan{}, err
 	}
 	p := merge.Plan{Shards: shards, Count: n.Count, Keys: nodeShardKeys}
 	// A sweep run with --peer holds the peer's records too (node-peer).

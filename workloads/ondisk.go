@@ -567,42 +567,38 @@ var OnDiskCodec = Codec[OnDiskOutcome]{
 	Optional: map[string][]string{"LadderOnDisk": {"format", "content", "decoder", "layout", "page-cache", "placement", "pinned"}},
 	Procs:    true,
 	encode: func(o OnDiskOutcome) []*benchfmt.Result {
-		out := make([]*benchfmt.Result, 0, len(o.Runs))
-		for _, r := range o.Runs {
-			out = append(out, r.Record)
-		}
-		return out
+		return recordsOf(o.Runs, func(r OnDiskResult) *benchfmt.Result { return r.Record })
 	},
 	decode: decodeOnDisk,
 }
 
 // decodeOnDisk is OnDiskCodec's decode.
 func decodeOnDisk(recs []Record) (OnDiskOutcome, error) {
-	var out OnDiskOutcome
-	for _, r := range recs {
-		raw, err := strconv.Atoi(r.Keys["raw"])
-		if err != nil {
-			return out, fmt.Errorf("%s: raw %q is not a size", fullName(r.Result), r.Keys["raw"])
-		}
-		p, err := r.point()
-		if err != nil {
-			return out, err
-		}
-		c := OnDiskCase{Format: r.Keys["format"], Layout: r.Keys["layout"], RawSize: raw, PageCache: r.Keys["page-cache"],
-			Content: r.Keys["content"], Decoder: r.Keys["decoder"]}
-		if c.Format != "" && c.Content == "" { // a file from before content and decoder were dimensions
-			c.Content, c.Decoder = datasets.ContentNoise, ondisk.DecoderGo
-		}
-		// A shared point (a file from after the sharing) names exactly
-		// the dimensions its level depends on; a case's own point, all.
-		if l := p.Level; c.Shared() && !slices.Equal(c.Dimensions(), OnDiskDepends(l)) {
-			return out, fmt.Errorf("%s: level %s depends on %s, and the name does not give them all", fullName(r.Result), l, strings.Join(OnDiskDepends(l), ", "))
-		}
-		sps, err := r.Value("steps/s")
-		if err != nil {
-			return out, err
-		}
-		out.Runs = append(out.Runs, OnDiskResult{Case: c, Point: p, Record: r.Result, StepsPerSec: sps})
+	runs, err := decodeEach(recs, decodeOnDiskRun)
+	return OnDiskOutcome{Runs: runs}, err
+}
+
+// decodeOnDiskRun is the run of an OnDisk's record: its case, point and
+// steps/s, its record kept.
+func decodeOnDiskRun(r Record) (OnDiskResult, error) {
+	raw, err := r.count("raw", true)
+	if err != nil {
+		return OnDiskResult{}, err
 	}
-	return out, nil
+	p, err := r.point()
+	if err != nil {
+		return OnDiskResult{}, err
+	}
+	c := OnDiskCase{Format: r.Keys["format"], Layout: r.Keys["layout"], RawSize: raw, PageCache: r.Keys["page-cache"],
+		Content: r.Keys["content"], Decoder: r.Keys["decoder"]}
+	if c.Format != "" && c.Content == "" { // a file from before content and decoder were dimensions
+		c.Content, c.Decoder = datasets.ContentNoise, ondisk.DecoderGo
+	}
+	// A shared point (a file from after the sharing) names exactly the
+	// dimensions its level depends on; a case's own point, all.
+	if l := p.Level; c.Shared() && !slices.Equal(c.Dimensions(), OnDiskDepends(l)) {
+		return OnDiskResult{}, fmt.Errorf("%s: level %s depends on %s, and the name does not give them all", fullName(r.Result), l, strings.Join(OnDiskDepends(l), ", "))
+	}
+	sps, err := r.Value("steps/s")
+	return OnDiskResult{Case: c, Point: p, Record: r.Result, StepsPerSec: sps}, err
 }

@@ -99,29 +99,20 @@ var _ Typed[peer.Result] = Peer{}
 var PeerCodec = Codec[peer.Result]{
 	Experiment: "Peer",
 	Keys:       map[string][]string{"Peer": {"impl", "workers"}},
-	encode: func(r peer.Result) []*benchfmt.Result {
-		out := make([]*benchfmt.Result, 0, len(r.Measurements))
-		for _, m := range r.Measurements {
-			out = append(out, m.Benchmark())
-		}
-		return out
-	},
+	encode:     func(r peer.Result) []*benchfmt.Result { return recordsOf(r.Measurements, peer.Measurement.Benchmark) },
 	decode: func(recs []Record) (peer.Result, error) {
-		var out peer.Result
-		for _, rec := range recs {
-			workers, err := strconv.Atoi(rec.Keys["workers"])
+		ms, err := decodeEach(recs, func(rec Record) (peer.Measurement, error) {
+			workers, err := rec.count("workers", false)
 			if err != nil {
-				return out, fmt.Errorf("%s: workers: %w", fullName(rec.Result), err)
+				return peer.Measurement{}, err
 			}
 			m := peer.Measurement{Impl: rec.Keys["impl"], Workers: workers, Batches: rec.Iters}
 			if !slices.Contains(peer.Impls, m.Impl) {
-				return out, fmt.Errorf("%s: unknown impl %q (want one of %s)", fullName(rec.Result), m.Impl, strings.Join(peer.Impls, ", "))
+				return m, fmt.Errorf("%s: unknown impl %q (want one of %s)", fullName(rec.Result), m.Impl, strings.Join(peer.Impls, ", "))
 			}
-			if m.TTFB, m.SamplesPerSec, m.CPU, err = rec.loading(); err != nil {
-				return out, err
-			}
-			out.Measurements = append(out.Measurements, m)
-		}
-		return out, nil
+			m.TTFB, m.SamplesPerSec, m.CPU, err = rec.loading()
+			return m, err
+		})
+		return peer.Result{Measurements: ms}, err
 	},
 }

@@ -253,40 +253,33 @@ var PeerLadderCodec = Codec[PeerLadderOutcome]{
 	Experiment: "PeerLadder",
 	Keys:       map[string][]string{"PeerLadder": {"impl", "level", "workers"}},
 	encode: func(o PeerLadderOutcome) []*benchfmt.Result {
-		out := make([]*benchfmt.Result, 0, len(o.Measurements))
-		for _, m := range o.Measurements {
-			out = append(out, m.Benchmark())
-		}
-		return out
+		return recordsOf(o.Measurements, peer.LadderMeasurement.Benchmark)
 	},
 	decode: func(recs []Record) (PeerLadderOutcome, error) {
-		var out PeerLadderOutcome
-		for _, rec := range recs {
+		ms, err := decodeEach(recs, func(rec Record) (peer.LadderMeasurement, error) {
 			name := fullName(rec.Result)
 			l, err := level.Parse(rec.Keys["level"])
 			if err != nil {
-				return out, fmt.Errorf("%s: %w", name, err)
+				return peer.LadderMeasurement{}, fmt.Errorf("%s: %w", name, err)
 			}
-			workers, err := strconv.Atoi(rec.Keys["workers"])
+			workers, err := rec.count("workers", false)
 			if err != nil {
-				return out, fmt.Errorf("%s: workers: %w", name, err)
+				return peer.LadderMeasurement{}, err
 			}
 			m := peer.LadderMeasurement{Impl: rec.Keys["impl"], Level: l, Workers: workers, Steps: rec.Iters}
 			if !slices.Contains(peer.LadderImpls, m.Impl) {
-				return out, fmt.Errorf("%s: unknown impl %q (want one of %s)", name, m.Impl, strings.Join(peer.LadderImpls, ", "))
+				return m, fmt.Errorf("%s: unknown impl %q (want one of %s)", name, m.Impl, strings.Join(peer.LadderImpls, ", "))
 			}
-			if m.StepsPerSec, err = rec.Value("steps/s"); err != nil {
-				return out, err
-			}
-			samples, err := rec.Value("samples/s")
+			v, err := rec.valuesIn("steps/s", "samples/s")
 			if err != nil {
-				return out, err
+				return m, err
 			}
+			m.StepsPerSec = v[0]
 			if m.StepsPerSec > 0 {
-				m.Batch = int(math.Round(samples / m.StepsPerSec))
+				m.Batch = int(math.Round(v[1] / m.StepsPerSec))
 			}
-			out.Measurements = append(out.Measurements, m)
-		}
-		return out, nil
+			return m, nil
+		})
+		return PeerLadderOutcome{LadderResult: peer.LadderResult{Measurements: ms}}, err
 	},
 }

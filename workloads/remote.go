@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"github.com/headspace-bench/headspace/harness/level"
 	"os"
 	"path/filepath"
 	"slices"
@@ -18,6 +17,7 @@ import (
 	"github.com/headspace-bench/headspace/datasets/bucket"
 	"github.com/headspace-bench/headspace/datasets/ondisk"
 	"github.com/headspace-bench/headspace/datasets/transforms"
+	"github.com/headspace-bench/headspace/harness/level"
 	"github.com/headspace-bench/headspace/harness/link"
 	"github.com/headspace-bench/headspace/harness/loader"
 	"github.com/headspace-bench/headspace/harness/resultfile"
@@ -213,24 +213,17 @@ func (r Remote) Settings() []resultfile.Config {
 		resultfile.Config{Key: "remote-count", Value: fmt.Sprint(r.Ladder.Count)},
 		resultfile.Config{Key: "remote-formats", Value: strings.Join(r.Formats, ",")},
 	)
-	var layouts, rtts, concs []string
-	for _, l := range r.Layouts {
+	layouts := joined(r.Layouts, func(l RemoteLayout) string {
 		w := ""
 		if l.Whole {
 			w = ":whole"
 		}
-		layouts = append(layouts, fmt.Sprintf("%s:%d%s", l.Name, l.ShardBytes, w))
-	}
-	for _, d := range r.RTTs {
-		rtts = append(rtts, d.String())
-	}
-	for _, c := range r.Concurrency {
-		concs = append(concs, strconv.Itoa(c))
-	}
+		return fmt.Sprintf("%s:%d%s", l.Name, l.ShardBytes, w)
+	})
 	out = append(out,
-		resultfile.Config{Key: "remote-layouts", Value: strings.Join(layouts, ",")},
-		resultfile.Config{Key: "remote-rtts", Value: strings.Join(rtts, ",")},
-		resultfile.Config{Key: "remote-concurrency", Value: strings.Join(concs, ",")},
+		resultfile.Config{Key: "remote-layouts", Value: layouts},
+		resultfile.Config{Key: "remote-rtts", Value: joined(r.RTTs, time.Duration.String)},
+		resultfile.Config{Key: "remote-concurrency", Value: joinInts(r.Concurrency)},
 		resultfile.Config{Key: "remote-server", Value: "versitygw " + s3server.Version + " on 127.0.0.1"},
 		resultfile.Config{Key: "fetch-window", Value: loader.WindowRule},
 	)
@@ -410,12 +403,7 @@ func (r Remote) MeasureEach(ctx context.Context, env Env, each func(RemoteRun) e
 // Run is MeasureEach, each run's record passed to env.Result as it is
 // made; it returns the records (RemoteCodec).
 func (r Remote) Run(ctx context.Context, env Env) ([]*benchfmt.Result, error) {
-	o, err := r.MeasureEach(ctx, env, func(run RemoteRun) error {
-		if env.Result == nil {
-			return nil
-		}
-		return env.Result(run.Record)
-	})
+	o, err := r.MeasureEach(ctx, env, func(run RemoteRun) error { return env.result(run.Record) })
 	return RemoteCodec.Encode(o), err
 }
 
@@ -431,45 +419,41 @@ var RemoteCodec = Codec[RemoteOutcome]{
 	Keys:       map[string][]string{"Remote": append([]string{"format", "layout", "rtt", "check", "concurrency"}, pointKeys...)},
 	Optional:   map[string][]string{"Remote": {"format", "layout", "rtt", "check", "concurrency"}},
 	Procs:      true,
-	encode: func(o RemoteOutcome) []*benchfmt.Result {
-		out := make([]*benchfmt.Result, 0, len(o.Runs))
-		for _, r := range o.Runs {
-			out = append(out, r.Record)
-		}
-		return out
-	},
+	encode:     func(o RemoteOutcome) []*benchfmt.Result { return recordsOf(o.Runs, RemoteRun.record) },
 	decode: func(recs []Record) (RemoteOutcome, error) {
-		var out RemoteOutcome
-		for _, rec := range recs {
-			name := fullName(rec.Result)
-			p, err := rec.point()
-			if err != nil {
-				return out, err
-			}
-			k := rec.Keys
-			r := RemoteRun{Dataset: RemoteDataset{k["format"], k["layout"]}, Check: k["check"], PointRun: PointRun{Point: p, Record: rec.Result}}
-			if c := k["concurrency"]; c != "" {
-				if r.Concurrency, err = strconv.Atoi(c); err != nil || r.Concurrency < 1 {
-					return out, fmt.Errorf("%s: concurrency %q is not a count", name, c)
-				}
-			}
-			if rtt := k["rtt"]; rtt != "" {
-				if r.RTT, err = time.ParseDuration(rtt); err != nil {
-					return out, fmt.Errorf("%s: rtt %q is not a duration", name, rtt)
-				}
-			}
-			// Level none reads through a link (a round trip or a check) at
-			// a concurrency; local and device read straight from the
-			// server, device no dataset.
-			fetches, grid, check := p.Level == level.None, k["rtt"] != "", r.Check != ""
-			if fetches != (r.Concurrency > 0) || fetches != (grid != check) || (r.Dataset.Format == "") != (r.Dataset.Layout == "") ||
-				(p.Level == level.Device) != (r.Dataset.Format == "") {
-				return out, fmt.Errorf("%s: not a point of Remote's grid (Remote/format=…/layout=…/rtt=…|check=…/concurrency=…/level=none/…, Remote/format=…/layout=…/level=local/…, Remote/level=device/…)", name)
-			}
-			out.Runs = append(out.Runs, r)
-		}
-		return out, nil
+		runs, err := decodeEach(recs, decodeRemote)
+		return RemoteOutcome{Runs: runs}, err
 	},
+}
+
+// decodeRemote is the run of a Remote's record: its point, its record
+// kept, and the grid's dimensions its name gives.
+func decodeRemote(rec Record) (RemoteRun, error) {
+	p, err := rec.pointRun()
+	if err != nil {
+		return RemoteRun{}, err
+	}
+	k := rec.Keys
+	r := RemoteRun{Dataset: RemoteDataset{k["format"], k["layout"]}, Check: k["check"], PointRun: p}
+	if k["concurrency"] != "" {
+		if r.Concurrency, err = rec.count("concurrency", true); err != nil {
+			return r, err
+		}
+	}
+	if rtt := k["rtt"]; rtt != "" {
+		if r.RTT, err = time.ParseDuration(rtt); err != nil {
+			return r, fmt.Errorf("%s: rtt %q is not a duration", fullName(rec.Result), rtt)
+		}
+	}
+	// Level none reads through a link (a round trip or a check) at a
+	// concurrency; local and device read straight from the server,
+	// device no dataset.
+	fetches, grid, check := p.Point.Level == level.None, k["rtt"] != "", r.Check != ""
+	if fetches != (r.Concurrency > 0) || fetches != (grid != check) || (r.Dataset.Format == "") != (r.Dataset.Layout == "") ||
+		(p.Point.Level == level.Device) != (r.Dataset.Format == "") {
+		return r, fmt.Errorf("%s: not a point of Remote's grid (Remote/format=…/layout=…/rtt=…|check=…/concurrency=…/level=none/…, Remote/format=…/layout=…/level=local/…, Remote/level=device/…)", fullName(rec.Result))
+	}
+	return r, nil
 }
 
 // runLocal runs level local over the dataset at url and removes the

@@ -204,9 +204,8 @@ var SimCodec = Codec[SimOutcome]{
 	Experiment: "Sim",
 	Keys:       map[string][]string{"Sim": {"load", "dist", "seed"}},
 	encode: func(o SimOutcome) []*benchfmt.Result {
-		var out []*benchfmt.Result
-		for _, r := range o.Runs {
-			out = append(out, &benchfmt.Result{
+		return recordsOf(o.Runs, func(r SimRun) *benchfmt.Result {
+			return &benchfmt.Result{
 				Name:  benchfmt.Name(resultfile.BenchName(r.name(), 1)),
 				Iters: 1,
 				Values: []benchfmt.Value{
@@ -214,35 +213,25 @@ var SimCodec = Codec[SimOutcome]{
 					{Value: r.IdlePercent, Unit: "model-idle-%"},
 					{Value: r.Queue, Unit: "queue"},
 				},
-			})
-		}
-		return out
+			}
+		})
 	},
 	decode: func(recs []Record) (SimOutcome, error) {
-		var out SimOutcome
-		for _, rec := range recs {
+		runs, err := decodeEach(recs, func(rec Record) (SimRun, error) {
 			load, err := time.ParseDuration(rec.Keys["load"])
 			if err != nil {
-				return out, fmt.Errorf("%s: load: %w", fullName(rec.Result), err)
+				return SimRun{}, fmt.Errorf("%s: load: %w", fullName(rec.Result), err)
 			}
 			seed, err := strconv.ParseUint(rec.Keys["seed"], 10, 64)
 			if err != nil {
-				return out, fmt.Errorf("%s: seed: %w", fullName(rec.Result), err)
+				return SimRun{}, fmt.Errorf("%s: seed: %w", fullName(rec.Result), err)
 			}
-			run := SimRun{Load: load, Dist: rec.Keys["dist"], Seed: seed}
-			batches, err := rec.Value("batches")
+			v, err := rec.valuesIn("batches", "model-idle-%", "queue")
 			if err != nil {
-				return out, err
+				return SimRun{}, err
 			}
-			if run.IdlePercent, err = rec.Value("model-idle-%"); err != nil {
-				return out, err
-			}
-			if run.Queue, err = rec.Value("queue"); err != nil {
-				return out, err
-			}
-			run.Batches = int(batches)
-			out.Runs = append(out.Runs, run)
-		}
-		return out, nil
+			return SimRun{Load: load, Dist: rec.Keys["dist"], Seed: seed, Batches: int(v[0]), IdlePercent: v[1], Queue: v[2]}, nil
+		})
+		return SimOutcome{Runs: runs}, err
 	},
 }

@@ -2,10 +2,10 @@ package workloads
 
 import (
 	"fmt"
-	"github.com/headspace-bench/headspace/harness/level"
 	"strconv"
 	"strings"
 
+	"github.com/headspace-bench/headspace/harness/level"
 	"github.com/headspace-bench/headspace/harness/loader"
 	"github.com/headspace-bench/headspace/harness/merge"
 	"github.com/headspace-bench/headspace/harness/resultfile"
@@ -33,20 +33,13 @@ var ladderShardKeys = []string{SweepKey, sweepLevelsKey, sweepWorkersKey, sweepT
 // ShardSettings is the configuration a run of one of shards shards of
 // the sweep records beside Settings: what LadderPlan reads back.
 func (l Ladder) ShardSettings(shards int) []resultfile.Config {
-	str := func(n int, f func(i int) string) string {
-		s := make([]string, n)
-		for i := range s {
-			s[i] = f(i)
-		}
-		return strings.Join(s, ",")
-	}
 	return []resultfile.Config{
 		{Key: SweepKey, Value: ladderSweepKindName},
-		{Key: sweepLevelsKey, Value: str(len(l.Levels), func(i int) string { return l.Levels[i].String() })},
-		{Key: sweepWorkersKey, Value: str(len(l.Workers), func(i int) string { return strconv.Itoa(l.Workers[i]) })},
+		{Key: sweepLevelsKey, Value: joined(l.Levels, level.Level.String)},
+		{Key: sweepWorkersKey, Value: joinInts(l.Workers)},
 		{Key: sweepTransformsKey, Value: strings.Join(l.Transforms, ",")},
-		{Key: sweepPlacementsKey, Value: str(len(l.Placements), func(i int) string { return l.Placements[i].String() })},
-		{Key: sweepPinnedKey, Value: str(len(l.Pinned), func(i int) string { return strconv.FormatBool(l.Pinned[i]) })},
+		{Key: sweepPlacementsKey, Value: joined(l.Placements, loader.Placement.String)},
+		{Key: sweepPinnedKey, Value: joined(l.Pinned, strconv.FormatBool)},
 		{Key: sweepCountKey, Value: strconv.Itoa(l.Count)},
 		{Key: ShardsKey, Value: strconv.Itoa(shards)},
 	}
@@ -72,29 +65,12 @@ func SweepPlan(config map[string]string) (merge.Plan, error) {
 // (Ladder.Points, Ladder.Selected).
 func LadderPlan(config map[string]string) (merge.Plan, error) {
 	var l Ladder
-	get := func(key string) (string, error) {
-		v, ok := config[key]
-		if !ok {
-			return "", fmt.Errorf("no %q configuration line", key)
-		}
-		return v, nil
-	}
-	errf := func(key string, err error) error { return fmt.Errorf("%s %q: %w", key, config[key], err) }
-	var err error
-	var v string
-	if v, err = get(sweepLevelsKey); err != nil {
+	levels, count, shards, err := sweepRuns(config)
+	if err != nil {
 		return merge.Plan{}, err
 	}
-	if l.Levels, err = level.ParseList(v); err != nil {
-		return merge.Plan{}, errf(sweepLevelsKey, err)
-	}
-	if l.Workers, err = splitEach(config, sweepWorkersKey, func(s string) (int, error) {
-		n, err := strconv.Atoi(s)
-		if err == nil && n <= 0 {
-			err = fmt.Errorf("%d must be positive", n)
-		}
-		return n, err
-	}); err != nil {
+	l.Levels, l.Count = levels, count
+	if l.Workers, err = splitEach(config, sweepWorkersKey, positive); err != nil {
 		return merge.Plan{}, err
 	}
 	if l.Transforms, err = splitEach(config, sweepTransformsKey, func(s string) (string, error) { return s, nil }); err != nil {
@@ -105,19 +81,6 @@ func LadderPlan(config map[string]string) (merge.Plan, error) {
 	}
 	if l.Pinned, err = splitEach(config, sweepPinnedKey, strconv.ParseBool); err != nil {
 		return merge.Plan{}, err
-	}
-	if v, err = get(sweepCountKey); err != nil {
-		return merge.Plan{}, err
-	}
-	if l.Count, err = strconv.Atoi(v); err != nil || l.Count <= 0 {
-		return merge.Plan{}, errf(sweepCountKey, fmt.Errorf("want a positive count"))
-	}
-	if v, err = get(ShardsKey); err != nil {
-		return merge.Plan{}, err
-	}
-	shards, err := strconv.Atoi(v)
-	if err != nil || shards <= 0 {
-		return merge.Plan{}, errf(ShardsKey, fmt.Errorf("want a positive number of shards"))
 	}
 	p := merge.Plan{Shards: shards, Count: l.Count, Keys: ladderShardKeys}
 	shardOf := map[string]int{}
@@ -135,6 +98,18 @@ func LadderPlan(config map[string]string) (merge.Plan, error) {
 	return p, nil
 }
 
+// joined is each of vs formatted, joined by commas: what splitEach reads.
+func joined[T any](vs []T, format func(T) string) string {
+	s := make([]string, len(vs))
+	for i, v := range vs {
+		s[i] = format(v)
+	}
+	return strings.Join(s, ",")
+}
+
+// joinInts is "1,2,4".
+func joinInts(v []int) string { return joined(v, strconv.Itoa) }
+
 // splitEach parses the comma-separated list under key with parse.
 func splitEach[T any](config map[string]string, key string, parse func(string) (T, error)) ([]T, error) {
 	v, ok := config[key]
@@ -150,4 +125,46 @@ func splitEach[T any](config map[string]string, key string, parse func(string) (
 		out = append(out, t)
 	}
 	return out, nil
+}
+
+// sweepRuns reads what every sharded sweep records beside its points'
+// other dimensions: its levels, its runs per point and its number of
+// shards.
+func sweepRuns(config map[string]string) (levels []level.Level, count, shards int, err error) {
+	v, ok := config[sweepLevelsKey]
+	if !ok {
+		return nil, 0, 0, fmt.Errorf("no %q configuration line", sweepLevelsKey)
+	}
+	if levels, err = level.ParseList(v); err != nil {
+		return nil, 0, 0, fmt.Errorf("%s %q: %w", sweepLevelsKey, v, err)
+	}
+	if count, err = configCount(config, sweepCountKey, "a positive count"); err != nil {
+		return nil, 0, 0, err
+	}
+	shards, err = configCount(config, ShardsKey, "a positive number of shards")
+	return levels, count, shards, err
+}
+
+// configCount is the positive count of the configuration line key, want
+// saying what it is where it is not.
+func configCount(config map[string]string, key, want string) (int, error) {
+	v, ok := config[key]
+	if !ok {
+		return 0, fmt.Errorf("no %q configuration line", key)
+	}
+	n, err := strconv.Atoi(v)
+	if err != nil || n <= 0 {
+		return 0, fmt.Errorf("%s %q: want %s", key, v, want)
+	}
+	return n, nil
+}
+
+// positive parses a positive count of a sweep's list: its workers, a
+// node sweep's accelerators.
+func positive(s string) (int, error) {
+	n, err := strconv.Atoi(s)
+	if err == nil && n <= 0 {
+		err = fmt.Errorf("%d must be positive", n)
+	}
+	return n, err
 }

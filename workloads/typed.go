@@ -48,11 +48,9 @@ type Typed[R any] interface {
 func RunTyped[R any](ctx context.Context, e Typed[R], env Env) ([]*benchfmt.Result, error) {
 	r, err := e.Measure(ctx, env)
 	recs := e.Codec().Encode(r)
-	if env.Result != nil {
-		for _, rec := range recs {
-			if rerr := env.Result(rec); rerr != nil {
-				return recs, rerr
-			}
+	for _, rec := range recs {
+		if rerr := env.result(rec); rerr != nil {
+			return recs, rerr
 		}
 	}
 	return recs, err
@@ -88,6 +86,10 @@ type Codec[R any] struct {
 	// none at 1), read into Record.Procs; without it, a suffix is a part
 	// of the name more.
 	Procs bool
+	// Order, where set, is the order of the benchmarks' records in a
+	// run's records (Loaders' before LoadersTraining's): Decode refuses a
+	// record of one before the record before it.
+	Order []string
 	// encode is R's records, in order.
 	encode func(R) []*benchfmt.Result
 	// decode is R from its records, their names read.
@@ -118,18 +120,64 @@ func (r Record) Value(unit string) (float64, error) {
 // time (ttfb-ns, samples/s, cpu-s): what Loaders' and Peer's records
 // both hold.
 func (r Record) loading() (ttfb time.Duration, samplesPerSec float64, cpu time.Duration, err error) {
-	ns, err := r.Value("ttfb-ns")
+	v, err := r.valuesIn("ttfb-ns", "samples/s", "cpu-s")
 	if err != nil {
 		return 0, 0, 0, err
 	}
-	if samplesPerSec, err = r.Value("samples/s"); err != nil {
-		return 0, 0, 0, err
+	return time.Duration(math.Round(v[0])), v[1], time.Duration(math.Round(v[2] * 1e9)), nil
+}
+
+// valuesIn are r's values in units, in that order; a record without one
+// is an error that names both (Value).
+func (r Record) valuesIn(units ...string) ([]float64, error) {
+	out := make([]float64, len(units))
+	for i, unit := range units {
+		v, err := r.Value(unit)
+		if err != nil {
+			return nil, err
+		}
+		out[i] = v
 	}
-	sec, err := r.Value("cpu-s")
-	if err != nil {
-		return 0, 0, 0, err
+	return out, nil
+}
+
+// count is the whole number r's name gives key, 0 or more (above 0 where
+// positive); another is an error that names the record, the key and its
+// value.
+func (r Record) count(key string, positive bool) (int, error) {
+	n, err := strconv.Atoi(r.Keys[key])
+	want := "a count"
+	if positive {
+		want = "a positive count"
 	}
-	return time.Duration(math.Round(ns)), samplesPerSec, time.Duration(math.Round(sec * 1e9)), nil
+	if err != nil || n < 0 || positive && n == 0 {
+		return 0, fmt.Errorf("%s: %s %q: want %s", fullName(r.Result), key, r.Keys[key], want)
+	}
+	return n, nil
+}
+
+// recordsOf is the record of each of runs, in order: a codec's encode.
+func recordsOf[T any](runs []T, record func(T) *benchfmt.Result) []*benchfmt.Result {
+	var out []*benchfmt.Result
+	for _, r := range runs {
+		out = append(out, record(r))
+	}
+	return out
+}
+
+// decodeEach is decode of each of recs, in order: a codec's decode where
+// a record is a run. It stops at the first error, returning the runs
+// decoded before.
+func decodeEach[T any](recs []Record, decode func(Record) (T, error)) ([]T, error) {
+	var out []T
+	for _, r := range recs {
+		v, err := decode(r)
+		if err != nil {
+			return out, err
+		}
+		out = append(out, v)
+	}
+	return out, nil
 }
 
 // Benchmarks are the benchmarks the codec writes, sorted.
@@ -184,6 +232,7 @@ func (c Codec[R]) names(recs []*benchfmt.Result) ([]Record, error) {
 	}
 	rest := restProj.FlattenedFields()[0]
 	out := make([]Record, 0, len(recs))
+	at := 0 // the index in Order of the record before
 	for _, r := range recs {
 		name := fullName(r)
 		k := proj.Project(r)
@@ -197,6 +246,12 @@ func (c Codec[R]) names(recs []*benchfmt.Result) ([]Record, error) {
 		want, ok := c.Keys[base]
 		if !ok {
 			return nil, fmt.Errorf("%s: not a record of %s (its benchmarks: %s)", name, c.Experiment, strings.Join(c.Benchmarks(), ", "))
+		}
+		if i := slices.Index(c.Order, base); i >= 0 {
+			if i < at {
+				return nil, fmt.Errorf("%s: a record of %s out of the order a run makes its records in (%s)", name, c.Experiment, strings.Join(c.Order, ", "))
+			}
+			at = i
 		}
 		rec := Record{Benchmark: base, Keys: map[string]string{}, Procs: 1, Result: r}
 		if procs := k.Get(fields["/gomaxprocs"]); procs != "" {

@@ -237,6 +237,10 @@ func TestCodecsRefuseOtherRecords(t *testing.T) {
 	whatIfChecks := []whatif.Check{{Predicted: whatif.Prediction{Scenario: whatif.Scenario{Cores: 1, Workers: 1, StepScale: 2}, StepsPerSec: 5}, Runs: []float64{4, 6}, Neighbours: []float64{-1, 0}},
 		{Predicted: whatif.Prediction{Scenario: whatif.Scenario{Cores: 1, Workers: 2, StepScale: 2}, StepsPerSec: 9}, Runs: []float64{8}, Neighbours: []float64{1}}}
 	whatIfRecs := WhatIfCodec.Encode(WhatIfOutcome{Profiling: []whatif.Profile{{Cores: 2, Workers: 2, Measured: 3, Stages: []whatif.Stage{{Name: "load", CPU: 5}}}}, Checks: whatIfChecks, Steps: 12})
+	noCPUSample := withValue(nodeRecs, node.UnitLinkUse)
+	noCPUSample[len(noCPUSample)-1].Values = slices.DeleteFunc(slices.Clone(nodeRecs[len(nodeRecs)-1].Values), func(v benchfmt.Value) bool { return v.Unit == node.UnitCPUSample })
+	zeroLink := withValue(nodeRecs, node.UnitLinkUse)
+	zeroLink[len(zeroLink)-1].Values[len(zeroLink[len(zeroLink)-1].Values)-1].Value = 0
 	named := func(name string) []*benchfmt.Result {
 		return []*benchfmt.Result{{Name: benchfmt.Name(name), Iters: 1, Values: []benchfmt.Value{{Value: 1, Unit: "batches"}, {Value: 1, Unit: "model-idle-%"}, {Value: 1, Unit: "queue"}}}}
 	}
@@ -268,7 +272,11 @@ func TestCodecsRefuseOtherRecords(t *testing.T) {
 		{"Loaders", throughFile(t, peerRecs), "BenchmarkPeer/impl=torch/workers=2: not a record of Loaders"},
 		{"Peer", named("BenchmarkPeer/impl=torch"), "BenchmarkPeer/impl=torch: a record of Peer without its key workers"},
 		{"Peer", named("BenchmarkPeer/impl=torch/workers=2/level=none"), "BenchmarkPeer/impl=torch/workers=2/level=none: a record of Peer with a part of its name more (/level=none)"},
-		{"Peer", named("BenchmarkPeer/impl=torch/workers=two"), "BenchmarkPeer/impl=torch/workers=two: workers:"},
+		{"Peer", named("BenchmarkPeer/impl=torch/workers=two"), `BenchmarkPeer/impl=torch/workers=two: workers "two": want a count`},
+		{"Loaders", append(LoadersCodec.Encode(LoadersOutcome{Training: []LoadersTraining{{Mode: loadbench.Goroutine, Workers: 1, Steps: 2, StepsPerSec: 3}}}), loaderRecs...),
+			"BenchmarkLoaders/mode=goroutine/workers=1: a record of Loaders out of the order a run makes its records in (Loaders, LoadersTraining)"},
+		{"Loaders", named("BenchmarkLoaders/mode=goroutine/workers=1e3"), `BenchmarkLoaders/mode=goroutine/workers=1e3: workers "1e3": want a count`},
+		{"Node", named("BenchmarkNode/accelerators=0/level=none"), `BenchmarkNode/accelerators=0/level=none: accelerators "0": want a positive count`},
 		{"Peer", named("BenchmarkPeer/impl=torch/workers=2/workers=3"), "BenchmarkPeer/impl=torch/workers=2/workers=3: a record of Peer with its key workers twice"},
 		{"Peer", named("BenchmarkPeer/impl=torch/impl=fast/workers=2"), "a record of Peer with its key impl twice"},
 		{"Peer", named("BenchmarkPeer/impl=jax/workers=2"), `BenchmarkPeer/impl=jax/workers=2: unknown impl "jax" (want one of naive, fast, torch)`},
@@ -304,6 +312,12 @@ func TestCodecsRefuseOtherRecords(t *testing.T) {
 		{"Node", named("BenchmarkNode/accelerators=1/level=none/rank=1-2"), "BenchmarkNode/accelerators=1/level=none/rank=1-2: rank 1, want rank 0 of its run"},
 		{"Node", named("BenchmarkNode/accelerators=1/level=none/step=3-2"), "a record of Node with a part of its name more (/step=3)"},
 		{"Node", named("BenchmarkNode/accelerators=1/level=none-2"), "BenchmarkNode/accelerators=1/level=none-2: no value in steps/s"},
+		{"Node", noCPUSample, node.UnitCores + " without " + node.UnitCPUSample},
+		{"Node", zeroLink, node.UnitLinkUse + " 0, which a Node record leaves out"},
+		{"Node", []*benchfmt.Result{{Name: benchfmt.Name("BenchmarkNode/accelerators=1/level=none/rank=0-2"), Iters: 1, Values: []benchfmt.Value{{Value: 1, Unit: "steps/s"}, {Value: 1, Unit: "samples/s"}, {Value: 1, Unit: node.UnitPartial}}}},
+			"BenchmarkNode/accelerators=1/level=none/rank=0-2: a rank's record marked partial"},
+		{"Node", []*benchfmt.Result{{Name: benchfmt.Name("BenchmarkNode/accelerators=1/level=none-2"), Iters: 1, Values: []benchfmt.Value{{Value: 1, Unit: "steps/s"}, {Value: 1, Unit: "samples/s"}, {Value: 2, Unit: node.UnitPartial}}}},
+			"BenchmarkNode/accelerators=1/level=none-2: partial 2, want 1"},
 		{"Node", withValue(nodeRecs, "model-idle-%"), "a value in model-idle-%, which a Node record does not hold"},
 		{"Node", named("BenchmarkNode/accelerators=1/level=cold-2"), "BenchmarkNode/accelerators=1/level=cold-2: level:"},
 		{"Node", named("BenchmarkNode/accelerators=1/level=none-x"), `level: unknown level "none-x"`},
@@ -327,7 +341,7 @@ func TestCodecsRefuseOtherRecords(t *testing.T) {
 		{"CUDA", single("BenchmarkCUDAStep/batch=2/side=32", "GB/s"), "BenchmarkCUDAStep/batch=2/side=32: no value in step-ns"},
 		{"CUDA", single("BenchmarkCUDAStep/batch=2/side=32/seed=1", "step-ns"), "a record of CUDA with a part of its name more (/seed=1)"},
 		{"CUDA", named("BenchmarkCUDAStep/batch=2/side=32"), "BenchmarkCUDAStep/batch=2/side=32: 1 iterations and 3 values, want 1 and 1"},
-		{"CUDA", append(slices.Clone(checkRecs[1:]), checkRecs[0]), "BenchmarkCUDACopy/dir=htod/pinned=true/size=1MiB: a copy after the Net's steps"},
+		{"CUDA", append(slices.Clone(checkRecs[1:]), checkRecs[0]), "BenchmarkCUDACopy/dir=htod/pinned=true/size=1MiB: a record of CUDA out of the order a run makes its records in (CUDACopy, CUDAStep)"},
 		{"CUDA", withValue(checkRecs[:1], "ns/op"), "1 iterations and 2 values"},
 		{"WhatIf", throughFile(t, simRecs), "BenchmarkSim/load=1s/dist=constant/seed=1: not a record of WhatIf (its benchmarks: Ladder, WhatIf/check, WhatIf/profile)"},
 		{"Sim", throughFile(t, whatIfRecs), "BenchmarkWhatIf/profile/cores=2/workers=2-2: not a record of Sim"},
@@ -338,14 +352,14 @@ func TestCodecsRefuseOtherRecords(t *testing.T) {
 		{"WhatIf", named("BenchmarkWhatIf/cores=1/workers=2"), "BenchmarkWhatIf/cores=1/workers=2: not a record of WhatIf"},
 		{"WhatIf", single("BenchmarkWhatIf/profile/cores=2/workers=2/x=1-2", "steps/s"), "a record of WhatIf with a part of its name more (/x=1)"},
 		{"WhatIf", single("BenchmarkWhatIf/profile/cores=2/workers=2", "steps/s"), "BenchmarkWhatIf/profile/cores=2/workers=2: GOMAXPROCS 1, not its cores"},
-		{"WhatIf", single("BenchmarkWhatIf/profile/cores=two/workers=2", "steps/s"), `cores "two" and workers "2": want counts`},
+		{"WhatIf", single("BenchmarkWhatIf/profile/cores=two/workers=2", "steps/s"), `BenchmarkWhatIf/profile/cores=two/workers=2: cores "two": want a positive count`},
 		{"WhatIf", withValue(single("BenchmarkWhatIf/profile/cores=1/workers=2", "steps/s"), "queue"), "a value in queue, which a profiling record does not hold"},
 		{"WhatIf", single("BenchmarkWhatIf/check/cores=1/workers=1/step=0.5", "steps/s"), `step "0.5": want x and a multiplier`},
 		{"WhatIf", single("BenchmarkWhatIf/check/cores=1/workers=1/step=x0.50", "steps/s"), `step "x0.50": want x and a multiplier`},
 		{"WhatIf", single("BenchmarkWhatIf/check/cores=1/workers=1/step=x2", "steps/s"), "no value in predicted-steps/s"},
 		{"WhatIf", single("BenchmarkLadder/level=cold/workers=2/transforms=naive/placement=host/pinned=true", "steps/s"), "BenchmarkLadder/level=cold/workers=2/transforms=naive/placement=host/pinned=true: unknown level \"cold\""},
 		{"WhatIf", single("BenchmarkLadder/level=raw/workers=2/transforms=naive", "steps/s"), "a record of WhatIf without its key pinned"},
-		{"WhatIf", append(slices.Clone(whatIfRecs[1:]), whatIfRecs[0]), "BenchmarkWhatIf/profile/cores=2/workers=2-2: out of the order a run makes its records"},
+		{"WhatIf", append(slices.Clone(whatIfRecs[1:]), whatIfRecs[0]), "BenchmarkWhatIf/profile/cores=2/workers=2-2: a record of WhatIf out of the order a run makes its records in (WhatIf/profile, Ladder, WhatIf/check)"},
 		{"WhatIf", []*benchfmt.Result{whatIfRecs[1], whatIfRecs[3], whatIfRecs[2]}, "BenchmarkWhatIf/check/cores=1/workers=2/step=x2: out of the order a run checks its points in"},
 		{"WhatIf", withValue(whatIfRecs, "ns/op"), "BenchmarkWhatIf/check/cores=1/workers=1/step=x2: 4 values, want steps/s, predicted-steps/s and other-cores"},
 		{"WhatIf", []*benchfmt.Result{whatIfRecs[1], whatIfRecs[2], {Name: whatIfRecs[1].Name, Iters: 12, Values: []benchfmt.Value{{Value: 6, Unit: "steps/s"}, {Value: 5.5, Unit: "predicted-steps/s"}}}},

@@ -1,6 +1,7 @@
 package workloads
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"math"
@@ -238,14 +239,19 @@ func (r *whatIfRun) runOnce(ctx context.Context, workers int, m float64, measure
 // more than 1 (each measured run followed by an unmeasured one on Linux
 // counts once: ProfileRuns counts records).
 func (w WhatIf) ProfileRuns() int {
-	c := w.Cores
-	if c == 0 {
-		c = runtime.GOMAXPROCS(0)
-	}
-	if c > 1 {
+	if w.profileCores() > 1 {
 		return 2 * w.Count
 	}
 	return w.Count
+}
+
+// profileCores is the profile's cores: Cores, or the process's
+// GOMAXPROCS.
+func (w WhatIf) profileCores() int {
+	if w.Cores == 0 {
+		return runtime.GOMAXPROCS(0)
+	}
+	return w.Cores
 }
 
 // profile runs the profiling run Count times (each stage's CPU measured
@@ -255,10 +261,7 @@ func (w WhatIf) ProfileRuns() int {
 // machine's other load alike, and the model fits from them how the CPU
 // per sample grows with cores (whatif.Profile.Calibrate).
 func (r *whatIfRun) profile(ctx context.Context) (whatif.Profile, error) {
-	cores := r.Cores
-	if cores == 0 {
-		cores = runtime.GOMAXPROCS(0)
-	}
+	cores := r.profileCores()
 	var at, one []whatif.Profile
 	for range r.Count {
 		p, err := r.profileOnce(ctx, cores)
@@ -552,15 +555,11 @@ var WhatIfCodec = Codec[WhatIfOutcome]{
 		"Ladder":         {"level", "workers", "transforms", "placement", "pinned"},
 	},
 	Borrowed: []string{"Ladder"},
+	Order:    []string{"WhatIf/profile", "Ladder", "WhatIf/check"},
 	Procs:    true,
 	encode: func(o WhatIfOutcome) []*benchfmt.Result {
-		var out []*benchfmt.Result
-		for _, p := range o.Profiling {
-			out = append(out, profileRecord(p))
-		}
-		for _, r := range o.LadderRuns {
-			out = append(out, r.Record)
-		}
+		out := recordsOf(o.Profiling, profileRecord)
+		out = append(out, recordsOf(o.LadderRuns, func(r WhatIfLadderRun) *benchfmt.Result { return r.Record })...)
 		for round := 0; ; round++ {
 			n := len(out)
 			for _, ck := range o.Checks {
@@ -590,12 +589,12 @@ func checkRecord(ck whatif.Check, i, steps int) *benchfmt.Result {
 }
 
 // decodeWhatIf is WhatIfCodec's decode: the records in the order a run
-// makes them (profiling, ladder, then the checks round after round),
-// each record's GOMAXPROCS its cores, a point's prediction the same in
-// every run.
+// makes them (profiling, ladder, then the checks round after round:
+// WhatIfCodec.Order), each record's GOMAXPROCS its cores, a point's
+// prediction the same in every run. A ladder's record is read as
+// LadderCodec reads it.
 func decodeWhatIf(recs []Record) (WhatIfOutcome, error) {
 	var out WhatIfOutcome
-	phase := 0 // of the record before: 0 profiling, 1 ladder, 2 checks
 	checks := map[whatif.Scenario]int{}
 	last := [2]int{-1, -1} // the check record before: its round and point
 	for _, r := range recs {
@@ -604,23 +603,21 @@ func decodeWhatIf(recs []Record) (WhatIfOutcome, error) {
 		if err != nil {
 			return out, err
 		}
-		ph := map[string]int{"WhatIf/profile": 0, "Ladder": 1, "WhatIf/check": 2}[r.Benchmark]
-		if ph < phase {
-			return out, fmt.Errorf("%s: out of the order a run makes its records (profiling, ladder, checks)", name)
-		}
-		phase = ph
 		if r.Benchmark == "Ladder" {
-			l, err := level.Parse(r.Keys["level"])
+			p, err := r.point()
 			if err != nil {
-				return out, fmt.Errorf("%s: %w", name, err)
+				return out, err
 			}
-			out.LadderRuns = append(out.LadderRuns, WhatIfLadderRun{Level: l, StepsPerSec: sps, Record: r.Result})
+			out.LadderRuns = append(out.LadderRuns, WhatIfLadderRun{Level: p.Level, StepsPerSec: sps, Record: r.Result})
 			continue
 		}
-		cores, err1 := strconv.Atoi(r.Keys["cores"])
-		workers, err2 := strconv.Atoi(r.Keys["workers"])
-		if err1 != nil || err2 != nil || cores <= 0 || workers <= 0 {
-			return out, fmt.Errorf("%s: cores %q and workers %q: want counts", name, r.Keys["cores"], r.Keys["workers"])
+		cores, err := r.count("cores", true)
+		if err != nil {
+			return out, err
+		}
+		workers, err := r.count("workers", true)
+		if err != nil {
+			return out, err
 		}
 		if r.Procs != cores {
 			return out, fmt.Errorf("%s: GOMAXPROCS %d, not its cores", name, r.Procs)
@@ -679,10 +676,7 @@ func decodeWhatIf(recs []Record) (WhatIfOutcome, error) {
 func decodeProfiling(r Record, cores, workers int, sps float64) (whatif.Profile, error) {
 	p := whatif.Profile{Cores: cores, Workers: workers, Measured: sps}
 	for _, v := range r.Values {
-		unit := v.OrigUnit // as profileRecord wrote it, before benchfmt tidied it
-		if unit == "" {
-			unit = v.Unit
-		}
+		unit := cmp.Or(v.OrigUnit, v.Unit) // as profileRecord wrote it, before benchfmt tidied it
 		x, err := r.Value(unit)
 		if err != nil {
 			return p, err

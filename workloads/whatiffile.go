@@ -58,18 +58,8 @@ func formatGrid(g whatif.Grid) string {
 	if len(g.Cores) == 0 || len(g.Workers) == 0 || len(g.StepScales) == 0 {
 		return ""
 	}
-	steps := make([]string, len(g.StepScales))
-	for i, m := range g.StepScales {
-		steps[i] = strconv.FormatFloat(m, 'g', -1, 64)
-	}
-	ints := func(ns []int) string {
-		s := make([]string, len(ns))
-		for i, n := range ns {
-			s[i] = strconv.Itoa(n)
-		}
-		return strings.Join(s, ",")
-	}
-	return "cores=" + ints(g.Cores) + " workers=" + ints(g.Workers) + " steps=" + strings.Join(steps, ",")
+	steps := joined(g.StepScales, func(m float64) string { return strconv.FormatFloat(m, 'g', -1, 64) })
+	return "cores=" + joinInts(g.Cores) + " workers=" + joinInts(g.Workers) + " steps=" + steps
 }
 
 // parseGrid reads what formatGrid wrote.
