@@ -665,27 +665,3 @@ func NodePlan(config map[string]string) (merge.Plan, error) {
 	}
 	return p, nil
 }
-
-// NodeAUMin is the smallest rank AU of each run of each accelerator
-// count at level none in records (a node file): what
-// node.MaxMeasured reads.
-func NodeAUMin(records []*benchfmt.Result) map[int][]float64 {
-	out := map[int][]float64{}
-	for _, r := range records {
-		p, rank, ok := node.ParsePointName(string(r.Name))
-		if !ok || rank >= 0 || p.Level != level.None {
-			continue
-		}
-		if _, partial := resultfile.Value(r, node.UnitPartial); partial {
-			continue
-		}
-		if v, ok := resultfile.Value(r, node.UnitAUMin); ok {
-			out[p.Accelerators] = append(out[p.Accelerators], v)
-		}
-	}
-	return out
-}
-
-// NodeAccelerators is the sorted accelerator counts of records
-// (node.Accelerators).
-func NodeAccelerators(records []*benchfmt.Result) []int { return node.Accelerators(records) }
