@@ -17,9 +17,14 @@ import (
 
 // Count is the experiment of a new document, 005, as workloads/count.go
 // would hold it (docs/extending.md, "A new experiment"): its
-// specification, its two sizes and the four methods of
-// workloads.Experiment.
+// specification, its two sizes, the four methods of
+// workloads.Experiment, and those of workloads.Typed — Measure, whose
+// outcome is a value of its own type, and Codec, that outcome's records
+// codec.
 type Count struct{ N int }
+
+// CountOutcome is what a Count measured: the square of each step.
+type CountOutcome struct{ Squares []int }
 
 // DefaultCount is the document's size; QuickCount runs in no time.
 func DefaultCount() Count { return Count{N: 100} }
@@ -31,24 +36,52 @@ func (c Count) Settings() []resultfile.Config {
 	return []resultfile.Config{{Key: "n", Value: strconv.Itoa(c.N)}}
 }
 
-// Run makes one record per step, BenchmarkCount/i=…, each its square.
-func (c Count) Run(ctx context.Context, env workloads.Env) ([]*benchfmt.Result, error) {
-	var out []*benchfmt.Result
+// Measure squares 1 to N.
+func (c Count) Measure(ctx context.Context, env workloads.Env) (CountOutcome, error) {
+	var out CountOutcome
 	for i := 1; i <= c.N; i++ {
 		if err := ctx.Err(); err != nil {
 			return out, err
 		}
-		r := &benchfmt.Result{Name: benchfmt.Name(resultfile.BenchName(fmt.Sprintf("Count/i=%d", i), 1)), Iters: 1,
-			Values: []benchfmt.Value{{Value: float64(i * i), Unit: "squares"}}}
-		out = append(out, r)
-		if env.Result != nil {
-			if err := env.Result(r); err != nil {
-				return out, err
-			}
-		}
+		out.Squares = append(out.Squares, i*i)
 	}
 	return out, nil
 }
+
+// Run is Measure, then its records.
+func (c Count) Run(ctx context.Context, env workloads.Env) ([]*benchfmt.Result, error) {
+	return workloads.RunTyped[CountOutcome](ctx, c, env)
+}
+
+// Codec is CountCodec.
+func (Count) Codec() workloads.Codec[CountOutcome] { return CountCodec }
+
+// CountCodec writes one record per step, BenchmarkCount/i=…, its square
+// in squares, and reads the squares back in the order of i, by the key
+// benchproc reads from each name.
+var CountCodec = workloads.NewCodec("Count", map[string][]string{"Count": {"i"}},
+	func(o CountOutcome) []*benchfmt.Result {
+		var out []*benchfmt.Result
+		for i, sq := range o.Squares {
+			out = append(out, &benchfmt.Result{Name: benchfmt.Name(resultfile.BenchName(fmt.Sprintf("Count/i=%d", i+1), 1)), Iters: 1,
+				Values: []benchfmt.Value{{Value: float64(sq), Unit: "squares"}}})
+		}
+		return out
+	},
+	func(recs []workloads.Record) (CountOutcome, error) {
+		var o CountOutcome
+		for n, r := range recs {
+			if i, err := strconv.Atoi(r.Keys["i"]); err != nil || i != n+1 {
+				return o, fmt.Errorf("BenchmarkCount/i=%s: want i=%d", r.Keys["i"], n+1)
+			}
+			v, err := r.Value("squares")
+			if err != nil {
+				return o, err
+			}
+			o.Squares = append(o.Squares, int(v))
+		}
+		return o, nil
+	})
 
 // registerCount is the one line in workloads.Registry
 // (workloads/registry.go): workloads.Sizes(DefaultCount, QuickCount).
@@ -71,16 +104,20 @@ func measure005(ctx context.Context, s *settings, t *tracker) (measurement, erro
 	return s.measure(ctx, workloads.Sized[Count](s.size()), t)
 }
 
-// render005 builds the report from the result file alone.
+// render005 builds the report from the result file alone: the outcome
+// its records decode to (CountCodec), never their names read as strings.
 func render005(f *resultFile, p *page) ([]byte, error) {
 	h, n := f.header(), f.integer("n")
 	if err := f.check(); err != nil {
 		return nil, err
 	}
+	o, err := decoded(f, CountCodec)
+	if err != nil {
+		return nil, err
+	}
 	var rows [][]string
-	for _, r := range f.records("Count") {
-		v, _ := value(r.r, "squares")
-		rows = append(rows, []string{r.parts["i"], num(v, 0)})
+	for i, sq := range o.Squares {
+		rows = append(rows, []string{strconv.Itoa(i + 1), num(float64(sq), 0)})
 	}
 	var b bytes.Buffer
 	m := &md{w: &b}
@@ -95,8 +132,9 @@ func render005(f *resultFile, p *page) ([]byte, error) {
 // line in workloads.Registry, its report (report(Doc{…}) with its measure
 // and render). `headspace reproduce --docs 005` would then run it; here
 // Run does, at the quick size, and the report is rendered from the
-// result file it saved. Its command would be cmd/headspace/count.go,
-// registering command{name: "count", runs: []workloads.Experiment{Count{}}, …}.
+// result file it saved. Its command, if it needs one, would be a
+// Command method on Count (workloads.Commander), which headspace makes
+// into `headspace count` from the registry.
 func Example_newExperiment() {
 	defer registerCount()()
 	defer reportCount()()

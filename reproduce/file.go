@@ -10,7 +10,6 @@ import (
 	"time"
 
 	"golang.org/x/perf/benchfmt"
-	"golang.org/x/perf/benchproc"
 
 	"github.com/headspace-bench/headspace/harness/driver"
 	"github.com/headspace-bench/headspace/harness/machine"
@@ -73,16 +72,8 @@ type resultFile struct {
 	doc    Doc
 	path   string
 	config map[string]string
-	recs   []record
+	recs   []*benchfmt.Result
 	err    error
-}
-
-// record is one result with its name split into the base ("Ladder") and
-// its key=value parts.
-type record struct {
-	base  string
-	parts map[string]string
-	r     *benchfmt.Result
 }
 
 // readResultFile reads the result file of document d at path. A file
@@ -110,16 +101,7 @@ func readResultFile(path string, d Doc) (*resultFile, error) {
 		}
 		return nil, &FileError{Path: path, Err: fmt.Errorf("not a result file of document %s (its document: %s)", d.ID, got)}
 	}
-	for _, r := range rs {
-		base, parts := r.Name.Parts()
-		rec := record{base: string(base), parts: map[string]string{}, r: r}
-		for _, p := range parts {
-			if k, v, ok := strings.Cut(string(p[1:]), "="); ok && p[0] == '/' {
-				rec.parts[k] = v
-			}
-		}
-		f.recs = append(f.recs, rec)
-	}
+	f.recs = rs
 	return f, nil
 }
 
@@ -208,28 +190,6 @@ func (f *resultFile) header() Header {
 	}
 }
 
-// records are the records of benchmark base (without "Benchmark") whose
-// name has every key=value of kv, in file order: benchproc's filter
-// ".name:base /key:value …", as benchstat's -filter selects them.
-func (f *resultFile) records(base string, kv ...string) []record {
-	q := []string{".name:" + strconv.Quote(base)}
-	for i := 0; i+1 < len(kv); i += 2 {
-		q = append(q, "/"+kv[i]+":"+strconv.Quote(kv[i+1]))
-	}
-	filter, err := benchproc.NewFilter(strings.Join(q, " "))
-	if err != nil {
-		panic(fmt.Sprintf("reproduce: records(%q, %q): %v", base, kv, err)) // the callers' keys are constants
-	}
-	var out []record
-	for _, rec := range f.recs {
-		// Match, not Apply: Apply drops the values of a record it refuses.
-		if m, _ := filter.Match(rec.r); m.Any() {
-			out = append(out, rec)
-		}
-	}
-	return out
-}
-
 // value is r's value in unit (resultfile.Value: "ns/op" is found whether
 // benchfmt tidied it to sec/op or not).
 func value(r *benchfmt.Result, unit string) (float64, bool) { return resultfile.Value(r, unit) }
@@ -269,11 +229,7 @@ func same(a, b string) bool {
 // 004) render from it, never from names parsed as strings. A file whose
 // records are not the experiment's is a *FileError.
 func decoded[R any](f *resultFile, c workloads.Codec[R]) (R, error) {
-	recs := make([]*benchfmt.Result, len(f.recs))
-	for i, r := range f.recs {
-		recs[i] = r.r
-	}
-	out, err := c.Decode(recs)
+	out, err := c.Decode(f.recs)
 	if err != nil {
 		return out, &FileError{Path: f.path, Err: err}
 	}

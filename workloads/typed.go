@@ -96,6 +96,16 @@ type Codec[R any] struct {
 	decode func([]Record) (R, error)
 }
 
+// NewCodec is the codec of experiment's outcome R whose records encode
+// writes, in order, and decode reads back, their names read (Keys, the
+// name keys of each benchmark it writes): for an experiment outside this
+// package, such as the worked example of docs/extending.md; the codecs
+// of this package's experiments set the fields themselves, and any of
+// Borrowed, Optional, Procs and Order can be set on the value it returns.
+func NewCodec[R any](experiment string, keys map[string][]string, encode func(R) []*benchfmt.Result, decode func([]Record) (R, error)) Codec[R] {
+	return Codec[R]{Experiment: experiment, Keys: keys, encode: encode, decode: decode}
+}
+
 // Record is one benchmark record read back by a Codec: its benchmark
 // (base name, without "Benchmark"), the values of its name's keys, its
 // name's GOMAXPROCS (1 without a suffix; Codec.Procs), and the record.
