@@ -232,6 +232,11 @@ func TestRunWhole(t *testing.T) {
 	var ie driver.Interrupted
 	if err := (driver.Outcome{Interrupted: true}).Err("the table shows it"); !errors.As(err, &ie) || ie.Kept != "the table shows it" || !errors.Is(err, context.Canceled) {
 		t.Errorf("an interrupted run's Err = %v, want Interrupted that is context.Canceled", err)
+	} else if want := "interrupted: the table shows it"; err.Error() != want {
+		t.Errorf("an interrupted run's Err says %q, want %q", err, want)
+	}
+	if got := (driver.Outcome{Interrupted: true}).Err("").Error(); got != "interrupted" {
+		t.Errorf("Err(\"\") says %q, want %q", got, "interrupted")
 	}
 }
 

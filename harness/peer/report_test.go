@@ -2,6 +2,7 @@ package peer_test
 
 import (
 	"bytes"
+	"context"
 	"flag"
 	"os"
 	"path/filepath"
@@ -113,7 +114,9 @@ func TestWriteMarkdownOnDisk(t *testing.T) {
 func write(t *testing.T, path string) func([]resultfile.Config, []*benchfmt.Result) {
 	return func(settings []resultfile.Config, records []*benchfmt.Result) {
 		t.Helper()
-		if _, err := driver.Write(driver.Output{Path: path}, settings, records, false); err != nil {
+		job := driver.Job{Settings: func() []resultfile.Config { return settings },
+			Measure: func(context.Context, *driver.Hooks) ([]*benchfmt.Result, error) { return records, nil }}
+		if _, err := driver.Run(context.Background(), job, driver.Output{Path: path}); err != nil {
 			t.Fatal(err)
 		}
 	}
