@@ -365,7 +365,7 @@ func (f *whatIfFlags) run(ctx context.Context, w WhatIf, env Env, g whatif.Grid,
 			}
 			return recs, runErr
 		}}, resultsOut)
-	if err != nil && !errors.Is(err, context.Canceled) || run.Interrupted && o.Checks == nil {
+	if err != nil && !run.Interrupted || run.Interrupted && o.Checks == nil {
 		return err
 	}
 	if run.Path != "" {

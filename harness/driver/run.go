@@ -59,7 +59,9 @@ type Outcome struct {
 	// it that a whole run or an unfinished StreamPartial one went to; ""
 	// where none was written.
 	Path string
-	// Interrupted says the run's context was cancelled (SIGINT).
+	// Interrupted says the run's context was cancelled (SIGINT) and
+	// what it finished was kept: a run whose file could not be written
+	// is failed.
 	Interrupted bool
 }
 
@@ -101,7 +103,8 @@ func (e Interrupted) Unwrap() error { return context.Canceled }
 // holds it; a whole one is written marked partial; a StreamPartial one
 // stays partial), Outcome.Interrupted says so, and Run returns Measure's
 // error, which a command returns or, once it has printed what finished,
-// replaces with Outcome.Err. A failed run writes no whole file.
+// replaces with Outcome.Err. A failed run writes no whole file; a
+// failed write fails the run, interrupted or not.
 func Run(ctx context.Context, job Job, out Output) (o Outcome, err error) {
 	if err := Check(out); err != nil {
 		return o, err
@@ -151,5 +154,6 @@ func Run(ctx context.Context, job Job, out Output) (o Outcome, err error) {
 	case len(recs) > 0 && !(slices.Equal(recs, saved) && !o.Interrupted):
 		o.Path, werr = write(out, job.Settings(), recs, o.Interrupted || h.partial.Load())
 	}
+	o.Interrupted = o.Interrupted && werr == nil
 	return o, cmp.Or(werr, err)
 }

@@ -280,3 +280,22 @@ func TestRunAddsNothing(t *testing.T) {
 		t.Errorf("Add of no records left a file: %v", err)
 	}
 }
+
+// TestRunInterruptedWriteFails: an interrupted run whose whole file
+// cannot be written as asked (a partial run beside a complete file,
+// without Output.Beside) is failed, not interrupted: Run returns the
+// write's error, naming the kept file.
+func TestRunInterruptedWriteFails(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "r.txt")
+	if _, err := driver.Write(driver.Output{Path: path}, settings, []*benchfmt.Result{rec("Ladder/level=raw", 1), rec("Ladder/level=none", 2)}, false); err != nil {
+		t.Fatal(err)
+	}
+	job := driver.Job{Settings: func() []resultfile.Config { return settings },
+		Measure: func(context.Context, *driver.Hooks) ([]*benchfmt.Result, error) {
+			return []*benchfmt.Result{rec("Ladder/level=raw", 3)}, context.Canceled
+		}}
+	o, err := driver.Run(context.Background(), job, driver.Output{Path: path})
+	if err == nil || errors.Is(err, context.Canceled) || !strings.Contains(err.Error(), "kept "+path) || o.Interrupted {
+		t.Errorf("Run = %v, Interrupted %v; want the write's error naming %s, not interrupted", err, o.Interrupted, path)
+	}
+}
