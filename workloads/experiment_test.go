@@ -2,6 +2,7 @@ package workloads
 
 import (
 	"context"
+	"errors"
 	"path/filepath"
 	"reflect"
 	"strings"
@@ -312,5 +313,44 @@ func TestEnvHooksTyped(t *testing.T) {
 				t.Errorf("Env.%s takes %s: an untyped hook", f.Name, p)
 			}
 		}
+	}
+}
+
+// TestHookedChainsResult: env.Hooked(h) gives each record to env.Result
+// first, then to the run's streamed file (the ladder's table sees every
+// record so); a record env.Result refuses never reaches the file, and
+// Done counts what the file holds.
+func TestHookedChainsResult(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "r.txt")
+	refuse := errors.New("refused")
+	var seen int
+	env := Env{Result: func(*benchfmt.Result) error {
+		if seen++; seen == 2 {
+			return refuse
+		}
+		return nil
+	}}
+	rec := func(v float64) *benchfmt.Result {
+		return &benchfmt.Result{Name: benchfmt.Name("BenchmarkLadder/level=raw"), Iters: 1, Values: []benchfmt.Value{{Value: v, Unit: "steps/s"}}}
+	}
+	job := driver.Job{File: driver.Stream, Settings: func() []resultfile.Config { return []resultfile.Config{{Key: "document", Value: "test"}} },
+		Measure: func(_ context.Context, h *driver.Hooks) ([]*benchfmt.Result, error) {
+			env := env.Hooked(h)
+			if err := env.Result(rec(1)); err != nil {
+				return nil, err
+			}
+			if err := env.Result(rec(2)); !errors.Is(err, refuse) {
+				t.Errorf("a refused record: Result = %v, want %v", err, refuse)
+			}
+			if got := env.Done("Ladder/level=raw"); got != 1 {
+				t.Errorf("Done = %d, want 1", got)
+			}
+			return nil, nil
+		}}
+	if _, err := driver.Run(context.Background(), job, driver.Output{Path: path}); err != nil {
+		t.Fatal(err)
+	}
+	if rs, err := resultfile.Read(path); err != nil || len(rs) != 1 || seen != 2 {
+		t.Errorf("the file holds %d records (%v) and env.Result saw %d; want 1 and 2", len(rs), err, seen)
 	}
 }

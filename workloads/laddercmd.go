@@ -9,6 +9,8 @@ import (
 	"strings"
 	"time"
 
+	"golang.org/x/perf/benchfmt"
+
 	"github.com/headspace-bench/headspace/datasets/bucket"
 	"github.com/headspace-bench/headspace/harness/driver"
 	"github.com/headspace-bench/headspace/harness/level"
@@ -339,30 +341,20 @@ func runLadder(ctx context.Context, args []string, stdout, stderr io.Writer) err
 			return err
 		}
 	}
-	// The table's steps/s of each point: a resumed file's, then each new
-	// run's, as it is made.
-	tally := ladder.NewTally()
-	var file *driver.File
+	// --fresh keeps the old file until the first new result replaces it;
+	// either way the file is this run's alone until it ends.
+	var busy []resultfile.Config
 	if lf.out != "" {
-		// --fresh keeps the old file until the first new result replaces
-		// it; either way the file is this run's alone until it ends.
-		busy, err := df.WaitQuiet(ctx, stderr)
-		if err != nil {
+		if busy, err = df.WaitQuiet(ctx, stderr); err != nil {
 			return err
 		}
+	}
+	settings := func() []resultfile.Config {
 		cfg := driver.Settings(devName, l.Settings(), env.Device.Settings, busy)
 		if lf.shard != "" {
 			cfg = append(cfg, l.ShardSettings(l.Shards)...) // what headspace merge reads
 		}
-		file, err = driver.Open(ctx, driver.Output{Path: lf.out, Fresh: lf.fresh}, cfg)
-		if err != nil {
-			return err
-		}
-		defer file.Close()
-		env.Done = file.Done // for Todo
-		for _, p := range l.Selected() {
-			tally.Resume(p.BenchName(), file.Values(p.BenchName(), "steps/s"))
-		}
+		return cfg
 	}
 	if lf.timeline != "" {
 		env.Recorded = func(name string, rec *pipeline.Recorder) error {
@@ -371,11 +363,20 @@ func runLadder(ctx context.Context, args []string, stdout, stderr io.Writer) err
 			return writeTimeline(stdout, t, timelinePath(lf.timeline, sub))
 		}
 	}
-	s := driver.Begin(file, stderr, l.Todo(env), tally.Add)
-	defer s.Finish()
-	env.Start, env.Result, env.Done = s.Start, s.Result, s.Done
-	_, runErr := l.Run(ctx, env)
-	if err := s.End(runErr); err != nil {
+	// The table's steps/s of each point: a resumed file's, then each new
+	// run's, as it is made.
+	tally := ladder.NewTally()
+	env.Result = tally.Add
+	o, err := driver.Run(ctx, driver.Job{File: driver.Stream, Settings: settings, Progress: stderr,
+		Measure: func(ctx context.Context, h *driver.Hooks) ([]*benchfmt.Result, error) {
+			env := env.Hooked(h)
+			for _, p := range l.Selected() {
+				tally.Resume(p.BenchName(), h.Values(p.BenchName(), "steps/s"))
+			}
+			h.Total(l.Todo(env))
+			return l.Run(ctx, env)
+		}}, driver.Output{Path: lf.out, Fresh: lf.fresh})
+	if err != nil && !o.Interrupted {
 		return err // failed; an interrupted run prints what it finished
 	}
 	fmt.Fprintf(stdout, "device %s, batch %d, raw %dx%d, crop %d, %s of %s each\n%s\n", devName, l.Pipeline.Batch,
@@ -383,10 +384,10 @@ func runLadder(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	if err := ladder.WriteTable(stdout, LadderGroups(l.Selected(), tally.Steps, tally.Disturbed), LadderDocument); err != nil {
 		return err
 	}
-	if file != nil {
+	if lf.out != "" {
 		fmt.Fprintf(stdout, "results: %s (compare with: go tool benchstat %s)\n", lf.out, lf.out)
 	}
-	return s.Err("the table shows the runs finished before it")
+	return o.Err("the table shows the runs finished before it")
 }
 
 // timelinePath is the path, without its extension, of the timeline of

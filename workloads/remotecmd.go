@@ -68,45 +68,37 @@ func runRemote(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	if *quick {
 		config = append(config, resultfile.Config{Key: "size", Value: "quick"})
 	}
-	resultsOut := driver.Output{Path: *out, Benchmarks: []string{"Remote"}, Fresh: true}
-	if err := driver.Check(resultsOut); err != nil {
-		return err
-	}
-	f, err := driver.OpenPartial(ctx, resultsOut, config)
-	if err != nil {
-		return err
-	}
-	defer f.Close()
 	// Each point is printed, then on disk; an interrupted run keeps them
 	// in the partial file, but its report needs every point: it reports
 	// nothing.
-	made := 0
-	s := driver.Begin(f.Run, nil, 0, func(r *benchfmt.Result) error {
-		made++
-		v, _ := resultfile.Value(r, "samples/s")
-		fmt.Fprintf(stderr, "%s: %.0f samples/s\n", r.Name, v)
-		return nil
-	})
-	o, err := exp.MeasureEach(ctx, Env{Device: dev, Dir: *dir}, func(r RemoteRun) error { return s.Result(r.Record) })
-	if err := s.End(err); err != nil {
+	var o RemoteOutcome
+	run, err := driver.Run(ctx, driver.Job{File: driver.StreamPartial, Settings: func() []resultfile.Config { return config },
+		Measure: func(ctx context.Context, h *driver.Hooks) ([]*benchfmt.Result, error) {
+			var recs []*benchfmt.Result
+			var err error
+			o, err = exp.MeasureEach(ctx, Env{Device: dev, Dir: *dir}, func(r RemoteRun) error {
+				v, _ := resultfile.Value(r.Record, "samples/s")
+				fmt.Fprintf(stderr, "%s: %.0f samples/s\n", r.Record.Name, v)
+				recs = append(recs, r.Record)
+				return h.Result(r.Record)
+			})
+			return recs, err
+		}}, driver.Output{Path: *out, Benchmarks: []string{"Remote"}, Fresh: true})
+	switch {
+	case err != nil && !run.Interrupted:
 		return err
-	}
-	if s.Interrupted() {
-		if *out == "" || made == 0 {
-			return s.Err("") // nothing finished: --out is as it was
-		}
-		kept := fmt.Sprintf("the %d results finished are in %s, marked partial", made, f.Path())
-		if f.Path() != *out {
+	case run.Interrupted && (*out == "" || len(run.Records) == 0):
+		return run.Err("") // nothing finished: --out is as it was
+	case run.Interrupted:
+		kept := fmt.Sprintf("the %d results finished are in %s, marked partial", len(run.Records), run.Path)
+		if run.Path != *out {
 			kept += "; " + *out + " is kept as it was"
 		}
-		return s.Err(kept)
+		return run.Err(kept)
 	}
 	if *out != "" {
-		if err := f.Complete(); err != nil {
-			return err
-		}
 		fmt.Fprintf(stdout, "results: %s\n", *out)
-		if !f.InPlace() {
+		if !atomicfile.InPlace(*out) {
 			// The report is rebuilt from the file, as --from would.
 			recs, err := resultfile.Read(*out)
 			if err != nil {

@@ -1,6 +1,7 @@
 package workloads
 
 import (
+	"context"
 	"path/filepath"
 	"reflect"
 	"runtime"
@@ -28,7 +29,9 @@ import (
 func throughFile(t *testing.T, recs []*benchfmt.Result) []*benchfmt.Result {
 	t.Helper()
 	path := filepath.Join(t.TempDir(), "results.txt")
-	if _, err := driver.Write(driver.Output{Path: path}, []resultfile.Config{{Key: "document", Value: "test"}}, recs, false); err != nil {
+	job := driver.Job{Settings: func() []resultfile.Config { return []resultfile.Config{{Key: "document", Value: "test"}} },
+		Measure: func(context.Context, *driver.Hooks) ([]*benchfmt.Result, error) { return recs, nil }}
+	if _, err := driver.Run(context.Background(), job, driver.Output{Path: path}); err != nil {
 		t.Fatal(err)
 	}
 	back, err := resultfile.Read(path)

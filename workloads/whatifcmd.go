@@ -2,6 +2,7 @@ package workloads
 
 import (
 	"context"
+	"errors"
 	"flag"
 	"fmt"
 	"io"
@@ -9,10 +10,13 @@ import (
 	"strconv"
 	"strings"
 
+	"golang.org/x/perf/benchfmt"
+
 	"github.com/headspace-bench/headspace/datasets/transforms"
 	"github.com/headspace-bench/headspace/harness/driver"
 	"github.com/headspace-bench/headspace/harness/loader"
 	"github.com/headspace-bench/headspace/harness/node"
+	"github.com/headspace-bench/headspace/harness/resultfile"
 	"github.com/headspace-bench/headspace/harness/whatif"
 	"github.com/headspace-bench/headspace/internal/cli"
 )
@@ -315,56 +319,63 @@ func (f *whatIfFlags) run(ctx context.Context, w WhatIf, env Env, g whatif.Grid,
 	// --stats and --save together were refused: a profile read is not
 	// saved.
 	pr := &whatif.Printer{W: stdout, Grid: g, Runs: w.Count, Save: f.save}
-	s := driver.Begin(nil, stderr, w.Runs(), nil)
-	env.Start = s.Start
-	sent := 0 // the records streamed to s
-	o, runErr := w.MeasureEach(ctx, env, func(o WhatIfOutcome) error {
-		recs := WhatIfCodec.Encode(o)
-		for _, r := range recs[sent:] {
-			if err := s.Result(r); err != nil {
-				return err
+	var o WhatIfOutcome
+	var rep whatif.Report
+	var lines []resultfile.Config
+	run, err := driver.Run(ctx, driver.Job{Units: w.Runs(), Progress: stderr,
+		Settings: func() []resultfile.Config { return driver.Settings(f.pf.dev, w.Settings(), lines) },
+		Measure: func(ctx context.Context, h *driver.Hooks) ([]*benchfmt.Result, error) {
+			env.Start = h.Start
+			sent := 0 // the records given to h
+			var runErr error
+			o, runErr = w.MeasureEach(ctx, env, func(o WhatIfOutcome) error {
+				recs := WhatIfCodec.Encode(o)
+				for _, r := range recs[sent:] {
+					if err := h.Result(r); err != nil {
+						return err
+					}
+				}
+				sent = len(recs)
+				pr.Show(o.Profile, o.Ladder)
+				return pr.Err()
+			})
+			h.Finish()
+			interrupted := errors.Is(runErr, context.Canceled)
+			if runErr != nil && !interrupted || interrupted && o.Checks == nil {
+				return nil, runErr // failed, or interrupted before the checks: nothing to keep
 			}
-		}
-		sent = len(recs)
-		pr.Show(o.Profile, o.Ladder)
-		return pr.Err()
-	})
-	recs := WhatIfCodec.Encode(o)
-	if err := s.End(runErr); err != nil {
+			if f.verify {
+				if err := pr.WriteChecks(o.Checks); err != nil {
+					return nil, err
+				}
+			}
+			// An interrupted verification is partial: its files say so,
+			// and a complete file already at a path is kept, the partial
+			// one written beside it.
+			rep = pr.Report(o.Checks)
+			rep.Command, rep.Verify, rep.Impl, rep.Partial = "headspace whatif "+strings.Join(args, " "), w.Verify, w.Pipeline.Impl, interrupted
+			recs := WhatIfCodec.Encode(o)
+			if f.out != "" && len(recs) > 0 {
+				// Everything the report states goes into the file, so
+				// that --from rebuilds it (ReadWhatIf).
+				var err error
+				if lines, err = WhatIfReportSettings(rep); err != nil {
+					return nil, err
+				}
+			}
+			return recs, runErr
+		}}, resultsOut)
+	if err != nil && !run.Interrupted || run.Interrupted && o.Checks == nil {
 		return err
 	}
-	if s.Interrupted() && o.Checks == nil {
-		return runErr // before the checks: nothing to keep
-	}
-	if f.verify {
-		if err := pr.WriteChecks(o.Checks); err != nil {
-			return err
-		}
-	}
-	// An interrupted verification is partial: its files say so, and a
-	// complete file already at a path is kept, the partial one written
-	// beside it (atomicfile.PartialPath, resultfile.Replace.Partial).
-	partial := s.Interrupted()
-	rep := pr.Report(o.Checks)
-	rep.Command, rep.Verify, rep.Impl, rep.Partial = "headspace whatif "+strings.Join(args, " "), w.Verify, w.Pipeline.Impl, partial
-	if f.out != "" && len(recs) > 0 {
-		// Everything the report states goes into the file, so that
-		// --from rebuilds it (ReadWhatIf).
-		lines, err := WhatIfReportSettings(rep)
-		if err != nil {
-			return err
-		}
-		wrote, err := s.Write(resultsOut, driver.Settings(f.pf.dev, w.Settings(), lines), recs)
-		if err != nil {
-			return err
-		}
-		cli.KeptNote(stdout, f.out, wrote)
-		fmt.Fprintf(stdout, "\nresults: %s%s\n", wrote, map[bool]string{true: " (partial: interrupted)"}[partial])
+	if run.Path != "" {
+		cli.KeptNote(stdout, f.out, run.Path)
+		fmt.Fprintf(stdout, "\nresults: %s%s\n", run.Path, map[bool]string{true: " (partial: interrupted)"}[run.Interrupted])
 	}
 	if err := rep.WriteFiles(stdout, f.report, f.plotPath); err != nil {
 		return err
 	}
-	return s.Err("the table shows the points checked before it")
+	return run.Err("the table shows the points checked before it")
 }
 
 // rebuildWhatIf is whatif --from: the tables, the report and the plot

@@ -8,10 +8,14 @@ import (
 	"slices"
 	"strings"
 
+	"golang.org/x/perf/benchfmt"
+
 	"github.com/headspace-bench/headspace/datasets/transforms"
 	"github.com/headspace-bench/headspace/harness/driver"
 	"github.com/headspace-bench/headspace/harness/level"
 	"github.com/headspace-bench/headspace/harness/machine"
+	"github.com/headspace-bench/headspace/harness/node"
+	"github.com/headspace-bench/headspace/harness/resultfile"
 	"github.com/headspace-bench/headspace/harness/whatif"
 	"github.com/headspace-bench/headspace/internal/cli"
 )
@@ -107,7 +111,7 @@ func (a whatIfNode) node(ctx context.Context) (Node, error) {
 
 // run profiles one rank alone (n), with --verify runs every count, and
 // writes the file (--out), the printed prediction, the report and the
-// plot.
+// plot. An interrupted run keeps nothing.
 func (a whatIfNode) run(ctx context.Context, n Node, resultsOut driver.Output, stdout, stderr io.Writer) error {
 	rank, err := RankOptions()
 	if err != nil {
@@ -117,54 +121,55 @@ func (a whatIfNode) run(ctx context.Context, n Node, resultsOut driver.Output, s
 	if a.verify {
 		total += n.Count * len(a.accelerators)
 	}
-	s := driver.Begin(nil, stderr, total, nil)
-	defer s.Finish()
-	env := Env{Rank: rank, Start: s.Start}
-	// Each run's records go to the session as it finishes.
-	stream := func(r NodeRun) error {
-		for _, rec := range NodeCodec.Encode(NodeOutcome{Runs: []NodeRun{r}}) {
-			if err := s.Result(rec); err != nil {
-				return err
+	var p node.Profile
+	var settings []resultfile.Config
+	o, err := driver.Run(ctx, driver.Job{Units: total, Progress: stderr, Settings: func() []resultfile.Config { return driver.Settings("emulated", settings) },
+		Measure: func(ctx context.Context, h *driver.Hooks) ([]*benchfmt.Result, error) {
+			env := Env{Rank: rank, Start: h.Start}
+			// Each run's records go to the hooks as it finishes.
+			stream := func(r NodeRun) error {
+				for _, rec := range NodeCodec.Encode(NodeOutcome{Runs: []NodeRun{r}}) {
+					if err := h.Result(rec); err != nil {
+						return err
+					}
+				}
+				return nil
 			}
-		}
-		return nil
+			prof, err := n.MeasureEach(ctx, env, stream)
+			recs := whatif.NodeProfileRecords(NodeCodec.Encode(prof))
+			if err == nil && a.verify {
+				v := n
+				v.Accelerators = a.accelerators
+				var made NodeOutcome
+				made, err = v.MeasureEach(ctx, env, stream)
+				recs = append(recs, NodeCodec.Encode(made)...)
+			}
+			if err != nil {
+				return nil, err
+			}
+			memPerRank := n.Pipeline.MemoryEstimate() + 2*n.Pipeline.BatchBytes()
+			avail, _ := machine.Memory()
+			if p, err = whatif.NodeProfile(recs, float64(runtime.NumCPU()), n.Pipeline.Batch, n.Pipeline.Workers, n.Device.Step); err != nil {
+				return nil, err
+			}
+			p.MemoryPerRank, p.Memory = memPerRank, avail
+			if a.pf.data.StartedLink() != nil {
+				lc := a.pf.data.StartedLink().Config()
+				p.LinkBandwidth, p.LinkRequestRate = float64(lc.Bandwidth), lc.RequestRate
+			}
+			settings = append(n.Settings(), whatif.NodeSettings(a.minAU, memPerRank, avail, a.command)...)
+			return append(recs, whatif.NodePredictions(p, a.accelerators, recs)...), nil
+		}}, resultsOut)
+	if o.Interrupted {
+		return o.Err("")
 	}
-	prof, runErr := n.MeasureEach(ctx, env, stream)
-	recs := whatif.NodeProfileRecords(NodeCodec.Encode(prof))
-	if runErr == nil && a.verify {
-		v := n
-		v.Accelerators = a.accelerators
-		var made NodeOutcome
-		made, runErr = v.MeasureEach(ctx, env, stream)
-		recs = append(recs, NodeCodec.Encode(made)...)
-	}
-	if err := s.End(runErr); err != nil {
-		return err
-	}
-	if s.Interrupted() {
-		return s.Err("")
-	}
-	memPerRank := n.Pipeline.MemoryEstimate() + 2*n.Pipeline.BatchBytes()
-	avail, _ := machine.Memory()
-	p, err := whatif.NodeProfile(recs, float64(runtime.NumCPU()), n.Pipeline.Batch, n.Pipeline.Workers, n.Device.Step)
 	if err != nil {
 		return err
 	}
-	p.MemoryPerRank, p.Memory = memPerRank, avail
-	if a.pf.data.StartedLink() != nil {
-		lc := a.pf.data.StartedLink().Config()
-		p.LinkBandwidth, p.LinkRequestRate = float64(lc.Bandwidth), lc.RequestRate
-	}
-	recs = append(recs, whatif.NodePredictions(p, a.accelerators, recs)...)
 	if a.out != "" {
-		settings := append(n.Settings(), whatif.NodeSettings(a.minAU, memPerRank, avail, a.command)...)
-		wrote, err := s.Write(resultsOut, driver.Settings("emulated", settings), recs)
-		if err != nil {
-			return err
-		}
-		cli.KeptNote(stdout, a.out, wrote)
-		defer fmt.Fprintf(stdout, "results: %s\n", wrote)
+		cli.KeptNote(stdout, a.out, o.Path)
+		defer fmt.Fprintf(stdout, "results: %s\n", o.Path)
 	}
-	w := whatif.NodeWhatIf{Profile: p, Accelerators: a.accelerators, MinAU: a.minAU, Target: a.target, Command: a.command, Records: recs}
+	w := whatif.NodeWhatIf{Profile: p, Accelerators: a.accelerators, MinAU: a.minAU, Target: a.target, Command: a.command, Records: o.Records}
 	return w.Write(stdout, a.report, a.plotPath)
 }

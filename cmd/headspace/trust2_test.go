@@ -162,10 +162,10 @@ func TestPartialRunKeepsCompleteFile(t *testing.T) {
 		}
 		return rs
 	}
-	if _, err := driver.Write(driver.Output{Path: out, Beside: true}, cfg, rec(3), false); err != nil {
+	if _, err := writeWhole(driver.Output{Path: out, Beside: true}, cfg, rec(3), false); err != nil {
 		t.Fatal(err)
 	}
-	wrote, err := driver.Write(driver.Output{Path: out, Beside: true}, cfg, rec(2), true)
+	wrote, err := writeWhole(driver.Output{Path: out, Beside: true}, cfg, rec(2), true)
 	if err != nil || wrote != filepath.Join(dir, "x.partial.txt") {
 		t.Fatalf("partial write went to %s, %v; want x.partial.txt", wrote, err)
 	}
@@ -177,12 +177,28 @@ func TestPartialRunKeepsCompleteFile(t *testing.T) {
 		t.Errorf("the partial file: %d results, partial %q", len(rs), rs[0].GetConfig("partial"))
 	}
 	// A smaller complete run is kept beside too, unless forced.
-	if wrote, err := driver.Write(driver.Output{Path: out, Beside: true}, cfg, rec(1), false); err != nil || wrote != filepath.Join(dir, "x.smaller.txt") {
+	if wrote, err := writeWhole(driver.Output{Path: out, Beside: true}, cfg, rec(1), false); err != nil || wrote != filepath.Join(dir, "x.smaller.txt") {
 		t.Errorf("smaller run went to %s, %v", wrote, err)
 	}
-	if wrote, err := driver.Write(driver.Output{Path: out, Beside: true, Force: true}, cfg, rec(1), false); err != nil || wrote != out {
+	if wrote, err := writeWhole(driver.Output{Path: out, Beside: true, Force: true}, cfg, rec(1), false); err != nil || wrote != out {
 		t.Errorf("forced smaller run went to %s, %v", wrote, err)
 	}
+}
+
+// writeWhole writes recs whole to out under cfg as a command's run does
+// (driver.Run), interrupted (the file marked partial) if partial, and
+// returns the path it wrote.
+func writeWhole(out driver.Output, cfg []resultfile.Config, recs []*benchmarkResult, partial bool) (string, error) {
+	var stopped error
+	if partial {
+		stopped = context.Canceled
+	}
+	o, err := driver.Run(context.Background(), driver.Job{Settings: func() []resultfile.Config { return cfg },
+		Measure: func(context.Context, *driver.Hooks) ([]*benchfmt.Result, error) { return recs, stopped }}, out)
+	if o.Interrupted && err == stopped {
+		err = nil
+	}
+	return o.Path, err
 }
 
 // Item 5: a quick run does not replace full results without --force, and
@@ -191,7 +207,7 @@ func TestQuickRunKeepsFullResults(t *testing.T) {
 	dir := t.TempDir()
 	saved := filepath.Join(dir, "results", "004-sim.txt")
 	os.MkdirAll(filepath.Dir(saved), 0o755)
-	if _, err := driver.Write(driver.Output{Path: saved}, []resultfile.Config{{Key: "quick", Value: "false"}}, []*benchmarkResult{result("BenchmarkSim/load=1s", 1)}, false); err != nil {
+	if _, err := writeWhole(driver.Output{Path: saved}, []resultfile.Config{{Key: "quick", Value: "false"}}, []*benchmarkResult{result("BenchmarkSim/load=1s", 1)}, false); err != nil {
 		t.Fatal(err)
 	}
 	before, _ := os.ReadFile(saved)

@@ -17,17 +17,16 @@
 // A result file is written in one of three ways (Mode), chosen by the
 // run, not by the caller's taste:
 //
-//   - streamed (Stream; Open, File.Add): every record is on disk, the whole file
-//     rewritten atomically, before Add returns, so a run killed at any
-//     instant loses nothing it reported. An existing file of the same
-//     setup and build is resumed (File.Done says how many records of each
-//     benchmark it holds, so the run makes only the missing ones), or,
-//     with Output.Fresh, replaced by the first new record. The ladder
-//     and node stream: their runs are long.
-//     StreamPartial (OpenPartial) streams a fresh run marked partial until
-//     Partial.Complete, beside a complete file it keeps whole until then
-//     (remote's --out).
-//   - whole (Whole; Write): the records of a finished (or interrupted) run are
+//   - streamed (Stream): every record is on disk, the whole file
+//     rewritten atomically, before Hooks.Result returns, so a run killed
+//     at any instant loses nothing it reported. An existing file of the
+//     same setup and build is resumed (Hooks.Done says how many records
+//     of each benchmark it holds, so the run makes only the missing
+//     ones), or, with Output.Fresh, replaced by the first new record.
+//     The ladder and node stream: their runs are long. StreamPartial
+//     streams a fresh run marked partial until it completes, beside a
+//     complete file it keeps whole until then (remote's --out).
+//   - whole (Whole): the records of a finished (or interrupted) run are
 //     written once, under the replace rules of resultwrite.WriteFileWith: a
 //     quick run does not replace a full one without Output.Force, an
 //     interrupted run's file says "partial: true" and goes beside a
@@ -44,11 +43,6 @@
 // is not a results file or holds other benchmarks' results (Check, before
 // anything is measured), and write the same bytes for the same records
 // and settings: the format is package resultfile's.
-//
-// Begin, Open, Write, OpenPartial and Hooks' End, Interrupted, Write and
-// Err are the pieces Run is made of that the commands not on Run yet
-// (ladder, remote, whatif, whatif --node) still call; they go unexported
-// once those are converted.
 package driver
 
 import (
@@ -67,7 +61,7 @@ import (
 // Output is where a run's result file goes: what a command's --out,
 // --fresh and --force flags say.
 type Output struct {
-	// Path is the file; "" keeps no file (Add and Write record nothing).
+	// Path is the file; "" keeps no file (a run records nothing).
 	Path string
 	// Benchmarks are the benchmarks the file is for (names without
 	// "Benchmark", up to the first '/': "Ladder"). Check refuses an
@@ -80,10 +74,10 @@ type Output struct {
 	// Force lets a whole file of a quick or smaller run replace a full or
 	// larger one.
 	Force bool
-	// Beside lets Write put a partial or smaller run's file beside a
-	// complete one it keeps, and return that path; without it Write
-	// fails naming both, so that a caller printing Path never claims a
-	// file it did not write.
+	// Beside lets a whole file of a partial or smaller run go beside a
+	// complete one it keeps (Outcome.Path names it); without it the
+	// write fails naming both, so that a caller printing Path never
+	// claims a file it did not write.
 	Beside bool
 }
 
@@ -118,19 +112,19 @@ func Check(out Output) error {
 
 // CheckReplace says, before anything is measured, whether a whole file
 // of a run (quick or not) may replace what is at path: the replace rules
-// of Write, without trying the write lock or the folder (a run that
+// of Run's whole files, without trying the write lock or the folder (a run that
 // makes the folder later checks before it exists).
 func CheckReplace(path string, quick, force bool) error {
 	return resultwrite.CheckReplace(path, resultwrite.Purpose{Quick: quick, Force: force})
 }
 
-// Write writes a whole result file of records recorded under settings
+// write writes a whole result file of records recorded under settings
 // to out and returns the path it wrote: out.Path, or with out.Beside the
 // file beside it where a complete or larger one is kept there
 // (resultfile.Beside). partial says the run was interrupted: the file
 // records "partial: true" and never replaces a complete one. Without a
 // path it writes nothing and returns "".
-func Write(out Output, settings []resultfile.Config, records []*benchfmt.Result, partial bool) (string, error) {
+func write(out Output, settings []resultfile.Config, records []*benchfmt.Result, partial bool) (string, error) {
 	if out.Path == "" {
 		return "", nil
 	}
@@ -165,73 +159,72 @@ func Copy(src, dst string) error {
 	return atomicfile.WriteBytes(dst, b)
 }
 
-// File is a streamed result file, from Open to Close. Its methods are
+// file is a streamed result file, from open to Close. Its methods are
 // safe for concurrent use.
-type File struct {
-	file *resultwrite.File // nil without a path
+type file struct {
+	f *resultwrite.File // nil without a path
 }
 
-// Open opens out's file for streaming records measured under settings,
+// open opens out's file for streaming records measured under settings,
 // and holds its write lock until Close. An existing file is resumed
 // unless out.Fresh (resultwrite.OpenContext, resultwrite.OpenFreshContext: a
 // file of another setup or build is refused); writes into a pipe stop
-// when ctx ends. Without a path the File records nothing.
-func Open(ctx context.Context, out Output, settings []resultfile.Config) (*File, error) {
+// when ctx ends. Without a path the file records nothing.
+func open(ctx context.Context, out Output, settings []resultfile.Config) (*file, error) {
 	if out.Path == "" {
-		return &File{}, nil
+		return &file{}, nil
 	}
-	open := resultwrite.OpenContext
+	opener := resultwrite.OpenContext
 	if out.Fresh {
-		open = resultwrite.OpenFreshContext
+		opener = resultwrite.OpenFreshContext
 	}
-	f, err := open(ctx, out.Path, settings)
+	f, err := opener(ctx, out.Path, settings)
 	if err != nil {
 		return nil, err
 	}
-	return &File{file: f}, nil
+	return &file{f: f}, nil
 }
 
 // Add writes records to the file before it returns (the whole file,
 // atomically); no records, no write.
-func (r *File) Add(records ...*benchfmt.Result) error {
-	if r.file == nil || len(records) == 0 {
+func (r *file) Add(records ...*benchfmt.Result) error {
+	if r.f == nil || len(records) == 0 {
 		return nil
 	}
-	return r.file.Add(records...)
+	return r.f.Add(records...)
 }
 
 // Done is how many records of the benchmark name (with or without
-// "Benchmark") the file holds, a resumed file's included: the shape of
-// workloads.Env.Done.
-func (r *File) Done(name string) int {
-	if r.file == nil {
+// "Benchmark") the file holds, a resumed file's included.
+func (r *file) Done(name string) int {
+	if r.f == nil {
 		return 0
 	}
-	return r.file.Done(name)
+	return r.f.Done(name)
 }
 
 // Values are the file's values of the benchmark name in unit, a resumed
 // file's first.
-func (r *File) Values(name, unit string) []float64 {
-	if r.file == nil {
+func (r *file) Values(name, unit string) []float64 {
+	if r.f == nil {
 		return nil
 	}
-	return r.file.Values(name, unit)
+	return r.f.Values(name, unit)
 }
 
 // Path is the file's path, "" without one.
-func (r *File) Path() string {
-	if r.file == nil {
+func (r *file) Path() string {
+	if r.f == nil {
 		return ""
 	}
-	return r.file.Path()
+	return r.f.Path()
 }
 
 // Close releases the file's write lock; every record Add returned for is
 // on disk already. Closing twice is harmless.
-func (r *File) Close() error {
-	if r.file == nil {
+func (r *file) Close() error {
+	if r.f == nil {
 		return nil
 	}
-	return r.file.Close()
+	return r.f.Close()
 }

@@ -1,8 +1,6 @@
 package driver
 
 import (
-	"context"
-	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -10,7 +8,6 @@ import (
 
 	"golang.org/x/perf/benchfmt"
 
-	"github.com/headspace-bench/headspace/harness/resultfile"
 	"github.com/headspace-bench/headspace/internal/progress"
 )
 
@@ -19,14 +16,12 @@ import (
 // Done are the shapes of workloads.Env's hooks. Its methods are safe for
 // concurrent use, but for Total.
 type Hooks struct {
-	file        *File         // the streamed file; never nil
-	bar         *progress.Bar // silent off a terminal
-	w           io.Writer     // the progress line's, for Total and Logf
-	lines       string        // Job.Lines
-	each        func(*benchfmt.Result) error
-	save        func([]*benchfmt.Result) error // Whole's Save; nil elsewhere
-	partial     atomic.Bool                    // Partial was called
-	interrupted bool
+	file    *file                          // the streamed file; never nil
+	bar     *progress.Bar                  // silent off a terminal
+	w       io.Writer                      // the progress line's, for Total and Logf
+	lines   string                         // Job.Lines
+	save    func([]*benchfmt.Result) error // Whole's Save; nil elsewhere
+	partial atomic.Bool                    // Partial was called
 }
 
 // Start says on the progress line which unit of work runs now: the shape
@@ -69,11 +64,6 @@ func (h *Hooks) Logf(format string, args ...any) {
 // workloads.Env.Result.
 func (h *Hooks) Result(r *benchfmt.Result) error {
 	h.Tick()
-	if h.each != nil {
-		if err := h.each(r); err != nil {
-			return err
-		}
-	}
 	return h.file.Add(r)
 }
 
@@ -109,40 +99,3 @@ func (h *Hooks) Save(records []*benchfmt.Result) error {
 // Partial marks a Whole run's file "partial: true" though the run was not
 // interrupted: what it measured ended early (analyze --partial).
 func (h *Hooks) Partial() { h.partial.Store(true) }
-
-// The rest is for the commands not on Run yet (ladder, remote, whatif,
-// whatif --node): it goes once they call Run.
-
-// Begin starts a run streaming to file (nil: none) and drawing a
-// progress line of total units on progressTo when it is a terminal.
-// each, if set, receives every record first; its error stops the run.
-func Begin(file *File, progressTo io.Writer, total int, each func(*benchfmt.Result) error) *Hooks {
-	if file == nil {
-		file = &File{}
-	}
-	return &Hooks{file: file, each: each, w: progressTo, bar: progress.For(progressTo, total)}
-}
-
-// End ends the run with its error: it clears the progress line and
-// returns err unless the run was interrupted (err is context.Canceled);
-// then it returns nil and Interrupted says so.
-func (h *Hooks) End(err error) error {
-	h.Finish()
-	h.interrupted = errors.Is(err, context.Canceled)
-	if h.interrupted {
-		return nil
-	}
-	return err
-}
-
-// Interrupted says End was given an interrupted run's error.
-func (h *Hooks) Interrupted() bool { return h.interrupted }
-
-// Write writes the run's records whole to out (Write), marked partial
-// when the run was interrupted.
-func (h *Hooks) Write(out Output, settings []resultfile.Config, records []*benchfmt.Result) (string, error) {
-	return Write(out, settings, records, h.interrupted)
-}
-
-// Err is Outcome.Err of the run End was given.
-func (h *Hooks) Err(kept string) error { return Outcome{Interrupted: h.interrupted}.Err(kept) }

@@ -9,24 +9,24 @@ import (
 	"github.com/headspace-bench/headspace/internal/atomicfile"
 )
 
-// Partial is a fresh run streamed into a file marked partial until it
-// completes (OpenPartial, Partial.Complete).
-type Partial struct {
-	Run      *File // the streamed file
+// partial is a fresh run streamed into a file marked partial until it
+// completes (openPartial, complete).
+type partial struct {
+	file     *file // the streamed file
 	out      Output
 	settings []resultfile.Config
 	inPlace  bool
 }
 
-// OpenPartial opens out's file for a fresh run measured under settings,
-// streamed (File.Add) with the mark "partial: true" until Complete: into
+// openPartial opens out's file for a fresh run measured under settings,
+// streamed (file.Add) with the mark "partial: true" until complete: into
 // out.Path itself, unless it holds a complete run, which is kept whole
 // until this one is complete too; the run then streams beside it
 // (resultfile.Beside(path, "partial")), as the ladder keeps a finished
 // file. A pipe or a device (/dev/stdout) is written once, in place,
 // without the mark. Without a path the run records nothing.
-func OpenPartial(ctx context.Context, out Output, settings []resultfile.Config) (*Partial, error) {
-	p := &Partial{out: out, settings: settings, inPlace: out.Path != "" && atomicfile.InPlace(out.Path)}
+func openPartial(ctx context.Context, out Output, settings []resultfile.Config) (*partial, error) {
+	p := &partial{out: out, settings: settings, inPlace: out.Path != "" && atomicfile.InPlace(out.Path)}
 	stream := out
 	stream.Fresh = true
 	streamed := append(settings[:len(settings):len(settings)], resultfile.Config{Key: "partial", Value: "true"})
@@ -41,35 +41,25 @@ func OpenPartial(ctx context.Context, out Output, settings []resultfile.Config) 
 		}
 	}
 	var err error
-	if p.Run, err = Open(ctx, stream, streamed); err != nil {
+	if p.file, err = open(ctx, stream, streamed); err != nil {
 		return nil, err
 	}
 	return p, nil
 }
 
-// Path is the streamed file's path: out.Path, or the file beside it.
-func (p *Partial) Path() string { return p.Run.Path() }
-
-// Close releases the streamed file's write lock.
-func (p *Partial) Close() error { return p.Run.Close() }
-
-// InPlace reports whether the run is written in place (a pipe or a
-// device): it carries no partial mark, and Complete only closes it.
-func (p *Partial) InPlace() bool { return p.inPlace }
-
-// Complete closes the run and gives out.Path the whole run under the
+// complete closes the run and gives out.Path the whole run under the
 // settings, without the partial mark; the partial file beside a kept one
-// goes.
-func (p *Partial) Complete() error {
-	stream := p.Path()
-	if err := p.Close(); err != nil || p.inPlace || p.out.Path == "" {
+// goes. A run in place is only closed.
+func (p *partial) complete() error {
+	stream := p.file.Path()
+	if err := p.file.Close(); err != nil || p.inPlace || p.out.Path == "" {
 		return err
 	}
 	done, err := resultfile.Read(stream)
 	if err != nil {
 		return err
 	}
-	if _, err := Write(Output{Path: p.out.Path, Force: true}, p.settings, done, false); err != nil {
+	if _, err := write(Output{Path: p.out.Path, Force: true}, p.settings, done, false); err != nil {
 		return err
 	}
 	if stream != p.out.Path {

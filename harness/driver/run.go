@@ -10,6 +10,7 @@ import (
 	"golang.org/x/perf/benchfmt"
 
 	"github.com/headspace-bench/headspace/harness/resultfile"
+	"github.com/headspace-bench/headspace/internal/progress"
 )
 
 // Mode is how Run writes a job's result file (the package comment says
@@ -17,14 +18,13 @@ import (
 type Mode int
 
 const (
-	// Whole writes the run's records once, when it ends (Write).
+	// Whole writes the run's records once, when it ends.
 	Whole Mode = iota
 	// Stream writes each record given to Hooks.Result or Hooks.Add before
-	// it returns (Open), resuming a file of the same setup unless
-	// Output.Fresh.
+	// it returns, resuming a file of the same setup unless Output.Fresh.
 	Stream
-	// StreamPartial streams a fresh run marked partial until it completes
-	// (OpenPartial).
+	// StreamPartial streams a fresh run marked partial until it
+	// completes, beside a complete file it keeps whole until then.
 	StreamPartial
 )
 
@@ -59,7 +59,9 @@ type Outcome struct {
 	// it that a whole run or an unfinished StreamPartial one went to; ""
 	// where none was written.
 	Path string
-	// Interrupted says the run's context was cancelled (SIGINT).
+	// Interrupted says the run's context was cancelled (SIGINT) and
+	// what it finished was kept: a run whose file could not be written
+	// is failed.
 	Interrupted bool
 }
 
@@ -95,27 +97,26 @@ func (e Interrupted) Unwrap() error { return context.Canceled }
 // Run runs job with its result file at out: it checks out before anything
 // is measured (Check: resultfile.ErrRefused, exit 2), opens a streamed
 // file, draws the progress line while Measure runs, then writes a whole
-// file of the records, if any and not saved as they are (Hooks.Save;
-// Write, under out's Force and Beside). A
-// run whose context was cancelled (Measure's error is context.Canceled)
+// file of the records, if any and not saved as they are (Hooks.Save),
+// under out's Force and Beside. A run whose context was cancelled (Measure's error is context.Canceled)
 // is interrupted, not failed: what it finished is kept (a streamed file
 // holds it; a whole one is written marked partial; a StreamPartial one
 // stays partial), Outcome.Interrupted says so, and Run returns Measure's
 // error, which a command returns or, once it has printed what finished,
-// replaces with Outcome.Err. A failed run writes no whole file.
+// replaces with Outcome.Err. A failed run writes no whole file; a
+// failed write fails the run, interrupted or not.
 func Run(ctx context.Context, job Job, out Output) (o Outcome, err error) {
 	if err := Check(out); err != nil {
 		return o, err
 	}
-	h := Begin(nil, job.Progress, job.Units, nil)
-	h.lines = job.Lines
+	h := &Hooks{file: &file{}, w: job.Progress, lines: job.Lines, bar: progress.For(job.Progress, job.Units)}
 	defer h.Finish()
-	var partial *Partial
+	var p *partial
 	var saved []*benchfmt.Result // by Hooks.Save
 	switch {
 	case out.Path == "":
 	case job.File == Stream:
-		if h.file, err = Open(ctx, out, job.Settings()); err != nil {
+		if h.file, err = open(ctx, out, job.Settings()); err != nil {
 			return o, err
 		}
 		defer h.file.Close()
@@ -123,14 +124,14 @@ func Run(ctx context.Context, job Job, out Output) (o Outcome, err error) {
 			o.Records, _ = resultfile.Read(out.Path) // a resumed file's records first
 		}
 	case job.File == StreamPartial:
-		if partial, err = OpenPartial(ctx, out, job.Settings()); err != nil {
+		if p, err = openPartial(ctx, out, job.Settings()); err != nil {
 			return o, err
 		}
-		defer partial.Close()
-		h.file = partial.Run
+		defer p.file.Close()
+		h.file = p.file
 	default:
 		h.save = func(recs []*benchfmt.Result) error {
-			_, err := Write(out, job.Settings(), recs, h.partial.Load())
+			_, err := write(out, job.Settings(), recs, h.partial.Load())
 			saved = recs
 			return err
 		}
@@ -147,11 +148,12 @@ func Run(ctx context.Context, job Job, out Output) (o Outcome, err error) {
 	case job.File == Stream:
 		o.Path = out.Path
 	case job.File == StreamPartial && o.Interrupted:
-		o.Path = partial.Path()
+		o.Path = p.file.Path()
 	case job.File == StreamPartial:
-		o.Path, werr = out.Path, partial.Complete()
+		o.Path, werr = out.Path, p.complete()
 	case len(recs) > 0 && !(slices.Equal(recs, saved) && !o.Interrupted):
-		o.Path, werr = Write(out, job.Settings(), recs, o.Interrupted || h.partial.Load())
+		o.Path, werr = write(out, job.Settings(), recs, o.Interrupted || h.partial.Load())
 	}
+	o.Interrupted = o.Interrupted && werr == nil
 	return o, cmp.Or(werr, err)
 }

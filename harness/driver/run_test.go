@@ -232,6 +232,11 @@ func TestRunWhole(t *testing.T) {
 	var ie driver.Interrupted
 	if err := (driver.Outcome{Interrupted: true}).Err("the table shows it"); !errors.As(err, &ie) || ie.Kept != "the table shows it" || !errors.Is(err, context.Canceled) {
 		t.Errorf("an interrupted run's Err = %v, want Interrupted that is context.Canceled", err)
+	} else if want := "interrupted: the table shows it"; err.Error() != want {
+		t.Errorf("an interrupted run's Err says %q, want %q", err, want)
+	}
+	if got := (driver.Outcome{Interrupted: true}).Err("").Error(); got != "interrupted" {
+		t.Errorf("Err(\"\") says %q, want %q", got, "interrupted")
 	}
 }
 
@@ -273,5 +278,24 @@ func TestRunAddsNothing(t *testing.T) {
 	}
 	if _, err := os.Stat(path); !errors.Is(err, os.ErrNotExist) {
 		t.Errorf("Add of no records left a file: %v", err)
+	}
+}
+
+// TestRunInterruptedWriteFails: an interrupted run whose whole file
+// cannot be written as asked (a partial run beside a complete file,
+// without Output.Beside) is failed, not interrupted: Run returns the
+// write's error, naming the kept file.
+func TestRunInterruptedWriteFails(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "r.txt")
+	if _, err := driver.Write(driver.Output{Path: path}, settings, []*benchfmt.Result{rec("Ladder/level=raw", 1), rec("Ladder/level=none", 2)}, false); err != nil {
+		t.Fatal(err)
+	}
+	job := driver.Job{Settings: func() []resultfile.Config { return settings },
+		Measure: func(context.Context, *driver.Hooks) ([]*benchfmt.Result, error) {
+			return []*benchfmt.Result{rec("Ladder/level=raw", 3)}, context.Canceled
+		}}
+	o, err := driver.Run(context.Background(), job, driver.Output{Path: path})
+	if err == nil || errors.Is(err, context.Canceled) || !strings.Contains(err.Error(), "kept "+path) || o.Interrupted {
+		t.Errorf("Run = %v, Interrupted %v; want the write's error naming %s, not interrupted", err, o.Interrupted, path)
 	}
 }

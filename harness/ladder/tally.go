@@ -27,7 +27,8 @@ func (t *Tally) Resume(name string, stepsPerSec []float64) { t.steps[name] = ste
 
 // Add counts one record: its steps/s, and whether it stayed disturbed
 // (disturb.DisturbedUnit above 0). Its error is always nil: it is the
-// callback a sweep's session (driver.Begin) calls with each record.
+// workloads.Env.Result a sweep calls with each record before it is
+// recorded.
 func (t *Tally) Add(b *benchfmt.Result) error {
 	v, _ := resultfile.Value(b, "steps/s")
 	t.steps[string(b.Name)] = append(t.steps[string(b.Name)], v)

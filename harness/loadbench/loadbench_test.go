@@ -90,7 +90,9 @@ func TestSweepStructure(t *testing.T) {
 	for _, m := range ms {
 		bs = append(bs, m.Benchmark())
 	}
-	if _, err := driver.Write(driver.Output{Path: out}, machine.Environment("none"), bs, false); err != nil {
+	job := driver.Job{Settings: func() []resultfile.Config { return machine.Environment("none") },
+		Measure: func(context.Context, *driver.Hooks) ([]*benchfmt.Result, error) { return bs, nil }}
+	if _, err := driver.Run(context.Background(), job, driver.Output{Path: out}); err != nil {
 		t.Fatal(err)
 	}
 	back, err := resultfile.Read(out)

@@ -2,6 +2,7 @@ package peer_test
 
 import (
 	"bytes"
+	"context"
 	"flag"
 	"os"
 	"path/filepath"
@@ -123,7 +124,9 @@ func file[M interface{ Benchmark() *benchfmt.Result }](config, peerConfig []resu
 func write(t *testing.T, path string) func([]resultfile.Config, []*benchfmt.Result) {
 	return func(settings []resultfile.Config, records []*benchfmt.Result) {
 		t.Helper()
-		if _, err := driver.Write(driver.Output{Path: path}, settings, records, false); err != nil {
+		job := driver.Job{Settings: func() []resultfile.Config { return settings },
+			Measure: func(context.Context, *driver.Hooks) ([]*benchfmt.Result, error) { return records, nil }}
+		if _, err := driver.Run(context.Background(), job, driver.Output{Path: path}); err != nil {
 			t.Fatal(err)
 		}
 	}

@@ -1,6 +1,7 @@
 package resultfile_test
 
 import (
+	"context"
 	"fmt"
 	"log"
 	"os"
@@ -35,7 +36,10 @@ func Example_writeAndRead() {
 			},
 		})
 	}
-	if _, err := driver.Write(driver.Output{Path: path}, config, rs, false); err != nil {
+	// The run's Measure returns its records; Run writes them whole.
+	job := driver.Job{Settings: func() []resultfile.Config { return config },
+		Measure: func(context.Context, *driver.Hooks) ([]*benchfmt.Result, error) { return rs, nil }}
+	if _, err := driver.Run(context.Background(), job, driver.Output{Path: path}); err != nil {
 		log.Fatal(err)
 	}
 	data, err := os.ReadFile(path)
