@@ -301,6 +301,9 @@ type badDataErr struct{ msg string }
 func (e badDataErr) Error() string      { return e.msg }
 func (badDataErr) Is(target error) bool { return target == ondisk.ErrCorrupt }
 
+// errClosed is Next's error once the loader is closed.
+var errClosed = errors.New("procloader: loader closed")
+
 // Next implements batching.Loader.
 func (l *Loader) Next(ctx context.Context) (*batching.Batch, error) {
 	if l.err != nil {
@@ -314,6 +317,14 @@ func (l *Loader) Next(ctx context.Context) (*batching.Batch, error) {
 	}
 	if err := l.ctx.Err(); err != nil {
 		return nil, err
+	}
+	select {
+	case <-l.done:
+		// Closed: a result a worker sent before Close may still wait in
+		// l.results, which the loop below would otherwise hand out.
+		l.err = errClosed
+		return nil, l.err
+	default:
 	}
 	for {
 		if b, ok := l.ready[l.next]; ok {
@@ -338,7 +349,7 @@ func (l *Loader) Next(ctx context.Context) (*batching.Batch, error) {
 			}
 			l.ready[r.k] = r.b
 		case <-l.done:
-			l.err = errors.New("procloader: loader closed")
+			l.err = errClosed
 			return nil, l.err
 		case <-ctx.Done():
 			return nil, ctx.Err()
