@@ -451,6 +451,36 @@ func TestCancelStopsEverything(t *testing.T) {
 	noneLeft(t, script)
 }
 
+// BenchmarkCancel is how long Exec takes to return once its context is
+// cancelled in the middle of a run (TestCancelStopsEverything's), the
+// script's process group killed and reaped: cancel-ns.
+func BenchmarkCancel(b *testing.B) {
+	needTorch(b)
+	script := sleepy(b)
+	cmd := command(b, script, "--getitem-ms", "5", "--step-ms", "20")
+	var sum time.Duration
+	n := 0
+	for b.Loop() {
+		ctx, cancel := context.WithCancel(context.Background())
+		var cancelled time.Time
+		_, err := ownloop.Exec(ctx, cmd, settings(3000, 10), &bytes.Buffer{}, func(st ownloop.Step) {
+			if st.Index == 3 {
+				cancelled = time.Now()
+				cancel()
+			}
+		})
+		took := time.Since(cancelled)
+		cancel()
+		if !errors.Is(err, context.Canceled) {
+			b.Fatalf("Exec = %v, want context.Canceled", err)
+		}
+		noneLeft(b, script)
+		sum += took
+		n++
+	}
+	b.ReportMetric(float64(sum)/float64(n), "cancel-ns")
+}
+
 // TestSecondLoader: a validation loader iterated inside the training loop
 // is named but not cached, and the steps that span it are left out.
 func TestSecondLoader(t *testing.T) {

@@ -22,7 +22,7 @@ import (
 
 // folder copies testdata/folder.py (a DatasetFolder whose .loader and
 // .transform sleep set times) into the test's own directory.
-func folder(t *testing.T) (script, root string) {
+func folder(t testing.TB) (script, root string) {
 	t.Helper()
 	b, err := os.ReadFile("testdata/folder.py")
 	if err != nil {
@@ -209,7 +209,7 @@ var ladderRow = regexp.MustCompile(`^(\S+)\s+([0-9.]+)\s+(.+?)\s+([0-9.]+)×\s+(
 
 // largestDrop reads WriteLadder's table: the stage of the row that adds
 // the most ms a step, and how many.
-func largestDrop(t *testing.T, table string) (string, float64) {
+func largestDrop(t testing.TB, table string) (string, float64) {
 	t.Helper()
 	lines := strings.Split(strings.TrimSpace(table), "\n")
 	at, worst := "", math.Inf(-1)
@@ -350,4 +350,122 @@ func TestIterableDataset(t *testing.T) {
 		t.Errorf("level sample on an IterableDataset: %v, want refused", err)
 	}
 	noneLeft(t, script)
+}
+
+// BenchmarkStagesNameTheSlowOne is how often the verdict on the measured
+// times of TestStagesNameTheSlowOne's runs names the stage that sleeps
+// the longest, on this machine: right-%, and the .loader's and the
+// .transform's measured time a sample (load-ns/sample,
+// transform-ns/sample).
+func BenchmarkStagesNameTheSlowOne(b *testing.B) {
+	needTorch(b)
+	for _, tc := range []struct {
+		name            string
+		load, transform time.Duration
+		stage           string
+	}{
+		{"slow=load", 12 * time.Millisecond, time.Millisecond, "dataset .loader (reading and decoding)"},
+		{"slow=transform", time.Millisecond, 12 * time.Millisecond, "dataset .transform"},
+	} {
+		b.Run(tc.name, func(b *testing.B) {
+			script, root := folder(b)
+			cmd := command(b, script, "--root", root, "--load-ms", msArg(tc.load), "--transform-ms", msArg(tc.transform))
+			s := settings(20, 12)
+			var right, n int
+			var load, transform time.Duration
+			for b.Loop() {
+				var out bytes.Buffer
+				run, err := ownloop.Exec(context.Background(), cmd, s, &out, nil)
+				noneLeft(b, script)
+				if err != nil {
+					b.Fatalf("Exec: %v\n%s", err, out.String())
+				}
+				rep, err := ownloop.Analyze(cmd, s, run, 100)
+				if err != nil {
+					b.Fatal(err)
+				}
+				if rep.Verdict.Stage == tc.stage {
+					right++
+				}
+				load += rep.Stages.Load
+				transform += rep.Stages.Transform
+				n++
+			}
+			b.ReportMetric(100*float64(right)/float64(n), "right-%")
+			b.ReportMetric(float64(load)/float64(n), "load-ns/sample")
+			b.ReportMetric(float64(transform)/float64(n), "transform-ns/sample")
+		})
+	}
+}
+
+// BenchmarkLadderOnScript is TestLadderOnScript's ladder on this
+// machine: each level's measured step time (LEVEL-step-ns), and how
+// often the table's largest drop is raw data loading's (right-%).
+func BenchmarkLadderOnScript(b *testing.B) {
+	needTorch(b)
+	script, root := folder(b)
+	cmd := command(b, script, "--root", root, "--load-ms", "15", "--transform-ms", "1", "--step-ms", "2", "--files", "256")
+	c := ownloop.LadderConfig{Levels: []level.Level{level.None, level.Raw, level.Sample, level.Host}, Steps: 12, Count: 1, Loader: 1, FirstBatchTimeout: time.Minute}
+	sum := map[level.Level]time.Duration{}
+	var right, n int
+	for b.Loop() {
+		var points []ownloop.LadderPoint
+		var out bytes.Buffer
+		err := ownloop.Ladder(context.Background(), cmd, c, &out, func(p ownloop.LadderPoint) error {
+			points = append(points, p)
+			return nil
+		})
+		noneLeft(b, script)
+		if err != nil {
+			b.Fatalf("Ladder: %v\n%s", err, out.String())
+		}
+		for _, p := range points {
+			sum[p.Level] += p.StepTime
+		}
+		var table bytes.Buffer
+		ownloop.WriteLadder(&table, points)
+		if at, _ := largestDrop(b, table.String()); at == "raw data loading" {
+			right++
+		}
+		n++
+	}
+	for _, l := range c.Levels {
+		b.ReportMetric(float64(sum[l])/float64(n), l.String()+"-step-ns")
+	}
+	b.ReportMetric(100*float64(right)/float64(n), "right-%")
+}
+
+// BenchmarkIterableDataset is how often the verdict on the measured times
+// of TestIterableDataset's runs names the IterableDataset's __iter__, on
+// this machine (right-%), and __iter__'s measured time a sample
+// (iter-ns/sample).
+func BenchmarkIterableDataset(b *testing.B) {
+	needTorch(b)
+	for _, workers := range []int{0, 1} {
+		b.Run("workers="+strconv.Itoa(workers), func(b *testing.B) {
+			script := sleepy(b)
+			cmd := command(b, script, "--iterable", "--workers", strconv.Itoa(workers), "--getitem-ms", "5", "--step-ms", "2")
+			s := settings(20, 12)
+			var right, n int
+			var iter time.Duration
+			for b.Loop() {
+				run, err := ownloop.Exec(context.Background(), cmd, s, &bytes.Buffer{}, nil)
+				noneLeft(b, script)
+				if err != nil {
+					b.Fatal(err)
+				}
+				rep, err := ownloop.Analyze(cmd, s, run, 100)
+				if err != nil {
+					b.Fatal(err)
+				}
+				if rep.Verdict.Stage == "dataset __iter__" {
+					right++
+				}
+				iter += rep.Stages.GetItem
+				n++
+			}
+			b.ReportMetric(100*float64(right)/float64(n), "right-%")
+			b.ReportMetric(float64(iter)/float64(n), "iter-ns/sample")
+		})
+	}
 }
