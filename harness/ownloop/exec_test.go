@@ -20,9 +20,6 @@ import (
 	"github.com/headspace-bench/headspace/harness/ownloop"
 )
 
-// python is Debian's interpreter with python3-torch (make test-deps).
-const python = "/usr/bin/python3"
-
 // needTorch fails (never skips) a test without Debian's torch.
 func needTorch(t testing.TB) {
 	t.Helper()
