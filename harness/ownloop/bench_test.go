@@ -10,6 +10,9 @@ import (
 	"github.com/headspace-bench/headspace/harness/ownloop"
 )
 
+// python is Debian's interpreter with python3-torch (make test-deps).
+const python = "/usr/bin/python3"
+
 // BenchmarkHookOverhead is what the hook's timed cache iterator adds per
 // batch to a training loop, over a plain iteration of the same batches,
 // events written included (to /dev/null): hook-ns/batch, the target under
