@@ -233,12 +233,6 @@ func TestLadderCodecsRefuseOtherRecords(t *testing.T) {
 	remoteRecs := RemoteCodec.Encode(RemoteOutcome{Runs: []RemoteRun{{PointRun: pointRun("Remote", ladder.Point{Level: level.Device, Workers: 2, Impl: "fast"}, 1)}}})
 	const pt = "/workers=2/transforms=fast/placement=host/pinned=true"
 	named := func(name string) []*benchfmt.Result { return single(name, "steps/s") }
-	decode := map[string]func([]*benchfmt.Result) error{
-		"Ladder":  func(r []*benchfmt.Result) error { _, err := LadderCodec.Decode(r); return err },
-		"Caching": func(r []*benchfmt.Result) error { _, err := CachingCodec.Decode(r); return err },
-		"Remote":  func(r []*benchfmt.Result) error { _, err := RemoteCodec.Decode(r); return err },
-		"OnDisk":  func(r []*benchfmt.Result) error { _, err := OnDiskCodec.Decode(r); return err },
-	}
 	for _, tc := range []struct {
 		codec string
 		recs  []*benchfmt.Result
@@ -266,7 +260,7 @@ func TestLadderCodecsRefuseOtherRecords(t *testing.T) {
 		{"Remote", named("BenchmarkRemote/format=jpeg/layout=files/rtt=fast/concurrency=1/level=none" + pt), `rtt "fast" is not a duration`},
 		{"Remote", named("BenchmarkRemote/format=jpeg/layout=files/rtt=0s/concurrency=0/level=none" + pt), `concurrency "0": want a positive count`},
 	} {
-		err := decode[tc.codec](tc.recs)
+		err := decoders[tc.codec](tc.recs)
 		if err == nil || !strings.Contains(err.Error(), tc.want) {
 			t.Errorf("%s codec: decoding %d records: %v, want %q", tc.codec, len(tc.recs), err, tc.want)
 		}

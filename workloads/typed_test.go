@@ -247,18 +247,6 @@ func TestCodecsRefuseOtherRecords(t *testing.T) {
 	named := func(name string) []*benchfmt.Result {
 		return []*benchfmt.Result{{Name: benchfmt.Name(name), Iters: 1, Values: []benchfmt.Value{{Value: 1, Unit: "batches"}, {Value: 1, Unit: "model-idle-%"}, {Value: 1, Unit: "queue"}}}}
 	}
-	decode := map[string]func([]*benchfmt.Result) error{
-		"Sim":        func(r []*benchfmt.Result) error { _, err := SimCodec.Decode(r); return err },
-		"Loaders":    func(r []*benchfmt.Result) error { _, err := LoadersCodec.Decode(r); return err },
-		"Headspace":  func(r []*benchfmt.Result) error { _, err := HeadspaceCodec.Decode(r); return err },
-		"Node":       func(r []*benchfmt.Result) error { _, err := NodeCodec.Decode(r); return err },
-		"CUDADecode": func(r []*benchfmt.Result) error { _, err := CUDADecodeCodec.Decode(r); return err },
-		"CUDA":       func(r []*benchfmt.Result) error { _, err := CUDACheckCodec.Decode(r); return err },
-		"Peer":       func(r []*benchfmt.Result) error { _, err := PeerCodec.Decode(r); return err },
-		"PeerLadder": func(r []*benchfmt.Result) error { _, err := PeerLadderCodec.Decode(r); return err },
-		"OnDisk":     func(r []*benchfmt.Result) error { _, err := OnDiskCodec.Decode(r); return err },
-		"WhatIf":     func(r []*benchfmt.Result) error { _, err := WhatIfCodec.Decode(r); return err },
-	}
 	for _, tc := range []struct {
 		codec string
 		recs  []*benchfmt.Result
@@ -369,7 +357,7 @@ func TestCodecsRefuseOtherRecords(t *testing.T) {
 			"BenchmarkWhatIf/check/cores=1/workers=1/step=x2: predicted 5.5 steps/s, its first run 5"},
 		{"WhatIf", []*benchfmt.Result{whatIfRecs[1], {Name: whatIfRecs[2].Name, Iters: 3, Values: whatIfRecs[2].Values}}, "BenchmarkWhatIf/check/cores=1/workers=2/step=x2: 3 steps, the checks before 12"},
 	} {
-		err := decode[tc.codec](tc.recs)
+		err := decoders[tc.codec](tc.recs)
 		if err == nil || !strings.Contains(err.Error(), tc.want) {
 			t.Errorf("%s codec: decoding %d records: %v, want %q", tc.codec, len(tc.recs), err, tc.want)
 		}
@@ -471,4 +459,22 @@ func codecOf(e Experiment) (codec, bool) {
 	c := m.Call(nil)[0]
 	return codec{experiment: c.FieldByName("Experiment").String(), benchmarks: c.MethodByName("Benchmarks").Call(nil)[0].Interface().([]string),
 		borrowed: c.FieldByName("Borrowed").Interface().([]string)}, true
+}
+
+// decoders decode records with each codec, by the name the refusal
+// tests give it, keeping only the error.
+var decoders = map[string]func([]*benchfmt.Result) error{
+	"Sim":        func(r []*benchfmt.Result) error { _, err := SimCodec.Decode(r); return err },
+	"Loaders":    func(r []*benchfmt.Result) error { _, err := LoadersCodec.Decode(r); return err },
+	"Headspace":  func(r []*benchfmt.Result) error { _, err := HeadspaceCodec.Decode(r); return err },
+	"Node":       func(r []*benchfmt.Result) error { _, err := NodeCodec.Decode(r); return err },
+	"CUDADecode": func(r []*benchfmt.Result) error { _, err := CUDADecodeCodec.Decode(r); return err },
+	"CUDA":       func(r []*benchfmt.Result) error { _, err := CUDACheckCodec.Decode(r); return err },
+	"Peer":       func(r []*benchfmt.Result) error { _, err := PeerCodec.Decode(r); return err },
+	"PeerLadder": func(r []*benchfmt.Result) error { _, err := PeerLadderCodec.Decode(r); return err },
+	"OnDisk":     func(r []*benchfmt.Result) error { _, err := OnDiskCodec.Decode(r); return err },
+	"WhatIf":     func(r []*benchfmt.Result) error { _, err := WhatIfCodec.Decode(r); return err },
+	"Ladder":     func(r []*benchfmt.Result) error { _, err := LadderCodec.Decode(r); return err },
+	"Caching":    func(r []*benchfmt.Result) error { _, err := CachingCodec.Decode(r); return err },
+	"Remote":     func(r []*benchfmt.Result) error { _, err := RemoteCodec.Decode(r); return err },
 }
