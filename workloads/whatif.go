@@ -552,7 +552,7 @@ var WhatIfCodec = Codec[WhatIfOutcome]{
 	Keys: map[string][]string{
 		"WhatIf/profile": {"cores", "workers"},
 		"WhatIf/check":   {"cores", "workers", "step"},
-		"Ladder":         {"level", "workers", "transforms", "placement", "pinned"},
+		"Ladder":         pointKeys,
 	},
 	Borrowed: []string{"Ladder"},
 	Order:    []string{"WhatIf/profile", "Ladder", "WhatIf/check"},
