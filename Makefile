@@ -233,7 +233,10 @@ clean:
 # the PyTorch peers (the suite writes its natural JPEGs there, in seconds)
 # and lib/libturbojpeg.so.0, this machine's (Debian's libturbojpeg0, from
 # make test-deps; linux/amd64 only): the H200 of 2026-11-27 had none, and
-# --decoder turbojpeg failed there. On a lent GPU, one call:
+# --decoder turbojpeg failed there. The binary is built with -buildvcs=auto
+# (over a GOFLAGS=-buildvcs=false), so it names its own commit in its result
+# files wherever it runs: the H200 of 2026-11-28 named the machine's copy
+# of the tree instead (docs/gpu.md). On a lent GPU, one call:
 # `ci/gpu-suite.sh --archive A all OUT` (8 minutes: the goals' figures
 # first, OUT/goals.txt and the archive A after every command; docs/gpu.md).
 BUNDLE ?= bundle
@@ -244,7 +247,7 @@ gpu-bundle:
 	  [ -n "$(TURBOJPEG_SO)" ] || { echo "gpu-bundle: no libturbojpeg.so.0 here: make test-deps installs Debian's libturbojpeg0" >&2; exit 2; }; \
 	  mkdir -p $(BUNDLE)/lib && cp -L "$(TURBOJPEG_SO)" $(BUNDLE)/lib/libturbojpeg.so.0; \
 	else echo "gpu-bundle: not on linux/amd64: the bundle carries no libturbojpeg (the GPU machine's own, if any)" >&2; fi
-	CGO_ENABLED=0 GOOS=linux GOARCH=amd64 $(GO) build -o $(BUNDLE)/headspace ./cmd/headspace
+	CGO_ENABLED=0 GOOS=linux GOARCH=amd64 $(GO) build -buildvcs=auto -o $(BUNDLE)/headspace ./cmd/headspace
 	cp ci/gpu-suite.sh $(BUNDLE)/ci/
 	echo $(COMMIT)$(shell git status --porcelain --untracked-files=no 2>/dev/null | grep -q . && echo -dirty) >$(BUNDLE)/COMMIT
 	cp -R peers/torch $(BUNDLE)/peers/
