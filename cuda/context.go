@@ -153,10 +153,12 @@ func (c *Context) readAttributes() error {
 		attrCCMajor = 75 // CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR
 		attrCCMinor = 76 // CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR
 	)
+	var domain, bus, dev int
 	attrs := []struct {
 		id  int
 		dst *int
-	}{{attrSMs, &c.info.SMs}, {attrCCMajor, &c.info.Major}, {attrCCMinor, &c.info.Minor}}
+	}{{attrSMs, &c.info.SMs}, {attrCCMajor, &c.info.Major}, {attrCCMinor, &c.info.Minor},
+		{attrDomain, &domain}, {attrBus, &bus}, {attrPCIDev, &dev}}
 	for _, a := range attrs {
 		var x int32
 		if err := l.check("cuDeviceGetAttribute", nativelib.Call(l.cuDeviceGetAttribute, uintptr(unsafe.Pointer(&x)), uintptr(a.id), c.dev)); err != nil {
@@ -164,13 +166,7 @@ func (c *Context) readAttributes() error {
 		}
 		*a.dst = int(x)
 	}
-	var pci [3]int32
-	for i, id := range []int{attrDomain, attrBus, attrPCIDev} {
-		if err := l.check("cuDeviceGetAttribute", nativelib.Call(l.cuDeviceGetAttribute, uintptr(unsafe.Pointer(&pci[i])), uintptr(id), c.dev)); err != nil {
-			return fmt.Errorf("attribute %d: %w", id, err)
-		}
-	}
-	c.info.PCIBusID = fmt.Sprintf("%04x:%02x:%02x.0", pci[0], pci[1], pci[2])
+	c.info.PCIBusID = fmt.Sprintf("%04x:%02x:%02x.0", domain, bus, dev)
 	return nil
 }
 
@@ -383,8 +379,8 @@ const captureThreadLocal = 1
 // The launches' arguments are copied into the graph as they are now.
 func (c *Context) capture(s uintptr, enqueue func() error) (exec uintptr, err error) {
 	l := c.lib
-	if !l.hasGraphs() {
-		return 0, fmt.Errorf("cuda: CUDA Graphs: the driver (%s) lacks cuStreamBeginCapture_v2 or cuGraphInstantiateWithFlags (driver 11.4 or later)", l.path)
+	if err := l.graphsErr(); err != nil {
+		return 0, err
 	}
 	if err := l.check("cuStreamBeginCapture_v2", nativelib.Call(l.cuStreamBeginCapture, s, captureThreadLocal)); err != nil {
 		return 0, err

@@ -154,8 +154,10 @@ func NewDevice(c *Context, cfg DeviceConfig) (*Device, error) {
 	if dd := cfg.Decode; dd != nil && (dd.Decoder == nil || dd.Width <= 0 || dd.Height <= 0 || dd.Header <= 0) {
 		return nil, fmt.Errorf("cuda: decode on the device needs a decoder, an image size and a header length (%dx%d, %d bytes)", dd.Width, dd.Height, dd.Header)
 	}
-	if cfg.Graphs && !c.lib.hasGraphs() {
-		return nil, fmt.Errorf("cuda: CUDA Graphs: the driver (%s) lacks cuStreamBeginCapture_v2 or cuGraphInstantiateWithFlags (driver 11.4 or later)", c.lib.path)
+	if cfg.Graphs {
+		if err := c.lib.graphsErr(); err != nil {
+			return nil, err
+		}
 	}
 	if d.planFor == nil && cfg.PlanFor != nil {
 		d.planFor = func(batch, sampleLen int) (Plan, error) {
@@ -171,11 +173,13 @@ func NewDevice(c *Context, cfg DeviceConfig) (*Device, error) {
 			return nil, err
 		}
 	}
-	d.uploadOp, d.stepOp, d.freeOp, d.syncOp = d.upload, d.step, d.release, d.syncAll
+	d.uploadOp, d.stepOp, d.freeOp = d.upload, d.step, d.release
+	d.syncOp = func() { d.resErr = d.syncAll() }
+	d.uploads.total, d.converts.total, d.steps.total = &d.stats.UploadTime, &d.stats.ConvertTime, &d.stats.StepTime
 	err := c.run(func() error { return d.setup(cfg) })
 	if err != nil {
 		d.closed = true
-		c.run(func() error { return d.releaseAll() })
+		c.run(d.releaseAll)
 		return nil, fmt.Errorf("cuda: device setup: %w", err)
 	}
 	return d, nil
@@ -198,17 +202,13 @@ func (d *Device) setup(cfg DeviceConfig) error {
 	if d.compS, err = c.streamCreate(); err != nil {
 		return err
 	}
-	for _, r := range []struct {
-		r     *ring
-		total *time.Duration
-	}{{&d.uploads, &d.stats.UploadTime}, {&d.converts, &d.stats.ConvertTime}, {&d.steps, &d.stats.StepTime}} {
-		r.r.total = r.total
-		r.r.recs = make([]timing, ringSize)
-		for i := range r.r.recs {
-			if r.r.recs[i].start, err = c.eventCreate(); err != nil {
+	for _, r := range d.rings() {
+		r.recs = make([]timing, ringSize)
+		for i := range r.recs {
+			if r.recs[i].start, err = c.eventCreate(); err != nil {
 				return err
 			}
-			if r.r.recs[i].end, err = c.eventCreate(); err != nil {
+			if r.recs[i].end, err = c.eventCreate(); err != nil {
 				return err
 			}
 		}
@@ -240,9 +240,7 @@ func (d *Device) checkPlan(p Plan) error {
 // before (after the GPU has finished with it).
 func (d *Device) load(p Plan) error {
 	if d.prog != nil {
-		if d.syncAll(); d.resErr != nil {
-			err := d.resErr
-			d.resErr = nil
+		if err := d.syncAll(); err != nil {
 			return err
 		}
 		err := errors.Join(d.dropGraphs(), d.prog.release())
@@ -257,7 +255,7 @@ func (d *Device) load(p Plan) error {
 				keep = append(keep, b)
 				continue
 			}
-			err = errors.Join(err, d.c.memFree(b.ptr), d.c.eventDestroy(b.uploaded), d.c.eventDestroy(b.lastUse))
+			err = errors.Join(err, d.freeBuffer(b))
 		}
 		d.all, d.free = keep, d.free[:0]
 		if err != nil {
@@ -319,54 +317,69 @@ func (d *Device) usable(ctx context.Context, what string) error {
 
 // Upload implements device.Device.
 func (d *Device) Upload(ctx context.Context, b *batching.Batch) (device.Buffer, error) {
-	if err := d.usable(ctx, "upload"); err != nil {
-		return nil, fmt.Errorf("cuda: upload of batch %d: %w", b.Index, err)
-	}
-	if err := d.reshape(b); err != nil {
-		return nil, fmt.Errorf("cuda: upload of batch %d: %w", b.Index, err)
-	}
-	lbl := int64(len(b.Labels)) * 4
-	switch {
-	case b.DType == batching.Float32 && int64(len(b.Data))*4 != d.inBytes:
-		return nil, fmt.Errorf("cuda: upload of batch %d: %d float32 bytes, the plan's input %s holds %d", b.Index, len(b.Data)*4, d.plan.Input, d.inBytes)
-	case b.DType == batching.Uint8 && d.u8Bytes == 0:
-		return nil, fmt.Errorf("cuda: upload of batch %d: a uint8 batch, and the plan has no conversion", b.Index)
-	case b.DType == batching.Uint8 && int64(len(b.Pix)) != d.u8Bytes:
-		return nil, fmt.Errorf("cuda: upload of batch %d: %d uint8 bytes, the plan's input %s holds %d", b.Index, len(b.Pix), d.plan.InputU8, d.u8Bytes)
-	case lbl != d.lblBytes:
-		return nil, fmt.Errorf("cuda: upload of batch %d: %d label bytes, the plan's %s holds %d", b.Index, lbl, d.plan.Labels, d.lblBytes)
-	}
-	if b.JPEG != nil {
-		return d.uploadJPEG(b)
-	}
-	d.argBatch = b
-	d.c.th.do(d.uploadOp)
-	d.argBatch = nil
-	buf, err := d.resBuf, d.resErr
-	d.resBuf, d.resErr = nil, nil
+	buf, err := d.uploadBatch(ctx, b)
 	if err != nil {
 		return nil, fmt.Errorf("cuda: upload of batch %d: %w", b.Index, err)
 	}
 	return buf, nil
 }
 
+// uploadBatch is Upload without its errors' prefix.
+func (d *Device) uploadBatch(ctx context.Context, b *batching.Batch) (*buffer, error) {
+	if err := d.usable(ctx, "upload"); err != nil {
+		return nil, err
+	}
+	if err := d.reshape(b); err != nil {
+		return nil, err
+	}
+	lbl := int64(len(b.Labels)) * 4
+	switch {
+	case b.DType == batching.Float32 && int64(len(b.Data))*4 != d.inBytes:
+		return nil, fmt.Errorf("%d float32 bytes, the plan's input %s holds %d", len(b.Data)*4, d.plan.Input, d.inBytes)
+	case b.DType == batching.Uint8 && d.u8Bytes == 0:
+		return nil, errors.New("a uint8 batch, and the plan has no conversion")
+	case b.DType == batching.Uint8 && int64(len(b.Pix)) != d.u8Bytes:
+		return nil, fmt.Errorf("%d uint8 bytes, the plan's input %s holds %d", len(b.Pix), d.plan.InputU8, d.u8Bytes)
+	case lbl != d.lblBytes:
+		return nil, fmt.Errorf("%d label bytes, the plan's %s holds %d", lbl, d.plan.Labels, d.lblBytes)
+	}
+	if b.JPEG != nil {
+		return d.uploadJPEG(b)
+	}
+	d.argBatch = b
+	err := d.do(d.uploadOp)
+	d.argBatch = nil
+	buf := d.resBuf
+	d.resBuf = nil
+	return buf, err
+}
+
+// do runs op, one of the prepared operations, on the driver thread and
+// returns (and clears) the error it left in resErr.
+func (d *Device) do(op func()) error {
+	d.c.th.do(op)
+	err := d.resErr
+	d.resErr = nil
+	return err
+}
+
 // uploadJPEG uploads a batch of JPEG files: its labels are copied, its
 // images decoded on the GPU after their headers (DeviceDecode).
-func (d *Device) uploadJPEG(b *batching.Batch) (device.Buffer, error) {
+func (d *Device) uploadJPEG(b *batching.Batch) (*buffer, error) {
 	dd := d.decode
 	switch {
 	case dd == nil:
-		return nil, fmt.Errorf("cuda: upload of batch %d: a batch of JPEG files, and the device decodes none (no DeviceConfig.Decode)", b.Index)
+		return nil, errors.New("a batch of JPEG files, and the device decodes none (no DeviceConfig.Decode)")
 	case b.DType != batching.Uint8 || len(b.JPEG) != b.Size:
-		return nil, fmt.Errorf("cuda: upload of batch %d: %d JPEG files for %d %s samples, want one per uint8 sample", b.Index, len(b.JPEG), b.Size, b.DType)
+		return nil, fmt.Errorf("%d JPEG files for %d %s samples, want one per uint8 sample", len(b.JPEG), b.Size, b.DType)
 	case b.SampleLen < dd.Header:
-		return nil, fmt.Errorf("cuda: upload of batch %d: samples of %d bytes hold no header of %d", b.Index, b.SampleLen, dd.Header)
+		return nil, fmt.Errorf("samples of %d bytes hold no header of %d", b.SampleLen, dd.Header)
 	}
 	labels := labelBytes(b)
 	off := (int64(len(b.Pix)) + 255) &^ 255
 	buf, err := d.jpegTarget(b, labels, off)
 	if err != nil {
-		return nil, fmt.Errorf("cuda: upload of batch %d: %w", b.Index, err)
+		return nil, err
 	}
 	d.headers = d.headers[:0]
 	files := int64(0)
@@ -390,7 +403,7 @@ func (d *Device) uploadJPEG(b *batching.Batch) (device.Buffer, error) {
 		return nil
 	})
 	if err2 != nil {
-		return nil, fmt.Errorf("cuda: upload of batch %d: %w", b.Index, err2)
+		return nil, err2
 	}
 	buf.bytes = files + int64(len(labels))
 	d.stats.Uploads++
@@ -535,8 +548,7 @@ func (d *Device) putBack(buf *buffer) {
 
 // fail ends an upload: buf goes back to the pool unused.
 func (d *Device) fail(buf *buffer, err error) {
-	buf.out = false
-	d.free = append(d.free, buf)
+	d.putBack(buf)
 	d.resErr = err
 }
 
@@ -578,10 +590,8 @@ func (d *Device) Step(ctx context.Context, buf device.Buffer) error {
 		return fmt.Errorf("cuda: step: %w", err)
 	}
 	d.argBuf = b
-	d.c.th.do(d.stepOp)
+	err := d.do(d.stepOp)
 	d.argBuf = nil
-	err := d.resErr
-	d.resErr = nil
 	if err != nil {
 		return fmt.Errorf("cuda: step %d: %w", d.stats.Steps, err)
 	}
@@ -626,7 +636,7 @@ func (d *Device) step() {
 		}
 	}
 	d.prevStep = d.steps.recs[(d.steps.next+ringSize-1)%ringSize].end
-	for _, r := range []*ring{&d.uploads, &d.converts, &d.steps} {
+	for _, r := range d.rings() {
 		if err := r.harvest(d, false); err != nil {
 			d.resErr = err
 			return
@@ -728,12 +738,11 @@ func (d *Device) Free(buf device.Buffer) {
 		return
 	}
 	d.argBuf = b
-	d.c.th.do(d.freeOp)
+	err := d.do(d.freeOp)
 	d.argBuf = nil
-	if d.resErr != nil && d.err == nil {
-		d.err = fmt.Errorf("cuda: free: %w", d.resErr)
+	if err != nil && d.err == nil {
+		d.err = fmt.Errorf("cuda: free: %w", err)
 	}
-	d.resErr = nil
 }
 
 // release runs on the driver thread.
@@ -754,31 +763,30 @@ func (d *Device) Sync(ctx context.Context) error {
 	if err := d.usable(ctx, "sync"); err != nil {
 		return fmt.Errorf("cuda: sync: %w", err)
 	}
-	d.c.th.do(d.syncOp)
-	err := d.resErr
-	d.resErr = nil
-	if err != nil {
+	if err := d.do(d.syncOp); err != nil {
 		return fmt.Errorf("cuda: sync: %w", err)
 	}
 	return ctx.Err()
 }
 
-func (d *Device) syncAll() {
-	if err := d.c.streamSync(d.copyS); err != nil {
-		d.resErr = err
-		return
-	}
-	if err := d.c.streamSync(d.compS); err != nil {
-		d.resErr = err
-		return
-	}
-	for _, r := range []*ring{&d.uploads, &d.converts, &d.steps} {
-		if err := r.harvest(d, true); err != nil {
-			d.resErr = err
-			return
+// syncAll waits for both streams and counts every pending timing, on the
+// driver thread.
+func (d *Device) syncAll() error {
+	for _, s := range [2]uintptr{d.copyS, d.compS} {
+		if err := d.c.streamSync(s); err != nil {
+			return err
 		}
 	}
+	for _, r := range d.rings() {
+		if err := r.harvest(d, true); err != nil {
+			return err
+		}
+	}
+	return nil
 }
+
+// rings are the device's timing rings: uploads, conversions and steps.
+func (d *Device) rings() [3]*ring { return [3]*ring{&d.uploads, &d.converts, &d.steps} }
 
 // Stats implements device.Device. Times are the GPU's, counted up to the
 // last Step or Sync.
@@ -822,11 +830,7 @@ func (d *Device) Close() error {
 		return fmt.Errorf("cuda: close: %w (close devices before their context)", errClosedContext)
 	}
 	var err error
-	d.c.th.do(func() {
-		d.syncAll()
-		err = errors.Join(d.resErr, d.releaseAll())
-		d.resErr = nil
-	})
+	d.c.th.do(func() { err = errors.Join(d.syncAll(), d.releaseAll()) })
 	if err != nil {
 		return fmt.Errorf("cuda: close: %w", err)
 	}
@@ -847,52 +851,36 @@ func (d *Device) dropGraphs() error {
 // releaseAll frees everything the device made, on the driver thread.
 func (d *Device) releaseAll() error {
 	c := d.c
-	var errs []error
-	keep := func(err error) {
-		if err != nil {
-			errs = append(errs, err)
-		}
-	}
-	keep(d.dropGraphs())
+	errs := []error{d.dropGraphs()}
 	for _, b := range d.all {
-		keep(c.memFree(b.ptr))
-		for _, e := range []uintptr{b.uploaded, b.lastUse} {
-			if e != 0 {
-				keep(c.eventDestroy(e))
-			}
-		}
+		errs = append(errs, d.freeBuffer(b))
 	}
 	d.all, d.free = nil, nil
 	for i := range d.staging {
 		s := &d.staging[i]
 		if s.mem != nil {
-			keep(c.hostFree(s.mem))
-			s.mem = nil
+			errs = append(errs, c.hostFree(s.mem))
 		}
-		if s.done != 0 {
-			keep(c.eventDestroy(s.done))
-			s.done = 0
-		}
+		errs = append(errs, ifNZ(s.done, c.eventDestroy))
+		s.mem, s.done = nil, 0
 	}
-	for _, r := range []*ring{&d.uploads, &d.converts, &d.steps} {
+	for _, r := range d.rings() {
 		for _, t := range r.recs {
-			for _, e := range []uintptr{t.start, t.end} {
-				if e != 0 {
-					keep(c.eventDestroy(e))
-				}
-			}
+			errs = append(errs, ifNZ(t.start, c.eventDestroy), ifNZ(t.end, c.eventDestroy))
 		}
 		r.recs = nil
 	}
-	for _, s := range []*uintptr{&d.copyS, &d.compS} {
-		if *s != 0 {
-			keep(c.streamDestroy(*s))
-			*s = 0
-		}
-	}
+	errs = append(errs, ifNZ(d.copyS, c.streamDestroy), ifNZ(d.compS, c.streamDestroy))
+	d.copyS, d.compS = 0, 0
 	if d.prog != nil {
-		keep(d.prog.release())
+		errs = append(errs, d.prog.release())
 		d.prog = nil
 	}
 	return errors.Join(errs...)
+}
+
+// freeBuffer frees device buffer b's memory and events, on the driver
+// thread.
+func (d *Device) freeBuffer(b *buffer) error {
+	return errors.Join(d.c.memFree(b.ptr), ifNZ(b.uploaded, d.c.eventDestroy), ifNZ(b.lastUse, d.c.eventDestroy))
 }

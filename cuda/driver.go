@@ -49,7 +49,19 @@ func Load() error {
 // testdata/fakecuda.c, which computes nothing: never a source of
 // figures). It must come before any Load or Open, and fails after one.
 func LoadFrom(path string) error {
-	ran := false
+	if !loadOnceFrom(path) {
+		loaded := Library
+		if loadLib != nil {
+			loaded = loadLib.path
+		}
+		return fmt.Errorf("cuda: LoadFrom(%s) after the driver was loaded (%s)", path, loaded)
+	}
+	return loadErr
+}
+
+// loadOnceFrom opens the driver library at path unless one was opened (or
+// tried) before, and reports whether it did.
+func loadOnceFrom(path string) (ran bool) {
 	loadOnce.Do(func() {
 		ran = true
 		loadLib, loadErr = openLibrary(path)
@@ -57,27 +69,11 @@ func LoadFrom(path string) error {
 			loadErr = fmt.Errorf("no CUDA driver found (%s): %w", path, loadErr)
 		}
 	})
-	if !ran {
-		return fmt.Errorf("cuda: LoadFrom(%s) after the driver was loaded (%s)", path, loadPath())
-	}
-	return loadErr
-}
-
-// loadPath is the library the driver was loaded from, or Library.
-func loadPath() string {
-	if loadLib != nil {
-		return loadLib.path
-	}
-	return Library
+	return ran
 }
 
 func load() (*driverLib, error) {
-	loadOnce.Do(func() {
-		loadLib, loadErr = openLibrary(Library)
-		if loadErr != nil {
-			loadErr = fmt.Errorf("no CUDA driver found (%s): %w", Library, loadErr)
-		}
-	})
+	loadOnceFrom(Library)
 	return loadLib, loadErr
 }
 

@@ -43,14 +43,15 @@ func (l *driverLib) graphSymbols() []nativelib.Symbol {
 	}
 }
 
-// hasGraphs reports whether every CUDA Graphs entry point resolved.
-func (l *driverLib) hasGraphs() bool {
+// graphsErr says that the driver lacks CUDA Graphs, nil when every entry
+// point of them resolved.
+func (l *driverLib) graphsErr() error {
 	for _, s := range l.graphSymbols() {
 		if *s.Addr == 0 {
-			return false
+			return fmt.Errorf("cuda: CUDA Graphs: the driver (%s) lacks cuStreamBeginCapture_v2 or cuGraphInstantiateWithFlags (driver 11.4 or later)", l.path)
 		}
 	}
-	return true
+	return nil
 }
 
 // symbols lists the entry points by their exported names.
@@ -105,7 +106,7 @@ func openLibrary(path string) (*driverLib, error) {
 	}
 	l.lib = lib
 	for _, s := range l.graphSymbols() {
-		*s.Addr = lib.Lookup(s.Name) // optional: see hasGraphs
+		*s.Addr = lib.Lookup(s.Name) // optional: see graphsErr
 	}
 	return l, nil
 }

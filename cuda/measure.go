@@ -1,6 +1,7 @@
 package cuda
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"math"
@@ -102,30 +103,15 @@ func (rig *copyRig) alloc(c *Context, max int64) (err error) {
 // release frees whatever alloc made, in reverse order, and returns the
 // first error.
 func (rig *copyRig) release(c *Context) error {
-	var err error
-	for _, f := range []func() error{
-		func() error { return ifNZ(rig.end, c.eventDestroy) },
-		func() error { return ifNZ(rig.start, c.eventDestroy) },
-		func() error { return ifNZ(rig.stream, c.streamDestroy) },
-		func() error {
-			if rig.pinned == nil {
-				return nil
-			}
-			return c.hostFree(rig.pinned)
-		},
-		func() error {
-			if rig.dev == 0 {
-				return nil
-			}
-			return c.memFree(rig.dev)
-		},
-	} {
-		if e := f(); err == nil {
-			err = e
-		}
+	errs := []error{ifNZ(rig.end, c.eventDestroy), ifNZ(rig.start, c.eventDestroy), ifNZ(rig.stream, c.streamDestroy)}
+	if rig.pinned != nil {
+		errs = append(errs, c.hostFree(rig.pinned))
+	}
+	if rig.dev != 0 {
+		errs = append(errs, c.memFree(rig.dev))
 	}
 	runtime.KeepAlive(rig.pageable)
-	return err
+	return cmp.Or(errs...)
 }
 
 // timeCopy is the median GPU time of reps copies of n bytes, host to

@@ -229,8 +229,14 @@ func (d *JPEGDecoder) open(hardware bool) error {
 	if err := nvjpegCheck("nvjpegJpegStateCreate", nativelib.Call(lib.stateCreate, d.handle, uintptr(unsafe.Pointer(&d.state)))); err != nil {
 		return err
 	}
-	return nvjpegCheck("nvjpegDecodeBatchedInitialize", nativelib.Call(lib.decodeBatchedInit, d.handle, d.state,
-		uintptr(d.batch), uintptr(d.threads), uintptr(d.format)))
+	return d.initBatch(d.batch)
+}
+
+// initBatch readies the batched decoder for batches of n images, on the
+// driver thread.
+func (d *JPEGDecoder) initBatch(n int) error {
+	return nvjpegCheck("nvjpegDecodeBatchedInitialize", nativelib.Call(d.lib.decodeBatchedInit, d.handle, d.state,
+		uintptr(n), uintptr(d.threads), uintptr(d.format)))
 }
 
 // release destroys the state and the handle, on the driver thread.
@@ -370,8 +376,7 @@ func (d *JPEGDecoder) decode(jpegs [][]byte, before func() error) (time.Duration
 	err := d.c.run(func() error {
 		if n := len(jpegs); n != d.inited {
 			// nvjpegDecodeBatched decodes exactly the initialised count.
-			if err := nvjpegCheck("nvjpegDecodeBatchedInitialize", nativelib.Call(d.lib.decodeBatchedInit, d.handle, d.state,
-				uintptr(n), uintptr(d.threads), uintptr(d.format))); err != nil {
+			if err := d.initBatch(n); err != nil {
 				return err
 			}
 			d.inited = n

@@ -78,10 +78,8 @@ func New(to []io.Writer, timeout time.Duration) (*Coordinator, error) {
 		return nil, fmt.Errorf("barrier: timeout %v must not be negative", timeout)
 	}
 	c := &Coordinator{to: to, arrived: make([]bool, len(to)), timeout: timeout, failed: make(chan struct{})}
-	if timeout > 0 {
-		c.timer = time.AfterFunc(time.Hour, c.expire)
-		c.timer.Stop()
-	}
+	c.timer = time.AfterFunc(time.Hour, c.expire) // armed by a step's first arrival
+	c.timer.Stop()
 	return c, nil
 }
 
@@ -106,16 +104,14 @@ func (c *Coordinator) Arrive(r int) (released bool, err error) {
 	c.count++
 	if c.count == 1 {
 		c.first = time.Now()
-		if c.timer != nil {
+		if c.timeout > 0 {
 			c.timer.Reset(c.timeout)
 		}
 	}
 	if c.count < len(c.to) {
 		return false, nil
 	}
-	if c.timer != nil {
-		c.timer.Stop()
-	}
+	c.timer.Stop()
 	c.waits += time.Since(c.first)
 	clear(c.arrived)
 	c.count = 0
@@ -140,8 +136,14 @@ func (c *Coordinator) expire() {
 			missing = append(missing, fmt.Sprint(r))
 		}
 	}
-	c.failLocked(fmt.Errorf("%w: step %d: rank %s did not reach the all-reduce barrier within %v of the first",
-		ErrTimeout, c.step, strings.Join(missing, ", rank "), c.timeout))
+	c.failLocked(timeoutError(c.step, missing, c.timeout))
+}
+
+// timeoutError is the failure of step, which the ranks missing did not
+// reach within timeout of the first arrival.
+func timeoutError(step int, missing []string, timeout time.Duration) error {
+	return fmt.Errorf("%w: step %d: rank %s did not reach the all-reduce barrier within %v of the first",
+		ErrTimeout, step, strings.Join(missing, ", rank "), timeout)
 }
 
 // Fail stops the barrier with err (a rank died): Err returns it and every
@@ -157,9 +159,7 @@ func (c *Coordinator) failLocked(err error) {
 		return
 	}
 	c.err = err
-	if c.timer != nil {
-		c.timer.Stop()
-	}
+	c.timer.Stop()
 	close(c.failed)
 }
 
@@ -192,9 +192,7 @@ func (c *Coordinator) Skew() time.Duration {
 func (c *Coordinator) Stop() {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	if c.timer != nil {
-		c.timer.Stop()
-	}
+	c.timer.Stop()
 }
 
 // Member is a rank's side of the barrier: it writes Arrive to the parent

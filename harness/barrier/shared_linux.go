@@ -3,7 +3,6 @@ package barrier
 import (
 	"fmt"
 	"os"
-	"strings"
 	"sync/atomic"
 	"syscall"
 	"time"
@@ -106,8 +105,7 @@ func (s *Shared) Watch(done <-chan struct{}, timeout, interval time.Duration, on
 				}
 			}
 			s.Abort()
-			return fmt.Errorf("%w: step %d: rank %s did not reach the all-reduce barrier within %v of the first",
-				ErrTimeout, gen, strings.Join(missing, ", rank "), timeout)
+			return timeoutError(gen, missing, timeout)
 		}
 	}
 }
