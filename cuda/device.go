@@ -387,23 +387,22 @@ func (d *Device) uploadJPEG(b *batching.Batch) (*buffer, error) {
 		d.headers = append(d.headers, b.Pix[j*b.SampleLen:j*b.SampleLen+dd.Header])
 		files += int64(len(b.JPEG[j]))
 	}
-	took, err := dd.Decoder.DecodeSamples(d.headers, b.JPEG, buf.ptr, int64(b.SampleLen), dd.Width, dd.Height)
+	took, decodeErr := dd.Decoder.DecodeSamples(d.headers, b.JPEG, buf.ptr, int64(b.SampleLen), dd.Width, dd.Height)
 	clear(d.headers)
-	err2 := d.c.run(func() error {
+	err = d.c.run(func() error {
+		err := decodeErr
+		if err == nil {
+			// The decode has finished (DecodeSamples waits for it): the
+			// step waits for the labels' copy alone.
+			err = d.c.eventRecord(buf.uploaded, d.copyS)
+		}
 		if err != nil {
 			d.putBack(buf)
-			return err
 		}
-		// The decode has finished (DecodeSamples waits for it): the step
-		// waits for the labels' copy alone.
-		if err := d.c.eventRecord(buf.uploaded, d.copyS); err != nil {
-			d.putBack(buf)
-			return err
-		}
-		return nil
+		return err
 	})
-	if err2 != nil {
-		return nil, err2
+	if err != nil {
+		return nil, err
 	}
 	buf.bytes = files + int64(len(labels))
 	d.stats.Uploads++
@@ -463,21 +462,32 @@ func (d *Device) upload() {
 		return
 	}
 	buf.labelOff, buf.bytes = off, b.Bytes()
+	if err := d.copyIn(buf, data, labels, off, size); err != nil {
+		d.putBack(buf)
+		d.resErr = err
+		return
+	}
+	d.stats.Uploads++
+	d.stats.UploadBytes += buf.bytes
+	d.resBuf = buf
+}
+
+// copyIn enqueues the timed copy of data, and labels at off, into buf on
+// the copy stream, on the driver thread.
+func (d *Device) copyIn(buf *buffer, data, labels []byte, off, size int64) error {
 	c := d.c
 	if buf.used {
 		// The copy overwrites the buffer: after the steps that read it.
 		if err := c.streamWait(d.copyS, buf.lastUse); err != nil {
-			d.fail(buf, err)
-			return
+			return err
 		}
 	}
 	t, err := d.uploads.take(d)
-	if err == nil {
-		err = c.eventRecord(t.start, d.copyS)
-	}
 	if err != nil {
-		d.fail(buf, err)
-		return
+		return err
+	}
+	if err := c.eventRecord(t.start, d.copyS); err != nil {
+		return err
 	}
 	if d.pinned {
 		err = d.copyPinned(buf, data, labels, off, size)
@@ -492,17 +502,11 @@ func (d *Device) upload() {
 	if err == nil {
 		err = c.eventRecord(t.end, d.copyS)
 	}
-	if err == nil {
-		t.pending = true
-		err = c.eventRecord(buf.uploaded, d.copyS)
-	}
 	if err != nil {
-		d.fail(buf, err)
-		return
+		return err
 	}
-	d.stats.Uploads++
-	d.stats.UploadBytes += buf.bytes
-	d.resBuf = buf
+	t.pending = true
+	return c.eventRecord(buf.uploaded, d.copyS)
 }
 
 // copyPinned copies data, and labels at off, into buf through the next
@@ -544,12 +548,6 @@ func (d *Device) copyPinned(buf *buffer, data, labels []byte, off, size int64) e
 func (d *Device) putBack(buf *buffer) {
 	buf.out = false
 	d.free = append(d.free, buf)
-}
-
-// fail ends an upload: buf goes back to the pool unused.
-func (d *Device) fail(buf *buffer, err error) {
-	d.putBack(buf)
-	d.resErr = err
 }
 
 // get takes a buffer of size bytes from the pool, or allocates one.

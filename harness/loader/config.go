@@ -1,6 +1,7 @@
 package loader
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -138,10 +139,8 @@ func (p Placement) String() string {
 
 // ParsePlacement parses "host" or "device".
 func ParsePlacement(s string) (Placement, error) {
-	for i, n := range Placements {
-		if s == n {
-			return Placement(i), nil
-		}
+	if i := slices.Index(Placements, s); i >= 0 {
+		return Placement(i), nil
 	}
 	return 0, fmt.Errorf("unknown placement %q (want host or device)", s)
 }
@@ -513,9 +512,4 @@ func (c Config) openData(ctx context.Context) (*ondisk.Dataset, error) {
 	return d, nil
 }
 
-func (c Config) prefetch() int {
-	if c.Prefetch == 0 {
-		return 2
-	}
-	return c.Prefetch
-}
+func (c Config) prefetch() int { return cmp.Or(c.Prefetch, 2) }

@@ -30,10 +30,10 @@ func (k *disk) deviceStages(p *pipeline.Pipeline, idx *pipeline.Queue[int], cach
 	header := func(ctx context.Context, it pipeline.Item[*encoded]) (*processed, error) {
 		var label int
 		e, err := k.replacing(ctx, it.Value, func(e *encoded) (err error) { label, err = k.d.CheckJPEG(e.i, e.data); return err })
+		if !e.cached {
+			defer bufs.put(e)
+		}
 		if err != nil {
-			if !e.cached {
-				bufs.put(e)
-			}
 			return nil, err
 		}
 		out := outs.get()
@@ -43,9 +43,6 @@ func (k *disk) deviceStages(p *pipeline.Pipeline, idx *pipeline.Queue[int], cach
 		impls <- t
 		if err != nil {
 			outs.put(out)
-			if !e.cached {
-				bufs.put(e)
-			}
 			return nil, fmt.Errorf("loader: sample %d: %w", e.i, err)
 		}
 		out.label = label
@@ -53,7 +50,6 @@ func (k *disk) deviceStages(p *pipeline.Pipeline, idx *pipeline.Queue[int], cach
 			out.file = append(out.file[:0], e.data...) // the kept bytes stay
 		} else {
 			out.file, e.data = e.data, out.file[:0]
-			bufs.put(e)
 		}
 		return out, nil
 	}

@@ -45,7 +45,6 @@ type disk struct {
 	max      int64
 	latency  time.Duration // Config.LoadLatency, added to every fetch
 	fetchers int           // goroutines of the fetch stage (Config.fetchers)
-	cached   *encoded      // a level that keeps Fetch's output (encoded): sample 0's bytes
 	base     bucket.Stats  // a bucket's counters when the loader started
 	copied   ondisk.Copied // a level that keeps Network's output (local): what was downloaded into the local copy
 	samples  atomic.Int64
@@ -64,16 +63,6 @@ type encoded struct {
 	i      int
 	data   []byte
 	cached bool // the cached bytes of a level that keeps Fetch's output: never recycled
-}
-
-// cacheFirst fetches sample 0's bytes, the output of Fetch a level keeps.
-func (k *disk) cacheFirst(ctx context.Context) error {
-	data, err := k.d.Fetch(ctx, 0, nil)
-	if err != nil {
-		return err
-	}
-	k.cached = &encoded{i: 0, data: data, cached: true}
-	return nil
 }
 
 // skip counts a failed sample if MaxFailures allows, and reports whether

@@ -1,6 +1,7 @@
 package loader
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"strings"
@@ -220,13 +221,17 @@ func (w *wiring) start(p *pipeline.Pipeline, n int) (*pipeline.Queue[*batching.B
 		return nil, err
 	}
 	var samples *pipeline.Queue[*processed]
+	var loaded *pipeline.Queue[*datasets.Sample]
 	switch {
 	case w.devDecode:
 		samples, err = w.dk.deviceStages(p, idx, w.cache, W, w.q, w.alive, w.outs, w.impls, w.cached, cfg.Dataset)
 	case w.dk != nil:
-		samples, err = w.diskStages(p, idx)
+		loaded, err = w.dk.stages(p, idx, w.cache, W, w.q, w.alive, w.raws, w.cached)
 	default:
-		samples, err = w.syntheticStages(p, idx)
+		loaded, err = w.loadStage(p, idx)
+	}
+	if err == nil && loaded != nil {
+		samples, err = w.transformStage(p, loaded)
 	}
 	if err != nil {
 		return nil, err
@@ -239,9 +244,9 @@ func (w *wiring) start(p *pipeline.Pipeline, n int) (*pipeline.Queue[*batching.B
 	return pipeline.Aggregate(p, string(level.Batch), filled, cfg.prefetch(), c.emit, c.flush)
 }
 
-// syntheticStages are the synthetic fill's stages: load (the fill, after
-// Config.LoadLatency), then transform.
-func (w *wiring) syntheticStages(p *pipeline.Pipeline, idx *pipeline.Queue[int]) (*pipeline.Queue[*processed], error) {
+// loadStage is the synthetic fill's load stage: the fill, after
+// Config.LoadLatency.
+func (w *wiring) loadStage(p *pipeline.Pipeline, idx *pipeline.Queue[int]) (*pipeline.Queue[*datasets.Sample], error) {
 	ds, latency := w.cfg.Dataset, w.cfg.LoadLatency
 	load := func(ctx context.Context, it pipeline.Item[int]) (*datasets.Sample, error) {
 		if latency > 0 {
@@ -257,21 +262,7 @@ func (w *wiring) syntheticStages(p *pipeline.Pipeline, idx *pipeline.Queue[int])
 		}
 		return s, nil
 	}
-	loaded, err := pipeline.Map(p, string(level.Load), idx, w.cfg.Workers, w.q, cut(w.cache, level.Load, load, w.cached.raw))
-	if err != nil {
-		return nil, err
-	}
-	return w.transformStage(p, loaded)
-}
-
-// diskStages are Data's stages: fetch and decode (disk.stages), then
-// transform.
-func (w *wiring) diskStages(p *pipeline.Pipeline, idx *pipeline.Queue[int]) (*pipeline.Queue[*processed], error) {
-	loaded, err := w.dk.stages(p, idx, w.cache, w.cfg.Workers, w.q, w.alive, w.raws, w.cached)
-	if err != nil {
-		return nil, err
-	}
-	return w.transformStage(p, loaded)
+	return pipeline.Map(p, string(level.Load), idx, w.cfg.Workers, w.q, cut(w.cache, level.Load, load, w.cached.raw))
 }
 
 // transformStage is the transform stage on loaded's raw samples.
@@ -300,7 +291,7 @@ func (w *wiring) transformStage(p *pipeline.Pipeline, loaded *pipeline.Queue[*da
 // of the stages it needs first, for sample 0, made before timing; nil
 // for the stages after it.
 type caches struct {
-	enc *encoded         // Fetch's: one sample's bytes (disk.cached)
+	enc *encoded         // Fetch's: one sample's bytes
 	raw *datasets.Sample // Load's or Decode's: one raw sample (Transform's input too)
 	out *processed       // Transform's: one processed sample (of raw)
 }
@@ -341,8 +332,11 @@ func keepLocalCopy(ctx context.Context, k keeping) (caches, error) {
 
 // keepBytes keeps fetch's output: sample 0's bytes.
 func keepBytes(ctx context.Context, k keeping) (caches, error) {
-	err := k.dk.cacheFirst(ctx)
-	return caches{enc: k.dk.cached}, err
+	data, err := k.dk.d.Fetch(ctx, 0, nil)
+	if err != nil {
+		return caches{}, err
+	}
+	return caches{enc: &encoded{data: data, cached: true}}, nil
 }
 
 // keepRaw keeps the output of load, or of decode: raw sample 0.
@@ -561,12 +555,7 @@ func (l *Loader) Release(b *batching.Batch) { l.batches.Put(b) }
 func (l *Loader) Close() error {
 	err := l.p.Close()
 	if l.data != nil {
-		if verr := l.data.verify(); err == nil {
-			err = verr
-		}
-		if cerr := l.data.d.Close(); err == nil {
-			err = cerr
-		}
+		return cmp.Or(err, l.data.verify(), l.data.d.Close())
 	}
 	return err
 }

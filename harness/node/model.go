@@ -1,6 +1,7 @@
 package node
 
 import (
+	"cmp"
 	"fmt"
 	"math"
 	"slices"
@@ -119,15 +120,7 @@ func (p Profile) Bounds(minAU float64) []Bound {
 		out = append(out, Bound{ResourceRequests, p.LinkRequestRate / rps,
 			fmt.Sprintf("%.4g requests/s", rps), fmt.Sprintf("%.4g requests/s", p.LinkRequestRate)})
 	}
-	slices.SortStableFunc(out, func(x, y Bound) int {
-		switch {
-		case x.Accelerators < y.Accelerators:
-			return -1
-		case x.Accelerators > y.Accelerators:
-			return 1
-		}
-		return 0
-	})
+	slices.SortStableFunc(out, func(x, y Bound) int { return cmp.Compare(x.Accelerators, y.Accelerators) })
 	return out
 }
 
@@ -158,7 +151,7 @@ func (p Profile) coresBound(perAcc float64) float64 {
 	if perAcc <= 0 {
 		return math.Inf(1)
 	}
-	return max(p.Cores-max(p.OtherCores, 0), p.Cores/2) / perAcc
+	return p.obtainable(math.Inf(1)) / perAcc
 }
 
 // PredictAU is the model's AU of every rank of a node of n accelerators:
@@ -248,21 +241,15 @@ func ProfileFrom(records []*benchfmt.Result, n int) (Profile, error) {
 	if cfg == nil {
 		return Profile{}, fmt.Errorf("node profile: no node records")
 	}
-	cores, err := strconv.ParseFloat(cfg.GetConfig("cores"), 64)
-	if err != nil {
-		return Profile{}, fmt.Errorf("node profile: the file's cores %q: %w", cfg.GetConfig("cores"), err)
-	}
-	batch, err := strconv.Atoi(cfg.GetConfig("batch"))
-	if err != nil {
-		return Profile{}, fmt.Errorf("node profile: the file's batch %q: %w", cfg.GetConfig("batch"), err)
-	}
-	step, err := time.ParseDuration(cfg.GetConfig("emulated-step"))
-	if err != nil {
-		return Profile{}, fmt.Errorf("node profile: the file's emulated-step %q: %w", cfg.GetConfig("emulated-step"), err)
-	}
-	workers, err := strconv.Atoi(cfg.GetConfig("workers"))
-	if err != nil {
-		return Profile{}, fmt.Errorf("node profile: the file's workers %q: %w", cfg.GetConfig("workers"), err)
+	keys := []string{"cores", "batch", "emulated-step", "workers"}
+	cores, err0 := strconv.ParseFloat(cfg.GetConfig(keys[0]), 64)
+	batch, err1 := strconv.Atoi(cfg.GetConfig(keys[1]))
+	step, err2 := time.ParseDuration(cfg.GetConfig(keys[2]))
+	workers, err3 := strconv.Atoi(cfg.GetConfig(keys[3]))
+	for i, err := range []error{err0, err1, err2, err3} {
+		if err != nil {
+			return Profile{}, fmt.Errorf("node profile: the file's %s %q: %w", keys[i], cfg.GetConfig(keys[i]), err)
+		}
 	}
 	return ProfileOf(records, n, cores, batch, workers, step)
 }

@@ -81,7 +81,7 @@ func (pr Peer) Run(ctx context.Context, o Options) (Outcome, error) {
 	if len(out.Ranks) != o.Ranks {
 		return Outcome{}, fmt.Errorf("node peer %s: %d ranks' results, want %d", pr.Script, len(out.Ranks), o.Ranks)
 	}
-	sortRanks(out.Ranks)
+	slices.SortFunc(out.Ranks, func(a, b RankResult) int { return a.Rank - b.Rank })
 	return out, nil
 }
 
@@ -104,10 +104,6 @@ func seconds(s float64) time.Duration { return time.Duration(s * 1e9) }
 
 // goDuration is d as the peer's --step reads it: milliseconds.
 func goDuration(d time.Duration) string { return fmt.Sprintf("%gms", float64(d)/1e6) }
-
-func sortRanks(rs []RankResult) {
-	slices.SortFunc(rs, func(a, b RankResult) int { return a.Rank - b.Rank })
-}
 
 // PeerRows are the peer's records of records as Rows: one per
 // accelerator count.

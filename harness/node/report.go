@@ -116,10 +116,7 @@ func WriteTable(w io.Writer, rows []Row, predicted map[int]float64) error {
 	var b strings.Builder
 	fmt.Fprintf(&b, "%12s %7s %7s %8s %11s %9s %11s %13s %11s %8s %8s\n", "accelerators", "au", "au-min", "host-au", "samples/s", "cpu-cores", "other-cores", "other-threads", "input-wait", "delay-%", "pred-au")
 	for _, r := range rows {
-		pred := math.NaN()
-		if v, ok := predicted[r.Accelerators]; ok {
-			pred = v
-		}
+		pred := byCount(predicted)(r)
 		note := ""
 		if r.Partial {
 			note = "  (a partial run)"
@@ -214,26 +211,27 @@ func plotSeries(predicted map[int]float64, peer []Row) []auSeries {
 		{"bound (host)", func(r Row) float64 { return r.HostAU }},
 	}
 	if len(predicted) > 0 {
-		series = append(series, auSeries{"predicted", func(r Row) float64 {
-			if v, ok := predicted[r.Accelerators]; ok {
-				return v
-			}
-			return math.NaN()
-		}})
+		series = append(series, auSeries{"predicted", byCount(predicted)})
 	}
 	if len(peer) > 0 {
-		byN := map[int]float64{}
+		peerAU := map[int]float64{}
 		for _, r := range peer {
-			byN[r.Accelerators] = r.AUMin
+			peerAU[r.Accelerators] = r.AUMin
 		}
-		series = append(series, auSeries{"PyTorch DDP peer, smallest rank", func(r Row) float64 {
-			if v, ok := byN[r.Accelerators]; ok {
-				return v
-			}
-			return math.NaN()
-		}})
+		series = append(series, auSeries{"PyTorch DDP peer, smallest rank", byCount(peerAU)})
 	}
 	return series
+}
+
+// byCount is the value of m at a row's accelerator count, NaN where m has
+// none.
+func byCount(m map[int]float64) func(Row) float64 {
+	return func(r Row) float64 {
+		if v, ok := m[r.Accelerators]; ok {
+			return v
+		}
+		return math.NaN()
+	}
 }
 
 // add draws s over rows on pl in the i-th color and shape, with its

@@ -2,6 +2,7 @@ package node
 
 import (
 	"bufio"
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -148,10 +149,7 @@ func newNodeRun(o Options) (*nodeRun, error) {
 	if o.Steps <= 0 || o.Warmup < 0 {
 		return nil, fmt.Errorf("node: steps %d and warm-up %d: want a positive and a non-negative count", o.Steps, o.Warmup)
 	}
-	n := &nodeRun{o: o, timeout: o.Timeout, args: o.Args, env: append(os.Environ(), o.Env...), start: time.Now()}
-	if n.timeout == 0 {
-		n.timeout = DefaultTimeout
-	}
+	n := &nodeRun{o: o, timeout: cmp.Or(o.Timeout, DefaultTimeout), args: o.Args, env: append(os.Environ(), o.Env...), start: time.Now()}
 	if n.args == nil {
 		n.args = []string{"rank"}
 	}
@@ -233,29 +231,24 @@ func (n *nodeRun) wait(ctx context.Context) {
 	c := n.c
 	var readers sync.WaitGroup
 	for _, r := range n.ranks {
-		readers.Add(1)
-		go func() {
-			defer readers.Done()
+		readers.Go(func() {
 			if err := read(r, c, n.onRelease); err != nil {
 				c.Fail(err)
 			}
-		}()
+		})
 	}
 	all := make(chan struct{})
 	go func() { readers.Wait(); close(all) }()
 	stopWatch := make(chan struct{})
-	watched := make(chan struct{})
+	var watcher sync.WaitGroup
 	if n.shared != nil {
 		// The shared barrier's steps and timeout; c stays the one place
 		// failures meet.
-		go func() {
-			defer close(watched)
+		watcher.Go(func() {
 			if err := n.shared.Watch(stopWatch, n.timeout, watchEvery, n.onRelease); err != nil {
 				c.Fail(err)
 			}
-		}()
-	} else {
-		close(watched)
+		})
 	}
 	select {
 	case <-all:
@@ -264,7 +257,7 @@ func (n *nodeRun) wait(ctx context.Context) {
 		c.Fail(ctx.Err())
 	}
 	close(stopWatch)
-	<-watched
+	watcher.Wait()
 	if n.shared != nil && c.Err() != nil {
 		n.shared.Abort()
 	}

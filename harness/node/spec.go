@@ -82,10 +82,8 @@ func writeMessage(w io.Writer, v any) error {
 	}
 	var n [4]byte
 	binary.LittleEndian.PutUint32(n[:], uint32(len(js)))
-	if _, err := w.Write(append(n[:], js...)); err != nil {
-		return err
-	}
-	return nil
+	_, err = w.Write(append(n[:], js...))
+	return err
 }
 
 // readMessage reads what writeMessage wrote into v.
