@@ -91,7 +91,7 @@ func openContext(ctx context.Context, l *driverLib, ordinal int) (*Context, erro
 		return nil, err
 	}
 	c.th = th
-	c.info.PCIBusID, c.info.LinkSpeed, c.info.LinkWidth = pciLink(c.info.PCIBusID)
+	c.info.LinkSpeed, c.info.LinkWidth = pciLink(c.info.PCIBusID)
 	return c, nil
 }
 
@@ -172,7 +172,7 @@ func (c *Context) readAttributes() error {
 
 // pciLink reads the PCIe link of the device at bus id from sysfs; the
 // attributes are empty where Linux does not say.
-func pciLink(bus string) (id, speed, width string) {
+func pciLink(bus string) (speed, width string) {
 	dir := filepath.Join("/sys/bus/pci/devices", bus)
 	read := func(name string) string {
 		b, err := os.ReadFile(filepath.Join(dir, name))
@@ -181,7 +181,7 @@ func pciLink(bus string) (id, speed, width string) {
 		}
 		return strings.TrimSpace(string(b))
 	}
-	return bus, read("current_link_speed"), read("current_link_width")
+	return read("current_link_speed"), read("current_link_width")
 }
 
 // Info describes the device.

@@ -375,7 +375,7 @@ func (d *Device) uploadJPEG(b *batching.Batch) (*buffer, error) {
 	case b.SampleLen < dd.Header:
 		return nil, fmt.Errorf("samples of %d bytes hold no header of %d", b.SampleLen, dd.Header)
 	}
-	labels := labelBytes(b)
+	labels := bytesOf(b.Labels)
 	off := (int64(len(b.Pix)) + 255) &^ 255
 	buf, err := d.jpegTarget(b, labels, off)
 	if err != nil {
@@ -443,17 +443,18 @@ func payload(b *batching.Batch) []byte {
 	if b.DType == batching.Uint8 {
 		return b.Pix
 	}
-	return unsafe.Slice((*byte)(unsafe.Pointer(unsafe.SliceData(b.Data))), len(b.Data)*4)
+	return bytesOf(b.Data)
 }
 
-func labelBytes(b *batching.Batch) []byte {
-	return unsafe.Slice((*byte)(unsafe.Pointer(unsafe.SliceData(b.Labels))), len(b.Labels)*4)
+// bytesOf is the memory of s (float32 values or int32 labels) as bytes.
+func bytesOf[T float32 | int32](s []T) []byte {
+	return unsafe.Slice((*byte)(unsafe.Pointer(unsafe.SliceData(s))), len(s)*4)
 }
 
 // upload runs on the driver thread.
 func (d *Device) upload() {
 	b := d.argBatch
-	data, labels := payload(b), labelBytes(b)
+	data, labels := payload(b), bytesOf(b.Labels)
 	off := (int64(len(data)) + 255) &^ 255
 	size := off + int64(len(labels))
 	buf, err := d.get(b.DType, size)

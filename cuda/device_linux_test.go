@@ -271,8 +271,8 @@ func TestArgumentMarshalling(t *testing.T) {
 			if got := readDevice(t, c, db.ptr, len(payload(b))); string(got) != string(payload(b)) {
 				t.Errorf("the batch's values arrived as %v", got)
 			}
-			if got := readDevice(t, c, db.ptr+uint64(db.labelOff), 8); string(got) != string(labelBytes(b)) {
-				t.Errorf("the labels arrived as %v, want %v", got, labelBytes(b))
+			if got := readDevice(t, c, db.ptr+uint64(db.labelOff), 8); string(got) != string(bytesOf(b.Labels)) {
+				t.Errorf("the labels arrived as %v, want %v", got, bytesOf(b.Labels))
 			}
 			if buf.Bytes() != b.Bytes() {
 				t.Errorf("buffer of %d bytes, batch of %d", buf.Bytes(), b.Bytes())
@@ -1023,8 +1023,8 @@ func TestUploadDecodesJPEG(t *testing.T) {
 		if got := readDevice(t, c, bb.ptr, n*sample); !bytes.Equal(got, want) {
 			t.Fatalf("round %d: the device holds %v, want %v", round, got, want)
 		}
-		if got := readDevice(t, c, bb.ptr+uint64(bb.labelOff), 4*n); !bytes.Equal(got, labelBytes(b)) {
-			t.Errorf("round %d: labels %v, want %v", round, got, labelBytes(b))
+		if got := readDevice(t, c, bb.ptr+uint64(bb.labelOff), 4*n); !bytes.Equal(got, bytesOf(b.Labels)) {
+			t.Errorf("round %d: labels %v, want %v", round, got, bytesOf(b.Labels))
 		}
 		if s := d.Stats().Sub(before); s.Uploads != 1 || s.UploadBytes != files+4*n {
 			t.Errorf("round %d: %d uploads of %d bytes, want 1 of %d (the files and the labels)", round, s.Uploads, s.UploadBytes, files+4*n)

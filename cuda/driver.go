@@ -1,8 +1,7 @@
 // Package cuda binds the CUDA driver API (libcuda.so.1) at run time with
 // github.com/ebitengine/purego (through internal/nativelib, as nvJPEG is
-// bound too): no cgo, no CUDA toolkit at build time, one
-// binary that uses a GPU where there is one and says clearly why not where
-// there is none.
+// bound too): no cgo, no CUDA toolkit at build time, one binary that uses
+// a GPU where there is one and says clearly why not where there is none.
 //
 // Every driver call runs on one goroutine locked to its OS thread, the
 // thread on which the device's primary context is current; every CUresult

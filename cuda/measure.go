@@ -44,12 +44,8 @@ func MeasureBandwidth(ctx context.Context, c *Context, sizes []int64, reps int) 
 	var out []Bandwidth
 	err := c.run(func() (err error) {
 		rig := &copyRig{pageable: make([]byte, max)}
-		defer func() {
-			// Release whatever was made, keeping the first error.
-			if e := rig.release(c); err == nil {
-				err = e
-			}
-		}()
+		// Release whatever was made, keeping the first error.
+		defer func() { err = cmp.Or(err, rig.release(c)) }()
 		if err := rig.alloc(c, max); err != nil {
 			return err
 		}
@@ -198,14 +194,7 @@ func RunCheck(ctx context.Context, c *Context, modules map[string][]byte, ch Che
 			return err
 		}
 		var stream uintptr
-		defer func() {
-			if e := ifNZ(stream, c.streamDestroy); err == nil {
-				err = e
-			}
-			if e := p.release(); err == nil {
-				err = e
-			}
-		}()
+		defer func() { err = cmp.Or(err, ifNZ(stream, c.streamDestroy), p.release()) }()
 		if stream, err = c.streamCreate(); err != nil {
 			return err
 		}

@@ -409,13 +409,7 @@ func (d *JPEGDecoder) Close() error {
 	}
 	c := d.c
 	d.c = nil
-	return c.run(func() error {
-		var err error
-		if d.stream != 0 {
-			err = c.streamDestroy(d.stream)
-		}
-		return errors.Join(err, d.release())
-	})
+	return c.run(func() error { return errors.Join(ifNZ(d.stream, c.streamDestroy), d.release()) })
 }
 
 // DeviceAlloc allocates n bytes of device memory on c, for a caller

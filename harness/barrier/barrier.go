@@ -85,9 +85,9 @@ func New(to []io.Writer, timeout time.Duration) (*Coordinator, error) {
 
 // Arrive records that rank r reached the barrier; the last rank of a
 // step releases every rank, and its Arrive returns released true. An
-// error means the barrier has failed or the
-// rank arrived twice in one step (a protocol error); writing Go to a rank
-// that has died is not an error here: its reader reports the death.
+// error means the barrier has failed or the rank arrived twice in one
+// step (a protocol error); writing Go to a rank that has died is not an
+// error here: its reader reports the death.
 func (c *Coordinator) Arrive(r int) (released bool, err error) {
 	c.mu.Lock()
 	defer c.mu.Unlock()

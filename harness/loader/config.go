@@ -216,16 +216,11 @@ func (c Config) validateData() error {
 	if err := c.validateDecodeScale(); err != nil {
 		return err
 	}
-	switch c.PageCache {
-	case "", PageWarm:
-	case PageCold:
-		if !ondisk.EvictAvailable {
-			return fmt.Errorf("--page-cache cold: page-cache eviction is not available on %s; use warm", runtime.GOOS)
-		}
-	default:
-		return fmt.Errorf("--page-cache %q: want warm or cold", c.PageCache)
-	}
 	switch {
+	case c.PageCache != "" && c.PageCache != PageWarm && c.PageCache != PageCold:
+		return fmt.Errorf("--page-cache %q: want warm or cold", c.PageCache)
+	case c.PageCache == PageCold && !ondisk.EvictAvailable:
+		return fmt.Errorf("--page-cache cold: page-cache eviction is not available on %s; use warm", runtime.GOOS)
 	case c.Data == "" && c.PageCache != "":
 		return fmt.Errorf("--page-cache %s needs a dataset on disk (--data)", c.PageCache)
 	case c.Remote() && c.PageCache != "":

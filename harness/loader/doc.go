@@ -20,8 +20,9 @@
 // A level (package level) keeps one raw or one processed sample instead of
 // computing it per sample: the cache points of the caching ladder (package
 // ladder) that still run a loader. The cache is made by the keeper of the
-// stage the level keeps, one per stage, whatever levels cut after it. BatchFiller computes the same batches on one
-// goroutine, as one DataLoader worker process does (package procloader).
+// stage the level keeps, one per stage, whatever levels cut after it.
+// BatchFiller computes the same batches on one goroutine, as one
+// DataLoader worker process does (package procloader).
 //
 // With Config.Data the load stage reads a dataset on disk (package
 // ondisk) in two stages, fetch (the sample's bytes, into a pooled buffer)

@@ -75,8 +75,8 @@ func CheckShardReads(s string) error {
 
 // The flags that need --data, and those that need it in a bucket.
 var (
-	dataOnlyFlags   = []string{"max-failures", "page-cache", "decoder", "decode-scale", "s3-endpoint", "fetch-concurrency", "chunk-size", "link", "shard-reads"}
 	bucketOnlyFlags = []string{"s3-endpoint", "fetch-concurrency", "chunk-size", "link", "shard-reads"}
+	dataOnlyFlags   = append([]string{"max-failures", "page-cache", "decoder", "decode-scale"}, bucketOnlyFlags...)
 )
 
 // Apply is cfg with the data fields the flags set (none without --data),

@@ -54,10 +54,6 @@ func (c Config) DataSettings() []setting.Setting {
 		in = h.Info()
 		format, layout, sum = in.Format, in.Layout, in.Sum
 	}
-	page := c.PageCache
-	if page == "" {
-		page = "as-found"
-	}
 	decoder, err := ondisk.DecoderName(c.Decoder)
 	if err != nil {
 		decoder = "unavailable"
@@ -67,7 +63,7 @@ func (c Config) DataSettings() []setting.Setting {
 		{Key: "data-format", Value: format},
 		{Key: "data-layout", Value: layout},
 		{Key: "data-manifest-sha256", Value: sum},
-		{Key: "page-cache", Value: page},
+		{Key: "page-cache", Value: cmp.Or(c.PageCache, "as-found")},
 		{Key: "max-failures", Value: fmt.Sprint(c.MaxFailures)},
 	}
 	if c.Remote() {

@@ -257,9 +257,9 @@ func ProfileFrom(records []*benchfmt.Result, n int) (Profile, error) {
 // ProfileOf is the profile of the node records of records at level none
 // and n accelerators, medians over their runs, on a machine of cores
 // cores with batch samples a step of step and workers loader workers a
-// rank: the smallest rank's AU, the
-// CPU per sample, the other processes' cores, and the bytes and requests
-// per sample. Memory and the link's caps are the caller's to set.
+// rank: the smallest rank's AU, the CPU per sample, the other processes'
+// cores, and the bytes and requests per sample. Memory and the link's
+// caps are the caller's to set.
 func ProfileOf(records []*benchfmt.Result, n int, cores float64, batch, workers int, step time.Duration) (Profile, error) {
 	p := Profile{Cores: cores, Batch: batch, Workers: workers, Step: step}
 	vals := map[string][]float64{}

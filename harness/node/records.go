@@ -126,11 +126,10 @@ func Records(p Point, o Outcome, others Others, linkBandwidth float64) []*benchf
 		out = append(out, rankRecord(p, r, procs))
 		t.add(r)
 	}
-	n := len(o.Ranks)
-	if n == 0 || t.wall <= 0 {
+	if len(o.Ranks) == 0 || t.wall <= 0 {
 		return out
 	}
-	return append(out, t.record(p, o, n, others, linkBandwidth))
+	return append(out, t.record(p, o, others, linkBandwidth))
 }
 
 // rankRecord is rank r's record of a run of p.
@@ -189,9 +188,9 @@ func (t *nodeTotals) add(r RankResult) {
 	t.steps = max(t.steps, r.Steps)
 }
 
-// record is the node's record of a run of p by n ranks (t.wall > 0).
-func (t *nodeTotals) record(p Point, o Outcome, n int, others Others, linkBandwidth float64) *benchfmt.Result {
-	wall, steps := t.wall, t.steps
+// record is the node's record of a run of p by o's ranks (t.wall > 0).
+func (t *nodeTotals) record(p Point, o Outcome, others Others, linkBandwidth float64) *benchfmt.Result {
+	wall, steps, n := t.wall, t.steps, len(o.Ranks)
 	res := &benchfmt.Result{Name: benchfmt.Name(p.BenchName()), Iters: max(steps, 1)}
 	add := func(v float64, unit string) { res.Values = append(res.Values, benchfmt.Value{Value: v, Unit: unit}) }
 	add(float64(wall)/float64(max(steps, 1)), "ns/op")

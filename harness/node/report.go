@@ -25,8 +25,7 @@ import (
 // the pipeline's (level none) AU, smallest rank AU, samples/s, cores
 // used, CPU per sample, input wait per step, run-queue delay and the
 // other processes' cores and runnable threads, and the bound's (level
-// host) AU. A value not
-// measured is NaN.
+// host) AU. A value not measured is NaN.
 type Row struct {
 	Accelerators                      int
 	AU, AUMin, SamplesPerSec, Cores   float64

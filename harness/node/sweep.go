@@ -95,7 +95,7 @@ func ReadSweep(path string, minAU float64) (Sweep, error) {
 // report to report and the plot to plotPath, each where its path is not
 // "", saying where on stdout.
 func (o Sweep) Write(stdout io.Writer, report, plotPath string) error {
-	rows := Rows(o.Records)
+	rows, peer := Rows(o.Records), PeerRows(o.Records)
 	if err := WriteTable(stdout, rows, nil); err != nil {
 		return err
 	}
@@ -112,7 +112,7 @@ func (o Sweep) Write(stdout io.Writer, report, plotPath string) error {
 	}
 	if report != "" {
 		var b strings.Builder
-		if err := WriteMarkdown(&b, o.Command, rows, nil, PeerRows(o.Records), o.MinAU, bounds); err != nil {
+		if err := WriteMarkdown(&b, o.Command, rows, nil, peer, o.MinAU, bounds); err != nil {
 			return err
 		}
 		if err := atomicfile.WriteKindBytes(report, ReportKind, []byte(b.String())); err != nil {
@@ -121,7 +121,7 @@ func (o Sweep) Write(stdout io.Writer, report, plotPath string) error {
 		fmt.Fprintf(stdout, "report: %s\n", report)
 	}
 	if plotPath != "" {
-		if err := SavePlot(plotPath, "AU against accelerators", rows, nil, PeerRows(o.Records), o.MinAU); err != nil {
+		if err := SavePlot(plotPath, "AU against accelerators", rows, nil, peer, o.MinAU); err != nil {
 			return err
 		}
 		fmt.Fprintf(stdout, "plot: %s\n", plotPath)
