@@ -343,14 +343,8 @@ func (c Config) validateImpl() error {
 		}
 		return nil
 	}
-	t, err := transforms.New(c.Impl, c.Transforms)
-	if err != nil {
-		return err
-	}
-	if _, ok := t.(transforms.Uint8Applier); c.Placement == Device && !ok {
-		return fmt.Errorf("placement device: transforms %q cannot stop before ConvertColor", c.Impl)
-	}
-	return nil
+	_, err := newTransformer(c)
+	return err
 }
 
 // SampleLen is the values of one processed sample: 3×Crop×Crop, or with

@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 
-	"github.com/headspace-bench/headspace/datasets"
 	"github.com/headspace-bench/headspace/datasets/prng"
 	"github.com/headspace-bench/headspace/harness/level"
 	"github.com/headspace-bench/headspace/harness/pipeline"
@@ -24,9 +23,12 @@ import (
 // stream), and the file goes on to the batch by a swap of buffers, not a
 // copy. No pixel is made on the host: the device decodes the batch's
 // files and transforms them (cuda.DeviceDecode).
-func (k *disk) deviceStages(p *pipeline.Pipeline, idx *pipeline.Queue[int], cache level.Level, workers, q, alive int,
-	outs *freelist[*processed], impls chan *transformer, m caches, ds datasets.Synthetic) (*pipeline.Queue[*processed], error) {
-	bufs := k.buffers(workers, alive)
+func (w *wiring) deviceStages(p *pipeline.Pipeline, idx *pipeline.Queue[int]) (*pipeline.Queue[*processed], error) {
+	k, ds := w.dk, w.cfg.Dataset
+	fetched, bufs, err := w.fetchStage(p, idx)
+	if err != nil {
+		return nil, err
+	}
 	header := func(ctx context.Context, it pipeline.Item[*encoded]) (*processed, error) {
 		var label int
 		e, err := k.replacing(ctx, it.Value, func(e *encoded) (err error) { label, err = k.d.CheckJPEG(e.i, e.data); return err })
@@ -36,13 +38,13 @@ func (k *disk) deviceStages(p *pipeline.Pipeline, idx *pipeline.Queue[int], cach
 		if err != nil {
 			return nil, err
 		}
-		out := outs.get()
-		t := <-impls
+		out := w.outs.get()
+		t := <-w.impls
 		t.rng = prng.New(ds.Seed^transformSalt, uint64(it.Index))
 		err = t.dev.Header(out.pix, ds.Width, ds.Height, &t.rng)
-		impls <- t
+		w.impls <- t
 		if err != nil {
-			outs.put(out)
+			w.outs.put(out)
 			return nil, fmt.Errorf("loader: sample %d: %w", e.i, err)
 		}
 		out.label = label
@@ -53,9 +55,5 @@ func (k *disk) deviceStages(p *pipeline.Pipeline, idx *pipeline.Queue[int], cach
 		}
 		return out, nil
 	}
-	fetched, err := pipeline.Map(p, string(level.Fetch), idx, k.fetchers, q, cut(cache, level.Fetch, k.fetchStage(bufs), m.enc))
-	if err != nil {
-		return nil, err
-	}
-	return pipeline.Map(p, string(level.Transform), fetched, workers, q, cut(cache, level.Transform, header, m.out))
+	return pipeline.Map(p, string(level.Transform), fetched, w.cfg.Workers, w.q, cut(w.cache, level.Transform, header, w.cached.out))
 }

@@ -43,7 +43,6 @@ type DataStats struct {
 type disk struct {
 	d        *ondisk.Dataset
 	max      int64
-	latency  time.Duration // Config.LoadLatency, added to every fetch
 	fetchers int           // goroutines of the fetch stage (Config.fetchers)
 	base     bucket.Stats  // a bucket's counters when the loader started
 	copied   ondisk.Copied // a level that keeps Network's output (local): what was downloaded into the local copy
@@ -174,20 +173,19 @@ func (k *disk) replacing(ctx context.Context, e *encoded, use func(*encoded) err
 	return e, nil
 }
 
-// buffers is the free list of the fetch stage's buffers: one per sample
-// alive, and one per fetcher beyond the workers (data in a bucket runs
-// more fetchers than workers).
-func (k *disk) buffers(workers, alive int) *freelist[*encoded] {
-	return newFreelist(alive+max(0, k.fetchers-workers), func() *encoded { return new(encoded) })
-}
-
-// fetchStage is the fetch stage's function: sample it.Value's bytes (mod
-// the dataset's length), in a buffer of bufs.
-func (k *disk) fetchStage(bufs *freelist[*encoded]) func(context.Context, pipeline.Item[int]) (*encoded, error) {
+// fetchStage adds the fetch stage of Data: sample it.Value's bytes (mod
+// the dataset's length) in a buffer of the free list it returns, after
+// Config.LoadLatency; where the level does not run it, the bytes kept
+// before timing.
+func (w *wiring) fetchStage(p *pipeline.Pipeline, idx *pipeline.Queue[int]) (*pipeline.Queue[*encoded], *freelist[*encoded], error) {
+	k, latency := w.dk, w.cfg.LoadLatency
+	// A buffer per sample alive, and one per fetcher beyond the workers
+	// (data in a bucket runs more fetchers than workers).
+	bufs := newFreelist(w.alive+max(0, k.fetchers-w.cfg.Workers), func() *encoded { return new(encoded) })
 	n := k.d.Len()
-	return func(ctx context.Context, it pipeline.Item[int]) (*encoded, error) {
-		if k.latency > 0 {
-			time.Sleep(k.latency)
+	fetch := func(ctx context.Context, it pipeline.Item[int]) (*encoded, error) {
+		if latency > 0 {
+			time.Sleep(latency)
 		}
 		e := bufs.get()
 		if err := k.fetch(ctx, it.Value%n, e); err != nil {
@@ -196,30 +194,30 @@ func (k *disk) fetchStage(bufs *freelist[*encoded]) func(context.Context, pipeli
 		}
 		return e, nil
 	}
+	fetched, err := pipeline.Map(p, string(level.Fetch), idx, k.fetchers, w.q, cut(w.cache, level.Fetch, fetch, w.cached.enc))
+	return fetched, bufs, err
 }
 
-// stages adds the fetch and decode stages for cache: each runs where the
-// level runs it, and hands out what was made of it before timing (m)
-// where it does not, as the load stage does without Data.
-func (k *disk) stages(p *pipeline.Pipeline, idx *pipeline.Queue[int], cache level.Level, workers, q, alive int,
-	raws *freelist[*datasets.Sample], m caches) (*pipeline.Queue[*datasets.Sample], error) {
-	bufs := k.buffers(workers, alive)
-	fetch := k.fetchStage(bufs)
+// diskStages adds Data's fetch and decode stages: each runs where the
+// level runs it, and hands out what was made of it before timing
+// (w.cached) where it does not, as the load stage does without Data.
+func (w *wiring) diskStages(p *pipeline.Pipeline, idx *pipeline.Queue[int]) (*pipeline.Queue[*datasets.Sample], error) {
+	k := w.dk
+	fetched, bufs, err := w.fetchStage(p, idx)
+	if err != nil {
+		return nil, err
+	}
 	decode := func(ctx context.Context, it pipeline.Item[*encoded]) (*datasets.Sample, error) {
-		s := raws.get()
+		s := w.raws.get()
 		e, err := k.replacing(ctx, it.Value, func(e *encoded) error { return k.d.Decode(e.i, e.data, s) })
 		if !e.cached {
 			bufs.put(e)
 		}
 		if err != nil {
-			raws.put(s)
+			w.raws.put(s)
 			return nil, err
 		}
 		return s, nil
 	}
-	fetched, err := pipeline.Map(p, string(level.Fetch), idx, k.fetchers, q, cut(cache, level.Fetch, fetch, m.enc))
-	if err != nil {
-		return nil, err
-	}
-	return pipeline.Map(p, string(level.Decode), fetched, workers, q, cut(cache, level.Decode, decode, m.raw))
+	return pipeline.Map(p, string(level.Decode), fetched, w.cfg.Workers, w.q, cut(w.cache, level.Decode, decode, w.cached.raw))
 }

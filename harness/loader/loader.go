@@ -91,7 +91,7 @@ func New(ctx context.Context, cache level.Level, cfg Config, n int) (*Loader, er
 	// made once, before timing starts, by that stage's keeper (Supports
 	// checked there is one).
 	if kept, ok := cache.Kept(cfg.Source()); ok {
-		if w.cached, err = keepers[kept](ctx, keeping{cfg: cfg, dk: w.dk, impls: w.impls}); err != nil {
+		if w.cached, err = keepers[kept](ctx, w); err != nil {
 			return nil, err
 		}
 	}
@@ -174,7 +174,7 @@ func (c Config) openDisk(ctx context.Context, n int) (*disk, error) {
 		d.Close()
 		return nil, fmt.Errorf("decoder nvjpeg decodes JPEGs: %s holds %s", d.Dir(), f)
 	}
-	dk := &disk{d: d, max: int64(c.MaxFailures), latency: c.LoadLatency, fetchers: c.fetchers(),
+	dk := &disk{d: d, max: int64(c.MaxFailures), fetchers: c.fetchers(),
 		delivered: make([]atomic.Int32, d.Len()), total: int64(n) * int64(c.Batch)}
 	if b := d.Bucket(); b != nil {
 		dk.base = b.Stats()
@@ -224,9 +224,9 @@ func (w *wiring) start(p *pipeline.Pipeline, n int) (*pipeline.Queue[*batching.B
 	var loaded *pipeline.Queue[*datasets.Sample]
 	switch {
 	case w.devDecode:
-		samples, err = w.dk.deviceStages(p, idx, w.cache, W, w.q, w.alive, w.outs, w.impls, w.cached, cfg.Dataset)
+		samples, err = w.deviceStages(p, idx)
 	case w.dk != nil:
-		loaded, err = w.dk.stages(p, idx, w.cache, W, w.q, w.alive, w.raws, w.cached)
+		loaded, err = w.diskStages(p, idx)
 	default:
 		loaded, err = w.loadStage(p, idx)
 	}
@@ -296,15 +296,6 @@ type caches struct {
 	out *processed       // Transform's: one processed sample (of raw)
 }
 
-// keeping is what a stage's cache is made of: the loader's configuration,
-// its dataset on disk (nil for the synthetic fill) and the workers'
-// transforms.
-type keeping struct {
-	cfg   Config
-	dk    *disk
-	impls chan *transformer
-}
-
 // keepers is, per stage before batching whose output a level can keep
 // (level.Level.Kept), the code that makes that output once, before
 // timing: for sample 0, or for the network read a local copy of the
@@ -312,7 +303,7 @@ type keeping struct {
 // level that keeps a stage with none the loader refuses, naming it
 // (Config.Supports). A stage at or after batching keeps a whole batch:
 // the ladder's (package ladder), with no loader.
-var keepers = map[level.Stage]func(context.Context, keeping) (caches, error){
+var keepers = map[level.Stage]func(context.Context, *wiring) (caches, error){
 	level.Load:      keepRaw,
 	level.Network:   keepLocalCopy,
 	level.Fetch:     keepBytes,
@@ -323,16 +314,16 @@ var keepers = map[level.Stage]func(context.Context, keeping) (caches, error){
 // keepLocalCopy keeps the network's output: a local copy of the bucket's
 // objects, made before timing starts (once per listing), which the fetch
 // stage then reads as a directory is read, on Workers fetchers.
-func keepLocalCopy(ctx context.Context, k keeping) (caches, error) {
-	d, copied, err := k.cfg.localCopy(ctx, k.dk.d) // closes the bucket's
-	k.dk.d, k.dk.copied, k.dk.base = d, copied, bucket.Stats{}
-	k.dk.fetchers = k.cfg.Workers
+func keepLocalCopy(ctx context.Context, w *wiring) (caches, error) {
+	d, copied, err := w.cfg.localCopy(ctx, w.dk.d) // closes the bucket's
+	w.dk.d, w.dk.copied, w.dk.base = d, copied, bucket.Stats{}
+	w.dk.fetchers = w.cfg.Workers
 	return caches{}, err
 }
 
 // keepBytes keeps fetch's output: sample 0's bytes.
-func keepBytes(ctx context.Context, k keeping) (caches, error) {
-	data, err := k.dk.d.Fetch(ctx, 0, nil)
+func keepBytes(ctx context.Context, w *wiring) (caches, error) {
+	data, err := w.dk.d.Fetch(ctx, 0, nil)
 	if err != nil {
 		return caches{}, err
 	}
@@ -340,26 +331,26 @@ func keepBytes(ctx context.Context, k keeping) (caches, error) {
 }
 
 // keepRaw keeps the output of load, or of decode: raw sample 0.
-func keepRaw(ctx context.Context, k keeping) (caches, error) {
-	m := caches{raw: datasets.NewSample(k.cfg.Dataset.Width, k.cfg.Dataset.Height)}
-	if k.dk != nil {
-		return m, k.dk.d.Fill(0, m.raw)
+func keepRaw(ctx context.Context, w *wiring) (caches, error) {
+	m := caches{raw: datasets.NewSample(w.cfg.Dataset.Width, w.cfg.Dataset.Height)}
+	if w.dk != nil {
+		return m, w.dk.d.Fill(0, m.raw)
 	}
-	return m, k.cfg.Dataset.FillContext(ctx, 0, m.raw)
+	return m, w.cfg.Dataset.FillContext(ctx, 0, m.raw)
 }
 
 // keepProcessed keeps transform's output: sample 0 processed (of the raw
 // sample keepRaw makes).
-func keepProcessed(ctx context.Context, k keeping) (caches, error) {
-	m, err := keepRaw(ctx, k)
+func keepProcessed(ctx context.Context, w *wiring) (caches, error) {
+	m, err := keepRaw(ctx, w)
 	if err != nil {
 		return m, err
 	}
-	m.out = newProcessed(k.cfg.Placement.DType(), k.cfg.SampleLen())
+	m.out = newProcessed(w.cfg.Placement.DType(), w.cfg.SampleLen())
 	m.out.label, m.out.cached = m.raw.Label, true
-	t := <-k.impls
-	err = t.apply(ctx, m.out, &m.raw.Image, k.cfg.Dataset.Seed, 0)
-	k.impls <- t
+	t := <-w.impls
+	err = t.apply(ctx, m.out, &m.raw.Image, w.cfg.Dataset.Seed, 0)
+	w.impls <- t
 	return m, err
 }
 
