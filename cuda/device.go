@@ -828,9 +828,7 @@ func (d *Device) Close() error {
 		}
 		return fmt.Errorf("cuda: close: %w (close devices before their context)", errClosedContext)
 	}
-	var err error
-	d.c.th.do(func() { err = errors.Join(d.syncAll(), d.releaseAll()) })
-	if err != nil {
+	if err := d.c.run(func() error { return errors.Join(d.syncAll(), d.releaseAll()) }); err != nil {
 		return fmt.Errorf("cuda: close: %w", err)
 	}
 	return nil

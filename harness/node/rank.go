@@ -69,10 +69,10 @@ func ServeRank(ctx context.Context, in io.Reader, out io.Writer) error {
 		r.CPU, r.HasCPU = ds.CPU, ds.HasCPU
 		r.RunDelay, r.HasRunDelay = ds.RunDelay, ds.HasRunDelay
 	}
-	if _, err := out.Write([]byte{resultFrame}); err != nil {
-		return fmt.Errorf("rank %d: writing its result: %w", s.Rank, err)
+	if _, err = out.Write([]byte{resultFrame}); err == nil {
+		err = writeMessage(out, r)
 	}
-	if err := writeMessage(out, r); err != nil {
+	if err != nil {
 		return fmt.Errorf("rank %d: writing its result: %w", s.Rank, err)
 	}
 	return nil
