@@ -69,6 +69,15 @@ type Change struct {
 	Date   time.Time
 }
 
+// prev is the run of series s's point before the change (compare's old
+// side), or the change's own run when it is at the first point.
+func (c Change) prev(s *Series) int {
+	if c.Index > 0 {
+		return s.Points[c.Index-1].Run
+	}
+	return c.Run
+}
+
 // Regression says whether the change is for the worse.
 func (c Change) Regression(better resultfile.Direction) bool {
 	return better != resultfile.NoDirection && (c.Delta > 0) != (better == resultfile.HigherIsBetter)
