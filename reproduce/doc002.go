@@ -233,7 +233,6 @@ func (r Result002) writeTTFB(m *md) {
 		ratio(r.ttfb(pr, hi), r.ttfb(pr, lo)) + growthNote(lo, hi, dlo, dhi), ""})
 	m.table("lrrrrrr", []string{"workers", "SPDL threads (s)", "PyTorch processes (s)", "processes ÷ threads", "ours: goroutines (ms)", "ours: processes (ms)", "processes ÷ goroutines"}, rows)
 	m.para("![time to first batch](%s)", r.TTFBFigure)
-
 }
 
 // writeThroughput writes the samples/s after the first batch, beside
@@ -248,7 +247,6 @@ func (r Result002) writeThroughput(m *md) {
 	}
 	m.table("lrrrrrr", []string{"workers", "SPDL threads (items/s)", "PyTorch processes (items/s)", "threads ÷ processes", "ours: goroutines (samples/s)", "ours: processes (samples/s)", "goroutines ÷ processes"}, rows)
 	m.para("![throughput](%s)", r.ThroughputFigure)
-
 }
 
 // writeMemory writes peak RSS and CPU time, goroutines beside processes.
@@ -264,7 +262,6 @@ func (r Result002) writeMemory(m *md) {
 		rows = append(rows, []string{fmt.Sprint(n), mib(r.rss(g, n)), mib(r.rss(pr, n)), ratio(r.rss(g, n), r.rss(pr, n)), num(r.cpu(g, n), 2), num(r.cpu(pr, n), 2)})
 	}
 	m.table("lrrrrr", []string{"workers", "goroutines: peak RSS (MiB)", "processes: peak RSS, all processes (MiB)", "goroutines ÷ processes", "goroutines: CPU (s)", "processes: CPU (s)"}, rows)
-
 }
 
 // writeClaims writes the article's three claims beside ours, and the
@@ -302,7 +299,6 @@ func (r Result002) writeClaims(m *md) {
 		tr = append(tr, []string{x.Mode, num(summary.Median(x.Runs), 3), spread(x.Runs)})
 	}
 	m.table("lrr", []string{"loader", "steps/s (median)", "95% CI of the median"}, tr)
-
 }
 
 // writeDifferences writes where ours differs from the article, and why.

@@ -18,8 +18,10 @@ import (
 	"github.com/headspace-bench/headspace/harness/ladder"
 	"github.com/headspace-bench/headspace/harness/level"
 	"github.com/headspace-bench/headspace/harness/loader"
+	"github.com/headspace-bench/headspace/harness/resultfile"
 	"github.com/headspace-bench/headspace/harness/timeline"
 	"github.com/headspace-bench/headspace/harness/whatif"
+	"github.com/headspace-bench/headspace/internal/atomicfile"
 	"github.com/headspace-bench/headspace/internal/summary"
 	"github.com/headspace-bench/headspace/workloads"
 )
@@ -134,13 +136,9 @@ const model003File = "003-model.json"
 
 // profiles003 reads the saved profiles.
 func profiles003(pg *page) (map[string]whatif.Profile, error) {
-	path, err := pg.savedFile(model003File)
+	path, b, err := pg.readSaved(model003File)
 	if err != nil {
 		return nil, err
-	}
-	b, err := readSaved(path)
-	if err != nil {
-		return nil, &FileError{Path: path, Err: err}
 	}
 	var raw map[string]json.RawMessage
 	if err := json.Unmarshal(b, &raw); err != nil {
@@ -252,34 +250,25 @@ func measure003(ctx context.Context, s *settings, t *tracker) (measurement, erro
 	// Each unit of the experiment is one of the progress; a run of a
 	// point ends its unit with its steps/s, the yardstick's calibration
 	// with its ratio, a round of the yardstick with its none.
-	env, _ := s.env(t)
-	var unit string
-	end := func(format string, args ...any) {
-		if unit != "" {
-			t.done(format, args...)
-		}
-		unit = ""
-	}
-	env.Start = func(name string) { end("%s", unit); unit = name; t.unit(name) }
 	levels := c.YardstickExperiment().Config.Levels
 	save := func(name string, b []byte, err error) error {
 		if err == nil {
-			err = writeBytes(filepath.Join(s.Out, "results", name), b)
+			err = atomicfile.WriteKindBytes(filepath.Join(s.Out, "results", name), savedKind, b)
 		}
 		return err
 	}
 	var seen workloads.CachingOutcome // the outcome the progress has shown
-	o, err := c.MeasureEach(ctx, env, func(o workloads.CachingOutcome) error {
+	o, err := c.MeasureEach(ctx, s.env(t), func(o workloads.CachingOutcome) error {
 		was := seen
 		seen = o
 		if n := len(o.Runs); n > len(was.Runs) {
-			end("%s: %.3f steps/s", unit, o.Runs[n-1].Result.StepsPerSec())
+			t.end("%s: %.3f steps/s", t.running, o.Runs[n-1].Result.StepsPerSec())
 		}
 		if y := o.Yardstick; y.Calibration != nil && was.Yardstick.Calibration == nil {
-			end("%s: ratio %.3f, step %v", unit, y.Calibration.Ratio, y.Calibration.Step)
+			t.end("%s: ratio %.3f, step %v", t.running, y.Calibration.Ratio, y.Calibration.Step)
 		}
 		if n := len(o.Yardstick.Measurements); n > len(was.Yardstick.Measurements) && n%len(levels) == 0 {
-			end("%s: none %.3f steps/s", unit, o.Yardstick.Measurements[n-1].StepsPerSec)
+			t.end("%s: none %.3f steps/s", t.running, o.Yardstick.Measurements[n-1].StepsPerSec)
 		}
 		if o.Timeline != nil && was.Timeline == nil {
 			b, err := json.Marshal(o.Timeline)
@@ -296,7 +285,7 @@ func measure003(ctx context.Context, s *settings, t *tracker) (measurement, erro
 	if err != nil {
 		return measurement{}, err
 	}
-	end("%s", unit)
+	t.end("%s", t.running)
 	return measurement{config: append(c.Settings(), o.YardstickLines...), recs: workloads.CachingCodec.Encode(o)}, nil
 }
 
@@ -329,7 +318,8 @@ func render003(f *resultFile, pg *page) ([]byte, error) {
 	if err != nil {
 		return nil, err
 	}
-	for _, p := range plans003(z.raw, z.small) {
+	plans := plans003(z.raw, z.small)
+	for _, p := range plans {
 		st := p.step
 		st.Setup = fmt.Sprintf("%s transforms, raw %d×%d, crop %d, batch %d, %d workers; %s of %s (after %d warm-up) at each level",
 			p.impl, p.raw, p.raw, z.crop, z.batch, workers, plural(z.count, "run"), plural(z.steps, "measured step"), z.warmup)
@@ -383,7 +373,6 @@ func render003(f *resultFile, pg *page) ([]byte, error) {
 	if err != nil {
 		return nil, err
 	}
-	plans := plans003(z.raw, z.small)
 	for i, st := range res.Steps[:2] { // the steps the model profiled (workloads.Caching.Modelled)
 		impl := plans[i].impl
 		p, ok := profiles[impl]
@@ -410,13 +399,9 @@ func render003(f *resultFile, pg *page) ([]byte, error) {
 // timeline003Figure draws the saved timeline as PNG and SVG and returns
 // the PNG's link.
 func timeline003Figure(pg *page) (string, error) {
-	path, err := pg.savedFile(timeline003)
+	path, b, err := pg.readSaved(timeline003)
 	if err != nil {
 		return "", err
-	}
-	b, err := readSaved(path)
-	if err != nil {
-		return "", &FileError{Path: path, Err: err}
 	}
 	var tl timeline.Timeline
 	if err := json.Unmarshal(b, &tl); err != nil {
@@ -426,14 +411,7 @@ func timeline003Figure(pg *page) (string, error) {
 		return "", &FileError{Path: path, Err: err}
 	}
 	base, link := pg.figure("003", "timeline-none")
-	tracks := len(tl.DisplayTracks())
-	if err := tl.WritePNG(base+".png", 1200, 60+28*tracks); err != nil {
-		return "", err
-	}
-	if err := tl.WriteSVG(base+".svg", 900, 45+21*tracks); err != nil {
-		return "", err
-	}
-	return link + ".png", nil
+	return link + ".png", saveTimeline(&tl, base)
 }
 
 // runValues are the values in unit, as the file writes it ("ns/op",
@@ -441,7 +419,7 @@ func timeline003Figure(pg *page) (string, error) {
 func runValues(rs []workloads.PointRun, unit string) []float64 {
 	var out []float64
 	for _, r := range rs {
-		if v, ok := value(r.Record, unit); ok {
+		if v, ok := resultfile.Value(r.Record, unit); ok {
 			out = append(out, v)
 		}
 	}
@@ -711,18 +689,8 @@ func (r Result003) WriteMarkdown(w io.Writer) error {
 			if x.UploadBytes > 0 {
 				up = bytesHuman(int64(x.UploadBytes))
 			}
-			upT, conv, tf := "–", "–", "–"
-			if x.Transform > 0 {
-				tf = durText(x.Transform)
-			}
-			if x.Upload > 0 {
-				upT = durText(x.Upload)
-			}
-			if x.Convert > 0 {
-				conv = durText(x.Convert)
-			}
 			rows = append(rows, []string{x.Transfer, "`" + x.Level.String() + "`", num(summary.Median(x.Runs), 3), spread(x.Runs),
-				num(div(summary.Median(x.Runs), dev), 2), up, bytesHuman(x.ShapeBytes), upT, conv, tf})
+				num(div(summary.Median(x.Runs), dev), 2), up, bytesHuman(x.ShapeBytes), measuredDur(x.Upload), measuredDur(x.Convert), measuredDur(x.Transform)})
 		}
 		m.table("llrrrrrrrr", []string{"transfer", "level", "steps/s (median)", "runs", "÷ device", "uploaded per batch (device counters)", "per batch from the shape", "copy per batch", "conversion per step", "host transform per sample"}, rows)
 		f32, u8 := shapeOf(t.Rows, "float32"), shapeOf(t.Rows, "uint8")
@@ -827,6 +795,14 @@ func perSample(rows []LevelRow) [][]string {
 		out = append(out, []string{"`" + r.Level.String() + "`", load, durText(r.Transform)})
 	}
 	return out
+}
+
+// measuredDur is durText(d), or "–" for a time not measured (0).
+func measuredDur(d time.Duration) string {
+	if d <= 0 {
+		return "–"
+	}
+	return durText(d)
 }
 
 // shapeOf is the shape payload of a transfer's rows.
