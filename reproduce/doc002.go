@@ -132,16 +132,6 @@ func (p LoaderPoint) ttfbMs() float64 {
 	return summary.Median(ms)
 }
 
-// point finds a mode and worker count.
-func (r Result002) point(mode string, workers int) (LoaderPoint, bool) {
-	for _, p := range r.Points {
-		if p.Mode == mode && p.Workers == workers {
-			return p, true
-		}
-	}
-	return LoaderPoint{}, false
-}
-
 // workerCounts lists the worker counts measured and documented, ascending.
 func (r Result002) workerCounts() []int {
 	ws := slices.Clone(loadbench.Documented.Workers)
@@ -191,8 +181,10 @@ func docAt(ws []int, v []float64, n int) float64 {
 
 // at is f of the point of mode at n workers, or NaN where there is none.
 func (r Result002) at(mode string, n int, f func(LoaderPoint) float64) float64 {
-	if p, ok := r.point(mode, n); ok {
-		return f(p)
+	for _, p := range r.Points {
+		if p.Mode == mode && p.Workers == n {
+			return f(p)
+		}
 	}
 	return math.NaN()
 }

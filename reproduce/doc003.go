@@ -151,12 +151,10 @@ func profiles003(pg *page) (map[string]whatif.Profile, error) {
 		if err := json.Unmarshal(v, &p); err != nil {
 			return nil, &FileError{Path: path, Err: fmt.Errorf("not saved profiles: %s: %w", k, err)}
 		}
-		ps[k] = p
-	}
-	for name, p := range ps {
 		if err := p.Validate(); err != nil {
-			return nil, &FileError{Path: path, Err: fmt.Errorf("profile %s: %w", name, err)}
+			return nil, &FileError{Path: path, Err: fmt.Errorf("profile %s: %w", k, err)}
 		}
+		ps[k] = p
 	}
 	return ps, nil
 }
@@ -197,30 +195,15 @@ type sizes003 struct {
 	steps, warmup, count    int
 }
 
-// plan003 is one step of the experiment.
-type plan003 struct {
-	step       LadderStep
-	impl       string
-	raw        int
-	placements []loader.Placement
-	levels     []level.Level
-	doc        map[level.Level]float64
-}
-
-// plans003 are the experiment's four steps (workloads.CachingSteps),
-// with the raw image at raw and shrunk to small, and their titles and
-// the document's figures.
-func plans003(raw, small int) []plan003 {
+// step003 is the title of step key of the experiment
+// (workloads.CachingSteps), with the raw image at raw and shrunk to
+// small, and the document's figures of it.
+func step003(key string, raw, small int) (title string, doc map[level.Level]float64) {
 	titles := map[string]string{"a": "The caching ladder", "b": "Transform fix", "c": fmt.Sprintf("Smaller raw image (%d → %d)", raw, small),
 		"d": "uint8 transfer, converted on the device"}
 	docs := map[string]map[level.Level]float64{"a": workloads.LadderDocument, "b": withDevice(workloads.LadderDocumentFixed),
 		"c": withDevice(workloads.LadderDocumentSmall)}
-	var ps []plan003
-	for _, st := range workloads.CachingSteps(raw, small) {
-		ps = append(ps, plan003{step: LadderStep{Key: st.Key, Title: titles[st.Key]}, impl: st.Impl, raw: st.Raw, placements: st.Placements,
-			levels: st.Levels, doc: docs[st.Key]})
-	}
-	return ps
+	return titles[key], docs[key]
 }
 
 // timeline003 is the saved timeline of the first naive run at level none
@@ -318,12 +301,13 @@ func render003(f *resultFile, pg *page) ([]byte, error) {
 	if err != nil {
 		return nil, err
 	}
-	plans := plans003(z.raw, z.small)
-	for _, p := range plans {
-		st := p.step
+	steps := workloads.CachingSteps(z.raw, z.small)
+	for _, p := range steps {
+		title, doc := step003(p.Key, z.raw, z.small)
+		st := LadderStep{Key: p.Key, Title: title}
 		st.Setup = fmt.Sprintf("%s transforms, raw %d×%d, crop %d, batch %d, %d workers; %s of %s (after %d warm-up) at each level",
-			p.impl, p.raw, p.raw, z.crop, z.batch, workers, plural(z.count, "run"), plural(z.steps, "measured step"), z.warmup)
-		st.Command = ladderCommand(p.impl, p.raw, z, workers, step, p.levels, p.placements)
+			p.Impl, p.Raw, p.Raw, z.crop, z.batch, workers, plural(z.count, "run"), plural(z.steps, "measured step"), z.warmup)
+		st.Command = ladderCommand(p.Impl, p.Raw, z, workers, step, p.Levels, p.Placements)
 		at := func(pl loader.Placement, l level.Level) []workloads.PointRun {
 			var rs []workloads.PointRun
 			for _, r := range o.Runs {
@@ -333,10 +317,10 @@ func render003(f *resultFile, pg *page) ([]byte, error) {
 			}
 			return rs
 		}
-		if len(p.placements) == 1 {
-			for _, l := range p.levels {
+		if len(p.Placements) == 1 {
+			for _, l := range p.Levels {
 				rs := at(loader.Host, l)
-				row := LevelRow{Level: l, Doc: lookup(p.doc, l), DocAU: math.NaN(), Runs: runValues(rs, "steps/s"), AU: runValues(rs, "au-%"),
+				row := LevelRow{Level: l, Doc: lookup(doc, l), DocAU: math.NaN(), Runs: runValues(rs, "steps/s"), AU: runValues(rs, "au-%"),
 					Load: meanDur(runValues(rs, "load-ns/sample")), Transform: meanDur(runValues(rs, "transform-ns/sample"))}
 				if st.Key == "a" {
 					row.DocAU = lookup(workloads.LadderDocumentAU, l)
@@ -347,12 +331,12 @@ func render003(f *resultFile, pg *page) ([]byte, error) {
 			continue
 		}
 		ts := &TransferStep{Setup: st.Setup, Command: st.Command}
-		for _, pl := range p.placements {
+		for _, pl := range p.Placements {
 			cfg := loader.DefaultConfig()
-			cfg.Dataset.Width, cfg.Dataset.Height = p.raw, p.raw
-			cfg.Transforms.Crop, cfg.Batch, cfg.Workers, cfg.Impl = z.crop, z.batch, workers, p.impl
+			cfg.Dataset.Width, cfg.Dataset.Height = p.Raw, p.Raw
+			cfg.Transforms.Crop, cfg.Batch, cfg.Workers, cfg.Impl = z.crop, z.batch, workers, p.Impl
 			cfg.Placement = pl
-			for _, l := range p.levels {
+			for _, l := range p.Levels {
 				rs := at(pl, l)
 				row := TransferRow{Transfer: pl.DType().String(), Level: l, Runs: runValues(rs, "steps/s"), UploadBytes: mean(runValues(rs, "upload-B/op")),
 					ShapeBytes: shapeBytes(cfg), Upload: meanDur(runValues(rs, "upload-ns/op")), Convert: meanDur(runValues(rs, "convert-ns/op"))}
@@ -374,7 +358,7 @@ func render003(f *resultFile, pg *page) ([]byte, error) {
 		return nil, err
 	}
 	for i, st := range res.Steps[:2] { // the steps the model profiled (workloads.Caching.Modelled)
-		impl := plans[i].impl
+		impl := steps[i].Impl
 		p, ok := profiles[impl]
 		if !ok {
 			return nil, &FileError{Path: filepath.Join(pg.saved, model003File), Err: fmt.Errorf("no profile of the %s transforms", impl)}
@@ -864,37 +848,27 @@ func (r Result003) writeOnDisk(m *md, od *OnDiskStep) {
 // when every row measured every level itself (a file from before the
 // sharing).
 func sharedLevels003(rows []workloads.OnDiskRow) string {
-	var levels []level.Level
-	for _, l := range level.For(level.Disk) {
-		for _, row := range rows {
-			if row.Shared[l] {
-				levels = append(levels, l)
-				break
-			}
-		}
-	}
-	if len(levels) == 0 {
-		return ""
-	}
 	// Levels with the same dimensions together, in the ladder's order.
-	var groups [][]level.Level
 	var deps []string
-	for _, l := range levels {
-		d := andList(workloads.OnDiskDepends(l))
-		if i := slices.Index(deps, d); i >= 0 {
-			groups[i] = append(groups[i], l)
+	var names [][]string
+	for _, l := range level.For(level.Disk) {
+		if !slices.ContainsFunc(rows, func(row workloads.OnDiskRow) bool { return row.Shared[l] }) {
 			continue
 		}
-		deps = append(deps, d)
-		groups = append(groups, []level.Level{l})
-	}
-	var parts []string
-	for i, g := range groups {
-		names := make([]string, len(g))
-		for j, l := range g {
-			names[j] = "`" + l.String() + "`"
+		d := andList(workloads.OnDiskDepends(l))
+		i := slices.Index(deps, d)
+		if i < 0 {
+			i = len(deps)
+			deps, names = append(deps, d), append(names, nil)
 		}
-		parts = append(parts, fmt.Sprintf("%s once per %s", andList(names), deps[i]))
+		names[i] = append(names[i], "`"+l.String()+"`")
+	}
+	if len(deps) == 0 {
+		return ""
+	}
+	parts := make([]string, len(deps))
+	for i, d := range deps {
+		parts[i] = fmt.Sprintf("%s once per %s", andList(names[i]), d)
 	}
 	return fmt.Sprintf("A level above `none` reads no file (it does not fetch), so the layout and the page cache do not change it, and a level above `encoded` does not decode either, so neither do the format, the content or the decoder (the level table, `harness/level`). Each is therefore measured once, in the first case of the matrix that has its dimensions, and every case that shares them repeats that measurement (its `none` ÷ `device` divides by it): %s; `none` in every case.", strings.Join(parts, "; "))
 }

@@ -79,7 +79,6 @@ type settings struct {
 	emulated bool   // the device is the emulated one, with Step
 	// emulatedConfig is the emulated device's configuration, when emulated.
 	emulatedConfig device.EmulatedConfig
-	current        Doc // the document running
 }
 
 func (o Options) settings() (settings, error) {
@@ -108,7 +107,6 @@ func (o Options) settings() (settings, error) {
 	if o.Device == nil {
 		cfg := workloads.DocumentDevice()
 		cfg.Step = o.Step
-		s.Device = func() (device.Device, error) { return device.NewEmulated(cfg) }
 		s.emulated, s.emulatedConfig = true, cfg
 		s.devDesc = fmt.Sprintf("emulated: %v step (timer waits), host-to-device copies at %.0f GB/s pinned (assumed PCIe 4.0 x16, not measured)",
 			cfg.Step, cfg.PinnedBandwidth/1e9)
@@ -365,7 +363,6 @@ func (s *settings) reproduce(ctx context.Context, d Doc, saved string) (string, 
 	if s.From != "" {
 		from = s.From
 	} else {
-		s.current = d
 		// The document's experiment runs through the driver, which draws
 		// its progress and writes its result file whole when it ends.
 		var m measurement
