@@ -898,19 +898,15 @@ type remedy003 struct {
 // is a "before", the case that differs by the change alone is its "after".
 func remedies003(rows []workloads.OnDiskRow) []remedy003 {
 	byCase := map[workloads.OnDiskCase]float64{}
-	sizes := map[int]bool{}
+	small, large := 0, 0
 	for _, row := range rows {
 		if v := row.Median[level.None]; v > 0 {
 			byCase[row.Case] = v
 		}
-		sizes[row.Case.RawSize] = true
-	}
-	small, large := 0, 0
-	for s := range sizes {
-		if small == 0 || s < small {
+		if s := row.Case.RawSize; small == 0 || s < small {
 			small = s
 		}
-		large = max(large, s)
+		large = max(large, row.Case.RawSize)
 	}
 	es := []remedy003{
 		{name: "compressed format: raw → JPEG (noise, go)", remedy: true, after: func(c *workloads.OnDiskCase) bool {
@@ -954,27 +950,16 @@ func remedies003(rows []workloads.OnDiskRow) []remedy003 {
 		var gains []float64
 		for _, row := range rows {
 			before, ok := byCase[row.Case]
-			if !ok {
-				continue
-			}
 			ac := row.Case
-			if !e.after(&ac) {
+			if !ok || !e.after(&ac) {
 				continue
 			}
-			after, ok := byCase[ac]
-			if !ok {
-				continue
+			if after, ok := byCase[ac]; ok {
+				gains = append(gains, after/before)
 			}
-			g := after / before
-			if e.pairs == 0 || g < e.min {
-				e.min = g
-			}
-			e.max = max(e.max, g)
-			e.pairs++
-			gains = append(gains, g)
 		}
-		if e.pairs > 0 {
-			e.gain = summary.GeometricMean(gains)
+		if e.pairs = len(gains); e.pairs > 0 {
+			e.gain, e.min, e.max = summary.GeometricMean(gains), slices.Min(gains), slices.Max(gains)
 		}
 	}
 	return es
