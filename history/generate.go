@@ -163,16 +163,10 @@ func (g Generator) File(n int) []byte {
 		units := g.Units(i)
 		for range g.Samples {
 			v := base * (1 + g.Noise*(2*rng.Float64()-1))
+			vals := [...]float64{1e9 / v, v, 4 * v} // GenUnits' values
 			fmt.Fprintf(&b, "%s 4", g.Benchmark(i))
-			for _, u := range units {
-				switch u {
-				case "ns/op":
-					fmt.Fprintf(&b, " %s ns/op", g.format(1e9/v))
-				case "steps/s":
-					fmt.Fprintf(&b, " %s steps/s", g.format(v))
-				case "samples/s":
-					fmt.Fprintf(&b, " %s samples/s", g.format(4*v))
-				}
+			for j, u := range units {
+				fmt.Fprintf(&b, " %s %s", g.format(vals[j]), u)
 			}
 			b.WriteByte('\n')
 		}

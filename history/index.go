@@ -141,9 +141,17 @@ func readIndex(dir, folder string) (*index, string, error) {
 	if err := checkIndexFile(mdir); err != nil {
 		return nil, "", err
 	}
-	idx, why := checkIndex(mdir, files)
-	if why == "" {
-		return idx, "", nil
+	idx, err := loadIndexFile(mdir)
+	var why string
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+		why = "missing"
+	case err != nil:
+		why = fmt.Sprintf("unreadable (%v)", err)
+	default:
+		if why = checkRuns(mdir, idx, files); why == "" {
+			return idx, "", nil
+		}
 	}
 	idx, err = buildIndex(mdir, files)
 	if err != nil {
@@ -204,19 +212,6 @@ func loadIndexFile(mdir string) (*index, error) {
 	return &idx, nil
 }
 
-// checkIndex reads mdir's index and checks it against the run files
-// files (name → size): the index, or why it cannot be trusted.
-func checkIndex(mdir string, files map[string]int64) (*index, string) {
-	idx, err := loadIndexFile(mdir)
-	switch {
-	case errors.Is(err, fs.ErrNotExist):
-		return nil, "missing"
-	case err != nil:
-		return nil, fmt.Sprintf("unreadable (%v)", err)
-	}
-	return idx, checkRuns(mdir, idx, files)
-}
-
 // checkRuns says why index idx of mdir disagrees with the run files
 // files, or "" when it agrees.
 func checkRuns(mdir string, idx *index, files map[string]int64) string {
@@ -230,13 +225,13 @@ func checkRuns(mdir string, idx *index, files map[string]int64) string {
 			return fmt.Sprintf("it lists %s, which the folder does not hold", e.Name)
 		case size != e.Size:
 			return fmt.Sprintf("it records %s as %d bytes, the file has %d", e.Name, e.Size, size)
-		case i > 0 && !runBefore(idx.Runs[i-1], e):
+		case i > 0 && entryOrder(idx.Runs[i-1], e) >= 0:
 			return fmt.Sprintf("its runs are out of order at %s", e.Name)
 		}
 		seen[e.Name] = true
 	}
 	if len(seen) != len(files) {
-		for _, name := range slices.Sorted(mapKeys(files)) {
+		for _, name := range slices.Sorted(maps.Keys(files)) {
 			if !seen[name] {
 				return fmt.Sprintf("it lacks %s, which the folder holds", name)
 			}
@@ -268,22 +263,12 @@ func sameEntry(a, b indexEntry) bool {
 		a.Date.Equal(b.Date) && a.Machine == b.Machine && a.Partial == b.Partial && maps.Equal(a.Setup, b.Setup)
 }
 
-func mapKeys[V any](m map[string]V) func(func(string) bool) {
-	return func(yield func(string) bool) {
-		for k := range m {
-			if !yield(k) {
-				return
-			}
-		}
+// entryOrder orders a folder's runs as Runs does: by date, then name.
+func entryOrder(a, b indexEntry) int {
+	if c := a.Date.Compare(b.Date); c != 0 {
+		return c
 	}
-}
-
-// runBefore orders a folder's runs as Runs does: by date, then name.
-func runBefore(a, b indexEntry) bool {
-	if !a.Date.Equal(b.Date) {
-		return a.Date.Before(b.Date)
-	}
-	return a.Name < b.Name
+	return strings.Compare(a.Name, b.Name)
 }
 
 // buildIndexOf lists mdir and reads every run file in it.
@@ -298,7 +283,7 @@ func buildIndexOf(mdir string) (*index, error) {
 // buildIndex reads every run file of mdir (files: name → size).
 func buildIndex(mdir string, files map[string]int64) (*index, error) {
 	idx := &index{Format: indexFormat}
-	for _, name := range slices.Sorted(mapKeys(files)) {
+	for _, name := range slices.Sorted(maps.Keys(files)) {
 		p := filepath.Join(mdir, name)
 		r, _, err := inspect(p)
 		if err != nil {
@@ -310,7 +295,7 @@ func buildIndex(mdir string, files map[string]int64) (*index, error) {
 		}
 		idx.Runs = append(idx.Runs, entryOf(r, name, data))
 	}
-	sortEntries(idx.Runs)
+	slices.SortStableFunc(idx.Runs, entryOrder)
 	return idx, nil
 }
 
@@ -332,18 +317,6 @@ func nameDate(name string, d time.Time) time.Time {
 		}
 	}
 	return d.UTC()
-}
-
-func sortEntries(es []indexEntry) {
-	slices.SortStableFunc(es, func(a, b indexEntry) int {
-		switch {
-		case runBefore(a, b):
-			return -1
-		case runBefore(b, a):
-			return 1
-		}
-		return 0
-	})
 }
 
 // writeIndex writes idx as mdir's index, atomically: JSON with one line

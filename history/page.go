@@ -212,11 +212,7 @@ func (h *History) pageData(ctx context.Context, now time.Time) (pageData, []byte
 	zw, _ := flate.NewWriter(&z, flate.BestCompression)
 	maxN := 0
 	change := func(s *Series, c Change, suspected bool) *pageChange {
-		prev := c.Run
-		if c.Index > 0 {
-			prev = s.Points[c.Index-1].Run
-		}
-		return &pageChange{Run: c.Run, Prev: prev, Delta: c.Delta, Before: formatValue(c.Before, s.Unit),
+		return &pageChange{Run: c.Run, Prev: c.prev(s), Delta: c.Delta, Before: formatValue(c.Before, s.Unit),
 			After: formatValue(c.After, s.Unit), Kind: kind(SeriesChange{Series: s, Change: c, Suspected: suspected})}
 	}
 	for _, m := range h.Machines {
@@ -385,19 +381,11 @@ func htmlChanges(b *strings.Builder, cs []SeriesChange, index map[string]int) {
 	e := html.EscapeString
 	b.WriteString("<table><tr><th>machine</th><th>benchmark</th><th>unit</th><th>first commit</th><th>date</th><th>change</th><th>before → after</th><th></th><th></th></tr>\n")
 	for _, c := range cs {
-		what := kind(c)
-		if c.Suspected {
-			what += " (" + tail(c) + ")"
-		}
-		prev := c.Run
-		if c.Index > 0 {
-			prev = c.Series.Points[c.Index-1].Run
-		}
 		fmt.Fprintf(b, "<tr class=\"%s\"><td>%s</td><td>%s</td><td>%s</td><td><code>%s</code></td><td>%s</td><td>%s</td><td>%s → %s</td><td>%s</td>"+
 			"<td><a href=\"#m-%d\" class=\"cmp-link\" data-m=\"%d\" data-old=\"%d\" data-new=\"%d\">compare</a></td></tr>\n",
 			map[bool]string{true: "reg", false: "imp"}[strings.HasSuffix(kind(c), "regression")], e(c.Series.Machine), e(c.Series.Benchmark), e(c.Series.Unit),
-			e(c.Commit), e(c.Date.Format("2006-01-02")), e(signed(c.Delta)), e(formatValue(c.Before, c.Series.Unit)), e(formatValue(c.After, c.Series.Unit)), e(what),
-			index[c.Series.Machine], index[c.Series.Machine], prev, c.Run)
+			e(c.Commit), e(c.Date.Format("2006-01-02")), e(signed(c.Delta)), e(formatValue(c.Before, c.Series.Unit)), e(formatValue(c.After, c.Series.Unit)), e(label(c)),
+			index[c.Series.Machine], index[c.Series.Machine], c.prev(c.Series), c.Run)
 	}
 	b.WriteString("</table>\n")
 }

@@ -42,9 +42,13 @@ func kind(c SeriesChange) string {
 	return k
 }
 
-// tail says how many of its series' last runs a suspected step is in.
-func tail(c SeriesChange) string {
-	return fmt.Sprintf("the last %d runs; too few to confirm", len(c.Series.Points)-c.Index)
+// label is kind(c), with how many of its series' last runs a suspected
+// step is in.
+func label(c SeriesChange) string {
+	if c.Suspected {
+		return fmt.Sprintf("%s (the last %d runs; too few to confirm)", kind(c), len(c.Series.Points)-c.Index)
+	}
+	return kind(c)
 }
 
 // WriteText writes only the detected changes, one per line, newest
@@ -56,16 +60,10 @@ func tail(c SeriesChange) string {
 // print is quoted (Go syntax), so no field can make another or a line.
 func (h *History) WriteText(w io.Writer) error {
 	var b strings.Builder
-	line := func(c SeriesChange, what string) {
+	for _, c := range append(h.Changes(), h.Suspects()...) {
 		fmt.Fprintf(&b, "%s %s %s %s at %s (%s): %s → %s, %s\n", textField(c.Series.Machine), textField(c.Series.Benchmark), textField(c.Series.Unit),
 			signed(c.Delta), textField(c.Commit), c.Date.Format("2006-01-02"),
-			formatValue(c.Before, c.Series.Unit), formatValue(c.After, c.Series.Unit), what)
-	}
-	for _, c := range h.Changes() {
-		line(c, kind(c))
-	}
-	for _, c := range h.Suspects() {
-		line(c, kind(c)+" ("+tail(c)+")")
+			formatValue(c.Before, c.Series.Unit), formatValue(c.After, c.Series.Unit), label(c))
 	}
 	_, err := io.WriteString(w, b.String())
 	return err
@@ -184,13 +182,9 @@ func count(n int, s string) string {
 func mdChanges(b *strings.Builder, cs []SeriesChange) {
 	b.WriteString("| machine | benchmark | unit | first commit | date | change | before → after | |\n|---|---|---|---|---|---:|---|---|\n")
 	for _, c := range cs {
-		what := kind(c)
-		if c.Suspected {
-			what += " (" + tail(c) + ")"
-		}
 		fmt.Fprintf(b, "| %s | %s | %s | %s | %s | %s | %s → %s | %s |\n", mdText(c.Series.Machine), mdText(c.Series.Benchmark), mdText(c.Series.Unit),
 			mdCode(c.Commit), c.Date.Format("2006-01-02"), mdText(signed(c.Delta)), mdText(formatValue(c.Before, c.Series.Unit)),
-			mdText(formatValue(c.After, c.Series.Unit)), mdText(what))
+			mdText(formatValue(c.After, c.Series.Unit)), mdText(label(c)))
 	}
 }
 

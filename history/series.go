@@ -69,6 +69,15 @@ type Change struct {
 	Date   time.Time
 }
 
+// prev is the run of series s's point before the change (compare's old
+// side), or the change's own run when it is at the first point.
+func (c Change) prev(s *Series) int {
+	if c.Index > 0 {
+		return s.Points[c.Index-1].Run
+	}
+	return c.Run
+}
+
 // Regression says whether the change is for the worse.
 func (c Change) Regression(better resultfile.Direction) bool {
 	return better != resultfile.NoDirection && (c.Delta > 0) != (better == resultfile.HigherIsBetter)
@@ -127,7 +136,6 @@ func loadMachine(ctx context.Context, dir, key string, opt Options) (*Machine, e
 		return nil, err
 	}
 	byKey := map[seriesKey]*Series{}
-	var order []seriesKey
 	for i, run := range runs {
 		if err := ctx.Err(); err != nil {
 			return nil, err
@@ -144,15 +152,11 @@ func loadMachine(ctx context.Context, dir, key string, opt Options) (*Machine, e
 			if s == nil {
 				s = &Series{Machine: key, Benchmark: k.name, Unit: k.unit, Better: resultfile.TrustedDirection(k.unit, meta)}
 				byKey[k] = s
-				order = append(order, k)
+				m.Series = append(m.Series, s)
 			}
 			slices.Sort(vals[k])
 			s.Points = append(s.Points, Point{Run: i, Summary: summary.Of(vals[k]), Values: vals[k]})
 		}
-	}
-	m.Series = make([]*Series, len(order))
-	for i, k := range order {
-		m.Series[i] = byKey[k]
 	}
 	if err := detectAll(ctx, m.Series, runs, opt.ChangePoint); err != nil {
 		return nil, err

@@ -54,6 +54,7 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
+	"maps"
 	"os"
 	"path/filepath"
 	"slices"
@@ -188,24 +189,20 @@ func inspect(path string) (Run, int, error) {
 			return fmt.Errorf("%s: its header changes machine at result %d (%s, then %s): a run is one machine's; add one machine's file at a time",
 				path, n+1, describe(r.Machine), describe(m))
 		}
-		for _, c := range res.Config {
-			if !c.File || !slices.Contains(buildKeys, c.Key) {
-				continue
-			}
-			if vs := values[c.Key]; len(vs) > 0 && vs[0] != string(c.Value) {
-				// One build per run: numbers of two platforms or toolchains
-				// in one run would read as one build's.
-				return fmt.Errorf("%s: its header changes %s at result %d (%q, then %q): a run is one build's; add one build's file at a time",
-					path, c.Key, n+1, vs[0], c.Value)
-			}
-		}
 		n++
 		for _, c := range res.Config {
 			if !c.File {
 				continue
 			}
-			if v := string(c.Value); !slices.Contains(values[c.Key], v) {
-				values[c.Key] = append(values[c.Key], v)
+			v, vs := string(c.Value), values[c.Key]
+			if len(vs) > 0 && vs[0] != v && slices.Contains(buildKeys, c.Key) {
+				// One build per run: numbers of two platforms or toolchains
+				// in one run would read as one build's.
+				return fmt.Errorf("%s: its header changes %s at result %d (%q, then %q): a run is one build's; add one build's file at a time",
+					path, c.Key, n, vs[0], v)
+			}
+			if !slices.Contains(vs, v) {
+				values[c.Key] = append(vs, v)
 			}
 		}
 		return nil
@@ -313,13 +310,7 @@ func SetupDiff(a, b map[string]string) []string {
 		keys[k] = true
 	}
 	var out []string
-	for _, k := range slices.Sorted(func(yield func(string) bool) {
-		for k := range keys {
-			if !yield(k) {
-				return
-			}
-		}
-	}) {
+	for _, k := range slices.Sorted(maps.Keys(keys)) {
 		va, oka := a[k]
 		vb, okb := b[k]
 		if oka && okb && va == vb {
@@ -409,7 +400,7 @@ func Add(ctx context.Context, dir, path string, opt AddOptions) (Run, error) {
 	// The index last: a kill before this leaves a run the index lacks,
 	// which the next add notices and rebuilds from.
 	idx.Runs = append(idx.Runs, entryOf(run, filepath.Base(target), data))
-	sortEntries(idx.Runs)
+	slices.SortStableFunc(idx.Runs, entryOrder)
 	if err := writeIndex(mdir, idx); err != nil {
 		return run, fmt.Errorf("%s is in the store, but its index %s was not updated (the next add rebuilds it): %v", target, filepath.Join(mdir, IndexName), err)
 	}
@@ -533,11 +524,7 @@ func Runs(dir, machine string) ([]Run, error) {
 			return nil, err
 		}
 		r.Key = machine
-		if name, _, _ := strings.Cut(e.Name(), "-"); len(name) == len(DateLayout) {
-			if d, err := time.Parse(DateLayout, name); err == nil {
-				r.Date = d // the store's name is the date it was added under
-			}
-		}
+		r.Date = nameDate(e.Name(), r.Date) // the date it was added under
 		out = append(out, r)
 	}
 	sort.SliceStable(out, func(i, j int) bool { return out[i].Date.Before(out[j].Date) })

@@ -48,37 +48,28 @@
 // # Measuring, saving, rendering
 //
 // A document's measure function runs its experiment through the
-// workloads.Experiment interface (000, 002, 004: Run and Settings of
-// workloads.Headspace, Loaders and Sim; 003: Run and Settings of the
-// composite workloads.Caching, which runs a workloads.Ladder for each
-// step, its records named under the step, "Ladder/step=a", the what-if
-// profiles and workloads.OnDisk for step (e), and whose outcome holds its
-// timeline and profiles, which the report saves beside the result file
-// as they are made; the yardstick, the document's own code, is the
-// report's, doc003torch.go) and
-// returns benchmark-format records and the settings they were measured
-// with. Run writes them through package driver (driver.Run) to
-// <Out>/results/<id>-<name>.txt: configuration lines first — the
-// document, the machine (harness/machine: goos, goarch, cpu, commit,
-// cores, gomaxprocs, go, distro, date), the device's description, the
-// command, quick, the elapsed time, then every setting — and one line per
-// run (the ladder's records, the loaders', every step of the headspace
-// analysis, every seed of the simulation). The document's render function
-// then reads that file back and builds the report and its figures from it
-// alone, so a run and a rebuild cannot differ: Options.From names a
-// directory of saved files, and Run rebuilds from them without measuring,
-// byte for byte what the run wrote (the PNG, SVG and GIF encoders are
-// deterministic; TestRunQuickEveryDocument compares every file). A saved
-// file that is missing, unreadable, another document's or lacking a
-// setting is a *FileError that names it.
+// workloads.Experiment interface (003's is the composite
+// workloads.Caching: a workloads.Ladder per step, its records named under
+// the step, "Ladder/step=a", the what-if profiles and workloads.OnDisk
+// for step (e); the yardstick, the document's own code, is the report's,
+// doc003torch.go) and returns benchmark-format records and the settings
+// they were measured with. Run writes them through driver.Run to
+// <Out>/results/<id>-<name>.txt: configuration lines first (the
+// document, the machine, the device, the command, quick, the elapsed
+// time: headerConfig; then every setting) and one line per run. The
+// render function reads that file back and builds the report and its
+// figures from it alone, so a run and a rebuild (Options.From) cannot
+// differ: a rebuild writes byte for byte what the run wrote (the PNG, SVG
+// and GIF encoders are deterministic; TestRunQuickEveryDocument compares
+// every file). A saved file that is missing, unreadable, another
+// document's or lacking a setting is a *FileError that names it.
 //
-// Some figures and tables need more than numbers. The 003 timeline is the
-// trace of one run, saved beside the result file as
-// 003-timeline-none.json (a timeline.Timeline), and the what-if model's
-// profiles of steps (a) and (b) are saved as 003-model.json (whatif.Profile
-// by transform implementation), read beside the ladders when the report is
-// built; the 004 animations and timelines come from the
-// simulation, a function of its configuration, so seed 1 of each run is
+// Some figures and tables need more than numbers. 003 saves, beside the
+// result file as they are made, the timeline of one run
+// (003-timeline-none.json, a timeline.Timeline) and the what-if model's
+// profiles of steps (a) and (b) (003-model.json, whatif.Profile by
+// transform implementation). The 004 animations and timelines come from
+// the simulation, a function of its configuration: seed 1 of each run is
 // simulated again from the file's settings, and its batch count must be
 // the file's.
 //

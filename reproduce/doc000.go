@@ -86,10 +86,10 @@ type Result000 struct {
 	Runs   []HeadspaceRun
 }
 
-// impls000 are the two transform implementations analysed, and why.
-var impls000 = []struct{ name, why string }{
-	{"naive", "the document 003's toy pipeline, step by step and allocating"},
-	{"fast", "the same transforms fused and in place"},
+// impls000 says what each transform implementation analysed is.
+var impls000 = map[string]string{
+	"naive": "the document 003's toy pipeline, step by step and allocating",
+	"fast":  "the same transforms fused and in place",
 }
 
 // The report of document 000: its experiment, measured by measure000 and
@@ -178,10 +178,8 @@ func steps000(f *resultFile, a workloads.HeadspaceAnalysis) (analysis.Report, er
 
 // why000 says what a transform implementation is.
 func why000(impl string) string {
-	for _, i := range impls000 {
-		if i.name == impl {
-			return i.why
-		}
+	if why, ok := impls000[impl]; ok {
+		return why
 	}
 	return "unknown"
 }
@@ -226,13 +224,12 @@ func (r Result000) writeEstimate(m *md) {
 		}
 		return out
 	}
-	nan := func() float64 { return div(0, 0) }
 	rows := [][]string{
 		row("step time fed by the loader", fmt.Sprintf("about %d ms (the phase is not given)", workloads.HeadspaceDocumentStep.Milliseconds()), float64(workloads.HeadspaceDocumentStep.Milliseconds()), func(x HeadspaceRun) (string, float64) {
 			return ms(x.Before.Median), float64(x.Before.Median) / 1e6
 		}),
-		row("step time on cached batches", "–", nan(), func(x HeadspaceRun) (string, float64) {
-			return ms(x.After.Median), nan()
+		row("step time on cached batches", "–", math.NaN(), func(x HeadspaceRun) (string, float64) {
+			return ms(x.After.Median), math.NaN()
 		}),
 		row("headspace per step", fmt.Sprintf("%d ms", workloads.HeadspaceDocumentHeadspace.Milliseconds()), float64(workloads.HeadspaceDocumentHeadspace.Milliseconds()), func(x HeadspaceRun) (string, float64) {
 			return ms(x.Headspace()), float64(x.Headspace()) / 1e6
@@ -243,17 +240,17 @@ func (r Result000) writeEstimate(m *md) {
 		row(fmt.Sprintf("saved over %s steps", thousands(workloads.HeadspaceDocumentSteps)), fmt.Sprintf("%.1f h", workloads.HeadspaceDocumentHoursSaved), workloads.HeadspaceDocumentHoursSaved, func(x HeadspaceRun) (string, float64) {
 			return fmt.Sprintf("%.2f h", x.HoursSaved()), x.HoursSaved()
 		}),
-		row("the two 95% confidence intervals", "–", nan(), func(x HeadspaceRun) (string, float64) {
+		row("the two 95% confidence intervals", "–", math.NaN(), func(x HeadspaceRun) (string, float64) {
 			switch {
 			case x.Significant():
-				return "apart: the headspace is real", nan()
+				return "apart: the headspace is real", math.NaN()
 			case !ciKnown(x.Before) || !ciKnown(x.After):
-				return "too few steps for an interval", nan()
+				return "too few steps for an interval", math.NaN()
 			}
-			return "overlap: no headspace can be claimed", nan()
+			return "overlap: no headspace can be claimed", math.NaN()
 		}),
-		row("verdict", "–", nan(), func(x HeadspaceRun) (string, float64) {
-			return fmt.Sprintf("%s (input wait %.0f%% of the time), bounded by %s", x.Class, 100*x.Share, x.Stage), nan()
+		row("verdict", "–", math.NaN(), func(x HeadspaceRun) (string, float64) {
+			return fmt.Sprintf("%s (input wait %.0f%% of the time), bounded by %s", x.Class, 100*x.Share, x.Stage), math.NaN()
 		}),
 	}
 	align := "ll"

@@ -132,16 +132,6 @@ func (p LoaderPoint) ttfbMs() float64 {
 	return summary.Median(ms)
 }
 
-// point finds a mode and worker count.
-func (r Result002) point(mode string, workers int) (LoaderPoint, bool) {
-	for _, p := range r.Points {
-		if p.Mode == mode && p.Workers == workers {
-			return p, true
-		}
-	}
-	return LoaderPoint{}, false
-}
-
 // workerCounts lists the worker counts measured and documented, ascending.
 func (r Result002) workerCounts() []int {
 	ws := slices.Clone(loadbench.Documented.Workers)
@@ -191,8 +181,10 @@ func docAt(ws []int, v []float64, n int) float64 {
 
 // at is f of the point of mode at n workers, or NaN where there is none.
 func (r Result002) at(mode string, n int, f func(LoaderPoint) float64) float64 {
-	if p, ok := r.point(mode, n); ok {
-		return f(p)
+	for _, p := range r.Points {
+		if p.Mode == mode && p.Workers == n {
+			return f(p)
+		}
 	}
 	return math.NaN()
 }
@@ -233,7 +225,6 @@ func (r Result002) writeTTFB(m *md) {
 		ratio(r.ttfb(pr, hi), r.ttfb(pr, lo)) + growthNote(lo, hi, dlo, dhi), ""})
 	m.table("lrrrrrr", []string{"workers", "SPDL threads (s)", "PyTorch processes (s)", "processes ÷ threads", "ours: goroutines (ms)", "ours: processes (ms)", "processes ÷ goroutines"}, rows)
 	m.para("![time to first batch](%s)", r.TTFBFigure)
-
 }
 
 // writeThroughput writes the samples/s after the first batch, beside
@@ -248,7 +239,6 @@ func (r Result002) writeThroughput(m *md) {
 	}
 	m.table("lrrrrrr", []string{"workers", "SPDL threads (items/s)", "PyTorch processes (items/s)", "threads ÷ processes", "ours: goroutines (samples/s)", "ours: processes (samples/s)", "goroutines ÷ processes"}, rows)
 	m.para("![throughput](%s)", r.ThroughputFigure)
-
 }
 
 // writeMemory writes peak RSS and CPU time, goroutines beside processes.
@@ -264,7 +254,6 @@ func (r Result002) writeMemory(m *md) {
 		rows = append(rows, []string{fmt.Sprint(n), mib(r.rss(g, n)), mib(r.rss(pr, n)), ratio(r.rss(g, n), r.rss(pr, n)), num(r.cpu(g, n), 2), num(r.cpu(pr, n), 2)})
 	}
 	m.table("lrrrrr", []string{"workers", "goroutines: peak RSS (MiB)", "processes: peak RSS, all processes (MiB)", "goroutines ÷ processes", "goroutines: CPU (s)", "processes: CPU (s)"}, rows)
-
 }
 
 // writeClaims writes the article's three claims beside ours, and the
@@ -302,7 +291,6 @@ func (r Result002) writeClaims(m *md) {
 		tr = append(tr, []string{x.Mode, num(summary.Median(x.Runs), 3), spread(x.Runs)})
 	}
 	m.table("lrr", []string{"loader", "steps/s (median)", "95% CI of the median"}, tr)
-
 }
 
 // writeDifferences writes where ours differs from the article, and why.

@@ -18,8 +18,10 @@ import (
 	"github.com/headspace-bench/headspace/harness/ladder"
 	"github.com/headspace-bench/headspace/harness/level"
 	"github.com/headspace-bench/headspace/harness/loader"
+	"github.com/headspace-bench/headspace/harness/resultfile"
 	"github.com/headspace-bench/headspace/harness/timeline"
 	"github.com/headspace-bench/headspace/harness/whatif"
+	"github.com/headspace-bench/headspace/internal/atomicfile"
 	"github.com/headspace-bench/headspace/internal/summary"
 	"github.com/headspace-bench/headspace/workloads"
 )
@@ -134,13 +136,9 @@ const model003File = "003-model.json"
 
 // profiles003 reads the saved profiles.
 func profiles003(pg *page) (map[string]whatif.Profile, error) {
-	path, err := pg.savedFile(model003File)
+	path, b, err := pg.readSaved(model003File)
 	if err != nil {
 		return nil, err
-	}
-	b, err := readSaved(path)
-	if err != nil {
-		return nil, &FileError{Path: path, Err: err}
 	}
 	var raw map[string]json.RawMessage
 	if err := json.Unmarshal(b, &raw); err != nil {
@@ -153,12 +151,10 @@ func profiles003(pg *page) (map[string]whatif.Profile, error) {
 		if err := json.Unmarshal(v, &p); err != nil {
 			return nil, &FileError{Path: path, Err: fmt.Errorf("not saved profiles: %s: %w", k, err)}
 		}
-		ps[k] = p
-	}
-	for name, p := range ps {
 		if err := p.Validate(); err != nil {
-			return nil, &FileError{Path: path, Err: fmt.Errorf("profile %s: %w", name, err)}
+			return nil, &FileError{Path: path, Err: fmt.Errorf("profile %s: %w", k, err)}
 		}
+		ps[k] = p
 	}
 	return ps, nil
 }
@@ -199,30 +195,15 @@ type sizes003 struct {
 	steps, warmup, count    int
 }
 
-// plan003 is one step of the experiment.
-type plan003 struct {
-	step       LadderStep
-	impl       string
-	raw        int
-	placements []loader.Placement
-	levels     []level.Level
-	doc        map[level.Level]float64
-}
-
-// plans003 are the experiment's four steps (workloads.CachingSteps),
-// with the raw image at raw and shrunk to small, and their titles and
-// the document's figures.
-func plans003(raw, small int) []plan003 {
+// step003 is the title of step key of the experiment
+// (workloads.CachingSteps), with the raw image at raw and shrunk to
+// small, and the document's figures of it.
+func step003(key string, raw, small int) (title string, doc map[level.Level]float64) {
 	titles := map[string]string{"a": "The caching ladder", "b": "Transform fix", "c": fmt.Sprintf("Smaller raw image (%d → %d)", raw, small),
 		"d": "uint8 transfer, converted on the device"}
 	docs := map[string]map[level.Level]float64{"a": workloads.LadderDocument, "b": withDevice(workloads.LadderDocumentFixed),
 		"c": withDevice(workloads.LadderDocumentSmall)}
-	var ps []plan003
-	for _, st := range workloads.CachingSteps(raw, small) {
-		ps = append(ps, plan003{step: LadderStep{Key: st.Key, Title: titles[st.Key]}, impl: st.Impl, raw: st.Raw, placements: st.Placements,
-			levels: st.Levels, doc: docs[st.Key]})
-	}
-	return ps
+	return titles[key], docs[key]
 }
 
 // timeline003 is the saved timeline of the first naive run at level none
@@ -252,34 +233,25 @@ func measure003(ctx context.Context, s *settings, t *tracker) (measurement, erro
 	// Each unit of the experiment is one of the progress; a run of a
 	// point ends its unit with its steps/s, the yardstick's calibration
 	// with its ratio, a round of the yardstick with its none.
-	env, _ := s.env(t)
-	var unit string
-	end := func(format string, args ...any) {
-		if unit != "" {
-			t.done(format, args...)
-		}
-		unit = ""
-	}
-	env.Start = func(name string) { end("%s", unit); unit = name; t.unit(name) }
 	levels := c.YardstickExperiment().Config.Levels
 	save := func(name string, b []byte, err error) error {
 		if err == nil {
-			err = writeBytes(filepath.Join(s.Out, "results", name), b)
+			err = atomicfile.WriteKindBytes(filepath.Join(s.Out, "results", name), savedKind, b)
 		}
 		return err
 	}
 	var seen workloads.CachingOutcome // the outcome the progress has shown
-	o, err := c.MeasureEach(ctx, env, func(o workloads.CachingOutcome) error {
+	o, err := c.MeasureEach(ctx, s.env(t), func(o workloads.CachingOutcome) error {
 		was := seen
 		seen = o
 		if n := len(o.Runs); n > len(was.Runs) {
-			end("%s: %.3f steps/s", unit, o.Runs[n-1].Result.StepsPerSec())
+			t.end("%s: %.3f steps/s", t.running, o.Runs[n-1].Result.StepsPerSec())
 		}
 		if y := o.Yardstick; y.Calibration != nil && was.Yardstick.Calibration == nil {
-			end("%s: ratio %.3f, step %v", unit, y.Calibration.Ratio, y.Calibration.Step)
+			t.end("%s: ratio %.3f, step %v", t.running, y.Calibration.Ratio, y.Calibration.Step)
 		}
 		if n := len(o.Yardstick.Measurements); n > len(was.Yardstick.Measurements) && n%len(levels) == 0 {
-			end("%s: none %.3f steps/s", unit, o.Yardstick.Measurements[n-1].StepsPerSec)
+			t.end("%s: none %.3f steps/s", t.running, o.Yardstick.Measurements[n-1].StepsPerSec)
 		}
 		if o.Timeline != nil && was.Timeline == nil {
 			b, err := json.Marshal(o.Timeline)
@@ -296,7 +268,7 @@ func measure003(ctx context.Context, s *settings, t *tracker) (measurement, erro
 	if err != nil {
 		return measurement{}, err
 	}
-	end("%s", unit)
+	t.end("%s", t.running)
 	return measurement{config: append(c.Settings(), o.YardstickLines...), recs: workloads.CachingCodec.Encode(o)}, nil
 }
 
@@ -329,11 +301,13 @@ func render003(f *resultFile, pg *page) ([]byte, error) {
 	if err != nil {
 		return nil, err
 	}
-	for _, p := range plans003(z.raw, z.small) {
-		st := p.step
+	steps := workloads.CachingSteps(z.raw, z.small)
+	for _, p := range steps {
+		title, doc := step003(p.Key, z.raw, z.small)
+		st := LadderStep{Key: p.Key, Title: title}
 		st.Setup = fmt.Sprintf("%s transforms, raw %d×%d, crop %d, batch %d, %d workers; %s of %s (after %d warm-up) at each level",
-			p.impl, p.raw, p.raw, z.crop, z.batch, workers, plural(z.count, "run"), plural(z.steps, "measured step"), z.warmup)
-		st.Command = ladderCommand(p.impl, p.raw, z, workers, step, p.levels, p.placements)
+			p.Impl, p.Raw, p.Raw, z.crop, z.batch, workers, plural(z.count, "run"), plural(z.steps, "measured step"), z.warmup)
+		st.Command = ladderCommand(p.Impl, p.Raw, z, workers, step, p.Levels, p.Placements)
 		at := func(pl loader.Placement, l level.Level) []workloads.PointRun {
 			var rs []workloads.PointRun
 			for _, r := range o.Runs {
@@ -343,10 +317,10 @@ func render003(f *resultFile, pg *page) ([]byte, error) {
 			}
 			return rs
 		}
-		if len(p.placements) == 1 {
-			for _, l := range p.levels {
+		if len(p.Placements) == 1 {
+			for _, l := range p.Levels {
 				rs := at(loader.Host, l)
-				row := LevelRow{Level: l, Doc: lookup(p.doc, l), DocAU: math.NaN(), Runs: runValues(rs, "steps/s"), AU: runValues(rs, "au-%"),
+				row := LevelRow{Level: l, Doc: lookup(doc, l), DocAU: math.NaN(), Runs: runValues(rs, "steps/s"), AU: runValues(rs, "au-%"),
 					Load: meanDur(runValues(rs, "load-ns/sample")), Transform: meanDur(runValues(rs, "transform-ns/sample"))}
 				if st.Key == "a" {
 					row.DocAU = lookup(workloads.LadderDocumentAU, l)
@@ -357,12 +331,12 @@ func render003(f *resultFile, pg *page) ([]byte, error) {
 			continue
 		}
 		ts := &TransferStep{Setup: st.Setup, Command: st.Command}
-		for _, pl := range p.placements {
+		for _, pl := range p.Placements {
 			cfg := loader.DefaultConfig()
-			cfg.Dataset.Width, cfg.Dataset.Height = p.raw, p.raw
-			cfg.Transforms.Crop, cfg.Batch, cfg.Workers, cfg.Impl = z.crop, z.batch, workers, p.impl
+			cfg.Dataset.Width, cfg.Dataset.Height = p.Raw, p.Raw
+			cfg.Transforms.Crop, cfg.Batch, cfg.Workers, cfg.Impl = z.crop, z.batch, workers, p.Impl
 			cfg.Placement = pl
-			for _, l := range p.levels {
+			for _, l := range p.Levels {
 				rs := at(pl, l)
 				row := TransferRow{Transfer: pl.DType().String(), Level: l, Runs: runValues(rs, "steps/s"), UploadBytes: mean(runValues(rs, "upload-B/op")),
 					ShapeBytes: shapeBytes(cfg), Upload: meanDur(runValues(rs, "upload-ns/op")), Convert: meanDur(runValues(rs, "convert-ns/op"))}
@@ -383,9 +357,8 @@ func render003(f *resultFile, pg *page) ([]byte, error) {
 	if err != nil {
 		return nil, err
 	}
-	plans := plans003(z.raw, z.small)
 	for i, st := range res.Steps[:2] { // the steps the model profiled (workloads.Caching.Modelled)
-		impl := plans[i].impl
+		impl := steps[i].Impl
 		p, ok := profiles[impl]
 		if !ok {
 			return nil, &FileError{Path: filepath.Join(pg.saved, model003File), Err: fmt.Errorf("no profile of the %s transforms", impl)}
@@ -410,13 +383,9 @@ func render003(f *resultFile, pg *page) ([]byte, error) {
 // timeline003Figure draws the saved timeline as PNG and SVG and returns
 // the PNG's link.
 func timeline003Figure(pg *page) (string, error) {
-	path, err := pg.savedFile(timeline003)
+	path, b, err := pg.readSaved(timeline003)
 	if err != nil {
 		return "", err
-	}
-	b, err := readSaved(path)
-	if err != nil {
-		return "", &FileError{Path: path, Err: err}
 	}
 	var tl timeline.Timeline
 	if err := json.Unmarshal(b, &tl); err != nil {
@@ -426,14 +395,7 @@ func timeline003Figure(pg *page) (string, error) {
 		return "", &FileError{Path: path, Err: err}
 	}
 	base, link := pg.figure("003", "timeline-none")
-	tracks := len(tl.DisplayTracks())
-	if err := tl.WritePNG(base+".png", 1200, 60+28*tracks); err != nil {
-		return "", err
-	}
-	if err := tl.WriteSVG(base+".svg", 900, 45+21*tracks); err != nil {
-		return "", err
-	}
-	return link + ".png", nil
+	return link + ".png", saveTimeline(&tl, base)
 }
 
 // runValues are the values in unit, as the file writes it ("ns/op",
@@ -441,7 +403,7 @@ func timeline003Figure(pg *page) (string, error) {
 func runValues(rs []workloads.PointRun, unit string) []float64 {
 	var out []float64
 	for _, r := range rs {
-		if v, ok := value(r.Record, unit); ok {
+		if v, ok := resultfile.Value(r.Record, unit); ok {
 			out = append(out, v)
 		}
 	}
@@ -711,18 +673,8 @@ func (r Result003) WriteMarkdown(w io.Writer) error {
 			if x.UploadBytes > 0 {
 				up = bytesHuman(int64(x.UploadBytes))
 			}
-			upT, conv, tf := "–", "–", "–"
-			if x.Transform > 0 {
-				tf = durText(x.Transform)
-			}
-			if x.Upload > 0 {
-				upT = durText(x.Upload)
-			}
-			if x.Convert > 0 {
-				conv = durText(x.Convert)
-			}
 			rows = append(rows, []string{x.Transfer, "`" + x.Level.String() + "`", num(summary.Median(x.Runs), 3), spread(x.Runs),
-				num(div(summary.Median(x.Runs), dev), 2), up, bytesHuman(x.ShapeBytes), upT, conv, tf})
+				num(div(summary.Median(x.Runs), dev), 2), up, bytesHuman(x.ShapeBytes), measuredDur(x.Upload), measuredDur(x.Convert), measuredDur(x.Transform)})
 		}
 		m.table("llrrrrrrrr", []string{"transfer", "level", "steps/s (median)", "runs", "÷ device", "uploaded per batch (device counters)", "per batch from the shape", "copy per batch", "conversion per step", "host transform per sample"}, rows)
 		f32, u8 := shapeOf(t.Rows, "float32"), shapeOf(t.Rows, "uint8")
@@ -829,6 +781,14 @@ func perSample(rows []LevelRow) [][]string {
 	return out
 }
 
+// measuredDur is durText(d), or "–" for a time not measured (0).
+func measuredDur(d time.Duration) string {
+	if d <= 0 {
+		return "–"
+	}
+	return durText(d)
+}
+
 // shapeOf is the shape payload of a transfer's rows.
 func shapeOf(rows []TransferRow, transfer string) int64 {
 	for _, r := range rows {
@@ -888,37 +848,27 @@ func (r Result003) writeOnDisk(m *md, od *OnDiskStep) {
 // when every row measured every level itself (a file from before the
 // sharing).
 func sharedLevels003(rows []workloads.OnDiskRow) string {
-	var levels []level.Level
-	for _, l := range level.For(level.Disk) {
-		for _, row := range rows {
-			if row.Shared[l] {
-				levels = append(levels, l)
-				break
-			}
-		}
-	}
-	if len(levels) == 0 {
-		return ""
-	}
 	// Levels with the same dimensions together, in the ladder's order.
-	var groups [][]level.Level
 	var deps []string
-	for _, l := range levels {
-		d := andList(workloads.OnDiskDepends(l))
-		if i := slices.Index(deps, d); i >= 0 {
-			groups[i] = append(groups[i], l)
+	var names [][]string
+	for _, l := range level.For(level.Disk) {
+		if !slices.ContainsFunc(rows, func(row workloads.OnDiskRow) bool { return row.Shared[l] }) {
 			continue
 		}
-		deps = append(deps, d)
-		groups = append(groups, []level.Level{l})
-	}
-	var parts []string
-	for i, g := range groups {
-		names := make([]string, len(g))
-		for j, l := range g {
-			names[j] = "`" + l.String() + "`"
+		d := andList(workloads.OnDiskDepends(l))
+		i := slices.Index(deps, d)
+		if i < 0 {
+			i = len(deps)
+			deps, names = append(deps, d), append(names, nil)
 		}
-		parts = append(parts, fmt.Sprintf("%s once per %s", andList(names), deps[i]))
+		names[i] = append(names[i], "`"+l.String()+"`")
+	}
+	if len(deps) == 0 {
+		return ""
+	}
+	parts := make([]string, len(deps))
+	for i, d := range deps {
+		parts[i] = fmt.Sprintf("%s once per %s", andList(names[i]), d)
 	}
 	return fmt.Sprintf("A level above `none` reads no file (it does not fetch), so the layout and the page cache do not change it, and a level above `encoded` does not decode either, so neither do the format, the content or the decoder (the level table, `harness/level`). Each is therefore measured once, in the first case of the matrix that has its dimensions, and every case that shares them repeats that measurement (its `none` ÷ `device` divides by it): %s; `none` in every case.", strings.Join(parts, "; "))
 }
@@ -948,19 +898,15 @@ type remedy003 struct {
 // is a "before", the case that differs by the change alone is its "after".
 func remedies003(rows []workloads.OnDiskRow) []remedy003 {
 	byCase := map[workloads.OnDiskCase]float64{}
-	sizes := map[int]bool{}
+	small, large := 0, 0
 	for _, row := range rows {
 		if v := row.Median[level.None]; v > 0 {
 			byCase[row.Case] = v
 		}
-		sizes[row.Case.RawSize] = true
-	}
-	small, large := 0, 0
-	for s := range sizes {
-		if small == 0 || s < small {
+		if s := row.Case.RawSize; small == 0 || s < small {
 			small = s
 		}
-		large = max(large, s)
+		large = max(large, row.Case.RawSize)
 	}
 	es := []remedy003{
 		{name: "compressed format: raw → JPEG (noise, go)", remedy: true, after: func(c *workloads.OnDiskCase) bool {
@@ -1004,27 +950,16 @@ func remedies003(rows []workloads.OnDiskRow) []remedy003 {
 		var gains []float64
 		for _, row := range rows {
 			before, ok := byCase[row.Case]
-			if !ok {
-				continue
-			}
 			ac := row.Case
-			if !e.after(&ac) {
+			if !ok || !e.after(&ac) {
 				continue
 			}
-			after, ok := byCase[ac]
-			if !ok {
-				continue
+			if after, ok := byCase[ac]; ok {
+				gains = append(gains, after/before)
 			}
-			g := after / before
-			if e.pairs == 0 || g < e.min {
-				e.min = g
-			}
-			e.max = max(e.max, g)
-			e.pairs++
-			gains = append(gains, g)
 		}
-		if e.pairs > 0 {
-			e.gain = summary.GeometricMean(gains)
+		if e.pairs = len(gains); e.pairs > 0 {
+			e.gain, e.min, e.max = summary.GeometricMean(gains), slices.Min(gains), slices.Max(gains)
 		}
 	}
 	return es

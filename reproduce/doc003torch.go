@@ -106,8 +106,7 @@ func yardstick003(f *resultFile, runs []peer.LadderMeasurement) *Yardstick {
 	y.DocRaw, y.DocNone = num("calibration-raw-document-samples/s"), num("calibration-none-document-samples/s")
 	y.Step = f.duration("calibrated-step")
 	y.CalibrationCommand = f.str("calibration-command")
-	_, timed := f.config["calibration-timing"]
-	y.FirstWave = !timed
+	y.FirstWave = !f.has("calibration-timing")
 	return y
 }
 
@@ -125,15 +124,9 @@ func (y *Yardstick) median(l level.Level) float64 {
 // reading.
 func (r Result003) writeYardstick(m *md) {
 	y := r.Yardstick
-	a, aok := r.step("a")
-	b, bok := r.step("b")
-	if y == nil || !aok {
+	a, ok := r.step("a")
+	if y == nil || !ok {
 		return
-	}
-	ourA, docDev := deviceOf(a.Rows)
-	ourB := math.NaN()
-	if bok {
-		ourB, _ = deviceOf(b.Rows)
 	}
 	torchDev := y.median(level.Device)
 	m.para("### The yardstick: the document's code on this machine")
@@ -146,15 +139,9 @@ func (r Result003) writeYardstick(m *md) {
 	}
 	var devs []dev
 	for _, row := range a.Rows {
-		d := dev{level: row.Level, doc: div(row.Doc, docDev), torch: div(y.median(row.Level), torchDev),
-			naive: div(summary.Median(row.Runs), ourA), fast: math.NaN(), naiveSteps: summary.Median(row.Runs)}
-		if bok {
-			for _, rb := range b.Rows {
-				if rb.Level == row.Level {
-					d.fast = div(summary.Median(rb.Runs), ourB)
-				}
-			}
-		}
+		d := dev{level: row.Level, torch: div(y.median(row.Level), torchDev), naiveSteps: summary.Median(row.Runs)}
+		d.naive, d.doc = r.levelRatio("a", row.Level)
+		d.fast, _ = r.levelRatio("b", row.Level)
 		devs = append(devs, d)
 		torchCell := num(d.torch, 2)
 		if y.NotMeasured != "" {

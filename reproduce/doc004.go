@@ -136,17 +136,12 @@ func figures004(p *page, row SimRow, r *sim.Result, res Result004) (gif, png str
 	if err := r.WriteGIF(gifPath, sim.GIFOptions{Tick: res.GIFTick}); err != nil {
 		return "", "", err
 	}
-	pngPath, pngLink := p.figure("004", base+"-timeline.png")
-	svgPath, _ := p.figure("004", base+"-timeline.svg")
+	tlPath, tlLink := p.figure("004", base+"-timeline")
 	r.Timeline.Name = fmt.Sprintf("%d loaders, %v loads (%s), %v steps: %d batches in %v", res.Loaders, row.Load, row.Dist, res.Step, r.Batches, res.Duration)
-	tracks := len(r.Timeline.DisplayTracks())
-	if err := r.Timeline.WritePNG(pngPath, 1200, 60+28*tracks); err != nil {
+	if err := saveTimeline(r.Timeline, tlPath); err != nil {
 		return "", "", err
 	}
-	if err := r.Timeline.WriteSVG(svgPath, 900, 45+21*tracks); err != nil {
-		return "", "", err
-	}
-	return gifLink, pngLink, nil
+	return gifLink, tlLink + ".png", nil
 }
 
 // WriteMarkdown writes document 004's report.

@@ -14,6 +14,7 @@ import (
 	"github.com/headspace-bench/headspace/harness/driver"
 	"github.com/headspace-bench/headspace/harness/machine"
 	"github.com/headspace-bench/headspace/harness/resultfile"
+	"github.com/headspace-bench/headspace/internal/atomicfile"
 	"github.com/headspace-bench/headspace/workloads"
 )
 
@@ -190,10 +191,6 @@ func (f *resultFile) header() Header {
 	}
 }
 
-// value is r's value in unit (resultfile.Value: "ns/op" is found whether
-// benchfmt tidied it to sec/op or not).
-func value(r *benchfmt.Result, unit string) (float64, bool) { return resultfile.Value(r, unit) }
-
 // copyFile copies a saved file to dst (atomically), for a rebuild into
 // another directory than the files came from; nothing when they are one.
 func copyFile(src, dst string) error {
@@ -210,11 +207,11 @@ func copyFile(src, dst string) error {
 		}
 		return nil
 	}
-	b, err := readSaved(src)
+	b, err := atomicfile.ReadFileLimit(src, maxSaved)
 	if err != nil {
 		return &FileError{Path: src, Err: err}
 	}
-	return writeBytes(dst, b)
+	return atomicfile.WriteKindBytes(dst, savedKind, b)
 }
 
 // same says whether two paths name one file.

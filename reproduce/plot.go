@@ -10,6 +10,7 @@ import (
 	"gonum.org/v1/plot/vg"
 
 	"github.com/headspace-bench/headspace/harness/analysis"
+	"github.com/headspace-bench/headspace/harness/timeline"
 )
 
 // series is one set of bars of a grouped bar chart; NaN is a missing bar.
@@ -88,4 +89,13 @@ func saveBoth(p *plot.Plot, base string, w, h vg.Length) error {
 		}
 	}
 	return nil
+}
+
+// saveTimeline draws tl as base.png and base.svg, sized to its tracks.
+func saveTimeline(tl *timeline.Timeline, base string) error {
+	tracks := len(tl.DisplayTracks())
+	if err := tl.WritePNG(base+".png", 1200, 60+28*tracks); err != nil {
+		return err
+	}
+	return tl.WriteSVG(base+".svg", 900, 45+21*tracks)
 }

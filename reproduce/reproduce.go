@@ -79,7 +79,6 @@ type settings struct {
 	emulated bool   // the device is the emulated one, with Step
 	// emulatedConfig is the emulated device's configuration, when emulated.
 	emulatedConfig device.EmulatedConfig
-	current        Doc // the document running
 }
 
 func (o Options) settings() (settings, error) {
@@ -108,7 +107,6 @@ func (o Options) settings() (settings, error) {
 	if o.Device == nil {
 		cfg := workloads.DocumentDevice()
 		cfg.Step = o.Step
-		s.Device = func() (device.Device, error) { return device.NewEmulated(cfg) }
 		s.emulated, s.emulatedConfig = true, cfg
 		s.devDesc = fmt.Sprintf("emulated: %v step (timer waits), host-to-device copies at %.0f GB/s pinned (assumed PCIe 4.0 x16, not measured)",
 			cfg.Step, cfg.PinnedBandwidth/1e9)
@@ -140,36 +138,23 @@ func (s *settings) size() workloads.Size {
 // env is the environment the experiments run in: the device of the
 // options (the emulated one can scale its step, for the what-if model)
 // and the process workers. Each unit of work the experiment starts is a
-// unit of t's progress, done when the next starts or when end is called.
-func (s *settings) env(t *tracker) (env workloads.Env, end func()) {
+// unit of t's progress (tracker.unit).
+func (s *settings) env(t *tracker) workloads.Env {
 	dev := workloads.Device{Open: func(bool) (device.Device, error) { return s.openDevice() }}
 	if s.emulated {
 		dev = workloads.Emulated(s.emulatedConfig)
 	}
-	var unit string
-	end = func() {
-		if unit != "" {
-			t.done("%s", unit)
-		}
-		unit = ""
-	}
-	start := func(name string) {
-		end()
-		unit = name
-		t.unit(name)
-	}
-	return workloads.Env{Device: dev, Worker: s.Worker, Start: start}, end
+	return workloads.Env{Device: dev, Worker: s.Worker, Start: t.unit}
 }
 
 // measure runs experiment e through the workloads.Experiment interface:
 // its records, and its settings followed by extra for the result file.
 func (s *settings) measure(ctx context.Context, e workloads.Experiment, t *tracker, extra ...resultfile.Config) (measurement, error) {
-	env, end := s.env(t)
-	recs, err := e.Run(ctx, env)
+	recs, err := e.Run(ctx, s.env(t))
 	if err != nil {
 		return measurement{}, err
 	}
-	end()
+	t.end("%s", t.running)
 	return measurement{config: append(e.Settings(), extra...), recs: recs}, nil
 }
 
@@ -378,7 +363,6 @@ func (s *settings) reproduce(ctx context.Context, d Doc, saved string) (string, 
 	if s.From != "" {
 		from = s.From
 	} else {
-		s.current = d
 		// The document's experiment runs through the driver, which draws
 		// its progress and writes its result file whole when it ends.
 		var m measurement
@@ -443,29 +427,30 @@ func (p *page) figure(id, name string) (path, link string) {
 	return filepath.Join(p.out, filepath.FromSlash(link)), link
 }
 
-// savedFile is the path of a file saved beside the result files; a
-// missing one is a *FileError.
-func (p *page) savedFile(name string) (string, error) {
-	path := filepath.Join(p.saved, name)
+// readSaved reads a file saved beside the result files: its path and
+// content; a missing or unreadable one is a *FileError.
+func (p *page) readSaved(name string) (path string, b []byte, err error) {
+	path = filepath.Join(p.saved, name)
 	if _, err := os.Stat(path); err != nil {
-		return "", &FileError{Path: path, Err: errors.New("no such file")}
+		return path, nil, &FileError{Path: path, Err: errors.New("no such file")}
 	}
-	return path, nil
+	if b, err = atomicfile.ReadFileLimit(path, maxSaved); err != nil {
+		return path, nil, &FileError{Path: path, Err: err}
+	}
+	return path, b, nil
 }
 
 // resultsLink is the link to document d's result file, relative to the
 // reports.
 func resultsLink(d Doc) string { return "results/" + d.Results() }
 
-// savedKind is what a saved JSON file beside the results is.
+// savedKind is what a saved JSON file beside the results is: written
+// atomically under internal/atomicfile's output policy, it gains a
+// leading "format" member.
 var savedKind = atomicfile.JSON("reproduce saved file", "headspace-reproduce-saved/1")
 
-// writeBytes writes a saved JSON file atomically (internal/atomicfile's
-// output policy; it gains a leading "format" member).
-func writeBytes(path string, b []byte) error { return atomicfile.WriteKindBytes(path, savedKind, b) }
-
-// readSaved reads a saved JSON file: a regular file of at most 256 MiB.
-func readSaved(path string) ([]byte, error) { return atomicfile.ReadFileLimit(path, 256<<20) }
+// maxSaved bounds the read of a saved JSON file (a regular file).
+const maxSaved = 256 << 20
 
 // markdown renders a report into a buffer.
 func markdown(r interface{ WriteMarkdown(io.Writer) error }) ([]byte, error) {
@@ -482,6 +467,8 @@ type tracker struct {
 	w     io.Writer     // Options.Progress, for lines outside the run
 	h     *driver.Hooks // the run's, while the document measures
 	start time.Time
+	// running is the unit of work that runs now; "" when none does.
+	running string
 }
 
 // begin says how many units of work the document has.
@@ -491,18 +478,23 @@ func (t *tracker) begin(total int) {
 	}
 }
 
-// unit says what runs now.
+// unit ends the unit that runs, if any, with its name, and says what
+// runs now.
 func (t *tracker) unit(label string) {
+	t.end("%s", t.running)
+	t.running = label
 	if t.h != nil {
 		t.h.Start(t.doc + " " + label)
 	}
 }
 
-// done marks one unit finished, with what it measured.
-func (t *tracker) done(format string, args ...any) {
-	if t.h != nil {
+// end marks the unit that runs finished, with what it measured; nothing
+// when none runs.
+func (t *tracker) end(format string, args ...any) {
+	if t.running != "" && t.h != nil {
 		t.h.Finished(fmt.Sprintf(format, args...))
 	}
+	t.running = ""
 }
 
 // logf prints a line (after clearing the progress line).
