@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -97,7 +98,7 @@ func (c CUDACheck) Validate() error {
 		}
 	}
 	for _, p := range c.Precisions {
-		if !strings.Contains(" "+strings.Join(kernels.Precisions, " ")+" ", " "+p+" ") {
+		if !slices.Contains(kernels.Precisions, p) {
 			return fmt.Errorf("precision %q: want %s", p, strings.Join(kernels.Precisions, " or "))
 		}
 	}
@@ -112,6 +113,15 @@ type CUDANetStep struct {
 	Graphs    bool
 	Times     []time.Duration
 	Loss      float32
+}
+
+// launch is how the step was launched: "kernel by kernel" or "CUDA
+// Graphs".
+func (st CUDANetStep) launch() string {
+	if st.Graphs {
+		return "CUDA Graphs"
+	}
+	return "kernel by kernel"
 }
 
 // CUDACheckError is a check that ran and failed: a kernel's output above
@@ -400,11 +410,7 @@ func (c CUDACheck) netSteps(ctx context.Context, env Env, gpu *cuda.Context, out
 // timeStep times Steps of the Net at precision on gpu, after one warm-up.
 func (c CUDACheck) timeStep(ctx context.Context, env Env, gpu *cuda.Context, b *batching.Batch, precision string, graphs bool) (CUDANetStep, error) {
 	st := CUDANetStep{Precision: precision, Graphs: graphs}
-	how := "kernel by kernel"
-	if graphs {
-		how = "CUDA Graphs"
-	}
-	env.start(fmt.Sprintf("Net step, %s, %s", precision, how))
+	env.start(fmt.Sprintf("Net step, %s, %s", precision, st.launch()))
 	plan, err := CUDANetPlan(c.Batch, c.Side, c.Seed, precision)
 	if err != nil {
 		return st, err

@@ -293,23 +293,8 @@ func (d CUDADecode) runTurbo(ctx context.Context, env Env, files [][]byte, opene
 	for i := range bufs {
 		bufs[i] = make([]byte, 3*w*h)
 	}
-	var out []float64
 	env.start(fmt.Sprintf("libjpeg-turbo on %d threads, %d batches of %d", d.Threads, d.Batches, d.Batch))
-	errs := make([]error, d.Threads)
-	for i := range d.Batches + 1 {
-		if err := ctx.Err(); err != nil {
-			return out, err
-		}
-		took, err := d.turboBatch(i, files, decs, bufs, errs, w, h)
-		if err != nil {
-			return out, err
-		}
-		if i == 0 { // the untimed warm-up batch
-			continue
-		}
-		out = append(out, d.rate(took))
-	}
-	return out, nil
+	return d.timed(ctx, func(i int) (time.Duration, error) { return d.turboBatch(i, files, decs, bufs, w, h) })
 }
 
 // readJPEGs reads up to max files named *.jpg or *.jpeg (any case) from
@@ -357,41 +342,50 @@ func (badJPEGs) Is(target error) bool { return target == ondisk.ErrCorrupt }
 // with nvJPEG after one untimed batch, and returns each timed batch's
 // images/s.
 func (d CUDADecode) nvjpegBatches(ctx context.Context, env Env, dec *cuda.JPEGDecoder, dst uint64, files [][]byte, w, h int) ([]float64, error) {
-	var out []float64
 	b := make([][]byte, d.Batch)
 	env.start(fmt.Sprintf("nvJPEG, %d batches of %d", d.Batches, d.Batch))
-	for i := range d.Batches + 1 {
-		if err := ctx.Err(); err != nil {
-			return out, err
-		}
+	return d.timed(ctx, func(i int) (time.Duration, error) {
 		lo := (i * d.Batch) % len(files)
 		for j := range b {
 			b[j] = files[(lo+j)%len(files)]
 		}
 		took, err := dec.Decode(b, dst, w, h)
 		if err != nil {
-			return out, fmt.Errorf("batch %d: %w", i, err)
+			return 0, fmt.Errorf("batch %d: %w", i, err)
 		}
-		if i == 0 { // the untimed warm-up batch
-			continue
+		return took, nil
+	})
+}
+
+// timed runs batch i of the files for i from 0, the untimed warm-up
+// batch, to Batches, and returns each timed batch's images/s; it stops
+// at the first error, or when ctx is done.
+func (d CUDADecode) timed(ctx context.Context, batch func(i int) (time.Duration, error)) ([]float64, error) {
+	var out []float64
+	for i := range d.Batches + 1 {
+		if err := ctx.Err(); err != nil {
+			return out, err
 		}
-		out = append(out, d.rate(took))
+		took, err := batch(i)
+		if err != nil {
+			return out, err
+		}
+		if i > 0 {
+			out = append(out, float64(d.Batch)/took.Seconds())
+		}
 	}
 	return out, nil
 }
 
 // turboBatch decodes batch i of the files (cycled) split over the
-// decoders, each into its own buffer, and returns how long it took; errs
-// holds each thread's error.
-func (d CUDADecode) turboBatch(i int, files [][]byte, decs []*turbojpeg.Decoder, bufs [][]byte, errs []error, w, h int) (time.Duration, error) {
+// decoders, each into its own buffer, and returns how long it took.
+func (d CUDADecode) turboBatch(i int, files [][]byte, decs []*turbojpeg.Decoder, bufs [][]byte, w, h int) (time.Duration, error) {
 	lo := i * d.Batch
+	errs := make([]error, d.Threads)
 	start := time.Now()
 	var wg sync.WaitGroup
 	for t := range d.Threads {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			errs[t] = nil
+		wg.Go(func() {
 			for j := t; j < d.Batch; j += d.Threads {
 				f := files[(lo+j)%len(files)]
 				if err := decs[t].DecodeRGB(f, bufs[t], w, h); err != nil {
@@ -399,14 +393,8 @@ func (d CUDADecode) turboBatch(i int, files [][]byte, decs []*turbojpeg.Decoder,
 					return
 				}
 			}
-		}()
+		})
 	}
 	wg.Wait()
-	took := time.Since(start)
-	return took, errors.Join(errs...)
-}
-
-// rate is the images/s of one batch decoded in took.
-func (d CUDADecode) rate(took time.Duration) float64 {
-	return float64(d.Batch) / took.Seconds()
+	return time.Since(start), errors.Join(errs...)
 }

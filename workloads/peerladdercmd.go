@@ -2,12 +2,9 @@ package workloads
 
 import (
 	"context"
-	"errors"
 	"flag"
 	"fmt"
 	"io"
-	"os"
-	"path/filepath"
 	"runtime"
 	"strconv"
 	"strings"
@@ -47,10 +44,8 @@ func runPeerLadder(ctx context.Context, fs *flag.FlagSet, lf *peerLadderFlags, a
 		return err
 	}
 	out := fs.Lookup("out").Value.String()
-	if out != "" {
-		if err := os.MkdirAll(filepath.Dir(out), 0o755); err != nil {
-			return err
-		}
+	if err := mkdirs(out); err != nil {
+		return err
 	}
 	var environment []resultfile.Config
 	var sofar PeerLadderOutcome
@@ -88,13 +83,11 @@ func runPeerLadder(ctx context.Context, fs *flag.FlagSet, lf *peerLadderFlags, a
 		return saved, nil
 	}}, driver.Output{Path: out, Benchmarks: []string{"PeerLadder"}})
 	if err != nil {
-		if errors.Is(err, peer.ErrNotInstalled) {
-			return fmt.Errorf("%v: %s", err, peerInstallHint)
-		}
+		// A peer not installed failed before its first run.
 		if out != "" && len(o.Measurements) > 0 {
 			fmt.Fprintf(stderr, "results so far: %s (%d runs)\n", out, len(o.Measurements))
 		}
-		return err
+		return withHint(err, peerInstallHint)
 	}
 	if err := exp.Config.WriteText(stdout, o.LadderResult); err != nil {
 		return err

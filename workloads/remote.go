@@ -159,10 +159,8 @@ func (r Remote) Validate() error {
 	case r.Samples <= 0:
 		return fmt.Errorf("remote: samples %d must be positive", r.Samples)
 	}
-	for _, f := range r.Formats {
-		if !slices.Contains(ondisk.Formats, f) {
-			return fmt.Errorf("remote: format %q: want one of %s", f, strings.Join(ondisk.Formats, ", "))
-		}
+	if err := oneOf("format", r.Formats, ondisk.Formats); err != nil {
+		return fmt.Errorf("remote: %w", err)
 	}
 	for _, l := range r.Layouts {
 		if l.Name == "" || strings.ContainsAny(l.Name, "/ =") || l.ShardBytes < 0 || (l.Name == "files") != (l.ShardBytes == 0) || (l.Whole && l.ShardBytes == 0) {
@@ -174,7 +172,11 @@ func (r Remote) Validate() error {
 			return fmt.Errorf("remote: round trip %v outside 0 to 1s", d)
 		}
 	}
-	for _, c := range append(slices.Clone(r.Concurrency), r.checkConcurrency()...) {
+	checks := make([]int, len(r.Checks))
+	for i, c := range r.Checks {
+		checks[i] = c.Concurrency
+	}
+	for _, c := range append(slices.Clone(r.Concurrency), checks...) {
 		if c < 1 || c > bucket.MaxConcurrency {
 			return fmt.Errorf("remote: concurrency %d outside 1 to %d", c, bucket.MaxConcurrency)
 		}
@@ -190,14 +192,6 @@ func (r Remote) Validate() error {
 	l := r.Ladder
 	l.Pipeline.Dataset.N = r.Samples
 	return l.Validate()
-}
-
-func (r Remote) checkConcurrency() []int {
-	var out []int
-	for _, c := range r.Checks {
-		out = append(out, c.Concurrency)
-	}
-	return out
 }
 
 // Settings is the grid's configuration block: the pipeline and loop, the
