@@ -173,10 +173,8 @@ func (c CUDACheck) Measure(ctx context.Context, env Env) (CUDACheckOutcome, erro
 
 // MeasureEach opens the GPU and runs the check: every kernel check, the
 // copies, then the Net's steps, each passed to its callback of each as
-// it is made (the console of `headspace cuda check`, printed as the
-// check runs: an argument, typed, of the one method that streams).
-// A failed check is a *CUDACheckError, returned after every
-// measurement, with all of them.
+// it is made (`headspace cuda check`'s console). A failed check is a
+// *CUDACheckError, returned after every measurement, with all of them.
 func (c CUDACheck) MeasureEach(ctx context.Context, env Env, each CUDACheckProgress) (CUDACheckOutcome, error) {
 	out := CUDACheckOutcome{Batch: c.Batch, Side: c.Side}
 	if err := c.Validate(); err != nil {

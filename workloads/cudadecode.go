@@ -148,12 +148,8 @@ func (d CUDADecode) Measure(ctx context.Context, env Env) (CUDADecodeOutcome, er
 
 // MeasureOpened reads the files, opens the GPU and libnvjpeg (or
 // libjpeg-turbo, for DecodeTurbo), passes what it opened to opened (if
-// not nil) before the first batch, and decodes: one untimed batch, then
-// Batches timed.
-//
-// opened is `headspace cuda decode`'s line of what it opened, printed
-// while the batches run: an argument, typed, of the one method that
-// says it, as MeasureEach's callback is for Loaders.
+// not nil; `headspace cuda decode` prints it) before the first batch,
+// and decodes: one untimed batch, then Batches timed.
 func (d CUDADecode) MeasureOpened(ctx context.Context, env Env, opened func(CUDADecodeSetup)) (CUDADecodeOutcome, error) {
 	out := CUDADecodeOutcome{Decoder: d.Decoder, Batch: d.Batch}
 	if out.Decoder == "" {

@@ -211,12 +211,9 @@ type OnDiskPlan struct {
 }
 
 // Plan lists every case (Cases order) with the levels Run measures in
-// it: each level of the ladder in the first case of its shared case
-// (OnDiskCase.For) only, so none runs in every case, encoded once per
-// format, content, decoder and raw size, and raw and device once per raw
-// size. The first case is in the matrix's order (DefaultOnDisk lists warm
-// before cold, so its shared points are measured through a warm page
-// cache, though by the rule the page cache does not change them).
+// it: each level in the first case of its shared case (OnDiskCase.For)
+// only. DefaultOnDisk lists warm before cold, so its shared points are
+// measured through a warm page cache, which by the rule changes nothing.
 func (o OnDisk) Plan() []OnDiskPlan {
 	seen := map[onDiskPoint]bool{}
 	var out []OnDiskPlan
@@ -352,17 +349,13 @@ func (o OnDisk) Settings() []resultfile.Config {
 	)
 }
 
-// Run writes each dataset of the matrix in a fresh directory under
-// env's (one at a time, removed after its cases, so the directory needs
-// room for the largest alone) and runs its cases' ladders on env's
-// device at the levels Plan gives them: each point through Ladder.Run,
-// under "LadderOnDisk/<case>" (the case it stands for, OnDiskCase.For),
-// so its record is BenchmarkLadderOnDisk/<case>/<point>. Each run is an
-// OnDiskResult of the outcome, in the order made; ctx stops it between
-// runs, returning the runs made before. A dataset none of whose
-// cases has a level left is not written. Each run's page cache is
-// prepared as its case says before the loader starts (cold: evicted;
-// warm: read once).
+// Measure writes each dataset of the matrix under env.Dir, one at a time
+// (so the directory needs room for the largest alone), and runs its
+// cases' ladders on env's device at the levels Plan gives them, each
+// point under "LadderOnDisk/<case>" (the case it stands for,
+// OnDiskCase.For). ctx stops it between runs, returning the runs made
+// before. Each run's page cache is prepared as its case says before the
+// loader starts (cold: evicted; warm: read once).
 func (o OnDisk) Measure(ctx context.Context, env Env) (OnDiskOutcome, error) {
 	var out OnDiskOutcome
 	if err := o.Validate(); err != nil {
@@ -405,9 +398,8 @@ func (o OnDisk) Measure(ctx context.Context, env Env) (OnDiskOutcome, error) {
 }
 
 // runCase runs the levels of one case of the plan over the dataset in
-// data, each point through Ladder.Run under the name of the case it
-// stands for, on env's device opened once for the case, passing each
-// run to add.
+// data on env's device, opened once for the case, passing each run to
+// add.
 func (o OnDisk) runCase(ctx context.Context, pc OnDiskPlan, data string, add func(OnDiskResult), env Env) error {
 	dev, closeDev := env.device().once()
 	defer closeDev()
