@@ -205,13 +205,10 @@ func (c Codec[R]) names(recs []*benchfmt.Result) ([]Record, error) {
 	}
 	var keys []string
 	for _, ks := range c.Keys {
-		for _, k := range ks {
-			if !slices.Contains(keys, k) {
-				keys = append(keys, k)
-			}
-		}
+		keys = append(keys, ks...)
 	}
 	slices.Sort(keys)
+	keys = slices.Compact(keys)
 	q := ".name,/gomaxprocs"
 	for _, k := range keys {
 		q += ",/" + k
