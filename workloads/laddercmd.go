@@ -11,21 +11,20 @@ import (
 
 	"golang.org/x/perf/benchfmt"
 
-	"github.com/headspace-bench/headspace/datasets/bucket"
-	"github.com/headspace-bench/headspace/harness/driver"
-	"github.com/headspace-bench/headspace/harness/level"
-	"github.com/headspace-bench/headspace/internal/cli"
-
 	"github.com/headspace-bench/headspace/cuda/kernels"
 	"github.com/headspace-bench/headspace/datasets"
+	"github.com/headspace-bench/headspace/datasets/bucket"
 	"github.com/headspace-bench/headspace/datasets/ondisk"
 	"github.com/headspace-bench/headspace/datasets/transforms"
 	"github.com/headspace-bench/headspace/device"
+	"github.com/headspace-bench/headspace/harness/driver"
 	"github.com/headspace-bench/headspace/harness/ladder"
+	"github.com/headspace-bench/headspace/harness/level"
 	"github.com/headspace-bench/headspace/harness/loader"
 	"github.com/headspace-bench/headspace/harness/pipeline"
 	"github.com/headspace-bench/headspace/harness/resultfile"
 	"github.com/headspace-bench/headspace/harness/timeline"
+	"github.com/headspace-bench/headspace/internal/cli"
 )
 
 // Command is headspace ladder.

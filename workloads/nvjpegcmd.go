@@ -34,7 +34,7 @@ libjpeg-turbo on the host instead (no GPU needed): --threads goroutines,
 each with its own handle, into interleaved RGB; the rate nvJPEG's stands
 beside (ci/gpu-suite.sh runs both on the same natural JPEGs).`
 
-// decoders lists the --decoder values of cuda decode. The CPU decoders
+// cudaDecoders lists the --decoder values of cuda decode. The CPU decoders
 // (go, turbojpeg) are the loader's, on the commands that read a dataset.
 var cudaDecoders = []string{DecodeNvjpeg, DecodeTurbo}
 

@@ -48,12 +48,11 @@ func runPeerLadder(ctx context.Context, fs *flag.FlagSet, lf *peerLadderFlags, a
 		return err
 	}
 	var environment []resultfile.Config
-	var sofar PeerLadderOutcome
+	var o PeerLadderOutcome // so far, while it runs
 	settings := func() []resultfile.Config {
 		cfg := append(append(environment, exp.Settings()...), resultfile.Config{Key: "command", Value: peerCommand(args)})
-		return peer.FileConfig(cfg, sofar.PeerConfig)
+		return peer.FileConfig(cfg, o.PeerConfig)
 	}
-	var o PeerLadderOutcome
 	_, err = driver.Run(ctx, driver.Job{Settings: settings, Measure: func(ctx context.Context, h *driver.Hooks) ([]*benchfmt.Result, error) {
 		// Read before the runs (they start Python; the tree must be read as it
 		// was when the measurement began).
@@ -74,7 +73,7 @@ func runPeerLadder(ctx context.Context, fs *flag.FlagSet, lf *peerLadderFlags, a
 			}
 			m := so.Measurements[len(so.Measurements)-1]
 			fmt.Fprintf(stderr, "%s: %.3f steps/s\n", m.BenchName(), m.StepsPerSec)
-			sofar, saved = so, exp.Codec().Encode(so)
+			o, saved = so, exp.Codec().Encode(so)
 			return h.Save(saved)
 		})
 		if err != nil {

@@ -39,10 +39,6 @@ import (
 // device once, straight to the server. Then each Check: a link and a
 // concurrency the grid does not hold, the fetch model's out-of-sample
 // test (package fetchmodel).
-//
-// A shard layout is read either way: each member with its own ranged GET
-// (as many requests per sample as files), or whole (Whole: one GET per
-// shard, its members served from memory, ondisk.ShardReadsWhole).
 type Remote struct {
 	Formats     []string        // "raw", "jpeg" (ondisk formats)
 	Layouts     []RemoteLayout  // files, shards of a size
@@ -58,8 +54,8 @@ type Remote struct {
 
 // RemoteLayout is a layout of the grid: "files" (ShardBytes 0), or tar
 // shards of about ShardBytes each ("shards-4MB"), read member by member
-// with ranged GETs or, with Whole, a whole shard at a time
-// ("shards-4MB-whole").
+// with ranged GETs (as many requests per sample as files) or, with Whole,
+// one GET a shard, its members served from memory ("shards-4MB-whole").
 type RemoteLayout struct {
 	Name       string
 	ShardBytes int64
