@@ -269,12 +269,8 @@ func decodeCUDACheck(recs []Record) (CUDACheckOutcome, error) {
 			return out, fmt.Errorf("%s: %d iterations and %d values, want 1 and 1", name, rec.Iters, len(rec.Values))
 		}
 		if rec.Benchmark == "CUDACopy" {
-			b := CUDACopy{}
-			switch rec.Keys["dir"] {
-			case "htod":
-				b.HostToDevice = true
-			case "dtoh":
-			default:
+			b := CUDACopy{HostToDevice: rec.Keys["dir"] == "htod"}
+			if !b.HostToDevice && rec.Keys["dir"] != "dtoh" {
 				return out, fmt.Errorf("%s: dir %q: want htod or dtoh", name, rec.Keys["dir"])
 			}
 			pinned, err := strconv.ParseBool(rec.Keys["pinned"])
@@ -307,18 +303,14 @@ func decodeCUDACheck(recs []Record) (CUDACheckOutcome, error) {
 		} else if batch != out.Batch || side != out.Side {
 			return out, fmt.Errorf("%s: a step of another batch or side than the first's (batch=%d/side=%d)", name, out.Batch, out.Side)
 		}
-		st := CUDANetStep{Precision: rec.Keys["precision"]}
+		st := CUDANetStep{Precision: rec.Keys["precision"], Graphs: rec.Keys["graphs"] == "true"}
 		switch {
 		case st.Precision == kernels.PrecisionFP32:
 			return out, fmt.Errorf("%s: precision=%s, which its name leaves out", name, st.Precision)
 		case st.Precision == "":
 			st.Precision = kernels.PrecisionFP32
 		}
-		switch rec.Keys["graphs"] {
-		case "true":
-			st.Graphs = true
-		case "":
-		default:
+		if !st.Graphs && rec.Keys["graphs"] != "" {
 			return out, fmt.Errorf("%s: graphs %q: want true, or no graphs=", name, rec.Keys["graphs"])
 		}
 		ns, err := rec.Value("step-ns")

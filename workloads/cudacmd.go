@@ -156,20 +156,19 @@ benchmark format. Without a driver it exits 1 with "no CUDA driver found
 (libcuda.so.1): …".`
 
 func runCUDA(ctx context.Context, args []string, stdout, stderr io.Writer) error {
-	if len(args) > 0 && args[0] == "decode" {
+	if len(args) == 0 {
+		return cli.Usagef("want a verb: headspace cuda check, decode or goals")
+	}
+	switch args[0] {
+	case "decode":
 		return runCUDADecode(ctx, args[1:], stdout)
-	}
-	if len(args) > 0 && args[0] == "goals" {
+	case "goals":
 		return runCUDAGoals(args[1:], stdout)
-	}
-	if len(args) == 0 || args[0] != "check" {
-		if len(args) > 0 && (args[0] == "-h" || args[0] == "--help" || args[0] == "-help") {
-			writeCUDAUsage(stdout)
-			return nil
-		}
-		if len(args) == 0 {
-			return cli.Usagef("want a verb: headspace cuda check, decode or goals")
-		}
+	case "-h", "--help", "-help":
+		writeCUDAUsage(stdout)
+		return nil
+	case "check":
+	default:
 		return cli.Usagef("unknown verb %q: want check, decode or goals", args[0])
 	}
 	fs := cli.NewFlagSet("cuda check", cudaUsage, stdout)

@@ -404,11 +404,11 @@ func (o OnDisk) runCase(ctx context.Context, pc OnDiskPlan, data string, add fun
 	dev, closeDev := env.device().once()
 	defer closeDev()
 	l, err := o.ladder(pc.Case, data)
-	l.Levels = pc.Levels
-	if err == nil {
-		l.Pipeline, err = l.Pipeline.WithData(data)
-	}
 	if err != nil {
+		return err
+	}
+	l.Levels = pc.Levels
+	if l.Pipeline, err = l.Pipeline.WithData(data); err != nil {
 		return err
 	}
 	for _, p := range l.Points() {

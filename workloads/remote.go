@@ -338,7 +338,7 @@ func (r Remote) MeasureEach(ctx context.Context, env Env, each func(RemoteRun) e
 			// check, concurrency), reading through bo.
 			run := func(at RemoteRun, lv level.Level, bo bucket.Options, settings []resultfile.Config) error {
 				l := r.Ladder
-				l.Levels, l.Count, l.Under = []level.Level{lv}, r.Ladder.Count, at.under()
+				l.Levels, l.Under = []level.Level{lv}, at.under()
 				l.Pipeline.Dataset.N = r.Samples
 				l.Pipeline.Data, l.Pipeline.Bucket, l.Pipeline.Link = url, bo, settings
 				if lay.Whole {
@@ -372,9 +372,8 @@ func (r Remote) MeasureEach(ctx context.Context, env Env, each func(RemoteRun) e
 				return out, err
 			}
 			for _, rtt := range r.RTTs {
-				cfg := link.Config{Latency: rtt}
 				for _, c := range r.Concurrency {
-					if err := r.viaLink(ctx, srv, cfg, direct, RemoteRun{Dataset: ds, RTT: rtt, Concurrency: c}, run); err != nil {
+					if err := r.viaLink(ctx, srv, link.Config{Latency: rtt}, direct, RemoteRun{Dataset: ds, RTT: rtt, Concurrency: c}, run); err != nil {
 						return out, err
 					}
 				}
