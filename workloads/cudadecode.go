@@ -201,8 +201,7 @@ func (d CUDADecode) MeasureOpened(ctx context.Context, env Env, opened func(CUDA
 }
 
 // Run measures the decode (Measure) and returns its records
-// (CUDADecodeCodec): a record a timed batch,
-// BenchmarkCUDADecode/decoder=…/batch=…/size=WxH in images/s.
+// (CUDADecodeCodec), a record a timed batch.
 func (d CUDADecode) Run(ctx context.Context, env Env) ([]*benchfmt.Result, error) {
 	return RunTyped[CUDADecodeOutcome](ctx, d, env)
 }
@@ -334,9 +333,8 @@ func (b badJPEGs) Error() string      { return b.err.Error() }
 func (b badJPEGs) Unwrap() error      { return b.err }
 func (badJPEGs) Is(target error) bool { return target == ondisk.ErrCorrupt }
 
-// nvjpegBatches decodes Batches batches of the files (cycled) into dst
-// with nvJPEG after one untimed batch, and returns each timed batch's
-// images/s.
+// nvjpegBatches decodes the batches of the files (cycled) into dst with
+// nvJPEG (timed).
 func (d CUDADecode) nvjpegBatches(ctx context.Context, env Env, dec *cuda.JPEGDecoder, dst uint64, files [][]byte, w, h int) ([]float64, error) {
 	b := make([][]byte, d.Batch)
 	env.start(fmt.Sprintf("nvJPEG, %d batches of %d", d.Batches, d.Batch))
