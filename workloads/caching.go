@@ -8,7 +8,6 @@ import (
 	"golang.org/x/perf/benchfmt"
 
 	"github.com/headspace-bench/headspace/datasets/transforms"
-	"github.com/headspace-bench/headspace/harness/ladder"
 	"github.com/headspace-bench/headspace/harness/level"
 	"github.com/headspace-bench/headspace/harness/loader"
 	"github.com/headspace-bench/headspace/harness/pipeline"
@@ -84,14 +83,10 @@ const CachingOnDiskBatch = 64
 
 // caching is the experiment at a size: the ladder's, what-if model's and
 // on-disk matrix's own, and the document's smaller raw image. Step (e)
-// is OnDisk's whole matrix (every combination of raw, PNG and JPEG; noise
-// and natural content; the go and turbojpeg decoders; files and shards;
-// warm and, where the page cache can be evicted, cold; the full and the
-// small raw size: the document's remedies and issue 23's two
-// corrections), with fast transforms, as after the document's transform
-// fix, and batches of at most CachingOnDiskBatch; OnDisk.Plan measures
-// each level once per set of the dimensions it depends on (222 runs
-// instead of 672 on Linux).
+// is OnDisk's whole matrix (the document's remedies and issue 23's two
+// corrections) with fast transforms, as after the document's transform
+// fix, and batches of at most CachingOnDiskBatch; OnDisk.Plan's sharing
+// makes it 222 runs instead of 672 on Linux.
 func caching(l Ladder, w WhatIf, o OnDisk, small int, step time.Duration) Caching {
 	o.Ladder.Transforms = []string{transforms.Fast}
 	o.Ladder.Pipeline.Batch = min(o.Ladder.Pipeline.Batch, CachingOnDiskBatch)
@@ -259,14 +254,12 @@ func (c Caching) Measure(ctx context.Context, env Env) (CachingOutcome, error) {
 // of step (a)'s first run at level none recorded); then the model's
 // profiles (on env's device, whose step it scales); then step (e); then
 // the yardstick (Prepare decides whether it runs). each, if not nil,
-// receives the outcome so far after each run of a step's point (the
-// timeline with the run that made it), the profiles, step (e), the
-// yardstick's calibration and each of its runs: Run streams the new
-// records from it, and document 003's report shows its progress and
-// saves the timeline and the profiles as they are made; an error from
-// each stops the run. Each run of a step's point, each profile, step
-// (e), the calibration and each round of the yardstick is one unit of
-// env.Start, named as "(a) naive level=none run 1/5".
+// receives the outcome so far after each run of a step's point, the
+// profiles, step (e), the yardstick's calibration and each of its runs,
+// and an error from it stops the run: Run streams the new records from
+// it, and document 003's report shows its progress and saves the
+// timeline and the profiles as they are made. Each unit (Units) is one
+// of env.Start, named as "(a) naive level=none run 1/5".
 func (c Caching) MeasureEach(ctx context.Context, env Env, each func(CachingOutcome) error) (CachingOutcome, error) {
 	var out CachingOutcome
 	if err := c.Validate(); err != nil {
@@ -287,17 +280,14 @@ func (c Caching) MeasureEach(ctx context.Context, env Env, each func(CachingOutc
 	shared := Opened(dev)
 	for _, st := range c.Steps() {
 		w := c.Sweep(st)
-		label := func(pt ladder.Point) string {
-			n := fmt.Sprintf("(%s) %s level=%s", st.Key, st.Impl, pt.Level)
-			if len(st.Placements) > 1 {
-				n += " placement=" + pt.Placement.String()
-			}
-			return n
-		}
 		labels := map[string]string{}
 		var none string
 		for _, pt := range w.Points() {
-			labels[w.PointName(pt)] = label(pt)
+			label := fmt.Sprintf("(%s) %s level=%s", st.Key, st.Impl, pt.Level)
+			if len(st.Placements) > 1 {
+				label += " placement=" + pt.Placement.String()
+			}
+			labels[w.PointName(pt)] = label
 			if pt.Level == level.None {
 				none = w.PointName(pt)
 			}

@@ -15,10 +15,8 @@ import (
 
 // CachingYardstick is Caching's last step, the yardstick: the document's
 // own code (peers/torch/ladder.py, PyTorch's DataLoader) run on the
-// emulated device after ours, at step (a)'s setting and every level, so
-// that the report can tell the method's reproduction (the document's code
-// here against the document) from our implementation's gain (ours
-// against the document's code here). First, unless it is a quick run, a
+// emulated device after ours, at step (a)'s setting and every level (see
+// PeerLadder for what it tells). First, unless it is a quick run, a
 // calibration of this machine against the document's host.
 type CachingYardstick struct {
 	// Peer is the document's script and the Python that runs it; without

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -97,7 +98,7 @@ func (c CUDACheck) Validate() error {
 		}
 	}
 	for _, p := range c.Precisions {
-		if !strings.Contains(" "+strings.Join(kernels.Precisions, " ")+" ", " "+p+" ") {
+		if !slices.Contains(kernels.Precisions, p) {
 			return fmt.Errorf("precision %q: want %s", p, strings.Join(kernels.Precisions, " or "))
 		}
 	}
@@ -112,6 +113,15 @@ type CUDANetStep struct {
 	Graphs    bool
 	Times     []time.Duration
 	Loss      float32
+}
+
+// launch is how the step was launched: "kernel by kernel" or "CUDA
+// Graphs".
+func (st CUDANetStep) launch() string {
+	if st.Graphs {
+		return "CUDA Graphs"
+	}
+	return "kernel by kernel"
 }
 
 // CUDACheckError is a check that ran and failed: a kernel's output above
@@ -163,10 +173,8 @@ func (c CUDACheck) Measure(ctx context.Context, env Env) (CUDACheckOutcome, erro
 
 // MeasureEach opens the GPU and runs the check: every kernel check, the
 // copies, then the Net's steps, each passed to its callback of each as
-// it is made (the console of `headspace cuda check`, printed as the
-// check runs: an argument, typed, of the one method that streams).
-// A failed check is a *CUDACheckError, returned after every
-// measurement, with all of them.
+// it is made (`headspace cuda check`'s console). A failed check is a
+// *CUDACheckError, returned after every measurement, with all of them.
 func (c CUDACheck) MeasureEach(ctx context.Context, env Env, each CUDACheckProgress) (CUDACheckOutcome, error) {
 	out := CUDACheckOutcome{Batch: c.Batch, Side: c.Side}
 	if err := c.Validate(); err != nil {
@@ -261,12 +269,8 @@ func decodeCUDACheck(recs []Record) (CUDACheckOutcome, error) {
 			return out, fmt.Errorf("%s: %d iterations and %d values, want 1 and 1", name, rec.Iters, len(rec.Values))
 		}
 		if rec.Benchmark == "CUDACopy" {
-			b := CUDACopy{}
-			switch rec.Keys["dir"] {
-			case "htod":
-				b.HostToDevice = true
-			case "dtoh":
-			default:
+			b := CUDACopy{HostToDevice: rec.Keys["dir"] == "htod"}
+			if !b.HostToDevice && rec.Keys["dir"] != "dtoh" {
 				return out, fmt.Errorf("%s: dir %q: want htod or dtoh", name, rec.Keys["dir"])
 			}
 			pinned, err := strconv.ParseBool(rec.Keys["pinned"])
@@ -299,18 +303,14 @@ func decodeCUDACheck(recs []Record) (CUDACheckOutcome, error) {
 		} else if batch != out.Batch || side != out.Side {
 			return out, fmt.Errorf("%s: a step of another batch or side than the first's (batch=%d/side=%d)", name, out.Batch, out.Side)
 		}
-		st := CUDANetStep{Precision: rec.Keys["precision"]}
+		st := CUDANetStep{Precision: rec.Keys["precision"], Graphs: rec.Keys["graphs"] == "true"}
 		switch {
 		case st.Precision == kernels.PrecisionFP32:
 			return out, fmt.Errorf("%s: precision=%s, which its name leaves out", name, st.Precision)
 		case st.Precision == "":
 			st.Precision = kernels.PrecisionFP32
 		}
-		switch rec.Keys["graphs"] {
-		case "true":
-			st.Graphs = true
-		case "":
-		default:
+		if !st.Graphs && rec.Keys["graphs"] != "" {
 			return out, fmt.Errorf("%s: graphs %q: want true, or no graphs=", name, rec.Keys["graphs"])
 		}
 		ns, err := rec.Value("step-ns")
@@ -400,11 +400,7 @@ func (c CUDACheck) netSteps(ctx context.Context, env Env, gpu *cuda.Context, out
 // timeStep times Steps of the Net at precision on gpu, after one warm-up.
 func (c CUDACheck) timeStep(ctx context.Context, env Env, gpu *cuda.Context, b *batching.Batch, precision string, graphs bool) (CUDANetStep, error) {
 	st := CUDANetStep{Precision: precision, Graphs: graphs}
-	how := "kernel by kernel"
-	if graphs {
-		how = "CUDA Graphs"
-	}
-	env.start(fmt.Sprintf("Net step, %s, %s", precision, how))
+	env.start(fmt.Sprintf("Net step, %s, %s", precision, st.launch()))
 	plan, err := CUDANetPlan(c.Batch, c.Side, c.Seed, precision)
 	if err != nil {
 		return st, err

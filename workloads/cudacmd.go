@@ -156,20 +156,19 @@ benchmark format. Without a driver it exits 1 with "no CUDA driver found
 (libcuda.so.1): …".`
 
 func runCUDA(ctx context.Context, args []string, stdout, stderr io.Writer) error {
-	if len(args) > 0 && args[0] == "decode" {
+	if len(args) == 0 {
+		return cli.Usagef("want a verb: headspace cuda check, decode or goals")
+	}
+	switch args[0] {
+	case "decode":
 		return runCUDADecode(ctx, args[1:], stdout)
-	}
-	if len(args) > 0 && args[0] == "goals" {
+	case "goals":
 		return runCUDAGoals(args[1:], stdout)
-	}
-	if len(args) == 0 || args[0] != "check" {
-		if len(args) > 0 && (args[0] == "-h" || args[0] == "--help" || args[0] == "-help") {
-			writeCUDAUsage(stdout)
-			return nil
-		}
-		if len(args) == 0 {
-			return cli.Usagef("want a verb: headspace cuda check, decode or goals")
-		}
+	case "-h", "--help", "-help":
+		writeCUDAUsage(stdout)
+		return nil
+	case "check":
+	default:
 		return cli.Usagef("unknown verb %q: want check, decode or goals", args[0])
 	}
 	fs := cli.NewFlagSet("cuda check", cudaUsage, stdout)
@@ -177,9 +176,13 @@ func runCUDA(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	if err := cli.ParseFlags(fs, args[1:]); err != nil {
 		return err
 	}
-	sizes, err := parseSizesMiB(f.sizes)
+	mib, err := cli.ParseInts("--sizes", f.sizes)
 	if err != nil {
 		return err
+	}
+	sizes := make([]int64, len(mib))
+	for i, n := range mib {
+		sizes[i] = int64(n) << 20
 	}
 	switch {
 	case f.batch <= 0 || f.side <= 0:
@@ -256,12 +259,8 @@ func checkPrinter(stdout io.Writer, f *cudaCheckOpts, sizes []int64) CUDACheckPr
 		}
 	}
 	p.NetStep = func(st CUDANetStep) {
-		how := "kernel by kernel"
-		if st.Graphs {
-			how = "CUDA Graphs"
-		}
 		fmt.Fprintf(stdout, "\nNet step (%s, %s), batch %d at %dx%d: median %v of %d (min %v, max %v), loss after them %.4g\n",
-			st.Precision, how, f.batch, f.side, f.side, summary.MedianDuration(st.Times).Round(time.Microsecond), len(st.Times),
+			st.Precision, st.launch(), f.batch, f.side, f.side, summary.MedianDuration(st.Times).Round(time.Microsecond), len(st.Times),
 			slices.Min(st.Times).Round(time.Microsecond), slices.Max(st.Times).Round(time.Microsecond), st.Loss)
 	}
 	return p
@@ -318,18 +317,6 @@ func cudaCheckFlags(fs *flag.FlagSet) *cudaCheckOpts {
 	fs.StringVar(&f.out, "out", "", "benchmark-format result `file` (GB/s, step-ns), replaced")
 	fs.StringVar(&f.precision, "precision", strings.Join(d.Precisions, ","), "comma-separated `precisions` of the timed Net step's convolutions: fp32 and/or tf32 (the kernel checks run both always)")
 	return f
-}
-
-func parseSizesMiB(s string) ([]int64, error) {
-	ns, err := cli.ParseInts("--sizes", s)
-	if err != nil {
-		return nil, err
-	}
-	out := make([]int64, len(ns))
-	for i, n := range ns {
-		out[i] = int64(n) << 20
-	}
-	return out, nil
 }
 
 // cudaSettings probes the first GPU before anything is measured or any

@@ -148,12 +148,8 @@ func (d CUDADecode) Measure(ctx context.Context, env Env) (CUDADecodeOutcome, er
 
 // MeasureOpened reads the files, opens the GPU and libnvjpeg (or
 // libjpeg-turbo, for DecodeTurbo), passes what it opened to opened (if
-// not nil) before the first batch, and decodes: one untimed batch, then
-// Batches timed.
-//
-// opened is `headspace cuda decode`'s line of what it opened, printed
-// while the batches run: an argument, typed, of the one method that
-// says it, as MeasureEach's callback is for Loaders.
+// not nil; `headspace cuda decode` prints it) before the first batch,
+// and decodes: one untimed batch, then Batches timed.
 func (d CUDADecode) MeasureOpened(ctx context.Context, env Env, opened func(CUDADecodeSetup)) (CUDADecodeOutcome, error) {
 	out := CUDADecodeOutcome{Decoder: d.Decoder, Batch: d.Batch}
 	if out.Decoder == "" {
@@ -205,8 +201,7 @@ func (d CUDADecode) MeasureOpened(ctx context.Context, env Env, opened func(CUDA
 }
 
 // Run measures the decode (Measure) and returns its records
-// (CUDADecodeCodec): a record a timed batch,
-// BenchmarkCUDADecode/decoder=…/batch=…/size=WxH in images/s.
+// (CUDADecodeCodec), a record a timed batch.
 func (d CUDADecode) Run(ctx context.Context, env Env) ([]*benchfmt.Result, error) {
 	return RunTyped[CUDADecodeOutcome](ctx, d, env)
 }
@@ -293,23 +288,8 @@ func (d CUDADecode) runTurbo(ctx context.Context, env Env, files [][]byte, opene
 	for i := range bufs {
 		bufs[i] = make([]byte, 3*w*h)
 	}
-	var out []float64
 	env.start(fmt.Sprintf("libjpeg-turbo on %d threads, %d batches of %d", d.Threads, d.Batches, d.Batch))
-	errs := make([]error, d.Threads)
-	for i := range d.Batches + 1 {
-		if err := ctx.Err(); err != nil {
-			return out, err
-		}
-		took, err := d.turboBatch(i, files, decs, bufs, errs, w, h)
-		if err != nil {
-			return out, err
-		}
-		if i == 0 { // the untimed warm-up batch
-			continue
-		}
-		out = append(out, d.rate(took))
-	}
-	return out, nil
+	return d.timed(ctx, func(i int) (time.Duration, error) { return d.turboBatch(i, files, decs, bufs, w, h) })
 }
 
 // readJPEGs reads up to max files named *.jpg or *.jpeg (any case) from
@@ -353,45 +333,53 @@ func (b badJPEGs) Error() string      { return b.err.Error() }
 func (b badJPEGs) Unwrap() error      { return b.err }
 func (badJPEGs) Is(target error) bool { return target == ondisk.ErrCorrupt }
 
-// nvjpegBatches decodes Batches batches of the files (cycled) into dst
-// with nvJPEG after one untimed batch, and returns each timed batch's
-// images/s.
+// nvjpegBatches decodes the batches of the files (cycled) into dst with
+// nvJPEG (timed).
 func (d CUDADecode) nvjpegBatches(ctx context.Context, env Env, dec *cuda.JPEGDecoder, dst uint64, files [][]byte, w, h int) ([]float64, error) {
-	var out []float64
 	b := make([][]byte, d.Batch)
 	env.start(fmt.Sprintf("nvJPEG, %d batches of %d", d.Batches, d.Batch))
-	for i := range d.Batches + 1 {
-		if err := ctx.Err(); err != nil {
-			return out, err
-		}
+	return d.timed(ctx, func(i int) (time.Duration, error) {
 		lo := (i * d.Batch) % len(files)
 		for j := range b {
 			b[j] = files[(lo+j)%len(files)]
 		}
 		took, err := dec.Decode(b, dst, w, h)
 		if err != nil {
-			return out, fmt.Errorf("batch %d: %w", i, err)
+			return 0, fmt.Errorf("batch %d: %w", i, err)
 		}
-		if i == 0 { // the untimed warm-up batch
-			continue
+		return took, nil
+	})
+}
+
+// timed runs batch i of the files for i from 0, the untimed warm-up
+// batch, to Batches, and returns each timed batch's images/s; it stops
+// at the first error, or when ctx is done.
+func (d CUDADecode) timed(ctx context.Context, batch func(i int) (time.Duration, error)) ([]float64, error) {
+	var out []float64
+	for i := range d.Batches + 1 {
+		if err := ctx.Err(); err != nil {
+			return out, err
 		}
-		out = append(out, d.rate(took))
+		took, err := batch(i)
+		if err != nil {
+			return out, err
+		}
+		if i > 0 {
+			out = append(out, float64(d.Batch)/took.Seconds())
+		}
 	}
 	return out, nil
 }
 
 // turboBatch decodes batch i of the files (cycled) split over the
-// decoders, each into its own buffer, and returns how long it took; errs
-// holds each thread's error.
-func (d CUDADecode) turboBatch(i int, files [][]byte, decs []*turbojpeg.Decoder, bufs [][]byte, errs []error, w, h int) (time.Duration, error) {
+// decoders, each into its own buffer, and returns how long it took.
+func (d CUDADecode) turboBatch(i int, files [][]byte, decs []*turbojpeg.Decoder, bufs [][]byte, w, h int) (time.Duration, error) {
 	lo := i * d.Batch
+	errs := make([]error, d.Threads)
 	start := time.Now()
 	var wg sync.WaitGroup
 	for t := range d.Threads {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			errs[t] = nil
+		wg.Go(func() {
 			for j := t; j < d.Batch; j += d.Threads {
 				f := files[(lo+j)%len(files)]
 				if err := decs[t].DecodeRGB(f, bufs[t], w, h); err != nil {
@@ -399,14 +387,8 @@ func (d CUDADecode) turboBatch(i int, files [][]byte, decs []*turbojpeg.Decoder,
 					return
 				}
 			}
-		}()
+		})
 	}
 	wg.Wait()
-	took := time.Since(start)
-	return took, errors.Join(errs...)
-}
-
-// rate is the images/s of one batch decoded in took.
-func (d CUDADecode) rate(took time.Duration) float64 {
-	return float64(d.Batch) / took.Seconds()
+	return time.Since(start), errors.Join(errs...)
 }

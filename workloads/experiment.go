@@ -31,11 +31,9 @@ type Experiment interface {
 	// record's name: the configuration lines of its result file.
 	Settings() []resultfile.Config
 	// Run measures the experiment in env and returns its records, in the
-	// order they were made; each is also passed to env.Result as it is
-	// made (a Typed experiment's once it has measured, RunTyped, but
-	// for the long ones that stream: Ladder, Caching, Remote). It stops
-	// at the first error, or when ctx is done, returning the records
-	// made before.
+	// order they were made, each also passed to env.Result (Typed says
+	// when). It stops at the first error, or when ctx is done, returning
+	// the records made before.
 	Run(ctx context.Context, env Env) ([]*benchfmt.Result, error)
 }
 

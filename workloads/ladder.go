@@ -382,8 +382,7 @@ func (l Ladder) MeasureEach(ctx context.Context, env Env, each func(PointRun) er
 }
 
 // Run is MeasureEach, each run's record passed to env.Result as it
-// finishes (a long sweep's file is streamed: an interrupted one keeps
-// every finished run); it returns the records (LadderCodec).
+// finishes; it returns the records (LadderCodec).
 func (l Ladder) Run(ctx context.Context, env Env) ([]*benchfmt.Result, error) {
 	o, err := l.MeasureEach(ctx, env, func(r PointRun) error { return env.result(r.Record) })
 	return LadderCodec.Encode(o), err

@@ -11,21 +11,20 @@ import (
 
 	"golang.org/x/perf/benchfmt"
 
-	"github.com/headspace-bench/headspace/datasets/bucket"
-	"github.com/headspace-bench/headspace/harness/driver"
-	"github.com/headspace-bench/headspace/harness/level"
-	"github.com/headspace-bench/headspace/internal/cli"
-
 	"github.com/headspace-bench/headspace/cuda/kernels"
 	"github.com/headspace-bench/headspace/datasets"
+	"github.com/headspace-bench/headspace/datasets/bucket"
 	"github.com/headspace-bench/headspace/datasets/ondisk"
 	"github.com/headspace-bench/headspace/datasets/transforms"
 	"github.com/headspace-bench/headspace/device"
+	"github.com/headspace-bench/headspace/harness/driver"
 	"github.com/headspace-bench/headspace/harness/ladder"
+	"github.com/headspace-bench/headspace/harness/level"
 	"github.com/headspace-bench/headspace/harness/loader"
 	"github.com/headspace-bench/headspace/harness/pipeline"
 	"github.com/headspace-bench/headspace/harness/resultfile"
 	"github.com/headspace-bench/headspace/harness/timeline"
+	"github.com/headspace-bench/headspace/internal/cli"
 )
 
 // Command is headspace ladder.
@@ -99,36 +98,24 @@ drop is attributed to; --out records BenchmarkLadder/level=…/script=…
 with the command, interpreter and torch versions (written whole at the
 end; SIGINT keeps the finished runs, marked partial).`
 
-// checkDeviceTransforms refuses what the device transform cannot run: its
-// kernels need a CUDA GPU, and --device-crop means nothing without it.
-func checkDeviceTransforms(impls []string, dev string, deviceCrop bool) error {
-	device := slices.Contains(impls, transforms.DeviceName)
+// checkCUDAFlags refuses what runs on the CUDA device alone off it: the
+// device transform (its kernels), --cuda-graphs and --precision tf32 (the
+// emulated device's step is a set duration that no precision changes, so
+// a "tf32" result there would measure nothing it names); and
+// --device-crop without the device transform, and an unknown --precision.
+func checkCUDAFlags(pf *pipelineFlags, impls []string) error {
+	device, dev := slices.Contains(impls, transforms.DeviceName), pf.dev
 	switch {
 	case device && dev != "cuda":
 		return cli.Usagef("--transforms device runs the transform as CUDA kernels: it needs --device cuda, not %s", dev)
-	case deviceCrop && !device:
+	case pf.deviceCrop && !device:
 		return cli.Usagef("--device-crop needs --transforms device")
-	}
-	return nil
-}
-
-// checkGraphs refuses --cuda-graphs off the CUDA device.
-func checkGraphs(graphs bool, dev string) error {
-	if graphs && dev != "cuda" {
+	case pf.graphs && dev != "cuda":
 		return cli.Usagef("--cuda-graphs needs --device cuda, not %s", dev)
-	}
-	return nil
-}
-
-// checkPrecision refuses an unknown --precision, and tf32 off the CUDA
-// device: the emulated device's step is a set duration that no precision
-// changes, so a "tf32" result there would measure nothing it names.
-func checkPrecision(precision, dev string) error {
-	if !slices.Contains(kernels.Precisions, precision) {
-		return cli.Usagef("--precision %q: want %s", precision, strings.Join(kernels.Precisions, " or "))
-	}
-	if precision != kernels.PrecisionFP32 && dev != "cuda" {
-		return cli.Usagef("--precision %s needs --device cuda, not %s", precision, dev)
+	case !slices.Contains(kernels.Precisions, pf.precision):
+		return cli.Usagef("--precision %q: want %s", pf.precision, strings.Join(kernels.Precisions, " or "))
+	case pf.precision != kernels.PrecisionFP32 && dev != "cuda":
+		return cli.Usagef("--precision %s needs --device cuda, not %s", pf.precision, dev)
 	}
 	return nil
 }
@@ -184,9 +171,7 @@ func (f *pipelineFlags) config(ctx context.Context, workers int, impl string) (l
 	if cfg, err = f.data.Resolve(ctx, cfg); err != nil {
 		return cfg, err
 	}
-	cfg.Transforms.Crop = f.crop
-	cfg.Impl = impl
-	cfg.DeviceCrop = f.deviceCrop
+	cfg.Transforms.Crop, cfg.Impl, cfg.DeviceCrop = f.crop, impl, f.deviceCrop
 	if cfg.DeviceDecodes() {
 		if f.dev != "cuda" {
 			return cfg, cli.Usagef("--decoder nvjpeg decodes the JPEGs on the GPU: it needs --device cuda, not %s", f.dev)
@@ -198,9 +183,7 @@ func (f *pipelineFlags) config(ctx context.Context, workers int, impl string) (l
 		// The device transform finishes on the device, always.
 		cfg.Placement = loader.Device
 	}
-	cfg.Batch = f.batch
-	cfg.Workers = workers
-	cfg.Prefetch = f.prefetch
+	cfg.Batch, cfg.Workers, cfg.Prefetch = f.batch, workers, f.prefetch
 	if f.prefetch <= 0 {
 		return cfg, cli.Usagef("--prefetch %d must be positive", f.prefetch)
 	}
@@ -419,7 +402,7 @@ func (lf *ladderFlags) sweep(ctx context.Context, def Ladder, pf *pipelineFlags,
 	if l.Transforms, err = cli.ParseList("--transforms", lf.impls, append(slices.Clone(transforms.Names), transforms.DeviceName)); err != nil {
 		return l, err
 	}
-	if err := cli.FirstErr(checkDeviceTransforms(l.Transforms, pf.dev, pf.deviceCrop), checkGraphs(pf.graphs, pf.dev), checkPrecision(pf.precision, pf.dev)); err != nil {
+	if err := checkCUDAFlags(pf, l.Transforms); err != nil {
 		return l, err
 	}
 	if l.Placements, err = cli.ParsePlacements(lf.placements); err != nil {

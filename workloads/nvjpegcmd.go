@@ -34,20 +34,20 @@ libjpeg-turbo on the host instead (no GPU needed): --threads goroutines,
 each with its own handle, into interleaved RGB; the rate nvJPEG's stands
 beside (ci/gpu-suite.sh runs both on the same natural JPEGs).`
 
-// decoders lists the --decoder values of cuda decode. The CPU decoders
+// cudaDecoders lists the --decoder values of cuda decode. The CPU decoders
 // (go, turbojpeg) are the loader's, on the commands that read a dataset.
 var cudaDecoders = []string{DecodeNvjpeg, DecodeTurbo}
 
 // cudaDecodeOpts are cuda decode's flags.
 type cudaDecodeOpts struct {
 	CUDADecode
-	decoder, out string
+	out string
 }
 
 func cudaDecodeFlags(fs *flag.FlagSet) *cudaDecodeOpts {
 	f := &cudaDecodeOpts{CUDADecode: Sized[CUDADecode](Default)}
 	d := &f.CUDADecode
-	fs.StringVar(&f.decoder, "decoder", "nvjpeg", "`decoder`: nvjpeg (the GPU) or turbojpeg (libjpeg-turbo on the host's cores, the rate beside)")
+	fs.StringVar(&d.Decoder, "decoder", DecodeNvjpeg, "`decoder`: nvjpeg (the GPU) or turbojpeg (libjpeg-turbo on the host's cores, the rate beside)")
 	fs.StringVar(&d.JPEGs, "jpegs", "", "`directory` of JPEG files of one size")
 	fs.IntVar(&d.Batch, "batch", d.Batch, "images per `batch`")
 	fs.IntVar(&d.Batches, "batches", d.Batches, "timed `batches` (one more is run first, untimed)")
@@ -60,14 +60,13 @@ func cudaDecodeFlags(fs *flag.FlagSet) *cudaDecodeOpts {
 func runCUDADecode(ctx context.Context, args []string, stdout io.Writer) error {
 	fs := cli.NewFlagSet("cuda decode", cudaDecodeUsage, stdout)
 	f := cudaDecodeFlags(fs)
-	d, decoder, out := &f.CUDADecode, &f.decoder, &f.out
+	d := &f.CUDADecode
 	if err := cli.ParseFlags(fs, args); err != nil {
 		return err
 	}
-	if _, err := cli.ParseList("--decoder", *decoder, cudaDecoders); err != nil {
+	if _, err := cli.ParseList("--decoder", d.Decoder, cudaDecoders); err != nil {
 		return err
 	}
-	d.Decoder = *decoder
 	// The flags' ranges are the bounds table's (checked as they are
 	// parsed); the experiment's Validate holds the same.
 	if d.JPEGs == "" {
@@ -87,18 +86,18 @@ func runCUDADecode(ctx context.Context, args []string, stdout io.Writer) error {
 	_, err := driver.Run(ctx, driver.Job{Settings: settings,
 		Measure: func(ctx context.Context, _ *driver.Hooks) ([]*benchfmt.Result, error) {
 			var err error
-			if o, err = d.MeasureOpened(ctx, Env{}, decodePrinter(stdout, &f.CUDADecode)); err != nil {
+			if o, err = d.MeasureOpened(ctx, Env{}, decodePrinter(stdout, d)); err != nil {
 				return nil, err
 			}
 			rates := o.Rates
 			fmt.Fprintf(stdout, "%s: median %.0f images/s over %d batches of %d (min %.0f, max %.0f)\n",
 				d.Decoder, summary.Median(rates), len(rates), d.Batch, slices.Min(rates), slices.Max(rates))
 			return CUDADecodeCodec.Encode(o), nil
-		}}, driver.Output{Path: *out, Benchmarks: []string{"CUDADecode"}})
-	if err != nil || *out == "" {
+		}}, driver.Output{Path: f.out, Benchmarks: []string{"CUDADecode"}})
+	if err != nil || f.out == "" {
 		return err
 	}
-	fmt.Fprintf(stdout, "results: %s\n", *out)
+	fmt.Fprintf(stdout, "results: %s\n", f.out)
 	return nil
 }
 

@@ -20,6 +20,7 @@ import (
 	"github.com/headspace-bench/headspace/harness/loader"
 	"github.com/headspace-bench/headspace/harness/resultfile"
 	"github.com/headspace-bench/headspace/harness/train"
+	"github.com/headspace-bench/headspace/internal/cli"
 	"github.com/headspace-bench/headspace/internal/summary"
 )
 
@@ -170,21 +171,6 @@ func OnDiskDepends(l level.Level) []string {
 	return OnDiskCase{Format: "f", Content: "c", Decoder: "d", Layout: "l", RawSize: 1, PageCache: "p"}.For(l).Dimensions()
 }
 
-// contents and decoders are the matrix's dimensions with their defaults.
-func (o OnDisk) contents() []string {
-	if len(o.Contents) == 0 {
-		return []string{datasets.ContentNoise}
-	}
-	return o.Contents
-}
-
-func (o OnDisk) decoders() []string {
-	if len(o.Decoders) == 0 {
-		return []string{ondisk.DecoderGo}
-	}
-	return o.Decoders
-}
-
 // Cases lists the matrix in the order Run runs it: format, content, layout
 // and raw size (one dataset each), then the decoders and page-cache modes
 // over that dataset. Raw cases take the first content only, and non-JPEG
@@ -192,11 +178,14 @@ func (o OnDisk) decoders() []string {
 func (o OnDisk) Cases() []OnDiskCase {
 	var out []OnDiskCase
 	for _, f := range o.Formats {
-		contents, decoders := o.contents(), o.decoders()
+		contents, decoders := o.Contents, o.Decoders
+		if len(contents) == 0 {
+			contents = []string{datasets.ContentNoise}
+		}
 		if f == "raw" {
 			contents = contents[:1]
 		}
-		if f != "jpeg" {
+		if len(decoders) == 0 || f != "jpeg" {
 			decoders = []string{ondisk.DecoderGo}
 		}
 		for _, ct := range contents {
@@ -222,30 +211,29 @@ type OnDiskPlan struct {
 }
 
 // Plan lists every case (Cases order) with the levels Run measures in
-// it: each level of the ladder in the first case of its shared case
-// (OnDiskCase.For) only, so none runs in every case, encoded once per
-// format, content, decoder and raw size, and raw and device once per raw
-// size. The first case is in the matrix's order (DefaultOnDisk lists warm
-// before cold, so its shared points are measured through a warm page
-// cache, though by the rule the page cache does not change them).
+// it: each level in the first case of its shared case (OnDiskCase.For)
+// only. DefaultOnDisk lists warm before cold, so its shared points are
+// measured through a warm page cache, which by the rule changes nothing.
 func (o OnDisk) Plan() []OnDiskPlan {
-	seen := map[OnDiskCase]map[level.Level]bool{}
+	seen := map[onDiskPoint]bool{}
 	var out []OnDiskPlan
 	for _, c := range o.Cases() {
 		p := OnDiskPlan{Case: c}
 		for _, l := range o.Ladder.Levels {
-			k := c.For(l)
-			if seen[k] == nil {
-				seen[k] = map[level.Level]bool{}
-			}
-			if !seen[k][l] {
-				seen[k][l] = true
+			if k := (onDiskPoint{c.For(l), l}); !seen[k] {
+				seen[k] = true
 				p.Levels = append(p.Levels, l)
 			}
 		}
 		out = append(out, p)
 	}
 	return out
+}
+
+// onDiskPoint is a level of a case, shared or not: a measurement.
+type onDiskPoint struct {
+	c OnDiskCase
+	l level.Level
 }
 
 // Runs is the number of ladder runs Run makes: Count for each level of
@@ -292,20 +280,9 @@ func (o OnDisk) Validate() error {
 	if len(o.Formats) == 0 || len(o.Layouts) == 0 || len(o.RawSizes) == 0 || len(o.PageCaches) == 0 {
 		return errors.New("on-disk matrix has no cases: every dimension needs a value")
 	}
-	for _, f := range o.Formats {
-		if !slices.Contains(ondisk.Formats, f) {
-			return fmt.Errorf("format %q: want one of %s", f, strings.Join(ondisk.Formats, ", "))
-		}
-	}
-	for _, l := range o.Layouts {
-		if !slices.Contains(ondisk.Layouts, l) {
-			return fmt.Errorf("layout %q: want one of %s", l, strings.Join(ondisk.Layouts, ", "))
-		}
-	}
-	for _, c := range o.Contents {
-		if !slices.Contains(datasets.Contents, c) {
-			return fmt.Errorf("content %q: want one of %s", c, strings.Join(datasets.Contents, ", "))
-		}
+	if err := cli.FirstErr(oneOf("format", o.Formats, ondisk.Formats), oneOf("layout", o.Layouts, ondisk.Layouts),
+		oneOf("content", o.Contents, datasets.Contents)); err != nil {
+		return err
 	}
 	for _, d := range o.Decoders {
 		if d == ondisk.DecoderNvjpeg {
@@ -327,6 +304,17 @@ func (o OnDisk) Validate() error {
 		}
 		if err := l.Validate(); err != nil {
 			return fmt.Errorf("%s: %w", c.Name(), err)
+		}
+	}
+	return nil
+}
+
+// oneOf refuses the first of vs that valid does not hold, saying what it
+// is.
+func oneOf(what string, vs, valid []string) error {
+	for _, v := range vs {
+		if !slices.Contains(valid, v) {
+			return fmt.Errorf("%s %q: want one of %s", what, v, strings.Join(valid, ", "))
 		}
 	}
 	return nil
@@ -361,17 +349,13 @@ func (o OnDisk) Settings() []resultfile.Config {
 	)
 }
 
-// Run writes each dataset of the matrix in a fresh directory under
-// env's (one at a time, removed after its cases, so the directory needs
-// room for the largest alone) and runs its cases' ladders on env's
-// device at the levels Plan gives them: each point through Ladder.Run,
-// under "LadderOnDisk/<case>" (the case it stands for, OnDiskCase.For),
-// so its record is BenchmarkLadderOnDisk/<case>/<point>. Each run is an
-// OnDiskResult of the outcome, in the order made; ctx stops it between
-// runs, returning the runs made before. A dataset none of whose
-// cases has a level left is not written. Each run's page cache is
-// prepared as its case says before the loader starts (cold: evicted;
-// warm: read once).
+// Measure writes each dataset of the matrix under env.Dir, one at a time
+// (so the directory needs room for the largest alone), and runs its
+// cases' ladders on env's device at the levels Plan gives them, each
+// point under "LadderOnDisk/<case>" (the case it stands for,
+// OnDiskCase.For). ctx stops it between runs, returning the runs made
+// before. Each run's page cache is prepared as its case says before the
+// loader starts (cold: evicted; warm: read once).
 func (o OnDisk) Measure(ctx context.Context, env Env) (OnDiskOutcome, error) {
 	var out OnDiskOutcome
 	if err := o.Validate(); err != nil {
@@ -384,59 +368,47 @@ func (o OnDisk) Measure(ctx context.Context, env Env) (OnDiskOutcome, error) {
 	defer os.RemoveAll(dir)
 	add := func(r OnDiskResult) { out.Runs = append(out.Runs, r) }
 	env.start(o.Name())
-	plan := o.Plan()
-	sameData := func(a, b OnDiskCase) bool {
-		return a.Format == b.Format && a.Content == b.Content && a.Layout == b.Layout && a.RawSize == b.RawSize
-	}
-	for i := 0; i < len(plan); {
-		c := plan[i].Case
-		j := i
-		empty := true
-		for ; j < len(plan) && sameData(plan[j].Case, c); j++ {
-			empty = empty && len(plan[j].Levels) == 0
-		}
-		if empty {
-			i = j
+	data := "" // the dataset on disk, of the case written
+	var written OnDiskCase
+	for _, pc := range o.Plan() {
+		if len(pc.Levels) == 0 {
 			continue
 		}
-		data := filepath.Join(dir, fmt.Sprintf("%s-%s-%s-%d", c.Format, c.Content, c.Layout, c.RawSize))
-		src := o.Ladder.Pipeline.Dataset
-		src.Width, src.Height, src.N, src.Content = c.RawSize, c.RawSize, o.samples(), c.Content
-		_, err := ondisk.Write(ctx, data, src, ondisk.WriteOptions{
-			Format: c.Format, Quality: o.Quality, Layout: c.Layout, ShardSize: o.ShardSize, Force: true,
-		})
-		if err != nil {
-			return out, fmt.Errorf("%s: writing the dataset: %w", c.Name(), err)
-		}
-		for ; i < j; i++ {
-			if err := o.runCase(ctx, plan[i], data, add, env); err != nil {
-				os.RemoveAll(data)
+		c := pc.Case
+		if data == "" || c.Format != written.Format || c.Content != written.Content || c.Layout != written.Layout || c.RawSize != written.RawSize {
+			// One dataset on disk at a time (an error leaves it to dir's removal).
+			if err := os.RemoveAll(data); err != nil {
 				return out, err
 			}
+			data, written = filepath.Join(dir, fmt.Sprintf("%s-%s-%s-%d", c.Format, c.Content, c.Layout, c.RawSize)), c
+			src := o.Ladder.Pipeline.Dataset
+			src.Width, src.Height, src.N, src.Content = c.RawSize, c.RawSize, o.samples(), c.Content
+			_, err := ondisk.Write(ctx, data, src, ondisk.WriteOptions{
+				Format: c.Format, Quality: o.Quality, Layout: c.Layout, ShardSize: o.ShardSize, Force: true,
+			})
+			if err != nil {
+				return out, fmt.Errorf("%s: writing the dataset: %w", c.Name(), err)
+			}
 		}
-		if err := os.RemoveAll(data); err != nil {
+		if err := o.runCase(ctx, pc, data, add, env); err != nil {
 			return out, err
 		}
 	}
-	return out, nil
+	return out, os.RemoveAll(data)
 }
 
 // runCase runs the levels of one case of the plan over the dataset in
-// data, each point through Ladder.Run under the name of the case it
-// stands for, on env's device opened once for the case, passing each
-// run to add.
+// data on env's device, opened once for the case, passing each run to
+// add.
 func (o OnDisk) runCase(ctx context.Context, pc OnDiskPlan, data string, add func(OnDiskResult), env Env) error {
-	if len(pc.Levels) == 0 {
-		return nil
-	}
 	dev, closeDev := env.device().once()
 	defer closeDev()
 	l, err := o.ladder(pc.Case, data)
-	l.Levels = pc.Levels
-	if err == nil {
-		l.Pipeline, err = l.Pipeline.WithData(data)
-	}
 	if err != nil {
+		return err
+	}
+	l.Levels = pc.Levels
+	if l.Pipeline, err = l.Pipeline.WithData(data); err != nil {
 		return err
 	}
 	for _, p := range l.Points() {
@@ -462,15 +434,11 @@ func (o OnDisk) runCase(ctx context.Context, pc OnDiskPlan, data string, add fun
 // where that was measured, and marked in Shared. A shared case no row
 // reads (a matrix without none) is a row of its own.
 func OnDiskRatios(rs []OnDiskResult) []OnDiskRow {
-	type key struct {
-		c OnDiskCase
-		l level.Level
-	}
-	vals := map[key][]float64{}
+	vals := map[onDiskPoint][]float64{}
 	var order []OnDiskCase
 	seen := map[OnDiskCase]bool{}
 	for _, r := range rs {
-		k := key{r.Case, r.Point.Level}
+		k := onDiskPoint{r.Case, r.Point.Level}
 		vals[k] = append(vals[k], r.StepsPerSec)
 		if !seen[r.Case] {
 			seen[r.Case] = true
@@ -478,14 +446,14 @@ func OnDiskRatios(rs []OnDiskResult) []OnDiskRow {
 		}
 	}
 	var rows []OnDiskRow
-	read := map[key]bool{}
+	read := map[onDiskPoint]bool{}
 	add := func(c OnDiskCase) {
 		row := OnDiskRow{Case: c, Median: map[level.Level]float64{}, Ratio: map[level.Level]float64{}}
 		for _, l := range level.For(level.Disk) {
-			if vs := vals[key{c, l}]; len(vs) > 0 {
+			if vs := vals[onDiskPoint{c, l}]; len(vs) > 0 {
 				row.Median[l] = summary.Median(vs)
-				read[key{c, l}] = true
-			} else if k := (key{c.For(l), l}); len(vals[k]) > 0 {
+				read[onDiskPoint{c, l}] = true
+			} else if k := (onDiskPoint{c.For(l), l}); len(vals[k]) > 0 {
 				row.Median[l] = summary.Median(vals[k])
 				read[k] = true
 				if row.Shared == nil {
@@ -506,7 +474,7 @@ func OnDiskRatios(rs []OnDiskResult) []OnDiskRow {
 			continue
 		}
 		for _, l := range level.For(level.Disk) {
-			if len(vals[key{c, l}]) > 0 && !read[key{c, l}] {
+			if len(vals[onDiskPoint{c, l}]) > 0 && !read[onDiskPoint{c, l}] {
 				add(c)
 				break
 			}

@@ -68,13 +68,9 @@ func (p Peer) Measure(ctx context.Context, env Env) (peer.Result, error) {
 }
 
 // MeasureEach runs the comparison (peer.Sweep), passing each
-// peer.Measurement to each (if not nil) as it is made, and returns every
-// run with the peer's own configuration lines, also what it measured
-// before an error.
-//
-// each is the live line of `headspace peer` (a line on stderr per
-// measurement while the sweep runs): an argument, typed, of the one
-// method that streams, as Loaders.MeasureEach's.
+// peer.Measurement to each (if not nil) as it is made (`headspace peer`'s
+// live line), and returns every run with the peer's own configuration
+// lines, also what it measured before an error.
 func (p Peer) MeasureEach(ctx context.Context, env Env, each func(peer.Measurement)) (peer.Result, error) {
 	env.start(p.Name())
 	return peer.Sweep(ctx, p.Config, each)

@@ -64,6 +64,15 @@ one the run wrote (notebooks/peer.md from results/peer-emulated.txt).` + peerRem
 // peerInstallHint is what to do when the peer cannot run.
 const peerInstallHint = "run `make peer`, which installs python3-torch, python3-torchvision, python3-scipy and python3-pil (apt-get) and runs this command"
 
+// withHint is err with hint, what to do, after it where the peer is not
+// installed (peer.ErrNotInstalled).
+func withHint(err error, hint string) error {
+	if errors.Is(err, peer.ErrNotInstalled) {
+		return fmt.Errorf("%v: %s", err, hint)
+	}
+	return err
+}
+
 // peerFlags are peer's flags: the loaders' comparison's, and those of
 // --ladder and --remote.
 type peerFlags struct {
@@ -193,10 +202,7 @@ func (f *peerFlags) run(ctx context.Context, c peer.Config, args []string, stdou
 	_, err := driver.Run(ctx, driver.Job{Settings: settings, Measure: func(ctx context.Context, _ *driver.Hooks) ([]*benchfmt.Result, error) {
 		if slices.Contains(c.Impls, peer.Torch) {
 			if err := c.Peer.Check(ctx); err != nil {
-				if errors.Is(err, peer.ErrNotInstalled) {
-					return nil, fmt.Errorf("%v: %s", err, peerInstallHint)
-				}
-				return nil, err
+				return nil, withHint(err, peerInstallHint)
 			}
 		}
 		// Read before the runs: they may start git, whose CPU is no loader's.
@@ -251,7 +257,7 @@ func peerOutputs(report, plotPrefix string) []cli.Output {
 	for _, name := range peer.PlotNames {
 		outs = append(outs, cli.Figure(cli.Prefixed(plotPrefix, "-"+name+".png")), cli.Figure(cli.Prefixed(plotPrefix, "-"+name+".svg")))
 	}
-	return append(outs, cli.Output{Path: report, Kind: peerReport})
+	return append(outs, cli.Output{Path: report, Kind: peer.ReportKind})
 }
 
 // rebuildPeer is peer --from: the table, the report and the plots rebuilt
@@ -276,9 +282,6 @@ func rebuildPeer(fs *flag.FlagSet, from, report, plotPrefix string, stdout io.Wr
 	}
 	return r.WriteFiles(stdout, report, plotPrefix)
 }
-
-// peerReport is what peer --report writes, for the output policy.
-var peerReport = peer.ReportKind
 
 // peerCommand is how this command was invoked, quoted for a shell.
 func peerCommand(args []string) string {

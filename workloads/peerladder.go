@@ -166,15 +166,10 @@ func (p PeerLadder) Measure(ctx context.Context, env Env) (PeerLadderOutcome, er
 // *peer.RunError, or an error wrapping peer.ErrNotInstalled), calibrates
 // if asked and runs the sweep at the calibrated step, and returns what
 // it measured, also before an error. each, if not nil, receives the
-// outcome so far: once after the calibration, if it calibrates (no runs
-// yet), then after each run (its last measurement), so that a caller
-// can save everything measured so far at every run; an error from each
-// stops the sweep and is returned.
-//
-// each is the live output of `headspace peer --ladder` (a line on stderr
-// per run, the result file rewritten after each) and the progress of
-// document 003's yardstick: an argument, typed, of the one method that
-// streams, as Loaders.MeasureEach's.
+// outcome so far: after the calibration, if it calibrates (no runs yet),
+// then after each run, so that a caller (`headspace peer --ladder`, 003's
+// yardstick) can save all of it at every run; an error from each stops
+// the sweep and is returned.
 func (p PeerLadder) MeasureEach(ctx context.Context, env Env, each func(PeerLadderOutcome) error) (PeerLadderOutcome, error) {
 	var out PeerLadderOutcome
 	if err := p.Validate(); err != nil {

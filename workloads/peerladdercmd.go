@@ -2,12 +2,9 @@ package workloads
 
 import (
 	"context"
-	"errors"
 	"flag"
 	"fmt"
 	"io"
-	"os"
-	"path/filepath"
 	"runtime"
 	"strconv"
 	"strings"
@@ -47,18 +44,15 @@ func runPeerLadder(ctx context.Context, fs *flag.FlagSet, lf *peerLadderFlags, a
 		return err
 	}
 	out := fs.Lookup("out").Value.String()
-	if out != "" {
-		if err := os.MkdirAll(filepath.Dir(out), 0o755); err != nil {
-			return err
-		}
+	if err := mkdirs(out); err != nil {
+		return err
 	}
 	var environment []resultfile.Config
-	var sofar PeerLadderOutcome
+	var o PeerLadderOutcome // so far, while it runs
 	settings := func() []resultfile.Config {
 		cfg := append(append(environment, exp.Settings()...), resultfile.Config{Key: "command", Value: peerCommand(args)})
-		return peer.FileConfig(cfg, sofar.PeerConfig)
+		return peer.FileConfig(cfg, o.PeerConfig)
 	}
-	var o PeerLadderOutcome
 	_, err = driver.Run(ctx, driver.Job{Settings: settings, Measure: func(ctx context.Context, h *driver.Hooks) ([]*benchfmt.Result, error) {
 		// Read before the runs (they start Python; the tree must be read as it
 		// was when the measurement began).
@@ -79,7 +73,7 @@ func runPeerLadder(ctx context.Context, fs *flag.FlagSet, lf *peerLadderFlags, a
 			}
 			m := so.Measurements[len(so.Measurements)-1]
 			fmt.Fprintf(stderr, "%s: %.3f steps/s\n", m.BenchName(), m.StepsPerSec)
-			sofar, saved = so, exp.Codec().Encode(so)
+			o, saved = so, exp.Codec().Encode(so)
 			return h.Save(saved)
 		})
 		if err != nil {
@@ -88,13 +82,11 @@ func runPeerLadder(ctx context.Context, fs *flag.FlagSet, lf *peerLadderFlags, a
 		return saved, nil
 	}}, driver.Output{Path: out, Benchmarks: []string{"PeerLadder"}})
 	if err != nil {
-		if errors.Is(err, peer.ErrNotInstalled) {
-			return fmt.Errorf("%v: %s", err, peerInstallHint)
-		}
+		// A peer not installed failed before its first run.
 		if out != "" && len(o.Measurements) > 0 {
 			fmt.Fprintf(stderr, "results so far: %s (%d runs)\n", out, len(o.Measurements))
 		}
-		return err
+		return withHint(err, peerInstallHint)
 	}
 	if err := exp.Config.WriteText(stdout, o.LadderResult); err != nil {
 		return err

@@ -2,12 +2,10 @@ package workloads
 
 import (
 	"context"
-	"errors"
 	"flag"
 	"fmt"
 	"io"
 	"os"
-	"path/filepath"
 	"strconv"
 	"strings"
 
@@ -133,14 +131,7 @@ func parsePeerRemote(fs *flag.FlagSet, rf *peerRemoteFlags) (peerRemoteRun, erro
 	s.Link = r.lc.Settings()
 	r.settings, r.script = s, get("script", peer.RemoteScript)
 	r.out, r.report = fs.Lookup("out").Value.String(), fs.Lookup("report").Value.String()
-	for _, path := range []string{r.out, r.report} {
-		if path != "" {
-			if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
-				return r, err
-			}
-		}
-	}
-	return r, nil
+	return r, mkdirs(r.out, r.report)
 }
 
 // runPeerRemote is peer --remote.
@@ -149,7 +140,7 @@ func runPeerRemote(ctx context.Context, fs *flag.FlagSet, rf *peerRemoteFlags, a
 	if err != nil {
 		return err
 	}
-	if err := cli.CheckOutputs(cli.Output{Path: r.report, Kind: peerReport}); err != nil {
+	if err := cli.CheckOutputs(cli.Output{Path: r.report, Kind: peer.ReportKind}); err != nil {
 		return err
 	}
 	var rep peer.RemoteReport
@@ -157,10 +148,7 @@ func runPeerRemote(ctx context.Context, fs *flag.FlagSet, rf *peerRemoteFlags, a
 	_, err = driver.Run(ctx, driver.Job{Settings: func() []resultfile.Config { return cfg }, Measure: func(ctx context.Context, _ *driver.Hooks) ([]*benchfmt.Result, error) {
 		p := peer.Peer{Python: fs.Lookup("python").Value.String(), Script: r.script}
 		if err := p.Check(ctx); err != nil {
-			if errors.Is(err, peer.ErrNotInstalled) {
-				return nil, fmt.Errorf("%v: %s", err, peerRemoteHint)
-			}
-			return nil, err
+			return nil, withHint(err, peerRemoteHint)
 		}
 		host := machine.Describe()
 		s := r.settings
@@ -212,7 +200,7 @@ func writeRemoteReport(stdout io.Writer, r peer.RemoteReport, report string) err
 	if report == "" {
 		return nil
 	}
-	if err := atomicfile.WriteKind(report, peerReport, func(w io.Writer) error { return peer.WriteRemoteMarkdown(w, r) }); err != nil {
+	if err := atomicfile.WriteKind(report, peer.ReportKind, func(w io.Writer) error { return peer.WriteRemoteMarkdown(w, r) }); err != nil {
 		return err
 	}
 	fmt.Fprintf(stdout, "report: %s\n", report)
@@ -231,12 +219,10 @@ func rebuildPeerRemote(fs *flag.FlagSet, from, report string, stdout io.Writer) 
 	if err := cli.FromOnly(fs, "report"); err != nil {
 		return err
 	}
-	if report != "" {
-		if err := os.MkdirAll(filepath.Dir(report), 0o755); err != nil {
-			return err
-		}
+	if err := mkdirs(report); err != nil {
+		return err
 	}
-	if err := cli.CheckOutputs(cli.Output{Path: report, Kind: peerReport}); err != nil {
+	if err := cli.CheckOutputs(cli.Output{Path: report, Kind: peer.ReportKind}); err != nil {
 		return err
 	}
 	r, err := peer.ReadRemoteReport(from)

@@ -41,17 +41,13 @@ func Sizes[E Experiment](def, quick func() E) Registered {
 	return Registered{Default: func() Experiment { return def() }, Quick: func() Experiment { return quick() }}
 }
 
-// Registry is every experiment headspace runs, each registered once, in
-// the order `headspace reproduce` runs the documents' reports: its sizes,
-// as data. Everything else is derived from it: Experiments (the
-// experiments every machine runs), At and Sized (an experiment at a
-// size), Lookup (by name), the one benchmark loop
-// (BenchmarkExperiments, `go test -bench ./workloads`), the reports of
-// package reproduce (each names its experiment, which must be here) and
-// the commands that run an experiment (Commands: each experiment's
-// Command method, which cmd/headspace registers). Adding an experiment
-// with its command is its file in this package and one line here, and
-// its report a file in package reproduce (docs/extending.md).
+// Registry is every experiment headspace runs, each registered once with
+// its sizes, in the order `headspace reproduce` runs the documents'
+// reports. Everything else is derived from it: Experiments, At and
+// Sized, Lookup, the one benchmark loop (BenchmarkExperiments), the
+// reports of package reproduce and Commands. Adding an experiment with
+// its command is its file in this package and one line here, and its
+// report a file in package reproduce (docs/extending.md).
 var Registry = []Registered{
 	Sizes(DefaultHeadspace, QuickHeadspace),
 	Sizes(DefaultLoaders, QuickLoaders),

@@ -39,10 +39,6 @@ import (
 // device once, straight to the server. Then each Check: a link and a
 // concurrency the grid does not hold, the fetch model's out-of-sample
 // test (package fetchmodel).
-//
-// A shard layout is read either way: each member with its own ranged GET
-// (as many requests per sample as files), or whole (Whole: one GET per
-// shard, its members served from memory, ondisk.ShardReadsWhole).
 type Remote struct {
 	Formats     []string        // "raw", "jpeg" (ondisk formats)
 	Layouts     []RemoteLayout  // files, shards of a size
@@ -58,8 +54,8 @@ type Remote struct {
 
 // RemoteLayout is a layout of the grid: "files" (ShardBytes 0), or tar
 // shards of about ShardBytes each ("shards-4MB"), read member by member
-// with ranged GETs or, with Whole, a whole shard at a time
-// ("shards-4MB-whole").
+// with ranged GETs (as many requests per sample as files) or, with Whole,
+// one GET a shard, its members served from memory ("shards-4MB-whole").
 type RemoteLayout struct {
 	Name       string
 	ShardBytes int64
@@ -159,10 +155,8 @@ func (r Remote) Validate() error {
 	case r.Samples <= 0:
 		return fmt.Errorf("remote: samples %d must be positive", r.Samples)
 	}
-	for _, f := range r.Formats {
-		if !slices.Contains(ondisk.Formats, f) {
-			return fmt.Errorf("remote: format %q: want one of %s", f, strings.Join(ondisk.Formats, ", "))
-		}
+	if err := oneOf("format", r.Formats, ondisk.Formats); err != nil {
+		return fmt.Errorf("remote: %w", err)
 	}
 	for _, l := range r.Layouts {
 		if l.Name == "" || strings.ContainsAny(l.Name, "/ =") || l.ShardBytes < 0 || (l.Name == "files") != (l.ShardBytes == 0) || (l.Whole && l.ShardBytes == 0) {
@@ -174,7 +168,11 @@ func (r Remote) Validate() error {
 			return fmt.Errorf("remote: round trip %v outside 0 to 1s", d)
 		}
 	}
-	for _, c := range append(slices.Clone(r.Concurrency), r.checkConcurrency()...) {
+	checks := make([]int, len(r.Checks))
+	for i, c := range r.Checks {
+		checks[i] = c.Concurrency
+	}
+	for _, c := range append(slices.Clone(r.Concurrency), checks...) {
 		if c < 1 || c > bucket.MaxConcurrency {
 			return fmt.Errorf("remote: concurrency %d outside 1 to %d", c, bucket.MaxConcurrency)
 		}
@@ -190,14 +188,6 @@ func (r Remote) Validate() error {
 	l := r.Ladder
 	l.Pipeline.Dataset.N = r.Samples
 	return l.Validate()
-}
-
-func (r Remote) checkConcurrency() []int {
-	var out []int
-	for _, c := range r.Checks {
-		out = append(out, c.Concurrency)
-	}
-	return out
 }
 
 // Settings is the grid's configuration block: the pipeline and loop, the
@@ -348,7 +338,7 @@ func (r Remote) MeasureEach(ctx context.Context, env Env, each func(RemoteRun) e
 			// check, concurrency), reading through bo.
 			run := func(at RemoteRun, lv level.Level, bo bucket.Options, settings []resultfile.Config) error {
 				l := r.Ladder
-				l.Levels, l.Count, l.Under = []level.Level{lv}, r.Ladder.Count, at.under()
+				l.Levels, l.Under = []level.Level{lv}, at.under()
 				l.Pipeline.Dataset.N = r.Samples
 				l.Pipeline.Data, l.Pipeline.Bucket, l.Pipeline.Link = url, bo, settings
 				if lay.Whole {
@@ -382,9 +372,8 @@ func (r Remote) MeasureEach(ctx context.Context, env Env, each func(RemoteRun) e
 				return out, err
 			}
 			for _, rtt := range r.RTTs {
-				cfg := link.Config{Latency: rtt}
 				for _, c := range r.Concurrency {
-					if err := r.viaLink(ctx, srv, cfg, direct, RemoteRun{Dataset: ds, RTT: rtt, Concurrency: c}, run); err != nil {
+					if err := r.viaLink(ctx, srv, link.Config{Latency: rtt}, direct, RemoteRun{Dataset: ds, RTT: rtt, Concurrency: c}, run); err != nil {
 						return out, err
 					}
 				}

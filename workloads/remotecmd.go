@@ -168,7 +168,7 @@ func writeRemote(stdout io.Writer, o RemoteOutcome, config []resultfile.Config, 
 		return err
 	}
 	fmt.Fprintf(stdout, "device %.0f samples/s; the model's median error over the predicted points: %.1f%%\n",
-		r.Device, medianAll(r))
+		r.Device, remedies.MedianError(r))
 	var figs []remedies.Figure
 	if plotPath != "" {
 		if err := remedies.SavePlot(plotPath, r); err != nil {
@@ -191,10 +191,6 @@ func writeRemote(stdout io.Writer, o RemoteOutcome, config []resultfile.Config, 
 	}
 	fmt.Fprintf(stdout, "report: %s\n", report)
 	return nil
-}
-
-func medianAll(r remedies.Report) float64 {
-	return remedies.MedianError(r)
 }
 
 // remoteReport is what remote --report writes, for the output policy.

@@ -18,20 +18,18 @@ import (
 )
 
 // Typed is an experiment whose outcome is a value of its own type R
-// (issue 42; after golang.org/x/benchmarks/sweet, whose benchmarks each
-// own their results' type): Measure makes R, what it measured, whole —
-// what a command prints or draws from, its records' figures and what
-// the records do not hold (a *sim.Result's timeline, an
-// analysis.Report's plot); Codec is R's records codec, which encodes R
-// as the experiment's benchmark records and decodes R back from a
-// result file's, so that a report renders R read back, never names
-// parsed as strings. Run is Measure, then R's records (RunTyped).
-//
-// Every registered experiment is Typed (TestCodecsOwnTheirBenchmarks).
-// One whose run is long (Ladder, Caching, Remote) streams: its
-// Run passes each record to env.Result as it is made, from its
-// MeasureEach's callback, so that an interrupted run keeps what it
-// finished.
+// (issue 42; after golang.org/x/benchmarks/sweet): Measure makes R whole,
+// what a command prints or draws from, the records' figures and what the
+// records do not hold (a *sim.Result's timeline); Codec encodes R as the
+// experiment's records and decodes it back from a result file's, so that
+// a report renders R read back, never names parsed as strings. Run is
+// Measure, then R's records (RunTyped), but for a long run (Ladder,
+// Caching, Remote), whose MeasureEach's callback passes each record to
+// env.Result as it is made, so that an interrupted run keeps what it
+// finished. What a command shows as it runs is a typed callback, an
+// argument of the one method that streams (MeasureEach), not a field of
+// Env. Every registered experiment is Typed
+// (TestCodecsOwnTheirBenchmarks).
 type Typed[R any] interface {
 	Experiment
 	// Measure measures the experiment in env. It stops at the first
@@ -41,10 +39,9 @@ type Typed[R any] interface {
 	Codec() Codec[R]
 }
 
-// RunTyped is a typed experiment's Run: Measure, then R's records,
-// each passed to env.Result, which a Typed experiment's Measure does
-// not call (its records are made once it has measured). What was
-// measured before an error is returned with it.
+// RunTyped is a typed experiment's Run: Measure, then R's records, each
+// passed to env.Result. What was measured before an error is returned
+// with it.
 func RunTyped[R any](ctx context.Context, e Typed[R], env Env) ([]*benchfmt.Result, error) {
 	r, err := e.Measure(ctx, env)
 	recs := e.Codec().Encode(r)
@@ -59,16 +56,12 @@ func RunTyped[R any](ctx context.Context, e Typed[R], env Env) ([]*benchfmt.Resu
 // Codec is the records codec of a typed experiment's outcome R: Encode
 // writes R as the experiment's benchmark records, Decode reads R back
 // from them, and Keys says, for each benchmark the experiment writes
-// (its base name, without "Benchmark"), the keys of its records' names
-// ("load", "dist", "seed" for BenchmarkSim/load=…/dist=…/seed=…); a
-// benchmark "WhatIf/profile" is the records of base name WhatIf whose
-// first part is the positional /profile. Decode
-// reads names with benchproc (its projection of .name and the keys, and
-// of .fullname for any part left over), and refuses a record of another
-// benchmark, or whose name lacks a key, gives one twice or has a part
-// more, with an error that names the record and the experiment: a file
-// of another experiment does not decode. The benchmarks of a codec are its
-// experiment's alone (TestCodecsOwnTheirBenchmarks).
+// (its base name, without "Benchmark"; "WhatIf/profile" for WhatIf's
+// records whose first part is the positional /profile), the keys of its
+// records' names. Decode reads names with benchproc and refuses a record
+// of another benchmark, or whose name lacks a key, gives one twice or
+// has a part more, naming the record and the experiment: a file of
+// another experiment does not decode (TestCodecsOwnTheirBenchmarks).
 type Codec[R any] struct {
 	// Experiment is the experiment's name, for errors.
 	Experiment string
@@ -97,10 +90,8 @@ type Codec[R any] struct {
 }
 
 // NewCodec is the codec of experiment's outcome R whose records encode
-// writes, in order, and decode reads back, their names read (Keys, the
-// name keys of each benchmark it writes): for an experiment outside this
-// package, such as the worked example of docs/extending.md; the codecs
-// of this package's experiments set the fields themselves, and any of
+// writes, in order, and decode reads back, their names read: for an
+// experiment outside this package (docs/extending.md's worked example);
 // Borrowed, Optional, Procs and Order can be set on the value it returns.
 func NewCodec[R any](experiment string, keys map[string][]string, encode func(R) []*benchfmt.Result, decode func([]Record) (R, error)) Codec[R] {
 	return Codec[R]{Experiment: experiment, Keys: keys, encode: encode, decode: decode}
@@ -214,13 +205,10 @@ func (c Codec[R]) names(recs []*benchfmt.Result) ([]Record, error) {
 	}
 	var keys []string
 	for _, ks := range c.Keys {
-		for _, k := range ks {
-			if !slices.Contains(keys, k) {
-				keys = append(keys, k)
-			}
-		}
+		keys = append(keys, ks...)
 	}
 	slices.Sort(keys)
+	keys = slices.Compact(keys)
 	q := ".name,/gomaxprocs"
 	for _, k := range keys {
 		q += ",/" + k
