@@ -58,8 +58,7 @@ func formatGrid(g whatif.Grid) string {
 	if len(g.Cores) == 0 || len(g.Workers) == 0 || len(g.StepScales) == 0 {
 		return ""
 	}
-	steps := joined(g.StepScales, func(m float64) string { return strconv.FormatFloat(m, 'g', -1, 64) })
-	return "cores=" + joinInts(g.Cores) + " workers=" + joinInts(g.Workers) + " steps=" + steps
+	return "cores=" + joinInts(g.Cores) + " workers=" + joinInts(g.Workers) + " steps=" + joined(g.StepScales, formatFloat)
 }
 
 // parseGrid reads what formatGrid wrote.
