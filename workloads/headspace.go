@@ -225,21 +225,27 @@ func HeadspaceRecords(impl string, rep analysis.Report) []*benchfmt.Result {
 	var out []*benchfmt.Result
 	for i, d := range rep.StepTimes {
 		phase := headspacePhase(i, rep.Switch)
-		out = append(out, &benchfmt.Result{Name: benchfmt.Name(resultfile.BenchName("Headspace/transforms="+impl+"/phase="+phase, 1)), Iters: 1,
-			Values: []benchfmt.Value{{Value: float64(d), Unit: "ns/op"}}})
+		out = append(out, newRecord("Headspace/transforms="+impl+"/phase="+phase, 1, 1, benchfmt.Value{Value: float64(d), Unit: "ns/op"}))
 	}
-	out = append(out, &benchfmt.Result{Name: benchfmt.Name(resultfile.BenchName("HeadspaceInput/transforms="+impl, 1)), Iters: 1,
-		Values: []benchfmt.Value{{Value: float64(rep.Verdict.Wait), Unit: "input-wait-ns"}, {Value: float64(rep.Verdict.Wall), Unit: "wall-ns"}}})
+	out = append(out, newRecord("HeadspaceInput/transforms="+impl, 1, 1,
+		benchfmt.Value{Value: float64(rep.Verdict.Wait), Unit: "input-wait-ns"}, benchfmt.Value{Value: float64(rep.Verdict.Wall), Unit: "wall-ns"}))
 	for i, st := range rep.Stats.Stages {
 		occ := 0.0
 		if i < len(rep.Stats.Queues) {
 			occ = rep.Stats.Queues[i].Occupancy
 		}
-		out = append(out, &benchfmt.Result{Name: benchfmt.Name(resultfile.BenchName("HeadspaceStage/transforms="+impl+"/stage="+st.Name, 1)), Iters: 1,
-			Values: []benchfmt.Value{{Value: float64(st.Tasks), Unit: "tasks"}, {Value: float64(st.Workers), Unit: "workers"},
-				{Value: float64(st.Total), Unit: "total-ns"}, {Value: float64(st.Average), Unit: "average-ns"}, {Value: occ, Unit: "occupancy"}}})
+		out = append(out, newRecord("HeadspaceStage/transforms="+impl+"/stage="+st.Name, 1, 1,
+			benchfmt.Value{Value: float64(st.Tasks), Unit: "tasks"}, benchfmt.Value{Value: float64(st.Workers), Unit: "workers"},
+			benchfmt.Value{Value: float64(st.Total), Unit: "total-ns"}, benchfmt.Value{Value: float64(st.Average), Unit: "average-ns"},
+			benchfmt.Value{Value: occ, Unit: "occupancy"}))
 	}
 	return out
+}
+
+// newRecord is the record name (without "Benchmark") at GOMAXPROCS
+// procs, of iters iterations, with values.
+func newRecord(name string, procs, iters int, values ...benchfmt.Value) *benchfmt.Result {
+	return &benchfmt.Result{Name: benchfmt.Name(resultfile.BenchName(name, procs)), Iters: iters, Values: values}
 }
 
 // Settings is the configuration block of the analysis's result file.

@@ -233,8 +233,7 @@ var LoadersCodec = Codec[LoadersOutcome]{
 	encode: func(o LoadersOutcome) []*benchfmt.Result {
 		out := recordsOf(o.Measurements, loadbench.Measurement.Benchmark)
 		return append(out, recordsOf(o.Training, func(t LoadersTraining) *benchfmt.Result {
-			return &benchfmt.Result{Name: benchfmt.Name(resultfile.BenchName(fmt.Sprintf("LoadersTraining/mode=%s/workers=%d", t.Mode, t.Workers), 1)),
-				Iters: t.Steps, Values: []benchfmt.Value{{Value: t.StepsPerSec, Unit: "steps/s"}}}
+			return newRecord(fmt.Sprintf("LoadersTraining/mode=%s/workers=%d", t.Mode, t.Workers), 1, t.Steps, benchfmt.Value{Value: t.StepsPerSec, Unit: "steps/s"})
 		})...)
 	},
 	decode: func(recs []Record) (LoadersOutcome, error) {

@@ -25,10 +25,9 @@ import (
 
 // Node is a node of emulated accelerators (issue 44): for each
 // accelerator count N, N rank processes, each with its own loader and
-// emulated device, in lockstep through the all-reduce barrier, at the
-// pipeline (level none) and its bound (level host): how many
-// accelerators this host keeps at AU ≥ 0.90 with the pipeline, and what
-// runs out first (package node). `headspace node` runs it.
+// emulated device, in lockstep through the all-reduce barrier, at levels
+// none and host: how many accelerators this host keeps at AU ≥ 0.90, and
+// what runs out first (package node).
 type Node struct {
 	Accelerators []int
 	Levels       []level.Level
@@ -103,8 +102,7 @@ func (Node) Name() string { return "Node" }
 // Document is "": the node is headspace's own question (issue 44).
 func (Node) Document() string { return "" }
 
-// Validate reports the first problem with the sweep, before anything
-// runs.
+// Validate reports the first problem with the sweep.
 func (n Node) Validate() error {
 	switch {
 	case len(n.Accelerators) == 0 || len(n.Levels) == 0:
@@ -136,8 +134,7 @@ func (n Node) Validate() error {
 	return n.Train.Validate()
 }
 
-// Settings is the result file's configuration block: the pipeline's,
-// the device's, the loop's.
+// Settings is the result file's configuration block.
 func (n Node) Settings() []resultfile.Config {
 	s := append(n.Pipeline.Settings(), Emulated(n.Device).Settings...)
 	return append(s,
@@ -204,21 +201,19 @@ type NodeOutcome struct {
 // (NodeCodec), and what the records do not hold.
 type NodeRun struct {
 	Point node.Point
-	// Peer says the run is the PyTorch DDP peer's (records under
-	// node.PeerPrefix).
+	// Peer says the run is the PyTorch DDP peer's.
 	Peer bool
 	// Procs is the GOMAXPROCS suffix of its records' names.
 	Procs int
 	// Ranks are each rank's figures, in rank order; none for a partial
 	// run.
 	Ranks []NodeFigures
-	// Node is the node's figures (its ranks' together, or a partial
-	// run's), nil where its ranks measured no time.
+	// Node is the node's figures (or a partial run's), nil where its
+	// ranks measured no time.
 	Node *NodeFigures
-	// Outcome is what node.Run (or the peer) measured and Others what
-	// the other processes did meanwhile; Err is the run's failure when
-	// it was kept as partial. The records hold none of them: a decoded
-	// run's are zero.
+	// Outcome is what node.Run (or the peer) measured, Others what the
+	// other processes did meanwhile, Err the failure of a run kept as
+	// partial: a decoded run's are zero.
 	Outcome node.Outcome
 	Others  node.Others
 	Err     error
@@ -227,7 +222,7 @@ type NodeRun struct {
 // NodeFigures are the figures of one record of a node run (node.Records,
 // node.PartialRecord): a rank's, the node's, or a partial run's, which
 // holds StepsPerSec and SamplesPerSec alone. A figure its record does
-// not hold is 0 (its Has… false, where 0 is a figure).
+// not hold is 0, its Has… false.
 type NodeFigures struct {
 	// Iters is the record's iterations: the measured steps (at least
 	// 1), or the steps a partial run's barrier released.
@@ -265,11 +260,9 @@ func (n Node) Measure(ctx context.Context, env Env) (NodeOutcome, error) {
 // MeasureEach runs the sweep: for each selected point, Count runs (less
 // those env.Done says a resumed file holds) of node.Run with env.Rank's
 // binary; with Peer, each followed by a run of the PyTorch DDP peer.
-// Each run is passed to each (if not nil) as it finishes, before the
-// next starts: `headspace node` writes its records to the file there, a
-// run's records together, and says when a run is kept as partial. An
-// error from each stops the sweep. A failed run stops the sweep, unless
-// Partial: its partial record is kept and the sweep goes on.
+// Each run is passed to each (if not nil) as it finishes: an error from
+// each stops the sweep. A failed run stops the sweep, unless Partial:
+// its partial record is kept and the sweep goes on.
 func (n Node) MeasureEach(ctx context.Context, env Env, each func(NodeRun) error) (NodeOutcome, error) {
 	var out NodeOutcome
 	if err := n.Validate(); err != nil {
@@ -359,10 +352,7 @@ func nodeRunOf(p node.Point, peer bool, recs []*benchfmt.Result) (NodeRun, error
 	return o.Runs[0], nil
 }
 
-// Run measures the sweep (Measure) and returns its records (NodeCodec):
-// each run's ranks', then its node's. `headspace node` and `headspace
-// whatif --accelerators` stream them instead, a run at a time
-// (MeasureEach).
+// Run measures the sweep (Measure) and returns its records (NodeCodec).
 func (n Node) Run(ctx context.Context, env Env) ([]*benchfmt.Result, error) {
 	return RunTyped[NodeOutcome](ctx, n, env)
 }
@@ -395,8 +385,7 @@ var NodeCodec = Codec[NodeOutcome]{
 	decode: decodeNode,
 }
 
-// records are the run's records, as node.Records (or PartialRecord, or
-// PeerRecords) wrote them.
+// records are the run's records, as node.Records wrote them.
 func (r NodeRun) records() []*benchfmt.Result {
 	prefix := "Node"
 	if r.Peer {
@@ -414,10 +403,9 @@ func (r NodeRun) records() []*benchfmt.Result {
 }
 
 // record is f as the record name (without "Benchmark") at procs: a
-// rank's, or the node's (node.Records), or a partial run's
-// (node.PartialRecord), each value in its place there.
+// rank's, the node's or a partial run's, each value in its place.
 func (f NodeFigures) record(name string, procs int, rank bool) *benchfmt.Result {
-	res := &benchfmt.Result{Name: benchfmt.Name(resultfile.BenchName(name, procs)), Iters: f.Iters}
+	res := newRecord(name, procs, f.Iters)
 	add := func(v float64, unit string) { res.Values = append(res.Values, benchfmt.Value{Value: v, Unit: unit}) }
 	if f.Partial {
 		add(f.StepsPerSec, "steps/s")
@@ -602,10 +590,9 @@ func (n Node) options(p node.Point, env Env) node.Options {
 }
 
 // runOnce is one node.Run of p, with what the other processes did over
-// it: their CPU use at the ranks' priority (node.Competing: the
-// machine's busy time less the ranks' and this process's) and their
-// runnable threads (node.Runnable, less the ranks' own: their CPU use in
-// cores).
+// it: their CPU use at the ranks' priority (node.Competing, less the
+// ranks' and this process's) and their runnable threads (node.Runnable,
+// less the ranks' CPU use in cores).
 func (n Node) runOnce(ctx context.Context, p node.Point, env Env) (node.Outcome, node.Others, error) {
 	niced := node.Niced()
 	busy0, errB := node.ReadCPUTimes()

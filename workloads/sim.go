@@ -111,21 +111,16 @@ func (s Sim) Settings() []resultfile.Config {
 func (s Sim) Runs() []sim.Config {
 	var out []sim.Config
 	for _, c := range s.Cases {
-		var dists []*string
-		for i := range s.Dists {
-			dists = append(dists, &s.Dists[i])
-		}
-		if len(dists) == 0 {
-			dists = []*string{nil}
-		}
-		for _, d := range dists {
-			cfg := c.Config
-			if d != nil {
-				cfg = simConfig(cfg, *d)
+		cfgs := []sim.Config{c.Config}
+		if len(s.Dists) > 0 {
+			cfgs = nil
+			for _, d := range s.Dists {
+				cfgs = append(cfgs, simConfig(c.Config, d))
 			}
+		}
+		for _, cfg := range cfgs {
 			if s.Seeds == 0 {
 				out = append(out, cfg)
-				continue
 			}
 			for seed := 1; seed <= s.Seeds; seed++ {
 				cfg.Seed = uint64(seed)
@@ -205,15 +200,8 @@ var SimCodec = Codec[SimOutcome]{
 	Keys:       map[string][]string{"Sim": {"load", "dist", "seed"}},
 	encode: func(o SimOutcome) []*benchfmt.Result {
 		return recordsOf(o.Runs, func(r SimRun) *benchfmt.Result {
-			return &benchfmt.Result{
-				Name:  benchfmt.Name(resultfile.BenchName(r.name(), 1)),
-				Iters: 1,
-				Values: []benchfmt.Value{
-					{Value: float64(r.Batches), Unit: "batches"},
-					{Value: r.IdlePercent, Unit: "model-idle-%"},
-					{Value: r.Queue, Unit: "queue"},
-				},
-			}
+			return newRecord(r.name(), 1, 1, benchfmt.Value{Value: float64(r.Batches), Unit: "batches"},
+				benchfmt.Value{Value: r.IdlePercent, Unit: "model-idle-%"}, benchfmt.Value{Value: r.Queue, Unit: "queue"})
 		})
 	},
 	decode: func(recs []Record) (SimOutcome, error) {

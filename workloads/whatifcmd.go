@@ -168,14 +168,13 @@ func runWhatIf(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	if err := checkOwnFlags(fs, false); err != nil {
 		return err
 	}
+	defer f.pf.data.Close() // the --link, if one was started
 	if f.accelerators != "" || (f.from != "" && whatif.IsNodeFile(f.from)) {
-		defer f.pf.data.Close()
 		return f.runNode(ctx, "headspace "+cli.CommandLine("whatif", args), stdout, stderr)
 	}
 	if f.from != "" {
 		return rebuildWhatIf(fs, f.from, f.report, f.plotPath, stdout)
 	}
-	defer f.pf.data.Close() // the --link, if one was started
 	w, err := f.experiment(ctx, def)
 	if err != nil {
 		return err
@@ -232,27 +231,24 @@ func (f *whatIfFlags) experiment(ctx context.Context, def WhatIf) (WhatIf, error
 // grids parses the table's grid (returned) and the points to verify
 // (into w.Verify).
 func (f *whatIfFlags) grids(w *WhatIf) (whatif.Grid, error) {
-	var g whatif.Grid
-	var err error
-	if g.Cores, err = cli.ParseInts("--cores", f.atCores); err != nil {
+	g, err := parseGridFlags("--cores", f.atCores, "--at-workers", f.atWorkers, "--at-steps", f.atSteps)
+	if err != nil {
 		return g, err
 	}
-	if g.Workers, err = cli.ParseInts("--at-workers", f.atWorkers); err != nil {
+	w.Verify, err = parseGridFlags("--verify-cores", f.vCores, "--verify-workers", f.vWorkers, "--verify-steps", f.vSteps)
+	return g, err
+}
+
+// parseGridFlags parses a grid from its flags' names and values.
+func parseGridFlags(cores, coresV, workers, workersV, steps, stepsV string) (g whatif.Grid, err error) {
+	if g.Cores, err = cli.ParseInts(cores, coresV); err != nil {
 		return g, err
 	}
-	if g.StepScales, err = parseFloats("--at-steps", f.atSteps); err != nil {
+	if g.Workers, err = cli.ParseInts(workers, workersV); err != nil {
 		return g, err
 	}
-	if w.Verify.Cores, err = cli.ParseInts("--verify-cores", f.vCores); err != nil {
-		return g, err
-	}
-	if w.Verify.Workers, err = cli.ParseInts("--verify-workers", f.vWorkers); err != nil {
-		return g, err
-	}
-	if w.Verify.StepScales, err = parseFloats("--verify-steps", f.vSteps); err != nil {
-		return g, err
-	}
-	return g, nil
+	g.StepScales, err = parseFloats(steps, stepsV)
+	return g, err
 }
 
 // check refuses what w (its grids set) cannot run or write, opens the
