@@ -81,8 +81,7 @@ type HeadspaceAnalysis struct {
 	Report     analysis.Report
 }
 
-// Measure runs the analysis once per transform implementation on one
-// device of env.
+// Measure runs the analysis once per transform implementation.
 func (h Headspace) Measure(ctx context.Context, env Env) (HeadspaceOutcome, error) {
 	var out HeadspaceOutcome
 	dev, err := env.device().Open(true)
@@ -103,8 +102,7 @@ func (h Headspace) Measure(ctx context.Context, env Env) (HeadspaceOutcome, erro
 	return out, nil
 }
 
-// Run runs the analyses (Measure) and returns their records
-// (HeadspaceCodec).
+// Run runs the analyses (Measure) and returns their records.
 func (h Headspace) Run(ctx context.Context, env Env) ([]*benchfmt.Result, error) {
 	return RunTyped[HeadspaceOutcome](ctx, h, env)
 }
@@ -115,7 +113,7 @@ func (Headspace) Codec() Codec[HeadspaceOutcome] { return HeadspaceCodec }
 var _ Typed[HeadspaceOutcome] = Headspace{}
 
 // HeadspaceCodec is a Headspace's records codec: each analysis's
-// records (HeadspaceRecords), one analysis after another.
+// records (HeadspaceRecords) in turn.
 var HeadspaceCodec = Codec[HeadspaceOutcome]{
 	Experiment: "Headspace",
 	Keys: map[string][]string{
@@ -134,9 +132,8 @@ var HeadspaceCodec = Codec[HeadspaceOutcome]{
 }
 
 // decodeHeadspace reads the analyses back from their records, in the
-// order their transforms first appear: every step with its phase (which
-// must be the one its place gives: fill, loader…, switch, cached…), the
-// one input record, and the stages.
+// order their transforms first appear, each step's phase the one its
+// place gives (headspacePhase).
 func decodeHeadspace(recs []Record) (HeadspaceOutcome, error) {
 	var out HeadspaceOutcome
 	at := map[string]int{}

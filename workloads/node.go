@@ -58,9 +58,7 @@ type Node struct {
 // NodeSweepKind is the sweep key's value of a sharded node sweep.
 const NodeSweepKind = "node"
 
-const (
-	sweepAcceleratorsKey = "sweep-accelerators"
-)
+const sweepAcceleratorsKey = "sweep-accelerators"
 
 var nodeShardKeys = []string{SweepKey, sweepAcceleratorsKey, sweepLevelsKey, sweepCountKey, ShardsKey}
 

@@ -498,9 +498,6 @@ func (w WhatIf) MeasureEach(ctx context.Context, env Env, each func(WhatIfOutcom
 			return r.out, err
 		}
 	}
-	if len(w.Verify.Cores) == 0 || len(w.Verify.Workers) == 0 || len(w.Verify.StepScales) == 0 {
-		return r.out, nil
-	}
 	return r.out, r.check(ctx, *r.out.Profile)
 }
 
