@@ -66,7 +66,7 @@ func (Headspace) Name() string { return "Headspace" }
 func (Headspace) Document() string { return "000" }
 
 // HeadspaceOutcome is what a Headspace measured: one analysis per
-// transform implementation, in order.
+// transform implementation.
 type HeadspaceOutcome struct {
 	Analyses []HeadspaceAnalysis
 }
@@ -210,14 +210,11 @@ func headspacePhase(i, sw int) string {
 }
 
 // HeadspaceRecords is one analysis's records: every step in order
-// (Headspace/transforms=…/phase=…: phase=fill for the first step, the
-// pipeline's fill; loader before the switch; switch for the step of the
-// switch itself; cached after it), the input wait over the steps of
-// phase loader (HeadspaceInput/transforms=…: input-wait-ns, wall-ns),
-// and each stage's statistics at the switch
-// (HeadspaceStage/transforms=…/stage=…: tasks, workers, total-ns,
-// average-ns, and occupancy, of its output queue), from which the
-// verdict is judged again (analysis.Judge).
+// (Headspace/transforms=…/phase=…, headspacePhase), the input wait over
+// the steps of phase loader (HeadspaceInput/transforms=…), and each
+// stage's statistics at the switch (HeadspaceStage/transforms=…/stage=…,
+// with its output queue's occupancy), from which the verdict is judged
+// again (analysis.Judge).
 func HeadspaceRecords(impl string, rep analysis.Report) []*benchfmt.Result {
 	var out []*benchfmt.Result
 	for i, d := range rep.StepTimes {

@@ -314,7 +314,7 @@ func (f *nodeFlags) run(ctx context.Context, n Node, args []string, stdout, stde
 				if r.Err != nil {
 					fmt.Fprintf(stderr, "headspace node: %s kept as partial: %v\n", r.Point.Name(), r.Err)
 				}
-				run := NodeCodec.Encode(NodeOutcome{Runs: []NodeRun{r}})
+				run := r.records()
 				recs = append(recs, run...)
 				return h.Add(run...)
 			})

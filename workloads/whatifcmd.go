@@ -298,10 +298,9 @@ func (f *whatIfFlags) check(ctx context.Context, w *WhatIf) (Env, driver.Output,
 	return env, resultsOut, nil
 }
 
-// run runs w, printing what it measures as it comes (the profile and its
-// predictions first, then the ladder's attribution; the checks after the
-// run, which may be interrupted), and writes the result file, the report
-// and the plot.
+// run runs w, printing the profile, its predictions and the ladder's
+// attribution as they come and the checks after the run (which may be
+// interrupted), and writes the result file, the report and the plot.
 func (f *whatIfFlags) run(ctx context.Context, w WhatIf, env Env, g whatif.Grid, resultsOut driver.Output, args []string, stdout, stderr io.Writer) error {
 	// --stats and --save together were refused: a profile read is not
 	// saved.
@@ -366,9 +365,8 @@ func (f *whatIfFlags) run(ctx context.Context, w WhatIf, env Env, g whatif.Grid,
 }
 
 // rebuildWhatIf is whatif --from: the tables, the report and the plot
-// rebuilt from a results file (ReadWhatIf), measuring nothing.
-// The flags that set a measurement or a table are refused with it: the
-// file's own settings are the report's.
+// rebuilt from a results file (ReadWhatIf), measuring nothing; the flags
+// that set a measurement or a table are refused.
 func rebuildWhatIf(fs *flag.FlagSet, from, report, plotPath string, stdout io.Writer) error {
 	if err := cli.FromOnly(fs, "report", "plot"); err != nil {
 		return err

@@ -165,10 +165,9 @@ func ReadWhatIf(path string) (WhatIfReport, error) {
 
 // A file written before `whatif --out` recorded the command, the profile
 // and the table's grid (results/whatif-3797d48.txt, the GPU machine's
-// results/gpu/nvidia-h100-80gb-hbm3-15709d7-whatif.txt) still holds the
-// profiling runs as WhatIf/profile records, each with the model's inputs
-// (profileRecord). ReadWhatIf rebuilds the profile from them as
-// WhatIf.Measure made it, and the report says what the file lacks.
+// results/gpu/nvidia-h100-80gb-hbm3-15709d7-whatif.txt) holds the
+// profiling records, from which ReadWhatIf rebuilds the profile
+// (legacyProfile); the report says what the file lacks.
 const (
 	// LegacyWhatIfCommand stands for the command in a report rebuilt
 	// from such a file.

@@ -108,7 +108,7 @@ func (f *whatIfFlags) runNodeSweep(ctx context.Context, n Node, accs []int, comm
 			env := Env{Rank: rank, Start: h.Start}
 			// Each run's records go to the hooks as it finishes.
 			stream := func(r NodeRun) error {
-				for _, rec := range NodeCodec.Encode(NodeOutcome{Runs: []NodeRun{r}}) {
+				for _, rec := range r.records() {
 					if err := h.Result(rec); err != nil {
 						return err
 					}
