@@ -400,52 +400,54 @@ func (r NodeRun) records() []*benchfmt.Result {
 	return out
 }
 
+// nodeValue is one value of a Node record: its unit, its figure, and
+// whether the record holds it always (has nil, not nonzero), where *has,
+// or (nonzero) where the figure is not 0.
+type nodeValue struct {
+	unit    string
+	v       *float64
+	has     *bool
+	nonzero bool
+}
+
+// values are f's values in the order its record holds them: a rank's
+// (rank) or the node's (node.Records), or a partial run's
+// (node.PartialRecord), whose partial 1 follows them.
+func (f *NodeFigures) values(rank bool) []nodeValue {
+	if f.Partial {
+		return []nodeValue{{unit: "steps/s", v: &f.StepsPerSec}, {unit: "samples/s", v: &f.SamplesPerSec}}
+	}
+	vs := []nodeValue{{unit: "ns/op", v: &f.NsPerOp}, {unit: "steps/s", v: &f.StepsPerSec}, {unit: "samples/s", v: &f.SamplesPerSec},
+		{unit: node.UnitAU, v: &f.AU}}
+	if rank {
+		vs = append(vs, nodeValue{unit: node.UnitInputWait, v: &f.InputWait}, nodeValue{unit: node.UnitBarrier, v: &f.Barrier},
+			nodeValue{unit: disturb.CPUUnit, v: &f.CPU, has: &f.HasCPU}, nodeValue{unit: disturb.RunDelayUnit, v: &f.RunDelay, has: &f.HasRunDelay})
+	} else {
+		vs = append(vs, nodeValue{unit: node.UnitAUMin, v: &f.AUMin}, nodeValue{unit: node.UnitInputWait, v: &f.InputWait},
+			nodeValue{unit: node.UnitBarrier, v: &f.Barrier, has: &f.HasBarrier},
+			nodeValue{unit: node.UnitCores, v: &f.Cores, has: &f.HasCores}, nodeValue{unit: node.UnitCPUSample, v: &f.CPUPerSample, has: &f.HasCores},
+			nodeValue{unit: disturb.RunDelayUnit, v: &f.RunDelay, has: &f.HasRunDelay},
+			nodeValue{unit: node.UnitOtherCores, v: &f.OtherCores, has: &f.HasOtherCores},
+			nodeValue{unit: node.UnitOtherThreads, v: &f.OtherThreads, has: &f.HasOtherThreads})
+	}
+	vs = append(vs, nodeValue{unit: node.UnitBytes, v: &f.BytesPerSec, nonzero: true})
+	if !rank {
+		vs = append(vs, nodeValue{unit: node.UnitLinkUse, v: &f.LinkUse, nonzero: true})
+	}
+	return append(vs, nodeValue{unit: node.UnitRequests, v: &f.Requests, nonzero: true})
+}
+
 // record is f as the record name (without "Benchmark") at procs: a
-// rank's, the node's or a partial run's, each value in its place.
+// rank's (rank), the node's or a partial run's.
 func (f NodeFigures) record(name string, procs int, rank bool) *benchfmt.Result {
 	res := newRecord(name, procs, f.Iters)
-	add := func(v float64, unit string) { res.Values = append(res.Values, benchfmt.Value{Value: v, Unit: unit}) }
+	for _, v := range f.values(rank) {
+		if v.has == nil && !v.nonzero || v.has != nil && *v.has || v.nonzero && *v.v != 0 {
+			res.Values = append(res.Values, benchfmt.Value{Value: *v.v, Unit: v.unit})
+		}
+	}
 	if f.Partial {
-		add(f.StepsPerSec, "steps/s")
-		add(f.SamplesPerSec, "samples/s")
-		add(1, node.UnitPartial)
-		return res
-	}
-	add(f.NsPerOp, "ns/op")
-	add(f.StepsPerSec, "steps/s")
-	add(f.SamplesPerSec, "samples/s")
-	add(f.AU, node.UnitAU)
-	if !rank {
-		add(f.AUMin, node.UnitAUMin)
-	}
-	add(f.InputWait, node.UnitInputWait)
-	if rank || f.HasBarrier {
-		add(f.Barrier, node.UnitBarrier)
-	}
-	if f.HasCPU {
-		add(f.CPU, disturb.CPUUnit)
-	}
-	if f.HasCores {
-		add(f.Cores, node.UnitCores)
-		add(f.CPUPerSample, node.UnitCPUSample)
-	}
-	if f.HasRunDelay {
-		add(f.RunDelay, disturb.RunDelayUnit)
-	}
-	if f.HasOtherCores {
-		add(f.OtherCores, node.UnitOtherCores)
-	}
-	if f.HasOtherThreads {
-		add(f.OtherThreads, node.UnitOtherThreads)
-	}
-	if f.BytesPerSec != 0 {
-		add(f.BytesPerSec, node.UnitBytes)
-	}
-	if f.LinkUse != 0 {
-		add(f.LinkUse, node.UnitLinkUse)
-	}
-	if f.Requests != 0 {
-		add(f.Requests, node.UnitRequests)
+		res.Values = append(res.Values, benchfmt.Value{Value: 1, Unit: node.UnitPartial})
 	}
 	return res
 }
@@ -514,65 +516,47 @@ func decodeNode(recs []Record) (NodeOutcome, error) {
 // node's, or a partial run's. A value in a unit its record does not
 // hold is an error, so that what decodes encodes as it was.
 func nodeFigures(rec Record, rank bool) (NodeFigures, error) {
+	name := fullName(rec.Result)
 	f := NodeFigures{Iters: rec.Iters}
-	used := map[string]bool{}
-	var err error
-	get := func(unit string, v *float64, has *bool) {
-		x, ok := resultfile.Value(rec.Result, unit)
-		switch {
-		case ok:
-			*v, used[unit] = x, true
-			if has != nil {
-				*has = true
-			}
-		case has == nil && err == nil:
-			err = fmt.Errorf("%s: no value in %s", fullName(rec.Result), unit)
-		}
-	}
-	var partial float64
-	var seen bool
-	get(node.UnitPartial, &partial, &f.Partial)
-	get("steps/s", &f.StepsPerSec, nil)
-	get("samples/s", &f.SamplesPerSec, nil)
+	partial, ok := resultfile.Value(rec.Result, node.UnitPartial)
+	f.Partial = ok
 	switch {
 	case f.Partial && rank:
-		return f, fmt.Errorf("%s: a rank's record marked partial", fullName(rec.Result))
+		return f, fmt.Errorf("%s: a rank's record marked partial", name)
 	case f.Partial && partial != 1:
-		return f, fmt.Errorf("%s: partial %v, want 1", fullName(rec.Result), partial)
-	case !f.Partial:
-		get("ns/op", &f.NsPerOp, nil)
-		get(node.UnitAU, &f.AU, nil)
-		get(node.UnitInputWait, &f.InputWait, nil)
-		get(disturb.RunDelayUnit, &f.RunDelay, &f.HasRunDelay)
-		get(node.UnitBytes, &f.BytesPerSec, &seen)
-		get(node.UnitRequests, &f.Requests, &seen)
-		if rank {
-			get(node.UnitBarrier, &f.Barrier, nil)
-			get(disturb.CPUUnit, &f.CPU, &f.HasCPU)
-			break
-		}
-		get(node.UnitAUMin, &f.AUMin, nil)
-		get(node.UnitBarrier, &f.Barrier, &f.HasBarrier)
-		get(node.UnitCores, &f.Cores, &f.HasCores)
-		get(node.UnitCPUSample, &f.CPUPerSample, &seen)
-		get(node.UnitOtherCores, &f.OtherCores, &f.HasOtherCores)
-		get(node.UnitOtherThreads, &f.OtherThreads, &f.HasOtherThreads)
-		get(node.UnitLinkUse, &f.LinkUse, &seen)
+		return f, fmt.Errorf("%s: partial %v, want 1", name, partial)
 	}
-	if err != nil {
+	// The values every such record holds, the first missing named.
+	required := []string{"steps/s", "samples/s"}
+	if !f.Partial {
+		last := node.UnitAUMin
+		if rank {
+			last = node.UnitBarrier
+		}
+		required = append(required, "ns/op", node.UnitAU, node.UnitInputWait, last)
+	}
+	if _, err := rec.valuesIn(required...); err != nil {
 		return f, err
 	}
-	for unit, v := range map[string]float64{node.UnitBytes: f.BytesPerSec, node.UnitLinkUse: f.LinkUse, node.UnitRequests: f.Requests} {
-		if used[unit] && v == 0 {
-			return f, fmt.Errorf("%s: %s 0, which a Node record leaves out", fullName(rec.Result), unit)
+	used := map[string]bool{node.UnitPartial: f.Partial}
+	for _, v := range f.values(rank) {
+		x, ok := resultfile.Value(rec.Result, v.unit)
+		switch {
+		case ok && v.nonzero && x == 0:
+			return f, fmt.Errorf("%s: %s 0, which a Node record leaves out", name, v.unit)
+		case ok:
+			*v.v, used[v.unit] = x, true
+			if v.has != nil {
+				*v.has = true
+			}
 		}
 	}
 	if used[node.UnitCores] != used[node.UnitCPUSample] {
-		return f, fmt.Errorf("%s: %s without %s, or the other way", fullName(rec.Result), node.UnitCores, node.UnitCPUSample)
+		return f, fmt.Errorf("%s: %s without %s, or the other way", name, node.UnitCores, node.UnitCPUSample)
 	}
 	for _, v := range rec.Values {
 		if unit := cmp.Or(v.OrigUnit, v.Unit); !used[unit] {
-			return f, fmt.Errorf("%s: a value in %s, which a Node record does not hold", fullName(rec.Result), unit)
+			return f, fmt.Errorf("%s: a value in %s, which a Node record does not hold", name, unit)
 		}
 	}
 	return f, nil
