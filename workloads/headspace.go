@@ -66,7 +66,7 @@ func (Headspace) Name() string { return "Headspace" }
 func (Headspace) Document() string { return "000" }
 
 // HeadspaceOutcome is what a Headspace measured: one analysis per
-// transform implementation, in order.
+// transform implementation.
 type HeadspaceOutcome struct {
 	Analyses []HeadspaceAnalysis
 }
@@ -81,8 +81,7 @@ type HeadspaceAnalysis struct {
 	Report     analysis.Report
 }
 
-// Measure runs the analysis once per transform implementation on one
-// device of env.
+// Measure runs the analysis once per transform implementation.
 func (h Headspace) Measure(ctx context.Context, env Env) (HeadspaceOutcome, error) {
 	var out HeadspaceOutcome
 	dev, err := env.device().Open(true)
@@ -103,8 +102,7 @@ func (h Headspace) Measure(ctx context.Context, env Env) (HeadspaceOutcome, erro
 	return out, nil
 }
 
-// Run runs the analyses (Measure) and returns their records
-// (HeadspaceCodec).
+// Run runs the analyses (Measure) and returns their records.
 func (h Headspace) Run(ctx context.Context, env Env) ([]*benchfmt.Result, error) {
 	return RunTyped[HeadspaceOutcome](ctx, h, env)
 }
@@ -115,7 +113,7 @@ func (Headspace) Codec() Codec[HeadspaceOutcome] { return HeadspaceCodec }
 var _ Typed[HeadspaceOutcome] = Headspace{}
 
 // HeadspaceCodec is a Headspace's records codec: each analysis's
-// records (HeadspaceRecords), one analysis after another.
+// records (HeadspaceRecords) in turn.
 var HeadspaceCodec = Codec[HeadspaceOutcome]{
 	Experiment: "Headspace",
 	Keys: map[string][]string{
@@ -134,9 +132,8 @@ var HeadspaceCodec = Codec[HeadspaceOutcome]{
 }
 
 // decodeHeadspace reads the analyses back from their records, in the
-// order their transforms first appear: every step with its phase (which
-// must be the one its place gives: fill, loader…, switch, cached…), the
-// one input record, and the stages.
+// order their transforms first appear, each step's phase the one its
+// place gives (headspacePhase).
 func decodeHeadspace(recs []Record) (HeadspaceOutcome, error) {
 	var out HeadspaceOutcome
 	at := map[string]int{}
@@ -213,33 +210,36 @@ func headspacePhase(i, sw int) string {
 }
 
 // HeadspaceRecords is one analysis's records: every step in order
-// (Headspace/transforms=…/phase=…: phase=fill for the first step, the
-// pipeline's fill; loader before the switch; switch for the step of the
-// switch itself; cached after it), the input wait over the steps of
-// phase loader (HeadspaceInput/transforms=…: input-wait-ns, wall-ns),
-// and each stage's statistics at the switch
-// (HeadspaceStage/transforms=…/stage=…: tasks, workers, total-ns,
-// average-ns, and occupancy, of its output queue), from which the
-// verdict is judged again (analysis.Judge).
+// (Headspace/transforms=…/phase=…, headspacePhase), the input wait over
+// the steps of phase loader (HeadspaceInput/transforms=…), and each
+// stage's statistics at the switch (HeadspaceStage/transforms=…/stage=…,
+// with its output queue's occupancy), from which the verdict is judged
+// again (analysis.Judge).
 func HeadspaceRecords(impl string, rep analysis.Report) []*benchfmt.Result {
 	var out []*benchfmt.Result
 	for i, d := range rep.StepTimes {
 		phase := headspacePhase(i, rep.Switch)
-		out = append(out, &benchfmt.Result{Name: benchfmt.Name(resultfile.BenchName("Headspace/transforms="+impl+"/phase="+phase, 1)), Iters: 1,
-			Values: []benchfmt.Value{{Value: float64(d), Unit: "ns/op"}}})
+		out = append(out, newRecord("Headspace/transforms="+impl+"/phase="+phase, 1, 1, benchfmt.Value{Value: float64(d), Unit: "ns/op"}))
 	}
-	out = append(out, &benchfmt.Result{Name: benchfmt.Name(resultfile.BenchName("HeadspaceInput/transforms="+impl, 1)), Iters: 1,
-		Values: []benchfmt.Value{{Value: float64(rep.Verdict.Wait), Unit: "input-wait-ns"}, {Value: float64(rep.Verdict.Wall), Unit: "wall-ns"}}})
+	out = append(out, newRecord("HeadspaceInput/transforms="+impl, 1, 1,
+		benchfmt.Value{Value: float64(rep.Verdict.Wait), Unit: "input-wait-ns"}, benchfmt.Value{Value: float64(rep.Verdict.Wall), Unit: "wall-ns"}))
 	for i, st := range rep.Stats.Stages {
 		occ := 0.0
 		if i < len(rep.Stats.Queues) {
 			occ = rep.Stats.Queues[i].Occupancy
 		}
-		out = append(out, &benchfmt.Result{Name: benchfmt.Name(resultfile.BenchName("HeadspaceStage/transforms="+impl+"/stage="+st.Name, 1)), Iters: 1,
-			Values: []benchfmt.Value{{Value: float64(st.Tasks), Unit: "tasks"}, {Value: float64(st.Workers), Unit: "workers"},
-				{Value: float64(st.Total), Unit: "total-ns"}, {Value: float64(st.Average), Unit: "average-ns"}, {Value: occ, Unit: "occupancy"}}})
+		out = append(out, newRecord("HeadspaceStage/transforms="+impl+"/stage="+st.Name, 1, 1,
+			benchfmt.Value{Value: float64(st.Tasks), Unit: "tasks"}, benchfmt.Value{Value: float64(st.Workers), Unit: "workers"},
+			benchfmt.Value{Value: float64(st.Total), Unit: "total-ns"}, benchfmt.Value{Value: float64(st.Average), Unit: "average-ns"},
+			benchfmt.Value{Value: occ, Unit: "occupancy"}))
 	}
 	return out
+}
+
+// newRecord is the record name (without "Benchmark") at GOMAXPROCS
+// procs, of iters iterations, with values.
+func newRecord(name string, procs, iters int, values ...benchfmt.Value) *benchfmt.Result {
+	return &benchfmt.Result{Name: benchfmt.Name(resultfile.BenchName(name, procs)), Iters: iters, Values: values}
 }
 
 // Settings is the configuration block of the analysis's result file.

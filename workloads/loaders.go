@@ -40,14 +40,11 @@ type Loaders struct {
 
 // The article's claims for SPDL's thread-based loading over PyTorch's
 // processes: 3× the loading throughput, 2× faster training, half the
-// memory; and SPDL's table's time to first batch from 1 to 32 workers:
-// 1.05× for threads and 30.8× for processes.
+// memory.
 const (
 	LoadersDocumentThroughput = 3.0
 	LoadersDocumentTraining   = 2.0
 	LoadersDocumentMemory     = 0.5
-	LoadersDocumentTTFBThread = 1.05
-	LoadersDocumentTTFBProc   = 30.8
 )
 
 // DefaultLoaders is SPDL's sweep: both modes at 1 to 32 workers, batches
@@ -96,10 +93,9 @@ func (l Loaders) trainConfig() train.Config {
 	return train.Config{Steps: l.TrainSteps, Warmup: l.Train.Prefetch*l.Train.Workers + 1}
 }
 
-// Settings is the configuration block of the comparison's result file
-// (`headspace loaders --out`, `headspace reproduce`'s 002): the loaders'
-// pipeline and sweep, then the training comparison's, which a sweep
-// without one (TrainRuns 0, as the command's) leaves out.
+// Settings is the configuration block of the comparison's result file:
+// the loaders' pipeline and sweep, then the training comparison's, which
+// a sweep without one (TrainRuns 0, as the command's) leaves out.
 func (l Loaders) Settings() []resultfile.Config {
 	rc := l.trainConfig()
 	t := l.Train
@@ -126,8 +122,7 @@ func (l Loaders) Settings() []resultfile.Config {
 }
 
 // LoadersOutcome is what a Loaders measured: every measurement of its
-// sweeps, repeat after repeat (BenchmarkLoaders/mode=…/workers=…), then
-// every training run (BenchmarkLoadersTraining/mode=…/workers=…).
+// sweeps, repeat after repeat, then every training run.
 type LoadersOutcome struct {
 	// Measurements are the loaders' measurements; a decoded one has no
 	// Samples (the records hold its samples/s only).
@@ -135,8 +130,7 @@ type LoadersOutcome struct {
 	Training     []LoadersTraining
 }
 
-// LoadersTraining is one run of the training loop fed by a mode's
-// loader.
+// LoadersTraining is one run of the training loop fed by a mode's loader.
 type LoadersTraining struct {
 	Mode    string
 	Workers int
@@ -153,12 +147,10 @@ func (l Loaders) Measure(ctx context.Context, env Env) (LoadersOutcome, error) {
 // MeasureEach measures every mode at every worker count, Repeats times
 // over, passing each loadbench.Measurement to each (if not nil) as it is
 // made, then trains on env's device fed by each mode's loader TrainRuns
-// times over. Process workers start as env.Worker says.
-//
-// each is the live line of `headspace loaders` (a line on stderr per
-// measurement while the sweep runs): an argument, typed, of the one
-// method that streams, rather than a field of the specification (the
-// values that change a number) or of Env (what every experiment shares).
+// times over. Process workers start as env.Worker says. each is an
+// argument of the one method that streams, rather than a field of the
+// specification (the values that change a number) or of Env (what every
+// experiment shares).
 func (l Loaders) MeasureEach(ctx context.Context, env Env, each func(loadbench.Measurement)) (LoadersOutcome, error) {
 	var out LoadersOutcome
 	if env.Worker.Exe != "" {
@@ -211,8 +203,7 @@ func (l Loaders) MeasureEach(ctx context.Context, env Env, each func(loadbench.M
 	return out, nil
 }
 
-// Run measures the sweep and the training (Measure) and returns their
-// records (LoadersCodec).
+// Run measures the sweep and the training and returns their records.
 func (l Loaders) Run(ctx context.Context, env Env) ([]*benchfmt.Result, error) {
 	return RunTyped[LoadersOutcome](ctx, l, env)
 }
@@ -233,8 +224,7 @@ var LoadersCodec = Codec[LoadersOutcome]{
 	encode: func(o LoadersOutcome) []*benchfmt.Result {
 		out := recordsOf(o.Measurements, loadbench.Measurement.Benchmark)
 		return append(out, recordsOf(o.Training, func(t LoadersTraining) *benchfmt.Result {
-			return &benchfmt.Result{Name: benchfmt.Name(resultfile.BenchName(fmt.Sprintf("LoadersTraining/mode=%s/workers=%d", t.Mode, t.Workers), 1)),
-				Iters: t.Steps, Values: []benchfmt.Value{{Value: t.StepsPerSec, Unit: "steps/s"}}}
+			return newRecord(fmt.Sprintf("LoadersTraining/mode=%s/workers=%d", t.Mode, t.Workers), 1, t.Steps, benchfmt.Value{Value: t.StepsPerSec, Unit: "steps/s"})
 		})...)
 	},
 	decode: func(recs []Record) (LoadersOutcome, error) {

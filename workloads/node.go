@@ -25,10 +25,9 @@ import (
 
 // Node is a node of emulated accelerators (issue 44): for each
 // accelerator count N, N rank processes, each with its own loader and
-// emulated device, in lockstep through the all-reduce barrier, at the
-// pipeline (level none) and its bound (level host): how many
-// accelerators this host keeps at AU ≥ 0.90 with the pipeline, and what
-// runs out first (package node). `headspace node` runs it.
+// emulated device, in lockstep through the all-reduce barrier, at levels
+// none and host: how many accelerators this host keeps at AU ≥ 0.90, and
+// what runs out first (package node).
 type Node struct {
 	Accelerators []int
 	Levels       []level.Level
@@ -59,9 +58,7 @@ type Node struct {
 // NodeSweepKind is the sweep key's value of a sharded node sweep.
 const NodeSweepKind = "node"
 
-const (
-	sweepAcceleratorsKey = "sweep-accelerators"
-)
+const sweepAcceleratorsKey = "sweep-accelerators"
 
 var nodeShardKeys = []string{SweepKey, sweepAcceleratorsKey, sweepLevelsKey, sweepCountKey, ShardsKey}
 
@@ -103,8 +100,7 @@ func (Node) Name() string { return "Node" }
 // Document is "": the node is headspace's own question (issue 44).
 func (Node) Document() string { return "" }
 
-// Validate reports the first problem with the sweep, before anything
-// runs.
+// Validate reports the first problem with the sweep.
 func (n Node) Validate() error {
 	switch {
 	case len(n.Accelerators) == 0 || len(n.Levels) == 0:
@@ -136,8 +132,7 @@ func (n Node) Validate() error {
 	return n.Train.Validate()
 }
 
-// Settings is the result file's configuration block: the pipeline's,
-// the device's, the loop's.
+// Settings is the result file's configuration block.
 func (n Node) Settings() []resultfile.Config {
 	s := append(n.Pipeline.Settings(), Emulated(n.Device).Settings...)
 	return append(s,
@@ -204,21 +199,19 @@ type NodeOutcome struct {
 // (NodeCodec), and what the records do not hold.
 type NodeRun struct {
 	Point node.Point
-	// Peer says the run is the PyTorch DDP peer's (records under
-	// node.PeerPrefix).
+	// Peer says the run is the PyTorch DDP peer's.
 	Peer bool
 	// Procs is the GOMAXPROCS suffix of its records' names.
 	Procs int
 	// Ranks are each rank's figures, in rank order; none for a partial
 	// run.
 	Ranks []NodeFigures
-	// Node is the node's figures (its ranks' together, or a partial
-	// run's), nil where its ranks measured no time.
+	// Node is the node's figures (or a partial run's), nil where its
+	// ranks measured no time.
 	Node *NodeFigures
-	// Outcome is what node.Run (or the peer) measured and Others what
-	// the other processes did meanwhile; Err is the run's failure when
-	// it was kept as partial. The records hold none of them: a decoded
-	// run's are zero.
+	// Outcome is what node.Run (or the peer) measured, Others what the
+	// other processes did meanwhile, Err the failure of a run kept as
+	// partial: a decoded run's are zero.
 	Outcome node.Outcome
 	Others  node.Others
 	Err     error
@@ -227,7 +220,7 @@ type NodeRun struct {
 // NodeFigures are the figures of one record of a node run (node.Records,
 // node.PartialRecord): a rank's, the node's, or a partial run's, which
 // holds StepsPerSec and SamplesPerSec alone. A figure its record does
-// not hold is 0 (its Has… false, where 0 is a figure).
+// not hold is 0, its Has… false.
 type NodeFigures struct {
 	// Iters is the record's iterations: the measured steps (at least
 	// 1), or the steps a partial run's barrier released.
@@ -265,11 +258,9 @@ func (n Node) Measure(ctx context.Context, env Env) (NodeOutcome, error) {
 // MeasureEach runs the sweep: for each selected point, Count runs (less
 // those env.Done says a resumed file holds) of node.Run with env.Rank's
 // binary; with Peer, each followed by a run of the PyTorch DDP peer.
-// Each run is passed to each (if not nil) as it finishes, before the
-// next starts: `headspace node` writes its records to the file there, a
-// run's records together, and says when a run is kept as partial. An
-// error from each stops the sweep. A failed run stops the sweep, unless
-// Partial: its partial record is kept and the sweep goes on.
+// Each run is passed to each (if not nil) as it finishes: an error from
+// each stops the sweep. A failed run stops the sweep, unless Partial:
+// its partial record is kept and the sweep goes on.
 func (n Node) MeasureEach(ctx context.Context, env Env, each func(NodeRun) error) (NodeOutcome, error) {
 	var out NodeOutcome
 	if err := n.Validate(); err != nil {
@@ -359,10 +350,7 @@ func nodeRunOf(p node.Point, peer bool, recs []*benchfmt.Result) (NodeRun, error
 	return o.Runs[0], nil
 }
 
-// Run measures the sweep (Measure) and returns its records (NodeCodec):
-// each run's ranks', then its node's. `headspace node` and `headspace
-// whatif --accelerators` stream them instead, a run at a time
-// (MeasureEach).
+// Run measures the sweep (Measure) and returns its records (NodeCodec).
 func (n Node) Run(ctx context.Context, env Env) ([]*benchfmt.Result, error) {
 	return RunTyped[NodeOutcome](ctx, n, env)
 }
@@ -395,8 +383,7 @@ var NodeCodec = Codec[NodeOutcome]{
 	decode: decodeNode,
 }
 
-// records are the run's records, as node.Records (or PartialRecord, or
-// PeerRecords) wrote them.
+// records are the run's records, as node.Records wrote them.
 func (r NodeRun) records() []*benchfmt.Result {
 	prefix := "Node"
 	if r.Peer {
@@ -413,53 +400,54 @@ func (r NodeRun) records() []*benchfmt.Result {
 	return out
 }
 
-// record is f as the record name (without "Benchmark") at procs: a
-// rank's, or the node's (node.Records), or a partial run's
-// (node.PartialRecord), each value in its place there.
-func (f NodeFigures) record(name string, procs int, rank bool) *benchfmt.Result {
-	res := &benchfmt.Result{Name: benchfmt.Name(resultfile.BenchName(name, procs)), Iters: f.Iters}
-	add := func(v float64, unit string) { res.Values = append(res.Values, benchfmt.Value{Value: v, Unit: unit}) }
+// nodeValue is one value of a Node record: its unit, its figure, and
+// whether the record holds it always (has nil, not nonzero), where *has,
+// or (nonzero) where the figure is not 0.
+type nodeValue struct {
+	unit    string
+	v       *float64
+	has     *bool
+	nonzero bool
+}
+
+// values are f's values in the order its record holds them: a rank's
+// (rank) or the node's (node.Records), or a partial run's
+// (node.PartialRecord), whose partial 1 follows them.
+func (f *NodeFigures) values(rank bool) []nodeValue {
 	if f.Partial {
-		add(f.StepsPerSec, "steps/s")
-		add(f.SamplesPerSec, "samples/s")
-		add(1, node.UnitPartial)
-		return res
+		return []nodeValue{{unit: "steps/s", v: &f.StepsPerSec}, {unit: "samples/s", v: &f.SamplesPerSec}}
 	}
-	add(f.NsPerOp, "ns/op")
-	add(f.StepsPerSec, "steps/s")
-	add(f.SamplesPerSec, "samples/s")
-	add(f.AU, node.UnitAU)
+	vs := []nodeValue{{unit: "ns/op", v: &f.NsPerOp}, {unit: "steps/s", v: &f.StepsPerSec}, {unit: "samples/s", v: &f.SamplesPerSec},
+		{unit: node.UnitAU, v: &f.AU}}
+	if rank {
+		vs = append(vs, nodeValue{unit: node.UnitInputWait, v: &f.InputWait}, nodeValue{unit: node.UnitBarrier, v: &f.Barrier},
+			nodeValue{unit: disturb.CPUUnit, v: &f.CPU, has: &f.HasCPU}, nodeValue{unit: disturb.RunDelayUnit, v: &f.RunDelay, has: &f.HasRunDelay})
+	} else {
+		vs = append(vs, nodeValue{unit: node.UnitAUMin, v: &f.AUMin}, nodeValue{unit: node.UnitInputWait, v: &f.InputWait},
+			nodeValue{unit: node.UnitBarrier, v: &f.Barrier, has: &f.HasBarrier},
+			nodeValue{unit: node.UnitCores, v: &f.Cores, has: &f.HasCores}, nodeValue{unit: node.UnitCPUSample, v: &f.CPUPerSample, has: &f.HasCores},
+			nodeValue{unit: disturb.RunDelayUnit, v: &f.RunDelay, has: &f.HasRunDelay},
+			nodeValue{unit: node.UnitOtherCores, v: &f.OtherCores, has: &f.HasOtherCores},
+			nodeValue{unit: node.UnitOtherThreads, v: &f.OtherThreads, has: &f.HasOtherThreads})
+	}
+	vs = append(vs, nodeValue{unit: node.UnitBytes, v: &f.BytesPerSec, nonzero: true})
 	if !rank {
-		add(f.AUMin, node.UnitAUMin)
+		vs = append(vs, nodeValue{unit: node.UnitLinkUse, v: &f.LinkUse, nonzero: true})
 	}
-	add(f.InputWait, node.UnitInputWait)
-	if rank || f.HasBarrier {
-		add(f.Barrier, node.UnitBarrier)
+	return append(vs, nodeValue{unit: node.UnitRequests, v: &f.Requests, nonzero: true})
+}
+
+// record is f as the record name (without "Benchmark") at procs: a
+// rank's (rank), the node's or a partial run's.
+func (f NodeFigures) record(name string, procs int, rank bool) *benchfmt.Result {
+	res := newRecord(name, procs, f.Iters)
+	for _, v := range f.values(rank) {
+		if v.has == nil && !v.nonzero || v.has != nil && *v.has || v.nonzero && *v.v != 0 {
+			res.Values = append(res.Values, benchfmt.Value{Value: *v.v, Unit: v.unit})
+		}
 	}
-	if f.HasCPU {
-		add(f.CPU, disturb.CPUUnit)
-	}
-	if f.HasCores {
-		add(f.Cores, node.UnitCores)
-		add(f.CPUPerSample, node.UnitCPUSample)
-	}
-	if f.HasRunDelay {
-		add(f.RunDelay, disturb.RunDelayUnit)
-	}
-	if f.HasOtherCores {
-		add(f.OtherCores, node.UnitOtherCores)
-	}
-	if f.HasOtherThreads {
-		add(f.OtherThreads, node.UnitOtherThreads)
-	}
-	if f.BytesPerSec != 0 {
-		add(f.BytesPerSec, node.UnitBytes)
-	}
-	if f.LinkUse != 0 {
-		add(f.LinkUse, node.UnitLinkUse)
-	}
-	if f.Requests != 0 {
-		add(f.Requests, node.UnitRequests)
+	if f.Partial {
+		res.Values = append(res.Values, benchfmt.Value{Value: 1, Unit: node.UnitPartial})
 	}
 	return res
 }
@@ -528,65 +516,47 @@ func decodeNode(recs []Record) (NodeOutcome, error) {
 // node's, or a partial run's. A value in a unit its record does not
 // hold is an error, so that what decodes encodes as it was.
 func nodeFigures(rec Record, rank bool) (NodeFigures, error) {
+	name := fullName(rec.Result)
 	f := NodeFigures{Iters: rec.Iters}
-	used := map[string]bool{}
-	var err error
-	get := func(unit string, v *float64, has *bool) {
-		x, ok := resultfile.Value(rec.Result, unit)
-		switch {
-		case ok:
-			*v, used[unit] = x, true
-			if has != nil {
-				*has = true
-			}
-		case has == nil && err == nil:
-			err = fmt.Errorf("%s: no value in %s", fullName(rec.Result), unit)
-		}
-	}
-	var partial float64
-	var seen bool
-	get(node.UnitPartial, &partial, &f.Partial)
-	get("steps/s", &f.StepsPerSec, nil)
-	get("samples/s", &f.SamplesPerSec, nil)
+	partial, ok := resultfile.Value(rec.Result, node.UnitPartial)
+	f.Partial = ok
 	switch {
 	case f.Partial && rank:
-		return f, fmt.Errorf("%s: a rank's record marked partial", fullName(rec.Result))
+		return f, fmt.Errorf("%s: a rank's record marked partial", name)
 	case f.Partial && partial != 1:
-		return f, fmt.Errorf("%s: partial %v, want 1", fullName(rec.Result), partial)
-	case !f.Partial:
-		get("ns/op", &f.NsPerOp, nil)
-		get(node.UnitAU, &f.AU, nil)
-		get(node.UnitInputWait, &f.InputWait, nil)
-		get(disturb.RunDelayUnit, &f.RunDelay, &f.HasRunDelay)
-		get(node.UnitBytes, &f.BytesPerSec, &seen)
-		get(node.UnitRequests, &f.Requests, &seen)
-		if rank {
-			get(node.UnitBarrier, &f.Barrier, nil)
-			get(disturb.CPUUnit, &f.CPU, &f.HasCPU)
-			break
-		}
-		get(node.UnitAUMin, &f.AUMin, nil)
-		get(node.UnitBarrier, &f.Barrier, &f.HasBarrier)
-		get(node.UnitCores, &f.Cores, &f.HasCores)
-		get(node.UnitCPUSample, &f.CPUPerSample, &seen)
-		get(node.UnitOtherCores, &f.OtherCores, &f.HasOtherCores)
-		get(node.UnitOtherThreads, &f.OtherThreads, &f.HasOtherThreads)
-		get(node.UnitLinkUse, &f.LinkUse, &seen)
+		return f, fmt.Errorf("%s: partial %v, want 1", name, partial)
 	}
-	if err != nil {
+	// The values every such record holds, the first missing named.
+	required := []string{"steps/s", "samples/s"}
+	if !f.Partial {
+		last := node.UnitAUMin
+		if rank {
+			last = node.UnitBarrier
+		}
+		required = append(required, "ns/op", node.UnitAU, node.UnitInputWait, last)
+	}
+	if _, err := rec.valuesIn(required...); err != nil {
 		return f, err
 	}
-	for unit, v := range map[string]float64{node.UnitBytes: f.BytesPerSec, node.UnitLinkUse: f.LinkUse, node.UnitRequests: f.Requests} {
-		if used[unit] && v == 0 {
-			return f, fmt.Errorf("%s: %s 0, which a Node record leaves out", fullName(rec.Result), unit)
+	used := map[string]bool{node.UnitPartial: f.Partial}
+	for _, v := range f.values(rank) {
+		x, ok := resultfile.Value(rec.Result, v.unit)
+		switch {
+		case ok && v.nonzero && x == 0:
+			return f, fmt.Errorf("%s: %s 0, which a Node record leaves out", name, v.unit)
+		case ok:
+			*v.v, used[v.unit] = x, true
+			if v.has != nil {
+				*v.has = true
+			}
 		}
 	}
 	if used[node.UnitCores] != used[node.UnitCPUSample] {
-		return f, fmt.Errorf("%s: %s without %s, or the other way", fullName(rec.Result), node.UnitCores, node.UnitCPUSample)
+		return f, fmt.Errorf("%s: %s without %s, or the other way", name, node.UnitCores, node.UnitCPUSample)
 	}
 	for _, v := range rec.Values {
 		if unit := cmp.Or(v.OrigUnit, v.Unit); !used[unit] {
-			return f, fmt.Errorf("%s: a value in %s, which a Node record does not hold", fullName(rec.Result), unit)
+			return f, fmt.Errorf("%s: a value in %s, which a Node record does not hold", name, unit)
 		}
 	}
 	return f, nil
@@ -602,10 +572,9 @@ func (n Node) options(p node.Point, env Env) node.Options {
 }
 
 // runOnce is one node.Run of p, with what the other processes did over
-// it: their CPU use at the ranks' priority (node.Competing: the
-// machine's busy time less the ranks' and this process's) and their
-// runnable threads (node.Runnable, less the ranks' own: their CPU use in
-// cores).
+// it: their CPU use at the ranks' priority (node.Competing, less the
+// ranks' and this process's) and their runnable threads (node.Runnable,
+// less the ranks' CPU use in cores).
 func (n Node) runOnce(ctx context.Context, p node.Point, env Env) (node.Outcome, node.Others, error) {
 	niced := node.Niced()
 	busy0, errB := node.ReadCPUTimes()

@@ -7,6 +7,7 @@ import (
 	"io"
 	"os"
 	"runtime"
+	"slices"
 	"strings"
 	"time"
 
@@ -185,16 +186,8 @@ func (f *nodeFlags) points(def Node) (Node, error) {
 		cli.InRange("--count", f.count, 1, cli.MaxCount), cli.InRange("--workers", f.workers, 1, loader.MaxWorkers)); err != nil {
 		return n, err
 	}
-	for _, a := range n.Accelerators {
-		if err := cli.InRange("--accelerators", a, 1, maxAccelerators); err != nil {
-			return n, err
-		}
-	}
-	if f.impl != transforms.Names[0] && f.impl != transforms.Names[1] {
-		return n, cli.Usagef("--transforms %q: want %s", f.impl, strings.Join(transforms.Names, " or "))
-	}
-	if f.pf.dev != "emulated" {
-		return n, cli.Usagef("--device %s: a node's ranks run the emulated device (docs/node.md)", f.pf.dev)
+	if err := checkNodeFlags(n.Accelerators, f.impl, f.pf.dev); err != nil {
+		return n, err
 	}
 	if f.fresh && f.out == "" {
 		return n, cli.Usagef("--fresh needs --out")
@@ -244,6 +237,24 @@ func (pf *pipelineFlags) emulated() device.EmulatedConfig {
 	return device.EmulatedConfig{Step: pf.step, Pinned: true, PinnedBandwidth: pf.pinnedBW * 1e9, PageableBandwidth: pf.pageableBW * 1e9, ConvertBandwidth: pf.convertBW * 1e9}
 }
 
+// checkNodeFlags refuses what no node runs (node and whatif
+// --accelerators): an accelerator count out of range, transforms
+// neither naive nor fast, a device other than the emulated one.
+func checkNodeFlags(accs []int, impl, dev string) error {
+	for _, a := range accs {
+		if err := cli.InRange("--accelerators", a, 1, maxAccelerators); err != nil {
+			return err
+		}
+	}
+	if !slices.Contains(transforms.Names, impl) {
+		return cli.Usagef("--transforms %q: want %s", impl, strings.Join(transforms.Names, " or "))
+	}
+	if dev != "emulated" {
+		return cli.Usagef("--device %s: a node's ranks run the emulated device (docs/node.md)", dev)
+	}
+	return nil
+}
+
 // fitsNode refuses a sweep whose largest node does not fit before
 // anything starts: its threads on the cores, its ranks' memory estimate
 // in the available memory.
@@ -256,10 +267,24 @@ func fitsNode(n Node) error {
 		return cli.Usagef("--accelerators %d: %d ranks × (%d workers + 1) = %d threads on %d cores, more than %d a core: the run would measure the scheduler, not the pipeline",
 			largest, largest, n.Pipeline.Workers, threads, runtime.NumCPU(), maxThreadsPerCore)
 	}
-	if err := cli.FitsPipeline(n.Pipeline, largest, int64(largest)*2*n.Pipeline.BatchBytes()); err != nil {
-		return cli.Usagef("--accelerators %d: %v", largest, err)
+	return fitsRanks(n.Pipeline, largest)
+}
+
+// fitsRanks refuses a node of n ranks of pipeline p whose memory
+// estimate (each rank's pipeline and two batches) does not fit.
+func fitsRanks(p loader.Config, n int) error {
+	if err := cli.FitsPipeline(p, n, int64(n)*2*p.BatchBytes()); err != nil {
+		return cli.Usagef("--accelerators %d: %v", n, err)
 	}
 	return nil
+}
+
+// setLink sets p's link caps to the --link's, if one was started.
+func (pf *pipelineFlags) setLink(p *node.Profile) {
+	if lk := pf.data.StartedLink(); lk != nil {
+		lc := lk.Config()
+		p.LinkBandwidth, p.LinkRequestRate = float64(lc.Bandwidth), lc.RequestRate
+	}
 }
 
 // run runs the sweep n into --out (resumed unless --fresh) and prints
@@ -289,7 +314,7 @@ func (f *nodeFlags) run(ctx context.Context, n Node, args []string, stdout, stde
 				if r.Err != nil {
 					fmt.Fprintf(stderr, "headspace node: %s kept as partial: %v\n", r.Point.Name(), r.Err)
 				}
-				run := NodeCodec.Encode(NodeOutcome{Runs: []NodeRun{r}})
+				run := r.records()
 				recs = append(recs, run...)
 				return h.Add(run...)
 			})
@@ -311,10 +336,8 @@ func (f *nodeFlags) write(n Node, recs []*benchfmt.Result, args []string, stdout
 		n.Device.Step, n.Pipeline.Batch, n.Pipeline.Dataset.Width, n.Pipeline.Dataset.Height, n.Pipeline.Transforms.Crop,
 		n.Pipeline.Impl, cli.Plural(n.Pipeline.Workers, "worker"), cli.Plural(n.Count, "run"), cli.Plural(n.Train.Steps, "step"))
 	o := node.Sweep{Records: recs, MinAU: f.minAU, Command: "headspace " + cli.CommandLine("node", args)}
-	o.Profile, o.ProfileErr = node.SmallestProfile(recs, n.Pipeline, n.Device.Step)
-	if lk := f.pf.data.StartedLink(); lk != nil && o.ProfileErr == nil {
-		lc := lk.Config()
-		o.Profile.LinkBandwidth, o.Profile.LinkRequestRate = float64(lc.Bandwidth), lc.RequestRate
+	if o.Profile, o.ProfileErr = node.SmallestProfile(recs, n.Pipeline, n.Device.Step); o.ProfileErr == nil {
+		f.pf.setLink(&o.Profile)
 	}
 	if err := o.Write(stdout, f.report, f.plotPath); err != nil {
 		return err

@@ -6,6 +6,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -27,9 +28,9 @@ type ownFlags struct {
 	partial      bool
 }
 
+// register defines analyze's command flags: ladder's and --partial.
 func (f *ownFlags) register(fs *flag.FlagSet) {
-	fs.IntVar(&f.loader, "loader", 1, "with a command: which DataLoader is the training loop's, by the order of first iteration in the main process (`n`, 1: the first)")
-	fs.DurationVar(&f.firstTimeout, "first-batch-timeout", 2*time.Minute, "with a command: how long to wait for its training loop's first batch (`duration`)")
+	f.registerLadder(fs)
 	fs.BoolVar(&f.partial, "partial", false, "with a command that ends before every step: report and keep what it got, marked partial")
 }
 
@@ -50,7 +51,7 @@ func checkOwnFlags(fs *flag.FlagSet, command bool, keep ...string) error {
 	var bad []string
 	fs.Visit(func(f *flag.Flag) {
 		switch {
-		case command && !ownOnly[f.Name] && !contains(keep, f.Name):
+		case command && !ownOnly[f.Name] && !slices.Contains(keep, f.Name):
 			bad = append(bad, "--"+f.Name)
 		case !command && ownOnly[f.Name]:
 			bad = append(bad, "--"+f.Name)
@@ -63,15 +64,6 @@ func checkOwnFlags(fs *flag.FlagSet, command bool, keep ...string) error {
 		return cli.Usagef("%s only apply to headspace's own pipeline, not to a training command", strings.Join(bad, ", "))
 	}
 	return cli.Usagef("%s only apply to a training command given after --", strings.Join(bad, ", "))
-}
-
-func contains(list []string, s string) bool {
-	for _, x := range list {
-		if x == s {
-			return true
-		}
-	}
-	return false
 }
 
 // ownError maps the hook's errors to the command's: refusals and a loop
@@ -148,6 +140,7 @@ func runOwnAnalyze(ctx context.Context, fs *flag.FlagSet, of *ownFlags, af ownAn
 	return nil
 }
 
+// registerLadder defines the command flags that ladder and whatif take.
 func (f *ownFlags) registerLadder(fs *flag.FlagSet) {
 	fs.IntVar(&f.loader, "loader", 1, "with a command: which DataLoader is the training loop's, by the order of first iteration in the main process (`n`, 1: the first)")
 	fs.DurationVar(&f.firstTimeout, "first-batch-timeout", 2*time.Minute, "with a command: how long to wait for its training loop's first batch (`duration`)")

@@ -106,26 +106,20 @@ func (s Sim) Settings() []resultfile.Config {
 }
 
 // Runs is every simulation Run makes, in order: each case with each of
-// Dists (as its Config says when there are none), seeds 1 to Seeds (its
-// Config's seed when Seeds is 0).
+// Dists, over Seeds seeds (see Sim).
 func (s Sim) Runs() []sim.Config {
 	var out []sim.Config
 	for _, c := range s.Cases {
-		var dists []*string
-		for i := range s.Dists {
-			dists = append(dists, &s.Dists[i])
-		}
-		if len(dists) == 0 {
-			dists = []*string{nil}
-		}
-		for _, d := range dists {
-			cfg := c.Config
-			if d != nil {
-				cfg = simConfig(cfg, *d)
+		cfgs := []sim.Config{c.Config}
+		if len(s.Dists) > 0 {
+			cfgs = nil
+			for _, d := range s.Dists {
+				cfgs = append(cfgs, simConfig(c.Config, d))
 			}
+		}
+		for _, cfg := range cfgs {
 			if s.Seeds == 0 {
 				out = append(out, cfg)
-				continue
 			}
 			for seed := 1; seed <= s.Seeds; seed++ {
 				cfg.Seed = uint64(seed)
@@ -136,32 +130,28 @@ func (s Sim) Runs() []sim.Config {
 	return out
 }
 
-// SimOutcome is what a Sim measured: every run, in the order Runs
-// makes them.
+// SimOutcome is what a Sim measured: every run, in the order of Runs.
 type SimOutcome struct {
 	Runs []SimRun
 }
 
 // SimRun is one simulation of a Sim: its case's load time, load-time
-// distribution and seed (its record's name, BenchmarkSim/load=…/dist=…/seed=…),
-// and its figures (the record's values).
+// distribution and seed (its record's name), and its figures (the
+// record's values).
 type SimRun struct {
-	Load time.Duration
-	Dist string
-	Seed uint64
-	// Batches are the batches trained in the duration.
-	Batches int
-	// IdlePercent is the model's idle time, in percent.
-	IdlePercent float64
-	// Queue is the mean length of the ready queue.
-	Queue float64
+	Load        time.Duration
+	Dist        string
+	Seed        uint64
+	Batches     int     // trained in the duration
+	IdlePercent float64 // the model's idle time
+	Queue       float64 // the ready queue's mean length
 	// Result is the whole simulation (its timeline, its animation's
 	// source), which the records do not hold: nil when decoded.
 	Result *sim.Result
 }
 
 // Measure simulates every run (Runs), each passed to env.Start by its
-// name (Sim/load=…/dist=…/seed=…) as it begins.
+// name as it begins.
 func (s Sim) Measure(ctx context.Context, env Env) (SimOutcome, error) {
 	var out SimOutcome
 	for _, c := range s.Runs() {
@@ -186,8 +176,7 @@ func (r SimRun) name() string {
 	return fmt.Sprintf("Sim/load=%v/dist=%s/seed=%d", r.Load, r.Dist, r.Seed)
 }
 
-// Run simulates every run (Runs) and returns their records (SimCodec):
-// BenchmarkSim/load=…/dist=…/seed=… with batches, model-idle-% and queue.
+// Run simulates every run (Runs) and returns their records (SimCodec).
 func (s Sim) Run(ctx context.Context, env Env) ([]*benchfmt.Result, error) {
 	return RunTyped[SimOutcome](ctx, s, env)
 }
@@ -205,15 +194,8 @@ var SimCodec = Codec[SimOutcome]{
 	Keys:       map[string][]string{"Sim": {"load", "dist", "seed"}},
 	encode: func(o SimOutcome) []*benchfmt.Result {
 		return recordsOf(o.Runs, func(r SimRun) *benchfmt.Result {
-			return &benchfmt.Result{
-				Name:  benchfmt.Name(resultfile.BenchName(r.name(), 1)),
-				Iters: 1,
-				Values: []benchfmt.Value{
-					{Value: float64(r.Batches), Unit: "batches"},
-					{Value: r.IdlePercent, Unit: "model-idle-%"},
-					{Value: r.Queue, Unit: "queue"},
-				},
-			}
+			return newRecord(r.name(), 1, 1, benchfmt.Value{Value: float64(r.Batches), Unit: "batches"},
+				benchfmt.Value{Value: r.IdlePercent, Unit: "model-idle-%"}, benchfmt.Value{Value: r.Queue, Unit: "queue"})
 		})
 	},
 	decode: func(recs []Record) (SimOutcome, error) {

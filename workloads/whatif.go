@@ -149,31 +149,23 @@ func withCores(n int, f func() error) error {
 	return f()
 }
 
-// WhatIfOutcome is what a WhatIf measured: its profiling runs, the
-// profile the model was fed, the caching ladder's runs and medians, and
-// the checked points with their runs.
+// WhatIfOutcome is what a WhatIf measured, each part in the order it ran.
 type WhatIfOutcome struct {
-	// Profiling are the profiling runs' profiles, in the order they ran
-	// (none with Profiled). A decoded one holds what its record does: its
-	// cores and workers, steps/s, each stage's CPU per sample (a stage of
-	// none left out), the host's, the cores used, the step and the
-	// upload.
+	// Profiling are the profiling runs' profiles (none with Profiled). A
+	// decoded one holds what its record does (profileRecord).
 	Profiling []whatif.Profile
 	// Profile is the profile the model was fed: the median of Profiling
 	// (calibrated at 1 core where its cores are more), or Profiled; nil
-	// before it is made. The records do not hold it, a result file's
-	// whatif-profile line does (ReadWhatIf): a decoded outcome has none.
+	// before it is made. A result file's whatif-profile line holds it,
+	// not its records: a decoded outcome has none.
 	Profile *whatif.Profile
-	// LadderRuns are the caching ladder's runs at the profile's setting
-	// (WithLadder), in the order they ran.
+	// LadderRuns are the caching ladder's runs (WithLadder), and Ladder
+	// each level's median steps/s of them once the ladder has run.
 	LadderRuns []WhatIfLadderRun
-	// Ladder is each level's median steps/s of LadderRuns, once the
-	// ladder has run; nil before, and without it.
-	Ladder map[level.Level]float64
+	Ladder     map[level.Level]float64
 	// Checks are the points of Verify, each with the profile's prediction
-	// and the runs finished, in the order they are checked; nil before
-	// the checks begin. A decoded check is a point with runs, its
-	// prediction's scenario and steps/s alone.
+	// and the runs finished; nil before the checks begin. A decoded
+	// check's prediction holds its scenario and steps/s alone.
 	Checks []whatif.Check
 	// Steps are a checked run's measured steps: its record's iterations.
 	Steps int
@@ -187,8 +179,7 @@ type WhatIfLadderRun struct {
 	Record      *benchfmt.Result
 }
 
-// whatIfRun is a WhatIf measuring: its device, env, the outcome so far
-// and what receives it after each run.
+// whatIfRun is a WhatIf measuring.
 type whatIfRun struct {
 	WhatIf
 	open func(m float64) (device.Device, error)
@@ -234,10 +225,9 @@ func (r *whatIfRun) runOnce(ctx context.Context, workers int, m float64, measure
 	return res, run, err
 }
 
-// ProfileRuns is the profiling runs Measure makes: Count at the
+// ProfileRuns is the profiling records Measure makes: Count at the
 // profile's cores, and Count more at 1 core to calibrate when those are
-// more than 1 (each measured run followed by an unmeasured one on Linux
-// counts once: ProfileRuns counts records).
+// more than 1.
 func (w WhatIf) ProfileRuns() int {
 	if w.profileCores() > 1 {
 		return 2 * w.Count
@@ -245,8 +235,7 @@ func (w WhatIf) ProfileRuns() int {
 	return w.Count
 }
 
-// profileCores is the profile's cores: Cores, or the process's
-// GOMAXPROCS.
+// profileCores is Cores, or the process's GOMAXPROCS.
 func (w WhatIf) profileCores() int {
 	if w.Cores == 0 {
 		return runtime.GOMAXPROCS(0)
@@ -254,8 +243,7 @@ func (w WhatIf) profileCores() int {
 	return w.Cores
 }
 
-// profile runs the profiling run Count times (each stage's CPU measured
-// where the system has thread CPU clocks: Linux) and returns the model's
+// profile runs the profiling run Count times and returns the model's
 // profile, each cost the median of the runs'. Where the profile's cores
 // are more than 1, each run is followed by one at 1 core, so both see the
 // machine's other load alike, and the model fits from them how the CPU
@@ -327,13 +315,11 @@ func (r *whatIfRun) profileOnce(ctx context.Context, cores int) (whatif.Profile,
 	return p, err
 }
 
-// profileRecord is one profiling run as a benchmark record, at its
-// cores and workers: steps/s and the model's inputs (each stage's
-// cpu-ns/sample, the host's, the step's and the upload's time).
+// profileRecord is one profiling run's record: steps/s and the model's
+// inputs (each stage's cpu-ns/sample, the host's, the step, the upload).
 func profileRecord(p whatif.Profile) *benchfmt.Result {
 	name := fmt.Sprintf("WhatIf/profile/cores=%d/workers=%d", p.Cores, p.Workers)
-	r := &benchfmt.Result{Name: benchfmt.Name(resultfile.BenchName(name, p.Cores)), Iters: 1,
-		Values: []benchfmt.Value{{Value: p.Measured, Unit: "steps/s"}}}
+	r := newRecord(name, p.Cores, 1, benchfmt.Value{Value: p.Measured, Unit: "steps/s"})
 	add := func(v time.Duration, unit string) {
 		if v > 0 {
 			r.Values = append(r.Values, benchfmt.Value{Value: float64(v), Unit: unit})
@@ -356,12 +342,12 @@ func checkName(s whatif.Scenario) string {
 	return fmt.Sprintf("WhatIf/check/cores=%d/workers=%d/step=x%g", s.Cores, s.Workers, s.StepScale)
 }
 
-// check runs every point of Verify Count times (the pipeline without CPU
-// measurement, as a user would run it) and sets each median steps/s
-// beside the profile's prediction. The runs go round the points Count
-// times, so a burst of the machine's other work falls on many points a
-// little rather than on one point wholly. It stops at the first error, or
-// when ctx is done, the checks keeping the runs finished before.
+// check runs every point of Verify Count times, without CPU measurement
+// as a user would run it, beside the profile's prediction. The runs go
+// round the points Count times, so a burst of the machine's other work
+// falls on many points a little rather than on one point wholly. It
+// stops at the first error, or when ctx is done, the checks keeping the
+// runs finished before.
 func (r *whatIfRun) check(ctx context.Context, p whatif.Profile) error {
 	for _, m := range r.Verify.StepScales {
 		for _, c := range r.Verify.Cores {
@@ -397,12 +383,10 @@ func (r *whatIfRun) check(ctx context.Context, p whatif.Profile) error {
 	return nil
 }
 
-// ladder runs the caching ladder at the profile's setting — the
-// pipeline's workers, Cores, the step ×1 — Count times at each of the
-// document's levels (level.Document) and sets each level's median
-// steps/s, for the ladder's attribution beside the model's
-// (whatif.WriteLadder). Each run's record is the ladder's own
-// (ladder.Point.Benchmark).
+// ladder runs the caching ladder at the profile's setting (the
+// pipeline's workers, Cores, the step ×1) Count times at each of the
+// document's levels and sets each level's median steps/s, for the
+// ladder's attribution beside the model's (whatif.WriteLadder).
 func (r *whatIfRun) ladder(ctx context.Context) error {
 	err := withCores(r.Cores, func() error {
 		for range r.Count {
@@ -479,16 +463,10 @@ func (w WhatIf) Measure(ctx context.Context, env Env) (WhatIfOutcome, error) {
 // predictions at every point of Verify, on env's device; a device whose
 // step cannot be scaled is profiled at its own step, and its checks stop
 // at the first scaled one. It returns what it measured, also before an
-// error (the checks then hold the runs finished before). each, if not
-// nil, receives the outcome so far after each run (its record the last
-// Encode makes of it), once the profile is made, before the ladder and
-// the checks run, and once the ladder's medians are; an error from each
-// stops the run and is returned.
-//
-// each is the live output of `headspace whatif` (the profile and its
-// predictions printed before the checks run, the ladder's attribution
-// once it has run, each run's record streamed): an argument, typed, of
-// the one method that streams, as Loaders.MeasureEach's.
+// error. each, if not nil, receives the outcome so far after each run,
+// once the profile is made and once the ladder's medians are: `headspace
+// whatif` prints and streams from it. An error from each stops the run
+// and is returned.
 func (w WhatIf) MeasureEach(ctx context.Context, env Env, each func(WhatIfOutcome) error) (WhatIfOutcome, error) {
 	d := env.device()
 	r := &whatIfRun{WhatIf: w, open: d.Scale, env: env, each: each}
@@ -520,9 +498,6 @@ func (w WhatIf) MeasureEach(ctx context.Context, env Env, each func(WhatIfOutcom
 			return r.out, err
 		}
 	}
-	if len(w.Verify.Cores) == 0 || len(w.Verify.Workers) == 0 || len(w.Verify.StepScales) == 0 {
-		return r.out, nil
-	}
 	return r.out, r.check(ctx, *r.out.Profile)
 }
 
@@ -538,15 +513,10 @@ func (WhatIf) Codec() Codec[WhatIfOutcome] { return WhatIfCodec }
 var _ Typed[WhatIfOutcome] = WhatIf{}
 
 // WhatIfCodec is a WhatIf's records codec: a record a run, in the order
-// they ran: the profiling runs', BenchmarkWhatIf/profile/cores=…/workers=…
-// with steps/s and the model's inputs; the caching ladder's, the
-// ladder's own BenchmarkLadder/level=…/workers=…/transforms=…/placement=…/pinned=…
-// (kept whole: Ladder's records); then the checked runs', round after
-// round, BenchmarkWhatIf/check/cores=…/workers=…/step=x… with steps/s,
-// predicted-steps/s and other-cores where known. Each has its cores'
-// GOMAXPROCS suffix (the ladder's, the process's at Cores). The profile
-// the model was fed is the result file's, not its records': a decoded
-// outcome has none.
+// they ran: the profiling runs' (BenchmarkWhatIf/profile/cores=…/workers=…,
+// profileRecord); the caching ladder's own records, kept whole; then the
+// checked runs', round after round (BenchmarkWhatIf/check/cores=…/workers=…/step=x…,
+// checkRecord). Each has its cores' GOMAXPROCS suffix.
 var WhatIfCodec = Codec[WhatIfOutcome]{
 	Experiment: "WhatIf",
 	Keys: map[string][]string{
@@ -575,13 +545,12 @@ var WhatIfCodec = Codec[WhatIfOutcome]{
 	decode: decodeWhatIf,
 }
 
-// checkRecord is the record of ck's run i, of steps measured steps.
+// checkRecord is the record of ck's run i, of steps measured steps:
+// steps/s, predicted-steps/s and other-cores where known.
 func checkRecord(ck whatif.Check, i, steps int) *benchfmt.Result {
 	s := ck.Predicted.Scenario
-	r := &benchfmt.Result{Name: benchfmt.Name(resultfile.BenchName(checkName(s), s.Cores)), Iters: steps, Values: []benchfmt.Value{
-		{Value: ck.Runs[i], Unit: "steps/s"},
-		{Value: ck.Predicted.StepsPerSec, Unit: "predicted-steps/s"},
-	}}
+	r := newRecord(checkName(s), s.Cores, steps, benchfmt.Value{Value: ck.Runs[i], Unit: "steps/s"},
+		benchfmt.Value{Value: ck.Predicted.StepsPerSec, Unit: "predicted-steps/s"})
 	if i < len(ck.Neighbours) && ck.Neighbours[i] >= 0 {
 		r.Values = append(r.Values, benchfmt.Value{Value: ck.Neighbours[i], Unit: "other-cores"})
 	}
@@ -589,10 +558,8 @@ func checkRecord(ck whatif.Check, i, steps int) *benchfmt.Result {
 }
 
 // decodeWhatIf is WhatIfCodec's decode: the records in the order a run
-// makes them (profiling, ladder, then the checks round after round:
-// WhatIfCodec.Order), each record's GOMAXPROCS its cores, a point's
-// prediction the same in every run. A ladder's record is read as
-// LadderCodec reads it.
+// makes them, each record's GOMAXPROCS its cores, a point's prediction
+// the same in every run.
 func decodeWhatIf(recs []Record) (WhatIfOutcome, error) {
 	var out WhatIfOutcome
 	checks := map[whatif.Scenario]int{}

@@ -136,7 +136,7 @@ func (f *whatIfFlags) register(fs *flag.FlagSet, def WhatIf) error {
 	fs.BoolVar(&f.verify, "verify", false, "run the --verify-* points and set measured beside predicted")
 	fs.StringVar(&f.vCores, "verify-cores", joinInts(def.Verify.Cores), "comma-separated GOMAXPROCS `counts` to check")
 	fs.StringVar(&f.vWorkers, "verify-workers", joinInts(def.Verify.Workers), "comma-separated worker `counts` to check")
-	fs.StringVar(&f.vSteps, "verify-steps", joinFloats(def.Verify.StepScales), "comma-separated step `multipliers` to check")
+	fs.StringVar(&f.vSteps, "verify-steps", joined(def.Verify.StepScales, formatFloat), "comma-separated step `multipliers` to check")
 	fs.StringVar(&f.out, "out", "", "benchmark-format result `file` of the runs (written atomically)")
 	fs.BoolVar(&f.force, "force", false, "let --out replace a results file holding more results")
 	fs.StringVar(&f.report, "report", "", "write the what-if section in Markdown to `file` (atomically)")
@@ -168,23 +168,13 @@ func runWhatIf(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	if err := checkOwnFlags(fs, false); err != nil {
 		return err
 	}
+	defer f.pf.data.Close() // the --link, if one was started
 	if f.accelerators != "" || (f.from != "" && whatif.IsNodeFile(f.from)) {
-		a := whatIfNode{pf: &f.pf, workers: f.workers, impl: f.impl, steps: f.steps, warmup: f.warmup, count: f.count,
-			minAU: f.minAU, minAUSet: f.pf.data.Set("min-au"), target: f.target, verify: f.verify, out: f.out, report: f.report, plotPath: f.plotPath,
-			from: f.from, force: f.force, command: "headspace " + cli.CommandLine("whatif", args)}
-		if f.from == "" {
-			var err error
-			if a.accelerators, err = cli.ParseInts("--accelerators", f.accelerators); err != nil {
-				return err
-			}
-		}
-		defer f.pf.data.Close()
-		return runWhatIfNode(ctx, a, stdout, stderr)
+		return f.runNode(ctx, "headspace "+cli.CommandLine("whatif", args), stdout, stderr)
 	}
 	if f.from != "" {
 		return rebuildWhatIf(fs, f.from, f.report, f.plotPath, stdout)
 	}
-	defer f.pf.data.Close() // the --link, if one was started
 	w, err := f.experiment(ctx, def)
 	if err != nil {
 		return err
@@ -241,27 +231,24 @@ func (f *whatIfFlags) experiment(ctx context.Context, def WhatIf) (WhatIf, error
 // grids parses the table's grid (returned) and the points to verify
 // (into w.Verify).
 func (f *whatIfFlags) grids(w *WhatIf) (whatif.Grid, error) {
-	var g whatif.Grid
-	var err error
-	if g.Cores, err = cli.ParseInts("--cores", f.atCores); err != nil {
+	g, err := parseGridFlags("--cores", f.atCores, "--at-workers", f.atWorkers, "--at-steps", f.atSteps)
+	if err != nil {
 		return g, err
 	}
-	if g.Workers, err = cli.ParseInts("--at-workers", f.atWorkers); err != nil {
+	w.Verify, err = parseGridFlags("--verify-cores", f.vCores, "--verify-workers", f.vWorkers, "--verify-steps", f.vSteps)
+	return g, err
+}
+
+// parseGridFlags parses a grid from its flags' names and values.
+func parseGridFlags(cores, coresV, workers, workersV, steps, stepsV string) (g whatif.Grid, err error) {
+	if g.Cores, err = cli.ParseInts(cores, coresV); err != nil {
 		return g, err
 	}
-	if g.StepScales, err = parseFloats("--at-steps", f.atSteps); err != nil {
+	if g.Workers, err = cli.ParseInts(workers, workersV); err != nil {
 		return g, err
 	}
-	if w.Verify.Cores, err = cli.ParseInts("--verify-cores", f.vCores); err != nil {
-		return g, err
-	}
-	if w.Verify.Workers, err = cli.ParseInts("--verify-workers", f.vWorkers); err != nil {
-		return g, err
-	}
-	if w.Verify.StepScales, err = parseFloats("--verify-steps", f.vSteps); err != nil {
-		return g, err
-	}
-	return g, nil
+	g.StepScales, err = parseFloats(steps, stepsV)
+	return g, err
 }
 
 // check refuses what w (its grids set) cannot run or write, opens the
@@ -270,8 +257,8 @@ func (f *whatIfFlags) grids(w *WhatIf) (whatif.Grid, error) {
 func (f *whatIfFlags) check(ctx context.Context, w *WhatIf) (Env, driver.Output, error) {
 	env := Env{}
 	resultsOut := driver.Output{Path: f.out, Benchmarks: []string{"WhatIf", "Ladder"}, Force: f.force, Beside: true}
-	if f.plotPath != "" && !strings.HasSuffix(f.plotPath, ".png") && !strings.HasSuffix(f.plotPath, ".svg") {
-		return env, resultsOut, cli.Usagef("--plot %q: want a .png or .svg file", f.plotPath)
+	if err := checkPlot(f.plotPath); err != nil {
+		return env, resultsOut, err
 	}
 	if err := w.Validate(); err != nil {
 		return env, resultsOut, cli.UsageError{Msg: err.Error()}
@@ -311,10 +298,9 @@ func (f *whatIfFlags) check(ctx context.Context, w *WhatIf) (Env, driver.Output,
 	return env, resultsOut, nil
 }
 
-// run runs w, printing what it measures as it comes (the profile and its
-// predictions first, then the ladder's attribution; the checks after the
-// run, which may be interrupted), and writes the result file, the report
-// and the plot.
+// run runs w, printing the profile, its predictions and the ladder's
+// attribution as they come and the checks after the run (which may be
+// interrupted), and writes the result file, the report and the plot.
 func (f *whatIfFlags) run(ctx context.Context, w WhatIf, env Env, g whatif.Grid, resultsOut driver.Output, args []string, stdout, stderr io.Writer) error {
 	// --stats and --save together were refused: a profile read is not
 	// saved.
@@ -379,15 +365,14 @@ func (f *whatIfFlags) run(ctx context.Context, w WhatIf, env Env, g whatif.Grid,
 }
 
 // rebuildWhatIf is whatif --from: the tables, the report and the plot
-// rebuilt from a results file (ReadWhatIf), measuring nothing.
-// The flags that set a measurement or a table are refused with it: the
-// file's own settings are the report's.
+// rebuilt from a results file (ReadWhatIf), measuring nothing; the flags
+// that set a measurement or a table are refused.
 func rebuildWhatIf(fs *flag.FlagSet, from, report, plotPath string, stdout io.Writer) error {
 	if err := cli.FromOnly(fs, "report", "plot"); err != nil {
 		return err
 	}
-	if plotPath != "" && !strings.HasSuffix(plotPath, ".png") && !strings.HasSuffix(plotPath, ".svg") {
-		return cli.Usagef("--plot %q: want a .png or .svg file", plotPath)
+	if err := checkPlot(plotPath); err != nil {
+		return err
 	}
 	if err := cli.CheckOutputs(cli.Output{Path: report, Kind: whatif.ReportKind}, cli.Figure(plotPath)); err != nil {
 		return err
@@ -400,6 +385,14 @@ func rebuildWhatIf(fs *flag.FlagSet, from, report, plotPath string, stdout io.Wr
 		return err
 	}
 	return r.WriteFiles(stdout, report, plotPath)
+}
+
+// checkPlot refuses a --plot path that is neither .png nor .svg.
+func checkPlot(path string) error {
+	if path != "" && !strings.HasSuffix(path, ".png") && !strings.HasSuffix(path, ".svg") {
+		return cli.Usagef("--plot %q: want a .png or .svg file", path)
+	}
+	return nil
 }
 
 // parseFloats parses a comma-separated list of positive numbers.
@@ -422,11 +415,5 @@ func parseFloats(what, s string) ([]float64, error) {
 	return out, nil
 }
 
-// joinFloats writes numbers as a comma-separated list.
-func joinFloats(vs []float64) string {
-	s := make([]string, len(vs))
-	for i, v := range vs {
-		s[i] = strconv.FormatFloat(v, 'g', -1, 64)
-	}
-	return strings.Join(s, ",")
-}
+// formatFloat writes v in the fewest digits that read back as v.
+func formatFloat(v float64) string { return strconv.FormatFloat(v, 'g', -1, 64) }

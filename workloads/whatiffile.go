@@ -34,10 +34,9 @@ var grids = []struct {
 
 // WhatIfReportSettings are the configuration lines that, beside the
 // experiment's Settings, let ReadWhatIf rebuild the report from the
-// result file: the command as the report states it, the profile, and the
-// grids ("cores=1,2 workers=1,2,4 steps=0.5,2"). Nothing measured is
-// left out of the file: the profile is the median of its profiling runs
-// (recorded as records too), calibrated at 1 core, or the one --stats read.
+// result file: the command as the report states it, the profile (the
+// median of the profiling records, calibrated at 1 core, or the one
+// --stats read), and the grids ("cores=1,2 workers=1,2,4 steps=0.5,2").
 func WhatIfReportSettings(r WhatIfReport) ([]resultfile.Config, error) {
 	line, err := r.Profile.Line()
 	if err != nil {
@@ -58,8 +57,7 @@ func formatGrid(g whatif.Grid) string {
 	if len(g.Cores) == 0 || len(g.Workers) == 0 || len(g.StepScales) == 0 {
 		return ""
 	}
-	steps := joined(g.StepScales, func(m float64) string { return strconv.FormatFloat(m, 'g', -1, 64) })
-	return "cores=" + joinInts(g.Cores) + " workers=" + joinInts(g.Workers) + " steps=" + steps
+	return "cores=" + joinInts(g.Cores) + " workers=" + joinInts(g.Workers) + " steps=" + joined(g.StepScales, formatFloat)
 }
 
 // parseGrid reads what formatGrid wrote.
@@ -99,12 +97,10 @@ func parseGrid(s string) (whatif.Grid, error) {
 
 // ReadWhatIf rebuilds, from a result file `headspace whatif --out` wrote,
 // what its --report stated: the command, the profile and the grids from
-// the configuration lines (WhatIfReportSettings), every checked point's
-// runs and the other processes' cores, and the ladder's medians, from
-// its records (WhatIfCodec). Each check's recorded prediction must be
-// the profile's, so a profile line that is not the run's is an error.
-// Nothing is measured and nothing is taken from this machine. Errors
-// name the file; a file from before the lines were recorded says so.
+// the configuration lines (WhatIfReportSettings), the checks and the
+// ladder's medians from its records (WhatIfCodec). Each check's recorded
+// prediction must be the profile's, so a profile line that is not the
+// run's is an error. Nothing is taken from this machine.
 func ReadWhatIf(path string) (WhatIfReport, error) {
 	var r WhatIfReport
 	rs, err := resultfile.Read(path)
@@ -169,10 +165,9 @@ func ReadWhatIf(path string) (WhatIfReport, error) {
 
 // A file written before `whatif --out` recorded the command, the profile
 // and the table's grid (results/whatif-3797d48.txt, the GPU machine's
-// results/gpu/nvidia-h100-80gb-hbm3-15709d7-whatif.txt) still holds the
-// profiling runs as WhatIf/profile records, each with the model's inputs
-// (profileRecord). ReadWhatIf rebuilds the profile from them as
-// WhatIf.Measure made it, and the report says what the file lacks.
+// results/gpu/nvidia-h100-80gb-hbm3-15709d7-whatif.txt) holds the
+// profiling records, from which ReadWhatIf rebuilds the profile
+// (legacyProfile); the report says what the file lacks.
 const (
 	// LegacyWhatIfCommand stands for the command in a report rebuilt
 	// from such a file.
@@ -184,17 +179,13 @@ const (
 )
 
 // legacyProfile rebuilds the profile of a file without a whatif-profile
-// line from its profiling runs (WhatIfOutcome.Profiling, decoded), as
-// WhatIf.Measure made it: the median of the runs at the profile's cores
-// (the most cores among the records), calibrated by the median of those
-// at 1 core where both were run. What the records do not hold is taken
-// as FromRun sets it: every stage's workers the loader's but the batch
-// stage's one, the load stage's wait the file's load-latency, the CPU
-// from thread clocks on Linux (where profileOnce measures them), the
-// other load 0; the machine's CPUs are the cores: line, else the
-// profile's cores, and the other processes' cores are unknown.
-// ReadWhatIf then checks every recorded prediction against the rebuilt
-// profile's, so a profile that is not the run's is refused.
+// line from its decoded profiling runs, as WhatIf.Measure made it: the
+// median of the runs at the most cores, calibrated by the median of
+// those at 1 core where both were run. What the records do not hold is
+// taken as FromRun sets it: every stage's workers the loader's but the
+// batch stage's one, the load stage's wait the file's load-latency, the
+// CPU from thread clocks on Linux; the machine's CPUs are the cores:
+// line, else the profile's cores.
 func legacyProfile(runs []whatif.Profile, get func(string) string) (whatif.Profile, error) {
 	batch, err := strconv.Atoi(get("batch"))
 	if err != nil || batch <= 0 {

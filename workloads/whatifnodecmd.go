@@ -6,11 +6,9 @@ import (
 	"io"
 	"runtime"
 	"slices"
-	"strings"
 
 	"golang.org/x/perf/benchfmt"
 
-	"github.com/headspace-bench/headspace/datasets/transforms"
 	"github.com/headspace-bench/headspace/harness/driver"
 	"github.com/headspace-bench/headspace/harness/level"
 	"github.com/headspace-bench/headspace/harness/machine"
@@ -20,106 +18,88 @@ import (
 	"github.com/headspace-bench/headspace/internal/cli"
 )
 
-// whatIfNode is what whatif --accelerators takes from the flags.
-type whatIfNode struct {
-	pf                          *pipelineFlags
-	accelerators                []int
-	workers                     int
-	impl                        string
-	steps, warmup, count        int
-	minAU                       float64
-	minAUSet                    bool // --min-au given: it overrides a --from file's
-	target                      int
-	verify                      bool
-	out, report, plotPath, from string
-	force                       bool
-	command                     string
-}
-
-// runWhatIfNode predicts AU per accelerator count from one single-rank
-// profiling run, and with --verify measures each count and sets the two
-// side by side.
-func runWhatIfNode(ctx context.Context, a whatIfNode, stdout, stderr io.Writer) error {
-	if !(a.minAU > 0 && a.minAU <= 1) {
-		return cli.Usagef("--min-au %v: want an AU in (0, 1]", a.minAU)
+// runNode is whatif --accelerators: it predicts AU per accelerator
+// count from one single-rank profiling run, and with --verify measures
+// each count and sets the two side by side. command is the command line
+// as the report states it.
+func (f *whatIfFlags) runNode(ctx context.Context, command string, stdout, stderr io.Writer) error {
+	var accs []int
+	if f.from == "" {
+		var err error
+		if accs, err = cli.ParseInts("--accelerators", f.accelerators); err != nil {
+			return err
+		}
 	}
-	if a.target < 0 {
-		return cli.Usagef("--target %d must not be negative", a.target)
+	if !(f.minAU > 0 && f.minAU <= 1) {
+		return cli.Usagef("--min-au %v: want an AU in (0, 1]", f.minAU)
 	}
-	if a.plotPath != "" && !strings.HasSuffix(a.plotPath, ".png") && !strings.HasSuffix(a.plotPath, ".svg") {
-		return cli.Usagef("--plot %q: want a .png or .svg file", a.plotPath)
+	if f.target < 0 {
+		return cli.Usagef("--target %d must not be negative", f.target)
 	}
-	resultsOut := driver.Output{Path: a.out, Benchmarks: whatif.NodeBenchmarks, Force: a.force, Beside: true}
-	if err := cli.FirstErr(cli.CheckOutputs(cli.Output{Path: a.report, Kind: whatif.NodeReportKind}, cli.Figure(a.plotPath)), driver.Check(resultsOut)); err != nil {
+	if err := checkPlot(f.plotPath); err != nil {
 		return err
 	}
-	if a.from != "" {
-		w, minAUKnown, err := whatif.ReadNode(a.from)
-		if err != nil {
-			return cli.Usagef("--from %s: %v", a.from, err)
-		}
-		if a.minAUSet || !minAUKnown {
-			w.MinAU = a.minAU
-		}
-		w.Target = a.target
-		return w.Write(stdout, a.report, a.plotPath)
+	resultsOut := driver.Output{Path: f.out, Benchmarks: whatif.NodeBenchmarks, Force: f.force, Beside: true}
+	if err := cli.FirstErr(cli.CheckOutputs(cli.Output{Path: f.report, Kind: whatif.NodeReportKind}, cli.Figure(f.plotPath)), driver.Check(resultsOut)); err != nil {
+		return err
 	}
-	n, err := a.node(ctx)
+	if f.from != "" {
+		w, minAUKnown, err := whatif.ReadNode(f.from)
+		if err != nil {
+			return cli.Usagef("--from %s: %v", f.from, err)
+		}
+		// A --min-au given overrides the file's.
+		if f.pf.data.Set("min-au") || !minAUKnown {
+			w.MinAU = f.minAU
+		}
+		w.Target = f.target
+		return w.Write(stdout, f.report, f.plotPath)
+	}
+	n, err := f.node(ctx, accs)
 	if err != nil {
 		return err
 	}
-	return a.run(ctx, n, resultsOut, stdout, stderr)
+	return f.runNodeSweep(ctx, n, accs, command, resultsOut, stdout, stderr)
 }
 
-// node is the node experiment of one rank alone that a's profile runs,
-// its flags checked.
-func (a whatIfNode) node(ctx context.Context) (Node, error) {
+// node is the node experiment of one rank alone that whatif
+// --accelerators accs profiles, its flags checked.
+func (f *whatIfFlags) node(ctx context.Context, accs []int) (Node, error) {
 	n := Sized[Node](Default)
-	for _, c := range a.accelerators {
-		if err := cli.InRange("--accelerators", c, 1, maxAccelerators); err != nil {
-			return n, err
-		}
-	}
-	if !slices.Contains(transforms.Names, a.impl) {
-		return n, cli.Usagef("--transforms %q: want %s", a.impl, strings.Join(transforms.Names, " or "))
-	}
-	if a.pf.dev != "emulated" {
-		return n, cli.Usagef("--device %s: a node's ranks run the emulated device (docs/node.md)", a.pf.dev)
+	if err := checkNodeFlags(accs, f.impl, f.pf.dev); err != nil {
+		return n, err
 	}
 	var err error
-	if n.Pipeline, err = a.pf.config(ctx, a.workers, a.impl); err != nil {
+	if n.Pipeline, err = f.pf.config(ctx, f.workers, f.impl); err != nil {
 		return n, err
 	}
-	if _, err := a.pf.device(ctx); err != nil {
+	if _, err := f.pf.device(ctx); err != nil {
 		return n, err
 	}
-	n.Device = a.pf.emulated()
-	n.Train.Steps, n.Train.Warmup, n.Count = a.steps, a.warmup, a.count
+	n.Device = f.pf.emulated()
+	n.Train.Steps, n.Train.Warmup, n.Count = f.steps, f.warmup, f.count
 	n.Levels = []level.Level{level.None}
 	n.Accelerators = []int{1}
 	if err := n.Validate(); err != nil {
 		return n, cli.UsageError{Msg: err.Error()}
 	}
-	if a.verify {
-		largest := slices.Max(a.accelerators)
-		if err := cli.FitsPipeline(n.Pipeline, largest, int64(largest)*2*n.Pipeline.BatchBytes()); err != nil {
-			return n, cli.Usagef("--accelerators %d: %v", largest, err)
-		}
+	if f.verify {
+		return n, fitsRanks(n.Pipeline, slices.Max(accs))
 	}
 	return n, nil
 }
 
-// run profiles one rank alone (n), with --verify runs every count, and
-// writes the file (--out), the printed prediction, the report and the
-// plot. An interrupted run keeps nothing.
-func (a whatIfNode) run(ctx context.Context, n Node, resultsOut driver.Output, stdout, stderr io.Writer) error {
+// runNodeSweep profiles one rank alone (n), with --verify runs every
+// count of accs, and writes the file (--out), the printed prediction,
+// the report and the plot. An interrupted run keeps nothing.
+func (f *whatIfFlags) runNodeSweep(ctx context.Context, n Node, accs []int, command string, resultsOut driver.Output, stdout, stderr io.Writer) error {
 	rank, err := RankOptions()
 	if err != nil {
 		return err
 	}
 	total := n.Count
-	if a.verify {
-		total += n.Count * len(a.accelerators)
+	if f.verify {
+		total += n.Count * len(accs)
 	}
 	var p node.Profile
 	var settings []resultfile.Config
@@ -128,7 +108,7 @@ func (a whatIfNode) run(ctx context.Context, n Node, resultsOut driver.Output, s
 			env := Env{Rank: rank, Start: h.Start}
 			// Each run's records go to the hooks as it finishes.
 			stream := func(r NodeRun) error {
-				for _, rec := range NodeCodec.Encode(NodeOutcome{Runs: []NodeRun{r}}) {
+				for _, rec := range r.records() {
 					if err := h.Result(rec); err != nil {
 						return err
 					}
@@ -137,9 +117,9 @@ func (a whatIfNode) run(ctx context.Context, n Node, resultsOut driver.Output, s
 			}
 			prof, err := n.MeasureEach(ctx, env, stream)
 			recs := whatif.NodeProfileRecords(NodeCodec.Encode(prof))
-			if err == nil && a.verify {
+			if err == nil && f.verify {
 				v := n
-				v.Accelerators = a.accelerators
+				v.Accelerators = accs
 				var made NodeOutcome
 				made, err = v.MeasureEach(ctx, env, stream)
 				recs = append(recs, NodeCodec.Encode(made)...)
@@ -153,12 +133,9 @@ func (a whatIfNode) run(ctx context.Context, n Node, resultsOut driver.Output, s
 				return nil, err
 			}
 			p.MemoryPerRank, p.Memory = memPerRank, avail
-			if a.pf.data.StartedLink() != nil {
-				lc := a.pf.data.StartedLink().Config()
-				p.LinkBandwidth, p.LinkRequestRate = float64(lc.Bandwidth), lc.RequestRate
-			}
-			settings = append(n.Settings(), whatif.NodeSettings(a.minAU, memPerRank, avail, a.command)...)
-			return append(recs, whatif.NodePredictions(p, a.accelerators, recs)...), nil
+			f.pf.setLink(&p)
+			settings = append(n.Settings(), whatif.NodeSettings(f.minAU, memPerRank, avail, command)...)
+			return append(recs, whatif.NodePredictions(p, accs, recs)...), nil
 		}}, resultsOut)
 	if o.Interrupted {
 		return o.Err("")
@@ -166,10 +143,10 @@ func (a whatIfNode) run(ctx context.Context, n Node, resultsOut driver.Output, s
 	if err != nil {
 		return err
 	}
-	if a.out != "" {
-		cli.KeptNote(stdout, a.out, o.Path)
+	if f.out != "" {
+		cli.KeptNote(stdout, f.out, o.Path)
 		defer fmt.Fprintf(stdout, "results: %s\n", o.Path)
 	}
-	w := whatif.NodeWhatIf{Profile: p, Accelerators: a.accelerators, MinAU: a.minAU, Target: a.target, Command: a.command, Records: o.Records}
-	return w.Write(stdout, a.report, a.plotPath)
+	w := whatif.NodeWhatIf{Profile: p, Accelerators: accs, MinAU: f.minAU, Target: f.target, Command: command, Records: o.Records}
+	return w.Write(stdout, f.report, f.plotPath)
 }
