@@ -2,13 +2,13 @@ package ondisk
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
-	"github.com/headspace-bench/headspace/datasets/bucket"
 	"io"
 	"io/fs"
 	"os"
@@ -19,6 +19,9 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+
+	"github.com/headspace-bench/headspace/datasets/bucket"
+	"github.com/headspace-bench/headspace/internal/atomicfile"
 )
 
 // The kinds of dataset a user brings, read without a headspace manifest.
@@ -589,26 +592,20 @@ func SaveIndex(idx *Index) (string, error) {
 	if cache, err := filepath.Abs(filepath.Dir(p)); err != nil || within(cache, idx.Dir) {
 		return "", fmt.Errorf("ondisk: the index cache %s lies inside the dataset %s, which is never written: set HEADSPACE_CACHE elsewhere", filepath.Dir(p), idx.Dir)
 	}
-	if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
-		return "", fmt.Errorf("ondisk: %w", err)
+	return writeJSON(p, idx)
+}
+
+// writeJSON writes v as one line of JSON to p in the cache, atomically
+// (atomicfile), making p's directory if needed, and returns p.
+func writeJSON(p string, v any) (string, error) {
+	b, err := json.Marshal(v)
+	if err == nil {
+		err = os.MkdirAll(filepath.Dir(p), 0o755)
 	}
-	b, err := json.Marshal(idx)
+	if err == nil {
+		err = atomicfile.WriteBytes(p, append(b, '\n'))
+	}
 	if err != nil {
-		return "", fmt.Errorf("ondisk: %w", err)
-	}
-	tmp, err := os.CreateTemp(filepath.Dir(p), ".index-*")
-	if err != nil {
-		return "", fmt.Errorf("ondisk: %w", err)
-	}
-	defer os.Remove(tmp.Name())
-	if _, err := tmp.Write(append(b, '\n')); err != nil {
-		tmp.Close()
-		return "", fmt.Errorf("ondisk: %w", err)
-	}
-	if err := tmp.Close(); err != nil {
-		return "", fmt.Errorf("ondisk: %w", err)
-	}
-	if err := os.Rename(tmp.Name(), p); err != nil {
 		return "", fmt.Errorf("ondisk: %w", err)
 	}
 	return p, nil
@@ -633,10 +630,8 @@ func LoadIndex(ctx context.Context, dir string) (idx *Index, cached bool, err er
 	memo.Lock()
 	m := memo.m[abs]
 	memo.Unlock()
-	if m != nil {
-		if classes, files, err := listFiles(ctx, abs, m.Kind); err == nil && fingerprint(m.Kind, classes, files) == m.Fingerprint {
-			return m, false, nil
-		}
+	if m != nil && m.current(ctx) {
+		return m, false, nil
 	}
 	defer func() {
 		if err == nil {
@@ -648,15 +643,19 @@ func LoadIndex(ctx context.Context, dir string) (idx *Index, cached bool, err er
 	if p, err := indexPath(abs); err == nil {
 		if b, err := os.ReadFile(p); err == nil {
 			var c Index
-			if json.Unmarshal(b, &c) == nil && c.Version == IndexVersion && c.Dir == abs && c.validate() == nil {
-				if classes, files, err := listFiles(ctx, abs, c.Kind); err == nil && fingerprint(c.Kind, classes, files) == c.Fingerprint {
-					return &c, true, nil
-				}
+			if json.Unmarshal(b, &c) == nil && c.Version == IndexVersion && c.Dir == abs && c.validate() == nil && c.current(ctx) {
+				return &c, true, nil
 			}
 		}
 	}
 	idx, err = BuildIndex(ctx, abs)
 	return idx, false, err
+}
+
+// current reports whether the files of x.Dir still have x's fingerprint.
+func (x *Index) current(ctx context.Context) bool {
+	classes, files, err := listFiles(ctx, x.Dir, x.Kind)
+	return err == nil && fingerprint(x.Kind, classes, files) == x.Fingerprint
 }
 
 // validate checks a cached index's internal consistency.
@@ -717,15 +716,8 @@ func (x *Index) Sizes() []Size {
 	for k, n := range count {
 		out = append(out, Size{k[0], k[1], n})
 	}
-	sort.Slice(out, func(i, j int) bool {
-		a, b := out[i], out[j]
-		if a.Count != b.Count {
-			return a.Count > b.Count
-		}
-		if a.Width*a.Height != b.Width*b.Height {
-			return a.Width*a.Height > b.Width*b.Height
-		}
-		return a.Width > b.Width
+	slices.SortFunc(out, func(a, b Size) int {
+		return cmp.Or(cmp.Compare(b.Count, a.Count), cmp.Compare(b.Width*b.Height, a.Width*a.Height), cmp.Compare(b.Width, a.Width))
 	})
 	return out
 }

@@ -3,7 +3,6 @@ package ondisk
 import (
 	"bytes"
 	"context"
-	"errors"
 	"fmt"
 	"image"
 	"image/jpeg"
@@ -11,7 +10,6 @@ import (
 	"io"
 	"os"
 	"path/filepath"
-	"strings"
 
 	"github.com/headspace-bench/headspace/datasets"
 	"github.com/headspace-bench/headspace/datasets/turbojpeg"
@@ -76,18 +74,7 @@ func foreignDataset(x *Index, opts Options, turbo *turbojpeg.Library) (*Dataset,
 	for i, s := range x.Samples {
 		m.Labels[i] = s.Label
 	}
-	d := &Dataset{dir: dir, m: m, opts: opts, turbo: turbo, foreign: x}
-	if opts.DecodeMinSide > 0 {
-		if !strings.Contains(m.Format, "jpeg") {
-			return nil, fmt.Errorf("ondisk: %s holds %s images: a scaled decode needs JPEGs", dir, m.Format)
-		}
-		var err error
-		if d.scale, d.scaledW, d.scaledH, err = DecodeScaleFor(w, h, opts.DecodeMinSide); err != nil {
-			return nil, err
-		}
-	}
-	d.readers.New = func() any { return bytes.NewReader(nil) }
-	return d, nil
+	return newDataset(dir, m, x, opts, turbo)
 }
 
 // fetchForeign reads sample i's encoded image: the file (through
@@ -104,15 +91,7 @@ func (d *Dataset) fetchForeign(i int, buf []byte) ([]byte, error) {
 		if f == nil {
 			return buf, corruptf("ondisk: fetch sample %d: %s: shard unreadable: %v", i, d.where(i), d.shardErr[s.File])
 		}
-		buf = grow(buf, s.Size)
-		n, err := f.ReadAt(buf, s.Offset)
-		if n < len(buf) {
-			if err == nil || errors.Is(err, io.EOF) {
-				return buf[:n], corruptf("ondisk: fetch sample %d: %s: truncated: %d of %d bytes", i, d.where(i), n, s.Size)
-			}
-			return buf[:n], corruptf("ondisk: fetch sample %d: %s: %w", i, d.where(i), err)
-		}
-		return buf, nil
+		return d.readMember(f, i, s.Offset, s.Size, buf)
 	}
 	f, size, err := openUserFile(d.where(i), MaxUserImageBytes)
 	if err != nil {

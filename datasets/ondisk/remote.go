@@ -251,14 +251,8 @@ func (meta *remoteMeta) readManifest(ctx context.Context, open opener) error {
 	if m.Layout != "shards" {
 		return nil
 	}
-	n := m.Shards()
-	meta.shardErr = make([]error, n)
-	meta.loc = make([]location, m.Count)
-	for i := range meta.loc {
-		meta.loc[i].shard = -1
-	}
-	d := &Dataset{m: m, loc: meta.loc} // for placeMembers
-	for s := range n {
+	meta.loc, meta.shardErr = newLocations(m)
+	for s := range meta.shardErr {
 		if err := ctx.Err(); err != nil {
 			return err
 		}
@@ -272,7 +266,7 @@ func (meta *remoteMeta) readManifest(ctx context.Context, open opener) error {
 		if err != nil {
 			meta.shardErr[s] = err
 		}
-		d.placeMembers(s, members)
+		placeMembers(m, meta.loc, s, members)
 	}
 	return nil
 }
@@ -433,8 +427,8 @@ func (d *Dataset) fetchRemote(ctx context.Context, i int, buf []byte) ([]byte, e
 	if err != nil {
 		return buf, err
 	}
-	if size > MaxSampleBytes {
-		return buf[:0], corruptf("ondisk: fetch sample %d: %s: %d bytes, more than a sample may hold (%d)", i, d.where(i), size, int64(MaxSampleBytes))
+	if err := d.checkSize(i, size); err != nil {
+		return buf[:0], err
 	}
 	switch {
 	case whole:
@@ -482,13 +476,9 @@ func (d *Dataset) locate(i int) (rel string, off, size int64, whole bool, err er
 		return x.Files[s.File], 0, s.Size, true, nil
 	}
 	if d.m.Layout == "shards" {
-		l := d.loc[i]
-		if l.shard < 0 {
-			why := "no such member"
-			if err := d.shardErr[i/d.m.ShardSize]; err != nil {
-				why = "shard unreadable: " + err.Error()
-			}
-			return "", 0, 0, false, corruptf("ondisk: fetch sample %d: %s: %s", i, d.where(i), why)
+		l, err := d.memberAt(i)
+		if err != nil {
+			return "", 0, 0, false, err
 		}
 		return d.m.Files[l.shard].Name, l.off, l.size, false, nil
 	}
@@ -510,21 +500,6 @@ func (d *Dataset) RemoteInfo() *Remote { return d.remoteInfo }
 // Bucket is the client a remote dataset reads through; nil for a local
 // one.
 func (d *Dataset) Bucket() *bucket.Client { return d.remote }
-
-// whereRemote names sample i's object (or shard member) for errors.
-func (d *Dataset) whereRemote(i int) string {
-	if x := d.foreign; x != nil {
-		s := x.Samples[i]
-		if x.Kind == KindWebDataset {
-			return d.remote.Where(x.Files[s.File]) + " member " + s.Member
-		}
-		return d.remote.Where(x.Files[s.File])
-	}
-	if d.m.Layout == "shards" {
-		return fmt.Sprintf("%s member %s.%s", d.remote.Where(d.m.Files[i/d.m.ShardSize].Name), d.m.Key(i), d.m.Ext())
-	}
-	return d.remote.Where(d.m.Files[i].Name)
-}
 
 // The remote datasets this process listed and indexed, by endpoint and
 // URL: the commands' several looks at one bucket (InspectWith, the settings,

@@ -8,11 +8,9 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
-	"os"
 	"path/filepath"
 
 	"github.com/headspace-bench/headspace/datasets/bucket"
-	"github.com/headspace-bench/headspace/internal/atomicfile"
 )
 
 // remoteCacheVersion is the format version of a cached listing.
@@ -62,17 +60,7 @@ func saveRemote(meta *remoteMeta) (string, error) {
 	for _, e := range meta.shardErr {
 		f.ShardErr = append(f.ShardErr, errString(e))
 	}
-	b, err := json.Marshal(f)
-	if err != nil {
-		return "", fmt.Errorf("ondisk: %w", err)
-	}
-	if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
-		return "", fmt.Errorf("ondisk: %w", err)
-	}
-	if err := atomicfile.WriteBytes(p, append(b, '\n')); err != nil {
-		return "", fmt.Errorf("ondisk: %w", err)
-	}
-	return p, nil
+	return writeJSON(p, f)
 }
 
 func errString(e error) string {

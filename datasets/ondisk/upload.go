@@ -62,14 +62,8 @@ func UploadWith(ctx context.Context, c *bucket.Client, dir string, o UploadOptio
 		return Uploaded{}, fmt.Errorf("ondisk: upload %s: %s already holds %d objects (the first: %s), which would read as one dataset with these: %w; upload to an empty prefix, or replace them (--replace)",
 			dir, c.URL(), len(old), old[0].Name, ErrRefused)
 	}
-	var manifest bool
-	rels = slices.DeleteFunc(rels, func(rel string) bool {
-		if rel == ManifestName {
-			manifest = true
-			return true
-		}
-		return false
-	})
+	manifest := slices.Contains(rels, ManifestName)
+	rels = slices.DeleteFunc(rels, func(rel string) bool { return rel == ManifestName })
 	if len(old) > 0 {
 		// The old manifest first: from here on the prefix is no dataset
 		// until the new manifest is in place.
