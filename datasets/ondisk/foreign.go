@@ -423,12 +423,14 @@ func indexShards(ctx context.Context, idx *Index, open opener) error {
 		if err := ctx.Err(); err != nil {
 			return err
 		}
+		// What of a shard cannot be indexed is one sample that fails,
+		// naming the shard, so --max-failures decides.
+		fail := func(member, why string) {
+			samples = append(samples, pendingSample{s: IndexSample{File: fi, Member: member, Error: why}, hasImage: true, hasLabel: true, label: "0"})
+		}
 		f, size, err := open(rel, MaxUserFileBytes)
 		if err != nil {
-			// The shard's samples cannot be known: one sample that fails
-			// naming it, so --max-failures decides.
-			why := strings.TrimPrefix(err.Error(), idx.path(rel)+": ")
-			samples = append(samples, pendingSample{s: IndexSample{File: fi, Error: why}, hasImage: true, hasLabel: true, label: "0"})
+			fail("", strings.TrimPrefix(err.Error(), idx.path(rel)+": "))
 			continue
 		}
 		members, ierr := IndexShard(io.NewSectionReader(f, 0, size))
@@ -449,13 +451,11 @@ func indexShards(ctx context.Context, idx *Index, open opener) error {
 		}
 		f.Close()
 		if ierr != nil {
-			// The rest of the shard cannot be indexed: one sample that
-			// fails, naming the shard, so --max-failures decides.
 			member := "" // the shard as a whole
 			if len(members) > 0 {
 				member = "(after " + members[len(members)-1].Name + ")"
 			}
-			samples = append(samples, pendingSample{s: IndexSample{File: fi, Member: member, Error: ierr.Error()}, hasImage: true, hasLabel: true, label: "0"})
+			fail(member, ierr.Error())
 		}
 	}
 	labelSamples(idx, samples, textLabels)

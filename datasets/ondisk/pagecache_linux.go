@@ -16,11 +16,10 @@ import (
 // EvictAvailable reports whether Evict works on this system.
 const EvictAvailable = true
 
-// Evict drops the dataset's files (files: every file under dir, or the
-// files the index of a dataset the user brings covers, skipping those it
-// cannot open) from the page cache, so the next reads
-// go to storage: each file is synced (dirty pages cannot be dropped) and
-// then advised away with posix_fadvise(POSIX_FADV_DONTNEED). The kernel
+// Evict drops the dataset's files (files, skipping those of a dataset the
+// user brings that cannot be opened) from the page cache, so the next
+// reads go to storage: each file is synced (dirty pages cannot be dropped)
+// and then advised away with posix_fadvise(POSIX_FADV_DONTNEED). The kernel
 // drops only clean pages that no other process has mapped or locked, so
 // a file another process holds mapped stays (partly) cached; Resident
 // tells how much remained. It is available on Linux only.

@@ -208,9 +208,9 @@ func Open(dir string) (*Dataset, error) { return OpenWith(dir, Options{}) }
 // OpenWith opens the dataset in dir: it reads the manifest and, in the
 // shards layout, opens every shard and indexes its members once by reading
 // the tar headers. A directory without a manifest is read as an
-// ImageFolder or WebDataset shards (openForeign, by LoadIndex). A shard that is missing or whose headers are corrupt
-// does not fail Open; the samples it cannot provide fail at Fetch, naming
-// the shard, so MaxFailures can skip them.
+// ImageFolder or WebDataset shards (openForeign). A shard that is missing
+// or whose headers are corrupt does not fail Open; the samples it cannot
+// provide fail at Fetch, naming the shard, so MaxFailures can skip them.
 func OpenWith(dir string, opts Options) (*Dataset, error) {
 	return OpenContext(context.Background(), dir, opts)
 }

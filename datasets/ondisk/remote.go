@@ -307,27 +307,15 @@ func remoteIndex(ctx context.Context, c *bucket.Client, kind string, objs []buck
 	}
 	sort.Strings(x.Classes)
 	x.Samples = make([]IndexSample, len(x.Files))
-	work := make(chan int)
-	var wg sync.WaitGroup
-	for range c.Options().Concurrency {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			buf := make([]byte, headerBytes)
-			for i := range work {
-				x.Samples[i] = remoteHeader(ctx, c, x, i, open, buf)
-			}
-		}()
+	file := make(map[string]int, len(x.Files))
+	for i, rel := range x.Files {
+		file[rel] = i
 	}
-	for i := range x.Files {
-		if ctx.Err() != nil {
-			break
-		}
-		work <- i
-	}
-	close(work)
-	wg.Wait()
-	if err := ctx.Err(); err != nil {
+	_, _, err := eachFile(ctx, c.Options().Concurrency, x.Files, func(ctx context.Context, rel string) (int64, error) {
+		x.Samples[file[rel]] = remoteHeader(c, x, file[rel], open)
+		return 0, nil
+	})
+	if err != nil {
 		return nil, err
 	}
 	return x, nil
@@ -335,7 +323,7 @@ func remoteIndex(ctx context.Context, c *bucket.Client, kind string, objs []buck
 
 // remoteHeader reads ImageFolder image i's header: its first headerBytes,
 // then, if the header lies beyond them, the whole image.
-func remoteHeader(ctx context.Context, c *bucket.Client, x *Index, i int, open opener, buf []byte) IndexSample {
+func remoteHeader(c *bucket.Client, x *Index, i int, open opener) IndexSample {
 	rel := x.Files[i]
 	f, size, err := open(rel, MaxUserImageBytes)
 	s := IndexSample{File: i, Size: size, Label: slices.Index(x.Classes, strings.SplitN(rel, "/", 2)[0])}
@@ -344,13 +332,13 @@ func remoteHeader(ctx context.Context, c *bucket.Client, x *Index, i int, open o
 		return s
 	}
 	defer f.Close()
-	n := min(size, headerBytes)
-	if _, err := f.ReadAt(buf[:n], 0); err != nil {
+	buf := make([]byte, min(size, headerBytes))
+	if _, err := f.ReadAt(buf, 0); err != nil {
 		s.Error = err.Error()
 		return s
 	}
-	s.Format, s.Width, s.Height, err = checkUserImage(bytes.NewReader(buf[:n]))
-	if err != nil && n < size {
+	s.Format, s.Width, s.Height, err = checkUserImage(bytes.NewReader(buf))
+	if err != nil && int64(len(buf)) < size {
 		s.Format, s.Width, s.Height, err = checkUserImage(io.NewSectionReader(f, 0, size))
 	}
 	if err != nil {

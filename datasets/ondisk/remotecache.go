@@ -17,11 +17,10 @@ import (
 const remoteCacheVersion = 2
 
 // remoteFile is a remoteMeta as the cache keeps it: the listing (names and
-// sizes), how long it took, and what indexing found. Listing a bucket is a
-// cost users hit (DLIO's 50 million objects took over 12 hours), so
+// sizes), how long it took (see Remote), and what indexing found.
 // `headspace dataset index s3://…` lists once and every later run reads
-// this file instead; run it again after changing the bucket (an object
-// that changed since fails its samples, naming it).
+// this file; run it again after changing the bucket (an object that
+// changed since fails its samples, naming it).
 type remoteFile struct {
 	Version  int               `json:"version"`
 	Endpoint string            `json:"endpoint"`

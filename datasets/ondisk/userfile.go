@@ -21,12 +21,9 @@ const (
 )
 
 // openUserFile opens a file of a user's dataset for reading through
-// OpenRegular, the rule every reader of a dataset follows (a regular file
-// only, a symbolic link followed to a regular target, never blocking on a
-// pipe or a device), and only one of at most limit bytes. It is the one
-// place the foreign readers (ImageFolder, WebDataset) open a user's file.
-//
-// Its errors read "path: reason".
+// OpenRegular, and only one of at most limit bytes. It is the one place
+// the foreign readers (ImageFolder, WebDataset) open a user's file. Its
+// errors read "path: reason".
 func openUserFile(path string, limit int64) (*os.File, int64, error) {
 	f, err := OpenRegular(path)
 	if err != nil {
