@@ -7,7 +7,6 @@ import (
 	"errors"
 	"fmt"
 	"os"
-	"time"
 	"unsafe"
 
 	"golang.org/x/sys/unix"
@@ -24,37 +23,8 @@ const EvictAvailable = true
 // a file another process holds mapped stays (partly) cached; Resident
 // tells how much remained. It is available on Linux only.
 func Evict(ctx context.Context, dir string) (CacheStats, error) {
-	paths, foreign, err := files(ctx, dir)
-	if err != nil {
-		return CacheStats{}, warmErr(dir, err)
-	}
-	st := CacheStats{}
-	start := time.Now()
-	for _, p := range paths {
-		if err := ctx.Err(); err != nil {
-			return st, fmt.Errorf("ondisk: evict %s: %w", dir, err)
-		}
-		n, err := evictFile(p)
-		var open openErr
-		if errors.As(err, &open) && foreign {
-			st.Skipped++ // unreadable: its samples fail or are counted
-			continue
-		}
-		if err != nil {
-			return st, err
-		}
-		st.Files++
-		st.Bytes += n
-	}
-	st.Elapsed = time.Since(start)
-	return st, nil
+	return eachFileOf(ctx, dir, "evict", evictFile)
 }
-
-// openErr is evictFile's and residentFile's error for a file they could
-// not open.
-type openErr struct{ error }
-
-func (o openErr) Unwrap() error { return o.error }
 
 func evictFile(p string) (int64, error) {
 	f, err := OpenRegular(p)
