@@ -108,20 +108,25 @@ func DetectKind(dir string) (string, error) {
 		if e.Type().IsRegular() && strings.EqualFold(path.Ext(e.Name()), ".tar") {
 			return KindWebDataset, nil
 		}
-		if e.IsDir() {
+		if isDir(dir, e) {
 			dirs++
-		} else if e.Type()&fs.ModeSymlink != 0 {
-			// A class folder may be a symbolic link, as ImageFolder's
-			// is_dir() follows it: count it when it leads to a folder.
-			if fi, err := os.Stat(filepath.Join(dir, e.Name())); err == nil && fi.IsDir() {
-				dirs++
-			}
 		}
 	}
 	if dirs > 0 {
 		return KindImageFolder, nil
 	}
 	return "", fmt.Errorf("ondisk: %s: not a dataset: no manifest (headspace dataset write), no class subdirectories (ImageFolder), no .tar shards (WebDataset)", dir)
+}
+
+// isDir reports whether the entry e of dir is a folder. A class folder may
+// be a symbolic link, as ImageFolder's is_dir() follows it: it counts when
+// it leads to a folder.
+func isDir(dir string, e fs.DirEntry) bool {
+	if e.Type()&fs.ModeSymlink == 0 {
+		return e.IsDir()
+	}
+	fi, err := os.Stat(filepath.Join(dir, e.Name()))
+	return err == nil && fi.IsDir()
 }
 
 // listed is a file of a user's dataset with what the fingerprint covers.
@@ -211,7 +216,7 @@ func classFolders(ctx context.Context, dir string) ([]string, error) {
 		if strings.HasPrefix(e.Name(), ".") {
 			continue
 		}
-		if fi, err := os.Stat(filepath.Join(dir, e.Name())); err == nil && fi.IsDir() {
+		if isDir(dir, e) {
 			classes = append(classes, e.Name())
 		}
 	}

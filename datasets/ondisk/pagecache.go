@@ -90,10 +90,11 @@ func Warm(ctx context.Context, dir string) (CacheStats, error) {
 	})
 }
 
-// eachFileOf runs do (to warm or evict, as what says) on every file of
-// the dataset in dir (files), looking at ctx before each, and counts the
-// files and bytes; a file of a dataset the user brings that do cannot
-// open (an openErr) is skipped: its samples fail or are counted.
+// eachFileOf runs do (warm, evict or resident, as what says) on every
+// file of the dataset in dir (files), looking at ctx before each, and
+// counts the files and do's bytes; a file of a dataset the user brings
+// that do cannot open (an openErr) is skipped: its samples fail or are
+// counted.
 func eachFileOf(ctx context.Context, dir, what string, do func(p string) (int64, error)) (CacheStats, error) {
 	paths, foreign, err := files(ctx, dir)
 	if errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {

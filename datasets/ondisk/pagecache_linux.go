@@ -50,24 +50,16 @@ func evictFile(p string) (int64, error) {
 // Resident reports how many bytes of the dataset's files (files) are in the page
 // cache (by mmap and mincore, a page at a time) out of their total size.
 func Resident(dir string) (resident, total int64, err error) {
-	paths, foreign, err := files(context.Background(), dir)
+	page := int64(os.Getpagesize())
+	st, err := eachFileOf(context.Background(), dir, "resident", func(p string) (int64, error) {
+		r, t, err := residentFile(p, page)
+		total += t
+		return r, err
+	})
 	if err != nil {
 		return 0, 0, err
 	}
-	page := int64(os.Getpagesize())
-	for _, p := range paths {
-		r, t, err := residentFile(p, page)
-		var open openErr
-		if errors.As(err, &open) && foreign {
-			continue
-		}
-		if err != nil {
-			return 0, 0, err
-		}
-		resident += r
-		total += t
-	}
-	return resident, total, nil
+	return st.Bytes, total, nil
 }
 
 func residentFile(p string, page int64) (int64, int64, error) {
