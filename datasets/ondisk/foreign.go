@@ -241,14 +241,7 @@ func walkImages(ctx context.Context, p, rel string, parents []os.FileInfo, files
 			continue
 		}
 		ep, erel := filepath.Join(p, name), rel+"/"+name
-		isDir := e.IsDir()
-		var fi os.FileInfo
-		if e.Type()&fs.ModeSymlink != 0 {
-			if fi, err = os.Stat(ep); err == nil {
-				isDir = fi.IsDir()
-			}
-		}
-		if !isDir {
+		if !isDir(p, e) {
 			if imageExt(name) {
 				f, err := statListed(ep, erel)
 				if err != nil {
@@ -258,10 +251,9 @@ func walkImages(ctx context.Context, p, rel string, parents []os.FileInfo, files
 			}
 			continue
 		}
-		if fi == nil { // os.Stat's, which os.SameFile compares everywhere
-			if fi, err = os.Stat(ep); err != nil {
-				return corrupt(fmt.Errorf("ondisk: %w", err))
-			}
+		fi, err := os.Stat(ep) // os.Stat's, which os.SameFile compares everywhere
+		if err != nil {
+			return corrupt(fmt.Errorf("ondisk: %w", err))
 		}
 		if slices.ContainsFunc(parents, func(a os.FileInfo) bool { return os.SameFile(a, fi) }) {
 			continue // a loop: ep is a directory the walk is inside

@@ -2,7 +2,6 @@ package ondisk
 
 import (
 	"bytes"
-	"context"
 	"fmt"
 	"image"
 	"image/jpeg"
@@ -14,18 +13,6 @@ import (
 	"github.com/headspace-bench/headspace/datasets"
 	"github.com/headspace-bench/headspace/datasets/turbojpeg"
 )
-
-// openForeign opens a dataset the user brings, by its index (LoadIndex:
-// the cached one while it matches, else built now). Its manifest is
-// synthesized: count, shape (Options or the most common size), classes,
-// labels, the formats met and the layout; it lists no files.
-func openForeign(ctx context.Context, dir string, opts Options, turbo *turbojpeg.Library) (*Dataset, error) {
-	x, _, err := LoadIndex(ctx, dir)
-	if err != nil {
-		return nil, err
-	}
-	return openIndexed(dir, x, opts, turbo)
-}
 
 // openIndexed opens the dataset the user brought in dir by its index x:
 // WebDataset shards are opened, an ImageFolder's files at each fetch.
@@ -50,8 +37,9 @@ func openIndexed(dir string, x *Index, opts Options, turbo *turbojpeg.Library) (
 }
 
 // foreignDataset is the Dataset of a user's dataset's index, local or in
-// a bucket, with its manifest synthesized from it, before any file is
-// opened.
+// a bucket, before any file is opened, with its manifest synthesized:
+// count, shape (Options or the most common size), classes, labels, the
+// formats met and the layout; it lists no files.
 func foreignDataset(x *Index, opts Options, turbo *turbojpeg.Library) (*Dataset, error) {
 	dir := x.Dir
 	w, h := opts.Width, opts.Height

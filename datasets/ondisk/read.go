@@ -208,7 +208,7 @@ func Open(dir string) (*Dataset, error) { return OpenWith(dir, Options{}) }
 // OpenWith opens the dataset in dir: it reads the manifest and, in the
 // shards layout, opens every shard and indexes its members once by reading
 // the tar headers. A directory without a manifest is read as an
-// ImageFolder or WebDataset shards (openForeign). A shard that is missing
+// ImageFolder or WebDataset shards (LoadIndex). A shard that is missing
 // or whose headers are corrupt does not fail Open; the samples it cannot
 // provide fail at Fetch, naming the shard, so MaxFailures can skip them.
 func OpenWith(dir string, opts Options) (*Dataset, error) {
@@ -236,7 +236,11 @@ func OpenContext(ctx context.Context, dir string, opts Options) (*Dataset, error
 		return nil, err
 	}
 	if kind != "headspace" {
-		return openForeign(ctx, dir, opts, turbo)
+		x, _, err := LoadIndex(ctx, dir)
+		if err != nil {
+			return nil, err
+		}
+		return openIndexed(dir, x, opts, turbo)
 	}
 	m, err := ReadManifest(dir)
 	if err != nil {
