@@ -728,16 +728,11 @@ func (x *Index) SizeSummary() string {
 		return "none readable"
 	}
 	total := 0
-	lo, hi := sz[0], sz[0]
 	for _, s := range sz {
 		total += s.Count
-		if s.Width*s.Height < lo.Width*lo.Height {
-			lo = s
-		}
-		if s.Width*s.Height > hi.Width*hi.Height {
-			hi = s
-		}
 	}
+	byArea := func(a, b Size) int { return cmp.Compare(a.Width*a.Height, b.Width*b.Height) }
+	lo, hi := slices.MinFunc(sz, byArea), slices.MaxFunc(sz, byArea)
 	var b bytes.Buffer
 	fmt.Fprintf(&b, "%d distinct, smallest %dx%d, largest %dx%d; most common", len(sz), lo.Width, lo.Height, hi.Width, hi.Height)
 	for i, s := range sz[:min(3, len(sz))] {
