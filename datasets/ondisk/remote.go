@@ -122,13 +122,11 @@ func (meta *remoteMeta) dataset(opts Options, turbo *turbojpeg.Library) (*Datase
 		d, err = foreignDataset(meta.x, opts, turbo)
 	} else {
 		d, err = manifestDataset(meta.info.URL, meta.m, opts, turbo)
-		if d != nil {
-			d.loc, d.shardErr = meta.loc, meta.shardErr
-		}
 	}
 	if err != nil {
 		return nil, err
 	}
+	d.loc, d.shardErr = meta.loc, meta.shardErr // a headspace dataset's shards
 	d.remote, d.remoteInfo, d.sizes, d.etags = meta.c, meta.info, meta.sizes, meta.etags
 	switch opts.ShardReads {
 	case "", ShardReadsRanged:
