@@ -551,7 +551,7 @@ func (d *Dataset) Decode(i int, data []byte, dst *datasets.Sample) error {
 		if cap(dst.Image.Pix) < w*h*3 {
 			return fmt.Errorf("ondisk: decode sample %d: buffer holds %d bytes, dataset is %dx%d", i, cap(dst.Image.Pix), w, h)
 		}
-		if d.foreign != nil { // decodeTurbo sets the size of its own
+		if d.foreign != nil { // decodeTurbo sets a headspace dataset's size itself
 			sw, sh := d.scaledW, d.scaledH
 			dst.Image.Width, dst.Image.Height, dst.Image.Pix = sw, sh, dst.Image.Pix[:3*sw*sh]
 		}
