@@ -167,21 +167,8 @@ type Options struct {
 
 // withDefaults fills the zero fields and checks the rest.
 func (o Options) withDefaults() (Options, error) {
-	if o.Endpoint == "" {
-		o.Endpoint = os.Getenv("AWS_ENDPOINT_URL_S3")
-	}
-	if o.Endpoint == "" {
-		o.Endpoint = os.Getenv("AWS_ENDPOINT_URL")
-	}
-	if o.Region == "" {
-		o.Region = os.Getenv("AWS_REGION")
-	}
-	if o.Region == "" {
-		o.Region = os.Getenv("AWS_DEFAULT_REGION")
-	}
-	if o.Region == "" {
-		o.Region = "us-east-1"
-	}
+	o.Endpoint = cmp.Or(o.Endpoint, os.Getenv("AWS_ENDPOINT_URL_S3"), os.Getenv("AWS_ENDPOINT_URL"))
+	o.Region = cmp.Or(o.Region, os.Getenv("AWS_REGION"), os.Getenv("AWS_DEFAULT_REGION"), "us-east-1")
 	if err := o.Validate(); err != nil {
 		return o, fmt.Errorf("bucket: %w", err)
 	}
@@ -195,18 +182,14 @@ func (o Options) withDefaults() (Options, error) {
 	case o.Retries < 0 || o.Retries > 100:
 		return o, fmt.Errorf("bucket: retries %d out of -1..100", o.Retries)
 	}
-	if o.RequestTimeout == 0 {
-		o.RequestTimeout = DefaultRequestTimeout
-	}
 	if o.RequestTimeout < 0 {
 		return o, fmt.Errorf("bucket: request timeout %v must be positive", o.RequestTimeout)
-	}
-	if o.Backoff == 0 {
-		o.Backoff = DefaultBackoff
 	}
 	if o.Backoff < 0 {
 		return o, fmt.Errorf("bucket: backoff %v must be positive", o.Backoff)
 	}
+	o.RequestTimeout = cmp.Or(o.RequestTimeout, DefaultRequestTimeout)
+	o.Backoff = cmp.Or(o.Backoff, DefaultBackoff)
 	return o, nil
 }
 
@@ -543,13 +526,11 @@ func (c *Client) get(ctx context.Context, o Object, p []byte, off int64, ranged 
 				return int64(n), changed{fmt.Errorf("object is longer than the %d bytes listed (changed since the listing?)", len(p))}
 			}
 		}
-		if err != nil {
-			if errors.Is(err, io.ErrUnexpectedEOF) || errors.Is(err, io.EOF) {
-				return int64(n), truncated{n, len(p)}
-			}
-			return int64(n), err
+		if errors.Is(err, io.ErrUnexpectedEOF) || errors.Is(err, io.EOF) {
+			// A body that ended early: retried, as a network error is.
+			err = fmt.Errorf("truncated body: %d of %d bytes", n, len(p))
 		}
-		return int64(n), nil
+		return int64(n), err
 	})
 	switch errorResponse(err).Code {
 	case "NoSuchKey":
@@ -630,13 +611,6 @@ type permanent struct{ err error }
 func (p permanent) Error() string { return p.err.Error() }
 func (p permanent) Unwrap() error { return p.err }
 
-// truncated is a body that ended early: retried.
-type truncated struct{ got, want int }
-
-func (t truncated) Error() string {
-	return fmt.Sprintf("truncated body: %d of %d bytes", t.got, t.want)
-}
-
 // retryable reports whether an attempt's error is worth another attempt.
 func retryable(err error) bool {
 	var p permanent
@@ -644,15 +618,11 @@ func retryable(err error) bool {
 	if errors.As(err, &p) || errors.As(err, &ch) {
 		return false
 	}
-	var t truncated
-	if errors.As(err, &t) {
-		return true
-	}
 	r := errorResponse(err)
 	if r.StatusCode != 0 {
 		return r.StatusCode >= 500 || r.StatusCode == http.StatusTooManyRequests || r.Code == "SlowDown" || r.Code == "RequestTimeout"
 	}
-	return true // a network error: reset, refused, timeout, EOF
+	return true // a network error: reset, refused, timeout, EOF, a truncated body
 }
 
 // do runs one request with the concurrency limit, retries, backoff and a

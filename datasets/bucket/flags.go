@@ -20,14 +20,11 @@ const (
 	MaxChunkSize = 256 << 20
 )
 
-// ConcurrencyUsage is --fetch-concurrency's help.
-var ConcurrencyUsage = fmt.Sprintf("with data in a bucket (--data s3://…, or ours in peer --remote): GET requests in `flight`, whatever --workers is (1 to %d)", MaxConcurrency)
-
 // ConcurrencyFlag registers --fetch-concurrency onto fs, into p, with its
 // default DefaultConcurrency: the one definition of the flag, for the
 // commands that take no other of RegisterFlags'.
 func ConcurrencyFlag(fs *flag.FlagSet, p *int) {
-	fs.IntVar(p, "fetch-concurrency", DefaultConcurrency, ConcurrencyUsage)
+	fs.IntVar(p, "fetch-concurrency", DefaultConcurrency, fmt.Sprintf("with data in a bucket (--data s3://…, or ours in peer --remote): GET requests in `flight`, whatever --workers is (1 to %d)", MaxConcurrency))
 }
 
 // RegisterFlags registers the flags of o a command line sets onto fs:

@@ -2,13 +2,13 @@ package ondisk
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
-	"github.com/headspace-bench/headspace/datasets/bucket"
 	"io"
 	"io/fs"
 	"os"
@@ -19,6 +19,9 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+
+	"github.com/headspace-bench/headspace/datasets/bucket"
+	"github.com/headspace-bench/headspace/internal/atomicfile"
 )
 
 // The kinds of dataset a user brings, read without a headspace manifest.
@@ -105,20 +108,25 @@ func DetectKind(dir string) (string, error) {
 		if e.Type().IsRegular() && strings.EqualFold(path.Ext(e.Name()), ".tar") {
 			return KindWebDataset, nil
 		}
-		if e.IsDir() {
+		if isDir(dir, e) {
 			dirs++
-		} else if e.Type()&fs.ModeSymlink != 0 {
-			// A class folder may be a symbolic link, as ImageFolder's
-			// is_dir() follows it: count it when it leads to a folder.
-			if fi, err := os.Stat(filepath.Join(dir, e.Name())); err == nil && fi.IsDir() {
-				dirs++
-			}
 		}
 	}
 	if dirs > 0 {
 		return KindImageFolder, nil
 	}
 	return "", fmt.Errorf("ondisk: %s: not a dataset: no manifest (headspace dataset write), no class subdirectories (ImageFolder), no .tar shards (WebDataset)", dir)
+}
+
+// isDir reports whether the entry e of dir is a folder. A class folder may
+// be a symbolic link, as ImageFolder's is_dir() follows it: it counts when
+// it leads to a folder.
+func isDir(dir string, e fs.DirEntry) bool {
+	if e.Type()&fs.ModeSymlink == 0 {
+		return e.IsDir()
+	}
+	fi, err := os.Stat(filepath.Join(dir, e.Name()))
+	return err == nil && fi.IsDir()
 }
 
 // listed is a file of a user's dataset with what the fingerprint covers.
@@ -208,7 +216,7 @@ func classFolders(ctx context.Context, dir string) ([]string, error) {
 		if strings.HasPrefix(e.Name(), ".") {
 			continue
 		}
-		if fi, err := os.Stat(filepath.Join(dir, e.Name())); err == nil && fi.IsDir() {
+		if isDir(dir, e) {
 			classes = append(classes, e.Name())
 		}
 	}
@@ -233,14 +241,7 @@ func walkImages(ctx context.Context, p, rel string, parents []os.FileInfo, files
 			continue
 		}
 		ep, erel := filepath.Join(p, name), rel+"/"+name
-		isDir := e.IsDir()
-		var fi os.FileInfo
-		if e.Type()&fs.ModeSymlink != 0 {
-			if fi, err = os.Stat(ep); err == nil {
-				isDir = fi.IsDir()
-			}
-		}
-		if !isDir {
+		if !isDir(p, e) {
 			if imageExt(name) {
 				f, err := statListed(ep, erel)
 				if err != nil {
@@ -250,10 +251,9 @@ func walkImages(ctx context.Context, p, rel string, parents []os.FileInfo, files
 			}
 			continue
 		}
-		if fi == nil { // os.Stat's, which os.SameFile compares everywhere
-			if fi, err = os.Stat(ep); err != nil {
-				return corrupt(fmt.Errorf("ondisk: %w", err))
-			}
+		fi, err := os.Stat(ep) // os.Stat's, which os.SameFile compares everywhere
+		if err != nil {
+			return corrupt(fmt.Errorf("ondisk: %w", err))
 		}
 		if slices.ContainsFunc(parents, func(a os.FileInfo) bool { return os.SameFile(a, fi) }) {
 			continue // a loop: ep is a directory the walk is inside
@@ -420,12 +420,14 @@ func indexShards(ctx context.Context, idx *Index, open opener) error {
 		if err := ctx.Err(); err != nil {
 			return err
 		}
+		// What of a shard cannot be indexed is one sample that fails,
+		// naming the shard, so --max-failures decides.
+		fail := func(member, why string) {
+			samples = append(samples, pendingSample{s: IndexSample{File: fi, Member: member, Error: why}, hasImage: true, hasLabel: true, label: "0"})
+		}
 		f, size, err := open(rel, MaxUserFileBytes)
 		if err != nil {
-			// The shard's samples cannot be known: one sample that fails
-			// naming it, so --max-failures decides.
-			why := strings.TrimPrefix(err.Error(), idx.path(rel)+": ")
-			samples = append(samples, pendingSample{s: IndexSample{File: fi, Error: why}, hasImage: true, hasLabel: true, label: "0"})
+			fail("", strings.TrimPrefix(err.Error(), idx.path(rel)+": "))
 			continue
 		}
 		members, ierr := IndexShard(io.NewSectionReader(f, 0, size))
@@ -446,13 +448,11 @@ func indexShards(ctx context.Context, idx *Index, open opener) error {
 		}
 		f.Close()
 		if ierr != nil {
-			// The rest of the shard cannot be indexed: one sample that
-			// fails, naming the shard, so --max-failures decides.
 			member := "" // the shard as a whole
 			if len(members) > 0 {
 				member = "(after " + members[len(members)-1].Name + ")"
 			}
-			samples = append(samples, pendingSample{s: IndexSample{File: fi, Member: member, Error: ierr.Error()}, hasImage: true, hasLabel: true, label: "0"})
+			fail(member, ierr.Error())
 		}
 	}
 	labelSamples(idx, samples, textLabels)
@@ -589,26 +589,20 @@ func SaveIndex(idx *Index) (string, error) {
 	if cache, err := filepath.Abs(filepath.Dir(p)); err != nil || within(cache, idx.Dir) {
 		return "", fmt.Errorf("ondisk: the index cache %s lies inside the dataset %s, which is never written: set HEADSPACE_CACHE elsewhere", filepath.Dir(p), idx.Dir)
 	}
-	if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
-		return "", fmt.Errorf("ondisk: %w", err)
+	return writeJSON(p, idx)
+}
+
+// writeJSON writes v as one line of JSON to p in the cache, atomically
+// (atomicfile), making p's directory if needed, and returns p.
+func writeJSON(p string, v any) (string, error) {
+	b, err := json.Marshal(v)
+	if err == nil {
+		err = os.MkdirAll(filepath.Dir(p), 0o755)
 	}
-	b, err := json.Marshal(idx)
+	if err == nil {
+		err = atomicfile.WriteBytes(p, append(b, '\n'))
+	}
 	if err != nil {
-		return "", fmt.Errorf("ondisk: %w", err)
-	}
-	tmp, err := os.CreateTemp(filepath.Dir(p), ".index-*")
-	if err != nil {
-		return "", fmt.Errorf("ondisk: %w", err)
-	}
-	defer os.Remove(tmp.Name())
-	if _, err := tmp.Write(append(b, '\n')); err != nil {
-		tmp.Close()
-		return "", fmt.Errorf("ondisk: %w", err)
-	}
-	if err := tmp.Close(); err != nil {
-		return "", fmt.Errorf("ondisk: %w", err)
-	}
-	if err := os.Rename(tmp.Name(), p); err != nil {
 		return "", fmt.Errorf("ondisk: %w", err)
 	}
 	return p, nil
@@ -633,10 +627,8 @@ func LoadIndex(ctx context.Context, dir string) (idx *Index, cached bool, err er
 	memo.Lock()
 	m := memo.m[abs]
 	memo.Unlock()
-	if m != nil {
-		if classes, files, err := listFiles(ctx, abs, m.Kind); err == nil && fingerprint(m.Kind, classes, files) == m.Fingerprint {
-			return m, false, nil
-		}
+	if m != nil && m.current(ctx) {
+		return m, false, nil
 	}
 	defer func() {
 		if err == nil {
@@ -648,15 +640,19 @@ func LoadIndex(ctx context.Context, dir string) (idx *Index, cached bool, err er
 	if p, err := indexPath(abs); err == nil {
 		if b, err := os.ReadFile(p); err == nil {
 			var c Index
-			if json.Unmarshal(b, &c) == nil && c.Version == IndexVersion && c.Dir == abs && c.validate() == nil {
-				if classes, files, err := listFiles(ctx, abs, c.Kind); err == nil && fingerprint(c.Kind, classes, files) == c.Fingerprint {
-					return &c, true, nil
-				}
+			if json.Unmarshal(b, &c) == nil && c.Version == IndexVersion && c.Dir == abs && c.validate() == nil && c.current(ctx) {
+				return &c, true, nil
 			}
 		}
 	}
 	idx, err = BuildIndex(ctx, abs)
 	return idx, false, err
+}
+
+// current reports whether the files of x.Dir still have x's fingerprint.
+func (x *Index) current(ctx context.Context) bool {
+	classes, files, err := listFiles(ctx, x.Dir, x.Kind)
+	return err == nil && fingerprint(x.Kind, classes, files) == x.Fingerprint
 }
 
 // validate checks a cached index's internal consistency.
@@ -717,15 +713,8 @@ func (x *Index) Sizes() []Size {
 	for k, n := range count {
 		out = append(out, Size{k[0], k[1], n})
 	}
-	sort.Slice(out, func(i, j int) bool {
-		a, b := out[i], out[j]
-		if a.Count != b.Count {
-			return a.Count > b.Count
-		}
-		if a.Width*a.Height != b.Width*b.Height {
-			return a.Width*a.Height > b.Width*b.Height
-		}
-		return a.Width > b.Width
+	slices.SortFunc(out, func(a, b Size) int {
+		return cmp.Or(cmp.Compare(b.Count, a.Count), cmp.Compare(b.Width*b.Height, a.Width*a.Height), cmp.Compare(b.Width, a.Width))
 	})
 	return out
 }
@@ -739,16 +728,11 @@ func (x *Index) SizeSummary() string {
 		return "none readable"
 	}
 	total := 0
-	lo, hi := sz[0], sz[0]
 	for _, s := range sz {
 		total += s.Count
-		if s.Width*s.Height < lo.Width*lo.Height {
-			lo = s
-		}
-		if s.Width*s.Height > hi.Width*hi.Height {
-			hi = s
-		}
 	}
+	byArea := func(a, b Size) int { return cmp.Compare(a.Width*a.Height, b.Width*b.Height) }
+	lo, hi := slices.MinFunc(sz, byArea), slices.MaxFunc(sz, byArea)
 	var b bytes.Buffer
 	fmt.Fprintf(&b, "%d distinct, smallest %dx%d, largest %dx%d; most common", len(sz), lo.Width, lo.Height, hi.Width, hi.Height)
 	for i, s := range sz[:min(3, len(sz))] {

@@ -2,8 +2,6 @@ package ondisk
 
 import (
 	"bytes"
-	"context"
-	"errors"
 	"fmt"
 	"image"
 	"image/jpeg"
@@ -11,23 +9,10 @@ import (
 	"io"
 	"os"
 	"path/filepath"
-	"strings"
 
 	"github.com/headspace-bench/headspace/datasets"
 	"github.com/headspace-bench/headspace/datasets/turbojpeg"
 )
-
-// openForeign opens a dataset the user brings, by its index (LoadIndex:
-// the cached one while it matches, else built now). Its manifest is
-// synthesized: count, shape (Options or the most common size), classes,
-// labels, the formats met and the layout; it lists no files.
-func openForeign(ctx context.Context, dir string, opts Options, turbo *turbojpeg.Library) (*Dataset, error) {
-	x, _, err := LoadIndex(ctx, dir)
-	if err != nil {
-		return nil, err
-	}
-	return openIndexed(dir, x, opts, turbo)
-}
 
 // openIndexed opens the dataset the user brought in dir by its index x:
 // WebDataset shards are opened, an ImageFolder's files at each fetch.
@@ -52,8 +37,9 @@ func openIndexed(dir string, x *Index, opts Options, turbo *turbojpeg.Library) (
 }
 
 // foreignDataset is the Dataset of a user's dataset's index, local or in
-// a bucket, with its manifest synthesized from it, before any file is
-// opened.
+// a bucket, before any file is opened, with its manifest synthesized:
+// count, shape (Options or the most common size), classes, labels, the
+// formats met and the layout; it lists no files.
 func foreignDataset(x *Index, opts Options, turbo *turbojpeg.Library) (*Dataset, error) {
 	dir := x.Dir
 	w, h := opts.Width, opts.Height
@@ -76,18 +62,7 @@ func foreignDataset(x *Index, opts Options, turbo *turbojpeg.Library) (*Dataset,
 	for i, s := range x.Samples {
 		m.Labels[i] = s.Label
 	}
-	d := &Dataset{dir: dir, m: m, opts: opts, turbo: turbo, foreign: x}
-	if opts.DecodeMinSide > 0 {
-		if !strings.Contains(m.Format, "jpeg") {
-			return nil, fmt.Errorf("ondisk: %s holds %s images: a scaled decode needs JPEGs", dir, m.Format)
-		}
-		var err error
-		if d.scale, d.scaledW, d.scaledH, err = DecodeScaleFor(w, h, opts.DecodeMinSide); err != nil {
-			return nil, err
-		}
-	}
-	d.readers.New = func() any { return bytes.NewReader(nil) }
-	return d, nil
+	return newDataset(dir, m, x, opts, turbo)
 }
 
 // fetchForeign reads sample i's encoded image: the file (through
@@ -104,15 +79,7 @@ func (d *Dataset) fetchForeign(i int, buf []byte) ([]byte, error) {
 		if f == nil {
 			return buf, corruptf("ondisk: fetch sample %d: %s: shard unreadable: %v", i, d.where(i), d.shardErr[s.File])
 		}
-		buf = grow(buf, s.Size)
-		n, err := f.ReadAt(buf, s.Offset)
-		if n < len(buf) {
-			if err == nil || errors.Is(err, io.EOF) {
-				return buf[:n], corruptf("ondisk: fetch sample %d: %s: truncated: %d of %d bytes", i, d.where(i), n, s.Size)
-			}
-			return buf[:n], corruptf("ondisk: fetch sample %d: %s: %w", i, d.where(i), err)
-		}
-		return buf, nil
+		return d.readMember(f, i, s.Offset, s.Size, buf)
 	}
 	f, size, err := openUserFile(d.where(i), MaxUserImageBytes)
 	if err != nil {

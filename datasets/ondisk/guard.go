@@ -12,20 +12,10 @@ import (
 
 // The guards every reader of a dataset goes through, whatever its layout
 // or format (this package's, and any other reader's): directories resolved
-// once, only regular files opened, every read bounded, and an image's
-// size checked from its header before it is decoded.
-//
-//   - ResolveDir: a dataset directory with its symbolic links resolved,
-//     once, at the top (so walks, evictions and page-cache checks see the
-//     real files).
-//   - OpenRegular: open a file for reading only if it is a regular file
-//     (never a named pipe, whose open would block, or a device that never
-//     ends), without blocking.
-//   - ReadBounded: read a whole regular file of at most a limit.
-//   - an image's width and height read from its header and checked
-//     before a byte is decoded: against the dataset's size where the
-//     reader decodes a sample with the standard library (decodeStdlib),
-//     against MaxPixels for a user's file (checkUserImage).
+// once (ResolveDir), only regular files opened (OpenRegular), every read
+// bounded (ReadBounded), and an image's size checked from its header
+// before a byte is decoded: against the dataset's size (decodeStdlib), or
+// against MaxPixels for a user's file (checkUserImage).
 
 // Limits of what a reader takes from disk.
 const (

@@ -107,13 +107,11 @@ func (d *Dataset) copyObject(ctx context.Context, dir, rel string) error {
 	if err != nil {
 		return fmt.Errorf("ondisk: copy %s: %w", rel, err)
 	}
-	_, werr := tmp.Write(buf)
-	cerr := tmp.Close()
-	if err := errors.Join(werr, cerr); err != nil {
-		os.Remove(tmp.Name())
-		return fmt.Errorf("ondisk: copy %s: %w", p, err)
+	_, err = tmp.Write(buf)
+	if err = errors.Join(err, tmp.Close()); err == nil {
+		err = os.Rename(tmp.Name(), p)
 	}
-	if err := os.Rename(tmp.Name(), p); err != nil {
+	if err != nil {
 		os.Remove(tmp.Name())
 		return fmt.Errorf("ondisk: copy %s: %w", p, err)
 	}

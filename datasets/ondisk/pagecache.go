@@ -75,30 +75,49 @@ func files(ctx context.Context, dir string) (paths []string, foreign bool, err e
 // next reads come from the page cache (as far as memory allows), and
 // reports the read rate.
 func Warm(ctx context.Context, dir string) (CacheStats, error) {
-	paths, foreign, err := files(ctx, dir)
-	if err != nil {
-		return CacheStats{}, warmErr(dir, err)
-	}
 	buf := make([]byte, 1<<20)
+	return eachFileOf(ctx, dir, "warm", func(p string) (int64, error) {
+		f, err := OpenRegular(p)
+		if err != nil {
+			return 0, openErr{fmt.Errorf("ondisk: warm: %w", err)}
+		}
+		defer f.Close()
+		n, err := io.CopyBuffer(io.Discard, onlyReader{f}, buf)
+		if err != nil {
+			return n, fmt.Errorf("ondisk: warm: %s: %w", p, err)
+		}
+		return n, nil
+	})
+}
+
+// eachFileOf runs do (warm, evict or resident, as what says) on every
+// file of the dataset in dir (files), looking at ctx before each, and
+// counts the files and do's bytes; a file of a dataset the user brings
+// that do cannot open (an openErr) is skipped: its samples fail or are
+// counted.
+func eachFileOf(ctx context.Context, dir, what string, do func(p string) (int64, error)) (CacheStats, error) {
+	paths, foreign, err := files(ctx, dir)
+	if errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
+		return CacheStats{}, fmt.Errorf("ondisk: list %s: %w", dir, err)
+	}
+	if err != nil {
+		return CacheStats{}, err
+	}
 	st := CacheStats{}
 	start := time.Now()
 	for _, p := range paths {
 		if err := ctx.Err(); err != nil {
-			return st, fmt.Errorf("ondisk: warm %s: %w", dir, err)
+			return st, fmt.Errorf("ondisk: %s %s: %w", what, dir, err)
 		}
-		f, err := OpenRegular(p)
-		if err != nil && foreign {
+		n, err := do(p)
+		var open openErr
+		if errors.As(err, &open) && foreign {
 			st.Skipped++
 			continue
 		}
-		if err != nil {
-			return st, fmt.Errorf("ondisk: warm: %w", err)
-		}
-		n, err := io.CopyBuffer(io.Discard, onlyReader{f}, buf)
-		f.Close()
 		st.Bytes += n
 		if err != nil {
-			return st, fmt.Errorf("ondisk: warm: %s: %w", p, err)
+			return st, err
 		}
 		st.Files++
 	}
@@ -106,14 +125,10 @@ func Warm(ctx context.Context, dir string) (CacheStats, error) {
 	return st, nil
 }
 
-// warmErr is files' error for Warm and Evict: a context's error names
-// the directory and stays a context error.
-func warmErr(dir string, err error) error {
-	if errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
-		return fmt.Errorf("ondisk: list %s: %w", dir, err)
-	}
-	return err
-}
+// openErr is the error of a file that could not be opened.
+type openErr struct{ error }
+
+func (o openErr) Unwrap() error { return o.error }
 
 // onlyReader hides os.File's WriterTo so CopyBuffer reads with our buffer.
 type onlyReader struct{ r io.Reader }

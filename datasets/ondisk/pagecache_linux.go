@@ -7,7 +7,6 @@ import (
 	"errors"
 	"fmt"
 	"os"
-	"time"
 	"unsafe"
 
 	"golang.org/x/sys/unix"
@@ -16,46 +15,16 @@ import (
 // EvictAvailable reports whether Evict works on this system.
 const EvictAvailable = true
 
-// Evict drops the dataset's files (files: every file under dir, or the
-// files the index of a dataset the user brings covers, skipping those it
-// cannot open) from the page cache, so the next reads
-// go to storage: each file is synced (dirty pages cannot be dropped) and
-// then advised away with posix_fadvise(POSIX_FADV_DONTNEED). The kernel
+// Evict drops the dataset's files (files, skipping those of a dataset the
+// user brings that cannot be opened) from the page cache, so the next
+// reads go to storage: each file is synced (dirty pages cannot be dropped)
+// and then advised away with posix_fadvise(POSIX_FADV_DONTNEED). The kernel
 // drops only clean pages that no other process has mapped or locked, so
 // a file another process holds mapped stays (partly) cached; Resident
 // tells how much remained. It is available on Linux only.
 func Evict(ctx context.Context, dir string) (CacheStats, error) {
-	paths, foreign, err := files(ctx, dir)
-	if err != nil {
-		return CacheStats{}, warmErr(dir, err)
-	}
-	st := CacheStats{}
-	start := time.Now()
-	for _, p := range paths {
-		if err := ctx.Err(); err != nil {
-			return st, fmt.Errorf("ondisk: evict %s: %w", dir, err)
-		}
-		n, err := evictFile(p)
-		var open openErr
-		if errors.As(err, &open) && foreign {
-			st.Skipped++ // unreadable: its samples fail or are counted
-			continue
-		}
-		if err != nil {
-			return st, err
-		}
-		st.Files++
-		st.Bytes += n
-	}
-	st.Elapsed = time.Since(start)
-	return st, nil
+	return eachFileOf(ctx, dir, "evict", evictFile)
 }
-
-// openErr is evictFile's and residentFile's error for a file they could
-// not open.
-type openErr struct{ error }
-
-func (o openErr) Unwrap() error { return o.error }
 
 func evictFile(p string) (int64, error) {
 	f, err := OpenRegular(p)
@@ -81,24 +50,16 @@ func evictFile(p string) (int64, error) {
 // Resident reports how many bytes of the dataset's files (files) are in the page
 // cache (by mmap and mincore, a page at a time) out of their total size.
 func Resident(dir string) (resident, total int64, err error) {
-	paths, foreign, err := files(context.Background(), dir)
+	page := int64(os.Getpagesize())
+	st, err := eachFileOf(context.Background(), dir, "resident", func(p string) (int64, error) {
+		r, t, err := residentFile(p, page)
+		total += t
+		return r, err
+	})
 	if err != nil {
 		return 0, 0, err
 	}
-	page := int64(os.Getpagesize())
-	for _, p := range paths {
-		r, t, err := residentFile(p, page)
-		var open openErr
-		if errors.As(err, &open) && foreign {
-			continue
-		}
-		if err != nil {
-			return 0, 0, err
-		}
-		resident += r
-		total += t
-	}
-	return resident, total, nil
+	return st.Bytes, total, nil
 }
 
 func residentFile(p string, page int64) (int64, int64, error) {

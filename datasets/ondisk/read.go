@@ -208,9 +208,9 @@ func Open(dir string) (*Dataset, error) { return OpenWith(dir, Options{}) }
 // OpenWith opens the dataset in dir: it reads the manifest and, in the
 // shards layout, opens every shard and indexes its members once by reading
 // the tar headers. A directory without a manifest is read as an
-// ImageFolder or WebDataset shards (openForeign, by LoadIndex). A shard that is missing or whose headers are corrupt
-// does not fail Open; the samples it cannot provide fail at Fetch, naming
-// the shard, so MaxFailures can skip them.
+// ImageFolder or WebDataset shards (LoadIndex). A shard that is missing
+// or whose headers are corrupt does not fail Open; the samples it cannot
+// provide fail at Fetch, naming the shard, so MaxFailures can skip them.
 func OpenWith(dir string, opts Options) (*Dataset, error) {
 	return OpenContext(context.Background(), dir, opts)
 }
@@ -236,7 +236,11 @@ func OpenContext(ctx context.Context, dir string, opts Options) (*Dataset, error
 		return nil, err
 	}
 	if kind != "headspace" {
-		return openForeign(ctx, dir, opts, turbo)
+		x, _, err := LoadIndex(ctx, dir)
+		if err != nil {
+			return nil, err
+		}
+		return openIndexed(dir, x, opts, turbo)
 	}
 	m, err := ReadManifest(dir)
 	if err != nil {
@@ -253,14 +257,9 @@ func openManifest(dir string, m *Manifest, opts Options, turbo *turbojpeg.Librar
 	if err != nil || m.Layout != "shards" {
 		return d, err
 	}
-	n := m.Shards()
-	d.shards = make([]*os.File, n)
-	d.shardErr = make([]error, n)
-	d.loc = make([]location, m.Count)
-	for i := range d.loc {
-		d.loc[i].shard = -1
-	}
-	for s := range n {
+	d.loc, d.shardErr = newLocations(m)
+	d.shards = make([]*os.File, len(d.shardErr))
+	for s := range d.shards {
 		f, err := OpenRegular(filepath.Join(dir, m.Files[s].Name))
 		if err != nil {
 			d.shardErr[s] = err
@@ -271,7 +270,7 @@ func openManifest(dir string, m *Manifest, opts Options, turbo *turbojpeg.Librar
 		if err != nil {
 			d.shardErr[s] = err
 		}
-		d.placeMembers(s, members)
+		placeMembers(m, d.loc, s, members)
 	}
 	return d, nil
 }
@@ -307,9 +306,16 @@ func manifestDataset(dir string, m *Manifest, opts Options, turbo *turbojpeg.Lib
 	if (opts.Width != 0 || opts.Height != 0) && (opts.Width != m.Width || opts.Height != m.Height) {
 		return nil, fmt.Errorf("ondisk: %s holds %dx%d images; it cannot be read at %dx%d", dir, m.Width, m.Height, opts.Width, opts.Height)
 	}
-	d := &Dataset{dir: dir, m: m, opts: opts, turbo: turbo}
+	return newDataset(dir, m, nil, opts, turbo)
+}
+
+// newDataset is the Dataset of manifest m, read from dir, of the user's
+// dataset x (nil for headspace's), with Options.DecodeMinSide's scale,
+// which needs JPEGs.
+func newDataset(dir string, m *Manifest, x *Index, opts Options, turbo *turbojpeg.Library) (*Dataset, error) {
+	d := &Dataset{dir: dir, m: m, opts: opts, turbo: turbo, foreign: x}
 	if opts.DecodeMinSide > 0 {
-		if m.Format != "jpeg" {
+		if !strings.Contains(m.Format, "jpeg") {
 			return nil, fmt.Errorf("ondisk: %s holds %s images: a scaled decode needs JPEGs", dir, m.Format)
 		}
 		var err error
@@ -321,10 +327,19 @@ func manifestDataset(dir string, m *Manifest, opts Options, turbo *turbojpeg.Lib
 	return d, nil
 }
 
-// placeMembers records where shard s's members lie (the samples of the
-// shard only; other names are ignored).
-func (d *Dataset) placeMembers(s int, members []Member) {
-	m := d.m
+// newLocations is where each sample of m's shards lies, none placed yet
+// (shard -1), and room for each shard's error.
+func newLocations(m *Manifest) ([]location, []error) {
+	loc := make([]location, m.Count)
+	for i := range loc {
+		loc[i].shard = -1
+	}
+	return loc, make([]error, m.Shards())
+}
+
+// placeMembers records in loc where shard s's members lie (the samples of
+// the shard only; other names are ignored).
+func placeMembers(m *Manifest, loc []location, s int, members []Member) {
 	ext := "." + m.Ext()
 	lo, hi := s*m.ShardSize, min((s+1)*m.ShardSize, m.Count)
 	for _, mb := range members {
@@ -332,17 +347,17 @@ func (d *Dataset) placeMembers(s int, members []Member) {
 		if !ok {
 			continue
 		}
-		i, ok := d.index(key)
+		i, ok := m.index(key)
 		if !ok || i < lo || i >= hi {
 			continue
 		}
-		d.loc[i] = location{shard: int32(s), off: mb.Offset, size: mb.Size}
+		loc[i] = location{shard: int32(s), off: mb.Offset, size: mb.Size}
 	}
 }
 
 // index parses a sample key.
-func (d *Dataset) index(key string) (int, bool) {
-	if len(key) != d.m.keyWidth() {
+func (m *Manifest) index(key string) (int, bool) {
+	if len(key) != m.keyWidth() {
 		return 0, false
 	}
 	i := 0
@@ -352,7 +367,7 @@ func (d *Dataset) index(key string) (int, bool) {
 		}
 		i = i*10 + int(c-'0')
 	}
-	return i, i < d.m.Count
+	return i, i < m.Count
 }
 
 // Close closes the shard files and the TurboJPEG decoders.
@@ -400,18 +415,29 @@ func (d *Dataset) DecodeScale() turbojpeg.Factor {
 // Failures is the number of samples Fill has skipped so far.
 func (d *Dataset) Failures() int64 { return d.failures.Load() }
 
-// where names sample i's file (or shard member) for errors.
+// where names sample i's file, object or shard member for errors.
 func (d *Dataset) where(i int) string {
+	x := d.foreign
+	switch {
+	case x != nil && d.remote == nil:
+		return x.Where(i)
+	case x != nil && x.Kind == KindWebDataset:
+		return d.file(x.Files[x.Samples[i].File]) + " member " + x.Samples[i].Member
+	case x != nil:
+		return d.file(x.Files[x.Samples[i].File])
+	case d.m.Layout == "shards":
+		return fmt.Sprintf("%s member %s.%s", d.file(d.m.Files[i/d.m.ShardSize].Name), d.m.Key(i), d.m.Ext())
+	}
+	return d.file(d.m.Files[i].Name)
+}
+
+// file names the dataset's file rel: a path under its directory, or an
+// object's URL.
+func (d *Dataset) file(rel string) string {
 	if d.remote != nil {
-		return d.whereRemote(i)
+		return d.remote.Where(rel)
 	}
-	if d.foreign != nil {
-		return d.foreign.Where(i)
-	}
-	if d.m.Layout == "shards" {
-		return fmt.Sprintf("%s member %s.%s", filepath.Join(d.dir, d.m.Files[i/d.m.ShardSize].Name), d.m.Key(i), d.m.Ext())
-	}
-	return filepath.Join(d.dir, d.m.Files[i].Name)
+	return filepath.Join(d.dir, rel)
 }
 
 // Fetch implements datasets.Encoded: it reads sample i's encoded bytes into
@@ -455,23 +481,45 @@ func (d *Dataset) fetchFile(i int, buf []byte) ([]byte, error) {
 }
 
 func (d *Dataset) fetchMember(i int, buf []byte) ([]byte, error) {
+	l, err := d.memberAt(i)
+	if err != nil {
+		return buf, err
+	}
+	if err := d.checkSize(i, l.size); err != nil {
+		return buf[:0], err
+	}
+	return d.readMember(d.shards[l.shard], i, l.off, l.size, buf)
+}
+
+// memberAt is where shard member i lies, or why it is not there.
+func (d *Dataset) memberAt(i int) (location, error) {
 	l := d.loc[i]
-	if l.shard < 0 {
-		s := i / d.m.ShardSize
-		why := "no such member"
-		if err := d.shardErr[s]; err != nil {
-			why = "shard unreadable: " + err.Error()
-		}
-		return buf, corruptf("ondisk: fetch sample %d: %s: %s", i, d.where(i), why)
+	if l.shard >= 0 {
+		return l, nil
 	}
-	if l.size > MaxSampleBytes {
-		return buf[:0], corruptf("ondisk: fetch sample %d: %s: %d bytes, more than a sample may hold (%d)", i, d.where(i), l.size, int64(MaxSampleBytes))
+	why := "no such member"
+	if err := d.shardErr[i/d.m.ShardSize]; err != nil {
+		why = "shard unreadable: " + err.Error()
 	}
-	buf = grow(buf, l.size)
-	n, err := d.shards[l.shard].ReadAt(buf, l.off)
+	return l, corruptf("ondisk: fetch sample %d: %s: %s", i, d.where(i), why)
+}
+
+// checkSize refuses a sample of more than MaxSampleBytes before it is read.
+func (d *Dataset) checkSize(i int, size int64) error {
+	if size > MaxSampleBytes {
+		return corruptf("ondisk: fetch sample %d: %s: %d bytes, more than a sample may hold (%d)", i, d.where(i), size, int64(MaxSampleBytes))
+	}
+	return nil
+}
+
+// readMember reads sample i's size bytes at off of the shard f into buf
+// (grown if needed).
+func (d *Dataset) readMember(f io.ReaderAt, i int, off, size int64, buf []byte) ([]byte, error) {
+	buf = grow(buf, size)
+	n, err := f.ReadAt(buf, off)
 	if n < len(buf) {
 		if err == nil || errors.Is(err, io.EOF) {
-			return buf[:n], corruptf("ondisk: fetch sample %d: %s: truncated: %d of %d bytes", i, d.where(i), n, l.size)
+			return buf[:n], corruptf("ondisk: fetch sample %d: %s: truncated: %d of %d bytes", i, d.where(i), n, size)
 		}
 		return buf[:n], corruptf("ondisk: fetch sample %d: %s: %w", i, d.where(i), err)
 	}
@@ -503,30 +551,25 @@ func (d *Dataset) Decode(i int, data []byte, dst *datasets.Sample) error {
 		if cap(dst.Image.Pix) < w*h*3 {
 			return fmt.Errorf("ondisk: decode sample %d: buffer holds %d bytes, dataset is %dx%d", i, cap(dst.Image.Pix), w, h)
 		}
-		dst.Label = d.m.Labels[i]
-		if d.foreign != nil {
+		if d.foreign != nil { // decodeTurbo sets a headspace dataset's size itself
 			sw, sh := d.scaledW, d.scaledH
 			dst.Image.Width, dst.Image.Height, dst.Image.Pix = sw, sh, dst.Image.Pix[:3*sw*sh]
-			return d.decodeForeign(i, data, dst)
 		}
-		return d.decodeScaled(i, data, dst)
-	}
-	if dst.Image.Width != w || dst.Image.Height != h || len(dst.Image.Pix) != w*h*3 {
+	} else if dst.Image.Width != w || dst.Image.Height != h || len(dst.Image.Pix) != w*h*3 {
 		return fmt.Errorf("ondisk: decode sample %d: buffer is %dx%d (%d bytes), dataset is %dx%d",
 			i, dst.Image.Width, dst.Image.Height, len(dst.Image.Pix), w, h)
 	}
 	dst.Label = d.m.Labels[i]
-	if d.foreign != nil {
+	switch {
+	case d.foreign != nil:
 		return d.decodeForeign(i, data, dst)
-	}
-	if d.m.Format == "raw" {
+	case d.m.Format == "raw":
 		if len(data) != len(dst.Image.Pix) {
 			return corruptf("ondisk: decode sample %d: %s: %d bytes, want %d (%dx%d RGB)", i, d.where(i), len(data), len(dst.Image.Pix), w, h)
 		}
 		copy(dst.Image.Pix, data)
 		return nil
-	}
-	if d.turbo != nil && d.m.Format == "jpeg" {
+	case d.turbo != nil && d.m.Format == "jpeg": // always so with a scaled decode
 		return d.decodeTurbo(i, data, dst)
 	}
 	return d.decodeStdlib(i, data, dst)
@@ -537,31 +580,22 @@ func (d *Dataset) Decode(i int, data []byte, dst *datasets.Sample) error {
 // claims more pixels than the dataset's is refused before it is decoded.
 func (d *Dataset) decodeStdlib(i int, data []byte, dst *datasets.Sample) error {
 	w, h := d.m.Width, d.m.Height
-	r := d.readers.Get().(*bytes.Reader)
-	r.Reset(data)
-	var cfg image.Config
-	var err error
+	decodeConfig, decode := jpeg.DecodeConfig, jpeg.Decode
 	if d.m.Format == "png" {
-		cfg, err = png.DecodeConfig(r)
-	} else {
-		cfg, err = jpeg.DecodeConfig(r)
+		decodeConfig, decode = png.DecodeConfig, png.Decode
 	}
+	r := d.readers.Get().(*bytes.Reader)
+	defer func() { r.Reset(nil); d.readers.Put(r) }()
+	r.Reset(data)
+	cfg, err := decodeConfig(r)
 	if err == nil && (cfg.Width != w || cfg.Height != h) {
-		r.Reset(nil)
-		d.readers.Put(r)
 		return corruptf("ondisk: decode sample %d: %s: image header says %dx%d, dataset is %dx%d", i, d.where(i), cfg.Width, cfg.Height, w, h)
 	}
 	var img image.Image
 	if err == nil {
 		r.Reset(data)
-		if d.m.Format == "png" {
-			img, err = png.Decode(r)
-		} else {
-			img, err = jpeg.Decode(r)
-		}
+		img, err = decode(r)
 	}
-	r.Reset(nil)
-	d.readers.Put(r)
 	if err != nil {
 		return corruptf("ondisk: decode sample %d: %s: %s: %w", i, d.where(i), d.m.Format, err)
 	}
@@ -574,35 +608,27 @@ func (d *Dataset) decodeStdlib(i int, data []byte, dst *datasets.Sample) error {
 	return nil
 }
 
-// decodeTurbo decodes sample i's JPEG with TurboJPEG straight into dst:
-// no allocation per sample.
+// decodeTurbo decodes sample i's JPEG with TurboJPEG straight into dst,
+// with Options.DecodeMinSide at the dataset's factor into dst's buffer,
+// dst's image set to the decoded size: no allocation per sample.
 func (d *Dataset) decodeTurbo(i int, data []byte, dst *datasets.Sample) error {
 	dec, err := d.tjFree.get(d.turbo)
 	if err != nil {
 		return fmt.Errorf("ondisk: decode sample %d: %w", i, err)
 	}
 	defer d.tjFree.put(dec)
-	if err := dec.DecodeRGB(data, dst.Image.Pix, dst.Image.Width, dst.Image.Height); err != nil {
-		return corruptf("ondisk: decode sample %d: %s: jpeg: %w", i, d.where(i), err)
+	if d.scaledW == 0 {
+		err = dec.DecodeRGB(data, dst.Image.Pix, dst.Image.Width, dst.Image.Height)
+	} else {
+		pix := dst.Image.Pix[:cap(dst.Image.Pix)]
+		var w, h int
+		if w, h, err = dec.DecodeRGBScaled(data, pix, d.m.Width, d.m.Height, d.scale); err == nil {
+			dst.Image.Width, dst.Image.Height, dst.Image.Pix = w, h, pix[:3*w*h]
+		}
 	}
-	return nil
-}
-
-// decodeScaled decodes sample i's JPEG with TurboJPEG at the dataset's
-// factor into dst's buffer and sets dst's image to the decoded size: no
-// allocation per sample.
-func (d *Dataset) decodeScaled(i int, data []byte, dst *datasets.Sample) error {
-	dec, err := d.tjFree.get(d.turbo)
-	if err != nil {
-		return fmt.Errorf("ondisk: decode sample %d: %w", i, err)
-	}
-	defer d.tjFree.put(dec)
-	pix := dst.Image.Pix[:cap(dst.Image.Pix)]
-	w, h, err := dec.DecodeRGBScaled(data, pix, d.m.Width, d.m.Height, d.scale)
 	if err != nil {
 		return corruptf("ondisk: decode sample %d: %s: jpeg: %w", i, d.where(i), err)
 	}
-	dst.Image.Width, dst.Image.Height, dst.Image.Pix = w, h, pix[:3*w*h]
 	return nil
 }
 

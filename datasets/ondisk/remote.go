@@ -122,13 +122,11 @@ func (meta *remoteMeta) dataset(opts Options, turbo *turbojpeg.Library) (*Datase
 		d, err = foreignDataset(meta.x, opts, turbo)
 	} else {
 		d, err = manifestDataset(meta.info.URL, meta.m, opts, turbo)
-		if d != nil {
-			d.loc, d.shardErr = meta.loc, meta.shardErr
-		}
 	}
 	if err != nil {
 		return nil, err
 	}
+	d.loc, d.shardErr = meta.loc, meta.shardErr // a headspace dataset's shards
 	d.remote, d.remoteInfo, d.sizes, d.etags = meta.c, meta.info, meta.sizes, meta.etags
 	switch opts.ShardReads {
 	case "", ShardReadsRanged:
@@ -251,14 +249,8 @@ func (meta *remoteMeta) readManifest(ctx context.Context, open opener) error {
 	if m.Layout != "shards" {
 		return nil
 	}
-	n := m.Shards()
-	meta.shardErr = make([]error, n)
-	meta.loc = make([]location, m.Count)
-	for i := range meta.loc {
-		meta.loc[i].shard = -1
-	}
-	d := &Dataset{m: m, loc: meta.loc} // for placeMembers
-	for s := range n {
+	meta.loc, meta.shardErr = newLocations(m)
+	for s := range meta.shardErr {
 		if err := ctx.Err(); err != nil {
 			return err
 		}
@@ -272,7 +264,7 @@ func (meta *remoteMeta) readManifest(ctx context.Context, open opener) error {
 		if err != nil {
 			meta.shardErr[s] = err
 		}
-		d.placeMembers(s, members)
+		placeMembers(m, meta.loc, s, members)
 	}
 	return nil
 }
@@ -313,27 +305,15 @@ func remoteIndex(ctx context.Context, c *bucket.Client, kind string, objs []buck
 	}
 	sort.Strings(x.Classes)
 	x.Samples = make([]IndexSample, len(x.Files))
-	work := make(chan int)
-	var wg sync.WaitGroup
-	for range c.Options().Concurrency {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			buf := make([]byte, headerBytes)
-			for i := range work {
-				x.Samples[i] = remoteHeader(ctx, c, x, i, open, buf)
-			}
-		}()
+	file := make(map[string]int, len(x.Files))
+	for i, rel := range x.Files {
+		file[rel] = i
 	}
-	for i := range x.Files {
-		if ctx.Err() != nil {
-			break
-		}
-		work <- i
-	}
-	close(work)
-	wg.Wait()
-	if err := ctx.Err(); err != nil {
+	_, _, err := eachFile(ctx, c.Options().Concurrency, x.Files, func(ctx context.Context, rel string) (int64, error) {
+		x.Samples[file[rel]] = remoteHeader(c, x, file[rel], open)
+		return 0, nil
+	})
+	if err != nil {
 		return nil, err
 	}
 	return x, nil
@@ -341,7 +321,7 @@ func remoteIndex(ctx context.Context, c *bucket.Client, kind string, objs []buck
 
 // remoteHeader reads ImageFolder image i's header: its first headerBytes,
 // then, if the header lies beyond them, the whole image.
-func remoteHeader(ctx context.Context, c *bucket.Client, x *Index, i int, open opener, buf []byte) IndexSample {
+func remoteHeader(c *bucket.Client, x *Index, i int, open opener) IndexSample {
 	rel := x.Files[i]
 	f, size, err := open(rel, MaxUserImageBytes)
 	s := IndexSample{File: i, Size: size, Label: slices.Index(x.Classes, strings.SplitN(rel, "/", 2)[0])}
@@ -350,13 +330,13 @@ func remoteHeader(ctx context.Context, c *bucket.Client, x *Index, i int, open o
 		return s
 	}
 	defer f.Close()
-	n := min(size, headerBytes)
-	if _, err := f.ReadAt(buf[:n], 0); err != nil {
+	buf := make([]byte, min(size, headerBytes))
+	if _, err := f.ReadAt(buf, 0); err != nil {
 		s.Error = err.Error()
 		return s
 	}
-	s.Format, s.Width, s.Height, err = checkUserImage(bytes.NewReader(buf[:n]))
-	if err != nil && n < size {
+	s.Format, s.Width, s.Height, err = checkUserImage(bytes.NewReader(buf))
+	if err != nil && int64(len(buf)) < size {
 		s.Format, s.Width, s.Height, err = checkUserImage(io.NewSectionReader(f, 0, size))
 	}
 	if err != nil {
@@ -433,8 +413,8 @@ func (d *Dataset) fetchRemote(ctx context.Context, i int, buf []byte) ([]byte, e
 	if err != nil {
 		return buf, err
 	}
-	if size > MaxSampleBytes {
-		return buf[:0], corruptf("ondisk: fetch sample %d: %s: %d bytes, more than a sample may hold (%d)", i, d.where(i), size, int64(MaxSampleBytes))
+	if err := d.checkSize(i, size); err != nil {
+		return buf[:0], err
 	}
 	switch {
 	case whole:
@@ -482,13 +462,9 @@ func (d *Dataset) locate(i int) (rel string, off, size int64, whole bool, err er
 		return x.Files[s.File], 0, s.Size, true, nil
 	}
 	if d.m.Layout == "shards" {
-		l := d.loc[i]
-		if l.shard < 0 {
-			why := "no such member"
-			if err := d.shardErr[i/d.m.ShardSize]; err != nil {
-				why = "shard unreadable: " + err.Error()
-			}
-			return "", 0, 0, false, corruptf("ondisk: fetch sample %d: %s: %s", i, d.where(i), why)
+		l, err := d.memberAt(i)
+		if err != nil {
+			return "", 0, 0, false, err
 		}
 		return d.m.Files[l.shard].Name, l.off, l.size, false, nil
 	}
@@ -510,21 +486,6 @@ func (d *Dataset) RemoteInfo() *Remote { return d.remoteInfo }
 // Bucket is the client a remote dataset reads through; nil for a local
 // one.
 func (d *Dataset) Bucket() *bucket.Client { return d.remote }
-
-// whereRemote names sample i's object (or shard member) for errors.
-func (d *Dataset) whereRemote(i int) string {
-	if x := d.foreign; x != nil {
-		s := x.Samples[i]
-		if x.Kind == KindWebDataset {
-			return d.remote.Where(x.Files[s.File]) + " member " + s.Member
-		}
-		return d.remote.Where(x.Files[s.File])
-	}
-	if d.m.Layout == "shards" {
-		return fmt.Sprintf("%s member %s.%s", d.remote.Where(d.m.Files[i/d.m.ShardSize].Name), d.m.Key(i), d.m.Ext())
-	}
-	return d.remote.Where(d.m.Files[i].Name)
-}
 
 // The remote datasets this process listed and indexed, by endpoint and
 // URL: the commands' several looks at one bucket (InspectWith, the settings,

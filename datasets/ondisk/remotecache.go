@@ -8,22 +8,19 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
-	"os"
 	"path/filepath"
 
 	"github.com/headspace-bench/headspace/datasets/bucket"
-	"github.com/headspace-bench/headspace/internal/atomicfile"
 )
 
 // remoteCacheVersion is the format version of a cached listing.
 const remoteCacheVersion = 2
 
 // remoteFile is a remoteMeta as the cache keeps it: the listing (names and
-// sizes), how long it took, and what indexing found. Listing a bucket is a
-// cost users hit (DLIO's 50 million objects took over 12 hours), so
+// sizes), how long it took (see Remote), and what indexing found.
 // `headspace dataset index s3://…` lists once and every later run reads
-// this file instead; run it again after changing the bucket (an object
-// that changed since fails its samples, naming it).
+// this file; run it again after changing the bucket (an object that
+// changed since fails its samples, naming it).
 type remoteFile struct {
 	Version  int               `json:"version"`
 	Endpoint string            `json:"endpoint"`
@@ -62,17 +59,7 @@ func saveRemote(meta *remoteMeta) (string, error) {
 	for _, e := range meta.shardErr {
 		f.ShardErr = append(f.ShardErr, errString(e))
 	}
-	b, err := json.Marshal(f)
-	if err != nil {
-		return "", fmt.Errorf("ondisk: %w", err)
-	}
-	if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
-		return "", fmt.Errorf("ondisk: %w", err)
-	}
-	if err := atomicfile.WriteBytes(p, append(b, '\n')); err != nil {
-		return "", fmt.Errorf("ondisk: %w", err)
-	}
-	return p, nil
+	return writeJSON(p, f)
 }
 
 func errString(e error) string {

@@ -62,14 +62,8 @@ func UploadWith(ctx context.Context, c *bucket.Client, dir string, o UploadOptio
 		return Uploaded{}, fmt.Errorf("ondisk: upload %s: %s already holds %d objects (the first: %s), which would read as one dataset with these: %w; upload to an empty prefix, or replace them (--replace)",
 			dir, c.URL(), len(old), old[0].Name, ErrRefused)
 	}
-	var manifest bool
-	rels = slices.DeleteFunc(rels, func(rel string) bool {
-		if rel == ManifestName {
-			manifest = true
-			return true
-		}
-		return false
-	})
+	manifest := slices.Contains(rels, ManifestName)
+	rels = slices.DeleteFunc(rels, func(rel string) bool { return rel == ManifestName })
 	if len(old) > 0 {
 		// The old manifest first: from here on the prefix is no dataset
 		// until the new manifest is in place.
@@ -78,24 +72,24 @@ func UploadWith(ctx context.Context, c *bucket.Client, dir string, o UploadOptio
 		}
 	}
 	upload := func(ctx context.Context, rel string) (int64, error) { return uploadFile(ctx, c, dir, rel) }
-	objects, bytes, err := eachFile(ctx, c.Options().Concurrency, rels, upload)
-	if err != nil {
-		return Uploaded{Objects: objects, Bytes: bytes}, err
+	var up Uploaded
+	if up.Objects, up.Bytes, err = eachFile(ctx, c.Options().Concurrency, rels, upload); err != nil {
+		return up, err
 	}
 	if len(old) > 0 {
 		if err := removeStale(ctx, c, old, rels); err != nil {
-			return Uploaded{Objects: objects, Bytes: bytes}, fmt.Errorf("ondisk: upload %s: removing the old objects: %w", dir, err)
+			return up, fmt.Errorf("ondisk: upload %s: removing the old objects: %w", dir, err)
 		}
 	}
 	if manifest {
 		n, err := upload(ctx, ManifestName)
 		if err != nil {
-			return Uploaded{Objects: objects, Bytes: bytes}, err
+			return up, err
 		}
-		objects++
-		bytes += n
+		up.Objects++
+		up.Bytes += n
 	}
-	return Uploaded{Objects: objects, Bytes: bytes}, nil
+	return up, nil
 }
 
 // removeStale removes the objects of old, the prefix's listing before an

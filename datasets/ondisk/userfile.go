@@ -8,7 +8,6 @@ import (
 	_ "image/jpeg" // DecodeConfig's formats
 	_ "image/png"
 	"io"
-	"io/fs"
 	"os"
 )
 
@@ -22,29 +21,18 @@ const (
 )
 
 // openUserFile opens a file of a user's dataset for reading through
-// OpenRegular, the rule every reader of a dataset follows (a regular file
-// only, a symbolic link followed to a regular target, never blocking on a
-// pipe or a device), and only one of at most limit bytes. It is the one
-// place the foreign readers (ImageFolder, WebDataset) open a user's file.
-//
-// Its errors read "path: reason".
+// OpenRegular, and only one of at most limit bytes. It is the one place
+// the foreign readers (ImageFolder, WebDataset) open a user's file. Its
+// errors read "path: reason".
 func openUserFile(path string, limit int64) (*os.File, int64, error) {
 	f, err := OpenRegular(path)
 	if err != nil {
-		var pe *fs.PathError
-		if errors.As(err, &pe) {
-			err = pe.Err
-		}
-		return nil, 0, fmt.Errorf("%s: %w", path, err)
+		return nil, 0, fmt.Errorf("%s: %w", path, rootErr(err))
 	}
-	fi, err := f.Stat()
+	fi, err := f.Stat() // a regular file: OpenRegular saw to it
 	if err != nil {
 		f.Close()
 		return nil, 0, fmt.Errorf("%s: %w", path, err)
-	}
-	if !fi.Mode().IsRegular() {
-		f.Close()
-		return nil, 0, fmt.Errorf("%s: not a regular file (%s)", path, fi.Mode().Type())
 	}
 	if fi.Size() > limit {
 		f.Close()

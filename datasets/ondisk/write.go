@@ -112,13 +112,14 @@ func Write(ctx context.Context, dir string, src datasets.Synthetic, o WriteOptio
 	sweepStaging(dir)
 	m, units := newManifest(src, o)
 	stage := fmt.Sprintf("%s.tmp-%d", dir, os.Getpid())
-	if err := os.MkdirAll(filepath.Dir(dir), 0o755); err != nil {
-		return nil, fmt.Errorf("ondisk: %w", err)
+	err = os.MkdirAll(filepath.Dir(dir), 0o755)
+	if err == nil {
+		err = os.RemoveAll(stage)
 	}
-	if err := os.RemoveAll(stage); err != nil {
-		return nil, fmt.Errorf("ondisk: %w", err)
+	if err == nil {
+		err = os.Mkdir(stage, 0o755)
 	}
-	if err := os.Mkdir(stage, 0o755); err != nil {
+	if err != nil {
 		return nil, fmt.Errorf("ondisk: %w", err)
 	}
 	ok := false
@@ -167,7 +168,6 @@ func newManifest(src datasets.Synthetic, o WriteOptions) (*Manifest, int) {
 		units = m.Shards()
 	}
 	m.Files = make([]File, units)
-
 	return m, units
 }
 
@@ -350,18 +350,15 @@ func syncDir(dir string) {
 
 func writeSynced(path string, data []byte) error {
 	f, err := os.Create(path)
+	if err == nil {
+		if _, err = f.Write(data); err == nil {
+			err = f.Sync()
+		}
+		if cerr := f.Close(); err == nil {
+			err = cerr
+		}
+	}
 	if err != nil {
-		return fmt.Errorf("ondisk: %w", err)
-	}
-	if _, err := f.Write(data); err != nil {
-		f.Close()
-		return fmt.Errorf("ondisk: %w", err)
-	}
-	if err := f.Sync(); err != nil {
-		f.Close()
-		return fmt.Errorf("ondisk: %w", err)
-	}
-	if err := f.Close(); err != nil {
 		return fmt.Errorf("ondisk: %w", err)
 	}
 	return nil
