@@ -54,7 +54,12 @@ func DefaultLadderSettings(dev device.EmulatedConfig, workers int) LadderSetting
 // Pipeline is our loader's configuration at these settings with impl's
 // transforms.
 func (s LadderSettings) Pipeline(impl string) loader.Config {
-	return Settings{Width: s.Width, Height: s.Height, Crop: s.Crop, Batch: s.Batch, Seed: s.Seed}.Pipeline(impl, s.Workers)
+	return s.settings().Pipeline(impl, s.Workers)
+}
+
+// settings are the pipeline's Settings: sizes, batch and seed.
+func (s LadderSettings) settings() Settings {
+	return Settings{Width: s.Width, Height: s.Height, Crop: s.Crop, Batch: s.Batch, Seed: s.Seed}
 }
 
 // Validate reports the first problem with s, as our loader and device
@@ -80,7 +85,8 @@ func (s LadderSettings) device() (device.Device, error) {
 }
 
 // LadderArgs is the script's argv (after its path) for these settings at
-// the levels: --device emulated with the device's step and bandwidths.
+// the levels: --device emulated with the device's step and bandwidths,
+// and the pipeline's arguments (its --steps count the warm-up step).
 func (s LadderSettings) LadderArgs(levels []level.Level) []string {
 	return append([]string{
 		"--device", "emulated",
@@ -88,20 +94,7 @@ func (s LadderSettings) LadderArgs(levels []level.Level) []string {
 		"--pinned-gbps", strconv.FormatFloat(s.Device.PinnedBandwidth/1e9, 'g', -1, 64),
 		"--pageable-gbps", strconv.FormatFloat(s.Device.PageableBandwidth/1e9, 'g', -1, 64),
 		"--levels", levelNames(levels),
-	}, s.scriptArgs()...)
-}
-
-// scriptArgs are the pipeline's arguments: sizes, batch, steps (the
-// script counts its warm-up step among them), workers and seed.
-func (s LadderSettings) scriptArgs() []string {
-	return []string{
-		"--raw-size", fmt.Sprintf("%dx%d", s.Width, s.Height),
-		"--crop", strconv.Itoa(s.Crop),
-		"--batch", strconv.Itoa(s.Batch),
-		"--steps", strconv.Itoa(s.Steps + 1),
-		"--workers", strconv.Itoa(s.Workers),
-		"--seed", strconv.FormatUint(s.Seed, 10),
-	}
+	}, s.settings().args("--steps", s.Steps+1, strconv.Itoa(s.Workers))...)
 }
 
 // Config lists the settings as results configuration lines.
@@ -178,10 +171,7 @@ func ParseLadder(r io.Reader, name string, batch int) (LadderOutput, error) {
 	config, ms, err := parseScript(r, name, "BenchmarkTorchLadder", func(r *benchfmt.Result) (LadderMeasurement, error) {
 		return ladderMeasurement(r, batch)
 	})
-	if err != nil {
-		return LadderOutput{}, err
-	}
-	return LadderOutput{Config: config, Results: ms}, nil
+	return LadderOutput{Config: config, Results: ms}, err
 }
 
 // ladderMeasurement checks one of ladder.py's results and converts it.
@@ -351,18 +341,7 @@ func (c LadderConfig) Validate() error {
 			return err
 		}
 	}
-	if len(c.impls()) == 0 {
-		return errors.New("no implementations")
-	}
-	for _, impl := range c.impls() {
-		if !slices.Contains(LadderImpls, impl) {
-			return fmt.Errorf("unknown implementation %q (want %s, %s or %s)", impl, Torch, Naive, Fast)
-		}
-	}
-	if c.Count < 0 {
-		return fmt.Errorf("count %d must not be negative", c.Count)
-	}
-	return nil
+	return checkImpls(c.impls(), LadderImpls, c.Count)
 }
 
 // LadderResult is what a LadderSweep measured: every run in the order

@@ -173,15 +173,7 @@ func (c RemoteConfig) measure(ctx context.Context, res *RemoteResult, layout, im
 // RemoteArgs is RemoteScript's argv (after its path) for s on layout at w
 // workers; s.Data is the layout's s3:// URL.
 func (s Settings) RemoteArgs(layout string, w int) []string {
-	return []string{
-		"--data", s.Data, "--layout", layout,
-		"--raw-size", fmt.Sprintf("%dx%d", s.Width, s.Height),
-		"--crop", strconv.Itoa(s.Crop),
-		"--batch", strconv.Itoa(s.Batch),
-		"--batches", strconv.Itoa(s.Batches),
-		"--workers", strconv.Itoa(w),
-		"--seed", strconv.FormatUint(s.Seed, 10),
-	}
+	return append([]string{"--data", s.Data, "--layout", layout}, s.args("--batches", s.Batches, strconv.Itoa(w))...)
 }
 
 // RemoteOutput is what RemoteScript printed.
@@ -219,10 +211,7 @@ func (p Peer) RunRemote(ctx context.Context, s Settings, layout string, w int) (
 // as Parse checks BenchmarkPeer lines.
 func ParseRemote(r io.Reader, name string) (RemoteOutput, error) {
 	config, ms, err := parseScript(r, name, "BenchmarkPeerRemote", remoteMeasurement)
-	if err != nil {
-		return RemoteOutput{}, err
-	}
-	return RemoteOutput{Config: config, Results: ms}, nil
+	return RemoteOutput{Config: config, Results: ms}, err
 }
 
 func remoteMeasurement(r *benchfmt.Result) (RemoteMeasurement, error) {

@@ -47,16 +47,22 @@ func (c Config) Validate() error {
 			return fmt.Errorf("workers %d must be positive", w)
 		}
 	}
-	if len(c.impls()) == 0 {
+	return checkImpls(c.impls(), Impls, c.Count)
+}
+
+// checkImpls reports the first problem with a sweep's implementations, of
+// known (three of them), and its count of rounds.
+func checkImpls(impls, known []string, count int) error {
+	if len(impls) == 0 {
 		return errors.New("no implementations")
 	}
-	for _, impl := range c.impls() {
-		if !slices.Contains(Impls, impl) {
-			return fmt.Errorf("unknown implementation %q (want %s, %s or %s)", impl, Naive, Fast, Torch)
+	for _, impl := range impls {
+		if !slices.Contains(known, impl) {
+			return fmt.Errorf("unknown implementation %q (want %s, %s or %s)", impl, known[0], known[1], known[2])
 		}
 	}
-	if c.Count < 0 {
-		return fmt.Errorf("count %d must not be negative", c.Count)
+	if count < 0 {
+		return fmt.Errorf("count %d must not be negative", count)
 	}
 	return nil
 }
