@@ -287,13 +287,8 @@ func WriteCanaryText(w io.Writer, cs []Canary) error {
 	for _, c := range cs {
 		files[c.File] = true
 	}
-	sources := len(files)
 	var b strings.Builder
-	n := 0
-	for _, r := range rates {
-		n += r.Sessions
-	}
-	fmt.Fprintf(&b, "%d canary sessions of the paired gate from %d files; the failure rate with its %g%% Clopper–Pearson interval\n\n", n, sources, 100*rates[0].Level)
+	fmt.Fprintf(&b, "%d canary sessions of the paired gate from %d files; the failure rate with its %g%% Clopper–Pearson interval\n\n", len(cs), len(files), 100*rates[0].Level)
 	tw := tabwriter.NewWriter(&b, 0, 0, 2, ' ', 0)
 	fmt.Fprintln(tw, "slowdown\tsessions\tfailed\trerun\tfailure rate\tinterval\tmeasures")
 	for _, r := range rates {
