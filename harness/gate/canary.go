@@ -17,6 +17,7 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
+	"maps"
 	"os"
 	"path/filepath"
 	"slices"
@@ -226,13 +227,11 @@ func CanaryRates(cs []Canary, level float64) []CanaryRate {
 		level = Confidence
 	}
 	by := map[float64]*CanaryRate{}
-	var keys []float64
 	for _, c := range cs {
 		r := by[c.Slowdown]
 		if r == nil {
 			r = &CanaryRate{Slowdown: c.Slowdown, Level: level}
 			by[c.Slowdown] = r
-			keys = append(keys, c.Slowdown)
 		}
 		r.Sessions++
 		if c.Failed {
@@ -242,9 +241,8 @@ func CanaryRates(cs []Canary, level float64) []CanaryRate {
 			r.Rerun++
 		}
 	}
-	slices.Sort(keys)
-	out := make([]CanaryRate, 0, len(keys))
-	for _, k := range keys {
+	out := make([]CanaryRate, 0, len(by))
+	for _, k := range slices.Sorted(maps.Keys(by)) {
 		r := by[k]
 		r.Lo, r.Hi = ClopperPearson(r.Failed, r.Sessions, level)
 		out = append(out, *r)

@@ -36,7 +36,7 @@ const (
 	CPUBoundShare = 0.5
 )
 
-// Side is one side of a paired comparison.
+// PairSide is one side of a paired comparison.
 type PairSide int
 
 // The sides: the base revision and the head (the working tree).

@@ -309,9 +309,7 @@ type LadderConfig struct {
 
 // LevelOrder is the levels c runs, in the order it runs them: device
 // first, down to none.
-func (c LadderConfig) LevelOrder() []level.Level { return c.levels() }
-
-func (c LadderConfig) levels() []level.Level {
+func (c LadderConfig) LevelOrder() []level.Level {
 	ls := c.Levels
 	if ls == nil {
 		ls = level.Document
@@ -333,7 +331,7 @@ func (c LadderConfig) Validate() error {
 	if err := c.Settings.Validate(); err != nil {
 		return err
 	}
-	for _, l := range c.levels() {
+	for _, l := range c.LevelOrder() {
 		if l.OnDisk() {
 			return fmt.Errorf("level %s needs a dataset on disk; the document's ladder has none", l)
 		}
@@ -353,20 +351,18 @@ type LadderResult struct {
 }
 
 // LadderSweep runs the document's script and our ladder on the same
-// emulated device, alternating as Sweep does: for each round and level it
-// runs every implementation once, back to back, the order rotated by one
-// from each such group to the next. The script runs once per level
-// (ladder.py --levels <level>); ours is ladder.Run on a fresh emulated
-// device. each, if not nil, is called after every run with the run and
-// everything so far (to save it: nothing is lost when a later run fails or
-// the sweep is interrupted). On error the runs so far are returned with
-// it.
+// emulated device, alternating as Sweep does, level by level. The script
+// runs once per level (ladder.py --levels <level>); ours is ladder.Run on
+// a fresh emulated device. each, if not nil, is called after every run
+// with the run and everything so far (to save it: nothing is lost when a
+// later run fails or the sweep is interrupted). On error the runs so far
+// are returned with it.
 func LadderSweep(ctx context.Context, c LadderConfig, each func(LadderMeasurement, LadderResult) error) (LadderResult, error) {
 	var res LadderResult
 	if err := c.Validate(); err != nil {
 		return res, err
 	}
-	err := alternate(ctx, c.Count, c.levels(), c.impls(), func(round int, l level.Level, impl string) error {
+	err := alternate(ctx, c.Count, c.LevelOrder(), c.impls(), func(round int, l level.Level, impl string) error {
 		m, err := measureLevel(ctx, c, &res, impl, l)
 		if err != nil {
 			return fmt.Errorf("round %d, %s, level %s: %w", round+1, impl, l, err)

@@ -120,9 +120,8 @@ type RemoteResult struct {
 }
 
 // RemoteSweep measures every implementation on every layout at every
-// worker count, Count times, alternating as Sweep does: for each round,
-// layout and worker count, each implementation once, back to back, the
-// order rotated from one group to the next. Ours is loadbench.Measure of
+// worker count, Count times, alternating as Sweep does, by layout and
+// worker count. Ours is loadbench.Measure of
 // the goroutine loader over the layout's URL (Settings.Bucket: through the
 // link); the peer is RunRemote. each, if not nil, sees every run. On error
 // the runs so far are returned with it.
