@@ -306,23 +306,16 @@ func pairedMetrics(rounds []Round) ([][2]sideRound, []pmetric) {
 // point that keeps a core busy (and wall time beside it where it is
 // settled), else wall time.
 func verdictUnitsOf(sides [][2]sideRound, order []pmetric, opt PairedOptions) map[string][]string {
-	median := func(s PairSide, m pmetric) float64 {
+	// values are side s's values of m over the rounds; their median and
+	// least are NaN for none.
+	values := func(s PairSide, m pmetric) []float64 {
 		var vs []float64
 		for _, sr := range sides {
 			if v, ok := sr[s].vals[m]; ok {
 				vs = append(vs, v)
 			}
 		}
-		return summary.Median(vs) // NaN for none
-	}
-	least := func(s PairSide, m pmetric) float64 {
-		low := math.NaN()
-		for _, sr := range sides {
-			if v, ok := sr[s].vals[m]; ok && !(v >= low) {
-				low = v
-			}
-		}
-		return low
+		return vs
 	}
 	verdictUnits := map[string][]string{}
 	for _, m := range order {
@@ -332,9 +325,9 @@ func verdictUnitsOf(sides [][2]sideRound, order []pmetric, opt PairedOptions) ma
 		// Whether the point keeps a core busy is read from base's
 		// least-waiting run: a neighbour that takes the CPUs lengthens
 		// the wall time of the others, not their CPU time.
-		wall := least(Base, pmetric{m.bench, "sec/op"})
-		cpu := median(Base, pmetric{m.bench, cpuUnit})
-		headCPU := median(Head, pmetric{m.bench, cpuUnit})
+		wall := summary.Min(values(Base, pmetric{m.bench, "sec/op"}))
+		cpu := summary.Median(values(Base, pmetric{m.bench, cpuUnit}))
+		headCPU := summary.Median(values(Head, pmetric{m.bench, cpuUnit}))
 		switch {
 		case !math.IsNaN(cpu) && !math.IsNaN(headCPU) && wall > 0 && cpu/wall >= CPUBoundShare:
 			verdictUnits[m.bench] = []string{cpuUnit}

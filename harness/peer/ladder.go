@@ -213,8 +213,7 @@ func (p Peer) RunLadder(ctx context.Context, s LadderSettings, levels []level.Le
 	if len(levels) == 0 {
 		return LadderOutput{}, errors.New("peer ladder: no levels")
 	}
-	what := []int{s.Workers}
-	out, err := p.exec(ctx, what, s.LadderArgs(levels)...)
+	out, err := p.exec(ctx, []int{s.Workers}, s.LadderArgs(levels)...)
 	if err != nil {
 		return LadderOutput{}, err
 	}
@@ -279,7 +278,7 @@ func (p Peer) Calibrate(ctx context.Context, batches int) (Calibration, error) {
 			c.Config = append(c.Config, resultfile.Config{Key: k, Value: strings.TrimSpace(v)})
 		}
 	}
-	get := func(k string) string { return Output{Config: c.Config}.Get(k) }
+	get := Output{Config: c.Config}.Get
 	c.Ratio, err = strconv.ParseFloat(get("calibration-ratio"), 64)
 	if err != nil || !(c.Ratio > 0) || math.IsInf(c.Ratio, 0) {
 		return Calibration{}, fmt.Errorf("%s: calibration-ratio %q is not a positive number", name, get("calibration-ratio"))

@@ -187,11 +187,10 @@ type RemoteOutput struct {
 func (p Peer) RunRemote(ctx context.Context, s Settings, layout string, w int) (RemoteOutput, error) {
 	what := fmt.Sprintf("%s, workers=%d", layout, w)
 	out, err := p.exec(ctx, []int{w}, s.RemoteArgs(layout, w)...)
+	if re := (*RunError)(nil); errors.As(err, &re) {
+		re.What = what
+	}
 	if err != nil {
-		var re *RunError
-		if errors.As(err, &re) {
-			re.What = what
-		}
 		return RemoteOutput{}, err
 	}
 	o, err := ParseRemote(strings.NewReader(string(out)), fmt.Sprintf("%s (%s)", p.Script, what))
