@@ -17,6 +17,7 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
+	"maps"
 	"os"
 	"path/filepath"
 	"slices"
@@ -226,13 +227,11 @@ func CanaryRates(cs []Canary, level float64) []CanaryRate {
 		level = Confidence
 	}
 	by := map[float64]*CanaryRate{}
-	var keys []float64
 	for _, c := range cs {
 		r := by[c.Slowdown]
 		if r == nil {
 			r = &CanaryRate{Slowdown: c.Slowdown, Level: level}
 			by[c.Slowdown] = r
-			keys = append(keys, c.Slowdown)
 		}
 		r.Sessions++
 		if c.Failed {
@@ -242,9 +241,8 @@ func CanaryRates(cs []Canary, level float64) []CanaryRate {
 			r.Rerun++
 		}
 	}
-	slices.Sort(keys)
-	out := make([]CanaryRate, 0, len(keys))
-	for _, k := range keys {
+	out := make([]CanaryRate, 0, len(by))
+	for _, k := range slices.Sorted(maps.Keys(by)) {
 		r := by[k]
 		r.Lo, r.Hi = ClopperPearson(r.Failed, r.Sessions, level)
 		out = append(out, *r)
@@ -287,13 +285,8 @@ func WriteCanaryText(w io.Writer, cs []Canary) error {
 	for _, c := range cs {
 		files[c.File] = true
 	}
-	sources := len(files)
 	var b strings.Builder
-	n := 0
-	for _, r := range rates {
-		n += r.Sessions
-	}
-	fmt.Fprintf(&b, "%d canary sessions of the paired gate from %d files; the failure rate with its %g%% Clopper–Pearson interval\n\n", n, sources, 100*rates[0].Level)
+	fmt.Fprintf(&b, "%d canary sessions of the paired gate from %d files; the failure rate with its %g%% Clopper–Pearson interval\n\n", len(cs), len(files), 100*rates[0].Level)
 	tw := tabwriter.NewWriter(&b, 0, 0, 2, ' ', 0)
 	fmt.Fprintln(tw, "slowdown\tsessions\tfailed\trerun\tfailure rate\tinterval\tmeasures")
 	for _, r := range rates {

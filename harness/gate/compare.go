@@ -5,6 +5,7 @@ package gate
 
 import (
 	"bytes"
+	"cmp"
 	"fmt"
 	"math"
 	"slices"
@@ -86,19 +87,14 @@ func CheckUnits(path string, meta benchfmt.UnitMetadataMap) error {
 	return nil
 }
 
-// Compare compares old and new results as benchstat does: it groups
-// results by full benchmark name (sub-benchmark keys and GOMAXPROCS
-// suffix included) and tidied unit, summarizes each group by its median
-// with a 95% confidence interval, and tests old against new with the
-// Mann–Whitney U test (benchmath.AssumeNothing). The p-values of every
-// metric tested are adjusted by Benjamini–Hochberg, so that Alpha bounds
-// the expected share of false alarms among the changes reported however
-// many metrics a file holds. A row is a Regression when its adjusted
-// p-value (Q) is below Alpha and the median moved the wrong way by more
-// than Threshold and, where Options.Spread gives the metric's spread
-// between runs, by more than SpreadZ times that spread. Configurations do not affect verdicts: keys other than
-// commit whose values differ between the sides are listed in
-// Report.ConfigDiffs, and those of MachineKeys in MachineDiffs, for
+// Compare compares old and new results as the package documentation
+// describes: per full benchmark name and tidied unit, medians with 95%
+// intervals and the Mann–Whitney U test, its p-values adjusted by
+// Benjamini–Hochberg; a Regression where the adjusted p-value (Q) is
+// below Alpha and the median moved the wrong way beyond Threshold (and
+// beyond SpreadZ times the metric's Options.Spread). Configurations do
+// not affect verdicts: keys other than commit whose values differ are
+// listed in Report.ConfigDiffs, those of MachineKeys in MachineDiffs, for
 // Evidence to judge. Non-finite values are left out.
 func Compare(old, new []*benchfmt.Result, opt Options) Report {
 	var acc accumulator
@@ -201,9 +197,7 @@ func (a *accumulator) add(side int, r *benchfmt.Result) {
 				a.keys = append(a.keys, c.Key)
 			}
 		}
-		if !vs[string(c.Value)] {
-			vs[string(c.Value)] = true
-		}
+		vs[string(c.Value)] = true
 	}
 	if isDisturbed(r) {
 		a.disturbed[side][bench]++
@@ -248,9 +242,7 @@ func (a *accumulator) report(opt Options) Report {
 		}
 	}
 	rep.Tested = adjust(rep.Rows)
-	if opt.SpreadZ == 0 {
-		opt.SpreadZ = DefaultSpreadZ
-	}
+	opt.SpreadZ = cmp.Or(opt.SpreadZ, DefaultSpreadZ)
 	if len(opt.Spread) > 0 {
 		rep.SpreadZ = opt.SpreadZ
 	}
@@ -289,19 +281,13 @@ func (a *accumulator) row(bench, k benchproc.Key, name string, opt Options, thr 
 	}
 	row.Disturbed = [2]int{a.disturbed[0][bench], a.disturbed[1][bench]}
 	var samples [2]*benchmath.Sample
-	for side := range 2 {
+	for side, to := range [2]*Side{&row.Old, &row.New} {
 		if len(g.vals[side]) == 0 {
 			continue
 		}
-		s := benchmath.NewSample(g.vals[side], thr)
-		samples[side] = s
-		sum := summary.Interval(s)
-		if side == 0 {
-			row.Old = Side{N: len(s.Values), Summary: sum}
-		} else {
-			row.New = Side{N: len(s.Values), Summary: sum}
-		}
-		row.Warnings = appendWarnings(row.Warnings, sum.Warnings)
+		samples[side] = benchmath.NewSample(g.vals[side], thr)
+		*to = Side{N: len(g.vals[side]), Summary: summary.Interval(samples[side])}
+		row.Warnings = appendWarnings(row.Warnings, to.Warnings)
 	}
 	if g.dropped > 0 {
 		row.Warnings = append(row.Warnings, fmt.Sprintf("%d non-finite value(s) left out", g.dropped))

@@ -119,20 +119,10 @@
 // as it does not count waiting. A left-out round is replaced by an extra
 // round (at most Rounds/2); with fewer than MinRounds undisturbed
 // rounds the verdict is "disturbed: rerun". A first alarm (a verdict
-// metric slower) runs Confirm more rounds, judged on their own: the
-// session fails only if they find it slower too.
+// metric slower) runs Confirm more rounds: the session fails only if they
+// agree in direction and all rounds together find it slower (Session).
 //
 // benchstat shows the same comparison for two files whose commits differ
 // when told to ignore the commit key, which it would otherwise split
 // tables by: go tool benchstat -ignore commit OLD NEW.
-//
-// # Files
-//
-// One concern a file. The comparison of two files: options.go (the
-// defaults and Options), compare.go (reading and grouping both sides),
-// decide.go (the U test, the adjustment across rows, the verdict),
-// report.go (Row, Report and its Evidence) and text.go (WriteText).
-// Around it: baseline.go (a machine's baseline file), disturbed.go (the
-// disturbed hold). The paired session: session.go (running the rounds),
-// paired.go (ratios, intervals, verdicts) and paired_text.go.
 package gate

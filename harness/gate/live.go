@@ -136,10 +136,7 @@ func (l Live) Run(ctx context.Context) (LiveResult, error) {
 	defer gitOut(context.WithoutCancel(ctx), top, "worktree", "remove", "--force", tree)
 	bins, err := l.build(ctx, top, rev, tree, tmp)
 	if err != nil {
-		if ctx.Err() != nil {
-			return res, ctx.Err()
-		}
-		return res, err
+		return res, cmp.Or(ctx.Err(), err)
 	}
 	res.HeadName = l.headName(ctx, top)
 

@@ -1,6 +1,7 @@
 package gate
 
 import (
+	"cmp"
 	"fmt"
 	"math"
 	"math/rand/v2"
@@ -35,7 +36,7 @@ const (
 	CPUBoundShare = 0.5
 )
 
-// Side is one side of a paired comparison.
+// PairSide is one side of a paired comparison.
 type PairSide int
 
 // The sides: the base revision and the head (the working tree).
@@ -97,21 +98,11 @@ type PairedOptions struct {
 }
 
 func (o PairedOptions) withDefaults() PairedOptions {
-	if o.Threshold == 0 {
-		o.Threshold = DefaultPairedThreshold
-	}
-	if o.Confidence == 0 {
-		o.Confidence = Confidence
-	}
-	if o.Resamples == 0 {
-		o.Resamples = DefaultResamples
-	}
-	if o.MaxDelay == 0 {
-		o.MaxDelay = disturb.DefaultMaxDelay
-	}
-	if o.MinRounds == 0 {
-		o.MinRounds = DefaultMinRounds
-	}
+	o.Threshold = cmp.Or(o.Threshold, DefaultPairedThreshold)
+	o.Confidence = cmp.Or(o.Confidence, Confidence)
+	o.Resamples = cmp.Or(o.Resamples, DefaultResamples)
+	o.MaxDelay = cmp.Or(o.MaxDelay, disturb.DefaultMaxDelay)
+	o.MinRounds = cmp.Or(o.MinRounds, DefaultMinRounds)
 	return o
 }
 
@@ -228,10 +219,12 @@ func (r PairedReport) verdicts(vs ...PairedVerdict) []PairedRow {
 type pmetric struct{ bench, unit string }
 
 // sideRound is one side's values in one round: each metric's median
-// over the round's runs, and whether a run stayed disturbed.
+// over the round's runs, whether a run stayed disturbed, and every metric
+// met, in order (with or without a finite value).
 type sideRound struct {
 	vals      map[pmetric]float64
 	disturbed map[string]bool
+	met       []pmetric
 }
 
 func summarize(rs []*benchfmt.Result) sideRound {
@@ -241,10 +234,12 @@ func summarize(rs []*benchfmt.Result) sideRound {
 		bench := strings.TrimPrefix(string(r.Name), "Benchmark")
 		for _, v := range r.Values {
 			t := resultfile.TidyValue(v)
+			m := pmetric{bench, t.Unit}
+			sr.met = append(sr.met, m)
 			if math.IsNaN(t.Value) || math.IsInf(t.Value, 0) {
 				continue
 			}
-			all[pmetric{bench, t.Unit}] = append(all[pmetric{bench, t.Unit}], t.Value)
+			all[m] = append(all[m], t.Value)
 			if t.Unit == disturb.DisturbedUnit && t.Value > 0 {
 				sr.disturbed[bench] = true
 			}
@@ -296,16 +291,10 @@ func pairedMetrics(rounds []Round) ([][2]sideRound, []pmetric) {
 	for i, r := range rounds {
 		for s := range 2 {
 			sides[i][s] = summarize(r.Results[s])
-		}
-		for _, res := range [][]*benchfmt.Result{r.Results[Base], r.Results[Head]} {
-			for _, b := range res {
-				bench := strings.TrimPrefix(string(b.Name), "Benchmark")
-				for _, v := range b.Values {
-					m := pmetric{bench, resultfile.TidyValue(v).Unit}
-					if !seen[m] {
-						seen[m] = true
-						order = append(order, m)
-					}
+			for _, m := range sides[i][s].met {
+				if !seen[m] {
+					seen[m] = true
+					order = append(order, m)
 				}
 			}
 		}
@@ -317,23 +306,16 @@ func pairedMetrics(rounds []Round) ([][2]sideRound, []pmetric) {
 // point that keeps a core busy (and wall time beside it where it is
 // settled), else wall time.
 func verdictUnitsOf(sides [][2]sideRound, order []pmetric, opt PairedOptions) map[string][]string {
-	median := func(s PairSide, m pmetric) float64 {
+	// values are side s's values of m over the rounds; their median and
+	// least are NaN for none.
+	values := func(s PairSide, m pmetric) []float64 {
 		var vs []float64
 		for _, sr := range sides {
 			if v, ok := sr[s].vals[m]; ok {
 				vs = append(vs, v)
 			}
 		}
-		return summary.Median(vs) // NaN for none
-	}
-	least := func(s PairSide, m pmetric) float64 {
-		low := math.NaN()
-		for _, sr := range sides {
-			if v, ok := sr[s].vals[m]; ok && !(v >= low) {
-				low = v
-			}
-		}
-		return low
+		return vs
 	}
 	verdictUnits := map[string][]string{}
 	for _, m := range order {
@@ -343,12 +325,12 @@ func verdictUnitsOf(sides [][2]sideRound, order []pmetric, opt PairedOptions) ma
 		// Whether the point keeps a core busy is read from base's
 		// least-waiting run: a neighbour that takes the CPUs lengthens
 		// the wall time of the others, not their CPU time.
-		wall := least(Base, pmetric{m.bench, "sec/op"})
-		cpu := median(Base, pmetric{m.bench, tidyUnit(disturb.CPUUnit)})
-		headCPU := median(Head, pmetric{m.bench, tidyUnit(disturb.CPUUnit)})
+		wall := summary.Min(values(Base, pmetric{m.bench, "sec/op"}))
+		cpu := summary.Median(values(Base, pmetric{m.bench, cpuUnit}))
+		headCPU := summary.Median(values(Head, pmetric{m.bench, cpuUnit}))
 		switch {
 		case !math.IsNaN(cpu) && !math.IsNaN(headCPU) && wall > 0 && cpu/wall >= CPUBoundShare:
-			verdictUnits[m.bench] = []string{tidyUnit(disturb.CPUUnit)}
+			verdictUnits[m.bench] = []string{cpuUnit}
 			if !opt.cpuAlways && wallSettled(sides, m.bench, opt) {
 				verdictUnits[m.bench] = append(verdictUnits[m.bench], "sec/op")
 			}
@@ -432,7 +414,8 @@ func wallSettled(sides [][2]sideRound, bench string, opt PairedOptions) bool {
 	return clean >= opt.MinRounds && 2*clean >= len(sides)
 }
 
-func tidyUnit(u string) string { return resultfile.TidyValue(benchfmt.Value{Value: 1, Unit: u}).Unit }
+// cpuUnit is disturb.CPUUnit as benchfmt tidies it: cpu-sec/op.
+var cpuUnit = resultfile.TidyValue(benchfmt.Value{Value: 1, Unit: disturb.CPUUnit}).Unit
 
 // roundDisturbed reports whether a round is disturbed for a metric of a
 // benchmark. CPU time (cpu-sec/op) does not count time spent waiting for
@@ -442,7 +425,7 @@ func tidyUnit(u string) string { return resultfile.TidyValue(benchfmt.Value{Valu
 // and not the other; one that took them from both alike cancels in the
 // ratio); where a side does not, when a side's run stayed disturbed.
 func roundDisturbed(sr [2]sideRound, bench, unit string, maxDelay float64) bool {
-	if unit == tidyUnit(disturb.CPUUnit) {
+	if unit == cpuUnit {
 		return false
 	}
 	m := pmetric{bench, disturb.RunDelayUnit}

@@ -4,6 +4,7 @@ package gate
 // and Evidence, which says whether the report can be trusted to decide.
 
 import (
+	"cmp"
 	"fmt"
 	"strings"
 
@@ -177,24 +178,16 @@ func (r Report) with(v Verdict) []Row {
 	return out
 }
 
-// checked is how many rows the gate decided on.
+// checked is how many rows the gate compared and decided on.
 func (r Report) checked() int {
 	n := 0
 	for _, row := range r.Rows {
-		if row.decided() {
+		switch row.Verdict {
+		case NoChange, Regression, Improvement, UnknownDirection, Disturbed:
 			n++
 		}
 	}
 	return n
-}
-
-// decided reports whether the gate compared the row.
-func (row Row) decided() bool {
-	switch row.Verdict {
-	case NoChange, Regression, Improvement, UnknownDirection, Disturbed:
-		return true
-	}
-	return false
 }
 
 // Headline returns a result's headline unit, tidied: the unit its
@@ -215,14 +208,7 @@ func Headline(r *benchfmt.Result) string {
 }
 
 func (r Report) names() (oldName, newName string) {
-	oldName, newName = r.OldName, r.NewName
-	if oldName == "" {
-		oldName = "old"
-	}
-	if newName == "" {
-		newName = "new"
-	}
-	return oldName, newName
+	return cmp.Or(r.OldName, "old"), cmp.Or(r.NewName, "new")
 }
 
 // Evidence says why the report cannot be trusted to pass or fail, or nil:

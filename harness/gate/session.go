@@ -153,17 +153,13 @@ func fewestClean(r PairedReport) int {
 	return max(n, 0)
 }
 
-// staged gives the report over all rounds the staged verdicts. The
-// confirmation tests whether a first alarm reproduces, and never throws
-// the first stage's evidence away: a verdict metric is slower only where
-// the first stage found it slower, the confirmation rounds agree in
-// direction (their median ratio is on the slower side), and the
-// comparison over every round finds it slower. A first alarm the
-// confirmation does not agree with is not sure; one whose confirmation
-// rounds were disturbed is to be rerun. (Judging the confirmation rounds
-// alone threw half the evidence away: +30% passed in 4 of 15 real
-// sessions, twice with the all-rounds interval wholly above the
-// threshold.)
+// staged gives the report over all rounds the staged verdicts (Session):
+// a first alarm the confirmation does not agree with is not sure; one
+// whose confirmation rounds were disturbed is to be rerun. The verdict is
+// over every round, so the first stage's evidence is never thrown away:
+// judging the confirmation rounds alone did, and +30% passed in 4 of 15
+// real sessions, twice with the all-rounds interval wholly above the
+// threshold.
 func staged(all, first, confirm PairedReport) PairedReport {
 	find := func(r PairedReport, name, unit string) (PairedRow, bool) {
 		for _, row := range r.Rows {

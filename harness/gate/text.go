@@ -38,13 +38,12 @@ func (r Report) WriteText(w io.Writer) error {
 	r.writeHeader(&b)
 	if len(r.Rows) == 0 {
 		b.WriteString("no benchmark results to compare\n")
-		_, err := io.WriteString(w, b.String())
-		return err
+	} else {
+		r.writeTable(&b)
+		r.writeSections(&b)
+		r.writeNotes(&b)
+		r.writeVerdict(&b)
 	}
-	r.writeTable(&b)
-	regs, dist := r.writeSections(&b)
-	r.writeNotes(&b)
-	r.writeVerdict(&b, regs, dist)
 	_, err := io.WriteString(w, b.String())
 	return err
 }
@@ -118,8 +117,8 @@ func (r Report) verdictCell(row Row) string {
 
 // writeSections writes a titled list of the rows of each verdict that
 // needs words (regressions, improvements, one-sided, too few, disturbed,
-// unknown direction) and returns the regressions and the disturbed rows.
-func (r Report) writeSections(b *strings.Builder) (regs, dist []Row) {
+// unknown direction).
+func (r Report) writeSections(b *strings.Builder) {
 	section := func(title string, rows []Row, line func(Row) string) {
 		if len(rows) == 0 {
 			return
@@ -134,7 +133,7 @@ func (r Report) writeSections(b *strings.Builder) (regs, dist []Row) {
 		return fmt.Sprintf("%s %s: %s → %s (%s, p=%.3g, q=%.3g, n=%s); %s is better", row.Name, row.Unit,
 			sc.Format(row.Old.Center), sc.Format(row.New.Center), signedPct(row.Delta), row.P, row.Q, counts(row), row.Better)
 	}
-	regs = r.Regressions()
+	regs := r.Regressions()
 	section(fmt.Sprintf("%s beyond %s at false discovery rate %g:", plural(len(regs), "regression"), pct(r.Threshold), r.Alpha), regs, change)
 	imps := r.with(Improvement)
 	section(fmt.Sprintf("%s beyond %s:", plural(len(imps), "improvement"), pct(r.Threshold)), imps, change)
@@ -144,8 +143,7 @@ func (r Report) writeSections(b *strings.Builder) (regs, dist []Row) {
 	section("Too few samples to decide (not checked):", few, func(row Row) string {
 		return fmt.Sprintf("%s %s: %s", row.Name, row.Unit, row.Note)
 	})
-	dist = r.Disturbed()
-	section("Disturbed (worse beyond the threshold, but runs of the benchmark stayed disturbed: not called a regression; rerun on a quiet machine):", dist, func(row Row) string {
+	section("Disturbed (worse beyond the threshold, but runs of the benchmark stayed disturbed: not called a regression; rerun on a quiet machine):", r.Disturbed(), func(row Row) string {
 		sc := scaler(row)
 		return fmt.Sprintf("%s %s: %s → %s (%s); %s", row.Name, row.Unit, sc.Format(row.Old.Center), sc.Format(row.New.Center), signedPct(row.Delta), row.Note)
 	})
@@ -155,7 +153,6 @@ func (r Report) writeSections(b *strings.Builder) (regs, dist []Row) {
 		return fmt.Sprintf("%s %s: %s → %s (%s, p=%.3g, q=%.3g, n=%s)", row.Name, row.Unit,
 			sc.Format(row.Old.Center), sc.Format(row.New.Center), signedPct(row.Delta), row.P, row.Q, counts(row))
 	})
-	return regs, dist
 }
 
 // writeNotes writes benchmath's warnings, each once.
@@ -180,9 +177,8 @@ func (r Report) writeNotes(b *strings.Builder) {
 
 // writeVerdict writes the last line: FAIL with the regressions, RERUN, or
 // PASS.
-func (r Report) writeVerdict(b *strings.Builder, regs, dist []Row) {
-	checked := r.checked()
-	unchecked := len(r.Rows) - checked
+func (r Report) writeVerdict(b *strings.Builder) {
+	regs, dist, checked := r.Regressions(), r.Disturbed(), r.checked()
 	switch {
 	case len(regs) > 0:
 		fmt.Fprintf(b, "\nFAIL: %s in %s:\n", plural(len(regs), "regression"), plural(checked, "compared metric"))
@@ -193,7 +189,7 @@ func (r Report) writeVerdict(b *strings.Builder, regs, dist []Row) {
 		fmt.Fprintf(b, "\nRERUN: no regressions, but %s disturbed runs; rerun on a quiet machine (exit %d)\n", plural(len(dist), "metric rests on"), ExitDisturbed)
 	default:
 		fmt.Fprintf(b, "\nPASS: no regressions in %s", plural(checked, "compared metric"))
-		if unchecked > 0 {
+		if unchecked := len(r.Rows) - checked; unchecked > 0 {
 			fmt.Fprintf(b, "; %d not checked (see above)", unchecked)
 		}
 		b.WriteString("\n")

@@ -59,54 +59,50 @@ func ReadReport(path string) (Report, error) {
 	if err != nil {
 		return Report{}, err
 	}
-	num := func(key string) (int, error) {
-		n, err := strconv.Atoi(get[key])
-		if err != nil || n <= 0 {
-			return 0, fmt.Errorf("%s: %s %q is not a positive whole number", path, key, get[key])
-		}
-		return n, nil
+	r := Report{PeerConfig: append([]resultfile.Config(nil), o.Config...), Command: get["command"], Rows: Summarize(o.Results)}
+	if r.Machine, r.Settings, err = readSettings(path, get, intLine{"rounds", &r.Count}); err != nil {
+		return Report{}, err
 	}
+	r.Settings.Data = get["data"]
+	return r, nil
+}
+
+// intLine is a configuration line that must hold a positive whole number,
+// and where it goes.
+type intLine struct {
+	key string
+	to  *int
+}
+
+// readSettings reads what both reports rebuild from a file's configuration
+// lines get: the machine (cpu, cores, distro, go, commit, goos, goarch)
+// and the settings (raw-size, crop, batch, batches, seed, decoder), then
+// the lines of more. The first line that does not parse is an error
+// naming path and its key.
+func readSettings(path string, get map[string]string, more ...intLine) (machine.Machine, Settings, error) {
+	m := machine.Machine{CPU: get["cpu"], Distro: get["distro"], Go: get["go"], Commit: get["commit"], OS: get["goos"], Arch: get["goarch"]}
 	var s Settings
-	var cores, count int
-	errs := []error{}
-	for _, p := range []struct {
-		key string
-		to  *int
-	}{{"cores", &cores}, {"crop", &s.Crop}, {"batch", &s.Batch}, {"batches", &s.Batches}, {"rounds", &count}} {
-		n, err := num(p.key)
-		errs = append(errs, err)
+	for _, p := range append([]intLine{{"cores", &m.Cores}, {"crop", &s.Crop}, {"batch", &s.Batch}, {"batches", &s.Batches}}, more...) {
+		n, err := strconv.Atoi(get[p.key])
+		if err != nil || n <= 0 {
+			return m, s, fmt.Errorf("%s: %s %q is not a positive whole number", path, p.key, get[p.key])
+		}
 		*p.to = n
 	}
 	w, h, ok := strings.Cut(get["raw-size"], "x")
 	s.Width, _ = strconv.Atoi(w)
 	s.Height, _ = strconv.Atoi(h)
 	if !ok || s.Width <= 0 || s.Height <= 0 {
-		errs = append(errs, fmt.Errorf("%s: raw-size %q is not WxH", path, get["raw-size"]))
+		return m, s, fmt.Errorf("%s: raw-size %q is not WxH", path, get["raw-size"])
 	}
+	var err error
 	if s.Seed, err = strconv.ParseUint(get["seed"], 10, 64); err != nil {
-		errs = append(errs, fmt.Errorf("%s: seed %q is not a whole number", path, get["seed"]))
+		return m, s, fmt.Errorf("%s: seed %q is not a whole number", path, get["seed"])
 	}
-	for _, err := range errs {
-		if err != nil {
-			return Report{}, err
-		}
+	// A file records the decoder (only with a dataset on disk) by name and
+	// version ("turbojpeg libjpeg-turbo 2.1.5"); the report names the first.
+	if d := strings.Fields(get["decoder"]); len(d) > 0 {
+		s.Decoder = d[0]
 	}
-	if s.Data = get["data"]; s.Data != "" {
-		// The file records the decoder's name and version
-		// ("turbojpeg libjpeg-turbo 2.1.5"); the report names the first.
-		if d := strings.Fields(get["decoder"]); len(d) > 0 {
-			s.Decoder = d[0]
-		}
-	}
-	return Report{
-		Machine: machine.Machine{
-			CPU: get["cpu"], Cores: cores, Distro: get["distro"], Go: get["go"], Commit: get["commit"],
-			OS: get["goos"], Arch: get["goarch"],
-		},
-		PeerConfig: append([]resultfile.Config(nil), o.Config...),
-		Command:    get["command"],
-		Settings:   s,
-		Count:      count,
-		Rows:       Summarize(o.Results),
-	}, nil
+	return m, s, nil
 }

@@ -54,7 +54,12 @@ func DefaultLadderSettings(dev device.EmulatedConfig, workers int) LadderSetting
 // Pipeline is our loader's configuration at these settings with impl's
 // transforms.
 func (s LadderSettings) Pipeline(impl string) loader.Config {
-	return Settings{Width: s.Width, Height: s.Height, Crop: s.Crop, Batch: s.Batch, Seed: s.Seed}.Pipeline(impl, s.Workers)
+	return s.settings().Pipeline(impl, s.Workers)
+}
+
+// settings are the pipeline's Settings: sizes, batch and seed.
+func (s LadderSettings) settings() Settings {
+	return Settings{Width: s.Width, Height: s.Height, Crop: s.Crop, Batch: s.Batch, Seed: s.Seed}
 }
 
 // Validate reports the first problem with s, as our loader and device
@@ -80,7 +85,8 @@ func (s LadderSettings) device() (device.Device, error) {
 }
 
 // LadderArgs is the script's argv (after its path) for these settings at
-// the levels: --device emulated with the device's step and bandwidths.
+// the levels: --device emulated with the device's step and bandwidths,
+// and the pipeline's arguments (its --steps count the warm-up step).
 func (s LadderSettings) LadderArgs(levels []level.Level) []string {
 	return append([]string{
 		"--device", "emulated",
@@ -88,20 +94,7 @@ func (s LadderSettings) LadderArgs(levels []level.Level) []string {
 		"--pinned-gbps", strconv.FormatFloat(s.Device.PinnedBandwidth/1e9, 'g', -1, 64),
 		"--pageable-gbps", strconv.FormatFloat(s.Device.PageableBandwidth/1e9, 'g', -1, 64),
 		"--levels", levelNames(levels),
-	}, s.scriptArgs()...)
-}
-
-// scriptArgs are the pipeline's arguments: sizes, batch, steps (the
-// script counts its warm-up step among them), workers and seed.
-func (s LadderSettings) scriptArgs() []string {
-	return []string{
-		"--raw-size", fmt.Sprintf("%dx%d", s.Width, s.Height),
-		"--crop", strconv.Itoa(s.Crop),
-		"--batch", strconv.Itoa(s.Batch),
-		"--steps", strconv.Itoa(s.Steps + 1),
-		"--workers", strconv.Itoa(s.Workers),
-		"--seed", strconv.FormatUint(s.Seed, 10),
-	}
+	}, s.settings().args("--steps", s.Steps+1, strconv.Itoa(s.Workers))...)
 }
 
 // Config lists the settings as results configuration lines.
@@ -178,10 +171,7 @@ func ParseLadder(r io.Reader, name string, batch int) (LadderOutput, error) {
 	config, ms, err := parseScript(r, name, "BenchmarkTorchLadder", func(r *benchfmt.Result) (LadderMeasurement, error) {
 		return ladderMeasurement(r, batch)
 	})
-	if err != nil {
-		return LadderOutput{}, err
-	}
-	return LadderOutput{Config: config, Results: ms}, nil
+	return LadderOutput{Config: config, Results: ms}, err
 }
 
 // ladderMeasurement checks one of ladder.py's results and converts it.
@@ -223,8 +213,7 @@ func (p Peer) RunLadder(ctx context.Context, s LadderSettings, levels []level.Le
 	if len(levels) == 0 {
 		return LadderOutput{}, errors.New("peer ladder: no levels")
 	}
-	what := []int{s.Workers}
-	out, err := p.exec(ctx, what, s.LadderArgs(levels)...)
+	out, err := p.exec(ctx, []int{s.Workers}, s.LadderArgs(levels)...)
 	if err != nil {
 		return LadderOutput{}, err
 	}
@@ -289,7 +278,7 @@ func (p Peer) Calibrate(ctx context.Context, batches int) (Calibration, error) {
 			c.Config = append(c.Config, resultfile.Config{Key: k, Value: strings.TrimSpace(v)})
 		}
 	}
-	get := func(k string) string { return Output{Config: c.Config}.Get(k) }
+	get := Output{Config: c.Config}.Get
 	c.Ratio, err = strconv.ParseFloat(get("calibration-ratio"), 64)
 	if err != nil || !(c.Ratio > 0) || math.IsInf(c.Ratio, 0) {
 		return Calibration{}, fmt.Errorf("%s: calibration-ratio %q is not a positive number", name, get("calibration-ratio"))
@@ -319,9 +308,7 @@ type LadderConfig struct {
 
 // LevelOrder is the levels c runs, in the order it runs them: device
 // first, down to none.
-func (c LadderConfig) LevelOrder() []level.Level { return c.levels() }
-
-func (c LadderConfig) levels() []level.Level {
+func (c LadderConfig) LevelOrder() []level.Level {
 	ls := c.Levels
 	if ls == nil {
 		ls = level.Document
@@ -343,7 +330,7 @@ func (c LadderConfig) Validate() error {
 	if err := c.Settings.Validate(); err != nil {
 		return err
 	}
-	for _, l := range c.levels() {
+	for _, l := range c.LevelOrder() {
 		if l.OnDisk() {
 			return fmt.Errorf("level %s needs a dataset on disk; the document's ladder has none", l)
 		}
@@ -351,18 +338,7 @@ func (c LadderConfig) Validate() error {
 			return err
 		}
 	}
-	if len(c.impls()) == 0 {
-		return errors.New("no implementations")
-	}
-	for _, impl := range c.impls() {
-		if !slices.Contains(LadderImpls, impl) {
-			return fmt.Errorf("unknown implementation %q (want %s, %s or %s)", impl, Torch, Naive, Fast)
-		}
-	}
-	if c.Count < 0 {
-		return fmt.Errorf("count %d must not be negative", c.Count)
-	}
-	return nil
+	return checkImpls(c.impls(), LadderImpls, c.Count)
 }
 
 // LadderResult is what a LadderSweep measured: every run in the order
@@ -374,20 +350,18 @@ type LadderResult struct {
 }
 
 // LadderSweep runs the document's script and our ladder on the same
-// emulated device, alternating as Sweep does: for each round and level it
-// runs every implementation once, back to back, the order rotated by one
-// from each such group to the next. The script runs once per level
-// (ladder.py --levels <level>); ours is ladder.Run on a fresh emulated
-// device. each, if not nil, is called after every run with the run and
-// everything so far (to save it: nothing is lost when a later run fails or
-// the sweep is interrupted). On error the runs so far are returned with
-// it.
+// emulated device, alternating as Sweep does, level by level. The script
+// runs once per level (ladder.py --levels <level>); ours is ladder.Run on
+// a fresh emulated device. each, if not nil, is called after every run
+// with the run and everything so far (to save it: nothing is lost when a
+// later run fails or the sweep is interrupted). On error the runs so far
+// are returned with it.
 func LadderSweep(ctx context.Context, c LadderConfig, each func(LadderMeasurement, LadderResult) error) (LadderResult, error) {
 	var res LadderResult
 	if err := c.Validate(); err != nil {
 		return res, err
 	}
-	err := alternate(ctx, c.Count, c.levels(), c.impls(), func(round int, l level.Level, impl string) error {
+	err := alternate(ctx, c.Count, c.LevelOrder(), c.impls(), func(round int, l level.Level, impl string) error {
 		m, err := measureLevel(ctx, c, &res, impl, l)
 		if err != nil {
 			return fmt.Errorf("round %d, %s, level %s: %w", round+1, impl, l, err)

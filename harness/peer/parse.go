@@ -78,10 +78,7 @@ const maxErrors = 5
 // any other benchmark, and on output with no result.
 func Parse(r io.Reader, name string) (Output, error) {
 	config, ms, err := parseScript(r, name, "BenchmarkPeer", measurement)
-	if err != nil {
-		return Output{}, err
-	}
-	return Output{Config: config, Results: ms}, nil
+	return Output{Config: config, Results: ms}, err
 }
 
 // parseScript reads a peer script's output in Go benchmark format: it

@@ -120,9 +120,8 @@ type RemoteResult struct {
 }
 
 // RemoteSweep measures every implementation on every layout at every
-// worker count, Count times, alternating as Sweep does: for each round,
-// layout and worker count, each implementation once, back to back, the
-// order rotated from one group to the next. Ours is loadbench.Measure of
+// worker count, Count times, alternating as Sweep does, by layout and
+// worker count. Ours is loadbench.Measure of
 // the goroutine loader over the layout's URL (Settings.Bucket: through the
 // link); the peer is RunRemote. each, if not nil, sees every run. On error
 // the runs so far are returned with it.
@@ -173,15 +172,7 @@ func (c RemoteConfig) measure(ctx context.Context, res *RemoteResult, layout, im
 // RemoteArgs is RemoteScript's argv (after its path) for s on layout at w
 // workers; s.Data is the layout's s3:// URL.
 func (s Settings) RemoteArgs(layout string, w int) []string {
-	return []string{
-		"--data", s.Data, "--layout", layout,
-		"--raw-size", fmt.Sprintf("%dx%d", s.Width, s.Height),
-		"--crop", strconv.Itoa(s.Crop),
-		"--batch", strconv.Itoa(s.Batch),
-		"--batches", strconv.Itoa(s.Batches),
-		"--workers", strconv.Itoa(w),
-		"--seed", strconv.FormatUint(s.Seed, 10),
-	}
+	return append([]string{"--data", s.Data, "--layout", layout}, s.args("--batches", s.Batches, strconv.Itoa(w))...)
 }
 
 // RemoteOutput is what RemoteScript printed.
@@ -196,11 +187,10 @@ type RemoteOutput struct {
 func (p Peer) RunRemote(ctx context.Context, s Settings, layout string, w int) (RemoteOutput, error) {
 	what := fmt.Sprintf("%s, workers=%d", layout, w)
 	out, err := p.exec(ctx, []int{w}, s.RemoteArgs(layout, w)...)
+	if re := (*RunError)(nil); errors.As(err, &re) {
+		re.What = what
+	}
 	if err != nil {
-		var re *RunError
-		if errors.As(err, &re) {
-			re.What = what
-		}
 		return RemoteOutput{}, err
 	}
 	o, err := ParseRemote(strings.NewReader(string(out)), fmt.Sprintf("%s (%s)", p.Script, what))
@@ -219,10 +209,7 @@ func (p Peer) RunRemote(ctx context.Context, s Settings, layout string, w int) (
 // as Parse checks BenchmarkPeer lines.
 func ParseRemote(r io.Reader, name string) (RemoteOutput, error) {
 	config, ms, err := parseScript(r, name, "BenchmarkPeerRemote", remoteMeasurement)
-	if err != nil {
-		return RemoteOutput{}, err
-	}
-	return RemoteOutput{Config: config, Results: ms}, nil
+	return RemoteOutput{Config: config, Results: ms}, err
 }
 
 func remoteMeasurement(r *benchfmt.Result) (RemoteMeasurement, error) {

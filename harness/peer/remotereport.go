@@ -1,6 +1,7 @@
 package peer
 
 import (
+	"cmp"
 	"fmt"
 	"io"
 	"math"
@@ -79,29 +80,10 @@ func ReadRemoteReport(path string) (RemoteReport, error) {
 		return RemoteReport{}, err
 	}
 	r := RemoteReport{PeerConfig: o.Config, Command: get["command"], Costs: map[string]LayoutCost{}}
-	var cores int
-	for _, p := range []struct {
-		key string
-		to  *int
-	}{{"cores", &cores}, {"crop", &r.Settings.Crop}, {"batch", &r.Settings.Batch}, {"batches", &r.Settings.Batches},
-		{"rounds", &r.Count}, {"samples", &r.Samples}, {"shard-size", &r.ShardSize}, {"fetch-concurrency", &r.FetchConcurrency}} {
-		n, err := strconv.Atoi(get[p.key])
-		if err != nil || n <= 0 {
-			return RemoteReport{}, fmt.Errorf("%s: %s %q is not a positive whole number", path, p.key, get[p.key])
-		}
-		*p.to = n
-	}
-	w, h, ok := strings.Cut(get["raw-size"], "x")
-	r.Settings.Width, _ = strconv.Atoi(w)
-	r.Settings.Height, _ = strconv.Atoi(h)
-	if !ok || r.Settings.Width <= 0 || r.Settings.Height <= 0 {
-		return RemoteReport{}, fmt.Errorf("%s: raw-size %q is not WxH", path, get["raw-size"])
-	}
-	if r.Settings.Seed, err = strconv.ParseUint(get["seed"], 10, 64); err != nil {
-		return RemoteReport{}, fmt.Errorf("%s: seed %q is not a whole number", path, get["seed"])
-	}
-	if d := strings.Fields(get["decoder"]); len(d) > 0 {
-		r.Settings.Decoder = d[0]
+	r.Machine, r.Settings, err = readSettings(path, get, intLine{"rounds", &r.Count}, intLine{"samples", &r.Samples},
+		intLine{"shard-size", &r.ShardSize}, intLine{"fetch-concurrency", &r.FetchConcurrency})
+	if err != nil {
+		return RemoteReport{}, err
 	}
 	r.Settings.ShardReads = get["shard-reads"] // set only when whole
 	// The link, from its link-<key> lines (link.Config.Settings).
@@ -122,7 +104,6 @@ func ReadRemoteReport(path string) (RemoteReport, error) {
 		}
 		r.Costs[l] = LayoutCost{BytesPerSample: b, RequestsPerSample: q}
 	}
-	r.Machine = machine.Machine{CPU: get["cpu"], Cores: cores, Distro: get["distro"], Go: get["go"], Commit: get["commit"], OS: get["goos"], Arch: get["goarch"]}
 	r.Rows = SummarizeRemote(o.Results, r.Costs, r.Link)
 	return r, nil
 }
@@ -132,14 +113,7 @@ func ReadRemoteReport(path string) (RemoteReport, error) {
 // concurrency at which each side reaches the link's ceiling.
 func WriteRemoteMarkdown(w io.Writer, r RemoteReport) error {
 	var b strings.Builder
-	get := func(k string) string {
-		for _, c := range r.PeerConfig {
-			if c.Key == k {
-				return cell(c.Value)
-			}
-		}
-		return "unknown"
-	}
+	get := Output{Config: r.PeerConfig}.cell
 	s := r.Settings
 	fmt.Fprintf(&b, "# The boto3 peer: data from a bucket\n\n")
 	fmt.Fprintf(&b, "Our loader over `--data s3://…` against what a PyTorch user writes with boto3\n"+
@@ -150,17 +124,13 @@ func WriteRemoteMarkdown(w io.Writer, r RemoteReport) error {
 	fmt.Fprintf(&b, "| Python | %s |\n| PyTorch | torch %s, torchvision %s, Pillow %s |\n| boto3 | boto3 %s, botocore %s |\n| commit | %s |\n\n",
 		get("python"), get("torch"), get("torchvision"), get("pillow"), get("boto3"), get("botocore"), cell(r.Machine.Commit))
 	fmt.Fprintf(&b, "## Command\n\n```sh\n%s\n```\n\n", r.Command)
-	dec := s.Decoder
-	if dec == "" {
-		dec = "go"
-	}
 	fmt.Fprintf(&b, "## Settings\n\n")
 	fmt.Fprintf(&b, "- %d natural %d×%d JPEGs, uploaded once as an ImageFolder (one object per image, %.0f bytes a sample)\n"+
 		"  and as tar shards of %d (%.0f bytes a sample); both sides decode them (ours with `%s`, the peer with PIL),\n"+
 		"  run the document's transforms (ours `fast`, the peer the document's torchvision code) on a %d crop,\n"+
 		"  batches of %d, %d batches a run (the shards: every shard once, %d samples).\n",
 		r.Samples, s.Width, s.Height, r.Costs[ImageFolder].BytesPerSample, r.ShardSize, r.Costs[Shards].BytesPerSample,
-		dec, s.Crop, s.Batch, s.Batches, r.Samples)
+		cmp.Or(s.Decoder, "go"), s.Crop, s.Batch, s.Batches, r.Samples)
 	fmt.Fprintf(&b, "- Link: `%s` (%s): round trip %v ± %v, %s shared, %s per connection, %s requests/s.\n",
 		r.Link.PresetName(), r.Link.String(), r.Link.Latency, r.Link.Jitter, link.FormatBandwidth(r.Link.Bandwidth),
 		link.FormatBandwidth(r.Link.ConnBandwidth), formatRate(r.Link.RequestRate))

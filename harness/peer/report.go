@@ -1,6 +1,7 @@
 package peer
 
 import (
+	"cmp"
 	"fmt"
 	"io"
 	"math"
@@ -52,34 +53,23 @@ func WriteMarkdown(w io.Writer, r Report) error {
 	return err
 }
 
-// peerConfig is the value of the peer's configuration line k, or
-// "unknown".
-func (r Report) peerConfig(k string) string {
-	for _, c := range r.PeerConfig {
-		if c.Key == k {
-			return c.Value
-		}
-	}
-	return "unknown"
-}
-
 // writeMachine writes the report's Machine section.
 func (r Report) writeMachine(b *strings.Builder) {
-	get := r.peerConfig
+	get := Output{Config: r.PeerConfig}.cell
 	fmt.Fprintf(b, "## Machine\n\n| | |\n| --- | --- |\n")
 	fmt.Fprintf(b, "| CPU | %s |\n", cell(r.Machine.CPU))
 	fmt.Fprintf(b, "| cores | %d |\n", r.Machine.Cores)
 	fmt.Fprintf(b, "| OS | %s |\n", cell(r.Machine.Distro))
 	fmt.Fprintf(b, "| Go | %s |\n", cell(r.Machine.Go))
-	fmt.Fprintf(b, "| Python | %s |\n", cell(get("python")))
+	fmt.Fprintf(b, "| Python | %s |\n", get("python"))
 	fmt.Fprintf(b, "| PyTorch | torch %s, torchvision %s, numpy %s, scipy %s, Pillow %s |\n",
-		cell(get("torch")), cell(get("torchvision")), cell(get("numpy")), cell(get("scipy")), cell(get("pillow")))
+		get("torch"), get("torchvision"), get("numpy"), get("scipy"), get("pillow"))
 	fmt.Fprintf(b, "| commit | %s |\n\n", cell(r.Machine.Commit))
 }
 
 // writeSettings writes the report's Settings section.
 func (r Report) writeSettings(b *strings.Builder) {
-	get := r.peerConfig
+	get := Output{Config: r.PeerConfig}.cell
 	s := r.Settings
 	rounds := max(r.Count, 1)
 	fmt.Fprintf(b, "## Settings\n\n")
@@ -87,12 +77,8 @@ func (r Report) writeSettings(b *strings.Builder) {
 		fmt.Fprintf(b, "- %d×%d random raw images, cropped to %d, batches of %d, %d batches a run, seed %d.\n",
 			s.Width, s.Height, s.Crop, s.Batch, s.Batches, s.Seed)
 	} else {
-		dec := s.Decoder
-		if dec == "" {
-			dec = "go"
-		}
 		fmt.Fprintf(b, "- %d×%d images read from the dataset on disk `%s` by both sides (ours decoding JPEG with `%s`, the peer with PIL), cropped to %d, batches of %d, %d batches a run, seed %d.\n",
-			s.Width, s.Height, s.Data, dec, s.Crop, s.Batch, s.Batches, s.Seed)
+			s.Width, s.Height, s.Data, cmp.Or(s.Decoder, "go"), s.Crop, s.Batch, s.Batches, s.Seed)
 	}
 	if rounds == 1 {
 		fmt.Fprintf(b, "- 1 round: every implementation measured once at each worker count, back to back,\n"+
@@ -110,7 +96,7 @@ func (r Report) writeSettings(b *strings.Builder) {
 	fmt.Fprintf(b, "- Workers: torch's `num_workers` (worker processes, each building whole batches;\n"+
 		"  pin_memory off, there is no GPU; prefetch_factor %s; start method %s; torch threads %s);\n"+
 		"  ours, goroutines per stage (load, transform, collate) sharing each batch, two batches ahead.\n\n",
-		cell(get("prefetch-factor")), cell(get("start-method")), cell(get("torch-threads")))
+		get("prefetch-factor"), get("start-method"), get("torch-threads"))
 }
 
 // writeResults writes the report's Results section: the table of
@@ -120,18 +106,7 @@ func writeResults(b *strings.Builder, rows []Row) {
 	fmt.Fprintf(b, "| workers | implementation | samples/s | TTFB (s) | CPU (s) | samples/s ÷ torch | TTFB ÷ torch | target | met |\n")
 	fmt.Fprintf(b, "| ---: | --- | ---: | ---: | ---: | ---: | ---: | --- | --- |\n")
 	for _, row := range rows {
-		speed, ttfb, target, met := "—", "—", "", ""
-		if row.Speedup > 0 {
-			speed = ratio(row.Speedup)
-			ttfb = fmt.Sprintf("%.2f×", row.TTFBRatio)
-		}
-		if t, ok := TargetFor(row.Impl); ok {
-			target = fmt.Sprintf("≥ %g×", t.Min)
-			met = "—"
-			if m, ok := row.Met(); ok {
-				met = yesNo(m)
-			}
-		}
+		speed, ttfb, target, met := row.ratioCells("—", "")
 		fmt.Fprintf(b, "| %d | %s | %.1f | %.3f | %.2f | %s | %s | %s | %s |\n",
 			row.Workers, row.Impl, row.SamplesPerSec, row.TTFB.Seconds(), row.CPU.Seconds(), speed, ttfb, target, met)
 	}
@@ -167,11 +142,32 @@ func writeTargets(b *strings.Builder, rows []Row) {
 	b.WriteString("\n")
 }
 
+// ratioCells are a row's cells beside torch's: samples/s and TTFB over
+// torch's, its target and whether it is met; dash where there is no ratio
+// or no verdict, none where the implementation has no target.
+func (row Row) ratioCells(dash, none string) (speed, ttfb, target, met string) {
+	speed, ttfb, target, met = dash, dash, none, none
+	if row.Speedup > 0 {
+		speed, ttfb = ratio(row.Speedup), fmt.Sprintf("%.2f×", row.TTFBRatio)
+	}
+	if t, ok := TargetFor(row.Impl); ok {
+		target, met = fmt.Sprintf("≥ %g×", t.Min), dash
+		if m, ok := row.Met(); ok {
+			met = yesNo(m)
+		}
+	}
+	return speed, ttfb, target, met
+}
+
 // ratio writes a speed-up rounded down to two decimals, so that a ratio
 // shown as meeting a target meets it (1.996 is 1.99×, not 2.00×).
 func ratio(x float64) string {
 	return fmt.Sprintf("%.2f×", math.Floor(x*100)/100)
 }
+
+// cell is the peer's configuration line k, made safe for a Markdown table
+// cell; "unknown" without one.
+func (o Output) cell(k string) string { return cell(o.Get(k)) }
 
 // cell makes s safe inside a Markdown table cell.
 func cell(s string) string {
@@ -225,16 +221,7 @@ func WriteTable(w io.Writer, rows []Row) error {
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
 	fmt.Fprintln(tw, "workers\timpl\truns\tsamples/s\tTTFB (s)\tCPU (s)\tsamples/s ÷ torch\tTTFB ÷ torch\ttarget\tmet\t")
 	for _, row := range rows {
-		speed, ttfb, target, met := "-", "-", "-", "-"
-		if row.Speedup > 0 {
-			speed, ttfb = ratio(row.Speedup), fmt.Sprintf("%.2f×", row.TTFBRatio)
-		}
-		if t, ok := TargetFor(row.Impl); ok {
-			target = fmt.Sprintf("≥ %g×", t.Min)
-			if m, ok := row.Met(); ok {
-				met = yesNo(m)
-			}
-		}
+		speed, ttfb, target, met := row.ratioCells("-", "-")
 		fmt.Fprintf(tw, "%d\t%s\t%d\t%.1f\t%.3f\t%.2f\t%s\t%s\t%s\t%s\t\n",
 			row.Workers, row.Impl, row.Runs, row.SamplesPerSec, row.TTFB.Seconds(), row.CPU.Seconds(), speed, ttfb, target, met)
 	}

@@ -106,14 +106,7 @@ func (s Settings) Validate() error {
 // Args is the script's argv (after the script's path) for these settings
 // and worker counts.
 func (s Settings) Args(workers []int) []string {
-	args := []string{
-		"--raw-size", fmt.Sprintf("%dx%d", s.Width, s.Height),
-		"--crop", strconv.Itoa(s.Crop),
-		"--batch", strconv.Itoa(s.Batch),
-		"--batches", strconv.Itoa(s.Batches),
-		"--workers", joinInts(workers),
-		"--seed", strconv.FormatUint(s.Seed, 10),
-	}
+	args := s.args("--batches", s.Batches, joinInts(workers))
 	if s.Data != "" {
 		args = append(args, "--data", s.Data)
 	}
@@ -121,6 +114,19 @@ func (s Settings) Args(workers []int) []string {
 		args = append(args, "--index", s.Index)
 	}
 	return args
+}
+
+// args are the pipeline's arguments every script takes: sizes, batch, the
+// run's length (count, by countFlag), workers and seed.
+func (s Settings) args(countFlag string, count int, workers string) []string {
+	return []string{
+		"--raw-size", fmt.Sprintf("%dx%d", s.Width, s.Height),
+		"--crop", strconv.Itoa(s.Crop),
+		"--batch", strconv.Itoa(s.Batch),
+		countFlag, strconv.Itoa(count),
+		"--workers", workers,
+		"--seed", strconv.FormatUint(s.Seed, 10),
+	}
 }
 
 // Config lists the settings as results configuration lines: our side's

@@ -47,16 +47,22 @@ func (c Config) Validate() error {
 			return fmt.Errorf("workers %d must be positive", w)
 		}
 	}
-	if len(c.impls()) == 0 {
+	return checkImpls(c.impls(), Impls, c.Count)
+}
+
+// checkImpls reports the first problem with a sweep's implementations, of
+// known (three of them), and its count of rounds.
+func checkImpls(impls, known []string, count int) error {
+	if len(impls) == 0 {
 		return errors.New("no implementations")
 	}
-	for _, impl := range c.impls() {
-		if !slices.Contains(Impls, impl) {
-			return fmt.Errorf("unknown implementation %q (want %s, %s or %s)", impl, Naive, Fast, Torch)
+	for _, impl := range impls {
+		if !slices.Contains(known, impl) {
+			return fmt.Errorf("unknown implementation %q (want %s, %s or %s)", impl, known[0], known[1], known[2])
 		}
 	}
-	if c.Count < 0 {
-		return fmt.Errorf("count %d must not be negative", c.Count)
+	if count < 0 {
+		return fmt.Errorf("count %d must not be negative", count)
 	}
 	return nil
 }
@@ -69,25 +75,19 @@ type Result struct {
 	PeerConfig   []resultfile.Config
 }
 
-// rotated is the order of the implementations in the turn'th group of an
-// alternating sweep (Sweep, LadderSweep, RemoteSweep): rotated by one
-// from each group to the next, so that none always runs first (after a
-// cool machine) or last.
-func rotated[T any](impls []T, turn int) []T {
-	return slices.Concat(impls[turn%len(impls):], impls[:turn%len(impls)])
-}
-
-// alternate is the loop of an alternating sweep: for each of count rounds
-// (at least one) and each point, every implementation once, back to back,
-// in the order rotated by one from each such group to the next. It stops
-// at the first error of run or when ctx is done.
+// alternate is the loop of an alternating sweep (Sweep, LadderSweep,
+// RemoteSweep): for each of count rounds (at least one) and each point,
+// every implementation once, back to back, in the order rotated by one
+// from each such group to the next, so that none always runs first (after
+// a cool machine) or last. It stops at the first error of run or when ctx
+// is done.
 func alternate[P any](ctx context.Context, count int, points []P, impls []string, run func(round int, p P, impl string) error) error {
 	turn := 0
 	for round := range max(count, 1) {
 		for _, p := range points {
-			order := rotated(impls, turn)
+			k := turn % len(impls)
 			turn++
-			for _, impl := range order {
+			for _, impl := range slices.Concat(impls[k:], impls[:k]) {
 				if err := ctx.Err(); err != nil {
 					return err
 				}
@@ -108,10 +108,9 @@ func peerConfig(kept *[]resultfile.Config, config []resultfile.Config) {
 }
 
 // Sweep measures every implementation at every worker count, Count times,
-// alternating: for each round and worker count it runs each
-// implementation once, back to back, the order rotated by one from each
-// such group to the next, so that no implementation always runs first
-// (after a cool machine) or last. Ours are measured by loadbench.Measure
+// alternating (for each round and worker count, each implementation once,
+// the order rotated from one such group to the next: alternate). Ours are
+// measured by loadbench.Measure
 // (the goroutine loader at level none), the peer by Peer.Run. each, if not
 // nil, is called after every run. On error the runs so far are returned
 // with it.

@@ -20,11 +20,12 @@ type Figure struct{ Alt, Path string }
 // and stops helping, the model's errors, and every point.
 func WriteMarkdown(w io.Writer, r Report, figures []Figure) error {
 	var b strings.Builder
-	whole := r.writeSetup(&b, figures)
-	r.writeKnees(&b)
-	r.writeLayout(&b)
-	r.writeModel(&b, whole)
-	r.writePoints(&b)
+	p := func(format string, a ...any) { fmt.Fprintf(&b, format, a...) }
+	whole := r.writeSetup(p, figures)
+	r.writeKnees(p)
+	r.writeLayout(p)
+	r.writeModel(p, whole)
+	r.writePoints(p)
 	_, err := io.WriteString(w, b.String())
 	return err
 }
@@ -32,8 +33,7 @@ func WriteMarkdown(w io.Writer, r Report, figures []Figure) error {
 // writeSetup writes the title, the command and machine, how the layouts
 // read, and the figures; it reports whether any layout reads whole
 // shards.
-func (r Report) writeSetup(b *strings.Builder, figures []Figure) (whole bool) {
-	p := func(format string, a ...any) { fmt.Fprintf(b, format, a...) }
+func (r Report) writeSetup(p func(string, ...any), figures []Figure) (whole bool) {
 	p("# Data from a bucket: the remedies, measured and predicted\n\n")
 	p("Issue 34, items 5 and 6. Level `none` reads every sample from a real S3 server (%s) through an emulated link of a given round trip (and nothing else), with a given number of requests in flight; `local` reads the same objects copied to local disk, `device` trains on a batch kept on the device. Headspace is 1 − steps/s(none) ÷ steps/s(device): the share of the accelerator's time the loader leaves idle.\n\n", r.Get("remote-server"))
 	p("Command: `%s`  \nMachine: %s, %s cores (shared with other jobs), %s. Raw images %s, crop %s, batch %d, %s samples a dataset, %s measured steps after %s warm-up, %s run(s) a point; emulated step %s.\n\n",
@@ -49,14 +49,12 @@ func (r Report) writeSetup(b *strings.Builder, figures []Figure) (whole bool) {
 	for _, f := range figures {
 		p("![%s](%s)\n\n", f.Alt, f.Path)
 	}
-
 	return whole
 }
 
 // writeKnees writes where more requests in flight stop helping, per
 // dataset and round trip.
-func (r Report) writeKnees(b *strings.Builder) {
-	p := func(format string, a ...any) { fmt.Fprintf(b, format, a...) }
+func (r Report) writeKnees(p func(string, ...any)) {
 	rtts := r.RTTs()
 	p("## Where more requests in flight stop helping\n\n")
 	p("The lowest concurrency within 10%% of the best samples/s at each round trip, and that best (headspace at it). Device: %.0f samples/s.\n\n", r.Device)
@@ -80,8 +78,7 @@ func (r Report) writeKnees(b *strings.Builder) {
 }
 
 // writeLayout writes each layout over files and each format over raw.
-func (r Report) writeLayout(b *strings.Builder) {
-	p := func(format string, a ...any) { fmt.Fprintf(b, format, a...) }
+func (r Report) writeLayout(p func(string, ...any)) {
 	p("\n## Layout and format\n\n")
 	p("Median over the grid's points of one dataset's samples/s over another's (1.00: no difference).\n\n")
 	p("| comparison | median ratio |\n| --- | ---: |\n")
@@ -105,8 +102,7 @@ func (r Report) writeLayout(b *strings.Builder) {
 
 // writeModel writes the model, its calibration per dataset and its
 // prediction errors.
-func (r Report) writeModel(b *strings.Builder, whole bool) {
-	p := func(format string, a ...any) { fmt.Fprintf(b, format, a...) }
+func (r Report) writeModel(p func(string, ...any), whole bool) {
 	rtts := r.RTTs()
 	p("\n## The model\n\n")
 	p("samples/s = min(link bandwidth ÷ bytes/sample, request rate × samples/request, concurrency × samples/request ÷ (round trip + bytes/request ÷ per-connection bandwidth + server time), local, device) (package fetchmodel). Per dataset, the server time is the mean request latency at round trip 0 and the lowest concurrency, the request rate the most requests/s measured at round trip 0, local and device the measured levels; every point with a round trip, and every check, is a prediction.\n\n")
@@ -140,8 +136,7 @@ func (r Report) writeModel(b *strings.Builder, whole bool) {
 }
 
 // writePoints writes every point, measured beside predicted.
-func (r Report) writePoints(b *strings.Builder) {
-	p := func(format string, a ...any) { fmt.Fprintf(b, format, a...) }
+func (r Report) writePoints(p func(string, ...any)) {
 	p("\n## Every point\n\n")
 	p("Calibration points (round trip 0) are marked *; their error is not a prediction's.\n\n")
 	p("| dataset | link | concurrency | samples/s | headspace | request mean | predicted | bound | error |\n| --- | --- | ---: | ---: | ---: | ---: | ---: | --- | ---: |\n")

@@ -178,12 +178,10 @@ func collect(runs []Run) measured {
 		switch run.Level {
 		case level.Device:
 			m.device = append(m.device, run.SamplesPerSec)
-			continue
 		case level.Local:
 			m.local[ds] = append(m.local[ds], run.SamplesPerSec)
-			continue
-		case level.None:
-		default:
+		}
+		if run.Level != level.None {
 			continue
 		}
 		if !seen[ds] {
@@ -215,8 +213,7 @@ func (r Report) calibrate(name string, m measured) (Dataset, error) {
 	}
 	// Calibration: round trip 0, the lowest concurrency.
 	var cal *pointKey
-	for i := range m.keys {
-		k := m.keys[i]
+	for i, k := range m.keys {
 		if k.ds == name && k.check == "" && k.rtt == 0 && (cal == nil || k.conc < cal.conc) {
 			cal = &m.keys[i]
 		}
