@@ -18,6 +18,7 @@ import (
 	"io"
 	"io/fs"
 	"maps"
+	"math"
 	"os"
 	"path/filepath"
 	"slices"
@@ -136,7 +137,7 @@ func readCanaryRecords(path string) ([]Canary, error) {
 		}
 		s, ok := strings.CutPrefix(string(parts[0]), "/slowdown=")
 		slowdown, err := strconv.ParseFloat(s, 64)
-		if !ok || err != nil || slowdown < 0 {
+		if !ok || err != nil || !finite(slowdown) || slowdown < 0 {
 			return nil, fmt.Errorf("%s: %s: want %s/slowdown=FRACTION", path, r.Name, CanaryBenchmark)
 		}
 		c := Canary{Slowdown: slowdown, File: path}
@@ -152,6 +153,11 @@ func readCanaryRecords(path string) ([]Canary, error) {
 	}
 	return out, nil
 }
+
+// finite says whether a slowdown read from a file is a number: ParseFloat
+// takes "NaN" and "Inf", and a NaN slowdown is a key no map finds again
+// (CanaryRates would fail on it).
+func finite(x float64) bool { return !math.IsNaN(x) && !math.IsInf(x, 0) }
 
 // readSessionsTSV reads ci/aa-paired.sh's table of sessions.
 func readSessionsTSV(path string) ([]Canary, error) {
@@ -186,7 +192,7 @@ func readSessionsTSV(path string) ([]Canary, error) {
 		c := Canary{File: path}
 		if s := get("slowdown"); s != "aa" {
 			c.Slowdown, err = strconv.ParseFloat(s, 64)
-			if err != nil || c.Slowdown <= 0 {
+			if err != nil || !finite(c.Slowdown) || c.Slowdown <= 0 {
 				return nil, fmt.Errorf("%s:%d: slowdown %q: want aa or a fraction", path, line, s)
 			}
 		}

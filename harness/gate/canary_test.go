@@ -81,11 +81,21 @@ func TestReadCanaries(t *testing.T) {
 		"no column":    "session\tslowdown\n1\taa\n",
 		"bad exit":     "session\tslowdown\tpaired_exit\n1\taa\t2\n",
 		"bad slowdown": "session\tslowdown\tpaired_exit\n1\tlots\t0\n",
+		"NaN slowdown": "session\tslowdown\tpaired_exit\n1\tNaN\t0\n",
+		"Inf slowdown": "session\tslowdown\tpaired_exit\n1\t+Inf\t0\n",
 	} {
 		d := t.TempDir()
 		os.WriteFile(filepath.Join(d, "sessions.tsv"), []byte(bad), 0o644)
 		if _, err := ReadCanaries(d); err == nil || strings.Contains(err.Error(), "\n") {
 			t.Errorf("%s: error %v; want one line", name, err)
+		}
+	}
+	for _, bad := range []string{"NaN", "Inf", "-0.1"} {
+		d := t.TempDir()
+		rec := "commit: abc\n\nBenchmark" + CanaryBenchmark + "/slowdown=" + bad + "-2 1 5 ns/op\n"
+		os.WriteFile(filepath.Join(d, "night.txt"), []byte(rec), 0o644)
+		if _, err := ReadCanaries(d); err == nil || !strings.Contains(err.Error(), "want "+CanaryBenchmark+"/slowdown=FRACTION") {
+			t.Errorf("a canary record at slowdown=%s: error %v", bad, err)
 		}
 	}
 	if _, err := ReadCanaries(t.TempDir()); err == nil || !strings.Contains(err.Error(), "no canary session") {
