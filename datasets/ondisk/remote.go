@@ -309,8 +309,12 @@ func remoteIndex(ctx context.Context, c *bucket.Client, kind string, objs []buck
 	for i, rel := range x.Files {
 		file[rel] = i
 	}
+	// One header buffer a worker at a time, not one an image.
+	bufs := sync.Pool{New: func() any { return new([headerBytes]byte) }}
 	_, _, err := eachFile(ctx, c.Options().Concurrency, x.Files, func(ctx context.Context, rel string) (int64, error) {
-		x.Samples[file[rel]] = remoteHeader(c, x, file[rel], open)
+		buf := bufs.Get().(*[headerBytes]byte)
+		x.Samples[file[rel]] = remoteHeader(c, x, file[rel], open, buf[:])
+		bufs.Put(buf)
 		return 0, nil
 	})
 	if err != nil {
@@ -321,7 +325,7 @@ func remoteIndex(ctx context.Context, c *bucket.Client, kind string, objs []buck
 
 // remoteHeader reads ImageFolder image i's header: its first headerBytes,
 // then, if the header lies beyond them, the whole image.
-func remoteHeader(c *bucket.Client, x *Index, i int, open opener) IndexSample {
+func remoteHeader(c *bucket.Client, x *Index, i int, open opener, buf []byte) IndexSample {
 	rel := x.Files[i]
 	f, size, err := open(rel, MaxUserImageBytes)
 	s := IndexSample{File: i, Size: size, Label: slices.Index(x.Classes, strings.SplitN(rel, "/", 2)[0])}
@@ -330,7 +334,7 @@ func remoteHeader(c *bucket.Client, x *Index, i int, open opener) IndexSample {
 		return s
 	}
 	defer f.Close()
-	buf := make([]byte, min(size, headerBytes))
+	buf = buf[:min(size, headerBytes)]
 	if _, err := f.ReadAt(buf, 0); err != nil {
 		s.Error = err.Error()
 		return s
