@@ -22,6 +22,7 @@
 package gpugoals
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
 	"io"
@@ -37,6 +38,7 @@ import (
 
 	"github.com/headspace-bench/headspace/harness/resultfile"
 	"github.com/headspace-bench/headspace/internal/summary"
+	"github.com/headspace-bench/headspace/results/gpu"
 )
 
 // The result files of ci/gpu-suite.sh that hold the goals' figures.
@@ -106,8 +108,12 @@ func Goals(dir string) (Report, error) {
 	if err != nil {
 		return rep, err
 	}
-	rep.Goals = append(rep.Goals, decodeGoal(files), deviceNoneGoal(files))
-	rep.Goals = append(rep.Goals, netStepGoals(files)...)
+	anchors, err := h100Anchors()
+	if err != nil {
+		return rep, err
+	}
+	rep.Goals = append(rep.Goals, decodeGoal(files), deviceNoneGoal(files, anchors))
+	rep.Goals = append(rep.Goals, netStepGoals(files, anchors)...)
 	// The 003 ladder, ours (fast transforms) beside PyTorch's.
 	for _, level := range []string{"device", "host", "sample", "raw", "none"} {
 		ours := median(files[FileLadderLevels], "level="+level+"/", "steps/s", "transforms=fast")
@@ -156,13 +162,51 @@ func decodeGoal(files map[string][]*benchfmt.Result) Goal {
 	return g
 }
 
+// anchors are the H100 run's figures the goals are set beside, read from
+// its committed files (package results/gpu).
+type anchors struct {
+	// deviceNone is the naive pipeline's level none over level device
+	// with host transforms, 4 workers, placement host, pinned.
+	deviceNone float64
+	// netStep is the Net's fp32 step over PyTorch's.
+	netStep float64
+}
+
+// h100Anchors reads the anchors from the H100 run's files.
+func h100Anchors() (anchors, error) {
+	var a anchors
+	parse := func(data []byte, name string) ([]*benchfmt.Result, error) {
+		rs, _, err := resultfile.Parse(bytes.NewReader(data), name)
+		return rs, err
+	}
+	ladder, err := parse(gpu.H100Ladder, "results/gpu/nvidia-h100-80gb-hbm3-15709d7.txt")
+	if err != nil {
+		return a, err
+	}
+	check, err := parse(gpu.H100Check, "results/gpu/nvidia-h100-80gb-hbm3-15709d7-cuda-check.txt")
+	if err != nil {
+		return a, err
+	}
+	torch, err := parse(gpu.H100Torch, "results/gpu/nvidia-h100-80gb-hbm3-15709d7-torch-ladder.txt")
+	if err != nil {
+		return a, err
+	}
+	point := []string{"workers=4/", "transforms=naive/", "placement=host/", "pinned=true"}
+	a.deviceNone = median(ladder, "level=none/", "steps/s", point...) / median(ladder, "level=device/", "steps/s", point...)
+	a.netStep = netStep(check, "") / median(torch, "level=device", "sec/op")
+	if math.IsNaN(a.deviceNone) || math.IsNaN(a.netStep) {
+		return a, fmt.Errorf("the H100 run's files (results/gpu) hold no anchor: level none %v of device, the Net's step %v× PyTorch's", a.deviceNone, a.netStep)
+	}
+	return a, nil
+}
+
 // deviceNoneGoal is level none with device transforms against level
 // device.
-func deviceNoneGoal(files map[string][]*benchfmt.Result) Goal {
+func deviceNoneGoal(files map[string][]*benchfmt.Result, a anchors) Goal {
 	none := median(files[FileDeviceNone], "level=none", "steps/s")
 	dev := median(files[FileDeviceNone], "level=device", "steps/s")
 	g := Goal{Name: "naive none, transforms on the device, 4 workers", Target: fmt.Sprintf("≥ %.2f of device", DeviceNoneGoal),
-		Anchor: "0.22 of device (host transforms, the H100 run of 2026-11-22)", From: FileDeviceNone}
+		Anchor: fmt.Sprintf("%.2f of device (host transforms, %s)", a.deviceNone, gpu.H100), From: FileDeviceNone}
 	if !math.IsNaN(none) && !math.IsNaN(dev) && dev > 0 {
 		g.Measured, g.Met = true, none/dev >= DeviceNoneGoal
 		g.Figure = fmt.Sprintf("%.2f of device (%.2f against %.2f steps/s)", none/dev, none, dev)
@@ -172,7 +216,7 @@ func deviceNoneGoal(files map[string][]*benchfmt.Result) Goal {
 
 // netStepGoals are the Net's step against PyTorch's, each precision with
 // and without CUDA Graphs.
-func netStepGoals(files map[string][]*benchfmt.Result) []Goal {
+func netStepGoals(files map[string][]*benchfmt.Result, a anchors) []Goal {
 	var goals []Goal
 	torch := median(files[FileTorchLadder], "level=device", "sec/op")
 	for _, v := range []struct{ name, part string }{
@@ -180,7 +224,7 @@ func netStepGoals(files map[string][]*benchfmt.Result) []Goal {
 	} {
 		step := netStep(files[FileCheck], v.part)
 		g := Goal{Name: "the Net's step against PyTorch's, " + v.name, Target: fmt.Sprintf("≤ %.1f× PyTorch's", NetStepGoal),
-			Anchor: "1.17× PyTorch's (fp32, the H100 run of 2026-11-22)", From: FileCheck + ", " + FileTorchLadder}
+			Anchor: fmt.Sprintf("%.2f× PyTorch's (fp32, %s)", a.netStep, gpu.H100), From: FileCheck + ", " + FileTorchLadder}
 		if !math.IsNaN(step) && !math.IsNaN(torch) && torch > 0 {
 			g.Measured, g.Met = true, step/torch <= NetStepGoal
 			g.Figure = fmt.Sprintf("%.2f× (%.1f ms against %.1f ms)", step/torch, 1e3*step, 1e3*torch)

@@ -3,11 +3,17 @@ package gpugoals
 import (
 	"bytes"
 	"flag"
+	"fmt"
 	"os"
 	"path/filepath"
 	"regexp"
 	"strings"
 	"testing"
+
+	"golang.org/x/perf/benchfmt"
+
+	"github.com/headspace-bench/headspace/harness/resultfile"
+	"github.com/headspace-bench/headspace/internal/summary"
 )
 
 var update = flag.Bool("update", false, "rewrite the golden files")
@@ -157,5 +163,67 @@ func checkGoals(t *testing.T, run string) {
 	}
 	if string(page[start:start+n]) != got {
 		t.Errorf("%s's goals block differs from headspace cuda goals %s (go test -run TestGoalsH200 -update ./harness/gpugoals):\n%s\nwant:\n%s", doc, dir, page[start:start+n], got)
+	}
+}
+
+// The anchors are the H100 run's committed figures (issue 57 item 5):
+// level none over level device of the naive pipeline at 4 workers, and
+// the Net's fp32 step over PyTorch's, recomputed here from the files
+// under results/gpu as notebooks/003-caching-ladder-gpu.md reads them,
+// and written so in every goal's anchor.
+func TestAnchorsAreTheH100Files(t *testing.T) {
+	const dir = "../../results/gpu/"
+	read := func(name string) []*benchfmt.Result {
+		rs, err := resultfile.Read(dir + name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return rs
+	}
+	ladder := read("nvidia-h100-80gb-hbm3-15709d7.txt")
+	at := func(level string) float64 {
+		var xs []float64
+		for _, r := range ladder {
+			if string(r.Name) == "Ladder/level="+level+"/workers=4/transforms=naive/placement=host/pinned=true-16" {
+				v, _ := resultfile.Value(r, "steps/s")
+				xs = append(xs, v)
+			}
+		}
+		if len(xs) == 0 {
+			t.Fatalf("no naive %s point at 4 workers in the H100 file", level)
+		}
+		return summary.Median(xs)
+	}
+	var step, torch []float64
+	for _, r := range read("nvidia-h100-80gb-hbm3-15709d7-cuda-check.txt") {
+		if v, ok := resultfile.Value(r, "step-ns"); ok && !strings.Contains(string(r.Name), "graphs") && !strings.Contains(string(r.Name), "tf32") {
+			step = append(step, v)
+		}
+	}
+	for _, r := range read("nvidia-h100-80gb-hbm3-15709d7-torch-ladder.txt") {
+		if v, ok := resultfile.Value(r, "ns/op"); ok && strings.Contains(string(r.Name), "level=device") {
+			torch = append(torch, v)
+		}
+	}
+	wantNone := fmt.Sprintf("%.2f of device (host transforms, the H100 run of 2026-11-22)", at("none")/at("device"))
+	wantStep := fmt.Sprintf("%.2f× PyTorch's (fp32, the H100 run of 2026-11-22)", summary.Median(step)/summary.Median(torch))
+	rep, err := Goals(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, g := range rep.Goals {
+		switch {
+		case strings.HasPrefix(g.Name, "naive none"):
+			if g.Anchor != wantNone {
+				t.Errorf("%s: anchor %q, want %q", g.Name, g.Anchor, wantNone)
+			}
+		case strings.HasPrefix(g.Name, "the Net's step"):
+			if g.Anchor != wantStep {
+				t.Errorf("%s: anchor %q, want %q", g.Name, g.Anchor, wantStep)
+			}
+		}
+	}
+	if !strings.HasPrefix(wantNone, "0.21 ") || !strings.HasPrefix(wantStep, "1.17×") {
+		t.Errorf("the H100 files give %q and %q; the notebook says 0.21 and 1.17×", wantNone, wantStep)
 	}
 }
