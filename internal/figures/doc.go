@@ -25,4 +25,12 @@
 // stand in a paragraph labelled as the project labels an unbacked figure:
 // "no committed file". A listed quote or setting the page no longer holds
 // fails the test too.
+//
+// Issue 52 added docs/own-loop.md, docs/node.md and docs/gpu.md to the
+// scan, and with them bare counts ("4 of 15", "eight of its forty") as
+// figures. On those three pages a command's report quoted in a fence with
+// no language is scanned too: it is rebuilt by the command from its file
+// and compared (node --from), held by another test (the GPU goals'
+// blocks, TestGoalsH200), or its figures are quoted, where the file holds
+// them in another unit (nanoseconds written as ms), as unit quotes.
 package figures

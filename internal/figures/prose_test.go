@@ -1,27 +1,33 @@
 package figures
 
 import (
+	"context"
 	"fmt"
 	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
 	"unicode"
 	"unicode/utf8"
+
+	"github.com/headspace-bench/headspace/internal/cli"
+	"github.com/headspace-bench/headspace/workloads"
 )
 
 // proseDocs are the pages whose prose is scanned for figures: every
 // figure found there must be recomputed by a case, labelled as unbacked,
 // or be one of the page's listed settings (issue 41).
-var proseDocs = []string{"docs/remote.md", "docs/gate.md", "docs/history.md", "docs/real-data.md"}
+var proseDocs = []string{"docs/remote.md", "docs/gate.md", "docs/history.md", "docs/real-data.md", "docs/own-loop.md", "docs/node.md", "docs/gpu.md"}
 
 // minFound is the fewest figures the scan must find on each page (about
 // nine in ten of those it found when issue 41 added it), so that a scan
 // that sees nothing cannot pass.
 var minFound = map[string]int{
 	"docs/remote.md": 85, "docs/gate.md": 85, "docs/history.md": 80, "docs/real-data.md": 65,
+	"docs/own-loop.md": 64, "docs/node.md": 90, "docs/gpu.md": 105,
 }
 
 // unbackedLabel is the project's phrase for a figure no committed file
@@ -63,8 +69,32 @@ func findFigures(text string) [][2]int {
 		}
 		out = append(out, [2]int{lo, hi})
 	}
+	// Bare counts: "4 of 15", "eight of its forty" (issue 52).
+	for _, m := range countRe.FindAllStringIndex(text, -1) {
+		lo, hi := m[0], m[1]
+		if lo > 0 {
+			r, _ := utf8.DecodeLastRuneInString(text[:lo])
+			if isWord(r) || strings.ContainsRune("._/-", r) {
+				continue
+			}
+		}
+		if hi < len(text) {
+			if r, _ := utf8.DecodeRuneInString(text[hi:]); isWord(r) {
+				continue
+			}
+		}
+		out = append(out, [2]int{lo, hi})
+	}
+	slices.SortFunc(out, func(a, b [2]int) int { return a[0] - b[0] })
 	return out
 }
+
+// countWords are the numbers the pages spell out in counts.
+const countWords = `one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve|thirteen|fourteen|fifteen|sixteen|seventeen|eighteen|nineteen|twenty|thirty|forty|fifty|sixty|seventy|eighty|ninety|hundred`
+
+// countRe matches a bare count, "N of M": a number (in digits or a word)
+// of another, with the, its or their between ("eight of its forty").
+var countRe = regexp.MustCompile(`(?i)(?:\d+(?:,\d{3})*|` + countWords + `)\s+of\s+(?:(?:the|its|their|all)\s+)?(?:\d+(?:,\d{3})*|` + countWords + `)`)
 
 // A setting is a piece of a page's text whose figures are not
 // measurements: a default, a preset, a parameter of a run, a quoted
@@ -109,6 +139,41 @@ func holdsNumber(text, n string) bool {
 		}
 		if v == want || decimals > 0 && strconv.FormatFloat(v, 'f', decimals, 64) == n {
 			return true
+		}
+	}
+	return false
+}
+
+// unitQuotes are quotes whose files hold their figures in another unit
+// of the same kind: nanoseconds written as ms or s, a fraction as a
+// percentage (holdsScaled).
+var unitQuotes []quote
+
+// fileNumberRe is a number as a result file writes it, with an exponent
+// where it has one (3.62430577e+08).
+var fileNumberRe = regexp.MustCompile(`\d+(?:\.\d+)?(?:[eE][-+]?\d+)?`)
+
+// unitScales are the conversions holdsScaled tries: ns to µs, ms and s,
+// a fraction to a percentage.
+var unitScales = []float64{1e-3, 1e-6, 1e-9, 100}
+
+// holdsScaled says whether text holds a number that, converted by one of
+// unitScales, is n as the page rounds it (to its decimals).
+func holdsScaled(text, n string) bool {
+	n = strings.ReplaceAll(n, ",", "")
+	decimals := 0
+	if i := strings.IndexByte(n, '.'); i >= 0 {
+		decimals = len(n) - i - 1
+	}
+	for _, m := range fileNumberRe.FindAllString(text, -1) {
+		v, err := strconv.ParseFloat(m, 64)
+		if err != nil {
+			continue
+		}
+		for _, k := range unitScales {
+			if strconv.FormatFloat(v*k, 'f', decimals, 64) == n {
+				return true
+			}
 		}
 	}
 	return false
@@ -317,7 +382,18 @@ func looseFigures(t *testing.T, doc string) (out []loose, found int) {
 		}
 		covered = append(covered, ss...)
 	}
+	type quoted struct {
+		quote
+		scaled bool
+	}
+	var qs []quoted
 	for _, q := range quotes {
+		qs = append(qs, quoted{q, false})
+	}
+	for _, q := range unitQuotes {
+		qs = append(qs, quoted{q, true})
+	}
+	for _, q := range qs {
 		if q.doc != doc {
 			continue
 		}
@@ -337,13 +413,14 @@ func looseFigures(t *testing.T, doc string) (out []loose, found int) {
 		}
 		mt := masked(text)
 		for _, m := range findFigures(mt) {
-			n := numberRe.FindString(mt[m[0]:m[1]])
-			found := false
-			for _, h := range held {
-				found = found || holdsNumber(h, n)
-			}
-			if !found {
-				t.Errorf("%s: %q quotes %s, which none of %v holds", doc, q.text, n, q.files)
+			for _, n := range numberRe.FindAllString(mt[m[0]:m[1]], -1) {
+				found := false
+				for _, h := range held {
+					found = found || holdsNumber(h, n) || q.scaled && holdsScaled(h, n)
+				}
+				if !found {
+					t.Errorf("%s: %q quotes %s, which none of %v holds", doc, q.text, n, q.files)
+				}
 			}
 		}
 		covered = append(covered, ss...)
@@ -388,11 +465,53 @@ func looseFigures(t *testing.T, doc string) (out []loose, found int) {
 			labelled[j] = true
 		}
 	}
+	held := map[int]bool{}
+	for _, h := range heldBlocks {
+		if h.doc != doc {
+			continue
+		}
+		n := 0
+		for i, b := range bs {
+			if b.code && strings.HasPrefix(strings.TrimPrefix(b.text, "``` "), normalize(h.start)) {
+				held[i] = true
+				n++
+			}
+		}
+		if n == 0 {
+			t.Errorf("%s: the held block %q is not on the page any more: take it off the list", doc, h.start)
+		}
+	}
+	for _, r := range rebuiltBlocks {
+		if r.doc != doc {
+			continue
+		}
+		i := slices.IndexFunc(bs, func(b block) bool {
+			return b.code && strings.HasPrefix(strings.TrimPrefix(b.text, "``` "), normalize(r.start))
+		})
+		if i < 0 {
+			t.Errorf("%s: the rebuilt block %q is not on the page any more: take it off the list", doc, r.start)
+			continue
+		}
+		held[i] = true
+		want := strings.TrimSpace(strings.Trim(bs[i].text, "`"))
+		if got := rebuild(t, r.args); !strings.Contains(got, want) {
+			t.Errorf("%s: the block %q is not what headspace %s prints:\n  page: %q\n  command: %q", doc, r.start, strings.Join(r.args, " "), want, got)
+		}
+	}
 	for i, b := range bs {
-		if b.code || pending[i] || labelled[i] {
+		if pending[i] || labelled[i] || held[i] {
 			continue
 		}
 		text := masked(b.text)
+		if b.code {
+			// An output block (a fence with no language) of a page whose
+			// output blocks are scanned; commands, indented or "```sh",
+			// are not.
+			if !outputDocs[doc] || !strings.HasPrefix(b.text, "``` ") {
+				continue
+			}
+			text = strings.Repeat(" ", 4) + strings.TrimSuffix(b.text[4:], "```") + "   "
+		}
 		for _, m := range findFigures(text) {
 			found++
 			lo, hi := m[0], m[1]
@@ -425,6 +544,62 @@ func TestProseFiguresAreBackedOrLabelled(t *testing.T) {
 			t.Errorf("%s: %q is neither recomputed from a file nor labelled %q:\n  %s", doc, l.figure, unbackedLabel, l.sentence)
 		}
 	}
+}
+
+// outputDocs are the scanned pages whose output blocks (a command's
+// report quoted in a fence with no language) are scanned too (issue 52).
+var outputDocs = map[string]bool{"docs/own-loop.md": true, "docs/node.md": true, "docs/gpu.md": true}
+
+// A heldBlock is an output block (named by the start of its text) whose
+// every figure another test holds to the committed files.
+type heldBlock struct {
+	doc, start, why string
+}
+
+// A rebuiltBlock is an output block that quotes a command's report rebuilt
+// from committed files (--from): the block must be a part of what the
+// command prints now, run here.
+type rebuiltBlock struct {
+	doc, start string
+	args       []string // headspace's arguments; paths from the root
+}
+
+// rebuild runs headspace args in this process (the command as
+// workloads registers it), with the paths taken from the root, and
+// returns its output normalized.
+func rebuild(t *testing.T, args []string) string {
+	t.Helper()
+	var c *cli.Command
+	for _, cmd := range workloads.Commands() {
+		if cmd.Name == args[0] {
+			c = &cmd
+		}
+	}
+	if c == nil {
+		t.Fatalf("headspace has no command %s", args[0])
+	}
+	rest := slices.Clone(args[1:])
+	for i, a := range rest {
+		if strings.HasPrefix(a, "results/") {
+			rest[i] = filepath.Join(root, filepath.FromSlash(a))
+		}
+	}
+	var out, errs strings.Builder
+	if err := c.Run(context.Background(), rest, &out, &errs); err != nil {
+		t.Fatalf("headspace %s: %v\n%s", strings.Join(args, " "), err, errs.String())
+	}
+	return normalize(out.String())
+}
+
+// heldBlocks are the output blocks other tests hold.
+var heldBlocks = []heldBlock{
+	{"docs/gpu.md", "goal figure target verdict anchor file nvJPEG batched decode, 1024² natural JPEGs 10792", "TestGoalsH200 (harness/gpugoals): headspace cuda goals of results/gpu/nvidia-h200-3fcbbc1"},
+	{"docs/gpu.md", "goal figure target verdict anchor file nvJPEG batched decode, 1024² natural JPEGs 10801", "TestGoalsH200 (harness/gpugoals): headspace cuda goals of results/gpu/nvidia-h200-a11143c"},
+}
+
+// rebuiltBlocks are the output blocks a command rebuilds from a file.
+var rebuiltBlocks = []rebuiltBlock{
+	{"docs/node.md", "node-max-accelerators: 4", []string{"node", "--from", nodeFile}},
 }
 
 // settings are the pieces of the scanned pages whose figures are not
