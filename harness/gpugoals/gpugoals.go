@@ -17,6 +17,10 @@
 //     without CUDA Graphs;
 //   - the document's 003 ladder, ours beside PyTorch's, level by level.
 //
+// The anchors from the H100 run of 2026-11-22 (level none's share of
+// level device, the Net's step against PyTorch's) are read from its
+// committed files, which package results/gpu embeds, never typed in.
+//
 // The suite's file names are this package's (Files); a test holds
 // ci/gpu-suite.sh to them.
 package gpugoals

@@ -321,6 +321,7 @@ func init() {
 	quotes = append(quotes, []quote{
 		{"docs/gpu.md", "| 1 | `cuda check --precision fp32,tf32` | the Net's step, fp32 and tf32, with and without CUDA Graphs | ≤ 1.0× PyTorch's | 1.17× (fp32, H100, 2026-11-22) |", in(h200a, "goals.txt")},
 		{"docs/gpu.md", "| ≥ 0.9 | 0.21 (host transforms, H100, 2026-11-22) |", in(h200a, "goals.txt")},
+		{"docs/gpu.md", "read from the H100 run's file: 0.21 of device, where the run's `summary.txt` printed the 0.22 then typed in", in(h200a, "goals.txt", "summary.txt")},
 		{"docs/gpu.md", "(143,771 MiB, driver 580.159.04, CUDA driver API 13.0,", in(h200a, "nvidia-smi.txt", "cuda-check.log")},
 		{"docs/gpu.md", "2,056 images/s (1,627 to 2,456): nvJPEG is 5.25×", in(h200a, "cuda-decode-turbojpeg.log", "goals.txt")},
 		{"docs/gpu.md", "10,792 images/s (median of 20 batches; 10,761 to 10,820)", in(h200a, "cuda-decode-natural.log")},
