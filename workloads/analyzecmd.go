@@ -10,6 +10,7 @@ import (
 
 	"golang.org/x/perf/benchfmt"
 
+	"github.com/headspace-bench/headspace/command"
 	"github.com/headspace-bench/headspace/harness/analysis"
 	"github.com/headspace-bench/headspace/harness/driver"
 	"github.com/headspace-bench/headspace/harness/resultfile"
@@ -104,7 +105,7 @@ func runAnalyze(ctx context.Context, args []string, stdout, stderr io.Writer) er
 		return cli.UsageError{Msg: err.Error()}
 	}
 	// The caches hold NumCaches batches beside the loader's.
-	if err := cli.FitsPipeline(pcfg, 1, int64(*numCaches)*pcfg.BatchBytes()); err != nil {
+	if err := command.FitsPipeline(pcfg, 1, int64(*numCaches)*pcfg.BatchBytes()); err != nil {
 		return err
 	}
 	plotBase := strings.TrimSuffix(strings.TrimSuffix(*plotPath, ".png"), ".svg")

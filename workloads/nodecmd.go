@@ -13,6 +13,7 @@ import (
 
 	"golang.org/x/perf/benchfmt"
 
+	"github.com/headspace-bench/headspace/command"
 	"github.com/headspace-bench/headspace/datasets/transforms"
 	"github.com/headspace-bench/headspace/device"
 	"github.com/headspace-bench/headspace/harness/driver"
@@ -273,7 +274,7 @@ func fitsNode(n Node) error {
 // fitsRanks refuses a node of n ranks of pipeline p whose memory
 // estimate (each rank's pipeline and two batches) does not fit.
 func fitsRanks(p loader.Config, n int) error {
-	if err := cli.FitsPipeline(p, n, int64(n)*2*p.BatchBytes()); err != nil {
+	if err := command.FitsPipeline(p, n, int64(n)*2*p.BatchBytes()); err != nil {
 		return cli.Usagef("--accelerators %d: %v", n, err)
 	}
 	return nil

@@ -11,6 +11,13 @@ import (
 	"github.com/headspace-bench/headspace/internal/cli"
 )
 
+// compare's and baseline's bounds, beside their flags (internal/cli's table).
+var _ = cli.Declare(map[string]cli.Bound{
+	"compare threshold":    {Lo: 0, Hi: 1},
+	"compare alpha":        {Lo: 0, Hi: 1},
+	"compare min-coverage": {Lo: 0, Hi: 1},
+})
+
 func init() {
 	register(cli.Command{Name: "compare", Summary: "the regression gate: compare two result files as benchstat does", Run: runCompare})
 	register(cli.Command{Name: "baseline", Summary: "print the baseline path of the machine a result file comes from", Run: runBaseline})

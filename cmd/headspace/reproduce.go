@@ -17,6 +17,11 @@ import (
 	"github.com/headspace-bench/headspace/workloads"
 )
 
+// reproduce's bound of --step, beside the flag (internal/cli's table).
+var _ = cli.Declare(map[string]cli.Bound{
+	"reproduce step": {Lo: 0, Hi: float64(time.Hour)},
+})
+
 func init() {
 	register(cli.Command{Name: "reproduce", Summary: "run every document's experiment and write one Markdown report per document", Run: runReproduce})
 }

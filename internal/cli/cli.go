@@ -42,6 +42,14 @@ type UsageError struct{ Msg string }
 
 func (e UsageError) Error() string { return e.Msg }
 
+// AsUsage is err as a usage error (exit 2), or nil.
+func AsUsage(err error) error {
+	if err == nil {
+		return nil
+	}
+	return UsageError{err.Error()}
+}
+
 // Usagef is a usage error of the formatted message.
 func Usagef(format string, args ...any) error { return UsageError{fmt.Sprintf(format, args...)} }
 

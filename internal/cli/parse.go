@@ -8,8 +8,6 @@ import (
 	"slices"
 	"strconv"
 	"strings"
-
-	"github.com/headspace-bench/headspace/harness/loader"
 )
 
 // ParseInts parses a comma-separated list of positive integers.
@@ -131,19 +129,6 @@ func ParseBools(what, s string) ([]bool, error) {
 	out := make([]bool, len(names))
 	for i, n := range names {
 		out[i] = n == "true"
-	}
-	return out, nil
-}
-
-// ParsePlacements parses a comma-separated list of placements.
-func ParsePlacements(s string) ([]loader.Placement, error) {
-	names, err := ParseList("--placement", s, loader.Placements)
-	if err != nil {
-		return nil, err
-	}
-	out := make([]loader.Placement, len(names))
-	for i, n := range names {
-		out[i], _ = loader.ParsePlacement(n)
 	}
 	return out, nil
 }
