@@ -5,7 +5,6 @@ import (
 	"io"
 	"math"
 	"strings"
-	"time"
 )
 
 // md collects a report's Markdown, keeping the first write error so that the
@@ -107,9 +106,6 @@ func signed(v float64) string {
 	return strings.Replace(s, "-", "−", 1)
 }
 
-// ms formats a duration in milliseconds with one decimal.
-func ms(d time.Duration) string { return fmt.Sprintf("%.1f ms", float64(d)/1e6) }
-
 // mib formats bytes in MiB with one decimal.
 func mib(b float64) string {
 	if math.IsNaN(b) {
@@ -140,14 +136,6 @@ func thousands(n int) string {
 		s = s[:i] + "," + s[i:]
 	}
 	return s
-}
-
-// plural is "1 run", "5 runs".
-func plural(n int, word string) string {
-	if n == 1 {
-		return fmt.Sprintf("%d %s", n, word)
-	}
-	return fmt.Sprintf("%d %ss", n, word)
 }
 
 // joined is each of vs formatted, joined by commas: a command's list,

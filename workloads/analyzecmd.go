@@ -150,12 +150,9 @@ func runAnalyze(ctx context.Context, args []string, stdout, stderr io.Writer) er
 // (if asked) and the stage statistics as JSON to statsJSON (if named).
 func writeAnalysisFiles(stdout io.Writer, rep analysis.Report, base string, plot bool, statsJSON string) error {
 	if plot {
-		for _, ext := range []string{".png", ".svg"} {
-			if err := rep.Save(base + ext); err != nil {
-				return err
-			}
+		if err := rep.SaveBoth(stdout, base); err != nil {
+			return err
 		}
-		fmt.Fprintf(stdout, "\nplot: %s.png, %s.svg\n", base, base)
 	}
 	if statsJSON == "" {
 		return nil

@@ -23,6 +23,7 @@ import (
 	"github.com/headspace-bench/headspace/harness/level"
 	"github.com/headspace-bench/headspace/harness/loader"
 	"github.com/headspace-bench/headspace/harness/pipeline"
+	reports "github.com/headspace-bench/headspace/harness/report"
 	"github.com/headspace-bench/headspace/harness/resultfile"
 	"github.com/headspace-bench/headspace/harness/timeline"
 	"github.com/headspace-bench/headspace/internal/cli"
@@ -364,7 +365,7 @@ func runLadder(ctx context.Context, args []string, stdout, stderr io.Writer) err
 		return err // failed; an interrupted run prints what it finished
 	}
 	fmt.Fprintf(stdout, "device %s, batch %d, raw %dx%d, crop %d, %s of %s each\n%s\n", devName, l.Pipeline.Batch,
-		l.Pipeline.Dataset.Width, l.Pipeline.Dataset.Height, l.Pipeline.Transforms.Crop, cli.Plural(l.Count, "run"), cli.Plural(l.Train.Steps, "step"), loader.Describe(ctx, l.Pipeline))
+		l.Pipeline.Dataset.Width, l.Pipeline.Dataset.Height, l.Pipeline.Transforms.Crop, reports.Plural(l.Count, "run"), reports.Plural(l.Train.Steps, "step"), loader.Describe(ctx, l.Pipeline))
 	if err := ladder.WriteTable(stdout, LadderGroups(l.Selected(), tally.Steps, tally.Disturbed), LadderDocument); err != nil {
 		return err
 	}

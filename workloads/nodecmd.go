@@ -21,6 +21,7 @@ import (
 	"github.com/headspace-bench/headspace/harness/loader"
 	"github.com/headspace-bench/headspace/harness/node"
 	"github.com/headspace-bench/headspace/harness/procloader"
+	reports "github.com/headspace-bench/headspace/harness/report"
 	"github.com/headspace-bench/headspace/harness/resultfile"
 	"github.com/headspace-bench/headspace/internal/cli"
 )
@@ -335,7 +336,7 @@ func (f *nodeFlags) run(ctx context.Context, n Node, args []string, stdout, stde
 func (f *nodeFlags) write(n Node, recs []*benchfmt.Result, args []string, stdout io.Writer) error {
 	fmt.Fprintf(stdout, "node of emulated accelerators: step %v, batch %d per rank, raw %dx%d, crop %d, transforms %s, %s per rank, %s of %s\n",
 		n.Device.Step, n.Pipeline.Batch, n.Pipeline.Dataset.Width, n.Pipeline.Dataset.Height, n.Pipeline.Transforms.Crop,
-		n.Pipeline.Impl, cli.Plural(n.Pipeline.Workers, "worker"), cli.Plural(n.Count, "run"), cli.Plural(n.Train.Steps, "step"))
+		n.Pipeline.Impl, reports.Plural(n.Pipeline.Workers, "worker"), reports.Plural(n.Count, "run"), reports.Plural(n.Train.Steps, "step"))
 	o := node.Sweep{Records: recs, MinAU: f.minAU, Command: "headspace " + cli.CommandLine("node", args)}
 	if o.Profile, o.ProfileErr = node.SmallestProfile(recs, n.Pipeline, n.Device.Step); o.ProfileErr == nil {
 		f.pf.setLink(&o.Profile)

@@ -7,6 +7,7 @@ import (
 	"os"
 
 	"github.com/headspace-bench/headspace/harness/gate"
+	"github.com/headspace-bench/headspace/harness/report"
 	"github.com/headspace-bench/headspace/history"
 	"github.com/headspace-bench/headspace/internal/cli"
 )
@@ -105,10 +106,10 @@ func runCompare(ctx context.Context, args []string, stdout, stderr io.Writer) er
 		return err
 	}
 	if n := len(rep.Regressions()); n > 0 {
-		return exitError{code: 1, msg: cli.Plural(n, "regression") + " beyond the threshold"}
+		return exitError{code: 1, msg: report.Plural(n, "regression") + " beyond the threshold"}
 	}
 	if n := len(rep.Disturbed()); n > 0 {
-		return exitError{code: gate.ExitDisturbed, msg: cli.Plural(n, "metric") + " worse beyond the threshold on disturbed runs: rerun on a quiet machine"}
+		return exitError{code: gate.ExitDisturbed, msg: report.Plural(n, "metric") + " worse beyond the threshold on disturbed runs: rerun on a quiet machine"}
 	}
 	return nil
 }

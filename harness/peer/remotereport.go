@@ -11,6 +11,7 @@ import (
 	"strings"
 
 	"github.com/headspace-bench/headspace/datasets/ondisk"
+	"github.com/headspace-bench/headspace/harness/report"
 
 	"golang.org/x/perf/benchfmt"
 
@@ -148,7 +149,7 @@ func WriteRemoteMarkdown(w io.Writer, r RemoteReport) error {
 		"  rotated; the table gives medians. samples/s: after the first batch; TTFB: to the first batch.\n"+
 		"- Ceiling: the most samples/s the link lets through for the layout (its bandwidth over the bytes a\n"+
 		"  sample costs, its request rate over the requests); \"reaches\" is %.0f%% of it.\n\n",
-		plural(max(r.Count, 1), "round"), ReachedShare*100)
+		report.Plural(max(r.Count, 1), "round"), ReachedShare*100)
 
 	fmt.Fprintf(&b, "## Results\n\n")
 	fmt.Fprintf(&b, "| layout | workers | implementation | samples/s | TTFB (s) | CPU (s) | ÷ peer | target ≥ %g× | of ceiling |\n", RemoteTarget.Min)
@@ -188,7 +189,7 @@ func WriteRemoteMarkdown(w io.Writer, r RemoteReport) error {
 		var parts []string
 		for _, impl := range impls {
 			if n, ok := Reached(r.Rows, l, impl); ok {
-				parts = append(parts, fmt.Sprintf("%s reaches it at %s", implName(impl), plural(n, "worker")))
+				parts = append(parts, fmt.Sprintf("%s reaches it at %s", implName(impl), report.Plural(n, "worker")))
 			} else {
 				best := 0.0
 				for _, row := range r.Rows {

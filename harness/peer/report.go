@@ -10,6 +10,7 @@ import (
 	"text/tabwriter"
 
 	"github.com/headspace-bench/headspace/harness/machine"
+	"github.com/headspace-bench/headspace/harness/report"
 	"github.com/headspace-bench/headspace/harness/resultfile"
 )
 
@@ -132,7 +133,7 @@ func writeTargets(b *strings.Builder, rows []Row) {
 			}
 		}
 		if len(parts) > 0 {
-			fmt.Fprintf(b, "- %s: %s.\n", plural(w, "worker"), strings.Join(parts, "; "))
+			fmt.Fprintf(b, "- %s: %s.\n", report.Plural(w, "worker"), strings.Join(parts, "; "))
 			verdicts++
 		}
 	}
@@ -182,13 +183,6 @@ func yesNo(b bool) string {
 		return "yes"
 	}
 	return "no"
-}
-
-func plural(n int, word string) string {
-	if n == 1 {
-		return fmt.Sprintf("%d %s", n, word)
-	}
-	return fmt.Sprintf("%d %ss", n, word)
 }
 
 // workerCounts lists the rows' worker counts in order of first appearance.

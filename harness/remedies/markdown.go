@@ -7,9 +7,9 @@ import (
 	"math"
 	"slices"
 	"strings"
-	"time"
 
 	"github.com/headspace-bench/headspace/harness/fetchmodel"
+	"github.com/headspace-bench/headspace/harness/report"
 )
 
 // Figure is a plot the report embeds: its alt text and its path relative
@@ -109,7 +109,7 @@ func (r Report) writeModel(p func(string, ...any), whole bool) {
 	p("| dataset | latency at 0 | server time | server rate | local | \n| --- | ---: | ---: | ---: | ---: |\n")
 	for _, d := range r.Datasets {
 		c := d.Calibration
-		p("| %s | %s | %s | %.0f req/s | %.0f/s |\n", d.Name(), ms(d.CalibrationLatency), ms(c.ServerTime), c.ServerRate, c.HostRate)
+		p("| %s | %s | %s | %.0f req/s | %.0f/s |\n", d.Name(), report.Ms(d.CalibrationLatency, 2), report.Ms(c.ServerTime, 2), c.ServerRate, c.HostRate)
 	}
 	all := r.Errors(func(Dataset, Point) bool { return true }) // MedianError's points
 	p("\nMedian absolute percentage error over %d predicted points: **%s**; within 10%%: %d of %d.\n\n", len(all), pctErr(fetchmodel.Median(all)), within(all, 10), len(all))
@@ -150,7 +150,7 @@ func (r Report) writePoints(p func(string, ...any)) {
 			if pt.Calibration {
 				mark = "*"
 			}
-			p("| %s | %s | %d | %.0f | %s | %s | %.0f | %s | %s%s |\n", d.Name(), l, pt.Concurrency, pt.Measured, pct(pt.Headspace), ms(pt.ReqMean), pt.Predicted.SamplesPerSec, pt.Predicted.Bound, pctErr(pt.APE), mark)
+			p("| %s | %s | %d | %.0f | %s | %s | %.0f | %s | %s%s |\n", d.Name(), l, pt.Concurrency, pt.Measured, pct(pt.Headspace), report.Ms(pt.ReqMean, 2), pt.Predicted.SamplesPerSec, pt.Predicted.Bound, pctErr(pt.APE), mark)
 		}
 	}
 }
@@ -163,8 +163,6 @@ func pctErr(x float64) string {
 	}
 	return fmt.Sprintf("%.1f%%", x)
 }
-
-func ms(d time.Duration) string { return fmt.Sprintf("%.2f ms", float64(d)/1e6) }
 
 func within(es []float64, limit float64) int {
 	n := 0

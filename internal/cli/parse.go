@@ -3,7 +3,6 @@ package cli
 import (
 	"errors"
 	"flag"
-	"fmt"
 	"os"
 	"slices"
 	"strconv"
@@ -73,14 +72,6 @@ func ParseShard(s string) (i, n int, err error) {
 		return 0, 0, Usagef("--shard %q: want i/n with 0 <= i < n", s)
 	}
 	return i, n, nil
-}
-
-// Plural is n and word, with an s unless n is 1: "1 run", "3 runs".
-func Plural(n int, word string) string {
-	if n == 1 {
-		return fmt.Sprintf("%d %s", n, word)
-	}
-	return fmt.Sprintf("%d %ss", n, word)
 }
 
 // NoRepeats refuses a list that names an item twice.
