@@ -5,6 +5,8 @@ import (
 	"io"
 	"math"
 	"strings"
+
+	reports "github.com/headspace-bench/headspace/harness/report"
 )
 
 // md collects a report's Markdown, keeping the first write error so that the
@@ -30,19 +32,15 @@ func (m *md) para(format string, args ...any) {
 	m.p("")
 }
 
-// table writes a Markdown table: align has one of 'l' or 'r' per column.
+// table writes a Markdown table (report.Table), its cells' pipes
+// escaped: align has one of 'l' or 'r' per column.
 func (m *md) table(align string, header []string, rows [][]string) {
-	m.p("| %s |", strings.Join(escapeCells(header), " | "))
-	seps := make([]string, len(header))
-	for i := range seps {
-		seps[i] = "---"
-		if i < len(align) && align[i] == 'r' {
-			seps[i] = "---:"
-		}
-	}
-	m.p("| %s |", strings.Join(seps, " | "))
+	t := reports.Table{Align: align, Header: escapeCells(header)}
 	for _, r := range rows {
-		m.p("| %s |", strings.Join(escapeCells(r), " | "))
+		t.Add(escapeCells(r)...)
+	}
+	if m.err == nil {
+		_, m.err = t.WriteTo(m.w)
 	}
 	m.p("")
 }
@@ -59,7 +57,7 @@ func (m *md) code(lang, body string) {
 func escapeCells(cells []string) []string {
 	out := make([]string, len(cells))
 	for i, c := range cells {
-		out[i] = strings.ReplaceAll(c, "|", `\|`)
+		out[i] = reports.EscapePipes(c)
 	}
 	return out
 }

@@ -20,8 +20,10 @@ func TestTable(t *testing.T) {
 	}{
 		{"aligned", Table{Align: "lr", Header: []string{"stage", "share"}, Rows: [][]string{{"load", "12%"}, {"decode", "80%"}}},
 			"| stage | share |\n| --- | ---: |\n| load | 12% |\n| decode | 80% |\n"},
-		{"tight", Table{Align: "lr", Header: []string{"benchmark", "change"}, Rows: [][]string{{"a", "+1%"}}, Tight: true},
+		{"tight", Table{Align: "lr", Header: []string{"benchmark", "change"}, Rows: [][]string{{"a", "+1%"}}, TightRule: true},
 			"| benchmark | change |\n|---|---:|\n| a | +1% |\n"},
+		{"tight empty cells", Table{Header: []string{"", ""}, Rows: [][]string{{"x", ""}}, TightEmpty: true},
+			"| | |\n| --- | --- |\n| x | |\n"},
 		{"no rows, align shorter than the header", Table{Align: "r", Header: []string{"n", "x", "y"}},
 			"| n | x | y |\n| ---: | --- | --- |\n"},
 		{"an empty cell", Table{Header: []string{"a", ""}, Rows: [][]string{{"", "b"}}},

@@ -17,9 +17,13 @@ type Table struct {
 	Header []string
 	// Rows are the rows, each with its cells.
 	Rows [][]string
-	// Tight writes the separator row without spaces (|---|---:|), as the
-	// history page writes it, instead of | --- | ---: |.
-	Tight bool
+	// TightRule writes the separator row without spaces (|---|---:|), as
+	// the history page writes it, instead of | --- | ---: |.
+	TightRule bool
+	// TightEmpty writes an empty cell as one space between its pipes
+	// (| |), as the history page, the what-if's and the peers' machine
+	// tables write it, instead of two (|  |).
+	TightEmpty bool
 }
 
 // NewTable is a table with the given alignment and header and no rows.
@@ -34,9 +38,14 @@ func (t *Table) Add(cells ...string) { t.Rows = append(t.Rows, cells) }
 func (t *Table) String() string {
 	var b strings.Builder
 	row := func(cells []string) {
-		b.WriteString("| ")
-		b.WriteString(strings.Join(cells, " | "))
-		b.WriteString(" |\n")
+		b.WriteString("|")
+		for _, c := range cells {
+			if c != "" || !t.TightEmpty {
+				b.WriteString(" " + c)
+			}
+			b.WriteString(" |")
+		}
+		b.WriteString("\n")
 	}
 	row(t.Header)
 	seps := make([]string, len(t.Header))
@@ -46,7 +55,7 @@ func (t *Table) String() string {
 			seps[i] = "---:"
 		}
 	}
-	if t.Tight {
+	if t.TightRule {
 		b.WriteString("|" + strings.Join(seps, "|") + "|\n")
 	} else {
 		row(seps)
