@@ -7,15 +7,20 @@ import (
 	"testing"
 )
 
+// The test's bounds, declared once as a package declares its own (the
+// table is the process's: a second run of the test declares nothing).
+var _ = Declare(map[string]Bound{
+	"declare-test-n":                  {1, 10},
+	"declare-test-cmd other":          {1, 3},
+	"declare-test-p":                  {1, 100},
+	"declare-test-cmd declare-test-p": {1, 3},
+})
+
 // TestDeclare checks the bounds table a package declares its flags'
 // bounds into: a command's own bound ("command flag") applies to that
 // command's flag and a shared one to every command's, ParseArgs refuses a value outside the bound
 // that applies, and a name declared twice panics, naming the flag.
 func TestDeclare(t *testing.T) {
-	Declare(map[string]Bound{
-		"declare-test-n":         {1, 10},
-		"declare-test-cmd other": {1, 3},
-	})
 	parse := func(command string, args ...string) error {
 		fs := NewFlagSet(command, "", io.Discard)
 		fs.Int("declare-test-n", 2, "")
@@ -48,7 +53,6 @@ func TestDeclare(t *testing.T) {
 		t.Errorf("BoundOf(declare-test-cmd, other) = %v, %v; want {1 3}, true", b, ok)
 	}
 	// A command's own bound takes precedence over the shared one.
-	Declare(map[string]Bound{"declare-test-p": {1, 100}, "declare-test-cmd declare-test-p": {1, 3}})
 	for cmd, want := range map[string]Bound{"declare-test-cmd": {1, 3}, "declare-test-else": {1, 100}} {
 		if b, ok := BoundOf(flag.NewFlagSet("headspace "+cmd, flag.ContinueOnError), "declare-test-p"); !ok || b != want {
 			t.Errorf("BoundOf(%s, declare-test-p) = %v, %v; want %v, true", cmd, b, ok, want)
