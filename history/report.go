@@ -11,6 +11,7 @@ import (
 	"golang.org/x/perf/benchunit"
 
 	"github.com/headspace-bench/headspace/harness/gate"
+	"github.com/headspace-bench/headspace/harness/report"
 )
 
 // formatValue formats v in unit as benchstat would (3.448, 290.1m).
@@ -145,12 +146,12 @@ func (h *History) WriteMarkdown(w io.Writer) error {
 		fmt.Fprintf(&b, " against %s: %d regressions, %d changed metrics of %d compared.\n\n",
 			mdCode(m.Runs[len(m.Runs)-2].Commit), len(m.Latest.Regressions()), len(rows), len(m.Latest.Rows))
 		if len(rows) > 0 {
-			b.WriteString("| benchmark | unit | before | after | change | q | verdict |\n|---|---|---:|---:|---:|---:|---|\n")
+			t := mdTable("llrrrrl", "benchmark", "unit", "before", "after", "change", "q", "verdict")
 			for _, r := range rows {
-				fmt.Fprintf(&b, "| %s | %s | %s | %s | %s | %.2g | %s |\n", mdText(r.Name), mdText(r.Unit),
-					mdText(formatValue(r.Old.Center, r.Unit)), mdText(formatValue(r.New.Center, r.Unit)), mdText(signed(r.Delta)), r.Q, mdText(r.Verdict.String()))
+				t.Add(mdText(r.Name), mdText(r.Unit), mdText(formatValue(r.Old.Center, r.Unit)), mdText(formatValue(r.New.Center, r.Unit)),
+					mdText(signed(r.Delta)), fmt.Sprintf("%.2g", r.Q), mdText(r.Verdict.String()))
 			}
-			b.WriteString("\n")
+			b.WriteString(t.String() + "\n")
 		}
 		if cs := latestChanges(h, m); len(cs) > 0 {
 			fmt.Fprintf(&b, "Change points starting at this run: %d.\n\n", len(cs))
@@ -180,12 +181,19 @@ func count(n int, s string) string {
 
 // mdChanges writes a table of changes (or suspected steps).
 func mdChanges(b *strings.Builder, cs []SeriesChange) {
-	b.WriteString("| machine | benchmark | unit | first commit | date | change | before → after | |\n|---|---|---|---|---|---:|---|---|\n")
+	t := mdTable("lllllrll", "machine", "benchmark", "unit", "first commit", "date", "change", "before → after", "")
 	for _, c := range cs {
-		fmt.Fprintf(b, "| %s | %s | %s | %s | %s | %s | %s → %s | %s |\n", mdText(c.Series.Machine), mdText(c.Series.Benchmark), mdText(c.Series.Unit),
-			mdCode(c.Commit), c.Date.Format("2006-01-02"), mdText(signed(c.Delta)), mdText(formatValue(c.Before, c.Series.Unit)),
-			mdText(formatValue(c.After, c.Series.Unit)), mdText(label(c)))
+		t.Add(mdText(c.Series.Machine), mdText(c.Series.Benchmark), mdText(c.Series.Unit), mdCode(c.Commit), c.Date.Format("2006-01-02"),
+			mdText(signed(c.Delta)), mdText(formatValue(c.Before, c.Series.Unit))+" → "+mdText(formatValue(c.After, c.Series.Unit)), mdText(label(c)))
 	}
+	b.WriteString(t.String())
+}
+
+// mdTable is a table of the page (report.Table), in its style: the
+// separator row without spaces, an empty cell one space; its cells are
+// mdText or mdCode.
+func mdTable(align string, header ...string) *report.Table {
+	return &report.Table{Align: align, Header: header, TightRule: true, TightEmpty: true}
 }
 
 // mdText is s as Markdown text that means nothing but its characters,

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/headspace-bench/headspace/harness/analysis"
+	reports "github.com/headspace-bench/headspace/harness/report"
 	"github.com/headspace-bench/headspace/harness/resultfile"
 	"github.com/headspace-bench/headspace/internal/summary"
 	"github.com/headspace-bench/headspace/workloads"
@@ -77,7 +78,7 @@ func ciText(e analysis.Estimate) string {
 	if !ciKnown(e) {
 		return "– (too few steps)"
 	}
-	return ms(e.Lo) + " – " + ms(e.Hi)
+	return reports.Ms(e.Lo, 1) + " – " + reports.Ms(e.Hi, 1)
 }
 
 // Result000 is document 000's measured values.
@@ -226,13 +227,13 @@ func (r Result000) writeEstimate(m *md) {
 	}
 	rows := [][]string{
 		row("step time fed by the loader", fmt.Sprintf("about %d ms (the phase is not given)", workloads.HeadspaceDocumentStep.Milliseconds()), float64(workloads.HeadspaceDocumentStep.Milliseconds()), func(x HeadspaceRun) (string, float64) {
-			return ms(x.Before.Median), float64(x.Before.Median) / 1e6
+			return reports.Ms(x.Before.Median, 1), float64(x.Before.Median) / 1e6
 		}),
 		row("step time on cached batches", "–", math.NaN(), func(x HeadspaceRun) (string, float64) {
-			return ms(x.After.Median), math.NaN()
+			return reports.Ms(x.After.Median, 1), math.NaN()
 		}),
 		row("headspace per step", fmt.Sprintf("%d ms", workloads.HeadspaceDocumentHeadspace.Milliseconds()), float64(workloads.HeadspaceDocumentHeadspace.Milliseconds()), func(x HeadspaceRun) (string, float64) {
-			return ms(x.Headspace()), float64(x.Headspace()) / 1e6
+			return reports.Ms(x.Headspace(), 1), float64(x.Headspace()) / 1e6
 		}),
 		row("headspace, share of the step time", fmt.Sprintf("%.0f%%", workloads.HeadspaceDocumentPercent), workloads.HeadspaceDocumentPercent, func(x HeadspaceRun) (string, float64) {
 			return fmt.Sprintf("%.1f%%", x.Percent()), x.Percent()
@@ -268,8 +269,8 @@ func writeHeadspaceRun(m *md, x HeadspaceRun) {
 	m.para("%s; %d batches from the loader, then %d steps on %d cached batches; the first step of each phase is left out (pipeline fill, the switch).", x.Setup, x.ReturnCachesAfter, x.StepsAfter, x.NumCaches)
 	m.code("sh", x.Command)
 	m.table("lrrr", []string{"phase", "median step time", "95% CI", "steps"}, [][]string{
-		{"fed by the loader", ms(x.Before.Median), ciText(x.Before), fmt.Sprint(x.Before.N)},
-		{"cached batches", ms(x.After.Median), ciText(x.After), fmt.Sprint(x.After.N)},
+		{"fed by the loader", reports.Ms(x.Before.Median, 1), ciText(x.Before), fmt.Sprint(x.Before.N)},
+		{"cached batches", reports.Ms(x.After.Median, 1), ciText(x.After), fmt.Sprint(x.After.N)},
 	})
 	m.para("Verdict: **%s**, bounded by **%s**: %s. Busiest stage: %s (%.0f%% of the pipeline's task time).", x.Class, x.Stage, x.Reason, x.Busiest, 100*x.Busy)
 	var st [][]string

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/headspace-bench/headspace/harness/loadbench"
+	reports "github.com/headspace-bench/headspace/harness/report"
 	"github.com/headspace-bench/headspace/internal/summary"
 	"github.com/headspace-bench/headspace/workloads"
 )
@@ -72,12 +73,12 @@ func render002(f *resultFile, p *page) ([]byte, error) {
 	res.Repeats, res.Workers = f.integer("repeats"), f.integer("train-workers")
 	trainRuns, trainSteps, trainWarmup := f.integer("train-runs"), f.integer("train-steps"), f.integer("train-warmup")
 	res.TrainingSetup = fmt.Sprintf("the document 003's pipeline (%s transforms, raw %s, crop %d, batch %d) with %d workers, the training loop at level none on the device above; %s of %s per mode, after %s (past the batches either loader prefetches)",
-		f.str("train-transforms"), times(f.str("train-raw-size")), f.integer("train-crop"), f.integer("train-batch"), res.Workers, plural(trainRuns, "run"), plural(trainSteps, "measured step"), plural(trainWarmup, "warm-up step"))
+		f.str("train-transforms"), times(f.str("train-raw-size")), f.integer("train-crop"), f.integer("train-batch"), res.Workers, reports.Plural(trainRuns, "run"), reports.Plural(trainSteps, "measured step"), reports.Plural(trainWarmup, "warm-up step"))
 	if err := f.check(); err != nil {
 		return nil, err
 	}
 	res.Setup = fmt.Sprintf("synthetic %s images, %s transforms, crop %d, batches of %d, %d batches per run (the first gives the time to first batch), prefetch %d, no training step; each point is the median of %s",
-		times(raw), impl, crop, batch, batches, prefetch, plural(res.Repeats, "run"))
+		times(raw), impl, crop, batch, batches, prefetch, reports.Plural(res.Repeats, "run"))
 	res.Command = fmt.Sprintf("headspace loaders --mode %s --workers %s --batches %d --batch %d --raw-size %s --crop %d --transforms %s",
 		strings.Join(modes, ","), joined(workers, strconv.Itoa), batches, batch, raw, crop, impl)
 	out, err := decoded(f, workloads.Loaders{}.Codec())

@@ -18,6 +18,7 @@ import (
 	"github.com/headspace-bench/headspace/harness/ladder"
 	"github.com/headspace-bench/headspace/harness/level"
 	"github.com/headspace-bench/headspace/harness/loader"
+	reports "github.com/headspace-bench/headspace/harness/report"
 	"github.com/headspace-bench/headspace/harness/resultfile"
 	"github.com/headspace-bench/headspace/harness/timeline"
 	"github.com/headspace-bench/headspace/harness/whatif"
@@ -169,7 +170,7 @@ func onDisk003Step(f *resultFile, o workloads.OnDiskOutcome) *OnDiskStep {
 	}
 	return &OnDiskStep{Setup: fmt.Sprintf("fast transforms (after the transform fix), crop %d, batch %d, %d workers; the data written by `headspace dataset write` (%d samples a dataset, so a cold run reads each file once); %s of %s (after %d warm-up) at each level",
 		f.integer("crop"), onDiskBatch003(f), f.integer("workers"), f.integer("ondisk-samples"),
-		plural(f.integer("ondisk-count"), "run"), plural(f.integer("ondisk-steps"), "measured step"), f.integer("ondisk-warmup")),
+		reports.Plural(f.integer("ondisk-count"), "run"), reports.Plural(f.integer("ondisk-steps"), "measured step"), f.integer("ondisk-warmup")),
 		Rows: workloads.OnDiskRatios(o.Runs)}
 }
 
@@ -306,7 +307,7 @@ func render003(f *resultFile, pg *page) ([]byte, error) {
 		title, doc := step003(p.Key, z.raw, z.small)
 		st := LadderStep{Key: p.Key, Title: title}
 		st.Setup = fmt.Sprintf("%s transforms, raw %d×%d, crop %d, batch %d, %d workers; %s of %s (after %d warm-up) at each level",
-			p.Impl, p.Raw, p.Raw, z.crop, z.batch, workers, plural(z.count, "run"), plural(z.steps, "measured step"), z.warmup)
+			p.Impl, p.Raw, p.Raw, z.crop, z.batch, workers, reports.Plural(z.count, "run"), reports.Plural(z.steps, "measured step"), z.warmup)
 		st.Command = ladderCommand(p.Impl, p.Raw, z, workers, step, p.Levels, p.Placements)
 		at := func(pl loader.Placement, l level.Level) []workloads.PointRun {
 			var rs []workloads.PointRun
@@ -573,7 +574,7 @@ func plots003(s *page, r Result003) (ladderLink, stepsLink string, err error) {
 		return "", "", err
 	}
 	base, link := s.figure("003", "ladder")
-	if err := saveBoth(p, base, 7*vg.Inch, 3.5*vg.Inch); err != nil {
+	if err := reports.SaveBoth(p, base, 7*vg.Inch, 3.5*vg.Inch); err != nil {
 		return "", "", err
 	}
 	ladderLink = link + ".png"
@@ -605,7 +606,7 @@ func plots003(s *page, r Result003) (ladderLink, stepsLink string, err error) {
 		return "", "", err
 	}
 	base, link = s.figure("003", "steps")
-	if err := saveBoth(p, base, 8*vg.Inch, 3.5*vg.Inch); err != nil {
+	if err := reports.SaveBoth(p, base, 8*vg.Inch, 3.5*vg.Inch); err != nil {
 		return "", "", err
 	}
 	return ladderLink, link + ".png", nil

@@ -18,6 +18,7 @@ import (
 
 	"github.com/headspace-bench/headspace/harness/level"
 	"github.com/headspace-bench/headspace/harness/peer"
+	reports "github.com/headspace-bench/headspace/harness/report"
 	"github.com/headspace-bench/headspace/internal/summary"
 	"github.com/headspace-bench/headspace/workloads"
 )
@@ -154,7 +155,7 @@ func (r Result003) writeYardstick(m *md) {
 		m.para("**The document's code was not measured in this run**, so its column is empty, not estimated: %s. Without it this report cannot tell how much of the gap between the document's ratios and ours comes from this machine and how much from our implementation.", y.NotMeasured)
 		return
 	}
-	m.para("The document's code here: torch %s, %s of each level (median), `%s`.", y.Torch, plural(len(y.Runs[level.None]), "run"), y.Command)
+	m.para("The document's code here: torch %s, %s of each level (median), `%s`.", y.Torch, reports.Plural(len(y.Runs[level.None]), "run"), y.Command)
 	// The gain: ours over the document's code, in steps/s on the same device.
 	var gains []string
 	for _, d := range devs {

@@ -5,7 +5,8 @@ import (
 	"io"
 	"math"
 	"strings"
-	"time"
+
+	reports "github.com/headspace-bench/headspace/harness/report"
 )
 
 // md collects a report's Markdown, keeping the first write error so that the
@@ -31,19 +32,15 @@ func (m *md) para(format string, args ...any) {
 	m.p("")
 }
 
-// table writes a Markdown table: align has one of 'l' or 'r' per column.
+// table writes a Markdown table (report.Table), its cells' pipes
+// escaped: align has one of 'l' or 'r' per column.
 func (m *md) table(align string, header []string, rows [][]string) {
-	m.p("| %s |", strings.Join(escapeCells(header), " | "))
-	seps := make([]string, len(header))
-	for i := range seps {
-		seps[i] = "---"
-		if i < len(align) && align[i] == 'r' {
-			seps[i] = "---:"
-		}
-	}
-	m.p("| %s |", strings.Join(seps, " | "))
+	t := reports.Table{Align: align, Header: escapeCells(header)}
 	for _, r := range rows {
-		m.p("| %s |", strings.Join(escapeCells(r), " | "))
+		t.Add(escapeCells(r)...)
+	}
+	if m.err == nil {
+		_, m.err = t.WriteTo(m.w)
 	}
 	m.p("")
 }
@@ -60,7 +57,7 @@ func (m *md) code(lang, body string) {
 func escapeCells(cells []string) []string {
 	out := make([]string, len(cells))
 	for i, c := range cells {
-		out[i] = strings.ReplaceAll(c, "|", `\|`)
+		out[i] = reports.EscapePipes(c)
 	}
 	return out
 }
@@ -107,9 +104,6 @@ func signed(v float64) string {
 	return strings.Replace(s, "-", "−", 1)
 }
 
-// ms formats a duration in milliseconds with one decimal.
-func ms(d time.Duration) string { return fmt.Sprintf("%.1f ms", float64(d)/1e6) }
-
 // mib formats bytes in MiB with one decimal.
 func mib(b float64) string {
 	if math.IsNaN(b) {
@@ -140,14 +134,6 @@ func thousands(n int) string {
 		s = s[:i] + "," + s[i:]
 	}
 	return s
-}
-
-// plural is "1 run", "5 runs".
-func plural(n int, word string) string {
-	if n == 1 {
-		return fmt.Sprintf("%d %s", n, word)
-	}
-	return fmt.Sprintf("%d %ss", n, word)
 }
 
 // joined is each of vs formatted, joined by commas: a command's list,

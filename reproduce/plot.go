@@ -9,7 +9,6 @@ import (
 	"gonum.org/v1/plot/plotutil"
 	"gonum.org/v1/plot/vg"
 
-	"github.com/headspace-bench/headspace/harness/analysis"
 	"github.com/headspace-bench/headspace/harness/timeline"
 )
 
@@ -78,17 +77,6 @@ func barChart(title, ylabel string, groups []string, ss []series) (*plot.Plot, e
 	p.Legend.Left = false
 	p.Add(plotter.NewGrid())
 	return p, nil
-}
-
-// saveBoth writes p as path.png and path.svg (atomically, through
-// analysis.SavePlot).
-func saveBoth(p *plot.Plot, base string, w, h vg.Length) error {
-	for _, ext := range []string{".png", ".svg"} {
-		if err := analysis.SavePlot(p, base+ext, w, h); err != nil {
-			return err
-		}
-	}
-	return nil
 }
 
 // saveTimeline draws tl as base.png and base.svg, sized to its tracks.

@@ -245,8 +245,6 @@ func TestFormatting(t *testing.T) {
 		{spread([]float64{3, 1, 2}), "n = 3 < 6"},
 		{spread([]float64{1.0, 1.05, 1.1, 1.1, 1.15, 1.2}), "1.00–1.20"},
 		{spread(nil), "–"},
-		{plural(1, "run"), "1 run"},
-		{plural(5, "run"), "5 runs"},
 		{durText(1500 * time.Millisecond), "1.50 s"},
 		{durText(889 * time.Microsecond), "889.0 µs"},
 	} {

@@ -10,6 +10,7 @@ import (
 
 	"golang.org/x/perf/benchfmt"
 
+	"github.com/headspace-bench/headspace/command"
 	"github.com/headspace-bench/headspace/harness/analysis"
 	"github.com/headspace-bench/headspace/harness/driver"
 	"github.com/headspace-bench/headspace/harness/resultfile"
@@ -104,7 +105,7 @@ func runAnalyze(ctx context.Context, args []string, stdout, stderr io.Writer) er
 		return cli.UsageError{Msg: err.Error()}
 	}
 	// The caches hold NumCaches batches beside the loader's.
-	if err := cli.FitsPipeline(pcfg, 1, int64(*numCaches)*pcfg.BatchBytes()); err != nil {
+	if err := command.FitsPipeline(pcfg, 1, int64(*numCaches)*pcfg.BatchBytes()); err != nil {
 		return err
 	}
 	plotBase := strings.TrimSuffix(strings.TrimSuffix(*plotPath, ".png"), ".svg")
@@ -149,12 +150,9 @@ func runAnalyze(ctx context.Context, args []string, stdout, stderr io.Writer) er
 // (if asked) and the stage statistics as JSON to statsJSON (if named).
 func writeAnalysisFiles(stdout io.Writer, rep analysis.Report, base string, plot bool, statsJSON string) error {
 	if plot {
-		for _, ext := range []string{".png", ".svg"} {
-			if err := rep.Save(base + ext); err != nil {
-				return err
-			}
+		if err := rep.SaveBoth(stdout, base); err != nil {
+			return err
 		}
-		fmt.Fprintf(stdout, "\nplot: %s.png, %s.svg\n", base, base)
 	}
 	if statsJSON == "" {
 		return nil

@@ -11,6 +11,7 @@ import (
 
 	"golang.org/x/perf/benchfmt"
 
+	"github.com/headspace-bench/headspace/command"
 	"github.com/headspace-bench/headspace/cuda/kernels"
 	"github.com/headspace-bench/headspace/datasets"
 	"github.com/headspace-bench/headspace/datasets/bucket"
@@ -22,6 +23,7 @@ import (
 	"github.com/headspace-bench/headspace/harness/level"
 	"github.com/headspace-bench/headspace/harness/loader"
 	"github.com/headspace-bench/headspace/harness/pipeline"
+	reports "github.com/headspace-bench/headspace/harness/report"
 	"github.com/headspace-bench/headspace/harness/resultfile"
 	"github.com/headspace-bench/headspace/harness/timeline"
 	"github.com/headspace-bench/headspace/internal/cli"
@@ -129,7 +131,7 @@ type pipelineFlags struct {
 	dev                   string
 	pinnedBW, pageableBW  float64
 	convertBW             float64
-	data                  cli.DataFlags
+	data                  loader.DataFlags
 	deviceCrop            bool   // ladder: --device-crop, with --transforms device
 	graphs                bool   // ladder: --cuda-graphs, with --device cuda
 	precision             string // ladder: --precision, the Net's convolutions on --device cuda
@@ -288,7 +290,7 @@ func runLadder(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	fs.BoolVar(&pf.graphs, "cuda-graphs", false, "with --device cuda: replay each step from a CUDA Graph (captured once per device buffer) instead of launching its kernels one by one")
 	fs.StringVar(&pf.precision, "precision", kernels.PrecisionFP32, "with --device cuda: the Net's convolutions in `fp32` (exact float32, the default) or tf32 (TF32 tensor cores, mma.sync; docs/gpu.md)")
 	fs.BoolVar(&pf.deviceCrop, "device-crop", false, "with --transforms device: upload whole raw images and crop on the GPU too, instead of uploading the host's crops")
-	var df cli.DisturbFlags
+	var df command.DisturbFlags
 	df.Register(fs)
 	var of ownFlags
 	of.registerLadder(fs)
@@ -363,7 +365,7 @@ func runLadder(ctx context.Context, args []string, stdout, stderr io.Writer) err
 		return err // failed; an interrupted run prints what it finished
 	}
 	fmt.Fprintf(stdout, "device %s, batch %d, raw %dx%d, crop %d, %s of %s each\n%s\n", devName, l.Pipeline.Batch,
-		l.Pipeline.Dataset.Width, l.Pipeline.Dataset.Height, l.Pipeline.Transforms.Crop, cli.Plural(l.Count, "run"), cli.Plural(l.Train.Steps, "step"), cli.Describe(ctx, l.Pipeline))
+		l.Pipeline.Dataset.Width, l.Pipeline.Dataset.Height, l.Pipeline.Transforms.Crop, reports.Plural(l.Count, "run"), reports.Plural(l.Train.Steps, "step"), loader.Describe(ctx, l.Pipeline))
 	if err := ladder.WriteTable(stdout, LadderGroups(l.Selected(), tally.Steps, tally.Disturbed), LadderDocument); err != nil {
 		return err
 	}
@@ -384,7 +386,7 @@ func timelinePath(prefix, sub string) string {
 // level.Default of the data's source), workers, transforms, placements,
 // pinning, steps, runs and shard given, and the pipeline's flags'
 // configuration, checked.
-func (lf *ladderFlags) sweep(ctx context.Context, def Ladder, pf *pipelineFlags, df *cli.DisturbFlags) (Ladder, error) {
+func (lf *ladderFlags) sweep(ctx context.Context, def Ladder, pf *pipelineFlags, df *command.DisturbFlags) (Ladder, error) {
 	l := def
 	var err error
 	if lf.levels != "" {
@@ -405,7 +407,7 @@ func (lf *ladderFlags) sweep(ctx context.Context, def Ladder, pf *pipelineFlags,
 	if err := checkCUDAFlags(pf, l.Transforms); err != nil {
 		return l, err
 	}
-	if l.Placements, err = cli.ParsePlacements(lf.placements); err != nil {
+	if l.Placements, err = loader.ParsePlacements(lf.placements); err != nil {
 		return l, err
 	}
 	if l.Pinned, err = cli.ParseBools("--pinned", lf.pinned); err != nil {
@@ -430,7 +432,7 @@ func (lf *ladderFlags) sweep(ctx context.Context, def Ladder, pf *pipelineFlags,
 	}
 	// The largest point: most workers, and a kept batch on the host and
 	// on the device beside the loader's.
-	if err := cli.FitsPipeline(l.Pipeline, 1, 2*l.Pipeline.BatchBytes()); err != nil {
+	if err := command.FitsPipeline(l.Pipeline, 1, 2*l.Pipeline.BatchBytes()); err != nil {
 		return l, err
 	}
 	l.Shard, l.Shards, err = cli.ParseShard(lf.shard)

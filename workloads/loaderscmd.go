@@ -10,6 +10,7 @@ import (
 
 	"golang.org/x/perf/benchfmt"
 
+	"github.com/headspace-bench/headspace/command"
 	"github.com/headspace-bench/headspace/datasets/transforms"
 	"github.com/headspace-bench/headspace/harness/driver"
 	"github.com/headspace-bench/headspace/harness/loadbench"
@@ -52,7 +53,7 @@ type loadersFlags struct {
 	out, plotPrefix string
 	force           bool
 	cpuProfile      string
-	df              cli.DataFlags
+	df              loader.DataFlags
 }
 
 // register defines f's flags on fs.
@@ -128,7 +129,7 @@ func (f *loadersFlags) experiment(ctx context.Context) (Loaders, error) {
 	// samples and its prefetched batches.
 	one := cfg
 	one.Workers = 1
-	if err := cli.FirstErr(cli.FitsPipeline(cfg, 1, 0), cli.FitsPipeline(one, cfg.Workers, 0)); err != nil {
+	if err := cli.FirstErr(command.FitsPipeline(cfg, 1, 0), command.FitsPipeline(one, cfg.Workers, 0)); err != nil {
 		return exp, err
 	}
 	return Loaders{Config: loadbench.Config{Pipeline: cfg, Batches: f.batches}, Modes: modes, Workers: workers, Repeats: 1}, nil
@@ -166,7 +167,7 @@ func (f *loadersFlags) run(ctx context.Context, exp Loaders, resultsOut driver.O
 		}
 		ms = o.Measurements
 		cfg := exp.Config.Pipeline
-		fmt.Fprintf(stdout, "batch %d, raw %dx%d, crop %d, %s transforms, %d batches per run\n%s\n", f.batch, cfg.Dataset.Width, cfg.Dataset.Height, f.crop, f.impl, f.batches, cli.Describe(ctx, cfg))
+		fmt.Fprintf(stdout, "batch %d, raw %dx%d, crop %d, %s transforms, %d batches per run\n%s\n", f.batch, cfg.Dataset.Width, cfg.Dataset.Height, f.crop, f.impl, f.batches, loader.Describe(ctx, cfg))
 		return exp.Codec().Encode(o), loadbench.WriteText(stdout, ms)
 	}
 	o, err := driver.Run(ctx, driver.Job{Settings: func() []resultfile.Config { return env }, Measure: measure}, resultsOut)

@@ -13,6 +13,7 @@ import (
 
 	"golang.org/x/perf/benchfmt"
 
+	"github.com/headspace-bench/headspace/command"
 	"github.com/headspace-bench/headspace/datasets/transforms"
 	"github.com/headspace-bench/headspace/device"
 	"github.com/headspace-bench/headspace/harness/driver"
@@ -20,6 +21,7 @@ import (
 	"github.com/headspace-bench/headspace/harness/loader"
 	"github.com/headspace-bench/headspace/harness/node"
 	"github.com/headspace-bench/headspace/harness/procloader"
+	reports "github.com/headspace-bench/headspace/harness/report"
 	"github.com/headspace-bench/headspace/harness/resultfile"
 	"github.com/headspace-bench/headspace/internal/cli"
 )
@@ -273,7 +275,7 @@ func fitsNode(n Node) error {
 // fitsRanks refuses a node of n ranks of pipeline p whose memory
 // estimate (each rank's pipeline and two batches) does not fit.
 func fitsRanks(p loader.Config, n int) error {
-	if err := cli.FitsPipeline(p, n, int64(n)*2*p.BatchBytes()); err != nil {
+	if err := command.FitsPipeline(p, n, int64(n)*2*p.BatchBytes()); err != nil {
 		return cli.Usagef("--accelerators %d: %v", n, err)
 	}
 	return nil
@@ -334,7 +336,7 @@ func (f *nodeFlags) run(ctx context.Context, n Node, args []string, stdout, stde
 func (f *nodeFlags) write(n Node, recs []*benchfmt.Result, args []string, stdout io.Writer) error {
 	fmt.Fprintf(stdout, "node of emulated accelerators: step %v, batch %d per rank, raw %dx%d, crop %d, transforms %s, %s per rank, %s of %s\n",
 		n.Device.Step, n.Pipeline.Batch, n.Pipeline.Dataset.Width, n.Pipeline.Dataset.Height, n.Pipeline.Transforms.Crop,
-		n.Pipeline.Impl, cli.Plural(n.Pipeline.Workers, "worker"), cli.Plural(n.Count, "run"), cli.Plural(n.Train.Steps, "step"))
+		n.Pipeline.Impl, reports.Plural(n.Pipeline.Workers, "worker"), reports.Plural(n.Count, "run"), reports.Plural(n.Train.Steps, "step"))
 	o := node.Sweep{Records: recs, MinAU: f.minAU, Command: "headspace " + cli.CommandLine("node", args)}
 	if o.Profile, o.ProfileErr = node.SmallestProfile(recs, n.Pipeline, n.Device.Step); o.ProfileErr == nil {
 		f.pf.setLink(&o.Profile)

@@ -126,7 +126,7 @@ func runOwnAnalyze(ctx context.Context, fs *flag.FlagSet, of *ownFlags, af ownAn
 			}
 			rep.WriteText(stdout)
 			if af.plot != "" {
-				if err := rep.SavePlots(stdout, plotBase); err != nil {
+				if err := rep.SaveBoth(stdout, plotBase); err != nil {
 					return nil, err
 				}
 			}

@@ -83,7 +83,7 @@ type peerFlags struct {
 	seed                           uint64
 	count                          int
 	out, report, plotPrefix        string
-	df                             cli.DataFlags
+	df                             loader.DataFlags
 	lf                             peerLadderFlags
 	rf                             peerRemoteFlags
 	from                           string

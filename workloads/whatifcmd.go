@@ -197,7 +197,7 @@ func (f *whatIfFlags) experiment(ctx context.Context, def WhatIf) (WhatIf, error
 	if _, err := cli.ParseList("--transforms", f.impl, transforms.Names); err != nil {
 		return w, err
 	}
-	pls, err := cli.ParsePlacements(f.placement)
+	pls, err := loader.ParsePlacements(f.placement)
 	if err != nil {
 		return w, err
 	}

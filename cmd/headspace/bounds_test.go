@@ -18,7 +18,7 @@ import (
 // for a command with verbs), as its -h parses them, and for every
 // numeric one (int, int64, uint, uint64, float64, duration; flags made
 // by cli.NewFlagSet, whose sets cli.ParseArgs checks) checks that
-// it has a bound (internal/cli/bounds.go), that its default lies within it, and that
+// it has a bound (declared with cli.Declare), that its default lies within it, and that
 // a value just outside it, on either side the flag's type can hold, is
 // refused with exit 2 and one line naming the flag, before the command
 // does anything. docs/commands.md promises a bound on every numeric

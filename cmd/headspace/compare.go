@@ -7,9 +7,17 @@ import (
 	"os"
 
 	"github.com/headspace-bench/headspace/harness/gate"
+	"github.com/headspace-bench/headspace/harness/report"
 	"github.com/headspace-bench/headspace/history"
 	"github.com/headspace-bench/headspace/internal/cli"
 )
+
+// compare's and baseline's bounds, beside their flags (internal/cli's table).
+var _ = cli.Declare(map[string]cli.Bound{
+	"compare threshold":    {Lo: 0, Hi: 1},
+	"compare alpha":        {Lo: 0, Hi: 1},
+	"compare min-coverage": {Lo: 0, Hi: 1},
+})
 
 func init() {
 	register(cli.Command{Name: "compare", Summary: "the regression gate: compare two result files as benchstat does", Run: runCompare})
@@ -98,10 +106,10 @@ func runCompare(ctx context.Context, args []string, stdout, stderr io.Writer) er
 		return err
 	}
 	if n := len(rep.Regressions()); n > 0 {
-		return exitError{code: 1, msg: cli.Plural(n, "regression") + " beyond the threshold"}
+		return exitError{code: 1, msg: report.Plural(n, "regression") + " beyond the threshold"}
 	}
 	if n := len(rep.Disturbed()); n > 0 {
-		return exitError{code: gate.ExitDisturbed, msg: cli.Plural(n, "metric") + " worse beyond the threshold on disturbed runs: rerun on a quiet machine"}
+		return exitError{code: gate.ExitDisturbed, msg: report.Plural(n, "metric") + " worse beyond the threshold on disturbed runs: rerun on a quiet machine"}
 	}
 	return nil
 }

@@ -18,6 +18,19 @@ import (
 	"github.com/headspace-bench/headspace/internal/progress"
 )
 
+// The dataset commands' bounds, beside their flags (internal/cli's table).
+var _ = cli.Declare(map[string]cli.Bound{
+	"dataset write n":          {Lo: 1, Hi: ondisk.MaxCount},
+	"dataset write workers":    {Lo: 0, Hi: ondisk.MaxWorkers},
+	"dataset write classes":    {Lo: 1, Hi: 1 << 20},
+	"dataset write quality":    {Lo: 1, Hi: 100},
+	"dataset write shard-size": {Lo: 1, Hi: ondisk.MaxShard},
+	"dataset n":                {Lo: 1, Hi: ondisk.MaxCount},
+	"dataset classes":          {Lo: 1, Hi: 1 << 20},
+	"dataset quality":          {Lo: 1, Hi: 100},
+	"dataset shard-size":       {Lo: 1, Hi: ondisk.MaxShard},
+})
+
 func init() {
 	register(cli.Command{Name: "dataset", Verbs: []string{"write", "verify", "warm", "evict", "index", "upload"}, Summary: "write the synthetic dataset to disk (raw, PNG, JPEG; files or tar shards), verify it, warm or evict it; index a dataset you have", Run: runDataset})
 }

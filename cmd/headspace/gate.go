@@ -11,10 +11,20 @@ import (
 	"strings"
 	"time"
 
+	"github.com/headspace-bench/headspace/command"
 	"github.com/headspace-bench/headspace/harness/driver"
 	"github.com/headspace-bench/headspace/harness/gate"
 	"github.com/headspace-bench/headspace/internal/cli"
 )
+
+// gate's bounds, beside its flags (internal/cli's table; --quiet-wait's is
+// package command's).
+var _ = cli.Declare(map[string]cli.Bound{
+	"gate rounds":    {Lo: 1, Hi: cli.MaxCount},
+	"gate confirm":   {Lo: 0, Hi: cli.MaxCount},
+	"gate threshold": {Lo: 0, Hi: 1},
+	"gate canary":    {Lo: -1, Hi: 10}, // -1 (the default): not a canary; else the head's injected slowdown
+})
 
 func init() {
 	register(cli.Command{Name: "gate", Summary: "the paired regression gate: build a base revision and run it and this tree alternately", Run: runGate})
@@ -72,7 +82,7 @@ func runGate(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	confirm := fs.Int("confirm", gate.DefaultConfirmRounds, "rounds a first alarm adds to confirm it")
 	threshold := fs.Float64("threshold", gate.DefaultPairedThreshold, "relative `change` of the median ratio a verdict of slower or faster must exceed (0.03 = 3%)")
 	seed := fs.Uint64("seed", uint64(time.Now().UnixNano()), "`seed` of the rounds' order and the bootstrap (recorded in the report)")
-	wait := fs.Duration("quiet-wait", cli.DefaultQuietWait(), "before each round, wait at most `time` for the machine's CPU pressure to fall below 10% (0: do not wait)")
+	wait := fs.Duration("quiet-wait", command.DefaultQuietWait(), "before each round, wait at most `time` for the machine's CPU pressure to fall below 10% (0: do not wait)")
 	headTags := fs.String("head-tags", "", "build `tags` for the head build only (headspace_inject: a calibrated slowdown, see docs/gate.md)")
 	replay := fs.String("replay", "", "decide again on a session's `DIR` (its base.txt and head.txt, one run a round) and print the report; nothing runs or is written")
 	canary := fs.Float64("canary", -1, "run the session as a canary whose head is slower by `fraction` (0 for A/A; 0.10 with --head-tags headspace_inject and HEADSPACE_INJECT=raw=0.10), and record its outcome in DIR/canary.txt for the history")
@@ -86,18 +96,18 @@ func runGate(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	if *canaries {
 		return printCanaries(fs.Args(), stdout)
 	}
-	command := fs.Args()
-	if err := checkGateArgs(*base, *out, command, *rounds, *confirm, *wait, *canary, *headTags); err != nil {
+	argv := fs.Args()
+	if err := checkGateArgs(*base, *out, argv, *rounds, *confirm, *wait, *canary, *headTags); err != nil {
 		return err
 	}
 	opt := gate.PairedOptions{Threshold: *threshold, Seed: *seed}
 	if err := opt.Validate(); err != nil {
 		return cli.UsageError{Msg: err.Error()}
 	}
-	live := gate.Live{Base: *base, HeadTags: *headTags, Command: command, Out: *out, QuietWait: *wait,
+	live := gate.Live{Base: *base, HeadTags: *headTags, Command: argv, Out: *out, QuietWait: *wait,
 		Session: gate.Session{Rounds: *rounds, Confirm: *confirm, Options: opt, Seed: *seed},
 		// The gate waits for a quiet machine itself: the runs do not.
-		ChildEnv: []string{cli.EnvQuietWait + "=0"}, Log: stderr}
+		ChildEnv: []string{command.EnvQuietWait + "=0"}, Log: stderr}
 	if *canary >= 0 {
 		live.Canary = canary
 	}

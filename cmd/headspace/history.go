@@ -15,6 +15,12 @@ import (
 	"github.com/headspace-bench/headspace/internal/cli"
 )
 
+// history generate's bounds, beside its flags (internal/cli's table).
+var _ = cli.Declare(map[string]cli.Bound{
+	"history generate nights": {Lo: 1, Hi: history.MaxNights},
+	"history generate series": {Lo: 1, Hi: history.MaxSeries},
+})
+
 func init() {
 	register(cli.Command{Name: "history", Verbs: []string{"add", "report", "latest", "generate"}, Summary: "a results history across commits and machines: add runs, report change points as a page", Run: runHistory})
 }

@@ -12,6 +12,7 @@ import (
 
 	"go.uber.org/goleak"
 
+	"github.com/headspace-bench/headspace/command"
 	"github.com/headspace-bench/headspace/harness/node"
 	"github.com/headspace-bench/headspace/harness/procloader"
 	"github.com/headspace-bench/headspace/harness/resultfile"
@@ -29,8 +30,8 @@ func TestMain(m *testing.M) {
 	}
 	// The runs the tests start wait for no quiet machine and repeat no
 	// disturbed point: the test machines are shared and never quiet.
-	os.Setenv(cli.EnvQuietWait, "0")
-	os.Setenv(cli.EnvReruns, "0")
+	os.Setenv(command.EnvQuietWait, "0")
+	os.Setenv(command.EnvReruns, "0")
 	goleak.VerifyTestMain(m)
 }
 

@@ -13,6 +13,7 @@ import (
 
 	"github.com/headspace-bench/headspace/harness/driver"
 	"github.com/headspace-bench/headspace/harness/merge"
+	"github.com/headspace-bench/headspace/harness/report"
 	"github.com/headspace-bench/headspace/harness/resultfile"
 	"github.com/headspace-bench/headspace/internal/cli"
 	"github.com/headspace-bench/headspace/workloads"
@@ -95,7 +96,7 @@ func runMerge(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	if err != nil {
 		return err
 	}
-	fmt.Fprintf(stdout, "merged %s of %s from %s into %s\n", cli.Plural(len(m.Results), "result"), cli.Plural(m.Points, "point"), cli.Plural(len(paths), "shard file"), *out)
+	fmt.Fprintf(stdout, "merged %s of %s from %s into %s\n", report.Plural(len(m.Results), "result"), report.Plural(m.Points, "point"), report.Plural(len(paths), "shard file"), *out)
 	if len(m.Incomplete) > 0 {
 		fmt.Fprintf(stdout, "partial: %d of %d points missing or short of runs (recorded in the file's %q line)\n", len(m.Incomplete), m.Points, merge.PartialKey)
 	}

@@ -12,10 +12,16 @@ import (
 
 	"github.com/headspace-bench/headspace/device"
 	"github.com/headspace-bench/headspace/harness/procloader"
+	"github.com/headspace-bench/headspace/harness/report"
 	"github.com/headspace-bench/headspace/internal/cli"
 	"github.com/headspace-bench/headspace/reproduce"
 	"github.com/headspace-bench/headspace/workloads"
 )
+
+// reproduce's bound of --step, beside the flag (internal/cli's table).
+var _ = cli.Declare(map[string]cli.Bound{
+	"reproduce step": {Lo: 0, Hi: float64(time.Hour)},
+})
 
 func init() {
 	register(cli.Command{Name: "reproduce", Summary: "run every document's experiment and write one Markdown report per document", Run: runReproduce})
@@ -65,7 +71,7 @@ func runReproduce(ctx context.Context, args []string, stdout, stderr io.Writer) 
 	if err != nil {
 		return err
 	}
-	fmt.Fprintf(stdout, "%s in %v\n", cli.Plural(len(paths), "report"), time.Since(start).Round(time.Second))
+	fmt.Fprintf(stdout, "%s in %v\n", report.Plural(len(paths), "report"), time.Since(start).Round(time.Second))
 	return nil
 }
 
@@ -115,6 +121,6 @@ func rebuildReports(ctx context.Context, fs *flag.FlagSet, ids []string, from, o
 	if err != nil {
 		return err
 	}
-	fmt.Fprintf(stdout, "%s rebuilt from %s\n", cli.Plural(len(paths), "report"), from)
+	fmt.Fprintf(stdout, "%s rebuilt from %s\n", report.Plural(len(paths), "report"), from)
 	return nil
 }

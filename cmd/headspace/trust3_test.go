@@ -87,7 +87,7 @@ func TestIndexingInterrupted(t *testing.T) {
 	dir := fixture(t, "imagefolder")
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
-	var d cli.DataFlags
+	var d loader.DataFlags
 	fs := cli.NewFlagSet("test", "", nil)
 	d.Register(fs)
 	if err := cli.ParseFlags(fs, []string{"--data", dir}); err != nil {

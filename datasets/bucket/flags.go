@@ -3,6 +3,8 @@ package bucket
 import (
 	"flag"
 	"fmt"
+
+	"github.com/headspace-bench/headspace/internal/cli"
 )
 
 // The bounds of Options' Concurrency and ChunkSize: the one place of
@@ -19,6 +21,13 @@ const (
 	// object.
 	MaxChunkSize = 256 << 20
 )
+
+// The flags' bounds in the command line's table (internal/cli), beside
+// the flags.
+var _ = cli.Declare(map[string]cli.Bound{
+	"fetch-concurrency": {Lo: 1, Hi: MaxConcurrency},
+	"chunk-size":        {Lo: MinChunkSize, Hi: MaxChunkSize},
+})
 
 // ConcurrencyFlag registers --fetch-concurrency onto fs, into p, with its
 // default DefaultConcurrency: the one definition of the flag, for the

@@ -26,6 +26,7 @@ import (
 	"github.com/headspace-bench/headspace/harness/level"
 	"github.com/headspace-bench/headspace/harness/loader"
 	"github.com/headspace-bench/headspace/harness/pipeline"
+	"github.com/headspace-bench/headspace/harness/report"
 	"github.com/headspace-bench/headspace/harness/train"
 	"github.com/headspace-bench/headspace/internal/summary"
 )
@@ -215,9 +216,9 @@ func (r Report) WriteText(w io.Writer) {
 	if r.Round > 1 {
 		fmt.Fprintf(w, "  (step times are means over rounds of %d steps, one per loader worker: n counts rounds)\n", r.Round)
 	}
-	fmt.Fprintf(w, "  step time before caching: %s  (95%% CI %s – %s, n=%d)\n", ms(r.Before.Median), ms(r.Before.Lo), ms(r.Before.Hi), r.Before.N)
-	fmt.Fprintf(w, "  step time after caching:  %s  (95%% CI %s – %s, n=%d)\n", ms(r.After.Median), ms(r.After.Lo), ms(r.After.Hi), r.After.N)
-	fmt.Fprintf(w, "  headspace: %s per step, %.1f%% of the step time\n", ms(r.Headspace()), r.HeadspacePercent())
+	fmt.Fprintf(w, "  step time before caching: %s  (95%% CI %s – %s, n=%d)\n", report.Ms(r.Before.Median, 1), report.Ms(r.Before.Lo, 1), report.Ms(r.Before.Hi, 1), r.Before.N)
+	fmt.Fprintf(w, "  step time after caching:  %s  (95%% CI %s – %s, n=%d)\n", report.Ms(r.After.Median, 1), report.Ms(r.After.Lo, 1), report.Ms(r.After.Hi, 1), r.After.N)
+	fmt.Fprintf(w, "  headspace: %s per step, %.1f%% of the step time\n", report.Ms(r.Headspace(), 1), r.HeadspacePercent())
 	before, after := r.TrainingTime(r.Before.Median), r.TrainingTime(r.After.Median)
 	fmt.Fprintf(w, "  over %d steps: %.2f h → %.2f h, %.2f h saved if data loading were free\n",
 		c.TotalSteps, before.Hours(), after.Hours(), (before - after).Hours())
@@ -229,8 +230,6 @@ func (r Report) WriteText(w io.Writer) {
 	fmt.Fprintln(w)
 	r.Verdict.WriteText(w)
 }
-
-func ms(d time.Duration) string { return fmt.Sprintf("%.1f ms", float64(d)/1e6) }
 
 // Benchmarks are the benchmarks an analysis's result file holds, of the
 // synthetic pipeline (workloads.HeadspaceRecords) as of a user's own

@@ -2,11 +2,11 @@ package analysis
 
 import (
 	"fmt"
-	"path/filepath"
+	"io"
 
 	"gonum.org/v1/plot"
 
-	"github.com/headspace-bench/headspace/internal/atomicfile"
+	"github.com/headspace-bench/headspace/harness/report"
 	"gonum.org/v1/plot/plotter"
 	"gonum.org/v1/plot/plotutil"
 	"gonum.org/v1/plot/vg"
@@ -60,22 +60,28 @@ func (r Report) Plot() (*plot.Plot, error) {
 	return p, nil
 }
 
-// Save writes the plot to path (.png or .svg) atomically.
+// Save writes the plot to path (.png or .svg) atomically (report.Save).
 func (r Report) Save(path string) error {
 	p, err := r.Plot()
 	if err != nil {
 		return err
 	}
-	return SavePlot(p, path, 8*vg.Inch, 4*vg.Inch)
+	return report.Save(p, path, plotWidth, plotHeight)
 }
 
-// SavePlot writes p to path, its format chosen by the extension, through a
-// temporary file and a rename, so a killed run leaves no half-written image.
-func SavePlot(p *plot.Plot, path string, w, h vg.Length) error {
-	ext := filepath.Ext(path)
-	wt, err := p.WriterTo(w, h, ext[1:])
+// SaveBoth writes the plot to base.png and base.svg, saying where on
+// stdout.
+func (r Report) SaveBoth(stdout io.Writer, base string) error {
+	p, err := r.Plot()
 	if err != nil {
-		return fmt.Errorf("plot %s: %w", path, err)
+		return err
 	}
-	return atomicfile.WriteKindTo(path, atomicfile.Figure, wt)
+	if err := report.SaveBoth(p, base, plotWidth, plotHeight); err != nil {
+		return err
+	}
+	fmt.Fprintf(stdout, "\nplot: %s.png, %s.svg\n", base, base)
+	return nil
 }
+
+// The plot's size.
+const plotWidth, plotHeight = 8 * vg.Inch, 4 * vg.Inch

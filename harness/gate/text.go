@@ -10,6 +10,8 @@ import (
 	"text/tabwriter"
 
 	"golang.org/x/perf/benchunit"
+
+	"github.com/headspace-bench/headspace/harness/report"
 )
 
 func pct(f float64) string {
@@ -58,7 +60,7 @@ func (r Report) writeHeader(b *strings.Builder) {
 	}
 	fmt.Fprintf(b, "old: %s\nnew: %s\n", oldName, newName)
 	fmt.Fprintf(b, "medians ± %g%% confidence interval; Mann–Whitney U test, false discovery rate %g over %s (Benjamini–Hochberg); threshold %s\n",
-		100*Confidence, r.Alpha, plural(r.Tested, "tested metric"), pct(r.Threshold))
+		100*Confidence, r.Alpha, report.Plural(r.Tested, "tested metric"), pct(r.Threshold))
 	if r.WithSpread > 0 {
 		fmt.Fprintf(b, "history: %d metrics must also change by more than %g × their spread between runs\n", r.WithSpread, r.SpreadZ)
 	}
@@ -134,9 +136,9 @@ func (r Report) writeSections(b *strings.Builder) {
 			sc.Format(row.Old.Center), sc.Format(row.New.Center), signedPct(row.Delta), row.P, row.Q, counts(row), row.Better)
 	}
 	regs := r.Regressions()
-	section(fmt.Sprintf("%s beyond %s at false discovery rate %g:", plural(len(regs), "regression"), pct(r.Threshold), r.Alpha), regs, change)
+	section(fmt.Sprintf("%s beyond %s at false discovery rate %g:", report.Plural(len(regs), "regression"), pct(r.Threshold), r.Alpha), regs, change)
 	imps := r.with(Improvement)
-	section(fmt.Sprintf("%s beyond %s:", plural(len(imps), "improvement"), pct(r.Threshold)), imps, change)
+	section(fmt.Sprintf("%s beyond %s:", report.Plural(len(imps), "improvement"), pct(r.Threshold)), imps, change)
 	section("Only in old (missing from new; not compared):", oneSided(r.Rows, OnlyInOld), func(row Row) string { return row.Name })
 	section("Only in new (not in old; not compared):", oneSided(r.Rows, OnlyInNew), func(row Row) string { return row.Name })
 	few := r.with(TooFewSamples)
@@ -181,14 +183,14 @@ func (r Report) writeVerdict(b *strings.Builder) {
 	regs, dist, checked := r.Regressions(), r.Disturbed(), r.checked()
 	switch {
 	case len(regs) > 0:
-		fmt.Fprintf(b, "\nFAIL: %s in %s:\n", plural(len(regs), "regression"), plural(checked, "compared metric"))
+		fmt.Fprintf(b, "\nFAIL: %s in %s:\n", report.Plural(len(regs), "regression"), report.Plural(checked, "compared metric"))
 		for _, row := range regs {
 			fmt.Fprintf(b, "  %s %s %s\n", row.Name, row.Unit, signedPct(row.Delta))
 		}
 	case len(dist) > 0:
-		fmt.Fprintf(b, "\nRERUN: no regressions, but %s disturbed runs; rerun on a quiet machine (exit %d)\n", plural(len(dist), "metric rests on"), ExitDisturbed)
+		fmt.Fprintf(b, "\nRERUN: no regressions, but %s disturbed runs; rerun on a quiet machine (exit %d)\n", report.Plural(len(dist), "metric rests on"), ExitDisturbed)
 	default:
-		fmt.Fprintf(b, "\nPASS: no regressions in %s", plural(checked, "compared metric"))
+		fmt.Fprintf(b, "\nPASS: no regressions in %s", report.Plural(checked, "compared metric"))
 		if unchecked := len(r.Rows) - checked; unchecked > 0 {
 			fmt.Fprintf(b, "; %d not checked (see above)", unchecked)
 		}
@@ -230,13 +232,6 @@ func oneSided(rows []Row, v Verdict) []Row {
 		}
 	}
 	return out
-}
-
-func plural(n int, s string) string {
-	if n == 1 {
-		return "1 " + s
-	}
-	return fmt.Sprintf("%d %ss", n, s)
 }
 
 func counts(row Row) string {

@@ -10,7 +10,7 @@ import (
 	"gonum.org/v1/plot/plotutil"
 	"gonum.org/v1/plot/vg"
 
-	"github.com/headspace-bench/headspace/internal/atomicfile"
+	"github.com/headspace-bench/headspace/harness/report"
 )
 
 // Plots writes prefix-ttfb.png (time to first batch against workers) and
@@ -33,11 +33,7 @@ func Plots(ms []Measurement, prefix, title string) ([]string, error) {
 			return paths, err
 		}
 		path := prefix + "-" + f.name + ".png"
-		wt, err := p.WriterTo(6*vg.Inch, 4*vg.Inch, "png")
-		if err != nil {
-			return paths, err
-		}
-		if err := atomicfile.WriteKindTo(path, atomicfile.Figure, wt); err != nil {
+		if err := report.Save(p, path, 6*vg.Inch, 4*vg.Inch); err != nil {
 			return paths, err
 		}
 		paths = append(paths, path)

@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"io"
 	"math"
-	"path/filepath"
 	"slices"
 	"strings"
 
@@ -15,8 +14,8 @@ import (
 	"gonum.org/v1/plot/vg"
 
 	"github.com/headspace-bench/headspace/harness/level"
+	"github.com/headspace-bench/headspace/harness/report"
 	"github.com/headspace-bench/headspace/harness/resultfile"
-	"github.com/headspace-bench/headspace/internal/atomicfile"
 	"github.com/headspace-bench/headspace/internal/disturb"
 	"github.com/headspace-bench/headspace/internal/summary"
 )
@@ -264,15 +263,10 @@ func SavePlot(path, title string, rows []Row, predicted map[int]float64, peer []
 	if err != nil {
 		return err
 	}
-	ext := filepath.Ext(path)
-	if ext != ".png" && ext != ".svg" {
-		return fmt.Errorf("node plot %s: want a .png or .svg path", path)
+	if err := report.Save(pl, path, 8*vg.Inch, 5*vg.Inch); err != nil {
+		return fmt.Errorf("node %w", err)
 	}
-	wt, err := pl.WriterTo(8*vg.Inch, 5*vg.Inch, ext[1:])
-	if err != nil {
-		return fmt.Errorf("node plot %s: %w", path, err)
-	}
-	return atomicfile.WriteKindTo(path, atomicfile.Figure, wt)
+	return nil
 }
 
 // WriteMarkdown writes the node's report: the command that made it, the

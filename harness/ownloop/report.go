@@ -14,6 +14,7 @@ import (
 	"golang.org/x/perf/benchfmt"
 
 	"github.com/headspace-bench/headspace/harness/analysis"
+	"github.com/headspace-bench/headspace/harness/report"
 	"github.com/headspace-bench/headspace/harness/resultfile"
 )
 
@@ -221,7 +222,7 @@ func judge(st Stages, wait, wall time.Duration, before, after analysis.Estimate)
 	v.Stage = v.Busiest
 	if contended {
 		v.Reason = fmt.Sprintf("the loop waited for its batches only %.1f%% of the time, but its steps took %s beside the loader against %s on cached batches: the loader's %d workers (%.2f s of CPU%s) share the machine's %d cores with the step; of their CPU time per batch (%s), %s takes the most",
-			100*v.Share, ms(before.Median), ms(cachedStep), st.Workers, st.WorkerCPU.Seconds(), waited(st), runtime.NumCPU(), breakdown(parts), v.Busiest)
+			100*v.Share, report.Ms(before.Median, 1), report.Ms(cachedStep, 1), st.Workers, st.WorkerCPU.Seconds(), waited(st), runtime.NumCPU(), breakdown(parts), v.Busiest)
 		return v
 	}
 	who := fmt.Sprintf("each of %d workers takes", workers)
@@ -229,7 +230,7 @@ func judge(st Stages, wait, wall time.Duration, before, after analysis.Estimate)
 		who = "the main process (num_workers=0) takes"
 	}
 	v.Reason = fmt.Sprintf("%s %s a batch (%s), one batch every %s from all of them, against a step of %s on cached batches",
-		who, ms(st.PerBatch()), breakdown(parts), ms(st.PerBatch()/time.Duration(workers)), ms(cachedStep))
+		who, report.Ms(st.PerBatch(), 1), breakdown(parts), report.Ms(st.PerBatch()/time.Duration(workers), 1), report.Ms(cachedStep, 1))
 	return v
 }
 
@@ -273,23 +274,9 @@ type part struct {
 func breakdown(parts []part) string {
 	var out []string
 	for _, p := range parts {
-		out = append(out, p.name+" "+ms(p.d))
+		out = append(out, p.name+" "+report.Ms(p.d, 1))
 	}
 	return strings.Join(out, ", ")
-}
-
-func ms(d time.Duration) string { return fmt.Sprintf("%.1f ms", float64(d)/1e6) }
-
-// SavePlots draws the report's figure to base.png and base.svg, saying
-// where on stdout.
-func (r Report) SavePlots(stdout io.Writer, base string) error {
-	for _, ext := range []string{".png", ".svg"} {
-		if err := r.Save(base + ext); err != nil {
-			return err
-		}
-	}
-	fmt.Fprintf(stdout, "\nplot: %s.png, %s.svg\n", base, base)
-	return nil
 }
 
 // WriteText prints the report: the analysis, the verdict, the stages and
@@ -346,7 +333,7 @@ func (r Report) WriteText(w io.Writer) {
 
 func us(d time.Duration) string {
 	if d >= time.Millisecond {
-		return ms(d)
+		return report.Ms(d, 1)
 	}
 	return fmt.Sprintf("%.0f µs", float64(d)/1e3)
 }

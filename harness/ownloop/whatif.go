@@ -9,6 +9,8 @@ import (
 	"time"
 
 	"golang.org/x/perf/benchfmt"
+
+	"github.com/headspace-bench/headspace/harness/report"
 )
 
 // WhatIf is what it would take to make the script's model step the bound,
@@ -93,10 +95,10 @@ func (w WhatIf) NeedCores() float64 {
 // WriteText prints what it would take.
 func (w WhatIf) WriteText(out io.Writer) {
 	fmt.Fprintf(out, "what it would take (from the measured stages):\n")
-	fmt.Fprintf(out, "  the model's bound: %s a step (%.2f steps/s) on cached batches\n", ms(w.Step), 1/w.Step.Seconds())
-	fmt.Fprintf(out, "  a worker makes a batch in %s (%s with a core of its own), %s of it on the CPU\n", ms(w.PerBatch), ms(w.FreePerBatch), ms(w.CPUPerBatch))
+	fmt.Fprintf(out, "  the model's bound: %s a step (%.2f steps/s) on cached batches\n", report.Ms(w.Step, 1), 1/w.Step.Seconds())
+	fmt.Fprintf(out, "  a worker makes a batch in %s (%s with a core of its own), %s of it on the CPU\n", report.Ms(w.PerBatch, 1), report.Ms(w.FreePerBatch, 1), report.Ms(w.CPUPerBatch, 1))
 	if w.MainCPUPerStep > 0 {
-		fmt.Fprintf(out, "  the loop's own CPU: %s a step\n", ms(w.MainCPUPerStep))
+		fmt.Fprintf(out, "  the loop's own CPU: %s a step\n", report.Ms(w.MainCPUPerStep, 1))
 	}
 	fmt.Fprintf(out, "  now: %d workers on %d cores, predicted %.2f steps/s\n", w.Workers, w.Cores, w.StepsPerSec(w.Workers, w.Cores))
 	need, cores := w.NeedWorkers(), w.NeedCores()
@@ -110,9 +112,9 @@ func (w WhatIf) WriteText(out io.Writer) {
 		if over := w.PerBatch - time.Duration(w.Workers)*w.Step; over > 0 {
 			if over < w.StageTime {
 				fmt.Fprintf(out, "  or, keeping %d workers: %s must take %s a batch instead of %s (%.1f× faster)\n",
-					w.Workers, w.Stage, ms(w.StageTime-over), ms(w.StageTime), float64(w.StageTime)/float64(w.StageTime-over))
+					w.Workers, w.Stage, report.Ms(w.StageTime-over, 1), report.Ms(w.StageTime, 1), float64(w.StageTime)/float64(w.StageTime-over))
 			} else {
-				fmt.Fprintf(out, "  keeping %d workers, no one stage can make up the %s a batch: more workers or cores it is\n", w.Workers, ms(over))
+				fmt.Fprintf(out, "  keeping %d workers, no one stage can make up the %s a batch: more workers or cores it is\n", w.Workers, report.Ms(over, 1))
 			}
 		}
 	}

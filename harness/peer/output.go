@@ -12,6 +12,7 @@ import (
 	"path/filepath"
 
 	"github.com/headspace-bench/headspace/datasets/ondisk"
+	"github.com/headspace-bench/headspace/harness/report"
 	"github.com/headspace-bench/headspace/internal/atomicfile"
 )
 
@@ -23,7 +24,7 @@ var ReportKind = atomicfile.Report("peer report")
 func (r Report) WriteText(w io.Writer) error {
 	s := r.Settings
 	fmt.Fprintf(w, "raw %dx%d, crop %d, batch %d, %d batches a run, %s; medians\n\n",
-		s.Width, s.Height, s.Crop, s.Batch, s.Batches, plural(r.Count, "round"))
+		s.Width, s.Height, s.Crop, s.Batch, s.Batches, report.Plural(r.Count, "round"))
 	return WriteTable(w, r.Rows)
 }
 
@@ -85,6 +86,6 @@ func IndexFor(ctx context.Context, dir string) (string, error) {
 func (c LadderConfig) WriteText(w io.Writer, r LadderResult) error {
 	s := c.Settings
 	fmt.Fprintf(w, "raw %dx%d, crop %d, batch %d, %d workers, emulated step %v, %s of %s; medians\n\n",
-		s.Width, s.Height, s.Crop, s.Batch, s.Workers, s.Device.Step, plural(c.Count, "round"), plural(s.Steps, "measured step"))
+		s.Width, s.Height, s.Crop, s.Batch, s.Workers, s.Device.Step, report.Plural(c.Count, "round"), report.Plural(s.Steps, "measured step"))
 	return WriteLadderTable(w, SummarizeLadder(r.Measurements))
 }

@@ -7,7 +7,7 @@ import (
 	"gonum.org/v1/plot/vg"
 
 	"github.com/headspace-bench/headspace/harness/loadbench"
-	"github.com/headspace-bench/headspace/internal/atomicfile"
+	"github.com/headspace-bench/headspace/harness/report"
 )
 
 // PlotNames are the figures Plots draws, as suffixes of its prefix.
@@ -34,17 +34,11 @@ func Plots(rows []Row, prefix, title string) ([]string, error) {
 		if err != nil {
 			return paths, err
 		}
-		for _, format := range []string{"png", "svg"} {
-			wt, err := p.WriterTo(6*vg.Inch, 4*vg.Inch, format)
-			if err != nil {
-				return paths, err
-			}
-			path := prefix + "-" + PlotNames[i] + "." + format
-			if err := atomicfile.WriteKindTo(path, atomicfile.Figure, wt); err != nil {
-				return paths, err
-			}
-			paths = append(paths, path)
+		base := prefix + "-" + PlotNames[i]
+		if err := report.SaveBoth(p, base, 6*vg.Inch, 4*vg.Inch); err != nil {
+			return paths, err
 		}
+		paths = append(paths, base+".png", base+".svg")
 	}
 	return paths, nil
 }

@@ -11,6 +11,7 @@ import (
 	"strings"
 
 	"github.com/headspace-bench/headspace/datasets/ondisk"
+	"github.com/headspace-bench/headspace/harness/report"
 
 	"golang.org/x/perf/benchfmt"
 
@@ -119,10 +120,9 @@ func WriteRemoteMarkdown(w io.Writer, r RemoteReport) error {
 	fmt.Fprintf(&b, "Our loader over `--data s3://…` against what a PyTorch user writes with boto3\n"+
 		"(`%s`), on the same objects, on the same S3 server (versitygw on 127.0.0.1), through\n"+
 		"the same emulated link, alternated in one run. Written by `headspace peer --remote`.\n\n", RemoteScript)
-	fmt.Fprintf(&b, "## Machine\n\n| | |\n| --- | --- |\n")
-	fmt.Fprintf(&b, "| CPU | %s |\n| cores | %d |\n| OS | %s |\n| Go | %s |\n", cell(r.Machine.CPU), r.Machine.Cores, cell(r.Machine.Distro), cell(r.Machine.Go))
-	fmt.Fprintf(&b, "| Python | %s |\n| PyTorch | torch %s, torchvision %s, Pillow %s |\n| boto3 | boto3 %s, botocore %s |\n| commit | %s |\n\n",
-		get("python"), get("torch"), get("torchvision"), get("pillow"), get("boto3"), get("botocore"), cell(r.Machine.Commit))
+	fmt.Fprintf(&b, "## Machine\n\n%s\n", machineTable(r.Machine, [2]string{"Python", get("python")},
+		[2]string{"PyTorch", fmt.Sprintf("torch %s, torchvision %s, Pillow %s", get("torch"), get("torchvision"), get("pillow"))},
+		[2]string{"boto3", fmt.Sprintf("boto3 %s, botocore %s", get("boto3"), get("botocore"))}))
 	fmt.Fprintf(&b, "## Command\n\n```sh\n%s\n```\n\n", r.Command)
 	fmt.Fprintf(&b, "## Settings\n\n")
 	fmt.Fprintf(&b, "- %d natural %d×%d JPEGs, uploaded once as an ImageFolder (one object per image, %.0f bytes a sample)\n"+
@@ -148,11 +148,10 @@ func WriteRemoteMarkdown(w io.Writer, r RemoteReport) error {
 		"  rotated; the table gives medians. samples/s: after the first batch; TTFB: to the first batch.\n"+
 		"- Ceiling: the most samples/s the link lets through for the layout (its bandwidth over the bytes a\n"+
 		"  sample costs, its request rate over the requests); \"reaches\" is %.0f%% of it.\n\n",
-		plural(max(r.Count, 1), "round"), ReachedShare*100)
+		report.Plural(max(r.Count, 1), "round"), ReachedShare*100)
 
 	fmt.Fprintf(&b, "## Results\n\n")
-	fmt.Fprintf(&b, "| layout | workers | implementation | samples/s | TTFB (s) | CPU (s) | ÷ peer | target ≥ %g× | of ceiling |\n", RemoteTarget.Min)
-	fmt.Fprintf(&b, "| --- | ---: | --- | ---: | ---: | ---: | ---: | --- | ---: |\n")
+	t := report.NewTable("lrlrrrrlr", "layout", "workers", "implementation", "samples/s", "TTFB (s)", "CPU (s)", "÷ peer", fmt.Sprintf("target ≥ %g×", RemoteTarget.Min), "of ceiling")
 	for _, row := range r.Rows {
 		speed, met := "—", ""
 		if row.Speedup > 0 {
@@ -165,9 +164,10 @@ func WriteRemoteMarkdown(w io.Writer, r RemoteReport) error {
 		if sh := row.Share(); sh > 0 {
 			share = fmt.Sprintf("%.1f%%", sh*100)
 		}
-		fmt.Fprintf(&b, "| %s | %d | %s | %.1f | %.3f | %.2f | %s | %s | %s |\n",
-			row.Layout, row.Workers, implName(row.Impl), row.SamplesPerSec, row.TTFB.Seconds(), row.CPU.Seconds(), speed, met, share)
+		t.Add(fmt.Sprint(row.Layout), fmt.Sprint(row.Workers), implName(row.Impl), fmt.Sprintf("%.1f", row.SamplesPerSec), fmt.Sprintf("%.3f", row.TTFB.Seconds()),
+			fmt.Sprintf("%.2f", row.CPU.Seconds()), speed, met, share)
 	}
+	b.WriteString(t.String())
 	b.WriteString("\n## The link's limit\n\n")
 	for _, l := range RemoteLayouts {
 		var impls []string
@@ -188,7 +188,7 @@ func WriteRemoteMarkdown(w io.Writer, r RemoteReport) error {
 		var parts []string
 		for _, impl := range impls {
 			if n, ok := Reached(r.Rows, l, impl); ok {
-				parts = append(parts, fmt.Sprintf("%s reaches it at %s", implName(impl), plural(n, "worker")))
+				parts = append(parts, fmt.Sprintf("%s reaches it at %s", implName(impl), report.Plural(n, "worker")))
 			} else {
 				best := 0.0
 				for _, row := range r.Rows {

@@ -10,6 +10,7 @@ import (
 	"text/tabwriter"
 
 	"github.com/headspace-bench/headspace/harness/machine"
+	"github.com/headspace-bench/headspace/harness/report"
 	"github.com/headspace-bench/headspace/harness/resultfile"
 )
 
@@ -56,15 +57,23 @@ func WriteMarkdown(w io.Writer, r Report) error {
 // writeMachine writes the report's Machine section.
 func (r Report) writeMachine(b *strings.Builder) {
 	get := Output{Config: r.PeerConfig}.cell
-	fmt.Fprintf(b, "## Machine\n\n| | |\n| --- | --- |\n")
-	fmt.Fprintf(b, "| CPU | %s |\n", cell(r.Machine.CPU))
-	fmt.Fprintf(b, "| cores | %d |\n", r.Machine.Cores)
-	fmt.Fprintf(b, "| OS | %s |\n", cell(r.Machine.Distro))
-	fmt.Fprintf(b, "| Go | %s |\n", cell(r.Machine.Go))
-	fmt.Fprintf(b, "| Python | %s |\n", get("python"))
-	fmt.Fprintf(b, "| PyTorch | torch %s, torchvision %s, numpy %s, scipy %s, Pillow %s |\n",
-		get("torch"), get("torchvision"), get("numpy"), get("scipy"), get("pillow"))
-	fmt.Fprintf(b, "| commit | %s |\n\n", cell(r.Machine.Commit))
+	fmt.Fprintf(b, "## Machine\n\n%s\n", machineTable(r.Machine, [2]string{"Python", get("python")},
+		[2]string{"PyTorch", fmt.Sprintf("torch %s, torchvision %s, numpy %s, scipy %s, Pillow %s", get("torch"), get("torchvision"), get("numpy"), get("scipy"), get("pillow"))}))
+}
+
+// machineTable is a report's Machine table: the CPU, cores, OS and Go of
+// m, the peer's rows (its Python and libraries), and the commit.
+func machineTable(m machine.Machine, peer ...[2]string) *report.Table {
+	t := &report.Table{Header: []string{"", ""}, TightEmpty: true}
+	t.Add("CPU", cell(m.CPU))
+	t.Add("cores", fmt.Sprint(m.Cores))
+	t.Add("OS", cell(m.Distro))
+	t.Add("Go", cell(m.Go))
+	for _, r := range peer {
+		t.Add(r[0], r[1])
+	}
+	t.Add("commit", cell(m.Commit))
+	return t
 }
 
 // writeSettings writes the report's Settings section.
@@ -103,14 +112,13 @@ func (r Report) writeSettings(b *strings.Builder) {
 // medians with their ratios to torch and the targets.
 func writeResults(b *strings.Builder, rows []Row) {
 	fmt.Fprintf(b, "## Results\n\n")
-	fmt.Fprintf(b, "| workers | implementation | samples/s | TTFB (s) | CPU (s) | samples/s ÷ torch | TTFB ÷ torch | target | met |\n")
-	fmt.Fprintf(b, "| ---: | --- | ---: | ---: | ---: | ---: | ---: | --- | --- |\n")
+	t := report.NewTable("rlrrrrrll", "workers", "implementation", "samples/s", "TTFB (s)", "CPU (s)", "samples/s ÷ torch", "TTFB ÷ torch", "target", "met")
 	for _, row := range rows {
 		speed, ttfb, target, met := row.ratioCells("—", "")
-		fmt.Fprintf(b, "| %d | %s | %.1f | %.3f | %.2f | %s | %s | %s | %s |\n",
-			row.Workers, row.Impl, row.SamplesPerSec, row.TTFB.Seconds(), row.CPU.Seconds(), speed, ttfb, target, met)
+		t.Add(fmt.Sprint(row.Workers), fmt.Sprint(row.Impl), fmt.Sprintf("%.1f", row.SamplesPerSec), fmt.Sprintf("%.3f", row.TTFB.Seconds()),
+			fmt.Sprintf("%.2f", row.CPU.Seconds()), speed, ttfb, target, met)
 	}
-	b.WriteString("\n")
+	b.WriteString(t.String() + "\n")
 }
 
 // writeTargets writes the report's Targets section: a line per worker
@@ -132,7 +140,7 @@ func writeTargets(b *strings.Builder, rows []Row) {
 			}
 		}
 		if len(parts) > 0 {
-			fmt.Fprintf(b, "- %s: %s.\n", plural(w, "worker"), strings.Join(parts, "; "))
+			fmt.Fprintf(b, "- %s: %s.\n", report.Plural(w, "worker"), strings.Join(parts, "; "))
 			verdicts++
 		}
 	}
@@ -174,7 +182,7 @@ func cell(s string) string {
 	if s == "" {
 		return "unknown"
 	}
-	return strings.ReplaceAll(s, "|", `\|`)
+	return report.EscapePipes(s)
 }
 
 func yesNo(b bool) string {
@@ -182,13 +190,6 @@ func yesNo(b bool) string {
 		return "yes"
 	}
 	return "no"
-}
-
-func plural(n int, word string) string {
-	if n == 1 {
-		return fmt.Sprintf("%d %s", n, word)
-	}
-	return fmt.Sprintf("%d %ss", n, word)
 }
 
 // workerCounts lists the rows' worker counts in order of first appearance.

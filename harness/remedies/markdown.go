@@ -7,9 +7,9 @@ import (
 	"math"
 	"slices"
 	"strings"
-	"time"
 
 	"github.com/headspace-bench/headspace/harness/fetchmodel"
+	"github.com/headspace-bench/headspace/harness/report"
 )
 
 // Figure is a plot the report embeds: its alt text and its path relative
@@ -58,36 +58,32 @@ func (r Report) writeKnees(p func(string, ...any)) {
 	rtts := r.RTTs()
 	p("## Where more requests in flight stop helping\n\n")
 	p("The lowest concurrency within 10%% of the best samples/s at each round trip, and that best (headspace at it). Device: %.0f samples/s.\n\n", r.Device)
-	p("| dataset | bytes/sample |")
+	t := report.NewTable("lr"+strings.Repeat("l", len(rtts)), "dataset", "bytes/sample")
 	for _, d := range rtts {
-		p(" %s |", d)
+		t.Header = append(t.Header, d.String())
 	}
-	p("\n| --- | ---: |")
-	for range rtts {
-		p(" --- |")
-	}
-	p("\n")
 	for _, d := range r.Datasets {
-		p("| %s | %.0f |", d.Name(), d.BytesPerSample)
+		row := []string{d.Name(), fmt.Sprintf("%.0f", d.BytesPerSample)}
 		for _, rtt := range rtts {
 			c, best := d.Knee(rtt)
-			p(" %d (%.0f/s, %s) |", c, best, pct(fetchmodel.Headspace(best, r.Device)))
+			row = append(row, fmt.Sprintf("%d (%.0f/s, %s)", c, best, pct(fetchmodel.Headspace(best, r.Device))))
 		}
-		p("\n")
+		t.Add(row...)
 	}
+	p("%s", t)
 }
 
 // writeLayout writes each layout over files and each format over raw.
 func (r Report) writeLayout(p func(string, ...any)) {
 	p("\n## Layout and format\n\n")
 	p("Median over the grid's points of one dataset's samples/s over another's (1.00: no difference).\n\n")
-	p("| comparison | median ratio |\n| --- | ---: |\n")
+	t := report.NewTable("lr", "comparison", "median ratio")
 	for _, d := range r.Datasets {
 		if d.Layout == "files" {
 			continue
 		}
 		if f := r.dataset(d.Format, "files"); f != nil {
-			p("| %s over %s | %.2f |\n", d.Name(), f.Name(), Ratios(d, *f))
+			t.Add(d.Name()+" over "+f.Name(), fmt.Sprintf("%.2f", Ratios(d, *f)))
 		}
 	}
 	for _, d := range r.Datasets {
@@ -95,9 +91,10 @@ func (r Report) writeLayout(p func(string, ...any)) {
 			continue
 		}
 		if raw := r.dataset("raw", d.Layout); raw != nil {
-			p("| %s over %s (bytes/sample %.0f vs %.0f) | %.2f |\n", d.Name(), raw.Name(), d.BytesPerSample, raw.BytesPerSample, Ratios(d, *raw))
+			t.Add(fmt.Sprintf("%s over %s (bytes/sample %.0f vs %.0f)", d.Name(), raw.Name(), d.BytesPerSample, raw.BytesPerSample), fmt.Sprintf("%.2f", Ratios(d, *raw)))
 		}
 	}
+	p("%s", t)
 }
 
 // writeModel writes the model, its calibration per dataset and its
@@ -106,40 +103,42 @@ func (r Report) writeModel(p func(string, ...any), whole bool) {
 	rtts := r.RTTs()
 	p("\n## The model\n\n")
 	p("samples/s = min(link bandwidth ÷ bytes/sample, request rate × samples/request, concurrency × samples/request ÷ (round trip + bytes/request ÷ per-connection bandwidth + server time), local, device) (package fetchmodel). Per dataset, the server time is the mean request latency at round trip 0 and the lowest concurrency, the request rate the most requests/s measured at round trip 0, local and device the measured levels; every point with a round trip, and every check, is a prediction.\n\n")
-	p("| dataset | latency at 0 | server time | server rate | local | \n| --- | ---: | ---: | ---: | ---: |\n")
+	cal := report.NewTable("lrrrr", "dataset", "latency at 0", "server time", "server rate", "local")
 	for _, d := range r.Datasets {
 		c := d.Calibration
-		p("| %s | %s | %s | %.0f req/s | %.0f/s |\n", d.Name(), ms(d.CalibrationLatency), ms(c.ServerTime), c.ServerRate, c.HostRate)
+		cal.Add(d.Name(), report.Ms(d.CalibrationLatency, 2), report.Ms(c.ServerTime, 2), fmt.Sprintf("%.0f req/s", c.ServerRate), fmt.Sprintf("%.0f/s", c.HostRate))
 	}
+	p("%s", cal)
 	all := r.Errors(func(Dataset, Point) bool { return true }) // MedianError's points
 	p("\nMedian absolute percentage error over %d predicted points: **%s**; within 10%%: %d of %d.\n\n", len(all), pctErr(fetchmodel.Median(all)), within(all, 10), len(all))
-	p("| predicted points | median error |\n| --- | ---: |\n")
+	t := report.NewTable("lr", "predicted points", "median error")
 	for _, rtt := range rtts {
 		if rtt == 0 {
 			continue
 		}
 		e := r.Errors(func(_ Dataset, p Point) bool { return p.Check == "" && p.RTT == rtt })
-		p("| round trip %s (%d) | %s |\n", rtt, len(e), pctErr(fetchmodel.Median(e)))
+		t.Add(fmt.Sprintf("round trip %s (%d)", rtt, len(e)), pctErr(fetchmodel.Median(e)))
 	}
 	for _, name := range slices.Sorted(maps.Keys(r.Checks)) {
 		e := r.Errors(func(_ Dataset, p Point) bool { return p.Check == name })
-		p("| check %s: %s (%d) | %s |\n", name, r.Checks[name], len(e), pctErr(fetchmodel.Median(e)))
+		t.Add(fmt.Sprintf("check %s: %s (%d)", name, r.Checks[name], len(e)), pctErr(fetchmodel.Median(e)))
 	}
 	if whole {
 		// Whole-shard reads are mostly bound by the host, which the model
 		// takes from level local: they would flatter the median alone.
 		ranged := r.Errors(func(d Dataset, _ Point) bool { return !strings.HasSuffix(d.Layout, "-whole") })
 		wh := r.Errors(func(d Dataset, _ Point) bool { return strings.HasSuffix(d.Layout, "-whole") })
-		p("| a request a sample (files, ranged shards) (%d) | %s |\n", len(ranged), pctErr(fetchmodel.Median(ranged)))
-		p("| whole-shard reads (%d) | %s |\n", len(wh), pctErr(fetchmodel.Median(wh)))
+		t.Add(fmt.Sprintf("a request a sample (files, ranged shards) (%d)", len(ranged)), pctErr(fetchmodel.Median(ranged)))
+		t.Add(fmt.Sprintf("whole-shard reads (%d)", len(wh)), pctErr(fetchmodel.Median(wh)))
 	}
+	p("%s", t)
 }
 
 // writePoints writes every point, measured beside predicted.
 func (r Report) writePoints(p func(string, ...any)) {
 	p("\n## Every point\n\n")
 	p("Calibration points (round trip 0) are marked *; their error is not a prediction's.\n\n")
-	p("| dataset | link | concurrency | samples/s | headspace | request mean | predicted | bound | error |\n| --- | --- | ---: | ---: | ---: | ---: | ---: | --- | ---: |\n")
+	t := report.NewTable("llrrrrrlr", "dataset", "link", "concurrency", "samples/s", "headspace", "request mean", "predicted", "bound", "error")
 	for _, d := range r.Datasets {
 		for _, pt := range d.Points {
 			l := "rtt " + pt.RTT.String()
@@ -150,9 +149,11 @@ func (r Report) writePoints(p func(string, ...any)) {
 			if pt.Calibration {
 				mark = "*"
 			}
-			p("| %s | %s | %d | %.0f | %s | %s | %.0f | %s | %s%s |\n", d.Name(), l, pt.Concurrency, pt.Measured, pct(pt.Headspace), ms(pt.ReqMean), pt.Predicted.SamplesPerSec, pt.Predicted.Bound, pctErr(pt.APE), mark)
+			t.Add(d.Name(), l, fmt.Sprint(pt.Concurrency), fmt.Sprintf("%.0f", pt.Measured), pct(pt.Headspace), report.Ms(pt.ReqMean, 2),
+				fmt.Sprintf("%.0f", pt.Predicted.SamplesPerSec), fmt.Sprint(pt.Predicted.Bound), pctErr(pt.APE)+mark)
 		}
 	}
+	p("%s", t)
 }
 
 func pct(x float64) string { return fmt.Sprintf("%.0f%%", x*100) }
@@ -163,8 +164,6 @@ func pctErr(x float64) string {
 	}
 	return fmt.Sprintf("%.1f%%", x)
 }
-
-func ms(d time.Duration) string { return fmt.Sprintf("%.2f ms", float64(d)/1e6) }
 
 func within(es []float64, limit float64) int {
 	n := 0

@@ -15,7 +15,7 @@ import (
 	"gonum.org/v1/plot/vg/draw"
 	"gonum.org/v1/plot/vg/vgimg"
 
-	"github.com/headspace-bench/headspace/internal/atomicfile"
+	"github.com/headspace-bench/headspace/harness/report"
 )
 
 // SavePlot draws samples/s against requests in flight, a panel per
@@ -64,7 +64,7 @@ func SavePlot(path string, r Report) error {
 	if _, err := (vgimg.PngCanvas{Canvas: img}).WriteTo(&buf); err != nil {
 		return fmt.Errorf("remedies plot %s: %w", path, err)
 	}
-	return atomicfile.WriteKindTo(path, atomicfile.Figure, &buf)
+	return report.SaveCanvas(path, &buf)
 }
 
 // panel is the plot of one format and layout: samples/s against requests

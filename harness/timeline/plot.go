@@ -7,7 +7,7 @@ import (
 
 	"gonum.org/v1/plot"
 
-	"github.com/headspace-bench/headspace/internal/atomicfile"
+	"github.com/headspace-bench/headspace/harness/report"
 	"gonum.org/v1/plot/vg"
 	"gonum.org/v1/plot/vg/draw"
 	"gonum.org/v1/plot/vg/vgimg"
@@ -30,7 +30,7 @@ func (t *Timeline) WritePNG(path string, width, height int) error {
 	}
 	c := vgimg.NewWith(vgimg.UseImage(image.NewRGBA(image.Rect(0, 0, width, height))), vgimg.UseDPI(dpi))
 	p.Draw(draw.New(c))
-	return atomicfile.WriteKindTo(path, atomicfile.Figure, vgimg.PngCanvas{Canvas: c})
+	return report.SaveCanvas(path, vgimg.PngCanvas{Canvas: c})
 }
 
 // WriteSVG draws the timeline as a Gantt chart of width×height points
@@ -46,7 +46,7 @@ func (t *Timeline) WriteSVG(path string, width, height int) error {
 	}
 	c := vgsvg.New(vg.Length(width), vg.Length(height))
 	p.Draw(draw.New(c))
-	return atomicfile.WriteKindTo(path, atomicfile.Figure, c)
+	return report.SaveCanvas(path, c)
 }
 
 // plot builds the Gantt chart.

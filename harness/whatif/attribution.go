@@ -3,6 +3,7 @@ package whatif
 import (
 	"fmt"
 	"github.com/headspace-bench/headspace/harness/level"
+	"github.com/headspace-bench/headspace/harness/report"
 	"io"
 	"text/tabwriter"
 
@@ -51,10 +52,11 @@ func WriteLadder(w io.Writer, r LadderReading) error {
 // (the 003 report's "the model's attribution beside the ladder's"), titled
 // with the pipeline it read, e.g. "naive transforms".
 func WriteLadderMarkdown(w io.Writer, title string, r LadderReading) error {
-	fmt.Fprintf(w, "### The ladder and the model: %s\n\n| level | stage it adds | measured steps/s | predicted by the model |\n| --- | --- | ---: | ---: |\n", title)
+	t := report.NewTable("llrr", "level", "stage it adds", "measured steps/s", "predicted by the model")
 	for _, l := range level.Descending(level.Document) {
-		fmt.Fprintf(w, "| %s | %s | %.2f | %.2f |\n", l, l.StageIn(level.Document), r.Measured[l], r.Predicted[l])
+		t.Add(l.String(), fmt.Sprint(l.StageIn(level.Document)), fmt.Sprintf("%.2f", r.Measured[l]), fmt.Sprintf("%.2f", r.Predicted[l]))
 	}
+	fmt.Fprintf(w, "### The ladder and the model: %s\n\n%s", title, t)
 	c := r.Comparison()
 	fmt.Fprintf(w, "\nThe measured ladder blames **%s** (%s); the model, reading the stages' CPU time, blames **%s**", c.LadderBlames(), r.Ladder, c.Model)
 	if c.Agree() {

@@ -4,7 +4,10 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"strings"
 	"time"
+
+	"github.com/headspace-bench/headspace/harness/report"
 )
 
 // WriteMarkdown writes the what-if report section: the command, the
@@ -17,23 +20,28 @@ func WriteMarkdown(w io.Writer, p Profile, g Grid, checks []Check, command strin
 	fmt.Fprintf(w, "`%s`\n\n", command)
 	fmt.Fprintf(w, "Profile: batch %d, %d workers, %d cores, step %v, upload %v, %.2f steps/s measured; CPU from %s.\n\n",
 		p.Batch, p.Workers, p.Cores, p.Step.Round(time.Microsecond), p.Upload.Round(time.Microsecond), p.Measured, p.CPUSource)
-	fmt.Fprintf(w, "| stage | workers | CPU/sample | wait/sample | share of CPU |\n| --- | ---: | ---: | ---: | ---: |\n")
+	stages := report.Table{Align: "lrrrr", Header: []string{"stage", "workers", "CPU/sample", "wait/sample", "share of CPU"}, TightEmpty: true}
 	total := p.CPUPerSample()
-	for _, s := range p.Stages {
-		fmt.Fprintf(w, "| %s | %d | %v | %v | %.0f%% |\n", s.Name, s.Workers, s.CPU.Round(100*time.Nanosecond), s.Wait, 100*float64(s.CPU)/math.Max(1, float64(total)))
+	share := func(cpu time.Duration) string {
+		return fmt.Sprintf("%.0f%%", 100*float64(cpu)/math.Max(1, float64(total)))
 	}
-	fmt.Fprintf(w, "| host (index, loop, runtime) | | %v | | %.0f%% |\n\n", p.Host.Round(100*time.Nanosecond), 100*float64(p.Host)/math.Max(1, float64(total)))
+	for _, s := range p.Stages {
+		stages.Add(s.Name, fmt.Sprint(s.Workers), s.CPU.Round(100*time.Nanosecond).String(), s.Wait.String(), share(s.CPU))
+	}
+	stages.Add("host (index, loop, runtime)", "", p.Host.Round(100*time.Nanosecond).String(), "", share(p.Host))
+	fmt.Fprintf(w, "%s\n", &stages)
 	fmt.Fprintf(w, "The pipeline kept %.2f of %d cores busy (%d CPUs; the machine's other processes kept %s busy): the model takes the other load as %.2f runnable threads, and the CPU per sample as growing %.0f%% with each core added.\n\n",
 		p.Used, p.Cores, p.CPUs, neighbours(p.Neighbours), p.Other, 100*p.Growth)
 	writeGridMarkdown(w, p, g)
 	s := p.fill(Scenario{})
 	pr := p.Predict(s)
 	fmt.Fprintf(w, "At the profile's setting the %s binds (%.2f steps/s predicted). The speed-up each stage would need, alone, for the pipeline to keep up with the device:\n\n", pr.Bound, pr.StepsPerSec)
-	fmt.Fprintf(w, "| stage | share of CPU | speed-up needed | cost that must go |\n| --- | ---: | ---: | ---: |\n")
+	needs := report.NewTable("lrrr", "stage", "share of CPU", "speed-up needed", "cost that must go")
 	for _, n := range p.Needs(s) {
 		sp, cut := n.Cells()
-		fmt.Fprintf(w, "| %s | %.0f%% | %s | %s |\n", n.Stage, 100*n.Share, sp, cut)
+		needs.Add(n.Stage, fmt.Sprintf("%.0f%%", 100*n.Share), sp, cut)
 	}
+	fmt.Fprint(w, needs)
 	c := p.Compare(s)
 	fmt.Fprintf(w, "\nThe caching ladder predicted from the same costs blames **%s**; the model blames **%s**", c.LadderBlames(), c.Model)
 	if c.Agree() {
@@ -54,24 +62,19 @@ func WriteMarkdown(w io.Writer, p Profile, g Grid, checks []Check, command strin
 func writeGridMarkdown(w io.Writer, p Profile, g Grid) {
 	for _, m := range g.StepScales {
 		fmt.Fprintf(w, "Predicted steps/s, step ×%g (device ceiling %.2f; model-bound with %s cores and %s):\n\n", m, p.DeviceRate(m), cores(p.CoresNeeded(m)), workersNeeded(p.WorkersNeeded(m)))
-		fmt.Fprint(w, "| workers |")
+		t := report.NewTable(strings.Repeat("r", 1+len(g.Cores)), "workers")
 		for _, c := range g.Cores {
-			fmt.Fprintf(w, " %d cores |", c)
+			t.Header = append(t.Header, fmt.Sprintf("%d cores", c))
 		}
-		fmt.Fprint(w, "\n| ---: |")
-		for range g.Cores {
-			fmt.Fprint(w, " ---: |")
-		}
-		fmt.Fprintln(w)
 		for _, n := range g.Workers {
-			fmt.Fprintf(w, "| %d |", n)
+			row := []string{fmt.Sprint(n)}
 			for _, c := range g.Cores {
 				pr := p.Predict(Scenario{Cores: c, Workers: n, StepScale: m})
-				fmt.Fprintf(w, " %.2f (%s) |", pr.StepsPerSec, pr.Bound)
+				row = append(row, fmt.Sprintf("%.2f (%s)", pr.StepsPerSec, pr.Bound))
 			}
-			fmt.Fprintln(w)
+			t.Add(row...)
 		}
-		fmt.Fprintln(w)
+		fmt.Fprintf(w, "%s\n", t)
 	}
 }
 
@@ -80,12 +83,13 @@ func writeGridMarkdown(w io.Writer, p Profile, g Grid) {
 func writeChecksMarkdown(w io.Writer, p Profile, checks []Check) {
 	med, worst := Errors(checks)
 	fmt.Fprintf(w, "### Checked on this machine\n\n%d points, predicted beside measured (median of the runs): median error %.0f%%, worst %.0f%%.\n\n", len(checks), 100*med, 100*worst)
-	fmt.Fprintf(w, "| cores | workers | step | predicted | measured | error | bound | other processes' cores |\n| ---: | ---: | ---: | ---: | ---: | ---: | --- | ---: |\n")
+	t := report.NewTable("rrrrrrlr", "cores", "workers", "step", "predicted", "measured", "error", "bound", "other processes' cores")
 	for _, ck := range checks {
 		s := ck.Predicted.Scenario
-		fmt.Fprintf(w, "| %d | %d | ×%g | %.2f | %.2f | %+.0f%% | %s | %s |\n", s.Cores, s.Workers, s.StepScale, ck.Predicted.StepsPerSec, ck.Measured(), 100*ck.Error(), ck.Predicted.Bound, neighbours(ck.NeighbourCores()))
+		t.Add(fmt.Sprint(s.Cores), fmt.Sprint(s.Workers), fmt.Sprintf("×%g", s.StepScale), fmt.Sprintf("%.2f", ck.Predicted.StepsPerSec), fmt.Sprintf("%.2f", ck.Measured()),
+			fmt.Sprintf("%+.0f%%", 100*ck.Error()), fmt.Sprint(ck.Predicted.Bound), neighbours(ck.NeighbourCores()))
 	}
-	fmt.Fprintln(w)
+	fmt.Fprintf(w, "%s\n", t)
 	for _, ck := range checks {
 		if why := ck.Why(p); why != "" {
 			s := ck.Predicted.Scenario

@@ -21,6 +21,7 @@ import (
 	"golang.org/x/perf/benchfmt"
 
 	"github.com/headspace-bench/headspace/harness/node"
+	"github.com/headspace-bench/headspace/harness/report"
 	"github.com/headspace-bench/headspace/harness/resultfile"
 	"github.com/headspace-bench/headspace/internal/atomicfile"
 	"github.com/headspace-bench/headspace/internal/summary"
@@ -252,7 +253,7 @@ func (w NodeWhatIf) Text() (string, error) {
 		threads = fmt.Sprintf("%.3g", p.OtherThreads)
 	}
 	fmt.Fprintf(&b, "node what-if from one rank alone: %.4g samples/s asked per accelerator (batch %d, step %v, %s a rank), %v CPU a sample, AU %.3f; %.3g cores; other processes: %.3g cores used, runnable threads %s\n\n",
-		p.Demand(), p.Batch, p.Step, plural(p.Workers, "worker"), p.CPUPerSample.Round(1000), p.AU, p.Cores, max(p.OtherCores, 0), threads)
+		p.Demand(), p.Batch, p.Step, report.Plural(p.Workers, "worker"), p.CPUPerSample.Round(1000), p.AU, p.Cores, max(p.OtherCores, 0), threads)
 	rows := node.Rows(verifyRecords(w.Records))
 	w.writeAU(&b, rows)
 	limit := slices.Max(w.Accelerators)
@@ -299,12 +300,4 @@ func (w NodeWhatIf) writeAU(b *strings.Builder, rows []node.Row) {
 	if len(errs) > 0 {
 		fmt.Fprintf(b, "\nmedian error on AU over %d accelerator counts: %.1f%% (worst %.1f%%)\n", len(errs), summary.Median(slices.Clone(errs)), summary.Max(errs))
 	}
-}
-
-// plural is n and word, with an s unless n is 1.
-func plural(n int, word string) string {
-	if n == 1 {
-		return fmt.Sprintf("%d %s", n, word)
-	}
-	return fmt.Sprintf("%d %ss", n, word)
 }

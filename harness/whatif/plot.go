@@ -3,14 +3,13 @@ package whatif
 import (
 	"fmt"
 	"math"
-	"path/filepath"
 
 	"gonum.org/v1/plot"
 	"gonum.org/v1/plot/plotter"
 	"gonum.org/v1/plot/plotutil"
 	"gonum.org/v1/plot/vg"
 
-	"github.com/headspace-bench/headspace/internal/atomicfile"
+	"github.com/headspace-bench/headspace/harness/report"
 )
 
 // Plot draws predicted steps/s against cores (1 to maxCores), a line per
@@ -81,13 +80,8 @@ func SavePlot(path string, p Profile, workers []int, maxCores int, stepScale flo
 	if err != nil {
 		return err
 	}
-	ext := filepath.Ext(path)
-	if ext != ".png" && ext != ".svg" {
-		return fmt.Errorf("whatif plot %s: want a .png or .svg path", path)
+	if err := report.Save(pl, path, 8*vg.Inch, 5*vg.Inch); err != nil {
+		return fmt.Errorf("whatif %w", err)
 	}
-	wt, err := pl.WriterTo(8*vg.Inch, 5*vg.Inch, ext[1:])
-	if err != nil {
-		return fmt.Errorf("whatif plot %s: %w", path, err)
-	}
-	return atomicfile.WriteKindTo(path, atomicfile.Figure, wt)
+	return nil
 }

@@ -10,6 +10,7 @@ import (
 	"slices"
 
 	"github.com/headspace-bench/headspace/harness/level"
+	"github.com/headspace-bench/headspace/harness/report"
 	"github.com/headspace-bench/headspace/internal/atomicfile"
 )
 
@@ -149,7 +150,7 @@ func (pr *Printer) Show(p *Profile, ladder map[level.Level]float64) {
 	}
 	if pr.ladder == nil && ladder != nil && pr.profile != nil {
 		pr.ladder = ladder
-		fmt.Fprintf(pr.W, "\nthe caching ladder at the profile's setting (%s each):\n", plural(pr.Runs, "run"))
+		fmt.Fprintf(pr.W, "\nthe caching ladder at the profile's setting (%s each):\n", report.Plural(pr.Runs, "run"))
 		pr.keep(WriteLadder(pr.W, pr.profile.ReadLadder(ladder)))
 	}
 }
@@ -159,7 +160,7 @@ func (pr *Printer) Err() error { return pr.err }
 
 // WriteChecks prints the checked points, predicted against measured.
 func (pr *Printer) WriteChecks(checks []Check) error {
-	fmt.Fprintf(pr.W, "\nverification on this machine (%s each):\n\n", plural(pr.Runs, "run"))
+	fmt.Fprintf(pr.W, "\nverification on this machine (%s each):\n\n", report.Plural(pr.Runs, "run"))
 	return WriteChecks(pr.W, *pr.profile, checks)
 }
 

@@ -2,8 +2,13 @@
 // the command type (its name, summary, verbs and run function), flag sets
 // that report errors instead of exiting, the usage error (exit status 2,
 // one line), the bounds table every numeric flag is checked against as it
-// is parsed, the list and size parsers, the output checks, the data and
-// disturbance flags and the CPU profile.
+// is parsed (each package declares its flags' bounds into it, Declare),
+// the list and size parsers, the output checks and the CPU profile.
+//
+// It is the ground floor, as all of internal/ is: it imports no package
+// of this module outside internal/ (TestInternalIsGroundFloor). What the
+// commands share that reaches into the packages they run is package
+// command's; the data flags are package loader's (loader.DataFlags).
 //
 // The commands themselves are made from the experiments' registry
 // (workloads.Commands) and cmd/headspace's own few (gate, history, merge,
@@ -41,6 +46,14 @@ type Command struct {
 type UsageError struct{ Msg string }
 
 func (e UsageError) Error() string { return e.Msg }
+
+// AsUsage is err as a usage error (exit 2), or nil.
+func AsUsage(err error) error {
+	if err == nil {
+		return nil
+	}
+	return UsageError{err.Error()}
+}
 
 // Usagef is a usage error of the formatted message.
 func Usagef(format string, args ...any) error { return UsageError{fmt.Sprintf(format, args...)} }

@@ -3,13 +3,10 @@ package cli
 import (
 	"errors"
 	"flag"
-	"fmt"
 	"os"
 	"slices"
 	"strconv"
 	"strings"
-
-	"github.com/headspace-bench/headspace/harness/loader"
 )
 
 // ParseInts parses a comma-separated list of positive integers.
@@ -77,14 +74,6 @@ func ParseShard(s string) (i, n int, err error) {
 	return i, n, nil
 }
 
-// Plural is n and word, with an s unless n is 1: "1 run", "3 runs".
-func Plural(n int, word string) string {
-	if n == 1 {
-		return fmt.Sprintf("%d %s", n, word)
-	}
-	return fmt.Sprintf("%d %ss", n, word)
-}
-
 // NoRepeats refuses a list that names an item twice.
 func NoRepeats(what string, items []string) error {
 	seen := map[string]bool{}
@@ -131,19 +120,6 @@ func ParseBools(what, s string) ([]bool, error) {
 	out := make([]bool, len(names))
 	for i, n := range names {
 		out[i] = n == "true"
-	}
-	return out, nil
-}
-
-// ParsePlacements parses a comma-separated list of placements.
-func ParsePlacements(s string) ([]loader.Placement, error) {
-	names, err := ParseList("--placement", s, loader.Placements)
-	if err != nil {
-		return nil, err
-	}
-	out := make([]loader.Placement, len(names))
-	for i, n := range names {
-		out[i], _ = loader.ParsePlacement(n)
 	}
 	return out, nil
 }

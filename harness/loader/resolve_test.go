@@ -1,4 +1,4 @@
-package cli
+package loader_test
 
 import (
 	"context"
@@ -13,6 +13,7 @@ import (
 	"github.com/headspace-bench/headspace/datasets"
 	"github.com/headspace-bench/headspace/datasets/ondisk"
 	"github.com/headspace-bench/headspace/harness/loader"
+	"github.com/headspace-bench/headspace/internal/cli"
 	"github.com/headspace-bench/headspace/internal/setting"
 )
 
@@ -22,7 +23,7 @@ func resolve(t *testing.T, args ...string) (loader.Config, error) {
 	t.Helper()
 	fs := flag.NewFlagSet("test", flag.ContinueOnError)
 	fs.SetOutput(io.Discard)
-	var d DataFlags
+	var d loader.DataFlags
 	d.Register(fs)
 	if err := fs.Parse(args); err != nil {
 		t.Fatal(err)
@@ -56,14 +57,14 @@ func TestResolveOnce(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	settings, line := cfg.Settings(), Describe(ctx, cfg)
+	settings, line := cfg.Settings(), loader.Describe(ctx, cfg)
 	if want := "data " + dir + ": 6 png samples in files, "; !strings.HasPrefix(line, want) {
 		t.Fatalf("Describe: %q, want it to start %q", line, want)
 	}
 	if err := os.Remove(filepath.Join(dir, ondisk.ManifestName)); err != nil {
 		t.Fatal(err)
 	}
-	if got := Describe(ctx, cfg); got != line {
+	if got := loader.Describe(ctx, cfg); got != line {
 		t.Fatalf("Describe after the manifest went: %q, want %q", got, line)
 	}
 	if got := cfg.Settings(); strings.Contains(joinSettings(got), "unreadable") || joinSettings(got) != joinSettings(settings) {
@@ -71,7 +72,7 @@ func TestResolveOnce(t *testing.T) {
 	}
 	byHand := loader.DefaultConfig()
 	byHand.Data = dir
-	if got := Describe(ctx, byHand); got != "" {
+	if got := loader.Describe(ctx, byHand); got != "" {
 		t.Fatalf("Describe of a Config without a handle: %q, want \"\" (inspected again, no dataset)", got)
 	}
 	if !strings.Contains(joinSettings(byHand.Settings()), "data-format=unreadable") {
@@ -93,7 +94,7 @@ func TestResolveChecksTheHandle(t *testing.T) {
 		{[]string{"--decoder", "nvjpeg"}, "--decoder nvjpeg decodes JPEGs: --data " + dir + " holds png"},
 	} {
 		_, err := resolve(t, append([]string{"--data", dir}, c.args...)...)
-		var u UsageError
+		var u cli.UsageError
 		if !errors.As(err, &u) || u.Msg != c.want {
 			t.Errorf("%v: %v, want the usage error %q", c.args, err, c.want)
 		}
@@ -107,4 +108,26 @@ func joinSettings(s []setting.Setting) string {
 		b.WriteString(kv.Key + "=" + kv.Value + "\n")
 	}
 	return b.String()
+}
+
+// FuzzParsePlacements feeds arbitrary text to --placement's parser: it
+// may not panic, a failure is a one-line usage error, and what it
+// accepts is a non-empty list of placements.
+func FuzzParsePlacements(f *testing.F) {
+	for _, s := range []string{"pageable", "pinned,device", "", ",", "x", "pinned,pinned"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		ps, err := loader.ParsePlacements(s)
+		if err != nil {
+			var u cli.UsageError
+			if !errors.As(err, &u) || strings.ContainsAny(u.Msg, "\n\r") {
+				t.Fatalf("%q: %v is not a one-line usage error", s, err)
+			}
+			return
+		}
+		if len(ps) == 0 {
+			t.Fatalf("ParsePlacements(%q) gave nothing", s)
+		}
+	})
 }

@@ -1,4 +1,4 @@
-package cli
+package command
 
 import (
 	"context"
@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/headspace-bench/headspace/harness/resultfile"
+	"github.com/headspace-bench/headspace/internal/cli"
 	"github.com/headspace-bench/headspace/internal/disturb"
 	"github.com/headspace-bench/headspace/internal/progress"
 )
@@ -40,6 +41,15 @@ func DefaultReruns() int {
 	return disturb.DefaultReruns
 }
 
+// The disturbance flags' bounds (gate defines --quiet-wait alike).
+var _ = cli.Declare(map[string]cli.Bound{
+	"quiet-wait": {Lo: 0, Hi: float64(time.Hour)},
+	// The delay is summed over a run's threads, so it can pass its wall
+	// time: ci/smoke.sh sets 9.9 so that a busy CI machine marks nothing.
+	"max-run-delay": {Lo: 0, Hi: 100},
+	"reruns":        {Lo: 0, Hi: 100},
+})
+
 // DisturbFlags are a measuring command's flags for disturbance: the wait
 // for a quiet machine and the policy for disturbed points.
 type DisturbFlags struct {
@@ -59,13 +69,13 @@ func (f *DisturbFlags) Register(fs *flag.FlagSet) {
 func (f *DisturbFlags) Policy() (disturb.Policy, error) {
 	p := disturb.Policy{MaxDelay: f.maxDelay, Reruns: f.reruns}
 	if f.maxDelay <= 0 {
-		return p, Usagef("--max-run-delay %v: want a positive share of wall time, e.g. 0.05 for 5%%", f.maxDelay)
+		return p, cli.Usagef("--max-run-delay %v: want a positive share of wall time, e.g. 0.05 for 5%%", f.maxDelay)
 	}
 	if err := p.Validate(); err != nil {
-		return p, UsageError{err.Error()}
+		return p, cli.AsUsage(err)
 	}
 	if f.wait < 0 {
-		return p, Usagef("--quiet-wait %v: want a duration of 0 or more", f.wait)
+		return p, cli.Usagef("--quiet-wait %v: want a duration of 0 or more", f.wait)
 	}
 	return p, nil
 }
