@@ -76,7 +76,7 @@ func runGate(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	headTags := fs.String("head-tags", "", "build `tags` for the head build only (headspace_inject: a calibrated slowdown, see docs/gate.md)")
 	replay := fs.String("replay", "", "decide again on a session's `DIR` (its base.txt and head.txt, one run a round) and print the report; nothing runs or is written")
 	canary := fs.Float64("canary", -1, "run the session as a canary whose head is slower by `fraction` (0 for A/A; 0.10 with --head-tags headspace_inject and HEADSPACE_INJECT=raw=0.10), and record its outcome in DIR/canary.txt for the history")
-	canaries := fs.Bool("canaries", false, "print the false-failure rate and power, with Clopper–Pearson intervals, of every canary session under the `PATH`s given after the flags (canary.txt records, history stores, ci/aa-paired.sh sessions.tsv); nothing runs")
+	canaries := fs.Bool("canaries", false, "print the false-failure rate and power, with Clopper–Pearson intervals, of every canary session under the `PATH`s given after the flags (canary.txt records, history stores, ci/aa-paired.sh sessions.tsv), each session once however many paths reach it; a record without a failed or rerun value of 0 or 1 is refused; nothing runs")
 	if err := cli.ParseArgs(fs, args); err != nil {
 		return err
 	}
