@@ -34,14 +34,17 @@ import (
 
 // CanaryBenchmark is the benchmark name of a canary record: one result
 // "GateCanary/slowdown=S" with the units CanaryFailed (1 when the gate
-// failed, exit 1), CanaryRerun (1 when it asked for a rerun, exit 3) and
-// "rounds".
+// failed, exit 1), CanaryRerun (1 when it asked for a rerun, exit 3),
+// CanaryNotSure (1 when that rerun was for a verdict metric not sure;
+// records written before issue 52 lack it, and their gate passed such a
+// session) and "rounds".
 const CanaryBenchmark = "GateCanary"
 
 // The canary record's units.
 const (
 	CanaryFailed = "failed"
-	CanaryRerun  = "rerun"
+	CanaryRerun   = "rerun"
+	CanaryNotSure = "not-sure"
 )
 
 // CanaryFile is the canary record's file in a session's folder.
@@ -52,8 +55,9 @@ type Canary struct {
 	// Slowdown is the head's injected slowdown (0.10 for 10%); 0 for an
 	// A/A session.
 	Slowdown float64
-	// Failed: the gate exited 1; Rerun: it exited 3.
-	Failed, Rerun bool
+	// Failed: the gate exited 1; Rerun: it exited 3; NotSure: it exited
+	// 3 because a verdict metric was not sure.
+	Failed, Rerun, NotSure bool
 	// File is the file it was read from.
 	File string
 	// Copies counts the times the same session was met again and not
@@ -84,6 +88,7 @@ func CanaryRecord(slowdown float64, o Outcome) *benchfmt.Result {
 		Values: []benchfmt.Value{
 			{Value: b2f(o.Failed()), Unit: CanaryFailed},
 			{Value: b2f(o.Rerun()), Unit: CanaryRerun},
+			{Value: b2f(o.Unsure()), Unit: CanaryNotSure},
 			{Value: float64(len(o.Rounds)), Unit: "rounds"},
 		},
 	}
@@ -93,7 +98,7 @@ func CanaryRecord(slowdown float64, o Outcome) *benchfmt.Result {
 // a path given as a link is followed): canary records in result files
 // (CanaryBenchmark), and the sessions ci/aa-paired.sh lists in a
 // sessions.tsv (columns session, slowdown "aa" or a fraction,
-// paired_exit). Each session counts once: a file met again by another
+// paired_exit, and not_sure where present). Each session counts once: a file met again by another
 // path (the same path twice, a folder and a path under it, a link) is
 // read once, and a record met again in another file (a copy: the store
 // keeps a session's canary.txt) is the same session; Canary.Copies
@@ -209,6 +214,9 @@ func readCanaryRecords(path string) ([]Canary, error) {
 			}
 			*to = v
 		}
+		if c.NotSure, err = optionalOutcome(r, CanaryNotSure); err != nil {
+			return nil, fmt.Errorf("%s:%d: %s: %v", path, line, r.Name, err)
+		}
 		out = append(out, c)
 	}
 	return out, nil
@@ -233,6 +241,15 @@ func outcomeValue(r *benchfmt.Result, unit string) (bool, error) {
 		return false, fmt.Errorf("%s %v: want 0 or 1", unit, val)
 	}
 	return val == 1, nil
+}
+
+// optionalOutcome is outcomeValue for a unit older records lack: false
+// where it is absent.
+func optionalOutcome(r *benchfmt.Result, unit string) (bool, error) {
+	if _, ok := resultfile.Value(r, unit); !ok {
+		return false, nil
+	}
+	return outcomeValue(r, unit)
 }
 
 // recordID is a canary record's identity: its configuration, name and
@@ -280,7 +297,7 @@ func readSessionsTSV(path string) ([]Canary, error) {
 			continue
 		}
 		get := func(name string) string {
-			if i := col[name]; i < len(fields) {
+			if i, ok := col[name]; ok && i < len(fields) {
 				return fields[i]
 			}
 			return ""
@@ -301,6 +318,15 @@ func readSessionsTSV(path string) ([]Canary, error) {
 		default:
 			return nil, fmt.Errorf("%s:%d: paired_exit %q: want 0, 1 or 3", path, line, e)
 		}
+		// not_sure (ci/aa-paired.sh since issue 52): 1 when the rerun was
+		// for a verdict metric not sure.
+		switch ns := get("not_sure"); {
+		case ns == "" || ns == "0":
+		case ns == "1" && c.Rerun:
+			c.NotSure = true
+		default:
+			return nil, fmt.Errorf("%s:%d: not_sure %q: want 0, or 1 with paired_exit 3", path, line, ns)
+		}
 		out = append(out, c)
 	}
 	return out, sc.Err()
@@ -311,8 +337,10 @@ type CanaryRate struct {
 	// Slowdown is 0 for A/A sessions.
 	Slowdown float64
 	// Sessions counts the canaries; Failed those the gate failed (exit
-	// 1), Rerun those it asked to rerun (exit 3, not failed).
-	Sessions, Failed, Rerun int
+	// 1), Rerun those it asked to rerun (exit 3, not failed), NotSure
+	// those of them for a verdict metric not sure, and Passed the rest
+	// (exit 0).
+	Sessions, Failed, Rerun, NotSure, Passed int
 	// Lo and Hi bound Failed/Sessions: the Clopper–Pearson interval at
 	// Level.
 	Lo, Hi, Level float64
@@ -341,6 +369,12 @@ func CanaryRates(cs []Canary, level float64) []CanaryRate {
 		}
 		if c.Rerun {
 			r.Rerun++
+		}
+		if c.NotSure {
+			r.NotSure++
+		}
+		if !c.Failed && !c.Rerun {
+			r.Passed++
 		}
 	}
 	out := make([]CanaryRate, 0, len(by))
@@ -374,8 +408,9 @@ func ClopperPearson(k, n int, level float64) (lo, hi float64) {
 var ErrNoCanaries = errors.New("no canary sessions")
 
 // WriteCanaryText writes the canaries' rates (CanaryRates at the 95%
-// level) as a table for people: per slowdown the sessions, failures,
-// reruns, the failure rate with its interval, and what it measures
+// level) as a table for people: per slowdown the sessions, passes,
+// failures, reruns (and those for a verdict metric not sure), the failure
+// rate with its interval, and what it measures
 // against the target docs/gate.md holds the gate to (false failures
 // ≤ 2%; power ≥ 90% at +10%, ≥ 50% at +5%).
 func WriteCanaryText(w io.Writer, cs []Canary) error {
@@ -396,7 +431,7 @@ func WriteCanaryText(w io.Writer, cs []Canary) error {
 	}
 	b.WriteString("\n")
 	tw := tabwriter.NewWriter(&b, 0, 0, 2, ' ', 0)
-	fmt.Fprintln(tw, "slowdown\tsessions\tfailed\trerun\tfailure rate\tinterval\tmeasures")
+	fmt.Fprintln(tw, "slowdown\tsessions\tpassed\tfailed\trerun\tnot sure\tfailure rate\tinterval\tmeasures")
 	for _, r := range rates {
 		name, measures := "A/A", "false failures (target ≤ 2%)"
 		if r.Slowdown > 0 {
@@ -409,7 +444,7 @@ func WriteCanaryText(w io.Writer, cs []Canary) error {
 				measures = "power (target ≥ 50%)"
 			}
 		}
-		fmt.Fprintf(tw, "%s\t%d\t%d\t%d\t%.1f%%\t[%.1f%%, %.1f%%]\t%s\n", name, r.Sessions, r.Failed, r.Rerun, 100*r.Rate(), 100*r.Lo, 100*r.Hi, measures)
+		fmt.Fprintf(tw, "%s\t%d\t%d\t%d\t%d\t%d\t%.1f%%\t[%.1f%%, %.1f%%]\t%s\n", name, r.Sessions, r.Passed, r.Failed, r.Rerun, r.NotSure, 100*r.Rate(), 100*r.Lo, 100*r.Hi, measures)
 	}
 	tw.Flush()
 	_, err := io.WriteString(w, b.String())

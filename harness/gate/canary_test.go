@@ -37,7 +37,7 @@ func TestClopperPearson(t *testing.T) {
 // records in result files, anywhere under the paths given.
 func TestReadCanaries(t *testing.T) {
 	dir := t.TempDir()
-	tsv := "session\tslowdown\tdisturbance\tpaired_exit\tfile_exit\n1\taa\tnone\t0\t0\n2\taa\tnone\t3\t0\n3\t0.10\tnone\t1\t3\n4\t0.10\tnone\t0\t3\n"
+	tsv := "session\tslowdown\tdisturbance\tpaired_exit\tfile_exit\tnot_sure\n1\taa\tnone\t0\t0\t0\n2\taa\tnone\t3\t0\t1\n3\t0.10\tnone\t1\t3\t0\n4\t0.10\tnone\t0\t3\n"
 	if err := os.WriteFile(filepath.Join(dir, "sessions.tsv"), []byte(tsv), 0o644); err != nil {
 		t.Fatal(err)
 	}
@@ -62,10 +62,10 @@ func TestReadCanaries(t *testing.T) {
 	rates := CanaryRates(cs, 0.95)
 	got := ""
 	for _, r := range rates {
-		got += strings.TrimSpace(strings.Join([]string{fmtF(r.Slowdown), itoa(r.Sessions), itoa(r.Failed), itoa(r.Rerun)}, " ")) + "; "
+		got += strings.TrimSpace(strings.Join([]string{fmtF(r.Slowdown), itoa(r.Sessions), itoa(r.Passed), itoa(r.Failed), itoa(r.Rerun), itoa(r.NotSure)}, " ")) + "; "
 	}
-	if want := "0 3 0 1; 0.1 3 2 0; "; got != want {
-		t.Errorf("rates (slowdown sessions failed rerun) %q, want %q", got, want)
+	if want := "0 3 2 0 1 1; 0.1 3 1 2 0 0; "; got != want {
+		t.Errorf("rates (slowdown sessions passed failed rerun not-sure) %q, want %q", got, want)
 	}
 	var text bytes.Buffer
 	if err := WriteCanaryText(&text, cs); err != nil {
@@ -78,11 +78,13 @@ func TestReadCanaries(t *testing.T) {
 	}
 
 	for name, bad := range map[string]string{
-		"no column":    "session\tslowdown\n1\taa\n",
-		"bad exit":     "session\tslowdown\tpaired_exit\n1\taa\t2\n",
-		"bad slowdown": "session\tslowdown\tpaired_exit\n1\tlots\t0\n",
-		"NaN slowdown": "session\tslowdown\tpaired_exit\n1\tNaN\t0\n",
-		"Inf slowdown": "session\tslowdown\tpaired_exit\n1\t+Inf\t0\n",
+		"no column":        "session\tslowdown\n1\taa\n",
+		"bad exit":         "session\tslowdown\tpaired_exit\n1\taa\t2\n",
+		"bad slowdown":     "session\tslowdown\tpaired_exit\n1\tlots\t0\n",
+		"NaN slowdown":     "session\tslowdown\tpaired_exit\n1\tNaN\t0\n",
+		"Inf slowdown":     "session\tslowdown\tpaired_exit\n1\t+Inf\t0\n",
+		"not sure, passed": "session\tslowdown\tpaired_exit\tnot_sure\n1\taa\t0\t1\n",
+		"not sure, NaN":    "session\tslowdown\tpaired_exit\tnot_sure\n1\taa\t3\tNaN\n",
 	} {
 		d := t.TempDir()
 		os.WriteFile(filepath.Join(d, "sessions.tsv"), []byte(bad), 0o644)
@@ -179,6 +181,7 @@ func TestReadCanariesRefusesBadRecords(t *testing.T) {
 		"no rerun":     "0 failed 8 rounds",
 		"rerun +Inf":   "0 failed +Inf rerun 8 rounds",
 		"failed twice": "0 failed 1 failed 0 rerun 8 rounds",
+		"not-sure -1":  "0 failed 0 rerun -1 not-sure 8 rounds",
 	} {
 		d := t.TempDir()
 		path := filepath.Join(d, "night.txt")

@@ -124,8 +124,10 @@ type PairedVerdict int
 
 // The paired verdicts.
 const (
-	// NotSure: the interval holds no change and a change beyond the
-	// threshold, or a first alarm did not reproduce.
+	// NotSure: the interval holds a slowdown beyond the threshold and
+	// does not exclude no change (or a slowdown within it), or a first
+	// alarm did not reproduce while the interval still holds one: never
+	// a pass (Outcome.Unsure).
 	NotSure PairedVerdict = iota
 	// Same: the whole interval is within the threshold.
 	Same
@@ -144,6 +146,9 @@ const (
 	// TooFew: fewer rounds than a verdict needs, none of them disturbed
 	// (an interrupted session, replayed): rerun, never pass.
 	TooFew
+	// NotSlower: the interval excludes a slowdown beyond the threshold
+	// but is neither within it (same) nor wholly faster: it passes.
+	NotSlower
 )
 
 var pairedNames = [...]string{
@@ -155,6 +160,7 @@ var pairedNames = [...]string{
 	Described: "not judged",
 	OneSided:  "one side only",
 	TooFew:    "too few rounds: rerun",
+	NotSlower: "not slower",
 }
 
 // String is the verdict as reports print it.
@@ -199,6 +205,29 @@ type PairedReport struct {
 
 // Slower returns the verdict metrics found slower.
 func (r PairedReport) Slower() []PairedRow { return r.verdicts(Slower) }
+
+// Unsure returns the verdict metrics that are not sure: their interval
+// still holds a slowdown beyond the threshold, so they may not pass.
+func (r PairedReport) Unsure() []PairedRow { return r.verdicts(NotSure) }
+
+// Passes reports whether every verdict metric's interval excludes a
+// slowdown beyond the threshold (same, faster or not slower): the only
+// report a gate passes on.
+func (r PairedReport) Passes() bool {
+	for _, row := range r.Rows {
+		if row.Verdict && !passing(row.Decision) {
+			return false
+		}
+	}
+	return true
+}
+
+// passing reports whether a verdict metric's decision lets a session
+// pass: its interval excludes a slowdown beyond the threshold, or the
+// benchmark is on one side only (added or removed: nothing to compare).
+func passing(v PairedVerdict) bool {
+	return v == Same || v == Faster || v == NotSlower || v == OneSided
+}
 
 // Unsettled returns the verdict metrics with too few undisturbed rounds,
 // whether rounds were disturbed (Unsettled) or too few were run (TooFew):
@@ -457,6 +486,10 @@ func decidePaired(row PairedRow, threshold float64) PairedVerdict {
 		return Faster
 	case lo >= -threshold && hi <= threshold:
 		return Same
+	case hi <= threshold:
+		// A slowdown beyond the threshold is excluded, all that a pass
+		// needs, though the interval reaches a speed-up beyond it.
+		return NotSlower
 	}
 	return NotSure
 }

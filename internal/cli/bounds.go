@@ -150,6 +150,7 @@ var commandBounds = map[string]Bound{
 	"dataset shard-size":          {1, ondisk.MaxShard},
 	"gate rounds":                 {1, MaxCount},
 	"gate confirm":                {0, MaxCount},
+	"gate max-rounds":             {0, 10_000},
 	"gate threshold":              {0, 1},
 	"gate canary":                 {-1, 10}, // -1 (the default): not a canary; else the head's injected slowdown
 	"node min-au":                 {0, 1},
