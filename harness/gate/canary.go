@@ -42,7 +42,7 @@ const CanaryBenchmark = "GateCanary"
 
 // The canary record's units.
 const (
-	CanaryFailed = "failed"
+	CanaryFailed  = "failed"
 	CanaryRerun   = "rerun"
 	CanaryNotSure = "not-sure"
 )
