@@ -43,8 +43,10 @@ least half a core busy (CPU-bound: median CPU time at least half the wall
 time of the run that waited least), else its wall time per op; a CPU-bound
 point whose wall time has at least half its rounds (and 5) undisturbed is
 judged on its wall time too, and fails if either is slower. A round in
-which the sides' run-queue delays differ by more than 5% of wall time (or,
-where a side records none, a side stayed disturbed) is left out of that
+which the sides' run-queue delays caused by other processes (at most the
+CPU time they used, other-cores: a side's own threads waiting for each
+other are no disturbance) differ by more than 5% of wall time (or, where a
+side records no delay, a side stayed disturbed) is left out of that
 benchmark's wall-time ratios and replaced (at most --rounds/2 more); CPU
 time, which does not count waiting, keeps every round. A first alarm (a verdict metric
 slower beyond --threshold with its whole interval on the slower side)

@@ -450,9 +450,13 @@ var cpuUnit = resultfile.TidyValue(benchfmt.Value{Value: 1, Unit: disturb.CPUUni
 // benchmark. CPU time (cpu-sec/op) does not count time spent waiting for
 // a CPU, so no round is left out of it for run-queue delay. For the other
 // units: where both sides record their run-queue delay, when the shares
-// differ by more than maxDelay (a neighbour took the CPUs from one side
-// and not the other; one that took them from both alike cancels in the
-// ratio); where a side does not, when a side's run stayed disturbed.
+// of it other processes caused (disturb.OthersDelay, where both sides
+// record other-cores; else the whole delay, as a base older than issue
+// 52 records) differ by more than maxDelay (a neighbour took the CPUs
+// from one side and not the other; one that took them from both alike
+// cancels in the ratio); where a side does not, when a side's run stayed
+// disturbed. A side's own threads waiting for each other are no
+// disturbance: a head that adds a thread is measured, not left out.
 func roundDisturbed(sr [2]sideRound, bench, unit string, maxDelay float64) bool {
 	if unit == cpuUnit {
 		return false
@@ -460,10 +464,16 @@ func roundDisturbed(sr [2]sideRound, bench, unit string, maxDelay float64) bool 
 	m := pmetric{bench, disturb.RunDelayUnit}
 	b, okB := sr[Base].vals[m]
 	h, okH := sr[Head].vals[m]
-	if okB && okH {
-		return math.Abs(h-b)/100 > maxDelay
+	if !okB || !okH {
+		return sr[Base].disturbed[bench] || sr[Head].disturbed[bench]
 	}
-	return sr[Base].disturbed[bench] || sr[Head].disturbed[bench]
+	o := pmetric{bench, disturb.OtherCoresUnit}
+	ob, okOB := sr[Base].vals[o]
+	oh, okOH := sr[Head].vals[o]
+	if okOB && okOH {
+		return math.Abs(disturb.OthersDelay(h, oh)-disturb.OthersDelay(b, ob)) > maxDelay
+	}
+	return math.Abs(h-b)/100 > maxDelay
 }
 
 // decidePaired gives a row with an interval its verdict.

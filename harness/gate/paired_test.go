@@ -170,6 +170,36 @@ func TestComparePairedDisturbance(t *testing.T) {
 			t.Errorf("run-delay-%% row %+v; want it shown, not judged", d)
 		}
 	})
+	// Issue 52: a side whose own threads wait for each other (a head that
+	// adds a thread) on an otherwise idle machine is not disturbed: only
+	// the delay other processes can have caused, at most the CPU time
+	// they used (other-cores), counts.
+	t.Run("own threads waiting", func(t *testing.T) {
+		rs := roundsOf(10, "X-2", func(int) float64 { return 1.2 }, func(i int, side PairSide) []any {
+			d := 2.0
+			if side == Head {
+				d = 60 // its threads wait for each other, on 2 cores
+			}
+			return []any{disturb.RunDelayUnit, d, disturb.OtherCoresUnit, 0.02}
+		})
+		row := rowOf(t, ComparePaired(rs, PairedOptions{}), "sec/op")
+		if row.Rounds != 10 || row.Disturbed != 0 || row.Decision != Slower {
+			t.Errorf("%+v; want every round kept, and slower", row)
+		}
+	})
+	t.Run("a neighbour on one side", func(t *testing.T) {
+		bad := func(i int) bool { return i%2 == 0 }
+		rs := roundsOf(10, "X-2", slowWhenDisturbed(bad), func(i int, side PairSide) []any {
+			if side == Head && bad(i) {
+				return []any{disturb.RunDelayUnit, 40.0, disturb.OtherCoresUnit, 1.0}
+			}
+			return []any{disturb.RunDelayUnit, 40.0, disturb.OtherCoresUnit, 0.01}
+		})
+		row := rowOf(t, ComparePaired(rs, PairedOptions{}), "sec/op")
+		if row.Rounds != 5 || row.Disturbed != 5 || row.Decision != Same {
+			t.Errorf("%+v; want the 5 rounds a neighbour took the head's CPUs in left out", row)
+		}
+	})
 	t.Run("cpu time is never left out", func(t *testing.T) {
 		bad := func(i int) bool { return i%2 == 0 }
 		rs := roundsOf(10, "X-2", slowWhenDisturbed(bad), func(i int, side PairSide) []any {

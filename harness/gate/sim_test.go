@@ -26,7 +26,8 @@ import (
 //     for 1 to WindowMax runs, in which the CPU-bound benchmark's wall
 //     time is 25% longer (CPU time 3%) and the I/O-bound one's 5%; a
 //     window is seen in the run's run-queue delay with chance Detect
-//     (else the delay looks ordinary);
+//     (else the delay looks ordinary), and then in the other processes'
+//     cores (other-cores: 1 against 0.02 otherwise);
 //   - the head's CPU-bound benchmark is slower by Effect (0.10 for 10%)
 //     in both wall and CPU time.
 //
@@ -63,12 +64,12 @@ func (m *simMachine) run(round int, side PairSide) []*benchfmt.Result {
 		m.left--
 	}
 	f := m.roundFactor * m.lognormal(m.RunSigma)
-	delay := 1 + math.Abs(m.rng.NormFloat64())
+	delay, others := 1+math.Abs(m.rng.NormFloat64()), 0.02
 	wallRaw, cpuRaw, wallDev := 10e-3*f, 9e-3*math.Sqrt(f), 20e-3*(1+(f-1)/5)
 	if slow {
 		wallRaw, cpuRaw, wallDev = wallRaw*1.25, cpuRaw*1.03, wallDev*1.05
 		if m.rng.Float64() < m.Detect {
-			delay = 25
+			delay, others = 25, 1
 		}
 	}
 	if side == Head {
@@ -76,7 +77,8 @@ func (m *simMachine) run(round int, side PairSide) []*benchfmt.Result {
 	}
 	res := func(name string, wall, cpu float64) *benchfmt.Result {
 		return &benchfmt.Result{Name: benchfmt.Name(name), Iters: 1, Values: []benchfmt.Value{
-			{Value: wall * 1e9, Unit: "ns/op"}, {Value: cpu * 1e9, Unit: disturb.CPUUnit}, {Value: delay, Unit: disturb.RunDelayUnit}}}
+			{Value: wall * 1e9, Unit: "ns/op"}, {Value: cpu * 1e9, Unit: disturb.CPUUnit}, {Value: delay, Unit: disturb.RunDelayUnit},
+			{Value: others, Unit: disturb.OtherCoresUnit}}}
 	}
 	return []*benchfmt.Result{
 		res("Ladder/level=raw-2", wallRaw, cpuRaw),
