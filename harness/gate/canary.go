@@ -217,6 +217,12 @@ func readCanaryRecords(path string) ([]Canary, error) {
 		if c.NotSure, err = optionalOutcome(r, CanaryNotSure); err != nil {
 			return nil, fmt.Errorf("%s:%d: %s: %v", path, line, r.Name, err)
 		}
+		switch {
+		case c.Failed && c.Rerun:
+			return nil, fmt.Errorf("%s:%d: %s: failed 1 and rerun 1: a session fails or is rerun, not both", path, line, r.Name)
+		case c.NotSure && !c.Rerun:
+			return nil, fmt.Errorf("%s:%d: %s: not-sure 1 without rerun 1: a session not sure is rerun", path, line, r.Name)
+		}
 		out = append(out, c)
 	}
 	return out, nil

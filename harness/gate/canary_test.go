@@ -174,14 +174,16 @@ func TestReadCanariesOnce(t *testing.T) {
 // line naming the file and the line (issue 52: it counted as a pass).
 func TestReadCanariesRefusesBadRecords(t *testing.T) {
 	for name, values := range map[string]string{
-		"no failed":    "0 rerun 8 rounds",
-		"failed NaN":   "NaN failed 0 rerun 8 rounds",
-		"failed -1":    "-1 failed 0 rerun 8 rounds",
-		"failed 0.5":   "0.5 failed 0 rerun 8 rounds",
-		"no rerun":     "0 failed 8 rounds",
-		"rerun +Inf":   "0 failed +Inf rerun 8 rounds",
-		"failed twice": "0 failed 1 failed 0 rerun 8 rounds",
-		"not-sure -1":  "0 failed 0 rerun -1 not-sure 8 rounds",
+		"no failed":           "0 rerun 8 rounds",
+		"failed NaN":          "NaN failed 0 rerun 8 rounds",
+		"failed -1":           "-1 failed 0 rerun 8 rounds",
+		"failed 0.5":          "0.5 failed 0 rerun 8 rounds",
+		"no rerun":            "0 failed 8 rounds",
+		"rerun +Inf":          "0 failed +Inf rerun 8 rounds",
+		"failed twice":        "0 failed 1 failed 0 rerun 8 rounds",
+		"not-sure -1":         "0 failed 0 rerun -1 not-sure 8 rounds",
+		"failed and rerun":    "1 failed 1 rerun 8 rounds",
+		"not sure, not rerun": "0 failed 0 rerun 1 not-sure 8 rounds",
 	} {
 		d := t.TempDir()
 		path := filepath.Join(d, "night.txt")
