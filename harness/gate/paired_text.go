@@ -23,7 +23,7 @@ func (o Outcome) WriteText(w io.Writer, base, head string, notes ...string) erro
 		stages += fmt.Sprintf(" of at most %d", o.Max)
 	}
 	if o.Confirmation != nil {
-		stages += fmt.Sprintf(" (a first alarm after %d, confirmed over the %d after it)", o.First.Rounds, o.Confirmation.Rounds)
+		stages += fmt.Sprintf(" (a first alarm after %d, checked over the %d after it)", o.First.Rounds, o.Confirmation.Rounds)
 	}
 	fmt.Fprintf(&b, "paired, interleaved: %s, base and head in random order in each; per-round ratio head/base, median with a %g%% bootstrap interval over rounds (%g%% over the verdict metrics, Bonferroni); threshold %s\n",
 		stages, 100*pairedLevel(r), 100*r.Options.Confidence, pct(r.Options.Threshold))

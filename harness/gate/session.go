@@ -129,7 +129,7 @@ func (s Session) RunSession(ctx context.Context) (Outcome, error) {
 		}
 		return nil
 	}
-	// staged is the report over every round, with the verdicts of the
+	// stagedRep is the report over every round, with the verdicts of the
 	// last alarm's confirmation where one was run.
 	var stagedRep *PairedReport
 	finish := func(err error) (Outcome, error) {
