@@ -27,7 +27,9 @@
 # rerun. BENCH_* as in the Makefile; PAIRED_FLAGS adds gate flags, ROUNDS
 # the first stage's rounds and the confirmation's (32 each), MAX_ROUNDS
 # the bound on a session's rounds (128: four stages), QUIET_WAIT the wait
-# before each round (1s).
+# before each round (1s). ONLY=quiet runs the quiet kinds alone and leaves
+# the disturbed ones for a later run (on a machine shared with others,
+# our busy loops and compiles would disturb them too).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 n=${1:?usage: ci/aa-paired.sh N [OUTDIR]}
@@ -68,6 +70,7 @@ for i in $(seq 1 "$n"); do
   grep -q "^$i	" "$dir/sessions.tsv" && continue
   rm -rf "$s"
   read -r effect kind <<<"${kinds[$(((i - 1) % 6))]}"
+  [ "${ONLY:-}" = quiet ] && [ "$kind" != quiet ] && continue
   inject=raw=0
   [ "$effect" != aa ] && inject=raw=$effect
   what=none dpid= load0=$(cut -d' ' -f1 /proc/loadavg 2>/dev/null || echo -) t0=$(date +%s)
