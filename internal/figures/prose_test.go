@@ -567,6 +567,9 @@ var quotes = []quote{
 	{"docs/gate.md", "it failed 0 (0.0%) of the A/A, 200 of the\n+10% and 193 (96.5%) of the +5% ones", []string{"results/gate-sim-before-r4.txt"}},
 	{"docs/gate.md", "ran the same simulated sessions to 998\npasses, 2 failures and no rerun of the A/A ones, 200 failures of the +10%,\nand at +5% **8 passes** of a real slowdown beside 192 failures", []string{"results/gate-sim-before-r5.txt"}},
 	{"docs/gate.md", "(s13's raw reads [0.947, 1.024], not slower)", []string{"results/paired-aa-r2/s13/gate-replay-r5.txt"}},
+	{"docs/gate.md", "load average 9.47\n  to 13.74", []string{"results/paired-aa-r5/sessions.tsv"}},
+	{"docs/gate.md", "1.006 [0.988, 1.025] (A/A), 1.081 [1.034, 1.115]", []string{"results/paired-aa-r5/s1/gate.txt", "results/paired-aa-r5/s4/gate.txt", "results/paired-aa-r5/s5/gate.txt"}},
+	{"docs/gate.md", "1.057 [1.008, 1.087]", []string{"results/paired-aa-r5/s5/gate.txt"}},
 }
 
 // sessionReports are the gate's reports of the sixteen paired sessions
