@@ -2,19 +2,22 @@
 # ci/aa-summary.sh DIR — summarizes the sessions ci/aa-paired.sh left in
 # DIR (docs/gate.md quotes its output): one Markdown row per session (the
 # raw level's verdict metric and the host level's in the paired report,
-# both gates' exits; where a session also holds gate-replay.txt, from
-# `headspace gate --replay` by a later rule, the paired exit by that rule
-# too), then, for each gate, false failures (exit 1 on a
+# both gates' exits; where a session also holds the replay $REPLAY
+# (gate-replay.txt by default; gate-replay-r5.txt holds issue 52's rule,
+# which passes only when the interval excludes a slowdown beyond the
+# threshold), from `headspace gate --replay` by a later rule, the paired
+# exit by that rule too), then, for each gate, false failures (exit 1 on a
 # session without slowdown) and power (exit 1 with one), split by quiet
 # and disturbed sessions, each with its Clopper–Pearson 95% interval:
 # the k/n rate's exact binomial interval [lo, hi], hi solving
 # P(X <= k | n, hi) = 0.025 and lo solving P(X >= k | n, lo) = 0.025
 # (hi = 1 - 0.025^(1/n) when k = 0), found by bisection.
 set -euo pipefail
-dir=${1:?usage: ci/aa-summary.sh DIR}
+dir=${1:?usage: [REPLAY=gate-replay-r5.txt] ci/aa-summary.sh DIR}
+replay=${REPLAY:-gate-replay.txt}
 row() { # row FILE LEVEL: "ratio [interval], verdict" of LEVEL's verdict metric
   awk -v lv="level=$2/" '$0 ~ /^Benchmark/ && index($1, lv) && $3 == "*" {
-    v = $NF; if ($(NF-1) == "disturbed:") v = "rerun"; if ($(NF-1) == "not") v = "not sure"
+    v = $NF; if ($(NF-1) == "disturbed:") v = "rerun"; if ($(NF-1) == "not") v = "not " $NF
     j = 4; r = $j; if (r != "-") j++
     j++; i = $j; if (i != "-") { j++; i = i " " $j }
     printf "%s %s, %s", r, (i == "-" ? "" : i), v; exit }' "$1"
@@ -22,8 +25,8 @@ row() { # row FILE LEVEL: "ratio [interval], verdict" of LEVEL's verdict metric
 exits() { # exits: n, slowdown, disturbance, paired exit as run, by the replay's rule, compare exit
   tail -n +2 "$dir/sessions.tsv" | while IFS=$'\t' read -r n eff what p f _; do
     r=$p
-    if [ -f "$dir/s$n/gate-replay.txt" ]; then
-      case $(grep -oE '^(PASS|FAIL|RERUN)' "$dir/s$n/gate-replay.txt" | tail -n 1) in
+    if [ -f "$dir/s$n/$replay" ]; then
+      case $(grep -oE '^(PASS|FAIL|RERUN)' "$dir/s$n/$replay" | tail -n 1) in
       PASS) r=0 ;; FAIL) r=1 ;; RERUN) r=3 ;; *) r=- ;;
       esac
     fi
@@ -34,8 +37,8 @@ echo "| session | slowdown | disturbance | load (start → end) | min | raw cpu-
 echo "|---|---|---|---|---|---|---|---|---|"
 tail -n +2 "$dir/sessions.tsv" | while IFS=$'\t' read -r n eff what p f l0 l1 min; do
   g="$dir/s$n/gate.txt" pr=$p
-  if [ -f "$dir/s$n/gate-replay.txt" ]; then
-    g="$dir/s$n/gate-replay.txt" pr="$p ($(exits | awk -F'\t' -v n="$n" '$1 == n { print $5 }'))"
+  if [ -f "$dir/s$n/$replay" ]; then
+    g="$dir/s$n/$replay" pr="$p ($(exits | awk -F'\t' -v n="$n" '$1 == n { print $5 }'))"
   fi
   printf '| s%s | %s | %s | %s → %s | %s | %s | %s | %s | %s |\n' "$n" "$eff" "$what" "$l0" "$l1" "$min" \
     "$(row "$g" raw)" "$(row "$g" host)" "$pr" "$f"
@@ -56,4 +59,4 @@ END {
     for (e = 1; e <= 3; e++) { eff = (e == 1) ? "aa" : (e == 2) ? "0.10" : "0.05"
       for (c = 1; c <= 3; c++) { kind = (c == 1) ? "all" : (c == 2) ? "quiet" : "disturbed"; key = eff SUBSEP kind SUBSEP g
         what = (eff == "aa") ? "false failures" : "power at +" (eff == "0.10" ? "10" : "5") "%"
-        show(sprintf("%s, %s, %s (rerun: %d)", name[g], what, kind, r[key] + 0), k[key] + 0, n[key] + 0) } } } }'
+        show(sprintf("%s, %s, %s (rerun: %d, passed: %d)", name[g], what, kind, r[key] + 0, n[key] - k[key] - r[key]), k[key] + 0, n[key] + 0) } } } }'

@@ -22,8 +22,11 @@
 #   paired  the paired gate (ci/paired.sh, headspace gate): NIGHTLY_BASE
 #           and this checkout run alternately in randomized rounds on this
 #           machine, into ${NIGHTLY_OUT%.txt}-paired/; skipped (exit 0)
-#           when there is no base to compare with; exit 1 slower
-#           (confirmed), 3 rerun (too few undisturbed rounds)
+#           when there is no base to compare with; exit 0 only when
+#           every verdict metric's interval excludes a slowdown beyond the
+#           threshold, 1 slower (confirmed), 3 rerun (not sure at the
+#           session's bound, or too few undisturbed rounds): a failed
+#           step, and the step summary says which
 #   canary  the gate measured on itself: one A/A session and one whose
 #           head's raw level is 10% slower (the headspace_inject build),
 #           this checkout against itself on a small emulated sweep, into
@@ -84,7 +87,13 @@ paired)
   rm -rf "$paired"
   status=0
   ci/paired.sh "$base" "$paired" || status=$?
-  { echo "## Paired gate: $base against $(git rev-parse --short HEAD)"; echo; echo '```'; cat "$paired/gate.txt" 2>/dev/null; echo '```'; echo; } >>"$summary"
+  case $status in
+  0) outcome="pass: every verdict metric's interval excludes a slowdown beyond the threshold" ;;
+  1) outcome="FAIL: slower, confirmed" ;;
+  3) outcome="RERUN (exit 3): no pass without evidence; $(grep -E '^RERUN' "$paired/gate.txt" 2>/dev/null | tail -n 1)" ;;
+  *) outcome="ERROR (exit $status): no verdict" ;;
+  esac
+  { echo "## Paired gate: $base against $(git rev-parse --short HEAD)"; echo; echo "$outcome"; echo; echo '```'; cat "$paired/gate.txt" 2>/dev/null; echo '```'; echo; } >>"$summary"
   exit "$status"
   ;;
 canary)

@@ -8,9 +8,11 @@
 # one run of each point per side per round). PAIRED_FLAGS adds gate
 # flags (--rounds, --confirm, --threshold, --quiet-wait, --head-tags).
 # OUTDIR gets base.txt, head.txt (both sides' runs, one per round) and
-# gate.txt (the report). Exits as `headspace gate`: 0 pass, 1 slower
+# gate.txt (the report). Exits as `headspace gate`: 0 pass (every verdict
+# metric's interval excludes a slowdown beyond the threshold), 1 slower
 # (confirmed), 2 bad input (BASE no commit, a build failing), 3 rerun
-# (too few undisturbed rounds), 130 interrupted.
+# (not sure at the session's bound --max-rounds, or too few undisturbed
+# rounds: no pass without evidence), 130 interrupted.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 base=${1:?usage: ci/paired.sh BASE OUTDIR}

@@ -61,7 +61,7 @@ type DisturbFlags struct {
 // Register defines the flags on fs.
 func (f *DisturbFlags) Register(fs *flag.FlagSet) {
 	fs.DurationVar(&f.wait, "quiet-wait", DefaultQuietWait(), "before measuring, wait at most `time` for the machine's CPU pressure to fall below 10% (0: do not wait; default $"+EnvQuietWait+" or 10s)")
-	fs.Float64Var(&f.maxDelay, "max-run-delay", disturb.DefaultMaxDelay, "a run whose run-queue delay exceeds this `share` of its wall time is disturbed (0.05 = 5%)")
+	fs.Float64Var(&f.maxDelay, "max-run-delay", disturb.DefaultMaxDelay, "a run whose run-queue delay caused by other processes (at most the CPU time they used over it; its own threads waiting for each other do not count) exceeds this `share` of its wall time is disturbed (0.05 = 5%)")
 	fs.IntVar(&f.reruns, "reruns", DefaultReruns(), "repeat a disturbed run at most `n` times, keeping the least disturbed (default $"+EnvReruns+" or 2)")
 }
 

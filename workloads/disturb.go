@@ -59,7 +59,7 @@ func (l Ladder) runMeasured(ctx context.Context, p ladder.Point, dev device.Devi
 		if res.Copied > 0 && copied.Copied == 0 {
 			copied = res
 		}
-		if attempt == 0 || !m.disturbed || s.DelayShare() < best.sample.DelayShare() {
+		if attempt == 0 || !m.disturbed || s.DisturbedShare() < best.sample.DisturbedShare() {
 			best = m
 		}
 		if best.res.Copied == 0 {

@@ -38,10 +38,11 @@ metric with a known direction is significantly worse by more than
 --threshold, naming each on its own line (with --history the table shows each
 metric's spread between runs, run-to-run); 3 when there is none but a
 metric would be one on runs that stayed disturbed (a "disturbed" value,
-written by the ladder when a point's run-queue delay stayed beyond its
-threshold: see docs/gate.md): a disturbed point is never called a
-regression, the report asks for a rerun; 0 otherwise. Run conditions
-(run-delay-%, cpu-pressure-%, reruns, disturbed) are shown, never judged,
+written by the ladder when a point's run-queue delay caused by other
+processes stayed beyond its threshold: see docs/gate.md): a disturbed
+point is never called a regression, the report asks for a rerun; 0
+otherwise. Run conditions (run-delay-%, cpu-pressure-%, other-cores,
+reruns, disturbed) are shown, never judged,
 and a side measured on a machine that never got quiet (machine-busy) is
 said first.
 Exits 2, with one line and no verdict, when an input cannot be read (with

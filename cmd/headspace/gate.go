@@ -20,10 +20,11 @@ import (
 // gate's bounds, beside its flags (internal/cli's table; --quiet-wait's is
 // package command's).
 var _ = cli.Declare(map[string]cli.Bound{
-	"gate rounds":    {Lo: 1, Hi: cli.MaxCount},
-	"gate confirm":   {Lo: 0, Hi: cli.MaxCount},
-	"gate threshold": {Lo: 0, Hi: 1},
-	"gate canary":    {Lo: -1, Hi: 10}, // -1 (the default): not a canary; else the head's injected slowdown
+	"gate rounds":     {Lo: 1, Hi: cli.MaxCount},
+	"gate confirm":    {Lo: 0, Hi: cli.MaxCount},
+	"gate max-rounds": {Lo: 0, Hi: 10_000},
+	"gate threshold":  {Lo: 0, Hi: 1},
+	"gate canary":     {Lo: -1, Hi: 10}, // -1 (the default): not a canary; else the head's injected slowdown
 })
 
 func init() {
@@ -45,33 +46,44 @@ each round it waits up to --quiet-wait for a quiet machine.
 It decides on per-round ratios head/base, the round being the unit of
 replication: for each benchmark and unit the median ratio with a
 bootstrap 95% interval over rounds (Bonferroni over the verdict metrics),
-and a verdict: faster, slower, same or not sure. Each benchmark's verdict
+and a verdict: faster, slower, same, not slower (the interval excludes a
+slowdown beyond --threshold, and reaches a speed-up beyond it) or not
+sure (the interval holds a slowdown beyond --threshold). Each benchmark's verdict
 metric is its CPU time per op (cpu-ns/op) where the base's runs kept at
 least half a core busy (CPU-bound: median CPU time at least half the wall
 time of the run that waited least), else its wall time per op; a CPU-bound
 point whose wall time has at least half its rounds (and 5) undisturbed is
 judged on its wall time too, and fails if either is slower. A round in
-which the sides' run-queue delays differ by more than 5% of wall time (or,
-where a side records none, a side stayed disturbed) is left out of that
+which the sides' run-queue delays caused by other processes (at most the
+CPU time they used, other-cores: a side's own threads waiting for each
+other are no disturbance) differ by more than 5% of wall time (or, where a
+side records no delay, a side stayed disturbed) is left out of that
 benchmark's wall-time ratios and replaced (at most --rounds/2 more); CPU
 time, which does not count waiting, keeps every round. A first alarm (a verdict metric
 slower beyond --threshold with its whole interval on the slower side)
 runs --confirm more rounds, and fails only if they agree in direction
 (their own median ratio is on the slower side) and all rounds together,
-the first stage's included, are slower. The report goes to stdout and DIR/gate.txt, rewritten after
-every round.
+the first stage's included, are slower. It passes only on evidence:
+when every verdict metric's interval excludes a slowdown beyond
+--threshold. Until then (not sure, or too few undisturbed rounds) it adds
+--rounds more rounds at a time, up to --max-rounds in all (8 × --rounds
+by default), and there ends asking for a rerun. The report goes to stdout
+and DIR/gate.txt, rewritten after every round.
 
-Exits 0 when no verdict metric is slower, 1 when one is (confirmed), 3
-when nothing is slower but a verdict metric had too few undisturbed
-rounds (rerun on a quieter machine), or had fewer rounds than a verdict
-needs (an interrupted session, replayed), 2 with one line and nothing
+Exits 0 when every verdict metric's interval excludes a slowdown beyond
+--threshold (pass), 1 when one is slower (confirmed), 3 when nothing is
+slower but the session may not pass: a verdict metric still not sure at
+--max-rounds ("not sure: rerun"), or with too few undisturbed rounds
+(rerun on a quieter machine), or with fewer rounds than a verdict needs
+(an interrupted session, replayed), 2 with one line and nothing
 written when REV is not a commit, DIR is a file or already holds a
 session, a build fails, or a build cannot run the command (a flag it
 lacks: each build is asked with --help before any round, and a command
 that fails before the first round completes is refused too), and 130 on
 SIGINT: the rounds done stay in DIR, the report marked partial (during
 the builds: nothing is left, no worktree, no build folder). --replay DIR decides again on a session's files (all rounds at
-once, no confirmation stage), printing the report; nothing runs. For
+once, no confirmation stage, no more rounds: exit 0, 1 or 3 as above),
+printing the report; nothing runs. For
 files made elsewhere, use 'headspace compare OLD NEW'.`
 
 func runGate(ctx context.Context, args []string, stdout, stderr io.Writer) error {
@@ -80,13 +92,14 @@ func runGate(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	out := fs.String("out", "", "`DIR` for base.txt, head.txt and gate.txt (created; must not hold a session)")
 	rounds := fs.Int("rounds", gate.DefaultRounds, "rounds of the first stage")
 	confirm := fs.Int("confirm", gate.DefaultConfirmRounds, "rounds a first alarm adds to confirm it")
+	maxRounds := fs.Int("max-rounds", 0, "the most rounds a session runs before it stops not sure (exit 3); 0: "+fmt.Sprint(gate.DefaultMaxRoundsFactor)+" × --rounds, and never fewer than --rounds plus --confirm")
 	threshold := fs.Float64("threshold", gate.DefaultPairedThreshold, "relative `change` of the median ratio a verdict of slower or faster must exceed (0.03 = 3%)")
 	seed := fs.Uint64("seed", uint64(time.Now().UnixNano()), "`seed` of the rounds' order and the bootstrap (recorded in the report)")
 	wait := fs.Duration("quiet-wait", command.DefaultQuietWait(), "before each round, wait at most `time` for the machine's CPU pressure to fall below 10% (0: do not wait)")
 	headTags := fs.String("head-tags", "", "build `tags` for the head build only (headspace_inject: a calibrated slowdown, see docs/gate.md)")
 	replay := fs.String("replay", "", "decide again on a session's `DIR` (its base.txt and head.txt, one run a round) and print the report; nothing runs or is written")
 	canary := fs.Float64("canary", -1, "run the session as a canary whose head is slower by `fraction` (0 for A/A; 0.10 with --head-tags headspace_inject and HEADSPACE_INJECT=raw=0.10), and record its outcome in DIR/canary.txt for the history")
-	canaries := fs.Bool("canaries", false, "print the false-failure rate and power, with Clopper–Pearson intervals, of every canary session under the `PATH`s given after the flags (canary.txt records, history stores, ci/aa-paired.sh sessions.tsv); nothing runs")
+	canaries := fs.Bool("canaries", false, "print the false-failure rate and power, with Clopper–Pearson intervals, of every canary session under the `PATH`s given after the flags (canary.txt records, history stores, ci/aa-paired.sh sessions.tsv), each session once however many paths reach it; a record without a failed or rerun value of 0 or 1 is refused; nothing runs")
 	if err := cli.ParseArgs(fs, args); err != nil {
 		return err
 	}
@@ -100,12 +113,15 @@ func runGate(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	if err := checkGateArgs(*base, *out, argv, *rounds, *confirm, *wait, *canary, *headTags); err != nil {
 		return err
 	}
+	if *maxRounds != 0 && (*maxRounds < *rounds+*confirm || *maxRounds > 10000) {
+		return cli.Usagef("--max-rounds %d: want 0 (%d × --rounds) or from --rounds plus --confirm (%d) to 10000", *maxRounds, gate.DefaultMaxRoundsFactor, *rounds+*confirm)
+	}
 	opt := gate.PairedOptions{Threshold: *threshold, Seed: *seed}
 	if err := opt.Validate(); err != nil {
 		return cli.UsageError{Msg: err.Error()}
 	}
 	live := gate.Live{Base: *base, HeadTags: *headTags, Command: argv, Out: *out, QuietWait: *wait,
-		Session: gate.Session{Rounds: *rounds, Confirm: *confirm, Options: opt, Seed: *seed},
+		Session: gate.Session{Rounds: *rounds, Confirm: *confirm, Max: *maxRounds, Options: opt, Seed: *seed},
 		// The gate waits for a quiet machine itself: the runs do not.
 		ChildEnv: []string{command.EnvQuietWait + "=0"}, Log: stderr}
 	if *canary >= 0 {
@@ -168,7 +184,17 @@ func gateOutcome(ctx context.Context, stdout io.Writer, res gate.LiveResult, run
 		return runErr
 	case res.Failed():
 		return exitError{code: 1, msg: fmt.Sprintf("%d verdict metric(s) slower, confirmed", len(res.Report.Slower()))}
-	case res.Rerun():
+	}
+	return rerunExit(res.Outcome)
+}
+
+// rerunExit is the exit of a finished session that found nothing slower:
+// nil when it passes, ExitDisturbed with why it may not.
+func rerunExit(o gate.Outcome) error {
+	switch {
+	case o.Unsure():
+		return exitError{code: gate.ExitDisturbed, msg: fmt.Sprintf("not sure: rerun (%d verdict metric(s) may be slower by more than the threshold after %d rounds)", len(o.Report.Unsure()), len(o.Rounds))}
+	case o.Rerun():
 		return exitError{code: gate.ExitDisturbed, msg: "too few undisturbed rounds: rerun on a quieter machine"}
 	}
 	return nil
@@ -189,13 +215,10 @@ func replayGate(dir string, opt gate.PairedOptions, stdout io.Writer) error {
 	if err := o.WriteText(stdout, filepath.Join(dir, "base.txt"), filepath.Join(dir, "head.txt"), "replayed from the files: every round at once, no confirmation stage"); err != nil {
 		return err
 	}
-	switch {
-	case o.Failed():
+	if o.Failed() {
 		return exitError{code: 1, msg: fmt.Sprintf("%d verdict metric(s) slower", len(rep.Slower()))}
-	case o.Rerun():
-		return exitError{code: gate.ExitDisturbed, msg: "too few undisturbed rounds: rerun on a quieter machine"}
 	}
-	return nil
+	return rerunExit(o)
 }
 
 // printCanaries prints the rates of every canary under paths.

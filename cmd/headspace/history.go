@@ -75,7 +75,8 @@ its format. SIGINT stops report and writes nothing. A store holding a
 symbolic link in place of a machine folder or a run is refused.
 
 latest prints the store's latest run of FILE's machine (nothing when the
-store has none): what the nightly gate compares with.
+store has none): what the nightly gate compares with. A --store that is
+not a folder is refused, exit 2 and one line.
 
 generate writes a made-up store for measuring the history at scale:
 history.YearOfNights, 365 nightly runs × 200 series (6 samples, ±2%
@@ -232,6 +233,11 @@ func runHistoryLatest(ctx context.Context, args []string, stdout io.Writer) erro
 	}
 	if fs.NArg() != 1 {
 		return cli.Usagef("want one result file")
+	}
+	// A store that is not there is a wrong path, not a machine without
+	// runs: printing nothing would read as "no run yet".
+	if fi, err := os.Stat(*store); err != nil || !fi.IsDir() {
+		return cli.Usagef("--store %s: not a folder (add a run first: headspace history add --store %s FILE)", *store, *store)
 	}
 	m, err := gate.ReadMachine(fs.Arg(0))
 	if err != nil {

@@ -63,6 +63,10 @@ func TestHistoryCommands(t *testing.T) {
 		{"future date", []string{"add", "--store", store, "--date", "9999-12-31T00:00:00Z", files[0]}, "--date 9999-12-31T00:00:00Z is in the future"},
 		{"partial", []string{"add", "--store", store, historyRun(t, src, 21, 100, "partial: true")}, "is a partial run (partial: line)"},
 		{"latest without a file", []string{"latest", "--store", store}, "want one result file"},
+		// Issue 52: a store that is not there printed nothing and exited 0,
+		// as if the machine had no run yet.
+		{"latest, no store", []string{"latest", "--store", filepath.Join(src, "missing"), files[0]}, "--store " + filepath.Join(src, "missing") + ": not a folder"},
+		{"latest, a file as store", []string{"latest", "--store", files[0], files[0]}, "--store " + files[0] + ": not a folder"},
 		{"no subcommand", nil, "want a subcommand"},
 		{"bad format", []string{"report", "--store", store, "--format", "pdf"}, `--format "pdf"`},
 		{"html without out", []string{"report", "--store", store}, "needs --out"},

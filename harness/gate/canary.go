@@ -34,14 +34,17 @@ import (
 
 // CanaryBenchmark is the benchmark name of a canary record: one result
 // "GateCanary/slowdown=S" with the units CanaryFailed (1 when the gate
-// failed, exit 1), CanaryRerun (1 when it asked for a rerun, exit 3) and
-// "rounds".
+// failed, exit 1), CanaryRerun (1 when it asked for a rerun, exit 3),
+// CanaryNotSure (1 when that rerun was for a verdict metric not sure;
+// records written before issue 52 lack it, and their gate passed such a
+// session) and "rounds".
 const CanaryBenchmark = "GateCanary"
 
 // The canary record's units.
 const (
-	CanaryFailed = "failed"
-	CanaryRerun  = "rerun"
+	CanaryFailed  = "failed"
+	CanaryRerun   = "rerun"
+	CanaryNotSure = "not-sure"
 )
 
 // CanaryFile is the canary record's file in a session's folder.
@@ -52,10 +55,22 @@ type Canary struct {
 	// Slowdown is the head's injected slowdown (0.10 for 10%); 0 for an
 	// A/A session.
 	Slowdown float64
-	// Failed: the gate exited 1; Rerun: it exited 3.
-	Failed, Rerun bool
+	// Failed: the gate exited 1; Rerun: it exited 3; NotSure: it exited
+	// 3 because a verdict metric was not sure.
+	Failed, Rerun, NotSure bool
 	// File is the file it was read from.
 	File string
+	// Copies counts the times the same session was met again and not
+	// counted: its file reached by another path (given twice, under two
+	// paths, through a link), or a copy of its record (the store keeps
+	// the session folder's canary.txt).
+	Copies int
+	// id is the session's identity: its file's real path and row for a
+	// sessions.tsv line, its record's configuration, name and values for
+	// a canary record.
+	id string
+	// real is the real path of the file it was read from.
+	real string
 }
 
 // CanaryRecord is the result record of a finished session o run as a
@@ -73,37 +88,77 @@ func CanaryRecord(slowdown float64, o Outcome) *benchfmt.Result {
 		Values: []benchfmt.Value{
 			{Value: b2f(o.Failed()), Unit: CanaryFailed},
 			{Value: b2f(o.Rerun()), Unit: CanaryRerun},
+			{Value: b2f(o.Unsure()), Unit: CanaryNotSure},
 			{Value: float64(len(o.Rounds)), Unit: "rounds"},
 		},
 	}
 }
 
-// ReadCanaries finds every canary under paths (files or folders, walked):
-// canary records in result files (CanaryBenchmark), and the sessions
-// ci/aa-paired.sh lists in a sessions.tsv (columns session, slowdown
-// "aa" or a fraction, paired_exit). Paths that hold none between them
-// are an error naming them.
+// ReadCanaries finds every canary under paths (files or folders, walked;
+// a path given as a link is followed): canary records in result files
+// (CanaryBenchmark), and the sessions ci/aa-paired.sh lists in a
+// sessions.tsv (columns session, slowdown "aa" or a fraction,
+// paired_exit, and not_sure where present). Each session counts once: a file met again by another
+// path (the same path twice, a folder and a path under it, a link) is
+// read once, and a record met again in another file (a copy: the store
+// keeps a session's canary.txt) is the same session; Canary.Copies
+// counts them. Paths that hold none between them are an error naming
+// them.
 func ReadCanaries(paths ...string) ([]Canary, error) {
 	var out []Canary
+	at := map[string]int{} // session identity → index in out
+	read := map[string]bool{}
+	add := func(cs []Canary) {
+		for _, c := range cs {
+			if i, ok := at[c.id]; ok {
+				out[i].Copies++
+				continue
+			}
+			at[c.id] = len(out)
+			out = append(out, c)
+		}
+	}
 	for _, p := range paths {
 		err := filepath.WalkDir(p, func(path string, d fs.DirEntry, err error) error {
 			if err != nil {
 				return err
 			}
-			if !d.Type().IsRegular() {
+			if d.Type()&fs.ModeSymlink != 0 && path == p {
+				// The path given is a link: take what it names.
+				fi, err := os.Stat(path)
+				if err != nil {
+					return err
+				}
+				d = fs.FileInfoToDirEntry(fi)
+			}
+			if !d.Type().IsRegular() || !(d.Name() == "sessions.tsv" || strings.HasSuffix(d.Name(), ".txt")) {
 				return nil
 			}
-			switch {
-			case d.Name() == "sessions.tsv":
-				cs, err := readSessionsTSV(path)
-				out = append(out, cs...)
-				return err
-			case strings.HasSuffix(d.Name(), ".txt"):
-				cs, err := readCanaryRecords(path)
-				out = append(out, cs...)
+			real, err := realPath(path)
+			if err != nil {
 				return err
 			}
-			return nil
+			if read[real] {
+				// Counted already: every session in it is a copy.
+				for _, i := range at {
+					if out[i].real == real {
+						out[i].Copies++
+					}
+				}
+				return nil
+			}
+			read[real] = true
+			var cs []Canary
+			if d.Name() == "sessions.tsv" {
+				cs, err = readSessionsTSV(path)
+			} else {
+				cs, err = readCanaryRecords(path)
+			}
+			for i := range cs {
+				cs[i].real = real
+			}
+			add(cs)
+			return err
 		})
 		if err != nil {
 			return nil, err
@@ -113,6 +168,16 @@ func ReadCanaries(paths ...string) ([]Canary, error) {
 		return nil, fmt.Errorf("%s: no canary session (no %s record, no ci/aa-paired.sh sessions.tsv)", strings.Join(paths, ", "), CanaryBenchmark)
 	}
 	return out, nil
+}
+
+// realPath is path made absolute with its links resolved: the file it
+// names, however it is spelled.
+func realPath(path string) (string, error) {
+	abs, err := filepath.Abs(path)
+	if err != nil {
+		return "", err
+	}
+	return filepath.EvalSymlinks(abs)
 }
 
 // readCanaryRecords reads the canary records of a result file; a file
@@ -140,18 +205,72 @@ func readCanaryRecords(path string) ([]Canary, error) {
 		if !ok || err != nil || !finite(slowdown) || slowdown < 0 {
 			return nil, fmt.Errorf("%s: %s: want %s/slowdown=FRACTION", path, r.Name, CanaryBenchmark)
 		}
-		c := Canary{Slowdown: slowdown, File: path}
-		for _, v := range r.Values {
-			switch v.Unit {
-			case CanaryFailed:
-				c.Failed = v.Value > 0
-			case CanaryRerun:
-				c.Rerun = v.Value > 0
+		c := Canary{Slowdown: slowdown, File: path, id: recordID(r)}
+		_, line := r.Pos()
+		for unit, to := range map[string]*bool{CanaryFailed: &c.Failed, CanaryRerun: &c.Rerun} {
+			v, err := outcomeValue(r, unit)
+			if err != nil {
+				return nil, fmt.Errorf("%s:%d: %s: %v", path, line, r.Name, err)
 			}
+			*to = v
+		}
+		if c.NotSure, err = optionalOutcome(r, CanaryNotSure); err != nil {
+			return nil, fmt.Errorf("%s:%d: %s: %v", path, line, r.Name, err)
+		}
+		switch {
+		case c.Failed && c.Rerun:
+			return nil, fmt.Errorf("%s:%d: %s: failed 1 and rerun 1: a session fails or is rerun, not both", path, line, r.Name)
+		case c.NotSure && !c.Rerun:
+			return nil, fmt.Errorf("%s:%d: %s: not-sure 1 without rerun 1: a session not sure is rerun", path, line, r.Name)
 		}
 		out = append(out, c)
 	}
 	return out, nil
+}
+
+// outcomeValue is a canary record's value of unit (failed or rerun),
+// which must be there once and be 0 or 1: a record without it, or with
+// NaN or -1, is no outcome, and must not count as a pass.
+func outcomeValue(r *benchfmt.Result, unit string) (bool, error) {
+	n, val := 0, 0.0
+	for _, v := range r.Values {
+		if v.Unit == unit {
+			n, val = n+1, v.Value
+		}
+	}
+	switch {
+	case n == 0:
+		return false, fmt.Errorf("no %s value: want %s 0 or 1", unit, unit)
+	case n > 1:
+		return false, fmt.Errorf("%d %s values: want one, 0 or 1", n, unit)
+	case val != 0 && val != 1:
+		return false, fmt.Errorf("%s %v: want 0 or 1", unit, val)
+	}
+	return val == 1, nil
+}
+
+// optionalOutcome is outcomeValue for a unit older records lack: false
+// where it is absent.
+func optionalOutcome(r *benchfmt.Result, unit string) (bool, error) {
+	if _, ok := resultfile.Value(r, unit); !ok {
+		return false, nil
+	}
+	return outcomeValue(r, unit)
+}
+
+// recordID is a canary record's identity: its configuration, name and
+// values. Two nights' records differ in their date and commit; a copy of
+// one (the store's of a session folder's canary.txt) does not.
+func recordID(r *benchfmt.Result) string {
+	var b strings.Builder
+	for _, c := range r.Config {
+		fmt.Fprintf(&b, "%s\x00%s\x00", c.Key, c.Value)
+	}
+	fmt.Fprintf(&b, "%s\x00%d", r.Name, r.Iters)
+	for _, v := range r.Values {
+		fmt.Fprintf(&b, "\x00%v %s", v.Value, v.Unit)
+	}
+	return b.String()
 }
 
 // finite says whether a slowdown read from a file is a number: ParseFloat
@@ -184,12 +303,12 @@ func readSessionsTSV(path string) ([]Canary, error) {
 			continue
 		}
 		get := func(name string) string {
-			if i := col[name]; i < len(fields) {
+			if i, ok := col[name]; ok && i < len(fields) {
 				return fields[i]
 			}
 			return ""
 		}
-		c := Canary{File: path}
+		c := Canary{File: path, id: fmt.Sprintf("%s\x00%d", path, line)}
 		if s := get("slowdown"); s != "aa" {
 			c.Slowdown, err = strconv.ParseFloat(s, 64)
 			if err != nil || !finite(c.Slowdown) || c.Slowdown <= 0 {
@@ -205,6 +324,15 @@ func readSessionsTSV(path string) ([]Canary, error) {
 		default:
 			return nil, fmt.Errorf("%s:%d: paired_exit %q: want 0, 1 or 3", path, line, e)
 		}
+		// not_sure (ci/aa-paired.sh since issue 52): 1 when the rerun was
+		// for a verdict metric not sure.
+		switch ns := get("not_sure"); {
+		case ns == "" || ns == "0":
+		case ns == "1" && c.Rerun:
+			c.NotSure = true
+		default:
+			return nil, fmt.Errorf("%s:%d: not_sure %q: want 0, or 1 with paired_exit 3", path, line, ns)
+		}
 		out = append(out, c)
 	}
 	return out, sc.Err()
@@ -215,8 +343,10 @@ type CanaryRate struct {
 	// Slowdown is 0 for A/A sessions.
 	Slowdown float64
 	// Sessions counts the canaries; Failed those the gate failed (exit
-	// 1), Rerun those it asked to rerun (exit 3, not failed).
-	Sessions, Failed, Rerun int
+	// 1), Rerun those it asked to rerun (exit 3, not failed), NotSure
+	// those of them for a verdict metric not sure, and Passed the rest
+	// (exit 0).
+	Sessions, Failed, Rerun, NotSure, Passed int
 	// Lo and Hi bound Failed/Sessions: the Clopper–Pearson interval at
 	// Level.
 	Lo, Hi, Level float64
@@ -245,6 +375,12 @@ func CanaryRates(cs []Canary, level float64) []CanaryRate {
 		}
 		if c.Rerun {
 			r.Rerun++
+		}
+		if c.NotSure {
+			r.NotSure++
+		}
+		if !c.Failed && !c.Rerun {
+			r.Passed++
 		}
 	}
 	out := make([]CanaryRate, 0, len(by))
@@ -278,8 +414,9 @@ func ClopperPearson(k, n int, level float64) (lo, hi float64) {
 var ErrNoCanaries = errors.New("no canary sessions")
 
 // WriteCanaryText writes the canaries' rates (CanaryRates at the 95%
-// level) as a table for people: per slowdown the sessions, failures,
-// reruns, the failure rate with its interval, and what it measures
+// level) as a table for people: per slowdown the sessions, passes,
+// failures, reruns (and those for a verdict metric not sure), the failure
+// rate with its interval, and what it measures
 // against the target docs/gate.md holds the gate to (false failures
 // ≤ 2%; power ≥ 90% at +10%, ≥ 50% at +5%).
 func WriteCanaryText(w io.Writer, cs []Canary) error {
@@ -288,13 +425,19 @@ func WriteCanaryText(w io.Writer, cs []Canary) error {
 		return ErrNoCanaries
 	}
 	files := map[string]bool{}
+	copies := 0
 	for _, c := range cs {
 		files[c.File] = true
+		copies += c.Copies
 	}
 	var b strings.Builder
-	fmt.Fprintf(&b, "%d canary sessions of the paired gate from %d files; the failure rate with its %g%% Clopper–Pearson interval\n\n", len(cs), len(files), 100*rates[0].Level)
+	fmt.Fprintf(&b, "%d canary sessions of the paired gate from %d files; the failure rate with its %g%% Clopper–Pearson interval\n", len(cs), len(files), 100*rates[0].Level)
+	if copies > 0 {
+		fmt.Fprintf(&b, "(%d more met again, by another path to the same file or as a copy of a record, counted once)\n", copies)
+	}
+	b.WriteString("\n")
 	tw := tabwriter.NewWriter(&b, 0, 0, 2, ' ', 0)
-	fmt.Fprintln(tw, "slowdown\tsessions\tfailed\trerun\tfailure rate\tinterval\tmeasures")
+	fmt.Fprintln(tw, "slowdown\tsessions\tpassed\tfailed\trerun\tnot sure\tfailure rate\tinterval\tmeasures")
 	for _, r := range rates {
 		name, measures := "A/A", "false failures (target ≤ 2%)"
 		if r.Slowdown > 0 {
@@ -307,7 +450,7 @@ func WriteCanaryText(w io.Writer, cs []Canary) error {
 				measures = "power (target ≥ 50%)"
 			}
 		}
-		fmt.Fprintf(tw, "%s\t%d\t%d\t%d\t%.1f%%\t[%.1f%%, %.1f%%]\t%s\n", name, r.Sessions, r.Failed, r.Rerun, 100*r.Rate(), 100*r.Lo, 100*r.Hi, measures)
+		fmt.Fprintf(tw, "%s\t%d\t%d\t%d\t%d\t%d\t%.1f%%\t[%.1f%%, %.1f%%]\t%s\n", name, r.Sessions, r.Passed, r.Failed, r.Rerun, r.NotSure, 100*r.Rate(), 100*r.Lo, 100*r.Hi, measures)
 	}
 	tw.Flush()
 	_, err := io.WriteString(w, b.String())

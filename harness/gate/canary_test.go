@@ -37,7 +37,7 @@ func TestClopperPearson(t *testing.T) {
 // records in result files, anywhere under the paths given.
 func TestReadCanaries(t *testing.T) {
 	dir := t.TempDir()
-	tsv := "session\tslowdown\tdisturbance\tpaired_exit\tfile_exit\n1\taa\tnone\t0\t0\n2\taa\tnone\t3\t0\n3\t0.10\tnone\t1\t3\n4\t0.10\tnone\t0\t3\n"
+	tsv := "session\tslowdown\tdisturbance\tpaired_exit\tfile_exit\tnot_sure\n1\taa\tnone\t0\t0\t0\n2\taa\tnone\t3\t0\t1\n3\t0.10\tnone\t1\t3\t0\n4\t0.10\tnone\t0\t3\n"
 	if err := os.WriteFile(filepath.Join(dir, "sessions.tsv"), []byte(tsv), 0o644); err != nil {
 		t.Fatal(err)
 	}
@@ -62,10 +62,10 @@ func TestReadCanaries(t *testing.T) {
 	rates := CanaryRates(cs, 0.95)
 	got := ""
 	for _, r := range rates {
-		got += strings.TrimSpace(strings.Join([]string{fmtF(r.Slowdown), itoa(r.Sessions), itoa(r.Failed), itoa(r.Rerun)}, " ")) + "; "
+		got += strings.TrimSpace(strings.Join([]string{fmtF(r.Slowdown), itoa(r.Sessions), itoa(r.Passed), itoa(r.Failed), itoa(r.Rerun), itoa(r.NotSure)}, " ")) + "; "
 	}
-	if want := "0 3 0 1; 0.1 3 2 0; "; got != want {
-		t.Errorf("rates (slowdown sessions failed rerun) %q, want %q", got, want)
+	if want := "0 3 2 0 1 1; 0.1 3 1 2 0 0; "; got != want {
+		t.Errorf("rates (slowdown sessions passed failed rerun not-sure) %q, want %q", got, want)
 	}
 	var text bytes.Buffer
 	if err := WriteCanaryText(&text, cs); err != nil {
@@ -78,11 +78,13 @@ func TestReadCanaries(t *testing.T) {
 	}
 
 	for name, bad := range map[string]string{
-		"no column":    "session\tslowdown\n1\taa\n",
-		"bad exit":     "session\tslowdown\tpaired_exit\n1\taa\t2\n",
-		"bad slowdown": "session\tslowdown\tpaired_exit\n1\tlots\t0\n",
-		"NaN slowdown": "session\tslowdown\tpaired_exit\n1\tNaN\t0\n",
-		"Inf slowdown": "session\tslowdown\tpaired_exit\n1\t+Inf\t0\n",
+		"no column":        "session\tslowdown\n1\taa\n",
+		"bad exit":         "session\tslowdown\tpaired_exit\n1\taa\t2\n",
+		"bad slowdown":     "session\tslowdown\tpaired_exit\n1\tlots\t0\n",
+		"NaN slowdown":     "session\tslowdown\tpaired_exit\n1\tNaN\t0\n",
+		"Inf slowdown":     "session\tslowdown\tpaired_exit\n1\t+Inf\t0\n",
+		"not sure, passed": "session\tslowdown\tpaired_exit\tnot_sure\n1\taa\t0\t1\n",
+		"not sure, NaN":    "session\tslowdown\tpaired_exit\tnot_sure\n1\taa\t3\tNaN\n",
 	} {
 		d := t.TempDir()
 		os.WriteFile(filepath.Join(d, "sessions.tsv"), []byte(bad), 0o644)
@@ -106,3 +108,90 @@ func TestReadCanaries(t *testing.T) {
 func fmtF(f float64) string { return fmt.Sprint(f) }
 
 func itoa(n int) string { return fmt.Sprint(n) }
+
+// TestReadCanariesOnce: a path given twice, a folder and a path under
+// it, a link to a file read already, and a copy of a session's record
+// (the store keeps the canary.txt of the session's folder) each count
+// the session once (issue 52: counted twice, they narrowed the
+// intervals).
+func TestReadCanariesOnce(t *testing.T) {
+	dir := t.TempDir()
+	tsv := "session\tslowdown\tpaired_exit\n1\taa\t0\n2\t0.10\t1\n"
+	os.WriteFile(filepath.Join(dir, "sessions.tsv"), []byte(tsv), 0o644)
+	var b bytes.Buffer
+	w := benchfmt.NewWriter(&b)
+	r := CanaryRecord(0, Outcome{Rounds: make([]Round, 8)})
+	r.Config = []benchfmt.Config{{Key: "commit", Value: []byte("abc"), File: true}, {Key: "date", Value: []byte("2026-11-27T00:00:00Z"), File: true}}
+	if err := w.Write(r); err != nil {
+		t.Fatal(err)
+	}
+	session := filepath.Join(dir, "session")
+	store := filepath.Join(dir, "store", "machine")
+	os.MkdirAll(session, 0o755)
+	os.MkdirAll(store, 0o755)
+	os.WriteFile(filepath.Join(session, CanaryFile), b.Bytes(), 0o644)
+	os.WriteFile(filepath.Join(store, "20261127T000000Z-abc.txt"), b.Bytes(), 0o644)
+	link := filepath.Join(t.TempDir(), "link.tsv")
+	if err := os.Symlink(filepath.Join(dir, "sessions.tsv"), link); err != nil {
+		t.Fatal(err)
+	}
+	for name, paths := range map[string][]string{
+		"once":              {dir},
+		"twice":             {dir, dir},
+		"a folder under it": {dir, session, filepath.Join(dir, "sessions.tsv")},
+		"through a link":    {dir, link},
+		"spelled otherwise": {dir, dir + "/./store/.."},
+	} {
+		cs, err := ReadCanaries(paths...)
+		if err != nil {
+			t.Fatalf("%s: %v", name, err)
+		}
+		if len(cs) != 3 {
+			t.Errorf("%s: %d canaries; want 3: the two sessions of the table and the one record", name, len(cs))
+		}
+		var text bytes.Buffer
+		if err := WriteCanaryText(&text, cs); err != nil {
+			t.Fatal(err)
+		}
+		if !strings.Contains(text.String(), "3 canary sessions") || !strings.Contains(text.String(), "met again") ||
+			name == "once" && !strings.Contains(text.String(), "(1 more met again") {
+			t.Errorf("%s:\n%s", name, text.String())
+		}
+	}
+	// A second session with the same outcome is another session.
+	r.Config[1].Value = []byte("2026-11-28T00:00:00Z")
+	b.Reset()
+	w = benchfmt.NewWriter(&b)
+	w.Write(r)
+	os.WriteFile(filepath.Join(store, "20261128T000000Z-abc.txt"), b.Bytes(), 0o644)
+	if cs, err := ReadCanaries(dir); err != nil || len(cs) != 4 {
+		t.Errorf("another night's record: %d canaries, %v; want 4", len(cs), err)
+	}
+}
+
+// TestReadCanariesRefusesBadRecords: a canary record without a failed
+// or rerun value, or with one that is not 0 or 1, is refused with one
+// line naming the file and the line (issue 52: it counted as a pass).
+func TestReadCanariesRefusesBadRecords(t *testing.T) {
+	for name, values := range map[string]string{
+		"no failed":           "0 rerun 8 rounds",
+		"failed NaN":          "NaN failed 0 rerun 8 rounds",
+		"failed -1":           "-1 failed 0 rerun 8 rounds",
+		"failed 0.5":          "0.5 failed 0 rerun 8 rounds",
+		"no rerun":            "0 failed 8 rounds",
+		"rerun +Inf":          "0 failed +Inf rerun 8 rounds",
+		"failed twice":        "0 failed 1 failed 0 rerun 8 rounds",
+		"not-sure -1":         "0 failed 0 rerun -1 not-sure 8 rounds",
+		"failed and rerun":    "1 failed 1 rerun 8 rounds",
+		"not sure, not rerun": "0 failed 0 rerun 1 not-sure 8 rounds",
+	} {
+		d := t.TempDir()
+		path := filepath.Join(d, "night.txt")
+		rec := "commit: abc\n\nBenchmarkLadder/level=raw-2 1 5 ns/op\nBenchmark" + CanaryBenchmark + "/slowdown=0 1 " + values + "\n"
+		os.WriteFile(path, []byte(rec), 0o644)
+		_, err := ReadCanaries(d)
+		if err == nil || !strings.HasPrefix(err.Error(), path+":4: ") || strings.Contains(err.Error(), "\n") {
+			t.Errorf("%s: error %v; want one line naming %s:4", name, err, path)
+		}
+	}
+}

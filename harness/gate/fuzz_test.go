@@ -60,3 +60,50 @@ func FuzzCompareFiles(f *testing.F) {
 		_ = rep.Evidence(DefaultMinCoverage)
 	})
 }
+
+// FuzzReadCanaries feeds arbitrary bytes to ReadCanaries as a
+// sessions.tsv and as a result file. It must never panic: it returns
+// canaries whose outcomes are consistent, or an error of one line.
+func FuzzReadCanaries(f *testing.F) {
+	for _, s := range []string{
+		"session\tslowdown\tpaired_exit\tnot_sure\n1\taa\t0\t0\n2\t0.10\t3\t1\n",
+		"session\tslowdown\tpaired_exit\n1\tNaN\t1\n",
+		"commit: a\n\nBenchmarkGateCanary/slowdown=0.1 1 1 failed 0 rerun 0 not-sure 16 rounds\n",
+		"commit: a\n\nBenchmarkGateCanary/slowdown=0 1 NaN failed 0 rerun\n",
+		"",
+	} {
+		f.Add([]byte(s))
+	}
+	dir, err := os.MkdirTemp("", "fuzzcanaries")
+	if err != nil {
+		f.Fatal(err)
+	}
+	f.Cleanup(func() { os.RemoveAll(dir) })
+	f.Fuzz(func(t *testing.T, data []byte) {
+		for _, name := range []string{"sessions.tsv", "night.txt"} {
+			sub := filepath.Join(dir, name+".d")
+			os.RemoveAll(sub)
+			if err := os.MkdirAll(sub, 0o755); err != nil {
+				t.Fatal(err)
+			}
+			if err := os.WriteFile(filepath.Join(sub, name), data, 0o644); err != nil {
+				t.Fatal(err)
+			}
+			cs, err := ReadCanaries(sub, sub)
+			if err != nil {
+				if bytes.Contains([]byte(err.Error()), []byte("\n")) {
+					t.Errorf("%s: error of more than one line: %q", name, err)
+				}
+				continue
+			}
+			for _, c := range cs {
+				if c.Failed && c.Rerun || c.NotSure && !c.Rerun || !(c.Slowdown >= 0) {
+					t.Errorf("%s: inconsistent canary %+v", name, c)
+				}
+			}
+			if err := WriteCanaryText(io.Discard, cs); err != nil {
+				t.Errorf("%s: %v", name, err)
+			}
+		}
+	})
+}

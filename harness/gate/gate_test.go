@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"math"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -608,6 +609,41 @@ func TestCommittedBaselines(t *testing.T) {
 		}
 		if filepath.Base(want) != filepath.Base(p) {
 			t.Errorf("%s is named for another machine: its own name is %s", p, want)
+		}
+	}
+}
+
+// TestGateScriptExit: ci/gate.sh's exit over its two comparisons is the
+// most telling one, a regression (1) before short evidence (2) before a
+// rerun (3) before a pass (0). It took the larger number, so a rerun on
+// one comparison hid a regression on the other (issue 52).
+func TestGateScriptExit(t *testing.T) {
+	bash, err := exec.LookPath("bash")
+	if err != nil {
+		t.Fatalf("ci/gate.sh needs bash: %v", err)
+	}
+	script, err := filepath.Abs(filepath.Join("..", "..", "ci", "gate.sh"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct{ baseline, previous, want int }{
+		{0, 0, 0}, {0, 3, 3}, {3, 0, 3}, {1, 3, 1}, {3, 1, 1}, {2, 3, 2}, {3, 2, 2}, {1, 2, 1}, {2, 1, 1},
+	} {
+		dir := t.TempDir()
+		// A stand-in headspace: compare exits as told for each OLD.
+		fake := filepath.Join(dir, "headspace")
+		src := fmt.Sprintf("#!/usr/bin/env bash\ncase $1 in\nbaseline) echo %s/baseline.txt ;;\ncompare) case $2 in *baseline.txt) exit %d ;; *) exit %d ;; esac ;;\nesac\n", dir, tc.baseline, tc.previous)
+		if err := os.WriteFile(fake, []byte(src), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		for _, f := range []string{"baseline.txt", "new.txt", "prev.txt"} {
+			os.WriteFile(filepath.Join(dir, f), []byte("x\n"), 0o644)
+		}
+		cmd := exec.Command(bash, script, filepath.Join(dir, "new.txt"), filepath.Join(dir, "prev.txt"))
+		cmd.Env = append(os.Environ(), "HEADSPACE="+fake, "HISTORY=", "GATE_BASE=")
+		out, _ := cmd.CombinedOutput()
+		if got := cmd.ProcessState.ExitCode(); got != tc.want {
+			t.Errorf("baseline comparison %d, previous %d: ci/gate.sh exit %d, want %d\n%s", tc.baseline, tc.previous, got, tc.want, out)
 		}
 	}
 }

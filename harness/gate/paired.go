@@ -124,8 +124,10 @@ type PairedVerdict int
 
 // The paired verdicts.
 const (
-	// NotSure: the interval holds no change and a change beyond the
-	// threshold, or a first alarm did not reproduce.
+	// NotSure: the interval holds a slowdown beyond the threshold and
+	// does not exclude no change (or a slowdown within it), or a first
+	// alarm did not reproduce while the interval still holds one: never
+	// a pass (Outcome.Unsure).
 	NotSure PairedVerdict = iota
 	// Same: the whole interval is within the threshold.
 	Same
@@ -144,6 +146,9 @@ const (
 	// TooFew: fewer rounds than a verdict needs, none of them disturbed
 	// (an interrupted session, replayed): rerun, never pass.
 	TooFew
+	// NotSlower: the interval excludes a slowdown beyond the threshold
+	// but is neither within it (same) nor wholly faster: it passes.
+	NotSlower
 )
 
 var pairedNames = [...]string{
@@ -155,6 +160,7 @@ var pairedNames = [...]string{
 	Described: "not judged",
 	OneSided:  "one side only",
 	TooFew:    "too few rounds: rerun",
+	NotSlower: "not slower",
 }
 
 // String is the verdict as reports print it.
@@ -199,6 +205,29 @@ type PairedReport struct {
 
 // Slower returns the verdict metrics found slower.
 func (r PairedReport) Slower() []PairedRow { return r.verdicts(Slower) }
+
+// Unsure returns the verdict metrics that are not sure: their interval
+// still holds a slowdown beyond the threshold, so they may not pass.
+func (r PairedReport) Unsure() []PairedRow { return r.verdicts(NotSure) }
+
+// Passes reports whether every verdict metric's interval excludes a
+// slowdown beyond the threshold (same, faster or not slower): the only
+// report a gate passes on.
+func (r PairedReport) Passes() bool {
+	for _, row := range r.Rows {
+		if row.Verdict && !passing(row.Decision) {
+			return false
+		}
+	}
+	return true
+}
+
+// passing reports whether a verdict metric's decision lets a session
+// pass: its interval excludes a slowdown beyond the threshold, or the
+// benchmark is on one side only (added or removed: nothing to compare).
+func passing(v PairedVerdict) bool {
+	return v == Same || v == Faster || v == NotSlower || v == OneSided
+}
 
 // Unsettled returns the verdict metrics with too few undisturbed rounds,
 // whether rounds were disturbed (Unsettled) or too few were run (TooFew):
@@ -421,9 +450,13 @@ var cpuUnit = resultfile.TidyValue(benchfmt.Value{Value: 1, Unit: disturb.CPUUni
 // benchmark. CPU time (cpu-sec/op) does not count time spent waiting for
 // a CPU, so no round is left out of it for run-queue delay. For the other
 // units: where both sides record their run-queue delay, when the shares
-// differ by more than maxDelay (a neighbour took the CPUs from one side
-// and not the other; one that took them from both alike cancels in the
-// ratio); where a side does not, when a side's run stayed disturbed.
+// of it other processes caused (disturb.OthersDelay, where both sides
+// record other-cores; else the whole delay, as a base older than issue
+// 52 records) differ by more than maxDelay (a neighbour took the CPUs
+// from one side and not the other; one that took them from both alike
+// cancels in the ratio); where a side does not, when a side's run stayed
+// disturbed. A side's own threads waiting for each other are no
+// disturbance: a head that adds a thread is measured, not left out.
 func roundDisturbed(sr [2]sideRound, bench, unit string, maxDelay float64) bool {
 	if unit == cpuUnit {
 		return false
@@ -431,10 +464,16 @@ func roundDisturbed(sr [2]sideRound, bench, unit string, maxDelay float64) bool 
 	m := pmetric{bench, disturb.RunDelayUnit}
 	b, okB := sr[Base].vals[m]
 	h, okH := sr[Head].vals[m]
-	if okB && okH {
-		return math.Abs(h-b)/100 > maxDelay
+	if !okB || !okH {
+		return sr[Base].disturbed[bench] || sr[Head].disturbed[bench]
 	}
-	return sr[Base].disturbed[bench] || sr[Head].disturbed[bench]
+	o := pmetric{bench, disturb.OtherCoresUnit}
+	ob, okOB := sr[Base].vals[o]
+	oh, okOH := sr[Head].vals[o]
+	if okOB && okOH {
+		return math.Abs(disturb.OthersDelay(h, oh)-disturb.OthersDelay(b, ob)) > maxDelay
+	}
+	return math.Abs(h-b)/100 > maxDelay
 }
 
 // decidePaired gives a row with an interval its verdict.
@@ -457,6 +496,10 @@ func decidePaired(row PairedRow, threshold float64) PairedVerdict {
 		return Faster
 	case lo >= -threshold && hi <= threshold:
 		return Same
+	case hi <= threshold:
+		// A slowdown beyond the threshold is excluded, all that a pass
+		// needs, though the interval reaches a speed-up beyond it.
+		return NotSlower
 	}
 	return NotSure
 }

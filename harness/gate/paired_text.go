@@ -19,8 +19,11 @@ func (o Outcome) WriteText(w io.Writer, base, head string, notes ...string) erro
 	var b strings.Builder
 	fmt.Fprintf(&b, "base: %s\nhead: %s\n", base, head)
 	stages := fmt.Sprintf("%d rounds", len(o.Rounds))
+	if o.Max > 0 {
+		stages += fmt.Sprintf(" of at most %d", o.Max)
+	}
 	if o.Confirmation != nil {
-		stages += fmt.Sprintf(" (%d, then %d to confirm a first alarm)", len(o.Rounds)-o.Confirmation.Rounds, o.Confirmation.Rounds)
+		stages += fmt.Sprintf(" (a first alarm after %d, checked over the %d after it)", o.First.Rounds, o.Confirmation.Rounds)
 	}
 	fmt.Fprintf(&b, "paired, interleaved: %s, base and head in random order in each; per-round ratio head/base, median with a %g%% bootstrap interval over rounds (%g%% over the verdict metrics, Bonferroni); threshold %s\n",
 		stages, 100*pairedLevel(r), 100*r.Options.Confidence, pct(r.Options.Threshold))
@@ -45,22 +48,26 @@ func (o Outcome) WriteText(w io.Writer, base, head string, notes ...string) erro
 	}
 	var unconfirmed []PairedRow
 	for _, row := range r.Rows {
-		if row.Verdict && row.Decision == NotSure && row.Note != "" {
+		if row.Verdict && row.Decision != Slower && strings.Contains(row.Note, "first alarm") {
 			unconfirmed = append(unconfirmed, row)
 		}
 	}
 	list("Slower (confirmed):", r.Slower())
-	list("First alarms that did not reproduce (not failed):", unconfirmed)
+	list("First alarms not confirmed (not failed):", unconfirmed)
+	list(fmt.Sprintf("Not sure (the interval still holds a slowdown beyond %s; no pass without evidence):", pct(r.Options.Threshold)), r.Unsure())
 	list("Too few undisturbed rounds (rerun on a quieter machine):", r.Unsettled())
 	switch {
 	case o.Partial:
 		fmt.Fprintf(&b, "\nPARTIAL: interrupted after %d rounds; no verdict\n", len(o.Rounds))
 	case o.Failed():
 		fmt.Fprintf(&b, "\nFAIL: %d verdict metric(s) slower, confirmed\n", len(r.Slower()))
+	case o.Unsure():
+		fmt.Fprintf(&b, "\nRERUN: not sure: nothing slower, but %d verdict metric(s) may be slower by more than %s after %d rounds; no pass without evidence (exit %d)\n",
+			len(r.Unsure()), pct(r.Options.Threshold), len(o.Rounds), ExitDisturbed)
 	case o.Rerun():
 		fmt.Fprintf(&b, "\nRERUN: nothing slower, but %d verdict metric(s) had too few undisturbed rounds (exit %d)\n", len(r.Unsettled()), ExitDisturbed)
 	default:
-		fmt.Fprintf(&b, "\nPASS: no verdict metric slower\n")
+		fmt.Fprintf(&b, "\nPASS: every verdict metric's interval excludes a slowdown beyond %s\n", pct(r.Options.Threshold))
 	}
 	_, err := io.WriteString(w, b.String())
 	return err

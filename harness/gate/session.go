@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"math/rand/v2"
+	"slices"
 
 	"golang.org/x/perf/benchfmt"
 
@@ -16,6 +17,10 @@ const (
 	DefaultRounds = 8
 	// DefaultConfirmRounds is the rounds a first alarm adds.
 	DefaultConfirmRounds = 8
+	// DefaultMaxRoundsFactor bounds a session's rounds: at most this many
+	// times its first stage's (64 with the defaults), and never fewer
+	// than the first stage and a confirmation.
+	DefaultMaxRoundsFactor = 8
 )
 
 // Session runs a paired, interleaved comparison of two builds on one
@@ -23,18 +28,32 @@ const (
 // drawn at random per round (so neither always runs first, on a warmer
 // or a cooler machine), decided on per-round ratios (ComparePaired).
 //
-// It runs in stages. The first runs Rounds rounds, plus up to Extra more
-// while a verdict metric has fewer than Rounds undisturbed rounds. If a
-// verdict metric is slower, that first alarm is confirmed: Confirm more
-// rounds are run, and the metric fails only if they agree in direction
-// (their own median ratio is on the slower side) and the comparison over
-// every round, first stage included, finds it slower (staged). A
-// slowdown that does not reproduce is "not sure". The final report is
-// over every round, with those verdicts.
+// It passes only on evidence: when every verdict metric's interval
+// excludes a slowdown beyond the threshold (PairedReport.Passes). It
+// runs in stages. The first runs Rounds rounds, plus up to Extra more
+// while a verdict metric has fewer than Rounds undisturbed rounds. Then,
+// after each stage, over every round so far:
+//
+//   - a verdict metric slower is a first alarm: Confirm more rounds are
+//     run, and the metric fails only if they agree in direction (their
+//     own median ratio is on the slower side) and the comparison over
+//     every round, the earlier ones included, finds it slower (staged);
+//     an alarm that does not reproduce is not a failure, and its metric
+//     must still show it is not slower to pass;
+//   - every verdict metric passing (same, faster, not slower): the
+//     session passes;
+//   - else (not sure, or too few undisturbed rounds) Rounds more rounds
+//     are run, while the session stays within Max rounds; at the bound
+//     it ends not sure (or disturbed), to be rerun: Outcome.Rerun.
+//
+// The final report is over every round, with those verdicts.
 type Session struct {
 	// Rounds, Confirm and Extra: see Session; DefaultRounds,
 	// DefaultConfirmRounds and Rounds/2 when 0.
 	Rounds, Confirm, Extra int
+	// Max bounds the session's rounds; DefaultMaxRoundsFactor × Rounds
+	// when 0, and at least Rounds + Confirm.
+	Max int
 	// Options decides each stage.
 	Options PairedOptions
 	// Seed draws each round's order.
@@ -50,12 +69,16 @@ type Session struct {
 type Outcome struct {
 	// Report is over every completed round, with the staged verdicts.
 	Report PairedReport
-	// First is the first stage's report; Confirmation the second's,
-	// when a first alarm asked for one.
+	// First is the report at the last first alarm (the first stage's when
+	// none was raised); Confirmation the report of that alarm's
+	// confirmation rounds, when one was run.
 	First        PairedReport
 	Confirmation *PairedReport
 	// Rounds are the completed rounds, in order.
 	Rounds []Round
+	// Max is the bound on the session's rounds (0 for a replay: every
+	// round at once).
+	Max int
 	// Partial is set when the session stopped early (ctx ended, or a run
 	// failed): Report covers the rounds done.
 	Partial bool
@@ -64,16 +87,22 @@ type Outcome struct {
 // Failed reports whether a verdict metric was confirmed slower.
 func (o Outcome) Failed() bool { return len(o.Report.Slower()) > 0 }
 
-// Rerun reports whether the session, with nothing slower, left a
-// verdict metric unsettled by disturbed rounds.
-func (o Outcome) Rerun() bool { return !o.Failed() && len(o.Report.Unsettled()) > 0 }
+// Rerun reports whether the session, with nothing slower, may not pass:
+// a verdict metric is not sure (its interval still holds a slowdown
+// beyond the threshold) or was left unsettled by disturbed or too few
+// rounds. The gate exits ExitDisturbed (3).
+func (o Outcome) Rerun() bool { return !o.Failed() && !o.Report.Passes() }
+
+// Unsure reports whether a rerun is asked for because a verdict metric
+// is not sure, rather than disturbed alone.
+func (o Outcome) Unsure() bool { return o.Rerun() && len(o.Report.Unsure()) > 0 }
 
 // RunSession runs s; on ctx's end or a failed run it returns the
 // outcome of the rounds completed, Partial, with the error.
 func (s Session) RunSession(ctx context.Context) (Outcome, error) {
 	s = s.withDefaults()
 	rng := rand.New(rand.NewPCG(s.Seed, 0x5e55))
-	var out Outcome
+	out := Outcome{Max: s.Max}
 	round := func() error {
 		r := Round{Index: len(out.Rounds) + 1, Order: [2]PairSide{Base, Head}}
 		if rng.IntN(2) == 1 {
@@ -92,18 +121,27 @@ func (s Session) RunSession(ctx context.Context) (Outcome, error) {
 		}
 		return nil
 	}
+	rounds := func(n int) error {
+		for range n {
+			if err := round(); err != nil {
+				return err
+			}
+		}
+		return nil
+	}
+	// stagedRep is the report over every round, with the verdicts of the
+	// last alarm's confirmation where one was run.
+	var stagedRep *PairedReport
 	finish := func(err error) (Outcome, error) {
 		out.Partial = err != nil
 		out.Report = ComparePaired(out.Rounds, s.Options)
-		if out.Confirmation != nil && !out.Partial {
-			out.Report = staged(out.Report, out.First, *out.Confirmation)
+		if stagedRep != nil && !out.Partial {
+			out.Report = *stagedRep
 		}
 		return out, err
 	}
-	for range s.Rounds {
-		if err := round(); err != nil {
-			return finish(err)
-		}
+	if err := rounds(s.Rounds); err != nil {
+		return finish(err)
 	}
 	count := s.Options
 	count.countOnly = true
@@ -113,22 +151,46 @@ func (s Session) RunSession(ctx context.Context) (Outcome, error) {
 		}
 	}
 	out.First = ComparePaired(out.Rounds, s.Options)
-	if len(out.First.Slower()) == 0 {
-		return finish(nil)
-	}
-	first := len(out.Rounds)
-	for range s.Confirm {
-		if err := round(); err != nil {
+	rep := out.First
+	for {
+		if len(rep.Slower()) > 0 {
+			if len(out.Rounds)+s.Confirm > s.Max {
+				// No room left to confirm it: an alarm is not a failure.
+				rep = unconfirmed(rep)
+				stagedRep = &rep
+				return finish(nil)
+			}
+			out.First = rep
+			at := len(out.Rounds)
+			if err := rounds(s.Confirm); err != nil {
+				return finish(err)
+			}
+			c := ComparePaired(out.Rounds[at:], s.Options)
+			out.Confirmation = &c
+			rep = staged(ComparePaired(out.Rounds, s.Options), out.First, c)
+			stagedRep = &rep
+			if len(rep.Slower()) > 0 || rep.Passes() {
+				return finish(nil)
+			}
+		} else if rep.Passes() {
+			stagedRep = &rep
+			return finish(nil)
+		}
+		if len(out.Rounds)+s.Rounds > s.Max {
+			return finish(nil)
+		}
+		if err := rounds(s.Rounds); err != nil {
 			return finish(err)
 		}
+		rep = ComparePaired(out.Rounds, s.Options)
+		stagedRep = nil
 	}
-	c := ComparePaired(out.Rounds[first:], s.Options)
-	out.Confirmation = &c
-	return finish(nil)
 }
 
 // withDefaults is s with its zero counts at their defaults: DefaultRounds,
-// DefaultConfirmRounds, and extra rounds up to half the rounds.
+// DefaultConfirmRounds, extra rounds up to half the rounds, and at most
+// DefaultMaxRoundsFactor times the rounds (never fewer than the rounds
+// and a confirmation).
 func (s Session) withDefaults() Session {
 	if s.Rounds <= 0 {
 		s.Rounds = DefaultRounds
@@ -139,7 +201,31 @@ func (s Session) withDefaults() Session {
 	if s.Extra <= 0 {
 		s.Extra = s.Rounds / 2
 	}
+	if s.Max <= 0 {
+		s.Max = DefaultMaxRoundsFactor * s.Rounds
+	}
+	s.Max = max(s.Max, s.Rounds+s.Confirm)
 	return s
+}
+
+// MaxRounds is the bound on the rounds of a session with these rounds,
+// confirmation rounds and max (each 0 for its default), as RunSession
+// applies it.
+func MaxRounds(rounds, confirm, max int) int {
+	return Session{Rounds: rounds, Confirm: confirm, Max: max}.withDefaults().Max
+}
+
+// unconfirmed is rep with its slower verdict metrics not sure: an alarm
+// with no rounds left to confirm it.
+func unconfirmed(rep PairedReport) PairedReport {
+	rep.Rows = slices.Clone(rep.Rows)
+	for i := range rep.Rows {
+		if row := &rep.Rows[i]; row.Verdict && row.Decision == Slower {
+			row.Decision = NotSure
+			row.Note = "a first alarm with no rounds left to confirm it (the session's bound): rerun"
+		}
+	}
+	return rep
 }
 
 // fewestClean is the fewest undisturbed rounds of a verdict metric.
@@ -154,12 +240,13 @@ func fewestClean(r PairedReport) int {
 }
 
 // staged gives the report over all rounds the staged verdicts (Session):
-// a first alarm the confirmation does not agree with is not sure; one
-// whose confirmation rounds were disturbed is to be rerun. The verdict is
-// over every round, so the first stage's evidence is never thrown away:
-// judging the confirmation rounds alone did, and +30% passed in 4 of 15
-// real sessions, twice with the all-rounds interval wholly above the
-// threshold.
+// a first alarm the confirmation does not agree with is not a failure
+// (not sure while the interval over all rounds still holds a slowdown
+// beyond the threshold); one whose confirmation rounds were disturbed is
+// to be rerun. The verdict is over every round, so the first stage's
+// evidence is never thrown away: judging the confirmation rounds alone
+// did, and +30% passed in 4 of 15 real sessions, twice with the
+// all-rounds interval wholly above the threshold.
 func staged(all, first, confirm PairedReport) PairedReport {
 	find := func(r PairedReport, name, unit string) (PairedRow, bool) {
 		for _, row := range r.Rows {
@@ -175,10 +262,10 @@ func staged(all, first, confirm PairedReport) PairedReport {
 		c, okC := find(confirm, row.Name, row.Unit)
 		if !row.Verdict || !okF || f.Decision != Slower {
 			if row.Verdict && row.Decision == Slower {
-				// Slower over all rounds, but not in the first stage: no
-				// alarm was raised to confirm.
+				// Slower over all rounds, but not at the alarm: no alarm
+				// was raised to confirm.
 				row.Decision = NotSure
-				row.Note = "slower over all rounds only, not in the first stage"
+				row.Note = "slower over all rounds only, not at the first alarm"
 			}
 			continue
 		}
@@ -188,14 +275,15 @@ func staged(all, first, confirm PairedReport) PairedReport {
 			row.Decision = Unsettled
 			row.Note = "a first alarm whose confirmation rounds were disturbed: rerun"
 		case !okC || !(worseness(c) > 0):
-			row.Decision = NotSure
+			if row.Decision == Slower {
+				row.Decision = NotSure
+			}
 			row.Note = fmt.Sprintf("a first alarm (%s) did not reproduce in %d more rounds", signedPct(f.Ratio-1), c.Rounds+c.Disturbed)
 		case row.Decision == Slower:
 			row.Note = fmt.Sprintf("confirmed: %s, the %d more agree (%s), and all %d rounds are slower", fr, c.Rounds+c.Disturbed, signedPct(c.Ratio-1), row.Rounds+row.Disturbed)
 		case row.Decision == Unsettled:
 			row.Note = "a first alarm whose rounds were too disturbed over all: rerun"
 		default:
-			row.Decision = NotSure
 			row.Note = fmt.Sprintf("a first alarm (%s); the %d more agree (%s), but over all rounds it is within the noise", signedPct(f.Ratio-1), c.Rounds+c.Disturbed, signedPct(c.Ratio-1))
 		}
 	}

@@ -142,7 +142,9 @@ func (p Point) Benchmark(r train.Result) *benchfmt.Result {
 // per step (cpu-ns/op: user+sys, which does not count time spent waiting
 // for a CPU; the companion of ns/op on CPU-bound points), the run-queue
 // delay and the machine's CPU pressure as percentages of the wall time
-// (run-delay-%, cpu-pressure-%), the instructions per step where
+// (run-delay-%, cpu-pressure-%), the cores the other processes used
+// (other-cores: with the delay, what tells their disturbance from the
+// point's own threads waiting for each other), the instructions per step where
 // hardware counters exist (instructions/op), the times the point was
 // repeated for being disturbed (reruns) and, when it stayed disturbed,
 // disturbed 1. A counter that cannot be read is left out.
@@ -161,6 +163,9 @@ func AddDisturbance(b *benchfmt.Result, s disturb.Sample, steps, reruns int, dis
 	}
 	if s.HasPressure {
 		add(100*s.PressureShare(), disturb.PressureUnit)
+	}
+	if s.HasOthers {
+		add(s.OtherCores(), disturb.OtherCoresUnit)
 	}
 	if s.HasInstructions && s.Instructions > 0 {
 		add(float64(s.Instructions)/float64(steps), disturb.InstructionsUnit)

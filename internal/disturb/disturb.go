@@ -28,11 +28,14 @@ const (
 	// DisturbedUnit is 1 on a point that stayed disturbed after its
 	// reruns; written only then.
 	DisturbedUnit = "disturbed"
+	// OtherCoresUnit is the CPU time the other processes on the machine
+	// used over the point, in cores (as the node records it).
+	OtherCoresUnit = "other-cores"
 )
 
 // Conditions are the units that describe how disturbed a run was, not
 // how fast the code is: the gate shows them but never judges them.
-var Conditions = []string{RunDelayUnit, PressureUnit, RerunsUnit, DisturbedUnit}
+var Conditions = []string{RunDelayUnit, PressureUnit, RerunsUnit, DisturbedUnit, OtherCoresUnit}
 
 // IsCondition reports whether unit is one of Conditions.
 func IsCondition(unit string) bool { return slices.Contains(Conditions, unit) }
@@ -60,6 +63,10 @@ type Reading struct {
 	HasRunDelay bool
 	Pressure    time.Duration
 	HasPressure bool
+	// Machine is the machine's busy CPU time so far, every process's
+	// (/proc/stat; HasMachine false where it cannot be read).
+	Machine    time.Duration
+	HasMachine bool
 	// delays is the run delay by thread id, so a Stop sums only the
 	// threads alive at both readings.
 	delays map[int]time.Duration
@@ -67,12 +74,49 @@ type Reading struct {
 
 // Sample is what disturbed one measured point: the differences of two
 // Readings. A Has… field is false where the counter cannot be read.
+// Others is the CPU time the other processes used over the point: the
+// machine's busy time less this process's CPU time.
 type Sample struct {
-	Wall, CPU, RunDelay, Pressure time.Duration
-	HasCPU, HasRunDelay           bool
-	HasPressure                   bool
-	Instructions                  uint64
-	HasInstructions               bool
+	Wall, CPU, RunDelay, Pressure, Others time.Duration
+	HasCPU, HasRunDelay, HasOthers        bool
+	HasPressure                           bool
+	Instructions                          uint64
+	HasInstructions                       bool
+}
+
+// OtherCores is Others over Wall: the cores the other processes used
+// over the point; 0 when either is unknown.
+func (s Sample) OtherCores() float64 {
+	if !s.HasOthers || s.Wall <= 0 {
+		return 0
+	}
+	return float64(s.Others) / float64(s.Wall)
+}
+
+// DisturbedShare is the share of the point's wall time its threads
+// waited for a CPU because of other processes, as far as can be told:
+// OthersDelay of its run-queue delay and the other processes' cores;
+// where the machine's busy time cannot be read, the run-queue delay
+// alone (DelayShare).
+func (s Sample) DisturbedShare() float64 {
+	if !s.HasOthers {
+		return s.DelayShare()
+	}
+	return OthersDelay(100*s.DelayShare(), s.OtherCores())
+}
+
+// OthersDelay is the run-queue delay other processes can have caused, as
+// a share of wall time, given the point's run-queue delay (delayPct, in
+// % of wall time, summed over its threads) and the cores the other
+// processes used over it (otherCores): at most the delay, and at most
+// the CPU time the others took, since a thread waits on another
+// process's account only while that process runs. A point's own threads
+// waiting for each other (more runnable threads than cores, on an
+// otherwise idle machine) is not disturbance: a regression that adds a
+// thread must not hide behind a rerun. This is the one place the rule
+// lives: the ladder's Policy and the paired gate's rounds both use it.
+func OthersDelay(delayPct, otherCores float64) float64 {
+	return max(min(delayPct/100, otherCores), 0)
 }
 
 // DelayShare is RunDelay as a share of Wall (0.05 for 5%); 0 when either
@@ -126,10 +170,11 @@ func (p Policy) maxDelay() float64 {
 	return p.MaxDelay
 }
 
-// Disturbed reports whether s's run-queue delay exceeds the policy's
-// share of its wall time; false where the delay is unknown.
+// Disturbed reports whether the run-queue delay other processes caused
+// (s.DisturbedShare) exceeds the policy's share of its wall time; false
+// where the delay is unknown.
 func (p Policy) Disturbed(s Sample) bool {
-	return s.HasRunDelay && s.DelayShare() > p.maxDelay()
+	return s.HasRunDelay && s.DisturbedShare() > p.maxDelay()
 }
 
 // Read takes a Reading now.
@@ -143,8 +188,15 @@ func Read() Reading {
 		r.RunDelay += d
 	}
 	r.Pressure, r.HasPressure = cpuPressure()
+	if busy, _, ok := cpuTicks(); ok {
+		r.Machine, r.HasMachine = time.Duration(busy)*clockTick, true
+	}
 	return r
 }
+
+// clockTick is /proc/stat's unit, USER_HZ: 100 on every Linux
+// architecture Go supports.
+const clockTick = 10 * time.Millisecond
 
 // Probe measures one point: Start it before, Stop it after.
 type Probe struct {
@@ -189,6 +241,11 @@ func diff(start, end Reading, s Sample) Sample {
 	}
 	if start.HasPressure && end.HasPressure {
 		s.Pressure, s.HasPressure = max(end.Pressure-start.Pressure, 0), true
+	}
+	if start.HasMachine && end.HasMachine && s.HasCPU {
+		// The machine's ticks are sampled, this process's CPU time is
+		// counted: the difference can dip below 0 on an idle machine.
+		s.Others, s.HasOthers = max(end.Machine-start.Machine-s.CPU, 0), true
 	}
 	return s
 }

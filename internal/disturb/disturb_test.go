@@ -78,6 +78,59 @@ func TestDisturbed(t *testing.T) {
 	}
 }
 
+// TestDisturbedByOthersOnly: a point is disturbed by what other
+// processes take, not by its own threads waiting for each other (issue
+// 52: a head whose injected slowdown added a thread had 13 of 17 raw
+// rounds "disturbed" on a quiet machine). The run-queue delay others can
+// have caused is at most the CPU time they used over the point.
+func TestDisturbedByOthersOnly(t *testing.T) {
+	s := func(delay, others time.Duration) Sample {
+		return Sample{Wall: time.Second, RunDelay: delay, HasRunDelay: true, Others: others, HasOthers: true}
+	}
+	for _, tc := range []struct {
+		name string
+		s    Sample
+		want bool
+	}{
+		{"own threads waiting, machine otherwise idle", s(600*time.Millisecond, 10*time.Millisecond), false},
+		{"own threads waiting, a little else running", s(600*time.Millisecond, 40*time.Millisecond), false},
+		{"a neighbour took a core", s(600*time.Millisecond, 900*time.Millisecond), true},
+		{"a neighbour on the other core, no wait", s(20*time.Millisecond, 900*time.Millisecond), false},
+		{"a neighbour, some wait", s(80*time.Millisecond, 300*time.Millisecond), true},
+		{"the machine unread: the delay alone", Sample{Wall: time.Second, RunDelay: 600 * time.Millisecond, HasRunDelay: true}, true},
+	} {
+		if got := DefaultPolicy().Disturbed(tc.s); got != tc.want {
+			t.Errorf("%s: Disturbed(delay %v, others %v) = %v, want %v", tc.name, tc.s.RunDelay, tc.s.Others, got, tc.want)
+		}
+	}
+	if got := OthersDelay(60, 0.02); got != 0.02 {
+		t.Errorf("OthersDelay(60%%, 0.02 cores) = %v, want 0.02", got)
+	}
+	if got := OthersDelay(3, 1.5); got != 0.03 {
+		t.Errorf("OthersDelay(3%%, 1.5 cores) = %v, want 0.03", got)
+	}
+}
+
+// TestDiffOthers: what the other processes used over a point is the
+// machine's busy time less this process's CPU time, never negative.
+func TestDiffOthers(t *testing.T) {
+	t0 := time.Unix(100, 0)
+	start := Reading{At: t0, CPU: time.Second, HasCPU: true, Machine: 10 * time.Second, HasMachine: true}
+	end := Reading{At: t0.Add(2 * time.Second), CPU: 3 * time.Second, HasCPU: true, Machine: 13 * time.Second, HasMachine: true}
+	s := diff(start, end, Sample{})
+	if !s.HasOthers || s.Others != time.Second || s.OtherCores() != 0.5 {
+		t.Errorf("diff = %+v; want others 1s (3s busy, 2s ours), 0.5 cores", s)
+	}
+	end.Machine = 11 * time.Second // the ticks lag this process's own count
+	if s := diff(start, end, Sample{}); s.Others != 0 || !s.HasOthers {
+		t.Errorf("diff = %+v; want others 0, not negative", s)
+	}
+	end.HasMachine = false
+	if s := diff(start, end, Sample{}); s.HasOthers {
+		t.Errorf("diff = %+v; want no others where the machine is unread", s)
+	}
+}
+
 func TestPolicyValidate(t *testing.T) {
 	for _, p := range []Policy{{MaxDelay: -0.1}, {MaxDelay: 11}, {Reruns: -1}, {Reruns: 101}} {
 		if err := p.Validate(); err == nil {

@@ -14,6 +14,9 @@
 //     a CPU while runnable, the second field of every
 //     /proc/self/task/*/schedstat (Linux; summed over the threads alive
 //     at both readings, so a thread that exits takes its share with it);
+//   - Others: the CPU time the other processes used over the point, the
+//     machine's busy time (/proc/stat's first line, every CPU, less idle
+//     and iowait; Linux) less this process's CPU time;
 //   - Pressure: how long some task on the machine waited for a CPU, the
 //     "some … total=" microseconds of /proc/pressure/cpu (Linux PSI):
 //     the machine's business, where RunDelay is this process's;
@@ -27,10 +30,17 @@
 //
 // # Disturbed, and what is done about it
 //
-// A point is disturbed when its run-queue delay exceeds Policy.MaxDelay
-// of its wall time (DefaultMaxDelay, 5%): at least that share of the
-// point's time, summed over its threads, was spent runnable but not
-// running. The ladder repeats a disturbed point up to Policy.Reruns times
+// A point is disturbed when the run-queue delay other processes caused
+// exceeds Policy.MaxDelay of its wall time (DefaultMaxDelay, 5%). That
+// delay is told apart from the point's own threads waiting for each
+// other (more runnable threads than cores) by OthersDelay: at most the
+// run-queue delay, summed over its threads, and at most the CPU time the
+// other processes took over the point, since a thread waits on another
+// process's account only while that process runs. On an otherwise idle
+// machine a point is never disturbed, however many threads it runs: a
+// regression that adds a thread is measured, not sent to a rerun. Where
+// the machine's busy time cannot be read, the run-queue delay alone
+// decides. The ladder repeats a disturbed point up to Policy.Reruns times
 // and keeps the least disturbed run, still marked disturbed when every
 // attempt was (units Disturbed and Reruns in the result file). The gate
 // never calls a disturbed point a regression: it asks for a rerun.
