@@ -356,3 +356,88 @@ func init() {
 		{"docs/gpu.md", "(79.1 and 79.6 ms, `cuda check`), PyTorch's went from 68.0 to 61.4 ms (14.703 to 16.285 steps/s at `device`)", append(in(h200a, "goals.txt", "torch-ladder.txt"), h100Check, h100Torch)},
 	}...)
 }
+
+// replayR5 is the table of the r2 sessions replayed by issue 52's rule
+// (REPLAY=gate-replay-r5.txt ci/aa-summary.sh).
+const replayR5 = "results/paired-aa-r2/summary-r5.txt"
+
+// replayedWith counts replayR5's sessions of a slowdown ("aa", "0.10")
+// whose replayed exit is exit, or all of them when exit is "".
+func replayedWith(slowdown, exit string) figure {
+	return func(t *testing.T) float64 {
+		data, err := os.ReadFile(filepath.Join(root, replayR5))
+		if err != nil {
+			t.Fatal(err)
+		}
+		replayed := regexp.MustCompile(`\((\d)\)$`)
+		n := 0
+		for _, line := range strings.Split(string(data), "\n") {
+			cols := strings.Split(strings.Trim(line, "| "), " | ")
+			if len(cols) != 9 || !strings.HasPrefix(cols[0], "s") || cols[1] != slowdown {
+				continue
+			}
+			m := replayed.FindStringSubmatch(cols[7])
+			if m == nil {
+				t.Fatalf("%s: %q: no replayed exit in %q", replayR5, line, cols[7])
+			}
+			if exit == "" || m[1] == exit {
+				n++
+			}
+		}
+		return float64(n)
+	}
+}
+
+// rawDisturbed is the least (most false) or most rounds of level raw left
+// out as disturbed in the r5 sessions' gate reports, or with total set
+// the rounds a raw row had in all.
+func rawDisturbed(most, total bool) figure {
+	return func(t *testing.T) float64 {
+		re := regexp.MustCompile(`(\d+) \(\+(\d+) disturbed\)`)
+		var out []float64
+		for _, s := range []string{"s1", "s4", "s5"} {
+			data, err := os.ReadFile(filepath.Join(root, "results/paired-aa-r5", s, "gate.txt"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, line := range strings.Split(string(data), "\n") {
+				m := re.FindStringSubmatch(line)
+				if m == nil || !strings.Contains(line, "level=raw/") {
+					continue
+				}
+				kept, _ := strconv.Atoi(m[1])
+				dist, _ := strconv.Atoi(m[2])
+				if total {
+					out = append(out, float64(kept+dist))
+				} else {
+					out = append(out, float64(dist))
+				}
+			}
+		}
+		if len(out) == 0 {
+			t.Fatal("results/paired-aa-r5: no raw rows with disturbed rounds")
+		}
+		lo, hi := out[0], out[0]
+		for _, v := range out {
+			lo, hi = min(lo, v), max(hi, v)
+		}
+		if total && lo != hi {
+			t.Fatalf("results/paired-aa-r5: raw rows have %v to %v rounds in all", lo, hi)
+		}
+		if most {
+			return hi
+		}
+		return lo
+	}
+}
+
+func init() {
+	round5Cases = append(round5Cases, []figureCase{
+		{"docs/gate.md", "+10%%: %s of %s fail. +5%%: %s of %s fails (s11), %s are not sure (exit 3), %s pass. A/A: %s of %s fail, **%s of %s passes** (s13), %s are not", []shown{
+			p0(replayedWith("0.10", "1")), p0(replayedWith("0.10", "")),
+			p0(replayedWith("0.05", "1")), p0(replayedWith("0.05", "")), p0(replayedWith("0.05", "3")), p0(replayedWith("0.05", "0")),
+			p0(replayedWith("aa", "1")), p0(replayedWith("aa", "")), p0(replayedWith("aa", "0")), p0(replayedWith("aa", "")), p0(replayedWith("aa", "3"))}},
+		{"docs/gate.md", "with %s to %s of its %s rounds left out as disturbed", []shown{
+			p0(rawDisturbed(false, false)), p0(rawDisturbed(true, false)), p0(rawDisturbed(false, true))}},
+	}...)
+}
