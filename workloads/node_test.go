@@ -167,3 +167,17 @@ func TestNodeMeasure(t *testing.T) {
 		t.Errorf("MeasureEach with a failing callback: %v, want %v", err, stop)
 	}
 }
+
+// TestNodeWhatIfCodecCommittedFiles: the committed node what-if files
+// decode through NodeWhatIfCodec (the profile's runs, the verify runs,
+// a prediction of each count), and encode as the files' records again.
+func TestNodeWhatIfCodecCommittedFiles(t *testing.T) {
+	for _, name := range []string{"node-whatif-bca00af.txt", "node-whatif-fast-bca00af.txt"} {
+		t.Run(name, func(t *testing.T) {
+			o := reencodes(t, NodeWhatIfCodec, filepath.Join("..", "results", name))
+			if len(o.Profile.Runs) == 0 || len(o.Verify.Runs) == 0 || len(o.Predictions) != 4 {
+				t.Fatalf("%d profile runs, %d verify runs, %d predictions; want some, some and 4", len(o.Profile.Runs), len(o.Verify.Runs), len(o.Predictions))
+			}
+		})
+	}
+}

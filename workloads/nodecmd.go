@@ -335,8 +335,12 @@ func (f *nodeFlags) write(n Node, recs []*benchfmt.Result, args []string, stdout
 	fmt.Fprintf(stdout, "node of emulated accelerators: step %v, batch %d per rank, raw %dx%d, crop %d, transforms %s, %s per rank, %s of %s\n",
 		n.Device.Step, n.Pipeline.Batch, n.Pipeline.Dataset.Width, n.Pipeline.Dataset.Height, n.Pipeline.Transforms.Crop,
 		n.Pipeline.Impl, cli.Plural(n.Pipeline.Workers, "worker"), cli.Plural(n.Count, "run"), cli.Plural(n.Train.Steps, "step"))
-	o := node.Sweep{Records: recs, MinAU: f.minAU, Command: "headspace " + cli.CommandLine("node", args)}
-	if o.Profile, o.ProfileErr = node.SmallestProfile(recs, n.Pipeline, n.Device.Step); o.ProfileErr == nil {
+	decoded, err := NodeCodec.Decode(recs)
+	if err != nil && len(recs) > 0 {
+		return fmt.Errorf("node: reading the runs back: %w", err)
+	}
+	o := node.Sweep{Rows: decoded.Rows(false), Peer: decoded.Rows(true), MinAU: f.minAU, Command: "headspace " + cli.CommandLine("node", args)}
+	if o.Profile, o.ProfileErr = node.SmallestProfile(o.Rows, n.Pipeline, n.Device.Step); o.ProfileErr == nil {
 		f.pf.setLink(&o.Profile)
 	}
 	if err := o.Write(stdout, f.report, f.plotPath); err != nil {
@@ -354,9 +358,9 @@ func (f *nodeFlags) write(n Node, recs []*benchfmt.Result, args []string, stdout
 // nodeFrom rebuilds the table, the answer, the report and the plot from
 // a node result file.
 func nodeFrom(path, report, plotPath string, minAU float64, stdout io.Writer) error {
-	o, err := node.ReadSweep(path, minAU)
+	o, err := ReadNodeSweep(path, minAU)
 	if err != nil {
-		return cli.Usagef("--from %s: %v", path, err)
+		return cli.FromErr(path, err)
 	}
 	o.Command = "headspace node --from " + path + " (rebuilt from the result file)"
 	if err := o.Write(stdout, report, plotPath); err != nil {

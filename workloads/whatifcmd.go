@@ -169,7 +169,7 @@ func runWhatIf(ctx context.Context, args []string, stdout, stderr io.Writer) err
 		return err
 	}
 	defer f.pf.data.Close() // the --link, if one was started
-	if f.accelerators != "" || (f.from != "" && whatif.IsNodeFile(f.from)) {
+	if f.accelerators != "" || (f.from != "" && IsNodeWhatIfFile(f.from)) {
 		return f.runNode(ctx, "headspace "+cli.CommandLine("whatif", args), stdout, stderr)
 	}
 	if f.from != "" {

@@ -44,9 +44,9 @@ func (f *whatIfFlags) runNode(ctx context.Context, command string, stdout, stder
 		return err
 	}
 	if f.from != "" {
-		w, minAUKnown, err := whatif.ReadNode(f.from)
+		w, minAUKnown, err := ReadNodeWhatIf(f.from)
 		if err != nil {
-			return cli.Usagef("--from %s: %v", f.from, err)
+			return cli.FromErr(f.from, err)
 		}
 		// A --min-au given overrides the file's.
 		if f.pf.data.Set("min-au") || !minAUKnown {
@@ -102,8 +102,9 @@ func (f *whatIfFlags) runNodeSweep(ctx context.Context, n Node, accs []int, comm
 		total += n.Count * len(accs)
 	}
 	var p node.Profile
+	var o NodeWhatIfOutcome
 	var settings []resultfile.Config
-	o, err := driver.Run(ctx, driver.Job{Units: total, Progress: stderr, Settings: func() []resultfile.Config { return driver.Settings("emulated", settings) },
+	run, err := driver.Run(ctx, driver.Job{Units: total, Progress: stderr, Settings: func() []resultfile.Config { return driver.Settings("emulated", settings) },
 		Measure: func(ctx context.Context, h *driver.Hooks) ([]*benchfmt.Result, error) {
 			env := Env{Rank: rank, Start: h.Start}
 			// Each run's records go to the hooks as it finishes.
@@ -115,38 +116,40 @@ func (f *whatIfFlags) runNodeSweep(ctx context.Context, n Node, accs []int, comm
 				}
 				return nil
 			}
-			prof, err := n.MeasureEach(ctx, env, stream)
-			recs := whatif.NodeProfileRecords(NodeCodec.Encode(prof))
-			if err == nil && f.verify {
+			var err error
+			if o.Profile, err = n.MeasureEach(ctx, env, stream); err == nil && f.verify {
 				v := n
 				v.Accelerators = accs
-				var made NodeOutcome
-				made, err = v.MeasureEach(ctx, env, stream)
-				recs = append(recs, NodeCodec.Encode(made)...)
+				o.Verify, err = v.MeasureEach(ctx, env, stream)
 			}
 			if err != nil {
 				return nil, err
 			}
 			memPerRank := n.Pipeline.MemoryEstimate() + 2*n.Pipeline.BatchBytes()
 			avail, _ := machine.Memory()
-			if p, err = whatif.NodeProfile(recs, float64(runtime.NumCPU()), n.Pipeline.Batch, n.Pipeline.Workers, n.Device.Step); err != nil {
+			one := node.Row{Accelerators: 1}
+			if rows := o.Profile.Rows(false); len(rows) > 0 {
+				one = rows[0]
+			}
+			if p, err = node.ProfileOf(one, float64(runtime.NumCPU()), n.Pipeline.Batch, n.Pipeline.Workers, n.Device.Step); err != nil {
 				return nil, err
 			}
 			p.MemoryPerRank, p.Memory = memPerRank, avail
 			f.pf.setLink(&p)
-			settings = append(n.Settings(), whatif.NodeSettings(f.minAU, memPerRank, avail, command)...)
-			return append(recs, whatif.NodePredictions(p, accs, recs)...), nil
+			settings = append(n.Settings(), nodeWhatIfSettings(f.minAU, memPerRank, avail, command)...)
+			o.Predictions = nodePredictions(p, accs, o.Verify.Rows(false))
+			return NodeWhatIfCodec.Encode(o), nil
 		}}, resultsOut)
-	if o.Interrupted {
-		return o.Err("")
+	if run.Interrupted {
+		return run.Err("")
 	}
 	if err != nil {
 		return err
 	}
 	if f.out != "" {
-		cli.KeptNote(stdout, f.out, o.Path)
-		defer fmt.Fprintf(stdout, "results: %s\n", o.Path)
+		cli.KeptNote(stdout, f.out, run.Path)
+		defer fmt.Fprintf(stdout, "results: %s\n", run.Path)
 	}
-	w := whatif.NodeWhatIf{Profile: p, Accelerators: accs, MinAU: f.minAU, Target: f.target, Command: command, Records: o.Records}
+	w := whatif.NodeWhatIf{Profile: p, Accelerators: accs, MinAU: f.minAU, Target: f.target, Command: command, Measured: o.Verify.Rows(false)}
 	return w.Write(stdout, f.report, f.plotPath)
 }

@@ -94,8 +94,7 @@ func testNodeRuns(t *testing.T, mech string) {
 		t.Fatalf("%d records, want 3 ranks and the node", len(recs))
 	}
 	for i, want := range []string{p.RankName(0), p.RankName(1), p.RankName(2), p.Name()} {
-		got, rank, ok := ParsePointName(string(recs[i].Name))
-		if !ok || got != p || (i < 3 && rank != i) || (i == 3 && rank != -1) || !strings.HasPrefix(string(recs[i].Name), "Benchmark"+want+"-") {
+		if !strings.HasPrefix(string(recs[i].Name), "Benchmark"+want+"-") {
 			t.Errorf("record %d: %s, want %s", i, recs[i].Name, want)
 		}
 	}
