@@ -169,6 +169,11 @@ type WhatIfOutcome struct {
 	Checks []whatif.Check
 	// Steps are a checked run's measured steps: its record's iterations.
 	Steps int
+	// Report is what the run's --report stated, as its result file
+	// records it (WhatIfReportSettings): a decoded outcome's, nil where
+	// the records' configuration holds none of its lines (records not
+	// read from such a file).
+	Report *WhatIfReport
 }
 
 // WhatIfLadderRun is one run of WhatIf's caching ladder: its level, its
@@ -635,7 +640,22 @@ func decodeWhatIf(recs []Record) (WhatIfOutcome, error) {
 		ck.Neighbours = append(ck.Neighbours, n)
 	}
 	out.Ladder = ladderMedians(out.LadderRuns)
+	if len(recs) > 0 {
+		r, err := decodeReport(out, recs[0].Result)
+		if err != nil {
+			return out, fmt.Errorf("%s: %w", filePart(recs[0].Result), err)
+		}
+		out.Report = r
+	}
 	return out, nil
+}
+
+// filePart is the file r was read from, its name where it was not.
+func filePart(r *benchfmt.Result) string {
+	if file, _ := r.Pos(); file != "" {
+		return file
+	}
+	return fullName(r)
 }
 
 // decodeProfiling is the profile of a profiling run's record

@@ -54,10 +54,7 @@ cores with the device's ceiling (and the measured points).
 result file that whatif --out wrote, measuring nothing: the command, the
 profile and the grids come from the file's configuration lines, the
 checked points and the ladder from its runs (notebooks/whatif.md from
-results/whatif-<commit>.txt). A file from before those lines were
-recorded is rebuilt from its WhatIf/profile records where every recorded
-prediction agrees with them (the command shown as not recorded, the grid
-the defaults), and refused otherwise.
+results/whatif-<commit>.txt). A file without those lines is refused.
 
 --accelerators 1,2,4,8 turns it to a node of accelerators (headspace node,
 docs/node.md): one rank alone is profiled (its AU, its CPU per sample, the
@@ -343,7 +340,7 @@ func (f *whatIfFlags) run(ctx context.Context, w WhatIf, env Env, g whatif.Grid,
 			recs := WhatIfCodec.Encode(o)
 			if f.out != "" && len(recs) > 0 {
 				// Everything the report states goes into the file, so
-				// that --from rebuilds it (ReadWhatIf).
+				// that --from rebuilds it (WhatIfCodec).
 				var err error
 				if lines, err = WhatIfReportSettings(rep); err != nil {
 					return nil, err
@@ -365,7 +362,7 @@ func (f *whatIfFlags) run(ctx context.Context, w WhatIf, env Env, g whatif.Grid,
 }
 
 // rebuildWhatIf is whatif --from: the tables, the report and the plot
-// rebuilt from a results file (ReadWhatIf), measuring nothing; the flags
+// rebuilt from a results file (WhatIfCodec), measuring nothing; the flags
 // that set a measurement or a table are refused.
 func rebuildWhatIf(fs *flag.FlagSet, from, report, plotPath string, stdout io.Writer) error {
 	if err := cli.FromOnly(fs, "report", "plot"); err != nil {
@@ -377,7 +374,7 @@ func rebuildWhatIf(fs *flag.FlagSet, from, report, plotPath string, stdout io.Wr
 	if err := cli.CheckOutputs(cli.Output{Path: report, Kind: whatif.ReportKind}, cli.Figure(plotPath)); err != nil {
 		return err
 	}
-	r, err := ReadWhatIf(from)
+	r, err := readWhatIfReport(from)
 	if err != nil {
 		return cli.FromErr(from, err)
 	}
@@ -385,6 +382,31 @@ func rebuildWhatIf(fs *flag.FlagSet, from, report, plotPath string, stdout io.Wr
 		return err
 	}
 	return r.WriteFiles(stdout, report, plotPath)
+}
+
+// readWhatIfReport is the report a result file of whatif --out records,
+// decoded by WhatIfCodec.
+func readWhatIfReport(path string) (WhatIfReport, error) {
+	rs, err := resultfile.Read(path)
+	if err != nil {
+		return WhatIfReport{}, err
+	}
+	if len(rs) == 0 {
+		return WhatIfReport{}, fmt.Errorf("%s: no results", path)
+	}
+	if positional(rs[0].Name) == "/model" {
+		// whatif -- COMMAND's file: its model and checks are the script's,
+		// which --from does not rebuild yet.
+		return WhatIfReport{}, fmt.Errorf("%s: the what-if of a user's own command (whatif -- COMMAND --out), whose report --from does not rebuild: run the command again", path)
+	}
+	o, err := WhatIfCodec.Decode(rs)
+	if err != nil {
+		return WhatIfReport{}, inFile(path, err)
+	}
+	if o.Report == nil {
+		return WhatIfReport{}, fmt.Errorf("%s: no %s line (headspace whatif --out records them; the report cannot be rebuilt without them)", path, strings.Join(reportLines, ", "))
+	}
+	return *o.Report, nil
 }
 
 // checkPlot refuses a --plot path that is neither .png nor .svg.
