@@ -57,7 +57,9 @@ whose threads (N × (workers + 1)) exceed 32 per core, is refused before
 anything starts (exit 2). A rank that dies stops the others at once: exit
 1, naming the rank, and that N is not recorded unless --partial (a record
 marked partial 1). A rank that does not reach a step within
---barrier-timeout of the first is named by the timeout. SIGINT stops every
+--barrier-timeout of the first is named by the timeout; where no rank
+reaches a step within it of the step before's release (of the ranks'
+start for the first), every rank is named. SIGINT stops every
 rank (exit 130); the file keeps every finished N.
 
 --peer also runs the PyTorch DDP peer (peers/torch/node.py: ranks by
@@ -119,7 +121,7 @@ func (f *nodeFlags) register(fs *flag.FlagSet, def Node) {
 	fs.IntVar(&f.warmup, "warmup", def.Train.Warmup, "`steps` run before measuring")
 	fs.IntVar(&f.count, "count", def.Count, "`runs` of each point")
 	fs.Float64Var(&f.minAU, "min-au", node.DefaultMinAU, "an accelerator is kept busy at this `AU` or more (MLPerf: 0.90; 0.85 for RetinaNet)")
-	fs.DurationVar(&f.timeout, "barrier-timeout", node.DefaultTimeout, "a rank that has not reached a step this `long` after the first is named and the run stopped")
+	fs.DurationVar(&f.timeout, "barrier-timeout", node.DefaultTimeout, "a rank that has not reached a step this `long` after the first (every rank, where none has this long after the step before) is named and the run stopped")
 	fs.BoolVar(&f.partial, "partial", false, "record an N whose run failed (a rank died or hung) as partial instead of stopping")
 	fs.StringVar(&f.out, "out", "", "benchmark-format result `file` (written atomically; resumed if present)")
 	fs.BoolVar(&f.fresh, "fresh", false, "start --out afresh instead of resuming it")

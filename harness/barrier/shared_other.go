@@ -24,7 +24,7 @@ func (*Shared) Steps() int { return 0 }
 func (*Shared) Abort() {}
 
 // Watch returns when done is closed.
-func (*Shared) Watch(done <-chan struct{}, _, _ time.Duration, _ func()) error {
+func (*Shared) Watch(done <-chan struct{}, _ int, _, _ time.Duration, _ func()) error {
 	<-done
 	return nil
 }

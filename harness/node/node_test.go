@@ -19,16 +19,19 @@ import (
 )
 
 // faultEnv makes a self rank fail: "die:R:S" exits rank R before step S,
-// "hang:R:S" blocks it there forever.
+// "hang:R:S" blocks it there forever; R "all" is every rank.
 const faultEnv = "HEADSPACE_TEST_RANK_FAULT"
 
 func TestMain(m *testing.M) {
 	if f := os.Getenv(faultEnv); f != "" {
 		parts := strings.Split(f, ":")
-		r, _ := strconv.Atoi(parts[1])
+		r, err := strconv.Atoi(parts[1])
+		if err != nil {
+			r = -1 // all
+		}
 		s, _ := strconv.Atoi(parts[2])
 		beforeStep = func(rank, step int) {
-			if rank != r || step != s {
+			if rank != r && r != -1 || step != s {
 				return
 			}
 			if parts[0] == "die" {
@@ -128,7 +131,8 @@ func TestRankDies(t *testing.T) {
 func TestRankHangs(t *testing.T) {
 	for _, mech := range []string{"", BarrierPipe} {
 		opt := options(3, "hang:2:2")
-		opt.Timeout, opt.Barrier = 300*time.Millisecond, mech
+		// Longer than the ranks' start, which the watch of step 0 counts.
+		opt.Timeout, opt.Barrier = 3*time.Second, mech
 		_, err := Run(context.Background(), opt)
 		if !errors.Is(err, barrier.ErrTimeout) || !strings.Contains(err.Error(), "rank 2 did not reach") {
 			t.Errorf("barrier %q: Run = %v, want the barrier's timeout naming rank 2", mech, err)
@@ -141,6 +145,37 @@ func TestRankHangs(t *testing.T) {
 		t.Errorf("pipes, rank 0 dies: Run = %v", err)
 	}
 	noChildren(t)
+}
+
+// TestEveryRankHangs: a step that no rank reaches (a node of one rank
+// that hangs, or every rank stalled together) is named by the barrier's
+// timeout from the release before, over either barrier, naming every
+// rank; the watch used to start at a step's first arrival, and waited
+// for ever (issue 52).
+func TestEveryRankHangs(t *testing.T) {
+	for _, tc := range []struct {
+		ranks int
+		fault string
+		want  string
+	}{
+		{1, "hang:0:2", "step 2: no rank reached the all-reduce barrier within 3s of the step before's release: rank 0 hung"},
+		{2, "hang:all:3", "step 3: no rank reached the all-reduce barrier within 3s of the step before's release: rank 0, rank 1 hung"},
+		{2, "hang:all:0", "step 0: no rank reached the all-reduce barrier within 3s of the start: rank 0, rank 1 hung"},
+	} {
+		for _, mech := range []string{"", BarrierPipe} {
+			opt := options(tc.ranks, tc.fault)
+			// Longer than the ranks' start, which the watch of step 0 counts.
+			opt.Timeout, opt.Barrier = 3*time.Second, mech
+			// A liveness bound: the old watch never fired.
+			ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+			_, err := Run(ctx, opt)
+			cancel()
+			if !errors.Is(err, barrier.ErrTimeout) || !strings.Contains(err.Error(), tc.want) {
+				t.Errorf("%d ranks, %s, barrier %q: Run = %v, want the barrier's timeout saying %q", tc.ranks, tc.fault, mech, err, tc.want)
+			}
+			noChildren(t)
+		}
+	}
 }
 
 // TestCancelKillsRanks: cancelling the context while ranks hang kills

@@ -21,7 +21,8 @@ import (
 )
 
 // DefaultTimeout is the barrier's default timeout: how long after the
-// first rank reached a step the others may take to reach it.
+// first rank reached a step the others may take to reach it, and how long
+// after a release (or the ranks' start) the first may take.
 const DefaultTimeout = 60 * time.Second
 
 // Options is one run of a node: Ranks rank processes at one level.
@@ -117,6 +118,9 @@ func Run(ctx context.Context, o Options) (Outcome, error) {
 	}
 	defer n.c.Stop()
 	n.sendSpecs()
+	if n.shared == nil {
+		n.c.Watch(o.Warmup + o.Steps) // the shared barrier's Watch does
+	}
 	n.wait(ctx)
 	return n.outcome(ctx)
 }
@@ -245,7 +249,7 @@ func (n *nodeRun) wait(ctx context.Context) {
 		// The shared barrier's steps and timeout; c stays the one place
 		// failures meet.
 		watcher.Go(func() {
-			if err := n.shared.Watch(stopWatch, n.timeout, watchEvery, n.onRelease); err != nil {
+			if err := n.shared.Watch(stopWatch, n.o.Warmup+n.o.Steps, n.timeout, watchEvery, n.onRelease); err != nil {
 				c.Fail(err)
 			}
 		})
