@@ -247,6 +247,9 @@ type NodeFigures struct {
 	HasOtherCores, HasOtherThreads bool
 	// BytesPerSec, LinkUse and Requests are 0 where nothing was fetched.
 	BytesPerSec, LinkUse, Requests float64
+	// Stall is the longest step in ns where one stalled (node.UnitStall),
+	// 0 where none did.
+	Stall float64
 	// Partial marks a failed run's record (node.PartialRecord).
 	Partial bool
 }
@@ -435,7 +438,11 @@ func (f *NodeFigures) values(rank bool) []nodeValue {
 	if !rank {
 		vs = append(vs, nodeValue{unit: node.UnitLinkUse, v: &f.LinkUse, nonzero: true})
 	}
-	return append(vs, nodeValue{unit: node.UnitRequests, v: &f.Requests, nonzero: true})
+	vs = append(vs, nodeValue{unit: node.UnitRequests, v: &f.Requests, nonzero: true})
+	if !rank {
+		vs = append(vs, nodeValue{unit: node.UnitStall, v: &f.Stall, nonzero: true})
+	}
+	return vs
 }
 
 // record is f as the record name (without "Benchmark") at procs: a
@@ -688,7 +695,7 @@ func (o NodeOutcome) Figures(peer bool) []node.Figures {
 			continue
 		}
 		f, nan := r.Node, math.NaN()
-		fig := node.Figures{Point: r.Point, Partial: f.Partial, AU: nan, AUMin: nan, SamplesPerSec: nan, Cores: nan, CPUPerSample: nan,
+		fig := node.Figures{Point: r.Point, Partial: f.Partial, Stall: time.Duration(f.Stall), AU: nan, AUMin: nan, SamplesPerSec: nan, Cores: nan, CPUPerSample: nan,
 			InputWait: nan, RunDelay: nan, OtherCores: nan, OtherThreads: nan, BytesPerSec: nan, Requests: nan}
 		if !f.Partial {
 			fig.AU, fig.AUMin, fig.SamplesPerSec, fig.InputWait = f.AU, f.AUMin, f.SamplesPerSec, f.InputWait

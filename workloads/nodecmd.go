@@ -44,7 +44,10 @@ the smallest), the input wait, the CPU the ranks used (cpu-cores,
 cpu-ns/sample), their run-queue delay (run-delay-%), the other processes'
 cores and runnable threads, from a dataset on disk or in a bucket bytes/s
 and requests/s, and with --link the share of its bandwidth they used
-(link-use-%). Records carry accelerators=N.
+(link-use-%), and where a rank stalled for less than --barrier-timeout
+while the others waited (a wait of 1 s or more, ten times their mean),
+that wait (stall-ns): the table marks the point, and no bound is read
+from it. Records carry accelerators=N.
 
 It prints the table, then the answer: "node-max-accelerators: N", the
 largest N at which every rank's AU is at least --min-au (0.90, MLPerf's),

@@ -64,6 +64,7 @@ type Coordinator struct {
 	err     error // set once the barrier has failed
 	failed  chan struct{}
 	waits   time.Duration // summed over steps: from the first arrival to release
+	longest time.Duration // the longest of them
 	first   time.Time     // the step's first arrival
 	// watch is the steps whose idle time is watched (Watch): until then,
 	// a step no rank reaches within the timeout of since (the release
@@ -121,7 +122,9 @@ func (c *Coordinator) Arrive(r int) (released bool, err error) {
 		return false, nil
 	}
 	c.timer.Stop()
-	c.waits += time.Since(c.first)
+	wait := time.Since(c.first)
+	c.waits += wait
+	c.longest = max(c.longest, wait)
 	clear(c.arrived)
 	c.count = 0
 	c.step++
@@ -237,6 +240,14 @@ func (c *Coordinator) Skew() time.Duration {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	return c.waits
+}
+
+// Longest is the longest time of a released step from its first arrival
+// to its last (a rank stalled while the others waited).
+func (c *Coordinator) Longest() time.Duration {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.longest
 }
 
 // Stop stops the timeout's timer; the coordinator keeps its counts.

@@ -26,6 +26,8 @@ type Shared struct {
 	file *os.File
 	mem  []byte
 	n    int
+	// waits and longest are Waits' (ns), written by Watch.
+	waits, longest atomic.Int64
 }
 
 // NewShared makes a shared barrier for n ranks. File is to be given to
@@ -86,6 +88,13 @@ func (s *Shared) Watch(done <-chan struct{}, steps int, timeout, interval time.D
 		}
 		g := s.Steps()
 		if g != gen {
+			if !since.IsZero() {
+				w := time.Since(since)
+				s.waits.Add(int64(w))
+				if w > time.Duration(s.longest.Load()) {
+					s.longest.Store(int64(w))
+				}
+			}
 			gen, since, idle = g, time.Time{}, time.Now()
 			if onRelease != nil {
 				onRelease()
@@ -115,6 +124,14 @@ func (s *Shared) Watch(done <-chan struct{}, steps int, timeout, interval time.D
 			return timeoutError(gen, missing, timeout)
 		}
 	}
+}
+
+// Waits are the waits at the barrier Watch saw, from a step's first
+// arrival to its release as its polls see them: their sum, and the
+// longest (a rank stalled while the others waited). Steps shorter than
+// its poll are not seen.
+func (s *Shared) Waits() (sum, longest time.Duration) {
+	return time.Duration(s.waits.Load()), time.Duration(s.longest.Load())
 }
 
 // Close unmaps the memory and closes the file.

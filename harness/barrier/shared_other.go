@@ -29,6 +29,9 @@ func (*Shared) Watch(done <-chan struct{}, _ int, _, _ time.Duration, _ func()) 
 	return nil
 }
 
+// Waits are 0 outside Linux.
+func (*Shared) Waits() (sum, longest time.Duration) { return 0, 0 }
+
 // Close does nothing outside Linux.
 func (*Shared) Close() error { return nil }
 

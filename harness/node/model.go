@@ -229,6 +229,9 @@ func ProfileOf(row Row, cores float64, batch, workers int, step time.Duration) (
 	if row.Runs == 0 {
 		return p, fmt.Errorf("node profile: no finished run of %d accelerators at level none", row.Accelerators)
 	}
+	if row.Stall > 0 {
+		return p, fmt.Errorf("node profile: a run of %d accelerators stalled (one step took %v, at the barrier): not a profile of the loader; run it again", row.Accelerators, row.Stall.Round(time.Millisecond))
+	}
 	orZero := func(v float64) float64 {
 		if math.IsNaN(v) {
 			return 0

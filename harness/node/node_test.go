@@ -19,7 +19,8 @@ import (
 )
 
 // faultEnv makes a self rank fail: "die:R:S" exits rank R before step S,
-// "hang:R:S" blocks it there forever; R "all" is every rank.
+// "hang:R:S" blocks it there forever, "stall:R:S:D" sleeps there for
+// duration D; R "all" is every rank.
 const faultEnv = "HEADSPACE_TEST_RANK_FAULT"
 
 func TestMain(m *testing.M) {
@@ -37,6 +38,11 @@ func TestMain(m *testing.M) {
 			if parts[0] == "die" {
 				os.Stderr.WriteString("injected death\n")
 				os.Exit(3)
+			}
+			if parts[0] == "stall" {
+				d, _ := time.ParseDuration(parts[3])
+				time.Sleep(d)
+				return
 			}
 			select {} // hang
 		}
@@ -175,6 +181,46 @@ func TestEveryRankHangs(t *testing.T) {
 			}
 			noChildren(t)
 		}
+	}
+}
+
+// TestStallMarked: a rank that stalls for less than the barrier's
+// timeout makes a point that finishes, and is marked: its node record
+// holds the stall, its row says the time went to the barrier, and no
+// profile (what runs out first) is read from it; a run that does not
+// stall holds none (issue 52).
+func TestStallMarked(t *testing.T) {
+	p := Point{Accelerators: 2, Level: level.None}
+	for _, mech := range []string{"", BarrierPipe} {
+		opt := options(2, "stall:1:4:1500ms")
+		opt.Barrier = mech
+		o, err := Run(context.Background(), opt)
+		if err != nil {
+			t.Fatalf("barrier %q: %v", mech, err)
+		}
+		if o.Stall < time.Second { // the shared barrier's poll sees it up to a poll late
+			t.Errorf("barrier %q: stall %v, want the 1.5 s wait", mech, o.Stall)
+		}
+		recs := Records(p, o, Others{Cores: -1, Threads: -1}, 0)
+		if v, ok := resultfile.Value(recs[len(recs)-1], UnitStall); !ok || v != float64(o.Stall) {
+			t.Errorf("barrier %q: the node record's %s is %v (%v), want %v", mech, UnitStall, v, ok, o.Stall)
+		}
+		row := Rows([]Figures{{Point: p, AU: 0.5, AUMin: 0.4, SamplesPerSec: 100, CPUPerSample: 1e6, Stall: o.Stall}})[0]
+		var b strings.Builder
+		if err := WriteTable(&b, []Row{row}, nil); err != nil || !strings.Contains(b.String(), "(a stall: one step took") {
+			t.Errorf("barrier %q: the table does not mark the stall (%v):\n%s", mech, err, b.String())
+		}
+		if _, err := ProfileOf(row, 2, 4, 1, 2*time.Millisecond); err == nil || !strings.Contains(err.Error(), "stalled") {
+			t.Errorf("barrier %q: ProfileOf a stalled row = %v, want it refused", mech, err)
+		}
+		noChildren(t)
+	}
+	o, err := Run(context.Background(), options(2, ""))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if o.Stall != 0 {
+		t.Errorf("a run with no stall: stall %v", o.Stall)
 	}
 }
 

@@ -35,6 +35,10 @@ const (
 	// UnitLinkUse is the node's bytes/s as a percentage of the emulated
 	// link's bandwidth (--link), where there is one.
 	UnitLinkUse = "link-use-%"
+	// UnitStall is the longest step of a run where one stalled for less
+	// than the barrier's timeout (Outcome.Stall), in ns; a run with no
+	// stall does not record it.
+	UnitStall = "stall-ns"
 )
 
 // Point is one point of a node sweep: N accelerators at one level.
@@ -185,6 +189,9 @@ func (t *nodeTotals) record(p Point, o Outcome, others Others, linkBandwidth flo
 	}
 	if t.requests > 0 {
 		add(float64(t.requests)/wall.Seconds(), UnitRequests)
+	}
+	if o.Stall > 0 {
+		add(float64(o.Stall), UnitStall)
 	}
 	return res
 }

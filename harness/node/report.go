@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"time"
 
 	"gonum.org/v1/plot"
 	"gonum.org/v1/plot/plotter"
@@ -32,6 +33,10 @@ type Row struct {
 	HostAU                            float64
 	Runs                              int
 	Partial                           bool
+	// Stall is the longest step of a run of the count (either level)
+	// that stalled for less than the barrier's timeout, 0 where none did:
+	// its time went to the barrier, not to the loader.
+	Stall time.Duration
 }
 
 // Figures are one node record's figures as Rows reads them: its point,
@@ -44,6 +49,9 @@ type Figures struct {
 	AU, AUMin, SamplesPerSec, Cores, CPUPerSample float64
 	InputWait, RunDelay, OtherCores, OtherThreads float64
 	BytesPerSec, Requests                         float64
+	// Stall is the longest step where the run stalled, 0 where it did
+	// not (Outcome.Stall).
+	Stall time.Duration
 }
 
 // Rows are the node records' figures (of one kind: ours or the peer's),
@@ -57,12 +65,14 @@ func Rows(records []Figures) []Row {
 	vals := map[key][]Figures{}
 	runs := map[int]int{}
 	partial := map[int]bool{}
+	stalled := map[int]time.Duration{}
 	var ns []int
 	for _, f := range records {
 		p := f.Point
 		if !slices.Contains(ns, p.Accelerators) {
 			ns = append(ns, p.Accelerators)
 		}
+		stalled[p.Accelerators] = max(stalled[p.Accelerators], f.Stall)
 		if f.Partial {
 			partial[p.Accelerators] = true
 			continue
@@ -97,6 +107,7 @@ func Rows(records []Figures) []Row {
 			OtherThreads: none(func(f Figures) float64 { return f.OtherThreads }),
 			BytesPerSec:  none(func(f Figures) float64 { return f.BytesPerSec }), Requests: none(func(f Figures) float64 { return f.Requests }),
 			HostAU: med(n, level.Host, func(f Figures) float64 { return f.AU }), Runs: runs[n], Partial: partial[n],
+			Stall: stalled[n],
 		})
 	}
 	return out
@@ -120,6 +131,9 @@ func WriteTable(w io.Writer, rows []Row, predicted map[int]float64) error {
 		note := ""
 		if r.Partial {
 			note = "  (a partial run)"
+		}
+		if r.Stall > 0 {
+			note += fmt.Sprintf("  (a stall: one step took %v, at the barrier, not the loader)", r.Stall.Round(time.Millisecond))
 		}
 		fmt.Fprintf(&b, "%12d %7s %7s %8s %11s %9s %11s %13s %11s %8s %8s%s\n", r.Accelerators,
 			cell("%.3f", r.AU), cell("%.3f", r.AUMin), cell("%.3f", r.HostAU), cell("%.1f", r.SamplesPerSec),
