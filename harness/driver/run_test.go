@@ -299,3 +299,49 @@ func TestRunInterruptedWriteFails(t *testing.T) {
 		t.Errorf("Run = %v, Interrupted %v; want the write's error naming %s, not interrupted", err, o.Interrupted, path)
 	}
 }
+
+// TestRunHoldsTheLockWhileMeasuring: a run holds its result file's write
+// lock from before it measures until it has written, whether the file is
+// new or not and written whole or streamed: a second run of the same
+// file is refused before it measures (driver.Check); the lock used to be
+// taken at the first write, so two runs measured against each other and
+// one was thrown away at the end (issue 52).
+func TestRunHoldsTheLockWhileMeasuring(t *testing.T) {
+	settings := []resultfile.Config{{Key: "document", Value: "test"}}
+	for _, tc := range []struct {
+		name     string
+		mode     driver.Mode
+		existing bool
+	}{
+		{"whole, new", driver.Whole, false},
+		{"whole, existing", driver.Whole, true},
+		{"streamed, new", driver.Stream, false},
+		{"streamed partial, new", driver.StreamPartial, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			path := filepath.Join(t.TempDir(), "r.txt")
+			if tc.existing {
+				if _, err := driver.Write(driver.Output{Path: path}, settings, []*benchfmt.Result{rec("Ladder/level=raw", 1)}, false); err != nil {
+					t.Fatal(err)
+				}
+			}
+			out := driver.Output{Path: path, Force: true}
+			var second error
+			job := driver.Job{File: tc.mode, Settings: func() []resultfile.Config { return settings },
+				Measure: func(_ context.Context, h *driver.Hooks) ([]*benchfmt.Result, error) {
+					second = driver.Check(out) // another run starting meanwhile
+					r := rec("Ladder/level=none", 2)
+					return []*benchfmt.Result{r}, h.Result(r)
+				}}
+			if _, err := driver.Run(context.Background(), job, out); err != nil {
+				t.Fatal(err)
+			}
+			if second == nil || !strings.Contains(second.Error(), "is being written by another run") {
+				t.Errorf("a second run's check while the first measured: %v, want it refused", second)
+			}
+			if err := driver.Check(out); err != nil {
+				t.Errorf("after the run: %v, want the lock released", err)
+			}
+		})
+	}
+}

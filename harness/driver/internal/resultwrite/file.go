@@ -34,7 +34,7 @@ type File struct {
 	meta    benchfmt.UnitMetadataMap
 	results []*benchfmt.Result
 	done    map[string]int   // by name without the "Benchmark" prefix
-	lock    *atomicfile.Lock // nil for a new file until its first write, and for devices
+	lock    *atomicfile.Lock // nil for devices, and once closed
 
 	// A target written in place (a pipe, a device, /dev/stdout) is
 	// streamed: opened once, each Add writing only its own results.
@@ -101,12 +101,15 @@ func open(ctx context.Context, path string, config []resultfile.Config, fresh bo
 		f.inPlace = true
 		return f, nil // a device or pipe: nothing to resume or lock
 	}
+	// The lock is taken before anything is measured, a new file's too:
+	// two runs writing one file would measure against each other, and
+	// one of them be thrown away at its first write.
+	if f.lock, err = lockFor(target); err != nil {
+		return nil, err
+	}
 	fi, err := os.Stat(target)
 	if err != nil {
 		return f, nil // new
-	}
-	if f.lock, err = lockFor(target); err != nil {
-		return nil, err
 	}
 	defer func() {
 		if err != nil {
@@ -161,6 +164,19 @@ func (f *File) Close() error {
 
 // Path returns the file's path.
 func (f *File) Path() string { return f.path }
+
+// configure sets the configuration the file's results are recorded
+// under: a whole file's, known once its run has ended.
+func (f *File) configure(config []resultfile.Config) error {
+	cfg, err := fileConfig(config)
+	if err != nil {
+		return fmt.Errorf("results: %s: %w", f.path, err)
+	}
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.config = cfg
+	return nil
+}
 
 // Add appends results, recorded under the File's configuration, and
 // rewrites the whole file atomically before returning. Each result's
