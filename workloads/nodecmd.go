@@ -146,8 +146,13 @@ func runNode(ctx context.Context, args []string, stdout, stderr io.Writer) error
 		return err
 	}
 	defer f.pf.data.Close()
-	if !(f.minAU > 0 && f.minAU <= 1) {
-		return cli.Usagef("--min-au %v: want an AU in (0, 1]", f.minAU)
+	if err := checkMinAU(f.minAU); err != nil {
+		return err
+	}
+	// Every output is checked before the sweep: a --plot of another
+	// kind used to fail once every count had been measured.
+	if err := checkPlot(f.plotPath); err != nil {
+		return err
 	}
 	if err := cli.CheckOutputs(cli.Output{Path: f.report, Kind: node.ReportKind}, cli.Figure(f.plotPath)); err != nil {
 		return err
@@ -191,7 +196,7 @@ func (f *nodeFlags) points(def Node) (Node, error) {
 		cli.InRange("--count", f.count, 1, cli.MaxCount), cli.InRange("--workers", f.workers, 1, loader.MaxWorkers)); err != nil {
 		return n, err
 	}
-	if err := checkNodeFlags(n.Accelerators, f.impl, f.pf.dev); err != nil {
+	if err := checkNodeFlags(n.Accelerators, f.impl, f.pf.dev, f.pf.step); err != nil {
 		return n, err
 	}
 	if f.fresh && f.out == "" {
@@ -243,19 +248,36 @@ func (pf *pipelineFlags) emulated() device.EmulatedConfig {
 }
 
 // checkNodeFlags refuses what no node runs (node and whatif
-// --accelerators): an accelerator count out of range, transforms
-// neither naive nor fast, a device other than the emulated one.
-func checkNodeFlags(accs []int, impl, dev string) error {
-	for _, a := range accs {
+// --accelerators): an accelerator count out of range or given twice,
+// transforms neither naive nor fast, a device other than the emulated
+// one, an emulated step that is not positive (AU is compute time over
+// total time).
+func checkNodeFlags(accs []int, impl, dev string, step time.Duration) error {
+	for i, a := range accs {
 		if err := cli.InRange("--accelerators", a, 1, maxAccelerators); err != nil {
 			return err
 		}
+		if slices.Contains(accs[:i], a) {
+			return cli.Usagef("--accelerators %s: %d twice", joinInts(accs), a)
+		}
+	}
+	if step <= 0 {
+		return cli.Usagef("--step %v: a node's emulated device needs a positive step (AU is compute time over total time)", step)
 	}
 	if !slices.Contains(transforms.Names, impl) {
 		return cli.Usagef("--transforms %q: want %s", impl, strings.Join(transforms.Names, " or "))
 	}
 	if dev != "emulated" {
 		return cli.Usagef("--device %s: a node's ranks run the emulated device (docs/node.md)", dev)
+	}
+	return nil
+}
+
+// checkMinAU refuses a --min-au that is no AU (node and whatif
+// --accelerators).
+func checkMinAU(au float64) error {
+	if !(au > 0 && au <= 1) {
+		return cli.Usagef("--min-au %v: want an AU in (0, 1]", au)
 	}
 	return nil
 }
@@ -328,15 +350,17 @@ func (f *nodeFlags) run(ctx context.Context, n Node, args []string, stdout, stde
 	if err != nil && !o.Interrupted {
 		return err // failed; an interrupted run prints what it finished
 	}
-	if err := f.write(n, o.Records, args, stdout); err != nil {
+	if err := f.write(n, o, args, stdout); err != nil {
 		return err
 	}
 	return o.Err("the table shows the accelerator counts finished before it")
 }
 
-// write prints the sweep's setting and its outcome from recs, and writes
-// the report and the plot.
-func (f *nodeFlags) write(n Node, recs []*benchfmt.Result, args []string, stdout io.Writer) error {
+// write prints the sweep's setting and its outcome from run's records,
+// and writes the report and the plot, unless the run was interrupted;
+// it names the result file where one was written.
+func (f *nodeFlags) write(n Node, run driver.Outcome, args []string, stdout io.Writer) error {
+	recs := run.Records
 	fmt.Fprintf(stdout, "node of emulated accelerators: step %v, batch %d per rank, raw %dx%d, crop %d, transforms %s, %s per rank, %s of %s\n",
 		n.Device.Step, n.Pipeline.Batch, n.Pipeline.Dataset.Width, n.Pipeline.Dataset.Height, n.Pipeline.Transforms.Crop,
 		n.Pipeline.Impl, cli.Plural(n.Pipeline.Workers, "worker"), cli.Plural(n.Count, "run"), cli.Plural(n.Train.Steps, "step"))
@@ -344,7 +368,8 @@ func (f *nodeFlags) write(n Node, recs []*benchfmt.Result, args []string, stdout
 	if err != nil && len(recs) > 0 {
 		return fmt.Errorf("node: reading the runs back: %w", err)
 	}
-	o := node.Sweep{Rows: decoded.Rows(false), Peer: decoded.Rows(true), MinAU: f.minAU, Command: "headspace " + cli.CommandLine("node", args)}
+	o := node.Sweep{Rows: decoded.Rows(false), Peer: decoded.Rows(true), MinAU: f.minAU, Command: "headspace " + cli.CommandLine("node", args),
+		Interrupted: run.Interrupted}
 	if o.Profile, o.ProfileErr = node.SmallestProfile(o.Rows, n.Pipeline, n.Device.Step); o.ProfileErr == nil {
 		f.pf.setLink(&o.Profile)
 	}
@@ -354,8 +379,8 @@ func (f *nodeFlags) write(n Node, recs []*benchfmt.Result, args []string, stdout
 	if n.Peer != nil {
 		o.WritePeer(stdout)
 	}
-	if f.out != "" {
-		fmt.Fprintf(stdout, "results: %s\n", f.out)
+	if _, err := os.Stat(run.Path); run.Path != "" && err == nil && len(recs) > 0 {
+		fmt.Fprintf(stdout, "results: %s%s\n", run.Path, map[bool]string{true: " (partial: interrupted)"}[run.Interrupted])
 	}
 	return nil
 }

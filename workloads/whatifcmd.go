@@ -166,6 +166,10 @@ func runWhatIf(ctx context.Context, args []string, stdout, stderr io.Writer) err
 		return err
 	}
 	defer f.pf.data.Close() // the --link, if one was started
+	if f.accelerators == "" && f.pf.data.Set("accelerators") {
+		// Without it the plain what-if would run, which was not asked.
+		return cli.Usagef("--accelerators \"\": want comma-separated accelerator counts")
+	}
 	if f.accelerators != "" || (f.from != "" && IsNodeWhatIfFile(f.from)) {
 		return f.runNode(ctx, "headspace "+cli.CommandLine("whatif", args), stdout, stderr)
 	}
@@ -202,8 +206,8 @@ func (f *whatIfFlags) experiment(ctx context.Context, def WhatIf) (WhatIf, error
 		return w, cli.Usagef("--placement: one placement, not %d", len(pls))
 	}
 	switch {
-	case f.workers <= 0:
-		return w, cli.Usagef("--workers %d must be positive", f.workers)
+	case f.workers < 1 || f.workers > loader.MaxWorkers:
+		return w, cli.InRange("--workers", f.workers, 1, loader.MaxWorkers)
 	case f.cores < 0:
 		return w, cli.Usagef("--profile-cores %d must not be negative", f.cores)
 	case f.steps <= 0:
@@ -212,6 +216,8 @@ func (f *whatIfFlags) experiment(ctx context.Context, def WhatIf) (WhatIf, error
 		return w, cli.Usagef("--warmup %d must not be negative", f.warmup)
 	case f.count <= 0:
 		return w, cli.Usagef("--count %d must be positive", f.count)
+	case f.pf.dev == "emulated" && f.pf.step <= 0:
+		return w, cli.Usagef("--step %v: the emulated device needs a positive step (the model's steps/s divide by it)", f.pf.step)
 	case f.stats != "" && f.save != "":
 		return w, cli.Usagef("--save writes a profile this run measures; with --stats none is measured")
 	case f.stats != "" && f.ladder:

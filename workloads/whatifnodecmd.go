@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"io"
 	"runtime"
-	"slices"
 
 	"golang.org/x/perf/benchfmt"
 
@@ -30,8 +29,8 @@ func (f *whatIfFlags) runNode(ctx context.Context, command string, stdout, stder
 			return err
 		}
 	}
-	if !(f.minAU > 0 && f.minAU <= 1) {
-		return cli.Usagef("--min-au %v: want an AU in (0, 1]", f.minAU)
+	if err := checkMinAU(f.minAU); err != nil {
+		return err
 	}
 	if f.target < 0 {
 		return cli.Usagef("--target %d must not be negative", f.target)
@@ -66,7 +65,7 @@ func (f *whatIfFlags) runNode(ctx context.Context, command string, stdout, stder
 // --accelerators accs profiles, its flags checked.
 func (f *whatIfFlags) node(ctx context.Context, accs []int) (Node, error) {
 	n := Sized[Node](Default)
-	if err := checkNodeFlags(accs, f.impl, f.pf.dev); err != nil {
+	if err := checkNodeFlags(accs, f.impl, f.pf.dev, f.pf.step); err != nil {
 		return n, err
 	}
 	var err error
@@ -84,7 +83,11 @@ func (f *whatIfFlags) node(ctx context.Context, accs []int) (Node, error) {
 		return n, cli.UsageError{Msg: err.Error()}
 	}
 	if f.verify {
-		return n, fitsRanks(n.Pipeline, slices.Max(accs))
+		// The verify runs are nodes of each count: the threads on the
+		// cores and the ranks' memory, as headspace node checks them.
+		v := n
+		v.Accelerators = accs
+		return n, fitsNode(v)
 	}
 	return n, nil
 }

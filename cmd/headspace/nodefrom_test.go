@@ -119,3 +119,42 @@ func TestCommittedNodeFiguresRebuild(t *testing.T) {
 		})
 	}
 }
+
+// TestNodeRefusesUpFront: what a node (or a node what-if) cannot run is
+// refused in one line, exit 2, before anything is measured or written:
+// a step of 0 (the sweep ran and wrote AU 0; whatif failed after
+// profiling), --accelerators "" (whatif ran the plain what-if) or a
+// count twice, a --verify node whose threads do not fit the cores
+// (only the memory was checked), a --plot that is not .png or .svg
+// (refused after the sweep); --workers is bounded the same way in both
+// (issue 52).
+func TestNodeRefusesUpFront(t *testing.T) {
+	tiny := []string{"--raw-size", "48", "--crop", "16", "--batch", "4", "--step", "2ms", "--steps", "2", "--warmup", "1", "--count", "1"}
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"node", "--accelerators", "1", "--levels", "none", "--step", "0"}, "--step 0s: a node's emulated device needs a positive step"},
+		{[]string{"whatif", "--step", "0"}, "--step 0s: the emulated device needs a positive step"},
+		{[]string{"whatif", "--accelerators", "1", "--step", "0"}, "--step 0s: a node's emulated device needs a positive step"},
+		{[]string{"whatif", "--accelerators", ""}, `--accelerators "": want comma-separated accelerator counts`},
+		{[]string{"whatif", "--accelerators", "1,1"}, "--accelerators 1,1: 1 twice"},
+		{[]string{"node", "--accelerators", "1,2,1", "--levels", "none"}, "--accelerators 1,2,1: 1 twice"},
+		{[]string{"whatif", "--accelerators", "1024", "--verify", "--workers", "64", "--raw-size", "4096", "--batch", "256"}, "threads on"},
+		{[]string{"node", "--accelerators", "1", "--levels", "none", "--plot", "AU.jpg"}, `--plot "AU.jpg": want a .png or .svg file`},
+		{[]string{"node", "--workers", "0"}, "--workers 0: want 1 to"},
+		{[]string{"whatif", "--workers", "0"}, "--workers 0: want 1 to"},
+	} {
+		dir := t.TempDir()
+		out := filepath.Join(dir, "r.txt")
+		args := append(append(slices.Clone(tc.args[:1]), tiny...), tc.args[1:]...)
+		args = append(args, "--out", out)
+		code, _, stderr := runCLI(args...)
+		if code != 2 || !strings.Contains(stderr, tc.want) || strings.Count(strings.TrimSpace(stderr), "\n") > 0 {
+			t.Errorf("%v: exit %d, stderr %q; want 2 and one line saying %q", tc.args, code, stderr, tc.want)
+		}
+		if _, err := os.Stat(out); err == nil {
+			t.Errorf("%v: %s written", tc.args, out)
+		}
+	}
+}

@@ -54,6 +54,10 @@ type Sweep struct {
 	MinAU float64
 	// Command is the command line the report names.
 	Command string
+	// Interrupted says the sweep was interrupted: the table shows the
+	// counts finished, and no answer, bound, report or plot is given as
+	// if it were the sweep's.
+	Interrupted bool
 }
 
 // Write prints the table, the answer and the bounds, and writes the
@@ -62,6 +66,10 @@ type Sweep struct {
 func (o Sweep) Write(stdout io.Writer, report, plotPath string) error {
 	rows, peer := o.Rows, o.Peer
 	if err := WriteTable(stdout, rows, nil); err != nil {
+		return err
+	}
+	if o.Interrupted {
+		_, err := fmt.Fprintln(stdout, "interrupted: the table shows the accelerator counts finished; no answer, bounds, report or plot (run it again with the same --out to finish it)")
 		return err
 	}
 	fmt.Fprintf(stdout, "%s (every rank's AU ≥ %.2f)\n", AnswerLine(MaxAccelerators(rows, o.MinAU)), o.MinAU)
@@ -98,7 +106,7 @@ func (o Sweep) Write(stdout io.Writer, report, plotPath string) error {
 // records hold its records.
 func (o Sweep) WritePeer(stdout io.Writer) {
 	rows := o.Peer
-	if len(rows) == 0 {
+	if len(rows) == 0 || o.Interrupted {
 		return
 	}
 	fmt.Fprintf(stdout, "\nthe PyTorch DDP peer (%s):\n", PeerScript)
