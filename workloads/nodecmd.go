@@ -335,6 +335,10 @@ func (f *nodeFlags) run(ctx context.Context, n Node, args []string, stdout, stde
 	o, err := driver.Run(ctx, driver.Job{File: driver.Stream, Settings: settings, Progress: stderr,
 		Measure: func(ctx context.Context, h *driver.Hooks) ([]*benchfmt.Result, error) {
 			env := Env{Rank: rank}.Hooked(h)
+			// A point kept partial (--partial) is no finished run: a
+			// resumed sweep measures it again.
+			done := env.Done
+			env.Done = func(name string) int { return done(name) - len(h.Values(name, node.UnitPartial)) }
 			h.Total(n.Todo(env))
 			var recs []*benchfmt.Result
 			_, err := n.MeasureEach(ctx, env, func(r NodeRun) error {

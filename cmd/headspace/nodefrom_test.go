@@ -8,6 +8,8 @@ import (
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/headspace-bench/headspace/harness/resultfile"
 )
 
 // TestNodeFromRefusesImpossibleValues: node --from and whatif --from
@@ -156,5 +158,52 @@ func TestNodeRefusesUpFront(t *testing.T) {
 		if _, err := os.Stat(out); err == nil {
 			t.Errorf("%v: %s written", tc.args, out)
 		}
+	}
+}
+
+// TestNodeResumeMeasuresAPartialPointAgain: a point kept partial
+// (--partial) is no finished run: the sweep resumed measures it again;
+// it used to count the partial record as done (issue 52).
+func TestNodeResumeMeasuresAPartialPointAgain(t *testing.T) {
+	out := filepath.Join(t.TempDir(), "node.txt")
+	args := append([]string{"node", "--accelerators", "1", "--levels", "none", "--out", out}, tinyNode...)
+	if code, _, stderr := runCLI(args...); code != 0 {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	b, err := os.ReadFile(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The run made partial: its rank's and node's records become a
+	// partial run's record alone, as --partial keeps a failed run.
+	var kept []string
+	for _, l := range strings.Split(string(b), "\n") {
+		switch {
+		case strings.HasPrefix(l, "BenchmarkNode/") && strings.Contains(l, "/rank="):
+		case strings.HasPrefix(l, "BenchmarkNode/"):
+			name, _, _ := strings.Cut(l, " ")
+			kept = append(kept, name+" 2 3 steps/s 12 samples/s 1 partial")
+		default:
+			kept = append(kept, l)
+		}
+	}
+	if err := os.WriteFile(out, []byte(strings.Join(kept, "\n")), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if code, _, stderr := runCLI(args...); code != 0 {
+		t.Fatalf("resume: exit %d: %s", code, stderr)
+	}
+	recs, err := resultfile.Read(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	full := 0
+	for _, r := range recs {
+		if _, ok := resultfile.Value(r, "au-min"); ok {
+			full++
+		}
+	}
+	if len(recs) != 3 || full != 1 {
+		t.Errorf("resumed after a partial point: %d records, %d finished runs; want the partial one, then the rank's and the node's of a run measured again", len(recs), full)
 	}
 }
