@@ -221,6 +221,22 @@ func (r *file) Path() string {
 	return r.f.Path()
 }
 
+// markPartial marks the file's records partial (an interrupted run's
+// file), unmark takes a resumed file's mark off (a run that finished).
+func (r *file) markPartial() error {
+	if r.f == nil {
+		return nil
+	}
+	return r.f.MarkPartial()
+}
+
+func (r *file) unmark() error {
+	if r.f == nil {
+		return nil
+	}
+	return r.f.Unmark()
+}
+
 // Close releases the file's write lock; every record Add returned for is
 // on disk already. Closing twice is harmless.
 func (r *file) Close() error {

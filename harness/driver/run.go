@@ -148,13 +148,21 @@ func Run(ctx context.Context, job Job, out Output) (o Outcome, err error) {
 	h.Finish()
 	o.Records = append(o.Records, recs...)
 	o.Interrupted = errors.Is(err, context.Canceled)
+	if err != nil && !o.Interrupted && job.File == Stream {
+		// A failed run's file holds what finished: not a whole run's.
+		return o, cmp.Or(h.file.markPartial(), err)
+	}
 	if err != nil && !o.Interrupted || out.Path == "" {
 		return o, err
 	}
 	var werr error
 	switch {
+	case job.File == Stream && o.Interrupted:
+		// The file holds what finished, marked partial: not a whole
+		// run's (history add); resuming it takes the mark off.
+		o.Path, werr = out.Path, h.file.markPartial()
 	case job.File == Stream:
-		o.Path = out.Path
+		o.Path, werr = out.Path, h.file.unmark()
 	case job.File == StreamPartial && o.Interrupted:
 		o.Path = p.file.Path()
 	case job.File == StreamPartial:

@@ -36,6 +36,10 @@ type File struct {
 	done    map[string]int   // by name without the "Benchmark" prefix
 	lock    *atomicfile.Lock // nil for devices, and once closed
 
+	// marked says the file on disk carries "partial: true" (MarkPartial,
+	// or a resumed file of an interrupted run) that its results do not.
+	marked bool
+
 	// A target written in place (a pipe, a device, /dev/stdout) is
 	// streamed: opened once, each Add writing only its own results.
 	inPlace bool
@@ -125,6 +129,12 @@ func open(ctx context.Context, path string, config []resultfile.Config, fresh bo
 	}
 	if !fresh {
 		for _, r := range existing {
+			// A file an interrupted run marked partial (MarkPartial) is
+			// resumed: the mark goes with the next write (Unmark).
+			if r.GetConfig(partialKey) != "" {
+				r.SetConfig(partialKey, "")
+				f.marked = true
+			}
 			if diff := configDiff(r.Config, cfg); diff != "" {
 				return nil, refused("%s holds results of a different setup (%s); refusing to mix them: use another --out, or --fresh to replace it", path, diff)
 			}
@@ -164,6 +174,52 @@ func (f *File) Close() error {
 
 // Path returns the file's path.
 func (f *File) Path() string { return f.path }
+
+// partialKey is the configuration line of an interrupted run's file.
+const partialKey = "partial"
+
+// MarkPartial rewrites the file with every result marked "partial:
+// true": its run was interrupted, and the file is not a whole run's
+// (history add, the gate and merge read the mark). Resuming the file
+// (Open) takes the mark off with its next write; a file in place, or
+// with no results, is left as it is.
+func (f *File) MarkPartial() error {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if f.inPlace || len(f.results) == 0 {
+		return nil
+	}
+	marked := make([]*benchfmt.Result, len(f.results))
+	for i, r := range f.results {
+		marked[i] = r.Clone()
+		marked[i].SetConfig(partialKey, "true")
+		for j := range marked[i].Config {
+			if marked[i].Config[j].Key == partialKey {
+				marked[i].Config[j].File = true // a line of the file
+			}
+		}
+	}
+	if err := writeAtomic(f.path, marked, f.meta); err != nil {
+		return err
+	}
+	f.marked = true
+	return nil
+}
+
+// Unmark rewrites a file marked partial (a resumed one whose run then
+// finished with nothing left to add) without the mark.
+func (f *File) Unmark() error {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if !f.marked || f.inPlace || len(f.results) == 0 {
+		return nil
+	}
+	if err := writeAtomic(f.path, f.results, f.meta); err != nil {
+		return err
+	}
+	f.marked = false
+	return nil
+}
 
 // configure sets the configuration the file's results are recorded
 // under: a whole file's, known once its run has ended.
@@ -218,7 +274,7 @@ func (f *File) Add(results ...*benchfmt.Result) error {
 	if err := writeAtomic(f.path, all, f.meta); err != nil {
 		return err
 	}
-	f.results = all
+	f.results, f.marked = all, false
 	for _, r := range add {
 		f.done[string(r.Name)]++
 	}
