@@ -150,7 +150,7 @@ func Run(ctx context.Context, job Job, out Output) (o Outcome, err error) {
 	o.Interrupted = errors.Is(err, context.Canceled)
 	if err != nil && !o.Interrupted && job.File == Stream {
 		// A failed run's file holds what finished: not a whole run's.
-		return o, cmp.Or(h.file.markPartial(), err)
+		return o, errors.Join(err, h.file.markPartial())
 	}
 	if err != nil && !o.Interrupted || out.Path == "" {
 		return o, err
