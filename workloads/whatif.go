@@ -570,10 +570,18 @@ func decodeWhatIf(recs []Record) (WhatIfOutcome, error) {
 	checks := map[whatif.Scenario]int{}
 	last := [2]int{-1, -1} // the check record before: its round and point
 	for _, r := range recs {
-		name := fullName(r.Result)
+		name := at(r.Result)
 		sps, err := r.Value("steps/s")
 		if err != nil {
 			return out, err
+		}
+		if r.Benchmark != "Ladder" {
+			// No figure a what-if writes is negative, infinite or NaN.
+			for _, v := range r.Values {
+				if math.IsNaN(v.Value) || math.IsInf(v.Value, 0) || v.Value < 0 {
+					return out, fmt.Errorf("%s: %s %v: want a finite figure, 0 or more", name, cmp.Or(v.OrigUnit, v.Unit), cmp.Or(v.OrigValue, v.Value))
+				}
+			}
 		}
 		if r.Benchmark == "Ladder" {
 			p, err := r.point()
@@ -682,7 +690,7 @@ func decodeProfiling(r Record, cores, workers int, sps float64) (whatif.Profile,
 		case unit == "upload-ns/op":
 			p.Upload = d
 		default:
-			return p, fmt.Errorf("%s: a value in %s, which a profiling record does not hold", fullName(r.Result), unit)
+			return p, fmt.Errorf("%s: a value in %s, which a profiling record does not hold", at(r.Result), unit)
 		}
 	}
 	return p, nil

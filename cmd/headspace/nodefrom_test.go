@@ -64,6 +64,8 @@ func TestNodeFromRefusesImpossibleValues(t *testing.T) {
 		{"measured-au NaN", "node-whatif-bca00af.txt", predRec, value("measured-au", "NaN"), 0, "measured-au NaN: want an AU in (0, 1]"},
 		{"au-error-% -1", "node-whatif-bca00af.txt", predRec, value("au-error-%", "-1"), 0, "au-error-% -1: want a finite error"},
 		{"a prediction twice", "node-whatif-bca00af.txt", predRec, dup, 1, "a second prediction of 2 accelerators"},
+		{"a what-if's check NaN", "whatif-d98ca25.txt", "BenchmarkWhatIf/check/", value("steps/s", "NaN"), 0, "steps/s NaN: want a finite figure"},
+		{"a what-if's profile negative", "whatif-d98ca25.txt", "BenchmarkWhatIf/profile/", value("load-cpu-ns/sample", "-5"), 0, "load-cpu-ns/sample -5: want a finite figure, 0 or more"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			b, err := os.ReadFile(filepath.Join(root, tc.file))
@@ -83,7 +85,7 @@ func TestNodeFromRefusesImpossibleValues(t *testing.T) {
 				t.Fatal(err)
 			}
 			cmd := "node"
-			if strings.HasPrefix(tc.file, "node-whatif") {
+			if strings.Contains(tc.file, "whatif") {
 				cmd = "whatif"
 			}
 			code, stdout, stderr := runCLI(cmd, "--from", path)
