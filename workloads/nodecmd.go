@@ -71,8 +71,10 @@ step, the document's pipeline through each rank's DataLoader, the same
 emulated step) at every point, each of its runs after one of ours; its
 records are BenchmarkNodeTorch/…, its table and answer printed after ours.
 
---out is resumed (points with --count runs are skipped), refused when it
-holds another setup's results (--fresh replaces it); --shard i/n runs
+--out is resumed (points with --count runs are skipped; a point kept
+partial is measured again), refused when it holds another setup's results
+(--fresh replaces it) or while another run writes it; a run interrupted or
+failed leaves it marked partial: true until a resumed run completes it; --shard i/n runs
 every n-th accelerator count from the i-th, one node per Slurm array task,
 which 'headspace merge' joins. --report and --plot write the Markdown
 report and AU against N; --from FILE rebuilds them, the table and the
