@@ -25,7 +25,7 @@ func TestWhatIfBadInputExits2(t *testing.T) {
 		args []string
 		want string
 	}{
-		{[]string{"whatif", "--workers", "0"}, "--workers 0 must be positive"},
+		{[]string{"whatif", "--workers", "0"}, "--workers 0: want 1 to"}, // as node says it (issue 52)
 		{[]string{"whatif", "--count", "0"}, "--count 0"},
 		{[]string{"whatif", "--steps", "0"}, "--steps 0"},
 		{[]string{"whatif", "--warmup", "-1"}, "--warmup -1"},
