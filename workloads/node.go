@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math"
 	"runtime"
 	"strconv"
 	"strings"
@@ -246,6 +247,9 @@ type NodeFigures struct {
 	HasOtherCores, HasOtherThreads bool
 	// BytesPerSec, LinkUse and Requests are 0 where nothing was fetched.
 	BytesPerSec, LinkUse, Requests float64
+	// Stall is the longest step in ns where one stalled (node.UnitStall),
+	// 0 where none did.
+	Stall float64
 	// Partial marks a failed run's record (node.PartialRecord).
 	Partial bool
 }
@@ -434,7 +438,11 @@ func (f *NodeFigures) values(rank bool) []nodeValue {
 	if !rank {
 		vs = append(vs, nodeValue{unit: node.UnitLinkUse, v: &f.LinkUse, nonzero: true})
 	}
-	return append(vs, nodeValue{unit: node.UnitRequests, v: &f.Requests, nonzero: true})
+	vs = append(vs, nodeValue{unit: node.UnitRequests, v: &f.Requests, nonzero: true})
+	if !rank {
+		vs = append(vs, nodeValue{unit: node.UnitStall, v: &f.Stall, nonzero: true})
+	}
+	return vs
 }
 
 // record is f as the record name (without "Benchmark") at procs: a
@@ -455,12 +463,39 @@ func (f NodeFigures) record(name string, procs int, rank bool) *benchfmt.Result 
 // decodeNode reads the runs back from their records, in order: a run is
 // its ranks' records, rank 0 first, then its node's (of the same point,
 // ours or the peer's), or a node's record alone (a partial run's), or
-// ranks' records with no node record after them.
+// its N ranks' records that measured no time with no node record after
+// them (node.Records). A run is whole: a node record after other than
+// its N ranks' records, or ranks' records with no node record after them
+// (a line lost or repeated, a file cut short), is refused, naming the
+// record.
 func decodeNode(recs []Record) (NodeOutcome, error) {
 	var out NodeOutcome
 	var cur *NodeRun // the run whose ranks are read, until its node's record
+	var last Record  // the record read last
+	// flush ends the ranks-only run being read, at next (nil at the
+	// end).
+	flush := func(next *Record) error {
+		if cur == nil {
+			return nil
+		}
+		run := *cur
+		cur = nil
+		whole := len(run.Ranks) == run.Point.Accelerators
+		for _, f := range run.Ranks {
+			whole = whole && f.NsPerOp == 0
+		}
+		switch {
+		case whole:
+			out.Runs = append(out.Runs, run)
+			return nil
+		case next == nil:
+			return fmt.Errorf("%s: rank records with no node record after them: the file is cut short", at(last.Result))
+		default:
+			return fmt.Errorf("%s: a record of another run after %d rank records of %d accelerators and no node record: a line lost or repeated", at(next.Result), len(run.Ranks), run.Point.Accelerators)
+		}
+	}
 	for _, rec := range recs {
-		name := fullName(rec.Result)
+		name := at(rec.Result)
 		var p node.Point
 		var err error
 		if p.Accelerators, err = rec.count("accelerators", true); err != nil {
@@ -471,25 +506,27 @@ func decodeNode(recs []Record) (NodeOutcome, error) {
 		}
 		peer := rec.Benchmark == node.PeerPrefix
 		rankKey, isRank := rec.Keys["rank"]
-		// A rank 0, a node record of another point, or a record of
-		// another procs ends the run being read.
+		// A rank 0, a record of another point, of another procs, or a
+		// partial run's ends the run being read.
 		if cur != nil && (rankKey == "0" || cur.Point != p || cur.Peer != peer || cur.Procs != rec.Procs) {
-			out.Runs = append(out.Runs, *cur)
-			cur = nil
+			if err := flush(&rec); err != nil {
+				return out, err
+			}
 		}
 		if cur == nil {
 			cur = &NodeRun{Point: p, Peer: peer, Procs: rec.Procs}
 		}
 		if isRank {
 			rank, err := strconv.Atoi(rankKey)
-			if err != nil || rank != len(cur.Ranks) {
-				return out, fmt.Errorf("%s: rank %s, want rank %d of its run", name, rankKey, len(cur.Ranks))
+			if err != nil || rank != len(cur.Ranks) || rank >= p.Accelerators {
+				return out, fmt.Errorf("%s: rank %s, want rank %d of its run of %d", name, rankKey, len(cur.Ranks), p.Accelerators)
 			}
 			f, err := nodeFigures(rec, true)
 			if err != nil {
 				return out, err
 			}
 			cur.Ranks = append(cur.Ranks, f)
+			last = rec
 			continue
 		}
 		f, err := nodeFigures(rec, false)
@@ -499,24 +536,30 @@ func decodeNode(recs []Record) (NodeOutcome, error) {
 		if f.Partial && len(cur.Ranks) > 0 {
 			// A partial run's record stands alone: the ranks before it
 			// were a run with no node record.
-			out.Runs = append(out.Runs, *cur)
+			if err := flush(&rec); err != nil {
+				return out, err
+			}
 			cur = &NodeRun{Point: p, Peer: peer, Procs: rec.Procs}
+		}
+		if !f.Partial && len(cur.Ranks) != p.Accelerators {
+			return out, fmt.Errorf("%s: the node's record after %d rank records, want %d: a line lost or repeated", name, len(cur.Ranks), p.Accelerators)
 		}
 		cur.Node = &f
 		out.Runs = append(out.Runs, *cur)
 		cur = nil
+		last = rec
 	}
-	if cur != nil {
-		out.Runs = append(out.Runs, *cur)
-	}
-	return out, nil
+	return out, flush(nil)
 }
+
+// maxAU is the largest AU a record may hold: 1, and the clocks' rounding.
+const maxAU = 1 + 1e-6
 
 // nodeFigures reads rec's figures: a rank's record (rank), or the
 // node's, or a partial run's. A value in a unit its record does not
 // hold is an error, so that what decodes encodes as it was.
 func nodeFigures(rec Record, rank bool) (NodeFigures, error) {
-	name := fullName(rec.Result)
+	name := at(rec.Result)
 	f := NodeFigures{Iters: rec.Iters}
 	partial, ok := resultfile.Value(rec.Result, node.UnitPartial)
 	f.Partial = ok
@@ -538,10 +581,17 @@ func nodeFigures(rec Record, rank bool) (NodeFigures, error) {
 	if _, err := rec.valuesIn(required...); err != nil {
 		return f, err
 	}
+	if f.Iters < 1 {
+		return f, fmt.Errorf("%s: %d iterations: want 1 or more", name, f.Iters)
+	}
 	used := map[string]bool{node.UnitPartial: f.Partial}
 	for _, v := range f.values(rank) {
 		x, ok := resultfile.Value(rec.Result, v.unit)
 		switch {
+		case ok && (math.IsNaN(x) || math.IsInf(x, 0) || x < 0):
+			return f, fmt.Errorf("%s: %s %v: want a finite figure, 0 or more", name, v.unit, x)
+		case ok && (v.unit == node.UnitAU || v.unit == node.UnitAUMin) && x > maxAU:
+			return f, fmt.Errorf("%s: %s %v: an AU (compute time / total time) is at most 1", name, v.unit, x)
 		case ok && v.nonzero && x == 0:
 			return f, fmt.Errorf("%s: %s 0, which a Node record leaves out", name, v.unit)
 		case ok:
@@ -633,4 +683,92 @@ func NodePlan(config map[string]string) (merge.Plan, error) {
 		}
 	}
 	return p, nil
+}
+
+// Figures are the node records of o's runs, ours or (peer) the PyTorch
+// peer's, in order, as node.Rows reads them: a run with no node record
+// (its ranks measured no time) has none.
+func (o NodeOutcome) Figures(peer bool) []node.Figures {
+	var out []node.Figures
+	for _, r := range o.Runs {
+		if r.Peer != peer || r.Node == nil {
+			continue
+		}
+		f, nan := r.Node, math.NaN()
+		fig := node.Figures{Point: r.Point, Partial: f.Partial, Stall: time.Duration(f.Stall), AU: nan, AUMin: nan, SamplesPerSec: nan, Cores: nan, CPUPerSample: nan,
+			InputWait: nan, RunDelay: nan, OtherCores: nan, OtherThreads: nan, BytesPerSec: nan, Requests: nan}
+		if !f.Partial {
+			fig.AU, fig.AUMin, fig.SamplesPerSec, fig.InputWait = f.AU, f.AUMin, f.SamplesPerSec, f.InputWait
+			if f.HasCores {
+				fig.Cores, fig.CPUPerSample = f.Cores, f.CPUPerSample
+			}
+			if f.HasRunDelay {
+				fig.RunDelay = f.RunDelay
+			}
+			if f.HasOtherCores {
+				fig.OtherCores = f.OtherCores
+			}
+			if f.HasOtherThreads {
+				fig.OtherThreads = f.OtherThreads
+			}
+			if f.BytesPerSec != 0 {
+				fig.BytesPerSec = f.BytesPerSec
+			}
+			if f.Requests != 0 {
+				fig.Requests = f.Requests
+			}
+		}
+		out = append(out, fig)
+	}
+	return out
+}
+
+// Rows are o's table: ours, or (peer) the PyTorch peer's.
+func (o NodeOutcome) Rows(peer bool) []node.Row { return node.Rows(o.Figures(peer)) }
+
+// ReadNodeSweep reads a node result file back through NodeCodec: its
+// rows, the PyTorch peer's, and the profile of its smallest node on the
+// machine the file records (its cores, batch, emulated step and
+// workers). Its errors name the file, and the line where one is at
+// fault.
+func ReadNodeSweep(path string, minAU float64) (node.Sweep, error) {
+	recs, err := resultfile.Read(path)
+	if err != nil {
+		return node.Sweep{}, err
+	}
+	o, err := NodeCodec.Decode(recs)
+	if err != nil {
+		return node.Sweep{}, inFile(path, err)
+	}
+	s := node.Sweep{Rows: o.Rows(false), Peer: o.Rows(true), MinAU: minAU}
+	if len(s.Rows) == 0 {
+		return s, fmt.Errorf("%s: no node records (BenchmarkNode/…): not a headspace node result file", path)
+	}
+	s.Profile, s.ProfileErr = nodeFileProfile(recs[0], s.Rows[0])
+	return s, nil
+}
+
+// nodeFileProfile is node.ProfileOf of row with the machine's cores, the
+// batch, the emulated step and the workers rec's configuration (a node
+// result file's) records.
+func nodeFileProfile(rec *benchfmt.Result, row node.Row) (node.Profile, error) {
+	keys := []string{"cores", "batch", "emulated-step", "workers"}
+	cores, err0 := strconv.ParseFloat(rec.GetConfig(keys[0]), 64)
+	batch, err1 := strconv.Atoi(rec.GetConfig(keys[1]))
+	step, err2 := time.ParseDuration(rec.GetConfig(keys[2]))
+	workers, err3 := strconv.Atoi(rec.GetConfig(keys[3]))
+	for i, err := range []error{err0, err1, err2, err3} {
+		if err != nil {
+			return node.Profile{}, fmt.Errorf("node profile: the file's %s %q: %w", keys[i], rec.GetConfig(keys[i]), err)
+		}
+	}
+	return node.ProfileOf(row, cores, batch, workers, step)
+}
+
+// inFile is err naming path, where it does not already.
+func inFile(path string, err error) error {
+	if strings.HasPrefix(err.Error(), path+":") {
+		return err
+	}
+	return fmt.Errorf("%s: %w", path, err)
 }

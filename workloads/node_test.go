@@ -39,6 +39,8 @@ func TestNodeCodec(t *testing.T) {
 	plain := node.Outcome{Ranks: nodeRanks()[1:]}
 	plain.Ranks[0].Rank = 0
 	zero := node.Outcome{Ranks: []node.RankResult{{Rank: 0, Steps: 0, Batch: 8}}}
+	stalled := full
+	stalled.Stall = 1500 * time.Millisecond
 	for _, tc := range []struct {
 		name string
 		p    node.Point
@@ -47,6 +49,7 @@ func TestNodeCodec(t *testing.T) {
 	}{
 		{"every figure, a link", p, false, node.Records(p, full, node.Others{Cores: 0.25, Threads: 0}, 2e8)},
 		{"no link", p, false, node.Records(p, full, node.Others{Cores: 0, Threads: 3.5}, 0)},
+		{"a stall", p, false, node.Records(p, stalled, node.Others{Cores: 0, Threads: 3.5}, 0)},
 		{"others unknown, no CPU", h, false, node.Records(h, plain, node.Others{Cores: -1, Threads: -1}, 0)},
 		{"no time measured: no node record", h, false, node.Records(h, zero, node.Others{Cores: 1, Threads: 1}, 0)},
 		{"partial", p, false, []*benchfmt.Result{node.PartialRecord(p, node.Outcome{Released: 7, Elapsed: 3 * time.Second}, 8)}},
@@ -165,5 +168,19 @@ func TestNodeMeasure(t *testing.T) {
 	stop := errors.New("stop")
 	if _, err := n.MeasureEach(t.Context(), e, func(NodeRun) error { return stop }); !errors.Is(err, stop) {
 		t.Errorf("MeasureEach with a failing callback: %v, want %v", err, stop)
+	}
+}
+
+// TestNodeWhatIfCodecCommittedFiles: the committed node what-if files
+// decode through NodeWhatIfCodec (the profile's runs, the verify runs,
+// a prediction of each count), and encode as the files' records again.
+func TestNodeWhatIfCodecCommittedFiles(t *testing.T) {
+	for _, name := range []string{"node-whatif-bca00af.txt", "node-whatif-fast-bca00af.txt"} {
+		t.Run(name, func(t *testing.T) {
+			o := reencodes(t, NodeWhatIfCodec, filepath.Join("..", "results", name))
+			if len(o.Profile.Runs) == 0 || len(o.Verify.Runs) == 0 || len(o.Predictions) != 4 {
+				t.Fatalf("%d profile runs, %d verify runs, %d predictions; want some, some and 4", len(o.Profile.Runs), len(o.Verify.Runs), len(o.Predictions))
+			}
+		})
 	}
 }

@@ -46,7 +46,10 @@ the smallest), the input wait, the CPU the ranks used (cpu-cores,
 cpu-ns/sample), their run-queue delay (run-delay-%), the other processes'
 cores and runnable threads, from a dataset on disk or in a bucket bytes/s
 and requests/s, and with --link the share of its bandwidth they used
-(link-use-%). Records carry accelerators=N.
+(link-use-%), and where a rank stalled for less than --barrier-timeout
+while the others waited (a wait of 1 s or more, ten times their mean),
+that wait (stall-ns): the table marks the point, and no bound is read
+from it. Records carry accelerators=N.
 
 It prints the table, then the answer: "node-max-accelerators: N", the
 largest N at which every rank's AU is at least --min-au (0.90, MLPerf's),
@@ -59,7 +62,9 @@ whose threads (N × (workers + 1)) exceed 32 per core, is refused before
 anything starts (exit 2). A rank that dies stops the others at once: exit
 1, naming the rank, and that N is not recorded unless --partial (a record
 marked partial 1). A rank that does not reach a step within
---barrier-timeout of the first is named by the timeout. SIGINT stops every
+--barrier-timeout of the first is named by the timeout; where no rank
+reaches a step within it of the step before's release (of the ranks'
+start for the first), every rank is named. SIGINT stops every
 rank (exit 130); the file keeps every finished N.
 
 --peer also runs the PyTorch DDP peer (peers/torch/node.py: ranks by
@@ -68,8 +73,10 @@ step, the document's pipeline through each rank's DataLoader, the same
 emulated step) at every point, each of its runs after one of ours; its
 records are BenchmarkNodeTorch/…, its table and answer printed after ours.
 
---out is resumed (points with --count runs are skipped), refused when it
-holds another setup's results (--fresh replaces it); --shard i/n runs
+--out is resumed (points with --count runs are skipped; a point kept
+partial is measured again), refused when it holds another setup's results
+(--fresh replaces it) or while another run writes it; a run interrupted or
+failed leaves it marked partial: true until a resumed run completes it; --shard i/n runs
 every n-th accelerator count from the i-th, one node per Slurm array task,
 which 'headspace merge' joins. --report and --plot write the Markdown
 report and AU against N; --from FILE rebuilds them, the table and the
@@ -121,7 +128,7 @@ func (f *nodeFlags) register(fs *flag.FlagSet, def Node) {
 	fs.IntVar(&f.warmup, "warmup", def.Train.Warmup, "`steps` run before measuring")
 	fs.IntVar(&f.count, "count", def.Count, "`runs` of each point")
 	fs.Float64Var(&f.minAU, "min-au", node.DefaultMinAU, "an accelerator is kept busy at this `AU` or more (MLPerf: 0.90; 0.85 for RetinaNet)")
-	fs.DurationVar(&f.timeout, "barrier-timeout", node.DefaultTimeout, "a rank that has not reached a step this `long` after the first is named and the run stopped")
+	fs.DurationVar(&f.timeout, "barrier-timeout", node.DefaultTimeout, "a rank that has not reached a step this `long` after the first (every rank, where none has this long after the step before) is named and the run stopped")
 	fs.BoolVar(&f.partial, "partial", false, "record an N whose run failed (a rank died or hung) as partial instead of stopping")
 	fs.StringVar(&f.out, "out", "", "benchmark-format result `file` (written atomically; resumed if present)")
 	fs.BoolVar(&f.fresh, "fresh", false, "start --out afresh instead of resuming it")
@@ -143,8 +150,13 @@ func runNode(ctx context.Context, args []string, stdout, stderr io.Writer) error
 		return err
 	}
 	defer f.pf.data.Close()
-	if !(f.minAU > 0 && f.minAU <= 1) {
-		return cli.Usagef("--min-au %v: want an AU in (0, 1]", f.minAU)
+	if err := checkMinAU(f.minAU); err != nil {
+		return err
+	}
+	// Every output is checked before the sweep: a --plot of another
+	// kind used to fail once every count had been measured.
+	if err := checkPlot(f.plotPath); err != nil {
+		return err
 	}
 	if err := cli.CheckOutputs(cli.Output{Path: f.report, Kind: node.ReportKind}, cli.Figure(f.plotPath)); err != nil {
 		return err
@@ -188,7 +200,7 @@ func (f *nodeFlags) points(def Node) (Node, error) {
 		cli.InRange("--count", f.count, 1, cli.MaxCount), cli.InRange("--workers", f.workers, 1, loader.MaxWorkers)); err != nil {
 		return n, err
 	}
-	if err := checkNodeFlags(n.Accelerators, f.impl, f.pf.dev); err != nil {
+	if err := checkNodeFlags(n.Accelerators, f.impl, f.pf.dev, f.pf.step); err != nil {
 		return n, err
 	}
 	if f.fresh && f.out == "" {
@@ -240,19 +252,36 @@ func (pf *pipelineFlags) emulated() device.EmulatedConfig {
 }
 
 // checkNodeFlags refuses what no node runs (node and whatif
-// --accelerators): an accelerator count out of range, transforms
-// neither naive nor fast, a device other than the emulated one.
-func checkNodeFlags(accs []int, impl, dev string) error {
-	for _, a := range accs {
+// --accelerators): an accelerator count out of range or given twice,
+// transforms neither naive nor fast, a device other than the emulated
+// one, an emulated step that is not positive (AU is compute time over
+// total time).
+func checkNodeFlags(accs []int, impl, dev string, step time.Duration) error {
+	for i, a := range accs {
 		if err := cli.InRange("--accelerators", a, 1, maxAccelerators); err != nil {
 			return err
 		}
+		if slices.Contains(accs[:i], a) {
+			return cli.Usagef("--accelerators %s: %d twice", joinInts(accs), a)
+		}
+	}
+	if step <= 0 {
+		return cli.Usagef("--step %v: a node's emulated device needs a positive step (AU is compute time over total time)", step)
 	}
 	if !slices.Contains(transforms.Names, impl) {
 		return cli.Usagef("--transforms %q: want %s", impl, strings.Join(transforms.Names, " or "))
 	}
 	if dev != "emulated" {
 		return cli.Usagef("--device %s: a node's ranks run the emulated device (docs/node.md)", dev)
+	}
+	return nil
+}
+
+// checkMinAU refuses a --min-au that is no AU (node and whatif
+// --accelerators).
+func checkMinAU(au float64) error {
+	if !(au > 0 && au <= 1) {
+		return cli.Usagef("--min-au %v: want an AU in (0, 1]", au)
 	}
 	return nil
 }
@@ -310,6 +339,10 @@ func (f *nodeFlags) run(ctx context.Context, n Node, args []string, stdout, stde
 	o, err := driver.Run(ctx, driver.Job{File: driver.Stream, Settings: settings, Progress: stderr,
 		Measure: func(ctx context.Context, h *driver.Hooks) ([]*benchfmt.Result, error) {
 			env := Env{Rank: rank}.Hooked(h)
+			// A point kept partial (--partial) is no finished run: a
+			// resumed sweep measures it again.
+			done := env.Done
+			env.Done = func(name string) int { return done(name) - len(h.Values(name, node.UnitPartial)) }
 			h.Total(n.Todo(env))
 			var recs []*benchfmt.Result
 			_, err := n.MeasureEach(ctx, env, func(r NodeRun) error {
@@ -325,20 +358,27 @@ func (f *nodeFlags) run(ctx context.Context, n Node, args []string, stdout, stde
 	if err != nil && !o.Interrupted {
 		return err // failed; an interrupted run prints what it finished
 	}
-	if err := f.write(n, o.Records, args, stdout); err != nil {
+	if err := f.write(n, o, args, stdout); err != nil {
 		return err
 	}
 	return o.Err("the table shows the accelerator counts finished before it")
 }
 
-// write prints the sweep's setting and its outcome from recs, and writes
-// the report and the plot.
-func (f *nodeFlags) write(n Node, recs []*benchfmt.Result, args []string, stdout io.Writer) error {
+// write prints the sweep's setting and its outcome from run's records,
+// and writes the report and the plot, unless the run was interrupted;
+// it names the result file where one was written.
+func (f *nodeFlags) write(n Node, run driver.Outcome, args []string, stdout io.Writer) error {
+	recs := run.Records
 	fmt.Fprintf(stdout, "node of emulated accelerators: step %v, batch %d per rank, raw %dx%d, crop %d, transforms %s, %s per rank, %s of %s\n",
 		n.Device.Step, n.Pipeline.Batch, n.Pipeline.Dataset.Width, n.Pipeline.Dataset.Height, n.Pipeline.Transforms.Crop,
 		n.Pipeline.Impl, reports.Plural(n.Pipeline.Workers, "worker"), reports.Plural(n.Count, "run"), reports.Plural(n.Train.Steps, "step"))
-	o := node.Sweep{Records: recs, MinAU: f.minAU, Command: "headspace " + cli.CommandLine("node", args)}
-	if o.Profile, o.ProfileErr = node.SmallestProfile(recs, n.Pipeline, n.Device.Step); o.ProfileErr == nil {
+	decoded, err := NodeCodec.Decode(recs)
+	if err != nil && len(recs) > 0 {
+		return fmt.Errorf("node: reading the runs back: %w", err)
+	}
+	o := node.Sweep{Rows: decoded.Rows(false), Peer: decoded.Rows(true), MinAU: f.minAU, Command: "headspace " + cli.CommandLine("node", args),
+		Interrupted: run.Interrupted}
+	if o.Profile, o.ProfileErr = node.SmallestProfile(o.Rows, n.Pipeline, n.Device.Step); o.ProfileErr == nil {
 		f.pf.setLink(&o.Profile)
 	}
 	if err := o.Write(stdout, f.report, f.plotPath); err != nil {
@@ -347,8 +387,8 @@ func (f *nodeFlags) write(n Node, recs []*benchfmt.Result, args []string, stdout
 	if n.Peer != nil {
 		o.WritePeer(stdout)
 	}
-	if f.out != "" {
-		fmt.Fprintf(stdout, "results: %s\n", f.out)
+	if _, err := os.Stat(run.Path); run.Path != "" && err == nil && len(recs) > 0 {
+		fmt.Fprintf(stdout, "results: %s%s\n", run.Path, map[bool]string{true: " (partial: interrupted)"}[run.Interrupted])
 	}
 	return nil
 }
@@ -356,9 +396,9 @@ func (f *nodeFlags) write(n Node, recs []*benchfmt.Result, args []string, stdout
 // nodeFrom rebuilds the table, the answer, the report and the plot from
 // a node result file.
 func nodeFrom(path, report, plotPath string, minAU float64, stdout io.Writer) error {
-	o, err := node.ReadSweep(path, minAU)
+	o, err := ReadNodeSweep(path, minAU)
 	if err != nil {
-		return cli.Usagef("--from %s: %v", path, err)
+		return cli.FromErr(path, err)
 	}
 	o.Command = "headspace node --from " + path + " (rebuilt from the result file)"
 	if err := o.Write(stdout, report, plotPath); err != nil {

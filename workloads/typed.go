@@ -112,7 +112,7 @@ type Record struct {
 func (r Record) Value(unit string) (float64, error) {
 	v, ok := resultfile.Value(r.Result, unit)
 	if !ok {
-		return 0, fmt.Errorf("%s: no value in %s", fullName(r.Result), unit)
+		return 0, fmt.Errorf("%s: no value in %s", at(r.Result), unit)
 	}
 	return v, nil
 }
@@ -152,7 +152,7 @@ func (r Record) count(key string, positive bool) (int, error) {
 		want = "a positive count"
 	}
 	if err != nil || n < 0 || positive && n == 0 {
-		return 0, fmt.Errorf("%s: %s %q: want %s", fullName(r.Result), key, r.Keys[key], want)
+		return 0, fmt.Errorf("%s: %s %q: want %s", at(r.Result), key, r.Keys[key], want)
 	}
 	return n, nil
 }
@@ -230,9 +230,9 @@ func (c Codec[R]) names(recs []*benchfmt.Result) ([]Record, error) {
 	}
 	rest := restProj.FlattenedFields()[0]
 	out := make([]Record, 0, len(recs))
-	at := 0 // the index in Order of the record before
+	last := 0 // the index in Order of the record before
 	for _, r := range recs {
-		name := fullName(r)
+		name := at(r)
 		k := proj.Project(r)
 		base, _ := strings.CutPrefix(k.Get(fields[".name"]), "Benchmark")
 		pos := positional(r.Name)
@@ -246,10 +246,10 @@ func (c Codec[R]) names(recs []*benchfmt.Result) ([]Record, error) {
 			return nil, fmt.Errorf("%s: not a record of %s (its benchmarks: %s)", name, c.Experiment, strings.Join(c.Benchmarks(), ", "))
 		}
 		if i := slices.Index(c.Order, base); i >= 0 {
-			if i < at {
+			if i < last {
 				return nil, fmt.Errorf("%s: a record of %s out of the order a run makes its records in (%s)", name, c.Experiment, strings.Join(c.Order, ", "))
 			}
-			at = i
+			last = i
 		}
 		rec := Record{Benchmark: base, Keys: map[string]string{}, Procs: 1, Result: r}
 		if procs := k.Get(fields["/gomaxprocs"]); procs != "" {
@@ -315,4 +315,14 @@ func positional(name benchfmt.Name) string {
 // "Benchmark" a Run's records begin with.
 func fullName(r *benchfmt.Result) string {
 	return resultfile.BenchName(strings.TrimPrefix(string(r.Name), "Benchmark"), 1)
+}
+
+// at is where r is, for an error: its file and line and its name
+// ("results/node.txt:14: Node/accelerators=2/level=none-2"), its name
+// alone where it was not read from a file.
+func at(r *benchfmt.Result) string {
+	if file, line := r.Pos(); file != "" {
+		return fmt.Sprintf("%s:%d: %s", file, line, fullName(r))
+	}
+	return fullName(r)
 }

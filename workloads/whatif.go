@@ -169,6 +169,11 @@ type WhatIfOutcome struct {
 	Checks []whatif.Check
 	// Steps are a checked run's measured steps: its record's iterations.
 	Steps int
+	// Report is what the run's --report stated, as its result file
+	// records it (WhatIfReportSettings): a decoded outcome's, nil where
+	// the records' configuration holds none of its lines (records not
+	// read from such a file).
+	Report *WhatIfReport
 }
 
 // WhatIfLadderRun is one run of WhatIf's caching ladder: its level, its
@@ -565,10 +570,18 @@ func decodeWhatIf(recs []Record) (WhatIfOutcome, error) {
 	checks := map[whatif.Scenario]int{}
 	last := [2]int{-1, -1} // the check record before: its round and point
 	for _, r := range recs {
-		name := fullName(r.Result)
+		name := at(r.Result)
 		sps, err := r.Value("steps/s")
 		if err != nil {
 			return out, err
+		}
+		if r.Benchmark != "Ladder" {
+			// No figure a what-if writes is negative, infinite or NaN.
+			for _, v := range r.Values {
+				if math.IsNaN(v.Value) || math.IsInf(v.Value, 0) || v.Value < 0 {
+					return out, fmt.Errorf("%s: %s %v: want a finite figure, 0 or more", name, cmp.Or(v.OrigUnit, v.Unit), cmp.Or(v.OrigValue, v.Value))
+				}
+			}
 		}
 		if r.Benchmark == "Ladder" {
 			p, err := r.point()
@@ -635,7 +648,22 @@ func decodeWhatIf(recs []Record) (WhatIfOutcome, error) {
 		ck.Neighbours = append(ck.Neighbours, n)
 	}
 	out.Ladder = ladderMedians(out.LadderRuns)
+	if len(recs) > 0 {
+		r, err := decodeReport(out, recs[0].Result)
+		if err != nil {
+			return out, fmt.Errorf("%s: %w", filePart(recs[0].Result), err)
+		}
+		out.Report = r
+	}
 	return out, nil
+}
+
+// filePart is the file r was read from, its name where it was not.
+func filePart(r *benchfmt.Result) string {
+	if file, _ := r.Pos(); file != "" {
+		return file
+	}
+	return fullName(r)
 }
 
 // decodeProfiling is the profile of a profiling run's record
@@ -662,7 +690,7 @@ func decodeProfiling(r Record, cores, workers int, sps float64) (whatif.Profile,
 		case unit == "upload-ns/op":
 			p.Upload = d
 		default:
-			return p, fmt.Errorf("%s: a value in %s, which a profiling record does not hold", fullName(r.Result), unit)
+			return p, fmt.Errorf("%s: a value in %s, which a profiling record does not hold", at(r.Result), unit)
 		}
 	}
 	return p, nil

@@ -54,10 +54,7 @@ cores with the device's ceiling (and the measured points).
 result file that whatif --out wrote, measuring nothing: the command, the
 profile and the grids come from the file's configuration lines, the
 checked points and the ladder from its runs (notebooks/whatif.md from
-results/whatif-<commit>.txt). A file from before those lines were
-recorded is rebuilt from its WhatIf/profile records where every recorded
-prediction agrees with them (the command shown as not recorded, the grid
-the defaults), and refused otherwise.
+results/whatif-<commit>.txt). A file without those lines is refused.
 
 --accelerators 1,2,4,8 turns it to a node of accelerators (headspace node,
 docs/node.md): one rank alone is profiled (its AU, its CPU per sample, the
@@ -169,7 +166,11 @@ func runWhatIf(ctx context.Context, args []string, stdout, stderr io.Writer) err
 		return err
 	}
 	defer f.pf.data.Close() // the --link, if one was started
-	if f.accelerators != "" || (f.from != "" && whatif.IsNodeFile(f.from)) {
+	if f.accelerators == "" && f.pf.data.Set("accelerators") {
+		// Without it the plain what-if would run, which was not asked.
+		return cli.Usagef("--accelerators \"\": want comma-separated accelerator counts")
+	}
+	if f.accelerators != "" || (f.from != "" && IsNodeWhatIfFile(f.from)) {
 		return f.runNode(ctx, "headspace "+cli.CommandLine("whatif", args), stdout, stderr)
 	}
 	if f.from != "" {
@@ -205,8 +206,8 @@ func (f *whatIfFlags) experiment(ctx context.Context, def WhatIf) (WhatIf, error
 		return w, cli.Usagef("--placement: one placement, not %d", len(pls))
 	}
 	switch {
-	case f.workers <= 0:
-		return w, cli.Usagef("--workers %d must be positive", f.workers)
+	case f.workers < 1 || f.workers > loader.MaxWorkers:
+		return w, cli.InRange("--workers", f.workers, 1, loader.MaxWorkers)
 	case f.cores < 0:
 		return w, cli.Usagef("--profile-cores %d must not be negative", f.cores)
 	case f.steps <= 0:
@@ -215,6 +216,8 @@ func (f *whatIfFlags) experiment(ctx context.Context, def WhatIf) (WhatIf, error
 		return w, cli.Usagef("--warmup %d must not be negative", f.warmup)
 	case f.count <= 0:
 		return w, cli.Usagef("--count %d must be positive", f.count)
+	case f.pf.dev == "emulated" && f.pf.step <= 0:
+		return w, cli.Usagef("--step %v: the emulated device needs a positive step (the model's steps/s divide by it)", f.pf.step)
 	case f.stats != "" && f.save != "":
 		return w, cli.Usagef("--save writes a profile this run measures; with --stats none is measured")
 	case f.stats != "" && f.ladder:
@@ -343,7 +346,7 @@ func (f *whatIfFlags) run(ctx context.Context, w WhatIf, env Env, g whatif.Grid,
 			recs := WhatIfCodec.Encode(o)
 			if f.out != "" && len(recs) > 0 {
 				// Everything the report states goes into the file, so
-				// that --from rebuilds it (ReadWhatIf).
+				// that --from rebuilds it (WhatIfCodec).
 				var err error
 				if lines, err = WhatIfReportSettings(rep); err != nil {
 					return nil, err
@@ -365,7 +368,7 @@ func (f *whatIfFlags) run(ctx context.Context, w WhatIf, env Env, g whatif.Grid,
 }
 
 // rebuildWhatIf is whatif --from: the tables, the report and the plot
-// rebuilt from a results file (ReadWhatIf), measuring nothing; the flags
+// rebuilt from a results file (WhatIfCodec), measuring nothing; the flags
 // that set a measurement or a table are refused.
 func rebuildWhatIf(fs *flag.FlagSet, from, report, plotPath string, stdout io.Writer) error {
 	if err := cli.FromOnly(fs, "report", "plot"); err != nil {
@@ -377,7 +380,7 @@ func rebuildWhatIf(fs *flag.FlagSet, from, report, plotPath string, stdout io.Wr
 	if err := cli.CheckOutputs(cli.Output{Path: report, Kind: whatif.ReportKind}, cli.Figure(plotPath)); err != nil {
 		return err
 	}
-	r, err := ReadWhatIf(from)
+	r, err := readWhatIfReport(from)
 	if err != nil {
 		return cli.FromErr(from, err)
 	}
@@ -385,6 +388,31 @@ func rebuildWhatIf(fs *flag.FlagSet, from, report, plotPath string, stdout io.Wr
 		return err
 	}
 	return r.WriteFiles(stdout, report, plotPath)
+}
+
+// readWhatIfReport is the report a result file of whatif --out records,
+// decoded by WhatIfCodec.
+func readWhatIfReport(path string) (WhatIfReport, error) {
+	rs, err := resultfile.Read(path)
+	if err != nil {
+		return WhatIfReport{}, err
+	}
+	if len(rs) == 0 {
+		return WhatIfReport{}, fmt.Errorf("%s: no results", path)
+	}
+	if positional(rs[0].Name) == "/model" {
+		// whatif -- COMMAND's file: its model and checks are the script's,
+		// which --from does not rebuild yet.
+		return WhatIfReport{}, fmt.Errorf("%s: the what-if of a user's own command (whatif -- COMMAND --out), whose report --from does not rebuild: run the command again", path)
+	}
+	o, err := WhatIfCodec.Decode(rs)
+	if err != nil {
+		return WhatIfReport{}, inFile(path, err)
+	}
+	if o.Report == nil {
+		return WhatIfReport{}, fmt.Errorf("%s: no %s line (headspace whatif --out records them; the report cannot be rebuilt without them)", path, strings.Join(reportLines, ", "))
+	}
+	return *o.Report, nil
 }
 
 // checkPlot refuses a --plot path that is neither .png nor .svg.

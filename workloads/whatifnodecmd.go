@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"io"
 	"runtime"
-	"slices"
 
 	"golang.org/x/perf/benchfmt"
 
@@ -30,8 +29,8 @@ func (f *whatIfFlags) runNode(ctx context.Context, command string, stdout, stder
 			return err
 		}
 	}
-	if !(f.minAU > 0 && f.minAU <= 1) {
-		return cli.Usagef("--min-au %v: want an AU in (0, 1]", f.minAU)
+	if err := checkMinAU(f.minAU); err != nil {
+		return err
 	}
 	if f.target < 0 {
 		return cli.Usagef("--target %d must not be negative", f.target)
@@ -44,9 +43,9 @@ func (f *whatIfFlags) runNode(ctx context.Context, command string, stdout, stder
 		return err
 	}
 	if f.from != "" {
-		w, minAUKnown, err := whatif.ReadNode(f.from)
+		w, minAUKnown, err := ReadNodeWhatIf(f.from)
 		if err != nil {
-			return cli.Usagef("--from %s: %v", f.from, err)
+			return cli.FromErr(f.from, err)
 		}
 		// A --min-au given overrides the file's.
 		if f.pf.data.Set("min-au") || !minAUKnown {
@@ -66,7 +65,7 @@ func (f *whatIfFlags) runNode(ctx context.Context, command string, stdout, stder
 // --accelerators accs profiles, its flags checked.
 func (f *whatIfFlags) node(ctx context.Context, accs []int) (Node, error) {
 	n := Sized[Node](Default)
-	if err := checkNodeFlags(accs, f.impl, f.pf.dev); err != nil {
+	if err := checkNodeFlags(accs, f.impl, f.pf.dev, f.pf.step); err != nil {
 		return n, err
 	}
 	var err error
@@ -84,7 +83,11 @@ func (f *whatIfFlags) node(ctx context.Context, accs []int) (Node, error) {
 		return n, cli.UsageError{Msg: err.Error()}
 	}
 	if f.verify {
-		return n, fitsRanks(n.Pipeline, slices.Max(accs))
+		// The verify runs are nodes of each count: the threads on the
+		// cores and the ranks' memory, as headspace node checks them.
+		v := n
+		v.Accelerators = accs
+		return n, fitsNode(v)
 	}
 	return n, nil
 }
@@ -102,8 +105,9 @@ func (f *whatIfFlags) runNodeSweep(ctx context.Context, n Node, accs []int, comm
 		total += n.Count * len(accs)
 	}
 	var p node.Profile
+	var o NodeWhatIfOutcome
 	var settings []resultfile.Config
-	o, err := driver.Run(ctx, driver.Job{Units: total, Progress: stderr, Settings: func() []resultfile.Config { return driver.Settings("emulated", settings) },
+	run, err := driver.Run(ctx, driver.Job{Units: total, Progress: stderr, Settings: func() []resultfile.Config { return driver.Settings("emulated", settings) },
 		Measure: func(ctx context.Context, h *driver.Hooks) ([]*benchfmt.Result, error) {
 			env := Env{Rank: rank, Start: h.Start}
 			// Each run's records go to the hooks as it finishes.
@@ -115,38 +119,40 @@ func (f *whatIfFlags) runNodeSweep(ctx context.Context, n Node, accs []int, comm
 				}
 				return nil
 			}
-			prof, err := n.MeasureEach(ctx, env, stream)
-			recs := whatif.NodeProfileRecords(NodeCodec.Encode(prof))
-			if err == nil && f.verify {
+			var err error
+			if o.Profile, err = n.MeasureEach(ctx, env, stream); err == nil && f.verify {
 				v := n
 				v.Accelerators = accs
-				var made NodeOutcome
-				made, err = v.MeasureEach(ctx, env, stream)
-				recs = append(recs, NodeCodec.Encode(made)...)
+				o.Verify, err = v.MeasureEach(ctx, env, stream)
 			}
 			if err != nil {
 				return nil, err
 			}
 			memPerRank := n.Pipeline.MemoryEstimate() + 2*n.Pipeline.BatchBytes()
 			avail, _ := machine.Memory()
-			if p, err = whatif.NodeProfile(recs, float64(runtime.NumCPU()), n.Pipeline.Batch, n.Pipeline.Workers, n.Device.Step); err != nil {
+			one := node.Row{Accelerators: 1}
+			if rows := o.Profile.Rows(false); len(rows) > 0 {
+				one = rows[0]
+			}
+			if p, err = node.ProfileOf(one, float64(runtime.NumCPU()), n.Pipeline.Batch, n.Pipeline.Workers, n.Device.Step); err != nil {
 				return nil, err
 			}
 			p.MemoryPerRank, p.Memory = memPerRank, avail
 			f.pf.setLink(&p)
-			settings = append(n.Settings(), whatif.NodeSettings(f.minAU, memPerRank, avail, command)...)
-			return append(recs, whatif.NodePredictions(p, accs, recs)...), nil
+			settings = append(n.Settings(), nodeWhatIfSettings(f.minAU, memPerRank, avail, command)...)
+			o.Predictions = nodePredictions(p, accs, o.Verify.Rows(false))
+			return NodeWhatIfCodec.Encode(o), nil
 		}}, resultsOut)
-	if o.Interrupted {
-		return o.Err("")
+	if run.Interrupted {
+		return run.Err("")
 	}
 	if err != nil {
 		return err
 	}
 	if f.out != "" {
-		cli.KeptNote(stdout, f.out, o.Path)
-		defer fmt.Fprintf(stdout, "results: %s\n", o.Path)
+		cli.KeptNote(stdout, f.out, run.Path)
+		defer fmt.Fprintf(stdout, "results: %s\n", run.Path)
 	}
-	w := whatif.NodeWhatIf{Profile: p, Accelerators: accs, MinAU: f.minAU, Target: f.target, Command: command, Records: o.Records}
+	w := whatif.NodeWhatIf{Profile: p, Accelerators: accs, MinAU: f.minAU, Target: f.target, Command: command, Measured: o.Verify.Rows(false)}
 	return w.Write(stdout, f.report, f.plotPath)
 }

@@ -40,6 +40,9 @@ Verbs:
 
   write   --out DIR [flags]  write N samples of the synthetic dataset to DIR
   verify  DIR                check every file's size and SHA-256 against the manifest
+  verify  s3://BUCKET/PREFIX the same for a dataset that upload put in a bucket
+                             (its manifest at the prefix); a server it cannot
+                             reach and a prefix with no manifest are told apart
   warm    DIR                read every file once (into the page cache); prints GB/s
   evict   DIR                drop the files from the page cache (Linux:
                              posix_fadvise DONTNEED); prints what stays resident
@@ -92,6 +95,9 @@ func runDataset(ctx context.Context, args []string, stdout, stderr io.Writer) er
 	case "write":
 		return runDatasetWrite(ctx, args[1:], stdout)
 	case "verify", "warm", "evict":
+		if args[0] == "verify" && slices.ContainsFunc(args[1:], func(a string) bool { return strings.HasPrefix(a, "s3://") }) {
+			return runDatasetVerifyBucket(ctx, args[1:], stdout)
+		}
 		return runDatasetDir(ctx, args[0], args[1:], stdout)
 	case "index":
 		return runDatasetIndex(ctx, args[1:], stdout)
@@ -335,6 +341,41 @@ func runDatasetUpload(ctx context.Context, args []string, stdout io.Writer) erro
 	st := c.Stats()
 	fmt.Fprintf(stdout, "%s → %s: %d objects, %.1f MB in %.2f s (%.1f MB/s), %d requests, %d retries\n",
 		dir, u, up.Objects, float64(up.Bytes)/1e6, took.Seconds(), float64(up.Bytes)/1e6/took.Seconds(), st.Requests, st.Retries)
+	return nil
+}
+
+// runDatasetVerifyBucket is dataset verify s3://BUCKET/PREFIX: every
+// object the manifest upload put at the prefix lists, checked as on disk
+// (ondisk.VerifyRemote). A server that cannot be reached and a prefix
+// without a manifest are told apart.
+func runDatasetVerifyBucket(ctx context.Context, args []string, stdout io.Writer) error {
+	fs := cli.NewFlagSet("dataset verify s3://BUCKET/PREFIX", datasetUsage, stdout)
+	var bo bucket.Options
+	bo.RegisterFlags(fs)
+	if err := cli.ParseArgs(fs, args); err != nil {
+		return err
+	}
+	if fs.NArg() != 1 {
+		return cli.Usagef("verify: want one dataset directory or s3://BUCKET/PREFIX URL")
+	}
+	u, err := bucket.ParseURL(fs.Arg(0))
+	if err != nil {
+		return cli.UsageError{Msg: err.Error()}
+	}
+	c, err := bucket.Open(ctx, u, bo)
+	if err != nil {
+		return cli.UsageError{Msg: err.Error()}
+	}
+	m, err := ondisk.VerifyRemote(ctx, c)
+	switch {
+	case err != nil && ctx.Err() != nil:
+		return ctx.Err()
+	case errors.Is(err, ondisk.ErrCorrupt):
+		return err
+	case err != nil:
+		return refused(err)
+	}
+	fmt.Fprintf(stdout, "%s: %d objects match the manifest\n", u, len(m.Files))
 	return nil
 }
 

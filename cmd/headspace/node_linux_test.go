@@ -42,8 +42,8 @@ func startNode(t *testing.T, bin string, ranks int, extra ...string) (*exec.Cmd,
 	args := append([]string{"node", "--accelerators", strconv.Itoa(ranks), "--levels", "none", "--raw-size", "48", "--crop", "16",
 		"--batch", "4", "--step", "50ms", "--steps", "100000", "--warmup", "1"}, extra...)
 	cmd := exec.Command(bin, args...)
-	var stderr bytes.Buffer
-	cmd.Stderr = &stderr
+	var stdout, stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
@@ -98,10 +98,13 @@ func gone(t *testing.T, pids []int) {
 }
 
 // TestNodeSIGINT: SIGINT to headspace node stops every rank (and so its
-// loader workers, goroutines of its process): exit 130, no rank left.
+// loader workers, goroutines of its process): exit 130, no rank left;
+// what it prints gives no answer as if the sweep were whole, and names
+// no result file where none was written (issue 52).
 func TestNodeSIGINT(t *testing.T) {
 	bin := buildHeadspace(t)
-	cmd, stderr, kids := startNode(t, bin, 3)
+	out := filepath.Join(t.TempDir(), "node.txt")
+	cmd, stderr, kids := startNode(t, bin, 3, "--out", out)
 	if err := cmd.Process.Signal(os.Interrupt); err != nil {
 		t.Fatal(err)
 	}
@@ -109,6 +112,13 @@ func TestNodeSIGINT(t *testing.T) {
 		t.Errorf("exit %d, want 130: %s", code, stderr)
 	}
 	gone(t, kids)
+	stdout := cmd.Stdout.(*bytes.Buffer).String()
+	if strings.Contains(stdout, "node-max-accelerators:") || strings.Contains(stdout, "results: ") || !strings.Contains(stdout, "interrupted: ") {
+		t.Errorf("an interrupted sweep with nothing finished printed an answer or a result file, or did not say it was interrupted:\n%s", stdout)
+	}
+	if _, err := os.Stat(out); err == nil {
+		t.Errorf("%s written with nothing finished", out)
+	}
 }
 
 // TestNodeRankKilled: a rank killed outright stops the others: exit 1

@@ -25,7 +25,7 @@ func TestWhatIfBadInputExits2(t *testing.T) {
 		args []string
 		want string
 	}{
-		{[]string{"whatif", "--workers", "0"}, "--workers 0 must be positive"},
+		{[]string{"whatif", "--workers", "0"}, "--workers 0: want 1 to"}, // as node says it (issue 52)
 		{[]string{"whatif", "--count", "0"}, "--count 0"},
 		{[]string{"whatif", "--steps", "0"}, "--steps 0"},
 		{[]string{"whatif", "--warmup", "-1"}, "--warmup -1"},
@@ -176,7 +176,7 @@ func TestWhatIfFromBadInputExits2(t *testing.T) {
 	}{
 		{[]string{"whatif", "--from", old, "--workers", "1"}, "--from rebuilds from a saved file; --workers only apply to a run that measures"},
 		{[]string{"whatif", "--from", filepath.Join(dir, "none.txt")}, "no such file"},
-		{[]string{"whatif", "--from", old}, "the profile rebuilt from the file's WhatIf/profile records predicts"},
+		{[]string{"whatif", "--from", old}, "no command, whatif-profile, whatif-table line"},
 		{[]string{"whatif", "--from", bare}, "no command, whatif-profile, whatif-table line"},
 		{[]string{"whatif", "--from", tampered}, "the profile line is not the run's"},
 		{[]string{"whatif", "--from", tampered, "--plot", filepath.Join(dir, "x.jpg")}, "want a .png or .svg file"},
@@ -213,9 +213,9 @@ func TestCommittedWhatIfReportRebuilds(t *testing.T) {
 
 // The GPU machine's what-if report (notebooks/whatif-gpu.md, below its
 // introduction) and plot are what whatif --from writes from their result
-// file, which predates the report's lines: the profile comes from the
-// file's WhatIf/profile records, and every recorded prediction agrees
-// with it (issue 41).
+// file, whose report's lines were added once, rebuilt from its
+// WhatIf/profile records, with which every recorded prediction agrees
+// (issues 41, 53).
 func TestCommittedWhatIfGPUReportRebuilds(t *testing.T) {
 	root := filepath.Join("..", "..")
 	const results, report, plot = "results/gpu/nvidia-h100-80gb-hbm3-15709d7-whatif.txt", "notebooks/whatif-gpu.md", "notebooks/figures/whatif-gpu.png"

@@ -23,7 +23,11 @@
 //
 // A step whose first rank arrived more than the timeout ago while others
 // have not fails the barrier with an error that names the ranks missing
-// (a rank that hangs: a loader that never returns). Fail stops the
+// (a rank that hangs: a loader that never returns). So does a step that
+// no rank has reached the timeout after the step before was released (or
+// the watch began), until the steps watched are released: every rank
+// hangs (a node of one rank, or all stalled together on the same
+// storage), and the error names them all. Fail stops the
 // barrier for every rank: the parent then kills the ranks, which is how a
 // rank that dies stops the others.
 package barrier
@@ -60,7 +64,13 @@ type Coordinator struct {
 	err     error // set once the barrier has failed
 	failed  chan struct{}
 	waits   time.Duration // summed over steps: from the first arrival to release
+	longest time.Duration // the longest of them
 	first   time.Time     // the step's first arrival
+	// watch is the steps whose idle time is watched (Watch): until then,
+	// a step no rank reaches within the timeout of since (the release
+	// before, or the watch's start) fails the barrier.
+	watch int
+	since time.Time
 }
 
 // ErrTimeout is wrapped by the error of a step some rank did not reach
@@ -112,10 +122,16 @@ func (c *Coordinator) Arrive(r int) (released bool, err error) {
 		return false, nil
 	}
 	c.timer.Stop()
-	c.waits += time.Since(c.first)
+	wait := time.Since(c.first)
+	c.waits += wait
+	c.longest = max(c.longest, wait)
 	clear(c.arrived)
 	c.count = 0
 	c.step++
+	if c.step < c.watch && c.timeout > 0 {
+		c.since = time.Now()
+		c.timer.Reset(c.timeout)
+	}
 	release := [1]byte{Go}
 	for _, w := range c.to {
 		_, _ = w.Write(release[:]) // a dead rank: its reader says so
@@ -123,12 +139,35 @@ func (c *Coordinator) Arrive(r int) (released bool, err error) {
 	return true, nil
 }
 
+// Watch watches the idle time of the barrier's first steps steps from
+// now: a step that no rank reaches within the timeout of the release
+// before (of now for the next) fails the barrier, naming every rank. The
+// pipe barrier's ranks arrive here; the shared barrier's are watched by
+// Shared.Watch.
+func (c *Coordinator) Watch(steps int) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.watch, c.since = steps, time.Now()
+	if c.timeout > 0 && c.count == 0 && c.step < steps && c.err == nil {
+		c.timer.Reset(c.timeout)
+	}
+}
+
 // expire fails the barrier if the step armed is still waiting.
 func (c *Coordinator) expire() {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	if c.err != nil || c.count == 0 || time.Since(c.first) < c.timeout {
+	if c.err != nil {
+		return
+	}
+	if c.count == 0 {
+		if c.step < c.watch && time.Since(c.since) >= c.timeout {
+			c.failLocked(idleError(c.step, len(c.to), c.timeout))
+		}
 		return // released meanwhile, or re-armed for a later step
+	}
+	if time.Since(c.first) < c.timeout {
+		return // re-armed for a later step
 	}
 	var missing []string
 	for r, ok := range c.arrived {
@@ -144,6 +183,21 @@ func (c *Coordinator) expire() {
 func timeoutError(step int, missing []string, timeout time.Duration) error {
 	return fmt.Errorf("%w: step %d: rank %s did not reach the all-reduce barrier within %v of the first",
 		ErrTimeout, step, strings.Join(missing, ", rank "), timeout)
+}
+
+// idleError is the failure of step, which none of the n ranks reached
+// within timeout of the release before (of the start for the first).
+func idleError(step, n int, timeout time.Duration) error {
+	ranks := make([]string, n)
+	for r := range n {
+		ranks[r] = fmt.Sprint(r)
+	}
+	since := "the step before's release"
+	if step == 0 {
+		since = "the start"
+	}
+	return fmt.Errorf("%w: step %d: no rank reached the all-reduce barrier within %v of %s: rank %s hung (a node of one rank, or every rank stalled together)",
+		ErrTimeout, step, timeout, since, strings.Join(ranks, ", rank "))
 }
 
 // Fail stops the barrier with err (a rank died): Err returns it and every
@@ -186,6 +240,14 @@ func (c *Coordinator) Skew() time.Duration {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	return c.waits
+}
+
+// Longest is the longest time of a released step from its first arrival
+// to its last (a rank stalled while the others waited).
+func (c *Coordinator) Longest() time.Duration {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.longest
 }
 
 // Stop stops the timeout's timer; the coordinator keeps its counts.

@@ -26,6 +26,8 @@ type Shared struct {
 	file *os.File
 	mem  []byte
 	n    int
+	// waits and longest are Waits' (ns), written by Watch.
+	waits, longest atomic.Int64
 }
 
 // NewShared makes a shared barrier for n ranks. File is to be given to
@@ -67,14 +69,17 @@ func (s *Shared) Abort() {
 
 // Watch polls the barrier every interval until done is closed: a step
 // that some ranks reached and others not within timeout of the first
-// (as seen by the poll) aborts the barrier and Watch returns an error
-// naming the ranks missing; nil when done is closed. onRelease is
-// called (from Watch's goroutine) when it sees steps released.
-func (s *Shared) Watch(done <-chan struct{}, timeout, interval time.Duration, onRelease func()) error {
+// (as seen by the poll), or one of the first steps steps that no rank
+// reached within timeout of the release before (of the watch's start
+// for the first), aborts the barrier and Watch returns an error naming
+// the ranks missing; nil when done is closed. onRelease is called (from
+// Watch's goroutine) when it sees steps released.
+func (s *Shared) Watch(done <-chan struct{}, steps int, timeout, interval time.Duration, onRelease func()) error {
 	t := time.NewTicker(interval)
 	defer t.Stop()
 	gen := s.Steps()
 	var since time.Time
+	idle := time.Now() // the release before, as seen by the poll
 	for {
 		select {
 		case <-done:
@@ -83,7 +88,14 @@ func (s *Shared) Watch(done <-chan struct{}, timeout, interval time.Duration, on
 		}
 		g := s.Steps()
 		if g != gen {
-			gen, since = g, time.Time{}
+			if !since.IsZero() {
+				w := time.Since(since)
+				s.waits.Add(int64(w))
+				if w > time.Duration(s.longest.Load()) {
+					s.longest.Store(int64(w))
+				}
+			}
+			gen, since, idle = g, time.Time{}, time.Now()
 			if onRelease != nil {
 				onRelease()
 			}
@@ -91,6 +103,10 @@ func (s *Shared) Watch(done <-chan struct{}, timeout, interval time.Duration, on
 		}
 		if atomic.LoadUint32(word(s.mem, wordCount)) == 0 {
 			since = time.Time{}
+			if timeout > 0 && gen < steps && time.Since(idle) >= timeout {
+				s.Abort()
+				return idleError(gen, s.n, timeout)
+			}
 			continue
 		}
 		if since.IsZero() {
@@ -108,6 +124,14 @@ func (s *Shared) Watch(done <-chan struct{}, timeout, interval time.Duration, on
 			return timeoutError(gen, missing, timeout)
 		}
 	}
+}
+
+// Waits are the waits at the barrier Watch saw, from a step's first
+// arrival to its release as its polls see them: their sum, and the
+// longest (a rank stalled while the others waited). Steps shorter than
+// its poll are not seen.
+func (s *Shared) Waits() (sum, longest time.Duration) {
+	return time.Duration(s.waits.Load()), time.Duration(s.longest.Load())
 }
 
 // Close unmaps the memory and closes the file.

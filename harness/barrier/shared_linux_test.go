@@ -84,7 +84,7 @@ func TestSharedTimeout(t *testing.T) {
 	}
 	defer s.Close()
 	cmds := startShared(t, s, 3, 5, []int{0, 2}) // rank 1 never starts
-	err = s.Watch(make(chan struct{}), 300*time.Millisecond, 10*time.Millisecond, nil)
+	err = s.Watch(make(chan struct{}), 0, 300*time.Millisecond, 10*time.Millisecond, nil)
 	if !errors.Is(err, ErrTimeout) || !strings.Contains(err.Error(), "rank 1 did not reach") {
 		t.Errorf("Watch = %v, want a timeout naming rank 1", err)
 	}

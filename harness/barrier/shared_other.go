@@ -24,10 +24,13 @@ func (*Shared) Steps() int { return 0 }
 func (*Shared) Abort() {}
 
 // Watch returns when done is closed.
-func (*Shared) Watch(done <-chan struct{}, _, _ time.Duration, _ func()) error {
+func (*Shared) Watch(done <-chan struct{}, _ int, _, _ time.Duration, _ func()) error {
 	<-done
 	return nil
 }
+
+// Waits are 0 outside Linux.
+func (*Shared) Waits() (sum, longest time.Duration) { return 0, 0 }
 
 // Close does nothing outside Linux.
 func (*Shared) Close() error { return nil }

@@ -122,13 +122,14 @@ func CheckReplace(path string, quick, force bool) error {
 // to out and returns the path it wrote: out.Path, or with out.Beside the
 // file beside it where a complete or larger one is kept there
 // (resultfile.Beside). partial says the run was interrupted: the file
-// records "partial: true" and never replaces a complete one. Without a
+// records "partial: true" and never replaces a complete one. held, if
+// set, is out.Path opened by the run, whose lock it holds. Without a
 // path it writes nothing and returns "".
-func write(out Output, settings []resultfile.Config, records []*benchfmt.Result, partial bool) (string, error) {
+func write(out Output, settings []resultfile.Config, records []*benchfmt.Result, partial bool, held *resultwrite.File) (string, error) {
 	if out.Path == "" {
 		return "", nil
 	}
-	wrote, err := resultwrite.WriteFileWith(out.Path, settings, records, resultwrite.Replace{Force: out.Force, Partial: partial})
+	wrote, err := resultwrite.WriteFileWith(out.Path, settings, records, resultwrite.Replace{Force: out.Force, Partial: partial, Held: held})
 	if err == nil && wrote != out.Path && !out.Beside {
 		err = fmt.Errorf("results: kept %s, which holds more results than this run's %d; they are in %s", out.Path, len(records), wrote)
 	}
@@ -218,6 +219,22 @@ func (r *file) Path() string {
 		return ""
 	}
 	return r.f.Path()
+}
+
+// markPartial marks the file's records partial (an interrupted run's
+// file), unmark takes a resumed file's mark off (a run that finished).
+func (r *file) markPartial() error {
+	if r.f == nil {
+		return nil
+	}
+	return r.f.MarkPartial()
+}
+
+func (r *file) unmark() error {
+	if r.f == nil {
+		return nil
+	}
+	return r.f.Unmark()
 }
 
 // Close releases the file's write lock; every record Add returned for is

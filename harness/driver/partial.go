@@ -59,7 +59,7 @@ func (p *partial) complete() error {
 	if err != nil {
 		return err
 	}
-	if _, err := write(Output{Path: p.out.Path, Force: true}, p.settings, done, false); err != nil {
+	if _, err := write(Output{Path: p.out.Path, Force: true}, p.settings, done, false, nil); err != nil {
 		return err
 	}
 	if stream != p.out.Path {

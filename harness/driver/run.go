@@ -9,6 +9,7 @@ import (
 
 	"golang.org/x/perf/benchfmt"
 
+	"github.com/headspace-bench/headspace/harness/driver/internal/resultwrite"
 	"github.com/headspace-bench/headspace/harness/resultfile"
 	"github.com/headspace-bench/headspace/internal/progress"
 )
@@ -113,6 +114,7 @@ func Run(ctx context.Context, job Job, out Output) (o Outcome, err error) {
 	defer h.Finish()
 	var p *partial
 	var saved []*benchfmt.Result // by Hooks.Save
+	var held *resultwrite.File   // a whole file's path, locked while the run measures
 	switch {
 	case out.Path == "":
 	case job.File == Stream:
@@ -130,8 +132,14 @@ func Run(ctx context.Context, job Job, out Output) (o Outcome, err error) {
 		defer p.file.Close()
 		h.file = p.file
 	default:
+		// The file's lock is held while the run measures: a second run
+		// of the same file is refused before it measures anything.
+		if held, err = resultwrite.OpenFresh(out.Path, nil); err != nil {
+			return o, err
+		}
+		defer held.Close()
 		h.save = func(recs []*benchfmt.Result) error {
-			_, err := write(out, job.Settings(), recs, h.partial.Load())
+			_, err := write(out, job.Settings(), recs, h.partial.Load(), held)
 			saved = recs
 			return err
 		}
@@ -140,19 +148,27 @@ func Run(ctx context.Context, job Job, out Output) (o Outcome, err error) {
 	h.Finish()
 	o.Records = append(o.Records, recs...)
 	o.Interrupted = errors.Is(err, context.Canceled)
+	if err != nil && !o.Interrupted && job.File == Stream {
+		// A failed run's file holds what finished: not a whole run's.
+		return o, errors.Join(err, h.file.markPartial())
+	}
 	if err != nil && !o.Interrupted || out.Path == "" {
 		return o, err
 	}
 	var werr error
 	switch {
+	case job.File == Stream && o.Interrupted:
+		// The file holds what finished, marked partial: not a whole
+		// run's (history add); resuming it takes the mark off.
+		o.Path, werr = out.Path, h.file.markPartial()
 	case job.File == Stream:
-		o.Path = out.Path
+		o.Path, werr = out.Path, h.file.unmark()
 	case job.File == StreamPartial && o.Interrupted:
 		o.Path = p.file.Path()
 	case job.File == StreamPartial:
 		o.Path, werr = out.Path, p.complete()
 	case len(recs) > 0 && !(slices.Equal(recs, saved) && !o.Interrupted):
-		o.Path, werr = write(out, job.Settings(), recs, o.Interrupted || h.partial.Load())
+		o.Path, werr = write(out, job.Settings(), recs, o.Interrupted || h.partial.Load(), held)
 	}
 	o.Interrupted = o.Interrupted && werr == nil
 	return o, cmp.Or(werr, err)

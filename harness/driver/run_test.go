@@ -64,7 +64,7 @@ func TestRun(t *testing.T) {
 			names: []string{"Ladder/level=none"}, wantRecords: []string{"Ladder/level=none"}, wantPath: "f", wantFile: []string{"Ladder/level=none"}},
 		{name: "stream interrupted keeps what it streamed", mode: driver.Stream, out: driver.Output{Path: "f"},
 			names: []string{"Ladder/level=raw"}, err: context.Canceled, wantErr: context.Canceled,
-			wantRecords: []string{"Ladder/level=raw"}, wantPath: "f", wantFile: []string{"Ladder/level=raw"}},
+			wantRecords: []string{"Ladder/level=raw"}, wantPath: "f", wantFile: []string{"Ladder/level=raw"}, partial: true},
 		{name: "whole", mode: driver.Whole, out: driver.Output{Path: "f", Benchmarks: []string{"Ladder"}},
 			names: []string{"Ladder/level=raw", "Ladder/level=none"}, wantRecords: []string{"Ladder/level=raw", "Ladder/level=none"},
 			wantPath: "f", wantFile: []string{"Ladder/level=raw", "Ladder/level=none"}},
@@ -297,5 +297,108 @@ func TestRunInterruptedWriteFails(t *testing.T) {
 	o, err := driver.Run(context.Background(), job, driver.Output{Path: path})
 	if err == nil || errors.Is(err, context.Canceled) || !strings.Contains(err.Error(), "kept "+path) || o.Interrupted {
 		t.Errorf("Run = %v, Interrupted %v; want the write's error naming %s, not interrupted", err, o.Interrupted, path)
+	}
+}
+
+// TestRunHoldsTheLockWhileMeasuring: a run holds its result file's write
+// lock from before it measures until it has written, whether the file is
+// new or not and written whole or streamed: a second run of the same
+// file is refused before it measures (driver.Check); the lock used to be
+// taken at the first write, so two runs measured against each other and
+// one was thrown away at the end (issue 52).
+func TestRunHoldsTheLockWhileMeasuring(t *testing.T) {
+	settings := []resultfile.Config{{Key: "document", Value: "test"}}
+	for _, tc := range []struct {
+		name     string
+		mode     driver.Mode
+		existing bool
+	}{
+		{"whole, new", driver.Whole, false},
+		{"whole, existing", driver.Whole, true},
+		{"streamed, new", driver.Stream, false},
+		{"streamed partial, new", driver.StreamPartial, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			path := filepath.Join(t.TempDir(), "r.txt")
+			if tc.existing {
+				if _, err := driver.Write(driver.Output{Path: path}, settings, []*benchfmt.Result{rec("Ladder/level=raw", 1)}, false); err != nil {
+					t.Fatal(err)
+				}
+			}
+			out := driver.Output{Path: path, Force: true}
+			var second error
+			job := driver.Job{File: tc.mode, Settings: func() []resultfile.Config { return settings },
+				Measure: func(_ context.Context, h *driver.Hooks) ([]*benchfmt.Result, error) {
+					second = driver.Check(out) // another run starting meanwhile
+					r := rec("Ladder/level=none", 2)
+					return []*benchfmt.Result{r}, h.Result(r)
+				}}
+			if _, err := driver.Run(context.Background(), job, out); err != nil {
+				t.Fatal(err)
+			}
+			if second == nil || !strings.Contains(second.Error(), "is being written by another run") {
+				t.Errorf("a second run's check while the first measured: %v, want it refused", second)
+			}
+			if err := driver.Check(out); err != nil {
+				t.Errorf("after the run: %v, want the lock released", err)
+			}
+		})
+	}
+}
+
+// TestStreamInterruptedIsMarkedPartial: a streamed run interrupted (or
+// failed) leaves its file marked "partial: true", so that nothing takes
+// it for a whole run (history add); resumed, the mark goes with the next
+// record, or at the end of a run that had nothing left to add. The file
+// used to carry no mark (issue 52).
+func TestStreamInterruptedIsMarkedPartial(t *testing.T) {
+	settings := []resultfile.Config{{Key: "document", Value: "test"}}
+	path := filepath.Join(t.TempDir(), "r.txt")
+	out := driver.Output{Path: path}
+	run := func(err error, names ...string) {
+		t.Helper()
+		job := driver.Job{File: driver.Stream, Settings: func() []resultfile.Config { return settings },
+			Measure: func(_ context.Context, h *driver.Hooks) ([]*benchfmt.Result, error) {
+				var recs []*benchfmt.Result
+				for _, n := range names {
+					if h.Done(n) > 0 {
+						continue
+					}
+					r := rec(n, 1)
+					recs = append(recs, r)
+					if err := h.Result(r); err != nil {
+						return recs, err
+					}
+				}
+				return recs, err
+			}}
+		if _, rerr := driver.Run(context.Background(), job, out); !errors.Is(rerr, err) {
+			t.Fatalf("Run = %v, want %v", rerr, err)
+		}
+	}
+	partial := func() bool {
+		t.Helper()
+		recs, err := resultfile.Read(path)
+		if err != nil || len(recs) == 0 {
+			t.Fatalf("%d records, %v", len(recs), err)
+		}
+		return recs[0].GetConfig("partial") == "true"
+	}
+	failed := errors.New("decode: bad JPEG")
+	for _, tc := range []struct {
+		name    string
+		err     error
+		names   []string
+		partial bool
+	}{
+		{"interrupted", context.Canceled, []string{"Ladder/level=raw"}, true},
+		{"resumed, a record more", nil, []string{"Ladder/level=raw", "Ladder/level=none"}, false},
+		{"failed", failed, []string{"Ladder/level=host"}, true},
+		{"resumed, nothing left", nil, []string{"Ladder/level=raw", "Ladder/level=none", "Ladder/level=host"}, false},
+	} {
+		run(tc.err, tc.names...)
+		if got := partial(); got != tc.partial {
+			t.Errorf("%s: marked partial %v, want %v", tc.name, got, tc.partial)
+		}
 	}
 }

@@ -5,15 +5,7 @@ import (
 	"fmt"
 	"math"
 	"slices"
-	"strconv"
 	"time"
-
-	"golang.org/x/perf/benchfmt"
-
-	"github.com/headspace-bench/headspace/harness/level"
-	"github.com/headspace-bench/headspace/harness/resultfile"
-
-	"github.com/headspace-bench/headspace/internal/summary"
 )
 
 // DefaultMinAU is MLPerf Storage's threshold for UNet3D and ResNet-50:
@@ -227,77 +219,34 @@ func (p Profile) Needs(n int, minAU float64) []Need {
 	return out
 }
 
-// ProfileFrom is ProfileOf with the machine's cores, the batch and the
-// emulated step read from the records' configuration (records read from
-// a node result file).
-func ProfileFrom(records []*benchfmt.Result, n int) (Profile, error) {
-	var cfg *benchfmt.Result
-	for _, r := range records {
-		if _, _, ok := ParsePointName(string(r.Name)); ok {
-			cfg = r
-			break
+// ProfileOf is the profile of row's runs at level none (medians over
+// them), on a machine of cores cores with batch samples a step of step
+// and workers loader workers a rank: the smallest rank's AU, the CPU per
+// sample, the other processes' cores, and the bytes and requests per
+// sample. Memory and the link's caps are the caller's to set.
+func ProfileOf(row Row, cores float64, batch, workers int, step time.Duration) (Profile, error) {
+	p := Profile{Cores: cores, Batch: batch, Workers: workers, Step: step, OtherThreads: -1}
+	if row.Runs == 0 {
+		return p, fmt.Errorf("node profile: no finished run of %d accelerators at level none", row.Accelerators)
+	}
+	if row.Stall > 0 {
+		return p, fmt.Errorf("node profile: a run of %d accelerators stalled (one step took %v, at the barrier): not a profile of the loader; run it again", row.Accelerators, row.Stall.Round(time.Millisecond))
+	}
+	orZero := func(v float64) float64 {
+		if math.IsNaN(v) {
+			return 0
 		}
+		return v
 	}
-	if cfg == nil {
-		return Profile{}, fmt.Errorf("node profile: no node records")
+	p.AU = orZero(row.AUMin)
+	p.CPUPerSample = time.Duration(orZero(row.CPUPerSample))
+	p.OtherCores = orZero(row.OtherCores)
+	if !math.IsNaN(row.OtherThreads) {
+		p.OtherThreads = row.OtherThreads
 	}
-	keys := []string{"cores", "batch", "emulated-step", "workers"}
-	cores, err0 := strconv.ParseFloat(cfg.GetConfig(keys[0]), 64)
-	batch, err1 := strconv.Atoi(cfg.GetConfig(keys[1]))
-	step, err2 := time.ParseDuration(cfg.GetConfig(keys[2]))
-	workers, err3 := strconv.Atoi(cfg.GetConfig(keys[3]))
-	for i, err := range []error{err0, err1, err2, err3} {
-		if err != nil {
-			return Profile{}, fmt.Errorf("node profile: the file's %s %q: %w", keys[i], cfg.GetConfig(keys[i]), err)
-		}
-	}
-	return ProfileOf(records, n, cores, batch, workers, step)
-}
-
-// ProfileOf is the profile of the node records of records at level none
-// and n accelerators, medians over their runs, on a machine of cores
-// cores with batch samples a step of step and workers loader workers a
-// rank: the smallest rank's AU, the CPU per sample, the other processes'
-// cores, and the bytes and requests per sample. Memory and the link's
-// caps are the caller's to set.
-func ProfileOf(records []*benchfmt.Result, n int, cores float64, batch, workers int, step time.Duration) (Profile, error) {
-	p := Profile{Cores: cores, Batch: batch, Workers: workers, Step: step}
-	vals := map[string][]float64{}
-	found := false
-	for _, r := range records {
-		pt, rank, ok := ParsePointName(string(r.Name))
-		if !ok || rank >= 0 || pt.Level != level.None || pt.Accelerators != n {
-			continue
-		}
-		if _, partial := resultfile.Value(r, UnitPartial); partial {
-			continue
-		}
-		found = true
-		for _, unit := range rowUnits {
-			if v, ok := resultfile.Value(r, unit); ok {
-				vals[unit] = append(vals[unit], v)
-			}
-		}
-	}
-	if !found {
-		return p, fmt.Errorf("node profile: no finished run of %d accelerators at level none", n)
-	}
-	med := func(unit string) float64 {
-		if v := vals[unit]; len(v) > 0 {
-			return summary.Median(slices.Clone(v))
-		}
-		return 0
-	}
-	p.AU = med(UnitAUMin)
-	p.CPUPerSample = time.Duration(med(UnitCPUSample))
-	p.OtherCores = med(UnitOtherCores)
-	p.OtherThreads = -1
-	if len(vals[UnitOtherThreads]) > 0 {
-		p.OtherThreads = med(UnitOtherThreads)
-	}
-	if sps := med("samples/s"); sps > 0 {
-		p.BytesPerSample = med(UnitBytes) / sps
-		p.RequestsPerSample = med(UnitRequests) / sps
+	if sps := orZero(row.SamplesPerSec); sps > 0 {
+		p.BytesPerSample = orZero(row.BytesPerSec) / sps
+		p.RequestsPerSample = orZero(row.Requests) / sps
 	}
 	return p, p.Validate()
 }

@@ -105,21 +105,6 @@ func seconds(s float64) time.Duration { return time.Duration(s * 1e9) }
 // goDuration is d as the peer's --step reads it: milliseconds.
 func goDuration(d time.Duration) string { return fmt.Sprintf("%gms", float64(d)/1e6) }
 
-// PeerRows are the peer's records of records as Rows: one per
-// accelerator count.
-func PeerRows(records []*benchfmt.Result) []Row {
-	var ours []*benchfmt.Result
-	for _, r := range records {
-		name := strings.TrimPrefix(string(r.Name), "Benchmark")
-		if rest, ok := strings.CutPrefix(name, PeerPrefix+"/"); ok {
-			c := *r
-			c.Name = benchfmt.Name("Node/" + rest)
-			ours = append(ours, &c)
-		}
-	}
-	return Rows(ours)
-}
-
 // lastLine is the last non-empty line of s (a Python traceback's error).
 func lastLine(s string) string {
 	lines := strings.Split(strings.TrimSpace(s), "\n")

@@ -4,8 +4,6 @@ import (
 	"fmt"
 	"runtime"
 	"slices"
-	"strconv"
-	"strings"
 	"time"
 
 	"golang.org/x/perf/benchfmt"
@@ -37,6 +35,10 @@ const (
 	// UnitLinkUse is the node's bytes/s as a percentage of the emulated
 	// link's bandwidth (--link), where there is one.
 	UnitLinkUse = "link-use-%"
+	// UnitStall is the longest step of a run where one stalled for less
+	// than the barrier's timeout (Outcome.Stall), in ns; a run with no
+	// stall does not record it.
+	UnitStall = "stall-ns"
 )
 
 // Point is one point of a node sweep: N accelerators at one level.
@@ -70,43 +72,6 @@ func Points(accelerators []int, levels []level.Level) []Point {
 		}
 	}
 	return out
-}
-
-// ParsePointName reads a record's name back into its point and rank (-1
-// for the node's own record); ok is false for a name of no node point.
-func ParsePointName(name string) (p Point, rank int, ok bool) {
-	name = strings.TrimPrefix(name, "Benchmark")
-	if i := strings.LastIndexByte(name, '-'); i > 0 {
-		if _, err := strconv.Atoi(name[i+1:]); err == nil {
-			name = name[:i] // the GOMAXPROCS suffix
-		}
-	}
-	parts := strings.Split(name, "/")
-	if len(parts) < 3 || parts[0] != "Node" {
-		return Point{}, 0, false
-	}
-	rank = -1
-	for _, kv := range parts[1:] {
-		k, v, found := strings.Cut(kv, "=")
-		if !found {
-			return Point{}, 0, false
-		}
-		var err error
-		switch k {
-		case "accelerators":
-			p.Accelerators, err = strconv.Atoi(v)
-		case "level":
-			p.Level, err = level.Parse(v)
-		case "rank":
-			rank, err = strconv.Atoi(v)
-		default:
-			return Point{}, 0, false
-		}
-		if err != nil {
-			return Point{}, 0, false
-		}
-	}
-	return p, rank, p.Accelerators > 0
 }
 
 // Others is what the other processes did during a run: their CPU use in
@@ -224,6 +189,9 @@ func (t *nodeTotals) record(p Point, o Outcome, others Others, linkBandwidth flo
 	}
 	if t.requests > 0 {
 		add(float64(t.requests)/wall.Seconds(), UnitRequests)
+	}
+	if o.Stall > 0 {
+		add(float64(o.Stall), UnitStall)
 	}
 	return res
 }

@@ -6,8 +6,8 @@ import (
 	"math"
 	"slices"
 	"strings"
+	"time"
 
-	"golang.org/x/perf/benchfmt"
 	"gonum.org/v1/plot"
 	"gonum.org/v1/plot/plotter"
 	"gonum.org/v1/plot/plotutil"
@@ -15,8 +15,6 @@ import (
 
 	"github.com/headspace-bench/headspace/harness/level"
 	"github.com/headspace-bench/headspace/harness/report"
-	"github.com/headspace-bench/headspace/harness/resultfile"
-	"github.com/headspace-bench/headspace/internal/disturb"
 	"github.com/headspace-bench/headspace/internal/summary"
 )
 
@@ -34,67 +32,81 @@ type Row struct {
 	HostAU                            float64
 	Runs                              int
 	Partial                           bool
+	// Stall is the longest step of a run of the count (either level)
+	// that stalled for less than the barrier's timeout, 0 where none did:
+	// its time went to the barrier, not to the loader.
+	Stall time.Duration
 }
 
-// rowUnits are the units a Row reads, as records write them (Rows reads
-// them with resultfile.Value, so records read back from a file, whose
-// units are tidied, give the same).
-var rowUnits = []string{UnitAU, UnitAUMin, "samples/s", UnitCores, UnitCPUSample, UnitInputWait,
-	disturb.RunDelayUnit, UnitOtherCores, UnitOtherThreads, UnitBytes, UnitRequests}
+// Figures are one node record's figures as Rows reads them: its point,
+// whether its run was partial, and the values a finished run's node
+// record holds, NaN where it holds none (workloads.NodeCodec decodes
+// them from a result file or a run's records).
+type Figures struct {
+	Point                                         Point
+	Partial                                       bool
+	AU, AUMin, SamplesPerSec, Cores, CPUPerSample float64
+	InputWait, RunDelay, OtherCores, OtherThreads float64
+	BytesPerSec, Requests                         float64
+	// Stall is the longest step where the run stalled, 0 where it did
+	// not (Outcome.Stall).
+	Stall time.Duration
+}
 
-// Rows reads a node file's node records (rank records aside) into one
-// Row per accelerator count, in increasing order.
-func Rows(records []*benchfmt.Result) []Row {
+// Rows are the node records' figures (of one kind: ours or the peer's),
+// in the order the runs made them, as one Row per accelerator count, in
+// increasing order: medians over the finished runs.
+func Rows(records []Figures) []Row {
 	type key struct {
-		n    int
-		lv   level.Level
-		unit string
+		n  int
+		lv level.Level
 	}
-	vals := map[key][]float64{}
+	vals := map[key][]Figures{}
 	runs := map[int]int{}
 	partial := map[int]bool{}
+	stalled := map[int]time.Duration{}
 	var ns []int
-	for _, r := range records {
-		p, rank, ok := ParsePointName(string(r.Name))
-		if !ok || rank >= 0 {
-			continue
-		}
+	for _, f := range records {
+		p := f.Point
 		if !slices.Contains(ns, p.Accelerators) {
 			ns = append(ns, p.Accelerators)
 		}
-		if _, ok := resultfile.Value(r, UnitPartial); ok {
+		stalled[p.Accelerators] = max(stalled[p.Accelerators], f.Stall)
+		if f.Partial {
 			partial[p.Accelerators] = true
 			continue
 		}
 		if p.Level == level.None {
 			runs[p.Accelerators]++
 		}
-		for _, unit := range rowUnits {
-			if v, ok := resultfile.Value(r, unit); ok {
-				k := key{p.Accelerators, p.Level, unit}
-				vals[k] = append(vals[k], v)
-			}
-		}
+		vals[key{p.Accelerators, p.Level}] = append(vals[key{p.Accelerators, p.Level}], f)
 	}
 	slices.Sort(ns)
-	med := func(n int, lv level.Level, unit string) float64 {
-		v := vals[key{n, lv, unit}]
+	med := func(n int, lv level.Level, get func(Figures) float64) float64 {
+		var v []float64
+		for _, f := range vals[key{n, lv}] {
+			if x := get(f); !math.IsNaN(x) {
+				v = append(v, x)
+			}
+		}
 		if len(v) == 0 {
 			return math.NaN()
 		}
-		return summary.Median(slices.Clone(v))
+		return summary.Median(v)
 	}
 	out := make([]Row, 0, len(ns))
 	for _, n := range ns {
+		none := func(get func(Figures) float64) float64 { return med(n, level.None, get) }
 		out = append(out, Row{
 			Accelerators: n,
-			AU:           med(n, level.None, UnitAU), AUMin: med(n, level.None, UnitAUMin),
-			SamplesPerSec: med(n, level.None, "samples/s"), Cores: med(n, level.None, UnitCores),
-			CPUPerSample: med(n, level.None, UnitCPUSample), InputWait: med(n, level.None, UnitInputWait),
-			RunDelay: med(n, level.None, disturb.RunDelayUnit), OtherCores: med(n, level.None, UnitOtherCores),
-			OtherThreads: med(n, level.None, UnitOtherThreads),
-			BytesPerSec:  med(n, level.None, UnitBytes), Requests: med(n, level.None, UnitRequests),
-			HostAU: med(n, level.Host, UnitAU), Runs: runs[n], Partial: partial[n],
+			AU:           none(func(f Figures) float64 { return f.AU }), AUMin: none(func(f Figures) float64 { return f.AUMin }),
+			SamplesPerSec: none(func(f Figures) float64 { return f.SamplesPerSec }), Cores: none(func(f Figures) float64 { return f.Cores }),
+			CPUPerSample: none(func(f Figures) float64 { return f.CPUPerSample }), InputWait: none(func(f Figures) float64 { return f.InputWait }),
+			RunDelay: none(func(f Figures) float64 { return f.RunDelay }), OtherCores: none(func(f Figures) float64 { return f.OtherCores }),
+			OtherThreads: none(func(f Figures) float64 { return f.OtherThreads }),
+			BytesPerSec:  none(func(f Figures) float64 { return f.BytesPerSec }), Requests: none(func(f Figures) float64 { return f.Requests }),
+			HostAU: med(n, level.Host, func(f Figures) float64 { return f.AU }), Runs: runs[n], Partial: partial[n],
+			Stall: stalled[n],
 		})
 	}
 	return out
@@ -118,6 +130,9 @@ func WriteTable(w io.Writer, rows []Row, predicted map[int]float64) error {
 		note := ""
 		if r.Partial {
 			note = "  (a partial run)"
+		}
+		if r.Stall > 0 {
+			note += fmt.Sprintf("  (a stall: one step took %v, at the barrier, not the loader)", r.Stall.Round(time.Millisecond))
 		}
 		fmt.Fprintf(&b, "%12d %7s %7s %8s %11s %9s %11s %13s %11s %8s %8s%s\n", r.Accelerators,
 			cell("%.3f", r.AU), cell("%.3f", r.AUMin), cell("%.3f", r.HostAU), cell("%.1f", r.SamplesPerSec),

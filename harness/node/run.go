@@ -21,7 +21,8 @@ import (
 )
 
 // DefaultTimeout is the barrier's default timeout: how long after the
-// first rank reached a step the others may take to reach it.
+// first rank reached a step the others may take to reach it, and how long
+// after a release (or the ranks' start) the first may take.
 const DefaultTimeout = 60 * time.Second
 
 // Options is one run of a node: Ranks rank processes at one level.
@@ -69,6 +70,11 @@ type Outcome struct {
 	// Skew is the time summed over steps from the first rank's arrival
 	// at the barrier to the last one's.
 	Skew time.Duration
+	// Stall is the ranks' longest wait at the barrier at one step where
+	// a rank stalled for less than the barrier's timeout (at least
+	// minStall and stallRatio times their mean wait at the other steps);
+	// 0 where none did.
+	Stall time.Duration
 	// RanksCPU is the rank processes' whole CPU time (user+sys), start-up
 	// and warm-up included, as the system reports it once they are
 	// reaped; 0 where it cannot.
@@ -117,6 +123,9 @@ func Run(ctx context.Context, o Options) (Outcome, error) {
 	}
 	defer n.c.Stop()
 	n.sendSpecs()
+	if n.shared == nil {
+		n.c.Watch(o.Warmup + o.Steps) // the shared barrier's Watch does
+	}
 	n.wait(ctx)
 	return n.outcome(ctx)
 }
@@ -225,6 +234,28 @@ func (n *nodeRun) onRelease() {
 	n.mu.Unlock()
 }
 
+// A stall is a step at which the ranks waited at the barrier, from the
+// first arrival to the last, at least minStall and stallRatio times
+// their mean wait at the other steps: a rank stalled (on its storage, or
+// stopped) for less than the timeout while the others waited, which the
+// run's figures would blame on the loader.
+const (
+	stallRatio = 10
+	minStall   = time.Second
+)
+
+// stall is longest, the longest wait at the barrier of steps steps whose
+// waits sum to sum, where it is a stall; 0 where it is not.
+func stall(sum, longest time.Duration, steps int) time.Duration {
+	if longest < minStall {
+		return 0
+	}
+	if steps > 1 && longest < stallRatio*(sum-longest)/time.Duration(steps-1) {
+		return 0
+	}
+	return longest
+}
+
 // wait reads every rank until each has sent its result, one fails or
 // ctx ends, and then kills and reaps them all.
 func (n *nodeRun) wait(ctx context.Context) {
@@ -245,7 +276,7 @@ func (n *nodeRun) wait(ctx context.Context) {
 		// The shared barrier's steps and timeout; c stays the one place
 		// failures meet.
 		watcher.Go(func() {
-			if err := n.shared.Watch(stopWatch, n.timeout, watchEvery, n.onRelease); err != nil {
+			if err := n.shared.Watch(stopWatch, n.o.Warmup+n.o.Steps, n.timeout, watchEvery, n.onRelease); err != nil {
 				c.Fail(err)
 			}
 		})
@@ -272,9 +303,11 @@ func (n *nodeRun) wait(ctx context.Context) {
 func (n *nodeRun) outcome(ctx context.Context) (Outcome, error) {
 	c := n.c
 	n.mu.Lock()
-	out := Outcome{Released: c.Steps(), Elapsed: n.released, Skew: c.Skew()}
+	out := Outcome{Released: c.Steps(), Elapsed: n.released, Skew: c.Skew(), Stall: stall(c.Skew(), c.Longest(), c.Steps())}
 	if n.shared != nil {
 		out.Released = n.shared.Steps()
+		sum, longest := n.shared.Waits()
+		out.Stall = stall(sum, longest, out.Released)
 	}
 	n.mu.Unlock()
 	for _, r := range n.ranks {

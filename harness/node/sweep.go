@@ -6,19 +6,14 @@ package node
 // plot.
 
 import (
-	"errors"
 	"fmt"
 	"io"
 	"runtime"
-	"slices"
 	"strings"
 	"time"
 
-	"golang.org/x/perf/benchfmt"
-
 	"github.com/headspace-bench/headspace/harness/loader"
 	"github.com/headspace-bench/headspace/harness/machine"
-	"github.com/headspace-bench/headspace/harness/resultfile"
 	"github.com/headspace-bench/headspace/internal/atomicfile"
 )
 
@@ -26,28 +21,15 @@ import (
 // policy.
 var ReportKind = atomicfile.Report("node report")
 
-// Accelerators is the sorted accelerator counts of records.
-func Accelerators(records []*benchfmt.Result) []int {
-	var out []int
-	for _, r := range records {
-		if p, _, ok := ParsePointName(string(r.Name)); ok && !slices.Contains(out, p.Accelerators) {
-			out = append(out, p.Accelerators)
-		}
-	}
-	slices.Sort(out)
-	return out
-}
-
-// SmallestProfile is the model's profile from the smallest node of
-// records, on this machine's cores, with the memory estimate of cfg (a
-// rank's pipeline, stepping every step) and the machine's available
-// memory; the link's caps are the caller's to set.
-func SmallestProfile(records []*benchfmt.Result, cfg loader.Config, step time.Duration) (Profile, error) {
-	ns := Accelerators(records)
-	if len(ns) == 0 {
+// SmallestProfile is the model's profile from the smallest node of rows,
+// on this machine's cores, with the memory estimate of cfg (a rank's
+// pipeline, stepping every step) and the machine's available memory;
+// the link's caps are the caller's to set.
+func SmallestProfile(rows []Row, cfg loader.Config, step time.Duration) (Profile, error) {
+	if len(rows) == 0 {
 		return Profile{}, fmt.Errorf("no node measured")
 	}
-	p, err := ProfileOf(records, ns[0], float64(runtime.NumCPU()), cfg.Batch, cfg.Workers, step)
+	p, err := ProfileOf(rows[0], float64(runtime.NumCPU()), cfg.Batch, cfg.Workers, step)
 	if err != nil {
 		return p, err
 	}
@@ -59,11 +41,11 @@ func SmallestProfile(records []*benchfmt.Result, cfg loader.Config, step time.Du
 	return p, nil
 }
 
-// Sweep is a node sweep's records as headspace node prints and writes
-// them.
+// Sweep is a node sweep's outcome as headspace node prints and writes
+// it.
 type Sweep struct {
-	// Records are the sweep's records, ranks', nodes' and the peer's.
-	Records []*benchfmt.Result
+	// Rows are ours, Peer the PyTorch DDP peer's (none without it).
+	Rows, Peer []Row
 	// Profile is the model's profile of the smallest node, for the
 	// bounds; ProfileErr, where not nil, says why there is none.
 	Profile    Profile
@@ -72,31 +54,22 @@ type Sweep struct {
 	MinAU float64
 	// Command is the command line the report names.
 	Command string
-}
-
-// ReadSweep reads a node result file back: its records and the
-// profile of its smallest node. Its errors do not name path; Command is
-// left "".
-func ReadSweep(path string, minAU float64) (Sweep, error) {
-	recs, err := resultfile.Read(path)
-	if err != nil {
-		return Sweep{}, err
-	}
-	ns := Accelerators(recs)
-	if len(ns) == 0 {
-		return Sweep{}, errors.New("no node records (BenchmarkNode/…): not a headspace node result file")
-	}
-	o := Sweep{Records: recs, MinAU: minAU}
-	o.Profile, o.ProfileErr = ProfileFrom(recs, ns[0])
-	return o, nil
+	// Interrupted says the sweep was interrupted: the table shows the
+	// counts finished, and no answer, bound, report or plot is given as
+	// if it were the sweep's.
+	Interrupted bool
 }
 
 // Write prints the table, the answer and the bounds, and writes the
 // report to report and the plot to plotPath, each where its path is not
 // "", saying where on stdout.
 func (o Sweep) Write(stdout io.Writer, report, plotPath string) error {
-	rows, peer := Rows(o.Records), PeerRows(o.Records)
+	rows, peer := o.Rows, o.Peer
 	if err := WriteTable(stdout, rows, nil); err != nil {
+		return err
+	}
+	if o.Interrupted {
+		_, err := fmt.Fprintln(stdout, "interrupted: the table shows the accelerator counts finished; no answer, bounds, report or plot (run it again with the same --out to finish it)")
 		return err
 	}
 	fmt.Fprintf(stdout, "%s (every rank's AU ≥ %.2f)\n", AnswerLine(MaxAccelerators(rows, o.MinAU)), o.MinAU)
@@ -132,8 +105,8 @@ func (o Sweep) Write(stdout io.Writer, report, plotPath string) error {
 // WritePeer prints the PyTorch DDP peer's table and answer, where the
 // records hold its records.
 func (o Sweep) WritePeer(stdout io.Writer) {
-	rows := PeerRows(o.Records)
-	if len(rows) == 0 {
+	rows := o.Peer
+	if len(rows) == 0 || o.Interrupted {
 		return
 	}
 	fmt.Fprintf(stdout, "\nthe PyTorch DDP peer (%s):\n", PeerScript)

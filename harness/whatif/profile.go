@@ -233,7 +233,7 @@ func (p Profile) WithProcessCPU(perSample time.Duration) (Profile, error) {
 // Line is p as one line of JSON in the saved profile's format (Write's,
 // without the indentation), for a result file's configuration line: the
 // profile a report was written from, so the report can be rebuilt from
-// the file (workloads.ReadWhatIf).
+// the file (workloads.WhatIfCodec).
 func (p Profile) Line() (string, error) {
 	if err := p.Validate(); err != nil {
 		return "", err

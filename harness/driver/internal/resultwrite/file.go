@@ -34,7 +34,11 @@ type File struct {
 	meta    benchfmt.UnitMetadataMap
 	results []*benchfmt.Result
 	done    map[string]int   // by name without the "Benchmark" prefix
-	lock    *atomicfile.Lock // nil for a new file until its first write, and for devices
+	lock    *atomicfile.Lock // nil for devices, and once closed
+
+	// marked says the file on disk carries "partial: true" (MarkPartial,
+	// or a resumed file of an interrupted run) that its results do not.
+	marked bool
 
 	// A target written in place (a pipe, a device, /dev/stdout) is
 	// streamed: opened once, each Add writing only its own results.
@@ -101,12 +105,15 @@ func open(ctx context.Context, path string, config []resultfile.Config, fresh bo
 		f.inPlace = true
 		return f, nil // a device or pipe: nothing to resume or lock
 	}
+	// The lock is taken before anything is measured, a new file's too:
+	// two runs writing one file would measure against each other, and
+	// one of them be thrown away at its first write.
+	if f.lock, err = lockFor(target); err != nil {
+		return nil, err
+	}
 	fi, err := os.Stat(target)
 	if err != nil {
 		return f, nil // new
-	}
-	if f.lock, err = lockFor(target); err != nil {
-		return nil, err
 	}
 	defer func() {
 		if err != nil {
@@ -122,6 +129,12 @@ func open(ctx context.Context, path string, config []resultfile.Config, fresh bo
 	}
 	if !fresh {
 		for _, r := range existing {
+			// A file an interrupted run marked partial (MarkPartial) is
+			// resumed: the mark goes with the next write (Unmark).
+			if r.GetConfig(partialKey) != "" {
+				r.SetConfig(partialKey, "")
+				f.marked = true
+			}
 			if diff := configDiff(r.Config, cfg); diff != "" {
 				return nil, refused("%s holds results of a different setup (%s); refusing to mix them: use another --out, or --fresh to replace it", path, diff)
 			}
@@ -161,6 +174,65 @@ func (f *File) Close() error {
 
 // Path returns the file's path.
 func (f *File) Path() string { return f.path }
+
+// partialKey is the configuration line of an interrupted run's file.
+const partialKey = "partial"
+
+// MarkPartial rewrites the file with every result marked "partial:
+// true": its run was interrupted, and the file is not a whole run's
+// (history add, the gate and merge read the mark). Resuming the file
+// (Open) takes the mark off with its next write; a file in place, or
+// with no results, is left as it is.
+func (f *File) MarkPartial() error {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if f.inPlace || len(f.results) == 0 {
+		return nil
+	}
+	marked := make([]*benchfmt.Result, len(f.results))
+	for i, r := range f.results {
+		marked[i] = r.Clone()
+		marked[i].SetConfig(partialKey, "true")
+		for j := range marked[i].Config {
+			if marked[i].Config[j].Key == partialKey {
+				marked[i].Config[j].File = true // a line of the file
+			}
+		}
+	}
+	if err := writeAtomic(f.path, marked, f.meta); err != nil {
+		return err
+	}
+	f.marked = true
+	return nil
+}
+
+// Unmark rewrites a file marked partial (a resumed one whose run then
+// finished with nothing left to add) without the mark.
+func (f *File) Unmark() error {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if !f.marked || f.inPlace || len(f.results) == 0 {
+		return nil
+	}
+	if err := writeAtomic(f.path, f.results, f.meta); err != nil {
+		return err
+	}
+	f.marked = false
+	return nil
+}
+
+// configure sets the configuration the file's results are recorded
+// under: a whole file's, known once its run has ended.
+func (f *File) configure(config []resultfile.Config) error {
+	cfg, err := fileConfig(config)
+	if err != nil {
+		return fmt.Errorf("results: %s: %w", f.path, err)
+	}
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.config = cfg
+	return nil
+}
 
 // Add appends results, recorded under the File's configuration, and
 // rewrites the whole file atomically before returning. Each result's
@@ -202,7 +274,7 @@ func (f *File) Add(results ...*benchfmt.Result) error {
 	if err := writeAtomic(f.path, all, f.meta); err != nil {
 		return err
 	}
-	f.results = all
+	f.results, f.marked = all, false
 	for _, r := range add {
 		f.done[string(r.Name)]++
 	}

@@ -42,6 +42,9 @@ type Replace struct {
 	// "partial: true", and a complete file already at the path is kept,
 	// the partial one written beside it (Beside).
 	Partial bool
+	// Held, if set, is path opened (OpenFresh) by the writer, which
+	// holds its lock while it measures: the file is written under it.
+	Held *File
 }
 
 // WriteFileWith is WriteFile under the rules of r, and returns the path
@@ -66,11 +69,16 @@ func WriteFileWith(path string, config []resultfile.Config, results []*benchfmt.
 		return "", err
 	}
 	// Hold path's lock even when writing beside it: one writer per file.
-	held, err := OpenFresh(path, config)
-	if err != nil {
+	held := r.Held
+	if held == nil {
+		var err error
+		if held, err = OpenFresh(path, config); err != nil {
+			return "", err
+		}
+		defer held.Close()
+	} else if err := held.configure(config); err != nil {
 		return "", err
 	}
-	defer held.Close()
 	target := path
 	if prev, err := Summarize(path); err == nil && prev.Results > 0 && !prev.Partial {
 		switch {
@@ -87,6 +95,7 @@ func WriteFileWith(path string, config []resultfile.Config, results []*benchfmt.
 	}
 	f := held
 	if target != path {
+		var err error
 		if f, err = OpenFresh(target, config); err != nil {
 			return "", err
 		}
