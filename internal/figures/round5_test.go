@@ -145,6 +145,7 @@ func init() {
 		{"docs/gate.md", "36 of 36 at +10% for the power", "the target"},
 		{"docs/history.md", "alpha 0.01, it was 3 of 300,", "a test's input and its count at a setting since changed"},
 		{"docs/history.md", "in the last 3 of 20 is never a change point", "a test's input"},
+		{"docs/node.md", "at least 1 s and ten times their mean wait", "the stall rule's bounds (harness/node)"},
 		{"docs/history.md", "the three steps are found, 9 of 9, with no other change point", "the benchmark's condition"},
 	}...)
 }
