@@ -112,6 +112,7 @@ var sharedBounds = map[string]Bound{
 	// A user's own training command (analyze, ladder, whatif -- COMMAND).
 	"loader":              {1, 1 << 20},
 	"first-batch-timeout": {0, float64(24 * time.Hour)},
+	"stall-timeout":       {0, float64(24 * time.Hour)},
 	// Disturbance.
 	"quiet-wait": {0, float64(time.Hour)},
 	// The delay is summed over a run's threads, so it can pass its wall
