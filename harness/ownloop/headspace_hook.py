@@ -152,6 +152,7 @@ class _State:
         self.unsure = False       # every step is in, none of them trained
         self.index = 0            # the loader's number
         self.key = None           # where its DataLoader was made (_stack_key)
+        self.made = 0             # DataLoaders made when it was found: one made later at key is its own
 
 
 _state = None
@@ -189,6 +190,10 @@ _other_wait = [0]
 # Batches delivered so far by every loader, in order: which loader fed a
 # step last.
 _seq = [0]
+# DataLoaders made so far: one made at the training loader's place after
+# it was found is the next epoch's; one made before it (a dict of train and
+# validation loaders made on one line) is another loader.
+_made = [0]
 
 
 def _patch_backward(torch):
@@ -367,8 +372,8 @@ def _stack_key():
 def _loader_iter(dl, orig_iter, want):
     """iter(dl) in the script: the training loop's loader timed in the
     cache iterator (_Timed), any other counted as it is (_Other). A
-    loader made where the training loader was made (a new one each
-    epoch) is the training loop's."""
+    loader made where the training loader was made, after it was found
+    (a new one each epoch), is the training loop's."""
     global _claimed, _state
     if os.getpid() != _MAIN_PID:
         return orig_iter(dl)
@@ -378,7 +383,7 @@ def _loader_iter(dl, orig_iter, want):
     num = getattr(dl, "_headspace_num", None)
     if num is None:
         key = getattr(dl, "_headspace_key", None)
-        if _state is not None and _state.key is not None and key == _state.key:
+        if _state is not None and _state.key is not None and key == _state.key and getattr(dl, "_headspace_made", 0) > _state.made:
             _adopt(dl, _state)
         else:
             num = len(_loaders) + 1
@@ -390,7 +395,7 @@ def _loader_iter(dl, orig_iter, want):
             if target:
                 _claimed = True
                 _state = _State(_settings)
-                _state.index, _state.key = num, key
+                _state.index, _state.key, _state.made = num, key, _made[0]
                 _adopt(dl, _state)
                 ev["num_workers"] = dl.num_workers
                 if _state.mode == "ladder" and int(_settings.get("warmup", 0)) <= 0:
@@ -492,7 +497,7 @@ class _Other:
                     "it is the training loop; run again with --loader %d" % (old.index, getattr(_loaders.get(old.index), "_headspace_site", "?"),
                                                                              self.num, getattr(dl, "_headspace_site", "?"), self.num))
         st = _State(_settings)
-        st.index, st.key = self.num, getattr(dl, "_headspace_key", None)
+        st.index, st.key, st.made = self.num, getattr(dl, "_headspace_key", None), _made[0]
         _state = st
         dl._headspace_state = st
         ev = {"ev": "retarget", "index": self.num, "from": old.index, "site": getattr(dl, "_headspace_site", "?"), "kind": "DataLoader", "target": True,
@@ -726,6 +731,8 @@ def _patch_torch():
         try:
             object.__setattr__(self, "_headspace_site", _site())
             object.__setattr__(self, "_headspace_key", _stack_key())
+            _made[0] += 1
+            object.__setattr__(self, "_headspace_made", _made[0])
         except Exception:
             pass
 

@@ -61,6 +61,7 @@ func TestTrainingLoopFound(t *testing.T) {
 		{"peek first", []string{"--peek", "--samples", "400"}, 2},
 		{"statistics pass first", []string{"--stats", "40", "--samples", "400"}, 2},
 		{"short statistics pass first", []string{"--stats", "8", "--samples", "400"}, 2},
+		{"train and validation made on one line", []string{"--split-dict", "--samples", "48", "--epochs", "100"}, 1},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			s := settings(20, 10)
@@ -72,6 +73,17 @@ func TestTrainingLoopFound(t *testing.T) {
 			ld, ok := run.Target()
 			if !run.Done || len(run.Steps) != s.Total() || !ok || ld.Index != tc.want || ld.Workers != 2 || ld.Dataset != "Sleepy" {
 				t.Fatalf("done %v, %d steps of %d, training loader %+v; want every step, from loader #%d (2 workers)\n%s", run.Done, len(run.Steps), s.Total(), ld, tc.want, out)
+			}
+			if tc.args[0] == "--split-dict" {
+				epoch := 0
+				for _, st := range run.Steps {
+					if st.Phase == "epoch" {
+						epoch++
+					}
+				}
+				if len(run.Loaders) != 2 || run.Loaders[1].Target || epoch == 0 {
+					t.Errorf("loaders %+v, %d steps of phase epoch: want the validation loader iterated as it is, the steps that span its passes left out", run.Loaders, epoch)
+				}
 			}
 			for _, b := range run.Batches {
 				if b.Loader != tc.want {

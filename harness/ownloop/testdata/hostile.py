@@ -21,6 +21,9 @@ runs a backward pass and an SGD step on a tiny model, then sleeps
 --slow-first S  the first sample sleeps S seconds
 --no-train      the steps run no backward pass nor optimizer step
 --spawn         the loader's workers are spawned, not forked
+--split-dict    train and validation loaders made on one line, as
+                {split: DataLoader(...) for split in ...}; a validation
+                pass of 2 batches after each epoch of --samples
 """
 import argparse
 import itertools
@@ -73,6 +76,7 @@ def main():
     p.add_argument("--slow-first", type=float, default=0)
     p.add_argument("--no-train", action="store_true")
     p.add_argument("--spawn", action="store_true")
+    p.add_argument("--split-dict", action="store_true")
     a = p.parse_args()
     if a.sleep_child:
         time.sleep(600)
@@ -117,6 +121,18 @@ def main():
                 total += float(x.sum())
             print("mean:", total / (a.stats * a.batch * 4))
         loader = make()
+        if a.split_dict:
+            sizes = {"train": a.samples, "val": 8}
+            loaders = {k: DataLoader(Sleepy(sizes[k], a.getitem_ms), batch_size=a.batch, num_workers=a.workers) for k in ("train", "val")}
+            n = 0
+            for _ in range(a.epochs):
+                for k in ("train", "val"):
+                    for batch in loaders[k]:
+                        if k == "train":
+                            step(batch)
+                            n += 1
+            print("trained %d steps" % n)
+            return
         side = DataLoader(Sleepy(a.samples, a.zip), batch_size=a.batch, num_workers=1) if a.zip >= 0 else None
         n = 0
         for _ in range(a.epochs):
