@@ -499,6 +499,9 @@ class _Other:
         st = _State(_settings)
         st.index, st.key, st.made = self.num, getattr(dl, "_headspace_key", None), _made[0]
         _state = st
+        first = _loaders.get(old.index)
+        if first is not None and getattr(first, "_headspace_state", None) is old:
+            first._headspace_state = None  # iterated as it is from now on
         dl._headspace_state = st
         ev = {"ev": "retarget", "index": self.num, "from": old.index, "site": getattr(dl, "_headspace_site", "?"), "kind": "DataLoader", "target": True,
               "measured": getattr(dl, "_headspace_measured", None) or {}, "forked": _fork_workers(dl)}
