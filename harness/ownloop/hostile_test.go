@@ -90,8 +90,15 @@ func TestTrainingLoopFound(t *testing.T) {
 					t.Errorf("batch %+v of loader %d among the training loader's", b, b.Loader)
 				}
 			}
-			if _, err := ownloop.Analyze(command(t, hostile(t)), s, run, 100); err != nil {
-				t.Error(err)
+			rep, err := ownloop.Analyze(command(t, hostile(t)), s, run, 100)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var text bytes.Buffer
+			rep.WriteText(&text)
+			if gaveWay := strings.Contains(text.String(), "loader #1 DataLoader(Sleepy, batch_size=4, num_workers=0) at hostile.py:") &&
+				strings.Contains(text.String(), "its steps trained nothing"); gaveWay != (tc.want == 2) {
+				t.Errorf("the report says loader #1 gave way: %v, want %v:\n%s", gaveWay, tc.want == 2, text.String())
 			}
 		})
 	}
@@ -165,6 +172,13 @@ func TestZipNamed(t *testing.T) {
 	rep.WriteText(&text)
 	if !strings.Contains(text.String(), "#2 DataLoader(Sleepy, batch_size=4, num_workers=1) at hostile.py") || !strings.Contains(text.String(), "feeds every step") {
 		t.Errorf("the report does not say loader #2 feeds every step:\n%s", text.String())
+	}
+	var recorded bool
+	for _, c := range ownloop.CommandConfig(command(t, hostile(t)), run) {
+		recorded = recorded || c.Key == "loader-2" && strings.HasSuffix(c.Value, "(feeds every step beside the training loader)")
+	}
+	if !recorded {
+		t.Errorf("the result file's settings do not say loader #2 feeds every step: %+v", ownloop.CommandConfig(command(t, hostile(t)), run))
 	}
 	// The verdict, on the times the sleeps make on an idle machine: loader
 	// #2's batches (4 samples of 8 ms, one worker) are waited for 31 ms a

@@ -124,6 +124,13 @@ func Analyze(cmd Command, s Settings, run *Run, totalSteps int) (Report, error) 
 	return rep, nil
 }
 
+// feedsEveryStep says l is not the training loader but fed (nearly)
+// every one of its steps.
+func (r *Run) feedsEveryStep(l Loader) bool {
+	o := r.Others[l.Index]
+	return o != nil && !l.Target && len(r.Steps) > 0 && float64(o.Steps) >= besideShare*float64(len(r.Steps))
+}
+
 // beside names the loaders that fed every step beside the training
 // loader (zip) and, where the loop waited longer for their batches than
 // for the training loader's, says that they bound it: the verdict's
@@ -131,7 +138,8 @@ func Analyze(cmd Command, s Settings, run *Run, totalSteps int) (Report, error) 
 func (rep *Report) beside(otherWait time.Duration, steps int) {
 	run := rep.Run
 	for _, l := range run.Loaders {
-		if o := run.Others[l.Index]; o != nil && !l.Target && len(run.Steps) > 0 && float64(o.Steps) >= besideShare*float64(len(run.Steps)) {
+		if run.feedsEveryStep(l) {
+			o := run.Others[l.Index]
 			rep.Beside = append(rep.Beside, BesideLoader{Loader: l, Wait: o.StepWait / time.Duration(max(1, o.Steps))})
 		}
 	}
@@ -503,8 +511,13 @@ func CommandConfig(c Command, run *Run) []resultfile.Config {
 	}
 	for _, l := range run.Loaders {
 		v := l.String()
-		if l.Target {
+		switch {
+		case l.Target:
 			v += " (training)"
+		case run.feedsEveryStep(l):
+			v += " (feeds every step beside the training loader)"
+		case l.Index == run.Retarget.From:
+			v += " (its steps trained nothing: not the training loop)"
 		}
 		out = append(out, resultfile.Config{Key: "loader-" + strconv.Itoa(l.Index), Value: oneLine(v)})
 	}
