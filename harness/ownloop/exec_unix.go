@@ -13,6 +13,8 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strings"
+	"sync/atomic"
 	"syscall"
 	"time"
 
@@ -40,6 +42,9 @@ func Exec(ctx context.Context, cmd Command, s Settings, out io.Writer, onStep fu
 	if err != nil {
 		return nil, err
 	}
+	if noNamespace {
+		c.SysProcAttr = procgroup.Group()
+	}
 	e, err := start(c, cmd.Interpreter, out)
 	if err != nil && namespaced(c.SysProcAttr) {
 		// No user namespaces here: the process group (and its
@@ -53,7 +58,7 @@ func Exec(ctx context.Context, cmd Command, s Settings, out io.Writer, onStep fu
 	if err != nil {
 		return nil, err
 	}
-	e.dir, e.s, e.onStep = dir, s, onStep
+	e.dir, e.s, e.onStep, e.mark = dir, s, onStep, runMark(c)
 	return e.wait(ctx)
 }
 
@@ -74,7 +79,8 @@ func hookCommand(cmd Command, s Settings, dir string) (*exec.Cmd, error) {
 	if p := os.Getenv("PYTHONPATH"); p != "" {
 		pythonPath += string(os.PathListSeparator) + p
 	}
-	c.Env = append(os.Environ(), "HEADSPACE_HOOK="+string(cfg), "HEADSPACE_HOOK_FD=3", "PYTHONPATH="+pythonPath)
+	c.Env = append(os.Environ(), "HEADSPACE_HOOK="+string(cfg), "HEADSPACE_HOOK_FD=3", "PYTHONPATH="+pythonPath,
+		fmt.Sprintf("%s=%d-%d", RunMark, os.Getpid(), runs.Add(1)))
 	// Its stdin is /dev/null (os/exec's default): a script that reads
 	// stdin sees its end at once.
 	c.SysProcAttr = procgroup.Contained()
@@ -88,6 +94,7 @@ type execution struct {
 	pid    int
 	start  time.Time
 	dir    string // the hook's module, removed once loaded
+	mark   string // RunMark=… in the environment of every process of the run
 	s      Settings
 	onStep func(Step)
 
@@ -163,7 +170,7 @@ func start(c *exec.Cmd, interpreter string, out io.Writer) (*execution, error) {
 // sessions of their own too), waits for the leader and for both pipes to
 // close (every member gone), and returns.
 func (e *execution) finish() {
-	killTree(e.pid)
+	killTree(e.pid, e.mark)
 	killGroup(e.pid)
 	if !e.leaderDone {
 		e.exitErr = <-e.exited
@@ -310,6 +317,29 @@ func (e *execution) ended() (*Run, error) {
 	default:
 		return run, &EndedEarly{Got: len(run.Steps), Want: run.want(e.s), Run: run}
 	}
+}
+
+// RunMark is the environment variable that marks every process of one
+// run (the script passes its environment on): where the command has no
+// PID namespace of its own, the processes that outlived their parent are
+// found by it.
+const RunMark = "HEADSPACE_OWNLOOP_RUN"
+
+// runs numbers the runs of this process, for RunMark.
+var runs atomic.Int64
+
+// noNamespace starts commands without a PID namespace (the tests of the
+// fallback).
+var noNamespace bool
+
+// runMark is RunMark's line in c's environment.
+func runMark(c *exec.Cmd) string {
+	for _, kv := range c.Env {
+		if strings.HasPrefix(kv, RunMark+"=") {
+			return kv
+		}
+	}
+	return ""
 }
 
 // exitChannel is the hook's exit status when it cannot write its events

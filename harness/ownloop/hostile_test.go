@@ -6,6 +6,7 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -258,13 +259,24 @@ func TestMessages(t *testing.T) {
 	}
 }
 
-// TestChildrenGo: a child the script starts in a session of its own is
-// gone when Exec returns.
+// TestChildrenGo: a child the script starts in a session of its own, and
+// one that outlived its parent, are gone when Exec returns: in the
+// command's PID namespace, and where there is none (user namespaces
+// refused) by the descendants and the run's mark in their environment.
 func TestChildrenGo(t *testing.T) {
 	needTorch(t)
-	run, out, err := runHostile(t, settings(20, 10), "--child")
-	if err != nil || !run.Done {
-		t.Fatalf("Exec = %v\n%s", err, out)
+	for _, fallback := range []bool{false, true} {
+		for _, habit := range []string{"--child", "--orphan"} {
+			t.Run(fmt.Sprintf("%s without namespace %v", habit, fallback), func(t *testing.T) {
+				if fallback {
+					ownloop.NoNamespace(t)
+				}
+				run, out, err := runHostile(t, settings(20, 10), habit)
+				if err != nil || !run.Done {
+					t.Fatalf("Exec = %v\n%s", err, out)
+				}
+			})
+		}
 	}
 }
 

@@ -15,6 +15,8 @@ runs a backward pass and an SGD step on a tiny model, then sleeps
 --thread        the loop runs in a thread of its own
 --child         starts a child in a session of its own that sleeps
                 (its command line names this script)
+--orphan        starts a child that starts such a sleeper and exits at
+                once: the sleeper outlives its parent
 --dist          init_process_group(gloo, world_size=1) first
 --touch-fd3     closes file descriptor 3, opens a file there and writes
                 a line to it
@@ -71,6 +73,8 @@ def main():
     p.add_argument("--thread", action="store_true")
     p.add_argument("--child", action="store_true")
     p.add_argument("--sleep-child", action="store_true")
+    p.add_argument("--orphan", action="store_true")
+    p.add_argument("--start-sleeper", action="store_true")
     p.add_argument("--dist", action="store_true")
     p.add_argument("--touch-fd3", action="store_true")
     p.add_argument("--slow-first", type=float, default=0)
@@ -81,8 +85,12 @@ def main():
     if a.sleep_child:
         time.sleep(600)
         return
-    if a.child:
+    if a.child or a.start_sleeper:
         subprocess.Popen([sys.executable, os.path.abspath(__file__), "--sleep-child"], start_new_session=True)
+    if a.start_sleeper:
+        return
+    if a.orphan:
+        subprocess.run([sys.executable, os.path.abspath(__file__), "--start-sleeper"], check=True)
     if a.touch_fd3:
         try:
             os.close(3)
