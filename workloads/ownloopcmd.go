@@ -68,7 +68,7 @@ func checkOwnFlags(fs *flag.FlagSet, command bool, keep ...string) error {
 }
 
 // ownError maps the hook's errors to the command's: refusals and a loop
-// that never came or ended early are bad input (exit 2).
+// that never came, stalled or ended early are bad input (exit 2).
 func ownError(err error) error {
 	var early *ownloop.EndedEarly
 	switch {
@@ -76,7 +76,7 @@ func ownError(err error) error {
 		return nil
 	case errors.Is(err, ownloop.ErrRefused):
 		return cli.UsageError{Msg: strings.Replace(err.Error(), ownloop.ErrRefused.Error()+": ", "", 1)}
-	case errors.Is(err, ownloop.ErrNoLoader), errors.As(err, &early):
+	case errors.Is(err, ownloop.ErrNoLoader), errors.Is(err, ownloop.ErrStalled), errors.As(err, &early):
 		return cli.UsageError{Msg: err.Error()}
 	}
 	return err

@@ -105,6 +105,7 @@ func TestAnalyzeOwnLoopFaults(t *testing.T) {
 		{"missing", []string{"--", "no-such-python-h43", script}, 2, "not found"},
 		{"not python", []string{"--", "ls", script}, 2, "is not a Python interpreter"},
 		{"torchrun", []string{"--", "torchrun", script}, 2, "multi-process training"},
+		{"isolated", []string{"--", ownPython, "-I", script}, 2, "-I makes the interpreter ignore PYTHONPATH"},
 		{"synthetic flag", []string{"--workers", "2", "--", ownPython, script}, 2, "--workers only apply to headspace's own pipeline"},
 		{"no loader", []string{"--first-batch-timeout", "2s", "--", ownPython, script, "--no-loader", "60"}, 2, "no DataLoader iterated within --first-batch-timeout"},
 		{"raises", []string{"--", ownPython, script, "--getitem-ms", "0", "--step-ms", "0", "--fail-at", "3"}, 1, "the script failed"},
@@ -264,5 +265,37 @@ func TestWhatIfOwnLoop(t *testing.T) {
 		if !strings.Contains(stdout.String(), want) {
 			t.Errorf("report lacks %q:\n%s", want, stdout.String())
 		}
+	}
+}
+
+// TestAnalyzeOwnLoopStalls: a loop that stops past --stall-timeout exits
+// 2 with one line that names it, no result file and no process left. The
+// script sleeps 600 s at its step 5: the bound of 2 minutes on the run is
+// about liveness.
+func TestAnalyzeOwnLoopStalls(t *testing.T) {
+	ownScript(t) // torch is there
+	b, err := os.ReadFile("../../harness/ownloop/testdata/hostile.py")
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	script := filepath.Join(dir, "hostile.py")
+	if err := os.WriteFile(script, b, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	out := filepath.Join(dir, "stall.txt")
+	var stdout, stderr bytes.Buffer
+	start := time.Now()
+	code := run(context.Background(), []string{"analyze", "--stall-timeout", "3s", "--out", out, "--", ownPython, script, "--stall-at", "5"}, &stdout, &stderr)
+	ownLeft(t, script)
+	lines := strings.Split(strings.TrimSpace(stderr.String()), "\n")
+	if last := lines[len(lines)-1]; code != 2 || !strings.Contains(last, "the training loop stalled: loader #1 DataLoader(Sleepy") {
+		t.Errorf("exit %d, last line %q; want 2 and the stall named\n%s", code, last, stderr.String())
+	}
+	if took := time.Since(start); took > 2*time.Minute {
+		t.Errorf("took %v with --stall-timeout 3s", took)
+	}
+	if _, err := os.Stat(out); err == nil {
+		t.Errorf("%s was written", out)
 	}
 }
