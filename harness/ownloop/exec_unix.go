@@ -80,7 +80,7 @@ func hookCommand(cmd Command, s Settings, dir string) (*exec.Cmd, error) {
 		pythonPath += string(os.PathListSeparator) + p
 	}
 	c.Env = append(os.Environ(), "HEADSPACE_HOOK="+string(cfg), "HEADSPACE_HOOK_FD=3", "PYTHONPATH="+pythonPath,
-		fmt.Sprintf("%s=%d-%d", RunMark, os.Getpid(), runs.Add(1)))
+		fmt.Sprintf("%s=%d-%d", RunMark, os.Getpid(), runs.Add(1)), fmt.Sprintf("HEADSPACE_PID=%d", os.Getpid()))
 	// Its stdin is /dev/null (os/exec's default): a script that reads
 	// stdin sees its end at once.
 	c.SysProcAttr = procgroup.Contained()

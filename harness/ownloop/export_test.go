@@ -13,6 +13,9 @@ func NoNamespace(t interface{ Cleanup(func()) }) {
 	t.Cleanup(func() { noNamespace = false })
 }
 
+// SetNoNamespace is NoNamespace for a helper process that has no test.
+func SetNoNamespace() { noNamespace = true }
+
 func PointOf(run *Run, s Settings, l level.Level, r int) (LadderPoint, error) {
 	return point(run, s, l, r)
 }

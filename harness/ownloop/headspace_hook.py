@@ -817,6 +817,49 @@ def _event_fd(fd):
     return high
 
 
+def _watchdog():
+    """Where the command has no PID namespace of its own (Linux without
+    user namespaces: the hook is not process 1), a forked process that
+    watches headspace and, once it is gone (a SIGKILL included), kills
+    every process of the run: those whose environment holds the run's
+    mark (HEADSPACE_OWNLOOP_RUN). It holds none of the run's pipes, and
+    goes with the command's process group when headspace ends the run."""
+    mark, hs = os.environ.get("HEADSPACE_OWNLOOP_RUN"), os.environ.pop("HEADSPACE_PID", "")
+    if not mark or not hs.isdigit() or os.getpid() == 1 or not os.path.isdir("/proc/self") or not hasattr(os, "fork"):
+        return
+    try:
+        pid = os.fork()
+    except OSError:
+        return
+    if pid:
+        return
+    try:
+        os.closerange(0, 1 << 16)
+        line = ("HEADSPACE_OWNLOOP_RUN=" + mark).encode()
+        while True:
+            time.sleep(0.5)
+            try:
+                os.kill(int(hs), 0)
+                continue
+            except PermissionError:
+                continue
+            except OSError:
+                break
+        me = os.getpid()
+        for _ in range(3):
+            for p in os.listdir("/proc"):
+                if not p.isdigit() or int(p) == me:
+                    continue
+                try:
+                    with open("/proc/%s/environ" % p, "rb") as f:
+                        if line in f.read().split(b"\0"):
+                            os.kill(int(p), 9)
+                except OSError:
+                    pass
+    finally:
+        os._exit(0)
+
+
 def _overhead(n):
     """Nanoseconds the timed cache iterator adds per batch over a plain
     iteration of the same list: headspace's benchmark of the hook."""
@@ -882,6 +925,7 @@ def main(argv):
     # The training script sees neither the hook's settings nor its module.
     os.environ.pop("HEADSPACE_HOOK", None)
     os.environ.pop("HEADSPACE_HOOK_FD", None)
+    _watchdog()
     if _multi_process_env():
         _refuse("multi-process training (torchrun: WORLD_SIZE %s) is out of scope: run the script as one process" % os.environ.get("WORLD_SIZE", "?"))
     try:

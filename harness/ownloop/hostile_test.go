@@ -289,6 +289,9 @@ func init() { helper = runHelper }
 // runHelper is the test binary as headspace: Exec on the script the
 // environment names, with its options.
 func runHelper(script string) {
+	if os.Getenv(helperEnv+"_FALLBACK") != "" {
+		ownloop.SetNoNamespace()
+	}
 	c, err := ownloop.ParseCommand([]string{python, script, "--child", "--step-ms", "50"})
 	if err != nil {
 		panic(err)
@@ -299,12 +302,22 @@ func runHelper(script string) {
 
 // TestChildrenGoWithHeadspace: after a SIGKILL of headspace (here the
 // test binary as runHelper) nothing the script started is left: not the
-// script, not its workers, not its child in a session of its own.
+// script, not its workers, not its child in a session of its own; in the
+// command's PID namespace, and without one (the hook's watchdog).
 func TestChildrenGoWithHeadspace(t *testing.T) {
+	for _, fallback := range []bool{false, true} {
+		t.Run(fmt.Sprintf("without namespace %v", fallback), func(t *testing.T) { childrenGoWithHeadspace(t, fallback) })
+	}
+}
+
+func childrenGoWithHeadspace(t *testing.T, fallback bool) {
 	needTorch(t)
 	script := hostile(t)
 	h := exec.Command(os.Args[0], "-test.run=^$")
 	h.Env = append(os.Environ(), helperEnv+"="+script)
+	if fallback {
+		h.Env = append(h.Env, helperEnv+"_FALLBACK=1")
+	}
 	h.Stderr = os.Stderr
 	if err := h.Start(); err != nil {
 		t.Fatal(err)
