@@ -297,7 +297,9 @@ func runOwnWhatIf(ctx context.Context, fs *flag.FlagSet, of *ownFlags, verify bo
 			w.WriteText(stdout)
 			checks := map[int]float64{}
 			if verify {
-				if checks, err = w.VerifyAll(ctx, cmd, of.loader, steps, of.firstTimeout, of.stallTimeout, stdout, stderr); err != nil {
+				// The loader the analysis measured (one whose steps train,
+				// where the first trained nothing), by its number.
+				if checks, err = w.VerifyAll(ctx, cmd, rep.Loader.Index, steps, of.firstTimeout, of.stallTimeout, stdout, stderr); err != nil {
 					return nil, ownError(err)
 				}
 			}

@@ -273,17 +273,8 @@ func TestWhatIfOwnLoop(t *testing.T) {
 // script sleeps 600 s at its step 5: the bound of 2 minutes on the run is
 // about liveness.
 func TestAnalyzeOwnLoopStalls(t *testing.T) {
-	ownScript(t) // torch is there
-	b, err := os.ReadFile("../../harness/ownloop/testdata/hostile.py")
-	if err != nil {
-		t.Fatal(err)
-	}
-	dir := t.TempDir()
-	script := filepath.Join(dir, "hostile.py")
-	if err := os.WriteFile(script, b, 0o600); err != nil {
-		t.Fatal(err)
-	}
-	out := filepath.Join(dir, "stall.txt")
+	script := hostileScript(t)
+	out := filepath.Join(t.TempDir(), "stall.txt")
 	var stdout, stderr bytes.Buffer
 	start := time.Now()
 	code := run(context.Background(), []string{"analyze", "--stall-timeout", "3s", "--out", out, "--", ownPython, script, "--stall-at", "5"}, &stdout, &stderr)
@@ -297,5 +288,34 @@ func TestAnalyzeOwnLoopStalls(t *testing.T) {
 	}
 	if _, err := os.Stat(out); err == nil {
 		t.Errorf("%s was written", out)
+	}
+}
+
+// hostileScript copies the ownloop tests' hostile.py (a script with one
+// habit an option) into a directory of the test's own.
+func hostileScript(t *testing.T) string {
+	t.Helper()
+	ownScript(t) // torch is there
+	b, err := os.ReadFile("../../harness/ownloop/testdata/hostile.py")
+	if err != nil {
+		t.Fatal(err)
+	}
+	script := filepath.Join(t.TempDir(), "hostile.py")
+	if err := os.WriteFile(script, b, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	return script
+}
+
+// TestWhatIfOwnLoopPeek: on a script that peeks at a loader of its own
+// before training, whatif --verify verifies on the loader the analysis
+// measured (the one whose steps train), not the one --loader names.
+func TestWhatIfOwnLoopPeek(t *testing.T) {
+	script := hostileScript(t)
+	var stdout, stderr bytes.Buffer
+	code := run(context.Background(), []string{"whatif", "--verify", "--steps", "6", "--", ownPython, script, "--peek", "--samples", "4000", "--getitem-ms", "4"}, &stdout, &stderr)
+	ownLeft(t, script)
+	if code != 0 || !strings.Contains(stdout.String(), "verify (6 steps") || !strings.Contains(stdout.String(), "workers: measured") {
+		t.Fatalf("exit %d; want the checks of the loader that trains\n%s\n%s", code, stdout.String(), stderr.String())
 	}
 }
