@@ -122,8 +122,9 @@ func TestStallNamed(t *testing.T) {
 		t.Errorf("Exec took %v after a stall bound of %v", took, s.StallTimeout)
 	}
 	// A loop that trains nothing, peeked at first: the peek stalls, the
-	// loader that feeds the steps is named with --loader.
-	_, out, err = runHostile(t, s, "--peek", "--no-train", "--samples", "4000")
+	// loader that feeds the steps is named with --loader. Its 100000
+	// steps of at least 1 ms outlast the stall bound on any machine.
+	_, out, err = runHostile(t, s, "--peek", "--no-train", "--samples", "400000")
 	if !errors.Is(err, ownloop.ErrStalled) || !strings.Contains(err.Error(), "#2 DataLoader(Sleepy, batch_size=4, num_workers=2)") || !strings.Contains(err.Error(), "--loader N") {
 		t.Fatalf("Exec = %v, want the stall with the loader that delivered named\n%s", err, out)
 	}
@@ -239,7 +240,9 @@ func TestMessages(t *testing.T) {
 	}{
 		{"thread", nil, []string{"--thread", "--samples", "40"}, []string{"in its thread", "main thread", "hostile.py:"}},
 		{"loader 99", func(s *ownloop.Settings) { s.Loader = 99 }, []string{"--samples", "40"}, []string{"--loader 99", "iterated 1 DataLoader", "#1 DataLoader(Sleepy, batch_size=4, num_workers=2) at hostile.py:"}},
-		{"slow first batch", nil, []string{"--slow-first", "60"}, []string{"the training loader #1 DataLoader(Sleepy", "first batch did not come within --first-batch-timeout 5s"}},
+		// 20 s leave a loaded machine the time to import torch and
+		// iterate the loader; its first sample sleeps 300 s.
+		{"slow first batch", func(s *ownloop.Settings) { s.FirstBatchTimeout = 20 * time.Second }, []string{"--slow-first", "300"}, []string{"the training loader #1 DataLoader(Sleepy", "first batch did not come within --first-batch-timeout 20s"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			s := s
