@@ -214,6 +214,21 @@ func TestScriptTouchesFD3(t *testing.T) {
 	}
 }
 
+// TestScriptClosesTheHooksDescriptor: a script that closes every
+// descriptor, the hook's too, fails with a line that says so, not as a
+// script whose traceback is above.
+func TestScriptClosesTheHooksDescriptor(t *testing.T) {
+	needTorch(t)
+	_, out, err := runHostile(t, settings(20, 10), "--close-fds")
+	var sf *ownloop.ScriptFailed
+	if err == nil || errors.As(err, &sf) || !strings.Contains(err.Error(), "the script closed or replaced the hook's file descriptor") {
+		t.Fatalf("Exec = %v, want the hook's descriptor named as closed\n%s", err, out)
+	}
+	if !strings.Contains(out, "headspace_hook: writing its events to file descriptor") {
+		t.Errorf("the hook's line is not in the output:\n%s", out)
+	}
+}
+
 // TestOneProcessGroup: init_process_group with world_size 1, and
 // WORLD_SIZE=1 as torchrun --nproc-per-node 1 sets it, are one process.
 func TestOneProcessGroup(t *testing.T) {

@@ -20,6 +20,7 @@ runs a backward pass and an SGD step on a tiny model, then sleeps
 --dist          init_process_group(gloo, world_size=1) first
 --touch-fd3     closes file descriptor 3, opens a file there and writes
                 a line to it
+--close-fds     closes every descriptor from 3 up, before its loop
 --slow-first S  the first sample sleeps S seconds
 --no-train      the steps run no backward pass nor optimizer step
 --spawn         the loader's workers are spawned, not forked
@@ -81,6 +82,7 @@ def main():
     p.add_argument("--no-train", action="store_true")
     p.add_argument("--spawn", action="store_true")
     p.add_argument("--split-dict", action="store_true")
+    p.add_argument("--close-fds", action="store_true")
     a = p.parse_args()
     if a.sleep_child:
         time.sleep(600)
@@ -102,6 +104,8 @@ def main():
         except OSError:
             pass
         print("fd 3 is the script's:", f.fileno() == 3)
+    if a.close_fds:
+        os.closerange(3, 1 << 16)
     if a.dist:
         import torch.distributed as dist
         dist.init_process_group("gloo", init_method="file://" + tempfile.mktemp(), rank=0, world_size=1)
