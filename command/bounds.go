@@ -22,6 +22,7 @@ var _ = cli.Declare(map[string]cli.Bound{
 	// A user's own training command (analyze, ladder, whatif -- COMMAND).
 	"loader":              {Lo: 1, Hi: 1 << 20},
 	"first-batch-timeout": {Lo: 0, Hi: float64(24 * time.Hour)},
+	"stall-timeout":       {Lo: 0, Hi: float64(24 * time.Hour)},
 
 	"analyze load-latency":        {Lo: 0, Hi: float64(time.Minute)},
 	"analyze workers":             {Lo: 1, Hi: loader.MaxWorkers},

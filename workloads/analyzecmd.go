@@ -41,7 +41,8 @@ With a training command after --, as in
 it runs that command, unmodified, under headspace's hook (a stdlib-only
 Python module carried by the binary, written to a temporary directory and
 removed after; docs/own-loop.md): the first DataLoader the script iterates
-in its main process (--loader picks another) is wrapped in the same cache,
+in its main thread (--loader picks another; one whose steps train nothing
+gives way to one whose steps do) is wrapped in the same cache,
 every step is timed batch to batch with the loop's wait, the dataset's
 __getitem__ (its .loader and .transform where it has them) and collate are
 timed in the workers (wall and CPU time), pin-memory in the main process,
@@ -49,9 +50,10 @@ and the command and all its workers are stopped once the steps are in.
 The step times are medians of means over rounds of the loader's workers. The records are
 BenchmarkHeadspace/script=NAME/phase=…, with the command, interpreter and
 torch versions among the settings. A command that is not Python, that
-never iterates a DataLoader within --first-batch-timeout, or that ends
-before the steps are in exits 2 (--partial keeps what it got); a script
-that raises shows its traceback and exits 1.
+never iterates a DataLoader within --first-batch-timeout, whose loop asks
+for no batch for --stall-timeout, or that ends before the steps are in
+exits 2 (--partial keeps what it got); a script that raises shows its
+traceback and exits 1. The command's stdin is /dev/null.
 
 --data DIR reads a dataset on disk (headspace dataset write, an ImageFolder
 or WebDataset shards; docs/real-data.md): the load stage

@@ -25,6 +25,7 @@ import (
 type ownFlags struct {
 	loader       int
 	firstTimeout time.Duration
+	stallTimeout time.Duration
 	partial      bool
 }
 
@@ -43,7 +44,7 @@ type ownAnalyzeFlags struct {
 
 // ownOnly are the flags that apply to a user's command; the others are
 // the synthetic pipeline's.
-var ownOnly = map[string]bool{"loader": true, "first-batch-timeout": true, "partial": true}
+var ownOnly = map[string]bool{"loader": true, "first-batch-timeout": true, "stall-timeout": true, "partial": true}
 
 // checkOwnFlags refuses, with a command, the synthetic pipeline's flags
 // (not in keep), and without one the command's flags.
@@ -67,7 +68,7 @@ func checkOwnFlags(fs *flag.FlagSet, command bool, keep ...string) error {
 }
 
 // ownError maps the hook's errors to the command's: refusals and a loop
-// that never came or ended early are bad input (exit 2).
+// that never came, stalled or ended early are bad input (exit 2).
 func ownError(err error) error {
 	var early *ownloop.EndedEarly
 	switch {
@@ -75,7 +76,7 @@ func ownError(err error) error {
 		return nil
 	case errors.Is(err, ownloop.ErrRefused):
 		return cli.UsageError{Msg: strings.Replace(err.Error(), ownloop.ErrRefused.Error()+": ", "", 1)}
-	case errors.Is(err, ownloop.ErrNoLoader), errors.As(err, &early):
+	case errors.Is(err, ownloop.ErrNoLoader), errors.Is(err, ownloop.ErrStalled), errors.As(err, &early):
 		return cli.UsageError{Msg: err.Error()}
 	}
 	return err
@@ -93,8 +94,8 @@ func runOwnAnalyze(ctx context.Context, fs *flag.FlagSet, of *ownFlags, af ownAn
 	if af.after < af.numCaches {
 		return cli.Usagef("--return-caches-after %d is less than --num-caches %d: some caches would never be filled", af.after, af.numCaches)
 	}
-	if of.firstTimeout <= 0 {
-		return cli.Usagef("--first-batch-timeout %v must be positive", of.firstTimeout)
+	if err := of.checkTimeouts(); err != nil {
+		return err
 	}
 	cmd, err := ownloop.ParseCommand(fs.Args())
 	if err != nil {
@@ -104,7 +105,7 @@ func runOwnAnalyze(ctx context.Context, fs *flag.FlagSet, of *ownFlags, af ownAn
 	if err := cli.CheckOutputs(cli.Figure(cli.Prefixed(plotBase, ".png")), cli.Figure(cli.Prefixed(plotBase, ".svg"))); err != nil {
 		return err
 	}
-	s := ownloop.Settings{Mode: "analyze", Loader: of.loader, NumCaches: af.numCaches, ReturnCachesAfter: af.after, StepsAfter: af.stepsAfter, FirstBatchTimeout: of.firstTimeout}
+	s := ownloop.Settings{Mode: "analyze", Loader: of.loader, NumCaches: af.numCaches, ReturnCachesAfter: af.after, StepsAfter: af.stepsAfter, FirstBatchTimeout: of.firstTimeout, StallTimeout: of.stallTimeout}
 	var rep ownloop.Report
 	settings := func() []resultfile.Config { return driver.Settings(rep.Device, rep.ConfigLines()) }
 	o, err := driver.Run(ctx, driver.Job{Units: s.Total(), Progress: stderr, Settings: settings,
@@ -142,8 +143,21 @@ func runOwnAnalyze(ctx context.Context, fs *flag.FlagSet, of *ownFlags, af ownAn
 
 // registerLadder defines the command flags that ladder and whatif take.
 func (f *ownFlags) registerLadder(fs *flag.FlagSet) {
-	fs.IntVar(&f.loader, "loader", 1, "with a command: which DataLoader is the training loop's, by the order of first iteration in the main process (`n`, 1: the first)")
+	fs.IntVar(&f.loader, "loader", 1, "with a command: which DataLoader is the training loop's, by the order of first iteration in the main thread (`n`, 1: the first)")
 	fs.DurationVar(&f.firstTimeout, "first-batch-timeout", 2*time.Minute, "with a command: how long to wait for its training loop's first batch (`duration`)")
+	fs.DurationVar(&f.stallTimeout, "stall-timeout", 5*time.Minute, "with a command: how long to wait for each step of its training loop after the first batch (`duration`)")
+}
+
+// checkTimeouts refuses a bound on the command's waits that is not
+// positive.
+func (f *ownFlags) checkTimeouts() error {
+	if f.firstTimeout <= 0 {
+		return cli.Usagef("--first-batch-timeout %v must be positive", f.firstTimeout)
+	}
+	if f.stallTimeout <= 0 {
+		return cli.Usagef("--stall-timeout %v must be positive", f.stallTimeout)
+	}
+	return nil
 }
 
 // ownLadderFlags are ladder's own flags that a command run keeps.
@@ -206,7 +220,7 @@ func runOwnLadder(ctx context.Context, fs *flag.FlagSet, of *ownFlags, lf ownLad
 func ownLadderConfig(fs *flag.FlagSet, of *ownFlags, lf ownLadderFlags) (ownloop.LadderConfig, error) {
 	set := map[string]bool{}
 	fs.Visit(func(f *flag.Flag) { set[f.Name] = true })
-	c := ownloop.LadderConfig{Levels: []level.Level{level.Host, level.Sample, level.Raw, level.None}, Steps: lf.steps, Count: lf.count, Loader: of.loader, FirstBatchTimeout: of.firstTimeout}
+	c := ownloop.LadderConfig{Levels: []level.Level{level.Host, level.Sample, level.Raw, level.None}, Steps: lf.steps, Count: lf.count, Loader: of.loader, FirstBatchTimeout: of.firstTimeout, StallTimeout: of.stallTimeout}
 	if !set["steps"] {
 		c.Steps = ownLadderSteps
 	}
@@ -227,8 +241,8 @@ func ownLadderConfig(fs *flag.FlagSet, of *ownFlags, lf ownLadderFlags) (ownloop
 	if set["warmup"] && lf.warmup < 1 {
 		return c, cli.Usagef("--warmup %d must be at least 1 with a command (leave it out for the automatic warm-up)", lf.warmup)
 	}
-	if of.firstTimeout <= 0 {
-		return c, cli.Usagef("--first-batch-timeout %v must be positive", of.firstTimeout)
+	if err := of.checkTimeouts(); err != nil {
+		return c, err
 	}
 	if err := c.Validate(); err != nil {
 		return c, ownError(err)
@@ -257,14 +271,14 @@ func runOwnWhatIf(ctx context.Context, fs *flag.FlagSet, of *ownFlags, verify bo
 			if err := cli.FirstErr(cli.InRange("--steps", steps, 1, cli.MaxSteps), cli.InRange("--loader", of.loader, 1, 1<<20)); err != nil {
 				return nil, err
 			}
-			if of.firstTimeout <= 0 {
-				return nil, cli.Usagef("--first-batch-timeout %v must be positive", of.firstTimeout)
+			if err := of.checkTimeouts(); err != nil {
+				return nil, err
 			}
 			var err error
 			if cmd, err = ownloop.ParseCommand(fs.Args()); err != nil {
 				return nil, ownError(err)
 			}
-			s := ownloop.Settings{Mode: "analyze", Loader: of.loader, NumCaches: 10, ReturnCachesAfter: 40, StepsAfter: 30, FirstBatchTimeout: of.firstTimeout}
+			s := ownloop.Settings{Mode: "analyze", Loader: of.loader, NumCaches: 10, ReturnCachesAfter: 40, StepsAfter: 30, FirstBatchTimeout: of.firstTimeout, StallTimeout: of.stallTimeout}
 			h.Total(s.Total())
 			run, err = ownloop.Exec(ctx, cmd, s, stderr, func(ownloop.Step) { h.Tick() })
 			h.Finish()
@@ -283,7 +297,9 @@ func runOwnWhatIf(ctx context.Context, fs *flag.FlagSet, of *ownFlags, verify bo
 			w.WriteText(stdout)
 			checks := map[int]float64{}
 			if verify {
-				if checks, err = w.VerifyAll(ctx, cmd, of.loader, steps, of.firstTimeout, stdout, stderr); err != nil {
+				// The loader the analysis measured (one whose steps train,
+				// where the first trained nothing), by its number.
+				if checks, err = w.VerifyAll(ctx, cmd, rep.Loader.Index, steps, of.firstTimeout, of.stallTimeout, stdout, stderr); err != nil {
 					return nil, ownError(err)
 				}
 			}

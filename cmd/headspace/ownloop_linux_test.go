@@ -105,6 +105,7 @@ func TestAnalyzeOwnLoopFaults(t *testing.T) {
 		{"missing", []string{"--", "no-such-python-h43", script}, 2, "not found"},
 		{"not python", []string{"--", "ls", script}, 2, "is not a Python interpreter"},
 		{"torchrun", []string{"--", "torchrun", script}, 2, "multi-process training"},
+		{"isolated", []string{"--", ownPython, "-I", script}, 2, "-I makes the interpreter ignore PYTHONPATH"},
 		{"synthetic flag", []string{"--workers", "2", "--", ownPython, script}, 2, "--workers only apply to headspace's own pipeline"},
 		{"no loader", []string{"--first-batch-timeout", "2s", "--", ownPython, script, "--no-loader", "60"}, 2, "no DataLoader iterated within --first-batch-timeout"},
 		{"raises", []string{"--", ownPython, script, "--getitem-ms", "0", "--step-ms", "0", "--fail-at", "3"}, 1, "the script failed"},
@@ -264,5 +265,57 @@ func TestWhatIfOwnLoop(t *testing.T) {
 		if !strings.Contains(stdout.String(), want) {
 			t.Errorf("report lacks %q:\n%s", want, stdout.String())
 		}
+	}
+}
+
+// TestAnalyzeOwnLoopStalls: a loop that stops past --stall-timeout exits
+// 2 with one line that names it, no result file and no process left. The
+// script sleeps 600 s at its step 5: the bound of 2 minutes on the run is
+// about liveness.
+func TestAnalyzeOwnLoopStalls(t *testing.T) {
+	script := hostileScript(t)
+	out := filepath.Join(t.TempDir(), "stall.txt")
+	var stdout, stderr bytes.Buffer
+	start := time.Now()
+	code := run(context.Background(), []string{"analyze", "--stall-timeout", "3s", "--out", out, "--", ownPython, script, "--stall-at", "5"}, &stdout, &stderr)
+	ownLeft(t, script)
+	lines := strings.Split(strings.TrimSpace(stderr.String()), "\n")
+	if last := lines[len(lines)-1]; code != 2 || !strings.Contains(last, "the training loop stalled: loader #1 DataLoader(Sleepy") {
+		t.Errorf("exit %d, last line %q; want 2 and the stall named\n%s", code, last, stderr.String())
+	}
+	if took := time.Since(start); took > 2*time.Minute {
+		t.Errorf("took %v with --stall-timeout 3s", took)
+	}
+	if _, err := os.Stat(out); err == nil {
+		t.Errorf("%s was written", out)
+	}
+}
+
+// hostileScript copies the ownloop tests' hostile.py (a script with one
+// habit an option) into a directory of the test's own.
+func hostileScript(t *testing.T) string {
+	t.Helper()
+	ownScript(t) // torch is there
+	b, err := os.ReadFile("../../harness/ownloop/testdata/hostile.py")
+	if err != nil {
+		t.Fatal(err)
+	}
+	script := filepath.Join(t.TempDir(), "hostile.py")
+	if err := os.WriteFile(script, b, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	return script
+}
+
+// TestWhatIfOwnLoopPeek: on a script that peeks at a loader of its own
+// before training, whatif --verify verifies on the loader the analysis
+// measured (the one whose steps train), not the one --loader names.
+func TestWhatIfOwnLoopPeek(t *testing.T) {
+	script := hostileScript(t)
+	var stdout, stderr bytes.Buffer
+	code := run(context.Background(), []string{"whatif", "--verify", "--steps", "6", "--", ownPython, script, "--peek", "--samples", "4000", "--getitem-ms", "4"}, &stdout, &stderr)
+	ownLeft(t, script)
+	if code != 0 || !strings.Contains(stdout.String(), "verify (6 steps") || !strings.Contains(stdout.String(), "workers: measured") {
+		t.Fatalf("exit %d; want the checks of the loader that trains\n%s\n%s", code, stdout.String(), stderr.String())
 	}
 }

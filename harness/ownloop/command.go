@@ -102,21 +102,50 @@ func ParseCommand(argv []string) (Command, error) {
 				return c, refusef("-m %s runs multi-process training, which is out of scope: run the script as one process", c.Script)
 			}
 			return c, nil
+		case a == "--" && i+1 < len(argv) && argv[i+1] != "-":
+			// The end of the interpreter's options: the script follows.
+			return script(c, argv[i+1], argv[i+2:])
 		case a == "-" || a == "--":
 			return c, refusef("%s reads its script from stdin: give a script file", base)
 		case strings.HasPrefix(a, "-"):
+			if err := checkOption(base, a); err != nil {
+				return c, err
+			}
 			c.Options = append(c.Options, a)
 			if optionsWithValue[a] && i+1 < len(argv) {
 				i++
 				c.Options = append(c.Options, argv[i])
 			}
 		default:
-			c.Script, c.Args = a, argv[i+1:]
-			if _, err := os.Stat(a); err != nil {
-				return c, refusef("script %s: %v", a, errors.Unwrap(err))
-			}
-			return c, nil
+			return script(c, a, argv[i+1:])
 		}
 	}
 	return c, refusef("%s with no script: give the command as %s SCRIPT [ARGS...]", base, base)
+}
+
+// script is c running the script at path with args, which must exist.
+func script(c Command, path string, args []string) (Command, error) {
+	c.Script, c.Args = path, args
+	if _, err := os.Stat(path); err != nil {
+		return c, refusef("script %s: %v", path, errors.Unwrap(err))
+	}
+	return c, nil
+}
+
+// checkOption refuses an interpreter option (or a bundle of short ones,
+// as in -uI) that would keep the hook from loading: -I and -E make the
+// interpreter ignore PYTHONPATH, where the hook's module is.
+func checkOption(base, a string) error {
+	if strings.HasPrefix(a, "--") {
+		return nil
+	}
+	for _, r := range a[1:] {
+		switch r {
+		case 'W', 'X':
+			return nil // the rest is the option's value
+		case 'I', 'E':
+			return refusef("%s -%c makes the interpreter ignore PYTHONPATH, which headspace's hook is loaded from: leave -%c out", base, r, r)
+		}
+	}
+	return nil
 }

@@ -11,14 +11,18 @@
 // profiler: `INTERPRETER [OPTIONS] -m headspace_hook SCRIPT ARGS…` with
 // that directory on PYTHONPATH. Nothing is written into the user's tree.
 // The hook wraps the training torch.utils.data.DataLoader (the first one
-// iterated in the main process, or the Settings.Loader-th) in SPDL's cache
+// iterated in the main thread, or the Settings.Loader-th; one made anew at
+// the same place each epoch is the same; one whose steps train nothing
+// gives way to one whose steps run a backward pass) in SPDL's cache
 // iterator, times every step from one batch request to the next and the
 // loop's wait inside each request, times each sample's __getitem__ in the
 // workers (split into .loader and .transform for torchvision-style
 // datasets), the collate of each batch, pin-memory and the workers' CPU
-// time, and writes one JSON event a line to a pipe (file descriptor 3).
+// time, and writes one JSON event a line to a pipe (file descriptor 3,
+// which the hook moves to a high number before the script starts).
 // Once it has the steps it needs it says "done" and Exec kills the
-// command's process group: the script and every DataLoader worker.
+// command's process group, and on Linux its PID namespace
+// (procgroup.Contained): the script and everything it started.
 //
 // # Faults
 //
@@ -27,7 +31,8 @@
 // launcher, or passes code with -c. Exec returns ErrRefused for what the
 // hook refuses (torch missing, multi-process training, a level the
 // dataset cannot take), ErrNoLoader when no DataLoader is iterated within
-// Settings.FirstBatchTimeout or before the script ends, *EndedEarly when
+// Settings.FirstBatchTimeout or before the script ends, ErrStalled when
+// the loop asks for no batch within Settings.StallTimeout, *EndedEarly when
 // the script ends before the steps the run needs, *ScriptFailed when it
 // exits with an error (its traceback went to the command's stderr), and
 // the context's error when it is cancelled (SIGINT): the process group is

@@ -4,6 +4,7 @@ import (
 	_ "embed"
 	"encoding/json"
 	"fmt"
+	"slices"
 	"time"
 )
 
@@ -37,6 +38,9 @@ type Settings struct {
 	// FirstBatchTimeout bounds the wait for the training loop's first
 	// batch, from the command's start.
 	FirstBatchTimeout time.Duration `json:"-"`
+	// StallTimeout bounds the wait for each step after the first batch
+	// (0: none).
+	StallTimeout time.Duration `json:"-"`
 }
 
 // Total is the steps a run needs: both phases, or warm-up and steps.
@@ -72,7 +76,10 @@ type Loader struct {
 	PrefetchFactor int    `json:"prefetch_factor"`
 	// Warmup is the steps a ladder run leaves out before timing: one,
 	// and the batches the workers prefetched.
-	Warmup   int `json:"warmup"`
+	Warmup int `json:"warmup"`
+	// Forked says its workers are forked (or it has none): only then
+	// can the hook time its stages and apply levels sample and raw.
+	Forked   bool `json:"forked"`
 	Measured struct {
 		GetItem  bool `json:"getitem"`
 		Split    bool `json:"split"`
@@ -98,6 +105,9 @@ type Step struct {
 	Time  time.Duration `json:"ns"`
 	Wait  time.Duration `json:"wait"`
 	Phase string        `json:"ph"`
+	// OtherWait is the step's wait for the batches of other loaders
+	// (zip(train, other)): they feed the step too.
+	OtherWait time.Duration `json:"ow"`
 }
 
 // Batch is one batch made by the training loader, in a worker (Worker
@@ -105,6 +115,7 @@ type Step struct {
 // the dataset's .loader and .transform, its collate time, and the
 // worker's CPU time so far.
 type Batch struct {
+	Loader    int           `json:"l"` // the loader's number (0: not said)
 	Worker    int           `json:"w"`
 	Samples   int           `json:"n"`
 	GetItem   time.Duration `json:"getitem"`
@@ -136,8 +147,33 @@ type Run struct {
 	MainCPU map[int]time.Duration
 	// Done says the run got every step it needed.
 	Done bool
+	// Others are the loaders iterated beside the training loop's, by
+	// number: what they delivered while it was measured.
+	Others map[int]*Other
+	// Retarget says the loader first measured fed steps that trained
+	// nothing while another's train: the measurement started again on
+	// that one (From is the loader first measured; 0: none).
+	Retarget struct{ From int }
+	// Unsure says every step is in, but none of them ran a backward
+	// pass: the hook goes on to see whether another loop trains. If the
+	// script ends first, the measured loop stands.
+	Unsure bool
+	// Thread names a thread other than the main one that iterated a
+	// DataLoader before the training loop was found ("" for none).
+	Thread, ThreadSite string
 	// Wall is the command's time from its start to its end.
 	Wall time.Duration
+}
+
+// Other is what a loader that is not the training loop's delivered
+// while the training loop was measured.
+type Other struct {
+	Batches  int           // batches it delivered
+	Wait     time.Duration // the loop's wait for them
+	Steps    int           // steps of the training loop during which it delivered a batch
+	StepWait time.Duration // its wait within those steps
+	pending  int
+	pendWait time.Duration
 }
 
 // want is the steps the run needs under s.
@@ -170,7 +206,7 @@ type event struct {
 func (r *Run) apply(line []byte) (string, string, error) {
 	var e event
 	if err := json.Unmarshal(line, &e); err != nil {
-		return "", "", fmt.Errorf("hook event %q: %w", line, err)
+		return "", "", fmt.Errorf("the hook's events hold a line that is not the hook's (%q: %v): something in the script wrote to the hook's file descriptor", line, err)
 	}
 	var err error
 	switch e.Ev {
@@ -180,14 +216,48 @@ func (r *Run) apply(line []byte) (string, string, error) {
 		var l Loader
 		err = json.Unmarshal(line, &l)
 		r.Loaders = append(r.Loaders, l)
+	case "retarget":
+		err = r.retarget(line)
 	case "step":
 		var s Step
 		err = json.Unmarshal(line, &s)
 		r.Steps = append(r.Steps, s)
+		for _, o := range r.Others {
+			if o.pending > 0 {
+				o.Steps++
+				o.StepWait += o.pendWait
+				o.pending, o.pendWait = 0, 0
+			}
+		}
+	case "other":
+		var o struct {
+			L    int           `json:"l"`
+			Wait time.Duration `json:"wait"`
+		}
+		err = json.Unmarshal(line, &o)
+		if r.Others == nil {
+			r.Others = map[int]*Other{}
+		}
+		if r.Others[o.L] == nil {
+			r.Others[o.L] = &Other{}
+		}
+		x := r.Others[o.L]
+		x.Batches++
+		x.Wait += o.Wait
+		x.pending++
+		x.pendWait += o.Wait
+	case "unsure":
+		r.Unsure = true
+	case "thread":
+		var t struct{ Name, Site string }
+		err = json.Unmarshal(line, &t)
+		r.Thread, r.ThreadSite = t.Name, t.Site
 	case "stage":
 		var b Batch
 		err = json.Unmarshal(line, &b)
-		r.Batches = append(r.Batches, b)
+		if ld, ok := r.Target(); !ok || b.Loader == 0 || b.Loader == ld.Index {
+			r.Batches = append(r.Batches, b)
+		}
 	case "pin":
 		r.Pins = append(r.Pins, time.Duration(e.NS))
 	case "cpu":
@@ -199,4 +269,29 @@ func (r *Run) apply(line []byte) (string, string, error) {
 		r.Done = true
 	}
 	return e.Ev, e.Msg, err
+}
+
+// retarget starts the measurement again on the loader the event names:
+// the loop first measured trained nothing, and that loader's steps train.
+func (r *Run) retarget(line []byte) error {
+	var l Loader
+	var from struct {
+		From int `json:"from"`
+	}
+	if err := json.Unmarshal(line, &l); err != nil {
+		return err
+	}
+	if err := json.Unmarshal(line, &from); err != nil {
+		return err
+	}
+	for i := range r.Loaders {
+		r.Loaders[i].Target = false
+	}
+	r.Loaders = slices.DeleteFunc(r.Loaders, func(x Loader) bool { return x.Index == l.Index })
+	r.Loaders = append(r.Loaders, l)
+	slices.SortFunc(r.Loaders, func(a, b Loader) int { return a.Index - b.Index })
+	r.Steps, r.Pins, r.MainCPU, r.Others, r.Unsure = nil, nil, nil, nil, false
+	r.Batches = slices.DeleteFunc(r.Batches, func(b Batch) bool { return b.Loader != l.Index })
+	r.Retarget.From = from.From
+	return nil
 }

@@ -322,6 +322,9 @@ func BenchmarkAnalyzeAgainstTruth(b *testing.B) {
 // TestHookKeepsBatches checks the hook changes no batch and not their order
 // before the switch (a shuffled loader, seeded), and replays the first
 // num-caches batches in order after it, as SPDL's cache iterator does.
+// sleepy.py's steps run no backward pass, so the hook serves as many
+// batches again after the last step before it takes the loop as the
+// training loop (no other loop trains): those are not checked.
 func TestHookKeepsBatches(t *testing.T) {
 	needTorch(t)
 	script := sleepy(t)
@@ -346,8 +349,8 @@ func TestHookKeepsBatches(t *testing.T) {
 		return strings.Split(strings.TrimSpace(string(b)), "\n")
 	}
 	p, h := read(plain), read(hooked)
-	if len(p) != 100 || len(h) != s.Total() {
-		t.Fatalf("plain run recorded %d batches (want 100), hooked %d (want %d)", len(p), len(h), s.Total())
+	if len(p) != 100 || len(h) < s.Total() || len(h) > 2*s.Total() {
+		t.Fatalf("plain run recorded %d batches (want 100), hooked %d (want %d, and no more than as many again)", len(p), len(h), s.Total())
 	}
 	for i := range s.ReturnCachesAfter {
 		if p[i] != h[i] {

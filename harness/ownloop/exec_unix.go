@@ -4,6 +4,7 @@ package ownloop
 
 import (
 	"bufio"
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -12,6 +13,8 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strings"
+	"sync/atomic"
 	"syscall"
 	"time"
 
@@ -39,11 +42,23 @@ func Exec(ctx context.Context, cmd Command, s Settings, out io.Writer, onStep fu
 	if err != nil {
 		return nil, err
 	}
+	if noNamespace {
+		c.SysProcAttr = procgroup.Group()
+	}
 	e, err := start(c, cmd.Interpreter, out)
+	if err != nil && namespaced(c.SysProcAttr) {
+		// No user namespaces here: the process group (and its
+		// descendants, found at the end) it is.
+		if c, err = hookCommand(cmd, s, dir); err != nil {
+			return nil, err
+		}
+		c.SysProcAttr = procgroup.Group()
+		e, err = start(c, cmd.Interpreter, out)
+	}
 	if err != nil {
 		return nil, err
 	}
-	e.dir, e.s, e.onStep = dir, s, onStep
+	e.dir, e.s, e.onStep, e.mark = dir, s, onStep, runMark(c)
 	return e.wait(ctx)
 }
 
@@ -64,8 +79,11 @@ func hookCommand(cmd Command, s Settings, dir string) (*exec.Cmd, error) {
 	if p := os.Getenv("PYTHONPATH"); p != "" {
 		pythonPath += string(os.PathListSeparator) + p
 	}
-	c.Env = append(os.Environ(), "HEADSPACE_HOOK="+string(cfg), "HEADSPACE_HOOK_FD=3", "PYTHONPATH="+pythonPath)
-	c.SysProcAttr = procgroup.Group()
+	c.Env = append(os.Environ(), "HEADSPACE_HOOK="+string(cfg), "HEADSPACE_HOOK_FD=3", "PYTHONPATH="+pythonPath,
+		fmt.Sprintf("%s=%d-%d", RunMark, os.Getpid(), runs.Add(1)), fmt.Sprintf("HEADSPACE_PID=%d", os.Getpid()))
+	// Its stdin is /dev/null (os/exec's default): a script that reads
+	// stdin sees its end at once.
+	c.SysProcAttr = procgroup.Contained()
 	return c, nil
 }
 
@@ -76,6 +94,7 @@ type execution struct {
 	pid    int
 	start  time.Time
 	dir    string // the hook's module, removed once loaded
+	mark   string // RunMark=… in the environment of every process of the run
 	s      Settings
 	onStep func(Step)
 
@@ -147,9 +166,11 @@ func start(c *exec.Cmd, interpreter string, out io.Writer) (*execution, error) {
 	return e, nil
 }
 
-// finish kills the group, waits for the leader and for both pipes to
+// finish kills the group and every descendant of the leader (those in
+// sessions of their own too), waits for the leader and for both pipes to
 // close (every member gone), and returns.
 func (e *execution) finish() {
+	killTree(e.pid, e.mark)
 	killGroup(e.pid)
 	if !e.leaderDone {
 		e.exitErr = <-e.exited
@@ -184,6 +205,10 @@ func (e *execution) wait(ctx context.Context) (*Run, error) {
 		first.Stop()
 	}
 	defer first.Stop()
+	// The stall bound runs from the first batch, again from each step.
+	stall := time.NewTimer(time.Hour)
+	stall.Stop()
+	defer stall.Stop()
 	for {
 		select {
 		case <-ctx.Done():
@@ -192,15 +217,22 @@ func (e *execution) wait(ctx context.Context) (*Run, error) {
 		case <-first.C:
 			if !e.gotFirst {
 				e.finish()
-				return e.run, fmt.Errorf("%w within --first-batch-timeout %v: the script must iterate a torch.utils.data.DataLoader (or headspace_hook.wrap) in its main process", ErrNoLoader, e.s.FirstBatchTimeout)
+				return e.run, noLoader(e.run, e.s, true)
 			}
+		case <-stall.C:
+			e.finish()
+			return e.run, stalled(e.run, e.s)
 		case l, ok := <-e.lines:
 			if !ok {
 				e.lines = nil // every writer gone: the leader's exit follows
 				continue
 			}
-			if done, err := e.event(l); done || err != nil {
+			done, err := e.event(l)
+			if done || err != nil {
 				return e.run, err
+			}
+			if e.gotFirst && e.s.StallTimeout > 0 && progress(l.b) {
+				stall.Reset(e.s.StallTimeout)
 			}
 		case e.exitErr = <-e.exited:
 			e.leaderDone = true
@@ -265,18 +297,59 @@ func (e *execution) ended() (*Run, error) {
 	drain.Stop()
 	e.finish()
 	run.Wall = time.Since(e.start)
+	var exit *exec.ExitError
 	switch {
 	case e.refused != "":
 		return run, refusef("%s", e.refused)
 	case run.Done:
 		return run, nil
+	case run.Unsure && e.exitErr == nil:
+		// Its steps trained nothing, and no other loop's did before the
+		// script ended: the loop measured stands.
+		run.Done = true
+		return run, nil
+	case errors.As(e.exitErr, &exit) && exit.ExitCode() == exitChannel:
+		return run, fmt.Errorf("the hook could not write its events after %d steps: the script closed or replaced the hook's file descriptor (the hook's line above names it)", len(run.Steps))
 	case e.exitErr != nil:
 		return run, &ScriptFailed{Status: e.exitErr.Error(), Steps: len(run.Steps)}
 	case len(run.Loaders) == 0 || !e.gotFirst:
-		return run, fmt.Errorf("%w: the script ended without iterating a torch.utils.data.DataLoader in its main process", ErrNoLoader)
+		return run, noLoader(run, e.s, false)
 	default:
 		return run, &EndedEarly{Got: len(run.Steps), Want: run.want(e.s), Run: run}
 	}
+}
+
+// RunMark is the environment variable that marks every process of one
+// run (the script passes its environment on): where the command has no
+// PID namespace of its own, the processes that outlived their parent are
+// found by it.
+const RunMark = "HEADSPACE_OWNLOOP_RUN"
+
+// runs numbers the runs of this process, for RunMark.
+var runs atomic.Int64
+
+// noNamespace starts commands without a PID namespace (the tests of the
+// fallback).
+var noNamespace bool
+
+// runMark is RunMark's line in c's environment.
+func runMark(c *exec.Cmd) string {
+	for _, kv := range c.Env {
+		if strings.HasPrefix(kv, RunMark+"=") {
+			return kv
+		}
+	}
+	return ""
+}
+
+// exitChannel is the hook's exit status when it cannot write its events
+// (EXIT_CHANNEL).
+const exitChannel = 4
+
+// progress says an event line is the training loop's progress: a step,
+// or a batch served after its last step (the stall bound restarts).
+func progress(b []byte) bool {
+	return bytes.HasPrefix(b, []byte(`{"ev":"step"`)) || bytes.HasPrefix(b, []byte(`{"ev":"first"`)) || bytes.HasPrefix(b, []byte(`{"ev":"extra"`)) || bytes.HasPrefix(b, []byte(`{"ev":"retarget"`))
 }
 
 var errNoGroup = errors.New("no process group")

@@ -6,6 +6,16 @@ import "github.com/headspace-bench/headspace/harness/level"
 // times a test replaced (the times a script's sleeps make on an idle
 // machine), so that the ladder's ordering is checked on the run's own
 // records without the wall clock of a busy machine.
+// NoNamespace makes Exec start commands without a PID namespace of their
+// own, as where user namespaces are refused, until the test ends.
+func NoNamespace(t interface{ Cleanup(func()) }) {
+	noNamespace = true
+	t.Cleanup(func() { noNamespace = false })
+}
+
+// SetNoNamespace is NoNamespace for a helper process that has no test.
+func SetNoNamespace() { noNamespace = true }
+
 func PointOf(run *Run, s Settings, l level.Level, r int) (LadderPoint, error) {
 	return point(run, s, l, r)
 }

@@ -48,6 +48,9 @@ _perf = time.perf_counter_ns
 
 # Exit statuses the hook uses; headspace maps them to one line and exit 2.
 EXIT_REFUSED = 3
+# The hook's events could not be written: the script closed or replaced
+# their descriptor (headspace names it).
+EXIT_CHANNEL = 4
 
 
 def cache_iterator(src, num_caches, return_caches_after=None, stop_after=None):
@@ -99,12 +102,18 @@ class _Reporter:
         try:
             with self.lock:
                 os.write(self.fd, data)
-        except OSError:
-            # headspace is gone (or a spawned worker without the pipe):
-            # a worker stops reporting; the main process stops.
-            self.fd = None
+        except OSError as e:
+            # headspace is gone (or a spawned worker without the pipe, or
+            # the script closed the descriptor): a worker stops
+            # reporting; the main process says so and stops.
+            fd, self.fd = self.fd, None
             if os.getpid() == _MAIN_PID:
-                os._exit(EXIT_REFUSED)
+                try:
+                    sys.stderr.write("headspace_hook: writing its events to file descriptor %d: %s\n" % (fd, e))
+                    sys.stderr.flush()
+                except Exception:
+                    pass
+                os._exit(EXIT_CHANNEL)
 
 
 _MAIN_PID = os.getpid()
@@ -136,11 +145,19 @@ class _State:
         self.last_phase = ""
         self.boundary = False     # the step in progress spans an epoch's end or another loader
         self.done = False
+        self.trained = False      # a step of this loop ran a backward pass
+        self.extra = 0            # batches served after the last step, while it is unsure (_complete)
+        self.backwards = 0        # _backwards at the last batch
+        self.seq = 0              # _seq at the last batch
+        self.unsure = False       # every step is in, none of them trained
+        self.index = 0            # the loader's number
+        self.key = None           # where its DataLoader was made (_stack_key)
+        self.made = 0             # DataLoaders made when it was found: one made later at key is its own
 
 
 _state = None
 _claimed = False       # the training loop is chosen (a DataLoader or wrap())
-_loaders = {}          # id(DataLoader) -> its number, in order of first iteration
+_loaders = {}          # number -> DataLoader (or wrapped iterable), in order of first iteration
 _stage = {"getitem": 0, "samples": 0, "load": 0, "transform": 0, "getitem_cpu": 0, "load_cpu": 0, "transform_cpu": 0}
 _cpu = time.thread_time_ns
 
@@ -163,6 +180,54 @@ def _finish():
     os._exit(0)
 
 
+# Backward passes run so far in the main process: a loop whose steps run
+# none is not the training loop (a statistics pass, a peek) while another
+# loop's do.
+_backwards = [0]
+# The wait for other loaders' batches (_Other) since the training loop's
+# last step: a loader zipped with it is waited for inside its steps.
+_other_wait = [0]
+# Batches delivered so far by every loader, in order: which loader fed a
+# step last.
+_seq = [0]
+# DataLoaders made so far: one made at the training loader's place after
+# it was found is the next epoch's; one made before it (a dict of train and
+# validation loaders made on one line) is another loader.
+_made = [0]
+
+
+def _patch_backward(torch):
+    """Counts torch.autograd's backward passes (Tensor.backward calls
+    torch.autograd.backward) and gradients taken."""
+    import torch.autograd as ag
+    for name in ("backward", "grad"):
+        orig = getattr(ag, name, None)
+        if orig is None:
+            continue
+
+        def counted(*a, _orig=orig, **kw):
+            if os.getpid() == _MAIN_PID:
+                _backwards[0] += 1
+            return _orig(*a, **kw)
+        counted.__wrapped__ = orig
+        setattr(ag, name, counted)
+
+
+def _complete(st):
+    """Every step of st is in. A loop whose steps trained nothing may be a
+    statistics pass before the training loop: it goes on unmeasured for as
+    many batches again (or to its pass's end) to see whether another
+    loader's steps train (_Other) before it is taken as the training
+    loop's."""
+    if st.trained or st.extra >= st.total:
+        _finish()
+    if not st.unsure:
+        st.unsure = True
+        _reporter.send({"ev": "unsure", "index": st.index})
+    st.extra += 1
+    _reporter.raw('{"ev":"extra"}\n')
+
+
 class _Timed:
     """The cache iterator over one epoch of the training loop's source,
     timing each step: the time from one batch request to the next, and the
@@ -181,17 +246,31 @@ class _Timed:
     def __next__(self):
         st = self.st
         t0 = _perf()
+        if st.unsure:
+            if self.n == 0:
+                _finish()  # a new pass of the loop measured: it is the training loop
+            _complete(st)
+            return self._serve()
+        # A pass that starts where the last one was left (break, islice):
+        # its first batch waits for the workers to start again.
+        restart = self.n == 0 and st.last_call is not None and not (st.caching and st.batches >= st.switch and st.caches)
         if st.last_call is not None:
             phase = "epoch" if st.boundary else st.last_phase
             if st.boundary and st.mode == "ladder":
                 st.total += 1  # the ladder times its steps whole: this one is left out
-            _reporter.raw('{"ev":"step","i":%d,"ns":%d,"wait":%d,"ph":"%s"}\n'
-                          % (st.batches - 1, t0 - st.last_call, st.last_wait, phase))
+            if _backwards[0] != st.backwards:
+                st.trained = True
+            _reporter.raw('{"ev":"step","i":%d,"ns":%d,"wait":%d,"ph":"%s","ow":%d}\n'
+                          % (st.batches - 1, t0 - st.last_call, st.last_wait, phase, _other_wait[0]))
+            _other_wait[0] = 0
             st.boundary = False
+        if restart:
+            st.boundary = True
         if st.batches >= st.total:
             st.done = True
             _reporter.send({"ev": "cpu", "at": st.batches, "ns": time.process_time_ns()})
-            _finish()
+            _complete(st)
+            return self._serve()
         if st.batches == st.switch and st.caching:
             _reporter.send({"ev": "cpu", "at": st.batches, "ns": time.process_time_ns()})
         if st.caching and st.batches >= st.switch and st.caches:
@@ -219,7 +298,25 @@ class _Timed:
         if st.batches == 0:
             _reporter.send({"ev": "first", "wait": t1 - t0})
         st.last_call, st.last_wait, st.last_phase = t0, t1 - t0, phase
+        st.backwards = _backwards[0]
+        _seq[0] += 1
+        st.seq = _seq[0]
         st.batches += 1
+        self.n += 1
+        return batch
+
+    def _serve(self):
+        """A batch after every step is in (_complete): from the caches, or
+        the loader, untimed; the pass ends where it would."""
+        st = self.st
+        if self.length is not None and self.n >= self.length:
+            raise StopIteration
+        if st.caching and st.caches:
+            batch = st.caches[st.extra % len(st.caches)]
+        else:
+            if self.src is None:
+                self.src = iter(self.make_src())
+            batch = next(self.src)
         self.n += 1
         return batch
 
@@ -236,7 +333,8 @@ def wrap(iterable, name=None):
     if _state is None:
         _state = _State(_settings)
     _reporter.send({"ev": "loader", "index": len(_loaders) + 1, "site": name or _site(), "kind": type(iterable).__name__, "target": True})
-    _loaders[id(iterable)] = len(_loaders) + 1
+    _state.index = len(_loaders) + 1
+    _loaders[len(_loaders) + 1] = iterable
     try:
         length = len(iterable)
     except TypeError:
@@ -254,6 +352,169 @@ def _site():
             return "%s:%d" % (os.path.basename(fn), f.f_lineno)
         f = f.f_back
     return "?"
+
+
+def _stack_key():
+    """The user's frames that made a DataLoader, as (file, line) from the
+    innermost out: a loader made at the same place each epoch is the same
+    training loop, one made by the same helper for another caller is not."""
+    f = sys._getframe(1)
+    here = os.path.abspath(__file__)
+    key = []
+    while f is not None:
+        fn = f.f_code.co_filename
+        if os.path.abspath(fn) != here and "torch" + os.sep + "utils" + os.sep + "data" not in fn:
+            key.append((fn, f.f_lineno))
+        f = f.f_back
+    return tuple(key)
+
+
+def _loader_iter(dl, orig_iter, want):
+    """iter(dl) in the script: the training loop's loader timed in the
+    cache iterator (_Timed), any other counted as it is (_Other). A
+    loader made where the training loader was made, after it was found
+    (a new one each epoch), is the training loop's."""
+    global _claimed, _state
+    if os.getpid() != _MAIN_PID:
+        return orig_iter(dl)
+    if threading.current_thread() is not threading.main_thread():
+        _thread_note(dl)
+        return orig_iter(dl)
+    num = getattr(dl, "_headspace_num", None)
+    if num is None:
+        key = getattr(dl, "_headspace_key", None)
+        if _state is not None and _state.key is not None and key == _state.key and getattr(dl, "_headspace_made", 0) > _state.made:
+            _adopt(dl, _state)
+        else:
+            num = len(_loaders) + 1
+            _loaders[num] = dl
+            dl._headspace_num = num
+            target = not _claimed and num == want
+            ev = {"ev": "loader", "index": num, "site": getattr(dl, "_headspace_site", "?"), "kind": "DataLoader", "target": target}
+            ev.update(_describe(dl))
+            if target:
+                _claimed = True
+                _state = _State(_settings)
+                _state.index, _state.key, _state.made = num, key, _made[0]
+                _adopt(dl, _state)
+                ev["num_workers"] = dl.num_workers
+                if _state.mode == "ladder" and int(_settings.get("warmup", 0)) <= 0:
+                    # The batches the workers prefetched while the loop
+                    # started come in a burst: the warm-up leaves them out.
+                    ahead = dl.num_workers * (dl.prefetch_factor or 2) if dl.num_workers > 0 else 0
+                    _state.total = 1 + ahead + int(_settings.get("steps", 10))
+                    ev["warmup"] = 1 + ahead
+            elif _settings.get("mode", "analyze") == "analyze":
+                # Timed too, in case its steps turn out to be the training
+                # loop's (_Other): events name their loader.
+                dl._headspace_measured = _instrument(dl, "none", num)
+            ev["measured"] = getattr(dl, "_headspace_measured", None) or {}
+            ev["forked"] = _fork_workers(dl)
+            _reporter.send(ev)
+    st = getattr(dl, "_headspace_state", None)
+    if st is None:
+        if _state is not None and _state.last_call is not None:
+            _state.boundary = True  # a validation pass inside the training loop
+        return _Other(dl, orig_iter(dl), dl._headspace_num)
+    try:
+        length = len(dl)
+    except TypeError:
+        length = None
+    return _Timed(lambda: orig_iter(dl), st, length)
+
+
+def _adopt(dl, st):
+    """dl feeds the training loop measured in st: its workers set (whatif
+    --verify), its dataset and collate timed, the ladder's level applied."""
+    dl._headspace_num = st.index
+    if int(_settings.get("workers", 0)) > 0:
+        # whatif --verify: the worker count it predicts for
+        dl.num_workers = int(_settings["workers"])
+        if dl.num_workers > 0 and getattr(dl, "prefetch_factor", 2) is None:
+            dl.prefetch_factor = 2
+    dl._headspace_state = st
+    dl._headspace_measured = _instrument(dl, _settings.get("level", "none"), st.index)
+
+
+_threads = []
+
+
+def _thread_note(dl):
+    """A DataLoader iterated in a thread other than the main one, before
+    the training loop is found: headspace says so if none comes."""
+    if not _threads and not _claimed:
+        _threads.append(1)
+        _reporter.send({"ev": "thread", "name": threading.current_thread().name, "site": getattr(dl, "_headspace_site", "?")})
+
+
+class _Other:
+    """A loader that is not the training loop's, iterated as it is: each
+    batch counted and its wait timed ("other" events, which show a loader
+    that feeds every step beside the training loader, as zip does). Where
+    its steps run a backward pass and the training loop's never did (a
+    statistics pass, a peek with next(iter(...))), it is the training
+    loop: analyze measures it from there on, ladder names it."""
+
+    def __init__(self, dl, it, num):
+        self.dl, self.it, self.num = dl, it, num
+        self.n = 0
+        self.backwards = None  # _backwards at its last batch
+        self.seq = 0           # _seq at its last batch
+        self.timed = None
+
+    def __iter__(self):
+        return self
+
+    def __len__(self):
+        return len(self.it)
+
+    def __next__(self):
+        if self.timed is not None:
+            return next(self.timed)
+        st = _state
+        if st is not None and self.backwards is not None:
+            if not st.trained and _backwards[0] != self.backwards and st.seq < self.seq:
+                # A step fed by this loader alone trained.
+                return self._take(st)
+            if st.unsure:
+                _finish()  # this loop trains no more than the one measured
+        t = _perf()
+        b = next(self.it)
+        w = _perf() - t
+        self.n += 1
+        self.backwards = _backwards[0]
+        _seq[0] += 1
+        self.seq = _seq[0]
+        _other_wait[0] += w
+        _reporter.raw('{"ev":"other","l":%d,"wait":%d}\n' % (self.num, w))
+        return b
+
+    def _take(self, old):
+        global _state
+        dl = self.dl
+        if old.mode != "analyze":
+            _refuse("loader #%d (at %s) fed steps that trained nothing (no backward pass) and loader #%d (at %s) feeds steps that train: "
+                    "it is the training loop; run again with --loader %d" % (old.index, getattr(_loaders.get(old.index), "_headspace_site", "?"),
+                                                                             self.num, getattr(dl, "_headspace_site", "?"), self.num))
+        st = _State(_settings)
+        st.index, st.key, st.made = self.num, getattr(dl, "_headspace_key", None), _made[0]
+        _state = st
+        first = _loaders.get(old.index)
+        if first is not None and getattr(first, "_headspace_state", None) is old:
+            first._headspace_state = None  # iterated as it is from now on
+        dl._headspace_state = st
+        ev = {"ev": "retarget", "index": self.num, "from": old.index, "site": getattr(dl, "_headspace_site", "?"), "kind": "DataLoader", "target": True,
+              "measured": getattr(dl, "_headspace_measured", None) or {}, "forked": _fork_workers(dl)}
+        ev.update(_describe(dl))
+        _reporter.send(ev)
+        try:
+            length = len(dl)
+        except TypeError:
+            length = None
+        it = self.it
+        self.timed = _Timed(lambda: it, st, length)
+        self.timed.n = self.n
+        return next(self.timed)
 
 
 def _fork_workers(dl):
@@ -299,7 +560,7 @@ def _first_only(fn):
     return cached
 
 
-def _instrument(dl, level):
+def _instrument(dl, level, index=0):
     """Times dl's dataset and collate in the processes that run them, and
     applies a ladder level below host: sample (the dataset returns one
     cached processed sample) or raw (its .loader returns one cached
@@ -318,7 +579,7 @@ def _instrument(dl, level):
     except ImportError:
         pass
     if getattr(cls, "_headspace_timed", False):
-        pass
+        measured["getitem"], measured["iterable"] = True, iterable  # timed already (the dataset of another loader)
     elif iterable:
         if level == "sample":
             _refuse("level sample needs a map-style dataset (one with __getitem__); %s is an IterableDataset" % cls.__name__)
@@ -397,9 +658,9 @@ def _instrument(dl, level):
         c, cc = _perf() - t, _cpu() - tc
         info = _worker_info()
         s = _stage
-        _reporter.raw('{"ev":"stage","w":%d,"n":%d,"getitem":%d,"load":%d,"transform":%d,"collate":%d,"cpu":%d,'
+        _reporter.raw('{"ev":"stage","l":%d,"w":%d,"n":%d,"getitem":%d,"load":%d,"transform":%d,"collate":%d,"cpu":%d,'
                       '"getitem_cpu":%d,"load_cpu":%d,"transform_cpu":%d,"collate_cpu":%d,"runq":%d}\n'
-                      % (info.id if info is not None else -1, s["samples"], s["getitem"], s["load"], s["transform"], c, time.process_time_ns(),
+                      % (index, info.id if info is not None else -1, s["samples"], s["getitem"], s["load"], s["transform"], c, time.process_time_ns(),
                          s["getitem_cpu"], s["load_cpu"], s["transform_cpu"], cc, _runq()))
         for k in s:
             s[k] = 0
@@ -472,53 +733,21 @@ def _patch_torch():
         orig_init(self, *a, **kw)
         try:
             object.__setattr__(self, "_headspace_site", _site())
+            object.__setattr__(self, "_headspace_key", _stack_key())
+            _made[0] += 1
+            object.__setattr__(self, "_headspace_made", _made[0])
         except Exception:
             pass
 
     def __iter__(self):
-        global _claimed, _state
-        if os.getpid() != _MAIN_PID or threading.current_thread() is not threading.main_thread():
-            return orig_iter(self)
-        num = _loaders.get(id(self))
-        if num is None:
-            num = len(_loaders) + 1
-            _loaders[id(self)] = num
-            target = not _claimed and num == want
-            ev = {"ev": "loader", "index": num, "site": getattr(self, "_headspace_site", "?"), "kind": "DataLoader", "target": target}
-            ev.update(_describe(self))
-            if target:
-                _claimed = True
-                if int(_settings.get("workers", 0)) > 0:
-                    # whatif --verify: the worker count it predicts for
-                    self.num_workers = int(_settings["workers"])
-                    if self.num_workers > 0 and getattr(self, "prefetch_factor", 2) is None:
-                        self.prefetch_factor = 2
-                    ev["num_workers"] = self.num_workers
-                _state = _State(_settings)
-                if _state.mode == "ladder" and int(_settings.get("warmup", 0)) <= 0:
-                    # The batches the workers prefetched while the loop
-                    # started come in a burst: the warm-up leaves them out.
-                    ahead = self.num_workers * (self.prefetch_factor or 2) if self.num_workers > 0 else 0
-                    _state.total = 1 + ahead + int(_settings.get("steps", 10))
-                    ev["warmup"] = 1 + ahead
-                self._headspace_state = _state
-                ev["measured"] = _instrument(self, _settings.get("level", "none"))
-                _reporter.send(ev)
-            else:
-                _reporter.send(ev)
-        st = getattr(self, "_headspace_state", None)
-        if st is None:
-            if _state is not None and _state.last_call is not None:
-                _state.boundary = True  # a validation pass inside the training loop
-            return orig_iter(self)
-        try:
-            length = len(self)
-        except TypeError:
-            length = None
-        return _Timed(lambda: orig_iter(self), st, length)
+        return _loader_iter(self, orig_iter, want)
 
     DataLoader.__init__ = __init__
     DataLoader.__iter__ = __iter__
+    try:
+        _patch_backward(torch)
+    except Exception:
+        pass
 
     # Pin memory runs in the loader's thread of the main process.
     try:
@@ -540,11 +769,95 @@ def _patch_torch():
         orig_ipg = dist.init_process_group
 
         def init_process_group(*a, **kw):
-            _refuse("multi-process training (torch.distributed.init_process_group) is out of scope: run the script as one process")
+            if not _one_process(a, kw):
+                _refuse("multi-process training (torch.distributed.init_process_group) is out of scope: run the script as one process")
             return orig_ipg(*a, **kw)
         dist.init_process_group = init_process_group
     except Exception:
         pass
+
+
+def _one_process(a, kw):
+    """Whether init_process_group(*a, **kw) makes a group of one process:
+    world_size 1 given, or taken from the init method's URL or from
+    WORLD_SIZE."""
+    ws = kw.get("world_size", a[3] if len(a) > 3 else -1)
+    if ws is None or int(ws) < 0:
+        url = kw.get("init_method", a[1] if len(a) > 1 else None) or ""
+        import re
+        m = re.search(r"[?&]world_size=(\d+)", url)
+        ws = m.group(1) if m else os.environ.get("WORLD_SIZE", "")
+    try:
+        return int(ws) == 1
+    except (TypeError, ValueError):
+        return False
+
+
+def _multi_process_env():
+    """WORLD_SIZE as a launcher sets it, where it asks for more than one
+    process (torchrun --nproc-per-node 1 sets 1: one process)."""
+    ws = os.environ.get("WORLD_SIZE", "")
+    try:
+        return int(ws) > 1
+    except ValueError:
+        return ws != ""
+
+
+def _event_fd(fd):
+    """The events' descriptor moved out of the script's way: duplicated to
+    a high number (not inherited by what the script executes) and fd
+    closed, so that a script that uses descriptor 3 for itself neither
+    breaks the hook's events nor writes into them."""
+    try:
+        import fcntl
+        high = fcntl.fcntl(fd, fcntl.F_DUPFD_CLOEXEC, 200)
+    except (ImportError, OSError, AttributeError):
+        return fd
+    os.close(fd)
+    return high
+
+
+def _watchdog():
+    """Where the command has no PID namespace of its own (Linux without
+    user namespaces: the hook is not process 1), a forked process that
+    watches headspace and, once it is gone (a SIGKILL included), kills
+    every process of the run: those whose environment holds the run's
+    mark (HEADSPACE_OWNLOOP_RUN). It holds none of the run's pipes, and
+    goes with the command's process group when headspace ends the run."""
+    mark, hs = os.environ.get("HEADSPACE_OWNLOOP_RUN"), os.environ.pop("HEADSPACE_PID", "")
+    if not mark or not hs.isdigit() or os.getpid() == 1 or not os.path.isdir("/proc/self") or not hasattr(os, "fork"):
+        return
+    try:
+        pid = os.fork()
+    except OSError:
+        return
+    if pid:
+        return
+    try:
+        os.closerange(0, 1 << 16)
+        line = ("HEADSPACE_OWNLOOP_RUN=" + mark).encode()
+        while True:
+            time.sleep(0.5)
+            try:
+                os.kill(int(hs), 0)
+                continue
+            except PermissionError:
+                continue
+            except OSError:
+                break
+        me = os.getpid()
+        for _ in range(3):
+            for p in os.listdir("/proc"):
+                if not p.isdigit() or int(p) == me:
+                    continue
+                try:
+                    with open("/proc/%s/environ" % p, "rb") as f:
+                        if line in f.read().split(b"\0"):
+                            os.kill(int(p), 9)
+                except OSError:
+                    pass
+    finally:
+        os._exit(0)
 
 
 def _overhead(n):
@@ -608,11 +921,12 @@ def main(argv):
     _settings = json.loads(os.environ.get("HEADSPACE_HOOK", "{}"))
     fd = os.environ.get("HEADSPACE_HOOK_FD")
     if fd:
-        _reporter = _Reporter(int(fd))
-        os.set_inheritable(int(fd), True)
+        _reporter = _Reporter(_event_fd(int(fd)))
     # The training script sees neither the hook's settings nor its module.
     os.environ.pop("HEADSPACE_HOOK", None)
-    if os.environ.get("WORLD_SIZE", "1") not in ("", "1") or "LOCAL_RANK" in os.environ:
+    os.environ.pop("HEADSPACE_HOOK_FD", None)
+    _watchdog()
+    if _multi_process_env():
         _refuse("multi-process training (torchrun: WORLD_SIZE %s) is out of scope: run the script as one process" % os.environ.get("WORLD_SIZE", "?"))
     try:
         _patch_torch()

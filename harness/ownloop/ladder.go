@@ -33,8 +33,8 @@ type LadderConfig struct {
 	Steps, Warmup int
 	Count         int // runs of each level, alternating levels
 	Loader        int // which DataLoader is the training loop's (Settings.Loader)
-	// FirstBatchTimeout as in Settings.
-	FirstBatchTimeout time.Duration
+	// FirstBatchTimeout and StallTimeout as in Settings.
+	FirstBatchTimeout, StallTimeout time.Duration
 	// RawIfTorchvision skips level raw, with a line on the command's
 	// output, where the dataset turns out to have no .loader (the
 	// default levels); without it raw is refused there.
@@ -99,7 +99,8 @@ func Ladder(ctx context.Context, cmd Command, c LadderConfig, out io.Writer, eac
 		return err
 	}
 	levels := level.Descending(c.Levels)
-	split := -1 // whether the dataset has a .loader: unknown yet
+	split := -1  // whether the dataset has a .loader: unknown yet
+	forked := -1 // whether the loader's workers are forked: unknown yet
 	for r := range c.Count {
 		for _, l := range levels {
 			if l == level.Raw && c.RawIfTorchvision && split == 0 {
@@ -108,15 +109,27 @@ func Ladder(ctx context.Context, cmd Command, c LadderConfig, out io.Writer, eac
 				}
 				continue
 			}
-			s := Settings{Mode: "ladder", Loader: c.Loader, Level: l.String(), Steps: c.Steps, Warmup: c.Warmup, FirstBatchTimeout: c.FirstBatchTimeout}
+			if (l == level.Sample || l == level.Raw) && forked == 0 {
+				if c.RawIfTorchvision {
+					if r == 0 {
+						fmt.Fprintf(out, "headspace: level %s left out: the training loader's workers are not forked (multiprocessing start method spawn or forkserver)\n", l)
+					}
+					continue
+				}
+				return refusef("level %s needs forked DataLoader workers (multiprocessing start method fork) or num_workers=0; the training loader's are not: leave the level out of --levels", l)
+			}
+			s := Settings{Mode: "ladder", Loader: c.Loader, Level: l.String(), Steps: c.Steps, Warmup: c.Warmup, FirstBatchTimeout: c.FirstBatchTimeout, StallTimeout: c.StallTimeout}
 			run, err := Exec(ctx, cmd, s, out, nil)
 			if err != nil {
 				return fmt.Errorf("level %s, run %d: %w", l, r+1, err)
 			}
 			if ld, ok := run.Target(); ok && split < 0 {
-				split = 0
+				split, forked = 0, 0
 				if ld.Measured.Split {
 					split = 1
+				}
+				if ld.Forked {
+					forked = 1
 				}
 			}
 			p, err := point(run, s, l, r)

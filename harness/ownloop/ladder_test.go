@@ -290,7 +290,7 @@ func TestLadderRefusals(t *testing.T) {
 func TestVerifyRunsAtWorkers(t *testing.T) {
 	needTorch(t)
 	script := sleepy(t)
-	got, err := ownloop.Verify(context.Background(), command(t, script, "--getitem-ms", "1", "--step-ms", "1", "--workers", "1"), 1, 3, 6, time.Minute, &bytes.Buffer{})
+	got, err := ownloop.Verify(context.Background(), command(t, script, "--getitem-ms", "1", "--step-ms", "1", "--workers", "1"), 1, 3, 6, time.Minute, time.Minute, &bytes.Buffer{})
 	noneLeft(t, script)
 	if err != nil || got <= 0 {
 		t.Fatalf("Verify at 3 workers = %v, %v; want steps/s from a run at 3 workers", got, err)

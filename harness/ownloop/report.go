@@ -59,7 +59,22 @@ type Report struct {
 	Loader   Loader // the training loop's
 	Stages   Stages
 	Partial  bool // the script ended before every step (--partial)
+	// Beside are the loaders that fed every step beside the training
+	// loader's (zip), with the loop's wait for their batches a step
+	// before the switch.
+	Beside []BesideLoader
 }
+
+// BesideLoader is a loader that fed every step beside the training
+// loader, and the loop's wait a step for its batches.
+type BesideLoader struct {
+	Loader
+	Wait time.Duration
+}
+
+// besideShare is the share of the training loop's steps a loader must
+// feed to be said to feed every step beside the training loader.
+const besideShare = 0.9
 
 // minRounds is the fewest rounds each phase needs for an estimate.
 const minRounds = 3
@@ -84,7 +99,7 @@ func Analyze(cmd Command, s Settings, run *Run, totalSteps int) (Report, error) 
 	r.Switch = s.ReturnCachesAfter
 	r.Device = deviceName(run.Start)
 	var before, after []time.Duration
-	var wait, wall time.Duration
+	var wait, wall, otherWait time.Duration
 	for _, st := range steps {
 		r.StepTimes = append(r.StepTimes, st.Time)
 		r.Waits = append(r.Waits, st.Wait)
@@ -93,6 +108,7 @@ func Analyze(cmd Command, s Settings, run *Run, totalSteps int) (Report, error) 
 			before = append(before, st.Time)
 			wait += st.Wait
 			wall += st.Time
+			otherWait += st.OtherWait
 		case st.Phase == "cached" && st.Index > s.ReturnCachesAfter:
 			after = append(after, st.Time)
 		}
@@ -105,7 +121,49 @@ func Analyze(cmd Command, s Settings, run *Run, totalSteps int) (Report, error) 
 	r.After = analysis.RoundEstimate(after, r.Round)
 	rep.Stages = stagesOf(run, ld, wait, len(before))
 	r.Verdict = judge(rep.Stages, wait, wall, r.Before, r.After)
+	rep.beside(otherWait, len(before))
 	return rep, nil
+}
+
+// feedsEveryStep says l is not the training loader but fed (nearly)
+// every one of its steps.
+func (r *Run) feedsEveryStep(l Loader) bool {
+	o := r.Others[l.Index]
+	return o != nil && !l.Target && len(r.Steps) > 0 && float64(o.Steps) >= besideShare*float64(len(r.Steps))
+}
+
+// beside names the loaders that fed every step beside the training
+// loader (zip) and, where the loop waited longer for their batches than
+// for the training loader's, says that they bound it: the verdict's
+// input wait counts both, and its stage is that loader.
+func (rep *Report) beside(otherWait time.Duration, steps int) {
+	run := rep.Run
+	for _, l := range run.Loaders {
+		if run.feedsEveryStep(l) {
+			o := run.Others[l.Index]
+			rep.Beside = append(rep.Beside, BesideLoader{Loader: l, Wait: o.StepWait / time.Duration(max(1, o.Steps))})
+		}
+	}
+	if len(rep.Beside) == 0 || steps == 0 || otherWait/time.Duration(steps) <= rep.Stages.Wait {
+		return
+	}
+	slow := rep.Beside[0]
+	for _, b := range rep.Beside[1:] {
+		if b.Wait > slow.Wait {
+			slow = b
+		}
+	}
+	v := &rep.Verdict
+	v.Wait += otherWait
+	if v.Wall > 0 {
+		v.Share = float64(v.Wait) / float64(v.Wall)
+	}
+	if c := analysis.Classify(v.Share); c == analysis.HighlyInputBound || v.Class == analysis.NotInputBound {
+		v.Class = c
+	}
+	v.Stage = fmt.Sprintf("loader #%d beside the training loader", slow.Index)
+	v.Reason = fmt.Sprintf("loader %s feeds every step beside the training loader (zip), and the loop waited %s a step for its batches against %s for the training loader's: it bounds the loop; caching the training loader leaves it as it is (measure it with --loader %d)",
+		slow.Loader, report.Ms(otherWait/time.Duration(steps), 1), report.Ms(rep.Stages.Wait, 1), slow.Index)
 }
 
 // Device is the device the run's command trained on, as a result file
@@ -293,6 +351,14 @@ func (r Report) WriteText(w io.Writer) {
 		if l.Target {
 			role = "the training loop's: cached and timed"
 		}
+		for _, b := range r.Beside {
+			if b.Index == l.Index {
+				role = fmt.Sprintf("iterated as it is; it feeds every step beside the training loader (zip): the loop waits %s a step for it", us(b.Wait))
+			}
+		}
+		if l.Index == r.Run.Retarget.From {
+			role = "iterated as it is: its steps trained nothing (no backward pass) while the training loop's do (a statistics pass, a peek)"
+		}
 		fmt.Fprintf(w, "loader %s: %s\n", l, role)
 	}
 	if r.Partial {
@@ -432,8 +498,13 @@ func CommandConfig(c Command, run *Run) []resultfile.Config {
 	}
 	for _, l := range run.Loaders {
 		v := l.String()
-		if l.Target {
+		switch {
+		case l.Target:
 			v += " (training)"
+		case run.feedsEveryStep(l):
+			v += " (feeds every step beside the training loader)"
+		case l.Index == run.Retarget.From:
+			v += " (its steps trained nothing: not the training loop)"
 		}
 		out = append(out, resultfile.Config{Key: "loader-" + strconv.Itoa(l.Index), Value: oneLine(v)})
 	}

@@ -122,8 +122,8 @@ func (w WhatIf) WriteText(out io.Writer) {
 
 // Verify runs the script with workers workers as it is (ladder level
 // none) and returns the measured steps/s.
-func Verify(ctx context.Context, cmd Command, loader, workers, steps int, timeout time.Duration, out io.Writer) (float64, error) {
-	s := Settings{Mode: "ladder", Loader: loader, Level: "none", Steps: steps, Workers: workers, FirstBatchTimeout: timeout}
+func Verify(ctx context.Context, cmd Command, loader, workers, steps int, first, stall time.Duration, out io.Writer) (float64, error) {
+	s := Settings{Mode: "ladder", Loader: loader, Level: "none", Steps: steps, Workers: workers, FirstBatchTimeout: first, StallTimeout: stall}
 	run, err := Exec(ctx, cmd, s, out, nil)
 	if err != nil {
 		return 0, fmt.Errorf("verifying at %d workers: %w", workers, err)
@@ -151,7 +151,7 @@ func (r Report) WriteWhatIfHeader(out io.Writer, cmd Command) {
 // says, for steps steps each, printing measured against predicted
 // steps/s to out as each comes. It returns the steps/s measured at each
 // count, those before an error included.
-func (w WhatIf) VerifyAll(ctx context.Context, cmd Command, loader, steps int, timeout time.Duration, out, log io.Writer) (map[int]float64, error) {
+func (w WhatIf) VerifyAll(ctx context.Context, cmd Command, loader, steps int, first, stall time.Duration, out, log io.Writer) (map[int]float64, error) {
 	checks := map[int]float64{}
 	fmt.Fprintf(out, "\nverify (%d steps, the script as it is):\n", steps)
 	counts := []int{w.Workers}
@@ -159,13 +159,16 @@ func (w WhatIf) VerifyAll(ctx context.Context, cmd Command, loader, steps int, t
 		counts = append(counts, n)
 	}
 	for _, n := range counts {
-		got, err := Verify(ctx, cmd, loader, n, steps, timeout, log)
+		got, err := Verify(ctx, cmd, loader, n, steps, first, stall, log)
 		if err != nil {
 			return checks, err
 		}
 		want := w.StepsPerSec(n, w.Cores)
 		checks[n] = got
 		fmt.Fprintf(out, "  %d workers: measured %.2f steps/s, predicted %.2f: error %+.0f%%\n", n, got, want, 100*(want-got)/got)
+		if n > w.Cores {
+			fmt.Fprintf(out, "    more workers than cores (%d on %d): the model budgets the cores' CPU time alone, not the workers' start-up, memory and switching, which grow with their number\n", n, w.Cores)
+		}
 	}
 	return checks, nil
 }

@@ -14,3 +14,6 @@ func Orphanless() *syscall.SysProcAttr { return nil }
 
 // Kill kills p; a script's DataLoader workers exit when their parent goes.
 func Kill(p *os.Process) error { return p.Kill() }
+
+// Contained is nil on Windows, as Group is.
+func Contained() *syscall.SysProcAttr { return nil }
