@@ -78,6 +78,7 @@ func init() {
 		{"docs/own-loop.md", "(2 minutes by default)", "a flag's default"},
 	}...)
 	settingFigures = append(settingFigures, settingFigure{"docs/own-loop.md", "95%", "a confidence level"})
+	settingFigures = append(settingFigures, settingFigure{"docs/own-loop.md", "5 minutes", "--stall-timeout's default"})
 	unitQuotes = append(unitQuotes, []quote{
 		// docs/own-loop.md: analyze's report of its file.
 		{"docs/own-loop.md", "step time before caching: 362.4 ms", []string{ownLoopAnalyze}},
