@@ -106,7 +106,8 @@ func runOwnAnalyze(ctx context.Context, fs *flag.FlagSet, of *ownFlags, af ownAn
 	}
 	s := ownloop.Settings{Mode: "analyze", Loader: of.loader, NumCaches: af.numCaches, ReturnCachesAfter: af.after, StepsAfter: af.stepsAfter, FirstBatchTimeout: of.firstTimeout}
 	var rep ownloop.Report
-	settings := func() []resultfile.Config { return driver.Settings(rep.Device, rep.ConfigLines()) }
+	config := func() []resultfile.Config { return rep.ConfigLines() } // a node's: its ranks'
+	settings := func() []resultfile.Config { return driver.Settings(rep.Device, config()) }
 	o, err := driver.Run(ctx, driver.Job{Units: s.Total(), Progress: stderr, Settings: settings,
 		Measure: func(ctx context.Context, h *driver.Hooks) ([]*benchfmt.Result, error) {
 			run, err := ownloop.Exec(ctx, cmd, s, stderr, func(ownloop.Step) { h.Tick() })
@@ -117,6 +118,25 @@ func runOwnAnalyze(ctx context.Context, fs *flag.FlagSet, of *ownFlags, af ownAn
 				h.Partial()
 			case err != nil:
 				return nil, ownError(err)
+			}
+			if len(run.Ranks) > 0 {
+				// A node's ranks (a launcher's, or the script's own
+				// torch.multiprocessing.spawn).
+				nr, err := ownloop.AnalyzeRanks(cmd, s, run, af.total)
+				if err != nil {
+					if early != nil {
+						return nil, cli.Usagef("%v; %v", early, err)
+					}
+					return nil, err
+				}
+				rep, config = nr.Ranks[nr.Slowest], nr.ConfigLines
+				nr.WriteText(stdout)
+				if af.plot != "" {
+					if err := rep.SavePlots(stdout, plotBase); err != nil {
+						return nil, err
+					}
+				}
+				return nr.Records(), nil
 			}
 			if rep, err = ownloop.Analyze(cmd, s, run, af.total); err != nil {
 				if early != nil {
@@ -131,7 +151,7 @@ func runOwnAnalyze(ctx context.Context, fs *flag.FlagSet, of *ownFlags, af ownAn
 				}
 			}
 			return rep.Records(), nil
-		}}, driver.Output{Path: af.out, Benchmarks: ownloop.Benchmarks, Force: af.force, Beside: true})
+		}}, driver.Output{Path: af.out, Benchmarks: ownloop.NodeBenchmarks, Force: af.force, Beside: true})
 	if err != nil || af.out == "" {
 		return err
 	}

@@ -31,7 +31,7 @@ func Exec(ctx context.Context, cmd Command, s Settings, out io.Writer, onStep fu
 	if err != nil {
 		return nil, fmt.Errorf("hook: %w", err)
 	}
-	defer os.RemoveAll(dir)
+	defer os.RemoveAll(dir) // at the end of the run: spawned ranks load the hook from it
 	if err := os.WriteFile(filepath.Join(dir, HookModule+".py"), Source, 0o600); err != nil {
 		return nil, fmt.Errorf("hook: %w", err)
 	}
@@ -39,11 +39,16 @@ func Exec(ctx context.Context, cmd Command, s Settings, out io.Writer, onStep fu
 	if err != nil {
 		return nil, err
 	}
-	e, err := start(c, cmd.Interpreter, out)
+	evR, evW, err := eventChannel(dir)
+	if err != nil {
+		return nil, fmt.Errorf("hook: %w", err)
+	}
+	e, err := start(c, cmd.Interpreter, out, evR, evW)
 	if err != nil {
 		return nil, err
 	}
 	e.dir, e.s, e.onStep = dir, s, onStep
+	e.run.World = cmd.Procs
 	return e.wait(ctx)
 }
 
@@ -54,17 +59,16 @@ func hookCommand(cmd Command, s Settings, dir string) (*exec.Cmd, error) {
 	if err != nil {
 		return nil, err
 	}
-	args := append(append(append([]string{}, cmd.Options...), "-m", HookModule), cmd.Script)
-	if cmd.Module {
-		args = append(args[:len(args)-1], "-m", cmd.Script)
-	}
-	args = append(args, cmd.Args...)
-	c := exec.Command(cmd.Interpreter, args...)
+	c := exec.Command(cmd.Interpreter, hookArgs(cmd)...)
 	pythonPath := dir
 	if p := os.Getenv("PYTHONPATH"); p != "" {
 		pythonPath += string(os.PathListSeparator) + p
 	}
-	c.Env = append(os.Environ(), "HEADSPACE_HOOK="+string(cfg), "HEADSPACE_HOOK_FD=3", "PYTHONPATH="+pythonPath)
+	c.Env = append(os.Environ(), "HEADSPACE_HOOK="+string(cfg), "PYTHONPATH="+pythonPath, "HEADSPACE_HOOK_FIFO="+fifoPath(dir))
+	if cmd.Launcher == "" {
+		// The launcher's own process runs no hook; its ranks open the FIFO.
+		c.Env = append(c.Env, "HEADSPACE_HOOK_FD=3")
+	}
 	c.SysProcAttr = procgroup.Group()
 	return c, nil
 }
@@ -75,9 +79,10 @@ type execution struct {
 	c      *exec.Cmd
 	pid    int
 	start  time.Time
-	dir    string // the hook's module, removed once loaded
+	dir    string // the hook's module and its FIFO, removed at the end
 	s      Settings
 	onStep func(Step)
+	rk     rankState // a node's ranks (ranks_unix.go)
 
 	evR, outR *os.File
 	outDone   chan struct{}  // the output's copy has ended
@@ -97,13 +102,9 @@ type eventLine struct {
 	err error
 }
 
-// start starts c, the command's interpreter, with the events' pipe as
-// its fd 3 and its output copied to out.
-func start(c *exec.Cmd, interpreter string, out io.Writer) (*execution, error) {
-	evR, evW, err := os.Pipe()
-	if err != nil {
-		return nil, err
-	}
+// start starts c, the command's interpreter, with the events' channel's
+// write end evW as its fd 3 and its output copied to out.
+func start(c *exec.Cmd, interpreter string, out io.Writer, evR, evW *os.File) (*execution, error) {
 	outR, outW, err := os.Pipe()
 	if err != nil {
 		evR.Close()
@@ -150,12 +151,14 @@ func start(c *exec.Cmd, interpreter string, out io.Writer) (*execution, error) {
 // finish kills the group, waits for the leader and for both pipes to
 // close (every member gone), and returns.
 func (e *execution) finish() {
+	e.killRanks()
 	killGroup(e.pid)
 	if !e.leaderDone {
 		e.exitErr = <-e.exited
 		e.leaderDone = true
 	}
 	killGroup(e.pid) // members that outlived their leader
+	e.killRanks()
 	stuck := time.After(5 * time.Second)
 	for e.lines != nil {
 		select {
@@ -184,8 +187,14 @@ func (e *execution) wait(ctx context.Context) (*Run, error) {
 		first.Stop()
 	}
 	defer first.Stop()
+	stall := time.NewTicker(time.Second)
+	defer stall.Stop()
 	for {
 		select {
+		case <-stall.C:
+			if err := e.stalled(); err != nil {
+				return e.run, err
+			}
 		case <-ctx.Done():
 			e.finish()
 			return e.run, ctx.Err()
@@ -221,11 +230,10 @@ func (e *execution) event(l eventLine) (done bool, err error) {
 		e.finish()
 		return true, err
 	}
+	if len(e.run.Ranks) > 0 {
+		return e.rankEvent(kind, msg)
+	}
 	switch kind {
-	case "start":
-		// The interpreter has the hook loaded: its file can go now,
-		// so that not even a SIGKILL of headspace leaves it behind.
-		os.RemoveAll(e.dir)
 	case "first":
 		e.gotFirst = true
 	case "step":
@@ -270,6 +278,8 @@ func (e *execution) ended() (*Run, error) {
 		return run, refusef("%s", e.refused)
 	case run.Done:
 		return run, nil
+	case len(run.Ranks) > 0:
+		return run, e.ranksEnded()
 	case e.exitErr != nil:
 		return run, &ScriptFailed{Status: e.exitErr.Error(), Steps: len(run.Steps)}
 	case len(run.Loaders) == 0 || !e.gotFirst:

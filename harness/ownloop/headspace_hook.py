@@ -85,9 +85,10 @@ class _Reporter:
     """Writes events, one JSON line each, to headspace's descriptor. Lines
     under PIPE_BUF are written whole, so workers' lines never interleave."""
 
-    def __init__(self, fd):
+    def __init__(self, fd, tag=""):
         self.fd = fd
         self.lock = threading.Lock()
+        self.tag = tag  # '{"r":R,' in a rank: each line says whose it is
 
     def send(self, obj):
         self.raw(json.dumps(obj, separators=(",", ":")) + "\n")
@@ -95,6 +96,8 @@ class _Reporter:
     def raw(self, line):
         if self.fd is None:
             return
+        if self.tag:
+            line = self.tag + line[1:]
         data = line.encode()
         try:
             with self.lock:
@@ -534,15 +537,162 @@ def _patch_torch():
     except Exception:
         pass
 
-    # One process: multi-process training is refused, never half-measured.
+    _patch_ranks()
+
+
+# ---------------------------------------------------------------------------
+# Ranks: one process a rank, started by torchrun (python -m
+# torch.distributed.run) or by the script's own torch.multiprocessing.spawn.
+#
+# headspace runs a launcher's ranks under this module (torchrun ... -m
+# headspace_hook SCRIPT ARGS...), and wraps the function a script hands to
+# torch.multiprocessing.spawn so that each spawned rank runs it under the
+# hook. A rank reaches headspace through its FIFO (HEADSPACE_HOOK_FIFO: the
+# launcher closes the descriptors it does not know), each line tagged with
+# the rank's number; its workers, forked, inherit the tag. Every rank wraps
+# its own training loader with the same settings, so every rank switches to
+# cached batches at the same step, fixed up front (return_caches_after):
+# their collectives stay in lockstep. On SIGUSR1 a rank writes its Python
+# stacks to stacks-rR.txt beside this module (a rank that hangs is named
+# by where it stands).
+
+_rank = None        # this process's rank on the node; None: one process
+_local_world = 0    # the ranks started on this node
+_patched = False    # _patch_torch has run in this process
+
+
+def _channel():
+    """The events' channel: the descriptor headspace started this process
+    with (HEADSPACE_HOOK_FD, taken out of the environment so that no child
+    writes to whatever has that number in it), else headspace's FIFO by its
+    path (a launcher's rank, a spawned rank)."""
+    fd = os.environ.pop("HEADSPACE_HOOK_FD", None)
+    if fd:
+        os.set_inheritable(int(fd), True)
+        return _Reporter(int(fd))
+    path = os.environ.get("HEADSPACE_HOOK_FIFO")
+    if path and hasattr(os, "O_NONBLOCK"):
+        try:
+            # Non-blocking: headspace gone (no reader) fails at once
+            # instead of waiting for one forever.
+            f = os.open(path, os.O_WRONLY | os.O_NONBLOCK)
+            os.set_blocking(f, True)
+            return _Reporter(f)
+        except OSError:
+            os._exit(EXIT_REFUSED)
+    return _Reporter(None)
+
+
+def _as_rank(rank, world, local_world):
+    """This process is rank `rank` of `world`, `local_world` of them on this
+    node: its events are tagged, and it says so."""
+    global _rank, _local_world
+    _rank, _local_world = rank, local_world
+    _reporter.tag = '{"r":%d,' % rank
+    _reporter.send({"ev": "rank", "rank": rank, "world": world, "local_world": local_world, "pid": os.getpid()})
+    if world > local_world:
+        _refuse("ranks on more than one node (a world of %d ranks, %d on this node): headspace measures the ranks of one node this round" % (world, local_world))
+    try:
+        import faulthandler
+        import signal
+        if hasattr(signal, "SIGUSR1"):
+            f = open(os.path.join(os.path.dirname(os.path.abspath(__file__)), "stacks-r%d.txt" % rank), "w")
+            faulthandler.register(signal.SIGUSR1, file=f, all_threads=True)
+    except (OSError, ValueError, RuntimeError):
+        pass
+
+
+def _launched_rank():
+    """A launcher's rank (torchrun sets LOCAL_RANK, WORLD_SIZE and
+    LOCAL_WORLD_SIZE) says so; WORLD_SIZE above 1 with no launcher is
+    refused: its process group would wait for ranks nobody starts."""
+    env = os.environ
+    if "LOCAL_RANK" in env:
+        try:
+            world = int(env.get("WORLD_SIZE", "1"))
+            _as_rank(int(env["LOCAL_RANK"]), world, int(env.get("LOCAL_WORLD_SIZE", world)))
+        except ValueError:
+            _refuse("LOCAL_RANK %r, WORLD_SIZE %r: not numbers" % (env.get("LOCAL_RANK"), env.get("WORLD_SIZE")))
+    elif env.get("WORLD_SIZE", "1") not in ("", "1"):
+        _refuse("WORLD_SIZE %s is set but no launcher started the ranks: run the command under torchrun (headspace analyze -- torchrun --nproc_per_node N SCRIPT)" % env["WORLD_SIZE"])
+
+
+def _run_rank(run):
+    """Runs a rank's training; an exception is shown with its traceback and
+    reported, naming the rank, and the rank exits 1."""
+    try:
+        run()
+    except SystemExit as e:
+        if e.code in (None, 0):
+            raise
+        _reporter.send({"ev": "raised", "msg": "exit status %s" % e.code})
+        raise
+    except BaseException as e:
+        import traceback
+        traceback.print_exc()
+        sys.stderr.flush()
+        _reporter.send({"ev": "raised", "msg": ("%s: %s" % (type(e).__name__, e)).splitlines()[0][:300]})
+        os._exit(1)
+
+
+def _rank_entry(i, fn, settings, nprocs, *args):
+    """A rank started by torch.multiprocessing.spawn: fn(i, *args) under the
+    hook, as rank i of nprocs."""
+    global _settings, _reporter, _MAIN_PID, _state, _claimed, _loaders
+    _MAIN_PID = os.getpid()
+    _settings, _state, _claimed, _loaders = settings, None, False, {}
+    _reporter = _channel()
+    _as_rank(i, nprocs, nprocs)
+    if _patched:  # forked from the hooked script: torch is patched already
+        _reporter.send({"ev": "start", "python": sys.version.split()[0], "executable": sys.executable, "pid": os.getpid()})
+    else:
+        _patch_torch()
+    _run_rank(lambda: fn(i, *args))
+    _reporter.send({"ev": "end", "batches": _state.batches if _state is not None else 0})
+
+
+_rank_entry.__module__ = "headspace_hook"  # pickled by reference into each spawned rank
+
+
+def _patch_ranks():
+    """torch.distributed.init_process_group and torch.multiprocessing's
+    start_processes (under spawn), for ranks."""
+    global _patched
+    _patched = True
     try:
         import torch.distributed as dist
         orig_ipg = dist.init_process_group
 
         def init_process_group(*a, **kw):
-            _refuse("multi-process training (torch.distributed.init_process_group) is out of scope: run the script as one process")
-            return orig_ipg(*a, **kw)
+            world = kw.get("world_size", a[3] if len(a) > 3 else -1)
+            if world in (-1, None):
+                try:
+                    world = int(os.environ.get("WORLD_SIZE", "1") or 1)
+                except ValueError:
+                    world = 1
+            if _rank is None and world > 1:
+                _refuse("init_process_group for %d ranks in a process no launcher started: run the command under torchrun, or start the ranks with torch.multiprocessing.spawn" % world)
+            if _rank is not None and world > _local_world:
+                _refuse("ranks on more than one node (a world of %d ranks, %d on this node): headspace measures the ranks of one node this round" % (world, _local_world))
+            r = orig_ipg(*a, **kw)
+            if _rank is not None:
+                _reporter.send({"ev": "joined", "rank": dist.get_rank(), "world": dist.get_world_size()})
+            return r
         dist.init_process_group = init_process_group
+    except Exception:
+        pass
+    try:
+        import torch.multiprocessing as tmp
+        sp = sys.modules["torch.multiprocessing.spawn"]
+        orig_sp = sp.start_processes
+
+        def start_processes(fn, args=(), nprocs=1, join=True, daemon=False, start_method="spawn"):
+            if _rank is not None or os.getpid() != _MAIN_PID or _reporter.fd is None or _claimed:
+                return orig_sp(fn, args, nprocs, join, daemon, start_method)
+            _reporter.send({"ev": "ranks", "n": nprocs, "launcher": "torch.multiprocessing.spawn"})
+            return orig_sp(_rank_entry, (fn, _settings, nprocs) + tuple(args), nprocs, join, daemon, start_method)
+        sp.start_processes = start_processes
+        tmp.start_processes = start_processes
     except Exception:
         pass
 
@@ -606,30 +756,32 @@ def main(argv):
         sys.stderr.write("usage: python -m headspace_hook SCRIPT [ARGS...] | -m MODULE [ARGS...]\n")
         sys.exit(2)
     _settings = json.loads(os.environ.get("HEADSPACE_HOOK", "{}"))
-    fd = os.environ.get("HEADSPACE_HOOK_FD")
-    if fd:
-        _reporter = _Reporter(int(fd))
-        os.set_inheritable(int(fd), True)
+    _reporter = _channel()
     # The training script sees neither the hook's settings nor its module.
     os.environ.pop("HEADSPACE_HOOK", None)
-    if os.environ.get("WORLD_SIZE", "1") not in ("", "1") or "LOCAL_RANK" in os.environ:
-        _refuse("multi-process training (torchrun: WORLD_SIZE %s) is out of scope: run the script as one process" % os.environ.get("WORLD_SIZE", "?"))
+    _launched_rank()
     try:
         _patch_torch()
     except ImportError as e:
         _refuse("torch is not importable by %s: %s" % (sys.executable, e))
     import runpy
     sys.modules["headspace_hook"] = sys.modules[__name__]
-    if argv[0] == "-m":
-        if len(argv) < 2:
-            _refuse("-m needs a module name")
-        sys.argv = argv[1:]
-        runpy.run_module(argv[1], run_name="__main__", alter_sys=True)
+
+    def run():
+        if argv[0] == "-m":
+            if len(argv) < 2:
+                _refuse("-m needs a module name")
+            sys.argv = argv[1:]
+            runpy.run_module(argv[1], run_name="__main__", alter_sys=True)
+        else:
+            script = argv[0]
+            sys.argv = argv[:]
+            sys.path[0] = os.path.dirname(os.path.abspath(script))
+            runpy.run_path(script, run_name="__main__")
+    if _rank is not None:
+        _run_rank(run)
     else:
-        script = argv[0]
-        sys.argv = argv[:]
-        sys.path[0] = os.path.dirname(os.path.abspath(script))
-        runpy.run_path(script, run_name="__main__")
+        run()
     _reporter.send({"ev": "end", "batches": _state.batches if _state is not None else 0})
 
 
