@@ -553,12 +553,13 @@ def _patch_torch():
 # its own training loader with the same settings, so every rank switches to
 # cached batches at the same step, fixed up front (return_caches_after):
 # their collectives stay in lockstep. On SIGUSR1 a rank writes its Python
-# stacks to stacks-rR.txt beside this module (a rank that hangs is named
+# stacks to stacks-rR.txt beside headspace's FIFO (a rank that hangs is named
 # by where it stands).
 
 _rank = None        # this process's rank on the node; None: one process
 _local_world = 0    # the ranks started on this node
 _patched = False    # _patch_torch has run in this process
+_stacks = []        # the file faulthandler writes the rank's stacks to, kept open
 
 
 def _channel():
@@ -596,8 +597,9 @@ def _as_rank(rank, world, local_world):
         import faulthandler
         import signal
         if hasattr(signal, "SIGUSR1"):
-            f = open(os.path.join(os.path.dirname(os.path.abspath(__file__)), "stacks-r%d.txt" % rank), "w")
-            faulthandler.register(signal.SIGUSR1, file=f, all_threads=True)
+            here = os.path.dirname(os.environ.get("HEADSPACE_HOOK_FIFO") or os.path.abspath(__file__))
+            _stacks.append(open(os.path.join(here, "stacks-r%d.txt" % rank), "w"))
+            faulthandler.register(signal.SIGUSR1, file=_stacks[-1], all_threads=True)
     except (OSError, ValueError, RuntimeError):
         pass
 

@@ -315,7 +315,8 @@ func inCollective(frame string) bool {
 // innermostFrame is the innermost frame of the main thread in a Python
 // stack dump (faulthandler's: a block a thread, `  File "…", line N in f`
 // lines, the most recent call first; the main thread's outermost frame is
-// the script's <module>), as file:line in f.
+// the script's <module> or runpy's _run_module_as_main, a thread's
+// threading's _bootstrap), as file:line in f.
 func innermostFrame(dump string) string {
 	best := ""
 	for _, b := range strings.Split(dump, "\n\n") {
@@ -328,11 +329,12 @@ func innermostFrame(dump string) string {
 		if len(frames) == 0 {
 			continue
 		}
-		if strings.HasSuffix(frames[len(frames)-1], " in <module>") {
+		outer := frames[len(frames)-1]
+		if strings.HasSuffix(outer, " in <module>") || strings.HasSuffix(outer, " in _run_module_as_main") {
 			return frames[0]
 		}
-		if best == "" {
-			best = frames[0]
+		if best == "" && !strings.HasSuffix(outer, " in _bootstrap") {
+			best = frames[0] // not a thread the threading module started
 		}
 	}
 	return best

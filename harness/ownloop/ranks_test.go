@@ -121,6 +121,18 @@ Current thread 0x00007f0000000002 (most recent call first):
 	if got, want := ownloop.InnermostFrame(dump), "/usr/lib/python3/dist-packages/torch/distributed/distributed_c10d.py:1321 in all_reduce"; got != want {
 		t.Errorf("InnermostFrame = %q, want %q", got, want)
 	}
+	// Under python -m, the main thread's outermost frame is runpy's.
+	runpy := `Current thread 0x00007f0000000002 (most recent call first):
+  File "/usr/lib/python3.11/threading.py", line 320 in wait
+  File "/usr/lib/python3.11/threading.py", line 1002 in _bootstrap
+
+Thread 0x00007f0000000001 (most recent call first):
+  File "/tmp/ddp.py", line 80 in train
+  File "<frozen runpy>", line 198 in _run_module_as_main
+`
+	if got, want := ownloop.InnermostFrame(runpy), "/tmp/ddp.py:80 in train"; got != want {
+		t.Errorf("InnermostFrame(python -m) = %q, want %q", got, want)
+	}
 	if got := ownloop.InnermostFrame("no frames at all"); got != "" {
 		t.Errorf("InnermostFrame(no frames) = %q", got)
 	}
