@@ -294,7 +294,7 @@ func ranksTruth(b *testing.B, script string, args []string) []float64 {
 			continue
 		}
 		var m struct {
-			Rank              int
+			Rank               int
 			Loader_s, Cached_s float64
 		}
 		if json.Unmarshal([]byte("{"+js), &m) == nil && m.Rank >= 0 && m.Rank < 2 && m.Loader_s > 0 {
