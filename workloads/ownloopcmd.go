@@ -291,8 +291,16 @@ func runOwnWhatIf(ctx context.Context, fs *flag.FlagSet, of *ownFlags, verify bo
 			if err != nil {
 				return nil, ownError(err)
 			}
-			rep, err := ownloop.Analyze(cmd, s, run, 1)
-			if err != nil {
+			var nr *ownloop.NodeReport
+			var rep ownloop.Report
+			if len(run.Ranks) > 0 {
+				// A node's ranks: the slowest rank's model, and the node's.
+				n, err := ownloop.AnalyzeRanks(cmd, s, run, 1)
+				if err != nil {
+					return nil, err
+				}
+				nr, rep = &n, n.Ranks[n.Slowest]
+			} else if rep, err = ownloop.Analyze(cmd, s, run, 1); err != nil {
 				return nil, err
 			}
 			w, err := ownloop.NewWhatIf(rep)
@@ -300,6 +308,9 @@ func runOwnWhatIf(ctx context.Context, fs *flag.FlagSet, of *ownFlags, verify bo
 				return nil, cli.Usagef("%v", err)
 			}
 			rep.WriteWhatIfHeader(stdout, cmd)
+			if nr != nil {
+				nr.WriteNodeWhatIf(stdout)
+			}
 			w.WriteText(stdout)
 			checks := map[int]float64{}
 			if verify {

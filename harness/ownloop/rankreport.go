@@ -203,6 +203,18 @@ func (nr NodeReport) launcher() string {
 	return "torch.multiprocessing.spawn"
 }
 
+// WriteNodeWhatIf prints, for whatif, the node's ranks and what the node
+// would take; the model of one rank that follows is the slowest rank's.
+func (nr NodeReport) WriteNodeWhatIf(w io.Writer) {
+	fmt.Fprintf(w, "node: %d ranks (%s); the slowest rank: %d (spread %.0f%%); AU by rank:", len(nr.Ranks), nr.launcher(), nr.Slowest, nr.Spread)
+	for _, au := range nr.AU {
+		fmt.Fprintf(w, " %.2f", au)
+	}
+	fmt.Fprintln(w)
+	nr.writeModel(w)
+	fmt.Fprintf(w, "\nrank %d, ", nr.Slowest)
+}
+
 // writeModel prints what it would take, from the node model.
 func (nr NodeReport) writeModel(w io.Writer) {
 	fmt.Fprintf(w, "\nwhat it would take (the model of whatif --accelerators, from rank %d's stages):\n", nr.Slowest)

@@ -10,6 +10,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/headspace-bench/headspace/harness/level"
 )
 
 // Ranks: a training command whose ranks are processes of their own, one
@@ -353,4 +355,37 @@ func frameOf(line string) string {
 	}
 	num, fn, _ := strings.Cut(rest, " in ")
 	return fmt.Sprintf("%s:%s in %s", path, strings.TrimSpace(num), strings.TrimSpace(fn))
+}
+
+// lead is the run that speaks for a node's run: rank 0's (the first
+// rank's that reported), or the run itself for one process.
+func (r *Run) lead() *Run {
+	for _, rr := range r.Ranks {
+		if rr != nil {
+			return rr
+		}
+	}
+	return r
+}
+
+// nodePoint is a ladder point of a run: for a node's, the slowest
+// rank's (the ranks step together, at the pace of the slowest).
+func nodePoint(run *Run, s Settings, l level.Level, r int) (LadderPoint, error) {
+	if len(run.Ranks) == 0 {
+		return point(run, s, l, r)
+	}
+	var slow LadderPoint
+	for i, rr := range run.Ranks {
+		if rr == nil {
+			return slow, fmt.Errorf("rank %d reported nothing", i)
+		}
+		p, err := point(rr, s, l, r)
+		if err != nil {
+			return p, fmt.Errorf("rank %d: %w", i, err)
+		}
+		if p.StepTime > slow.StepTime {
+			slow = p
+		}
+	}
+	return slow, nil
 }

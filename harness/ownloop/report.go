@@ -443,7 +443,7 @@ func CommandConfig(c Command, run *Run) []resultfile.Config {
 	if commit := scriptCommit(c); commit != "" {
 		out = append(out, resultfile.Config{Key: "script-commit", Value: commit})
 	}
-	for _, l := range run.Loaders {
+	for _, l := range run.lead().Loaders {
 		v := l.String()
 		if l.Target {
 			v += " (training)"

@@ -126,7 +126,7 @@ func Verify(ctx context.Context, cmd Command, loader, workers, steps int, timeou
 	if err != nil {
 		return 0, fmt.Errorf("verifying at %d workers: %w", workers, err)
 	}
-	p, err := point(run, s, 0, 0)
+	p, err := nodePoint(run, s, 0, 0)
 	if err != nil {
 		return 0, fmt.Errorf("verifying at %d workers: %w", workers, err)
 	}
