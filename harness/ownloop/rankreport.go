@@ -225,7 +225,7 @@ func (nr NodeReport) writeModel(w io.Writer) {
 	p, n := nr.Model, len(nr.Ranks)
 	fmt.Fprintf(w, "  a rank asks %.3g cores (%s CPU a sample, its workers' and its loop's, × %.4g samples/s at its step on cached batches, %s)\n",
 		p.CPUPerSample.Seconds()*p.Demand(), us(p.CPUPerSample), p.Demand(), ms(p.Step))
-	fmt.Fprintf(w, "  its %d workers alone keep it at AU %.2f; %d ranks on these %.0f cores: predicted AU %.2f (the other processes' use of the cores not measured)\n",
+	fmt.Fprintf(w, "  its loader's workers (%d) alone keep it at AU %.2f; %d ranks on these %.0f cores: predicted AU %.2f (the other processes' use of the cores not measured)\n",
 		p.Workers, p.AU, n, p.Cores, p.PredictAU(n))
 	full := p
 	full.AU = 1
