@@ -163,7 +163,7 @@ func runOwnAnalyze(ctx context.Context, fs *flag.FlagSet, of *ownFlags, af ownAn
 // registerLadder defines the command flags that ladder and whatif take.
 func (f *ownFlags) registerLadder(fs *flag.FlagSet) {
 	fs.IntVar(&f.loader, "loader", 1, "with a command: which DataLoader is the training loop's, by the order of first iteration in the main process (`n`, 1: the first)")
-	fs.DurationVar(&f.firstTimeout, "first-batch-timeout", 2*time.Minute, "with a command: how long to wait for its training loop's first batch (`duration`)")
+	fs.DurationVar(&f.firstTimeout, "first-batch-timeout", 2*time.Minute, "with a command: how long to wait for its training loop's first batch, and with ranks for any rank's next step (`duration`)")
 }
 
 // ownLadderFlags are ladder's own flags that a command run keeps.
