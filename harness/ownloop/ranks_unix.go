@@ -139,9 +139,11 @@ func (e *execution) stalled() error {
 		}
 	}
 	deadline := time.Now().Add(2 * time.Second)
-	for r, rr := range e.run.Ranks {
+	for r := range max(len(e.run.Ranks), e.run.World) {
+		// A rank that never reported counts as at step 0.
 		n, where := 0, ""
-		if rr != nil {
+		if r < len(e.run.Ranks) && e.run.Ranks[r] != nil {
+			rr := e.run.Ranks[r]
 			n = len(rr.Steps)
 			for rr.PID > 0 {
 				if b, err := os.ReadFile(e.stacksPath(r)); err == nil && strings.Contains(string(b), "File ") {
