@@ -400,3 +400,31 @@ func TestRanksOnMoreThanOneNode(t *testing.T) {
 		t.Fatalf("Exec = %v, want refused: more than one node", err)
 	}
 }
+
+// BenchmarkRanksCancel is how long Exec takes to return once its context
+// is cancelled in the middle of a node's run (TestRanksCancel's: the
+// launcher, 2 ranks and their 4 workers killed and reaped): cancel-ns.
+func BenchmarkRanksCancel(b *testing.B) {
+	script := ddp(b)
+	var sum time.Duration
+	n := 0
+	for b.Loop() {
+		ctx, cancel := context.WithCancel(context.Background())
+		var cancelled time.Time
+		_, err := ownloop.Exec(ctx, torchrun(b, script, "--getitem-ms", "5", "--step-ms", "20"), settings(3000, 10), &bytes.Buffer{}, func(st ownloop.Step) {
+			if st.Index == 3 {
+				cancelled = time.Now()
+				cancel()
+			}
+		})
+		took := time.Since(cancelled)
+		cancel()
+		if !errors.Is(err, context.Canceled) {
+			b.Fatalf("Exec = %v, want context.Canceled", err)
+		}
+		noneLeft(b, script)
+		sum += took
+		n++
+	}
+	b.ReportMetric(float64(sum)/float64(n), "cancel-ns")
+}
