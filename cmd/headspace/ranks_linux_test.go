@@ -42,7 +42,7 @@ func torchrunArgs(t *testing.T, script string, args ...string) []string {
 	}
 	port := strconv.Itoa(l.Addr().(*net.TCPAddr).Port)
 	l.Close()
-	return append([]string{"torchrun", "--nproc_per_node", "2", "-r", "1", "-t", "1", "--master_port", port, script}, args...)
+	return append([]string{"torchrun", "--nproc_per_node", "2", "-r", "1", "-t", "1", "--log_dir", t.TempDir(), "--master_port", port, script}, args...)
 }
 
 // TestAnalyzeRanks runs analyze on `torchrun --nproc_per_node 2`, end

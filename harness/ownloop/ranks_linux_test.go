@@ -53,10 +53,11 @@ func freePort(t testing.TB) string {
 // torchrun is ddp.py under Debian's torchrun with 2 ranks on the CPU
 // (gloo). -r 1 -t 1: Debian's torch 1.13 launcher fails on its Python
 // 3.11 without a redirect of its ranks' stdout (its Std.from_str("0") is
-// None there); the ranks' stdout then goes to its log and the console.
+// None there); the ranks' stdout then goes to its log (in the test's
+// directory: --log_dir) and the console.
 func torchrun(t testing.TB, script string, args ...string) ownloop.Command {
 	t.Helper()
-	argv := append([]string{"torchrun", "--nproc_per_node", "2", "-r", "1", "-t", "1", "--master_port", freePort(t), script}, args...)
+	argv := append([]string{"torchrun", "--nproc_per_node", "2", "-r", "1", "-t", "1", "--log_dir", t.TempDir(), "--master_port", freePort(t), script}, args...)
 	c, err := ownloop.ParseCommand(argv)
 	if err != nil {
 		t.Fatal(err)
@@ -282,7 +283,7 @@ func BenchmarkRanksAgainstTruth(b *testing.B) {
 // it under torchrun without the hook.
 func ranksTruth(b *testing.B, script string, args []string) []float64 {
 	b.Helper()
-	argv := append([]string{"--nproc_per_node", "2", "-r", "1", "-t", "1", "--master_port", freePort(b), script, "--truth", "40"}, args...)
+	argv := append([]string{"--nproc_per_node", "2", "-r", "1", "-t", "1", "--log_dir", b.TempDir(), "--master_port", freePort(b), script, "--truth", "40"}, args...)
 	out, err := exec.Command("torchrun", argv...).Output()
 	if err != nil {
 		b.Fatalf("truth run: %v", err)
