@@ -155,3 +155,38 @@ func TestAnalyzeRanksSIGINT(t *testing.T) {
 	}
 	ownLeft(t, script)
 }
+
+// TestLadderAndWhatIfRanks: ladder and whatif take a torchrun command,
+// each level's point and the model the slowest rank's, whatif with the
+// node's answer.
+func TestLadderAndWhatIfRanks(t *testing.T) {
+	script := ddpScript(t)
+	out := filepath.Join(t.TempDir(), "ladder.txt")
+	var stdout, stderr bytes.Buffer
+	code := run(context.Background(), append([]string{"ladder", "--levels", "host,none", "--steps", "4", "--count", "1", "--out", out, "--"},
+		torchrunArgs(t, script, "--getitem-ms", "4", "--step-ms", "2")...), &stdout, &stderr)
+	ownLeft(t, script)
+	if code != 0 {
+		t.Fatalf("ladder: exit %d\n%s\n%s", code, stdout.String(), stderr.String())
+	}
+	for _, want := range []string{"host ", "none "} {
+		if !strings.Contains(stdout.String(), want) {
+			t.Errorf("ladder's table lacks %q:\n%s", want, stdout.String())
+		}
+	}
+	if b, err := os.ReadFile(out); err != nil || !strings.Contains(string(b), "BenchmarkLadder/level=none/script=ddp.py/workers=2") {
+		t.Errorf("ladder's file (%v) lacks the none level's record:\n%s", err, b)
+	}
+	stdout.Reset()
+	stderr.Reset()
+	code = run(context.Background(), append([]string{"whatif", "--"}, torchrunArgs(t, script, "--getitem-ms", "4", "--step-ms", "2", "--slow-rank", "1", "--slow-getitem-ms", "12")...), &stdout, &stderr)
+	ownLeft(t, script)
+	if code != 0 {
+		t.Fatalf("whatif: exit %d\n%s\n%s", code, stdout.String(), stderr.String())
+	}
+	for _, want := range []string{"node: 2 ranks (torchrun); the slowest rank: ", "what it would take (the model of whatif --accelerators", "what it would take (from the measured stages)"} {
+		if !strings.Contains(stdout.String(), want) {
+			t.Errorf("whatif lacks %q:\n%s", want, stdout.String())
+		}
+	}
+}
