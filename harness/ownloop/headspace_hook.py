@@ -312,7 +312,7 @@ def _instrument(dl, level):
     if not _fork_workers(dl):
         if level in ("sample", "raw"):
             _refuse("level %s needs forked DataLoader workers (multiprocessing start method fork) or num_workers=0" % level)
-        return measured
+        return _instrument_spawned(dl, measured)
     cls = type(ds)
     iterable = False
     try:
@@ -697,6 +697,94 @@ def _patch_ranks():
         tmp.start_processes = start_processes
     except Exception:
         pass
+
+
+
+# ---------------------------------------------------------------------------
+# Spawned DataLoader workers: a rank that torch.multiprocessing.spawn
+# started inherits the spawn start method, so its loader's workers are
+# fresh interpreters that get the dataset and the collate pickled. The
+# loader is given a picklable worker_init_fn that, in each worker, opens
+# headspace's FIFO (the rank's tag kept) and times the worker's own copy
+# of the dataset as _instrument does in a forked one, and a picklable
+# collate that times each batch and writes its stage event.
+
+def _stage_event(c, cc):
+    """A batch's stage event from this worker: its samples' times so far
+    and the collate's (c, cc: wall and CPU); the counters start again."""
+    info = _worker_info()
+    s = _stage
+    _reporter.raw('{"ev":"stage","w":%d,"n":%d,"getitem":%d,"load":%d,"transform":%d,"collate":%d,"cpu":%d,'
+                  '"getitem_cpu":%d,"load_cpu":%d,"transform_cpu":%d,"collate_cpu":%d,"runq":%d}\n'
+                  % (info.id if info is not None else -1, s["samples"], s["getitem"], s["load"], s["transform"], c, time.process_time_ns(),
+                     s["getitem_cpu"], s["load_cpu"], s["transform_cpu"], cc, _runq()))
+    for k in s:
+        s[k] = 0
+
+
+class _TimedCollate:
+    """A loader's collate, timed in a spawned worker."""
+
+    def __init__(self, orig):
+        self.orig = orig
+
+    def __call__(self, batch):
+        t, tc = _perf(), _cpu()
+        r = self.orig(batch)
+        _stage_event(_perf() - t, _cpu() - tc)
+        return r
+
+
+class _WorkerInit:
+    """A loader's worker_init_fn in a spawned worker: headspace's FIFO
+    opened under the rank's tag, the worker's dataset timed, then the
+    script's own worker_init_fn."""
+
+    def __init__(self, orig, tag):
+        self.orig, self.tag = orig, tag
+
+    def __call__(self, worker_id):
+        global _reporter, _MAIN_PID
+        _MAIN_PID = None  # a worker that loses headspace stops reporting, nothing more
+        if _reporter.fd is None:
+            _reporter = _channel()
+            _reporter.tag = self.tag
+        info = _worker_info()
+        if info is not None:
+            class _Worker:
+                pass
+            w = _Worker()
+            w.dataset, w.num_workers, w.multiprocessing_context, w.collate_fn = info.dataset, 0, None, None
+            _instrument(w, "none")
+        if self.orig is not None:
+            self.orig(worker_id)
+
+
+# Pickled by reference into each spawned worker.
+_TimedCollate.__module__ = _WorkerInit.__module__ = "headspace_hook"
+
+
+def _instrument_spawned(dl, measured):
+    """Times dl's dataset and collate in its spawned workers (through the
+    FIFO), where headspace's FIFO is there to reach; returns what it
+    measures."""
+    if _reporter.fd is None or not os.environ.get("HEADSPACE_HOOK_FIFO"):
+        return measured
+    ds = dl.dataset
+    try:
+        from torch.utils.data import IterableDataset
+        measured["iterable"] = isinstance(ds, IterableDataset)
+    except ImportError:
+        pass
+    measured["getitem"] = measured["iterable"] or getattr(type(ds), "__getitem__", None) is not None
+    measured["split"] = callable(getattr(ds, "loader", None))
+    try:
+        dl.worker_init_fn = _WorkerInit(dl.worker_init_fn, _reporter.tag)
+        dl.collate_fn = _TimedCollate(dl.collate_fn)
+        measured["collate"] = True
+    except (AttributeError, ValueError):
+        measured["getitem"] = measured["split"] = False
+    return measured
 
 
 def _overhead(n):

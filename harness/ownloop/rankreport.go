@@ -219,7 +219,7 @@ func (nr NodeReport) WriteNodeWhatIf(w io.Writer) {
 func (nr NodeReport) writeModel(w io.Writer) {
 	fmt.Fprintf(w, "\nwhat it would take (the model of whatif --accelerators, from rank %d's stages):\n", nr.Slowest)
 	if !nr.HasModel {
-		fmt.Fprintf(w, "  not modelled: the slowest rank's stages were not timed (workers not forked, or an iterable that is not a DataLoader)\n")
+		fmt.Fprintf(w, "  not modelled: the slowest rank's stages were not timed (an iterable that is not a DataLoader, or a dataset whose class cannot be wrapped)\n")
 		return
 	}
 	p, n := nr.Model, len(nr.Ranks)

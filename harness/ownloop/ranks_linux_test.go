@@ -307,7 +307,8 @@ func ranksTruth(b *testing.B, script string, args []string) []float64 {
 
 // TestRanksSpawned: a script that starts its ranks with
 // torch.multiprocessing.spawn has each rank measured, without a
-// change: both ranks' steps, switched at the same step.
+// change: both ranks' steps, switched at the same step, and the batches
+// of each rank's workers (spawned, as a spawned rank's are) timed.
 func TestRanksSpawned(t *testing.T) {
 	script := ddp(t)
 	s := settings(12, 8)
@@ -324,8 +325,17 @@ func TestRanksSpawned(t *testing.T) {
 		if rr == nil || len(rr.Steps) != s.Total() || ownloop.SwitchStep(rr) != s.ReturnCachesAfter {
 			t.Fatalf("rank %d: %+v: want %d steps, the switch at %d", r, rr, s.Total(), s.ReturnCachesAfter)
 		}
-		if _, ok := rr.Target(); !ok {
-			t.Errorf("rank %d: no training loader", r)
+		if ld, ok := rr.Target(); !ok || !ld.Measured.GetItem || !ld.Measured.Collate {
+			t.Errorf("rank %d: training loader %+v: want one, its __getitem__ and collate timed", r, ld)
+		}
+		// A spawned rank's workers are spawned too: timed all the same.
+		if len(rr.Batches) == 0 {
+			t.Errorf("rank %d: no batch timed in its (spawned) workers", r)
+		}
+		for _, b := range rr.Batches {
+			if b.Samples != 4 || b.Worker < 0 || b.Worker > 1 || b.GetItem < 4*2*time.Millisecond {
+				t.Errorf("rank %d: batch %+v: want 4 samples from worker 0 or 1, __getitem__ no shorter than their sleeps", r, b)
+			}
 		}
 	}
 }

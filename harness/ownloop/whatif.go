@@ -37,7 +37,7 @@ type WhatIf struct {
 func NewWhatIf(r Report) (WhatIf, error) {
 	st := r.Stages
 	if st.Batches == 0 {
-		return WhatIf{}, fmt.Errorf("the loader's stages were not timed (workers not forked, or an iterable that is not a DataLoader): nothing to model")
+		return WhatIf{}, fmt.Errorf("the loader's stages were not timed (an iterable that is not a DataLoader, or a dataset whose class cannot be wrapped): nothing to model")
 	}
 	w := WhatIf{Step: r.After.Median, PerBatch: st.PerBatch(), Workers: st.Workers, Cores: runtime.NumCPU()}
 	per := time.Duration(st.Samples) / time.Duration(st.Batches)
