@@ -147,6 +147,9 @@ type Run struct {
 	Rank   int
 	PID    int
 	Raised string
+	// SwitchAt is 1 + the step of the first cached batch, as the hook
+	// said it (0: it did not): SwitchStep.
+	SwitchAt int
 }
 
 // want is the steps the run needs under s.
@@ -175,6 +178,7 @@ type event struct {
 	NS  int64  `json:"ns"`
 	At  int    `json:"at"`
 	N   int    `json:"n"` // ranks: how many the script spawns
+	I   int    `json:"i"` // switch: the step of the first cached batch
 }
 
 // apply adds one line of the hook to r; it returns the event's kind.
@@ -216,6 +220,8 @@ func (r *Run) applyEvent(e event, line []byte) (string, string, error) {
 		r.MainCPU[e.At] = time.Duration(e.NS)
 	case "ranks":
 		r.World = max(r.World, e.N)
+	case "switch":
+		r.SwitchAt = e.I + 1 // 0: not said
 	case "done":
 		r.Done = true
 	}

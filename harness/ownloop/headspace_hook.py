@@ -204,6 +204,10 @@ class _Timed:
                 raise StopIteration
             batch = st.caches[(st.batches - st.switch) % len(st.caches)]
             phase = "cached"
+            if st.batches == st.switch:
+                # The first cached batch: its step may be marked epoch,
+                # so the switch is said (every rank's must match).
+                _reporter.send({"ev": "switch", "i": st.batches})
         else:
             if self.src is None:
                 self.src = iter(self.make_src())

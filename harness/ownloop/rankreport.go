@@ -116,9 +116,13 @@ func AnalyzeRanks(cmd Command, s Settings, run *Run, totalSteps int) (NodeReport
 	return nr, nil
 }
 
-// SwitchStep is the index of a run's first step on cached batches, -1
-// where it has none.
+// SwitchStep is the index of a run's first step on cached batches, as
+// the hook said it (the step's phase may say epoch instead), else its
+// first step marked cached; -1 where it has none.
 func SwitchStep(run *Run) int {
+	if run.SwitchAt > 0 {
+		return run.SwitchAt - 1
+	}
 	first := -1
 	for _, st := range run.Steps {
 		if st.Phase == "cached" && (first < 0 || st.Index < first) {

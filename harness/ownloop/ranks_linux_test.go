@@ -439,3 +439,29 @@ func BenchmarkRanksCancel(b *testing.B) {
 	}
 	b.ReportMetric(float64(sum)/float64(n), "cancel-ns")
 }
+
+// TestRanksSwitchOnAnEpochStart: where the switch falls on the first
+// step of an epoch (8 batches an epoch a rank, the switch at 16), that
+// step is marked epoch, not cached; the switch each rank reports is still
+// step 16 in both.
+func TestRanksSwitchOnAnEpochStart(t *testing.T) {
+	script := ddp(t)
+	s := settings(16, 8)
+	var out bytes.Buffer
+	run, err := ownloop.Exec(context.Background(), torchrun(t, script, "--getitem-ms", "0", "--step-ms", "1", "--samples", "64", "--epochs", "5"), s, &out, nil)
+	noneLeft(t, script)
+	if err != nil {
+		t.Fatalf("Exec: %v\n%s", err, out.String())
+	}
+	if len(run.Ranks) != 2 {
+		t.Fatalf("%d ranks, want 2", len(run.Ranks))
+	}
+	for r, rr := range run.Ranks {
+		if got := ownloop.SwitchStep(rr); got != 16 {
+			t.Errorf("rank %d switched at step %d, want 16 (steps around it: %+v)", r, got, rr.Steps[14:18])
+		}
+		if rr.Steps[16].Phase != "epoch" {
+			t.Errorf("rank %d: step 16 %+v: want it marked epoch (the test's premise)", r, rr.Steps[16])
+		}
+	}
+}
