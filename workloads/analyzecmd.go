@@ -55,6 +55,17 @@ for no batch for --stall-timeout, or that ends before the steps are in
 exits 2 (--partial keeps what it got); a script that raises shows its
 traceback and exits 1. The command's stdin is /dev/null.
 
+A command whose ranks are processes — torchrun --nproc_per_node N
+train.py, python -m torch.distributed.run, or a script that starts its
+ranks with torch.multiprocessing.spawn — has every rank measured, on one
+node: all switch to cached batches at the same step, the records carry
+rank=R, and the report gives the node's answer (the slowest rank and the
+spread, the verdict and the stage in the way, what it would take from the
+model of whatif --accelerators) in BenchmarkHeadspaceNode. A rank that
+raises is named (exit 1); ranks that make no step for
+--first-batch-timeout are stopped, the rank that hangs named (exit 1);
+other launchers and ranks on more than one node exit 2.
+
 --data DIR reads a dataset on disk (headspace dataset write, an ImageFolder
 or WebDataset shards; docs/real-data.md): the load stage
 becomes fetch then decode, each with its statistics; --page-cache and

@@ -107,7 +107,8 @@ func runOwnAnalyze(ctx context.Context, fs *flag.FlagSet, of *ownFlags, af ownAn
 	}
 	s := ownloop.Settings{Mode: "analyze", Loader: of.loader, NumCaches: af.numCaches, ReturnCachesAfter: af.after, StepsAfter: af.stepsAfter, FirstBatchTimeout: of.firstTimeout, StallTimeout: of.stallTimeout}
 	var rep ownloop.Report
-	settings := func() []resultfile.Config { return driver.Settings(rep.Device, rep.ConfigLines()) }
+	config := func() []resultfile.Config { return rep.ConfigLines() } // a node's: its ranks'
+	settings := func() []resultfile.Config { return driver.Settings(rep.Device, config()) }
 	o, err := driver.Run(ctx, driver.Job{Units: s.Total(), Progress: stderr, Settings: settings,
 		Measure: func(ctx context.Context, h *driver.Hooks) ([]*benchfmt.Result, error) {
 			run, err := ownloop.Exec(ctx, cmd, s, stderr, func(ownloop.Step) { h.Tick() })
@@ -118,6 +119,25 @@ func runOwnAnalyze(ctx context.Context, fs *flag.FlagSet, of *ownFlags, af ownAn
 				h.Partial()
 			case err != nil:
 				return nil, ownError(err)
+			}
+			if len(run.Ranks) > 0 {
+				// A node's ranks (a launcher's, or the script's own
+				// torch.multiprocessing.spawn).
+				nr, err := ownloop.AnalyzeRanks(cmd, s, run, af.total)
+				if err != nil {
+					if early != nil {
+						return nil, cli.Usagef("%v; %v", early, err)
+					}
+					return nil, err
+				}
+				rep, config = nr.Ranks[nr.Slowest], nr.ConfigLines
+				nr.WriteText(stdout)
+				if af.plot != "" {
+					if err := rep.SaveBoth(stdout, plotBase); err != nil {
+						return nil, err
+					}
+				}
+				return nr.Records(), nil
 			}
 			if rep, err = ownloop.Analyze(cmd, s, run, af.total); err != nil {
 				if early != nil {
@@ -132,7 +152,7 @@ func runOwnAnalyze(ctx context.Context, fs *flag.FlagSet, of *ownFlags, af ownAn
 				}
 			}
 			return rep.Records(), nil
-		}}, driver.Output{Path: af.out, Benchmarks: ownloop.Benchmarks, Force: af.force, Beside: true})
+		}}, driver.Output{Path: af.out, Benchmarks: ownloop.NodeBenchmarks, Force: af.force, Beside: true})
 	if err != nil || af.out == "" {
 		return err
 	}
@@ -144,7 +164,7 @@ func runOwnAnalyze(ctx context.Context, fs *flag.FlagSet, of *ownFlags, af ownAn
 // registerLadder defines the command flags that ladder and whatif take.
 func (f *ownFlags) registerLadder(fs *flag.FlagSet) {
 	fs.IntVar(&f.loader, "loader", 1, "with a command: which DataLoader is the training loop's, by the order of first iteration in the main thread (`n`, 1: the first)")
-	fs.DurationVar(&f.firstTimeout, "first-batch-timeout", 2*time.Minute, "with a command: how long to wait for its training loop's first batch (`duration`)")
+	fs.DurationVar(&f.firstTimeout, "first-batch-timeout", 2*time.Minute, "with a command: how long to wait for its training loop's first batch, and with ranks for any rank's next step (`duration`)")
 	fs.DurationVar(&f.stallTimeout, "stall-timeout", 5*time.Minute, "with a command: how long to wait for each step of its training loop after the first batch (`duration`)")
 }
 
@@ -285,8 +305,16 @@ func runOwnWhatIf(ctx context.Context, fs *flag.FlagSet, of *ownFlags, verify bo
 			if err != nil {
 				return nil, ownError(err)
 			}
-			rep, err := ownloop.Analyze(cmd, s, run, 1)
-			if err != nil {
+			var nr *ownloop.NodeReport
+			var rep ownloop.Report
+			if len(run.Ranks) > 0 {
+				// A node's ranks: the slowest rank's model, and the node's.
+				n, err := ownloop.AnalyzeRanks(cmd, s, run, 1)
+				if err != nil {
+					return nil, err
+				}
+				nr, rep = &n, n.Ranks[n.Slowest]
+			} else if rep, err = ownloop.Analyze(cmd, s, run, 1); err != nil {
 				return nil, err
 			}
 			w, err := ownloop.NewWhatIf(rep)
@@ -294,6 +322,9 @@ func runOwnWhatIf(ctx context.Context, fs *flag.FlagSet, of *ownFlags, verify bo
 				return nil, cli.Usagef("%v", err)
 			}
 			rep.WriteWhatIfHeader(stdout, cmd)
+			if nr != nil {
+				nr.WriteNodeWhatIf(stdout)
+			}
 			w.WriteText(stdout)
 			checks := map[int]float64{}
 			if verify {

@@ -104,8 +104,9 @@ func TestAnalyzeOwnLoopFaults(t *testing.T) {
 	}{
 		{"missing", []string{"--", "no-such-python-h43", script}, 2, "not found"},
 		{"not python", []string{"--", "ls", script}, 2, "is not a Python interpreter"},
-		{"torchrun", []string{"--", "torchrun", script}, 2, "multi-process training"},
 		{"isolated", []string{"--", ownPython, "-I", script}, 2, "-I makes the interpreter ignore PYTHONPATH"},
+		{"unsupported launcher", []string{"--", "accelerate", "launch", script}, 2, "accelerate is not supported yet"},
+		{"more than one node", []string{"--", "torchrun", "--nnodes", "2", script}, 2, "ranks on more than one node are not supported"},
 		{"synthetic flag", []string{"--workers", "2", "--", ownPython, script}, 2, "--workers only apply to headspace's own pipeline"},
 		{"no loader", []string{"--first-batch-timeout", "2s", "--", ownPython, script, "--no-loader", "60"}, 2, "no DataLoader iterated within --first-batch-timeout"},
 		{"raises", []string{"--", ownPython, script, "--getitem-ms", "0", "--step-ms", "0", "--fail-at", "3"}, 1, "the script failed"},

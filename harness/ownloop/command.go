@@ -27,6 +27,13 @@ type Command struct {
 	Module      bool     // Script is a module run with -m
 	Script      string   // the script's path, or the module's name
 	Args        []string // the script's arguments
+	// Launcher is the launcher that starts the script's ranks
+	// (torchrun, torch.distributed.run; ranks.go), "" for one process;
+	// LauncherArgs are its options before the script, Procs the ranks
+	// it starts (0: not a number it was given).
+	Launcher     string
+	LauncherArgs []string
+	Procs        int
 }
 
 // Name is the script's base name (or the module's name): the script= key
@@ -59,8 +66,9 @@ func quote(s string) string {
 
 var pythonName = regexp.MustCompile(`^(python|pypy)[0-9.]*(\.exe)?$`)
 
-// launchers are the multi-process launchers refused this round.
-var launchers = map[string]bool{"torchrun": true, "accelerate": true, "deepspeed": true, "mpirun": true, "srun": true, "horovodrun": true}
+// launchers are the multi-process launchers not supported yet (torchrun
+// is: ranks.go).
+var launchers = map[string]bool{"accelerate": true, "deepspeed": true, "mpirun": true, "srun": true, "horovodrun": true}
 
 // optionsWithValue are the interpreter's options that take the next
 // argument.
@@ -76,8 +84,11 @@ func ParseCommand(argv []string) (Command, error) {
 	}
 	c := Command{Argv: argv}
 	base := filepath.Base(argv[0])
+	if strings.TrimSuffix(base, ".exe") == "torchrun" {
+		return parseTorchrun(c, base)
+	}
 	if launchers[strings.TrimSuffix(base, ".exe")] {
-		return c, refusef("%s runs multi-process training, which is out of scope: run the script as one process (python3 train.py)", base)
+		return c, refusef("%s is not supported yet: %s", base, supportedLaunchers)
 	}
 	path, err := exec.LookPath(argv[0])
 	if err != nil {
@@ -98,8 +109,11 @@ func ParseCommand(argv []string) (Command, error) {
 				return c, refusef("%s -m needs a module", base)
 			}
 			c.Module, c.Script, c.Args = true, argv[i+1], argv[i+2:]
+			if c.Script == "torch.distributed.run" {
+				return parseLauncherArgs(c, "python -m torch.distributed.run", argv[i+2:])
+			}
 			if strings.HasPrefix(c.Script, "torch.distributed") {
-				return c, refusef("-m %s runs multi-process training, which is out of scope: run the script as one process", c.Script)
+				return c, refusef("-m %s is not supported: %s", c.Script, supportedLaunchers)
 			}
 			return c, nil
 		case a == "--" && i+1 < len(argv) && argv[i+1] != "-":

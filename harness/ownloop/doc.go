@@ -24,15 +24,32 @@
 // command's process group, and on Linux its PID namespace
 // (procgroup.Contained): the script and everything it started.
 //
+// # Ranks
+//
+// A command whose ranks are processes — torchrun's, or those the script
+// starts with torch.multiprocessing.spawn — has the hook in every rank
+// (ranks.go): each rank's events are tagged with its number and go to a
+// FIFO the ranks open by its path, each rank wraps its own training
+// loader with the same settings, so all switch to cached batches at the
+// same step (fixed up front: their collectives stay in lockstep), and
+// Exec ends the run when every rank has its steps. AnalyzeRanks analyses
+// each rank and the node: the slowest rank and the spread, the verdict
+// and the stage in the way (the slowest rank's), and what it would take
+// from the node model of whatif --accelerators (node.Profile).
+//
 // # Faults
 //
 // ParseCommand refuses, with one line (ErrRefused), a command that does
-// not exist, is not a Python interpreter, runs torchrun or another
-// launcher, or passes code with -c. Exec returns ErrRefused for what the
-// hook refuses (torch missing, multi-process training, a level the
-// dataset cannot take), ErrNoLoader when no DataLoader is iterated within
-// Settings.FirstBatchTimeout or before the script ends, ErrStalled when
-// the loop asks for no batch within Settings.StallTimeout, *EndedEarly when
+// not exist, is not a Python interpreter, runs a launcher other than
+// torchrun (or python -m torch.distributed.run), ranks on more than one
+// node, or passes code with -c. Exec returns ErrRefused for what the
+// hook refuses (torch missing, WORLD_SIZE without a launcher, a world
+// larger than the node's ranks, a level the dataset cannot take),
+// *RanksFailed for a rank that raises, *RanksHung for ranks that make no
+// step for Settings.FirstBatchTimeout (ranks.go), ErrNoLoader when no
+// DataLoader is iterated within Settings.FirstBatchTimeout or before the
+// script ends, ErrStalled when the loop asks for no batch within
+// Settings.StallTimeout, *EndedEarly when
 // the script ends before the steps the run needs, *ScriptFailed when it
 // exits with an error (its traceback went to the command's stderr), and
 // the context's error when it is cancelled (SIGINT): the process group is

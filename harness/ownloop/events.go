@@ -163,6 +163,18 @@ type Run struct {
 	Thread, ThreadSite string
 	// Wall is the command's time from its start to its end.
 	Wall time.Duration
+	// Ranks are the runs of the command's ranks, by rank, where a
+	// launcher or torch.multiprocessing.spawn started them (ranks.go);
+	// nil for one process. World is how many the node starts.
+	Ranks []*Run
+	World int
+	// A rank's run: its rank, its pid, what it raised.
+	Rank   int
+	PID    int
+	Raised string
+	// SwitchAt is 1 + the step of the first cached batch, as the hook
+	// said it (0: it did not): SwitchStep.
+	SwitchAt int
 }
 
 // Other is what a loader that is not the training loop's delivered
@@ -196,10 +208,13 @@ func (r *Run) Target() (Loader, bool) {
 
 // event is one line from the hook.
 type event struct {
+	R   *int   `json:"r"` // the rank whose event it is; nil: one process's
 	Ev  string `json:"ev"`
 	Msg string `json:"msg"`
 	NS  int64  `json:"ns"`
 	At  int    `json:"at"`
+	N   int    `json:"n"` // ranks: how many the script spawns
+	I   int    `json:"i"` // switch: the step of the first cached batch
 }
 
 // apply adds one line of the hook to r; it returns the event's kind.
@@ -208,6 +223,14 @@ func (r *Run) apply(line []byte) (string, string, error) {
 	if err := json.Unmarshal(line, &e); err != nil {
 		return "", "", fmt.Errorf("the hook's events hold a line that is not the hook's (%q: %v): something in the script wrote to the hook's file descriptor", line, err)
 	}
+	if e.R != nil {
+		return r.applyRank(*e.R, e, line)
+	}
+	return r.applyEvent(e, line)
+}
+
+// applyEvent adds the event e, read from line, to r.
+func (r *Run) applyEvent(e event, line []byte) (string, string, error) {
 	var err error
 	switch e.Ev {
 	case "start":
@@ -265,6 +288,10 @@ func (r *Run) apply(line []byte) (string, string, error) {
 			r.MainCPU = map[int]time.Duration{}
 		}
 		r.MainCPU[e.At] = time.Duration(e.NS)
+	case "ranks":
+		r.World = max(r.World, e.N)
+	case "switch":
+		r.SwitchAt = e.I + 1 // 0: not said
 	case "done":
 		r.Done = true
 	}

@@ -520,8 +520,8 @@ func TestMultiProcessRefused(t *testing.T) {
 	script := sleepy(t)
 	t.Setenv("WORLD_SIZE", "2")
 	_, err := ownloop.Exec(context.Background(), command(t, script), settings(20, 10), &bytes.Buffer{}, nil)
-	if !errors.Is(err, ownloop.ErrRefused) || !strings.Contains(err.Error(), "multi-process training") {
-		t.Fatalf("Exec = %v, want refused multi-process training", err)
+	if !errors.Is(err, ownloop.ErrRefused) || !strings.Contains(err.Error(), "WORLD_SIZE 2 is set but no launcher started the ranks") {
+		t.Fatalf("Exec = %v, want refused: WORLD_SIZE without a launcher", err)
 	}
 	noneLeft(t, script)
 }

@@ -34,56 +34,69 @@ func Exec(ctx context.Context, cmd Command, s Settings, out io.Writer, onStep fu
 	if err != nil {
 		return nil, fmt.Errorf("hook: %w", err)
 	}
-	defer os.RemoveAll(dir)
+	defer os.RemoveAll(dir) // at the end of the run: spawned ranks load the hook from it
 	if err := os.WriteFile(filepath.Join(dir, HookModule+".py"), Source, 0o600); err != nil {
 		return nil, fmt.Errorf("hook: %w", err)
 	}
-	c, err := hookCommand(cmd, s, dir)
+	c, err := hookCommand(cmd, s, dir, !noNamespace)
 	if err != nil {
 		return nil, err
 	}
-	if noNamespace {
-		c.SysProcAttr = procgroup.Group()
+	evR, evW, err := eventChannel(dir)
+	if err != nil {
+		return nil, fmt.Errorf("hook: %w", err)
 	}
-	e, err := start(c, cmd.Interpreter, out)
+	e, err := start(c, cmd.Interpreter, out, evR, evW)
 	if err != nil && namespaced(c.SysProcAttr) {
 		// No user namespaces here: the process group (and its
 		// descendants, found at the end) it is.
-		if c, err = hookCommand(cmd, s, dir); err != nil {
+		if c, err = hookCommand(cmd, s, dir, false); err != nil {
 			return nil, err
 		}
-		c.SysProcAttr = procgroup.Group()
-		e, err = start(c, cmd.Interpreter, out)
+		os.Remove(fifoPath(dir))
+		if evR, evW, err = eventChannel(dir); err != nil {
+			return nil, fmt.Errorf("hook: %w", err)
+		}
+		e, err = start(c, cmd.Interpreter, out, evR, evW)
 	}
 	if err != nil {
 		return nil, err
 	}
 	e.dir, e.s, e.onStep, e.mark = dir, s, onStep, runMark(c)
+	e.run.World = cmd.Procs
 	return e.wait(ctx)
 }
 
 // hookCommand is cmd run under the hook, its module in dir, with
-// settings s.
-func hookCommand(cmd Command, s Settings, dir string) (*exec.Cmd, error) {
+// settings s; contained, in namespaces of its own where the system has
+// them (procgroup.Contained), else in a process group.
+func hookCommand(cmd Command, s Settings, dir string, contained bool) (*exec.Cmd, error) {
 	cfg, err := json.Marshal(s)
 	if err != nil {
 		return nil, err
 	}
-	args := append(append(append([]string{}, cmd.Options...), "-m", HookModule), cmd.Script)
-	if cmd.Module {
-		args = append(args[:len(args)-1], "-m", cmd.Script)
-	}
-	args = append(args, cmd.Args...)
-	c := exec.Command(cmd.Interpreter, args...)
+	c := exec.Command(cmd.Interpreter, hookArgs(cmd)...)
 	pythonPath := dir
 	if p := os.Getenv("PYTHONPATH"); p != "" {
 		pythonPath += string(os.PathListSeparator) + p
 	}
-	c.Env = append(os.Environ(), "HEADSPACE_HOOK="+string(cfg), "HEADSPACE_HOOK_FD=3", "PYTHONPATH="+pythonPath,
-		fmt.Sprintf("%s=%d-%d", RunMark, os.Getpid(), runs.Add(1)), fmt.Sprintf("HEADSPACE_PID=%d", os.Getpid()))
+	c.Env = append(os.Environ(), "HEADSPACE_HOOK="+string(cfg), "PYTHONPATH="+pythonPath, "HEADSPACE_HOOK_FIFO="+fifoPath(dir),
+		fmt.Sprintf("%s=%d-%d", RunMark, os.Getpid(), runs.Add(1)))
+	if cmd.Launcher == "" {
+		// The launcher's own process runs no hook; its ranks open the FIFO.
+		c.Env = append(c.Env, "HEADSPACE_HOOK_FD=3")
+	}
 	// Its stdin is /dev/null (os/exec's default): a script that reads
 	// stdin sees its end at once.
-	c.SysProcAttr = procgroup.Contained()
+	c.SysProcAttr = procgroup.Group()
+	if contained {
+		c.SysProcAttr = procgroup.Contained()
+	}
+	if !namespaced(c.SysProcAttr) {
+		// No PID namespace to end the run with headspace: the hook's
+		// watchdog does, by the run's mark.
+		c.Env = append(c.Env, fmt.Sprintf("HEADSPACE_PID=%d", os.Getpid()))
+	}
 	return c, nil
 }
 
@@ -93,10 +106,11 @@ type execution struct {
 	c      *exec.Cmd
 	pid    int
 	start  time.Time
-	dir    string // the hook's module, removed once loaded
+	dir    string // the hook's module and its FIFO, removed at the end
 	mark   string // RunMark=… in the environment of every process of the run
 	s      Settings
 	onStep func(Step)
+	rk     rankState // a node's ranks (ranks_unix.go)
 
 	evR, outR *os.File
 	outDone   chan struct{}  // the output's copy has ended
@@ -116,13 +130,9 @@ type eventLine struct {
 	err error
 }
 
-// start starts c, the command's interpreter, with the events' pipe as
-// its fd 3 and its output copied to out.
-func start(c *exec.Cmd, interpreter string, out io.Writer) (*execution, error) {
-	evR, evW, err := os.Pipe()
-	if err != nil {
-		return nil, err
-	}
+// start starts c, the command's interpreter, with the events' channel's
+// write end evW as its fd 3 and its output copied to out.
+func start(c *exec.Cmd, interpreter string, out io.Writer, evR, evW *os.File) (*execution, error) {
 	outR, outW, err := os.Pipe()
 	if err != nil {
 		evR.Close()
@@ -170,6 +180,7 @@ func start(c *exec.Cmd, interpreter string, out io.Writer) (*execution, error) {
 // sessions of their own too), waits for the leader and for both pipes to
 // close (every member gone), and returns.
 func (e *execution) finish() {
+	e.killRanks()
 	killTree(e.pid, e.mark)
 	killGroup(e.pid)
 	if !e.leaderDone {
@@ -177,6 +188,7 @@ func (e *execution) finish() {
 		e.leaderDone = true
 	}
 	killGroup(e.pid) // members that outlived their leader
+	e.killRanks()
 	stuck := time.After(5 * time.Second)
 	for e.lines != nil {
 		select {
@@ -209,8 +221,15 @@ func (e *execution) wait(ctx context.Context) (*Run, error) {
 	stall := time.NewTimer(time.Hour)
 	stall.Stop()
 	defer stall.Stop()
+	// A node's ranks are watched for a hang once a second (ranks_unix.go).
+	ranksTick := time.NewTicker(time.Second)
+	defer ranksTick.Stop()
 	for {
 		select {
+		case <-ranksTick.C:
+			if err := e.stalled(); err != nil {
+				return e.run, err
+			}
 		case <-ctx.Done():
 			e.finish()
 			return e.run, ctx.Err()
@@ -253,11 +272,10 @@ func (e *execution) event(l eventLine) (done bool, err error) {
 		e.finish()
 		return true, err
 	}
+	if len(e.run.Ranks) > 0 {
+		return e.rankEvent(kind, msg)
+	}
 	switch kind {
-	case "start":
-		// The interpreter has the hook loaded: its file can go now,
-		// so that not even a SIGKILL of headspace leaves it behind.
-		os.RemoveAll(e.dir)
 	case "first":
 		e.gotFirst = true
 	case "step":
@@ -303,6 +321,8 @@ func (e *execution) ended() (*Run, error) {
 		return run, refusef("%s", e.refused)
 	case run.Done:
 		return run, nil
+	case len(run.Ranks) > 0:
+		return run, e.ranksEnded()
 	case run.Unsure && e.exitErr == nil:
 		// Its steps trained nothing, and no other loop's did before the
 		// script ended: the loop measured stands.

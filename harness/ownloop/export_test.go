@@ -19,3 +19,11 @@ func SetNoNamespace() { noNamespace = true }
 func PointOf(run *Run, s Settings, l level.Level, r int) (LadderPoint, error) {
 	return point(run, s, l, r)
 }
+
+// HookArgs, InnermostFrame and HungRanks are the ranks' helpers, for
+// their table tests.
+var (
+	HookArgs       = hookArgs
+	InnermostFrame = innermostFrame
+	HungRanks      = hungRanks
+)

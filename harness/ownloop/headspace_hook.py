@@ -88,9 +88,10 @@ class _Reporter:
     """Writes events, one JSON line each, to headspace's descriptor. Lines
     under PIPE_BUF are written whole, so workers' lines never interleave."""
 
-    def __init__(self, fd):
+    def __init__(self, fd, tag=""):
         self.fd = fd
         self.lock = threading.Lock()
+        self.tag = tag  # '{"r":R,' in a rank: each line says whose it is
 
     def send(self, obj):
         self.raw(json.dumps(obj, separators=(",", ":")) + "\n")
@@ -98,6 +99,8 @@ class _Reporter:
     def raw(self, line):
         if self.fd is None:
             return
+        if self.tag:
+            line = self.tag + line[1:]
         data = line.encode()
         try:
             with self.lock:
@@ -280,6 +283,10 @@ class _Timed:
                 raise StopIteration
             batch = st.caches[(st.batches - st.switch) % len(st.caches)]
             phase = "cached"
+            if st.batches == st.switch:
+                # The first cached batch: its step may be marked epoch,
+                # so the switch is said (every rank's must match).
+                _reporter.send({"ev": "switch", "i": st.batches})
         else:
             if self.src is None:
                 self.src = iter(self.make_src())
@@ -570,7 +577,7 @@ def _instrument(dl, level, index=0):
     if not _fork_workers(dl):
         if level in ("sample", "raw"):
             _refuse("level %s needs forked DataLoader workers (multiprocessing start method fork) or num_workers=0" % level)
-        return measured
+        return _instrument_spawned(dl, measured)
     cls = type(ds)
     iterable = False
     try:
@@ -763,44 +770,264 @@ def _patch_torch():
     except Exception:
         pass
 
-    # One process: multi-process training is refused, never half-measured.
+    _patch_ranks()
+
+
+# ---------------------------------------------------------------------------
+# Ranks: one process a rank, started by torchrun (python -m
+# torch.distributed.run) or by the script's own torch.multiprocessing.spawn.
+#
+# headspace runs a launcher's ranks under this module (torchrun ... -m
+# headspace_hook SCRIPT ARGS...), and wraps the function a script hands to
+# torch.multiprocessing.spawn so that each spawned rank runs it under the
+# hook. A rank reaches headspace through its FIFO (HEADSPACE_HOOK_FIFO: the
+# launcher closes the descriptors it does not know), each line tagged with
+# the rank's number; its workers, forked, inherit the tag. Every rank wraps
+# its own training loader with the same settings, so every rank switches to
+# cached batches at the same step, fixed up front (return_caches_after):
+# their collectives stay in lockstep. On SIGUSR1 a rank writes its Python
+# stacks to stacks-rR.txt beside headspace's FIFO (a rank that hangs is named
+# by where it stands).
+
+_rank = None        # this process's rank on the node; None: one process
+_local_world = 0    # the ranks started on this node
+_patched = False    # _patch_torch has run in this process
+_stacks = []        # the file faulthandler writes the rank's stacks to, kept open
+
+
+def _channel():
+    """The events' channel: the descriptor headspace started this process
+    with (HEADSPACE_HOOK_FD, taken out of the environment so that no child
+    writes to whatever has that number in it), else headspace's FIFO by its
+    path (a launcher's rank, a spawned rank)."""
+    fd = os.environ.pop("HEADSPACE_HOOK_FD", None)
+    if fd:
+        return _Reporter(_event_fd(int(fd)))
+    path = os.environ.get("HEADSPACE_HOOK_FIFO")
+    if path and hasattr(os, "O_NONBLOCK"):
+        try:
+            # Non-blocking: headspace gone (no reader) fails at once
+            # instead of waiting for one forever.
+            f = os.open(path, os.O_WRONLY | os.O_NONBLOCK)
+            os.set_blocking(f, True)
+            return _Reporter(f)
+        except OSError:
+            os._exit(EXIT_REFUSED)
+    return _Reporter(None)
+
+
+def _as_rank(rank, world, local_world):
+    """This process is rank `rank` of `world`, `local_world` of them on this
+    node: its events are tagged, and it says so."""
+    global _rank, _local_world
+    _rank, _local_world = rank, local_world
+    _reporter.tag = '{"r":%d,' % rank
+    _reporter.send({"ev": "rank", "rank": rank, "world": world, "local_world": local_world, "pid": _host_pid()})
+    if world > local_world:
+        _refuse("ranks on more than one node (a world of %d ranks, %d on this node): headspace measures the ranks of one node this round" % (world, local_world))
+    try:
+        import faulthandler
+        import signal
+        if hasattr(signal, "SIGUSR1"):
+            here = os.path.dirname(os.environ.get("HEADSPACE_HOOK_FIFO") or os.path.abspath(__file__))
+            _stacks.append(open(os.path.join(here, "stacks-r%d.txt" % rank), "w"))
+            faulthandler.register(signal.SIGUSR1, file=_stacks[-1], all_threads=True)
+    except (OSError, ValueError, RuntimeError):
+        pass
+
+
+def _launched_rank():
+    """A launcher's rank (torchrun sets LOCAL_RANK, WORLD_SIZE and
+    LOCAL_WORLD_SIZE) says so; WORLD_SIZE above 1 with no launcher is
+    refused: its process group would wait for ranks nobody starts."""
+    env = os.environ
+    if "LOCAL_RANK" in env:
+        try:
+            world = int(env.get("WORLD_SIZE", "1"))
+            _as_rank(int(env["LOCAL_RANK"]), world, int(env.get("LOCAL_WORLD_SIZE", world)))
+        except ValueError:
+            _refuse("LOCAL_RANK %r, WORLD_SIZE %r: not numbers" % (env.get("LOCAL_RANK"), env.get("WORLD_SIZE")))
+    elif env.get("WORLD_SIZE", "1") not in ("", "1"):
+        _refuse("WORLD_SIZE %s is set but no launcher started the ranks: run the command under torchrun (headspace analyze -- torchrun --nproc_per_node N SCRIPT)" % env["WORLD_SIZE"])
+
+
+def _run_rank(run):
+    """Runs a rank's training; an exception is shown with its traceback and
+    reported, naming the rank, and the rank exits 1."""
+    try:
+        run()
+    except SystemExit as e:
+        if e.code in (None, 0):
+            raise
+        _reporter.send({"ev": "raised", "msg": "exit status %s" % e.code})
+        raise
+    except BaseException as e:
+        import traceback
+        traceback.print_exc()
+        sys.stderr.flush()
+        _reporter.send({"ev": "raised", "msg": ("%s: %s" % (type(e).__name__, e)).splitlines()[0][:300]})
+        os._exit(1)
+
+
+def _rank_entry(i, fn, settings, nprocs, *args):
+    """A rank started by torch.multiprocessing.spawn: fn(i, *args) under the
+    hook, as rank i of nprocs."""
+    global _settings, _reporter, _MAIN_PID, _state, _claimed, _loaders
+    _MAIN_PID = os.getpid()
+    _settings, _state, _claimed, _loaders = settings, None, False, {}
+    _reporter = _channel()
+    _as_rank(i, nprocs, nprocs)
+    if _patched:  # forked from the hooked script: torch is patched already
+        _reporter.send({"ev": "start", "python": sys.version.split()[0], "executable": sys.executable, "pid": os.getpid()})
+    else:
+        _patch_torch()
+    _run_rank(lambda: fn(i, *args))
+    _reporter.send({"ev": "end", "batches": _state.batches if _state is not None else 0})
+
+
+_rank_entry.__module__ = "headspace_hook"  # pickled by reference into each spawned rank
+
+
+def _patch_ranks():
+    """torch.distributed.init_process_group and torch.multiprocessing's
+    start_processes (under spawn), for ranks."""
+    global _patched
+    _patched = True
     try:
         import torch.distributed as dist
         orig_ipg = dist.init_process_group
 
         def init_process_group(*a, **kw):
-            if not _one_process(a, kw):
-                _refuse("multi-process training (torch.distributed.init_process_group) is out of scope: run the script as one process")
-            return orig_ipg(*a, **kw)
+            world = _world(a, kw)
+            if _rank is None and world > 1:
+                _refuse("init_process_group for %d ranks in a process no launcher started: run the command under torchrun, or start the ranks with torch.multiprocessing.spawn" % world)
+            if _rank is not None and world > _local_world:
+                _refuse("ranks on more than one node (a world of %d ranks, %d on this node): headspace measures the ranks of one node this round" % (world, _local_world))
+            r = orig_ipg(*a, **kw)
+            if _rank is not None:
+                _reporter.send({"ev": "joined", "rank": dist.get_rank(), "world": dist.get_world_size()})
+            return r
         dist.init_process_group = init_process_group
+    except Exception:
+        pass
+    try:
+        import torch.multiprocessing as tmp
+        sp = sys.modules["torch.multiprocessing.spawn"]
+        orig_sp = sp.start_processes
+
+        def start_processes(fn, args=(), nprocs=1, join=True, daemon=False, start_method="spawn"):
+            if _rank is not None or os.getpid() != _MAIN_PID or _reporter.fd is None or _claimed:
+                return orig_sp(fn, args, nprocs, join, daemon, start_method)
+            _reporter.send({"ev": "ranks", "n": nprocs, "launcher": "torch.multiprocessing.spawn"})
+            return orig_sp(_rank_entry, (fn, _settings, nprocs) + tuple(args), nprocs, join, daemon, start_method)
+        sp.start_processes = start_processes
+        tmp.start_processes = start_processes
     except Exception:
         pass
 
 
-def _one_process(a, kw):
-    """Whether init_process_group(*a, **kw) makes a group of one process:
-    world_size 1 given, or taken from the init method's URL or from
-    WORLD_SIZE."""
+
+# ---------------------------------------------------------------------------
+# Spawned DataLoader workers: a rank that torch.multiprocessing.spawn
+# started inherits the spawn start method, so its loader's workers are
+# fresh interpreters that get the dataset and the collate pickled. The
+# loader is given a picklable worker_init_fn that, in each worker, opens
+# headspace's FIFO (the rank's tag kept) and times the worker's own copy
+# of the dataset as _instrument does in a forked one, and a picklable
+# collate that times each batch and writes its stage event.
+
+def _stage_event(c, cc):
+    """A batch's stage event from this worker: its samples' times so far
+    and the collate's (c, cc: wall and CPU); the counters start again."""
+    info = _worker_info()
+    s = _stage
+    _reporter.raw('{"ev":"stage","w":%d,"n":%d,"getitem":%d,"load":%d,"transform":%d,"collate":%d,"cpu":%d,'
+                  '"getitem_cpu":%d,"load_cpu":%d,"transform_cpu":%d,"collate_cpu":%d,"runq":%d}\n'
+                  % (info.id if info is not None else -1, s["samples"], s["getitem"], s["load"], s["transform"], c, time.process_time_ns(),
+                     s["getitem_cpu"], s["load_cpu"], s["transform_cpu"], cc, _runq()))
+    for k in s:
+        s[k] = 0
+
+
+class _TimedCollate:
+    """A loader's collate, timed in a spawned worker."""
+
+    def __init__(self, orig):
+        self.orig = orig
+
+    def __call__(self, batch):
+        t, tc = _perf(), _cpu()
+        r = self.orig(batch)
+        _stage_event(_perf() - t, _cpu() - tc)
+        return r
+
+
+class _WorkerInit:
+    """A loader's worker_init_fn in a spawned worker: headspace's FIFO
+    opened under the rank's tag, the worker's dataset timed, then the
+    script's own worker_init_fn."""
+
+    def __init__(self, orig, tag):
+        self.orig, self.tag = orig, tag
+
+    def __call__(self, worker_id):
+        global _reporter, _MAIN_PID
+        _MAIN_PID = None  # a worker that loses headspace stops reporting, nothing more
+        if _reporter.fd is None:
+            _reporter = _channel()
+            _reporter.tag = self.tag
+        info = _worker_info()
+        if info is not None:
+            class _Worker:
+                pass
+            w = _Worker()
+            w.dataset, w.num_workers, w.multiprocessing_context, w.collate_fn = info.dataset, 0, None, None
+            _instrument(w, "none")
+        if self.orig is not None:
+            self.orig(worker_id)
+
+
+# Pickled by reference into each spawned worker.
+_TimedCollate.__module__ = _WorkerInit.__module__ = "headspace_hook"
+
+
+def _instrument_spawned(dl, measured):
+    """Times dl's dataset and collate in its spawned workers (through the
+    FIFO), where headspace's FIFO is there to reach; returns what it
+    measures."""
+    if _reporter.fd is None or not os.environ.get("HEADSPACE_HOOK_FIFO"):
+        return measured
+    ds = dl.dataset
+    try:
+        from torch.utils.data import IterableDataset
+        measured["iterable"] = isinstance(ds, IterableDataset)
+    except ImportError:
+        pass
+    measured["getitem"] = measured["iterable"] or getattr(type(ds), "__getitem__", None) is not None
+    measured["split"] = callable(getattr(ds, "loader", None))
+    try:
+        dl.worker_init_fn = _WorkerInit(dl.worker_init_fn, _reporter.tag)
+        dl.collate_fn = _TimedCollate(dl.collate_fn)
+        measured["collate"] = True
+    except (AttributeError, ValueError):
+        measured["getitem"] = measured["split"] = False
+    return measured
+
+
+def _world(a, kw):
+    """The number of processes init_process_group(*a, **kw) joins:
+    world_size given, or taken from the init method's URL or from
+    WORLD_SIZE (1 where none says)."""
     ws = kw.get("world_size", a[3] if len(a) > 3 else -1)
     if ws is None or int(ws) < 0:
         url = kw.get("init_method", a[1] if len(a) > 1 else None) or ""
         import re
         m = re.search(r"[?&]world_size=(\d+)", url)
-        ws = m.group(1) if m else os.environ.get("WORLD_SIZE", "")
+        ws = m.group(1) if m else os.environ.get("WORLD_SIZE", "") or 1
     try:
-        return int(ws) == 1
+        return int(ws)
     except (TypeError, ValueError):
-        return False
-
-
-def _multi_process_env():
-    """WORLD_SIZE as a launcher sets it, where it asks for more than one
-    process (torchrun --nproc-per-node 1 sets 1: one process)."""
-    ws = os.environ.get("WORLD_SIZE", "")
-    try:
-        return int(ws) > 1
-    except ValueError:
-        return ws != ""
+        return 1
 
 
 def _event_fd(fd):
@@ -817,15 +1044,26 @@ def _event_fd(fd):
     return high
 
 
+def _host_pid():
+    """This process's id as headspace sees it, to signal it: where the
+    command runs in a PID namespace of its own, os.getpid() is its number
+    in there, while /proc (the host's mount) names the process by its
+    number outside; os.getpid() where there is no /proc."""
+    try:
+        return int(os.readlink("/proc/self"))
+    except (OSError, ValueError, AttributeError):
+        return os.getpid()
+
+
 def _watchdog():
     """Where the command has no PID namespace of its own (Linux without
-    user namespaces: the hook is not process 1), a forked process that
+    user namespaces: its process id is the same inside and out), a forked process that
     watches headspace and, once it is gone (a SIGKILL included), kills
     every process of the run: those whose environment holds the run's
     mark (HEADSPACE_OWNLOOP_RUN). It holds none of the run's pipes, and
     goes with the command's process group when headspace ends the run."""
     mark, hs = os.environ.get("HEADSPACE_OWNLOOP_RUN"), os.environ.pop("HEADSPACE_PID", "")
-    if not mark or not hs.isdigit() or os.getpid() == 1 or not os.path.isdir("/proc/self") or not hasattr(os, "fork"):
+    if not mark or not hs.isdigit() or not os.path.isdir("/proc/self") or _host_pid() != os.getpid() or not hasattr(os, "fork"):
         return
     try:
         pid = os.fork()
@@ -919,31 +1157,33 @@ def main(argv):
         sys.stderr.write("usage: python -m headspace_hook SCRIPT [ARGS...] | -m MODULE [ARGS...]\n")
         sys.exit(2)
     _settings = json.loads(os.environ.get("HEADSPACE_HOOK", "{}"))
-    fd = os.environ.get("HEADSPACE_HOOK_FD")
-    if fd:
-        _reporter = _Reporter(_event_fd(int(fd)))
+    _reporter = _channel()
     # The training script sees neither the hook's settings nor its module.
     os.environ.pop("HEADSPACE_HOOK", None)
-    os.environ.pop("HEADSPACE_HOOK_FD", None)
     _watchdog()
-    if _multi_process_env():
-        _refuse("multi-process training (torchrun: WORLD_SIZE %s) is out of scope: run the script as one process" % os.environ.get("WORLD_SIZE", "?"))
+    _launched_rank()
     try:
         _patch_torch()
     except ImportError as e:
         _refuse("torch is not importable by %s: %s" % (sys.executable, e))
     import runpy
     sys.modules["headspace_hook"] = sys.modules[__name__]
-    if argv[0] == "-m":
-        if len(argv) < 2:
-            _refuse("-m needs a module name")
-        sys.argv = argv[1:]
-        runpy.run_module(argv[1], run_name="__main__", alter_sys=True)
+
+    def run():
+        if argv[0] == "-m":
+            if len(argv) < 2:
+                _refuse("-m needs a module name")
+            sys.argv = argv[1:]
+            runpy.run_module(argv[1], run_name="__main__", alter_sys=True)
+        else:
+            script = argv[0]
+            sys.argv = argv[:]
+            sys.path[0] = os.path.dirname(os.path.abspath(script))
+            runpy.run_path(script, run_name="__main__")
+    if _rank is not None:
+        _run_rank(run)
     else:
-        script = argv[0]
-        sys.argv = argv[:]
-        sys.path[0] = os.path.dirname(os.path.abspath(script))
-        runpy.run_path(script, run_name="__main__")
+        run()
     _reporter.send({"ev": "end", "batches": _state.batches if _state is not None else 0})
 
 

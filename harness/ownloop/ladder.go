@@ -123,7 +123,7 @@ func Ladder(ctx context.Context, cmd Command, c LadderConfig, out io.Writer, eac
 			if err != nil {
 				return fmt.Errorf("level %s, run %d: %w", l, r+1, err)
 			}
-			if ld, ok := run.Target(); ok && split < 0 {
+			if ld, ok := run.lead().Target(); ok && split < 0 {
 				split, forked = 0, 0
 				if ld.Measured.Split {
 					split = 1
@@ -132,7 +132,7 @@ func Ladder(ctx context.Context, cmd Command, c LadderConfig, out io.Writer, eac
 					forked = 1
 				}
 			}
-			p, err := point(run, s, l, r)
+			p, err := nodePoint(run, s, l, r)
 			if err != nil {
 				return fmt.Errorf("level %s, run %d: %w", l, r+1, err)
 			}

@@ -273,7 +273,7 @@ func judge(st Stages, wait, wall time.Duration, before, after analysis.Estimate)
 	}
 	if len(parts) == 0 {
 		v.Stage = "the loader"
-		v.Reason = "its dataset's time was not measured (workers not forked, a dataset whose class cannot be wrapped, or an iterable that is not a DataLoader)"
+		v.Reason = "its dataset's time was not measured (a dataset whose class cannot be wrapped, or an iterable that is not a DataLoader)"
 		return v
 	}
 	workers := max(1, st.Workers)
@@ -369,7 +369,7 @@ func (r Report) WriteText(w io.Writer) {
 	st := r.Stages
 	fmt.Fprintln(w, "stages of the training loader, over the steps it fed:")
 	if st.Batches == 0 {
-		fmt.Fprintln(w, "  not timed (workers not forked, or an iterable that is not a DataLoader)")
+		fmt.Fprintln(w, "  not timed (an iterable that is not a DataLoader, or a dataset whose class cannot be wrapped)")
 	} else {
 		get := "__getitem__"
 		if st.Iterable {
@@ -496,7 +496,7 @@ func CommandConfig(c Command, run *Run) []resultfile.Config {
 	if commit := scriptCommit(c); commit != "" {
 		out = append(out, resultfile.Config{Key: "script-commit", Value: commit})
 	}
-	for _, l := range run.Loaders {
+	for _, l := range run.lead().Loaders {
 		v := l.String()
 		switch {
 		case l.Target:

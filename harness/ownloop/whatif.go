@@ -39,7 +39,7 @@ type WhatIf struct {
 func NewWhatIf(r Report) (WhatIf, error) {
 	st := r.Stages
 	if st.Batches == 0 {
-		return WhatIf{}, fmt.Errorf("the loader's stages were not timed (workers not forked, or an iterable that is not a DataLoader): nothing to model")
+		return WhatIf{}, fmt.Errorf("the loader's stages were not timed (an iterable that is not a DataLoader, or a dataset whose class cannot be wrapped): nothing to model")
 	}
 	w := WhatIf{Step: r.After.Median, PerBatch: st.PerBatch(), Workers: st.Workers, Cores: runtime.NumCPU()}
 	per := time.Duration(st.Samples) / time.Duration(st.Batches)
@@ -128,7 +128,7 @@ func Verify(ctx context.Context, cmd Command, loader, workers, steps int, first,
 	if err != nil {
 		return 0, fmt.Errorf("verifying at %d workers: %w", workers, err)
 	}
-	p, err := point(run, s, 0, 0)
+	p, err := nodePoint(run, s, 0, 0)
 	if err != nil {
 		return 0, fmt.Errorf("verifying at %d workers: %w", workers, err)
 	}

@@ -1,0 +1,391 @@
+package ownloop
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/headspace-bench/headspace/harness/level"
+)
+
+// Ranks: a training command whose ranks are processes of their own, one
+// per accelerator, started by torchrun (or python -m
+// torch.distributed.run) or by the script's own
+// torch.multiprocessing.spawn. The hook runs in every rank (torchrun's
+// ranks run `-m headspace_hook SCRIPT`; a spawned rank runs the script's
+// function under the hook's wrapper), tags its events with the rank's
+// number, and wraps the rank's training loader with the same settings:
+// every rank switches to cached batches at the same step, fixed up front
+// (Settings.ReturnCachesAfter), so their collectives stay in lockstep.
+
+// supportedLaunchers says what runs ranks under the hook, for the
+// refusals of the others.
+const supportedLaunchers = "headspace runs torchrun, python -m torch.distributed.run and scripts that start their ranks with torch.multiprocessing.spawn, on one node"
+
+// torchrunFlags are torchrun's options that take no value.
+var torchrunFlags = map[string]bool{"--standalone": true, "-m": true, "--module": true, "--no_python": true, "--no-python": true,
+	"--run_path": true, "--run-path": true, "-h": true, "--help": true}
+
+// parseTorchrun is c, a torchrun command line (c.Argv), parsed.
+func parseTorchrun(c Command, base string) (Command, error) {
+	path, err := exec.LookPath(c.Argv[0])
+	if err != nil {
+		return c, refusef("command %s not found", c.Argv[0])
+	}
+	c.Interpreter = path
+	return parseLauncherArgs(c, base, c.Argv[1:])
+}
+
+// parseLauncherArgs reads a torchrun command's arguments after the
+// launcher (its options, the script or -m module, the script's
+// arguments) into c. It refuses what the hook cannot run: ranks on more
+// than one node, --no-python (the script is not Python), --run-path (the
+// script runs inside the launcher's own process).
+func parseLauncherArgs(c Command, name string, args []string) (Command, error) {
+	c.Launcher, c.Module, c.Script, c.Args = "torchrun", false, "", nil
+	if strings.HasPrefix(name, "python") {
+		c.Launcher = "torch.distributed.run"
+	}
+	for i := 0; i < len(args); i++ {
+		a := args[i]
+		if !strings.HasPrefix(a, "-") || a == "-" {
+			c.Script, c.Args = a, args[i+1:]
+			if c.Module {
+				return c, nil
+			}
+			if _, err := os.Stat(a); err != nil {
+				return c, refusef("script %s: %v", a, unwrap(err))
+			}
+			return c, nil
+		}
+		opt, val, hasVal := strings.Cut(a, "=")
+		switch {
+		case opt == "-m" || opt == "--module":
+			c.Module = true
+			continue // replaced by the hook's -m
+		case opt == "--no_python" || opt == "--no-python":
+			return c, refusef("%s %s runs a program that is not Python: headspace's hook runs in Python ranks", name, opt)
+		case opt == "--run_path" || opt == "--run-path":
+			return c, refusef("%s %s runs the script inside the launcher's own process: leave it out", name, opt)
+		case opt == "-h" || opt == "--help":
+			return c, refusef("%s %s prints its help: give a training command", name, opt)
+		}
+		c.LauncherArgs = append(c.LauncherArgs, a)
+		if !hasVal && !torchrunFlags[opt] {
+			if i+1 >= len(args) {
+				return c, refusef("%s %s needs a value", name, opt)
+			}
+			i++
+			val = args[i]
+			c.LauncherArgs = append(c.LauncherArgs, val)
+		}
+		switch opt {
+		case "--nnodes":
+			if !oneNode(val) {
+				return c, refusef("%s --nnodes %s: ranks on more than one node are not supported this round: run the ranks of one node (--nnodes 1)", name, val)
+			}
+		case "--nproc_per_node", "--nproc-per-node":
+			if n, err := strconv.Atoi(val); err == nil {
+				if n < 1 {
+					return c, refusef("%s %s %s: want at least 1", name, opt, val)
+				}
+				c.Procs = n
+			}
+		}
+	}
+	return c, refusef("%s with no script: give the command as %s [OPTIONS] SCRIPT [ARGS...]", name, name)
+}
+
+// oneNode says a torchrun --nnodes value (N or MIN:MAX) is one node.
+func oneNode(v string) bool {
+	lo, hi, ok := strings.Cut(v, ":")
+	if !ok {
+		hi = lo
+	}
+	return strings.TrimSpace(lo) == "1" && strings.TrimSpace(hi) == "1"
+}
+
+func unwrap(err error) error {
+	if u := errors.Unwrap(err); u != nil {
+		return u
+	}
+	return err
+}
+
+// hookArgs are the arguments of the command's program that run it under
+// the hook: INTERPRETER [OPTIONS] -m headspace_hook SCRIPT ARGS… for one
+// process; for a launcher, its options, then -m headspace_hook and the
+// script (or -m module) for each rank.
+func hookArgs(cmd Command) []string {
+	target := []string{"-m", HookModule}
+	if cmd.Module {
+		target = append(target, "-m")
+	}
+	target = append(append(target, cmd.Script), cmd.Args...)
+	var args []string
+	switch cmd.Launcher {
+	case "torchrun":
+		args = append(args, cmd.LauncherArgs...)
+	case "torch.distributed.run":
+		args = append(append(append(args, cmd.Options...), "-m", "torch.distributed.run"), cmd.LauncherArgs...)
+	default:
+		args = append(args, cmd.Options...)
+	}
+	return append(args, target...)
+}
+
+// rankEvent is what a rank says of itself: its number, the world, its pid.
+type rankEvent struct {
+	Rank       int `json:"rank"`
+	World      int `json:"world"`
+	LocalWorld int `json:"local_world"`
+	PID        int `json:"pid"`
+	N          int `json:"n"`
+}
+
+// rankOf is the run of rank r, made as its first line comes.
+func (r *Run) rankOf(rank int) (*Run, error) {
+	if rank < 0 || rank > 1<<16 {
+		return nil, fmt.Errorf("hook event of rank %d: out of range", rank)
+	}
+	for len(r.Ranks) <= rank {
+		r.Ranks = append(r.Ranks, nil)
+	}
+	if r.Ranks[rank] == nil {
+		r.Ranks[rank] = &Run{Rank: rank}
+	}
+	return r.Ranks[rank], nil
+}
+
+// applyRank adds a line of rank `rank` to its run, and keeps what the
+// node's run knows of its ranks: how many, their pids, whether every
+// one has its steps.
+func (r *Run) applyRank(rank int, e event, line []byte) (string, string, error) {
+	rr, err := r.rankOf(rank)
+	if err != nil {
+		return "", "", err
+	}
+	kind, msg, err := rr.applyEvent(e, line)
+	if err != nil {
+		return kind, msg, err
+	}
+	switch kind {
+	case "rank":
+		var re rankEvent
+		if err := json.Unmarshal(line, &re); err != nil {
+			return kind, msg, fmt.Errorf("hook event %q: %w", line, err)
+		}
+		r.World = max(r.World, re.LocalWorld)
+		rr.PID = re.PID
+	case "start":
+		if r.Start.Python == "" || rank == 0 {
+			r.Start = rr.Start
+		}
+	case "raised":
+		rr.Raised = msg
+	case "done":
+		r.Done = r.ranksDone()
+	}
+	return kind, msg, nil
+}
+
+// ranksDone says every rank of the node has its steps.
+func (r *Run) ranksDone() bool {
+	if r.World == 0 || len(r.Ranks) < r.World {
+		return false
+	}
+	for _, rr := range r.Ranks {
+		if rr == nil || !rr.Done {
+			return false
+		}
+	}
+	return true
+}
+
+// fewestSteps is the steps of the rank that has the fewest (a node's
+// run), or of the run itself.
+func (r *Run) fewestSteps() int {
+	if len(r.Ranks) == 0 {
+		return len(r.Steps)
+	}
+	n := -1
+	for _, rr := range r.Ranks {
+		if rr == nil {
+			return 0
+		}
+		if n < 0 || len(rr.Steps) < n {
+			n = len(rr.Steps)
+		}
+	}
+	return max(n, 0)
+}
+
+// RanksFailed is a node whose rank failed: the rank, what it raised (its
+// traceback went to the command's output), the steps it had measured.
+type RanksFailed struct {
+	Rank   int
+	Msg    string
+	Steps  int
+	Status string
+}
+
+func (e *RanksFailed) Error() string {
+	s := fmt.Sprintf("rank %d failed after %d steps", e.Rank, e.Steps)
+	if e.Msg != "" {
+		s += ": " + e.Msg
+	}
+	if e.Status != "" {
+		s += " (" + e.Status + ")"
+	}
+	return s + "; its traceback is above"
+}
+
+// RanksHung is a node whose ranks stopped stepping for Bound: a rank that
+// hangs (in its own code, or in a collective another rank never joins).
+// Stuck names the ranks that hold the others: those with the fewest
+// steps, or where every rank has as many, those not waiting in
+// torch.distributed; Where says each rank's innermost Python frame (from
+// its stacks on SIGUSR1), Steps each rank's steps.
+type RanksHung struct {
+	Bound time.Duration
+	Stuck []int
+	Steps []int
+	Where []string
+}
+
+func (e *RanksHung) Error() string {
+	var parts []string
+	for r, n := range e.Steps {
+		p := fmt.Sprintf("rank %d at step %d", r, n)
+		if r < len(e.Where) && e.Where[r] != "" {
+			p += " in " + e.Where[r]
+		}
+		parts = append(parts, p)
+	}
+	who := "a rank"
+	if len(e.Stuck) > 0 {
+		var rs []string
+		for _, r := range e.Stuck {
+			rs = append(rs, strconv.Itoa(r))
+		}
+		who = "rank " + strings.Join(rs, ", ")
+	}
+	return fmt.Sprintf("the ranks made no step for --first-batch-timeout %v: %s hangs, the others wait for it in their collectives (%s)", e.Bound, who, strings.Join(parts, "; "))
+}
+
+// hungRanks names the ranks that hold the node up: those behind the
+// others by their steps, else those whose innermost frame is not in a
+// collective (torch.distributed, or the autograd engine that runs DDP's
+// all-reduce).
+func hungRanks(steps []int, where []string) []int {
+	lo := slices.Min(steps)
+	var behind []int
+	for r, n := range steps {
+		if n == lo {
+			behind = append(behind, r)
+		}
+	}
+	if len(behind) < len(steps) {
+		return behind
+	}
+	var out []int
+	for r := range steps {
+		if r < len(where) && where[r] != "" && !inCollective(where[r]) {
+			out = append(out, r)
+		}
+	}
+	return out
+}
+
+// inCollective says a frame (file:line in function) is torch's:
+// torch.distributed's collectives, or the autograd engine (DDP).
+func inCollective(frame string) bool {
+	for _, p := range []string{"distributed_c10d", "torch/distributed/", "torch/autograd/", "torch/nn/parallel/"} {
+		if strings.Contains(frame, p) {
+			return true
+		}
+	}
+	return false
+}
+
+// innermostFrame is the innermost frame of the main thread in a Python
+// stack dump (faulthandler's: a block a thread, `  File "…", line N in f`
+// lines, the most recent call first; the main thread's outermost frame is
+// the script's <module> or runpy's _run_module_as_main, a thread's
+// threading's _bootstrap), as file:line in f.
+func innermostFrame(dump string) string {
+	best := ""
+	for _, b := range strings.Split(dump, "\n\n") {
+		var frames []string
+		for _, l := range strings.Split(b, "\n") {
+			if f := frameOf(l); f != "" {
+				frames = append(frames, f)
+			}
+		}
+		if len(frames) == 0 {
+			continue
+		}
+		outer := frames[len(frames)-1]
+		if strings.HasSuffix(outer, " in <module>") || strings.HasSuffix(outer, " in _run_module_as_main") {
+			return frames[0]
+		}
+		if best == "" && !strings.HasSuffix(outer, " in _bootstrap") {
+			best = frames[0] // not a thread the threading module started
+		}
+	}
+	return best
+}
+
+// frameOf reads `  File "PATH", line N in FUNC` as PATH:N in FUNC.
+func frameOf(line string) string {
+	line = strings.TrimSpace(line)
+	if !strings.HasPrefix(line, `File "`) {
+		return ""
+	}
+	rest := strings.TrimPrefix(line, `File "`)
+	path, rest, ok := strings.Cut(rest, `", line `)
+	if !ok {
+		return ""
+	}
+	num, fn, _ := strings.Cut(rest, " in ")
+	return fmt.Sprintf("%s:%s in %s", path, strings.TrimSpace(num), strings.TrimSpace(fn))
+}
+
+// lead is the run that speaks for a node's run: rank 0's (the first
+// rank's that reported), or the run itself for one process.
+func (r *Run) lead() *Run {
+	for _, rr := range r.Ranks {
+		if rr != nil {
+			return rr
+		}
+	}
+	return r
+}
+
+// nodePoint is a ladder point of a run: for a node's, the slowest
+// rank's (the ranks step together, at the pace of the slowest).
+func nodePoint(run *Run, s Settings, l level.Level, r int) (LadderPoint, error) {
+	if len(run.Ranks) == 0 {
+		return point(run, s, l, r)
+	}
+	var slow LadderPoint
+	for i, rr := range run.Ranks {
+		if rr == nil {
+			return slow, fmt.Errorf("rank %d reported nothing", i)
+		}
+		p, err := point(rr, s, l, r)
+		if err != nil {
+			return p, fmt.Errorf("rank %d: %w", i, err)
+		}
+		if p.StepTime > slow.StepTime {
+			slow = p
+		}
+	}
+	return slow, nil
+}
