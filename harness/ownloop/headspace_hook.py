@@ -443,6 +443,32 @@ def _describe(dl):
             "prefetch_factor": dl.prefetch_factor if dl.num_workers > 0 and dl.prefetch_factor is not None else 0}
 
 
+def _loader_settings(dl, cfg):
+    """headspace tune: dl's loader settings as the script made them,
+    returned, then cfg's applied (None: none), the script unchanged:
+    num_workers, prefetch_factor (0: torch's default), pin_memory,
+    persistent_workers and start_method (multiprocessing_context; "":
+    the platform's default)."""
+    ctx = dl.multiprocessing_context
+    own = {"num_workers": dl.num_workers, "pin_memory": bool(dl.pin_memory),
+           "prefetch_factor": (dl.prefetch_factor or 0) if dl.num_workers > 0 else 0,
+           "persistent_workers": bool(getattr(dl, "persistent_workers", False)),
+           "start_method": "" if ctx is None else ctx if isinstance(ctx, str) else ctx.get_start_method()}
+    if not cfg:
+        return own
+    w = int(cfg.get("num_workers", 0))
+    dl.num_workers = w
+    dl.pin_memory = bool(cfg.get("pin_memory"))
+    # DataLoader refuses persistent_workers once made: set it underneath.
+    object.__setattr__(dl, "persistent_workers", bool(cfg.get("persistent_workers")) and w > 0)
+    if w > 0:
+        dl.prefetch_factor = int(cfg.get("prefetch_factor") or 2)
+        dl.multiprocessing_context = cfg.get("start_method") or None
+    else:
+        dl.multiprocessing_context = None
+    return own
+
+
 def _patch_torch():
     import torch
     import torch.utils.data as tud
@@ -494,6 +520,8 @@ def _patch_torch():
                     if self.num_workers > 0 and getattr(self, "prefetch_factor", 2) is None:
                         self.prefetch_factor = 2
                     ev["num_workers"] = self.num_workers
+                ev["own"] = _loader_settings(self, _settings.get("tune"))
+                ev.update(_describe(self))
                 _state = _State(_settings)
                 if _state.mode == "ladder" and int(_settings.get("warmup", 0)) <= 0:
                     # The batches the workers prefetched while the loop
