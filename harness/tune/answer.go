@@ -208,5 +208,5 @@ func (r Result) stopped() string {
 }
 
 // MaxWorkers is the default of the largest worker count tried on cores
-// cores: twice the cores, at least 4, at most 32.
-func MaxWorkers(cores int) int { return min(32, max(4, 2*cores)) }
+// cores: twice the cores, at least 8, at most 32.
+func MaxWorkers(cores int) int { return min(32, max(8, 2*cores)) }

@@ -173,6 +173,10 @@ var commandBounds = map[string]Bound{
 	"sim prefetch":                {1, 1024},
 	"sim gif-tick":                {0, float64(24 * time.Hour)},
 	"whatif profile-cores":        {0, 4096},
+	"tune budget":                 {0, float64(7 * 24 * time.Hour)},
+	"tune rounds":                 {1, MaxCount},
+	"tune pairs":                  {1, MaxCount},
+	"tune max-workers":            {0, loader.MaxWorkers},
 }
 
 // commandOf is the command a flag set is for, from its name: "headspace
