@@ -81,7 +81,7 @@ func TestTuneFailedCandidate(t *testing.T) {
 	if code != 0 {
 		t.Fatalf("exit %d\n%s\n%s", code, stdout.String(), stderr.String())
 	}
-	for _, want := range []string{"the what-if model's pick: ", "num_workers=6, prefetch_factor=2", "failed: the script failed", "final check, paired runs alternated: before", "set: DataLoader(..., num_workers="} {
+	for _, want := range []string{"the what-if model's pick: ", "num_workers=6, prefetch_factor=2", "failed: the script failed", "final check, paired runs alternated:\n    before (the script's own): ", "set: DataLoader(..., num_workers="} {
 		if !strings.Contains(stdout.String(), want) {
 			t.Errorf("output lacks %q:\n%s", want, stdout.String())
 		}
@@ -141,7 +141,7 @@ func TestTuneSIGINT(t *testing.T) {
 	if code != 130 {
 		t.Errorf("exit %d, want 130\n%s", code, stderr.String())
 	}
-	if !strings.Contains(stdout.String(), "search: ") || !strings.Contains(stdout.String(), "interrupted") {
+	if !strings.Contains(stdout.String(), "in the search (interrupted)") {
 		t.Errorf("no best so far:\n%s", stdout.String())
 	}
 	if want := "headspace tune: interrupted: the best so far is above\n"; !strings.HasSuffix(stderr.String(), want) {

@@ -177,11 +177,19 @@ func (r Result) WriteText(w io.Writer) {
 	}
 	fmt.Fprintln(w)
 	r.WriteCandidates(w)
-	fmt.Fprintf(w, "search: %d runs, %s\n\n", len(r.Runs), r.stopped())
+	search := 0
+	for _, run := range r.Runs {
+		if run.Stage == Search {
+			search++
+		}
+	}
+	fmt.Fprintf(w, "runs: the profile, %d in the search (%s), %d in the final check\n\n", search, r.stopped(), len(r.Runs)-search)
 	a := r.Answer()
 	if a.Recommend {
 		fmt.Fprintf(w, "set: DataLoader(..., %s)\n", a.Best.Args())
-		fmt.Fprintf(w, "  final check, paired runs alternated: before %s steps/s, after %s steps/s (%.2f×)\n", interval(a.Before), interval(a.After), a.After.Median/a.Before.Median)
+		fmt.Fprintf(w, "  final check, paired runs alternated:\n")
+		fmt.Fprintf(w, "    before (the script's own): %s steps/s\n", interval(a.Before))
+		fmt.Fprintf(w, "    after:                     %s steps/s, %.2f× before\n", interval(a.After), a.After.Median/a.Before.Median)
 		if !math.IsNaN(a.Recovered) {
 			fmt.Fprintf(w, "  recovers %.0f%% of the headspace (the step time cached batches save)\n", 100*a.Recovered)
 		}
@@ -201,6 +209,8 @@ func (r Result) stopped() string {
 	switch r.Stopped {
 	case "budget":
 		return "stopped by the budget"
+	case "done":
+		return "done"
 	case "interrupted":
 		return "interrupted"
 	}

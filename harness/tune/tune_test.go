@@ -123,7 +123,7 @@ func TestSearchOrder(t *testing.T) {
 	}
 	var out bytes.Buffer
 	r.WriteText(&out)
-	for _, want := range []string{"set: DataLoader(..., num_workers=4, prefetch_factor=2)", "before 4.00", "after 20.00", "recovers 100% of the headspace", "the what-if model's pick: 4 workers"} {
+	for _, want := range []string{"set: DataLoader(..., num_workers=4, prefetch_factor=2)", "before (the script's own): 4.00 (n=3: too few runs for an interval) steps/s", "after:                     20.00 (n=3: too few runs for an interval) steps/s, 5.00× before", "recovers 100% of the headspace", "the what-if model's pick: 4 workers"} {
 		if !strings.Contains(out.String(), want) {
 			t.Errorf("output lacks %q:\n%s", want, out.String())
 		}
