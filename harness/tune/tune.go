@@ -83,7 +83,7 @@ type Run struct {
 	Stage       string // Search or Check
 	StepsPerSec float64
 	Steps       int
-	Wall        time.Duration
+	Wall        time.Duration // the run's whole time, the script's stop included
 	// Failed says the run failed; Reason (not recorded in the records)
 	// says why.
 	Failed bool
@@ -425,11 +425,14 @@ func (s *Searcher) rounds(ctx context.Context, cands []Setting) error {
 // one runs the script at c once and records the run; an error is the
 // context's, a failed run is recorded.
 func (s *Searcher) one(ctx context.Context, c Setting, stage string) (Run, error) {
+	start := s.now()
 	t, err := s.Run(ctx, c)
 	if ctx.Err() != nil {
 		return Run{}, ctx.Err()
 	}
-	r := Run{Setting: c, Stage: stage, Wall: t.Wall}
+	// The run's whole time, as the budget counts it: its start, its
+	// steps and the stopping of the script and its workers.
+	r := Run{Setting: c, Stage: stage, Wall: s.now().Sub(start)}
 	if err != nil {
 		r.Failed, r.Reason = true, err.Error()
 	} else {

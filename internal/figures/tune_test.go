@@ -1,0 +1,136 @@
+package figures
+
+import (
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/headspace-bench/headspace/harness/resultfile"
+	"github.com/headspace-bench/headspace/internal/summary"
+)
+
+// The result files of docs/tune.md's worked example (issue 56).
+const (
+	tuneRun1 = "results/tune-imagefolder-5d62c85.txt"
+	tuneRun2 = "results/tune-imagefolder-598bba3.txt"
+)
+
+// tuneName is a record of the example's tune at stage for a setting
+// ("workers=3/prefetch=2/pin=false/persistent=true/start=default").
+func tuneName(stage, setting string) string {
+	return "Tune/script=train_imagefolder.py/stage=" + stage + "/" + setting
+}
+
+// tuneProfile is the example's profile record in path.
+func tuneProfile() string {
+	return tuneName("profile", "workers=0/prefetch=0/pin=false/persistent=false/start=default/bound=dataset+.loader+(reading+and+decoding)")
+}
+
+// tuneW is the setting of w workers at prefetch pf, persistent or not.
+func tuneW(w, pf string, persistent bool) string {
+	p := "false"
+	if persistent {
+		p = "true"
+	}
+	return "workers=" + w + "/prefetch=" + pf + "/pin=false/persistent=" + p + "/start=default"
+}
+
+const tuneOwn = "workers=0/prefetch=0/pin=false/persistent=false/start=default"
+
+// ciLo and ciHi are the bounds of the 95% interval of the median of
+// name's runs in path (internal/summary, as tune prints them).
+func ciLo(path, name, unit string) figure {
+	return func(t *testing.T) float64 { return summary.Of(load(t, path).runs(t, name, unit)).Lo }
+}
+
+func ciHi(path, name, unit string) figure {
+	return func(t *testing.T) float64 { return summary.Of(load(t, path).runs(t, name, unit)).Hi }
+}
+
+// count is how many runs of name path holds.
+func count(path, name, unit string) figure {
+	return func(t *testing.T) float64 { return float64(len(load(t, path).runs(t, name, unit))) }
+}
+
+// tuneRuns are every search and check run's steps/s in path.
+func tuneRuns(t *testing.T, path string) []float64 {
+	var xs []float64
+	for _, r := range load(t, path).rs {
+		name := string(r.Name)
+		if v, ok := resultfile.Value(r, "steps/s"); ok && (strings.Contains(name, "/stage=search/") || strings.Contains(name, "/stage=check/")) {
+			xs = append(xs, v)
+		}
+	}
+	return xs
+}
+
+// tuneWall is the sum of every run's wall-ns in path, in seconds.
+func tuneWall(path string) figure {
+	return func(t *testing.T) float64 {
+		s := 0.0
+		seen := map[string]bool{}
+		for _, r := range load(t, path).rs {
+			name := string(r.Name)
+			if seen[name] || !(strings.Contains(name, "/stage=search/") || strings.Contains(name, "/stage=check/")) {
+				continue
+			}
+			seen[name] = true
+			for _, v := range load(t, path).runs(t, name, "wall-ns") {
+				s += v / 1e9
+			}
+		}
+		return s
+	}
+}
+
+// recovered is the share of the profile's headspace the check's after
+// recovers over its before, in percent.
+func recovered(path, own, best string) figure {
+	return func(t *testing.T) float64 {
+		b := summary.Median(load(t, path).runs(t, tuneName("check", own), "steps/s"))
+		a := summary.Median(load(t, path).runs(t, tuneName("check", best), "steps/s"))
+		c := load(t, path).runs(t, tuneProfile(), "cached-steps/s")[0]
+		return 100 * (1/b - 1/a) / (1/b - 1/c)
+	}
+}
+
+// tuneCases are docs/tune.md's figures.
+var tuneCases = func() []figureCase {
+	w3p := tuneW("3", "2", true)
+	s1 := func(setting string) string { return tuneName("search", setting) }
+	return []figureCase{
+		{"docs/tune.md", "The profile read %s steps/s with the loader and %s on cached batches, and the model picked %s workers.", []shown{
+			p2(run(tuneRun1, tuneProfile(), "steps/s", 0)), p2(run(tuneRun1, tuneProfile(), "cached-steps/s", 0)), p0(run(tuneRun1, tuneProfile(), "pick-workers", 0))}},
+		{"docs/tune.md", "| `num_workers=2` (the model's pick) | %s | %s |", []shown{p0(count(tuneRun1, s1(tuneW("2", "2", false)), "steps/s")), p2(med(tuneRun1, s1(tuneW("2", "2", false)), "steps/s"))}},
+		{"docs/tune.md", "| `num_workers=1` | %s | %s |", []shown{p0(count(tuneRun1, s1(tuneW("1", "2", false)), "steps/s")), p2(med(tuneRun1, s1(tuneW("1", "2", false)), "steps/s"))}},
+		{"docs/tune.md", "| `num_workers=3` | %s | %s (%s – %s) |", []shown{p0(count(tuneRun1, s1(tuneW("3", "2", false)), "steps/s")), p2(med(tuneRun1, s1(tuneW("3", "2", false)), "steps/s")),
+			p2(ciLo(tuneRun1, s1(tuneW("3", "2", false)), "steps/s")), p2(ciHi(tuneRun1, s1(tuneW("3", "2", false)), "steps/s"))}},
+		{"docs/tune.md", "| `num_workers=0` (the script's own) | %s | %s |", []shown{p0(count(tuneRun1, s1(tuneOwn), "steps/s")), p2(med(tuneRun1, s1(tuneOwn), "steps/s"))}},
+		{"docs/tune.md", "| `num_workers=4` | %s | %s |", []shown{p0(count(tuneRun1, s1(tuneW("4", "2", false)), "steps/s")), p2(med(tuneRun1, s1(tuneW("4", "2", false)), "steps/s"))}},
+		{"docs/tune.md", "| `num_workers=3, persistent_workers=True` | %s | %s (%s – %s) |", []shown{p0(count(tuneRun1, s1(w3p), "steps/s")), p2(med(tuneRun1, s1(w3p), "steps/s")),
+			p2(ciLo(tuneRun1, s1(w3p), "steps/s")), p2(ciHi(tuneRun1, s1(w3p), "steps/s"))}},
+		{"docs/tune.md", "| `num_workers=3, prefetch_factor=4` | %s | %s |", []shown{p0(count(tuneRun1, s1(tuneW("3", "4", false)), "steps/s")), p2(med(tuneRun1, s1(tuneW("3", "4", false)), "steps/s"))}},
+		{"docs/tune.md", "| `num_workers=3, prefetch_factor=4, persistent_workers=True` | %s | %s |", []shown{p0(count(tuneRun1, s1(tuneW("3", "4", true)), "steps/s")), p2(med(tuneRun1, s1(tuneW("3", "4", true)), "steps/s"))}},
+		{"docs/tune.md", "The final check, %s pairs: the script's own %s steps/s (95%% CI %s – %s), three persistent workers %s (%s – %s), %s×", []shown{
+			p0(count(tuneRun1, tuneName("check", tuneOwn), "steps/s")),
+			p2(med(tuneRun1, tuneName("check", tuneOwn), "steps/s")), p2(ciLo(tuneRun1, tuneName("check", tuneOwn), "steps/s")), p2(ciHi(tuneRun1, tuneName("check", tuneOwn), "steps/s")),
+			p2(med(tuneRun1, tuneName("check", w3p), "steps/s")), p2(ciLo(tuneRun1, tuneName("check", w3p), "steps/s")), p2(ciHi(tuneRun1, tuneName("check", w3p), "steps/s")),
+			p2(div(med(tuneRun1, tuneName("check", w3p), "steps/s"), med(tuneRun1, tuneName("check", tuneOwn), "steps/s")))}},
+		{"docs/tune.md", "recovers %s of the headspace (the step time cached batches save) the two intervals overlap", []shown{pct(recovered(tuneRun1, tuneOwn, w3p))}},
+		{"docs/tune.md", "Its %s runs took %s s of the budget's %s by their own clocks", []shown{p0(run(tuneRun1, tuneName("best", w3p), "runs", 0)), p0(tuneWall(tuneRun1)), p0(configNum(tuneRun1, "budget"))}},
+		{"docs/tune.md", "profile (the script as it is, num_workers=0): %s steps/s with the loader, %s on cached batches: headspace %s%%", []shown{
+			p2(run(tuneRun2, tuneProfile(), "steps/s", 0)), p2(run(tuneRun2, tuneProfile(), "cached-steps/s", 0)),
+			p1(func(t *testing.T) float64 {
+				b, c := run(tuneRun2, tuneProfile(), "steps/s", 0)(t), run(tuneRun2, tuneProfile(), "cached-steps/s", 0)(t)
+				return 100 * (1/b - 1/c) * b
+			})}},
+		{"docs/tune.md", "keep the script's own settings (DataLoader(..., num_workers=0)): num_workers=1, prefetch_factor=4 measured %s steps/s in the final check against the script's own %s: not faster", []shown{
+			p2(med(tuneRun2, tuneName("check", tuneW("1", "4", false)), "steps/s")), p2(med(tuneRun2, tuneName("check", tuneOwn), "steps/s"))}},
+		{"docs/tune.md", "The machine's load swung the runs from %s to %s steps/s (one run of one worker with a prefetch of 4 read %s", []shown{
+			p0(func(t *testing.T) float64 { return slices.Min(tuneRuns(t, tuneRun2)) }), p0(func(t *testing.T) float64 { return slices.Max(tuneRuns(t, tuneRun2)) }),
+			p2(func(t *testing.T) float64 {
+				return slices.Max(load(t, tuneRun2).runs(t, tuneName("search", tuneW("1", "4", false)), "steps/s"))
+			})}},
+		{"docs/tune.md", "Its %s runs took %s s by their own clocks.", []shown{p0(run(tuneRun2, tuneName("best", tuneW("1", "4", false)), "runs", 0)), p0(tuneWall(tuneRun2))}},
+	}
+}()
