@@ -117,6 +117,9 @@ func runTune(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	if err != nil && !o.Interrupted {
 		return err
 	}
+	if o.Interrupted && run == nil {
+		return driver.Interrupted{Kept: "before the profile run ended: nothing was measured"}
+	}
 	if out != "" && o.Path != "" {
 		cli.KeptNote(stdout, out, o.Path)
 		fmt.Fprintf(stdout, "results: %s\n", o.Path)

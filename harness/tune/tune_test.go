@@ -316,3 +316,67 @@ func TestNothingHelps(t *testing.T) {
 		}
 	}
 }
+
+// TestPasteLine checks the line a tune prints to paste: torch's
+// defaults spelled out where they apply, nothing that a loader without
+// workers would refuse.
+func TestPasteLine(t *testing.T) {
+	for _, tc := range []struct {
+		s    tune.Setting
+		want string
+	}{
+		{tune.Setting{Workers: 6, Prefetch: 4, Persistent: true}, "num_workers=6, prefetch_factor=4, persistent_workers=True"},
+		{tune.Setting{Workers: 2}, "num_workers=2, prefetch_factor=2"},
+		{tune.Setting{Workers: 0, Prefetch: 4, Persistent: true, Start: "spawn"}, "num_workers=0"},
+		{tune.Setting{Workers: 0, Pin: true}, "num_workers=0, pin_memory=True"},
+		{tune.Setting{Workers: 2, Pin: true, Start: "forkserver"}, `num_workers=2, prefetch_factor=2, pin_memory=True, multiprocessing_context="forkserver"`},
+	} {
+		if got := tc.s.Args(); got != tc.want {
+			t.Errorf("%+v: %q, want %q", tc.s, got, tc.want)
+		}
+	}
+}
+
+// TestWorkerLadder checks the counts the search steps along: the
+// script's own among them, none above the largest.
+func TestWorkerLadder(t *testing.T) {
+	for _, tc := range []struct {
+		max, own int
+		want     []int
+	}{
+		{8, 0, []int{0, 1, 2, 3, 4, 6, 8}},
+		{8, 5, []int{0, 1, 2, 3, 4, 5, 6, 8}},
+		{4, 10, []int{0, 1, 2, 3, 4, 10}},
+		{32, 2, []int{0, 1, 2, 3, 4, 6, 8, 12, 16, 24, 32}},
+	} {
+		if got := tune.WorkerLadder(tc.max, tc.own); !slices.Equal(got, tc.want) {
+			t.Errorf("WorkerLadder(%d, %d) = %v, want %v", tc.max, tc.own, got, tc.want)
+		}
+	}
+}
+
+// TestPickWithoutAModel checks the first stage without a model (the
+// loader's workers do not fork): the cores first, then its neighbours
+// and the script's own.
+func TestPickWithoutAModel(t *testing.T) {
+	p := tune.Profile{Own: tune.Setting{Workers: 1, Start: "spawn"}, Before: 4, Cached: 20}
+	m := &machine{rate: func(s tune.Setting, _ int) (float64, error) { return float64(max(1, s.Workers)), nil }}
+	s := searcher(m, p, time.Hour)
+	if got := s.Pick(); got != 2 {
+		t.Fatalf("pick %d, want the 2 cores", got)
+	}
+	r, err := s.Tune(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, want := workers(m.ran[:4]), []int{2, 1, 3}; !slices.Equal(got[:3], want) {
+		t.Errorf("first round %v, want %v then the script's own", got, want)
+	}
+	// The script's spawn: fork is tried at the best.
+	if !slices.ContainsFunc(m.ran, func(x tune.Setting) bool { return x.Start == "fork" }) {
+		t.Errorf("fork never tried against the script's spawn: %+v", m.ran)
+	}
+	if !r.Answer().Recommend {
+		t.Errorf("answer %+v", r.Answer())
+	}
+}
