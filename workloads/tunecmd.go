@@ -21,8 +21,6 @@ func (Tune) Command() cli.Command {
 }
 
 const tuneUsage = `
-    headspace tune [--budget DURATION] [--out FILE] -- python3 train.py [ARGS...]
-
 Finds the settings of your script's training DataLoader (num_workers,
 prefetch_factor, pin_memory, persistent_workers, the workers' start
 method) that make it fastest, and proves them (docs/tune.md). Your script
