@@ -73,8 +73,8 @@ type Loader struct {
 	PinMemory      bool   `json:"pin_memory"`
 	Len            int    `json:"len"`
 	PrefetchFactor int    `json:"prefetch_factor"`
-	// Own is the loader's settings as the script made them, before
-	// Settings.Workers or Settings.Tune replaced them.
+	// Own is the loader's settings before Settings.Tune replaced them:
+	// the script's own (but for a worker count Settings.Workers set).
 	Own LoaderSettings `json:"own"`
 	// Warmup is the steps a ladder run leaves out before timing: one,
 	// and the batches the workers prefetched.
