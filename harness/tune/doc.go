@@ -20,7 +20,8 @@
 //
 // A candidate whose run fails (too many workers for memory, a start
 // method the script cannot take) is recorded as failed with its reason
-// and left out; the search goes on. Each run's cost is estimated before
+// and left out; the search goes on; so is a run still going at three
+// times its expected time and 10 s (DefaultLimit). Each run's cost is estimated before
 // it starts (its measured wall time, or the profile's start-up and the
 // model's rate) and no round starts that the budget cannot hold beside
 // the final check. The final check is a paired run of the script's own

@@ -125,6 +125,11 @@ type Searcher struct {
 	Start time.Time
 	// Each, if set, is called with each run as it ends.
 	Each func(Run)
+	// Limit is how long a run may take, from its expected time
+	// (DefaultLimit if nil): a run still going then is stopped and
+	// recorded as failed, so that a script that hangs at one setting
+	// does not take the budget.
+	Limit func(expected time.Duration) time.Duration
 
 	res      Result
 	rotation int
@@ -426,9 +431,19 @@ func (s *Searcher) rounds(ctx context.Context, cands []Setting) error {
 // context's, a failed run is recorded.
 func (s *Searcher) one(ctx context.Context, c Setting, stage string) (Run, error) {
 	start := s.now()
-	t, err := s.Run(ctx, c)
+	limit := DefaultLimit
+	if s.Limit != nil {
+		limit = s.Limit
+	}
+	d := limit(s.cost(c))
+	rctx, cancel := context.WithTimeout(ctx, d)
+	t, err := s.Run(rctx, c)
+	cancel()
 	if ctx.Err() != nil {
 		return Run{}, ctx.Err()
+	}
+	if err != nil && errors.Is(rctx.Err(), context.DeadlineExceeded) {
+		err = fmt.Errorf("stopped at its time limit, %v (its expected time %v): %w", d.Round(100*time.Millisecond), s.cost(c).Round(100*time.Millisecond), err)
 	}
 	// The run's whole time, as the budget counts it: its start, its
 	// steps and the stopping of the script and its workers.
@@ -444,6 +459,10 @@ func (s *Searcher) one(ctx context.Context, c Setting, stage string) (Run, error
 	}
 	return r, nil
 }
+
+// DefaultLimit is how long a run may take: three times its expected
+// time and 10 s.
+func DefaultLimit(expected time.Duration) time.Duration { return 3*expected + 10*time.Second }
 
 func (s *Searcher) failed(c Setting) bool {
 	return slices.ContainsFunc(s.res.Runs, func(r Run) bool { return r.Failed && r.Setting == c })

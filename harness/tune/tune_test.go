@@ -380,3 +380,36 @@ func TestPickWithoutAModel(t *testing.T) {
 		t.Errorf("answer %+v", r.Answer())
 	}
 }
+
+// TestHangingCandidate checks a run that does not end within its limit
+// is stopped and recorded as failed, and the search goes on.
+func TestHangingCandidate(t *testing.T) {
+	p := own0()
+	m := &machine{rate: truthOf(p.Model)}
+	s := searcher(m, p, time.Hour)
+	s.Limit = func(time.Duration) time.Duration { return 20 * time.Millisecond }
+	run := s.Run
+	s.Run = func(ctx context.Context, c tune.Setting) (ownloop.Timed, error) {
+		if c.Workers == 3 {
+			<-ctx.Done() // a script that hangs at 3 workers
+			return ownloop.Timed{}, ctx.Err()
+		}
+		return run(ctx, c)
+	}
+	r, err := s.Tune(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	var reason string
+	for _, c := range r.Candidates() {
+		if c.Setting.Workers == 3 {
+			reason = c.Failed
+		}
+	}
+	if !strings.Contains(reason, "stopped at its time limit, 0s (its expected time 3.8s)") {
+		t.Errorf("3 workers: %q", reason)
+	}
+	if a := r.Answer(); !a.Recommend || a.Best.Workers != 4 {
+		t.Errorf("answer %+v", a)
+	}
+}
