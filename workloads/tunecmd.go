@@ -29,8 +29,9 @@ is not edited: headspace's hook applies each candidate to the loader.
 It first runs the headspace analysis of the script as it is (40 steps
 from its loader, 30 cached; docs/own-loop.md) and its what-if model.
 The search starts from the model's pick (the fewest workers it predicts
-within 3% of its best), then its neighbours on the worker ladder and the
-script's own, then, at the best, persistent workers, twice the prefetch,
+within 3% of its best), then its neighbours on the worker ladder (the
+script's own setting runs in the profile and the final check), then, at
+the best, persistent workers, twice the prefetch,
 pinned memory (with CUDA) and fork (where the loader does not fork): each
 candidate a short run of --steps steps after its warm-up, the candidates
 of a stage alternated round by round, --rounds runs each. A candidate

@@ -11,7 +11,8 @@
 //
 //  1. workers: the model's pick (the fewest workers its prediction puts
 //     within 3% of its best), its neighbours on the worker ladder (0, 1,
-//     2, 3, 4, 6, 8, 12, 16, …) and the script's own; then, while the
+//     2, 3, 4, 6, 8, 12, 16, …; the script's own only where it is one
+//     of them: the profile and the final check measure it); then, while the
 //     best is at an end and beats the rest, the next count beyond it;
 //  2. the loader: at the best worker count, persistent workers, twice
 //     the prefetch, pinned memory (with CUDA) and fork (where the

@@ -230,8 +230,9 @@ func (s *Searcher) withWorkers(w int) Setting {
 }
 
 // first is the first stage's candidates in the order of a round: the
-// model's pick, the ladder's count below it and above it, the script's
-// own.
+// model's pick, the ladder's counts below it and above it. The script's
+// own runs only where it is one of them: the profile measured it and
+// the final check runs it against the best.
 func (s *Searcher) first() []Setting {
 	ws := WorkerLadder(s.Config.MaxWorkers, s.Profile.Own.Workers)
 	pick := s.Pick()
@@ -248,14 +249,7 @@ func (s *Searcher) first() []Setting {
 	if i+1 < len(ws) {
 		out = append(out, s.withWorkers(ws[i+1]))
 	}
-	return appendNew(out, s.Profile.Own.Normal())
-}
-
-func appendNew(ss []Setting, x Setting) []Setting {
-	if slices.Contains(ss, x) {
-		return ss
-	}
-	return append(ss, x)
+	return out
 }
 
 // search runs both stages.
