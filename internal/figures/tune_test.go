@@ -134,3 +134,13 @@ var tuneCases = func() []figureCase {
 		{"docs/tune.md", "Its %s runs took %s s by their own clocks.", []shown{p0(run(tuneRun2, tuneName("best", tuneW("1", "4", false)), "runs", 0)), p0(tuneWall(tuneRun2))}},
 	}
 }()
+
+// tuneGoals is BenchmarkTuneGoals' run (docs/tune.md's goals).
+const tuneGoals = "results/tune-goals-257e5ec.txt"
+
+// tuneGoalCases are docs/tune.md's figures of the goals' benchmark.
+var tuneGoalCases = []figureCase{
+	{"docs/tune.md", "best-ratio %s (the goal: 0.9 or more), search-runs-ratio %s (1/3 or less), runs-ratio %s, budget-use %s (1.1 or less), the grid's best %s steps/s", []shown{
+		p2(med(tuneGoals, "TuneGoals", "best-ratio")), p2(med(tuneGoals, "TuneGoals", "search-runs-ratio")), p2(med(tuneGoals, "TuneGoals", "runs-ratio")),
+		p2(med(tuneGoals, "TuneGoals", "budget-use")), p2(med(tuneGoals, "TuneGoals", "grid-best-steps/s"))}},
+}
