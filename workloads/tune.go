@@ -137,7 +137,7 @@ func (t Tune) MeasureEach(ctx context.Context, env Env, log io.Writer, profiled 
 		steps += st.Time
 	}
 	p := tune.Profile{Own: rep.Loader.Own, Before: perSec(rep.Before.Median), Cached: perSec(rep.After.Median),
-		Startup: max(0, run.Wall-steps), CUDA: run.Start.CUDA}
+		Startup: max(0, run.Wall-steps), CUDA: run.Start.CUDA, Iterable: rep.Loader.Measured.Iterable}
 	if w, err := ownloop.NewWhatIf(rep); err == nil {
 		p.Model = &w
 	}
@@ -210,6 +210,9 @@ func encodeTune(r tune.Result) []*benchfmt.Result {
 	name := tuneName(r.Script, "profile", p.Own)
 	vals := []benchfmt.Value{{Value: p.Before, Unit: "steps/s"}, {Value: p.Cached, Unit: "cached-steps/s"},
 		{Value: float64(p.Startup), Unit: "startup-ns"}, {Value: b2f(p.CUDA), Unit: "cuda"}, {Value: float64(r.Pick), Unit: "pick-workers"}}
+	if p.Iterable {
+		vals = append(vals, benchfmt.Value{Value: 1, Unit: "iterable"})
+	}
 	if m := p.Model; m != nil {
 		name += "/bound=" + strings.ReplaceAll(m.Stage, " ", "+")
 		vals = append(vals, benchfmt.Value{Value: float64(m.Step), Unit: "step-ns"}, benchfmt.Value{Value: float64(m.PerBatch), Unit: "batch-ns/worker"},
@@ -320,6 +323,9 @@ func decodeTuneProfile(rec Record, own tune.Setting) (tune.Profile, int, error) 
 		return tune.Profile{}, 0, err
 	}
 	p := tune.Profile{Own: own, Before: v[0], Cached: v[1], Startup: time.Duration(math.Round(v[2])), CUDA: v[3] == 1}
+	if it, ok := resultfile.Value(rec.Result, "iterable"); ok { // absent before it was recorded: a map-style dataset
+		p.Iterable = it == 1
+	}
 	if bound, ok := rec.Keys["bound"]; ok {
 		m, err := rec.valuesIn("step-ns", "batch-ns/worker", "free-batch-ns/worker", "batch-cpu-ns", "main-cpu-ns/step", "stage-ns/batch", "model-workers", "cores")
 		if err != nil {

@@ -53,8 +53,35 @@ func TestTuneCodec(t *testing.T) {
 	cuda.Profile.CUDA, cuda.Profile.Own = true, tune.Setting{Workers: 2, Prefetch: 2, Pin: true}
 	cuda.Runs = nil
 	cuda.Best, cuda.Stopped = cuda.Profile.Own, "done"
-	for _, r := range []tune.Result{full, noModel, cut, cuda} {
+	iterable := tuneOutcome()
+	iterable.Profile.Iterable = true
+	for _, r := range []tune.Result{full, noModel, cut, cuda, iterable} {
 		roundTrip(t, TuneCodec, r)
+	}
+}
+
+// TestTuneCodecCommittedFiles checks the committed tunes of docs/tune.md
+// decode, each to the answer the page gives.
+func TestTuneCodecCommittedFiles(t *testing.T) {
+	for _, tc := range []struct {
+		path      string
+		recommend bool
+		best      tune.Setting
+	}{
+		{"../results/tune-imagefolder-5d62c85.txt", true, tune.Setting{Workers: 3, Prefetch: 2, Persistent: true}},
+		{"../results/tune-imagefolder-598bba3.txt", false, tune.Setting{Workers: 1, Prefetch: 4}},
+	} {
+		recs, err := resultfile.Read(tc.path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		r, err := TuneCodec.Decode(recs)
+		if err != nil {
+			t.Fatalf("%s: %v", tc.path, err)
+		}
+		if a := r.Answer(); a.Recommend != tc.recommend || a.Best != tc.best || r.Stopped != "done" || r.Profile.Model == nil {
+			t.Errorf("%s: answer %+v, stopped %q; want recommend %v of %+v", tc.path, a, r.Stopped, tc.recommend, tc.best)
+		}
 	}
 }
 

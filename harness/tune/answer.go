@@ -187,6 +187,10 @@ func (r Result) WriteText(w io.Writer) {
 	a := r.Answer()
 	if a.Recommend {
 		fmt.Fprintf(w, "set: DataLoader(..., %s)\n", a.Best.Args())
+		if p.Iterable && a.Best.Workers > max(1, a.Own.Workers) {
+			fmt.Fprintf(w, "  but the training dataset is an IterableDataset: each of %d workers iterates all of it unless its __iter__ shards by\n"+
+				"  torch.utils.data.get_worker_info(); the steps/s above count its batches either way: check it does before using more workers\n", a.Best.Workers)
+		}
 		fmt.Fprintf(w, "  final check, paired runs alternated:\n")
 		fmt.Fprintf(w, "    before (the script's own): %s steps/s\n", interval(a.Before))
 		fmt.Fprintf(w, "    after:                     %s steps/s, %.2f× before\n", interval(a.After), a.After.Median/a.Before.Median)

@@ -28,6 +28,9 @@ type Profile struct {
 	// wall time less its steps.
 	Startup time.Duration
 	CUDA    bool
+	// Iterable says the training dataset is an IterableDataset: each
+	// worker iterates all of it unless it shards by get_worker_info().
+	Iterable bool
 }
 
 // HeadspacePercent is the share of the step time with the loader that

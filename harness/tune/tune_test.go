@@ -413,3 +413,23 @@ func TestHangingCandidate(t *testing.T) {
 		t.Errorf("answer %+v", a)
 	}
 }
+
+// TestIterableDatasetCaution checks a recommendation of more workers for
+// an IterableDataset says each worker iterates all of it unless it
+// shards, and one for a map-style dataset does not.
+func TestIterableDatasetCaution(t *testing.T) {
+	for _, iterable := range []bool{false, true} {
+		p := own0()
+		p.Iterable = iterable
+		m := &machine{rate: truthOf(p.Model)}
+		r, err := searcher(m, p, time.Hour).Tune(context.Background())
+		if err != nil {
+			t.Fatal(err)
+		}
+		var out bytes.Buffer
+		r.WriteText(&out)
+		if got := strings.Contains(out.String(), "the training dataset is an IterableDataset: each of 4 workers iterates all of it unless"); got != iterable {
+			t.Errorf("iterable %v: caution %v:\n%s", iterable, got, out.String())
+		}
+	}
+}
