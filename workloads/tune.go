@@ -136,7 +136,7 @@ func (t Tune) MeasureEach(ctx context.Context, env Env, log io.Writer, profiled 
 	for _, st := range run.Steps {
 		steps += st.Time
 	}
-	p := tune.Profile{Own: rep.Loader.Own, Before: perSec(rep.Before.Median), Cached: perSec(rep.After.Median),
+	p := tune.Profile{Own: rep.Loader.Own, Before: tunePerSec(rep.Before.Median), Cached: tunePerSec(rep.After.Median),
 		Startup: max(0, run.Wall-steps), CUDA: run.Start.CUDA, Iterable: rep.Loader.Measured.Iterable}
 	if w, err := ownloop.NewWhatIf(rep); err == nil {
 		p.Model = &w
@@ -155,7 +155,7 @@ func (t Tune) MeasureEach(ctx context.Context, env Env, log io.Writer, profiled 
 	return res, err
 }
 
-func perSec(d time.Duration) float64 {
+func tunePerSec(d time.Duration) float64 {
 	if d <= 0 {
 		return 0
 	}
@@ -202,14 +202,14 @@ func tuneName(script, stage string, s tune.Setting) string {
 	return fmt.Sprintf("Tune/script=%s/stage=%s/workers=%d/prefetch=%d/pin=%t/persistent=%t/start=%s", script, stage, s.Workers, s.Prefetch, s.Pin, s.Persistent, start)
 }
 
-// stopped are the values of the best record's stopped unit.
-var stopped = []string{"done", "budget", "interrupted"}
+// tuneStops are the values of the best record's stopped unit.
+var tuneStops = []string{"done", "budget", "interrupted"}
 
 func encodeTune(r tune.Result) []*benchfmt.Result {
 	p := r.Profile
 	name := tuneName(r.Script, "profile", p.Own)
 	vals := []benchfmt.Value{{Value: p.Before, Unit: "steps/s"}, {Value: p.Cached, Unit: "cached-steps/s"},
-		{Value: float64(p.Startup), Unit: "startup-ns"}, {Value: b2f(p.CUDA), Unit: "cuda"}, {Value: float64(r.Pick), Unit: "pick-workers"}}
+		{Value: float64(p.Startup), Unit: "startup-ns"}, {Value: tuneFlag(p.CUDA), Unit: "cuda"}, {Value: float64(r.Pick), Unit: "pick-workers"}}
 	if p.Iterable {
 		vals = append(vals, benchfmt.Value{Value: 1, Unit: "iterable"})
 	}
@@ -231,7 +231,7 @@ func encodeTune(r tune.Result) []*benchfmt.Result {
 		out = append(out, rec)
 	}
 	stop := 0
-	for i, s := range stopped {
+	for i, s := range tuneStops {
 		if s == r.Stopped {
 			stop = i
 		}
@@ -241,7 +241,7 @@ func encodeTune(r tune.Result) []*benchfmt.Result {
 	return out
 }
 
-func b2f(b bool) float64 {
+func tuneFlag(b bool) float64 {
 	if b {
 		return 1
 	}
@@ -305,10 +305,10 @@ func decodeTune(recs []Record) (tune.Result, error) {
 			if err != nil {
 				return r, err
 			}
-			if int(v[0]) != len(r.Runs) || v[1] < 0 || int(v[1]) >= len(stopped) {
+			if int(v[0]) != len(r.Runs) || v[1] < 0 || int(v[1]) >= len(tuneStops) {
 				return r, fmt.Errorf("%s: %v runs and stopped %v, after %d runs", fullName(rec.Result), v[0], v[1], len(r.Runs))
 			}
-			r.Best, r.Stopped = s, stopped[int(v[1])]
+			r.Best, r.Stopped = s, tuneStops[int(v[1])]
 			return r, nil
 		default:
 			return r, fmt.Errorf("%s: a record of Tune at stage %q out of the order a tune makes its records in (profile, search and check runs, best)", fullName(rec.Result), stage)
@@ -344,10 +344,9 @@ func TuneFailures(r tune.Result) []resultfile.Config {
 	var out []resultfile.Config
 	for _, run := range r.Runs {
 		if run.Failed {
-			out = append(out, resultfile.Config{Key: "tune-failed-" + strconv.Itoa(len(out)+1), Value: oneLine(run.Setting.Args() + ": " + run.Reason)})
+			reason := strings.NewReplacer("\n", `\n`, "\r", `\r`).Replace(run.Reason) // one line
+			out = append(out, resultfile.Config{Key: "tune-failed-" + strconv.Itoa(len(out)+1), Value: run.Setting.Args() + ": " + reason})
 		}
 	}
 	return out
 }
-
-func oneLine(s string) string { return strings.NewReplacer("\n", `\n`, "\r", `\r`).Replace(s) }
