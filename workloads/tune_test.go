@@ -70,6 +70,7 @@ func TestTuneCodecCommittedFiles(t *testing.T) {
 	}{
 		{"../results/tune-imagefolder-5d62c85.txt", true, tune.Setting{Workers: 3, Prefetch: 2, Persistent: true}},
 		{"../results/tune-imagefolder-598bba3.txt", false, tune.Setting{Workers: 1, Prefetch: 4}},
+		{"../results/tune-imagefolder-517e1ce.txt", false, tune.Setting{Workers: 1, Prefetch: 2, Persistent: true}},
 	} {
 		recs, err := resultfile.Read(tc.path)
 		if err != nil {

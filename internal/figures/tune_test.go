@@ -13,7 +13,36 @@ import (
 const (
 	tuneRun1 = "results/tune-imagefolder-5d62c85.txt"
 	tuneRun2 = "results/tune-imagefolder-598bba3.txt"
+	tuneRun3 = "results/tune-imagefolder-517e1ce.txt"
 )
+
+// tuneHeadspace is the profile's headspace in path, in percent.
+func tuneHeadspace(path string) figure {
+	return func(t *testing.T) float64 {
+		b, c := run(path, tuneProfile(), "steps/s", 0)(t), run(path, tuneProfile(), "cached-steps/s", 0)(t)
+		return 100 * (1/b - 1/c) * b
+	}
+}
+
+// tuneNeedCores is the cores the model's step and its batch need at its
+// bound (ownloop.WhatIf.NeedCores), from the profile in path.
+func tuneNeedCores(path string) figure {
+	return func(t *testing.T) float64 {
+		p := func(unit string) float64 { return run(path, tuneProfile(), unit, 0)(t) }
+		return (p("batch-cpu-ns") + p("main-cpu-ns/step")) / p("step-ns")
+	}
+}
+
+// tunePredicted is the model's steps/s at its pick on its cores
+// (ownloop.WhatIf.StepsPerSec), from the profile in path.
+func tunePredicted(path string) figure {
+	return func(t *testing.T) float64 {
+		p := func(unit string) float64 { return run(path, tuneProfile(), unit, 0)(t) }
+		rate := 1e9 / p("step-ns")
+		rate = min(rate, p("pick-workers")*1e9/p("batch-ns/worker"))
+		return min(rate, p("cores")*1e9/(p("batch-cpu-ns")+p("main-cpu-ns/step")))
+	}
+}
 
 // tuneName is a record of the example's tune at stage for a setting
 // ("workers=3/prefetch=2/pin=false/persistent=true/start=default").
@@ -118,14 +147,25 @@ var tuneCases = func() []figureCase {
 			p2(div(med(tuneRun1, tuneName("check", w3p), "steps/s"), med(tuneRun1, tuneName("check", tuneOwn), "steps/s")))}},
 		{"docs/tune.md", "recovers %s of the headspace (the step time cached batches save) the two intervals overlap", []shown{pct(recovered(tuneRun1, tuneOwn, w3p))}},
 		{"docs/tune.md", "Its %s runs took %s s of the budget's %s by their own clocks", []shown{p0(run(tuneRun1, tuneName("best", w3p), "runs", 0)), p0(tuneWall(tuneRun1)), p0(configNum(tuneRun1, "budget"))}},
-		{"docs/tune.md", "profile (the script as it is, num_workers=0): %s steps/s with the loader, %s on cached batches: headspace %s%%", []shown{
-			p2(run(tuneRun2, tuneProfile(), "steps/s", 0)), p2(run(tuneRun2, tuneProfile(), "cached-steps/s", 0)),
-			p1(func(t *testing.T) float64 {
-				b, c := run(tuneRun2, tuneProfile(), "steps/s", 0)(t), run(tuneRun2, tuneProfile(), "cached-steps/s", 0)(t)
-				return 100 * (1/b - 1/c) * b
-			})}},
-		{"docs/tune.md", "keep the script's own settings (DataLoader(..., num_workers=0)): num_workers=1, prefetch_factor=4 measured %s steps/s in the final check against the script's own %s: not faster", []shown{
+		{"docs/tune.md", "This time the profile found less headspace: %s steps/s with the loader, %s on cached batches, %s%%; the model picked %s worker.", []shown{
+			p2(run(tuneRun2, tuneProfile(), "steps/s", 0)), p2(run(tuneRun2, tuneProfile(), "cached-steps/s", 0)), p1(tuneHeadspace(tuneRun2)),
+			{"%.0f", run(tuneRun2, tuneProfile(), "pick-workers", 0)}}},
+		{"docs/tune.md", "measured %s steps/s in the final check against the script's own %s: the tune said", []shown{
 			p2(med(tuneRun2, tuneName("check", tuneW("1", "4", false)), "steps/s")), p2(med(tuneRun2, tuneName("check", tuneOwn), "steps/s"))}},
+		{"docs/tune.md", "profile (the script as it is, num_workers=0): %s steps/s with the loader, %s on cached batches: headspace %s%%", []shown{
+			p2(run(tuneRun3, tuneProfile(), "steps/s", 0)), p2(run(tuneRun3, tuneProfile(), "cached-steps/s", 0)), p1(tuneHeadspace(tuneRun3))}},
+		{"docs/tune.md", "the what-if model's pick: %s workers (predicted %s steps/s on %s cores)", []shown{
+			p0(run(tuneRun3, tuneProfile(), "pick-workers", 0)), p2(tunePredicted(tuneRun3)), p0(run(tuneRun3, tuneProfile(), "cores", 0))}},
+		{"docs/tune.md", "num_workers=1, prefetch_factor=2, persistent_workers=True measured %s steps/s in the final check against the script's own %s: not faster", []shown{
+			p2(med(tuneRun3, tuneName("check", tuneW("1", "2", true)), "steps/s")), p2(med(tuneRun3, tuneName("check", tuneOwn), "steps/s"))}},
+		{"docs/tune.md", "final check: the script's own %s (95%% CI %s – %s, n=%s) steps/s, num_workers=1, prefetch_factor=2, persistent_workers=True %s (95%% CI %s – %s, n=%s)", []shown{
+			p2(med(tuneRun3, tuneName("check", tuneOwn), "steps/s")), p2(ciLo(tuneRun3, tuneName("check", tuneOwn), "steps/s")), p2(ciHi(tuneRun3, tuneName("check", tuneOwn), "steps/s")),
+			p0(count(tuneRun3, tuneName("check", tuneOwn), "steps/s")),
+			p2(med(tuneRun3, tuneName("check", tuneW("1", "2", true)), "steps/s")), p2(ciLo(tuneRun3, tuneName("check", tuneW("1", "2", true)), "steps/s")),
+			p2(ciHi(tuneRun3, tuneName("check", tuneW("1", "2", true)), "steps/s")), p0(count(tuneRun3, tuneName("check", tuneW("1", "2", true)), "steps/s"))}},
+		{"docs/tune.md", "its slowest stage is dataset .loader (reading and decoding), %s ms a batch; the cores are spent: the step and its batch need %s cores at the model's bound, this machine has %s", []shown{
+			p1(scale(run(tuneRun3, tuneProfile(), "stage-ns/batch", 0), 1e-6)), p1(tuneNeedCores(tuneRun3)), p0(run(tuneRun3, tuneProfile(), "cores", 0))}},
+		{"docs/tune.md", "the model needs %s cores for the step and its batch at the model's bound", []shown{p1(tuneNeedCores(tuneRun3))}},
 		{"docs/tune.md", "The machine's load swung the runs from %s to %s steps/s (one run of one worker with a prefetch of 4 read %s", []shown{
 			p0(func(t *testing.T) float64 { return slices.Min(tuneRuns(t, tuneRun2)) }), p0(func(t *testing.T) float64 { return slices.Max(tuneRuns(t, tuneRun2)) }),
 			p2(func(t *testing.T) float64 {
