@@ -110,7 +110,7 @@ func BenchmarkExperiments(b *testing.B) {
 // directory is this package's: the what-if model's check runs on a
 // device at its own step, and the peers' scripts are found from the
 // module's root, measuring ours alone where torch is not importable
-// (`make peer` installs it).
+// (`make peer` installs it); tune's script too.
 func benchReady(b *testing.B, e Experiment, env *Env) Experiment {
 	switch x := e.(type) {
 	case WhatIf:
@@ -124,6 +124,9 @@ func benchReady(b *testing.B, e Experiment, env *Env) Experiment {
 	case PeerLadder:
 		x.Config.Peer.Script = fromRoot(x.Config.Peer.Script)
 		x.Config.Impls = withTorch(b, x.Config.Peer, peer.LadderImpls)
+		return x
+	case Tune:
+		x.Argv = append([]string{x.Argv[0], fromRoot(x.Argv[1])}, x.Argv[2:]...)
 		return x
 	}
 	return e

@@ -76,7 +76,7 @@ var optionsWithValue = map[string]bool{"-W": true, "-X": true, "--check-hash-bas
 
 // ParseCommand checks argv is a Python training command that the hook can
 // run: its interpreter exists and is Python, it runs a script or a module
-// (never -c, never a launcher), and a script exists. Every refusal is one
+// (never -c, never a launcher but torchrun), and a script exists. Every refusal is one
 // line wrapping ErrRefused.
 func ParseCommand(argv []string) (Command, error) {
 	if len(argv) == 0 {

@@ -31,6 +31,9 @@ type Settings struct {
 	// Workers, if positive, replaces the training loader's
 	// num_workers (whatif --verify).
 	Workers int `json:"workers,omitempty"`
+	// Tune, if set, replaces the training loader's settings (headspace
+	// tune's candidate; Workers is then unused).
+	Tune *LoaderSettings `json:"tune,omitempty"`
 	// The ladder's (Mode ladder): the level, steps timed after Warmup.
 	Level  string `json:"level,omitempty"`
 	Steps  int    `json:"steps,omitempty"`
@@ -74,6 +77,9 @@ type Loader struct {
 	PinMemory      bool   `json:"pin_memory"`
 	Len            int    `json:"len"`
 	PrefetchFactor int    `json:"prefetch_factor"`
+	// Own is the loader's settings before Settings.Tune replaced them:
+	// the script's own (but for a worker count Settings.Workers set).
+	Own LoaderSettings `json:"own"`
 	// Warmup is the steps a ladder run leaves out before timing: one,
 	// and the batches the workers prefetched.
 	Warmup int `json:"warmup"`

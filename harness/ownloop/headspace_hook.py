@@ -404,6 +404,8 @@ def _loader_iter(dl, orig_iter, want):
                 _state = _State(_settings)
                 _state.index, _state.key, _state.made = num, key, _made[0]
                 _adopt(dl, _state)
+                ev["own"] = dl._headspace_own
+                ev.update(_describe(dl))
                 ev["num_workers"] = dl.num_workers
                 if _state.mode == "ladder" and int(_settings.get("warmup", 0)) <= 0:
                     # The batches the workers prefetched while the loop
@@ -439,6 +441,8 @@ def _adopt(dl, st):
         dl.num_workers = int(_settings["workers"])
         if dl.num_workers > 0 and getattr(dl, "prefetch_factor", 2) is None:
             dl.prefetch_factor = 2
+    # headspace tune: the candidate's settings (the script's own kept to say)
+    dl._headspace_own = _loader_settings(dl, _settings.get("tune"))
     dl._headspace_state = st
     dl._headspace_measured = _instrument(dl, _settings.get("level", "none"), st.index)
 
@@ -709,6 +713,32 @@ def _describe(dl):
     return {"dataset": type(ds).__name__, "batch_size": dl.batch_size if dl.batch_size is not None else 0,
             "num_workers": dl.num_workers, "pin_memory": bool(dl.pin_memory), "len": n,
             "prefetch_factor": dl.prefetch_factor if dl.num_workers > 0 and dl.prefetch_factor is not None else 0}
+
+
+def _loader_settings(dl, cfg):
+    """headspace tune: dl's loader settings as the script made them,
+    returned, then cfg's applied (None: none), the script unchanged:
+    num_workers, prefetch_factor (0: torch's default), pin_memory,
+    persistent_workers and start_method (multiprocessing_context; "":
+    the platform's default)."""
+    ctx = dl.multiprocessing_context
+    own = {"num_workers": dl.num_workers, "pin_memory": bool(dl.pin_memory),
+           "prefetch_factor": (dl.prefetch_factor or 0) if dl.num_workers > 0 else 0,
+           "persistent_workers": bool(getattr(dl, "persistent_workers", False)),
+           "start_method": "" if ctx is None else ctx if isinstance(ctx, str) else ctx.get_start_method()}
+    if not cfg:
+        return own
+    w = int(cfg.get("num_workers", 0))
+    dl.num_workers = w
+    dl.pin_memory = bool(cfg.get("pin_memory"))
+    # DataLoader refuses persistent_workers once made: set it underneath.
+    object.__setattr__(dl, "persistent_workers", bool(cfg.get("persistent_workers")) and w > 0)
+    if w > 0:
+        dl.prefetch_factor = int(cfg.get("prefetch_factor") or 2)
+        dl.multiprocessing_context = cfg.get("start_method") or None
+    else:
+        dl.multiprocessing_context = None
+    return own
 
 
 def _patch_torch():

@@ -108,16 +108,30 @@ func (w WhatIf) WriteText(out io.Writer) {
 		return
 	}
 	fmt.Fprintf(out, "; with %d workers on these %d cores: %.2f steps/s\n", need, w.Cores, w.StepsPerSec(need, w.Cores))
-	if w.Workers > 0 && w.StageTime > 0 {
-		if over := w.PerBatch - time.Duration(w.Workers)*w.Step; over > 0 {
-			if over < w.StageTime {
-				fmt.Fprintf(out, "  or, keeping %d workers: %s must take %s a batch instead of %s (%.1f× faster)\n",
-					w.Workers, w.Stage, report.Ms(w.StageTime-over, 1), report.Ms(w.StageTime, 1), float64(w.StageTime)/float64(w.StageTime-over))
-			} else {
-				fmt.Fprintf(out, "  keeping %d workers, no one stage can make up the %s a batch: more workers or cores it is\n", w.Workers, report.Ms(over, 1))
-			}
-		}
+	if need, over := w.StageNeed(); need > 0 {
+		fmt.Fprintf(out, "  or, keeping %d workers: %s must take %s a batch instead of %s (%.1f× faster)\n",
+			w.Workers, w.Stage, report.Ms(need, 1), report.Ms(w.StageTime, 1), float64(w.StageTime)/float64(need))
+	} else if over > 0 {
+		fmt.Fprintf(out, "  keeping %d workers, no one stage can make up the %s a batch: more workers or cores it is\n", w.Workers, report.Ms(over, 1))
 	}
+}
+
+// StageNeed is what Stage must take a batch, keeping the script's
+// workers, for the model step to be the bound (0 where nothing needs
+// making up, or no one stage can make it up), and the time a batch over
+// (0: none).
+func (w WhatIf) StageNeed() (need, over time.Duration) {
+	if w.Workers <= 0 || w.StageTime <= 0 {
+		return 0, 0
+	}
+	over = w.PerBatch - time.Duration(w.Workers)*w.Step
+	if over <= 0 {
+		return 0, 0
+	}
+	if over < w.StageTime {
+		return w.StageTime - over, over
+	}
+	return 0, over
 }
 
 // Verify runs the script with workers workers as it is (ladder level

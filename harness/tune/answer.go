@@ -1,0 +1,226 @@
+package tune
+
+import (
+	"fmt"
+	"io"
+	"math"
+	"slices"
+	"time"
+
+	"github.com/headspace-bench/headspace/internal/summary"
+)
+
+// Candidate is one setting the search ran, summarised over its search
+// runs.
+type Candidate struct {
+	Setting Setting
+	Summary summary.Summary // steps/s over its search runs
+	Failed  string          // why its run failed; "" where none did
+}
+
+// Candidates are the settings the search ran, in the order first run.
+func (r Result) Candidates() []Candidate {
+	var out []Candidate
+	for _, run := range r.Runs {
+		if run.Stage != Search {
+			continue
+		}
+		i := slices.IndexFunc(out, func(c Candidate) bool { return c.Setting == run.Setting })
+		if i < 0 {
+			out = append(out, Candidate{Setting: run.Setting})
+			i = len(out) - 1
+		}
+		if run.Failed {
+			out[i].Failed = run.Reason
+			if out[i].Failed == "" {
+				out[i].Failed = "failed"
+			}
+		}
+	}
+	for i := range out {
+		out[i].Summary = r.summary(Search, out[i].Setting)
+	}
+	return out
+}
+
+// summary is s's steps/s over its runs of stage.
+func (r Result) summary(stage string, s Setting) summary.Summary {
+	var xs []float64
+	for _, run := range r.Runs {
+		if run.Stage == stage && run.Setting == s && !run.Failed {
+			xs = append(xs, run.StepsPerSec)
+		}
+	}
+	return summary.Of(xs)
+}
+
+// Answer is what the tune says: the setting to use, steps/s before and
+// after in the final check, the share of the headspace recovered, or
+// why nothing helps.
+type Answer struct {
+	Own, Best Setting
+	// Recommend says the best measured faster than the script's own in
+	// the final check: never where it measured slower.
+	Recommend     bool
+	Before, After summary.Summary // steps/s in the final check (the script's own, the best)
+	// Recovered is the share of the headspace (the step time cached
+	// batches save) that the best recovers, in the check; NaN with no
+	// headspace.
+	Recovered float64
+	// Why says why nothing is recommended.
+	Why string
+}
+
+// Answer reads the result's answer.
+func (r Result) Answer() Answer {
+	p := r.Profile
+	a := Answer{Own: p.Own.Normal(), Best: r.Best, Recovered: math.NaN()}
+	a.Before, a.After = r.summary(Check, a.Own), r.summary(Check, a.Best)
+	failedCheck := slices.ContainsFunc(r.Runs, func(x Run) bool { return x.Stage == Check && x.Failed })
+	if a.Best != a.Own && a.Before.N > 0 && a.After.N > 0 && !failedCheck && a.After.Median > a.Before.Median {
+		a.Recommend = true
+		if hs := 1/a.Before.Median - 1/p.Cached; p.Cached > 0 && hs > 0 {
+			a.Recovered = (1/a.Before.Median - 1/a.After.Median) / hs
+		}
+		return a
+	}
+	switch {
+	case a.Best == a.Own && r.Stopped == "interrupted":
+		a.Why = "interrupted before any setting beat the script's own"
+	case a.Best == a.Own:
+		a.Why = "no setting the search ran beat the script's own"
+	case failedCheck:
+		a.Why = fmt.Sprintf("%s failed in the final check", a.Best.Args())
+	case a.After.N == 0:
+		a.Why = "the final check did not run"
+	default:
+		a.Why = fmt.Sprintf("%s measured %.2f steps/s in the final check against the script's own %.2f: not faster", a.Best.Args(), a.After.Median, a.Before.Median)
+	}
+	return a
+}
+
+// Bound says what would speed the script up where no loader setting
+// does: the model step, or the stage the what-if names and what it
+// would take.
+func (r Result) Bound() string {
+	p := r.Profile
+	if p.HeadspacePercent() < 5 {
+		return fmt.Sprintf("the loop is model-bound: %.2f steps/s with the loader, %.2f on cached batches (headspace %.1f%%): no loader setting can speed it; a faster model step would",
+			p.Before, p.Cached, p.HeadspacePercent())
+	}
+	m := p.Model
+	if m == nil {
+		return fmt.Sprintf("the loader holds the loop back (headspace %.1f%%), but its stages were not timed (workers that do not fork): headspace analyze with forked workers names the stage", p.HeadspacePercent())
+	}
+	cores := float64(r.cores())
+	s := fmt.Sprintf("the loader holds the loop back (headspace %.1f%%); its slowest stage is %s, %s a batch", p.HeadspacePercent(), m.Stage, ms(m.StageTime))
+	if need := m.NeedCores(); need > cores {
+		s += fmt.Sprintf("; the cores are spent: the step and its batch need %.1f cores at the model's bound, this machine has %.0f", need, cores)
+	}
+	if need, over := m.StageNeed(); need > 0 {
+		s += fmt.Sprintf("; keeping %d workers, %s must take %s a batch instead of %s (%.1f× faster)", m.Workers, m.Stage, ms(need), ms(m.StageTime), float64(m.StageTime)/float64(need))
+	} else if over > 0 {
+		s += fmt.Sprintf("; keeping %d workers no one stage can make up the %s a batch over: more cores it is", m.Workers, ms(over))
+	}
+	return s
+}
+
+func (r Result) cores() int {
+	if r.Profile.Model != nil {
+		return r.Profile.Model.Cores
+	}
+	return 0
+}
+
+func ms(d time.Duration) string { return fmt.Sprintf("%.1f ms", float64(d)/1e6) }
+
+// interval is s as "median (95% CI lo – hi, n runs)".
+func interval(s summary.Summary) string {
+	if s.N == 0 {
+		return "n/a"
+	}
+	if math.IsInf(s.Lo, 0) || math.IsInf(s.Hi, 0) || math.IsNaN(s.Lo) {
+		return fmt.Sprintf("%.2f (n=%d: too few runs for an interval)", s.Median, s.N)
+	}
+	return fmt.Sprintf("%.2f (95%% CI %.2f – %.2f, n=%d)", s.Median, s.Lo, s.Hi, s.N)
+}
+
+// WriteCandidates prints the candidates the search ran, each with its
+// interval.
+func (r Result) WriteCandidates(w io.Writer) {
+	fmt.Fprintf(w, "candidates (steps/s over their search runs, alternated round by round):\n")
+	for _, c := range r.Candidates() {
+		mark := ""
+		switch {
+		case c.Setting == r.Profile.Own.Normal():
+			mark = "  (the script's own)"
+		case c.Setting == r.Best:
+			mark = "  (best)"
+		}
+		if c.Failed != "" {
+			fmt.Fprintf(w, "  %-70s failed: %s\n", c.Setting.Args(), c.Failed)
+			continue
+		}
+		fmt.Fprintf(w, "  %-70s %s%s\n", c.Setting.Args(), interval(c.Summary), mark)
+	}
+}
+
+// WriteText prints the candidates and the answer: the line to paste,
+// steps/s before and after with their intervals and the share of the
+// headspace recovered, or why nothing helps and what would.
+func (r Result) WriteText(w io.Writer) {
+	p := r.Profile
+	fmt.Fprintf(w, "profile (the script as it is, %s): %.2f steps/s with the loader, %.2f on cached batches: headspace %.1f%%\n",
+		p.Own.Normal().Args(), p.Before, p.Cached, p.HeadspacePercent())
+	if p.Model != nil {
+		fmt.Fprintf(w, "the what-if model's pick: %d workers (predicted %.2f steps/s on %d cores)\n", r.Pick, p.Model.StepsPerSec(r.Pick, p.Model.Cores), p.Model.Cores)
+	}
+	fmt.Fprintln(w)
+	r.WriteCandidates(w)
+	search := 0
+	for _, run := range r.Runs {
+		if run.Stage == Search {
+			search++
+		}
+	}
+	fmt.Fprintf(w, "runs: the profile, %d in the search (%s), %d in the final check\n\n", search, r.stopped(), len(r.Runs)-search)
+	a := r.Answer()
+	if a.Recommend {
+		fmt.Fprintf(w, "set: DataLoader(..., %s)\n", a.Best.Args())
+		if p.Iterable && a.Best.Workers > max(1, a.Own.Workers) {
+			fmt.Fprintf(w, "  but the training dataset is an IterableDataset: each of %d workers iterates all of it unless its __iter__ shards by\n"+
+				"  torch.utils.data.get_worker_info(); the steps/s above count its batches either way: check it does before using more workers\n", a.Best.Workers)
+		}
+		fmt.Fprintf(w, "  final check, paired runs alternated:\n")
+		fmt.Fprintf(w, "    before (the script's own): %s steps/s\n", interval(a.Before))
+		fmt.Fprintf(w, "    after:                     %s steps/s, %.2f× before\n", interval(a.After), a.After.Median/a.Before.Median)
+		if !math.IsNaN(a.Recovered) {
+			fmt.Fprintf(w, "  recovers %.0f%% of the headspace (the step time cached batches save)\n", 100*a.Recovered)
+		}
+		if a.Before.Hi >= a.After.Lo && !math.IsInf(a.Before.Hi, 0) {
+			fmt.Fprintln(w, "  the two intervals overlap: the gain is within this machine's noise")
+		}
+		return
+	}
+	fmt.Fprintf(w, "keep the script's own settings (DataLoader(..., %s)): %s\n", a.Own.Args(), a.Why)
+	if a.Before.N > 0 {
+		fmt.Fprintf(w, "  final check: the script's own %s steps/s, %s %s\n", interval(a.Before), a.Best.Args(), interval(a.After))
+	}
+	fmt.Fprintf(w, "  %s\n", r.Bound())
+}
+
+func (r Result) stopped() string {
+	switch r.Stopped {
+	case "budget":
+		return "stopped by the budget"
+	case "done":
+		return "done"
+	case "interrupted":
+		return "interrupted"
+	}
+	return "done"
+}
+
+// MaxWorkers is the default of the largest worker count tried on cores
+// cores: twice the cores, at least 8, at most 32.
+func MaxWorkers(cores int) int { return min(32, max(8, 2*cores)) }

@@ -1,0 +1,569 @@
+package tune
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math"
+	"slices"
+	"time"
+
+	"github.com/headspace-bench/headspace/harness/ownloop"
+	"github.com/headspace-bench/headspace/internal/summary"
+)
+
+// Setting is one candidate: the training loader's settings.
+type Setting = ownloop.LoaderSettings
+
+// Profile is what the search starts from: the analysis run of the
+// script as it is.
+type Profile struct {
+	Own    Setting // the training loader's settings, as the script made them
+	Before float64 // steps/s with the loader (the analysis's step time before caching)
+	Cached float64 // steps/s on cached batches: the model step's bound
+	// Model is the what-if model of the loader; nil where its stages
+	// were not timed (workers that do not fork).
+	Model *ownloop.WhatIf
+	// Startup is a run's time before its first step: the profile run's
+	// wall time less its steps.
+	Startup time.Duration
+	CUDA    bool
+	// Iterable says the training dataset is an IterableDataset: each
+	// worker iterates all of it unless it shards by get_worker_info().
+	Iterable bool
+}
+
+// HeadspacePercent is the share of the step time with the loader that
+// cached batches save.
+func (p Profile) HeadspacePercent() float64 {
+	if p.Before <= 0 || p.Cached <= 0 {
+		return 0
+	}
+	return 100 * (1/p.Before - 1/p.Cached) / (1 / p.Before)
+}
+
+// Config is a search's settings.
+type Config struct {
+	Budget time.Duration // the whole tune's, the profile run included
+	Steps  int           // timed steps a run, after its warm-up
+	Rounds int           // runs of each candidate in a stage
+	Pairs  int           // pairs of the final check, at most
+	Cores  int
+	// MaxWorkers is the largest worker count tried.
+	MaxWorkers int
+	// Fork says the platform's workers can fork (Linux, macOS).
+	Fork bool
+}
+
+// Validate refuses a config no search can run.
+func (c Config) Validate() error {
+	switch {
+	case c.Budget <= 0:
+		return fmt.Errorf("budget %v must be positive", c.Budget)
+	case c.Steps < 1:
+		return fmt.Errorf("steps %d must be positive", c.Steps)
+	case c.Rounds < 1:
+		return fmt.Errorf("rounds %d must be positive", c.Rounds)
+	case c.Pairs < 1:
+		return fmt.Errorf("pairs %d must be positive", c.Pairs)
+	case c.Cores < 1:
+		return fmt.Errorf("cores %d must be positive", c.Cores)
+	case c.MaxWorkers < 1:
+		return fmt.Errorf("max workers %d must be positive", c.MaxWorkers)
+	}
+	return nil
+}
+
+// The stages a run belongs to.
+const (
+	Search = "search"
+	Check  = "check"
+)
+
+// Run is one short run of the script at one setting.
+type Run struct {
+	Setting     Setting
+	Stage       string // Search or Check
+	StepsPerSec float64
+	Steps       int
+	Wall        time.Duration // the run's whole time, the script's stop included
+	// Failed says the run failed; Reason (not recorded in the records)
+	// says why.
+	Failed bool
+	Reason string
+}
+
+// Result is a search: the profile, every run in order, the best setting
+// the search found and why it stopped.
+type Result struct {
+	Script  string // the records' script= key
+	Profile Profile
+	Runs    []Run
+	// Pick is the worker count the model predicted best (Searcher.Pick).
+	Pick int
+	// Best is the best setting the search found (so far, where it was
+	// interrupted): the one the final check runs against the script's.
+	Best Setting
+	// Stopped says why the search ended: "done", "budget" or
+	// "interrupted".
+	Stopped string
+}
+
+// Runner runs the script once with its training loader at s for the
+// config's steps (ownloop.RunAt).
+type Runner func(ctx context.Context, s Setting) (ownloop.Timed, error)
+
+// ErrBudget is wrapped when the budget cannot hold one candidate and
+// its paired check.
+var ErrBudget = errors.New("budget too small")
+
+// Searcher runs a search.
+type Searcher struct {
+	Config  Config
+	Profile Profile
+	Run     Runner
+	// Now is the clock the budget is kept by (time.Now if nil); Start
+	// is when the tune began, the profile run included.
+	Now   func() time.Time
+	Start time.Time
+	// Each, if set, is called with each run as it ends.
+	Each func(Run)
+	// Limit is how long a run may take, from its expected time
+	// (DefaultLimit if nil): a run still going then is stopped and
+	// recorded as failed, so that a script that hangs at one setting
+	// does not take the budget.
+	Limit func(expected time.Duration) time.Duration
+
+	res      Result
+	rotation int
+}
+
+func (s *Searcher) now() time.Time {
+	if s.Now == nil {
+		return time.Now()
+	}
+	return s.Now()
+}
+
+// MinBudget is the budget one candidate needs: the profile run so far,
+// one run of the model's pick and one pair of the check.
+func (s *Searcher) MinBudget() time.Duration {
+	own, pick := s.Profile.Own.Normal(), s.first()[0]
+	return s.now().Sub(s.Start) + 2*s.cost(pick) + s.cost(own)
+}
+
+// Tune runs the search and the final check. It returns what it
+// measured, with ctx's error when it was interrupted (Stopped
+// "interrupted"), and ErrBudget, measuring nothing, when the budget
+// cannot hold one candidate and its check.
+func (s *Searcher) Tune(ctx context.Context) (Result, error) {
+	s.res = Result{Profile: s.Profile, Best: s.Profile.Own.Normal(), Pick: s.Pick()}
+	if err := s.Config.Validate(); err != nil {
+		return s.res, err
+	}
+	if min := s.MinBudget(); min > s.Config.Budget {
+		return s.res, fmt.Errorf("%w: one candidate and its paired check need about %v (a run of this script about %v, and %v went to the profile run)",
+			ErrBudget, min.Round(time.Second), s.cost(s.Profile.Own.Normal()).Round(100*time.Millisecond), s.now().Sub(s.Start).Round(100*time.Millisecond))
+	}
+	err := s.search(ctx)
+	switch {
+	case errors.Is(err, errStop):
+		s.res.Stopped = "budget"
+	case err != nil:
+		s.res.Stopped = "interrupted"
+		return s.res, err
+	default:
+		s.res.Stopped = "done"
+	}
+	if err := s.check(ctx); err != nil {
+		s.res.Stopped = "interrupted"
+		return s.res, err
+	}
+	return s.res, nil
+}
+
+// errStop ends the search: the budget holds no more rounds.
+var errStop = errors.New("the budget holds no more rounds")
+
+// WorkerLadder is the worker counts the search steps along, up to max,
+// with own's.
+func WorkerLadder(max, own int) []int {
+	var ws []int
+	for _, w := range []int{0, 1, 2, 3, 4, 6, 8, 12, 16, 24, 32, 48, 64} {
+		if w <= max {
+			ws = append(ws, w)
+		}
+	}
+	if !slices.Contains(ws, own) {
+		ws = append(ws, own)
+		slices.Sort(ws)
+	}
+	return ws
+}
+
+// Pick is the worker count the model predicts best: the fewest of the
+// ladder's (1 or more) whose predicted steps/s is within 3% of the
+// largest; without a model, the cores.
+func (s *Searcher) Pick() int {
+	c := s.Config
+	m := s.Profile.Model
+	if m == nil {
+		return min(c.Cores, c.MaxWorkers)
+	}
+	ws := WorkerLadder(c.MaxWorkers, s.Profile.Own.Workers)
+	best := 0.0
+	for _, w := range ws {
+		if w > 0 {
+			best = max(best, m.StepsPerSec(w, c.Cores))
+		}
+	}
+	for _, w := range ws {
+		if w > 0 && m.StepsPerSec(w, c.Cores) >= 0.97*best {
+			return w
+		}
+	}
+	return 1
+}
+
+// withWorkers is the script's own setting at w workers.
+func (s *Searcher) withWorkers(w int) Setting {
+	x := s.Profile.Own
+	x.Workers = w
+	return x.Normal()
+}
+
+// first is the first stage's candidates in the order of a round: the
+// model's pick, the ladder's counts below it and above it. The script's
+// own runs only where it is one of them: the profile measured it and
+// the final check runs it against the best.
+func (s *Searcher) first() []Setting {
+	ws := WorkerLadder(s.Config.MaxWorkers, s.Profile.Own.Workers)
+	pick := s.Pick()
+	i := slices.Index(ws, pick)
+	if i < 0 {
+		ws = append(ws, pick)
+		slices.Sort(ws)
+		i = slices.Index(ws, pick)
+	}
+	out := []Setting{s.withWorkers(pick)}
+	if i > 0 {
+		out = append(out, s.withWorkers(ws[i-1]))
+	}
+	if i+1 < len(ws) {
+		out = append(out, s.withWorkers(ws[i+1]))
+	}
+	return out
+}
+
+// search runs both stages.
+func (s *Searcher) search(ctx context.Context) error {
+	cands := s.first()
+	best, ok, err := s.stage(ctx, cands)
+	if ok {
+		s.res.Best = best
+	}
+	if !ok || err != nil {
+		return err
+	}
+	// Along the ladder while the best is at an end.
+	ws := WorkerLadder(s.Config.MaxWorkers, s.Profile.Own.Workers)
+	lo, hi := cands[0].Workers, cands[0].Workers
+	for _, c := range cands {
+		lo, hi = min(lo, c.Workers), max(hi, c.Workers)
+	}
+	for {
+		i := slices.Index(ws, best.Workers)
+		next := -1
+		switch {
+		case best.Workers == hi && i+1 < len(ws):
+			next = ws[i+1]
+			hi = next
+		case best.Workers == lo && i > 0:
+			next = ws[i-1]
+			lo = next
+		}
+		if next < 0 {
+			break
+		}
+		var b Setting
+		b, ok, err = s.stage(ctx, []Setting{best, s.withWorkers(next)})
+		if ok {
+			s.res.Best = b
+		}
+		if err != nil {
+			return err
+		}
+		if b == best {
+			break
+		}
+		best = b
+	}
+	if best.Workers == 0 {
+		return nil
+	}
+	// The loader's other settings at the best worker count.
+	variants := s.variants(best)
+	from := len(s.res.Runs)
+	_, _, err = s.stage(ctx, append([]Setting{best}, variants...))
+	inc := s.median(from, best)
+	var better []Setting
+	for _, v := range variants {
+		if s.median(from, v) > inc {
+			better = append(better, v)
+		}
+	}
+	if len(better) > 0 {
+		s.res.Best = s.bestSince(from, better)
+	}
+	if len(better) < 2 || err != nil {
+		return err
+	}
+	combined := best
+	for _, v := range better {
+		combined = merge(combined, best, v)
+	}
+	b, ok, err := s.stage(ctx, []Setting{s.res.Best, combined})
+	if ok {
+		s.res.Best = b
+	}
+	return err
+}
+
+// stage runs the rounds of cands and returns the best of them over its
+// runs; ok says it ran any (then the best is set even with errStop).
+func (s *Searcher) stage(ctx context.Context, cands []Setting) (best Setting, ok bool, err error) {
+	from := len(s.res.Runs)
+	err = s.rounds(ctx, cands)
+	if !slices.ContainsFunc(s.res.Runs[from:], func(r Run) bool { return !r.Failed }) {
+		return Setting{}, false, err
+	}
+	return s.bestSince(from, cands), true, err
+}
+
+// variants are best's neighbours in the loader's other settings.
+func (s *Searcher) variants(best Setting) []Setting {
+	var out []Setting
+	if !best.Persistent {
+		v := best
+		v.Persistent = true
+		out = append(out, v)
+	}
+	v := best
+	v.Prefetch = 2 * best.Prefetch
+	out = append(out, v)
+	if s.Profile.CUDA && !best.Pin {
+		v := best
+		v.Pin = true
+		out = append(out, v)
+	}
+	if s.Config.Fork && best.Start != "" && best.Start != "fork" {
+		v := best
+		v.Start = "fork"
+		out = append(out, v)
+	}
+	return out
+}
+
+// merge is x with the one field v changes from base.
+func merge(x, base, v Setting) Setting {
+	if v.Persistent != base.Persistent {
+		x.Persistent = v.Persistent
+	}
+	if v.Prefetch != base.Prefetch {
+		x.Prefetch = v.Prefetch
+	}
+	if v.Pin != base.Pin {
+		x.Pin = v.Pin
+	}
+	if v.Start != base.Start {
+		x.Start = v.Start
+	}
+	return x
+}
+
+// rounds runs cands Rounds times, each round every candidate once, the
+// order rotated from round to round; a candidate that failed is left
+// out. It returns errStop where the budget holds no more rounds (after
+// one at least, if the budget held it).
+func (s *Searcher) rounds(ctx context.Context, cands []Setting) error {
+	for range s.Config.Rounds {
+		live := slices.DeleteFunc(slices.Clone(cands), s.failed)
+		if len(live) == 0 {
+			return nil
+		}
+		var cost time.Duration
+		for _, c := range live {
+			cost += s.cost(c)
+		}
+		if !s.fits(cost + s.reserve(min(s.Config.Pairs, 3))) {
+			if slices.ContainsFunc(s.res.Runs, func(r Run) bool { return r.Stage == Search }) {
+				return errStop
+			}
+			// The first round does not fit: as many of its candidates
+			// as fit beside one pair of the check, the pick first
+			// (MinBudget holds it).
+			n := 0
+			for cost = 0; n < len(live) && s.fits(cost+s.cost(live[n])+s.reserve(1)); n++ {
+				cost += s.cost(live[n])
+			}
+			for _, c := range live[:max(n, 1)] {
+				if _, err := s.one(ctx, c, Search); err != nil {
+					return err
+				}
+			}
+			return errStop
+		}
+		k := s.rotation % len(live)
+		s.rotation++
+		for _, c := range append(live[k:], live[:k]...) {
+			if _, err := s.one(ctx, c, Search); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+// one runs the script at c once and records the run; an error is the
+// context's, a failed run is recorded.
+func (s *Searcher) one(ctx context.Context, c Setting, stage string) (Run, error) {
+	start := s.now()
+	limit := DefaultLimit
+	if s.Limit != nil {
+		limit = s.Limit
+	}
+	d := limit(s.cost(c))
+	rctx, cancel := context.WithTimeout(ctx, d)
+	t, err := s.Run(rctx, c)
+	cancel()
+	if ctx.Err() != nil {
+		return Run{}, ctx.Err()
+	}
+	if err != nil && errors.Is(rctx.Err(), context.DeadlineExceeded) {
+		err = fmt.Errorf("stopped at its time limit, %v (its expected time %v): %w", d.Round(100*time.Millisecond), s.cost(c).Round(100*time.Millisecond), err)
+	}
+	// The run's whole time, as the budget counts it: its start, its
+	// steps and the stopping of the script and its workers.
+	r := Run{Setting: c, Stage: stage, Wall: s.now().Sub(start)}
+	if err != nil {
+		r.Failed, r.Reason = true, err.Error()
+	} else {
+		r.StepsPerSec, r.Steps = t.StepsPerSec(), len(t.Steps)
+	}
+	s.res.Runs = append(s.res.Runs, r)
+	if s.Each != nil {
+		s.Each(r)
+	}
+	return r, nil
+}
+
+// DefaultLimit is how long a run may take: three times its expected
+// time and 10 s.
+func DefaultLimit(expected time.Duration) time.Duration { return 3*expected + 10*time.Second }
+
+func (s *Searcher) failed(c Setting) bool {
+	return slices.ContainsFunc(s.res.Runs, func(r Run) bool { return r.Failed && r.Setting == c })
+}
+
+// fits says d more stays within the budget.
+func (s *Searcher) fits(d time.Duration) bool {
+	return s.now().Sub(s.Start)+d <= s.Config.Budget
+}
+
+// reserve is the cost of pairs pairs of the final check: the script's
+// own setting and the best so far.
+func (s *Searcher) reserve(pairs int) time.Duration {
+	own := s.Profile.Own.Normal()
+	best := s.res.Best
+	if best == own {
+		best = s.first()[0]
+	}
+	return time.Duration(pairs) * (s.cost(own) + s.cost(best))
+}
+
+// cost is a run's expected wall time at c: the mean of its runs', or
+// the profile's start-up and the warm-up and steps at the model's rate.
+func (s *Searcher) cost(c Setting) time.Duration {
+	var sum time.Duration
+	n := 0
+	for _, r := range s.res.Runs {
+		if r.Setting == c {
+			sum += r.Wall
+			n++
+		}
+	}
+	if n > 0 {
+		return sum / time.Duration(n)
+	}
+	rate := s.Profile.Before
+	if m := s.Profile.Model; m != nil && c.Workers > 0 {
+		rate = m.StepsPerSec(c.Workers, s.Config.Cores)
+	} else if m != nil {
+		rate = 1 / (m.PerBatch + m.Step).Seconds()
+	}
+	if rate <= 0 || math.IsNaN(rate) || math.IsInf(rate, 0) {
+		rate = 1
+	}
+	steps := 1 + s.Config.Steps + c.Workers*c.Normal().Prefetch
+	return s.Profile.Startup + time.Duration(float64(steps)/rate*float64(time.Second))
+}
+
+// median is c's median steps/s over its search runs from index from.
+func (s *Searcher) median(from int, c Setting) float64 {
+	var xs []float64
+	for _, r := range s.res.Runs[from:] {
+		if r.Setting == c && !r.Failed && r.Stage == Search {
+			xs = append(xs, r.StepsPerSec)
+		}
+	}
+	if len(xs) == 0 {
+		return math.Inf(-1)
+	}
+	return summary.Median(xs)
+}
+
+// bestSince is the candidate of cands with the largest median over the
+// runs from index from (the first of equals).
+func (s *Searcher) bestSince(from int, cands []Setting) Setting {
+	best, bv := cands[0], math.Inf(-1)
+	for _, c := range cands {
+		if v := s.median(from, c); v > bv {
+			best, bv = c, v
+		}
+	}
+	return best
+}
+
+// check runs the final paired check: the script's own setting and the
+// best, alternated, as many pairs (up to Pairs, one at least) as the
+// budget holds.
+func (s *Searcher) check(ctx context.Context) error {
+	own, best := s.Profile.Own.Normal(), s.res.Best
+	if best == own {
+		return nil
+	}
+	pair := s.cost(own) + s.cost(best)
+	n := 1
+	for n < s.Config.Pairs && s.fits(time.Duration(n+1)*pair) {
+		n++
+	}
+	for i := range n {
+		order := []Setting{own, best}
+		if i%2 == 1 {
+			order = []Setting{best, own}
+		}
+		for _, c := range order {
+			r, err := s.one(ctx, c, Check)
+			if err != nil {
+				return err
+			}
+			if r.Failed && c == own {
+				return fmt.Errorf("the final check: the script's own settings failed: %s", r.Reason)
+			}
+			if r.Failed {
+				return nil // the best failed in the check: not recommended
+			}
+		}
+	}
+	return nil
+}

@@ -1,0 +1,355 @@
+package workloads
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"math"
+	"runtime"
+	"strconv"
+	"strings"
+	"time"
+
+	"golang.org/x/perf/benchfmt"
+
+	"github.com/headspace-bench/headspace/harness/ownloop"
+	"github.com/headspace-bench/headspace/harness/resultfile"
+	"github.com/headspace-bench/headspace/harness/tune"
+)
+
+// Tune is headspace tune: the DataLoader settings of a user's training
+// script, searched under the hook guided by the what-if model and
+// checked against the script's own (harness/tune; docs/tune.md).
+type Tune struct {
+	// Argv is the training command, as given after --.
+	Argv []string
+	// Budget is the whole tune's time, the profile run included.
+	Budget time.Duration
+	// Steps are timed in each run after its warm-up; Rounds are each
+	// candidate's runs in a stage; Pairs the final check's, at most.
+	Steps, Rounds, Pairs int
+	// MaxWorkers is the largest worker count tried; 0 is
+	// tune.MaxWorkers of the machine's cores.
+	MaxWorkers int
+	// Loader is which DataLoader is the training loop's (ownloop's).
+	Loader            int
+	FirstBatchTimeout time.Duration
+}
+
+// TuneScript is the script of Tune's sizes: a loader with no workers
+// whose samples are reads (testdata of harness/ownloop).
+const TuneScript = "harness/ownloop/testdata/tunable.py"
+
+// DefaultTune is a tune of TuneScript within 10 minutes.
+func DefaultTune() Tune {
+	return Tune{Argv: []string{PeerPython, TuneScript}, Budget: 10 * time.Minute, Steps: 20, Rounds: 3, Pairs: 6, Loader: 1, FirstBatchTimeout: 2 * time.Minute}
+}
+
+// QuickTune is every code path of a tune: one round, one pair.
+func QuickTune() Tune {
+	t := DefaultTune()
+	t.Budget, t.Steps, t.Rounds, t.Pairs = 2*time.Minute, 8, 1, 1
+	return t
+}
+
+// Name is the experiment's benchmark name: BenchmarkTune/….
+func (Tune) Name() string { return "Tune" }
+
+// Document is "": a command of headspace's own.
+func (Tune) Document() string { return "" }
+
+// Settings are the tune's settings: its budget and runs.
+func (t Tune) Settings() []resultfile.Config {
+	return []resultfile.Config{
+		{Key: "budget", Value: t.Budget.String()},
+		{Key: "steps", Value: strconv.Itoa(t.Steps)},
+		{Key: "rounds", Value: strconv.Itoa(t.Rounds)},
+		{Key: "pairs", Value: strconv.Itoa(t.Pairs)},
+		{Key: "max-workers", Value: strconv.Itoa(t.maxWorkers())},
+		{Key: "loader", Value: strconv.Itoa(t.Loader)},
+	}
+}
+
+func (t Tune) maxWorkers() int {
+	if t.MaxWorkers > 0 {
+		return t.MaxWorkers
+	}
+	return tune.MaxWorkers(runtime.NumCPU())
+}
+
+// MinBudget is the least --budget a tune starts with: a run of a
+// PyTorch script takes seconds; the budget one candidate needs is
+// known once the profile has run (tune.ErrBudget).
+const MinBudget = 10 * time.Second
+
+// Validate refuses a tune that cannot run.
+func (t Tune) Validate() error {
+	switch {
+	case len(t.Argv) == 0:
+		return fmt.Errorf("no training command")
+	case t.Budget < MinBudget:
+		return fmt.Errorf("--budget %v is too small for one candidate: a run of a training script takes seconds; give %v or more", t.Budget, MinBudget)
+	case t.Steps < 1 || t.Rounds < 1 || t.Pairs < 1:
+		return fmt.Errorf("--steps %d, --rounds %d and --pairs %d must be positive", t.Steps, t.Rounds, t.Pairs)
+	case t.MaxWorkers < 0:
+		return fmt.Errorf("--max-workers %d must not be negative", t.MaxWorkers)
+	case t.Loader < 1:
+		return fmt.Errorf("--loader %d must be positive", t.Loader)
+	case t.FirstBatchTimeout <= 0:
+		return fmt.Errorf("--first-batch-timeout %v must be positive", t.FirstBatchTimeout)
+	}
+	return nil
+}
+
+// Measure runs the tune, the script's output discarded.
+func (t Tune) Measure(ctx context.Context, env Env) (tune.Result, error) {
+	return t.MeasureEach(ctx, env, io.Discard, nil, nil)
+}
+
+// MeasureEach runs the tune: the profile (the headspace analysis of the
+// script as it is, 40 steps from its loader and 30 cached, as whatif's),
+// handed to profiled with its run, then the search and the final check
+// (tune.Searcher), each run handed to each as it ends. The script's
+// output goes to log. It returns what it measured, with the context's
+// error where it was interrupted, and tune.ErrBudget, after the profile,
+// where the budget cannot hold one candidate and its check.
+func (t Tune) MeasureEach(ctx context.Context, env Env, log io.Writer, profiled func(*ownloop.Run, tune.Profile), each func(tune.Run)) (tune.Result, error) {
+	start := time.Now()
+	if err := t.Validate(); err != nil {
+		return tune.Result{}, fmt.Errorf("%w: %v", ownloop.ErrRefused, err)
+	}
+	cmd, err := ownloop.ParseCommand(t.Argv)
+	if err != nil {
+		return tune.Result{}, err
+	}
+	s := ownloop.Settings{Mode: "analyze", Loader: t.Loader, NumCaches: 10, ReturnCachesAfter: 40, StepsAfter: 30, FirstBatchTimeout: t.FirstBatchTimeout}
+	env.start("profile")
+	run, err := ownloop.Exec(ctx, cmd, s, log, nil)
+	if err != nil {
+		return tune.Result{Script: cmd.Key()}, fmt.Errorf("the profile run: %w", err)
+	}
+	if len(run.Ranks) > 0 {
+		return tune.Result{Script: cmd.Key()}, fmt.Errorf("the profile run: the script starts %d ranks (torch.multiprocessing.spawn), and tune measures one process this round", len(run.Ranks))
+	}
+	rep, err := ownloop.Analyze(cmd, s, run, 1)
+	if err != nil {
+		return tune.Result{Script: cmd.Key()}, fmt.Errorf("the profile run: %w", err)
+	}
+	var steps time.Duration
+	for _, st := range run.Steps {
+		steps += st.Time
+	}
+	p := tune.Profile{Own: rep.Loader.Own, Before: tunePerSec(rep.Before.Median), Cached: tunePerSec(rep.After.Median),
+		Startup: max(0, run.Wall-steps), CUDA: run.Start.CUDA, Iterable: rep.Loader.Measured.Iterable}
+	if w, err := ownloop.NewWhatIf(rep); err == nil {
+		p.Model = &w
+	}
+	if profiled != nil {
+		profiled(run, p)
+	}
+	sr := tune.Searcher{Config: tune.Config{Budget: t.Budget, Steps: t.Steps, Rounds: t.Rounds, Pairs: t.Pairs, Cores: runtime.NumCPU(),
+		MaxWorkers: t.maxWorkers(), Fork: runtime.GOOS != "windows"}, Profile: p, Start: start,
+		Run: func(ctx context.Context, c tune.Setting) (ownloop.Timed, error) {
+			env.start("tune " + c.Args())
+			return ownloop.RunAt(ctx, cmd, t.Loader, &c, t.Steps, t.FirstBatchTimeout, log)
+		}, Each: each}
+	res, err := sr.Tune(ctx)
+	res.Script = cmd.Key()
+	return res, err
+}
+
+func tunePerSec(d time.Duration) float64 {
+	if d <= 0 {
+		return 0
+	}
+	return float64(time.Second) / float64(d)
+}
+
+// Run runs the tune (Measure) and returns its records.
+func (t Tune) Run(ctx context.Context, env Env) ([]*benchfmt.Result, error) {
+	return RunTyped[tune.Result](ctx, t, env)
+}
+
+// Codec is TuneCodec.
+func (Tune) Codec() Codec[tune.Result] { return TuneCodec }
+
+var _ Typed[tune.Result] = Tune{}
+
+// tuneKeys are the keys of a Tune record's name: the script, the stage
+// (profile, search, check, best) and the setting.
+var tuneKeys = []string{"script", "stage", "workers", "prefetch", "pin", "persistent", "start", "bound"}
+
+// TuneCodec is a tune's records codec, in order: the profile
+// (BenchmarkTune/script=…/stage=profile/<the script's own setting>, with
+// the what-if model's inputs and the stage in the way, bound=, where the
+// model was made), each run of the search and the check
+// (stage=search|check/<its setting>: steps/s, ns/op and wall-ns; failed
+// 1 where it failed), and the best (stage=best/<its setting>: the runs,
+// how the search stopped). A run's failure's reason is not a record's:
+// the command prints it and records it in the file's tune-failed lines.
+var TuneCodec = Codec[tune.Result]{
+	Experiment: "Tune",
+	Keys:       map[string][]string{"Tune": tuneKeys},
+	Optional:   map[string][]string{"Tune": {"bound"}},
+	encode:     encodeTune,
+	decode:     decodeTune,
+}
+
+// tuneName is the name of a record of r at stage for setting s.
+func tuneName(script, stage string, s tune.Setting) string {
+	s = s.Normal()
+	start := s.Start
+	if start == "" {
+		start = "default"
+	}
+	return fmt.Sprintf("Tune/script=%s/stage=%s/workers=%d/prefetch=%d/pin=%t/persistent=%t/start=%s", script, stage, s.Workers, s.Prefetch, s.Pin, s.Persistent, start)
+}
+
+// tuneStops are the values of the best record's stopped unit.
+var tuneStops = []string{"done", "budget", "interrupted"}
+
+func encodeTune(r tune.Result) []*benchfmt.Result {
+	p := r.Profile
+	name := tuneName(r.Script, "profile", p.Own)
+	vals := []benchfmt.Value{{Value: p.Before, Unit: "steps/s"}, {Value: p.Cached, Unit: "cached-steps/s"},
+		{Value: float64(p.Startup), Unit: "startup-ns"}, {Value: tuneFlag(p.CUDA), Unit: "cuda"}, {Value: float64(r.Pick), Unit: "pick-workers"}}
+	if p.Iterable {
+		vals = append(vals, benchfmt.Value{Value: 1, Unit: "iterable"})
+	}
+	if m := p.Model; m != nil {
+		name += "/bound=" + strings.ReplaceAll(m.Stage, " ", "+")
+		vals = append(vals, benchfmt.Value{Value: float64(m.Step), Unit: "step-ns"}, benchfmt.Value{Value: float64(m.PerBatch), Unit: "batch-ns/worker"},
+			benchfmt.Value{Value: float64(m.FreePerBatch), Unit: "free-batch-ns/worker"}, benchfmt.Value{Value: float64(m.CPUPerBatch), Unit: "batch-cpu-ns"},
+			benchfmt.Value{Value: float64(m.MainCPUPerStep), Unit: "main-cpu-ns/step"}, benchfmt.Value{Value: float64(m.StageTime), Unit: "stage-ns/batch"},
+			benchfmt.Value{Value: float64(m.Workers), Unit: "model-workers"}, benchfmt.Value{Value: float64(m.Cores), Unit: "cores"})
+	}
+	out := []*benchfmt.Result{{Name: benchfmt.Name(resultfile.BenchName(name, 1)), Iters: 1, Values: vals}}
+	for _, run := range r.Runs {
+		rec := &benchfmt.Result{Name: benchfmt.Name(resultfile.BenchName(tuneName(r.Script, run.Stage, run.Setting), 1)), Iters: max(1, run.Steps)}
+		if run.Failed {
+			rec.Values = []benchfmt.Value{{Value: 1, Unit: "failed"}, {Value: float64(run.Wall), Unit: "wall-ns"}}
+		} else {
+			rec.Values = []benchfmt.Value{{Value: 1e9 / run.StepsPerSec, Unit: "ns/op"}, {Value: run.StepsPerSec, Unit: "steps/s"}, {Value: float64(run.Wall), Unit: "wall-ns"}}
+		}
+		out = append(out, rec)
+	}
+	stop := 0
+	for i, s := range tuneStops {
+		if s == r.Stopped {
+			stop = i
+		}
+	}
+	out = append(out, &benchfmt.Result{Name: benchfmt.Name(resultfile.BenchName(tuneName(r.Script, "best", r.Best), 1)), Iters: 1,
+		Values: []benchfmt.Value{{Value: float64(len(r.Runs)), Unit: "runs"}, {Value: float64(stop), Unit: "stopped"}}})
+	return out
+}
+
+func tuneFlag(b bool) float64 {
+	if b {
+		return 1
+	}
+	return 0
+}
+
+// tuneSetting is the setting a record's name gives.
+func tuneSetting(rec Record) (tune.Setting, error) {
+	var s tune.Setting
+	var err error
+	if s.Workers, err = rec.count("workers", false); err != nil {
+		return s, err
+	}
+	if s.Prefetch, err = rec.count("prefetch", false); err != nil {
+		return s, err
+	}
+	for key, to := range map[string]*bool{"pin": &s.Pin, "persistent": &s.Persistent} {
+		if *to, err = strconv.ParseBool(rec.Keys[key]); err != nil {
+			return s, fmt.Errorf("%s: %s %q: want true or false", fullName(rec.Result), key, rec.Keys[key])
+		}
+	}
+	if s.Start = rec.Keys["start"]; s.Start == "default" {
+		s.Start = ""
+	}
+	return s, nil
+}
+
+func decodeTune(recs []Record) (tune.Result, error) {
+	var r tune.Result
+	for i, rec := range recs {
+		s, err := tuneSetting(rec)
+		if err != nil {
+			return r, err
+		}
+		r.Script = rec.Keys["script"]
+		stage := rec.Keys["stage"]
+		switch {
+		case stage == "profile" && i == 0:
+			if r.Profile, r.Pick, err = decodeTuneProfile(rec, s); err != nil {
+				return r, err
+			}
+		case (stage == tune.Search || stage == tune.Check) && i > 0:
+			run := tune.Run{Setting: s, Stage: stage}
+			if f, ok := resultfile.Value(rec.Result, "failed"); ok && f == 1 {
+				run.Failed = true
+				v, err := rec.Value("wall-ns")
+				if err != nil {
+					return r, err
+				}
+				run.Wall = time.Duration(math.Round(v))
+			} else {
+				v, err := rec.valuesIn("steps/s", "wall-ns")
+				if err != nil {
+					return r, err
+				}
+				run.StepsPerSec, run.Wall, run.Steps = v[0], time.Duration(math.Round(v[1])), rec.Iters
+			}
+			r.Runs = append(r.Runs, run)
+		case stage == "best" && i == len(recs)-1 && i > 0:
+			v, err := rec.valuesIn("runs", "stopped")
+			if err != nil {
+				return r, err
+			}
+			if int(v[0]) != len(r.Runs) || v[1] < 0 || int(v[1]) >= len(tuneStops) {
+				return r, fmt.Errorf("%s: %v runs and stopped %v, after %d runs", fullName(rec.Result), v[0], v[1], len(r.Runs))
+			}
+			r.Best, r.Stopped = s, tuneStops[int(v[1])]
+			return r, nil
+		default:
+			return r, fmt.Errorf("%s: a record of Tune at stage %q out of the order a tune makes its records in (profile, search and check runs, best)", fullName(rec.Result), stage)
+		}
+	}
+	return r, fmt.Errorf("Tune: no best record after %d records: the file is cut short", len(recs))
+}
+
+func decodeTuneProfile(rec Record, own tune.Setting) (tune.Profile, int, error) {
+	v, err := rec.valuesIn("steps/s", "cached-steps/s", "startup-ns", "cuda", "pick-workers")
+	if err != nil {
+		return tune.Profile{}, 0, err
+	}
+	p := tune.Profile{Own: own, Before: v[0], Cached: v[1], Startup: time.Duration(math.Round(v[2])), CUDA: v[3] == 1}
+	if it, ok := resultfile.Value(rec.Result, "iterable"); ok { // absent before it was recorded: a map-style dataset
+		p.Iterable = it == 1
+	}
+	if bound, ok := rec.Keys["bound"]; ok {
+		m, err := rec.valuesIn("step-ns", "batch-ns/worker", "free-batch-ns/worker", "batch-cpu-ns", "main-cpu-ns/step", "stage-ns/batch", "model-workers", "cores")
+		if err != nil {
+			return p, 0, err
+		}
+		d := func(x float64) time.Duration { return time.Duration(math.Round(x)) }
+		p.Model = &ownloop.WhatIf{Step: d(m[0]), PerBatch: d(m[1]), FreePerBatch: d(m[2]), CPUPerBatch: d(m[3]), MainCPUPerStep: d(m[4]),
+			StageTime: d(m[5]), Workers: int(m[6]), Cores: int(m[7]), Stage: strings.ReplaceAll(bound, "+", " ")}
+	}
+	return p, int(v[4]), nil
+}
+
+// TuneFailures are the configuration lines of a tune's failed runs: the
+// setting and the reason of each, in order (tune-failed-1, …).
+func TuneFailures(r tune.Result) []resultfile.Config {
+	var out []resultfile.Config
+	for _, run := range r.Runs {
+		if run.Failed {
+			reason := strings.NewReplacer("\n", `\n`, "\r", `\r`).Replace(run.Reason) // one line
+			out = append(out, resultfile.Config{Key: "tune-failed-" + strconv.Itoa(len(out)+1), Value: run.Setting.Args() + ": " + reason})
+		}
+	}
+	return out
+}

@@ -1,0 +1,130 @@
+package workloads
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+
+	"golang.org/x/perf/benchfmt"
+
+	"github.com/headspace-bench/headspace/harness/driver"
+	"github.com/headspace-bench/headspace/harness/ownloop"
+	"github.com/headspace-bench/headspace/harness/resultfile"
+	"github.com/headspace-bench/headspace/harness/tune"
+	"github.com/headspace-bench/headspace/internal/cli"
+)
+
+// Command is headspace tune.
+func (Tune) Command() cli.Command {
+	return cli.Command{Name: "tune", Summary: "find the DataLoader settings that make your training script fastest, and prove them", Runs: []string{"Tune"}, Run: runTune}
+}
+
+const tuneUsage = `
+Finds the settings of your script's training DataLoader (num_workers,
+prefetch_factor, pin_memory, persistent_workers, the workers' start
+method) that make it fastest, and proves them (docs/tune.md). Your script
+is not edited: headspace's hook applies each candidate to the loader.
+
+It first runs the headspace analysis of the script as it is (40 steps
+from its loader, 30 cached; docs/own-loop.md) and its what-if model.
+The search starts from the model's pick (the fewest workers it predicts
+within 3% of its best), then its neighbours on the worker ladder (the
+script's own setting runs in the profile and the final check), then, at
+the best, persistent workers, twice the prefetch,
+pinned memory (with CUDA) and fork (where the loader does not fork): each
+candidate a short run of --steps steps after its warm-up, the candidates
+of a stage alternated round by round, --rounds runs each. A candidate
+whose run fails (too many workers for the memory) is recorded as failed
+with its reason, and the search goes on. No round starts that --budget
+cannot hold beside the final check: --pairs paired runs, alternated, of
+the script's own settings and the best. A setting that measures slower
+than the script's own there is never recommended.
+
+It prints each candidate's steps/s with its interval, then the line to
+paste (DataLoader(..., num_workers=6, prefetch_factor=4,
+persistent_workers=True)), steps/s before and after from the final check
+with their intervals, and the share of the headspace recovered; where
+nothing helps, why (model-bound, or the cores spent), the stage in the
+way and what it would take. --out records every run (BenchmarkTune/
+script=…/stage=…/workers=…/prefetch=…/pin=…/persistent=…/start=…), so
+compare and history take them.
+
+A --budget under 10s, or too small for one candidate and its check once
+the profile has run, is refused with one line (exit 2). SIGINT stops the
+script and its workers, prints the best so far, writes --out with every
+run so far (marked partial) and exits 130.`
+
+func runTune(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	t := Sized[Tune](Default)
+	fs := cli.NewFlagSet("tune", tuneUsage, stdout)
+	var of ownFlags
+	of.registerLadder(fs)
+	var out string
+	var force bool
+	fs.DurationVar(&t.Budget, "budget", t.Budget, "the whole tune's `duration`, the profile run and the final check included")
+	fs.IntVar(&t.Steps, "steps", t.Steps, "`steps` timed in each run, after its warm-up")
+	fs.IntVar(&t.Rounds, "rounds", t.Rounds, "`runs` of each candidate in a stage, alternated round by round")
+	fs.IntVar(&t.Pairs, "pairs", t.Pairs, "paired `runs` of the final check, at most (the budget may hold fewer)")
+	fs.IntVar(&t.MaxWorkers, "max-workers", 0, "the largest `num_workers` tried (default: twice the cores, 8 to 32)")
+	fs.StringVar(&out, "out", "", "benchmark-format result `file` of every run (written atomically)")
+	fs.BoolVar(&force, "force", false, "let --out replace a results file holding more results")
+	if err := cli.ParseArgs(fs, args); err != nil {
+		return err
+	}
+	if !hasCommand(fs, args) {
+		return cli.Usagef("give the training command after --: headspace tune [--budget DURATION] [--out FILE] -- python3 train.py")
+	}
+	t.Argv, t.Loader, t.FirstBatchTimeout = fs.Args(), of.loader, of.firstTimeout
+	if err := t.Validate(); err != nil {
+		return cli.Usagef("%v", err)
+	}
+	cmd, err := ownloop.ParseCommand(t.Argv)
+	if err != nil {
+		return ownError(err)
+	}
+	if cmd.Launcher != "" {
+		return cli.Usagef("tune: %s starts ranks, and tune measures one process this round: tune the script run as one process (-- python3 train.py)", cmd.Launcher)
+	}
+	var run *ownloop.Run
+	var res tune.Result
+	settings := func() []resultfile.Config {
+		return driver.Settings(run.Device(), ownloop.CommandConfig(cmd, run), t.Settings(), TuneFailures(res))
+	}
+	o, err := driver.Run(ctx, driver.Job{Progress: stderr, Settings: settings,
+		Measure: func(ctx context.Context, h *driver.Hooks) ([]*benchfmt.Result, error) {
+			var err error
+			res, err = t.MeasureEach(ctx, Env{}, stderr, func(r *ownloop.Run, p tune.Profile) {
+				run = r
+				fmt.Fprintf(stderr, "tune: profile: %.2f steps/s with the loader (%s), %.2f on cached batches\n", p.Before, p.Own.Normal().Args(), p.Cached)
+			}, func(r tune.Run) {
+				if r.Failed {
+					fmt.Fprintf(stderr, "tune: %s %s: failed: %s\n", r.Stage, r.Setting.Args(), r.Reason)
+					return
+				}
+				fmt.Fprintf(stderr, "tune: %s %s: %.2f steps/s (%.1fs)\n", r.Stage, r.Setting.Args(), r.StepsPerSec, r.Wall.Seconds())
+			})
+			h.Finish()
+			switch {
+			case errors.Is(err, tune.ErrBudget):
+				return nil, cli.Usagef("--budget %v is too small: %v", t.Budget, err)
+			case run == nil && errors.Is(err, context.Canceled):
+				return nil, err // nothing measured
+			case err != nil && !errors.Is(err, context.Canceled):
+				return nil, ownError(err)
+			}
+			res.WriteText(stdout) // an interrupted tune's too: the best so far
+			return t.Codec().Encode(res), err
+		}}, driver.Output{Path: out, Benchmarks: []string{"Tune"}, Force: force, Beside: true})
+	if err != nil && !o.Interrupted {
+		return err
+	}
+	if o.Interrupted && run == nil {
+		return driver.Interrupted{Kept: "before the profile run ended: nothing was measured"}
+	}
+	if out != "" && o.Path != "" {
+		cli.KeptNote(stdout, out, o.Path)
+		fmt.Fprintf(stdout, "results: %s\n", o.Path)
+	}
+	return o.Err("the best so far is above")
+}
