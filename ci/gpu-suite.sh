@@ -6,7 +6,10 @@
 #   ci/gpu-suite.sh [--emulated] [--quick] [--archive FILE] [ladder|loaders|device|decode|all] OUTDIR
 #
 #   ladder   headspace cuda check (kernels, copies, the Net's step at fp32
-#            and tf32, each with and without CUDA Graphs); the caching ladder on --device cuda (all
+#            and tf32, each with and without CUDA Graphs, 10 steps each);
+#            PyTorch's step of the Net with allow_tf32 off and on, 5 runs
+#            each (peers/torch/netstep.py: the peer at matched math,
+#            issue 57); the caching ladder on --device cuda (all
 #            five levels at 4 workers, naive and fast; workers 1,4,8,16 at
 #            level none; placement host/device × pinned true/false at levels
 #            host and none); the document's PyTorch ladder on the same GPU
@@ -37,7 +40,7 @@
 #   all      the one call for a lent GPU (issue 45), in 8 minutes (a 480 s
 #            budget: a lent machine has 15 minutes of device time, its
 #            start included): the goals' figures first (cuda check;
-#            nvJPEG's decode of natural JPEGs beside libjpeg-turbo's;
+#            PyTorch's Net step at matched math; nvJPEG's decode of natural JPEGs beside libjpeg-turbo's;
 #            level none with device transforms; PyTorch's ladder and
 #            ours), then the figures no card has measured yet (nvJPEG and
 #            libjpeg-turbo in the loader, CUDA Graphs and TF32 in the
@@ -139,6 +142,8 @@ ladder_size=(--steps "$steps" --count "$count")
 loaders_size=()
 peer_size=(--count 1)
 torch_size=()
+netstep_size=(--count 5)
+[ $emulated = 1 ] && netstep_size=(--batch 4 --side 16 --steps 2 --count 1)
 levels_workers=4 scale_workers=1,4,8,16 loader_workers=1,2,4,8,16,32 peer_workers=1,2,4,8,16
 if [ $quick = 1 ]; then
   ladder_size=(--raw-size 48 --crop 16 --batch 4 --step 2ms --steps 2 --count 1)
@@ -205,7 +210,25 @@ s_check() {
     skip "cuda check" "the emulated device has no GPU"
   else
     step "cuda check (the Net's step at fp32 and tf32, with and without CUDA Graphs)" cuda-check.log \
-      "$hs" cuda check --precision fp32,tf32 --out "$out/cuda-check.txt"
+      "$hs" cuda check --precision fp32,tf32 --steps 10 --out "$out/cuda-check.txt"
+  fi
+}
+
+# s_torch_netstep: PyTorch's step of the Net at matched math (issue 57),
+# allow_tf32 off and on, 5 runs each, beside cuda check's fp32 and tf32.
+# On --emulated it runs tiny on the CPU: the script is checked, and
+# headspace cuda goals reads no CPU line as a GPU's figure.
+s_torch_netstep() {
+  if [ ! -f peers/torch/netstep.py ]; then
+    skip "torch netstep" "peers/torch/netstep.py is not in this tree"
+    [ $emulated = 1 ] || failed=1
+  elif ! "$python" -c 'import torch' 2>/dev/null; then
+    skip "torch netstep" "$python cannot import torch"
+    [ $emulated = 1 ] || failed=1
+  else
+    # Its result file is its stdout, the step's log.
+    step "torch netstep on $torchdev: the Net's step with allow_tf32 off and on" torch-netstep.txt \
+      "$python" peers/torch/netstep.py --device "$torchdev" "${netstep_size[@]}"
   fi
 }
 
@@ -369,7 +392,7 @@ s_ladder_turbojpeg() {
     --workers "$hostw" "${nat_ladder[@]}" --out "$out/ladder-turbojpeg.txt"
 }
 
-run_ladder() { s_check; s_ladder_levels; s_ladder_workers; s_ladder_placement; s_torch_ladder; }
+run_ladder() { s_check; s_torch_netstep; s_ladder_levels; s_ladder_workers; s_ladder_placement; s_torch_ladder; }
 run_loaders() { s_loaders; s_peer; }
 run_device() {
   s_jpegs_noise
@@ -386,7 +409,7 @@ run_decode() { s_jpegs_natural; s_decode_natural; s_decode_turbo; s_ladder_nvjpe
 # the host loaders and the peer were measured on the H100 on 2026-11-22
 # (results/gpu/): the parts ladder and loaders run them again.
 run_all() {
-  s_check; s_jpegs_natural; s_decode_natural; s_decode_turbo; s_ladder_device_transforms; s_torch_ladder; s_ladder_levels
+  s_check; s_torch_netstep; s_jpegs_natural; s_decode_natural; s_decode_turbo; s_ladder_device_transforms; s_torch_ladder; s_ladder_levels
   s_ladder_nvjpeg; s_ladder_turbojpeg
   if [ $emulated = 1 ]; then
     s_jpegs_noise; s_device_refusals

@@ -12,9 +12,13 @@
 //   - the naive pipeline's level none with the transforms on the device,
 //     as a share of level device (the batch cached on the GPU) at 4
 //     workers;
-//   - the Net's step (cuda check) against PyTorch's on the same card
-//     (the torch ladder's level device), at fp32 and tf32, with and
-//     without CUDA Graphs;
+//   - the Net's step (cuda check) against PyTorch's on the same card at
+//     matched math (issue 57; peers/torch/netstep.py): our fp32 beside
+//     PyTorch's with allow_tf32 off, our tf32 beside it with allow_tf32
+//     on, each with and without CUDA Graphs; and our TF32 step against
+//     our fp32 (TF32 must be the faster). PyTorch's ladder (level device)
+//     ran with cuDNN's TF32 on, PyTorch's default, so it is no peer of
+//     our fp32 and no goal reads it for the step;
 //   - the document's 003 ladder, ours beside PyTorch's, level by level.
 //
 // The anchors from the H100 run of 2026-11-22 (level none's share of
@@ -53,11 +57,12 @@ const (
 	FileDeviceNone   = "ladder-transforms=device.txt"
 	FileLadderLevels = "ladder-levels.txt"
 	FileTorchLadder  = "torch-ladder.txt"
+	FileTorchNetStep = "torch-netstep.txt"
 )
 
 // Files are every file Goals reads, in the order the suite's one call
 // (ci/gpu-suite.sh all) writes them: the goals' figures first.
-var Files = []string{FileCheck, FileDecodeNvjpeg, FileDecodeTurbo, FileDeviceNone, FileTorchLadder, FileLadderLevels}
+var Files = []string{FileCheck, FileTorchNetStep, FileDecodeNvjpeg, FileDecodeTurbo, FileDeviceNone, FileTorchLadder, FileLadderLevels}
 
 // The goals and anchors, as issue 45 states them.
 const (
@@ -68,8 +73,11 @@ const (
 	// device transforms must reach at 4 workers.
 	DeviceNoneGoal = 0.9
 	// NetStepGoal is the most the Net's step may take against
-	// PyTorch's on the same card.
+	// PyTorch's on the same card at the same math.
 	NetStepGoal = 1.0
+	// TF32Goal is the most our TF32 step may take against our fp32
+	// step: below 1, TF32 must be faster.
+	TF32Goal = 1.0
 )
 
 // Goal is one figure beside its goal.
@@ -197,7 +205,8 @@ func h100Anchors() (anchors, error) {
 	}
 	point := []string{"workers=4/", "transforms=naive/", "placement=host/", "pinned=true"}
 	a.deviceNone = median(ladder, "level=none/", "steps/s", point...) / median(ladder, "level=device/", "steps/s", point...)
-	a.netStep = netStep(check, "") / median(torch, "level=device", "sec/op")
+	step, _ := netStep(check, "")
+	a.netStep = step / median(torch, "level=device", "sec/op")
 	if math.IsNaN(a.deviceNone) || math.IsNaN(a.netStep) {
 		return a, fmt.Errorf("the H100 run's files (results/gpu) hold no anchor: level none %v of device, the Net's step %v× PyTorch's", a.deviceNone, a.netStep)
 	}
@@ -218,29 +227,66 @@ func deviceNoneGoal(files map[string][]*benchfmt.Result, a anchors) Goal {
 	return g
 }
 
-// netStepGoals are the Net's step against PyTorch's, each precision with
-// and without CUDA Graphs.
+// netStepGoals are the Net's step against PyTorch's at matched math
+// (our fp32 against allow_tf32 off, our tf32 against on), each with and
+// without CUDA Graphs, then our TF32 step against our fp32. PyTorch's
+// lines come from netstep.py on the GPU only (torch-device cuda).
 func netStepGoals(files map[string][]*benchfmt.Result, a anchors) []Goal {
 	var goals []Goal
-	torch := median(files[FileTorchLadder], "level=device", "sec/op")
-	for _, v := range []struct{ name, part string }{
-		{"fp32", ""}, {"fp32, CUDA Graphs", "graphs=true"}, {"tf32", "precision=tf32"}, {"tf32, CUDA Graphs", "precision=tf32/graphs=true"},
+	torchRuns := onDevice(files[FileTorchNetStep], "cuda")
+	anchor := fmt.Sprintf("%.2f× PyTorch's default step (ours fp32, its cuDNN TF32 on; %s)", a.netStep, gpu.H100)
+	for _, v := range []struct{ name, part, torch string }{
+		{"fp32", "", "off"}, {"fp32, CUDA Graphs", "graphs=true", "off"},
+		{"tf32", "precision=tf32", "on"}, {"tf32, CUDA Graphs", "precision=tf32/graphs=true", "on"},
 	} {
-		step := netStep(files[FileCheck], v.part)
-		g := Goal{Name: "the Net's step against PyTorch's, " + v.name, Target: fmt.Sprintf("≤ %.1f× PyTorch's", NetStepGoal),
-			Anchor: fmt.Sprintf("%.2f× PyTorch's (fp32, %s)", a.netStep, gpu.H100), From: FileCheck + ", " + FileTorchLadder}
+		step, n := netStep(files[FileCheck], v.part)
+		torch := median(torchRuns, "/tf32="+v.torch, "sec/op")
+		tn := count(torchRuns, "/tf32="+v.torch, "sec/op")
+		g := Goal{Name: fmt.Sprintf("the Net's step against PyTorch's at matched math, %s (allow_tf32 %s)", v.name, v.torch),
+			Target: fmt.Sprintf("≤ %.1f× PyTorch's", NetStepGoal), Anchor: anchor, From: FileCheck + ", " + FileTorchNetStep}
 		if !math.IsNaN(step) && !math.IsNaN(torch) && torch > 0 {
 			g.Measured, g.Met = true, step/torch <= NetStepGoal
-			g.Figure = fmt.Sprintf("%.2f× (%.1f ms against %.1f ms)", step/torch, 1e3*step, 1e3*torch)
+			g.Figure = fmt.Sprintf("%.2f× (%.1f ms, %d steps, against %.1f ms, %d runs)", step/torch, 1e3*step, n, 1e3*torch, tn)
 		}
 		goals = append(goals, g)
 	}
-	return goals
+	fp32, n32 := netStep(files[FileCheck], "")
+	tf32, n := netStep(files[FileCheck], "precision=tf32")
+	g := Goal{Name: "the Net's TF32 step against its fp32 step", Target: fmt.Sprintf("< %.1f× (TF32 faster)", TF32Goal),
+		Anchor: "PyTorch's own tf32/fp32 on this card: " + torchTF32(torchRuns), From: FileCheck}
+	if !math.IsNaN(fp32) && !math.IsNaN(tf32) && fp32 > 0 {
+		g.Measured, g.Met = true, tf32/fp32 < TF32Goal
+		g.Figure = fmt.Sprintf("%.2f× (%.1f ms, %d steps, against %.1f ms, %d steps)", tf32/fp32, 1e3*tf32, n, 1e3*fp32, n32)
+	}
+	return append(goals, g)
+}
+
+// torchTF32 is PyTorch's step with allow_tf32 on over off, as printed,
+// "not measured" without both.
+func torchTF32(rs []*benchfmt.Result) string {
+	on, off := median(rs, "/tf32=on", "sec/op"), median(rs, "/tf32=off", "sec/op")
+	if math.IsNaN(on) || math.IsNaN(off) || off <= 0 {
+		return "not measured"
+	}
+	return fmt.Sprintf("%.2f×", on/off)
+}
+
+// onDevice is the results of rs whose torch-device is dev: a file
+// written on the CPU (the suite's emulated mode) is no GPU's figure.
+func onDevice(rs []*benchfmt.Result, dev string) []*benchfmt.Result {
+	var out []*benchfmt.Result
+	for _, r := range rs {
+		if string(r.GetConfig("torch-device")) == dev {
+			out = append(out, r)
+		}
+	}
+	return out
 }
 
 // netStep is the median of cuda check's Net step at the name part
-// (precision and Graphs; "" for fp32 without Graphs), in seconds.
-func netStep(rs []*benchfmt.Result, part string) float64 {
+// (precision and Graphs; "" for fp32 without Graphs), in seconds, and
+// the number of steps it is the median of.
+func netStep(rs []*benchfmt.Result, part string) (float64, int) {
 	var vs []float64
 	for _, r := range rs {
 		name := string(r.Name)
@@ -259,7 +305,7 @@ func netStep(rs []*benchfmt.Result, part string) float64 {
 			vs = append(vs, v/1e9)
 		}
 	}
-	return summary.Median(vs)
+	return summary.Median(vs), len(vs)
 }
 
 // median is the median of unit over the results whose names hold every
@@ -286,6 +332,23 @@ func median(rs []*benchfmt.Result, part, unit string, more ...string) float64 {
 		}
 	}
 	return summary.Median(vs)
+}
+
+// count is the number of values of unit over the results whose names
+// hold part.
+func count(rs []*benchfmt.Result, part, unit string) int {
+	n := 0
+	for _, r := range rs {
+		if !strings.Contains(string(r.Name)+"/", part) {
+			continue
+		}
+		for _, v := range r.Values {
+			if resultfile.TidyValue(v).Unit == unit {
+				n++
+			}
+		}
+	}
+	return n
 }
 
 // WriteText writes the report: a line per goal (MET, NOT MET or not
