@@ -30,8 +30,11 @@
 #            --emulated it writes the JPEGs and checks
 #            that the GPU-only flags are refused (exit 2, one line each)
 #   decode   JPEG decoding inside the loader (issue 36): 256 natural JPEGs
-#            at 1024²; nvJPEG's batched decode of them (cuda
-#            decode); the ladder on them with --decoder nvjpeg --transforms
+#            at 1024² and 256 at 500×375 (ImageNet-sized); nvJPEG's
+#            batched decode of each set (cuda decode) and, beside it in
+#            the same call, torchvision's batched GPU decode of the same
+#            files and its fused decode + random resized crop to 224² +
+#            normalise (peers/torch/decode.py, issue 57); the ladder on them with --decoder nvjpeg --transforms
 #            device (levels none, encoded, raw, device at 4 workers: the
 #            files go to the GPU, no pixel on the host) and, beside it, with
 #            --decoder turbojpeg and the fast host transform at 16 workers
@@ -40,7 +43,9 @@
 #   all      the one call for a lent GPU (issue 45), in 8 minutes (a 480 s
 #            budget: a lent machine has 15 minutes of device time, its
 #            start included): the goals' figures first (cuda check;
-#            PyTorch's Net step at matched math; nvJPEG's decode of natural JPEGs beside libjpeg-turbo's;
+#            PyTorch's Net step at matched math; nvJPEG's decode of
+#            natural JPEGs at 1024² and 500×375 beside torchvision's GPU
+#            decode and libjpeg-turbo's;
 #            level none with device transforms; PyTorch's ladder and
 #            ours), then the figures no card has measured yet (nvJPEG and
 #            libjpeg-turbo in the loader, CUDA Graphs and TF32 in the
@@ -292,9 +297,11 @@ refused() {
   fi
 }
 
-jpeg_noise_size=1024 jpeg_noise_n=256 nat_size=1024 nat_n=256 nat_crop=256 nat_batch=256 hostw=16
-[ $quick = 1 ] && jpeg_noise_size=32 jpeg_noise_n=4 nat_size=48 nat_n=8 nat_crop=16 nat_batch=4 hostw=2
+jpeg_noise_size=1024 jpeg_noise_n=256 nat_size=1024 nat_n=256 nat_crop=256 nat_batch=256 hostw=16 in_size=500x375
+[ $quick = 1 ] && jpeg_noise_size=32 jpeg_noise_n=4 nat_size=48 nat_n=8 nat_crop=16 nat_batch=4 hostw=2 in_size=50x37
 natural=$out/jpegs-natural
+# ImageNet-sized natural photos (issue 57: its images are ~500×375).
+imagenet=$out/jpegs-imagenet
 nat_ladder=(--data "$natural" --crop "$nat_crop" --batch "$nat_batch" --steps "$steps" --count "$count")
 [ $quick = 1 ] && nat_ladder=(--data "$natural" --crop "$nat_crop" --batch "$nat_batch" --step 2ms --steps 2 --count 1)
 
@@ -374,6 +381,41 @@ s_decode_natural() {
     "$hs" cuda decode --decoder nvjpeg --jpegs "$natural" --batch "$nat_batch" --out "$out/cuda-decode-natural.txt"
 }
 
+s_jpegs_imagenet() {
+  if [ ! -f "$imagenet/manifest.json" ]; then
+    rm -rf "$imagenet"
+    step "dataset: $nat_n natural JPEGs at $in_size (ImageNet-sized)" jpegs-imagenet.log \
+      "$hs" dataset write --format jpeg --layout files --content natural --n "$nat_n" --raw-size "$in_size" --out "$imagenet"
+  fi
+}
+
+s_decode_imagenet() {
+  [ $emulated = 1 ] && return
+  step "cuda decode: nvJPEG, batch $nat_batch of natural JPEGs at $in_size" cuda-decode-imagenet.log \
+    "$hs" cuda decode --decoder nvjpeg --jpegs "$imagenet" --batch "$nat_batch" --out "$out/cuda-decode-imagenet.txt"
+}
+
+# s_torch_decode: torchvision's batched GPU decode of the same two sets
+# (peers/torch/decode.py), beside nvJPEG's, and its fused decode + random
+# resized crop to 224² + normalise on the GPU at the host's cores as CPU
+# threads. On --emulated it runs tiny on the CPU: the script is checked,
+# and headspace cuda goals reads no CPU line as a GPU's figure.
+s_torch_decode() {
+  local size=(--batch "$nat_batch" --pipeline --threads "$(nproc)")
+  [ $emulated = 1 ] && size=(--batch "$nat_batch" --batches 2 --pipeline --crop 16 --threads 1)
+  if [ ! -f peers/torch/decode.py ]; then
+    skip "torch decode" "peers/torch/decode.py is not in this tree"
+    [ $emulated = 1 ] || failed=1
+  elif ! "$python" -c 'import torch, torchvision' 2>/dev/null; then
+    skip "torch decode" "$python cannot import torch and torchvision"
+    [ $emulated = 1 ] || failed=1
+  else
+    # Its result file is its stdout, the step's log.
+    step "torch decode on $torchdev: torchvision's batched decode of both sets, and its fused pipeline" torch-decode.txt \
+      "$python" peers/torch/decode.py --device "$torchdev" --set natural="$natural" --set imagenet="$imagenet" "${size[@]}"
+  fi
+}
+
 s_decode_turbo() {
   step "cuda decode: libjpeg-turbo on the host's $(nproc) cores, batch $nat_batch of natural JPEGs at ${nat_size}² (beside nvJPEG)" cuda-decode-turbojpeg.log \
     "$hs" cuda decode --decoder turbojpeg --threads "$(nproc)" --jpegs "$natural" --batch "$nat_batch" --out "$out/cuda-decode-turbojpeg.txt"
@@ -399,7 +441,7 @@ run_device() {
   if [ $emulated = 1 ]; then s_device_refusals; return; fi
   s_ladder_device_transforms; s_device_crop; s_device_workers; s_ladder_step_variants; s_decode_noise
 }
-run_decode() { s_jpegs_natural; s_decode_natural; s_decode_turbo; s_ladder_nvjpeg; s_ladder_turbojpeg; }
+run_decode() { s_jpegs_natural; s_jpegs_imagenet; s_decode_natural; s_decode_imagenet; s_torch_decode; s_decode_turbo; s_ladder_nvjpeg; s_ladder_turbojpeg; }
 # The one call (issue 45): the figures of the goals first (the Net's
 # step; nvJPEG's rate beside libjpeg-turbo's; level none with device
 # transforms; PyTorch's ladder and ours), then the figures no card has
@@ -409,7 +451,7 @@ run_decode() { s_jpegs_natural; s_decode_natural; s_decode_turbo; s_ladder_nvjpe
 # the host loaders and the peer were measured on the H100 on 2026-11-22
 # (results/gpu/): the parts ladder and loaders run them again.
 run_all() {
-  s_check; s_torch_netstep; s_jpegs_natural; s_decode_natural; s_decode_turbo; s_ladder_device_transforms; s_torch_ladder; s_ladder_levels
+  s_check; s_torch_netstep; s_jpegs_natural; s_jpegs_imagenet; s_decode_natural; s_decode_imagenet; s_torch_decode; s_decode_turbo; s_ladder_device_transforms; s_torch_ladder; s_ladder_levels
   s_ladder_nvjpeg; s_ladder_turbojpeg
   if [ $emulated = 1 ]; then
     s_jpegs_noise; s_device_refusals

@@ -3,6 +3,11 @@ package gpugoals
 import (
 	"bytes"
 	"errors"
+	"fmt"
+	"image"
+	"image/color"
+	"image/jpeg"
+	"math"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -100,6 +105,131 @@ func TestNetStepScriptRefuses(t *testing.T) {
 		var ee *exec.ExitError
 		if !(errors.As(err, &ee) && ee.ExitCode() == 2) || !strings.Contains(string(out), strings.TrimPrefix(args[0], "--")) {
 			t.Errorf("netstep.py %v: %v\n%s\nwant exit 2 naming %s", args, err, out, args[0])
+		}
+	}
+}
+
+// writeJPEGs writes n JPEG files of w×h (a gradient) into a new folder.
+func writeJPEGs(t *testing.T, n, w, h int) string {
+	t.Helper()
+	dir := t.TempDir()
+	for i := range n {
+		img := image.NewRGBA(image.Rect(0, 0, w, h))
+		for y := range h {
+			for x := range w {
+				img.Set(x, y, color.RGBA{uint8(x * 5), uint8(y * 7), uint8(i * 40), 255})
+			}
+		}
+		var b bytes.Buffer
+		if err := jpeg.Encode(&b, img, nil); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(dir, fmt.Sprintf("%06d.jpg", i)), b.Bytes(), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return dir
+}
+
+// torchvision's decode beside nvJPEG's (peers/torch/decode.py), a tiny
+// run on the CPU over two sets of different sizes: a decode line per
+// batch with images/s and MP/s (the set's size), a pipeline line per
+// batch at the stated threads; Goals takes no CPU line, and the same
+// lines said to come from the GPU are the peers of cuda decode's files.
+func TestDecodeScript(t *testing.T) {
+	natural, imagenet := writeJPEGs(t, 3, 48, 48), writeJPEGs(t, 2, 50, 37)
+	out := runScript(t, "decode.py", "--device", "cpu", "--set", "natural="+natural, "--set", "imagenet="+imagenet,
+		"--batch", "4", "--batches", "2", "--pipeline", "--crop", "16", "--threads", "1")
+	dir := t.TempDir()
+	write := func(name string, b []byte) {
+		if err := os.WriteFile(filepath.Join(dir, name), b, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	write(FileTorchDecode, out)
+	rs, err := resultfile.Read(filepath.Join(dir, FileTorchDecode))
+	if err != nil {
+		t.Fatal(err)
+	}
+	lines := map[string]int{}
+	for _, r := range rs {
+		name := string(r.Name)
+		name = name[:strings.LastIndex(name, "-")]
+		lines[name]++
+		ips, ok := resultfile.Value(r, "images/s")
+		if !ok || ips <= 0 || r.Iters != 4 {
+			t.Errorf("%s: %d images, %v images/s; want 4, positive", name, r.Iters, ips)
+		}
+		if strings.HasPrefix(name, "TorchDecode/") {
+			mp, _ := resultfile.Value(r, "MP/s")
+			px := 48 * 48.0
+			if strings.Contains(name, "set=imagenet") {
+				px = 50 * 37
+			}
+			if math.Abs(mp/ips-px/1e6) > 1e-3*px/1e6 {
+				t.Errorf("%s: %v MP/s at %v images/s: want %v megapixels an image", name, mp, ips, px/1e6)
+			}
+		}
+	}
+	want := map[string]int{
+		"TorchDecode/set=natural/batch=4/size=48x48/api=single":                 2,
+		"TorchDecode/set=imagenet/batch=4/size=50x37/api=single":                2,
+		"TorchDecodePipeline/set=natural/batch=4/crop=16/threads=1/api=single":  2,
+		"TorchDecodePipeline/set=imagenet/batch=4/crop=16/threads=1/api=single": 2,
+	}
+	if fmt.Sprint(lines) != fmt.Sprint(want) {
+		t.Errorf("lines %v, want %v", lines, want)
+	}
+	write(FileDecodeNvjpeg, []byte("BenchmarkCUDADecode/decoder=nvjpeg/batch=4/size=48x48 4 1e9 images/s\n"))
+	write(FileDecodeImagenet, []byte("BenchmarkCUDADecode/decoder=nvjpeg/batch=4/size=50x37 4 1e9 images/s\n"))
+	measured := func() (n int, notes int) {
+		rep, err := Goals(dir)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, g := range rep.Goals {
+			if strings.HasPrefix(g.Name, "nvJPEG") && g.Measured {
+				n++
+			}
+		}
+		return n, len(rep.Notes)
+	}
+	if n, notes := measured(); n != 0 || notes != 0 {
+		t.Errorf("%d decode goals and %d notes from a CPU run, want none", n, notes)
+	}
+	write(FileTorchDecode, bytes.ReplaceAll(out, []byte("torch-device: cpu"), []byte("torch-device: cuda")))
+	if n, notes := measured(); n != 2 || notes != 2 {
+		t.Errorf("%d decode goals and %d notes, want 2 and 2 (a set each)", n, notes)
+	}
+}
+
+// decode.py refuses a set of two sizes, an empty folder and bad flags,
+// with one line naming what is wrong.
+func TestDecodeScriptRefuses(t *testing.T) {
+	mixed := writeJPEGs(t, 1, 48, 48)
+	other := writeJPEGs(t, 1, 40, 40)
+	if err := os.Rename(filepath.Join(other, "000000.jpg"), filepath.Join(mixed, "000001.jpg")); err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		args []string
+		code int
+		want string
+	}{
+		{[]string{"--set", "a=" + mixed}, 1, "want one size"},
+		{[]string{"--set", "a=" + t.TempDir()}, 1, "no *.jpg"},
+		{[]string{"--set", "nodir"}, 2, "want NAME=DIR"},
+		{[]string{"--set", "a=" + mixed, "--set", "a=" + mixed}, 2, "named twice"},
+		{[]string{"--set", "a=" + mixed, "--batch", "0"}, 2, "--batch 0"},
+	} {
+		cmd := exec.Command(python, append([]string{"../../peers/torch/decode.py", "--device", "cpu", "--batches", "1"}, tc.args...)...)
+		cmd.Env = append(os.Environ(), "PYTHONPYCACHEPREFIX="+t.TempDir())
+		var stderr bytes.Buffer
+		cmd.Stderr = &stderr
+		err := cmd.Run()
+		var ee *exec.ExitError
+		if !errors.As(err, &ee) || ee.ExitCode() != tc.code || !strings.Contains(stderr.String(), tc.want) {
+			t.Errorf("decode.py %v: %v\n%s\nwant exit %d with %q", tc.args, err, stderr.String(), tc.code, tc.want)
 		}
 	}
 }
