@@ -1,12 +1,17 @@
 package cuda
 
 import (
+	"context"
 	"errors"
 	"fmt"
+	"math"
+	"math/rand/v2"
 	"os"
 	"strings"
+	"sync"
 	"unsafe"
 
+	"github.com/headspace-bench/headspace/cuda/netref"
 	"github.com/headspace-bench/headspace/internal/nativelib"
 )
 
@@ -564,4 +569,134 @@ func (d *DNN) gemm(precision string, transA, transB bool, m, n, k int, a, b, c u
 		e.Detail = fmt.Sprintf("gemm %dx%dx%d, %s", m, n, k, precision)
 	}
 	return err
+}
+
+var (
+	dnnOnce sync.Once
+	dnnLoad *dnnLib
+	dnnErr  error
+)
+
+// LoadDNN opens cuDNN and cuBLAS once (CudnnCandidates, CublasCandidates)
+// and returns the error of that: nil where both loaded, the reason for
+// ChooseBackend where not.
+func LoadDNN() error {
+	dnnOnce.Do(func() { dnnLoad, dnnErr = openDNN(nil, nil) })
+	return dnnErr
+}
+
+// CheckDNNConv runs the three directions of one convolution of shape (3×3,
+// padding 1: the Net's) on cuDNN at precision, on seeded random data,
+// and compares each output with the host reference (cuda/netref) within
+// tol (fp32) or tolTF32: the libraries' check, as the kernels have
+// theirs. It loads the libraries (LoadDNN) and fails with their error
+// where they are missing.
+func CheckDNNConv(ctx context.Context, c *Context, shape ConvShape, precision string, seed uint64) (CheckResult, error) {
+	if err := LoadDNN(); err != nil {
+		return CheckResult{}, err
+	}
+	return checkDNNConv(ctx, c, dnnLoad, shape, precision, seed)
+}
+
+// The tolerances of CheckDNNConv, of the largest absolute error over the
+// largest absolute value wanted: fp32 sums in another order than the
+// host's float64; TF32 rounds each product's inputs to 10 bits of
+// mantissa.
+const (
+	dnnTolFP32 = 1e-4
+	dnnTolTF32 = 1e-2
+)
+
+func checkDNNConv(ctx context.Context, c *Context, lib *dnnLib, shape ConvShape, precision string, seed uint64) (CheckResult, error) {
+	res := CheckResult{Name: fmt.Sprintf("cudnn %s, %s", shape, precision)}
+	if shape.R != 3 || shape.S != 3 || shape.Pad != 1 || shape.H != shape.W {
+		return res, fmt.Errorf("cuda: check %s: the host reference is of square 3×3 convolutions with padding 1", res.Name)
+	}
+	rng := rand.New(rand.NewPCG(seed, 1))
+	fill := func(n int) ([]float32, []float64) {
+		f, d := make([]float32, n), make([]float64, n)
+		for i := range f {
+			f[i] = rng.Float32()*2 - 1
+			d[i] = float64(f[i])
+		}
+		return f, d
+	}
+	n, ci, co, side := shape.N, shape.C, shape.K, shape.H
+	x, x64 := fill(n * ci * side * side)
+	w, w64 := fill(co * ci * 9)
+	dy, dy64 := fill(n * co * side * side)
+	p64 := append(append([]float64{}, w64...), make([]float64, co)...) // zero biases
+	want := map[string][]float64{
+		"y":  netref.ConvForward(x64, p64, n, ci, co, side, false),
+		"dx": netref.ConvBackwardData(dy64, p64, n, ci, co, side),
+		"dw": netref.ConvBackwardParams(dy64, x64, n, ci, co, side)[:co*ci*9],
+	}
+	got := map[string][]float32{"y": make([]float32, len(want["y"])), "dx": make([]float32, len(x)), "dw": make([]float32, len(w))}
+	err := c.run(func() (err error) {
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		var stream uintptr
+		var d *DNN
+		ptrs := map[string]uint64{}
+		defer func() {
+			for _, p := range ptrs {
+				err = errors.Join(err, c.memFree(p))
+			}
+			if d != nil {
+				err = errors.Join(err, d.close())
+			}
+			if stream != 0 {
+				err = errors.Join(err, c.streamDestroy(stream))
+			}
+		}()
+		if stream, err = c.streamCreate(); err != nil {
+			return err
+		}
+		if d, err = newDNN(c, lib, stream); err != nil {
+			return err
+		}
+		cv, err := d.conv(shape, precision)
+		if err != nil {
+			return err
+		}
+		for name, host := range map[string][]float32{"x": x, "w": w, "dy": dy, "y": got["y"], "dx": got["dx"], "dw": got["dw"]} {
+			if ptrs[name], err = c.memAlloc(int64(4 * len(host))); err != nil {
+				return err
+			}
+			if name == "x" || name == "w" || name == "dy" {
+				if err := c.htod(ptrs[name], unsafe.Pointer(&host[0]), int64(4*len(host)), stream); err != nil {
+					return err
+				}
+			}
+		}
+		if err := errors.Join(d.run(cv, ConvForward, ptrs["x"], ptrs["w"], ptrs["y"], false),
+			d.run(cv, ConvBackwardData, ptrs["dy"], ptrs["w"], ptrs["dx"], false),
+			d.run(cv, ConvBackwardFilter, ptrs["x"], ptrs["dy"], ptrs["dw"], false)); err != nil {
+			return err
+		}
+		for _, name := range []string{"y", "dx", "dw"} {
+			if err := c.dtoh(unsafe.Pointer(&got[name][0]), ptrs[name], int64(4*len(got[name])), stream); err != nil {
+				return err
+			}
+		}
+		return c.streamSync(stream)
+	})
+	if err != nil {
+		return res, fmt.Errorf("cuda: check %s: %w", res.Name, err)
+	}
+	tol := dnnTolFP32
+	if precision == "tf32" {
+		tol = dnnTolTF32
+	}
+	for _, name := range []string{"y", "dx", "dw"} {
+		scale := 0.0
+		want32 := make([]float32, len(want[name]))
+		for i, v := range want[name] {
+			want32[i] = float32(v)
+			scale = max(scale, math.Abs(v))
+		}
+		res.Outputs = append(res.Outputs, OutputResult{Buf: name, MaxErr: maxAbsErr(got[name], want32), Tol: tol * max(scale, 1)})
+	}
+	return res, nil
 }

@@ -3,6 +3,7 @@
 package cuda
 
 import (
+	"context"
 	"errors"
 	"os"
 	"os/exec"
@@ -305,5 +306,39 @@ func TestChooseBackend(t *testing.T) {
 		if b != tc.backend || (err == nil) != (tc.err == "") || err != nil && !strings.HasPrefix(err.Error(), tc.err) {
 			t.Errorf("ChooseBackend(%q, %v) = %+v, %v; want %+v, %q", tc.want, tc.libErr, b, err, tc.backend, tc.err)
 		}
+	}
+}
+
+// The libraries' check compares each direction with the host reference:
+// the fake computes nothing, so every output is off and the check says
+// so (a check that passed here would check nothing); the calls are the
+// three directions with the searched algorithm, and nothing is left
+// allocated. A shape the reference has not is refused.
+func TestCheckDNNConv(t *testing.T) {
+	f := loadFakeDNN(t)
+	c := loadFake(t).open()
+	shape := ConvShape{N: 2, C: 3, H: 8, W: 8, K: 4, R: 3, S: 3, Pad: 1}
+	for _, precision := range []string{"fp32", "tf32"} {
+		r, err := checkDNNConv(context.Background(), c, f.lib, shape, precision, 1)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if r.OK() || len(r.Outputs) != 3 {
+			t.Errorf("%s: %+v; want three outputs, each off (the fake computes nothing)", precision, r)
+		}
+		for _, o := range r.Outputs {
+			if o.OK() || o.Tol <= 0 {
+				t.Errorf("%s: %s: error %v within %v on a library that computes nothing", precision, o.Buf, o.MaxErr, o.Tol)
+			}
+		}
+	}
+	if got := lines(f.Log(), "cudnnConvolution"); len(got) != 6 || !strings.HasPrefix(got[0], "cudnnConvolutionForward algo 1 workspace 4096") {
+		t.Errorf("calls %q; want the three directions twice with the searched algorithm", got)
+	}
+	if n := f.Live(); n != 0 {
+		t.Errorf("the check left %d objects in the fake cuDNN/cuBLAS", n)
+	}
+	if _, err := checkDNNConv(context.Background(), c, f.lib, ConvShape{N: 1, C: 3, H: 8, W: 8, K: 4, R: 5, S: 5, Pad: 2}, "fp32", 1); err == nil || !strings.Contains(err.Error(), "3×3 convolutions with padding 1") {
+		t.Errorf("a 5×5 check: %v; want it refused", err)
 	}
 }
