@@ -53,7 +53,9 @@
 #            resume. Estimated from the H100 run of 2026-11-22 at about 4
 #            minutes for the goals, 7 in all; measured on an H200 on
 #            2026-11-27 at 276 s in all, the commands' own times
-#            (results/gpu/nvidia-h200-3fcbbc1/, docs/gpu.md)
+#            (results/gpu/nvidia-h200-3fcbbc1/, docs/gpu.md); issue 57's
+#            PyTorch step at matched math, torchvision's decode and the
+#            500×375 set are estimated at about a minute more
 #
 # Every command's output goes to OUTDIR (result files in Go benchmark
 # format, logs), and OUTDIR/summary.txt says what ran, how long, its exit

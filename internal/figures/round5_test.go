@@ -306,6 +306,7 @@ func init() {
 		{"docs/gpu.md", "1.0×", "the goal (gpugoals.NetStepGoal)"},
 		{"docs/gpu.md", "0.9", "the goal (gpugoals.DeviceNoneGoal)"},
 		{"docs/gpu.md", "256 MiB", "a copy size of cuda check"},
+		{"docs/gpu.md", "0.19", "the first torchvision whose decode_jpeg takes a list (decode.py's batched_api)"},
 	}...)
 	settings = append(settings, []setting{
 		{"docs/gpu.md", "from 1 MiB to 256 MiB", "cuda check's copy sizes"},
@@ -320,7 +321,8 @@ func init() {
 		{"docs/gpu.md", "about 10 s a run here", "arithmetic: 10 runs in 100 s (times.txt, the file)"},
 	}...)
 	quotes = append(quotes, []quote{
-		{"docs/gpu.md", "| 1 | `cuda check --precision fp32,tf32` | the Net's step, fp32 and tf32, with and without CUDA Graphs | ≤ 1.0× PyTorch's | 1.17× (fp32, H100, 2026-11-22) |", in(h200a, "goals.txt")},
+		{"docs/gpu.md", "| ≤ 1.0× PyTorch's at matched math; our TF32 faster than our fp32 | 1.17× PyTorch's default step (ours fp32, its cuDNN TF32; H100, 2026-11-22) |", in(h200a, "goals.txt")},
+		{"docs/gpu.md", "(1.29× and 1.77× PyTorch's default step)", in(h200a, "summary.txt")},
 		{"docs/gpu.md", "| ≥ 0.9 | 0.21 (host transforms, H100, 2026-11-22) |", in(h200a, "goals.txt")},
 		{"docs/gpu.md", "read from the H100 run's file: 0.21 of device, where the run's `summary.txt` printed the 0.22 then typed in", in(h200a, "goals.txt", "summary.txt")},
 		{"docs/gpu.md", "(143,771 MiB, driver 580.159.04, CUDA driver API 13.0,", in(h200a, "nvidia-smi.txt", "cuda-check.log")},
