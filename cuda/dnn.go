@@ -290,22 +290,22 @@ type convKey struct {
 // and one workspace, grown to the largest they need. Its methods run on
 // the context's driver thread.
 type DNN struct {
-	c                 *Context
-	lib               *dnnLib
-	stream            uintptr
-	cudnn, cublas     uintptr
-	convs             map[convKey]*Conv
-	ws                uint64
-	wsBytes           int64
-	one, zero         *float32 // alpha and beta, kept for the calls
-	CudnnVersion      int
-	CudnnFile, Cublas string
+	c                     *Context
+	lib                   *dnnLib
+	stream                uintptr
+	cudnn, cublas         uintptr
+	convs                 map[convKey]*Conv
+	ws                    uint64
+	wsBytes               int64
+	one, zero             *float32 // alpha and beta, kept for the calls
+	CudnnVersion          int
+	CudnnFile, CublasFile string
 }
 
 // newDNN makes the handles of lib on stream of c. On the driver thread.
 func newDNN(c *Context, lib *dnnLib, stream uintptr) (_ *DNN, err error) {
 	d := &DNN{c: c, lib: lib, stream: stream, convs: map[convKey]*Conv{}, one: new(float32), zero: new(float32),
-		CudnnFile: lib.cudnnPath, Cublas: lib.cublasPath}
+		CudnnFile: lib.cudnnPath, CublasFile: lib.cublasPath}
 	*d.one = 1
 	defer func() {
 		if err != nil {

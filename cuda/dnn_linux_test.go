@@ -63,9 +63,10 @@ func (f *fakeDNN) Fail(call string, after, code int) {
 
 // newFakeDNN opens a DNN on a stream of the fake driver's context; the
 // cleanup closes both and checks that neither fake holds anything.
-func newFakeDNN(t *testing.T, f *fakeDNN) (*Context, *DNN) {
+func newFakeDNN(t *testing.T, f *fakeDNN) (*Context, *DNN, *fake) {
 	t.Helper()
-	c := loadFake(t).open()
+	drv := loadFake(t)
+	c := drv.open()
 	var d *DNN
 	var stream uintptr
 	err := c.run(func() (err error) {
@@ -86,7 +87,7 @@ func newFakeDNN(t *testing.T, f *fakeDNN) (*Context, *DNN) {
 			t.Errorf("after close the fake cuDNN/cuBLAS holds %d objects", n)
 		}
 	})
-	return c, d
+	return c, d, drv
 }
 
 // lines are the log's lines that start with one of prefixes.
@@ -113,7 +114,7 @@ func lines(log string, prefixes ...string) []string {
 // SGEMM with the precision's math mode.
 func TestDNNConvSequence(t *testing.T) {
 	f := loadFakeDNN(t)
-	c, d := newFakeDNN(t, f)
+	c, d, _ := newFakeDNN(t, f)
 	shape := ConvShape{N: 2, C: 3, H: 16, W: 16, K: 30, R: 3, S: 3, Pad: 1}
 	var cv, again, tf *Conv
 	err := c.run(func() (err error) {
@@ -182,9 +183,9 @@ func TestDNNErrors(t *testing.T) {
 	} {
 		t.Run(tc.call, func(t *testing.T) {
 			f := loadFakeDNN(t)
-			c, d := newFakeDNN(t, f)
+			c, d, drv := newFakeDNN(t, f)
 			if tc.driver {
-				loadFake(t).Fail(tc.call, tc.after, tc.code)
+				drv.Fail(tc.call, tc.after, tc.code)
 			} else {
 				f.Fail(tc.call, tc.after, tc.code)
 			}
@@ -217,7 +218,7 @@ func TestDNNErrors(t *testing.T) {
 	})
 	t.Run("bad input", func(t *testing.T) {
 		f := loadFakeDNN(t)
-		c, d := newFakeDNN(t, f)
+		c, d, _ := newFakeDNN(t, f)
 		err := c.run(func() error {
 			_, e1 := d.conv(ConvShape{N: 1, C: 3, H: 2, W: 2, K: 4, R: 5, S: 5}, "fp32")
 			_, e2 := d.conv(ConvShape{N: 1, C: 3, H: 8, W: 8, K: 4, R: 3, S: 3, Pad: 1}, "fp16")
