@@ -6,7 +6,10 @@
 #   ci/gpu-suite.sh [--emulated] [--quick] [--archive FILE] [ladder|loaders|device|decode|all] OUTDIR
 #
 #   ladder   headspace cuda check (kernels, copies, the Net's step at fp32
-#            and tf32, each with and without CUDA Graphs); the caching ladder on --device cuda (all
+#            and tf32, each with and without CUDA Graphs, 10 steps each);
+#            PyTorch's step of the Net with allow_tf32 off and on, 5 runs
+#            each (peers/torch/netstep.py: the peer at matched math,
+#            issue 57); the caching ladder on --device cuda (all
 #            five levels at 4 workers, naive and fast; workers 1,4,8,16 at
 #            level none; placement host/device × pinned true/false at levels
 #            host and none); the document's PyTorch ladder on the same GPU
@@ -27,8 +30,11 @@
 #            --emulated it writes the JPEGs and checks
 #            that the GPU-only flags are refused (exit 2, one line each)
 #   decode   JPEG decoding inside the loader (issue 36): 256 natural JPEGs
-#            at 1024²; nvJPEG's batched decode of them (cuda
-#            decode); the ladder on them with --decoder nvjpeg --transforms
+#            at 1024² and 256 at 500×375 (ImageNet-sized); nvJPEG's
+#            batched decode of each set (cuda decode) and, beside it in
+#            the same call, torchvision's batched GPU decode of the same
+#            files and its fused decode + random resized crop to 224² +
+#            normalise (peers/torch/decode.py, issue 57); the ladder on them with --decoder nvjpeg --transforms
 #            device (levels none, encoded, raw, device at 4 workers: the
 #            files go to the GPU, no pixel on the host) and, beside it, with
 #            --decoder turbojpeg and the fast host transform at 16 workers
@@ -37,7 +43,9 @@
 #   all      the one call for a lent GPU (issue 45), in 8 minutes (a 480 s
 #            budget: a lent machine has 15 minutes of device time, its
 #            start included): the goals' figures first (cuda check;
-#            nvJPEG's decode of natural JPEGs beside libjpeg-turbo's;
+#            PyTorch's Net step at matched math; nvJPEG's decode of
+#            natural JPEGs at 1024² and 500×375 beside torchvision's GPU
+#            decode and libjpeg-turbo's;
 #            level none with device transforms; PyTorch's ladder and
 #            ours), then the figures no card has measured yet (nvJPEG and
 #            libjpeg-turbo in the loader, CUDA Graphs and TF32 in the
@@ -45,7 +53,9 @@
 #            resume. Estimated from the H100 run of 2026-11-22 at about 4
 #            minutes for the goals, 7 in all; measured on an H200 on
 #            2026-11-27 at 276 s in all, the commands' own times
-#            (results/gpu/nvidia-h200-3fcbbc1/, docs/gpu.md)
+#            (results/gpu/nvidia-h200-3fcbbc1/, docs/gpu.md); issue 57's
+#            PyTorch step at matched math, torchvision's decode and the
+#            500×375 set are estimated at about a minute more
 #
 # Every command's output goes to OUTDIR (result files in Go benchmark
 # format, logs), and OUTDIR/summary.txt says what ran, how long, its exit
@@ -139,6 +149,8 @@ ladder_size=(--steps "$steps" --count "$count")
 loaders_size=()
 peer_size=(--count 1)
 torch_size=()
+netstep_size=(--count 5)
+[ $emulated = 1 ] && netstep_size=(--batch 4 --side 16 --steps 2 --count 1)
 levels_workers=4 scale_workers=1,4,8,16 loader_workers=1,2,4,8,16,32 peer_workers=1,2,4,8,16
 if [ $quick = 1 ]; then
   ladder_size=(--raw-size 48 --crop 16 --batch 4 --step 2ms --steps 2 --count 1)
@@ -205,7 +217,25 @@ s_check() {
     skip "cuda check" "the emulated device has no GPU"
   else
     step "cuda check (the Net's step at fp32 and tf32, with and without CUDA Graphs)" cuda-check.log \
-      "$hs" cuda check --precision fp32,tf32 --out "$out/cuda-check.txt"
+      "$hs" cuda check --precision fp32,tf32 --steps 10 --out "$out/cuda-check.txt"
+  fi
+}
+
+# s_torch_netstep: PyTorch's step of the Net at matched math (issue 57),
+# allow_tf32 off and on, 5 runs each, beside cuda check's fp32 and tf32.
+# On --emulated it runs tiny on the CPU: the script is checked, and
+# headspace cuda goals reads no CPU line as a GPU's figure.
+s_torch_netstep() {
+  if [ ! -f peers/torch/netstep.py ]; then
+    skip "torch netstep" "peers/torch/netstep.py is not in this tree"
+    [ $emulated = 1 ] || failed=1
+  elif ! "$python" -c 'import torch' 2>/dev/null; then
+    skip "torch netstep" "$python cannot import torch"
+    [ $emulated = 1 ] || failed=1
+  else
+    # Its result file is its stdout, the step's log.
+    step "torch netstep on $torchdev: the Net's step with allow_tf32 off and on" torch-netstep.txt \
+      "$python" peers/torch/netstep.py --device "$torchdev" "${netstep_size[@]}"
   fi
 }
 
@@ -269,9 +299,11 @@ refused() {
   fi
 }
 
-jpeg_noise_size=1024 jpeg_noise_n=256 nat_size=1024 nat_n=256 nat_crop=256 nat_batch=256 hostw=16
-[ $quick = 1 ] && jpeg_noise_size=32 jpeg_noise_n=4 nat_size=48 nat_n=8 nat_crop=16 nat_batch=4 hostw=2
+jpeg_noise_size=1024 jpeg_noise_n=256 nat_size=1024 nat_n=256 nat_crop=256 nat_batch=256 hostw=16 in_size=500x375
+[ $quick = 1 ] && jpeg_noise_size=32 jpeg_noise_n=4 nat_size=48 nat_n=8 nat_crop=16 nat_batch=4 hostw=2 in_size=50x37
 natural=$out/jpegs-natural
+# ImageNet-sized natural photos (issue 57: its images are ~500×375).
+imagenet=$out/jpegs-imagenet
 nat_ladder=(--data "$natural" --crop "$nat_crop" --batch "$nat_batch" --steps "$steps" --count "$count")
 [ $quick = 1 ] && nat_ladder=(--data "$natural" --crop "$nat_crop" --batch "$nat_batch" --step 2ms --steps 2 --count 1)
 
@@ -351,6 +383,41 @@ s_decode_natural() {
     "$hs" cuda decode --decoder nvjpeg --jpegs "$natural" --batch "$nat_batch" --out "$out/cuda-decode-natural.txt"
 }
 
+s_jpegs_imagenet() {
+  if [ ! -f "$imagenet/manifest.json" ]; then
+    rm -rf "$imagenet"
+    step "dataset: $nat_n natural JPEGs at $in_size (ImageNet-sized)" jpegs-imagenet.log \
+      "$hs" dataset write --format jpeg --layout files --content natural --n "$nat_n" --raw-size "$in_size" --out "$imagenet"
+  fi
+}
+
+s_decode_imagenet() {
+  [ $emulated = 1 ] && return
+  step "cuda decode: nvJPEG, batch $nat_batch of natural JPEGs at $in_size" cuda-decode-imagenet.log \
+    "$hs" cuda decode --decoder nvjpeg --jpegs "$imagenet" --batch "$nat_batch" --out "$out/cuda-decode-imagenet.txt"
+}
+
+# s_torch_decode: torchvision's batched GPU decode of the same two sets
+# (peers/torch/decode.py), beside nvJPEG's, and its fused decode + random
+# resized crop to 224² + normalise on the GPU at the host's cores as CPU
+# threads. On --emulated it runs tiny on the CPU: the script is checked,
+# and headspace cuda goals reads no CPU line as a GPU's figure.
+s_torch_decode() {
+  local size=(--batch "$nat_batch" --pipeline --threads "$(nproc)")
+  [ $emulated = 1 ] && size=(--batch "$nat_batch" --batches 2 --pipeline --crop 16 --threads 1)
+  if [ ! -f peers/torch/decode.py ]; then
+    skip "torch decode" "peers/torch/decode.py is not in this tree"
+    [ $emulated = 1 ] || failed=1
+  elif ! "$python" -c 'import torch, torchvision' 2>/dev/null; then
+    skip "torch decode" "$python cannot import torch and torchvision"
+    [ $emulated = 1 ] || failed=1
+  else
+    # Its result file is its stdout, the step's log.
+    step "torch decode on $torchdev: torchvision's batched decode of both sets, and its fused pipeline" torch-decode.txt \
+      "$python" peers/torch/decode.py --device "$torchdev" --set natural="$natural" --set imagenet="$imagenet" "${size[@]}"
+  fi
+}
+
 s_decode_turbo() {
   step "cuda decode: libjpeg-turbo on the host's $(nproc) cores, batch $nat_batch of natural JPEGs at ${nat_size}² (beside nvJPEG)" cuda-decode-turbojpeg.log \
     "$hs" cuda decode --decoder turbojpeg --threads "$(nproc)" --jpegs "$natural" --batch "$nat_batch" --out "$out/cuda-decode-turbojpeg.txt"
@@ -369,14 +436,14 @@ s_ladder_turbojpeg() {
     --workers "$hostw" "${nat_ladder[@]}" --out "$out/ladder-turbojpeg.txt"
 }
 
-run_ladder() { s_check; s_ladder_levels; s_ladder_workers; s_ladder_placement; s_torch_ladder; }
+run_ladder() { s_check; s_torch_netstep; s_ladder_levels; s_ladder_workers; s_ladder_placement; s_torch_ladder; }
 run_loaders() { s_loaders; s_peer; }
 run_device() {
   s_jpegs_noise
   if [ $emulated = 1 ]; then s_device_refusals; return; fi
   s_ladder_device_transforms; s_device_crop; s_device_workers; s_ladder_step_variants; s_decode_noise
 }
-run_decode() { s_jpegs_natural; s_decode_natural; s_decode_turbo; s_ladder_nvjpeg; s_ladder_turbojpeg; }
+run_decode() { s_jpegs_natural; s_jpegs_imagenet; s_decode_natural; s_decode_imagenet; s_torch_decode; s_decode_turbo; s_ladder_nvjpeg; s_ladder_turbojpeg; }
 # The one call (issue 45): the figures of the goals first (the Net's
 # step; nvJPEG's rate beside libjpeg-turbo's; level none with device
 # transforms; PyTorch's ladder and ours), then the figures no card has
@@ -386,7 +453,7 @@ run_decode() { s_jpegs_natural; s_decode_natural; s_decode_turbo; s_ladder_nvjpe
 # the host loaders and the peer were measured on the H100 on 2026-11-22
 # (results/gpu/): the parts ladder and loaders run them again.
 run_all() {
-  s_check; s_jpegs_natural; s_decode_natural; s_decode_turbo; s_ladder_device_transforms; s_torch_ladder; s_ladder_levels
+  s_check; s_torch_netstep; s_jpegs_natural; s_jpegs_imagenet; s_decode_natural; s_decode_imagenet; s_torch_decode; s_decode_turbo; s_ladder_device_transforms; s_torch_ladder; s_ladder_levels
   s_ladder_nvjpeg; s_ladder_turbojpeg
   if [ $emulated = 1 ]; then
     s_jpegs_noise; s_device_refusals

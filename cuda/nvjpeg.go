@@ -25,18 +25,7 @@ func NvjpegCandidates() []string {
 	for _, cuda := range []string{"/usr/local/cuda", "/usr/local/cuda-*"} {
 		globs = append(globs, cuda+"/lib64/libnvjpeg.so*", cuda+"/targets/*/lib/libnvjpeg.so*")
 	}
-	var roots []string
-	if v := os.Getenv("VIRTUAL_ENV"); v != "" {
-		roots = append(roots, v+"/lib/python3*/site-packages")
-	}
-	if h, err := os.UserHomeDir(); err == nil {
-		roots = append(roots, h+"/.local/lib/python3*/site-packages")
-	}
-	roots = append(roots, "/usr/local/lib/python3*/dist-packages", "/usr/local/lib/python3*/site-packages",
-		"/usr/lib/python3*/dist-packages", "/usr/lib/python3/dist-packages", "/opt/conda/lib/python3*/site-packages")
-	for _, r := range roots {
-		globs = append(globs, r+"/nvidia/nvjpeg/lib/libnvjpeg.so*")
-	}
+	globs = append(globs, pythonLibGlobs("nvjpeg", "libnvjpeg.so*")...)
 	return nativelib.Candidates(NvjpegEnv, []string{"libnvjpeg.so.12", "libnvjpeg.so.11", "libnvjpeg.so"}, globs)
 }
 

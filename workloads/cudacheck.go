@@ -139,6 +139,10 @@ func (e *CUDACheckError) Error() string { return e.msg }
 type CUDACheckOutcome struct {
 	GPU    cuda.Info
 	Checks []cuda.CheckResult
+	// Backend is what cuda.ChooseBackend makes of this machine's cuDNN
+	// and cuBLAS (auto): the libraries, whose checks are among Checks,
+	// or the kernels and why.
+	Backend cuda.Backend
 	// Copies are the copy speeds, in the order measured.
 	Copies []CUDACopy
 	// Batch and Side are the timed Net step's, Steps each of its timings
@@ -345,7 +349,42 @@ func (c CUDACheck) kernelChecks(ctx context.Context, env Env, gpu *cuda.Context,
 		out.Checks = append(out.Checks, r)
 		send(each, r)
 	}
-	return failed, nil
+	return append(failed, c.dnnChecks(ctx, env, gpu, out, each)...), nil
+}
+
+// dnnChecks runs the libraries' check (cuda.CheckDNNConv: cuDNN's three
+// directions against the host reference) on the Net's convolution shapes
+// at a batch of 2, each precision, where cuDNN and cuBLAS load; where
+// they do not, it says why and the Net stays on the kernels
+// (cuda.ChooseBackend's rule). A library's failing call is a failed
+// check, listed with the others, not an end to the measurements.
+func (c CUDACheck) dnnChecks(ctx context.Context, env Env, gpu *cuda.Context, out *CUDACheckOutcome, each func(cuda.CheckResult)) []string {
+	b, _ := cuda.ChooseBackend(cuda.BackendAuto, cuda.LoadDNN())
+	out.Backend = b
+	if b.Name != cuda.BackendLibraries {
+		env.start("cuDNN checks: not run, the Net's step stays on the kernels: " + b.Reason)
+		return nil
+	}
+	env.start("cuDNN checks")
+	var failed []string
+	side := min(c.Side, 32)
+	for _, precision := range []string{kernels.PrecisionFP32, kernels.PrecisionTF32} {
+		for _, shape := range []cuda.ConvShape{{N: 2, C: 3, H: side, W: side, K: 30, R: 3, S: 3, Pad: 1}, {N: 2, C: 30, H: max(side/2, 1), W: max(side/2, 1), K: 30, R: 3, S: 3, Pad: 1}} {
+			r, err := cuda.CheckDNNConv(ctx, gpu, shape, precision, c.Seed)
+			if err != nil {
+				failed = append(failed, err.Error())
+				continue
+			}
+			for _, o := range r.Outputs {
+				if !o.OK() {
+					failed = append(failed, r.Name+"/"+o.Buf)
+				}
+			}
+			out.Checks = append(out.Checks, r)
+			send(each, r)
+		}
+	}
+	return failed
 }
 
 // copies measures the copy speeds.

@@ -149,7 +149,12 @@ kernel and then replayed from CUDA Graphs (exit 1 if the two losses
 differ), at each --precision: fp32 (the default) and/or tf32 (the
 convolutions on TF32 tensor cores). The kernel checks cover both
 precisions' kernels whatever --precision says; tf32's tolerance is
-derived from TF32's rounding (docs/gpu.md).
+derived from TF32's rounding (docs/gpu.md). Where cuDNN and cuBLAS load
+($HEADSPACE_CUDNN, $HEADSPACE_CUBLAS, the sonames, or the NVIDIA wheels'
+nvidia/cudnn/lib and nvidia/cublas/lib), it also checks cuDNN's forward,
+backward-data and backward-filter convolutions of the Net's shapes, fp32
+and tf32, against the same reference; where they do not, it says why
+(the Net's step runs on the kernels either way).
 
 --out writes the copy speeds (GB/s) and step times (step-ns) in Go
 benchmark format. Without a driver it exits 1 with "no CUDA driver found

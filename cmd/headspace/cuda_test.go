@@ -109,7 +109,7 @@ func TestCUDADecodeTurbo(t *testing.T) {
 		t.Errorf("configuration %v; want device host, the library and 2 threads", cfg)
 	}
 	code, stdout, _ = runCLI("cuda", "goals", dir)
-	if code != 0 || !strings.Contains(stdout, "0 of 6 goals measured") {
+	if code != 0 || !strings.Contains(stdout, "0 of 8 goals measured") {
 		t.Errorf("cuda goals: exit %d:\n%s", code, stdout)
 	}
 	if code, _, stderr := runCLI("cuda", "goals", filepath.Join(dir, "none")); code != 2 || !strings.Contains(stderr, "not a folder") {

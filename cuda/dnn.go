@@ -1,0 +1,702 @@
+package cuda
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"os"
+	"strings"
+	"sync"
+	"unsafe"
+
+	"github.com/headspace-bench/headspace/cuda/netref"
+	"github.com/headspace-bench/headspace/internal/nativelib"
+)
+
+// The Net on the libraries PyTorch uses (issue 57): cuDNN's convolutions
+// and cuBLAS's GEMMs, loaded at run time through internal/nativelib like
+// the driver and nvJPEG, with the hand-written kernels (cuda/kernels) as
+// the fallback where the libraries are missing and as the check.
+//
+// This file holds the loading, the backend rule (ChooseBackend: one
+// decision, one place) and a DNN: the two libraries' handles on one
+// stream of a Context, the legacy cuDNN convolution API with an
+// algorithm search once per shape and precision (as PyTorch's
+// cudnn.benchmark=True) and cuBLAS's SGEMM, with TF32 through cuDNN's
+// math type and cuBLAS's math mode. The Net's plan does not run on it
+// yet: see docs/gpu.md.
+
+// CudnnEnv and CublasEnv name a libcudnn and a libcublas to load instead
+// of searching for them.
+const (
+	CudnnEnv  = "HEADSPACE_CUDNN"
+	CublasEnv = "HEADSPACE_CUBLAS"
+)
+
+// pythonLibGlobs are the globs of the NVIDIA wheels' libraries (pkg is the
+// folder under nvidia/: nvjpeg, cudnn, cublas; file the library's glob)
+// in the Python environments a GPU image has: $VIRTUAL_ENV's, the
+// user's, the system's, conda's.
+func pythonLibGlobs(pkg, file string) []string {
+	var roots []string
+	if v := os.Getenv("VIRTUAL_ENV"); v != "" {
+		roots = append(roots, v+"/lib/python3*/site-packages")
+	}
+	if h, err := os.UserHomeDir(); err == nil {
+		roots = append(roots, h+"/.local/lib/python3*/site-packages")
+	}
+	roots = append(roots, "/usr/local/lib/python3*/dist-packages", "/usr/local/lib/python3*/site-packages",
+		"/usr/lib/python3*/dist-packages", "/usr/lib/python3/dist-packages", "/opt/conda/lib/python3*/site-packages")
+	var globs []string
+	for _, r := range roots {
+		globs = append(globs, r+"/nvidia/"+pkg+"/lib/"+file)
+	}
+	return globs
+}
+
+// CudnnCandidates lists where the DNN looks for libcudnn, in order:
+// $HEADSPACE_CUDNN, the sonames (cuDNN 9, then 8), and the wheel's
+// (nvidia-cudnn-cu*: nvidia/cudnn/lib/).
+func CudnnCandidates() []string {
+	return nativelib.Candidates(CudnnEnv, []string{"libcudnn.so.9", "libcudnn.so.8"}, pythonLibGlobs("cudnn", "libcudnn.so.*"))
+}
+
+// CublasCandidates lists where the DNN looks for libcublas, in order:
+// $HEADSPACE_CUBLAS, the sonames (CUDA 13, 12, 11), and the wheel's
+// (nvidia-cublas*: nvidia/cublas/lib/).
+func CublasCandidates() []string {
+	return nativelib.Candidates(CublasEnv, []string{"libcublas.so.13", "libcublas.so.12", "libcublas.so.11"}, pythonLibGlobs("cublas", "libcublas.so.*"))
+}
+
+// dnnLib is an opened libcudnn and libcublas: the entry points the DNN
+// calls.
+type dnnLib struct {
+	cudnnPath, cublasPath string
+
+	cudnnGetVersion, cudnnGetErrorString, cudnnCreate, cudnnDestroy, cudnnSetStream uintptr
+	createTensor, destroyTensor, setTensor4d                                        uintptr
+	createFilter, destroyFilter, setFilter4d                                        uintptr
+	createConv, destroyConv, setConv2d, setConvMath                                 uintptr
+	findFwd, findBwdData, findBwdFilter                                             uintptr
+	convFwd, convBwdData, convBwdFilter                                             uintptr
+
+	cublasCreate, cublasDestroy, cublasSetStream, cublasSetMathMode, cublasSgemm uintptr
+	cublasGetVersion, cublasGetStatusString                                      uintptr
+}
+
+// openDNN opens the first libcudnn of cudnnPaths and the first libcublas
+// of cublasPaths (the Candidates when empty) that load and have every
+// entry point. Without one the error is one line naming the library and
+// what was tried: "no cuDNN library found (libcudnn): …".
+func openDNN(cudnnPaths, cublasPaths []string) (*dnnLib, error) {
+	if !nativelib.Supported {
+		return nil, ErrUnsupported
+	}
+	if len(cudnnPaths) == 0 {
+		cudnnPaths = CudnnCandidates()
+	}
+	if len(cublasPaths) == 0 {
+		cublasPaths = CublasCandidates()
+	}
+	l := &dnnLib{}
+	lib, err := nativelib.OpenFirst(cudnnPaths, []nativelib.Symbol{
+		{Name: "cudnnGetVersion", Addr: &l.cudnnGetVersion},
+		{Name: "cudnnGetErrorString", Addr: &l.cudnnGetErrorString},
+		{Name: "cudnnCreate", Addr: &l.cudnnCreate},
+		{Name: "cudnnDestroy", Addr: &l.cudnnDestroy},
+		{Name: "cudnnSetStream", Addr: &l.cudnnSetStream},
+		{Name: "cudnnCreateTensorDescriptor", Addr: &l.createTensor},
+		{Name: "cudnnDestroyTensorDescriptor", Addr: &l.destroyTensor},
+		{Name: "cudnnSetTensor4dDescriptor", Addr: &l.setTensor4d},
+		{Name: "cudnnCreateFilterDescriptor", Addr: &l.createFilter},
+		{Name: "cudnnDestroyFilterDescriptor", Addr: &l.destroyFilter},
+		{Name: "cudnnSetFilter4dDescriptor", Addr: &l.setFilter4d},
+		{Name: "cudnnCreateConvolutionDescriptor", Addr: &l.createConv},
+		{Name: "cudnnDestroyConvolutionDescriptor", Addr: &l.destroyConv},
+		{Name: "cudnnSetConvolution2dDescriptor", Addr: &l.setConv2d},
+		{Name: "cudnnSetConvolutionMathType", Addr: &l.setConvMath},
+		{Name: "cudnnFindConvolutionForwardAlgorithm", Addr: &l.findFwd},
+		{Name: "cudnnFindConvolutionBackwardDataAlgorithm", Addr: &l.findBwdData},
+		{Name: "cudnnFindConvolutionBackwardFilterAlgorithm", Addr: &l.findBwdFilter},
+		{Name: "cudnnConvolutionForward", Addr: &l.convFwd},
+		{Name: "cudnnConvolutionBackwardData", Addr: &l.convBwdData},
+		{Name: "cudnnConvolutionBackwardFilter", Addr: &l.convBwdFilter},
+	})
+	if err != nil {
+		return nil, fmt.Errorf("no cuDNN library found (libcudnn; $%s, or pip's nvidia-cudnn-cu13): %w", CudnnEnv, err)
+	}
+	l.cudnnPath = lib.File()
+	blas, err := nativelib.OpenFirst(cublasPaths, []nativelib.Symbol{
+		{Name: "cublasCreate_v2", Addr: &l.cublasCreate},
+		{Name: "cublasDestroy_v2", Addr: &l.cublasDestroy},
+		{Name: "cublasSetStream_v2", Addr: &l.cublasSetStream},
+		{Name: "cublasSetMathMode", Addr: &l.cublasSetMathMode},
+		{Name: "cublasSgemm_v2", Addr: &l.cublasSgemm},
+		{Name: "cublasGetVersion_v2", Addr: &l.cublasGetVersion},
+	})
+	if err != nil {
+		return nil, fmt.Errorf("no cuBLAS library found (libcublas; $%s, or pip's nvidia-cublas): %w", CublasEnv, err)
+	}
+	l.cublasPath = blas.File()
+	l.cublasGetStatusString = blas.Lookup("cublasGetStatusString") // cuBLAS 11.4 on; a number without it
+	return l, nil
+}
+
+// The backends of the Net's step.
+const (
+	// BackendAuto is the libraries where they load, else the kernels.
+	BackendAuto = "auto"
+	// BackendLibraries is cuDNN and cuBLAS, or an error.
+	BackendLibraries = "cudnn"
+	// BackendKernels is the hand-written kernels (cuda/kernels).
+	BackendKernels = "kernels"
+)
+
+// Backend is the backend the Net's step runs on, and why: the setting a
+// result file records.
+type Backend struct {
+	Name   string // BackendLibraries or BackendKernels
+	Reason string // why the kernels, where auto fell back to them
+}
+
+// ChooseBackend is the one rule for the Net's backend: want (auto, cudnn
+// or kernels) against libErr, the error of loading cuDNN and cuBLAS (nil
+// when both loaded). auto takes the libraries where they loaded and the
+// kernels, with libErr as the reason, where not; cudnn without them is an
+// error that names what is missing; kernels is the kernels, whatever
+// loaded.
+func ChooseBackend(want string, libErr error) (Backend, error) {
+	switch want {
+	case BackendKernels:
+		return Backend{Name: BackendKernels, Reason: "asked for"}, nil
+	case BackendLibraries:
+		if libErr != nil {
+			return Backend{}, fmt.Errorf("the Net on cuDNN and cuBLAS: %w", libErr)
+		}
+		return Backend{Name: BackendLibraries}, nil
+	case BackendAuto, "":
+		if libErr != nil {
+			return Backend{Name: BackendKernels, Reason: strings.ReplaceAll(libErr.Error(), "\n", " ")}, nil
+		}
+		return Backend{Name: BackendLibraries}, nil
+	}
+	return Backend{}, fmt.Errorf("backend %q: want %s, %s or %s", want, BackendAuto, BackendLibraries, BackendKernels)
+}
+
+// DNNError is a cuDNN or cuBLAS status other than success.
+type DNNError struct {
+	Call   string // the entry point, e.g. "cudnnConvolutionForward"
+	Code   int
+	Name   string // the library's name for it, e.g. "CUDNN_STATUS_BAD_PARAM"
+	Detail string // what the call was for: the shape
+}
+
+func (e *DNNError) Error() string {
+	s := fmt.Sprintf("cuda: %s: %s (%d)", e.Call, e.Name, e.Code)
+	if e.Detail != "" {
+		s += ": " + e.Detail
+	}
+	return s
+}
+
+// cudnnCheck turns a cudnnStatus_t into nil or a *DNNError.
+func (l *dnnLib) cudnnCheck(call string, r uintptr) error {
+	code := int(uint32(r))
+	if code == 0 {
+		return nil
+	}
+	return &DNNError{Call: call, Code: code, Name: nativelib.CStringAt(nativelib.Call(l.cudnnGetErrorString, uintptr(code)), 128)}
+}
+
+// cublasCheck turns a cublasStatus_t into nil or a *DNNError.
+func (l *dnnLib) cublasCheck(call string, r uintptr) error {
+	code := int(uint32(r))
+	if code == 0 {
+		return nil
+	}
+	name := fmt.Sprintf("cublasStatus %d", code)
+	if l.cublasGetStatusString != 0 {
+		name = nativelib.CStringAt(nativelib.Call(l.cublasGetStatusString, uintptr(code)), 128)
+	}
+	return &DNNError{Call: call, Code: code, Name: name}
+}
+
+// cuDNN's and cuBLAS's enums the DNN passes.
+const (
+	cudnnTensorNCHW   = 0 // CUDNN_TENSOR_NCHW
+	cudnnDataFloat    = 0 // CUDNN_DATA_FLOAT
+	cudnnCrossCorr    = 1 // CUDNN_CROSS_CORRELATION (what a Conv2d computes)
+	cudnnTensorOpMath = 1 // CUDNN_TENSOR_OP_MATH: TF32 tensor cores allowed
+	cudnnFMAMath      = 3 // CUDNN_FMA_MATH: fp32 FMA only, no TF32
+	cublasDefaultMath = 0 // CUBLAS_DEFAULT_MATH
+	cublasTF32Math    = 3 // CUBLAS_TF32_TENSOR_OP_MATH
+	cublasOpN         = 0 // CUBLAS_OP_N
+	cublasOpT         = 1 // CUBLAS_OP_T
+	dnnSearch         = 8 // the algorithms a search asks to be timed
+)
+
+// convMath is cuDNN's math type for a precision: PyTorch's choice with
+// allow_tf32 on (tensor-op math) and off (FMA math).
+func convMath(precision string) (int, error) {
+	switch precision {
+	case "fp32":
+		return cudnnFMAMath, nil
+	case "tf32":
+		return cudnnTensorOpMath, nil
+	}
+	return 0, fmt.Errorf("cuda: precision %q: want fp32 or tf32", precision)
+}
+
+// ConvShape is one 2-D convolution: a batch of N inputs of C channels of
+// H×W, K filters of C×R×S, zero padding Pad, stride 1, output N×K×H'×W'.
+type ConvShape struct{ N, C, H, W, K, R, S, Pad int }
+
+func (s ConvShape) String() string {
+	return fmt.Sprintf("conv %dx%dx%dx%d * %dx%dx%dx%d pad %d", s.N, s.C, s.H, s.W, s.K, s.C, s.R, s.S, s.Pad)
+}
+
+// out is the output's height and width.
+func (s ConvShape) out() (int, int) { return s.H + 2*s.Pad - s.R + 1, s.W + 2*s.Pad - s.S + 1 }
+
+// algoPerf is cudnnConvolution*AlgoPerf_t (one layout for the three).
+type algoPerf struct {
+	Algo, Status int32
+	Time         float32
+	Memory       uint64
+	Determinism  int32
+	MathType     int32
+	reserved     [3]int32
+}
+
+// Conv is a convolution made ready on a DNN: its descriptors, and the
+// algorithm of each direction that the search found fastest.
+type Conv struct {
+	Shape                ConvShape
+	x, w, y, conv        uintptr // descriptors
+	FwdAlgo, BwdDataAlgo int
+	BwdFilterAlgo        int
+	Workspace            int64 // the most any of its algorithms needs
+}
+
+type convKey struct {
+	shape     ConvShape
+	precision string
+}
+
+// DNN is cuDNN's and cuBLAS's handles on one stream of a Context, with
+// the convolutions made so far (a search once per shape and precision)
+// and one workspace, grown to the largest they need. Its methods run on
+// the context's driver thread.
+type DNN struct {
+	c                     *Context
+	lib                   *dnnLib
+	stream                uintptr
+	cudnn, cublas         uintptr
+	convs                 map[convKey]*Conv
+	ws                    uint64
+	wsBytes               int64
+	one, zero             *float32 // alpha and beta, kept for the calls
+	CudnnVersion          int
+	CudnnFile, CublasFile string
+}
+
+// newDNN makes the handles of lib on stream of c. On the driver thread.
+func newDNN(c *Context, lib *dnnLib, stream uintptr) (_ *DNN, err error) {
+	d := &DNN{c: c, lib: lib, stream: stream, convs: map[convKey]*Conv{}, one: new(float32), zero: new(float32),
+		CudnnFile: lib.cudnnPath, CublasFile: lib.cublasPath}
+	*d.one = 1
+	defer func() {
+		if err != nil {
+			err = errors.Join(err, d.close())
+		}
+	}()
+	d.CudnnVersion = int(nativelib.Call(lib.cudnnGetVersion))
+	if err := lib.cudnnCheck("cudnnCreate", nativelib.Call(lib.cudnnCreate, uintptr(unsafe.Pointer(&d.cudnn)))); err != nil {
+		return d, err
+	}
+	if err := lib.cudnnCheck("cudnnSetStream", nativelib.Call(lib.cudnnSetStream, d.cudnn, stream)); err != nil {
+		return d, err
+	}
+	if err := lib.cublasCheck("cublasCreate_v2", nativelib.Call(lib.cublasCreate, uintptr(unsafe.Pointer(&d.cublas)))); err != nil {
+		return d, err
+	}
+	return d, lib.cublasCheck("cublasSetStream_v2", nativelib.Call(lib.cublasSetStream, d.cublas, stream))
+}
+
+// close destroys every descriptor, the workspace and the handles. On the
+// driver thread.
+func (d *DNN) close() error {
+	var errs []error
+	for k, cv := range d.convs {
+		errs = append(errs, d.freeConv(cv))
+		delete(d.convs, k)
+	}
+	if d.ws != 0 {
+		errs = append(errs, d.c.memFree(d.ws))
+		d.ws, d.wsBytes = 0, 0
+	}
+	if d.cublas != 0 {
+		errs = append(errs, d.lib.cublasCheck("cublasDestroy_v2", nativelib.Call(d.lib.cublasDestroy, d.cublas)))
+		d.cublas = 0
+	}
+	if d.cudnn != 0 {
+		errs = append(errs, d.lib.cudnnCheck("cudnnDestroy", nativelib.Call(d.lib.cudnnDestroy, d.cudnn)))
+		d.cudnn = 0
+	}
+	return errors.Join(errs...)
+}
+
+func (d *DNN) freeConv(cv *Conv) error {
+	var errs []error
+	for _, x := range []struct {
+		fn, h uintptr
+		name  string
+	}{{d.lib.destroyTensor, cv.x, "cudnnDestroyTensorDescriptor"}, {d.lib.destroyFilter, cv.w, "cudnnDestroyFilterDescriptor"},
+		{d.lib.destroyTensor, cv.y, "cudnnDestroyTensorDescriptor"}, {d.lib.destroyConv, cv.conv, "cudnnDestroyConvolutionDescriptor"}} {
+		if x.h != 0 {
+			errs = append(errs, d.lib.cudnnCheck(x.name, nativelib.Call(x.fn, x.h)))
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// conv is the convolution of shape at precision, made (descriptors, math
+// type, the three searches, the workspace) on its first use and kept:
+// the search runs once per shape, as cudnn.benchmark=True. On the driver
+// thread.
+func (d *DNN) conv(shape ConvShape, precision string) (_ *Conv, err error) {
+	key := convKey{shape, precision}
+	if cv, ok := d.convs[key]; ok {
+		return cv, nil
+	}
+	math, err := convMath(precision)
+	if err != nil {
+		return nil, err
+	}
+	oh, ow := shape.out()
+	if shape.N <= 0 || shape.C <= 0 || shape.K <= 0 || shape.R <= 0 || shape.S <= 0 || shape.Pad < 0 || oh <= 0 || ow <= 0 {
+		return nil, fmt.Errorf("cuda: %s: not a convolution", shape)
+	}
+	cv := &Conv{Shape: shape}
+	defer func() {
+		if err != nil {
+			var e *DNNError
+			if errors.As(err, &e) {
+				e.Detail = shape.String() + ", " + precision
+			}
+			err = errors.Join(err, d.freeConv(cv))
+		}
+	}()
+	l := d.lib
+	calls := []struct {
+		name string
+		fn   uintptr
+		args []uintptr
+	}{
+		{"cudnnCreateTensorDescriptor", l.createTensor, []uintptr{uintptr(unsafe.Pointer(&cv.x))}},
+		{"cudnnCreateFilterDescriptor", l.createFilter, []uintptr{uintptr(unsafe.Pointer(&cv.w))}},
+		{"cudnnCreateTensorDescriptor", l.createTensor, []uintptr{uintptr(unsafe.Pointer(&cv.y))}},
+		{"cudnnCreateConvolutionDescriptor", l.createConv, []uintptr{uintptr(unsafe.Pointer(&cv.conv))}},
+	}
+	for _, c := range calls {
+		if err := l.cudnnCheck(c.name, nativelib.Call(c.fn, c.args...)); err != nil {
+			return nil, err
+		}
+	}
+	u := func(v int) uintptr { return uintptr(v) }
+	for _, c := range []struct {
+		name string
+		fn   uintptr
+		args []uintptr
+	}{
+		{"cudnnSetTensor4dDescriptor", l.setTensor4d, []uintptr{cv.x, cudnnTensorNCHW, cudnnDataFloat, u(shape.N), u(shape.C), u(shape.H), u(shape.W)}},
+		{"cudnnSetFilter4dDescriptor", l.setFilter4d, []uintptr{cv.w, cudnnDataFloat, cudnnTensorNCHW, u(shape.K), u(shape.C), u(shape.R), u(shape.S)}},
+		{"cudnnSetTensor4dDescriptor", l.setTensor4d, []uintptr{cv.y, cudnnTensorNCHW, cudnnDataFloat, u(shape.N), u(shape.K), u(oh), u(ow)}},
+		{"cudnnSetConvolution2dDescriptor", l.setConv2d, []uintptr{cv.conv, u(shape.Pad), u(shape.Pad), 1, 1, 1, 1, cudnnCrossCorr, cudnnDataFloat}},
+		{"cudnnSetConvolutionMathType", l.setConvMath, []uintptr{cv.conv, u(math)}},
+	} {
+		if err := l.cudnnCheck(c.name, nativelib.Call(c.fn, c.args...)); err != nil {
+			return nil, err
+		}
+	}
+	for _, s := range []struct {
+		name     string
+		fn, a, b uintptr
+		c        uintptr
+		algo     *int
+	}{
+		{"cudnnFindConvolutionForwardAlgorithm", l.findFwd, cv.x, cv.w, cv.y, &cv.FwdAlgo},
+		{"cudnnFindConvolutionBackwardDataAlgorithm", l.findBwdData, cv.w, cv.y, cv.x, &cv.BwdDataAlgo},
+		{"cudnnFindConvolutionBackwardFilterAlgorithm", l.findBwdFilter, cv.x, cv.y, cv.w, &cv.BwdFilterAlgo},
+	} {
+		algo, ws, err := d.search(s.name, s.fn, s.a, s.b, cv.conv, s.c)
+		if err != nil {
+			return nil, err
+		}
+		*s.algo = algo
+		cv.Workspace = max(cv.Workspace, ws)
+	}
+	if err := d.growWorkspace(cv.Workspace); err != nil {
+		return nil, err
+	}
+	d.convs[key] = cv
+	return cv, nil
+}
+
+// search runs one of cuDNN's Find searches (it times the algorithms on
+// the GPU) and returns the fastest that succeeded, with its workspace.
+func (d *DNN) search(name string, fn, a, b, conv, c uintptr) (int, int64, error) {
+	var perf [dnnSearch]algoPerf
+	var n int32
+	if err := d.lib.cudnnCheck(name, nativelib.Call(fn, d.cudnn, a, b, conv, c, dnnSearch, uintptr(unsafe.Pointer(&n)), uintptr(unsafe.Pointer(&perf[0])))); err != nil {
+		return 0, 0, err
+	}
+	for _, p := range perf[:min(int(n), dnnSearch)] {
+		if p.Status == 0 {
+			return int(p.Algo), int64(p.Memory), nil
+		}
+	}
+	return 0, 0, &DNNError{Call: name, Code: -1, Name: fmt.Sprintf("none of the %d algorithms it timed ran", n)}
+}
+
+// growWorkspace makes the workspace at least n bytes.
+func (d *DNN) growWorkspace(n int64) error {
+	if n <= d.wsBytes {
+		return nil
+	}
+	if d.ws != 0 {
+		if err := d.c.memFree(d.ws); err != nil {
+			return err
+		}
+		d.ws, d.wsBytes = 0, 0
+	}
+	p, err := d.c.memAlloc(n)
+	if err != nil {
+		return fmt.Errorf("cuda: the cuDNN workspace of %d bytes: %w", n, err)
+	}
+	d.ws, d.wsBytes = p, n
+	return nil
+}
+
+// ConvDirection is which of a convolution's three computations to run.
+type ConvDirection int
+
+const (
+	// ConvForward computes y from x and w.
+	ConvForward ConvDirection = iota
+	// ConvBackwardData computes dx from dy and w.
+	ConvBackwardData
+	// ConvBackwardFilter computes dw from x and dy (beta 1 accumulates).
+	ConvBackwardFilter
+)
+
+// run enqueues direction dir of cv on the DNN's stream: for ConvForward
+// in is x, w the filters, out y; for ConvBackwardData in is dy, out dx;
+// for ConvBackwardFilter in is x, w is dy, out dw. accumulate adds to out
+// (beta 1) instead of overwriting it. On the driver thread.
+func (d *DNN) run(cv *Conv, dir ConvDirection, in, w, out uint64, accumulate bool) error {
+	beta := d.zero
+	if accumulate {
+		beta = d.one
+	}
+	alpha, b := uintptr(unsafe.Pointer(d.one)), uintptr(unsafe.Pointer(beta))
+	l := d.lib
+	var err error
+	switch dir {
+	case ConvForward:
+		err = l.cudnnCheck("cudnnConvolutionForward", nativelib.Call(l.convFwd, d.cudnn, alpha, cv.x, uintptr(in), cv.w, uintptr(w), cv.conv,
+			uintptr(cv.FwdAlgo), uintptr(d.ws), uintptr(d.wsBytes), b, cv.y, uintptr(out)))
+	case ConvBackwardData:
+		err = l.cudnnCheck("cudnnConvolutionBackwardData", nativelib.Call(l.convBwdData, d.cudnn, alpha, cv.w, uintptr(w), cv.y, uintptr(in), cv.conv,
+			uintptr(cv.BwdDataAlgo), uintptr(d.ws), uintptr(d.wsBytes), b, cv.x, uintptr(out)))
+	case ConvBackwardFilter:
+		err = l.cudnnCheck("cudnnConvolutionBackwardFilter", nativelib.Call(l.convBwdFilter, d.cudnn, alpha, cv.x, uintptr(in), cv.y, uintptr(w), cv.conv,
+			uintptr(cv.BwdFilterAlgo), uintptr(d.ws), uintptr(d.wsBytes), b, cv.w, uintptr(out)))
+	default:
+		return fmt.Errorf("cuda: convolution direction %d", dir)
+	}
+	var e *DNNError
+	if errors.As(err, &e) {
+		e.Detail = cv.Shape.String()
+	}
+	return err
+}
+
+// gemm enqueues C = op(A)·op(B) (+ C where accumulate) with cuBLAS's
+// SGEMM on the DNN's stream, column-major as cuBLAS is: C is m×n, op(A)
+// m×k, op(B) k×n; transA and transB transpose A and B. precision tf32
+// lets cuBLAS use TF32 tensor cores (CUBLAS_TF32_TENSOR_OP_MATH), fp32
+// not (CUBLAS_DEFAULT_MATH). On the driver thread.
+func (d *DNN) gemm(precision string, transA, transB bool, m, n, k int, a, b, c uint64, accumulate bool) error {
+	mode := cublasDefaultMath
+	switch precision {
+	case "fp32":
+	case "tf32":
+		mode = cublasTF32Math
+	default:
+		return fmt.Errorf("cuda: precision %q: want fp32 or tf32", precision)
+	}
+	if m <= 0 || n <= 0 || k <= 0 {
+		return fmt.Errorf("cuda: gemm %dx%dx%d: every side must be positive", m, n, k)
+	}
+	l := d.lib
+	if err := l.cublasCheck("cublasSetMathMode", nativelib.Call(l.cublasSetMathMode, d.cublas, uintptr(mode))); err != nil {
+		return err
+	}
+	op := func(t bool) uintptr {
+		if t {
+			return cublasOpT
+		}
+		return cublasOpN
+	}
+	lda, ldb := m, k
+	if transA {
+		lda = k
+	}
+	if transB {
+		ldb = n
+	}
+	beta := d.zero
+	if accumulate {
+		beta = d.one
+	}
+	err := l.cublasCheck("cublasSgemm_v2", nativelib.Call(l.cublasSgemm, d.cublas, op(transA), op(transB), uintptr(m), uintptr(n), uintptr(k),
+		uintptr(unsafe.Pointer(d.one)), uintptr(a), uintptr(lda), uintptr(b), uintptr(ldb), uintptr(unsafe.Pointer(beta)), uintptr(c), uintptr(m)))
+	var e *DNNError
+	if errors.As(err, &e) {
+		e.Detail = fmt.Sprintf("gemm %dx%dx%d, %s", m, n, k, precision)
+	}
+	return err
+}
+
+var (
+	dnnOnce sync.Once
+	dnnLoad *dnnLib
+	dnnErr  error
+)
+
+// LoadDNN opens cuDNN and cuBLAS once (CudnnCandidates, CublasCandidates)
+// and returns the error of that: nil where both loaded, the reason for
+// ChooseBackend where not.
+func LoadDNN() error {
+	dnnOnce.Do(func() { dnnLoad, dnnErr = openDNN(nil, nil) })
+	return dnnErr
+}
+
+// CheckDNNConv runs the three directions of one convolution of shape (3×3,
+// padding 1: the Net's) on cuDNN at precision, on seeded random data,
+// and compares each output with the host reference (cuda/netref) within
+// tol (fp32) or tolTF32: the libraries' check, as the kernels have
+// theirs. It loads the libraries (LoadDNN) and fails with their error
+// where they are missing.
+func CheckDNNConv(ctx context.Context, c *Context, shape ConvShape, precision string, seed uint64) (CheckResult, error) {
+	if err := LoadDNN(); err != nil {
+		return CheckResult{}, err
+	}
+	return checkDNNConv(ctx, c, dnnLoad, shape, precision, seed)
+}
+
+// The tolerances of CheckDNNConv, of the largest absolute error over the
+// largest absolute value wanted: fp32 sums in another order than the
+// host's float64; TF32 rounds each product's inputs to 10 bits of
+// mantissa.
+const (
+	dnnTolFP32 = 1e-4
+	dnnTolTF32 = 1e-2
+)
+
+func checkDNNConv(ctx context.Context, c *Context, lib *dnnLib, shape ConvShape, precision string, seed uint64) (CheckResult, error) {
+	res := CheckResult{Name: fmt.Sprintf("cudnn %s, %s", shape, precision)}
+	if shape.R != 3 || shape.S != 3 || shape.Pad != 1 || shape.H != shape.W {
+		return res, fmt.Errorf("cuda: check %s: the host reference is of square 3×3 convolutions with padding 1", res.Name)
+	}
+	rng := rand.New(rand.NewPCG(seed, 1))
+	fill := func(n int) ([]float32, []float64) {
+		f, d := make([]float32, n), make([]float64, n)
+		for i := range f {
+			f[i] = rng.Float32()*2 - 1
+			d[i] = float64(f[i])
+		}
+		return f, d
+	}
+	n, ci, co, side := shape.N, shape.C, shape.K, shape.H
+	x, x64 := fill(n * ci * side * side)
+	w, w64 := fill(co * ci * 9)
+	dy, dy64 := fill(n * co * side * side)
+	p64 := append(append([]float64{}, w64...), make([]float64, co)...) // zero biases
+	want := map[string][]float64{
+		"y":  netref.ConvForward(x64, p64, n, ci, co, side, false),
+		"dx": netref.ConvBackwardData(dy64, p64, n, ci, co, side),
+		"dw": netref.ConvBackwardParams(dy64, x64, n, ci, co, side)[:co*ci*9],
+	}
+	got := map[string][]float32{"y": make([]float32, len(want["y"])), "dx": make([]float32, len(x)), "dw": make([]float32, len(w))}
+	err := c.run(func() (err error) {
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		var stream uintptr
+		var d *DNN
+		ptrs := map[string]uint64{}
+		defer func() {
+			for _, p := range ptrs {
+				err = errors.Join(err, c.memFree(p))
+			}
+			if d != nil {
+				err = errors.Join(err, d.close())
+			}
+			if stream != 0 {
+				err = errors.Join(err, c.streamDestroy(stream))
+			}
+		}()
+		if stream, err = c.streamCreate(); err != nil {
+			return err
+		}
+		if d, err = newDNN(c, lib, stream); err != nil {
+			return err
+		}
+		cv, err := d.conv(shape, precision)
+		if err != nil {
+			return err
+		}
+		for name, host := range map[string][]float32{"x": x, "w": w, "dy": dy, "y": got["y"], "dx": got["dx"], "dw": got["dw"]} {
+			if ptrs[name], err = c.memAlloc(int64(4 * len(host))); err != nil {
+				return err
+			}
+			if name == "x" || name == "w" || name == "dy" {
+				if err := c.htod(ptrs[name], unsafe.Pointer(&host[0]), int64(4*len(host)), stream); err != nil {
+					return err
+				}
+			}
+		}
+		if err := errors.Join(d.run(cv, ConvForward, ptrs["x"], ptrs["w"], ptrs["y"], false),
+			d.run(cv, ConvBackwardData, ptrs["dy"], ptrs["w"], ptrs["dx"], false),
+			d.run(cv, ConvBackwardFilter, ptrs["x"], ptrs["dy"], ptrs["dw"], false)); err != nil {
+			return err
+		}
+		for _, name := range []string{"y", "dx", "dw"} {
+			if err := c.dtoh(unsafe.Pointer(&got[name][0]), ptrs[name], int64(4*len(got[name])), stream); err != nil {
+				return err
+			}
+		}
+		return c.streamSync(stream)
+	})
+	if err != nil {
+		return res, fmt.Errorf("cuda: check %s: %w", res.Name, err)
+	}
+	tol := dnnTolFP32
+	if precision == "tf32" {
+		tol = dnnTolTF32
+	}
+	for _, name := range []string{"y", "dx", "dw"} {
+		scale := 0.0
+		want32 := make([]float32, len(want[name]))
+		for i, v := range want[name] {
+			want32[i] = float32(v)
+			scale = max(scale, math.Abs(v))
+		}
+		res.Outputs = append(res.Outputs, OutputResult{Buf: name, MaxErr: maxAbsErr(got[name], want32), Tol: tol * max(scale, 1)})
+	}
+	return res, nil
+}
