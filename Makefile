@@ -24,7 +24,7 @@ BENCH_SWEEP = $(if $(BENCH_LEVELS),--levels $(BENCH_LEVELS)) \
 	$(if $(BENCH_STEPS),--steps $(BENCH_STEPS)) \
 	$(if $(BENCH_COUNT),--count $(BENCH_COUNT))
 
-.PHONY: bench-remote all build test test-deps lint-ci history cross bench compare check baseline ci-smoke vet clean reproduce gate peer peer-remote ptx gpu-bundle cluster-test k8s-validate
+.PHONY: peers-env bench-remote all build test test-deps lint-ci history cross bench compare check baseline ci-smoke vet clean reproduce gate peer peer-remote ptx gpu-bundle cluster-test k8s-validate
 
 all: build
 
@@ -171,6 +171,17 @@ peer: build
 		--raw-size 1024 --n 1536 --layout shards --out $(PEER_JPEG)
 	$(BIN) peer --python $(PEER_PYTHON) --data $(PEER_JPEG) --decoder turbojpeg \
 		--out $(PEER_JPEG_OUT) --report notebooks/peer-ondisk-jpeg.md $(PEER_FLAGS)
+
+# The real peers' pinned Python environment (peers/requirements.txt: torch 2,
+# torchvision, SPDL, torchdata, DALI, tensorflow-cpu, the bucket clients,
+# Lightning, …), made once a machine by ci/peers-env.sh under
+# ~/.cache/headspace/peers-env, its wheels kept, so torch downloads once
+# (about 8 GB and 10 minutes the first time). SPDL decodes with FFmpeg's
+# libraries: Debian's, installed by ci/deps.sh. `make test` does not use it.
+PEERS_DEBS := libavdevice59 libavfilter8 libavformat59 libavcodec59 libswscale6 libswresample4
+peers-env:
+	@ci/deps.sh $(PEERS_DEBS)
+	ci/peers-env.sh
 
 # The boto3 peer on data in a bucket (peers/torch/s3.py) beside our loader
 # over --data s3://, on one local versitygw behind one emulated link
