@@ -163,6 +163,7 @@ var commandBounds = map[string]Bound{
 	"peer batches":                {2, MaxBatches},
 	"peer calibration-batches":    {6, 1000},
 	"peer shard-size":             {1, 1 << 16},
+	"peer jpeg-quality":           {1, 100},
 	"reproduce step":              {0, float64(time.Hour)},
 	"sim loaders":                 {1, 1024},
 	"sim load":                    {0, float64(10000 * time.Hour)},
