@@ -93,8 +93,8 @@ func names(ps []Peer) []string {
 // run measures name (Ours or a peer of c's) once at w workers.
 func (c Config) run(ctx context.Context, name string, w int) (Measurement, error) {
 	if name != Ours {
-		p, _ := Lookup(name)
-		return c.Runner.Run(ctx, p, c.Settings, w)
+		i := slices.IndexFunc(c.Peers, func(p Peer) bool { return p.Name == name })
+		return c.Runner.Run(ctx, c.Peers[i], c.Settings, w)
 	}
 	pc := c.Ours
 	pc.Workers = w

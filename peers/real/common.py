@@ -20,8 +20,9 @@ settings) and one Go benchmark line:
   ttfb-ns    from the start of building the loader to its first batch
   samples/s  the samples of batches 2..batches over the time from the
              first batch to the last
-  cpu-s      user+system CPU of the process and its waited-for children
-             over the same span, from start to the end of the loader
+  cpu-s      user+system CPU of the process and all its descendants (those
+             waited for, by getrusage; those still running, by /proc) over
+             the same span, from start to the end of the loader
 
 The harness measures peak RSS itself (the process group's summed VmRSS).
 --check imports everything and prints the configuration lines only.
@@ -86,10 +87,46 @@ def crop_origin(seed, i, height, width, crop):
     return r.randrange(height - crop + 1), r.randrange(width - crop + 1)
 
 
+def _descendants(pid):
+    """The pids of pid's live descendants, from /proc (Linux)."""
+    out, todo = [], [pid]
+    while todo:
+        p = todo.pop()
+        try:
+            tids = os.listdir(f"/proc/{p}/task")
+        except OSError:
+            continue
+        for t in tids:
+            try:
+                with open(f"/proc/{p}/task/{t}/children") as f:
+                    kids = [int(k) for k in f.read().split()]
+            except OSError:
+                continue
+            out += kids
+            todo += kids
+    return out
+
+
+_TICK = os.sysconf("SC_CLK_TCK") if hasattr(os, "sysconf") else 100
+
+
+def _proc_cpu(pid):
+    """utime+stime of pid in seconds, from /proc/pid/stat; 0 if gone."""
+    try:
+        with open(f"/proc/{pid}/stat") as f:
+            fields = f.read().rsplit(")", 1)[1].split()
+    except (OSError, IndexError):
+        return 0.0
+    return (int(fields[11]) + int(fields[12])) / _TICK
+
+
 def cpu_seconds():
+    """CPU of this process, its waited-for children and its live
+    descendants (worker processes not yet joined count too)."""
     s = resource.getrusage(resource.RUSAGE_SELF)
     c = resource.getrusage(resource.RUSAGE_CHILDREN)
-    return s.ru_utime + s.ru_stime + c.ru_utime + c.ru_stime
+    live = sum(_proc_cpu(p) for p in _descendants(os.getpid()))
+    return s.ru_utime + s.ru_stime + c.ru_utime + c.ru_stime + live
 
 
 def print_config(peer, versions, settings):

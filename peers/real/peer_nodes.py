@@ -1,15 +1,17 @@
-"""torchdata.nodes (0.11): IterableWrapper of sample indices → ParallelMapper
-(torchsample.Sample, num_workers = --workers, method thread or process,
-in_order=False) → Batcher → Mapper (collate) → Prefetcher(2) → Loader, as
-torchdata's nodes documentation builds a pipeline. --method picks threads
-(peer nodes-threads) or processes (nodes-procs)."""
+"""torchdata.nodes (0.11) as its migration guide maps a DataLoader over a
+map-style dataset: IterableWrapper of sample indices → Batcher (batch
+indices) → ParallelMapper (torchsample.Batch: each batch's samples and
+their collate in one worker, num_workers = --workers, method thread or
+process, in_order=False) → Prefetcher(2) → Loader. Mapping whole batches
+rather than samples is what the guide does and what keeps the processes'
+traffic to one tensor a batch. --method picks threads (peer nodes-threads)
+or processes (nodes-procs), fork."""
 
 import sys
 
 import torch
 import torchdata
-from torchdata.nodes import Batcher, IterableWrapper, Loader, Mapper, ParallelMapper, Prefetcher
-from torch.utils.data import default_collate
+from torchdata.nodes import Batcher, IterableWrapper, Loader, ParallelMapper, Prefetcher
 
 import common
 import torchsample
@@ -26,15 +28,17 @@ def main(argv):
     if method == "thread":
         torch.set_num_threads(1)  # the workers are the threads: one core each
     settings = {"method": method, "num_workers": a.workers, "in_order": False, "prefetch_factor": 2,
-                "decode": "torchvision.io.decode_jpeg"}
+                "map": "whole batches", "decode": "torchvision.io.decode_jpeg"}
+    if method == "process":
+        settings["multiprocessing_context"] = "fork"
     versions = dict(torchsample.versions(), torchdata=torchdata.__version__)
 
     def start():
         sample = torchsample.Sample(common.image_folder(a.data, a.batch * a.batches), a.crop, a.seed)
         node = IterableWrapper(range(len(sample)))
-        node = ParallelMapper(node, map_fn=sample, num_workers=a.workers, method=method, in_order=False)
         node = Batcher(node, batch_size=a.batch, drop_last=False)
-        node = Mapper(node, default_collate)
+        node = ParallelMapper(node, map_fn=torchsample.Batch(sample), num_workers=a.workers, method=method,
+                              in_order=False, multiprocessing_context="fork" if method == "process" else None)
         node = Prefetcher(node, prefetch_factor=2)
         it = iter(Loader(node))
 

@@ -39,3 +39,15 @@ class Sample:
         return y.view(3, self.crop, self.crop), label
 
     __getitem__ = __call__
+
+
+class Batch:
+    """Picklable: the collated batch of a list of indices of sample, as
+    torchdata.nodes' migration guide maps a map-style dataset (Batcher of
+    indices, then ParallelMapper of the batch's samples and the collate)."""
+
+    def __init__(self, sample):
+        self.sample = sample
+
+    def __call__(self, indices):
+        return torch.utils.data.default_collate([self.sample(i) for i in indices])
