@@ -24,6 +24,7 @@ import (
 	"github.com/headspace-bench/headspace/harness/resultfile"
 	"github.com/headspace-bench/headspace/internal/atomicfile"
 	"github.com/headspace-bench/headspace/internal/cli"
+	"github.com/headspace-bench/headspace/internal/disturb"
 )
 
 const realPeersUsage = `
@@ -188,6 +189,15 @@ func runRealPeers(ctx context.Context, fs *flag.FlagSet, rf *realPeerFlags, args
 	if err != nil {
 		return err
 	}
+	// Wait (at most $HEADSPACE_QUIET_WAIT, 10 s) for a quiet machine; a
+	// busy one is measured all the same and the file says so.
+	var busy []resultfile.Config
+	if q, err := disturb.WaitQuiet(ctx, disturb.Quiet{Max: cli.DefaultQuietWait()}); err != nil {
+		return err
+	} else if q.Busy {
+		fmt.Fprintf(stderr, "headspace: the machine did not get quiet (%s): measuring anyway; the result file says so\n", q)
+		busy = []resultfile.Config{{Key: resultfile.BusyKey, Value: q.String()}}
+	}
 	host := machine.Describe()
 	var ms []realpeer.Measurement
 	var settings []resultfile.Config
@@ -211,7 +221,7 @@ func runRealPeers(ctx context.Context, fs *flag.FlagSet, rf *realPeerFlags, args
 			return nil, fmt.Errorf("ours: %s: %w", folder.Dir, err)
 		}
 		ours.Transforms.MaskRatio = 0
-		settings = append(machine.Environment("none"),
+		settings = append(append(machine.Environment("none"), busy...),
 			resultfile.Config{Key: "distro", Value: host.Distro},
 			resultfile.Config{Key: "command", Value: peerCommand(args)},
 			resultfile.Config{Key: "peers", Value: strings.Join(namesOf(run.peers), ",")},

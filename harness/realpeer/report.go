@@ -186,6 +186,9 @@ func (r Report) WriteMarkdown(w io.Writer) error {
 	fmt.Fprintf(&b, "# Real peers beside headspace's loader\n\n")
 	fmt.Fprintf(&b, "Written by `headspace peer --peers` from its results file; `headspace peer --from FILE --report FILE` rebuilds it byte for byte (docs/peers.md).\n\n")
 	fmt.Fprintf(&b, "- machine: %s, %s cores, %s/%s, %s; Go %s, commit %s\n", r.get("cpu"), r.get("cores"), r.get("goos"), r.get("goarch"), r.get("distro"), strings.TrimPrefix(r.get("go"), "go"), r.get("commit"))
+	if busy := r.get(resultfile.BusyKey); busy != "" {
+		fmt.Fprintf(&b, "- the machine did not get quiet before the run (%s): other work shared its cores, alike for every side (they alternate), so read the ratios more than the figures\n", busy)
+	}
 	fmt.Fprintf(&b, "- command: `%s`\n", r.get("command"))
 	fmt.Fprintf(&b, "- data: %s images, %s, %s\n", r.get("images"), r.get("raw-size"), r.get("dataset"))
 	fmt.Fprintf(&b, "- the job, every side: %s; crop %s, batches of %s, %s batches a run; the medians of %s rounds, ours and each peer alternated in each\n", r.get("transforms"), r.get("crop"), r.get("batch"), r.get("batches"), r.get("rounds"))

@@ -146,6 +146,18 @@ def check_batch(batch, n, crop):
         raise SystemExit(f"batch is {shape} {dtype}, want ({n}, 3, {crop}, {crop}) float32")
 
 
+# STATS_ENV, set (by the tests that check every peer does the same job),
+# makes a run print the first batch's mean of each channel.
+STATS_ENV = "HEADSPACE_PEER_STATS"
+
+
+def print_stats(peer, batch):
+    import numpy as np
+    x = np.asarray(batch.numpy() if hasattr(batch, "numpy") else batch, dtype=np.float64)
+    means = x.mean(axis=(0, 2, 3))
+    print(f"{peer}-first-batch-mean: " + ",".join(f"{m:.6f}" for m in means))
+
+
 def run(peer, a, versions, settings, start_loader):
     """Times one run: start_loader() builds the loader and returns (an
     iterator of batches, a function that shuts it down); prints the lines."""
@@ -158,6 +170,8 @@ def run(peer, a, versions, settings, start_loader):
     b = next(it)
     first = time.perf_counter()
     check_batch(b, a.batch, a.crop)
+    if os.environ.get(STATS_ENV):
+        print_stats(peer, b)
     del b
     for _ in range(1, a.batches):
         b = next(it)
