@@ -93,7 +93,7 @@ type peerFlags struct {
 // register defines f's flags on fs.
 func (f *peerFlags) register(fs *flag.FlagSet) {
 	d := peer.DefaultSettings()
-	fs.StringVar(&f.python, "python", "/usr/bin/python3", "Python `interpreter` with torch, torchvision, scipy and PIL")
+	fs.StringVar(&f.python, "python", "/usr/bin/python3", "Python `interpreter` with torch, torchvision, scipy and PIL (with --peers: the peers env's python, by default the one make peers-env made)")
 	fs.StringVar(&f.script, "script", "peers/torch/dataloader.py", "the PyTorch peer `script` (with --ladder: peers/torch/ladder.py)")
 	fs.StringVar(&f.workers, "workers", "1,2", "comma-separated worker `counts`")
 	fs.StringVar(&f.impls, "impls", strings.Join(peer.Impls, ","), "comma-separated `implementations`: naive, fast (ours), torch (the peer)")
