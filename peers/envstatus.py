@@ -36,11 +36,17 @@ IMPORTS = {
 }
 
 
-def one_line(text):
-    """The last meaningful line of an error output, at most 240 characters."""
+def one_line(text, first_error=False):
+    """One meaningful line of an error output, at most 240 characters: a
+    traceback's last line (the exception), or with first_error pip's first
+    "ERROR:" line (the cause; the later ones are hints)."""
     lines = [l.strip() for l in text.splitlines() if l.strip()]
+    if first_error:
+        for l in lines:
+            if l.startswith("ERROR:"):
+                return l[:240]
     for l in reversed(lines):
-        if l.startswith("ERROR:") or "Error" in l or "error" in l:
+        if "Error" in l or "error" in l:
             return l[:240]
     return (lines[-1] if lines else "no output")[:240]
 
@@ -54,7 +60,7 @@ def status(dist, pin, logs):
     except importlib.metadata.PackageNotFoundError:
         log = os.path.join(logs, dist + ".log")
         text = open(log, errors="replace").read() if os.path.exists(log) else ""
-        rec["reason"] = "not installed: " + one_line(text)
+        rec["reason"] = "not installed: " + one_line(text, first_error=True)
         return rec
     try:
         p = subprocess.run([sys.executable, "-c", "import " + stmt],

@@ -46,7 +46,7 @@ that fails mid-run has its run recorded as missing, with the reason. It
 prints samples/s, CPU per sample, peak RSS, TTFB and ours / peer; --out
 records every run (BenchmarkRealPeer/peer=…) and each peer's versions,
 --report the Markdown (docs/peers.md). Defaults with --peers: --workers 2,
---raw-size 512, --crop 224, --batch 64, --batches 8, --count 3.`
+--raw-size 512, --crop 224, --batch 32, --batches 24, --count 3.`
 
 // realPeerFlags are the flags only --peers reads.
 type realPeerFlags struct {
@@ -106,7 +106,7 @@ func parseRealPeers(fs *flag.FlagSet, rf *realPeerFlags) (realPeerRun, error) {
 	}
 	num := func(name, def string) int { n, _ := strconv.Atoi(get(name, def)); return n }
 	seed, _ := strconv.ParseUint(get("seed", "1"), 10, 64)
-	r.settings = realpeer.Settings{Crop: num("crop", "224"), Batch: num("batch", "64"), Batches: num("batches", "8"), Seed: seed}
+	r.settings = realpeer.Settings{Crop: num("crop", "224"), Batch: num("batch", "32"), Batches: num("batches", "24"), Seed: seed}
 	r.count, r.quality = num("count", "3"), rf.quality
 	s := r.settings
 	if err := cli.FirstErr(cli.InRange("--count", r.count, 1, cli.MaxCount), cli.InRange("--batches", s.Batches, 2, 10_000),

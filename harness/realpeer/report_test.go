@@ -3,6 +3,7 @@ package realpeer
 import (
 	"bytes"
 	"flag"
+	"math"
 	"os"
 	"path/filepath"
 	"strings"
@@ -102,5 +103,23 @@ func TestNewReportRefuses(t *testing.T) {
 	bad[len(bad)-1].Key, bad[len(bad)-1].Value = "peers", "torch2,ray"
 	if _, err := NewReport(bad, full.Runs, "f.txt"); err == nil || !strings.Contains(err.Error(), `peers line names "ray"`) {
 		t.Errorf("a peers line with an unknown peer: %v", err)
+	}
+}
+
+func TestWholeRunRate(t *testing.T) {
+	for _, tc := range []struct {
+		m    Measurement
+		want float64
+	}{
+		// 7 batches of 64 after the first at 448/s take 1 s; with 1 s to
+		// the first batch, 512 samples in 2 s.
+		{Measurement{Batches: 8, TTFB: time.Second, SamplesPerSec: 448}, 256},
+		{Measurement{Batches: 2, TTFB: 0, SamplesPerSec: 64}, 128},
+		{Measurement{Batches: 8, TTFB: time.Second}, 0},
+		{Measurement{Batches: 8, TTFB: time.Second, SamplesPerSec: 448, Missing: "crashed"}, 0},
+	} {
+		if got := WholeRunRate(tc.m, 64); math.Abs(got-tc.want) > 1e-9 {
+			t.Errorf("WholeRunRate(%+v) = %v, want %v", tc.m, got, tc.want)
+		}
 	}
 }
