@@ -122,6 +122,9 @@ func TestPeersInterrupt(t *testing.T) {
 	if err != nil {
 		t.Fatalf("the interrupted run's --out does not read back: %v", err)
 	}
+	if b, _ := os.ReadFile(res); !strings.Contains(string(b), "\npartial: true\n") {
+		t.Errorf("the interrupted run's --out is not marked partial:\n%s", b)
+	}
 	if len(r.Runs) == 0 || r.Runs[0].Peer != realpeer.Ours {
 		t.Errorf("--out holds %+v, want ours' first run", r.Runs)
 	}
