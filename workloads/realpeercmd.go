@@ -7,16 +7,19 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"slices"
 	"strconv"
 	"strings"
 
 	"golang.org/x/perf/benchfmt"
 
 	"github.com/headspace-bench/headspace/datasets"
+	"github.com/headspace-bench/headspace/datasets/bucket"
 	"github.com/headspace-bench/headspace/datasets/ondisk"
 	"github.com/headspace-bench/headspace/datasets/transforms"
 	"github.com/headspace-bench/headspace/datasets/turbojpeg"
 	"github.com/headspace-bench/headspace/harness/driver"
+	"github.com/headspace-bench/headspace/harness/link"
 	"github.com/headspace-bench/headspace/harness/loader"
 	"github.com/headspace-bench/headspace/harness/machine"
 	"github.com/headspace-bench/headspace/harness/peer"
@@ -35,9 +38,13 @@ install instead, each run by its own library from the pinned environment
 ci/peers-env.sh made under ~/.cache/headspace): torch2 (torch 2's
 DataLoader, worker processes), spdl (SPDL's pipeline, threads, its own
 decoding), nodes-threads and nodes-procs (torchdata.nodes), dali (DALI's
-CPU pipeline), tfdata (tf.data, AUTOTUNE). It writes batch x batches
-natural JPEGs of --raw-size as an ImageFolder, and every side does the same
-job on them: decode, random crop, RGB to YCbCr, / 255, float32 CHW batches,
+CPU pipeline), tfdata (tf.data, AUTOTUNE); "all" is these. "all-bucket" is
+s3map and s3iter (s3torchconnector's map-style and iterable datasets),
+which read the same images from a bucket: the pinned S3 server (versitygw)
+on 127.0.0.1, ours with as many GETs in flight as the most workers; the two
+kinds run apart. It writes batch x batches natural JPEGs of --raw-size as
+an ImageFolder (on disk, or uploaded), and every side does the same job on
+them: decode, random crop, RGB to YCbCr, / 255, float32 CHW batches,
 at --workers (processes, threads or goroutines per stage) on the same
 cores; ours is the goroutine loader with libjpeg-turbo, fast transforms,
 mask ratio 0. Ours and every peer alternate, round by round. A peer whose
@@ -55,7 +62,7 @@ type realPeerFlags struct {
 }
 
 func (f *realPeerFlags) register(fs *flag.FlagSet) {
-	fs.StringVar(&f.peers, "peers", "", "compare with the real `peers`, comma-separated, or all: "+strings.Join(realpeer.Names(), ", "))
+	fs.StringVar(&f.peers, "peers", "", "compare with the real `peers`, comma-separated, all (those reading files) or all-bucket: "+strings.Join(realpeer.Names(), ", "))
 	fs.IntVar(&f.quality, "jpeg-quality", 90, "with --peers: the JPEGs' `quality`")
 }
 
@@ -118,6 +125,9 @@ func parseRealPeers(fs *flag.FlagSet, rf *realPeerFlags) (realPeerRun, error) {
 	}
 	if s.Crop <= 0 || s.Crop%2 != 0 || s.Crop > r.width || s.Crop > r.height {
 		return r, cli.Usagef("--crop %d must be positive, even and fit the %dx%d images", s.Crop, r.width, r.height)
+	}
+	if r.peers[0].Bucket && set["jpeg-quality"] {
+		return r, cli.Usagef("--jpeg-quality does not apply to the bucket peers (the images are uploaded at quality 90)")
 	}
 	if r.python = get("python", realpeer.DefaultPython()); r.python == "" {
 		return r, cli.Usagef("--peers: no peers environment found: %s", realpeer.InstallHint)
@@ -208,17 +218,41 @@ func runRealPeers(ctx context.Context, fs *flag.FlagSet, rf *realPeerFlags, args
 		s := run.settings
 		n := s.Batch * s.Batches
 		src := datasets.Synthetic{Width: run.width, Height: run.height, Classes: 10, N: n, Seed: s.Seed, Content: datasets.ContentNatural}
-		fmt.Fprintf(stderr, "peer --peers: writing %d natural %dx%d JPEGs (quality %d) as an ImageFolder…\n", n, run.width, run.height, run.quality)
-		folder, err := realpeer.WriteFolder(ctx, src, run.quality)
-		if err != nil {
-			return nil, err
-		}
-		defer folder.Close()
-		s.Data = folder.Dir
 		ours := peer.Settings{Width: run.width, Height: run.height, Crop: s.Crop, Batch: s.Batch, Batches: s.Batches, Seed: s.Seed}.Pipeline(transforms.Fast, 1)
 		ours.Decoder = ondisk.DecoderTurbo
-		if ours, err = ours.WithDataContext(ctx, folder.Dir); err != nil {
-			return nil, fmt.Errorf("ours: %s: %w", folder.Dir, err)
+		var where, data, fetch string
+		var imageBytes float64
+		if run.peers[0].Bucket {
+			fmt.Fprintf(stderr, "peer --peers: writing %d natural %dx%d JPEGs (quality 90), starting the S3 server, uploading them as an ImageFolder…\n", n, run.width, run.height)
+			rb, err := peer.StartRemote(ctx, src, n, link.Config{})
+			if err != nil {
+				return nil, err
+			}
+			defer rb.Close()
+			// StartRemote put the server's credentials in this process's
+			// environment, for ours; the peers get them and the endpoint.
+			runner.Env = rb.Env()
+			s.Data = rb.URLs[peer.ImageFolder]
+			// Ours keeps as many GETs in flight as the peers have workers
+			// (each map-style worker has one at a time).
+			ours.Bucket = bucket.Options{Endpoint: rb.Link.URL(), Concurrency: slices.Max(run.workers)}
+			imageBytes = rb.Costs[peer.ImageFolder].BytesPerSample
+			where = "in a bucket of the pinned S3 server on 127.0.0.1 (versitygw), one object an image, no emulated link"
+			data, fetch = s.Data, fmt.Sprintf(", %d GETs in flight (the most workers)", ours.Bucket.Concurrency)
+		} else {
+			fmt.Fprintf(stderr, "peer --peers: writing %d natural %dx%d JPEGs (quality %d) as an ImageFolder…\n", n, run.width, run.height, run.quality)
+			folder, err := realpeer.WriteFolder(ctx, src, run.quality)
+			if err != nil {
+				return nil, err
+			}
+			defer folder.Close()
+			s.Data, data = folder.Dir, folder.Dir
+			imageBytes = float64(folder.Bytes) / float64(n)
+			where = "in an ImageFolder of 10 classes, read from the page cache"
+		}
+		var err error
+		if ours, err = ours.WithDataContext(ctx, data); err != nil {
+			return nil, fmt.Errorf("ours: %s: %w", data, err)
 		}
 		ours.Transforms.MaskRatio = 0
 		settings = append(append(machine.Environment("none"), busy...),
@@ -233,9 +267,9 @@ func runRealPeers(ctx context.Context, fs *flag.FlagSet, rf *realPeerFlags, args
 			resultfile.Config{Key: "raw-size", Value: fmt.Sprintf("%dx%d", run.width, run.height)},
 			resultfile.Config{Key: "seed", Value: strconv.FormatUint(s.Seed, 10)},
 			resultfile.Config{Key: "images", Value: strconv.Itoa(n)},
-			resultfile.Config{Key: "dataset", Value: fmt.Sprintf("natural (dead leaves) JPEG quality %d in an ImageFolder of 10 classes, %.0f KiB an image, read from the page cache", run.quality, float64(folder.Bytes)/float64(n)/1024)},
+			resultfile.Config{Key: "dataset", Value: fmt.Sprintf("natural (dead leaves) JPEG quality %d %s, %.0f KiB an image", run.quality, where, imageBytes/1024)},
 			resultfile.Config{Key: "transforms", Value: "decode to RGB, random crop, RGB to YCbCr (the document's ConvertColor), / 255, float32 CHW batch"},
-			resultfile.Config{Key: "ours", Value: "goroutine loader at level none, libjpeg-turbo (--decoder turbojpeg), fast transforms, mask ratio 0, 2 batches prefetched"},
+			resultfile.Config{Key: "ours", Value: "goroutine loader at level none, libjpeg-turbo (--decoder turbojpeg), fast transforms, mask ratio 0, 2 batches prefetched" + fetch},
 		)
 		c := realpeer.Config{Runner: runner, Settings: s, Ours: ours, Peers: run.peers, Workers: run.workers, Count: run.count}
 		ms, err = realpeer.Sweep(ctx, c, func(m realpeer.Measurement) {

@@ -76,6 +76,37 @@ func TestPeersEndToEnd(t *testing.T) {
 	}
 }
 
+// TestPeersBucketEndToEnd: the bucket peers and ours on the same images
+// in the pinned S3 server's bucket: exit 0, a run of each, ours with as
+// many GETs in flight as the workers, the file rebuilt by --from.
+func TestPeersBucketEndToEnd(t *testing.T) {
+	py := peersPython(t)
+	for _, k := range []string{"AWS_ACCESS_KEY_ID", "AWS_SECRET_ACCESS_KEY", "AWS_REGION", "AWS_PROFILE", "AWS_SESSION_TOKEN"} {
+		t.Setenv(k, "") // StartRemote sets them for this process; restored after
+	}
+	t.Setenv("HEADSPACE_CACHE", t.TempDir())
+	chdirRepo(t)
+	res := filepath.Join(t.TempDir(), "r.txt")
+	code, out, stderr := runCLI("peer", "--peers", "all-bucket", "--python", py, "--workers", "2", "--count", "1",
+		"--raw-size", "64", "--crop", "32", "--batch", "4", "--batches", "2", "--out", res)
+	if code != 0 {
+		t.Fatalf("peer --peers all-bucket: exit %d\n%s\n%s", code, out, stderr)
+	}
+	b, err := os.ReadFile(res)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"peers: s3map,s3iter", "s3map-s3torchconnector: 1.", "2 GETs in flight",
+		"\nBenchmarkRealPeer/peer=ours/workers=2 2 ", "\nBenchmarkRealPeer/peer=s3map/workers=2 2 ", "\nBenchmarkRealPeer/peer=s3iter/workers=2 2 "} {
+		if !strings.Contains(string(b), want) {
+			t.Errorf("result file lacks %q:\n%s", want, b)
+		}
+	}
+	if code, out, stderr := runCLI("peer", "--from", res); code != 0 {
+		t.Errorf("peer --from: exit %d\n%s\n%s", code, out, stderr)
+	}
+}
+
 // TestPeersInterrupt: SIGINT during a peer's run ends headspace with exit
 // 130, no process of any peer left, and an --out that holds the runs so
 // far with every setting (it reads back with its report).

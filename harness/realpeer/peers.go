@@ -22,6 +22,10 @@ type Peer struct {
 	Packages []string
 	// Uses is what --workers counts for it.
 	Uses string
+	// Bucket says it reads the images from a bucket (Settings.Data an
+	// s3:// prefix, the endpoint and credentials in Runner.Env), not
+	// from the ImageFolder on disk.
+	Bucket bool
 }
 
 // ScriptDir is where the peers' scripts are, relative to the repository.
@@ -35,6 +39,8 @@ var Peers = []Peer{
 	{Name: "nodes-procs", Script: "peer_nodes.py", Args: []string{"--method=process"}, Packages: []string{"torchdata", "torch", "torchvision"}, Uses: "ParallelMapper processes"},
 	{Name: "dali", Script: "peer_dali.py", Packages: []string{"nvidia-dali-cuda120"}, Uses: "pipeline threads (CPU)"},
 	{Name: "tfdata", Script: "peer_tfdata.py", Packages: []string{"tensorflow-cpu"}, Uses: "private thread pool, AUTOTUNE within it"},
+	{Name: "s3map", Script: "peer_s3torch.py", Args: []string{"--kind=map"}, Packages: []string{"s3torchconnector", "torch", "torchvision"}, Uses: "DataLoader worker processes, one GET at a time each", Bucket: true},
+	{Name: "s3iter", Script: "peer_s3torch.py", Args: []string{"--kind=iterable"}, Packages: []string{"s3torchconnector", "torch", "torchvision"}, Uses: "DataLoader worker processes, each streaming its share of the objects", Bucket: true},
 }
 
 // Names are the peers' names.
@@ -55,12 +61,22 @@ func Lookup(name string) (Peer, bool) {
 	return Peers[i], true
 }
 
-// ParseNames reads a comma-separated list of peers, "all" for every one,
-// in the order given, each once. An unknown name is an error naming it and
-// the known ones.
+// ParseNames reads a comma-separated list of peers, in the order given,
+// each once: "all" is every peer that reads files, "all-bucket" every one
+// that reads a bucket. An unknown name is an error naming it and the known
+// ones, and so is a list that mixes the two kinds (a run is on files or on
+// a bucket).
 func ParseNames(list string) ([]Peer, error) {
-	if strings.TrimSpace(list) == "all" {
-		return slices.Clone(Peers), nil
+	switch strings.TrimSpace(list) {
+	case "all", "all-bucket":
+		bucket := strings.TrimSpace(list) == "all-bucket"
+		var out []Peer
+		for _, p := range Peers {
+			if p.Bucket == bucket {
+				out = append(out, p)
+			}
+		}
+		return out, nil
 	}
 	var out []Peer
 	for _, name := range strings.Split(list, ",") {
@@ -68,9 +84,11 @@ func ParseNames(list string) ([]Peer, error) {
 		p, ok := Lookup(name)
 		switch {
 		case name == "":
-			return nil, fmt.Errorf("an empty peer name in %q (want all, or some of %s)", list, strings.Join(Names(), ", "))
+			return nil, fmt.Errorf("an empty peer name in %q (want all, all-bucket, or some of %s)", list, strings.Join(Names(), ", "))
 		case !ok:
-			return nil, fmt.Errorf("no peer %q (want all, or some of %s)", name, strings.Join(Names(), ", "))
+			return nil, fmt.Errorf("no peer %q (want all, all-bucket, or some of %s)", name, strings.Join(Names(), ", "))
+		case len(out) > 0 && out[0].Bucket != p.Bucket:
+			return nil, fmt.Errorf("peers %s and %s: one reads files, the other a bucket; run them apart", out[0].Name, name)
 		case slices.ContainsFunc(out, func(q Peer) bool { return q.Name == name }):
 			return nil, fmt.Errorf("peer %q named twice", name)
 		}

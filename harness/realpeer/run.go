@@ -28,11 +28,14 @@ type Runner struct {
 	// RSSEvery is the period of the resident-memory sampler; 0 means
 	// 20 ms.
 	RSSEvery time.Duration
+	// Env is added to the scripts' environment (a bucket's endpoint and
+	// credentials); nil leaves ours as it is.
+	Env []string
 }
 
 // Settings are the job every side does.
 type Settings struct {
-	Data    string // the ImageFolder
+	Data    string // the ImageFolder, or its s3:// prefix for a bucket peer
 	Crop    int
 	Batch   int
 	Batches int // at least 2: the first gives the time to first batch
@@ -82,7 +85,7 @@ func (r Runner) exec(ctx context.Context, p Peer, args ...string) ([]byte, int64
 	cmd.Cancel = func() error { return procgroup.Kill(cmd.Process) }
 	cmd.WaitDelay = time.Second
 	// Python's own buffering must not hold the lines back from a killed run.
-	cmd.Env = append(os.Environ(), "PYTHONUNBUFFERED=1")
+	cmd.Env = append(append(os.Environ(), "PYTHONUNBUFFERED=1"), r.Env...)
 	var stdout bytes.Buffer
 	stderr := &tail{max: stderrKeep}
 	cmd.Stdout, cmd.Stderr = &stdout, stderr

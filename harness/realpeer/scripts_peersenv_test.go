@@ -38,7 +38,8 @@ func envRunner(t *testing.T) Runner {
 func TestScriptsProbe(t *testing.T) {
 	r := envRunner(t)
 	want := map[string]string{"torch2": "torch2-torch", "spdl": "spdl-spdl", "nodes-threads": "nodes-threads-torchdata",
-		"nodes-procs": "nodes-procs-torchdata", "dali": "dali-nvidia-dali", "tfdata": "tfdata-tensorflow"}
+		"nodes-procs": "nodes-procs-torchdata", "dali": "dali-nvidia-dali", "tfdata": "tfdata-tensorflow",
+		"s3map": "s3map-s3torchconnector", "s3iter": "s3iter-s3torchconnector"}
 	for _, p := range Peers {
 		o, err := r.Probe(context.Background(), p)
 		if err != nil {
@@ -76,7 +77,8 @@ func TestScriptsSameJob(t *testing.T) {
 	defer f.Close()
 	want := oursMeans(t, filepath.Join(f.work, "files"), side, n)
 	s := Settings{Data: f.Dir, Crop: side, Batch: n, Batches: 2, Seed: 1}
-	for _, p := range Peers {
+	local, _ := ParseNames("all") // the bucket peers: cmd/headspace's TestPeersBucketEndToEnd
+	for _, p := range local {
 		tol := 1e-4
 		if p.Name == "spdl" || p.Name == "tfdata" {
 			tol = 0.005
