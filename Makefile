@@ -193,10 +193,15 @@ test-peers:
 
 # The real peers beside our loader on natural JPEGs in an ImageFolder
 # (docs/peers.md): torch 2's DataLoader, SPDL, torchdata.nodes (threads and
-# processes), DALI's CPU pipeline and tf.data, alternated round by round.
-PEERS_OUT ?= results/peers-emulated.txt
+# processes), DALI's CPU pipeline and tf.data, alternated round by round;
+# then s3torchconnector's datasets on the same images in the pinned S3
+# server on 127.0.0.1.
+PEERS_OUT        ?= results/peers-emulated.txt
+PEERS_BUCKET_OUT ?= results/peers-bucket-emulated.txt
 peers: build peers-env
 	$(BIN) peer --peers all --workers 1,2 --python "$$(ci/peers-env.sh)" --out $(PEERS_OUT) --report notebooks/peers.md $(PEERS_FLAGS)
+	@ci/versitygw.sh >/dev/null
+	$(BIN) peer --peers all-bucket --workers 1,2 --python "$$(ci/peers-env.sh)" --out $(PEERS_BUCKET_OUT) --report notebooks/peers-bucket.md $(PEERS_FLAGS)
 
 # The boto3 peer on data in a bucket (peers/torch/s3.py) beside our loader
 # over --data s3://, on one local versitygw behind one emulated link
