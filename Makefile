@@ -24,7 +24,7 @@ BENCH_SWEEP = $(if $(BENCH_LEVELS),--levels $(BENCH_LEVELS)) \
 	$(if $(BENCH_STEPS),--steps $(BENCH_STEPS)) \
 	$(if $(BENCH_COUNT),--count $(BENCH_COUNT))
 
-.PHONY: bench-remote all build test test-deps lint-ci history cross bench compare check baseline ci-smoke vet clean reproduce gate peer peer-remote ptx gpu-bundle cluster-test k8s-validate
+.PHONY: peers-env test-peers peers bench-remote all build test test-deps lint-ci history cross bench compare check baseline ci-smoke vet clean reproduce gate peer peer-remote ptx gpu-bundle cluster-test k8s-validate
 
 all: build
 
@@ -171,6 +171,37 @@ peer: build
 		--raw-size 1024 --n 1536 --layout shards --out $(PEER_JPEG)
 	$(BIN) peer --python $(PEER_PYTHON) --data $(PEER_JPEG) --decoder turbojpeg \
 		--out $(PEER_JPEG_OUT) --report notebooks/peer-ondisk-jpeg.md $(PEER_FLAGS)
+
+# The real peers' pinned Python environment (peers/requirements.txt: torch 2,
+# torchvision, SPDL, torchdata, DALI, tensorflow-cpu, the bucket clients,
+# Lightning, …), made once a machine by ci/peers-env.sh under
+# ~/.cache/headspace/peers-env, its wheels kept, so torch downloads once
+# (about 8 GB and 10 minutes the first time). SPDL decodes with FFmpeg's
+# libraries: Debian's, installed by ci/deps.sh. `make test` does not use it.
+PEERS_DEBS := libavdevice59 libavfilter8 libavformat59 libavcodec59 libswscale6 libswresample4
+peers-env:
+	@ci/deps.sh $(PEERS_DEBS)
+	ci/peers-env.sh
+
+# The tests that run the real peers' scripts in that environment
+# (harness/realpeer's TestScripts*, cmd/headspace's TestPeersEndToEnd and
+# TestPeersInterrupt, built with -tags peersenv):
+# .ci/run runs this where `ci/peers-env.sh --existing` finds the env.
+test-peers:
+	@ci/deps.sh $(PEERS_DEBS)
+	HEADSPACE_PEERS_PYTHON="$$(ci/peers-env.sh --existing)" $(GO) test -count=1 -timeout 15m -tags peersenv -run '^(TestPeers|TestScripts)' ./harness/realpeer/ ./cmd/headspace/
+
+# The real peers beside our loader on natural JPEGs in an ImageFolder
+# (docs/peers.md): torch 2's DataLoader, SPDL, torchdata.nodes (threads and
+# processes), DALI's CPU pipeline and tf.data, alternated round by round;
+# then s3torchconnector's datasets on the same images in the pinned S3
+# server on 127.0.0.1.
+PEERS_OUT        ?= results/peers-emulated.txt
+PEERS_BUCKET_OUT ?= results/peers-bucket-emulated.txt
+peers: build peers-env
+	$(BIN) peer --peers all --workers 1,2 --python "$$(ci/peers-env.sh)" --out $(PEERS_OUT) --report notebooks/peers.md $(PEERS_FLAGS)
+	@ci/versitygw.sh >/dev/null
+	$(BIN) peer --peers all-bucket --workers 1,2 --python "$$(ci/peers-env.sh)" --out $(PEERS_BUCKET_OUT) --report notebooks/peers-bucket.md $(PEERS_FLAGS)
 
 # The boto3 peer on data in a bucket (peers/torch/s3.py) beside our loader
 # over --data s3://, on one local versitygw behind one emulated link

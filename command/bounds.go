@@ -51,6 +51,7 @@ var _ = cli.Declare(map[string]cli.Bound{
 	"peer batches":                {Lo: 2, Hi: cli.MaxBatches},
 	"peer calibration-batches":    {Lo: 6, Hi: 1000},
 	"peer shard-size":             {Lo: 1, Hi: 1 << 16},
+	"peer jpeg-quality":           {Lo: 1, Hi: 100},
 	"sim loaders":                 {Lo: 1, Hi: 1024},
 	"sim load":                    {Lo: 0, Hi: float64(10000 * time.Hour)},
 	"sim load-stddev":             {Lo: 0, Hi: float64(10000 * time.Hour)},

@@ -59,7 +59,7 @@ calibration goes into --out. See docs/yardstick.md.
 --from FILE rebuilds the table, --report and --plot from a results file
 that peer --out wrote, measuring nothing: the machine, the command and the
 settings come from the file's configuration lines, so the report is the
-one the run wrote (notebooks/peer.md from results/peer-emulated.txt).` + peerRemoteUsage
+one the run wrote (notebooks/peer.md from results/peer-emulated.txt).` + peerRemoteUsage + realPeersUsage
 
 // peerInstallHint is what to do when the peer cannot run.
 const peerInstallHint = "run `make peer`, which installs python3-torch, python3-torchvision, python3-scipy and python3-pil (apt-get) and runs this command"
@@ -86,13 +86,14 @@ type peerFlags struct {
 	df                             loader.DataFlags
 	lf                             peerLadderFlags
 	rf                             peerRemoteFlags
+	pf                             realPeerFlags
 	from                           string
 }
 
 // register defines f's flags on fs.
 func (f *peerFlags) register(fs *flag.FlagSet) {
 	d := peer.DefaultSettings()
-	fs.StringVar(&f.python, "python", "/usr/bin/python3", "Python `interpreter` with torch, torchvision, scipy and PIL")
+	fs.StringVar(&f.python, "python", "/usr/bin/python3", "Python `interpreter` with torch, torchvision, scipy and PIL (with --peers: the peers env's python, by default the one make peers-env made)")
 	fs.StringVar(&f.script, "script", "peers/torch/dataloader.py", "the PyTorch peer `script` (with --ladder: peers/torch/ladder.py)")
 	fs.StringVar(&f.workers, "workers", "1,2", "comma-separated worker `counts`")
 	fs.StringVar(&f.impls, "impls", strings.Join(peer.Impls, ","), "comma-separated `implementations`: naive, fast (ours), torch (the peer)")
@@ -109,6 +110,7 @@ func (f *peerFlags) register(fs *flag.FlagSet) {
 	fs.StringVar(&f.df.Decoder, "decoder", ondisk.DecoderGo, "with --data: our JPEG `decoder`, go or turbojpeg (libjpeg-turbo, as PIL)")
 	f.lf.register(fs)
 	f.rf.register(fs)
+	f.pf.register(fs)
 	fs.StringVar(&f.from, "from", "", "rebuild the table, --report and --plot from the results `file` a peer --out wrote, measuring nothing")
 }
 
@@ -120,10 +122,16 @@ func runPeer(ctx context.Context, args []string, stdout, stderr io.Writer) error
 		return err
 	}
 	if f.from != "" {
+		if isRealPeerResults(f.from) {
+			return rebuildRealPeers(fs, f.from, f.report, stdout)
+		}
 		if isRemoteResults(f.from) {
 			return rebuildPeerRemote(fs, f.from, f.report, stdout)
 		}
 		return rebuildPeer(fs, f.from, f.report, f.plotPrefix, stdout)
+	}
+	if f.pf.peers != "" {
+		return runRealPeers(ctx, fs, &f.pf, args, stdout, stderr)
 	}
 	if f.rf.on {
 		return runPeerRemote(ctx, fs, &f.rf, args, stdout, stderr)

@@ -29,8 +29,14 @@ func TestNodeFromRefusesImpossibleValues(t *testing.T) {
 	}
 	del := func(l []string, i int) []string { return slices.Delete(l, i, i+1) }
 	dup := func(l []string, i int) []string { return slices.Insert(l, i+1, l[i]) }
-	cut := func(l []string, i int) []string { l[i] = l[i][:strings.Index(l[i], " steps/s")+len(" steps/s")]; return l }
-	abc := func(l []string, i int) []string { l[i] = strings.Replace(l[i], "accelerators=1", "accelerators=abc", 1); return l }
+	cut := func(l []string, i int) []string {
+		l[i] = l[i][:strings.Index(l[i], " steps/s")+len(" steps/s")]
+		return l
+	}
+	abc := func(l []string, i int) []string {
+		l[i] = strings.Replace(l[i], "accelerators=1", "accelerators=abc", 1)
+		return l
+	}
 	ranksOnly := func(l []string, _ int) []string {
 		return slices.DeleteFunc(l, func(s string) bool { return strings.HasPrefix(s, "BenchmarkNode/") && !strings.Contains(s, "/rank=") })
 	}

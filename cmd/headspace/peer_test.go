@@ -219,6 +219,8 @@ func TestCommittedPeerReportsRebuild(t *testing.T) {
 		{"results/peer-emulated.txt", "notebooks/peer.md", "notebooks/figures/peer"},
 		{"results/peer-ondisk-jpeg-emulated.txt", "notebooks/peer-ondisk-jpeg.md", ""},
 		{"results/peer-remote-cross-region.txt", "notebooks/peer-remote.md", ""},
+		{"results/peers-emulated.txt", "notebooks/peers.md", ""},
+		{"results/peers-bucket-emulated.txt", "notebooks/peers-bucket.md", ""},
 	} {
 		out := t.TempDir()
 		report := filepath.Join(out, tc.report)

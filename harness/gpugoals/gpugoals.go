@@ -63,7 +63,7 @@ const (
 	FileDecodeImagenet = "cuda-decode-imagenet.txt"
 	// FileTorchDecode is torchvision's decode of both sets (set=natural,
 	// set=imagenet) and its fused pipeline.
-	FileTorchDecode = "torch-decode.txt"
+	FileTorchDecode  = "torch-decode.txt"
 	FileDeviceNone   = "ladder-transforms=device.txt"
 	FileLadderLevels = "ladder-levels.txt"
 	FileTorchLadder  = "torch-ladder.txt"

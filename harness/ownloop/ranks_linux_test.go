@@ -364,7 +364,7 @@ func TestRankRaises(t *testing.T) {
 func TestRankHangs(t *testing.T) {
 	script := ddp(t)
 	s := settings(20, 10)
-	s.FirstBatchTimeout = 30 * time.Second // the ranks' start (torch's import, gloo) on a loaded machine
+	s.FirstBatchTimeout = 60 * time.Second // the ranks' start (torch's import, gloo) on a loaded machine
 	start := time.Now()
 	var out bytes.Buffer
 	_, err := ownloop.Exec(context.Background(), torchrun(t, script, "--getitem-ms", "0", "--step-ms", "1", "--hang-rank", "1", "--hang-at", "4"), s, &out, nil)

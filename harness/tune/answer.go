@@ -5,8 +5,8 @@ import (
 	"io"
 	"math"
 	"slices"
-	"time"
 
+	"github.com/headspace-bench/headspace/harness/report"
 	"github.com/headspace-bench/headspace/internal/summary"
 )
 
@@ -113,14 +113,14 @@ func (r Result) Bound() string {
 		return fmt.Sprintf("the loader holds the loop back (headspace %.1f%%), but its stages were not timed (workers that do not fork): headspace analyze with forked workers names the stage", p.HeadspacePercent())
 	}
 	cores := float64(r.cores())
-	s := fmt.Sprintf("the loader holds the loop back (headspace %.1f%%); its slowest stage is %s, %s a batch", p.HeadspacePercent(), m.Stage, ms(m.StageTime))
+	s := fmt.Sprintf("the loader holds the loop back (headspace %.1f%%); its slowest stage is %s, %s a batch", p.HeadspacePercent(), m.Stage, report.Ms(m.StageTime, 1))
 	if need := m.NeedCores(); need > cores {
 		s += fmt.Sprintf("; the cores are spent: the step and its batch need %.1f cores at the model's bound, this machine has %.0f", need, cores)
 	}
 	if need, over := m.StageNeed(); need > 0 {
-		s += fmt.Sprintf("; keeping %d workers, %s must take %s a batch instead of %s (%.1f× faster)", m.Workers, m.Stage, ms(need), ms(m.StageTime), float64(m.StageTime)/float64(need))
+		s += fmt.Sprintf("; keeping %d workers, %s must take %s a batch instead of %s (%.1f× faster)", m.Workers, m.Stage, report.Ms(need, 1), report.Ms(m.StageTime, 1), float64(m.StageTime)/float64(need))
 	} else if over > 0 {
-		s += fmt.Sprintf("; keeping %d workers no one stage can make up the %s a batch over: more cores it is", m.Workers, ms(over))
+		s += fmt.Sprintf("; keeping %d workers no one stage can make up the %s a batch over: more cores it is", m.Workers, report.Ms(over, 1))
 	}
 	return s
 }
@@ -131,8 +131,6 @@ func (r Result) cores() int {
 	}
 	return 0
 }
-
-func ms(d time.Duration) string { return fmt.Sprintf("%.1f ms", float64(d)/1e6) }
 
 // interval is s as "median (95% CI lo – hi, n runs)".
 func interval(s summary.Summary) string {

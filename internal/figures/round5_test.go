@@ -445,3 +445,43 @@ func init() {
 			p0(rawDisturbed(false, false)), p0(rawDisturbed(true, false)), p0(rawDisturbed(false, true))}},
 	}...)
 }
+
+// The multi-rank example of docs/own-loop.md (issue 55).
+const (
+	ownLoopRanks      = "results/own-loop-ranks.txt"
+	ownLoopRanksBusy  = "results/own-loop-ranks-b.txt"
+	ranksTruthFile    = "results/ranks-truth.txt"
+	ranksCancelFile   = "results/ranks-cancel.txt"
+	ranksDerivedNote  = "derived by analyze's report from results/own-loop-ranks.txt's per-step records, as printed (analyze has no --from)"
+	ranksScriptParams = "a parameter of the benchmark's script (testdata/ddp.py)"
+)
+
+func init() {
+	unitQuotes = append(unitQuotes, []quote{
+		{"docs/own-loop.md", "0 179.9 ms 80.7 ms 55.1% 0.45 25.7 ms", []string{ownLoopRanks}},
+		{"docs/own-loop.md", "1 170.6 ms 78.7 ms 53.8% 0.46 15.9 ms", []string{ownLoopRanks}},
+		{"docs/own-loop.md", "spread 20%", []string{ownLoopRanks}},
+		{"docs/own-loop.md", "its steps took 179.9 ms beside the loader against 80.7 ms on cached batches: the loader's 1 workers (0.36 s of CPU, 2.91 s on the run queue)", []string{ownLoopRanks}},
+		{"docs/own-loop.md", "dataset .loader (reading and decoding) 8.8 ms", []string{ownLoopRanks}},
+		{"docs/own-loop.md", "__getitem__ outside .loader and .transform 0.3 ms, collate 2.3 ms)", []string{ownLoopRanks}},
+		{"docs/own-loop.md", "(2.3 ms CPU a sample", []string{ownLoopRanks}},
+		{"docs/own-loop.md", "step on cached batches, 80.7 ms)", []string{ownLoopRanks}},
+		{"docs/own-loop.md", "alone keep it at AU 0.44; 2 ranks on these 2 cores: predicted AU 0.44", []string{ownLoopRanks}},
+		{"docs/own-loop.md", "3 workers a rank (now 1) and 0.825 cores (the ranks use 0.825", []string{ownLoopRanks}},
+		{"docs/own-loop.md", "the cached steps at 650 ms against 582 ms with the loader", []string{ownLoopRanksBusy}},
+		{"docs/own-loop.md", "7.147 points\napart on average (78.62% against 85.76%)", []string{ranksTruthFile}},
+		{"docs/own-loop.md", "2 ranks under torchrun: 65 ms on average over 3 runs", []string{ranksCancelFile}},
+	}...)
+	settings = append(settings, []setting{
+		{"docs/own-loop.md", "its loader gives a batch every 182.8 ms, the fastest rank's every 152.8 ms", ranksDerivedNote},
+		{"docs/own-loop.md", "0 179.9 ms 80.7 ms 55.1% 0.45 25.7 ms 182.8 ms", ranksDerivedNote},
+		{"docs/own-loop.md", "1 170.6 ms 78.7 ms 53.8% 0.46 15.9 ms 152.8 ms", ranksDerivedNote},
+		{"docs/own-loop.md", "the loop waited for its batches only 14.2% of the time", ranksDerivedNote},
+		{"docs/own-loop.md", "dataset .transform 9.5 ms", ranksDerivedNote},
+		{"docs/own-loop.md", "a rank asks 0.458 cores", ranksDerivedNote},
+		{"docs/own-loop.md", "× 198.2 samples/s", ranksDerivedNote},
+		{"docs/own-loop.md", "rank 1's samples 20 ms against rank 0's 5 ms, a 4 ms step", ranksScriptParams},
+		{"docs/own-loop.md", "Debian's torch 1.13 launcher\nfails on its Python 3.11", "versions"},
+	}...)
+	settingFigures = append(settingFigures, settingFigure{"docs/own-loop.md", "0.90", "the AU the node model asks of every rank (node.Profile's default)"})
+}

@@ -1,0 +1,236 @@
+package realpeer
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"regexp"
+	"strconv"
+	"strings"
+
+	"golang.org/x/perf/benchfmt"
+
+	"github.com/headspace-bench/headspace/harness/report"
+	"github.com/headspace-bench/headspace/harness/resultfile"
+)
+
+// ReportKeys are the configuration lines a results file must hold for
+// ReadFile to rebuild its report; `headspace peer --peers --out` records
+// them (and the machine's goos, goarch and device).
+var ReportKeys = []string{"cpu", "cores", "distro", "go", "commit", "command", "peers", "workers", "rounds", "batch", "batches", "crop", "raw-size", "images", "dataset", "transforms", "ours"}
+
+// Report is a comparison's outcome as its results file holds it.
+type Report struct {
+	Config []resultfile.Config // the file's configuration lines, in order
+	Runs   []Measurement
+	Peers  []string // in the order of the file's peers line
+	Batch  int
+	Rows   []Row
+}
+
+// NewReport is the report of runs ms with the file's configuration lines
+// config (which must hold ReportKeys); path names the file in errors.
+func NewReport(config []resultfile.Config, ms []Measurement, path string) (Report, error) {
+	r := Report{Config: config, Runs: ms}
+	var missing []string
+	for _, k := range ReportKeys {
+		if r.get(k) == "" {
+			missing = append(missing, k)
+		}
+	}
+	if len(missing) > 0 {
+		return r, fmt.Errorf("%s: no %s line (headspace peer --peers --out records them; the report cannot be rebuilt without them)", path, strings.Join(missing, ", "))
+	}
+	var err error
+	if r.Batch, err = strconv.Atoi(r.get("batch")); err != nil || r.Batch < 1 {
+		return r, fmt.Errorf("%s: batch %q is not a positive whole number", path, r.get("batch"))
+	}
+	for _, name := range strings.Split(r.get("peers"), ",") {
+		if _, ok := Lookup(name); !ok {
+			return r, fmt.Errorf("%s: peers line names %q, no peer", path, name)
+		}
+		r.Peers = append(r.Peers, name)
+	}
+	r.Rows = Summarize(ms, r.Peers, r.Batch)
+	return r, nil
+}
+
+func (r Report) get(key string) string {
+	for i := len(r.Config) - 1; i >= 0; i-- {
+		if r.Config[i].Key == key {
+			return r.Config[i].Value
+		}
+	}
+	return ""
+}
+
+var missingKey = regexp.MustCompile(`^missing-(.+)-w([0-9]+)-r([0-9]+)$`)
+
+// ReadFile reads a results file `headspace peer --peers --out` wrote and
+// rebuilds its report: the runs from its records, each run's round from
+// its order (the k-th record of a peer at a worker count is its k-th
+// round not listed missing), the missing runs from their configuration
+// lines (MissingKey). Nothing is measured.
+func ReadFile(path string) (Report, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return Report{}, err
+	}
+	defer f.Close()
+	rd := benchfmt.NewReader(f, path)
+	var config []resultfile.Config
+	var ms []Measurement
+	var errs []error
+	for rd.Scan() {
+		switch rec := rd.Result().(type) {
+		case *benchfmt.SyntaxError:
+			errs = append(errs, rec)
+		case *benchfmt.Result:
+			m, err := parseRun(rec)
+			if err != nil {
+				file, line := rec.Pos()
+				errs = append(errs, fmt.Errorf("%s:%d: %w", file, line, err))
+				continue
+			}
+			if config == nil {
+				for _, c := range rec.Config {
+					if c.File {
+						config = append(config, resultfile.Config{Key: c.Key, Value: string(c.Value)})
+					}
+				}
+			}
+			ms = append(ms, m)
+		}
+	}
+	if err := rd.Err(); err != nil {
+		errs = append(errs, err)
+	}
+	if err := errors.Join(errs...); err != nil {
+		return Report{}, err
+	}
+	if len(ms) == 0 {
+		return Report{}, fmt.Errorf("%s: no Benchmark%s records", path, Benchmark)
+	}
+	type point struct {
+		peer    string
+		workers int
+	}
+	skip := map[point]map[int]bool{}
+	var missing []Measurement
+	for _, c := range config {
+		g := missingKey.FindStringSubmatch(c.Key)
+		if g == nil {
+			continue
+		}
+		w, _ := strconv.Atoi(g[2])
+		round, _ := strconv.Atoi(g[3])
+		p := point{g[1], w}
+		if skip[p] == nil {
+			skip[p] = map[int]bool{}
+		}
+		skip[p][round] = true
+		missing = append(missing, Measurement{Peer: g[1], Workers: w, Round: round, PeakRSS: -1, Missing: c.Value})
+	}
+	next := map[point]int{}
+	for i := range ms {
+		p := point{ms[i].Peer, ms[i].Workers}
+		round := next[p] + 1
+		for skip[p][round] {
+			round++
+		}
+		next[p] = round
+		ms[i].Round = round
+	}
+	return NewReport(config, append(ms, missing...), path)
+}
+
+// WriteText prints the table.
+func (r Report) WriteText(w io.Writer) error {
+	return r.table(w)
+}
+
+// table writes the Markdown table of the rows.
+func (r Report) table(w io.Writer) error {
+	t := report.NewTable("lrrrrrrrrr", "peer", "workers", "samples/s", "ours ÷ peer (least–most)", "whole run samples/s", "ours ÷ peer, whole run", "CPU ms/sample", "peak RSS MiB", "TTFB ms", "runs")
+	for _, row := range r.Rows {
+		runs := strconv.Itoa(row.Runs)
+		if row.Missing > 0 {
+			runs += fmt.Sprintf(" (%d missing)", row.Missing)
+		}
+		if row.Runs == 0 {
+			t.Add(row.Peer, strconv.Itoa(row.Workers), "—", "—", "—", "—", "—", "—", "—", runs)
+			continue
+		}
+		rss := "—"
+		if row.PeakRSS >= 0 {
+			rss = fmt.Sprintf("%.0f", float64(row.PeakRSS)/(1<<20))
+		}
+		ratio, whole := "—", "—"
+		if row.Pairs > 0 {
+			ratio = fmt.Sprintf("%.2f× (%.2f–%.2f)", row.Ratio, row.Least, row.Most)
+			whole = fmt.Sprintf("%.2f×", row.WholeRatio)
+		}
+		t.Add(row.Peer, strconv.Itoa(row.Workers), fmt.Sprintf("%.1f", row.SamplesPerSec), ratio,
+			fmt.Sprintf("%.1f", row.WholeRun), whole, fmt.Sprintf("%.2f", row.CPUPerSample.Seconds()*1e3), rss, fmt.Sprintf("%.0f", row.TTFB.Seconds()*1e3), runs)
+	}
+	_, err := t.WriteTo(w)
+	return err
+}
+
+// WriteMarkdown writes the report: the machine and the command, the job
+// every side did, the table, the missing runs with their reasons, and each
+// peer's package versions and settings as its --check printed them.
+func (r Report) WriteMarkdown(w io.Writer) error {
+	var b strings.Builder
+	fmt.Fprintf(&b, "# Real peers beside headspace's loader\n\n")
+	fmt.Fprintf(&b, "Written by `headspace peer --peers` from its results file; `headspace peer --from FILE --report FILE` rebuilds it byte for byte (docs/peers.md).\n\n")
+	fmt.Fprintf(&b, "- machine: %s, %s cores, %s/%s, %s; Go %s, commit %s\n", r.get("cpu"), r.get("cores"), r.get("goos"), r.get("goarch"), r.get("distro"), strings.TrimPrefix(r.get("go"), "go"), r.get("commit"))
+	if busy := r.get(resultfile.BusyKey); busy != "" {
+		fmt.Fprintf(&b, "- the machine did not get quiet before the run (%s): other work shared its cores, alike for every side (they alternate), so read the ratios more than the figures\n", busy)
+	}
+	fmt.Fprintf(&b, "- command: `%s`\n", r.get("command"))
+	fmt.Fprintf(&b, "- data: %s images, %s, %s\n", r.get("images"), r.get("raw-size"), r.get("dataset"))
+	fmt.Fprintf(&b, "- the job, every side: %s; crop %s, batches of %s, %s batches a run; the medians of %s rounds, ours and each peer alternated in each\n", r.get("transforms"), r.get("crop"), r.get("batch"), r.get("batches"), r.get("rounds"))
+	fmt.Fprintf(&b, "- ours: %s\n", r.get("ours"))
+	fmt.Fprintf(&b, "- workers: what each uses, %s of them: ", r.get("workers"))
+	for i, name := range r.Peers {
+		p, _ := Lookup(name)
+		if i > 0 {
+			b.WriteString("; ")
+		}
+		fmt.Fprintf(&b, "%s, %s", name, p.Uses)
+	}
+	b.WriteString("\n\n")
+	fmt.Fprintf(&b, "CPU ms/sample is the run's CPU seconds of every process over its samples (first batch included); peak RSS the peak of the summed resident memory of the run's processes (ours: headspace's own process); ours ÷ peer the median over the rounds of ours' samples/s over the peer's in the same round, with the least and the most. samples/s counts from the first batch on, so a side that prefetches deep while it makes its first batch gains there what its TTFB loses; the whole run's samples/s (every sample over the time from the start to the last batch) and its ratio do not.\n\n")
+	if err := r.table(&b); err != nil {
+		return err
+	}
+	var missing []Measurement
+	for _, m := range r.Runs {
+		if m.Missing != "" {
+			missing = append(missing, m)
+		}
+	}
+	if len(missing) > 0 {
+		b.WriteString("\nMissing runs:\n\n")
+		for _, m := range missing {
+			fmt.Fprintf(&b, "- %s, workers %d, round %d: %s\n", m.Peer, m.Workers, m.Round, m.Missing)
+		}
+	}
+	b.WriteString("\nVersions and settings, as each peer's script printed them:\n\n")
+	for _, name := range r.Peers {
+		var lines []string
+		for _, c := range r.Config {
+			if strings.HasPrefix(c.Key, name+"-") && !missingKey.MatchString(c.Key) {
+				lines = append(lines, fmt.Sprintf("%s %s", strings.TrimPrefix(c.Key, name+"-"), c.Value))
+			}
+		}
+		fmt.Fprintf(&b, "- %s: %s\n", name, strings.Join(lines, ", "))
+	}
+	if py := r.get("peers-python"); py != "" {
+		fmt.Fprintf(&b, "- python: %s\n", py)
+	}
+	_, err := io.WriteString(w, b.String())
+	return err
+}
