@@ -22,9 +22,14 @@ func Orphanless() *syscall.SysProcAttr { return &syscall.SysProcAttr{Pdeathsig: 
 // orphaned, included — and Pdeathsig kills it when headspace dies: so
 // nothing it started outlives even a SIGKILL of headspace. Where
 // unprivileged user namespaces are not allowed, starting with it fails:
-// start the command with Group instead.
+// start the command with Group instead. Root needs no user namespace for
+// a PID namespace, and gets none: in one that maps only its own ids, it
+// would lose its access to files that other users own.
 func Contained() *syscall.SysProcAttr {
 	uid, gid := os.Getuid(), os.Getgid()
+	if uid == 0 {
+		return &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL, Cloneflags: syscall.CLONE_NEWPID}
+	}
 	return &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL,
 		Cloneflags:  syscall.CLONE_NEWUSER | syscall.CLONE_NEWPID,
 		UidMappings: []syscall.SysProcIDMap{{ContainerID: uid, HostID: uid, Size: 1}},
