@@ -26,6 +26,8 @@ func (r Report) Plot(base string) ([]string, error) {
 	if err != nil {
 		return nil, err
 	}
+	// The lines sit high (the y axis starts at 0): the legend goes below them.
+	p.Legend.Top, p.Legend.Left = false, false
 	if err := report.SaveBoth(p, base, 7*vg.Inch, 4.5*vg.Inch); err != nil {
 		return nil, err
 	}
