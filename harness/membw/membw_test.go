@@ -50,3 +50,15 @@ func TestCopy(t *testing.T) {
 		t.Error("a cancelled context: no error")
 	}
 }
+
+func TestFill(t *testing.T) {
+	for _, n := range []int{0, 1, 4095, 4096, 4097, 3 << 20} {
+		b := make([]byte, n)
+		fill(b)
+		for j, v := range b {
+			if want := byte((j%4096)*7 + 1); v != want {
+				t.Fatalf("fill(%d): byte %d is %d, want %d", n, j, v, want)
+			}
+		}
+	}
+}
