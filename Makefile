@@ -199,7 +199,7 @@ test-peers:
 PEERS_OUT        ?= results/peers-emulated.txt
 PEERS_BUCKET_OUT ?= results/peers-bucket-emulated.txt
 peers: build peers-env
-	$(BIN) peer --peers all --workers 1,2 --python "$$(ci/peers-env.sh)" --out $(PEERS_OUT) --report notebooks/peers.md $(PEERS_FLAGS)
+	$(BIN) peer --peers all --workers 1,2 --python "$$(ci/peers-env.sh)" --out $(PEERS_OUT) --report notebooks/peers.md --plot notebooks/figures/peers $(PEERS_FLAGS)
 	@ci/versitygw.sh >/dev/null
 	$(BIN) peer --peers all-bucket --workers 1,2 --python "$$(ci/peers-env.sh)" --out $(PEERS_BUCKET_OUT) --report notebooks/peers-bucket.md $(PEERS_FLAGS)
 

@@ -105,7 +105,7 @@ func (f *peerFlags) register(fs *flag.FlagSet) {
 	fs.IntVar(&f.count, "count", 3, "`rounds`: runs of every implementation at every worker count")
 	fs.StringVar(&f.out, "out", "", "benchmark-format result `file`, every run (written atomically)")
 	fs.StringVar(&f.report, "report", "", "Markdown report `file`, e.g. notebooks/peer.md")
-	fs.StringVar(&f.plotPrefix, "plot", "", "write `prefix`-throughput and prefix-ttfb, .png and .svg")
+	fs.StringVar(&f.plotPrefix, "plot", "", "write `prefix`-throughput and prefix-ttfb, .png and .svg (with --peers: prefix.png and prefix.svg, samples/s by peer and workers)")
 	f.df.RegisterData(fs, "both sides read the dataset `dir` (ours: --decoder's JPEG decoder; the peer: PIL's): one written by headspace dataset write, whose manifest sets the raw size and seed, or an ImageFolder or WebDataset shards, indexed into the cache and read by both sides by that index, resized to --raw-size (default: the most common size)")
 	fs.StringVar(&f.df.Decoder, "decoder", ondisk.DecoderGo, "with --data: our JPEG `decoder`, go or turbojpeg (libjpeg-turbo, as PIL)")
 	f.lf.register(fs)
@@ -123,7 +123,7 @@ func runPeer(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	}
 	if f.from != "" {
 		if isRealPeerResults(f.from) {
-			return rebuildRealPeers(fs, f.from, f.report, stdout)
+			return rebuildRealPeers(fs, f.from, f.report, f.plotPrefix, stdout)
 		}
 		if isRemoteResults(f.from) {
 			return rebuildPeerRemote(fs, f.from, f.report, stdout)

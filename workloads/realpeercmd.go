@@ -23,6 +23,7 @@ import (
 	"github.com/headspace-bench/headspace/harness/link"
 	"github.com/headspace-bench/headspace/harness/loader"
 	"github.com/headspace-bench/headspace/harness/machine"
+	"github.com/headspace-bench/headspace/harness/membw"
 	"github.com/headspace-bench/headspace/harness/peer"
 	"github.com/headspace-bench/headspace/harness/realpeer"
 	"github.com/headspace-bench/headspace/harness/resultfile"
@@ -53,7 +54,12 @@ package is missing stops the command before anything runs (exit 2); a peer
 that fails mid-run has its run recorded as missing, with the reason. It
 prints samples/s, CPU per sample, peak RSS, TTFB and ours / peer; --out
 records every run (BenchmarkRealPeer/peer=…) and each peer's versions,
---report the Markdown (docs/peers.md). Defaults with --peers: --workers 2,
+--report the Markdown (docs/peers.md), --plot BASE samples/s against
+workers for ours and each peer (BASE.png, BASE.svg). Between rounds it
+measures the limit at each worker count: a STREAM-like copy bandwidth on
+as many goroutines (BenchmarkRealPeerLimit/workers=…) and one more run of
+ours for its stage times; the share of the limit is samples/s × the bytes
+a sample moves through memory in our pipeline ÷ that bandwidth. Defaults with --peers: --workers 2,
 --raw-size 512, --crop 224, --batch 32, --batches 24, --count 3.`
 
 // realPeerFlags are the flags only --peers reads.
@@ -78,6 +84,7 @@ type realPeerRun struct {
 	count       int
 	quality     int
 	out, report string
+	plot        string // the plot's base path, "" for none
 }
 
 // parseRealPeers checks peer --peers's flags: fs's (their defaults with
@@ -86,7 +93,7 @@ func parseRealPeers(fs *flag.FlagSet, rf *realPeerFlags) (realPeerRun, error) {
 	var r realPeerRun
 	set := map[string]bool{}
 	fs.Visit(func(f *flag.Flag) { set[f.Name] = true })
-	for _, name := range []string{"data", "ladder", "remote", "impls", "plot", "script", "decoder"} {
+	for _, name := range []string{"data", "ladder", "remote", "impls", "script", "decoder"} {
 		if set[name] {
 			return r, cli.Usagef("--%s does not apply to --peers", name)
 		}
@@ -133,8 +140,8 @@ func parseRealPeers(fs *flag.FlagSet, rf *realPeerFlags) (realPeerRun, error) {
 	if r.python = get("python", realpeer.DefaultPython()); r.python == "" {
 		return r, cli.Usagef("--peers: no peers environment found: %s", realpeer.InstallHint)
 	}
-	r.out, r.report = fs.Lookup("out").Value.String(), fs.Lookup("report").Value.String()
-	return r, mkdirs(r.out, r.report)
+	r.out, r.report, r.plot = fs.Lookup("out").Value.String(), fs.Lookup("report").Value.String(), fs.Lookup("plot").Value.String()
+	return r, mkdirs(r.out, r.report, r.plot)
 }
 
 // checkRealPeers is the check before anything runs: each peer's packages
@@ -192,7 +199,7 @@ func runRealPeers(ctx context.Context, fs *flag.FlagSet, rf *realPeerFlags, args
 	if err != nil {
 		return err
 	}
-	if err := cli.CheckOutputs(cli.Output{Path: run.report, Kind: peer.ReportKind}); err != nil {
+	if err := cli.CheckOutputs(realPeersOutputs(run.report, run.plot)...); err != nil {
 		return err
 	}
 	runner := realpeer.Runner{Python: run.python, Dir: realpeer.ScriptDir}
@@ -211,6 +218,7 @@ func runRealPeers(ctx context.Context, fs *flag.FlagSet, rf *realPeerFlags, args
 	}
 	host := machine.Describe()
 	var ms []realpeer.Measurement
+	var limits []realpeer.LimitRun
 	var settings []resultfile.Config
 	fileConfig := func() []resultfile.Config {
 		return append(append(append([]resultfile.Config(nil), settings...), peerConfig...), realpeer.MissingConfig(ms)...)
@@ -272,7 +280,17 @@ func runRealPeers(ctx context.Context, fs *flag.FlagSet, rf *realPeerFlags, args
 			resultfile.Config{Key: "transforms", Value: "decode to RGB, random crop, RGB to YCbCr (the document's ConvertColor), / 255, float32 CHW batch"},
 			resultfile.Config{Key: "ours", Value: "goroutine loader at level none, libjpeg-turbo (--decoder turbojpeg), fast transforms, mask ratio 0, 2 batches prefetched" + fetch},
 		)
-		c := realpeer.Config{Runner: runner, Settings: s, Ours: ours, Peers: run.peers, Workers: run.workers, Count: run.count}
+		copyConfig := membw.Config{Buffer: membw.BufferSize(), Reps: 8, Trials: 3}
+		sampleBytes, parts := realpeer.SampleBytes(imageBytes, run.width, run.height, s.Crop)
+		settings = append(settings,
+			resultfile.Config{Key: realpeer.LimitBytesKey, Value: strconv.FormatInt(sampleBytes, 10)},
+			resultfile.Config{Key: realpeer.LimitBytesPartsKey, Value: parts})
+		settings = append(settings, realpeer.LimitConfig(copyConfig)...)
+		c := realpeer.Config{Runner: runner, Settings: s, Ours: ours, Peers: run.peers, Workers: run.workers, Count: run.count, Copy: copyConfig,
+			Limit: func(l realpeer.LimitRun) {
+				limits = append(limits, l)
+				fmt.Fprintf(stderr, "%s round %d: copy %.2f GB/s\n", l.BenchName(), l.Round, l.Copy.BytesPerSec/1e9)
+			}}
 		ms, err = realpeer.Sweep(ctx, c, func(m realpeer.Measurement) {
 			if m.Missing != "" {
 				fmt.Fprintf(stderr, "%s round %d: missing: %s\n", m.BenchName(), m.Round, m.Missing)
@@ -280,19 +298,25 @@ func runRealPeers(ctx context.Context, fs *flag.FlagSet, rf *realPeerFlags, args
 			}
 			fmt.Fprintf(stderr, "%s round %d: TTFB %.3fs, %.1f samples/s, CPU %.2fs, peak RSS %.0f MiB\n", m.BenchName(), m.Round, m.TTFB.Seconds(), m.SamplesPerSec, m.CPU.Seconds(), float64(m.PeakRSS)/(1<<20))
 		})
-		return realpeer.Records(ms), err
-	}}, driver.Output{Path: run.out, Benchmarks: []string{realpeer.Benchmark}})
+		return append(realpeer.Records(ms), realpeer.LimitRecords(limits)...), err
+	}}, driver.Output{Path: run.out, Benchmarks: []string{realpeer.Benchmark, realpeer.LimitBenchmark}})
 	if err != nil {
 		return err
 	}
-	rep, err := realpeer.NewReport(fileConfig(), ms, "this run")
+	rep, err := realpeer.NewReport(fileConfig(), ms, limits, "this run")
 	if err != nil {
 		return err
 	}
 	if run.out != "" {
 		fmt.Fprintf(stdout, "results: %s\n", run.out)
 	}
-	return writeRealPeersReport(stdout, rep, run.report)
+	return writeRealPeersReport(stdout, rep, run.report, run.plot)
+}
+
+// realPeersOutputs are the report and the plot's two files, for the
+// output policy.
+func realPeersOutputs(report, plot string) []cli.Output {
+	return []cli.Output{{Path: report, Kind: peer.ReportKind}, cli.Figure(cli.Prefixed(plot, ".png")), cli.Figure(cli.Prefixed(plot, ".svg"))}
 }
 
 func namesOf(ps []realpeer.Peer) []string {
@@ -303,11 +327,18 @@ func namesOf(ps []realpeer.Peer) []string {
 	return out
 }
 
-// writeRealPeersReport prints r's table and writes its Markdown to
-// report, if set.
-func writeRealPeersReport(stdout io.Writer, r realpeer.Report, report string) error {
+// writeRealPeersReport prints r's table, writes its Markdown to report
+// and its plot to plot's .png and .svg, each if set.
+func writeRealPeersReport(stdout io.Writer, r realpeer.Report, report, plot string) error {
 	if err := r.WriteText(stdout); err != nil {
 		return err
+	}
+	if plot != "" {
+		paths, err := r.Plot(plot)
+		if err != nil {
+			return err
+		}
+		fmt.Fprintf(stdout, "plot: %s\n", strings.Join(paths, ", "))
 	}
 	if report == "" {
 		return nil
@@ -327,14 +358,14 @@ func isRealPeerResults(path string) bool {
 }
 
 // rebuildRealPeers is peer --from on a --peers results file.
-func rebuildRealPeers(fs *flag.FlagSet, from, report string, stdout io.Writer) error {
-	if err := cli.FromOnly(fs, "report"); err != nil {
+func rebuildRealPeers(fs *flag.FlagSet, from, report, plot string, stdout io.Writer) error {
+	if err := cli.FromOnly(fs, "report", "plot"); err != nil {
 		return err
 	}
-	if err := mkdirs(report); err != nil {
+	if err := mkdirs(report, plot); err != nil {
 		return err
 	}
-	if err := cli.CheckOutputs(cli.Output{Path: report, Kind: peer.ReportKind}); err != nil {
+	if err := cli.CheckOutputs(realPeersOutputs(report, plot)...); err != nil {
 		return err
 	}
 	r, err := realpeer.ReadFile(from)
@@ -344,5 +375,5 @@ func rebuildRealPeers(fs *flag.FlagSet, from, report string, stdout io.Writer) e
 		}
 		return cli.Usagef("--from: %v", err)
 	}
-	return writeRealPeersReport(stdout, r, report)
+	return writeRealPeersReport(stdout, r, report, plot)
 }

@@ -219,7 +219,7 @@ func TestCommittedPeerReportsRebuild(t *testing.T) {
 		{"results/peer-emulated.txt", "notebooks/peer.md", "notebooks/figures/peer"},
 		{"results/peer-ondisk-jpeg-emulated.txt", "notebooks/peer-ondisk-jpeg.md", ""},
 		{"results/peer-remote-cross-region.txt", "notebooks/peer-remote.md", ""},
-		{"results/peers-emulated.txt", "notebooks/peers.md", ""},
+		{"results/peers-emulated.txt", "notebooks/peers.md", "notebooks/figures/peers"},
 		{"results/peers-bucket-emulated.txt", "notebooks/peers-bucket.md", ""},
 	} {
 		out := t.TempDir()
@@ -232,8 +232,12 @@ func TestCommittedPeerReportsRebuild(t *testing.T) {
 			t.Fatalf("%v: exit %d, stderr %q", args, code, stderr)
 		}
 		files := []string{tc.report}
+		suffixes := []string{"-throughput.png", "-throughput.svg", "-ttfb.png", "-ttfb.svg"}
+		if strings.HasPrefix(tc.results, "results/peers-") {
+			suffixes = []string{".png", ".svg"} // --peers: one plot, BASE.png and BASE.svg
+		}
 		if tc.plot != "" {
-			for _, s := range []string{"-throughput.png", "-throughput.svg", "-ttfb.png", "-ttfb.svg"} {
+			for _, s := range suffixes {
 				files = append(files, tc.plot+s)
 			}
 		}

@@ -46,8 +46,9 @@ func TestPeersEndToEnd(t *testing.T) {
 	chdirRepo(t)
 	dir := t.TempDir()
 	res, rep, rep2 := filepath.Join(dir, "r.txt"), filepath.Join(dir, "r.md"), filepath.Join(dir, "r2.md")
+	plot, plot2 := filepath.Join(dir, "plot"), filepath.Join(dir, "plot2")
 	code, out, stderr := runCLI("peer", "--peers", "all", "--python", py, "--workers", "1", "--count", "1",
-		"--raw-size", "64", "--crop", "32", "--batch", "4", "--batches", "2", "--out", res, "--report", rep)
+		"--raw-size", "64", "--crop", "32", "--batch", "4", "--batches", "2", "--out", res, "--report", rep, "--plot", plot)
 	if code != 0 {
 		t.Fatalf("peer --peers all: exit %d\n%s\n%s", code, out, stderr)
 	}
@@ -67,13 +68,21 @@ func TestPeersEndToEnd(t *testing.T) {
 			t.Errorf("result file has no run of %s:\n%s", p.Name, b)
 		}
 	}
-	if code, out, stderr := runCLI("peer", "--from", res, "--report", rep2); code != 0 {
+	if !strings.Contains(string(b), "\nBenchmarkRealPeerLimit/workers=1 ") || !strings.Contains(string(b), "limit-bytes-per-sample: ") {
+		t.Errorf("result file has no limit record or byte count:\n%s", b)
+	}
+	if code, out, stderr := runCLI("peer", "--from", res, "--report", rep2, "--plot", plot2); code != 0 {
 		t.Fatalf("peer --from: exit %d\n%s\n%s", code, out, stderr)
 	}
-	a, _ := os.ReadFile(rep)
-	c, _ := os.ReadFile(rep2)
-	if len(a) == 0 || string(a) != string(c) {
-		t.Errorf("--from's report differs from the run's:\n%s\n---\n%s", a, c)
+	for _, f := range [][2]string{{rep, rep2}, {plot + ".png", plot2 + ".png"}, {plot + ".svg", plot2 + ".svg"}} {
+		a, _ := os.ReadFile(f[0])
+		c, _ := os.ReadFile(f[1])
+		if len(a) == 0 || string(a) != string(c) {
+			t.Errorf("--from's %s differs from the run's %s", f[1], f[0])
+		}
+	}
+	if a, _ := os.ReadFile(rep); !strings.Contains(string(a), "**The limit.**") {
+		t.Errorf("the report has no limit:\n%s", a)
 	}
 }
 

@@ -4,10 +4,13 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"os"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
+	"time"
 
 	"golang.org/x/perf/benchfmt"
 
@@ -27,12 +30,18 @@ type Report struct {
 	Peers  []string // in the order of the file's peers line
 	Batch  int
 	Rows   []Row
+	// Limits are the limit's measurements (none in a file from before
+	// them); SampleBytes the bytes a sample moves through memory, 0
+	// without its configuration line (LimitBytesKey).
+	Limits      []LimitRun
+	SampleBytes int64
 }
 
 // NewReport is the report of runs ms with the file's configuration lines
 // config (which must hold ReportKeys); path names the file in errors.
-func NewReport(config []resultfile.Config, ms []Measurement, path string) (Report, error) {
-	r := Report{Config: config, Runs: ms}
+// limits are the limit's measurements, if any (Row.Share).
+func NewReport(config []resultfile.Config, ms []Measurement, limits []LimitRun, path string) (Report, error) {
+	r := Report{Config: config, Runs: ms, Limits: limits}
 	var missing []string
 	for _, k := range ReportKeys {
 		if r.get(k) == "" {
@@ -53,6 +62,17 @@ func NewReport(config []resultfile.Config, ms []Measurement, path string) (Repor
 		r.Peers = append(r.Peers, name)
 	}
 	r.Rows = Summarize(ms, r.Peers, r.Batch)
+	if v := r.get(LimitBytesKey); v != "" {
+		if r.SampleBytes, err = strconv.ParseInt(v, 10, 64); err != nil || r.SampleBytes < 1 {
+			return r, fmt.Errorf("%s: %s %q is not a positive whole number", path, LimitBytesKey, v)
+		}
+	}
+	for i := range r.Rows {
+		r.Rows[i].Share = -1
+		if bw := r.CopyBandwidth(r.Rows[i].Workers); bw > 0 && r.SampleBytes > 0 && r.Rows[i].Runs > 0 {
+			r.Rows[i].Share = r.Rows[i].SamplesPerSec * float64(r.SampleBytes) / bw
+		}
+	}
 	return r, nil
 }
 
@@ -81,12 +101,22 @@ func ReadFile(path string) (Report, error) {
 	rd := benchfmt.NewReader(f, path)
 	var config []resultfile.Config
 	var ms []Measurement
+	var limits []LimitRun
 	var errs []error
 	for rd.Scan() {
 		switch rec := rd.Result().(type) {
 		case *benchfmt.SyntaxError:
 			errs = append(errs, rec)
 		case *benchfmt.Result:
+			if base, _ := rec.Name.Parts(); string(base) == LimitBenchmark {
+				l, err := parseLimit(rec)
+				if err != nil {
+					file, line := rec.Pos()
+					errs = append(errs, fmt.Errorf("%s:%d: %w", file, line, err))
+				}
+				limits = append(limits, l)
+				continue
+			}
 			m, err := parseRun(rec)
 			if err != nil {
 				file, line := rec.Pos()
@@ -142,7 +172,7 @@ func ReadFile(path string) (Report, error) {
 		next[p] = round
 		ms[i].Round = round
 	}
-	return NewReport(config, append(ms, missing...), path)
+	return NewReport(config, append(ms, missing...), limits, path)
 }
 
 // WriteText prints the table.
@@ -152,14 +182,14 @@ func (r Report) WriteText(w io.Writer) error {
 
 // table writes the Markdown table of the rows.
 func (r Report) table(w io.Writer) error {
-	t := report.NewTable("lrrrrrrrrr", "peer", "workers", "samples/s", "ours ÷ peer (least–most)", "whole run samples/s", "ours ÷ peer, whole run", "CPU ms/sample", "peak RSS MiB", "TTFB ms", "runs")
+	t := report.NewTable("lrrrrrrrrrr", "peer", "workers", "samples/s", "ours ÷ peer (least–most)", "whole run samples/s", "ours ÷ peer, whole run", "CPU ms/sample", "share of the limit", "peak RSS MiB", "TTFB ms", "runs")
 	for _, row := range r.Rows {
 		runs := strconv.Itoa(row.Runs)
 		if row.Missing > 0 {
 			runs += fmt.Sprintf(" (%d missing)", row.Missing)
 		}
 		if row.Runs == 0 {
-			t.Add(row.Peer, strconv.Itoa(row.Workers), "—", "—", "—", "—", "—", "—", "—", runs)
+			t.Add(row.Peer, strconv.Itoa(row.Workers), "—", "—", "—", "—", "—", "—", "—", "—", runs)
 			continue
 		}
 		rss := "—"
@@ -171,8 +201,12 @@ func (r Report) table(w io.Writer) error {
 			ratio = fmt.Sprintf("%.2f× (%.2f–%.2f)", row.Ratio, row.Least, row.Most)
 			whole = fmt.Sprintf("%.2f×", row.WholeRatio)
 		}
+		share := "—"
+		if row.Share >= 0 {
+			share = fmt.Sprintf("%.1f%%", 100*row.Share)
+		}
 		t.Add(row.Peer, strconv.Itoa(row.Workers), fmt.Sprintf("%.1f", row.SamplesPerSec), ratio,
-			fmt.Sprintf("%.1f", row.WholeRun), whole, fmt.Sprintf("%.2f", row.CPUPerSample.Seconds()*1e3), rss, fmt.Sprintf("%.0f", row.TTFB.Seconds()*1e3), runs)
+			fmt.Sprintf("%.1f", row.WholeRun), whole, fmt.Sprintf("%.2f", row.CPUPerSample.Seconds()*1e3), share, rss, fmt.Sprintf("%.0f", row.TTFB.Seconds()*1e3), runs)
 	}
 	_, err := t.WriteTo(w)
 	return err
@@ -206,6 +240,7 @@ func (r Report) WriteMarkdown(w io.Writer) error {
 	if err := r.table(&b); err != nil {
 		return err
 	}
+	r.limitSection(&b)
 	var missing []Measurement
 	for _, m := range r.Runs {
 		if m.Missing != "" {
@@ -233,4 +268,91 @@ func (r Report) WriteMarkdown(w io.Writer) error {
 	}
 	_, err := io.WriteString(w, b.String())
 	return err
+}
+
+// CopyBandwidth is the median copy bandwidth measured at w workers, in
+// bytes a second; 0 if none was.
+func (r Report) CopyBandwidth(w int) float64 {
+	var bws []float64
+	for _, l := range r.Limits {
+		if l.Workers == w {
+			bws = append(bws, l.Copy.BytesPerSec)
+		}
+	}
+	if len(bws) == 0 {
+		return 0
+	}
+	return median(bws)
+}
+
+// StageTimes are the medians, over the rounds, of ours' stage times a
+// sample at w workers, in the order the first run lists them.
+func (r Report) StageTimes(w int) []StageTime {
+	var order []string
+	per := map[string][]float64{}
+	for _, l := range r.Limits {
+		if l.Workers != w {
+			continue
+		}
+		for _, s := range l.Stages {
+			if _, ok := per[s.Stage]; !ok {
+				order = append(order, s.Stage)
+			}
+			per[s.Stage] = append(per[s.Stage], float64(s.PerSample))
+		}
+	}
+	var out []StageTime
+	for _, name := range order {
+		out = append(out, StageTime{Stage: name, PerSample: time.Duration(math.Round(median(per[name])))})
+	}
+	return out
+}
+
+// limitSection writes what the share of the limit is, from what, and,
+// for ours at each worker count, where its time goes: the stage times a
+// sample and the stage that takes most. A file without the limit says so.
+func (r Report) limitSection(b *strings.Builder) {
+	b.WriteString("\n")
+	if r.SampleBytes == 0 || len(r.Limits) == 0 {
+		b.WriteString("The share of the limit is not in this file: it was written before `headspace peer --peers` measured the copy bandwidth (— in the table).\n")
+		return
+	}
+	fmt.Fprintf(b, "**The limit.** A sample of ours moves %d bytes through memory (%s); the share of the limit is samples/s × those bytes ÷ the copy bandwidth measured on the same cores between rounds (%s), for every side by the same byte count.\n\n", r.SampleBytes, r.get(LimitBytesPartsKey), r.get("limit-copy"))
+	var workers []int
+	for _, l := range r.Limits {
+		if !slices.Contains(workers, l.Workers) {
+			workers = append(workers, l.Workers)
+		}
+	}
+	for _, w := range workers {
+		bw := r.CopyBandwidth(w)
+		fmt.Fprintf(b, "- %s: copy bandwidth %.2f GB/s, a limit of %.0f samples/s", report.Plural(w, "worker"), bw/1e9, bw/float64(r.SampleBytes))
+		for _, row := range r.Rows {
+			if row.Peer == Ours && row.Workers == w && row.Share >= 0 {
+				fmt.Fprintf(b, "; ours at %.1f%% of it", 100*row.Share)
+			}
+		}
+		st := r.StageTimes(w)
+		if len(st) == 0 {
+			b.WriteString("\n")
+			continue
+		}
+		var total time.Duration
+		top := st[0]
+		parts := make([]string, len(st))
+		for i, s := range st {
+			total += s.PerSample
+			if s.PerSample > top.PerSample {
+				top = s
+			}
+			parts[i] = fmt.Sprintf("%s %.3f ms", s.Stage, s.PerSample.Seconds()*1e3)
+		}
+		fmt.Fprintf(b, ". Where ours' time goes (each stage's task time summed over its workers, a sample, medians of one more run of ours a round): %s; %s takes most, %.0f%% of the stages' time", strings.Join(parts, ", "), top.Stage, 100*top.PerSample.Seconds()/total.Seconds())
+		for _, row := range r.Rows {
+			if row.Peer == Ours && row.Workers == w && row.Share >= 0 && row.Share < 0.5 {
+				fmt.Fprintf(b, ": the share is low because the time goes to computing in %s, not to moving its bytes", top.Stage)
+			}
+		}
+		b.WriteString(".\n")
+	}
 }

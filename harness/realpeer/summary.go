@@ -29,6 +29,10 @@ type Row struct {
 	Ratio, Least, Most float64
 	WholeRatio         float64
 	Pairs              int
+	// Share is the share of the limit: SamplesPerSec × the bytes a sample
+	// moves through memory ÷ the copy bandwidth at this worker count
+	// (Report.CopyBandwidth); -1 where the file has no limit.
+	Share float64
 }
 
 // WholeRunRate is m's samples over the whole run's time: the time to the

@@ -8,6 +8,7 @@ import (
 
 	"github.com/headspace-bench/headspace/harness/loadbench"
 	"github.com/headspace-bench/headspace/harness/loader"
+	"github.com/headspace-bench/headspace/harness/membw"
 )
 
 // Config is one comparison.
@@ -20,6 +21,11 @@ type Config struct {
 	Peers   []Peer
 	Workers []int
 	Count   int // rounds, at least 1
+	// Limit, if set, gets after each round, at each worker count, the
+	// limit measured (MeasureLimit, with Copy's buffer, reps and trials):
+	// the copy bandwidth on the same cores and ours' stage times.
+	Limit func(LimitRun)
+	Copy  membw.Config
 }
 
 // Validate reports the first problem with c.
@@ -47,7 +53,8 @@ func (c Config) Validate() error {
 // rotated by one from each such group to the next, so that none always
 // runs first or last. A peer's run that fails is recorded as missing, with
 // the reason, and the sweep goes on; ours failing, or ctx ending, stops
-// it. each, if not nil, gets every run as it ends. It returns the runs so
+// it. After each round, with c.Limit set, the limit is measured at each
+// worker count (MeasureLimit) and given to it. each, if not nil, gets every run as it ends. It returns the runs so
 // far with any error.
 func Sweep(ctx context.Context, c Config, each func(Measurement)) ([]Measurement, error) {
 	if err := c.Validate(); err != nil {
@@ -77,6 +84,16 @@ func Sweep(ctx context.Context, c Config, each func(Measurement)) ([]Measurement
 					each(m)
 				}
 			}
+		}
+		if c.Limit == nil {
+			continue
+		}
+		for _, w := range c.Workers {
+			l, err := MeasureLimit(ctx, c, w, round)
+			if err != nil {
+				return ms, fmt.Errorf("round %d, the limit, workers=%d: %w", round, w, err)
+			}
+			c.Limit(l)
 		}
 	}
 	return ms, nil

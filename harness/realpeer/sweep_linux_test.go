@@ -13,9 +13,12 @@ import (
 	"testing"
 	"time"
 
+	"golang.org/x/perf/benchfmt"
+
 	"github.com/headspace-bench/headspace/datasets"
 	"github.com/headspace-bench/headspace/datasets/ondisk"
 	"github.com/headspace-bench/headspace/datasets/transforms"
+	"github.com/headspace-bench/headspace/harness/membw"
 	"github.com/headspace-bench/headspace/harness/peer"
 )
 
@@ -125,5 +128,42 @@ func TestSweepInterruptStopsPeerGroup(t *testing.T) {
 			t.Fatalf("the peer's worker %d still runs after the sweep returned (in %v)", pid, took)
 		}
 		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+// TestSweepLimit: with Limit set, after each round the limit is measured
+// at each worker count: a positive copy bandwidth on as many goroutines as
+// workers, and ours' stage times a sample, among them the decode's.
+func TestSweepLimit(t *testing.T) {
+	t.Setenv("PEER", "torch2")
+	c := fakeConfig(t, Peer{Name: "torch2", Script: "ok.sh"})
+	c.Workers = []int{1, 2}
+	c.Copy = membw.Config{Buffer: 1 << 20, Reps: 2, Trials: 1}
+	var ls []LimitRun
+	c.Limit = func(l LimitRun) { ls = append(ls, l) }
+	if _, err := Sweep(context.Background(), c, nil); err != nil {
+		t.Fatal(err)
+	}
+	if len(ls) != 4 {
+		t.Fatalf("%d limit runs, want 2 rounds × 2 worker counts: %+v", len(ls), ls)
+	}
+	for i, l := range ls {
+		if want := []int{1, 2}[i%2]; l.Workers != want || l.Copy.Workers != want || l.Round != i/2+1 || !(l.Copy.BytesPerSec > 0) {
+			t.Errorf("limit run %d: %+v, want workers %d, round %d, a bandwidth", i, l, want, i/2+1)
+		}
+		var decode bool
+		for _, s := range l.Stages {
+			decode = decode || (s.Stage == "decode" && s.PerSample > 0)
+		}
+		t.Logf("limit run %d: copy %.2f GB/s, stages %v", i, l.Copy.BytesPerSec/1e9, l.Stages)
+		if !decode {
+			t.Errorf("limit run %d: stages %+v, want the decode's time", i, l.Stages)
+		}
+		rec := l.Record()
+		rec.Name = benchfmt.Name(strings.TrimPrefix(string(rec.Name), "Benchmark"))
+		back, err := parseLimit(rec)
+		if err != nil || back.Workers != l.Workers || back.Copy.BytesPerSec != l.Copy.BytesPerSec || len(back.Stages) != len(l.Stages) {
+			t.Errorf("limit run %d reads back as %+v, %v", i, back, err)
+		}
 	}
 }
