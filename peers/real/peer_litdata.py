@@ -15,6 +15,7 @@ directory, uploaded with boto3: litdata's own upload, like its reads, goes
 through obstore, which refuses a plain-http endpoint as litdata sets it up
 (HTTP_REFUSED: the run stops with that line)."""
 
+import atexit
 import os
 import shutil
 import sys
@@ -102,6 +103,7 @@ def main(argv):
 
     def start():
         cache = tempfile.mkdtemp(prefix="headspace-litdata-")
+        atexit.register(shutil.rmtree, cache, ignore_errors=True)  # a run that fails too
         ds = Images(s3images.format_url(a.data, SUFFIX), cache_dir=cache, storage_options=storage_options())
         if len(ds) < a.batch * a.batches:
             raise SystemExit(f"{len(ds)} samples, want {a.batch * a.batches}")

@@ -14,6 +14,7 @@ peer does (torchsample). The endpoint is S3_ENDPOINT_URL, as Streaming
 documents for an S3-compatible store, set from AWS_ENDPOINT_URL; the
 credentials are AWS_*."""
 
+import atexit
 import os
 import shutil
 import sys
@@ -67,6 +68,7 @@ def main(argv):
     def start():
         os.environ["S3_ENDPOINT_URL"] = s3images.endpoint()
         local = tempfile.mkdtemp(prefix="headspace-streaming-")
+        atexit.register(shutil.rmtree, local, ignore_errors=True)  # a run that fails too
         ds = Images(remote=s3images.format_url(a.data, SUFFIX), local=local, batch_size=a.batch, shuffle=False)
         if len(ds) < a.batch * a.batches:
             raise SystemExit(f"{ds.remote}: {len(ds)} samples, want {a.batch * a.batches}")
