@@ -194,8 +194,9 @@ test-peers:
 # The real peers beside our loader on natural JPEGs in an ImageFolder
 # (docs/peers.md): torch 2's DataLoader, SPDL, torchdata.nodes (threads and
 # processes), DALI's CPU pipeline and tf.data, alternated round by round;
-# then s3torchconnector's datasets on the same images in the pinned S3
-# server on 127.0.0.1.
+# then s3torchconnector's datasets, Mosaic's Streaming and litdata (each on
+# its own format, written by its own writer) on the same images in the
+# pinned S3 server on 127.0.0.1.
 PEERS_OUT        ?= results/peers-emulated.txt
 PEERS_BUCKET_OUT ?= results/peers-bucket-emulated.txt
 peers: build peers-env

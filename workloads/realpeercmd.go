@@ -42,7 +42,10 @@ DataLoader, worker processes), spdl (SPDL's pipeline, threads, its own
 decoding), nodes-threads and nodes-procs (torchdata.nodes), dali (DALI's
 CPU pipeline), tfdata (tf.data, AUTOTUNE); "all" is these. "all-bucket" is
 s3map and s3iter (s3torchconnector's map-style and iterable datasets),
-which read the same images from a bucket: the pinned S3 server (versitygw)
+streaming (Mosaic's StreamingDataset on MDS shards MDSWriter wrote) and
+litdata (litdata's StreamingDataset on chunks optimize wrote; it refuses
+the server's plain http, so its runs are recorded missing with that
+reason), which read the same images from a bucket: the pinned S3 server (versitygw)
 on 127.0.0.1, ours with as many GETs in flight as the most workers; the two
 kinds run apart. It writes batch x batches natural JPEGs of --raw-size as
 an ImageFolder (on disk, or uploaded), and every side does the same job on

@@ -32,7 +32,7 @@ func TestPeersRefusedBeforeRunning(t *testing.T) {
 	}{
 		{[]string{"--peers", "dali", "--python", py}, "peer dali: package nvidia-dali-cuda120 is unavailable in the peers env: not installed: ERROR: No matching distribution found for nvidia-dali-cuda120==2.4.0: run `make peers-env`"},
 		{[]string{"--peers", "tfdata", "--python", py}, "peer tfdata: package tensorflow-cpu is not in the peers env: run `make peers-env`"},
-		{[]string{"--peers", "pytorch", "--python", py}, `--peers: no peer "pytorch" (want all, all-bucket, or some of torch2, spdl, nodes-threads, nodes-procs, dali, tfdata, s3map, s3iter)`},
+		{[]string{"--peers", "pytorch", "--python", py}, `--peers: no peer "pytorch" (want all, all-bucket, or some of torch2, spdl, nodes-threads, nodes-procs, dali, tfdata, s3map, s3iter, streaming, litdata)`},
 		{[]string{"--peers", "spdl", "--python", filepath.Join(env, "nope")}, "peer spdl: not installed: python " + filepath.Join(env, "nope")},
 		{[]string{"--peers", "spdl", "--python", py, "--decoder", "go"}, "--decoder does not apply to --peers"},
 		{[]string{"--peers", "spdl", "--python", py, "--crop", "1000"}, "--crop 1000 must be positive, even and fit the 512x512 images"},

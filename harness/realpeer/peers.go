@@ -26,6 +26,10 @@ type Peer struct {
 	// s3:// prefix, the endpoint and credentials in Runner.Env), not
 	// from the ImageFolder on disk.
 	Bucket bool
+	// Prepare says it reads its own format, which its script's
+	// --prepare writes once, before the rounds, from the images at
+	// Settings.Data (Sweep runs it; a failure is every run's reason).
+	Prepare bool
 }
 
 // ScriptDir is where the peers' scripts are, relative to the repository.
@@ -41,6 +45,8 @@ var Peers = []Peer{
 	{Name: "tfdata", Script: "peer_tfdata.py", Packages: []string{"tensorflow-cpu"}, Uses: "private thread pool, AUTOTUNE within it"},
 	{Name: "s3map", Script: "peer_s3torch.py", Args: []string{"--kind=map"}, Packages: []string{"s3torchconnector", "torch", "torchvision"}, Uses: "DataLoader worker processes, one GET at a time each", Bucket: true},
 	{Name: "s3iter", Script: "peer_s3torch.py", Args: []string{"--kind=iterable"}, Packages: []string{"s3torchconnector", "torch", "torchvision"}, Uses: "DataLoader worker processes, each streaming its share of the objects", Bucket: true},
+	{Name: "streaming", Script: "peer_streaming.py", Packages: []string{"mosaicml-streaming", "torch", "torchvision"}, Uses: "DataLoader worker processes over StreamingDataset (MDS shards)", Bucket: true, Prepare: true},
+	{Name: "litdata", Script: "peer_litdata.py", Packages: []string{"litdata", "torch", "torchvision"}, Uses: "StreamingDataLoader worker processes over StreamingDataset (litdata chunks)", Bucket: true, Prepare: true},
 }
 
 // Names are the peers' names.

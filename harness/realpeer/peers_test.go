@@ -13,14 +13,14 @@ func TestParseNames(t *testing.T) {
 		err  string
 	}{
 		{"all", []string{"torch2", "spdl", "nodes-threads", "nodes-procs", "dali", "tfdata"}, ""},
-		{"all-bucket", []string{"s3map", "s3iter"}, ""},
+		{"all-bucket", []string{"s3map", "s3iter", "streaming", "litdata"}, ""},
 		{"s3iter,s3map", []string{"s3iter", "s3map"}, ""},
 		{"spdl,s3map", nil, "peers spdl and s3map: one reads files, the other a bucket; run them apart"},
 		{" all ", []string{"torch2", "spdl", "nodes-threads", "nodes-procs", "dali", "tfdata"}, ""},
 		{"spdl", []string{"spdl"}, ""},
 		{"tfdata, torch2", []string{"tfdata", "torch2"}, ""},
 		{"nodes-procs,dali", []string{"nodes-procs", "dali"}, ""},
-		{"pytorch", nil, `no peer "pytorch" (want all, all-bucket, or some of torch2, spdl, nodes-threads, nodes-procs, dali, tfdata, s3map, s3iter)`},
+		{"pytorch", nil, `no peer "pytorch" (want all, all-bucket, or some of torch2, spdl, nodes-threads, nodes-procs, dali, tfdata, s3map, s3iter, streaming, litdata)`},
 		{"spdl,", nil, "an empty peer name"},
 		{"", nil, "an empty peer name"},
 		{"spdl,spdl", nil, `peer "spdl" named twice`},

@@ -144,6 +144,19 @@ func (r Runner) Probe(ctx context.Context, p Peer) (ScriptOutput, error) {
 	return ParseScript(bytes.NewReader(out), p.Name+" --check", true)
 }
 
+// Prepare runs p's script with --prepare and s's arguments: it writes
+// p's own format from the images at s.Data (a peer without Prepare has
+// nothing to do).
+func (r Runner) Prepare(ctx context.Context, p Peer, s Settings) error {
+	if !p.Prepare {
+		return nil
+	}
+	if _, _, err := r.exec(ctx, p, append([]string{"--prepare"}, s.args(1)...)...); err != nil {
+		return fmt.Errorf("prepare: %w", err)
+	}
+	return nil
+}
+
 // Run runs p once at workers and returns its measurement (Round unset).
 func (r Runner) Run(ctx context.Context, p Peer, s Settings, workers int) (Measurement, error) {
 	out, rss, err := r.exec(ctx, p, s.args(workers)...)

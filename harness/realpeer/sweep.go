@@ -48,7 +48,8 @@ func (c Config) Validate() error {
 	return nil
 }
 
-// Sweep measures ours and every peer at every worker count, Count rounds:
+// Sweep measures ours and every peer at every worker count, Count rounds
+// (a peer that reads its own format has it prepared first, once):
 // for each round and worker count, each once, back to back, the order
 // rotated by one from each such group to the next, so that none always
 // runs first or last. A peer's run that fails is recorded as missing, with
@@ -61,6 +62,17 @@ func Sweep(ctx context.Context, c Config, each func(Measurement)) ([]Measurement
 		return nil, err
 	}
 	impls := append([]string{Ours}, names(c.Peers)...)
+	// The peers that read their own format have it written first, once;
+	// one that fails has that failure as every run's reason.
+	unprepared := map[string]error{}
+	for _, p := range c.Peers {
+		if err := c.Runner.Prepare(ctx, p, c.Settings); err != nil {
+			if ctx.Err() != nil {
+				return nil, err
+			}
+			unprepared[p.Name] = err
+		}
+	}
 	var ms []Measurement
 	turn := 0
 	for round := 1; round <= c.Count; round++ {
@@ -71,7 +83,10 @@ func Sweep(ctx context.Context, c Config, each func(Measurement)) ([]Measurement
 				if err := ctx.Err(); err != nil {
 					return ms, err
 				}
-				m, err := c.run(ctx, name, w)
+				m, err := Measurement{}, unprepared[name]
+				if err == nil {
+					m, err = c.run(ctx, name, w)
+				}
 				if err != nil && (name == Ours || ctx.Err() != nil) {
 					return ms, fmt.Errorf("round %d, %s, workers=%d: %w", round, name, w, err)
 				}

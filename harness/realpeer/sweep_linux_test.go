@@ -167,3 +167,36 @@ func TestSweepLimit(t *testing.T) {
 		}
 	}
 }
+
+// TestSweepPrepares: a peer that reads its own format has its script's
+// --prepare run once, before its first run; one whose --prepare fails has
+// every run recorded as missing with that failure, and ours and the
+// other peer are measured all the same.
+func TestSweepPrepares(t *testing.T) {
+	t.Setenv("PEER", "streaming")
+	mark := filepath.Join(t.TempDir(), "format")
+	t.Setenv("MARK", mark)
+	c := fakeConfig(t, Peer{Name: "streaming", Script: "prepare.sh", Prepare: true}, Peer{Name: "litdata", Script: "crash.sh", Prepare: true})
+	ms, err := Sweep(context.Background(), c, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if b, err := os.ReadFile(mark); err != nil || string(b) != "prepared\n" {
+		t.Errorf("streaming's format: %q, %v; want one --prepare", b, err)
+	}
+	count := map[string]int{}
+	for _, m := range ms {
+		count[m.Peer]++
+		switch {
+		case m.Peer == "litdata":
+			if !strings.Contains(m.Missing, "prepare: peer litdata: exit status 1: RuntimeError: decoder exploded") {
+				t.Errorf("litdata round %d: missing %q, want its --prepare's failure", m.Round, m.Missing)
+			}
+		case m.Missing != "" || m.SamplesPerSec <= 0:
+			t.Errorf("%s round %d: %+v, want a measured run", m.Peer, m.Round, m)
+		}
+	}
+	if count[Ours] != 2 || count["streaming"] != 2 || count["litdata"] != 2 {
+		t.Errorf("runs per side %v, want 2 each", count)
+	}
+}

@@ -51,3 +51,13 @@ class Batch:
 
     def __call__(self, indices):
         return torch.utils.data.default_collate([self.sample(i) for i in indices])
+
+
+def from_bytes(buf, i, crop, seed):
+    """Sample i from its JPEG's bytes (the bucket peers' formats hold
+    them): the same decode, crop, conversion and scale as Sample."""
+    img = decode_jpeg(torch.frombuffer(bytearray(buf), dtype=torch.uint8), mode=ImageReadMode.RGB)
+    _, h, w = img.shape
+    top, left = common.crop_origin(seed, i, h, w, crop)
+    x = F.crop(img, top, left, crop, crop).reshape(3, -1).to(torch.float32)
+    return torch.addmm(_OFF, _M, x).view(3, crop, crop)
