@@ -187,6 +187,22 @@ func TestReadmeMakeTargets(t *testing.T) {
 				t.Errorf("README says REMOTE_FLAGS adds flags; its default %q is not empty, so setting it replaces something", mk.vars["REMOTE_FLAGS"])
 			}
 		},
+		"peers": func(t *testing.T) {
+			c := readmeClaim(t, readme, "Against the loaders a user would install instead")
+			r := mk.recipes["peers"]
+			if !strings.Contains(c, "docs/peers.md") || !strings.Contains(r, "--peers all ") || !strings.Contains(r, "--peers all-bucket ") || !strings.Contains(r, "--workers 1,2") {
+				t.Errorf("README: %q; make peers' recipe %q: want the file peers and the bucket peers at workers 1,2", c, r)
+			}
+			if mk.vars["PEERS_OUT"] != "results/peers-emulated.txt" || mk.vars["PEERS_BUCKET_OUT"] != "results/peers-bucket-emulated.txt" {
+				t.Errorf("make peers writes %q and %q, not the committed files docs/peers.md quotes", mk.vars["PEERS_OUT"], mk.vars["PEERS_BUCKET_OUT"])
+			}
+		},
+		"peers-env": func(t *testing.T) {
+			c := readmeClaim(t, readme, "| the real peers:")
+			if !strings.Contains(c, "`make peers-env`") || !strings.Contains(mk.recipes["peers-env"], "ci/peers-env.sh") {
+				t.Errorf("README: %q; make peers-env's recipe %q: want ci/peers-env.sh, the pinned env", c, mk.recipes["peers-env"])
+			}
+		},
 		"reproduce": func(t *testing.T) {
 			c := readmeClaim(t, readme, "`make reproduce` measures")
 			if !strings.Contains(mk.recipes["reproduce"], "$(BIN) reproduce --out notebooks") {
