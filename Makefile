@@ -199,8 +199,10 @@ test-peers:
 # .ci/run runs this where `ci/peers-env.sh --existing` finds the env.
 OWNLOOP_TESTS ?= ^(TestAnalyzeOwnLoop|TestLadderOwnLoop|TestWhatIfOwnLoop|TestAnalyzeRanks|TestLadderAndWhatIfRanks|TestTune|TestFrameworks)
 test-ownloop-torch2:
-	HEADSPACE_OWNLOOP_PYTHON="$$(ci/peers-env.sh --existing)" $(GO) test -count=1 -timeout 25m -tags peersenv ./harness/ownloop/
-	HEADSPACE_OWNLOOP_PYTHON="$$(ci/peers-env.sh --existing)" $(GO) test -count=1 -timeout 25m -tags peersenv -run '$(OWNLOOP_TESTS)' ./cmd/headspace/
+	@py=$$(ci/peers-env.sh --existing) || { echo "make test-ownloop-torch2: no peers environment (make peers-env makes it)" >&2; exit 2; }; \
+	set -x; \
+	HEADSPACE_OWNLOOP_PYTHON="$$py" $(GO) test -count=1 -timeout 25m -tags peersenv ./harness/ownloop/ && \
+	HEADSPACE_OWNLOOP_PYTHON="$$py" $(GO) test -count=1 -timeout 25m -tags peersenv -run '$(OWNLOOP_TESTS)' ./cmd/headspace/
 
 # The real peers beside our loader on natural JPEGs in an ImageFolder
 # (docs/peers.md): torch 2's DataLoader, SPDL, torchdata.nodes (threads and
