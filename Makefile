@@ -24,7 +24,7 @@ BENCH_SWEEP = $(if $(BENCH_LEVELS),--levels $(BENCH_LEVELS)) \
 	$(if $(BENCH_STEPS),--steps $(BENCH_STEPS)) \
 	$(if $(BENCH_COUNT),--count $(BENCH_COUNT))
 
-.PHONY: peers-env test-peers peers bench-remote all build test test-deps lint-ci history cross bench compare check baseline ci-smoke vet clean reproduce gate peer peer-remote ptx gpu-bundle cluster-test k8s-validate
+.PHONY: peers-env test-peers test-ownloop-torch2 peers bench-remote all build test test-deps lint-ci history cross bench compare check baseline ci-smoke vet clean reproduce gate peer peer-remote ptx gpu-bundle cluster-test k8s-validate
 
 all: build
 
@@ -190,6 +190,19 @@ peers-env:
 test-peers:
 	@ci/deps.sh $(PEERS_DEBS)
 	HEADSPACE_PEERS_PYTHON="$$(ci/peers-env.sh --existing)" $(GO) test -count=1 -timeout 15m -tags peersenv -run '^(TestPeers|TestScripts)' ./harness/realpeer/ ./cmd/headspace/
+
+# The own-loop tests (harness/ownloop, cmd/headspace's analyze, ladder,
+# whatif and tune of a user's script, torchrun's ranks) on the pinned
+# env's torch 2 instead of Debian's torch 1.13 (make test runs them
+# there), and, built with -tags peersenv, the framework tests that need
+# the env's Lightning, transformers and timm (examples/own-loop).
+# .ci/run runs this where `ci/peers-env.sh --existing` finds the env.
+OWNLOOP_TESTS ?= ^(TestAnalyzeOwnLoop|TestLadderOwnLoop|TestWhatIfOwnLoop|TestAnalyzeRanks|TestLadderAndWhatIfRanks|TestTune|TestFrameworks)
+test-ownloop-torch2:
+	@py=$$(ci/peers-env.sh --existing) || { echo "make test-ownloop-torch2: no peers environment (make peers-env makes it)" >&2; exit 2; }; \
+	set -x; \
+	HEADSPACE_OWNLOOP_PYTHON="$$py" $(GO) test -count=1 -timeout 25m -tags peersenv ./harness/ownloop/ && \
+	HEADSPACE_OWNLOOP_PYTHON="$$py" $(GO) test -count=1 -timeout 25m -tags peersenv -run '$(OWNLOOP_TESTS)' ./cmd/headspace/
 
 # The real peers beside our loader on natural JPEGs in an ImageFolder
 # (docs/peers.md): torch 2's DataLoader, SPDL, torchdata.nodes (threads and

@@ -11,10 +11,13 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/headspace-bench/headspace/harness/ownloop"
 )
 
-// ownPython is Debian's interpreter with python3-torch (make test-deps).
-const ownPython = "/usr/bin/python3"
+// ownPython is the interpreter the own-loop tests run scripts with
+// (ownloop.TestPython: $HEADSPACE_OWNLOOP_PYTHON, else Debian's).
+var ownPython = ownloop.TestPython()
 
 // ownScript copies the ownloop tests' sleepy.py into a directory of the
 // test's own and fails (never skips) without Debian's torch.

@@ -13,6 +13,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/headspace-bench/headspace/harness/ownloop"
 )
 
 // ddpScript copies the ownloop tests' ddp.py into a directory of the
@@ -42,7 +44,8 @@ func torchrunArgs(t *testing.T, script string, args ...string) []string {
 	}
 	port := strconv.Itoa(l.Addr().(*net.TCPAddr).Port)
 	l.Close()
-	return append([]string{"torchrun", "--nproc_per_node", "2", "-r", "1", "-t", "1", "--log_dir", t.TempDir(), "--master_port", port, script}, args...)
+	launcher, _ := ownloop.TestLauncher()
+	return append(append(append([]string{}, launcher...), "--nproc_per_node", "2", "-r", "1", "-t", "1", "--log_dir", t.TempDir(), "--master_port", port, script), args...)
 }
 
 // TestAnalyzeRanks runs analyze on `torchrun --nproc_per_node 2`, end
@@ -59,7 +62,7 @@ func TestAnalyzeRanks(t *testing.T) {
 	if code != 0 {
 		t.Fatalf("exit %d\n%s\n%s", code, stdout.String(), stderr.String())
 	}
-	for _, want := range []string{"node: 2 ranks (torchrun)", "every rank switched to cached batches at step 16", "slowest rank: ", "verdict: ", "what it would take", "--- rank 0 ---", "--- rank 1 ---"} {
+	for _, want := range []string{"node: 2 ranks (" + ownLauncher() + ")", "every rank switched to cached batches at step 16", "slowest rank: ", "verdict: ", "what it would take", "--- rank 0 ---", "--- rank 1 ---"} {
 		if !strings.Contains(stdout.String(), want) {
 			t.Errorf("report lacks %q:\n%s", want, stdout.String())
 		}
@@ -68,7 +71,7 @@ func TestAnalyzeRanks(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, want := range []string{"launcher: torchrun", "ranks: 2", "BenchmarkHeadspace/script=ddp.py/phase=loader/rank=0", "BenchmarkHeadspace/script=ddp.py/phase=cached/rank=1",
+	for _, want := range []string{"launcher: " + ownLauncher(), "ranks: 2", "BenchmarkHeadspace/script=ddp.py/phase=loader/rank=0", "BenchmarkHeadspace/script=ddp.py/phase=cached/rank=1",
 		"BenchmarkHeadspaceStage/script=ddp.py/stage=getitem/rank=1", "BenchmarkHeadspaceNode/script=ddp.py/ranks=2", " au"} {
 		if !strings.Contains(string(b), want) {
 			t.Errorf("result file lacks %q", want)
@@ -184,9 +187,15 @@ func TestLadderAndWhatIfRanks(t *testing.T) {
 	if code != 0 {
 		t.Fatalf("whatif: exit %d\n%s\n%s", code, stdout.String(), stderr.String())
 	}
-	for _, want := range []string{"node: 2 ranks (torchrun); the slowest rank: ", "what it would take (the model of whatif --accelerators", "what it would take (from the measured stages)"} {
+	for _, want := range []string{"node: 2 ranks (" + ownLauncher() + "); the slowest rank: ", "what it would take (the model of whatif --accelerators", "what it would take (from the measured stages)"} {
 		if !strings.Contains(stdout.String(), want) {
 			t.Errorf("whatif lacks %q:\n%s", want, stdout.String())
 		}
 	}
+}
+
+// ownLauncher is the name of the launcher torchrunArgs runs.
+func ownLauncher() string {
+	_, name := ownloop.TestLauncher()
+	return name
 }

@@ -10,8 +10,15 @@ import (
 	"github.com/headspace-bench/headspace/harness/ownloop"
 )
 
-// python is Debian's interpreter with python3-torch (make test-deps).
-const python = "/usr/bin/python3"
+// python is the interpreter the own-loop tests run scripts with:
+// $HEADSPACE_OWNLOOP_PYTHON (make test-ownloop-torch2 names the pinned
+// environment's torch 2), else Debian's with python3-torch (make
+// test-deps), the oldest torch supported.
+var python = ownloop.TestPython()
+
+// launcher starts torchrun's ranks with python's torch (TestLauncher),
+// launcherName is its name in the report.
+var launcher, launcherName = ownloop.TestLauncher()
 
 // BenchmarkHookOverhead is what the hook's timed cache iterator adds per
 // batch to a training loop, over a plain iteration of the same batches,

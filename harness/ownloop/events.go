@@ -67,9 +67,13 @@ type Start struct {
 // iterable it gave to headspace_hook.wrap), in the order of first
 // iteration.
 type Loader struct {
-	Index          int    `json:"index"`
-	Site           string `json:"site"` // file:line where it was made
-	Kind           string `json:"kind"` // DataLoader, or the wrapped iterable's type
+	Index int    `json:"index"`
+	Site  string `json:"site"` // file:line where it was made
+	Kind  string `json:"kind"` // DataLoader or its subclass, or the wrapped iterable's type
+	// Via is the framework's object that iterates the loader for the
+	// script and holds it (Accelerate's "DataLoaderShard (accelerate)",
+	// timm's "PrefetchLoader (timm)"), "" where the script iterates it.
+	Via            string `json:"via,omitempty"`
 	Target         bool   `json:"target"`
 	Dataset        string `json:"dataset"`
 	BatchSize      int    `json:"batch_size"`
@@ -96,10 +100,18 @@ type Loader struct {
 
 // String names the loader as the report does.
 func (l Loader) String() string {
-	if l.Kind != "DataLoader" {
+	if l.Dataset == "" { // an iterable given to wrap()
 		return fmt.Sprintf("#%d %s at %s", l.Index, l.Kind, l.Site)
 	}
-	return fmt.Sprintf("#%d DataLoader(%s, batch_size=%d, num_workers=%d) at %s", l.Index, l.Dataset, l.BatchSize, l.Workers, l.Site)
+	kind := l.Kind // DataLoader or a subclass of it
+	if kind == "" {
+		kind = "DataLoader"
+	}
+	s := fmt.Sprintf("#%d %s(%s, batch_size=%d, num_workers=%d) at %s", l.Index, kind, l.Dataset, l.BatchSize, l.Workers, l.Site)
+	if l.Via != "" {
+		s += ", iterated by " + l.Via
+	}
+	return s
 }
 
 // Step is one step of the training loop: the time from its batch request

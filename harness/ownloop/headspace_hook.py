@@ -349,16 +349,59 @@ def wrap(iterable, name=None):
     return _Timed(lambda: iterable, _state, length)
 
 
-def _site():
-    """file:line of the user's frame that called into the hook."""
-    f = sys._getframe(1)
+# The site of the first DataLoader made over each dataset (by id): a
+# framework that makes the loader again inside its own code (Lightning
+# does, to set its sampler) names the user's line, not its own.
+_dataset_sites = {}
+
+
+def _installed(fn):
+    """The installed package (a framework) fn is a file of, or "" for the
+    user's own file."""
+    for d in ("site-packages", "dist-packages"):
+        _, sep, rest = fn.partition(os.sep + d + os.sep)
+        if sep:
+            return rest.split(os.sep)[0]
+    return ""
+
+
+def _frames():
+    """The frames outside the hook and torch.utils.data, innermost first."""
+    f = sys._getframe(2)
     here = os.path.abspath(__file__)
     while f is not None:
         fn = f.f_code.co_filename
         if os.path.abspath(fn) != here and "torch" + os.sep + "utils" + os.sep + "data" not in fn:
-            return "%s:%d" % (os.path.basename(fn), f.f_lineno)
+            yield f
         f = f.f_back
-    return "?"
+
+
+def _site():
+    """file:line of the user's frame that called into the hook: the
+    innermost outside installed packages (a framework's own code), else
+    the innermost."""
+    first = None
+    for f in _frames():
+        here = "%s:%d" % (os.path.basename(f.f_code.co_filename), f.f_lineno)
+        if not _installed(f.f_code.co_filename):
+            return here
+        first = first or here
+    return first or "?"
+
+
+def _loader_site(dl):
+    """Where dl was made (_site); for a loader a framework made again over
+    the dataset of a loader made before, where that one was made and by
+    which package (``train.py:38, re-made by lightning``)."""
+    site = _site()
+    inner = next(_frames(), None)
+    key = id(getattr(dl, "dataset", None))
+    first = _dataset_sites.get(key)
+    if first is None:
+        _dataset_sites[key] = site
+    elif inner is not None and _installed(inner.f_code.co_filename) and first != site:
+        return "%s, re-made by %s" % (first, _installed(inner.f_code.co_filename))
+    return site
 
 
 def _stack_key():
@@ -397,8 +440,11 @@ def _loader_iter(dl, orig_iter, want):
             _loaders[num] = dl
             dl._headspace_num = num
             target = not _claimed and num == want
-            ev = {"ev": "loader", "index": num, "site": getattr(dl, "_headspace_site", "?"), "kind": "DataLoader", "target": target}
+            ev = {"ev": "loader", "index": num, "site": getattr(dl, "_headspace_site", "?"), "kind": type(dl).__name__, "target": target}
             ev.update(_describe(dl))
+            via = _wrapper(dl)
+            if via:
+                ev["via"] = via
             if target:
                 _claimed = True
                 _state = _State(_settings)
@@ -430,6 +476,25 @@ def _loader_iter(dl, orig_iter, want):
     except TypeError:
         length = None
     return _Timed(lambda: orig_iter(dl), st, length)
+
+
+def _wrapper(dl):
+    """The framework's object that iterates dl on the script's behalf and
+    holds it as an attribute (Accelerate's DataLoaderShard, timm's
+    PrefetchLoader), as "DataLoaderShard (accelerate)", or "" if none."""
+    try:
+        f = sys._getframe(3)  # _wrapper, _loader_iter, DataLoader.__iter__, the caller
+        here = os.path.abspath(__file__)
+        while f is not None and os.path.abspath(f.f_code.co_filename) == here:
+            f = f.f_back
+        if f is None or not _installed(f.f_code.co_filename):
+            return ""
+        obj = f.f_locals.get("self")
+        if obj is None or obj is dl or not any(v is dl for v in vars(obj).values()):
+            return ""
+        return "%s (%s)" % (type(obj).__name__, _installed(f.f_code.co_filename))
+    except Exception:
+        return ""
 
 
 def _adopt(dl, st):
@@ -710,7 +775,10 @@ def _describe(dl):
         n = len(dl)
     except TypeError:
         n = -1
-    return {"dataset": type(ds).__name__, "batch_size": dl.batch_size if dl.batch_size is not None else 0,
+    bs = dl.batch_size
+    if bs is None:  # a batch sampler of its own (Accelerate's BatchSamplerShard)
+        bs = getattr(dl.batch_sampler, "batch_size", None)
+    return {"dataset": type(ds).__name__, "batch_size": bs if isinstance(bs, int) else 0,
             "num_workers": dl.num_workers, "pin_memory": bool(dl.pin_memory), "len": n,
             "prefetch_factor": dl.prefetch_factor if dl.num_workers > 0 and dl.prefetch_factor is not None else 0}
 
@@ -769,7 +837,7 @@ def _patch_torch():
     def __init__(self, *a, **kw):
         orig_init(self, *a, **kw)
         try:
-            object.__setattr__(self, "_headspace_site", _site())
+            object.__setattr__(self, "_headspace_site", _loader_site(self))
             object.__setattr__(self, "_headspace_key", _stack_key())
             _made[0] += 1
             object.__setattr__(self, "_headspace_made", _made[0])

@@ -246,7 +246,9 @@ func TestOneProcessGroup(t *testing.T) {
 func TestMessages(t *testing.T) {
 	needTorch(t)
 	s := settings(20, 10)
-	s.FirstBatchTimeout = 5 * time.Second
+	// 20 s leave a loaded machine the time to import torch (torch 2
+	// takes seconds) and iterate the loader before the script ends.
+	s.FirstBatchTimeout = 20 * time.Second
 	for _, tc := range []struct {
 		name string
 		s    func(*ownloop.Settings)
@@ -255,9 +257,8 @@ func TestMessages(t *testing.T) {
 	}{
 		{"thread", nil, []string{"--thread", "--samples", "40"}, []string{"in its thread", "main thread", "hostile.py:"}},
 		{"loader 99", func(s *ownloop.Settings) { s.Loader = 99 }, []string{"--samples", "40"}, []string{"--loader 99", "iterated 1 DataLoader", "#1 DataLoader(Sleepy, batch_size=4, num_workers=2) at hostile.py:"}},
-		// 20 s leave a loaded machine the time to import torch and
-		// iterate the loader; its first sample sleeps 300 s.
-		{"slow first batch", func(s *ownloop.Settings) { s.FirstBatchTimeout = 20 * time.Second }, []string{"--slow-first", "300"}, []string{"the training loader #1 DataLoader(Sleepy", "first batch did not come within --first-batch-timeout 20s"}},
+		// Its first sample sleeps 300 s.
+		{"slow first batch", nil, []string{"--slow-first", "300"}, []string{"the training loader #1 DataLoader(Sleepy", "first batch did not come within --first-batch-timeout 20s"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			s := s

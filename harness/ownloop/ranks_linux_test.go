@@ -50,14 +50,14 @@ func freePort(t testing.TB) string {
 	return strconv.Itoa(l.Addr().(*net.TCPAddr).Port)
 }
 
-// torchrun is ddp.py under Debian's torchrun with 2 ranks on the CPU
+// torchrun is ddp.py under python's torchrun (TestLauncher: Debian's by default) with 2 ranks on the CPU
 // (gloo). -r 1 -t 1: Debian's torch 1.13 launcher fails on its Python
 // 3.11 without a redirect of its ranks' stdout (its Std.from_str("0") is
 // None there); the ranks' stdout then goes to its log (in the test's
 // directory: --log_dir) and the console.
 func torchrun(t testing.TB, script string, args ...string) ownloop.Command {
 	t.Helper()
-	argv := append([]string{"torchrun", "--nproc_per_node", "2", "-r", "1", "-t", "1", "--log_dir", t.TempDir(), "--master_port", freePort(t), script}, args...)
+	argv := append(append(append([]string{}, launcher...), "--nproc_per_node", "2", "-r", "1", "-t", "1", "--log_dir", t.TempDir(), "--master_port", freePort(t), script), args...)
 	c, err := ownloop.ParseCommand(argv)
 	if err != nil {
 		t.Fatal(err)
@@ -162,7 +162,7 @@ func TestRanksAgainstTruth(t *testing.T) {
 			}
 			var text bytes.Buffer
 			nr.WriteText(&text)
-			for _, w := range []string{"node: 2 ranks (torchrun)", "every rank switched to cached batches at step " + strconv.Itoa(tc.s.ReturnCachesAfter), "slowest rank: ", "what it would take", "--- rank 1 ---"} {
+			for _, w := range []string{"node: 2 ranks (" + launcherName + ")", "every rank switched to cached batches at step " + strconv.Itoa(tc.s.ReturnCachesAfter), "slowest rank: ", "what it would take", "--- rank 1 ---"} {
 				if !strings.Contains(text.String(), w) {
 					t.Errorf("the report lacks %q:\n%s", w, text.String())
 				}
@@ -284,7 +284,7 @@ func BenchmarkRanksAgainstTruth(b *testing.B) {
 func ranksTruth(b *testing.B, script string, args []string) []float64 {
 	b.Helper()
 	argv := append([]string{"--nproc_per_node", "2", "-r", "1", "-t", "1", "--log_dir", b.TempDir(), "--master_port", freePort(b), script, "--truth", "40"}, args...)
-	out, err := exec.Command("torchrun", argv...).Output()
+	out, err := exec.Command(launcher[0], append(launcher[1:], argv...)...).Output()
 	if err != nil {
 		b.Fatalf("truth run: %v", err)
 	}

@@ -6,6 +6,7 @@ import (
 	"bytes"
 	"context"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -37,12 +38,19 @@ func TestRunAtAppliesSettings(t *testing.T) {
 	needTorch(t)
 	script := tunable(t)
 	cmd := command(t, script, "--getitem-ms", "1", "--step-ms", "1")
+	pf, err := exec.Command(python, "-c", "import torch.utils.data as d; print(d.DataLoader([0]).prefetch_factor)").Output()
+	if err != nil {
+		t.Fatal(err)
+	}
+	ownPrefetch := strings.TrimSpace(string(pf))
 	for _, tc := range []struct {
 		ls      *ownloop.LoaderSettings
 		workers int
 		line    string
 	}{
-		{nil, 0, "loader: num_workers=0 prefetch_factor=2 pin_memory=False persistent_workers=False start=default"},
+		// The script's own: torch 2 has no prefetch_factor without
+		// workers (None), torch 1.13 keeps its default of 2.
+		{nil, 0, "loader: num_workers=0 prefetch_factor=" + ownPrefetch + " pin_memory=False persistent_workers=False start=default"},
 		{&ownloop.LoaderSettings{Workers: 2, Prefetch: 3, Persistent: true, Start: "forkserver"}, 2,
 			"loader: num_workers=2 prefetch_factor=3 pin_memory=False persistent_workers=True start=forkserver"},
 		{&ownloop.LoaderSettings{Workers: 1}, 1, "loader: num_workers=1 prefetch_factor=2 pin_memory=False persistent_workers=False start=default"},
@@ -66,7 +74,7 @@ func TestRunAtAppliesSettings(t *testing.T) {
 	}
 	bad := command(t, script, "--getitem-ms", "1", "--step-ms", "1", "--max-workers", "1")
 	var out bytes.Buffer
-	_, err := ownloop.RunAt(context.Background(), bad, 1, &ownloop.LoaderSettings{Workers: 2}, 6, 2*time.Minute, &out)
+	_, err = ownloop.RunAt(context.Background(), bad, 1, &ownloop.LoaderSettings{Workers: 2}, 6, 2*time.Minute, &out)
 	if err == nil || !strings.Contains(out.String(), "out of memory (--max-workers 1)") {
 		t.Errorf("2 workers of at most 1: %v\n%s", err, out.String())
 	}

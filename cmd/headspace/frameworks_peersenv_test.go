@@ -1,0 +1,79 @@
+//go:build peersenv && linux
+
+// Tests of analyze on the frameworks' training scripts in
+// examples/own-loop (Lightning's Trainer, Hugging Face's Trainer with
+// Accelerate's DataLoaderShard, timm's create_loader and its
+// PrefetchLoader): they need the pinned peers env's torch 2 and its
+// packages, and run from `make test-ownloop-torch2`
+// (HEADSPACE_OWNLOOP_PYTHON names its python; without it they fail).
+
+package main
+
+import (
+	"bytes"
+	"context"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/headspace-bench/headspace/harness/ownloop"
+)
+
+// TestFrameworks runs headspace analyze on each framework's example end
+// to end: the training loader found and named (its class, the user's
+// line where it was made, the framework's object that iterates it), the
+// other loaders iterated as they are, a headspace measured and a result
+// file written.
+func TestFrameworks(t *testing.T) {
+	if os.Getenv(ownloop.TestPythonEnv) == "" {
+		t.Fatalf("%s is not set: run these tests with make test-ownloop-torch2 (after make peers-env)", ownloop.TestPythonEnv)
+	}
+	for _, tc := range []struct {
+		name, script, imp string
+		want              []string // in the report
+	}{
+		{"lightning", "train_lightning.py", "lightning", []string{
+			// Lightning's sanity check iterates the validation loader first.
+			"loader #1 DataLoader(Synthetic, batch_size=16, num_workers=0) at train_lightning.py:41: iterated as it is: its steps trained nothing",
+			"loader #2 DataLoader(Synthetic, batch_size=16, num_workers=0) at train_lightning.py:37: the training loop's: cached and timed"}},
+		{"huggingface", "train_hf.py", "transformers", []string{
+			"loader #1 DataLoader(Tokens, batch_size=16, num_workers=0) at train_hf.py:", ", iterated by DataLoaderShard (accelerate): the training loop's: cached and timed"}},
+		{"timm", "train_timm.py", "timm", []string{
+			"loader #1 DataLoader(Images, batch_size=16, num_workers=0) at train_timm.py:", ", iterated by PrefetchLoader (timm): the training loop's: cached and timed"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			if out, err := exec.Command(ownPython, "-c", "import "+tc.imp).CombinedOutput(); err != nil {
+				t.Fatalf("%s cannot import %s (make peers-env installs it): %v\n%s", ownPython, tc.imp, err, out)
+			}
+			script, err := filepath.Abs(filepath.Join("..", "..", "examples", "own-loop", tc.script))
+			if err != nil {
+				t.Fatal(err)
+			}
+			out := filepath.Join(t.TempDir(), tc.name+".txt")
+			var stdout, stderr bytes.Buffer
+			code := run(context.Background(), []string{"analyze", "--num-caches", "3", "--return-caches-after", "12", "--steps-after", "10", "--out", out,
+				"--", ownPython, script, "--epochs", "2", "--samples", "256", "--getitem-ms", "2"}, &stdout, &stderr)
+			ownLeft(t, script)
+			if code != 0 {
+				t.Fatalf("exit %d\n%s\n%s", code, stdout.String(), stderr.String())
+			}
+			for _, w := range append(tc.want, "headspace:", "verdict: ", "__getitem__") {
+				if !strings.Contains(stdout.String(), w) {
+					t.Errorf("report lacks %q:\n%s", w, stdout.String())
+				}
+			}
+			b, err := os.ReadFile(out)
+			if err != nil {
+				t.Fatal(err)
+			}
+			name := tc.script // the records' script= key
+			for _, w := range []string{"torch: 2.", "BenchmarkHeadspace/script=" + name + "/phase=loader", "BenchmarkHeadspace/script=" + name + "/phase=cached", "BenchmarkHeadspaceStage/script=" + name + "/stage=getitem"} {
+				if !strings.Contains(string(b), w) {
+					t.Errorf("result file lacks %q:\n%s", w, b)
+				}
+			}
+		})
+	}
+}
