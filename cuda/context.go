@@ -50,6 +50,13 @@ type Context struct {
 	info Info
 	done atomic.Bool
 
+	// dnn is the cuDNN and cuBLAS a plan's library ops call (nil: LoadDNN's;
+	// tests set a fake), dnnAlgos the algorithms the searches found, by
+	// shape and precision: one search a shape on the Context. Only the
+	// driver thread uses them.
+	dnn      *dnnLib
+	dnnAlgos map[convKey]convAlgos
+
 	// a holds the arguments of the per-step calls (see ccallArgs); ms
 	// receives cuEventElapsedTime's result. Only the driver thread uses them.
 	a  [11]uintptr

@@ -1,17 +1,13 @@
 package cuda
 
 import (
-	"context"
 	"errors"
 	"fmt"
-	"math"
-	"math/rand/v2"
 	"os"
 	"strings"
 	"sync"
 	"unsafe"
 
-	"github.com/headspace-bench/headspace/cuda/netref"
 	"github.com/headspace-bench/headspace/internal/nativelib"
 )
 
@@ -23,10 +19,14 @@ import (
 // This file holds the loading, the backend rule (ChooseBackend: one
 // decision, one place) and a DNN: the two libraries' handles on one
 // stream of a Context, the legacy cuDNN convolution API with an
-// algorithm search once per shape and precision (as PyTorch's
-// cudnn.benchmark=True) and cuBLAS's SGEMM, with TF32 through cuDNN's
-// math type and cuBLAS's math mode. The Net's plan does not run on it
-// yet: see docs/gpu.md.
+// algorithm search once per shape and precision on a Context (as
+// PyTorch's cudnn.benchmark=True), the bias (cudnnAddTensor,
+// cudnnConvolutionBackwardBias) and the ReLU (cudnnActivationForward,
+// cudnnActivationBackward), and cuBLAS's SGEMM, with TF32 through
+// cuDNN's math type and cuBLAS's math mode. A plan calls them through
+// its library ops (Launch.Module LibraryModule; libop.go), which
+// cuda/kernels.OnLibraries puts in place of the Net's convolution
+// kernels.
 
 // CudnnEnv and CublasEnv name a libcudnn and a libcublas to load instead
 // of searching for them.
@@ -65,9 +65,11 @@ func CudnnCandidates() []string {
 
 // CublasCandidates lists where the DNN looks for libcublas, in order:
 // $HEADSPACE_CUBLAS, the sonames (CUDA 13, 12, 11), and the wheel's
-// (nvidia-cublas*: nvidia/cublas/lib/).
+// (nvidia-cublas-cu12: nvidia/cublas/lib/; CUDA 13's nvidia-cublas:
+// nvidia/cu13/lib/).
 func CublasCandidates() []string {
-	return nativelib.Candidates(CublasEnv, []string{"libcublas.so.13", "libcublas.so.12", "libcublas.so.11"}, pythonLibGlobs("cublas", "libcublas.so.*"))
+	return nativelib.Candidates(CublasEnv, []string{"libcublas.so.13", "libcublas.so.12", "libcublas.so.11"},
+		append(pythonLibGlobs("cublas", "libcublas.so.*"), pythonLibGlobs("cu13", "libcublas.so.*")...))
 }
 
 // dnnLib is an opened libcudnn and libcublas: the entry points the DNN
@@ -80,7 +82,11 @@ type dnnLib struct {
 	createFilter, destroyFilter, setFilter4d                                        uintptr
 	createConv, destroyConv, setConv2d, setConvMath                                 uintptr
 	findFwd, findBwdData, findBwdFilter                                             uintptr
-	convFwd, convBwdData, convBwdFilter                                             uintptr
+	convFwd, convBwdData, convBwdFilter, convBwdBias                                uintptr
+	addTensor, createAct, destroyAct, setAct, actFwd, actBwd                        uintptr
+	// setActivation is cudnnSetActivationDescriptor, whose coef is a
+	// double (nativelib.Bind).
+	setActivation func(desc uintptr, mode, nanOpt int32, coef float64) int32
 
 	cublasCreate, cublasDestroy, cublasSetStream, cublasSetMathMode, cublasSgemm uintptr
 	cublasGetVersion, cublasGetStatusString                                      uintptr
@@ -123,11 +129,19 @@ func openDNN(cudnnPaths, cublasPaths []string) (*dnnLib, error) {
 		{Name: "cudnnConvolutionForward", Addr: &l.convFwd},
 		{Name: "cudnnConvolutionBackwardData", Addr: &l.convBwdData},
 		{Name: "cudnnConvolutionBackwardFilter", Addr: &l.convBwdFilter},
+		{Name: "cudnnConvolutionBackwardBias", Addr: &l.convBwdBias},
+		{Name: "cudnnAddTensor", Addr: &l.addTensor},
+		{Name: "cudnnCreateActivationDescriptor", Addr: &l.createAct},
+		{Name: "cudnnDestroyActivationDescriptor", Addr: &l.destroyAct},
+		{Name: "cudnnSetActivationDescriptor", Addr: &l.setAct},
+		{Name: "cudnnActivationForward", Addr: &l.actFwd},
+		{Name: "cudnnActivationBackward", Addr: &l.actBwd},
 	})
 	if err != nil {
 		return nil, fmt.Errorf("no cuDNN library found (libcudnn; $%s, or pip's nvidia-cudnn-cu13): %w", CudnnEnv, err)
 	}
 	l.cudnnPath = lib.File()
+	nativelib.Bind(&l.setActivation, l.setAct)
 	blas, err := nativelib.OpenFirst(cublasPaths, []nativelib.Symbol{
 		{Name: "cublasCreate_v2", Addr: &l.cublasCreate},
 		{Name: "cublasDestroy_v2", Addr: &l.cublasDestroy},
@@ -230,6 +244,8 @@ const (
 	cudnnCrossCorr    = 1 // CUDNN_CROSS_CORRELATION (what a Conv2d computes)
 	cudnnTensorOpMath = 1 // CUDNN_TENSOR_OP_MATH: TF32 tensor cores allowed
 	cudnnFMAMath      = 3 // CUDNN_FMA_MATH: fp32 FMA only, no TF32
+	cudnnReLU         = 1 // CUDNN_ACTIVATION_RELU
+	cudnnNoNaNProp    = 0 // CUDNN_NOT_PROPAGATE_NAN
 	cublasDefaultMath = 0 // CUBLAS_DEFAULT_MATH
 	cublasTF32Math    = 3 // CUBLAS_TF32_TENSOR_OP_MATH
 	cublasOpN         = 0 // CUBLAS_OP_N
@@ -273,8 +289,16 @@ type algoPerf struct {
 // Conv is a convolution made ready on a DNN: its descriptors, and the
 // algorithm of each direction that the search found fastest.
 type Conv struct {
-	Shape                ConvShape
-	x, w, y, conv        uintptr // descriptors
+	Shape         ConvShape
+	x, w, y, conv uintptr // descriptors
+	b             uintptr // the bias's, 1×K×1×1
+	convAlgos
+}
+
+// convAlgos is what the search found for a shape and precision: the
+// fastest algorithm of each direction and the workspace they need. A
+// Context keeps them (the search runs once per shape on it).
+type convAlgos struct {
 	FwdAlgo, BwdDataAlgo int
 	BwdFilterAlgo        int
 	Workspace            int64 // the most any of its algorithms needs
@@ -294,18 +318,21 @@ type DNN struct {
 	lib                   *dnnLib
 	stream                uintptr
 	cudnn, cublas         uintptr
+	act                   uintptr         // the ReLU's activation descriptor
 	convs                 map[convKey]*Conv
+	elems                 map[int]uintptr // 1×count×1×1 tensor descriptors, by count
 	ws                    uint64
 	wsBytes               int64
 	one, zero             *float32 // alpha and beta, kept for the calls
+	a                     []uintptr // a call's arguments (the step's calls allocate nothing)
 	CudnnVersion          int
 	CudnnFile, CublasFile string
 }
 
 // newDNN makes the handles of lib on stream of c. On the driver thread.
 func newDNN(c *Context, lib *dnnLib, stream uintptr) (_ *DNN, err error) {
-	d := &DNN{c: c, lib: lib, stream: stream, convs: map[convKey]*Conv{}, one: new(float32), zero: new(float32),
-		CudnnFile: lib.cudnnPath, CublasFile: lib.cublasPath}
+	d := &DNN{c: c, lib: lib, stream: stream, convs: map[convKey]*Conv{}, elems: map[int]uintptr{}, one: new(float32), zero: new(float32),
+		a: make([]uintptr, 0, 16), CudnnFile: lib.cudnnPath, CublasFile: lib.cublasPath}
 	*d.one = 1
 	defer func() {
 		if err != nil {
@@ -317,6 +344,12 @@ func newDNN(c *Context, lib *dnnLib, stream uintptr) (_ *DNN, err error) {
 		return d, err
 	}
 	if err := lib.cudnnCheck("cudnnSetStream", nativelib.Call(lib.cudnnSetStream, d.cudnn, stream)); err != nil {
+		return d, err
+	}
+	if err := lib.cudnnCheck("cudnnCreateActivationDescriptor", nativelib.Call(lib.createAct, uintptr(unsafe.Pointer(&d.act)))); err != nil {
+		return d, err
+	}
+	if err := lib.cudnnCheck("cudnnSetActivationDescriptor", uintptr(uint32(lib.setActivation(d.act, cudnnReLU, cudnnNoNaNProp, 0)))); err != nil {
 		return d, err
 	}
 	if err := lib.cublasCheck("cublasCreate_v2", nativelib.Call(lib.cublasCreate, uintptr(unsafe.Pointer(&d.cublas)))); err != nil {
@@ -332,6 +365,14 @@ func (d *DNN) close() error {
 	for k, cv := range d.convs {
 		errs = append(errs, d.freeConv(cv))
 		delete(d.convs, k)
+	}
+	for k, e := range d.elems {
+		errs = append(errs, d.lib.cudnnCheck("cudnnDestroyTensorDescriptor", nativelib.Call(d.lib.destroyTensor, e)))
+		delete(d.elems, k)
+	}
+	if d.act != 0 {
+		errs = append(errs, d.lib.cudnnCheck("cudnnDestroyActivationDescriptor", nativelib.Call(d.lib.destroyAct, d.act)))
+		d.act = 0
 	}
 	if d.ws != 0 {
 		errs = append(errs, d.c.memFree(d.ws))
@@ -354,7 +395,8 @@ func (d *DNN) freeConv(cv *Conv) error {
 		fn, h uintptr
 		name  string
 	}{{d.lib.destroyTensor, cv.x, "cudnnDestroyTensorDescriptor"}, {d.lib.destroyFilter, cv.w, "cudnnDestroyFilterDescriptor"},
-		{d.lib.destroyTensor, cv.y, "cudnnDestroyTensorDescriptor"}, {d.lib.destroyConv, cv.conv, "cudnnDestroyConvolutionDescriptor"}} {
+		{d.lib.destroyTensor, cv.y, "cudnnDestroyTensorDescriptor"}, {d.lib.destroyTensor, cv.b, "cudnnDestroyTensorDescriptor"},
+		{d.lib.destroyConv, cv.conv, "cudnnDestroyConvolutionDescriptor"}} {
 		if x.h != 0 {
 			errs = append(errs, d.lib.cudnnCheck(x.name, nativelib.Call(x.fn, x.h)))
 		}
@@ -364,8 +406,9 @@ func (d *DNN) freeConv(cv *Conv) error {
 
 // conv is the convolution of shape at precision, made (descriptors, math
 // type, the three searches, the workspace) on its first use and kept:
-// the search runs once per shape, as cudnn.benchmark=True. On the driver
-// thread.
+// the search runs once per shape and precision on the Context (its
+// algorithms are kept there for every DNN on it), as
+// cudnn.benchmark=True does once per process. On the driver thread.
 func (d *DNN) conv(shape ConvShape, precision string) (_ *Conv, err error) {
 	key := convKey{shape, precision}
 	if cv, ok := d.convs[key]; ok {
@@ -398,6 +441,7 @@ func (d *DNN) conv(shape ConvShape, precision string) (_ *Conv, err error) {
 		{"cudnnCreateTensorDescriptor", l.createTensor, []uintptr{uintptr(unsafe.Pointer(&cv.x))}},
 		{"cudnnCreateFilterDescriptor", l.createFilter, []uintptr{uintptr(unsafe.Pointer(&cv.w))}},
 		{"cudnnCreateTensorDescriptor", l.createTensor, []uintptr{uintptr(unsafe.Pointer(&cv.y))}},
+		{"cudnnCreateTensorDescriptor", l.createTensor, []uintptr{uintptr(unsafe.Pointer(&cv.b))}},
 		{"cudnnCreateConvolutionDescriptor", l.createConv, []uintptr{uintptr(unsafe.Pointer(&cv.conv))}},
 	}
 	for _, c := range calls {
@@ -414,6 +458,7 @@ func (d *DNN) conv(shape ConvShape, precision string) (_ *Conv, err error) {
 		{"cudnnSetTensor4dDescriptor", l.setTensor4d, []uintptr{cv.x, cudnnTensorNCHW, cudnnDataFloat, u(shape.N), u(shape.C), u(shape.H), u(shape.W)}},
 		{"cudnnSetFilter4dDescriptor", l.setFilter4d, []uintptr{cv.w, cudnnDataFloat, cudnnTensorNCHW, u(shape.K), u(shape.C), u(shape.R), u(shape.S)}},
 		{"cudnnSetTensor4dDescriptor", l.setTensor4d, []uintptr{cv.y, cudnnTensorNCHW, cudnnDataFloat, u(shape.N), u(shape.K), u(oh), u(ow)}},
+		{"cudnnSetTensor4dDescriptor", l.setTensor4d, []uintptr{cv.b, cudnnTensorNCHW, cudnnDataFloat, 1, u(shape.K), 1, 1}},
 		{"cudnnSetConvolution2dDescriptor", l.setConv2d, []uintptr{cv.conv, u(shape.Pad), u(shape.Pad), 1, 1, 1, 1, cudnnCrossCorr, cudnnDataFloat}},
 		{"cudnnSetConvolutionMathType", l.setConvMath, []uintptr{cv.conv, u(math)}},
 	} {
@@ -421,22 +466,30 @@ func (d *DNN) conv(shape ConvShape, precision string) (_ *Conv, err error) {
 			return nil, err
 		}
 	}
-	for _, s := range []struct {
-		name     string
-		fn, a, b uintptr
-		c        uintptr
-		algo     *int
-	}{
-		{"cudnnFindConvolutionForwardAlgorithm", l.findFwd, cv.x, cv.w, cv.y, &cv.FwdAlgo},
-		{"cudnnFindConvolutionBackwardDataAlgorithm", l.findBwdData, cv.w, cv.y, cv.x, &cv.BwdDataAlgo},
-		{"cudnnFindConvolutionBackwardFilterAlgorithm", l.findBwdFilter, cv.x, cv.y, cv.w, &cv.BwdFilterAlgo},
-	} {
-		algo, ws, err := d.search(s.name, s.fn, s.a, s.b, cv.conv, s.c)
-		if err != nil {
-			return nil, err
+	if found, ok := d.c.dnnAlgos[key]; ok {
+		cv.convAlgos = found
+	} else {
+		for _, s := range []struct {
+			name     string
+			fn, a, b uintptr
+			c        uintptr
+			algo     *int
+		}{
+			{"cudnnFindConvolutionForwardAlgorithm", l.findFwd, cv.x, cv.w, cv.y, &cv.FwdAlgo},
+			{"cudnnFindConvolutionBackwardDataAlgorithm", l.findBwdData, cv.w, cv.y, cv.x, &cv.BwdDataAlgo},
+			{"cudnnFindConvolutionBackwardFilterAlgorithm", l.findBwdFilter, cv.x, cv.y, cv.w, &cv.BwdFilterAlgo},
+		} {
+			algo, ws, err := d.search(s.name, s.fn, s.a, s.b, cv.conv, s.c)
+			if err != nil {
+				return nil, err
+			}
+			*s.algo = algo
+			cv.Workspace = max(cv.Workspace, ws)
 		}
-		*s.algo = algo
-		cv.Workspace = max(cv.Workspace, ws)
+		if d.c.dnnAlgos == nil {
+			d.c.dnnAlgos = map[convKey]convAlgos{}
+		}
+		d.c.dnnAlgos[key] = cv.convAlgos
 	}
 	if err := d.growWorkspace(cv.Workspace); err != nil {
 		return nil, err
@@ -506,13 +559,13 @@ func (d *DNN) run(cv *Conv, dir ConvDirection, in, w, out uint64, accumulate boo
 	var err error
 	switch dir {
 	case ConvForward:
-		err = l.cudnnCheck("cudnnConvolutionForward", nativelib.Call(l.convFwd, d.cudnn, alpha, cv.x, uintptr(in), cv.w, uintptr(w), cv.conv,
+		err = l.cudnnCheck("cudnnConvolutionForward", d.call(l.convFwd, d.cudnn, alpha, cv.x, uintptr(in), cv.w, uintptr(w), cv.conv,
 			uintptr(cv.FwdAlgo), uintptr(d.ws), uintptr(d.wsBytes), b, cv.y, uintptr(out)))
 	case ConvBackwardData:
-		err = l.cudnnCheck("cudnnConvolutionBackwardData", nativelib.Call(l.convBwdData, d.cudnn, alpha, cv.w, uintptr(w), cv.y, uintptr(in), cv.conv,
+		err = l.cudnnCheck("cudnnConvolutionBackwardData", d.call(l.convBwdData, d.cudnn, alpha, cv.w, uintptr(w), cv.y, uintptr(in), cv.conv,
 			uintptr(cv.BwdDataAlgo), uintptr(d.ws), uintptr(d.wsBytes), b, cv.x, uintptr(out)))
 	case ConvBackwardFilter:
-		err = l.cudnnCheck("cudnnConvolutionBackwardFilter", nativelib.Call(l.convBwdFilter, d.cudnn, alpha, cv.x, uintptr(in), cv.y, uintptr(w), cv.conv,
+		err = l.cudnnCheck("cudnnConvolutionBackwardFilter", d.call(l.convBwdFilter, d.cudnn, alpha, cv.x, uintptr(in), cv.y, uintptr(w), cv.conv,
 			uintptr(cv.BwdFilterAlgo), uintptr(d.ws), uintptr(d.wsBytes), b, cv.w, uintptr(out)))
 	default:
 		return fmt.Errorf("cuda: convolution direction %d", dir)
@@ -571,6 +624,119 @@ func (d *DNN) gemm(precision string, transA, transB bool, m, n, k int, a, b, c u
 	return err
 }
 
+// call calls fn with args through the DNN's own argument slice: the
+// step's library calls allocate nothing. Pointers among args are C
+// memory, device addresses or the DNN's alpha and beta.
+func (d *DNN) call(fn uintptr, args ...uintptr) uintptr {
+	d.a = append(d.a[:0], args...)
+	return nativelib.CallArgs(fn, d.a)
+}
+
+// setStream puts the DNN's handles on stream, where they are not already
+// (a program's lists run on the stream their caller gives).
+func (d *DNN) setStream(stream uintptr) error {
+	if stream == d.stream {
+		return nil
+	}
+	if err := d.lib.cudnnCheck("cudnnSetStream", nativelib.Call(d.lib.cudnnSetStream, d.cudnn, stream)); err != nil {
+		return err
+	}
+	if err := d.lib.cublasCheck("cublasSetStream_v2", nativelib.Call(d.lib.cublasSetStream, d.cublas, stream)); err != nil {
+		return err
+	}
+	d.stream = stream
+	return nil
+}
+
+// biasOffset is where a convolution's biases start in its parameters
+// (weights, then biases: cuda/netref's layout), in bytes.
+func (cv *Conv) biasOffset() uint64 {
+	s := cv.Shape
+	return uint64(4 * s.K * s.C * s.R * s.S)
+}
+
+// convForward enqueues y = ReLU(conv(x, w) + b) (no ReLU unless relu),
+// params holding the weights then the biases: cudnnConvolutionForward,
+// cudnnAddTensor of the biases, cudnnActivationForward in place. On the
+// driver thread.
+func (d *DNN) convForward(cv *Conv, x, params, y uint64, relu bool) error {
+	if err := d.run(cv, ConvForward, x, params, y, false); err != nil {
+		return err
+	}
+	one := uintptr(unsafe.Pointer(d.one))
+	l := d.lib
+	if err := l.cudnnCheck("cudnnAddTensor", d.call(l.addTensor, d.cudnn, one, cv.b, uintptr(params+cv.biasOffset()), one, cv.y, uintptr(y))); err != nil {
+		return d.shaped(err, cv)
+	}
+	if !relu {
+		return nil
+	}
+	zero := uintptr(unsafe.Pointer(d.zero))
+	return d.shaped(l.cudnnCheck("cudnnActivationForward", d.call(l.actFwd, d.cudnn, d.act, one, cv.y, uintptr(y), zero, cv.y, uintptr(y))), cv)
+}
+
+// convBackwardParams enqueues the gradient of the weights
+// (cudnnConvolutionBackwardFilter) and of the biases
+// (cudnnConvolutionBackwardBias) from the input x and the output's
+// gradient dy, into grad (weights then biases, overwritten). On the
+// driver thread.
+func (d *DNN) convBackwardParams(cv *Conv, dy, x, grad uint64) error {
+	if err := d.run(cv, ConvBackwardFilter, x, dy, grad, false); err != nil {
+		return err
+	}
+	l := d.lib
+	return d.shaped(l.cudnnCheck("cudnnConvolutionBackwardBias", d.call(l.convBwdBias, d.cudnn, uintptr(unsafe.Pointer(d.one)), cv.y, uintptr(dy),
+		uintptr(unsafe.Pointer(d.zero)), cv.b, uintptr(grad+cv.biasOffset()))), cv)
+}
+
+// reluBackward enqueues ReLU's gradient in place: g where y > 0, else 0
+// (cudnnActivationBackward, y standing for the input too: for a ReLU
+// they are positive at the same places). On the driver thread.
+func (d *DNN) reluBackward(g, y uint64, count int) error {
+	desc, err := d.elem(count)
+	if err != nil {
+		return err
+	}
+	l := d.lib
+	err = l.cudnnCheck("cudnnActivationBackward", d.call(l.actBwd, d.cudnn, d.act, uintptr(unsafe.Pointer(d.one)), desc, uintptr(y), desc, uintptr(g),
+		desc, uintptr(y), uintptr(unsafe.Pointer(d.zero)), desc, uintptr(g)))
+	var e *DNNError
+	if errors.As(err, &e) {
+		e.Detail = fmt.Sprintf("relu of %d values", count)
+	}
+	return err
+}
+
+// elem is the tensor descriptor of count values (1×count×1×1), made on
+// first use and kept.
+func (d *DNN) elem(count int) (uintptr, error) {
+	if e, ok := d.elems[count]; ok {
+		return e, nil
+	}
+	if count <= 0 {
+		return 0, fmt.Errorf("cuda: relu of %d values", count)
+	}
+	var e uintptr
+	l := d.lib
+	if err := l.cudnnCheck("cudnnCreateTensorDescriptor", nativelib.Call(l.createTensor, uintptr(unsafe.Pointer(&e)))); err != nil {
+		return 0, err
+	}
+	if err := l.cudnnCheck("cudnnSetTensor4dDescriptor", nativelib.Call(l.setTensor4d, e, cudnnTensorNCHW, cudnnDataFloat, 1, uintptr(count), 1, 1)); err != nil {
+		return 0, errors.Join(err, l.cudnnCheck("cudnnDestroyTensorDescriptor", nativelib.Call(l.destroyTensor, e)))
+	}
+	d.elems[count] = e
+	return e, nil
+}
+
+// shaped names cv's shape in a library error.
+func (d *DNN) shaped(err error, cv *Conv) error {
+	var e *DNNError
+	if errors.As(err, &e) && e.Detail == "" {
+		e.Detail = cv.Shape.String()
+	}
+	return err
+}
+
 var (
 	dnnOnce sync.Once
 	dnnLoad *dnnLib
@@ -585,118 +751,31 @@ func LoadDNN() error {
 	return dnnErr
 }
 
-// CheckDNNConv runs the three directions of one convolution of shape (3×3,
-// padding 1: the Net's) on cuDNN at precision, on seeded random data,
-// and compares each output with the host reference (cuda/netref) within
-// tol (fp32) or tolTF32: the libraries' check, as the kernels have
-// theirs. It loads the libraries (LoadDNN) and fails with their error
-// where they are missing.
-func CheckDNNConv(ctx context.Context, c *Context, shape ConvShape, precision string, seed uint64) (CheckResult, error) {
-	if err := LoadDNN(); err != nil {
-		return CheckResult{}, err
+// LoadDNNFrom is LoadDNN with cuDNN and cuBLAS at the given paths: for
+// the tests of code above this package with a fake of both
+// (testdata/fakednn.c, which computes on the fake driver's host memory:
+// never a source of figures). It must come before any LoadDNN, and fails
+// after one.
+func LoadDNNFrom(cudnn, cublas string) error {
+	ran := false
+	dnnOnce.Do(func() {
+		ran = true
+		dnnLoad, dnnErr = openDNN([]string{cudnn}, []string{cublas})
+	})
+	if !ran {
+		return fmt.Errorf("cuda: LoadDNNFrom(%s, %s) after the libraries were loaded or tried", cudnn, cublas)
 	}
-	return checkDNNConv(ctx, c, dnnLoad, shape, precision, seed)
+	return dnnErr
 }
 
-// The tolerances of CheckDNNConv, of the largest absolute error over the
-// largest absolute value wanted: fp32 sums in another order than the
-// host's float64; TF32 rounds each product's inputs to 10 bits of
-// mantissa.
-const (
-	dnnTolFP32 = 1e-4
-	dnnTolTF32 = 1e-2
-)
-
-func checkDNNConv(ctx context.Context, c *Context, lib *dnnLib, shape ConvShape, precision string, seed uint64) (CheckResult, error) {
-	res := CheckResult{Name: fmt.Sprintf("cudnn %s, %s", shape, precision)}
-	if shape.R != 3 || shape.S != 3 || shape.Pad != 1 || shape.H != shape.W {
-		return res, fmt.Errorf("cuda: check %s: the host reference is of square 3×3 convolutions with padding 1", res.Name)
+// libraries is the cuDNN and cuBLAS c's plans call: the one a test gave c, else
+// LoadDNN's. On the driver thread.
+func (c *Context) libraries() (*dnnLib, error) {
+	if c.dnn != nil {
+		return c.dnn, nil
 	}
-	rng := rand.New(rand.NewPCG(seed, 1))
-	fill := func(n int) ([]float32, []float64) {
-		f, d := make([]float32, n), make([]float64, n)
-		for i := range f {
-			f[i] = rng.Float32()*2 - 1
-			d[i] = float64(f[i])
-		}
-		return f, d
+	if err := LoadDNN(); err != nil {
+		return nil, err
 	}
-	n, ci, co, side := shape.N, shape.C, shape.K, shape.H
-	x, x64 := fill(n * ci * side * side)
-	w, w64 := fill(co * ci * 9)
-	dy, dy64 := fill(n * co * side * side)
-	p64 := append(append([]float64{}, w64...), make([]float64, co)...) // zero biases
-	want := map[string][]float64{
-		"y":  netref.ConvForward(x64, p64, n, ci, co, side, false),
-		"dx": netref.ConvBackwardData(dy64, p64, n, ci, co, side),
-		"dw": netref.ConvBackwardParams(dy64, x64, n, ci, co, side)[:co*ci*9],
-	}
-	got := map[string][]float32{"y": make([]float32, len(want["y"])), "dx": make([]float32, len(x)), "dw": make([]float32, len(w))}
-	err := c.run(func() (err error) {
-		if err := ctx.Err(); err != nil {
-			return err
-		}
-		var stream uintptr
-		var d *DNN
-		ptrs := map[string]uint64{}
-		defer func() {
-			for _, p := range ptrs {
-				err = errors.Join(err, c.memFree(p))
-			}
-			if d != nil {
-				err = errors.Join(err, d.close())
-			}
-			if stream != 0 {
-				err = errors.Join(err, c.streamDestroy(stream))
-			}
-		}()
-		if stream, err = c.streamCreate(); err != nil {
-			return err
-		}
-		if d, err = newDNN(c, lib, stream); err != nil {
-			return err
-		}
-		cv, err := d.conv(shape, precision)
-		if err != nil {
-			return err
-		}
-		for name, host := range map[string][]float32{"x": x, "w": w, "dy": dy, "y": got["y"], "dx": got["dx"], "dw": got["dw"]} {
-			if ptrs[name], err = c.memAlloc(int64(4 * len(host))); err != nil {
-				return err
-			}
-			if name == "x" || name == "w" || name == "dy" {
-				if err := c.htod(ptrs[name], unsafe.Pointer(&host[0]), int64(4*len(host)), stream); err != nil {
-					return err
-				}
-			}
-		}
-		if err := errors.Join(d.run(cv, ConvForward, ptrs["x"], ptrs["w"], ptrs["y"], false),
-			d.run(cv, ConvBackwardData, ptrs["dy"], ptrs["w"], ptrs["dx"], false),
-			d.run(cv, ConvBackwardFilter, ptrs["x"], ptrs["dy"], ptrs["dw"], false)); err != nil {
-			return err
-		}
-		for _, name := range []string{"y", "dx", "dw"} {
-			if err := c.dtoh(unsafe.Pointer(&got[name][0]), ptrs[name], int64(4*len(got[name])), stream); err != nil {
-				return err
-			}
-		}
-		return c.streamSync(stream)
-	})
-	if err != nil {
-		return res, fmt.Errorf("cuda: check %s: %w", res.Name, err)
-	}
-	tol := dnnTolFP32
-	if precision == "tf32" {
-		tol = dnnTolTF32
-	}
-	for _, name := range []string{"y", "dx", "dw"} {
-		scale := 0.0
-		want32 := make([]float32, len(want[name]))
-		for i, v := range want[name] {
-			want32[i] = float32(v)
-			scale = max(scale, math.Abs(v))
-		}
-		res.Outputs = append(res.Outputs, OutputResult{Buf: name, MaxErr: maxAbsErr(got[name], want32), Tol: tol * max(scale, 1)})
-	}
-	return res, nil
+	return dnnLoad, nil
 }

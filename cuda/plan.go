@@ -14,7 +14,8 @@ type Arg any
 // Buf is an argument that resolves to the device pointer of the named buffer.
 type Buf struct{ Name string }
 
-// Launch is one kernel launch.
+// Launch is one kernel launch, or a call of cuDNN where Module is
+// LibraryModule (a library op: libop.go).
 type Launch struct {
 	Module, Kernel string // the module (a key of Plan.Modules) and the entry point
 	Grid, Block    [3]uint32
@@ -109,6 +110,17 @@ func validate(modules map[string][]byte, bufs []Buffer, launches ...[]Launch) er
 	}
 	for _, ls := range launches {
 		for i, l := range ls {
+			if l.Module == LibraryModule {
+				if err := validateOp(i, l); err != nil {
+					return err
+				}
+				for j, a := range l.Args {
+					if b, ok := a.(Buf); ok && !seen[b.Name] {
+						return fmt.Errorf("cuda: plan: launch %d (%s %s) argument %d: no buffer %q", i, LibraryModule, l.Kernel, j, b.Name)
+					}
+				}
+				continue
+			}
 			if _, ok := modules[l.Module]; !ok {
 				return fmt.Errorf("cuda: plan: launch %d (%s): no module %q", i, l.Kernel, l.Module)
 			}

@@ -17,6 +17,7 @@ type program struct {
 	ptrs    map[string]uint64 // device pointer of each buffer
 	sizes   map[string]int64
 	lists   [][]launch // one per launch list given to newProgram
+	dnn     *DNN       // the libraries' handles, where a list has library ops
 
 	vals   []uint64         // every argument's value, one 8-byte slot each
 	params []unsafe.Pointer // &vals[i], the kernelParams arrays
@@ -32,6 +33,7 @@ type launch struct {
 	params       unsafe.Pointer // &program.params[first argument]
 	first, nargs int            // its arguments' slots in program.vals
 	bufs         []string       // the buffer each argument names, "" for values
+	lib          *libCall       // a library op's call, nil for a kernel
 }
 
 // newProgram loads the modules, allocates and initialises the buffers and
@@ -56,6 +58,17 @@ func newProgram(c *Context, modules map[string][]byte, bufs []Buffer, lists ...[
 	}
 	if err := p.allocBuffers(bufs); err != nil {
 		return nil, err
+	}
+	if hasLibraryOps(lists) {
+		lib, err := c.libraries()
+		if err != nil {
+			return nil, fmt.Errorf("the plan calls cuDNN: %w", err)
+		}
+		d, err := newDNN(c, lib, 0)
+		if err != nil {
+			return nil, err // newDNN released what it made
+		}
+		p.dnn = d
 	}
 	nargs := 0
 	for _, ls := range lists {
@@ -115,6 +128,20 @@ func (p *program) prepare(lists [][]Launch) error {
 	for _, ls := range lists {
 		prepared := make([]launch, len(ls))
 		for i, l := range ls {
+			if l.Module == LibraryModule {
+				lc, err := p.prepareOp(l)
+				if err != nil {
+					return fmt.Errorf("%s %s: %w", LibraryModule, l.Kernel, err)
+				}
+				prepared[i] = launch{name: LibraryModule + " " + l.Kernel, first: slot, nargs: len(l.Args), bufs: make([]string, len(l.Args)), lib: lc}
+				for j, a := range l.Args {
+					if b, ok := a.(Buf); ok {
+						p.vals[slot+j], prepared[i].bufs[j] = p.ptrs[b.Name], b.Name
+					}
+				}
+				slot += len(l.Args)
+				continue
+			}
 			key := [2]string{l.Module, l.Kernel}
 			fn, ok := fns[key]
 			if !ok {
@@ -168,6 +195,12 @@ func (p *program) slots(name string) []int {
 func (p *program) enqueue(i int, stream uintptr) error {
 	for k := range p.lists[i] {
 		l := &p.lists[i][k]
+		if l.lib != nil {
+			if err := p.call(l, stream); err != nil {
+				return fmt.Errorf("%s: %w", l.name, err)
+			}
+			continue
+		}
 		if err := p.c.launch(l.fn, l.grid, l.block, l.shared, stream, l.params); err != nil {
 			return fmt.Errorf("kernel %s: %w", l.name, err)
 		}
@@ -187,6 +220,12 @@ func (p *program) release() error {
 		if err := p.c.moduleUnload(m); err != nil {
 			errs = append(errs, fmt.Errorf("module %s: %w", name, err))
 		}
+	}
+	if p.dnn != nil {
+		if err := p.dnn.close(); err != nil {
+			errs = append(errs, err)
+		}
+		p.dnn = nil
 	}
 	p.ptrs, p.modules = nil, nil
 	p.pin.Unpin()

@@ -2,22 +2,32 @@
 // built by them with the machine's cc and loaded through the same purego
 // path as the real libraries (one file holds both sets of entry points; a
 // test opens it as each). It is never built into headspace and no command
-// selects it (only a test passes its path). It computes nothing: never a
+// selects it (only a test passes its path). It times nothing: never a
 // source of figures.
 //
-// It checks its handles and descriptors (magic numbers, set before use),
-// records every call that matters in a log ("name arg arg …\n", read by
+// It checks its handles and descriptors (magic numbers, set before use,
+// the shapes of a convolution's tensors against each other), records
+// every call that matters in a log ("name arg arg …\n", read by
 // fake_dnn_log), counts live objects (fake_dnn_live) and fails the
 // after+1-th next call of a name with a status (fake_dnn_fail). Its
 // algorithm search returns three results, the fastest first: algorithm 1
 // (needing 4096 bytes of workspace), 0 (none) and 2 (a failed one).
+//
+// It computes what it is asked, on the host: the fake CUDA driver's
+// device memory is malloc'd host memory and its device pointers are host
+// addresses, so the convolutions (direct sums in float, the operands
+// rounded to TF32 first, to nearest with ties away, under tensor-op
+// math), the bias, the ReLU and SGEMM write real results where the
+// tests read them back, and a plan's library ops can be checked against
+// the host reference end to end. It computes them at the call, not in
+// stream order, and not into a CUDA Graph being captured.
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 enum { OK = 0, NOT_INITIALIZED = 1, BAD_PARAM = 3 };
-enum { M_HANDLE = 0x444e, M_TENSOR = 0x5445, M_FILTER = 0x4649, M_CONV = 0x434f, M_BLAS = 0x424c };
+enum { M_HANDLE = 0x444e, M_TENSOR = 0x5445, M_FILTER = 0x4649, M_CONV = 0x434f, M_BLAS = 0x424c, M_ACT = 0x4143 };
 
 struct obj { int magic, set; int v[8]; void *stream; int math; };
 
@@ -70,6 +80,21 @@ static int drop(struct obj *o, int magic) {
 }
 
 static int ok(struct obj *o, int magic) { return o && o->magic == magic && (magic == M_HANDLE || magic == M_BLAS || o->set); }
+
+// tf32 rounds v to TF32 (10 explicit mantissa bits), to nearest with
+// ties away from zero, as cvt.rna.tf32.f32 does.
+static float tf32(float v) {
+	uint32_t b;
+	memcpy(&b, &v, 4);
+	if ((b & 0x7f800000) != 0x7f800000) b = (b + 0x1000) & ~0x1fffu;
+	memcpy(&v, &b, 4);
+	return v;
+}
+
+// store writes alpha·v + beta·*out (beta 0: *out is not read, as cuDNN).
+static void store(float *out, float alpha, float v, float beta) { *out = alpha * v + (beta != 0 ? beta * *out : 0); }
+
+static long count4(struct obj *t) { return (long)t->v[0] * t->v[1] * t->v[2] * t->v[3]; }
 
 #define FAIL(name) if (fails(name)) return failcode
 
@@ -160,25 +185,164 @@ int cudnnFindConvolutionBackwardFilterAlgorithm(struct obj *h, struct obj *x, st
 	return find("cudnnFindConvolutionBackwardFilterAlgorithm", h, x, dy, conv, dw, req, ret, out);
 }
 
-static int run(const char *name, struct obj *h, const float *alpha, struct obj *a, struct obj *b, struct obj *conv, int algo, void *ws, size_t wsSize, const float *beta, struct obj *c) {
+// shapes checks that x (N×C×H×W), w (K×C×R×S) and y (N×K×OH×OW) are one
+// convolution's, with the convolution's padding and stride 1.
+static int shapes(struct obj *x, struct obj *w, struct obj *conv, struct obj *y) {
+	int pad = conv->v[0];
+	return x->v[0] == y->v[0] && x->v[1] == w->v[1] && y->v[1] == w->v[0] &&
+	       y->v[2] == x->v[2] + 2 * pad - w->v[2] + 1 && y->v[3] == x->v[3] + 2 * pad - w->v[3] + 1;
+}
+
+static int run(const char *name, struct obj *h, const float *alpha, struct obj *x, struct obj *w, struct obj *conv, int algo, void *ws, size_t wsSize, const float *beta, struct obj *y) {
 	if (fails(name)) return failcode;
-	if (!ok(h, M_HANDLE) || !ok(conv, M_CONV) || !alpha || !beta || !a || !b || !c || !a->set || !b->set || !c->set) return BAD_PARAM;
+	if (!ok(h, M_HANDLE) || !ok(conv, M_CONV) || !alpha || !beta || !ok(x, M_TENSOR) || !ok(w, M_FILTER) || !ok(y, M_TENSOR)) return BAD_PARAM;
+	if (!shapes(x, w, conv, y)) return BAD_PARAM;
 	if (algo == 1 && (!ws || wsSize < 4096)) return BAD_PARAM;
 	logf_("%s algo %d workspace %zu alpha %g beta %g stream %s\n", name, algo, wsSize, *alpha, *beta, h->stream ? "set" : "default");
 	return OK;
 }
 
-int cudnnConvolutionForward(struct obj *h, const float *alpha, struct obj *xD, void *x, struct obj *wD, void *w, struct obj *conv, int algo, void *ws, size_t wsSize, const float *beta, struct obj *yD, void *y) {
-	(void)x, (void)w, (void)y;
-	return run("cudnnConvolutionForward", h, alpha, xD, wD, conv, algo, ws, wsSize, beta, yD);
+// The convolution's sizes, and the operand rounding of its math type.
+#define DIMS(xD, wD, yD, conv) \
+	int N = xD->v[0], C = xD->v[1], H = xD->v[2], W = xD->v[3], K = wD->v[0], R = wD->v[2], S = wD->v[3]; \
+	int OH = yD->v[2], OW = yD->v[3], P = conv->v[0], T = conv->math == 1; \
+	(void)N, (void)C, (void)H, (void)W, (void)K, (void)R, (void)S, (void)OH, (void)OW, (void)P
+#define OP(v) (T ? tf32(v) : (v))
+
+int cudnnConvolutionForward(struct obj *h, const float *alpha, struct obj *xD, const float *x, struct obj *wD, const float *w, struct obj *conv, int algo, void *ws, size_t wsSize, const float *beta, struct obj *yD, float *y) {
+	int e = run("cudnnConvolutionForward", h, alpha, xD, wD, conv, algo, ws, wsSize, beta, yD);
+	if (e) return e;
+	DIMS(xD, wD, yD, conv);
+	for (int n = 0; n < N; n++)
+		for (int k = 0; k < K; k++)
+			for (int oy = 0; oy < OH; oy++)
+				for (int ox = 0; ox < OW; ox++) {
+					float acc = 0;
+					for (int c = 0; c < C; c++)
+						for (int r = 0; r < R; r++)
+							for (int s = 0; s < S; s++) {
+								int iy = oy + r - P, ix = ox + s - P;
+								if (iy < 0 || iy >= H || ix < 0 || ix >= W) continue;
+								acc += OP(x[((n * C + c) * H + iy) * W + ix]) * OP(w[((k * C + c) * R + r) * S + s]);
+							}
+					store(&y[((n * K + k) * OH + oy) * OW + ox], *alpha, acc, *beta);
+				}
+	return OK;
 }
-int cudnnConvolutionBackwardData(struct obj *h, const float *alpha, struct obj *wD, void *w, struct obj *dyD, void *dy, struct obj *conv, int algo, void *ws, size_t wsSize, const float *beta, struct obj *dxD, void *dx) {
-	(void)w, (void)dy, (void)dx;
-	return run("cudnnConvolutionBackwardData", h, alpha, wD, dyD, conv, algo, ws, wsSize, beta, dxD);
+int cudnnConvolutionBackwardData(struct obj *h, const float *alpha, struct obj *wD, const float *w, struct obj *dyD, const float *dy, struct obj *conv, int algo, void *ws, size_t wsSize, const float *beta, struct obj *dxD, float *dx) {
+	int e = run("cudnnConvolutionBackwardData", h, alpha, dxD, wD, conv, algo, ws, wsSize, beta, dyD);
+	if (e) return e;
+	DIMS(dxD, wD, dyD, conv);
+	for (int n = 0; n < N; n++)
+		for (int c = 0; c < C; c++)
+			for (int iy = 0; iy < H; iy++)
+				for (int ix = 0; ix < W; ix++) {
+					float acc = 0;
+					for (int k = 0; k < K; k++)
+						for (int r = 0; r < R; r++)
+							for (int s = 0; s < S; s++) {
+								int oy = iy - r + P, ox = ix - s + P;
+								if (oy < 0 || oy >= OH || ox < 0 || ox >= OW) continue;
+								acc += OP(dy[((n * K + k) * OH + oy) * OW + ox]) * OP(w[((k * C + c) * R + r) * S + s]);
+							}
+					store(&dx[((n * C + c) * H + iy) * W + ix], *alpha, acc, *beta);
+				}
+	return OK;
 }
-int cudnnConvolutionBackwardFilter(struct obj *h, const float *alpha, struct obj *xD, void *x, struct obj *dyD, void *dy, struct obj *conv, int algo, void *ws, size_t wsSize, const float *beta, struct obj *dwD, void *dw) {
-	(void)x, (void)dy, (void)dw;
-	return run("cudnnConvolutionBackwardFilter", h, alpha, xD, dyD, conv, algo, ws, wsSize, beta, dwD);
+int cudnnConvolutionBackwardFilter(struct obj *h, const float *alpha, struct obj *xD, const float *x, struct obj *dyD, const float *dy, struct obj *conv, int algo, void *ws, size_t wsSize, const float *beta, struct obj *dwD, float *dw) {
+	int e = run("cudnnConvolutionBackwardFilter", h, alpha, xD, dwD, conv, algo, ws, wsSize, beta, dyD);
+	if (e) return e;
+	DIMS(xD, dwD, dyD, conv);
+	for (int k = 0; k < K; k++)
+		for (int c = 0; c < C; c++)
+			for (int r = 0; r < R; r++)
+				for (int s = 0; s < S; s++) {
+					float acc = 0;
+					for (int n = 0; n < N; n++)
+						for (int oy = 0; oy < OH; oy++)
+							for (int ox = 0; ox < OW; ox++) {
+								int iy = oy + r - P, ix = ox + s - P;
+								if (iy < 0 || iy >= H || ix < 0 || ix >= W) continue;
+								acc += OP(dy[((n * K + k) * OH + oy) * OW + ox]) * OP(x[((n * C + c) * H + iy) * W + ix]);
+							}
+					store(&dw[((k * C + c) * R + r) * S + s], *alpha, acc, *beta);
+				}
+	return OK;
+}
+
+// dy (N×K×H×W) summed over all but K into db (1×K×1×1).
+int cudnnConvolutionBackwardBias(struct obj *h, const float *alpha, struct obj *dyD, const float *dy, const float *beta, struct obj *dbD, float *db) {
+	FAIL("cudnnConvolutionBackwardBias");
+	if (!ok(h, M_HANDLE) || !alpha || !beta || !ok(dyD, M_TENSOR) || !ok(dbD, M_TENSOR) || !dy || !db) return BAD_PARAM;
+	if (dbD->v[0] != 1 || dbD->v[1] != dyD->v[1] || dbD->v[2] != 1 || dbD->v[3] != 1) return BAD_PARAM;
+	int N = dyD->v[0], K = dyD->v[1], area = dyD->v[2] * dyD->v[3];
+	for (int k = 0; k < K; k++) {
+		float acc = 0;
+		for (int n = 0; n < N; n++)
+			for (int i = 0; i < area; i++) acc += dy[(n * K + k) * area + i];
+		store(&db[k], *alpha, acc, *beta);
+	}
+	logf_("cudnnConvolutionBackwardBias %d %d %d %d alpha %g beta %g\n", dyD->v[0], dyD->v[1], dyD->v[2], dyD->v[3], *alpha, *beta);
+	return OK;
+}
+
+// C = alpha·A + beta·C, A broadcast over the dimensions where it is 1.
+int cudnnAddTensor(struct obj *h, const float *alpha, struct obj *aD, const float *A, const float *beta, struct obj *cD, float *Cp) {
+	FAIL("cudnnAddTensor");
+	if (!ok(h, M_HANDLE) || !alpha || !beta || !ok(aD, M_TENSOR) || !ok(cD, M_TENSOR) || !A || !Cp) return BAD_PARAM;
+	int st[4], d[4];
+	for (int i = 0; i < 4; i++) {
+		if (aD->v[i] != 1 && aD->v[i] != cD->v[i]) return BAD_PARAM;
+		d[i] = cD->v[i];
+	}
+	// A's strides, 0 where it is broadcast.
+	st[3] = aD->v[3] == 1 ? 0 : 1;
+	st[2] = aD->v[2] == 1 ? 0 : aD->v[3];
+	st[1] = aD->v[1] == 1 ? 0 : aD->v[3] * aD->v[2];
+	st[0] = aD->v[0] == 1 ? 0 : aD->v[3] * aD->v[2] * aD->v[1];
+	long i = 0;
+	for (int a = 0; a < d[0]; a++)
+		for (int b = 0; b < d[1]; b++)
+			for (int c = 0; c < d[2]; c++)
+				for (int e = 0; e < d[3]; e++, i++) store(&Cp[i], *alpha, A[a * st[0] + b * st[1] + c * st[2] + e * st[3]], *beta);
+	logf_("cudnnAddTensor %d %d %d %d to %d %d %d %d alpha %g beta %g\n", aD->v[0], aD->v[1], aD->v[2], aD->v[3], d[0], d[1], d[2], d[3], *alpha, *beta);
+	return OK;
+}
+
+int cudnnCreateActivationDescriptor(struct obj **d) { FAIL("cudnnCreateActivationDescriptor"); return make(d, M_ACT); }
+int cudnnDestroyActivationDescriptor(struct obj *d) { return drop(d, M_ACT); }
+int cudnnSetActivationDescriptor(struct obj *d, int mode, int nanOpt, double coef) {
+	FAIL("cudnnSetActivationDescriptor");
+	if (!d || d->magic != M_ACT || mode < 0 || mode > 5 || nanOpt < 0 || nanOpt > 1) return BAD_PARAM;
+	d->set = 1, d->v[0] = mode;
+	logf_("cudnnSetActivationDescriptor mode %d nan %d coef %g\n", mode, nanOpt, coef);
+	return OK;
+}
+
+// The ReLU (mode 1, the only one the fake computes) over every value of
+// the tensors, which must be one shape.
+static int act(const char *name, struct obj *h, struct obj *a, const float *alpha, const float *beta, struct obj *t1, struct obj *t2) {
+	if (fails(name)) return failcode;
+	if (!ok(h, M_HANDLE) || !ok(a, M_ACT) || a->v[0] != 1 || !alpha || !beta || !ok(t1, M_TENSOR) || !ok(t2, M_TENSOR) || count4(t1) != count4(t2)) return BAD_PARAM;
+	logf_("%s %ld alpha %g beta %g\n", name, count4(t1), *alpha, *beta);
+	return OK;
+}
+
+int cudnnActivationForward(struct obj *h, struct obj *a, const float *alpha, struct obj *xD, const float *x, const float *beta, struct obj *yD, float *y) {
+	int e = act("cudnnActivationForward", h, a, alpha, beta, xD, yD);
+	if (e) return e;
+	for (long i = 0, n = count4(xD); i < n; i++) store(&y[i], *alpha, x[i] > 0 ? x[i] : 0, *beta);
+	return OK;
+}
+
+int cudnnActivationBackward(struct obj *h, struct obj *a, const float *alpha, struct obj *yD, const float *y, struct obj *dyD, const float *dy,
+                            struct obj *xD, const float *x, const float *beta, struct obj *dxD, float *dx) {
+	int e = act("cudnnActivationBackward", h, a, alpha, beta, yD, dxD);
+	if (e) return e;
+	if (!ok(dyD, M_TENSOR) || !ok(xD, M_TENSOR) || count4(dyD) != count4(yD) || count4(xD) != count4(yD)) return BAD_PARAM;
+	(void)y;
+	for (long i = 0, n = count4(yD); i < n; i++) store(&dx[i], *alpha, x[i] > 0 ? dy[i] : 0, *beta);
+	return OK;
 }
 
 /* cuBLAS */
@@ -215,9 +379,19 @@ int cublasSetMathMode(struct obj *h, int mode) {
 	return 0;
 }
 int cublasSgemm_v2(struct obj *h, int ta, int tb, int m, int n, int k, const float *alpha, const float *a, int lda, const float *b, int ldb, const float *beta, float *c, int ldc) {
-	(void)a, (void)b, (void)c;
 	FAIL("cublasSgemm_v2");
 	if (!ok(h, M_BLAS) || !alpha || !beta || m <= 0 || n <= 0 || k <= 0 || lda <= 0 || ldb <= 0 || ldc < m) return 7;
+	// Column-major, as cuBLAS: C (m×n) = alpha·op(A)·op(B) + beta·C.
+	int t = h->math == 3;
+	for (int j = 0; j < n; j++)
+		for (int i = 0; i < m; i++) {
+			float acc = 0;
+			for (int p = 0; p < k; p++) {
+				float av = ta ? a[p + i * lda] : a[i + p * lda], bv = tb ? b[j + p * ldb] : b[p + j * ldb];
+				acc += (t ? tf32(av) : av) * (t ? tf32(bv) : bv);
+			}
+			store(&c[i + j * ldc], *alpha, acc, *beta);
+		}
 	logf_("cublasSgemm_v2 %c%c %d %d %d alpha %g beta %g math %d\n", ta ? 'T' : 'N', tb ? 'T' : 'N', m, n, k, *alpha, *beta, h->math);
 	return 0;
 }

@@ -43,3 +43,9 @@ func CallArgs(fn uintptr, args []uintptr) uintptr {
 	r, _, _ := purego.SyscallN(fn, args...)
 	return r
 }
+
+// Bind makes fptr, a pointer to a Go function variable, call the C
+// function fn with the C calling convention for its parameter types:
+// for entry points with floating-point parameters (a double in a
+// register), which Call cannot pass.
+func Bind(fptr any, fn uintptr) { purego.RegisterFunc(fptr, fn) }

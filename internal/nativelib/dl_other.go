@@ -15,3 +15,6 @@ func Call(fn uintptr, args ...uintptr) uintptr { panic("nativelib: no native cal
 func CallArgs(fn uintptr, args []uintptr) uintptr {
 	panic("nativelib: no native calls without Linux")
 }
+
+// Bind panics: no library is ever opened without Linux.
+func Bind(fptr any, fn uintptr) { panic("nativelib: no native calls without Linux") }

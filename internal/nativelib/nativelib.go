@@ -20,7 +20,8 @@
 // which nothing here asks for yet.
 //
 // Call and CallArgs call an entry point with integer and pointer
-// arguments; CString and CStringAt read the C strings they return.
+// arguments, Bind one with floating-point ones too; CString and
+// CStringAt read the C strings they return.
 package nativelib
 
 import (

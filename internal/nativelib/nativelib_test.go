@@ -91,6 +91,12 @@ func TestCallAndStrings(t *testing.T) {
 	if l.Lookup("strlen") != strlen || l.Lookup("no_such_entry_point") != 0 {
 		t.Error("Lookup")
 	}
+	// A double in a register beside an int: ldexp(3, 2) = 12.
+	var ldexp func(float64, int32) float64
+	Bind(&ldexp, l.Lookup("ldexp"))
+	if got := ldexp(3, 2); got != 12 {
+		t.Errorf("ldexp(3, 2) through Bind = %v, want 12", got)
+	}
 	if f := l.File(); !strings.HasPrefix(f, "/") || !strings.Contains(filepath.Base(f), "libc") {
 		t.Errorf("File() = %q, want the path of libc's file", f)
 	}
