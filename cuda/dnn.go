@@ -318,12 +318,12 @@ type DNN struct {
 	lib                   *dnnLib
 	stream                uintptr
 	cudnn, cublas         uintptr
-	act                   uintptr         // the ReLU's activation descriptor
+	act                   uintptr // the ReLU's activation descriptor
 	convs                 map[convKey]*Conv
 	elems                 map[int]uintptr // 1×count×1×1 tensor descriptors, by count
 	ws                    uint64
 	wsBytes               int64
-	one, zero             *float32 // alpha and beta, kept for the calls
+	one, zero             *float32  // alpha and beta, kept for the calls
 	a                     []uintptr // a call's arguments (the step's calls allocate nothing)
 	CudnnVersion          int
 	CudnnFile, CublasFile string

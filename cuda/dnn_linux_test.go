@@ -347,4 +347,3 @@ func TestChooseBackend(t *testing.T) {
 		}
 	}
 }
-
