@@ -12,7 +12,9 @@
 // backward and the SGD-momentum update, over named device buffers. Checks
 // runs each kernel on small random inputs whose expected outputs come from
 // cuda/netref, the float64 reference, so a GPU can prove the kernels right
-// before it times them.
+// before it times them. OnLibraries puts cuDNN (package cuda's library
+// ops) in place of the convolution kernels, and LibraryChecks checks it
+// the same way.
 package kernels
 
 import (

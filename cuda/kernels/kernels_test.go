@@ -13,6 +13,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/headspace-bench/headspace/cuda"
 	"github.com/headspace-bench/headspace/cuda/netref"
 	"github.com/headspace-bench/headspace/datasets/transforms"
 )
@@ -176,6 +177,9 @@ type access struct {
 func accessOf(t *testing.T, l Launch) access {
 	t.Helper()
 	i := func(k int) int64 { return int64(l.Args[k].(int32)) }
+	if l.Module == cuda.LibraryModule {
+		return libraryAccess(t, l)
+	}
 	switch l.Kernel {
 	case "conv3x3_forward":
 		// cin channels read, cout written; transposed, the parameters are
@@ -397,6 +401,13 @@ func TestStepDataflow(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	stepDataflow(t, p)
+}
+
+// stepDataflow is TestStepDataflow's check of p, the Net's plan at batch
+// 2 of 16×16 on either backend.
+func stepDataflow(t *testing.T, p Plan) {
+	t.Helper()
 	c := netref.Config{Batch: 2, Side: 16, Channels: 30, Classes: 10, Depth: 4}
 	written := map[string]bool{p.Input: true, p.Labels: true}
 	for l := range c.Convs() {
