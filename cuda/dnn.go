@@ -768,6 +768,17 @@ func LoadDNNFrom(cudnn, cublas string) error {
 	return dnnErr
 }
 
+// LoadedDNN is the files of the cuDNN and cuBLAS that LoadDNN (or
+// LoadDNNFrom) loaded and cuDNN's version (cudnnGetVersion: 10000·major
+// + 100·minor + patch for cuDNN 9), for a result file's lines; ok is
+// false where they did not load (LoadDNN's error says why).
+func LoadedDNN() (cudnnFile string, cudnnVersion int, cublasFile string, ok bool) {
+	if LoadDNN() != nil {
+		return "", 0, "", false
+	}
+	return dnnLoad.cudnnPath, int(nativelib.Call(dnnLoad.cudnnGetVersion)), dnnLoad.cublasPath, true
+}
+
 // libraries is the cuDNN and cuBLAS c's plans call: the one a test gave c, else
 // LoadDNN's. On the driver thread.
 func (c *Context) libraries() (*dnnLib, error) {

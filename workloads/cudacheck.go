@@ -21,11 +21,13 @@ import (
 
 // CUDACheck is `headspace cuda check`: on a real NVIDIA GPU, every kernel
 // of the Net (both precisions) and the device transform's kernels against
-// their reference on small random inputs; host-to-device and
+// their reference on small random inputs, and the same checks on cuDNN
+// where it loads (kernels.LibraryChecks); host-to-device and
 // device-to-host copy speeds from pinned and pageable memory at each of
 // Sizes; and the Net's training step at Batch samples of Side×Side, timed
 // on the GPU with CUDA events, launched kernel by kernel and then
-// replayed from CUDA Graphs, at each of Precisions.
+// replayed from CUDA Graphs, at each of Precisions, on the kernels and
+// then, where cuDNN and cuBLAS load, on cuDNN (kernels.OnLibraries).
 //
 // It is not in Experiments: it runs only where a CUDA driver and a GPU
 // are (package cuda, loaded with purego), and a benchmark list that must
@@ -105,10 +107,12 @@ func (c CUDACheck) Validate() error {
 	return nil
 }
 
-// CUDANetStep is the Net's step timed at one precision, launched kernel
-// by kernel or replayed from CUDA Graphs, and the loss after the steps
+// CUDANetStep is the Net's step timed at one precision on one backend
+// (cuda.BackendKernels or cuda.BackendLibraries), launched kernel by
+// kernel or replayed from CUDA Graphs, and the loss after the steps
 // (which its records do not hold: 0 when decoded).
 type CUDANetStep struct {
+	Backend   string
 	Precision string
 	Graphs    bool
 	Times     []time.Duration
@@ -140,8 +144,8 @@ type CUDACheckOutcome struct {
 	GPU    cuda.Info
 	Checks []cuda.CheckResult
 	// Backend is what cuda.ChooseBackend makes of this machine's cuDNN
-	// and cuBLAS (auto): the libraries, whose checks are among Checks,
-	// or the kernels and why.
+	// and cuBLAS (auto): the libraries, whose checks are among Checks
+	// and whose steps are among Steps, or the kernels and why.
 	Backend cuda.Backend
 	// Copies are the copy speeds, in the order measured.
 	Copies []CUDACopy
@@ -206,7 +210,7 @@ func (c CUDACheck) MeasureEach(ctx context.Context, env Env, each CUDACheckProgr
 	}
 	for _, st := range out.Steps {
 		if math.IsNaN(float64(st.Loss)) || math.IsInf(float64(st.Loss), 0) {
-			return out, &CUDACheckError{fmt.Sprintf("the Net's loss (%s) after %d steps is %v", st.Precision, len(st.Times)+1, st.Loss)}
+			return out, &CUDACheckError{fmt.Sprintf("the Net's loss (%s on %s) after %d steps is %v", st.Precision, st.Backend, len(st.Times)+1, st.Loss)}
 		}
 	}
 	if len(failed) > 0 {
@@ -230,15 +234,16 @@ var _ Typed[CUDACheckOutcome] = CUDACheck{}
 // CUDACheckCodec is a CUDACheck's records codec: a record a copy speed,
 // BenchmarkCUDACopy/dir=htod|dtoh/pinned=…/size=…MiB in GB/s, then a
 // record a timed Net step, BenchmarkCUDAStep/batch=…/side=…, with
-// /precision=… unless fp32 and /graphs=true when replayed from CUDA
-// Graphs, in step-ns.
+// /backend=cudnn on cuDNN (the kernels' records leave it out, as every
+// file before the libraries did), /precision=… unless fp32 and
+// /graphs=true when replayed from CUDA Graphs, in step-ns.
 var CUDACheckCodec = Codec[CUDACheckOutcome]{
 	Experiment: "CUDA",
 	Keys: map[string][]string{
 		"CUDACopy": {"dir", "pinned", "size"},
-		"CUDAStep": {"batch", "side", "precision", "graphs"},
+		"CUDAStep": {"batch", "side", "backend", "precision", "graphs"},
 	},
-	Optional: map[string][]string{"CUDAStep": {"precision", "graphs"}},
+	Optional: map[string][]string{"CUDAStep": {"backend", "precision", "graphs"}},
 	Order:    []string{"CUDACopy", "CUDAStep"},
 	encode: func(o CUDACheckOutcome) []*benchfmt.Result {
 		out := recordsOf(o.Copies, func(b CUDACopy) *benchfmt.Result {
@@ -263,8 +268,8 @@ var CUDACheckCodec = Codec[CUDACheckOutcome]{
 }
 
 // decodeCUDACheck reads the copies and the steps back: the copies
-// first (CUDACheckCodec.Order), then each step's records, consecutive ones of one precision and
-// launch one step.
+// first (CUDACheckCodec.Order), then each step's records, consecutive
+// ones of one backend, precision and launch one step.
 func decodeCUDACheck(recs []Record) (CUDACheckOutcome, error) {
 	var out CUDACheckOutcome
 	for _, rec := range recs {
@@ -307,7 +312,16 @@ func decodeCUDACheck(recs []Record) (CUDACheckOutcome, error) {
 		} else if batch != out.Batch || side != out.Side {
 			return out, fmt.Errorf("%s: a step of another batch or side than the first's (batch=%d/side=%d)", name, out.Batch, out.Side)
 		}
-		st := CUDANetStep{Precision: rec.Keys["precision"], Graphs: rec.Keys["graphs"] == "true"}
+		st := CUDANetStep{Backend: rec.Keys["backend"], Precision: rec.Keys["precision"], Graphs: rec.Keys["graphs"] == "true"}
+		switch st.Backend {
+		case cuda.BackendLibraries:
+		case "":
+			st.Backend = cuda.BackendKernels
+		case cuda.BackendKernels:
+			return out, fmt.Errorf("%s: backend=%s, which its name leaves out", name, st.Backend)
+		default:
+			return out, fmt.Errorf("%s: backend %q: want %s, or no backend= for the kernels", name, st.Backend, cuda.BackendLibraries)
+		}
 		switch {
 		case st.Precision == kernels.PrecisionFP32:
 			return out, fmt.Errorf("%s: precision=%s, which its name leaves out", name, st.Precision)
@@ -321,7 +335,7 @@ func decodeCUDACheck(recs []Record) (CUDACheckOutcome, error) {
 		if err != nil {
 			return out, err
 		}
-		if n := len(out.Steps); n == 0 || out.Steps[n-1].Precision != st.Precision || out.Steps[n-1].Graphs != st.Graphs {
+		if n := len(out.Steps); n == 0 || out.Steps[n-1].Backend != st.Backend || out.Steps[n-1].Precision != st.Precision || out.Steps[n-1].Graphs != st.Graphs {
 			out.Steps = append(out.Steps, st)
 		}
 		last := &out.Steps[len(out.Steps)-1]
@@ -352,37 +366,34 @@ func (c CUDACheck) kernelChecks(ctx context.Context, env Env, gpu *cuda.Context,
 	return append(failed, c.dnnChecks(ctx, env, gpu, out, each)...), nil
 }
 
-// dnnChecks runs the libraries' check (cuda.CheckDNNConv: cuDNN's three
-// directions against the host reference) on the Net's convolution shapes
-// at a batch of 2, each precision, where cuDNN and cuBLAS load; where
-// they do not, it says why and the Net stays on the kernels
-// (cuda.ChooseBackend's rule). A library's failing call is a failed
-// check, listed with the others, not an end to the measurements.
+// dnnChecks runs kernels.LibraryChecks (the checks whose launches cuDNN
+// replaces, on cuDNN, against the same reference) where cuDNN and cuBLAS
+// load; where they do not, it says why and the Net's step runs on the
+// kernels alone (cuda.ChooseBackend's rule). A library's failing call is
+// a failed check, listed with the others, not an end to the
+// measurements.
 func (c CUDACheck) dnnChecks(ctx context.Context, env Env, gpu *cuda.Context, out *CUDACheckOutcome, each func(cuda.CheckResult)) []string {
 	b, _ := cuda.ChooseBackend(cuda.BackendAuto, cuda.LoadDNN())
 	out.Backend = b
 	if b.Name != cuda.BackendLibraries {
-		env.start("cuDNN checks: not run, the Net's step stays on the kernels: " + b.Reason)
+		env.start("cuDNN checks: not run, the Net's step runs on the kernels alone: " + b.Reason)
 		return nil
 	}
 	env.start("cuDNN checks")
 	var failed []string
-	side := min(c.Side, 32)
-	for _, precision := range []string{kernels.PrecisionFP32, kernels.PrecisionTF32} {
-		for _, shape := range []cuda.ConvShape{{N: 2, C: 3, H: side, W: side, K: 30, R: 3, S: 3, Pad: 1}, {N: 2, C: 30, H: max(side/2, 1), W: max(side/2, 1), K: 30, R: 3, S: 3, Pad: 1}} {
-			r, err := cuda.CheckDNNConv(ctx, gpu, shape, precision, c.Seed)
-			if err != nil {
-				failed = append(failed, err.Error())
-				continue
-			}
-			for _, o := range r.Outputs {
-				if !o.OK() {
-					failed = append(failed, r.Name+"/"+o.Buf)
-				}
-			}
-			out.Checks = append(out.Checks, r)
-			send(each, r)
+	for _, ch := range kernels.LibraryChecks(c.Seed) {
+		r, err := cuda.RunCheck(ctx, gpu, kernels.Modules, ch)
+		if err != nil {
+			failed = append(failed, err.Error())
+			continue
 		}
+		for _, o := range r.Outputs {
+			if !o.OK() {
+				failed = append(failed, r.Name+"/"+o.Buf)
+			}
+		}
+		out.Checks = append(out.Checks, r)
+		send(each, r)
 	}
 	return failed
 }
@@ -403,9 +414,10 @@ func (c CUDACheck) copies(ctx context.Context, env Env, gpu *cuda.Context, out *
 	return nil
 }
 
-// netSteps times the Net's step at each precision, launched kernel by
-// kernel and then replayed from CUDA Graphs: the same work from the same
-// start, so the same loss (a differing loss is listed as failed).
+// netSteps times the Net's step on each backend (the kernels, then cuDNN
+// where out.Backend says it loaded) at each precision, launched kernel
+// by kernel and then replayed from CUDA Graphs: the same work from the
+// same start, so the same loss (a differing loss is listed as failed).
 func (c CUDACheck) netSteps(ctx context.Context, env Env, gpu *cuda.Context, out *CUDACheckOutcome, each func(CUDANetStep)) ([]string, error) {
 	pool, err := batching.NewPool(c.Batch, 3*c.Side*c.Side)
 	if err != nil {
@@ -420,27 +432,35 @@ func (c CUDACheck) netSteps(ctx context.Context, env Env, gpu *cuda.Context, out
 		b.Labels[i] = int32(rng.IntN(10))
 	}
 	var failed []string
-	for _, precision := range c.Precisions {
-		for _, graphs := range []bool{false, true} {
-			st, err := c.timeStep(ctx, env, gpu, b, precision, graphs)
-			if err != nil {
-				return failed, err
+	backends := []string{cuda.BackendKernels}
+	if out.Backend.Name == cuda.BackendLibraries {
+		backends = append(backends, cuda.BackendLibraries)
+	}
+	for _, backend := range backends {
+		for _, precision := range c.Precisions {
+			for _, graphs := range []bool{false, true} {
+				st, err := c.timeStep(ctx, env, gpu, b, backend, precision, graphs)
+				if err != nil {
+					return failed, err
+				}
+				send(each, st)
+				if graphs && st.Loss != out.Steps[len(out.Steps)-1].Loss {
+					failed = append(failed, fmt.Sprintf("%s on %s: CUDA Graphs' loss %v is not the kernel-by-kernel loss %v", precision, backend, st.Loss, out.Steps[len(out.Steps)-1].Loss))
+				}
+				out.Steps = append(out.Steps, st)
 			}
-			send(each, st)
-			if graphs && st.Loss != out.Steps[len(out.Steps)-1].Loss {
-				failed = append(failed, fmt.Sprintf("%s: CUDA Graphs' loss %v is not the kernel-by-kernel loss %v", precision, st.Loss, out.Steps[len(out.Steps)-1].Loss))
-			}
-			out.Steps = append(out.Steps, st)
 		}
 	}
 	return failed, nil
 }
 
-// timeStep times Steps of the Net at precision on gpu, after one warm-up.
-func (c CUDACheck) timeStep(ctx context.Context, env Env, gpu *cuda.Context, b *batching.Batch, precision string, graphs bool) (CUDANetStep, error) {
-	st := CUDANetStep{Precision: precision, Graphs: graphs}
-	env.start(fmt.Sprintf("Net step, %s, %s", precision, st.launch()))
-	plan, err := CUDANetPlan(c.Batch, c.Side, c.Seed, precision)
+// timeStep times Steps of the Net at precision on backend on gpu, after
+// one warm-up (cuDNN's algorithm search, once per shape, falls before it,
+// where the plan is made).
+func (c CUDACheck) timeStep(ctx context.Context, env Env, gpu *cuda.Context, b *batching.Batch, backend, precision string, graphs bool) (CUDANetStep, error) {
+	st := CUDANetStep{Backend: backend, Precision: precision, Graphs: graphs}
+	env.start(fmt.Sprintf("Net step, %s on %s, %s", precision, backend, st.launch()))
+	plan, err := CUDANetPlan(c.Batch, c.Side, c.Seed, precision, backend)
 	if err != nil {
 		return st, err
 	}
@@ -456,6 +476,9 @@ func (c CUDACheck) timeStep(ctx context.Context, env Env, gpu *cuda.Context, b *
 // side.
 func stepRecord(batch, side int, st CUDANetStep, t time.Duration) *benchfmt.Result {
 	suffix := ""
+	if st.Backend != cuda.BackendKernels {
+		suffix += "/backend=" + st.Backend
+	}
 	if st.Precision != kernels.PrecisionFP32 {
 		suffix += "/precision=" + st.Precision
 	}
@@ -469,15 +492,42 @@ func stepRecord(batch, side int, st CUDANetStep, t time.Duration) *benchfmt.Resu
 	}
 }
 
-// CUDANetPlan is the Net's training step as kernels, for batches of batch
-// samples of 3×side×side, at a precision (kernels.PrecisionFP32 or
-// PrecisionTF32): what the check times and what `--device cuda` trains.
-func CUDANetPlan(batch, side int, seed uint64, precision string) (cuda.Plan, error) {
+// CUDANetPlan is the Net's training step for batches of batch samples of
+// 3×side×side, at a precision (kernels.PrecisionFP32 or PrecisionTF32),
+// on a backend: the kernels (cuda.BackendKernels) or cuDNN
+// (cuda.BackendLibraries, kernels.OnLibraries): what the check times and
+// what `--device cuda` trains (on the kernels).
+func CUDANetPlan(batch, side int, seed uint64, precision, backend string) (cuda.Plan, error) {
 	p, err := kernels.NetPlan(batch, side, seed)
 	if err != nil {
 		return cuda.Plan{}, err
 	}
-	return kernels.WithPrecision(p, precision)
+	switch backend {
+	case cuda.BackendKernels:
+		return kernels.WithPrecision(p, precision)
+	case cuda.BackendLibraries:
+		return kernels.OnLibraries(p, precision)
+	}
+	return cuda.Plan{}, fmt.Errorf("the Net's backend %q: want %s or %s", backend, cuda.BackendKernels, cuda.BackendLibraries)
+}
+
+// DNNSettings is the one spelling of the configuration lines that say
+// which cuDNN and cuBLAS a result file's cuDNN figures come from
+// (cuda.LoadedDNN), or why there are none: "cudnn: not loaded: …".
+func DNNSettings(b cuda.Backend) []resultfile.Config {
+	file, version, cublas, ok := cuda.LoadedDNN()
+	if b.Name != cuda.BackendLibraries || !ok {
+		reason := b.Reason
+		if reason == "" {
+			reason = "not tried"
+		}
+		return []resultfile.Config{{Key: "cudnn", Value: "not loaded: " + reason}}
+	}
+	return []resultfile.Config{
+		{Key: "cudnn", Value: file},
+		{Key: "cudnn-version", Value: fmt.Sprintf("%d.%d.%d", version/10000, version%10000/100, version%100)},
+		{Key: "cublas", Value: cublas},
+	}
 }
 
 // GPUSettings is the one spelling of the configuration lines that say

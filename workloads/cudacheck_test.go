@@ -5,6 +5,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/headspace-bench/headspace/cuda"
 	"github.com/headspace-bench/headspace/cuda/kernels"
 )
 
@@ -23,14 +24,22 @@ func TestCUDACheckCodec(t *testing.T) {
 		o    CUDACheckOutcome
 	}{
 		{"copies and fp32 steps", CUDACheckOutcome{Copies: copies, Batch: 256, Side: 256, Steps: []CUDANetStep{
-			{Precision: kernels.PrecisionFP32, Times: []time.Duration{106514432, 106000001, 107 * time.Millisecond}},
-			{Precision: kernels.PrecisionFP32, Graphs: true, Times: []time.Duration{98 * time.Millisecond}},
+			{Backend: cuda.BackendKernels, Precision: kernels.PrecisionFP32, Times: []time.Duration{106514432, 106000001, 107 * time.Millisecond}},
+			{Backend: cuda.BackendKernels, Precision: kernels.PrecisionFP32, Graphs: true, Times: []time.Duration{98 * time.Millisecond}},
 		}}},
 		{"both precisions", CUDACheckOutcome{Copies: copies[:1], Batch: 2, Side: 32, Steps: []CUDANetStep{
-			{Precision: kernels.PrecisionFP32, Times: []time.Duration{1}},
-			{Precision: kernels.PrecisionFP32, Graphs: true, Times: []time.Duration{2}},
-			{Precision: kernels.PrecisionTF32, Times: []time.Duration{3, 4}},
-			{Precision: kernels.PrecisionTF32, Graphs: true, Times: []time.Duration{5}},
+			{Backend: cuda.BackendKernels, Precision: kernels.PrecisionFP32, Times: []time.Duration{1}},
+			{Backend: cuda.BackendKernels, Precision: kernels.PrecisionFP32, Graphs: true, Times: []time.Duration{2}},
+			{Backend: cuda.BackendKernels, Precision: kernels.PrecisionTF32, Times: []time.Duration{3, 4}},
+			{Backend: cuda.BackendKernels, Precision: kernels.PrecisionTF32, Graphs: true, Times: []time.Duration{5}},
+		}}},
+		{"both backends", CUDACheckOutcome{Copies: copies[:1], Batch: 2, Side: 32, Steps: []CUDANetStep{
+			{Backend: cuda.BackendKernels, Precision: kernels.PrecisionFP32, Times: []time.Duration{1}},
+			{Backend: cuda.BackendKernels, Precision: kernels.PrecisionTF32, Graphs: true, Times: []time.Duration{2}},
+			{Backend: cuda.BackendLibraries, Precision: kernels.PrecisionFP32, Times: []time.Duration{3, 4}},
+			{Backend: cuda.BackendLibraries, Precision: kernels.PrecisionFP32, Graphs: true, Times: []time.Duration{5}},
+			{Backend: cuda.BackendLibraries, Precision: kernels.PrecisionTF32, Times: []time.Duration{6}},
+			{Backend: cuda.BackendLibraries, Precision: kernels.PrecisionTF32, Graphs: true, Times: []time.Duration{7}},
 		}}},
 		{"copies alone", CUDACheckOutcome{Copies: copies}},
 	} {

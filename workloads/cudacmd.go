@@ -121,7 +121,7 @@ func planForSample(pf *pipelineFlags) (func(batch, sampleLen int) (cuda.Plan, er
 			if 3*side*side != sampleLen {
 				return cuda.Plan{}, fmt.Errorf("a sample of %d values is not 3×side×side", sampleLen)
 			}
-			return CUDANetPlan(batch, side, seed, precision)
+			return CUDANetPlan(batch, side, seed, precision, cuda.BackendKernels)
 		}
 		if sampleLen != t.SampleBytes() {
 			return cuda.Plan{}, fmt.Errorf("a sample of %d bytes is neither 3×side×side values nor a device-transform sample of %d bytes (crop %d of %dx%d, device crop %v)",
@@ -151,13 +151,16 @@ convolutions on TF32 tensor cores). The kernel checks cover both
 precisions' kernels whatever --precision says; tf32's tolerance is
 derived from TF32's rounding (docs/gpu.md). Where cuDNN and cuBLAS load
 ($HEADSPACE_CUDNN, $HEADSPACE_CUBLAS, the sonames, or the NVIDIA wheels'
-nvidia/cudnn/lib and nvidia/cublas/lib), it also checks cuDNN's forward,
-backward-data and backward-filter convolutions of the Net's shapes, fp32
-and tf32, against the same reference; where they do not, it says why
-(the Net's step runs on the kernels either way).
+nvidia/cudnn/lib, nvidia/cublas/lib and nvidia/cu13/lib), the Net also
+runs on cuDNN (convolutions, bias and ReLU; its algorithm search once
+per shape, as cudnn.benchmark=True; TF32 through cuDNN's math type): the
+checks whose kernels cuDNN replaces run again on it against the same
+reference, and every step is timed on it too, its records named
+/backend=cudnn; where they do not load, it says why, the result file
+says "cudnn: not loaded: …" and the step runs on the kernels alone.
 
 --out writes the copy speeds (GB/s) and step times (step-ns) in Go
-benchmark format. Without a driver it exits 1 with "no CUDA driver found
+benchmark format, with the cuDNN and cuBLAS files and cuDNN's version. Without a driver it exits 1 with "no CUDA driver found
 (libcuda.so.1): …".`
 
 func runCUDA(ctx context.Context, args []string, stdout, stderr io.Writer) error {
@@ -203,7 +206,7 @@ func runCUDA(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	var o CUDACheckOutcome
 	var failed error // a check that ran and failed still leaves its measurements
 	settings := func() []resultfile.Config {
-		return driver.Settings("cuda:"+o.GPU.Name, GPUSettings(o.GPU), check.Settings())
+		return driver.Settings("cuda:"+o.GPU.Name, GPUSettings(o.GPU), check.Settings(), DNNSettings(o.Backend))
 	}
 	_, err = driver.Run(ctx, driver.Job{Settings: settings,
 		Measure: func(ctx context.Context, _ *driver.Hooks) ([]*benchfmt.Result, error) {
@@ -264,8 +267,8 @@ func checkPrinter(stdout io.Writer, f *cudaCheckOpts, sizes []int64) CUDACheckPr
 		}
 	}
 	p.NetStep = func(st CUDANetStep) {
-		fmt.Fprintf(stdout, "\nNet step (%s, %s), batch %d at %dx%d: median %v of %d (min %v, max %v), loss after them %.4g\n",
-			st.Precision, st.launch(), f.batch, f.side, f.side, summary.MedianDuration(st.Times).Round(time.Microsecond), len(st.Times),
+		fmt.Fprintf(stdout, "\nNet step (%s on %s, %s), batch %d at %dx%d: median %v of %d (min %v, max %v), loss after them %.4g\n",
+			st.Precision, st.Backend, st.launch(), f.batch, f.side, f.side, summary.MedianDuration(st.Times).Round(time.Microsecond), len(st.Times),
 			slices.Min(st.Times).Round(time.Microsecond), slices.Max(st.Times).Round(time.Microsecond), st.Loss)
 	}
 	return p

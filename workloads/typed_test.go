@@ -329,6 +329,8 @@ func TestCodecsRefuseOtherRecords(t *testing.T) {
 		{"CUDA", single("BenchmarkCUDACopy/dir=htod/pinned=true/size=1GiB", "GB/s"), `size "1GiB": want a positive number of MiB`},
 		{"CUDA", single("BenchmarkCUDAStep/batch=2/side=32/graphs=false", "step-ns"), `graphs "false": want true, or no graphs=`},
 		{"CUDA", single("BenchmarkCUDAStep/batch=2/side=32/precision=fp32", "step-ns"), "precision=fp32, which its name leaves out"},
+		{"CUDA", single("BenchmarkCUDAStep/batch=2/side=32/backend=kernels", "step-ns"), "backend=kernels, which its name leaves out"},
+		{"CUDA", single("BenchmarkCUDAStep/batch=2/side=32/backend=gpu", "step-ns"), `backend "gpu": want cudnn, or no backend= for the kernels`},
 		{"CUDA", single("BenchmarkCUDAStep/batch=2/side=32", "GB/s"), "BenchmarkCUDAStep/batch=2/side=32: no value in step-ns"},
 		{"CUDA", single("BenchmarkCUDAStep/batch=2/side=32/seed=1", "step-ns"), "a record of CUDA with a part of its name more (/seed=1)"},
 		{"CUDA", named("BenchmarkCUDAStep/batch=2/side=32"), "BenchmarkCUDAStep/batch=2/side=32: 1 iterations and 3 values, want 1 and 1"},
