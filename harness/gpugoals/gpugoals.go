@@ -21,9 +21,13 @@
 //     matched math (issue 57; peers/torch/netstep.py): our fp32 beside
 //     PyTorch's with allow_tf32 off, our tf32 beside it with allow_tf32
 //     on, each with and without CUDA Graphs; and our TF32 step against
-//     our fp32 (TF32 must be the faster). PyTorch's ladder (level device)
-//     ran with cuDNN's TF32 on, PyTorch's default, so it is no peer of
-//     our fp32 and no goal reads it for the step;
+//     our fp32 (TF32 must be the faster). Where cuda check timed the Net
+//     on cuDNN (its /backend=cudnn rows: the libraries PyTorch's step
+//     runs on) the goals read those rows and name the kernels' figure
+//     beside them; a file without them (cuDNN did not load, or a run
+//     before it) is read on the kernels, as before. PyTorch's ladder
+//     (level device) ran with cuDNN's TF32 on, PyTorch's default, so it
+//     is no peer of our fp32 and no goal reads it for the step;
 //   - the document's 003 ladder, ours beside PyTorch's, level by level.
 //
 // The anchors from the H100 run of 2026-11-22 (level none's share of
@@ -295,7 +299,7 @@ func h100Anchors() (anchors, error) {
 	}
 	point := []string{"workers=4/", "transforms=naive/", "placement=host/", "pinned=true"}
 	a.deviceNone = median(ladder, "level=none/", "steps/s", point...) / median(ladder, "level=device/", "steps/s", point...)
-	step, _ := netStep(check, "")
+	step, _ := netStep(check, backendKernels, "")
 	a.netStep = step / median(torch, "level=device", "sec/op")
 	if math.IsNaN(a.deviceNone) || math.IsNaN(a.netStep) {
 		return a, fmt.Errorf("the H100 run's files (results/gpu) hold no anchor: level none %v of device, the Net's step %v× PyTorch's", a.deviceNone, a.netStep)
@@ -317,32 +321,49 @@ func deviceNoneGoal(files map[string][]*benchfmt.Result, a anchors) Goal {
 	return g
 }
 
+// The Net's backends as cuda check's records name them (package cuda's
+// BackendKernels and BackendLibraries): the kernels' records carry no
+// backend=.
+const (
+	backendKernels = "kernels"
+	backendCudnn   = "cudnn"
+)
+
 // netStepGoals are the Net's step against PyTorch's at matched math
 // (our fp32 against allow_tf32 off, our tf32 against on), each with and
-// without CUDA Graphs, then our TF32 step against our fp32. PyTorch's
-// lines come from netstep.py on the GPU only (torch-device cuda).
+// without CUDA Graphs, then our TF32 step against our fp32: on cuDNN
+// where the check file has its rows (the kernels' ratio beside each),
+// else on the kernels. PyTorch's lines come from netstep.py on the GPU
+// only (torch-device cuda).
 func netStepGoals(files map[string][]*benchfmt.Result, a anchors) []Goal {
 	var goals []Goal
 	torchRuns := onDevice(files[FileTorchNetStep], "cuda")
 	anchor := fmt.Sprintf("%.2f× PyTorch's default step (ours fp32, its cuDNN TF32 on; %s)", a.netStep, gpu.H100)
+	backend, on := backendKernels, ""
+	if slices.ContainsFunc(files[FileCheck], func(r *benchfmt.Result) bool { return strings.Contains(string(r.Name)+"/", "/backend="+backendCudnn+"/") }) {
+		backend, on = backendCudnn, " on cuDNN"
+	}
 	for _, v := range []struct{ name, part, torch string }{
 		{"fp32", "", "off"}, {"fp32, CUDA Graphs", "graphs=true", "off"},
 		{"tf32", "precision=tf32", "on"}, {"tf32, CUDA Graphs", "precision=tf32/graphs=true", "on"},
 	} {
-		step, n := netStep(files[FileCheck], v.part)
+		step, n := netStep(files[FileCheck], backend, v.part)
 		torch := median(torchRuns, "/tf32="+v.torch, "sec/op")
 		tn := count(torchRuns, "/tf32="+v.torch, "sec/op")
-		g := Goal{Name: fmt.Sprintf("the Net's step against PyTorch's at matched math, %s (allow_tf32 %s)", v.name, v.torch),
+		g := Goal{Name: fmt.Sprintf("the Net's step%s against PyTorch's at matched math, %s (allow_tf32 %s)", on, v.name, v.torch),
 			Target: fmt.Sprintf("≤ %.1f× PyTorch's", NetStepGoal), Anchor: anchor, From: FileCheck + ", " + FileTorchNetStep}
 		if !math.IsNaN(step) && !math.IsNaN(torch) && torch > 0 {
 			g.Measured, g.Met = true, step/torch <= NetStepGoal
 			g.Figure = fmt.Sprintf("%.2f× (%.1f ms, %d steps, against %.1f ms, %d runs)", step/torch, 1e3*step, n, 1e3*torch, tn)
+			if k, kn := netStep(files[FileCheck], backendKernels, v.part); backend == backendCudnn && !math.IsNaN(k) {
+				g.Figure += fmt.Sprintf("; the kernels: %.2f× (%.1f ms, %d steps)", k/torch, 1e3*k, kn)
+			}
 		}
 		goals = append(goals, g)
 	}
-	fp32, n32 := netStep(files[FileCheck], "")
-	tf32, n := netStep(files[FileCheck], "precision=tf32")
-	g := Goal{Name: "the Net's TF32 step against its fp32 step", Target: fmt.Sprintf("< %.1f× (TF32 faster)", TF32Goal),
+	fp32, n32 := netStep(files[FileCheck], backend, "")
+	tf32, n := netStep(files[FileCheck], backend, "precision=tf32")
+	g := Goal{Name: "the Net's TF32 step against its fp32 step" + on, Target: fmt.Sprintf("< %.1f× (TF32 faster)", TF32Goal),
 		Anchor: "PyTorch's own tf32/fp32 on this card: " + torchTF32(torchRuns), From: FileCheck}
 	if !math.IsNaN(fp32) && !math.IsNaN(tf32) && fp32 > 0 {
 		g.Measured, g.Met = true, tf32/fp32 < TF32Goal
@@ -373,10 +394,10 @@ func onDevice(rs []*benchfmt.Result, dev string) []*benchfmt.Result {
 	return out
 }
 
-// netStep is the median of cuda check's Net step at the name part
-// (precision and Graphs; "" for fp32 without Graphs), in seconds, and
-// the number of steps it is the median of.
-func netStep(rs []*benchfmt.Result, part string) (float64, int) {
+// netStep is the median of cuda check's Net step on backend at the name
+// part (precision and Graphs; "" for fp32 without Graphs), in seconds,
+// and the number of steps it is the median of.
+func netStep(rs []*benchfmt.Result, backend, part string) (float64, int) {
 	var vs []float64
 	for _, r := range rs {
 		name := string(r.Name)
@@ -387,8 +408,15 @@ func netStep(rs []*benchfmt.Result, part string) (float64, int) {
 		// rest is "256" or "256/precision=tf32/graphs=true": the variant
 		// is what follows the side.
 		_, variant, _ := strings.Cut(rest, "/")
-		variant = strings.Join(slices.DeleteFunc(strings.Split(variant, "/"), func(s string) bool { return s == "precision=fp32" }), "/")
-		if variant != part {
+		on := backendKernels
+		variant = strings.Join(slices.DeleteFunc(strings.Split(variant, "/"), func(s string) bool {
+			if b, ok := strings.CutPrefix(s, "backend="); ok {
+				on = b
+				return true
+			}
+			return s == "precision=fp32"
+		}), "/")
+		if variant != part || on != backend {
 			continue
 		}
 		if v, ok := resultfile.Value(r, "step-ns"); ok {

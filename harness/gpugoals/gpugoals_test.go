@@ -22,10 +22,12 @@ var update = flag.Bool("update", false, "rewrite the golden files")
 // files of the H100 run of 2026-11-22 at 15709d7 (results/gpu: cuda
 // check, the torch ladder, our ladder), which had no decode and no
 // device transforms; synthetic holds every file, with round figures
-// chosen to meet some goals and miss others; an empty folder measures
+// chosen to meet some goals and miss others; synthetic-cudnn is it with
+// cuda check's steps on cuDNN too (/backend=cudnn), which the Net's goals
+// then read, the kernels' ratios beside them; an empty folder measures
 // nothing.
 func TestGoals(t *testing.T) {
-	for _, dir := range []string{"h100-partial", "synthetic", "empty"} {
+	for _, dir := range []string{"h100-partial", "synthetic", "synthetic-cudnn", "empty"} {
 		t.Run(dir, func(t *testing.T) {
 			path := filepath.Join("testdata", dir)
 			if dir == "empty" {
