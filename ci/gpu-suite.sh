@@ -6,7 +6,8 @@
 #   ci/gpu-suite.sh [--emulated] [--quick] [--archive FILE] [ladder|loaders|device|decode|all] OUTDIR
 #
 #   ladder   headspace cuda check (kernels, copies, the Net's step at fp32
-#            and tf32, each with and without CUDA Graphs, 10 steps each);
+#            and tf32, each with and without CUDA Graphs, 10 steps each,
+#            on the kernels and on cuDNN where it loads: issue 57);
 #            PyTorch's step of the Net with allow_tf32 off and on, 5 runs
 #            each (peers/torch/netstep.py: the peer at matched math,
 #            issue 57); the caching ladder on --device cuda (all
@@ -212,11 +213,41 @@ skip() { printf '== %s: not run: %s\n\n' "$1" "$2" >>"$summary"; }
 # Each measurement is one function, run by the parts below; `all` runs
 # them in its own order (the goals' figures first).
 
+# dnn_libs: cuDNN and cuBLAS from the NVIDIA wheels of $python's
+# environment (the ones its torch loads: nvidia/cudnn/lib,
+# nvidia/cublas/lib or CUDA 13's nvidia/cu13/lib), for cuda check's Net on
+# cuDNN, unless HEADSPACE_CUDNN and HEADSPACE_CUBLAS name them already;
+# where there are none, headspace searches the usual places itself and
+# says in its result file why the Net stayed on the kernels.
+dnn_libs() {
+  local found
+  found=$("$python" - <<'PY' 2>/dev/null
+import glob, os
+try:
+    import nvidia
+except ImportError:
+    raise SystemExit(0)
+for name, subs in (("cudnn", ("cudnn",)), ("cublas", ("cublas", "cu13"))):
+    hits = [f for p in nvidia.__path__ for s in subs for f in sorted(glob.glob(os.path.join(p, s, "lib", "lib%s.so.[0-9]*" % name)))]
+    if hits:
+        print("%s=%s" % (name, hits[0]))
+PY
+)
+  local line
+  while IFS= read -r line; do
+    case "$line" in
+      cudnn=*) [ -n "${HEADSPACE_CUDNN:-}" ] || export HEADSPACE_CUDNN=${line#cudnn=} ;;
+      cublas=*) [ -n "${HEADSPACE_CUBLAS:-}" ] || export HEADSPACE_CUBLAS=${line#cublas=} ;;
+    esac
+  done <<<"$found"
+}
+
 s_check() {
   if [ $emulated = 1 ]; then
     skip "cuda check" "the emulated device has no GPU"
   else
-    step "cuda check (the Net's step at fp32 and tf32, with and without CUDA Graphs)" cuda-check.log \
+    dnn_libs
+    step "cuda check (the Net's step at fp32 and tf32, with and without CUDA Graphs, on the kernels and on cuDNN)" cuda-check.log \
       "$hs" cuda check --precision fp32,tf32 --steps 10 --out "$out/cuda-check.txt"
   fi
 }

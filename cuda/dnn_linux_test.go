@@ -298,10 +298,13 @@ func TestOpenDNNMissing(t *testing.T) {
 
 // The candidates: the environment's path first, then the sonames, then
 // the wheels' libraries in a Python environment (nvidia/cudnn/lib,
-// nvidia/cublas/lib), as the lent machine's image has them.
+// nvidia/cublas/lib, and CUDA 13's nvidia/cu13/lib, where torch 2.11's
+// nvidia-cublas puts libcublas.so.13), as the lent machine's image has
+// them.
 func TestDNNCandidates(t *testing.T) {
 	venv := t.TempDir()
-	for _, p := range []string{"lib/python3.12/site-packages/nvidia/cudnn/lib/libcudnn.so.9", "lib/python3.12/site-packages/nvidia/cublas/lib/libcublas.so.13"} {
+	for _, p := range []string{"lib/python3.12/site-packages/nvidia/cudnn/lib/libcudnn.so.9", "lib/python3.12/site-packages/nvidia/cublas/lib/libcublas.so.13",
+		"lib/python3.12/site-packages/nvidia/cu13/lib/libcublas.so.13"} {
 		if err := os.MkdirAll(filepath.Join(venv, filepath.Dir(p)), 0o755); err != nil {
 			t.Fatal(err)
 		}
@@ -316,7 +319,8 @@ func TestDNNCandidates(t *testing.T) {
 	if cudnn[0] != "/x/libcudnn.so" || cudnn[1] != "libcudnn.so.9" || !slices.Contains(cudnn, venv+"/lib/python3.12/site-packages/nvidia/cudnn/lib/libcudnn.so.9") {
 		t.Errorf("cuDNN candidates %v", cudnn)
 	}
-	if cublas[0] != "libcublas.so.13" || !slices.Contains(cublas, venv+"/lib/python3.12/site-packages/nvidia/cublas/lib/libcublas.so.13") {
+	if cublas[0] != "libcublas.so.13" || !slices.Contains(cublas, venv+"/lib/python3.12/site-packages/nvidia/cublas/lib/libcublas.so.13") ||
+		!slices.Contains(cublas, venv+"/lib/python3.12/site-packages/nvidia/cu13/lib/libcublas.so.13") {
 		t.Errorf("cuBLAS candidates %v", cublas)
 	}
 }
