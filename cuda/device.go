@@ -653,6 +653,13 @@ func (d *Device) timed(r *ring, i int, ptr uint64) error {
 		key := graphKey{ptr, i}
 		if exec = d.execs[key]; exec == 0 {
 			var err error
+			if d.prog.dnn != nil {
+				// cuDNN's handles on the stream before the capture, not
+				// in it.
+				if err := d.prog.dnn.setStream(d.compS); err != nil {
+					return err
+				}
+			}
 			if exec, err = d.c.capture(d.compS, func() error { return d.prog.enqueue(i, d.compS) }); err != nil {
 				return fmt.Errorf("capturing launch list %d: %w", i, err)
 			}
