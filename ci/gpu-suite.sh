@@ -27,7 +27,9 @@
 #            `cuda check` in the ladder part times the Net's step with and
 #            without them); the same two levels with the convolutions on
 #            TF32 tensor cores (--precision tf32), with and without CUDA
-#            Graphs (`cuda check` times fp32 and tf32 side by side). On
+#            Graphs (`cuda check` times fp32 and tf32 side by side); the
+#            same two levels with the Net on cuDNN (--backend cudnn),
+#            fp32 and tf32. On
 #            --emulated it writes the JPEGs and checks
 #            that the GPU-only flags are refused (exit 2, one line each)
 #   decode   JPEG decoding inside the loader (issue 36): 256 natural JPEGs
@@ -355,6 +357,8 @@ s_device_refusals() {
     "$hs" ladder --device emulated --cuda-graphs "${ladder_size[@]}"
   refused "ladder: --precision tf32 on the emulated device" "--precision tf32 needs --device cuda" \
     "$hs" ladder --device emulated --precision tf32 "${ladder_size[@]}"
+  refused "ladder: --backend cudnn on the emulated device" "--backend cudnn needs --device cuda" \
+    "$hs" ladder --device emulated --backend cudnn "${ladder_size[@]}"
 }
 
 s_ladder_device_transforms() {
@@ -377,7 +381,8 @@ s_device_workers() {
 }
 
 # s_ladder_step_variants: the step replayed from CUDA Graphs, on TF32
-# tensor cores, and both, at levels device and host.
+# tensor cores, and both, at levels device and host; then the step on
+# cuDNN (issue 57), fp32 and tf32, at the same levels.
 s_ladder_step_variants() {
   step "ladder: CUDA Graphs, levels device and host at $levels_workers workers" ladder-graphs.log \
     "$hs" ladder --device cuda --cuda-graphs --levels device,host --workers "$levels_workers" --transforms fast \
@@ -388,6 +393,12 @@ s_ladder_step_variants() {
   step "ladder: TF32 tensor cores and CUDA Graphs, levels device and host at $levels_workers workers" ladder-tf32-graphs.log \
     "$hs" ladder --device cuda --precision tf32 --cuda-graphs --levels device,host --workers "$levels_workers" --transforms fast \
     "${ladder_size[@]}" --out "$out/ladder-tf32-graphs.txt"
+  dnn_libs
+  for precision in fp32 tf32; do
+    step "ladder: the Net on cuDNN, $precision, levels device and host at $levels_workers workers" "ladder-cudnn-$precision.log" \
+      "$hs" ladder --device cuda --backend cudnn --precision "$precision" --levels device,host --workers "$levels_workers" --transforms fast \
+      "${ladder_size[@]}" --out "$out/ladder-cudnn-$precision.txt"
+  done
 }
 
 s_decode_noise() {

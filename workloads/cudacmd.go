@@ -114,14 +114,17 @@ func planForSample(pf *pipelineFlags) (func(batch, sampleLen int) (cuda.Plan, er
 		return nil, err
 	}
 	t := kernels.DeviceTransform{Config: cfg.Transforms, Width: cfg.Dataset.Width, Height: cfg.Dataset.Height, DeviceCrop: cfg.DeviceCrop}
-	seed, precision := pf.seed, pf.precision
+	seed, precision, backend := pf.seed, pf.precision, pf.backend
+	if backend == "" {
+		backend = cuda.BackendKernels
+	}
 	return func(batch, sampleLen int) (cuda.Plan, error) {
 		if sampleLen%3 == 0 {
 			side := int(math.Round(math.Sqrt(float64(sampleLen) / 3)))
 			if 3*side*side != sampleLen {
 				return cuda.Plan{}, fmt.Errorf("a sample of %d values is not 3×side×side", sampleLen)
 			}
-			return CUDANetPlan(batch, side, seed, precision, cuda.BackendKernels)
+			return CUDANetPlan(batch, side, seed, precision, backend)
 		}
 		if sampleLen != t.SampleBytes() {
 			return cuda.Plan{}, fmt.Errorf("a sample of %d bytes is neither 3×side×side values nor a device-transform sample of %d bytes (crop %d of %dx%d, device crop %v)",
@@ -130,6 +133,9 @@ func planForSample(pf *pipelineFlags) (func(batch, sampleLen int) (cuda.Plan, er
 		p, err := kernels.NetPlanDevice(batch, t, seed)
 		if err != nil {
 			return cuda.Plan{}, err
+		}
+		if backend == cuda.BackendLibraries {
+			return kernels.OnLibraries(p, precision)
 		}
 		return kernels.WithPrecision(p, precision)
 	}, nil

@@ -12,6 +12,7 @@ import (
 	"golang.org/x/perf/benchfmt"
 
 	"github.com/headspace-bench/headspace/command"
+	"github.com/headspace-bench/headspace/cuda"
 	"github.com/headspace-bench/headspace/cuda/kernels"
 	"github.com/headspace-bench/headspace/datasets"
 	"github.com/headspace-bench/headspace/datasets/bucket"
@@ -101,10 +102,11 @@ with the command, interpreter and torch versions (written whole at the
 end; SIGINT keeps the finished runs, marked partial).`
 
 // checkCUDAFlags refuses what runs on the CUDA device alone off it: the
-// device transform (its kernels), --cuda-graphs and --precision tf32 (the
-// emulated device's step is a set duration that no precision changes, so
-// a "tf32" result there would measure nothing it names); and
-// --device-crop without the device transform, and an unknown --precision.
+// device transform (its kernels), --cuda-graphs, --precision tf32 and
+// --backend cudnn or auto (the emulated device's step is a set duration
+// that no precision or library changes, so a "tf32" result there would
+// measure nothing it names); and --device-crop without the device
+// transform, and an unknown --precision or --backend.
 func checkCUDAFlags(pf *pipelineFlags, impls []string) error {
 	device, dev := slices.Contains(impls, transforms.DeviceName), pf.dev
 	switch {
@@ -118,6 +120,10 @@ func checkCUDAFlags(pf *pipelineFlags, impls []string) error {
 		return cli.Usagef("--precision %q: want %s", pf.precision, strings.Join(kernels.Precisions, " or "))
 	case pf.precision != kernels.PrecisionFP32 && dev != "cuda":
 		return cli.Usagef("--precision %s needs --device cuda, not %s", pf.precision, dev)
+	case pf.backend != "" && !slices.Contains([]string{cuda.BackendKernels, cuda.BackendLibraries, cuda.BackendAuto}, pf.backend):
+		return cli.Usagef("--backend %q: want %s, %s or %s", pf.backend, cuda.BackendKernels, cuda.BackendLibraries, cuda.BackendAuto)
+	case pf.backend != "" && pf.backend != cuda.BackendKernels && dev != "cuda":
+		return cli.Usagef("--backend %s needs --device cuda, not %s", pf.backend, dev)
 	}
 	return nil
 }
@@ -135,6 +141,7 @@ type pipelineFlags struct {
 	deviceCrop            bool   // ladder: --device-crop, with --transforms device
 	graphs                bool   // ladder: --cuda-graphs, with --device cuda
 	precision             string // ladder: --precision, the Net's convolutions on --device cuda
+	backend               string // ladder: --backend, the Net on the kernels or cuDNN on --device cuda ("" is the kernels)
 }
 
 func (f *pipelineFlags) register(fs *flag.FlagSet) {
@@ -239,6 +246,17 @@ func (f *pipelineFlags) device(ctx context.Context) (Device, error) {
 			// Likewise: a file without the line is fp32.
 			settings = append(settings, resultfile.Config{Key: "precision", Value: f.precision})
 		}
+		if f.backend != "" && f.backend != cuda.BackendKernels {
+			// Likewise: a file without the line is on the kernels. auto
+			// is resolved here, once, and the file says what it chose.
+			b, err := cuda.ChooseBackend(f.backend, cuda.LoadDNN())
+			if err != nil {
+				return Device{}, err
+			}
+			f.backend = b.Name
+			settings = append(settings, resultfile.Config{Key: "backend", Value: b.Name})
+			settings = append(settings, DNNSettings(b)...)
+		}
 		if f.data.Decoder == ondisk.DecoderNvjpeg {
 			nv, err := nvjpegSettings(ctx)
 			if err != nil {
@@ -289,6 +307,7 @@ func runLadder(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	lf.register(fs, def)
 	fs.BoolVar(&pf.graphs, "cuda-graphs", false, "with --device cuda: replay each step from a CUDA Graph (captured once per device buffer) instead of launching its kernels one by one")
 	fs.StringVar(&pf.precision, "precision", kernels.PrecisionFP32, "with --device cuda: the Net's convolutions in `fp32` (exact float32, the default) or tf32 (TF32 tensor cores, mma.sync; docs/gpu.md)")
+	fs.StringVar(&pf.backend, "backend", cuda.BackendKernels, "with --device cuda: the Net's step on our `kernels` (the default), on cudnn (cuDNN's convolutions, bias and ReLU; an error where cuDNN and cuBLAS do not load), or auto (cuDNN where it loads, else the kernels; the file says which); docs/gpu.md")
 	fs.BoolVar(&pf.deviceCrop, "device-crop", false, "with --transforms device: upload whole raw images and crop on the GPU too, instead of uploading the host's crops")
 	var df command.DisturbFlags
 	df.Register(fs)

@@ -49,10 +49,11 @@ func TestCUDADecodeRefused(t *testing.T) {
 	}
 }
 
-// TestPrecisionRefused: --precision tf32 needs the CUDA device (the
-// emulated step is a set duration, which no precision changes), and an
-// unknown precision is refused, in ladder and cuda check, exit 2 with one
-// line; fp32 is accepted on the emulated device (it is the default).
+// TestPrecisionRefused: --precision tf32 and --backend cudnn or auto need
+// the CUDA device (the emulated step is a set duration, which no
+// precision or library changes), and an unknown precision or backend is
+// refused, in ladder and cuda check, exit 2 with one line; fp32 and the
+// kernels are accepted on the emulated device (they are the defaults).
 func TestPrecisionRefused(t *testing.T) {
 	for _, tc := range []struct {
 		args []string
@@ -61,13 +62,16 @@ func TestPrecisionRefused(t *testing.T) {
 		{[]string{"ladder", "--precision", "tf32"}, "--precision tf32 needs --device cuda, not emulated"},
 		{[]string{"ladder", "--precision", "fp16"}, `--precision "fp16": want fp32 or tf32`},
 		{[]string{"cuda", "check", "--precision", "fp32,bf16"}, `--precision: unknown "bf16"`},
+		{[]string{"ladder", "--backend", "cudnn"}, "--backend cudnn needs --device cuda, not emulated"},
+		{[]string{"ladder", "--backend", "auto"}, "--backend auto needs --device cuda, not emulated"},
+		{[]string{"ladder", "--backend", "cublas"}, `--backend "cublas": want kernels, cudnn or auto`},
 	} {
 		code, _, stderr := runCLI(tc.args...)
 		if code != 2 || !strings.Contains(stderr, tc.want) || strings.Count(strings.TrimSpace(stderr), "\n") != 0 {
 			t.Errorf("%v: exit %d, stderr %q; want exit 2 and one line with %q", tc.args, code, stderr, tc.want)
 		}
 	}
-	code, _, stderr := runCLI("ladder", "--precision", "fp32", "--levels", "none", "--workers", "1", "--steps", "1", "--warmup", "0", "--count", "1",
+	code, _, stderr := runCLI("ladder", "--precision", "fp32", "--backend", "kernels", "--levels", "none", "--workers", "1", "--steps", "1", "--warmup", "0", "--count", "1",
 		"--batch", "2", "--raw-size", "64", "--crop", "32", "--step", "1ms")
 	if code != 0 {
 		t.Errorf("ladder --precision fp32 on the emulated device: exit %d, %s", code, stderr)

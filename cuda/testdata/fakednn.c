@@ -8,7 +8,7 @@
 // It checks its handles and descriptors (magic numbers, set before use,
 // the shapes of a convolution's tensors against each other), records
 // every call that matters in a log ("name arg arg …\n", read by
-// fake_dnn_log), counts live objects (fake_dnn_live) and fails the
+// fake_dnn_log, and $FAKEDNN_LOG's file), counts live objects (fake_dnn_live) and fails the
 // after+1-th next call of a name with a status (fake_dnn_fail). Its
 // algorithm search returns three results, the fastest first: algorithm 1
 // (needing 4096 bytes of workspace), 0 (none) and 2 (a failed one).
@@ -39,11 +39,21 @@ static int failafter = -1, failcode;
 
 static void logf_(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 #include <stdarg.h>
+// logf_ appends to the log, and to the file $FAKEDNN_LOG names where it
+// is set (for a test that runs headspace in another process).
 static void logf_(const char *fmt, ...) {
 	va_list ap;
 	va_start(ap, fmt);
 	int n = vsnprintf(logbuf + loglen, sizeof logbuf - loglen, fmt, ap);
 	va_end(ap);
+	const char *path = getenv("FAKEDNN_LOG");
+	if (n > 0 && path && *path) {
+		FILE *f = fopen(path, "a");
+		if (f) {
+			fwrite(logbuf + loglen, 1, strlen(logbuf + loglen), f);
+			fclose(f);
+		}
+	}
 	if (n > 0 && loglen + n < sizeof logbuf) loglen += n;
 }
 
