@@ -41,6 +41,7 @@ import os
 import sys
 import threading
 import time
+from collections.abc import Mapping
 
 __all__ = ["wrap", "cache_iterator"]
 
@@ -132,10 +133,11 @@ class _State:
         self.level = cfg.get("level", "none")
         if self.mode == "ladder":
             warm = max(1, int(cfg.get("warmup", 0)))
+            cached = self.level in ("host", "device")  # device: host's, and the copy kept (_keep_device_copies)
             self.num_caches = 1
-            self.switch = 1 if self.level == "host" else 0
+            self.switch = 1 if cached else 0
             self.total = warm + int(cfg.get("steps", 10))
-            self.caching = self.level == "host"
+            self.caching = cached
         else:
             self.num_caches = int(cfg.get("num_caches", 10))
             self.switch = int(cfg.get("return_caches_after", 100))
@@ -298,6 +300,8 @@ class _Timed:
                 raise
             if st.caching and len(st.caches) < st.num_caches:
                 st.caches.append(batch)
+                if st.level == "device":
+                    _cache_device(batch)
             phase = "loader"
             if st.caching and st.batches + 1 >= st.switch and st.caches:
                 self.src = None  # SPDL drops the source at the switch
@@ -809,6 +813,57 @@ def _loader_settings(dl, cfg):
     return own
 
 
+# Level device: the batch after the script's own copy to the device, kept
+# there. The loader replays its first batch as at level host; the first
+# copy the script makes of each of that batch's tensors to another device
+# (Tensor.to, Tensor.cuda) is kept, and a later copy of the same tensor
+# with the same arguments (non_blocking aside) is that one: no copy again.
+# Like the document's level device, a script that changes the copy in
+# place changes the batch every later step sees.
+_device_ids = set()     # id() of the cached batch's tensors (the cache holds them)
+_device_copies = {}     # (id, method, arguments) -> the kept copy
+
+
+def _cache_device(batch):
+    """Marks batch's tensors (in tuples, lists and mappings) as the
+    cached batch's, whose copies to a device are kept."""
+    stack = [batch]
+    while stack:
+        x = stack.pop()
+        if isinstance(x, (list, tuple)):
+            stack.extend(x)
+        elif isinstance(x, Mapping):
+            stack.extend(x.values())
+        elif hasattr(x, "is_cuda") and hasattr(x, "device"):
+            _device_ids.add(id(x))
+
+
+def _keep_device_copies(torch):
+    """Wraps Tensor.to and Tensor.cuda so that a cached batch's copies to a
+    device are kept (_cache_device)."""
+    cls = torch.Tensor
+
+    def arg(a):
+        return ("tensor", id(a)) if isinstance(a, cls) else repr(a)
+
+    def wrap(name, orig):
+        def copy(self, *a, **kw):
+            if id(self) not in _device_ids:
+                return orig(self, *a, **kw)
+            key = (id(self), name, tuple(arg(x) for x in a), tuple(sorted((k, arg(v)) for k, v in kw.items() if k != "non_blocking")))
+            kept = _device_copies.get(key)
+            if kept is not None:
+                return kept
+            r = orig(self, *a, **kw)
+            if isinstance(r, cls) and r.device != self.device:
+                _device_copies[key] = r
+            return r
+        copy.__wrapped__ = orig
+        return copy
+    cls.to = wrap("to", cls.to)
+    cls.cuda = wrap("cuda", cls.cuda)
+
+
 def _patch_torch():
     import torch
     import torch.utils.data as tud
@@ -827,7 +882,7 @@ def _patch_torch():
     if _settings.get("level") == "device":
         if not cuda:
             _refuse("level device needs a CUDA GPU; torch.cuda.is_available() is False")
-        _refuse("level device on a script's own loop is not implemented yet (the script makes its own copy to the GPU)")
+        _keep_device_copies(torch)
 
     DataLoader = tud.DataLoader
     orig_iter = DataLoader.__iter__
