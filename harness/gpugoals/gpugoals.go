@@ -340,7 +340,9 @@ func netStepGoals(files map[string][]*benchfmt.Result, a anchors) []Goal {
 	torchRuns := onDevice(files[FileTorchNetStep], "cuda")
 	anchor := fmt.Sprintf("%.2f× PyTorch's default step (ours fp32, its cuDNN TF32 on; %s)", a.netStep, gpu.H100)
 	backend, on := backendKernels, ""
-	if slices.ContainsFunc(files[FileCheck], func(r *benchfmt.Result) bool { return strings.Contains(string(r.Name)+"/", "/backend="+backendCudnn+"/") }) {
+	if slices.ContainsFunc(files[FileCheck], func(r *benchfmt.Result) bool {
+		return strings.Contains(string(r.Name)+"/", "/backend="+backendCudnn+"/")
+	}) {
 		backend, on = backendCudnn, " on cuDNN"
 	}
 	for _, v := range []struct{ name, part, torch string }{
