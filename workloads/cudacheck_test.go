@@ -1,6 +1,7 @@
 package workloads
 
 import (
+	"math"
 	"path/filepath"
 	"testing"
 	"time"
@@ -57,5 +58,28 @@ func TestCUDACheckCodecCommittedFiles(t *testing.T) {
 				t.Errorf("%d copies and %d steps, want some of each", len(o.Copies), len(o.Steps))
 			}
 		})
+	}
+}
+
+// The losses of the same steps kernel by kernel and from CUDA Graphs must
+// be equal on the kernels, and within cudnnLossAgreement on cuDNN (its
+// algorithms may sum with atomics); NaN never agrees.
+func TestSameLoss(t *testing.T) {
+	nan := float32(math.NaN())
+	for _, tc := range []struct {
+		backend string
+		a, b    float32
+		want    bool
+	}{
+		{cuda.BackendKernels, 2.302, 2.302, true},
+		{cuda.BackendKernels, 2.302, 2.3020003, false},
+		{cuda.BackendLibraries, 2.302, 2.3020003, true},
+		{cuda.BackendLibraries, 2.302, 2.31, false},
+		{cuda.BackendLibraries, nan, nan, false},
+		{cuda.BackendLibraries, 0, 0, true},
+	} {
+		if got := sameLoss(tc.backend, tc.a, tc.b); got != tc.want {
+			t.Errorf("sameLoss(%s, %v, %v) = %v, want %v", tc.backend, tc.a, tc.b, got, tc.want)
+		}
 	}
 }
