@@ -58,7 +58,10 @@
 #            2026-11-27 at 276 s in all, the commands' own times
 #            (results/gpu/nvidia-h200-3fcbbc1/, docs/gpu.md); issue 57's
 #            PyTorch step at matched math, torchvision's decode and the
-#            500×375 set are estimated at about a minute more
+#            500×375 set are estimated at about a minute more; its Net on
+#            cuDNN (in cuda check, the goals' part, and two ladder runs
+#            after the goals) is not estimated from any run: no card has
+#            run it yet
 #
 # Every command's output goes to OUTDIR (result files in Go benchmark
 # format, logs), and OUTDIR/summary.txt says what ran, how long, its exit
