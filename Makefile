@@ -185,11 +185,12 @@ peers-env:
 
 # The tests that run the real peers' scripts in that environment
 # (harness/realpeer's TestScripts*, cmd/headspace's TestPeersEndToEnd and
-# TestPeersInterrupt, built with -tags peersenv):
+# TestPeersInterrupt, cuda's TestPeersEnvLibraries: its cuDNN and cuBLAS
+# wheels opened, no GPU needed; built with -tags peersenv):
 # .ci/run runs this where `ci/peers-env.sh --existing` finds the env.
 test-peers:
 	@ci/deps.sh $(PEERS_DEBS)
-	HEADSPACE_PEERS_PYTHON="$$(ci/peers-env.sh --existing)" $(GO) test -count=1 -timeout 15m -tags peersenv -run '^(TestPeers|TestScripts)' ./harness/realpeer/ ./cmd/headspace/
+	HEADSPACE_PEERS_PYTHON="$$(ci/peers-env.sh --existing)" $(GO) test -count=1 -timeout 15m -tags peersenv -run '^(TestPeers|TestScripts)' ./harness/realpeer/ ./cmd/headspace/ ./cuda/
 
 # The own-loop tests (harness/ownloop, cmd/headspace's analyze, ladder,
 # whatif and tune of a user's script, torchrun's ranks) on the pinned
