@@ -570,6 +570,9 @@ func (d *DNN) run(cv *Conv, dir ConvDirection, in, w, out uint64, accumulate boo
 	default:
 		return fmt.Errorf("cuda: convolution direction %d", dir)
 	}
+	if err == nil { // errors.As's target escapes: a step's calls allocate nothing
+		return nil
+	}
 	var e *DNNError
 	if errors.As(err, &e) {
 		e.Detail = cv.Shape.String()
@@ -700,6 +703,9 @@ func (d *DNN) reluBackward(g, y uint64, count int) error {
 	l := d.lib
 	err = l.cudnnCheck("cudnnActivationBackward", d.call(l.actBwd, d.cudnn, d.act, uintptr(unsafe.Pointer(d.one)), desc, uintptr(y), desc, uintptr(g),
 		desc, uintptr(y), uintptr(unsafe.Pointer(d.zero)), desc, uintptr(g)))
+	if err == nil {
+		return nil
+	}
 	var e *DNNError
 	if errors.As(err, &e) {
 		e.Detail = fmt.Sprintf("relu of %d values", count)
@@ -730,6 +736,9 @@ func (d *DNN) elem(count int) (uintptr, error) {
 
 // shaped names cv's shape in a library error.
 func (d *DNN) shaped(err error, cv *Conv) error {
+	if err == nil {
+		return nil
+	}
 	var e *DNNError
 	if errors.As(err, &e) && e.Detail == "" {
 		e.Detail = cv.Shape.String()

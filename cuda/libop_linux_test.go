@@ -151,7 +151,8 @@ func TestLibraryOpsSearchOnce(t *testing.T) {
 // A library op in a Device's step reads the batch just uploaded, as a
 // kernel that names the plan's Input does: the plan's own input buffer
 // holds other values, and the loss read back is the convolution of the
-// uploaded batch (side 1: the centre taps alone, plus the bias).
+// uploaded batch (side 1: the centre taps alone, plus the bias). Upload,
+// step and free allocate nothing, as with kernels alone.
 func TestLibraryOpsReadTheBatch(t *testing.T) {
 	f := loadFakeDNN(t)
 	c := libContext(t, f)
@@ -179,6 +180,25 @@ func TestLibraryOpsReadTheBatch(t *testing.T) {
 	}
 	if want := float32(1*1 - 2*2 + 3*4 + 0.5); loss != want {
 		t.Errorf("the step's output %v, want %v (the uploaded batch's convolution; the plan's own input would give 600.5)", loss, want)
+	}
+	// The per-batch path allocates nothing with library ops either.
+	ctx := context.Background()
+	step := func() {
+		buf, err := d.Upload(ctx, b)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := d.Step(ctx, buf); err != nil {
+			t.Fatal(err)
+		}
+		d.Free(buf)
+	}
+	step()
+	if sites := allocationSites(step, 50); len(sites) > 0 {
+		t.Errorf("upload, step and free of a plan with a library op allocate at:\n%s", strings.Join(sites, "\n"))
+	}
+	if allocs := testing.AllocsPerRun(20, step); allocs != 0 && !raceEnabled {
+		t.Errorf("%v allocations per upload, step and free of a plan with a library op", allocs)
 	}
 }
 
