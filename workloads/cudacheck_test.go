@@ -1,6 +1,7 @@
 package workloads
 
 import (
+	"errors"
 	"math"
 	"path/filepath"
 	"testing"
@@ -81,5 +82,21 @@ func TestSameLoss(t *testing.T) {
 		if got := sameLoss(tc.backend, tc.a, tc.b); got != tc.want {
 			t.Errorf("sameLoss(%s, %v, %v) = %v, want %v", tc.backend, tc.a, tc.b, got, tc.want)
 		}
+	}
+}
+
+// Where the Net fell back to the kernels, the result file says that
+// cuDNN did not load and why, in one line.
+func TestDNNSettingsFallback(t *testing.T) {
+	b, err := cuda.ChooseBackend(cuda.BackendAuto, errors.New("no cuDNN library found (libcudnn; $HEADSPACE_CUDNN, or pip's nvidia-cudnn-cu13): libcudnn.so.9: cannot open"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := DNNSettings(b)
+	if len(got) != 1 || got[0].Key != "cudnn" || got[0].Value != "not loaded: no cuDNN library found (libcudnn; $HEADSPACE_CUDNN, or pip's nvidia-cudnn-cu13): libcudnn.so.9: cannot open" {
+		t.Errorf("DNNSettings of the kernels' fallback: %+v", got)
+	}
+	if got := DNNSettings(cuda.Backend{Name: cuda.BackendKernels}); len(got) != 1 || got[0].Value != "not loaded: not tried" {
+		t.Errorf("DNNSettings of kernels never tried: %+v", got)
 	}
 }
