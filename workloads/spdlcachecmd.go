@@ -75,7 +75,7 @@ const spdlCacheNumCaches = 10
 func parseSPDLCache(fs *flag.FlagSet, sf *spdlCacheFlags) (c spdlcache.Config, width, height, quality int, seed uint64, err error) {
 	set := map[string]bool{}
 	fs.Visit(func(f *flag.Flag) { set[f.Name] = true })
-	for _, name := range []string{"data", "ladder", "remote", "impls", "decoder", "peers"} {
+	for _, name := range []string{"data", "ladder", "remote", "impls", "decoder"} {
 		if set[name] {
 			return c, 0, 0, 0, 0, cli.Usagef("--%s does not apply to --spdl-cache", name)
 		}

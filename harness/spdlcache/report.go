@@ -212,7 +212,7 @@ func (r Report) WriteMarkdown(w io.Writer) error {
 			fmt.Fprintf(&b, "- %s\n", line)
 		}
 	}
-	b.WriteString("\nEvery run, in the order they ran:\n\n")
+	b.WriteString("\nEvery run, by round (the order within a round alternates):\n\n")
 	_, err := io.WriteString(w, b.String())
 	if err != nil {
 		return err

@@ -183,8 +183,8 @@ var sampleConfig = []resultfile.Config{
 // as the same runs, each in its round, and the report is the golden one.
 func TestRecordsRoundTrip(t *testing.T) {
 	runs := sample()
-	data := writeFile(t, sampleConfig, runs)
-	config, got, err := Read(bytes.NewReader(data), "r.txt")
+	golden(t, "results.txt", writeFile(t, sampleConfig, runs))
+	config, got, err := ReadFile("testdata/results.txt")
 	if err != nil {
 		t.Fatal(err)
 	}
