@@ -35,6 +35,10 @@ func (r Run) Record() *benchfmt.Result {
 	add(float64(r.Before), "step-ns")
 	add(float64(r.After), "cached-step-ns")
 	add(100*r.Share(), "headspace-%")
+	if r.OtherBefore > 0 {
+		add(float64(r.OtherBefore), "other-step-ns")
+		add(float64(r.OtherAfter), "other-cached-step-ns")
+	}
 	if r.BeforeHi > 0 {
 		add(float64(r.BeforeLo), "step-lo-ns")
 		add(float64(r.BeforeHi), "step-hi-ns")
@@ -108,6 +112,10 @@ func parseRun(rec *benchfmt.Result) (Run, error) {
 		return time.Duration(math.Round(v))
 	}
 	r.Before, r.After = get("step-ns", false), get("cached-step-ns", false)
+	r.OtherBefore, r.OtherAfter = get("other-step-ns", true), get("other-cached-step-ns", true)
+	if (r.OtherBefore > 0) != (r.OtherAfter > 0) {
+		errs = append(errs, fmt.Errorf("%s: other-step-ns and other-cached-step-ns come together", full))
+	}
 	r.BeforeLo, r.BeforeHi, r.AfterLo, r.AfterHi = get("step-lo-ns", true), get("step-hi-ns", true), get("cached-step-lo-ns", true), get("cached-step-hi-ns", true)
 	if side == SPDL && r.BeforeHi+r.AfterHi > 0 {
 		errs = append(errs, fmt.Errorf("%s: SPDL's side has no interval of its step times", full))

@@ -37,6 +37,44 @@ type Report struct {
 	// percentile-bootstrap interval; Pairs counts those rounds.
 	Diff, DiffLo, DiffHi float64
 	Pairs                int
+	// Same are both sides by one estimator: [0] the means of the steps
+	// (SPDL's side's), [1] the median of the round means (ours'), each
+	// from the runs that have it.
+	Same [2]Same
+}
+
+// Same is both sides' headspace by one estimator: each side's median
+// share, and ours − SPDL's paired by round as Report's Diff.
+type Same struct {
+	Estimator            string
+	Ours, SPDL           float64
+	Diff, DiffLo, DiffHi float64
+	Pairs                int
+}
+
+// paired is the median of ours − SPDL's over the rounds both have, its
+// bootstrap interval and the number of rounds.
+func paired(ours, spdl map[int]float64) (diff, lo, hi float64, n int) {
+	var diffs []float64
+	for round, o := range ours {
+		if p, ok := spdl[round]; ok {
+			diffs = append(diffs, o-p)
+		}
+	}
+	if len(diffs) == 0 {
+		return math.NaN(), math.NaN(), math.NaN(), 0
+	}
+	lo, hi = summary.Bootstrap(diffs, summary.Confidence, bootstrapResamples, rand.New(rand.NewPCG(bootstrapSeed, 0)))
+	return summary.Median(diffs), lo, hi, len(diffs)
+}
+
+// medianOf is the median of m's values, NaN for none.
+func medianOf(m map[int]float64) float64 {
+	var xs []float64
+	for _, v := range m {
+		xs = append(xs, v)
+	}
+	return summary.Median(xs)
 }
 
 // bootstrapResamples and bootstrapSeed fix the paired interval, so that a
@@ -73,17 +111,26 @@ func NewReport(config []resultfile.Config, runs []Run) Report {
 		s.Before, s.After = time.Duration(summary.Median(before)), time.Duration(summary.Median(after))
 		rep.Sides[i] = s
 	}
-	var diffs []float64
-	for round, o := range share[Ours] {
-		if p, ok := share[SPDL][round]; ok {
-			diffs = append(diffs, o-p)
+	rep.Diff, rep.DiffLo, rep.DiffHi, rep.Pairs = paired(share[Ours], share[SPDL])
+	// One estimator for both: a run's own share where it is that side's
+	// estimator, its other share where it is the other side's.
+	for i, est := range []string{"the means of the steps (SPDL's side's)", "the median of the round means (ours')"} {
+		by := map[string]map[int]float64{Ours: {}, SPDL: {}}
+		for _, r := range runs {
+			if r.Missing != "" {
+				continue
+			}
+			own := (r.Side == SPDL) == (i == 0)
+			switch {
+			case own:
+				by[r.Side][r.Round] = r.Share()
+			case r.OtherBefore > 0:
+				by[r.Side][r.Round] = r.OtherShare()
+			}
 		}
-	}
-	rep.Pairs = len(diffs)
-	rep.Diff, rep.DiffLo, rep.DiffHi = math.NaN(), math.NaN(), math.NaN()
-	if len(diffs) > 0 {
-		rep.Diff = summary.Median(diffs)
-		rep.DiffLo, rep.DiffHi = summary.Bootstrap(diffs, summary.Confidence, bootstrapResamples, rand.New(rand.NewPCG(bootstrapSeed, 0)))
+		sm := Same{Estimator: est, Ours: medianOf(by[Ours]), SPDL: medianOf(by[SPDL])}
+		sm.Diff, sm.DiffLo, sm.DiffHi, sm.Pairs = paired(by[Ours], by[SPDL])
+		rep.Same[i] = sm
 	}
 	return rep
 }
@@ -159,6 +206,12 @@ func (r Report) Verdict() []string {
 	if r.Pairs > 0 {
 		out = append(out, fmt.Sprintf("ours − SPDL's, paired by round: %s points (median of %s; 95%% bootstrap interval %s to %s)",
 			points(r.Diff), report.Plural(r.Pairs, "round"), points(r.DiffLo), points(r.DiffHi)))
+	}
+	for _, sm := range r.Same {
+		if sm.Pairs > 0 {
+			out = append(out, fmt.Sprintf("one estimator for both, %s: ours %s, SPDL's %s; ours − SPDL's %s points (95%% bootstrap interval %s to %s)",
+				sm.Estimator, pct(sm.Ours), pct(sm.SPDL), points(sm.Diff), points(sm.DiffLo), points(sm.DiffHi)))
+		}
 	}
 	switch agree, known := r.Agree(); {
 	case !known:

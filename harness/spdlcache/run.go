@@ -101,6 +101,11 @@ type Run struct {
 	// Before and After are the step time from the loader and on cached
 	// batches: ours the median of the round means, SPDL's the mean.
 	Before, After time.Duration
+	// OtherBefore and OtherAfter are the other side's estimator on this
+	// run's step times: for ours the means, for SPDL's the median of the
+	// round means (zero where the steps are too few for it). They tell
+	// the estimators apart from the measurements.
+	OtherBefore, OtherAfter time.Duration
 	// Ours' 95% intervals of Before and After (zero for SPDL's side, and
 	// where too few rounds give none).
 	BeforeLo, BeforeHi, AfterLo, AfterHi time.Duration
@@ -110,11 +115,16 @@ type Run struct {
 
 // Share is the run's headspace: 1 − After ÷ Before (NaN without a
 // Before).
-func (r Run) Share() float64 {
-	if r.Before <= 0 {
+func (r Run) Share() float64 { return share(r.Before, r.After) }
+
+// OtherShare is the run's headspace by the other side's estimator.
+func (r Run) OtherShare() float64 { return share(r.OtherBefore, r.OtherAfter) }
+
+func share(before, after time.Duration) float64 {
+	if before <= 0 {
 		return math.NaN()
 	}
-	return 1 - float64(r.After)/float64(r.Before)
+	return 1 - float64(after)/float64(before)
 }
 
 // phases splits step times i = 0, 1, … into the steps before the switch
@@ -140,6 +150,9 @@ func SPDLRun(ts []time.Duration, c Config) (Run, error) {
 	}
 	before, after := phases(ts, c.ReturnCachesAfter)
 	r.Before, r.After = meanOf(before), meanOf(after)
+	if round := max(1, c.Workers); len(before) >= 3*round && len(after) >= 3*round {
+		r.OtherBefore, r.OtherAfter = analysis.RoundEstimate(before, round).Median, analysis.RoundEstimate(after, round).Median
+	}
 	return r, nil
 }
 
@@ -151,10 +164,13 @@ func meanOf(ts []time.Duration) time.Duration {
 	return time.Duration(math.Round(summary.Mean(xs)))
 }
 
-// OursRun is ours' estimate from headspace analyze's report. An interval
-// too few rounds give (infinite) is left zero.
-func OursRun(rep analysis.Report, workers int) Run {
+// OursRun is ours' estimate from headspace analyze's report, whose
+// training loop switched after switchAt steps. An interval too few
+// rounds give (infinite) is left zero.
+func OursRun(rep analysis.Report, workers, switchAt int) Run {
 	r := Run{Side: Ours, Workers: workers, Steps: len(rep.StepTimes), Before: rep.Before.Median, After: rep.After.Median}
+	before, after := phases(rep.StepTimes, switchAt)
+	r.OtherBefore, r.OtherAfter = meanOf(before), meanOf(after)
 	if e := rep.Before; bounded(e) {
 		r.BeforeLo, r.BeforeHi = e.Lo, e.Hi
 	}
@@ -313,7 +329,7 @@ func RunOurs(ctx context.Context, c Config, out io.Writer) (Run, error) {
 	if err != nil {
 		return Run{}, err
 	}
-	return OursRun(rep.Report, c.Workers), nil
+	return OursRun(rep.Report, c.Workers, c.ReturnCachesAfter), nil
 }
 
 // Sweep runs both sides Count times, the order rotated each round

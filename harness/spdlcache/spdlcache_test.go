@@ -54,12 +54,17 @@ func TestSPDLRun(t *testing.T) {
 		name          string
 		steps         []time.Duration
 		before, after time.Duration
-		share         float64
-		err           string
+		// ours' estimator on the same steps (one worker: the median)
+		medBefore, medAfter time.Duration
+		share               float64
+		err                 string
 	}{
-		{name: "input-bound", steps: ms(900, 100, 100, 100, 500, 40, 60, 50), before: 100 * time.Millisecond, after: 50 * time.Millisecond, share: 0.5},
-		{name: "uneven steps", steps: ms(1, 80, 120, 100, 1, 100, 100, 100), before: 100 * time.Millisecond, after: 100 * time.Millisecond, share: 0},
-		{name: "cached slower", steps: ms(1, 50, 50, 50, 1, 100, 100, 100), before: 50 * time.Millisecond, after: 100 * time.Millisecond, share: -1},
+		{name: "input-bound", steps: ms(900, 100, 100, 100, 500, 40, 60, 50), before: 100 * time.Millisecond, after: 50 * time.Millisecond, share: 0.5,
+			medBefore: 100 * time.Millisecond, medAfter: 50 * time.Millisecond},
+		{name: "a slow step", steps: ms(1, 80, 100, 300, 1, 100, 100, 100), before: 160 * time.Millisecond, after: 100 * time.Millisecond, share: 0.375,
+			medBefore: 100 * time.Millisecond, medAfter: 100 * time.Millisecond},
+		{name: "cached slower", steps: ms(1, 50, 50, 50, 1, 100, 100, 100), before: 50 * time.Millisecond, after: 100 * time.Millisecond, share: -1,
+			medBefore: 50 * time.Millisecond, medAfter: 100 * time.Millisecond},
 		{name: "short log", steps: ms(1, 2, 3), err: "logged 3 steps, want 8"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -76,6 +81,9 @@ func TestSPDLRun(t *testing.T) {
 			if r.Before != tc.before || r.After != tc.after || math.Abs(r.Share()-tc.share) > 1e-12 || r.Side != SPDL || r.Steps != 8 {
 				t.Errorf("got %+v share %g, want before %v after %v share %g", r, r.Share(), tc.before, tc.after, tc.share)
 			}
+			if r.OtherBefore != tc.medBefore || r.OtherAfter != tc.medAfter {
+				t.Errorf("ours' estimator on its steps: %v and %v, want %v and %v", r.OtherBefore, r.OtherAfter, tc.medBefore, tc.medAfter)
+			}
 		})
 	}
 }
@@ -83,12 +91,17 @@ func TestSPDLRun(t *testing.T) {
 // TestOursRun: ours takes analyze's medians, and its intervals only
 // where they are finite.
 func TestOursRun(t *testing.T) {
-	rep := analysis.Report{StepTimes: ms(1, 2, 3),
+	rep := analysis.Report{StepTimes: ms(9, 80, 100, 120, 9, 40, 50),
 		Before: analysis.Estimate{Median: 100, Lo: 90, Hi: 110},
 		After:  analysis.Estimate{Median: 40, Lo: time.Duration(math.MinInt64), Hi: time.Duration(math.MinInt64)}}
-	r := OursRun(rep, 2)
-	if r.Before != 100 || r.After != 40 || r.BeforeLo != 90 || r.BeforeHi != 110 || r.AfterLo != 0 || r.AfterHi != 0 || r.Steps != 3 || r.Workers != 2 {
+	r := OursRun(rep, 2, 4)
+	if r.Before != 100 || r.After != 40 || r.BeforeLo != 90 || r.BeforeHi != 110 || r.AfterLo != 0 || r.AfterHi != 0 || r.Steps != 7 || r.Workers != 2 {
 		t.Errorf("got %+v", r)
+	}
+	// SPDL's estimator on ours' steps: the means, the first of each
+	// phase left out.
+	if r.OtherBefore != 100*time.Millisecond || r.OtherAfter != 45*time.Millisecond {
+		t.Errorf("means %v and %v, want 100ms and 45ms", r.OtherBefore, r.OtherAfter)
 	}
 }
 
@@ -147,9 +160,9 @@ func sample() []Run {
 	d := func(v float64) time.Duration { return time.Duration(v * 1e6) }
 	return []Run{
 		{Side: Ours, Workers: 2, Round: 1, Steps: 70, Before: d(116.4), After: d(81.4), BeforeLo: d(89.5), BeforeHi: d(148.8), AfterLo: d(55.9), AfterHi: d(97.5)},
-		{Side: SPDL, Workers: 2, Round: 1, Steps: 70, Before: d(117.7), After: d(26.2)},
+		{Side: SPDL, Workers: 2, Round: 1, Steps: 70, Before: d(117.7), After: d(26.2), OtherBefore: d(110.1), OtherAfter: d(25.9)},
 		{Side: SPDL, Workers: 2, Round: 2, Missing: "the script with --spdl-cache: exit status 1: RuntimeError: boom"},
-		{Side: Ours, Workers: 2, Round: 2, Steps: 70, Before: d(226.8), After: d(85.5)},
+		{Side: Ours, Workers: 2, Round: 2, Steps: 70, Before: d(226.8), After: d(85.5), OtherBefore: d(240.2), OtherAfter: d(88.1)},
 		{Side: Ours, Workers: 2, Round: 3, Steps: 70, Before: d(109.5), After: d(54.7), BeforeLo: d(69.1), BeforeHi: d(151.1), AfterLo: d(41.9), AfterHi: d(61.4)},
 		{Side: SPDL, Workers: 2, Round: 3, Steps: 70, Before: d(153.4), After: d(37.7)},
 	}
@@ -324,6 +337,38 @@ func TestValidate(t *testing.T) {
 		mod(&c)
 		if err := c.Validate(); err == nil {
 			t.Errorf("%s: %+v accepted", name, c)
+		}
+	}
+}
+
+// TestReportIgnoresOrder: the report of the same runs in another order is
+// the same (the rounds' differences are gathered from maps, whose order
+// varies), so --from rebuilds it.
+func TestReportIgnoresOrder(t *testing.T) {
+	var runs []Run
+	for i, sh := range []float64{.31, .52, .47, .55, .6, .38, .44, .58} {
+		runs = append(runs, Run{Side: Ours, Round: i + 1, Before: 1000, After: time.Duration(1000 * (1 - sh))},
+			Run{Side: SPDL, Round: i + 1, Before: 1000, After: time.Duration(1000 * (1 - sh*sh*2))})
+	}
+	var want bytes.Buffer
+	if err := NewReport(sampleConfig, runs).WriteMarkdown(&want); err != nil {
+		t.Fatal(err)
+	}
+	for i := range 20 {
+		rev := append([]Run(nil), runs...)
+		for j := range rev {
+			k := (j*7 + i) % len(rev)
+			rev[j], rev[k] = rev[k], rev[j]
+		}
+		var got bytes.Buffer
+		if err := NewReport(sampleConfig, rev).WriteMarkdown(&got); err != nil {
+			t.Fatal(err)
+		}
+		// The per-run table is by round, the order within a round as
+		// given: compare what comes before it.
+		cut := func(b []byte) string { return strings.Split(string(b), "Every run")[0] }
+		if cut(got.Bytes()) != cut(want.Bytes()) {
+			t.Fatalf("order %d: report differs:\n%s\n---\n%s", i, cut(got.Bytes()), cut(want.Bytes()))
 		}
 	}
 }
