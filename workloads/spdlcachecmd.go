@@ -153,6 +153,15 @@ func runSPDLCache(ctx context.Context, fs *flag.FlagSet, sf *spdlCacheFlags, arg
 	}
 	var runs []spdlcache.Run
 	var settings []resultfile.Config
+	// The images go after --out is written: removing thousands of files
+	// takes seconds on a busy disk, which an interrupted run's file does
+	// not wait for.
+	var folder *realpeer.Folder
+	defer func() {
+		if folder != nil {
+			folder.Close()
+		}
+	}()
 	fileConfig := func() []resultfile.Config {
 		return append(append([]resultfile.Config(nil), settings...), spdlcache.MissingConfig(runs)...)
 	}
@@ -160,11 +169,10 @@ func runSPDLCache(ctx context.Context, fs *flag.FlagSet, sf *spdlCacheFlags, arg
 		n := c.Images()
 		fmt.Fprintf(stderr, "peer --spdl-cache: writing %d natural %dx%d JPEGs (quality %d) as an ImageFolder…\n", n, width, height, quality)
 		src := datasets.Synthetic{Width: width, Height: height, Classes: 10, N: n, Seed: seed, Content: datasets.ContentNatural}
-		folder, err := realpeer.WriteFolder(ctx, src, quality)
-		if err != nil {
+		var err error
+		if folder, err = realpeer.WriteFolder(ctx, src, quality); err != nil {
 			return nil, err
 		}
-		defer folder.Close()
 		c.Data = folder.Dir
 		shown := c
 		shown.Data = "DATA"

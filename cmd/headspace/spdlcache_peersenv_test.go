@@ -3,10 +3,13 @@
 package main
 
 import (
+	"bufio"
 	"math"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
 
 	"github.com/headspace-bench/headspace/harness/spdlcache"
@@ -90,6 +93,60 @@ func TestPeersSPDLCache(t *testing.T) {
 		if !strings.Contains(string(b), want) {
 			t.Errorf("result file lacks %q:\n%s", want, b)
 		}
+	}
+}
+
+// TestPeersSPDLCacheInterrupt: SIGINT while SPDL's side runs ends
+// headspace with exit 130, none of the script's processes (its DataLoader
+// workers) left, and an --out marked partial that holds ours' first run.
+func TestPeersSPDLCacheInterrupt(t *testing.T) {
+	py := peersPython(t)
+	bin := buildHeadspace(t)
+	t.Setenv("HEADSPACE_CACHE", t.TempDir())
+	t.Setenv("HEADSPACE_QUIET_WAIT", "1s")
+	chdirRepo(t)
+	res := filepath.Join(t.TempDir(), "r.txt")
+	cmd := exec.Command(bin, "peer", "--spdl-cache", "--python", py, "--workers", "2", "--count", "20",
+		"--raw-size", "128", "--crop", "64", "--batch", "8", "--batches", "200", "--steps-after", "200", "--out", res)
+	stderr, err := cmd.StderrPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	// Round 1 runs ours first; the next run is SPDL's side.
+	sc := bufio.NewScanner(stderr)
+	for sc.Scan() {
+		if strings.HasPrefix(sc.Text(), "BenchmarkRealPeerHeadspace/peer=ours/") {
+			break
+		}
+	}
+	go func() {
+		for sc.Scan() {
+		}
+	}()
+	pids := waitForChildren(t, cmd.Process.Pid)
+	code, took := interrupt(t, cmd, "peer --spdl-cache")
+	t.Logf("exit %d %v after SIGINT; the script's processes were %v", code, took, pids)
+	if code != 130 {
+		t.Errorf("exit %d after SIGINT, want 130", code)
+	}
+	for _, pid := range pids {
+		if syscall.Kill(pid, 0) == nil && !zombie(pid) {
+			t.Errorf("process %d still runs after headspace exited", pid)
+			syscall.Kill(pid, syscall.SIGKILL)
+		}
+	}
+	_, runs, err := spdlcache.ReadFile(res)
+	if err != nil {
+		t.Fatalf("the interrupted run's --out does not read back: %v", err)
+	}
+	if b, _ := os.ReadFile(res); !strings.Contains(string(b), "\npartial: true\n") {
+		t.Errorf("the interrupted run's --out is not marked partial:\n%s", b)
+	}
+	if len(runs) != 1 || runs[0].Side != spdlcache.Ours {
+		t.Errorf("--out holds %+v, want ours' first run", runs)
 	}
 }
 
