@@ -185,7 +185,8 @@ peers-env:
 
 # The tests that run the real peers' scripts in that environment
 # (harness/realpeer's TestScripts*, cmd/headspace's TestPeersEndToEnd,
-# TestPeersInterrupt and TestPeersSPDLCache, built with -tags peersenv):
+# TestPeersInterrupt, TestPeersSPDLCache and TestPeersSPDLCacheInterrupt,
+# built with -tags peersenv):
 # .ci/run runs this where `ci/peers-env.sh --existing` finds the env.
 test-peers:
 	@ci/deps.sh $(PEERS_DEBS)
