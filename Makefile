@@ -24,7 +24,7 @@ BENCH_SWEEP = $(if $(BENCH_LEVELS),--levels $(BENCH_LEVELS)) \
 	$(if $(BENCH_STEPS),--steps $(BENCH_STEPS)) \
 	$(if $(BENCH_COUNT),--count $(BENCH_COUNT))
 
-.PHONY: peers-env test-peers test-ownloop-torch2 peers bench-remote all build test test-deps lint-ci history cross bench compare check baseline ci-smoke vet clean reproduce gate peer peer-remote ptx gpu-bundle cluster-test k8s-validate
+.PHONY: peers-env test-peers test-ownloop-torch2 peers peers-spdl-cache bench-remote all build test test-deps lint-ci history cross bench compare check baseline ci-smoke vet clean reproduce gate peer peer-remote ptx gpu-bundle cluster-test k8s-validate
 
 all: build
 
@@ -184,9 +184,10 @@ peers-env:
 	ci/peers-env.sh
 
 # The tests that run the real peers' scripts in that environment
-# (harness/realpeer's TestScripts*, cmd/headspace's TestPeersEndToEnd and
-# TestPeersInterrupt, cuda's TestPeersEnvLibraries: its cuDNN and cuBLAS
-# wheels opened, no GPU needed; built with -tags peersenv):
+# (harness/realpeer's TestScripts*, cmd/headspace's TestPeersEndToEnd,
+# TestPeersInterrupt, TestPeersSPDLCache and TestPeersSPDLCacheInterrupt,
+# cuda's TestPeersEnvLibraries: its cuDNN and cuBLAS wheels opened, no GPU
+# needed; built with -tags peersenv):
 # .ci/run runs this where `ci/peers-env.sh --existing` finds the env.
 test-peers:
 	@ci/deps.sh $(PEERS_DEBS)
@@ -217,6 +218,15 @@ peers: build peers-env
 	$(BIN) peer --peers all --workers 1,2 --python "$$(ci/peers-env.sh)" --out $(PEERS_OUT) --report notebooks/peers.md --plot notebooks/figures/peers $(PEERS_FLAGS)
 	@ci/versitygw.sh >/dev/null
 	$(BIN) peer --peers all-bucket --workers 1,2 --python "$$(ci/peers-env.sh)" --out $(PEERS_BUCKET_OUT) --report notebooks/peers-bucket.md $(PEERS_FLAGS)
+
+# SPDL's own headspace analysis (its CacheDataLoader, turned on by a flag of
+# examples/own-loop/train_cachedataloader.py) beside headspace analyze on the
+# same script, unchanged, alternated round by round (docs/peers.md; about 8
+# minutes on 2 cores).
+PEERS_SPDL_CACHE_OUT   ?= results/peers-spdl-cache.txt
+PEERS_SPDL_CACHE_FLAGS ?=
+peers-spdl-cache: build peers-env
+	$(BIN) peer --spdl-cache --python "$$(ci/peers-env.sh)" --out $(PEERS_SPDL_CACHE_OUT) --report notebooks/peers-spdl-cache.md $(PEERS_SPDL_CACHE_FLAGS)
 
 # The boto3 peer on data in a bucket (peers/torch/s3.py) beside our loader
 # over --data s3://, on one local versitygw behind one emulated link

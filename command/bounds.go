@@ -52,6 +52,7 @@ var _ = cli.Declare(map[string]cli.Bound{
 	"peer calibration-batches":    {Lo: 6, Hi: 1000},
 	"peer shard-size":             {Lo: 1, Hi: 1 << 16},
 	"peer jpeg-quality":           {Lo: 1, Hi: 100},
+	"peer steps-after":            {Lo: 4, Hi: cli.MaxSteps},
 	"sim loaders":                 {Lo: 1, Hi: 1024},
 	"sim load":                    {Lo: 0, Hi: float64(10000 * time.Hour)},
 	"sim load-stddev":             {Lo: 0, Hi: float64(10000 * time.Hour)},

@@ -25,7 +25,7 @@ import (
 
 // Command is headspace peer.
 func (Peer) Command() cli.Command {
-	return cli.Command{Name: "peer", Summary: "our loader against the document's PyTorch DataLoader pipeline, or (--peers) the real loaders of the pinned peers env, same job, same run: samples/s, TTFB, ratios", Runs: []string{"Peer", "PeerLadder"}, Run: runPeer}
+	return cli.Command{Name: "peer", Summary: "our loader against the document's PyTorch DataLoader pipeline, or (--peers) the real loaders of the pinned peers env, same job, same run: samples/s, TTFB, ratios; (--spdl-cache) SPDL's CacheDataLoader headspace beside analyze's on one script", Runs: []string{"Peer", "PeerLadder"}, Run: runPeer}
 }
 
 const peerUsage = `
@@ -59,7 +59,7 @@ calibration goes into --out. See docs/yardstick.md.
 --from FILE rebuilds the table, --report and --plot from a results file
 that peer --out wrote, measuring nothing: the machine, the command and the
 settings come from the file's configuration lines, so the report is the
-one the run wrote (notebooks/peer.md from results/peer-emulated.txt).` + peerRemoteUsage + realPeersUsage
+one the run wrote (notebooks/peer.md from results/peer-emulated.txt).` + peerRemoteUsage + realPeersUsage + spdlCacheUsage
 
 // peerInstallHint is what to do when the peer cannot run.
 const peerInstallHint = "run `make peer`, which installs python3-torch, python3-torchvision, python3-scipy and python3-pil (apt-get) and runs this command"
@@ -87,6 +87,7 @@ type peerFlags struct {
 	lf                             peerLadderFlags
 	rf                             peerRemoteFlags
 	pf                             realPeerFlags
+	sf                             spdlCacheFlags
 	from                           string
 }
 
@@ -111,6 +112,7 @@ func (f *peerFlags) register(fs *flag.FlagSet) {
 	f.lf.register(fs)
 	f.rf.register(fs)
 	f.pf.register(fs)
+	f.sf.register(fs)
 	fs.StringVar(&f.from, "from", "", "rebuild the table, --report and --plot from the results `file` a peer --out wrote, measuring nothing")
 }
 
@@ -121,7 +123,13 @@ func runPeer(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	if err := cli.ParseFlags(fs, args); err != nil {
 		return err
 	}
+	if err := f.sf.check(fs); err != nil {
+		return err
+	}
 	if f.from != "" {
+		if isSPDLCacheResults(f.from) {
+			return rebuildSPDLCache(fs, f.from, f.report, stdout)
+		}
 		if isRealPeerResults(f.from) {
 			return rebuildRealPeers(fs, f.from, f.report, f.plotPrefix, stdout)
 		}
@@ -129,6 +137,12 @@ func runPeer(ctx context.Context, args []string, stdout, stderr io.Writer) error
 			return rebuildPeerRemote(fs, f.from, f.report, stdout)
 		}
 		return rebuildPeer(fs, f.from, f.report, f.plotPrefix, stdout)
+	}
+	if f.sf.on {
+		if f.pf.peers != "" {
+			return cli.Usagef("--spdl-cache and --peers are two comparisons: run them apart")
+		}
+		return runSPDLCache(ctx, fs, &f.sf, args, stdout, stderr)
 	}
 	if f.pf.peers != "" {
 		return runRealPeers(ctx, fs, &f.pf, args, stdout, stderr)

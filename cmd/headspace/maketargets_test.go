@@ -197,6 +197,16 @@ func TestReadmeMakeTargets(t *testing.T) {
 				t.Errorf("make peers writes %q and %q, not the committed files docs/peers.md quotes", mk.vars["PEERS_OUT"], mk.vars["PEERS_BUCKET_OUT"])
 			}
 		},
+		"peers-spdl-cache": func(t *testing.T) {
+			c := readmeClaim(t, readme, "| SPDL's own headspace")
+			r := mk.recipes["peers-spdl-cache"]
+			if !strings.Contains(c, "`make peers-spdl-cache`") || !strings.Contains(c, "`headspace analyze`") || !strings.Contains(r, "peer --spdl-cache ") || !strings.Contains(r, "ci/peers-env.sh") {
+				t.Errorf("README: %q; make peers-spdl-cache's recipe %q: want peer --spdl-cache in the peers env", c, r)
+			}
+			if mk.vars["PEERS_SPDL_CACHE_OUT"] != "results/peers-spdl-cache.txt" || mk.vars["PEERS_SPDL_CACHE_FLAGS"] != "" {
+				t.Errorf("make peers-spdl-cache writes %q with flags %q, not the committed file at the defaults docs/peers.md quotes", mk.vars["PEERS_SPDL_CACHE_OUT"], mk.vars["PEERS_SPDL_CACHE_FLAGS"])
+			}
+		},
 		"peers-env": func(t *testing.T) {
 			c := readmeClaim(t, readme, "| the real peers:")
 			if !strings.Contains(c, "`make peers-env`") || !strings.Contains(mk.recipes["peers-env"], "ci/peers-env.sh") {
