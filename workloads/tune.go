@@ -139,7 +139,7 @@ func (t Tune) MeasureEach(ctx context.Context, env Env, log io.Writer, profiled 
 	for _, st := range run.Steps {
 		steps += st.Time
 	}
-	p := tune.Profile{Own: rep.Loader.Own, Before: tunePerSec(rep.Before.Median), Cached: tunePerSec(rep.After.Median),
+	p := tune.Profile{Own: tune.FromLoader(rep.Loader.Own), Before: tunePerSec(rep.Before.Median), Cached: tunePerSec(rep.After.Median),
 		Startup: max(0, run.Wall-steps), CUDA: run.Start.CUDA, Iterable: rep.Loader.Measured.Iterable}
 	if w, err := ownloop.NewWhatIf(rep); err == nil {
 		p.Model = &w
@@ -151,7 +151,8 @@ func (t Tune) MeasureEach(ctx context.Context, env Env, log io.Writer, profiled 
 		MaxWorkers: t.maxWorkers(), Fork: runtime.GOOS != "windows"}, Profile: p, Start: start,
 		Run: func(ctx context.Context, c tune.Setting) (ownloop.Timed, error) {
 			env.start("tune " + c.Args())
-			return ownloop.RunAt(ctx, cmd, t.Loader, &c, t.Steps, t.FirstBatchTimeout, log)
+			ls := c.Loader()
+			return ownloop.RunAt(ctx, cmd, t.Loader, &ls, t.Steps, t.FirstBatchTimeout, log)
 		}, Each: each}
 	res, err := sr.Tune(ctx)
 	res.Script = cmd.Key()
