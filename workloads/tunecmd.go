@@ -69,7 +69,15 @@ func runTune(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	fs.IntVar(&t.MaxWorkers, "max-workers", 0, "the largest `num_workers` tried (default: twice the cores, 8 to 32)")
 	fs.StringVar(&out, "out", "", "benchmark-format result `file` of every run (written atomically)")
 	fs.BoolVar(&force, "force", false, "let --out replace a results file holding more results")
+	var ours tuneOursFlags
+	ours.register(fs)
 	if err := cli.ParseArgs(fs, args); err != nil {
+		return err
+	}
+	if ours.ours != "" {
+		return runTuneOurs(ctx, fs, args, &ours, t, out, force, stdout, stderr)
+	}
+	if err := ours.check(fs); err != nil {
 		return err
 	}
 	if !hasCommand(fs, args) {

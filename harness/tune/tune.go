@@ -191,7 +191,7 @@ type Run struct {
 // Result is a search: the profile, every run in order, the best setting
 // the search found and why it stopped.
 type Result struct {
-	Script  string // the records' script= key
+	Script  string // the records' script= key; our pipeline's level= key
 	Profile Profile
 	Runs    []Run
 	// Pick is the worker count the model predicted best (Searcher.Pick).
