@@ -39,6 +39,10 @@ type TuneOurs struct {
 	// starts from and checks against.
 	Config loader.Config
 	Train  train.Config
+	// Step is the emulated device's step: the what-if model's profile
+	// runs against a device that takes no time (the pipeline sets the
+	// pace, as headspace whatif's), then models this step.
+	Step   time.Duration
 	Budget time.Duration
 	// Rounds are each candidate's runs in a stage; Pairs the final
 	// check's, at most.
@@ -160,9 +164,9 @@ func (t TuneOurs) MeasureEach(ctx context.Context, env Env, profiled func(tune.P
 	d := env.device()
 	dev, closeDev := d.once()
 	defer closeDev()
-	open := d.Scale
-	if open == nil {
-		open = func(m float64) (device.Device, error) { return dev.Open(true) }
+	open, scale := d.Scale, 0.0
+	if open == nil { // a device whose step cannot be scaled: profiled at its own
+		open, scale = func(m float64) (device.Device, error) { return dev.Open(true) }, 1
 	}
 	own := t.Own()
 	p := tune.Profile{Own: own, Pipeline: t.Pipeline}
@@ -170,11 +174,14 @@ func (t TuneOurs) MeasureEach(ctx context.Context, env Env, profiled func(tune.P
 	// stage's CPU measured where the system can.
 	env.start("tune profile: the what-if model")
 	wr := &whatIfRun{WhatIf: WhatIf{Pipeline: t.at(own), Train: t.Train}, open: open, env: env}
-	res, run, err := wr.runOnce(ctx, own.Workers, 1, runtime.GOOS == "linux")
+	res, run, err := wr.runOnce(ctx, own.Workers, scale, runtime.GOOS == "linux")
 	if err != nil {
 		return tune.Result{Script: key}, fmt.Errorf("the profile run: %w", err)
 	}
 	if m, err := whatif.FromRun(res, run); err == nil {
+		if scale == 0 {
+			m.Step = t.Step
+		}
 		m = m.AtLevel(t.Level)
 		p.Predict = func(s tune.Setting, cores int) float64 {
 			return m.Predict(whatif.Scenario{Cores: cores, Workers: s.Workers}).StepsPerSec

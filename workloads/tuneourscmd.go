@@ -137,7 +137,7 @@ func (f *tuneOursFlags) experiment(ctx context.Context, t Tune) (TuneOurs, error
 		if f.rtt < 0 || f.rtt > time.Second {
 			return o, cli.Usagef("--rtt %v: want 0 to 1s", f.rtt)
 		}
-		o.Config, o.Train = r.Ladder.Pipeline, r.Ladder.Train
+		o.Config, o.Train, o.Step = r.Ladder.Pipeline, r.Ladder.Train, RemoteStep
 		o.Config.Dataset.N = r.Samples
 		o.Config.Prefetch = f.pf.prefetch
 		o.Config.Bucket.Concurrency = f.pf.data.Bucket.Concurrency
@@ -155,7 +155,7 @@ func (f *tuneOursFlags) experiment(ctx context.Context, t Tune) (TuneOurs, error
 		if o.Config, err = f.pf.config(ctx, f.workers, impls[0]); err != nil {
 			return o, err
 		}
-		o.Train = Sized[Ladder](Default).Train
+		o.Train, o.Step = Sized[Ladder](Default).Train, f.pf.step
 	}
 	o.Config.Workers = f.workers
 	o.Train.Steps, o.Train.Warmup = t.Steps, f.warmup
