@@ -18,8 +18,8 @@ import (
 // reach (the worker ladder up to tune.MaxWorkers, prefetch 1, 2, 4 and
 // 8 and, reading from the bucket, the fetch ladder up to 64), Rounds
 // runs of each alternated round by round, against one tune within its
-// budget. ladder is the emulated ladder's whole pipeline (64² images
-// cropped to 32, the naive transforms, batches of 16, a 10 ms step);
+// budget. ladder is the emulated ladder's whole pipeline (256² images
+// cropped to 128, the naive transforms, batches of 32, a 10 ms step);
 // remote is remote's pipeline against the local S3 server through a
 // 20 ms link (versitygw: ci/versitygw.sh), at 2 requests in flight. It
 // reports best-ratio (the grid's median of the setting the tune
@@ -47,7 +47,10 @@ func BenchmarkTuneOursGoals(b *testing.B) {
 				}
 				defer stop()
 			} else {
-				o.Config.Impl = "naive"
+				// Input-bound at one worker: 256² images cropped to 128,
+				// the naive transforms, batches of 32.
+				o.Config.Impl, o.Config.Batch, o.Config.Transforms.Crop = "naive", 32, 128
+				o.Config.Dataset.Width, o.Config.Dataset.Height, o.Config.Dataset.N = 256, 256, 256
 			}
 			grid := tuneOursGrid(o)
 			for range b.N {
