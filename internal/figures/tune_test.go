@@ -184,3 +184,15 @@ var tuneGoalCases = []figureCase{
 		p2(med(tuneGoals, "TuneGoals", "best-ratio")), p2(med(tuneGoals, "TuneGoals", "search-runs-ratio")), p2(med(tuneGoals, "TuneGoals", "runs-ratio")),
 		p2(med(tuneGoals, "TuneGoals", "budget-use")), p2(med(tuneGoals, "TuneGoals", "grid-best-steps/s"))}},
 }
+
+// tuneOursGoals is BenchmarkTuneOursGoals' run of the ladder
+// (docs/tune.md's our own pipeline).
+const tuneOursGoals = "results/tune-goals-ours-6aaa841.txt"
+
+// tuneOursGoalCases are docs/tune.md's figures of that run.
+var tuneOursGoalCases = []figureCase{
+	{"docs/tune.md", "best-ratio %s (short of the goal's 0.9), search-runs-ratio %s (1/3 or less), runs-ratio %s, budget-use %s, the grid's best %s steps/s", []shown{
+		p2(med(tuneOursGoals, "TuneOursGoals/pipeline=ladder", "best-ratio")), p2(med(tuneOursGoals, "TuneOursGoals/pipeline=ladder", "search-runs-ratio")),
+		p2(med(tuneOursGoals, "TuneOursGoals/pipeline=ladder", "runs-ratio")), p2(med(tuneOursGoals, "TuneOursGoals/pipeline=ladder", "budget-use")),
+		p2(med(tuneOursGoals, "TuneOursGoals/pipeline=ladder", "grid-best-steps/s"))}},
+}
