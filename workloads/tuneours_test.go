@@ -8,8 +8,8 @@ import (
 
 	"github.com/headspace-bench/headspace/harness/ladder"
 	"github.com/headspace-bench/headspace/harness/level"
-	"github.com/headspace-bench/headspace/internal/summary"
 	"github.com/headspace-bench/headspace/harness/tune"
+	"github.com/headspace-bench/headspace/internal/summary"
 )
 
 // BenchmarkTuneOursGoals measures tune --ours against issue 56's goals
