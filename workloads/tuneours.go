@@ -223,7 +223,7 @@ func (t TuneOurs) MeasureEach(ctx context.Context, env Env, profiled func(tune.P
 		Run: func(ctx context.Context, s tune.Setting) (ownloop.Timed, error) {
 			env.start("tune " + s.Flags())
 			r, wall, err := runAt(ctx, t.Level, s)
-			return ownloop.Timed{Steps: r.StepTimes, Workers: s.Workers, Wall: wall}, err
+			return timedOf(r, wall), err
 		}, Each: each}
 	out, err := sr.Tune(ctx)
 	out.Script = key
@@ -246,4 +246,21 @@ func fetchPick(r train.Result, cached float64, batch, max int) int {
 		}
 	}
 	return max
+}
+
+// timedOf is a ladder run as the search reads it: its steps/s the
+// ladder's (train.Result.StepsPerSec: its steps over the time from the
+// first to the device's last finish; a step's own time ends when the
+// device takes the batch, before it is done), each step that time's
+// share; wall is the run's whole time.
+func timedOf(r train.Result, wall time.Duration) ownloop.Timed {
+	t := ownloop.Timed{Wall: wall}
+	if r.Steps > 0 && r.Wall > 0 {
+		t.Steps = make([]time.Duration, r.Steps)
+		for i := range t.Steps {
+			t.Steps[i] = r.Wall / time.Duration(r.Steps)
+		}
+		t.Steps[0] += r.Wall - r.Wall/time.Duration(r.Steps)*time.Duration(r.Steps) // the division's remainder
+	}
+	return t
 }

@@ -16,9 +16,9 @@ import (
 // on this machine, from a misconfigured pipeline (one worker, a
 // prefetch of 1): the exhaustive grid over the settings the search can
 // reach (the worker ladder up to tune.MaxWorkers, prefetch 1, 2, 4 and
-// 8 and, reading from the bucket, the fetch ladder up to 64), Rounds
-// runs of each alternated round by round, against one tune within its
-// budget. ladder is the emulated ladder's whole pipeline (256² images
+// 8; reading from the bucket, up to 4 workers, prefetch 1 and 2 and the
+// fetch ladder up to 64), Rounds runs of each alternated round by
+// round, against one tune within its budget. ladder is the emulated ladder's whole pipeline (256² images
 // cropped to 128, the naive transforms, batches of 32, a 10 ms step);
 // remote is remote's pipeline against the local S3 server through a
 // 20 ms link (versitygw: ci/versitygw.sh), at 2 requests in flight. It
@@ -40,7 +40,7 @@ func BenchmarkTuneOursGoals(b *testing.B) {
 			o.Config.Workers, o.Config.Prefetch = 1, 1
 			env := Env{Device: RemoteDevice()}
 			if pipeline == "remote" {
-				o.Config.Bucket.Concurrency = 2
+				o.Config.Bucket.Concurrency, o.MaxWorkers = 2, 4
 				_, stop, err := serveRemote(ctx, &o, b.TempDir(), "jpeg", 20*time.Millisecond)
 				if err != nil {
 					b.Fatal(err)
@@ -119,9 +119,13 @@ func tuneOursGrid(o TuneOurs) []tune.Setting {
 	if o.fetches() {
 		fetches = tune.FetchLadder(o.maxFetch(), o.Own().Fetch)
 	}
+	prefetches := []int{1, 2, 4, 8}
+	if o.fetches() {
+		prefetches = prefetches[:2] // the fetch ladder makes the grid large enough
+	}
 	var grid []tune.Setting
 	for _, w := range tune.WorkerLadder(o.maxWorkers(), 1) {
-		for _, p := range []int{1, 2, 4, 8} {
+		for _, p := range prefetches {
 			for _, f := range fetches {
 				if w > 0 {
 					grid = append(grid, tune.Setting{Workers: w, Prefetch: p, Fetch: f})
