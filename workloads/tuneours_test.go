@@ -2,12 +2,15 @@ package workloads
 
 import (
 	"context"
+	"math"
 	"runtime"
+	"slices"
 	"testing"
 	"time"
 
 	"github.com/headspace-bench/headspace/harness/ladder"
 	"github.com/headspace-bench/headspace/harness/level"
+	"github.com/headspace-bench/headspace/harness/train"
 	"github.com/headspace-bench/headspace/harness/tune"
 	"github.com/headspace-bench/headspace/internal/summary"
 )
@@ -134,4 +137,48 @@ func tuneOursGrid(o TuneOurs) []tune.Setting {
 		}
 	}
 	return grid
+}
+
+// TestTimedOf checks a ladder run's steps/s as the search reads it is
+// the ladder's, steps over the time to the device's last finish, not
+// the steps' own times, which end when the device takes a batch.
+func TestTimedOf(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		r    train.Result
+		want float64
+	}{
+		{"device-bound", train.Result{Steps: 10, Wall: time.Second, StepTimes: slices.Repeat([]time.Duration{time.Millisecond}, 10)}, 10},
+		{"a remainder", train.Result{Steps: 3, Wall: time.Second, StepTimes: slices.Repeat([]time.Duration{time.Millisecond}, 3)}, 3},
+		{"none", train.Result{}, 0},
+	} {
+		tm := timedOf(tc.r, 2*time.Second)
+		if got := tm.StepsPerSec(); math.Abs(got-tc.want) > 1e-9 || tm.Wall != 2*time.Second || len(tm.Steps) != tc.r.Steps {
+			t.Errorf("%s: %v steps/s over %d steps, wall %v; want %v, %d and 2s", tc.name, got, len(tm.Steps), tm.Wall, tc.want, tc.r.Steps)
+		}
+	}
+}
+
+// TestFetchPick checks Little's law's fetch concurrency: the device's
+// rate in samples/s × a sample's requests × a request's time, up the
+// fetch ladder.
+func TestFetchPick(t *testing.T) {
+	for _, tc := range []struct {
+		name   string
+		r      train.Result
+		cached float64
+		want   int
+	}{
+		// 100 steps/s × 16 samples × 1 request × 20 ms = 32 in flight.
+		{"one GET a sample", train.Result{Samples: 100, Requests: 100, RequestMean: 20 * time.Millisecond}, 100, 32},
+		// A shard's ranged GETs: half a request a sample, 16 in flight.
+		{"two samples a GET", train.Result{Samples: 100, Requests: 50, RequestMean: 20 * time.Millisecond}, 100, 16},
+		{"33 rounds up", train.Result{Samples: 100, Requests: 100, RequestMean: 20625 * time.Microsecond}, 100, 64},
+		{"beyond the largest", train.Result{Samples: 1, Requests: 1, RequestMean: time.Second}, 100, 64},
+		{"no request", train.Result{}, 100, 0},
+	} {
+		if got := fetchPick(tc.r, tc.cached, 16, 64); got != tc.want {
+			t.Errorf("%s: %d, want %d", tc.name, got, tc.want)
+		}
+	}
 }
