@@ -93,10 +93,7 @@ func (t TuneOurs) fetches() bool { return bucket.IsURL(t.Config.Data) }
 
 // Own is the setting the pipeline was given.
 func (t TuneOurs) Own() tune.Setting {
-	s := tune.Setting{Workers: t.Config.Workers, Prefetch: max(t.Config.Prefetch, 1)}
-	if t.Config.Prefetch <= 0 {
-		s.Prefetch = 2 // loader.Config's default
-	}
+	s := tune.Setting{Workers: t.Config.Workers, Prefetch: cmpOr(t.Config.Prefetch, 2)} // 0 is loader.Config's 2
 	if t.fetches() {
 		s.Fetch = cmpOr(t.Config.Bucket.Concurrency, bucket.DefaultConcurrency)
 	}

@@ -57,7 +57,7 @@ func (f *tuneOursFlags) register(fs *flag.FlagSet) {
 	f.pipelineFlagFs = flag.NewFlagSet("pipeline", flag.ContinueOnError)
 	f.pf.register(f.pipelineFlagFs)
 	f.pipelineFlagFs.VisitAll(func(fl *flag.Flag) { fs.Var(fl.Value, fl.Name, "with --ours: "+fl.Usage) })
-	def := loader0Workers()
+	def := defaultOursWorkers()
 	fs.IntVar(&f.workers, "workers", def, "with --ours: the pipeline's worker `count`, the setting the search starts from and checks against")
 	fs.StringVar(&f.impl, "transforms", transforms.Fast, "with --ours ladder: the transform `implementation` (naive or fast)")
 	fs.StringVar(&f.lv, "level", "none", "with --ours ladder: the caching ladder's `level` tuned at (none: the whole pipeline; raw, sample)")
@@ -69,8 +69,8 @@ func (f *tuneOursFlags) register(fs *flag.FlagSet) {
 	fs.StringVar(&f.dir, "dir", "", "with --ours remote: `directory` for the dataset and the server's objects (default: the system's temporary directory)")
 }
 
-// loader0Workers is the default of --workers: remote's pipeline's.
-func loader0Workers() int { return DefaultRemote().Ladder.Workers[0] }
+// defaultOursWorkers is the default of --workers: remote's pipeline's.
+func defaultOursWorkers() int { return DefaultRemote().Ladder.Workers[0] }
 
 // tuneOursOnly are the flags that apply with --ours alone.
 var tuneOursOnly = []string{"ours", "workers", "transforms", "level", "warmup", "max-fetch", "rtt", "format", "samples", "dir"}

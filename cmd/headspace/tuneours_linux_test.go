@@ -145,3 +145,45 @@ func TestTuneOursSIGINT(t *testing.T) {
 		t.Errorf("the file decodes to %d runs, stopped %q: %v", len(res.Runs), res.Stopped, err)
 	}
 }
+
+// TestTuneOursRemote tunes remote's pipeline end to end at a tiny size
+// against the local S3 server it starts: a 64-sample dataset behind a
+// 2 ms link, from 1 worker and 1 request in flight; the search walks the
+// fetch concurrency too, and the file records it and says the bucket's
+// setup.
+func TestTuneOursRemote(t *testing.T) {
+	t.Setenv("HEADSPACE_CACHE", t.TempDir())
+	out := filepath.Join(t.TempDir(), "tune.txt")
+	var stdout, stderr bytes.Buffer
+	args := []string{"tune", "--ours", "remote", "--budget", "60s", "--rounds", "1", "--pairs", "1", "--max-workers", "2", "--max-fetch", "4",
+		"--workers", "1", "--prefetch", "1", "--fetch-concurrency", "1", "--samples", "64", "--rtt", "2ms", "--steps", "4", "--warmup", "1", "--dir", t.TempDir(), "--out", out}
+	if code := run(context.Background(), args, &stdout, &stderr); code != 0 {
+		t.Fatalf("exit %d\n%s\n%s", code, stdout.String(), stderr.String())
+	}
+	for _, want := range []string{"profile (headspace remote as given, --workers 1 --prefetch 1 --fetch-concurrency 1): ", "requests in flight"} {
+		if !strings.Contains(stdout.String(), want) {
+			t.Errorf("output lacks %q:\n%s", want, stdout.String())
+		}
+	}
+	recs, err := resultfile.Read(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, err := workloads.TuneCodec.Decode(recs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	fetches := map[int]bool{}
+	for _, r := range res.Runs {
+		fetches[r.Setting.Fetch] = true
+	}
+	if res.Profile.Pipeline != "remote" || res.Profile.Own.Fetch != 1 || len(fetches) < 2 {
+		t.Errorf("the file decodes to pipeline %q from %+v, fetch concurrencies run %v", res.Profile.Pipeline, res.Profile.Own, fetches)
+	}
+	b, _ := os.ReadFile(out)
+	for _, want := range []string{"BenchmarkTune/pipeline=remote/level=none/stage=profile/workers=1/prefetch=1/fetch=1", "remote-rtt: 2ms", "remote-server: versitygw"} {
+		if !strings.Contains(string(b), want) {
+			t.Errorf("result file lacks %q:\n%s", want, b)
+		}
+	}
+}
