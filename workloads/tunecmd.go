@@ -17,7 +17,7 @@ import (
 
 // Command is headspace tune.
 func (Tune) Command() cli.Command {
-	return cli.Command{Name: "tune", Summary: "find the DataLoader settings that make your training script fastest, and prove them", Runs: []string{"Tune"}, Run: runTune}
+	return cli.Command{Name: "tune", Summary: "find the DataLoader settings that make your training script fastest, and prove them (--ours: headspace's own pipeline's flags)", Runs: []string{"Tune"}, Run: runTune}
 }
 
 const tuneUsage = `
@@ -87,7 +87,7 @@ func runTune(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	fs.IntVar(&t.Steps, "steps", t.Steps, "`steps` timed in each run, after its warm-up")
 	fs.IntVar(&t.Rounds, "rounds", t.Rounds, "`runs` of each candidate in a stage, alternated round by round")
 	fs.IntVar(&t.Pairs, "pairs", t.Pairs, "paired `runs` of the final check, at most (the budget may hold fewer)")
-	fs.IntVar(&t.MaxWorkers, "max-workers", 0, "the largest `num_workers` tried (default: twice the cores, 8 to 32)")
+	fs.IntVar(&t.MaxWorkers, "max-workers", 0, "the largest `num_workers` (with --ours, --workers) tried (default: twice the cores, 8 to 32)")
 	fs.StringVar(&out, "out", "", "benchmark-format result `file` of every run (written atomically)")
 	fs.BoolVar(&force, "force", false, "let --out replace a results file holding more results")
 	var ours tuneOursFlags
