@@ -211,6 +211,11 @@ func (t TuneOurs) MeasureEach(ctx context.Context, env Env, profiled func(tune.P
 	p.Cached = cached.StepsPerSec()
 	if own.Fetch > 0 {
 		p.FetchPick = fetchPick(before, p.Cached, t.Config.Batch, t.maxFetch())
+		if p.FetchPick > own.Fetch {
+			// The what-if model has no network: Little's law says the
+			// requests in flight bind first.
+			p.Limit = tune.LimitFetch
+		}
 	}
 	if profiled != nil {
 		profiled(p)

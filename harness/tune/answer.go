@@ -140,6 +140,8 @@ func (r Result) oursBound() string {
 	switch {
 	case p.Limit == "":
 		return s + ", and the what-if model was not made: headspace whatif names the stage in the way"
+	case p.Limit == LimitFetch:
+		return s + "; in the way: the requests in flight (Little's law on the profile's requests wants more than --fetch-concurrency gives; the what-if model has no network)"
 	case p.Limit == "cores":
 		return s + "; in the way: the cores (the what-if model's bound at your setting): they are spent, and a stage itself must get cheaper (headspace whatif names the speed-up each stage needs)"
 	}
@@ -201,9 +203,9 @@ func (r Result) WriteText(w io.Writer) {
 	if p.Ours() {
 		fmt.Fprintf(w, "profile (headspace %s as given, %s): %.2f steps/s with the loader, %.2f with the data on the device: headspace %.1f%%\n",
 			p.Pipeline, p.Args(p.Own), p.Before, p.Cached, p.HeadspacePercent())
-		fmt.Fprintf(w, "the what-if model's pick: %d workers", r.Pick)
+		fmt.Fprintf(w, "the what-if model's pick: %s", report.Plural(r.Pick, "worker"))
 		if r.FetchPick > 0 {
-			fmt.Fprintf(w, ", %d requests in flight", r.FetchPick)
+			fmt.Fprintf(w, ", %d requests in flight (Little's law)", r.FetchPick)
 		}
 		fmt.Fprintf(w, " (its bound at the given setting: %s)\n", p.Limit)
 	} else {

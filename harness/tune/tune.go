@@ -95,6 +95,10 @@ type Profile struct {
 	Limit string
 }
 
+// LimitFetch is Profile.Limit where Little's law on the profile's
+// requests wants more requests in flight than our pipeline was given.
+const LimitFetch = "requests in flight"
+
 // Ours says the tune is of headspace's own pipeline, not a script.
 func (p Profile) Ours() bool { return p.Pipeline != "" }
 
