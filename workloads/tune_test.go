@@ -72,6 +72,8 @@ func TestTuneCodecCommittedFiles(t *testing.T) {
 		{"../results/tune-imagefolder-5d62c85.txt", true, tune.Setting{Workers: 3, Prefetch: 2, Persistent: true}},
 		{"../results/tune-imagefolder-598bba3.txt", false, tune.Setting{Workers: 1, Prefetch: 4}},
 		{"../results/tune-imagefolder-517e1ce.txt", false, tune.Setting{Workers: 1, Prefetch: 2, Persistent: true}},
+		{"../results/tune-ours-remote-a98e6c0.txt", true, tune.Setting{Workers: 1, Prefetch: 2, Fetch: 128}},
+		{"../results/tune-ours-ladder-a98e6c0.txt", false, tune.Setting{Workers: 1, Prefetch: 2}},
 	} {
 		recs, err := resultfile.Read(tc.path)
 		if err != nil {
@@ -81,7 +83,7 @@ func TestTuneCodecCommittedFiles(t *testing.T) {
 		if err != nil {
 			t.Fatalf("%s: %v", tc.path, err)
 		}
-		if a := r.Answer(); a.Recommend != tc.recommend || a.Best != tc.best || r.Stopped != "done" || r.Profile.Model == nil {
+		if a := r.Answer(); a.Recommend != tc.recommend || a.Best != tc.best || r.Stopped != "done" || (r.Profile.Model == nil) != r.Profile.Ours() {
 			t.Errorf("%s: answer %+v, stopped %q; want recommend %v of %+v", tc.path, a, r.Stopped, tc.recommend, tc.best)
 		}
 	}
