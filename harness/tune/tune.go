@@ -458,15 +458,26 @@ func (s *Searcher) search(ctx context.Context) error {
 // It returns the best (also the result's), and ok where any ran.
 func (s *Searcher) walk(ctx context.Context, ax axis, cands []Setting) (Setting, bool, error) {
 	best, ok, err := s.stage(ctx, cands)
+	lo, hi := ax.get(cands[0]), ax.get(cands[0])
+	for _, c := range cands {
+		lo, hi = min(lo, ax.get(c)), max(hi, ax.get(c))
+	}
+	// Every candidate failed (too many workers for the memory, too many
+	// requests for the store): the search goes on down the axis from the
+	// lowest tried, a value a stage, until one runs.
+	for !ok && err == nil {
+		i := slices.IndexFunc(ax.values, func(v int) bool { return v >= lo })
+		if i <= 0 {
+			return best, false, nil
+		}
+		lo = ax.values[i-1]
+		best, ok, err = s.stage(ctx, []Setting{ax.set(cands[0], lo)})
+	}
 	if ok {
 		s.res.Best = best
 	}
 	if !ok || err != nil {
 		return best, ok, err
-	}
-	lo, hi := ax.get(cands[0]), ax.get(cands[0])
-	for _, c := range cands {
-		lo, hi = min(lo, ax.get(c)), max(hi, ax.get(c))
 	}
 	for {
 		i := slices.Index(ax.values, ax.get(best))

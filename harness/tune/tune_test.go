@@ -507,3 +507,42 @@ func TestFetchLadder(t *testing.T) {
 		t.Errorf("FetchLadder(64, 12) = %v, want %v", got, want)
 	}
 }
+
+// TestEveryFirstCandidateFails checks the search goes on where every
+// candidate of its first stage fails (the model picks 8 workers, and 4
+// or more run out of memory): down the worker ladder from the lowest
+// tried, one count a stage, until one runs, then on as usual; a fetch
+// concurrency that fails likewise.
+func TestEveryFirstCandidateFails(t *testing.T) {
+	oom := fmt.Errorf("DataLoader worker (pid 4242) is killed by signal: Killed")
+	for _, tc := range []struct {
+		name string
+		p    tune.Profile
+		fail func(tune.Setting) bool
+		want tune.Setting
+	}{
+		{"a script's workers", tune.Profile{Own: tune.Setting{}, Before: 4, Cached: 100, Model: model(10*time.Millisecond, 60*time.Millisecond, time.Millisecond)},
+			func(s tune.Setting) bool { return s.Workers >= 4 }, tune.Setting{Workers: 3, Prefetch: 4}},
+		{"our fetch concurrency", tune.Profile{Own: tune.Setting{Workers: 2, Prefetch: 2, Fetch: 1}, Pipeline: "remote", Before: 4, Cached: 100, FetchPick: 64,
+			Predict: func(s tune.Setting, _ int) float64 { return min(50*float64(s.Workers), 100) }},
+			func(s tune.Setting) bool { return s.Fetch >= 32 }, tune.Setting{Workers: 2, Prefetch: 4, Fetch: 16}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			m := &machine{rate: func(s tune.Setting, _ int) (float64, error) {
+				if tc.fail(s) {
+					return 0, oom
+				}
+				return min(20*float64(max(s.Workers, 1)), 3*float64(max(s.Fetch, 1)), 100) + float64(s.Prefetch), nil
+			}}
+			s := searcher(m, tc.p, time.Hour)
+			s.Config.MaxFetch = 64
+			r, err := s.Tune(context.Background())
+			if err != nil {
+				t.Fatal(err)
+			}
+			if r.Best != tc.want || !r.Answer().Recommend {
+				t.Errorf("best %+v, recommend %v; want %+v (ran %v)", r.Best, r.Answer().Recommend, tc.want, m.ran)
+			}
+		})
+	}
+}
