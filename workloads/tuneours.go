@@ -1,6 +1,7 @@
 package workloads
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"math"
@@ -93,18 +94,11 @@ func (t TuneOurs) fetches() bool { return bucket.IsURL(t.Config.Data) }
 
 // Own is the setting the pipeline was given.
 func (t TuneOurs) Own() tune.Setting {
-	s := tune.Setting{Workers: t.Config.Workers, Prefetch: cmpOr(t.Config.Prefetch, 2)} // 0 is loader.Config's 2
+	s := tune.Setting{Workers: t.Config.Workers, Prefetch: cmp.Or(t.Config.Prefetch, 2)} // 0 is loader.Config's 2
 	if t.fetches() {
-		s.Fetch = cmpOr(t.Config.Bucket.Concurrency, bucket.DefaultConcurrency)
+		s.Fetch = cmp.Or(t.Config.Bucket.Concurrency, bucket.DefaultConcurrency)
 	}
 	return s
-}
-
-func cmpOr(v, def int) int {
-	if v > 0 {
-		return v
-	}
-	return def
 }
 
 // MinOursBudget is the least --budget tune --ours starts with: the

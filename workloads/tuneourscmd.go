@@ -1,6 +1,7 @@
 package workloads
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"flag"
@@ -221,7 +222,7 @@ func serveRemote(ctx context.Context, o *TuneOurs, dir, format string, rtt time.
 	}
 	stops = append(stops, func() { lk.Close() })
 	bo := direct
-	bo.Endpoint, bo.Concurrency = lk.URL(), cmpOr(o.Config.Bucket.Concurrency, bucket.DefaultConcurrency)
+	bo.Endpoint, bo.Concurrency = lk.URL(), cmp.Or(o.Config.Bucket.Concurrency, bucket.DefaultConcurrency)
 	o.Config.Data, o.Config.Bucket, o.Config.Link = url, bo, cfg.Settings()
 	settings = []resultfile.Config{{Key: "remote-server", Value: "versitygw " + s3server.Version + " on 127.0.0.1"},
 		{Key: "remote-format", Value: format}, {Key: "remote-layout", Value: "files"}, {Key: "remote-rtt", Value: rtt.String()}}
