@@ -1,11 +1,13 @@
 package workloads
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"io"
 	"math"
 	"runtime"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -139,7 +141,7 @@ func (t Tune) MeasureEach(ctx context.Context, env Env, log io.Writer, profiled 
 	for _, st := range run.Steps {
 		steps += st.Time
 	}
-	p := tune.Profile{Own: rep.Loader.Own, Before: tunePerSec(rep.Before.Median), Cached: tunePerSec(rep.After.Median),
+	p := tune.Profile{Own: tune.FromLoader(rep.Loader.Own), Before: tunePerSec(rep.Before.Median), Cached: tunePerSec(rep.After.Median),
 		Startup: max(0, run.Wall-steps), CUDA: run.Start.CUDA, Iterable: rep.Loader.Measured.Iterable}
 	if w, err := ownloop.NewWhatIf(rep); err == nil {
 		p.Model = &w
@@ -151,7 +153,8 @@ func (t Tune) MeasureEach(ctx context.Context, env Env, log io.Writer, profiled 
 		MaxWorkers: t.maxWorkers(), Fork: runtime.GOOS != "windows"}, Profile: p, Start: start,
 		Run: func(ctx context.Context, c tune.Setting) (ownloop.Timed, error) {
 			env.start("tune " + c.Args())
-			return ownloop.RunAt(ctx, cmd, t.Loader, &c, t.Steps, t.FirstBatchTimeout, log)
+			ls := c.Loader()
+			return ownloop.RunAt(ctx, cmd, t.Loader, &ls, t.Steps, t.FirstBatchTimeout, log)
 		}, Each: each}
 	res, err := sr.Tune(ctx)
 	res.Script = cmd.Key()
@@ -176,8 +179,14 @@ func (Tune) Codec() Codec[tune.Result] { return TuneCodec }
 var _ Typed[tune.Result] = Tune{}
 
 // tuneKeys are the keys of a Tune record's name: the script, the stage
-// (profile, search, check, best) and the setting.
-var tuneKeys = []string{"script", "stage", "workers", "prefetch", "pin", "persistent", "start", "bound"}
+// (profile, search, check, best) and the setting (tuneScriptKeys); or
+// for our pipeline its command and level, the stage and the setting
+// (tuneOursKeys); bound= on a profile's where the model was made.
+var (
+	tuneScriptKeys = []string{"script", "stage", "workers", "prefetch", "pin", "persistent", "start"}
+	tuneOursKeys   = []string{"pipeline", "level", "stage", "workers", "prefetch", "fetch"}
+	tuneKeys       = slices.Compact(slices.Sorted(slices.Values(append(append(slices.Clone(tuneScriptKeys), tuneOursKeys...), "bound"))))
+)
 
 // TuneCodec is a tune's records codec, in order: the profile
 // (BenchmarkTune/script=…/stage=profile/<the script's own setting>, with
@@ -190,14 +199,18 @@ var tuneKeys = []string{"script", "stage", "workers", "prefetch", "pin", "persis
 var TuneCodec = Codec[tune.Result]{
 	Experiment: "Tune",
 	Keys:       map[string][]string{"Tune": tuneKeys},
-	Optional:   map[string][]string{"Tune": {"bound"}},
+	Optional:   map[string][]string{"Tune": {"script", "pin", "persistent", "start", "pipeline", "level", "fetch", "bound"}}, // decodeTune checks the one kind's or the other's
 	encode:     encodeTune,
 	decode:     decodeTune,
 }
 
 // tuneName is the name of a record of r at stage for setting s.
-func tuneName(script, stage string, s tune.Setting) string {
+func tuneName(r tune.Result, stage string, s tune.Setting) string {
 	s = s.Normal()
+	if p := r.Profile; p.Ours() {
+		return fmt.Sprintf("Tune/pipeline=%s/level=%s/stage=%s/workers=%d/prefetch=%d/fetch=%d", p.Pipeline, r.Script, stage, s.Workers, s.Prefetch, s.Fetch)
+	}
+	script := r.Script
 	start := s.Start
 	if start == "" {
 		start = "default"
@@ -210,9 +223,20 @@ var tuneStops = []string{"done", "budget", "interrupted"}
 
 func encodeTune(r tune.Result) []*benchfmt.Result {
 	p := r.Profile
-	name := tuneName(r.Script, "profile", p.Own)
+	name := tuneName(r, "profile", p.Own)
 	vals := []benchfmt.Value{{Value: p.Before, Unit: "steps/s"}, {Value: p.Cached, Unit: "cached-steps/s"},
 		{Value: float64(p.Startup), Unit: "startup-ns"}, {Value: tuneFlag(p.CUDA), Unit: "cuda"}, {Value: float64(r.Pick), Unit: "pick-workers"}}
+	if p.Ours() {
+		// Our pipeline's: the model's pick and the bound it names, its
+		// inputs in headspace whatif's records.
+		vals = append(vals[:3], benchfmt.Value{Value: float64(r.Pick), Unit: "pick-workers"})
+		if r.FetchPick > 0 {
+			vals = append(vals, benchfmt.Value{Value: float64(r.FetchPick), Unit: "pick-fetch"})
+		}
+		if p.Limit != "" {
+			name += "/bound=" + strings.ReplaceAll(p.Limit, " ", "+")
+		}
+	}
 	if p.Iterable {
 		vals = append(vals, benchfmt.Value{Value: 1, Unit: "iterable"})
 	}
@@ -225,7 +249,7 @@ func encodeTune(r tune.Result) []*benchfmt.Result {
 	}
 	out := []*benchfmt.Result{{Name: benchfmt.Name(resultfile.BenchName(name, 1)), Iters: 1, Values: vals}}
 	for _, run := range r.Runs {
-		rec := &benchfmt.Result{Name: benchfmt.Name(resultfile.BenchName(tuneName(r.Script, run.Stage, run.Setting), 1)), Iters: max(1, run.Steps)}
+		rec := &benchfmt.Result{Name: benchfmt.Name(resultfile.BenchName(tuneName(r, run.Stage, run.Setting), 1)), Iters: max(1, run.Steps)}
 		if run.Failed {
 			rec.Values = []benchfmt.Value{{Value: 1, Unit: "failed"}, {Value: float64(run.Wall), Unit: "wall-ns"}}
 		} else {
@@ -239,7 +263,7 @@ func encodeTune(r tune.Result) []*benchfmt.Result {
 			stop = i
 		}
 	}
-	out = append(out, &benchfmt.Result{Name: benchfmt.Name(resultfile.BenchName(tuneName(r.Script, "best", r.Best), 1)), Iters: 1,
+	out = append(out, &benchfmt.Result{Name: benchfmt.Name(resultfile.BenchName(tuneName(r, "best", r.Best), 1)), Iters: 1,
 		Values: []benchfmt.Value{{Value: float64(len(r.Runs)), Unit: "runs"}, {Value: float64(stop), Unit: "stopped"}}})
 	return out
 }
@@ -251,14 +275,37 @@ func tuneFlag(b bool) float64 {
 	return 0
 }
 
-// tuneSetting is the setting a record's name gives.
+// tuneSetting is the setting a record's name gives: a script's, or
+// where it names a pipeline, ours.
 func tuneSetting(rec Record) (tune.Setting, error) {
 	var s tune.Setting
 	var err error
+	ours := rec.Keys["pipeline"] != ""
+	want, other := tuneScriptKeys, tuneOursKeys
+	if ours {
+		want, other = other, want
+	}
+	for _, k := range want {
+		if rec.Keys[k] == "" {
+			return s, fmt.Errorf("%s: a record of Tune without its key %s", fullName(rec.Result), k)
+		}
+	}
+	for _, k := range other {
+		if rec.Keys[k] != "" && !slices.Contains(want, k) {
+			return s, fmt.Errorf("%s: a record of Tune with the keys of a script's and our pipeline's (%s)", fullName(rec.Result), k)
+		}
+	}
 	if s.Workers, err = rec.count("workers", false); err != nil {
 		return s, err
 	}
 	if s.Prefetch, err = rec.count("prefetch", false); err != nil {
+		return s, err
+	}
+	if ours {
+		if !slices.Contains(TuneOursPipelines, rec.Keys["pipeline"]) {
+			return s, fmt.Errorf("%s: pipeline %q: want %s", fullName(rec.Result), rec.Keys["pipeline"], strings.Join(TuneOursPipelines, " or "))
+		}
+		s.Fetch, err = rec.count("fetch", false)
 		return s, err
 	}
 	for key, to := range map[string]*bool{"pin": &s.Pin, "persistent": &s.Persistent} {
@@ -279,9 +326,16 @@ func decodeTune(recs []Record) (tune.Result, error) {
 		if err != nil {
 			return r, err
 		}
-		r.Script = rec.Keys["script"]
+		r.Script = cmp.Or(rec.Keys["script"], rec.Keys["level"])
+		if i > 0 && rec.Keys["pipeline"] != r.Profile.Pipeline {
+			return r, fmt.Errorf("%s: a record of Tune of another pipeline than its profile's (%q)", fullName(rec.Result), r.Profile.Pipeline)
+		}
 		stage := rec.Keys["stage"]
 		switch {
+		case stage == "profile" && i == 0 && rec.Keys["pipeline"] != "":
+			if r.Profile, r.Pick, r.FetchPick, err = decodeTuneOursProfile(rec, s); err != nil {
+				return r, err
+			}
 		case stage == "profile" && i == 0:
 			if r.Profile, r.Pick, err = decodeTuneProfile(rec, s); err != nil {
 				return r, err
@@ -318,6 +372,21 @@ func decodeTune(recs []Record) (tune.Result, error) {
 		}
 	}
 	return r, fmt.Errorf("Tune: no best record after %d records: the file is cut short", len(recs))
+}
+
+// decodeTuneOursProfile is our pipeline's profile record: its rates,
+// the model's picks and bound.
+func decodeTuneOursProfile(rec Record, own tune.Setting) (p tune.Profile, pick, fetchPick int, err error) {
+	v, err := rec.valuesIn("steps/s", "cached-steps/s", "startup-ns", "pick-workers")
+	if err != nil {
+		return p, 0, 0, err
+	}
+	p = tune.Profile{Own: own, Pipeline: rec.Keys["pipeline"], Before: v[0], Cached: v[1], Startup: time.Duration(math.Round(v[2])),
+		Limit: strings.ReplaceAll(rec.Keys["bound"], "+", " ")}
+	if f, ok := resultfile.Value(rec.Result, "pick-fetch"); ok {
+		fetchPick = int(f)
+	}
+	return p, int(v[3]), fetchPick, nil
 }
 
 func decodeTuneProfile(rec Record, own tune.Setting) (tune.Profile, int, error) {

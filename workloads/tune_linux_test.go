@@ -60,7 +60,8 @@ func BenchmarkTuneGoals(b *testing.B) {
 		for r := range t.Rounds {
 			k := r % len(grid)
 			for _, s := range append(grid[k:], grid[:k]...) {
-				tm, err := ownloop.RunAt(ctx, cmd, t.Loader, &s, t.Steps, t.FirstBatchTimeout, io.Discard)
+				ls := s.Loader()
+				tm, err := ownloop.RunAt(ctx, cmd, t.Loader, &ls, t.Steps, t.FirstBatchTimeout, io.Discard)
 				if err != nil {
 					continue // a setting this machine cannot run: not the best
 				}

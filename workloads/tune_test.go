@@ -6,6 +6,7 @@ import (
 	"flag"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -71,6 +72,8 @@ func TestTuneCodecCommittedFiles(t *testing.T) {
 		{"../results/tune-imagefolder-5d62c85.txt", true, tune.Setting{Workers: 3, Prefetch: 2, Persistent: true}},
 		{"../results/tune-imagefolder-598bba3.txt", false, tune.Setting{Workers: 1, Prefetch: 4}},
 		{"../results/tune-imagefolder-517e1ce.txt", false, tune.Setting{Workers: 1, Prefetch: 2, Persistent: true}},
+		{"../results/tune-ours-remote-a98e6c0.txt", true, tune.Setting{Workers: 1, Prefetch: 2, Fetch: 128}},
+		{"../results/tune-ours-ladder-a98e6c0.txt", false, tune.Setting{Workers: 1, Prefetch: 2}},
 	} {
 		recs, err := resultfile.Read(tc.path)
 		if err != nil {
@@ -80,7 +83,7 @@ func TestTuneCodecCommittedFiles(t *testing.T) {
 		if err != nil {
 			t.Fatalf("%s: %v", tc.path, err)
 		}
-		if a := r.Answer(); a.Recommend != tc.recommend || a.Best != tc.best || r.Stopped != "done" || r.Profile.Model == nil {
+		if a := r.Answer(); a.Recommend != tc.recommend || a.Best != tc.best || r.Stopped != "done" || (r.Profile.Model == nil) != r.Profile.Ours() {
 			t.Errorf("%s: answer %+v, stopped %q; want recommend %v of %+v", tc.path, a, r.Stopped, tc.recommend, tc.best)
 		}
 	}
@@ -147,6 +150,66 @@ func TestTuneCodecRefuses(t *testing.T) {
 		{"pin not a bool", renamed(1, "pin=false", "pin=maybe"), "pin \"maybe\": want true or false"},
 		{"no start", renamed(1, "/start=default", ""), "without its key start"},
 		{"runs miscounted", append(append(recs[:3:3], recs[4:len(recs)-1]...), recs[len(recs)-1]), "6 runs and stopped 1, after 5 runs"},
+	} {
+		_, err := TuneCodec.Decode(tc.recs)
+		if err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("%s: %v, want %q", tc.name, err, tc.want)
+		}
+	}
+}
+
+// tuneOursOutcome is a tune of our pipeline reading from a bucket: its
+// profile with the model's picks and bound, a failed candidate, the
+// check and the best.
+func tuneOursOutcome() tune.Result {
+	own := tune.Setting{Workers: 1, Prefetch: 1, Fetch: 2}
+	best := tune.Setting{Workers: 4, Prefetch: 1, Fetch: 16}
+	return tune.Result{Script: "none", Pick: 4, FetchPick: 16,
+		Profile: tune.Profile{Own: own, Pipeline: "remote", Before: 6, Cached: 90, Startup: 40 * time.Millisecond, Limit: "fetch workers"},
+		Runs: []tune.Run{
+			{Setting: tune.Setting{Workers: 4, Prefetch: 1, Fetch: 2}, Stage: tune.Search, StepsPerSec: 6.5, Steps: 20, Wall: time.Second},
+			{Setting: tune.Setting{Workers: 64, Prefetch: 1, Fetch: 2}, Stage: tune.Search, Failed: true, Wall: time.Second},
+			{Setting: best, Stage: tune.Search, StepsPerSec: 48, Steps: 20, Wall: 500 * time.Millisecond},
+			{Setting: own, Stage: tune.Check, StepsPerSec: 6, Steps: 20, Wall: 3 * time.Second},
+			{Setting: best, Stage: tune.Check, StepsPerSec: 50, Steps: 20, Wall: 500 * time.Millisecond},
+		},
+		Best: best, Stopped: "done"}
+}
+
+// TestTuneCodecOurs checks a tune of our pipeline encodes then decodes
+// to itself (the ladder's without a bucket or a model too), by the
+// names compare and history read, and that records mixing a script's
+// keys with our pipeline's, or of two pipelines, do not decode.
+func TestTuneCodecOurs(t *testing.T) {
+	ladder := tuneOursOutcome()
+	ladder.Profile.Pipeline, ladder.Profile.Limit, ladder.FetchPick, ladder.Script = "ladder", "", 0, "raw"
+	for i := range ladder.Runs {
+		ladder.Runs[i].Setting.Fetch = 0
+	}
+	ladder.Profile.Own.Fetch, ladder.Best.Fetch = 0, 0
+	for _, r := range []tune.Result{tuneOursOutcome(), ladder} {
+		roundTrip(t, TuneCodec, r)
+	}
+	recs := TuneCodec.Encode(tuneOursOutcome())
+	if got, want := string(recs[0].Name), "BenchmarkTune/pipeline=remote/level=none/stage=profile/workers=1/prefetch=1/fetch=2/bound=fetch+workers"; got != want {
+		t.Errorf("the profile's name %q, want %q", got, want)
+	}
+	renamed := func(i int, from, to string) []*benchfmt.Result {
+		out := slices.Clone(recs)
+		r := *recs[i]
+		r.Name = benchfmt.Name(strings.Replace(string(r.Name), from, to, 1))
+		out[i] = &r
+		return out
+	}
+	for _, tc := range []struct {
+		name string
+		recs []*benchfmt.Result
+		want string
+	}{
+		{"a script's key too", renamed(1, "/fetch=2", "/fetch=2/pin=false"), "with the keys of a script's and our pipeline's (pin)"},
+		{"no fetch", renamed(1, "/fetch=2", ""), "without its key fetch"},
+		{"another pipeline", renamed(2, "pipeline=remote", "pipeline=ladder"), "of another pipeline than its profile's"},
+		{"an unknown pipeline", renamed(0, "pipeline=remote", "pipeline=peer"), `pipeline "peer": want ladder or remote`},
 	} {
 		_, err := TuneCodec.Decode(tc.recs)
 		if err == nil || !strings.Contains(err.Error(), tc.want) {

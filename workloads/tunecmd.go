@@ -17,7 +17,7 @@ import (
 
 // Command is headspace tune.
 func (Tune) Command() cli.Command {
-	return cli.Command{Name: "tune", Summary: "find the DataLoader settings that make your training script fastest, and prove them", Runs: []string{"Tune"}, Run: runTune}
+	return cli.Command{Name: "tune", Summary: "find the DataLoader settings that make your training script fastest, and prove them (--ours: headspace's own pipeline's flags)", Runs: []string{"Tune"}, Run: runTune}
 }
 
 const tuneUsage = `
@@ -53,7 +53,28 @@ compare and history take them.
 A --budget under 10s, or too small for one candidate and its check once
 the profile has run, is refused with one line (exit 2). SIGINT stops the
 script and its workers, prints the best so far, writes --out with every
-run so far (marked partial) and exits 130.`
+run so far (marked partial) and exits 130.
+
+With --ours ladder or --ours remote (and no command) the same search runs
+over headspace's own pipeline, as in
+
+    headspace tune --ours ladder --workers 1 --prefetch 1 --raw-size 256 --crop 128
+
+its candidates' flags --workers, --prefetch and, with data in a bucket,
+--fetch-concurrency: the what-if model (headspace whatif's) of a run at the
+given setting picks the workers, Little's law on its requests the fetch
+concurrency, then each axis's neighbours and twice the prefetch; each
+candidate a run of the caching ladder at --level (none: the whole
+pipeline) of --steps steps after --warmup. --ours ladder takes the
+ladder's pipeline flags (--data s3://… with --fetch-concurrency too);
+--ours remote is remote's pipeline against the local S3 server it starts
+(ci/versitygw.sh), a --format dataset of --samples behind a link of --rtt,
+and takes --prefetch and --fetch-concurrency. It prints the flags to pass
+(--workers 6 --prefetch 4), before and after from the final check with
+their intervals and the share of the headspace recovered, or "keep your
+own" and what binds; --out records BenchmarkTune/pipeline=…/level=…/
+stage=…/workers=…/prefetch=…/fetch=…. A --budget under 5s is refused
+(exit 2), as above once the profile has run.`
 
 func runTune(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	t := Sized[Tune](Default)
@@ -66,10 +87,18 @@ func runTune(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	fs.IntVar(&t.Steps, "steps", t.Steps, "`steps` timed in each run, after its warm-up")
 	fs.IntVar(&t.Rounds, "rounds", t.Rounds, "`runs` of each candidate in a stage, alternated round by round")
 	fs.IntVar(&t.Pairs, "pairs", t.Pairs, "paired `runs` of the final check, at most (the budget may hold fewer)")
-	fs.IntVar(&t.MaxWorkers, "max-workers", 0, "the largest `num_workers` tried (default: twice the cores, 8 to 32)")
+	fs.IntVar(&t.MaxWorkers, "max-workers", 0, "the largest `num_workers` (with --ours, --workers) tried (default: twice the cores, 8 to 32)")
 	fs.StringVar(&out, "out", "", "benchmark-format result `file` of every run (written atomically)")
 	fs.BoolVar(&force, "force", false, "let --out replace a results file holding more results")
+	var ours tuneOursFlags
+	ours.register(fs)
 	if err := cli.ParseArgs(fs, args); err != nil {
+		return err
+	}
+	if ours.ours != "" {
+		return runTuneOurs(ctx, fs, args, &ours, t, out, force, stdout, stderr)
+	}
+	if err := ours.check(fs); err != nil {
 		return err
 	}
 	if !hasCommand(fs, args) {

@@ -86,15 +86,15 @@ func (r Result) Answer() Answer {
 	}
 	switch {
 	case a.Best == a.Own && r.Stopped == "interrupted":
-		a.Why = "interrupted before any setting beat the script's own"
+		a.Why = "interrupted before any setting beat " + p.own()
 	case a.Best == a.Own:
-		a.Why = "no setting the search ran beat the script's own"
+		a.Why = "no setting the search ran beat " + p.own()
 	case failedCheck:
-		a.Why = fmt.Sprintf("%s failed in the final check", a.Best.Args())
+		a.Why = fmt.Sprintf("%s failed in the final check", p.Args(a.Best))
 	case a.After.N == 0:
 		a.Why = "the final check did not run"
 	default:
-		a.Why = fmt.Sprintf("%s measured %.2f steps/s in the final check against the script's own %.2f: not faster", a.Best.Args(), a.After.Median, a.Before.Median)
+		a.Why = fmt.Sprintf("%s measured %.2f steps/s in the final check against %s %.2f: not faster", p.Args(a.Best), a.After.Median, p.own(), a.Before.Median)
 	}
 	return a
 }
@@ -104,6 +104,9 @@ func (r Result) Answer() Answer {
 // would take.
 func (r Result) Bound() string {
 	p := r.Profile
+	if p.Ours() {
+		return r.oursBound()
+	}
 	if p.HeadspacePercent() < 5 {
 		return fmt.Sprintf("the loop is model-bound: %.2f steps/s with the loader, %.2f on cached batches (headspace %.1f%%): no loader setting can speed it; a faster model step would",
 			p.Before, p.Cached, p.HeadspacePercent())
@@ -125,11 +128,39 @@ func (r Result) Bound() string {
 	return s
 }
 
+// oursBound is Bound for our pipeline: the what-if model's binding
+// resource at its own setting.
+func (r Result) oursBound() string {
+	p := r.Profile
+	if p.HeadspacePercent() < 5 {
+		return fmt.Sprintf("the pipeline keeps up: %.2f steps/s with the loader, %.2f with the data on the device (headspace %.1f%%): no setting can speed it; a faster step would",
+			p.Before, p.Cached, p.HeadspacePercent())
+	}
+	s := fmt.Sprintf("the pipeline holds the loop back (headspace %.1f%%)", p.HeadspacePercent())
+	switch {
+	case p.Limit == "":
+		return s + ", and the what-if model was not made: headspace whatif names the stage in the way"
+	case p.Limit == LimitFetch:
+		return s + "; in the way: the requests in flight (Little's law on the profile's requests wants more than --fetch-concurrency gives; the what-if model has no network)"
+	case p.Limit == "cores":
+		return s + "; in the way: the cores (the what-if model's bound at your setting): they are spent, and a stage itself must get cheaper (headspace whatif names the speed-up each stage needs)"
+	}
+	return s + "; in the way: " + p.Limit + " (the what-if model's bound at your setting; headspace whatif names the speed-up each stage needs)"
+}
+
 func (r Result) cores() int {
 	if r.Profile.Model != nil {
 		return r.Profile.Model.Cores
 	}
 	return 0
+}
+
+// own names the setting the tune started from.
+func (p Profile) own() string {
+	if p.Ours() {
+		return "your own"
+	}
+	return "the script's own"
 }
 
 // interval is s as "median (95% CI lo – hi, n runs)".
@@ -146,20 +177,21 @@ func interval(s summary.Summary) string {
 // WriteCandidates prints the candidates the search ran, each with its
 // interval.
 func (r Result) WriteCandidates(w io.Writer) {
+	p := r.Profile
 	fmt.Fprintf(w, "candidates (steps/s over their search runs, alternated round by round):\n")
 	for _, c := range r.Candidates() {
 		mark := ""
 		switch {
 		case c.Setting == r.Profile.Own.Normal():
-			mark = "  (the script's own)"
+			mark = "  (" + p.own() + ")"
 		case c.Setting == r.Best:
 			mark = "  (best)"
 		}
 		if c.Failed != "" {
-			fmt.Fprintf(w, "  %-70s failed: %s\n", c.Setting.Args(), c.Failed)
+			fmt.Fprintf(w, "  %-70s failed: %s\n", p.Args(c.Setting), c.Failed)
 			continue
 		}
-		fmt.Fprintf(w, "  %-70s %s%s\n", c.Setting.Args(), interval(c.Summary), mark)
+		fmt.Fprintf(w, "  %-70s %s%s\n", p.Args(c.Setting), interval(c.Summary), mark)
 	}
 }
 
@@ -168,8 +200,18 @@ func (r Result) WriteCandidates(w io.Writer) {
 // headspace recovered, or why nothing helps and what would.
 func (r Result) WriteText(w io.Writer) {
 	p := r.Profile
-	fmt.Fprintf(w, "profile (the script as it is, %s): %.2f steps/s with the loader, %.2f on cached batches: headspace %.1f%%\n",
-		p.Own.Normal().Args(), p.Before, p.Cached, p.HeadspacePercent())
+	if p.Ours() {
+		fmt.Fprintf(w, "profile (headspace %s as given, %s): %.2f steps/s with the loader, %.2f with the data on the device: headspace %.1f%%\n",
+			p.Pipeline, p.Args(p.Own), p.Before, p.Cached, p.HeadspacePercent())
+		fmt.Fprintf(w, "the what-if model's pick: %s", report.Plural(r.Pick, "worker"))
+		if r.FetchPick > 0 {
+			fmt.Fprintf(w, ", %d requests in flight (Little's law)", r.FetchPick)
+		}
+		fmt.Fprintf(w, " (its bound at the given setting: %s)\n", p.Limit)
+	} else {
+		fmt.Fprintf(w, "profile (the script as it is, %s): %.2f steps/s with the loader, %.2f on cached batches: headspace %.1f%%\n",
+			p.Own.Normal().Args(), p.Before, p.Cached, p.HeadspacePercent())
+	}
 	if p.Model != nil {
 		fmt.Fprintf(w, "the what-if model's pick: %d workers (predicted %.2f steps/s on %d cores)\n", r.Pick, p.Model.StepsPerSec(r.Pick, p.Model.Cores), p.Model.Cores)
 	}
@@ -184,13 +226,17 @@ func (r Result) WriteText(w io.Writer) {
 	fmt.Fprintf(w, "runs: the profile, %d in the search (%s), %d in the final check\n\n", search, r.stopped(), len(r.Runs)-search)
 	a := r.Answer()
 	if a.Recommend {
-		fmt.Fprintf(w, "set: DataLoader(..., %s)\n", a.Best.Args())
+		if p.Ours() {
+			fmt.Fprintf(w, "set: %s\n", p.Args(a.Best))
+		} else {
+			fmt.Fprintf(w, "set: DataLoader(..., %s)\n", a.Best.Args())
+		}
 		if p.Iterable && a.Best.Workers > max(1, a.Own.Workers) {
 			fmt.Fprintf(w, "  but the training dataset is an IterableDataset: each of %d workers iterates all of it unless its __iter__ shards by\n"+
 				"  torch.utils.data.get_worker_info(); the steps/s above count its batches either way: check it does before using more workers\n", a.Best.Workers)
 		}
 		fmt.Fprintf(w, "  final check, paired runs alternated:\n")
-		fmt.Fprintf(w, "    before (the script's own): %s steps/s\n", interval(a.Before))
+		fmt.Fprintf(w, "    %-27s%s steps/s\n", "before ("+p.own()+"):", interval(a.Before))
 		fmt.Fprintf(w, "    after:                     %s steps/s, %.2f× before\n", interval(a.After), a.After.Median/a.Before.Median)
 		if !math.IsNaN(a.Recovered) {
 			fmt.Fprintf(w, "  recovers %.0f%% of the headspace (the step time cached batches save)\n", 100*a.Recovered)
@@ -200,9 +246,13 @@ func (r Result) WriteText(w io.Writer) {
 		}
 		return
 	}
-	fmt.Fprintf(w, "keep the script's own settings (DataLoader(..., %s)): %s\n", a.Own.Args(), a.Why)
+	if p.Ours() {
+		fmt.Fprintf(w, "keep your own (%s): %s\n", p.Args(a.Own), a.Why)
+	} else {
+		fmt.Fprintf(w, "keep the script's own settings (DataLoader(..., %s)): %s\n", a.Own.Args(), a.Why)
+	}
 	if a.Before.N > 0 {
-		fmt.Fprintf(w, "  final check: the script's own %s steps/s, %s %s\n", interval(a.Before), a.Best.Args(), interval(a.After))
+		fmt.Fprintf(w, "  final check: %s %s steps/s, %s %s\n", p.own(), interval(a.Before), p.Args(a.Best), interval(a.After))
 	}
 	fmt.Fprintf(w, "  %s\n", r.Bound())
 }

@@ -21,7 +21,9 @@
 //
 // A candidate whose run fails (too many workers for memory, a start
 // method the script cannot take) is recorded as failed with its reason
-// and left out; the search goes on; so is a run still going at three
+// and left out; the search goes on (where every candidate of a first
+// stage failed, down the ladder from the lowest tried, a value a stage,
+// until one runs); so is a run still going at three
 // times its expected time and 10 s (DefaultLimit). Each run's cost is estimated before
 // it starts (its measured wall time, or the profile's start-up and the
 // model's rate) and no round starts that the budget cannot hold beside

@@ -12,8 +12,53 @@ import (
 	"github.com/headspace-bench/headspace/internal/summary"
 )
 
-// Setting is one candidate: the training loader's settings.
-type Setting = ownloop.LoaderSettings
+// Setting is one candidate: a script's training loader's settings
+// (ownloop.LoaderSettings), or our pipeline's (Workers, Prefetch and,
+// with data in a bucket, Fetch; Profile.Pipeline).
+type Setting struct {
+	Workers  int
+	Prefetch int
+	// Pin, Persistent and Start are a script's DataLoader's alone.
+	Pin, Persistent bool
+	Start           string
+	// Fetch is our pipeline's requests in flight to a bucket
+	// (--fetch-concurrency); 0 for a script's loader, or data that is
+	// not in a bucket.
+	Fetch int
+}
+
+// FromLoader is the setting of a script's loader settings.
+func FromLoader(l ownloop.LoaderSettings) Setting {
+	return Setting{Workers: l.Workers, Prefetch: l.Prefetch, Pin: l.Pin, Persistent: l.Persistent, Start: l.Start}
+}
+
+// Loader is s as the hook applies it to a script's loader.
+func (s Setting) Loader() ownloop.LoaderSettings {
+	return ownloop.LoaderSettings{Workers: s.Workers, Prefetch: s.Prefetch, Pin: s.Pin, Persistent: s.Persistent, Start: s.Start}
+}
+
+// Normal is s as it runs (ownloop.LoaderSettings.Normal), Fetch kept:
+// our pipeline's settings, whose workers and prefetch are positive, are
+// their own.
+func (s Setting) Normal() Setting {
+	n := FromLoader(s.Loader().Normal())
+	n.Fetch = s.Fetch
+	return n
+}
+
+// Args are the DataLoader arguments that set s (a script's): the line
+// to paste.
+func (s Setting) Args() string { return s.Loader().Args() }
+
+// Flags are the flags that set s in our pipeline's command: "--workers
+// 6 --prefetch 4", with "--fetch-concurrency N" where it fetches.
+func (s Setting) Flags() string {
+	f := fmt.Sprintf("--workers %d --prefetch %d", s.Workers, s.Prefetch)
+	if s.Fetch > 0 {
+		f += fmt.Sprintf(" --fetch-concurrency %d", s.Fetch)
+	}
+	return f
+}
 
 // Profile is what the search starts from: the analysis run of the
 // script as it is.
@@ -31,6 +76,53 @@ type Profile struct {
 	// Iterable says the training dataset is an IterableDataset: each
 	// worker iterates all of it unless it shards by get_worker_info().
 	Iterable bool
+
+	// Pipeline names our own pipeline where the tune is of it ("ladder",
+	// "remote"; its settings are its command's flags); "" is a script's
+	// DataLoader.
+	Pipeline string
+	// Predict, where set, is the what-if model's steps/s at a setting on
+	// cores cores (our pipeline's, package whatif); a script's comes
+	// from Model. Not recorded.
+	Predict func(s Setting, cores int) float64
+	// FetchPick is the fetch concurrency the model predicts enough for
+	// our pipeline reading from a bucket (Little's law on the profile's
+	// requests); 0 where it does not fetch.
+	FetchPick int
+	// Limit is what binds our pipeline at its own setting, as the
+	// what-if model names it (whatif.Limit: "cores", "copy", "step",
+	// "<stage> workers"); "" for a script (Model.Stage says it).
+	Limit string
+}
+
+// LimitFetch is Profile.Limit where Little's law on the profile's
+// requests wants more requests in flight than our pipeline was given.
+const LimitFetch = "requests in flight"
+
+// Ours says the tune is of headspace's own pipeline, not a script.
+func (p Profile) Ours() bool { return p.Pipeline != "" }
+
+// Args are s as the answer gives it: our pipeline's flags, or a script's
+// DataLoader arguments.
+func (p Profile) Args(s Setting) string {
+	if p.Ours() {
+		return s.Normal().Flags()
+	}
+	return s.Args()
+}
+
+// predict is the model's steps/s at s on cores cores; 0 without a
+// model.
+func (p Profile) predict(s Setting, cores int) float64 {
+	switch {
+	case p.Predict != nil:
+		return p.Predict(s, cores)
+	case p.Model != nil && s.Workers > 0:
+		return p.Model.StepsPerSec(s.Workers, cores)
+	case p.Model != nil:
+		return 1 / (p.Model.PerBatch + p.Model.Step).Seconds()
+	}
+	return 0
 }
 
 // HeadspacePercent is the share of the step time with the loader that
@@ -49,10 +141,15 @@ type Config struct {
 	Rounds int           // runs of each candidate in a stage
 	Pairs  int           // pairs of the final check, at most
 	Cores  int
-	// MaxWorkers is the largest worker count tried.
-	MaxWorkers int
+	// MaxWorkers is the largest worker count tried; MaxFetch the
+	// largest fetch concurrency (our pipeline's, with data in a bucket).
+	MaxWorkers, MaxFetch int
 	// Fork says the platform's workers can fork (Linux, macOS).
 	Fork bool
+	// Warmup is the steps a run takes before its timed ones, where
+	// fixed (our pipeline's); 0 is a script's: one, and the batches its
+	// workers prefetch.
+	Warmup int
 }
 
 // Validate refuses a config no search can run.
@@ -70,6 +167,8 @@ func (c Config) Validate() error {
 		return fmt.Errorf("cores %d must be positive", c.Cores)
 	case c.MaxWorkers < 1:
 		return fmt.Errorf("max workers %d must be positive", c.MaxWorkers)
+	case c.MaxFetch < 0:
+		return fmt.Errorf("max fetch concurrency %d must not be negative", c.MaxFetch)
 	}
 	return nil
 }
@@ -96,11 +195,14 @@ type Run struct {
 // Result is a search: the profile, every run in order, the best setting
 // the search found and why it stopped.
 type Result struct {
-	Script  string // the records' script= key
+	Script  string // the records' script= key; our pipeline's level= key
 	Profile Profile
 	Runs    []Run
 	// Pick is the worker count the model predicted best (Searcher.Pick).
 	Pick int
+	// FetchPick is the fetch concurrency the search started from
+	// (Searcher.FetchPick); 0 where it does not fetch.
+	FetchPick int
 	// Best is the best setting the search found (so far, where it was
 	// interrupted): the one the final check runs against the script's.
 	Best Setting
@@ -158,6 +260,9 @@ func (s *Searcher) MinBudget() time.Duration {
 // cannot hold one candidate and its check.
 func (s *Searcher) Tune(ctx context.Context) (Result, error) {
 	s.res = Result{Profile: s.Profile, Best: s.Profile.Own.Normal(), Pick: s.Pick()}
+	if s.Profile.Own.Fetch > 0 {
+		s.res.FetchPick = s.FetchPick()
+	}
 	if err := s.Config.Validate(); err != nil {
 		return s.res, err
 	}
@@ -188,8 +293,19 @@ var errStop = errors.New("the budget holds no more rounds")
 // WorkerLadder is the worker counts the search steps along, up to max,
 // with own's.
 func WorkerLadder(max, own int) []int {
+	return ladderOf([]int{0, 1, 2, 3, 4, 6, 8, 12, 16, 24, 32, 48, 64}, max, own)
+}
+
+// FetchLadder is the fetch concurrencies the search steps along (our
+// pipeline's, with data in a bucket), up to max, with own's.
+func FetchLadder(max, own int) []int {
+	return ladderOf([]int{1, 2, 4, 8, 16, 32, 64, 128, 256}, max, own)
+}
+
+// ladderOf is the values of steps up to max, with own's.
+func ladderOf(steps []int, max, own int) []int {
 	var ws []int
-	for _, w := range []int{0, 1, 2, 3, 4, 6, 8, 12, 16, 24, 32, 48, 64} {
+	for _, w := range steps {
 		if w <= max {
 			ws = append(ws, w)
 		}
@@ -201,102 +317,110 @@ func WorkerLadder(max, own int) []int {
 	return ws
 }
 
+// axis is a setting the search steps along: its values in order, a
+// setting's value, and a setting at another value.
+type axis struct {
+	values []int
+	get    func(Setting) int
+	set    func(Setting, int) Setting
+}
+
+// workers is the worker ladder: from 1 for our pipeline, whose loader
+// needs a worker a stage.
+func (s *Searcher) workers() axis {
+	ws := WorkerLadder(s.Config.MaxWorkers, s.Profile.Own.Workers)
+	if s.Profile.Ours() {
+		ws = slices.DeleteFunc(ws, func(w int) bool { return w < 1 })
+	}
+	return axis{values: ws, get: func(x Setting) int { return x.Workers },
+		set: func(x Setting, w int) Setting { x.Workers = w; return x.Normal() }}
+}
+
+// fetches is the fetch concurrency's ladder.
+func (s *Searcher) fetches() axis {
+	return axis{values: FetchLadder(max(s.Config.MaxFetch, 1), s.Profile.Own.Fetch), get: func(x Setting) int { return x.Fetch },
+		set: func(x Setting, f int) Setting { x.Fetch = f; return x }}
+}
+
 // Pick is the worker count the model predicts best: the fewest of the
 // ladder's (1 or more) whose predicted steps/s is within 3% of the
 // largest; without a model, the cores.
 func (s *Searcher) Pick() int {
 	c := s.Config
-	m := s.Profile.Model
-	if m == nil {
+	p := s.Profile
+	if p.Model == nil && p.Predict == nil {
 		return min(c.Cores, c.MaxWorkers)
 	}
-	ws := WorkerLadder(c.MaxWorkers, s.Profile.Own.Workers)
+	ws := s.workers()
 	best := 0.0
-	for _, w := range ws {
+	for _, w := range ws.values {
 		if w > 0 {
-			best = max(best, m.StepsPerSec(w, c.Cores))
+			best = max(best, p.predict(ws.set(p.Own, w), c.Cores))
 		}
 	}
-	for _, w := range ws {
-		if w > 0 && m.StepsPerSec(w, c.Cores) >= 0.97*best {
+	for _, w := range ws.values {
+		if w > 0 && p.predict(ws.set(p.Own, w), c.Cores) >= 0.97*best {
 			return w
 		}
 	}
 	return 1
 }
 
-// withWorkers is the script's own setting at w workers.
-func (s *Searcher) withWorkers(w int) Setting {
-	x := s.Profile.Own
-	x.Workers = w
-	return x.Normal()
+// FetchPick is the fetch concurrency the model predicts enough
+// (Profile.FetchPick, within the ladder's), or the pipeline's own.
+func (s *Searcher) FetchPick() int {
+	if f := s.Profile.FetchPick; f > 0 {
+		return min(f, max(s.Config.MaxFetch, 1))
+	}
+	return s.Profile.Own.Fetch
 }
+
+// withWorkers is the script's own setting at w workers.
+func (s *Searcher) withWorkers(w int) Setting { return s.workers().set(s.Profile.Own, w) }
 
 // first is the first stage's candidates in the order of a round: the
 // model's pick, the ladder's counts below it and above it. The script's
 // own runs only where it is one of them: the profile measured it and
 // the final check runs it against the best.
-func (s *Searcher) first() []Setting {
-	ws := WorkerLadder(s.Config.MaxWorkers, s.Profile.Own.Workers)
-	pick := s.Pick()
-	i := slices.Index(ws, pick)
+func (s *Searcher) first() []Setting { return firstOf(s.workers(), s.Profile.Own.Normal(), s.Pick()) }
+
+// firstOf is an axis's first stage from base: base at pick, then at the
+// values below and above it.
+func firstOf(ax axis, base Setting, pick int) []Setting {
+	vs := ax.values
+	i := slices.Index(vs, pick)
 	if i < 0 {
-		ws = append(ws, pick)
-		slices.Sort(ws)
-		i = slices.Index(ws, pick)
+		vs = append(slices.Clone(vs), pick)
+		slices.Sort(vs)
+		i = slices.Index(vs, pick)
 	}
-	out := []Setting{s.withWorkers(pick)}
+	out := []Setting{ax.set(base, pick)}
 	if i > 0 {
-		out = append(out, s.withWorkers(ws[i-1]))
+		out = append(out, ax.set(base, vs[i-1]))
 	}
-	if i+1 < len(ws) {
-		out = append(out, s.withWorkers(ws[i+1]))
+	if i+1 < len(vs) {
+		out = append(out, ax.set(base, vs[i+1]))
 	}
 	return out
 }
 
-// search runs both stages.
+// search runs the stages: the workers, the fetch concurrency (our
+// pipeline's, reading from a bucket), the other settings.
 func (s *Searcher) search(ctx context.Context) error {
-	cands := s.first()
-	best, ok, err := s.stage(ctx, cands)
-	if ok {
-		s.res.Best = best
-	}
+	best, ok, err := s.walk(ctx, s.workers(), s.first())
 	if !ok || err != nil {
 		return err
 	}
-	// Along the ladder while the best is at an end.
-	ws := WorkerLadder(s.Config.MaxWorkers, s.Profile.Own.Workers)
-	lo, hi := cands[0].Workers, cands[0].Workers
-	for _, c := range cands {
-		lo, hi = min(lo, c.Workers), max(hi, c.Workers)
-	}
-	for {
-		i := slices.Index(ws, best.Workers)
-		next := -1
-		switch {
-		case best.Workers == hi && i+1 < len(ws):
-			next = ws[i+1]
-			hi = next
-		case best.Workers == lo && i > 0:
-			next = ws[i-1]
-			lo = next
-		}
-		if next < 0 {
-			break
-		}
+	if s.Profile.Own.Fetch > 0 {
+		ax := s.fetches()
 		var b Setting
-		b, ok, err = s.stage(ctx, []Setting{best, s.withWorkers(next)})
-		if ok {
-			s.res.Best = b
-		}
+		b, ok, err = s.walk(ctx, ax, firstOf(ax, best, s.FetchPick()))
 		if err != nil {
 			return err
 		}
-		if b == best {
-			break
+		if ok {
+			best = b
 		}
-		best = b
 	}
 	if best.Workers == 0 {
 		return nil
@@ -329,6 +453,61 @@ func (s *Searcher) search(ctx context.Context) error {
 	return err
 }
 
+// walk runs the first stage of an axis, cands, then, while the best is
+// at an end of the values tried, the next value beyond it against it.
+// It returns the best (also the result's), and ok where any ran.
+func (s *Searcher) walk(ctx context.Context, ax axis, cands []Setting) (Setting, bool, error) {
+	best, ok, err := s.stage(ctx, cands)
+	lo, hi := ax.get(cands[0]), ax.get(cands[0])
+	for _, c := range cands {
+		lo, hi = min(lo, ax.get(c)), max(hi, ax.get(c))
+	}
+	// Every candidate failed (too many workers for the memory, too many
+	// requests for the store): the search goes on down the axis from the
+	// lowest tried, a value a stage, until one runs.
+	for !ok && err == nil {
+		i := slices.IndexFunc(ax.values, func(v int) bool { return v >= lo })
+		if i <= 0 {
+			return best, false, nil
+		}
+		lo = ax.values[i-1]
+		best, ok, err = s.stage(ctx, []Setting{ax.set(cands[0], lo)})
+	}
+	if ok {
+		s.res.Best = best
+	}
+	if !ok || err != nil {
+		return best, ok, err
+	}
+	for {
+		i := slices.Index(ax.values, ax.get(best))
+		next := -1
+		switch {
+		case i < 0:
+		case ax.get(best) == hi && i+1 < len(ax.values):
+			next = ax.values[i+1]
+			hi = next
+		case ax.get(best) == lo && i > 0:
+			next = ax.values[i-1]
+			lo = next
+		}
+		if next < 0 {
+			return best, true, nil
+		}
+		b, ok, err := s.stage(ctx, []Setting{best, ax.set(best, next)})
+		if ok {
+			s.res.Best = b
+		}
+		if err != nil {
+			return best, true, err
+		}
+		if b == best {
+			return best, true, nil
+		}
+		best = b
+	}
+}
+
 // stage runs the rounds of cands and returns the best of them over its
 // runs; ok says it ran any (then the best is set even with errStop).
 func (s *Searcher) stage(ctx context.Context, cands []Setting) (best Setting, ok bool, err error) {
@@ -340,8 +519,15 @@ func (s *Searcher) stage(ctx context.Context, cands []Setting) (best Setting, ok
 	return s.bestSince(from, cands), true, err
 }
 
-// variants are best's neighbours in the loader's other settings.
+// variants are best's neighbours in the loader's other settings: twice
+// the prefetch, and for a script's loader persistent workers, pinned
+// memory (with CUDA) and fork (where it can).
 func (s *Searcher) variants(best Setting) []Setting {
+	if s.Profile.Ours() {
+		v := best
+		v.Prefetch = 2 * best.Prefetch
+		return []Setting{v}
+	}
 	var out []Setting
 	if !best.Persistent {
 		v := best
@@ -377,6 +563,9 @@ func merge(x, base, v Setting) Setting {
 	}
 	if v.Start != base.Start {
 		x.Start = v.Start
+	}
+	if v.Fetch != base.Fetch {
+		x.Fetch = v.Fetch
 	}
 	return x
 }
@@ -496,15 +685,16 @@ func (s *Searcher) cost(c Setting) time.Duration {
 		return sum / time.Duration(n)
 	}
 	rate := s.Profile.Before
-	if m := s.Profile.Model; m != nil && c.Workers > 0 {
-		rate = m.StepsPerSec(c.Workers, s.Config.Cores)
-	} else if m != nil {
-		rate = 1 / (m.PerBatch + m.Step).Seconds()
+	if r := s.Profile.predict(c, s.Config.Cores); r > 0 {
+		rate = r
 	}
 	if rate <= 0 || math.IsNaN(rate) || math.IsInf(rate, 0) {
 		rate = 1
 	}
 	steps := 1 + s.Config.Steps + c.Workers*c.Normal().Prefetch
+	if s.Config.Warmup > 0 {
+		steps = s.Config.Warmup + s.Config.Steps
+	}
 	return s.Profile.Startup + time.Duration(float64(steps)/rate*float64(time.Second))
 }
 

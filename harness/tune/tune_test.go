@@ -433,3 +433,116 @@ func TestIterableDatasetCaution(t *testing.T) {
 		}
 	}
 }
+
+// TestSearchOurs runs the search over our pipeline's settings on a fake
+// machine reading from a bucket: steps/s is the least of the workers'
+// rate (12 steps/s each), the requests in flight's (3 each) and the
+// step's (60), so 5 workers and 20 requests in flight are needed. The
+// search starts from the model's picks, walks each axis while its best
+// is at an end, tries twice the prefetch, and answers with the flags;
+// from a setting that is already the best it keeps your own, naming
+// what binds.
+func TestSearchOurs(t *testing.T) {
+	rate := func(s tune.Setting) float64 { return min(12*float64(s.Workers), 3*float64(s.Fetch), 60) }
+	for _, tc := range []struct {
+		name      string
+		own       tune.Setting
+		fetchPick int
+		recommend bool
+		want      tune.Setting // the best the search finds
+		answer    string
+	}{
+		{"from one worker and 2 requests", tune.Setting{Workers: 1, Prefetch: 1, Fetch: 2}, 16, true, tune.Setting{Workers: 6, Prefetch: 1, Fetch: 32},
+			"set: --workers 6 --prefetch 1 --fetch-concurrency 32\n  final check, paired runs alternated:\n    before (your own):         6.00 (n=3: too few runs for an interval) steps/s"},
+		{"the model's fetch pick missing", tune.Setting{Workers: 1, Prefetch: 2, Fetch: 4}, 0, true, tune.Setting{Workers: 6, Prefetch: 2, Fetch: 32}, "set: --workers 6 --prefetch 2 --fetch-concurrency 32\n"},
+		{"already the best", tune.Setting{Workers: 6, Prefetch: 1, Fetch: 32}, 32, false, tune.Setting{Workers: 6, Prefetch: 1, Fetch: 32},
+			"keep your own (--workers 6 --prefetch 1 --fetch-concurrency 32): no setting the search ran beat your own\n  the pipeline holds the loop back (headspace 40.0%); in the way: the cores"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			m := &machine{rate: func(s tune.Setting, _ int) (float64, error) { return rate(s), nil }}
+			p := tune.Profile{Own: tc.own, Pipeline: "ladder", Before: rate(tc.own), Cached: 100, FetchPick: tc.fetchPick, Limit: "cores",
+				Predict: func(s tune.Setting, cores int) float64 { return min(12*float64(s.Workers), 60) }}
+			s := searcher(m, p, 10*time.Minute)
+			s.Config.MaxFetch, s.Config.Pairs = 64, 3
+			r, err := s.Tune(context.Background())
+			if err != nil {
+				t.Fatal(err)
+			}
+			if r.Best != tc.want || r.Pick != 6 {
+				t.Errorf("best %+v, pick %d; want %+v and 6 (ran %v)", r.Best, r.Pick, tc.want, m.ran)
+			}
+			if slices.ContainsFunc(m.ran, func(s tune.Setting) bool { return s.Workers < 1 || s.Persistent || s.Pin || s.Start != "" }) {
+				t.Errorf("ran a setting our pipeline has no flag for: %v", m.ran)
+			}
+			if a := r.Answer(); a.Recommend != tc.recommend {
+				t.Errorf("recommend %v, want %v: %+v", a.Recommend, tc.recommend, a)
+			}
+			var b bytes.Buffer
+			r.WriteText(&b)
+			if !strings.Contains(b.String(), tc.answer) {
+				t.Errorf("answer lacks %q:\n%s", tc.answer, b.String())
+			}
+		})
+	}
+}
+
+// TestFlags checks the answer for our pipeline: the flags to pass.
+func TestFlags(t *testing.T) {
+	for _, tc := range []struct {
+		s    tune.Setting
+		want string
+	}{
+		{tune.Setting{Workers: 6, Prefetch: 4}, "--workers 6 --prefetch 4"},
+		{tune.Setting{Workers: 2, Prefetch: 1, Fetch: 16}, "--workers 2 --prefetch 1 --fetch-concurrency 16"},
+	} {
+		if got := (tune.Profile{Pipeline: "remote"}).Args(tc.s); got != tc.want {
+			t.Errorf("%+v: %q, want %q", tc.s, got, tc.want)
+		}
+	}
+}
+
+// TestFetchLadder checks the fetch concurrencies the search steps along.
+func TestFetchLadder(t *testing.T) {
+	if got, want := tune.FetchLadder(64, 12), []int{1, 2, 4, 8, 12, 16, 32, 64}; !slices.Equal(got, want) {
+		t.Errorf("FetchLadder(64, 12) = %v, want %v", got, want)
+	}
+}
+
+// TestEveryFirstCandidateFails checks the search goes on where every
+// candidate of its first stage fails (the model picks 8 workers, and 4
+// or more run out of memory): down the worker ladder from the lowest
+// tried, one count a stage, until one runs, then on as usual; a fetch
+// concurrency that fails likewise.
+func TestEveryFirstCandidateFails(t *testing.T) {
+	oom := fmt.Errorf("DataLoader worker (pid 4242) is killed by signal: Killed")
+	for _, tc := range []struct {
+		name string
+		p    tune.Profile
+		fail func(tune.Setting) bool
+		want tune.Setting
+	}{
+		{"a script's workers", tune.Profile{Own: tune.Setting{}, Before: 4, Cached: 100, Model: model(10*time.Millisecond, 60*time.Millisecond, time.Millisecond)},
+			func(s tune.Setting) bool { return s.Workers >= 4 }, tune.Setting{Workers: 3, Prefetch: 4}},
+		{"our fetch concurrency", tune.Profile{Own: tune.Setting{Workers: 2, Prefetch: 2, Fetch: 1}, Pipeline: "remote", Before: 4, Cached: 100, FetchPick: 64,
+			Predict: func(s tune.Setting, _ int) float64 { return min(50*float64(s.Workers), 100) }},
+			func(s tune.Setting) bool { return s.Fetch >= 32 }, tune.Setting{Workers: 2, Prefetch: 4, Fetch: 16}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			m := &machine{rate: func(s tune.Setting, _ int) (float64, error) {
+				if tc.fail(s) {
+					return 0, oom
+				}
+				return min(20*float64(max(s.Workers, 1)), 3*float64(max(s.Fetch, 1)), 100) + float64(s.Prefetch), nil
+			}}
+			s := searcher(m, tc.p, time.Hour)
+			s.Config.MaxFetch = 64
+			r, err := s.Tune(context.Background())
+			if err != nil {
+				t.Fatal(err)
+			}
+			if r.Best != tc.want || !r.Answer().Recommend {
+				t.Errorf("best %+v, recommend %v; want %+v (ran %v)", r.Best, r.Answer().Recommend, tc.want, m.ran)
+			}
+		})
+	}
+}

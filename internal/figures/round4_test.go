@@ -16,7 +16,7 @@ import (
 
 // allCases are every case of TestDocsFiguresMatchTheirFiles.
 func allCases() []figureCase {
-	return slices.Concat(cases, moreCases, round4Cases, round5Cases, tuneCases, tuneGoalCases, peersCases(), spdlCacheCases())
+	return slices.Concat(cases, moreCases, round4Cases, round5Cases, tuneCases, tuneGoalCases, tuneOursGoalCases, peersCases(), spdlCacheCases())
 }
 
 // Files the round-4 cases read (issue 41).

@@ -184,3 +184,69 @@ var tuneGoalCases = []figureCase{
 		p2(med(tuneGoals, "TuneGoals", "best-ratio")), p2(med(tuneGoals, "TuneGoals", "search-runs-ratio")), p2(med(tuneGoals, "TuneGoals", "runs-ratio")),
 		p2(med(tuneGoals, "TuneGoals", "budget-use")), p2(med(tuneGoals, "TuneGoals", "grid-best-steps/s"))}},
 }
+
+// The result files of docs/tune.md's our own pipeline: the goals'
+// benchmark and the worked examples.
+const (
+	tuneOursGoals  = "results/tune-goals-ours-8933c3e.txt"
+	tuneOursRemote = "results/tune-ours-remote-a98e6c0.txt"
+	tuneOursLadder = "results/tune-ours-ladder-a98e6c0.txt"
+)
+
+// oursName is a record of a tune of our pipeline at stage for a
+// setting ("workers=1/prefetch=1/fetch=2").
+func oursName(pipeline, stage, setting string) string {
+	return "Tune/pipeline=" + pipeline + "/level=none/stage=" + stage + "/" + setting
+}
+
+// oursProfile is a profile of our pipeline's.
+func oursProfile(pipeline, setting, bound string) string {
+	return oursName(pipeline, "profile", setting) + "/bound=" + bound
+}
+
+// oursHeadspace is the headspace of a profile, in percent.
+func oursHeadspace(path, profile string) figure {
+	return func(t *testing.T) float64 {
+		b, c := run(path, profile, "steps/s", 0)(t), run(path, profile, "cached-steps/s", 0)(t)
+		return 100 * (1/b - 1/c) * b
+	}
+}
+
+// tuneOursGoalCases are docs/tune.md's figures of our pipeline.
+var tuneOursGoalCases = func() []figureCase {
+	rp := oursProfile("remote", "workers=1/prefetch=1/fetch=2", "requests+in+flight")
+	lp := oursProfile("ladder", "workers=1/prefetch=1/fetch=0", "transform+workers")
+	rOwn, rBest := oursName("remote", "check", "workers=1/prefetch=1/fetch=2"), oursName("remote", "check", "workers=1/prefetch=2/fetch=128")
+	goal := func(pipeline, unit string) shown {
+		return p2(med(tuneOursGoals, "TuneOursGoals/pipeline="+pipeline, unit))
+	}
+	row := func(pipeline string) []shown {
+		return []shown{goal(pipeline, "best-ratio"), goal(pipeline, "search-runs-ratio"), goal(pipeline, "runs-ratio"), goal(pipeline, "budget-use"), goal(pipeline, "grid-best-steps/s")}
+	}
+	return []figureCase{
+		{"docs/tune.md", "profile (headspace remote as given, --workers 1 --prefetch 1 --fetch-concurrency 2): %s steps/s with the loader, %s with the data on the device: headspace %s%%", []shown{
+			p2(run(tuneOursRemote, rp, "steps/s", 0)), p2(run(tuneOursRemote, rp, "cached-steps/s", 0)), p1(oursHeadspace(tuneOursRemote, rp))}},
+		{"docs/tune.md", "the what-if model's pick: %s worker, %s requests in flight (Little's law)", []shown{
+			p0(run(tuneOursRemote, rp, "pick-workers", 0)), p0(run(tuneOursRemote, rp, "pick-fetch", 0))}},
+		{"docs/tune.md", "before (your own):         %s (95%% CI %s – %s, n=%s) steps/s", []shown{
+			p2(med(tuneOursRemote, rOwn, "steps/s")), p2(ciLo(tuneOursRemote, rOwn, "steps/s")), p2(ciHi(tuneOursRemote, rOwn, "steps/s")), p0(count(tuneOursRemote, rOwn, "steps/s"))}},
+		{"docs/tune.md", "after:                     %s (95%% CI %s – %s, n=%s) steps/s, %s× before", []shown{
+			p2(med(tuneOursRemote, rBest, "steps/s")), p2(ciLo(tuneOursRemote, rBest, "steps/s")), p2(ciHi(tuneOursRemote, rBest, "steps/s")), p0(count(tuneOursRemote, rBest, "steps/s")),
+			p2(div(med(tuneOursRemote, rBest, "steps/s"), med(tuneOursRemote, rOwn, "steps/s")))}},
+		{"docs/tune.md", "recovers %s of the headspace (the step time cached batches save)\n```\n\nThe worker stage", []shown{pct(func(t *testing.T) float64 {
+			b, a := med(tuneOursRemote, rOwn, "steps/s")(t), med(tuneOursRemote, rBest, "steps/s")(t)
+			c := run(tuneOursRemote, rp, "cached-steps/s", 0)(t)
+			return 100 * (1/b - 1/a) / (1/b - 1/c)
+		})}},
+		{"docs/tune.md", "profile (headspace ladder as given, --workers 1 --prefetch 1): %s steps/s with the loader, %s with the data on the device: headspace %s%%", []shown{
+			p2(run(tuneOursLadder, lp, "steps/s", 0)), p2(run(tuneOursLadder, lp, "cached-steps/s", 0)), p1(oursHeadspace(tuneOursLadder, lp))}},
+		{"docs/tune.md", "the what-if model's pick: %s workers (its bound at the given setting: transform workers)", []shown{p0(run(tuneOursLadder, lp, "pick-workers", 0))}},
+		{"docs/tune.md", "--workers 1 --prefetch 2 measured %s steps/s in the final check against your own %s: not faster", []shown{
+			p2(med(tuneOursLadder, oursName("ladder", "check", "workers=1/prefetch=2/fetch=0"), "steps/s")),
+			p2(med(tuneOursLadder, oursName("ladder", "check", "workers=1/prefetch=1/fetch=0"), "steps/s"))}},
+		{"docs/tune.md", "| ladder | %s | %s | %s | %s | %s |", row("ladder")},
+		{"docs/tune.md", "| remote | %s | %s | %s | %s | %s |", row("remote")},
+		{"docs/tune.md", "which the grid measured at %s of\nits best", []shown{goal("ladder", "best-ratio")}},
+		{"docs/tune.md", "measured at %s of its best (32 in flight)", []shown{goal("remote", "best-ratio")}},
+	}
+}()

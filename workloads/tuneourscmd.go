@@ -1,0 +1,303 @@
+package workloads
+
+import (
+	"cmp"
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"time"
+
+	"golang.org/x/perf/benchfmt"
+
+	"github.com/headspace-bench/headspace/datasets/bucket"
+	"github.com/headspace-bench/headspace/datasets/transforms"
+	"github.com/headspace-bench/headspace/harness/driver"
+	"github.com/headspace-bench/headspace/harness/level"
+	"github.com/headspace-bench/headspace/harness/link"
+	"github.com/headspace-bench/headspace/harness/loader"
+	"github.com/headspace-bench/headspace/harness/resultfile"
+	"github.com/headspace-bench/headspace/harness/s3server"
+	"github.com/headspace-bench/headspace/harness/tune"
+	"github.com/headspace-bench/headspace/internal/cli"
+)
+
+// tuneOursFlags are tune --ours's flags beside the tune's: the
+// pipeline's, as ladder's (one worker count, transform and level), and
+// remote's dataset and link.
+type tuneOursFlags struct {
+	ours           string
+	pf             pipelineFlags
+	workers        int
+	impl, lv       string
+	warmup         int
+	maxFetch       int
+	rtt            time.Duration
+	format, dir    string
+	samples        int
+	pipelineFlagFs *flag.FlagSet // the pipeline's flags alone, to tell them apart
+}
+
+// The bounds of tune --ours's own numeric flags; the pipeline's are
+// declared with them (loader, bucket), --warmup's by package cli.
+var _ = cli.Declare(map[string]cli.Bound{
+	"tune workers":   {Lo: 1, Hi: loader.MaxWorkers},
+	"tune max-fetch": {Lo: 0, Hi: bucket.MaxConcurrency},
+	"tune rtt":       {Lo: 0, Hi: float64(time.Second)},
+	"tune samples":   {Lo: 0, Hi: 1 << 20},
+})
+
+// register defines the flags on fs.
+func (f *tuneOursFlags) register(fs *flag.FlagSet) {
+	fs.StringVar(&f.ours, "ours", "", "tune headspace's own pipeline instead of a script: `ladder` (its flags --workers, --prefetch, and --fetch-concurrency with --data s3://…) or remote (the same against the local S3 server it starts)")
+	f.pipelineFlagFs = flag.NewFlagSet("pipeline", flag.ContinueOnError)
+	f.pf.register(f.pipelineFlagFs)
+	f.pipelineFlagFs.VisitAll(func(fl *flag.Flag) { fs.Var(fl.Value, fl.Name, "with --ours: "+fl.Usage) })
+	def := defaultOursWorkers()
+	fs.IntVar(&f.workers, "workers", def, "with --ours: the pipeline's worker `count`, the setting the search starts from and checks against")
+	fs.StringVar(&f.impl, "transforms", transforms.Fast, "with --ours ladder: the transform `implementation` (naive or fast)")
+	fs.StringVar(&f.lv, "level", "none", "with --ours ladder: the caching ladder's `level` tuned at (none: the whole pipeline; raw, sample)")
+	fs.IntVar(&f.warmup, "warmup", 2, "with --ours: `steps` each run takes before its timed ones")
+	fs.IntVar(&f.maxFetch, "max-fetch", 0, fmt.Sprintf("with --ours and data in a bucket: the largest --fetch-concurrency `requests` tried (default %d)", DefaultMaxFetch))
+	fs.DurationVar(&f.rtt, "rtt", 20*time.Millisecond, "with --ours remote: the emulated link's round `trip` to the local S3 server")
+	fs.StringVar(&f.format, "format", "jpeg", "with --ours remote: the dataset's `format` in the bucket, raw or jpeg (one object a sample)")
+	fs.IntVar(&f.samples, "samples", 0, "with --ours remote: the dataset's `samples` (default remote's, 1024)")
+	fs.StringVar(&f.dir, "dir", "", "with --ours remote: `directory` for the dataset and the server's objects (default: the system's temporary directory)")
+}
+
+// defaultOursWorkers is the default of --workers: remote's pipeline's.
+func defaultOursWorkers() int { return DefaultRemote().Ladder.Workers[0] }
+
+// tuneOursOnly are the flags that apply with --ours alone.
+var tuneOursOnly = []string{"ours", "workers", "transforms", "level", "warmup", "max-fetch", "rtt", "format", "samples", "dir"}
+
+// tuneRemoteOnly are the flags that apply with --ours remote alone.
+var tuneRemoteOnly = []string{"rtt", "format", "samples", "dir"}
+
+// check refuses flags that do not apply to the mode set: ours's with a
+// script, a script's with ours, remote's with ladder, the ladder's
+// pipeline's with remote (whose pipeline is remote's, but for
+// --prefetch and --fetch-concurrency).
+func (f *tuneOursFlags) check(fs *flag.FlagSet) error {
+	var bad []string
+	remoteKeeps := []string{"prefetch", "fetch-concurrency"}
+	fs.Visit(func(fl *flag.Flag) {
+		pipeline := f.pipelineFlagFs.Lookup(fl.Name) != nil
+		ours := pipeline || slices.Contains(tuneOursOnly, fl.Name)
+		switch {
+		case f.ours == "" && ours:
+			bad = append(bad, "--"+fl.Name)
+		case f.ours != "" && (fl.Name == "loader" || fl.Name == "first-batch-timeout" || fl.Name == "stall-timeout"):
+			bad = append(bad, "--"+fl.Name)
+		case f.ours == "ladder" && slices.Contains(tuneRemoteOnly, fl.Name):
+			bad = append(bad, "--"+fl.Name)
+		case f.ours == "remote" && ((pipeline && !slices.Contains(remoteKeeps, fl.Name)) || fl.Name == "transforms" || fl.Name == "level"):
+			bad = append(bad, "--"+fl.Name)
+		}
+	})
+	switch {
+	case len(bad) == 0:
+		return nil
+	case f.ours == "":
+		return cli.Usagef("%s only apply with --ours ladder|remote, not to a training command", strings.Join(bad, ", "))
+	}
+	return cli.Usagef("%s do not apply to tune --ours %s", strings.Join(bad, ", "), f.ours)
+}
+
+// experiment is the tune the flags ask for, without its bucket for
+// remote (serveRemote).
+func (f *tuneOursFlags) experiment(ctx context.Context, t Tune) (TuneOurs, error) {
+	o := TuneOurs{Pipeline: f.ours, Budget: t.Budget, Rounds: t.Rounds, Pairs: t.Pairs, MaxWorkers: t.MaxWorkers, MaxFetch: f.maxFetch}
+	if !slices.Contains(TuneOursPipelines, f.ours) {
+		return o, cli.Usagef("--ours %q: want %s", f.ours, strings.Join(TuneOursPipelines, " or "))
+	}
+	if err := cli.FirstErr(cli.InRange("--workers", f.workers, 1, loader.MaxWorkers), cli.InRange("--steps", t.Steps, 1, cli.MaxSteps),
+		cli.InRange("--warmup", f.warmup, 0, cli.MaxSteps), cli.InRange("--max-fetch", f.maxFetch, 0, bucket.MaxConcurrency)); err != nil {
+		return o, err
+	}
+	if t.Budget < MinOursBudget {
+		return o, cli.Usagef("--budget %v is too small for one candidate: the profile's runs alone take seconds; give %v or more", t.Budget, MinOursBudget)
+	}
+	var err error
+	if o.Level, err = level.Parse(f.lv); err != nil {
+		return o, cli.UsageError{Msg: err.Error()}
+	}
+	if f.ours == "remote" {
+		r := DefaultRemote()
+		if f.samples > 0 {
+			r.Samples = f.samples
+		}
+		if !slices.Contains([]string{"raw", "jpeg"}, f.format) {
+			return o, cli.Usagef("--format %q: want raw or jpeg", f.format)
+		}
+		if f.rtt < 0 || f.rtt > time.Second {
+			return o, cli.Usagef("--rtt %v: want 0 to 1s", f.rtt)
+		}
+		o.Config, o.Train, o.Step = r.Ladder.Pipeline, r.Ladder.Train, RemoteStep
+		o.Config.Dataset.N = r.Samples
+		o.Config.Prefetch = f.pf.prefetch
+		o.Config.Bucket.Concurrency = f.pf.data.Bucket.Concurrency
+	} else {
+		impls, err := cli.ParseList("--transforms", f.impl, transforms.Names)
+		if err != nil {
+			return o, err
+		}
+		if len(impls) != 1 {
+			return o, cli.Usagef("--transforms %s: tune takes one implementation", f.impl)
+		}
+		if f.pf.dev != "emulated" {
+			return o, cli.Usagef("--device %s: tune --ours runs on the emulated device this round", f.pf.dev)
+		}
+		if o.Config, err = f.pf.config(ctx, f.workers, impls[0]); err != nil {
+			return o, err
+		}
+		o.Train, o.Step = Sized[Ladder](Default).Train, f.pf.step
+	}
+	o.Config.Workers = f.workers
+	o.Train.Steps, o.Train.Warmup = t.Steps, f.warmup
+	if err := o.Train.Validate(); err != nil {
+		return o, cli.UsageError{Msg: err.Error()}
+	}
+	return o, nil
+}
+
+// device is the device the flags name: remote's emulated device, or
+// the ladder's flags'.
+func (f *tuneOursFlags) device(ctx context.Context) (Device, error) {
+	if f.ours == "remote" {
+		return RemoteDevice(), nil
+	}
+	return f.pf.device(ctx)
+}
+
+// serveRemote starts the pinned S3 server under a fresh directory in
+// dir, writes and uploads o's dataset (one object a sample, of format)
+// and an emulated link of rtt to it, and points o's pipeline at the
+// dataset through the link. stop ends both and removes the directory.
+func serveRemote(ctx context.Context, o *TuneOurs, dir, format string, rtt time.Duration) (settings []resultfile.Config, stop func(), err error) {
+	tmp, err := os.MkdirTemp(dir, "headspace-tune-remote-")
+	if err != nil {
+		return nil, nil, err
+	}
+	var stops []func()
+	stop = func() {
+		for _, s := range slices.Backward(stops) {
+			s()
+		}
+		os.RemoveAll(tmp)
+	}
+	defer func() {
+		if err != nil {
+			stop()
+		}
+	}()
+	srv, err := s3server.Start(ctx, s3server.Options{Root: filepath.Join(tmp, "s3")})
+	if err != nil {
+		return nil, stop, err
+	}
+	stops = append(stops, func() { srv.Close() })
+	direct := bucket.Options{Endpoint: srv.Endpoint(), Region: s3server.Region, AccessKey: srv.AccessKey, SecretKey: srv.SecretKey}
+	mk, err := bucket.OpenUnchecked(bucket.URL{Bucket: "headspace"}, direct)
+	if err != nil {
+		return nil, stop, err
+	}
+	if err := mk.MakeBucket(ctx); err != nil {
+		return nil, stop, err
+	}
+	r := DefaultRemote()
+	r.Ladder.Pipeline, r.Samples = o.Config, o.Config.Dataset.N
+	url, err := r.upload(ctx, tmp, RemoteDataset{format, "files"}, RemoteLayout{Name: "files"}, 0, direct)
+	if err != nil {
+		return nil, stop, err
+	}
+	cfg := link.Config{Latency: rtt}
+	lk, err := link.Start(ctx, srv.Addr(), cfg)
+	if err != nil {
+		return nil, stop, err
+	}
+	stops = append(stops, func() { lk.Close() })
+	bo := direct
+	bo.Endpoint, bo.Concurrency = lk.URL(), cmp.Or(o.Config.Bucket.Concurrency, bucket.DefaultConcurrency)
+	o.Config.Data, o.Config.Bucket, o.Config.Link = url, bo, cfg.Settings()
+	settings = []resultfile.Config{{Key: "remote-server", Value: "versitygw " + s3server.Version + " on 127.0.0.1"},
+		{Key: "remote-format", Value: format}, {Key: "remote-layout", Value: "files"}, {Key: "remote-rtt", Value: rtt.String()}}
+	return settings, stop, nil
+}
+
+// runTuneOurs is headspace tune --ours: the flags parsed with the
+// tune's into t.
+func runTuneOurs(ctx context.Context, fs *flag.FlagSet, args []string, f *tuneOursFlags, t Tune, out string, force bool, stdout, stderr io.Writer) error {
+	if hasCommand(fs, args) || fs.NArg() > 0 {
+		return cli.Usagef("tune --ours %s takes no command: its flags are the pipeline's (headspace tune --ours ladder --workers 1 --prefetch 1)", f.ours)
+	}
+	if err := f.check(fs); err != nil {
+		return err
+	}
+	defer f.pf.data.Close() // the --link, if one was started
+	o, err := f.experiment(ctx, t)
+	if err != nil {
+		return err
+	}
+	var env Env
+	if env.Device, err = f.device(ctx); err != nil {
+		return err
+	}
+	var served []resultfile.Config
+	if f.ours == "remote" {
+		var stop func()
+		if served, stop, err = serveRemote(ctx, &o, f.dir, f.format, f.rtt); err != nil {
+			return fmt.Errorf("tune --ours remote: the local bucket: %w", err)
+		}
+		defer stop()
+	}
+	if err := o.Validate(); err != nil {
+		return cli.Usagef("%v", err)
+	}
+	var res tune.Result
+	profiled := false
+	settings := func() []resultfile.Config {
+		return driver.Settings("emulated", env.Device.Settings, o.Settings(), served,
+			[]resultfile.Config{{Key: "command", Value: cli.CommandLine("headspace tune", args)}}, TuneFailures(res))
+	}
+	run, err := driver.Run(ctx, driver.Job{Progress: stderr, Settings: settings,
+		Measure: func(ctx context.Context, h *driver.Hooks) ([]*benchfmt.Result, error) {
+			var err error
+			res, err = o.MeasureEach(ctx, env, func(p tune.Profile) {
+				profiled = true
+				fmt.Fprintf(stderr, "tune: profile: %.2f steps/s at %s, %.2f with the data on the device\n", p.Before, p.Args(p.Own), p.Cached)
+			}, func(r tune.Run) {
+				if r.Failed {
+					fmt.Fprintf(stderr, "tune: %s %s: failed: %s\n", r.Stage, r.Setting.Flags(), r.Reason)
+					return
+				}
+				fmt.Fprintf(stderr, "tune: %s %s: %.2f steps/s (%.1fs)\n", r.Stage, r.Setting.Flags(), r.StepsPerSec, r.Wall.Seconds())
+			})
+			h.Finish()
+			switch {
+			case errors.Is(err, tune.ErrBudget):
+				return nil, cli.Usagef("--budget %v is too small: %v", t.Budget, err)
+			case !profiled && errors.Is(err, context.Canceled):
+				return nil, err // nothing measured
+			case err != nil && !errors.Is(err, context.Canceled):
+				return nil, err
+			}
+			res.WriteText(stdout) // an interrupted tune's too: the best so far
+			return TuneCodec.Encode(res), err
+		}}, driver.Output{Path: out, Benchmarks: []string{"Tune"}, Force: force, Beside: true})
+	if err != nil && !run.Interrupted {
+		return err
+	}
+	if run.Interrupted && !profiled {
+		return driver.Interrupted{Kept: "before the profile ended: nothing was measured"}
+	}
+	if out != "" && run.Path != "" {
+		cli.KeptNote(stdout, out, run.Path)
+		fmt.Fprintf(stdout, "results: %s\n", run.Path)
+	}
+	return run.Err("the best so far is above")
+}
