@@ -76,18 +76,19 @@ func withHint(err error, hint string) error {
 // peerFlags are peer's flags: the loaders' comparison's, and those of
 // --ladder and --remote.
 type peerFlags struct {
-	python, script, workers, impls string
-	batch, batches                 int
-	rawSize                        string
-	crop                           int
-	seed                           uint64
-	count                          int
-	out, report, plotPrefix        string
-	df                             loader.DataFlags
-	lf                             peerLadderFlags
-	rf                             peerRemoteFlags
-	pf                             realPeerFlags
-	from                           string
+	python, script, impls   string
+	workers                 *loader.Workers
+	batch, batches          int
+	rawSize                 string
+	crop                    int
+	seed                    uint64
+	count                   int
+	out, report, plotPrefix string
+	df                      loader.DataFlags
+	lf                      peerLadderFlags
+	rf                      peerRemoteFlags
+	pf                      realPeerFlags
+	from                    string
 }
 
 // register defines f's flags on fs.
@@ -95,7 +96,7 @@ func (f *peerFlags) register(fs *flag.FlagSet) {
 	d := peer.DefaultSettings()
 	fs.StringVar(&f.python, "python", "/usr/bin/python3", "Python `interpreter` with torch, torchvision, scipy and PIL (with --peers: the peers env's python, by default the one make peers-env made)")
 	fs.StringVar(&f.script, "script", "peers/torch/dataloader.py", "the PyTorch peer `script` (with --ladder: peers/torch/ladder.py)")
-	fs.StringVar(&f.workers, "workers", "1,2", "comma-separated worker `counts`")
+	f.workers = loader.WorkersFlag(fs, true, "comma-separated worker `counts`", 1, 2)
 	fs.StringVar(&f.impls, "impls", strings.Join(peer.Impls, ","), "comma-separated `implementations`: naive, fast (ours), torch (the peer)")
 	fs.IntVar(&f.batch, "batch", d.Batch, "samples per `batch` (the document's 256)")
 	fs.IntVar(&f.batches, "batches", d.Batches, "`batches` per run, at least 2 (the first is the time to first batch)")
@@ -157,7 +158,7 @@ func runPeer(ctx context.Context, args []string, stdout, stderr io.Writer) error
 // sides read the dataset.
 func (f *peerFlags) config(ctx context.Context) (peer.Config, error) {
 	var c peer.Config
-	workers, err := cli.ParseInts("--workers", f.workers)
+	workers, err := f.workers.Counts()
 	if err != nil {
 		return c, err
 	}
@@ -174,11 +175,6 @@ func (f *peerFlags) config(ctx context.Context) (peer.Config, error) {
 	}
 	if err := cli.FirstErr(cli.InRange("--count", f.count, 1, cli.MaxCount), cli.InRange("--batches", f.batches, 2, cli.MaxBatches)); err != nil {
 		return c, err
-	}
-	for _, n := range workers {
-		if err := cli.InRange("--workers", n, 1, loader.MaxWorkers); err != nil {
-			return c, err
-		}
 	}
 	settings := peer.Settings{Width: w, Height: h, Crop: f.crop, Batch: f.batch, Batches: f.batches, Seed: f.seed}
 	if bucket.IsURL(f.df.Dir) {

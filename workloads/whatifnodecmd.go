@@ -69,7 +69,7 @@ func (f *whatIfFlags) node(ctx context.Context, accs []int) (Node, error) {
 		return n, err
 	}
 	var err error
-	if n.Pipeline, err = f.pf.config(ctx, f.workers, f.impl); err != nil {
+	if n.Pipeline, err = f.pf.config(ctx, f.workers.N(), f.impl); err != nil {
 		return n, err
 	}
 	if _, err := f.pf.device(ctx); err != nil {
