@@ -60,6 +60,7 @@ var Registry = []Registered{
 	Sizes(func() PeerLadder { return DefaultPeerLadder(PeerPython, peer.LadderScript) }, func() PeerLadder { return QuickPeerLadder(PeerPython, peer.LadderScript) }),
 	Sizes(DefaultRemote, QuickRemote),
 	Sizes(DefaultNode, QuickNode),
+	Sizes(DefaultNodeWhatIf, QuickNodeWhatIf),
 	Sizes(DefaultTune, QuickTune),
 	gpu(Sizes(DefaultCUDACheck, QuickCUDACheck)),
 	gpu(Sizes(DefaultCUDADecode, QuickCUDADecode)),
