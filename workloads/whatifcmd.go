@@ -23,7 +23,7 @@ import (
 
 // Command is headspace whatif.
 func (WhatIf) Command() cli.Command {
-	return cli.Command{Name: "whatif", Summary: "predict steps/s for other cores, workers and step times; --verify checks it", Runs: []string{"WhatIf"}, Run: runWhatIf}
+	return cli.Command{Name: "whatif", Summary: "predict steps/s for other cores, workers and step times; --verify checks it", Runs: []string{"WhatIf", "NodeWhatIf"}, Run: runWhatIf}
 }
 
 const whatifUsage = `
