@@ -15,6 +15,10 @@
 //     (document 004);
 //   - whatif.go: the what-if model's profile and its check;
 //   - peer.go: the document's PyTorch pipeline beside ours;
+//   - peerremote.go: `headspace peer --remote`, our loader beside the
+//     boto3 peer on data in a bucket;
+//   - whatifnode.go: `headspace whatif --accelerators`, the node model's
+//     prediction from one rank alone, and its check;
 //   - peerladder.go: the yardstick, the document's whole training script
 //     beside our ladder at every level on the same emulated device
 //     (document 003; `headspace peer --ladder`, and 003's report);

@@ -126,8 +126,8 @@ func runPeer(ctx context.Context, args []string, stdout, stderr io.Writer) error
 		if isRealPeerResults(f.from) {
 			return rebuildRealPeers(fs, f.from, f.report, f.plotPrefix, stdout)
 		}
-		if isRemoteResults(f.from) {
-			return rebuildPeerRemote(fs, f.from, f.report, stdout)
+		if recs, err := resultfile.Read(f.from); err == nil && isRemoteResults(recs) {
+			return rebuildPeerRemote(fs, f.from, recs, f.report, stdout)
 		}
 		return rebuildPeer(fs, f.from, f.report, f.plotPrefix, stdout)
 	}

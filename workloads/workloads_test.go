@@ -6,6 +6,7 @@ import (
 	"path/filepath"
 	"reflect"
 	"runtime"
+	"slices"
 	"strings"
 	"testing"
 
@@ -124,6 +125,12 @@ func benchReady(b *testing.B, e Experiment, env *Env) Experiment {
 	case PeerLadder:
 		x.Config.Peer.Script = fromRoot(x.Config.Peer.Script)
 		x.Config.Impls = withTorch(b, x.Config.Peer, peer.LadderImpls)
+		return x
+	case PeerRemote:
+		x.Script = fromRoot(x.Script)
+		if impls := withTorch(b, peer.Peer{Python: x.Python, Script: x.Script}, []string{peer.Fast, peer.Torch}); !slices.Contains(impls, peer.Torch) {
+			x.Impls = []string{peer.Fast}
+		}
 		return x
 	case Tune:
 		x.Argv = append([]string{x.Argv[0], fromRoot(x.Argv[1])}, x.Argv[2:]...)
