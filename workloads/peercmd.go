@@ -265,7 +265,7 @@ func peerOutputs(report, plotPrefix string) []cli.Output {
 }
 
 // rebuildPeer is peer --from: the table, the report and the plots rebuilt
-// from a results file (peer.ReadReport), measuring nothing. The flags that
+// from a results file (PeerCodec, peer.ReportOf), measuring nothing. The flags that
 // set a measurement are refused with it.
 func rebuildPeer(fs *flag.FlagSet, from, report, plotPrefix string, stdout io.Writer) error {
 	if err := cli.FromOnly(fs, "report", "plot"); err != nil {
@@ -277,7 +277,7 @@ func rebuildPeer(fs *flag.FlagSet, from, report, plotPrefix string, stdout io.Wr
 	if err := cli.CheckOutputs(peerOutputs(report, plotPrefix)...); err != nil {
 		return err
 	}
-	r, err := peer.ReadReport(from)
+	r, err := readPeerReport(from)
 	if err != nil {
 		return cli.FromErr(from, err)
 	}
@@ -285,6 +285,20 @@ func rebuildPeer(fs *flag.FlagSet, from, report, plotPrefix string, stdout io.Wr
 		return err
 	}
 	return r.WriteFiles(stdout, report, plotPrefix)
+}
+
+// readPeerReport is the report of the results file at path, its runs
+// decoded through PeerCodec and its lines read by peer.ReportOf.
+func readPeerReport(path string) (peer.Report, error) {
+	recs, err := resultfile.Read(path)
+	if err != nil {
+		return peer.Report{}, err
+	}
+	o, err := PeerCodec.Decode(recs)
+	if err != nil {
+		return peer.Report{}, inFile(path, err)
+	}
+	return peer.ReportOf(path, fileConfig(recs), o.Measurements)
 }
 
 // peerCommand is how this command was invoked, quoted for a shell.

@@ -229,6 +229,9 @@ func decodePeerRun(rec Record) (peer.Measurement, error) {
 	if !slices.Contains(peer.Impls, m.Impl) {
 		return m, fmt.Errorf("%s: unknown impl %q (want one of %s)", at(rec.Result), m.Impl, strings.Join(peer.Impls, ", "))
 	}
+	if m.TTFB, m.SamplesPerSec, m.CPU, err = rec.loading(); err != nil {
+		return m, err
+	}
 	if m.Batches < 2 {
 		return m, fmt.Errorf("%s: %d batches, want at least 2", at(rec.Result), m.Batches)
 	}
@@ -237,6 +240,5 @@ func decodePeerRun(rec Record) (peer.Measurement, error) {
 			return m, fmt.Errorf("%s: %s %v must be finite and not negative", at(rec.Result), v.Unit, v.Value)
 		}
 	}
-	m.TTFB, m.SamplesPerSec, m.CPU, err = rec.loading()
-	return m, err
+	return m, nil
 }

@@ -49,6 +49,16 @@ func TestPeerRemoteCodecCommittedFiles(t *testing.T) {
 			t.Errorf("%s: %v, want an error with %q", tc.line, err, tc.want)
 		}
 	}
+	// A Peer's runs are held to the same (peer --from read them by hand,
+	// refusing these, before PeerCodec).
+	for _, tc := range []struct{ line, want string }{
+		{"BenchmarkPeer/impl=fast/workers=1 6 1 ttfb-ns NaN samples/s 3 cpu-s", "must be finite"},
+		{"BenchmarkPeer/impl=fast/workers=0 6 1 ttfb-ns 2 samples/s 3 cpu-s", "want a positive count"},
+	} {
+		if _, err := PeerCodec.Decode(throughText(t, tc.line+"\n")); err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("%s: %v, want an error with %q", tc.line, err, tc.want)
+		}
+	}
 	// Records alone, not read from a file, have no report.
 	if err := (PeerRemote{}).Report(PeerRemoteOutcome{}, io.Discard); err == nil {
 		t.Error("Report with no report: no error")
