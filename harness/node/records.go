@@ -20,14 +20,14 @@ import (
 // partial run (--partial). The other processes' cores are
 // disturb.OtherCoresUnit, as every other experiment records them.
 const (
-	UnitAU         = "au"
-	UnitAUMin      = "au-min"
-	UnitCores      = "cpu-cores"
-	UnitCPUSample  = "cpu-ns/sample"
-	UnitInputWait  = "input-wait-ns/op"
-	UnitBarrier    = "barrier-ns/op"
-	UnitBytes      = "bytes/s"
-	UnitRequests   = "requests/s"
+	UnitAU        = "au"
+	UnitAUMin     = "au-min"
+	UnitCores     = "cpu-cores"
+	UnitCPUSample = "cpu-ns/sample"
+	UnitInputWait = "input-wait-ns/op"
+	UnitBarrier   = "barrier-ns/op"
+	UnitBytes     = "bytes/s"
+	UnitRequests  = "requests/s"
 	// UnitOtherThreads is the other processes' runnable threads, the
 	// mean over the run (sampled).
 	UnitOtherThreads = "other-threads"
