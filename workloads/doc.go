@@ -17,6 +17,8 @@
 //   - peer.go: the document's PyTorch pipeline beside ours;
 //   - peerremote.go: `headspace peer --remote`, our loader beside the
 //     boto3 peer on data in a bucket;
+//   - ownloopladder.go: `headspace ladder -- COMMAND`, the caching
+//     ladder on a user's own training script;
 //   - whatifnode.go: `headspace whatif --accelerators`, the node model's
 //     prediction from one rank alone, and its check;
 //   - peerladder.go: the yardstick, the document's whole training script

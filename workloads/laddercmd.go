@@ -96,7 +96,7 @@ none runs the script as it is; device needs a CUDA GPU. Each run times
 --steps steps after one step and the batches the workers prefetched
 (--warmup N instead), and is then stopped with all its workers. The table
 gives steps/s per level, its ratio to the top level and the stage each
-drop is attributed to; --out records BenchmarkLadder/level=…/script=…
+drop is attributed to; --out records BenchmarkOwnLoopLadder/level=…/script=…
 with the command, interpreter and torch versions (written whole at the
 end; SIGINT keeps the finished runs, marked partial).`
 

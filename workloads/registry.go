@@ -63,6 +63,7 @@ var Registry = []Registered{
 	Sizes(DefaultNode, QuickNode),
 	Sizes(DefaultNodeWhatIf, QuickNodeWhatIf),
 	Sizes(DefaultTune, QuickTune),
+	Sizes(DefaultOwnLoopLadder, QuickOwnLoopLadder),
 	gpu(Sizes(DefaultCUDACheck, QuickCUDACheck)),
 	gpu(Sizes(DefaultCUDADecode, QuickCUDADecode)),
 }

@@ -111,7 +111,8 @@ func BenchmarkExperiments(b *testing.B) {
 // directory is this package's: the what-if model's check runs on a
 // device at its own step, and the peers' scripts are found from the
 // module's root, measuring ours alone where torch is not importable
-// (`make peer` installs it); tune's script too.
+// (`make peer` installs it); tune's and the own-loop ladder's scripts
+// too.
 func benchReady(b *testing.B, e Experiment, env *Env) Experiment {
 	switch x := e.(type) {
 	case WhatIf:
@@ -131,6 +132,9 @@ func benchReady(b *testing.B, e Experiment, env *Env) Experiment {
 		if impls := withTorch(b, peer.Peer{Python: x.Python, Script: x.Script}, []string{peer.Fast, peer.Torch}); !slices.Contains(impls, peer.Torch) {
 			x.Impls = []string{peer.Fast}
 		}
+		return x
+	case OwnLoopLadder:
+		x.Argv = append([]string{x.Argv[0], fromRoot(x.Argv[1])}, x.Argv[2:]...)
 		return x
 	case Tune:
 		x.Argv = append([]string{x.Argv[0], fromRoot(x.Argv[1])}, x.Argv[2:]...)

@@ -20,7 +20,7 @@ const (
 
 // ownLevel is a level's name in the own loop's ladder file.
 func ownLevel(level string) string {
-	return "Ladder/level=" + level + "/script=train_imagefolder.py/workers=2"
+	return "OwnLoopLadder/level=" + level + "/script=train_imagefolder.py/workers=2"
 }
 
 // ownStepAdded is the step time a level adds to the one above, in ms.
