@@ -31,7 +31,7 @@ import (
 
 // Command is headspace ladder.
 func (Ladder) Command() cli.Command {
-	return cli.Command{Name: "ladder", Summary: "run the caching ladder: steps/s with data cached at each stage", Runs: []string{"Ladder"}, Run: runLadder}
+	return cli.Command{Name: "ladder", Summary: "run the caching ladder: steps/s with data cached at each stage", Runs: []string{"Ladder", "OwnLoopLadder"}, Run: runLadder}
 }
 
 const ladderUsage = `

@@ -25,7 +25,7 @@ import (
 
 // Command is headspace peer.
 func (Peer) Command() cli.Command {
-	return cli.Command{Name: "peer", Summary: "our loader against the document's PyTorch DataLoader pipeline, or (--peers) the real loaders of the pinned peers env, same job, same run: samples/s, TTFB, ratios", Runs: []string{"Peer", "PeerLadder"}, Run: runPeer}
+	return cli.Command{Name: "peer", Summary: "our loader against the document's PyTorch DataLoader pipeline, or (--peers) the real loaders of the pinned peers env, same job, same run: samples/s, TTFB, ratios", Runs: []string{"Peer", "PeerLadder", "PeerRemote"}, Run: runPeer}
 }
 
 const peerUsage = `
