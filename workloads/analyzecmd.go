@@ -13,6 +13,7 @@ import (
 	"github.com/headspace-bench/headspace/command"
 	"github.com/headspace-bench/headspace/harness/analysis"
 	"github.com/headspace-bench/headspace/harness/driver"
+	"github.com/headspace-bench/headspace/harness/loader"
 	"github.com/headspace-bench/headspace/harness/resultfile"
 	"github.com/headspace-bench/headspace/internal/atomicfile"
 	"github.com/headspace-bench/headspace/internal/cli"
@@ -75,7 +76,7 @@ func runAnalyze(ctx context.Context, args []string, stdout, stderr io.Writer) er
 	fs := cli.NewFlagSet("analyze", analyzeUsage, stdout)
 	var pf pipelineFlags
 	pf.register(fs)
-	workers := fs.Int("workers", 4, "loader `workers` per stage")
+	workers := loader.WorkersFlag(fs, false, "loader `workers` per stage", 4)
 	impl := fs.String("transforms", "naive", "transform `implementation`: naive or fast")
 	latency := fs.Duration("load-latency", 0, "added wait per raw sample, as remote storage would (`duration`)")
 	numCaches := fs.Int("num-caches", 10, "`batches` kept from the start")
@@ -108,7 +109,7 @@ func runAnalyze(ctx context.Context, args []string, stdout, stderr io.Writer) er
 	if _, err := cli.ParseList("--transforms", *impl, []string{"naive", "fast"}); err != nil {
 		return err
 	}
-	pcfg, err := pf.config(ctx, *workers, *impl)
+	pcfg, err := pf.config(ctx, workers.N(), *impl)
 	if err != nil {
 		return err
 	}

@@ -15,6 +15,12 @@
 //     (document 004);
 //   - whatif.go: the what-if model's profile and its check;
 //   - peer.go: the document's PyTorch pipeline beside ours;
+//   - peerremote.go: `headspace peer --remote`, our loader beside the
+//     boto3 peer on data in a bucket;
+//   - ownloopladder.go: `headspace ladder -- COMMAND`, the caching
+//     ladder on a user's own training script;
+//   - whatifnode.go: `headspace whatif --accelerators`, the node model's
+//     prediction from one rank alone, and its check;
 //   - peerladder.go: the yardstick, the document's whole training script
 //     beside our ladder at every level on the same emulated device
 //     (document 003; `headspace peer --ladder`, and 003's report);
@@ -56,6 +62,12 @@
 // whose Under ("Ladder/step=a") puts its points' records under the step,
 // and OnDisk runs each point of a case as a Ladder under
 // "LadderOnDisk/<case>"; Ladder.PointName is the one naming rule.
+//
+// OwnLoopLadder and Tune run a training script (`-- COMMAND`): their
+// sizes run the scripts of harness/ownloop/testdata with Debian's
+// python3-torch (`make test-deps`), as Peer's run the document's
+// PyTorch pipeline, so that BenchmarkExperiments runs their whole path;
+// their documents are "", so `headspace reproduce` does not run them.
 //
 // CUDACheck and CUDADecode are registered as needing a GPU and so are
 // not in Experiments: they need a real GPU, and the benchmark list must pass on

@@ -32,7 +32,7 @@ import (
 
 // Command is headspace ladder.
 func (Ladder) Command() cli.Command {
-	return cli.Command{Name: "ladder", Summary: "run the caching ladder: steps/s with data cached at each stage", Runs: []string{"Ladder"}, Run: runLadder}
+	return cli.Command{Name: "ladder", Summary: "run the caching ladder: steps/s with data cached at each stage", Runs: []string{"Ladder", "OwnLoopLadder"}, Run: runLadder}
 }
 
 const ladderUsage = `
@@ -97,7 +97,7 @@ none runs the script as it is; device needs a CUDA GPU. Each run times
 --steps steps after one step and the batches the workers prefetched
 (--warmup N instead), and is then stopped with all its workers. The table
 gives steps/s per level, its ratio to the top level and the stage each
-drop is attributed to; --out records BenchmarkLadder/level=…/script=…
+drop is attributed to; --out records BenchmarkOwnLoopLadder/level=…/script=…
 with the command, interpreter and torch versions (written whole at the
 end; SIGINT keeps the finished runs, marked partial).`
 
@@ -276,16 +276,17 @@ func (f *pipelineFlags) scalable() bool { return f.dev == "emulated" }
 // ladderFlags are the ladder's own flags, beside the pipeline's, the
 // disturbance policy's and a command's.
 type ladderFlags struct {
-	levels, workers, impls, placements, pinned string
-	steps, warmup, count                       int
-	out, shard, timeline                       string
-	fresh                                      bool
+	levels, impls, placements, pinned string
+	workers                           *loader.Workers
+	steps, warmup, count              int
+	out, shard, timeline              string
+	fresh                             bool
 }
 
 // register defines the flags on fs, their defaults def's.
 func (lf *ladderFlags) register(fs *flag.FlagSet, def Ladder) {
 	fs.StringVar(&lf.levels, "levels", "", "comma-separated `levels` to run (default none,raw,sample,host,device; with --data also encoded)")
-	fs.StringVar(&lf.workers, "workers", joinInts(def.Workers), "comma-separated worker `counts` (default: one per core)")
+	lf.workers = loader.WorkersFlag(fs, true, "comma-separated worker `counts` (default: one per core)", def.Workers...)
 	fs.StringVar(&lf.impls, "transforms", strings.Join(def.Transforms, ","), "comma-separated transform `implementations`: naive, fast, or device (the mask, ConvertColor and Scale as CUDA kernels; --device cuda and --placement device)")
 	fs.StringVar(&lf.placements, "placement", "host", "comma-separated `placements` of ConvertColor and Scale: host (float32 uploads) or device (uint8 uploads, converted on the device)")
 	fs.StringVar(&lf.pinned, "pinned", "true", "comma-separated: upload from pinned host memory (`true`), pageable (false), or both")
@@ -417,7 +418,7 @@ func (lf *ladderFlags) sweep(ctx context.Context, def Ladder, pf *pipelineFlags,
 	} else if pf.data.Dir != "" {
 		l.Levels = level.Default(level.Disk)
 	}
-	if l.Workers, err = cli.ParseInts("--workers", lf.workers); err != nil {
+	if l.Workers, err = lf.workers.Counts(); err != nil {
 		return l, err
 	}
 	if l.Transforms, err = cli.ParseList("--transforms", lf.impls, append(slices.Clone(transforms.Names), transforms.DeviceName)); err != nil {

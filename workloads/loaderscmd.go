@@ -43,7 +43,8 @@ becomes fetch then decode, each with its statistics; --page-cache and
 
 // loadersFlags are loaders' flags.
 type loadersFlags struct {
-	modes, workers  string
+	modes           string
+	workers         *loader.Workers
 	batches, batch  int
 	rawSize         string
 	crop            int
@@ -59,7 +60,7 @@ type loadersFlags struct {
 // register defines f's flags on fs.
 func (f *loadersFlags) register(fs *flag.FlagSet) {
 	fs.StringVar(&f.modes, "mode", "goroutine,process", "comma-separated loader `modes`: goroutine, process")
-	fs.StringVar(&f.workers, "workers", "1,2,4,8,16,32", "comma-separated worker `counts`")
+	f.workers = loader.WorkersFlag(fs, true, "comma-separated worker `counts`", 1, 2, 4, 8, 16, 32)
 	fs.IntVar(&f.batches, "batches", 20, "`batches` per run, at least 2 (the first is the time to first batch)")
 	fs.IntVar(&f.batch, "batch", 32, "samples per `batch`")
 	fs.StringVar(&f.rawSize, "raw-size", "512", "raw image `size`, N or WxH")
@@ -101,7 +102,7 @@ func (f *loadersFlags) experiment(ctx context.Context) (Loaders, error) {
 	if err != nil {
 		return exp, err
 	}
-	workers, err := cli.ParseInts("--workers", f.workers)
+	workers, err := f.workers.Counts()
 	if err != nil {
 		return exp, err
 	}

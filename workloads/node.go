@@ -431,7 +431,7 @@ func (f *NodeFigures) values(rank bool) []nodeValue {
 			nodeValue{unit: node.UnitBarrier, v: &f.Barrier, has: &f.HasBarrier},
 			nodeValue{unit: node.UnitCores, v: &f.Cores, has: &f.HasCores}, nodeValue{unit: node.UnitCPUSample, v: &f.CPUPerSample, has: &f.HasCores},
 			nodeValue{unit: disturb.RunDelayUnit, v: &f.RunDelay, has: &f.HasRunDelay},
-			nodeValue{unit: node.UnitOtherCores, v: &f.OtherCores, has: &f.HasOtherCores},
+			nodeValue{unit: disturb.OtherCoresUnit, v: &f.OtherCores, has: &f.HasOtherCores},
 			nodeValue{unit: node.UnitOtherThreads, v: &f.OtherThreads, has: &f.HasOtherThreads})
 	}
 	vs = append(vs, nodeValue{unit: node.UnitBytes, v: &f.BytesPerSec, nonzero: true})

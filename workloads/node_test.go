@@ -2,9 +2,11 @@ package workloads
 
 import (
 	"errors"
+	"io"
 	"path/filepath"
 	"reflect"
 	"runtime"
+	"strings"
 	"testing"
 	"time"
 
@@ -182,5 +184,58 @@ func TestNodeWhatIfCodecCommittedFiles(t *testing.T) {
 				t.Fatalf("%d profile runs, %d verify runs, %d predictions; want some, some and 4", len(o.Profile.Runs), len(o.Verify.Runs), len(o.Predictions))
 			}
 		})
+	}
+}
+
+// TestNodeWhatIfExperiment: whatif --accelerators is a registered,
+// typed experiment whose codec alone reads its files: a node's file and
+// its own do not decode through each other's codec, and its outcome
+// read back from a committed file reports (Report) what that file's run
+// printed, from the file's configuration lines.
+func TestNodeWhatIfExperiment(t *testing.T) {
+	e, err := Lookup("NodeWhatIf")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, ok := e.(Typed[NodeWhatIfOutcome]); !ok {
+		t.Fatalf("NodeWhatIf is a %T, not Typed[NodeWhatIfOutcome]", e)
+	}
+	own, err := resultfile.Read(filepath.Join("..", "results", "node-whatif-bca00af.txt"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	other, err := resultfile.Read(filepath.Join("..", "results", "node-bca00af.txt"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := NodeWhatIfCodec.Decode(other); err == nil {
+		t.Error("a node's file decodes through NodeWhatIfCodec")
+	}
+	if _, err := NodeCodec.Decode(own); err == nil {
+		t.Error("a node what-if's file decodes through NodeCodec")
+	}
+	o, err := NodeWhatIfCodec.Decode(own)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !o.MinAUKnown || o.Model.Command == "" || len(o.Model.Accelerators) != 4 || len(o.Model.Measured) == 0 || o.Model.Profile.MemoryPerRank <= 0 {
+		t.Fatalf("model read back %+v (min AU known %v): want the file's command, 4 counts, the verify rows and the memory", o.Model, o.MinAUKnown)
+	}
+	var b strings.Builder
+	if err := (NodeWhatIf{}).Report(o, &b); err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"accelerators", "predicted"} {
+		if !strings.Contains(b.String(), want) {
+			t.Errorf("report %q lacks %q", b.String(), want)
+		}
+	}
+	// Records alone (no file's lines) have no model to report.
+	bare, err := NodeWhatIfCodec.Decode(NodeWhatIfCodec.Encode(o))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := (NodeWhatIf{}).Report(bare, io.Discard); err == nil {
+		t.Error("Report of records without their file's lines: no error")
 	}
 }

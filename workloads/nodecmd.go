@@ -103,7 +103,7 @@ const maxAccelerators = 1024
 type nodeFlags struct {
 	pf                      pipelineFlags
 	accelerators, levels    string
-	workers                 int
+	workers                 *loader.Workers
 	impl                    string
 	steps, warmup, count    int
 	minAU                   float64
@@ -122,7 +122,7 @@ func (f *nodeFlags) register(fs *flag.FlagSet, def Node) {
 	f.pf.register(fs)
 	fs.StringVar(&f.accelerators, "accelerators", joinInts(def.Accelerators), "comma-separated accelerator `counts` N (rank processes)")
 	fs.StringVar(&f.levels, "levels", "none,host", "comma-separated `levels`: none (the pipeline), host (its bound)")
-	fs.IntVar(&f.workers, "workers", def.Pipeline.Workers, "loader `workers` per rank")
+	f.workers = loader.WorkersFlag(fs, false, "loader `workers` per rank", def.Pipeline.Workers)
 	fs.StringVar(&f.impl, "transforms", def.Pipeline.Impl, "transform `implementation`: naive or fast")
 	fs.IntVar(&f.steps, "steps", def.Train.Steps, "measured training `steps` per run")
 	fs.IntVar(&f.warmup, "warmup", def.Train.Warmup, "`steps` run before measuring")
@@ -197,7 +197,7 @@ func (f *nodeFlags) points(def Node) (Node, error) {
 		}
 	}
 	if err := cli.FirstErr(cli.InRange("--steps", f.steps, 1, cli.MaxSteps), cli.InRange("--warmup", f.warmup, 0, cli.MaxSteps),
-		cli.InRange("--count", f.count, 1, cli.MaxCount), cli.InRange("--workers", f.workers, 1, loader.MaxWorkers)); err != nil {
+		cli.InRange("--count", f.count, 1, cli.MaxCount), cli.InRange("--workers", f.workers.N(), 1, loader.MaxWorkers)); err != nil {
 		return n, err
 	}
 	if err := checkNodeFlags(n.Accelerators, f.impl, f.pf.dev, f.pf.step); err != nil {
@@ -226,7 +226,7 @@ func (f *nodeFlags) points(def Node) (Node, error) {
 // pipeline sets n's pipeline, device and shard from f, and checks n.
 func (f *nodeFlags) pipeline(ctx context.Context, n *Node) error {
 	var err error
-	if n.Pipeline, err = f.pf.config(ctx, f.workers, f.impl); err != nil {
+	if n.Pipeline, err = f.pf.config(ctx, f.workers.N(), f.impl); err != nil {
 		return err
 	}
 	if n.Pipeline.Placement != loader.Host {

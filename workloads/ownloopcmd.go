@@ -204,28 +204,29 @@ func runOwnLadder(ctx context.Context, fs *flag.FlagSet, of *ownFlags, lf ownLad
 	if err != nil {
 		return ownError(err)
 	}
-	var points []ownloop.LadderPoint
-	settings := func() []resultfile.Config {
-		return driver.Settings(points[0].From.Device(), ownloop.CommandConfig(cmd, points[0].From), ownloop.LadderConfigLines(c))
-	}
+	e := OwnLoopLadder{Argv: fs.Args(), Config: c}
+	var lo OwnLoopLadderOutcome
+	settings := func() []resultfile.Config { return driver.Settings(lo.Device, lo.Config) }
 	o, err := driver.Run(ctx, driver.Job{Units: c.Count * len(c.Levels), Progress: stderr, Settings: settings,
 		Measure: func(ctx context.Context, h *driver.Hooks) ([]*benchfmt.Result, error) {
 			var recs []*benchfmt.Result
-			err := ownloop.Ladder(ctx, cmd, c, stderr, func(p ownloop.LadderPoint) error {
-				points = append(points, p)
-				recs = append(recs, ownloop.LadderRecord(cmd, p))
+			var err error
+			lo, err = e.MeasureEach(ctx, Env{}, stderr, func(p ownloop.LadderPoint) error {
+				recs = append(recs, ownLoopPointRecord(cmd.Key(), p))
 				return h.Result(recs[len(recs)-1])
 			})
 			h.Finish()
-			if (err == nil || errors.Is(err, context.Canceled)) && len(points) > 0 {
-				ownloop.WriteLadderText(stdout, cmd, c, points) // an interrupted run's too
+			if (err == nil || errors.Is(err, context.Canceled)) && len(lo.Points) > 0 {
+				if rerr := e.Report(lo, stdout); rerr != nil { // an interrupted run's too
+					return recs, rerr
+				}
 			}
 			return recs, err
-		}}, driver.Output{Path: lf.out, Benchmarks: []string{"Ladder"}, Beside: true})
+		}}, driver.Output{Path: lf.out, Benchmarks: []string{e.Name()}, Beside: true})
 	if err != nil && !o.Interrupted {
 		return ownError(err)
 	}
-	if len(points) == 0 {
+	if len(lo.Points) == 0 {
 		return o.Err("")
 	}
 	if lf.out != "" {

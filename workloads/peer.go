@@ -2,10 +2,7 @@ package workloads
 
 import (
 	"context"
-	"fmt"
-	"slices"
 	"strconv"
-	"strings"
 
 	"golang.org/x/perf/benchfmt"
 
@@ -89,7 +86,8 @@ var _ Typed[peer.Result] = Peer{}
 // PeerCodec is a Peer's records codec: a record a run, in the order they
 // ran, BenchmarkPeer/impl=…/workers=… with ttfb-ns, samples/s and cpu-s
 // (peer.Measurement.Benchmark); a run of an implementation not in
-// peer.Impls does not decode. The peer's configuration lines are the
+// peer.Impls, of fewer than 2 batches or with a figure negative or not
+// finite does not decode (decodePeerRun). The peer's configuration lines are the
 // result file's, not its records': a decoded peer.Result has no
 // PeerConfig.
 var PeerCodec = Codec[peer.Result]{
@@ -97,18 +95,7 @@ var PeerCodec = Codec[peer.Result]{
 	Keys:       map[string][]string{"Peer": {"impl", "workers"}},
 	encode:     func(r peer.Result) []*benchfmt.Result { return recordsOf(r.Measurements, peer.Measurement.Benchmark) },
 	decode: func(recs []Record) (peer.Result, error) {
-		ms, err := decodeEach(recs, func(rec Record) (peer.Measurement, error) {
-			workers, err := rec.count("workers", false)
-			if err != nil {
-				return peer.Measurement{}, err
-			}
-			m := peer.Measurement{Impl: rec.Keys["impl"], Workers: workers, Batches: rec.Iters}
-			if !slices.Contains(peer.Impls, m.Impl) {
-				return m, fmt.Errorf("%s: unknown impl %q (want one of %s)", fullName(rec.Result), m.Impl, strings.Join(peer.Impls, ", "))
-			}
-			m.TTFB, m.SamplesPerSec, m.CPU, err = rec.loading()
-			return m, err
-		})
+		ms, err := decodeEach(recs, decodePeerRun)
 		return peer.Result{Measurements: ms}, err
 	},
 }

@@ -25,7 +25,7 @@ import (
 
 // Command is headspace peer.
 func (Peer) Command() cli.Command {
-	return cli.Command{Name: "peer", Summary: "our loader against the document's PyTorch DataLoader pipeline, or (--peers) the real loaders of the pinned peers env, same job, same run: samples/s, TTFB, ratios; (--spdl-cache) SPDL's CacheDataLoader headspace beside analyze's on one script", Runs: []string{"Peer", "PeerLadder"}, Run: runPeer}
+	return cli.Command{Name: "peer", Summary: "our loader against the document's PyTorch DataLoader pipeline, or (--peers) the real loaders of the pinned peers env, same job, same run: samples/s, TTFB, ratios; (--spdl-cache) SPDL's CacheDataLoader headspace beside analyze's on one script", Runs: []string{"Peer", "PeerLadder", "PeerRemote"}, Run: runPeer}
 }
 
 const peerUsage = `
@@ -76,19 +76,20 @@ func withHint(err error, hint string) error {
 // peerFlags are peer's flags: the loaders' comparison's, and those of
 // --ladder and --remote.
 type peerFlags struct {
-	python, script, workers, impls string
-	batch, batches                 int
-	rawSize                        string
-	crop                           int
-	seed                           uint64
-	count                          int
-	out, report, plotPrefix        string
-	df                             loader.DataFlags
-	lf                             peerLadderFlags
-	rf                             peerRemoteFlags
-	pf                             realPeerFlags
-	sf                             spdlCacheFlags
-	from                           string
+	python, script, impls   string
+	workers                 *loader.Workers
+	batch, batches          int
+	rawSize                 string
+	crop                    int
+	seed                    uint64
+	count                   int
+	out, report, plotPrefix string
+	df                      loader.DataFlags
+	lf                      peerLadderFlags
+	rf                      peerRemoteFlags
+	pf                      realPeerFlags
+	sf                      spdlCacheFlags
+	from                    string
 }
 
 // register defines f's flags on fs.
@@ -96,7 +97,7 @@ func (f *peerFlags) register(fs *flag.FlagSet) {
 	d := peer.DefaultSettings()
 	fs.StringVar(&f.python, "python", "/usr/bin/python3", "Python `interpreter` with torch, torchvision, scipy and PIL (with --peers: the peers env's python, by default the one make peers-env made)")
 	fs.StringVar(&f.script, "script", "peers/torch/dataloader.py", "the PyTorch peer `script` (with --ladder: peers/torch/ladder.py)")
-	fs.StringVar(&f.workers, "workers", "1,2", "comma-separated worker `counts`")
+	f.workers = loader.WorkersFlag(fs, true, "comma-separated worker `counts`", 1, 2)
 	fs.StringVar(&f.impls, "impls", strings.Join(peer.Impls, ","), "comma-separated `implementations`: naive, fast (ours), torch (the peer)")
 	fs.IntVar(&f.batch, "batch", d.Batch, "samples per `batch` (the document's 256)")
 	fs.IntVar(&f.batches, "batches", d.Batches, "`batches` per run, at least 2 (the first is the time to first batch)")
@@ -133,8 +134,8 @@ func runPeer(ctx context.Context, args []string, stdout, stderr io.Writer) error
 		if isRealPeerResults(f.from) {
 			return rebuildRealPeers(fs, f.from, f.report, f.plotPrefix, stdout)
 		}
-		if isRemoteResults(f.from) {
-			return rebuildPeerRemote(fs, f.from, f.report, stdout)
+		if recs, err := resultfile.Read(f.from); err == nil && isRemoteResults(recs) {
+			return rebuildPeerRemote(fs, f.from, recs, f.report, stdout)
 		}
 		return rebuildPeer(fs, f.from, f.report, f.plotPrefix, stdout)
 	}
@@ -171,7 +172,7 @@ func runPeer(ctx context.Context, args []string, stdout, stderr io.Writer) error
 // sides read the dataset.
 func (f *peerFlags) config(ctx context.Context) (peer.Config, error) {
 	var c peer.Config
-	workers, err := cli.ParseInts("--workers", f.workers)
+	workers, err := f.workers.Counts()
 	if err != nil {
 		return c, err
 	}
@@ -188,11 +189,6 @@ func (f *peerFlags) config(ctx context.Context) (peer.Config, error) {
 	}
 	if err := cli.FirstErr(cli.InRange("--count", f.count, 1, cli.MaxCount), cli.InRange("--batches", f.batches, 2, cli.MaxBatches)); err != nil {
 		return c, err
-	}
-	for _, n := range workers {
-		if err := cli.InRange("--workers", n, 1, loader.MaxWorkers); err != nil {
-			return c, err
-		}
 	}
 	settings := peer.Settings{Width: w, Height: h, Crop: f.crop, Batch: f.batch, Batches: f.batches, Seed: f.seed}
 	if bucket.IsURL(f.df.Dir) {
@@ -283,7 +279,7 @@ func peerOutputs(report, plotPrefix string) []cli.Output {
 }
 
 // rebuildPeer is peer --from: the table, the report and the plots rebuilt
-// from a results file (peer.ReadReport), measuring nothing. The flags that
+// from a results file (PeerCodec, peer.ReportOf), measuring nothing. The flags that
 // set a measurement are refused with it.
 func rebuildPeer(fs *flag.FlagSet, from, report, plotPrefix string, stdout io.Writer) error {
 	if err := cli.FromOnly(fs, "report", "plot"); err != nil {
@@ -295,7 +291,7 @@ func rebuildPeer(fs *flag.FlagSet, from, report, plotPrefix string, stdout io.Wr
 	if err := cli.CheckOutputs(peerOutputs(report, plotPrefix)...); err != nil {
 		return err
 	}
-	r, err := peer.ReadReport(from)
+	r, err := readPeerReport(from)
 	if err != nil {
 		return cli.FromErr(from, err)
 	}
@@ -303,6 +299,20 @@ func rebuildPeer(fs *flag.FlagSet, from, report, plotPrefix string, stdout io.Wr
 		return err
 	}
 	return r.WriteFiles(stdout, report, plotPrefix)
+}
+
+// readPeerReport is the report of the results file at path, its runs
+// decoded through PeerCodec and its lines read by peer.ReportOf.
+func readPeerReport(path string) (peer.Report, error) {
+	recs, err := resultfile.Read(path)
+	if err != nil {
+		return peer.Report{}, err
+	}
+	o, err := PeerCodec.Decode(recs)
+	if err != nil {
+		return peer.Report{}, inFile(path, err)
+	}
+	return peer.ReportOf(path, fileConfig(recs), o.Measurements)
 }
 
 // peerCommand is how this command was invoked, quoted for a shell.

@@ -5,22 +5,18 @@ import (
 	"flag"
 	"fmt"
 	"io"
-	"os"
 	"strconv"
 	"strings"
 
 	"golang.org/x/perf/benchfmt"
 
-	"github.com/headspace-bench/headspace/datasets"
 	"github.com/headspace-bench/headspace/datasets/bucket"
 	"github.com/headspace-bench/headspace/datasets/ondisk"
 	"github.com/headspace-bench/headspace/harness/driver"
 	"github.com/headspace-bench/headspace/harness/link"
 	"github.com/headspace-bench/headspace/harness/loader"
-	"github.com/headspace-bench/headspace/harness/machine"
 	"github.com/headspace-bench/headspace/harness/peer"
 	"github.com/headspace-bench/headspace/harness/resultfile"
-	"github.com/headspace-bench/headspace/internal/atomicfile"
 	"github.com/headspace-bench/headspace/internal/cli"
 )
 
@@ -134,7 +130,16 @@ func parsePeerRemote(fs *flag.FlagSet, rf *peerRemoteFlags) (peerRemoteRun, erro
 	return r, mkdirs(r.out, r.report)
 }
 
-// runPeerRemote is peer --remote.
+// experiment is the PeerRemote experiment r asks for: the peer's Python
+// and script, our fetch concurrency, the command line and the report's
+// file.
+func (r peerRemoteRun) experiment(fs *flag.FlagSet, rf *peerRemoteFlags, args []string, log io.Writer) PeerRemote {
+	return PeerRemote{Python: fs.Lookup("python").Value.String(), Script: r.script, Job: r.settings, Layouts: r.layouts, Workers: r.workers,
+		Count: r.count, ShardSize: rf.shardSize, Link: r.lc, FetchConcurrency: rf.concurrency, Command: peerCommand(args), Log: log, ReportPath: r.report}
+}
+
+// runPeerRemote is peer --remote: the PeerRemote experiment, each run's
+// line printed as it ends, its file (--out) and its report.
 func runPeerRemote(ctx context.Context, fs *flag.FlagSet, rf *peerRemoteFlags, args []string, stdout, stderr io.Writer) error {
 	r, err := parsePeerRemote(fs, rf)
 	if err != nil {
@@ -143,45 +148,17 @@ func runPeerRemote(ctx context.Context, fs *flag.FlagSet, rf *peerRemoteFlags, a
 	if err := cli.CheckOutputs(cli.Output{Path: r.report, Kind: peer.ReportKind}); err != nil {
 		return err
 	}
-	var rep peer.RemoteReport
-	var cfg []resultfile.Config
-	_, err = driver.Run(ctx, driver.Job{Settings: func() []resultfile.Config { return cfg }, Measure: func(ctx context.Context, _ *driver.Hooks) ([]*benchfmt.Result, error) {
-		p := peer.Peer{Python: fs.Lookup("python").Value.String(), Script: r.script}
-		if err := p.Check(ctx); err != nil {
-			return nil, withHint(err, peerRemoteHint)
-		}
-		host := machine.Describe()
-		s := r.settings
-		n := s.Batch * s.Batches
-		src := datasets.Synthetic{Width: s.Width, Height: s.Height, Classes: 10, N: n, Seed: s.Seed, Content: datasets.ContentNatural}
-		fmt.Fprintf(stderr, "peer --remote: writing %d natural %dx%d JPEGs, starting the S3 server and the %s link, uploading…\n", n, s.Width, s.Height, r.lc.PresetName())
-		rb, err := peer.StartRemote(ctx, src, rf.shardSize, r.lc)
-		if err != nil {
-			return nil, err
-		}
-		defer rb.Close()
-		// StartRemote put the server's credentials in this process's
-		// environment for ours; ours reaches the server through the link.
-		p.Env = rb.Env()
-		s.Bucket = bucket.Options{Endpoint: rb.Link.URL(), Concurrency: rf.concurrency}
-		c := peer.RemoteConfig{Peer: p, Settings: s, Data: rb.URLs, Layouts: r.layouts, Workers: r.workers, Count: r.count}
-		res, err := peer.RemoteSweep(ctx, c, func(m peer.RemoteMeasurement) {
+	e := r.experiment(fs, rf, args, stderr)
+	var o PeerRemoteOutcome
+	_, err = driver.Run(ctx, driver.Job{Settings: func() []resultfile.Config { return o.Config }, Measure: func(ctx context.Context, _ *driver.Hooks) ([]*benchfmt.Result, error) {
+		var err error
+		o, err = e.MeasureEach(ctx, Env{}, func(m peer.RemoteMeasurement) {
 			fmt.Fprintf(stderr, "%s: TTFB %.3fs, %.1f samples/s, CPU %.2fs\n", m.BenchName(), m.TTFB.Seconds(), m.SamplesPerSec, m.CPU.Seconds())
 		})
-		if err != nil {
+		if err != nil || r.out == "" {
 			return nil, err
 		}
-		rep = peer.RemoteReport{
-			Machine: host, PeerConfig: res.PeerConfig, Command: peerCommand(args), Settings: s, Samples: n,
-			ShardSize: rf.shardSize, Count: r.count, Link: r.lc, FetchConcurrency: rf.concurrency, Costs: rb.Costs,
-			Rows: peer.SummarizeRemote(res.Measurements, rb.Costs, r.lc),
-		}
-		if r.out == "" {
-			return nil, nil
-		}
-		var recs []*benchfmt.Result
-		cfg, recs = peer.RemoteRecords(peer.RemoteSettings(c, rf.shardSize, rb.Costs, host.Distro, peerCommand(args)), res)
-		return recs, nil
+		return PeerRemoteCodec.Encode(o), nil
 	}}, driver.Output{Path: r.out, Benchmarks: []string{"PeerRemote"}})
 	if err != nil {
 		return err
@@ -189,33 +166,24 @@ func runPeerRemote(ctx context.Context, fs *flag.FlagSet, rf *peerRemoteFlags, a
 	if r.out != "" {
 		fmt.Fprintf(stdout, "results: %s\n", r.out)
 	}
-	return writeRemoteReport(stdout, rep, r.report)
+	return e.Report(o, stdout)
 }
 
-// writeRemoteReport prints r's Markdown and writes it to report, if set.
-func writeRemoteReport(stdout io.Writer, r peer.RemoteReport, report string) error {
-	if err := peer.WriteRemoteMarkdown(stdout, r); err != nil {
-		return err
+// isRemoteResults says whether recs, a results file's, are a PeerRemote's
+// (peer --from rebuilds either kind): its first record's benchmark, as
+// PeerRemoteCodec reads it.
+func isRemoteResults(recs []*benchfmt.Result) bool {
+	if len(recs) == 0 {
+		return false
 	}
-	if report == "" {
-		return nil
-	}
-	if err := atomicfile.WriteKind(report, peer.ReportKind, func(w io.Writer) error { return peer.WriteRemoteMarkdown(w, r) }); err != nil {
-		return err
-	}
-	fmt.Fprintf(stdout, "report: %s\n", report)
-	return nil
+	_, err := PeerRemoteCodec.names(recs[:1])
+	return err == nil
 }
 
-// isRemoteResults says whether a results file holds BenchmarkPeerRemote
-// runs (peer --from rebuilds either kind).
-func isRemoteResults(path string) bool {
-	b, err := os.ReadFile(path)
-	return err == nil && strings.Contains(string(b), "\nBenchmarkPeerRemote/")
-}
-
-// rebuildPeerRemote is peer --from on a --remote results file.
-func rebuildPeerRemote(fs *flag.FlagSet, from, report string, stdout io.Writer) error {
+// rebuildPeerRemote is peer --from on a --remote results file: its
+// records decoded through PeerRemoteCodec, its report written as the run
+// wrote it (PeerRemote.Report).
+func rebuildPeerRemote(fs *flag.FlagSet, from string, recs []*benchfmt.Result, report string, stdout io.Writer) error {
 	if err := cli.FromOnly(fs, "report"); err != nil {
 		return err
 	}
@@ -225,9 +193,12 @@ func rebuildPeerRemote(fs *flag.FlagSet, from, report string, stdout io.Writer) 
 	if err := cli.CheckOutputs(cli.Output{Path: report, Kind: peer.ReportKind}); err != nil {
 		return err
 	}
-	r, err := peer.ReadRemoteReport(from)
+	o, err := PeerRemoteCodec.Decode(recs)
+	if err == nil && o.Report.Command == "" {
+		err = fmt.Errorf("%s: no configuration lines (headspace peer --remote --out records them)", from)
+	}
 	if err != nil {
 		return cli.Usagef("--from: %v", err)
 	}
-	return writeRemoteReport(stdout, r, report)
+	return PeerRemote{ReportPath: report}.Report(o, stdout)
 }

@@ -58,9 +58,12 @@ var Registry = []Registered{
 	Sizes(DefaultWhatIf, QuickWhatIf),
 	Sizes(func() Peer { return DefaultPeer(PeerPython, PeerScript) }, func() Peer { return QuickPeer(PeerPython, PeerScript) }),
 	Sizes(func() PeerLadder { return DefaultPeerLadder(PeerPython, peer.LadderScript) }, func() PeerLadder { return QuickPeerLadder(PeerPython, peer.LadderScript) }),
+	Sizes(DefaultPeerRemote, QuickPeerRemote),
 	Sizes(DefaultRemote, QuickRemote),
 	Sizes(DefaultNode, QuickNode),
+	Sizes(DefaultNodeWhatIf, QuickNodeWhatIf),
 	Sizes(DefaultTune, QuickTune),
+	Sizes(DefaultOwnLoopLadder, QuickOwnLoopLadder),
 	gpu(Sizes(DefaultCUDACheck, QuickCUDACheck)),
 	gpu(Sizes(DefaultCUDADecode, QuickCUDADecode)),
 }

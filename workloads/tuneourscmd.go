@@ -33,7 +33,7 @@ import (
 type tuneOursFlags struct {
 	ours           string
 	pf             pipelineFlags
-	workers        int
+	workers        *loader.Workers
 	impl, lv       string
 	warmup         int
 	maxFetch       int
@@ -59,7 +59,7 @@ func (f *tuneOursFlags) register(fs *flag.FlagSet) {
 	f.pf.register(f.pipelineFlagFs)
 	f.pipelineFlagFs.VisitAll(func(fl *flag.Flag) { fs.Var(fl.Value, fl.Name, "with --ours: "+fl.Usage) })
 	def := defaultOursWorkers()
-	fs.IntVar(&f.workers, "workers", def, "with --ours: the pipeline's worker `count`, the setting the search starts from and checks against")
+	f.workers = loader.WorkersFlag(fs, false, "with --ours: the pipeline's worker `count`, the setting the search starts from and checks against", def)
 	fs.StringVar(&f.impl, "transforms", transforms.Fast, "with --ours ladder: the transform `implementation` (naive or fast)")
 	fs.StringVar(&f.lv, "level", "none", "with --ours ladder: the caching ladder's `level` tuned at (none: the whole pipeline; raw, sample)")
 	fs.IntVar(&f.warmup, "warmup", 2, "with --ours: `steps` each run takes before its timed ones")
@@ -116,7 +116,7 @@ func (f *tuneOursFlags) experiment(ctx context.Context, t Tune) (TuneOurs, error
 	if !slices.Contains(TuneOursPipelines, f.ours) {
 		return o, cli.Usagef("--ours %q: want %s", f.ours, strings.Join(TuneOursPipelines, " or "))
 	}
-	if err := cli.FirstErr(cli.InRange("--workers", f.workers, 1, loader.MaxWorkers), cli.InRange("--steps", t.Steps, 1, cli.MaxSteps),
+	if err := cli.FirstErr(cli.InRange("--workers", f.workers.N(), 1, loader.MaxWorkers), cli.InRange("--steps", t.Steps, 1, cli.MaxSteps),
 		cli.InRange("--warmup", f.warmup, 0, cli.MaxSteps), cli.InRange("--max-fetch", f.maxFetch, 0, bucket.MaxConcurrency)); err != nil {
 		return o, err
 	}
@@ -153,12 +153,12 @@ func (f *tuneOursFlags) experiment(ctx context.Context, t Tune) (TuneOurs, error
 		if f.pf.dev != "emulated" {
 			return o, cli.Usagef("--device %s: tune --ours runs on the emulated device this round", f.pf.dev)
 		}
-		if o.Config, err = f.pf.config(ctx, f.workers, impls[0]); err != nil {
+		if o.Config, err = f.pf.config(ctx, f.workers.N(), impls[0]); err != nil {
 			return o, err
 		}
 		o.Train, o.Step = Sized[Ladder](Default).Train, f.pf.step
 	}
-	o.Config.Workers = f.workers
+	o.Config.Workers = f.workers.N()
 	o.Train.Steps, o.Train.Warmup = t.Steps, f.warmup
 	if err := o.Train.Validate(); err != nil {
 		return o, cli.UsageError{Msg: err.Error()}

@@ -263,7 +263,7 @@ func TestCodecsRefuseOtherRecords(t *testing.T) {
 		{"Loaders", throughFile(t, peerRecs), "BenchmarkPeer/impl=torch/workers=2: not a record of Loaders"},
 		{"Peer", named("BenchmarkPeer/impl=torch"), "BenchmarkPeer/impl=torch: a record of Peer without its key workers"},
 		{"Peer", named("BenchmarkPeer/impl=torch/workers=2/level=none"), "BenchmarkPeer/impl=torch/workers=2/level=none: a record of Peer with a part of its name more (/level=none)"},
-		{"Peer", named("BenchmarkPeer/impl=torch/workers=two"), `BenchmarkPeer/impl=torch/workers=two: workers "two": want a count`},
+		{"Peer", named("BenchmarkPeer/impl=torch/workers=two"), `BenchmarkPeer/impl=torch/workers=two: workers "two": want a positive count`},
 		{"Loaders", append(LoadersCodec.Encode(LoadersOutcome{Training: []LoadersTraining{{Mode: loadbench.Goroutine, Workers: 1, Steps: 2, StepsPerSec: 3}}}), loaderRecs...),
 			"BenchmarkLoaders/mode=goroutine/workers=1: a record of Loaders out of the order a run makes its records in (Loaders, LoadersTraining)"},
 		{"Loaders", named("BenchmarkLoaders/mode=goroutine/workers=1e3"), `BenchmarkLoaders/mode=goroutine/workers=1e3: workers "1e3": want a count`},

@@ -23,7 +23,7 @@ import (
 
 // Command is headspace whatif.
 func (WhatIf) Command() cli.Command {
-	return cli.Command{Name: "whatif", Summary: "predict steps/s for other cores, workers and step times; --verify checks it", Runs: []string{"WhatIf"}, Run: runWhatIf}
+	return cli.Command{Name: "whatif", Summary: "predict steps/s for other cores, workers and step times; --verify checks it", Runs: []string{"WhatIf", "NodeWhatIf"}, Run: runWhatIf}
 }
 
 const whatifUsage = `
@@ -92,7 +92,8 @@ type whatIfFlags struct {
 	pf                                   pipelineFlags
 	of                                   ownFlags
 	impl, placement                      string
-	workers, cores, steps, warmup, count int
+	workers                              *loader.Workers
+	cores, steps, warmup, count          int
 	stats, save                          string
 	atCores, atWorkers, atSteps          string
 	ladder, verify                       bool
@@ -119,7 +120,7 @@ func (f *whatIfFlags) register(fs *flag.FlagSet, def WhatIf) error {
 	}
 	fs.StringVar(&f.impl, "transforms", def.Pipeline.Impl, "transform `implementation`: naive or fast")
 	fs.StringVar(&f.placement, "placement", "host", "`placement` of ConvertColor and Scale: host or device")
-	fs.IntVar(&f.workers, "workers", def.Pipeline.Workers, "the profile's loader `workers`")
+	f.workers = loader.WorkersFlag(fs, false, "the profile's loader `workers`", def.Pipeline.Workers)
 	fs.IntVar(&f.cores, "profile-cores", 0, "GOMAXPROCS of the profiling run (default: the process's)")
 	fs.IntVar(&f.steps, "steps", def.Train.Steps, "measured training `steps` per run")
 	fs.IntVar(&f.warmup, "warmup", def.Train.Warmup, "`steps` run before measuring")
@@ -206,8 +207,8 @@ func (f *whatIfFlags) experiment(ctx context.Context, def WhatIf) (WhatIf, error
 		return w, cli.Usagef("--placement: one placement, not %d", len(pls))
 	}
 	switch {
-	case f.workers < 1 || f.workers > loader.MaxWorkers:
-		return w, cli.InRange("--workers", f.workers, 1, loader.MaxWorkers)
+	case f.workers.N() < 1 || f.workers.N() > loader.MaxWorkers:
+		return w, cli.InRange("--workers", f.workers.N(), 1, loader.MaxWorkers)
 	case f.cores < 0:
 		return w, cli.Usagef("--profile-cores %d must not be negative", f.cores)
 	case f.steps <= 0:
@@ -223,7 +224,7 @@ func (f *whatIfFlags) experiment(ctx context.Context, def WhatIf) (WhatIf, error
 	case f.stats != "" && f.ladder:
 		return w, cli.Usagef("--ladder runs the pipeline the profile measured; with --stats there is none to run")
 	}
-	if w.Pipeline, err = f.pf.config(ctx, f.workers, f.impl); err != nil {
+	if w.Pipeline, err = f.pf.config(ctx, f.workers.N(), f.impl); err != nil {
 		return w, err
 	}
 	w.Pipeline.Placement = pls[0]

@@ -2,7 +2,9 @@ package workloads
 
 import (
 	"cmp"
+	"context"
 	"fmt"
+	"io"
 	"math"
 	"runtime"
 	"strconv"
@@ -10,6 +12,8 @@ import (
 
 	"golang.org/x/perf/benchfmt"
 
+	"github.com/headspace-bench/headspace/harness/level"
+	"github.com/headspace-bench/headspace/harness/machine"
 	"github.com/headspace-bench/headspace/harness/node"
 	"github.com/headspace-bench/headspace/harness/resultfile"
 	"github.com/headspace-bench/headspace/harness/whatif"
@@ -22,6 +26,168 @@ import (
 type NodeWhatIfOutcome struct {
 	Profile, Verify NodeOutcome
 	Predictions     []NodePrediction
+	// Model is what the report renders: the node model of the rank
+	// alone, the counts predicted, the AU asked, the command and the
+	// verify runs' rows. Measure makes it; Decode reads it back from the
+	// configuration lines of a result file's records (records without
+	// them, not read from a file, leave it zero). MinAUKnown says the
+	// file recorded the AU asked.
+	Model      whatif.NodeWhatIf
+	MinAUKnown bool
+}
+
+// NodeWhatIf is whatif --accelerators: the node model (harness/node) of
+// one rank alone, profiled from Rank's runs (a Node of one accelerator
+// at level none), its every rank's AU predicted at each of Accelerators
+// and, with Verify, each count measured as a node and set beside the
+// prediction (docs/node.md).
+type NodeWhatIf struct {
+	// Rank is the rank alone that is profiled: Accelerators {1}, Levels
+	// {none}.
+	Rank Node
+	// Accelerators are the counts predicted (and, with Verify, measured).
+	Accelerators []int
+	Verify       bool
+	// MinAU is the AU an accelerator is to be kept busy at, or more; in
+	// Report, 0 is the outcome's (the file's, read back).
+	MinAU float64
+	// Command is the command line, for the file and the report.
+	Command string
+	// LinkBandwidth and LinkRequestRate are the --link's caps, where the
+	// rank reads through one (node.Profile's).
+	LinkBandwidth, LinkRequestRate float64
+	// Target, ReportPath and PlotPath are the report's: the count whose
+	// needs are printed (0: the largest), and the Markdown report's and
+	// the plot's files, each where not "".
+	Target               int
+	ReportPath, PlotPath string
+}
+
+// DefaultNodeWhatIf predicts 1, 2, 4 and 8 accelerators from the node's
+// document-sized rank, and measures each.
+func DefaultNodeWhatIf() NodeWhatIf {
+	return nodeWhatIfOf(DefaultNode())
+}
+
+// QuickNodeWhatIf predicts and measures 1 and 2 accelerators of the
+// quick node's rank.
+func QuickNodeWhatIf() NodeWhatIf {
+	return nodeWhatIfOf(QuickNode())
+}
+
+// nodeWhatIfOf is the what-if of n's counts, profiled on n's rank alone,
+// each count verified.
+func nodeWhatIfOf(n Node) NodeWhatIf {
+	accs := n.Accelerators
+	n.Levels, n.Accelerators = []level.Level{level.None}, []int{1}
+	return NodeWhatIf{Rank: n, Accelerators: accs, Verify: true, MinAU: node.DefaultMinAU, Command: "headspace whatif --accelerators " + joinInts(accs) + " --verify"}
+}
+
+// Name is "NodeWhatIf": BenchmarkNodeWhatIf/accelerators=N, beside
+// BenchmarkNodeWhatIfProfile/… (the rank alone) and BenchmarkNode/… (the
+// verify runs).
+func (NodeWhatIf) Name() string { return "NodeWhatIf" }
+
+// Document is "": headspace's own question, as Node's.
+func (NodeWhatIf) Document() string { return "" }
+
+// Validate reports the first problem with the what-if.
+func (w NodeWhatIf) Validate() error {
+	if len(w.Accelerators) == 0 {
+		return fmt.Errorf("node what-if: no accelerator counts")
+	}
+	if !(w.MinAU > 0 && w.MinAU <= 1) {
+		return fmt.Errorf("node what-if: min AU %v: want an AU in (0, 1]", w.MinAU)
+	}
+	return w.Rank.Validate()
+}
+
+// memoryPerRank is a rank's memory estimate: its pipeline's and two
+// batches in flight.
+func (w NodeWhatIf) memoryPerRank() int64 {
+	return w.Rank.Pipeline.MemoryEstimate() + 2*w.Rank.Pipeline.BatchBytes()
+}
+
+// Settings are the rank's settings and the what-if's own lines: the AU
+// asked, the memory (a rank's estimate, the machine's available now) and
+// the command; a run records the memory available as it ended
+// (SettingsOf).
+func (w NodeWhatIf) Settings() []resultfile.Config {
+	avail, _ := machine.Memory()
+	return append(w.Rank.Settings(), nodeWhatIfSettings(w.MinAU, w.memoryPerRank(), avail, w.Command)...)
+}
+
+// SettingsOf are the settings of the run that measured o.
+func (w NodeWhatIf) SettingsOf(o NodeWhatIfOutcome) []resultfile.Config {
+	return append(w.Rank.Settings(), nodeWhatIfSettings(w.MinAU, o.Model.Profile.MemoryPerRank, o.Model.Profile.Memory, w.Command)...)
+}
+
+// Measure is MeasureEach with no callback.
+func (w NodeWhatIf) Measure(ctx context.Context, env Env) (NodeWhatIfOutcome, error) {
+	return w.MeasureEach(ctx, env, nil)
+}
+
+// MeasureEach profiles the rank alone and, with Verify, runs every
+// count as a node (Node.MeasureEach, each run passed to each, if not
+// nil, as it ends), then predicts each count from the profile. It stops
+// at the first error, or when ctx is done.
+func (w NodeWhatIf) MeasureEach(ctx context.Context, env Env, each func(NodeRun) error) (NodeWhatIfOutcome, error) {
+	var o NodeWhatIfOutcome
+	if err := w.Validate(); err != nil {
+		return o, err
+	}
+	var err error
+	if o.Profile, err = w.Rank.MeasureEach(ctx, env, each); err == nil && w.Verify {
+		v := w.Rank
+		v.Accelerators = w.Accelerators
+		o.Verify, err = v.MeasureEach(ctx, env, each)
+	}
+	if err != nil {
+		return o, err
+	}
+	one := node.Row{Accelerators: 1}
+	if rows := o.Profile.Rows(false); len(rows) > 0 {
+		one = rows[0]
+	}
+	p, err := node.ProfileOf(one, float64(runtime.NumCPU()), w.Rank.Pipeline.Batch, w.Rank.Pipeline.Workers, w.Rank.Device.Step)
+	if err != nil {
+		return o, err
+	}
+	p.MemoryPerRank = w.memoryPerRank()
+	p.Memory, _ = machine.Memory()
+	p.LinkBandwidth, p.LinkRequestRate = w.LinkBandwidth, w.LinkRequestRate
+	o.Predictions = nodePredictions(p, w.Accelerators, o.Verify.Rows(false))
+	o.Model = whatif.NodeWhatIf{Profile: p, Accelerators: w.Accelerators, MinAU: w.MinAU, Command: w.Command, Measured: o.Verify.Rows(false)}
+	o.MinAUKnown = true
+	return o, nil
+}
+
+// Run measures the what-if (Measure) and returns its records
+// (NodeWhatIfCodec).
+func (w NodeWhatIf) Run(ctx context.Context, env Env) ([]*benchfmt.Result, error) {
+	return RunTyped[NodeWhatIfOutcome](ctx, w, env)
+}
+
+// Codec is NodeWhatIfCodec.
+func (NodeWhatIf) Codec() Codec[NodeWhatIfOutcome] { return NodeWhatIfCodec }
+
+var _ Typed[NodeWhatIfOutcome] = NodeWhatIf{}
+
+// Report prints o's prediction (and verification) to stdout, and
+// writes the Markdown report and the plot where ReportPath and PlotPath
+// say: the same after a run and from its file (whatif --from). The AU
+// asked is w's, or o's where w's is 0; the count whose needs are
+// printed is w's Target.
+func (w NodeWhatIf) Report(o NodeWhatIfOutcome, stdout io.Writer) error {
+	m := o.Model
+	if len(m.Accelerators) == 0 {
+		return fmt.Errorf("node what-if: no model to report (records read without their file's configuration lines)")
+	}
+	if w.MinAU > 0 {
+		m.MinAU = w.MinAU
+	}
+	m.Target = w.Target
+	return m.Write(stdout, w.ReportPath, w.PlotPath)
 }
 
 // NodePrediction is the node model's AU at a count, beside what the
@@ -43,12 +209,12 @@ const (
 	unitPredictedAU = "predicted-au"
 	unitMeasuredAU  = "measured-au"
 	unitAUError     = "au-error-%"
-	nodeProfileName = "NodeProfile"
+	nodeProfileName = "NodeWhatIfProfile"
 )
 
 // NodeWhatIfCodec is whatif --accelerators' records codec: the runs of
 // one rank alone as a Node's records (NodeCodec) renamed
-// BenchmarkNodeProfile/…, then the verify runs' records as a Node's,
+// BenchmarkNodeWhatIfProfile/…, then the verify runs' records as a Node's,
 // then a record of each prediction,
 // BenchmarkNodeWhatIf/accelerators=N with predicted-au, and measured-au
 // and au-error-% where a verify run measured N.
@@ -117,9 +283,51 @@ func decodeNodeWhatIf(recs []Record) (NodeWhatIfOutcome, error) {
 		}
 	}
 	if len(verify) > 0 {
-		o.Verify, err = decodeNode(verify)
+		if o.Verify, err = decodeNode(verify); err != nil {
+			return o, err
+		}
+	}
+	if cfg := recs[0].Result; len(cfg.Config) > 0 {
+		err = decodeNodeModel(&o, cfg)
 	}
 	return o, err
+}
+
+// decodeNodeModel reads o's Model back from the configuration lines of
+// cfg, the file's first record: the profile of the rank alone, the AU
+// asked where the file records one, the command, the counts predicted
+// and the verify runs' rows.
+func decodeNodeModel(o *NodeWhatIfOutcome, cfg *benchfmt.Result) error {
+	if len(o.Profile.Runs) == 0 {
+		return fmt.Errorf("%s: no node profile (Benchmark%s/…): not a file of whatif --accelerators", filePart(cfg), nodeProfileName)
+	}
+	if len(o.Predictions) == 0 {
+		return fmt.Errorf("%s: no predictions (BenchmarkNodeWhatIf/…)", filePart(cfg))
+	}
+	one := node.Row{Accelerators: 1}
+	if rows := o.Profile.Rows(false); len(rows) > 0 && rows[0].Accelerators == 1 {
+		one = rows[0]
+	}
+	m := &o.Model
+	var err error
+	if m.Profile, err = nodeFileProfile(cfg, one); err != nil {
+		return fmt.Errorf("%s: %w", filePart(cfg), err)
+	}
+	m.Profile.MemoryPerRank, _ = strconv.ParseInt(cfg.GetConfig(memoryPerRankKey), 10, 64)
+	m.Profile.Memory, _ = strconv.ParseInt(cfg.GetConfig(memoryAvailableKey), 10, 64)
+	if v := cfg.GetConfig(minAUKey); v != "" {
+		au, err := strconv.ParseFloat(v, 64)
+		if err != nil || !(au > 0 && au <= 1) {
+			return fmt.Errorf("%s: %s %q: want an AU in (0, 1]", filePart(cfg), minAUKey, v)
+		}
+		m.MinAU, o.MinAUKnown = au, true
+	}
+	m.Command = cfg.GetConfig(keyCommand)
+	m.Measured = o.Verify.Rows(false)
+	for _, p := range o.Predictions {
+		m.Accelerators = append(m.Accelerators, p.Accelerators)
+	}
+	return nil
 }
 
 // decodePrediction reads a prediction's record: an AU predicted in
@@ -215,46 +423,21 @@ func IsNodeWhatIfFile(path string) bool {
 }
 
 // ReadNodeWhatIf reads a node what-if's outcome back from its result
-// file through NodeWhatIfCodec: the profile, the counts predicted, the
-// command and the verify runs' rows, and the AU asked where the file
-// records one (minAUKnown). Target is left 0. Its errors name the file,
-// and the line where one is at fault.
-func ReadNodeWhatIf(path string) (w whatif.NodeWhatIf, minAUKnown bool, err error) {
+// file through NodeWhatIfCodec (its Model rebuilt from the file's
+// configuration lines). Its errors name the file, and the line where one
+// is at fault.
+func ReadNodeWhatIf(path string) (NodeWhatIfOutcome, error) {
 	recs, err := resultfile.Read(path)
 	if err != nil {
-		return w, false, err
+		return NodeWhatIfOutcome{}, err
 	}
 	o, err := NodeWhatIfCodec.Decode(recs)
 	if err != nil {
-		return w, false, inFile(path, err)
+		return o, inFile(path, err)
 	}
-	if len(o.Profile.Runs) == 0 {
-		return w, false, fmt.Errorf("%s: no node profile (BenchmarkNodeProfile/…): not a file of whatif --accelerators", path)
+	if len(o.Model.Accelerators) == 0 {
+		// A file with no configuration lines at all.
+		return o, fmt.Errorf("%s: no configuration lines (headspace whatif --accelerators --out records them; the report cannot be rebuilt without them)", path)
 	}
-	one := node.Row{Accelerators: 1}
-	if rows := o.Profile.Rows(false); len(rows) > 0 && rows[0].Accelerators == 1 {
-		one = rows[0]
-	}
-	cfg := recs[0]
-	if w.Profile, err = nodeFileProfile(cfg, one); err != nil {
-		return w, false, inFile(path, err)
-	}
-	w.Profile.MemoryPerRank, _ = strconv.ParseInt(cfg.GetConfig(memoryPerRankKey), 10, 64)
-	w.Profile.Memory, _ = strconv.ParseInt(cfg.GetConfig(memoryAvailableKey), 10, 64)
-	if v := cfg.GetConfig(minAUKey); v != "" {
-		au, err := strconv.ParseFloat(v, 64)
-		if err != nil || !(au > 0 && au <= 1) {
-			return w, false, fmt.Errorf("%s: %s %q: want an AU in (0, 1]", path, minAUKey, v)
-		}
-		w.MinAU, minAUKnown = au, true
-	}
-	w.Command = cfg.GetConfig(keyCommand)
-	w.Measured = o.Verify.Rows(false)
-	for _, p := range o.Predictions {
-		w.Accelerators = append(w.Accelerators, p.Accelerators)
-	}
-	if len(w.Accelerators) == 0 {
-		return w, minAUKnown, fmt.Errorf("%s: no predictions (BenchmarkNodeWhatIf/…)", path)
-	}
-	return w, minAUKnown, nil
+	return o, nil
 }

@@ -4,23 +4,21 @@ import (
 	"context"
 	"fmt"
 	"io"
-	"runtime"
 
 	"golang.org/x/perf/benchfmt"
 
 	"github.com/headspace-bench/headspace/harness/driver"
 	"github.com/headspace-bench/headspace/harness/level"
-	"github.com/headspace-bench/headspace/harness/machine"
-	"github.com/headspace-bench/headspace/harness/node"
 	"github.com/headspace-bench/headspace/harness/resultfile"
 	"github.com/headspace-bench/headspace/harness/whatif"
 	"github.com/headspace-bench/headspace/internal/cli"
 )
 
-// runNode is whatif --accelerators: it predicts AU per accelerator
-// count from one single-rank profiling run, and with --verify measures
-// each count and sets the two side by side. command is the command line
-// as the report states it.
+// runNode is whatif --accelerators: the NodeWhatIf experiment, which
+// predicts AU per accelerator count from one single-rank profiling run,
+// and with --verify measures each count and sets the two side by side;
+// with --from its report rebuilt from a file through NodeWhatIfCodec.
+// command is the command line as the report states it.
 func (f *whatIfFlags) runNode(ctx context.Context, command string, stdout, stderr io.Writer) error {
 	var accs []int
 	if f.from == "" {
@@ -42,23 +40,27 @@ func (f *whatIfFlags) runNode(ctx context.Context, command string, stdout, stder
 	if err := cli.FirstErr(cli.CheckOutputs(cli.Output{Path: f.report, Kind: whatif.NodeReportKind}, cli.Figure(f.plotPath)), driver.Check(resultsOut)); err != nil {
 		return err
 	}
+	e := NodeWhatIf{Accelerators: accs, Verify: f.verify, MinAU: f.minAU, Command: command, Target: f.target, ReportPath: f.report, PlotPath: f.plotPath}
 	if f.from != "" {
-		w, minAUKnown, err := ReadNodeWhatIf(f.from)
+		o, err := ReadNodeWhatIf(f.from)
 		if err != nil {
 			return cli.FromErr(f.from, err)
 		}
 		// A --min-au given overrides the file's.
-		if f.pf.data.Set("min-au") || !minAUKnown {
-			w.MinAU = f.minAU
+		if !f.pf.data.Set("min-au") && o.MinAUKnown {
+			e.MinAU = 0
 		}
-		w.Target = f.target
-		return w.Write(stdout, f.report, f.plotPath)
+		return e.Report(o, stdout)
 	}
-	n, err := f.node(ctx, accs)
-	if err != nil {
+	var err error
+	if e.Rank, err = f.node(ctx, accs); err != nil {
 		return err
 	}
-	return f.runNodeSweep(ctx, n, accs, command, resultsOut, stdout, stderr)
+	if lk := f.pf.data.StartedLink(); lk != nil {
+		lc := lk.Config()
+		e.LinkBandwidth, e.LinkRequestRate = float64(lc.Bandwidth), lc.RequestRate
+	}
+	return f.runNodeSweep(ctx, e, resultsOut, stdout, stderr)
 }
 
 // node is the node experiment of one rank alone that whatif
@@ -69,7 +71,7 @@ func (f *whatIfFlags) node(ctx context.Context, accs []int) (Node, error) {
 		return n, err
 	}
 	var err error
-	if n.Pipeline, err = f.pf.config(ctx, f.workers, f.impl); err != nil {
+	if n.Pipeline, err = f.pf.config(ctx, f.workers.N(), f.impl); err != nil {
 		return n, err
 	}
 	if _, err := f.pf.device(ctx); err != nil {
@@ -92,24 +94,21 @@ func (f *whatIfFlags) node(ctx context.Context, accs []int) (Node, error) {
 	return n, nil
 }
 
-// runNodeSweep profiles one rank alone (n), with --verify runs every
-// count of accs, and writes the file (--out), the printed prediction,
-// the report and the plot. An interrupted run keeps nothing.
-func (f *whatIfFlags) runNodeSweep(ctx context.Context, n Node, accs []int, command string, resultsOut driver.Output, stdout, stderr io.Writer) error {
+// runNodeSweep runs e (each run's records into the file, --out, as it
+// finishes) and reports it (NodeWhatIf.Report). An interrupted run
+// keeps nothing.
+func (f *whatIfFlags) runNodeSweep(ctx context.Context, e NodeWhatIf, resultsOut driver.Output, stdout, stderr io.Writer) error {
 	rank, err := RankOptions()
 	if err != nil {
 		return err
 	}
-	total := n.Count
-	if f.verify {
-		total += n.Count * len(accs)
+	total := e.Rank.Count
+	if e.Verify {
+		total += e.Rank.Count * len(e.Accelerators)
 	}
-	var p node.Profile
 	var o NodeWhatIfOutcome
-	var settings []resultfile.Config
-	run, err := driver.Run(ctx, driver.Job{Units: total, Progress: stderr, Settings: func() []resultfile.Config { return driver.Settings("emulated", settings) },
+	run, err := driver.Run(ctx, driver.Job{Units: total, Progress: stderr, Settings: func() []resultfile.Config { return driver.Settings("emulated", e.SettingsOf(o)) },
 		Measure: func(ctx context.Context, h *driver.Hooks) ([]*benchfmt.Result, error) {
-			env := Env{Rank: rank, Start: h.Start}
 			// Each run's records go to the hooks as it finishes.
 			stream := func(r NodeRun) error {
 				for _, rec := range r.records() {
@@ -120,27 +119,9 @@ func (f *whatIfFlags) runNodeSweep(ctx context.Context, n Node, accs []int, comm
 				return nil
 			}
 			var err error
-			if o.Profile, err = n.MeasureEach(ctx, env, stream); err == nil && f.verify {
-				v := n
-				v.Accelerators = accs
-				o.Verify, err = v.MeasureEach(ctx, env, stream)
-			}
-			if err != nil {
+			if o, err = e.MeasureEach(ctx, Env{Rank: rank, Start: h.Start}, stream); err != nil {
 				return nil, err
 			}
-			memPerRank := n.Pipeline.MemoryEstimate() + 2*n.Pipeline.BatchBytes()
-			avail, _ := machine.Memory()
-			one := node.Row{Accelerators: 1}
-			if rows := o.Profile.Rows(false); len(rows) > 0 {
-				one = rows[0]
-			}
-			if p, err = node.ProfileOf(one, float64(runtime.NumCPU()), n.Pipeline.Batch, n.Pipeline.Workers, n.Device.Step); err != nil {
-				return nil, err
-			}
-			p.MemoryPerRank, p.Memory = memPerRank, avail
-			f.pf.setLink(&p)
-			settings = append(n.Settings(), nodeWhatIfSettings(f.minAU, memPerRank, avail, command)...)
-			o.Predictions = nodePredictions(p, accs, o.Verify.Rows(false))
 			return NodeWhatIfCodec.Encode(o), nil
 		}}, resultsOut)
 	if run.Interrupted {
@@ -153,6 +134,5 @@ func (f *whatIfFlags) runNodeSweep(ctx context.Context, n Node, accs []int, comm
 		cli.KeptNote(stdout, f.out, run.Path)
 		defer fmt.Fprintf(stdout, "results: %s\n", run.Path)
 	}
-	w := whatif.NodeWhatIf{Profile: p, Accelerators: accs, MinAU: f.minAU, Target: f.target, Command: command, Measured: o.Verify.Rows(false)}
-	return w.Write(stdout, f.report, f.plotPath)
+	return e.Report(o, stdout)
 }

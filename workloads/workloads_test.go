@@ -6,6 +6,7 @@ import (
 	"path/filepath"
 	"reflect"
 	"runtime"
+	"slices"
 	"strings"
 	"testing"
 
@@ -110,7 +111,8 @@ func BenchmarkExperiments(b *testing.B) {
 // directory is this package's: the what-if model's check runs on a
 // device at its own step, and the peers' scripts are found from the
 // module's root, measuring ours alone where torch is not importable
-// (`make peer` installs it); tune's script too.
+// (`make peer` installs it); tune's and the own-loop ladder's scripts
+// too.
 func benchReady(b *testing.B, e Experiment, env *Env) Experiment {
 	switch x := e.(type) {
 	case WhatIf:
@@ -124,6 +126,15 @@ func benchReady(b *testing.B, e Experiment, env *Env) Experiment {
 	case PeerLadder:
 		x.Config.Peer.Script = fromRoot(x.Config.Peer.Script)
 		x.Config.Impls = withTorch(b, x.Config.Peer, peer.LadderImpls)
+		return x
+	case PeerRemote:
+		x.Script = fromRoot(x.Script)
+		if impls := withTorch(b, peer.Peer{Python: x.Python, Script: x.Script}, []string{peer.Fast, peer.Torch}); !slices.Contains(impls, peer.Torch) {
+			x.Impls = []string{peer.Fast}
+		}
+		return x
+	case OwnLoopLadder:
+		x.Argv = append([]string{x.Argv[0], fromRoot(x.Argv[1])}, x.Argv[2:]...)
 		return x
 	case Tune:
 		x.Argv = append([]string{x.Argv[0], fromRoot(x.Argv[1])}, x.Argv[2:]...)

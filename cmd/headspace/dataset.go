@@ -14,6 +14,7 @@ import (
 	"github.com/headspace-bench/headspace/datasets"
 	"github.com/headspace-bench/headspace/datasets/bucket"
 	"github.com/headspace-bench/headspace/datasets/ondisk"
+	"github.com/headspace-bench/headspace/harness/loader"
 	"github.com/headspace-bench/headspace/internal/cli"
 	"github.com/headspace-bench/headspace/internal/progress"
 )
@@ -108,10 +109,11 @@ func runDataset(ctx context.Context, args []string, stdout, stderr io.Writer) er
 }
 
 type datasetWriteFlags struct {
-	n, quality, shardSize, workers, classes int
-	rawSize, out, format, layout, content   string
-	seed                                    uint64
-	force                                   bool
+	n, quality, shardSize, classes        int
+	workers                               *loader.Workers
+	rawSize, out, format, layout, content string
+	seed                                  uint64
+	force                                 bool
 }
 
 func writeFlags(fs *flag.FlagSet) *datasetWriteFlags {
@@ -126,7 +128,7 @@ func writeFlags(fs *flag.FlagSet) *datasetWriteFlags {
 	fs.IntVar(&f.quality, "quality", ondisk.DefaultQuality, "JPEG `quality`, 1..100")
 	fs.StringVar(&f.layout, "layout", "shards", "`layout`: files (one per sample) or shards (WebDataset tar)")
 	fs.IntVar(&f.shardSize, "shard-size", ondisk.DefaultShardSize, "`samples` per shard")
-	fs.IntVar(&f.workers, "workers", 0, "encoding `goroutines` (0: one per CPU)")
+	f.workers = loader.WorkersFlag(fs, false, "encoding `goroutines` (0: one per CPU)", 0)
 	fs.BoolVar(&f.force, "force", false, "replace a dataset already at --out (never anything else)")
 	return f
 }
@@ -158,7 +160,7 @@ func runDatasetWrite(ctx context.Context, args []string, stdout io.Writer) error
 	bar.Set("dataset write " + f.out)
 	m, err := ondisk.Write(ctx, f.out, src, ondisk.WriteOptions{
 		Format: f.format, Quality: f.quality, Layout: f.layout, ShardSize: f.shardSize,
-		Workers: f.workers, Force: f.force, Progress: bar.Add,
+		Workers: f.workers.N(), Force: f.force, Progress: bar.Add,
 	})
 	bar.Finish()
 	if errors.Is(err, ondisk.ErrRefused) {

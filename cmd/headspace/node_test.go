@@ -163,8 +163,8 @@ func TestWhatIfAccelerators(t *testing.T) {
 	}
 	// The profile (1 rank and the node), the verify runs (1+1 and 2+1),
 	// the predictions (2).
-	if kinds["NodeProfile"] != 2 || kinds["Node"] != 5 || kinds["NodeWhatIf"] != 2 {
-		t.Errorf("records by kind %v, want NodeProfile 2, Node 5, NodeWhatIf 2", kinds)
+	if kinds["NodeWhatIfProfile"] != 2 || kinds["Node"] != 5 || kinds["NodeWhatIf"] != 2 {
+		t.Errorf("records by kind %v, want NodeWhatIfProfile 2, Node 5, NodeWhatIf 2", kinds)
 	}
 	code, again, stderr := runCLI("whatif", "--from", out)
 	if code != 0 {

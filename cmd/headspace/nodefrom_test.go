@@ -45,7 +45,7 @@ func TestNodeFromRefusesImpossibleValues(t *testing.T) {
 	lastLost := func(l []string, _ int) []string { return l[:len(l)-2] }
 	const nodeRec = "BenchmarkNode/accelerators=1/level=none-2 " // the first node record of level none
 	const rankRec = "BenchmarkNode/accelerators=1/level=host/rank=0-2 "
-	const profRec = "BenchmarkNodeProfile/accelerators=1/level=none-2 "
+	const profRec = "BenchmarkNodeWhatIfProfile/accelerators=1/level=none-2 "
 	const predRec = "BenchmarkNodeWhatIf/accelerators=2-2 "
 	for _, tc := range []struct {
 		name, file, at string // at: the line changed

@@ -218,7 +218,7 @@ func TestAnalyzeOwnLoopSIGINT(t *testing.T) {
 }
 
 // TestLadderOwnLoop runs the ladder on a training command: the table, a
-// result file of BenchmarkLadder/level=…/script=… records, and level
+// result file of BenchmarkOwnLoopLadder/level=…/script=… records, and level
 // device refused in one line without a GPU.
 func TestLadderOwnLoop(t *testing.T) {
 	script := ownScript(t)
@@ -242,7 +242,7 @@ func TestLadderOwnLoop(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, want := range []string{"BenchmarkLadder/level=host/script=sleepy.py/workers=2", "BenchmarkLadder/level=none/script=sleepy.py/workers=2", "torch: ", "steps/s"} {
+	for _, want := range []string{"BenchmarkOwnLoopLadder/level=host/script=sleepy.py/workers=2", "BenchmarkOwnLoopLadder/level=none/script=sleepy.py/workers=2", "torch: ", "steps/s"} {
 		if !strings.Contains(string(b), want) {
 			t.Errorf("result file lacks %q:\n%s", want, b)
 		}

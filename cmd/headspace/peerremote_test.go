@@ -7,6 +7,8 @@ import (
 	"testing"
 
 	"github.com/headspace-bench/headspace/harness/peer"
+	"github.com/headspace-bench/headspace/harness/resultfile"
+	"github.com/headspace-bench/headspace/workloads"
 )
 
 // remoteScript is the boto3 peer, from this package's directory.
@@ -29,10 +31,15 @@ func TestPeerRemoteEndToEnd(t *testing.T) {
 	if code != 0 {
 		t.Fatalf("peer --remote: exit %d\n%s\n%s", code, out, stderr)
 	}
-	r, err := peer.ReadRemoteReport(res)
+	recs, err := resultfile.Read(res)
 	if err != nil {
 		t.Fatal(err)
 	}
+	o, err := workloads.PeerRemoteCodec.Decode(recs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := o.Report
 	if len(r.Rows) != 4 {
 		t.Fatalf("%d rows, want ours and the peer on both layouts: %+v", len(r.Rows), r.Rows)
 	}

@@ -177,7 +177,7 @@ func TestLadderAndWhatIfRanks(t *testing.T) {
 			t.Errorf("ladder's table lacks %q:\n%s", want, stdout.String())
 		}
 	}
-	if b, err := os.ReadFile(out); err != nil || !strings.Contains(string(b), "BenchmarkLadder/level=none/script=ddp.py/workers=2") {
+	if b, err := os.ReadFile(out); err != nil || !strings.Contains(string(b), "BenchmarkOwnLoopLadder/level=none/script=ddp.py/workers=2") {
 		t.Errorf("ladder's file (%v) lacks the none level's record:\n%s", err, b)
 	}
 	stdout.Reset()

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/headspace-bench/headspace/device"
+	"github.com/headspace-bench/headspace/harness/loader"
 	"github.com/headspace-bench/headspace/harness/procloader"
 	"github.com/headspace-bench/headspace/harness/report"
 	"github.com/headspace-bench/headspace/internal/cli"
@@ -33,7 +34,7 @@ func runReproduce(ctx context.Context, args []string, stdout, stderr io.Writer) 
 	fs.BoolVar(&opt.Quick, "quick", false, "tiny sizes: every code path in seconds, numbers not comparable")
 	fs.StringVar(&opt.Out, "out", "notebooks", "`directory` of the reports (figures go to its figures/, saved measurements to its results/)")
 	docsFlag := fs.String("docs", strings.Join(reproduce.IDs(), ","), "comma-separated `documents` to reproduce, in order")
-	fs.IntVar(&opt.Workers, "workers", 0, "loader `workers` per stage (0: GOMAXPROCS, one per core)")
+	workers := loader.WorkersFlag(fs, false, "loader `workers` per stage (0: GOMAXPROCS, one per core)", 0)
 	fs.DurationVar(&opt.Step, "step", 0, "emulated device: `time` of one training step (0: the document's 290ms; 20ms with --quick)")
 	dev := fs.String("device", "emulated", "`device`: emulated or cuda")
 	fs.BoolVar(&opt.Force, "force", false, "let a quick or smaller run replace a full run's saved results")
@@ -43,6 +44,7 @@ func runReproduce(ctx context.Context, args []string, stdout, stderr io.Writer) 
 	if err := cli.ParseFlags(fs, args); err != nil {
 		return err
 	}
+	opt.Workers = workers.N()
 	allowed := reproduce.IDs()
 	allowed = append(allowed[:1], append([]string{"001"}, allowed[1:]...)...) // 001 is 000's source
 	ids, err := cli.ParseList("--docs", *docsFlag, allowed)

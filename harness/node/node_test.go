@@ -16,6 +16,7 @@ import (
 	"github.com/headspace-bench/headspace/harness/level"
 	"github.com/headspace-bench/headspace/harness/loader"
 	"github.com/headspace-bench/headspace/harness/resultfile"
+	"github.com/headspace-bench/headspace/internal/disturb"
 )
 
 // faultEnv makes a self rank fail: "die:R:S" exits rank R before step S,
@@ -108,7 +109,7 @@ func testNodeRuns(t *testing.T, mech string) {
 		}
 	}
 	node := recs[3]
-	for _, unit := range []string{"samples/s", "steps/s", UnitAU, UnitAUMin, UnitInputWait, UnitOtherCores, UnitOtherThreads} {
+	for _, unit := range []string{"samples/s", "steps/s", UnitAU, UnitAUMin, UnitInputWait, disturb.OtherCoresUnit, UnitOtherThreads} {
 		if _, ok := resultfile.Value(node, unit); !ok {
 			t.Errorf("node record has no %s: %v", unit, node.Values)
 		}

@@ -16,18 +16,18 @@ import (
 // The units of a node's records that are its own: AU as a fraction (the
 // node's mean and its smallest rank's), the CPU cores the ranks kept
 // busy, the CPU time per sample, the barrier's wait per step, bytes and
-// requests per second from a dataset on disk or in a bucket, the other
-// processes' cores during the run, and 1 on a partial run (--partial).
+// requests per second from a dataset on disk or in a bucket, and 1 on a
+// partial run (--partial). The other processes' cores are
+// disturb.OtherCoresUnit, as every other experiment records them.
 const (
-	UnitAU         = "au"
-	UnitAUMin      = "au-min"
-	UnitCores      = "cpu-cores"
-	UnitCPUSample  = "cpu-ns/sample"
-	UnitInputWait  = "input-wait-ns/op"
-	UnitBarrier    = "barrier-ns/op"
-	UnitBytes      = "bytes/s"
-	UnitRequests   = "requests/s"
-	UnitOtherCores = "other-cores"
+	UnitAU        = "au"
+	UnitAUMin     = "au-min"
+	UnitCores     = "cpu-cores"
+	UnitCPUSample = "cpu-ns/sample"
+	UnitInputWait = "input-wait-ns/op"
+	UnitBarrier   = "barrier-ns/op"
+	UnitBytes     = "bytes/s"
+	UnitRequests  = "requests/s"
 	// UnitOtherThreads is the other processes' runnable threads, the
 	// mean over the run (sampled).
 	UnitOtherThreads = "other-threads"
@@ -176,7 +176,7 @@ func (t *nodeTotals) record(p Point, o Outcome, others Others, linkBandwidth flo
 		add(100*t.delay.Seconds()/t.sumWall.Seconds(), disturb.RunDelayUnit)
 	}
 	if others.Cores >= 0 {
-		add(others.Cores, UnitOtherCores)
+		add(others.Cores, disturb.OtherCoresUnit)
 	}
 	if others.Threads >= 0 {
 		add(others.Threads, UnitOtherThreads)

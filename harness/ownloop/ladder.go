@@ -10,8 +10,6 @@ import (
 	"strings"
 	"time"
 
-	"golang.org/x/perf/benchfmt"
-
 	"github.com/headspace-bench/headspace/harness/level"
 	"github.com/headspace-bench/headspace/harness/resultfile"
 	"github.com/headspace-bench/headspace/internal/summary"
@@ -168,18 +166,6 @@ func point(run *Run, s Settings, l level.Level, r int) (LadderPoint, error) {
 	return p, nil
 }
 
-// LadderRecord is a point's result-file record, as today's ladder writes
-// its points: BenchmarkLadder/level=…/script=…/workers=…, ns/op,
-// steps/s and samples/s.
-func LadderRecord(cmd Command, p LadderPoint) *benchfmt.Result {
-	vals := []benchfmt.Value{{Value: float64(p.StepTime), Unit: "ns/op"}, {Value: p.StepsPerSec(), Unit: "steps/s"}}
-	if p.BatchSize > 0 {
-		vals = append(vals, benchfmt.Value{Value: p.StepsPerSec() * float64(p.BatchSize), Unit: "samples/s"})
-	}
-	return &benchfmt.Result{Name: benchfmt.Name(fmt.Sprintf("BenchmarkLadder/level=%s/script=%s/workers=%d", p.Level, benchKey(cmd.Name()), p.Workers)),
-		Iters: p.Steps, Values: vals}
-}
-
 // LadderConfigLines are the settings a ladder's result file records
 // beside the command's.
 func LadderConfigLines(c LadderConfig) []resultfile.Config {
@@ -188,15 +174,6 @@ func LadderConfigLines(c LadderConfig) []resultfile.Config {
 		warm = strconv.Itoa(c.Warmup)
 	}
 	return []resultfile.Config{{Key: "steps", Value: strconv.Itoa(c.Steps)}, {Key: "warmup", Value: warm}, {Key: "levels", Value: levelNames(level.Descending(c.Levels))}}
-}
-
-// WriteLadderText prints the command, the versions and the settings of
-// the ladder c ran on it, then the table of its points (WriteLadder).
-func WriteLadderText(w io.Writer, cmd Command, c LadderConfig, points []LadderPoint) {
-	fmt.Fprintf(w, "command: %s\n", cmd)
-	st := points[0].From.Start
-	fmt.Fprintf(w, "python %s, torch %s; %d steps a run after the warm-up, %d runs a level\n\n", st.Python, st.Torch, c.Steps, c.Count)
-	WriteLadder(w, points)
 }
 
 // WriteLadder prints the ladder's table: each level's median steps/s

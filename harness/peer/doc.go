@@ -77,7 +77,8 @@
 // WriteMarkdown writes the report (machine, command, settings, table with
 // ratios and targets, figures); Plots draws samples/s and time to first
 // batch against workers, one line per implementation, as PNG and SVG;
-// FileConfig and each run's Benchmark record (RemoteRecords for a
-// remote run) give a run's result file content, which package driver
-// writes (atomically, in benchmark format).
+// FileConfig and each run's Benchmark record give a run's result file
+// content, which package driver writes (atomically, in benchmark
+// format); workloads' codecs read a file's records back, and
+// RemoteReportOf its report from them.
 package peer

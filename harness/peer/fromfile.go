@@ -2,7 +2,6 @@ package peer
 
 import (
 	"fmt"
-	"os"
 	"strconv"
 	"strings"
 
@@ -11,7 +10,7 @@ import (
 )
 
 // ReportKeys are the configuration lines a results file must hold for
-// ReadReport to rebuild the report the run wrote: the machine's (cpu,
+// ReportOf to rebuild the report the run wrote: the machine's (cpu,
 // cores, distro, go, commit), the command line, and the settings that
 // WriteMarkdown states (raw-size, crop, batch, batches, seed, rounds).
 // headspace peer --out records all of them.
@@ -36,25 +35,18 @@ func configLines(config []resultfile.Config, keys []string, path, hint string) (
 	return get, nil
 }
 
-// ReadReport rebuilds, from a results file of Records, the report
-// the run that wrote it wrote with --report: the machine, the command and
-// the settings from the file's configuration lines (ReportKeys; data and
-// decoder where the run read a dataset on disk), the peer's versions from
-// the same lines, and the rows from its runs (Summarize). Nothing is
-// measured and nothing is taken from this machine, so the report is the
-// file's. Figures are left empty: where they go is the caller's. A key the
-// report needs that the file lacks, or a value that does not parse, is an
-// error naming the file and the key.
-func ReadReport(path string) (Report, error) {
-	f, err := os.Open(path)
-	if err != nil {
-		return Report{}, err
-	}
-	defer f.Close()
-	o, err := Parse(f, path)
-	if err != nil {
-		return Report{}, err
-	}
+// ReportOf rebuilds, from a results file's configuration lines (config,
+// in order) and its runs (ms, decoded by the caller through
+// workloads.PeerCodec), the report the run that wrote it wrote with
+// --report: the machine, the command and the settings from the lines
+// (ReportKeys; data and decoder where the run read a dataset on disk),
+// the peer's versions from the same lines, and the rows from the runs
+// (Summarize). Nothing is measured and nothing is taken from this
+// machine, so the report is the file's. Figures are left empty: where
+// they go is the caller's. A key the report needs that the lines lack,
+// or a value that does not parse, is an error naming path and the key.
+func ReportOf(path string, config []resultfile.Config, ms []Measurement) (Report, error) {
+	o := Output{Config: config, Results: ms}
 	get, err := configLines(o.Config, ReportKeys, path, "headspace peer --out records them; the report cannot be rebuilt without them")
 	if err != nil {
 		return Report{}, err

@@ -1,7 +1,7 @@
 package peer
 
 // What headspace peer prints and writes of a comparison, the same from a
-// run and from its result file (ReadReport): the settings' line and the
+// run and from its result file (ReportOf): the settings' line and the
 // table, the plots and the Markdown report; the ladder's table; and the
 // index of a dataset on disk that both sides read.
 

@@ -5,15 +5,12 @@ import (
 	"fmt"
 	"io"
 	"math"
-	"os"
 	"slices"
 	"strconv"
 	"strings"
 
 	"github.com/headspace-bench/headspace/datasets/ondisk"
 	"github.com/headspace-bench/headspace/harness/report"
-
-	"golang.org/x/perf/benchfmt"
 
 	"github.com/headspace-bench/headspace/harness/link"
 	"github.com/headspace-bench/headspace/harness/machine"
@@ -36,7 +33,7 @@ type RemoteReport struct {
 	Rows             []RemoteRow
 }
 
-// RemoteReportKeys are the configuration lines ReadRemoteReport needs;
+// RemoteReportKeys are the configuration lines RemoteReportOf needs;
 // headspace peer --remote --out records them.
 var RemoteReportKeys = []string{"cpu", "cores", "distro", "go", "commit", "command", "raw-size", "crop", "batch",
 	"batches", "seed", "rounds", "samples", "shard-size", "fetch-concurrency", "link",
@@ -54,28 +51,13 @@ func CostSettings(costs map[string]LayoutCost) []resultfile.Config {
 	return out
 }
 
-// RemoteRecords is a result file's content for res (package driver
-// writes it): config, then the peer's lines config lacks, then the runs.
-func RemoteRecords(config []resultfile.Config, res RemoteResult) ([]resultfile.Config, []*benchfmt.Result) {
-	rs := make([]*benchfmt.Result, 0, len(res.Measurements))
-	for _, m := range res.Measurements {
-		rs = append(rs, m.Benchmark())
-	}
-	return FileConfig(config, res.PeerConfig), rs
-}
-
-// ReadRemoteReport rebuilds, from a results file of RemoteRecords,
-// the report the run wrote, measuring nothing (RemoteReportKeys).
-func ReadRemoteReport(path string) (RemoteReport, error) {
-	f, err := os.Open(path)
-	if err != nil {
-		return RemoteReport{}, err
-	}
-	defer f.Close()
-	o, err := ParseRemote(f, path)
-	if err != nil {
-		return RemoteReport{}, err
-	}
+// RemoteReportOf rebuilds, from a results file's configuration lines
+// (config, in order) and its runs (ms, decoded by the caller through
+// workloads.PeerRemoteCodec), the report the run that wrote the file
+// wrote, measuring nothing (RemoteReportKeys). path names the file in
+// errors.
+func RemoteReportOf(path string, config []resultfile.Config, ms []RemoteMeasurement) (RemoteReport, error) {
+	o := RemoteOutput{Config: config, Results: ms}
 	get, err := configLines(o.Config, RemoteReportKeys, path, "headspace peer --remote --out records them")
 	if err != nil {
 		return RemoteReport{}, err

@@ -22,10 +22,10 @@ import (
 
 // NodeBenchmarks are the benchmarks of a node what-if's result file
 // (workloads.NodeWhatIfCodec): the verify runs under Node/, the
-// profile's run under NodeProfile/ (so that a verify run of one
+// profile's run under NodeWhatIfProfile/ (so that a verify run of one
 // accelerator is its own) and the predictions under
 // NodeWhatIf/accelerators=N.
-var NodeBenchmarks = []string{"Node", "NodeProfile", "NodeWhatIf"}
+var NodeBenchmarks = []string{"Node", "NodeWhatIfProfile", "NodeWhatIf"}
 
 // NodeReportKind is what a node what-if's Markdown report is, for the
 // output policy.

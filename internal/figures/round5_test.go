@@ -20,7 +20,7 @@ const (
 
 // ownLevel is a level's name in the own loop's ladder file.
 func ownLevel(level string) string {
-	return "Ladder/level=" + level + "/script=train_imagefolder.py/workers=2"
+	return "OwnLoopLadder/level=" + level + "/script=train_imagefolder.py/workers=2"
 }
 
 // ownStepAdded is the step time a level adds to the one above, in ms.
@@ -189,7 +189,7 @@ func init() {
 		{"docs/node.md", "The bound (`host`) keeps AU ≥ %s at every N", []shown{p3(nodeHostAUMin())}},
 		{"docs/node.md", "the naive pipeline's single rank measured %s ms a sample in `results/node-bca00af.txt` and %s ms in the profile of `results/node-whatif-bca00af.txt` (medians), and %s ms with 8 ranks in the first.", []shown{
 			p2(scale(med(nodeFile, "Node/accelerators=1/level=none", "cpu-ns/sample"), 1e-6)),
-			p2(scale(med(nodeWhatIfNaive, "NodeProfile/accelerators=1/level=none", "cpu-ns/sample"), 1e-6)),
+			p2(scale(med(nodeWhatIfNaive, "NodeWhatIfProfile/accelerators=1/level=none", "cpu-ns/sample"), 1e-6)),
 			p2(scale(med(nodeFile, "Node/accelerators=8/level=none", "cpu-ns/sample"), 1e-6))}},
 		{"docs/node.md", "(the fast pipeline at N = 8 above: its ranks used %s cores, AU %s)", []shown{
 			p2(med(nodeWhatIfFast, "Node/accelerators=8/level=none", "cpu-cores")), p3(med(nodeWhatIfFast, "NodeWhatIf/accelerators=8", "measured-au"))}},
