@@ -50,8 +50,10 @@ type Setup struct {
 	// binary, a directory); its Result, if set, sees each record first
 	// (a live line of each run) and Start each unit of work.
 	Env Env
-	// Device is the result file's device setting; "" is "emulated".
-	Device string
+	// Device is the result file's device setting, asked for when the
+	// file's settings are (a whole file's once the run has opened it);
+	// nil is "emulated".
+	Device func() string
 	// Settings, if set, are the file's lines after the machine's, in
 	// place of the experiment's Settings (a device's lines first).
 	Settings []resultfile.Config
@@ -69,6 +71,14 @@ type Setup struct {
 // file holds them, to R decoded from its records.
 type settled interface {
 	settle([]resultfile.Config)
+}
+
+// CommandTaker is a Commanded experiment whose command also runs a
+// user's training command given after its flags (headspace analyze --
+// COMMAND): TakeCommand, given the flags parsed into fs, runs it where
+// args hold one and says so, or checks that no flag of that mode is set.
+type CommandTaker interface {
+	TakeCommand(ctx context.Context, fs *flag.FlagSet, args []string, stdout, stderr io.Writer) (took bool, err error)
 }
 
 // Outputs is a Commanded experiment whose report writes files: the flags
@@ -125,6 +135,14 @@ func runCommand[R any](ctx context.Context, e Commanded[R], name, usage string, 
 	}
 	from := fs.String("from", "", "rebuild the report from the result `file` a run's --out wrote, measuring nothing")
 	e.Flags(fs)
+	if t, ok := e.(CommandTaker); ok {
+		if err := cli.ParseArgs(fs, args); err != nil {
+			return err
+		}
+		if took, err := t.TakeCommand(ctx, fs, args, stdout, stderr); took || err != nil {
+			return err
+		}
+	}
 	if err := cli.ParseFlags(fs, args); err != nil {
 		return err
 	}
@@ -156,20 +174,26 @@ func runCommand[R any](ctx context.Context, e Commanded[R], name, usage string, 
 	if s.Close != nil {
 		defer s.Close()
 	}
-	if s.Device == "" {
-		s.Device = "emulated"
+	if s.Device == nil {
+		s.Device = func() string { return "emulated" }
 	}
-	// Read before the run: it may start git, whose CPU is no run's.
+	// Asked for once: before a streamed run, after a whole one (it may
+	// start git, whose CPU is no run's).
 	if s.Settings == nil {
 		s.Settings = e.Settings()
 	}
 	if s.CommandLine {
 		s.Settings = append(s.Settings, resultfile.Config{Key: "command", Value: cli.CommandLine("headspace "+name, args)})
 	}
-	settings := driver.Settings(s.Device, s.Settings)
+	var settings []resultfile.Config
 	job := Job(e, s.Env)
 	job.File, job.Units, job.Progress = mode, s.Units, stderr
-	job.Settings = func() []resultfile.Config { return settings }
+	job.Settings = func() []resultfile.Config {
+		if settings == nil {
+			settings = driver.Settings(s.Device(), s.Settings)
+		}
+		return settings
+	}
 	o, err := driver.Run(ctx, job, output)
 	if o.Interrupted && o.Path != "" {
 		kept := fmt.Sprintf("the %d results finished are in %s, marked partial", len(o.Records), o.Path)
@@ -188,7 +212,7 @@ func runCommand[R any](ctx context.Context, e Commanded[R], name, usage string, 
 			return err
 		}
 	} else {
-		recs = withSettings(recs, settings)
+		recs = withSettings(recs, job.Settings())
 	}
 	r, err := decode(e.Codec(), recs)
 	if err != nil {

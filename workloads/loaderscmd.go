@@ -117,9 +117,9 @@ func (l *Loaders) Prepare(ctx context.Context, stdout, stderr io.Writer) (s Setu
 	}
 	s.Close = func() { stop(false); l.cmd.df.Close() }
 	fmt.Fprintf(stdout, "batch %d, raw %dx%d, crop %d, %s transforms, %d batches per run\n%s\n", cfg.Batch, cfg.Dataset.Width, cfg.Dataset.Height, cfg.Transforms.Crop, cfg.Impl, l.Config.Batches, loader.Describe(ctx, *cfg))
-	s.Device = "none"
+	s.Device = func() string { return "none" }
 	if l.TrainRuns > 0 {
-		s.Device = "emulated"
+		s.Device = nil // emulated
 	}
 	s.Env = Env{Worker: procloader.Options{Exe: exe}, Result: func(r *benchfmt.Result) error {
 		if ttfb, ok := resultfile.Value(r, "ttfb-ns"); ok {
