@@ -26,7 +26,8 @@ type Commanded[R any] interface {
 	// Flags defines the command's flags on fs, each bound to a field of
 	// the experiment (its specification, or what its report writes:
 	// --plot, --report), its default the field's value. --out, --force
-	// (a whole file's) and --from are CommandOf's.
+	// (a whole file's), --fresh (a streamed one's) and --from are
+	// CommandOf's.
 	Flags(fs *flag.FlagSet)
 	// Report prints what the command shows of an outcome and writes the
 	// files its flags name. It is given R decoded from the run's records
@@ -129,9 +130,12 @@ func runCommand[R any](ctx context.Context, e Commanded[R], name, usage string, 
 	}
 	fs := cli.NewFlagSet(name, usage, stdout)
 	out := fs.String("out", "", outUsage[mode])
-	force := new(bool)
-	if mode == driver.Whole {
+	force, fresh := new(bool), new(bool)
+	switch mode {
+	case driver.Whole:
 		force = fs.Bool("force", false, "let --out replace a results file holding more results")
+	case driver.Stream:
+		fresh = fs.Bool("fresh", false, "start --out afresh instead of resuming it")
 	}
 	from := fs.String("from", "", "rebuild the report from the result `file` a run's --out wrote, measuring nothing")
 	e.Flags(fs)
@@ -160,7 +164,7 @@ func runCommand[R any](ctx context.Context, e Commanded[R], name, usage string, 
 		return rebuild(e, name, *from, stdout)
 	}
 	output := driver.Output{Path: *out, Benchmarks: benchmarks(e.Codec()), Force: *force,
-		Beside: mode == driver.Whole, Fresh: mode == driver.StreamPartial}
+		Beside: mode == driver.Whole, Fresh: *fresh || mode == driver.StreamPartial}
 	if err := driver.Check(output); err != nil {
 		return err // before Prepare prints anything
 	}
