@@ -7,14 +7,12 @@ import (
 	"fmt"
 	"io"
 	"path/filepath"
-	"strconv"
 	"strings"
 
 	"github.com/headspace-bench/headspace/command"
 	"github.com/headspace-bench/headspace/datasets/transforms"
 	"github.com/headspace-bench/headspace/device"
 	"github.com/headspace-bench/headspace/harness/analysis"
-	"github.com/headspace-bench/headspace/harness/resultfile"
 	"github.com/headspace-bench/headspace/internal/atomicfile"
 	"github.com/headspace-bench/headspace/internal/cli"
 )
@@ -227,31 +225,6 @@ func (h *Headspace) Report(o HeadspaceOutcome, w io.Writer) error {
 		}
 	}
 	return nil
-}
-
-// report is the analysis's whole report from what its records hold and
-// its file's settings, as analysis.Run made it: the estimates before
-// and after the switch (the first step of each, the pipeline's fill,
-// left out), the verdict judged again, the steps and the device.
-func (a HeadspaceAnalysis) report(settings []resultfile.Config) (analysis.Report, error) {
-	rep := a.Report
-	c := &rep.Config
-	for key, p := range map[string]*int{"num-caches": &c.NumCaches, "return-caches-after": &c.ReturnCachesAfter, "steps-after": &c.StepsAfter, "total-steps": &c.TotalSteps} {
-		n, err := strconv.Atoi(setting(settings, key))
-		if err != nil {
-			return rep, fmt.Errorf("the %s analysis: its file's %s %q is not a count", a.Transforms, key, setting(settings, key))
-		}
-		*p = n
-	}
-	c.Skip = 1
-	if rep.Switch < 2 || rep.Switch+1 >= len(rep.StepTimes) {
-		return rep, fmt.Errorf("the %s analysis lacks the steps of a phase", a.Transforms)
-	}
-	rep.Device = setting(settings, "device")
-	rep.Before = analysis.RoundEstimate(rep.StepTimes[c.Skip:rep.Switch], 1)
-	rep.After = analysis.RoundEstimate(rep.StepTimes[rep.Switch+c.Skip:], 1)
-	rep.Verdict = analysis.Judge(rep.Stats, rep.Verdict.Wait, rep.Verdict.Wall)
-	return rep, nil
 }
 
 // writeAnalysisFiles writes the step-time plot as base.png and base.svg

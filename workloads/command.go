@@ -122,20 +122,21 @@ func CommandOf[R any, E any, P interface {
 		}}
 }
 
-// runCommand is CommandOf's Run, of experiment e.
+// runCommand is CommandOf's Run, of experiment e: its flags, then
+// --from's rebuild or a run.
 func runCommand[R any](ctx context.Context, e Commanded[R], name, usage string, args []string, stdout, stderr io.Writer) error {
 	mode := driver.Whole
 	if s, ok := e.(Streamed); ok {
 		mode = s.File()
 	}
 	fs := cli.NewFlagSet(name, usage, stdout)
-	out := fs.String("out", "", outUsage[mode])
-	force, fresh := new(bool), new(bool)
+	out := driver.Output{Beside: mode == driver.Whole, Fresh: mode == driver.StreamPartial, Benchmarks: benchmarks(e.Codec())}
+	fs.StringVar(&out.Path, "out", "", outUsage[mode])
 	switch mode {
 	case driver.Whole:
-		force = fs.Bool("force", false, "let --out replace a results file holding more results")
+		fs.BoolVar(&out.Force, "force", false, "let --out replace a results file holding more results")
 	case driver.Stream:
-		fresh = fs.Bool("fresh", false, "start --out afresh instead of resuming it")
+		fs.BoolVar(&out.Fresh, "fresh", false, "start --out afresh instead of resuming it")
 	}
 	from := fs.String("from", "", "rebuild the report from the result `file` a run's --out wrote, measuring nothing")
 	e.Flags(fs)
@@ -163,9 +164,7 @@ func runCommand[R any](ctx context.Context, e Commanded[R], name, usage string, 
 		}
 		return rebuild(e, name, *from, stdout)
 	}
-	output := driver.Output{Path: *out, Benchmarks: benchmarks(e.Codec()), Force: *force,
-		Beside: mode == driver.Whole, Fresh: *fresh || mode == driver.StreamPartial}
-	if err := driver.Check(output); err != nil {
+	if err := driver.Check(out); err != nil {
 		return err // before Prepare prints anything
 	}
 	var s Setup
@@ -178,31 +177,38 @@ func runCommand[R any](ctx context.Context, e Commanded[R], name, usage string, 
 	if s.Close != nil {
 		defer s.Close()
 	}
-	if s.Device == nil {
-		s.Device = func() string { return "emulated" }
-	}
-	// Asked for once: before a streamed run, after a whole one (it may
-	// start git, whose CPU is no run's).
 	if s.Settings == nil {
 		s.Settings = e.Settings()
 	}
 	if s.CommandLine {
 		s.Settings = append(s.Settings, resultfile.Config{Key: "command", Value: cli.CommandLine("headspace "+name, args)})
 	}
+	return run(ctx, e, mode, s, out, stdout, stderr)
+}
+
+// run runs e as s says into out through driver.Run and prints its
+// report from the records read back.
+func run[R any](ctx context.Context, e Commanded[R], mode driver.Mode, s Setup, out driver.Output, stdout, stderr io.Writer) error {
 	var settings []resultfile.Config
 	job := Job(e, s.Env)
 	job.File, job.Units, job.Progress = mode, s.Units, stderr
 	job.Settings = func() []resultfile.Config {
+		// Asked for once: before a streamed run, after a whole one (it
+		// may start git, whose CPU is no run's).
 		if settings == nil {
-			settings = driver.Settings(s.Device(), s.Settings)
+			device := "emulated"
+			if s.Device != nil {
+				device = s.Device()
+			}
+			settings = driver.Settings(device, s.Settings)
 		}
 		return settings
 	}
-	o, err := driver.Run(ctx, job, output)
+	o, err := driver.Run(ctx, job, out)
 	if o.Interrupted && o.Path != "" {
 		kept := fmt.Sprintf("the %d results finished are in %s, marked partial", len(o.Records), o.Path)
-		if o.Path != *out {
-			kept += "; " + *out + " is kept as it was"
+		if o.Path != out.Path {
+			kept += "; " + out.Path + " is kept as it was"
 		}
 		return o.Err(kept)
 	}
@@ -225,8 +231,8 @@ func runCommand[R any](ctx context.Context, e Commanded[R], name, usage string, 
 	if err := e.Report(r, stdout); err != nil {
 		return err
 	}
-	if *out != "" {
-		cli.KeptNote(stdout, *out, o.Path)
+	if out.Path != "" {
+		cli.KeptNote(stdout, out.Path, o.Path)
 		fmt.Fprintf(stdout, "results: %s\n", o.Path)
 	}
 	return nil

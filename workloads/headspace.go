@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math"
 	"runtime"
+	"strconv"
 	"strings"
 	"time"
 
@@ -189,20 +190,11 @@ func decodeHeadspace(recs []Record) (HeadspaceOutcome, error) {
 			inputs[impl]++
 			rep.Verdict.Wait, rep.Verdict.Wall = time.Duration(v[0]), time.Duration(v[1])
 		case "HeadspaceStage":
-			v, err := rec.valuesIn("tasks", "workers", "total-ns", "average-ns", "occupancy")
+			st, q, err := headspaceStage(rec)
 			if err != nil {
 				return out, err
 			}
-			name := rec.Keys["stage"]
-			// The rest of the stage's statistics, where the record holds
-			// them (records before issue 53 do not).
-			x := func(unit string) float64 { v, _ := resultfile.Value(rec.Result, unit); return v }
-			d := func(unit string) time.Duration { return time.Duration(math.Round(x(unit))) }
-			rep.Stats.Stages = append(rep.Stats.Stages, pipeline.StageStats{Name: name, Tasks: int64(v[0]), Workers: int(v[1]),
-				Total: time.Duration(v[2]), Average: time.Duration(v[3]),
-				Failures: int64(x("failures")), CPU: d("cpu-ns"), P50: d("p50-ns"), P90: d("p90-ns"), P99: d("p99-ns")})
-			rep.Stats.Queues = append(rep.Stats.Queues, pipeline.QueueStats{Name: name, Occupancy: v[4],
-				Capacity: int(x("capacity")), Items: int64(x("items")), Elapsed: d("elapsed-ns"), AvgPutWait: d("put-wait-ns"), AvgGetWait: d("get-wait-ns")})
+			rep.Stats.Stages, rep.Stats.Queues = append(rep.Stats.Stages, st), append(rep.Stats.Queues, q)
 		}
 	}
 	for i := range out.Analyses {
@@ -215,6 +207,49 @@ func decodeHeadspace(recs []Record) (HeadspaceOutcome, error) {
 		}
 	}
 	return out, nil
+}
+
+// report is the analysis's whole report from what its records hold and
+// its file's settings, as analysis.Run made it: the estimates before
+// and after the switch (the first step of each, the pipeline's fill,
+// left out), the verdict judged again, the steps and the device.
+func (a HeadspaceAnalysis) report(settings []resultfile.Config) (analysis.Report, error) {
+	rep := a.Report
+	c := &rep.Config
+	for key, p := range map[string]*int{"num-caches": &c.NumCaches, "return-caches-after": &c.ReturnCachesAfter, "steps-after": &c.StepsAfter, "total-steps": &c.TotalSteps} {
+		n, err := strconv.Atoi(setting(settings, key))
+		if err != nil {
+			return rep, fmt.Errorf("the %s analysis: its file's %s %q is not a count", a.Transforms, key, setting(settings, key))
+		}
+		*p = n
+	}
+	c.Skip = 1
+	if rep.Switch < 2 || rep.Switch+1 >= len(rep.StepTimes) {
+		return rep, fmt.Errorf("the %s analysis lacks the steps of a phase", a.Transforms)
+	}
+	rep.Device = setting(settings, "device")
+	rep.Before = analysis.RoundEstimate(rep.StepTimes[c.Skip:rep.Switch], 1)
+	rep.After = analysis.RoundEstimate(rep.StepTimes[rep.Switch+c.Skip:], 1)
+	rep.Verdict = analysis.Judge(rep.Stats, rep.Verdict.Wait, rep.Verdict.Wall)
+	return rep, nil
+}
+
+// headspaceStage is a stage's statistics and its output queue's (named
+// as the stage) from its HeadspaceStage record: tasks, workers, total-ns,
+// average-ns and occupancy, and the rest where the record holds them
+// (records before issue 53 do not).
+func headspaceStage(rec Record) (pipeline.StageStats, pipeline.QueueStats, error) {
+	v, err := rec.valuesIn("tasks", "workers", "total-ns", "average-ns", "occupancy")
+	if err != nil {
+		return pipeline.StageStats{}, pipeline.QueueStats{}, err
+	}
+	name := rec.Keys["stage"]
+	x := func(unit string) float64 { v, _ := resultfile.Value(rec.Result, unit); return v }
+	d := func(unit string) time.Duration { return time.Duration(math.Round(x(unit))) }
+	return pipeline.StageStats{Name: name, Tasks: int64(v[0]), Workers: int(v[1]), Total: time.Duration(v[2]), Average: time.Duration(v[3]),
+			Failures: int64(x("failures")), CPU: d("cpu-ns"), P50: d("p50-ns"), P90: d("p90-ns"), P99: d("p99-ns")},
+		pipeline.QueueStats{Name: name, Occupancy: v[4], Capacity: int(x("capacity")), Items: int64(x("items")),
+			Elapsed: d("elapsed-ns"), AvgPutWait: d("put-wait-ns"), AvgGetWait: d("get-wait-ns")}, nil
 }
 
 // headspacePhase is the phase of step i of an analysis whose switch is

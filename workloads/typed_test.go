@@ -144,6 +144,13 @@ func TestHeadspaceCodec(t *testing.T) {
 			{Transforms: "fast", Report: rep(1, 7, 8)},
 		}}},
 		{"no switch reached", HeadspaceOutcome{Analyses: []HeadspaceAnalysis{{Transforms: "fast", Report: rep(3, 1, 2, 3)}}}},
+		// Every statistic of a stage and its queue, which analyze's report
+		// and --stats-json print from the records read back.
+		{"whole statistics", HeadspaceOutcome{Analyses: []HeadspaceAnalysis{{Transforms: "naive", Report: analysis.Report{StepTimes: []time.Duration{4, 5, 6}, Switch: 1,
+			Stats: pipeline.Stats{
+				Stages: []pipeline.StageStats{{Name: "batch", Workers: 1, Tasks: 10, Failures: 2, Total: 3462001, CPU: 41, Average: 346200, P50: 1300, P90: 1601, P99: 3540017}},
+				Queues: []pipeline.QueueStats{{Name: "batch", Capacity: 2, Items: 5, Elapsed: 5096285, AvgPutWait: 691544, AvgGetWait: 65560, Occupancy: 0.9140624984670206}},
+			}}}}}},
 	} {
 		t.Run(tc.name, func(t *testing.T) { roundTrip(t, HeadspaceCodec, tc.o) })
 	}
