@@ -485,3 +485,21 @@ var decoders = map[string]func([]*benchfmt.Result) error{
 	"Caching":    func(r []*benchfmt.Result) error { _, err := CachingCodec.Decode(r); return err },
 	"Remote":     func(r []*benchfmt.Result) error { _, err := RemoteCodec.Decode(r); return err },
 }
+
+// TestLoadersReport: headspace loaders' report of an outcome with
+// training runs gives each run's steps/s after the loaders' table.
+func TestLoadersReport(t *testing.T) {
+	o := LoadersOutcome{
+		Measurements: []loadbench.Measurement{{Point: loadbench.Point{Mode: loadbench.Goroutine, Workers: 1}, Batches: 3, TTFB: time.Millisecond, SamplesPerSec: 100, PeakRSS: 1 << 20, CPU: time.Second}},
+		Training:     []LoadersTraining{{Mode: loadbench.Goroutine, Workers: 2, Steps: 10, StepsPerSec: 3.25}, {Mode: loadbench.Process, Workers: 2, Steps: 10, StepsPerSec: 1.5}},
+	}
+	var b strings.Builder
+	if err := new(Loaders).Report(o, &b); err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"goroutine        1        1.0        100", "training fed by the goroutine loader, 2 workers: 3.250 steps/s\ntraining fed by the process loader, 2 workers: 1.500 steps/s\n"} {
+		if !strings.Contains(b.String(), want) {
+			t.Errorf("the report lacks %q:\n%s", want, b.String())
+		}
+	}
+}
