@@ -152,7 +152,9 @@ dev=cuda torchdev=cuda
 [ $emulated = 1 ] && dev=emulated torchdev=cpu
 # Sizes: the document's (raw 1024, crop 256, batch 256), or tiny.
 ladder_size=(--steps "$steps" --count "$count")
-loaders_size=()
+# The loaders alone, once (headspace loaders' defaults are document 002's:
+# three repeats and the training comparison).
+loaders_size=(--repeats 1 --train-runs 0)
 peer_size=(--count 1)
 torch_size=()
 netstep_size=(--count 5)
@@ -160,7 +162,7 @@ netstep_size=(--count 5)
 levels_workers=4 scale_workers=1,4,8,16 loader_workers=1,2,4,8,16,32 peer_workers=1,2,4,8,16
 if [ $quick = 1 ]; then
   ladder_size=(--raw-size 48 --crop 16 --batch 4 --step 2ms --steps 2 --count 1)
-  loaders_size=(--raw-size 32 --crop 16 --batch 2 --batches 3)
+  loaders_size=(--raw-size 32 --crop 16 --batch 2 --batches 3 --repeats 1 --train-runs 0)
   peer_size=(--raw-size 32x32 --crop 16 --batch 2 --batches 3 --count 1 --impls naive,fast)
   torch_size=(--raw-size 48 --crop 16 --batch 4 --steps 2)
   levels_workers=2 scale_workers=1,2 loader_workers=1,2 peer_workers=1,2

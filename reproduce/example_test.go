@@ -3,7 +3,9 @@ package reproduce
 import (
 	"bytes"
 	"context"
+	"flag"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -12,6 +14,7 @@ import (
 	"golang.org/x/perf/benchfmt"
 
 	"github.com/headspace-bench/headspace/harness/resultfile"
+	"github.com/headspace-bench/headspace/internal/cli"
 	"github.com/headspace-bench/headspace/workloads"
 )
 
@@ -83,6 +86,31 @@ var CountCodec = workloads.NewCodec("Count", map[string][]string{"Count": {"i"}}
 		return o, nil
 	})
 
+// Flags are count's flags, each bound to a field of the experiment:
+// its value, the registry's Default size, is the flag's default.
+func (c *Count) Flags(fs *flag.FlagSet) {
+	fs.IntVar(&c.N, "n", c.N, "square 1 to `n`")
+}
+
+// The bound of each numeric flag, declared beside it (checked as the
+// flags are parsed: --n 0 exits 2).
+var _ = cli.Declare(map[string]cli.Bound{"count n": {Lo: 1, Hi: 1 << 20}})
+
+// Report is what headspace count prints of an outcome, after a run and
+// from --from alike.
+func (*Count) Report(o CountOutcome, w io.Writer) error {
+	for i, sq := range o.Squares {
+		fmt.Fprintf(w, "%d² = %d\n", i+1, sq)
+	}
+	return nil
+}
+
+// Command is headspace count, made from the experiment the one way
+// (workloads.Commander: headspace makes its commands from the registry).
+func (Count) Command() cli.Command {
+	return workloads.CommandOf[CountOutcome, Count]("count", "the squares of 1 to n", "Squares 1 to --n.")
+}
+
 // registerCount is the one line in workloads.Registry
 // (workloads/registry.go): workloads.Sizes(DefaultCount, QuickCount).
 func registerCount() (undo func()) {
@@ -132,9 +160,7 @@ func render005(f *resultFile, p *page) ([]byte, error) {
 // line in workloads.Registry, its report (report(Doc{…}) with its measure
 // and render). `headspace reproduce --docs 005` would then run it; here
 // Run does, at the quick size, and the report is rendered from the
-// result file it saved. Its command, if it needs one, would be a
-// Command method on Count (workloads.Commander), which headspace makes
-// into `headspace count` from the registry.
+// result file it saved. Its command is Example_newCommand's.
 func Example_newExperiment() {
 	defer registerCount()()
 	defer reportCount()()
@@ -167,4 +193,35 @@ func Example_newExperiment() {
 	// | 1 | 1 |
 	// | 2 | 4 |
 	// | 3 | 9 |
+}
+
+// Example_newCommand runs the command made from Count (its Flags, its
+// Report, its Command line): `headspace count --n 3 --out FILE` measures,
+// writes the file and prints the report of the records read back from
+// it; `--from FILE` prints the same report from the file alone.
+func Example_newCommand() {
+	defer registerCount()()
+	dir, err := os.MkdirTemp("", "example")
+	if err != nil {
+		panic(err)
+	}
+	defer os.RemoveAll(dir)
+	out := filepath.Join(dir, "count.txt")
+	ctx := context.Background()
+	count := Count{}.Command()
+	var run, from bytes.Buffer
+	if err := count.Run(ctx, []string{"--n", "3", "--out", out}, &run, io.Discard); err != nil {
+		panic(err)
+	}
+	if err := count.Run(ctx, []string{"--from", out}, &from, io.Discard); err != nil {
+		panic(err)
+	}
+	fmt.Print(strings.ReplaceAll(run.String(), dir, "DIR"))
+	fmt.Println("--from prints the same report:", strings.HasPrefix(run.String(), from.String()))
+	// Output:
+	// 1² = 1
+	// 2² = 4
+	// 3² = 9
+	// results: DIR/count.txt
+	// --from prints the same report: true
 }

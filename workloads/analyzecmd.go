@@ -3,25 +3,24 @@ package workloads
 import (
 	"context"
 	"encoding/json"
+	"flag"
 	"fmt"
 	"io"
+	"path/filepath"
 	"strings"
-	"time"
-
-	"golang.org/x/perf/benchfmt"
 
 	"github.com/headspace-bench/headspace/command"
+	"github.com/headspace-bench/headspace/datasets/transforms"
+	"github.com/headspace-bench/headspace/device"
 	"github.com/headspace-bench/headspace/harness/analysis"
-	"github.com/headspace-bench/headspace/harness/driver"
 	"github.com/headspace-bench/headspace/harness/loader"
-	"github.com/headspace-bench/headspace/harness/resultfile"
 	"github.com/headspace-bench/headspace/internal/atomicfile"
 	"github.com/headspace-bench/headspace/internal/cli"
 )
 
 // Command is headspace analyze.
 func (Headspace) Command() cli.Command {
-	return cli.Command{Name: "analyze", Summary: "headspace analysis: step time with the loader, then with cached batches", Runs: []string{"Headspace"}, Run: runAnalyze}
+	return CommandOf[HeadspaceOutcome, Headspace]("analyze", "headspace analysis: step time with the loader, then with cached batches", analyzeUsage)
 }
 
 const analyzeUsage = `
@@ -72,91 +71,160 @@ or WebDataset shards; docs/real-data.md): the load stage
 becomes fetch then decode, each with its statistics; --page-cache and
 --max-failures as in headspace ladder.`
 
-func runAnalyze(ctx context.Context, args []string, stdout, stderr io.Writer) error {
-	fs := cli.NewFlagSet("analyze", analyzeUsage, stdout)
-	var pf pipelineFlags
-	pf.register(fs)
-	workers := loader.WorkersFlag(fs, false, "loader `workers` per stage", 4)
-	impl := fs.String("transforms", "naive", "transform `implementation`: naive or fast")
-	latency := fs.Duration("load-latency", 0, "added wait per raw sample, as remote storage would (`duration`)")
-	numCaches := fs.Int("num-caches", 10, "`batches` kept from the start")
-	after := fs.Int("return-caches-after", 100, "`batches` from the loader before the caches are replayed")
-	stepsAfter := fs.Int("steps-after", 100, "`steps` run on cached batches")
-	total := fs.Int("total-steps", 200000, "`steps` of the whole training run, for the time saved")
-	plotPath := fs.String("plot", "", "write the step-time plot to `prefix`.png and prefix.svg")
-	out := fs.String("out", "", "benchmark-format `file` of every step's time")
-	statsJSON := fs.String("stats-json", "", "write the stage statistics as JSON to `file` ({\"format\": \"headspace-stats/1\", \"stats\": …})")
-	force := fs.Bool("force", false, "let --out replace a results file holding more results")
-	every := fs.Duration("stats-every", 0, "print stage statistics to stderr this often (`interval`; 0: only at the end)")
-	var of ownFlags
-	of.register(fs)
-	if err := cli.ParseArgs(fs, args); err != nil {
-		return err
+// analyzeCommand is what headspace analyze's flags set beside the
+// analysis: the pipeline's and the own loop's flags, and the files its
+// report writes.
+type analyzeCommand struct {
+	pf              pipelineFlags
+	of              ownFlags
+	plot, statsJSON string
+}
+
+// Flags are analyze's: their defaults DefaultHeadspace's (one worker per
+// core, 5 caches after 30 batches, 30 cached steps, both transforms).
+func (h *Headspace) Flags(fs *flag.FlagSet) {
+	a := &h.Analysis
+	h.cmd.pf.registerFrom(fs, a.Pipeline)
+	loader.WorkersVar(fs, &a.Pipeline.Workers, "loader `workers` per stage")
+	fs.Var(listFlag{"transforms", &h.Transforms, []string{transforms.Naive, transforms.Fast}}, "transforms", "comma-separated transform `implementations`, an analysis each: naive, fast")
+	fs.DurationVar(&a.Pipeline.LoadLatency, "load-latency", a.Pipeline.LoadLatency, "added wait per raw sample, as remote storage would (`duration`)")
+	fs.IntVar(&a.NumCaches, "num-caches", a.NumCaches, "`batches` kept from the start")
+	fs.IntVar(&a.ReturnCachesAfter, "return-caches-after", a.ReturnCachesAfter, "`batches` from the loader before the caches are replayed")
+	fs.IntVar(&a.StepsAfter, "steps-after", a.StepsAfter, "`steps` run on cached batches")
+	fs.IntVar(&a.TotalSteps, "total-steps", a.TotalSteps, "`steps` of the whole training run, for the time saved")
+	fs.StringVar(&h.cmd.plot, "plot", "", "write the step-time plot to `prefix`.png and prefix.svg (prefix-TRANSFORMS.png and .svg for more than one)")
+	fs.StringVar(&h.cmd.statsJSON, "stats-json", "", "write the stage statistics as JSON to `file` ({\"format\": \"headspace-stats/1\", \"stats\": …}; FILE-TRANSFORMS.json for more than one)")
+	fs.DurationVar(&a.StatsEvery, "stats-every", 0, "print stage statistics to stderr this often (`interval`; 0: only at the end)")
+	h.cmd.of.register(fs)
+}
+
+// ownAnalyzeDefaults are the own loop's (analyze -- COMMAND) flags where
+// they are not set: its steps, not the synthetic pipeline's experiment's.
+var ownAnalyzeDefaults = ownAnalyzeFlags{numCaches: 10, after: 100, stepsAfter: 100, total: HeadspaceDocumentSteps}
+
+// TakeCommand runs analyze -- COMMAND, the own loop (ownloopcmd.go), or
+// refuses its flags without a command.
+func (h *Headspace) TakeCommand(ctx context.Context, fs *flag.FlagSet, args []string, stdout, stderr io.Writer) (bool, error) {
+	if !hasCommand(fs, args) {
+		return false, checkOwnFlags(fs, false)
 	}
-	if hasCommand(fs, args) {
-		return runOwnAnalyze(ctx, fs, &of, ownAnalyzeFlags{numCaches: *numCaches, after: *after, stepsAfter: *stepsAfter, total: *total,
-			out: *out, plot: *plotPath, force: *force}, stdout, stderr)
+	af := ownAnalyzeDefaults
+	af.out, af.plot = fs.Lookup("out").Value.String(), h.cmd.plot
+	af.force = fs.Lookup("force").Value.String() == "true"
+	fs.Visit(func(f *flag.Flag) {
+		switch f.Name {
+		case "num-caches":
+			af.numCaches = h.Analysis.NumCaches
+		case "return-caches-after":
+			af.after = h.Analysis.ReturnCachesAfter
+		case "steps-after":
+			af.stepsAfter = h.Analysis.StepsAfter
+		case "total-steps":
+			af.total = h.Analysis.TotalSteps
+		}
+	})
+	return true, runOwnAnalyze(ctx, fs, &h.cmd.of, af, stdout, stderr)
+}
+
+// Outputs are --plot's and --stats-json's files, one per transform where
+// there are more than one.
+func (h *Headspace) Outputs() ([]string, error) {
+	var outs []cli.Output
+	for _, impl := range h.Transforms {
+		base, stats := h.files(impl, len(h.Transforms))
+		outs = append(outs, cli.Figure(cli.Prefixed(base, ".png")), cli.Figure(cli.Prefixed(base, ".svg")), cli.Output{Path: stats, Kind: cli.StatsKind})
 	}
-	if err := cli.ParseFlags(fs, args); err != nil {
-		return err
+	return []string{"plot", "stats-json"}, cli.CheckOutputs(outs...)
+}
+
+// files are the plot's prefix and the statistics' file of the analysis
+// with transforms impl, one of n: --plot and --stats-json as given for
+// one, each with "-impl" for more.
+func (h *Headspace) files(impl string, n int) (plot, stats string) {
+	plot = strings.TrimSuffix(strings.TrimSuffix(h.cmd.plot, ".png"), ".svg")
+	stats = h.cmd.statsJSON
+	if n > 1 {
+		if plot != "" {
+			plot += "-" + impl
+		}
+		if stats != "" {
+			ext := filepath.Ext(stats)
+			stats = strings.TrimSuffix(stats, ext) + "-" + impl + ext
+		}
 	}
-	if err := checkOwnFlags(fs, false); err != nil {
-		return err
+	return plot, stats
+}
+
+// Prepare checks the analysis and opens its device's settings.
+func (h *Headspace) Prepare(ctx context.Context, _, stderr io.Writer) (Setup, error) {
+	s := Setup{Close: func() { h.cmd.pf.data.Close() }} // the --link, if one was started
+	a := &h.Analysis
+	if err := cli.NoRepeats("--transforms", h.Transforms); err != nil {
+		return s, err
 	}
-	defer pf.data.Close() // the --link, if one was started
-	// The numeric flags' ranges are the bounds table's, checked as they
-	// are parsed.
-	if _, err := cli.ParseList("--transforms", *impl, []string{"naive", "fast"}); err != nil {
-		return err
-	}
-	pcfg, err := pf.config(ctx, workers.N(), *impl)
+	latency := a.Pipeline.LoadLatency
+	pcfg, err := h.cmd.pf.config(ctx, a.Pipeline.Workers, h.Transforms[0])
 	if err != nil {
-		return err
+		return s, err
 	}
-	pcfg.LoadLatency = *latency
-	cfg := analysis.Config{Pipeline: pcfg, NumCaches: *numCaches, ReturnCachesAfter: *after, StepsAfter: *stepsAfter, TotalSteps: *total, Skip: 1}
-	if err := cfg.Validate(); err != nil {
-		return cli.UsageError{Msg: err.Error()}
+	pcfg.LoadLatency = latency
+	a.Pipeline = pcfg
+	for _, impl := range h.Transforms {
+		c := *a
+		c.Pipeline.Impl = impl
+		if err := c.Validate(); err != nil {
+			return s, cli.UsageError{Msg: err.Error()}
+		}
 	}
 	// The caches hold NumCaches batches beside the loader's.
-	if err := command.FitsPipeline(pcfg, 1, int64(*numCaches)*pcfg.BatchBytes()); err != nil {
-		return err
+	if err := command.FitsPipeline(pcfg, 1, int64(a.NumCaches)*pcfg.BatchBytes()); err != nil {
+		return s, err
 	}
-	plotBase := strings.TrimSuffix(strings.TrimSuffix(*plotPath, ".png"), ".svg")
-	if err := cli.CheckOutputs(cli.Figure(cli.Prefixed(plotBase, ".png")), cli.Figure(cli.Prefixed(plotBase, ".svg")), cli.Output{Path: *statsJSON, Kind: cli.StatsKind}); err != nil {
-		return err
+	if a.StatsEvery > 0 {
+		a.StatsLog = stderr
 	}
-	// The progress line counts steps; the records come whole at the end,
-	// and an interrupted analysis keeps nothing: no report without both
-	// phases.
-	h := Headspace{Analysis: cfg, Transforms: []string{*impl}}
-	var rep analysis.Report
-	var dev Device
-	settings := func() []resultfile.Config { return driver.Settings(rep.Device, h.Settings(), dev.Settings) }
-	o, err := driver.Run(ctx, driver.Job{Units: *after + *stepsAfter, Progress: stderr, Settings: settings,
-		Measure: func(ctx context.Context, hooks *driver.Hooks) ([]*benchfmt.Result, error) {
-			var err error
-			if dev, err = pf.device(ctx); err != nil {
-				return nil, err
-			}
-			h.Analysis.OnStep = func(int, time.Duration) { hooks.Tick() }
-			if *every > 0 {
-				h.Analysis.StatsEvery, h.Analysis.StatsLog = *every, stderr
-			}
-			o, err := h.Measure(ctx, Env{Device: dev})
-			hooks.Finish()
-			if err != nil {
-				return nil, err
-			}
-			rep = o.Analyses[0].Report
-			rep.WriteText(stdout)
-			return h.Codec().Encode(o), writeAnalysisFiles(stdout, rep, plotBase, *plotPath != "", *statsJSON)
-		}}, driver.Output{Path: *out, Benchmarks: analysis.Benchmarks, Force: *force, Beside: true})
-	if err != nil || *out == "" {
-		return err
+	dev, err := h.cmd.pf.device(ctx)
+	if err != nil {
+		return s, err
 	}
-	cli.KeptNote(stdout, *out, o.Path)
-	fmt.Fprintf(stdout, "results: %s (go tool benchstat -col /phase %s)\n", o.Path, o.Path)
+	// The file's device is the one the analysis opened (cuda:NAME).
+	name, open := "emulated", dev.Open
+	if open != nil {
+		dev.Open = func(pinned bool) (device.Device, error) {
+			d, err := open(pinned)
+			if err == nil {
+				name = d.Name()
+			}
+			return d, err
+		}
+	}
+	s.Env, s.Device = Env{Device: dev}, func() string { return name }
+	s.Settings = append(h.Settings(), dev.Settings...)
+	s.Units = len(h.Transforms) * (a.ReturnCachesAfter + a.StepsAfter)
+	return s, nil
+}
+
+// Report is each analysis's report (analysis.Report.WriteText), rebuilt
+// from its records and its file's settings, then its plot and its
+// statistics' JSON where asked.
+func (h *Headspace) Report(o HeadspaceOutcome, w io.Writer) error {
+	for i, an := range o.Analyses {
+		rep, err := an.report(o.Settings)
+		if err != nil {
+			return err
+		}
+		if len(o.Analyses) > 1 {
+			if i > 0 {
+				fmt.Fprintln(w)
+			}
+			fmt.Fprintf(w, "%s transforms:\n", an.Transforms)
+		}
+		rep.WriteText(w)
+		plot, stats := h.files(an.Transforms, len(o.Analyses))
+		if err := writeAnalysisFiles(w, rep, plot, plot != "", stats); err != nil {
+			return err
+		}
+	}
 	return nil
 }
 

@@ -68,6 +68,10 @@ type Env struct {
 	Dir string
 	// Start, if set, is called before each unit of work with its name.
 	Start func(name string)
+	// Tick, if set, marks a step of a unit of work done, for a run that
+	// counts steps, not records (Headspace: the progress line of
+	// headspace analyze).
+	Tick func()
 	// Result, if set, receives every record as it is made; an error
 	// stops the run.
 	Result func(*benchfmt.Result) error
@@ -97,12 +101,12 @@ func Job(e Experiment, env Env) driver.Job {
 	}}
 }
 
-// Hooked is env whose Start, Result and Done are the run's hooks (a
+// Hooked is env whose Start, Tick, Result and Done are the run's hooks (a
 // record goes to env.Result first, if set): how a job's Measure runs an
 // experiment, a typed one whose command keeps its value included.
 func (env Env) Hooked(h *driver.Hooks) Env {
 	each := env.Result
-	env.Start, env.Done, env.Result = h.Start, h.Done, h.Result
+	env.Start, env.Tick, env.Done, env.Result = h.Start, h.Tick, h.Done, h.Result
 	if each != nil {
 		env.Result = func(r *benchfmt.Result) error {
 			if err := each(r); err != nil {
@@ -136,6 +140,13 @@ func (env Env) device() Device {
 func (env Env) start(name string) {
 	if env.Start != nil {
 		env.Start(name)
+	}
+}
+
+// tick calls Tick, if set.
+func (env Env) tick() {
+	if env.Tick != nil {
+		env.Tick()
 	}
 }
 

@@ -3,7 +3,9 @@ package workloads
 import (
 	"context"
 	"fmt"
+	"math"
 	"runtime"
+	"strconv"
 	"strings"
 	"time"
 
@@ -24,6 +26,8 @@ type Headspace struct {
 	// run from Transforms.
 	Analysis   analysis.Config
 	Transforms []string
+	// cmd is what headspace analyze's flags set beside the analysis.
+	cmd analyzeCommand
 }
 
 // The document's own figures: "about 200 ms for one step", a headspace of
@@ -69,13 +73,19 @@ func (Headspace) Document() string { return "000" }
 // transform implementation.
 type HeadspaceOutcome struct {
 	Analyses []HeadspaceAnalysis
+	// Settings are the result file's configuration lines, which the
+	// command gives it (settled); the codec reads records alone.
+	Settings []resultfile.Config
 }
+
+// settle gives o its file's settings.
+func (o *HeadspaceOutcome) settle(s []resultfile.Config) { o.Settings = s }
 
 // HeadspaceAnalysis is one analysis: its transform implementation and
 // its whole report. Its records (HeadspaceCodec) hold the report's
 // StepTimes and Switch, its Verdict's Wait and Wall, and its Stats' stages
-// (Name, Workers, Tasks, Total, Average) with their output queues (Name,
-// the stage's; Occupancy); a decoded report has those alone.
+// with their output queues (named as their stage); a decoded report has
+// those alone (Report rebuilds the rest).
 type HeadspaceAnalysis struct {
 	Transforms string
 	Report     analysis.Report
@@ -93,6 +103,14 @@ func (h Headspace) Measure(ctx context.Context, env Env) (HeadspaceOutcome, erro
 		env.start("analyze " + impl)
 		cfg := h.Analysis
 		cfg.Pipeline.Impl = impl
+		if onStep := cfg.OnStep; env.Tick != nil {
+			cfg.OnStep = func(i int, d time.Duration) {
+				if onStep != nil {
+					onStep(i, d)
+				}
+				env.tick()
+			}
+		}
 		rep, err := analysis.Run(ctx, cfg, dev)
 		if err != nil {
 			return out, fmt.Errorf("analysis with %s transforms: %w", impl, err)
@@ -172,14 +190,11 @@ func decodeHeadspace(recs []Record) (HeadspaceOutcome, error) {
 			inputs[impl]++
 			rep.Verdict.Wait, rep.Verdict.Wall = time.Duration(v[0]), time.Duration(v[1])
 		case "HeadspaceStage":
-			v, err := rec.valuesIn("tasks", "workers", "total-ns", "average-ns", "occupancy")
+			st, q, err := headspaceStage(rec)
 			if err != nil {
 				return out, err
 			}
-			name := rec.Keys["stage"]
-			rep.Stats.Stages = append(rep.Stats.Stages, pipeline.StageStats{Name: name, Tasks: int64(v[0]), Workers: int(v[1]),
-				Total: time.Duration(v[2]), Average: time.Duration(v[3])})
-			rep.Stats.Queues = append(rep.Stats.Queues, pipeline.QueueStats{Name: name, Occupancy: v[4]})
+			rep.Stats.Stages, rep.Stats.Queues = append(rep.Stats.Stages, st), append(rep.Stats.Queues, q)
 		}
 	}
 	for i := range out.Analyses {
@@ -192,6 +207,49 @@ func decodeHeadspace(recs []Record) (HeadspaceOutcome, error) {
 		}
 	}
 	return out, nil
+}
+
+// report is the analysis's whole report from what its records hold and
+// its file's settings, as analysis.Run made it: the estimates before
+// and after the switch (the first step of each, the pipeline's fill,
+// left out), the verdict judged again, the steps and the device.
+func (a HeadspaceAnalysis) report(settings []resultfile.Config) (analysis.Report, error) {
+	rep := a.Report
+	c := &rep.Config
+	for key, p := range map[string]*int{"num-caches": &c.NumCaches, "return-caches-after": &c.ReturnCachesAfter, "steps-after": &c.StepsAfter, "total-steps": &c.TotalSteps} {
+		n, err := strconv.Atoi(setting(settings, key))
+		if err != nil {
+			return rep, fmt.Errorf("the %s analysis: its file's %s %q is not a count", a.Transforms, key, setting(settings, key))
+		}
+		*p = n
+	}
+	c.Skip = 1
+	if rep.Switch < 2 || rep.Switch+1 >= len(rep.StepTimes) {
+		return rep, fmt.Errorf("the %s analysis lacks the steps of a phase", a.Transforms)
+	}
+	rep.Device = setting(settings, "device")
+	rep.Before = analysis.RoundEstimate(rep.StepTimes[c.Skip:rep.Switch], 1)
+	rep.After = analysis.RoundEstimate(rep.StepTimes[rep.Switch+c.Skip:], 1)
+	rep.Verdict = analysis.Judge(rep.Stats, rep.Verdict.Wait, rep.Verdict.Wall)
+	return rep, nil
+}
+
+// headspaceStage is a stage's statistics and its output queue's (named
+// as the stage) from its HeadspaceStage record: tasks, workers, total-ns,
+// average-ns and occupancy, and the rest where the record holds them
+// (records before issue 53 do not).
+func headspaceStage(rec Record) (pipeline.StageStats, pipeline.QueueStats, error) {
+	v, err := rec.valuesIn("tasks", "workers", "total-ns", "average-ns", "occupancy")
+	if err != nil {
+		return pipeline.StageStats{}, pipeline.QueueStats{}, err
+	}
+	name := rec.Keys["stage"]
+	x := func(unit string) float64 { v, _ := resultfile.Value(rec.Result, unit); return v }
+	d := func(unit string) time.Duration { return time.Duration(math.Round(x(unit))) }
+	return pipeline.StageStats{Name: name, Tasks: int64(v[0]), Workers: int(v[1]), Total: time.Duration(v[2]), Average: time.Duration(v[3]),
+			Failures: int64(x("failures")), CPU: d("cpu-ns"), P50: d("p50-ns"), P90: d("p90-ns"), P99: d("p99-ns")},
+		pipeline.QueueStats{Name: name, Occupancy: v[4], Capacity: int(x("capacity")), Items: int64(x("items")),
+			Elapsed: d("elapsed-ns"), AvgPutWait: d("put-wait-ns"), AvgGetWait: d("get-wait-ns")}, nil
 }
 
 // headspacePhase is the phase of step i of an analysis whose switch is
@@ -213,8 +271,9 @@ func headspacePhase(i, sw int) string {
 // (Headspace/transforms=…/phase=…, headspacePhase), the input wait over
 // the steps of phase loader (HeadspaceInput/transforms=…), and each
 // stage's statistics at the switch (HeadspaceStage/transforms=…/stage=…,
-// with its output queue's occupancy), from which the verdict is judged
-// again (analysis.Judge).
+// with its output queue's: all of pipeline.StageStats and QueueStats),
+// from which the verdict is judged again (analysis.Judge) and the
+// stages' lines and --stats-json of headspace analyze are written.
 func HeadspaceRecords(impl string, rep analysis.Report) []*benchfmt.Result {
 	var out []*benchfmt.Result
 	for i, d := range rep.StepTimes {
@@ -224,14 +283,19 @@ func HeadspaceRecords(impl string, rep analysis.Report) []*benchfmt.Result {
 	out = append(out, newRecord("HeadspaceInput/transforms="+impl, 1, 1,
 		benchfmt.Value{Value: float64(rep.Verdict.Wait), Unit: "input-wait-ns"}, benchfmt.Value{Value: float64(rep.Verdict.Wall), Unit: "wall-ns"}))
 	for i, st := range rep.Stats.Stages {
-		occ := 0.0
+		var q pipeline.QueueStats
 		if i < len(rep.Stats.Queues) {
-			occ = rep.Stats.Queues[i].Occupancy
+			q = rep.Stats.Queues[i]
 		}
 		out = append(out, newRecord("HeadspaceStage/transforms="+impl+"/stage="+st.Name, 1, 1,
 			benchfmt.Value{Value: float64(st.Tasks), Unit: "tasks"}, benchfmt.Value{Value: float64(st.Workers), Unit: "workers"},
 			benchfmt.Value{Value: float64(st.Total), Unit: "total-ns"}, benchfmt.Value{Value: float64(st.Average), Unit: "average-ns"},
-			benchfmt.Value{Value: occ, Unit: "occupancy"}))
+			benchfmt.Value{Value: q.Occupancy, Unit: "occupancy"},
+			benchfmt.Value{Value: float64(st.Failures), Unit: "failures"}, benchfmt.Value{Value: float64(st.CPU), Unit: "cpu-ns"},
+			benchfmt.Value{Value: float64(st.P50), Unit: "p50-ns"}, benchfmt.Value{Value: float64(st.P90), Unit: "p90-ns"},
+			benchfmt.Value{Value: float64(st.P99), Unit: "p99-ns"}, benchfmt.Value{Value: float64(q.Capacity), Unit: "capacity"},
+			benchfmt.Value{Value: float64(q.Items), Unit: "items"}, benchfmt.Value{Value: float64(q.Elapsed), Unit: "elapsed-ns"},
+			benchfmt.Value{Value: float64(q.AvgPutWait), Unit: "put-wait-ns"}, benchfmt.Value{Value: float64(q.AvgGetWait), Unit: "get-wait-ns"}))
 	}
 	return out
 }

@@ -138,14 +138,19 @@ type pipelineFlags struct {
 	pinnedBW, pageableBW  float64
 	convertBW             float64
 	data                  loader.DataFlags
-	deviceCrop            bool   // ladder: --device-crop, with --transforms device
-	graphs                bool   // ladder: --cuda-graphs, with --device cuda
-	precision             string // ladder: --precision, the Net's convolutions on --device cuda
-	backend               string // ladder: --backend, the Net on the kernels or cuDNN on --device cuda ("" is the kernels)
+	deviceCrop            bool          // ladder: --device-crop, with --transforms device
+	graphs                bool          // ladder: --cuda-graphs, with --device cuda
+	precision             string        // ladder: --precision, the Net's convolutions on --device cuda
+	backend               string        // ladder: --backend, the Net on the kernels or cuDNN on --device cuda ("" is the kernels)
+	base                  loader.Config // the defaults' pipeline, config's start
 }
 
-func (f *pipelineFlags) register(fs *flag.FlagSet) {
-	def := loader.DefaultConfig()
+func (f *pipelineFlags) register(fs *flag.FlagSet) { f.registerFrom(fs, loader.DefaultConfig()) }
+
+// registerFrom defines the flags with def's values (an experiment's
+// pipeline) as their defaults; config starts from def.
+func (f *pipelineFlags) registerFrom(fs *flag.FlagSet, def loader.Config) {
+	f.base = def
 	emu := DocumentDevice()
 	f.precision = kernels.PrecisionFP32
 	fs.IntVar(&f.batch, "batch", def.Batch, "samples per `batch`")
@@ -165,7 +170,10 @@ func (f *pipelineFlags) register(fs *flag.FlagSet) {
 // config turns the flags into a pipeline configuration with the given
 // workers and implementation, checked; ctx bounds indexing --data.
 func (f *pipelineFlags) config(ctx context.Context, workers int, impl string) (loader.Config, error) {
-	cfg := loader.DefaultConfig()
+	cfg := f.base
+	if cfg.Batch == 0 {
+		cfg = loader.DefaultConfig() // flags made without register (DeviceNamed)
+	}
 	w, h, err := cli.ParseSize("--raw-size", f.rawSize)
 	if err != nil {
 		return cfg, err

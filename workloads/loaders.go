@@ -1,6 +1,7 @@
 package workloads
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"runtime"
@@ -36,6 +37,8 @@ type Loaders struct {
 	Train      loader.Config
 	TrainSteps int
 	TrainRuns  int
+	// cmd is what headspace loaders' flags set beside the sweep.
+	cmd loadersCommand
 }
 
 // The article's claims for SPDL's thread-based loading over PyTorch's
@@ -128,7 +131,13 @@ type LoadersOutcome struct {
 	// Samples (the records hold its samples/s only).
 	Measurements []loadbench.Measurement
 	Training     []LoadersTraining
+	// Settings are the result file's configuration lines, which the
+	// command gives it (settled); the codec reads records alone.
+	Settings []resultfile.Config
 }
+
+// settle gives o its file's settings.
+func (o *LoadersOutcome) settle(s []resultfile.Config) { o.Settings = s }
 
 // LoadersTraining is one run of the training loop fed by a mode's loader.
 type LoadersTraining struct {
@@ -203,9 +212,23 @@ func (l Loaders) MeasureEach(ctx context.Context, env Env, each func(loadbench.M
 	return out, nil
 }
 
-// Run measures the sweep and the training and returns their records.
+// Run measures the sweep and the training and returns their records,
+// each measurement's passed to env.Result as it is made (headspace
+// loaders' live line), the training runs' at the end.
 func (l Loaders) Run(ctx context.Context, env Env) ([]*benchfmt.Result, error) {
-	return RunTyped[LoadersOutcome](ctx, l, env)
+	var rerr error
+	o, err := l.MeasureEach(ctx, env, func(m loadbench.Measurement) {
+		if rerr == nil {
+			rerr = env.result(m.Benchmark())
+		}
+	})
+	recs := LoadersCodec.Encode(o)
+	for _, r := range recs[len(o.Measurements):] {
+		if rerr == nil {
+			rerr = env.result(r)
+		}
+	}
+	return recs, cmp.Or(rerr, err)
 }
 
 // Codec is LoadersCodec.

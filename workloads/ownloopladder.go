@@ -221,7 +221,7 @@ func decodeOwnLoopLadder(recs []Record) (OwnLoopLadderOutcome, error) {
 		o.Count = max(o.Count, runs[l])
 		o.Points = append(o.Points, p)
 	}
-	if cfg := fileConfig([]*benchfmt.Result{recs[0].Result}); len(cfg) > 0 {
+	if cfg := fileSettings(recs[0].Result); len(cfg) > 0 {
 		o.Config = cfg
 		o.Command, o.Python, o.Torch = configValue(cfg, "command"), configValue(cfg, "python"), configValue(cfg, "torch")
 		var err error

@@ -312,7 +312,11 @@ func readPeerReport(path string) (peer.Report, error) {
 	if err != nil {
 		return peer.Report{}, inFile(path, err)
 	}
-	return peer.ReportOf(path, fileConfig(recs), o.Measurements)
+	var settings []resultfile.Config
+	if len(recs) > 0 {
+		settings = fileSettings(recs[0])
+	}
+	return peer.ReportOf(path, settings, o.Measurements)
 }
 
 // peerCommand is how this command was invoked, quoted for a shell.

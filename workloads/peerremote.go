@@ -208,7 +208,7 @@ var PeerRemoteCodec = Codec[PeerRemoteOutcome]{
 		if err != nil {
 			return o, err
 		}
-		if o.Config = fileConfig([]*benchfmt.Result{recs[0].Result}); len(o.Config) > 0 {
+		if o.Config = fileSettings(recs[0].Result); len(o.Config) > 0 {
 			o.Report, err = peer.RemoteReportOf(filePart(recs[0].Result), o.Config, ms)
 			o.Result.PeerConfig = o.Report.PeerConfig
 		}

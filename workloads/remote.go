@@ -50,6 +50,8 @@ type Remote struct {
 	// (Count) apply as Run says.
 	Ladder  Ladder
 	Samples int // samples per dataset
+	// cmd is what headspace remote's flags set beside the grid.
+	cmd remoteCommand
 }
 
 // RemoteLayout is a layout of the grid: "files" (ShardBytes 0), or tar
@@ -281,7 +283,13 @@ func (r RemoteRun) under() string {
 // were made.
 type RemoteOutcome struct {
 	Runs []RemoteRun
+	// Settings are the result file's configuration lines, which the
+	// command gives it (settled); the codec reads records alone.
+	Settings []resultfile.Config
 }
+
+// settle gives o its file's settings.
+func (o *RemoteOutcome) settle(s []resultfile.Config) { o.Settings = s }
 
 var _ Typed[RemoteOutcome] = Remote{}
 

@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"io"
 	"path/filepath"
-	"strings"
 
 	"golang.org/x/perf/benchfmt"
 
@@ -19,7 +18,7 @@ import (
 
 // Command is headspace remote.
 func (Remote) Command() cli.Command {
-	return cli.Command{Name: "remote", Summary: "the remedies of data in a bucket: samples/s and headspace against concurrency × round trip × layout × format, and the fetch model's predictions checked", Runs: []string{"Remote"}, Run: runRemote}
+	return CommandOf[RemoteOutcome, Remote]("remote", "the remedies of data in a bucket: samples/s and headspace against concurrency × round trip × layout × format, and the fetch model's predictions checked", remoteUsage)
 }
 
 const remoteUsage = `
@@ -38,114 +37,51 @@ measuring nothing. An interrupted run (SIGINT: exit 130) keeps what it
 finished, marked partial, and never a complete --out's place.
 `
 
-func runRemote(ctx context.Context, args []string, stdout, stderr io.Writer) error {
-	fs := cli.NewFlagSet("remote", remoteUsage, stdout)
-	quick := fs.Bool("quick", false, "the quick grid: every code path in seconds, no comparable numbers")
-	out := fs.String("out", "", "benchmark-format result `file`, written as each point finishes, marked partial until the run completes (beside it as NAME.partial.txt where it holds a complete run, which SIGINT keeps)")
-	report := fs.String("report", "", "Markdown report `file`, e.g. notebooks/remote-remedies.md")
-	plotPath := fs.String("plot", "", "the figure, a .png `file`, e.g. notebooks/figures/remote-remedies.png")
-	dir := fs.String("dir", "", "`directory` for the datasets and the server's objects (default: the system's temporary directory)")
-	from := fs.String("from", "", "rebuild --report and --plot from the result `file` a run's --out wrote, measuring nothing")
-	if err := cli.ParseFlags(fs, args); err != nil {
-		return err
+// remoteCommand is what headspace remote's flags set beside the grid:
+// its size, its directory and the files its report writes.
+type remoteCommand struct {
+	quick        bool
+	dir          string
+	report, plot string
+}
+
+// Flags are remote's: the grid is the registry's, --quick its Quick size.
+func (r *Remote) Flags(fs *flag.FlagSet) {
+	fs.BoolVar(&r.cmd.quick, "quick", false, "the quick grid: every code path in seconds, no comparable numbers")
+	fs.StringVar(&r.cmd.report, "report", "", "Markdown report `file`, e.g. notebooks/remote-remedies.md")
+	fs.StringVar(&r.cmd.plot, "plot", "", "the figure, a .png `file`, e.g. notebooks/figures/remote-remedies.png")
+	fs.StringVar(&r.cmd.dir, "dir", "", "`directory` for the datasets and the server's objects (default: the system's temporary directory)")
+}
+
+// File is driver.StreamPartial: each point on disk as it finishes; an
+// interrupted run keeps them, marked partial, but reports nothing.
+func (*Remote) File() driver.Mode { return driver.StreamPartial }
+
+// Outputs are --report and --plot, a .png.
+func (r *Remote) Outputs() ([]string, error) {
+	if r.cmd.plot != "" && filepath.Ext(r.cmd.plot) != ".png" {
+		return nil, cli.Usagef("--plot %s: want a .png file", r.cmd.plot)
 	}
-	if *plotPath != "" && filepath.Ext(*plotPath) != ".png" {
-		return cli.Usagef("--plot %s: want a .png file", *plotPath)
-	}
-	if err := cli.CheckOutputs(cli.Output{Path: *report, Kind: remoteReport}, cli.Figure(*plotPath)); err != nil {
-		return err
-	}
-	if *from != "" {
-		return rebuildRemote(fs, *from, *report, *plotPath, stdout)
-	}
-	exp := Sized[Remote](Default)
-	if *quick {
-		exp = Sized[Remote](Quick)
+	return []string{"report", "plot"}, cli.CheckOutputs(cli.Output{Path: r.cmd.report, Kind: remoteReport}, cli.Figure(r.cmd.plot))
+}
+
+// Prepare picks the grid's size and prints each run as it finishes.
+func (r *Remote) Prepare(_ context.Context, _, stderr io.Writer) (Setup, error) {
+	if r.cmd.quick {
+		cmd := r.cmd
+		*r = Sized[Remote](Quick)
+		r.cmd = cmd
 	}
 	dev := RemoteDevice()
-	config := driver.Settings("emulated", dev.Settings, exp.Settings(),
-		[]resultfile.Config{{Key: "command", Value: cli.CommandLine("headspace remote", args)}})
-	if *quick {
-		config = append(config, resultfile.Config{Key: "size", Value: "quick"})
+	settings := append(append([]resultfile.Config(nil), dev.Settings...), r.Settings()...)
+	if r.cmd.quick {
+		settings = append(settings, resultfile.Config{Key: "size", Value: "quick"})
 	}
-	// Each point is printed, then on disk; an interrupted run keeps them
-	// in the partial file, but its report needs every point: it reports
-	// nothing.
-	var o RemoteOutcome
-	run, err := driver.Run(ctx, driver.Job{File: driver.StreamPartial, Settings: func() []resultfile.Config { return config },
-		Measure: func(ctx context.Context, h *driver.Hooks) ([]*benchfmt.Result, error) {
-			var recs []*benchfmt.Result
-			var err error
-			o, err = exp.MeasureEach(ctx, Env{Device: dev, Dir: *dir}, func(r RemoteRun) error {
-				v, _ := resultfile.Value(r.Record, "samples/s")
-				fmt.Fprintf(stderr, "%s: %.0f samples/s\n", r.Record.Name, v)
-				recs = append(recs, r.Record)
-				return h.Result(r.Record)
-			})
-			return recs, err
-		}}, driver.Output{Path: *out, Benchmarks: []string{"Remote"}, Fresh: true})
-	switch {
-	case err != nil && !run.Interrupted:
-		return err
-	case run.Interrupted && (*out == "" || len(run.Records) == 0):
-		return run.Err("") // nothing finished: --out is as it was
-	case run.Interrupted:
-		kept := fmt.Sprintf("the %d results finished are in %s, marked partial", len(run.Records), run.Path)
-		if run.Path != *out {
-			kept += "; " + *out + " is kept as it was"
-		}
-		return run.Err(kept)
-	}
-	if *out != "" {
-		fmt.Fprintf(stdout, "results: %s\n", *out)
-		if !atomicfile.InPlace(*out) {
-			// The report is rebuilt from the file, as --from would.
-			recs, err := resultfile.Read(*out)
-			if err != nil {
-				return err
-			}
-			if o, err = RemoteCodec.Decode(recs); err != nil {
-				return err
-			}
-			config = fileConfig(recs)
-		}
-	}
-	return writeRemote(stdout, o, config, *report, *plotPath)
-}
-
-// rebuildRemote is remote --from: the report and plot of a result file.
-func rebuildRemote(fs *flag.FlagSet, from, report, plotPath string, stdout io.Writer) error {
-	if err := cli.FromOnly(fs, "report", "plot"); err != nil {
-		return err
-	}
-	recs, err := resultfile.Read(from)
-	if err != nil {
-		return cli.FromErr(from, err)
-	}
-	o, err := RemoteCodec.Decode(recs)
-	if err == nil {
-		_, err = remedies.Build(o.remedies(), fileConfig(recs))
-	}
-	if err != nil {
-		// The file is not a remote run's: bad input, as a missing file
-		// is.
-		return cli.Usagef("--from %s: not a result file of headspace remote --out (%s)", from, strings.TrimPrefix(err.Error(), "remedies: "))
-	}
-	return writeRemote(stdout, o, fileConfig(recs), report, plotPath)
-}
-
-// fileConfig is the configuration lines of a file's records.
-func fileConfig(recs []*benchfmt.Result) []resultfile.Config {
-	if len(recs) == 0 {
+	return Setup{Env: Env{Device: dev, Dir: r.cmd.dir, Result: func(rec *benchfmt.Result) error {
+		v, _ := resultfile.Value(rec, "samples/s")
+		fmt.Fprintf(stderr, "%s: %.0f samples/s\n", rec.Name, v)
 		return nil
-	}
-	var out []resultfile.Config
-	for _, c := range recs[0].Config {
-		if c.File {
-			out = append(out, resultfile.Config{Key: c.Key, Value: string(c.Value)})
-		}
-	}
-	return out
+	}}, Settings: settings, CommandLine: true}, nil
 }
 
 // remedies is the outcome's runs as the remedies report reads them: a
@@ -160,10 +96,11 @@ func (o RemoteOutcome) remedies() []remedies.Run {
 	return out
 }
 
-// writeRemote builds the report of o, prints the model's median error
-// and writes the plot and the report where asked.
-func writeRemote(stdout io.Writer, o RemoteOutcome, config []resultfile.Config, report, plotPath string) error {
-	r, err := remedies.Build(o.remedies(), config)
+// Report builds the remedies report of o, prints the model's median
+// error and writes the plot and the report where asked.
+func (e *Remote) Report(o RemoteOutcome, stdout io.Writer) error {
+	report, plotPath := e.cmd.report, e.cmd.plot
+	r, err := remedies.Build(o.remedies(), o.Settings)
 	if err != nil {
 		return err
 	}

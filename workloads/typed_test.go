@@ -144,6 +144,13 @@ func TestHeadspaceCodec(t *testing.T) {
 			{Transforms: "fast", Report: rep(1, 7, 8)},
 		}}},
 		{"no switch reached", HeadspaceOutcome{Analyses: []HeadspaceAnalysis{{Transforms: "fast", Report: rep(3, 1, 2, 3)}}}},
+		// Every statistic of a stage and its queue, which analyze's report
+		// and --stats-json print from the records read back.
+		{"whole statistics", HeadspaceOutcome{Analyses: []HeadspaceAnalysis{{Transforms: "naive", Report: analysis.Report{StepTimes: []time.Duration{4, 5, 6}, Switch: 1,
+			Stats: pipeline.Stats{
+				Stages: []pipeline.StageStats{{Name: "batch", Workers: 1, Tasks: 10, Failures: 2, Total: 3462001, CPU: 41, Average: 346200, P50: 1300, P90: 1601, P99: 3540017}},
+				Queues: []pipeline.QueueStats{{Name: "batch", Capacity: 2, Items: 5, Elapsed: 5096285, AvgPutWait: 691544, AvgGetWait: 65560, Occupancy: 0.9140624984670206}},
+			}}}}}},
 	} {
 		t.Run(tc.name, func(t *testing.T) { roundTrip(t, HeadspaceCodec, tc.o) })
 	}
@@ -479,4 +486,22 @@ var decoders = map[string]func([]*benchfmt.Result) error{
 	"Ladder":     func(r []*benchfmt.Result) error { _, err := LadderCodec.Decode(r); return err },
 	"Caching":    func(r []*benchfmt.Result) error { _, err := CachingCodec.Decode(r); return err },
 	"Remote":     func(r []*benchfmt.Result) error { _, err := RemoteCodec.Decode(r); return err },
+}
+
+// TestLoadersReport: headspace loaders' report of an outcome with
+// training runs gives each run's steps/s after the loaders' table.
+func TestLoadersReport(t *testing.T) {
+	o := LoadersOutcome{
+		Measurements: []loadbench.Measurement{{Point: loadbench.Point{Mode: loadbench.Goroutine, Workers: 1}, Batches: 3, TTFB: time.Millisecond, SamplesPerSec: 100, PeakRSS: 1 << 20, CPU: time.Second}},
+		Training:     []LoadersTraining{{Mode: loadbench.Goroutine, Workers: 2, Steps: 10, StepsPerSec: 3.25}, {Mode: loadbench.Process, Workers: 2, Steps: 10, StepsPerSec: 1.5}},
+	}
+	var b strings.Builder
+	if err := new(Loaders).Report(o, &b); err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"goroutine        1        1.0        100", "training fed by the goroutine loader, 2 workers: 3.250 steps/s\ntraining fed by the process loader, 2 workers: 1.500 steps/s\n"} {
+		if !strings.Contains(b.String(), want) {
+			t.Errorf("the report lacks %q:\n%s", want, b.String())
+		}
+	}
 }

@@ -51,7 +51,7 @@ func TestLoadersWritesTableResultsAndPlots(t *testing.T) {
 	dir := t.TempDir()
 	out := filepath.Join(dir, "loaders.txt")
 	prefix := filepath.Join(dir, "loaders")
-	code, stdout, stderr := runCLI("loaders", "--mode", "goroutine,process", "--workers", "1,2",
+	code, stdout, stderr := runCLI("loaders", "--mode", "goroutine,process", "--workers", "1,2", "--repeats", "1", "--train-runs", "0",
 		"--batches", "3", "--batch", "4", "--raw-size", "32x24", "--crop", "8", "--out", out, "--plot", prefix,
 		"--cpuprofile", filepath.Join(dir, "cpu.prof"))
 	if code != 0 {
@@ -83,6 +83,57 @@ func TestLoadersWritesTableResultsAndPlots(t *testing.T) {
 	for _, p := range []string{prefix + "-ttfb.png", prefix + "-throughput.png"} {
 		if st, err := os.Stat(p); err != nil || st.Size() == 0 {
 			t.Errorf("plot %s: %v", p, err)
+		}
+	}
+}
+
+// TestLoadersFromRebuildsTheReport: loaders --from prints, from the file
+// a run's --out wrote, the same report the run printed after measuring
+// (the table of both repeats and the plots), byte for byte; a file of
+// another experiment is bad input; a measuring flag with --from is
+// refused. (The training comparison's pipeline is document 003's, too
+// slow for a test: its lines are TestLoadersReport's.)
+func TestLoadersFromRebuildsTheReport(t *testing.T) {
+	dir := t.TempDir()
+	out := filepath.Join(dir, "loaders.txt")
+	prefix := filepath.Join(dir, "plot")
+	code, stdout, stderr := runCLI("loaders", "--mode", "goroutine", "--workers", "1", "--repeats", "2", "--train-runs", "0",
+		"--batches", "3", "--batch", "4", "--raw-size", "32x24", "--crop", "8", "--out", out, "--plot", prefix)
+	if code != 0 {
+		t.Fatalf("exit %d, stderr %q", code, stderr)
+	}
+	// What the run printed after its header (what it runs, two lines)
+	// and before its results line.
+	lines := strings.SplitAfter(stdout, "\n")
+	if len(lines) < 4 || !strings.HasPrefix(lines[len(lines)-2], "results: ") {
+		t.Fatalf("run's output:\n%s", stdout)
+	}
+	report := strings.Join(lines[2:len(lines)-2], "")
+	if strings.Count(report, "  goroutine        1") != 2 || !strings.Contains(report, "plot: "+prefix+"-ttfb.png") {
+		t.Errorf("the run's report lacks a repeat or its plot:\n%s", report)
+	}
+	code, from, stderr := runCLI("loaders", "--from", out, "--plot", prefix)
+	if code != 0 {
+		t.Fatalf("--from: exit %d, stderr %q", code, stderr)
+	}
+	if from != report {
+		t.Errorf("--from printed\n%s\nthe run printed\n%s", from, report)
+	}
+	other := filepath.Join(dir, "other.txt")
+	if err := os.WriteFile(other, []byte("BenchmarkFoo 1 2 ns/op\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"loaders", "--from", other}, "--from " + other + ": not a result file of headspace loaders --out"},
+		{[]string{"loaders", "--from", filepath.Join(dir, "missing.txt")}, "no such file"},
+		{[]string{"loaders", "--from", out, "--workers", "2"}, "--workers only apply to a run that measures"},
+	} {
+		code, _, stderr := runCLI(tc.args...)
+		if code != 2 || !strings.Contains(stderr, tc.want) || strings.Count(strings.TrimSpace(stderr), "\n") != 0 {
+			t.Errorf("%v: exit %d, stderr %q; want 2 and one line containing %q", tc.args, code, stderr, tc.want)
 		}
 	}
 }

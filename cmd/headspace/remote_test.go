@@ -64,7 +64,7 @@ func TestRemoteLadder(t *testing.T) {
 	// endpoint from its parent.
 	t.Setenv("AWS_ENDPOINT_URL", "")
 	t.Setenv(testWorkerEnv, "1") // this test binary serves as the process worker
-	if code, out, stderr := runCLI("loaders", "--data", "s3://train/ds", "--s3-endpoint", s.Endpoint(), "--workers", "1", "--batches", "3", "--batch", "4", "--crop", "16"); code != 0 {
+	if code, out, stderr := runCLI("loaders", "--data", "s3://train/ds", "--s3-endpoint", s.Endpoint(), "--workers", "1", "--repeats", "1", "--train-runs", "0", "--batches", "3", "--batch", "4", "--crop", "16"); code != 0 {
 		t.Fatalf("loaders --data s3://: exit %d, %s %s", code, out, stderr)
 	}
 	t.Setenv("AWS_ENDPOINT_URL", s.Endpoint())

@@ -21,6 +21,8 @@ type Workers struct {
 	raw   string // a list, as given
 	list  bool
 	bound cli.Bound
+	into  *int   // WorkersVar's field, set with n
+	intoN *[]int // WorkersListVar's field, set with the list's counts
 }
 
 // WorkersFlag declares --workers on fs with usage, its default def (one
@@ -41,6 +43,24 @@ func WorkersFlag(fs *flag.FlagSet, list bool, usage string, def ...int) *Workers
 		w.n = def[0]
 	}
 	fs.Var(w, "workers", usage)
+	return w
+}
+
+// WorkersVar is WorkersFlag for one count bound to an experiment's
+// field: its default is *n, and a value given is written to *n as it is
+// parsed.
+func WorkersVar(fs *flag.FlagSet, n *int, usage string) *Workers {
+	w := WorkersFlag(fs, false, usage, *n)
+	w.into = n
+	return w
+}
+
+// WorkersListVar is WorkersFlag for a list bound to an experiment's
+// field: its default is *ns, and a list given is read (Counts: each count
+// bounded) into *ns as it is parsed.
+func WorkersListVar(fs *flag.FlagSet, ns *[]int, usage string) *Workers {
+	w := WorkersFlag(fs, true, usage, *ns...)
+	w.intoN = ns
 	return w
 }
 
@@ -65,6 +85,13 @@ var errParse = errors.New("parse error")
 func (w *Workers) Set(s string) error {
 	if w.list {
 		w.raw = s
+		if w.intoN != nil {
+			ns, err := w.Counts()
+			if err != nil {
+				return err
+			}
+			*w.intoN = ns
+		}
 		return nil
 	}
 	n, err := strconv.ParseInt(s, 0, strconv.IntSize)
@@ -72,6 +99,9 @@ func (w *Workers) Set(s string) error {
 		return errParse
 	}
 	w.n = int(n)
+	if w.into != nil {
+		*w.into = w.n
+	}
 	return nil
 }
 
