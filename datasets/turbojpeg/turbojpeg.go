@@ -57,6 +57,7 @@ type Library struct {
 	tjInitDecompress, tjDecompressHeader3, tjDecompress2 uintptr
 	tjGetScalingFactors                                  uintptr
 	tjGetErrorStr2, tjDestroy                            uintptr
+	tjInitTransform, tjTransform, tjBufSize              uintptr // cropped decoding
 
 	factors []Factor // tjGetScalingFactors, largest first
 }
@@ -83,6 +84,9 @@ func load() (*Library, error) {
 		{Name: "tjGetErrorStr2", Addr: &l.tjGetErrorStr2},
 		{Name: "tjDestroy", Addr: &l.tjDestroy},
 		{Name: "tjGetScalingFactors", Addr: &l.tjGetScalingFactors},
+		{Name: "tjInitTransform", Addr: &l.tjInitTransform},
+		{Name: "tjTransform", Addr: &l.tjTransform},
+		{Name: "tjBufSize", Addr: &l.tjBufSize},
 	})
 	if err != nil {
 		return nil, fmt.Errorf("turbojpeg: %w: install Debian's %s (apt-get install %s) or use --decoder go (%v)", ErrUnavailable, Package, Package, err)
@@ -212,8 +216,10 @@ type Decoder struct {
 	handle uintptr
 	// C int results of tjDecompressHeader3, written by the library:
 	// width, height, subsampling, colour space.
-	hdr  [4]int32
-	args [9]uintptr
+	hdr   [4]int32
+	args  [9]uintptr
+	flags uintptr // TurboJPEG flags of every decode: SetIDCT's
+	crop  cropState
 }
 
 // NewDecoder returns a decoder with its own handle.
@@ -227,10 +233,12 @@ func (l *Library) NewDecoder() (*Decoder, error) {
 
 // Close destroys the handle.
 func (d *Decoder) Close() error {
-	if d.handle != 0 {
-		d.args[0] = d.handle
-		nativelib.CallArgs(d.l.tjDestroy, d.args[:1])
-		d.handle = 0
+	for _, h := range []*uintptr{&d.handle, &d.crop.handle} {
+		if *h != 0 {
+			d.args[0] = *h
+			nativelib.CallArgs(d.l.tjDestroy, d.args[:1])
+			*h = 0
+		}
 	}
 	return nil
 }
@@ -302,22 +310,32 @@ func (d *Decoder) DecodeRGBScaled(jpeg, dst []byte, w, h int, f Factor) (sw, sh 
 // decompress runs tjDecompress2 into dst at w×h, which the library
 // reaches with the largest scaling factor whose output fits.
 func (d *Decoder) decompress(jpeg, dst []byte, w, h int) error {
+	return d.decompressWith(d.handle, jpeg, dst, w, h)
+}
+
+// decompressWith is decompress on handle h, with the decoder's flags
+// (SetIDCT; without them the accurate integer IDCT, as PIL decodes by
+// default).
+func (d *Decoder) decompressWith(handle uintptr, jpeg, dst []byte, w, h int) error {
 	a := d.args[:9]
-	a[0], a[1], a[2] = d.handle, bytesAddr(jpeg), uintptr(len(jpeg))
+	a[0], a[1], a[2] = handle, bytesAddr(jpeg), uintptr(len(jpeg))
 	a[3], a[4], a[5], a[6] = bytesAddr(dst), uintptr(w), uintptr(3*w), uintptr(h)
-	a[7], a[8] = pixelRGB, 0 // accurate integer DCT, as PIL decodes by default
+	a[7], a[8] = pixelRGB, d.flags
 	r := int32(nativelib.CallArgs(d.l.tjDecompress2, a))
 	keepAlive(jpeg)
 	keepAlive(dst)
 	if r != 0 {
-		return d.err("decode")
+		return d.errOf(handle, "decode")
 	}
 	return nil
 }
 
 // err is the handle's last error message.
-func (d *Decoder) err(what string) error {
-	d.args[0] = d.handle
+func (d *Decoder) err(what string) error { return d.errOf(d.handle, what) }
+
+// errOf is handle h's last error message.
+func (d *Decoder) errOf(h uintptr, what string) error {
+	d.args[0] = h
 	p := nativelib.CallArgs(d.l.tjGetErrorStr2, d.args[:1])
 	return fmt.Errorf("turbojpeg: %s: %s", what, cString(p))
 }
