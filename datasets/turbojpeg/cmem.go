@@ -11,12 +11,9 @@ import (
 // memory the caller keeps alive (keepAlive), which the garbage collector
 // does not move, and reads of the library's C memory.
 
-func bytesAddr(b []byte) uintptr       { return uintptr(unsafe.Pointer(unsafe.SliceData(b))) }
-func int32Addr(p *int32) uintptr       { return uintptr(unsafe.Pointer(p)) }
-func keepAlive(b []byte)               { runtime.KeepAlive(b) }
-func uint64Addr(p *uint64) uintptr     { return uintptr(unsafe.Pointer(p)) }
-func uintptrOf(p *uintptr) uintptr     { return uintptr(unsafe.Pointer(p)) }
-func xformAddr(p *tjtransform) uintptr { return uintptr(unsafe.Pointer(p)) }
+func bytesAddr(b []byte) uintptr { return uintptr(unsafe.Pointer(unsafe.SliceData(b))) }
+func int32Addr(p *int32) uintptr { return uintptr(unsafe.Pointer(p)) }
+func keepAlive(b []byte)         { runtime.KeepAlive(b) }
 
 // cString copies the NUL-terminated C string at p (tjGetErrorStr2's).
 func cString(p uintptr) string {

@@ -57,7 +57,6 @@ type Library struct {
 	tjInitDecompress, tjDecompressHeader3, tjDecompress2 uintptr
 	tjGetScalingFactors                                  uintptr
 	tjGetErrorStr2, tjDestroy                            uintptr
-	tjInitTransform, tjTransform, tjBufSize              uintptr // cropped decoding
 
 	factors []Factor // tjGetScalingFactors, largest first
 }
@@ -84,9 +83,6 @@ func load() (*Library, error) {
 		{Name: "tjGetErrorStr2", Addr: &l.tjGetErrorStr2},
 		{Name: "tjDestroy", Addr: &l.tjDestroy},
 		{Name: "tjGetScalingFactors", Addr: &l.tjGetScalingFactors},
-		{Name: "tjInitTransform", Addr: &l.tjInitTransform},
-		{Name: "tjTransform", Addr: &l.tjTransform},
-		{Name: "tjBufSize", Addr: &l.tjBufSize},
 	})
 	if err != nil {
 		return nil, fmt.Errorf("turbojpeg: %w: install Debian's %s (apt-get install %s) or use --decoder go (%v)", ErrUnavailable, Package, Package, err)
@@ -219,7 +215,8 @@ type Decoder struct {
 	hdr   [4]int32
 	args  [9]uintptr
 	flags uintptr // TurboJPEG flags of every decode: SetIDCT's
-	crop  cropState
+	js    *jstate // DecodeCropRGB's libjpeg object, made on first use
+	rgb   []byte  // DecodeCropRGB's window, grown to the largest
 }
 
 // NewDecoder returns a decoder with its own handle.
@@ -233,12 +230,14 @@ func (l *Library) NewDecoder() (*Decoder, error) {
 
 // Close destroys the handle.
 func (d *Decoder) Close() error {
-	for _, h := range []*uintptr{&d.handle, &d.crop.handle} {
-		if *h != 0 {
-			d.args[0] = *h
-			nativelib.CallArgs(d.l.tjDestroy, d.args[:1])
-			*h = 0
-		}
+	if d.handle != 0 {
+		d.args[0] = d.handle
+		nativelib.CallArgs(d.l.tjDestroy, d.args[:1])
+		d.handle = 0
+	}
+	if d.js != nil {
+		close(d.js.jobs) // its goroutine destroys the libjpeg object
+		d.js = nil
 	}
 	return nil
 }

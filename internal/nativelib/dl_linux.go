@@ -43,3 +43,9 @@ func CallArgs(fn uintptr, args []uintptr) uintptr {
 	r, _, _ := purego.SyscallN(fn, args...)
 	return r
 }
+
+// NewCallback makes fn (a Go func of integer and pointer arguments, with
+// no result or one) callable from C, for the function pointers a library
+// calls back (libjpeg's error manager): a C function pointer, made once
+// per use for the process's life (purego keeps at most about 2000).
+func NewCallback(fn any) uintptr { return purego.NewCallback(fn) }

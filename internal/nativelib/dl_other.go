@@ -15,3 +15,6 @@ func Call(fn uintptr, args ...uintptr) uintptr { panic("nativelib: no native cal
 func CallArgs(fn uintptr, args []uintptr) uintptr {
 	panic("nativelib: no native calls without Linux")
 }
+
+// NewCallback panics: no library is ever opened without Linux.
+func NewCallback(fn any) uintptr { panic("nativelib: no native calls without Linux") }
