@@ -264,7 +264,7 @@ func (s *jstate) decode(j cropJob) error {
 	wh := c.Y + c.H - y0 // the rows to read: the margin above, the crop
 	n := 3 * ww * wh
 	if cap(*j.rgb) < n {
-		*j.rgb = make([]byte, n)
+		*j.rgb = make([]byte, n, n+n/4) // room for the windows of other crops' alignments
 	}
 	rgb := (*j.rgb)[:n]
 	if cap(s.rows) < wh {
