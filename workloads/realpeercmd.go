@@ -267,6 +267,7 @@ func runRealPeers(ctx context.Context, fs *flag.FlagSet, rf *realPeerFlags, args
 			return nil, fmt.Errorf("ours: %s: %w", data, err)
 		}
 		ours.Transforms.MaskRatio = 0
+		ours.DecodeCrop = loader.DecodeCropOn
 		settings = append(append(machine.Environment("none"), busy...),
 			resultfile.Config{Key: "distro", Value: host.Distro},
 			resultfile.Config{Key: "command", Value: peerCommand(args)},
@@ -281,10 +282,11 @@ func runRealPeers(ctx context.Context, fs *flag.FlagSet, rf *realPeerFlags, args
 			resultfile.Config{Key: "images", Value: strconv.Itoa(n)},
 			resultfile.Config{Key: "dataset", Value: fmt.Sprintf("natural (dead leaves) JPEG quality %d %s, %.0f KiB an image", run.quality, where, imageBytes/1024)},
 			resultfile.Config{Key: "transforms", Value: "decode to RGB, random crop, RGB to YCbCr (the document's ConvertColor), / 255, float32 CHW batch"},
-			resultfile.Config{Key: "ours", Value: "goroutine loader at level none, libjpeg-turbo (--decoder turbojpeg), fast transforms, mask ratio 0, 2 batches prefetched" + fetch},
+			resultfile.Config{Key: "ours", Value: "goroutine loader at level none, libjpeg-turbo (--decoder turbojpeg, --decode-crop on), fast transforms, mask ratio 0, 2 batches prefetched" + fetch},
+			resultfile.Config{Key: "decode-crop", Value: loader.DecodeCropSetting},
 		)
 		copyConfig := membw.Config{Buffer: membw.BufferSize(), Reps: 8, Trials: 3}
-		sampleBytes, parts := realpeer.SampleBytes(imageBytes, run.width, run.height, s.Crop)
+		sampleBytes, parts := realpeer.SampleBytes(imageBytes, run.width, run.height, s.Crop, ours.DecodesCrop())
 		settings = append(settings,
 			resultfile.Config{Key: realpeer.LimitBytesKey, Value: strconv.FormatInt(sampleBytes, 10)},
 			resultfile.Config{Key: realpeer.LimitBytesPartsKey, Value: parts})
