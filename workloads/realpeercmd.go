@@ -43,9 +43,9 @@ decoding), nodes-threads and nodes-procs (torchdata.nodes), dali (DALI's
 CPU pipeline), tfdata (tf.data, AUTOTUNE); "all" is these. "all-bucket" is
 s3map and s3iter (s3torchconnector's map-style and iterable datasets),
 streaming (Mosaic's StreamingDataset on MDS shards MDSWriter wrote) and
-litdata (litdata's StreamingDataset on chunks optimize wrote; it refuses
-the server's plain http, so its runs are recorded missing with that
-reason), which read the same images from a bucket: the pinned S3 server (versitygw)
+litdata (litdata's StreamingDataset on chunks optimize wrote; its script
+adds allow_http to litdata's obstore client options for the server's plain
+http), which read the same images from a bucket: the pinned S3 server (versitygw)
 on 127.0.0.1, ours with as many GETs in flight as the most workers; the two
 kinds run apart. It writes batch x batches natural JPEGs of --raw-size as
 an ImageFolder (on disk, or uploaded), and every side does the same job on
@@ -96,7 +96,7 @@ func parseRealPeers(fs *flag.FlagSet, rf *realPeerFlags) (realPeerRun, error) {
 	var r realPeerRun
 	set := map[string]bool{}
 	fs.Visit(func(f *flag.Flag) { set[f.Name] = true })
-	for _, name := range []string{"data", "ladder", "remote", "impls", "script", "decoder"} {
+	for _, name := range []string{"data", "ladder", "remote", "impls", "script", "decoder", "decode-crop"} {
 		if set[name] {
 			return r, cli.Usagef("--%s does not apply to --peers", name)
 		}

@@ -21,11 +21,24 @@
 // not a resize of the full image: libjpeg-turbo computes the reduced
 // image from the DCT coefficients (a box-like low-pass), so its pixels
 // are close to, not equal to, a resize's. Fit is the one rule that
-// picks the factor for a minimum size. Partial (cropped) decoding needs
-// TurboJPEG 3's tj3SetCroppingRegion, which Debian 12's libjpeg-turbo
-// 2.1.5 does not have, so this package does not offer it. The library
-// has no version call; Version reads the "libjpeg-turbo version X.Y.Z"
-// string the library file carries, for result files.
+// picks the factor for a minimum size. The library has no version call;
+// Version reads the "libjpeg-turbo version X.Y.Z" string the library
+// file carries, for result files.
+//
+// # Cropped decoding
+//
+// DecodeCropRGB decodes only a crop: its pixels are those of a full
+// decode's crop, bit for bit, at a fraction of the work (the rows below
+// the crop are not read, those above not inverse-transformed, the columns
+// outside it neither). TurboJPEG 3 has tj3SetCroppingRegion for it;
+// Debian 12's libjpeg-turbo 2.1.5 has TurboJPEG 2 only, whose one way to
+// crop, tjTransform's lossless crop, entropy-decodes the whole image and
+// re-encodes the window, and saves nothing (BenchmarkDecodeCrop). So
+// DecodeCropRGB goes through the libjpeg API of the same libjpeg-turbo
+// (Debian's libjpeg62-turbo), as TensorFlow's decode_and_crop_jpeg does;
+// libjpeg.go says how its longjmp error handling is kept out of Go.
+// SetIDCT chooses the inverse DCT (TJFLAG_FASTDCT, TensorFlow's default,
+// changes pixels): an explicit setting, the accurate one by default.
 package turbojpeg
 
 import (
