@@ -70,6 +70,9 @@ def allow_http():
 
 
 ALLOW_HTTP = allow_http()
+# What the file records: the rule (the --check that prints the settings
+# runs before the bucket's endpoint is known).
+ALLOW_HTTP_SETTING = "added to litdata's obstore client options when AWS_ENDPOINT_URL is http://"
 
 
 class Item:
@@ -120,7 +123,7 @@ def main(argv):
         return
     settings = {"format": "litdata chunks (optimize: image bytes, label, index; 64 MB chunks, no compression)",
                 "dataset": "StreamingDataset(s3, a fresh cache_dir, storage_options endpoint_url, max_pre_download=2)",
-                "obstore-allow-http": "added to litdata's obstore client options (http:// endpoint)" if ALLOW_HTTP else "not set",
+                "obstore-allow-http": ALLOW_HTTP_SETTING,
                 "loader": "StreamingDataLoader", "num_workers": a.workers, "prefetch_factor": 2,
                 "decode": "torchvision.io.decode_jpeg"}
     versions = dict(torchsample.versions(), litdata=litdata.__version__)
