@@ -176,12 +176,10 @@ func TestDecodeCropAllocatesNothing(t *testing.T) {
 		}
 		calls = max(calls, d.js.calls)
 	})
-	if limit := 0.0; raceEnabled {
-		limit = float64(calls) / 2
-		if n > limit {
-			t.Errorf("DecodeCropRGB under -race: %.1f allocations per image, want at most %.1f (half its %d libjpeg calls)", n, limit, calls)
-		}
-	} else if n != 0 {
+	switch limit := float64(calls) / 2; {
+	case raceEnabled && n > limit:
+		t.Errorf("DecodeCropRGB under -race: %.1f allocations per image, want at most %.1f (half its %d libjpeg calls)", n, limit, calls)
+	case !raceEnabled && n != 0:
 		t.Errorf("DecodeCropRGB: %.1f allocations per image, want 0", n)
 	}
 }
