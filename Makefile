@@ -44,6 +44,10 @@ TEST_DEBS += g++
 # libjpeg-turbo's TurboJPEG, loaded with purego: datasets/turbojpeg's tests,
 # ondisk's, the loader's (TestLoaderDecodeScale) and cmd/headspace's --decoder turbojpeg tests (TestLadderData*, TestLadderDecodeScale).
 TEST_DEBS += libturbojpeg0
+# libjpeg-turbo's libjpeg API, loaded with purego for cropped decoding
+# (--decode-crop on): datasets/turbojpeg's TestDecodeCrop*, ondisk's
+# TestDecodeCrop, the loader's TestLoaderDecodeCrop.
+TEST_DEBS += libjpeg62-turbo
 # Debian's /usr/bin/python3 with PIL writes the foreign-dataset fixtures
 # (ImageFolder, mixed sizes, tarfile shards) of cmd/headspace's
 # TestLadderData* and datasets/ondisk's TestForeign*.

@@ -43,9 +43,9 @@ decoding), nodes-threads and nodes-procs (torchdata.nodes), dali (DALI's
 CPU pipeline), tfdata (tf.data, AUTOTUNE); "all" is these. "all-bucket" is
 s3map and s3iter (s3torchconnector's map-style and iterable datasets),
 streaming (Mosaic's StreamingDataset on MDS shards MDSWriter wrote) and
-litdata (litdata's StreamingDataset on chunks optimize wrote; it refuses
-the server's plain http, so its runs are recorded missing with that
-reason), which read the same images from a bucket: the pinned S3 server (versitygw)
+litdata (litdata's StreamingDataset on chunks optimize wrote; its script
+adds allow_http to litdata's obstore client options for the server's plain
+http), which read the same images from a bucket: the pinned S3 server (versitygw)
 on 127.0.0.1, ours with as many GETs in flight as the most workers; the two
 kinds run apart. It writes batch x batches natural JPEGs of --raw-size as
 an ImageFolder (on disk, or uploaded), and every side does the same job on
@@ -96,7 +96,7 @@ func parseRealPeers(fs *flag.FlagSet, rf *realPeerFlags) (realPeerRun, error) {
 	var r realPeerRun
 	set := map[string]bool{}
 	fs.Visit(func(f *flag.Flag) { set[f.Name] = true })
-	for _, name := range []string{"data", "ladder", "remote", "impls", "script", "decoder"} {
+	for _, name := range []string{"data", "ladder", "remote", "impls", "script", "decoder", "decode-crop"} {
 		if set[name] {
 			return r, cli.Usagef("--%s does not apply to --peers", name)
 		}
@@ -267,6 +267,7 @@ func runRealPeers(ctx context.Context, fs *flag.FlagSet, rf *realPeerFlags, args
 			return nil, fmt.Errorf("ours: %s: %w", data, err)
 		}
 		ours.Transforms.MaskRatio = 0
+		ours.DecodeCrop = loader.DecodeCropOn
 		settings = append(append(machine.Environment("none"), busy...),
 			resultfile.Config{Key: "distro", Value: host.Distro},
 			resultfile.Config{Key: "command", Value: peerCommand(args)},
@@ -281,10 +282,11 @@ func runRealPeers(ctx context.Context, fs *flag.FlagSet, rf *realPeerFlags, args
 			resultfile.Config{Key: "images", Value: strconv.Itoa(n)},
 			resultfile.Config{Key: "dataset", Value: fmt.Sprintf("natural (dead leaves) JPEG quality %d %s, %.0f KiB an image", run.quality, where, imageBytes/1024)},
 			resultfile.Config{Key: "transforms", Value: "decode to RGB, random crop, RGB to YCbCr (the document's ConvertColor), / 255, float32 CHW batch"},
-			resultfile.Config{Key: "ours", Value: "goroutine loader at level none, libjpeg-turbo (--decoder turbojpeg), fast transforms, mask ratio 0, 2 batches prefetched" + fetch},
+			resultfile.Config{Key: "ours", Value: "goroutine loader at level none, libjpeg-turbo (--decoder turbojpeg, --decode-crop on), fast transforms, mask ratio 0, 2 batches prefetched" + fetch},
+			resultfile.Config{Key: "decode-crop", Value: loader.DecodeCropSetting},
 		)
 		copyConfig := membw.Config{Buffer: membw.BufferSize(), Reps: 8, Trials: 3}
-		sampleBytes, parts := realpeer.SampleBytes(imageBytes, run.width, run.height, s.Crop)
+		sampleBytes, parts := realpeer.SampleBytes(imageBytes, run.width, run.height, s.Crop, ours.DecodesCrop())
 		settings = append(settings,
 			resultfile.Config{Key: realpeer.LimitBytesKey, Value: strconv.FormatInt(sampleBytes, 10)},
 			resultfile.Config{Key: realpeer.LimitBytesPartsKey, Value: parts})

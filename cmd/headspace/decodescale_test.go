@@ -41,6 +41,11 @@ func TestDecodeScaleRefused(t *testing.T) {
 		{[]string{"ladder", "--data", rawDir, "--decoder", "turbojpeg", "--decode-scale", "auto"}, "holds raw images"},
 		{[]string{"ladder", "--data", folder, "--decoder", "turbojpeg", "--decode-scale", "auto"}, "holds imagefolder-png images"},
 		{[]string{"ladder", "--data", jpegDir, "--decoder", "turbojpeg", "--decode-scale", "half"}, `--decode-scale "half": want off or auto`},
+		// --decode-crop (the same flag family): the same kind of refusals.
+		{[]string{"ladder", "--decode-crop", "on"}, "--decode-crop needs --data"},
+		{[]string{"ladder", "--data", jpegDir, "--decode-crop", "on"}, "--decode-crop on needs --decoder turbojpeg"},
+		{[]string{"ladder", "--data", jpegDir, "--decoder", "turbojpeg", "--decode-crop", "yes"}, `--decode-crop "yes": want off or on`},
+		{[]string{"ladder", "--data", jpegDir, "--decoder", "turbojpeg", "--decode-crop", "on", "--decode-scale", "auto"}, "not with --decode-scale auto"},
 	} {
 		code, _, stderr := runCLI(tc.args...)
 		if code != 2 || !strings.Contains(stderr, tc.want) || strings.Count(strings.TrimSpace(stderr), "\n") != 0 {

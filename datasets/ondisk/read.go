@@ -632,6 +632,62 @@ func (d *Dataset) decodeTurbo(i int, data []byte, dst *datasets.Sample) error {
 	return nil
 }
 
+// DecodeCrop is Decode of only the crop c of sample i (the image at the
+// dataset's shape): with DecoderTurbo, a JPEG of the shape is decoded by
+// turbojpeg's DecodeCropRGB, the crop's rows and columns alone, its
+// pixels those of the full decode's crop; another sample (a user's image
+// of another size, resized to the shape, or a PNG) is decoded whole and
+// cropped in place. dst's pixel buffer must have the capacity of the
+// dataset's shape; DecodeCrop sets dst's image to c.W×c.H, keeping the
+// buffer. It needs DecoderTurbo and no scaled decode (OpenWith's options).
+func (d *Dataset) DecodeCrop(i int, data []byte, dst *datasets.Sample, c turbojpeg.Rect) error {
+	w, h := d.m.Width, d.m.Height
+	switch {
+	case i < 0 || i >= d.m.Count:
+		return fmt.Errorf("ondisk: decode sample %d: out of range [0, %d)", i, d.m.Count)
+	case d.turbo == nil || d.scaledW > 0:
+		return fmt.Errorf("ondisk: decode sample %d: a cropped decode needs the %s decoder at full scale", i, DecoderTurbo)
+	case cap(dst.Image.Pix) < w*h*3:
+		return fmt.Errorf("ondisk: decode sample %d: buffer holds %d bytes, dataset is %dx%d", i, cap(dst.Image.Pix), w, h)
+	case c.X < 0 || c.Y < 0 || c.W <= 0 || c.H <= 0 || c.X+c.W > w || c.Y+c.H > h:
+		return fmt.Errorf("ondisk: decode sample %d: crop %dx%d at (%d, %d) is not inside the %dx%d images", i, c.W, c.H, c.X, c.Y, w, h)
+	}
+	isJPEG := len(data) >= 3 && data[0] == 0xff && data[1] == 0xd8 && data[2] == 0xff
+	if isJPEG && (d.foreign != nil || d.m.Format == "jpeg") {
+		dec, err := d.tjFree.get(d.turbo)
+		if err != nil {
+			return fmt.Errorf("ondisk: decode sample %d: %w", i, err)
+		}
+		defer d.tjFree.put(dec)
+		iw, ih, err := dec.Header(data)
+		if err != nil {
+			return d.decodeFail(i, err)
+		}
+		if iw == w && ih == h {
+			dst.Label = d.m.Labels[i]
+			pix := dst.Image.Pix[:3*c.W*c.H]
+			if err := dec.DecodeCropRGB(data, pix, w, h, c); err != nil {
+				return d.decodeFail(i, err)
+			}
+			dst.Image.Width, dst.Image.Height, dst.Image.Pix = c.W, c.H, pix
+			return nil
+		}
+	}
+	// Whole, then the crop's rows moved to the front of the buffer: each
+	// row's new place lies at or before its old one.
+	dst.Image.Width, dst.Image.Height, dst.Image.Pix = w, h, dst.Image.Pix[:3*w*h]
+	if err := d.Decode(i, data, dst); err != nil {
+		return err
+	}
+	row := 3 * c.W
+	for y := range c.H {
+		off := 3 * ((c.Y+y)*w + c.X)
+		copy(dst.Image.Pix[y*row:(y+1)*row], dst.Image.Pix[off:off+row])
+	}
+	dst.Image.Width, dst.Image.Height, dst.Image.Pix = c.W, c.H, dst.Image.Pix[:row*c.H]
+	return nil
+}
+
 // Decoder is the JPEG decoder the dataset uses, as DecoderName writes it.
 func (d *Dataset) Decoder() string {
 	if d.turbo != nil {

@@ -119,8 +119,7 @@ func (d *DeviceApplier) Header(dst []uint8, w, h int, rng *prng.Source) error {
 // are skipped, made on the device.
 func (d *DeviceApplier) header(dst []uint8, w, h int, rng *prng.Source) (top, left int) {
 	c := d.cfg.Crop
-	top = rng.IntN(h - c + 1)
-	left = rng.IntN(w - c + 1)
+	top, left = CropOrigin(c, w, h, rng)
 	binary.LittleEndian.PutUint64(dst[0:8], rng.State())
 	binary.LittleEndian.PutUint32(dst[8:12], uint32(top))
 	binary.LittleEndian.PutUint32(dst[12:16], uint32(left))

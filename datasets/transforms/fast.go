@@ -2,6 +2,7 @@ package transforms
 
 import (
 	"encoding/binary"
+	"fmt"
 	"math/bits"
 
 	"github.com/headspace-bench/headspace/datasets"
@@ -61,12 +62,30 @@ func (f *fast) Apply(dst []float32, src *datasets.Image, rng *prng.Source) error
 	return nil
 }
 
+// ApplyPrecropped implements Precropped.
+func (f *fast) ApplyPrecropped(dst []float32, crop *datasets.Image, w, h int, rng *prng.Source) error {
+	c := f.cfg.Crop
+	if err := check(Fast, f.cfg, len(dst), crop, rng); err != nil {
+		return err
+	}
+	if crop.Width != c || crop.Height != c || w < c || h < c {
+		return fmt.Errorf("transforms: %s: a precropped image of %dx%d from %dx%d, want the %dx%d crop of an image at least that large", Fast, crop.Width, crop.Height, w, h, c, c)
+	}
+	f.drawFor(w, h, rng) // the same draws as Apply on the whole image; the crop is cut already
+	f.convert(dst, crop, 0, 0)
+	return nil
+}
+
 // draw makes the random draws of one sample in the package's order: the
 // crop's top and left, then the mask, which it dilates into f.dil.
 func (f *fast) draw(src *datasets.Image, rng *prng.Source) (top, left int) {
+	return f.drawFor(src.Width, src.Height, rng)
+}
+
+// drawFor is draw for an image of w×h.
+func (f *fast) drawFor(w, h int, rng *prng.Source) (top, left int) {
 	c := f.cfg.Crop
-	top = rng.IntN(src.Height - c + 1)
-	left = rng.IntN(src.Width - c + 1)
+	top, left = CropOrigin(c, w, h, rng)
 	drawMaskBits(f.mask, c, f.words, f.thresh, rng, f.draws)
 	dilateBits(f.dil, f.mask, c, c)
 	return top, left

@@ -92,8 +92,7 @@ func (n *naive) masked(ctx context.Context, src *datasets.Image, rng *prng.Sourc
 	}
 
 	// RandomCrop: torchvision draws top, then left.
-	top := rng.IntN(h - c + 1)
-	left := rng.IntN(w - c + 1)
+	top, left := CropOrigin(c, w, h, rng)
 	crop := imaging.Crop(img, image.Rect(left, top, left+c, top+c))
 
 	// PILToTensor: a channel-major 3×c×c uint8 tensor.

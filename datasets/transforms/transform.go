@@ -109,6 +109,29 @@ const (
 	Fast  = "fast"  // fused and in place (the fix)
 )
 
+// CropOrigin draws the random crop's top-left corner in a w×h image from
+// rng, the first draws of every implementation (and of a decoder that
+// decodes only the crop, which draws them first from the same stream):
+// top = rng.IntN(h - crop + 1), then left = rng.IntN(w - crop + 1).
+func CropOrigin(crop, w, h int, rng *prng.Source) (top, left int) {
+	top = rng.IntN(h - crop + 1)
+	left = rng.IntN(w - crop + 1)
+	return top, left
+}
+
+// Precropped is implemented by transforms that also take their random
+// crop already cut out, by a decoder that decoded only the crop
+// (turbojpeg.Decoder.DecodeCropRGB, the loader's --decode-crop): fast.
+type Precropped interface {
+	// ApplyPrecropped is Apply on a w×h image whose Crop×Crop crop, at
+	// the origin CropOrigin draws from rng as it stands, is crop: it makes
+	// the same draws as Apply on the whole image and writes the same
+	// tensor.
+	ApplyPrecropped(dst []float32, crop *datasets.Image, w, h int, rng *prng.Source) error
+}
+
+var _ Precropped = (*fast)(nil)
+
 // Interruptible is implemented by transforms whose work grows with the
 // raw image rather than the crop (naive: it copies the whole image, as
 // Image.fromarray does): the Context methods are Apply and ApplyUint8

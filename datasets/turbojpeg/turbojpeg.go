@@ -21,11 +21,24 @@
 // not a resize of the full image: libjpeg-turbo computes the reduced
 // image from the DCT coefficients (a box-like low-pass), so its pixels
 // are close to, not equal to, a resize's. Fit is the one rule that
-// picks the factor for a minimum size. Partial (cropped) decoding needs
-// TurboJPEG 3's tj3SetCroppingRegion, which Debian 12's libjpeg-turbo
-// 2.1.5 does not have, so this package does not offer it. The library
-// has no version call; Version reads the "libjpeg-turbo version X.Y.Z"
-// string the library file carries, for result files.
+// picks the factor for a minimum size. The library has no version call;
+// Version reads the "libjpeg-turbo version X.Y.Z" string the library
+// file carries, for result files.
+//
+// # Cropped decoding
+//
+// DecodeCropRGB decodes only a crop: its pixels are those of a full
+// decode's crop, bit for bit, at a fraction of the work (the rows below
+// the crop are not read, those above not inverse-transformed, the columns
+// outside it neither). TurboJPEG 3 has tj3SetCroppingRegion for it;
+// Debian 12's libjpeg-turbo 2.1.5 has TurboJPEG 2 only, whose one way to
+// crop, tjTransform's lossless crop, entropy-decodes the whole image and
+// re-encodes the window, and saves nothing (BenchmarkDecodeCrop). So
+// DecodeCropRGB goes through the libjpeg API of the same libjpeg-turbo
+// (Debian's libjpeg62-turbo), as TensorFlow's decode_and_crop_jpeg does;
+// libjpeg.go says how its longjmp error handling is kept out of Go.
+// SetIDCT chooses the inverse DCT (TJFLAG_FASTDCT, TensorFlow's default,
+// changes pixels): an explicit setting, the accurate one by default.
 package turbojpeg
 
 import (
@@ -212,8 +225,11 @@ type Decoder struct {
 	handle uintptr
 	// C int results of tjDecompressHeader3, written by the library:
 	// width, height, subsampling, colour space.
-	hdr  [4]int32
-	args [9]uintptr
+	hdr   [4]int32
+	args  [9]uintptr
+	flags uintptr // TurboJPEG flags of every decode: SetIDCT's
+	js    *jstate // DecodeCropRGB's libjpeg object, made on first use
+	rgb   []byte  // DecodeCropRGB's window, grown to the largest
 }
 
 // NewDecoder returns a decoder with its own handle.
@@ -231,6 +247,10 @@ func (d *Decoder) Close() error {
 		d.args[0] = d.handle
 		nativelib.CallArgs(d.l.tjDestroy, d.args[:1])
 		d.handle = 0
+	}
+	if d.js != nil {
+		close(d.js.jobs) // its goroutine destroys the libjpeg object
+		d.js = nil
 	}
 	return nil
 }
@@ -302,22 +322,32 @@ func (d *Decoder) DecodeRGBScaled(jpeg, dst []byte, w, h int, f Factor) (sw, sh 
 // decompress runs tjDecompress2 into dst at w×h, which the library
 // reaches with the largest scaling factor whose output fits.
 func (d *Decoder) decompress(jpeg, dst []byte, w, h int) error {
+	return d.decompressWith(d.handle, jpeg, dst, w, h)
+}
+
+// decompressWith is decompress on handle h, with the decoder's flags
+// (SetIDCT; without them the accurate integer IDCT, as PIL decodes by
+// default).
+func (d *Decoder) decompressWith(handle uintptr, jpeg, dst []byte, w, h int) error {
 	a := d.args[:9]
-	a[0], a[1], a[2] = d.handle, bytesAddr(jpeg), uintptr(len(jpeg))
+	a[0], a[1], a[2] = handle, bytesAddr(jpeg), uintptr(len(jpeg))
 	a[3], a[4], a[5], a[6] = bytesAddr(dst), uintptr(w), uintptr(3*w), uintptr(h)
-	a[7], a[8] = pixelRGB, 0 // accurate integer DCT, as PIL decodes by default
+	a[7], a[8] = pixelRGB, d.flags
 	r := int32(nativelib.CallArgs(d.l.tjDecompress2, a))
 	keepAlive(jpeg)
 	keepAlive(dst)
 	if r != 0 {
-		return d.err("decode")
+		return d.errOf(handle, "decode")
 	}
 	return nil
 }
 
 // err is the handle's last error message.
-func (d *Decoder) err(what string) error {
-	d.args[0] = d.handle
+func (d *Decoder) err(what string) error { return d.errOf(d.handle, what) }
+
+// errOf is handle h's last error message.
+func (d *Decoder) errOf(h uintptr, what string) error {
+	d.args[0] = h
 	p := nativelib.CallArgs(d.l.tjGetErrorStr2, d.args[:1])
 	return fmt.Errorf("turbojpeg: %s: %s", what, cString(p))
 }

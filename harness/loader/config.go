@@ -89,6 +89,17 @@ type Config struct {
 	// storing smaller raw images. "" or ondisk.DecodeScaleOff decode at
 	// full size.
 	DecodeScale string
+	// DecodeCrop is DecodeCropOn to decode only each sample's random crop
+	// of Data's JPEGs: the decode stage draws the crop's origin from the
+	// sample's random stream (transforms.CropOrigin, the transform's
+	// first draws), and ondisk's DecodeCrop decodes the crop's rows and
+	// columns alone (libjpeg-turbo's libjpeg API), pixels equal to the full
+	// decode's crop; the fast transform then takes the crop as cut
+	// (transforms.Precropped), so every sample's tensor is the one a full
+	// decode gives. Needs ondisk.DecoderTurbo, the fast transforms on the
+	// host, no scaled decode, and the goroutine loader. "" or
+	// DecodeCropOff decode whole images.
+	DecodeCrop string
 	// PageCache is what happens to Data's files in the page cache before
 	// each loader starts: "" leaves them as they are, PageWarm reads them
 	// once, PageCold evicts them (Linux only).
@@ -216,6 +227,9 @@ func (c Config) validateData() error {
 	if err := c.validateDecodeScale(); err != nil {
 		return err
 	}
+	if err := c.validateDecodeCrop(); err != nil {
+		return err
+	}
 	switch {
 	case c.PageCache != "" && c.PageCache != PageWarm && c.PageCache != PageCold:
 		return fmt.Errorf("--page-cache %q: want warm or cold", c.PageCache)
@@ -303,6 +317,39 @@ func (c Config) validateDecodeScale() error {
 		return errors.New("--decode-scale auto needs --decoder turbojpeg (TurboJPEG's scaled decoding)")
 	case c.Impl == transforms.DeviceName && c.DeviceCrop:
 		return errors.New("decode scale auto with device-crop: the device transform ships whole raw images of the raw size; crop on the host")
+	}
+	return nil
+}
+
+// The values of Config.DecodeCrop and of --decode-crop.
+const (
+	DecodeCropOff = "off"
+	DecodeCropOn  = "on"
+)
+
+// errDecodeCropImpl refuses DecodeCrop with transforms that cannot take
+// the crop already cut.
+var errDecodeCropImpl = errors.New("--decode-crop on hands the crop to the fast transforms on the host (--transforms fast, placement host)")
+
+// DecodesCrop reports whether DecodeCrop asks to decode only the crop.
+func (c Config) DecodesCrop() bool { return c.DecodeCrop == DecodeCropOn }
+
+// validateDecodeCrop checks DecodeCrop against the decoder and the
+// transforms.
+func (c Config) validateDecodeCrop() error {
+	switch {
+	case c.DecodeCrop != "" && c.DecodeCrop != DecodeCropOff && !c.DecodesCrop():
+		return fmt.Errorf("--decode-crop %q: want off or on", c.DecodeCrop)
+	case !c.DecodesCrop():
+		return nil
+	case c.Data == "":
+		return errors.New("--decode-crop on needs a dataset on disk (--data)")
+	case c.Decoder != ondisk.DecoderTurbo:
+		return errors.New("--decode-crop on needs --decoder turbojpeg (libjpeg-turbo decodes the crop alone)")
+	case c.scaled():
+		return errors.New("--decode-crop on decodes the crop of the full image: not with --decode-scale auto")
+	case c.Impl != transforms.Fast || c.Placement != Host:
+		return errDecodeCropImpl
 	}
 	return nil
 }

@@ -10,6 +10,9 @@ import (
 	"github.com/headspace-bench/headspace/datasets"
 	"github.com/headspace-bench/headspace/datasets/bucket"
 	"github.com/headspace-bench/headspace/datasets/ondisk"
+	"github.com/headspace-bench/headspace/datasets/prng"
+	"github.com/headspace-bench/headspace/datasets/transforms"
+	"github.com/headspace-bench/headspace/datasets/turbojpeg"
 	"github.com/headspace-bench/headspace/harness/level"
 	"github.com/headspace-bench/headspace/harness/pipeline"
 )
@@ -207,9 +210,20 @@ func (w *wiring) diskStages(p *pipeline.Pipeline, idx *pipeline.Queue[int]) (*pi
 	if err != nil {
 		return nil, err
 	}
+	crop, ds := w.cfg.DecodesCrop(), w.cfg.Dataset
 	decode := func(ctx context.Context, it pipeline.Item[*encoded]) (*datasets.Sample, error) {
 		s := w.raws.get()
-		e, err := k.replacing(ctx, it.Value, func(e *encoded) error { return k.d.Decode(e.i, e.data, s) })
+		use := func(e *encoded) error { return k.d.Decode(e.i, e.data, s) }
+		if crop {
+			// The crop the transform will draw for this position: the
+			// first draws of its random stream (transformer.apply).
+			rng := prng.New(ds.Seed^transformSalt, uint64(it.Index))
+			c := w.cfg.Transforms.Crop
+			top, left := transforms.CropOrigin(c, ds.Width, ds.Height, &rng)
+			r := turbojpeg.Rect{X: left, Y: top, W: c, H: c}
+			use = func(e *encoded) error { return k.d.DecodeCrop(e.i, e.data, s, r) }
+		}
+		e, err := k.replacing(ctx, it.Value, use)
 		if !e.cached {
 			bufs.put(e)
 		}

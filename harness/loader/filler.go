@@ -34,6 +34,9 @@ func (c Config) NewBatchFiller() (*BatchFiller, error) {
 	if c.DeviceDecodes() {
 		return nil, errors.New("decoder nvjpeg: a batch filler makes pixels on the host; the device decodes the files of a loader's batches (goroutine workers)")
 	}
+	if c.DecodesCrop() {
+		return nil, errors.New("--decode-crop on: a batch filler decodes whole images; the goroutine loader decodes the crop alone")
+	}
 	t, err := newTransformer(c)
 	if err != nil {
 		return nil, err

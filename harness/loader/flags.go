@@ -27,6 +27,7 @@ type DataFlags struct {
 	MaxFailures int            // --max-failures: Config.MaxFailures
 	Decoder     string         // --decoder: Config.Decoder
 	DecodeScale string         // --decode-scale: Config.DecodeScale
+	DecodeCrop  string         // --decode-crop: Config.DecodeCrop
 	PageCache   string         // --page-cache: Config.PageCache
 	Bucket      bucket.Options // --s3-endpoint, --fetch-concurrency, --chunk-size
 	ShardReads  string         // --shard-reads: Config.ShardReads
@@ -57,6 +58,7 @@ func (d *DataFlags) Register(fs *flag.FlagSet) {
 	fs.IntVar(&d.MaxFailures, "max-failures", 0, fmt.Sprintf("with --data: skip and count up to `n` samples that cannot be read or decoded (0 to %d; 0 stops at the first)", MaxMaxFailures))
 	fs.StringVar(&d.Decoder, "decoder", ondisk.DecoderGo, "with --data: JPEG `decoder`: go (image/jpeg), turbojpeg (libjpeg-turbo, Debian's "+turbojpeg.Package+", loaded at run time), or nvjpeg (on the GPU: with --device cuda and --transforms device, the levels that decode hand each batch's files to nvJPEG and the device crops, masks and converts them; no pixel on the host; docs/gpu.md)")
 	fs.StringVar(&d.DecodeScale, "decode-scale", ondisk.DecodeScaleOff, "with --data and --decoder turbojpeg: off, or auto to decode each JPEG at the smallest TurboJPEG scaling factor (1/2, 1/4 or 1/8) whose image still holds the --crop (a dataset you bring: resized to the scaled raw size); the crop is then drawn from the downscaled image, not the full one (another sample distribution, a remedy like storing smaller raw images; recorded in the result file; docs/real-data.md)")
+	fs.StringVar(&d.DecodeCrop, "decode-crop", DecodeCropOff, "with --data, --decoder turbojpeg and the fast transforms: off, or on to decode only each JPEG's random crop (libjpeg-turbo's libjpeg API, Debian's "+turbojpeg.LibjpegPackage+"): the same pixels and tensors as decoding the whole image, less work (recorded in the result file; docs/peers.md)")
 	fs.StringVar(&d.PageCache, "page-cache", PageWarm, "with --data: the dataset's files before each run: warm (read once first) or cold (evicted from the page cache; Linux only); not for data in a bucket")
 	d.RegisterBucket(fs)
 }
@@ -101,7 +103,7 @@ func CheckShardReads(s string) error {
 // The flags that need --data, and those that need it in a bucket.
 var (
 	bucketOnlyFlags = []string{"s3-endpoint", "fetch-concurrency", "chunk-size", "link", "shard-reads"}
-	dataOnlyFlags   = append([]string{"max-failures", "page-cache", "decoder", "decode-scale"}, bucketOnlyFlags...)
+	dataOnlyFlags   = append([]string{"max-failures", "page-cache", "decoder", "decode-scale", "decode-crop"}, bucketOnlyFlags...)
 )
 
 // Apply is cfg with the data fields the flags set (none without --data),
@@ -140,6 +142,9 @@ func (d *DataFlags) Apply(cfg Config, given func(name string) bool) (Config, err
 	}
 	cfg.Data = d.Dir
 	cfg.MaxFailures, cfg.PageCache, cfg.Decoder, cfg.DecodeScale = d.MaxFailures, d.PageCache, d.Decoder, d.DecodeScale
+	if d.DecodeCrop != DecodeCropOff {
+		cfg.DecodeCrop = d.DecodeCrop
+	}
 	return cfg, cfg.validateData()
 }
 
@@ -263,6 +268,9 @@ func Describe(ctx context.Context, cfg Config) string {
 	dec, _ := ondisk.DecoderName(cfg.Decoder)
 	if cfg.DecodeScale == ondisk.DecodeScaleAuto {
 		dec += ", decode scale " + cfg.DecodeScaleSetting()
+	}
+	if cfg.DecodesCrop() {
+		dec += ", decode crop on"
 	}
 	h, err := cfg.DataHandle(ctx)
 	if err != nil {

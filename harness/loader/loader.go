@@ -376,7 +376,11 @@ type transformer struct {
 	t   transforms.Transform
 	u8  transforms.Uint8Applier   // t, when the placement is Device
 	dev *transforms.DeviceApplier // the device transform's host half, alone
-	rng prng.Source
+	// pre takes a raw sample that is its crop already (Config.DecodeCrop:
+	// the decode stage decoded the crop alone) of an image of w×h.
+	pre  transforms.Precropped
+	w, h int
+	rng  prng.Source
 }
 
 // newTransformer makes a worker's transform for cfg's implementation and
@@ -394,6 +398,13 @@ func newTransformer(cfg Config) (*transformer, error) {
 		return nil, err
 	}
 	tr := &transformer{t: t}
+	if cfg.DecodesCrop() {
+		p, ok := t.(transforms.Precropped)
+		if !ok || cfg.Placement != Host {
+			return nil, errDecodeCropImpl
+		}
+		tr.pre, tr.w, tr.h = p, cfg.Dataset.Width, cfg.Dataset.Height
+	}
 	if cfg.Placement == Device {
 		u, ok := t.(transforms.Uint8Applier)
 		if !ok {
@@ -422,6 +433,9 @@ func (t *transformer) apply(ctx context.Context, out *processed, src *datasets.I
 	}
 	if t.u8 != nil {
 		return t.u8.ApplyUint8(out.pix, src, &t.rng)
+	}
+	if t.pre != nil && (src.Width != t.w || src.Height != t.h) {
+		return t.pre.ApplyPrecropped(out.data, src, t.w, t.h, &t.rng)
 	}
 	return t.t.Apply(out.data, src, &t.rng)
 }

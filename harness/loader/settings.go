@@ -97,6 +97,10 @@ func (c Config) DataSettings() []setting.Setting {
 		// setup, and never compare as the same setup as files made with it.
 		out = append(out, setting.Setting{Key: "decode-scale", Value: c.DecodeScaleSetting()})
 	}
+	if c.DecodesCrop() {
+		// Recorded only when set, as decode-scale.
+		out = append(out, setting.Setting{Key: "decode-crop", Value: DecodeCropSetting})
+	}
 	if in != nil && in.Kind != "headspace" {
 		// A dataset the user brings: its images' sizes, and what is done
 		// to those that differ from the raw size (the document's caveat
@@ -121,6 +125,9 @@ func retries(r int) int {
 	}
 	return r
 }
+
+// DecodeCropSetting is how result files record DecodeCrop on.
+const DecodeCropSetting = DecodeCropOn + " (each JPEG's random crop decoded alone: libjpeg-turbo's jpeg_crop_scanline and jpeg_skip_scanlines, the pixels of the full decode's crop)"
 
 // DecodeScaleSetting is DecodeScale with the factor it decodes at and the
 // decoded size, as ondisk.DecodeScaleFor gives them for the raw size and

@@ -88,6 +88,9 @@ func NewWithOptions(ctx context.Context, cfg loader.Config, n int, opt Options) 
 	if cfg.Placement != loader.Host {
 		return nil, fmt.Errorf("procloader: placement %s: process workers ship float32 batches only", cfg.Placement)
 	}
+	if cfg.DecodesCrop() {
+		return nil, errors.New("procloader: --decode-crop on is the goroutine loader's: process workers decode whole images")
+	}
 	if n <= 0 {
 		return nil, fmt.Errorf("number of batches %d must be positive", n)
 	}

@@ -10,6 +10,7 @@ import (
 
 	"golang.org/x/perf/benchfmt"
 
+	"github.com/headspace-bench/headspace/datasets/turbojpeg"
 	"github.com/headspace-bench/headspace/harness/level"
 	"github.com/headspace-bench/headspace/harness/loader"
 	"github.com/headspace-bench/headspace/harness/membw"
@@ -30,16 +31,27 @@ const (
 
 // SampleBytes counts the bytes one sample of the fast transforms moves
 // through memory in our pipeline, stage by stage: the encoded file read
-// (fileBytes, the mean), the decoded w×h RGB pixels written, the crop's
-// RGB bytes read by the fused transform (crop, colour, scale), its
-// float32 CHW output written, and the collate stage's copy of that output
-// into the batch (read and written). It returns the total and the parts as
-// one line.
-func SampleBytes(fileBytes float64, w, h, crop int) (int64, string) {
+// (fileBytes, the mean), the decoded pixels written (the w×h RGB image,
+// or with decodeCrop, --decode-crop on, the window the decoder writes —
+// the crop, turbojpeg.WindowMargin beyond it left, right and above, and
+// half of a 4:2:0 iMCU column of 16 of alignment on average — then the
+// crop copied out of it, read and written), the crop's RGB bytes read by
+// the fused transform (crop, colour, scale), its float32 CHW output
+// written, and the collate stage's copy of that output into the batch
+// (read and written). It returns the total and the parts as one line.
+func SampleBytes(fileBytes float64, w, h, crop int, decodeCrop bool) (int64, string) {
 	file := int64(math.Round(fileBytes))
-	decoded := int64(w) * int64(h) * 3
 	cropRead := int64(crop) * int64(crop) * 3
 	out := int64(crop) * int64(crop) * 3 * 4
+	if decodeCrop {
+		m := int64(turbojpeg.WindowMargin)
+		window := (int64(crop) + 2*m + 8) * (int64(crop) + m) * 3
+		total := file + window + 2*cropRead + cropRead + out + 2*out
+		parts := fmt.Sprintf("file read %d, decoded window written %d (the crop's %d+%d+8 by %d+%d pixels: margins and iMCU alignment, on average), the crop copied out of it %d read + %d written, crop read by the transform %d, float32 output written %d, collate's copy into the batch %d read + %d written",
+			file, window, crop, 2*m, crop, m, cropRead, cropRead, cropRead, out, out, out)
+		return total, parts
+	}
+	decoded := int64(w) * int64(h) * 3
 	total := file + decoded + cropRead + out + 2*out
 	parts := fmt.Sprintf("file read %d, decoded pixels written %d, crop read by the transform %d, float32 output written %d, collate's copy into the batch %d read + %d written", file, decoded, cropRead, out, out, out)
 	return total, parts

@@ -181,13 +181,24 @@ func TestReadFileLimitRefuses(t *testing.T) {
 }
 
 func TestSampleBytes(t *testing.T) {
-	total, parts := SampleBytes(61440.4, 512, 512, 224)
-	// 61440 + 512·512·3 + 224·224·3 + 3 × 224·224·3·4
-	if total != 61440+786432+150528+3*602112 {
-		t.Errorf("SampleBytes = %d", total)
-	}
-	if !strings.Contains(parts, "file read 61440,") || !strings.Contains(parts, "decoded pixels written 786432") {
-		t.Errorf("parts %q", parts)
+	for _, tc := range []struct {
+		decodeCrop bool
+		total      int64
+		part       string
+	}{
+		// 61440 + 512·512·3 + 224·224·3 + 3 × 224·224·3·4
+		{false, 61440 + 786432 + 150528 + 3*602112, "decoded pixels written 786432"},
+		// 61440 + (224+4+8)·(224+2)·3 + 2 × 224·224·3 (the copy out of
+		// the window) + 224·224·3 + 3 × 224·224·3·4
+		{true, 61440 + 236*226*3 + 2*150528 + 150528 + 3*602112, "decoded window written 160008"},
+	} {
+		total, parts := SampleBytes(61440.4, 512, 512, 224, tc.decodeCrop)
+		if total != tc.total {
+			t.Errorf("decode crop %v: SampleBytes = %d, want %d", tc.decodeCrop, total, tc.total)
+		}
+		if !strings.Contains(parts, "file read 61440,") || !strings.Contains(parts, tc.part) {
+			t.Errorf("decode crop %v: parts %q, want %q", tc.decodeCrop, parts, tc.part)
+		}
 	}
 }
 

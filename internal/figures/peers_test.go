@@ -14,7 +14,19 @@ import (
 const (
 	realPeers   = "results/peers-emulated.txt"
 	bucketPeers = "results/peers-bucket-emulated.txt"
+	// The files run before --decode-crop, and the decoders' benchmark
+	// (docs/peers.md's side by side).
+	fullDecodePeers = "results/peers-emulated-full-decode.txt"
+	busierPeers     = "results/peers-emulated-busier.txt"
+	decodeCrop      = "results/decode-crop.txt"
+	decodeCropTJ    = "results/decode-crop-tjtransform.txt"
 )
+
+// cropCPU is BenchmarkDecodeCrop's median CPU ms an image of decode
+// (full or crop) with idct, in path.
+func cropCPU(path, decode, idct string) shown {
+	return p2(scale(med(path, "DecodeCrop/decode="+decode+"/idct="+idct, "cpu-ns/op"), 1e-6))
+}
 
 var (
 	realReportsMu sync.Mutex
@@ -112,25 +124,46 @@ func peersCases() []figureCase {
 	cs := []figureCase{
 		{"docs/peers.md", "ours made %s samples/s after the first batch, %s over the whole run, at %s ms of CPU a sample, %s%% of the limit", []shown{
 			p1(realRow("ours", 2, "sps")), p1(realRow("ours", 2, "whole")), p2(realRow("ours", 2, "cpu")), p1(realRow("ours", 2, "share"))}},
-		{"docs/peers.md", "ahead of it at 1 worker (ours at %s× its samples/s); over\nthe whole run ours is ahead at both (%s× at 2 workers)", []shown{
-			p2(realRow("tfdata", 1, "ratio")), p2(realRow("tfdata", 2, "wholeratio"))}},
-		{"docs/peers.md", "lowest of all at 1 worker\n   (%s ms against ours' %s ms)", []shown{
-			p2(realRow("tfdata", 1, "cpu")), p2(realRow("ours", 1, "cpu"))}},
-		{"docs/peers.md", "its lead turns from ours' %s× to %s×", []shown{
-			p2(realRow("tfdata", 2, "ratio")), p2(realRow("tfdata", 2, "wholeratio"))}},
+		{"docs/peers.md", "had ours at %s ms of CPU a sample at 2 workers and %s ms at 1, tf.data level with it at 2 workers (ours at %s× its samples/s) and ahead at 1 (%s×); with it, ours takes %s ms and %s ms, the least of every side (tf.data: %s ms and %s ms here, %s ms and %s ms then), and is ahead of tf.data at 2 workers in every round (%s×, %s–%s) and at 1 by the median (%s×)", []shown{
+			p2(rowOf(fullDecodePeers, "ours", 2, "cpu")), p2(rowOf(fullDecodePeers, "ours", 1, "cpu")),
+			p2(rowOf(fullDecodePeers, "tfdata", 2, "ratio")), p2(rowOf(fullDecodePeers, "tfdata", 1, "ratio")),
+			p2(realRow("ours", 2, "cpu")), p2(realRow("ours", 1, "cpu")),
+			p2(realRow("tfdata", 2, "cpu")), p2(realRow("tfdata", 1, "cpu")),
+			p2(rowOf(fullDecodePeers, "tfdata", 2, "cpu")), p2(rowOf(fullDecodePeers, "tfdata", 1, "cpu")),
+			p2(realRow("tfdata", 2, "ratio")), p2(realRow("tfdata", 2, "least")), p2(realRow("tfdata", 2, "most")), p2(realRow("tfdata", 1, "ratio"))}},
+		{"docs/peers.md", "tf.data ahead of ours at 2 workers (ours at %s× its samples/s, one round of three ahead) and at 1 (%s×), with ours still the least CPU a sample (%s ms against tf.data's %s ms)", []shown{
+			p2(rowOf(busierPeers, "tfdata", 2, "ratio")), p2(rowOf(busierPeers, "tfdata", 1, "ratio")),
+			p2(rowOf(busierPeers, "ours", 2, "cpu")), p2(rowOf(busierPeers, "tfdata", 2, "cpu"))}},
+		{"docs/peers.md", "one round of three at 1 worker (ours at %s× its samples/s in that round)", []shown{p2(realRow("tfdata", 1, "least"))}},
+		{"docs/peers.md", "ours at %s× its samples/s at 2 workers, ahead in every round, and %s× at 1 by the median", []shown{
+			p2(realRow("tfdata", 2, "ratio")), p2(realRow("tfdata", 1, "ratio"))}},
+		// docs/peers.md: the options for decoding only the crop.
+		{"docs/peers.md", "before the window's decode: %s ms against %s ms for the full decode.", []shown{
+			cropCPU(decodeCropTJ, "crop", "accurate"), cropCPU(decodeCropTJ, "full", "accurate")}},
+		{"docs/peers.md", "rows below it are not read at all: **%s ms against %s ms, %s× less CPU** an image.", []shown{
+			cropCPU(decodeCrop, "crop", "accurate"), cropCPU(decodeCrop, "full", "accurate"),
+			p2(div(med(decodeCrop, "DecodeCrop/decode=full/idct=accurate", "cpu-ns/op"), med(decodeCrop, "DecodeCrop/decode=crop/idct=accurate", "cpu-ns/op")))}},
+		{"docs/peers.md", "another job (at 1/2, %s ms an image).", []shown{
+			p2(scale(med(decodeCrop, "DecodeCrop/scale=1-2/idct=accurate", "cpu-ns/op"), 1e-6))}},
+		{"docs/peers.md", "of the cropped decode, %s ms against %s ms, no gain", []shown{
+			cropCPU(decodeCrop, "crop", "fast"), cropCPU(decodeCrop, "crop", "accurate")}},
+		{"docs/peers.md", "its CPU is about %s ms an image, above", []shown{cropCPU(decodeCrop, "crop", "accurate")}},
 		{"docs/peers.md", "ours reached %s%% of it\n(tf.data, by the same byte count, %s%%)", []shown{
 			p1(realRow("ours", 2, "share")), p1(realRow("tfdata", 2, "share"))}},
-		{"docs/peers.md", "at least equal to torch 2's DataLoader is met (%s×); at least 50%% of the\nlimit is *not met* (%s%%", []shown{
+		{"docs/peers.md", "at least equal to torch 2's DataLoader is met (%s×); at least 50%% of the limit is *not met* (%s%%", []shown{
 			p2(realRow("torch2", 2, "ratio")), p1(realRow("ours", 2, "share"))}},
-		{"README.md", "ours made %s× the samples/s of torch 2's DataLoader (%s× over\nthe whole run), and **tf.data was level with ours** (ours at %s× its\nsamples/s, %s× over the whole run; behind it at 1 worker)", []shown{
+		{"README.md", "ours made %s× the samples/s of torch 2's DataLoader (%s× over the whole run) and %s× those of tf.data, the closest (%s× over the whole run; ahead in every round)", []shown{
 			p2(realRow("torch2", 2, "ratio")), p2(realRow("torch2", 2, "wholeratio")), p2(realRow("tfdata", 2, "ratio")), p2(realRow("tfdata", 2, "wholeratio"))}},
+		{"README.md", "at %s ms of CPU a sample, the least of every side (tf.data %s ms; ours %s ms before `--decode-crop`)", []shown{
+			p2(realRow("ours", 2, "cpu")), p2(realRow("tfdata", 2, "cpu")), p2(rowOf(fullDecodePeers, "ours", 2, "cpu"))}},
+		{"README.md", "on a busier machine an hour earlier tf.data made more (ours at %s×)", []shown{p2(rowOf(busierPeers, "tfdata", 2, "ratio"))}},
 		{"README.md", "Ours reached %s%% of the limit memory bandwidth sets", []shown{p1(realRow("ours", 2, "share"))}},
 	}
 	cs = append(cs, figureCase{"docs/peers.md", "At 2 workers (ours: %s samples/s, %s ms of CPU a sample)", []shown{
 		p1(rowOf(bucketPeers, "ours", 2, "sps")), p2(rowOf(bucketPeers, "ours", 2, "cpu"))}})
-	cs = append(cs, figureCase{"docs/peers.md", "ahead of ours in one round of three at 2 workers (ours at %s× its samples/s)", []shown{
-		p2(rowOf(bucketPeers, "streaming", 2, "least"))}}, figureCase{"docs/peers.md", "so over the whole run ours is %s× it", []shown{
-		p2(rowOf(bucketPeers, "streaming", 2, "wholeratio"))}})
+	cs = append(cs, figureCase{"docs/peers.md", "is ahead of ours in one round of three at 2 workers (ours at %s× its samples/s)", []shown{
+		p2(rowOf(bucketPeers, "litdata", 2, "least"))}}, figureCase{"docs/peers.md", "so over the whole run ours is %s× Streaming and %s× litdata", []shown{
+		p2(rowOf(bucketPeers, "streaming", 2, "wholeratio")), p2(rowOf(bucketPeers, "litdata", 2, "wholeratio"))}})
 	for path, list := range map[string]string{realPeers: "all", bucketPeers: "all-bucket"} {
 		ps, _ := realpeer.ParseNames(list)
 		for _, p := range ps {

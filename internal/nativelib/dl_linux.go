@@ -49,3 +49,9 @@ func CallArgs(fn uintptr, args []uintptr) uintptr {
 // for entry points with floating-point parameters (a double in a
 // register), which Call cannot pass.
 func Bind(fptr any, fn uintptr) { purego.RegisterFunc(fptr, fn) }
+
+// NewCallback makes fn (a Go func of integer and pointer arguments, with
+// no result or one) callable from C, for the function pointers a library
+// calls back (libjpeg's error manager): a C function pointer, made once
+// per use for the process's life (purego keeps at most about 2000).
+func NewCallback(fn any) uintptr { return purego.NewCallback(fn) }

@@ -18,3 +18,6 @@ func CallArgs(fn uintptr, args []uintptr) uintptr {
 
 // Bind panics: no library is ever opened without Linux.
 func Bind(fptr any, fn uintptr) { panic("nativelib: no native calls without Linux") }
+
+// NewCallback panics: no library is ever opened without Linux.
+func NewCallback(fn any) uintptr { panic("nativelib: no native calls without Linux") }

@@ -20,7 +20,8 @@
 // which nothing here asks for yet.
 //
 // Call and CallArgs call an entry point with integer and pointer
-// arguments, Bind one with floating-point ones too; CString and
+// arguments, Bind one with floating-point ones too; NewCallback makes a
+// Go func a C function pointer, for a library to call back; CString and
 // CStringAt read the C strings they return.
 package nativelib
 

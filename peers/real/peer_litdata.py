@@ -11,9 +11,17 @@ torchvision.io.decode_jpeg, then cropped, converted and scaled as every
 peer does (torchsample). The endpoint goes in storage_options
 (endpoint_url, as litdata documents for an S3-compatible store), from
 AWS_ENDPOINT_URL; the credentials are AWS_*. optimize writes to a local
-directory, uploaded with boto3: litdata's own upload, like its reads, goes
-through obstore, which refuses a plain-http endpoint as litdata sets it up
-(HTTP_REFUSED: the run stops with that line)."""
+directory, uploaded with boto3.
+
+litdata fetches chunks with obstore, whose S3Store it builds with client
+options of its own (litdata.streaming.downloader._OBSTORE_CLIENT_OPTIONS),
+which replace the ones obstore would read from the environment
+(AWS_ALLOW_HTTP), and storage_options never reach them: obstore would
+refuse the local server's http:// endpoint (reqwest's BadScheme). For an
+http:// endpoint, allow_http() adds obstore's own allow_http to those
+options, at import, so that worker processes have it too: the one change
+to litdata as installed. Should a litdata without that variable meet an
+http endpoint, the run stops with HTTP_REFUSED."""
 
 import atexit
 import os
@@ -36,12 +44,35 @@ def _path_style():
     return Config(s3={"addressing_style": "path"})
 
 
-# Why it cannot run against the local server, found in its error: litdata
-# fetches (and uploads) chunks with obstore and passes obstore client
-# options of its own, which replace the ones object_store reads from the
-# environment (AWS_ALLOW_HTTP): obstore then refuses the http:// endpoint.
+# Why it could not run against the local server without allow_http(): it
+# fetches chunks with obstore and passes obstore client options of its own,
+# which replace the ones object_store reads from the environment
+# (AWS_ALLOW_HTTP): obstore then refuses the http:// endpoint.
 HTTP_REFUSED = ("litdata {}: cannot read a plain-http S3 endpoint such as the local server's: it fetches chunks "
                 "with obstore and sets obstore's client options without allow_http (reqwest BadScheme); it needs https")
+
+
+def allow_http():
+    """Adds allow_http to the obstore client options litdata builds its
+    S3Store with, for an http:// endpoint (see the notes above). Returns
+    whether it did."""
+    if not os.environ.get("AWS_ENDPOINT_URL", "").startswith("http://"):
+        return False
+    try:
+        from litdata.streaming import downloader
+    except ImportError:
+        return False  # --check reports the missing package
+    opts = getattr(downloader, "_OBSTORE_CLIENT_OPTIONS", None)
+    if not isinstance(opts, dict):
+        return False
+    opts["allow_http"] = True
+    return True
+
+
+ALLOW_HTTP = allow_http()
+# What the file records: the rule (the --check that prints the settings
+# runs before the bucket's endpoint is known).
+ALLOW_HTTP_SETTING = "added to litdata's obstore client options when AWS_ENDPOINT_URL is http://"
 
 
 class Item:
@@ -92,6 +123,7 @@ def main(argv):
         return
     settings = {"format": "litdata chunks (optimize: image bytes, label, index; 64 MB chunks, no compression)",
                 "dataset": "StreamingDataset(s3, a fresh cache_dir, storage_options endpoint_url, max_pre_download=2)",
+                "obstore-allow-http": ALLOW_HTTP_SETTING,
                 "loader": "StreamingDataLoader", "num_workers": a.workers, "prefetch_factor": 2,
                 "decode": "torchvision.io.decode_jpeg"}
     versions = dict(torchsample.versions(), litdata=litdata.__version__)

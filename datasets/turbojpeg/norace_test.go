@@ -1,0 +1,5 @@
+//go:build !race
+
+package turbojpeg
+
+const raceEnabled = false
