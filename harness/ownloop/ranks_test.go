@@ -136,6 +136,27 @@ Thread 0x00007f0000000001 (most recent call first):
 	if got := ownloop.InnermostFrame("no frames at all"); got != "" {
 		t.Errorf("InnermostFrame(no frames) = %q", got)
 	}
+	// Read while faulthandler still writes (newest thread first): a
+	// loader's queue feeder thread, cut before its _bootstrap, and no
+	// main thread yet. Not the main thread's frame (TestRankHangs once
+	// took rank 0 to be waiting for its loader from such a dump).
+	partial := `Thread 0x00007f0000000003 (most recent call first):
+  File "/usr/lib/python3.11/threading.py", line 320 in wait
+  File "/usr/lib/python3.11/multiprocessing/queues.py", line 231 in _feed
+  File "/usr/lib/python3.11/threading.py", line 975 in run
+`
+	if got := ownloop.InnermostFrame(partial); got != "" {
+		t.Errorf("InnermostFrame(a dump cut in a thread's block) = %q, want none: the main thread's block is not there yet", got)
+	}
+	if got := ownloop.InnermostFrame(partial + "  File \"/usr/lib/python3.11/threading.py\", line 1038 in _bootstrap_inner\n\n" + strings.SplitN(dump, "\n\n", 2)[1]); got != "/usr/lib/python3/dist-packages/torch/distributed/distributed_c10d.py:1321 in all_reduce" {
+		t.Errorf("InnermostFrame(the whole dump) = %q, want the main thread's all_reduce", got)
+	}
+	// A stack deeper than faulthandler writes ends in "...": the main
+	// thread's, where no block reaches <module>.
+	deep := "Current thread 0x00007f0000000002 (most recent call first):\n  File \"/tmp/lit.py\", line 9 in training_step\n  File \"/x/lightning/loop.py\", line 3 in run\n  ...\n"
+	if got := ownloop.InnermostFrame(deep); got != "/tmp/lit.py:9 in training_step" {
+		t.Errorf("InnermostFrame(a deep stack) = %q", got)
+	}
 }
 
 // TestHungRanks names the ranks behind the others, or where every rank
