@@ -12,13 +12,16 @@ import (
 	"github.com/headspace-bench/headspace/harness/ownloop"
 )
 
-// fakeTorchrun puts an executable named torchrun on PATH (a launcher is
-// found on PATH like an interpreter) and returns a script beside it.
+// fakeTorchrun puts executables named torchrun, accelerate and
+// accelerate-launch on PATH (a launcher is found on PATH like an
+// interpreter) and returns a script beside them.
 func fakeTorchrun(t *testing.T) string {
 	t.Helper()
 	dir := t.TempDir()
-	if err := os.WriteFile(filepath.Join(dir, "torchrun"), []byte("#!/bin/sh\n"), 0o755); err != nil {
-		t.Fatal(err)
+	for _, name := range []string{"torchrun", "accelerate", "accelerate-launch"} {
+		if err := os.WriteFile(filepath.Join(dir, name), []byte("#!/bin/sh\n"), 0o755); err != nil {
+			t.Fatal(err)
+		}
 	}
 	t.Setenv("PATH", dir+string(os.PathListSeparator)+os.Getenv("PATH"))
 	script := filepath.Join(dir, "train.py")
@@ -55,6 +58,14 @@ func TestParseLaunchers(t *testing.T) {
 			"--nproc_per_node auto -m headspace_hook -m S -x"},
 		{[]string{py, "-u", "-m", "torch.distributed.run", "--nproc_per_node", "2", "-r", "1", script, "a"}, "torch.distributed.run", 2, script, false, "a",
 			"-u -m torch.distributed.run --nproc_per_node 2 -r 1 -m headspace_hook S a"},
+		// accelerate launch: its own -m runs the hook in each rank.
+		{[]string{"accelerate", "launch", "--multi_gpu", "--num_processes", "2", "--main_process_port=29600", script, "--lr", "1"}, "accelerate launch", 2, script, false, "--lr 1",
+			"launch --multi_gpu --num_processes 2 --main_process_port=29600 -m headspace_hook S --lr 1"},
+		{[]string{"accelerate", "launch", "--num-processes=4", "--use_fsdp", "--num_machines", "1", "-m", "pkg.train", "-x"}, "accelerate launch", 4, "pkg.train", true, "-x",
+			"launch --num-processes=4 --use_fsdp --num_machines 1 -m headspace_hook -m S -x"},
+		// Without --multi_gpu, accelerate runs the script as one process.
+		{[]string{"accelerate-launch", "--cpu", "--num_processes", "2", script}, "accelerate launch", 0, script, false, "",
+			"--cpu --num_processes 2 -m headspace_hook S"},
 	} {
 		c, err := ownloop.ParseCommand(tc.argv)
 		if err != nil {
@@ -91,7 +102,17 @@ func TestParseLaunchersRefuses(t *testing.T) {
 		{[]string{"torchrun", "--nproc_per_node"}, "needs a value"},
 		{[]string{"torchrun", "--nproc_per_node", "0", script}, "want at least 1"},
 		{[]string{"torchrun", filepath.Join(t.TempDir(), "missing.py")}, "missing.py"},
-		{[]string{"accelerate", "launch", script}, "accelerate is not supported yet"},
+		{[]string{"accelerate", "launch", "--multi_gpu", "--num_machines", "2", script}, "more than one node"},
+		{[]string{"accelerate", "launch", "--use_deepspeed", script}, "DeepSpeed's launcher"},
+		{[]string{"accelerate", "launch", "--mpirun_hostfile", "hosts", script}, "mpirun"},
+		{[]string{"accelerate", "launch", "--tpu", script}, "TPUs"},
+		{[]string{"accelerate", "launch", "--no_python", "./train"}, "not Python"},
+		{[]string{"accelerate", "launch", "--num_processes", "0", script}, "want at least 1"},
+		{[]string{"accelerate", "launch", "--multi_gpu"}, "accelerate launch with no script"},
+		{[]string{"accelerate", "launch", "--num_processes"}, "needs a value"},
+		{[]string{"accelerate", "config"}, "accelerate config is not a launcher"},
+		{[]string{"accelerate"}, "accelerate with no command is not a launcher"},
+		{[]string{"deepspeed", "--num_gpus", "2", script}, "deepspeed is not supported yet"},
 		{[]string{"srun", "-N1", py, script}, "srun is not supported yet"},
 		{[]string{"mpirun", "-np", "2", py, script}, "mpirun is not supported yet"},
 		{[]string{py, "-m", "torch.distributed.launch", script}, "-m torch.distributed.launch is not supported"},
