@@ -177,8 +177,15 @@ func TestLadderAndWhatIfRanks(t *testing.T) {
 			t.Errorf("ladder's table lacks %q:\n%s", want, stdout.String())
 		}
 	}
-	if b, err := os.ReadFile(out); err != nil || !strings.Contains(string(b), "BenchmarkLadder/level=none/script=ddp.py/workers=2") {
-		t.Errorf("ladder's file (%v) lacks the none level's record:\n%s", err, b)
+	b, err := os.ReadFile(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The node's settings: what started the ranks, and how many.
+	for _, want := range []string{"BenchmarkLadder/level=none/script=ddp.py/workers=2", "launcher: " + ownLauncher(), "ranks: 2"} {
+		if !strings.Contains(string(b), want) {
+			t.Errorf("ladder's file lacks %q:\n%s", want, b)
+		}
 	}
 	stdout.Reset()
 	stderr.Reset()
@@ -198,4 +205,38 @@ func TestLadderAndWhatIfRanks(t *testing.T) {
 func ownLauncher() string {
 	_, name := ownloop.TestLauncher()
 	return name
+}
+
+// TestWhatIfVerifyRanks: whatif --verify on torchrun's 2 ranks reruns
+// the node as it is at the rank's own worker count and, where it
+// differs, at the count the model asks, every rank's loader at that
+// count (ownloop.Verify), and prints and records measured against
+// predicted steps/s for each. The figures are not checked: how close
+// the model comes is a benchmark's.
+func TestWhatIfVerifyRanks(t *testing.T) {
+	script := ddpScript(t)
+	out := filepath.Join(t.TempDir(), "whatif.txt")
+	var stdout, stderr bytes.Buffer
+	// A 30 ms step, 1 ms samples in batches of 4, 2 workers a rank: the
+	// model asks for few workers (the test's run stays short).
+	code := run(context.Background(), append([]string{"whatif", "--verify", "--steps", "6", "--out", out, "--"},
+		torchrunArgs(t, script, "--getitem-ms", "1", "--step-ms", "30")...), &stdout, &stderr)
+	ownLeft(t, script)
+	if code != 0 {
+		t.Fatalf("whatif --verify: exit %d\n%s\n%s", code, stdout.String(), stderr.String())
+	}
+	for _, want := range []string{"node: 2 ranks (" + ownLauncher() + "); the slowest rank: ", "verify (6 steps, the script as it is):", "  2 workers: measured "} {
+		if !strings.Contains(stdout.String(), want) {
+			t.Errorf("whatif --verify lacks %q:\n%s", want, stdout.String())
+		}
+	}
+	b, err := os.ReadFile(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"BenchmarkWhatIf/model/script=ddp.py", "BenchmarkWhatIf/check/script=ddp.py/workers=2", "predicted-steps/s", "launcher: " + ownLauncher(), "ranks: 2"} {
+		if !strings.Contains(string(b), want) {
+			t.Errorf("whatif's file lacks %q:\n%s", want, b)
+		}
+	}
 }

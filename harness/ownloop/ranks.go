@@ -378,7 +378,8 @@ func (r *Run) lead() *Run {
 }
 
 // nodePoint is a ladder point of a run: for a node's, the slowest
-// rank's (the ranks step together, at the pace of the slowest).
+// rank's (the ranks step together, at the pace of the slowest), From
+// the node's run.
 func nodePoint(run *Run, s Settings, l level.Level, r int) (LadderPoint, error) {
 	if len(run.Ranks) == 0 {
 		return point(run, s, l, r)
@@ -396,6 +397,7 @@ func nodePoint(run *Run, s Settings, l level.Level, r int) (LadderPoint, error) 
 			slow = p
 		}
 	}
+	slow.From = run // the node's: its command config names the launcher and the ranks
 	return slow, nil
 }
 
