@@ -28,7 +28,7 @@ import (
 
 // supportedLaunchers says what runs ranks under the hook, for the
 // refusals of the others.
-const supportedLaunchers = "headspace runs torchrun, python -m torch.distributed.run, accelerate launch and scripts that start their ranks with torch.multiprocessing.spawn, on one node"
+const supportedLaunchers = "headspace runs torchrun, python -m torch.distributed.run, accelerate launch, srun and scripts that start their ranks with torch.multiprocessing.spawn, on one node"
 
 // torchrunFlags are torchrun's options that take no value.
 var torchrunFlags = map[string]bool{"--standalone": true, "-m": true, "--module": true, "--no_python": true, "--no-python": true,
@@ -136,6 +136,8 @@ func hookArgs(cmd Command) []string {
 		args = append(args, cmd.LauncherArgs...)
 	case "torch.distributed.run":
 		args = append(append(append(args, cmd.Options...), "-m", "torch.distributed.run"), cmd.LauncherArgs...)
+	case "srun":
+		args = append(append(append(args, cmd.LauncherArgs...), cmd.Python), cmd.Options...)
 	default:
 		args = append(args, cmd.Options...)
 	}
@@ -501,4 +503,106 @@ func parseAccelerate(c Command, base string) (Command, error) {
 		}
 	}
 	return c, refusef("%s with no script: give the command as %s [OPTIONS] SCRIPT [ARGS...]", name, name)
+}
+
+// srunFlags are srun's options that take no value (those whose value is
+// optional take it only as --opt=VALUE).
+var srunFlags = map[string]bool{
+	"-X": true, "--disable-status": true, "-H": true, "--hold": true, "-I": true, "--immediate": true, "-K": true, "--kill-on-bad-exit": true,
+	"-k": true, "--no-kill": true, "-l": true, "--label": true, "-Z": true, "--no-allocate": true, "-O": true, "--overcommit": true,
+	"-s": true, "--oversubscribe": true, "-E": true, "--preserve-env": true, "-Q": true, "--quiet": true, "-u": true, "--unbuffered": true,
+	"-v": true, "--verbose": true, "--bcast": true, "--compress": true, "--contiguous": true, "--exact": true, "--exclusive": true,
+	"--nice": true, "--overlap": true, "--propagate": true, "--pty": true, "--quit-on-interrupt": true, "--reboot": true,
+	"--resv-ports": true, "--send-libs": true, "--spread-job": true, "--use-min-nodes": true, "--x11": true, "--whole": true,
+	// Refused below, but flags all the same.
+	"--multi-prog": true, "--test-only": true, "-h": true, "--help": true, "--usage": true, "-V": true, "--version": true,
+}
+
+// srunShort are srun's one-letter options that take a value, which may
+// follow in the same argument (-n2).
+var srunShort = "ADMSbCcdemexBGiJLFwNnoprqTtW"
+
+// parseSrun is c, an srun command line on one node, parsed: srun's
+// options, then a Python interpreter, its options, and the script (or
+// -m module). Each task srun starts is a rank (SLURM_PROCID), run under
+// the hook. It refuses steps on more than one node, a program that is not
+// Python (a launcher under srun included), --multi-prog, and --export
+// without ALL (the hook's environment must reach the tasks).
+func parseSrun(c Command) (Command, error) {
+	path, err := exec.LookPath(c.Argv[0])
+	if err != nil {
+		return c, refusef("command %s not found", c.Argv[0])
+	}
+	c.Interpreter, c.Launcher = path, "srun"
+	args := c.Argv[1:]
+	for i := 0; i < len(args); i++ {
+		a := args[i]
+		if !strings.HasPrefix(a, "-") || a == "-" {
+			return srunProgram(c, args[i:])
+		}
+		if a == "--" {
+			return srunProgram(c, args[i+1:])
+		}
+		opt, val, hasVal := strings.Cut(a, "=")
+		if !strings.HasPrefix(a, "--") && len(a) > 2 {
+			if strings.ContainsRune(srunShort, rune(a[1])) {
+				opt, val, hasVal = a[:2], a[2:], true // -n2
+			} else {
+				opt, hasVal = a, true // flags together: -lu
+			}
+		}
+		switch opt {
+		case "--multi-prog":
+			return c, refusef("srun --multi-prog runs a program of its own in each task: give one Python training command, srun [OPTIONS] python SCRIPT")
+		case "--test-only", "-h", "--help", "--usage", "-V", "--version":
+			return c, refusef("srun %s runs no training: give a training command", opt)
+		}
+		c.LauncherArgs = append(c.LauncherArgs, a)
+		if !hasVal && !srunFlags[opt] {
+			if i+1 >= len(args) {
+				return c, refusef("srun %s needs a value", opt)
+			}
+			i++
+			val = args[i]
+			c.LauncherArgs = append(c.LauncherArgs, val)
+		}
+		switch opt {
+		case "-N", "--nodes":
+			if lo, hi, ok := strings.Cut(val, "-"); strings.TrimSpace(lo) != "1" || ok && strings.TrimSpace(hi) != "1" {
+				return c, refusef("srun %s %s: ranks on more than one node are not supported this round: run the ranks of one node (srun --nodes 1)", opt, val)
+			}
+		case "-w", "--nodelist":
+			if strings.ContainsAny(val, ",[/") {
+				return c, refusef("srun %s %s: ranks on more than one node are not supported this round: name one node", opt, val)
+			}
+		case "--export":
+			if v := strings.ToUpper(val); v != "ALL" && !strings.HasPrefix(v, "ALL,") {
+				return c, refusef("srun --export=%s: the tasks would not see headspace's hook in their environment: leave --export out, or begin it with ALL,", val)
+			}
+		case "-n", "--ntasks":
+			n, err := strconv.Atoi(val)
+			if err != nil || n < 1 {
+				return c, refusef("srun %s %s: want a number of tasks, at least 1", opt, val)
+			}
+			c.Procs = n
+		}
+	}
+	return c, refusef("srun with no program: give the command as srun [OPTIONS] python SCRIPT [ARGS...]")
+}
+
+// srunProgram reads the program srun runs in each task into c: a Python
+// training command (ParseCommand's), not a launcher.
+func srunProgram(c Command, argv []string) (Command, error) {
+	if len(argv) == 0 {
+		return c, refusef("srun with no program: give the command as srun [OPTIONS] python SCRIPT [ARGS...]")
+	}
+	p, err := ParseCommand(argv)
+	if err != nil {
+		return c, err
+	}
+	if p.Launcher != "" {
+		return c, refusef("srun %s: a launcher in each task starts ranks of its own; give srun's tasks the script (srun --ntasks N python SCRIPT), or run %s without srun", argv[0], p.Launcher)
+	}
+	c.Python, c.Options, c.Module, c.Script, c.Args = p.Interpreter, p.Options, p.Module, p.Script, p.Args
+	return c, nil
 }

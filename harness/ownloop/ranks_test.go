@@ -12,13 +12,13 @@ import (
 	"github.com/headspace-bench/headspace/harness/ownloop"
 )
 
-// fakeTorchrun puts executables named torchrun, accelerate and
-// accelerate-launch on PATH (a launcher is found on PATH like an
+// fakeTorchrun puts executables named torchrun, accelerate,
+// accelerate-launch and srun on PATH (a launcher is found on PATH like an
 // interpreter) and returns a script beside them.
 func fakeTorchrun(t *testing.T) string {
 	t.Helper()
 	dir := t.TempDir()
-	for _, name := range []string{"torchrun", "accelerate", "accelerate-launch"} {
+	for _, name := range []string{"torchrun", "accelerate", "accelerate-launch", "srun"} {
 		if err := os.WriteFile(filepath.Join(dir, name), []byte("#!/bin/sh\n"), 0o755); err != nil {
 			t.Fatal(err)
 		}
@@ -48,7 +48,7 @@ func TestParseLaunchers(t *testing.T) {
 		script   string
 		module   bool
 		args     string
-		hook     string // hookArgs, script as S
+		hook     string // hookArgs, script as S, python as PY
 	}{
 		{[]string{"torchrun", "--nproc_per_node", "2", script, "--lr", "1"}, "torchrun", 2, script, false, "--lr 1",
 			"--nproc_per_node 2 -m headspace_hook S --lr 1"},
@@ -66,6 +66,11 @@ func TestParseLaunchers(t *testing.T) {
 		// Without --multi_gpu, accelerate runs the script as one process.
 		{[]string{"accelerate-launch", "--cpu", "--num_processes", "2", script}, "accelerate launch", 0, script, false, "",
 			"--cpu --num_processes 2 -m headspace_hook S"},
+		// srun: each task runs its Python under the hook.
+		{[]string{"srun", "--ntasks", "2", "-l", "--nodes=1", "-p", "test", py, "-u", script, "--lr", "1"}, "srun", 2, script, false, "--lr 1",
+			"--ntasks 2 -l --nodes=1 -p test PY -u -m headspace_hook S --lr 1"},
+		{[]string{"srun", "-n2", "-N", "1-1", "--export=ALL,X=1", "--", py, "-m", "pkg.train"}, "srun", 2, "pkg.train", true, "",
+			"-n2 -N 1-1 --export=ALL,X=1 PY -m headspace_hook -m S"},
 	} {
 		c, err := ownloop.ParseCommand(tc.argv)
 		if err != nil {
@@ -75,7 +80,7 @@ func TestParseLaunchers(t *testing.T) {
 		if c.Launcher != tc.launcher || c.Procs != tc.procs || c.Script != tc.script || c.Module != tc.module || strings.Join(c.Args, " ") != tc.args {
 			t.Errorf("ParseCommand(%q) = %+v", tc.argv, c)
 		}
-		hook := strings.ReplaceAll(strings.Join(ownloop.HookArgs(c), " "), tc.script, "S")
+		hook := strings.ReplaceAll(strings.ReplaceAll(strings.Join(ownloop.HookArgs(c), " "), tc.script, "S"), py, "PY")
 		if hook != tc.hook {
 			t.Errorf("ParseCommand(%q): runs %q, want %q", tc.argv, hook, tc.hook)
 		}
@@ -113,7 +118,16 @@ func TestParseLaunchersRefuses(t *testing.T) {
 		{[]string{"accelerate", "config"}, "accelerate config is not a launcher"},
 		{[]string{"accelerate"}, "accelerate with no command is not a launcher"},
 		{[]string{"deepspeed", "--num_gpus", "2", script}, "deepspeed is not supported yet"},
-		{[]string{"srun", "-N1", py, script}, "srun is not supported yet"},
+		{[]string{"srun", "-N", "2", "-n", "4", py, script}, "more than one node"},
+		{[]string{"srun", "--nodes=1-3", py, script}, "more than one node"},
+		{[]string{"srun", "-N2", py, script}, "more than one node"},
+		{[]string{"srun", "-w", "node[1-2]", py, script}, "more than one node"},
+		{[]string{"srun", "--multi-prog", "tasks.conf"}, "--multi-prog"},
+		{[]string{"srun", "--export=NONE", py, script}, "--export=NONE"},
+		{[]string{"srun", "-n", "0", py, script}, "at least 1"},
+		{[]string{"srun", "-n", "2", "torchrun", "--nproc_per_node", "2", script}, "a launcher in each task"},
+		{[]string{"srun", "-n", "2", "/bin/hostname"}, "not a Python interpreter"},
+		{[]string{"srun", "-n", "2"}, "srun with no program"},
 		{[]string{"mpirun", "-np", "2", py, script}, "mpirun is not supported yet"},
 		{[]string{py, "-m", "torch.distributed.launch", script}, "-m torch.distributed.launch is not supported"},
 	} {

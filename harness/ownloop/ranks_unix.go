@@ -44,12 +44,20 @@ type rankState struct {
 	ticked   int       // rank 0's steps handed to onStep
 }
 
-// killRanks kills each rank that said its pid, and its process group
-// where it leads one (torch 2's launcher starts each rank in a session of
-// its own, out of the command's group).
+// killRanks kills each rank that said its pid, the process group it
+// leads (torch 2's launcher starts each rank in a session of its own, out
+// of the command's group) and the one it is in (srun's tasks, children of
+// slurmstepd, not of the command).
 func (e *execution) killRanks() {
+	own := syscall.Getpgrp()
 	for _, rr := range e.run.Ranks {
 		if rr != nil && rr.PID > 0 {
+			// The group it is in where it leads none (srun's tasks share
+			// one, out of the command's: slurmstepd starts them), its
+			// workers' too.
+			if g, err := syscall.Getpgid(rr.PID); err == nil && g > 1 && g != own {
+				syscall.Kill(-g, syscall.SIGKILL)
+			}
 			syscall.Kill(-rr.PID, syscall.SIGKILL)
 			syscall.Kill(rr.PID, syscall.SIGKILL)
 		}
@@ -76,6 +84,7 @@ func (e *execution) rankEvent(kind, msg string) (bool, error) {
 		e.finish()
 		return true, refusef("%s", msg)
 	case "raised":
+		e.settle()
 		e.finish()
 		run.Wall = time.Since(e.start)
 		return true, e.rankFailed()
