@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/headspace-bench/headspace/harness/ownloop"
+	"github.com/headspace-bench/headspace/internal/slurmtest"
 )
 
 // ddpScript copies the ownloop tests' ddp.py into a directory of the
@@ -239,4 +240,94 @@ func TestWhatIfVerifyRanks(t *testing.T) {
 			t.Errorf("whatif's file lacks %q:\n%s", want, b)
 		}
 	}
+}
+
+// srunArgs is `srun --ntasks 2` of python ddp.py --slurm on a free port,
+// on a single-node Slurm of the test's own (stopped at its end).
+func srunArgs(t *testing.T, script string, args ...string) []string {
+	t.Helper()
+	c, err := slurmtest.Start(context.Background(), t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(c.Stop)
+	t.Setenv("SLURM_CONF", c.Conf)
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	port := strconv.Itoa(l.Addr().(*net.TCPAddr).Port)
+	l.Close()
+	return append([]string{"srun", "--ntasks", "2", ownPython, script, "--slurm", "--port", port}, args...)
+}
+
+// TestAnalyzeRanksSrun runs analyze on srun's 2 tasks, end to end: the
+// node's answer and every rank's records in a result file that names
+// srun.
+func TestAnalyzeRanksSrun(t *testing.T) {
+	script := ddpScript(t)
+	out := filepath.Join(t.TempDir(), "node.txt")
+	var stdout, stderr bytes.Buffer
+	args := append([]string{"analyze", "--num-caches", "3", "--return-caches-after", "12", "--steps-after", "8", "--out", out, "--"},
+		srunArgs(t, script, "--getitem-ms", "4", "--step-ms", "2")...)
+	code := run(context.Background(), args, &stdout, &stderr)
+	ownLeft(t, script)
+	if code != 0 {
+		t.Fatalf("exit %d\n%s\n%s", code, stdout.String(), stderr.String())
+	}
+	for _, want := range []string{"node: 2 ranks (srun)", "every rank switched to cached batches at step 12", "slowest rank: ", "--- rank 1 ---"} {
+		if !strings.Contains(stdout.String(), want) {
+			t.Errorf("report lacks %q:\n%s", want, stdout.String())
+		}
+	}
+	b, err := os.ReadFile(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"launcher: srun", "ranks: 2", "BenchmarkHeadspace/script=ddp.py/phase=cached/rank=1", "BenchmarkHeadspaceNode/script=ddp.py/ranks=2"} {
+		if !strings.Contains(string(b), want) {
+			t.Errorf("result file lacks %q", want)
+		}
+	}
+}
+
+// TestAnalyzeRanksSrunSIGINT interrupts a real headspace while srun's 2
+// tasks train: exit 130, srun, the tasks (slurmstepd's children, not
+// headspace's) and their workers gone (ownLeft: within 2 s of the exit).
+func TestAnalyzeRanksSrunSIGINT(t *testing.T) {
+	script := ddpScript(t)
+	bin := buildHeadspace(t)
+	cmd := exec.Command(bin, append([]string{"analyze", "--return-caches-after", "100000", "--"}, srunArgs(t, script, "--getitem-ms", "5", "--step-ms", "20")...)...)
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	// Wait for both ranks' workers: srun, 2 tasks, 4 workers.
+	deadline := time.Now().Add(90 * time.Second)
+	for {
+		n := 0
+		ents, _ := os.ReadDir("/proc")
+		for _, e := range ents {
+			if b, err := os.ReadFile(filepath.Join("/proc", e.Name(), "cmdline")); err == nil && bytes.Contains(b, []byte(script)) && !bytes.Contains(b, []byte(bin)) {
+				n++
+			}
+		}
+		if n >= 7 {
+			break
+		}
+		if time.Now().After(deadline) {
+			cmd.Process.Kill()
+			cmd.Wait()
+			t.Fatalf("srun, its tasks and their workers never ran: %d processes\n%s", n, stderr.String())
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	time.Sleep(500 * time.Millisecond)
+	code, took := interrupt(t, cmd, "analyze -- srun "+script)
+	t.Logf("exit %d %v after SIGINT", code, took)
+	if code != 130 {
+		t.Errorf("exit %d after %v; want 130\n%s", code, took, stderr.String())
+	}
+	ownLeft(t, script)
 }
