@@ -8,11 +8,12 @@ __getitem__ makes a sample from its index and sleeps --getitem-ms to
 stand for decoding; each step sleeps --step-ms on top of the model's own
 work, to stand for a bigger model. Nothing in it knows about headspace.
 
-    accelerate launch --multi_gpu --cpu --num_processes 2 train_accelerate.py [--epochs 2] [--workers 1]
+    accelerate launch --multi_gpu --num_processes 2 train_accelerate.py [--epochs 2] [--workers 1]
     accelerate launch --cpu train_accelerate.py        # one process
 
-(--multi_gpu starts the ranks with torch.distributed.run, on the CPU too;
---cpu alone runs one process.)
+(--multi_gpu starts the ranks with torch.distributed.run, on the CPU too
+where the script asks for Accelerator(cpu=True); without it, and with
+--cpu, accelerate launch runs one process.)
 """
 import argparse
 import time
