@@ -7,6 +7,7 @@
 package slurmtest
 
 import (
+	"bytes"
 	"context"
 	"fmt"
 	"net"
@@ -14,6 +15,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"runtime"
+	"strconv"
 	"strings"
 	"syscall"
 	"time"
@@ -169,9 +171,16 @@ func (c *Cluster) start(name, out string, args ...string) error {
 	return nil
 }
 
-// Stop stops the daemons, newest first: SIGTERM, SIGKILL after 5 s, and
-// waits for each.
+// Stop stops the cluster: it waits up to 5 s for the job steps'
+// slurmstepd to end (they report to slurmd and slurmctld first), stops
+// the daemons, newest first (SIGTERM, SIGKILL after 5 s), waits for each,
+// and kills whatever of the cluster is left: every process whose
+// environment names its slurm.conf (a step's slurmstepd, a task).
 func (c *Cluster) Stop() {
+	deadline := time.Now().Add(5 * time.Second)
+	for len(c.leftovers()) > 0 && time.Now().Before(deadline) {
+		time.Sleep(100 * time.Millisecond)
+	}
 	for i := len(c.procs) - 1; i >= 0; i-- {
 		p := c.procs[i]
 		p.Process.Signal(syscall.SIGTERM)
@@ -185,6 +194,37 @@ func (c *Cluster) Stop() {
 		}
 	}
 	c.procs = nil
+	for _, pid := range c.leftovers() {
+		syscall.Kill(pid, syscall.SIGKILL)
+	}
+}
+
+// leftovers are the processes, other than the daemons Start started and
+// this one, whose environment names the cluster's slurm.conf, zombies
+// left out (Linux's /proc; none elsewhere).
+func (c *Cluster) leftovers() []int {
+	mark := []byte("SLURM_CONF=" + c.Conf + "\x00")
+	own := map[int]bool{os.Getpid(): true}
+	for _, p := range c.procs {
+		own[p.Process.Pid] = true
+	}
+	var out []int
+	ents, _ := os.ReadDir("/proc")
+	for _, e := range ents {
+		pid, err := strconv.Atoi(e.Name())
+		if err != nil || own[pid] {
+			continue
+		}
+		env, err := os.ReadFile(filepath.Join("/proc", e.Name(), "environ"))
+		if err != nil || !bytes.Contains(env, mark) {
+			continue
+		}
+		if st, err := os.ReadFile(filepath.Join("/proc", e.Name(), "stat")); err == nil && bytes.Contains(st, []byte(") Z ")) {
+			continue
+		}
+		out = append(out, pid)
+	}
+	return out
 }
 
 // waitFor polls ok every 100 ms until it holds, ctx ends or limit passes.

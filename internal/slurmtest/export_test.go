@@ -1,0 +1,4 @@
+package slurmtest
+
+// Leftovers is c.leftovers, for the tests.
+func Leftovers(c *Cluster) []int { return c.leftovers() }
