@@ -1,3 +1,5 @@
+//go:build unix
+
 package slurmtest
 
 // Leftovers is c.leftovers, for the tests.
