@@ -34,7 +34,8 @@ build:
 # The Debian packages the tests use, installed by ci/deps.sh where missing
 # (one line per package, each with the test that needs it).
 TEST_DEBS :=
-# make cluster-test: a real single-node Slurm.
+# make cluster-test: a real single-node Slurm; so do harness/ownloop's
+# TestSrun* and cmd/headspace's TestAnalyzeRanksSrun* (internal/slurmtest).
 TEST_DEBS += slurm-wlm munge
 # history's TestPageInBrowser loads the history page in headless Chromium.
 TEST_DEBS += chromium
@@ -203,7 +204,7 @@ test-peers:
 # there), and, built with -tags peersenv, the framework tests that need
 # the env's Lightning, transformers and timm (examples/own-loop).
 # .ci/run runs this where `ci/peers-env.sh --existing` finds the env.
-OWNLOOP_TESTS ?= ^(TestAnalyzeOwnLoop|TestLadderOwnLoop|TestWhatIfOwnLoop|TestAnalyzeRanks|TestLadderAndWhatIfRanks|TestTune|TestFrameworks)
+OWNLOOP_TESTS ?= ^(TestAnalyzeOwnLoop|TestLadderOwnLoop|TestWhatIfOwnLoop|TestAnalyzeRanks|TestLadderAndWhatIfRanks|TestWhatIfVerifyRanks|TestTune|TestFrameworks)
 test-ownloop-torch2:
 	@py=$$(ci/peers-env.sh --existing) || { echo "make test-ownloop-torch2: no peers environment (make peers-env makes it)" >&2; exit 2; }; \
 	set -x; \

@@ -56,9 +56,9 @@ exits 2 (--partial keeps what it got); a script that raises shows its
 traceback and exits 1. The command's stdin is /dev/null.
 
 A command whose ranks are processes — torchrun --nproc_per_node N
-train.py, python -m torch.distributed.run, or a script that starts its
-ranks with torch.multiprocessing.spawn — has every rank measured, on one
-node: all switch to cached batches at the same step, the records carry
+train.py, python -m torch.distributed.run, accelerate launch --multi_gpu,
+srun --ntasks N python train.py, or a script that starts its ranks with
+torch.multiprocessing.spawn — has every rank measured, on one node: all switch to cached batches at the same step, the records carry
 rank=R, and the report gives the node's answer (the slowest rank and the
 spread, the verdict and the stage in the way, what it would take from the
 model of whatif --accelerators) in BenchmarkHeadspaceNode. A rank that

@@ -108,7 +108,7 @@ func TestAnalyzeOwnLoopFaults(t *testing.T) {
 		{"missing", []string{"--", "no-such-python-h43", script}, 2, "not found"},
 		{"not python", []string{"--", "ls", script}, 2, "is not a Python interpreter"},
 		{"isolated", []string{"--", ownPython, "-I", script}, 2, "-I makes the interpreter ignore PYTHONPATH"},
-		{"unsupported launcher", []string{"--", "accelerate", "launch", script}, 2, "accelerate is not supported yet"},
+		{"unsupported launcher", []string{"--", "deepspeed", "--num_gpus", "2", script}, 2, "deepspeed is not supported yet"},
 		{"more than one node", []string{"--", "torchrun", "--nnodes", "2", script}, 2, "ranks on more than one node are not supported"},
 		{"synthetic flag", []string{"--workers", "2", "--", ownPython, script}, 2, "--workers only apply to headspace's own pipeline"},
 		{"no loader", []string{"--first-batch-timeout", "2s", "--", ownPython, script, "--no-loader", "60"}, 2, "no DataLoader iterated within --first-batch-timeout"},

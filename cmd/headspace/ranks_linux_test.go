@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/headspace-bench/headspace/harness/ownloop"
+	"github.com/headspace-bench/headspace/internal/slurmtest"
 )
 
 // ddpScript copies the ownloop tests' ddp.py into a directory of the
@@ -177,8 +178,15 @@ func TestLadderAndWhatIfRanks(t *testing.T) {
 			t.Errorf("ladder's table lacks %q:\n%s", want, stdout.String())
 		}
 	}
-	if b, err := os.ReadFile(out); err != nil || !strings.Contains(string(b), "BenchmarkOwnLoopLadder/level=none/script=ddp.py/workers=2") {
-		t.Errorf("ladder's file (%v) lacks the none level's record:\n%s", err, b)
+	b, err := os.ReadFile(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The node's settings: what started the ranks, and how many.
+	for _, want := range []string{"BenchmarkOwnLoopLadder/level=none/script=ddp.py/workers=2", "launcher: " + ownLauncher(), "ranks: 2"} {
+		if !strings.Contains(string(b), want) {
+			t.Errorf("ladder's file lacks %q:\n%s", want, b)
+		}
 	}
 	stdout.Reset()
 	stderr.Reset()
@@ -198,4 +206,128 @@ func TestLadderAndWhatIfRanks(t *testing.T) {
 func ownLauncher() string {
 	_, name := ownloop.TestLauncher()
 	return name
+}
+
+// TestWhatIfVerifyRanks: whatif --verify on torchrun's 2 ranks reruns
+// the node as it is at the rank's own worker count and, where it
+// differs, at the count the model asks, every rank's loader at that
+// count (ownloop.Verify), and prints and records measured against
+// predicted steps/s for each. The figures are not checked: how close
+// the model comes is a benchmark's.
+func TestWhatIfVerifyRanks(t *testing.T) {
+	script := ddpScript(t)
+	out := filepath.Join(t.TempDir(), "whatif.txt")
+	var stdout, stderr bytes.Buffer
+	// A 30 ms step, 1 ms samples in batches of 4, 2 workers a rank: the
+	// model asks for few workers (the test's run stays short).
+	code := run(context.Background(), append([]string{"whatif", "--verify", "--steps", "6", "--out", out, "--"},
+		torchrunArgs(t, script, "--getitem-ms", "1", "--step-ms", "30")...), &stdout, &stderr)
+	ownLeft(t, script)
+	if code != 0 {
+		t.Fatalf("whatif --verify: exit %d\n%s\n%s", code, stdout.String(), stderr.String())
+	}
+	for _, want := range []string{"node: 2 ranks (" + ownLauncher() + "); the slowest rank: ", "verify (6 steps, the script as it is):", "  2 workers: measured "} {
+		if !strings.Contains(stdout.String(), want) {
+			t.Errorf("whatif --verify lacks %q:\n%s", want, stdout.String())
+		}
+	}
+	b, err := os.ReadFile(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"BenchmarkWhatIf/model/script=ddp.py", "BenchmarkWhatIf/check/script=ddp.py/workers=2", "predicted-steps/s", "launcher: " + ownLauncher(), "ranks: 2"} {
+		if !strings.Contains(string(b), want) {
+			t.Errorf("whatif's file lacks %q:\n%s", want, b)
+		}
+	}
+}
+
+// srunArgs is `srun --ntasks 2` of python ddp.py --slurm on a free port,
+// on a single-node Slurm of the test's own (stopped at its end).
+func srunArgs(t *testing.T, script string, args ...string) []string {
+	t.Helper()
+	c, err := slurmtest.Start(context.Background(), t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(c.Stop)
+	t.Setenv("SLURM_CONF", c.Conf)
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	port := strconv.Itoa(l.Addr().(*net.TCPAddr).Port)
+	l.Close()
+	return append([]string{"srun", "--ntasks", "2", ownPython, script, "--slurm", "--port", port}, args...)
+}
+
+// TestAnalyzeRanksSrun runs analyze on srun's 2 tasks, end to end: the
+// node's answer and every rank's records in a result file that names
+// srun.
+func TestAnalyzeRanksSrun(t *testing.T) {
+	script := ddpScript(t)
+	out := filepath.Join(t.TempDir(), "node.txt")
+	var stdout, stderr bytes.Buffer
+	args := append([]string{"analyze", "--num-caches", "3", "--return-caches-after", "12", "--steps-after", "8", "--out", out, "--"},
+		srunArgs(t, script, "--getitem-ms", "4", "--step-ms", "2")...)
+	code := run(context.Background(), args, &stdout, &stderr)
+	ownLeft(t, script)
+	if code != 0 {
+		t.Fatalf("exit %d\n%s\n%s", code, stdout.String(), stderr.String())
+	}
+	for _, want := range []string{"node: 2 ranks (srun)", "every rank switched to cached batches at step 12", "slowest rank: ", "--- rank 1 ---"} {
+		if !strings.Contains(stdout.String(), want) {
+			t.Errorf("report lacks %q:\n%s", want, stdout.String())
+		}
+	}
+	b, err := os.ReadFile(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"launcher: srun", "ranks: 2", "BenchmarkHeadspace/script=ddp.py/phase=cached/rank=1", "BenchmarkHeadspaceNode/script=ddp.py/ranks=2"} {
+		if !strings.Contains(string(b), want) {
+			t.Errorf("result file lacks %q", want)
+		}
+	}
+}
+
+// TestAnalyzeRanksSrunSIGINT interrupts a real headspace while srun's 2
+// tasks train: exit 130, srun, the tasks (slurmstepd's children, not
+// headspace's) and their workers gone (ownLeft: within 2 s of the exit).
+func TestAnalyzeRanksSrunSIGINT(t *testing.T) {
+	script := ddpScript(t)
+	bin := buildHeadspace(t)
+	cmd := exec.Command(bin, append([]string{"analyze", "--return-caches-after", "100000", "--"}, srunArgs(t, script, "--getitem-ms", "5", "--step-ms", "20")...)...)
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	// Wait for both ranks' workers: srun, 2 tasks, 4 workers.
+	deadline := time.Now().Add(90 * time.Second)
+	for {
+		n := 0
+		ents, _ := os.ReadDir("/proc")
+		for _, e := range ents {
+			if b, err := os.ReadFile(filepath.Join("/proc", e.Name(), "cmdline")); err == nil && bytes.Contains(b, []byte(script)) && !bytes.Contains(b, []byte(bin)) {
+				n++
+			}
+		}
+		if n >= 7 {
+			break
+		}
+		if time.Now().After(deadline) {
+			cmd.Process.Kill()
+			cmd.Wait()
+			t.Fatalf("srun, its tasks and their workers never ran: %d processes\n%s", n, stderr.String())
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	time.Sleep(500 * time.Millisecond)
+	code, took := interrupt(t, cmd, "analyze -- srun "+script)
+	t.Logf("exit %d %v after SIGINT", code, took)
+	if code != 130 {
+		t.Errorf("exit %d after %v; want 130\n%s", code, took, stderr.String())
+	}
+	ownLeft(t, script)
 }

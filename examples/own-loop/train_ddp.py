@@ -6,6 +6,7 @@ about headspace.
 
     torchrun --nproc_per_node 2 train_ddp.py --data DIR [--make 512] [--workers 1]
     python3 train_ddp.py --spawn 2 --data DIR      # torch.multiprocessing.spawn
+    srun --ntasks 2 python3 train_ddp.py --data DIR  # each task of srun a rank (SLURM_PROCID)
 
 --make N first writes N random JPEGs (256x256, 4 classes) into DIR when it
 is empty (train_imagefolder.py's make), so the example needs no download.
@@ -71,6 +72,14 @@ def main():
         os.environ.setdefault("MASTER_ADDR", "127.0.0.1")
         os.environ.setdefault("MASTER_PORT", "29512")
         mp.spawn(spawned, args=(a.spawn, a), nprocs=a.spawn)
+        return
+    if "RANK" not in os.environ and "SLURM_PROCID" in os.environ:
+        # A task of srun: its rank and the world from Slurm's environment.
+        os.environ.setdefault("MASTER_ADDR", "127.0.0.1")
+        os.environ.setdefault("MASTER_PORT", "29513")
+        rank, world = int(os.environ["SLURM_PROCID"]), int(os.environ["SLURM_NTASKS"])
+        dist.init_process_group("gloo", rank=rank, world_size=world)
+        train(rank, world, a)
         return
     dist.init_process_group("gloo")
     train(dist.get_rank(), dist.get_world_size(), a)

@@ -28,12 +28,15 @@ type Command struct {
 	Script      string   // the script's path, or the module's name
 	Args        []string // the script's arguments
 	// Launcher is the launcher that starts the script's ranks
-	// (torchrun, torch.distributed.run; ranks.go), "" for one process;
-	// LauncherArgs are its options before the script, Procs the ranks
-	// it starts (0: not a number it was given).
+	// (torchrun, torch.distributed.run, accelerate launch, srun;
+	// ranks.go), "" for one process; LauncherArgs are its options before
+	// the script (srun's: before its program), Procs the ranks it starts
+	// (0: not a number it was given), Python the interpreter srun runs
+	// in each task, as found on PATH.
 	Launcher     string
 	LauncherArgs []string
 	Procs        int
+	Python       string
 }
 
 // Name is the script's base name (or the module's name): the script= key
@@ -66,9 +69,9 @@ func quote(s string) string {
 
 var pythonName = regexp.MustCompile(`^(python|pypy)[0-9.]*(\.exe)?$`)
 
-// launchers are the multi-process launchers not supported yet (torchrun
-// is: ranks.go).
-var launchers = map[string]bool{"accelerate": true, "deepspeed": true, "mpirun": true, "srun": true, "horovodrun": true}
+// launchers are the multi-process launchers not supported yet (torchrun,
+// accelerate launch and srun are: ranks.go).
+var launchers = map[string]bool{"deepspeed": true, "mpirun": true, "horovodrun": true}
 
 // optionsWithValue are the interpreter's options that take the next
 // argument.
@@ -84,8 +87,13 @@ func ParseCommand(argv []string) (Command, error) {
 	}
 	c := Command{Argv: argv}
 	base := filepath.Base(argv[0])
-	if strings.TrimSuffix(base, ".exe") == "torchrun" {
+	switch strings.TrimSuffix(base, ".exe") {
+	case "torchrun":
 		return parseTorchrun(c, base)
+	case "accelerate", "accelerate-launch":
+		return parseAccelerate(c, strings.TrimSuffix(base, ".exe"))
+	case "srun":
+		return parseSrun(c)
 	}
 	if launchers[strings.TrimSuffix(base, ".exe")] {
 		return c, refusef("%s is not supported yet: %s", base, supportedLaunchers)

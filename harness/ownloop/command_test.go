@@ -24,7 +24,7 @@ func TestParseCommandRefuses(t *testing.T) {
 		{[]string{"ls", script}, "is not a Python interpreter"},
 		{[]string{"torchrun", "--nnodes", "2", "--nproc-per-node", "2", script}, "more than one node"},
 		{[]string{python, "-m", "torch.distributed.run", "--nnodes", "2", script}, "more than one node"},
-		{[]string{"accelerate", "launch", script}, "accelerate is not supported yet"},
+		{[]string{"deepspeed", "--num_gpus", "2", script}, "deepspeed is not supported yet"},
 		{[]string{python, "-c", "print(1)"}, "-c runs code"},
 		{[]string{python, filepath.Join(t.TempDir(), "missing.py")}, "missing.py"},
 		{[]string{python, "-u"}, "with no script"},

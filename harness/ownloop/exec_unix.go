@@ -82,9 +82,14 @@ func hookCommand(cmd Command, s Settings, dir string, contained bool) (*exec.Cmd
 	}
 	c.Env = append(os.Environ(), "HEADSPACE_HOOK="+string(cfg), "PYTHONPATH="+pythonPath, "HEADSPACE_HOOK_FIFO="+fifoPath(dir),
 		fmt.Sprintf("%s=%d-%d", RunMark, os.Getpid(), runs.Add(1)))
-	if cmd.Launcher == "" {
+	switch cmd.Launcher {
+	case "":
 		// The launcher's own process runs no hook; its ranks open the FIFO.
 		c.Env = append(c.Env, "HEADSPACE_HOOK_FD=3")
+	case "srun":
+		// Each task is a rank by its SLURM_PROCID (the hook's
+		// _launched_rank); srun passes the environment on.
+		c.Env = append(c.Env, "HEADSPACE_HOOK_RANKS=srun")
 	}
 	// Its stdin is /dev/null (os/exec's default): a script that reads
 	// stdin sees its end at once.
@@ -116,6 +121,8 @@ type execution struct {
 	outDone   chan struct{}  // the output's copy has ended
 	lines     chan eventLine // the events' lines; nil once closed
 	exited    chan error     // the leader's exit
+
+	lastOut atomic.Int64 // when the output last came, in Unix nanoseconds
 
 	exitErr    error
 	leaderDone bool
@@ -156,7 +163,7 @@ func start(c *exec.Cmd, interpreter string, out io.Writer, evR, evW *os.File) (*
 	e.outDone = make(chan struct{})
 	go func() {
 		defer close(e.outDone)
-		io.Copy(out, outR)
+		io.Copy(stampWriter{out, &e.lastOut}, outR)
 	}()
 	lines := make(chan eventLine, 256)
 	e.lines = lines
@@ -174,6 +181,29 @@ func start(c *exec.Cmd, interpreter string, out io.Writer, evR, evW *os.File) (*
 	e.exited = make(chan error, 1)
 	go func() { e.exited <- c.Wait() }()
 	return e, nil
+}
+
+// stampWriter is the command's output copied to w, the time of each
+// write kept in last.
+type stampWriter struct {
+	w    io.Writer
+	last *atomic.Int64
+}
+
+func (s stampWriter) Write(p []byte) (int, error) {
+	s.last.Store(time.Now().UnixNano())
+	return s.w.Write(p)
+}
+
+// settle waits for the command's output to go quiet (no byte for
+// 200 ms, 2 s at most): a rank's traceback, written before it said it
+// raised, may still be on its way (srun forwards its tasks' output
+// through slurmstepd).
+func (e *execution) settle() {
+	deadline := time.Now().Add(2 * time.Second)
+	for time.Now().Before(deadline) && time.Since(time.Unix(0, e.lastOut.Load())) < 200*time.Millisecond {
+		time.Sleep(20 * time.Millisecond)
+	}
 }
 
 // finish kills the group and every descendant of the leader (those in

@@ -928,10 +928,12 @@ def _patch_torch():
 
 # ---------------------------------------------------------------------------
 # Ranks: one process a rank, started by torchrun (python -m
-# torch.distributed.run) or by the script's own torch.multiprocessing.spawn.
+# torch.distributed.run, accelerate launch), srun's tasks, or the script's
+# own torch.multiprocessing.spawn.
 #
 # headspace runs a launcher's ranks under this module (torchrun ... -m
-# headspace_hook SCRIPT ARGS...), and wraps the function a script hands to
+# headspace_hook SCRIPT ARGS..., srun ... python -m headspace_hook SCRIPT
+# ARGS...), and wraps the function a script hands to
 # torch.multiprocessing.spawn so that each spawned rank runs it under the
 # hook. A rank reaches headspace through its FIFO (HEADSPACE_HOOK_FIFO: the
 # launcher closes the descriptors it does not know), each line tagged with
@@ -991,10 +993,19 @@ def _as_rank(rank, world, local_world):
 
 def _launched_rank():
     """A launcher's rank (torchrun sets LOCAL_RANK, WORLD_SIZE and
-    LOCAL_WORLD_SIZE) says so; WORLD_SIZE above 1 with no launcher is
+    LOCAL_WORLD_SIZE; a task of srun, which headspace runs with
+    HEADSPACE_HOOK_RANKS=srun, has SLURM_PROCID, SLURM_STEP_NUM_TASKS and
+    SLURM_STEP_NUM_NODES) says so; WORLD_SIZE above 1 with no launcher is
     refused: its process group would wait for ranks nobody starts."""
     env = os.environ
-    if "LOCAL_RANK" in env:
+    if env.pop("HEADSPACE_HOOK_RANKS", "") == "srun":
+        try:
+            world = int(env.get("SLURM_STEP_NUM_TASKS") or env["SLURM_NTASKS"])
+            nodes = int(env.get("SLURM_STEP_NUM_NODES") or env.get("SLURM_NNODES") or "1")
+            _as_rank(int(env["SLURM_PROCID"]), world, world if nodes <= 1 else max(1, world // nodes))
+        except (KeyError, ValueError):
+            _refuse("srun's task: SLURM_PROCID %r, SLURM_STEP_NUM_TASKS %r: not numbers" % (env.get("SLURM_PROCID"), env.get("SLURM_STEP_NUM_TASKS")))
+    elif "LOCAL_RANK" in env:
         try:
             world = int(env.get("WORLD_SIZE", "1"))
             _as_rank(int(env["LOCAL_RANK"]), world, int(env.get("LOCAL_WORLD_SIZE", world)))

@@ -201,9 +201,13 @@ func slices0Min(ds []time.Duration) time.Duration {
 	return m
 }
 
-func (nr NodeReport) launcher() string {
-	if nr.Command.Launcher != "" {
-		return nr.Command.Launcher
+func (nr NodeReport) launcher() string { return launcherName(nr.Command) }
+
+// launcherName is what started a node's ranks: the command's launcher,
+// else the script's own torch.multiprocessing.spawn.
+func launcherName(c Command) string {
+	if c.Launcher != "" {
+		return c.Launcher
 	}
 	return "torch.multiprocessing.spawn"
 }

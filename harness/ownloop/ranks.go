@@ -16,9 +16,11 @@ import (
 
 // Ranks: a training command whose ranks are processes of their own, one
 // per accelerator, started by torchrun (or python -m
-// torch.distributed.run) or by the script's own
-// torch.multiprocessing.spawn. The hook runs in every rank (torchrun's
-// ranks run `-m headspace_hook SCRIPT`; a spawned rank runs the script's
+// torch.distributed.run), by accelerate launch (which runs
+// torch.distributed.run's launcher in its own process for its ranks) or
+// by the script's own torch.multiprocessing.spawn. The hook runs in
+// every rank (a launcher's ranks run `-m headspace_hook SCRIPT`, the
+// launcher's own module option; a spawned rank runs the script's
 // function under the hook's wrapper), tags its events with the rank's
 // number, and wraps the rank's training loader with the same settings:
 // every rank switches to cached batches at the same step, fixed up front
@@ -26,7 +28,7 @@ import (
 
 // supportedLaunchers says what runs ranks under the hook, for the
 // refusals of the others.
-const supportedLaunchers = "headspace runs torchrun, python -m torch.distributed.run and scripts that start their ranks with torch.multiprocessing.spawn, on one node"
+const supportedLaunchers = "headspace runs torchrun, python -m torch.distributed.run, accelerate launch, srun and scripts that start their ranks with torch.multiprocessing.spawn, on one node"
 
 // torchrunFlags are torchrun's options that take no value.
 var torchrunFlags = map[string]bool{"--standalone": true, "-m": true, "--module": true, "--no_python": true, "--no-python": true,
@@ -130,10 +132,12 @@ func hookArgs(cmd Command) []string {
 	target = append(append(target, cmd.Script), cmd.Args...)
 	var args []string
 	switch cmd.Launcher {
-	case "torchrun":
+	case "torchrun", "accelerate launch":
 		args = append(args, cmd.LauncherArgs...)
 	case "torch.distributed.run":
 		args = append(append(append(args, cmd.Options...), "-m", "torch.distributed.run"), cmd.LauncherArgs...)
+	case "srun":
+		args = append(append(append(args, cmd.LauncherArgs...), cmd.Python), cmd.Options...)
 	default:
 		args = append(args, cmd.Options...)
 	}
@@ -318,9 +322,16 @@ func inCollective(frame string) bool {
 // stack dump (faulthandler's: a block a thread, `  File "…", line N in f`
 // lines, the most recent call first; the main thread's outermost frame is
 // the script's <module> or runpy's _run_module_as_main, a thread's
-// threading's _bootstrap), as file:line in f.
+// threading's _bootstrap), as file:line in f; "" where the dump holds no
+// whole main thread's block: one still being written (faulthandler
+// writes thread by thread, the newest thread first, and a dump read in
+// the middle holds another thread's frames, such as a loader's queue
+// feeder, where the main thread's should be), or none at all. A block
+// cut at faulthandler's depth (its last line "  ...") is a deep stack's,
+// written whole: the main thread's where no block ends in its outermost
+// frame.
 func innermostFrame(dump string) string {
-	best := ""
+	deep := ""
 	for _, b := range strings.Split(dump, "\n\n") {
 		var frames []string
 		for _, l := range strings.Split(b, "\n") {
@@ -335,11 +346,11 @@ func innermostFrame(dump string) string {
 		if strings.HasSuffix(outer, " in <module>") || strings.HasSuffix(outer, " in _run_module_as_main") {
 			return frames[0]
 		}
-		if best == "" && !strings.HasSuffix(outer, " in _bootstrap") {
-			best = frames[0] // not a thread the threading module started
+		if deep == "" && strings.TrimSpace(b[strings.LastIndex(strings.TrimRight(b, "\n"), "\n")+1:]) == "..." {
+			deep = frames[0]
 		}
 	}
-	return best
+	return deep
 }
 
 // frameOf reads `  File "PATH", line N in FUNC` as PATH:N in FUNC.
@@ -369,7 +380,8 @@ func (r *Run) lead() *Run {
 }
 
 // nodePoint is a ladder point of a run: for a node's, the slowest
-// rank's (the ranks step together, at the pace of the slowest).
+// rank's (the ranks step together, at the pace of the slowest), From
+// the node's run.
 func nodePoint(run *Run, s Settings, l level.Level, r int) (LadderPoint, error) {
 	if len(run.Ranks) == 0 {
 		return point(run, s, l, r)
@@ -387,5 +399,210 @@ func nodePoint(run *Run, s Settings, l level.Level, r int) (LadderPoint, error) 
 			slow = p
 		}
 	}
+	slow.From = run // the node's: its command config names the launcher and the ranks
 	return slow, nil
+}
+
+// accelerateFlags are accelerate launch's options that take no value
+// (accelerate 1.x's parser).
+var accelerateFlags = map[string]bool{
+	"--cpu": true, "--debug": true, "--downcast-bf16": true, "--downcast_bf16": true, "--dynamo-use-dynamic": true,
+	"--dynamo_use_dynamic": true, "--dynamo-use-fullgraph": true, "--dynamo_use_fullgraph": true,
+	"--dynamo-use-regional-compilation": true, "--dynamo_use_regional_compilation": true, "--enable-cpu-affinity": true,
+	"--enable_cpu_affinity": true, "--fp8-use-autocast-during-eval": true, "--fp8_use_autocast_during_eval": true,
+	"--multi-gpu": true, "--multi_gpu": true, "--quiet": true, "-q": true, "--same-network": true, "--same_network": true,
+	"--use-fsdp": true, "--use_fsdp": true, "--use-megatron-lm": true, "--use_megatron_lm": true,
+	"--use-parallelism-config": true, "--use_parallelism_config": true,
+	// Refused below, but flags all the same.
+	"--tpu": true, "--tpu-cluster": true, "--tpu_cluster": true, "--no-tpu-cluster": true, "--no_tpu_cluster": true,
+	"--tpu-use-sudo": true, "--tpu_use_sudo": true, "--use-deepspeed": true, "--use_deepspeed": true,
+	"--no-python": true, "--no_python": true, "-m": true, "--module": true, "-h": true, "--help": true,
+}
+
+// parseAccelerate is c, an accelerate launch command line (accelerate
+// launch …, or accelerate-launch …), parsed. Its ranks are the ranks of
+// torch.distributed.run, which accelerate launch runs in its own process
+// for --multi_gpu and --use_fsdp (on the CPU too, with a script's
+// Accelerator(cpu=True)); without them it runs the script as one
+// process, measured as one. It refuses the launchers accelerate hands
+// over to (DeepSpeed's, mpirun, a TPU's), more than one machine, and a
+// program that is not Python.
+func parseAccelerate(c Command, base string) (Command, error) {
+	name, args := base, c.Argv[1:]
+	if base == "accelerate" {
+		if len(args) == 0 || args[0] != "launch" {
+			sub := "with no command"
+			if len(args) > 0 {
+				sub = args[0]
+			}
+			return c, refusef("accelerate %s is not a launcher: give the training command as accelerate launch [OPTIONS] SCRIPT [ARGS...]", sub)
+		}
+		name, args = "accelerate launch", args[1:]
+		c.LauncherArgs = []string{"launch"}
+	}
+	path, err := exec.LookPath(c.Argv[0])
+	if err != nil {
+		return c, refusef("command %s not found", c.Argv[0])
+	}
+	c.Interpreter, c.Launcher = path, "accelerate launch"
+	ranks := false
+	for i := 0; i < len(args); i++ {
+		a := args[i]
+		if !strings.HasPrefix(a, "-") || a == "-" {
+			c.Script, c.Args = a, args[i+1:]
+			if !ranks {
+				c.Procs = 0 // one process: the hook learns it is one
+			}
+			if c.Module {
+				return c, nil
+			}
+			if _, err := os.Stat(a); err != nil {
+				return c, refusef("script %s: %v", a, unwrap(err))
+			}
+			return c, nil
+		}
+		opt, val, hasVal := strings.Cut(a, "=")
+		switch opt {
+		case "-m", "--module":
+			c.Module = true
+			continue // replaced by the hook's -m
+		case "--no_python", "--no-python":
+			return c, refusef("%s %s runs a program that is not Python: headspace's hook runs in Python ranks", name, opt)
+		case "--use_deepspeed", "--use-deepspeed":
+			return c, refusef("%s %s starts its ranks with DeepSpeed's launcher, which headspace does not run: %s", name, opt, supportedLaunchers)
+		case "--tpu", "--tpu-cluster", "--tpu_cluster", "--tpu-use-sudo", "--tpu_use_sudo":
+			return c, refusef("%s %s runs on TPUs, which headspace does not measure: %s", name, opt, supportedLaunchers)
+		case "-h", "--help":
+			return c, refusef("%s %s prints its help: give a training command", name, opt)
+		}
+		c.LauncherArgs = append(c.LauncherArgs, a)
+		if !hasVal && !accelerateFlags[opt] {
+			if i+1 >= len(args) {
+				return c, refusef("%s %s needs a value", name, opt)
+			}
+			i++
+			val = args[i]
+			c.LauncherArgs = append(c.LauncherArgs, val)
+		}
+		switch opt {
+		case "--multi_gpu", "--multi-gpu", "--use_fsdp", "--use-fsdp", "--use_megatron_lm", "--use-megatron-lm":
+			ranks = true
+		case "--num_machines", "--num-machines":
+			if strings.TrimSpace(val) != "1" {
+				return c, refusef("%s %s %s: ranks on more than one node are not supported this round: run the ranks of one node (%s 1)", name, opt, val, opt)
+			}
+		case "--mpirun_hostfile", "--mpirun-hostfile":
+			return c, refusef("%s %s starts its ranks with mpirun, which headspace does not run: %s", name, opt, supportedLaunchers)
+		case "--num_processes", "--num-processes":
+			if n, err := strconv.Atoi(val); err == nil {
+				if n < 1 {
+					return c, refusef("%s %s %s: want at least 1", name, opt, val)
+				}
+				c.Procs = n
+			}
+		}
+	}
+	return c, refusef("%s with no script: give the command as %s [OPTIONS] SCRIPT [ARGS...]", name, name)
+}
+
+// srunFlags are srun's options that take no value (those whose value is
+// optional take it only as --opt=VALUE).
+var srunFlags = map[string]bool{
+	"-X": true, "--disable-status": true, "-H": true, "--hold": true, "-I": true, "--immediate": true, "-K": true, "--kill-on-bad-exit": true,
+	"-k": true, "--no-kill": true, "-l": true, "--label": true, "-Z": true, "--no-allocate": true, "-O": true, "--overcommit": true,
+	"-s": true, "--oversubscribe": true, "-E": true, "--preserve-env": true, "-Q": true, "--quiet": true, "-u": true, "--unbuffered": true,
+	"-v": true, "--verbose": true, "--bcast": true, "--compress": true, "--contiguous": true, "--exact": true, "--exclusive": true,
+	"--nice": true, "--overlap": true, "--propagate": true, "--pty": true, "--quit-on-interrupt": true, "--reboot": true,
+	"--resv-ports": true, "--send-libs": true, "--spread-job": true, "--use-min-nodes": true, "--x11": true, "--whole": true,
+	// Refused below, but flags all the same.
+	"--multi-prog": true, "--test-only": true, "-h": true, "--help": true, "--usage": true, "-V": true, "--version": true,
+}
+
+// srunShort are srun's one-letter options that take a value, which may
+// follow in the same argument (-n2).
+var srunShort = "ADMSbCcdemexBGiJLFwNnoprqTtW"
+
+// parseSrun is c, an srun command line on one node, parsed: srun's
+// options, then a Python interpreter, its options, and the script (or
+// -m module). Each task srun starts is a rank (SLURM_PROCID), run under
+// the hook. It refuses steps on more than one node, a program that is not
+// Python (a launcher under srun included), --multi-prog, and --export
+// without ALL (the hook's environment must reach the tasks).
+func parseSrun(c Command) (Command, error) {
+	path, err := exec.LookPath(c.Argv[0])
+	if err != nil {
+		return c, refusef("command %s not found", c.Argv[0])
+	}
+	c.Interpreter, c.Launcher = path, "srun"
+	args := c.Argv[1:]
+	for i := 0; i < len(args); i++ {
+		a := args[i]
+		if !strings.HasPrefix(a, "-") || a == "-" {
+			return srunProgram(c, args[i:])
+		}
+		if a == "--" {
+			return srunProgram(c, args[i+1:])
+		}
+		opt, val, hasVal := strings.Cut(a, "=")
+		if !strings.HasPrefix(a, "--") && len(a) > 2 {
+			if strings.ContainsRune(srunShort, rune(a[1])) {
+				opt, val, hasVal = a[:2], a[2:], true // -n2
+			} else {
+				opt, hasVal = a, true // flags together: -lu
+			}
+		}
+		switch opt {
+		case "--multi-prog":
+			return c, refusef("srun --multi-prog runs a program of its own in each task: give one Python training command, srun [OPTIONS] python SCRIPT")
+		case "--test-only", "-h", "--help", "--usage", "-V", "--version":
+			return c, refusef("srun %s runs no training: give a training command", opt)
+		}
+		c.LauncherArgs = append(c.LauncherArgs, a)
+		if !hasVal && !srunFlags[opt] {
+			if i+1 >= len(args) {
+				return c, refusef("srun %s needs a value", opt)
+			}
+			i++
+			val = args[i]
+			c.LauncherArgs = append(c.LauncherArgs, val)
+		}
+		switch opt {
+		case "-N", "--nodes":
+			if lo, hi, ok := strings.Cut(val, "-"); strings.TrimSpace(lo) != "1" || ok && strings.TrimSpace(hi) != "1" {
+				return c, refusef("srun %s %s: ranks on more than one node are not supported this round: run the ranks of one node (srun --nodes 1)", opt, val)
+			}
+		case "-w", "--nodelist":
+			if strings.ContainsAny(val, ",[/") {
+				return c, refusef("srun %s %s: ranks on more than one node are not supported this round: name one node", opt, val)
+			}
+		case "--export":
+			if v := strings.ToUpper(val); v != "ALL" && !strings.HasPrefix(v, "ALL,") {
+				return c, refusef("srun --export=%s: the tasks would not see headspace's hook in their environment: leave --export out, or begin it with ALL,", val)
+			}
+		case "-n", "--ntasks":
+			n, err := strconv.Atoi(val)
+			if err != nil || n < 1 {
+				return c, refusef("srun %s %s: want a number of tasks, at least 1", opt, val)
+			}
+			c.Procs = n
+		}
+	}
+	return c, refusef("srun with no program: give the command as srun [OPTIONS] python SCRIPT [ARGS...]")
+}
+
+// srunProgram reads the program srun runs in each task into c: a Python
+// training command (ParseCommand's), not a launcher.
+func srunProgram(c Command, argv []string) (Command, error) {
+	if len(argv) == 0 {
+		return c, refusef("srun with no program: give the command as srun [OPTIONS] python SCRIPT [ARGS...]")
+	}
+	p, err := ParseCommand(argv)
+	if err != nil {
+		return c, err
+	}
+	if p.Launcher != "" {
+		return c, refusef("srun %s: a launcher in each task starts ranks of its own; give srun's tasks the script (srun --ntasks N python SCRIPT), or run %s without srun", argv[0], p.Launcher)
+	}
+	c.Python, c.Options, c.Module, c.Script, c.Args = p.Interpreter, p.Options, p.Module, p.Script, p.Args
+	return c, nil
 }

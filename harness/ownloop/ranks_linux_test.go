@@ -20,6 +20,7 @@ import (
 
 	"github.com/headspace-bench/headspace/harness/analysis"
 	"github.com/headspace-bench/headspace/harness/ownloop"
+	"github.com/headspace-bench/headspace/internal/slurmtest"
 )
 
 // ddp copies testdata/ddp.py into a directory of the test's own, so that
@@ -464,4 +465,113 @@ func TestRanksSwitchOnAnEpochStart(t *testing.T) {
 			t.Errorf("rank %d: step 16 %+v: want it marked epoch (the test's premise)", r, rr.Steps[16])
 		}
 	}
+}
+
+// srun is ddp.py --slurm in each of 2 tasks of srun, on a single-node
+// Slurm of the test's own (slurmtest: Debian's slurm-wlm and munge, make
+// test-deps), which it stops at the test's end.
+func srun(t *testing.T, script string, args ...string) ownloop.Command {
+	t.Helper()
+	c, err := slurmtest.Start(context.Background(), t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(c.Stop)
+	t.Setenv("SLURM_CONF", c.Conf)
+	cmd, err := ownloop.ParseCommand(append([]string{"srun", "--ntasks", "2", python, script, "--slurm", "--port", freePort(t)}, args...))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return cmd
+}
+
+// TestSrunRanks: each task of `srun --ntasks 2` is a rank, measured as
+// torchrun's are (checkRanks: every step once, the switch at the same
+// step, each rank's batches from its own workers), the script reading
+// its rank from SLURM_PROCID, and nothing left running: the tasks are
+// slurmstepd's children, not the command's.
+func TestSrunRanks(t *testing.T) {
+	script := ddp(t)
+	s := settings(12, 8)
+	cmd := srun(t, script, ddpArgs(2*time.Millisecond, 6*time.Millisecond, 2*time.Millisecond)...)
+	var out bytes.Buffer
+	run, err := ownloop.Exec(context.Background(), cmd, s, &out, nil)
+	noneLeft(t, script)
+	if err != nil {
+		t.Fatalf("Exec: %v\n%s", err, out.String())
+	}
+	checkRanks(t, run, s, []time.Duration{2 * time.Millisecond, 6 * time.Millisecond}, 2*time.Millisecond)
+	nr, err := ownloop.AnalyzeRanks(cmd, s, run, 1000)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !nr.Lockstep() {
+		t.Errorf("switch steps %v, want every rank at %d", nr.Switch, s.ReturnCachesAfter)
+	}
+	var text bytes.Buffer
+	nr.WriteText(&text)
+	if !strings.Contains(text.String(), "node: 2 ranks (srun)") {
+		t.Errorf("the report does not name srun:\n%s", text.String())
+	}
+}
+
+// TestSrunFaults: under srun as under torchrun, a rank that raises is
+// named after its traceback, a rank that hangs before its collective is
+// named from the ranks' stacks, a cancelled run (SIGINT's context)
+// returns, and ranks that join a world larger than the step's tasks are
+// refused in one line; in each, srun, its tasks and their workers are
+// gone. The hang's bound on Exec's return is liveness, not speed.
+func TestSrunFaults(t *testing.T) {
+	t.Run("raises", func(t *testing.T) {
+		script := ddp(t)
+		var out bytes.Buffer
+		_, err := ownloop.Exec(context.Background(), srun(t, script, "--getitem-ms", "0", "--step-ms", "0", "--fail-rank", "1", "--fail-at", "5"), settings(20, 10), &out, nil)
+		noneLeft(t, script)
+		var rf *ownloop.RanksFailed
+		if !errors.As(err, &rf) || rf.Rank != 1 || strings.Contains(err.Error(), "\n") {
+			t.Fatalf("Exec = %v, want rank 1 failed, one line\n%s", err, out.String())
+		}
+		if !strings.Contains(out.String(), "rank 1's own failure at step 5") {
+			t.Errorf("rank 1's traceback is not in the output:\n%s", out.String())
+		}
+	})
+	t.Run("hangs", func(t *testing.T) {
+		script := ddp(t)
+		s := settings(20, 10)
+		s.FirstBatchTimeout = 60 * time.Second
+		start := time.Now()
+		var out bytes.Buffer
+		_, err := ownloop.Exec(context.Background(), srun(t, script, "--getitem-ms", "0", "--step-ms", "1", "--hang-rank", "1", "--hang-at", "4"), s, &out, nil)
+		took := time.Since(start)
+		noneLeft(t, script)
+		var h *ownloop.RanksHung
+		if !errors.As(err, &h) || !slices.Equal(h.Stuck, []int{1}) || strings.Contains(err.Error(), "\n") {
+			t.Fatalf("Exec = %v, want rank 1 named as hanging, one line\n%s", err, out.String())
+		}
+		if took > 10*time.Minute {
+			t.Errorf("Exec took %v: the hang was not acted on", took)
+		}
+	})
+	t.Run("cancel", func(t *testing.T) {
+		script := ddp(t)
+		ctx, cancel := context.WithCancel(context.Background())
+		defer cancel()
+		_, err := ownloop.Exec(ctx, srun(t, script, "--getitem-ms", "5", "--step-ms", "20"), settings(3000, 10), &bytes.Buffer{}, func(st ownloop.Step) {
+			if st.Index == 3 {
+				cancel()
+			}
+		})
+		if !errors.Is(err, context.Canceled) {
+			t.Fatalf("Exec = %v, want context.Canceled", err)
+		}
+		noneLeft(t, script)
+	})
+	t.Run("more than one node", func(t *testing.T) {
+		script := ddp(t)
+		_, err := ownloop.Exec(context.Background(), srun(t, script, "--multi-node"), settings(20, 10), &bytes.Buffer{}, nil)
+		noneLeft(t, script)
+		if !errors.Is(err, ownloop.ErrRefused) || !strings.Contains(err.Error(), "ranks on more than one node") || strings.Contains(err.Error(), "\n") {
+			t.Fatalf("Exec = %v, want refused: more than one node", err)
+		}
+	})
 }

@@ -12,13 +12,16 @@ import (
 	"github.com/headspace-bench/headspace/harness/ownloop"
 )
 
-// fakeTorchrun puts an executable named torchrun on PATH (a launcher is
-// found on PATH like an interpreter) and returns a script beside it.
+// fakeTorchrun puts executables named torchrun, accelerate,
+// accelerate-launch and srun on PATH (a launcher is found on PATH like an
+// interpreter) and returns a script beside them.
 func fakeTorchrun(t *testing.T) string {
 	t.Helper()
 	dir := t.TempDir()
-	if err := os.WriteFile(filepath.Join(dir, "torchrun"), []byte("#!/bin/sh\n"), 0o755); err != nil {
-		t.Fatal(err)
+	for _, name := range []string{"torchrun", "accelerate", "accelerate-launch", "srun"} {
+		if err := os.WriteFile(filepath.Join(dir, name), []byte("#!/bin/sh\n"), 0o755); err != nil {
+			t.Fatal(err)
+		}
 	}
 	t.Setenv("PATH", dir+string(os.PathListSeparator)+os.Getenv("PATH"))
 	script := filepath.Join(dir, "train.py")
@@ -45,7 +48,7 @@ func TestParseLaunchers(t *testing.T) {
 		script   string
 		module   bool
 		args     string
-		hook     string // hookArgs, script as S
+		hook     string // hookArgs, script as S, python as PY
 	}{
 		{[]string{"torchrun", "--nproc_per_node", "2", script, "--lr", "1"}, "torchrun", 2, script, false, "--lr 1",
 			"--nproc_per_node 2 -m headspace_hook S --lr 1"},
@@ -55,6 +58,19 @@ func TestParseLaunchers(t *testing.T) {
 			"--nproc_per_node auto -m headspace_hook -m S -x"},
 		{[]string{py, "-u", "-m", "torch.distributed.run", "--nproc_per_node", "2", "-r", "1", script, "a"}, "torch.distributed.run", 2, script, false, "a",
 			"-u -m torch.distributed.run --nproc_per_node 2 -r 1 -m headspace_hook S a"},
+		// accelerate launch: its own -m runs the hook in each rank.
+		{[]string{"accelerate", "launch", "--multi_gpu", "--num_processes", "2", "--main_process_port=29600", script, "--lr", "1"}, "accelerate launch", 2, script, false, "--lr 1",
+			"launch --multi_gpu --num_processes 2 --main_process_port=29600 -m headspace_hook S --lr 1"},
+		{[]string{"accelerate", "launch", "--num-processes=4", "--use_fsdp", "--num_machines", "1", "-m", "pkg.train", "-x"}, "accelerate launch", 4, "pkg.train", true, "-x",
+			"launch --num-processes=4 --use_fsdp --num_machines 1 -m headspace_hook -m S -x"},
+		// Without --multi_gpu, accelerate runs the script as one process.
+		{[]string{"accelerate-launch", "--cpu", "--num_processes", "2", script}, "accelerate launch", 0, script, false, "",
+			"--cpu --num_processes 2 -m headspace_hook S"},
+		// srun: each task runs its Python under the hook.
+		{[]string{"srun", "--ntasks", "2", "-l", "--nodes=1", "-p", "test", py, "-u", script, "--lr", "1"}, "srun", 2, script, false, "--lr 1",
+			"--ntasks 2 -l --nodes=1 -p test PY -u -m headspace_hook S --lr 1"},
+		{[]string{"srun", "-n2", "-N", "1-1", "--export=ALL,X=1", "--", py, "-m", "pkg.train"}, "srun", 2, "pkg.train", true, "",
+			"-n2 -N 1-1 --export=ALL,X=1 PY -m headspace_hook -m S"},
 	} {
 		c, err := ownloop.ParseCommand(tc.argv)
 		if err != nil {
@@ -64,7 +80,7 @@ func TestParseLaunchers(t *testing.T) {
 		if c.Launcher != tc.launcher || c.Procs != tc.procs || c.Script != tc.script || c.Module != tc.module || strings.Join(c.Args, " ") != tc.args {
 			t.Errorf("ParseCommand(%q) = %+v", tc.argv, c)
 		}
-		hook := strings.ReplaceAll(strings.Join(ownloop.HookArgs(c), " "), tc.script, "S")
+		hook := strings.ReplaceAll(strings.ReplaceAll(strings.Join(ownloop.HookArgs(c), " "), tc.script, "S"), py, "PY")
 		if hook != tc.hook {
 			t.Errorf("ParseCommand(%q): runs %q, want %q", tc.argv, hook, tc.hook)
 		}
@@ -91,8 +107,27 @@ func TestParseLaunchersRefuses(t *testing.T) {
 		{[]string{"torchrun", "--nproc_per_node"}, "needs a value"},
 		{[]string{"torchrun", "--nproc_per_node", "0", script}, "want at least 1"},
 		{[]string{"torchrun", filepath.Join(t.TempDir(), "missing.py")}, "missing.py"},
-		{[]string{"accelerate", "launch", script}, "accelerate is not supported yet"},
-		{[]string{"srun", "-N1", py, script}, "srun is not supported yet"},
+		{[]string{"accelerate", "launch", "--multi_gpu", "--num_machines", "2", script}, "more than one node"},
+		{[]string{"accelerate", "launch", "--use_deepspeed", script}, "DeepSpeed's launcher"},
+		{[]string{"accelerate", "launch", "--mpirun_hostfile", "hosts", script}, "mpirun"},
+		{[]string{"accelerate", "launch", "--tpu", script}, "TPUs"},
+		{[]string{"accelerate", "launch", "--no_python", "./train"}, "not Python"},
+		{[]string{"accelerate", "launch", "--num_processes", "0", script}, "want at least 1"},
+		{[]string{"accelerate", "launch", "--multi_gpu"}, "accelerate launch with no script"},
+		{[]string{"accelerate", "launch", "--num_processes"}, "needs a value"},
+		{[]string{"accelerate", "config"}, "accelerate config is not a launcher"},
+		{[]string{"accelerate"}, "accelerate with no command is not a launcher"},
+		{[]string{"deepspeed", "--num_gpus", "2", script}, "deepspeed is not supported yet"},
+		{[]string{"srun", "-N", "2", "-n", "4", py, script}, "more than one node"},
+		{[]string{"srun", "--nodes=1-3", py, script}, "more than one node"},
+		{[]string{"srun", "-N2", py, script}, "more than one node"},
+		{[]string{"srun", "-w", "node[1-2]", py, script}, "more than one node"},
+		{[]string{"srun", "--multi-prog", "tasks.conf"}, "--multi-prog"},
+		{[]string{"srun", "--export=NONE", py, script}, "--export=NONE"},
+		{[]string{"srun", "-n", "0", py, script}, "at least 1"},
+		{[]string{"srun", "-n", "2", "torchrun", "--nproc_per_node", "2", script}, "a launcher in each task"},
+		{[]string{"srun", "-n", "2", "/bin/hostname"}, "not a Python interpreter"},
+		{[]string{"srun", "-n", "2"}, "srun with no program"},
 		{[]string{"mpirun", "-np", "2", py, script}, "mpirun is not supported yet"},
 		{[]string{py, "-m", "torch.distributed.launch", script}, "-m torch.distributed.launch is not supported"},
 	} {
@@ -135,6 +170,27 @@ Thread 0x00007f0000000001 (most recent call first):
 	}
 	if got := ownloop.InnermostFrame("no frames at all"); got != "" {
 		t.Errorf("InnermostFrame(no frames) = %q", got)
+	}
+	// Read while faulthandler still writes (newest thread first): a
+	// loader's queue feeder thread, cut before its _bootstrap, and no
+	// main thread yet. Not the main thread's frame (TestRankHangs once
+	// took rank 0 to be waiting for its loader from such a dump).
+	partial := `Thread 0x00007f0000000003 (most recent call first):
+  File "/usr/lib/python3.11/threading.py", line 320 in wait
+  File "/usr/lib/python3.11/multiprocessing/queues.py", line 231 in _feed
+  File "/usr/lib/python3.11/threading.py", line 975 in run
+`
+	if got := ownloop.InnermostFrame(partial); got != "" {
+		t.Errorf("InnermostFrame(a dump cut in a thread's block) = %q, want none: the main thread's block is not there yet", got)
+	}
+	if got := ownloop.InnermostFrame(partial + "  File \"/usr/lib/python3.11/threading.py\", line 1038 in _bootstrap_inner\n\n" + strings.SplitN(dump, "\n\n", 2)[1]); got != "/usr/lib/python3/dist-packages/torch/distributed/distributed_c10d.py:1321 in all_reduce" {
+		t.Errorf("InnermostFrame(the whole dump) = %q, want the main thread's all_reduce", got)
+	}
+	// A stack deeper than faulthandler writes ends in "...": the main
+	// thread's, where no block reaches <module>.
+	deep := "Current thread 0x00007f0000000002 (most recent call first):\n  File \"/tmp/lit.py\", line 9 in training_step\n  File \"/x/lightning/loop.py\", line 3 in run\n  ...\n"
+	if got := ownloop.InnermostFrame(deep); got != "/tmp/lit.py:9 in training_step" {
+		t.Errorf("InnermostFrame(a deep stack) = %q", got)
 	}
 }
 

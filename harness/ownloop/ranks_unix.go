@@ -6,7 +6,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"strings"
+	"slices"
 	"syscall"
 	"time"
 )
@@ -44,12 +44,20 @@ type rankState struct {
 	ticked   int       // rank 0's steps handed to onStep
 }
 
-// killRanks kills each rank that said its pid, and its process group
-// where it leads one (torch 2's launcher starts each rank in a session of
-// its own, out of the command's group).
+// killRanks kills each rank that said its pid, the process group it
+// leads (torch 2's launcher starts each rank in a session of its own, out
+// of the command's group) and the one it is in (srun's tasks, children of
+// slurmstepd, not of the command).
 func (e *execution) killRanks() {
+	own := syscall.Getpgrp()
 	for _, rr := range e.run.Ranks {
 		if rr != nil && rr.PID > 0 {
+			// The group it is in where it leads none (srun's tasks share
+			// one, out of the command's: slurmstepd starts them), its
+			// workers' too.
+			if g, err := syscall.Getpgid(rr.PID); err == nil && g > 1 && g != own {
+				syscall.Kill(-g, syscall.SIGKILL)
+			}
 			syscall.Kill(-rr.PID, syscall.SIGKILL)
 			syscall.Kill(rr.PID, syscall.SIGKILL)
 		}
@@ -76,6 +84,7 @@ func (e *execution) rankEvent(kind, msg string) (bool, error) {
 		e.finish()
 		return true, refusef("%s", msg)
 	case "raised":
+		e.settle()
 		e.finish()
 		run.Wall = time.Since(e.start)
 		return true, e.rankFailed()
@@ -133,36 +142,70 @@ func (e *execution) stalled() error {
 		return nil
 	}
 	h := &RanksHung{Bound: e.s.FirstBatchTimeout}
-	for _, rr := range e.run.Ranks {
-		if rr != nil && rr.PID > 0 {
-			syscall.Kill(rr.PID, syscall.SIGUSR1)
-		}
-	}
-	deadline := time.Now().Add(2 * time.Second)
-	for r := range max(len(e.run.Ranks), e.run.World) {
+	n := max(len(e.run.Ranks), e.run.World)
+	for r := range n {
 		// A rank that never reported counts as at step 0.
-		n, where := 0, ""
+		steps := 0
 		if r < len(e.run.Ranks) && e.run.Ranks[r] != nil {
-			rr := e.run.Ranks[r]
-			n = len(rr.Steps)
-			for rr.PID > 0 {
-				if b, err := os.ReadFile(e.stacksPath(r)); err == nil && strings.Contains(string(b), "File ") {
-					where = innermostFrame(string(b))
-					break
-				}
-				if time.Now().After(deadline) {
-					break
-				}
-				time.Sleep(50 * time.Millisecond)
+			steps = len(e.run.Ranks[r].Steps)
+		}
+		h.Steps = append(h.Steps, steps)
+	}
+	offsets := make([]int, n)
+	h.Where = e.snapshot(offsets)
+	if slices.Min(h.Steps) == slices.Max(h.Steps) && slices.ContainsFunc(h.Where, func(w string) bool { return w != "" && !inCollective(w) }) {
+		// A rank caught between its collectives (waiting for its loader,
+		// in its step) on the way to the next: a second snapshot a
+		// moment later finds it in the collective where it was only
+		// passing by; one that hangs stands where it stood.
+		time.Sleep(time.Second)
+		again := e.snapshot(offsets)
+		for r, w := range again {
+			if w != "" && (h.Where[r] == "" || !inCollective(h.Where[r])) {
+				h.Where[r] = w
 			}
 		}
-		h.Steps = append(h.Steps, n)
-		h.Where = append(h.Where, where)
 	}
 	h.Stuck = hungRanks(h.Steps, h.Where)
 	e.finish()
 	e.run.Wall = time.Since(e.start)
 	return h
+}
+
+// snapshot is the innermost frame of each rank's main thread (""
+// where a rank never reported, or its stacks did not come whole within
+// 5 s): SIGUSR1 makes each rank's faulthandler append its stacks to its
+// file (stacksPath), read from offsets[r] on, which then moves past
+// what was read.
+func (e *execution) snapshot(offsets []int) []string {
+	where := make([]string, len(offsets))
+	for r := range offsets {
+		if r < len(e.run.Ranks) && e.run.Ranks[r] != nil && e.run.Ranks[r].PID > 0 {
+			syscall.Kill(e.run.Ranks[r].PID, syscall.SIGUSR1)
+		}
+	}
+	deadline := time.Now().Add(5 * time.Second)
+	for r := range offsets {
+		if r >= len(e.run.Ranks) || e.run.Ranks[r] == nil || e.run.Ranks[r].PID <= 0 {
+			continue
+		}
+		for {
+			// Whole once the main thread's block is there: faulthandler
+			// writes thread by thread.
+			if b, err := os.ReadFile(e.stacksPath(r)); err == nil && len(b) > offsets[r] {
+				if w := innermostFrame(string(b[offsets[r]:])); w != "" {
+					where[r] = w
+					offsets[r] = len(b)
+					break
+				}
+			}
+			if time.Now().After(deadline) {
+				break
+			}
+			time.Sleep(50 * time.Millisecond)
+		}
+	}
+	return where
 }
 
 // stacksPath is where rank r writes its stacks on SIGUSR1 (the hook's

@@ -482,7 +482,8 @@ func (r Report) ConfigLines() []resultfile.Config {
 
 // CommandConfig is what every result of a command records: the command
 // line, the interpreter and its versions, the script's commit where it is
-// in a git tree, and every loader it iterated.
+// in a git tree, every loader it iterated and, for a node's run, what
+// started its ranks and how many.
 func CommandConfig(c Command, run *Run) []resultfile.Config {
 	out := []resultfile.Config{
 		{Key: "command", Value: oneLine(c.String())},
@@ -507,6 +508,11 @@ func CommandConfig(c Command, run *Run) []resultfile.Config {
 			v += " (its steps trained nothing: not the training loop)"
 		}
 		out = append(out, resultfile.Config{Key: "loader-" + strconv.Itoa(l.Index), Value: oneLine(v)})
+	}
+	if len(run.Ranks) > 0 {
+		// A node's run (whatif's, ladder's): what started its ranks, and
+		// how many.
+		out = append(out, resultfile.Config{Key: "launcher", Value: launcherName(c)}, resultfile.Config{Key: "ranks", Value: strconv.Itoa(len(run.Ranks))})
 	}
 	return out
 }

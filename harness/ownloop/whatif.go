@@ -135,7 +135,8 @@ func (w WhatIf) StageNeed() (need, over time.Duration) {
 }
 
 // Verify runs the script with workers workers as it is (ladder level
-// none) and returns the measured steps/s.
+// none) and returns the measured steps/s: for a node's ranks, every
+// rank's loader at workers workers, the node's pace the slowest rank's.
 func Verify(ctx context.Context, cmd Command, loader, workers, steps int, first, stall time.Duration, out io.Writer) (float64, error) {
 	s := Settings{Mode: "ladder", Loader: loader, Level: "none", Steps: steps, Workers: workers, FirstBatchTimeout: first, StallTimeout: stall}
 	run, err := Exec(ctx, cmd, s, out, nil)
@@ -148,6 +149,11 @@ func Verify(ctx context.Context, cmd Command, loader, workers, steps int, first,
 	}
 	if p.Workers != workers {
 		return 0, fmt.Errorf("verifying at %d workers: the loader ran %d", workers, p.Workers)
+	}
+	for r, rr := range run.Ranks {
+		if ld, ok := rr.Target(); !ok || ld.Workers != workers {
+			return 0, fmt.Errorf("verifying at %d workers: rank %d's loader ran %d", workers, r, ld.Workers)
+		}
 	}
 	return p.StepsPerSec(), nil
 }

@@ -485,3 +485,32 @@ func init() {
 	}...)
 	settingFigures = append(settingFigures, settingFigure{"docs/own-loop.md", "0.90", "the AU the node model asks of every rank (node.Profile's default)"})
 }
+
+// The accelerate launch and srun examples of docs/own-loop.md (issue 55).
+const (
+	ownLoopAccelerate = "results/own-loop-accelerate.txt"
+	ownLoopSrun       = "results/own-loop-srun.txt"
+	launchersDerived  = "derived by analyze's report from the file's per-step records and stages, as printed (analyze has no --from)"
+)
+
+func init() {
+	unitQuotes = append(unitQuotes, []quote{
+		{"docs/own-loop.md", "0 51.6 ms 8.9 ms 82.7% 0.17", []string{ownLoopAccelerate}},
+		{"docs/own-loop.md", "1 52.0 ms 9.5 ms 81.7% 0.18", []string{ownLoopAccelerate}},
+		{"docs/own-loop.md", "spread 13%", []string{ownLoopAccelerate}},
+		{"docs/own-loop.md", "report is 6 workers a rank", []string{ownLoopAccelerate}},
+		{"docs/own-loop.md", "0 195.2 ms 58.0 ms 70.3% 0.30", []string{ownLoopSrun}},
+		{"docs/own-loop.md", "1 191.9 ms 58.0 ms 69.8% 0.30", []string{ownLoopSrun}},
+		{"docs/own-loop.md", "spread 6%", []string{ownLoopSrun}},
+		{"docs/own-loop.md", "the model asks for 4 workers a rank and 1.05 cores", []string{ownLoopSrun}},
+	}...)
+	settings = append(settings, []setting{
+		{"docs/own-loop.md", "0 51.6 ms 8.9 ms 82.7% 0.17 33.9 ms 50.4 ms", launchersDerived},
+		{"docs/own-loop.md", "1 52.0 ms 9.5 ms 81.7% 0.18 23.6 ms 44.6 ms", launchersDerived},
+		{"docs/own-loop.md", "its loader gives a batch every 50.4 ms, the fastest rank's every 44.6 ms", launchersDerived},
+		{"docs/own-loop.md", "0 195.2 ms 58.0 ms 70.3% 0.30 32.6 ms 202.0 ms", launchersDerived},
+		{"docs/own-loop.md", "1 191.9 ms 58.0 ms 69.8% 0.30 59.7 ms 214.0 ms", launchersDerived},
+		{"docs/own-loop.md", "its loader gives a batch every 214.0 ms, the fastest rank's every 202.0 ms", launchersDerived},
+		{"docs/own-loop.md", "each `__getitem__` sleeping 2 ms to stand for decoding", "the example's setting (--getitem-ms 2)"},
+	}...)
+}

@@ -5,8 +5,10 @@ then all-reduces one element, as DDP's gradient all-reduce keeps the
 ranks in lockstep. Each rank reads its part of the dataset through a
 DistributedSampler.
 
-Run it under torchrun (each rank is a process of the launcher), or with
---spawn N, which starts N ranks itself with torch.multiprocessing.spawn.
+Run it under torchrun (each rank is a process of the launcher), with
+--spawn N, which starts N ranks itself with torch.multiprocessing.spawn,
+or with --slurm in each task of srun (its rank SLURM_PROCID of
+SLURM_NTASKS, the rendezvous on 127.0.0.1:--port).
 --truth N times each rank's own loop without the hook (N steps with the
 DataLoader, then N on one batch reused) and prints one JSON line a rank.
 --fail-rank R --fail-at N raises in rank R at step N; --hang-rank R
@@ -102,8 +104,15 @@ def main():
     p.add_argument("--multi-node", action="store_true")
     p.add_argument("--spawn", type=int, default=0, help="start this many ranks with torch.multiprocessing.spawn")
     p.add_argument("--port", type=int, default=29511)
+    p.add_argument("--slurm", action="store_true", help="a task of srun: its rank from SLURM_PROCID")
     a = p.parse_args()
     torch.manual_seed(1)
+    if a.slurm:
+        rank, world = int(os.environ["SLURM_PROCID"]), int(os.environ["SLURM_NTASKS"])
+        dist.init_process_group("gloo", init_method="tcp://127.0.0.1:%d" % a.port, rank=rank,
+                                world_size=world * (2 if a.multi_node else 1))
+        train(rank, world, a)
+        return
     if a.spawn:
         os.environ["MASTER_ADDR"] = "127.0.0.1"
         os.environ["MASTER_PORT"] = str(a.port)
