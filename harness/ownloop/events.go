@@ -95,6 +95,9 @@ type Loader struct {
 		Split    bool `json:"split"`
 		Collate  bool `json:"collate"`
 		Iterable bool `json:"iterable"` // an IterableDataset: its __iter__ timed per sample
+		// Raw says level raw applies: the dataset has a .loader, or is
+		// map-style with a .transform (its input replayed).
+		Raw bool `json:"raw"`
 	} `json:"measured"`
 }
 

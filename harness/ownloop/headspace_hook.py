@@ -636,6 +636,79 @@ def _first_only(fn):
     return cached
 
 
+def _raw_replay(ds, getitem):
+    """Level raw on a map-style dataset with a .transform and no .loader
+    (torchvision's CIFAR10 and MNIST, most datasets of one's own): the
+    sample before the transforms is what __getitem__ hands its .transform.
+    One sample is made here, in the main process (index 0), with the
+    .transform's inputs and outputs recorded; every later __getitem__
+    (in the workers, which inherit it by fork) makes no fetch: it applies
+    the .transform anew to the recorded inputs (random augmentations
+    drawn anew) and returns the recorded sample with the new outputs in
+    place of the recorded ones. Everything else __getitem__ does (the
+    read, the decode, a target_transform) is left out, as a cached
+    .loader leaves out reading and decoding. Refused where __getitem__
+    calls no .transform, or returns its outputs changed (not as they are,
+    nor inside a tuple, list or dict), as the replay could not give the
+    script the sample it expects. Returns replay(self)."""
+    name = type(ds).__name__
+    own = "transform" in vars(ds)
+    tf = ds.transform
+    calls = []
+
+    def recording(x):
+        y = tf(x)
+        calls.append((x, y))
+        return y
+    ds.transform = recording
+    try:
+        r = getitem(ds, 0)
+    except Exception as e:
+        _refuse("level raw: %s[0], made to record what its .transform is given, raised %s: %s" % (name, type(e).__name__, str(e).splitlines()[0][:200] if str(e) else ""))
+    finally:
+        if own:
+            ds.transform = tf
+        else:
+            del ds.transform
+    if not calls:
+        _refuse("level raw: %s.__getitem__ did not call its .transform (a .transforms of its own?): there is no sample before the transforms to keep" % name)
+    outs = [y for _, y in calls]
+    if len(outs) == 1 and r is outs[0]:
+        x0 = calls[0][0]
+        return lambda self: self.transform(x0)
+    if isinstance(r, (tuple, list)):
+        slots = list(enumerate(r))
+    elif isinstance(r, dict):
+        slots = list(r.items())
+    else:
+        slots = []
+    where = {}  # the call whose output each slot holds
+    for k, v in slots:
+        for j, y in enumerate(outs):
+            if v is y:
+                where[k] = j
+                break
+    if set(where.values()) != set(range(len(outs))):
+        _refuse("level raw: %s.__getitem__ returns %s, not its .transform's output as it is (nor in a tuple, list or dict): "
+                "the sample before the transforms cannot be replayed; leave raw out of --levels" % (name, type(r).__name__))
+    inputs = [x for x, _ in calls]
+
+    def replay(self):
+        ys = [self.transform(x) for x in inputs]
+        if isinstance(r, dict):
+            out = dict(r)
+        else:
+            out = list(r)
+        for k, j in where.items():
+            out[k] = ys[j]
+        if isinstance(r, tuple):
+            return type(r)(out) if type(r) is tuple else type(r)(*out)
+        if isinstance(r, list):
+            return out
+        return out if type(r) is dict else type(r)(out)
+    return replay
+
+
 def _instrument(dl, level, index=0):
     """Times dl's dataset and collate in the processes that run them, and
     applies a ladder level below host: sample (the dataset returns one
@@ -681,10 +754,15 @@ def _instrument(dl, level, index=0):
     elif getattr(cls, "__getitem__", None) is not None:
         getitem = cls.__getitem__
         kept = []
+        replay = None
+        if level == "raw" and not callable(getattr(ds, "loader", None)) and callable(getattr(ds, "transform", None)):
+            replay = _raw_replay(ds, getitem)
 
         def timed_getitem(self, index, _orig=getitem):
             t, c = _perf(), _cpu()
-            if level != "sample":
+            if replay is not None:
+                r = replay(self)
+            elif level != "sample":
                 r = _orig(self, index)
             else:
                 if not kept:
@@ -700,7 +778,7 @@ def _instrument(dl, level, index=0):
             # torch 2's fetcher asks for a batch's samples at once where
             # the dataset can give them.
             def timed_getitems(self, indices, _orig=getitems):
-                if level == "sample":
+                if level == "sample" or replay is not None:
                     return [timed_getitem(self, i) for i in indices]
                 t, c = _perf(), _cpu()
                 r = _orig(self, indices)
@@ -717,6 +795,9 @@ def _instrument(dl, level, index=0):
     elif level == "sample":
         _refuse("level sample needs a map-style dataset (one with __getitem__); %s has none" % cls.__name__)
     ld, tf = getattr(ds, "loader", None), getattr(ds, "transform", None)
+    # Level raw applies to a .loader (torchvision-style) or, on a
+    # map-style dataset, a .transform (_raw_replay).
+    measured["raw"] = callable(ld) or (callable(tf) and not iterable and getattr(cls, "__getitem__", None) is not None)
     if callable(ld):
         if level == "raw":
             ld = _first_only(ld)
@@ -724,8 +805,11 @@ def _instrument(dl, level, index=0):
         if callable(tf):
             ds.transform = _timer(tf, "transform")
         measured["split"] = True
+    elif measured["raw"]:
+        ds.transform = _timer(tf, "transform")  # timed: the part of __getitem__ level raw keeps
     elif level == "raw":
-        _refuse("level raw needs a torchvision-style dataset with a .loader (ImageFolder, DatasetFolder); %s has none" % cls.__name__)
+        _refuse("level raw needs a dataset with a .loader (torchvision-style: ImageFolder, DatasetFolder) or a map-style dataset with a .transform "
+                "(CIFAR10, MNIST, most datasets of one's own); %s has neither" % cls.__name__)
     collate = dl.collate_fn
 
     def timed_collate(batch, _orig=collate):

@@ -21,8 +21,10 @@ import (
 // table: device (the batch cached on the GPU), host (the collated batch
 // cached: the loader runs once), sample (the dataset returns one cached
 // processed sample: collate and the workers' transfer still run), raw
-// (a torchvision-style dataset's .loader returns one cached loaded item:
-// the transform still runs) and none (the script as it is).
+// (a torchvision-style dataset's .loader returns one cached loaded item,
+// or a map-style dataset's __getitem__ hands its .transform one cached
+// input, fetching nothing: the transform still runs) and none (the
+// script as it is).
 var Levels = []level.Level{level.Device, level.Host, level.Sample, level.Raw, level.None}
 
 // LadderConfig is a ladder on a user's script.
@@ -36,8 +38,9 @@ type LadderConfig struct {
 	// FirstBatchTimeout and StallTimeout as in Settings.
 	FirstBatchTimeout, StallTimeout time.Duration
 	// RawIfTorchvision skips level raw, with a line on the command's
-	// output, where the dataset turns out to have no .loader (the
-	// default levels); without it raw is refused there.
+	// output, where the dataset turns out to have neither a .loader nor
+	// (map-style) a .transform (the default levels); without it raw is
+	// refused there.
 	RawIfTorchvision bool
 }
 
@@ -99,13 +102,13 @@ func Ladder(ctx context.Context, cmd Command, c LadderConfig, out io.Writer, eac
 		return err
 	}
 	levels := level.Descending(c.Levels)
-	split := -1  // whether the dataset has a .loader: unknown yet
+	split := -1  // whether level raw applies to the dataset (a .loader, or a .transform): unknown yet
 	forked := -1 // whether the loader's workers are forked: unknown yet
 	for r := range c.Count {
 		for _, l := range levels {
 			if l == level.Raw && c.RawIfTorchvision && split == 0 {
 				if r == 0 {
-					fmt.Fprintln(out, "headspace: level raw left out: the training dataset has no .loader (not torchvision-style)")
+					fmt.Fprintln(out, "headspace: level raw left out: the training dataset has neither a .loader (torchvision-style) nor a .transform")
 				}
 				continue
 			}
@@ -125,7 +128,7 @@ func Ladder(ctx context.Context, cmd Command, c LadderConfig, out io.Writer, eac
 			}
 			if ld, ok := run.lead().Target(); ok && split < 0 {
 				split, forked = 0, 0
-				if ld.Measured.Split {
+				if ld.Measured.Split || ld.Measured.Raw {
 					split = 1
 				}
 				if ld.Forked {
