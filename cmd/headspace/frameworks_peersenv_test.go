@@ -15,6 +15,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 
@@ -75,5 +76,66 @@ func TestFrameworks(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// TestWrapTFData runs headspace analyze and ladder on the tf.data example
+// (examples/own-loop/train_tfdata.py, a loop over a tf.data pipeline given
+// to headspace_hook.wrap(), TensorFlow from the pinned env) end to end:
+// the pipeline named at wrap's name as the training loop's, a headspace
+// and a verdict measured over epochs of 8 batches, its stages said to be
+// not timed; the ladder runs host and none and leaves sample and raw out
+// with a line.
+func TestWrapTFData(t *testing.T) {
+	if os.Getenv(ownloop.TestPythonEnv) == "" {
+		t.Fatalf("%s is not set: run these tests with make test-ownloop-torch2 (after make peers-env)", ownloop.TestPythonEnv)
+	}
+	if out, err := exec.Command(ownPython, "-c", "import tensorflow").CombinedOutput(); err != nil {
+		t.Fatalf("%s cannot import tensorflow (make peers-env installs tensorflow-cpu): %v\n%s", ownPython, err, out)
+	}
+	script, err := filepath.Abs(filepath.Join("..", "..", "examples", "own-loop", "train_tfdata.py"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	args := []string{"--", ownPython, script, "--epochs", "20", "--samples", "256"}
+	out := filepath.Join(t.TempDir(), "tfdata.txt")
+	var stdout, stderr bytes.Buffer
+	code := run(context.Background(), append([]string{"analyze", "--num-caches", "3", "--return-caches-after", "12", "--steps-after", "10", "--out", out}, args...), &stdout, &stderr)
+	ownLeft(t, script)
+	if code != 0 {
+		t.Fatalf("analyze: exit %d\n%s\n%s", code, stdout.String(), stderr.String())
+	}
+	for _, w := range []string{"loader #1 _PrefetchDataset at tf.data pipeline: the training loop's: cached and timed",
+		"12 steps from the loader, then 10 on 3 cached batches", "headspace:", "verdict: ", "not timed (an iterable that is not a DataLoader"} {
+		if !strings.Contains(stdout.String(), w) {
+			t.Errorf("report lacks %q:\n%s", w, stdout.String())
+		}
+	}
+	b, err := os.ReadFile(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, w := range []string{"BenchmarkHeadspace/script=train_tfdata.py/phase=loader", "BenchmarkHeadspace/script=train_tfdata.py/phase=cached"} {
+		if !strings.Contains(string(b), w) {
+			t.Errorf("result file lacks %q:\n%s", w, b)
+		}
+	}
+
+	stdout.Reset()
+	stderr.Reset()
+	code = run(context.Background(), append([]string{"ladder", "--steps", "6", "--count", "1"}, args...), &stdout, &stderr)
+	ownLeft(t, script)
+	if code != 0 {
+		t.Fatalf("ladder: exit %d\n%s\n%s", code, stdout.String(), stderr.String())
+	}
+	for _, l := range []string{"sample", "raw"} {
+		if w := "level " + l + " left out: the training loop is an iterable given to headspace_hook.wrap()"; !strings.Contains(stdout.String()+stderr.String(), w) {
+			t.Errorf("ladder's output lacks %q:\n%s\n%s", w, stdout.String(), stderr.String())
+		}
+	}
+	for _, l := range []string{"host", "none"} {
+		if !regexp.MustCompile(`(?m)^` + l + `\s+[0-9.]+\s`).MatchString(stdout.String()) {
+			t.Errorf("ladder's table lacks level %s:\n%s", l, stdout.String())
+		}
 	}
 }

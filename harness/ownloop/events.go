@@ -89,7 +89,11 @@ type Loader struct {
 	Warmup int `json:"warmup"`
 	// Forked says its workers are forked (or it has none): only then
 	// can the hook time its stages and apply levels sample and raw.
-	Forked   bool `json:"forked"`
+	Forked bool `json:"forked"`
+	// Wrapped says it is an iterable the script gave to
+	// headspace_hook.wrap(), not a DataLoader: there is no dataset to
+	// time, nor to cache in at levels sample and raw.
+	Wrapped  bool `json:"wrapped"`
 	Measured struct {
 		GetItem  bool `json:"getitem"`
 		Split    bool `json:"split"`

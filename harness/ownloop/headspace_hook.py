@@ -332,21 +332,57 @@ def wrap(iterable, name=None):
     """The training loop's batches, measured: under headspace, iterable in
     the cache iterator, timed step by step; otherwise iterable itself.
     The first wrap (or DataLoader, whichever is iterated first) is the
-    training loop."""
+    training loop. What wrap returns can be iterated again, one pass an
+    epoch, as iterable can (wrapping iterable again, each epoch, returns
+    the same measurement); each pass keeps iterable's length (len), as a
+    DataLoader's does. There is no dataset to time or cache in: ladder
+    levels sample and raw are refused on it, and the steps are taken to
+    train (a loop of another framework runs no torch backward pass)."""
     global _claimed, _state
-    if _reporter.fd is None or _claimed:
+    if _reporter.fd is None:
+        return iterable
+    if _claimed:
+        if _state is not None and _loaders.get(_state.index) is iterable:
+            return _Wrapped(iterable, _state)
         return iterable
     _claimed = True
     if _state is None:
         _state = _State(_settings)
-    _reporter.send({"ev": "loader", "index": len(_loaders) + 1, "site": name or _site(), "kind": type(iterable).__name__, "target": True})
+    if _state.mode == "ladder" and _state.level in ("sample", "raw", "device"):
+        _refuse("level %s needs a DataLoader's dataset; the training loop is an iterable given to wrap() (%s), which has none: "
+                "its levels are host and none" % (_state.level, type(iterable).__name__))
+    _state.trained = True
+    _reporter.send({"ev": "loader", "index": len(_loaders) + 1, "site": name or _site(), "kind": type(iterable).__name__, "target": True,
+                    "forked": True, "wrapped": True})
     _state.index = len(_loaders) + 1
     _loaders[len(_loaders) + 1] = iterable
-    try:
-        length = len(iterable)
-    except TypeError:
-        length = None
-    return _Timed(lambda: iterable, _state, length)
+    return _Wrapped(iterable, _state)
+
+
+class _Wrapped:
+    """What wrap() returns: each iter() one pass of the iterable in the
+    cache iterator (_Timed) over the one measurement; next() on it
+    iterates the first pass (a loop that calls next itself)."""
+
+    def __init__(self, iterable, st):
+        self.iterable, self.st, self.it = iterable, st, None
+        try:
+            self.length = len(iterable)
+        except TypeError:
+            self.length = None
+
+    def __iter__(self):
+        return _Timed(lambda: self.iterable, self.st, self.length)
+
+    def __next__(self):
+        if self.it is None:
+            self.it = iter(self)
+        return next(self.it)
+
+    def __len__(self):
+        if self.length is None:
+            raise TypeError("object of type %s has no len()" % type(self.iterable).__name__)
+        return self.length
 
 
 # The site of the first DataLoader made over each dataset (by id): a

@@ -102,15 +102,25 @@ func Ladder(ctx context.Context, cmd Command, c LadderConfig, out io.Writer, eac
 		return err
 	}
 	levels := level.Descending(c.Levels)
-	split := -1  // whether level raw applies to the dataset (a .loader, or a .transform): unknown yet
-	forked := -1 // whether the loader's workers are forked: unknown yet
+	split := -1   // whether level raw applies to the dataset (a .loader, or a .transform): unknown yet
+	forked := -1  // whether the loader's workers are forked: unknown yet
+	wrapped := -1 // whether the training loop is an iterable given to wrap(): unknown yet
 	for r := range c.Count {
 		for _, l := range levels {
-			if l == level.Raw && c.RawIfTorchvision && split == 0 {
+			if l == level.Raw && c.RawIfTorchvision && split == 0 && wrapped != 1 {
 				if r == 0 {
 					fmt.Fprintln(out, "headspace: level raw left out: the training dataset has neither a .loader (torchvision-style) nor a .transform")
 				}
 				continue
+			}
+			if (l == level.Sample || l == level.Raw) && wrapped == 1 {
+				if c.RawIfTorchvision {
+					if r == 0 {
+						fmt.Fprintf(out, "headspace: level %s left out: the training loop is an iterable given to headspace_hook.wrap(), not a DataLoader: there is no dataset to cache in\n", l)
+					}
+					continue
+				}
+				return refusef("level %s needs a DataLoader's dataset; the training loop is an iterable given to headspace_hook.wrap(): its levels are host and none", l)
 			}
 			if (l == level.Sample || l == level.Raw) && forked == 0 {
 				if c.RawIfTorchvision {
@@ -127,7 +137,10 @@ func Ladder(ctx context.Context, cmd Command, c LadderConfig, out io.Writer, eac
 				return fmt.Errorf("level %s, run %d: %w", l, r+1, err)
 			}
 			if ld, ok := run.lead().Target(); ok && split < 0 {
-				split, forked = 0, 0
+				split, forked, wrapped = 0, 0, 0
+				if ld.Wrapped {
+					wrapped = 1
+				}
 				if ld.Measured.Split || ld.Measured.Raw {
 					split = 1
 				}
