@@ -14,7 +14,8 @@ The hook wraps the training torch.utils.data.DataLoader (by default the
 first one iterated in the main process) in SPDL's cache iterator: the
 first ``num_caches`` batches are kept, ``return_caches_after`` batches come
 from the loader as they are, then the kept batches are replayed for
-``steps_after`` steps. It times every step, batch request to batch request,
+``steps_after`` steps. The other DataLoaders of its CombinedLoader
+(Lightning's) are kept and replayed from the same step. It times every step, batch request to batch request,
 and the loop's wait for each batch. In the workers it times each sample's
 ``__getitem__`` (split into ``.loader`` and ``.transform`` for torchvision-
 style datasets), the collate of each batch and the workers' CPU time. Once
@@ -236,12 +237,15 @@ class _Timed:
     timing each step: the time from one batch request to the next, and the
     wait inside each request."""
 
-    def __init__(self, make_src, st, length=None):
+    def __init__(self, make_src, st, length=None, caches=None):
         self.make_src = make_src
         self.src = None
         self.st = st
         self.length = length  # an epoch's batches, cached ones counted (CacheDataLoader's)
         self.n = 0
+        # The batches replayed: the loop's (st.caches), or, for a loader
+        # of a CombinedLoader iterated in turn (sequential), its own.
+        self.caches = st.caches if caches is None else caches
 
     def __iter__(self):
         return self
@@ -256,7 +260,7 @@ class _Timed:
             return self._serve()
         # A pass that starts where the last one was left (break, islice):
         # its first batch waits for the workers to start again.
-        restart = self.n == 0 and st.last_call is not None and not (st.caching and st.batches >= st.switch and st.caches)
+        restart = self.n == 0 and st.last_call is not None and not (st.caching and st.batches >= st.switch and self.caches)
         if st.last_call is not None:
             phase = "epoch" if st.boundary else st.last_phase
             if st.boundary and st.mode == "ladder":
@@ -276,12 +280,12 @@ class _Timed:
             return self._serve()
         if st.batches == st.switch and st.caching:
             _reporter.send({"ev": "cpu", "at": st.batches, "ns": time.process_time_ns()})
-        if st.caching and st.batches >= st.switch and st.caches:
+        if st.caching and st.batches >= st.switch and self.caches:
             if self.length is not None and self.n >= self.length:
                 st.boundary = True  # the epoch ends, as CacheDataLoader's does
                 st.last_call = None
                 raise StopIteration
-            batch = st.caches[(st.batches - st.switch) % len(st.caches)]
+            batch = self.caches[(st.batches - st.switch) % len(self.caches)]
             phase = "cached"
             if st.batches == st.switch:
                 # The first cached batch: its step may be marked epoch,
@@ -296,10 +300,12 @@ class _Timed:
                 st.boundary = True
                 st.last_call = None
                 raise
-            if st.caching and len(st.caches) < st.num_caches:
-                st.caches.append(batch)
+            if st.caching and len(self.caches) < st.num_caches:
+                self.caches.append(batch)
             phase = "loader"
-            if st.caching and st.batches + 1 >= st.switch and st.caches:
+            if st.caching and st.batches >= st.switch:
+                st.boundary = True  # a loader of a sequential CombinedLoader begun after the switch: its first batch is left out
+            if st.caching and st.batches + 1 >= st.switch and self.caches:
                 self.src = None  # SPDL drops the source at the switch
         t1 = _perf()
         if st.batches == 0:
@@ -318,8 +324,8 @@ class _Timed:
         st = self.st
         if self.length is not None and self.n >= self.length:
             raise StopIteration
-        if st.caching and st.caches:
-            batch = st.caches[st.extra % len(st.caches)]
+        if st.caching and self.caches:
+            batch = self.caches[st.extra % len(self.caches)]
         else:
             if self.src is None:
                 self.src = iter(self.make_src())
@@ -466,6 +472,9 @@ def _loader_iter(dl, orig_iter, want):
     if threading.current_thread() is not threading.main_thread():
         _thread_note(dl)
         return orig_iter(dl)
+    g = getattr(dl, "_headspace_group", None)
+    if g is None:
+        g = _combined(dl)
     num = getattr(dl, "_headspace_num", None)
     if num is None:
         key = getattr(dl, "_headspace_key", None)
@@ -478,9 +487,10 @@ def _loader_iter(dl, orig_iter, want):
             target = not _claimed and num == want
             ev = {"ev": "loader", "index": num, "site": getattr(dl, "_headspace_site", "?"), "kind": type(dl).__name__, "target": target}
             ev.update(_describe(dl))
-            via = _wrapper(dl)
+            via = g.via if g is not None else _wrapper(dl)
             if via:
                 ev["via"] = via
+                dl._headspace_via = via
             if target:
                 _claimed = True
                 _state = _State(_settings)
@@ -502,16 +512,182 @@ def _loader_iter(dl, orig_iter, want):
             ev["measured"] = getattr(dl, "_headspace_measured", None) or {}
             ev["forked"] = _fork_workers(dl)
             _reporter.send(ev)
+            if g is not None:
+                if target:
+                    _join(g, dl, _state)
+                elif g.state is not None:
+                    _member(g, dl)  # the training loop's loader's fellow, iterated after it
     st = getattr(dl, "_headspace_state", None)
     if st is None:
-        if _state is not None and _state.last_call is not None:
+        if _state is not None and _state.last_call is not None and (g is None or g.state is None):
             _state.boundary = True  # a validation pass inside the training loop
-        return _Other(dl, orig_iter(dl), dl._headspace_num)
+        o = _Other(dl, orig_iter(dl), dl._headspace_num)
+        if g is not None:
+            g.live[id(dl)] = o
+        return o
     try:
         length = len(dl)
     except TypeError:
         length = None
+    if getattr(dl, "_headspace_member", False):
+        if g.mode == "sequential":
+            return _Timed(lambda: orig_iter(dl), st, length, dl._headspace_caches)
+        return _Member(dl, lambda: orig_iter(dl), st, length)
     return _Timed(lambda: orig_iter(dl), st, length)
+
+
+# ---------------------------------------------------------------------------
+# A framework's loader over several DataLoaders at once (Lightning's
+# CombinedLoader: trainer.fit(model, train_dataloaders={"a": dl_a, "b":
+# dl_b}), or one the script makes): its mode's iterator holds the loaders
+# in a list (.iterables) and calls iter() on each. When one of them is the
+# training loop's loader, every other one is measured with it: its
+# batches are kept and replayed from the same step as the training
+# loader's (a combined batch is never half cached), and its wait for a
+# batch counts in the step's. In the modes that take a batch of every
+# loader a step (max_size_cycle, min_size, max_size) the steps are timed
+# at the training loader's requests (_Member for the others); in
+# sequential mode, which iterates one loader after another, each loader's
+# pass is timed in turn over the one measurement, each replaying its own
+# batches (_Timed with its caches).
+
+_MODES = {"_MaxSizeCycle": "max_size_cycle", "_MinSize": "min_size", "_MaxSize": "max_size", "_Sequential": "sequential"}
+
+
+class _Group:
+    """The DataLoaders of one CombinedLoader."""
+
+    def __init__(self, members, mode, via):
+        self.members, self.mode, self.via = members, mode, via
+        self.state = None  # the measurement, once one of them is the training loop's
+        self.target = None
+        self.live = {}     # id(member) -> its _Other for the pass under way
+
+
+def _combined(dl):
+    """The _Group of the loaders dl is iterated with by a framework's
+    loader over several (Lightning's CombinedLoader), or None: the
+    framework's object that calls iter(dl) holds dl in a list named
+    iterables with another DataLoader."""
+    try:
+        import torch.utils.data as tud
+        here = os.path.abspath(__file__)
+        f = sys._getframe(2)
+        for _ in range(8):
+            if f is None:
+                return None
+            if os.path.abspath(f.f_code.co_filename) != here:
+                obj = f.f_locals.get("self")
+                its = getattr(obj, "iterables", None) if obj is not None else None
+                if isinstance(its, list) and any(x is dl for x in its):
+                    members = [x for x in its if isinstance(x, tud.DataLoader)]
+                    if len(members) < 2:
+                        return None
+                    pkg = _installed(f.f_code.co_filename)
+                    mode = _MODES.get(type(obj).__name__, type(obj).__name__)
+                    if pkg in ("lightning", "pytorch_lightning"):
+                        via = "CombinedLoader (%s, mode %s)" % (pkg, mode)
+                    else:
+                        via = "%s (%s)" % (type(obj).__name__, pkg or os.path.basename(f.f_code.co_filename))
+                    g = _Group(members, mode, via)
+                    for m in members:
+                        m._headspace_group = g
+                    return g
+            f = f.f_back
+    except Exception:
+        return None
+    return None
+
+
+def _join(g, dl, st):
+    """dl, of g, is the training loop's loader, measured in st: every
+    other loader of g is measured with it (_member)."""
+    g.state, g.target = st, dl
+    for m in g.members:
+        if m is not dl and getattr(m, "_headspace_num", None) is not None:
+            _member(g, m)
+
+
+def _member(g, m):
+    """m, a loader of g iterated already, is measured beside the training
+    loop's loader: said, timed as it is (its level applied), its batches
+    kept from now on; a pass of it under way goes on as a _Member."""
+    st = g.state
+    if getattr(m, "_headspace_member", False) and getattr(m, "_headspace_state", None) is st:
+        return
+    m._headspace_state, m._headspace_member = st, True
+    m._headspace_caches = [] if g.mode == "sequential" else {}
+    at = [i for i, x in enumerate(g.members) if x is m or x is g.target]
+    # Whether the mode's iterator asks the training loader for its batch
+    # before this one's, each step (the order of .iterables).
+    m._headspace_lead_first = at and g.members[at[0]] is g.target
+    if getattr(m, "_headspace_measured", None) is None:
+        _adopt(m, st, member=True)
+    _reporter.send({"ev": "member", "index": m._headspace_num, "of": st.index, "mode": g.mode})
+    o = g.live.pop(id(m), None)
+    if o is not None and o.timed is None and g.mode != "sequential":
+        try:
+            length = len(m)
+        except TypeError:
+            length = None
+        it = o.it
+        o.timed = _Member(m, lambda: it, st, length, o.n)
+
+
+class _Member:
+    """A pass of a loader measured beside the training loop's loader, in
+    a mode that takes a batch of each a step: the step's batch of it
+    follows the training loader's in the same step (pos, the training
+    loader's batch number that step): from the loader before the switch
+    (kept where the training loader's is kept, in the same slot), then
+    from its kept ones, the slot the training loader replays that step,
+    so that a combined batch is never half cached nor made of batches of
+    different steps (min_size's last request of the longer loader, which
+    the step drops, included); its wait for a batch is added to the
+    step's; a pass keeps its length."""
+
+    def __init__(self, dl, make_src, st, length, n=0):
+        self.dl, self.make_src, self.src, self.st, self.length, self.n = dl, make_src, None, st, length, n
+
+    def __iter__(self):
+        return self
+
+    def __len__(self):
+        if self.length is None:
+            raise TypeError("a loader without a length")
+        return self.length
+
+    def __next__(self):
+        st, dl = self.st, self.dl
+        caches = dl._headspace_caches
+        pos = st.batches - 1 if dl._headspace_lead_first else st.batches
+        if st.caching and pos >= st.switch and caches:
+            if self.length is not None and self.n >= self.length:
+                st.boundary = True  # its pass ends: the step spans the epoch's end (min_size) or its workers' new start
+                raise StopIteration
+            slot = (pos - st.switch) % max(1, len(st.caches))
+            batch = caches.get(slot)
+            if batch is None:  # the training loader's batch of that slot was dropped with its step
+                batch = caches[sorted(caches)[slot % len(caches)]]
+        else:
+            if self.src is None:
+                self.src = iter(self.make_src())
+                if self.n == 0 and st.last_call is not None:
+                    st.boundary = True  # its workers start again (a pass of a shorter loader, cycled)
+            t = _perf()
+            try:
+                batch = next(self.src)
+            except StopIteration:
+                st.boundary = True
+                raise
+            if st.last_call is not None:
+                st.last_wait += _perf() - t
+            if st.caching and 0 <= pos < st.num_caches:
+                caches[pos] = batch
+            if st.caching and pos + 1 >= st.switch and caches:
+                self.src = None
+        self.n += 1
+        return batch
 
 
 def _wrapper(dl):
@@ -533,10 +709,13 @@ def _wrapper(dl):
         return ""
 
 
-def _adopt(dl, st):
-    """dl feeds the training loop measured in st: its workers set (whatif
-    --verify), its dataset and collate timed, the ladder's level applied."""
-    dl._headspace_num = st.index
+def _adopt(dl, st, member=False):
+    """dl feeds the training loop measured in st (beside its loader, for
+    a member of a CombinedLoader: it keeps its own number): its workers
+    set (whatif --verify), its dataset and collate timed, the ladder's
+    level applied."""
+    if not member:
+        dl._headspace_num = st.index
     if int(_settings.get("workers", 0)) > 0:
         # whatif --verify: the worker count it predicts for
         dl.num_workers = int(_settings["workers"])
@@ -545,7 +724,7 @@ def _adopt(dl, st):
     # headspace tune: the candidate's settings (the script's own kept to say)
     dl._headspace_own = _loader_settings(dl, _settings.get("tune"))
     dl._headspace_state = st
-    dl._headspace_measured = _instrument(dl, _settings.get("level", "none"), st.index)
+    dl._headspace_measured = _instrument(dl, _settings.get("level", "none"), dl._headspace_num)
 
 
 _threads = []
@@ -584,7 +763,10 @@ class _Other:
         if self.timed is not None:
             return next(self.timed)
         st = _state
-        if st is not None and self.backwards is not None:
+        g = getattr(self.dl, "_headspace_group", None)
+        if g is not None and g.state is not None and g.state is st:
+            pass  # its group is measured: it follows (_member), it does not take the loop
+        elif st is not None and self.backwards is not None:
             if not st.trained and _backwards[0] != self.backwards and st.seq < self.seq:
                 # A step fed by this loader alone trained.
                 return self._take(st)
@@ -618,7 +800,18 @@ class _Other:
         ev = {"ev": "retarget", "index": self.num, "from": old.index, "site": getattr(dl, "_headspace_site", "?"), "kind": "DataLoader", "target": True,
               "measured": getattr(dl, "_headspace_measured", None) or {}, "forked": _fork_workers(dl)}
         ev.update(_describe(dl))
+        if getattr(dl, "_headspace_via", ""):
+            ev["via"] = dl._headspace_via
         _reporter.send(ev)
+        og = getattr(first, "_headspace_group", None) if first is not None else None
+        if og is not None and og.state is old:
+            for m in og.members:  # the loop first measured was a CombinedLoader's: its loaders go back as they are
+                if getattr(m, "_headspace_state", None) is old:
+                    m._headspace_state, m._headspace_member = None, False
+            og.state = og.target = None
+        g = getattr(dl, "_headspace_group", None)
+        if g is not None:
+            _join(g, dl, st)
         try:
             length = len(dl)
         except TypeError:
