@@ -840,6 +840,11 @@ def _fork_workers(dl):
 
 
 def _timer(fn, key):
+    """fn timed into the worker's stage counters under key; fn itself
+    where it is timed already (a dataset that a loader made anew each
+    epoch iterates again: timed twice, its stage would count twice)."""
+    if getattr(fn, "_headspace_timer", False):
+        return fn
     ckey = key + "_cpu"
 
     def timed(*a, **kw):
@@ -849,6 +854,7 @@ def _timer(fn, key):
         _stage[key] += _perf() - t
         return r
     timed.__wrapped__ = fn
+    timed._headspace_timer = True
     return timed
 
 
@@ -1028,7 +1034,7 @@ def _instrument(dl, level, index=0):
     # map-style dataset, a .transform (_raw_replay).
     measured["raw"] = callable(ld) or (callable(tf) and not iterable and getattr(cls, "__getitem__", None) is not None)
     if callable(ld):
-        if level == "raw":
+        if level == "raw" and not getattr(ld, "_headspace_timer", False):
             ld = _first_only(ld)
         ds.loader = _timer(ld, "load")
         if callable(tf):

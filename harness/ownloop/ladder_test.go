@@ -557,3 +557,35 @@ func TestLadderRawTransform(t *testing.T) {
 	}
 	noneLeft(t, script)
 }
+
+// TestRemadeLoaderTimedOnce: a DataLoader made anew each epoch over the
+// same torchvision-style dataset is the same training loop, and its
+// dataset's .loader and .transform are timed once, not once more each
+// epoch: in every batch the parts are no longer than the whole
+// __getitem__ they are part of (timed twice, .loader would read twice
+// its time).
+func TestRemadeLoaderTimedOnce(t *testing.T) {
+	needTorch(t)
+	script, root := folder(t)
+	cmd := command(t, script, "--root", root, "--load-ms", "6", "--transform-ms", "3", "--step-ms", "1", "--files", "16", "--remake")
+	var out bytes.Buffer
+	run, err := ownloop.Exec(context.Background(), cmd, settings(14, 4), &out, nil)
+	noneLeft(t, script)
+	if err != nil {
+		t.Fatalf("Exec: %v\n%s", err, out.String())
+	}
+	epochs := 0
+	for _, st := range run.Steps {
+		if st.Phase == "epoch" {
+			epochs++
+		}
+	}
+	if epochs < 2 || len(run.Batches) == 0 {
+		t.Fatalf("%d steps across an epoch's end, %d batches timed: want the loop measured over 3 epochs of 4 batches", epochs, len(run.Batches))
+	}
+	for _, b := range run.Batches {
+		if b.Load+b.Transform > b.GetItem || b.LoadCPU+b.TransformCPU > b.GetItemCPU {
+			t.Errorf("batch %+v: .loader and .transform take longer than the __getitem__ they are part of: timed more than once", b)
+		}
+	}
+}
