@@ -523,7 +523,8 @@ def _loader_iter(dl, orig_iter, want):
             _state.boundary = True  # a validation pass inside the training loop
         o = _Other(dl, orig_iter(dl), dl._headspace_num)
         if g is not None:
-            g.live[id(dl)] = o
+            import weakref
+            g.live[id(dl)] = weakref.ref(o)  # not kept alive: a pass left behind lets its workers go
         return o
     try:
         length = len(dl)
@@ -561,7 +562,7 @@ class _Group:
         self.members, self.mode, self.via = members, mode, via
         self.state = None  # the measurement, once one of them is the training loop's
         self.target = None
-        self.live = {}     # id(member) -> its _Other for the pass under way
+        self.live = {}     # id(member) -> a weak reference to its _Other for the pass under way
 
 
 def _combined(dl):
@@ -624,7 +625,8 @@ def _member(g, m):
     if getattr(m, "_headspace_measured", None) is None:
         _adopt(m, st, member=True)
     _reporter.send({"ev": "member", "index": m._headspace_num, "of": st.index, "mode": g.mode})
-    o = g.live.pop(id(m), None)
+    ref = g.live.pop(id(m), None)
+    o = ref() if ref is not None else None
     if o is not None and o.timed is None and g.mode != "sequential":
         try:
             length = len(m)
