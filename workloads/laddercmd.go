@@ -92,8 +92,11 @@ hook (docs/own-loop.md): host keeps the first collated batch and feeds it
 every step (the loader runs once); sample makes the dataset return one
 cached processed sample (collate and the workers' transfer still run); raw,
 for a torchvision-style dataset (ImageFolder, DatasetFolder: a .loader and
-a .transform), caches the loaded item and still applies the transform;
-none runs the script as it is; device needs a CUDA GPU. Each run times
+a .transform), caches the loaded item and still applies the transform, and
+for a map-style dataset with a .transform and no .loader (CIFAR10, MNIST,
+most datasets of one's own) replays what __getitem__ handed its .transform,
+fetching nothing, the transform still applied; none runs the script as it
+is; device needs a CUDA GPU. Each run times
 --steps steps after one step and the batches the workers prefetched
 (--warmup N instead), and is then stopped with all its workers. The table
 gives steps/s per level, its ratio to the top level and the stage each

@@ -133,6 +133,9 @@ func (t Tune) MeasureEach(ctx context.Context, env Env, log io.Writer, profiled 
 	if len(run.Ranks) > 0 {
 		return tune.Result{Script: cmd.Key()}, fmt.Errorf("the profile run: the script starts %d ranks (torch.multiprocessing.spawn), and tune measures one process this round", len(run.Ranks))
 	}
+	if ld, ok := run.Target(); ok && ld.Wrapped {
+		return tune.Result{Script: cmd.Key()}, fmt.Errorf("%w: the profile run: the training loop is an iterable given to headspace_hook.wrap() (%s), not a DataLoader: it has no loader settings to tune", ownloop.ErrRefused, ld.Kind)
+	}
 	rep, err := ownloop.Analyze(cmd, s, run, 1)
 	if err != nil {
 		return tune.Result{Script: cmd.Key()}, fmt.Errorf("the profile run: %w", err)

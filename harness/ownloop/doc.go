@@ -20,6 +20,12 @@
 // datasets), the collate of each batch, pin-memory and the workers' CPU
 // time, and writes one JSON event a line to a pipe (file descriptor 3,
 // which the hook moves to a high number before the script starts).
+// The other DataLoaders of the training loader's CombinedLoader
+// (Lightning's, or any object that holds them in a list named iterables
+// and calls iter() on each) are measured with it: kept and replayed from
+// the same step, their waits in the step's (Run.Members). An iterable
+// the script gives to headspace_hook.wrap() is the training loop without
+// a DataLoader: its steps are timed and cached, its stages are not.
 // Once it has the steps it needs it says "done" and Exec kills the
 // command's process group, and on Linux its PID namespace
 // (procgroup.Contained): the script and everything it started.

@@ -89,13 +89,26 @@ type Loader struct {
 	Warmup int `json:"warmup"`
 	// Forked says its workers are forked (or it has none): only then
 	// can the hook time its stages and apply levels sample and raw.
-	Forked   bool `json:"forked"`
+	Forked bool `json:"forked"`
+	// Wrapped says it is an iterable the script gave to
+	// headspace_hook.wrap(), not a DataLoader: there is no dataset to
+	// time, nor to cache in at levels sample and raw.
+	Wrapped  bool `json:"wrapped"`
 	Measured struct {
 		GetItem  bool `json:"getitem"`
 		Split    bool `json:"split"`
 		Collate  bool `json:"collate"`
 		Iterable bool `json:"iterable"` // an IterableDataset: its __iter__ timed per sample
+		// Raw says level raw applies: the dataset has a .loader, or is
+		// map-style with a .transform (its input replayed).
+		Raw bool `json:"raw"`
 	} `json:"measured"`
+	// Group is, for a loader measured beside the training loop's (the
+	// other loaders of Lightning's CombinedLoader), the training loop's
+	// loader's number: its batches are cached and replayed from the same
+	// step, its waits count in the step's, its stages with the training
+	// loader's. 0: none.
+	Group int `json:"-"`
 }
 
 // String names the loader as the report does.
@@ -214,6 +227,30 @@ func (r *Run) want(s Settings) int {
 	return s.Total()
 }
 
+// member says loader l is measured beside the training loop's loader
+// target (Loader.Group).
+func (r *Run) member(l, target int) bool {
+	for _, x := range r.Loaders {
+		if x.Index == l {
+			return x.Group == target
+		}
+	}
+	return false
+}
+
+// Members are the loaders measured beside the training loop's (the
+// other loaders of its CombinedLoader), in order.
+func (r *Run) Members() []Loader {
+	ld, ok := r.Target()
+	var out []Loader
+	for _, x := range r.Loaders {
+		if ok && x.Group == ld.Index && x.Index != ld.Index {
+			out = append(out, x)
+		}
+	}
+	return out
+}
+
 // Target is the training loop's loader.
 func (r *Run) Target() (Loader, bool) {
 	for _, l := range r.Loaders {
@@ -296,8 +333,19 @@ func (r *Run) applyEvent(e event, line []byte) (string, string, error) {
 	case "stage":
 		var b Batch
 		err = json.Unmarshal(line, &b)
-		if ld, ok := r.Target(); !ok || b.Loader == 0 || b.Loader == ld.Index {
+		if ld, ok := r.Target(); !ok || b.Loader == 0 || b.Loader == ld.Index || r.member(b.Loader, ld.Index) {
 			r.Batches = append(r.Batches, b)
+		}
+	case "member":
+		var m struct {
+			Index int `json:"index"`
+			Of    int `json:"of"`
+		}
+		err = json.Unmarshal(line, &m)
+		for i := range r.Loaders {
+			if r.Loaders[i].Index == m.Index {
+				r.Loaders[i].Group = m.Of
+			}
 		}
 	case "pin":
 		r.Pins = append(r.Pins, time.Duration(e.NS))
@@ -330,7 +378,7 @@ func (r *Run) retarget(line []byte) error {
 		return err
 	}
 	for i := range r.Loaders {
-		r.Loaders[i].Target = false
+		r.Loaders[i].Target, r.Loaders[i].Group = false, 0
 	}
 	r.Loaders = slices.DeleteFunc(r.Loaders, func(x Loader) bool { return x.Index == l.Index })
 	r.Loaders = append(r.Loaders, l)

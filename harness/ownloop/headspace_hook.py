@@ -14,7 +14,8 @@ The hook wraps the training torch.utils.data.DataLoader (by default the
 first one iterated in the main process) in SPDL's cache iterator: the
 first ``num_caches`` batches are kept, ``return_caches_after`` batches come
 from the loader as they are, then the kept batches are replayed for
-``steps_after`` steps. It times every step, batch request to batch request,
+``steps_after`` steps. The other DataLoaders of its CombinedLoader
+(Lightning's) are kept and replayed from the same step. It times every step, batch request to batch request,
 and the loop's wait for each batch. In the workers it times each sample's
 ``__getitem__`` (split into ``.loader`` and ``.transform`` for torchvision-
 style datasets), the collate of each batch and the workers' CPU time. Once
@@ -238,12 +239,15 @@ class _Timed:
     timing each step: the time from one batch request to the next, and the
     wait inside each request."""
 
-    def __init__(self, make_src, st, length=None):
+    def __init__(self, make_src, st, length=None, caches=None):
         self.make_src = make_src
         self.src = None
         self.st = st
         self.length = length  # an epoch's batches, cached ones counted (CacheDataLoader's)
         self.n = 0
+        # The batches replayed: the loop's (st.caches), or, for a loader
+        # of a CombinedLoader iterated in turn (sequential), its own.
+        self.caches = st.caches if caches is None else caches
 
     def __iter__(self):
         return self
@@ -258,7 +262,7 @@ class _Timed:
             return self._serve()
         # A pass that starts where the last one was left (break, islice):
         # its first batch waits for the workers to start again.
-        restart = self.n == 0 and st.last_call is not None and not (st.caching and st.batches >= st.switch and st.caches)
+        restart = self.n == 0 and st.last_call is not None and not (st.caching and st.batches >= st.switch and self.caches)
         if st.last_call is not None:
             phase = "epoch" if st.boundary else st.last_phase
             if st.boundary and st.mode == "ladder":
@@ -278,12 +282,12 @@ class _Timed:
             return self._serve()
         if st.batches == st.switch and st.caching:
             _reporter.send({"ev": "cpu", "at": st.batches, "ns": time.process_time_ns()})
-        if st.caching and st.batches >= st.switch and st.caches:
+        if st.caching and st.batches >= st.switch and self.caches:
             if self.length is not None and self.n >= self.length:
                 st.boundary = True  # the epoch ends, as CacheDataLoader's does
                 st.last_call = None
                 raise StopIteration
-            batch = st.caches[(st.batches - st.switch) % len(st.caches)]
+            batch = self.caches[(st.batches - st.switch) % len(self.caches)]
             phase = "cached"
             if st.batches == st.switch:
                 # The first cached batch: its step may be marked epoch,
@@ -298,12 +302,14 @@ class _Timed:
                 st.boundary = True
                 st.last_call = None
                 raise
-            if st.caching and len(st.caches) < st.num_caches:
-                st.caches.append(batch)
+            if st.caching and len(self.caches) < st.num_caches:
+                self.caches.append(batch)
                 if st.level == "device":
                     _cache_device(batch)
             phase = "loader"
-            if st.caching and st.batches + 1 >= st.switch and st.caches:
+            if st.caching and st.batches >= st.switch:
+                st.boundary = True  # a loader of a sequential CombinedLoader begun after the switch: its first batch is left out
+            if st.caching and st.batches + 1 >= st.switch and self.caches:
                 self.src = None  # SPDL drops the source at the switch
         t1 = _perf()
         if st.batches == 0:
@@ -322,8 +328,8 @@ class _Timed:
         st = self.st
         if self.length is not None and self.n >= self.length:
             raise StopIteration
-        if st.caching and st.caches:
-            batch = st.caches[st.extra % len(st.caches)]
+        if st.caching and self.caches:
+            batch = self.caches[st.extra % len(self.caches)]
         else:
             if self.src is None:
                 self.src = iter(self.make_src())
@@ -336,21 +342,57 @@ def wrap(iterable, name=None):
     """The training loop's batches, measured: under headspace, iterable in
     the cache iterator, timed step by step; otherwise iterable itself.
     The first wrap (or DataLoader, whichever is iterated first) is the
-    training loop."""
+    training loop. What wrap returns can be iterated again, one pass an
+    epoch, as iterable can (wrapping iterable again, each epoch, returns
+    the same measurement); each pass keeps iterable's length (len), as a
+    DataLoader's does. There is no dataset to time or cache in: ladder
+    levels sample and raw are refused on it, and the steps are taken to
+    train (a loop of another framework runs no torch backward pass)."""
     global _claimed, _state
-    if _reporter.fd is None or _claimed:
+    if _reporter.fd is None:
+        return iterable
+    if _claimed:
+        if _state is not None and _loaders.get(_state.index) is iterable:
+            return _Wrapped(iterable, _state)
         return iterable
     _claimed = True
     if _state is None:
         _state = _State(_settings)
-    _reporter.send({"ev": "loader", "index": len(_loaders) + 1, "site": name or _site(), "kind": type(iterable).__name__, "target": True})
+    if _state.mode == "ladder" and _state.level in ("sample", "raw", "device"):
+        _refuse("level %s needs a DataLoader's dataset; the training loop is an iterable given to wrap() (%s), which has none: "
+                "its levels are host and none" % (_state.level, type(iterable).__name__))
+    _state.trained = True
+    _reporter.send({"ev": "loader", "index": len(_loaders) + 1, "site": name or _site(), "kind": type(iterable).__name__, "target": True,
+                    "forked": True, "wrapped": True})
     _state.index = len(_loaders) + 1
     _loaders[len(_loaders) + 1] = iterable
-    try:
-        length = len(iterable)
-    except TypeError:
-        length = None
-    return _Timed(lambda: iterable, _state, length)
+    return _Wrapped(iterable, _state)
+
+
+class _Wrapped:
+    """What wrap() returns: each iter() one pass of the iterable in the
+    cache iterator (_Timed) over the one measurement; next() on it
+    iterates the first pass (a loop that calls next itself)."""
+
+    def __init__(self, iterable, st):
+        self.iterable, self.st, self.it = iterable, st, None
+        try:
+            self.length = len(iterable)
+        except TypeError:
+            self.length = None
+
+    def __iter__(self):
+        return _Timed(lambda: self.iterable, self.st, self.length)
+
+    def __next__(self):
+        if self.it is None:
+            self.it = iter(self)
+        return next(self.it)
+
+    def __len__(self):
+        if self.length is None:
+            raise TypeError("object of type %s has no len()" % type(self.iterable).__name__)
+        return self.length
 
 
 # The site of the first DataLoader made over each dataset (by id): a
@@ -434,6 +476,9 @@ def _loader_iter(dl, orig_iter, want):
     if threading.current_thread() is not threading.main_thread():
         _thread_note(dl)
         return orig_iter(dl)
+    g = getattr(dl, "_headspace_group", None)
+    if g is None:
+        g = _combined(dl)
     num = getattr(dl, "_headspace_num", None)
     if num is None:
         key = getattr(dl, "_headspace_key", None)
@@ -446,9 +491,10 @@ def _loader_iter(dl, orig_iter, want):
             target = not _claimed and num == want
             ev = {"ev": "loader", "index": num, "site": getattr(dl, "_headspace_site", "?"), "kind": type(dl).__name__, "target": target}
             ev.update(_describe(dl))
-            via = _wrapper(dl)
+            via = g.via if g is not None else _wrapper(dl)
             if via:
                 ev["via"] = via
+                dl._headspace_via = via
             if target:
                 _claimed = True
                 _state = _State(_settings)
@@ -470,16 +516,184 @@ def _loader_iter(dl, orig_iter, want):
             ev["measured"] = getattr(dl, "_headspace_measured", None) or {}
             ev["forked"] = _fork_workers(dl)
             _reporter.send(ev)
+            if g is not None:
+                if target:
+                    _join(g, dl, _state)
+                elif g.state is not None:
+                    _member(g, dl)  # the training loop's loader's fellow, iterated after it
     st = getattr(dl, "_headspace_state", None)
     if st is None:
-        if _state is not None and _state.last_call is not None:
+        if _state is not None and _state.last_call is not None and (g is None or g.state is None):
             _state.boundary = True  # a validation pass inside the training loop
-        return _Other(dl, orig_iter(dl), dl._headspace_num)
+        o = _Other(dl, orig_iter(dl), dl._headspace_num)
+        if g is not None:
+            import weakref
+            g.live[id(dl)] = weakref.ref(o)  # not kept alive: a pass left behind lets its workers go
+        return o
     try:
         length = len(dl)
     except TypeError:
         length = None
+    if getattr(dl, "_headspace_member", False):
+        if g.mode == "sequential":
+            return _Timed(lambda: orig_iter(dl), st, length, dl._headspace_caches)
+        return _Member(dl, lambda: orig_iter(dl), st, length)
     return _Timed(lambda: orig_iter(dl), st, length)
+
+
+# ---------------------------------------------------------------------------
+# A framework's loader over several DataLoaders at once (Lightning's
+# CombinedLoader: trainer.fit(model, train_dataloaders={"a": dl_a, "b":
+# dl_b}), or one the script makes): its mode's iterator holds the loaders
+# in a list (.iterables) and calls iter() on each. When one of them is the
+# training loop's loader, every other one is measured with it: its
+# batches are kept and replayed from the same step as the training
+# loader's (a combined batch is never half cached), and its wait for a
+# batch counts in the step's. In the modes that take a batch of every
+# loader a step (max_size_cycle, min_size, max_size) the steps are timed
+# at the training loader's requests (_Member for the others); in
+# sequential mode, which iterates one loader after another, each loader's
+# pass is timed in turn over the one measurement, each replaying its own
+# batches (_Timed with its caches).
+
+_MODES = {"_MaxSizeCycle": "max_size_cycle", "_MinSize": "min_size", "_MaxSize": "max_size", "_Sequential": "sequential"}
+
+
+class _Group:
+    """The DataLoaders of one CombinedLoader."""
+
+    def __init__(self, members, mode, via):
+        self.members, self.mode, self.via = members, mode, via
+        self.state = None  # the measurement, once one of them is the training loop's
+        self.target = None
+        self.live = {}     # id(member) -> a weak reference to its _Other for the pass under way
+
+
+def _combined(dl):
+    """The _Group of the loaders dl is iterated with by a framework's
+    loader over several (Lightning's CombinedLoader), or None: the
+    framework's object that calls iter(dl) holds dl in a list named
+    iterables with another DataLoader."""
+    try:
+        import torch.utils.data as tud
+        here = os.path.abspath(__file__)
+        f = sys._getframe(2)
+        for _ in range(8):
+            if f is None:
+                return None
+            if os.path.abspath(f.f_code.co_filename) != here:
+                obj = f.f_locals.get("self")
+                its = getattr(obj, "iterables", None) if obj is not None else None
+                if isinstance(its, list) and any(x is dl for x in its):
+                    members = [x for x in its if isinstance(x, tud.DataLoader)]
+                    if len(members) < 2:
+                        return None
+                    pkg = _installed(f.f_code.co_filename)
+                    mode = _MODES.get(type(obj).__name__, type(obj).__name__)
+                    if pkg in ("lightning", "pytorch_lightning"):
+                        via = "CombinedLoader (%s, mode %s)" % (pkg, mode)
+                    else:
+                        via = "%s (%s)" % (type(obj).__name__, pkg or os.path.basename(f.f_code.co_filename))
+                    g = _Group(members, mode, via)
+                    for m in members:
+                        m._headspace_group = g
+                    return g
+            f = f.f_back
+    except Exception:
+        return None
+    return None
+
+
+def _join(g, dl, st):
+    """dl, of g, is the training loop's loader, measured in st: every
+    other loader of g is measured with it (_member)."""
+    g.state, g.target = st, dl
+    for m in g.members:
+        if m is not dl and getattr(m, "_headspace_num", None) is not None:
+            _member(g, m)
+
+
+def _member(g, m):
+    """m, a loader of g iterated already, is measured beside the training
+    loop's loader: said, timed as it is (its level applied), its batches
+    kept from now on; a pass of it under way goes on as a _Member."""
+    st = g.state
+    if getattr(m, "_headspace_member", False) and getattr(m, "_headspace_state", None) is st:
+        return
+    m._headspace_state, m._headspace_member = st, True
+    m._headspace_caches = [] if g.mode == "sequential" else {}
+    at = [i for i, x in enumerate(g.members) if x is m or x is g.target]
+    # Whether the mode's iterator asks the training loader for its batch
+    # before this one's, each step (the order of .iterables).
+    m._headspace_lead_first = at and g.members[at[0]] is g.target
+    if getattr(m, "_headspace_measured", None) is None:
+        _adopt(m, st, member=True)
+    _reporter.send({"ev": "member", "index": m._headspace_num, "of": st.index, "mode": g.mode})
+    ref = g.live.pop(id(m), None)
+    o = ref() if ref is not None else None
+    if o is not None and o.timed is None and g.mode != "sequential":
+        try:
+            length = len(m)
+        except TypeError:
+            length = None
+        it = o.it
+        o.timed = _Member(m, lambda: it, st, length, o.n)
+
+
+class _Member:
+    """A pass of a loader measured beside the training loop's loader, in
+    a mode that takes a batch of each a step: the step's batch of it
+    follows the training loader's in the same step (pos, the training
+    loader's batch number that step): from the loader before the switch
+    (kept where the training loader's is kept, in the same slot), then
+    from its kept ones, the slot the training loader replays that step,
+    so that a combined batch is never half cached nor made of batches of
+    different steps (min_size's last request of the longer loader, which
+    the step drops, included); its wait for a batch is added to the
+    step's; a pass keeps its length."""
+
+    def __init__(self, dl, make_src, st, length, n=0):
+        self.dl, self.make_src, self.src, self.st, self.length, self.n = dl, make_src, None, st, length, n
+
+    def __iter__(self):
+        return self
+
+    def __len__(self):
+        if self.length is None:
+            raise TypeError("a loader without a length")
+        return self.length
+
+    def __next__(self):
+        st, dl = self.st, self.dl
+        caches = dl._headspace_caches
+        pos = st.batches - 1 if dl._headspace_lead_first else st.batches
+        if st.caching and pos >= st.switch and caches:
+            if self.length is not None and self.n >= self.length:
+                st.boundary = True  # its pass ends: the step spans the epoch's end (min_size) or its workers' new start
+                raise StopIteration
+            slot = (pos - st.switch) % max(1, len(st.caches))
+            batch = caches.get(slot)
+            if batch is None:  # the training loader's batch of that slot was dropped with its step
+                batch = caches[sorted(caches)[slot % len(caches)]]
+        else:
+            if self.src is None:
+                self.src = iter(self.make_src())
+                if self.n == 0 and st.last_call is not None:
+                    st.boundary = True  # its workers start again (a pass of a shorter loader, cycled)
+            t = _perf()
+            try:
+                batch = next(self.src)
+            except StopIteration:
+                st.boundary = True
+                raise
+            if st.last_call is not None:
+                st.last_wait += _perf() - t
+            if st.caching and 0 <= pos < st.num_caches:
+                caches[pos] = batch
+            if st.caching and pos + 1 >= st.switch and caches:
+                self.src = None
+        self.n += 1
+        return batch
 
 
 def _wrapper(dl):
@@ -501,10 +715,13 @@ def _wrapper(dl):
         return ""
 
 
-def _adopt(dl, st):
-    """dl feeds the training loop measured in st: its workers set (whatif
-    --verify), its dataset and collate timed, the ladder's level applied."""
-    dl._headspace_num = st.index
+def _adopt(dl, st, member=False):
+    """dl feeds the training loop measured in st (beside its loader, for
+    a member of a CombinedLoader: it keeps its own number): its workers
+    set (whatif --verify), its dataset and collate timed, the ladder's
+    level applied."""
+    if not member:
+        dl._headspace_num = st.index
     if int(_settings.get("workers", 0)) > 0:
         # whatif --verify: the worker count it predicts for
         dl.num_workers = int(_settings["workers"])
@@ -513,7 +730,7 @@ def _adopt(dl, st):
     # headspace tune: the candidate's settings (the script's own kept to say)
     dl._headspace_own = _loader_settings(dl, _settings.get("tune"))
     dl._headspace_state = st
-    dl._headspace_measured = _instrument(dl, _settings.get("level", "none"), st.index)
+    dl._headspace_measured = _instrument(dl, _settings.get("level", "none"), dl._headspace_num)
 
 
 _threads = []
@@ -552,7 +769,10 @@ class _Other:
         if self.timed is not None:
             return next(self.timed)
         st = _state
-        if st is not None and self.backwards is not None:
+        g = getattr(self.dl, "_headspace_group", None)
+        if g is not None and g.state is not None and g.state is st:
+            pass  # its group is measured: it follows (_member), it does not take the loop
+        elif st is not None and self.backwards is not None:
             if not st.trained and _backwards[0] != self.backwards and st.seq < self.seq:
                 # A step fed by this loader alone trained.
                 return self._take(st)
@@ -586,7 +806,18 @@ class _Other:
         ev = {"ev": "retarget", "index": self.num, "from": old.index, "site": getattr(dl, "_headspace_site", "?"), "kind": "DataLoader", "target": True,
               "measured": getattr(dl, "_headspace_measured", None) or {}, "forked": _fork_workers(dl)}
         ev.update(_describe(dl))
+        if getattr(dl, "_headspace_via", ""):
+            ev["via"] = dl._headspace_via
         _reporter.send(ev)
+        og = getattr(first, "_headspace_group", None) if first is not None else None
+        if og is not None and og.state is old:
+            for m in og.members:  # the loop first measured was a CombinedLoader's: its loaders go back as they are
+                if getattr(m, "_headspace_state", None) is old:
+                    m._headspace_state, m._headspace_member = None, False
+            og.state = og.target = None
+        g = getattr(dl, "_headspace_group", None)
+        if g is not None:
+            _join(g, dl, st)
         try:
             length = len(dl)
         except TypeError:
@@ -615,6 +846,11 @@ def _fork_workers(dl):
 
 
 def _timer(fn, key):
+    """fn timed into the worker's stage counters under key; fn itself
+    where it is timed already (a dataset that a loader made anew each
+    epoch iterates again: timed twice, its stage would count twice)."""
+    if getattr(fn, "_headspace_timer", False):
+        return fn
     ckey = key + "_cpu"
 
     def timed(*a, **kw):
@@ -624,6 +860,7 @@ def _timer(fn, key):
         _stage[key] += _perf() - t
         return r
     timed.__wrapped__ = fn
+    timed._headspace_timer = True
     return timed
 
 
@@ -638,6 +875,79 @@ def _first_only(fn):
         return kept[0]
     cached.__wrapped__ = fn
     return cached
+
+
+def _raw_replay(ds, getitem):
+    """Level raw on a map-style dataset with a .transform and no .loader
+    (torchvision's CIFAR10 and MNIST, most datasets of one's own): the
+    sample before the transforms is what __getitem__ hands its .transform.
+    One sample is made here, in the main process (index 0), with the
+    .transform's inputs and outputs recorded; every later __getitem__
+    (in the workers, which inherit it by fork) makes no fetch: it applies
+    the .transform anew to the recorded inputs (random augmentations
+    drawn anew) and returns the recorded sample with the new outputs in
+    place of the recorded ones. Everything else __getitem__ does (the
+    read, the decode, a target_transform) is left out, as a cached
+    .loader leaves out reading and decoding. Refused where __getitem__
+    calls no .transform, or returns its outputs changed (not as they are,
+    nor inside a tuple, list or dict), as the replay could not give the
+    script the sample it expects. Returns replay(self)."""
+    name = type(ds).__name__
+    own = "transform" in vars(ds)
+    tf = ds.transform
+    calls = []
+
+    def recording(x):
+        y = tf(x)
+        calls.append((x, y))
+        return y
+    ds.transform = recording
+    try:
+        r = getitem(ds, 0)
+    except Exception as e:
+        _refuse("level raw: %s[0], made to record what its .transform is given, raised %s: %s" % (name, type(e).__name__, str(e).splitlines()[0][:200] if str(e) else ""))
+    finally:
+        if own:
+            ds.transform = tf
+        else:
+            del ds.transform
+    if not calls:
+        _refuse("level raw: %s.__getitem__ did not call its .transform (a .transforms of its own?): there is no sample before the transforms to keep" % name)
+    outs = [y for _, y in calls]
+    if len(outs) == 1 and r is outs[0]:
+        x0 = calls[0][0]
+        return lambda self: self.transform(x0)
+    if isinstance(r, (tuple, list)):
+        slots = list(enumerate(r))
+    elif isinstance(r, dict):
+        slots = list(r.items())
+    else:
+        slots = []
+    where = {}  # the call whose output each slot holds
+    for k, v in slots:
+        for j, y in enumerate(outs):
+            if v is y:
+                where[k] = j
+                break
+    if set(where.values()) != set(range(len(outs))):
+        _refuse("level raw: %s.__getitem__ returns %s, not its .transform's output as it is (nor in a tuple, list or dict): "
+                "the sample before the transforms cannot be replayed; leave raw out of --levels" % (name, type(r).__name__))
+    inputs = [x for x, _ in calls]
+
+    def replay(self):
+        ys = [self.transform(x) for x in inputs]
+        if isinstance(r, dict):
+            out = dict(r)
+        else:
+            out = list(r)
+        for k, j in where.items():
+            out[k] = ys[j]
+        if isinstance(r, tuple):
+            return type(r)(out) if type(r) is tuple else type(r)(*out)
+        if isinstance(r, list):
+            return out
+        return out if type(r) is dict else type(r)(out)
+    return replay
 
 
 def _instrument(dl, level, index=0):
@@ -685,10 +995,15 @@ def _instrument(dl, level, index=0):
     elif getattr(cls, "__getitem__", None) is not None:
         getitem = cls.__getitem__
         kept = []
+        replay = None
+        if level == "raw" and not callable(getattr(ds, "loader", None)) and callable(getattr(ds, "transform", None)):
+            replay = _raw_replay(ds, getitem)
 
         def timed_getitem(self, index, _orig=getitem):
             t, c = _perf(), _cpu()
-            if level != "sample":
+            if replay is not None:
+                r = replay(self)
+            elif level != "sample":
                 r = _orig(self, index)
             else:
                 if not kept:
@@ -704,7 +1019,7 @@ def _instrument(dl, level, index=0):
             # torch 2's fetcher asks for a batch's samples at once where
             # the dataset can give them.
             def timed_getitems(self, indices, _orig=getitems):
-                if level == "sample":
+                if level == "sample" or replay is not None:
                     return [timed_getitem(self, i) for i in indices]
                 t, c = _perf(), _cpu()
                 r = _orig(self, indices)
@@ -721,15 +1036,21 @@ def _instrument(dl, level, index=0):
     elif level == "sample":
         _refuse("level sample needs a map-style dataset (one with __getitem__); %s has none" % cls.__name__)
     ld, tf = getattr(ds, "loader", None), getattr(ds, "transform", None)
+    # Level raw applies to a .loader (torchvision-style) or, on a
+    # map-style dataset, a .transform (_raw_replay).
+    measured["raw"] = callable(ld) or (callable(tf) and not iterable and getattr(cls, "__getitem__", None) is not None)
     if callable(ld):
-        if level == "raw":
+        if level == "raw" and not getattr(ld, "_headspace_timer", False):
             ld = _first_only(ld)
         ds.loader = _timer(ld, "load")
         if callable(tf):
             ds.transform = _timer(tf, "transform")
         measured["split"] = True
+    elif measured["raw"]:
+        ds.transform = _timer(tf, "transform")  # timed: the part of __getitem__ level raw keeps
     elif level == "raw":
-        _refuse("level raw needs a torchvision-style dataset with a .loader (ImageFolder, DatasetFolder); %s has none" % cls.__name__)
+        _refuse("level raw needs a dataset with a .loader (torchvision-style: ImageFolder, DatasetFolder) or a map-style dataset with a .transform "
+                "(CIFAR10, MNIST, most datasets of one's own); %s has neither" % cls.__name__)
     collate = dl.collate_fn
 
     def timed_collate(batch, _orig=collate):

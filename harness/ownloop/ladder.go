@@ -19,8 +19,10 @@ import (
 // table: device (the batch cached on the GPU), host (the collated batch
 // cached: the loader runs once), sample (the dataset returns one cached
 // processed sample: collate and the workers' transfer still run), raw
-// (a torchvision-style dataset's .loader returns one cached loaded item:
-// the transform still runs) and none (the script as it is).
+// (a torchvision-style dataset's .loader returns one cached loaded item,
+// or a map-style dataset's __getitem__ hands its .transform one cached
+// input, fetching nothing: the transform still runs) and none (the
+// script as it is).
 var Levels = []level.Level{level.Device, level.Host, level.Sample, level.Raw, level.None}
 
 // LadderConfig is a ladder on a user's script.
@@ -34,8 +36,9 @@ type LadderConfig struct {
 	// FirstBatchTimeout and StallTimeout as in Settings.
 	FirstBatchTimeout, StallTimeout time.Duration
 	// RawIfTorchvision skips level raw, with a line on the command's
-	// output, where the dataset turns out to have no .loader (the
-	// default levels); without it raw is refused there.
+	// output, where the dataset turns out to have neither a .loader nor
+	// (map-style) a .transform (the default levels); without it raw is
+	// refused there.
 	RawIfTorchvision bool
 }
 
@@ -97,15 +100,25 @@ func Ladder(ctx context.Context, cmd Command, c LadderConfig, out io.Writer, eac
 		return err
 	}
 	levels := level.Descending(c.Levels)
-	split := -1  // whether the dataset has a .loader: unknown yet
-	forked := -1 // whether the loader's workers are forked: unknown yet
+	split := -1   // whether level raw applies to the dataset (a .loader, or a .transform): unknown yet
+	forked := -1  // whether the loader's workers are forked: unknown yet
+	wrapped := -1 // whether the training loop is an iterable given to wrap(): unknown yet
 	for r := range c.Count {
 		for _, l := range levels {
-			if l == level.Raw && c.RawIfTorchvision && split == 0 {
+			if l == level.Raw && c.RawIfTorchvision && split == 0 && wrapped != 1 {
 				if r == 0 {
-					fmt.Fprintln(out, "headspace: level raw left out: the training dataset has no .loader (not torchvision-style)")
+					fmt.Fprintln(out, "headspace: level raw left out: the training dataset has neither a .loader (torchvision-style) nor a .transform")
 				}
 				continue
+			}
+			if (l == level.Sample || l == level.Raw) && wrapped == 1 {
+				if c.RawIfTorchvision {
+					if r == 0 {
+						fmt.Fprintf(out, "headspace: level %s left out: the training loop is an iterable given to headspace_hook.wrap(), not a DataLoader: there is no dataset to cache in\n", l)
+					}
+					continue
+				}
+				return refusef("level %s needs a DataLoader's dataset; the training loop is an iterable given to headspace_hook.wrap(): its levels are host and none", l)
 			}
 			if (l == level.Sample || l == level.Raw) && forked == 0 {
 				if c.RawIfTorchvision {
@@ -122,8 +135,11 @@ func Ladder(ctx context.Context, cmd Command, c LadderConfig, out io.Writer, eac
 				return fmt.Errorf("level %s, run %d: %w", l, r+1, err)
 			}
 			if ld, ok := run.lead().Target(); ok && split < 0 {
-				split, forked = 0, 0
-				if ld.Measured.Split {
+				split, forked, wrapped = 0, 0, 0
+				if ld.Wrapped {
+					wrapped = 1
+				}
+				if ld.Measured.Split || ld.Measured.Raw {
 					split = 1
 				}
 				if ld.Forked {

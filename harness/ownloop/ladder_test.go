@@ -272,7 +272,7 @@ func TestLadderRefusals(t *testing.T) {
 		l    level.Level
 		want string
 	}{
-		{level.Raw, "level raw needs a torchvision-style dataset"},
+		{level.Raw, "level raw needs a dataset with a .loader (torchvision-style: ImageFolder, DatasetFolder) or a map-style dataset with a .transform"},
 		{level.Device, "level device needs a CUDA GPU"},
 		{level.Encoded, "needs headspace's own pipeline"},
 	} {
@@ -467,5 +467,125 @@ func BenchmarkIterableDataset(b *testing.B) {
 			b.ReportMetric(100*float64(right)/float64(n), "right-%")
 			b.ReportMetric(float64(iter)/float64(n), "iter-ns/sample")
 		})
+	}
+}
+
+// arrays copies testdata/arrays.py (a CIFAR10-style dataset: samples in
+// memory, a .transform and no .loader) into a directory of the test's own.
+func arrays(t testing.TB) string {
+	t.Helper()
+	b, err := os.ReadFile("testdata/arrays.py")
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := filepath.Join(t.TempDir(), "arrays.py")
+	if err := os.WriteFile(p, b, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+// TestLadderRawTransform: level raw on a dataset with a .transform and no
+// .loader replays what __getitem__ hands its .transform, the transform
+// still applied, and leaves out the rest of __getitem__ (its fetch). The
+// script's sleeps are the truth (12 ms a sample's fetch, 3 ms its
+// transform, a 2 ms step, batches of 4 in the main process): at none a
+// step takes at least 2 + 4×15 ms, at raw at least 2 + 4×3 ms and at
+// least half the fetches' 48 ms less than at none, at sample at least
+// half the transforms' 12 ms less than at raw. No bound is tighter than
+// a sleep allows either way: the levels are told apart by what they
+// removed. The script checks each batch (shapes, each target its
+// sample's), so a replay that broke the sample would fail it; with two
+// transformed views a sample, both are replayed; with the transform's
+// output changed by __getitem__, raw is refused in one line.
+func TestLadderRawTransform(t *testing.T) {
+	needTorch(t)
+	const fetch, transform, step = 12 * time.Millisecond, 3 * time.Millisecond, 2 * time.Millisecond
+	script := arrays(t)
+	args := []string{"--fetch-ms", msArg(fetch), "--transform-ms", msArg(transform), "--step-ms", msArg(step)}
+	c := ownloop.LadderConfig{Levels: []level.Level{level.None, level.Raw, level.Sample, level.Host}, Steps: 10, Count: 1, Loader: 1, FirstBatchTimeout: time.Minute}
+	at := map[level.Level]ownloop.LadderPoint{}
+	var out bytes.Buffer
+	err := ownloop.Ladder(context.Background(), command(t, script, args...), c, &out, func(p ownloop.LadderPoint) error {
+		at[p.Level] = p
+		return nil
+	})
+	noneLeft(t, script)
+	if err != nil {
+		t.Fatalf("Ladder: %v\n%s", err, out.String())
+	}
+	if len(at) != 4 {
+		t.Fatalf("levels %v, want host, sample, raw and none", at)
+	}
+	t.Logf("measured: host %v, sample %v, raw %v, none %v", at[level.Host].StepTime, at[level.Sample].StepTime, at[level.Raw].StepTime, at[level.None].StepTime)
+	none, raw, sample := at[level.None].StepTime, at[level.Raw].StepTime, at[level.Sample].StepTime
+	if floor := step + 4*(fetch+transform); none < floor {
+		t.Errorf("none: step %v, want at least %v (the step's, the fetches' and the transforms' sleeps)", none, floor)
+	}
+	if floor := step + 4*transform; raw < floor {
+		t.Errorf("raw: step %v, want at least %v: the transforms still run", raw, floor)
+	}
+	if raw > none-4*fetch/2 {
+		t.Errorf("raw: step %v against none's %v: want at least %v less, half the fetches left out", raw, none, 4*fetch/2)
+	}
+	if sample > raw-4*transform/2 {
+		t.Errorf("sample: step %v against raw's %v: want at least %v less, half the transforms left out", sample, raw, 4*transform/2)
+	}
+	for _, b := range at[level.Raw].From.Batches {
+		if b.Samples != 4 || b.Transform < 4*transform || b.GetItem > b.Transform+4*fetch/2 {
+			t.Errorf("raw: batch %+v, want 4 samples, their .transform timed and run (at least %v), and no fetch in __getitem__", b, 4*transform)
+		}
+	}
+	if ld, _ := at[level.None].From.Target(); !ld.Measured.Raw || ld.Measured.Split {
+		t.Errorf("loader %+v: want raw applicable without a split (no .loader)", ld)
+	}
+
+	// Two transformed views a sample (the .transform called twice), in
+	// two forked workers: both replayed, the script's checks pass.
+	c.Levels, c.Steps = []level.Level{level.Raw}, 4
+	views := command(t, script, append(args, "--returns", "views", "--workers", "2")...)
+	if err := ownloop.Ladder(context.Background(), views, c, &out, func(ownloop.LadderPoint) error { return nil }); err != nil {
+		t.Errorf("raw on two views a sample: %v\n%s", err, out.String())
+	}
+	noneLeft(t, script)
+
+	// __getitem__ changes the transform's output: refused in one line.
+	changed := command(t, script, append(args, "--returns", "changed")...)
+	err = ownloop.Ladder(context.Background(), changed, c, &out, func(ownloop.LadderPoint) error { return nil })
+	if want := "level raw: Arrays.__getitem__ returns tuple, not its .transform's output as it is"; !errors.Is(err, ownloop.ErrRefused) || !strings.Contains(err.Error(), want) {
+		t.Errorf("raw on a changed output: %v, want refused: %s", err, want)
+	}
+	noneLeft(t, script)
+}
+
+// TestRemadeLoaderTimedOnce: a DataLoader made anew each epoch over the
+// same torchvision-style dataset is the same training loop, and its
+// dataset's .loader and .transform are timed once, not once more each
+// epoch: in every batch the parts are no longer than the whole
+// __getitem__ they are part of (timed twice, .loader would read twice
+// its time).
+func TestRemadeLoaderTimedOnce(t *testing.T) {
+	needTorch(t)
+	script, root := folder(t)
+	cmd := command(t, script, "--root", root, "--load-ms", "6", "--transform-ms", "3", "--step-ms", "1", "--files", "16", "--remake")
+	var out bytes.Buffer
+	run, err := ownloop.Exec(context.Background(), cmd, settings(14, 4), &out, nil)
+	noneLeft(t, script)
+	if err != nil {
+		t.Fatalf("Exec: %v\n%s", err, out.String())
+	}
+	epochs := 0
+	for _, st := range run.Steps {
+		if st.Phase == "epoch" {
+			epochs++
+		}
+	}
+	if epochs < 2 || len(run.Batches) == 0 {
+		t.Fatalf("%d steps across an epoch's end, %d batches timed: want the loop measured over 3 epochs of 4 batches", epochs, len(run.Batches))
+	}
+	for _, b := range run.Batches {
+		if b.Load+b.Transform > b.GetItem || b.LoadCPU+b.TransformCPU > b.GetItemCPU {
+			t.Errorf("batch %+v: .loader and .transform take longer than the __getitem__ they are part of: timed more than once", b)
+		}
 	}
 }

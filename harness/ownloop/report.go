@@ -350,6 +350,16 @@ func (r Report) WriteText(w io.Writer) {
 		role := "iterated as it is"
 		if l.Target {
 			role = "the training loop's: cached and timed"
+			var with []string
+			for _, m := range r.Run.Members() {
+				with = append(with, fmt.Sprintf("#%d", m.Index))
+			}
+			if len(with) > 0 {
+				role += fmt.Sprintf(", with %s cached from the same step", strings.Join(with, ", "))
+			}
+		}
+		if l.Group != 0 && !l.Target {
+			role = fmt.Sprintf("the training loop's, beside #%d: cached from the same step, its waits in the step's and its stages with #%d's", l.Group, l.Group)
 		}
 		for _, b := range r.Beside {
 			if b.Index == l.Index {

@@ -41,6 +41,9 @@ func NewWhatIf(r Report) (WhatIf, error) {
 	if st.Batches == 0 {
 		return WhatIf{}, fmt.Errorf("the loader's stages were not timed (an iterable that is not a DataLoader, or a dataset whose class cannot be wrapped): nothing to model")
 	}
+	if m := r.Run.Members(); len(m) > 0 {
+		return WhatIf{}, fmt.Errorf("the training loop takes a batch of %d loaders a step (a CombinedLoader): the model is of one loader, one batch a step: not modelled this round", len(m)+1)
+	}
 	w := WhatIf{Step: r.After.Median, PerBatch: st.PerBatch(), Workers: st.Workers, Cores: runtime.NumCPU()}
 	per := time.Duration(st.Samples) / time.Duration(st.Batches)
 	w.CPUPerBatch = st.GetItemCPU*per + st.CollateCPU

@@ -1,7 +1,8 @@
 """A torchvision-style training script whose stages' truth is known: a
 DatasetFolder over small files whose .loader sleeps --load-ms and whose
 .transform sleeps --transform-ms, a step that sleeps --step-ms. --root is
-where the files are made (the test's temporary directory)."""
+where the files are made (the test's temporary directory). --remake makes
+the DataLoader anew each epoch over the same dataset."""
 import argparse
 import os
 import time
@@ -19,6 +20,7 @@ def main():
     p.add_argument("--step-ms", type=float, default=2)
     p.add_argument("--files", type=int, default=64)
     p.add_argument("--epochs", type=int, default=100)
+    p.add_argument("--remake", action="store_true", help="make the DataLoader anew each epoch, over the same dataset")
     a = p.parse_args()
     for c in ("a", "b"):
         os.makedirs(os.path.join(a.root, c), exist_ok=True)
@@ -40,6 +42,8 @@ def main():
     ds = DatasetFolder(a.root, loader=loader, extensions=(".txt",), transform=transform)
     train = DataLoader(ds, batch_size=4, num_workers=2, shuffle=True)
     for _ in range(a.epochs):
+        if a.remake:  # a new DataLoader each epoch, over the same dataset
+            train = DataLoader(ds, batch_size=4, num_workers=2, shuffle=True)
         for x, y in train:
             time.sleep(a.step_ms / 1000)
 
