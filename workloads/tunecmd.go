@@ -1,10 +1,12 @@
 package workloads
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
 	"io"
+	"strconv"
 
 	"golang.org/x/perf/benchfmt"
 
@@ -112,20 +114,21 @@ func runTune(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	if err != nil {
 		return ownError(err)
 	}
-	if cmd.Launcher != "" {
-		return cli.Usagef("tune: %s starts ranks, and tune measures one process this round: tune the script run as one process (-- python3 train.py)", cmd.Launcher)
-	}
 	var run *ownloop.Run
 	var res tune.Result
 	settings := func() []resultfile.Config {
-		return driver.Settings(run.Device(), ownloop.CommandConfig(cmd, run), t.Settings(), TuneFailures(res))
+		return driver.Settings(run.Device(), ownloop.CommandConfig(cmd, run), tuneRanksConfig(cmd, run), t.SettingsFor(len(run.Ranks)), TuneFailures(res))
 	}
 	o, err := driver.Run(ctx, driver.Job{Progress: stderr, Settings: settings,
 		Measure: func(ctx context.Context, h *driver.Hooks) ([]*benchfmt.Result, error) {
 			var err error
 			res, err = t.MeasureEach(ctx, Env{}, stderr, func(r *ownloop.Run, p tune.Profile) {
 				run = r
-				fmt.Fprintf(stderr, "tune: profile: %.2f steps/s with the loader (%s), %.2f on cached batches\n", p.Before, p.Own.Normal().Args(), p.Cached)
+				node := ""
+				if p.Ranks > 0 {
+					node = fmt.Sprintf(" (%d ranks: the slowest rank's)", p.Ranks)
+				}
+				fmt.Fprintf(stderr, "tune: profile%s: %.2f steps/s with the loader (%s), %.2f on cached batches\n", node, p.Before, p.Own.Normal().Args(), p.Cached)
 			}, func(r tune.Run) {
 				if r.Failed {
 					fmt.Fprintf(stderr, "tune: %s %s: failed: %s\n", r.Stage, r.Setting.Args(), r.Reason)
@@ -156,4 +159,14 @@ func runTune(ctx context.Context, args []string, stdout, stderr io.Writer) error
 		fmt.Fprintf(stdout, "results: %s\n", o.Path)
 	}
 	return o.Err("the best so far is above")
+}
+
+// tuneRanksConfig is the file's launcher and ranks lines where the
+// script starts ranks, as analyze's (NodeReport.ConfigLines).
+func tuneRanksConfig(cmd ownloop.Command, run *ownloop.Run) []resultfile.Config {
+	if run == nil || len(run.Ranks) == 0 {
+		return nil
+	}
+	launcher := cmp.Or(cmd.Launcher, "torch.multiprocessing.spawn")
+	return []resultfile.Config{{Key: "launcher", Value: launcher}, {Key: "ranks", Value: strconv.Itoa(len(run.Ranks))}}
 }
