@@ -116,6 +116,7 @@ func TestTuneCodecCommittedFiles(t *testing.T) {
 		{"../results/tune-imagefolder-517e1ce.txt", false, tune.Setting{Workers: 1, Prefetch: 2, Persistent: true}},
 		{"../results/tune-ours-remote-a98e6c0.txt", true, tune.Setting{Workers: 1, Prefetch: 2, Fetch: 128}},
 		{"../results/tune-ours-ladder-a98e6c0.txt", false, tune.Setting{Workers: 1, Prefetch: 2}},
+		{"../results/tune-ranks-d2c5995.txt", false, tune.Setting{Workers: 2, Prefetch: 4, Persistent: true}},
 	} {
 		recs, err := resultfile.Read(tc.path)
 		if err != nil {
@@ -124,6 +125,9 @@ func TestTuneCodecCommittedFiles(t *testing.T) {
 		r, err := TuneCodec.Decode(recs)
 		if err != nil {
 			t.Fatalf("%s: %v", tc.path, err)
+		}
+		if strings.Contains(tc.path, "ranks") && (r.Profile.Ranks != 2 || r.Profile.Model.Cores != 1) {
+			t.Errorf("%s: %d ranks, a rank's model on %d cores; want 2 and 1", tc.path, r.Profile.Ranks, r.Profile.Model.Cores)
 		}
 		if a := r.Answer(); a.Recommend != tc.recommend || a.Best != tc.best || r.Stopped != "done" || (r.Profile.Model == nil) != r.Profile.Ours() {
 			t.Errorf("%s: answer %+v, stopped %q; want recommend %v of %+v", tc.path, a, r.Stopped, tc.recommend, tc.best)

@@ -52,10 +52,19 @@ way and what it would take. --out records every run (BenchmarkTune/
 script=…/stage=…/workers=…/prefetch=…/pin=…/persistent=…/start=…), so
 compare and history take them.
 
+A script that starts ranks (-- torchrun --nproc_per_node N train.py,
+python -m torch.distributed.run, or its own torch.multiprocessing.spawn;
+one node) is tuned per rank: each candidate goes to every rank's training
+loader, its steps/s are the slowest rank's (the ranks step in lockstep),
+the profile and the model's pick are the slowest rank's on a rank's share
+of the cores (the machine's cores over the ranks), the line to paste goes
+in every rank's DataLoader, and the records carry ranks=N. A rank that
+fails at a candidate fails that candidate, with its reason.
+
 A --budget under 10s, or too small for one candidate and its check once
 the profile has run, is refused with one line (exit 2). SIGINT stops the
-script and its workers, prints the best so far, writes --out with every
-run so far (marked partial) and exits 130.
+script, its ranks and their workers, prints the best so far, writes
+--out with every run so far (marked partial) and exits 130.
 
 With --ours ladder or --ours remote (and no command) the same search runs
 over headspace's own pipeline, as in
