@@ -194,7 +194,10 @@ func tuneRanksCases() []figureCase {
 		rate := min(1e9/v("step-ns"), v("pick-workers")*1e9/v("batch-ns/worker"))
 		return min(rate, v("cores")*1e9/(v("batch-cpu-ns")+v("main-cpu-ns/step")))
 	}
-	headspace := func(t *testing.T) float64 { b, c := p("steps/s")(t), p("cached-steps/s")(t); return 100 * (1/b - 1/c) * b }
+	headspace := func(t *testing.T) float64 {
+		b, c := p("steps/s")(t), p("cached-steps/s")(t)
+		return 100 * (1/b - 1/c) * b
+	}
 	w2 := ranksName("search", tuneW("2", "2", false))
 	best := ranksName("check", tuneW("2", "4", true))
 	own := ranksName("check", tuneOwn)
