@@ -61,22 +61,28 @@ func (Tune) Name() string { return "Tune" }
 func (Tune) Document() string { return "" }
 
 // Settings are the tune's settings: its budget and runs.
-func (t Tune) Settings() []resultfile.Config {
+func (t Tune) Settings() []resultfile.Config { return t.SettingsFor(0) }
+
+// SettingsFor are the tune's settings of a script of ranks ranks (0:
+// one process), whose largest worker count is a rank's cores'.
+func (t Tune) SettingsFor(ranks int) []resultfile.Config {
 	return []resultfile.Config{
 		{Key: "budget", Value: t.Budget.String()},
 		{Key: "steps", Value: strconv.Itoa(t.Steps)},
 		{Key: "rounds", Value: strconv.Itoa(t.Rounds)},
 		{Key: "pairs", Value: strconv.Itoa(t.Pairs)},
-		{Key: "max-workers", Value: strconv.Itoa(t.maxWorkers())},
+		{Key: "max-workers", Value: strconv.Itoa(t.maxWorkers(tune.CoresPerRank(runtime.NumCPU(), ranks)))},
 		{Key: "loader", Value: strconv.Itoa(t.Loader)},
 	}
 }
 
-func (t Tune) maxWorkers() int {
+// maxWorkers is the largest worker count tried on cores cores (a
+// rank's, for a node's ranks).
+func (t Tune) maxWorkers(cores int) int {
 	if t.MaxWorkers > 0 {
 		return t.MaxWorkers
 	}
-	return tune.MaxWorkers(runtime.NumCPU())
+	return tune.MaxWorkers(cores)
 }
 
 // MinBudget is the least --budget a tune starts with: a run of a
@@ -130,30 +136,37 @@ func (t Tune) MeasureEach(ctx context.Context, env Env, log io.Writer, profiled 
 	if err != nil {
 		return tune.Result{Script: cmd.Key()}, fmt.Errorf("the profile run: %w", err)
 	}
-	if len(run.Ranks) > 0 {
-		return tune.Result{Script: cmd.Key()}, fmt.Errorf("the profile run: the script starts %d ranks (torch.multiprocessing.spawn), and tune measures one process this round", len(run.Ranks))
-	}
 	if ld, ok := run.Target(); ok && ld.Wrapped {
 		return tune.Result{Script: cmd.Key()}, fmt.Errorf("%w: the profile run: the training loop is an iterable given to headspace_hook.wrap() (%s), not a DataLoader: it has no loader settings to tune", ownloop.ErrRefused, ld.Kind)
 	}
-	rep, err := ownloop.Analyze(cmd, s, run, 1)
-	if err != nil {
+	// A node's ranks: the profile is the slowest rank's (the ranks step
+	// at its pace), its model on the cores a rank has.
+	cores, ranks := runtime.NumCPU(), len(run.Ranks)
+	var rep ownloop.Report
+	if ranks > 0 {
+		nr, err := ownloop.AnalyzeRanks(cmd, s, run, 1)
+		if err != nil {
+			return tune.Result{Script: cmd.Key()}, fmt.Errorf("the profile run: %w", err)
+		}
+		rep, cores = nr.Ranks[nr.Slowest], tune.CoresPerRank(cores, ranks)
+	} else if rep, err = ownloop.Analyze(cmd, s, run, 1); err != nil {
 		return tune.Result{Script: cmd.Key()}, fmt.Errorf("the profile run: %w", err)
 	}
 	var steps time.Duration
-	for _, st := range run.Steps {
+	for _, st := range rep.Run.Steps {
 		steps += st.Time
 	}
 	p := tune.Profile{Own: tune.FromLoader(rep.Loader.Own), Before: tunePerSec(rep.Before.Median), Cached: tunePerSec(rep.After.Median),
-		Startup: max(0, run.Wall-steps), CUDA: run.Start.CUDA, Iterable: rep.Loader.Measured.Iterable}
+		Startup: max(0, run.Wall-steps), CUDA: run.Start.CUDA, Iterable: rep.Loader.Measured.Iterable, Ranks: ranks}
 	if w, err := ownloop.NewWhatIf(rep); err == nil {
+		w.Cores = cores
 		p.Model = &w
 	}
 	if profiled != nil {
 		profiled(run, p)
 	}
-	sr := tune.Searcher{Config: tune.Config{Budget: t.Budget, Steps: t.Steps, Rounds: t.Rounds, Pairs: t.Pairs, Cores: runtime.NumCPU(),
-		MaxWorkers: t.maxWorkers(), Fork: runtime.GOOS != "windows"}, Profile: p, Start: start,
+	sr := tune.Searcher{Config: tune.Config{Budget: t.Budget, Steps: t.Steps, Rounds: t.Rounds, Pairs: t.Pairs, Cores: cores,
+		MaxWorkers: t.maxWorkers(cores), Fork: runtime.GOOS != "windows"}, Profile: p, Start: start,
 		Run: func(ctx context.Context, c tune.Setting) (ownloop.Timed, error) {
 			env.start("tune " + c.Args())
 			ls := c.Loader()
@@ -184,11 +197,13 @@ var _ Typed[tune.Result] = Tune{}
 // tuneKeys are the keys of a Tune record's name: the script, the stage
 // (profile, search, check, best) and the setting (tuneScriptKeys); or
 // for our pipeline its command and level, the stage and the setting
-// (tuneOursKeys); bound= on a profile's where the model was made.
+// (tuneOursKeys); bound= on a profile's where the model was made; ranks=N
+// on every record of a script that starts N ranks (each rank's loader at
+// the setting).
 var (
 	tuneScriptKeys = []string{"script", "stage", "workers", "prefetch", "pin", "persistent", "start"}
 	tuneOursKeys   = []string{"pipeline", "level", "stage", "workers", "prefetch", "fetch"}
-	tuneKeys       = slices.Compact(slices.Sorted(slices.Values(append(append(slices.Clone(tuneScriptKeys), tuneOursKeys...), "bound"))))
+	tuneKeys       = slices.Compact(slices.Sorted(slices.Values(append(append(slices.Clone(tuneScriptKeys), tuneOursKeys...), "bound", "ranks"))))
 )
 
 // TuneCodec is a tune's records codec, in order: the profile
@@ -202,7 +217,7 @@ var (
 var TuneCodec = Codec[tune.Result]{
 	Experiment: "Tune",
 	Keys:       map[string][]string{"Tune": tuneKeys},
-	Optional:   map[string][]string{"Tune": {"script", "pin", "persistent", "start", "pipeline", "level", "fetch", "bound"}}, // decodeTune checks the one kind's or the other's
+	Optional:   map[string][]string{"Tune": {"script", "pin", "persistent", "start", "pipeline", "level", "fetch", "bound", "ranks"}}, // decodeTune checks the one kind's or the other's
 	encode:     encodeTune,
 	decode:     decodeTune,
 }
@@ -218,7 +233,12 @@ func tuneName(r tune.Result, stage string, s tune.Setting) string {
 	if start == "" {
 		start = "default"
 	}
-	return fmt.Sprintf("Tune/script=%s/stage=%s/workers=%d/prefetch=%d/pin=%t/persistent=%t/start=%s", script, stage, s.Workers, s.Prefetch, s.Pin, s.Persistent, start)
+	name := fmt.Sprintf("Tune/script=%s/stage=%s/workers=%d/prefetch=%d/pin=%t/persistent=%t/start=%s", script, stage, s.Workers, s.Prefetch, s.Pin, s.Persistent, start)
+	if r.Profile.Ranks > 0 {
+		// A node's ranks: every rank's loader at the setting.
+		name += "/ranks=" + strconv.Itoa(r.Profile.Ranks)
+	}
+	return name
 }
 
 // tuneStops are the values of the best record's stopped unit.
@@ -333,6 +353,13 @@ func decodeTune(recs []Record) (tune.Result, error) {
 		if i > 0 && rec.Keys["pipeline"] != r.Profile.Pipeline {
 			return r, fmt.Errorf("%s: a record of Tune of another pipeline than its profile's (%q)", fullName(rec.Result), r.Profile.Pipeline)
 		}
+		ranks, err := tuneRanks(rec)
+		if err != nil {
+			return r, err
+		}
+		if i > 0 && ranks != r.Profile.Ranks {
+			return r, fmt.Errorf("%s: a record of Tune of %d ranks after a profile of %d", fullName(rec.Result), ranks, r.Profile.Ranks)
+		}
 		stage := rec.Keys["stage"]
 		switch {
 		case stage == "profile" && i == 0 && rec.Keys["pipeline"] != "":
@@ -343,6 +370,7 @@ func decodeTune(recs []Record) (tune.Result, error) {
 			if r.Profile, r.Pick, err = decodeTuneProfile(rec, s); err != nil {
 				return r, err
 			}
+			r.Profile.Ranks = ranks
 		case (stage == tune.Search || stage == tune.Check) && i > 0:
 			run := tune.Run{Setting: s, Stage: stage}
 			if f, ok := resultfile.Value(rec.Result, "failed"); ok && f == 1 {
@@ -375,6 +403,20 @@ func decodeTune(recs []Record) (tune.Result, error) {
 		}
 	}
 	return r, fmt.Errorf("Tune: no best record after %d records: the file is cut short", len(recs))
+}
+
+// tuneRanks is a record's ranks= (0 where absent: one process); our
+// pipeline's records have none.
+func tuneRanks(rec Record) (int, error) {
+	v, ok := rec.Keys["ranks"]
+	if !ok {
+		return 0, nil
+	}
+	n, err := strconv.Atoi(v)
+	if err != nil || n < 1 || rec.Keys["pipeline"] != "" {
+		return 0, fmt.Errorf("%s: ranks %q: want a count of 1 or more, on a script's record", fullName(rec.Result), v)
+	}
+	return n, nil
 }
 
 // decodeTuneOursProfile is our pipeline's profile record: its rates,

@@ -42,7 +42,7 @@ func BenchmarkTuneGoals(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	grid := tuneGrid(t.maxWorkers())
+	grid := tuneGrid(t.maxWorkers(runtime.NumCPU()))
 	for range b.N {
 		ctx := context.Background()
 		start := time.Now()

@@ -56,8 +56,50 @@ func TestTuneCodec(t *testing.T) {
 	cuda.Best, cuda.Stopped = cuda.Profile.Own, "done"
 	iterable := tuneOutcome()
 	iterable.Profile.Iterable = true
-	for _, r := range []tune.Result{full, noModel, cut, cuda, iterable} {
+	ranks := tuneOutcome()
+	ranks.Profile.Ranks, ranks.Profile.Model.Cores = 2, 1
+	for _, r := range []tune.Result{full, noModel, cut, cuda, iterable, ranks} {
 		roundTrip(t, TuneCodec, r)
+	}
+}
+
+// TestTuneCodecRanks checks a tune of a node's ranks names every record
+// with ranks=N (compare and history tell it from one process's), and
+// that records of another count of ranks than their profile's, or a
+// count that is not one, do not decode.
+func TestTuneCodecRanks(t *testing.T) {
+	r := tuneOutcome()
+	r.Profile.Ranks = 2
+	recs := TuneCodec.Encode(r)
+	for _, rec := range recs {
+		if !strings.Contains(string(rec.Name), "/ranks=2") {
+			t.Errorf("%s: no ranks=2", rec.Name)
+		}
+	}
+	if got, want := string(recs[1].Name), "BenchmarkTune/script=train.py/stage=search/workers=4/prefetch=2/pin=false/persistent=false/start=default/ranks=2"; got != want {
+		t.Errorf("a search run's name %q, want %q", got, want)
+	}
+	renamed := func(i int, from, to string) []*benchfmt.Result {
+		out := slices.Clone(recs)
+		x := *recs[i]
+		x.Name = benchfmt.Name(strings.Replace(string(x.Name), from, to, 1))
+		out[i] = &x
+		return out
+	}
+	for _, tc := range []struct {
+		name string
+		recs []*benchfmt.Result
+		want string
+	}{
+		{"a run of other ranks", renamed(2, "/ranks=2", "/ranks=4"), "a record of Tune of 4 ranks after a profile of 2"},
+		{"a run of one process", renamed(3, "/ranks=2", ""), "a record of Tune of 0 ranks after a profile of 2"},
+		{"ranks not a count", renamed(0, "/ranks=2", "/ranks=two"), "ranks \"two\": want a count of 1 or more"},
+		{"no ranks", renamed(0, "/ranks=2", "/ranks=0"), "ranks \"0\": want a count of 1 or more"},
+	} {
+		_, err := TuneCodec.Decode(tc.recs)
+		if err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("%s: %v, want %q", tc.name, err, tc.want)
+		}
 	}
 }
 
@@ -74,6 +116,7 @@ func TestTuneCodecCommittedFiles(t *testing.T) {
 		{"../results/tune-imagefolder-517e1ce.txt", false, tune.Setting{Workers: 1, Prefetch: 2, Persistent: true}},
 		{"../results/tune-ours-remote-a98e6c0.txt", true, tune.Setting{Workers: 1, Prefetch: 2, Fetch: 128}},
 		{"../results/tune-ours-ladder-a98e6c0.txt", false, tune.Setting{Workers: 1, Prefetch: 2}},
+		{"../results/tune-ranks-d2c5995.txt", false, tune.Setting{Workers: 2, Prefetch: 4, Persistent: true}},
 	} {
 		recs, err := resultfile.Read(tc.path)
 		if err != nil {
@@ -82,6 +125,9 @@ func TestTuneCodecCommittedFiles(t *testing.T) {
 		r, err := TuneCodec.Decode(recs)
 		if err != nil {
 			t.Fatalf("%s: %v", tc.path, err)
+		}
+		if strings.Contains(tc.path, "ranks") && (r.Profile.Ranks != 2 || r.Profile.Model.Cores != 1) {
+			t.Errorf("%s: %d ranks, a rank's model on %d cores; want 2 and 1", tc.path, r.Profile.Ranks, r.Profile.Model.Cores)
 		}
 		if a := r.Answer(); a.Recommend != tc.recommend || a.Best != tc.best || r.Stopped != "done" || (r.Profile.Model == nil) != r.Profile.Ours() {
 			t.Errorf("%s: answer %+v, stopped %q; want recommend %v of %+v", tc.path, a, r.Stopped, tc.recommend, tc.best)

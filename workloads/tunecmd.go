@@ -1,10 +1,12 @@
 package workloads
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
 	"io"
+	"strconv"
 
 	"golang.org/x/perf/benchfmt"
 
@@ -50,10 +52,19 @@ way and what it would take. --out records every run (BenchmarkTune/
 script=…/stage=…/workers=…/prefetch=…/pin=…/persistent=…/start=…), so
 compare and history take them.
 
+A script that starts ranks (-- torchrun --nproc_per_node N train.py,
+python -m torch.distributed.run, or its own torch.multiprocessing.spawn;
+one node) is tuned per rank: each candidate goes to every rank's training
+loader, its steps/s are the slowest rank's (the ranks step in lockstep),
+the profile and the model's pick are the slowest rank's on a rank's share
+of the cores (the machine's cores over the ranks), the line to paste goes
+in every rank's DataLoader, and the records carry ranks=N. A rank that
+fails at a candidate fails that candidate, with its reason.
+
 A --budget under 10s, or too small for one candidate and its check once
 the profile has run, is refused with one line (exit 2). SIGINT stops the
-script and its workers, prints the best so far, writes --out with every
-run so far (marked partial) and exits 130.
+script, its ranks and their workers, prints the best so far, writes
+--out with every run so far (marked partial) and exits 130.
 
 With --ours ladder or --ours remote (and no command) the same search runs
 over headspace's own pipeline, as in
@@ -112,20 +123,21 @@ func runTune(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	if err != nil {
 		return ownError(err)
 	}
-	if cmd.Launcher != "" {
-		return cli.Usagef("tune: %s starts ranks, and tune measures one process this round: tune the script run as one process (-- python3 train.py)", cmd.Launcher)
-	}
 	var run *ownloop.Run
 	var res tune.Result
 	settings := func() []resultfile.Config {
-		return driver.Settings(run.Device(), ownloop.CommandConfig(cmd, run), t.Settings(), TuneFailures(res))
+		return driver.Settings(run.Device(), ownloop.CommandConfig(cmd, run), tuneRanksConfig(cmd, run), t.SettingsFor(len(run.Ranks)), TuneFailures(res))
 	}
 	o, err := driver.Run(ctx, driver.Job{Progress: stderr, Settings: settings,
 		Measure: func(ctx context.Context, h *driver.Hooks) ([]*benchfmt.Result, error) {
 			var err error
 			res, err = t.MeasureEach(ctx, Env{}, stderr, func(r *ownloop.Run, p tune.Profile) {
 				run = r
-				fmt.Fprintf(stderr, "tune: profile: %.2f steps/s with the loader (%s), %.2f on cached batches\n", p.Before, p.Own.Normal().Args(), p.Cached)
+				node := ""
+				if p.Ranks > 0 {
+					node = fmt.Sprintf(" (%d ranks: the slowest rank's)", p.Ranks)
+				}
+				fmt.Fprintf(stderr, "tune: profile%s: %.2f steps/s with the loader (%s), %.2f on cached batches\n", node, p.Before, p.Own.Normal().Args(), p.Cached)
 			}, func(r tune.Run) {
 				if r.Failed {
 					fmt.Fprintf(stderr, "tune: %s %s: failed: %s\n", r.Stage, r.Setting.Args(), r.Reason)
@@ -156,4 +168,14 @@ func runTune(ctx context.Context, args []string, stdout, stderr io.Writer) error
 		fmt.Fprintf(stdout, "results: %s\n", o.Path)
 	}
 	return o.Err("the best so far is above")
+}
+
+// tuneRanksConfig is the file's launcher and ranks lines where the
+// script starts ranks, as analyze's (NodeReport.ConfigLines).
+func tuneRanksConfig(cmd ownloop.Command, run *ownloop.Run) []resultfile.Config {
+	if run == nil || len(run.Ranks) == 0 {
+		return nil
+	}
+	launcher := cmp.Or(cmd.Launcher, "torch.multiprocessing.spawn")
+	return []resultfile.Config{{Key: "launcher", Value: launcher}, {Key: "ranks", Value: strconv.Itoa(len(run.Ranks))}}
 }

@@ -58,11 +58,17 @@ func (s LoaderSettings) Args() string {
 // some settings: every step after the warm-up (one step and the batches
 // the workers prefetched), epoch boundaries included, where
 // persistent_workers saves the workers' restart.
+//
+// For a node's ranks (torchrun's, or a script's own
+// torch.multiprocessing.spawn) it is the slowest rank's: the ranks step
+// in lockstep, at its pace, so its steps/s are the node's.
 type Timed struct {
 	Steps   []time.Duration
 	Workers int           // as the loader ran
 	Wall    time.Duration // the command's, its start included
 	Run     *Run
+	// Ranks is the node's ranks (0: one process), Rank the slowest's.
+	Ranks, Rank int
 }
 
 // StepsPerSec is the run's throughput over its timed steps.
@@ -80,18 +86,51 @@ func (t Timed) StepsPerSec() float64 {
 // RunAt runs cmd under the hook with its training loader (the loader-th)
 // at ls, or as the script made it where ls is nil, for steps steps
 // after the warm-up; the command's output goes to out. The script is
-// not edited: the hook applies ls.
+// not edited: the hook applies ls, in every rank of a node's (each rank's
+// training loader at ls), and the node's timing is its slowest rank's.
 func RunAt(ctx context.Context, cmd Command, loader int, ls *LoaderSettings, steps int, timeout time.Duration, out io.Writer) (Timed, error) {
 	s := Settings{Mode: "ladder", Loader: loader, Level: "none", Steps: steps, Tune: ls, FirstBatchTimeout: timeout}
 	run, err := Exec(ctx, cmd, s, out, nil)
 	if err != nil {
-		return Timed{Run: run}, err
+		return Timed{Run: run, Ranks: len(run.ranksOf())}, err
 	}
+	if len(run.Ranks) == 0 {
+		t, err := timed(run)
+		t.Run = run
+		return t, err
+	}
+	var slow Timed
+	for r, rr := range run.Ranks {
+		if rr == nil {
+			return Timed{Run: run, Ranks: len(run.Ranks)}, fmt.Errorf("rank %d reported nothing", r)
+		}
+		t, err := timed(rr)
+		if err != nil {
+			return Timed{Run: run, Ranks: len(run.Ranks)}, fmt.Errorf("rank %d: %w", r, err)
+		}
+		if r == 0 || t.StepsPerSec() < slow.StepsPerSec() {
+			slow, slow.Rank = t, r
+		}
+	}
+	slow.Run, slow.Wall, slow.Ranks = run, run.Wall, len(run.Ranks)
+	return slow, nil
+}
+
+// ranksOf is r's ranks, none where r is nil.
+func (r *Run) ranksOf() []*Run {
+	if r == nil {
+		return nil
+	}
+	return r.Ranks
+}
+
+// timed is a process's run's steps after the warm-up.
+func timed(run *Run) (Timed, error) {
 	ld, ok := run.Target()
 	if !ok {
-		return Timed{Run: run}, fmt.Errorf("%w: the hook named no training loader", ErrNoLoader)
+		return Timed{}, fmt.Errorf("%w: the hook named no training loader", ErrNoLoader)
 	}
-	t := Timed{Workers: ld.Workers, Wall: run.Wall, Run: run}
+	t := Timed{Workers: ld.Workers, Wall: run.Wall}
 	warm := max(1, ld.Warmup)
 	for _, st := range run.Steps {
 		if st.Index >= warm {

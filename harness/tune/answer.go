@@ -118,7 +118,11 @@ func (r Result) Bound() string {
 	cores := float64(r.cores())
 	s := fmt.Sprintf("the loader holds the loop back (headspace %.1f%%); its slowest stage is %s, %s a batch", p.HeadspacePercent(), m.Stage, report.Ms(m.StageTime, 1))
 	if need := m.NeedCores(); need > cores {
-		s += fmt.Sprintf("; the cores are spent: the step and its batch need %.1f cores at the model's bound, this machine has %.0f", need, cores)
+		have := fmt.Sprintf("this machine has %.0f", cores)
+		if p.Ranks > 0 {
+			have = fmt.Sprintf("a rank has %.0f (the machine's shared by %d ranks)", cores, p.Ranks)
+		}
+		s += fmt.Sprintf("; the cores are spent: the step and its batch need %.1f cores at the model's bound, %s", need, have)
 	}
 	if need, over := m.StageNeed(); need > 0 {
 		s += fmt.Sprintf("; keeping %d workers, %s must take %s a batch instead of %s (%.1f× faster)", m.Workers, m.Stage, report.Ms(need, 1), report.Ms(m.StageTime, 1), float64(m.StageTime)/float64(need))
@@ -208,11 +212,18 @@ func (r Result) WriteText(w io.Writer) {
 			fmt.Fprintf(w, ", %d requests in flight (Little's law)", r.FetchPick)
 		}
 		fmt.Fprintf(w, " (its bound at the given setting: %s)\n", p.Limit)
+	} else if p.Ranks > 0 {
+		fmt.Fprintf(w, "profile (the script as it is, %d ranks, each rank's loader %s; the slowest rank's, which the others wait for): %.2f steps/s with the loader, %.2f on cached batches: headspace %.1f%%\n",
+			p.Ranks, p.Own.Normal().Args(), p.Before, p.Cached, p.HeadspacePercent())
+		fmt.Fprintf(w, "each candidate runs in every rank's training loader; its steps/s are the node's: the slowest rank's (the ranks step in lockstep)\n")
 	} else {
 		fmt.Fprintf(w, "profile (the script as it is, %s): %.2f steps/s with the loader, %.2f on cached batches: headspace %.1f%%\n",
 			p.Own.Normal().Args(), p.Before, p.Cached, p.HeadspacePercent())
 	}
-	if p.Model != nil {
+	if p.Model != nil && p.Ranks > 0 {
+		fmt.Fprintf(w, "the what-if model's pick: %d workers a rank (predicted %.2f steps/s on a rank's %d cores: the machine's shared by %d ranks)\n",
+			r.Pick, p.Model.StepsPerSec(r.Pick, p.Model.Cores), p.Model.Cores, p.Ranks)
+	} else if p.Model != nil {
 		fmt.Fprintf(w, "the what-if model's pick: %d workers (predicted %.2f steps/s on %d cores)\n", r.Pick, p.Model.StepsPerSec(r.Pick, p.Model.Cores), p.Model.Cores)
 	}
 	fmt.Fprintln(w)
@@ -228,6 +239,8 @@ func (r Result) WriteText(w io.Writer) {
 	if a.Recommend {
 		if p.Ours() {
 			fmt.Fprintf(w, "set: %s\n", p.Args(a.Best))
+		} else if p.Ranks > 0 {
+			fmt.Fprintf(w, "set, in every rank (the DataLoader each of the %d ranks makes): DataLoader(..., %s)\n", p.Ranks, a.Best.Args())
 		} else {
 			fmt.Fprintf(w, "set: DataLoader(..., %s)\n", a.Best.Args())
 		}

@@ -76,6 +76,13 @@ type Profile struct {
 	// Iterable says the training dataset is an IterableDataset: each
 	// worker iterates all of it unless it shards by get_worker_info().
 	Iterable bool
+	// Ranks is the node's ranks where the script starts them (torchrun,
+	// torch.multiprocessing.spawn); 0 for one process. Each candidate is
+	// then applied to every rank's training loader, its steps/s are the
+	// slowest rank's (the ranks step in lockstep), and the profile,
+	// Before, Cached and Model, is the slowest rank's, its model on a
+	// rank's cores (CoresPerRank).
+	Ranks int
 
 	// Pipeline names our own pipeline where the tune is of it ("ladder",
 	// "remote"; its settings are its command's flags); "" is a script's
@@ -94,6 +101,11 @@ type Profile struct {
 	// "<stage> workers"); "" for a script (Model.Stage says it).
 	Limit string
 }
+
+// CoresPerRank is the cores each of a node's ranks has: the machine's
+// cores shared among ranks ranks (at least 1), all of them for one
+// process (ranks 0).
+func CoresPerRank(cores, ranks int) int { return max(1, cores/max(1, ranks)) }
 
 // LimitFetch is Profile.Limit where Little's law on the profile's
 // requests wants more requests in flight than our pipeline was given.

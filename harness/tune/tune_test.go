@@ -546,3 +546,41 @@ func TestEveryFirstCandidateFails(t *testing.T) {
 		})
 	}
 }
+
+// TestRanksAnswer checks the answer of a tune of a node's ranks: the
+// profile is the slowest rank's, the model's pick is a rank's on a
+// rank's cores, and the line to paste says it goes in every rank's
+// DataLoader.
+func TestRanksAnswer(t *testing.T) {
+	p := own0()
+	p.Ranks, p.Model.Cores = 2, 1
+	m := &machine{rate: truthOf(p.Model)}
+	s := searcher(m, p, time.Hour)
+	s.Config.Cores = tune.CoresPerRank(2, p.Ranks)
+	r, err := s.Tune(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out bytes.Buffer
+	r.WriteText(&out)
+	for _, want := range []string{
+		"profile (the script as it is, 2 ranks, each rank's loader num_workers=0; the slowest rank's, which the others wait for): 4.00 steps/s",
+		"each candidate runs in every rank's training loader; its steps/s are the node's: the slowest rank's",
+		"the what-if model's pick: 4 workers a rank (predicted 20.00 steps/s on a rank's 1 cores: the machine's shared by 2 ranks)",
+		"set, in every rank (the DataLoader each of the 2 ranks makes): DataLoader(..., num_workers=4",
+	} {
+		if !strings.Contains(out.String(), want) {
+			t.Errorf("the answer lacks %q:\n%s", want, out.String())
+		}
+	}
+}
+
+// TestCoresPerRank checks a rank's share of the cores: the machine's
+// for one process, at least one.
+func TestCoresPerRank(t *testing.T) {
+	for _, tc := range []struct{ cores, ranks, want int }{{2, 0, 2}, {2, 1, 2}, {2, 2, 1}, {16, 3, 5}, {2, 8, 1}} {
+		if got := tune.CoresPerRank(tc.cores, tc.ranks); got != tc.want {
+			t.Errorf("%d cores, %d ranks: %d, want %d", tc.cores, tc.ranks, got, tc.want)
+		}
+	}
+}

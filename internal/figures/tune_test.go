@@ -127,7 +127,7 @@ func recovered(path, own, best string) figure {
 var tuneCases = func() []figureCase {
 	w3p := tuneW("3", "2", true)
 	s1 := func(setting string) string { return tuneName("search", setting) }
-	return []figureCase{
+	return append([]figureCase{
 		{"docs/tune.md", "The profile read %s steps/s with the loader and %s on cached batches, and the model picked %s workers.", []shown{
 			p2(run(tuneRun1, tuneProfile(), "steps/s", 0)), p2(run(tuneRun1, tuneProfile(), "cached-steps/s", 0)), p0(run(tuneRun1, tuneProfile(), "pick-workers", 0))}},
 		{"docs/tune.md", "| `num_workers=2` (the model's pick) | %s | %s |", []shown{p0(count(tuneRun1, s1(tuneW("2", "2", false)), "steps/s")), p2(med(tuneRun1, s1(tuneW("2", "2", false)), "steps/s"))}},
@@ -172,8 +172,46 @@ var tuneCases = func() []figureCase {
 				return slices.Max(load(t, tuneRun2).runs(t, tuneName("search", tuneW("1", "4", false)), "steps/s"))
 			})}},
 		{"docs/tune.md", "Its %s runs took %s s by their own clocks.", []shown{p0(run(tuneRun2, tuneName("best", tuneW("1", "4", false)), "runs", 0)), p0(tuneWall(tuneRun2))}},
-	}
+	}, tuneRanksCases()...)
 }()
+
+// tuneRanks is docs/tune.md's worked example of a node's 2 ranks.
+const tuneRanks = "results/tune-ranks-d2c5995.txt"
+
+// ranksName is a record of the ranks' example at stage for a setting.
+func ranksName(stage, setting string) string {
+	return "Tune/script=train_ddp.py/stage=" + stage + "/" + setting + "/ranks=2"
+}
+
+// tuneRanksCases are the figures of docs/tune.md's example of a node's
+// ranks: the profile (the slowest rank's), the model's pick on a rank's
+// cores, one candidate's spread, and the final check.
+func tuneRanksCases() []figureCase {
+	profile := "Tune/script=train_ddp.py/stage=profile/" + tuneOwn + "/ranks=2/bound=dataset+.loader+(reading+and+decoding)"
+	p := func(unit string) figure { return run(tuneRanks, profile, unit, 0) }
+	predicted := func(t *testing.T) float64 {
+		v := func(unit string) float64 { return p(unit)(t) }
+		rate := min(1e9/v("step-ns"), v("pick-workers")*1e9/v("batch-ns/worker"))
+		return min(rate, v("cores")*1e9/(v("batch-cpu-ns")+v("main-cpu-ns/step")))
+	}
+	headspace := func(t *testing.T) float64 {
+		b, c := p("steps/s")(t), p("cached-steps/s")(t)
+		return 100 * (1/b - 1/c) * b
+	}
+	w2 := ranksName("search", tuneW("2", "2", false))
+	best := ranksName("check", tuneW("2", "4", true))
+	own := ranksName("check", tuneOwn)
+	return []figureCase{
+		{"docs/tune.md", "each rank's loader num_workers=0; the slowest rank's, which the others wait for): %s steps/s with the loader, %s on cached batches: headspace %s%%", []shown{
+			p2(p("steps/s")), p2(p("cached-steps/s")), p1(headspace)}},
+		{"docs/tune.md", "the what-if model's pick: %s workers a rank (predicted %s steps/s on a rank's %s cores: the machine's shared by 2 ranks)", []shown{
+			p0(p("pick-workers")), p2(predicted), p0(p("cores"))}},
+		{"docs/tune.md", "two workers read %s steps/s over %s runs, its 95%% interval %s – %s.", []shown{
+			p2(med(tuneRanks, w2, "steps/s")), p0(count(tuneRanks, w2, "steps/s")), p2(ciLo(tuneRanks, w2, "steps/s")), p2(ciHi(tuneRanks, w2, "steps/s"))}},
+		{"docs/tune.md", "persistent_workers=True measured %s steps/s in the final check against the script's own %s: not faster", []shown{
+			p2(med(tuneRanks, best, "steps/s")), p2(med(tuneRanks, own, "steps/s"))}},
+	}
+}
 
 // tuneGoals is BenchmarkTuneGoals' run (docs/tune.md's goals).
 const tuneGoals = "results/tune-goals-257e5ec.txt"
@@ -217,6 +255,7 @@ var tuneOursGoalCases = func() []figureCase {
 	rp := oursProfile("remote", "workers=1/prefetch=1/fetch=2", "requests+in+flight")
 	lp := oursProfile("ladder", "workers=1/prefetch=1/fetch=0", "transform+workers")
 	rOwn, rBest := oursName("remote", "check", "workers=1/prefetch=1/fetch=2"), oursName("remote", "check", "workers=1/prefetch=2/fetch=128")
+	rSpread := oursName("remote", "search", "workers=1/prefetch=1/fetch=128")
 	goal := func(pipeline, unit string) shown {
 		return p2(med(tuneOursGoals, "TuneOursGoals/pipeline="+pipeline, unit))
 	}
@@ -248,5 +287,8 @@ var tuneOursGoalCases = func() []figureCase {
 		{"docs/tune.md", "| remote | %s | %s | %s | %s | %s |", row("remote")},
 		{"docs/tune.md", "which the grid measured at %s of\nits best", []shown{goal("ladder", "best-ratio")}},
 		{"docs/tune.md", "measured at %s of its best (32 in flight)", []shown{goal("remote", "best-ratio")}},
+		{"docs/tune.md", "one worker at a prefetch of 1 and 128 in flight read from %s to %s steps/s over its %s search runs, and the recommended setting's check runs from %s to %s. It is noise", []shown{
+			p2(minRun(tuneOursRemote, rSpread, "steps/s")), p2(maxRun(tuneOursRemote, rSpread, "steps/s")), p0(count(tuneOursRemote, rSpread, "steps/s")),
+			p2(minRun(tuneOursRemote, rBest, "steps/s")), p2(maxRun(tuneOursRemote, rBest, "steps/s"))}},
 	}
 }()

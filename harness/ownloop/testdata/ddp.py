@@ -14,7 +14,9 @@ DataLoader, then N on one batch reused) and prints one JSON line a rank.
 --fail-rank R --fail-at N raises in rank R at step N; --hang-rank R
 --hang-at N makes rank R sleep for an hour before its collective at step
 N (the others wait in the all-reduce); --multi-node declares twice the
-ranks started here, as a second node would."""
+ranks started here, as a second node would. --max-workers N makes a
+DataLoader worker numbered N or more fail in every rank, as a machine
+without the memory for it would (headspace tune's failed candidate)."""
 import argparse
 import json
 import os
@@ -39,13 +41,22 @@ class Sleepy(Dataset):
         return torch.full((4,), float(i))
 
 
+MAX_WORKERS = [-1]
+
+
+def worker_init(worker_id):
+    if 0 <= MAX_WORKERS[0] <= worker_id:
+        raise MemoryError("worker %d: out of memory (--max-workers %d)" % (worker_id, MAX_WORKERS[0]))
+
+
 def train(rank, world, a):
+    MAX_WORKERS[0] = a.max_workers
     if not dist.is_initialized():
         dist.init_process_group("gloo", rank=rank, world_size=world * (2 if a.multi_node else 1))
     ms = a.slow_getitem_ms if rank == a.slow_rank else a.getitem_ms
     ds = Sleepy(a.samples, ms)
     sampler = DistributedSampler(ds, num_replicas=world, rank=rank, shuffle=False)
-    loader = DataLoader(ds, batch_size=a.batch, num_workers=a.workers, sampler=sampler)
+    loader = DataLoader(ds, batch_size=a.batch, num_workers=a.workers, sampler=sampler, worker_init_fn=worker_init)
     one = torch.ones(1)
     if a.truth:
         it = iter(loader)
@@ -102,6 +113,7 @@ def main():
     p.add_argument("--hang-rank", type=int, default=-1)
     p.add_argument("--hang-at", type=int, default=-1)
     p.add_argument("--multi-node", action="store_true")
+    p.add_argument("--max-workers", type=int, default=-1)
     p.add_argument("--spawn", type=int, default=0, help="start this many ranks with torch.multiprocessing.spawn")
     p.add_argument("--port", type=int, default=29511)
     p.add_argument("--slurm", action="store_true", help="a task of srun: its rank from SLURM_PROCID")
