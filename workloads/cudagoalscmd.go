@@ -3,7 +3,6 @@ package workloads
 import (
 	"io"
 
-	"github.com/headspace-bench/headspace/harness/gpugoals"
 	"github.com/headspace-bench/headspace/internal/cli"
 )
 
@@ -25,7 +24,7 @@ func runCUDAGoals(args []string, stdout io.Writer) error {
 	if fs.NArg() != 1 {
 		return cli.Usagef("want one folder: headspace cuda goals DIR")
 	}
-	rep, err := gpugoals.Goals(fs.Arg(0))
+	rep, err := CUDAGoals(fs.Arg(0))
 	if err != nil {
 		return cli.UsageError{Msg: err.Error()}
 	}

@@ -128,16 +128,7 @@ func runPeer(ctx context.Context, args []string, stdout, stderr io.Writer) error
 		return err
 	}
 	if f.from != "" {
-		if isSPDLCacheResults(f.from) {
-			return rebuildSPDLCache(fs, f.from, f.report, stdout)
-		}
-		if isRealPeerResults(f.from) {
-			return rebuildRealPeers(fs, f.from, f.report, f.plotPrefix, stdout)
-		}
-		if recs, err := resultfile.Read(f.from); err == nil && isRemoteResults(recs) {
-			return rebuildPeerRemote(fs, f.from, recs, f.report, stdout)
-		}
-		return rebuildPeer(fs, f.from, f.report, f.plotPrefix, stdout)
+		return peerFrom(fs, f.from, f.report, f.plotPrefix, stdout)
 	}
 	if f.sf.on {
 		if f.pf.peers != "" {
@@ -278,45 +269,85 @@ func peerOutputs(report, plotPrefix string) []cli.Output {
 	return append(outs, cli.Output{Path: report, Kind: peer.ReportKind})
 }
 
-// rebuildPeer is peer --from: the table, the report and the plots rebuilt
-// from a results file (PeerCodec, peer.ReportOf), measuring nothing. The flags that
-// set a measurement are refused with it.
-func rebuildPeer(fs *flag.FlagSet, from, report, plotPrefix string, stdout io.Writer) error {
-	if err := cli.FromOnly(fs, "report", "plot"); err != nil {
+// peerFromKind is one kind of results file peer --from rebuilds: the
+// experiment whose codec's Keys own its records' benchmarks, the flags
+// that apply to its rebuild, the files they name, and the rebuild, its
+// records decoded through that codec and reported as its run reports
+// them.
+type peerFromKind struct {
+	keys    map[string][]string
+	flags   []string
+	outputs func(report, plot string) []cli.Output
+	rebuild func(from string, recs []*benchfmt.Result, report, plot string, stdout io.Writer) error
+}
+
+// peerFromKinds are the peer's experiments with a --from: the loaders'
+// comparison (Peer), --remote, --peers and --spdl-cache.
+var peerFromKinds = []peerFromKind{
+	{PeerCodec.Keys, []string{"report", "plot"}, peerOutputs, rebuildPeer},
+	{PeerRemoteCodec.Keys, []string{"report"}, reportOutput, rebuildPeerRemote},
+	{RealPeerCodec.Keys, []string{"report", "plot"}, realPeersOutputs, rebuildRealPeers},
+	{SPDLCacheCodec.Keys, []string{"report"}, reportOutput, rebuildSPDLCache},
+}
+
+// peerFrom is peer --from: the results file's first record's benchmark
+// names the experiment whose codec owns it (peerFromKinds), which rebuilds
+// the report, measuring nothing. The flags that set a measurement are
+// refused with it.
+func peerFrom(fs *flag.FlagSet, from, report, plot string, stdout io.Writer) error {
+	recs, err := resultfile.Read(from)
+	if err != nil {
+		return cli.FromErr(from, err)
+	}
+	var kind *peerFromKind
+	if len(recs) > 0 {
+		base, _ := recs[0].Name.Parts()
+		for i := range peerFromKinds {
+			if _, ok := peerFromKinds[i].keys[string(base)]; ok {
+				kind = &peerFromKinds[i]
+				break
+			}
+		}
+	}
+	if kind == nil {
+		kind = &peerFromKinds[0] // the loaders' comparison's codec says what is wrong
+	}
+	if err := cli.FromOnly(fs, kind.flags...); err != nil {
 		return err
 	}
-	if err := mkdirs(report, plotPrefix); err != nil {
+	if err := mkdirs(report, plot); err != nil {
 		return err
 	}
-	if err := cli.CheckOutputs(peerOutputs(report, plotPrefix)...); err != nil {
+	if err := cli.CheckOutputs(kind.outputs(report, plot)...); err != nil {
 		return err
 	}
-	r, err := readPeerReport(from)
+	return kind.rebuild(from, recs, report, plot, stdout)
+}
+
+// reportOutput is the report file of a rebuild that draws no plot.
+func reportOutput(report, _ string) []cli.Output {
+	return []cli.Output{{Path: report, Kind: peer.ReportKind}}
+}
+
+// rebuildPeer is the loaders' comparison's --from: the table, the report
+// and the plots from its records (PeerCodec) and lines (peer.ReportOf).
+func rebuildPeer(from string, recs []*benchfmt.Result, report, plot string, stdout io.Writer) error {
+	o, err := PeerCodec.Decode(recs)
+	if err != nil {
+		return cli.FromErr(from, inFile(from, err))
+	}
+	var settings []resultfile.Config
+	if len(recs) > 0 {
+		settings = fileSettings(recs[0])
+	}
+	r, err := peer.ReportOf(from, settings, o.Measurements)
 	if err != nil {
 		return cli.FromErr(from, err)
 	}
 	if err := r.WriteText(stdout); err != nil {
 		return err
 	}
-	return r.WriteFiles(stdout, report, plotPrefix)
-}
-
-// readPeerReport is the report of the results file at path, its runs
-// decoded through PeerCodec and its lines read by peer.ReportOf.
-func readPeerReport(path string) (peer.Report, error) {
-	recs, err := resultfile.Read(path)
-	if err != nil {
-		return peer.Report{}, err
-	}
-	o, err := PeerCodec.Decode(recs)
-	if err != nil {
-		return peer.Report{}, inFile(path, err)
-	}
-	var settings []resultfile.Config
-	if len(recs) > 0 {
-		settings = fileSettings(recs[0])
-	}
-	return peer.ReportOf(path, settings, o.Measurements)
+	return r.WriteFiles(stdout, report, plot)
 }
 
 // peerCommand is how this command was invoked, quoted for a shell.

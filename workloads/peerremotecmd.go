@@ -169,30 +169,10 @@ func runPeerRemote(ctx context.Context, fs *flag.FlagSet, rf *peerRemoteFlags, a
 	return e.Report(o, stdout)
 }
 
-// isRemoteResults says whether recs, a results file's, are a PeerRemote's
-// (peer --from rebuilds either kind): its first record's benchmark, as
-// PeerRemoteCodec reads it.
-func isRemoteResults(recs []*benchfmt.Result) bool {
-	if len(recs) == 0 {
-		return false
-	}
-	_, err := PeerRemoteCodec.names(recs[:1])
-	return err == nil
-}
-
-// rebuildPeerRemote is peer --from on a --remote results file: its
-// records decoded through PeerRemoteCodec, its report written as the run
-// wrote it (PeerRemote.Report).
-func rebuildPeerRemote(fs *flag.FlagSet, from string, recs []*benchfmt.Result, report string, stdout io.Writer) error {
-	if err := cli.FromOnly(fs, "report"); err != nil {
-		return err
-	}
-	if err := mkdirs(report); err != nil {
-		return err
-	}
-	if err := cli.CheckOutputs(cli.Output{Path: report, Kind: peer.ReportKind}); err != nil {
-		return err
-	}
+// rebuildPeerRemote is --remote's --from: its records decoded through
+// PeerRemoteCodec, its report written as the run wrote it
+// (PeerRemote.Report).
+func rebuildPeerRemote(from string, recs []*benchfmt.Result, report, _ string, stdout io.Writer) error {
 	o, err := PeerRemoteCodec.Decode(recs)
 	if err == nil && o.Report.Command == "" {
 		err = fmt.Errorf("%s: no configuration lines (headspace peer --remote --out records them)", from)

@@ -2,11 +2,9 @@ package workloads
 
 import (
 	"context"
-	"errors"
 	"flag"
 	"fmt"
 	"io"
-	"os"
 	"slices"
 	"strconv"
 	"strings"
@@ -355,29 +353,15 @@ func writeRealPeersReport(stdout io.Writer, r realpeer.Report, report, plot stri
 	return nil
 }
 
-// isRealPeerResults says whether a results file holds BenchmarkRealPeer
-// runs (peer --from rebuilds each kind).
-func isRealPeerResults(path string) bool {
-	b, err := os.ReadFile(path)
-	return err == nil && strings.Contains(string(b), "\nBenchmark"+realpeer.Benchmark+"/")
-}
-
-// rebuildRealPeers is peer --from on a --peers results file.
-func rebuildRealPeers(fs *flag.FlagSet, from, report, plot string, stdout io.Writer) error {
-	if err := cli.FromOnly(fs, "report", "plot"); err != nil {
-		return err
+// rebuildRealPeers is --peers' --from: its records decoded through
+// RealPeerCodec, its report rebuilt (realpeer.ReportOf).
+func rebuildRealPeers(from string, recs []*benchfmt.Result, report, plot string, stdout io.Writer) error {
+	o, err := RealPeerCodec.Decode(recs)
+	var r realpeer.Report
+	if err == nil {
+		r, err = realpeer.ReportOf(from, o.Config, o.Runs, o.Limits)
 	}
-	if err := mkdirs(report, plot); err != nil {
-		return err
-	}
-	if err := cli.CheckOutputs(realPeersOutputs(report, plot)...); err != nil {
-		return err
-	}
-	r, err := realpeer.ReadFile(from)
 	if err != nil {
-		if errors.Is(err, os.ErrNotExist) {
-			return cli.FromErr(from, err)
-		}
 		return cli.Usagef("--from: %v", err)
 	}
 	return writeRealPeersReport(stdout, r, report, plot)

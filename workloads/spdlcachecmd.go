@@ -2,7 +2,6 @@ package workloads
 
 import (
 	"context"
-	"errors"
 	"flag"
 	"fmt"
 	"io"
@@ -247,30 +246,12 @@ func writeSPDLCacheReport(stdout io.Writer, r spdlcache.Report, report string) e
 	return nil
 }
 
-// isSPDLCacheResults says whether a results file holds
-// BenchmarkRealPeerHeadspace runs.
-func isSPDLCacheResults(path string) bool {
-	b, err := os.ReadFile(path)
-	return err == nil && strings.Contains(string(b), "\nBenchmark"+spdlcache.Benchmark+"/")
-}
-
-// rebuildSPDLCache is peer --from on a --spdl-cache results file.
-func rebuildSPDLCache(fs *flag.FlagSet, from, report string, stdout io.Writer) error {
-	if err := cli.FromOnly(fs, "report"); err != nil {
-		return err
-	}
-	if err := mkdirs(report); err != nil {
-		return err
-	}
-	if err := cli.CheckOutputs(cli.Output{Path: report, Kind: peer.ReportKind}); err != nil {
-		return err
-	}
-	config, runs, err := spdlcache.ReadFile(from)
+// rebuildSPDLCache is --spdl-cache's --from: its records decoded through
+// SPDLCacheCodec, its report rebuilt (spdlcache.NewReport).
+func rebuildSPDLCache(from string, recs []*benchfmt.Result, report, _ string, stdout io.Writer) error {
+	o, err := SPDLCacheCodec.Decode(recs)
 	if err != nil {
-		if errors.Is(err, os.ErrNotExist) {
-			return cli.FromErr(from, err)
-		}
 		return cli.Usagef("--from: %v", err)
 	}
-	return writeSPDLCacheReport(stdout, spdlcache.NewReport(config, runs), report)
+	return writeSPDLCacheReport(stdout, spdlcache.NewReport(o.Config, o.Runs), report)
 }

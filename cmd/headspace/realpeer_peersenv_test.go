@@ -18,6 +18,8 @@ import (
 	"time"
 
 	"github.com/headspace-bench/headspace/harness/realpeer"
+	"github.com/headspace-bench/headspace/harness/resultfile"
+	"github.com/headspace-bench/headspace/workloads"
 )
 
 func peersPython(t *testing.T) string {
@@ -162,7 +164,7 @@ func TestPeersInterrupt(t *testing.T) {
 			syscall.Kill(pid, syscall.SIGKILL)
 		}
 	}
-	r, err := realpeer.ReadFile(res)
+	r, err := readRealPeers(res)
 	if err != nil {
 		t.Fatalf("the interrupted run's --out does not read back: %v", err)
 	}
@@ -217,4 +219,18 @@ func zombie(pid int) bool {
 	s := string(b)
 	i := strings.LastIndexByte(s, ')')
 	return i > 0 && len(s) > i+2 && s[i+2] == 'Z'
+}
+
+// readRealPeers is the report of a --peers results file, its records
+// decoded through workloads.RealPeerCodec, as peer --from reads it.
+func readRealPeers(path string) (realpeer.Report, error) {
+	recs, err := resultfile.Read(path)
+	if err != nil {
+		return realpeer.Report{}, err
+	}
+	o, err := workloads.RealPeerCodec.Decode(recs)
+	if err != nil {
+		return realpeer.Report{}, err
+	}
+	return realpeer.ReportOf(path, o.Config, o.Runs, o.Limits)
 }

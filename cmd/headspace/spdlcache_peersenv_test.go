@@ -12,7 +12,9 @@ import (
 	"syscall"
 	"testing"
 
+	"github.com/headspace-bench/headspace/harness/resultfile"
 	"github.com/headspace-bench/headspace/harness/spdlcache"
+	"github.com/headspace-bench/headspace/workloads"
 )
 
 // TestPeersSPDLCache: peer --spdl-cache on the example script, one round
@@ -44,7 +46,7 @@ func TestPeersSPDLCache(t *testing.T) {
 			t.Errorf("result file lacks %q:\n%s", want, b)
 		}
 	}
-	config, runs, err := spdlcache.ReadFile(res)
+	config, runs, err := readSPDLCache(res)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -138,7 +140,7 @@ func TestPeersSPDLCacheInterrupt(t *testing.T) {
 			syscall.Kill(pid, syscall.SIGKILL)
 		}
 	}
-	_, runs, err := spdlcache.ReadFile(res)
+	_, runs, err := readSPDLCache(res)
 	if err != nil {
 		t.Fatalf("the interrupted run's --out does not read back: %v", err)
 	}
@@ -151,3 +153,15 @@ func TestPeersSPDLCacheInterrupt(t *testing.T) {
 }
 
 func quote(s string) string { return "'" + strings.ReplaceAll(s, "'", `\'`) + "'" }
+
+// readSPDLCache is a --spdl-cache results file's configuration lines and
+// runs, its records decoded through workloads.SPDLCacheCodec, as peer
+// --from reads them.
+func readSPDLCache(path string) ([]resultfile.Config, []spdlcache.Run, error) {
+	recs, err := resultfile.Read(path)
+	if err != nil {
+		return nil, nil, err
+	}
+	o, err := workloads.SPDLCacheCodec.Decode(recs)
+	return o.Config, o.Runs, err
+}

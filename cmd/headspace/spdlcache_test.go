@@ -56,3 +56,27 @@ func TestSPDLCacheFrom(t *testing.T) {
 		t.Errorf("peer --from with --workers: exit %d, %q; want 2 naming --workers", code, stderr)
 	}
 }
+
+// TestPeerFromByCodec: peer --from sends a file to the experiment whose
+// codec owns its records' benchmark, whatever the bytes around them: a
+// --spdl-cache file whose first line is its record (no configuration
+// line before it) is still the side-by-side's, and a file of no peer
+// experiment's benchmark is refused naming the loaders' comparison's.
+func TestPeerFromByCodec(t *testing.T) {
+	dir := t.TempDir()
+	bare := filepath.Join(dir, "bare.txt")
+	if err := os.WriteFile(bare, []byte("BenchmarkRealPeerHeadspace/peer=ours/workers=2 70 100 step-ns 50 cached-step-ns 50 headspace-%\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	code, out, stderr := runCLI("peer", "--from", bare)
+	if code != 0 || !strings.Contains(out, "| headspace analyze (`ours`) |") {
+		t.Errorf("peer --from %s: exit %d, stdout %q, stderr %q; want the side-by-side's table", bare, code, out, stderr)
+	}
+	other := filepath.Join(dir, "other.txt")
+	if err := os.WriteFile(other, []byte("cores: 2\n\nBenchmarkLadder/level=none/workers=1/transforms=fast 1 1 ns/op\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if code, _, stderr := runCLI("peer", "--from", other); code != 2 || !strings.Contains(stderr, "not a record of Peer") {
+		t.Errorf("peer --from a ladder file: exit %d, %q; want 2, not a record of Peer", code, stderr)
+	}
+}

@@ -1,6 +1,6 @@
-// Package gpugoals reads the figures a lent GPU is asked for (issue 45)
+// Package gpugoals sets the figures a lent GPU is asked for (issue 45),
 // from the result files one call of ci/gpu-suite.sh leaves in its
-// folder, and sets each beside its goal and its public anchor, so the
+// folder, each beside its goal and its public anchor, so the
 // suite's summary says at once, part by part as the files appear,
 // which goals a card met. A figure whose file is not there (yet) is
 // "not measured", never guessed.
@@ -35,25 +35,20 @@
 // committed files, which package results/gpu embeds, never typed in.
 //
 // The suite's file names are this package's (Files); a test holds
-// ci/gpu-suite.sh to them.
+// ci/gpu-suite.sh to them. The files are read through their experiments'
+// codecs (package workloads: CUDACheckCodec, CUDADecodeCodec, LadderCodec
+// and the PyTorch scripts' codecs), which pass this package the typed
+// records of a Folder: it reads no benchmark name.
 package gpugoals
 
 import (
-	"bytes"
-	"errors"
 	"fmt"
 	"io"
-	"io/fs"
 	"math"
-	"os"
-	"path/filepath"
 	"slices"
 	"strings"
 	"text/tabwriter"
 
-	"golang.org/x/perf/benchfmt"
-
-	"github.com/headspace-bench/headspace/harness/resultfile"
 	"github.com/headspace-bench/headspace/internal/summary"
 	"github.com/headspace-bench/headspace/results/gpu"
 )
@@ -99,6 +94,80 @@ const (
 	TF32Goal = 1.0
 )
 
+// Folder is what one call of the suite left in its folder, each file
+// decoded through its codec: a file not there (yet) leaves its field
+// empty.
+type Folder struct {
+	// Steps are cuda check's timed Net steps (FileCheck).
+	Steps []NetStep
+	// Natural, Imagenet and Turbo are cuda decode's nvJPEG on the 1024²
+	// set and the ImageNet-sized set, and libjpeg-turbo's on the host
+	// (FileDecodeNvjpeg, FileDecodeImagenet, FileDecodeTurbo).
+	Natural, Imagenet, Turbo Decode
+	// TorchDecode is torchvision's decode and fused pipeline
+	// (FileTorchDecode).
+	TorchDecode []TorchDecode
+	// DeviceNone is the ladder with device transforms (FileDeviceNone),
+	// Levels the 003 ladder (FileLadderLevels).
+	DeviceNone, Levels []LadderRun
+	// TorchLadder is PyTorch's ladder (FileTorchLadder).
+	TorchLadder []TorchLadderRun
+	// TorchNetStep is PyTorch's Net step at matched math
+	// (FileTorchNetStep).
+	TorchNetStep []TorchNetStep
+}
+
+// NetStep is one timed Net step of cuda check: its backend (BackendKernels
+// or BackendCudnn), precision (fp32 or tf32), whether replayed from CUDA
+// Graphs, and its time in seconds.
+type NetStep struct {
+	Backend, Precision string
+	Graphs             bool
+	Seconds            float64
+}
+
+// Decode is one decoder's batches of cuda decode: each timed batch's
+// images/s and the files' size.
+type Decode struct {
+	Rates         []float64
+	Width, Height int
+}
+
+// TorchDecode is one line of peers/torch/decode.py: a batch of
+// torchvision's decode (Pipeline false) or of its fused pipeline, on a
+// set, with the file's torch-device, cpu-threads and pipeline-crop
+// where the line stands; MPs is NaN on a pipeline's line. Single is
+// set where torchvision decoded a file a call (api=single).
+type TorchDecode struct {
+	Set                   string
+	Pipeline, Single      bool
+	Device, Threads, Crop string
+	ImagesPerSec, MPs     float64
+}
+
+// LadderRun is one run of a ladder point and its steps/s.
+type LadderRun struct {
+	Level, Transforms, Placement string
+	Workers                      int
+	Pinned                       bool
+	StepsPerSec                  float64
+}
+
+// TorchLadderRun is one run of peers/torch/ladder.py at a level: its
+// steps/s and seconds a step.
+type TorchLadderRun struct {
+	Level                 string
+	StepsPerSec, SecPerOp float64
+}
+
+// TorchNetStep is one run of peers/torch/netstep.py: the file's
+// torch-device where the line stands, allow_tf32 (on or off) and the
+// seconds a step.
+type TorchNetStep struct {
+	Device, TF32 string
+	Seconds      float64
+}
+
 // Goal is one figure beside its goal.
 type Goal struct {
 	// Name says what is measured.
@@ -134,27 +203,25 @@ type LadderRow struct {
 	Ours, Torch float64
 }
 
-// Goals reads dir's result files. A file that is there but unreadable
-// is an error naming it; one that is not there leaves its goal
-// unmeasured.
-func Goals(dir string) (Report, error) {
+// Goals sets the figures of f beside their goals and the anchors read
+// from h100, the H100 run's files (package results/gpu) decoded: its
+// ladder (Levels), cuda check (Steps) and PyTorch's ladder (TorchLadder).
+// A figure whose file f lacks is not measured; h100 without its anchors
+// is an error.
+func Goals(f, h100 Folder) (Report, error) {
 	var rep Report
-	files, err := readFiles(dir)
+	anchors, err := h100Anchors(h100)
 	if err != nil {
 		return rep, err
 	}
-	anchors, err := h100Anchors()
-	if err != nil {
-		return rep, err
-	}
-	rep.Goals = append(rep.Goals, decodeGoals(files)...)
-	rep.Goals = append(rep.Goals, deviceNoneGoal(files, anchors))
-	rep.Notes = pipelineNotes(files)
-	rep.Goals = append(rep.Goals, netStepGoals(files, anchors)...)
+	rep.Goals = append(rep.Goals, decodeGoals(f)...)
+	rep.Goals = append(rep.Goals, deviceNoneGoal(f, anchors))
+	rep.Notes = pipelineNotes(f)
+	rep.Goals = append(rep.Goals, netStepGoals(f, anchors)...)
 	// The 003 ladder, ours (fast transforms) beside PyTorch's.
 	for _, level := range []string{"device", "host", "sample", "raw", "none"} {
-		ours := median(files[FileLadderLevels], "level="+level+"/", "steps/s", "transforms=fast")
-		th := median(files[FileTorchLadder], "level="+level+"/", "steps/s")
+		ours := ladderMedian(f.Levels, func(r LadderRun) bool { return r.Level == level && r.Transforms == "fast" })
+		th := torchLadderMedian(f.TorchLadder, level, func(r TorchLadderRun) float64 { return r.StepsPerSec })
 		if !math.IsNaN(ours) || !math.IsNaN(th) {
 			rep.Ladder = append(rep.Ladder, LadderRow{Level: level, Ours: ours, Torch: th})
 		}
@@ -162,54 +229,42 @@ func Goals(dir string) (Report, error) {
 	return rep, nil
 }
 
-// readFiles reads each of Files in dir (nil for one that is not there).
-func readFiles(dir string) (map[string][]*benchfmt.Result, error) {
-	if fi, err := os.Stat(dir); err != nil || !fi.IsDir() {
-		return nil, fmt.Errorf("%s: not a folder of the GPU suite's result files", dir)
-	}
-	files := map[string][]*benchfmt.Result{}
-	for _, f := range Files {
-		rs, err := resultfile.Read(filepath.Join(dir, f))
-		if errors.Is(err, fs.ErrNotExist) {
-			continue
-		}
-		if err != nil {
-			return nil, fmt.Errorf("%s: %w", filepath.Join(dir, f), err)
-		}
-		files[f] = rs
-	}
-	return files, nil
-}
-
 // decodeSets are the two sets both decoders read in the suite's call:
-// the name torchvision's lines carry, what it is, and our file.
-var decodeSets = []struct{ set, what, file string }{
-	{"natural", "1024² natural JPEGs", FileDecodeNvjpeg},
-	{"imagenet", "ImageNet-sized natural JPEGs", FileDecodeImagenet},
+// the name torchvision's lines carry, what it is, our file and its
+// decode.
+var decodeSets = []struct {
+	set, what, file string
+	ours            func(Folder) Decode
+}{
+	{"natural", "1024² natural JPEGs", FileDecodeNvjpeg, func(f Folder) Decode { return f.Natural }},
+	{"imagenet", "ImageNet-sized natural JPEGs", FileDecodeImagenet, func(f Folder) Decode { return f.Imagenet }},
 }
 
 // decodeGoals are nvJPEG's batched decode rate against torchvision's GPU
 // decode of the same files, a goal a set (the 1024² set's figure beside
 // libjpeg-turbo's too).
-func decodeGoals(files map[string][]*benchfmt.Result) []Goal {
-	torch := onDevice(files[FileTorchDecode], "cuda")
+func decodeGoals(f Folder) []Goal {
+	torch := onDevice(f.TorchDecode, func(r TorchDecode) string { return r.Device })
+	single := slices.ContainsFunc(torch, func(r TorchDecode) bool { return r.Single })
 	var goals []Goal
 	for _, ds := range decodeSets {
-		nv := median(files[ds.file], "", "images/s")
-		tv := median(torch, "TorchDecode/set="+ds.set+"/", "images/s")
+		ours := ds.ours(f)
+		nv := summary.Median(ours.Rates)
+		lines := filter(torch, func(r TorchDecode) bool { return !r.Pipeline && r.Set == ds.set })
+		tv := medianOf(lines, func(r TorchDecode) float64 { return r.ImagesPerSec })
 		g := Goal{Name: "nvJPEG batched decode, " + ds.what, Target: fmt.Sprintf("≥ %.1f× torchvision's GPU decode", NvjpegGoal),
 			Anchor: "torchvision.io.decode_jpeg(list, device=\"cuda\") on the same files, same call",
 			From:   ds.file + ", " + FileTorchDecode}
-		mp := megapixels(files[ds.file])
+		mp := megapixels(ours)
 		if !math.IsNaN(nv) && !math.IsNaN(tv) && tv > 0 {
 			g.Measured, g.Met = true, nv/tv >= NvjpegGoal
 			g.Figure = fmt.Sprintf("%.2f× (%.0f images/s, %.0f MP/s, against %.0f images/s, %.0f MP/s)",
-				nv/tv, nv, nv*mp, tv, median(torch, "TorchDecode/set="+ds.set+"/", "MP/s"))
-			if strings.Contains(fmt.Sprint(names(torch)), "/api=single") {
+				nv/tv, nv, nv*mp, tv, medianOf(lines, func(r TorchDecode) float64 { return r.MPs }))
+			if single {
 				g.Figure += "; torchvision before 0.19 decoded a file a call (api=single), not batched"
 			}
 		}
-		if turbo := median(files[FileDecodeTurbo], "", "images/s"); ds.file == FileDecodeNvjpeg && !math.IsNaN(turbo) && !math.IsNaN(nv) {
+		if turbo := summary.Median(f.Turbo.Rates); ds.file == FileDecodeNvjpeg && !math.IsNaN(turbo) && !math.IsNaN(nv) {
 			if g.Figure == "" {
 				g.Figure = fmt.Sprintf("%.0f images/s", nv)
 			}
@@ -221,47 +276,27 @@ func decodeGoals(files map[string][]*benchfmt.Result) []Goal {
 	return goals
 }
 
-// names are rs's names.
-func names(rs []*benchfmt.Result) []string {
-	var out []string
-	for _, r := range rs {
-		out = append(out, string(r.Name))
+// megapixels is the megapixels of one image of d, NaN where it decoded
+// nothing.
+func megapixels(d Decode) float64 {
+	if len(d.Rates) == 0 {
+		return math.NaN()
 	}
-	return out
-}
-
-// megapixels is the megapixels of one image of rs, from the size=WxH in
-// their names (cuda decode's), NaN where none says.
-func megapixels(rs []*benchfmt.Result) float64 {
-	for _, r := range rs {
-		for _, part := range strings.Split(string(r.Name), "/") {
-			var w, h int
-			if n, _ := fmt.Sscanf(part, "size=%dx%d", &w, &h); n == 2 {
-				return float64(w) * float64(h) / 1e6
-			}
-		}
-	}
-	return math.NaN()
+	return float64(d.Width) * float64(d.Height) / 1e6
 }
 
 // pipelineNotes are torchvision's fused pipeline rates on the GPU, a set
 // each, beside DALI's published figure.
-func pipelineNotes(files map[string][]*benchfmt.Result) []string {
-	torch := onDevice(files[FileTorchDecode], "cuda")
+func pipelineNotes(f Folder) []string {
+	torch := onDevice(f.TorchDecode, func(r TorchDecode) string { return r.Device })
 	var notes []string
 	for _, ds := range decodeSets {
-		part := "TorchDecodePipeline/set=" + ds.set + "/"
-		v := median(torch, part, "images/s")
+		lines := filter(torch, func(r TorchDecode) bool { return r.Pipeline && r.Set == ds.set })
+		v := medianOf(lines, func(r TorchDecode) float64 { return r.ImagesPerSec })
 		if math.IsNaN(v) {
 			continue
 		}
-		threads, crop := "?", "?"
-		for _, r := range torch {
-			if strings.HasPrefix(string(r.Name), part) {
-				threads, crop = r.GetConfig("cpu-threads"), r.GetConfig("pipeline-crop")
-				break
-			}
-		}
+		threads, crop := lines[0].Threads, lines[0].Crop
 		notes = append(notes, fmt.Sprintf("torchvision's fused decode + random resized crop to %s² + normalise on the GPU, %s: %.0f images/s at %s CPU threads (%s); DALI's published Hopper QA threshold, %.0f images/s for decode + random crop + resize to 224² on ~1-megapixel photos at 70 threads, is a reference, not a same-run peer",
 			crop, ds.what, v, threads, FileTorchDecode, DALIHopper))
 	}
@@ -279,28 +314,16 @@ type anchors struct {
 }
 
 // h100Anchors reads the anchors from the H100 run's files.
-func h100Anchors() (anchors, error) {
+func h100Anchors(h Folder) (anchors, error) {
 	var a anchors
-	parse := func(data []byte, name string) ([]*benchfmt.Result, error) {
-		rs, _, err := resultfile.Parse(bytes.NewReader(data), name)
-		return rs, err
+	point := func(level string) func(LadderRun) bool {
+		return func(r LadderRun) bool {
+			return r.Level == level && r.Workers == 4 && r.Transforms == "naive" && r.Placement == "host" && r.Pinned
+		}
 	}
-	ladder, err := parse(gpu.H100Ladder, "results/gpu/nvidia-h100-80gb-hbm3-15709d7.txt")
-	if err != nil {
-		return a, err
-	}
-	check, err := parse(gpu.H100Check, "results/gpu/nvidia-h100-80gb-hbm3-15709d7-cuda-check.txt")
-	if err != nil {
-		return a, err
-	}
-	torch, err := parse(gpu.H100Torch, "results/gpu/nvidia-h100-80gb-hbm3-15709d7-torch-ladder.txt")
-	if err != nil {
-		return a, err
-	}
-	point := []string{"workers=4/", "transforms=naive/", "placement=host/", "pinned=true"}
-	a.deviceNone = median(ladder, "level=none/", "steps/s", point...) / median(ladder, "level=device/", "steps/s", point...)
-	step, _ := netStep(check, backendKernels, "")
-	a.netStep = step / median(torch, "level=device", "sec/op")
+	a.deviceNone = ladderMedian(h.Levels, point("none")) / ladderMedian(h.Levels, point("device"))
+	step, _ := netStep(h.Steps, BackendKernels, "fp32", false)
+	a.netStep = step / torchLadderMedian(h.TorchLadder, "device", func(r TorchLadderRun) float64 { return r.SecPerOp })
 	if math.IsNaN(a.deviceNone) || math.IsNaN(a.netStep) {
 		return a, fmt.Errorf("the H100 run's files (results/gpu) hold no anchor: level none %v of device, the Net's step %v× PyTorch's", a.deviceNone, a.netStep)
 	}
@@ -309,9 +332,9 @@ func h100Anchors() (anchors, error) {
 
 // deviceNoneGoal is level none with device transforms against level
 // device.
-func deviceNoneGoal(files map[string][]*benchfmt.Result, a anchors) Goal {
-	none := median(files[FileDeviceNone], "level=none", "steps/s")
-	dev := median(files[FileDeviceNone], "level=device", "steps/s")
+func deviceNoneGoal(f Folder, a anchors) Goal {
+	none := ladderMedian(f.DeviceNone, func(r LadderRun) bool { return r.Level == "none" })
+	dev := ladderMedian(f.DeviceNone, func(r LadderRun) bool { return r.Level == "device" })
 	g := Goal{Name: "naive none, transforms on the device, 4 workers", Target: fmt.Sprintf("≥ %.2f of device", DeviceNoneGoal),
 		Anchor: fmt.Sprintf("%.2f of device (host transforms, %s)", a.deviceNone, gpu.H100), From: FileDeviceNone}
 	if !math.IsNaN(none) && !math.IsNaN(dev) && dev > 0 {
@@ -321,50 +344,51 @@ func deviceNoneGoal(files map[string][]*benchfmt.Result, a anchors) Goal {
 	return g
 }
 
-// The Net's backends as cuda check's records name them (package cuda's
-// BackendKernels and BackendLibraries): the kernels' records carry no
-// backend=.
+// The Net's backends as cuda check's steps name them (package cuda's
+// BackendKernels and BackendLibraries).
 const (
-	backendKernels = "kernels"
-	backendCudnn   = "cudnn"
+	BackendKernels = "kernels"
+	BackendCudnn   = "cudnn"
 )
 
 // netStepGoals are the Net's step against PyTorch's at matched math
 // (our fp32 against allow_tf32 off, our tf32 against on), each with and
 // without CUDA Graphs, then our TF32 step against our fp32: on cuDNN
-// where the check file has its rows (the kernels' ratio beside each),
+// where the check file has its steps (the kernels' ratio beside each),
 // else on the kernels. PyTorch's lines come from netstep.py on the GPU
 // only (torch-device cuda).
-func netStepGoals(files map[string][]*benchfmt.Result, a anchors) []Goal {
+func netStepGoals(f Folder, a anchors) []Goal {
 	var goals []Goal
-	torchRuns := onDevice(files[FileTorchNetStep], "cuda")
+	torchRuns := onDevice(f.TorchNetStep, func(r TorchNetStep) string { return r.Device })
 	anchor := fmt.Sprintf("%.2f× PyTorch's default step (ours fp32, its cuDNN TF32 on; %s)", a.netStep, gpu.H100)
-	backend, on := backendKernels, ""
-	if slices.ContainsFunc(files[FileCheck], func(r *benchfmt.Result) bool {
-		return strings.Contains(string(r.Name)+"/", "/backend="+backendCudnn+"/")
-	}) {
-		backend, on = backendCudnn, " on cuDNN"
+	backend, on := BackendKernels, ""
+	if slices.ContainsFunc(f.Steps, func(s NetStep) bool { return s.Backend == BackendCudnn }) {
+		backend, on = BackendCudnn, " on cuDNN"
 	}
-	for _, v := range []struct{ name, part, torch string }{
-		{"fp32", "", "off"}, {"fp32, CUDA Graphs", "graphs=true", "off"},
-		{"tf32", "precision=tf32", "on"}, {"tf32, CUDA Graphs", "precision=tf32/graphs=true", "on"},
+	for _, v := range []struct {
+		name, precision string
+		graphs          bool
+		torch           string
+	}{
+		{"fp32", "fp32", false, "off"}, {"fp32, CUDA Graphs", "fp32", true, "off"},
+		{"tf32", "tf32", false, "on"}, {"tf32, CUDA Graphs", "tf32", true, "on"},
 	} {
-		step, n := netStep(files[FileCheck], backend, v.part)
-		torch := median(torchRuns, "/tf32="+v.torch, "sec/op")
-		tn := count(torchRuns, "/tf32="+v.torch, "sec/op")
+		step, n := netStep(f.Steps, backend, v.precision, v.graphs)
+		matched := filter(torchRuns, func(r TorchNetStep) bool { return r.TF32 == v.torch })
+		torch := medianOf(matched, func(r TorchNetStep) float64 { return r.Seconds })
 		g := Goal{Name: fmt.Sprintf("the Net's step%s against PyTorch's at matched math, %s (allow_tf32 %s)", on, v.name, v.torch),
 			Target: fmt.Sprintf("≤ %.1f× PyTorch's", NetStepGoal), Anchor: anchor, From: FileCheck + ", " + FileTorchNetStep}
 		if !math.IsNaN(step) && !math.IsNaN(torch) && torch > 0 {
 			g.Measured, g.Met = true, step/torch <= NetStepGoal
-			g.Figure = fmt.Sprintf("%.2f× (%.1f ms, %d steps, against %.1f ms, %d runs)", step/torch, 1e3*step, n, 1e3*torch, tn)
-			if k, kn := netStep(files[FileCheck], backendKernels, v.part); backend == backendCudnn && !math.IsNaN(k) {
+			g.Figure = fmt.Sprintf("%.2f× (%.1f ms, %d steps, against %.1f ms, %d runs)", step/torch, 1e3*step, n, 1e3*torch, len(matched))
+			if k, kn := netStep(f.Steps, BackendKernels, v.precision, v.graphs); backend == BackendCudnn && !math.IsNaN(k) {
 				g.Figure += fmt.Sprintf("; the kernels: %.2f× (%.1f ms, %d steps)", k/torch, 1e3*k, kn)
 			}
 		}
 		goals = append(goals, g)
 	}
-	fp32, n32 := netStep(files[FileCheck], backend, "")
-	tf32, n := netStep(files[FileCheck], backend, "precision=tf32")
+	fp32, n32 := netStep(f.Steps, backend, "fp32", false)
+	tf32, n := netStep(f.Steps, backend, "tf32", false)
 	g := Goal{Name: "the Net's TF32 step against its fp32 step" + on, Target: fmt.Sprintf("< %.1f× (TF32 faster)", TF32Goal),
 		Anchor: "PyTorch's own tf32/fp32 on this card: " + torchTF32(torchRuns), From: FileCheck}
 	if !math.IsNaN(fp32) && !math.IsNaN(tf32) && fp32 > 0 {
@@ -376,99 +400,64 @@ func netStepGoals(files map[string][]*benchfmt.Result, a anchors) []Goal {
 
 // torchTF32 is PyTorch's step with allow_tf32 on over off, as printed,
 // "not measured" without both.
-func torchTF32(rs []*benchfmt.Result) string {
-	on, off := median(rs, "/tf32=on", "sec/op"), median(rs, "/tf32=off", "sec/op")
+func torchTF32(rs []TorchNetStep) string {
+	at := func(tf32 string) float64 {
+		return medianOf(filter(rs, func(r TorchNetStep) bool { return r.TF32 == tf32 }), func(r TorchNetStep) float64 { return r.Seconds })
+	}
+	on, off := at("on"), at("off")
 	if math.IsNaN(on) || math.IsNaN(off) || off <= 0 {
 		return "not measured"
 	}
 	return fmt.Sprintf("%.2f×", on/off)
 }
 
-// onDevice is the results of rs whose torch-device is dev: a file
-// written on the CPU (the suite's emulated mode) is no GPU's figure.
-func onDevice(rs []*benchfmt.Result, dev string) []*benchfmt.Result {
-	var out []*benchfmt.Result
+// onDevice is the lines of rs whose torch-device is cuda: a file written
+// on the CPU (the suite's emulated mode) is no GPU's figure.
+func onDevice[T any](rs []T, device func(T) string) []T {
+	return filter(rs, func(r T) bool { return device(r) == "cuda" })
+}
+
+// filter is the elements of rs keep keeps, in order.
+func filter[T any](rs []T, keep func(T) bool) []T {
+	var out []T
 	for _, r := range rs {
-		if string(r.GetConfig("torch-device")) == dev {
+		if keep(r) {
 			out = append(out, r)
 		}
 	}
 	return out
 }
 
-// netStep is the median of cuda check's Net step on backend at the name
-// part (precision and Graphs; "" for fp32 without Graphs), in seconds,
-// and the number of steps it is the median of.
-func netStep(rs []*benchfmt.Result, backend, part string) (float64, int) {
+// medianOf is the median of value over rs, NaN values left out (NaN
+// where none is left).
+func medianOf[T any](rs []T, value func(T) float64) float64 {
 	var vs []float64
 	for _, r := range rs {
-		name := string(r.Name)
-		if !strings.Contains(name, "CUDAStep/") {
-			continue
-		}
-		_, rest, _ := strings.Cut(name, "/side=")
-		// rest is "256" or "256/precision=tf32/graphs=true": the variant
-		// is what follows the side.
-		_, variant, _ := strings.Cut(rest, "/")
-		on := backendKernels
-		variant = strings.Join(slices.DeleteFunc(strings.Split(variant, "/"), func(s string) bool {
-			if b, ok := strings.CutPrefix(s, "backend="); ok {
-				on = b
-				return true
-			}
-			return s == "precision=fp32"
-		}), "/")
-		if variant != part || on != backend {
-			continue
-		}
-		if v, ok := resultfile.Value(r, "step-ns"); ok {
-			vs = append(vs, v/1e9)
-		}
-	}
-	return summary.Median(vs), len(vs)
-}
-
-// median is the median of unit over the results whose names hold every
-// part.
-func median(rs []*benchfmt.Result, part, unit string, more ...string) float64 {
-	var vs []float64
-	for _, r := range rs {
-		name := string(r.Name) + "/"
-		if !strings.Contains(name, part) {
-			continue
-		}
-		ok := true
-		for _, m := range more {
-			ok = ok && strings.Contains(name, m)
-		}
-		if !ok {
-			continue
-		}
-		for _, v := range r.Values {
-			t := resultfile.TidyValue(v)
-			if t.Unit == unit {
-				vs = append(vs, t.Value)
-			}
+		if v := value(r); !math.IsNaN(v) {
+			vs = append(vs, v)
 		}
 	}
 	return summary.Median(vs)
 }
 
-// count is the number of values of unit over the results whose names
-// hold part.
-func count(rs []*benchfmt.Result, part, unit string) int {
-	n := 0
-	for _, r := range rs {
-		if !strings.Contains(string(r.Name)+"/", part) {
-			continue
-		}
-		for _, v := range r.Values {
-			if resultfile.TidyValue(v).Unit == unit {
-				n++
-			}
-		}
-	}
-	return n
+// netStep is the median of cuda check's Net step on backend at precision,
+// replayed from CUDA Graphs or not, in seconds, and the number of steps
+// it is the median of.
+func netStep(steps []NetStep, backend, precision string, graphs bool) (float64, int) {
+	at := filter(steps, func(s NetStep) bool {
+		return s.Backend == backend && s.Precision == precision && s.Graphs == graphs
+	})
+	return medianOf(at, func(s NetStep) float64 { return s.Seconds }), len(at)
+}
+
+// ladderMedian is the median steps/s of the runs keep keeps.
+func ladderMedian(rs []LadderRun, keep func(LadderRun) bool) float64 {
+	return medianOf(filter(rs, keep), func(r LadderRun) float64 { return r.StepsPerSec })
+}
+
+// torchLadderMedian is the median of value over PyTorch's runs at level.
+func torchLadderMedian(rs []TorchLadderRun, level string, value func(TorchLadderRun) float64) float64 {
+	return medianOf(filter(rs, func(r TorchLadderRun) bool { return r.Level == level }), value)
 }
 
 // WriteText writes the report: a line per goal (MET, NOT MET or not

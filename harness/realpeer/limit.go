@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"math"
-	"strconv"
 	"strings"
 	"time"
 
@@ -104,16 +103,13 @@ func LimitConfig(c membw.Config) []resultfile.Config {
 	return []resultfile.Config{{Key: "limit-copy", Value: fmt.Sprintf("STREAM-like copy, each goroutine (as many as the workers) copying its own %d MiB buffer into another %d times a trial, the best of %d trials, bytes read and written counted", c.Buffer>>20, c.Reps, c.Trials)}}
 }
 
-// parseLimit reads a BenchmarkRealPeerLimit record.
-func parseLimit(r *benchfmt.Result) (LimitRun, error) {
+// LimitOf is the limit's run of one BenchmarkRealPeerLimit record whose
+// name gives workers (package workloads' RealPeerCodec reads it).
+func LimitOf(workers int, r *benchfmt.Result) (LimitRun, error) {
 	full := "Benchmark" + string(r.Name)
-	base, parts := r.Name.Parts()
 	var l LimitRun
-	if string(base) != LimitBenchmark || len(parts) != 1 || !strings.HasPrefix(string(parts[0]), "/workers=") {
-		return l, fmt.Errorf("benchmark %q: want Benchmark%s/workers=<n>", full, LimitBenchmark)
-	}
-	n, err := strconv.Atoi(strings.TrimPrefix(string(parts[0]), "/workers="))
-	if err != nil || n <= 0 {
+	n := workers
+	if n <= 0 {
 		return l, fmt.Errorf("benchmark %q: workers is not a positive whole number", full)
 	}
 	l.Workers, l.Copy.Workers, l.Copy.Reps = n, n, r.Iters

@@ -112,7 +112,7 @@ func ParseScript(r io.Reader, name string, check bool) (ScriptOutput, error) {
 		case *benchfmt.SyntaxError:
 			return o, rec
 		case *benchfmt.Result:
-			m, err := parseRun(rec)
+			m, err := parseScriptLine(rec)
 			if err != nil {
 				file, line := rec.Pos()
 				return o, fmt.Errorf("%s:%d: %w", file, line, err)
@@ -157,8 +157,9 @@ func configLines(data []byte) []resultfile.Config {
 	return out
 }
 
-// parseRun checks one record and converts it (its Round is 0).
-func parseRun(r *benchfmt.Result) (Measurement, error) {
+// parseScriptLine is the run of a script's one line (ParseScript), its
+// name read as the script writes it (its Round is 0).
+func parseScriptLine(r *benchfmt.Result) (Measurement, error) {
 	full := "Benchmark" + string(r.Name)
 	base, parts := r.Name.Parts()
 	m := Measurement{PeakRSS: -1, Batches: r.Iters}
@@ -187,6 +188,19 @@ func parseRun(r *benchfmt.Result) (Measurement, error) {
 	}
 	if m.Peer == "" || m.Workers == 0 {
 		return m, fmt.Errorf("benchmark %q: want Benchmark%s/peer=<name>/workers=<n>", full, Benchmark)
+	}
+	return MeasurementOf(m.Peer, m.Workers, r)
+}
+
+// MeasurementOf is the run of one record whose name gives peer and
+// workers (package workloads' RealPeerCodec reads a results file's; a
+// script's line, parseScriptLine): the peer known, the figures checked. Its
+// Round is 0.
+func MeasurementOf(peer string, workers int, r *benchfmt.Result) (Measurement, error) {
+	full := "Benchmark" + string(r.Name)
+	m := Measurement{Peer: peer, Workers: workers, PeakRSS: -1, Batches: r.Iters}
+	if workers <= 0 {
+		return m, fmt.Errorf("benchmark %q: workers %d is not a positive whole number", full, workers)
 	}
 	if m.Peer != Ours {
 		if _, ok := Lookup(m.Peer); !ok {

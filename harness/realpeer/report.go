@@ -1,25 +1,21 @@
 package realpeer
 
 import (
-	"errors"
 	"fmt"
 	"io"
 	"math"
-	"os"
 	"regexp"
 	"slices"
 	"strconv"
 	"strings"
 	"time"
 
-	"golang.org/x/perf/benchfmt"
-
 	"github.com/headspace-bench/headspace/harness/report"
 	"github.com/headspace-bench/headspace/harness/resultfile"
 )
 
 // ReportKeys are the configuration lines a results file must hold for
-// ReadFile to rebuild its report; `headspace peer --peers --out` records
+// ReportOf to rebuild its report; `headspace peer --peers --out` records
 // them (and the machine's goos, goarch and device).
 var ReportKeys = []string{"cpu", "cores", "distro", "go", "commit", "command", "peers", "workers", "rounds", "batch", "batches", "crop", "raw-size", "images", "dataset", "transforms", "ours"}
 
@@ -87,58 +83,14 @@ func (r Report) get(key string) string {
 
 var missingKey = regexp.MustCompile(`^missing-(.+)-w([0-9]+)-r([0-9]+)$`)
 
-// ReadFile reads a results file `headspace peer --peers --out` wrote and
-// rebuilds its report: the runs from its records, each run's round from
-// its order (the k-th record of a peer at a worker count is its k-th
-// round not listed missing), the missing runs from their configuration
-// lines (MissingKey). Nothing is measured.
-func ReadFile(path string) (Report, error) {
-	f, err := os.Open(path)
-	if err != nil {
-		return Report{}, err
-	}
-	defer f.Close()
-	rd := benchfmt.NewReader(f, path)
-	var config []resultfile.Config
-	var ms []Measurement
-	var limits []LimitRun
-	var errs []error
-	for rd.Scan() {
-		switch rec := rd.Result().(type) {
-		case *benchfmt.SyntaxError:
-			errs = append(errs, rec)
-		case *benchfmt.Result:
-			if base, _ := rec.Name.Parts(); string(base) == LimitBenchmark {
-				l, err := parseLimit(rec)
-				if err != nil {
-					file, line := rec.Pos()
-					errs = append(errs, fmt.Errorf("%s:%d: %w", file, line, err))
-				}
-				limits = append(limits, l)
-				continue
-			}
-			m, err := parseRun(rec)
-			if err != nil {
-				file, line := rec.Pos()
-				errs = append(errs, fmt.Errorf("%s:%d: %w", file, line, err))
-				continue
-			}
-			if config == nil {
-				for _, c := range rec.Config {
-					if c.File {
-						config = append(config, resultfile.Config{Key: c.Key, Value: string(c.Value)})
-					}
-				}
-			}
-			ms = append(ms, m)
-		}
-	}
-	if err := rd.Err(); err != nil {
-		errs = append(errs, err)
-	}
-	if err := errors.Join(errs...); err != nil {
-		return Report{}, err
-	}
+// ReportOf is the report of a results file `headspace peer --peers --out`
+// wrote, at path, decoded (package workloads' RealPeerCodec): its
+// configuration lines, its runs in the order they ran (MeasurementOf),
+// each then set in its round (the k-th record of a peer at a worker count
+// is its k-th round not listed missing; the missing runs from their
+// configuration lines, MissingKey), and the limit's runs (LimitOf).
+// Nothing is measured.
+func ReportOf(path string, config []resultfile.Config, ms []Measurement, limits []LimitRun) (Report, error) {
 	if len(ms) == 0 {
 		return Report{}, fmt.Errorf("%s: no Benchmark%s records", path, Benchmark)
 	}

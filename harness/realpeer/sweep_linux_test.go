@@ -161,7 +161,7 @@ func TestSweepLimit(t *testing.T) {
 		}
 		rec := l.Record()
 		rec.Name = benchfmt.Name(strings.TrimPrefix(string(rec.Name), "Benchmark"))
-		back, err := parseLimit(rec)
+		back, err := LimitOf(l.Workers, rec)
 		if err != nil || back.Workers != l.Workers || back.Copy.BytesPerSec != l.Copy.BytesPerSec || len(back.Stages) != len(l.Stages) {
 			t.Errorf("limit run %d reads back as %+v, %v", i, back, err)
 		}

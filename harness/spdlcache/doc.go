@@ -28,6 +28,7 @@
 // (side ours or spdl-cache) with step-ns, cached-step-ns and headspace-%,
 // and for ours the intervals' bounds; a run that failed is a
 // missing-<side>-r<round> configuration line with its reason, and the
-// rest go on. ReadFile reads a file back into the same Report, so a
-// report rebuilt from the file is the run's.
+// rest go on. Package workloads' SPDLCacheCodec reads a file back (RunOf,
+// Rounds) into the same Report, so a report rebuilt from the file is the
+// run's.
 package spdlcache

@@ -3,9 +3,7 @@ package spdlcache
 import (
 	"errors"
 	"fmt"
-	"io"
 	"math"
-	"os"
 	"regexp"
 	"slices"
 	"strconv"
@@ -78,22 +76,18 @@ func MissingConfig(runs []Run) []resultfile.Config {
 	return out
 }
 
-// parseRun checks one record and converts it (its Round is 0).
-func parseRun(rec *benchfmt.Result) (Run, error) {
+// RunOf is the run of one record, its name read (package workloads'
+// SPDLCacheCodec: the side, peer=, and its workers): the figures checked
+// to hold together. Its Round is 0 (Rounds sets it).
+func RunOf(side string, workers int, rec *benchfmt.Result) (Run, error) {
 	full := "Benchmark" + string(rec.Name)
-	base, parts := rec.Name.Parts()
-	r := Run{Steps: rec.Iters}
-	bad := fmt.Errorf("benchmark %q: want Benchmark%s/peer=%s|%s/workers=<n>", full, Benchmark, Ours, SPDL)
-	if string(base) != Benchmark || len(parts) != 2 {
-		return r, bad
+	r := Run{Steps: rec.Iters, Side: side, Workers: workers}
+	if !slices.Contains(Sides, side) {
+		return r, fmt.Errorf("%s: peer %q: want %s", full, side, strings.Join(Sides, " or "))
 	}
-	side, ok1 := strings.CutPrefix(string(parts[0]), "/peer=")
-	w, ok2 := strings.CutPrefix(string(parts[1]), "/workers=")
-	n, err := strconv.Atoi(w)
-	if !ok1 || !ok2 || err != nil || n < 0 || !slices.Contains(Sides, side) {
-		return r, bad
+	if workers < 0 {
+		return r, fmt.Errorf("%s: workers %d: want a count", full, workers)
 	}
-	r.Side, r.Workers = side, n
 	if r.Steps < 2 {
 		return r, fmt.Errorf("%s: %d steps, want at least 2", full, r.Steps)
 	}
@@ -171,42 +165,12 @@ func value(rec *benchfmt.Result, unit string) (float64, error) {
 	return found, nil
 }
 
-// Read reads a results file a comparison wrote: its configuration, its
-// runs in order with their rounds (missing runs from their lines).
-func Read(r io.Reader, name string) ([]resultfile.Config, []Run, error) {
-	rd := benchfmt.NewReader(r, name)
-	var config []resultfile.Config
-	var runs []Run
-	var errs []error
-	for rd.Scan() {
-		switch rec := rd.Result().(type) {
-		case *benchfmt.SyntaxError:
-			errs = append(errs, rec)
-		case *benchfmt.Result:
-			run, err := parseRun(rec)
-			if err != nil {
-				file, line := rec.Pos()
-				errs = append(errs, fmt.Errorf("%s:%d: %w", file, line, err))
-				continue
-			}
-			if config == nil {
-				for _, c := range rec.Config {
-					if c.File {
-						config = append(config, resultfile.Config{Key: c.Key, Value: string(c.Value)})
-					}
-				}
-			}
-			runs = append(runs, run)
-		}
-	}
-	if err := rd.Err(); err != nil {
-		errs = append(errs, err)
-	}
-	if err := errors.Join(errs...); err != nil {
-		return nil, nil, err
-	}
+// Rounds are runs, decoded in the order they ran (RunOf), each in its
+// round, then the missing runs that config's lines name (missing-<side>-r<round>),
+// at the first run's workers.
+func Rounds(config []resultfile.Config, runs []Run) []Run {
 	if len(runs) == 0 {
-		return nil, nil, fmt.Errorf("%s: no Benchmark%s records", name, Benchmark)
+		return nil
 	}
 	skip := map[string]map[int]bool{}
 	var missing []Run
@@ -231,15 +195,5 @@ func Read(r io.Reader, name string) ([]resultfile.Config, []Run, error) {
 		next[runs[i].Side] = round
 		runs[i].Round = round
 	}
-	return config, append(runs, missing...), nil
-}
-
-// ReadFile is Read of the file at path.
-func ReadFile(path string) ([]resultfile.Config, []Run, error) {
-	f, err := os.Open(path)
-	if err != nil {
-		return nil, nil, err
-	}
-	defer f.Close()
-	return Read(f, path)
+	return append(runs, missing...)
 }

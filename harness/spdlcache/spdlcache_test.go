@@ -192,15 +192,36 @@ var sampleConfig = []resultfile.Config{
 	{Key: "num-caches", Value: "10"}, {Key: "return-caches-after", Value: "40"}, {Key: "steps-after", Value: "30"}, {Key: "rounds", Value: "3"},
 }
 
-// TestRecordsRoundTrip: the records and the missing run's line read back
-// as the same runs, each in its round, and the report is the golden one.
+// TestRecordsRoundTrip: the records, read back by RunOf with their
+// runs' sides and workers (package workloads' SPDLCacheCodec reads them
+// from the names), and the missing run's line set by Rounds, are the
+// same runs, each in its round, and the report is the golden one.
 func TestRecordsRoundTrip(t *testing.T) {
 	runs := sample()
 	golden(t, "results.txt", writeFile(t, sampleConfig, runs))
-	config, got, err := ReadFile("testdata/results.txt")
+	recs, err := resultfile.Read("testdata/results.txt")
 	if err != nil {
 		t.Fatal(err)
 	}
+	var ran []Run
+	for _, r := range runs {
+		if r.Missing == "" {
+			ran = append(ran, r)
+		}
+	}
+	if len(recs) != len(ran) {
+		t.Fatalf("%d records, want %d", len(recs), len(ran))
+	}
+	var got []Run
+	for i, rec := range recs {
+		r, err := RunOf(ran[i].Side, ran[i].Workers, rec)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got = append(got, r)
+	}
+	config := append(append([]resultfile.Config(nil), sampleConfig...), MissingConfig(runs)...)
+	got = Rounds(config, got)
 	key := func(r Run) string { return r.Side + "/" + string(rune('0'+r.Round)) }
 	byKey := map[string]Run{}
 	for _, r := range got {
@@ -231,53 +252,27 @@ func TestRecordsRoundTrip(t *testing.T) {
 	golden(t, "report.md", md.Bytes())
 }
 
-// TestReadRefuses: a record that is not one of ours, or whose figures
-// do not hold together, is refused with its line.
-func TestReadRefuses(t *testing.T) {
-	const head = "script-command: x\n\n"
-	for _, tc := range []struct{ name, line, err string }{
-		{"other benchmark", "BenchmarkRealPeer/peer=ours/workers=2 70 1 step-ns 1 cached-step-ns 0 headspace-%", "want BenchmarkRealPeerHeadspace"},
-		{"unknown side", "BenchmarkRealPeerHeadspace/peer=dali/workers=2 70 100 step-ns 50 cached-step-ns 50 headspace-%", "want BenchmarkRealPeerHeadspace"},
-		{"edited share", "BenchmarkRealPeerHeadspace/peer=ours/workers=2 70 100 step-ns 50 cached-step-ns 60 headspace-%", "its step times give 50"},
-		{"no cached step", "BenchmarkRealPeerHeadspace/peer=ours/workers=2 70 100 step-ns 50 headspace-%", "no value in cached-step-ns"},
-		{"interval apart", "BenchmarkRealPeerHeadspace/peer=ours/workers=2 70 100 step-ns 50 cached-step-ns 50 headspace-% 110 step-lo-ns 120 step-hi-ns", "does not hold"},
-		{"spdl interval", "BenchmarkRealPeerHeadspace/peer=spdl-cache/workers=2 70 100 step-ns 50 cached-step-ns 50 headspace-% 90 step-lo-ns 120 step-hi-ns", "no interval"},
-		{"zero step", "BenchmarkRealPeerHeadspace/peer=ours/workers=2 70 0 step-ns 0 cached-step-ns NaN headspace-%", "finite"},
+// TestRunOfRefuses: a record whose figures do not hold together, or of
+// no side, is refused naming it.
+func TestRunOfRefuses(t *testing.T) {
+	for _, tc := range []struct{ name, side, line, err string }{
+		{"unknown side", "dali", "BenchmarkRealPeerHeadspace/peer=dali/workers=2 70 100 step-ns 50 cached-step-ns 50 headspace-%", `peer "dali": want ours or spdl-cache`},
+		{"edited share", Ours, "BenchmarkRealPeerHeadspace/peer=ours/workers=2 70 100 step-ns 50 cached-step-ns 60 headspace-%", "its step times give 50"},
+		{"no cached step", Ours, "BenchmarkRealPeerHeadspace/peer=ours/workers=2 70 100 step-ns 50 headspace-%", "no value in cached-step-ns"},
+		{"interval apart", Ours, "BenchmarkRealPeerHeadspace/peer=ours/workers=2 70 100 step-ns 50 cached-step-ns 50 headspace-% 110 step-lo-ns 120 step-hi-ns", "does not hold"},
+		{"spdl interval", SPDL, "BenchmarkRealPeerHeadspace/peer=spdl-cache/workers=2 70 100 step-ns 50 cached-step-ns 50 headspace-% 90 step-lo-ns 120 step-hi-ns", "no interval"},
+		{"zero step", Ours, "BenchmarkRealPeerHeadspace/peer=ours/workers=2 70 0 step-ns 0 cached-step-ns NaN headspace-%", "finite"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			_, _, err := Read(strings.NewReader(head+tc.line+"\n"), "r.txt")
-			if err == nil || !strings.Contains(err.Error(), tc.err) || !strings.Contains(err.Error(), "r.txt:3") && tc.name != "x" {
-				t.Errorf("err %v, want %q at r.txt:3", err, tc.err)
+			recs, _, err := resultfile.Parse(strings.NewReader(tc.line+"\n"), "r.txt")
+			if err != nil || len(recs) != 1 {
+				t.Fatalf("%d records, %v", len(recs), err)
+			}
+			if _, err := RunOf(tc.side, 2, recs[0]); err == nil || !strings.Contains(err.Error(), tc.err) || !strings.Contains(err.Error(), "BenchmarkRealPeerHeadspace/") {
+				t.Errorf("err %v, want %q naming the record", err, tc.err)
 			}
 		})
 	}
-}
-
-func FuzzRead(f *testing.F) {
-	var b bytes.Buffer
-	w := benchfmt.NewWriter(&b)
-	for _, rec := range Records(sample()) {
-		rec.Config = append(rec.Config, benchfmt.Config{Key: "missing-spdl-cache-r2", Value: []byte("boom"), File: true})
-		w.Write(rec)
-	}
-	f.Add(b.String())
-	f.Add("missing-ours-r1: x\nBenchmarkRealPeerHeadspace/peer=spdl-cache/workers=1 9 5 step-ns 5 cached-step-ns 0 headspace-%\n")
-	f.Fuzz(func(t *testing.T, in string) {
-		config, runs, err := Read(strings.NewReader(in), "f")
-		if err != nil {
-			return
-		}
-		for _, r := range runs {
-			if r.Missing == "" && (r.Before <= 0 || r.Round < 1) {
-				t.Fatalf("accepted %+v", r)
-			}
-		}
-		rep := NewReport(config, runs)
-		var b bytes.Buffer
-		if err := rep.WriteMarkdown(&b); err != nil {
-			t.Fatal(err)
-		}
-	})
 }
 
 // TestAgree: the sides agree when their intervals overlap; too few runs

@@ -593,8 +593,8 @@ func rebuild(t *testing.T, args []string) string {
 
 // heldBlocks are the output blocks other tests hold.
 var heldBlocks = []heldBlock{
-	{"docs/gpu.md", "goal figure target verdict anchor file nvJPEG batched decode, 1024² natural JPEGs 10792", "TestGoalsH200 (harness/gpugoals): headspace cuda goals of results/gpu/nvidia-h200-3fcbbc1"},
-	{"docs/gpu.md", "goal figure target verdict anchor file nvJPEG batched decode, 1024² natural JPEGs 10801", "TestGoalsH200 (harness/gpugoals): headspace cuda goals of results/gpu/nvidia-h200-a11143c"},
+	{"docs/gpu.md", "goal figure target verdict anchor file nvJPEG batched decode, 1024² natural JPEGs 10792", "TestGoalsH200 (workloads): headspace cuda goals of results/gpu/nvidia-h200-3fcbbc1"},
+	{"docs/gpu.md", "goal figure target verdict anchor file nvJPEG batched decode, 1024² natural JPEGs 10801", "TestGoalsH200 (workloads): headspace cuda goals of results/gpu/nvidia-h200-a11143c"},
 }
 
 // rebuiltBlocks are the output blocks a command rebuilds from a file.

@@ -1,8 +1,9 @@
 // Package gpu holds no code but the committed result files of a lent
 // GPU that later runs are set beside: it embeds the H100 run of
 // 2026-11-22 at commit 15709d7 (notebooks/003-caching-ladder-gpu.md),
-// whose figures are the anchors of harness/gpugoals' goals, so that an
-// anchor is read from its file, never typed in (issue 57 item 5).
+// whose figures are the anchors of harness/gpugoals' goals (decoded by
+// workloads.CUDAGoals through their codecs), so that an anchor is read
+// from its file, never typed in (issue 57 item 5).
 package gpu
 
 import _ "embed"

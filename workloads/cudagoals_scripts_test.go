@@ -1,4 +1,4 @@
-package gpugoals
+package workloads
 
 import (
 	"bytes"
@@ -14,20 +14,21 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/headspace-bench/headspace/harness/gpugoals"
 	"github.com/headspace-bench/headspace/harness/resultfile"
 )
 
-// python is Debian's, which make test-deps gives torch and torchvision.
-const python = "/usr/bin/python3"
+// debianPython is Debian's, which make test-deps gives torch and torchvision.
+const debianPython = "/usr/bin/python3"
 
 // runScript runs peers/torch/name with args on the CPU and returns its
 // stdout; it fails the test where Debian's torch is missing.
 func runScript(t *testing.T, name string, args ...string) []byte {
 	t.Helper()
-	if err := exec.Command(python, "-c", "import torch, torchvision").Run(); err != nil {
-		t.Fatalf("%s cannot import torch and torchvision (make test-deps installs Debian's python3-torch and python3-torchvision): %v", python, err)
+	if err := exec.Command(debianPython, "-c", "import torch, torchvision").Run(); err != nil {
+		t.Fatalf("%s cannot import torch and torchvision (make test-deps installs Debian's python3-torch and python3-torchvision): %v", debianPython, err)
 	}
-	cmd := exec.Command(python, append([]string{filepath.Join("../../peers/torch", name)}, args...)...)
+	cmd := exec.Command(debianPython, append([]string{filepath.Join("../peers/torch", name)}, args...)...)
 	cmd.Env = append(os.Environ(), "PYTHONPYCACHEPREFIX="+t.TempDir(), "OMP_NUM_THREADS=1")
 	var stderr bytes.Buffer
 	cmd.Stderr = &stderr
@@ -42,7 +43,7 @@ func runScript(t *testing.T, name string, args ...string) []byte {
 // on the CPU: a line per run and mode, read as the suite's file; Goals
 // takes no CPU line as a GPU's figure, and the same lines said to come
 // from the GPU are the matched peers of cuda check's steps.
-func TestNetStepScript(t *testing.T) {
+func TestTorchNetStepScript(t *testing.T) {
 	out := runScript(t, "netstep.py", "--device", "cpu", "--batch", "2", "--side", "16", "--steps", "2", "--count", "2")
 	dir := t.TempDir()
 	write := func(name string, b []byte) {
@@ -50,8 +51,8 @@ func TestNetStepScript(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	write(FileTorchNetStep, out)
-	rs, err := resultfile.Read(filepath.Join(dir, FileTorchNetStep))
+	write(gpugoals.FileTorchNetStep, out)
+	rs, err := resultfile.Read(filepath.Join(dir, gpugoals.FileTorchNetStep))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -74,9 +75,9 @@ func TestNetStepScript(t *testing.T) {
 	if modes["off"] != 2 || modes["on"] != 2 {
 		t.Errorf("runs by mode %v, want 2 off and 2 on", modes)
 	}
-	write(FileCheck, []byte("BenchmarkCUDAStep/batch=2/side=16 1 1e6 step-ns\nBenchmarkCUDAStep/batch=2/side=16/precision=tf32 1 5e5 step-ns\n"))
+	write(gpugoals.FileCheck, []byte("BenchmarkCUDAStep/batch=2/side=16 1 1e6 step-ns\nBenchmarkCUDAStep/batch=2/side=16/precision=tf32 1 5e5 step-ns\n"))
 	matched := func() (n int) {
-		rep, err := Goals(dir)
+		rep, err := CUDAGoals(dir)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -90,16 +91,16 @@ func TestNetStepScript(t *testing.T) {
 	if n := matched(); n != 0 {
 		t.Errorf("%d matched-math goals measured from a CPU run, want 0", n)
 	}
-	write(FileTorchNetStep, bytes.ReplaceAll(out, []byte("torch-device: cpu"), []byte("torch-device: cuda")))
+	write(gpugoals.FileTorchNetStep, bytes.ReplaceAll(out, []byte("torch-device: cpu"), []byte("torch-device: cuda")))
 	if n := matched(); n != 2 {
 		t.Errorf("%d matched-math goals measured, want 2 (fp32 and tf32; no Graphs lines)", n)
 	}
 }
 
 // netstep.py refuses bad arguments with exit 2 and a line naming the flag.
-func TestNetStepScriptRefuses(t *testing.T) {
+func TestTorchNetStepScriptRefuses(t *testing.T) {
 	for _, args := range [][]string{{"--side", "12"}, {"--tf32", "maybe"}, {"--count", "0"}, {"--warmup", "0"}} {
-		cmd := exec.Command(python, append([]string{"../../peers/torch/netstep.py", "--device", "cpu"}, args...)...)
+		cmd := exec.Command(debianPython, append([]string{"../peers/torch/netstep.py", "--device", "cpu"}, args...)...)
 		cmd.Env = append(os.Environ(), "PYTHONPYCACHEPREFIX="+t.TempDir())
 		out, err := cmd.CombinedOutput()
 		var ee *exec.ExitError
@@ -136,7 +137,7 @@ func writeJPEGs(t *testing.T, n, w, h int) string {
 // batch with images/s and MP/s (the set's size), a pipeline line per
 // batch at the stated threads; Goals takes no CPU line, and the same
 // lines said to come from the GPU are the peers of cuda decode's files.
-func TestDecodeScript(t *testing.T) {
+func TestTorchDecodeScript(t *testing.T) {
 	natural, imagenet := writeJPEGs(t, 3, 48, 48), writeJPEGs(t, 2, 50, 37)
 	out := runScript(t, "decode.py", "--device", "cpu", "--set", "natural="+natural, "--set", "imagenet="+imagenet,
 		"--batch", "4", "--batches", "2", "--pipeline", "--crop", "16", "--threads", "1")
@@ -146,8 +147,8 @@ func TestDecodeScript(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	write(FileTorchDecode, out)
-	rs, err := resultfile.Read(filepath.Join(dir, FileTorchDecode))
+	write(gpugoals.FileTorchDecode, out)
+	rs, err := resultfile.Read(filepath.Join(dir, gpugoals.FileTorchDecode))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -180,10 +181,10 @@ func TestDecodeScript(t *testing.T) {
 	if fmt.Sprint(lines) != fmt.Sprint(want) {
 		t.Errorf("lines %v, want %v", lines, want)
 	}
-	write(FileDecodeNvjpeg, []byte("BenchmarkCUDADecode/decoder=nvjpeg/batch=4/size=48x48 4 1e9 images/s\n"))
-	write(FileDecodeImagenet, []byte("BenchmarkCUDADecode/decoder=nvjpeg/batch=4/size=50x37 4 1e9 images/s\n"))
+	write(gpugoals.FileDecodeNvjpeg, []byte("BenchmarkCUDADecode/decoder=nvjpeg/batch=4/size=48x48 4 1e9 images/s\n"))
+	write(gpugoals.FileDecodeImagenet, []byte("BenchmarkCUDADecode/decoder=nvjpeg/batch=4/size=50x37 4 1e9 images/s\n"))
 	measured := func() (n int, notes int) {
-		rep, err := Goals(dir)
+		rep, err := CUDAGoals(dir)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -197,7 +198,7 @@ func TestDecodeScript(t *testing.T) {
 	if n, notes := measured(); n != 0 || notes != 0 {
 		t.Errorf("%d decode goals and %d notes from a CPU run, want none", n, notes)
 	}
-	write(FileTorchDecode, bytes.ReplaceAll(out, []byte("torch-device: cpu"), []byte("torch-device: cuda")))
+	write(gpugoals.FileTorchDecode, bytes.ReplaceAll(out, []byte("torch-device: cpu"), []byte("torch-device: cuda")))
 	if n, notes := measured(); n != 2 || notes != 2 {
 		t.Errorf("%d decode goals and %d notes, want 2 and 2 (a set each)", n, notes)
 	}
@@ -205,7 +206,7 @@ func TestDecodeScript(t *testing.T) {
 
 // decode.py refuses a set of two sizes, an empty folder and bad flags,
 // with one line naming what is wrong.
-func TestDecodeScriptRefuses(t *testing.T) {
+func TestTorchDecodeScriptRefuses(t *testing.T) {
 	mixed := writeJPEGs(t, 1, 48, 48)
 	other := writeJPEGs(t, 1, 40, 40)
 	if err := os.Rename(filepath.Join(other, "000000.jpg"), filepath.Join(mixed, "000001.jpg")); err != nil {
@@ -222,7 +223,7 @@ func TestDecodeScriptRefuses(t *testing.T) {
 		{[]string{"--set", "a=" + mixed, "--set", "a=" + mixed}, 2, "named twice"},
 		{[]string{"--set", "a=" + mixed, "--batch", "0"}, 2, "--batch 0"},
 	} {
-		cmd := exec.Command(python, append([]string{"../../peers/torch/decode.py", "--device", "cpu", "--batches", "1"}, tc.args...)...)
+		cmd := exec.Command(debianPython, append([]string{"../peers/torch/decode.py", "--device", "cpu", "--batches", "1"}, tc.args...)...)
 		cmd.Env = append(os.Environ(), "PYTHONPYCACHEPREFIX="+t.TempDir())
 		var stderr bytes.Buffer
 		cmd.Stderr = &stderr

@@ -1,0 +1,110 @@
+package workloads
+
+import (
+	"fmt"
+
+	"golang.org/x/perf/benchfmt"
+
+	"github.com/headspace-bench/headspace/harness/realpeer"
+	"github.com/headspace-bench/headspace/harness/resultfile"
+	"github.com/headspace-bench/headspace/harness/spdlcache"
+)
+
+// RealPeerOutcome is a `headspace peer --peers` comparison as its
+// results file holds it: the file's configuration lines (every peer's
+// versions and settings, each missing run's reason), the runs in the
+// order they ran (their Round 0; realpeer.ReportOf sets it) and the
+// limit's runs.
+type RealPeerOutcome struct {
+	Config []resultfile.Config
+	Runs   []realpeer.Measurement
+	Limits []realpeer.LimitRun
+}
+
+// RealPeerCodec is the real peers' records codec:
+// BenchmarkRealPeer/peer=<name>/workers=<n> a run (realpeer.MeasurementOf
+// checks its figures), BenchmarkRealPeerLimit/workers=<n> the limit's
+// (realpeer.LimitOf). Decode reads the configuration lines from the first
+// run's record. A missing run is a configuration line, no record.
+var RealPeerCodec = Codec[RealPeerOutcome]{
+	Experiment: "RealPeer",
+	Keys: map[string][]string{
+		realpeer.Benchmark:      {"peer", "workers"},
+		realpeer.LimitBenchmark: {"workers"},
+	},
+	encode: func(o RealPeerOutcome) []*benchfmt.Result {
+		return append(realpeer.Records(o.Runs), realpeer.LimitRecords(o.Limits)...)
+	},
+	decode: func(recs []Record) (RealPeerOutcome, error) {
+		var o RealPeerOutcome
+		for _, rec := range recs {
+			workers, err := rec.count("workers", true)
+			if err != nil {
+				return o, err
+			}
+			if rec.Benchmark == realpeer.LimitBenchmark {
+				l, err := realpeer.LimitOf(workers, rec.Result)
+				if err != nil {
+					return o, atLine(rec.Result, err)
+				}
+				o.Limits = append(o.Limits, l)
+				continue
+			}
+			m, err := realpeer.MeasurementOf(rec.Keys["peer"], workers, rec.Result)
+			if err != nil {
+				return o, atLine(rec.Result, err)
+			}
+			if o.Config == nil {
+				o.Config = fileSettings(rec.Result)
+			}
+			o.Runs = append(o.Runs, m)
+		}
+		return o, nil
+	},
+}
+
+// SPDLCacheOutcome is a `headspace peer --spdl-cache` comparison as its
+// results file holds it: the file's configuration lines and the runs, in
+// the order they ran, each in its round (spdlcache.Rounds), the missing
+// runs after them.
+type SPDLCacheOutcome struct {
+	Config []resultfile.Config
+	Runs   []spdlcache.Run
+}
+
+// SPDLCacheCodec is the SPDL CacheDataLoader side-by-side's records codec:
+// BenchmarkRealPeerHeadspace/peer=<side>/workers=<n> a run
+// (spdlcache.RunOf checks its figures). Decode reads the configuration
+// lines from the first record, and the missing runs from them.
+var SPDLCacheCodec = Codec[SPDLCacheOutcome]{
+	Experiment: "SPDLCache",
+	Keys:       map[string][]string{spdlcache.Benchmark: {"peer", "workers"}},
+	encode:     func(o SPDLCacheOutcome) []*benchfmt.Result { return spdlcache.Records(o.Runs) },
+	decode: func(recs []Record) (SPDLCacheOutcome, error) {
+		runs, err := decodeEach(recs, func(rec Record) (spdlcache.Run, error) {
+			workers, err := rec.count("workers", false)
+			if err != nil {
+				return spdlcache.Run{}, err
+			}
+			r, err := spdlcache.RunOf(rec.Keys["peer"], workers, rec.Result)
+			if err != nil {
+				err = atLine(rec.Result, err)
+			}
+			return r, err
+		})
+		if err != nil {
+			return SPDLCacheOutcome{}, err
+		}
+		config := fileSettings(recs[0].Result)
+		return SPDLCacheOutcome{Config: config, Runs: spdlcache.Rounds(config, runs)}, nil
+	},
+}
+
+// atLine is err, which names r, prefixed with r's file and line where r
+// was read from a file.
+func atLine(r *benchfmt.Result, err error) error {
+	if file, line := r.Pos(); file != "" {
+		return fmt.Errorf("%s:%d: %w", file, line, err)
+	}
+	return err
+}
