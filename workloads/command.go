@@ -58,6 +58,11 @@ type Setup struct {
 	// Settings, if set, are the file's lines after the machine's, in
 	// place of the experiment's Settings (a device's lines first).
 	Settings []resultfile.Config
+	// Lines, if set, are the file's lines after the machine's, in place
+	// of Settings, asked for when the file's settings are: a whole
+	// file's once the run has ended (the GPU it opened, the libraries
+	// it loaded).
+	Lines func() []resultfile.Config
 	// CommandLine records the command as typed as the file's "command"
 	// line, after them.
 	CommandLine bool
@@ -221,7 +226,11 @@ func run[R any](ctx context.Context, e Commanded[R], mode driver.Mode, s Setup, 
 			if s.Device != nil {
 				device = s.Device()
 			}
-			settings = driver.Settings(device, s.Settings)
+			lines := s.Settings
+			if s.Lines != nil {
+				lines = s.Lines()
+			}
+			settings = driver.Settings(device, lines)
 		}
 		return settings
 	}
