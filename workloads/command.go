@@ -58,6 +58,11 @@ type Setup struct {
 	// Settings, if set, are the file's lines after the machine's, in
 	// place of the experiment's Settings (a device's lines first).
 	Settings []resultfile.Config
+	// Lines, if set, are the file's lines after the machine's, in place
+	// of Settings, asked for when the file's settings are: a whole
+	// file's once the run has ended (the GPU it opened, the libraries
+	// it loaded).
+	Lines func() []resultfile.Config
 	// CommandLine records the command as typed as the file's "command"
 	// line, after them.
 	CommandLine bool
@@ -95,6 +100,21 @@ type Outputs interface {
 // the file is written whole when the run ends.
 type Streamed interface {
 	File() driver.Mode
+}
+
+// Interrupts is a Commanded experiment whose report is printed of what
+// an interrupted run finished (a streamed file's runs, a resumed file's
+// included), not only of a whole run: Interrupt is called before that
+// Report, and says what the output shows, for the error that exits 130.
+type Interrupts interface {
+	Interrupt() (kept string)
+}
+
+// Invoked is a Commanded experiment whose report names the command that
+// made it: Invoked is given, once the flags are parsed, the command line
+// as typed and, with --from, the file read ("" for a run).
+type Invoked interface {
+	Invoked(commandLine, from string)
 }
 
 // outUsage is --out's usage by how the file is written.
@@ -158,11 +178,17 @@ func runCommand[R any](ctx context.Context, e Commanded[R], name, usage string, 
 			return err
 		}
 	}
+	if v, ok := e.(Invoked); ok {
+		v.Invoked("headspace "+cli.CommandLine(name, args), *from)
+	}
 	if *from != "" {
 		if err := cli.FromOnly(fs, keep...); err != nil {
 			return err
 		}
 		return rebuild(e, name, *from, stdout)
+	}
+	if out.Fresh && out.Path == "" && mode == driver.Stream {
+		return cli.Usagef("--fresh needs --out")
 	}
 	if err := driver.Check(out); err != nil {
 		return err // before Prepare prints anything
@@ -200,11 +226,19 @@ func run[R any](ctx context.Context, e Commanded[R], mode driver.Mode, s Setup, 
 			if s.Device != nil {
 				device = s.Device()
 			}
-			settings = driver.Settings(device, s.Settings)
+			lines := s.Settings
+			if s.Lines != nil {
+				lines = s.Lines()
+			}
+			settings = driver.Settings(device, lines)
 		}
 		return settings
 	}
 	o, err := driver.Run(ctx, job, out)
+	interrupts, reports := e.(Interrupts)
+	if o.Interrupted && reports {
+		return reportInterrupted(e, interrupts, o, job.Settings(), stdout)
+	}
 	if o.Interrupted && o.Path != "" {
 		kept := fmt.Sprintf("the %d results finished are in %s, marked partial", len(o.Records), o.Path)
 		if o.Path != out.Path {
@@ -238,6 +272,26 @@ func run[R any](ctx context.Context, e Commanded[R], mode driver.Mode, s Setup, 
 	return nil
 }
 
+// reportInterrupted prints the report of what an interrupted run of e
+// finished, its records in o, and returns the error that exits 130.
+func reportInterrupted[R any](e Commanded[R], i Interrupts, o driver.Outcome, settings []resultfile.Config, stdout io.Writer) error {
+	kept := i.Interrupt()
+	var r R
+	if len(o.Records) > 0 {
+		var err error
+		if r, err = decode(e.Codec(), withSettings(o.Records, settings)); err != nil {
+			return err
+		}
+	}
+	if err := e.Report(r, stdout); err != nil {
+		return err
+	}
+	if o.Path != "" && len(o.Records) > 0 {
+		fmt.Fprintf(stdout, "results: %s (partial: interrupted)\n", o.Path)
+	}
+	return o.Err(kept)
+}
+
 // rebuild is --from: the report of the result file from, decoded through
 // e's codec; a file that is not e's is bad input (exit 2), as a missing
 // one is.
@@ -257,7 +311,7 @@ func rebuild[R any](e Commanded[R], name, from string, stdout io.Writer) error {
 // the file's settings where R reads them (settled).
 func decode[R any](c Codec[R], recs []*benchfmt.Result) (R, error) {
 	r, err := c.Decode(recs)
-	if s, ok := any(&r).(settled); ok && err == nil {
+	if s, ok := any(&r).(settled); ok && err == nil && len(recs) > 0 {
 		s.settle(fileSettings(recs[0]))
 	}
 	return r, err

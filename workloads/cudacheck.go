@@ -44,6 +44,9 @@ type CUDACheck struct {
 	Steps      int     // timed Net steps, after one warm-up
 	Seed       uint64  // the checks' inputs and the Net's weights
 	Precisions []string
+	// run is what headspace cuda check keeps of a run (nil but in its
+	// command): its console, what it opened, a failed check.
+	run *cudaCheckRun
 }
 
 // DefaultCUDACheck is `headspace cuda check`'s defaults: copies of 1 to
@@ -153,7 +156,13 @@ type CUDACheckOutcome struct {
 	// (a precision, launched kernel by kernel or from CUDA Graphs).
 	Batch, Side int
 	Steps       []CUDANetStep
+	// Settings are the result file's lines, where cuda check --from
+	// gives them (settled); the codec reads records alone.
+	Settings []resultfile.Config
 }
+
+// settle gives o its file's settings.
+func (o *CUDACheckOutcome) settle(s []resultfile.Config) { o.Settings = s }
 
 // CUDACopy is one copy speed: its direction, its host memory, its size
 // (a whole number of MiB, as its record names it) and its median speed.
@@ -174,9 +183,19 @@ type CUDACheckProgress struct {
 	NetStep     func(CUDANetStep)
 }
 
-// Measure is MeasureEach with no callbacks.
+// Measure is MeasureEach with no callbacks; in headspace cuda check,
+// with its console's, and a failed check kept for its exit status while
+// the file records every measurement.
 func (c CUDACheck) Measure(ctx context.Context, env Env) (CUDACheckOutcome, error) {
-	return c.MeasureEach(ctx, env, CUDACheckProgress{})
+	if c.run == nil {
+		return c.MeasureEach(ctx, env, CUDACheckProgress{})
+	}
+	o, err := c.MeasureEach(ctx, env, checkPrinter(c.run.stdout, c.Reps, c.Batch, c.Side, c.Sizes, true))
+	c.run.outcome = o
+	if errors.As(err, new(*CUDACheckError)) {
+		c.run.failed, err = err, nil
+	}
+	return o, err
 }
 
 // MeasureEach opens the GPU and runs the check: every kernel check, the

@@ -9,17 +9,15 @@ import (
 	"math"
 	"runtime"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
-
-	"golang.org/x/perf/benchfmt"
 
 	"github.com/headspace-bench/headspace/cuda"
 	"github.com/headspace-bench/headspace/cuda/kernels"
 	"github.com/headspace-bench/headspace/datasets/ondisk"
 	"github.com/headspace-bench/headspace/datasets/transforms"
 	"github.com/headspace-bench/headspace/device"
-	"github.com/headspace-bench/headspace/harness/driver"
 	"github.com/headspace-bench/headspace/harness/resultfile"
 	"github.com/headspace-bench/headspace/internal/cli"
 	"github.com/headspace-bench/headspace/internal/summary"
@@ -29,6 +27,13 @@ import (
 func (CUDACheck) Command() cli.Command {
 	return cli.Command{Name: "cuda", Verbs: []string{"check", "decode"}, Summary: "the GPU: check (kernels against their reference, copy speeds, the Net's step), decode (nvJPEG's rate)", Runs: []string{"CUDA", "CUDADecode"}, Run: runCUDA}
 }
+
+// cudaCheckCommand and cudaDecodeCommand are cuda's verbs made from
+// their experiments.
+var (
+	cudaCheckCommand  = CommandOf[CUDACheckOutcome, CUDACheck]("cuda check", "", cudaUsage)
+	cudaDecodeCommand = CommandOf[CUDADecodeOutcome, CUDADecode]("cuda decode", "", cudaDecodeUsage)
+)
 
 // cudaDevice is a CUDA Device that owns its context.
 type cudaDevice struct {
@@ -174,68 +179,90 @@ func runCUDA(ctx context.Context, args []string, stdout, stderr io.Writer) error
 		return cli.Usagef("want a verb: headspace cuda check, decode or goals")
 	}
 	switch args[0] {
+	case "check":
+		return cudaCheckCommand.Run(ctx, args[1:], stdout, stderr)
 	case "decode":
-		return runCUDADecode(ctx, args[1:], stdout)
+		return cudaDecodeCommand.Run(ctx, args[1:], stdout, stderr)
 	case "goals":
 		return runCUDAGoals(args[1:], stdout)
 	case "-h", "--help", "-help":
 		writeCUDAUsage(stdout)
 		return nil
-	case "check":
-	default:
-		return cli.Usagef("unknown verb %q: want check, decode or goals", args[0])
 	}
-	fs := cli.NewFlagSet("cuda check", cudaUsage, stdout)
-	f := cudaCheckFlags(fs)
-	if err := cli.ParseFlags(fs, args[1:]); err != nil {
-		return err
+	return cli.Usagef("unknown verb %q: want check, decode or goals", args[0])
+}
+
+// cudaCheckRun is what headspace cuda check keeps of a run beside the
+// experiment: its console, and what the run opened and found.
+type cudaCheckRun struct {
+	stdout  io.Writer
+	outcome CUDACheckOutcome
+	failed  error // a check that ran and failed still leaves its measurements
+}
+
+// Flags are cuda check's, bound to the check's fields.
+func (c *CUDACheck) Flags(fs *flag.FlagSet) {
+	fs.IntVar(&c.Ordinal, "gpu", c.Ordinal, "`ordinal` of the GPU")
+	fs.IntVar(&c.Batch, "batch", c.Batch, "samples per `batch` of the timed Net step")
+	fs.IntVar(&c.Side, "side", c.Side, "image `side` of the timed Net step")
+	fs.IntVar(&c.Steps, "steps", c.Steps, "timed Net `steps` (after one warm-up)")
+	fs.IntVar(&c.Reps, "reps", c.Reps, "`copies` of each size; the median is reported")
+	fs.Uint64Var(&c.Seed, "seed", c.Seed, "`seed` of the checks' inputs and the Net's weights")
+	fs.Var(mibFlag{&c.Sizes}, "sizes", "comma-separated copy `sizes` in MiB")
+	fs.Var(listFlag{"precision", &c.Precisions, kernels.Precisions}, "precision", "comma-separated `precisions` of the timed Net step's convolutions: fp32 and/or tf32 (the kernel checks run both always)")
+}
+
+// Prepare checks the flags; the console prints each measurement as it
+// is made, and the file's lines are the GPU's and the libraries', once
+// the check has opened them.
+func (c *CUDACheck) Prepare(_ context.Context, stdout, _ io.Writer) (Setup, error) {
+	if err := c.Validate(); err != nil {
+		return Setup{}, cli.UsageError{Msg: err.Error()}
 	}
-	mib, err := cli.ParseInts("--sizes", f.sizes)
-	if err != nil {
-		return err
+	r := &cudaCheckRun{stdout: stdout}
+	c.run = r
+	return Setup{Device: func() string { return "cuda:" + r.outcome.GPU.Name },
+		Lines: func() []resultfile.Config {
+			return slices.Concat(GPUSettings(r.outcome.GPU), c.Settings(), DNNSettings(r.outcome.Backend))
+		}}, nil
+}
+
+// Report is nothing more after a run, which printed each measurement as
+// it was made, but a failed check (exit 1); from --from, the copy speeds
+// and the Net's steps of the file.
+func (c *CUDACheck) Report(o CUDACheckOutcome, stdout io.Writer) error {
+	if c.run != nil {
+		return c.run.failed
 	}
-	sizes := make([]int64, len(mib))
-	for i, n := range mib {
-		sizes[i] = int64(n) << 20
+	reps, _ := strconv.Atoi(setting(o.Settings, "copy-reps"))
+	var sizes []int64
+	for _, b := range o.Copies {
+		if !slices.Contains(sizes, b.Bytes) {
+			sizes = append(sizes, b.Bytes)
+		}
 	}
-	switch {
-	case f.batch <= 0 || f.side <= 0:
-		return cli.Usagef("--batch %d and --side %d must be positive", f.batch, f.side)
-	case f.steps <= 0 || f.reps <= 0:
-		return cli.Usagef("--steps %d and --reps %d must be positive", f.steps, f.reps)
+	line := "device " + setting(o.Settings, "device")
+	for _, k := range []string{"gpu-driver", "gpu-jit-target"} {
+		if v := setting(o.Settings, k); v != "" {
+			line += ", " + k + " " + v
+		}
 	}
-	precisions, err := cli.ParseList("--precision", f.precision, kernels.Precisions)
-	if err != nil {
-		return err
+	fmt.Fprintln(stdout, line)
+	p := checkPrinter(stdout, reps, o.Batch, o.Side, sizes, false)
+	if len(o.Copies) > 0 {
+		p.Copies(o.Copies)
 	}
-	check := CUDACheck{Ordinal: f.ordinal, Sizes: sizes, Reps: f.reps, Batch: f.batch, Side: f.side, Steps: f.steps, Seed: f.seed, Precisions: precisions}
-	var o CUDACheckOutcome
-	var failed error // a check that ran and failed still leaves its measurements
-	settings := func() []resultfile.Config {
-		return driver.Settings("cuda:"+o.GPU.Name, GPUSettings(o.GPU), check.Settings(), DNNSettings(o.Backend))
+	for _, st := range o.Steps {
+		p.NetStep(st)
 	}
-	_, err = driver.Run(ctx, driver.Job{Settings: settings,
-		Measure: func(ctx context.Context, _ *driver.Hooks) ([]*benchfmt.Result, error) {
-			if err := check.Validate(); err != nil {
-				return nil, cli.UsageError{Msg: err.Error()}
-			}
-			if o, failed = check.MeasureEach(ctx, Env{}, checkPrinter(stdout, f, sizes)); failed != nil && !errors.As(failed, new(*CUDACheckError)) {
-				return nil, failed
-			}
-			return CUDACheckCodec.Encode(o), nil
-		}}, driver.Output{Path: f.out, Benchmarks: []string{"CUDACopy", "CUDAStep"}})
-	if err != nil {
-		return err
-	}
-	if f.out != "" {
-		fmt.Fprintf(stdout, "results: %s\n", f.out)
-	}
-	return failed
+	return nil
 }
 
 // checkPrinter prints cuda check's console output as the check reports
 // it (the GPU, each kernel check, the copy speeds, each Net step).
-func checkPrinter(stdout io.Writer, f *cudaCheckOpts, sizes []int64) CUDACheckProgress {
+// loss says whether each step's loss is known (a run's; a file holds
+// none).
+func checkPrinter(stdout io.Writer, reps, batch, side int, sizes []int64, loss bool) CUDACheckProgress {
 	var p CUDACheckProgress
 	p.GPU = func(info cuda.Info) {
 		link := "PCIe link not reported"
@@ -257,7 +284,11 @@ func checkPrinter(stdout io.Writer, f *cudaCheckOpts, sizes []int64) CUDACheckPr
 		}
 	}
 	p.Copies = func(bw []CUDACopy) {
-		fmt.Fprintf(stdout, "\ncopy GB/s (median of %d)  %12s %12s %12s %12s\n", f.reps, "htod pinned", "htod pageable", "dtoh pinned", "dtoh pageable")
+		label := fmt.Sprintf("copy GB/s (median of %d)", reps)
+		if reps == 0 {
+			label = "copy GB/s (median)" // a file that does not record its reps
+		}
+		fmt.Fprintf(stdout, "\n%s  %12s %12s %12s %12s\n", label, "htod pinned", "htod pageable", "dtoh pinned", "dtoh pageable")
 		for _, n := range sizes {
 			fmt.Fprintf(stdout, "%-25s", fmt.Sprintf("%d MiB", n>>20))
 			for _, dir := range []bool{true, false} {
@@ -273,9 +304,13 @@ func checkPrinter(stdout io.Writer, f *cudaCheckOpts, sizes []int64) CUDACheckPr
 		}
 	}
 	p.NetStep = func(st CUDANetStep) {
-		fmt.Fprintf(stdout, "\nNet step (%s on %s, %s), batch %d at %dx%d: median %v of %d (min %v, max %v), loss after them %.4g\n",
-			st.Precision, st.Backend, st.launch(), f.batch, f.side, f.side, summary.MedianDuration(st.Times).Round(time.Microsecond), len(st.Times),
-			slices.Min(st.Times).Round(time.Microsecond), slices.Max(st.Times).Round(time.Microsecond), st.Loss)
+		fmt.Fprintf(stdout, "\nNet step (%s on %s, %s), batch %d at %dx%d: median %v of %d (min %v, max %v)",
+			st.Precision, st.Backend, st.launch(), batch, side, side, summary.MedianDuration(st.Times).Round(time.Microsecond), len(st.Times),
+			slices.Min(st.Times).Round(time.Microsecond), slices.Max(st.Times).Round(time.Microsecond))
+		if loss {
+			fmt.Fprintf(stdout, ", loss after them %.4g", st.Loss)
+		}
+		fmt.Fprintln(stdout)
 	}
 	return p
 }
@@ -295,42 +330,43 @@ func writeCUDAUsage(w io.Writer) {
 		fmt.Fprintf(w, "  %-8s %s\n", v.name, v.summary)
 	}
 	for _, v := range cudaVerbs {
-		fs := cli.NewFlagSet("cuda "+v.name, v.usage, w)
+		var b strings.Builder
 		switch v.name {
 		case "check":
-			cudaCheckFlags(fs)
+			_ = cudaCheckCommand.Run(context.Background(), []string{"-h"}, &b, io.Discard)
 		case "decode":
-			cudaDecodeFlags(fs)
+			_ = cudaDecodeCommand.Run(context.Background(), []string{"-h"}, &b, io.Discard)
+		default:
+			fs := cli.NewFlagSet("cuda "+v.name, v.usage, &b)
+			fs.Usage()
 		}
-		fmt.Fprintf(w, "\nheadspace cuda %s [flags]:\n\n%s\n\nFlags:\n", v.name, strings.TrimSpace(v.usage))
-		fs.SetOutput(w)
-		fs.PrintDefaults()
+		_, usage, _ := strings.Cut(b.String(), "\n")
+		fmt.Fprintf(w, "\nheadspace cuda %s [flags]:\n%s", v.name, usage)
 	}
 }
 
-type cudaCheckOpts struct {
-	ordinal, batch, side, steps, reps int
-	seed                              uint64
-	sizes, out, precision             string
-}
+// mibFlag is --sizes, a comma-separated list of MiB bound to a field of
+// bytes.
+type mibFlag struct{ p *[]int64 }
 
-func cudaCheckFlags(fs *flag.FlagSet) *cudaCheckOpts {
-	f := &cudaCheckOpts{}
-	d := Sized[CUDACheck](Default)
-	fs.IntVar(&f.ordinal, "gpu", d.Ordinal, "`ordinal` of the GPU")
-	fs.IntVar(&f.batch, "batch", d.Batch, "samples per `batch` of the timed Net step")
-	fs.IntVar(&f.side, "side", d.Side, "image `side` of the timed Net step")
-	fs.IntVar(&f.steps, "steps", d.Steps, "timed Net `steps` (after one warm-up)")
-	fs.IntVar(&f.reps, "reps", d.Reps, "`copies` of each size; the median is reported")
-	fs.Uint64Var(&f.seed, "seed", d.Seed, "`seed` of the checks' inputs and the Net's weights")
-	mib := make([]int, len(d.Sizes))
-	for i, n := range d.Sizes {
+func (f mibFlag) String() string {
+	if f.p == nil {
+		return ""
+	}
+	mib := make([]int, len(*f.p))
+	for i, n := range *f.p {
 		mib[i] = int(n >> 20)
 	}
-	fs.StringVar(&f.sizes, "sizes", joinInts(mib), "comma-separated copy `sizes` in MiB")
-	fs.StringVar(&f.out, "out", "", "benchmark-format result `file` (GB/s, step-ns), replaced")
-	fs.StringVar(&f.precision, "precision", strings.Join(d.Precisions, ","), "comma-separated `precisions` of the timed Net step's convolutions: fp32 and/or tf32 (the kernel checks run both always)")
-	return f
+	return joinInts(mib)
+}
+
+func (f mibFlag) Set(s string) error {
+	mib, err := cli.ParseInts("--sizes", s)
+	*f.p = make([]int64, len(mib))
+	for i, n := range mib {
+		(*f.p)[i] = int64(n) << 20
+	}
+	return err
 }
 
 // cudaSettings probes the first GPU before anything is measured or any

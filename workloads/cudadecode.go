@@ -44,6 +44,9 @@ type CUDADecode struct {
 	// cuda.NvjpegCandidates ($HEADSPACE_NVJPEG, a CUDA install, a
 	// PyTorch wheel's).
 	Libraries []string
+	// run is what headspace cuda decode keeps of a run (nil but in its
+	// command): its console, what it opened.
+	run *cudaDecodeRun
 }
 
 // The decoders of CUDADecode.
@@ -55,7 +58,7 @@ const (
 // DefaultCUDADecode is `headspace cuda decode`'s defaults: batches of
 // 256, 20 timed, 4 host threads; JPEGs is the caller's.
 func DefaultCUDADecode() CUDADecode {
-	return CUDADecode{Batch: 256, Batches: 20, Threads: 4}
+	return CUDADecode{Decoder: DecodeNvjpeg, Batch: 256, Batches: 20, Threads: 4}
 }
 
 // QuickCUDADecode is every code path in seconds: 2 timed batches of 4.
@@ -141,9 +144,16 @@ type CUDADecodeOutcome struct {
 	Rates []float64
 }
 
-// Measure is MeasureOpened with no callback.
+// Measure is MeasureOpened with no callback; in headspace cuda decode,
+// with its console's line of what it opened, which it keeps for the
+// file's lines.
 func (d CUDADecode) Measure(ctx context.Context, env Env) (CUDADecodeOutcome, error) {
-	return d.MeasureOpened(ctx, env, nil)
+	if d.run == nil {
+		return d.MeasureOpened(ctx, env, nil)
+	}
+	o, err := d.MeasureOpened(ctx, env, decodePrinter(d.run.stdout, d))
+	d.run.setup = o.Setup
+	return o, err
 }
 
 // MeasureOpened reads the files, opens the GPU and libnvjpeg (or

@@ -7,6 +7,7 @@ import (
 	"golang.org/x/perf/benchfmt"
 
 	"github.com/headspace-bench/headspace/harness/driver"
+	"github.com/headspace-bench/headspace/harness/node"
 	"github.com/headspace-bench/headspace/harness/pipeline"
 	"github.com/headspace-bench/headspace/harness/procloader"
 	"github.com/headspace-bench/headspace/harness/resultfile"
@@ -75,6 +76,11 @@ type Env struct {
 	// Result, if set, receives every record as it is made; an error
 	// stops the run.
 	Result func(*benchfmt.Result) error
+	// Add, if set, receives the records of one unit of work together
+	// (a node's ranks' and its own: one write of a streamed file, so
+	// that it never holds some without the others); without it each
+	// goes to Result.
+	Add func(...*benchfmt.Result) error
 	// Done, if set, says how many records of a benchmark (by its name in
 	// a result file, GOMAXPROCS suffix included) a resumed result file
 	// already holds: an experiment that resumes (Ladder) makes only the
@@ -106,7 +112,10 @@ func Job(e Experiment, env Env) driver.Job {
 // experiment, a typed one whose command keeps its value included.
 func (env Env) Hooked(h *driver.Hooks) Env {
 	each := env.Result
-	env.Start, env.Tick, env.Done, env.Result = h.Start, h.Tick, h.Done, h.Result
+	env.Start, env.Tick, env.Result, env.Add = h.Start, h.Tick, h.Result, h.Add
+	// A record marked partial (node.UnitPartial: a run kept after it
+	// failed) is no finished run: a resumed run makes it again.
+	env.Done = func(name string) int { return h.Done(name) - len(h.Values(name, node.UnitPartial)) }
 	if each != nil {
 		env.Result = func(r *benchfmt.Result) error {
 			if err := each(r); err != nil {
@@ -114,8 +123,29 @@ func (env Env) Hooked(h *driver.Hooks) Env {
 			}
 			return h.Result(r)
 		}
+		env.Add = func(recs ...*benchfmt.Result) error {
+			for _, r := range recs {
+				if err := each(r); err != nil {
+					return err // none recorded
+				}
+			}
+			return h.Add(recs...)
+		}
 	}
 	return env
+}
+
+// add gives recs, one unit of work's, to Add, or each to Result.
+func (env Env) add(recs ...*benchfmt.Result) error {
+	if env.Add != nil {
+		return env.Add(recs...)
+	}
+	for _, r := range recs {
+		if err := env.result(r); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // done is how many records of the benchmark name env.Done says a

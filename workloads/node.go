@@ -54,6 +54,9 @@ type Node struct {
 	// too, each of its runs after one of ours: records under
 	// node.PeerPrefix.
 	Peer *node.Peer
+	// cmd is what headspace node's flags set beside the sweep (nil but
+	// in the command).
+	cmd *nodeCommand
 }
 
 // NodeSweepKind is the sweep key's value of a sharded node sweep.
@@ -80,6 +83,7 @@ func DefaultNode() Node {
 		Device:       DocumentDevice(),
 		Train:        train.Config{Steps: 4, Warmup: 1},
 		Count:        1,
+		Timeout:      node.DefaultTimeout,
 	}
 }
 
@@ -194,7 +198,13 @@ func (n Node) Todo(env Env) int {
 // peer's, in the order they were made.
 type NodeOutcome struct {
 	Runs []NodeRun
+	// Settings are the result file's lines, where headspace node's
+	// command gives them (settled); the codec reads records alone.
+	Settings []resultfile.Config
 }
+
+// settle gives o its file's settings.
+func (o *NodeOutcome) settle(s []resultfile.Config) { o.Settings = s }
 
 // NodeRun is one run of one point of a node: its records' figures
 // (NodeCodec), and what the records do not hold.
@@ -354,9 +364,19 @@ func nodeRunOf(p node.Point, peer bool, recs []*benchfmt.Result) (NodeRun, error
 	return o.Runs[0], nil
 }
 
-// Run measures the sweep (Measure) and returns its records (NodeCodec).
+// Run measures the sweep (MeasureEach) and returns its records
+// (NodeCodec), each run's given to env.Add together as it finishes.
 func (n Node) Run(ctx context.Context, env Env) ([]*benchfmt.Result, error) {
-	return RunTyped[NodeOutcome](ctx, n, env)
+	var recs []*benchfmt.Result
+	_, err := n.MeasureEach(ctx, env, func(r NodeRun) error {
+		if r.Err != nil && n.cmd != nil && n.cmd.stderr != nil {
+			fmt.Fprintf(n.cmd.stderr, "headspace node: %s kept as partial: %v\n", r.Point.Name(), r.Err)
+		}
+		run := r.records()
+		recs = append(recs, run...)
+		return env.add(run...)
+	})
+	return recs, err
 }
 
 // Codec is NodeCodec.
@@ -726,40 +746,23 @@ func (o NodeOutcome) Figures(peer bool) []node.Figures {
 // Rows are o's table: ours, or (peer) the PyTorch peer's.
 func (o NodeOutcome) Rows(peer bool) []node.Row { return node.Rows(o.Figures(peer)) }
 
-// ReadNodeSweep reads a node result file back through NodeCodec: its
-// rows, the PyTorch peer's, and the profile of its smallest node on the
-// machine the file records (its cores, batch, emulated step and
-// workers). Its errors name the file, and the line where one is at
-// fault.
-func ReadNodeSweep(path string, minAU float64) (node.Sweep, error) {
-	recs, err := resultfile.Read(path)
-	if err != nil {
-		return node.Sweep{}, err
-	}
-	o, err := NodeCodec.Decode(recs)
-	if err != nil {
-		return node.Sweep{}, inFile(path, err)
-	}
-	s := node.Sweep{Rows: o.Rows(false), Peer: o.Rows(true), MinAU: minAU}
-	if len(s.Rows) == 0 {
-		return s, fmt.Errorf("%s: no node records (BenchmarkNode/…): not a headspace node result file", path)
-	}
-	s.Profile, s.ProfileErr = nodeFileProfile(recs[0], s.Rows[0])
-	return s, nil
-}
-
 // nodeFileProfile is node.ProfileOf of row with the machine's cores, the
 // batch, the emulated step and the workers rec's configuration (a node
 // result file's) records.
 func nodeFileProfile(rec *benchfmt.Result, row node.Row) (node.Profile, error) {
+	return nodeProfileOf(rec.GetConfig, row)
+}
+
+// nodeProfileOf is nodeFileProfile of the file's settings get gives.
+func nodeProfileOf(get func(key string) string, row node.Row) (node.Profile, error) {
 	keys := []string{"cores", "batch", "emulated-step", "workers"}
-	cores, err0 := strconv.ParseFloat(rec.GetConfig(keys[0]), 64)
-	batch, err1 := strconv.Atoi(rec.GetConfig(keys[1]))
-	step, err2 := time.ParseDuration(rec.GetConfig(keys[2]))
-	workers, err3 := strconv.Atoi(rec.GetConfig(keys[3]))
+	cores, err0 := strconv.ParseFloat(get(keys[0]), 64)
+	batch, err1 := strconv.Atoi(get(keys[1]))
+	step, err2 := time.ParseDuration(get(keys[2]))
+	workers, err3 := strconv.Atoi(get(keys[3]))
 	for i, err := range []error{err0, err1, err2, err3} {
 		if err != nil {
-			return node.Profile{}, fmt.Errorf("node profile: the file's %s %q: %w", keys[i], rec.GetConfig(keys[i]), err)
+			return node.Profile{}, fmt.Errorf("node profile: the file's %s %q: %w", keys[i], get(keys[i]), err)
 		}
 	}
 	return node.ProfileOf(row, cores, batch, workers, step)

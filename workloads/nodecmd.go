@@ -11,8 +11,6 @@ import (
 	"strings"
 	"time"
 
-	"golang.org/x/perf/benchfmt"
-
 	"github.com/headspace-bench/headspace/command"
 	"github.com/headspace-bench/headspace/datasets/transforms"
 	"github.com/headspace-bench/headspace/device"
@@ -22,13 +20,12 @@ import (
 	"github.com/headspace-bench/headspace/harness/node"
 	"github.com/headspace-bench/headspace/harness/procloader"
 	reports "github.com/headspace-bench/headspace/harness/report"
-	"github.com/headspace-bench/headspace/harness/resultfile"
 	"github.com/headspace-bench/headspace/internal/cli"
 )
 
 // Command is headspace node.
 func (Node) Command() cli.Command {
-	return cli.Command{Name: "node", Summary: "a node of N emulated accelerators: how many this host keeps at AU ≥ 0.90, and what runs out first", Runs: []string{"Node"}, Run: runNode}
+	return CommandOf[NodeOutcome, Node]("node", "a node of N emulated accelerators: how many this host keeps at AU ≥ 0.90, and what runs out first", nodeUsage)
 }
 
 const nodeUsage = `
@@ -98,152 +95,6 @@ const maxThreadsPerCore = 32
 
 // maxAccelerators bounds --accelerators.
 const maxAccelerators = 1024
-
-// nodeFlags are node's flags.
-type nodeFlags struct {
-	pf                      pipelineFlags
-	accelerators, levels    string
-	workers                 *loader.Workers
-	impl                    string
-	steps, warmup, count    int
-	minAU                   float64
-	timeout                 time.Duration
-	partial                 bool
-	out                     string
-	fresh                   bool
-	shard, report, plotPath string
-	from                    string
-	peer                    bool
-	python, peerScript      string
-}
-
-// register defines f's flags on fs, with def's defaults.
-func (f *nodeFlags) register(fs *flag.FlagSet, def Node) {
-	f.pf.register(fs)
-	fs.StringVar(&f.accelerators, "accelerators", joinInts(def.Accelerators), "comma-separated accelerator `counts` N (rank processes)")
-	fs.StringVar(&f.levels, "levels", "none,host", "comma-separated `levels`: none (the pipeline), host (its bound)")
-	f.workers = loader.WorkersFlag(fs, false, "loader `workers` per rank", def.Pipeline.Workers)
-	fs.StringVar(&f.impl, "transforms", def.Pipeline.Impl, "transform `implementation`: naive or fast")
-	fs.IntVar(&f.steps, "steps", def.Train.Steps, "measured training `steps` per run")
-	fs.IntVar(&f.warmup, "warmup", def.Train.Warmup, "`steps` run before measuring")
-	fs.IntVar(&f.count, "count", def.Count, "`runs` of each point")
-	fs.Float64Var(&f.minAU, "min-au", node.DefaultMinAU, "an accelerator is kept busy at this `AU` or more (MLPerf: 0.90; 0.85 for RetinaNet)")
-	fs.DurationVar(&f.timeout, "barrier-timeout", node.DefaultTimeout, "a rank that has not reached a step this `long` after the first (every rank, where none has this long after the step before) is named and the run stopped")
-	fs.BoolVar(&f.partial, "partial", false, "record an N whose run failed (a rank died or hung) as partial instead of stopping")
-	fs.StringVar(&f.out, "out", "", "benchmark-format result `file` (written atomically; resumed if present)")
-	fs.BoolVar(&f.fresh, "fresh", false, "start --out afresh instead of resuming it")
-	fs.StringVar(&f.shard, "shard", "", "run only shard `i/n` of the accelerator counts (0-based)")
-	fs.StringVar(&f.report, "report", "", "write the report in Markdown to `file`")
-	fs.StringVar(&f.plotPath, "plot", "", "write AU against accelerators to `file` (.png or .svg)")
-	fs.StringVar(&f.from, "from", "", "rebuild the table, the answer, --report and --plot from a node result `file`, measuring nothing")
-	fs.BoolVar(&f.peer, "peer", false, "also run the PyTorch DDP peer (--peer-script: torch.multiprocessing.spawn, gloo on 127.0.0.1, an all_reduce per step, the document's pipeline per rank) at every point, alternating with ours")
-	fs.StringVar(&f.python, "python", PeerPython, "with --peer: Python `interpreter` with torch, torchvision, scipy and PIL")
-	fs.StringVar(&f.peerScript, "peer-script", node.PeerScript, "with --peer: the peer `script`")
-}
-
-func runNode(ctx context.Context, args []string, stdout, stderr io.Writer) error {
-	def := Sized[Node](Default)
-	fs := cli.NewFlagSet("node", nodeUsage, stdout)
-	var f nodeFlags
-	f.register(fs, def)
-	if err := cli.ParseFlags(fs, args); err != nil {
-		return err
-	}
-	defer f.pf.data.Close()
-	if err := checkMinAU(f.minAU); err != nil {
-		return err
-	}
-	// Every output is checked before the sweep: a --plot of another
-	// kind used to fail once every count had been measured.
-	if err := checkPlot(f.plotPath); err != nil {
-		return err
-	}
-	if err := cli.CheckOutputs(cli.Output{Path: f.report, Kind: node.ReportKind}, cli.Figure(f.plotPath)); err != nil {
-		return err
-	}
-	if f.from != "" {
-		return nodeFrom(f.from, f.report, f.plotPath, f.minAU, stdout)
-	}
-	n, err := f.points(def)
-	if err != nil {
-		return err
-	}
-	if err := f.pipeline(ctx, &n); err != nil {
-		return err
-	}
-	if err := fitsNode(n); err != nil {
-		return err
-	}
-	if f.pf.data.StartedLink() != nil {
-		n.LinkBandwidth = float64(f.pf.data.StartedLink().Config().Bandwidth)
-	}
-	return f.run(ctx, n, args, stdout, stderr)
-}
-
-// points is the sweep f sets, before its pipeline: the accelerator
-// counts, the levels, the runs and the peer, checked.
-func (f *nodeFlags) points(def Node) (Node, error) {
-	n := def
-	var err error
-	if n.Accelerators, err = cli.ParseInts("--accelerators", f.accelerators); err != nil {
-		return n, err
-	}
-	if n.Levels, err = level.ParseList(f.levels); err != nil {
-		return n, cli.UsageError{Msg: err.Error()}
-	}
-	for _, l := range n.Levels {
-		if l != level.None && l != level.Host {
-			return n, cli.Usagef("--levels: %s: a node runs none (the pipeline) and host (its bound)", l)
-		}
-	}
-	if err := cli.FirstErr(cli.InRange("--steps", f.steps, 1, cli.MaxSteps), cli.InRange("--warmup", f.warmup, 0, cli.MaxSteps),
-		cli.InRange("--count", f.count, 1, cli.MaxCount), cli.InRange("--workers", f.workers.N(), 1, loader.MaxWorkers)); err != nil {
-		return n, err
-	}
-	if err := checkNodeFlags(n.Accelerators, f.impl, f.pf.dev, f.pf.step); err != nil {
-		return n, err
-	}
-	if f.fresh && f.out == "" {
-		return n, cli.Usagef("--fresh needs --out")
-	}
-	if f.timeout <= 0 {
-		return n, cli.Usagef("--barrier-timeout %v: want a positive duration", f.timeout)
-	}
-	if f.peer {
-		if f.pf.data.Dir != "" {
-			return n, cli.Usagef("--peer runs the document's synthetic pipeline: not with --data")
-		}
-		if _, err := os.Stat(f.peerScript); err != nil {
-			return n, cli.Usagef("--peer-script %s: %v (run from the repository's root, or give its path)", f.peerScript, err)
-		}
-		n.Peer = &node.Peer{Python: f.python, Script: f.peerScript}
-	}
-	n.Train.Steps, n.Train.Warmup, n.Count = f.steps, f.warmup, f.count
-	n.Timeout, n.Partial = f.timeout, f.partial
-	return n, nil
-}
-
-// pipeline sets n's pipeline, device and shard from f, and checks n.
-func (f *nodeFlags) pipeline(ctx context.Context, n *Node) error {
-	var err error
-	if n.Pipeline, err = f.pf.config(ctx, f.workers.N(), f.impl); err != nil {
-		return err
-	}
-	if n.Pipeline.Placement != loader.Host {
-		return cli.Usagef("a node's ranks take host batches (placement host)")
-	}
-	if _, err := f.pf.device(ctx); err != nil {
-		return err // the bandwidths' checks
-	}
-	n.Device = f.pf.emulated()
-	if n.Shard, n.Shards, err = cli.ParseShard(f.shard); err != nil {
-		return err
-	}
-	if err := n.Validate(); err != nil {
-		return cli.UsageError{Msg: err.Error()}
-	}
-	return nil
-}
 
 // emulated is the emulated device the flags set, pinned, as a node's
 // ranks run it.
@@ -318,92 +169,211 @@ func (pf *pipelineFlags) setLink(p *node.Profile) {
 	}
 }
 
-// run runs the sweep n into --out (resumed unless --fresh) and prints
-// and writes its outcome.
-func (f *nodeFlags) run(ctx context.Context, n Node, args []string, stdout, stderr io.Writer) error {
-	rank, err := RankOptions()
-	if err != nil {
-		return err
-	}
-	settings := func() []resultfile.Config {
-		cfg := driver.Settings("emulated", n.Settings())
-		if f.shard != "" {
-			cfg = append(cfg, n.ShardSettings(n.Shards)...)
-		}
-		return cfg
-	}
-	// A run's records (its ranks', then its node's) go into the file
-	// together, in one atomic write (Hooks.Add), so that a file never
-	// holds a rank's record without its node's: Done counts the node's,
-	// and merge the points. The progress line counts runs.
-	o, err := driver.Run(ctx, driver.Job{File: driver.Stream, Settings: settings, Progress: stderr,
-		Measure: func(ctx context.Context, h *driver.Hooks) ([]*benchfmt.Result, error) {
-			env := Env{Rank: rank}.Hooked(h)
-			// A point kept partial (--partial) is no finished run: a
-			// resumed sweep measures it again.
-			done := env.Done
-			env.Done = func(name string) int { return done(name) - len(h.Values(name, node.UnitPartial)) }
-			h.Total(n.Todo(env))
-			var recs []*benchfmt.Result
-			_, err := n.MeasureEach(ctx, env, func(r NodeRun) error {
-				if r.Err != nil {
-					fmt.Fprintf(stderr, "headspace node: %s kept as partial: %v\n", r.Point.Name(), r.Err)
-				}
-				run := r.records()
-				recs = append(recs, run...)
-				return h.Add(run...)
-			})
-			return recs, err
-		}}, driver.Output{Path: f.out, Fresh: f.fresh})
-	if err != nil && !o.Interrupted {
-		return err // failed; an interrupted run prints what it finished
-	}
-	if err := f.write(n, o, args, stdout); err != nil {
-		return err
-	}
-	return o.Err("the table shows the accelerator counts finished before it")
+// nodeCommand is what headspace node's flags set beside the sweep: the
+// pipeline's flags, the shard, the peer, the answer's AU and the files
+// its report writes, and how the command was made.
+type nodeCommand struct {
+	pf                 pipelineFlags
+	shard              string
+	peer               bool
+	python, peerScript string
+	minAU              float64
+	report, plot       string
+	// ran says the report is of a run (Prepare), not of --from: its
+	// profile is this machine's, with the --link's caps.
+	ran, interrupted bool
+	commandLine      string
+	stderr           io.Writer
 }
 
-// write prints the sweep's setting and its outcome from run's records,
-// and writes the report and the plot, unless the run was interrupted;
-// it names the result file where one was written.
-func (f *nodeFlags) write(n Node, run driver.Outcome, args []string, stdout io.Writer) error {
-	recs := run.Records
-	fmt.Fprintf(stdout, "node of emulated accelerators: step %v, batch %d per rank, raw %dx%d, crop %d, transforms %s, %s per rank, %s of %s\n",
-		n.Device.Step, n.Pipeline.Batch, n.Pipeline.Dataset.Width, n.Pipeline.Dataset.Height, n.Pipeline.Transforms.Crop,
-		n.Pipeline.Impl, reports.Plural(n.Pipeline.Workers, "worker"), reports.Plural(n.Count, "run"), reports.Plural(n.Train.Steps, "step"))
-	decoded, err := NodeCodec.Decode(recs)
-	if err != nil && len(recs) > 0 {
-		return fmt.Errorf("node: reading the runs back: %w", err)
+// Flags are node's: the sweep's fields, its pipeline from the registry's
+// Default size (DefaultNode: 256² raw images, batches of 32).
+func (n *Node) Flags(fs *flag.FlagSet) {
+	c := &nodeCommand{minAU: node.DefaultMinAU, python: PeerPython, peerScript: node.PeerScript}
+	n.cmd = c
+	c.pf.registerFrom(fs, n.Pipeline)
+	fs.Var(nodeIntsFlag{&n.Accelerators}, "accelerators", "comma-separated accelerator `counts` N (rank processes)")
+	fs.Var(nodeLevelsFlag{&n.Levels}, "levels", "comma-separated `levels`: none (the pipeline), host (its bound)")
+	loader.WorkersVar(fs, &n.Pipeline.Workers, "loader `workers` per rank")
+	fs.StringVar(&n.Pipeline.Impl, "transforms", n.Pipeline.Impl, "transform `implementation`: naive or fast")
+	fs.IntVar(&n.Train.Steps, "steps", n.Train.Steps, "measured training `steps` per run")
+	fs.IntVar(&n.Train.Warmup, "warmup", n.Train.Warmup, "`steps` run before measuring")
+	fs.IntVar(&n.Count, "count", n.Count, "`runs` of each point")
+	fs.Float64Var(&c.minAU, "min-au", c.minAU, "an accelerator is kept busy at this `AU` or more (MLPerf: 0.90; 0.85 for RetinaNet)")
+	fs.DurationVar(&n.Timeout, "barrier-timeout", n.Timeout, "a rank that has not reached a step this `long` after the first (every rank, where none has this long after the step before) is named and the run stopped")
+	fs.BoolVar(&n.Partial, "partial", n.Partial, "record an N whose run failed (a rank died or hung) as partial instead of stopping")
+	fs.StringVar(&c.shard, "shard", "", "run only shard `i/n` of the accelerator counts (0-based)")
+	fs.StringVar(&c.report, "report", "", "write the report in Markdown to `file`")
+	fs.StringVar(&c.plot, "plot", "", "write AU against accelerators to `file` (.png or .svg)")
+	fs.BoolVar(&c.peer, "peer", false, "also run the PyTorch DDP peer (--peer-script: torch.multiprocessing.spawn, gloo on 127.0.0.1, an all_reduce per step, the document's pipeline per rank) at every point, alternating with ours")
+	fs.StringVar(&c.python, "python", c.python, "with --peer: Python `interpreter` with torch, torchvision, scipy and PIL")
+	fs.StringVar(&c.peerScript, "peer-script", c.peerScript, "with --peer: the peer `script`")
+}
+
+// File is driver.Stream: each run's records on disk as it finishes,
+// resumed unless --fresh.
+func (*Node) File() driver.Mode { return driver.Stream }
+
+// Outputs are --report and --plot; --min-au is the answer's, --from's
+// too. Every output is checked before the sweep: a --plot of another
+// kind used to fail once every count had been measured.
+func (n *Node) Outputs() ([]string, error) {
+	c := n.cmd
+	if err := checkMinAU(c.minAU); err != nil {
+		return nil, err
 	}
-	o := node.Sweep{Rows: decoded.Rows(false), Peer: decoded.Rows(true), MinAU: f.minAU, Command: "headspace " + cli.CommandLine("node", args),
-		Interrupted: run.Interrupted}
-	if o.Profile, o.ProfileErr = node.SmallestProfile(o.Rows, n.Pipeline, n.Device.Step); o.ProfileErr == nil {
-		f.pf.setLink(&o.Profile)
+	if err := checkPlot(c.plot); err != nil {
+		return nil, err
 	}
-	if err := o.Write(stdout, f.report, f.plotPath); err != nil {
+	return []string{"report", "plot", "min-au"}, cli.CheckOutputs(cli.Output{Path: c.report, Kind: node.ReportKind}, cli.Figure(c.plot))
+}
+
+// Invoked keeps the command line the report names.
+func (n *Node) Invoked(commandLine, from string) {
+	n.cmd.commandLine = commandLine
+	if from != "" {
+		n.cmd.commandLine = "headspace node --from " + from + " (rebuilt from the result file)"
+	}
+}
+
+// Interrupt makes the report of an interrupted sweep the table of the
+// counts it finished, with no answer.
+func (n *Node) Interrupt() string {
+	n.cmd.interrupted = true
+	return "the table shows the accelerator counts finished before it"
+}
+
+// Prepare checks the sweep the flags set, builds its pipeline and
+// refuses a node that does not fit before anything starts.
+func (n *Node) Prepare(ctx context.Context, _, stderr io.Writer) (Setup, error) {
+	c := n.cmd
+	c.ran, c.stderr = true, stderr
+	if err := n.check(ctx); err != nil {
+		c.pf.data.Close()
+		return Setup{}, err
+	}
+	if lk := c.pf.data.StartedLink(); lk != nil {
+		n.LinkBandwidth = float64(lk.Config().Bandwidth)
+	}
+	rank, err := RankOptions()
+	if err != nil {
+		c.pf.data.Close()
+		return Setup{}, err
+	}
+	settings := n.Settings()
+	if c.shard != "" {
+		settings = append(settings, n.ShardSettings(n.Shards)...)
+	}
+	units := len(n.Selected()) * n.Count
+	if n.Peer != nil {
+		units *= 2
+	}
+	return Setup{Env: Env{Rank: rank}, Settings: settings, Units: units, Close: c.pf.data.Close}, nil
+}
+
+// check checks the flags and sets n's pipeline, device, shard and peer.
+func (n *Node) check(ctx context.Context) error {
+	c := n.cmd
+	for _, l := range n.Levels {
+		if l != level.None && l != level.Host {
+			return cli.Usagef("--levels: %s: a node runs none (the pipeline) and host (its bound)", l)
+		}
+	}
+	if err := cli.FirstErr(cli.InRange("--steps", n.Train.Steps, 1, cli.MaxSteps), cli.InRange("--warmup", n.Train.Warmup, 0, cli.MaxSteps),
+		cli.InRange("--count", n.Count, 1, cli.MaxCount), cli.InRange("--workers", n.Pipeline.Workers, 1, loader.MaxWorkers)); err != nil {
 		return err
 	}
-	if n.Peer != nil {
-		o.WritePeer(stdout)
+	if err := checkNodeFlags(n.Accelerators, n.Pipeline.Impl, c.pf.dev, c.pf.step); err != nil {
+		return err
 	}
-	if _, err := os.Stat(run.Path); run.Path != "" && err == nil && len(recs) > 0 {
-		fmt.Fprintf(stdout, "results: %s%s\n", run.Path, map[bool]string{true: " (partial: interrupted)"}[run.Interrupted])
+	if n.Timeout <= 0 {
+		return cli.Usagef("--barrier-timeout %v: want a positive duration", n.Timeout)
 	}
+	if c.peer {
+		if c.pf.data.Dir != "" {
+			return cli.Usagef("--peer runs the document's synthetic pipeline: not with --data")
+		}
+		if _, err := os.Stat(c.peerScript); err != nil {
+			return cli.Usagef("--peer-script %s: %v (run from the repository's root, or give its path)", c.peerScript, err)
+		}
+		n.Peer = &node.Peer{Python: c.python, Script: c.peerScript}
+	}
+	var err error
+	if n.Pipeline, err = c.pf.config(ctx, n.Pipeline.Workers, n.Pipeline.Impl); err != nil {
+		return err
+	}
+	if n.Pipeline.Placement != loader.Host {
+		return cli.Usagef("a node's ranks take host batches (placement host)")
+	}
+	if _, err := c.pf.device(ctx); err != nil {
+		return err // the bandwidths' checks
+	}
+	n.Device = c.pf.emulated()
+	if n.Shard, n.Shards, err = cli.ParseShard(c.shard); err != nil {
+		return err
+	}
+	if err := n.Validate(); err != nil {
+		return cli.UsageError{Msg: err.Error()}
+	}
+	return fitsNode(*n)
+}
+
+// Report prints the sweep's table, the answer and what runs out first
+// (a run's: after its setting; its profile this machine's), the PyTorch
+// peer's, and writes --report and --plot unless the run was interrupted.
+func (n *Node) Report(o NodeOutcome, stdout io.Writer) error {
+	c := n.cmd
+	s := node.Sweep{Rows: o.Rows(false), Peer: o.Rows(true), MinAU: c.minAU, Command: c.commandLine, Interrupted: c.interrupted}
+	if c.ran {
+		fmt.Fprintf(stdout, "node of emulated accelerators: step %v, batch %d per rank, raw %dx%d, crop %d, transforms %s, %s per rank, %s of %s\n",
+			n.Device.Step, n.Pipeline.Batch, n.Pipeline.Dataset.Width, n.Pipeline.Dataset.Height, n.Pipeline.Transforms.Crop,
+			n.Pipeline.Impl, reports.Plural(n.Pipeline.Workers, "worker"), reports.Plural(n.Count, "run"), reports.Plural(n.Train.Steps, "step"))
+		if s.Profile, s.ProfileErr = node.SmallestProfile(s.Rows, n.Pipeline, n.Device.Step); s.ProfileErr == nil {
+			c.pf.setLink(&s.Profile)
+		}
+	} else {
+		if len(s.Rows) == 0 {
+			return cli.Usagef("no node records (BenchmarkNode/…): not a headspace node result file")
+		}
+		s.Profile, s.ProfileErr = nodeProfileOf(func(key string) string { return setting(o.Settings, key) }, s.Rows[0])
+	}
+	if err := s.Write(stdout, c.report, c.plot); err != nil {
+		return err
+	}
+	s.WritePeer(stdout)
 	return nil
 }
 
-// nodeFrom rebuilds the table, the answer, the report and the plot from
-// a node result file.
-func nodeFrom(path, report, plotPath string, minAU float64, stdout io.Writer) error {
-	o, err := ReadNodeSweep(path, minAU)
-	if err != nil {
-		return cli.FromErr(path, err)
+// nodeIntsFlag is --accelerators, a comma-separated list of counts
+// bound to a field.
+type nodeIntsFlag struct{ p *[]int }
+
+func (f nodeIntsFlag) String() string {
+	if f.p == nil {
+		return ""
 	}
-	o.Command = "headspace node --from " + path + " (rebuilt from the result file)"
-	if err := o.Write(stdout, report, plotPath); err != nil {
-		return err
+	return joinInts(*f.p)
+}
+
+func (f nodeIntsFlag) Set(s string) (err error) {
+	*f.p, err = cli.ParseInts("--accelerators", s)
+	return err
+}
+
+// nodeLevelsFlag is --levels, a comma-separated list of levels bound to
+// a field.
+type nodeLevelsFlag struct{ p *[]level.Level }
+
+func (f nodeLevelsFlag) String() string {
+	if f.p == nil {
+		return ""
 	}
-	o.WritePeer(stdout)
+	return joined(*f.p, level.Level.String)
+}
+
+func (f nodeLevelsFlag) Set(s string) (err error) {
+	if *f.p, err = level.ParseList(s); err != nil {
+		return cli.UsageError{Msg: err.Error()}
+	}
 	return nil
 }

@@ -7,9 +7,6 @@ import (
 	"io"
 	"slices"
 
-	"golang.org/x/perf/benchfmt"
-
-	"github.com/headspace-bench/headspace/harness/driver"
 	"github.com/headspace-bench/headspace/harness/resultfile"
 	"github.com/headspace-bench/headspace/internal/cli"
 	"github.com/headspace-bench/headspace/internal/summary"
@@ -38,71 +35,61 @@ beside (ci/gpu-suite.sh runs both on the same natural JPEGs).`
 // (go, turbojpeg) are the loader's, on the commands that read a dataset.
 var cudaDecoders = []string{DecodeNvjpeg, DecodeTurbo}
 
-// cudaDecodeOpts are cuda decode's flags.
-type cudaDecodeOpts struct {
-	CUDADecode
-	out string
-}
-
-func cudaDecodeFlags(fs *flag.FlagSet) *cudaDecodeOpts {
-	f := &cudaDecodeOpts{CUDADecode: Sized[CUDADecode](Default)}
-	d := &f.CUDADecode
-	fs.StringVar(&d.Decoder, "decoder", DecodeNvjpeg, "`decoder`: nvjpeg (the GPU) or turbojpeg (libjpeg-turbo on the host's cores, the rate beside)")
-	fs.StringVar(&d.JPEGs, "jpegs", "", "`directory` of JPEG files of one size")
+// Flags are cuda decode's, bound to the experiment's fields.
+func (d *CUDADecode) Flags(fs *flag.FlagSet) {
+	fs.StringVar(&d.Decoder, "decoder", d.Decoder, "`decoder`: nvjpeg (the GPU) or turbojpeg (libjpeg-turbo on the host's cores, the rate beside)")
+	fs.StringVar(&d.JPEGs, "jpegs", d.JPEGs, "`directory` of JPEG files of one size")
 	fs.IntVar(&d.Batch, "batch", d.Batch, "images per `batch`")
 	fs.IntVar(&d.Batches, "batches", d.Batches, "timed `batches` (one more is run first, untimed)")
 	fs.IntVar(&d.Threads, "threads", d.Threads, "CPU `threads` nvJPEG's host stage may use (turbojpeg: the threads that decode)")
 	fs.IntVar(&d.Ordinal, "gpu", d.Ordinal, "`ordinal` of the GPU")
-	fs.StringVar(&f.out, "out", "", "benchmark-format result `file`")
-	return f
 }
 
-func runCUDADecode(ctx context.Context, args []string, stdout io.Writer) error {
-	fs := cli.NewFlagSet("cuda decode", cudaDecodeUsage, stdout)
-	f := cudaDecodeFlags(fs)
-	d := &f.CUDADecode
-	if err := cli.ParseFlags(fs, args); err != nil {
-		return err
-	}
+// cudaDecodeRun is what headspace cuda decode keeps of a run beside
+// the experiment: its console and what the run opened.
+type cudaDecodeRun struct {
+	stdout io.Writer
+	setup  CUDADecodeSetup
+}
+
+// Prepare checks the flags; the console says what the run opened, and
+// the file's lines are the GPU's and the decoder's once it has.
+func (d *CUDADecode) Prepare(_ context.Context, stdout, _ io.Writer) (Setup, error) {
 	if _, err := cli.ParseList("--decoder", d.Decoder, cudaDecoders); err != nil {
-		return err
+		return Setup{}, err
 	}
 	// The flags' ranges are the bounds table's (checked as they are
 	// parsed); the experiment's Validate holds the same.
 	if d.JPEGs == "" {
-		return cli.Usagef("--jpegs DIR is required")
+		return Setup{}, cli.Usagef("--jpegs DIR is required")
 	}
 	if err := d.Validate(); err != nil {
-		return cli.UsageError{Msg: err.Error()}
+		return Setup{}, cli.UsageError{Msg: err.Error()}
 	}
-	var o CUDADecodeOutcome
-	settings := func() []resultfile.Config {
-		device := "cuda:" + o.Setup.GPU.Name
+	r := &cudaDecodeRun{stdout: stdout}
+	d.run = r
+	return Setup{Device: func() string {
 		if d.Decoder == DecodeTurbo {
-			device = "host"
+			return "host"
 		}
-		return driver.Settings(device, o.Setup.Settings(), d.Settings())
+		return "cuda:" + r.setup.GPU.Name
+	}, Lines: func() []resultfile.Config { return append(r.setup.Settings(), d.Settings()...) }}, nil
+}
+
+// Report is the median rate of the timed batches, after a run and from
+// --from alike.
+func (*CUDADecode) Report(o CUDADecodeOutcome, stdout io.Writer) error {
+	rates := o.Rates
+	if len(rates) == 0 {
+		return fmt.Errorf("cuda decode: no timed batch")
 	}
-	_, err := driver.Run(ctx, driver.Job{Settings: settings,
-		Measure: func(ctx context.Context, _ *driver.Hooks) ([]*benchfmt.Result, error) {
-			var err error
-			if o, err = d.MeasureOpened(ctx, Env{}, decodePrinter(stdout, d)); err != nil {
-				return nil, err
-			}
-			rates := o.Rates
-			fmt.Fprintf(stdout, "%s: median %.0f images/s over %d batches of %d (min %.0f, max %.0f)\n",
-				d.Decoder, summary.Median(rates), len(rates), d.Batch, slices.Min(rates), slices.Max(rates))
-			return CUDADecodeCodec.Encode(o), nil
-		}}, driver.Output{Path: f.out, Benchmarks: []string{"CUDADecode"}})
-	if err != nil || f.out == "" {
-		return err
-	}
-	fmt.Fprintf(stdout, "results: %s\n", f.out)
-	return nil
+	_, err := fmt.Fprintf(stdout, "%s: median %.0f images/s over %d batches of %d (min %.0f, max %.0f)\n",
+		o.Decoder, summary.Median(rates), len(rates), o.Batch, slices.Min(rates), slices.Max(rates))
+	return err
 }
 
 // decodePrinter prints what cuda decode opened.
-func decodePrinter(stdout io.Writer, d *CUDADecode) func(CUDADecodeSetup) {
+func decodePrinter(stdout io.Writer, d CUDADecode) func(CUDADecodeSetup) {
 	return func(s CUDADecodeSetup) {
 		on := s.GPU.Name
 		if d.Decoder == DecodeTurbo {

@@ -108,6 +108,11 @@ func TestCUDADecodeTurbo(t *testing.T) {
 	if cfg["device"] != "host" || !strings.HasPrefix(cfg["turbojpeg"], "libturbojpeg") || cfg["threads"] != "2" {
 		t.Errorf("configuration %v; want device host, the library and 2 threads", cfg)
 	}
+	// --from prints the run's report from its file (issue 53).
+	_, report, _ := strings.Cut(stdout, "\n") // after the line of what it opened
+	if code, from, stderr := runCLI("cuda", "decode", "--from", out); code != 0 || from+"results: "+out+"\n" != report {
+		t.Errorf("--from: exit %d, %q (%s); want the run's %q", code, from, stderr, report)
+	}
 	code, stdout, _ = runCLI("cuda", "goals", dir)
 	if code != 0 || !strings.Contains(stdout, "0 of 8 goals measured") {
 		t.Errorf("cuda goals: exit %d:\n%s", code, stdout)
@@ -142,5 +147,51 @@ func TestCUDAWithoutADriver(t *testing.T) {
 		if strings.Contains(stdout, "PTX") {
 			t.Errorf("%v printed GPU figures without a GPU: %s", args, stdout)
 		}
+	}
+}
+
+// TestCUDAFromRebuildsTheLog: cuda check and cuda decode are made from
+// their experiments (issue 53): --from prints, from a committed GPU run's
+// result file, the copy speeds, the Net's steps and the decode rates its
+// console printed then (its .log; the steps' backend, added since, and
+// their loss, which no record holds, aside), and a file of the other
+// verb is refused (exit 2). Before, neither verb had --from.
+func TestCUDAFromRebuildsTheLog(t *testing.T) {
+	dir := filepath.Join("..", "..", "results", "gpu", "nvidia-h200-a11143c")
+	for _, tc := range []struct {
+		verb, file string
+		lines      int // the lines of figures --from prints
+	}{
+		{"check", "cuda-check", 14},
+		{"decode", "cuda-decode-natural", 1},
+		{"decode", "cuda-decode-turbojpeg", 1},
+	} {
+		t.Run(tc.file, func(t *testing.T) {
+			code, stdout, stderr := runCLI("cuda", tc.verb, "--from", filepath.Join(dir, tc.file+".txt"))
+			if code != 0 {
+				t.Fatalf("exit %d: %s", code, stderr)
+			}
+			log, err := os.ReadFile(filepath.Join(dir, tc.file+".log"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			n := 0
+			for _, l := range strings.Split(stdout, "\n") {
+				if l == "" || strings.HasPrefix(l, "device ") {
+					continue
+				}
+				n++
+				if l = strings.Replace(l, " on kernels,", ",", 1); !strings.Contains(string(log), l) {
+					t.Errorf("--from printed %q, which the run's log lacks", l)
+				}
+			}
+			if n != tc.lines {
+				t.Errorf("--from printed %d lines of figures, want %d:\n%s", n, tc.lines, stdout)
+			}
+			other := map[string]string{"check": "decode", "decode": "check"}[tc.verb]
+			if code, _, stderr := runCLI("cuda", other, "--from", filepath.Join(dir, tc.file+".txt")); code != 2 || !strings.Contains(stderr, "not a result file of headspace cuda "+other) {
+				t.Errorf("cuda %s --from a %s file: exit %d, %s; want 2", other, tc.verb, code, stderr)
+			}
+		})
 	}
 }

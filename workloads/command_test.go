@@ -1,0 +1,149 @@
+package workloads
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+
+	"golang.org/x/perf/benchfmt"
+
+	"github.com/headspace-bench/headspace/harness/driver"
+	"github.com/headspace-bench/headspace/harness/resultfile"
+)
+
+// streamed is a Commanded experiment for command.go's own tests: it
+// streams N records, Squares/i=…, each group of two given to env.Add
+// together, and cancels its run's context (SIGINT) before the record
+// cancelAt.
+type streamed struct {
+	N, cancelAt int
+	cancel      context.CancelFunc
+	reports     bool   // is Interrupts
+	interrupted bool   // Interrupt was called
+	line        string // what Invoked was given
+}
+
+type streamedOutcome struct{ Squares []int }
+
+func (streamed) Name() string     { return "Squares" }
+func (streamed) Document() string { return "" }
+func (s streamed) Settings() []resultfile.Config {
+	return []resultfile.Config{{Key: "n", Value: strconv.Itoa(s.N)}}
+}
+func (s streamed) Measure(ctx context.Context, env Env) (streamedOutcome, error) {
+	return streamedOutcome{}, errors.New("unused")
+}
+func (s streamed) Run(ctx context.Context, env Env) ([]*benchfmt.Result, error) {
+	var out []*benchfmt.Result
+	for i := 1; i <= s.N; i += 2 {
+		if i == s.cancelAt {
+			s.cancel()
+		}
+		if err := ctx.Err(); err != nil {
+			return out, err
+		}
+		recs := streamedCodec.Encode(streamedOutcome{Squares: make([]int, i+1)})[i-1:]
+		if err := env.add(recs...); err != nil {
+			return out, err
+		}
+		out = append(out, recs...)
+	}
+	return out, nil
+}
+func (streamed) Codec() Codec[streamedOutcome] { return streamedCodec }
+func (*streamed) Flags(fs *flag.FlagSet)       {}
+func (*streamed) File() driver.Mode            { return driver.Stream }
+func (s *streamed) Invoked(line, from string)  { s.line = line + "|" + from }
+func (s *streamed) Report(o streamedOutcome, w io.Writer) error {
+	_, err := fmt.Fprintf(w, "%d squares, interrupted %v\n", len(o.Squares), s.interrupted)
+	return err
+}
+
+// interruptsStreamed is streamed with a report of an interrupted run.
+type interruptsStreamed struct{ streamed }
+
+func (s *interruptsStreamed) Interrupt() string {
+	s.interrupted = true
+	return "the squares finished"
+}
+
+var streamedCodec = NewCodec("Squares", map[string][]string{"Squares": {"i"}},
+	func(o streamedOutcome) []*benchfmt.Result {
+		var out []*benchfmt.Result
+		for i := range o.Squares {
+			out = append(out, &benchfmt.Result{Name: benchfmt.Name(resultfile.BenchName(fmt.Sprintf("Squares/i=%d", i+1), 1)), Iters: 1,
+				Values: []benchfmt.Value{{Value: float64((i + 1) * (i + 1)), Unit: "squares"}}})
+		}
+		return out
+	},
+	func(recs []Record) (streamedOutcome, error) {
+		var o streamedOutcome
+		for _, r := range recs {
+			v, err := r.Value("squares")
+			if err != nil {
+				return o, err
+			}
+			o.Squares = append(o.Squares, int(v))
+		}
+		return o, nil
+	})
+
+// TestCommandReportsAnInterruptedRun: a streamed command interrupted
+// after some of its records prints the report of what finished where
+// its experiment Interrupts (node's table of the counts finished), names
+// its file as partial and exits 130 saying what the output shows; one
+// that does not only says where the records are. The records of one
+// env.Add are in the file together, and Invoked is given the command
+// line (issue 53: the shared path had neither, so node kept its own).
+func TestCommandReportsAnInterruptedRun(t *testing.T) {
+	for _, tc := range []struct {
+		name    string
+		reports bool
+		want    []string
+		kept    string
+	}{
+		{"Interrupts", true, []string{"4 squares, interrupted true\n", "results: OUT (partial: interrupted)\n"}, "interrupted: the squares finished"},
+		{"not", false, nil, "interrupted: the 4 results finished are in OUT, marked partial"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			out := filepath.Join(t.TempDir(), "squares.txt")
+			ctx, cancel := context.WithCancel(context.Background())
+			defer cancel()
+			s := streamed{N: 8, cancelAt: 5, cancel: cancel}
+			var e interface {
+				Commanded[streamedOutcome]
+			} = &s
+			is := &interruptsStreamed{s}
+			if tc.reports {
+				e = is
+			}
+			var stdout bytes.Buffer
+			err := runCommand[streamedOutcome](ctx, e, "squares", "", []string{"--out", out}, &stdout, io.Discard)
+			var ie driver.Interrupted
+			if !errors.As(err, &ie) || err.Error() != strings.ReplaceAll(tc.kept, "OUT", out) {
+				t.Errorf("error %v; want %q", err, strings.ReplaceAll(tc.kept, "OUT", out))
+			}
+			if want := strings.ReplaceAll(strings.Join(tc.want, ""), "OUT", out); stdout.String() != want {
+				t.Errorf("stdout %q, want %q", stdout.String(), want)
+			}
+			recs, err := resultfile.Read(out)
+			if err != nil || len(recs) != 4 || recs[0].GetConfig("partial") != "true" {
+				t.Errorf("%s: %d records (%v); want the 4 of the two groups finished, marked partial", out, len(recs), err)
+			}
+			line := s.line
+			if tc.reports {
+				line = is.line
+			}
+			if want := "headspace squares --out " + out + "|"; line != want {
+				t.Errorf("Invoked with %q, want %q", line, want)
+			}
+		})
+	}
+}
