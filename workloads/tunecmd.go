@@ -1,12 +1,10 @@
 package workloads
 
 import (
-	"cmp"
 	"context"
 	"errors"
 	"fmt"
 	"io"
-	"strconv"
 
 	"golang.org/x/perf/benchfmt"
 
@@ -126,7 +124,7 @@ func runTune(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	var run *ownloop.Run
 	var res tune.Result
 	settings := func() []resultfile.Config {
-		return driver.Settings(run.Device(), ownloop.CommandConfig(cmd, run), tuneRanksConfig(cmd, run), t.SettingsFor(len(run.Ranks)), TuneFailures(res))
+		return driver.Settings(run.Device(), ownloop.CommandConfig(cmd, run), t.SettingsFor(len(run.Ranks)), TuneFailures(res))
 	}
 	o, err := driver.Run(ctx, driver.Job{Progress: stderr, Settings: settings,
 		Measure: func(ctx context.Context, h *driver.Hooks) ([]*benchfmt.Result, error) {
@@ -170,12 +168,3 @@ func runTune(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	return o.Err("the best so far is above")
 }
 
-// tuneRanksConfig is the file's launcher and ranks lines where the
-// script starts ranks, as analyze's (NodeReport.ConfigLines).
-func tuneRanksConfig(cmd ownloop.Command, run *ownloop.Run) []resultfile.Config {
-	if run == nil || len(run.Ranks) == 0 {
-		return nil
-	}
-	launcher := cmp.Or(cmd.Launcher, "torch.multiprocessing.spawn")
-	return []resultfile.Config{{Key: "launcher", Value: launcher}, {Key: "ranks", Value: strconv.Itoa(len(run.Ranks))}}
-}

@@ -49,7 +49,7 @@ func TestTuneFaults(t *testing.T) {
 	}{
 		{"tiny budget", []string{"--budget", "5s", "--", ownPython, script}, "--budget 5s is too small for one candidate: a run of a training script takes seconds; give 10s or more"},
 		{"no command", []string{"--budget", "1m"}, "give the training command after --"},
-		{"a launcher not supported", []string{"--budget", "1m", "--", "accelerate", "launch", script}, "accelerate is not supported yet"},
+		{"a launcher not supported", []string{"--budget", "1m", "--", "deepspeed", "--num_gpus", "2", script}, "deepspeed is not supported yet"},
 		// 400 timed steps of 20 ms: a run takes 8 s or more, and the
 		// profile's 70 steps more than 3 s, so 12 s holds no candidate.
 		{"budget after the profile", []string{"--budget", "12s", "--steps", "400", "--", ownPython, script, "--getitem-ms", "1", "--step-ms", "20"}, "--budget 12s is too small: budget too small: one candidate and its paired check need about"},
