@@ -66,10 +66,12 @@ TEST_DEBS += python3-boto3
 
 # Tests: the cross-builds, vet, every package with the race detector (goleak
 # checks for leaked goroutines in the packages that start any), then the CI
-# scripts, small.
+# scripts, small. The timeout is a liveness bound per package: cmd/headspace,
+# the largest, takes about 8 minutes with -race alone on 2 cores, and more on
+# a busy machine.
 test: test-deps cross lint-ci
 	$(GO) vet ./...
-	$(GO) test -race -count=1 -timeout 10m ./...
+	$(GO) test -race -count=1 -timeout 20m ./...
 	ci/smoke.sh
 	$(MAKE) cluster-test k8s-validate
 
