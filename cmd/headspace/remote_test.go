@@ -91,7 +91,7 @@ func TestRemoteLadder(t *testing.T) {
 	}
 	// A run refused once its --link is up stops it (the package's goleak
 	// check fails otherwise).
-	code, _, stderr = runCLI("ladder", "--data", "s3://train/ds", "--levels", "none", "--link", "home", "--shard", "2/2")
+	code, _, stderr = runCLI("ladder", "--data", "s3://train/ds", "--levels", "none", "--crop", "16", "--batch", "4", "--link", "home", "--shard", "2/2")
 	if code != 2 || !strings.Contains(stderr, "--shard") {
 		t.Errorf("ladder --link --shard 2/2: exit %d, %s; want 2 and --shard", code, stderr)
 	}
