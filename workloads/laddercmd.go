@@ -84,7 +84,8 @@ a file whose commit: line differs (another revision, or a dirty tree
 edited since: docs/results.md) is refused with exit 2; --fresh replaces
 it. SIGINT stops the sweep, prints the table
 of what was measured and exits 130; the file keeps every finished run.
---from FILE prints the table of a file --out wrote, measuring nothing.
+--from FILE prints the table of a file --out wrote, measuring nothing (a
+--data run's dataset line aside: the file does not hold it).
 
 With a training command after --, as in
 
