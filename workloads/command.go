@@ -70,6 +70,17 @@ type Setup struct {
 	Units int
 	// Close, if set, is called when the command ends (a --link started).
 	Close func()
+	// Todo, if set, is the progress line's units of work once a streamed
+	// file is resumed, env's Done saying what it holds (in place of
+	// Units).
+	Todo func(env Env) int
+	// Partial, if set, has an interrupted run reported, from what it
+	// finished, and end with this note (exit 130); without it an
+	// interrupted run reports nothing.
+	Partial string
+	// Benchstat has the results line name benchstat to compare the file
+	// with.
+	Benchstat bool
 }
 
 // settled is an outcome whose report reads its result file's settings
@@ -194,14 +205,15 @@ func runCommand[R any](ctx context.Context, e Commanded[R], name, usage string, 
 		return err // before Prepare prints anything
 	}
 	var s Setup
+	var err error
 	if p, ok := e.(Preparer); ok {
-		var err error
-		if s, err = p.Prepare(ctx, stdout, stderr); err != nil {
-			return err
-		}
+		s, err = p.Prepare(ctx, stdout, stderr)
 	}
 	if s.Close != nil {
-		defer s.Close()
+		defer s.Close() // a failed Prepare's too: a --link it started
+	}
+	if err != nil {
+		return err
 	}
 	if s.Settings == nil {
 		s.Settings = e.Settings()
@@ -215,31 +227,15 @@ func runCommand[R any](ctx context.Context, e Commanded[R], name, usage string, 
 // run runs e as s says into out through driver.Run and prints its
 // report from the records read back.
 func run[R any](ctx context.Context, e Commanded[R], mode driver.Mode, s Setup, out driver.Output, stdout, stderr io.Writer) error {
-	var settings []resultfile.Config
-	job := Job(e, s.Env)
-	job.File, job.Units, job.Progress = mode, s.Units, stderr
-	job.Settings = func() []resultfile.Config {
-		// Asked for once: before a streamed run, after a whole one (it
-		// may start git, whose CPU is no run's).
-		if settings == nil {
-			device := "emulated"
-			if s.Device != nil {
-				device = s.Device()
-			}
-			lines := s.Settings
-			if s.Lines != nil {
-				lines = s.Lines()
-			}
-			settings = driver.Settings(device, lines)
-		}
-		return settings
-	}
+	job := s.job(e, mode, stderr)
 	o, err := driver.Run(ctx, job, out)
-	interrupts, reports := e.(Interrupts)
-	if o.Interrupted && reports {
-		return reportInterrupted(e, interrupts, o, job.Settings(), stdout)
+	if i, ok := e.(Interrupts); ok && o.Interrupted {
+		return reportInterrupted(e, i, o, job.Settings(), stdout)
 	}
-	if o.Interrupted && o.Path != "" {
+	if o.Interrupted && s.Partial != "" {
+		err = nil // reported below, then o.Err(s.Partial)
+	}
+	if o.Interrupted && o.Path != "" && s.Partial == "" {
 		kept := fmt.Sprintf("the %d results finished are in %s, marked partial", len(o.Records), o.Path)
 		if o.Path != out.Path {
 			kept += "; " + out.Path + " is kept as it was"
@@ -258,18 +254,55 @@ func run[R any](ctx context.Context, e Commanded[R], mode driver.Mode, s Setup, 
 	} else {
 		recs = withSettings(recs, job.Settings())
 	}
-	r, err := decode(e.Codec(), recs)
-	if err != nil {
-		return err
+	var r R
+	if len(recs) > 0 || !o.Interrupted {
+		if r, err = decode(e.Codec(), recs); err != nil {
+			return err
+		}
 	}
 	if err := e.Report(r, stdout); err != nil {
 		return err
 	}
-	if out.Path != "" {
+	switch {
+	case out.Path == "":
+	case s.Benchstat:
+		fmt.Fprintf(stdout, "results: %s (compare with: go tool benchstat %s)\n", o.Path, o.Path)
+	default:
 		cli.KeptNote(stdout, out.Path, o.Path)
 		fmt.Fprintf(stdout, "results: %s\n", o.Path)
 	}
-	return nil
+	return o.Err(s.Partial)
+}
+
+// job is e's driver.Job as s says: Job(e, s.Env), its file's settings
+// asked for once (before a streamed run, after a whole one: it may start
+// git, whose CPU is no run's), its progress on stderr.
+func (s Setup) job(e Experiment, mode driver.Mode, stderr io.Writer) driver.Job {
+	var settings []resultfile.Config
+	job := Job(e, s.Env)
+	job.File, job.Units, job.Progress = mode, s.Units, stderr
+	if s.Todo != nil {
+		job.Measure = func(ctx context.Context, h *driver.Hooks) ([]*benchfmt.Result, error) {
+			env := s.Env.Hooked(h)
+			h.Total(s.Todo(env))
+			return e.Run(ctx, env)
+		}
+	}
+	job.Settings = func() []resultfile.Config {
+		if settings == nil {
+			device := "emulated"
+			if s.Device != nil {
+				device = s.Device()
+			}
+			lines := s.Settings
+			if s.Lines != nil {
+				lines = s.Lines()
+			}
+			settings = driver.Settings(device, lines)
+		}
+		return settings
+	}
+	return job
 }
 
 // reportInterrupted prints the report of what an interrupted run of e

@@ -55,6 +55,8 @@ type Ladder struct {
 	// repeated (package disturb). Every run's disturbance is measured
 	// and recorded whatever the policy; the zero Policy repeats none.
 	Disturb disturb.Policy
+	// cmd is what headspace ladder's flags set beside the sweep.
+	cmd ladderCommand
 }
 
 // The document's own numbers (A10G, PyTorch 2.6, 4 DataLoader workers on
@@ -313,7 +315,13 @@ type PointRun struct {
 // the order they were made.
 type LadderOutcome struct {
 	Runs []PointRun
+	// settings are its result file's, for headspace ladder --from's
+	// table.
+	settings []resultfile.Config
 }
+
+// settle keeps the result file's settings (command.go's settled).
+func (o *LadderOutcome) settle(settings []resultfile.Config) { o.settings = settings }
 
 var _ Typed[LadderOutcome] = Ladder{}
 

@@ -1,15 +1,15 @@
 package workloads
 
 import (
+	"cmp"
 	"context"
 	"flag"
 	"fmt"
 	"io"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
-
-	"golang.org/x/perf/benchfmt"
 
 	"github.com/headspace-bench/headspace/command"
 	"github.com/headspace-bench/headspace/cuda"
@@ -28,11 +28,14 @@ import (
 	"github.com/headspace-bench/headspace/harness/resultfile"
 	"github.com/headspace-bench/headspace/harness/timeline"
 	"github.com/headspace-bench/headspace/internal/cli"
+	"github.com/headspace-bench/headspace/internal/disturb"
 )
 
-// Command is headspace ladder.
+// Command is headspace ladder; ladder -- COMMAND runs OwnLoopLadder.
 func (Ladder) Command() cli.Command {
-	return cli.Command{Name: "ladder", Summary: "run the caching ladder: steps/s with data cached at each stage", Runs: []string{"Ladder", "OwnLoopLadder"}, Run: runLadder}
+	c := CommandOf[LadderOutcome, Ladder]("ladder", "run the caching ladder: steps/s with data cached at each stage", ladderUsage)
+	c.Runs = append(c.Runs, OwnLoopLadder{}.Name())
+	return c
 }
 
 const ladderUsage = `
@@ -81,6 +84,8 @@ a file whose commit: line differs (another revision, or a dirty tree
 edited since: docs/results.md) is refused with exit 2; --fresh replaces
 it. SIGINT stops the sweep, prints the table
 of what was measured and exits 130; the file keeps every finished run.
+--from FILE prints the table of a file --out wrote, measuring nothing (a
+--data run's dataset line aside: the file does not hold it).
 
 With a training command after --, as in
 
@@ -284,14 +289,29 @@ func (f *pipelineFlags) device(ctx context.Context) (Device, error) {
 // (device's Scale is set), known before it is opened.
 func (f *pipelineFlags) scalable() bool { return f.dev == "emulated" }
 
+// ladderCommand is what headspace ladder's flags set beside the sweep:
+// the pipeline's, the disturbance policy's and the own loop's flags, the
+// sweep's as given (sweep parses them), and what a run's report reads.
+type ladderCommand struct {
+	pf pipelineFlags
+	lf ladderFlags
+	df command.DisturbFlags
+	of ownFlags
+	// out is CommandOf's --out: a run that writes it waits for quiet.
+	out flag.Value
+	// points and describe are a run's: the points its table shows, and
+	// its dataset's line; --from's table shows the file's.
+	points   []ladder.Point
+	describe func() string
+}
+
 // ladderFlags are the ladder's own flags, beside the pipeline's, the
 // disturbance policy's and a command's.
 type ladderFlags struct {
 	levels, impls, placements, pinned string
 	workers                           *loader.Workers
 	steps, warmup, count              int
-	out, shard, timeline              string
-	fresh                             bool
+	shard, timeline                   string
 }
 
 // register defines the flags on fs, their defaults def's.
@@ -304,106 +324,159 @@ func (lf *ladderFlags) register(fs *flag.FlagSet, def Ladder) {
 	fs.IntVar(&lf.steps, "steps", def.Train.Steps, "measured training `steps` per run")
 	fs.IntVar(&lf.warmup, "warmup", def.Train.Warmup, "`steps` run before measuring")
 	fs.IntVar(&lf.count, "count", def.Count, "`runs` of each point (benchstat wants at least 6)")
-	fs.StringVar(&lf.out, "out", "", "benchmark-format result `file` (written atomically; resumed if present)")
-	fs.BoolVar(&lf.fresh, "fresh", false, "start --out afresh instead of resuming it")
 	fs.StringVar(&lf.shard, "shard", "", "run only shard `i/n` of the sweep's points (0-based)")
 	fs.StringVar(&lf.timeline, "timeline", "", "record the first run of each point and write `prefix`-<point>.png, .svg and .json (Chrome trace)")
 }
 
-func runLadder(ctx context.Context, args []string, stdout, stderr io.Writer) error {
-	def := Sized[Ladder](Default)
-	fs := cli.NewFlagSet("ladder", ladderUsage, stdout)
-	var pf pipelineFlags
-	pf.register(fs)
-	var lf ladderFlags
-	lf.register(fs, def)
-	fs.BoolVar(&pf.graphs, "cuda-graphs", false, "with --device cuda: replay each step from a CUDA Graph (captured once per device buffer) instead of launching its kernels one by one")
-	fs.StringVar(&pf.precision, "precision", kernels.PrecisionFP32, "with --device cuda: the Net's convolutions in `fp32` (exact float32, the default) or tf32 (TF32 tensor cores, mma.sync; docs/gpu.md)")
-	fs.StringVar(&pf.backend, "backend", cuda.BackendKernels, "with --device cuda: the Net's step on our `kernels` (the default), on cudnn (cuDNN's convolutions, bias and ReLU; an error where cuDNN and cuBLAS do not load), or auto (cuDNN where it loads, else the kernels; the file says which); docs/gpu.md")
-	fs.BoolVar(&pf.deviceCrop, "device-crop", false, "with --transforms device: upload whole raw images and crop on the GPU too, instead of uploading the host's crops")
-	var df command.DisturbFlags
-	df.Register(fs)
-	var of ownFlags
-	of.registerLadder(fs)
-	if err := cli.ParseArgs(fs, args); err != nil {
-		return err
+// Flags are ladder's: their defaults DefaultLadder's.
+func (l *Ladder) Flags(fs *flag.FlagSet) {
+	c := &l.cmd
+	c.out = fs.Lookup("out").Value
+	c.pf.registerFrom(fs, l.Pipeline)
+	c.lf.register(fs, *l)
+	fs.BoolVar(&c.pf.graphs, "cuda-graphs", false, "with --device cuda: replay each step from a CUDA Graph (captured once per device buffer) instead of launching its kernels one by one")
+	fs.StringVar(&c.pf.precision, "precision", kernels.PrecisionFP32, "with --device cuda: the Net's convolutions in `fp32` (exact float32, the default) or tf32 (TF32 tensor cores, mma.sync; docs/gpu.md)")
+	fs.StringVar(&c.pf.backend, "backend", cuda.BackendKernels, "with --device cuda: the Net's step on our `kernels` (the default), on cudnn (cuDNN's convolutions, bias and ReLU; an error where cuDNN and cuBLAS do not load), or auto (cuDNN where it loads, else the kernels; the file says which); docs/gpu.md")
+	fs.BoolVar(&c.pf.deviceCrop, "device-crop", false, "with --transforms device: upload whole raw images and crop on the GPU too, instead of uploading the host's crops")
+	c.df.Register(fs)
+	c.of.registerLadder(fs)
+}
+
+// File is driver.Stream: each run on disk as it finishes, a file of the
+// same setup resumed.
+func (*Ladder) File() driver.Mode { return driver.Stream }
+
+// TakeCommand runs ladder -- COMMAND, OwnLoopLadder (ownloopcmd.go), or
+// refuses its flags without a command.
+func (l *Ladder) TakeCommand(ctx context.Context, fs *flag.FlagSet, args []string, stdout, stderr io.Writer) (bool, error) {
+	if !hasCommand(fs, args) {
+		return false, checkOwnFlags(fs, false)
 	}
-	if hasCommand(fs, args) {
-		return runOwnLadder(ctx, fs, &of, ownLadderFlags{levels: lf.levels, steps: lf.steps, warmup: lf.warmup, count: lf.count, out: lf.out}, stdout, stderr)
-	}
-	if err := cli.ParseFlags(fs, args); err != nil {
-		return err
-	}
-	if err := checkOwnFlags(fs, false); err != nil {
-		return err
-	}
-	defer pf.data.Close() // the --link, if one was started
-	l, err := lf.sweep(ctx, def, &pf, &df)
+	c := &l.cmd
+	return true, runOwnLadder(ctx, fs, &c.of, ownLadderFlags{levels: c.lf.levels, steps: c.lf.steps, warmup: c.lf.warmup, count: c.lf.count, out: c.out.String()}, stdout, stderr)
+}
+
+// Prepare checks the sweep, opens its device, checks --timeline's files
+// and, with --out, waits for a quiet machine (the file's machine-busy
+// line where it never is).
+func (l *Ladder) Prepare(ctx context.Context, stdout, stderr io.Writer) (Setup, error) {
+	c := &l.cmd
+	s := Setup{Close: func() { c.pf.data.Close() }} // the --link, if one was started
+	sw, err := c.lf.sweep(ctx, *l, &c.pf, &c.df)
 	if err != nil {
-		return err
+		return s, err
 	}
-	var env Env
-	if env.Device, err = pf.device(ctx); err != nil {
-		return err
+	sw.cmd = *c // the flags' state: a --link sweep started
+	*l = sw
+	if s.Env.Device, err = c.pf.device(ctx); err != nil {
+		return s, err
 	}
-	devName := pf.dev
-	if lf.timeline != "" {
-		var outs []cli.Output
-		for _, p := range l.Selected() {
-			name := timelinePath(lf.timeline, p.Sub())
-			outs = append(outs, cli.Figure(name+".png"), cli.Figure(name+".svg"), cli.Output{Path: name + ".json", Kind: cli.TraceKind})
-		}
-		if err := cli.CheckOutputs(outs...); err != nil {
-			return err
-		}
+	if err := l.timeline(&s.Env, c.pf.dev, stdout); err != nil {
+		return s, err
 	}
-	// --fresh keeps the old file until the first new result replaces it;
-	// either way the file is this run's alone until it ends.
 	var busy []resultfile.Config
-	if lf.out != "" {
-		if busy, err = df.WaitQuiet(ctx, stderr); err != nil {
-			return err
+	if c.out.String() != "" {
+		if busy, err = c.df.WaitQuiet(ctx, stderr); err != nil {
+			return s, err
 		}
 	}
-	settings := func() []resultfile.Config {
-		cfg := driver.Settings(devName, l.Settings(), env.Device.Settings, busy)
-		if lf.shard != "" {
-			cfg = append(cfg, l.ShardSettings(l.Shards)...) // what headspace merge reads
+	s.Settings = slices.Concat(l.Settings(), s.Env.Device.Settings, busy)
+	if c.lf.shard != "" {
+		s.Settings = append(s.Settings, l.ShardSettings(l.Shards)...) // what headspace merge reads
+	}
+	dev, pipeline := c.pf.dev, l.Pipeline
+	s.Device = func() string { return dev }
+	c.points, c.describe = l.Selected(), func() string { return loader.Describe(ctx, pipeline) }
+	s.Todo, s.Partial, s.Benchstat = l.Todo, "the table shows the runs finished before it", true
+	return s, nil
+}
+
+// timeline checks --timeline's files, one set a point, and has env
+// record the first run of each point as one.
+func (l *Ladder) timeline(env *Env, devName string, stdout io.Writer) error {
+	prefix := l.cmd.lf.timeline
+	if prefix == "" {
+		return nil
+	}
+	var outs []cli.Output
+	for _, p := range l.Selected() {
+		name := timelinePath(prefix, p.Sub())
+		outs = append(outs, cli.Figure(name+".png"), cli.Figure(name+".svg"), cli.Output{Path: name + ".json", Kind: cli.TraceKind})
+	}
+	batch := l.Pipeline.Batch
+	env.Recorded = func(name string, rec *pipeline.Recorder) error {
+		sub := strings.TrimPrefix(name, "Ladder/")
+		t := timeline.FromRecorder("ladder "+strings.ReplaceAll(sub, "/", " ")+" on "+devName, rec, batch)
+		return writeTimeline(stdout, t, timelinePath(prefix, sub))
+	}
+	return cli.CheckOutputs(outs...)
+}
+
+// Report prints the setup's line and the table of o's steps/s per point:
+// a run's selected points, or --from's, the file's in the order they
+// ran, its setup the file's settings.
+func (l *Ladder) Report(o LadderOutcome, w io.Writer) error {
+	steps, disturbed := map[ladder.Point][]float64{}, map[ladder.Point]int{}
+	var points []ladder.Point
+	for _, r := range o.Runs {
+		if _, ok := steps[r.Point]; !ok {
+			points = append(points, r.Point)
 		}
-		return cfg
-	}
-	if lf.timeline != "" {
-		env.Recorded = func(name string, rec *pipeline.Recorder) error {
-			sub := strings.TrimPrefix(name, "Ladder/")
-			t := timeline.FromRecorder("ladder "+strings.ReplaceAll(sub, "/", " ")+" on "+devName, rec, l.Pipeline.Batch)
-			return writeTimeline(stdout, t, timelinePath(lf.timeline, sub))
+		v, _ := resultfile.Value(r.Record, "steps/s")
+		steps[r.Point] = append(steps[r.Point], v)
+		if d, ok := resultfile.Value(r.Record, disturb.DisturbedUnit); ok && d > 0 {
+			disturbed[r.Point]++
 		}
 	}
-	// The table's steps/s of each point: a resumed file's, then each new
-	// run's, as it is made.
-	tally := ladder.NewTally()
-	env.Result = tally.Add
-	o, err := driver.Run(ctx, driver.Job{File: driver.Stream, Settings: settings, Progress: stderr,
-		Measure: func(ctx context.Context, h *driver.Hooks) ([]*benchfmt.Result, error) {
-			env := env.Hooked(h)
-			for _, p := range l.Selected() {
-				tally.Resume(p.BenchName(), h.Values(p.BenchName(), "steps/s"))
-			}
-			h.Total(l.Todo(env))
-			return l.Run(ctx, env)
-		}}, driver.Output{Path: lf.out, Fresh: lf.fresh})
-	if err != nil && !o.Interrupted {
-		return err // failed; an interrupted run prints what it finished
-	}
-	fmt.Fprintf(stdout, "device %s, batch %d, raw %dx%d, crop %d, %s of %s each\n%s\n", devName, l.Pipeline.Batch,
-		l.Pipeline.Dataset.Width, l.Pipeline.Dataset.Height, l.Pipeline.Transforms.Crop, reports.Plural(l.Count, "run"), reports.Plural(l.Train.Steps, "step"), loader.Describe(ctx, l.Pipeline))
-	if err := ladder.WriteTable(stdout, LadderGroups(l.Selected(), tally.Steps, tally.Disturbed), LadderDocument); err != nil {
+	head := ladderHead{dev: "emulated", pipeline: l.Pipeline, count: l.Count, steps: l.Train.Steps}
+	if l.cmd.points != nil {
+		points, head.dev, head.data = l.cmd.points, l.cmd.pf.dev, l.cmd.describe()
+	} else if err := head.settle(o.settings, steps); err != nil {
 		return err
 	}
-	if lf.out != "" {
-		fmt.Fprintf(stdout, "results: %s (compare with: go tool benchstat %s)\n", lf.out, lf.out)
+	p := head.pipeline
+	fmt.Fprintf(w, "device %s, batch %d, raw %dx%d, crop %d, %s of %s each\n%s\n", head.dev, p.Batch,
+		p.Dataset.Width, p.Dataset.Height, p.Transforms.Crop, reports.Plural(head.count, "run"), reports.Plural(head.steps, "step"), head.data)
+	return ladder.WriteTable(w, LadderGroups(points, func(p ladder.Point) []float64 { return steps[p] }, func(p ladder.Point) int { return disturbed[p] }), LadderDocument)
+}
+
+// ladderHead is the setup a ladder's table is headed by: its device,
+// pipeline, runs of each point and steps of each run, and its dataset's
+// line.
+type ladderHead struct {
+	dev          string
+	pipeline     loader.Config
+	count, steps int
+	data         string
+}
+
+// settle sets the head from a result file's settings (--from): its
+// device, batch, raw size, crop and steps, and the most runs of a point
+// in steps.
+func (h *ladderHead) settle(settings []resultfile.Config, steps map[ladder.Point][]float64) error {
+	h.count = 0
+	for _, vs := range steps {
+		h.count = max(h.count, len(vs))
 	}
-	return o.Err("the table shows the runs finished before it")
+	h.dev = cmp.Or(setting(settings, "device"), h.dev)
+	var err error
+	p := &h.pipeline
+	for _, f := range []struct {
+		key string
+		n   *int
+	}{{"batch", &p.Batch}, {"crop", &p.Transforms.Crop}, {"steps", &h.steps}} {
+		if v := setting(settings, f.key); v != "" {
+			if *f.n, err = strconv.Atoi(v); err != nil {
+				return fmt.Errorf("the file's %s: %q is not a number", f.key, v)
+			}
+		}
+	}
+	if v := setting(settings, "raw-size"); v != "" {
+		if p.Dataset.Width, p.Dataset.Height, err = cli.ParseSize("raw-size", v); err != nil {
+			return fmt.Errorf("the file's %v", err)
+		}
+	}
+	return nil
 }
 
 // timelinePath is the path, without its extension, of the timeline of
@@ -447,9 +520,6 @@ func (lf *ladderFlags) sweep(ctx context.Context, def Ladder, pf *pipelineFlags,
 	if err := cli.FirstErr(cli.InRange("--steps", lf.steps, 1, cli.MaxSteps), cli.InRange("--warmup", lf.warmup, 0, cli.MaxSteps),
 		cli.InRange("--count", lf.count, 1, cli.MaxCount)); err != nil {
 		return l, err
-	}
-	if lf.fresh && lf.out == "" {
-		return l, cli.Usagef("--fresh needs --out")
 	}
 	if l.Disturb, err = df.Policy(); err != nil {
 		return l, err

@@ -167,4 +167,3 @@ func runTune(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	}
 	return o.Err("the best so far is above")
 }
-

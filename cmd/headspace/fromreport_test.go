@@ -66,3 +66,38 @@ func TestAnalyzeDefaultsAreTheExperiments(t *testing.T) {
 		}
 	}
 }
+
+// TestLadderFromRebuildsTheTable: ladder --from prints, from the file a
+// run's --out wrote, the table the run printed, byte for byte (the
+// setup's line from the file's settings), and refuses a file that is
+// not a ladder's (exit 2); --fresh still needs --out.
+func TestLadderFromRebuildsTheTable(t *testing.T) {
+	dir := t.TempDir()
+	out := filepath.Join(dir, "ladder.txt")
+	tiny := []string{"--raw-size", "32", "--crop", "16", "--batch", "2", "--workers", "1", "--step", "1ms", "--steps", "2", "--warmup", "0",
+		"--count", "2", "--levels", "device,none", "--transforms", "naive,fast"}
+	code, stdout, stderr := runCLI(append([]string{"ladder", "--out", out}, tiny...)...)
+	if code != 0 {
+		t.Fatalf("exit %d, stderr %q", code, stderr)
+	}
+	table, ok := strings.CutSuffix(stdout, fmt.Sprintf("results: %s (compare with: go tool benchstat %s)\n", out, out))
+	if !ok || !strings.HasPrefix(table, "device emulated, batch 2, raw 32x32, crop 16, 2 runs of 2 steps each\n") || !strings.Contains(table, "transforms=fast") {
+		t.Fatalf("the run printed\n%s", stdout)
+	}
+	code, from, stderr := runCLI("ladder", "--from", out)
+	if code != 0 || from != table {
+		t.Errorf("--from: exit %d, stderr %q, printed\n%s\nthe run printed\n%s", code, stderr, from, table)
+	}
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"ladder", "--from", filepath.Join("..", "..", "results", "analyze-emulated.txt")}, "not a result file of headspace ladder --out"},
+		{[]string{"ladder", "--from", out, "--levels", "none"}, "--levels"},
+		{append([]string{"ladder", "--fresh"}, tiny...), "--fresh needs --out"},
+	} {
+		if code, _, stderr := runCLI(tc.args...); code != 2 || !strings.Contains(stderr, tc.want) {
+			t.Errorf("%v: exit %d, stderr %q, want 2 and %q", tc.args, code, stderr, tc.want)
+		}
+	}
+}

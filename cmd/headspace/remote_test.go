@@ -89,6 +89,12 @@ func TestRemoteLadder(t *testing.T) {
 			t.Errorf("result file of a --link run lacks %q:\n%s", want, b)
 		}
 	}
+	// A run refused once its --link is up stops it (the package's goleak
+	// check fails otherwise).
+	code, _, stderr = runCLI("ladder", "--data", "s3://train/ds", "--levels", "none", "--crop", "16", "--batch", "4", "--link", "home", "--shard", "2/2")
+	if code != 2 || !strings.Contains(stderr, "--shard") {
+		t.Errorf("ladder --link --shard 2/2: exit %d, %s; want 2 and --shard", code, stderr)
+	}
 }
 
 // TestRemoteBadInput: bad URLs, flags and servers are one line, exit 2.
