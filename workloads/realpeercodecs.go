@@ -108,3 +108,32 @@ func atLine(r *benchfmt.Result, err error) error {
 	}
 	return err
 }
+
+// ReadRealPeerReport is the report of the `peer --peers` result file at
+// path, its records decoded through RealPeerCodec (what `peer --from`
+// prints; internal/figures checks docs against it).
+func ReadRealPeerReport(path string) (realpeer.Report, error) {
+	recs, err := resultfile.Read(path)
+	if err != nil {
+		return realpeer.Report{}, err
+	}
+	o, err := RealPeerCodec.Decode(recs)
+	if err != nil {
+		return realpeer.Report{}, inFile(path, err)
+	}
+	return realpeer.ReportOf(path, o.Config, o.Runs, o.Limits)
+}
+
+// ReadSPDLCacheReport is the report of the `peer --spdl-cache` result
+// file at path, its records decoded through SPDLCacheCodec.
+func ReadSPDLCacheReport(path string) (spdlcache.Report, error) {
+	recs, err := resultfile.Read(path)
+	if err != nil {
+		return spdlcache.Report{}, err
+	}
+	o, err := SPDLCacheCodec.Decode(recs)
+	if err != nil {
+		return spdlcache.Report{}, inFile(path, err)
+	}
+	return spdlcache.NewReport(o.Config, o.Runs), nil
+}

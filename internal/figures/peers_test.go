@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/headspace-bench/headspace/harness/realpeer"
+	"github.com/headspace-bench/headspace/workloads"
 )
 
 // The real peers' committed runs (docs/peers.md, README): on files, and
@@ -41,7 +42,7 @@ func realReport(t *testing.T, path string) realpeer.Report {
 	if r, ok := realReports[path]; ok {
 		return r
 	}
-	r, err := realpeer.ReadFile(filepath.Join(root, path))
+	r, err := workloads.ReadRealPeerReport(filepath.Join(root, path))
 	if err != nil {
 		t.Fatalf("%s: %v", path, err)
 	}
@@ -106,7 +107,7 @@ func realPeerLine(path, peer string) figureCase {
 // workers was measured in the committed run at path, its row saying so:
 // "| `litdata` | none of its N runs ran:" and the reason.
 func peerLine(path, peer string) figureCase {
-	r, err := realpeer.ReadFile(filepath.Join(root, path))
+	r, err := workloads.ReadRealPeerReport(filepath.Join(root, path))
 	if err != nil {
 		return realPeerLine(path, peer) // its check fails on the file
 	}

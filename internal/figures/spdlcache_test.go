@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/headspace-bench/headspace/harness/spdlcache"
+	"github.com/headspace-bench/headspace/workloads"
 )
 
 // spdlCacheRun is the committed run of peer --spdl-cache (docs/peers.md,
@@ -23,8 +24,7 @@ var (
 func spdlCacheReport(t *testing.T) spdlcache.Report {
 	t.Helper()
 	spdlCacheOnce.Do(func() {
-		config, runs, err := spdlcache.ReadFile(filepath.Join(root, spdlCacheRun))
-		spdlCacheRep, spdlCacheErr = spdlcache.NewReport(config, runs), err
+		spdlCacheRep, spdlCacheErr = workloads.ReadSPDLCacheReport(filepath.Join(root, spdlCacheRun))
 	})
 	if spdlCacheErr != nil {
 		t.Fatalf("%s: %v", spdlCacheRun, spdlCacheErr)
