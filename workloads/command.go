@@ -81,6 +81,16 @@ type Setup struct {
 	// Benchstat has the results line name benchstat to compare the file
 	// with.
 	Benchstat bool
+	// End, if set, ends a run's output after Report in place of the
+	// results line (its own, and the files the report wrote named after
+	// it) and returns the command's error, given the run's outcome: its
+	// file's path ("" for none) and whether it was interrupted
+	// (driver.Outcome.Err).
+	End func(w io.Writer, o driver.Outcome) error
+	// Empty says a run may make no records (whatif --stats without
+	// --verify or --ladder: a table of a saved profile): its Report is
+	// then given R's zero value, not decoded.
+	Empty bool
 }
 
 // settled is an outcome whose report reads its result file's settings
@@ -255,7 +265,7 @@ func run[R any](ctx context.Context, e Commanded[R], mode driver.Mode, s Setup, 
 		recs = withSettings(recs, job.Settings())
 	}
 	var r R
-	if len(recs) > 0 || !o.Interrupted {
+	if len(recs) > 0 || !o.Interrupted && !s.Empty {
 		if r, err = decode(e.Codec(), recs); err != nil {
 			return err
 		}
@@ -264,6 +274,8 @@ func run[R any](ctx context.Context, e Commanded[R], mode driver.Mode, s Setup, 
 		return err
 	}
 	switch {
+	case s.End != nil:
+		return s.End(stdout, o)
 	case out.Path == "":
 	case s.Benchstat:
 		fmt.Fprintf(stdout, "results: %s (compare with: go tool benchstat %s)\n", o.Path, o.Path)

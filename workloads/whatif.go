@@ -3,6 +3,7 @@ package workloads
 import (
 	"cmp"
 	"context"
+	"errors"
 	"fmt"
 	"math"
 	"runtime"
@@ -52,6 +53,15 @@ type WhatIf struct {
 	// WithLadder also runs the caching ladder at the profile's setting,
 	// between the profile and the checks.
 	WithLadder bool
+	// Each, if set, is the hook Run passes to MeasureEach: it receives
+	// the outcome so far after each run, once the profile is made and
+	// once the ladder's medians are, and the whole outcome when the run
+	// ends (headspace whatif prints the profile and the ladder as they
+	// come). An error from it stops the run.
+	Each func(WhatIfOutcome) error
+
+	// cmd is what headspace whatif's flags set beside the experiment.
+	cmd *whatIfCommand
 }
 
 // DefaultWhatIf is the experiment at a size whose check runs in about a
@@ -506,10 +516,37 @@ func (w WhatIf) MeasureEach(ctx context.Context, env Env, each func(WhatIfOutcom
 	return r.out, r.check(ctx, *r.out.Profile)
 }
 
-// Run measures the experiment (Measure) and returns its records
-// (WhatIfCodec).
+// Run measures the experiment (MeasureEach, with Each) and returns its
+// records (WhatIfCodec), each given to env as its run ends. A run
+// interrupted before its checks began returns none: a profile alone is
+// no what-if (headspace whatif keeps no file of it).
 func (w WhatIf) Run(ctx context.Context, env Env) ([]*benchfmt.Result, error) {
-	return RunTyped[WhatIfOutcome](ctx, w, env)
+	sent := 0 // the records given to env
+	give := func(o WhatIfOutcome) error {
+		recs := WhatIfCodec.Encode(o)
+		for _, r := range recs[sent:] {
+			if err := env.result(r); err != nil {
+				return err
+			}
+		}
+		sent = len(recs)
+		if w.Each != nil {
+			return w.Each(o)
+		}
+		return nil
+	}
+	o, err := w.MeasureEach(ctx, env, give)
+	if errors.Is(err, context.Canceled) && o.Checks == nil {
+		return nil, err
+	}
+	if err == nil || errors.Is(err, context.Canceled) {
+		// The whole outcome: the last records, and Each the checks
+		// begun (an interrupted run's included).
+		if gerr := give(o); err == nil {
+			err = gerr
+		}
+	}
+	return WhatIfCodec.Encode(o), err
 }
 
 // Codec is WhatIfCodec.

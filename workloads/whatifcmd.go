@@ -10,8 +10,6 @@ import (
 	"strconv"
 	"strings"
 
-	"golang.org/x/perf/benchfmt"
-
 	"github.com/headspace-bench/headspace/datasets/transforms"
 	"github.com/headspace-bench/headspace/harness/driver"
 	"github.com/headspace-bench/headspace/harness/loader"
@@ -21,9 +19,12 @@ import (
 	"github.com/headspace-bench/headspace/internal/cli"
 )
 
-// Command is headspace whatif.
+// Command is headspace whatif; whatif --accelerators runs NodeWhatIf
+// (whatifnodecmd.go), whatif -- COMMAND its own loop (ownloopcmd.go).
 func (WhatIf) Command() cli.Command {
-	return cli.Command{Name: "whatif", Summary: "predict steps/s for other cores, workers and step times; --verify checks it", Runs: []string{"WhatIf", "NodeWhatIf"}, Run: runWhatIf}
+	c := CommandOf[WhatIfOutcome, WhatIf]("whatif", "predict steps/s for other cores, workers and step times; --verify checks it", whatifUsage)
+	c.Runs = append(c.Runs, NodeWhatIf{}.Name())
+	return c
 }
 
 const whatifUsage = `
@@ -87,7 +88,8 @@ measured beside predicted with the error; --out records the model and the
 checks (BenchmarkWhatIf/model/script=…, BenchmarkWhatIf/check/script=…/
 workers=N with steps/s and predicted-steps/s).`
 
-// whatIfFlags are whatif's flags.
+// whatIfFlags are whatif's flags; out, force and from are CommandOf's,
+// read once the flags are parsed (TakeCommand).
 type whatIfFlags struct {
 	pf                                   pipelineFlags
 	of                                   ownFlags
@@ -105,8 +107,23 @@ type whatIfFlags struct {
 	target                               int
 }
 
+// whatIfCommand is what headspace whatif's flags set beside the
+// experiment, and a run's output: the printer of the profile and the
+// ladder as they come, the outcome so far, and the report once made.
+type whatIfCommand struct {
+	f       whatIfFlags
+	command string // the command line as the report states it
+	ctx     context.Context
+	pr      *whatif.Printer // nil with --from
+	last    WhatIfOutcome
+	verify  whatif.Grid
+	impl    string
+	rep     *WhatIfReport
+	err     error // the report's lines not made (Setup.Lines)
+}
+
 // register defines f's flags on fs, with def's defaults.
-func (f *whatIfFlags) register(fs *flag.FlagSet, def WhatIf) error {
+func (f *whatIfFlags) register(fs *flag.FlagSet, def WhatIf) {
 	f.pf.register(fs)
 	// The profile and its check run many times: smaller defaults than the
 	// ladder's document-sized ones.
@@ -114,7 +131,7 @@ func (f *whatIfFlags) register(fs *flag.FlagSet, def WhatIf) error {
 		"crop": fmt.Sprint(def.Pipeline.Transforms.Crop), "step": def.Step.String()} {
 		fl := fs.Lookup(name)
 		if err := fl.Value.Set(v); err != nil {
-			return err
+			panic(fmt.Sprintf("whatif: the default --%s %s: %v", name, v, err)) // the experiment's own, which its flag takes
 		}
 		fl.DefValue = v
 	}
@@ -135,61 +152,168 @@ func (f *whatIfFlags) register(fs *flag.FlagSet, def WhatIf) error {
 	fs.StringVar(&f.vCores, "verify-cores", joinInts(def.Verify.Cores), "comma-separated GOMAXPROCS `counts` to check")
 	fs.StringVar(&f.vWorkers, "verify-workers", joinInts(def.Verify.Workers), "comma-separated worker `counts` to check")
 	fs.StringVar(&f.vSteps, "verify-steps", joined(def.Verify.StepScales, formatFloat), "comma-separated step `multipliers` to check")
-	fs.StringVar(&f.out, "out", "", "benchmark-format result `file` of the runs (written atomically)")
-	fs.BoolVar(&f.force, "force", false, "let --out replace a results file holding more results")
 	fs.StringVar(&f.report, "report", "", "write the what-if section in Markdown to `file` (atomically)")
 	fs.StringVar(&f.plotPath, "plot", "", "write predicted steps/s against cores to `file` (.png or .svg)")
-	fs.StringVar(&f.from, "from", "", "rebuild --report, --plot and the tables from the results `file` a whatif --out wrote, measuring nothing")
 	fs.StringVar(&f.accelerators, "accelerators", "", "comma-separated accelerator `counts`: predict each rank's AU in a node of N accelerators from one rank alone (docs/node.md); --verify measures each")
 	fs.Float64Var(&f.minAU, "min-au", node.DefaultMinAU, "with --accelerators: an accelerator is kept busy at this `AU` or more")
 	fs.IntVar(&f.target, "target", 0, "with --accelerators: say what a node of `N` accelerators would take (default: the largest of --accelerators)")
 	f.of.registerLadder(fs)
-	return nil
 }
 
-func runWhatIf(ctx context.Context, args []string, stdout, stderr io.Writer) error {
-	def := Sized[WhatIf](Default)
-	fs := cli.NewFlagSet("whatif", whatifUsage, stdout)
-	var f whatIfFlags
-	if err := f.register(fs, def); err != nil {
-		return err
-	}
-	if err := cli.ParseArgs(fs, args); err != nil {
-		return err
-	}
+// Flags are whatif's: their defaults DefaultWhatIf's.
+func (w *WhatIf) Flags(fs *flag.FlagSet) {
+	w.cmd = &whatIfCommand{}
+	w.cmd.f.register(fs, *w)
+}
+
+// TakeCommand runs whatif -- COMMAND (ownloopcmd.go) and whatif
+// --accelerators, or --from of a node what-if's file (NodeWhatIf,
+// whatifnodecmd.go), and refuses --from of an own loop's file, whose
+// report is not rebuilt; the what-if itself is CommandOf's to run.
+func (w *WhatIf) TakeCommand(ctx context.Context, fs *flag.FlagSet, args []string, stdout, stderr io.Writer) (bool, error) {
+	c := w.cmd
+	f := &c.f
+	f.out, f.from = fs.Lookup("out").Value.String(), fs.Lookup("from").Value.String()
+	f.force = fs.Lookup("force").Value.String() == "true"
+	c.command = "headspace whatif " + strings.Join(args, " ")
 	if hasCommand(fs, args) {
-		return runOwnWhatIf(ctx, fs, &f.of, f.verify, f.steps, f.out, f.force, stdout, stderr)
+		return true, runOwnWhatIf(ctx, fs, &f.of, f.verify, f.steps, f.out, f.force, stdout, stderr)
 	}
 	if err := cli.ParseFlags(fs, args); err != nil {
-		return err
+		return true, err
 	}
 	if err := checkOwnFlags(fs, false); err != nil {
-		return err
+		return true, err
 	}
-	defer f.pf.data.Close() // the --link, if one was started
 	if f.accelerators == "" && f.pf.data.Set("accelerators") {
 		// Without it the plain what-if would run, which was not asked.
-		return cli.Usagef("--accelerators \"\": want comma-separated accelerator counts")
+		return true, cli.Usagef("--accelerators \"\": want comma-separated accelerator counts")
 	}
 	if f.accelerators != "" || (f.from != "" && IsNodeWhatIfFile(f.from)) {
-		return f.runNode(ctx, "headspace "+cli.CommandLine("whatif", args), stdout, stderr)
+		defer f.pf.data.Close() // the --link, if one was started
+		return true, f.runNode(ctx, "headspace "+cli.CommandLine("whatif", args), stdout, stderr)
 	}
 	if f.from != "" {
-		return rebuildWhatIf(fs, f.from, f.report, f.plotPath, stdout)
+		if rs, err := resultfile.Read(f.from); err == nil && len(rs) > 0 && positional(rs[0].Name) == "/model" {
+			// whatif -- COMMAND's file: its model and checks are the
+			// script's, which --from does not rebuild yet.
+			return true, cli.Usagef("--from: %s: the what-if of a user's own command (whatif -- COMMAND --out), whose report --from does not rebuild: run the command again", f.from)
+		}
 	}
-	w, err := f.experiment(ctx, def)
+	return false, nil
+}
+
+// Outputs checks --plot's and --report's files, the flags --from takes.
+func (w *WhatIf) Outputs() ([]string, error) {
+	f := &w.cmd.f
+	if err := checkPlot(f.plotPath); err != nil {
+		return nil, err
+	}
+	return []string{"report", "plot"}, cli.CheckOutputs(cli.Output{Path: f.report, Kind: whatif.ReportKind}, cli.Figure(f.plotPath))
+}
+
+// Prepare checks the flags into the experiment (its grids, a --stats
+// profile), opens the device, and prints the profile, its table and the
+// ladder's attribution as the run makes them (Each); the report's lines
+// join the file's settings once the run has ended (Setup.Lines), and
+// End prints the results line and the files the report wrote.
+func (w *WhatIf) Prepare(ctx context.Context, stdout, stderr io.Writer) (Setup, error) {
+	c := w.cmd
+	f := &c.f
+	s := Setup{Close: func() { f.pf.data.Close() }} // the --link, if one was started
+	e, err := f.experiment(ctx, *w)
 	if err != nil {
+		return s, err
+	}
+	g, err := f.grids(&e)
+	if err != nil {
+		return s, err
+	}
+	if s.Env, err = f.check(ctx, &e); err != nil {
+		return s, err
+	}
+	// --stats and --save together were refused: a profile read is not
+	// saved.
+	c.ctx, c.verify, c.impl = ctx, e.Verify, e.Pipeline.Impl
+	c.pr = &whatif.Printer{W: stdout, Grid: g, Runs: e.Count, Save: f.save}
+	e.Each = func(o WhatIfOutcome) error {
+		c.last = o
+		c.pr.Show(o.Profile, o.Ladder)
+		return c.pr.Err()
+	}
+	*w = e
+	dev := f.pf.dev
+	s.Device, s.Units = func() string { return dev }, e.Runs()
+	s.Lines = func() []resultfile.Config {
+		lines := e.Settings()
+		if f.out == "" || c.last.Profile == nil || c.interrupted() && c.last.Checks == nil {
+			return lines
+		}
+		// Everything the report states goes into the file, so that
+		// --from rebuilds it (WhatIfCodec).
+		rep, err := WhatIfReportSettings(c.report())
+		if err != nil {
+			c.err = fmt.Errorf("whatif: the report's lines of %s: %w", f.out, err) // End returns it
+		}
+		return append(lines, rep...)
+	}
+	s.Partial, s.End, s.Empty = "the table shows the points checked before it", c.end, true // End says it
+	return s, nil
+}
+
+// interrupted says whether the run was interrupted (SIGINT).
+func (c *whatIfCommand) interrupted() bool { return errors.Is(c.ctx.Err(), context.Canceled) }
+
+// report is the run's report as printed, once the run has ended: an
+// interrupted verification's is partial, its files written beside
+// complete ones.
+func (c *whatIfCommand) report() WhatIfReport {
+	if c.rep == nil {
+		rep := c.pr.Report(c.last.Checks)
+		rep.Command, rep.Verify, rep.Impl, rep.Partial = c.command, c.verify, c.impl, c.interrupted()
+		c.rep = &rep
+	}
+	return *c.rep
+}
+
+// Report prints, after a run, the checks (the profile, its table and the
+// ladder were printed as they came): nothing of a run interrupted before
+// them. From --from's file it prints what the run printed, and writes
+// the report and the plot.
+func (w *WhatIf) Report(o WhatIfOutcome, out io.Writer) error {
+	c := w.cmd
+	if c.pr == nil {
+		if o.Report == nil {
+			return cli.Usagef("--from: %s: no %s line (headspace whatif --out records them; the report cannot be rebuilt without them)", c.f.from, strings.Join(reportLines, ", "))
+		}
+		if err := o.Report.WriteText(out); err != nil {
+			return err
+		}
+		return o.Report.WriteFiles(out, c.f.report, c.f.plotPath)
+	}
+	if c.last.Checks == nil && c.interrupted() || !c.f.verify {
+		return nil
+	}
+	return c.pr.WriteChecks(c.last.Checks)
+}
+
+// end ends a run's output: the results line, then the report's and the
+// plot's (the partial ones of an interrupted verification).
+func (c *whatIfCommand) end(w io.Writer, o driver.Outcome) error {
+	if o.Interrupted && c.last.Checks == nil {
+		return o.Err("") // interrupted before the checks: nothing kept
+	}
+	if c.err != nil {
+		return c.err
+	}
+	if o.Path != "" {
+		cli.KeptNote(w, c.f.out, o.Path)
+		fmt.Fprintf(w, "\nresults: %s%s\n", o.Path, map[bool]string{true: " (partial: interrupted)"}[o.Interrupted])
+	}
+	if err := c.report().WriteFiles(w, c.f.report, c.f.plotPath); err != nil {
 		return err
 	}
-	g, err := f.grids(&w)
-	if err != nil {
-		return err
-	}
-	env, resultsOut, err := f.check(ctx, &w)
-	if err != nil {
-		return err
-	}
-	return f.run(ctx, w, env, g, resultsOut, args, stdout, stderr)
+	return o.Err("the table shows the points checked before it")
 }
 
 // experiment is the what-if experiment f sets, before its grids: the
@@ -257,41 +381,36 @@ func parseGridFlags(cores, coresV, workers, workersV, steps, stepsV string) (g w
 
 // check refuses what w (its grids set) cannot run or write, opens the
 // device, reads a --stats profile into w, and returns the run's
-// environment and its result file.
-func (f *whatIfFlags) check(ctx context.Context, w *WhatIf) (Env, driver.Output, error) {
+// environment.
+func (f *whatIfFlags) check(ctx context.Context, w *WhatIf) (Env, error) {
 	env := Env{}
-	resultsOut := driver.Output{Path: f.out, Benchmarks: []string{"WhatIf", "Ladder"}, Force: f.force, Beside: true}
-	if err := checkPlot(f.plotPath); err != nil {
-		return env, resultsOut, err
-	}
 	if err := w.Validate(); err != nil {
-		return env, resultsOut, cli.UsageError{Msg: err.Error()}
+		return env, cli.UsageError{Msg: err.Error()}
 	}
 	for _, n := range w.Verify.Workers {
 		if err := cli.InRange("--verify-workers", n, 1, loader.MaxWorkers); err != nil {
-			return env, resultsOut, err
+			return env, err
 		}
 	}
 	for _, n := range w.Verify.Cores {
 		if err := cli.InRange("--verify-cores", n, 1, 4096); err != nil {
-			return env, resultsOut, err
+			return env, err
 		}
 	}
-	if err := cli.FirstErr(cli.CheckOutputs(cli.Output{Path: f.save, Kind: whatif.FileKind}, cli.Output{Path: f.report, Kind: whatif.ReportKind}, cli.Figure(f.plotPath)),
-		driver.Check(resultsOut)); err != nil {
-		return env, resultsOut, err
+	if err := cli.CheckOutputs(cli.Output{Path: f.save, Kind: whatif.FileKind}); err != nil {
+		return env, err
 	}
 	if !f.pf.scalable() && f.verify && slices.ContainsFunc(w.Verify.StepScales, func(m float64) bool { return m != 1 }) {
-		return env, resultsOut, cli.Usagef("--device %s: the step cannot be scaled; use --verify-steps 1", f.pf.dev)
+		return env, cli.Usagef("--device %s: the step cannot be scaled; use --verify-steps 1", f.pf.dev)
 	}
 	var err error
 	if env.Device, err = f.pf.device(ctx); err != nil {
-		return env, resultsOut, err
+		return env, err
 	}
 	if f.stats != "" {
 		p, err := whatif.Read(f.stats)
 		if err != nil {
-			return env, resultsOut, cli.UsageError{Msg: err.Error()}
+			return env, cli.UsageError{Msg: err.Error()}
 		}
 		w.Profiled = &p
 	}
@@ -299,121 +418,7 @@ func (f *whatIfFlags) check(ctx context.Context, w *WhatIf) (Env, driver.Output,
 	if !f.verify {
 		w.Verify = whatif.Grid{}
 	}
-	return env, resultsOut, nil
-}
-
-// run runs w, printing the profile, its predictions and the ladder's
-// attribution as they come and the checks after the run (which may be
-// interrupted), and writes the result file, the report and the plot.
-func (f *whatIfFlags) run(ctx context.Context, w WhatIf, env Env, g whatif.Grid, resultsOut driver.Output, args []string, stdout, stderr io.Writer) error {
-	// --stats and --save together were refused: a profile read is not
-	// saved.
-	pr := &whatif.Printer{W: stdout, Grid: g, Runs: w.Count, Save: f.save}
-	var o WhatIfOutcome
-	var rep whatif.Report
-	var lines []resultfile.Config
-	run, err := driver.Run(ctx, driver.Job{Units: w.Runs(), Progress: stderr,
-		Settings: func() []resultfile.Config { return driver.Settings(f.pf.dev, w.Settings(), lines) },
-		Measure: func(ctx context.Context, h *driver.Hooks) ([]*benchfmt.Result, error) {
-			env.Start = h.Start
-			sent := 0 // the records given to h
-			var runErr error
-			o, runErr = w.MeasureEach(ctx, env, func(o WhatIfOutcome) error {
-				recs := WhatIfCodec.Encode(o)
-				for _, r := range recs[sent:] {
-					if err := h.Result(r); err != nil {
-						return err
-					}
-				}
-				sent = len(recs)
-				pr.Show(o.Profile, o.Ladder)
-				return pr.Err()
-			})
-			h.Finish()
-			interrupted := errors.Is(runErr, context.Canceled)
-			if runErr != nil && !interrupted || interrupted && o.Checks == nil {
-				return nil, runErr // failed, or interrupted before the checks: nothing to keep
-			}
-			if f.verify {
-				if err := pr.WriteChecks(o.Checks); err != nil {
-					return nil, err
-				}
-			}
-			// An interrupted verification is partial: its files say so,
-			// and a complete file already at a path is kept, the partial
-			// one written beside it.
-			rep = pr.Report(o.Checks)
-			rep.Command, rep.Verify, rep.Impl, rep.Partial = "headspace whatif "+strings.Join(args, " "), w.Verify, w.Pipeline.Impl, interrupted
-			recs := WhatIfCodec.Encode(o)
-			if f.out != "" && len(recs) > 0 {
-				// Everything the report states goes into the file, so
-				// that --from rebuilds it (WhatIfCodec).
-				var err error
-				if lines, err = WhatIfReportSettings(rep); err != nil {
-					return nil, err
-				}
-			}
-			return recs, runErr
-		}}, resultsOut)
-	if err != nil && !run.Interrupted || run.Interrupted && o.Checks == nil {
-		return err
-	}
-	if run.Path != "" {
-		cli.KeptNote(stdout, f.out, run.Path)
-		fmt.Fprintf(stdout, "\nresults: %s%s\n", run.Path, map[bool]string{true: " (partial: interrupted)"}[run.Interrupted])
-	}
-	if err := rep.WriteFiles(stdout, f.report, f.plotPath); err != nil {
-		return err
-	}
-	return run.Err("the table shows the points checked before it")
-}
-
-// rebuildWhatIf is whatif --from: the tables, the report and the plot
-// rebuilt from a results file (WhatIfCodec), measuring nothing; the flags
-// that set a measurement or a table are refused.
-func rebuildWhatIf(fs *flag.FlagSet, from, report, plotPath string, stdout io.Writer) error {
-	if err := cli.FromOnly(fs, "report", "plot"); err != nil {
-		return err
-	}
-	if err := checkPlot(plotPath); err != nil {
-		return err
-	}
-	if err := cli.CheckOutputs(cli.Output{Path: report, Kind: whatif.ReportKind}, cli.Figure(plotPath)); err != nil {
-		return err
-	}
-	r, err := readWhatIfReport(from)
-	if err != nil {
-		return cli.FromErr(from, err)
-	}
-	if err := r.WriteText(stdout); err != nil {
-		return err
-	}
-	return r.WriteFiles(stdout, report, plotPath)
-}
-
-// readWhatIfReport is the report a result file of whatif --out records,
-// decoded by WhatIfCodec.
-func readWhatIfReport(path string) (WhatIfReport, error) {
-	rs, err := resultfile.Read(path)
-	if err != nil {
-		return WhatIfReport{}, err
-	}
-	if len(rs) == 0 {
-		return WhatIfReport{}, fmt.Errorf("%s: no results", path)
-	}
-	if positional(rs[0].Name) == "/model" {
-		// whatif -- COMMAND's file: its model and checks are the script's,
-		// which --from does not rebuild yet.
-		return WhatIfReport{}, fmt.Errorf("%s: the what-if of a user's own command (whatif -- COMMAND --out), whose report --from does not rebuild: run the command again", path)
-	}
-	o, err := WhatIfCodec.Decode(rs)
-	if err != nil {
-		return WhatIfReport{}, inFile(path, err)
-	}
-	if o.Report == nil {
-		return WhatIfReport{}, fmt.Errorf("%s: no %s line (headspace whatif --out records them; the report cannot be rebuilt without them)", path, strings.Join(reportLines, ", "))
-	}
-	return *o.Report, nil
+	return env, nil
 }
 
 // checkPlot refuses a --plot path that is neither .png nor .svg.
