@@ -147,3 +147,56 @@ func TestCommandReportsAnInterruptedRun(t *testing.T) {
 		})
 	}
 }
+
+// ended is streamed with a Setup whose End ends the output and which
+// may make no records (Empty), as whatif's.
+type ended struct {
+	streamed
+	empty bool
+}
+
+func (e *ended) Prepare(ctx context.Context, stdout, stderr io.Writer) (Setup, error) {
+	return Setup{Partial: "unused", Empty: e.empty, End: func(w io.Writer, o driver.Outcome) error {
+		_, err := fmt.Fprintf(w, "end %q interrupted %v\n", o.Path, o.Interrupted)
+		return err
+	}}, nil
+}
+
+// TestCommandSetupEnd: Setup.End ends a run's output in place of the
+// results line, after Report, and returns the command's error;
+// Setup.Empty lets a run make no records, its Report given R's zero
+// value, where a run without it fails to decode nothing (issue 53:
+// whatif --stats without --verify prints its table alone).
+func TestCommandSetupEnd(t *testing.T) {
+	dir := t.TempDir()
+	for _, tc := range []struct {
+		name    string
+		n       int
+		empty   bool
+		out     string
+		want    string
+		wantErr string
+	}{
+		{"records", 4, false, "squares.txt", "4 squares, interrupted false\nend \"OUT\" interrupted false\n", ""},
+		{"none, Empty", 0, true, "", "0 squares, interrupted false\nend \"\" interrupted false\n", ""},
+		{"none", 0, false, "", "", "no records of Squares"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			e := &ended{streamed: streamed{N: tc.n}, empty: tc.empty}
+			var args []string
+			out := ""
+			if tc.out != "" {
+				out = filepath.Join(dir, tc.out)
+				args = []string{"--out", out}
+			}
+			var stdout bytes.Buffer
+			err := runCommand[streamedOutcome](context.Background(), e, "squares", "", args, &stdout, io.Discard)
+			if tc.wantErr == "" && err != nil || tc.wantErr != "" && (err == nil || !strings.Contains(err.Error(), tc.wantErr)) {
+				t.Errorf("error %v; want %q", err, tc.wantErr)
+			}
+			if want := strings.ReplaceAll(tc.want, "OUT", out); stdout.String() != want {
+				t.Errorf("stdout %q, want %q", stdout.String(), want)
+			}
+		})
+	}
+}
