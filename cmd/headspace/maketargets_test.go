@@ -104,7 +104,7 @@ func TestReadmeMakeTargets(t *testing.T) {
 			r := mk.recipes["test"]
 			for claim, does := range map[string]string{
 				"go vet":                "$(GO) vet ./...",
-				"every package's tests": "test -race -count=1 -timeout 10m ./...",
+				"every package's tests": "test -race -count=1 -timeout 20m ./...",
 				"the CI scripts small":  "ci/smoke.sh",
 			} {
 				if !strings.Contains(c, claim) || !strings.Contains(r, does) {
