@@ -2,7 +2,8 @@
 its own format: --prepare reads the ImageFolder's objects (s3images) and
 writes them with litdata.optimize, uploaded to the bucket beside it (--data
 + ".litdata": items of image (the JPEG's bytes), label, index; 64 MB
-chunks, no compression, one optimize worker a core); a run reads that
+chunks, no compression, one optimize worker, so that the chunks hold the
+items in order); a run reads that
 with litdata.StreamingDataset (a fresh cache directory, removed at the
 end, so every run downloads; max_pre_download at its default 2) in
 litdata's StreamingDataLoader of worker processes, prefetch_factor 2, as
@@ -100,8 +101,12 @@ def prepare(a):
     # litdata's own upload goes through obstore (HTTP_REFUSED).
     local = tempfile.mkdtemp(prefix="headspace-litdata-out-")
     try:
+        # One optimize worker: with more, the merged index lists the
+        # workers' chunks in the order the workers finished, so the
+        # first batch was not always the first images, as every other
+        # side's is.
         litdata.optimize(fn=Item(bucket), inputs=items, output_dir=local, chunk_bytes="64MB",
-                         num_workers=os.cpu_count() or 1, verbose=False)
+                         num_workers=1, verbose=False)
         dst_bucket, prefix = s3images.split(out)
         s3 = s3images.client()
         for name in sorted(os.listdir(local)):
