@@ -432,7 +432,7 @@ var cases = []figureCase{
 		p2(uP(epyc06, ladder(epyc06, "raw", "fast"), ladder(epyc06, "sample", "fast"), "steps/s")),
 		p3(med(epyc06, ladder(epyc06, "none", "fast"), "steps/s")), pct(halfWidth(epyc06, ladder(epyc06, "none", "fast"), "steps/s")),
 		p2(uP(epyc06, ladder(epyc06, "none", "fast"), ladder(epyc06, "raw", "fast"), "steps/s"))}},
-	{"README.md", "(benchstat's 95%% interval is ±%s at `raw` and ±%s at `none`)", []shown{
+	{"docs/ladder.md", "(benchstat's 95%% interval is ±%s at `raw` and ±%s at `none`)", []shown{
 		pct(halfWidth(epyc06, ladder(epyc06, "raw", "naive"), "steps/s")), pct(halfWidth(epyc06, ladder(epyc06, "none", "naive"), "steps/s"))}},
 
 	// docs/peer.md: torch's threads, and the 16-core machine.
