@@ -123,6 +123,7 @@ type execution struct {
 	exited    chan error     // the leader's exit
 
 	lastOut atomic.Int64 // when the output last came, in Unix nanoseconds
+	tbEnds  atomic.Int32 // how many rank tracebacks' ends (tracebackEnd) the output has shown
 
 	exitErr    error
 	leaderDone bool
@@ -163,7 +164,7 @@ func start(c *exec.Cmd, interpreter string, out io.Writer, evR, evW *os.File) (*
 	e.outDone = make(chan struct{})
 	go func() {
 		defer close(e.outDone)
-		io.Copy(stampWriter{out, &e.lastOut}, outR)
+		io.Copy(&stampWriter{w: out, last: &e.lastOut, ends: &e.tbEnds}, outR)
 	}()
 	lines := make(chan eventLine, 256)
 	e.lines = lines
@@ -183,24 +184,43 @@ func start(c *exec.Cmd, interpreter string, out io.Writer, evR, evW *os.File) (*
 	return e, nil
 }
 
+// tracebackEnd is the line the hook writes after a rank's traceback (and
+// when a rank exits with a failing status): its arrival in the output
+// says the traceback has come through the launcher (srun forwards its
+// tasks' output through slurmstepd, later than the rank's event).
+const tracebackEnd = "headspace: the rank's traceback ends here"
+
 // stampWriter is the command's output copied to w, the time of each
-// write kept in last.
+// write kept in last and the tracebackEnd lines counted in ends (one
+// writer: io.Copy's goroutine).
 type stampWriter struct {
 	w    io.Writer
 	last *atomic.Int64
+	ends *atomic.Int32
+	tail []byte // the end of the last write, for a line split across two
 }
 
-func (s stampWriter) Write(p []byte) (int, error) {
+func (s *stampWriter) Write(p []byte) (int, error) {
 	s.last.Store(time.Now().UnixNano())
+	buf := append(s.tail, p...)
+	if n := strings.Count(string(buf), tracebackEnd); n > 0 {
+		s.ends.Add(int32(n))
+		buf = buf[strings.LastIndex(string(buf), tracebackEnd)+len(tracebackEnd):]
+	}
+	keep := min(len(buf), len(tracebackEnd)-1)
+	s.tail = append(s.tail[:0], buf[len(buf)-keep:]...)
 	return s.w.Write(p)
 }
 
-// settle waits for the command's output to go quiet (no byte for
-// 200 ms, 2 s at most): a rank's traceback, written before it said it
-// raised, may still be on its way (srun forwards its tasks' output
-// through slurmstepd).
+// settle waits for a raised rank's traceback to come through the output:
+// its tracebackEnd line, then no byte for 200 ms (another rank's may
+// follow); 30 s at most, a liveness bound, past which the run ends
+// without it.
 func (e *execution) settle() {
-	deadline := time.Now().Add(2 * time.Second)
+	deadline := time.Now().Add(30 * time.Second)
+	for time.Now().Before(deadline) && e.tbEnds.Load() == 0 {
+		time.Sleep(20 * time.Millisecond)
+	}
 	for time.Now().Before(deadline) && time.Since(time.Unix(0, e.lastOut.Load())) < 200*time.Millisecond {
 		time.Sleep(20 * time.Millisecond)
 	}

@@ -1336,6 +1336,14 @@ def _launched_rank():
         _refuse("WORLD_SIZE %s is set but no launcher started the ranks: run the command under torchrun (headspace analyze -- torchrun --nproc_per_node N SCRIPT)" % env["WORLD_SIZE"])
 
 
+def _traceback_end():
+    """Ends a raised rank's traceback with the line headspace waits for
+    (exec_unix.go's tracebackEnd): a launcher may forward the output after
+    the rank's event."""
+    sys.stderr.write("headspace: the rank's traceback ends here\n")
+    sys.stderr.flush()
+
+
 def _run_rank(run):
     """Runs a rank's training; an exception is shown with its traceback and
     reported, naming the rank, and the rank exits 1."""
@@ -1344,12 +1352,13 @@ def _run_rank(run):
     except SystemExit as e:
         if e.code in (None, 0):
             raise
+        _traceback_end()
         _reporter.send({"ev": "raised", "msg": "exit status %s" % e.code})
         raise
     except BaseException as e:
         import traceback
         traceback.print_exc()
-        sys.stderr.flush()
+        _traceback_end()
         _reporter.send({"ev": "raised", "msg": ("%s: %s" % (type(e).__name__, e)).splitlines()[0][:300]})
         os._exit(1)
 
