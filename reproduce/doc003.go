@@ -287,6 +287,8 @@ func caching003(s *settings) workloads.Caching {
 	return c
 }
 
+// render003 reads document 003's result file and the files saved beside
+// it into Result003, draws its figures and writes its report.
 func render003(f *resultFile, pg *page) ([]byte, error) {
 	z := sizes003{raw: f.square("raw-size"), small: f.square("small-raw-size"), crop: f.integer("crop"), batch: f.integer("batch"),
 		steps: f.integer("steps"), warmup: f.integer("warmup"), count: f.integer("count")}
@@ -305,70 +307,20 @@ func render003(f *resultFile, pg *page) ([]byte, error) {
 	steps := workloads.CachingSteps(z.raw, z.small)
 	for _, p := range steps {
 		title, doc := step003(p.Key, z.raw, z.small)
-		st := LadderStep{Key: p.Key, Title: title}
-		st.Setup = fmt.Sprintf("%s transforms, raw %d×%d, crop %d, batch %d, %d workers; %s of %s (after %d warm-up) at each level",
-			p.Impl, p.Raw, p.Raw, z.crop, z.batch, workers, reports.Plural(z.count, "run"), reports.Plural(z.steps, "measured step"), z.warmup)
-		st.Command = ladderCommand(p.Impl, p.Raw, z, workers, step, p.Levels, p.Placements)
-		at := func(pl loader.Placement, l level.Level) []workloads.PointRun {
-			var rs []workloads.PointRun
-			for _, r := range o.Runs {
-				if r.Step == st.Key && r.Point.Level == l && r.Point.Placement == pl {
-					rs = append(rs, r.PointRun)
-				}
-			}
-			return rs
-		}
+		st := LadderStep{Key: p.Key, Title: title, Setup: setup003(p, z, workers),
+			Command: ladderCommand(p.Impl, p.Raw, z, workers, step, p.Levels, p.Placements)}
 		if len(p.Placements) == 1 {
-			for _, l := range p.Levels {
-				rs := at(loader.Host, l)
-				row := LevelRow{Level: l, Doc: lookup(doc, l), DocAU: math.NaN(), Runs: runValues(rs, "steps/s"), AU: runValues(rs, "au-%"),
-					Load: meanDur(runValues(rs, "load-ns/sample")), Transform: meanDur(runValues(rs, "transform-ns/sample"))}
-				if st.Key == "a" {
-					row.DocAU = lookup(workloads.LadderDocumentAU, l)
-				}
-				st.Rows = append(st.Rows, row)
-			}
+			st.Rows = levelRows003(p, doc, o.Runs)
 			res.Steps = append(res.Steps, st)
 			continue
 		}
-		ts := &TransferStep{Setup: st.Setup, Command: st.Command}
-		for _, pl := range p.Placements {
-			cfg := loader.DefaultConfig()
-			cfg.Dataset.Width, cfg.Dataset.Height = p.Raw, p.Raw
-			cfg.Transforms.Crop, cfg.Batch, cfg.Workers, cfg.Impl = z.crop, z.batch, workers, p.Impl
-			cfg.Placement = pl
-			for _, l := range p.Levels {
-				rs := at(pl, l)
-				row := TransferRow{Transfer: pl.DType().String(), Level: l, Runs: runValues(rs, "steps/s"), UploadBytes: mean(runValues(rs, "upload-B/op")),
-					ShapeBytes: shapeBytes(cfg), Upload: meanDur(runValues(rs, "upload-ns/op")), Convert: meanDur(runValues(rs, "convert-ns/op"))}
-				if l == level.None {
-					row.Transform = meanDur(runValues(rs, "transform-ns/sample"))
-				}
-				ts.Rows = append(ts.Rows, row)
-			}
-		}
-		res.Transfer = ts
+		res.Transfer = transferStep003(p, st, z, workers, o.Runs)
 	}
 	if res.Timeline, err = timeline003Figure(pg); err != nil {
 		return nil, err
 	}
-	// The model beside the ladder: each profile saved by the run, read
-	// beside the ladder of its step.
-	profiles, err := profiles003(pg)
-	if err != nil {
+	if res.Model, err = model003(pg, res.Steps, steps); err != nil {
 		return nil, err
-	}
-	for i, st := range res.Steps[:2] { // the steps the model profiled (workloads.Caching.Modelled)
-		impl := steps[i].Impl
-		p, ok := profiles[impl]
-		if !ok {
-			return nil, &FileError{Path: filepath.Join(pg.saved, model003File), Err: fmt.Errorf("no profile of the %s transforms", impl)}
-		}
-		measured := map[level.Level]float64{}
-		for _, r := range st.Rows {
-			measured[r.Level] = summary.Median(r.Runs)
-		}
-		res.Model = append(res.Model, ModelReading{Title: impl + " transforms", Reading: p.ReadLadder(measured)})
 	}
 	res.OnDisk = onDisk003Step(f, o.OnDisk)
 	res.Yardstick = yardstick003(f, o.Yardstick.Measurements)
@@ -379,6 +331,88 @@ func render003(f *resultFile, pg *page) ([]byte, error) {
 		return nil, err
 	}
 	return markdown(res)
+}
+
+// setup003 is step p's setup, in words.
+func setup003(p workloads.CachingStep, z sizes003, workers int) string {
+	return fmt.Sprintf("%s transforms, raw %d×%d, crop %d, batch %d, %d workers; %s of %s (after %d warm-up) at each level",
+		p.Impl, p.Raw, p.Raw, z.crop, z.batch, workers, reports.Plural(z.count, "run"), reports.Plural(z.steps, "measured step"), z.warmup)
+}
+
+// stepRuns are the runs of step key's point at placement pl and level l.
+func stepRuns(runs []workloads.CachingRun, key string, pl loader.Placement, l level.Level) []workloads.PointRun {
+	var rs []workloads.PointRun
+	for _, r := range runs {
+		if r.Step == key && r.Point.Level == l && r.Point.Placement == pl {
+			rs = append(rs, r.PointRun)
+		}
+	}
+	return rs
+}
+
+// levelRows003 are the rows of step p, one placement on the host: at each
+// of its levels the document's figures (doc, and in step (a) its
+// accelerator utilisation) beside our runs.
+func levelRows003(p workloads.CachingStep, doc map[level.Level]float64, runs []workloads.CachingRun) []LevelRow {
+	var rows []LevelRow
+	for _, l := range p.Levels {
+		rs := stepRuns(runs, p.Key, loader.Host, l)
+		row := LevelRow{Level: l, Doc: lookup(doc, l), DocAU: math.NaN(), Runs: runValues(rs, "steps/s"), AU: runValues(rs, "au-%"),
+			Load: meanDur(runValues(rs, "load-ns/sample")), Transform: meanDur(runValues(rs, "transform-ns/sample"))}
+		if p.Key == "a" {
+			row.DocAU = lookup(workloads.LadderDocumentAU, l)
+		}
+		rows = append(rows, row)
+	}
+	return rows
+}
+
+// transferStep003 is the uint8-transfer step p, with st's setup and
+// command: a row per placement and level, the batch's payload from the
+// placement's shape.
+func transferStep003(p workloads.CachingStep, st LadderStep, z sizes003, workers int, runs []workloads.CachingRun) *TransferStep {
+	ts := &TransferStep{Setup: st.Setup, Command: st.Command}
+	for _, pl := range p.Placements {
+		cfg := loader.DefaultConfig()
+		cfg.Dataset.Width, cfg.Dataset.Height = p.Raw, p.Raw
+		cfg.Transforms.Crop, cfg.Batch, cfg.Workers, cfg.Impl = z.crop, z.batch, workers, p.Impl
+		cfg.Placement = pl
+		for _, l := range p.Levels {
+			rs := stepRuns(runs, p.Key, pl, l)
+			row := TransferRow{Transfer: pl.DType().String(), Level: l, Runs: runValues(rs, "steps/s"), UploadBytes: mean(runValues(rs, "upload-B/op")),
+				ShapeBytes: shapeBytes(cfg), Upload: meanDur(runValues(rs, "upload-ns/op")), Convert: meanDur(runValues(rs, "convert-ns/op"))}
+			if l == level.None {
+				row.Transform = meanDur(runValues(rs, "transform-ns/sample"))
+			}
+			ts.Rows = append(ts.Rows, row)
+		}
+	}
+	return ts
+}
+
+// model003 is the model beside the ladder: the profile the run saved of
+// each step the model profiled (the first two,
+// workloads.Caching.Modelled; steps gives their transforms), read beside
+// that step's measured ladder.
+func model003(pg *page, ladders []LadderStep, steps []workloads.CachingStep) ([]ModelReading, error) {
+	profiles, err := profiles003(pg)
+	if err != nil {
+		return nil, err
+	}
+	var out []ModelReading
+	for i, st := range ladders[:2] {
+		impl := steps[i].Impl
+		p, ok := profiles[impl]
+		if !ok {
+			return nil, &FileError{Path: filepath.Join(pg.saved, model003File), Err: fmt.Errorf("no profile of the %s transforms", impl)}
+		}
+		measured := map[level.Level]float64{}
+		for _, r := range st.Rows {
+			measured[r.Level] = summary.Median(r.Runs)
+		}
+		out = append(out, ModelReading{Title: impl + " transforms", Reading: p.ReadLadder(measured)})
+	}
+	return out, nil
 }
 
 // timeline003Figure draws the saved timeline as PNG and SVG and returns
@@ -634,6 +668,31 @@ func transferMedian(rows []TransferRow, transfer string, l level.Level) float64 
 func (r Result003) WriteMarkdown(w io.Writer) error {
 	m := &md{w: w}
 	writeHeader(m, r.Header)
+	writeLevels003(m)
+	for i, st := range r.Steps {
+		r.writeStep(m, i, st)
+	}
+	if t := r.Transfer; t != nil {
+		writeTransfer(m, t)
+	}
+	if od := r.OnDisk; od != nil {
+		r.writeOnDisk(m, od)
+	}
+	if err := r.writeModel(m); err != nil {
+		return err
+	}
+	if r.StepsFigure != "" {
+		m.para("## The whole pipeline through the steps")
+		m.para("![level none through the optimisations](%s)", r.StepsFigure)
+	}
+	r.writeDifferences(m)
+	m.p("")
+	return m.err
+}
+
+// writeLevels003 introduces the document's pipeline and the ladder's five
+// levels.
+func writeLevels003(m *md) {
 	m.para("The document finds the bottleneck of a toy input pipeline (1024×1024 random images; RandomCrop 256, RandomMask with 4-neighbour dilation, ConvertColor, Scale; batches of 256, 4 DataLoader workers) by caching data at each stage and watching steps/s. `harness/ladder` runs the same pipeline in goroutines, and the same five levels:")
 	m.table("ll", []string{"level", "cached: what still runs each step"}, [][]string{
 		{"`device`", "one batch on the device: the model step (the upper bound)"},
@@ -643,75 +702,85 @@ func (r Result003) WriteMarkdown(w io.Writer) error {
 		{"`none`", "nothing: + raw data loading"},
 	})
 	m.para("Every table sets the document's steps/s beside ours and divides each by its own `device` level, since absolute steps/s differ between an A10G and this machine's emulated device.")
-	for i, st := range r.Steps {
-		m.para("## (%s) %s", st.Key, st.Title)
-		m.para("Setup: %s.", st.Setup)
-		m.code("sh", st.Command)
-		ladderTable(m, st, i == 0)
-		if i == 0 {
-			r.writeYardstick(m)
-		}
-		if i == 0 && r.LadderFigure != "" {
-			m.para("![the caching ladder, ratios to device](%s)", r.LadderFigure)
-		}
-		if rows := perSample(st.Rows); len(rows) > 0 {
-			m.para("Per sample, from the pipeline's stage statistics (mean task time over the runs; %s):", "`load` draws the raw image, `transform` is RandomCrop to Scale")
-			m.table("lrr", []string{"level", "load (raw data)", "transform"}, rows)
-		}
-		if i == 0 && r.Timeline != "" {
-			m.para("A timeline of the first run at level `none` (one track per worker of each stage, then the model; SVG beside the PNG):")
-			m.para("![timeline of level none](%s)", r.Timeline)
-		}
+}
+
+// writeStep writes ladder step st, the i-th: its setup, command, table and
+// per-sample times; the first step also the yardstick, the ladder's figure
+// and the timeline.
+func (r Result003) writeStep(m *md, i int, st LadderStep) {
+	m.para("## (%s) %s", st.Key, st.Title)
+	m.para("Setup: %s.", st.Setup)
+	m.code("sh", st.Command)
+	ladderTable(m, st, i == 0)
+	if i == 0 {
+		r.writeYardstick(m)
 	}
-	if t := r.Transfer; t != nil {
-		m.para("## (d) uint8 transfer, converted on the device")
-		m.para("The document's tip: \"postpone int8 to float32 datatype conversions to the GPU to reduce memory copy payload by a factor of 4\"; it gives no measurement. With `Transfer: \"uint8\"` the transform stops after RandomMask (`transforms.Uint8Applier`), batches carry one byte a value, and the device runs ConvertColor and Scale before each step. Setup: %s.", t.Setup)
-		m.code("sh", t.Command)
-		var rows [][]string
-		for _, x := range t.Rows {
-			dev := transferMedian(t.Rows, x.Transfer, level.Device)
-			up := "–"
-			if x.UploadBytes > 0 {
-				up = bytesHuman(int64(x.UploadBytes))
-			}
-			rows = append(rows, []string{x.Transfer, "`" + x.Level.String() + "`", num(summary.Median(x.Runs), 3), spread(x.Runs),
-				num(div(summary.Median(x.Runs), dev), 2), up, bytesHuman(x.ShapeBytes), measuredDur(x.Upload), measuredDur(x.Convert), measuredDur(x.Transform)})
+	if i == 0 && r.LadderFigure != "" {
+		m.para("![the caching ladder, ratios to device](%s)", r.LadderFigure)
+	}
+	if rows := perSample(st.Rows); len(rows) > 0 {
+		m.para("Per sample, from the pipeline's stage statistics (mean task time over the runs; %s):", "`load` draws the raw image, `transform` is RandomCrop to Scale")
+		m.table("lrr", []string{"level", "load (raw data)", "transform"}, rows)
+	}
+	if i == 0 && r.Timeline != "" {
+		m.para("A timeline of the first run at level `none` (one track per worker of each stage, then the model; SVG beside the PNG):")
+		m.para("![timeline of level none](%s)", r.Timeline)
+	}
+}
+
+// writeTransfer writes step (d), the uint8 transfer: each transfer and
+// level's steps/s, payload and copy times, and what uint8 changes.
+func writeTransfer(m *md, t *TransferStep) {
+	m.para("## (d) uint8 transfer, converted on the device")
+	m.para("The document's tip: \"postpone int8 to float32 datatype conversions to the GPU to reduce memory copy payload by a factor of 4\"; it gives no measurement. With `Transfer: \"uint8\"` the transform stops after RandomMask (`transforms.Uint8Applier`), batches carry one byte a value, and the device runs ConvertColor and Scale before each step. Setup: %s.", t.Setup)
+	m.code("sh", t.Command)
+	var rows [][]string
+	for _, x := range t.Rows {
+		dev := transferMedian(t.Rows, x.Transfer, level.Device)
+		up := "–"
+		if x.UploadBytes > 0 {
+			up = bytesHuman(int64(x.UploadBytes))
 		}
-		m.table("llrrrrrrrr", []string{"transfer", "level", "steps/s (median)", "runs", "÷ device", "uploaded per batch (device counters)", "per batch from the shape", "copy per batch", "conversion per step", "host transform per sample"}, rows)
-		f32, u8 := shapeOf(t.Rows, "float32"), shapeOf(t.Rows, "uint8")
-		if f32 > 0 && u8 > 0 {
-			m.para("uint8 moves %s of the float32 payload (%s against %s per batch); at level `none` steps/s goes from %s to %s (%s). On the emulated device the copy runs at an assumed bandwidth and overlaps the previous step, so steps/s only changes where the copy or the host's transform was in the way.",
-				ratio(float64(u8), float64(f32)), bytesHuman(u8), bytesHuman(f32),
-				num(transferMedian(t.Rows, "float32", level.None), 3), num(transferMedian(t.Rows, "uint8", level.None), 3),
-				pct(transferMedian(t.Rows, "float32", level.None), transferMedian(t.Rows, "uint8", level.None)))
+		rows = append(rows, []string{x.Transfer, "`" + x.Level.String() + "`", num(summary.Median(x.Runs), 3), spread(x.Runs),
+			num(div(summary.Median(x.Runs), dev), 2), up, bytesHuman(x.ShapeBytes), measuredDur(x.Upload), measuredDur(x.Convert), measuredDur(x.Transform)})
+	}
+	m.table("llrrrrrrrr", []string{"transfer", "level", "steps/s (median)", "runs", "÷ device", "uploaded per batch (device counters)", "per batch from the shape", "copy per batch", "conversion per step", "host transform per sample"}, rows)
+	f32, u8 := shapeOf(t.Rows, "float32"), shapeOf(t.Rows, "uint8")
+	if f32 > 0 && u8 > 0 {
+		m.para("uint8 moves %s of the float32 payload (%s against %s per batch); at level `none` steps/s goes from %s to %s (%s). On the emulated device the copy runs at an assumed bandwidth and overlaps the previous step, so steps/s only changes where the copy or the host's transform was in the way.",
+			ratio(float64(u8), float64(f32)), bytesHuman(u8), bytesHuman(f32),
+			num(transferMedian(t.Rows, "float32", level.None), 3), num(transferMedian(t.Rows, "uint8", level.None), 3),
+			pct(transferMedian(t.Rows, "float32", level.None), transferMedian(t.Rows, "uint8", level.None)))
+	}
+}
+
+// writeModel writes the what-if model's reading of steps (a) and (b)
+// beside their ladders, when the report has it.
+func (r Result003) writeModel(m *md) error {
+	if len(r.Model) == 0 {
+		return nil
+	}
+	m.para("## The ladder and the model")
+	m.para("The document warns that its method can mislead: \"a drop in throughput resulting from inclusion of a certain data-processing step doesn't necessarily mean that it's that specific step that requires optimization … it's another step CPU utilization near the limit, and the new step just tipped it over.\" The what-if model (`headspace whatif`, package `harness/whatif`) profiles each stage's CPU time at the same setting and names the stage that holds the binding resource; the ladder names the stage whose addition costs throughput. Below, the measured ladder of steps (a) and (b) beside the model's prediction of every level from the profile.")
+	for _, mr := range r.Model {
+		var b strings.Builder
+		if err := whatif.WriteLadderMarkdown(&b, mr.Title, mr.Reading); err != nil {
+			return err
 		}
+		m.p("%s", b.String())
 	}
-	if od := r.OnDisk; od != nil {
-		r.writeOnDisk(m, od)
-	}
-	if len(r.Model) > 0 {
-		m.para("## The ladder and the model")
-		m.para("The document warns that its method can mislead: \"a drop in throughput resulting from inclusion of a certain data-processing step doesn't necessarily mean that it's that specific step that requires optimization … it's another step CPU utilization near the limit, and the new step just tipped it over.\" The what-if model (`headspace whatif`, package `harness/whatif`) profiles each stage's CPU time at the same setting and names the stage that holds the binding resource; the ladder names the stage whose addition costs throughput. Below, the measured ladder of steps (a) and (b) beside the model's prediction of every level from the profile.")
-		for _, mr := range r.Model {
-			var b strings.Builder
-			if err := whatif.WriteLadderMarkdown(&b, mr.Title, mr.Reading); err != nil {
-				return err
-			}
-			m.p("%s", b.String())
-		}
-	}
-	if r.StepsFigure != "" {
-		m.para("## The whole pipeline through the steps")
-		m.para("![level none through the optimisations](%s)", r.StepsFigure)
-	}
+	return nil
+}
+
+// writeDifferences writes where our runs differ from the document's, and
+// why.
+func (r Result003) writeDifferences(m *md) {
 	m.para("## Where ours differs from the document, and why")
 	m.p("- **Raw data costs less here.** The document's raw-data cost (the drop from `raw` to `none`, and its 1.28 steps/s after the transform fix) comes from numpy's `randint` filling a 1024×1024×3 image: 1.28 steps/s of %d samples on %d workers leaves at most %s per sample. Ours draws the same bytes with wyrand (`datasets/prng`). %s",
 		doc003Batch, doc003Workers, durText(doc003RawBound()), r.rawDataNote())
 	m.p("- **The device is emulated.** Its step is a timer wait (see the device above; the document's device-cached step is 1/3.45 s ≈ 290 ms), and copies take bytes ÷ an assumed bandwidth while the previous step runs; so `device` is the document's by construction, `host` rests on an assumption rather than a measurement, and what is measured is the input pipeline's share.")
 	m.p("- **Fewer cores.** This machine has %d cores for %d workers per stage, against the document's 4 vCPUs and 4 DataLoader workers, and a CPU-bound `naive` pipeline is slower for it: %s", r.Header.Machine.Cores, r.Workers, r.naiveNote())
 	m.p("- **Fewer steps.** The document times 100 steps; each of our points is the median of several short runs (see each step's setup), on a machine shared with other work: the runs column shows the spread.")
-	m.p("")
-	return m.err
 }
 
 // rowOf is step key's row at level l.
@@ -909,7 +978,17 @@ func remedies003(rows []workloads.OnDiskRow) []remedy003 {
 		}
 		large = max(large, row.Case.RawSize)
 	}
-	es := []remedy003{
+	es := changes003(small, large)
+	for i := range es {
+		es[i].measure(rows, byCase)
+	}
+	return es
+}
+
+// changes003 are the changes the matrix varies, the document's remedies
+// first, with its raw images at small and large.
+func changes003(small, large int) []remedy003 {
+	return []remedy003{
 		{name: "compressed format: raw → JPEG (noise, go)", remedy: true, after: func(c *workloads.OnDiskCase) bool {
 			ok := c.Format == "raw"
 			c.Format = "jpeg"
@@ -946,24 +1025,26 @@ func remedies003(rows []workloads.OnDiskRow) []remedy003 {
 			return ok
 		}},
 	}
-	for i := range es {
-		e := &es[i]
-		var gains []float64
-		for _, row := range rows {
-			before, ok := byCase[row.Case]
-			ac := row.Case
-			if !ok || !e.after(&ac) {
-				continue
-			}
-			if after, ok := byCase[ac]; ok {
-				gains = append(gains, after/before)
-			}
+}
+
+// measure sets e's pairs, gain and range from the rows: each row's case
+// that is a "before" of e, beside its "after", both with none's steps/s in
+// byCase.
+func (e *remedy003) measure(rows []workloads.OnDiskRow, byCase map[workloads.OnDiskCase]float64) {
+	var gains []float64
+	for _, row := range rows {
+		before, ok := byCase[row.Case]
+		ac := row.Case
+		if !ok || !e.after(&ac) {
+			continue
 		}
-		if e.pairs = len(gains); e.pairs > 0 {
-			e.gain, e.min, e.max = summary.GeometricMean(gains), slices.Min(gains), slices.Max(gains)
+		if after, ok := byCase[ac]; ok {
+			gains = append(gains, after/before)
 		}
 	}
-	return es
+	if e.pairs = len(gains); e.pairs > 0 {
+		e.gain, e.min, e.max = summary.GeometricMean(gains), slices.Min(gains), slices.Max(gains)
+	}
 }
 
 // decodeShare is the share of a step's time at none spent decoding: from

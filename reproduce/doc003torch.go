@@ -129,34 +129,59 @@ func (r Result003) writeYardstick(m *md) {
 	if y == nil || !ok {
 		return
 	}
-	torchDev := y.median(level.Device)
 	m.para("### The yardstick: the document's code on this machine")
 	m.para("Each level ÷ its own `device` level, four ways: the document's figures (A10G, 4 vCPUs); the document's own code (`peers/torch/ladder.py`: its FakeDataset, transforms and DataLoader, %d workers) run here on the same emulated device as ours, in the same run; our ladder with the naive transforms (step a) and with the fast ones (step b). The second column against the first says whether the method reproduces the document on this machine; the third against the second is what the Go implementation gains over the document's code.", r.Workers)
-	var rows [][]string
-	type dev struct {
-		level                   level.Level
-		doc, torch, naive, fast float64 // ÷ device
-		naiveSteps              float64 // steps/s
-	}
-	var devs []dev
-	for _, row := range a.Rows {
-		d := dev{level: row.Level, torch: div(y.median(row.Level), torchDev), naiveSteps: summary.Median(row.Runs)}
-		d.naive, d.doc = r.levelRatio("a", row.Level)
-		d.fast, _ = r.levelRatio("b", row.Level)
-		devs = append(devs, d)
-		torchCell := num(d.torch, 2)
-		if y.NotMeasured != "" {
-			torchCell = "not measured"
-		}
-		rows = append(rows, []string{"`" + row.Level.String() + "`", num(d.doc, 2), torchCell, num(d.naive, 2), num(d.fast, 2)})
-	}
-	m.table("lrrrr", []string{"level", "the document (A10G)", "the document's code here (emulated device)", "ours, naive", "ours, fast"}, rows)
+	devs := r.yardstickLevels(a)
+	writeYardstickTable(m, y, devs)
 	if y.NotMeasured != "" {
 		m.para("**The document's code was not measured in this run**, so its column is empty, not estimated: %s. Without it this report cannot tell how much of the gap between the document's ratios and ours comes from this machine and how much from our implementation.", y.NotMeasured)
 		return
 	}
 	m.para("The document's code here: torch %s, %s of each level (median), `%s`.", y.Torch, reports.Plural(len(y.Runs[level.None]), "run"), y.Command)
-	// The gain: ours over the document's code, in steps/s on the same device.
+	writeYardstickGain(m, y, devs)
+	r.writeReproduction(m, devs)
+}
+
+// yardstickLevel is one level of the yardstick's table.
+type yardstickLevel struct {
+	level                   level.Level
+	doc, torch, naive, fast float64 // ÷ device
+	naiveSteps              float64 // steps/s
+}
+
+// yardstickLevels are step a's levels, each divided by its device level
+// four ways (the document, the document's code here, ours naive, ours
+// fast).
+func (r Result003) yardstickLevels(a LadderStep) []yardstickLevel {
+	y := r.Yardstick
+	torchDev := y.median(level.Device)
+	var devs []yardstickLevel
+	for _, row := range a.Rows {
+		d := yardstickLevel{level: row.Level, torch: div(y.median(row.Level), torchDev), naiveSteps: summary.Median(row.Runs)}
+		d.naive, d.doc = r.levelRatio("a", row.Level)
+		d.fast, _ = r.levelRatio("b", row.Level)
+		devs = append(devs, d)
+	}
+	return devs
+}
+
+// writeYardstickTable writes the four-column table of devs; the document's
+// code's column says "not measured" when y did not run.
+func writeYardstickTable(m *md, y *Yardstick, devs []yardstickLevel) {
+	var rows [][]string
+	for _, d := range devs {
+		torchCell := num(d.torch, 2)
+		if y.NotMeasured != "" {
+			torchCell = "not measured"
+		}
+		rows = append(rows, []string{"`" + d.level.String() + "`", num(d.doc, 2), torchCell, num(d.naive, 2), num(d.fast, 2)})
+	}
+	m.table("lrrrr", []string{"level", "the document (A10G)", "the document's code here (emulated device)", "ours, naive", "ours, fast"}, rows)
+}
+
+// writeYardstickGain writes the gain: ours naive over the document's code
+// y, in steps/s on the same device, at levels raw and none.
+func writeYardstickGain(m *md, y *Yardstick, devs []yardstickLevel) {
 	var gains []string
 	for _, d := range devs {
 		if d.level == level.Raw || d.level == level.None {
@@ -165,7 +190,12 @@ func (r Result003) writeYardstick(m *md) {
 		}
 	}
 	m.para("What the Go implementation gains, the third column against the second: %s. Both ran the same pipeline on the same emulated device and cores, in this run but not interleaved: ours in steps (a) and (b) near its start, the document's code at its end, so on a shared machine a change of load between the two moves this reading (compare the spread of each level's runs in step (a)'s table). `headspace peer --ladder` alternates the two level by level and is the cleaner reading of the gain (docs/yardstick.md).", strings.Join(gains, "; "))
-	// The reproduction: the document's code here against the document.
+}
+
+// writeReproduction writes the reproduction: the document's code here
+// against the document, level by level, within yardstickTolerance or not,
+// and when not, what the calibration says of it.
+func (r Result003) writeReproduction(m *md, devs []yardstickLevel) {
 	var off []string
 	sum := 0.0
 	for _, d := range devs {
@@ -181,25 +211,31 @@ func (r Result003) writeYardstick(m *md) {
 		m.para("The document's code here comes within %.0f%% of the document's ratios at every level: on this machine and its emulated device the method reproduces the document.", 100*yardstickTolerance)
 		return
 	}
-	why := "This run did not calibrate (" + y.CalibrationNotMeasured + "), so it cannot say how this CPU compares with the document's host."
-	if y.CalibrationNotMeasured == "" {
-		measured := fmt.Sprintf("this machine runs the document's DataLoader at %.2f× the document's host (the calibration, geometric mean of raw and none; `%s`): at `raw` %s samples/s against the document's %s, at `none` %s against %s",
-			y.Ratio, y.CalibrationCommand, num(y.Raw, 1), num(y.DocRaw, 1), num(y.None, 1), num(y.DocNone, 1))
-		if y.FirstWave {
-			measured += " (this file's calibration timed every batch after the first, and the document's 4 workers make their first 4 batches at once, so it overstates this machine's speed; calibrations since time the batches after that first wave)"
-		}
-		if (y.Ratio < 1) == (sum < 0) {
-			slower, lower := "slower", "lower"
-			if y.Ratio > 1 {
-				slower, lower = "faster", "higher"
-			}
-			why = fmt.Sprintf("Why: %s. Its CPU is %s for the document's code while the emulated step stays the document's %v, so the levels the loader bounds land %s than the document's. `headspace peer --ladder --step calibrated` scales the step by that ratio (to %v), so that the device stands to this CPU as the A10G stood to the document's 4 vCPUs.",
-				measured, slower, r.Step, lower, y.Step)
-		} else {
-			why = fmt.Sprintf("The calibration does not explain it: %s, which would move the loader-bound levels the other way. The remaining differences are the emulated device's (a timer step and assumed copy bandwidths, not the A10G) and the cores (%d workers here against the document's 4 on 4 vCPUs).", measured, r.Workers)
-		}
+	m.para("The document's code here does not come within %.0f%% of the document's ratios: %s. %s", 100*yardstickTolerance, strings.Join(off, ", "), r.calibrationReading(sum))
+}
+
+// calibrationReading says whether the calibration explains the document's
+// code here landing off the document's ratios, sum the sum of its
+// deviations beyond the tolerance (negative: lower here).
+func (r Result003) calibrationReading(sum float64) string {
+	y := r.Yardstick
+	if y.CalibrationNotMeasured != "" {
+		return "This run did not calibrate (" + y.CalibrationNotMeasured + "), so it cannot say how this CPU compares with the document's host."
 	}
-	m.para("The document's code here does not come within %.0f%% of the document's ratios: %s. %s", 100*yardstickTolerance, strings.Join(off, ", "), why)
+	measured := fmt.Sprintf("this machine runs the document's DataLoader at %.2f× the document's host (the calibration, geometric mean of raw and none; `%s`): at `raw` %s samples/s against the document's %s, at `none` %s against %s",
+		y.Ratio, y.CalibrationCommand, num(y.Raw, 1), num(y.DocRaw, 1), num(y.None, 1), num(y.DocNone, 1))
+	if y.FirstWave {
+		measured += " (this file's calibration timed every batch after the first, and the document's 4 workers make their first 4 batches at once, so it overstates this machine's speed; calibrations since time the batches after that first wave)"
+	}
+	if (y.Ratio < 1) != (sum < 0) {
+		return fmt.Sprintf("The calibration does not explain it: %s, which would move the loader-bound levels the other way. The remaining differences are the emulated device's (a timer step and assumed copy bandwidths, not the A10G) and the cores (%d workers here against the document's 4 on 4 vCPUs).", measured, r.Workers)
+	}
+	slower, lower := "slower", "lower"
+	if y.Ratio > 1 {
+		slower, lower = "faster", "higher"
+	}
+	return fmt.Sprintf("Why: %s. Its CPU is %s for the document's code while the emulated step stays the document's %v, so the levels the loader bounds land %s than the document's. `headspace peer --ladder --step calibrated` scales the step by that ratio (to %v), so that the device stands to this CPU as the A10G stood to the document's 4 vCPUs.",
+		measured, slower, r.Step, lower, y.Step)
 }
 
 // step is the experiment's step with key.
