@@ -43,12 +43,32 @@ func StartRemote(ctx context.Context, src datasets.Synthetic, shardSize int, lc 
 	if err != nil {
 		return nil, err
 	}
-	b := &RemoteBucket{work: work, URLs: map[string]string{}, Costs: map[string]LayoutCost{}}
+	b := &RemoteBucket{work: work, URLs: map[string]string{}}
 	defer func() {
 		if err != nil {
 			b.Close()
 		}
 	}()
+	if b.Costs, err = writeLayouts(ctx, work, src, shardSize); err != nil {
+		return nil, err
+	}
+	if b.Server, err = s3server.Start(ctx, s3server.Options{Root: filepath.Join(work, "root")}); err != nil {
+		return nil, err
+	}
+	useCredentials(b.Server)
+	if err := b.upload(ctx); err != nil {
+		return nil, err
+	}
+	if b.Link, err = link.Start(ctx, b.Server.Addr(), lc); err != nil {
+		return nil, err
+	}
+	return b, nil
+}
+
+// writeLayouts writes src under work in each of RemoteLayouts, the
+// ImageFolder as hard links to one file per image, and returns what a
+// sample of each layout costs.
+func writeLayouts(ctx context.Context, work string, src datasets.Synthetic, shardSize int) (map[string]LayoutCost, error) {
 	files, err := ondisk.Write(ctx, filepath.Join(work, "files"), src, ondisk.WriteOptions{Format: "jpeg", Layout: "files"})
 	if err != nil {
 		return nil, fmt.Errorf("remote: write the images: %w", err)
@@ -70,45 +90,49 @@ func StartRemote(ctx context.Context, src datasets.Synthetic, shardSize int, lc 
 		imageBytes += f.Size
 	}
 	n := float64(src.N)
-	b.Costs[ImageFolder] = LayoutCost{BytesPerSample: float64(imageBytes) / n, RequestsPerSample: 1}
-	b.Costs[Shards] = LayoutCost{BytesPerSample: float64(shards.Bytes()) / n, RequestsPerSample: float64(len(shards.Files)) / n}
+	return map[string]LayoutCost{
+		ImageFolder: {BytesPerSample: float64(imageBytes) / n, RequestsPerSample: 1},
+		Shards:      {BytesPerSample: float64(shards.Bytes()) / n, RequestsPerSample: float64(len(shards.Files)) / n},
+	}, nil
+}
 
-	if b.Server, err = s3server.Start(ctx, s3server.Options{Root: filepath.Join(work, "root")}); err != nil {
-		return nil, err
-	}
-	// Package bucket reads credentials from the environment, as a user
-	// gives them: the server's go there, for this process.
-	for k, v := range map[string]string{"AWS_ACCESS_KEY_ID": b.Server.AccessKey, "AWS_SECRET_ACCESS_KEY": b.Server.SecretKey, "AWS_REGION": s3server.Region} {
+// useCredentials puts server's credentials and region in this process's
+// environment, where package bucket reads them as a user gives them, and
+// unsets AWS_PROFILE and AWS_SESSION_TOKEN.
+func useCredentials(server *s3server.Server) {
+	for k, v := range map[string]string{"AWS_ACCESS_KEY_ID": server.AccessKey, "AWS_SECRET_ACCESS_KEY": server.SecretKey, "AWS_REGION": s3server.Region} {
 		os.Setenv(k, v)
 	}
 	os.Unsetenv("AWS_PROFILE")
 	os.Unsetenv("AWS_SESSION_TOKEN")
+}
+
+// upload makes the bucket on the server and uploads each layout written
+// under the work directory to its prefix, recording its URL.
+func (b *RemoteBucket) upload(ctx context.Context) error {
 	direct := bucket.Options{Endpoint: b.Server.Endpoint()}
 	mk, err := bucket.OpenUnchecked(bucket.URL{Bucket: RemoteBucketName}, direct)
 	if err != nil {
-		return nil, err
+		return err
 	}
 	if err := mk.MakeBucket(ctx); err != nil {
-		return nil, fmt.Errorf("remote: make bucket: %w", err)
+		return fmt.Errorf("remote: make bucket: %w", err)
 	}
 	for _, layout := range RemoteLayouts {
 		u, err := bucket.ParseURL(fmt.Sprintf("s3://%s/%s", RemoteBucketName, layout))
 		if err != nil {
-			return nil, err
+			return err
 		}
 		c, err := bucket.Open(ctx, u, direct)
 		if err != nil {
-			return nil, err
+			return err
 		}
-		if _, err := ondisk.Upload(ctx, c, filepath.Join(work, layout)); err != nil {
-			return nil, fmt.Errorf("remote: upload %s: %w", layout, err)
+		if _, err := ondisk.Upload(ctx, c, filepath.Join(b.work, layout)); err != nil {
+			return fmt.Errorf("remote: upload %s: %w", layout, err)
 		}
 		b.URLs[layout] = u.String()
 	}
-	if b.Link, err = link.Start(ctx, b.Server.Addr(), lc); err != nil {
-		return nil, err
-	}
-	return b, nil
+	return nil
 }
 
 // Env is the peer's environment: the link's URL as AWS_ENDPOINT_URL and

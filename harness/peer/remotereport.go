@@ -96,27 +96,45 @@ func RemoteReportOf(path string, config []resultfile.Config, ms []RemoteMeasurem
 // concurrency at which each side reaches the link's ceiling.
 func WriteRemoteMarkdown(w io.Writer, r RemoteReport) error {
 	var b strings.Builder
-	get := Output{Config: r.PeerConfig}.cell
-	s := r.Settings
 	fmt.Fprintf(&b, "# The boto3 peer: data from a bucket\n\n")
 	fmt.Fprintf(&b, "Our loader over `--data s3://…` against what a PyTorch user writes with boto3\n"+
 		"(`%s`), on the same objects, on the same S3 server (versitygw on 127.0.0.1), through\n"+
 		"the same emulated link, alternated in one run. Written by `headspace peer --remote`.\n\n", RemoteScript)
-	fmt.Fprintf(&b, "## Machine\n\n%s\n", machineTable(r.Machine, [2]string{"Python", get("python")},
+	r.writeMachine(&b)
+	fmt.Fprintf(&b, "## Command\n\n```sh\n%s\n```\n\n", r.Command)
+	r.writeSettings(&b)
+	r.writeResults(&b)
+	r.writeLinkLimit(&b)
+	_, err := io.WriteString(w, strings.TrimRight(b.String(), "\n")+"\n")
+	return err
+}
+
+// writeMachine writes the remote report's Machine section, with the
+// peer's Python, PyTorch and boto3 versions.
+func (r RemoteReport) writeMachine(b *strings.Builder) {
+	get := Output{Config: r.PeerConfig}.cell
+	fmt.Fprintf(b, "## Machine\n\n%s\n", machineTable(r.Machine, [2]string{"Python", get("python")},
 		[2]string{"PyTorch", fmt.Sprintf("torch %s, torchvision %s, Pillow %s", get("torch"), get("torchvision"), get("pillow"))},
 		[2]string{"boto3", fmt.Sprintf("boto3 %s, botocore %s", get("boto3"), get("botocore"))}))
-	fmt.Fprintf(&b, "## Command\n\n```sh\n%s\n```\n\n", r.Command)
-	fmt.Fprintf(&b, "## Settings\n\n")
-	fmt.Fprintf(&b, "- %d natural %d×%d JPEGs, uploaded once as an ImageFolder (one object per image, %.0f bytes a sample)\n"+
+}
+
+// writeSettings writes the remote report's Settings section: the data
+// and its layouts, the link, how each side reads, the rounds and the
+// ceiling.
+func (r RemoteReport) writeSettings(b *strings.Builder) {
+	get := Output{Config: r.PeerConfig}.cell
+	s := r.Settings
+	fmt.Fprintf(b, "## Settings\n\n")
+	fmt.Fprintf(b, "- %d natural %d×%d JPEGs, uploaded once as an ImageFolder (one object per image, %.0f bytes a sample)\n"+
 		"  and as tar shards of %d (%.0f bytes a sample); both sides decode them (ours with `%s`, the peer with PIL),\n"+
 		"  run the document's transforms (ours `fast`, the peer the document's torchvision code) on a %d crop,\n"+
 		"  batches of %d, %d batches a run (the shards: every shard once, %d samples).\n",
 		r.Samples, s.Width, s.Height, r.Costs[ImageFolder].BytesPerSample, r.ShardSize, r.Costs[Shards].BytesPerSample,
 		cmp.Or(s.Decoder, "go"), s.Crop, s.Batch, s.Batches, r.Samples)
-	fmt.Fprintf(&b, "- Link: `%s` (%s): round trip %v ± %v, %s shared, %s per connection, %s requests/s.\n",
+	fmt.Fprintf(b, "- Link: `%s` (%s): round trip %v ± %v, %s shared, %s per connection, %s requests/s.\n",
 		r.Link.PresetName(), r.Link.String(), r.Link.Latency, r.Link.Jitter, link.FormatBandwidth(r.Link.Bandwidth),
 		link.FormatBandwidth(r.Link.ConnBandwidth), formatRate(r.Link.RequestRate))
-	fmt.Fprintf(&b, "- The peer: ImageFolder, a map-style Dataset, one `get_object` per sample; shards, an\n"+
+	fmt.Fprintf(b, "- The peer: ImageFolder, a map-style Dataset, one `get_object` per sample; shards, an\n"+
 		"  IterableDataset streaming each shard with one `get_object` through `tarfile` (mode `r|`), shards split\n"+
 		"  across workers. A DataLoader with `num_workers` = workers (prefetch_factor %s, start method %s):\n"+
 		"  its requests in flight are its workers.\n", get("prefetch-factor"), get("start-method"))
@@ -124,15 +142,20 @@ func WriteRemoteMarkdown(w io.Writer, r RemoteReport) error {
 	if s.ShardReads == ondisk.ShardReadsWhole {
 		members = "one GET per shard, its members served from memory (`--shard-reads whole`)"
 	}
-	fmt.Fprintf(&b, "- Ours: `workers` goroutines per stage, and %d fetch goroutines whatever the workers\n"+
+	fmt.Fprintf(b, "- Ours: `workers` goroutines per stage, and %d fetch goroutines whatever the workers\n"+
 		"  (`--fetch-concurrency`): one GET per image, %s.\n", r.FetchConcurrency, members)
-	fmt.Fprintf(&b, "- %s, each implementation once per layout and worker count, back to back, the order\n"+
+	fmt.Fprintf(b, "- %s, each implementation once per layout and worker count, back to back, the order\n"+
 		"  rotated; the table gives medians. samples/s: after the first batch; TTFB: to the first batch.\n"+
 		"- Ceiling: the most samples/s the link lets through for the layout (its bandwidth over the bytes a\n"+
 		"  sample costs, its request rate over the requests); \"reaches\" is %.0f%% of it.\n\n",
 		report.Plural(max(r.Count, 1), "round"), ReachedShare*100)
+}
 
-	fmt.Fprintf(&b, "## Results\n\n")
+// writeResults writes the remote report's Results table: a row per
+// layout, worker count and implementation, with its ratio to the peer,
+// the target and its share of the link's ceiling.
+func (r RemoteReport) writeResults(b *strings.Builder) {
+	fmt.Fprintf(b, "## Results\n\n")
 	t := report.NewTable("lrlrrrrlr", "layout", "workers", "implementation", "samples/s", "TTFB (s)", "CPU (s)", "÷ peer", fmt.Sprintf("target ≥ %g×", RemoteTarget.Min), "of ceiling")
 	for _, row := range r.Rows {
 		speed, met := "—", ""
@@ -150,6 +173,12 @@ func WriteRemoteMarkdown(w io.Writer, r RemoteReport) error {
 			fmt.Sprintf("%.2f", row.CPU.Seconds()), speed, met, share)
 	}
 	b.WriteString(t.String())
+}
+
+// writeLinkLimit writes the remote report's section on the link's limit:
+// for each layout measured, its ceiling and the worker count at which
+// each implementation reaches it.
+func (r RemoteReport) writeLinkLimit(b *strings.Builder) {
 	b.WriteString("\n## The link's limit\n\n")
 	for _, l := range RemoteLayouts {
 		var impls []string
@@ -163,28 +192,30 @@ func WriteRemoteMarkdown(w io.Writer, r RemoteReport) error {
 		}
 		ceil := r.Costs[l].Ceiling(r.Link)
 		if math.IsInf(ceil, 1) {
-			fmt.Fprintf(&b, "- %s: the link sets no ceiling (no bandwidth or request-rate cap).\n", l)
+			fmt.Fprintf(b, "- %s: the link sets no ceiling (no bandwidth or request-rate cap).\n", l)
 			continue
 		}
-		c := fmt.Sprintf("ceiling %.0f samples/s", ceil)
 		var parts []string
 		for _, impl := range impls {
-			if n, ok := Reached(r.Rows, l, impl); ok {
-				parts = append(parts, fmt.Sprintf("%s reaches it at %s", implName(impl), report.Plural(n, "worker")))
-			} else {
-				best := 0.0
-				for _, row := range r.Rows {
-					if row.Layout == l && row.Impl == impl {
-						best = max(best, row.Share())
-					}
-				}
-				parts = append(parts, fmt.Sprintf("%s does not reach it at any worker count measured (at most %.1f%%)", implName(impl), best*100))
-			}
+			parts = append(parts, r.reaching(l, impl))
 		}
-		fmt.Fprintf(&b, "- %s (%s): %s.\n", l, c, strings.Join(parts, "; "))
+		fmt.Fprintf(b, "- %s (ceiling %.0f samples/s): %s.\n", l, ceil, strings.Join(parts, "; "))
 	}
-	_, err := io.WriteString(w, strings.TrimRight(b.String(), "\n")+"\n")
-	return err
+}
+
+// reaching says at which worker count impl reaches the link's ceiling on
+// layout l, or the largest share of it that impl reached.
+func (r RemoteReport) reaching(l, impl string) string {
+	if n, ok := Reached(r.Rows, l, impl); ok {
+		return fmt.Sprintf("%s reaches it at %s", implName(impl), report.Plural(n, "worker"))
+	}
+	best := 0.0
+	for _, row := range r.Rows {
+		if row.Layout == l && row.Impl == impl {
+			best = max(best, row.Share())
+		}
+	}
+	return fmt.Sprintf("%s does not reach it at any worker count measured (at most %.1f%%)", implName(impl), best*100)
 }
 
 // implName names an implementation in the remote report.

@@ -65,26 +65,7 @@ func (r Row) Met() (met, ok bool) {
 // benchmark results (Measurement.Benchmark) projected on
 // "/workers@num,/impl@(naive fast torch …)", as benchstat would group them.
 func Summarize(ms []Measurement) []Row {
-	impls := slices.Clone(Impls)
-	for _, m := range ms {
-		if !slices.Contains(impls, m.Impl) {
-			impls = append(impls, m.Impl)
-		}
-	}
-	slices.Sort(impls[len(Impls):])
-	order := make([]string, len(impls))
-	for i, impl := range impls {
-		order[i] = strconv.Quote(impl)
-	}
-	var p benchproc.ProjectionParser
-	filter, err := benchproc.NewFilter("*")
-	if err != nil {
-		panic(err)
-	}
-	proj, err := p.Parse("/workers@num,/impl@("+strings.Join(order, " ")+")", filter)
-	if err != nil {
-		panic(fmt.Sprintf("peer: Summarize: %v", err)) // the impls are quoted
-	}
+	proj := projection(ms)
 	groups := map[benchproc.Key][]Measurement{}
 	var keys []benchproc.Key
 	for _, m := range ms {
@@ -107,6 +88,40 @@ func Summarize(ms []Measurement) []Row {
 			CPU:           time.Duration(median(g, func(m Measurement) float64 { return float64(m.CPU) })),
 		})
 	}
+	divideByTorch(rows)
+	return rows
+}
+
+// projection is Summarize's benchproc projection of ms:
+// "/workers@num,/impl@(…)", the implementations in Impls' order, then
+// the others in ms by name.
+func projection(ms []Measurement) *benchproc.Projection {
+	impls := slices.Clone(Impls)
+	for _, m := range ms {
+		if !slices.Contains(impls, m.Impl) {
+			impls = append(impls, m.Impl)
+		}
+	}
+	slices.Sort(impls[len(Impls):])
+	order := make([]string, len(impls))
+	for i, impl := range impls {
+		order[i] = strconv.Quote(impl)
+	}
+	var p benchproc.ProjectionParser
+	filter, err := benchproc.NewFilter("*")
+	if err != nil {
+		panic(err)
+	}
+	proj, err := p.Parse("/workers@num,/impl@("+strings.Join(order, " ")+")", filter)
+	if err != nil {
+		panic(fmt.Sprintf("peer: Summarize: %v", err)) // the impls are quoted
+	}
+	return proj
+}
+
+// divideByTorch sets each of our rows' Speedup and TTFBRatio to the torch
+// row's at the same worker count, where there is one.
+func divideByTorch(rows []Row) {
 	for i, r := range rows {
 		if r.Impl == Torch {
 			continue
@@ -123,7 +138,6 @@ func Summarize(ms []Measurement) []Row {
 			rows[i].TTFBRatio = float64(r.TTFB) / float64(t.TTFB)
 		}
 	}
-	return rows
 }
 
 // median of f over ms (not empty), by package summary.
