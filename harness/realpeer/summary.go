@@ -55,63 +55,76 @@ func Summarize(ms []Measurement, peers []string, batch int) []Row {
 			workers = append(workers, m.Workers)
 		}
 	}
-	type key struct {
-		peer           string
-		workers, round int
-	}
-	type rates struct{ sps, whole float64 }
-	ours := map[key]rates{}
-	for _, m := range ms {
-		if m.Missing == "" && m.Peer == Ours {
-			ours[key{m.Peer, m.Workers, m.Round}] = rates{m.SamplesPerSec, WholeRunRate(m, batch)}
-		}
-	}
+	ours := oursByRound(ms, batch)
 	var rows []Row
 	for _, w := range workers {
 		for _, p := range append([]string{Ours}, peers...) {
-			r := Row{Peer: p, Workers: w, PeakRSS: -1}
-			var s, whole, cpu, rss, ttfb, ratios, wholeRatios []float64
-			for _, m := range ms {
-				if m.Peer != p || m.Workers != w {
-					continue
-				}
-				if m.Missing != "" {
-					r.Missing++
-					continue
-				}
-				r.Runs++
-				s = append(s, m.SamplesPerSec)
-				whole = append(whole, WholeRunRate(m, batch))
-				cpu = append(cpu, m.CPU.Seconds()/float64(max(m.Batches*batch, 1)))
-				ttfb = append(ttfb, float64(m.TTFB))
-				if m.PeakRSS >= 0 {
-					rss = append(rss, float64(m.PeakRSS))
-				}
-				if o, ok := ours[key{Ours, w, m.Round}]; ok && p != Ours && m.SamplesPerSec > 0 {
-					ratios = append(ratios, o.sps/m.SamplesPerSec)
-					wholeRatios = append(wholeRatios, o.whole/WholeRunRate(m, batch))
-				}
+			if r := summarizeRuns(ms, p, w, batch, ours); r.Runs > 0 || r.Missing > 0 {
+				rows = append(rows, r)
 			}
-			if r.Runs == 0 && r.Missing == 0 {
-				continue
-			}
-			if r.Runs > 0 {
-				r.SamplesPerSec = median(s)
-				r.WholeRun = median(whole)
-				r.CPUPerSample = time.Duration(math.Round(median(cpu) * 1e9))
-				r.TTFB = time.Duration(math.Round(median(ttfb)))
-				if len(rss) > 0 {
-					r.PeakRSS = int64(median(rss))
-				}
-			}
-			if r.Pairs = len(ratios); r.Pairs > 0 {
-				r.Ratio, r.Least, r.Most = median(ratios), slices.Min(ratios), slices.Max(ratios)
-				r.WholeRatio = median(wholeRatios)
-			}
-			rows = append(rows, r)
 		}
 	}
 	return rows
+}
+
+// roundKey is one round at one worker count.
+type roundKey struct{ workers, round int }
+
+// runRates are a run's samples/s and its whole-run rate (WholeRunRate).
+type runRates struct{ sps, whole float64 }
+
+// oursByRound are our measured runs' rates by worker count and round.
+func oursByRound(ms []Measurement, batch int) map[roundKey]runRates {
+	ours := map[roundKey]runRates{}
+	for _, m := range ms {
+		if m.Missing == "" && m.Peer == Ours {
+			ours[roundKey{m.Workers, m.Round}] = runRates{m.SamplesPerSec, WholeRunRate(m, batch)}
+		}
+	}
+	return ours
+}
+
+// summarizeRuns is peer p's Row at w workers: the medians of its runs
+// measured, its runs missing, and ours (by round) ÷ it in each round
+// where both ran.
+func summarizeRuns(ms []Measurement, p string, w, batch int, ours map[roundKey]runRates) Row {
+	r := Row{Peer: p, Workers: w, PeakRSS: -1}
+	var s, whole, cpu, rss, ttfb, ratios, wholeRatios []float64
+	for _, m := range ms {
+		if m.Peer != p || m.Workers != w {
+			continue
+		}
+		if m.Missing != "" {
+			r.Missing++
+			continue
+		}
+		r.Runs++
+		s = append(s, m.SamplesPerSec)
+		whole = append(whole, WholeRunRate(m, batch))
+		cpu = append(cpu, m.CPU.Seconds()/float64(max(m.Batches*batch, 1)))
+		ttfb = append(ttfb, float64(m.TTFB))
+		if m.PeakRSS >= 0 {
+			rss = append(rss, float64(m.PeakRSS))
+		}
+		if o, ok := ours[roundKey{w, m.Round}]; ok && p != Ours && m.SamplesPerSec > 0 {
+			ratios = append(ratios, o.sps/m.SamplesPerSec)
+			wholeRatios = append(wholeRatios, o.whole/WholeRunRate(m, batch))
+		}
+	}
+	if r.Runs > 0 {
+		r.SamplesPerSec = median(s)
+		r.WholeRun = median(whole)
+		r.CPUPerSample = time.Duration(math.Round(median(cpu) * 1e9))
+		r.TTFB = time.Duration(math.Round(median(ttfb)))
+		if len(rss) > 0 {
+			r.PeakRSS = int64(median(rss))
+		}
+	}
+	if r.Pairs = len(ratios); r.Pairs > 0 {
+		r.Ratio, r.Least, r.Most = median(ratios), slices.Min(ratios), slices.Max(ratios)
+		r.WholeRatio = median(wholeRatios)
+	}
+	return r
 }
 
 // median of xs (not empty): the middle value, or the mean of the two.
