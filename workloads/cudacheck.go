@@ -297,22 +297,8 @@ func decodeCUDACheck(recs []Record) (CUDACheckOutcome, error) {
 			return out, fmt.Errorf("%s: %d iterations and %d values, want 1 and 1", name, rec.Iters, len(rec.Values))
 		}
 		if rec.Benchmark == "CUDACopy" {
-			b := CUDACopy{HostToDevice: rec.Keys["dir"] == "htod"}
-			if !b.HostToDevice && rec.Keys["dir"] != "dtoh" {
-				return out, fmt.Errorf("%s: dir %q: want htod or dtoh", name, rec.Keys["dir"])
-			}
-			pinned, err := strconv.ParseBool(rec.Keys["pinned"])
-			if err != nil || strconv.FormatBool(pinned) != rec.Keys["pinned"] {
-				return out, fmt.Errorf("%s: pinned %q: want true or false", name, rec.Keys["pinned"])
-			}
-			b.Pinned = pinned
-			mib, ok := strings.CutSuffix(rec.Keys["size"], "MiB")
-			n, err := strconv.ParseInt(mib, 10, 64)
-			if !ok || err != nil || n <= 0 {
-				return out, fmt.Errorf("%s: size %q: want a positive number of MiB", name, rec.Keys["size"])
-			}
-			b.Bytes = n << 20
-			if b.GBps, err = rec.Value("GB/s"); err != nil {
+			b, err := decodeCUDACopy(rec, name)
+			if err != nil {
 				return out, err
 			}
 			out.Copies = append(out.Copies, b)
@@ -331,24 +317,9 @@ func decodeCUDACheck(recs []Record) (CUDACheckOutcome, error) {
 		} else if batch != out.Batch || side != out.Side {
 			return out, fmt.Errorf("%s: a step of another batch or side than the first's (batch=%d/side=%d)", name, out.Batch, out.Side)
 		}
-		st := CUDANetStep{Backend: rec.Keys["backend"], Precision: rec.Keys["precision"], Graphs: rec.Keys["graphs"] == "true"}
-		switch st.Backend {
-		case cuda.BackendLibraries:
-		case "":
-			st.Backend = cuda.BackendKernels
-		case cuda.BackendKernels:
-			return out, fmt.Errorf("%s: backend=%s, which its name leaves out", name, st.Backend)
-		default:
-			return out, fmt.Errorf("%s: backend %q: want %s, or no backend= for the kernels", name, st.Backend, cuda.BackendLibraries)
-		}
-		switch {
-		case st.Precision == kernels.PrecisionFP32:
-			return out, fmt.Errorf("%s: precision=%s, which its name leaves out", name, st.Precision)
-		case st.Precision == "":
-			st.Precision = kernels.PrecisionFP32
-		}
-		if !st.Graphs && rec.Keys["graphs"] != "" {
-			return out, fmt.Errorf("%s: graphs %q: want true, or no graphs=", name, rec.Keys["graphs"])
+		st, err := decodeCUDANetStep(rec, name)
+		if err != nil {
+			return out, err
 		}
 		ns, err := rec.Value("step-ns")
 		if err != nil {
@@ -361,6 +332,54 @@ func decodeCUDACheck(recs []Record) (CUDACheckOutcome, error) {
 		last.Times = append(last.Times, time.Duration(ns))
 	}
 	return out, nil
+}
+
+// decodeCUDACopy reads a copy's record, name: its direction, pinned
+// memory, size and GB/s.
+func decodeCUDACopy(rec Record, name string) (CUDACopy, error) {
+	b := CUDACopy{HostToDevice: rec.Keys["dir"] == "htod"}
+	if !b.HostToDevice && rec.Keys["dir"] != "dtoh" {
+		return b, fmt.Errorf("%s: dir %q: want htod or dtoh", name, rec.Keys["dir"])
+	}
+	pinned, err := strconv.ParseBool(rec.Keys["pinned"])
+	if err != nil || strconv.FormatBool(pinned) != rec.Keys["pinned"] {
+		return b, fmt.Errorf("%s: pinned %q: want true or false", name, rec.Keys["pinned"])
+	}
+	b.Pinned = pinned
+	mib, ok := strings.CutSuffix(rec.Keys["size"], "MiB")
+	n, err := strconv.ParseInt(mib, 10, 64)
+	if !ok || err != nil || n <= 0 {
+		return b, fmt.Errorf("%s: size %q: want a positive number of MiB", name, rec.Keys["size"])
+	}
+	b.Bytes = n << 20
+	b.GBps, err = rec.Value("GB/s")
+	return b, err
+}
+
+// decodeCUDANetStep reads which step a step record, name, times: its
+// backend, precision and launch, each named only where it is not the
+// default (the kernels, FP32, no CUDA graph).
+func decodeCUDANetStep(rec Record, name string) (CUDANetStep, error) {
+	st := CUDANetStep{Backend: rec.Keys["backend"], Precision: rec.Keys["precision"], Graphs: rec.Keys["graphs"] == "true"}
+	switch st.Backend {
+	case cuda.BackendLibraries:
+	case "":
+		st.Backend = cuda.BackendKernels
+	case cuda.BackendKernels:
+		return st, fmt.Errorf("%s: backend=%s, which its name leaves out", name, st.Backend)
+	default:
+		return st, fmt.Errorf("%s: backend %q: want %s, or no backend= for the kernels", name, st.Backend, cuda.BackendLibraries)
+	}
+	switch {
+	case st.Precision == kernels.PrecisionFP32:
+		return st, fmt.Errorf("%s: precision=%s, which its name leaves out", name, st.Precision)
+	case st.Precision == "":
+		st.Precision = kernels.PrecisionFP32
+	}
+	if !st.Graphs && rec.Keys["graphs"] != "" {
+		return st, fmt.Errorf("%s: graphs %q: want true, or no graphs=", name, rec.Keys["graphs"])
+	}
+	return st, nil
 }
 
 // kernelChecks runs every kernel of both precisions against its

@@ -603,87 +603,13 @@ func checkRecord(ck whatif.Check, i, steps int) *benchfmt.Result {
 // makes them, each record's GOMAXPROCS its cores, a point's prediction
 // the same in every run.
 func decodeWhatIf(recs []Record) (WhatIfOutcome, error) {
-	var out WhatIfOutcome
-	checks := map[whatif.Scenario]int{}
-	last := [2]int{-1, -1} // the check record before: its round and point
+	d := whatIfDecoder{checks: map[whatif.Scenario]int{}, last: [2]int{-1, -1}}
 	for _, r := range recs {
-		name := at(r.Result)
-		sps, err := r.Value("steps/s")
-		if err != nil {
-			return out, err
+		if err := d.record(r); err != nil {
+			return d.out, err
 		}
-		if r.Benchmark != "Ladder" {
-			// No figure a what-if writes is negative, infinite or NaN.
-			for _, v := range r.Values {
-				if math.IsNaN(v.Value) || math.IsInf(v.Value, 0) || v.Value < 0 {
-					return out, fmt.Errorf("%s: %s %v: want a finite figure, 0 or more", name, cmp.Or(v.OrigUnit, v.Unit), cmp.Or(v.OrigValue, v.Value))
-				}
-			}
-		}
-		if r.Benchmark == "Ladder" {
-			p, err := r.point()
-			if err != nil {
-				return out, err
-			}
-			out.LadderRuns = append(out.LadderRuns, WhatIfLadderRun{Level: p.Level, StepsPerSec: sps, Record: r.Result})
-			continue
-		}
-		cores, err := r.count("cores", true)
-		if err != nil {
-			return out, err
-		}
-		workers, err := r.count("workers", true)
-		if err != nil {
-			return out, err
-		}
-		if r.Procs != cores {
-			return out, fmt.Errorf("%s: GOMAXPROCS %d, not its cores", name, r.Procs)
-		}
-		if r.Benchmark == "WhatIf/profile" {
-			p, err := decodeProfiling(r, cores, workers, sps)
-			if err != nil {
-				return out, err
-			}
-			out.Profiling = append(out.Profiling, p)
-			continue
-		}
-		step, ok := strings.CutPrefix(r.Keys["step"], "x")
-		m, err := strconv.ParseFloat(step, 64)
-		if !ok || err != nil || !(m > 0) || fmt.Sprintf("x%g", m) != r.Keys["step"] {
-			return out, fmt.Errorf("%s: step %q: want x and a multiplier", name, r.Keys["step"])
-		}
-		predicted, err := r.Value("predicted-steps/s")
-		if err != nil {
-			return out, err
-		}
-		s := whatif.Scenario{Cores: cores, Workers: workers, StepScale: m}
-		i, seen := checks[s]
-		if !seen {
-			i, checks[s] = len(out.Checks), len(out.Checks)
-			out.Checks = append(out.Checks, whatif.Check{Predicted: whatif.Prediction{Scenario: s, StepsPerSec: predicted}})
-		}
-		ck := &out.Checks[i]
-		switch at := [2]int{len(ck.Runs), i}; {
-		case predicted != ck.Predicted.StepsPerSec:
-			return out, fmt.Errorf("%s: predicted %v steps/s, its first run %v", name, predicted, ck.Predicted.StepsPerSec)
-		case at[0] < last[0] || at[0] == last[0] && at[1] <= last[1]:
-			return out, fmt.Errorf("%s: out of the order a run checks its points in (round after round)", name)
-		case out.Steps != 0 && r.Iters != out.Steps:
-			return out, fmt.Errorf("%s: %d steps, the checks before %d", name, r.Iters, out.Steps)
-		default:
-			last = at
-		}
-		out.Steps = r.Iters
-		ck.Runs = append(ck.Runs, sps)
-		n, values := -1.0, 2 // the other processes' cores unknown
-		if v, ok := resultfile.Value(r.Result, "other-cores"); ok {
-			n, values = v, 3
-		}
-		if len(r.Values) != values {
-			return out, fmt.Errorf("%s: %d values, want steps/s, predicted-steps/s and other-cores where known", name, len(r.Values))
-		}
-		ck.Neighbours = append(ck.Neighbours, n)
 	}
+	out := d.out
 	out.Ladder = ladderMedians(out.LadderRuns)
 	if len(recs) > 0 {
 		r, err := decodeReport(out, recs[0].Result)
@@ -693,6 +619,101 @@ func decodeWhatIf(recs []Record) (WhatIfOutcome, error) {
 		out.Report = r
 	}
 	return out, nil
+}
+
+// whatIfDecoder is decodeWhatIf's outcome so far.
+type whatIfDecoder struct {
+	out    WhatIfOutcome
+	checks map[whatif.Scenario]int // a scenario's index in out.Checks
+	last   [2]int                  // the check record before: its round and point
+}
+
+// record decodes one record: a ladder run, a profiling run or a run that
+// checks a prediction (check).
+func (d *whatIfDecoder) record(r Record) error {
+	name := at(r.Result)
+	sps, err := r.Value("steps/s")
+	if err != nil {
+		return err
+	}
+	if r.Benchmark == "Ladder" {
+		p, err := r.point()
+		if err != nil {
+			return err
+		}
+		d.out.LadderRuns = append(d.out.LadderRuns, WhatIfLadderRun{Level: p.Level, StepsPerSec: sps, Record: r.Result})
+		return nil
+	}
+	// No figure a what-if writes is negative, infinite or NaN.
+	for _, v := range r.Values {
+		if math.IsNaN(v.Value) || math.IsInf(v.Value, 0) || v.Value < 0 {
+			return fmt.Errorf("%s: %s %v: want a finite figure, 0 or more", name, cmp.Or(v.OrigUnit, v.Unit), cmp.Or(v.OrigValue, v.Value))
+		}
+	}
+	cores, err := r.count("cores", true)
+	if err != nil {
+		return err
+	}
+	workers, err := r.count("workers", true)
+	if err != nil {
+		return err
+	}
+	if r.Procs != cores {
+		return fmt.Errorf("%s: GOMAXPROCS %d, not its cores", name, r.Procs)
+	}
+	if r.Benchmark == "WhatIf/profile" {
+		p, err := decodeProfiling(r, cores, workers, sps)
+		if err != nil {
+			return err
+		}
+		d.out.Profiling = append(d.out.Profiling, p)
+		return nil
+	}
+	return d.check(r, name, cores, workers, sps)
+}
+
+// check adds a run at sps, of cores and workers and its record's step
+// multiplier, to the check of its point: runs in the order a run checks
+// its points in, every one of the same steps and with the point's
+// prediction, with the other processes' cores where known.
+func (d *whatIfDecoder) check(r Record, name string, cores, workers int, sps float64) error {
+	step, ok := strings.CutPrefix(r.Keys["step"], "x")
+	m, err := strconv.ParseFloat(step, 64)
+	if !ok || err != nil || !(m > 0) || fmt.Sprintf("x%g", m) != r.Keys["step"] {
+		return fmt.Errorf("%s: step %q: want x and a multiplier", name, r.Keys["step"])
+	}
+	predicted, err := r.Value("predicted-steps/s")
+	if err != nil {
+		return err
+	}
+	s := whatif.Scenario{Cores: cores, Workers: workers, StepScale: m}
+	i, seen := d.checks[s]
+	if !seen {
+		i, d.checks[s] = len(d.out.Checks), len(d.out.Checks)
+		d.out.Checks = append(d.out.Checks, whatif.Check{Predicted: whatif.Prediction{Scenario: s, StepsPerSec: predicted}})
+	}
+	ck := &d.out.Checks[i]
+	switch at := [2]int{len(ck.Runs), i}; {
+	case predicted != ck.Predicted.StepsPerSec:
+		return fmt.Errorf("%s: predicted %v steps/s, its first run %v", name, predicted, ck.Predicted.StepsPerSec)
+	case at[0] < d.last[0] || at[0] == d.last[0] && at[1] <= d.last[1]:
+		return fmt.Errorf("%s: out of the order a run checks its points in (round after round)", name)
+	case d.out.Steps != 0 && r.Iters != d.out.Steps:
+		return fmt.Errorf("%s: %d steps, the checks before %d", name, r.Iters, d.out.Steps)
+	default:
+		d.last = at
+	}
+	d.out.Steps = r.Iters
+	ck.Runs = append(ck.Runs, sps)
+	n, values := -1.0, 2 // the other processes' cores unknown
+	if v, ok := resultfile.Value(r.Result, "other-cores"); ok {
+		n, values = v, 3
+	}
+	if len(r.Values) != values {
+		return fmt.Errorf("%s: %d values, want steps/s, predicted-steps/s and other-cores where known", name, len(r.Values))
+	}
+	ck.Neighbours = append(ck.Neighbours, n)
+	return nil
 }
 
 // filePart is the file r was read from, its name where it was not.

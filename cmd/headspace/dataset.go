@@ -251,13 +251,7 @@ func runDatasetIndex(ctx context.Context, args []string, stdout io.Writer) error
 		r := in.Remote
 		fmt.Fprintf(stdout, "%s: %s, %d samples in %d classes, %s, %s, %d unreadable; listed %d objects (%.1f MB) in %.3f s, indexed in %.3f s; listing %s\n",
 			dir, in.Kind, in.Count, in.Classes, in.Format, in.Layout, in.Failed, r.Objects, float64(r.Bytes)/1e6, r.List.Seconds(), r.Index.Seconds(), p)
-		for i, u := range in.Unreadable {
-			if i == maxUnreadableShown {
-				fmt.Fprintf(stdout, "  … and %d more unreadable\n", len(in.Unreadable)-i)
-				break
-			}
-			fmt.Fprintf(stdout, "  unreadable: %s\n", u)
-		}
+		printUnreadable(stdout, in.Unreadable)
 		return nil
 	}
 	kind, err := ondisk.DetectKind(dir)
@@ -277,18 +271,13 @@ func runDatasetIndex(ctx context.Context, args []string, stdout io.Writer) error
 	}
 	fmt.Fprintf(stdout, "%s: %s, %d samples in %d classes, %s, %d unreadable; sizes %s; index %s\n",
 		dir, x.Kind, len(x.Samples), len(x.Classes), x.Formats(), x.Failed(), x.SizeSummary(), p)
-	shown := 0
+	var unreadable []string
 	for i, s := range x.Samples {
-		if s.Error == "" {
-			continue
+		if s.Error != "" {
+			unreadable = append(unreadable, x.Where(i)+": "+s.Error)
 		}
-		if shown == maxUnreadableShown {
-			fmt.Fprintf(stdout, "  … and %d more unreadable\n", x.Failed()-shown)
-			break
-		}
-		fmt.Fprintf(stdout, "  unreadable: %s: %s\n", x.Where(i), s.Error)
-		shown++
 	}
+	printUnreadable(stdout, unreadable)
 	return nil
 }
 
@@ -389,3 +378,15 @@ func refused(err error) error {
 
 // maxUnreadableShown is how many unreadable samples dataset index names.
 const maxUnreadableShown = 10
+
+// printUnreadable names the first maxUnreadableShown of the unreadable
+// samples, "WHERE: why" each, and counts the rest.
+func printUnreadable(w io.Writer, unreadable []string) {
+	for i, u := range unreadable {
+		if i == maxUnreadableShown {
+			fmt.Fprintf(w, "  … and %d more unreadable\n", len(unreadable)-i)
+			break
+		}
+		fmt.Fprintf(w, "  unreadable: %s\n", u)
+	}
+}

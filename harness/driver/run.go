@@ -112,38 +112,12 @@ func Run(ctx context.Context, job Job, out Output) (o Outcome, err error) {
 	}
 	h := &Hooks{file: &file{}, w: job.Progress, lines: job.Lines, bar: progress.For(job.Progress, job.Units)}
 	defer h.Finish()
-	var p *partial
-	var saved []*benchfmt.Result // by Hooks.Save
-	var held *resultwrite.File   // a whole file's path, locked while the run measures
-	switch {
-	case out.Path == "":
-	case job.File == Stream:
-		if h.file, err = open(ctx, out, job.Settings()); err != nil {
-			return o, err
-		}
-		defer h.file.Close()
-		if !out.Fresh {
-			o.Records, _ = resultfile.Read(out.Path) // a resumed file's records first
-		}
-	case job.File == StreamPartial:
-		if p, err = openPartial(ctx, out, job.Settings()); err != nil {
-			return o, err
-		}
-		defer p.file.Close()
-		h.file = p.file
-	default:
-		// The file's lock is held while the run measures: a second run
-		// of the same file is refused before it measures anything.
-		if held, err = resultwrite.OpenFresh(out.Path, nil); err != nil {
-			return o, err
-		}
-		defer held.Close()
-		h.save = func(recs []*benchfmt.Result) error {
-			_, err := write(out, job.Settings(), recs, h.partial.Load(), held)
-			saved = recs
-			return err
-		}
+	rf, err := openRunFile(ctx, job, out, h)
+	if err != nil {
+		return o, err
 	}
+	defer rf.close()
+	o.Records = rf.resumed // a resumed file's records first
 	recs, err := job.Measure(ctx, h)
 	h.Finish()
 	o.Records = append(o.Records, recs...)
@@ -156,20 +130,85 @@ func Run(ctx context.Context, job Job, out Output) (o Outcome, err error) {
 		return o, err
 	}
 	var werr error
-	switch {
-	case job.File == Stream && o.Interrupted:
-		// The file holds what finished, marked partial: not a whole
-		// run's (history add); resuming it takes the mark off.
-		o.Path, werr = out.Path, h.file.markPartial()
-	case job.File == Stream:
-		o.Path, werr = out.Path, h.file.unmark()
-	case job.File == StreamPartial && o.Interrupted:
-		o.Path = p.file.Path()
-	case job.File == StreamPartial:
-		o.Path, werr = out.Path, p.complete()
-	case len(recs) > 0 && !(slices.Equal(recs, saved) && !o.Interrupted):
-		o.Path, werr = write(out, job.Settings(), recs, o.Interrupted || h.partial.Load(), held)
-	}
+	o.Path, werr = rf.keep(job, out, h, recs, o.Interrupted)
 	o.Interrupted = o.Interrupted && werr == nil
 	return o, cmp.Or(werr, err)
+}
+
+// runFile is a run's result file as Run opens it, before Measure.
+type runFile struct {
+	stream  *file              // a streamed file (Stream, StreamPartial)
+	p       *partial           // a StreamPartial file
+	held    *resultwrite.File  // a whole file's path, locked while the run measures
+	saved   []*benchfmt.Result // the records Hooks.Save wrote
+	resumed []*benchfmt.Result // a resumed streamed file's records
+}
+
+// openRunFile opens out's file as job.File says and gives it to h: a
+// streamed file (resumed unless out.Fresh), a StreamPartial one, or a
+// whole file's path, locked, with Hooks.Save writing it. Without a path
+// it opens nothing.
+func openRunFile(ctx context.Context, job Job, out Output, h *Hooks) (*runFile, error) {
+	rf := &runFile{}
+	var err error
+	switch {
+	case out.Path == "":
+	case job.File == Stream:
+		if rf.stream, err = open(ctx, out, job.Settings()); err != nil {
+			return nil, err
+		}
+		h.file = rf.stream
+		if !out.Fresh {
+			rf.resumed, _ = resultfile.Read(out.Path)
+		}
+	case job.File == StreamPartial:
+		if rf.p, err = openPartial(ctx, out, job.Settings()); err != nil {
+			return nil, err
+		}
+		rf.stream, h.file = rf.p.file, rf.p.file
+	default:
+		// The file's lock is held while the run measures: a second run
+		// of the same file is refused before it measures anything.
+		if rf.held, err = resultwrite.OpenFresh(out.Path, nil); err != nil {
+			return nil, err
+		}
+		h.save = func(recs []*benchfmt.Result) error {
+			_, err := write(out, job.Settings(), recs, h.partial.Load(), rf.held)
+			rf.saved = recs
+			return err
+		}
+	}
+	return rf, nil
+}
+
+// close releases the file's write lock.
+func (rf *runFile) close() {
+	if rf.stream != nil {
+		rf.stream.Close()
+	}
+	if rf.held != nil {
+		rf.held.Close()
+	}
+}
+
+// keep leaves the file of a run that made recs, interrupted or not,
+// as the run ended and returns its path: a streamed file marked partial
+// or unmarked, a StreamPartial one completed (or left partial), a whole
+// one written unless Hooks.Save wrote these records already.
+func (rf *runFile) keep(job Job, out Output, h *Hooks, recs []*benchfmt.Result, interrupted bool) (string, error) {
+	switch {
+	case job.File == Stream && interrupted:
+		// The file holds what finished, marked partial: not a whole
+		// run's (history add); resuming it takes the mark off.
+		return out.Path, rf.stream.markPartial()
+	case job.File == Stream:
+		return out.Path, rf.stream.unmark()
+	case job.File == StreamPartial && interrupted:
+		return rf.p.file.Path(), nil
+	case job.File == StreamPartial:
+		return out.Path, rf.p.complete()
+	case len(recs) > 0 && !(slices.Equal(recs, rf.saved) && !interrupted):
+		return write(out, job.Settings(), recs, interrupted || h.partial.Load(), rf.held)
+	}
+	return "", nil
 }

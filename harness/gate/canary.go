@@ -105,69 +105,87 @@ func CanaryRecord(slowdown float64, o Outcome) *benchfmt.Result {
 // counts them. Paths that hold none between them are an error naming
 // them.
 func ReadCanaries(paths ...string) ([]Canary, error) {
-	var out []Canary
-	at := map[string]int{} // session identity → index in out
-	read := map[string]bool{}
-	add := func(cs []Canary) {
-		for _, c := range cs {
-			if i, ok := at[c.id]; ok {
-				out[i].Copies++
-				continue
-			}
-			at[c.id] = len(out)
-			out = append(out, c)
-		}
-	}
+	cr := canaryReader{at: map[string]int{}, read: map[string]bool{}}
 	for _, p := range paths {
-		err := filepath.WalkDir(p, func(path string, d fs.DirEntry, err error) error {
-			if err != nil {
-				return err
-			}
-			if d.Type()&fs.ModeSymlink != 0 && path == p {
-				// The path given is a link: take what it names.
-				fi, err := os.Stat(path)
-				if err != nil {
-					return err
-				}
-				d = fs.FileInfoToDirEntry(fi)
-			}
-			if !d.Type().IsRegular() || !(d.Name() == "sessions.tsv" || strings.HasSuffix(d.Name(), ".txt")) {
-				return nil
-			}
-			real, err := realPath(path)
-			if err != nil {
-				return err
-			}
-			if read[real] {
-				// Counted already: every session in it is a copy.
-				for _, i := range at {
-					if out[i].real == real {
-						out[i].Copies++
-					}
-				}
-				return nil
-			}
-			read[real] = true
-			var cs []Canary
-			if d.Name() == "sessions.tsv" {
-				cs, err = readSessionsTSV(path)
-			} else {
-				cs, err = readCanaryRecords(path)
-			}
-			for i := range cs {
-				cs[i].real = real
-			}
-			add(cs)
-			return err
-		})
-		if err != nil {
+		if err := cr.walk(p); err != nil {
 			return nil, err
 		}
 	}
-	if len(out) == 0 {
+	if len(cr.out) == 0 {
 		return nil, fmt.Errorf("%s: no canary session (no %s record, no ci/aa-paired.sh sessions.tsv)", strings.Join(paths, ", "), CanaryBenchmark)
 	}
-	return out, nil
+	return cr.out, nil
+}
+
+// canaryReader gathers ReadCanaries' canaries, each session once.
+type canaryReader struct {
+	out  []Canary
+	at   map[string]int  // session identity → index in out
+	read map[string]bool // real paths of the files read
+}
+
+// walk reads every canary file under root, a file or a folder (a root
+// given as a link is followed).
+func (cr *canaryReader) walk(root string) error {
+	return filepath.WalkDir(root, func(path string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		if d.Type()&fs.ModeSymlink != 0 && path == root {
+			// The path given is a link: take what it names.
+			fi, err := os.Stat(path)
+			if err != nil {
+				return err
+			}
+			d = fs.FileInfoToDirEntry(fi)
+		}
+		if !d.Type().IsRegular() || !(d.Name() == "sessions.tsv" || strings.HasSuffix(d.Name(), ".txt")) {
+			return nil
+		}
+		return cr.readFile(path, d.Name())
+	})
+}
+
+// readFile reads the canaries of the file at path, named name, once by
+// its real path: met again, every session in it counts as a copy.
+func (cr *canaryReader) readFile(path, name string) error {
+	real, err := realPath(path)
+	if err != nil {
+		return err
+	}
+	if cr.read[real] {
+		// Counted already: every session in it is a copy.
+		for _, i := range cr.at {
+			if cr.out[i].real == real {
+				cr.out[i].Copies++
+			}
+		}
+		return nil
+	}
+	cr.read[real] = true
+	var cs []Canary
+	if name == "sessions.tsv" {
+		cs, err = readSessionsTSV(path)
+	} else {
+		cs, err = readCanaryRecords(path)
+	}
+	for i := range cs {
+		cs[i].real = real
+	}
+	cr.add(cs)
+	return err
+}
+
+// add keeps the canaries not met before and counts the others as copies.
+func (cr *canaryReader) add(cs []Canary) {
+	for _, c := range cs {
+		if i, ok := cr.at[c.id]; ok {
+			cr.out[i].Copies++
+			continue
+		}
+		cr.at[c.id] = len(cr.out)
+		cr.out = append(cr.out, c)
+	}
 }
 
 // realPath is path made absolute with its links resolved: the file it

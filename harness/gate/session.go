@@ -101,90 +101,124 @@ func (o Outcome) Unsure() bool { return o.Rerun() && len(o.Report.Unsure()) > 0 
 // outcome of the rounds completed, Partial, with the error.
 func (s Session) RunSession(ctx context.Context) (Outcome, error) {
 	s = s.withDefaults()
-	rng := rand.New(rand.NewPCG(s.Seed, 0x5e55))
-	out := Outcome{Max: s.Max}
-	round := func() error {
-		r := Round{Index: len(out.Rounds) + 1, Order: [2]PairSide{Base, Head}}
-		if rng.IntN(2) == 1 {
-			r.Order = [2]PairSide{Head, Base}
-		}
-		for _, side := range r.Order {
-			rs, err := s.Run(ctx, r.Index, side)
-			if err != nil {
-				return fmt.Errorf("round %d, %s: %w", r.Index, side, err)
-			}
-			r.Results[side] = rs
-		}
-		out.Rounds = append(out.Rounds, r)
-		if s.Done != nil {
-			return s.Done(r)
-		}
-		return nil
+	r := &sessionRun{s: s, ctx: ctx, rng: rand.New(rand.NewPCG(s.Seed, 0x5e55)), out: Outcome{Max: s.Max}}
+	if err := r.firstStage(); err != nil {
+		return r.finish(err)
 	}
-	rounds := func(n int) error {
-		for range n {
-			if err := round(); err != nil {
-				return err
-			}
-		}
-		return nil
-	}
-	// stagedRep is the report over every round, with the verdicts of the
-	// last alarm's confirmation where one was run.
-	var stagedRep *PairedReport
-	finish := func(err error) (Outcome, error) {
-		out.Partial = err != nil
-		out.Report = ComparePaired(out.Rounds, s.Options)
-		if stagedRep != nil && !out.Partial {
-			out.Report = *stagedRep
-		}
-		return out, err
-	}
-	if err := rounds(s.Rounds); err != nil {
-		return finish(err)
-	}
-	count := s.Options
-	count.countOnly = true
-	for extra := 0; extra < s.Extra && fewestClean(ComparePaired(out.Rounds, count)) < s.Rounds; extra++ {
-		if err := round(); err != nil {
-			return finish(err)
-		}
-	}
-	out.First = ComparePaired(out.Rounds, s.Options)
-	rep := out.First
+	r.out.First = ComparePaired(r.out.Rounds, s.Options)
+	rep := r.out.First
 	for {
 		if len(rep.Slower()) > 0 {
-			if len(out.Rounds)+s.Confirm > s.Max {
-				// No room left to confirm it: an alarm is not a failure.
-				rep = unconfirmed(rep)
-				stagedRep = &rep
-				return finish(nil)
+			next, done, err := r.confirm(rep)
+			if done || err != nil {
+				return r.finish(err)
 			}
-			out.First = rep
-			at := len(out.Rounds)
-			if err := rounds(s.Confirm); err != nil {
-				return finish(err)
-			}
-			c := ComparePaired(out.Rounds[at:], s.Options)
-			out.Confirmation = &c
-			rep = staged(ComparePaired(out.Rounds, s.Options), out.First, c)
-			stagedRep = &rep
-			if len(rep.Slower()) > 0 || rep.Passes() {
-				return finish(nil)
-			}
+			rep = next
 		} else if rep.Passes() {
-			stagedRep = &rep
-			return finish(nil)
+			r.staged = &rep
+			return r.finish(nil)
 		}
-		if len(out.Rounds)+s.Rounds > s.Max {
-			return finish(nil)
+		if len(r.out.Rounds)+s.Rounds > s.Max {
+			return r.finish(nil)
 		}
-		if err := rounds(s.Rounds); err != nil {
-			return finish(err)
+		if err := r.rounds(s.Rounds); err != nil {
+			return r.finish(err)
 		}
-		rep = ComparePaired(out.Rounds, s.Options)
-		stagedRep = nil
+		rep = ComparePaired(r.out.Rounds, s.Options)
+		r.staged = nil
 	}
+}
+
+// sessionRun is a session in progress: its settings, the draw of each
+// round's order and the outcome so far.
+type sessionRun struct {
+	s   Session
+	ctx context.Context
+	rng *rand.Rand
+	out Outcome
+	// staged is the report over every round, with the verdicts of the
+	// last alarm's confirmation where one was run.
+	staged *PairedReport
+}
+
+// round runs one round, base and head in a drawn order, and keeps it.
+func (r *sessionRun) round() error {
+	rd := Round{Index: len(r.out.Rounds) + 1, Order: [2]PairSide{Base, Head}}
+	if r.rng.IntN(2) == 1 {
+		rd.Order = [2]PairSide{Head, Base}
+	}
+	for _, side := range rd.Order {
+		rs, err := r.s.Run(r.ctx, rd.Index, side)
+		if err != nil {
+			return fmt.Errorf("round %d, %s: %w", rd.Index, side, err)
+		}
+		rd.Results[side] = rs
+	}
+	r.out.Rounds = append(r.out.Rounds, rd)
+	if r.s.Done != nil {
+		return r.s.Done(rd)
+	}
+	return nil
+}
+
+// rounds runs n rounds, stopping at the first error.
+func (r *sessionRun) rounds(n int) error {
+	for range n {
+		if err := r.round(); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// firstStage runs the first stage: Rounds rounds, plus up to Extra more
+// while a verdict metric has fewer than Rounds undisturbed rounds.
+func (r *sessionRun) firstStage() error {
+	if err := r.rounds(r.s.Rounds); err != nil {
+		return err
+	}
+	count := r.s.Options
+	count.countOnly = true
+	for extra := 0; extra < r.s.Extra && fewestClean(ComparePaired(r.out.Rounds, count)) < r.s.Rounds; extra++ {
+		if err := r.round(); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// confirm answers the first alarm in rep: it runs the confirmation
+// rounds and returns the staged report over every round (rep unconfirmed
+// when the bound leaves no room for them), done when that settles the
+// session (a metric confirmed slower, every one passing, or no room).
+func (r *sessionRun) confirm(rep PairedReport) (PairedReport, bool, error) {
+	if len(r.out.Rounds)+r.s.Confirm > r.s.Max {
+		// No room left to confirm it: an alarm is not a failure.
+		rep = unconfirmed(rep)
+		r.staged = &rep
+		return rep, true, nil
+	}
+	r.out.First = rep
+	at := len(r.out.Rounds)
+	if err := r.rounds(r.s.Confirm); err != nil {
+		return rep, true, err
+	}
+	c := ComparePaired(r.out.Rounds[at:], r.s.Options)
+	r.out.Confirmation = &c
+	rep = staged(ComparePaired(r.out.Rounds, r.s.Options), r.out.First, c)
+	r.staged = &rep
+	return rep, len(rep.Slower()) > 0 || rep.Passes(), nil
+}
+
+// finish is the outcome of the rounds run, Partial when err is set; a
+// whole session's report is the staged one where there is one.
+func (r *sessionRun) finish(err error) (Outcome, error) {
+	r.out.Partial = err != nil
+	r.out.Report = ComparePaired(r.out.Rounds, r.s.Options)
+	if r.staged != nil && !r.out.Partial {
+		r.out.Report = *r.staged
+	}
+	return r.out, err
 }
 
 // withDefaults is s with its zero counts at their defaults: DefaultRounds,
@@ -206,13 +240,6 @@ func (s Session) withDefaults() Session {
 	}
 	s.Max = max(s.Max, s.Rounds+s.Confirm)
 	return s
-}
-
-// MaxRounds is the bound on the rounds of a session with these rounds,
-// confirmation rounds and max (each 0 for its default), as RunSession
-// applies it.
-func MaxRounds(rounds, confirm, max int) int {
-	return Session{Rounds: rounds, Confirm: confirm, Max: max}.withDefaults().Max
 }
 
 // unconfirmed is rep with its slower verdict metrics not sure: an alarm

@@ -67,30 +67,7 @@ func (c Config) DataSettings() []setting.Setting {
 		{Key: "max-failures", Value: fmt.Sprint(c.MaxFailures)},
 	}
 	if c.Remote() {
-		// Data in a bucket: how it is fetched (recorded only then, so the
-		// files of local data keep their setup).
-		bo := c.Bucket
-		out = append(out,
-			setting.Setting{Key: "data-store", Value: "s3"},
-			// Where the data is: a file of one server and bucket is never
-			// resumed against another (the manifest's checksum alone would
-			// let a copy elsewhere in, over another network).
-			setting.Setting{Key: "data-url", Value: c.Data},
-			setting.Setting{Key: "data-endpoint", Value: bucket.Setup(cmp.Or(c.Origin, bo.EndpointURL()))},
-			setting.Setting{Key: "fetch-concurrency", Value: fmt.Sprint(c.fetchers())},
-			setting.Setting{Key: "chunk-size", Value: fmt.Sprint(cmp.Or(bo.ChunkSize, bucket.DefaultChunkSize))},
-			setting.Setting{Key: "fetch-retries", Value: fmt.Sprint(retries(bo.Retries))},
-			setting.Setting{Key: "fetch-window", Value: WindowRule},
-		)
-		for _, kv := range bucket.S3Standard.Settings() {
-			out = append(out, setting.Setting{Key: kv[0], Value: kv[1]})
-		}
-		if c.ShardReads == ondisk.ShardReadsWhole {
-			// Recorded only when set, so the files of ranged reads keep
-			// their setup.
-			out = append(out, setting.Setting{Key: "shard-reads", Value: c.ShardReads})
-		}
-		out = append(out, c.Link...)
+		out = append(out, c.remoteSettings()...)
 	}
 	if c.scaled() {
 		// Recorded only when set, so files made without it keep their
@@ -112,6 +89,34 @@ func (c Config) DataSettings() []setting.Setting {
 		)
 	}
 	return out
+}
+
+// remoteSettings are DataSettings' lines for data in a bucket: where it
+// is and how it is fetched (recorded only then, so the files of local
+// data keep their setup).
+func (c Config) remoteSettings() []setting.Setting {
+	bo := c.Bucket
+	out := []setting.Setting{
+		{Key: "data-store", Value: "s3"},
+		// Where the data is: a file of one server and bucket is never
+		// resumed against another (the manifest's checksum alone would
+		// let a copy elsewhere in, over another network).
+		{Key: "data-url", Value: c.Data},
+		{Key: "data-endpoint", Value: bucket.Setup(cmp.Or(c.Origin, bo.EndpointURL()))},
+		{Key: "fetch-concurrency", Value: fmt.Sprint(c.fetchers())},
+		{Key: "chunk-size", Value: fmt.Sprint(cmp.Or(bo.ChunkSize, bucket.DefaultChunkSize))},
+		{Key: "fetch-retries", Value: fmt.Sprint(retries(bo.Retries))},
+		{Key: "fetch-window", Value: WindowRule},
+	}
+	for _, kv := range bucket.S3Standard.Settings() {
+		out = append(out, setting.Setting{Key: kv[0], Value: kv[1]})
+	}
+	if c.ShardReads == ondisk.ShardReadsWhole {
+		// Recorded only when set, so the files of ranged reads keep
+		// their setup.
+		out = append(out, setting.Setting{Key: "shard-reads", Value: c.ShardReads})
+	}
+	return append(out, c.Link...)
 }
 
 // retries is the attempts after the first that bucket.Options.Retries r

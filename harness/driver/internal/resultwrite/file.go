@@ -128,27 +128,37 @@ func open(ctx context.Context, path string, config []resultfile.Config, fresh bo
 		return nil, refused("%s exists and holds no benchmark results: not a results file; refusing to write over it: use another --out", path)
 	}
 	if !fresh {
-		for _, r := range existing {
-			// A file an interrupted run marked partial (MarkPartial) is
-			// resumed: the mark goes with the next write (Unmark).
-			if r.GetConfig(partialKey) != "" {
-				r.SetConfig(partialKey, "")
-				f.marked = true
-			}
-			if diff := configDiff(r.Config, cfg); diff != "" {
-				return nil, refused("%s holds results of a different setup (%s); refusing to mix them: use another --out, or --fresh to replace it", path, diff)
-			}
-			if have, want := commitOf(r.Config), commitOf(cfg); have != want {
-				return nil, refused("%s holds results of another build (commit %q in file, now %q); refusing to put two code states in one file: use another --out, or --fresh to replace it", path, have, want)
-			}
-		}
-		f.meta = meta
-		f.results = existing
-		for _, r := range existing {
-			f.done[string(r.Name)]++
+		if err := f.resume(existing, meta); err != nil {
+			return nil, err
 		}
 	}
 	return f, nil
+}
+
+// resume takes existing, the results of the file on disk, to be written
+// again with the new ones: each must be of f's setup and build (or it is
+// refused); a partial mark on them goes with the next write (Unmark).
+func (f *File) resume(existing []*benchfmt.Result, meta benchfmt.UnitMetadataMap) error {
+	for _, r := range existing {
+		// A file an interrupted run marked partial (MarkPartial) is
+		// resumed: the mark goes with the next write (Unmark).
+		if r.GetConfig(partialKey) != "" {
+			r.SetConfig(partialKey, "")
+			f.marked = true
+		}
+		if diff := configDiff(r.Config, f.config); diff != "" {
+			return refused("%s holds results of a different setup (%s); refusing to mix them: use another --out, or --fresh to replace it", f.path, diff)
+		}
+		if have, want := commitOf(r.Config), commitOf(f.config); have != want {
+			return refused("%s holds results of another build (commit %q in file, now %q); refusing to put two code states in one file: use another --out, or --fresh to replace it", f.path, have, want)
+		}
+	}
+	f.meta = meta
+	f.results = existing
+	for _, r := range existing {
+		f.done[string(r.Name)]++
+	}
+	return nil
 }
 
 // firstLine is err's message up to its first line break.

@@ -79,23 +79,12 @@ func WriteFileWith(path string, config []resultfile.Config, results []*benchfmt.
 	} else if err := held.configure(config); err != nil {
 		return "", err
 	}
-	target := path
-	if prev, err := Summarize(path); err == nil && prev.Results > 0 && !prev.Partial {
-		switch {
-		case r.Partial:
-			target = resultfile.Beside(path, "partial")
-		case len(results) < prev.Results && !r.Force:
-			target = resultfile.Beside(path, "smaller")
-		}
-		if target != path {
-			if err := CheckReplace(target, Purpose{Benchmarks: bases, Quick: isQuick(config), Force: true}); err != nil {
-				return "", err
-			}
-		}
+	target, err := replaceTarget(path, len(results), r, Purpose{Benchmarks: bases, Quick: isQuick(config), Force: true})
+	if err != nil {
+		return "", err
 	}
 	f := held
 	if target != path {
-		var err error
 		if f, err = OpenFresh(target, config); err != nil {
 			return "", err
 		}
@@ -120,6 +109,26 @@ func WriteFileWith(path string, config []resultfile.Config, results []*benchfmt.
 		return "", err
 	}
 	return target, writeAtomic(target, all, nil)
+}
+
+// replaceTarget is where WriteFileWith writes a run of n results under
+// r: path, or beside it (resultfile.Beside) where a complete file at path
+// is kept, a file there checked for p (CheckReplace).
+func replaceTarget(path string, n int, r Replace, p Purpose) (string, error) {
+	prev, err := Summarize(path)
+	if err != nil || prev.Results == 0 || prev.Partial {
+		return path, nil
+	}
+	var target string
+	switch {
+	case r.Partial:
+		target = resultfile.Beside(path, "partial")
+	case n < prev.Results && !r.Force:
+		target = resultfile.Beside(path, "smaller")
+	default:
+		return path, nil
+	}
+	return target, CheckReplace(target, p)
 }
 
 // Purpose is what a whole-file writer is about to write, for
