@@ -226,7 +226,7 @@ def main(argv):
             if i == 0:
                 continue
             print(f"BenchmarkTorchDecode/set={name}/batch={a.batch}/size={w}x{h}{api}{suffix} {a.batch} "
-                  f"{a.batch / dt:.1f} images/s {a.batch * mp / dt:.1f} MP/s")
+                  f"{a.batch / dt:.1f} images/s {a.batch * mp / dt:.4f} MP/s")
             sys.stdout.flush()
         if not a.pipeline:
             continue
