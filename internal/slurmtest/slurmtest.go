@@ -75,9 +75,9 @@ func Start(ctx context.Context, dir string) (*Cluster, error) {
 	return c, nil
 }
 
-// writeMungeKey writes a fresh random munge key under dir/munge and
-// returns its path.
-func writeMungeKey(dir string) (string, error) {
+// startMunge starts munged with a fresh key, waits up to 10 s for its
+// socket and returns the socket's path.
+func (c *Cluster) startMunge(ctx context.Context) (string, error) {
 	key := make([]byte, 1024)
 	f, err := os.Open("/dev/urandom")
 	if err != nil {
@@ -88,21 +88,11 @@ func writeMungeKey(dir string) (string, error) {
 	if err != nil {
 		return "", fmt.Errorf("slurm: munge key: %w", err)
 	}
-	keyPath := filepath.Join(dir, "munge", "munge.key")
+	munge := filepath.Join(c.Dir, "munge")
+	keyPath := filepath.Join(munge, "munge.key")
 	if err := os.WriteFile(keyPath, key, 0o400); err != nil {
 		return "", fmt.Errorf("slurm: munge key: %w", err)
 	}
-	return keyPath, nil
-}
-
-// startMunge starts munged with a fresh key, waits up to 10 s for its
-// socket and returns the socket's path.
-func (c *Cluster) startMunge(ctx context.Context) (string, error) {
-	keyPath, err := writeMungeKey(c.Dir)
-	if err != nil {
-		return "", err
-	}
-	munge := filepath.Join(c.Dir, "munge")
 	sock := filepath.Join(munge, "munge.sock")
 	if err := c.start("munged", filepath.Join(munge, "munged.out"), "-F", "--force", "--key-file", keyPath, "--socket", sock,
 		"--pid-file", filepath.Join(munge, "munged.pid"), "--log-file", filepath.Join(munge, "munged.log"),
