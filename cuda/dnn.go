@@ -107,7 +107,32 @@ func openDNN(cudnnPaths, cublasPaths []string) (*dnnLib, error) {
 		cublasPaths = CublasCandidates()
 	}
 	l := &dnnLib{}
-	lib, err := nativelib.OpenFirst(cudnnPaths, []nativelib.Symbol{
+	lib, err := nativelib.OpenFirst(cudnnPaths, l.cudnnSymbols())
+	if err != nil {
+		return nil, fmt.Errorf("no cuDNN library found (libcudnn; $%s, or pip's nvidia-cudnn-cu13): %w", CudnnEnv, err)
+	}
+	l.cudnnPath = lib.File()
+	nativelib.Bind(&l.setActivation, l.setAct)
+	blas, err := nativelib.OpenFirst(cublasPaths, []nativelib.Symbol{
+		{Name: "cublasCreate_v2", Addr: &l.cublasCreate},
+		{Name: "cublasDestroy_v2", Addr: &l.cublasDestroy},
+		{Name: "cublasSetStream_v2", Addr: &l.cublasSetStream},
+		{Name: "cublasSetMathMode", Addr: &l.cublasSetMathMode},
+		{Name: "cublasSgemm_v2", Addr: &l.cublasSgemm},
+		{Name: "cublasGetVersion_v2", Addr: &l.cublasGetVersion},
+	})
+	if err != nil {
+		return nil, fmt.Errorf("no cuBLAS library found (libcublas; $%s, or pip's nvidia-cublas): %w", CublasEnv, err)
+	}
+	l.cublasPath = blas.File()
+	l.cublasGetStatusString = blas.Lookup("cublasGetStatusString") // cuBLAS 11.4 on; a number without it
+	return l, nil
+}
+
+// cudnnSymbols are the cuDNN functions openDNN binds, each to its field
+// of l.
+func (l *dnnLib) cudnnSymbols() []nativelib.Symbol {
+	return []nativelib.Symbol{
 		{Name: "cudnnGetVersion", Addr: &l.cudnnGetVersion},
 		{Name: "cudnnGetErrorString", Addr: &l.cudnnGetErrorString},
 		{Name: "cudnnCreate", Addr: &l.cudnnCreate},
@@ -136,26 +161,7 @@ func openDNN(cudnnPaths, cublasPaths []string) (*dnnLib, error) {
 		{Name: "cudnnSetActivationDescriptor", Addr: &l.setAct},
 		{Name: "cudnnActivationForward", Addr: &l.actFwd},
 		{Name: "cudnnActivationBackward", Addr: &l.actBwd},
-	})
-	if err != nil {
-		return nil, fmt.Errorf("no cuDNN library found (libcudnn; $%s, or pip's nvidia-cudnn-cu13): %w", CudnnEnv, err)
 	}
-	l.cudnnPath = lib.File()
-	nativelib.Bind(&l.setActivation, l.setAct)
-	blas, err := nativelib.OpenFirst(cublasPaths, []nativelib.Symbol{
-		{Name: "cublasCreate_v2", Addr: &l.cublasCreate},
-		{Name: "cublasDestroy_v2", Addr: &l.cublasDestroy},
-		{Name: "cublasSetStream_v2", Addr: &l.cublasSetStream},
-		{Name: "cublasSetMathMode", Addr: &l.cublasSetMathMode},
-		{Name: "cublasSgemm_v2", Addr: &l.cublasSgemm},
-		{Name: "cublasGetVersion_v2", Addr: &l.cublasGetVersion},
-	})
-	if err != nil {
-		return nil, fmt.Errorf("no cuBLAS library found (libcublas; $%s, or pip's nvidia-cublas): %w", CublasEnv, err)
-	}
-	l.cublasPath = blas.File()
-	l.cublasGetStatusString = blas.Lookup("cublasGetStatusString") // cuBLAS 11.4 on; a number without it
-	return l, nil
 }
 
 // The backends of the Net's step.
@@ -432,70 +438,94 @@ func (d *DNN) conv(shape ConvShape, precision string) (_ *Conv, err error) {
 			err = errors.Join(err, d.freeConv(cv))
 		}
 	}()
-	l := d.lib
-	calls := []struct {
-		name string
-		fn   uintptr
-		args []uintptr
-	}{
-		{"cudnnCreateTensorDescriptor", l.createTensor, []uintptr{uintptr(unsafe.Pointer(&cv.x))}},
-		{"cudnnCreateFilterDescriptor", l.createFilter, []uintptr{uintptr(unsafe.Pointer(&cv.w))}},
-		{"cudnnCreateTensorDescriptor", l.createTensor, []uintptr{uintptr(unsafe.Pointer(&cv.y))}},
-		{"cudnnCreateTensorDescriptor", l.createTensor, []uintptr{uintptr(unsafe.Pointer(&cv.b))}},
-		{"cudnnCreateConvolutionDescriptor", l.createConv, []uintptr{uintptr(unsafe.Pointer(&cv.conv))}},
+	if err := d.describe(cv, math); err != nil {
+		return nil, err
 	}
-	for _, c := range calls {
-		if err := l.cudnnCheck(c.name, nativelib.Call(c.fn, c.args...)); err != nil {
-			return nil, err
-		}
-	}
-	u := func(v int) uintptr { return uintptr(v) }
-	for _, c := range []struct {
-		name string
-		fn   uintptr
-		args []uintptr
-	}{
-		{"cudnnSetTensor4dDescriptor", l.setTensor4d, []uintptr{cv.x, cudnnTensorNCHW, cudnnDataFloat, u(shape.N), u(shape.C), u(shape.H), u(shape.W)}},
-		{"cudnnSetFilter4dDescriptor", l.setFilter4d, []uintptr{cv.w, cudnnDataFloat, cudnnTensorNCHW, u(shape.K), u(shape.C), u(shape.R), u(shape.S)}},
-		{"cudnnSetTensor4dDescriptor", l.setTensor4d, []uintptr{cv.y, cudnnTensorNCHW, cudnnDataFloat, u(shape.N), u(shape.K), u(oh), u(ow)}},
-		{"cudnnSetTensor4dDescriptor", l.setTensor4d, []uintptr{cv.b, cudnnTensorNCHW, cudnnDataFloat, 1, u(shape.K), 1, 1}},
-		{"cudnnSetConvolution2dDescriptor", l.setConv2d, []uintptr{cv.conv, u(shape.Pad), u(shape.Pad), 1, 1, 1, 1, cudnnCrossCorr, cudnnDataFloat}},
-		{"cudnnSetConvolutionMathType", l.setConvMath, []uintptr{cv.conv, u(math)}},
-	} {
-		if err := l.cudnnCheck(c.name, nativelib.Call(c.fn, c.args...)); err != nil {
-			return nil, err
-		}
-	}
-	if found, ok := d.c.dnnAlgos[key]; ok {
-		cv.convAlgos = found
-	} else {
-		for _, s := range []struct {
-			name     string
-			fn, a, b uintptr
-			c        uintptr
-			algo     *int
-		}{
-			{"cudnnFindConvolutionForwardAlgorithm", l.findFwd, cv.x, cv.w, cv.y, &cv.FwdAlgo},
-			{"cudnnFindConvolutionBackwardDataAlgorithm", l.findBwdData, cv.w, cv.y, cv.x, &cv.BwdDataAlgo},
-			{"cudnnFindConvolutionBackwardFilterAlgorithm", l.findBwdFilter, cv.x, cv.y, cv.w, &cv.BwdFilterAlgo},
-		} {
-			algo, ws, err := d.search(s.name, s.fn, s.a, s.b, cv.conv, s.c)
-			if err != nil {
-				return nil, err
-			}
-			*s.algo = algo
-			cv.Workspace = max(cv.Workspace, ws)
-		}
-		if d.c.dnnAlgos == nil {
-			d.c.dnnAlgos = map[convKey]convAlgos{}
-		}
-		d.c.dnnAlgos[key] = cv.convAlgos
+	if err := d.findAlgos(cv, key); err != nil {
+		return nil, err
 	}
 	if err := d.growWorkspace(cv.Workspace); err != nil {
 		return nil, err
 	}
 	d.convs[key] = cv
 	return cv, nil
+}
+
+// dnnCall is one cuDNN call: its name (for the error), its function and
+// its arguments.
+type dnnCall struct {
+	name string
+	fn   uintptr
+	args []uintptr
+}
+
+// cudnnCalls makes calls in order and stops at the first that fails.
+func (l *dnnLib) cudnnCalls(calls ...dnnCall) error {
+	for _, c := range calls {
+		if err := l.cudnnCheck(c.name, nativelib.Call(c.fn, c.args...)); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// describe creates cv's descriptors (input, filter, output, bias,
+// convolution) and sets them to its shape, the convolution's math type
+// to math.
+func (d *DNN) describe(cv *Conv, math int) error {
+	l, shape := d.lib, cv.Shape
+	if err := l.cudnnCalls(
+		dnnCall{"cudnnCreateTensorDescriptor", l.createTensor, []uintptr{uintptr(unsafe.Pointer(&cv.x))}},
+		dnnCall{"cudnnCreateFilterDescriptor", l.createFilter, []uintptr{uintptr(unsafe.Pointer(&cv.w))}},
+		dnnCall{"cudnnCreateTensorDescriptor", l.createTensor, []uintptr{uintptr(unsafe.Pointer(&cv.y))}},
+		dnnCall{"cudnnCreateTensorDescriptor", l.createTensor, []uintptr{uintptr(unsafe.Pointer(&cv.b))}},
+		dnnCall{"cudnnCreateConvolutionDescriptor", l.createConv, []uintptr{uintptr(unsafe.Pointer(&cv.conv))}},
+	); err != nil {
+		return err
+	}
+	oh, ow := shape.out()
+	u := func(v int) uintptr { return uintptr(v) }
+	return l.cudnnCalls(
+		dnnCall{"cudnnSetTensor4dDescriptor", l.setTensor4d, []uintptr{cv.x, cudnnTensorNCHW, cudnnDataFloat, u(shape.N), u(shape.C), u(shape.H), u(shape.W)}},
+		dnnCall{"cudnnSetFilter4dDescriptor", l.setFilter4d, []uintptr{cv.w, cudnnDataFloat, cudnnTensorNCHW, u(shape.K), u(shape.C), u(shape.R), u(shape.S)}},
+		dnnCall{"cudnnSetTensor4dDescriptor", l.setTensor4d, []uintptr{cv.y, cudnnTensorNCHW, cudnnDataFloat, u(shape.N), u(shape.K), u(oh), u(ow)}},
+		dnnCall{"cudnnSetTensor4dDescriptor", l.setTensor4d, []uintptr{cv.b, cudnnTensorNCHW, cudnnDataFloat, 1, u(shape.K), 1, 1}},
+		dnnCall{"cudnnSetConvolution2dDescriptor", l.setConv2d, []uintptr{cv.conv, u(shape.Pad), u(shape.Pad), 1, 1, 1, 1, cudnnCrossCorr, cudnnDataFloat}},
+		dnnCall{"cudnnSetConvolutionMathType", l.setConvMath, []uintptr{cv.conv, u(math)}},
+	)
+}
+
+// findAlgos sets cv's algorithms and workspace to those the Context keeps
+// for key, else runs the three searches (forward, backward data, backward
+// filter) and keeps what they found on the Context.
+func (d *DNN) findAlgos(cv *Conv, key convKey) error {
+	if found, ok := d.c.dnnAlgos[key]; ok {
+		cv.convAlgos = found
+		return nil
+	}
+	l := d.lib
+	for _, s := range []struct {
+		name     string
+		fn, a, b uintptr
+		c        uintptr
+		algo     *int
+	}{
+		{"cudnnFindConvolutionForwardAlgorithm", l.findFwd, cv.x, cv.w, cv.y, &cv.FwdAlgo},
+		{"cudnnFindConvolutionBackwardDataAlgorithm", l.findBwdData, cv.w, cv.y, cv.x, &cv.BwdDataAlgo},
+		{"cudnnFindConvolutionBackwardFilterAlgorithm", l.findBwdFilter, cv.x, cv.y, cv.w, &cv.BwdFilterAlgo},
+	} {
+		algo, ws, err := d.search(s.name, s.fn, s.a, s.b, cv.conv, s.c)
+		if err != nil {
+			return err
+		}
+		*s.algo = algo
+		cv.Workspace = max(cv.Workspace, ws)
+	}
+	if d.c.dnnAlgos == nil {
+		d.c.dnnAlgos = map[convKey]convAlgos{}
+	}
+	d.c.dnnAlgos[key] = cv.convAlgos
+	return nil
 }
 
 // search runs one of cuDNN's Find searches (it times the algorithms on

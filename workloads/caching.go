@@ -8,6 +8,7 @@ import (
 	"golang.org/x/perf/benchfmt"
 
 	"github.com/headspace-bench/headspace/datasets/transforms"
+	"github.com/headspace-bench/headspace/device"
 	"github.com/headspace-bench/headspace/harness/level"
 	"github.com/headspace-bench/headspace/harness/loader"
 	"github.com/headspace-bench/headspace/harness/pipeline"
@@ -276,22 +277,42 @@ func (c Caching) MeasureEach(ctx context.Context, env Env, each func(CachingOutc
 		return out, fmt.Errorf("opening the device: %w", err)
 	}
 	defer dev.Close()
-	// Every step runs on the one device; the sweeps' never close it.
+	if err := c.runSteps(ctx, env, dev, &out, each); err != nil {
+		return out, err
+	}
+	if out.Model, err = c.profiles(ctx, env); err != nil {
+		return out, err
+	}
+	if err := each(out); err != nil {
+		return out, err
+	}
+
+	o := c.Disk()
+	env.start(fmt.Sprintf("(e) on disk: %d cases, %d runs", len(o.Cases()), o.Runs()))
+	out.OnDisk, err = o.Measure(ctx, Env{Device: Opened(dev), Dir: env.Dir}) // the steps' device
+	if err != nil {
+		return out, fmt.Errorf("step (e): %w", err)
+	}
+	if err := each(out); err != nil {
+		return out, err
+	}
+
+	out.Yardstick, out.YardstickLines, err = c.runYardstick(ctx, env, func(sofar PeerLadderOutcome) error {
+		out.Yardstick = sofar
+		return each(out)
+	})
+	return out, err
+}
+
+// runSteps runs Ladder.Count rounds of every step on dev, which they
+// share and never close, adding each run to out and passing out to each
+// after it; the timeline of step (a)'s first run at level none goes to
+// out.Timeline.
+func (c Caching) runSteps(ctx context.Context, env Env, dev device.Device, out *CachingOutcome, each func(CachingOutcome) error) error {
 	shared := Opened(dev)
 	for _, st := range c.Steps() {
 		w := c.Sweep(st)
-		labels := map[string]string{}
-		var none string
-		for _, pt := range w.Points() {
-			label := fmt.Sprintf("(%s) %s level=%s", st.Key, st.Impl, pt.Level)
-			if len(st.Placements) > 1 {
-				label += " placement=" + pt.Placement.String()
-			}
-			labels[w.PointName(pt)] = label
-			if pt.Level == level.None {
-				none = w.PointName(pt)
-			}
-		}
+		labels, none := stepLabels(w, st)
 		for run := range c.Ladder.Count {
 			sub := Env{
 				Device: shared,
@@ -306,43 +327,47 @@ func (c Caching) MeasureEach(ctx context.Context, env Env, each func(CachingOutc
 			}
 			if _, err := w.MeasureEach(ctx, sub, func(r PointRun) error {
 				out.Runs = append(out.Runs, CachingRun{Step: st.Key, PointRun: r})
-				return each(out)
+				return each(*out)
 			}); err != nil {
-				return out, fmt.Errorf("step (%s): %w", st.Key, err)
+				return fmt.Errorf("step (%s): %w", st.Key, err)
 			}
 		}
 	}
+	return nil
+}
 
+// stepLabels are the units' names of step st's points, by point name, as
+// its sweep w names them ("(a) naive level=none", with the placement
+// where the step has several), and the name of its point at level none.
+func stepLabels(w Ladder, st CachingStep) (labels map[string]string, none string) {
+	labels = map[string]string{}
+	for _, pt := range w.Points() {
+		label := fmt.Sprintf("(%s) %s level=%s", st.Key, st.Impl, pt.Level)
+		if len(st.Placements) > 1 {
+			label += " placement=" + pt.Placement.String()
+		}
+		labels[w.PointName(pt)] = label
+		if pt.Level == level.None {
+			none = w.PointName(pt)
+		}
+	}
+	return labels, none
+}
+
+// profiles are the what-if model's profiles of the modelled steps'
+// pipelines, each made on env's device.
+func (c Caching) profiles(ctx context.Context, env Env) (CachingModel, error) {
 	model := CachingModel{}
 	for _, st := range c.Modelled() {
 		impl := st.Impl
 		env.start(fmt.Sprintf("(model) %s profile", impl))
 		o, err := c.Profile(impl).Measure(ctx, Env{Device: env.Device})
 		if err != nil {
-			return out, fmt.Errorf("the model of the %s transforms: %w", impl, err)
+			return nil, fmt.Errorf("the model of the %s transforms: %w", impl, err)
 		}
 		model[impl] = *o.Profile
 	}
-	out.Model = model
-	if err := each(out); err != nil {
-		return out, err
-	}
-
-	o := c.Disk()
-	env.start(fmt.Sprintf("(e) on disk: %d cases, %d runs", len(o.Cases()), o.Runs()))
-	out.OnDisk, err = o.Measure(ctx, Env{Device: shared, Dir: env.Dir})
-	if err != nil {
-		return out, fmt.Errorf("step (e): %w", err)
-	}
-	if err := each(out); err != nil {
-		return out, err
-	}
-
-	out.Yardstick, out.YardstickLines, err = c.runYardstick(ctx, env, func(sofar PeerLadderOutcome) error {
-		out.Yardstick = sofar
-		return each(out)
-	})
-	return out, err
+	return model, nil
 }
 
 // Run is MeasureEach, each record passed to env.Result as soon as the

@@ -307,38 +307,20 @@ func (n Node) MeasureEach(ctx context.Context, env Env, each func(NodeRun) error
 			}
 			if ours > 0 {
 				ours--
-				env.start(p.Name())
-				o, others, err := n.runOnce(ctx, p, env)
-				var recs []*benchfmt.Result
-				switch {
-				case err == nil:
-					recs = node.Records(p, o, others, n.LinkBandwidth)
-				case n.Partial && ctx.Err() == nil:
-					recs = []*benchfmt.Result{node.PartialRecord(p, o, n.Pipeline.Batch)}
-				default:
-					return out, fmt.Errorf("%s: %w", p.Name(), err)
+				r, err := n.runOurs(ctx, p, env)
+				if err != nil {
+					return out, err
 				}
-				r, derr := nodeRunOf(p, false, recs)
-				if derr != nil {
-					return out, fmt.Errorf("%s: %w", p.Name(), derr)
-				}
-				r.Outcome, r.Others, r.Err = o, others, err
 				if err := keep(r); err != nil {
 					return out, err
 				}
 			}
 			if peers > 0 {
 				peers--
-				env.start(node.PeerPrefix + strings.TrimPrefix(p.Name(), "Node"))
-				o, err := n.Peer.Run(ctx, n.options(p, env))
+				r, err := n.runPeer(ctx, p, env)
 				if err != nil {
-					return out, fmt.Errorf("%s, the PyTorch peer: %w", p.Name(), err)
+					return out, err
 				}
-				r, err := nodeRunOf(p, true, node.PeerRecords(p, o))
-				if err != nil {
-					return out, fmt.Errorf("%s, the PyTorch peer: %w", p.Name(), err)
-				}
-				r.Outcome, r.Others = o, node.Others{Cores: -1, Threads: -1}
 				if err := keep(r); err != nil {
 					return out, err
 				}
@@ -346,6 +328,44 @@ func (n Node) MeasureEach(ctx context.Context, env Env, each func(NodeRun) error
 		}
 	}
 	return out, nil
+}
+
+// runOurs is one run of point p by node.Run: a failed run is kept as
+// partial (its Err set) where n.Partial and ctx is not done, else it is
+// an error that names the point.
+func (n Node) runOurs(ctx context.Context, p node.Point, env Env) (NodeRun, error) {
+	env.start(p.Name())
+	o, others, err := n.runOnce(ctx, p, env)
+	var recs []*benchfmt.Result
+	switch {
+	case err == nil:
+		recs = node.Records(p, o, others, n.LinkBandwidth)
+	case n.Partial && ctx.Err() == nil:
+		recs = []*benchfmt.Result{node.PartialRecord(p, o, n.Pipeline.Batch)}
+	default:
+		return NodeRun{}, fmt.Errorf("%s: %w", p.Name(), err)
+	}
+	r, derr := nodeRunOf(p, false, recs)
+	if derr != nil {
+		return NodeRun{}, fmt.Errorf("%s: %w", p.Name(), derr)
+	}
+	r.Outcome, r.Others, r.Err = o, others, err
+	return r, nil
+}
+
+// runPeer is one run of point p by the PyTorch DDP peer.
+func (n Node) runPeer(ctx context.Context, p node.Point, env Env) (NodeRun, error) {
+	env.start(node.PeerPrefix + strings.TrimPrefix(p.Name(), "Node"))
+	o, err := n.Peer.Run(ctx, n.options(p, env))
+	if err != nil {
+		return NodeRun{}, fmt.Errorf("%s, the PyTorch peer: %w", p.Name(), err)
+	}
+	r, err := nodeRunOf(p, true, node.PeerRecords(p, o))
+	if err != nil {
+		return NodeRun{}, fmt.Errorf("%s, the PyTorch peer: %w", p.Name(), err)
+	}
+	r.Outcome, r.Others = o, node.Others{Cores: -1, Threads: -1}
+	return r, nil
 }
 
 // nodeRunOf is the run of p whose records (node.Records,
@@ -489,87 +509,123 @@ func (f NodeFigures) record(name string, procs int, rank bool) *benchfmt.Result 
 // (a line lost or repeated, a file cut short), is refused, naming the
 // record.
 func decodeNode(recs []Record) (NodeOutcome, error) {
-	var out NodeOutcome
-	var cur *NodeRun // the run whose ranks are read, until its node's record
-	var last Record  // the record read last
-	// flush ends the ranks-only run being read, at next (nil at the
-	// end).
-	flush := func(next *Record) error {
-		if cur == nil {
-			return nil
-		}
-		run := *cur
-		cur = nil
-		whole := len(run.Ranks) == run.Point.Accelerators
-		for _, f := range run.Ranks {
-			whole = whole && f.NsPerOp == 0
-		}
-		switch {
-		case whole:
-			out.Runs = append(out.Runs, run)
-			return nil
-		case next == nil:
-			return fmt.Errorf("%s: rank records with no node record after them: the file is cut short", at(last.Result))
-		default:
-			return fmt.Errorf("%s: a record of another run after %d rank records of %d accelerators and no node record: a line lost or repeated", at(next.Result), len(run.Ranks), run.Point.Accelerators)
-		}
-	}
+	var d nodeDecoder
 	for _, rec := range recs {
-		name := at(rec.Result)
-		var p node.Point
-		var err error
-		if p.Accelerators, err = rec.count("accelerators", true); err != nil {
-			return out, err
+		if err := d.add(rec); err != nil {
+			return d.out, err
 		}
-		if p.Level, err = level.Parse(rec.Keys["level"]); err != nil {
-			return out, fmt.Errorf("%s: level: %w", name, err)
-		}
-		peer := rec.Benchmark == node.PeerPrefix
-		rankKey, isRank := rec.Keys["rank"]
-		// A rank 0, a record of another point, of another procs, or a
-		// partial run's ends the run being read.
-		if cur != nil && (rankKey == "0" || cur.Point != p || cur.Peer != peer || cur.Procs != rec.Procs) {
-			if err := flush(&rec); err != nil {
-				return out, err
-			}
-		}
-		if cur == nil {
-			cur = &NodeRun{Point: p, Peer: peer, Procs: rec.Procs}
-		}
-		if isRank {
-			rank, err := strconv.Atoi(rankKey)
-			if err != nil || rank != len(cur.Ranks) || rank >= p.Accelerators {
-				return out, fmt.Errorf("%s: rank %s, want rank %d of its run of %d", name, rankKey, len(cur.Ranks), p.Accelerators)
-			}
-			f, err := nodeFigures(rec, true)
-			if err != nil {
-				return out, err
-			}
-			cur.Ranks = append(cur.Ranks, f)
-			last = rec
-			continue
-		}
-		f, err := nodeFigures(rec, false)
-		if err != nil {
-			return out, err
-		}
-		if f.Partial && len(cur.Ranks) > 0 {
-			// A partial run's record stands alone: the ranks before it
-			// were a run with no node record.
-			if err := flush(&rec); err != nil {
-				return out, err
-			}
-			cur = &NodeRun{Point: p, Peer: peer, Procs: rec.Procs}
-		}
-		if !f.Partial && len(cur.Ranks) != p.Accelerators {
-			return out, fmt.Errorf("%s: the node's record after %d rank records, want %d: a line lost or repeated", name, len(cur.Ranks), p.Accelerators)
-		}
-		cur.Node = &f
-		out.Runs = append(out.Runs, *cur)
-		cur = nil
-		last = rec
 	}
-	return out, flush(nil)
+	return d.out, d.flush(nil)
+}
+
+// nodeDecoder is decodeNode's state: the runs read, and the run being
+// read.
+type nodeDecoder struct {
+	out  NodeOutcome
+	cur  *NodeRun // the run whose ranks are read, until its node's record
+	last Record   // the record read last
+}
+
+// flush ends the ranks-only run being read, at next (nil at the end).
+func (d *nodeDecoder) flush(next *Record) error {
+	if d.cur == nil {
+		return nil
+	}
+	run := *d.cur
+	d.cur = nil
+	whole := len(run.Ranks) == run.Point.Accelerators
+	for _, f := range run.Ranks {
+		whole = whole && f.NsPerOp == 0
+	}
+	switch {
+	case whole:
+		d.out.Runs = append(d.out.Runs, run)
+		return nil
+	case next == nil:
+		return fmt.Errorf("%s: rank records with no node record after them: the file is cut short", at(d.last.Result))
+	default:
+		return fmt.Errorf("%s: a record of another run after %d rank records of %d accelerators and no node record: a line lost or repeated", at(next.Result), len(run.Ranks), run.Point.Accelerators)
+	}
+}
+
+// add reads the next record: a rank's adds to the run being read, which
+// a record of another run ends first; a node's (or a partial run's)
+// ends it.
+func (d *nodeDecoder) add(rec Record) error {
+	p, err := nodePoint(rec)
+	if err != nil {
+		return err
+	}
+	peer := rec.Benchmark == node.PeerPrefix
+	rankKey, isRank := rec.Keys["rank"]
+	// A rank 0, a record of another point, of another procs, or a
+	// partial run's ends the run being read.
+	if d.cur != nil && (rankKey == "0" || d.cur.Point != p || d.cur.Peer != peer || d.cur.Procs != rec.Procs) {
+		if err := d.flush(&rec); err != nil {
+			return err
+		}
+	}
+	if d.cur == nil {
+		d.cur = &NodeRun{Point: p, Peer: peer, Procs: rec.Procs}
+	}
+	if isRank {
+		return d.addRank(rec, p, rankKey)
+	}
+	return d.addNode(rec, p, peer)
+}
+
+// nodePoint is the point a Node record's name gives.
+func nodePoint(rec Record) (node.Point, error) {
+	var p node.Point
+	var err error
+	if p.Accelerators, err = rec.count("accelerators", true); err != nil {
+		return p, err
+	}
+	if p.Level, err = level.Parse(rec.Keys["level"]); err != nil {
+		return p, fmt.Errorf("%s: level: %w", at(rec.Result), err)
+	}
+	return p, nil
+}
+
+// addRank adds rec, the record of rank rankKey of a run of p, to the run
+// being read, whose next rank it must be.
+func (d *nodeDecoder) addRank(rec Record, p node.Point, rankKey string) error {
+	rank, err := strconv.Atoi(rankKey)
+	if err != nil || rank != len(d.cur.Ranks) || rank >= p.Accelerators {
+		return fmt.Errorf("%s: rank %s, want rank %d of its run of %d", at(rec.Result), rankKey, len(d.cur.Ranks), p.Accelerators)
+	}
+	f, err := nodeFigures(rec, true)
+	if err != nil {
+		return err
+	}
+	d.cur.Ranks = append(d.cur.Ranks, f)
+	d.last = rec
+	return nil
+}
+
+// addNode ends the run being read with rec, its node's record after all
+// its ranks', or a partial run's record, which stands alone.
+func (d *nodeDecoder) addNode(rec Record, p node.Point, peer bool) error {
+	f, err := nodeFigures(rec, false)
+	if err != nil {
+		return err
+	}
+	if f.Partial && len(d.cur.Ranks) > 0 {
+		// A partial run's record stands alone: the ranks before it
+		// were a run with no node record.
+		if err := d.flush(&rec); err != nil {
+			return err
+		}
+		d.cur = &NodeRun{Point: p, Peer: peer, Procs: rec.Procs}
+	}
+	if !f.Partial && len(d.cur.Ranks) != p.Accelerators {
+		return fmt.Errorf("%s: the node's record after %d rank records, want %d: a line lost or repeated", at(rec.Result), len(d.cur.Ranks), p.Accelerators)
+	}
+	d.cur.Node = &f
+	d.out.Runs = append(d.out.Runs, *d.cur)
+	d.cur = nil
+	d.last = rec
+	return nil
 }
 
 // maxAU is the largest AU a record may hold: 1, and the clocks' rounding.

@@ -322,8 +322,9 @@ func (r Remote) MeasureEach(ctx context.Context, env Env, each func(RemoteRun) e
 	env.start(r.Name())
 	dev, closeDev := env.device().once()
 	defer closeDev()
-	direct := bucket.Options{Endpoint: srv.Endpoint(), Region: s3server.Region, AccessKey: srv.AccessKey, SecretKey: srv.SecretKey}
-	mk, err := bucket.OpenUnchecked(bucket.URL{Bucket: "headspace"}, direct)
+	g := remoteGrid{r: r, srv: srv, dev: dev, out: &out, each: each,
+		direct: bucket.Options{Endpoint: srv.Endpoint(), Region: s3server.Region, AccessKey: srv.AccessKey, SecretKey: srv.SecretKey}}
+	mk, err := bucket.OpenUnchecked(bucket.URL{Bucket: "headspace"}, g.direct)
 	if err != nil {
 		return out, err
 	}
@@ -338,63 +339,96 @@ func (r Remote) MeasureEach(ctx context.Context, env Env, each func(RemoteRun) e
 		}
 		for _, lay := range r.Layouts {
 			ds := RemoteDataset{format, lay.Name}
-			url, err := r.upload(ctx, dir, ds, lay, perSample, direct)
+			url, err := r.upload(ctx, dir, ds, lay, perSample, g.direct)
 			if err != nil {
 				return out, err
 			}
-			// run runs level lv at the point at (its dataset, round trip or
-			// check, concurrency), reading through bo.
-			run := func(at RemoteRun, lv level.Level, bo bucket.Options, settings []resultfile.Config) error {
-				l := r.Ladder
-				l.Levels, l.Under = []level.Level{lv}, at.under()
-				l.Pipeline.Dataset.N = r.Samples
-				l.Pipeline.Data, l.Pipeline.Bucket, l.Pipeline.Link = url, bo, settings
-				if lay.Whole {
-					l.Pipeline.ShardReads = ondisk.ShardReadsWhole
-				}
-				o, err := l.Measure(ctx, Env{Device: dev})
-				if err != nil {
-					return fmt.Errorf("%s: %w", l.Under, err)
-				}
-				for _, p := range o.Runs {
-					if p.Result.Samples > 0 {
-						p.Record.Values = append(p.Record.Values, benchfmt.Value{Value: float64(p.Result.Fetched) / float64(p.Result.Samples), Unit: RemoteBytesUnit})
-					}
-					at.PointRun = p
-					out.Runs = append(out.Runs, at)
-					if each != nil {
-						if err := each(at); err != nil {
-							return err
-						}
-					}
-				}
-				return nil
-			}
+			src := remoteSource{url, lay.Whole}
 			if !deviceDone {
-				if err := run(RemoteRun{}, level.Device, direct, nil); err != nil {
+				if err := g.run(ctx, src, RemoteRun{}, level.Device, g.direct, nil); err != nil {
 					return out, err
 				}
 				deviceDone = true
 			}
-			if err := r.runLocal(ctx, run, ds, url, direct); err != nil {
+			if err := g.points(ctx, src, ds); err != nil {
 				return out, err
-			}
-			for _, rtt := range r.RTTs {
-				for _, c := range r.Concurrency {
-					if err := r.viaLink(ctx, srv, link.Config{Latency: rtt}, direct, RemoteRun{Dataset: ds, RTT: rtt, Concurrency: c}, run); err != nil {
-						return out, err
-					}
-				}
-			}
-			for _, ck := range r.Checks {
-				cfg, _ := link.Parse(ck.Link) // checked by Validate
-				if err := r.viaLink(ctx, srv, cfg, direct, RemoteRun{Dataset: ds, Check: ck.Name, Concurrency: ck.Concurrency}, run); err != nil {
-					return out, err
-				}
 			}
 		}
 	}
 	return out, nil
+}
+
+// remoteGrid is what the runs of a Remote's MeasureEach share: the grid,
+// the server and the options that reach it straight, the device, and
+// the runs made so far, each passed to each (if not nil).
+type remoteGrid struct {
+	r      Remote
+	srv    *s3server.Server
+	direct bucket.Options
+	dev    Device
+	out    *RemoteOutcome
+	each   func(RemoteRun) error
+}
+
+// remoteSource is an uploaded dataset as the ladder reads it: its URL,
+// and whether its shards are read whole.
+type remoteSource struct {
+	url   string
+	whole bool
+}
+
+// points runs every point of dataset ds, uploaded to src: level local,
+// then level none at every round trip and concurrency of the grid, then
+// at each check.
+func (g remoteGrid) points(ctx context.Context, src remoteSource, ds RemoteDataset) error {
+	if err := g.runLocal(ctx, src, ds); err != nil {
+		return err
+	}
+	for _, rtt := range g.r.RTTs {
+		for _, c := range g.r.Concurrency {
+			if err := g.viaLink(ctx, src, link.Config{Latency: rtt}, RemoteRun{Dataset: ds, RTT: rtt, Concurrency: c}); err != nil {
+				return err
+			}
+		}
+	}
+	for _, ck := range g.r.Checks {
+		cfg, _ := link.Parse(ck.Link) // checked by Validate
+		if err := g.viaLink(ctx, src, cfg, RemoteRun{Dataset: ds, Check: ck.Name, Concurrency: ck.Concurrency}); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// run runs level lv at the point at (its dataset, round trip or check,
+// concurrency), reading src through bo, its link's settings those given;
+// each of its runs, with the bytes it fetched per sample, is added to
+// g.out and passed to g.each.
+func (g remoteGrid) run(ctx context.Context, src remoteSource, at RemoteRun, lv level.Level, bo bucket.Options, settings []resultfile.Config) error {
+	l := g.r.Ladder
+	l.Levels, l.Under = []level.Level{lv}, at.under()
+	l.Pipeline.Dataset.N = g.r.Samples
+	l.Pipeline.Data, l.Pipeline.Bucket, l.Pipeline.Link = src.url, bo, settings
+	if src.whole {
+		l.Pipeline.ShardReads = ondisk.ShardReadsWhole
+	}
+	o, err := l.Measure(ctx, Env{Device: g.dev})
+	if err != nil {
+		return fmt.Errorf("%s: %w", l.Under, err)
+	}
+	for _, p := range o.Runs {
+		if p.Result.Samples > 0 {
+			p.Record.Values = append(p.Record.Values, benchfmt.Value{Value: float64(p.Result.Fetched) / float64(p.Result.Samples), Unit: RemoteBytesUnit})
+		}
+		at.PointRun = p
+		g.out.Runs = append(g.out.Runs, at)
+		if g.each != nil {
+			if err := g.each(at); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
 }
 
 // Run is MeasureEach, each run's record passed to env.Result as it is
@@ -453,11 +487,11 @@ func decodeRemote(rec Record) (RemoteRun, error) {
 	return r, nil
 }
 
-// runLocal runs level local over the dataset at url and removes the
-// local copy it made in the cache.
-func (r Remote) runLocal(ctx context.Context, run func(RemoteRun, level.Level, bucket.Options, []resultfile.Config) error, ds RemoteDataset, url string, direct bucket.Options) error {
-	err := run(RemoteRun{Dataset: ds}, level.Local, direct, nil)
-	d, oerr := ondisk.OpenContext(ctx, url, ondisk.Options{Bucket: direct})
+// runLocal runs level local over dataset ds, uploaded to src, and
+// removes the local copy it made in the cache.
+func (g remoteGrid) runLocal(ctx context.Context, src remoteSource, ds RemoteDataset) error {
+	err := g.run(ctx, src, RemoteRun{Dataset: ds}, level.Local, g.direct, nil)
+	d, oerr := ondisk.OpenContext(ctx, src.url, ondisk.Options{Bucket: g.direct})
 	if oerr == nil {
 		if cp, cerr := d.LocalCopyDir(); cerr == nil {
 			os.RemoveAll(cp)
@@ -467,16 +501,16 @@ func (r Remote) runLocal(ctx context.Context, run func(RemoteRun, level.Level, b
 	return err
 }
 
-// viaLink runs level none at the point at through a fresh link of cfg
-// to the server with at.Concurrency requests in flight.
-func (r Remote) viaLink(ctx context.Context, srv *s3server.Server, cfg link.Config, direct bucket.Options, at RemoteRun, run func(RemoteRun, level.Level, bucket.Options, []resultfile.Config) error) error {
-	lk, err := link.Start(ctx, srv.Addr(), cfg)
+// viaLink runs level none at the point at, reading src through a fresh
+// link of cfg to the server with at.Concurrency requests in flight.
+func (g remoteGrid) viaLink(ctx context.Context, src remoteSource, cfg link.Config, at RemoteRun) error {
+	lk, err := link.Start(ctx, g.srv.Addr(), cfg)
 	if err != nil {
 		return fmt.Errorf("%s: %w", at.under(), err)
 	}
-	bo := direct
+	bo := g.direct
 	bo.Endpoint, bo.Concurrency = lk.URL(), at.Concurrency
-	err = run(at, level.None, bo, cfg.Settings())
+	err = g.run(ctx, src, at, level.None, bo, cfg.Settings())
 	if cerr := lk.Close(); err == nil && cerr != nil {
 		err = cerr
 	}

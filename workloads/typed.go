@@ -203,6 +203,43 @@ func (c Codec[R]) names(recs []*benchfmt.Result) ([]Record, error) {
 	if len(recs) == 0 {
 		return nil, fmt.Errorf("no records of %s", c.Experiment)
 	}
+	nr := c.nameReader()
+	out := make([]Record, 0, len(recs))
+	last := 0 // the index in Order of the record before
+	for _, r := range recs {
+		k := nr.proj.Project(r)
+		base, pos, err := c.benchmark(k.Get(nr.fields[".name"]), r)
+		if err != nil {
+			return nil, err
+		}
+		if i := slices.Index(c.Order, base); i >= 0 {
+			if i < last {
+				return nil, fmt.Errorf("%s: a record of %s out of the order a run makes its records in (%s)", at(r), c.Experiment, strings.Join(c.Order, ", "))
+			}
+			last = i
+		}
+		rec, err := c.record(nr, k, r, base, pos)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, rec)
+	}
+	return out, nil
+}
+
+// nameReader reads a codec's records' names: the projection of their
+// base name, GOMAXPROCS suffix and every key of the codec's benchmarks
+// (keys, sorted, each once), and of the rest of the name (restProj's
+// rest: "*" where the name has no other part).
+type nameReader struct {
+	keys           []string
+	proj, restProj *benchproc.Projection
+	fields         map[string]*benchproc.Field
+	rest           *benchproc.Field
+}
+
+// nameReader is the reader of c's records' names.
+func (c Codec[R]) nameReader() nameReader {
 	var keys []string
 	for _, ks := range c.Keys {
 		keys = append(keys, ks...)
@@ -228,60 +265,62 @@ func (c Codec[R]) names(recs []*benchfmt.Result) ([]Record, error) {
 	for _, f := range proj.FlattenedFields() {
 		fields[f.Name] = f
 	}
-	rest := restProj.FlattenedFields()[0]
-	out := make([]Record, 0, len(recs))
-	last := 0 // the index in Order of the record before
-	for _, r := range recs {
-		name := at(r)
-		k := proj.Project(r)
-		base, _ := strings.CutPrefix(k.Get(fields[".name"]), "Benchmark")
-		pos := positional(r.Name)
-		if _, ok := c.Keys[base+pos]; ok && pos != "" {
-			base += pos
-		} else {
-			pos = ""
-		}
-		want, ok := c.Keys[base]
-		if !ok {
-			return nil, fmt.Errorf("%s: not a record of %s (its benchmarks: %s)", name, c.Experiment, strings.Join(c.Benchmarks(), ", "))
-		}
-		if i := slices.Index(c.Order, base); i >= 0 {
-			if i < last {
-				return nil, fmt.Errorf("%s: a record of %s out of the order a run makes its records in (%s)", name, c.Experiment, strings.Join(c.Order, ", "))
-			}
-			last = i
-		}
-		rec := Record{Benchmark: base, Keys: map[string]string{}, Procs: 1, Result: r}
-		if procs := k.Get(fields["/gomaxprocs"]); procs != "" {
-			if !c.Procs {
-				return nil, fmt.Errorf("%s: a record of %s with a part of its name more (-%s)", name, c.Experiment, procs)
-			}
-			n, err := strconv.Atoi(procs)
-			if err != nil || n < 1 {
-				return nil, fmt.Errorf("%s: a record of %s whose GOMAXPROCS suffix -%s is not a count", name, c.Experiment, procs)
-			}
-			rec.Procs = n
-		}
-		for _, key := range keys {
-			v := k.Get(fields["/"+key])
-			switch {
-			case slices.Contains(want, key) && v == "" && !slices.Contains(c.Optional[base], key):
-				return nil, fmt.Errorf("%s: a record of %s without its key %s", name, c.Experiment, key)
-			case !slices.Contains(want, key) && v != "":
-				return nil, fmt.Errorf("%s: a record of %s with a key %s its %s records do not have", name, c.Experiment, key, base)
-			case v != "":
-				rec.Keys[key] = v
-			}
-		}
-		if key, twice := repeatedKey(r.Name); twice {
-			return nil, fmt.Errorf("%s: a record of %s with its key %s twice", name, c.Experiment, key)
-		}
-		if more := restProj.Project(r).Get(rest); more != "*"+pos {
-			return nil, fmt.Errorf("%s: a record of %s with a part of its name more (%s)", name, c.Experiment, strings.TrimPrefix(more, "*"+pos))
-		}
-		out = append(out, rec)
+	return nameReader{keys: keys, proj: proj, restProj: restProj, fields: fields, rest: restProj.FlattenedFields()[0]}
+}
+
+// benchmark is the benchmark of r, whose projected name is name: its base
+// name, with its positional first part where c has a benchmark so named
+// ("WhatIf/profile"), and that part ("/profile"; "" where not). A record
+// of no benchmark of c is an error.
+func (c Codec[R]) benchmark(name string, r *benchfmt.Result) (base, pos string, err error) {
+	base, _ = strings.CutPrefix(name, "Benchmark")
+	pos = positional(r.Name)
+	if _, ok := c.Keys[base+pos]; ok && pos != "" {
+		base += pos
+	} else {
+		pos = ""
 	}
-	return out, nil
+	if _, ok := c.Keys[base]; !ok {
+		return "", "", fmt.Errorf("%s: not a record of %s (its benchmarks: %s)", at(r), c.Experiment, strings.Join(c.Benchmarks(), ", "))
+	}
+	return base, pos, nil
+}
+
+// record is r, a record of c's benchmark base with the positional part
+// pos and the projection k, read: its GOMAXPROCS suffix and its keys,
+// each of base's once and no other, and no part of its name more.
+func (c Codec[R]) record(nr nameReader, k benchproc.Key, r *benchfmt.Result, base, pos string) (Record, error) {
+	name := at(r)
+	rec := Record{Benchmark: base, Keys: map[string]string{}, Procs: 1, Result: r}
+	if procs := k.Get(nr.fields["/gomaxprocs"]); procs != "" {
+		if !c.Procs {
+			return rec, fmt.Errorf("%s: a record of %s with a part of its name more (-%s)", name, c.Experiment, procs)
+		}
+		n, err := strconv.Atoi(procs)
+		if err != nil || n < 1 {
+			return rec, fmt.Errorf("%s: a record of %s whose GOMAXPROCS suffix -%s is not a count", name, c.Experiment, procs)
+		}
+		rec.Procs = n
+	}
+	want := c.Keys[base]
+	for _, key := range nr.keys {
+		v := k.Get(nr.fields["/"+key])
+		switch {
+		case slices.Contains(want, key) && v == "" && !slices.Contains(c.Optional[base], key):
+			return rec, fmt.Errorf("%s: a record of %s without its key %s", name, c.Experiment, key)
+		case !slices.Contains(want, key) && v != "":
+			return rec, fmt.Errorf("%s: a record of %s with a key %s its %s records do not have", name, c.Experiment, key, base)
+		case v != "":
+			rec.Keys[key] = v
+		}
+	}
+	if key, twice := repeatedKey(r.Name); twice {
+		return rec, fmt.Errorf("%s: a record of %s with its key %s twice", name, c.Experiment, key)
+	}
+	if more := nr.restProj.Project(r).Get(nr.rest); more != "*"+pos {
+		return rec, fmt.Errorf("%s: a record of %s with a part of its name more (%s)", name, c.Experiment, strings.TrimPrefix(more, "*"+pos))
+	}
+	return rec, nil
 }
 
 // repeatedKey is the first key that name's parts (benchfmt.Name.Parts)

@@ -223,6 +223,30 @@ func (s *jstate) decode(j cropJob) error {
 		s.args[0] = s.addr()
 		s.call(s.l.abortDecompress, s.args[:1])
 	}()
+	defer keepAlive(j.jpeg) // libjpeg reads it until the decode ends
+	if err := s.start(j); err != nil {
+		return err
+	}
+	y0, ww, err := s.seekWindow(j)
+	if err != nil {
+		return err
+	}
+	wh := j.c.Y + j.c.H - y0 // the rows to read: the margin above, the crop
+	rgb, err := s.readRows(j.rgb, y0, ww, wh)
+	if err != nil {
+		return err
+	}
+	if *s.errField(offNumWarnings) > 0 {
+		return fmt.Errorf("turbojpeg: crop: %s", s.warning)
+	}
+	cropRows(j.dst, rgb, Rect{X: int(s.xoff), Y: y0, W: ww, H: wh}, j.c)
+	return nil
+}
+
+// start begins the decompression of j.jpeg: its header read, the image
+// checked sequential (baseline or extended, Huffman, one scan), its
+// output RGB by j's DCT method.
+func (s *jstate) start(j cropJob) error {
 	s.warning, s.calls = "", 0
 	*s.errField(offNumWarnings) = 0
 	a := s.args[:3]
@@ -231,11 +255,9 @@ func (s *jstate) decode(j cropJob) error {
 	a = s.args[:2]
 	a[0], a[1] = s.addr(), 1
 	if r := int32(s.call(s.l.readHeader, a)); r != jpegHeaderOK {
-		keepAlive(j.jpeg)
 		return fmt.Errorf("turbojpeg: crop: jpeg_read_header returned %d", r)
 	}
 	if *s.field(offProgressive) != 0 || *s.field(offArithCode) != 0 || *s.field(offCompsInScan) != *s.field(offNumComponents) {
-		keepAlive(j.jpeg)
 		return errNotSequential
 	}
 	*s.field(offOutColorSpace) = jcsExtRGB
@@ -243,30 +265,40 @@ func (s *jstate) decode(j cropJob) error {
 	a = s.args[:1]
 	a[0] = s.addr()
 	s.call(s.l.startDecompress, a)
+	return nil
+}
+
+// seekWindow limits the decode to the columns of j's window (s.xoff on,
+// as jpeg_crop_scanline rounds them) and skips the rows above it; it
+// returns the window's first row and its decoded width.
+func (s *jstate) seekWindow(j cropJob) (y0, ww int, err error) {
 	c := j.c
 	x0, x1 := max(c.X-WindowMargin, 0), min(c.X+c.W+WindowMargin, j.w)
 	s.xoff, s.xw = uint32(x0), uint32(x1-x0)
-	a = s.args[:3]
+	a := s.args[:3]
 	a[0], a[1], a[2] = s.addr(), uintptr(unsafe.Pointer(&s.xoff)), uintptr(unsafe.Pointer(&s.xw))
 	s.call(s.l.cropScanline, a)
-	ww := int(*s.field(offOutputWidth))
+	ww = int(*s.field(offOutputWidth))
 	if int(s.xoff) > x0 || int(s.xoff)+ww < x1 {
-		keepAlive(j.jpeg)
-		return fmt.Errorf("turbojpeg: crop: jpeg_crop_scanline gave columns %d to %d for %d to %d", s.xoff, int(s.xoff)+ww, x0, x1)
+		return 0, 0, fmt.Errorf("turbojpeg: crop: jpeg_crop_scanline gave columns %d to %d for %d to %d", s.xoff, int(s.xoff)+ww, x0, x1)
 	}
-	y0 := max(c.Y-WindowMargin, 0)
+	y0 = max(c.Y-WindowMargin, 0)
 	a = s.args[:2]
 	a[0], a[1] = s.addr(), uintptr(y0)
 	if n := int(s.call(s.l.skipScanlines, a)); n != y0 {
-		keepAlive(j.jpeg)
-		return fmt.Errorf("turbojpeg: crop: jpeg_skip_scanlines skipped %d rows of %d", n, y0)
+		return 0, 0, fmt.Errorf("turbojpeg: crop: jpeg_skip_scanlines skipped %d rows of %d", n, y0)
 	}
-	wh := c.Y + c.H - y0 // the rows to read: the margin above, the crop
+	return y0, ww, nil
+}
+
+// readRows reads the wh rows of width ww from row y0 on as RGB into
+// *buf, grown where it is too small, and returns them.
+func (s *jstate) readRows(buf *[]byte, y0, ww, wh int) ([]byte, error) {
 	n := 3 * ww * wh
-	if cap(*j.rgb) < n {
-		*j.rgb = make([]byte, n, n+n/4) // room for the windows of other crops' alignments
+	if cap(*buf) < n {
+		*buf = make([]byte, n, n+n/4) // room for the windows of other crops' alignments
 	}
-	rgb := (*j.rgb)[:n]
+	rgb := (*buf)[:n]
 	if cap(s.rows) < wh {
 		s.rows = make([]uintptr, wh)
 	}
@@ -275,22 +307,15 @@ func (s *jstate) decode(j cropJob) error {
 		rows[y] = bytesAddr(rgb[3*ww*y:])
 	}
 	for got := 0; got < wh; {
-		a = s.args[:3]
+		a := s.args[:3]
 		a[0], a[1], a[2] = s.addr(), uintptr(unsafe.Pointer(&rows[got])), uintptr(wh-got)
 		k := int(s.call(s.l.readScanlines, a))
 		if k <= 0 {
-			keepAlive(j.jpeg)
-			return fmt.Errorf("turbojpeg: crop: jpeg_read_scanlines read no row at row %d", y0+got)
+			return nil, fmt.Errorf("turbojpeg: crop: jpeg_read_scanlines read no row at row %d", y0+got)
 		}
 		got += k
 	}
-	keepAlive(j.jpeg)
-	keepAlive(rgb)
-	if *s.errField(offNumWarnings) > 0 {
-		return fmt.Errorf("turbojpeg: crop: %s", s.warning)
-	}
-	cropRows(j.dst, rgb, Rect{X: int(s.xoff), Y: y0, W: ww, H: wh}, c)
-	return nil
+	return rgb, nil
 }
 
 // call is nativelib.CallArgs, counted.

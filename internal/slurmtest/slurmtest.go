@@ -55,38 +55,59 @@ func Start(ctx context.Context, dir string) (*Cluster, error) {
 	if err := os.Chmod(dir, 0o755); err != nil {
 		return nil, fmt.Errorf("slurm: %w", err)
 	}
+	sock, err := c.startMunge(ctx)
+	if err != nil {
+		return nil, err
+	}
+	if err := c.writeConf(sock); err != nil {
+		return nil, err
+	}
+	if err := c.start("slurmctld", filepath.Join(dir, "slurmctld.out"), "-D", "-i", "-f", c.Conf); err != nil {
+		return nil, err
+	}
+	if err := c.start("slurmd", filepath.Join(dir, "slurmd.out"), "-D", "-f", c.Conf); err != nil {
+		return nil, err
+	}
+	if err := c.waitIdle(ctx); err != nil {
+		return nil, err
+	}
+	ok = true
+	return c, nil
+}
+
+// startMunge starts munged with a fresh key, waits up to 10 s for its
+// socket and returns the socket's path.
+func (c *Cluster) startMunge(ctx context.Context) (string, error) {
 	key := make([]byte, 1024)
 	f, err := os.Open("/dev/urandom")
 	if err != nil {
-		return nil, fmt.Errorf("slurm: munge key: %w", err)
+		return "", fmt.Errorf("slurm: munge key: %w", err)
 	}
 	_, err = f.Read(key)
 	f.Close()
 	if err != nil {
-		return nil, fmt.Errorf("slurm: munge key: %w", err)
+		return "", fmt.Errorf("slurm: munge key: %w", err)
 	}
-	keyPath := filepath.Join(dir, "munge", "munge.key")
+	munge := filepath.Join(c.Dir, "munge")
+	keyPath := filepath.Join(munge, "munge.key")
 	if err := os.WriteFile(keyPath, key, 0o400); err != nil {
-		return nil, fmt.Errorf("slurm: munge key: %w", err)
+		return "", fmt.Errorf("slurm: munge key: %w", err)
 	}
-	sock := filepath.Join(dir, "munge", "munge.sock")
-	if err := c.start("munged", filepath.Join(dir, "munge", "munged.out"), "-F", "--force", "--key-file", keyPath, "--socket", sock,
-		"--pid-file", filepath.Join(dir, "munge", "munged.pid"), "--log-file", filepath.Join(dir, "munge", "munged.log"),
-		"--seed-file", filepath.Join(dir, "munge", "munged.seed")); err != nil {
-		return nil, err
+	sock := filepath.Join(munge, "munge.sock")
+	if err := c.start("munged", filepath.Join(munge, "munged.out"), "-F", "--force", "--key-file", keyPath, "--socket", sock,
+		"--pid-file", filepath.Join(munge, "munged.pid"), "--log-file", filepath.Join(munge, "munged.log"),
+		"--seed-file", filepath.Join(munge, "munged.seed")); err != nil {
+		return "", err
 	}
 	if err := waitFor(ctx, 10*time.Second, func() bool { _, err := os.Stat(sock); return err == nil }); err != nil {
-		return nil, fmt.Errorf("slurm: munged did not make its socket: %w%s", err, tail(filepath.Join(dir, "munge", "munged.log")))
+		return "", fmt.Errorf("slurm: munged did not make its socket: %w%s", err, tail(filepath.Join(munge, "munged.log")))
 	}
-	ports, err := freePorts(2)
-	if err != nil {
-		return nil, fmt.Errorf("slurm: %w", err)
-	}
-	host, err := os.Hostname()
-	if err != nil {
-		return nil, fmt.Errorf("slurm: %w", err)
-	}
-	host, _, _ = strings.Cut(host, ".")
+	return sock, nil
+}
+
+// slurmUser is the user the daemons run as: id -un's answer, else $USER,
+// else root.
+func slurmUser() string {
 	user := "root"
 	if u := os.Getenv("USER"); u != "" {
 		user = u
@@ -94,7 +115,32 @@ func Start(ctx context.Context, dir string) (*Cluster, error) {
 	if out, err := exec.Command("id", "-un").Output(); err == nil {
 		user = strings.TrimSpace(string(out))
 	}
-	conf := fmt.Sprintf(`ClusterName=headspace-test
+	return user
+}
+
+// writeConf writes the cluster's slurm.conf: this host as its one node on
+// two free ports, munge through sock, its files under c.Dir.
+func (c *Cluster) writeConf(sock string) error {
+	ports, err := freePorts(2)
+	if err != nil {
+		return fmt.Errorf("slurm: %w", err)
+	}
+	host, err := os.Hostname()
+	if err != nil {
+		return fmt.Errorf("slurm: %w", err)
+	}
+	host, _, _ = strings.Cut(host, ".")
+	conf := fmt.Sprintf(confTemplate, host, ports[0], ports[1], slurmUser(), sock, c.Dir, max(2, runtime.NumCPU()))
+	if err := os.WriteFile(c.Conf, []byte(conf), 0o644); err != nil {
+		return fmt.Errorf("slurm: %w", err)
+	}
+	return nil
+}
+
+// confTemplate is slurm.conf; its arguments are the host, slurmctld's and
+// slurmd's ports, the user, munge's socket, the cluster's folder and the
+// node's CPUs.
+const confTemplate = `ClusterName=headspace-test
 SlurmctldHost=%[1]s(127.0.0.1)
 SlurmctldPort=%[2]d
 SlurmdPort=%[3]d
@@ -124,18 +170,13 @@ MinJobAge=300
 KillWait=1
 NodeName=%[1]s NodeAddr=127.0.0.1 CPUs=%[7]d State=UNKNOWN
 PartitionName=test Nodes=ALL Default=YES MaxTime=INFINITE State=UP OverSubscribe=FORCE
-`, host, ports[0], ports[1], user, sock, dir, max(2, runtime.NumCPU()))
-	if err := os.WriteFile(c.Conf, []byte(conf), 0o644); err != nil {
-		return nil, fmt.Errorf("slurm: %w", err)
-	}
-	if err := c.start("slurmctld", filepath.Join(dir, "slurmctld.out"), "-D", "-i", "-f", c.Conf); err != nil {
-		return nil, err
-	}
-	if err := c.start("slurmd", filepath.Join(dir, "slurmd.out"), "-D", "-f", c.Conf); err != nil {
-		return nil, err
-	}
+`
+
+// waitIdle waits, up to ctx's end or 60 s, for sinfo to call the node
+// idle; its error carries the tails of slurmctld's and slurmd's logs.
+func (c *Cluster) waitIdle(ctx context.Context) error {
 	state := ""
-	err = waitFor(ctx, 60*time.Second, func() bool {
+	err := waitFor(ctx, 60*time.Second, func() bool {
 		cmd := exec.Command("sinfo", "-h", "-N", "-o", "%t")
 		cmd.Env = c.Env()
 		out, _ := cmd.Output()
@@ -143,10 +184,9 @@ PartitionName=test Nodes=ALL Default=YES MaxTime=INFINITE State=UP OverSubscribe
 		return state == "idle"
 	})
 	if err != nil {
-		return nil, fmt.Errorf("slurm: the node is not idle (sinfo says %q): %w%s%s", state, err, tail(filepath.Join(dir, "slurmctld.log")), tail(filepath.Join(dir, "slurmd.log")))
+		return fmt.Errorf("slurm: the node is not idle (sinfo says %q): %w%s%s", state, err, tail(filepath.Join(c.Dir, "slurmctld.log")), tail(filepath.Join(c.Dir, "slurmd.log")))
 	}
-	ok = true
-	return c, nil
+	return nil
 }
 
 // start starts a daemon in the foreground, its output to out.
