@@ -2,6 +2,7 @@ package resultfile
 
 import (
 	"bytes"
+	"errors"
 	"fmt"
 	"maps"
 	"slices"
@@ -87,6 +88,11 @@ func (l Layout) Reader() *NameReader {
 // Read is r's name read by the layout (Layout.Reader's Read).
 func (l Layout) Read(r *benchfmt.Result) (Name, error) { return l.Reader().Read(r) }
 
+// ErrNotOurs is Read's error for a record of a benchmark not the
+// layout's (errors.Is): a reader of a file that holds others' records
+// as well passes over it.
+var ErrNotOurs = errors.New("not a record")
+
 // Read is r's name: a benchmark of the layout's, each of its keys once
 // (an optional one at most once), no key of another of its benchmarks and
 // no part more, and a GOMAXPROCS suffix only where the layout has one.
@@ -105,7 +111,7 @@ func (nr *NameReader) Read(r *benchfmt.Result) (Name, error) {
 	}
 	want, ok := l.Keys[base]
 	if !ok {
-		return Name{}, fmt.Errorf("%s: not a record of %s (its benchmarks: %s)", name, l.Owner, strings.Join(l.Benchmarks(), ", "))
+		return Name{}, fmt.Errorf("%s: %w of %s (its benchmarks: %s)", name, ErrNotOurs, l.Owner, strings.Join(l.Benchmarks(), ", "))
 	}
 	n := Name{Benchmark: base, Keys: map[string]string{}, Procs: 1}
 	if procs := k.Get(nr.fields["/gomaxprocs"]); procs != "" {

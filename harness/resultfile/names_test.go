@@ -1,6 +1,7 @@
 package resultfile
 
 import (
+	"errors"
 	"maps"
 	"strings"
 	"testing"
@@ -41,6 +42,9 @@ func TestLayoutRead(t *testing.T) {
 		{testLayout, "Test/check/cores=4", Name{}, "a record of Test with a key cores its Test records do not have"},
 	} {
 		got, err := tc.layout.Read(&benchfmt.Result{Name: benchfmt.Name(tc.name)})
+		if other := strings.Contains(tc.err, "not a record"); errors.Is(err, ErrNotOurs) != other {
+			t.Errorf("%s: %v: errors.Is ErrNotOurs %v, want %v", tc.name, err, !other, other)
+		}
 		if tc.err != "" {
 			if err == nil || !strings.Contains(err.Error(), tc.err) {
 				t.Errorf("%s: %+v, %v; want an error containing %q", tc.name, got, err, tc.err)
