@@ -164,6 +164,21 @@ func (n Name) Count(key string, positive bool) (int, error) {
 	return c, nil
 }
 
+// TrimProcs is name without its GOMAXPROCS suffix (benchfmt.Name.Parts'
+// last part where it is "-N"), and the suffix's N, "" where it has none.
+func TrimProcs(name benchfmt.Name) (rest, procs string) {
+	base, parts := name.Parts()
+	if k := len(parts); k > 0 && len(parts[k-1]) > 0 && parts[k-1][0] == '-' {
+		procs, parts = string(parts[k-1][1:]), parts[:k-1]
+	}
+	var b strings.Builder
+	b.Write(base)
+	for _, p := range parts {
+		b.Write(p)
+	}
+	return b.String(), procs
+}
+
 // repeatedKey is the first key that name's parts (benchfmt.Name.Parts)
 // give twice, which benchproc's projection would read once.
 func repeatedKey(name benchfmt.Name) (string, bool) {

@@ -103,3 +103,18 @@ func FuzzLayoutRead(f *testing.F) {
 		}
 	})
 }
+
+// TestTrimProcs: a name's GOMAXPROCS suffix comes off, its count
+// returned; a name without one is itself.
+func TestTrimProcs(t *testing.T) {
+	for _, tc := range []struct{ name, rest, procs string }{
+		{"BenchmarkLadder/level=raw/workers=4-16", "BenchmarkLadder/level=raw/workers=4", "16"},
+		{"Ladder/level=raw/workers=4", "Ladder/level=raw/workers=4", ""},
+		{"WhatIf/profile/cores=2-2", "WhatIf/profile/cores=2", "2"},
+		{"Sim-8", "Sim", "8"},
+	} {
+		if rest, procs := TrimProcs(benchfmt.Name(tc.name)); rest != tc.rest || procs != tc.procs {
+			t.Errorf("%s: %q, %q; want %q, %q", tc.name, rest, procs, tc.rest, tc.procs)
+		}
+	}
+}
