@@ -54,7 +54,9 @@ func RunTyped[R any](ctx context.Context, e Typed[R], env Env) ([]*benchfmt.Resu
 // from them, and Keys says, for each benchmark the experiment writes
 // (its base name, without "Benchmark"; "WhatIf/profile" for WhatIf's
 // records whose first part is the positional /profile), the keys of its
-// records' names. Decode reads names with benchproc and refuses a record
+// records' names. Decode reads names through the codec's Layout
+// (resultfile.Layout, with benchproc), as a script's live lines of the
+// same benchmark are read, and refuses a record
 // of another benchmark, or whose name lacks a key, gives one twice or
 // has a part more, naming the record and the experiment: a file of
 // another experiment does not decode (TestCodecsOwnTheirBenchmarks).
