@@ -84,15 +84,15 @@ func (Peer) Codec() Codec[peer.Result] { return PeerCodec }
 var _ Typed[peer.Result] = Peer{}
 
 // PeerCodec is a Peer's records codec: a record a run, in the order they
-// ran, BenchmarkPeer/impl=…/workers=… with ttfb-ns, samples/s and cpu-s
-// (peer.Measurement.Benchmark); a run of an implementation not in
-// peer.Impls, of fewer than 2 batches or with a figure negative or not
-// finite does not decode (decodePeerRun). The peer's configuration lines are the
-// result file's, not its records': a decoded peer.Result has no
-// PeerConfig.
+// ran, BenchmarkPeer/impl=…/workers=… (peer.Layout) with ttfb-ns,
+// samples/s and cpu-s (peer.Measurement.Benchmark); a run of an
+// implementation not in peer.Impls, of fewer than 2 batches or with a
+// figure negative or not finite does not decode (peer.MeasurementOf, as
+// the script's lines). The peer's configuration lines are the result
+// file's, not its records': a decoded peer.Result has no PeerConfig.
 var PeerCodec = Codec[peer.Result]{
-	Experiment: "Peer",
-	Keys:       map[string][]string{"Peer": {"impl", "workers"}},
+	Experiment: peer.Layout.Owner,
+	Keys:       peer.Layout.Keys,
 	encode:     func(r peer.Result) []*benchfmt.Result { return recordsOf(r.Measurements, peer.Measurement.Benchmark) },
 	decode: func(recs []Record) (peer.Result, error) {
 		ms, err := decodeEach(recs, decodePeerRun)

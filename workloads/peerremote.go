@@ -4,9 +4,7 @@ import (
 	"context"
 	"fmt"
 	"io"
-	"math"
 	"slices"
-	"strings"
 
 	"golang.org/x/perf/benchfmt"
 
@@ -190,19 +188,16 @@ func (r PeerRemote) Report(o PeerRemoteOutcome, stdout io.Writer) error {
 // not finite, does not decode. The report is read back from the file's
 // configuration lines (peer.RemoteReportOf), where the records have them.
 var PeerRemoteCodec = Codec[PeerRemoteOutcome]{
-	Experiment: "PeerRemote",
-	Keys:       map[string][]string{"PeerRemote": {"layout", "impl", "workers"}},
+	Experiment: peer.RemoteLayout.Owner,
+	Keys:       peer.RemoteLayout.Keys,
 	encode: func(o PeerRemoteOutcome) []*benchfmt.Result {
 		return recordsOf(o.Result.Measurements, peer.RemoteMeasurement.Benchmark)
 	},
 	decode: func(recs []Record) (PeerRemoteOutcome, error) {
 		var o PeerRemoteOutcome
 		ms, err := decodeEach(recs, func(rec Record) (peer.RemoteMeasurement, error) {
-			m, err := decodePeerRun(rec)
-			if err == nil && !slices.Contains(peer.RemoteLayouts, rec.Keys["layout"]) {
-				err = fmt.Errorf("%s: unknown layout %q (want one of %s)", at(rec.Result), rec.Keys["layout"], strings.Join(peer.RemoteLayouts, ", "))
-			}
-			return peer.RemoteMeasurement{Layout: rec.Keys["layout"], Measurement: m}, err
+			m, err := peer.RemoteMeasurementOf(rec.name(), rec.Result)
+			return m, atLine(rec.Result, err)
 		})
 		o.Result.Measurements = ms
 		if err != nil {
@@ -216,29 +211,9 @@ var PeerRemoteCodec = Codec[PeerRemoteOutcome]{
 	},
 }
 
-// decodePeerRun is a peer comparison's run of rec: its implementation
-// (one of peer.Impls), its workers (positive), at least 2 batches, and
-// its time to first batch, samples/s and CPU time, each finite and not
-// negative.
+// decodePeerRun is a peer comparison's run of rec (peer.MeasurementOf,
+// as the script's lines decode).
 func decodePeerRun(rec Record) (peer.Measurement, error) {
-	workers, err := rec.count("workers", true)
-	if err != nil {
-		return peer.Measurement{}, err
-	}
-	m := peer.Measurement{Impl: rec.Keys["impl"], Workers: workers, Batches: rec.Iters}
-	if !slices.Contains(peer.Impls, m.Impl) {
-		return m, fmt.Errorf("%s: unknown impl %q (want one of %s)", at(rec.Result), m.Impl, strings.Join(peer.Impls, ", "))
-	}
-	if m.TTFB, m.SamplesPerSec, m.CPU, err = rec.loading(); err != nil {
-		return m, err
-	}
-	if m.Batches < 2 {
-		return m, fmt.Errorf("%s: %d batches, want at least 2", at(rec.Result), m.Batches)
-	}
-	for _, v := range rec.Values {
-		if math.IsNaN(v.Value) || math.IsInf(v.Value, 0) || v.Value < 0 {
-			return m, fmt.Errorf("%s: %s %v must be finite and not negative", at(rec.Result), v.Unit, v.Value)
-		}
-	}
-	return m, nil
+	m, err := peer.MeasurementOf(rec.name(), rec.Result)
+	return m, atLine(rec.Result, err)
 }

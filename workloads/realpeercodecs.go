@@ -23,26 +23,23 @@ type RealPeerOutcome struct {
 
 // RealPeerCodec is the real peers' records codec:
 // BenchmarkRealPeer/peer=<name>/workers=<n> a run (realpeer.MeasurementOf
-// checks its figures), BenchmarkRealPeerLimit/workers=<n> the limit's
-// (realpeer.LimitOf). Decode reads the configuration lines from the first
+// checks its figures, as a script's line's), BenchmarkRealPeerLimit/workers=<n>
+// the limit's (realpeer.LimitOf); realpeer.Layout declares the names. Decode reads the configuration lines from the first
 // run's record. A missing run is a configuration line, no record.
 var RealPeerCodec = Codec[RealPeerOutcome]{
-	Experiment: "RealPeer",
-	Keys: map[string][]string{
-		realpeer.Benchmark:      {"peer", "workers"},
-		realpeer.LimitBenchmark: {"workers"},
-	},
+	Experiment: realpeer.Layout.Owner,
+	Keys:       realpeer.Layout.Keys,
 	encode: func(o RealPeerOutcome) []*benchfmt.Result {
 		return append(realpeer.Records(o.Runs), realpeer.LimitRecords(o.Limits)...)
 	},
 	decode: func(recs []Record) (RealPeerOutcome, error) {
 		var o RealPeerOutcome
 		for _, rec := range recs {
-			workers, err := rec.count("workers", true)
-			if err != nil {
-				return o, err
-			}
 			if rec.Benchmark == realpeer.LimitBenchmark {
+				workers, err := rec.count("workers", true)
+				if err != nil {
+					return o, err
+				}
 				l, err := realpeer.LimitOf(workers, rec.Result)
 				if err != nil {
 					return o, atLine(rec.Result, err)
@@ -50,7 +47,7 @@ var RealPeerCodec = Codec[RealPeerOutcome]{
 				o.Limits = append(o.Limits, l)
 				continue
 			}
-			m, err := realpeer.MeasurementOf(rec.Keys["peer"], workers, rec.Result)
+			m, err := realpeer.MeasurementOf(rec.name(), rec.Result)
 			if err != nil {
 				return o, atLine(rec.Result, err)
 			}
@@ -101,8 +98,11 @@ var SPDLCacheCodec = Codec[SPDLCacheOutcome]{
 }
 
 // atLine is err, which names r, prefixed with r's file and line where r
-// was read from a file.
+// was read from a file (nil where err is).
 func atLine(r *benchfmt.Result, err error) error {
+	if err == nil {
+		return nil
+	}
 	if file, line := r.Pos(); file != "" {
 		return fmt.Errorf("%s:%d: %w", file, line, err)
 	}

@@ -1,18 +1,14 @@
 package workloads
 
 import (
-	"bytes"
 	"context"
 	"fmt"
-	"maps"
 	"math"
 	"slices"
-	"strconv"
 	"strings"
 	"time"
 
 	"golang.org/x/perf/benchfmt"
-	"golang.org/x/perf/benchproc"
 
 	"github.com/headspace-bench/headspace/harness/resultfile"
 )
@@ -58,7 +54,9 @@ func RunTyped[R any](ctx context.Context, e Typed[R], env Env) ([]*benchfmt.Resu
 // from them, and Keys says, for each benchmark the experiment writes
 // (its base name, without "Benchmark"; "WhatIf/profile" for WhatIf's
 // records whose first part is the positional /profile), the keys of its
-// records' names. Decode reads names with benchproc and refuses a record
+// records' names. Decode reads names through the codec's Layout
+// (resultfile.Layout, with benchproc), as a script's live lines of the
+// same benchmark are read, and refuses a record
 // of another benchmark, or whose name lacks a key, gives one twice or
 // has a part more, naming the record and the experiment: a file of
 // another experiment does not decode (TestCodecsOwnTheirBenchmarks).
@@ -107,6 +105,11 @@ type Record struct {
 	*benchfmt.Result
 }
 
+// name is the record's name as its codec's Layout read it.
+func (r Record) name() resultfile.Name {
+	return resultfile.Name{Benchmark: r.Benchmark, Keys: r.Keys, Procs: r.Procs}
+}
+
 // Value is the record's value in unit (resultfile.Value: as written or as
 // benchfmt tidied it); a record without it is an error that names both.
 func (r Record) Value(unit string) (float64, error) {
@@ -146,13 +149,9 @@ func (r Record) valuesIn(units ...string) ([]float64, error) {
 // positive); another is an error that names the record, the key and its
 // value.
 func (r Record) count(key string, positive bool) (int, error) {
-	n, err := strconv.Atoi(r.Keys[key])
-	want := "a count"
-	if positive {
-		want = "a positive count"
-	}
-	if err != nil || n < 0 || positive && n == 0 {
-		return 0, fmt.Errorf("%s: %s %q: want %s", at(r.Result), key, r.Keys[key], want)
+	n, err := resultfile.Name{Keys: r.Keys}.Count(key, positive)
+	if err != nil {
+		return 0, fmt.Errorf("%s: %w", at(r.Result), err)
 	}
 	return n, nil
 }
@@ -182,7 +181,7 @@ func decodeEach[T any](recs []Record, decode func(Record) (T, error)) ([]T, erro
 }
 
 // Benchmarks are the benchmarks the codec writes, sorted.
-func (c Codec[R]) Benchmarks() []string { return slices.Sorted(maps.Keys(c.Keys)) }
+func (c Codec[R]) Benchmarks() []string { return c.Layout().Benchmarks() }
 
 // Encode is r's benchmark records, in the order they were measured.
 func (c Codec[R]) Encode(r R) []*benchfmt.Result { return c.encode(r) }
@@ -198,163 +197,44 @@ func (c Codec[R]) Decode(recs []*benchfmt.Result) (R, error) {
 	return c.decode(rs)
 }
 
-// names reads the base name and keys of every record with benchproc.
+// Layout is the layout of the codec's record names
+// (resultfile.Layout), the one reader of them.
+func (c Codec[R]) Layout() resultfile.Layout {
+	return resultfile.Layout{Owner: c.Experiment, Keys: c.Keys, Optional: c.Optional, Procs: c.Procs}
+}
+
+// names reads the base name and keys of every record (Layout), checking
+// the records' order (Order).
 func (c Codec[R]) names(recs []*benchfmt.Result) ([]Record, error) {
 	if len(recs) == 0 {
 		return nil, fmt.Errorf("no records of %s", c.Experiment)
 	}
-	nr := c.nameReader()
+	nr := c.Layout().Reader()
 	out := make([]Record, 0, len(recs))
 	last := 0 // the index in Order of the record before
 	for _, r := range recs {
-		k := nr.proj.Project(r)
-		base, pos, err := c.benchmark(k.Get(nr.fields[".name"]), r)
+		n, err := nr.Read(r)
 		if err != nil {
-			return nil, err
+			return nil, atLine(r, err)
 		}
-		if i := slices.Index(c.Order, base); i >= 0 {
+		if i := slices.Index(c.Order, n.Benchmark); i >= 0 {
 			if i < last {
 				return nil, fmt.Errorf("%s: a record of %s out of the order a run makes its records in (%s)", at(r), c.Experiment, strings.Join(c.Order, ", "))
 			}
 			last = i
 		}
-		rec, err := c.record(nr, k, r, base, pos)
-		if err != nil {
-			return nil, err
-		}
-		out = append(out, rec)
+		out = append(out, Record{Benchmark: n.Benchmark, Keys: n.Keys, Procs: n.Procs, Result: r})
 	}
 	return out, nil
 }
 
-// nameReader reads a codec's records' names: the projection of their
-// base name, GOMAXPROCS suffix and every key of the codec's benchmarks
-// (keys, sorted, each once), and of the rest of the name (restProj's
-// rest: "*" where the name has no other part).
-type nameReader struct {
-	keys           []string
-	proj, restProj *benchproc.Projection
-	fields         map[string]*benchproc.Field
-	rest           *benchproc.Field
-}
-
-// nameReader is the reader of c's records' names.
-func (c Codec[R]) nameReader() nameReader {
-	var keys []string
-	for _, ks := range c.Keys {
-		keys = append(keys, ks...)
-	}
-	slices.Sort(keys)
-	keys = slices.Compact(keys)
-	q := ".name,/gomaxprocs"
-	for _, k := range keys {
-		q += ",/" + k
-	}
-	var p benchproc.ProjectionParser
-	proj, err := p.Parse(q, nil)
-	if err != nil {
-		panic(fmt.Sprintf("workloads: %s's codec: keys %q: %v", c.Experiment, keys, err)) // its keys are constants
-	}
-	// .fullname, with the keys above projected, is "*" where the name
-	// has no other part.
-	restProj, err := p.Parse(".fullname", nil)
-	if err != nil {
-		panic(err)
-	}
-	fields := map[string]*benchproc.Field{}
-	for _, f := range proj.FlattenedFields() {
-		fields[f.Name] = f
-	}
-	return nameReader{keys: keys, proj: proj, restProj: restProj, fields: fields, rest: restProj.FlattenedFields()[0]}
-}
-
-// benchmark is the benchmark of r, whose projected name is name: its base
-// name, with its positional first part where c has a benchmark so named
-// ("WhatIf/profile"), and that part ("/profile"; "" where not). A record
-// of no benchmark of c is an error.
-func (c Codec[R]) benchmark(name string, r *benchfmt.Result) (base, pos string, err error) {
-	base, _ = strings.CutPrefix(name, "Benchmark")
-	pos = positional(r.Name)
-	if _, ok := c.Keys[base+pos]; ok && pos != "" {
-		base += pos
-	} else {
-		pos = ""
-	}
-	if _, ok := c.Keys[base]; !ok {
-		return "", "", fmt.Errorf("%s: not a record of %s (its benchmarks: %s)", at(r), c.Experiment, strings.Join(c.Benchmarks(), ", "))
-	}
-	return base, pos, nil
-}
-
-// record is r, a record of c's benchmark base with the positional part
-// pos and the projection k, read: its GOMAXPROCS suffix and its keys,
-// each of base's once and no other, and no part of its name more.
-func (c Codec[R]) record(nr nameReader, k benchproc.Key, r *benchfmt.Result, base, pos string) (Record, error) {
-	name := at(r)
-	rec := Record{Benchmark: base, Keys: map[string]string{}, Procs: 1, Result: r}
-	if procs := k.Get(nr.fields["/gomaxprocs"]); procs != "" {
-		if !c.Procs {
-			return rec, fmt.Errorf("%s: a record of %s with a part of its name more (-%s)", name, c.Experiment, procs)
-		}
-		n, err := strconv.Atoi(procs)
-		if err != nil || n < 1 {
-			return rec, fmt.Errorf("%s: a record of %s whose GOMAXPROCS suffix -%s is not a count", name, c.Experiment, procs)
-		}
-		rec.Procs = n
-	}
-	want := c.Keys[base]
-	for _, key := range nr.keys {
-		v := k.Get(nr.fields["/"+key])
-		switch {
-		case slices.Contains(want, key) && v == "" && !slices.Contains(c.Optional[base], key):
-			return rec, fmt.Errorf("%s: a record of %s without its key %s", name, c.Experiment, key)
-		case !slices.Contains(want, key) && v != "":
-			return rec, fmt.Errorf("%s: a record of %s with a key %s its %s records do not have", name, c.Experiment, key, base)
-		case v != "":
-			rec.Keys[key] = v
-		}
-	}
-	if key, twice := repeatedKey(r.Name); twice {
-		return rec, fmt.Errorf("%s: a record of %s with its key %s twice", name, c.Experiment, key)
-	}
-	if more := nr.restProj.Project(r).Get(nr.rest); more != "*"+pos {
-		return rec, fmt.Errorf("%s: a record of %s with a part of its name more (%s)", name, c.Experiment, strings.TrimPrefix(more, "*"+pos))
-	}
-	return rec, nil
-}
-
-// repeatedKey is the first key that name's parts (benchfmt.Name.Parts)
-// give twice, which benchproc's projection would read once.
-func repeatedKey(name benchfmt.Name) (string, bool) {
-	_, parts := name.Parts()
-	seen := map[string]bool{}
-	for _, p := range parts {
-		k, _, ok := strings.Cut(string(p), "=")
-		if !ok || !strings.HasPrefix(k, "/") {
-			continue
-		}
-		if seen[k] {
-			return strings.TrimPrefix(k, "/"), true
-		}
-		seen[k] = true
-	}
-	return "", false
-}
-
-// positional is name's first part where it is positional ("/profile"
-// of WhatIf/profile/cores=2: benchfmt.Name.Parts), else "".
-func positional(name benchfmt.Name) string {
-	if _, parts := name.Parts(); len(parts) > 0 && parts[0][0] == '/' && !bytes.ContainsRune(parts[0], '=') {
-		return string(parts[0])
-	}
-	return ""
-}
+// positional is resultfile.Positional (whatifcmd.go tells a whatif --
+// COMMAND file by it).
+var positional = resultfile.Positional
 
 // fullName is r's name as its file writes it: benchfmt.Reader drops the
 // "Benchmark" a Run's records begin with.
-func fullName(r *benchfmt.Result) string {
-	return resultfile.BenchName(strings.TrimPrefix(string(r.Name), "Benchmark"), 1)
-}
+func fullName(r *benchfmt.Result) string { return resultfile.FullName(r) }
 
 // at is where r is, for an error: its file and line and its name
 // ("results/node.txt:14: Node/accelerators=2/level=none-2"), its name

@@ -30,9 +30,8 @@ func MachineOf(r *benchfmt.Result) Machine {
 	m := Machine{Device: r.GetConfig("device"), GPU: r.GetConfig("gpu"), CPU: r.GetConfig("cpu"), Cores: r.GetConfig("cores")}
 	if m.Cores == "" {
 		m.Cores = "0"
-		// Parts gives the GOMAXPROCS suffix as a last part "-N".
-		if _, parts := r.Name.Parts(); len(parts) > 0 && strings.HasPrefix(string(parts[len(parts)-1]), "-") {
-			m.Cores = string(parts[len(parts)-1][1:])
+		if _, procs := resultfile.TrimProcs(r.Name); procs != "" {
+			m.Cores = procs
 		}
 	}
 	return m

@@ -40,6 +40,11 @@ import (
 // session) and "rounds".
 const CanaryBenchmark = "GateCanary"
 
+// canaryLayout is the names of canary records,
+// GateCanary/slowdown=FRACTION with a GOMAXPROCS suffix (CanaryRecord
+// writes them; readCanaryRecords reads them through it).
+var canaryLayout = resultfile.Layout{Owner: "the gate's canaries", Keys: map[string][]string{CanaryBenchmark: {"slowdown"}}, Procs: true}
+
 // The canary record's units.
 const (
 	CanaryFailed  = "failed"
@@ -213,18 +218,21 @@ func readCanaryRecords(path string) ([]Canary, error) {
 		return nil, err
 	}
 	var out []Canary
+	names := canaryLayout.Reader()
 	for _, r := range rs {
-		base, parts := r.Name.Parts()
-		if strings.TrimPrefix(string(base), "Benchmark") != CanaryBenchmark || len(parts) == 0 {
+		_, line := r.Pos()
+		n, err := names.Read(r)
+		if errors.Is(err, resultfile.ErrNotOurs) {
 			continue
 		}
-		s, ok := strings.CutPrefix(string(parts[0]), "/slowdown=")
-		slowdown, err := strconv.ParseFloat(s, 64)
-		if !ok || err != nil || !finite(slowdown) || slowdown < 0 {
-			return nil, fmt.Errorf("%s: %s: want %s/slowdown=FRACTION", path, r.Name, CanaryBenchmark)
+		if err != nil {
+			return nil, fmt.Errorf("%s:%d: %w", path, line, err)
+		}
+		slowdown, err := strconv.ParseFloat(n.Keys["slowdown"], 64)
+		if err != nil || !finite(slowdown) || slowdown < 0 {
+			return nil, fmt.Errorf("%s:%d: %s: want %s/slowdown=FRACTION", path, line, r.Name, CanaryBenchmark)
 		}
 		c := Canary{Slowdown: slowdown, File: path, id: recordID(r)}
-		_, line := r.Pos()
 		for unit, to := range map[string]*bool{CanaryFailed: &c.Failed, CanaryRerun: &c.Rerun} {
 			v, err := outcomeValue(r, unit)
 			if err != nil {

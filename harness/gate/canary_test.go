@@ -100,6 +100,19 @@ func TestReadCanaries(t *testing.T) {
 			t.Errorf("a canary record at slowdown=%s: error %v", bad, err)
 		}
 	}
+	// A canary record's name is read by its layout, as every record's:
+	// a part more, or no slowdown, is refused, not read past.
+	for bad, want := range map[string]string{
+		"/slowdown=0.1/round=2-2": "a record of the gate's canaries with a part of its name more (/round=2)",
+		"/rate=0.1-2":             "a record of the gate's canaries without its key slowdown",
+	} {
+		d := t.TempDir()
+		rec := "commit: abc\n\nBenchmark" + CanaryBenchmark + bad + " 1 0 failed 0 rerun\n"
+		os.WriteFile(filepath.Join(d, "night.txt"), []byte(rec), 0o644)
+		if _, err := ReadCanaries(d); err == nil || !strings.Contains(err.Error(), "night.txt:3: Benchmark"+CanaryBenchmark+bad+": "+want) {
+			t.Errorf("a canary record %s: error %v, want one containing %q", bad, err, want)
+		}
+	}
 	if _, err := ReadCanaries(t.TempDir()); err == nil || !strings.Contains(err.Error(), "no canary session") {
 		t.Errorf("an empty folder: error %v", err)
 	}

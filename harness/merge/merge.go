@@ -332,16 +332,8 @@ func sameConfig(shards []Shard, ref []resultfile.Config) error {
 // read back have no "Benchmark" prefix), so shards merged on another
 // machine still match the plan.
 func pointName(n benchfmt.Name) string {
-	base, parts := n.Parts()
-	if k := len(parts); k > 0 && len(parts[k-1]) > 0 && parts[k-1][0] == '-' {
-		parts = parts[:k-1]
-	}
-	var b strings.Builder
-	b.Write(base)
-	for _, p := range parts {
-		b.Write(p)
-	}
-	return strings.TrimPrefix(b.String(), "Benchmark")
+	name, _ := resultfile.TrimProcs(n)
+	return strings.TrimPrefix(name, "Benchmark")
 }
 
 // list joins items with ", ", naming at most maxListed of them.

@@ -16,7 +16,10 @@
 //
 //	BenchmarkPeer/impl=torch/workers=2 6 1.38e+10 ttfb-ns 73.4 samples/s 34.7 cpu-s
 //
-// Parse reads that output with golang.org/x/perf/benchfmt; Peer.Run starts
+// Parse reads that output with golang.org/x/perf/benchfmt, each line's
+// name by Layout and its figures by MeasurementOf, the layout and the
+// decoder package workloads' PeerCodec is built from, so that a live
+// line and a results file's record decode alike; Peer.Run starts
 // the script as a child process (in its own process group, killed as a
 // group when the context is cancelled, so no DataLoader worker outlives
 // it) and parses what it printed; its failures are *RunError values that

@@ -168,25 +168,27 @@ func (o LadderOutput) Get(key string) string { return Output{Config: o.Config}.G
 // samples per batch, checks samples/s against steps/s. name is used in
 // errors.
 func ParseLadder(r io.Reader, name string, batch int) (LadderOutput, error) {
-	config, ms, err := parseScript(r, name, "BenchmarkTorchLadder", func(r *benchfmt.Result) (LadderMeasurement, error) {
-		return ladderMeasurement(r, batch)
+	config, ms, err := parseScript(r, name, TorchLadderLayout, func(n resultfile.Name, r *benchfmt.Result) (LadderMeasurement, error) {
+		return ladderMeasurement(n, r, batch)
 	})
 	return LadderOutput{Config: config, Results: ms}, err
 }
 
-// ladderMeasurement checks one of ladder.py's results and converts it.
-func ladderMeasurement(r *benchfmt.Result, batch int) (LadderMeasurement, error) {
+// TorchLadderLayout is the names of ladder.py's lines,
+// BenchmarkTorchLadder/level=<level>/workers=<n>[-procs] (ParseLadder).
+var TorchLadderLayout = resultfile.Layout{Owner: "ladder.py", Keys: map[string][]string{"TorchLadder": {"level", "workers"}}, Procs: true}
+
+// ladderMeasurement checks one of ladder.py's results, whose name n gives
+// (TorchLadderLayout), and converts it.
+func ladderMeasurement(n resultfile.Name, r *benchfmt.Result, batch int) (LadderMeasurement, error) {
 	m := LadderMeasurement{Impl: Torch, Level: -1, Batch: batch}
-	full := "Benchmark" + string(r.Name)
-	kv, err := nameParts(r, "BenchmarkTorchLadder/level=<level>/workers=<n>", true, "level", "workers")
-	if err != nil {
-		return m, err
+	full := resultfile.FullName(r)
+	var err error
+	if m.Level, err = level.Parse(n.Keys["level"]); err != nil {
+		return m, fmt.Errorf("%s: %w", full, err)
 	}
-	if m.Level, err = level.Parse(kv["level"]); err != nil {
-		return m, fmt.Errorf("benchmark %q: %w", full, err)
-	}
-	if m.Workers, err = strconv.Atoi(kv["workers"]); err != nil || m.Workers < 0 {
-		return m, fmt.Errorf("benchmark %q: workers %q is not a whole number", full, kv["workers"])
+	if m.Workers, err = n.Count("workers", false); err != nil {
+		return m, fmt.Errorf("%s: %w", full, err)
 	}
 	m.Steps = r.Iters
 	sps, err := value(r, "steps/s", true)

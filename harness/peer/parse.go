@@ -6,7 +6,6 @@ import (
 	"io"
 	"math"
 	"slices"
-	"strconv"
 	"strings"
 	"time"
 
@@ -77,18 +76,21 @@ const maxErrors = 5
 // and not negative. name is used in errors. It fails on syntax errors, on
 // any other benchmark, and on output with no result.
 func Parse(r io.Reader, name string) (Output, error) {
-	config, ms, err := parseScript(r, name, "BenchmarkPeer", measurement)
+	config, ms, err := parseScript(r, name, Layout, MeasurementOf)
 	return Output{Config: config, Results: ms}, err
 }
 
 // parseScript reads a peer script's output in Go benchmark format: it
-// converts every result with convert and keeps the configuration lines as
+// reads every result's name by layout (whose one benchmark the script
+// prints), converts the result with convert and keeps the configuration lines as
 // the first good result saw them. Syntax errors and results convert
 // refuses are named with their file and line, the first maxErrors of them,
-// then counted. Output with no result is an error naming what, the
-// benchmark the script should print. Parse and ParseLadder read through it.
-func parseScript[M any](r io.Reader, name, what string, convert func(*benchfmt.Result) (M, error)) ([]resultfile.Config, []M, error) {
+// then counted. Output with no result is an error naming the benchmark
+// the script should print. Parse, ParseRemote and ParseLadder read
+// through it.
+func parseScript[M any](r io.Reader, name string, layout resultfile.Layout, convert func(resultfile.Name, *benchfmt.Result) (M, error)) ([]resultfile.Config, []M, error) {
 	rd := benchfmt.NewReader(r, name)
+	names := layout.Reader()
 	var config []resultfile.Config
 	var out []M
 	var errs []error
@@ -103,7 +105,11 @@ func parseScript[M any](r io.Reader, name, what string, convert func(*benchfmt.R
 		case *benchfmt.SyntaxError:
 			fail(rec)
 		case *benchfmt.Result:
-			m, err := convert(rec)
+			n, err := names.Read(rec)
+			var m M
+			if err == nil {
+				m, err = convert(n, rec)
+			}
 			if err != nil {
 				file, line := rec.Pos()
 				fail(fmt.Errorf("%s:%d: %w", file, line, err))
@@ -130,82 +136,68 @@ func parseScript[M any](r io.Reader, name, what string, convert func(*benchfmt.R
 		return nil, nil, errors.Join(errs...)
 	}
 	if len(out) == 0 {
-		return nil, nil, fmt.Errorf("%s: no %s lines in the output", name, what)
+		return nil, nil, fmt.Errorf("%s: no %s lines in the output", name, strings.Join(benchNames(layout), ", "))
 	}
 	return config, out, nil
 }
 
-// measurement checks one result and converts it.
-func measurement(r *benchfmt.Result) (Measurement, error) {
+// Layout is the names of a peer comparison's records,
+// BenchmarkPeer/impl=<impl>/workers=<n>: the script's lines (Parse) and a
+// results file's (package workloads' PeerCodec is built from it) alike.
+var Layout = resultfile.Layout{Owner: "Peer", Keys: map[string][]string{"Peer": {"impl", "workers"}}}
+
+// benchNames are the full names of layout's benchmarks ("BenchmarkPeer").
+func benchNames(layout resultfile.Layout) []string {
+	var out []string
+	for _, b := range layout.Benchmarks() {
+		out = append(out, "Benchmark"+b)
+	}
+	return out
+}
+
+// MeasurementOf is the run of one BenchmarkPeer record whose name n gives
+// (Layout): its implementation one of Impls, its workers positive, at
+// least 2 batches, and its ttfb-ns and samples/s (and cpu-s, where it has
+// one) once each, finite and not negative. A script's line (Parse) and a
+// results file's record (package workloads' PeerCodec) decode through it.
+func MeasurementOf(n resultfile.Name, r *benchfmt.Result) (Measurement, error) {
 	var m Measurement
-	kv, err := nameParts(r, "BenchmarkPeer/impl=<impl>/workers=<n>", false, "impl", "workers")
+	full := resultfile.FullName(r)
+	if !slices.Contains(Impls, n.Keys["impl"]) {
+		return m, fmt.Errorf("%s: unknown impl %q (want one of %s)", full, n.Keys["impl"], strings.Join(Impls, ", "))
+	}
+	m.Impl = n.Keys["impl"]
+	workers, err := n.Count("workers", true)
 	if err != nil {
-		return m, err
+		return m, fmt.Errorf("%s: %w", full, err)
 	}
-	if v := kv["impl"]; v != Naive && v != Fast && v != Torch {
-		return m, fmt.Errorf("benchmark %q: unknown impl %q (want %s, %s or %s)", "Benchmark"+string(r.Name), v, Naive, Fast, Torch)
-	}
-	m.Impl = kv["impl"]
-	n, err := strconv.Atoi(kv["workers"])
-	if err != nil || n <= 0 {
-		return m, fmt.Errorf("benchmark %q: workers %q is not a positive whole number", "Benchmark"+string(r.Name), kv["workers"])
-	}
-	m.Workers = n
+	m.Workers = workers
 	m.Batches = r.Iters
-	if m.Batches < 2 {
-		return m, fmt.Errorf("%s: %d batches, want at least 2", m.BenchName(), m.Batches)
-	}
 	ttfb, err := value(r, "ttfb-ns", true)
 	if err != nil {
-		return m, fmt.Errorf("%s: %w", m.BenchName(), err)
+		return m, fmt.Errorf("%s: %w", full, err)
 	}
 	if ttfb > float64(math.MaxInt64) {
-		return m, fmt.Errorf("%s: ttfb-ns %g is out of range", m.BenchName(), ttfb)
+		return m, fmt.Errorf("%s: ttfb-ns %g is out of range", full, ttfb)
 	}
 	sps, err := value(r, "samples/s", true)
 	if err != nil {
-		return m, fmt.Errorf("%s: %w", m.BenchName(), err)
+		return m, fmt.Errorf("%s: %w", full, err)
 	}
 	cpu, err := value(r, "cpu-s", false)
 	if err != nil {
-		return m, fmt.Errorf("%s: %w", m.BenchName(), err)
+		return m, fmt.Errorf("%s: %w", full, err)
 	}
 	if cpu*1e9 > float64(math.MaxInt64) {
-		return m, fmt.Errorf("%s: cpu-s %g is out of range", m.BenchName(), cpu)
+		return m, fmt.Errorf("%s: cpu-s %g is out of range", full, cpu)
+	}
+	if m.Batches < 2 {
+		return m, fmt.Errorf("%s: %d batches, want at least 2", full, m.Batches)
 	}
 	m.TTFB = time.Duration(math.Round(ttfb))
 	m.SamplesPerSec = sps
 	m.CPU = time.Duration(math.Round(cpu * 1e9))
 	return m, nil
-}
-
-// nameParts checks that r's name is form's: its base, then each of keys
-// once as a /key=value part, in any order, and nothing else but, where
-// gomaxprocs, a GOMAXPROCS suffix (the scripts count CPUs); it returns
-// the keys' values. form, such as "BenchmarkPeer/impl=<impl>/workers=<n>",
-// names the shape in errors.
-func nameParts(r *benchfmt.Result, form string, gomaxprocs bool, keys ...string) (map[string]string, error) {
-	full := "Benchmark" + string(r.Name)
-	base, parts := r.Name.Parts()
-	want := fmt.Errorf("benchmark %q: want %s", full, form)
-	if wantBase, _, _ := strings.Cut(strings.TrimPrefix(form, "Benchmark"), "/"); string(base) != wantBase {
-		return nil, want
-	}
-	kv := make(map[string]string, len(keys))
-	for _, p := range parts {
-		if gomaxprocs && strings.HasPrefix(string(p), "-") {
-			continue
-		}
-		k, v, ok := strings.Cut(strings.TrimPrefix(string(p), "/"), "=")
-		if _, dup := kv[k]; !ok || !strings.HasPrefix(string(p), "/") || dup || !slices.Contains(keys, k) {
-			return nil, fmt.Errorf("benchmark %q: unexpected name part %q", full, p)
-		}
-		kv[k] = v
-	}
-	if len(kv) != len(keys) {
-		return nil, want
-	}
-	return kv, nil
 }
 
 // value returns r's value in unit (which benchfmt may have tidied: ttfb-ns
@@ -229,7 +221,7 @@ func value(r *benchfmt.Result, unit string, required bool) (float64, error) {
 	}
 	switch {
 	case n == 0 && required:
-		return 0, fmt.Errorf("no %s value", unit)
+		return 0, fmt.Errorf("no value in %s", unit)
 	case n > 1:
 		return 0, fmt.Errorf("%s given %d times", unit, n)
 	case math.IsNaN(found) || math.IsInf(found, 0) || found < 0:

@@ -208,28 +208,26 @@ func (p Peer) RunRemote(ctx context.Context, s Settings, layout string, w int) (
 // BenchmarkPeerRemote/layout=<l>/impl=<impl>/workers=<n> lines, checked
 // as Parse checks BenchmarkPeer lines.
 func ParseRemote(r io.Reader, name string) (RemoteOutput, error) {
-	config, ms, err := parseScript(r, name, "BenchmarkPeerRemote", remoteMeasurement)
+	config, ms, err := parseScript(r, name, RemoteLayout, RemoteMeasurementOf)
 	return RemoteOutput{Config: config, Results: ms}, err
 }
 
-func remoteMeasurement(r *benchfmt.Result) (RemoteMeasurement, error) {
-	kv, err := nameParts(r, "BenchmarkPeerRemote/layout=<layout>/impl=<impl>/workers=<n>", false, "layout", "impl", "workers")
-	if err != nil {
-		return RemoteMeasurement{}, err
+// RemoteLayout is the names of the remote comparison's records,
+// BenchmarkPeerRemote/layout=<l>/impl=<impl>/workers=<n>: the script's
+// lines (ParseRemote) and a results file's (package workloads'
+// PeerRemoteCodec is built from it) alike.
+var RemoteLayout = resultfile.Layout{Owner: "PeerRemote", Keys: map[string][]string{"PeerRemote": {"layout", "impl", "workers"}}}
+
+// RemoteMeasurementOf is the run of one BenchmarkPeerRemote record whose
+// name n gives (RemoteLayout): its layout one of RemoteLayouts, the rest
+// checked as MeasurementOf checks a BenchmarkPeer record's.
+func RemoteMeasurementOf(n resultfile.Name, r *benchfmt.Result) (RemoteMeasurement, error) {
+	m, err := MeasurementOf(n, r)
+	if err == nil && !slices.Contains(RemoteLayouts, n.Keys["layout"]) {
+		full := resultfile.FullName(r)
+		err = fmt.Errorf("%s: unknown layout %q (want one of %s)", full, n.Keys["layout"], strings.Join(RemoteLayouts, ", "))
 	}
-	if !slices.Contains(RemoteLayouts, kv["layout"]) {
-		return RemoteMeasurement{}, fmt.Errorf("benchmark %q: unknown layout %q (want %s)", "Benchmark"+string(r.Name), kv["layout"], strings.Join(RemoteLayouts, " or "))
-	}
-	// The rest is a BenchmarkPeer line's: check it as one.
-	peerName := benchfmt.Name(fmt.Sprintf("Peer/impl=%s/workers=%s", kv["impl"], kv["workers"]))
-	saved := r.Name
-	r.Name = peerName
-	m, err := measurement(r)
-	r.Name = saved
-	if err != nil {
-		return RemoteMeasurement{}, fmt.Errorf("layout %s: %w", kv["layout"], err)
-	}
-	return RemoteMeasurement{Layout: kv["layout"], Measurement: m}, nil
+	return RemoteMeasurement{Layout: n.Keys["layout"], Measurement: m}, err
 }
 
 // RemoteRow is one implementation at one worker count on one layout: the

@@ -20,7 +20,7 @@ func TestParseRemote(t *testing.T) {
 	}{
 		{"good", "boto3: 1.26\nBenchmarkPeerRemote/layout=shards/impl=torch/workers=4 8 1e9 ttfb-ns 80.5 samples/s 2.5 cpu-s\n", ""},
 		{"layout", "BenchmarkPeerRemote/layout=zip/impl=torch/workers=4 8 1e9 ttfb-ns 80.5 samples/s\n", `unknown layout "zip"`},
-		{"no layout", "BenchmarkPeerRemote/impl=torch/workers=4 8 1e9 ttfb-ns 80.5 samples/s\n", "want BenchmarkPeerRemote/layout="},
+		{"no layout", "BenchmarkPeerRemote/impl=torch/workers=4 8 1e9 ttfb-ns 80.5 samples/s\n", "BenchmarkPeerRemote/impl=torch/workers=4: a record of PeerRemote without its key layout"},
 		{"impl", "BenchmarkPeerRemote/layout=shards/impl=jax/workers=4 8 1e9 ttfb-ns 80.5 samples/s\n", `unknown impl "jax"`},
 		{"one batch", "BenchmarkPeerRemote/layout=shards/impl=torch/workers=4 1 1e9 ttfb-ns 80.5 samples/s\n", "1 batches"},
 		{"negative", "BenchmarkPeerRemote/layout=imagefolder/impl=torch/workers=1 6 1e9 ttfb-ns -1 samples/s\n", "must be finite"},

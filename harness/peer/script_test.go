@@ -91,7 +91,7 @@ func TestRunErrors(t *testing.T) {
 		want    []string
 	}{
 		{"testdata/fail.sh", []int{2}, []string{"testdata/fail.sh", "workers=2", "exit status 1", "RuntimeError: DataLoader worker (pid 4242) is killed"}},
-		{"testdata/garbage.sh", []int{1}, []string{"testdata/garbage.sh (workers=1)", `"BenchmarkOther/workers=1"`}},
+		{"testdata/garbage.sh", []int{1}, []string{"testdata/garbage.sh (workers=1)", "BenchmarkOther/workers=1: not a record of Peer"}},
 		{"testdata/missing.sh", []int{4}, []string{"testdata/missing.sh", "workers=4", "exit status"}},
 	} {
 		p := peer.Peer{Python: sh(t), Script: tc.script}

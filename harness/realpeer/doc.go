@@ -29,7 +29,8 @@
 // Go benchmark format (BenchmarkRealPeer/peer=<name>/workers=<n>, so
 // benchstat compares them by peer=); FileConfig adds every peer's package
 // versions and settings and each missing run's reason as configuration
-// lines; package workloads' RealPeerCodec reads them back (ReportOf),
+// lines; package workloads' RealPeerCodec reads them back (ReportOf)
+// through Layout and MeasurementOf, as ParseScript reads a script's line,
 // and Summarize gives each peer's medians and ours ÷ peer, the median of
 // the rounds' paired ratios with their least and greatest.
 package realpeer

@@ -7,7 +7,6 @@ import (
 	"io"
 	"math"
 	"slices"
-	"strconv"
 	"strings"
 	"time"
 
@@ -106,13 +105,18 @@ func ParseScript(r io.Reader, name string, check bool) (ScriptOutput, error) {
 		return o, err
 	}
 	rd := benchfmt.NewReader(bytes.NewReader(data), name)
+	names := scriptLayout.Reader()
 	var runs []Measurement
 	for rd.Scan() {
 		switch rec := rd.Result().(type) {
 		case *benchfmt.SyntaxError:
 			return o, rec
 		case *benchfmt.Result:
-			m, err := parseScriptLine(rec)
+			n, err := names.Read(rec)
+			var m Measurement
+			if err == nil {
+				m, err = MeasurementOf(n, rec)
+			}
 			if err != nil {
 				file, line := rec.Pos()
 				return o, fmt.Errorf("%s:%d: %w", file, line, err)
@@ -157,54 +161,34 @@ func configLines(data []byte) []resultfile.Config {
 	return out
 }
 
-// parseScriptLine is the run of a script's one line (ParseScript), its
-// name read as the script writes it (its Round is 0).
-func parseScriptLine(r *benchfmt.Result) (Measurement, error) {
-	full := "Benchmark" + string(r.Name)
-	base, parts := r.Name.Parts()
-	m := Measurement{PeakRSS: -1, Batches: r.Iters}
-	if string(base) != Benchmark {
-		return m, fmt.Errorf("benchmark %q: want Benchmark%s/peer=<name>/workers=<n>", full, Benchmark)
-	}
-	seen := map[string]bool{}
-	for _, p := range parts {
-		k, v, ok := strings.Cut(strings.TrimPrefix(string(p), "/"), "=")
-		if !ok || !strings.HasPrefix(string(p), "/") || seen[k] {
-			return m, fmt.Errorf("benchmark %q: unexpected name part %q", full, p)
-		}
-		seen[k] = true
-		switch k {
-		case "peer":
-			m.Peer = v
-		case "workers":
-			n, err := strconv.Atoi(v)
-			if err != nil || n <= 0 {
-				return m, fmt.Errorf("benchmark %q: workers %q is not a positive whole number", full, v)
-			}
-			m.Workers = n
-		default:
-			return m, fmt.Errorf("benchmark %q: unexpected name part %q", full, p)
-		}
-	}
-	if m.Peer == "" || m.Workers == 0 {
-		return m, fmt.Errorf("benchmark %q: want Benchmark%s/peer=<name>/workers=<n>", full, Benchmark)
-	}
-	return MeasurementOf(m.Peer, m.Workers, r)
-}
+// Layout is the names of the real peers' records:
+// BenchmarkRealPeer/peer=<name>/workers=<n> a run,
+// BenchmarkRealPeerLimit/workers=<n> the limit's. A script's line
+// (ParseScript) and a results file's record (package workloads'
+// RealPeerCodec is built from it) are read by it alike.
+var Layout = resultfile.Layout{Owner: "RealPeer", Keys: map[string][]string{
+	Benchmark:      {"peer", "workers"},
+	LimitBenchmark: {"workers"},
+}}
 
-// MeasurementOf is the run of one record whose name gives peer and
-// workers (package workloads' RealPeerCodec reads a results file's; a
-// script's line, parseScriptLine): the peer known, the figures checked. Its
-// Round is 0.
-func MeasurementOf(peer string, workers int, r *benchfmt.Result) (Measurement, error) {
-	full := "Benchmark" + string(r.Name)
-	m := Measurement{Peer: peer, Workers: workers, PeakRSS: -1, Batches: r.Iters}
-	if workers <= 0 {
-		return m, fmt.Errorf("benchmark %q: workers %d is not a positive whole number", full, workers)
+// scriptLayout is Layout's run, the one benchmark a script prints.
+var scriptLayout = resultfile.Layout{Owner: Layout.Owner, Keys: map[string][]string{Benchmark: Layout.Keys[Benchmark]}}
+
+// MeasurementOf is the run of one BenchmarkRealPeer record whose name n
+// gives (Layout): the peer known, its workers positive, the figures
+// checked. A script's line (ParseScript) and a results file's record
+// (package workloads' RealPeerCodec) decode through it. Its Round is 0.
+func MeasurementOf(n resultfile.Name, r *benchfmt.Result) (Measurement, error) {
+	full := resultfile.FullName(r)
+	m := Measurement{Peer: n.Keys["peer"], PeakRSS: -1, Batches: r.Iters}
+	workers, err := n.Count("workers", true)
+	if err != nil {
+		return m, fmt.Errorf("%s: %w", full, err)
 	}
+	m.Workers = workers
 	if m.Peer != Ours {
 		if _, ok := Lookup(m.Peer); !ok {
-			return m, fmt.Errorf("benchmark %q: no peer %q", full, m.Peer)
+			return m, fmt.Errorf("%s: no peer %q", full, m.Peer)
 		}
 	}
 	if m.Batches < 2 {
