@@ -9,11 +9,11 @@ import (
 	"path/filepath"
 	"strings"
 
-	"github.com/headspace-bench/headspace/command"
 	"github.com/headspace-bench/headspace/datasets/transforms"
 	"github.com/headspace-bench/headspace/device"
 	"github.com/headspace-bench/headspace/harness/analysis"
 	"github.com/headspace-bench/headspace/harness/loader"
+	"github.com/headspace-bench/headspace/harness/preflight"
 	"github.com/headspace-bench/headspace/internal/atomicfile"
 	"github.com/headspace-bench/headspace/internal/cli"
 )
@@ -177,7 +177,7 @@ func (h *Headspace) Prepare(ctx context.Context, _, stderr io.Writer) (Setup, er
 		}
 	}
 	// The caches hold NumCaches batches beside the loader's.
-	if err := command.FitsPipeline(pcfg, 1, int64(a.NumCaches)*pcfg.BatchBytes()); err != nil {
+	if err := preflight.FitsPipeline(pcfg, 1, int64(a.NumCaches)*pcfg.BatchBytes()); err != nil {
 		return s, err
 	}
 	if a.StatsEvery > 0 {

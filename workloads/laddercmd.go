@@ -11,7 +11,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/headspace-bench/headspace/command"
 	"github.com/headspace-bench/headspace/cuda"
 	"github.com/headspace-bench/headspace/cuda/kernels"
 	"github.com/headspace-bench/headspace/datasets"
@@ -24,6 +23,7 @@ import (
 	"github.com/headspace-bench/headspace/harness/level"
 	"github.com/headspace-bench/headspace/harness/loader"
 	"github.com/headspace-bench/headspace/harness/pipeline"
+	"github.com/headspace-bench/headspace/harness/preflight"
 	reports "github.com/headspace-bench/headspace/harness/report"
 	"github.com/headspace-bench/headspace/harness/resultfile"
 	"github.com/headspace-bench/headspace/harness/timeline"
@@ -295,7 +295,7 @@ func (f *pipelineFlags) scalable() bool { return f.dev == "emulated" }
 type ladderCommand struct {
 	pf pipelineFlags
 	lf ladderFlags
-	df command.DisturbFlags
+	df preflight.DisturbFlags
 	of ownFlags
 	// out is CommandOf's --out: a run that writes it waits for quiet.
 	out flag.Value
@@ -490,7 +490,7 @@ func timelinePath(prefix, sub string) string {
 // level.Default of the data's source), workers, transforms, placements,
 // pinning, steps, runs and shard given, and the pipeline's flags'
 // configuration, checked.
-func (lf *ladderFlags) sweep(ctx context.Context, def Ladder, pf *pipelineFlags, df *command.DisturbFlags) (Ladder, error) {
+func (lf *ladderFlags) sweep(ctx context.Context, def Ladder, pf *pipelineFlags, df *preflight.DisturbFlags) (Ladder, error) {
 	l := def
 	var err error
 	if lf.levels != "" {
@@ -533,7 +533,7 @@ func (lf *ladderFlags) sweep(ctx context.Context, def Ladder, pf *pipelineFlags,
 	}
 	// The largest point: most workers, and a kept batch on the host and
 	// on the device beside the loader's.
-	if err := command.FitsPipeline(l.Pipeline, 1, 2*l.Pipeline.BatchBytes()); err != nil {
+	if err := preflight.FitsPipeline(l.Pipeline, 1, 2*l.Pipeline.BatchBytes()); err != nil {
 		return l, err
 	}
 	l.Shard, l.Shards, err = cli.ParseShard(lf.shard)

@@ -11,10 +11,10 @@ import (
 
 	"golang.org/x/perf/benchfmt"
 
-	"github.com/headspace-bench/headspace/command"
 	"github.com/headspace-bench/headspace/datasets/transforms"
 	"github.com/headspace-bench/headspace/harness/loadbench"
 	"github.com/headspace-bench/headspace/harness/loader"
+	"github.com/headspace-bench/headspace/harness/preflight"
 	"github.com/headspace-bench/headspace/harness/procloader"
 	"github.com/headspace-bench/headspace/harness/resultfile"
 	"github.com/headspace-bench/headspace/internal/atomicfile"
@@ -101,7 +101,7 @@ func (l *Loaders) Prepare(ctx context.Context, stdout, stderr io.Writer) (s Setu
 	// samples and its prefetched batches.
 	one := *cfg
 	one.Workers = 1
-	if err := cli.FirstErr(command.FitsPipeline(*cfg, 1, 0), command.FitsPipeline(one, cfg.Workers, 0)); err != nil {
+	if err := cli.FirstErr(preflight.FitsPipeline(*cfg, 1, 0), preflight.FitsPipeline(one, cfg.Workers, 0)); err != nil {
 		return s, err
 	}
 	if note := l.Config.PrefetchNote(cfg.Workers); note != "" {

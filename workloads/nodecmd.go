@@ -11,13 +11,13 @@ import (
 	"strings"
 	"time"
 
-	"github.com/headspace-bench/headspace/command"
 	"github.com/headspace-bench/headspace/datasets/transforms"
 	"github.com/headspace-bench/headspace/device"
 	"github.com/headspace-bench/headspace/harness/driver"
 	"github.com/headspace-bench/headspace/harness/level"
 	"github.com/headspace-bench/headspace/harness/loader"
 	"github.com/headspace-bench/headspace/harness/node"
+	"github.com/headspace-bench/headspace/harness/preflight"
 	"github.com/headspace-bench/headspace/harness/procloader"
 	reports "github.com/headspace-bench/headspace/harness/report"
 	"github.com/headspace-bench/headspace/internal/cli"
@@ -155,7 +155,7 @@ func fitsNode(n Node) error {
 // fitsRanks refuses a node of n ranks of pipeline p whose memory
 // estimate (each rank's pipeline and two batches) does not fit.
 func fitsRanks(p loader.Config, n int) error {
-	if err := command.FitsPipeline(p, n, int64(n)*2*p.BatchBytes()); err != nil {
+	if err := preflight.FitsPipeline(p, n, int64(n)*2*p.BatchBytes()); err != nil {
 		return cli.Usagef("--accelerators %d: %v", n, err)
 	}
 	return nil
