@@ -1,4 +1,4 @@
-package workloads
+package command
 
 import (
 	"bytes"
@@ -16,9 +16,10 @@ import (
 
 	"github.com/headspace-bench/headspace/harness/driver"
 	"github.com/headspace-bench/headspace/harness/resultfile"
+	"github.com/headspace-bench/headspace/workloads"
 )
 
-// streamed is a Commanded experiment for command.go's own tests: it
+// streamed is a Commanded experiment for the command path's own tests: it
 // streams N records, Squares/i=…, each group of two given to env.Add
 // together, and cancels its run's context (SIGINT) before the record
 // cancelAt.
@@ -37,10 +38,10 @@ func (streamed) Document() string { return "" }
 func (s streamed) Settings() []resultfile.Config {
 	return []resultfile.Config{{Key: "n", Value: strconv.Itoa(s.N)}}
 }
-func (s streamed) Measure(ctx context.Context, env Env) (streamedOutcome, error) {
+func (s streamed) Measure(ctx context.Context, env workloads.Env) (streamedOutcome, error) {
 	return streamedOutcome{}, errors.New("unused")
 }
-func (s streamed) Run(ctx context.Context, env Env) ([]*benchfmt.Result, error) {
+func (s streamed) Run(ctx context.Context, env workloads.Env) ([]*benchfmt.Result, error) {
 	var out []*benchfmt.Result
 	for i := 1; i <= s.N; i += 2 {
 		if i == s.cancelAt {
@@ -50,17 +51,17 @@ func (s streamed) Run(ctx context.Context, env Env) ([]*benchfmt.Result, error) 
 			return out, err
 		}
 		recs := streamedCodec.Encode(streamedOutcome{Squares: make([]int, i+1)})[i-1:]
-		if err := env.add(recs...); err != nil {
+		if err := env.Add(recs...); err != nil {
 			return out, err
 		}
 		out = append(out, recs...)
 	}
 	return out, nil
 }
-func (streamed) Codec() Codec[streamedOutcome] { return streamedCodec }
-func (*streamed) Flags(fs *flag.FlagSet)       {}
-func (*streamed) File() driver.Mode            { return driver.Stream }
-func (s *streamed) Invoked(line, from string)  { s.line = line + "|" + from }
+func (streamed) Codec() workloads.Codec[streamedOutcome] { return streamedCodec }
+func (*streamed) Flags(fs *flag.FlagSet)                 {}
+func (*streamed) File() driver.Mode                      { return driver.Stream }
+func (s *streamed) Invoked(line, from string)            { s.line = line + "|" + from }
 func (s *streamed) Report(o streamedOutcome, w io.Writer) error {
 	_, err := fmt.Fprintf(w, "%d squares, interrupted %v\n", len(o.Squares), s.interrupted)
 	return err
@@ -74,7 +75,7 @@ func (s *interruptsStreamed) Interrupt() string {
 	return "the squares finished"
 }
 
-var streamedCodec = NewCodec("Squares", map[string][]string{"Squares": {"i"}},
+var streamedCodec = workloads.NewCodec("Squares", map[string][]string{"Squares": {"i"}},
 	func(o streamedOutcome) []*benchfmt.Result {
 		var out []*benchfmt.Result
 		for i := range o.Squares {
@@ -83,7 +84,7 @@ var streamedCodec = NewCodec("Squares", map[string][]string{"Squares": {"i"}},
 		}
 		return out
 	},
-	func(recs []Record) (streamedOutcome, error) {
+	func(recs []workloads.Record) (streamedOutcome, error) {
 		var o streamedOutcome
 		for _, r := range recs {
 			v, err := r.Value("squares")
@@ -118,7 +119,7 @@ func TestCommandReportsAnInterruptedRun(t *testing.T) {
 			defer cancel()
 			s := streamed{N: 8, cancelAt: 5, cancel: cancel}
 			var e interface {
-				Commanded[streamedOutcome]
+				workloads.Commanded[streamedOutcome]
 			} = &s
 			is := &interruptsStreamed{s}
 			if tc.reports {
@@ -155,8 +156,8 @@ type ended struct {
 	empty bool
 }
 
-func (e *ended) Prepare(ctx context.Context, stdout, stderr io.Writer) (Setup, error) {
-	return Setup{Partial: "unused", Empty: e.empty, End: func(w io.Writer, o driver.Outcome) error {
+func (e *ended) Prepare(ctx context.Context, stdout, stderr io.Writer) (workloads.Setup, error) {
+	return workloads.Setup{Partial: "unused", Empty: e.empty, End: func(w io.Writer, o driver.Outcome) error {
 		_, err := fmt.Fprintf(w, "end %q interrupted %v\n", o.Path, o.Interrupted)
 		return err
 	}}, nil
