@@ -228,7 +228,7 @@ type ladderCommand struct {
 	lf ladderFlags
 	df preflight.DisturbFlags
 	of ownFlags
-	// out is CommandOf's --out: a run that writes it waits for quiet.
+	// out is command.CommandOf's --out: a run that writes it waits for quiet.
 	out flag.Value
 	// points and describe are a run's: the points its table shows, and
 	// its dataset's line; --from's table shows the file's.

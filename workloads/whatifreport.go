@@ -19,7 +19,7 @@ import (
 	"github.com/headspace-bench/headspace/internal/cli"
 )
 
-// whatIfFlags are whatif's flags; out, force and from are CommandOf's,
+// whatIfFlags are whatif's flags; out, force and from are command.CommandOf's,
 // read once the flags are parsed (TakeCommand).
 type whatIfFlags struct {
 	pf                                   pipelineFlags
@@ -106,8 +106,8 @@ func (w *WhatIf) Flags(fs *flag.FlagSet) {
 
 // TakeCommand runs whatif -- COMMAND (ownloopcmd.go) and whatif
 // --accelerators, or --from of a node what-if's file (NodeWhatIf,
-// whatifnodecmd.go), and refuses --from of an own loop's file, whose
-// report is not rebuilt; the what-if itself is CommandOf's to run.
+// whatifnodereport.go), and refuses --from of an own loop's file, whose
+// report is not rebuilt; the what-if itself is command.CommandOf's to run.
 func (w *WhatIf) TakeCommand(ctx context.Context, fs *flag.FlagSet, args []string, stdout, stderr io.Writer) (bool, error) {
 	c := w.cmd
 	f := &c.f
