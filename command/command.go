@@ -1,14 +1,27 @@
-// Package command is the command layer's shared part: what headspace's
-// commands use that reaches into the packages they run, above them and
-// below cmd/headspace. It holds the memory check of a run's buffers
-// (Fits, FitsPipeline), the disturbance flags and the wait for a quiet
-// machine (DisturbFlags), and the bounds of the numeric flags of the
-// commands still defined in workloads' *cmd.go files (bounds.go), which
-// move beside their flags when those files come to this layer.
+// Package command is the command layer: headspace's commands made from
+// the experiments, above them (workloads) and below cmd/headspace, which
+// registers Commands.
+//
+// Each command is a file: its constructor, its usage text and any run
+// of its own (analyze.go, cuda.go, ladder.go, loaders.go, node.go,
+// remote.go, sim.go, whatif.go). A command made from an experiment is
+// made by CommandOf (run.go), the one way: the flags the experiment
+// defines (its Flags) parsed into the registry's Default size of it,
+// checked (its Prepare), the run through driver.Run to --out, the
+// records read back through its codec and its Report printed; --from
+// FILE decodes a saved file the same way and calls the same Report. What
+// an experiment brings to it (Flags, Report, Prepare's Setup, the
+// optional interfaces) is workloads' (workloads/command.go).
+//
+// peer and tune are still made in workloads (workloads.Commands), and
+// the bounds of their numeric flags and the own loop's are this
+// package's table (bounds.go) until their *cmd.go files come here; every
+// other flag's bound is declared beside the flag (cli.Declare).
 //
 // What every command shares and needs nothing above internal/ (the
 // command type, flag sets, usage errors, the bounds table's mechanism,
-// the list parsers, the output checks) is internal/cli; each package
-// that defines a flag declares its bound beside it (cli.Declare), and
-// the data flags are the loader's (loader.DataFlags).
+// the list parsers, the output checks) is internal/cli; what a measuring
+// run checks before it measures (the memory check, the disturbance
+// flags) is harness/preflight; the data flags are the loader's
+// (loader.DataFlags).
 package command

@@ -13,6 +13,7 @@ import (
 
 	"golang.org/x/perf/benchfmt"
 
+	"github.com/headspace-bench/headspace/command"
 	"github.com/headspace-bench/headspace/harness/resultfile"
 	"github.com/headspace-bench/headspace/internal/cli"
 	"github.com/headspace-bench/headspace/workloads"
@@ -105,10 +106,11 @@ func (*Count) Report(o CountOutcome, w io.Writer) error {
 	return nil
 }
 
-// Command is headspace count, made from the experiment the one way
-// (workloads.Commander: headspace makes its commands from the registry).
-func (Count) Command() cli.Command {
-	return workloads.CommandOf[CountOutcome, Count]("count", "the squares of 1 to n", "Squares 1 to --n.")
+// countCommand is headspace count, made from the experiment the one
+// way, as command/count.go would hold it, with its line in
+// command.Commands (command/commands.go), which headspace registers.
+func countCommand() cli.Command {
+	return command.CommandOf[CountOutcome, Count]("count", "the squares of 1 to n", "Squares 1 to --n.")
 }
 
 // registerCount is the one line in workloads.Registry
@@ -196,7 +198,7 @@ func Example_newExperiment() {
 }
 
 // Example_newCommand runs the command made from Count (its Flags, its
-// Report, its Command line): `headspace count --n 3 --out FILE` measures,
+// Report, its command's line): `headspace count --n 3 --out FILE` measures,
 // writes the file and prints the report of the records read back from
 // it; `--from FILE` prints the same report from the file alone.
 func Example_newCommand() {
@@ -208,7 +210,7 @@ func Example_newCommand() {
 	defer os.RemoveAll(dir)
 	out := filepath.Join(dir, "count.txt")
 	ctx := context.Background()
-	count := Count{}.Command()
+	count := countCommand()
 	var run, from bytes.Buffer
 	if err := count.Run(ctx, []string{"--n", "3", "--out", out}, &run, io.Discard); err != nil {
 		panic(err)

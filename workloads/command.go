@@ -11,12 +11,12 @@ import (
 
 	"github.com/headspace-bench/headspace/harness/driver"
 	"github.com/headspace-bench/headspace/harness/resultfile"
-	"github.com/headspace-bench/headspace/internal/atomicfile"
 	"github.com/headspace-bench/headspace/internal/cli"
 )
 
 // Commanded is a typed experiment that is a command of its own,
-// headspace <name>, made by CommandOf: it owns its flags and its report.
+// headspace <name>, made by the command layer (command.CommandOf, package
+// command): it owns its flags and its report.
 // Its methods are on a pointer to the experiment, so that Flags binds
 // the flags to its fields, whose values, the registry's Default size,
 // are the flags' defaults: the defaults live in one place, the
@@ -27,7 +27,7 @@ type Commanded[R any] interface {
 	// the experiment (its specification, or what its report writes:
 	// --plot, --report), its default the field's value. --out, --force
 	// (a whole file's), --fresh (a streamed one's) and --from are
-	// CommandOf's.
+	// command.CommandOf's.
 	Flags(fs *flag.FlagSet)
 	// Report prints what the command shows of an outcome and writes the
 	// files its flags name. It is given R decoded from the run's records
@@ -45,7 +45,7 @@ type Preparer interface {
 	Prepare(ctx context.Context, stdout, stderr io.Writer) (Setup, error)
 }
 
-// Setup is how CommandOf runs an experiment, from its Prepare.
+// Setup is how command.CommandOf runs an experiment, from its Prepare.
 type Setup struct {
 	// Env is what the experiment's Run takes (a device, the worker
 	// binary, a directory); its Result, if set, sees each record first
@@ -138,223 +138,11 @@ type Invoked interface {
 	Invoked(commandLine, from string)
 }
 
-// outUsage is --out's usage by how the file is written.
-var outUsage = map[driver.Mode]string{
-	driver.Whole:         "benchmark-format result `file` (written atomically)",
-	driver.Stream:        "benchmark-format result `file`, written as each record is made, resumed where it holds this run's setup",
-	driver.StreamPartial: "benchmark-format result `file`, written as each point finishes, marked partial until the run completes (beside it as NAME.partial.txt where it holds a complete run, which SIGINT keeps)",
-}
-
-// CommandOf is the command headspace name of experiment E (P is *E),
-// made the one way: its flags parsed into the registry's Default size of
-// E (Flags), checked (Prepare), E run through driver.Run as Job(e, env)
-// to --out, the records read back through E's codec as the file holds
-// them, and Report. --from FILE decodes a saved file the same way and
-// calls the same Report.
-func CommandOf[R any, E any, P interface {
-	*E
-	Commanded[R]
-}](name, summary, usage string) cli.Command {
-	return cli.Command{Name: name, Summary: summary, Runs: []string{P(new(E)).Name()},
-		Run: func(ctx context.Context, args []string, stdout, stderr io.Writer) error {
-			e := P(new(E))
-			*e = At(e, Default).(E)
-			return runCommand[R](ctx, e, name, usage, args, stdout, stderr)
-		}}
-}
-
-// runCommand is CommandOf's Run, of experiment e: its flags, then
-// --from's rebuild or a run.
-func runCommand[R any](ctx context.Context, e Commanded[R], name, usage string, args []string, stdout, stderr io.Writer) error {
-	mode := driver.Whole
-	if s, ok := e.(Streamed); ok {
-		mode = s.File()
-	}
-	fs := cli.NewFlagSet(name, usage, stdout)
-	out := driver.Output{Beside: mode == driver.Whole, Fresh: mode == driver.StreamPartial, Benchmarks: benchmarks(e.Codec())}
-	fs.StringVar(&out.Path, "out", "", outUsage[mode])
-	switch mode {
-	case driver.Whole:
-		fs.BoolVar(&out.Force, "force", false, "let --out replace a results file holding more results")
-	case driver.Stream:
-		fs.BoolVar(&out.Fresh, "fresh", false, "start --out afresh instead of resuming it")
-	}
-	from := fs.String("from", "", "rebuild the report from the result `file` a run's --out wrote, measuring nothing")
-	e.Flags(fs)
-	if t, ok := e.(CommandTaker); ok {
-		if err := cli.ParseArgs(fs, args); err != nil {
-			return err
-		}
-		if took, err := t.TakeCommand(ctx, fs, args, stdout, stderr); took || err != nil {
-			return err
-		}
-	}
-	if err := cli.ParseFlags(fs, args); err != nil {
-		return err
-	}
-	var keep []string
-	if o, ok := e.(Outputs); ok {
-		var err error
-		if keep, err = o.Outputs(); err != nil {
-			return err
-		}
-	}
-	if v, ok := e.(Invoked); ok {
-		v.Invoked("headspace "+cli.CommandLine(name, args), *from)
-	}
-	if *from != "" {
-		if err := cli.FromOnly(fs, keep...); err != nil {
-			return err
-		}
-		return rebuild(e, name, *from, stdout)
-	}
-	if out.Fresh && out.Path == "" && mode == driver.Stream {
-		return cli.Usagef("--fresh needs --out")
-	}
-	if err := driver.Check(out); err != nil {
-		return err // before Prepare prints anything
-	}
-	var s Setup
-	var err error
-	if p, ok := e.(Preparer); ok {
-		s, err = p.Prepare(ctx, stdout, stderr)
-	}
-	if s.Close != nil {
-		defer s.Close() // a failed Prepare's too: a --link it started
-	}
-	if err != nil {
-		return err
-	}
-	if s.Settings == nil {
-		s.Settings = e.Settings()
-	}
-	if s.CommandLine {
-		s.Settings = append(s.Settings, resultfile.Config{Key: "command", Value: cli.CommandLine("headspace "+name, args)})
-	}
-	return run(ctx, e, mode, s, out, stdout, stderr)
-}
-
-// run runs e as s says into out through driver.Run and prints its
-// report from the records read back.
-func run[R any](ctx context.Context, e Commanded[R], mode driver.Mode, s Setup, out driver.Output, stdout, stderr io.Writer) error {
-	job := s.job(e, mode, stderr)
-	o, err := driver.Run(ctx, job, out)
-	if i, ok := e.(Interrupts); ok && o.Interrupted {
-		return reportInterrupted(e, i, o, job.Settings(), stdout)
-	}
-	if o.Interrupted && s.Partial != "" {
-		err = nil // reported below, then o.Err(s.Partial)
-	}
-	if o.Interrupted && o.Path != "" && s.Partial == "" {
-		kept := fmt.Sprintf("the %d results finished are in %s, marked partial", len(o.Records), o.Path)
-		if o.Path != out.Path {
-			kept += "; " + out.Path + " is kept as it was"
-		}
-		return o.Err(kept)
-	}
-	if err != nil {
-		return err
-	}
-	recs := o.Records
-	if o.Path != "" && !atomicfile.InPlace(o.Path) {
-		// The report is of the file, as --from's is.
-		if recs, err = resultfile.Read(o.Path); err != nil {
-			return err
-		}
-	} else {
-		recs = withSettings(recs, job.Settings())
-	}
-	var r R
-	if len(recs) > 0 || !o.Interrupted && !s.Empty {
-		if r, err = decode(e.Codec(), recs); err != nil {
-			return err
-		}
-	}
-	if err := e.Report(r, stdout); err != nil {
-		return err
-	}
-	switch {
-	case s.End != nil:
-		return s.End(stdout, o)
-	case out.Path == "":
-	case s.Benchstat:
-		fmt.Fprintf(stdout, "results: %s (compare with: go tool benchstat %s)\n", o.Path, o.Path)
-	default:
-		cli.KeptNote(stdout, out.Path, o.Path)
-		fmt.Fprintf(stdout, "results: %s\n", o.Path)
-	}
-	return o.Err(s.Partial)
-}
-
-// job is e's driver.Job as s says: Job(e, s.Env), its file's settings
-// asked for once (before a streamed run, after a whole one: it may start
-// git, whose CPU is no run's), its progress on stderr.
-func (s Setup) job(e Experiment, mode driver.Mode, stderr io.Writer) driver.Job {
-	var settings []resultfile.Config
-	job := Job(e, s.Env)
-	job.File, job.Units, job.Progress = mode, s.Units, stderr
-	if s.Todo != nil {
-		job.Measure = func(ctx context.Context, h *driver.Hooks) ([]*benchfmt.Result, error) {
-			env := s.Env.Hooked(h)
-			h.Total(s.Todo(env))
-			return e.Run(ctx, env)
-		}
-	}
-	job.Settings = func() []resultfile.Config {
-		if settings == nil {
-			device := "emulated"
-			if s.Device != nil {
-				device = s.Device()
-			}
-			lines := s.Settings
-			if s.Lines != nil {
-				lines = s.Lines()
-			}
-			settings = driver.Settings(device, lines)
-		}
-		return settings
-	}
-	return job
-}
-
-// reportInterrupted prints the report of what an interrupted run of e
-// finished, its records in o, and returns the error that exits 130.
-func reportInterrupted[R any](e Commanded[R], i Interrupts, o driver.Outcome, settings []resultfile.Config, stdout io.Writer) error {
-	kept := i.Interrupt()
-	var r R
-	if len(o.Records) > 0 {
-		var err error
-		if r, err = decode(e.Codec(), withSettings(o.Records, settings)); err != nil {
-			return err
-		}
-	}
-	if err := e.Report(r, stdout); err != nil {
-		return err
-	}
-	if o.Path != "" && len(o.Records) > 0 {
-		fmt.Fprintf(stdout, "results: %s (partial: interrupted)\n", o.Path)
-	}
-	return o.Err(kept)
-}
-
-// rebuild is --from: the report of the result file from, decoded through
-// e's codec; a file that is not e's is bad input (exit 2), as a missing
-// one is.
-func rebuild[R any](e Commanded[R], name, from string, stdout io.Writer) error {
-	recs, err := resultfile.Read(from)
-	if err != nil {
-		return cli.FromErr(from, err)
-	}
-	r, err := decode(e.Codec(), recs)
-	if err != nil {
-		return cli.Usagef("--from %s: not a result file of headspace %s --out (%v)", from, name, err)
-	}
-	return e.Report(r, stdout)
-}
-
-// decode is R of recs, a result file's records, through codec c, given
-// the file's settings where R reads them (settled).
-func decode[R any](c Codec[R], recs []*benchfmt.Result) (R, error) {
+// DecodeFile is R of recs, a result file's records, through codec c,
+// given the file's settings where R reads them (a pipeline's sizes, a
+// grid's device): how a command's report, after a run and from --from
+// alike, gets its outcome.
+func DecodeFile[R any](c Codec[R], recs []*benchfmt.Result) (R, error) {
 	r, err := c.Decode(recs)
 	if s, ok := any(&r).(settled); ok && err == nil && len(recs) > 0 {
 		s.settle(fileSettings(recs[0]))
@@ -362,38 +150,8 @@ func decode[R any](c Codec[R], recs []*benchfmt.Result) (R, error) {
 	return r, err
 }
 
-// benchmarks are the benchmarks of codec c's records as driver.Output
-// names them: up to the first '/'.
-func benchmarks[R any](c Codec[R]) []string {
-	var out []string
-	for _, b := range c.Benchmarks() {
-		b, _, _ = strings.Cut(b, "/")
-		if len(out) == 0 || out[len(out)-1] != b {
-			out = append(out, b)
-		}
-	}
-	return out
-}
-
-// withSettings are copies of recs carrying settings as a result file's
-// configuration lines, as a file read back holds them: the records of a
-// run without --out, decoded as a file's would be.
-func withSettings(recs []*benchfmt.Result, settings []resultfile.Config) []*benchfmt.Result {
-	cfg := make([]benchfmt.Config, len(settings))
-	for i, c := range settings {
-		cfg[i] = benchfmt.Config{Key: c.Key, Value: []byte(c.Value), File: true}
-	}
-	out := make([]*benchfmt.Result, len(recs))
-	for i, r := range recs {
-		c := r.Clone()
-		c.Config = append(append([]benchfmt.Config(nil), cfg...), c.Config...)
-		out[i] = c
-	}
-	return out
-}
-
 // fileSettings are the result file's configuration lines that rec carries
-// (a record read from a file, or a run's through withSettings).
+// (a record read from a file, or a run's given the file's settings).
 func fileSettings(rec *benchfmt.Result) []resultfile.Config {
 	var out []resultfile.Config
 	for _, c := range rec.Config {

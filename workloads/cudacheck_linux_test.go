@@ -6,20 +6,15 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io"
-	"os"
-	"os/exec"
-	"path/filepath"
 	"slices"
 	"strings"
-	"sync"
 	"testing"
 
 	"golang.org/x/perf/benchfmt"
 
 	"github.com/headspace-bench/headspace/cuda"
+	"github.com/headspace-bench/headspace/cuda/cudatest"
 	"github.com/headspace-bench/headspace/cuda/kernels"
-	"github.com/headspace-bench/headspace/harness/resultfile"
 )
 
 // TestCUDACheckOnAFakeDriver runs the check's whole path on package
@@ -34,7 +29,7 @@ import (
 // run on cuDNN alone (the convolutions, their gradients, ReLU's) pass
 // against the host reference end to end.
 func TestCUDACheckOnAFakeDriver(t *testing.T) {
-	so := loadFakeCUDA(t)
+	so := cudatest.Load(t)
 	c := QuickCUDACheck()
 	c.Sizes = []int64{1 << 20, 2 << 20}
 	var details []string
@@ -133,100 +128,5 @@ func TestCUDACheckOnAFakeDriver(t *testing.T) {
 	}
 	if err := cuda.LoadFrom(so); err == nil || !strings.Contains(err.Error(), "after the driver was loaded") {
 		t.Errorf("a second LoadFrom: %v", err)
-	}
-}
-
-// fakeCUDA is the fake driver this test binary loaded, once: package
-// cuda loads one driver per process.
-var fakeCUDA struct {
-	once sync.Once
-	so   string
-	err  error
-}
-
-// loadFakeCUDA builds cuda/testdata/fakecuda.c with the machine's cc and
-// loads it as the driver, once per test binary, and returns its path.
-func loadFakeCUDA(t *testing.T) string {
-	t.Helper()
-	fakeCUDA.once.Do(func() {
-		dir, err := os.MkdirTemp("", "headspace-fakecuda-")
-		if err != nil {
-			fakeCUDA.err = err
-			return
-		}
-		// Loaded, the library needs no file: remove it at once.
-		defer os.RemoveAll(dir)
-		fakeCUDA.so, fakeCUDA.err = buildFake(dir, "fakecuda")
-		if fakeCUDA.err == nil {
-			fakeCUDA.err = cuda.LoadFrom(fakeCUDA.so)
-		}
-		// The fake cuDNN and cuBLAS (one library), so that cuda check's
-		// cuDNN path runs here whatever the machine has installed.
-		var dnn string
-		if fakeCUDA.err == nil {
-			dnn, fakeCUDA.err = buildFake(dir, "fakednn")
-		}
-		if fakeCUDA.err == nil {
-			fakeCUDA.err = cuda.LoadDNNFrom(dnn, dnn)
-		}
-	})
-	if fakeCUDA.err != nil {
-		t.Fatal(fakeCUDA.err)
-	}
-	return fakeCUDA.so
-}
-
-// buildFake builds cuda/testdata/<name>.c into dir/lib<name>.so.
-func buildFake(dir, name string) (string, error) {
-	cc, err := exec.LookPath("cc")
-	if err != nil {
-		return "", fmt.Errorf("the fake %s needs the C compiler cc (part of this project's machines): %v", name, err)
-	}
-	so := filepath.Join(dir, "lib"+name+".so")
-	if out, err := exec.Command(cc, "-shared", "-fPIC", "-O1", "-o", so, filepath.Join("..", "cuda", "testdata", name+".c")).CombinedOutput(); err != nil {
-		return "", fmt.Errorf("building the fake %s: %v\n%s", name, err, out)
-	}
-	return so, nil
-}
-
-// TestCUDACheckCommandOnAFakeDriver runs headspace cuda check, made from
-// its experiment by CommandOf (issue 53), on the fake driver: the
-// console prints each measurement as it is made, the file records the
-// GPU's lines (known once the check has opened it) and every
-// measurement even when a kernel check fails (the fake's kernels write
-// nothing: exit 1 with the *CUDACheckError), and --from prints the same
-// copy speeds and Net steps from the file, without the losses no record
-// holds.
-func TestCUDACheckCommandOnAFakeDriver(t *testing.T) {
-	loadFakeCUDA(t)
-	out := filepath.Join(t.TempDir(), "check.txt")
-	var run, from strings.Builder
-	err := cudaCheckCommand.Run(context.Background(), []string{"--sizes", "1,2", "--reps", "1", "--batch", "2", "--side", "32", "--steps", "2", "--out", out}, &run, io.Discard)
-	var failed *CUDACheckError
-	if err != nil && !errors.As(err, &failed) {
-		t.Fatalf("cuda check: %v", err)
-	}
-	recs, rerr := resultfile.Read(out)
-	if rerr != nil {
-		t.Fatal(rerr)
-	}
-	if gpu := recs[0].GetConfig("gpu"); !strings.HasPrefix(gpu, "Fake GPU") || recs[0].GetConfig("device") != "cuda:"+gpu || recs[0].GetConfig("copy-reps") != "1" {
-		t.Errorf("the file's lines: gpu %q, device %q, copy-reps %q; want the fake GPU's and 1", gpu, recs[0].GetConfig("device"), recs[0].GetConfig("copy-reps"))
-	}
-	if err := cudaCheckCommand.Run(context.Background(), []string{"--from", out}, &from, io.Discard); err != nil {
-		t.Fatalf("--from: %v", err)
-	}
-	_, copies, ok := strings.Cut(from.String(), "\ncopy GB/s")
-	copies, _, _ = strings.Cut(copies, "\n\n")
-	if !ok || strings.Count(copies, "MiB") != 2 || !strings.Contains(run.String(), "\ncopy GB/s"+copies+"\n\n") {
-		t.Errorf("--from's copy speeds are not the run's:\nrun:\n%s\nfrom:\n%s", run.String(), from.String())
-	}
-	for _, l := range strings.Split(from.String(), "\n") {
-		if strings.HasPrefix(l, "Net step") && !strings.Contains(run.String(), l+", loss after them ") {
-			t.Errorf("--from printed %q, which the run did not", l)
-		}
-	}
-	if n := strings.Count(from.String(), "Net step"); n == 0 || n != strings.Count(run.String(), "Net step") {
-		t.Errorf("--from printed %d Net steps, the run %d", n, strings.Count(run.String(), "Net step"))
 	}
 }

@@ -12,6 +12,8 @@ import (
 	"testing"
 
 	"golang.org/x/perf/benchfmt"
+
+	"github.com/headspace-bench/headspace/cuda/cudatest"
 )
 
 // TestCUDADecodeOnAFakeDriver runs the decode benchmark's whole path on
@@ -21,8 +23,8 @@ import (
 // the warm-up batch makes none. The fake computes nothing a GPU would, so the test checks what Run
 // makes, never a figure.
 func TestCUDADecodeOnAFakeDriver(t *testing.T) {
-	loadFakeCUDA(t)
-	nvjpeg, err := buildFake(t.TempDir(), "fakenvjpeg")
+	cudatest.Load(t)
+	nvjpeg, err := cudatest.Build(t.TempDir(), "fakenvjpeg")
 	if err != nil {
 		t.Fatal(err)
 	}

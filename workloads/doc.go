@@ -45,6 +45,17 @@
 // path writes the same records. docs/extending.md says which files a new
 // experiment touches.
 //
+// An experiment that is a command of its own owns its flags and its
+// report: Flags, Prepare, Report and the other methods of its contract
+// with the command layer (Commanded, Setup: command.go), in its file or
+// in <name>report.go beside it (ladderreport.go also holds pipelineFlags,
+// the flags every command that builds a pipeline shares), each numeric
+// flag's bound declared beside it. The command itself, its constructor
+// and usage text, is the command layer's (package command, above this
+// one: CommandOf, the one parse → run → write → report path and --from);
+// peer's and tune's are still made here, in *cmd.go files, by their
+// experiments' Command methods (Commander, Commands).
+//
 // A command is thin on top: it parses its flags into an experiment's
 // struct, runs it with an Env whose Result writes each record to the
 // result file as it is made (and Done resumes one), and prints. The

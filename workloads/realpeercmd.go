@@ -11,7 +11,6 @@ import (
 
 	"golang.org/x/perf/benchfmt"
 
-	"github.com/headspace-bench/headspace/command"
 	"github.com/headspace-bench/headspace/datasets"
 	"github.com/headspace-bench/headspace/datasets/bucket"
 	"github.com/headspace-bench/headspace/datasets/ondisk"
@@ -23,6 +22,7 @@ import (
 	"github.com/headspace-bench/headspace/harness/machine"
 	"github.com/headspace-bench/headspace/harness/membw"
 	"github.com/headspace-bench/headspace/harness/peer"
+	"github.com/headspace-bench/headspace/harness/preflight"
 	"github.com/headspace-bench/headspace/harness/realpeer"
 	"github.com/headspace-bench/headspace/harness/resultfile"
 	"github.com/headspace-bench/headspace/internal/atomicfile"
@@ -211,7 +211,7 @@ func runRealPeers(ctx context.Context, fs *flag.FlagSet, rf *realPeerFlags, args
 	// Wait (at most $HEADSPACE_QUIET_WAIT, 10 s) for a quiet machine; a
 	// busy one is measured all the same and the file says so.
 	var busy []resultfile.Config
-	if q, err := disturb.WaitQuiet(ctx, disturb.Quiet{Max: command.DefaultQuietWait()}); err != nil {
+	if q, err := disturb.WaitQuiet(ctx, disturb.Quiet{Max: preflight.DefaultQuietWait()}); err != nil {
 		return err
 	} else if q.Busy {
 		fmt.Fprintf(stderr, "headspace: the machine did not get quiet (%s): measuring anyway; the result file says so\n", q)

@@ -12,11 +12,11 @@ import (
 
 	"golang.org/x/perf/benchfmt"
 
-	"github.com/headspace-bench/headspace/command"
 	"github.com/headspace-bench/headspace/datasets"
 	"github.com/headspace-bench/headspace/harness/driver"
 	"github.com/headspace-bench/headspace/harness/machine"
 	"github.com/headspace-bench/headspace/harness/peer"
+	"github.com/headspace-bench/headspace/harness/preflight"
 	"github.com/headspace-bench/headspace/harness/realpeer"
 	"github.com/headspace-bench/headspace/harness/resultfile"
 	"github.com/headspace-bench/headspace/harness/spdlcache"
@@ -144,7 +144,7 @@ func runSPDLCache(ctx context.Context, fs *flag.FlagSet, sf *spdlCacheFlags, arg
 		return cli.Usagef("%s %s --check names no spdl version: %s", c.Python, c.Script, realpeer.InstallHint)
 	}
 	var busy []resultfile.Config
-	if q, err := disturb.WaitQuiet(ctx, disturb.Quiet{Max: command.DefaultQuietWait()}); err != nil {
+	if q, err := disturb.WaitQuiet(ctx, disturb.Quiet{Max: preflight.DefaultQuietWait()}); err != nil {
 		return err
 	} else if q.Busy {
 		fmt.Fprintf(stderr, "headspace: the machine did not get quiet (%s): measuring anyway; the result file says so\n", q)

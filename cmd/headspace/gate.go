@@ -11,9 +11,9 @@ import (
 	"strings"
 	"time"
 
-	"github.com/headspace-bench/headspace/command"
 	"github.com/headspace-bench/headspace/harness/driver"
 	"github.com/headspace-bench/headspace/harness/gate"
+	"github.com/headspace-bench/headspace/harness/preflight"
 	"github.com/headspace-bench/headspace/internal/cli"
 )
 
@@ -95,7 +95,7 @@ func runGate(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	maxRounds := fs.Int("max-rounds", 0, "the most rounds a session runs before it stops not sure (exit 3); 0: "+fmt.Sprint(gate.DefaultMaxRoundsFactor)+" × --rounds, and never fewer than --rounds plus --confirm")
 	threshold := fs.Float64("threshold", gate.DefaultPairedThreshold, "relative `change` of the median ratio a verdict of slower or faster must exceed (0.03 = 3%)")
 	seed := fs.Uint64("seed", uint64(time.Now().UnixNano()), "`seed` of the rounds' order and the bootstrap (recorded in the report)")
-	wait := fs.Duration("quiet-wait", command.DefaultQuietWait(), "before each round, wait at most `time` for the machine's CPU pressure to fall below 10% (0: do not wait)")
+	wait := fs.Duration("quiet-wait", preflight.DefaultQuietWait(), "before each round, wait at most `time` for the machine's CPU pressure to fall below 10% (0: do not wait)")
 	headTags := fs.String("head-tags", "", "build `tags` for the head build only (headspace_inject: a calibrated slowdown, see docs/gate.md)")
 	replay := fs.String("replay", "", "decide again on a session's `DIR` (its base.txt and head.txt, one run a round) and print the report; nothing runs or is written")
 	canary := fs.Float64("canary", -1, "run the session as a canary whose head is slower by `fraction` (0 for A/A; 0.10 with --head-tags headspace_inject and HEADSPACE_INJECT=raw=0.10), and record its outcome in DIR/canary.txt for the history")
@@ -123,7 +123,7 @@ func runGate(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	live := gate.Live{Base: *base, HeadTags: *headTags, Command: argv, Out: *out, QuietWait: *wait,
 		Session: gate.Session{Rounds: *rounds, Confirm: *confirm, Max: *maxRounds, Options: opt, Seed: *seed},
 		// The gate waits for a quiet machine itself: the runs do not.
-		ChildEnv: []string{command.EnvQuietWait + "=0"}, Log: stderr}
+		ChildEnv: []string{preflight.EnvQuietWait + "=0"}, Log: stderr}
 	if *canary >= 0 {
 		live.Canary = canary
 	}

@@ -22,6 +22,7 @@ import (
 	"strings"
 	"syscall"
 
+	"github.com/headspace-bench/headspace/command"
 	"github.com/headspace-bench/headspace/datasets/ondisk"
 	"github.com/headspace-bench/headspace/harness/driver"
 	"github.com/headspace-bench/headspace/harness/resultfile"
@@ -31,12 +32,12 @@ import (
 )
 
 // commands are headspace's commands by name: the experiments' from the
-// registry (workloads.Commands) and this package's own, each
+// command layer (command.Commands) and this package's own, each
 // registered by its file's init.
 var commands = map[string]cli.Command{}
 
 func init() {
-	for _, c := range workloads.Commands() {
+	for _, c := range command.Commands() {
 		register(c)
 	}
 }

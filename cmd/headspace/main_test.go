@@ -12,8 +12,8 @@ import (
 
 	"go.uber.org/goleak"
 
-	"github.com/headspace-bench/headspace/command"
 	"github.com/headspace-bench/headspace/harness/node"
+	"github.com/headspace-bench/headspace/harness/preflight"
 	"github.com/headspace-bench/headspace/harness/procloader"
 	"github.com/headspace-bench/headspace/harness/resultfile"
 	"github.com/headspace-bench/headspace/internal/cli"
@@ -30,8 +30,8 @@ func TestMain(m *testing.M) {
 	}
 	// The runs the tests start wait for no quiet machine and repeat no
 	// disturbed point: the test machines are shared and never quiet.
-	os.Setenv(command.EnvQuietWait, "0")
-	os.Setenv(command.EnvReruns, "0")
+	os.Setenv(preflight.EnvQuietWait, "0")
+	os.Setenv(preflight.EnvReruns, "0")
 	goleak.VerifyTestMain(m)
 }
 

@@ -13,8 +13,8 @@ import (
 	"unicode"
 	"unicode/utf8"
 
+	"github.com/headspace-bench/headspace/command"
 	"github.com/headspace-bench/headspace/internal/cli"
-	"github.com/headspace-bench/headspace/workloads"
 )
 
 // proseDocs are the pages whose prose is scanned for figures: every
@@ -565,12 +565,12 @@ type rebuiltBlock struct {
 }
 
 // rebuild runs headspace args in this process (the command as
-// workloads registers it), with the paths taken from the root, and
+// the command layer makes it), with the paths taken from the root, and
 // returns its output normalized.
 func rebuild(t *testing.T, args []string) string {
 	t.Helper()
 	var c *cli.Command
-	for _, cmd := range workloads.Commands() {
+	for _, cmd := range command.Commands() {
 		if cmd.Name == args[0] {
 			c = &cmd
 		}

@@ -10,7 +10,6 @@ import (
 	"runtime"
 	"slices"
 	"strconv"
-	"strings"
 	"time"
 
 	"github.com/headspace-bench/headspace/cuda"
@@ -21,18 +20,6 @@ import (
 	"github.com/headspace-bench/headspace/harness/resultfile"
 	"github.com/headspace-bench/headspace/internal/cli"
 	"github.com/headspace-bench/headspace/internal/summary"
-)
-
-// Command is headspace cuda.
-func (CUDACheck) Command() cli.Command {
-	return cli.Command{Name: "cuda", Verbs: []string{"check", "decode"}, Summary: "the GPU: check (kernels against their reference, copy speeds, the Net's step), decode (nvJPEG's rate)", Runs: []string{"CUDA", "CUDADecode"}, Run: runCUDA}
-}
-
-// cudaCheckCommand and cudaDecodeCommand are cuda's verbs made from
-// their experiments.
-var (
-	cudaCheckCommand  = CommandOf[CUDACheckOutcome, CUDACheck]("cuda check", "", cudaUsage)
-	cudaDecodeCommand = CommandOf[CUDADecodeOutcome, CUDADecode]("cuda decode", "", cudaDecodeUsage)
 )
 
 // cudaDevice is a CUDA Device that owns its context.
@@ -146,52 +133,6 @@ func planForSample(pf *pipelineFlags) (func(batch, sampleLen int) (cuda.Plan, er
 	}, nil
 }
 
-const cudaUsage = `
-headspace cuda check: on the first NVIDIA GPU, prints the device, its
-driver and the architecture the driver JIT-compiles the kernels' PTX for;
-runs every kernel of the Net, and the device transform's kernels against
-the Go fast transform, on small random inputs and reports its largest
-error against the reference (exit 1 if any is above its stated
-tolerance); measures host-to-device and device-to-host copy speeds from
-pinned and from pageable memory, at sizes from 1 MiB to 256 MiB; and times
-the Net's training step at --batch samples of --side×--side (the median
-of --steps, each timed on the GPU with CUDA events), launched kernel by
-kernel and then replayed from CUDA Graphs (exit 1 if the two losses
-differ), at each --precision: fp32 (the default) and/or tf32 (the
-convolutions on TF32 tensor cores). The kernel checks cover both
-precisions' kernels whatever --precision says; tf32's tolerance is
-derived from TF32's rounding (docs/gpu.md). Where cuDNN and cuBLAS load
-($HEADSPACE_CUDNN, $HEADSPACE_CUBLAS, the sonames, or the NVIDIA wheels'
-nvidia/cudnn/lib, nvidia/cublas/lib and nvidia/cu13/lib), the Net also
-runs on cuDNN (convolutions, bias and ReLU; its algorithm search once
-per shape, as cudnn.benchmark=True; TF32 through cuDNN's math type): the
-checks whose kernels cuDNN replaces run again on it against the same
-reference, and every step is timed on it too, its records named
-/backend=cudnn; where they do not load, it says why, the result file
-says "cudnn: not loaded: …" and the step runs on the kernels alone.
-
---out writes the copy speeds (GB/s) and step times (step-ns) in Go
-benchmark format, with the cuDNN and cuBLAS files and cuDNN's version. Without a driver it exits 1 with "no CUDA driver found
-(libcuda.so.1): …".`
-
-func runCUDA(ctx context.Context, args []string, stdout, stderr io.Writer) error {
-	if len(args) == 0 {
-		return cli.Usagef("want a verb: headspace cuda check, decode or goals")
-	}
-	switch args[0] {
-	case "check":
-		return cudaCheckCommand.Run(ctx, args[1:], stdout, stderr)
-	case "decode":
-		return cudaDecodeCommand.Run(ctx, args[1:], stdout, stderr)
-	case "goals":
-		return runCUDAGoals(args[1:], stdout)
-	case "-h", "--help", "-help":
-		writeCUDAUsage(stdout)
-		return nil
-	}
-	return cli.Usagef("unknown verb %q: want check, decode or goals", args[0])
-}
-
 // cudaCheckRun is what headspace cuda check keeps of a run beside the
 // experiment: its console, and what the run opened and found.
 type cudaCheckRun struct {
@@ -199,6 +140,13 @@ type cudaCheckRun struct {
 	outcome CUDACheckOutcome
 	failed  error // a check that ran and failed still leaves its measurements
 }
+
+// The bounds of cuda check's flags.
+var _ = cli.Declare(map[string]cli.Bound{
+	"cuda check gpu":  {Lo: 0, Hi: 1024},
+	"cuda check side": {Lo: 1, Hi: 32768},
+	"cuda check reps": {Lo: 1, Hi: cli.MaxCount},
+})
 
 // Flags are cuda check's, bound to the check's fields.
 func (c *CUDACheck) Flags(fs *flag.FlagSet) {
@@ -313,36 +261,6 @@ func checkPrinter(stdout io.Writer, reps, batch, side int, sizes []int64, loss b
 		fmt.Fprintln(stdout)
 	}
 	return p
-}
-
-// cudaVerbs are cuda's verbs, in the order `cuda -h` lists them.
-var cudaVerbs = []struct{ name, summary, usage string }{
-	{"check", "kernels against their reference, copy speeds, the Net's step", cudaUsage},
-	{"decode", "nvJPEG's batched JPEG decode rate", cudaDecodeUsage},
-	{"goals", "the GPU suite's figures beside their goals and anchors", cudaGoalsUsage},
-}
-
-// writeCUDAUsage is `headspace cuda -h`: every verb, each with its usage
-// and flags, as `headspace cuda VERB -h` prints them.
-func writeCUDAUsage(w io.Writer) {
-	fmt.Fprint(w, "Usage: headspace cuda <verb> [flags]\n\nVerbs:\n")
-	for _, v := range cudaVerbs {
-		fmt.Fprintf(w, "  %-8s %s\n", v.name, v.summary)
-	}
-	for _, v := range cudaVerbs {
-		var b strings.Builder
-		switch v.name {
-		case "check":
-			_ = cudaCheckCommand.Run(context.Background(), []string{"-h"}, &b, io.Discard)
-		case "decode":
-			_ = cudaDecodeCommand.Run(context.Background(), []string{"-h"}, &b, io.Discard)
-		default:
-			fs := cli.NewFlagSet("cuda "+v.name, v.usage, &b)
-			fs.Usage()
-		}
-		_, usage, _ := strings.Cut(b.String(), "\n")
-		fmt.Fprintf(w, "\nheadspace cuda %s [flags]:\n%s", v.name, usage)
-	}
 }
 
 // mibFlag is --sizes, a comma-separated list of MiB bound to a field of

@@ -12,28 +12,16 @@ import (
 	"github.com/headspace-bench/headspace/internal/summary"
 )
 
-const cudaDecodeUsage = `
-headspace cuda decode --decoder nvjpeg --jpegs DIR: decodes the JPEG files
-of DIR (*.jpg, *.jpeg, all of one size; cycled when fewer than a batch) in
-batches of --batch with nvJPEG's batched API (nvjpegDecodeBatched) into
-GPU memory as planar RGB, the layout of a uint8 batch, and prints the
-median images/s of --batches timed batches (host stage, GPU decode and the
-wait for it; the files are read into memory first).
-
-libnvjpeg is loaded at run time: $HEADSPACE_NVJPEG, the CUDA install on the
-library path or under /usr/local/cuda*, or the NVIDIA libraries of a
-PyTorch wheel (site-packages/nvidia/nvjpeg/lib). Without one it exits 1
-with "no nvJPEG library found (libnvjpeg…): …". --out writes the rate in Go
-benchmark format (CUDADecode/decoder=nvjpeg/…, images/s).
-
---decoder turbojpeg decodes the same files, in the same batches, with
-libjpeg-turbo on the host instead (no GPU needed): --threads goroutines,
-each with its own handle, into interleaved RGB; the rate nvJPEG's stands
-beside (ci/gpu-suite.sh runs both on the same natural JPEGs).`
-
 // cudaDecoders lists the --decoder values of cuda decode. The CPU decoders
 // (go, turbojpeg) are the loader's, on the commands that read a dataset.
 var cudaDecoders = []string{DecodeNvjpeg, DecodeTurbo}
+
+// The bounds of cuda decode's flags.
+var _ = cli.Declare(map[string]cli.Bound{
+	"cuda decode gpu":     {Lo: 0, Hi: 1024},
+	"cuda decode threads": {Lo: 1, Hi: 1024},
+	"cuda decode batches": {Lo: 1, Hi: 1_000_000},
+})
 
 // Flags are cuda decode's, bound to the experiment's fields.
 func (d *CUDADecode) Flags(fs *flag.FlagSet) {

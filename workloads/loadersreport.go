@@ -11,35 +11,15 @@ import (
 
 	"golang.org/x/perf/benchfmt"
 
-	"github.com/headspace-bench/headspace/command"
 	"github.com/headspace-bench/headspace/datasets/transforms"
 	"github.com/headspace-bench/headspace/harness/loadbench"
 	"github.com/headspace-bench/headspace/harness/loader"
+	"github.com/headspace-bench/headspace/harness/preflight"
 	"github.com/headspace-bench/headspace/harness/procloader"
 	"github.com/headspace-bench/headspace/harness/resultfile"
 	"github.com/headspace-bench/headspace/internal/atomicfile"
 	"github.com/headspace-bench/headspace/internal/cli"
 )
-
-// Command is headspace loaders.
-func (Loaders) Command() cli.Command {
-	return CommandOf[LoadersOutcome, Loaders]("loaders", "compare goroutine and process (DataLoader-style) loaders: TTFB, samples/s, RSS, CPU", loadersUsage)
-}
-
-const loadersUsage = `
-Compares the goroutine loader (the ladder's pipeline) with a process-based
-loader built as PyTorch's DataLoader is (one worker process per worker, each
-building whole batches), as the SPDL document compares threads with
-processes. For each mode and worker count it measures the time to first
-batch (from the loader's construction to the first batch), the samples/s of
-the remaining batches, the peak resident memory of all processes together
-and their CPU seconds. No training step runs: each batch is released as soon
-as it arrives.
-
---data DIR reads a dataset on disk (headspace dataset write, an ImageFolder
-or WebDataset shards; docs/real-data.md): the load stage
-becomes fetch then decode, each with its statistics; --page-cache and
---max-failures as in headspace ladder.`
 
 // loadersCommand is what headspace loaders' flags set beside the sweep:
 // the data flags, a CPU profile and the plots' prefix.
@@ -71,6 +51,8 @@ func (l *Loaders) Flags(fs *flag.FlagSet) {
 var _ = cli.Declare(map[string]cli.Bound{
 	"loaders repeats":    {Lo: 1, Hi: cli.MaxCount},
 	"loaders train-runs": {Lo: 0, Hi: cli.MaxCount},
+	"loaders crop":       {Lo: 1, Hi: 32768},
+	"loaders batches":    {Lo: 2, Hi: cli.MaxBatches},
 })
 
 // Outputs are the plots; the CPU profile is a run's.
@@ -101,7 +83,7 @@ func (l *Loaders) Prepare(ctx context.Context, stdout, stderr io.Writer) (s Setu
 	// samples and its prefetched batches.
 	one := *cfg
 	one.Workers = 1
-	if err := cli.FirstErr(command.FitsPipeline(*cfg, 1, 0), command.FitsPipeline(one, cfg.Workers, 0)); err != nil {
+	if err := cli.FirstErr(preflight.FitsPipeline(*cfg, 1, 0), preflight.FitsPipeline(one, cfg.Workers, 0)); err != nil {
 		return s, err
 	}
 	if note := l.Config.PrefetchNote(cfg.Workers); note != "" {

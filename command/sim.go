@@ -1,4 +1,4 @@
-package workloads
+package command
 
 import (
 	"context"
@@ -8,13 +8,13 @@ import (
 	"time"
 
 	"github.com/headspace-bench/headspace/harness/sim"
-	"github.com/headspace-bench/headspace/harness/timeline"
 	"github.com/headspace-bench/headspace/internal/atomicfile"
 	"github.com/headspace-bench/headspace/internal/cli"
+	"github.com/headspace-bench/headspace/workloads"
 )
 
-// Command is headspace sim.
-func (Sim) Command() cli.Command {
+// simCommand is headspace sim.
+func simCommand() cli.Command {
 	return cli.Command{Name: "sim", Summary: "simulate loaders, their queue and the model; animate it", Runs: []string{"Sim"}, Run: runSim}
 }
 
@@ -28,6 +28,20 @@ idle fraction, the mean queue length and the halting pattern; --gif writes
 the animation (one frame per 100 ms), --timeline PREFIX a static timeline
 (PNG, SVG) and Chrome trace JSON (opens in Perfetto).`
 
+// The bounds of sim's flags.
+var _ = cli.Declare(map[string]cli.Bound{
+	"sim loaders":     {Lo: 1, Hi: 1024},
+	"sim load":        {Lo: 0, Hi: float64(10000 * time.Hour)},
+	"sim load-stddev": {Lo: 0, Hi: float64(10000 * time.Hour)},
+	"sim step":        {Lo: 0, Hi: float64(10000 * time.Hour)},
+	"sim step-stddev": {Lo: 0, Hi: float64(10000 * time.Hour)},
+	"sim duration":    {Lo: 0, Hi: float64(24 * time.Hour)},
+	"sim prefetch":    {Lo: 1, Hi: 1024},
+	"sim gif-tick":    {Lo: 0, Hi: float64(24 * time.Hour)},
+})
+
+// runSim is headspace sim: one simulation of the flags' case, its
+// summary, and the animation and timeline its flags ask for.
 func runSim(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs := cli.NewFlagSet("sim", simUsage, stdout)
 	var c sim.Config
@@ -64,7 +78,7 @@ func runSim(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 		return err
 	}
 	// One case, as the flags set it: its own distribution, spread and seed.
-	out, err := (Sim{Cases: []SimCase{{Config: c}}, GIFTick: *gifTick}).Measure(ctx, Env{})
+	out, err := (workloads.Sim{Cases: []workloads.SimCase{{Config: c}}, GIFTick: *gifTick}).Measure(ctx, workloads.Env{})
 	if err != nil {
 		return err
 	}
@@ -79,7 +93,7 @@ func runSim(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 		fmt.Fprintf(stdout, "animation: %s\n", *gif)
 	}
 	if *tl != "" {
-		if err := writeTimeline(stdout, r.Timeline, *tl); err != nil {
+		if err := workloads.WriteTimeline(stdout, r.Timeline, *tl); err != nil {
 			return err
 		}
 	}
@@ -102,20 +116,4 @@ func gifOptions(gif string, tick, duration time.Duration) (sim.GIFOptions, error
 	}
 	opt.MaxFrames = maxFrames
 	return opt, nil
-}
-
-// writeTimeline writes prefix.png, prefix.svg and prefix.json.
-func writeTimeline(w io.Writer, t *timeline.Timeline, prefix string) error {
-	prefix = strings.TrimSuffix(prefix, ".png")
-	if err := t.WritePNG(prefix+".png", 1200, 60+28*len(t.DisplayTracks())); err != nil {
-		return err
-	}
-	if err := t.WriteSVG(prefix+".svg", 900, 45+21*len(t.DisplayTracks())); err != nil {
-		return err
-	}
-	if err := atomicfile.WriteKind(prefix+".json", cli.TraceKind, t.WriteChromeTrace); err != nil {
-		return err
-	}
-	fmt.Fprintf(w, "timeline: %s.png, %s.svg, %s.json (open the JSON in Perfetto)\n", prefix, prefix, prefix)
-	return nil
 }

@@ -11,7 +11,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/headspace-bench/headspace/command"
 	"github.com/headspace-bench/headspace/cuda"
 	"github.com/headspace-bench/headspace/cuda/kernels"
 	"github.com/headspace-bench/headspace/datasets"
@@ -24,90 +23,14 @@ import (
 	"github.com/headspace-bench/headspace/harness/level"
 	"github.com/headspace-bench/headspace/harness/loader"
 	"github.com/headspace-bench/headspace/harness/pipeline"
+	"github.com/headspace-bench/headspace/harness/preflight"
 	reports "github.com/headspace-bench/headspace/harness/report"
 	"github.com/headspace-bench/headspace/harness/resultfile"
 	"github.com/headspace-bench/headspace/harness/timeline"
+	"github.com/headspace-bench/headspace/internal/atomicfile"
 	"github.com/headspace-bench/headspace/internal/cli"
 	"github.com/headspace-bench/headspace/internal/disturb"
 )
-
-// Command is headspace ladder; ladder -- COMMAND runs OwnLoopLadder.
-func (Ladder) Command() cli.Command {
-	c := CommandOf[LadderOutcome, Ladder]("ladder", "run the caching ladder: steps/s with data cached at each stage", ladderUsage)
-	c.Runs = append(c.Runs, OwnLoopLadder{}.Name())
-	return c
-}
-
-const ladderUsage = `
-Runs the document's training loop with data cached at each level of the
-caching ladder (none, encoded, raw, sample, host, device) for each worker count,
-transform implementation, placement and pinning, prints steps/s per level
-with each level's ratio to the device-cached upper bound and the stage each
-drop is attributed to, and writes the same figures in Go benchmark format
-(benchstat reads it), with the step-time percentiles.
-
-With --placement device the batches carry the masked crop as uint8 and the
-device runs ConvertColor and Scale (the document's "postpone int8 to float32
-datatype conversions to the GPU"): a quarter of the bytes to upload, plus a
-conversion kernel per step, which the emulated device times at the assumed
---convert-gbps. --pinned true,false compares pinned and pageable uploads.
-
-With --data DIR the samples come from a dataset on disk (headspace dataset
-write): the load stage is fetch (read the file or shard member) then decode,
-and the level encoded, between none and raw, keeps one sample's file bytes
-so each step decodes but reads nothing: none→encoded is attributed to
-fetching, encoded→raw to decoding. Without --data, encoded is refused (the
-synthetic fill has nothing encoded). --page-cache cold evicts the dataset's
-files before each run (Linux), warm reads them once first; --max-failures N
-skips and counts up to N unreadable samples (metric failures). Levels that
-fetch record read-MB/s, the bytes fetched over the fetch stage's time.
-
-Every run records its CPU time per step (cpu-ns/op), its run-queue delay
-and the machine's CPU pressure as percentages of its wall time
-(run-delay-%, cpu-pressure-%) and, where hardware counters can be read,
-instructions/op. A run whose run-queue delay exceeds --max-run-delay of
-its wall time is disturbed: it is repeated up to --reruns times, the least
-disturbed attempt kept (reruns N), and marked "disturbed 1" if it stays
-disturbed; the gate never calls a disturbed point a regression. With
---out, the sweep first waits up to --quiet-wait for the machine's CPU
-pressure to fall below 10% (on the progress line); a machine that never
-gets quiet is recorded in the file's machine-busy line (docs/gate.md).
-
-With --shard i/n the run takes every n-th point from the i-th, and --out
-records the sweep it is a shard of (sweep, sweep-levels, …, shards), so
-'headspace merge' can join the shard files and check that none is missing
-(docs/cluster.md runs them as Slurm arrays and Kubernetes Indexed Jobs).
-
-An existing --out file of the same setup is resumed: points that already
-have --count results are skipped. Only the build that made it resumes it:
-a file whose commit: line differs (another revision, or a dirty tree
-edited since: docs/results.md) is refused with exit 2; --fresh replaces
-it. SIGINT stops the sweep, prints the table
-of what was measured and exits 130; the file keeps every finished run.
---from FILE prints the table of a file --out wrote, measuring nothing (a
---data run's dataset line aside: the file does not hold it).
-
-With a training command after --, as in
-
-    headspace ladder --levels host,sample,raw,none --steps 20 --count 3 \
-        --out results/train-ladder.txt -- python3 train.py
-
-it runs that command, unmodified, once per level and run under headspace's
-hook (docs/own-loop.md): host keeps the first collated batch and feeds it
-every step (the loader runs once); sample makes the dataset return one
-cached processed sample (collate and the workers' transfer still run); raw,
-for a torchvision-style dataset (ImageFolder, DatasetFolder: a .loader and
-a .transform), caches the loaded item and still applies the transform, and
-for a map-style dataset with a .transform and no .loader (CIFAR10, MNIST,
-most datasets of one's own) replays what __getitem__ handed its .transform,
-fetching nothing, the transform still applied; none runs the script as it
-is; device needs a CUDA GPU. Each run times
---steps steps after one step and the batches the workers prefetched
-(--warmup N instead), and is then stopped with all its workers. The table
-gives steps/s per level, its ratio to the top level and the stage each
-drop is attributed to; --out records BenchmarkOwnLoopLadder/level=…/script=…
-with the command, interpreter and torch versions (written whole at the
-end; SIGINT keeps the finished runs, marked partial).`
 
 // checkCUDAFlags refuses what runs on the CUDA device alone off it: the
 // device transform (its kernels), --cuda-graphs, --precision tf32 and
@@ -135,6 +58,14 @@ func checkCUDAFlags(pf *pipelineFlags, impls []string) error {
 	}
 	return nil
 }
+
+// The emulated device's flags' bounds (pipelineFlags).
+var _ = cli.Declare(map[string]cli.Bound{
+	"step":          {Lo: 0, Hi: float64(time.Hour)},
+	"pinned-gbps":   {Lo: 0, Hi: 1e4},
+	"pageable-gbps": {Lo: 0, Hi: 1e4},
+	"convert-gbps":  {Lo: 0, Hi: 1e5},
+})
 
 // pipelineFlags are the flags shared by every command that runs the pipeline.
 type pipelineFlags struct {
@@ -295,9 +226,9 @@ func (f *pipelineFlags) scalable() bool { return f.dev == "emulated" }
 type ladderCommand struct {
 	pf pipelineFlags
 	lf ladderFlags
-	df command.DisturbFlags
+	df preflight.DisturbFlags
 	of ownFlags
-	// out is CommandOf's --out: a run that writes it waits for quiet.
+	// out is command.CommandOf's --out: a run that writes it waits for quiet.
 	out flag.Value
 	// points and describe are a run's: the points its table shows, and
 	// its dataset's line; --from's table shows the file's.
@@ -407,7 +338,7 @@ func (l *Ladder) timeline(env *Env, devName string, stdout io.Writer) error {
 	env.Recorded = func(name string, rec *pipeline.Recorder) error {
 		sub := strings.TrimPrefix(name, "Ladder/")
 		t := timeline.FromRecorder("ladder "+strings.ReplaceAll(sub, "/", " ")+" on "+devName, rec, batch)
-		return writeTimeline(stdout, t, timelinePath(prefix, sub))
+		return WriteTimeline(stdout, t, timelinePath(prefix, sub))
 	}
 	return cli.CheckOutputs(outs...)
 }
@@ -490,7 +421,7 @@ func timelinePath(prefix, sub string) string {
 // level.Default of the data's source), workers, transforms, placements,
 // pinning, steps, runs and shard given, and the pipeline's flags'
 // configuration, checked.
-func (lf *ladderFlags) sweep(ctx context.Context, def Ladder, pf *pipelineFlags, df *command.DisturbFlags) (Ladder, error) {
+func (lf *ladderFlags) sweep(ctx context.Context, def Ladder, pf *pipelineFlags, df *preflight.DisturbFlags) (Ladder, error) {
 	l := def
 	var err error
 	if lf.levels != "" {
@@ -533,9 +464,26 @@ func (lf *ladderFlags) sweep(ctx context.Context, def Ladder, pf *pipelineFlags,
 	}
 	// The largest point: most workers, and a kept batch on the host and
 	// on the device beside the loader's.
-	if err := command.FitsPipeline(l.Pipeline, 1, 2*l.Pipeline.BatchBytes()); err != nil {
+	if err := preflight.FitsPipeline(l.Pipeline, 1, 2*l.Pipeline.BatchBytes()); err != nil {
 		return l, err
 	}
 	l.Shard, l.Shards, err = cli.ParseShard(lf.shard)
 	return l, err
+}
+
+// WriteTimeline writes t to prefix.png, prefix.svg and prefix.json and
+// names them on w (ladder --timeline, sim --timeline).
+func WriteTimeline(w io.Writer, t *timeline.Timeline, prefix string) error {
+	prefix = strings.TrimSuffix(prefix, ".png")
+	if err := t.WritePNG(prefix+".png", 1200, 60+28*len(t.DisplayTracks())); err != nil {
+		return err
+	}
+	if err := t.WriteSVG(prefix+".svg", 900, 45+21*len(t.DisplayTracks())); err != nil {
+		return err
+	}
+	if err := atomicfile.WriteKind(prefix+".json", cli.TraceKind, t.WriteChromeTrace); err != nil {
+		return err
+	}
+	fmt.Fprintf(w, "timeline: %s.png, %s.svg, %s.json (open the JSON in Perfetto)\n", prefix, prefix, prefix)
+	return nil
 }

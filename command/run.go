@@ -1,0 +1,287 @@
+package command
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"io"
+	"strings"
+
+	"golang.org/x/perf/benchfmt"
+
+	"github.com/headspace-bench/headspace/harness/driver"
+	"github.com/headspace-bench/headspace/harness/resultfile"
+	"github.com/headspace-bench/headspace/internal/atomicfile"
+	"github.com/headspace-bench/headspace/internal/cli"
+	"github.com/headspace-bench/headspace/workloads"
+)
+
+// outUsage is --out's usage by how the file is written.
+var outUsage = map[driver.Mode]string{
+	driver.Whole:         "benchmark-format result `file` (written atomically)",
+	driver.Stream:        "benchmark-format result `file`, written as each record is made, resumed where it holds this run's setup",
+	driver.StreamPartial: "benchmark-format result `file`, written as each point finishes, marked partial until the run completes (beside it as NAME.partial.txt where it holds a complete run, which SIGINT keeps)",
+}
+
+// CommandOf is the command headspace name of experiment E (P is *E),
+// made the one way: its flags parsed into the registry's Default size of
+// E (Flags), checked (Prepare), E run through driver.Run as
+// workloads.Job(e, env) to --out, the records read back through E's
+// codec as the file holds them, and Report. --from FILE decodes a saved
+// file the same way and calls the same Report.
+func CommandOf[R any, E any, P interface {
+	*E
+	workloads.Commanded[R]
+}](name, summary, usage string) cli.Command {
+	return cli.Command{Name: name, Summary: summary, Runs: []string{P(new(E)).Name()},
+		Run: func(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+			e := P(new(E))
+			*e = workloads.At(e, workloads.Default).(E)
+			return runCommand[R](ctx, e, name, usage, args, stdout, stderr)
+		}}
+}
+
+// runCommand is CommandOf's Run, of experiment e: its flags, then
+// --from's rebuild or a run.
+func runCommand[R any](ctx context.Context, e workloads.Commanded[R], name, usage string, args []string, stdout, stderr io.Writer) error {
+	mode := driver.Whole
+	if s, ok := e.(workloads.Streamed); ok {
+		mode = s.File()
+	}
+	fs := cli.NewFlagSet(name, usage, stdout)
+	out, from := outputFlags(fs, e.Codec().Benchmarks(), mode)
+	e.Flags(fs)
+	keep, took, err := parse(ctx, e, fs, args, stdout, stderr)
+	if took || err != nil {
+		return err
+	}
+	if v, ok := e.(workloads.Invoked); ok {
+		v.Invoked("headspace "+cli.CommandLine(name, args), *from)
+	}
+	if *from != "" {
+		if err := cli.FromOnly(fs, keep...); err != nil {
+			return err
+		}
+		return rebuild(e, name, *from, stdout)
+	}
+	if out.Fresh && out.Path == "" && mode == driver.Stream {
+		return cli.Usagef("--fresh needs --out")
+	}
+	if err := driver.Check(*out); err != nil {
+		return err // before Prepare prints anything
+	}
+	s, err := prepare(ctx, e, name, args, stdout, stderr)
+	if s.Close != nil {
+		defer s.Close() // a failed Prepare's too: a --link it started
+	}
+	if err != nil {
+		return err
+	}
+	return run(ctx, e, mode, s, *out, stdout, stderr)
+}
+
+// outputFlags defines the flags of a command's result file on fs, for
+// the benchmarks of its codec and a file written as mode says: --out,
+// --force (a whole file's) or --fresh (a streamed one's), and --from.
+func outputFlags(fs *flag.FlagSet, benchmarks []string, mode driver.Mode) (out *driver.Output, from *string) {
+	out = &driver.Output{Beside: mode == driver.Whole, Fresh: mode == driver.StreamPartial, Benchmarks: outputBenchmarks(benchmarks)}
+	fs.StringVar(&out.Path, "out", "", outUsage[mode])
+	switch mode {
+	case driver.Whole:
+		fs.BoolVar(&out.Force, "force", false, "let --out replace a results file holding more results")
+	case driver.Stream:
+		fs.BoolVar(&out.Fresh, "fresh", false, "start --out afresh instead of resuming it")
+	}
+	from = fs.String("from", "", "rebuild the report from the result `file` a run's --out wrote, measuring nothing")
+	return out, from
+}
+
+// parse parses args into fs, e's flags defined: a CommandTaker runs the
+// user's command given after them (took), and an Outputs experiment
+// checks the files its report writes, the flags that name them kept for
+// --from.
+func parse[R any](ctx context.Context, e workloads.Commanded[R], fs *flag.FlagSet, args []string, stdout, stderr io.Writer) (keep []string, took bool, err error) {
+	if t, ok := e.(workloads.CommandTaker); ok {
+		if err := cli.ParseArgs(fs, args); err != nil {
+			return nil, false, err
+		}
+		if took, err := t.TakeCommand(ctx, fs, args, stdout, stderr); took || err != nil {
+			return nil, took, err
+		}
+	}
+	if err := cli.ParseFlags(fs, args); err != nil {
+		return nil, false, err
+	}
+	if o, ok := e.(workloads.Outputs); ok {
+		keep, err = o.Outputs()
+	}
+	return keep, false, err
+}
+
+// prepare is how e runs, from its Prepare where it is a Preparer, with
+// the file's settings: the experiment's where Prepare set none, and the
+// command line where it asks for it.
+func prepare[R any](ctx context.Context, e workloads.Commanded[R], name string, args []string, stdout, stderr io.Writer) (workloads.Setup, error) {
+	var s workloads.Setup
+	if p, ok := e.(workloads.Preparer); ok {
+		var err error
+		if s, err = p.Prepare(ctx, stdout, stderr); err != nil {
+			return s, err
+		}
+	}
+	if s.Settings == nil {
+		s.Settings = e.Settings()
+	}
+	if s.CommandLine {
+		s.Settings = append(s.Settings, resultfile.Config{Key: "command", Value: cli.CommandLine("headspace "+name, args)})
+	}
+	return s, nil
+}
+
+// run runs e as s says into out through driver.Run and prints its
+// report from the records read back.
+func run[R any](ctx context.Context, e workloads.Commanded[R], mode driver.Mode, s workloads.Setup, out driver.Output, stdout, stderr io.Writer) error {
+	job := jobOf(s, e, mode, stderr)
+	o, err := driver.Run(ctx, job, out)
+	if i, ok := e.(workloads.Interrupts); ok && o.Interrupted {
+		return reportInterrupted(e, i, o, job.Settings(), stdout)
+	}
+	if o.Interrupted && s.Partial != "" {
+		err = nil // reported below, then o.Err(s.Partial)
+	}
+	if o.Interrupted && o.Path != "" && s.Partial == "" {
+		kept := fmt.Sprintf("the %d results finished are in %s, marked partial", len(o.Records), o.Path)
+		if o.Path != out.Path {
+			kept += "; " + out.Path + " is kept as it was"
+		}
+		return o.Err(kept)
+	}
+	if err != nil {
+		return err
+	}
+	recs := o.Records
+	if o.Path != "" && !atomicfile.InPlace(o.Path) {
+		// The report is of the file, as --from's is.
+		if recs, err = resultfile.Read(o.Path); err != nil {
+			return err
+		}
+	} else {
+		recs = withSettings(recs, job.Settings())
+	}
+	var r R
+	if len(recs) > 0 || !o.Interrupted && !s.Empty {
+		if r, err = workloads.DecodeFile(e.Codec(), recs); err != nil {
+			return err
+		}
+	}
+	if err := e.Report(r, stdout); err != nil {
+		return err
+	}
+	switch {
+	case s.End != nil:
+		return s.End(stdout, o)
+	case out.Path == "":
+	case s.Benchstat:
+		fmt.Fprintf(stdout, "results: %s (compare with: go tool benchstat %s)\n", o.Path, o.Path)
+	default:
+		cli.KeptNote(stdout, out.Path, o.Path)
+		fmt.Fprintf(stdout, "results: %s\n", o.Path)
+	}
+	return o.Err(s.Partial)
+}
+
+// jobOf is e's driver.Job as s says: workloads.Job(e, s.Env), its file's
+// settings asked for once (before a streamed run, after a whole one: it
+// may start git, whose CPU is no run's), its progress on stderr.
+func jobOf(s workloads.Setup, e workloads.Experiment, mode driver.Mode, stderr io.Writer) driver.Job {
+	var settings []resultfile.Config
+	job := workloads.Job(e, s.Env)
+	job.File, job.Units, job.Progress = mode, s.Units, stderr
+	if s.Todo != nil {
+		job.Measure = func(ctx context.Context, h *driver.Hooks) ([]*benchfmt.Result, error) {
+			env := s.Env.Hooked(h)
+			h.Total(s.Todo(env))
+			return e.Run(ctx, env)
+		}
+	}
+	job.Settings = func() []resultfile.Config {
+		if settings == nil {
+			device := "emulated"
+			if s.Device != nil {
+				device = s.Device()
+			}
+			lines := s.Settings
+			if s.Lines != nil {
+				lines = s.Lines()
+			}
+			settings = driver.Settings(device, lines)
+		}
+		return settings
+	}
+	return job
+}
+
+// reportInterrupted prints the report of what an interrupted run of e
+// finished, its records in o, and returns the error that exits 130.
+func reportInterrupted[R any](e workloads.Commanded[R], i workloads.Interrupts, o driver.Outcome, settings []resultfile.Config, stdout io.Writer) error {
+	kept := i.Interrupt()
+	var r R
+	if len(o.Records) > 0 {
+		var err error
+		if r, err = workloads.DecodeFile(e.Codec(), withSettings(o.Records, settings)); err != nil {
+			return err
+		}
+	}
+	if err := e.Report(r, stdout); err != nil {
+		return err
+	}
+	if o.Path != "" && len(o.Records) > 0 {
+		fmt.Fprintf(stdout, "results: %s (partial: interrupted)\n", o.Path)
+	}
+	return o.Err(kept)
+}
+
+// rebuild is --from: the report of the result file from, decoded through
+// e's codec; a file that is not e's is bad input (exit 2), as a missing
+// one is.
+func rebuild[R any](e workloads.Commanded[R], name, from string, stdout io.Writer) error {
+	recs, err := resultfile.Read(from)
+	if err != nil {
+		return cli.FromErr(from, err)
+	}
+	r, err := workloads.DecodeFile(e.Codec(), recs)
+	if err != nil {
+		return cli.Usagef("--from %s: not a result file of headspace %s --out (%v)", from, name, err)
+	}
+	return e.Report(r, stdout)
+}
+
+// outputBenchmarks are the benchmarks of a codec's records as
+// driver.Output names them: up to the first '/'.
+func outputBenchmarks(benchmarks []string) []string {
+	var out []string
+	for _, b := range benchmarks {
+		b, _, _ = strings.Cut(b, "/")
+		if len(out) == 0 || out[len(out)-1] != b {
+			out = append(out, b)
+		}
+	}
+	return out
+}
+
+// withSettings are copies of recs carrying settings as a result file's
+// configuration lines, as a file read back holds them: the records of a
+// run without --out, decoded as a file's would be.
+func withSettings(recs []*benchfmt.Result, settings []resultfile.Config) []*benchfmt.Result {
+	cfg := make([]benchfmt.Config, len(settings))
+	for i, c := range settings {
+		cfg[i] = benchfmt.Config{Key: c.Key, Value: []byte(c.Value), File: true}
+	}
+	out := make([]*benchfmt.Result, len(recs))
+	for i, r := range recs {
+		c := r.Clone()
+		c.Config = append(append([]benchfmt.Config(nil), cfg...), c.Config...)
+		out[i] = c
+	}
+	return out
+}
