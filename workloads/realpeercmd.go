@@ -208,14 +208,9 @@ func runRealPeers(ctx context.Context, fs *flag.FlagSet, rf *realPeerFlags, args
 	if err != nil {
 		return err
 	}
-	// Wait (at most $HEADSPACE_QUIET_WAIT, 10 s) for a quiet machine; a
-	// busy one is measured all the same and the file says so.
-	var busy []resultfile.Config
-	if q, err := disturb.WaitQuiet(ctx, disturb.Quiet{Max: command.DefaultQuietWait()}); err != nil {
+	busy, err := waitQuiet(ctx, stderr)
+	if err != nil {
 		return err
-	} else if q.Busy {
-		fmt.Fprintf(stderr, "headspace: the machine did not get quiet (%s): measuring anyway; the result file says so\n", q)
-		busy = []resultfile.Config{{Key: resultfile.BusyKey, Value: q.String()}}
 	}
 	host := machine.Describe()
 	var ms []realpeer.Measurement
@@ -225,82 +220,18 @@ func runRealPeers(ctx context.Context, fs *flag.FlagSet, rf *realPeerFlags, args
 		return append(append(append([]resultfile.Config(nil), settings...), peerConfig...), realpeer.MissingConfig(ms)...)
 	}
 	_, err = driver.Run(ctx, driver.Job{Settings: fileConfig, Measure: func(ctx context.Context, _ *driver.Hooks) ([]*benchfmt.Result, error) {
-		s := run.settings
-		n := s.Batch * s.Batches
-		src := datasets.Synthetic{Width: run.width, Height: run.height, Classes: 10, N: n, Seed: s.Seed, Content: datasets.ContentNatural}
-		ours := peer.Settings{Width: run.width, Height: run.height, Crop: s.Crop, Batch: s.Batch, Batches: s.Batches, Seed: s.Seed}.Pipeline(transforms.Fast, 1)
-		ours.Decoder = ondisk.DecoderTurbo
-		var where, data, fetch string
-		var imageBytes float64
-		if run.peers[0].Bucket {
-			fmt.Fprintf(stderr, "peer --peers: writing %d natural %dx%d JPEGs (quality 90), starting the S3 server, uploading them as an ImageFolder…\n", n, run.width, run.height)
-			rb, err := peer.StartRemote(ctx, src, n, link.Config{})
-			if err != nil {
-				return nil, err
-			}
-			defer rb.Close()
-			// StartRemote put the server's credentials in this process's
-			// environment, for ours; the peers get them and the endpoint.
-			runner.Env = rb.Env()
-			s.Data = rb.URLs[peer.ImageFolder]
-			// Ours keeps as many GETs in flight as the peers have workers
-			// (each map-style worker has one at a time).
-			ours.Bucket = bucket.Options{Endpoint: rb.Link.URL(), Concurrency: slices.Max(run.workers)}
-			imageBytes = rb.Costs[peer.ImageFolder].BytesPerSample
-			where = "in a bucket of the pinned S3 server on 127.0.0.1 (versitygw), one object an image, no emulated link"
-			data, fetch = s.Data, fmt.Sprintf(", %d GETs in flight (the most workers)", ours.Bucket.Concurrency)
-		} else {
-			fmt.Fprintf(stderr, "peer --peers: writing %d natural %dx%d JPEGs (quality %d) as an ImageFolder…\n", n, run.width, run.height, run.quality)
-			folder, err := realpeer.WriteFolder(ctx, src, run.quality)
-			if err != nil {
-				return nil, err
-			}
-			defer folder.Close()
-			s.Data, data = folder.Dir, folder.Dir
-			imageBytes = float64(folder.Bytes) / float64(n)
-			where = "in an ImageFolder of 10 classes, read from the page cache"
+		d, err := run.data(ctx, &runner, stderr)
+		if err != nil {
+			return nil, err
 		}
-		var err error
-		if ours, err = ours.WithDataContext(ctx, data); err != nil {
-			return nil, fmt.Errorf("ours: %s: %w", data, err)
-		}
-		ours.Transforms.MaskRatio = 0
-		ours.DecodeCrop = loader.DecodeCropOn
-		settings = append(append(machine.Environment("none"), busy...),
-			resultfile.Config{Key: "distro", Value: host.Distro},
-			resultfile.Config{Key: "command", Value: peerCommand(args)},
-			resultfile.Config{Key: "peers", Value: strings.Join(namesOf(run.peers), ",")},
-			resultfile.Config{Key: "workers", Value: joinInts(run.workers)},
-			resultfile.Config{Key: "rounds", Value: strconv.Itoa(run.count)},
-			resultfile.Config{Key: "batch", Value: strconv.Itoa(s.Batch)},
-			resultfile.Config{Key: "batches", Value: strconv.Itoa(s.Batches)},
-			resultfile.Config{Key: "crop", Value: strconv.Itoa(s.Crop)},
-			resultfile.Config{Key: "raw-size", Value: fmt.Sprintf("%dx%d", run.width, run.height)},
-			resultfile.Config{Key: "seed", Value: strconv.FormatUint(s.Seed, 10)},
-			resultfile.Config{Key: "images", Value: strconv.Itoa(n)},
-			resultfile.Config{Key: "dataset", Value: fmt.Sprintf("natural (dead leaves) JPEG quality %d %s, %.0f KiB an image", run.quality, where, imageBytes/1024)},
-			resultfile.Config{Key: "transforms", Value: "decode to RGB, random crop, RGB to YCbCr (the document's ConvertColor), / 255, float32 CHW batch"},
-			resultfile.Config{Key: "ours", Value: "goroutine loader at level none, libjpeg-turbo (--decoder turbojpeg, --decode-crop on), fast transforms, mask ratio 0, 2 batches prefetched" + fetch},
-			resultfile.Config{Key: "decode-crop", Value: loader.DecodeCropSetting},
-		)
-		copyConfig := membw.Config{Buffer: membw.BufferSize(), Reps: 8, Trials: 3}
-		sampleBytes, parts := realpeer.SampleBytes(imageBytes, run.width, run.height, s.Crop, ours.DecodesCrop())
-		settings = append(settings,
-			resultfile.Config{Key: realpeer.LimitBytesKey, Value: strconv.FormatInt(sampleBytes, 10)},
-			resultfile.Config{Key: realpeer.LimitBytesPartsKey, Value: parts})
-		settings = append(settings, realpeer.LimitConfig(copyConfig)...)
-		c := realpeer.Config{Runner: runner, Settings: s, Ours: ours, Peers: run.peers, Workers: run.workers, Count: run.count, Copy: copyConfig,
+		defer d.close()
+		settings = append(append(machine.Environment("none"), busy...), run.fileLines(d, host.Distro, peerCommand(args))...)
+		c := realpeer.Config{Runner: runner, Settings: d.settings, Ours: d.ours, Peers: run.peers, Workers: run.workers, Count: run.count, Copy: realPeerCopy,
 			Limit: func(l realpeer.LimitRun) {
 				limits = append(limits, l)
 				fmt.Fprintf(stderr, "%s round %d: copy %.2f GB/s\n", l.BenchName(), l.Round, l.Copy.BytesPerSec/1e9)
 			}}
-		ms, err = realpeer.Sweep(ctx, c, func(m realpeer.Measurement) {
-			if m.Missing != "" {
-				fmt.Fprintf(stderr, "%s round %d: missing: %s\n", m.BenchName(), m.Round, m.Missing)
-				return
-			}
-			fmt.Fprintf(stderr, "%s round %d: TTFB %.3fs, %.1f samples/s, CPU %.2fs, peak RSS %.0f MiB\n", m.BenchName(), m.Round, m.TTFB.Seconds(), m.SamplesPerSec, m.CPU.Seconds(), float64(m.PeakRSS)/(1<<20))
-		})
+		ms, err = realpeer.Sweep(ctx, c, func(m realpeer.Measurement) { logRealPeer(stderr, m) })
 		return append(realpeer.Records(ms), realpeer.LimitRecords(limits)...), err
 	}}, driver.Output{Path: run.out, Benchmarks: []string{realpeer.Benchmark, realpeer.LimitBenchmark}})
 	if err != nil {
@@ -314,6 +245,118 @@ func runRealPeers(ctx context.Context, fs *flag.FlagSet, rf *realPeerFlags, args
 		fmt.Fprintf(stdout, "results: %s\n", run.out)
 	}
 	return writeRealPeersReport(stdout, rep, run.report, run.plot)
+}
+
+// waitQuiet waits (at most $HEADSPACE_QUIET_WAIT, 10 s) for a quiet
+// machine; a busy one is measured all the same, said on stderr, and the
+// result file says so: the line returned.
+func waitQuiet(ctx context.Context, stderr io.Writer) ([]resultfile.Config, error) {
+	q, err := disturb.WaitQuiet(ctx, disturb.Quiet{Max: command.DefaultQuietWait()})
+	if err != nil || !q.Busy {
+		return nil, err
+	}
+	fmt.Fprintf(stderr, "headspace: the machine did not get quiet (%s): measuring anyway; the result file says so\n", q)
+	return []resultfile.Config{{Key: resultfile.BusyKey, Value: q.String()}}, nil
+}
+
+// realPeerCopy is how the limit's copy bandwidth is measured.
+var realPeerCopy = membw.Config{Buffer: membw.BufferSize(), Reps: 8, Trials: 3}
+
+// realPeerData is the images every side of peer --peers reads, and our
+// pipeline reading them.
+type realPeerData struct {
+	settings   realpeer.Settings // the peers', Data set
+	ours       loader.Config
+	where      string  // where the images are, for the file's dataset line
+	fetch      string  // ours's GETs in flight, for its ours line ("" on disk)
+	imageBytes float64 // an image's bytes
+	close      func()  // removes them (stops the server)
+}
+
+// data writes run's images, on disk as an ImageFolder or (the bucket
+// peers) uploaded to the pinned S3 server it starts, whose credentials
+// and endpoint go into runner's environment, and sets our pipeline to
+// read them.
+func (run realPeerRun) data(ctx context.Context, runner *realpeer.Runner, stderr io.Writer) (d realPeerData, err error) {
+	s := run.settings
+	n := s.Batch * s.Batches
+	src := datasets.Synthetic{Width: run.width, Height: run.height, Classes: 10, N: n, Seed: s.Seed, Content: datasets.ContentNatural}
+	ours := peer.Settings{Width: run.width, Height: run.height, Crop: s.Crop, Batch: s.Batch, Batches: s.Batches, Seed: s.Seed}.Pipeline(transforms.Fast, 1)
+	ours.Decoder = ondisk.DecoderTurbo
+	var data string
+	if run.peers[0].Bucket {
+		fmt.Fprintf(stderr, "peer --peers: writing %d natural %dx%d JPEGs (quality 90), starting the S3 server, uploading them as an ImageFolder…\n", n, run.width, run.height)
+		rb, err := peer.StartRemote(ctx, src, n, link.Config{})
+		if err != nil {
+			return d, err
+		}
+		d.close = func() { rb.Close() }
+		// StartRemote put the server's credentials in this process's
+		// environment, for ours; the peers get them and the endpoint.
+		runner.Env = rb.Env()
+		s.Data = rb.URLs[peer.ImageFolder]
+		// Ours keeps as many GETs in flight as the peers have workers
+		// (each map-style worker has one at a time).
+		ours.Bucket = bucket.Options{Endpoint: rb.Link.URL(), Concurrency: slices.Max(run.workers)}
+		d.imageBytes = rb.Costs[peer.ImageFolder].BytesPerSample
+		d.where = "in a bucket of the pinned S3 server on 127.0.0.1 (versitygw), one object an image, no emulated link"
+		data, d.fetch = s.Data, fmt.Sprintf(", %d GETs in flight (the most workers)", ours.Bucket.Concurrency)
+	} else {
+		fmt.Fprintf(stderr, "peer --peers: writing %d natural %dx%d JPEGs (quality %d) as an ImageFolder…\n", n, run.width, run.height, run.quality)
+		folder, err := realpeer.WriteFolder(ctx, src, run.quality)
+		if err != nil {
+			return d, err
+		}
+		d.close = func() { folder.Close() }
+		s.Data, data = folder.Dir, folder.Dir
+		d.imageBytes = float64(folder.Bytes) / float64(n)
+		d.where = "in an ImageFolder of 10 classes, read from the page cache"
+	}
+	if ours, err = ours.WithDataContext(ctx, data); err != nil {
+		d.close()
+		return d, fmt.Errorf("ours: %s: %w", data, err)
+	}
+	ours.Transforms.MaskRatio = 0
+	ours.DecodeCrop = loader.DecodeCropOn
+	d.settings, d.ours = s, ours
+	return d, nil
+}
+
+// fileLines are the result file's lines of run on d after the machine's:
+// what it compares, on what, and the limit's bytes and copy.
+func (run realPeerRun) fileLines(d realPeerData, distro, command string) []resultfile.Config {
+	s, n := d.settings, d.settings.Batch*d.settings.Batches
+	settings := []resultfile.Config{
+		{Key: "distro", Value: distro},
+		{Key: "command", Value: command},
+		{Key: "peers", Value: strings.Join(namesOf(run.peers), ",")},
+		{Key: "workers", Value: joinInts(run.workers)},
+		{Key: "rounds", Value: strconv.Itoa(run.count)},
+		{Key: "batch", Value: strconv.Itoa(s.Batch)},
+		{Key: "batches", Value: strconv.Itoa(s.Batches)},
+		{Key: "crop", Value: strconv.Itoa(s.Crop)},
+		{Key: "raw-size", Value: fmt.Sprintf("%dx%d", run.width, run.height)},
+		{Key: "seed", Value: strconv.FormatUint(s.Seed, 10)},
+		{Key: "images", Value: strconv.Itoa(n)},
+		{Key: "dataset", Value: fmt.Sprintf("natural (dead leaves) JPEG quality %d %s, %.0f KiB an image", run.quality, d.where, d.imageBytes/1024)},
+		{Key: "transforms", Value: "decode to RGB, random crop, RGB to YCbCr (the document's ConvertColor), / 255, float32 CHW batch"},
+		{Key: "ours", Value: "goroutine loader at level none, libjpeg-turbo (--decoder turbojpeg, --decode-crop on), fast transforms, mask ratio 0, 2 batches prefetched" + d.fetch},
+		{Key: "decode-crop", Value: loader.DecodeCropSetting},
+	}
+	sampleBytes, parts := realpeer.SampleBytes(d.imageBytes, run.width, run.height, s.Crop, d.ours.DecodesCrop())
+	settings = append(settings,
+		resultfile.Config{Key: realpeer.LimitBytesKey, Value: strconv.FormatInt(sampleBytes, 10)},
+		resultfile.Config{Key: realpeer.LimitBytesPartsKey, Value: parts})
+	return append(settings, realpeer.LimitConfig(realPeerCopy)...)
+}
+
+// logRealPeer is m's line on stderr.
+func logRealPeer(stderr io.Writer, m realpeer.Measurement) {
+	if m.Missing != "" {
+		fmt.Fprintf(stderr, "%s round %d: missing: %s\n", m.BenchName(), m.Round, m.Missing)
+		return
+	}
+	fmt.Fprintf(stderr, "%s round %d: TTFB %.3fs, %.1f samples/s, CPU %.2fs, peak RSS %.0f MiB\n", m.BenchName(), m.Round, m.TTFB.Seconds(), m.SamplesPerSec, m.CPU.Seconds(), float64(m.PeakRSS)/(1<<20))
 }
 
 // realPeersOutputs are the report and the plot's two files, for the

@@ -12,7 +12,6 @@ import (
 
 	"golang.org/x/perf/benchfmt"
 
-	"github.com/headspace-bench/headspace/command"
 	"github.com/headspace-bench/headspace/datasets"
 	"github.com/headspace-bench/headspace/harness/driver"
 	"github.com/headspace-bench/headspace/harness/machine"
@@ -22,7 +21,6 @@ import (
 	"github.com/headspace-bench/headspace/harness/spdlcache"
 	"github.com/headspace-bench/headspace/internal/atomicfile"
 	"github.com/headspace-bench/headspace/internal/cli"
-	"github.com/headspace-bench/headspace/internal/disturb"
 )
 
 const spdlCacheUsage = `
@@ -133,22 +131,13 @@ func runSPDLCache(ctx context.Context, fs *flag.FlagSet, sf *spdlCacheFlags, arg
 	if err := cli.CheckOutputs(cli.Output{Path: rep, Kind: peer.ReportKind}); err != nil {
 		return err
 	}
-	versions, err := spdlcache.Check(ctx, c)
+	versions, err := checkSPDLCache(ctx, c)
 	if err != nil {
-		if ctx.Err() != nil {
-			return err
-		}
-		return cli.Usagef("%v: %s", err, realpeer.InstallHint)
-	}
-	if !hasKey(versions, "spdl") {
-		return cli.Usagef("%s %s --check names no spdl version: %s", c.Python, c.Script, realpeer.InstallHint)
-	}
-	var busy []resultfile.Config
-	if q, err := disturb.WaitQuiet(ctx, disturb.Quiet{Max: command.DefaultQuietWait()}); err != nil {
 		return err
-	} else if q.Busy {
-		fmt.Fprintf(stderr, "headspace: the machine did not get quiet (%s): measuring anyway; the result file says so\n", q)
-		busy = []resultfile.Config{{Key: resultfile.BusyKey, Value: q.String()}}
+	}
+	busy, err := waitQuiet(ctx, stderr)
+	if err != nil {
+		return err
 	}
 	var runs []spdlcache.Run
 	var settings []resultfile.Config
@@ -173,39 +162,8 @@ func runSPDLCache(ctx context.Context, fs *flag.FlagSet, sf *spdlCacheFlags, arg
 			return nil, err
 		}
 		c.Data = folder.Dir
-		shown := c
-		shown.Data = "DATA"
-		settings = append(append(machine.Environment("none"), busy...),
-			resultfile.Config{Key: "distro", Value: machine.Describe().Distro},
-			resultfile.Config{Key: "command", Value: peerCommand(args)},
-			resultfile.Config{Key: "script-command", Value: strings.Join(shown.OursCommand()[1:], " ")},
-			resultfile.Config{Key: "peers-python", Value: c.Python})
-		for _, kv := range versions {
-			settings = append(settings, resultfile.Config{Key: "script-" + kv[0], Value: kv[1]})
-		}
-		settings = append(settings,
-			resultfile.Config{Key: "workers", Value: strconv.Itoa(c.Workers)},
-			resultfile.Config{Key: "batch", Value: strconv.Itoa(c.Batch)},
-			resultfile.Config{Key: "crop", Value: strconv.Itoa(c.Crop)},
-			resultfile.Config{Key: "raw-size", Value: fmt.Sprintf("%dx%d", width, height)},
-			resultfile.Config{Key: "seed", Value: strconv.FormatUint(seed, 10)},
-			resultfile.Config{Key: "images", Value: strconv.Itoa(n)},
-			resultfile.Config{Key: "dataset", Value: fmt.Sprintf("%d natural (dead leaves) %dx%d JPEGs of quality %d in an ImageFolder of 10 classes, %.0f KiB an image, read from the page cache", n, width, height, quality, float64(folder.Bytes)/float64(n)/1024)},
-			resultfile.Config{Key: "rounds", Value: strconv.Itoa(c.Count)},
-			resultfile.Config{Key: "num-caches", Value: strconv.Itoa(c.NumCaches)},
-			resultfile.Config{Key: "return-caches-after", Value: strconv.Itoa(c.ReturnCachesAfter)},
-			resultfile.Config{Key: "steps-after", Value: strconv.Itoa(c.StepsAfter)},
-			resultfile.Config{Key: "ours", Value: "headspace analyze -- SCRIPT-COMMAND --epochs 1: the hook's step times, the median of the means over rounds of the workers, steps 1..return-caches-after-1 against return-caches-after+1..the last"},
-			resultfile.Config{Key: "spdl-cache", Value: "SCRIPT-COMMAND --spdl-cache: spdl.dataloader.CacheDataLoader(num_caches, return_caches_after, stop_after=return_caches_after+steps_after), the script's own step times, their mean over the same steps"},
-		)
-		runs, err = spdlcache.Sweep(ctx, c, io.Discard, func(r spdlcache.Run) {
-			if r.Missing != "" {
-				fmt.Fprintf(stderr, "%s round %d: missing: %s\n", r.BenchName(), r.Round, r.Missing)
-				return
-			}
-			fmt.Fprintf(stderr, "%s round %d: step %.1f ms, cached %.1f ms, headspace %.1f%%\n", r.BenchName(), r.Round,
-				float64(r.Before)/1e6, float64(r.After)/1e6, 100*r.Share())
-		})
+		settings = append(append(machine.Environment("none"), busy...), spdlCacheLines(c, versions, folder, width, height, quality, seed, peerCommand(args))...)
+		runs, err = spdlcache.Sweep(ctx, c, io.Discard, func(r spdlcache.Run) { logSPDLCache(stderr, r) })
 		recs := spdlcache.Records(runs)
 		if err == nil && len(recs) == 0 {
 			err = fmt.Errorf("peer --spdl-cache: every run failed: %s", runs[0].Missing)
@@ -220,6 +178,66 @@ func runSPDLCache(ctx context.Context, fs *flag.FlagSet, sf *spdlCacheFlags, arg
 		fmt.Fprintf(stdout, "results: %s\n", out)
 	}
 	return writeSPDLCacheReport(stdout, r, rep)
+}
+
+// spdlCacheLines are the result file's lines of peer --spdl-cache's run
+// of c, the script's versions, on the images of folder, after the
+// machine's: what it runs, on what, and how each side measures.
+func spdlCacheLines(c spdlcache.Config, versions [][2]string, folder *realpeer.Folder, width, height, quality int, seed uint64, command string) []resultfile.Config {
+	n := c.Images()
+	shown := c
+	shown.Data = "DATA"
+	settings := []resultfile.Config{
+		{Key: "distro", Value: machine.Describe().Distro},
+		{Key: "command", Value: command},
+		{Key: "script-command", Value: strings.Join(shown.OursCommand()[1:], " ")},
+		{Key: "peers-python", Value: c.Python}}
+	for _, kv := range versions {
+		settings = append(settings, resultfile.Config{Key: "script-" + kv[0], Value: kv[1]})
+	}
+	return append(settings,
+		resultfile.Config{Key: "workers", Value: strconv.Itoa(c.Workers)},
+		resultfile.Config{Key: "batch", Value: strconv.Itoa(c.Batch)},
+		resultfile.Config{Key: "crop", Value: strconv.Itoa(c.Crop)},
+		resultfile.Config{Key: "raw-size", Value: fmt.Sprintf("%dx%d", width, height)},
+		resultfile.Config{Key: "seed", Value: strconv.FormatUint(seed, 10)},
+		resultfile.Config{Key: "images", Value: strconv.Itoa(n)},
+		resultfile.Config{Key: "dataset", Value: fmt.Sprintf("%d natural (dead leaves) %dx%d JPEGs of quality %d in an ImageFolder of 10 classes, %.0f KiB an image, read from the page cache", n, width, height, quality, float64(folder.Bytes)/float64(n)/1024)},
+		resultfile.Config{Key: "rounds", Value: strconv.Itoa(c.Count)},
+		resultfile.Config{Key: "num-caches", Value: strconv.Itoa(c.NumCaches)},
+		resultfile.Config{Key: "return-caches-after", Value: strconv.Itoa(c.ReturnCachesAfter)},
+		resultfile.Config{Key: "steps-after", Value: strconv.Itoa(c.StepsAfter)},
+		resultfile.Config{Key: "ours", Value: "headspace analyze -- SCRIPT-COMMAND --epochs 1: the hook's step times, the median of the means over rounds of the workers, steps 1..return-caches-after-1 against return-caches-after+1..the last"},
+		resultfile.Config{Key: "spdl-cache", Value: "SCRIPT-COMMAND --spdl-cache: spdl.dataloader.CacheDataLoader(num_caches, return_caches_after, stop_after=return_caches_after+steps_after), the script's own step times, their mean over the same steps"},
+	)
+}
+
+// logSPDLCache is r's line on stderr.
+func logSPDLCache(stderr io.Writer, r spdlcache.Run) {
+	if r.Missing != "" {
+		fmt.Fprintf(stderr, "%s round %d: missing: %s\n", r.BenchName(), r.Round, r.Missing)
+		return
+	}
+	fmt.Fprintf(stderr, "%s round %d: step %.1f ms, cached %.1f ms, headspace %.1f%%\n", r.BenchName(), r.Round,
+		float64(r.Before)/1e6, float64(r.After)/1e6, 100*r.Share())
+}
+
+// checkSPDLCache is the check before anything runs: the script's
+// --check in the peers env, which imports spdl and prints the versions
+// returned. A script that cannot run is a usage error saying how to
+// install the env.
+func checkSPDLCache(ctx context.Context, c spdlcache.Config) ([][2]string, error) {
+	versions, err := spdlcache.Check(ctx, c)
+	if err != nil {
+		if ctx.Err() != nil {
+			return nil, err
+		}
+		return nil, cli.Usagef("%v: %s", err, realpeer.InstallHint)
+	}
+	if !hasKey(versions, "spdl") {
+		return nil, cli.Usagef("%s %s --check names no spdl version: %s", c.Python, c.Script, realpeer.InstallHint)
+	}
+	return versions, nil
 }
 
 func hasKey(kv [][2]string, key string) bool {
