@@ -25,7 +25,7 @@ import (
 
 // Command is headspace peer.
 func (Peer) Command() cli.Command {
-	return cli.Command{Name: "peer", Summary: "our loader against the document's PyTorch DataLoader pipeline, or (--peers) the real loaders of the pinned peers env, same job, same run: samples/s, TTFB, ratios; (--spdl-cache) SPDL's CacheDataLoader headspace beside analyze's on one script", Runs: []string{"Peer", "PeerLadder", "PeerRemote"}, Run: runPeer}
+	return cli.Command{Name: "peer", Summary: "our loader against the document's PyTorch DataLoader pipeline, or (--peers) the real loaders of the pinned peers env, same job, same run: samples/s, TTFB, ratios; (--spdl-cache) SPDL's CacheDataLoader headspace beside analyze's on one script", Runs: []string{"Peer", "PeerLadder", "PeerRemote", "RealPeer"}, Run: runPeer}
 }
 
 const peerUsage = `
