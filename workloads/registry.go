@@ -69,6 +69,7 @@ var Registry = []Registered{
 	Sizes(DefaultTune, QuickTune),
 	Sizes(DefaultOwnLoopLadder, QuickOwnLoopLadder),
 	peersEnv(Sizes(DefaultRealPeer, QuickRealPeer)),
+	peersEnv(Sizes(DefaultSPDLCache, QuickSPDLCache)),
 	gpu(Sizes(DefaultCUDACheck, QuickCUDACheck)),
 	gpu(Sizes(DefaultCUDADecode, QuickCUDADecode)),
 }
