@@ -1,6 +1,7 @@
 package workloads
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"io"
@@ -20,6 +21,7 @@ import (
 	"github.com/headspace-bench/headspace/harness/peer"
 	"github.com/headspace-bench/headspace/harness/realpeer"
 	"github.com/headspace-bench/headspace/harness/resultfile"
+	"github.com/headspace-bench/headspace/internal/cli"
 )
 
 // RealPeer is headspace peer --peers: our goroutine loader (libjpeg-turbo,
@@ -44,6 +46,10 @@ type RealPeer struct {
 	// run, if set, is a command's run: where the lines go, what the
 	// run's file says beside its records (nil: stderr discarded).
 	run *realPeerRun
+	// report and plot are the files Report writes: --report's Markdown
+	// and --plot's base ("" for none); from is --from's file ("" for a
+	// run).
+	report, plot, from string
 }
 
 // realPeerRun is what a command keeps of a RealPeer run beside its
@@ -129,6 +135,21 @@ func (e RealPeer) Measure(ctx context.Context, env Env) (RealPeerOutcome, error)
 		}}
 	run.runs, err = realpeer.Sweep(ctx, c, func(m realpeer.Measurement) { logRealPeer(run.log, m) })
 	return RealPeerOutcome{Runs: run.runs, Limits: run.limits}, err
+}
+
+// Report prints o's table and writes its Markdown and its plot where
+// e's report and plot name them: a run's, o decoded from its records as
+// its file holds them, and --from's of a file alike. Lines that make no
+// report are bad input from a file.
+func (e RealPeer) Report(o RealPeerOutcome, w io.Writer) error {
+	r, err := realpeer.ReportOf(cmp.Or(e.from, "this run"), o.Config, o.Runs, o.Limits)
+	if err != nil && e.from != "" {
+		return cli.Usagef("--from: %v", err)
+	}
+	if err != nil {
+		return err
+	}
+	return writeRealPeersReport(w, r, e.report, e.plot)
 }
 
 // realPeerCopy is how the limit's copy bandwidth is measured.

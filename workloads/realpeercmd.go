@@ -221,17 +221,23 @@ func runRealPeers(ctx context.Context, fs *flag.FlagSet, rf *realPeerFlags, args
 		}
 		return settings
 	}
-	if _, err := driver.Run(ctx, job, driver.Output{Path: files.out, Benchmarks: []string{realpeer.Benchmark, realpeer.LimitBenchmark}}); err != nil {
+	o, err := driver.Run(ctx, job, driver.Output{Path: files.out, Benchmarks: []string{realpeer.Benchmark, realpeer.LimitBenchmark}})
+	if err != nil {
 		return err
 	}
-	rep, err := realpeer.NewReport(job.Settings(), run.runs, run.limits, "this run")
+	recs, err := ranRecords(o, job.Settings())
+	if err != nil {
+		return err
+	}
+	r, err := RealPeerCodec.Decode(recs)
 	if err != nil {
 		return err
 	}
 	if files.out != "" {
 		fmt.Fprintf(stdout, "results: %s\n", files.out)
 	}
-	return writeRealPeersReport(stdout, rep, files.report, files.plot)
+	e.report, e.plot = files.report, files.plot
+	return e.Report(r, stdout)
 }
 
 // waitQuiet waits (at most $HEADSPACE_QUIET_WAIT, 10 s) for a quiet
@@ -276,15 +282,11 @@ func writeRealPeersReport(stdout io.Writer, r realpeer.Report, report, plot stri
 }
 
 // rebuildRealPeers is --peers' --from: its records decoded through
-// RealPeerCodec, its report rebuilt (realpeer.ReportOf).
+// RealPeerCodec, and RealPeer's Report, as a run's.
 func rebuildRealPeers(from string, recs []*benchfmt.Result, report, plot string, stdout io.Writer) error {
 	o, err := RealPeerCodec.Decode(recs)
-	var r realpeer.Report
-	if err == nil {
-		r, err = realpeer.ReportOf(from, o.Config, o.Runs, o.Limits)
-	}
 	if err != nil {
 		return cli.Usagef("--from: %v", err)
 	}
-	return writeRealPeersReport(stdout, r, report, plot)
+	return RealPeer{report: report, plot: plot, from: from}.Report(o, stdout)
 }

@@ -32,6 +32,8 @@ type SPDLCache struct {
 	// run, if set, is a command's run: where its lines go, and what its
 	// file says beside its records (nil: stderr discarded).
 	run *spdlCacheRun
+	// report is the Markdown file Report writes, --report ("" for none).
+	report string
 }
 
 // spdlCacheRun is what a command keeps of an SPDLCache run beside its
@@ -148,6 +150,13 @@ func (e SPDLCache) Measure(ctx context.Context, env Env) (SPDLCacheOutcome, erro
 		err = fmt.Errorf("peer --spdl-cache: every run failed: %s", run.runs[0].Missing)
 	}
 	return SPDLCacheOutcome{Runs: run.runs}, err
+}
+
+// Report prints o's table and writes its Markdown where e's report
+// names it: a run's, o decoded from its records as its file holds them,
+// and --from's of a file alike.
+func (e SPDLCache) Report(o SPDLCacheOutcome, w io.Writer) error {
+	return writeSPDLCacheReport(w, spdlcache.NewReport(o.Config, o.Runs), e.report)
 }
 
 // logSPDLCache is r's line on log.

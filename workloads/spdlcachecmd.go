@@ -164,14 +164,23 @@ func runSPDLCache(ctx context.Context, fs *flag.FlagSet, sf *spdlCacheFlags, arg
 		}
 		return settings
 	}
-	if _, err := driver.Run(ctx, job, driver.Output{Path: out, Benchmarks: []string{spdlcache.Benchmark}}); err != nil {
+	o, err := driver.Run(ctx, job, driver.Output{Path: out, Benchmarks: []string{spdlcache.Benchmark}})
+	if err != nil {
 		return err
 	}
-	r := spdlcache.NewReport(job.Settings(), run.runs)
+	recs, err := ranRecords(o, job.Settings())
+	if err != nil {
+		return err
+	}
+	r, err := SPDLCacheCodec.Decode(recs)
+	if err != nil {
+		return err
+	}
 	if out != "" {
 		fmt.Fprintf(stdout, "results: %s\n", out)
 	}
-	return writeSPDLCacheReport(stdout, r, rep)
+	e.report = rep
+	return e.Report(r, stdout)
 }
 
 // spdlCacheHead are the result file's lines of a run of c before its
@@ -234,11 +243,11 @@ func writeSPDLCacheReport(stdout io.Writer, r spdlcache.Report, report string) e
 }
 
 // rebuildSPDLCache is --spdl-cache's --from: its records decoded through
-// SPDLCacheCodec, its report rebuilt (spdlcache.NewReport).
+// SPDLCacheCodec, and SPDLCache's Report, as a run's.
 func rebuildSPDLCache(from string, recs []*benchfmt.Result, report, _ string, stdout io.Writer) error {
 	o, err := SPDLCacheCodec.Decode(recs)
 	if err != nil {
 		return cli.Usagef("--from: %v", err)
 	}
-	return writeSPDLCacheReport(stdout, spdlcache.NewReport(o.Config, o.Runs), report)
+	return SPDLCache{report: report}.Report(o, stdout)
 }
