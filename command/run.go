@@ -166,7 +166,7 @@ func run[R any](ctx context.Context, e workloads.Commanded[R], mode driver.Mode,
 			return err
 		}
 	} else {
-		recs = withSettings(recs, job.Settings())
+		recs = resultfile.WithSettings(recs, job.Settings())
 	}
 	var r R
 	if len(recs) > 0 || !o.Interrupted && !s.Empty {
@@ -228,7 +228,7 @@ func reportInterrupted[R any](e workloads.Commanded[R], i workloads.Interrupts, 
 	var r R
 	if len(o.Records) > 0 {
 		var err error
-		if r, err = workloads.DecodeFile(e.Codec(), withSettings(o.Records, settings)); err != nil {
+		if r, err = workloads.DecodeFile(e.Codec(), resultfile.WithSettings(o.Records, settings)); err != nil {
 			return err
 		}
 	}
@@ -269,19 +269,3 @@ func outputBenchmarks(benchmarks []string) []string {
 	return out
 }
 
-// withSettings are copies of recs carrying settings as a result file's
-// configuration lines, as a file read back holds them: the records of a
-// run without --out, decoded as a file's would be.
-func withSettings(recs []*benchfmt.Result, settings []resultfile.Config) []*benchfmt.Result {
-	cfg := make([]benchfmt.Config, len(settings))
-	for i, c := range settings {
-		cfg[i] = benchfmt.Config{Key: c.Key, Value: []byte(c.Value), File: true}
-	}
-	out := make([]*benchfmt.Result, len(recs))
-	for i, r := range recs {
-		c := r.Clone()
-		c.Config = append(append([]benchfmt.Config(nil), cfg...), c.Config...)
-		out[i] = c
-	}
-	return out
-}

@@ -17,6 +17,10 @@
 //   - peer.go: the document's PyTorch pipeline beside ours;
 //   - peerremote.go: `headspace peer --remote`, our loader beside the
 //     boto3 peer on data in a bucket;
+//   - realpeer.go: `headspace peer --peers`, our loader beside the real
+//     loaders of the pinned peers env, same job, same images;
+//   - spdlcache.go: `headspace peer --spdl-cache`, SPDL's CacheDataLoader
+//     headspace beside headspace analyze's on one training script;
 //   - ownloopladder.go: `headspace ladder -- COMMAND`, the caching
 //     ladder on a user's own training script;
 //   - whatifnode.go: `headspace whatif --accelerators`, the node model's
@@ -85,5 +89,8 @@
 // a machine without one without faking a figure. `headspace cuda check`,
 // `headspace cuda decode` and ci/gpu-suite.sh run them; their tests run
 // their whole paths on package cuda's fake driver (and fake libnvjpeg),
-// checking what Run makes, never a figure.
+// checking what Run makes, never a figure. RealPeer and SPDLCache are
+// registered as needing the real peers' pinned PyPI environment (make
+// peers-env) and so are not in Experiments either: `headspace peer
+// --peers` and `--spdl-cache` and the peersenv-tagged tests run them.
 package workloads

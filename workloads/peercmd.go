@@ -20,12 +20,14 @@ import (
 	"github.com/headspace-bench/headspace/harness/machine"
 	"github.com/headspace-bench/headspace/harness/peer"
 	"github.com/headspace-bench/headspace/harness/resultfile"
+	"github.com/headspace-bench/headspace/harness/spdlcache"
+	"github.com/headspace-bench/headspace/internal/atomicfile"
 	"github.com/headspace-bench/headspace/internal/cli"
 )
 
 // Command is headspace peer.
 func (Peer) Command() cli.Command {
-	return cli.Command{Name: "peer", Summary: "our loader against the document's PyTorch DataLoader pipeline, or (--peers) the real loaders of the pinned peers env, same job, same run: samples/s, TTFB, ratios; (--spdl-cache) SPDL's CacheDataLoader headspace beside analyze's on one script", Runs: []string{"Peer", "PeerLadder", "PeerRemote"}, Run: runPeer}
+	return cli.Command{Name: "peer", Summary: "our loader against the document's PyTorch DataLoader pipeline, or (--peers) the real loaders of the pinned peers env, same job, same run: samples/s, TTFB, ratios; (--spdl-cache) SPDL's CacheDataLoader headspace beside analyze's on one script", Runs: []string{"Peer", "PeerLadder", "PeerRemote", "RealPeer", spdlcache.Benchmark}, Run: runPeer}
 }
 
 const peerUsage = `
@@ -245,6 +247,16 @@ func (f *peerFlags) run(ctx context.Context, c peer.Config, args []string, stdou
 		fmt.Fprintf(stdout, "\nresults: %s\n", f.out)
 	}
 	return r.WriteFiles(stdout, f.report, f.plotPrefix)
+}
+
+// ranRecords are a run's records as its result file holds them, for
+// its report to be --from's: read back from the file the run wrote, or,
+// written nowhere (or in place), given settings as the file's lines.
+func ranRecords(o driver.Outcome, settings []resultfile.Config) ([]*benchfmt.Result, error) {
+	if o.Path != "" && !atomicfile.InPlace(o.Path) {
+		return resultfile.Read(o.Path)
+	}
+	return resultfile.WithSettings(o.Records, settings), nil
 }
 
 // mkdirs makes the folder of each path that is not "".

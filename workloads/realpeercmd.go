@@ -11,16 +11,11 @@ import (
 
 	"golang.org/x/perf/benchfmt"
 
-	"github.com/headspace-bench/headspace/datasets"
-	"github.com/headspace-bench/headspace/datasets/bucket"
 	"github.com/headspace-bench/headspace/datasets/ondisk"
-	"github.com/headspace-bench/headspace/datasets/transforms"
 	"github.com/headspace-bench/headspace/datasets/turbojpeg"
 	"github.com/headspace-bench/headspace/harness/driver"
-	"github.com/headspace-bench/headspace/harness/link"
 	"github.com/headspace-bench/headspace/harness/loader"
 	"github.com/headspace-bench/headspace/harness/machine"
-	"github.com/headspace-bench/headspace/harness/membw"
 	"github.com/headspace-bench/headspace/harness/peer"
 	"github.com/headspace-bench/headspace/harness/preflight"
 	"github.com/headspace-bench/headspace/harness/realpeer"
@@ -74,88 +69,88 @@ func (f *realPeerFlags) register(fs *flag.FlagSet) {
 	fs.IntVar(&f.quality, "jpeg-quality", 90, "with --peers: the JPEGs' `quality`")
 }
 
-// realPeerRun is what peer --peers's flags ask for.
-type realPeerRun struct {
-	peers       []realpeer.Peer
-	python      string
-	width       int
-	height      int
-	settings    realpeer.Settings
-	workers     []int
-	count       int
-	quality     int
-	out, report string
-	plot        string // the plot's base path, "" for none
-}
+// realPeerFiles are the files peer --peers writes: --out, --report and
+// --plot's base ("" for none).
+type realPeerFiles struct{ out, report, plot string }
 
-// parseRealPeers checks peer --peers's flags: fs's (their defaults with
-// --peers where not given) and rf's.
-func parseRealPeers(fs *flag.FlagSet, rf *realPeerFlags) (realPeerRun, error) {
-	var r realPeerRun
+// parseRealPeers checks peer --peers's flags: fs's (the defaults of
+// RealPeer's Default size where not given) and rf's.
+func parseRealPeers(fs *flag.FlagSet, rf *realPeerFlags) (e RealPeer, files realPeerFiles, err error) {
 	set := map[string]bool{}
 	fs.Visit(func(f *flag.Flag) { set[f.Name] = true })
 	for _, name := range []string{"data", "ladder", "remote", "impls", "script", "decoder", "decode-crop"} {
 		if set[name] {
-			return r, cli.Usagef("--%s does not apply to --peers", name)
+			return e, files, cli.Usagef("--%s does not apply to --peers", name)
 		}
 	}
+	def := Sized[RealPeer](Default)
 	get := func(name, def string) string {
 		if set[name] {
 			return fs.Lookup(name).Value.String()
 		}
 		return def
 	}
-	var err error
-	if r.peers, err = realpeer.ParseNames(rf.peers); err != nil {
-		return r, cli.Usagef("--peers: %v", err)
+	if e.Peers, err = realpeer.ParseNames(rf.peers); err != nil {
+		return e, files, cli.Usagef("--peers: %v", err)
 	}
-	if r.workers, err = cli.ParseInts("--workers", get("workers", "2")); err != nil {
-		return r, err
+	if e.Workers, err = cli.ParseInts("--workers", get("workers", joinInts(def.Workers))); err != nil {
+		return e, files, err
 	}
-	for _, n := range r.workers {
+	for _, n := range e.Workers {
 		if err := cli.InRange("--workers", n, 1, loader.MaxWorkers); err != nil {
-			return r, err
+			return e, files, err
 		}
 	}
-	if r.width, r.height, err = cli.ParseSize("--raw-size", get("raw-size", "512")); err != nil {
-		return r, err
+	if e.Width, e.Height, err = cli.ParseSize("--raw-size", get("raw-size", fmt.Sprintf("%dx%d", def.Width, def.Height))); err != nil {
+		return e, files, err
 	}
-	num := func(name, def string) int { n, _ := strconv.Atoi(get(name, def)); return n }
-	seed, _ := strconv.ParseUint(get("seed", "1"), 10, 64)
-	r.settings = realpeer.Settings{Crop: num("crop", "224"), Batch: num("batch", "32"), Batches: num("batches", "24"), Seed: seed}
-	r.count, r.quality = num("count", "3"), rf.quality
-	s := r.settings
-	if err := cli.FirstErr(cli.InRange("--count", r.count, 1, cli.MaxCount), cli.InRange("--batches", s.Batches, 2, 10_000),
-		cli.InRange("--batch", s.Batch, 1, 4096), cli.InRange("--jpeg-quality", r.quality, 1, 100)); err != nil {
-		return r, err
+	num := func(name string, def int) int { n, _ := strconv.Atoi(get(name, strconv.Itoa(def))); return n }
+	seed, _ := strconv.ParseUint(get("seed", strconv.FormatUint(def.Job.Seed, 10)), 10, 64)
+	e.Job = realpeer.Settings{Crop: num("crop", def.Job.Crop), Batch: num("batch", def.Job.Batch), Batches: num("batches", def.Job.Batches), Seed: seed}
+	e.Count, e.Quality = num("count", def.Count), rf.quality
+	if err := e.check(set["jpeg-quality"]); err != nil {
+		return e, files, err
+	}
+	if e.Python = get("python", def.Python); e.Python == "" {
+		return e, files, cli.Usagef("--peers: no peers environment found: %s", realpeer.InstallHint)
+	}
+	files = realPeerFiles{fs.Lookup("out").Value.String(), fs.Lookup("report").Value.String(), fs.Lookup("plot").Value.String()}
+	return e, files, mkdirs(files.out, files.report, files.plot)
+}
+
+// check refuses a comparison e that cannot run: a count, batch, crop or
+// quality out of bounds, more images than a folder holds, a quality
+// given (qualityGiven) to the bucket peers.
+func (e RealPeer) check(qualityGiven bool) error {
+	s := e.Job
+	if err := cli.FirstErr(cli.InRange("--count", e.Count, 1, cli.MaxCount), cli.InRange("--batches", s.Batches, 2, 10_000),
+		cli.InRange("--batch", s.Batch, 1, 4096), cli.InRange("--jpeg-quality", e.Quality, 1, 100)); err != nil {
+		return err
 	}
 	if s.Batch*s.Batches > ondisk.MaxCount {
-		return r, cli.Usagef("--batch %d x --batches %d: at most %d images", s.Batch, s.Batches, ondisk.MaxCount)
+		return cli.Usagef("--batch %d x --batches %d: at most %d images", s.Batch, s.Batches, ondisk.MaxCount)
 	}
-	if s.Crop <= 0 || s.Crop%2 != 0 || s.Crop > r.width || s.Crop > r.height {
-		return r, cli.Usagef("--crop %d must be positive, even and fit the %dx%d images", s.Crop, r.width, r.height)
+	if s.Crop <= 0 || s.Crop%2 != 0 || s.Crop > e.Width || s.Crop > e.Height {
+		return cli.Usagef("--crop %d must be positive, even and fit the %dx%d images", s.Crop, e.Width, e.Height)
 	}
-	if r.peers[0].Bucket && set["jpeg-quality"] {
-		return r, cli.Usagef("--jpeg-quality does not apply to the bucket peers (the images are uploaded at quality 90)")
+	if e.Peers[0].Bucket && qualityGiven {
+		return cli.Usagef("--jpeg-quality does not apply to the bucket peers (the images are uploaded at quality 90)")
 	}
-	if r.python = get("python", realpeer.DefaultPython()); r.python == "" {
-		return r, cli.Usagef("--peers: no peers environment found: %s", realpeer.InstallHint)
-	}
-	r.out, r.report, r.plot = fs.Lookup("out").Value.String(), fs.Lookup("report").Value.String(), fs.Lookup("plot").Value.String()
-	return r, mkdirs(r.out, r.report, r.plot)
+	return nil
 }
 
 // checkRealPeers is the check before anything runs: each peer's packages
 // in the env's status file, then its script's --check (which imports
 // them and prints its versions and settings, returned). A peer that
 // cannot run is a usage error naming it and how to install it.
-func checkRealPeers(ctx context.Context, run realPeerRun, runner realpeer.Runner) ([]resultfile.Config, error) {
-	st, ok, err := realpeer.ReadStatus(run.python)
+func checkRealPeers(ctx context.Context, e RealPeer) ([]resultfile.Config, error) {
+	st, ok, err := realpeer.ReadStatus(e.Python)
 	if err != nil {
 		return nil, err
 	}
+	runner := realpeer.Runner{Python: e.Python, Dir: realpeer.ScriptDir}
 	var config []resultfile.Config
-	for _, p := range run.peers {
+	for _, p := range e.Peers {
 		if ok {
 			if line := st.Unavailable(p); line != "" {
 				return nil, cli.Usagef("%s: %s", line, realpeer.InstallHint)
@@ -194,140 +189,73 @@ func dedupe(cs []resultfile.Config) []resultfile.Config {
 	return out
 }
 
-// runRealPeers is peer --peers.
+// runRealPeers is peer --peers: the RealPeer experiment its flags
+// make, checked, run by the driver (Job) once the machine is quiet, and
+// its report.
 func runRealPeers(ctx context.Context, fs *flag.FlagSet, rf *realPeerFlags, args []string, stdout, stderr io.Writer) error {
-	run, err := parseRealPeers(fs, rf)
+	e, files, err := parseRealPeers(fs, rf)
 	if err != nil {
 		return err
 	}
-	if err := cli.CheckOutputs(realPeersOutputs(run.report, run.plot)...); err != nil {
+	if err := cli.CheckOutputs(realPeersOutputs(files.report, files.plot)...); err != nil {
 		return err
 	}
-	runner := realpeer.Runner{Python: run.python, Dir: realpeer.ScriptDir}
-	peerConfig, err := checkRealPeers(ctx, run, runner)
+	peerConfig, err := checkRealPeers(ctx, e)
 	if err != nil {
 		return err
 	}
-	// Wait (at most $HEADSPACE_QUIET_WAIT, 10 s) for a quiet machine; a
-	// busy one is measured all the same and the file says so.
-	var busy []resultfile.Config
-	if q, err := disturb.WaitQuiet(ctx, disturb.Quiet{Max: preflight.DefaultQuietWait()}); err != nil {
+	busy, err := waitQuiet(ctx, stderr)
+	if err != nil {
 		return err
-	} else if q.Busy {
-		fmt.Fprintf(stderr, "headspace: the machine did not get quiet (%s): measuring anyway; the result file says so\n", q)
-		busy = []resultfile.Config{{Key: resultfile.BusyKey, Value: q.String()}}
 	}
 	host := machine.Describe()
-	var ms []realpeer.Measurement
-	var limits []realpeer.LimitRun
+	run := &realPeerRun{log: stderr}
+	e.run = run
+	job := Job(e, Env{})
 	var settings []resultfile.Config
-	fileConfig := func() []resultfile.Config {
-		return append(append(append([]resultfile.Config(nil), settings...), peerConfig...), realpeer.MissingConfig(ms)...)
+	job.Settings = func() []resultfile.Config { // asked for once the run has ended
+		if settings == nil {
+			settings = slices.Concat(machine.Environment("none"), busy,
+				[]resultfile.Config{{Key: "distro", Value: host.Distro}, {Key: "command", Value: peerCommand(args)}},
+				e.Settings(), run.lines, peerConfig, realpeer.MissingConfig(run.runs))
+		}
+		return settings
 	}
-	_, err = driver.Run(ctx, driver.Job{Settings: fileConfig, Measure: func(ctx context.Context, _ *driver.Hooks) ([]*benchfmt.Result, error) {
-		s := run.settings
-		n := s.Batch * s.Batches
-		src := datasets.Synthetic{Width: run.width, Height: run.height, Classes: 10, N: n, Seed: s.Seed, Content: datasets.ContentNatural}
-		ours := peer.Settings{Width: run.width, Height: run.height, Crop: s.Crop, Batch: s.Batch, Batches: s.Batches, Seed: s.Seed}.Pipeline(transforms.Fast, 1)
-		ours.Decoder = ondisk.DecoderTurbo
-		var where, data, fetch string
-		var imageBytes float64
-		if run.peers[0].Bucket {
-			fmt.Fprintf(stderr, "peer --peers: writing %d natural %dx%d JPEGs (quality 90), starting the S3 server, uploading them as an ImageFolder…\n", n, run.width, run.height)
-			rb, err := peer.StartRemote(ctx, src, n, link.Config{})
-			if err != nil {
-				return nil, err
-			}
-			defer rb.Close()
-			// StartRemote put the server's credentials in this process's
-			// environment, for ours; the peers get them and the endpoint.
-			runner.Env = rb.Env()
-			s.Data = rb.URLs[peer.ImageFolder]
-			// Ours keeps as many GETs in flight as the peers have workers
-			// (each map-style worker has one at a time).
-			ours.Bucket = bucket.Options{Endpoint: rb.Link.URL(), Concurrency: slices.Max(run.workers)}
-			imageBytes = rb.Costs[peer.ImageFolder].BytesPerSample
-			where = "in a bucket of the pinned S3 server on 127.0.0.1 (versitygw), one object an image, no emulated link"
-			data, fetch = s.Data, fmt.Sprintf(", %d GETs in flight (the most workers)", ours.Bucket.Concurrency)
-		} else {
-			fmt.Fprintf(stderr, "peer --peers: writing %d natural %dx%d JPEGs (quality %d) as an ImageFolder…\n", n, run.width, run.height, run.quality)
-			folder, err := realpeer.WriteFolder(ctx, src, run.quality)
-			if err != nil {
-				return nil, err
-			}
-			defer folder.Close()
-			s.Data, data = folder.Dir, folder.Dir
-			imageBytes = float64(folder.Bytes) / float64(n)
-			where = "in an ImageFolder of 10 classes, read from the page cache"
-		}
-		var err error
-		if ours, err = ours.WithDataContext(ctx, data); err != nil {
-			return nil, fmt.Errorf("ours: %s: %w", data, err)
-		}
-		ours.Transforms.MaskRatio = 0
-		ours.DecodeCrop = loader.DecodeCropOn
-		settings = append(append(machine.Environment("none"), busy...),
-			resultfile.Config{Key: "distro", Value: host.Distro},
-			resultfile.Config{Key: "command", Value: peerCommand(args)},
-			resultfile.Config{Key: "peers", Value: strings.Join(namesOf(run.peers), ",")},
-			resultfile.Config{Key: "workers", Value: joinInts(run.workers)},
-			resultfile.Config{Key: "rounds", Value: strconv.Itoa(run.count)},
-			resultfile.Config{Key: "batch", Value: strconv.Itoa(s.Batch)},
-			resultfile.Config{Key: "batches", Value: strconv.Itoa(s.Batches)},
-			resultfile.Config{Key: "crop", Value: strconv.Itoa(s.Crop)},
-			resultfile.Config{Key: "raw-size", Value: fmt.Sprintf("%dx%d", run.width, run.height)},
-			resultfile.Config{Key: "seed", Value: strconv.FormatUint(s.Seed, 10)},
-			resultfile.Config{Key: "images", Value: strconv.Itoa(n)},
-			resultfile.Config{Key: "dataset", Value: fmt.Sprintf("natural (dead leaves) JPEG quality %d %s, %.0f KiB an image", run.quality, where, imageBytes/1024)},
-			resultfile.Config{Key: "transforms", Value: "decode to RGB, random crop, RGB to YCbCr (the document's ConvertColor), / 255, float32 CHW batch"},
-			resultfile.Config{Key: "ours", Value: "goroutine loader at level none, libjpeg-turbo (--decoder turbojpeg, --decode-crop on), fast transforms, mask ratio 0, 2 batches prefetched" + fetch},
-			resultfile.Config{Key: "decode-crop", Value: loader.DecodeCropSetting},
-		)
-		copyConfig := membw.Config{Buffer: membw.BufferSize(), Reps: 8, Trials: 3}
-		sampleBytes, parts := realpeer.SampleBytes(imageBytes, run.width, run.height, s.Crop, ours.DecodesCrop())
-		settings = append(settings,
-			resultfile.Config{Key: realpeer.LimitBytesKey, Value: strconv.FormatInt(sampleBytes, 10)},
-			resultfile.Config{Key: realpeer.LimitBytesPartsKey, Value: parts})
-		settings = append(settings, realpeer.LimitConfig(copyConfig)...)
-		c := realpeer.Config{Runner: runner, Settings: s, Ours: ours, Peers: run.peers, Workers: run.workers, Count: run.count, Copy: copyConfig,
-			Limit: func(l realpeer.LimitRun) {
-				limits = append(limits, l)
-				fmt.Fprintf(stderr, "%s round %d: copy %.2f GB/s\n", l.BenchName(), l.Round, l.Copy.BytesPerSec/1e9)
-			}}
-		ms, err = realpeer.Sweep(ctx, c, func(m realpeer.Measurement) {
-			if m.Missing != "" {
-				fmt.Fprintf(stderr, "%s round %d: missing: %s\n", m.BenchName(), m.Round, m.Missing)
-				return
-			}
-			fmt.Fprintf(stderr, "%s round %d: TTFB %.3fs, %.1f samples/s, CPU %.2fs, peak RSS %.0f MiB\n", m.BenchName(), m.Round, m.TTFB.Seconds(), m.SamplesPerSec, m.CPU.Seconds(), float64(m.PeakRSS)/(1<<20))
-		})
-		return append(realpeer.Records(ms), realpeer.LimitRecords(limits)...), err
-	}}, driver.Output{Path: run.out, Benchmarks: []string{realpeer.Benchmark, realpeer.LimitBenchmark}})
+	o, err := driver.Run(ctx, job, driver.Output{Path: files.out, Benchmarks: []string{realpeer.Benchmark, realpeer.LimitBenchmark}})
 	if err != nil {
 		return err
 	}
-	rep, err := realpeer.NewReport(fileConfig(), ms, limits, "this run")
+	recs, err := ranRecords(o, job.Settings())
 	if err != nil {
 		return err
 	}
-	if run.out != "" {
-		fmt.Fprintf(stdout, "results: %s\n", run.out)
+	r, err := RealPeerCodec.Decode(recs)
+	if err != nil {
+		return err
 	}
-	return writeRealPeersReport(stdout, rep, run.report, run.plot)
+	if files.out != "" {
+		fmt.Fprintf(stdout, "results: %s\n", files.out)
+	}
+	e.report, e.plot = files.report, files.plot
+	return e.Report(r, stdout)
+}
+
+// waitQuiet waits (at most $HEADSPACE_QUIET_WAIT, 10 s) for a quiet
+// machine; a busy one is measured all the same, said on stderr, and the
+// result file says so: the line returned.
+func waitQuiet(ctx context.Context, stderr io.Writer) ([]resultfile.Config, error) {
+	q, err := disturb.WaitQuiet(ctx, disturb.Quiet{Max: preflight.DefaultQuietWait()})
+	if err != nil || !q.Busy {
+		return nil, err
+	}
+	fmt.Fprintf(stderr, "headspace: the machine did not get quiet (%s): measuring anyway; the result file says so\n", q)
+	return []resultfile.Config{{Key: resultfile.BusyKey, Value: q.String()}}, nil
 }
 
 // realPeersOutputs are the report and the plot's two files, for the
 // output policy.
 func realPeersOutputs(report, plot string) []cli.Output {
 	return []cli.Output{{Path: report, Kind: peer.ReportKind}, cli.Figure(cli.Prefixed(plot, ".png")), cli.Figure(cli.Prefixed(plot, ".svg"))}
-}
-
-func namesOf(ps []realpeer.Peer) []string {
-	out := make([]string, len(ps))
-	for i, p := range ps {
-		out[i] = p.Name
-	}
-	return out
 }
 
 // writeRealPeersReport prints r's table, writes its Markdown to report
@@ -354,15 +282,11 @@ func writeRealPeersReport(stdout io.Writer, r realpeer.Report, report, plot stri
 }
 
 // rebuildRealPeers is --peers' --from: its records decoded through
-// RealPeerCodec, its report rebuilt (realpeer.ReportOf).
+// RealPeerCodec, and RealPeer's Report, as a run's.
 func rebuildRealPeers(from string, recs []*benchfmt.Result, report, plot string, stdout io.Writer) error {
 	o, err := RealPeerCodec.Decode(recs)
-	var r realpeer.Report
-	if err == nil {
-		r, err = realpeer.ReportOf(from, o.Config, o.Runs, o.Limits)
-	}
 	if err != nil {
 		return cli.Usagef("--from: %v", err)
 	}
-	return writeRealPeersReport(stdout, r, report, plot)
+	return RealPeer{report: report, plot: plot, from: from}.Report(o, stdout)
 }

@@ -74,7 +74,7 @@ type SPDLCacheOutcome struct {
 // (spdlcache.RunOf checks its figures). Decode reads the configuration
 // lines from the first record, and the missing runs from them.
 var SPDLCacheCodec = Codec[SPDLCacheOutcome]{
-	Experiment: "SPDLCache",
+	Experiment: spdlcache.Benchmark,
 	Keys:       map[string][]string{spdlcache.Benchmark: {"peer", "workers"}},
 	encode:     func(o SPDLCacheOutcome) []*benchfmt.Result { return spdlcache.Records(o.Runs) },
 	decode: func(recs []Record) (SPDLCacheOutcome, error) {

@@ -248,7 +248,7 @@ func TestSPDLCacheCodecReport(t *testing.T) {
 func TestSPDLCacheCodecRefuses(t *testing.T) {
 	const head = "script-command: x\n\n"
 	for _, tc := range []struct{ name, line, err string }{
-		{"other benchmark", "BenchmarkRealPeer/peer=ours/workers=2 70 1 step-ns 1 cached-step-ns 0 headspace-%", "not a record of SPDLCache"},
+		{"other benchmark", "BenchmarkRealPeer/peer=ours/workers=2 70 1 step-ns 1 cached-step-ns 0 headspace-%", "not a record of RealPeerHeadspace"},
 		{"key more", "BenchmarkRealPeerHeadspace/peer=ours/workers=2/x=1 70 100 step-ns 50 cached-step-ns 50 headspace-%", "part of its name more (/x=1)"},
 		{"unknown side", "BenchmarkRealPeerHeadspace/peer=dali/workers=2 70 100 step-ns 50 cached-step-ns 50 headspace-%", `peer "dali"`},
 		{"bad workers", "BenchmarkRealPeerHeadspace/peer=ours/workers=two 70 100 step-ns 50 cached-step-ns 50 headspace-%", "want a count"},

@@ -21,6 +21,10 @@ type Registered struct {
 	// `go test -bench ./workloads` and `headspace reproduce` pass on
 	// every machine (package doc).
 	GPU bool
+	// PeersEnv says it needs the pinned PyPI environment of the real
+	// peers (make peers-env, ci/peers-env.sh): it is not in Experiments
+	// either, for the same reason; the peersenv-tagged tests run it.
+	PeersEnv bool
 }
 
 // Experiment is the registered experiment at its document's sizes: its
@@ -64,6 +68,8 @@ var Registry = []Registered{
 	Sizes(DefaultNodeWhatIf, QuickNodeWhatIf),
 	Sizes(DefaultTune, QuickTune),
 	Sizes(DefaultOwnLoopLadder, QuickOwnLoopLadder),
+	peersEnv(Sizes(DefaultRealPeer, QuickRealPeer)),
+	peersEnv(Sizes(DefaultSPDLCache, QuickSPDLCache)),
 	gpu(Sizes(DefaultCUDACheck, QuickCUDACheck)),
 	gpu(Sizes(DefaultCUDADecode, QuickCUDADecode)),
 }
@@ -74,16 +80,26 @@ func gpu(r Registered) Registered {
 	return r
 }
 
+// peersEnv marks r as needing the real peers' PyPI environment.
+func peersEnv(r Registered) Registered {
+	r.PeersEnv = true
+	return r
+}
+
+// Portable says r runs on any machine: it needs no GPU and no PyPI
+// environment.
+func (r Registered) Portable() bool { return !r.GPU && !r.PeersEnv }
+
 // Experiments lists every registered experiment that runs on any machine
-// (the Registry without those that need a GPU), at its document's
-// sizes.
+// (the Registry without those that need a GPU or the peers env), at its
+// document's sizes.
 var Experiments = portable()
 
-// portable is the Registry's experiments that need no GPU.
+// portable is the Registry's experiments that run on any machine.
 func portable() []Experiment {
 	var es []Experiment
 	for _, r := range Registry {
-		if !r.GPU {
+		if r.Portable() {
 			es = append(es, r.Experiment())
 		}
 	}

@@ -6,23 +6,20 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"slices"
 	"strconv"
 	"strings"
-	"time"
 
 	"golang.org/x/perf/benchfmt"
 
-	"github.com/headspace-bench/headspace/datasets"
 	"github.com/headspace-bench/headspace/harness/driver"
 	"github.com/headspace-bench/headspace/harness/machine"
 	"github.com/headspace-bench/headspace/harness/peer"
-	"github.com/headspace-bench/headspace/harness/preflight"
 	"github.com/headspace-bench/headspace/harness/realpeer"
 	"github.com/headspace-bench/headspace/harness/resultfile"
 	"github.com/headspace-bench/headspace/harness/spdlcache"
 	"github.com/headspace-bench/headspace/internal/atomicfile"
 	"github.com/headspace-bench/headspace/internal/cli"
-	"github.com/headspace-bench/headspace/internal/disturb"
 )
 
 const spdlCacheUsage = `
@@ -66,63 +63,73 @@ func (f *spdlCacheFlags) check(fs *flag.FlagSet) error {
 	return nil
 }
 
-// spdlCacheNumCaches is the batches both sides cache: SPDL's example's.
-const spdlCacheNumCaches = 10
-
-// parseSPDLCache checks peer --spdl-cache's flags: fs's, their defaults
-// with --spdl-cache where not given.
-func parseSPDLCache(fs *flag.FlagSet, sf *spdlCacheFlags) (c spdlcache.Config, width, height, quality int, seed uint64, err error) {
+// parseSPDLCache checks peer --spdl-cache's flags: fs's, the defaults
+// of SPDLCache's Default size where not given.
+func parseSPDLCache(fs *flag.FlagSet, sf *spdlCacheFlags) (e SPDLCache, err error) {
 	set := map[string]bool{}
 	fs.Visit(func(f *flag.Flag) { set[f.Name] = true })
 	for _, name := range []string{"data", "ladder", "remote", "impls", "decoder"} {
 		if set[name] {
-			return c, 0, 0, 0, 0, cli.Usagef("--%s does not apply to --spdl-cache", name)
+			return e, cli.Usagef("--%s does not apply to --spdl-cache", name)
 		}
 	}
+	def := Sized[SPDLCache](Default)
 	get := func(name, def string) string {
 		if set[name] {
 			return fs.Lookup(name).Value.String()
 		}
 		return def
 	}
-	num := func(name, def string) int { n, _ := strconv.Atoi(get(name, def)); return n }
-	ws, err := cli.ParseInts("--workers", get("workers", "2"))
+	num := func(name string, def int) int { n, _ := strconv.Atoi(get(name, strconv.Itoa(def))); return n }
+	ws, err := cli.ParseInts("--workers", get("workers", strconv.Itoa(def.Config.Workers)))
 	if err != nil {
-		return c, 0, 0, 0, 0, err
+		return e, err
 	}
 	if len(ws) != 1 {
-		return c, 0, 0, 0, 0, cli.Usagef("--workers %s: --spdl-cache takes one worker count", get("workers", "2"))
+		return e, cli.Usagef("--workers %s: --spdl-cache takes one worker count", get("workers", strconv.Itoa(def.Config.Workers)))
 	}
-	if width, height, err = cli.ParseSize("--raw-size", get("raw-size", "256")); err != nil {
-		return c, 0, 0, 0, 0, err
+	if e.Width, e.Height, err = cli.ParseSize("--raw-size", get("raw-size", fmt.Sprintf("%dx%d", def.Width, def.Height))); err != nil {
+		return e, err
 	}
-	seed, _ = strconv.ParseUint(get("seed", "1"), 10, 64)
-	c = spdlcache.Config{Script: get("script", spdlcache.DefaultScript), Workers: ws[0], Batch: num("batch", "16"), Crop: num("crop", "160"),
-		ReturnCachesAfter: num("batches", "40"), StepsAfter: sf.stepsAfter, Count: num("count", "8"),
-		FirstBatchTimeout: 2 * time.Minute, StallTimeout: 5 * time.Minute, Timeout: 10 * time.Minute}
+	e.Seed, _ = strconv.ParseUint(get("seed", strconv.FormatUint(def.Seed, 10)), 10, 64)
+	c := def.Config
+	c.Script, c.Workers, c.Batch, c.Crop = get("script", def.Config.Script), ws[0], num("batch", c.Batch), num("crop", c.Crop)
+	c.ReturnCachesAfter, c.StepsAfter, c.Count = num("batches", c.ReturnCachesAfter), sf.stepsAfter, num("count", c.Count)
 	c.NumCaches = min(spdlCacheNumCaches, c.ReturnCachesAfter)
-	quality = num("jpeg-quality", "90")
-	if err := cli.FirstErr(cli.InRange("--count", c.Count, 1, cli.MaxCount), cli.InRange("--batch", c.Batch, 1, 4096)); err != nil {
-		return c, 0, 0, 0, 0, err
+	e.Config, e.Quality = c, num("jpeg-quality", def.Quality)
+	if err := e.check(); err != nil {
+		return e, err
 	}
-	if err := c.Validate(); err != nil {
-		return c, 0, 0, 0, 0, cli.Usagef("--spdl-cache: %v", err)
+	if e.Config.Python = get("python", def.Config.Python); e.Config.Python == "" {
+		return e, cli.Usagef("--spdl-cache: no peers environment found: %s", realpeer.InstallHint)
 	}
-	if c.Crop > width || c.Crop > height {
-		return c, 0, 0, 0, 0, cli.Usagef("--crop %d must fit the %dx%d images", c.Crop, width, height)
-	}
-	if _, err := os.Stat(c.Script); err != nil {
-		return c, 0, 0, 0, 0, cli.Usagef("--script: %v (run from the repository's root, or name the script)", err)
-	}
-	if c.Python = get("python", realpeer.DefaultPython()); c.Python == "" {
-		return c, 0, 0, 0, 0, cli.Usagef("--spdl-cache: no peers environment found: %s", realpeer.InstallHint)
-	}
-	return c, width, height, quality, seed, nil
+	return e, nil
 }
 
-// runSPDLCache is peer --spdl-cache.
+// check refuses a side-by-side e that cannot run: counts out of bounds,
+// too few steps, a crop larger than the images, no script.
+func (e SPDLCache) check() error {
+	c := e.Config
+	if err := cli.FirstErr(cli.InRange("--count", c.Count, 1, cli.MaxCount), cli.InRange("--batch", c.Batch, 1, 4096)); err != nil {
+		return err
+	}
+	if err := c.Validate(); err != nil {
+		return cli.Usagef("--spdl-cache: %v", err)
+	}
+	if c.Crop > e.Width || c.Crop > e.Height {
+		return cli.Usagef("--crop %d must fit the %dx%d images", c.Crop, e.Width, e.Height)
+	}
+	if _, err := os.Stat(c.Script); err != nil {
+		return cli.Usagef("--script: %v (run from the repository's root, or name the script)", err)
+	}
+	return nil
+}
+
+// runSPDLCache is peer --spdl-cache: the SPDLCache experiment its flags
+// make, checked, run by the driver (Job) once the machine is quiet, and
+// its report.
 func runSPDLCache(ctx context.Context, fs *flag.FlagSet, sf *spdlCacheFlags, args []string, stdout, stderr io.Writer) error {
-	c, width, height, quality, seed, err := parseSPDLCache(fs, sf)
+	e, err := parseSPDLCache(fs, sf)
 	if err != nil {
 		return err
 	}
@@ -133,93 +140,82 @@ func runSPDLCache(ctx context.Context, fs *flag.FlagSet, sf *spdlCacheFlags, arg
 	if err := cli.CheckOutputs(cli.Output{Path: rep, Kind: peer.ReportKind}); err != nil {
 		return err
 	}
-	versions, err := spdlcache.Check(ctx, c)
+	versions, err := checkSPDLCache(ctx, e.Config)
 	if err != nil {
-		if ctx.Err() != nil {
-			return err
-		}
-		return cli.Usagef("%v: %s", err, realpeer.InstallHint)
-	}
-	if !hasKey(versions, "spdl") {
-		return cli.Usagef("%s %s --check names no spdl version: %s", c.Python, c.Script, realpeer.InstallHint)
-	}
-	var busy []resultfile.Config
-	if q, err := disturb.WaitQuiet(ctx, disturb.Quiet{Max: preflight.DefaultQuietWait()}); err != nil {
 		return err
-	} else if q.Busy {
-		fmt.Fprintf(stderr, "headspace: the machine did not get quiet (%s): measuring anyway; the result file says so\n", q)
-		busy = []resultfile.Config{{Key: resultfile.BusyKey, Value: q.String()}}
 	}
-	var runs []spdlcache.Run
-	var settings []resultfile.Config
-	// The images go after --out is written: removing thousands of files
-	// takes seconds on a busy disk, which an interrupted run's file does
-	// not wait for.
-	var folder *realpeer.Folder
-	defer func() {
-		if folder != nil {
-			folder.Close()
+	busy, err := waitQuiet(ctx, stderr)
+	if err != nil {
+		return err
+	}
+	run := &spdlCacheRun{log: stderr}
+	e.run = run
+	defer func() { // after --out is written
+		if run.folder != nil {
+			run.folder.Close()
 		}
 	}()
-	fileConfig := func() []resultfile.Config {
-		return append(append([]resultfile.Config(nil), settings...), spdlcache.MissingConfig(runs)...)
+	job := Job(e, Env{})
+	var settings []resultfile.Config
+	job.Settings = func() []resultfile.Config { // asked for once the run has ended
+		if settings == nil {
+			settings = slices.Concat(machine.Environment("none"), busy, spdlCacheHead(e.Config, versions, peerCommand(args)),
+				e.fileLines(run.folder), spdlcache.MissingConfig(run.runs))
+		}
+		return settings
 	}
-	_, err = driver.Run(ctx, driver.Job{Settings: fileConfig, Measure: func(ctx context.Context, _ *driver.Hooks) ([]*benchfmt.Result, error) {
-		n := c.Images()
-		fmt.Fprintf(stderr, "peer --spdl-cache: writing %d natural %dx%d JPEGs (quality %d) as an ImageFolder…\n", n, width, height, quality)
-		src := datasets.Synthetic{Width: width, Height: height, Classes: 10, N: n, Seed: seed, Content: datasets.ContentNatural}
-		var err error
-		if folder, err = realpeer.WriteFolder(ctx, src, quality); err != nil {
-			return nil, err
-		}
-		c.Data = folder.Dir
-		shown := c
-		shown.Data = "DATA"
-		settings = append(append(machine.Environment("none"), busy...),
-			resultfile.Config{Key: "distro", Value: machine.Describe().Distro},
-			resultfile.Config{Key: "command", Value: peerCommand(args)},
-			resultfile.Config{Key: "script-command", Value: strings.Join(shown.OursCommand()[1:], " ")},
-			resultfile.Config{Key: "peers-python", Value: c.Python})
-		for _, kv := range versions {
-			settings = append(settings, resultfile.Config{Key: "script-" + kv[0], Value: kv[1]})
-		}
-		settings = append(settings,
-			resultfile.Config{Key: "workers", Value: strconv.Itoa(c.Workers)},
-			resultfile.Config{Key: "batch", Value: strconv.Itoa(c.Batch)},
-			resultfile.Config{Key: "crop", Value: strconv.Itoa(c.Crop)},
-			resultfile.Config{Key: "raw-size", Value: fmt.Sprintf("%dx%d", width, height)},
-			resultfile.Config{Key: "seed", Value: strconv.FormatUint(seed, 10)},
-			resultfile.Config{Key: "images", Value: strconv.Itoa(n)},
-			resultfile.Config{Key: "dataset", Value: fmt.Sprintf("%d natural (dead leaves) %dx%d JPEGs of quality %d in an ImageFolder of 10 classes, %.0f KiB an image, read from the page cache", n, width, height, quality, float64(folder.Bytes)/float64(n)/1024)},
-			resultfile.Config{Key: "rounds", Value: strconv.Itoa(c.Count)},
-			resultfile.Config{Key: "num-caches", Value: strconv.Itoa(c.NumCaches)},
-			resultfile.Config{Key: "return-caches-after", Value: strconv.Itoa(c.ReturnCachesAfter)},
-			resultfile.Config{Key: "steps-after", Value: strconv.Itoa(c.StepsAfter)},
-			resultfile.Config{Key: "ours", Value: "headspace analyze -- SCRIPT-COMMAND --epochs 1: the hook's step times, the median of the means over rounds of the workers, steps 1..return-caches-after-1 against return-caches-after+1..the last"},
-			resultfile.Config{Key: "spdl-cache", Value: "SCRIPT-COMMAND --spdl-cache: spdl.dataloader.CacheDataLoader(num_caches, return_caches_after, stop_after=return_caches_after+steps_after), the script's own step times, their mean over the same steps"},
-		)
-		runs, err = spdlcache.Sweep(ctx, c, io.Discard, func(r spdlcache.Run) {
-			if r.Missing != "" {
-				fmt.Fprintf(stderr, "%s round %d: missing: %s\n", r.BenchName(), r.Round, r.Missing)
-				return
-			}
-			fmt.Fprintf(stderr, "%s round %d: step %.1f ms, cached %.1f ms, headspace %.1f%%\n", r.BenchName(), r.Round,
-				float64(r.Before)/1e6, float64(r.After)/1e6, 100*r.Share())
-		})
-		recs := spdlcache.Records(runs)
-		if err == nil && len(recs) == 0 {
-			err = fmt.Errorf("peer --spdl-cache: every run failed: %s", runs[0].Missing)
-		}
-		return recs, err
-	}}, driver.Output{Path: out, Benchmarks: []string{spdlcache.Benchmark}})
+	o, err := driver.Run(ctx, job, driver.Output{Path: out, Benchmarks: []string{spdlcache.Benchmark}})
 	if err != nil {
 		return err
 	}
-	r := spdlcache.NewReport(fileConfig(), runs)
+	recs, err := ranRecords(o, job.Settings())
+	if err != nil {
+		return err
+	}
+	r, err := SPDLCacheCodec.Decode(recs)
+	if err != nil {
+		return err
+	}
 	if out != "" {
 		fmt.Fprintf(stdout, "results: %s\n", out)
 	}
-	return writeSPDLCacheReport(stdout, r, rep)
+	e.report = rep
+	return e.Report(r, stdout)
+}
+
+// spdlCacheHead are the result file's lines of a run of c before its
+// specification: the machine's distribution, the command, the script's
+// and the versions its --check printed.
+func spdlCacheHead(c spdlcache.Config, versions [][2]string, command string) []resultfile.Config {
+	shown := c
+	shown.Data = "DATA"
+	lines := []resultfile.Config{
+		{Key: "distro", Value: machine.Describe().Distro},
+		{Key: "command", Value: command},
+		{Key: "script-command", Value: strings.Join(shown.OursCommand()[1:], " ")},
+		{Key: "peers-python", Value: c.Python}}
+	for _, kv := range versions {
+		lines = append(lines, resultfile.Config{Key: "script-" + kv[0], Value: kv[1]})
+	}
+	return lines
+}
+
+// checkSPDLCache is the check before anything runs: the script's
+// --check in the peers env, which imports spdl and prints the versions
+// returned. A script that cannot run is a usage error saying how to
+// install the env.
+func checkSPDLCache(ctx context.Context, c spdlcache.Config) ([][2]string, error) {
+	versions, err := spdlcache.Check(ctx, c)
+	if err != nil {
+		if ctx.Err() != nil {
+			return nil, err
+		}
+		return nil, cli.Usagef("%v: %s", err, realpeer.InstallHint)
+	}
+	if !hasKey(versions, "spdl") {
+		return nil, cli.Usagef("%s %s --check names no spdl version: %s", c.Python, c.Script, realpeer.InstallHint)
+	}
+	return versions, nil
 }
 
 func hasKey(kv [][2]string, key string) bool {
@@ -247,11 +243,11 @@ func writeSPDLCacheReport(stdout io.Writer, r spdlcache.Report, report string) e
 }
 
 // rebuildSPDLCache is --spdl-cache's --from: its records decoded through
-// SPDLCacheCodec, its report rebuilt (spdlcache.NewReport).
+// SPDLCacheCodec, and SPDLCache's Report, as a run's.
 func rebuildSPDLCache(from string, recs []*benchfmt.Result, report, _ string, stdout io.Writer) error {
 	o, err := SPDLCacheCodec.Decode(recs)
 	if err != nil {
 		return cli.Usagef("--from: %v", err)
 	}
-	return writeSPDLCacheReport(stdout, spdlcache.NewReport(o.Config, o.Runs), report)
+	return SPDLCache{report: report}.Report(o, stdout)
 }

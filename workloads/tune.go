@@ -372,20 +372,9 @@ func decodeTune(recs []Record) (tune.Result, error) {
 			}
 			r.Profile.Ranks = ranks
 		case (stage == tune.Search || stage == tune.Check) && i > 0:
-			run := tune.Run{Setting: s, Stage: stage}
-			if f, ok := resultfile.Value(rec.Result, "failed"); ok && f == 1 {
-				run.Failed = true
-				v, err := rec.Value("wall-ns")
-				if err != nil {
-					return r, err
-				}
-				run.Wall = time.Duration(math.Round(v))
-			} else {
-				v, err := rec.valuesIn("steps/s", "wall-ns")
-				if err != nil {
-					return r, err
-				}
-				run.StepsPerSec, run.Wall, run.Steps = v[0], time.Duration(math.Round(v[1])), rec.Iters
+			run, err := decodeTuneRun(rec, s, stage)
+			if err != nil {
+				return r, err
 			}
 			r.Runs = append(r.Runs, run)
 		case stage == "best" && i == len(recs)-1 && i > 0:
@@ -403,6 +392,24 @@ func decodeTune(recs []Record) (tune.Result, error) {
 		}
 	}
 	return r, fmt.Errorf("Tune: no best record after %d records: the file is cut short", len(recs))
+}
+
+// decodeTuneRun is the run of a search or check record, at setting s of
+// stage: its steps/s and wall time, or (failed=1) its wall time alone.
+func decodeTuneRun(rec Record, s tune.Setting, stage string) (tune.Run, error) {
+	run := tune.Run{Setting: s, Stage: stage}
+	if f, ok := resultfile.Value(rec.Result, "failed"); ok && f == 1 {
+		run.Failed = true
+		v, err := rec.Value("wall-ns")
+		run.Wall = time.Duration(math.Round(v))
+		return run, err
+	}
+	v, err := rec.valuesIn("steps/s", "wall-ns")
+	if err != nil {
+		return run, err
+	}
+	run.StepsPerSec, run.Wall, run.Steps = v[0], time.Duration(math.Round(v[1])), rec.Iters
+	return run, nil
 }
 
 // tuneRanks is a record's ranks= (0 where absent: one process); our

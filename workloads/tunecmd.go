@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"time"
 
 	"golang.org/x/perf/benchfmt"
 
@@ -131,35 +132,66 @@ func runTune(ctx context.Context, args []string, stdout, stderr io.Writer) error
 			var err error
 			res, err = t.MeasureEach(ctx, Env{}, stderr, func(r *ownloop.Run, p tune.Profile) {
 				run = r
-				node := ""
-				if p.Ranks > 0 {
-					node = fmt.Sprintf(" (%d ranks: the slowest rank's)", p.Ranks)
-				}
-				fmt.Fprintf(stderr, "tune: profile%s: %.2f steps/s with the loader (%s), %.2f on cached batches\n", node, p.Before, p.Own.Normal().Args(), p.Cached)
-			}, func(r tune.Run) {
-				if r.Failed {
-					fmt.Fprintf(stderr, "tune: %s %s: failed: %s\n", r.Stage, r.Setting.Args(), r.Reason)
-					return
-				}
-				fmt.Fprintf(stderr, "tune: %s %s: %.2f steps/s (%.1fs)\n", r.Stage, r.Setting.Args(), r.StepsPerSec, r.Wall.Seconds())
-			})
+				logTuneProfile(stderr, p)
+			}, func(r tune.Run) { logTuneRun(stderr, r, r.Setting.Args()) })
 			h.Finish()
-			switch {
-			case errors.Is(err, tune.ErrBudget):
-				return nil, cli.Usagef("--budget %v is too small: %v", t.Budget, err)
-			case run == nil && errors.Is(err, context.Canceled):
-				return nil, err // nothing measured
-			case err != nil && !errors.Is(err, context.Canceled):
-				return nil, ownError(err)
-			}
-			res.WriteText(stdout) // an interrupted tune's too: the best so far
-			return t.Codec().Encode(res), err
-		}}, driver.Output{Path: out, Benchmarks: []string{"Tune"}, Force: force, Beside: true})
+			return tuneMeasured(res, err, run != nil, t.Budget, ownError, stdout)
+		}}, tuneOutput(out, force))
+	return tuneEnded(o, err, run != nil, "before the profile run ended: nothing was measured", out, stdout)
+}
+
+// logTuneProfile is the script's profile's line on stderr.
+func logTuneProfile(stderr io.Writer, p tune.Profile) {
+	node := ""
+	if p.Ranks > 0 {
+		node = fmt.Sprintf(" (%d ranks: the slowest rank's)", p.Ranks)
+	}
+	fmt.Fprintf(stderr, "tune: profile%s: %.2f steps/s with the loader (%s), %.2f on cached batches\n", node, p.Before, p.Own.Normal().Args(), p.Cached)
+}
+
+// logTuneRun is r's line on stderr, its setting shown as setting (the
+// script's arguments, or our pipeline's flags).
+func logTuneRun(stderr io.Writer, r tune.Run, setting string) {
+	if r.Failed {
+		fmt.Fprintf(stderr, "tune: %s %s: failed: %s\n", r.Stage, setting, r.Reason)
+		return
+	}
+	fmt.Fprintf(stderr, "tune: %s %s: %.2f steps/s (%.1fs)\n", r.Stage, setting, r.StepsPerSec, r.Wall.Seconds())
+}
+
+// tuneOutput is a tune's --out: written whole, its records Tune's.
+func tuneOutput(out string, force bool) driver.Output {
+	return driver.Output{Path: out, Benchmarks: []string{"Tune"}, Force: force, Beside: true}
+}
+
+// tuneMeasured is the end of a tune's Measure, given what MeasureEach
+// returned and whether its profile ended: a budget too small for one
+// candidate is a usage error, an interruption before the profile ended
+// measured nothing, another error is wrap's; else the best so far (an
+// interrupted tune's too) on stdout and res's records, with err.
+func tuneMeasured(res tune.Result, err error, profiled bool, budget time.Duration, wrap func(error) error, stdout io.Writer) ([]*benchfmt.Result, error) {
+	switch {
+	case errors.Is(err, tune.ErrBudget):
+		return nil, cli.Usagef("--budget %v is too small: %v", budget, err)
+	case !profiled && errors.Is(err, context.Canceled):
+		return nil, err // nothing measured
+	case err != nil && !errors.Is(err, context.Canceled):
+		return nil, wrap(err)
+	}
+	res.WriteText(stdout) // an interrupted tune's too: the best so far
+	return TuneCodec.Encode(res), err
+}
+
+// tuneEnded is a tune command's end, given driver.Run's outcome o and
+// error err and whether the profile ended (else an interruption says
+// notYet): the results line, and the error that exits 130 where it was
+// interrupted.
+func tuneEnded(o driver.Outcome, err error, profiled bool, notYet, out string, stdout io.Writer) error {
 	if err != nil && !o.Interrupted {
 		return err
 	}
-	if o.Interrupted && run == nil {
-		return driver.Interrupted{Kept: "before the profile run ended: nothing was measured"}
+	if o.Interrupted && !profiled {
+		return driver.Interrupted{Kept: notYet}
 	}
 	if out != "" && o.Path != "" {
 		cli.KeptNote(stdout, out, o.Path)

@@ -155,52 +155,46 @@ func (t TuneOurs) MeasureEach(ctx context.Context, env Env, profiled func(tune.P
 	d := env.device()
 	dev, closeDev := d.once()
 	defer closeDev()
-	open, scale := d.Scale, 0.0
-	if open == nil { // a device whose step cannot be scaled: profiled at its own
-		open, scale = func(m float64) (device.Device, error) { return dev.Open(true) }, 1
+	p, err := t.profile(ctx, env, d, dev)
+	if err != nil {
+		return tune.Result{Script: key}, err
 	}
+	if profiled != nil {
+		profiled(p)
+	}
+	sr := tune.Searcher{Config: tune.Config{Budget: t.Budget, Steps: t.Train.Steps, Warmup: max(t.Train.Warmup, 1), Rounds: t.Rounds, Pairs: t.Pairs,
+		Cores: runtime.GOMAXPROCS(0), MaxWorkers: t.maxWorkers(), MaxFetch: t.maxFetch()}, Profile: p, Start: start,
+		Run: func(ctx context.Context, s tune.Setting) (ownloop.Timed, error) {
+			env.start("tune " + s.Flags())
+			r, wall, err := t.runAt(ctx, dev, t.Level, s)
+			return timedOf(r, wall), err
+		}, Each: each}
+	out, err := sr.Tune(ctx)
+	out.Script = key
+	return out, err
+}
+
+// profile is the search's profile of the given setting on device d (dev
+// its device opened once): the what-if model's prediction and limit
+// (model), the setting's steps/s at the level and at level device (the
+// loop's bound), and with data in a bucket the fetch concurrency
+// Little's law picks.
+func (t TuneOurs) profile(ctx context.Context, env Env, d, dev Device) (tune.Profile, error) {
 	own := t.Own()
 	p := tune.Profile{Own: own, Pipeline: t.Pipeline}
-	// The what-if model, of a run of the whole pipeline with each
-	// stage's CPU measured where the system can.
-	env.start("tune profile: the what-if model")
-	wr := &whatIfRun{WhatIf: WhatIf{Pipeline: t.at(own), Train: t.Train}, open: open, env: env}
-	res, run, err := wr.runOnce(ctx, own.Workers, scale, runtime.GOOS == "linux")
-	if err != nil {
-		return tune.Result{Script: key}, fmt.Errorf("the profile run: %w", err)
-	}
-	if m, err := whatif.FromRun(res, run); err == nil {
-		if scale == 0 {
-			m.Step = t.Step
-		}
-		m = m.AtLevel(t.Level)
-		p.Predict = func(s tune.Setting, cores int) float64 {
-			return m.Predict(whatif.Scenario{Cores: cores, Workers: s.Workers}).StepsPerSec
-		}
-		p.Limit = m.Predict(whatif.Scenario{Cores: runtime.GOMAXPROCS(0), Workers: own.Workers}).Bound.String()
-	}
-	// The given setting at the level, unmeasured, and the data on the
-	// device: the loop's bound.
-	runAt := func(ctx context.Context, lv level.Level, s tune.Setting) (train.Result, time.Duration, error) {
-		d, err := dev.Open(true)
-		if err != nil {
-			return train.Result{}, 0, fmt.Errorf("opening the device: %w", err)
-		}
-		defer d.Close()
-		t0 := time.Now()
-		r, err := ladder.Run(ctx, lv, t.at(s), d, t.Train)
-		return r, time.Since(t0), err
+	if err := t.model(ctx, env, d, dev, &p); err != nil {
+		return p, err
 	}
 	env.start("tune profile: " + own.Flags())
-	before, wall, err := runAt(ctx, t.Level, own)
+	before, wall, err := t.runAt(ctx, dev, t.Level, own)
 	if err != nil {
-		return tune.Result{Script: key}, fmt.Errorf("the profile run at %s: %w", own.Flags(), err)
+		return p, fmt.Errorf("the profile run at %s: %w", own.Flags(), err)
 	}
 	p.Before, p.Startup = before.StepsPerSec(), max(0, wall-before.Wall)
 	env.start("tune profile: level device")
-	cached, _, err := runAt(ctx, level.Device, own)
+	cached, _, err := t.runAt(ctx, dev, level.Device, own)
 	if err != nil {
-		return tune.Result{Script: key}, fmt.Errorf("the profile run at level device: %w", err)
+		return p, fmt.Errorf("the profile run at level device: %w", err)
 	}
 	p.Cached = cached.StepsPerSec()
 	if own.Fetch > 0 {
@@ -211,19 +205,48 @@ func (t TuneOurs) MeasureEach(ctx context.Context, env Env, profiled func(tune.P
 			p.Limit = tune.LimitFetch
 		}
 	}
-	if profiled != nil {
-		profiled(p)
+	return p, nil
+}
+
+// model sets p's Predict and Limit from the what-if model of a run of
+// the whole pipeline at p's own setting, each stage's CPU measured where
+// the system can, on d scaled (or, a device whose step cannot be scaled,
+// dev at its own step). A model that cannot be made leaves them unset.
+func (t TuneOurs) model(ctx context.Context, env Env, d, dev Device, p *tune.Profile) error {
+	open, scale := d.Scale, 0.0
+	if open == nil { // a device whose step cannot be scaled: profiled at its own
+		open, scale = func(m float64) (device.Device, error) { return dev.Open(true) }, 1
 	}
-	sr := tune.Searcher{Config: tune.Config{Budget: t.Budget, Steps: t.Train.Steps, Warmup: max(t.Train.Warmup, 1), Rounds: t.Rounds, Pairs: t.Pairs,
-		Cores: runtime.GOMAXPROCS(0), MaxWorkers: t.maxWorkers(), MaxFetch: t.maxFetch()}, Profile: p, Start: start,
-		Run: func(ctx context.Context, s tune.Setting) (ownloop.Timed, error) {
-			env.start("tune " + s.Flags())
-			r, wall, err := runAt(ctx, t.Level, s)
-			return timedOf(r, wall), err
-		}, Each: each}
-	out, err := sr.Tune(ctx)
-	out.Script = key
-	return out, err
+	env.start("tune profile: the what-if model")
+	wr := &whatIfRun{WhatIf: WhatIf{Pipeline: t.at(p.Own), Train: t.Train}, open: open, env: env}
+	res, run, err := wr.runOnce(ctx, p.Own.Workers, scale, runtime.GOOS == "linux")
+	if err != nil {
+		return fmt.Errorf("the profile run: %w", err)
+	}
+	if m, err := whatif.FromRun(res, run); err == nil {
+		if scale == 0 {
+			m.Step = t.Step
+		}
+		m = m.AtLevel(t.Level)
+		p.Predict = func(s tune.Setting, cores int) float64 {
+			return m.Predict(whatif.Scenario{Cores: cores, Workers: s.Workers}).StepsPerSec
+		}
+		p.Limit = m.Predict(whatif.Scenario{Cores: runtime.GOMAXPROCS(0), Workers: p.Own.Workers}).Bound.String()
+	}
+	return nil
+}
+
+// runAt is a run of the pipeline at setting s and level lv on dev, and
+// its whole time.
+func (t TuneOurs) runAt(ctx context.Context, dev Device, lv level.Level, s tune.Setting) (train.Result, time.Duration, error) {
+	d, err := dev.Open(true)
+	if err != nil {
+		return train.Result{}, 0, fmt.Errorf("opening the device: %w", err)
+	}
+	defer d.Close()
+	t0 := time.Now()
+	r, err := ladder.Run(ctx, lv, t.at(s), d, t.Train)
+	return r, time.Since(t0), err
 }
 
 // fetchPick is the fetch concurrency Little's law asks for the loop to

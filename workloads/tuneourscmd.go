@@ -3,7 +3,6 @@ package workloads
 import (
 	"cmp"
 	"context"
-	"errors"
 	"flag"
 	"fmt"
 	"io"
@@ -270,34 +269,9 @@ func runTuneOurs(ctx context.Context, fs *flag.FlagSet, args []string, f *tuneOu
 			res, err = o.MeasureEach(ctx, env, func(p tune.Profile) {
 				profiled = true
 				fmt.Fprintf(stderr, "tune: profile: %.2f steps/s at %s, %.2f with the data on the device\n", p.Before, p.Args(p.Own), p.Cached)
-			}, func(r tune.Run) {
-				if r.Failed {
-					fmt.Fprintf(stderr, "tune: %s %s: failed: %s\n", r.Stage, r.Setting.Flags(), r.Reason)
-					return
-				}
-				fmt.Fprintf(stderr, "tune: %s %s: %.2f steps/s (%.1fs)\n", r.Stage, r.Setting.Flags(), r.StepsPerSec, r.Wall.Seconds())
-			})
+			}, func(r tune.Run) { logTuneRun(stderr, r, r.Setting.Flags()) })
 			h.Finish()
-			switch {
-			case errors.Is(err, tune.ErrBudget):
-				return nil, cli.Usagef("--budget %v is too small: %v", t.Budget, err)
-			case !profiled && errors.Is(err, context.Canceled):
-				return nil, err // nothing measured
-			case err != nil && !errors.Is(err, context.Canceled):
-				return nil, err
-			}
-			res.WriteText(stdout) // an interrupted tune's too: the best so far
-			return TuneCodec.Encode(res), err
-		}}, driver.Output{Path: out, Benchmarks: []string{"Tune"}, Force: force, Beside: true})
-	if err != nil && !run.Interrupted {
-		return err
-	}
-	if run.Interrupted && !profiled {
-		return driver.Interrupted{Kept: "before the profile ended: nothing was measured"}
-	}
-	if out != "" && run.Path != "" {
-		cli.KeptNote(stdout, out, run.Path)
-		fmt.Fprintf(stdout, "results: %s\n", run.Path)
-	}
-	return run.Err("the best so far is above")
+			return tuneMeasured(res, err, profiled, t.Budget, func(err error) error { return err }, stdout)
+		}}, tuneOutput(out, force))
+	return tuneEnded(run, err, profiled, "before the profile ended: nothing was measured", out, stdout)
 }

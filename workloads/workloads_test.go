@@ -161,7 +161,7 @@ func withTorch(b *testing.B, p peer.Peer, impls []string) []string {
 
 // TestExperiments checks the registry: every experiment named once, its
 // sizes valid and of its own type, its settings keys spelled once;
-// Experiments is the registry without the GPU's.
+// Experiments is the registry without the GPU's and the peers env's.
 func TestExperiments(t *testing.T) {
 	seen := map[string]bool{}
 	var portable []string
@@ -171,7 +171,7 @@ func TestExperiments(t *testing.T) {
 			t.Errorf("experiment %T: name %q empty or repeated", e, e.Name())
 		}
 		seen[e.Name()] = true
-		if !r.GPU {
+		if !r.GPU && !r.PeersEnv {
 			portable = append(portable, e.Name())
 		}
 		for _, z := range []Size{Default, Quick} {
@@ -209,7 +209,7 @@ func TestExperiments(t *testing.T) {
 		names = append(names, e.Name())
 	}
 	if !reflect.DeepEqual(names, portable) {
-		t.Errorf("Experiments %v, want the registry without the GPU's %v", names, portable)
+		t.Errorf("Experiments %v, want the registry without the GPU's and the peers env's %v", names, portable)
 	}
 	if l := Sized[Ladder](Quick); !reflect.DeepEqual(l, QuickLadder()) {
 		t.Errorf("Sized[Ladder](Quick) = %+v, want QuickLadder()", l)

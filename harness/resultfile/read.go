@@ -123,3 +123,20 @@ func Value(r *benchfmt.Result, unit string) (float64, bool) {
 func Parse(r io.Reader, name string) ([]*benchfmt.Result, benchfmt.UnitMetadataMap, error) {
 	return read(r, name)
 }
+
+// WithSettings are copies of recs carrying settings as a result file's
+// configuration lines, as a file read back holds them: the records of a
+// run written nowhere, decoded as a file's would be.
+func WithSettings(recs []*benchfmt.Result, settings []Config) []*benchfmt.Result {
+	cfg := make([]benchfmt.Config, len(settings))
+	for i, c := range settings {
+		cfg[i] = benchfmt.Config{Key: c.Key, Value: []byte(c.Value), File: true}
+	}
+	out := make([]*benchfmt.Result, len(recs))
+	for i, r := range recs {
+		c := r.Clone()
+		c.Config = append(append([]benchfmt.Config(nil), cfg...), c.Config...)
+		out[i] = c
+	}
+	return out
+}
