@@ -268,4 +268,3 @@ func outputBenchmarks(benchmarks []string) []string {
 	}
 	return out
 }
-
