@@ -164,22 +164,7 @@ func Run(ctx context.Context, cfg Config, dev device.Device) (Report, error) {
 	}
 	rep := Report{Config: cfg, Device: dev.Name(), Switch: cfg.ReturnCachesAfter}
 	if cfg.StatsEvery > 0 && cfg.StatsLog != nil {
-		stop := make(chan struct{})
-		done := make(chan struct{})
-		go func() {
-			defer close(done)
-			t := time.NewTicker(cfg.StatsEvery)
-			defer t.Stop()
-			for {
-				select {
-				case <-t.C:
-					WriteStats(cfg.StatsLog, src.Stats())
-				case <-stop:
-					return
-				}
-			}
-		}()
-		defer func() { close(stop); <-done }()
+		defer logStats(cfg.StatsLog, cfg.StatsEvery, src)()
 	}
 	res, err := train.Run(ctx, ld, dev, cfg.Pipeline.Batch, train.Config{Steps: total, OnStep: func(i int, d time.Duration) {
 		if i == cfg.ReturnCachesAfter-1 {
@@ -205,6 +190,27 @@ func Run(ctx context.Context, cfg Config, dev device.Device) (Report, error) {
 	}
 	rep.Verdict = Judge(rep.Stats, wait, wall)
 	return rep, nil
+}
+
+// logStats writes src's statistics to w every period until the
+// function it returns is called, which waits for the last write.
+func logStats(w io.Writer, period time.Duration, src *loader.Loader) (stop func()) {
+	quit := make(chan struct{})
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		t := time.NewTicker(period)
+		defer t.Stop()
+		for {
+			select {
+			case <-t.C:
+				WriteStats(w, src.Stats())
+			case <-quit:
+				return
+			}
+		}
+	}()
+	return func() { close(quit); <-done }
 }
 
 // WriteText prints the report as the SPDL chapter states its estimate,

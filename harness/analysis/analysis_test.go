@@ -95,6 +95,24 @@ func TestFastLoading(t *testing.T) {
 	}
 }
 
+// TestStatsLog: with StatsEvery, the loader's stage statistics are
+// written to StatsLog while the run goes on (the load stage takes at
+// least 480 ms before the switch: many periods of 10 ms), and the
+// writer has stopped by the time Run returns (goleak checks it is gone).
+func TestStatsLog(t *testing.T) {
+	dev := emulated(t, time.Millisecond)
+	defer dev.Close()
+	var log bytes.Buffer
+	cfg := tiny(10 * time.Millisecond)
+	cfg.StatsEvery, cfg.StatsLog = 10*time.Millisecond, &log
+	if _, err := Run(context.Background(), cfg, dev); err != nil {
+		t.Fatal(err)
+	}
+	if n := strings.Count(log.String(), "[load     ] Completed"); n < 2 {
+		t.Errorf("%d statistics lines of the load stage, want at least 2:\n%s", n, log.String())
+	}
+}
+
 func TestNotInputBoundIsTheModel(t *testing.T) {
 	st := pipeline.Stats{
 		Stages: []pipeline.StageStats{{Name: "index"}, {Name: "load"}},

@@ -194,17 +194,9 @@ func WriteTable(w io.Writer, groups []Group, documented map[level.Level]float64)
 				disturbed = true
 			}
 			if d, ok := drops[l]; ok {
-				switch {
-				case d.Noise:
-					drop = fmt.Sprintf("~ %s (p=%.2f)", d.Stages(), d.P)
-				case math.IsNaN(d.P):
-					drop = fmt.Sprintf("%+.0f%% %s", -100*d.Fraction, d.Stages())
-				case d.Fraction < 0:
-					drop = fmt.Sprintf("%+.0f%% %s (p=%.3f)!", -100*d.Fraction, d.Stages(), d.P)
-					faster = true
-				default:
-					drop = fmt.Sprintf("%+.0f%% %s (p=%.3f)", -100*d.Fraction, d.Stages(), d.P)
-				}
+				var up bool
+				drop, up = dropCell(d)
+				faster = faster || up
 			}
 			fmt.Fprintf(tw, "  %s\t%.3f\t%s\t%s\t%s\t%s\t%s\n", l, v, spread, runs, ratio, doc, drop)
 		}
@@ -223,6 +215,22 @@ func WriteTable(w io.Writer, groups []Group, documented map[level.Level]float64)
 		fmt.Fprintln(w)
 	}
 	return nil
+}
+
+// dropCell is the table's cell for the drop d from the level above:
+// its size, the stages it is attributed to and the U test's p ("~" for
+// a drop within the noise). faster says the level is faster than the
+// one above beyond the noise (the cell is flagged with "!").
+func dropCell(d Drop) (cell string, faster bool) {
+	switch {
+	case d.Noise:
+		return fmt.Sprintf("~ %s (p=%.2f)", d.Stages(), d.P), false
+	case math.IsNaN(d.P):
+		return fmt.Sprintf("%+.0f%% %s", -100*d.Fraction, d.Stages()), false
+	case d.Fraction < 0:
+		return fmt.Sprintf("%+.0f%% %s (p=%.3f)!", -100*d.Fraction, d.Stages(), d.P), true
+	}
+	return fmt.Sprintf("%+.0f%% %s (p=%.3f)", -100*d.Fraction, d.Stages(), d.P), false
 }
 
 // spreadOf is the spread of a level's runs as benchstat shows it: ± the

@@ -113,17 +113,7 @@ func ParseCommand(argv []string) (Command, error) {
 		case a == "-c" || strings.HasPrefix(a, "-c"):
 			return c, refusef("%s -c runs code from the command line: give a script or -m module", base)
 		case a == "-m":
-			if i+1 >= len(argv) {
-				return c, refusef("%s -m needs a module", base)
-			}
-			c.Module, c.Script, c.Args = true, argv[i+1], argv[i+2:]
-			if c.Script == "torch.distributed.run" {
-				return parseLauncherArgs(c, "python -m torch.distributed.run", argv[i+2:])
-			}
-			if strings.HasPrefix(c.Script, "torch.distributed") {
-				return c, refusef("-m %s is not supported: %s", c.Script, supportedLaunchers)
-			}
-			return c, nil
+			return module(c, base, argv[i+1:])
 		case a == "--" && i+1 < len(argv) && argv[i+1] != "-":
 			// The end of the interpreter's options: the script follows.
 			return script(c, argv[i+1], argv[i+2:])
@@ -145,11 +135,32 @@ func ParseCommand(argv []string) (Command, error) {
 	return c, refusef("%s with no script: give the command as %s SCRIPT [ARGS...]", base, base)
 }
 
-// script is c running the script at path with args, which must exist.
+// module is c running the module rest[0] with the arguments after it
+// (the interpreter's -m): python -m torch.distributed.run is torchrun,
+// the other launchers of torch.distributed are refused.
+func module(c Command, base string, rest []string) (Command, error) {
+	if len(rest) == 0 {
+		return c, refusef("%s -m needs a module", base)
+	}
+	c.Module, c.Script, c.Args = true, rest[0], rest[1:]
+	if c.Script == "torch.distributed.run" {
+		return parseLauncherArgs(c, "python -m torch.distributed.run", rest[1:])
+	}
+	if strings.HasPrefix(c.Script, "torch.distributed") {
+		return c, refusef("-m %s is not supported: %s", c.Script, supportedLaunchers)
+	}
+	return c, nil
+}
+
+// script is c running the script at path with args, which must exist
+// (a module, c.Module, is not checked).
 func script(c Command, path string, args []string) (Command, error) {
 	c.Script, c.Args = path, args
+	if c.Module {
+		return c, nil
+	}
 	if _, err := os.Stat(path); err != nil {
-		return c, refusef("script %s: %v", path, errors.Unwrap(err))
+		return c, refusef("script %s: %v", path, unwrap(err))
 	}
 	return c, nil
 }

@@ -297,33 +297,9 @@ func (r *Run) applyEvent(e event, line []byte) (string, string, error) {
 	case "retarget":
 		err = r.retarget(line)
 	case "step":
-		var s Step
-		err = json.Unmarshal(line, &s)
-		r.Steps = append(r.Steps, s)
-		for _, o := range r.Others {
-			if o.pending > 0 {
-				o.Steps++
-				o.StepWait += o.pendWait
-				o.pending, o.pendWait = 0, 0
-			}
-		}
+		err = r.addStep(line)
 	case "other":
-		var o struct {
-			L    int           `json:"l"`
-			Wait time.Duration `json:"wait"`
-		}
-		err = json.Unmarshal(line, &o)
-		if r.Others == nil {
-			r.Others = map[int]*Other{}
-		}
-		if r.Others[o.L] == nil {
-			r.Others[o.L] = &Other{}
-		}
-		x := r.Others[o.L]
-		x.Batches++
-		x.Wait += o.Wait
-		x.pending++
-		x.pendWait += o.Wait
+		err = r.addOther(line)
 	case "unsure":
 		r.Unsure = true
 	case "thread":
@@ -331,22 +307,9 @@ func (r *Run) applyEvent(e event, line []byte) (string, string, error) {
 		err = json.Unmarshal(line, &t)
 		r.Thread, r.ThreadSite = t.Name, t.Site
 	case "stage":
-		var b Batch
-		err = json.Unmarshal(line, &b)
-		if ld, ok := r.Target(); !ok || b.Loader == 0 || b.Loader == ld.Index || r.member(b.Loader, ld.Index) {
-			r.Batches = append(r.Batches, b)
-		}
+		err = r.addBatch(line)
 	case "member":
-		var m struct {
-			Index int `json:"index"`
-			Of    int `json:"of"`
-		}
-		err = json.Unmarshal(line, &m)
-		for i := range r.Loaders {
-			if r.Loaders[i].Index == m.Index {
-				r.Loaders[i].Group = m.Of
-			}
-		}
+		err = r.setGroup(line)
 	case "pin":
 		r.Pins = append(r.Pins, time.Duration(e.NS))
 	case "cpu":
@@ -362,6 +325,71 @@ func (r *Run) applyEvent(e event, line []byte) (string, string, error) {
 		r.Done = true
 	}
 	return e.Ev, e.Msg, err
+}
+
+// addStep adds the step in line, and counts it for each other loader
+// that delivered a batch since the step before.
+func (r *Run) addStep(line []byte) error {
+	var s Step
+	err := json.Unmarshal(line, &s)
+	r.Steps = append(r.Steps, s)
+	for _, o := range r.Others {
+		if o.pending > 0 {
+			o.Steps++
+			o.StepWait += o.pendWait
+			o.pending, o.pendWait = 0, 0
+		}
+	}
+	return err
+}
+
+// addOther adds the batch in line, delivered by a loader other than
+// the training loop's, to that loader's Other.
+func (r *Run) addOther(line []byte) error {
+	var o struct {
+		L    int           `json:"l"`
+		Wait time.Duration `json:"wait"`
+	}
+	err := json.Unmarshal(line, &o)
+	if r.Others == nil {
+		r.Others = map[int]*Other{}
+	}
+	if r.Others[o.L] == nil {
+		r.Others[o.L] = &Other{}
+	}
+	x := r.Others[o.L]
+	x.Batches++
+	x.Wait += o.Wait
+	x.pending++
+	x.pendWait += o.Wait
+	return err
+}
+
+// addBatch adds the batch in line where the training loop's loader, or
+// one measured beside it, made it (or no loader is the target yet).
+func (r *Run) addBatch(line []byte) error {
+	var b Batch
+	err := json.Unmarshal(line, &b)
+	if ld, ok := r.Target(); !ok || b.Loader == 0 || b.Loader == ld.Index || r.member(b.Loader, ld.Index) {
+		r.Batches = append(r.Batches, b)
+	}
+	return err
+}
+
+// setGroup sets the Group of the loader line names: the training
+// loop's loader it is measured beside.
+func (r *Run) setGroup(line []byte) error {
+	var m struct {
+		Index int `json:"index"`
+		Of    int `json:"of"`
+	}
+	err := json.Unmarshal(line, &m)
+	for i := range r.Loaders {
+		if r.Loaders[i].Index == m.Index {
+			r.Loaders[i].Group = m.Of
+		}
+	}
+	return err
 }
 
 // retarget starts the measurement again on the loader the event names:

@@ -4,7 +4,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"os"
 	"os/exec"
 	"slices"
 	"strconv"
@@ -54,17 +53,11 @@ func parseLauncherArgs(c Command, name string, args []string) (Command, error) {
 	if strings.HasPrefix(name, "python") {
 		c.Launcher = "torch.distributed.run"
 	}
+	var err error
 	for i := 0; i < len(args); i++ {
 		a := args[i]
 		if !strings.HasPrefix(a, "-") || a == "-" {
-			c.Script, c.Args = a, args[i+1:]
-			if c.Module {
-				return c, nil
-			}
-			if _, err := os.Stat(a); err != nil {
-				return c, refusef("script %s: %v", a, unwrap(err))
-			}
-			return c, nil
+			return script(c, a, args[i+1:])
 		}
 		opt, val, hasVal := strings.Cut(a, "=")
 		switch {
@@ -80,12 +73,9 @@ func parseLauncherArgs(c Command, name string, args []string) (Command, error) {
 		}
 		c.LauncherArgs = append(c.LauncherArgs, a)
 		if !hasVal && !torchrunFlags[opt] {
-			if i+1 >= len(args) {
-				return c, refusef("%s %s needs a value", name, opt)
+			if val, i, err = nextValue(&c, name, opt, args, i); err != nil {
+				return c, err
 			}
-			i++
-			val = args[i]
-			c.LauncherArgs = append(c.LauncherArgs, val)
 		}
 		switch opt {
 		case "--nnodes":
@@ -428,17 +418,9 @@ var accelerateFlags = map[string]bool{
 // over to (DeepSpeed's, mpirun, a TPU's), more than one machine, and a
 // program that is not Python.
 func parseAccelerate(c Command, base string) (Command, error) {
-	name, args := base, c.Argv[1:]
-	if base == "accelerate" {
-		if len(args) == 0 || args[0] != "launch" {
-			sub := "with no command"
-			if len(args) > 0 {
-				sub = args[0]
-			}
-			return c, refusef("accelerate %s is not a launcher: give the training command as accelerate launch [OPTIONS] SCRIPT [ARGS...]", sub)
-		}
-		name, args = "accelerate launch", args[1:]
-		c.LauncherArgs = []string{"launch"}
+	c, name, args, err := accelerateLaunch(c, base)
+	if err != nil {
+		return c, err
 	}
 	path, err := exec.LookPath(c.Argv[0])
 	if err != nil {
@@ -449,17 +431,10 @@ func parseAccelerate(c Command, base string) (Command, error) {
 	for i := 0; i < len(args); i++ {
 		a := args[i]
 		if !strings.HasPrefix(a, "-") || a == "-" {
-			c.Script, c.Args = a, args[i+1:]
 			if !ranks {
 				c.Procs = 0 // one process: the hook learns it is one
 			}
-			if c.Module {
-				return c, nil
-			}
-			if _, err := os.Stat(a); err != nil {
-				return c, refusef("script %s: %v", a, unwrap(err))
-			}
-			return c, nil
+			return script(c, a, args[i+1:])
 		}
 		opt, val, hasVal := strings.Cut(a, "=")
 		switch opt {
@@ -477,12 +452,9 @@ func parseAccelerate(c Command, base string) (Command, error) {
 		}
 		c.LauncherArgs = append(c.LauncherArgs, a)
 		if !hasVal && !accelerateFlags[opt] {
-			if i+1 >= len(args) {
-				return c, refusef("%s %s needs a value", name, opt)
+			if val, i, err = nextValue(&c, name, opt, args, i); err != nil {
+				return c, err
 			}
-			i++
-			val = args[i]
-			c.LauncherArgs = append(c.LauncherArgs, val)
 		}
 		switch opt {
 		case "--multi_gpu", "--multi-gpu", "--use_fsdp", "--use-fsdp", "--use_megatron_lm", "--use-megatron-lm":
@@ -503,6 +475,36 @@ func parseAccelerate(c Command, base string) (Command, error) {
 		}
 	}
 	return c, refusef("%s with no script: give the command as %s [OPTIONS] SCRIPT [ARGS...]", name, name)
+}
+
+// accelerateLaunch reads the launch sub-command of c, an accelerate
+// command line (accelerate-launch has none): it returns the launcher's
+// name, as refusals name it, and the arguments after it.
+func accelerateLaunch(c Command, base string) (Command, string, []string, error) {
+	args := c.Argv[1:]
+	if base != "accelerate" {
+		return c, base, args, nil
+	}
+	if len(args) == 0 || args[0] != "launch" {
+		sub := "with no command"
+		if len(args) > 0 {
+			sub = args[0]
+		}
+		return c, "", nil, refusef("accelerate %s is not a launcher: give the training command as accelerate launch [OPTIONS] SCRIPT [ARGS...]", sub)
+	}
+	c.LauncherArgs = []string{"launch"}
+	return c, "accelerate launch", args[1:], nil
+}
+
+// nextValue is the value of the launcher option opt at args[i]: the
+// argument after it, added to c.LauncherArgs. It returns the value's
+// index.
+func nextValue(c *Command, name, opt string, args []string, i int) (string, int, error) {
+	if i+1 >= len(args) {
+		return "", i, refusef("%s %s needs a value", name, opt)
+	}
+	c.LauncherArgs = append(c.LauncherArgs, args[i+1])
+	return args[i+1], i + 1, nil
 }
 
 // srunFlags are srun's options that take no value (those whose value is
@@ -559,12 +561,9 @@ func parseSrun(c Command) (Command, error) {
 		}
 		c.LauncherArgs = append(c.LauncherArgs, a)
 		if !hasVal && !srunFlags[opt] {
-			if i+1 >= len(args) {
-				return c, refusef("srun %s needs a value", opt)
+			if val, i, err = nextValue(&c, "srun", opt, args, i); err != nil {
+				return c, err
 			}
-			i++
-			val = args[i]
-			c.LauncherArgs = append(c.LauncherArgs, val)
 		}
 		switch opt {
 		case "-N", "--nodes":

@@ -15,7 +15,7 @@ import (
 // fakeTorchrun puts executables named torchrun, accelerate,
 // accelerate-launch and srun on PATH (a launcher is found on PATH like an
 // interpreter) and returns a script beside them.
-func fakeTorchrun(t *testing.T) string {
+func fakeTorchrun(t testing.TB) string {
 	t.Helper()
 	dir := t.TempDir()
 	for _, name := range []string{"torchrun", "accelerate", "accelerate-launch", "srun"} {

@@ -203,6 +203,35 @@ func (r Result) WriteCandidates(w io.Writer) {
 // steps/s before and after with their intervals and the share of the
 // headspace recovered, or why nothing helps and what would.
 func (r Result) WriteText(w io.Writer) {
+	r.writeProfile(w)
+	fmt.Fprintln(w)
+	r.WriteCandidates(w)
+	search := 0
+	for _, run := range r.Runs {
+		if run.Stage == Search {
+			search++
+		}
+	}
+	fmt.Fprintf(w, "runs: the profile, %d in the search (%s), %d in the final check\n\n", search, r.stopped(), len(r.Runs)-search)
+	p, a := r.Profile, r.Answer()
+	if a.Recommend {
+		r.writeSet(w, a)
+		return
+	}
+	if p.Ours() {
+		fmt.Fprintf(w, "keep your own (%s): %s\n", p.Args(a.Own), a.Why)
+	} else {
+		fmt.Fprintf(w, "keep the script's own settings (DataLoader(..., %s)): %s\n", a.Own.Args(), a.Why)
+	}
+	if a.Before.N > 0 {
+		fmt.Fprintf(w, "  final check: %s %s steps/s, %s %s\n", p.own(), interval(a.Before), p.Args(a.Best), interval(a.After))
+	}
+	fmt.Fprintf(w, "  %s\n", r.Bound())
+}
+
+// writeProfile prints the profile's line, the loader's steps/s before
+// and on cached batches, and the what-if model's pick.
+func (r Result) writeProfile(w io.Writer) {
 	p := r.Profile
 	if p.Ours() {
 		fmt.Fprintf(w, "profile (headspace %s as given, %s): %.2f steps/s with the loader, %.2f with the data on the device: headspace %.1f%%\n",
@@ -226,48 +255,32 @@ func (r Result) WriteText(w io.Writer) {
 	} else if p.Model != nil {
 		fmt.Fprintf(w, "the what-if model's pick: %d workers (predicted %.2f steps/s on %d cores)\n", r.Pick, p.Model.StepsPerSec(r.Pick, p.Model.Cores), p.Model.Cores)
 	}
-	fmt.Fprintln(w)
-	r.WriteCandidates(w)
-	search := 0
-	for _, run := range r.Runs {
-		if run.Stage == Search {
-			search++
-		}
-	}
-	fmt.Fprintf(w, "runs: the profile, %d in the search (%s), %d in the final check\n\n", search, r.stopped(), len(r.Runs)-search)
-	a := r.Answer()
-	if a.Recommend {
-		if p.Ours() {
-			fmt.Fprintf(w, "set: %s\n", p.Args(a.Best))
-		} else if p.Ranks > 0 {
-			fmt.Fprintf(w, "set, in every rank (the DataLoader each of the %d ranks makes): DataLoader(..., %s)\n", p.Ranks, a.Best.Args())
-		} else {
-			fmt.Fprintf(w, "set: DataLoader(..., %s)\n", a.Best.Args())
-		}
-		if p.Iterable && a.Best.Workers > max(1, a.Own.Workers) {
-			fmt.Fprintf(w, "  but the training dataset is an IterableDataset: each of %d workers iterates all of it unless its __iter__ shards by\n"+
-				"  torch.utils.data.get_worker_info(); the steps/s above count its batches either way: check it does before using more workers\n", a.Best.Workers)
-		}
-		fmt.Fprintf(w, "  final check, paired runs alternated:\n")
-		fmt.Fprintf(w, "    %-27s%s steps/s\n", "before ("+p.own()+"):", interval(a.Before))
-		fmt.Fprintf(w, "    after:                     %s steps/s, %.2f× before\n", interval(a.After), a.After.Median/a.Before.Median)
-		if !math.IsNaN(a.Recovered) {
-			fmt.Fprintf(w, "  recovers %.0f%% of the headspace (the step time cached batches save)\n", 100*a.Recovered)
-		}
-		if a.Before.Hi >= a.After.Lo && !math.IsInf(a.Before.Hi, 0) {
-			fmt.Fprintln(w, "  the two intervals overlap: the gain is within this machine's noise")
-		}
-		return
-	}
+}
+
+// writeSet prints the answer a that recommends a setting: the setting
+// to use and the final check of it against the loader's own.
+func (r Result) writeSet(w io.Writer, a Answer) {
+	p := r.Profile
 	if p.Ours() {
-		fmt.Fprintf(w, "keep your own (%s): %s\n", p.Args(a.Own), a.Why)
+		fmt.Fprintf(w, "set: %s\n", p.Args(a.Best))
+	} else if p.Ranks > 0 {
+		fmt.Fprintf(w, "set, in every rank (the DataLoader each of the %d ranks makes): DataLoader(..., %s)\n", p.Ranks, a.Best.Args())
 	} else {
-		fmt.Fprintf(w, "keep the script's own settings (DataLoader(..., %s)): %s\n", a.Own.Args(), a.Why)
+		fmt.Fprintf(w, "set: DataLoader(..., %s)\n", a.Best.Args())
 	}
-	if a.Before.N > 0 {
-		fmt.Fprintf(w, "  final check: %s %s steps/s, %s %s\n", p.own(), interval(a.Before), p.Args(a.Best), interval(a.After))
+	if p.Iterable && a.Best.Workers > max(1, a.Own.Workers) {
+		fmt.Fprintf(w, "  but the training dataset is an IterableDataset: each of %d workers iterates all of it unless its __iter__ shards by\n"+
+			"  torch.utils.data.get_worker_info(); the steps/s above count its batches either way: check it does before using more workers\n", a.Best.Workers)
 	}
-	fmt.Fprintf(w, "  %s\n", r.Bound())
+	fmt.Fprintf(w, "  final check, paired runs alternated:\n")
+	fmt.Fprintf(w, "    %-27s%s steps/s\n", "before ("+p.own()+"):", interval(a.Before))
+	fmt.Fprintf(w, "    after:                     %s steps/s, %.2f× before\n", interval(a.After), a.After.Median/a.Before.Median)
+	if !math.IsNaN(a.Recovered) {
+		fmt.Fprintf(w, "  recovers %.0f%% of the headspace (the step time cached batches save)\n", 100*a.Recovered)
+	}
+	if a.Before.Hi >= a.After.Lo && !math.IsInf(a.Before.Hi, 0) {
+		fmt.Fprintln(w, "  the two intervals overlap: the gain is within this machine's noise")
+	}
 }
 
 func (r Result) stopped() string {
