@@ -64,6 +64,7 @@ var Registry = []Registered{
 	Sizes(DefaultNodeWhatIf, QuickNodeWhatIf),
 	Sizes(DefaultTune, QuickTune),
 	Sizes(DefaultOwnLoopLadder, QuickOwnLoopLadder),
+	Sizes(DefaultOwnLoopWhatIf, QuickOwnLoopWhatIf),
 	gpu(Sizes(DefaultCUDACheck, QuickCUDACheck)),
 	gpu(Sizes(DefaultCUDADecode, QuickCUDADecode)),
 }

@@ -23,7 +23,7 @@ import (
 // (whatifnodecmd.go), whatif -- COMMAND its own loop (ownloopcmd.go).
 func (WhatIf) Command() cli.Command {
 	c := CommandOf[WhatIfOutcome, WhatIf]("whatif", "predict steps/s for other cores, workers and step times; --verify checks it", whatifUsage)
-	c.Runs = append(c.Runs, NodeWhatIf{}.Name())
+	c.Runs = append(c.Runs, NodeWhatIf{}.Name(), OwnLoopWhatIf{}.Name())
 	return c
 }
 
@@ -84,9 +84,11 @@ workers and cores that would make the model step the bound, the steps/s
 predicted there, and the speed-up the slowest stage needs to keep the
 script's worker count; --verify runs the script as it is with the
 predicted worker count (and with its own) for --steps steps and prints
-measured beside predicted with the error; --out records the model and the
-checks (BenchmarkWhatIf/model/script=…, BenchmarkWhatIf/check/script=…/
-workers=N with steps/s and predicted-steps/s).`
+measured beside predicted with the error; --out records all the report
+states: the model (BenchmarkOwnLoopWhatIf/model/script=…), a node's answer
+(…/node/…, …/rank/…) and the checks (BenchmarkOwnLoopWhatIf/check/script=…/
+workers=N with steps/s and predicted-steps/s), from which --from FILE
+prints the report again.`
 
 // whatIfFlags are whatif's flags; out, force and from are CommandOf's,
 // read once the flags are parsed (TakeCommand).
@@ -177,7 +179,7 @@ func (w *WhatIf) TakeCommand(ctx context.Context, fs *flag.FlagSet, args []strin
 	f.force = fs.Lookup("force").Value.String() == "true"
 	c.command = "headspace whatif " + strings.Join(args, " ")
 	if hasCommand(fs, args) {
-		return true, runOwnWhatIf(ctx, fs, &f.of, f.verify, f.steps, f.out, f.force, stdout, stderr)
+		return true, runOwnWhatIf(ctx, fs, driver.Output{Path: f.out, Force: f.force}, stdout, stderr)
 	}
 	if err := cli.ParseFlags(fs, args); err != nil {
 		return true, err
@@ -193,12 +195,8 @@ func (w *WhatIf) TakeCommand(ctx context.Context, fs *flag.FlagSet, args []strin
 		defer f.pf.data.Close() // the --link, if one was started
 		return true, f.runNode(ctx, "headspace "+cli.CommandLine("whatif", args), stdout, stderr)
 	}
-	if f.from != "" {
-		if rs, err := resultfile.Read(f.from); err == nil && len(rs) > 0 && positional(rs[0].Name) == "/model" {
-			// whatif -- COMMAND's file: its model and checks are the
-			// script's, which --from does not rebuild yet.
-			return true, cli.Usagef("--from: %s: the what-if of a user's own command (whatif -- COMMAND --out), whose report --from does not rebuild: run the command again", f.from)
-		}
+	if f.from != "" && IsOwnLoopWhatIfFile(f.from) {
+		return true, rebuildOwnWhatIf(fs, f.from, stdout)
 	}
 	return false, nil
 }
