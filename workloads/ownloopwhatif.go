@@ -234,10 +234,10 @@ func ownLoopWhatIfName(part, script string) string {
 }
 
 // encodeOwnLoopWhatIf is o's records (OwnLoopWhatIfCodec); none where
-// it has no model (a run stopped before it).
+// it has no model (a run stopped before it: no script's key).
 func encodeOwnLoopWhatIf(o OwnLoopWhatIfOutcome) []*benchfmt.Result {
 	r, m := o.Report, o.Report.Model
-	if r.Command == "" {
+	if o.Script == "" {
 		return nil
 	}
 	v := func(x float64, unit string) benchfmt.Value { return benchfmt.Value{Value: x, Unit: unit} }
