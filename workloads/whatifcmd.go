@@ -20,7 +20,7 @@ import (
 )
 
 // Command is headspace whatif; whatif --accelerators runs NodeWhatIf
-// (whatifnodecmd.go), whatif -- COMMAND its own loop (ownloopcmd.go).
+// (whatifnodecmd.go), whatif -- COMMAND OwnLoopWhatIf (ownloopcmd.go).
 func (WhatIf) Command() cli.Command {
 	c := CommandOf[WhatIfOutcome, WhatIf]("whatif", "predict steps/s for other cores, workers and step times; --verify checks it", whatifUsage)
 	c.Runs = append(c.Runs, NodeWhatIf{}.Name(), OwnLoopWhatIf{}.Name())
@@ -168,10 +168,10 @@ func (w *WhatIf) Flags(fs *flag.FlagSet) {
 	w.cmd.f.register(fs, *w)
 }
 
-// TakeCommand runs whatif -- COMMAND (ownloopcmd.go) and whatif
-// --accelerators, or --from of a node what-if's file (NodeWhatIf,
-// whatifnodecmd.go), and refuses --from of an own loop's file, whose
-// report is not rebuilt; the what-if itself is CommandOf's to run.
+// TakeCommand runs whatif -- COMMAND and --from of its file
+// (OwnLoopWhatIf, ownloopcmd.go) and whatif --accelerators, or --from
+// of a node what-if's file (NodeWhatIf, whatifnodecmd.go); the what-if
+// itself is CommandOf's to run.
 func (w *WhatIf) TakeCommand(ctx context.Context, fs *flag.FlagSet, args []string, stdout, stderr io.Writer) (bool, error) {
 	c := w.cmd
 	f := &c.f
