@@ -106,6 +106,9 @@ func parse[R any](ctx context.Context, e workloads.Commanded[R], fs *flag.FlagSe
 			return nil, false, err
 		}
 		if took, err := t.TakeCommand(ctx, fs, args, stdout, stderr); took || err != nil {
+			if h, ok := e.(workloads.HandsOff); ok && err == nil && h.HandedOff() != nil {
+				err = runHandoff(ctx, h.HandedOff(), stdout, stderr)
+			}
 			return nil, took, err
 		}
 	}
@@ -267,4 +270,25 @@ func outputBenchmarks(benchmarks []string) []string {
 		}
 	}
 	return out
+}
+
+// runHandoff runs the experiment a command handed its run to (its
+// TakeCommand: workloads.HandsOff), or rebuilds its report from a file,
+// the one way.
+func runHandoff(ctx context.Context, h *workloads.Handoff, stdout, stderr io.Writer) error {
+	var err error
+	switch e := h.Experiment.(type) {
+	case *workloads.OwnLoopWhatIf:
+		if h.From != "" {
+			return rebuild(e, h.Name, h.From, stdout)
+		}
+		h.Out.Benchmarks, h.Out.Beside = outputBenchmarks(e.Codec().Benchmarks()), true
+		err = run(ctx, e, driver.Whole, h.Setup, h.Out, stdout, stderr)
+	default:
+		return fmt.Errorf("headspace: no command runs a handed-off %T", h.Experiment)
+	}
+	if h.Errors != nil {
+		err = h.Errors(err)
+	}
+	return err
 }

@@ -10,7 +10,7 @@ import (
 // (workloads/ownloopcmd.go).
 func whatifCommand() cli.Command {
 	c := CommandOf[workloads.WhatIfOutcome, workloads.WhatIf]("whatif", "predict steps/s for other cores, workers and step times; --verify checks it", whatifUsage)
-	c.Runs = append(c.Runs, workloads.NodeWhatIf{}.Name())
+	c.Runs = append(c.Runs, workloads.NodeWhatIf{}.Name(), workloads.OwnLoopWhatIf{}.Name())
 	return c
 }
 
@@ -71,6 +71,8 @@ workers and cores that would make the model step the bound, the steps/s
 predicted there, and the speed-up the slowest stage needs to keep the
 script's worker count; --verify runs the script as it is with the
 predicted worker count (and with its own) for --steps steps and prints
-measured beside predicted with the error; --out records the model and the
-checks (BenchmarkWhatIf/model/script=…, BenchmarkWhatIf/check/script=…/
-workers=N with steps/s and predicted-steps/s).`
+measured beside predicted with the error; --out records all the report
+states: the model (BenchmarkOwnLoopWhatIf/model/script=…), a node's answer
+(…/node/…, …/rank/…) and the checks (BenchmarkOwnLoopWhatIf/check/script=…/
+workers=N with steps/s and predicted-steps/s), from which --from FILE
+prints the report again.`

@@ -108,6 +108,26 @@ type CommandTaker interface {
 	TakeCommand(ctx context.Context, fs *flag.FlagSet, args []string, stdout, stderr io.Writer) (took bool, err error)
 }
 
+// HandsOff is a CommandTaker whose TakeCommand may hand the command to
+// another experiment (whatif -- COMMAND: OwnLoopWhatIf): HandedOff, once
+// TakeCommand has taken the command, is what the command layer runs in
+// its place, or nil where TakeCommand did the work itself.
+type HandsOff interface {
+	HandedOff() *Handoff
+}
+
+// Handoff is an experiment a command runs in place of its own, ready to
+// run: its Setup and output (a run), or the file whose report to
+// rebuild (From, named Name in --from's errors). Errors, if set, maps
+// the run's error to the command's.
+type Handoff struct {
+	Experiment any
+	Setup      Setup
+	Out        driver.Output
+	From, Name string
+	Errors     func(error) error
+}
+
 // Outputs is a Commanded experiment whose report writes files: the flags
 // that name them, the only flags --from takes beside it, once it has
 // checked that the files may be written (cli.CheckOutputs), before

@@ -78,11 +78,12 @@
 // and OnDisk runs each point of a case as a Ladder under
 // "LadderOnDisk/<case>"; Ladder.PointName is the one naming rule.
 //
-// OwnLoopLadder and Tune run a training script (`-- COMMAND`): their
-// sizes run the scripts of harness/ownloop/testdata with Debian's
-// python3-torch (`make test-deps`), as Peer's run the document's
-// PyTorch pipeline, so that BenchmarkExperiments runs their whole path;
-// their documents are "", so `headspace reproduce` does not run them.
+// OwnLoopLadder, OwnLoopWhatIf and Tune run a training script
+// (`-- COMMAND`): their sizes run the scripts of harness/ownloop/testdata
+// with Debian's python3-torch (`make test-deps`), as Peer's run the
+// document's PyTorch pipeline, so that BenchmarkExperiments runs their
+// whole path; their documents are "", so `headspace reproduce` does not
+// run them.
 //
 // CUDACheck and CUDADecode are registered as needing a GPU and so are
 // not in Experiments: they need a real GPU, and the benchmark list must pass on

@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"io"
 	"slices"
-	"strconv"
 	"strings"
 	"time"
 
@@ -67,9 +66,9 @@ func checkOwnFlags(fs *flag.FlagSet, command bool, keep ...string) error {
 	return cli.Usagef("%s only apply to a training command given after --", strings.Join(bad, ", "))
 }
 
-// ownError maps the hook's errors to the command's: refusals and a loop
+// OwnLoopError maps the hook's errors to the command's: refusals and a loop
 // that never came, stalled or ended early are bad input (exit 2).
-func ownError(err error) error {
+func OwnLoopError(err error) error {
 	var early *ownloop.EndedEarly
 	switch {
 	case err == nil:
@@ -82,8 +81,41 @@ func ownError(err error) error {
 	return err
 }
 
-// runOwnAnalyze is `headspace analyze -- COMMAND`.
+// runOwnAnalyze is `headspace analyze -- COMMAND`: its flags checked,
+// the command run under the hook and analysed (ownAnalysis.measure)
+// through driver.Run into --out.
 func runOwnAnalyze(ctx context.Context, fs *flag.FlagSet, of *ownFlags, af ownAnalyzeFlags, stdout, stderr io.Writer) error {
+	if err := checkOwnAnalyze(fs, of, af); err != nil {
+		return err
+	}
+	cmd, err := ownloop.ParseCommand(fs.Args())
+	if err != nil {
+		return OwnLoopError(err)
+	}
+	a := &ownAnalysis{cmd: cmd, af: af, partial: of.partial, plotBase: strings.TrimSuffix(strings.TrimSuffix(af.plot, ".png"), ".svg")}
+	if err := cli.CheckOutputs(cli.Figure(cli.Prefixed(a.plotBase, ".png")), cli.Figure(cli.Prefixed(a.plotBase, ".svg"))); err != nil {
+		return err
+	}
+	a.s = ownloop.Settings{Mode: "analyze", Loader: of.loader, NumCaches: af.numCaches, ReturnCachesAfter: af.after, StepsAfter: af.stepsAfter, FirstBatchTimeout: of.firstTimeout, StallTimeout: of.stallTimeout}
+	a.config = func() []resultfile.Config { return a.rep.ConfigLines() } // a node's: its ranks'
+	settings := func() []resultfile.Config { return driver.Settings(a.rep.Device, a.config()) }
+	o, err := driver.Run(ctx, driver.Job{Units: a.s.Total(), Progress: stderr, Settings: settings,
+		Measure: func(ctx context.Context, h *driver.Hooks) ([]*benchfmt.Result, error) {
+			return a.measure(ctx, h, stdout, stderr)
+		}},
+		driver.Output{Path: af.out, Benchmarks: ownloop.NodeBenchmarks, Force: af.force, Beside: true})
+	if err != nil || af.out == "" {
+		return err
+	}
+	cli.KeptNote(stdout, af.out, o.Path)
+	fmt.Fprintf(stdout, "results: %s (go tool benchstat -col /phase %s)\n", o.Path, o.Path)
+	return nil
+}
+
+// checkOwnAnalyze refuses the synthetic pipeline's flags with a command
+// and analyze's flags out of their bounds: caches, steps, the loader and
+// the timeouts.
+func checkOwnAnalyze(fs *flag.FlagSet, of *ownFlags, af ownAnalyzeFlags) error {
 	if err := checkOwnFlags(fs, true, "num-caches", "return-caches-after", "steps-after", "total-steps", "out", "plot", "force"); err != nil {
 		return err
 	}
@@ -94,71 +126,68 @@ func runOwnAnalyze(ctx context.Context, fs *flag.FlagSet, of *ownFlags, af ownAn
 	if af.after < af.numCaches {
 		return cli.Usagef("--return-caches-after %d is less than --num-caches %d: some caches would never be filled", af.after, af.numCaches)
 	}
-	if err := of.checkTimeouts(); err != nil {
-		return err
+	return of.checkTimeouts()
+}
+
+// ownAnalysis is a run of analyze -- COMMAND: the command, its settings
+// and flags, and once analysed the report (a node's slowest rank's) and
+// the file's lines.
+type ownAnalysis struct {
+	cmd      ownloop.Command
+	s        ownloop.Settings
+	af       ownAnalyzeFlags
+	partial  bool
+	plotBase string
+	rep      ownloop.Report
+	config   func() []resultfile.Config
+}
+
+// measure runs the command under the hook, then prints its analysis
+// (report) and returns its records; a run that ended early is kept,
+// marked partial, with --partial.
+func (a *ownAnalysis) measure(ctx context.Context, h *driver.Hooks, stdout, stderr io.Writer) ([]*benchfmt.Result, error) {
+	run, err := ownloop.Exec(ctx, a.cmd, a.s, stderr, func(ownloop.Step) { h.Tick() })
+	h.Finish()
+	var early *ownloop.EndedEarly
+	switch {
+	case errors.As(err, &early) && a.partial:
+		h.Partial()
+	case err != nil:
+		return nil, OwnLoopError(err)
 	}
-	cmd, err := ownloop.ParseCommand(fs.Args())
+	return a.report(run, early, stdout)
+}
+
+// report analyses run, a node's ranks (a launcher's, or the script's own
+// torch.multiprocessing.spawn) or one process, prints the analysis and
+// its plot (--plot) and returns its records; early is the run's end
+// before every step, if it ended so.
+func (a *ownAnalysis) report(run *ownloop.Run, early *ownloop.EndedEarly, stdout io.Writer) ([]*benchfmt.Result, error) {
+	var recs []*benchfmt.Result
+	var err error
+	if len(run.Ranks) > 0 {
+		var nr ownloop.NodeReport
+		if nr, err = ownloop.AnalyzeRanks(a.cmd, a.s, run, a.af.total); err == nil {
+			a.rep, a.config = nr.Ranks[nr.Slowest], nr.ConfigLines
+			nr.WriteText(stdout)
+			recs = nr.Records()
+		}
+	} else if a.rep, err = ownloop.Analyze(a.cmd, a.s, run, a.af.total); err == nil {
+		a.rep.WriteText(stdout)
+		recs = a.rep.Records()
+	}
 	if err != nil {
-		return ownError(err)
+		if early != nil {
+			return nil, cli.Usagef("%v; %v", early, err)
+		}
+		return nil, err
 	}
-	plotBase := strings.TrimSuffix(strings.TrimSuffix(af.plot, ".png"), ".svg")
-	if err := cli.CheckOutputs(cli.Figure(cli.Prefixed(plotBase, ".png")), cli.Figure(cli.Prefixed(plotBase, ".svg"))); err != nil {
-		return err
+	if a.af.plot != "" {
+		if err := a.rep.SaveBoth(stdout, a.plotBase); err != nil {
+			return nil, err
+		}
 	}
-	s := ownloop.Settings{Mode: "analyze", Loader: of.loader, NumCaches: af.numCaches, ReturnCachesAfter: af.after, StepsAfter: af.stepsAfter, FirstBatchTimeout: of.firstTimeout, StallTimeout: of.stallTimeout}
-	var rep ownloop.Report
-	config := func() []resultfile.Config { return rep.ConfigLines() } // a node's: its ranks'
-	settings := func() []resultfile.Config { return driver.Settings(rep.Device, config()) }
-	o, err := driver.Run(ctx, driver.Job{Units: s.Total(), Progress: stderr, Settings: settings,
-		Measure: func(ctx context.Context, h *driver.Hooks) ([]*benchfmt.Result, error) {
-			run, err := ownloop.Exec(ctx, cmd, s, stderr, func(ownloop.Step) { h.Tick() })
-			h.Finish()
-			var early *ownloop.EndedEarly
-			switch {
-			case errors.As(err, &early) && of.partial:
-				h.Partial()
-			case err != nil:
-				return nil, ownError(err)
-			}
-			if len(run.Ranks) > 0 {
-				// A node's ranks (a launcher's, or the script's own
-				// torch.multiprocessing.spawn).
-				nr, err := ownloop.AnalyzeRanks(cmd, s, run, af.total)
-				if err != nil {
-					if early != nil {
-						return nil, cli.Usagef("%v; %v", early, err)
-					}
-					return nil, err
-				}
-				rep, config = nr.Ranks[nr.Slowest], nr.ConfigLines
-				nr.WriteText(stdout)
-				if af.plot != "" {
-					if err := rep.SaveBoth(stdout, plotBase); err != nil {
-						return nil, err
-					}
-				}
-				return nr.Records(), nil
-			}
-			if rep, err = ownloop.Analyze(cmd, s, run, af.total); err != nil {
-				if early != nil {
-					return nil, cli.Usagef("%v; %v", early, err)
-				}
-				return nil, err
-			}
-			rep.WriteText(stdout)
-			if af.plot != "" {
-				if err := rep.SaveBoth(stdout, plotBase); err != nil {
-					return nil, err
-				}
-			}
-			return rep.Records(), nil
-		}}, driver.Output{Path: af.out, Benchmarks: ownloop.NodeBenchmarks, Force: af.force, Beside: true})
-	if err != nil || af.out == "" {
-		return err
-	}
-	cli.KeptNote(stdout, af.out, o.Path)
-	fmt.Fprintf(stdout, "results: %s (go tool benchstat -col /phase %s)\n", o.Path, o.Path)
-	return nil
+	return recs, nil
 }
 
 // registerLadder defines the command flags that ladder and whatif take.
@@ -202,7 +231,7 @@ func runOwnLadder(ctx context.Context, fs *flag.FlagSet, of *ownFlags, lf ownLad
 	}
 	cmd, err := ownloop.ParseCommand(fs.Args())
 	if err != nil {
-		return ownError(err)
+		return OwnLoopError(err)
 	}
 	e := OwnLoopLadder{Argv: fs.Args(), Config: c}
 	var lo OwnLoopLadderOutcome
@@ -224,7 +253,7 @@ func runOwnLadder(ctx context.Context, fs *flag.FlagSet, of *ownFlags, lf ownLad
 			return recs, err
 		}}, driver.Output{Path: lf.out, Benchmarks: []string{e.Name()}, Beside: true})
 	if err != nil && !o.Interrupted {
-		return ownError(err)
+		return OwnLoopError(err)
 	}
 	if len(lo.Points) == 0 {
 		return o.Err("")
@@ -266,83 +295,80 @@ func ownLadderConfig(fs *flag.FlagSet, of *ownFlags, lf ownLadderFlags) (ownloop
 		return c, err
 	}
 	if err := c.Validate(); err != nil {
-		return c, ownError(err)
+		return c, OwnLoopError(err)
 	}
 	return c, nil
 }
 
-// runOwnWhatIf is `headspace whatif -- COMMAND`.
-func runOwnWhatIf(ctx context.Context, fs *flag.FlagSet, of *ownFlags, verify bool, steps int, out string, force bool, stdout, stderr io.Writer) error {
+// ownWhatIfHandoff is `headspace whatif -- COMMAND`: OwnLoopWhatIf,
+// its fields set by whatif's flags of its names (ownWhatIf), handed to
+// the command layer to run the one way into out (driver.Run, the file
+// read back through its codec, its Report).
+func ownWhatIfHandoff(fs *flag.FlagSet, out driver.Output, stderr io.Writer) (*Handoff, error) {
 	if err := checkOwnFlags(fs, true, "verify", "steps", "out", "force"); err != nil {
-		return err
+		return nil, err
 	}
-	var run *ownloop.Run
-	var cmd ownloop.Command
-	settings := func() []resultfile.Config {
-		return driver.Settings(run.Device(), ownloop.CommandConfig(cmd, run), []resultfile.Config{{Key: "verify-steps", Value: strconv.Itoa(steps)}})
+	if err := driver.Check(out); err != nil {
+		return nil, err
 	}
-	o, err := driver.Run(ctx, driver.Job{Progress: stderr, Settings: settings,
-		Measure: func(ctx context.Context, h *driver.Hooks) ([]*benchfmt.Result, error) {
-			// The flags below are checked after --out, as they always were.
-			set := map[string]bool{}
-			fs.Visit(func(f *flag.Flag) { set[f.Name] = true })
-			if !set["steps"] {
-				steps = ownLadderSteps
-			}
-			if err := cli.FirstErr(cli.InRange("--steps", steps, 1, cli.MaxSteps), cli.InRange("--loader", of.loader, 1, 1<<20)); err != nil {
-				return nil, err
-			}
-			if err := of.checkTimeouts(); err != nil {
-				return nil, err
-			}
-			var err error
-			if cmd, err = ownloop.ParseCommand(fs.Args()); err != nil {
-				return nil, ownError(err)
-			}
-			s := ownloop.Settings{Mode: "analyze", Loader: of.loader, NumCaches: 10, ReturnCachesAfter: 40, StepsAfter: 30, FirstBatchTimeout: of.firstTimeout, StallTimeout: of.stallTimeout}
-			h.Total(s.Total())
-			run, err = ownloop.Exec(ctx, cmd, s, stderr, func(ownloop.Step) { h.Tick() })
-			h.Finish()
-			if err != nil {
-				return nil, ownError(err)
-			}
-			var nr *ownloop.NodeReport
-			var rep ownloop.Report
-			if len(run.Ranks) > 0 {
-				// A node's ranks: the slowest rank's model, and the node's.
-				n, err := ownloop.AnalyzeRanks(cmd, s, run, 1)
-				if err != nil {
-					return nil, err
-				}
-				nr, rep = &n, n.Ranks[n.Slowest]
-			} else if rep, err = ownloop.Analyze(cmd, s, run, 1); err != nil {
-				return nil, err
-			}
-			w, err := ownloop.NewWhatIf(rep)
-			if err != nil {
-				return nil, cli.Usagef("%v", err)
-			}
-			rep.WriteWhatIfHeader(stdout, cmd)
-			if nr != nil {
-				nr.WriteNodeWhatIf(stdout)
-			}
-			w.WriteText(stdout)
-			checks := map[int]float64{}
-			if verify {
-				// The loader the analysis measured (one whose steps train,
-				// where the first trained nothing), by its number.
-				if checks, err = w.VerifyAll(ctx, cmd, rep.Loader.Index, steps, of.firstTimeout, of.stallTimeout, stdout, stderr); err != nil {
-					return nil, ownError(err)
-				}
-			}
-			return w.Records(cmd, checks), nil
-		}}, driver.Output{Path: out, Benchmarks: []string{"WhatIf"}, Force: force, Beside: true})
-	if err != nil || out == "" {
-		return err
+	e, err := ownWhatIf(fs)
+	if err != nil {
+		return nil, err
 	}
-	cli.KeptNote(stdout, out, o.Path)
-	fmt.Fprintf(stdout, "results: %s\n", o.Path)
-	return nil
+	var made OwnLoopWhatIfOutcome
+	e.log, e.made = stderr, func(o OwnLoopWhatIfOutcome) { made = o }
+	s := Setup{Units: e.analysis().Total(), Device: func() string { return made.Device }, Lines: func() []resultfile.Config { return made.Config }}
+	return &Handoff{Experiment: e, Setup: s, Out: out, Errors: OwnLoopError}, nil
+}
+
+// ownWhatIf is OwnLoopWhatIf at its Default size with the flags of its
+// Flags that fs has set, and the command after --, checked: --steps,
+// --loader and the timeouts within their bounds, the command one the
+// hook runs.
+func ownWhatIf(fs *flag.FlagSet) (*OwnLoopWhatIf, error) {
+	e := Sized[OwnLoopWhatIf](Default)
+	own := flag.NewFlagSet("whatif", flag.ContinueOnError)
+	e.Flags(own)
+	var err error
+	fs.Visit(func(f *flag.Flag) {
+		if own.Lookup(f.Name) != nil && err == nil {
+			err = own.Set(f.Name, f.Value.String())
+		}
+	})
+	if err != nil {
+		return nil, cli.Usagef("%v", err)
+	}
+	e.Argv = fs.Args()
+	if err := cli.FirstErr(cli.InRange("--steps", e.VerifySteps, 1, cli.MaxSteps), cli.InRange("--loader", e.Loader, 1, 1<<20)); err != nil {
+		return nil, err
+	}
+	of := ownFlags{firstTimeout: e.FirstBatchTimeout, stallTimeout: e.StallTimeout}
+	if err := of.checkTimeouts(); err != nil {
+		return nil, err
+	}
+	if _, err := ownloop.ParseCommand(e.Argv); err != nil {
+		return nil, OwnLoopError(err)
+	}
+	return &e, nil
+}
+
+// IsOwnLoopWhatIfFile says the result file at path is one of whatif --
+// COMMAND --out (its first record OwnLoopWhatIf's, or the what-if's
+// before issue 53: BenchmarkWhatIf/model), for whatif --from.
+func IsOwnLoopWhatIfFile(path string) bool {
+	rs, err := resultfile.Read(path)
+	return err == nil && len(rs) > 0 && (strings.HasPrefix(string(rs[0].Name), "BenchmarkOwnLoopWhatIf/") || positional(rs[0].Name) == "/model")
+}
+
+// ownWhatIfFrom is whatif --from of a file of whatif -- COMMAND: its
+// report rebuilt through OwnLoopWhatIfCodec, the file's figures and
+// lines alone, by the command layer.
+func ownWhatIfFrom(fs *flag.FlagSet, from string) (*Handoff, error) {
+	if err := cli.FromOnly(fs); err != nil {
+		return nil, err
+	}
+	e := Sized[OwnLoopWhatIf](Default)
+	return &Handoff{Experiment: &e, From: from, Name: "whatif -- COMMAND"}, nil
 }
 
 // hasCommand says args give a training command: arguments after an

@@ -70,6 +70,7 @@ var Registry = []Registered{
 	Sizes(DefaultOwnLoopLadder, QuickOwnLoopLadder),
 	peersEnv(Sizes(DefaultRealPeer, QuickRealPeer)),
 	peersEnv(Sizes(DefaultSPDLCache, QuickSPDLCache)),
+	Sizes(DefaultOwnLoopWhatIf, QuickOwnLoopWhatIf),
 	gpu(Sizes(DefaultCUDACheck, QuickCUDACheck)),
 	gpu(Sizes(DefaultCUDADecode, QuickCUDADecode)),
 }

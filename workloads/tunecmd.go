@@ -120,7 +120,7 @@ func runTune(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	}
 	cmd, err := ownloop.ParseCommand(t.Argv)
 	if err != nil {
-		return ownError(err)
+		return OwnLoopError(err)
 	}
 	var run *ownloop.Run
 	var res tune.Result
@@ -135,7 +135,7 @@ func runTune(ctx context.Context, args []string, stdout, stderr io.Writer) error
 				logTuneProfile(stderr, p)
 			}, func(r tune.Run) { logTuneRun(stderr, r, r.Setting.Args()) })
 			h.Finish()
-			return tuneMeasured(res, err, run != nil, t.Budget, ownError, stdout)
+			return tuneMeasured(res, err, run != nil, t.Budget, OwnLoopError, stdout)
 		}}, tuneOutput(out, force))
 	return tuneEnded(o, err, run != nil, "before the profile run ended: nothing was measured", out, stdout)
 }

@@ -51,6 +51,7 @@ type whatIfCommand struct {
 	impl    string
 	rep     *WhatIfReport
 	err     error // the report's lines not made (Setup.Lines)
+	handoff *Handoff
 }
 
 // The bounds of whatif's own flags.
@@ -104,10 +105,10 @@ func (w *WhatIf) Flags(fs *flag.FlagSet) {
 	w.cmd.f.register(fs, *w)
 }
 
-// TakeCommand runs whatif -- COMMAND (ownloopcmd.go) and whatif
-// --accelerators, or --from of a node what-if's file (NodeWhatIf,
-// whatifnodereport.go), and refuses --from of an own loop's file, whose
-// report is not rebuilt; the what-if itself is command.CommandOf's to run.
+// TakeCommand runs whatif -- COMMAND and --from of its file
+// (OwnLoopWhatIf, ownloopcmd.go) and whatif --accelerators, or --from
+// of a node what-if's file (NodeWhatIf, whatifnodereport.go); the what-if
+// itself is command.CommandOf's to run.
 func (w *WhatIf) TakeCommand(ctx context.Context, fs *flag.FlagSet, args []string, stdout, stderr io.Writer) (bool, error) {
 	c := w.cmd
 	f := &c.f
@@ -115,7 +116,9 @@ func (w *WhatIf) TakeCommand(ctx context.Context, fs *flag.FlagSet, args []strin
 	f.force = fs.Lookup("force").Value.String() == "true"
 	c.command = "headspace whatif " + strings.Join(args, " ")
 	if hasCommand(fs, args) {
-		return true, runOwnWhatIf(ctx, fs, &f.of, f.verify, f.steps, f.out, f.force, stdout, stderr)
+		var err error
+		c.handoff, err = ownWhatIfHandoff(fs, driver.Output{Path: f.out, Force: f.force}, stderr)
+		return true, err
 	}
 	if err := cli.ParseFlags(fs, args); err != nil {
 		return true, err
@@ -131,15 +134,18 @@ func (w *WhatIf) TakeCommand(ctx context.Context, fs *flag.FlagSet, args []strin
 		defer f.pf.data.Close() // the --link, if one was started
 		return true, f.runNode(ctx, "headspace "+cli.CommandLine("whatif", args), stdout, stderr)
 	}
-	if f.from != "" {
-		if rs, err := resultfile.Read(f.from); err == nil && len(rs) > 0 && positional(rs[0].Name) == "/model" {
-			// whatif -- COMMAND's file: its model and checks are the
-			// script's, which --from does not rebuild yet.
-			return true, cli.Usagef("--from: %s: the what-if of a user's own command (whatif -- COMMAND --out), whose report --from does not rebuild: run the command again", f.from)
-		}
+	if f.from != "" && IsOwnLoopWhatIfFile(f.from) {
+		var err error
+		c.handoff, err = ownWhatIfFrom(fs, f.from)
+		return true, err
 	}
 	return false, nil
 }
+
+// HandedOff is what TakeCommand handed to the command layer to run in
+// the what-if's place (whatif -- COMMAND, and --from of its file), or
+// nil.
+func (w *WhatIf) HandedOff() *Handoff { return w.cmd.handoff }
 
 // Outputs checks --plot's and --report's files, the flags --from takes.
 func (w *WhatIf) Outputs() ([]string, error) {

@@ -111,8 +111,8 @@ func BenchmarkExperiments(b *testing.B) {
 // directory is this package's: the what-if model's check runs on a
 // device at its own step, and the peers' scripts are found from the
 // module's root, measuring ours alone where torch is not importable
-// (`make peer` installs it); tune's and the own-loop ladder's scripts
-// too.
+// (`make peer` installs it); tune's and the own-loop ladder's and
+// what-if's scripts too.
 func benchReady(b *testing.B, e Experiment, env *Env) Experiment {
 	switch x := e.(type) {
 	case WhatIf:
@@ -134,6 +134,9 @@ func benchReady(b *testing.B, e Experiment, env *Env) Experiment {
 		}
 		return x
 	case OwnLoopLadder:
+		x.Argv = append([]string{x.Argv[0], fromRoot(x.Argv[1])}, x.Argv[2:]...)
+		return x
+	case OwnLoopWhatIf:
 		x.Argv = append([]string{x.Argv[0], fromRoot(x.Argv[1])}, x.Argv[2:]...)
 		return x
 	case Tune:

@@ -256,11 +256,13 @@ func TestLadderOwnLoop(t *testing.T) {
 }
 
 // TestWhatIfOwnLoop: whatif on a training command prints what it would
-// take from the measured stages.
+// take from the measured stages, and whatif --from its --out file prints
+// the same bytes before the run's results line.
 func TestWhatIfOwnLoop(t *testing.T) {
 	script := ownScript(t)
+	out := filepath.Join(t.TempDir(), "whatif.txt")
 	var stdout, stderr bytes.Buffer
-	code := run(context.Background(), []string{"whatif", "--", ownPython, script, "--getitem-ms", "8", "--step-ms", "2"}, &stdout, &stderr)
+	code := run(context.Background(), []string{"whatif", "--out", out, "--", ownPython, script, "--getitem-ms", "8", "--step-ms", "2"}, &stdout, &stderr)
 	ownLeft(t, script)
 	if code != 0 {
 		t.Fatalf("exit %d\n%s\n%s", code, stdout.String(), stderr.String())
@@ -269,6 +271,10 @@ func TestWhatIfOwnLoop(t *testing.T) {
 		if !strings.Contains(stdout.String(), want) {
 			t.Errorf("report lacks %q:\n%s", want, stdout.String())
 		}
+	}
+	code, from, stderrFrom := runCLI("whatif", "--from", out)
+	if want := strings.TrimSuffix(stdout.String(), "results: "+out+"\n"); code != 0 || from != want {
+		t.Errorf("whatif --from: exit %d, stderr %q, stdout:\n%s\nwant the run's:\n%s", code, stderrFrom, from, want)
 	}
 }
 

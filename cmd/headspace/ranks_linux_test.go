@@ -235,7 +235,7 @@ func TestWhatIfVerifyRanks(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, want := range []string{"BenchmarkWhatIf/model/script=ddp.py", "BenchmarkWhatIf/check/script=ddp.py/workers=2", "predicted-steps/s", "launcher: " + ownLauncher(), "ranks: 2"} {
+	for _, want := range []string{"BenchmarkOwnLoopWhatIf/model/script=ddp.py", "BenchmarkOwnLoopWhatIf/check/script=ddp.py/workers=2", "predicted-steps/s", "launcher: " + ownLauncher(), "ranks: 2"} {
 		if !strings.Contains(string(b), want) {
 			t.Errorf("whatif's file lacks %q:\n%s", want, b)
 		}

@@ -47,8 +47,10 @@ func TestWhatIfBadInputExits2(t *testing.T) {
 		{[]string{"whatif", "--stats", garbage}, "garbage.json: not a what-if profile"},
 		{[]string{"whatif", "--stats", "a.json", "--ladder"}, "--ladder runs the pipeline"},
 		{[]string{"whatif", "extra"}, `unexpected argument "extra"`},
-		// A file of whatif -- COMMAND: --from says it rebuilds no such report.
-		{[]string{"whatif", "--from", "../../results/own-loop-imagefolder-whatif.txt"}, "the what-if of a user's own command"},
+		// A file of whatif -- COMMAND from before its records held its
+		// report (issue 53): --from says it cannot rebuild it.
+		{[]string{"whatif", "--from", "../../results/own-loop-imagefolder-whatif.txt"}, "a what-if recorded before its records held its report"},
+		{[]string{"whatif", "--from", "../../workloads/testdata/own-loop-whatif.txt", "--verify"}, "--verify only apply to a run that measures"},
 	} {
 		code, _, stderr := runCLI(tc.args...)
 		if code != 2 {
@@ -149,6 +151,23 @@ func TestWhatIfFromRebuildsTheRunsReport(t *testing.T) {
 	}
 	if md, _ := os.ReadFile(rep2); !strings.Contains(string(md), "### Checked on this machine") || !strings.Contains(string(md), "### The ladder and the model") {
 		t.Errorf("the rebuilt report lacks the checks or the ladder:\n%s", md)
+	}
+}
+
+// TestWhatIfFromOwnLoop: whatif --from a file of whatif -- COMMAND --out
+// (one process's, torchrun's 2 ranks') prints the bytes its run printed
+// before its results line (OwnLoopWhatIf's report, through its codec).
+func TestWhatIfFromOwnLoop(t *testing.T) {
+	for _, name := range []string{"own-loop-whatif", "own-loop-whatif-node"} {
+		path := filepath.Join("..", "..", "workloads", "testdata", name)
+		code, stdout, stderr := runCLI("whatif", "--from", path+".txt")
+		want, err := os.ReadFile(path + ".golden")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if code != 0 || stdout != string(want) {
+			t.Errorf("whatif --from %s.txt: exit %d, stderr %q, stdout:\n%s\nwant the run's:\n%s", path, code, stderr, stdout, want)
+		}
 	}
 }
 

@@ -408,12 +408,13 @@ func TestVerifyMoreWorkersThanCores(t *testing.T) {
 	needTorch(t)
 	script := hostile(t)
 	w := ownloop.WhatIf{Step: 2 * time.Millisecond, PerBatch: 8 * time.Millisecond, CPUPerBatch: time.Millisecond, Workers: 3, Cores: 2}
-	var out bytes.Buffer
-	checks, err := w.VerifyAll(context.Background(), command(t, script), 1, 6, time.Minute, time.Minute, &out, &bytes.Buffer{})
+	checks, err := w.VerifyAll(context.Background(), command(t, script), 1, 6, time.Minute, time.Minute, &bytes.Buffer{}, nil)
 	noneLeft(t, script)
 	if err != nil || len(checks) != 2 {
 		t.Fatalf("VerifyAll = %v, %v; want checks at 3 and 4 workers", checks, err)
 	}
+	var out bytes.Buffer
+	ownloop.WhatIfReport{Model: w, Checks: checks, VerifySteps: 6}.WriteText(&out)
 	if !strings.Contains(out.String(), "more workers than cores (3 on 2)") || !strings.Contains(out.String(), "more workers than cores (4 on 2)") {
 		t.Errorf("no line says the workers outnumber the cores:\n%s", out.String())
 	}

@@ -174,7 +174,7 @@ func (nr NodeReport) WriteText(w io.Writer) {
 	fmt.Fprintf(w, "\nslowest rank: %d — its loader gives a batch every %s, the fastest rank's every %s: spread %.0f%%\n",
 		nr.Slowest, report.Ms(nr.Pace[nr.Slowest], 1), report.Ms(slices0Min(nr.Pace), 1), nr.Spread)
 	fmt.Fprintf(w, "verdict: %s (the slowest rank's: the others wait for it in their collectives); the stage in the way: rank %d's %s\n  %s\n", v.Class, nr.Slowest, v.Stage, v.Reason)
-	nr.writeModel(w)
+	nr.whatIf().writeModel(w)
 	for r, rep := range nr.Ranks {
 		fmt.Fprintf(w, "\n--- rank %d ---\n", r)
 		rep.Report.WriteText(w)
@@ -210,41 +210,6 @@ func launcherName(c Command) string {
 		return c.Launcher
 	}
 	return "torch.multiprocessing.spawn"
-}
-
-// WriteNodeWhatIf prints, for whatif, the node's ranks and what the node
-// would take; the model of one rank that follows is the slowest rank's.
-func (nr NodeReport) WriteNodeWhatIf(w io.Writer) {
-	fmt.Fprintf(w, "node: %d ranks (%s); the slowest rank: %d (spread %.0f%%); AU by rank:", len(nr.Ranks), nr.launcher(), nr.Slowest, nr.Spread)
-	for _, au := range nr.AU {
-		fmt.Fprintf(w, " %.2f", au)
-	}
-	fmt.Fprintln(w)
-	nr.writeModel(w)
-	fmt.Fprintf(w, "\nrank %d, ", nr.Slowest)
-}
-
-// writeModel prints what it would take, from the node model.
-func (nr NodeReport) writeModel(w io.Writer) {
-	fmt.Fprintf(w, "\nwhat it would take (the model of whatif --accelerators, from rank %d's stages):\n", nr.Slowest)
-	if !nr.HasModel {
-		fmt.Fprintf(w, "  not modelled: the slowest rank's stages were not timed (an iterable that is not a DataLoader, or a dataset whose class cannot be wrapped)\n")
-		return
-	}
-	p, n := nr.Model, len(nr.Ranks)
-	fmt.Fprintf(w, "  a rank asks %.3g cores (%s CPU a sample, its workers' and its loop's, × %.4g samples/s at its step on cached batches, %s)\n",
-		p.CPUPerSample.Seconds()*p.Demand(), us(p.CPUPerSample), p.Demand(), report.Ms(p.Step, 1))
-	fmt.Fprintf(w, "  its loader's workers (%d) alone keep it at AU %.2f; %d ranks on these %.0f cores: predicted AU %.2f (the other processes' use of the cores not measured)\n",
-		p.Workers, p.AU, n, p.Cores, p.PredictAU(n))
-	full := p
-	full.AU = 1
-	need := ""
-	for _, nd := range full.Needs(n, minAU) {
-		if nd.Resource == node.ResourceCores {
-			need = nd.Need
-		}
-	}
-	fmt.Fprintf(w, "  for AU %.2f in every rank: %d workers a rank (now %d) and %s\n", minAU, max(nr.NeedWorkers, p.Workers), p.Workers, need)
 }
 
 // NeedCores is the cores the node's ranks need at AU minAU with the

@@ -337,74 +337,102 @@ func breakdown(parts []part) string {
 	return strings.Join(out, ", ")
 }
 
-// WriteText prints the report: the analysis, the verdict, the stages and
-// every loader the script iterated.
+// WriteText prints the report: the command and its interpreter, every
+// loader the script iterated with its role, the analysis, the verdict
+// and the training loader's stages.
 func (r Report) WriteText(w io.Writer) {
-	fmt.Fprintf(w, "command: %s\n", r.Command)
-	fmt.Fprintf(w, "python %s (%s), torch %s", r.Run.Start.Python, r.Run.Start.Executable, r.Run.Start.Torch)
-	if r.Run.Start.Torchvision != "" {
-		fmt.Fprintf(w, ", torchvision %s", r.Run.Start.Torchvision)
-	}
-	fmt.Fprintln(w)
+	r.writeInterpreter(w)
 	for _, l := range r.Run.Loaders {
-		role := "iterated as it is"
-		if l.Target {
-			role = "the training loop's: cached and timed"
-			var with []string
-			for _, m := range r.Run.Members() {
-				with = append(with, fmt.Sprintf("#%d", m.Index))
-			}
-			if len(with) > 0 {
-				role += fmt.Sprintf(", with %s cached from the same step", strings.Join(with, ", "))
-			}
-		}
-		if l.Group != 0 && !l.Target {
-			role = fmt.Sprintf("the training loop's, beside #%d: cached from the same step, its waits in the step's and its stages with #%d's", l.Group, l.Group)
-		}
-		for _, b := range r.Beside {
-			if b.Index == l.Index {
-				role = fmt.Sprintf("iterated as it is; it feeds every step beside the training loader (zip): the loop waits %s a step for it", us(b.Wait))
-			}
-		}
-		if l.Index == r.Run.Retarget.From {
-			role = "iterated as it is: its steps trained nothing (no backward pass) while the training loop's do (a statistics pass, a peek)"
-		}
-		fmt.Fprintf(w, "loader %s: %s\n", l, role)
+		fmt.Fprintf(w, "loader %s: %s\n", l, r.loaderRole(l))
 	}
 	if r.Partial {
 		fmt.Fprintf(w, "partial: the script ended after %d of %d steps\n", len(r.Run.Steps), r.Settings.Total())
 	}
 	fmt.Fprintln(w)
 	r.Report.WriteText(w)
-	st := r.Stages
+	r.Stages.writeText(w)
+}
+
+// writeInterpreter prints the command, then its Python (the executable)
+// and its torch and torchvision versions.
+func (r Report) writeInterpreter(w io.Writer) {
+	fmt.Fprintf(w, "command: %s\n", r.Command)
+	fmt.Fprintf(w, "python %s (%s), torch %s", r.Run.Start.Python, r.Run.Start.Executable, r.Run.Start.Torch)
+	if r.Run.Start.Torchvision != "" {
+		fmt.Fprintf(w, ", torchvision %s", r.Run.Start.Torchvision)
+	}
+	fmt.Fprintln(w)
+}
+
+// loaderRole is what loader l was to the analysis: the training loop's
+// (with the loaders cached beside it), one cached with it, one that fed
+// every step beside it (zip), one whose steps trained nothing, or one
+// iterated as it is.
+func (r Report) loaderRole(l Loader) string {
+	role := "iterated as it is"
+	if l.Target {
+		role = "the training loop's: cached and timed"
+		var with []string
+		for _, m := range r.Run.Members() {
+			with = append(with, fmt.Sprintf("#%d", m.Index))
+		}
+		if len(with) > 0 {
+			role += fmt.Sprintf(", with %s cached from the same step", strings.Join(with, ", "))
+		}
+	}
+	if l.Group != 0 && !l.Target {
+		role = fmt.Sprintf("the training loop's, beside #%d: cached from the same step, its waits in the step's and its stages with #%d's", l.Group, l.Group)
+	}
+	for _, b := range r.Beside {
+		if b.Index == l.Index {
+			role = fmt.Sprintf("iterated as it is; it feeds every step beside the training loader (zip): the loop waits %s a step for it", us(b.Wait))
+		}
+	}
+	if l.Index == r.Run.Retarget.From {
+		role = "iterated as it is: its steps trained nothing (no backward pass) while the training loop's do (a statistics pass, a peek)"
+	}
+	return role
+}
+
+// writeText prints the training loader's stages over the steps it fed:
+// their wall and CPU times, the workers', pin-memory's and the loop's
+// wait.
+func (st Stages) writeText(w io.Writer) {
 	fmt.Fprintln(w, "stages of the training loader, over the steps it fed:")
 	if st.Batches == 0 {
 		fmt.Fprintln(w, "  not timed (an iterable that is not a DataLoader, or a dataset whose class cannot be wrapped)")
 	} else {
-		get := "__getitem__"
-		if st.Iterable {
-			get = "__iter__"
-		}
-		fmt.Fprintf(w, "  %s %s a sample", get, us(st.GetItem))
-		if st.Split {
-			fmt.Fprintf(w, " (.loader %s, .transform %s)", us(st.Load), us(st.Transform))
-		}
-		fmt.Fprintf(w, "; collate %s a batch; %d batches, %d samples\n", us(st.Collate), st.Batches, st.Samples)
-		fmt.Fprintf(w, "  of which CPU: %s %s a sample", get, us(st.GetItemCPU))
-		if st.Split {
-			fmt.Fprintf(w, " (.loader %s, .transform %s)", us(st.LoadCPU), us(st.TransformCPU))
-		}
-		fmt.Fprintf(w, "; collate %s a batch\n", us(st.CollateCPU))
-		fmt.Fprintf(w, "  workers: %d, CPU time %.2f s in all", st.Workers, st.WorkerCPU.Seconds())
-		if st.WorkerRunQueue >= 0 {
-			fmt.Fprintf(w, ", %.2f s on the run queue", st.WorkerRunQueue.Seconds())
-		}
-		fmt.Fprintln(w)
+		st.writeTimes(w)
 	}
 	if st.Pin > 0 {
 		fmt.Fprintf(w, "  pin memory %s a batch\n", us(st.Pin))
 	}
 	fmt.Fprintf(w, "  the loop's wait for a batch: %s a step\n", us(st.Wait))
+}
+
+// writeTimes prints the timed stages' lines: __getitem__ (or __iter__)
+// a sample and collate a batch, wall time then CPU time, and the
+// workers' CPU time and time on the run queue.
+func (st Stages) writeTimes(w io.Writer) {
+	get := "__getitem__"
+	if st.Iterable {
+		get = "__iter__"
+	}
+	fmt.Fprintf(w, "  %s %s a sample", get, us(st.GetItem))
+	if st.Split {
+		fmt.Fprintf(w, " (.loader %s, .transform %s)", us(st.Load), us(st.Transform))
+	}
+	fmt.Fprintf(w, "; collate %s a batch; %d batches, %d samples\n", us(st.Collate), st.Batches, st.Samples)
+	fmt.Fprintf(w, "  of which CPU: %s %s a sample", get, us(st.GetItemCPU))
+	if st.Split {
+		fmt.Fprintf(w, " (.loader %s, .transform %s)", us(st.LoadCPU), us(st.TransformCPU))
+	}
+	fmt.Fprintf(w, "; collate %s a batch\n", us(st.CollateCPU))
+	fmt.Fprintf(w, "  workers: %d, CPU time %.2f s in all", st.Workers, st.WorkerCPU.Seconds())
+	if st.WorkerRunQueue >= 0 {
+		fmt.Fprintf(w, ", %.2f s on the run queue", st.WorkerRunQueue.Seconds())
+	}
+	fmt.Fprintln(w)
 }
 
 func us(d time.Duration) string {

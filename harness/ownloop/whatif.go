@@ -8,8 +8,6 @@ import (
 	"runtime"
 	"time"
 
-	"golang.org/x/perf/benchfmt"
-
 	"github.com/headspace-bench/headspace/harness/report"
 )
 
@@ -161,59 +159,25 @@ func Verify(ctx context.Context, cmd Command, loader, workers, steps int, first,
 	return p.StepsPerSec(), nil
 }
 
-// WriteWhatIfHeader prints what whatif prints before the model: the
-// command and r's headspace, step times and verdict.
-func (r Report) WriteWhatIfHeader(out io.Writer, cmd Command) {
-	fmt.Fprintf(out, "command: %s\n", cmd)
-	fmt.Fprintf(out, "headspace: %.1f%% (step %.1f ms with the loader, %.1f ms on cached batches); verdict: %s, %s\n\n",
-		r.HeadspacePercent(), float64(r.Before.Median)/1e6, float64(r.After.Median)/1e6, r.Verdict.Class, r.Verdict.Stage)
-}
-
 // VerifyAll runs the script as it is (Verify, its output to log) with
 // its own worker count and, where it differs, the count NeedWorkers
-// says, for steps steps each, printing measured against predicted
-// steps/s to out as each comes. It returns the steps/s measured at each
-// count, those before an error included.
-func (w WhatIf) VerifyAll(ctx context.Context, cmd Command, loader, steps int, first, stall time.Duration, out, log io.Writer) (map[int]float64, error) {
-	checks := map[int]float64{}
-	fmt.Fprintf(out, "\nverify (%d steps, the script as it is):\n", steps)
+// says, for steps steps each, calling start (if not nil) before each. It
+// returns the checks, those before an error included.
+func (w WhatIf) VerifyAll(ctx context.Context, cmd Command, loader, steps int, first, stall time.Duration, log io.Writer, start func(workers int)) ([]Check, error) {
+	var checks []Check
 	counts := []int{w.Workers}
 	if n := w.NeedWorkers(); n != w.Workers {
 		counts = append(counts, n)
 	}
 	for _, n := range counts {
+		if start != nil {
+			start(n)
+		}
 		got, err := Verify(ctx, cmd, loader, n, steps, first, stall, log)
 		if err != nil {
 			return checks, err
 		}
-		want := w.StepsPerSec(n, w.Cores)
-		checks[n] = got
-		fmt.Fprintf(out, "  %d workers: measured %.2f steps/s, predicted %.2f: error %+.0f%%\n", n, got, want, 100*(want-got)/got)
-		if n > w.Cores {
-			fmt.Fprintf(out, "    more workers than cores (%d on %d): the model budgets the cores' CPU time alone, not the workers' start-up, memory and switching, which grow with their number\n", n, w.Cores)
-		}
+		checks = append(checks, Check{Workers: n, Measured: got, Predicted: w.StepsPerSec(n, w.Cores)})
 	}
 	return checks, nil
-}
-
-// Records are the model's and the checks' result-file records:
-// BenchmarkWhatIf/model/script=… (the measured inputs and what it would
-// take) and, per verified worker count, BenchmarkWhatIf/check/script=…/
-// workers=N (steps/s measured, predicted-steps/s), as whatif's checks.
-func (w WhatIf) Records(cmd Command, checks map[int]float64) []*benchfmt.Result {
-	name := "script=" + benchKey(cmd.Name())
-	out := []*benchfmt.Result{{Name: benchfmt.Name("BenchmarkWhatIf/model/" + name), Iters: 1, Values: []benchfmt.Value{
-		{Value: float64(w.Step), Unit: "step-ns"}, {Value: float64(w.PerBatch), Unit: "batch-ns/worker"},
-		{Value: float64(w.CPUPerBatch), Unit: "batch-cpu-ns"}, {Value: float64(w.MainCPUPerStep), Unit: "main-cpu-ns/step"},
-		{Value: float64(w.NeedWorkers()), Unit: "need-workers"}, {Value: w.NeedCores(), Unit: "need-cores"}}}}
-	for _, n := range []int{w.Workers, w.NeedWorkers()} {
-		got, ok := checks[n]
-		if !ok {
-			continue
-		}
-		out = append(out, &benchfmt.Result{Name: benchfmt.Name(fmt.Sprintf("BenchmarkWhatIf/check/%s/workers=%d", name, n)), Iters: 1,
-			Values: []benchfmt.Value{{Value: got, Unit: "steps/s"}, {Value: w.StepsPerSec(n, w.Cores), Unit: "predicted-steps/s"}}})
-		delete(checks, n)
-	}
-	return out
 }
