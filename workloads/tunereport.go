@@ -3,6 +3,7 @@ package workloads
 import (
 	"cmp"
 	"context"
+	"errors"
 	"flag"
 	"fmt"
 	"io"
@@ -20,11 +21,127 @@ import (
 	"github.com/headspace-bench/headspace/harness/level"
 	"github.com/headspace-bench/headspace/harness/link"
 	"github.com/headspace-bench/headspace/harness/loader"
+	"github.com/headspace-bench/headspace/harness/ownloop"
 	"github.com/headspace-bench/headspace/harness/resultfile"
 	"github.com/headspace-bench/headspace/harness/s3server"
 	"github.com/headspace-bench/headspace/harness/tune"
 	"github.com/headspace-bench/headspace/internal/cli"
 )
+
+// RunTune is headspace tune's run, its usage text usage (command/tune.go).
+func RunTune(ctx context.Context, args []string, usage string, stdout, stderr io.Writer) error {
+	t := Sized[Tune](Default)
+	fs := cli.NewFlagSet("tune", usage, stdout)
+	var of ownFlags
+	of.registerLadder(fs)
+	var out string
+	var force bool
+	fs.DurationVar(&t.Budget, "budget", t.Budget, "the whole tune's `duration`, the profile run and the final check included")
+	fs.IntVar(&t.Steps, "steps", t.Steps, "`steps` timed in each run, after its warm-up")
+	fs.IntVar(&t.Rounds, "rounds", t.Rounds, "`runs` of each candidate in a stage, alternated round by round")
+	fs.IntVar(&t.Pairs, "pairs", t.Pairs, "paired `runs` of the final check, at most (the budget may hold fewer)")
+	fs.IntVar(&t.MaxWorkers, "max-workers", 0, "the largest `num_workers` (with --ours, --workers) tried (default: twice the cores, 8 to 32)")
+	fs.StringVar(&out, "out", "", "benchmark-format result `file` of every run (written atomically)")
+	fs.BoolVar(&force, "force", false, "let --out replace a results file holding more results")
+	var ours tuneOursFlags
+	ours.register(fs)
+	if err := cli.ParseArgs(fs, args); err != nil {
+		return err
+	}
+	if ours.ours != "" {
+		return runTuneOurs(ctx, fs, args, &ours, t, out, force, stdout, stderr)
+	}
+	if err := ours.check(fs); err != nil {
+		return err
+	}
+	if !hasCommand(fs, args) {
+		return cli.Usagef("give the training command after --: headspace tune [--budget DURATION] [--out FILE] -- python3 train.py")
+	}
+	t.Argv, t.Loader, t.FirstBatchTimeout = fs.Args(), of.loader, of.firstTimeout
+	if err := t.Validate(); err != nil {
+		return cli.Usagef("%v", err)
+	}
+	cmd, err := ownloop.ParseCommand(t.Argv)
+	if err != nil {
+		return ownError(err)
+	}
+	var run *ownloop.Run
+	var res tune.Result
+	settings := func() []resultfile.Config {
+		return driver.Settings(run.Device(), ownloop.CommandConfig(cmd, run), t.SettingsFor(len(run.Ranks)), TuneFailures(res))
+	}
+	o, err := driver.Run(ctx, driver.Job{Progress: stderr, Settings: settings,
+		Measure: func(ctx context.Context, h *driver.Hooks) ([]*benchfmt.Result, error) {
+			var err error
+			res, err = t.MeasureEach(ctx, Env{}, stderr, func(r *ownloop.Run, p tune.Profile) {
+				run = r
+				logTuneProfile(stderr, p)
+			}, func(r tune.Run) { logTuneRun(stderr, r, r.Setting.Args()) })
+			h.Finish()
+			return tuneMeasured(res, err, run != nil, t.Budget, ownError, stdout)
+		}}, tuneOutput(out, force))
+	return tuneEnded(o, err, run != nil, "before the profile run ended: nothing was measured", out, stdout)
+}
+
+// logTuneProfile is the script's profile's line on stderr.
+func logTuneProfile(stderr io.Writer, p tune.Profile) {
+	node := ""
+	if p.Ranks > 0 {
+		node = fmt.Sprintf(" (%d ranks: the slowest rank's)", p.Ranks)
+	}
+	fmt.Fprintf(stderr, "tune: profile%s: %.2f steps/s with the loader (%s), %.2f on cached batches\n", node, p.Before, p.Own.Normal().Args(), p.Cached)
+}
+
+// logTuneRun is r's line on stderr, its setting shown as setting (the
+// script's arguments, or our pipeline's flags).
+func logTuneRun(stderr io.Writer, r tune.Run, setting string) {
+	if r.Failed {
+		fmt.Fprintf(stderr, "tune: %s %s: failed: %s\n", r.Stage, setting, r.Reason)
+		return
+	}
+	fmt.Fprintf(stderr, "tune: %s %s: %.2f steps/s (%.1fs)\n", r.Stage, setting, r.StepsPerSec, r.Wall.Seconds())
+}
+
+// tuneOutput is a tune's --out: written whole, its records Tune's.
+func tuneOutput(out string, force bool) driver.Output {
+	return driver.Output{Path: out, Benchmarks: []string{"Tune"}, Force: force, Beside: true}
+}
+
+// tuneMeasured is the end of a tune's Measure, given what MeasureEach
+// returned and whether its profile ended: a budget too small for one
+// candidate is a usage error, an interruption before the profile ended
+// measured nothing, another error is wrap's; else the best so far (an
+// interrupted tune's too) on stdout and res's records, with err.
+func tuneMeasured(res tune.Result, err error, profiled bool, budget time.Duration, wrap func(error) error, stdout io.Writer) ([]*benchfmt.Result, error) {
+	switch {
+	case errors.Is(err, tune.ErrBudget):
+		return nil, cli.Usagef("--budget %v is too small: %v", budget, err)
+	case !profiled && errors.Is(err, context.Canceled):
+		return nil, err // nothing measured
+	case err != nil && !errors.Is(err, context.Canceled):
+		return nil, wrap(err)
+	}
+	res.WriteText(stdout) // an interrupted tune's too: the best so far
+	return TuneCodec.Encode(res), err
+}
+
+// tuneEnded is a tune command's end, given driver.Run's outcome o and
+// error err and whether the profile ended (else an interruption says
+// notYet): the results line, and the error that exits 130 where it was
+// interrupted.
+func tuneEnded(o driver.Outcome, err error, profiled bool, notYet, out string, stdout io.Writer) error {
+	if err != nil && !o.Interrupted {
+		return err
+	}
+	if o.Interrupted && !profiled {
+		return driver.Interrupted{Kept: notYet}
+	}
+	if out != "" && o.Path != "" {
+		cli.KeptNote(stdout, out, o.Path)
+		fmt.Fprintf(stdout, "results: %s\n", o.Path)
+	}
+	return o.Err("the best so far is above")
+}
 
 // tuneOursFlags are tune --ours's flags beside the tune's: the
 // pipeline's, as ladder's (one worker count, transform and level), and
