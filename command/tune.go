@@ -1,20 +1,16 @@
 package command
 
 import (
-	"context"
-	"io"
-
+	"github.com/headspace-bench/headspace/harness/tune"
 	"github.com/headspace-bench/headspace/internal/cli"
 	"github.com/headspace-bench/headspace/workloads"
 )
 
 // tuneCommand is headspace tune, of a script or, with --ours, of our own
-// pipeline (workloads/tunereport.go).
+// pipeline: the Tune experiment (workloads/tune.go, its flags and report
+// workloads/tunereport.go).
 func tuneCommand() cli.Command {
-	return cli.Command{Name: "tune", Summary: "find the DataLoader settings that make your training script fastest, and prove them (--ours: headspace's own pipeline's flags)", Runs: []string{"Tune"},
-		Run: func(ctx context.Context, args []string, stdout, stderr io.Writer) error {
-			return workloads.RunTune(ctx, args, tuneUsage, stdout, stderr)
-		}}
+	return CommandOf[tune.Result, workloads.Tune]("tune", "find the DataLoader settings that make your training script fastest, and prove them (--ours: headspace's own pipeline's flags)", tuneUsage)
 }
 
 const tuneUsage = `
@@ -60,6 +56,11 @@ A --budget under 10s, or too small for one candidate and its check once
 the profile has run, is refused with one line (exit 2). SIGINT stops the
 script, its ranks and their workers, prints the best so far, writes
 --out with every run so far (marked partial) and exits 130.
+
+--from FILE prints the report again from a file tune --out wrote (a
+script's or --ours's), measuring nothing: what a run prints is made from
+its records, each failed candidate's reason from the file's tune-failed
+lines.
 
 With --ours ladder or --ours remote (and no command) the same search runs
 over headspace's own pipeline, as in
