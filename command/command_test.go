@@ -201,3 +201,59 @@ func TestCommandSetupEnd(t *testing.T) {
 		})
 	}
 }
+
+// argued is streamed taking the arguments after its flags, as tune's
+// command after --.
+type argued struct {
+	streamed
+	args []string
+}
+
+func (a *argued) TakeArgs(fs *flag.FlagSet, _ []string) error {
+	if fs.NArg() > 0 && fs.Arg(0) == "bad" {
+		return errors.New("bad argument")
+	}
+	a.args = fs.Args()
+	return nil
+}
+
+// TestCommandTakesArgs: an ArgsTaker's command is given the arguments
+// after its flags (tune -- COMMAND) and runs; it refuses them where
+// TakeArgs does, and with --from; a command that is no ArgsTaker refuses
+// an argument after its flags.
+func TestCommandTakesArgs(t *testing.T) {
+	dir := t.TempDir()
+	saved := filepath.Join(dir, "saved.txt")
+	if err := runCommand[streamedOutcome](context.Background(), &streamed{N: 2}, "squares", "", []string{"--out", saved}, io.Discard, io.Discard); err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		name     string
+		taker    bool
+		args     []string
+		wantArgs []string
+		wantErr  string
+	}{
+		{"taken", true, []string{"--", "python3", "train.py"}, []string{"python3", "train.py"}, ""},
+		{"none", true, nil, []string{}, ""},
+		{"refused by TakeArgs", true, []string{"--", "bad"}, nil, "bad argument"},
+		{"with --from", true, []string{"--from", saved, "--", "python3"}, nil, "the command after -- only applies to a run that measures"},
+		{"no ArgsTaker", false, []string{"--", "python3"}, nil, `unexpected argument "python3"`},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			a := &argued{streamed: streamed{N: 2}}
+			var e workloads.Commanded[streamedOutcome] = a
+			if !tc.taker {
+				e = &a.streamed
+			}
+			var stdout bytes.Buffer
+			err := runCommand[streamedOutcome](context.Background(), e, "squares", "", tc.args, &stdout, io.Discard)
+			if tc.wantErr == "" && err != nil || tc.wantErr != "" && (err == nil || !strings.Contains(err.Error(), tc.wantErr)) {
+				t.Fatalf("error %v; want %q", err, tc.wantErr)
+			}
+			if tc.wantErr == "" && (strings.Join(a.args, " ") != strings.Join(tc.wantArgs, " ") || stdout.String() != "2 squares, interrupted false\n") {
+				t.Errorf("args %q, stdout %q; want %q and the run's report", a.args, stdout.String(), tc.wantArgs)
+			}
+		})
+	}
+}

@@ -62,6 +62,9 @@ func runCommand[R any](ctx context.Context, e workloads.Commanded[R], name, usag
 		if err := cli.FromOnly(fs, keep...); err != nil {
 			return err
 		}
+		if fs.NArg() > 0 {
+			return cli.Usagef("--from rebuilds from a saved file; the command after -- only applies to a run that measures")
+		}
 		return rebuild(e, name, *from, stdout)
 	}
 	if out.Fresh && out.Path == "" && mode == driver.Stream {
@@ -97,7 +100,8 @@ func outputFlags(fs *flag.FlagSet, benchmarks []string, mode driver.Mode) (out *
 }
 
 // parse parses args into fs, e's flags defined: a CommandTaker runs the
-// user's command given after them (took), and an Outputs experiment
+// user's command given after them (took), an ArgsTaker takes the
+// arguments after them, and an Outputs experiment
 // checks the files its report writes, the flags that name them kept for
 // --from.
 func parse[R any](ctx context.Context, e workloads.Commanded[R], fs *flag.FlagSet, args []string, stdout, stderr io.Writer) (keep []string, took bool, err error) {
@@ -112,7 +116,14 @@ func parse[R any](ctx context.Context, e workloads.Commanded[R], fs *flag.FlagSe
 			return nil, took, err
 		}
 	}
-	if err := cli.ParseFlags(fs, args); err != nil {
+	if a, ok := e.(workloads.ArgsTaker); ok {
+		if err := cli.ParseArgs(fs, args); err != nil {
+			return nil, false, err
+		}
+		if err := a.TakeArgs(fs, args); err != nil {
+			return nil, false, err
+		}
+	} else if err := cli.ParseFlags(fs, args); err != nil {
 		return nil, false, err
 	}
 	if o, ok := e.(workloads.Outputs); ok {

@@ -128,6 +128,16 @@ type Handoff struct {
 	Errors     func(error) error
 }
 
+// ArgsTaker is a Commanded experiment whose command takes arguments
+// after its flags that its own run uses (tune -- COMMAND: the script it
+// tunes), unlike a CommandTaker's, which runs them itself; without it an
+// argument after the flags is a usage error. TakeArgs is given the flags
+// parsed into fs and the arguments as typed, and checks them and the
+// flags that go with them; --from takes none.
+type ArgsTaker interface {
+	TakeArgs(fs *flag.FlagSet, args []string) error
+}
+
 // Outputs is a Commanded experiment whose report writes files: the flags
 // that name them, the only flags --from takes beside it, once it has
 // checked that the files may be written (cli.CheckOutputs), before

@@ -151,8 +151,8 @@ func Sized[E Experiment](z Size) E {
 
 // Commander is a registered experiment that is a command of its own,
 // made here, not yet in the command layer (package command): headspace
-// <name>, its flags the experiment's (its file's Command). Peer and Tune
-// are; their files move to the command layer next.
+// <name>, its flags the experiment's (its file's Command). Peer is; its
+// files move to the command layer next.
 type Commander interface {
 	Command() cli.Command
 }

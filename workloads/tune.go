@@ -3,6 +3,7 @@ package workloads
 import (
 	"cmp"
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"math"
@@ -17,6 +18,7 @@ import (
 	"github.com/headspace-bench/headspace/harness/ownloop"
 	"github.com/headspace-bench/headspace/harness/resultfile"
 	"github.com/headspace-bench/headspace/harness/tune"
+	"github.com/headspace-bench/headspace/internal/cli"
 )
 
 // Tune is headspace tune: the DataLoader settings of a user's training
@@ -36,6 +38,11 @@ type Tune struct {
 	// Loader is which DataLoader is the training loop's (ownloop's).
 	Loader            int
 	FirstBatchTimeout time.Duration
+	// Ours, where set, is a tune of our own pipeline (tune --ours) in
+	// place of Argv's script: records of the same benchmark, Tune's.
+	Ours *TuneOurs
+	// cmd is the command's (tunereport.go): its flags and its run.
+	cmd tuneCommand
 }
 
 // TuneScript is the script of Tune's sizes: a loader with no workers
@@ -109,9 +116,36 @@ func (t Tune) Validate() error {
 	return nil
 }
 
-// Measure runs the tune, the script's output discarded.
+// Measure runs the tune: of our own pipeline where Ours is set
+// (TuneOurs.MeasureEach), else of the script (MeasureEach), its output
+// discarded. Run as a command, it prints the profile's line and each
+// run's on the command's stderr, with the script's output.
 func (t Tune) Measure(ctx context.Context, env Env) (tune.Result, error) {
-	return t.MeasureEach(ctx, env, io.Discard, nil, nil)
+	res, _, err := t.measure(ctx, env)
+	return res, err
+}
+
+// measure is Measure, and whether its profile ended.
+func (t Tune) measure(ctx context.Context, env Env) (res tune.Result, profiled bool, err error) {
+	r := t.cmd.run
+	if r == nil {
+		r = &tuneRun{stderr: io.Discard}
+	} else {
+		env.Start = nil // the command prints each run's line itself
+	}
+	if t.Ours != nil {
+		res, err = t.Ours.MeasureEach(ctx, env, func(p tune.Profile) {
+			r.profiled = true
+			r.logOursProfile(p)
+		}, func(x tune.Run) { r.logRun(x, x.Setting.Flags()) })
+	} else {
+		res, err = t.MeasureEach(ctx, env, r.stderr, func(run *ownloop.Run, p tune.Profile) {
+			r.profiled, r.own = true, run
+			r.logProfile(p)
+		}, func(x tune.Run) { r.logRun(x, x.Setting.Args()) })
+	}
+	r.res = res
+	return res, r.profiled, err
 }
 
 // MeasureEach runs the tune: the profile (the headspace analysis of the
@@ -184,9 +218,20 @@ func tunePerSec(d time.Duration) float64 {
 	return float64(time.Second) / float64(d)
 }
 
-// Run runs the tune (Measure) and returns its records.
+// Run runs the tune (Measure) and returns its records, an interrupted
+// tune's too: none where it failed, or was interrupted before its
+// profile ended (nothing was measured), or its budget cannot hold one
+// candidate and its check once the profile has run (a usage error, as
+// the hook's refusals are: OwnLoopError).
 func (t Tune) Run(ctx context.Context, env Env) ([]*benchfmt.Result, error) {
-	return RunTyped[tune.Result](ctx, t, env)
+	res, profiled, err := t.measure(ctx, env)
+	switch {
+	case errors.Is(err, tune.ErrBudget):
+		return nil, cli.Usagef("--budget %v is too small: %v", t.Budget, err)
+	case err != nil && !(profiled && errors.Is(err, context.Canceled)):
+		return nil, OwnLoopError(err)
+	}
+	return typedRecords(TuneCodec, res, env, err)
 }
 
 // Codec is TuneCodec.
@@ -213,7 +258,8 @@ var (
 // (stage=search|check/<its setting>: steps/s, ns/op and wall-ns; failed
 // 1 where it failed), and the best (stage=best/<its setting>: the runs,
 // how the search stopped). A run's failure's reason is not a record's:
-// the command prints it and records it in the file's tune-failed lines.
+// the command prints it and records it in the file's tune-failed lines,
+// which Decode reads it back from where the records carry them.
 var TuneCodec = Codec[tune.Result]{
 	Experiment: "Tune",
 	Keys:       map[string][]string{"Tune": tuneKeys},
@@ -386,6 +432,7 @@ func decodeTune(recs []Record) (tune.Result, error) {
 				return r, fmt.Errorf("%s: %v runs and stopped %v, after %d runs", fullName(rec.Result), v[0], v[1], len(r.Runs))
 			}
 			r.Best, r.Stopped = s, tuneStops[int(v[1])]
+			tuneReasons(&r, fileSettings(rec.Result))
 			return r, nil
 		default:
 			return r, fmt.Errorf("%s: a record of Tune at stage %q out of the order a tune makes its records in (profile, search and check runs, best)", fullName(rec.Result), stage)
@@ -460,6 +507,24 @@ func decodeTuneProfile(rec Record, own tune.Setting) (tune.Profile, int, error) 
 			StageTime: d(m[5]), Workers: int(m[6]), Cores: int(m[7]), Stage: strings.ReplaceAll(bound, "+", " ")}
 	}
 	return p, int(v[4]), nil
+}
+
+// tuneReasons sets the reason of each of r's failed runs from the
+// file's tune-failed lines (TuneFailures), where settings, the lines the
+// records carry, hold them: a file's, or a run's given the file's
+// settings. The reason is as the line holds it, on one line.
+func tuneReasons(r *tune.Result, settings []resultfile.Config) {
+	n := 0
+	for i, run := range r.Runs {
+		if !run.Failed {
+			continue
+		}
+		n++
+		line := setting(settings, "tune-failed-"+strconv.Itoa(n))
+		if reason, ok := strings.CutPrefix(line, run.Setting.Args()+": "); ok {
+			r.Runs[i].Reason = reason
+		}
+	}
 }
 
 // TuneFailures are the configuration lines of a tune's failed runs: the

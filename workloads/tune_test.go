@@ -263,3 +263,40 @@ func TestTuneCodecOurs(t *testing.T) {
 		}
 	}
 }
+
+// TestTuneCodecReadsFailures checks Decode gives each failed run the
+// reason the file's tune-failed lines hold (TuneFailures), as the run's
+// report printed it, where the records carry the file's settings: the
+// golden file's, a run's records given them, a reason on many lines
+// kept on one; and none where the records carry no such line, or a line
+// of another setting.
+func TestTuneCodecReadsFailures(t *testing.T) {
+	res := tuneOutcome()
+	res.Runs[1].Reason = "the script failed: exit status 1\nTraceback (most recent call last):"
+	golden, err := resultfile.Read(filepath.Join("testdata", "tune.golden"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	recs := TuneCodec.Encode(res)
+	other := []resultfile.Config{{Key: "tune-failed-1", Value: "num_workers=6, prefetch_factor=2: out of memory"}}
+	for _, tc := range []struct {
+		name string
+		recs []*benchfmt.Result
+		want string // the failed candidate's line in the report
+	}{
+		{"the golden file", golden, "failed: DataLoader worker (pid 4242) is killed by signal: Killed\n"},
+		{"a run's records with the file's settings", resultfile.WithSettings(recs, TuneFailures(res)), `failed: the script failed: exit status 1\nTraceback (most recent call last):` + "\n"},
+		{"records without settings", recs, "failed: failed\n"},
+		{"a line of another setting", resultfile.WithSettings(recs, other), "failed: failed\n"},
+	} {
+		r, err := TuneCodec.Decode(tc.recs)
+		if err != nil {
+			t.Fatalf("%s: %v", tc.name, err)
+		}
+		var b bytes.Buffer
+		r.WriteText(&b)
+		if !strings.Contains(b.String(), "num_workers=8, prefetch_factor=2") || !strings.Contains(b.String(), tc.want) {
+			t.Errorf("%s: the report lacks %q:\n%s", tc.name, tc.want, b.String())
+		}
+	}
+}

@@ -40,7 +40,15 @@ type Typed[R any] interface {
 // with it.
 func RunTyped[R any](ctx context.Context, e Typed[R], env Env) ([]*benchfmt.Result, error) {
 	r, err := e.Measure(ctx, env)
-	recs := e.Codec().Encode(r)
+	return typedRecords(e.Codec(), r, env, err)
+}
+
+// typedRecords are r's records through codec c, each passed to
+// env.Result, with err, the error of the Measure that made r: the end
+// of RunTyped, and of a typed experiment's Run that decides first
+// whether r holds anything to record (Tune's).
+func typedRecords[R any](c Codec[R], r R, env Env, err error) ([]*benchfmt.Result, error) {
+	recs := c.Encode(r)
 	for _, rec := range recs {
 		if rerr := env.result(rec); rerr != nil {
 			return recs, rerr

@@ -113,6 +113,7 @@ func TestTuneFailedCandidate(t *testing.T) {
 	if a := res.Answer(); !a.Recommend || a.Best.Workers == 0 || a.Best.Workers >= 6 {
 		t.Errorf("answer from the file %+v", a)
 	}
+	tuneFromRebuilds(t, out, stdout.String()) // the failed candidate's reason too
 }
 
 // TestTuneSIGINT interrupts a real headspace tune in its search: exit

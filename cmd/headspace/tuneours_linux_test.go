@@ -61,6 +61,20 @@ func TestTuneOurs(t *testing.T) {
 			t.Errorf("result file lacks %q:\n%s", want, b)
 		}
 	}
+	tuneFromRebuilds(t, out, stdout.String())
+}
+
+// tuneFromRebuilds checks tune --from out prints what the run that
+// wrote out printed, ran, but for its results line.
+func tuneFromRebuilds(t *testing.T, out, ran string) {
+	t.Helper()
+	var stdout, stderr bytes.Buffer
+	if code := run(context.Background(), []string{"tune", "--from", out}, &stdout, &stderr); code != 0 {
+		t.Fatalf("--from: exit %d\n%s", code, stderr.String())
+	}
+	if want := strings.TrimSuffix(ran, "results: "+out+"\n"); stdout.String() != want {
+		t.Errorf("--from %s printed\n%s\nthe run printed\n%s", out, stdout.String(), want)
+	}
 }
 
 // TestTuneOursFaults checks tune --ours's bad input: one line, exit 2,
@@ -185,5 +199,36 @@ func TestTuneOursRemote(t *testing.T) {
 		if !strings.Contains(string(b), want) {
 			t.Errorf("result file lacks %q:\n%s", want, b)
 		}
+	}
+}
+
+// TestTuneOursSIGINTInProfile interrupts tune --ours ladder in its
+// profile (2000 steps of 4 ms: 8 s and more): nothing was measured, so
+// nothing is printed or written, and it exits 130 saying so.
+func TestTuneOursSIGINTInProfile(t *testing.T) {
+	bin := buildHeadspace(t)
+	out := filepath.Join(t.TempDir(), "tune.txt")
+	cmd := exec.Command(bin, append([]string{"tune", "--ours", "ladder", "--budget", "10m", "--workers", "1", "--prefetch", "1", "--out", out}, append(tinyOurs[:8], "--steps", "2000")...)...)
+	var stdout bytes.Buffer
+	stderr := &lockedBuffer{}
+	cmd.Stdout, cmd.Stderr = &stdout, stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(time.Second) // into the profile
+	if strings.Contains(stderr.String(), "tune: profile") {
+		cmd.Process.Kill()
+		cmd.Wait()
+		t.Fatalf("the profile ended within a second:\n%s", stderr.String())
+	}
+	code, _ := interrupt(t, cmd, "tune --ours ladder")
+	if want := "headspace tune: interrupted: before the profile ended: nothing was measured\n"; code != 130 || stderr.String() != want {
+		t.Errorf("exit %d, stderr %q; want 130 and %q", code, stderr.String(), want)
+	}
+	if stdout.Len() > 0 {
+		t.Errorf("printed %q, want nothing", stdout.String())
+	}
+	if _, err := os.Stat(out); err == nil {
+		t.Errorf("%s was written", out)
 	}
 }

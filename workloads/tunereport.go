@@ -12,19 +12,209 @@ import (
 	"strings"
 	"time"
 
-	"golang.org/x/perf/benchfmt"
-
 	"github.com/headspace-bench/headspace/datasets/bucket"
 	"github.com/headspace-bench/headspace/datasets/transforms"
-	"github.com/headspace-bench/headspace/harness/driver"
 	"github.com/headspace-bench/headspace/harness/level"
 	"github.com/headspace-bench/headspace/harness/link"
 	"github.com/headspace-bench/headspace/harness/loader"
+	"github.com/headspace-bench/headspace/harness/ownloop"
 	"github.com/headspace-bench/headspace/harness/resultfile"
 	"github.com/headspace-bench/headspace/harness/s3server"
 	"github.com/headspace-bench/headspace/harness/tune"
 	"github.com/headspace-bench/headspace/internal/cli"
 )
+
+// tuneCommand is what headspace tune's flags set beside the tune's
+// fields, and its run's state.
+type tuneCommand struct {
+	of   ownFlags      // a script's: --loader, --first-batch-timeout, --stall-timeout
+	ours tuneOursFlags // --ours and our pipeline's
+	// commandLine is the command as typed (Invoked), tune --ours's file's
+	// command line.
+	commandLine string
+	run         *tuneRun
+}
+
+// tuneRun is a tune command's run, which Measure (on a copy of the
+// experiment) shares with the command: where the live lines go, and
+// what the file's lines and an interrupted run's note read once the
+// tune ends.
+type tuneRun struct {
+	stderr   io.Writer
+	profiled bool         // the profile ended
+	own      *ownloop.Run // a script's profile run
+	res      tune.Result
+}
+
+// The bounds of tune's numeric flags; the pipeline's are declared with
+// them (loader, bucket), --warmup's by package cli, a command's own
+// flags' (--loader, --first-batch-timeout) by the command layer.
+var _ = cli.Declare(map[string]cli.Bound{
+	"tune budget":      {Lo: 0, Hi: float64(7 * 24 * time.Hour)},
+	"tune rounds":      {Lo: 1, Hi: cli.MaxCount},
+	"tune pairs":       {Lo: 1, Hi: cli.MaxCount},
+	"tune max-workers": {Lo: 0, Hi: loader.MaxWorkers},
+	"tune workers":     {Lo: 1, Hi: loader.MaxWorkers},
+	"tune max-fetch":   {Lo: 0, Hi: bucket.MaxConcurrency},
+	"tune rtt":         {Lo: 0, Hi: float64(time.Second)},
+	"tune samples":     {Lo: 0, Hi: 1 << 20},
+})
+
+// Flags are tune's: the tune's, a script's (ownFlags) and, with --ours,
+// our pipeline's (tuneOursFlags); their defaults DefaultTune's.
+func (t *Tune) Flags(fs *flag.FlagSet) {
+	c := &t.cmd
+	fs.DurationVar(&t.Budget, "budget", t.Budget, "the whole tune's `duration`, the profile run and the final check included")
+	fs.IntVar(&t.Steps, "steps", t.Steps, "`steps` timed in each run, after its warm-up")
+	fs.IntVar(&t.Rounds, "rounds", t.Rounds, "`runs` of each candidate in a stage, alternated round by round")
+	fs.IntVar(&t.Pairs, "pairs", t.Pairs, "paired `runs` of the final check, at most (the budget may hold fewer)")
+	fs.IntVar(&t.MaxWorkers, "max-workers", t.MaxWorkers, "the largest `num_workers` (with --ours, --workers) tried (default: twice the cores, 8 to 32)")
+	c.of.registerLadder(fs)
+	c.ours.register(fs)
+}
+
+// TakeArgs takes the training command after --, or, with --ours, none,
+// and refuses flags that do not apply to the mode (tuneOursFlags.check).
+func (t *Tune) TakeArgs(fs *flag.FlagSet, args []string) error {
+	f := &t.cmd.ours
+	command := hasCommand(fs, args)
+	if f.ours != "" && fs.NArg() > 0 {
+		return cli.Usagef("tune --ours %s takes no command: its flags are the pipeline's (headspace tune --ours ladder --workers 1 --prefetch 1)", f.ours)
+	}
+	if err := f.check(fs); err != nil {
+		return err
+	}
+	if fs.NArg() > 0 && !command {
+		return errNoTuneCommand
+	}
+	t.Argv = nil
+	if command {
+		t.Argv = fs.Args()
+	}
+	return nil
+}
+
+// errNoTuneCommand refuses a tune of a script with no command after --.
+var errNoTuneCommand = cli.Usagef("give the training command after --: headspace tune [--budget DURATION] [--out FILE] -- python3 train.py")
+
+// Invoked keeps the command line, tune --ours's file's.
+func (t *Tune) Invoked(commandLine, _ string) { t.cmd.commandLine = commandLine }
+
+// Prepare checks the tune of a script, or with --ours of our pipeline
+// (prepareOurs); the run prints each run's line on stderr (the
+// script's output too), and the file's lines are the profile run's
+// (its device, the command, its ranks) and the failed runs' reasons
+// (TuneFailures), once the tune has ended.
+func (t *Tune) Prepare(ctx context.Context, _, stderr io.Writer) (Setup, error) {
+	c := &t.cmd
+	r := &tuneRun{stderr: stderr}
+	c.run = r
+	if c.ours.ours != "" {
+		return t.prepareOurs(ctx, r)
+	}
+	t.Loader, t.FirstBatchTimeout = c.of.loader, c.of.firstTimeout
+	if len(t.Argv) == 0 {
+		return Setup{}, errNoTuneCommand
+	}
+	if err := t.Validate(); err != nil {
+		return Setup{}, cli.Usagef("%v", err)
+	}
+	cmd, err := ownloop.ParseCommand(t.Argv)
+	if err != nil {
+		return Setup{}, OwnLoopError(err)
+	}
+	return Setup{Device: func() string {
+		if r.own == nil {
+			return "" // interrupted in the profile: no file is written
+		}
+		return r.own.Device()
+	}, Lines: func() []resultfile.Config {
+		if r.own == nil {
+			return t.Settings()
+		}
+		return slices.Concat(ownloop.CommandConfig(cmd, r.own), t.SettingsFor(len(r.own.Ranks)), TuneFailures(r.res))
+	}}, nil
+}
+
+// prepareOurs is Prepare of tune --ours: Ours as the flags ask for, its
+// device, and for remote its bucket served (until the command ends);
+// the file's lines are the device's, the tune's, the bucket's, the
+// command line and the failed runs' reasons.
+func (t *Tune) prepareOurs(ctx context.Context, r *tuneRun) (Setup, error) {
+	f := &t.cmd.ours
+	s := Setup{Close: func() { f.pf.data.Close() }} // the --link, if one was started
+	o, err := f.experiment(ctx, *t)
+	if err != nil {
+		return s, err
+	}
+	if s.Env.Device, err = f.device(ctx); err != nil {
+		return s, err
+	}
+	var served []resultfile.Config
+	if f.ours == "remote" {
+		var stop func()
+		if served, stop, err = serveRemote(ctx, &o, f.dir, f.format, f.rtt); err != nil {
+			return s, fmt.Errorf("tune --ours remote: the local bucket: %w", err)
+		}
+		s.Close = func() { stop(); f.pf.data.Close() }
+	}
+	if err := o.Validate(); err != nil {
+		return s, cli.Usagef("%v", err)
+	}
+	t.Ours = &o
+	dev, command := s.Env.Device.Settings, []resultfile.Config{{Key: "command", Value: t.cmd.commandLine}}
+	s.Lines = func() []resultfile.Config {
+		return slices.Concat(dev, o.Settings(), served, command, TuneFailures(r.res))
+	}
+	return s, nil
+}
+
+// Interrupt says what an interrupted tune's report shows: the best so
+// far, or, interrupted in its profile, nothing.
+func (t *Tune) Interrupt() string {
+	switch {
+	case t.cmd.run != nil && t.cmd.run.profiled:
+		return "the best so far is above"
+	case t.Ours != nil:
+		return "before the profile ended: nothing was measured"
+	}
+	return "before the profile run ended: nothing was measured"
+}
+
+// Report prints the tune's candidates and its answer
+// (tune.Result.WriteText); R's zero value, a tune interrupted before its
+// profile ended (a tune's records always name its script or level),
+// prints nothing.
+func (t *Tune) Report(r tune.Result, w io.Writer) error {
+	if r.Script != "" {
+		r.WriteText(w)
+	}
+	return nil
+}
+
+// logProfile is a script's profile's line on stderr.
+func (r *tuneRun) logProfile(p tune.Profile) {
+	node := ""
+	if p.Ranks > 0 {
+		node = fmt.Sprintf(" (%d ranks: the slowest rank's)", p.Ranks)
+	}
+	fmt.Fprintf(r.stderr, "tune: profile%s: %.2f steps/s with the loader (%s), %.2f on cached batches\n", node, p.Before, p.Own.Normal().Args(), p.Cached)
+}
+
+// logOursProfile is our pipeline's profile's line on stderr.
+func (r *tuneRun) logOursProfile(p tune.Profile) {
+	fmt.Fprintf(r.stderr, "tune: profile: %.2f steps/s at %s, %.2f with the data on the device\n", p.Before, p.Args(p.Own), p.Cached)
+}
+
+// logRun is x's line on stderr, its setting shown as setting (the
+// script's arguments, or our pipeline's flags).
+func (r *tuneRun) logRun(x tune.Run, setting string) {
+	if x.Failed {
+		fmt.Fprintf(r.stderr, "tune: %s %s: failed: %s\n", x.Stage, setting, x.Reason)
+		return
+	}
+	fmt.Fprintf(r.stderr, "tune: %s %s: %.2f steps/s (%.1fs)\n", x.Stage, setting, x.StepsPerSec, x.Wall.Seconds())
+}
 
 // tuneOursFlags are tune --ours's flags beside the tune's: the
 // pipeline's, as ladder's (one worker count, transform and level), and
@@ -41,15 +231,6 @@ type tuneOursFlags struct {
 	samples        int
 	pipelineFlagFs *flag.FlagSet // the pipeline's flags alone, to tell them apart
 }
-
-// The bounds of tune --ours's own numeric flags; the pipeline's are
-// declared with them (loader, bucket), --warmup's by package cli.
-var _ = cli.Declare(map[string]cli.Bound{
-	"tune workers":   {Lo: 1, Hi: loader.MaxWorkers},
-	"tune max-fetch": {Lo: 0, Hi: bucket.MaxConcurrency},
-	"tune rtt":       {Lo: 0, Hi: float64(time.Second)},
-	"tune samples":   {Lo: 0, Hi: 1 << 20},
-})
 
 // register defines the flags on fs.
 func (f *tuneOursFlags) register(fs *flag.FlagSet) {
@@ -226,52 +407,4 @@ func serveRemote(ctx context.Context, o *TuneOurs, dir, format string, rtt time.
 	settings = []resultfile.Config{{Key: "remote-server", Value: "versitygw " + s3server.Version + " on 127.0.0.1"},
 		{Key: "remote-format", Value: format}, {Key: "remote-layout", Value: "files"}, {Key: "remote-rtt", Value: rtt.String()}}
 	return settings, stop, nil
-}
-
-// runTuneOurs is headspace tune --ours: the flags parsed with the
-// tune's into t.
-func runTuneOurs(ctx context.Context, fs *flag.FlagSet, args []string, f *tuneOursFlags, t Tune, out string, force bool, stdout, stderr io.Writer) error {
-	if hasCommand(fs, args) || fs.NArg() > 0 {
-		return cli.Usagef("tune --ours %s takes no command: its flags are the pipeline's (headspace tune --ours ladder --workers 1 --prefetch 1)", f.ours)
-	}
-	if err := f.check(fs); err != nil {
-		return err
-	}
-	defer f.pf.data.Close() // the --link, if one was started
-	o, err := f.experiment(ctx, t)
-	if err != nil {
-		return err
-	}
-	var env Env
-	if env.Device, err = f.device(ctx); err != nil {
-		return err
-	}
-	var served []resultfile.Config
-	if f.ours == "remote" {
-		var stop func()
-		if served, stop, err = serveRemote(ctx, &o, f.dir, f.format, f.rtt); err != nil {
-			return fmt.Errorf("tune --ours remote: the local bucket: %w", err)
-		}
-		defer stop()
-	}
-	if err := o.Validate(); err != nil {
-		return cli.Usagef("%v", err)
-	}
-	var res tune.Result
-	profiled := false
-	settings := func() []resultfile.Config {
-		return driver.Settings("emulated", env.Device.Settings, o.Settings(), served,
-			[]resultfile.Config{{Key: "command", Value: cli.CommandLine("headspace tune", args)}}, TuneFailures(res))
-	}
-	run, err := driver.Run(ctx, driver.Job{Progress: stderr, Settings: settings,
-		Measure: func(ctx context.Context, h *driver.Hooks) ([]*benchfmt.Result, error) {
-			var err error
-			res, err = o.MeasureEach(ctx, env, func(p tune.Profile) {
-				profiled = true
-				fmt.Fprintf(stderr, "tune: profile: %.2f steps/s at %s, %.2f with the data on the device\n", p.Before, p.Args(p.Own), p.Cached)
-			}, func(r tune.Run) { logTuneRun(stderr, r, r.Setting.Flags()) })
-			h.Finish()
-			return tuneMeasured(res, err, profiled, t.Budget, func(err error) error { return err }, stdout)
-		}}, tuneOutput(out, force))
-	return tuneEnded(run, err, profiled, "before the profile ended: nothing was measured", out, stdout)
 }
