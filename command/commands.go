@@ -20,5 +20,6 @@ func Commands() []cli.Command {
 		nodeCommand(),
 		whatifCommand(),
 		cudaCommand(),
+		peerCommand(),
 	}, workloads.Commands()...)
 }

@@ -20,48 +20,23 @@ import (
 	"github.com/headspace-bench/headspace/harness/machine"
 	"github.com/headspace-bench/headspace/harness/peer"
 	"github.com/headspace-bench/headspace/harness/resultfile"
-	"github.com/headspace-bench/headspace/harness/spdlcache"
 	"github.com/headspace-bench/headspace/internal/atomicfile"
 	"github.com/headspace-bench/headspace/internal/cli"
 )
 
-// Command is headspace peer.
-func (Peer) Command() cli.Command {
-	return cli.Command{Name: "peer", Summary: "our loader against the document's PyTorch DataLoader pipeline, or (--peers) the real loaders of the pinned peers env, same job, same run: samples/s, TTFB, ratios; (--spdl-cache) SPDL's CacheDataLoader headspace beside analyze's on one script", Runs: []string{"Peer", "PeerLadder", "PeerRemote", "RealPeer", spdlcache.Benchmark}, Run: runPeer}
+// PeerComparisons is what headspace peer runs of the loaders'
+// comparison (Peer), --ladder (PeerLadder) and --remote (PeerRemote),
+// still made here with one flag set (PeerFlags): the command layer's
+// peer (package command) picks it for those modes and their --from.
+func PeerComparisons() cli.Command {
+	return cli.Command{Name: "peer", Runs: []string{"Peer", "PeerLadder", "PeerRemote"}, Run: runPeer}
 }
 
-const peerUsage = `
-Sets our goroutine loader at level none (naive and fast transforms) beside
-the document's own PyTorch pipeline (--script: FakeDataset, PILToTensor,
-RandomCrop, RandomMask, ConvertColor, Scale, DataLoader with num_workers
-worker processes) at the same settings, in the same run, on the same cores.
-For each worker count and each of --count rounds it measures every
-implementation once, back to back, the order rotated between groups, each
-as harness/loadbench measures a loader: time to first batch, samples/s
-after the first batch, CPU seconds. It prints the medians with our
-samples/s over torch's and whether each target (fast >= 10x torch, naive
->= 2x) is met, and writes a benchmark-format file (--out), a Markdown
-report (--report) and plots (--plot). torch comes from Debian's
-python3-torch: run "make peer" to install it and run this.
-
-With --data DIR both sides read the dataset on disk that headspace dataset
-write made: ours with Go's decoders, the peer (--data DIR) with PIL's.
-
-With --ladder it compares training loops instead of loaders: the document's
-whole script (peers/torch/ladder.py --device emulated) and our ladder, at
-every caching level, on the same emulated device (--step, and the emulated
-device's bandwidths, passed to the script as arguments), alternating level
-by level, and prints each level's steps/s and its ratio to that
-implementation's own device level. --step calibrated first measures this
-machine against the document's host for the document's code (its
-DataLoader's samples/s at raw and none against the document's 1.72 and
-0.89 steps/s x 256) and scales the 290ms step by that ratio; the
-calibration goes into --out. See docs/yardstick.md.
-
---from FILE rebuilds the table, --report and --plot from a results file
-that peer --out wrote, measuring nothing: the machine, the command and the
-settings come from the file's configuration lines, so the report is the
-one the run wrote (notebooks/peer.md from results/peer-emulated.txt).` + peerRemoteUsage + realPeersUsage + spdlCacheUsage
+// PeerFlags defines the flags of PeerComparisons on fs.
+func PeerFlags(fs *flag.FlagSet) {
+	var f peerFlags
+	f.register(fs)
+}
 
 // peerInstallHint is what to do when the peer cannot run.
 const peerInstallHint = "run `make peer`, which installs python3-torch, python3-torchvision, python3-scipy and python3-pil (apt-get) and runs this command"
@@ -89,8 +64,6 @@ type peerFlags struct {
 	df                      loader.DataFlags
 	lf                      peerLadderFlags
 	rf                      peerRemoteFlags
-	pf                      realPeerFlags
-	sf                      spdlCacheFlags
 	from                    string
 }
 
@@ -114,32 +87,18 @@ func (f *peerFlags) register(fs *flag.FlagSet) {
 	fs.StringVar(&f.df.Decoder, "decoder", ondisk.DecoderGo, "with --data: our JPEG `decoder`, go or turbojpeg (libjpeg-turbo, as PIL)")
 	f.lf.register(fs)
 	f.rf.register(fs)
-	f.pf.register(fs)
-	f.sf.register(fs)
 	fs.StringVar(&f.from, "from", "", "rebuild the table, --report and --plot from the results `file` a peer --out wrote, measuring nothing")
 }
 
 func runPeer(ctx context.Context, args []string, stdout, stderr io.Writer) error {
-	fs := cli.NewFlagSet("peer", peerUsage, stdout)
+	fs := cli.NewFlagSet("peer", "", stdout)
 	var f peerFlags
 	f.register(fs)
 	if err := cli.ParseFlags(fs, args); err != nil {
 		return err
 	}
-	if err := f.sf.check(fs); err != nil {
-		return err
-	}
 	if f.from != "" {
 		return peerFrom(fs, f.from, f.report, f.plotPrefix, stdout)
-	}
-	if f.sf.on {
-		if f.pf.peers != "" {
-			return cli.Usagef("--spdl-cache and --peers are two comparisons: run them apart")
-		}
-		return runSPDLCache(ctx, fs, &f.sf, args, stdout, stderr)
-	}
-	if f.pf.peers != "" {
-		return runRealPeers(ctx, fs, &f.pf, args, stdout, stderr)
 	}
 	if f.rf.on {
 		return runPeerRemote(ctx, fs, &f.rf, args, stdout, stderr)
@@ -294,12 +253,10 @@ type peerFromKind struct {
 }
 
 // peerFromKinds are the peer's experiments with a --from: the loaders'
-// comparison (Peer), --remote, --peers and --spdl-cache.
+// comparison (Peer) and --remote.
 var peerFromKinds = []peerFromKind{
 	{PeerCodec.Keys, []string{"report", "plot"}, peerOutputs, rebuildPeer},
 	{PeerRemoteCodec.Keys, []string{"report"}, reportOutput, rebuildPeerRemote},
-	{RealPeerCodec.Keys, []string{"report", "plot"}, realPeersOutputs, rebuildRealPeers},
-	{SPDLCacheCodec.Keys, []string{"report"}, reportOutput, rebuildSPDLCache},
 }
 
 // peerFrom is peer --from: the results file's first record's benchmark

@@ -42,21 +42,6 @@ func (f *peerRemoteFlags) register(fs *flag.FlagSet) {
 // peerRemoteHint is what to do when the boto3 peer cannot run.
 const peerRemoteHint = "run `make peer`, which installs python3-torch, python3-torchvision, python3-scipy, python3-pil and python3-boto3 (apt-get)"
 
-// peerRemoteUsage adds --remote to peer's help.
-const peerRemoteUsage = `
-
-With --remote it compares on data in a bucket: it starts the pinned S3
-server (versitygw, ci/versitygw.sh) on 127.0.0.1 and one emulated --link in
-front of it, writes batch x batches natural JPEGs of --raw-size and uploads
-them once as an ImageFolder and as tar shards, then alternates our loader
-(--data s3://…, fast transforms, --fetch-concurrency GETs in flight) with
-the boto3 peer (peers/torch/s3.py: a map-style Dataset of one get_object
-per image; an IterableDataset streaming each shard), the peer given the
-link's URL as AWS_ENDPOINT_URL. It reports samples/s, our ratio to the
-peer (target >= 3x) and the share of the link's ceiling each reaches;
---from rebuilds that report from its --out. Defaults with --remote:
---workers 1,4,16, --raw-size 256, --crop 128, --batch 32, --count 1.`
-
 // peerRemoteRun is what peer --remote's flags ask for.
 type peerRemoteRun struct {
 	settings    peer.Settings
