@@ -1,23 +1,19 @@
 package command
 
 import (
-	"maps"
-
 	"github.com/headspace-bench/headspace/internal/cli"
 	"github.com/headspace-bench/headspace/workloads"
 )
 
-// peerCommand is headspace peer: the loaders' comparison (Peer),
-// --ladder (PeerLadder) and --remote (PeerRemote), still run by
-// workloads.PeerComparisons, and the registered experiments --peers
-// (RealPeer) and --spdl-cache (SPDLCache), each its mode (ModesOf).
+// peerCommand is headspace peer: the loaders' comparison (Peer) and
+// --ladder (PeerLadder), still run by workloads.PeerComparisons, and the
+// registered experiments --remote (PeerRemote), --spdl-cache (SPDLCache)
+// and --peers (RealPeer), each its mode (ModesOf).
 func peerCommand() cli.Command {
 	comparisons := workloads.PeerComparisons()
-	layout := workloads.PeerCodec.Layout()
-	layout.Keys = maps.Clone(layout.Keys)
-	maps.Copy(layout.Keys, workloads.PeerRemoteCodec.Keys)
 	return ModesOf("peer", "our loader against the document's PyTorch DataLoader pipeline, or (--peers) the real loaders of the pinned peers env, same job, same run: samples/s, TTFB, ratios; (--spdl-cache) SPDL's CacheDataLoader headspace beside analyze's on one script", peerUsage,
-		Mode{Name: "the loaders' comparison, --ladder or --remote", Layout: layout, Flags: workloads.PeerFlags, Runs: comparisons.Runs, Run: comparisons.Run},
+		Mode{Name: "the loaders' comparison or --ladder", Layout: workloads.PeerCodec.Layout(), Flags: workloads.PeerFlags, Runs: comparisons.Runs, Run: comparisons.Run},
+		ModeOf[workloads.PeerRemoteOutcome, workloads.PeerRemote]("peer", "remote", "--remote"),
 		ModeOf[workloads.SPDLCacheOutcome, workloads.SPDLCache]("peer", "spdl-cache", "--spdl-cache"),
 		ModeOf[workloads.RealPeerOutcome, workloads.RealPeer]("peer", "peers", "--peers"))
 }

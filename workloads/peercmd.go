@@ -25,11 +25,11 @@ import (
 )
 
 // PeerComparisons is what headspace peer runs of the loaders'
-// comparison (Peer), --ladder (PeerLadder) and --remote (PeerRemote),
+// comparison (Peer) and --ladder (PeerLadder),
 // still made here with one flag set (PeerFlags): the command layer's
 // peer (package command) picks it for those modes and their --from.
 func PeerComparisons() cli.Command {
-	return cli.Command{Name: "peer", Runs: []string{"Peer", "PeerLadder", "PeerRemote"}, Run: runPeer}
+	return cli.Command{Name: "peer", Runs: []string{"Peer", "PeerLadder"}, Run: runPeer}
 }
 
 // PeerFlags defines the flags of PeerComparisons on fs.
@@ -63,7 +63,6 @@ type peerFlags struct {
 	out, report, plotPrefix string
 	df                      loader.DataFlags
 	lf                      peerLadderFlags
-	rf                      peerRemoteFlags
 	from                    string
 }
 
@@ -86,7 +85,6 @@ func (f *peerFlags) register(fs *flag.FlagSet) {
 	f.df.RegisterData(fs, "both sides read the dataset `dir` (ours: --decoder's JPEG decoder; the peer: PIL's): one written by headspace dataset write, whose manifest sets the raw size and seed, or an ImageFolder or WebDataset shards, indexed into the cache and read by both sides by that index, resized to --raw-size (default: the most common size)")
 	fs.StringVar(&f.df.Decoder, "decoder", ondisk.DecoderGo, "with --data: our JPEG `decoder`, go or turbojpeg (libjpeg-turbo, as PIL)")
 	f.lf.register(fs)
-	f.rf.register(fs)
 	fs.StringVar(&f.from, "from", "", "rebuild the table, --report and --plot from the results `file` a peer --out wrote, measuring nothing")
 }
 
@@ -99,9 +97,6 @@ func runPeer(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	}
 	if f.from != "" {
 		return peerFrom(fs, f.from, f.report, f.plotPrefix, stdout)
-	}
-	if f.rf.on {
-		return runPeerRemote(ctx, fs, &f.rf, args, stdout, stderr)
 	}
 	if f.lf.on {
 		return runPeerLadder(ctx, fs, &f.lf, args, stdout, stderr)
@@ -256,7 +251,6 @@ type peerFromKind struct {
 // comparison (Peer) and --remote.
 var peerFromKinds = []peerFromKind{
 	{PeerCodec.Keys, []string{"report", "plot"}, peerOutputs, rebuildPeer},
-	{PeerRemoteCodec.Keys, []string{"report"}, reportOutput, rebuildPeerRemote},
 }
 
 // peerFrom is peer --from: the results file's first record's benchmark
