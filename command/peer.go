@@ -5,14 +5,15 @@ import (
 	"github.com/headspace-bench/headspace/workloads"
 )
 
-// peerCommand is headspace peer: the loaders' comparison (Peer) and
-// --ladder (PeerLadder), still run by workloads.PeerComparisons, and the
-// registered experiments --remote (PeerRemote), --spdl-cache (SPDLCache)
-// and --peers (RealPeer), each its mode (ModesOf).
+// peerCommand is headspace peer: the registered experiments of its modes
+// (ModesOf): the loaders' comparison (Peer), --remote (PeerRemote),
+// --spdl-cache (SPDLCache) and --peers (RealPeer); and --ladder
+// (PeerLadder), still run by workloads.PeerLadderCommand.
 func peerCommand() cli.Command {
-	comparisons := workloads.PeerComparisons()
+	ladder := workloads.PeerLadderCommand()
 	return ModesOf("peer", "our loader against the document's PyTorch DataLoader pipeline, or (--peers) the real loaders of the pinned peers env, same job, same run: samples/s, TTFB, ratios; (--spdl-cache) SPDL's CacheDataLoader headspace beside analyze's on one script", peerUsage,
-		Mode{Name: "the loaders' comparison or --ladder", Layout: workloads.PeerCodec.Layout(), Flags: workloads.PeerFlags, Runs: comparisons.Runs, Run: comparisons.Run},
+		ModeOf[workloads.PeerOutcome, workloads.Peer]("peer", "", "the loaders' comparison"),
+		Mode{Flag: "ladder", Name: "--ladder", Layout: workloads.PeerLadderCodec.Layout(), Flags: workloads.PeerLadderFlags, Runs: ladder.Runs, Run: ladder.Run},
 		ModeOf[workloads.PeerRemoteOutcome, workloads.PeerRemote]("peer", "remote", "--remote"),
 		ModeOf[workloads.SPDLCacheOutcome, workloads.SPDLCache]("peer", "spdl-cache", "--spdl-cache"),
 		ModeOf[workloads.RealPeerOutcome, workloads.RealPeer]("peer", "peers", "--peers"))

@@ -2,9 +2,12 @@ package workloads
 
 import (
 	"context"
+	"errors"
 	"flag"
 	"fmt"
 	"io"
+	"os"
+	"path/filepath"
 	"runtime"
 	"strconv"
 	"strings"
@@ -14,11 +17,33 @@ import (
 
 	"github.com/headspace-bench/headspace/harness/driver"
 	"github.com/headspace-bench/headspace/harness/level"
+	"github.com/headspace-bench/headspace/harness/loader"
 	"github.com/headspace-bench/headspace/harness/machine"
 	"github.com/headspace-bench/headspace/harness/peer"
 	"github.com/headspace-bench/headspace/harness/resultfile"
 	"github.com/headspace-bench/headspace/internal/cli"
 )
+
+// PeerLadderCommand is headspace peer --ladder, still made here: the
+// command layer's peer (package command) picks it for --ladder, its
+// flags PeerLadderFlags.
+func PeerLadderCommand() cli.Command {
+	return cli.Command{Name: "peer", Runs: []string{"PeerLadder"}, Run: func(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+		fs := cli.NewFlagSet("peer", "", stdout)
+		var lf peerLadderFlags
+		lf.register(fs)
+		if err := cli.ParseFlags(fs, args); err != nil {
+			return err
+		}
+		return runPeerLadder(ctx, fs, &lf, args, stdout, stderr)
+	}}
+}
+
+// PeerLadderFlags defines peer --ladder's flags on fs.
+func PeerLadderFlags(fs *flag.FlagSet) {
+	var lf peerLadderFlags
+	lf.register(fs)
+}
 
 // peerLadderFlags are the flags of `headspace peer --ladder`.
 type peerLadderFlags struct {
@@ -30,11 +55,46 @@ type peerLadderFlags struct {
 }
 
 func (f *peerLadderFlags) register(fs *flag.FlagSet) {
+	d := peer.DefaultSettings()
+	fs.String("python", PeerPython, "Python `interpreter` with torch, torchvision, scipy and PIL")
+	fs.String("script", peer.LadderScript, "the PyTorch peer `script`")
+	loader.WorkersFlag(fs, true, "the loaders' worker `count` (one; default: one per core)")
+	fs.String("impls", strings.Join(peer.LadderImpls, ","), "comma-separated `implementations`")
+	fs.Int("batch", d.Batch, "samples per `batch` (the document's 256)")
+	fs.String("raw-size", fmt.Sprintf("%dx%d", d.Width, d.Height), "raw image `size`, N or WxH")
+	fs.Int("crop", d.Crop, "random crop `side`")
+	fs.Uint64("seed", d.Seed, "dataset and transform `seed`")
+	fs.Int("count", 3, "`rounds`: runs of every implementation at every level")
+	fs.String("out", "", "benchmark-format result `file`, every run (written atomically as each run ends)")
 	fs.BoolVar(&f.on, "ladder", false, "compare training loops at every caching level on the emulated device (the document's ladder.py against ours) instead of loaders")
 	fs.StringVar(&f.levels, "levels", "", "with --ladder: comma-separated `levels` (default device,host,sample,raw,none)")
 	fs.IntVar(&f.steps, "steps", 8, "with --ladder: measured training `steps` a run, after one warm-up step")
 	fs.StringVar(&f.step, "step", DocumentStep.String(), "with --ladder: the emulated device's step `time`, or calibrated (the document's 290ms over this machine's calibration ratio)")
 	fs.IntVar(&f.calibration, "calibration-batches", 12, "with --ladder --step calibrated: `batches` the calibration loads at each of raw and none (at least 6: the first 4, one per worker, are not timed)")
+}
+
+// peerInstallHint is what to do when the peer cannot run.
+const peerInstallHint = "run `make peer`, which installs python3-torch, python3-torchvision, python3-scipy and python3-pil (apt-get) and runs this command"
+
+// withHint is err with hint, what to do, after it where the peer is not
+// installed (peer.ErrNotInstalled).
+func withHint(err error, hint string) error {
+	if errors.Is(err, peer.ErrNotInstalled) {
+		return fmt.Errorf("%v: %s", err, hint)
+	}
+	return err
+}
+
+// mkdirs makes the folder of each path that is not "".
+func mkdirs(paths ...string) error {
+	for _, path := range paths {
+		if path != "" {
+			if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
 }
 
 // runPeerLadder is `headspace peer --ladder`.
@@ -50,7 +110,7 @@ func runPeerLadder(ctx context.Context, fs *flag.FlagSet, lf *peerLadderFlags, a
 	var environment []resultfile.Config
 	var o PeerLadderOutcome // so far, while it runs
 	settings := func() []resultfile.Config {
-		cfg := append(append(environment, exp.Settings()...), resultfile.Config{Key: "command", Value: peerCommand(args)})
+		cfg := append(append(environment, exp.Settings()...), resultfile.Config{Key: "command", Value: cli.CommandLine("headspace peer", args)})
 		return peer.FileConfig(cfg, o.PeerConfig)
 	}
 	_, err = driver.Run(ctx, driver.Job{Settings: settings, Measure: func(ctx context.Context, h *driver.Hooks) ([]*benchfmt.Result, error) {
@@ -104,20 +164,8 @@ func peerLadderExperiment(fs *flag.FlagSet, lf *peerLadderFlags) (PeerLadder, er
 	var exp PeerLadder
 	set := map[string]bool{}
 	fs.Visit(func(f *flag.Flag) { set[f.Name] = true })
-	var bad []string
-	for _, name := range []string{"batches", "report", "plot", "data"} {
-		if set[name] {
-			bad = append(bad, "--"+name)
-		}
-	}
-	if len(bad) > 0 {
-		return exp, cli.Usagef("--ladder compares training loops; %s only apply to the loaders' comparison", strings.Join(bad, ", "))
-	}
 	get := func(name string) string { return fs.Lookup(name).Value.String() }
 	script := get("script")
-	if !set["script"] {
-		script = peer.LadderScript
-	}
 	workers := runtime.GOMAXPROCS(0)
 	if set["workers"] {
 		ws, err := cli.ParseInts("--workers", get("workers"))
