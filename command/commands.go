@@ -7,8 +7,8 @@ import (
 
 // Commands are the commands made from the experiments, the one list
 // cmd/headspace registers: each of this package's, then those still
-// made in workloads (workloads.Commands: peer and tune, whose files move
-// here next). Each command's Runs are experiments of workloads.Registry
+// made in workloads (workloads.Commands: tune, whose files move here
+// next). Each command's Runs are experiments of workloads.Registry
 // (cmd/headspace's register panics on one that is not).
 func Commands() []cli.Command {
 	return append([]cli.Command{

@@ -332,6 +332,7 @@ func ModesOf(name, summary, usage string, modes ...Mode) cli.Command {
 			mfs.VisitAll(func(f *flag.Flag) {
 				if owns[i][f.Name] = true; fs.Lookup(f.Name) == nil {
 					fs.Var(f.Value, f.Name, f.Usage)
+					fs.Lookup(f.Name).DefValue = f.DefValue // as its mode shows it
 				}
 			})
 		}

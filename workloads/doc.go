@@ -57,8 +57,9 @@
 // flag's bound declared beside it. The command itself, its constructor
 // and usage text, is the command layer's (package command, above this
 // one: CommandOf, the one parse → run → write → report path and --from);
-// peer's and tune's are still made here, in *cmd.go files, by their
-// experiments' Command methods (Commander, Commands).
+// tune's is still made here, in *cmd.go files, by its experiment's
+// Command method (Commander, Commands), as is peer --ladder's run
+// (PeerLadderCommand, peerladdercmd.go).
 //
 // A command is thin on top: it parses its flags into an experiment's
 // struct, runs it with an Env whose Result writes each record to the

@@ -73,6 +73,9 @@ func (f *peerLadderFlags) register(fs *flag.FlagSet) {
 	fs.IntVar(&f.calibration, "calibration-batches", 12, "with --ladder --step calibrated: `batches` the calibration loads at each of raw and none (at least 6: the first 4, one per worker, are not timed)")
 }
 
+// The bound of --ladder's own flag beside the loaders'.
+var _ = cli.Declare(map[string]cli.Bound{"peer calibration-batches": {Lo: 6, Hi: 1000}})
+
 // peerInstallHint is what to do when the peer cannot run.
 const peerInstallHint = "run `make peer`, which installs python3-torch, python3-torchvision, python3-scipy and python3-pil (apt-get) and runs this command"
 

@@ -32,7 +32,7 @@ func (r *PeerRemote) Flags(fs *flag.FlagSet) {
 	fs.StringVar(&r.Python, "python", r.Python, "Python `interpreter` with torch, torchvision, PIL and boto3")
 	fs.StringVar(&r.Script, "script", r.Script, "the boto3 peer's `script`")
 	loader.WorkersListVar(fs, &r.Workers, "comma-separated worker `counts`")
-	fs.Var(listFlag{"layouts", &r.Layouts, peer.RemoteLayouts}, "layouts", "comma-separated `layouts`: imagefolder (one GET per image), shards (the peer streams each shard)")
+	fs.Var(listFlag{"layouts", &r.Layouts, peer.RemoteLayouts}, "layouts", "with --remote: comma-separated `layouts`: imagefolder (one GET per image), shards (the peer streams each shard)")
 	fs.Var(sizeFlag{"raw-size", &s.Width, &s.Height}, "raw-size", "the JPEGs' `size`, N or WxH")
 	fs.IntVar(&s.Crop, "crop", s.Crop, "random crop `side`")
 	fs.IntVar(&s.Batch, "batch", s.Batch, "samples per `batch`")
@@ -40,12 +40,15 @@ func (r *PeerRemote) Flags(fs *flag.FlagSet) {
 	fs.Uint64Var(&s.Seed, "seed", s.Seed, "dataset and transform `seed`")
 	fs.IntVar(&r.Count, "count", r.Count, "`rounds`: runs of each side on each layout at every worker count")
 	fs.StringVar(&s.Decoder, "decoder", s.Decoder, "our JPEG `decoder`, go or turbojpeg")
-	fs.IntVar(&r.ShardSize, "shard-size", r.ShardSize, "images per tar `shard`")
+	fs.IntVar(&r.ShardSize, "shard-size", r.ShardSize, "with --remote: images per tar `shard`")
 	loader.LinkFlag(fs, &r.cmd.link, "cross-region")
 	bucket.ConcurrencyFlag(fs, &r.FetchConcurrency)
 	loader.ShardReadsFlag(fs, &r.cmd.shardReads, ondisk.ShardReadsWhole)
 	fs.StringVar(&r.ReportPath, "report", "", "Markdown report `file`")
 }
+
+// The bound of --remote's own flag.
+var _ = cli.Declare(map[string]cli.Bound{"peer shard-size": {Lo: 1, Hi: 1 << 16}})
 
 // Outputs is --report, its folder made.
 func (r *PeerRemote) Outputs() ([]string, error) {

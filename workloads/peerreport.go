@@ -52,6 +52,10 @@ func (p *Peer) Flags(fs *flag.FlagSet) {
 	fs.StringVar(&p.cmd.df.Decoder, "decoder", ondisk.DecoderGo, "with --data: our JPEG `decoder`, go or turbojpeg (libjpeg-turbo, as PIL)")
 }
 
+// The bound of peer's --batches, every mode's (the first batch is the
+// time to first batch).
+var _ = cli.Declare(map[string]cli.Bound{"peer batches": {Lo: 2, Hi: cli.MaxBatches}})
+
 // flagValue is flag name's value in fs as it is parsed ("" where fs has
 // none): --out, which the command layer defines before Flags, for an
 // experiment that makes its folder.

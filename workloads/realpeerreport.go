@@ -25,6 +25,11 @@ import (
 // rest the job, bound to e's fields, the registry's Default size their
 // defaults.
 func (e *RealPeer) Flags(fs *flag.FlagSet) {
+	// --peers picks the mode: its default, every peer reading files, is
+	// not shown as the flag's.
+	peers := e.Peers
+	e.Peers = nil
+	defer func() { e.Peers = peers }()
 	fs.Var(peersFlag{&e.Peers}, "peers", "compare with the real `peers`, comma-separated, all (those reading files) or all-bucket: "+strings.Join(realpeer.Names(), ", "))
 	fs.StringVar(&e.Python, "python", e.Python, "the peers env's python `interpreter` (by default the one make peers-env made)")
 	loader.WorkersListVar(fs, &e.Workers, "comma-separated worker `counts`")
@@ -34,7 +39,7 @@ func (e *RealPeer) Flags(fs *flag.FlagSet) {
 	fs.IntVar(&e.Job.Batches, "batches", e.Job.Batches, "`batches` per run, at least 2 (the first is the time to first batch)")
 	fs.Uint64Var(&e.Job.Seed, "seed", e.Job.Seed, "dataset and transform `seed`")
 	fs.IntVar(&e.Count, "count", e.Count, "`rounds`: runs of ours and every peer at every worker count")
-	fs.Var(givenInt{&e.Quality, &e.qualityGiven}, "jpeg-quality", "the JPEGs' `quality`")
+	fs.Var(givenInt{&e.Quality, &e.qualityGiven}, "jpeg-quality", "with --peers or --spdl-cache: the JPEGs' `quality`")
 	fs.StringVar(&e.report, "report", "", "Markdown report `file`, e.g. docs/peers.md")
 	fs.StringVar(&e.plot, "plot", "", "write `base`.png and base.svg, samples/s by peer and workers")
 }

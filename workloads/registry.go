@@ -150,17 +150,15 @@ func Sized[E Experiment](z Size) E {
 
 // Commander is a registered experiment that is a command of its own,
 // made here, not yet in the command layer (package command): headspace
-// <name>, its flags the experiment's (its file's Command). Peer and Tune
-// are; their files move to the command layer next.
+// <name>, its flags the experiment's (its file's Command). Tune is; its
+// files move to the command layer next.
 type Commander interface {
 	Command() cli.Command
 }
 
 // Commands are the commands made from the Registry: one for each
-// experiment whose type is a Commander, in the Registry's order. A
-// command that runs more than one experiment (peer: Peer and
-// PeerLadder) is made by the first. The command layer's list
-// (command.Commands) includes them.
+// experiment whose type is a Commander, in the Registry's order. The
+// command layer's list (command.Commands) includes them.
 func Commands() []cli.Command {
 	var cs []cli.Command
 	for _, r := range Registry {

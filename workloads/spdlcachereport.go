@@ -33,12 +33,18 @@ func (e *SPDLCache) Flags(fs *flag.FlagSet) {
 	fs.IntVar(&c.Batch, "batch", c.Batch, "samples per `batch`")
 	fs.IntVar(&c.Crop, "crop", c.Crop, "RandomResizedCrop's `side`")
 	fs.IntVar(&c.ReturnCachesAfter, "batches", c.ReturnCachesAfter, "`steps` from the loader before the switch to cached batches")
-	fs.IntVar(&c.StepsAfter, "steps-after", c.StepsAfter, "`steps` on cached batches after the switch")
+	fs.IntVar(&c.StepsAfter, "steps-after", c.StepsAfter, "with --spdl-cache: `steps` on cached batches after the switch")
 	fs.Uint64Var(&e.Seed, "seed", e.Seed, "the images' `seed`")
 	fs.IntVar(&c.Count, "count", c.Count, "`rounds`: runs of each side")
-	fs.IntVar(&e.Quality, "jpeg-quality", e.Quality, "the JPEGs' `quality`")
+	fs.IntVar(&e.Quality, "jpeg-quality", e.Quality, "with --peers or --spdl-cache: the JPEGs' `quality`")
 	fs.StringVar(&e.report, "report", "", "Markdown report `file`, e.g. docs/peers.md")
 }
+
+// The bounds of --spdl-cache's and --peers' own flags.
+var _ = cli.Declare(map[string]cli.Bound{
+	"peer jpeg-quality": {Lo: 1, Hi: 100},
+	"peer steps-after":  {Lo: 4, Hi: cli.MaxSteps},
+})
 
 // Outputs is --report, its folder made.
 func (e *SPDLCache) Outputs() ([]string, error) {
