@@ -8,12 +8,11 @@ import (
 // peerCommand is headspace peer: the registered experiments of its modes
 // (ModesOf): the loaders' comparison (Peer), --remote (PeerRemote),
 // --spdl-cache (SPDLCache) and --peers (RealPeer); and --ladder
-// (PeerLadder), still run by workloads.PeerLadderCommand.
+// (PeerLadder), whose run is still its own (peer_ladder.go).
 func peerCommand() cli.Command {
-	ladder := workloads.PeerLadderCommand()
 	return ModesOf("peer", "our loader against the document's PyTorch DataLoader pipeline, or (--peers) the real loaders of the pinned peers env, same job, same run: samples/s, TTFB, ratios; (--spdl-cache) SPDL's CacheDataLoader headspace beside analyze's on one script", peerUsage,
 		ModeOf[workloads.PeerOutcome, workloads.Peer]("peer", "", "the loaders' comparison"),
-		Mode{Flag: "ladder", Name: "--ladder", Layout: workloads.PeerLadderCodec.Layout(), Flags: workloads.PeerLadderFlags, Runs: ladder.Runs, Run: ladder.Run},
+		peerLadderMode(),
 		ModeOf[workloads.PeerRemoteOutcome, workloads.PeerRemote]("peer", "remote", "--remote"),
 		ModeOf[workloads.SPDLCacheOutcome, workloads.SPDLCache]("peer", "spdl-cache", "--spdl-cache"),
 		ModeOf[workloads.RealPeerOutcome, workloads.RealPeer]("peer", "peers", "--peers"))

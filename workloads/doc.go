@@ -58,8 +58,7 @@
 // and usage text, is the command layer's (package command, above this
 // one: CommandOf, the one parse → run → write → report path and --from);
 // tune's is still made here, in *cmd.go files, by its experiment's
-// Command method (Commander, Commands), as is peer --ladder's run
-// (PeerLadderCommand, peerladdercmd.go).
+// Command method (Commander, Commands).
 //
 // A command is thin on top: it parses its flags into an experiment's
 // struct, runs it with an Env whose Result writes each record to the

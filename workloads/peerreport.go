@@ -3,9 +3,12 @@ package workloads
 import (
 	"cmp"
 	"context"
+	"errors"
 	"flag"
 	"fmt"
 	"io"
+	"os"
+	"path/filepath"
 	"slices"
 
 	"github.com/headspace-bench/headspace/datasets/bucket"
@@ -162,3 +165,31 @@ func peerOutputs(report, plotPrefix string) []cli.Output {
 func logPeer(log io.Writer, m peer.Measurement) {
 	fmt.Fprintf(log, "%s: TTFB %.3fs, %.1f samples/s, CPU %.2fs\n", m.BenchName(), m.TTFB.Seconds(), m.SamplesPerSec, m.CPU.Seconds())
 }
+
+// peerInstallHint is what to do when the peer cannot run.
+const peerInstallHint = "run `make peer`, which installs python3-torch, python3-torchvision, python3-scipy and python3-pil (apt-get) and runs this command"
+
+// withHint is err with hint, what to do, after it where the peer is not
+// installed (peer.ErrNotInstalled).
+func withHint(err error, hint string) error {
+	if errors.Is(err, peer.ErrNotInstalled) {
+		return fmt.Errorf("%v: %s", err, hint)
+	}
+	return err
+}
+
+// mkdirs makes the folder of each path that is not "".
+func mkdirs(paths ...string) error {
+	for _, path := range paths {
+		if path != "" {
+			if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+// WithPeerHint is err with what to do where the PyTorch peer is not
+// installed (peer.ErrNotInstalled): run make peer.
+func WithPeerHint(err error) error { return withHint(err, peerInstallHint) }

@@ -1,8 +1,7 @@
-package workloads
+package command
 
 import (
 	"context"
-	"errors"
 	"flag"
 	"fmt"
 	"io"
@@ -22,28 +21,28 @@ import (
 	"github.com/headspace-bench/headspace/harness/peer"
 	"github.com/headspace-bench/headspace/harness/resultfile"
 	"github.com/headspace-bench/headspace/internal/cli"
+	"github.com/headspace-bench/headspace/workloads"
 )
 
-// PeerLadderCommand is headspace peer --ladder, still made here: the
-// command layer's peer (package command) picks it for --ladder, its
-// flags PeerLadderFlags.
-func PeerLadderCommand() cli.Command {
-	return cli.Command{Name: "peer", Runs: []string{"PeerLadder"}, Run: func(ctx context.Context, args []string, stdout, stderr io.Writer) error {
-		fs := cli.NewFlagSet("peer", "", stdout)
-		var lf peerLadderFlags
-		lf.register(fs)
-		if err := cli.ParseFlags(fs, args); err != nil {
-			return err
-		}
-		return runPeerLadder(ctx, fs, &lf, args, stdout, stderr)
-	}}
+// peerLadderMode is peer --ladder: its run is its own (runPeerLadder),
+// not yet the generic path: it saves its whole file after every run,
+// prints the calibration as it is made, and its file has no --from.
+func peerLadderMode() Mode {
+	return Mode{Flag: "ladder", Name: "--ladder", Layout: workloads.PeerLadderCodec.Layout(), Runs: []string{workloads.PeerLadder{}.Name()},
+		Flags: func(fs *flag.FlagSet) { new(peerLadderFlags).register(fs) },
+		Run: func(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+			fs := cli.NewFlagSet("peer", "", stdout)
+			var lf peerLadderFlags
+			lf.register(fs)
+			if err := cli.ParseFlags(fs, args); err != nil {
+				return err
+			}
+			return runPeerLadder(ctx, fs, &lf, args, stdout, stderr)
+		}}
 }
 
-// PeerLadderFlags defines peer --ladder's flags on fs.
-func PeerLadderFlags(fs *flag.FlagSet) {
-	var lf peerLadderFlags
-	lf.register(fs)
-}
+// The bound of --ladder's own flag beside the loaders'.
+var _ = cli.Declare(map[string]cli.Bound{"peer calibration-batches": {Lo: 6, Hi: 1000}})
 
 // peerLadderFlags are the flags of `headspace peer --ladder`.
 type peerLadderFlags struct {
@@ -56,7 +55,7 @@ type peerLadderFlags struct {
 
 func (f *peerLadderFlags) register(fs *flag.FlagSet) {
 	d := peer.DefaultSettings()
-	fs.String("python", PeerPython, "Python `interpreter` with torch, torchvision, scipy and PIL")
+	fs.String("python", workloads.PeerPython, "Python `interpreter` with torch, torchvision, scipy and PIL")
 	fs.String("script", peer.LadderScript, "the PyTorch peer `script`")
 	loader.WorkersFlag(fs, true, "the loaders' worker `count` (one; default: one per core)")
 	fs.String("impls", strings.Join(peer.LadderImpls, ","), "comma-separated `implementations`")
@@ -69,35 +68,8 @@ func (f *peerLadderFlags) register(fs *flag.FlagSet) {
 	fs.BoolVar(&f.on, "ladder", false, "compare training loops at every caching level on the emulated device (the document's ladder.py against ours) instead of loaders")
 	fs.StringVar(&f.levels, "levels", "", "with --ladder: comma-separated `levels` (default device,host,sample,raw,none)")
 	fs.IntVar(&f.steps, "steps", 8, "with --ladder: measured training `steps` a run, after one warm-up step")
-	fs.StringVar(&f.step, "step", DocumentStep.String(), "with --ladder: the emulated device's step `time`, or calibrated (the document's 290ms over this machine's calibration ratio)")
+	fs.StringVar(&f.step, "step", workloads.DocumentStep.String(), "with --ladder: the emulated device's step `time`, or calibrated (the document's 290ms over this machine's calibration ratio)")
 	fs.IntVar(&f.calibration, "calibration-batches", 12, "with --ladder --step calibrated: `batches` the calibration loads at each of raw and none (at least 6: the first 4, one per worker, are not timed)")
-}
-
-// The bound of --ladder's own flag beside the loaders'.
-var _ = cli.Declare(map[string]cli.Bound{"peer calibration-batches": {Lo: 6, Hi: 1000}})
-
-// peerInstallHint is what to do when the peer cannot run.
-const peerInstallHint = "run `make peer`, which installs python3-torch, python3-torchvision, python3-scipy and python3-pil (apt-get) and runs this command"
-
-// withHint is err with hint, what to do, after it where the peer is not
-// installed (peer.ErrNotInstalled).
-func withHint(err error, hint string) error {
-	if errors.Is(err, peer.ErrNotInstalled) {
-		return fmt.Errorf("%v: %s", err, hint)
-	}
-	return err
-}
-
-// mkdirs makes the folder of each path that is not "".
-func mkdirs(paths ...string) error {
-	for _, path := range paths {
-		if path != "" {
-			if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
-				return err
-			}
-		}
-	}
-	return nil
 }
 
 // runPeerLadder is `headspace peer --ladder`.
@@ -107,11 +79,14 @@ func runPeerLadder(ctx context.Context, fs *flag.FlagSet, lf *peerLadderFlags, a
 		return err
 	}
 	out := fs.Lookup("out").Value.String()
-	if err := mkdirs(out); err != nil {
-		return err
+	if out != "" {
+		// Make its folder now rather than fail after minutes of runs.
+		if err := os.MkdirAll(filepath.Dir(out), 0o755); err != nil {
+			return err
+		}
 	}
 	var environment []resultfile.Config
-	var o PeerLadderOutcome // so far, while it runs
+	var o workloads.PeerLadderOutcome // so far, while it runs
 	settings := func() []resultfile.Config {
 		cfg := append(append(environment, exp.Settings()...), resultfile.Config{Key: "command", Value: cli.CommandLine("headspace peer", args)})
 		return peer.FileConfig(cfg, o.PeerConfig)
@@ -127,7 +102,7 @@ func runPeerLadder(ctx context.Context, fs *flag.FlagSet, lf *peerLadderFlags, a
 		// so an interrupted or failed sweep keeps what it measured.
 		var saved []*benchfmt.Result
 		var err error
-		o, err = exp.MeasureEach(ctx, Env{}, func(so PeerLadderOutcome) error {
+		o, err = exp.MeasureEach(ctx, workloads.Env{}, func(so workloads.PeerLadderOutcome) error {
 			if len(so.Measurements) == 0 {
 				cal := *so.Calibration
 				exp = exp.Calibrated(cal)
@@ -149,7 +124,7 @@ func runPeerLadder(ctx context.Context, fs *flag.FlagSet, lf *peerLadderFlags, a
 		if out != "" && len(o.Measurements) > 0 {
 			fmt.Fprintf(stderr, "results so far: %s (%d runs)\n", out, len(o.Measurements))
 		}
-		return withHint(err, peerInstallHint)
+		return workloads.WithPeerHint(err)
 	}
 	if err := exp.Config.WriteText(stdout, o.LadderResult); err != nil {
 		return err
@@ -163,8 +138,8 @@ func runPeerLadder(ctx context.Context, fs *flag.FlagSet, lf *peerLadderFlags, a
 // peerLadderExperiment is the ladder comparison that peer's flags set
 // with --ladder, checked: the loaders' flags that apply to it are read
 // from fs, those that do not are refused.
-func peerLadderExperiment(fs *flag.FlagSet, lf *peerLadderFlags) (PeerLadder, error) {
-	var exp PeerLadder
+func peerLadderExperiment(fs *flag.FlagSet, lf *peerLadderFlags) (workloads.PeerLadder, error) {
+	var exp workloads.PeerLadder
 	set := map[string]bool{}
 	fs.Visit(func(f *flag.Flag) { set[f.Name] = true })
 	get := func(name string) string { return fs.Lookup(name).Value.String() }
@@ -198,7 +173,7 @@ func peerLadderExperiment(fs *flag.FlagSet, lf *peerLadderFlags) (PeerLadder, er
 		return exp, err
 	}
 	count, _ := strconv.Atoi(get("count"))
-	exp = PeerLadder{Config: peer.LadderConfig{Peer: peer.Peer{Python: get("python"), Script: script}, Settings: s, Levels: levels, Impls: impls, Count: count}}
+	exp = workloads.PeerLadder{Config: peer.LadderConfig{Peer: peer.Peer{Python: get("python"), Script: script}, Settings: s, Levels: levels, Impls: impls, Count: count}}
 	if lf.step == "calibrated" {
 		exp.CalibrationBatches = lf.calibration
 	}
@@ -222,7 +197,7 @@ func peerLadderSettings(get func(string) string, lf *peerLadderFlags, workers in
 		cli.InRange("--calibration-batches", lf.calibration, 6, 1000)); err != nil {
 		return s, err
 	}
-	dev := DocumentDevice()
+	dev := workloads.DocumentDevice()
 	if lf.step != "calibrated" {
 		if dev.Step, err = time.ParseDuration(lf.step); err != nil || dev.Step < 0 || dev.Step > time.Minute {
 			return s, cli.Usagef("--step %q: want a duration from 0 to 1m, or calibrated", lf.step)
