@@ -17,8 +17,7 @@
 // a mode each, picked by its flag, each run by CommandOf's path; --from
 // picks the mode whose codec owns the file's first record.
 //
-// peer --ladder's run is still its own (peer_ladder.go). tune is still
-// made in workloads (workloads.Commands), and the bounds of tune's
+// tune is still made in workloads (workloads.Commands), and the bounds of tune's
 // numeric flags and the own loop's are this package's table (bounds.go)
 // until their *cmd.go files come here; every other flag's bound is
 // declared beside the flag (cli.Declare).

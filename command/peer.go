@@ -6,13 +6,12 @@ import (
 )
 
 // peerCommand is headspace peer: the registered experiments of its modes
-// (ModesOf): the loaders' comparison (Peer), --remote (PeerRemote),
-// --spdl-cache (SPDLCache) and --peers (RealPeer); and --ladder
-// (PeerLadder), whose run is still its own (peer_ladder.go).
+// (ModesOf): the loaders' comparison (Peer), --ladder (PeerLadder),
+// --remote (PeerRemote), --spdl-cache (SPDLCache) and --peers (RealPeer).
 func peerCommand() cli.Command {
 	return ModesOf("peer", "our loader against the document's PyTorch DataLoader pipeline, or (--peers) the real loaders of the pinned peers env, same job, same run: samples/s, TTFB, ratios; (--spdl-cache) SPDL's CacheDataLoader headspace beside analyze's on one script", peerUsage,
 		ModeOf[workloads.PeerOutcome, workloads.Peer]("peer", "", "the loaders' comparison"),
-		peerLadderMode(),
+		ModeOf[workloads.PeerLadderOutcome, workloads.PeerLadder]("peer", "ladder", "--ladder"),
 		ModeOf[workloads.PeerRemoteOutcome, workloads.PeerRemote]("peer", "remote", "--remote"),
 		ModeOf[workloads.SPDLCacheOutcome, workloads.SPDLCache]("peer", "spdl-cache", "--spdl-cache"),
 		ModeOf[workloads.RealPeerOutcome, workloads.RealPeer]("peer", "peers", "--peers"))

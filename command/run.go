@@ -203,10 +203,11 @@ func run[R any](ctx context.Context, e workloads.Commanded[R], mode driver.Mode,
 }
 
 // jobOf is e's driver.Job as s says: workloads.Job(e, s.Env), its file's
-// settings asked for once (before a streamed run, after a whole one: it
-// may start git, whose CPU is no run's), its progress on stderr.
+// machine lines read once, when they are first asked for (before a
+// streamed run, after a whole one: it may start git, whose CPU is no
+// run's), the experiment's as they are then, its progress on stderr.
 func jobOf(s workloads.Setup, e workloads.Experiment, mode driver.Mode, stderr io.Writer) driver.Job {
-	var settings []resultfile.Config
+	var machine []resultfile.Config
 	job := workloads.Job(e, s.Env)
 	job.File, job.Units, job.Progress = mode, s.Units, stderr
 	if s.Todo != nil {
@@ -217,18 +218,18 @@ func jobOf(s workloads.Setup, e workloads.Experiment, mode driver.Mode, stderr i
 		}
 	}
 	job.Settings = func() []resultfile.Config {
-		if settings == nil {
+		if machine == nil {
 			device := "emulated"
 			if s.Device != nil {
 				device = s.Device()
 			}
-			lines := s.Settings
-			if s.Lines != nil {
-				lines = s.Lines()
-			}
-			settings = driver.Settings(device, lines)
+			machine = driver.Settings(device)
 		}
-		return settings
+		lines := s.Settings
+		if s.Lines != nil {
+			lines = s.Lines() // as they are now: a Save's, then the end's
+		}
+		return append(slices.Clone(machine), lines...)
 	}
 	return job
 }
