@@ -344,17 +344,28 @@ func ModesOf(name, summary, usage string, modes ...Mode) cli.Command {
 		if err != nil {
 			return err
 		}
-		stray := ""
-		fs.Visit(func(f *flag.Flag) {
-			if !owns[i][f.Name] && stray == "" {
-				stray = f.Name
-			}
-		})
-		if stray != "" {
-			return cli.Usagef("--%s does not apply to %s", stray, modes[i].Name)
+		if args, err = modeArgs(fs, args, modes, owns[i]); err != nil {
+			return cli.Usagef("%v does not apply to %s", err, modes[i].Name)
 		}
 		return modes[i].Run(ctx, args, stdout, stderr)
 	}}
+}
+
+// modeArgs are args for the picked mode, whose flags are owns, parsed
+// into fs: another mode's flag turned off (--ladder=false) left out, and
+// an error naming the first other flag the mode does not define.
+func modeArgs(fs *flag.FlagSet, args []string, modes []Mode, owns map[string]bool) ([]string, error) {
+	isMode := func(name string) bool { return slices.ContainsFunc(modes, func(m Mode) bool { return m.Flag == name }) }
+	var err error
+	fs.Visit(func(f *flag.Flag) {
+		if !owns[f.Name] && err == nil && !(isMode(f.Name) && f.Value.String() == "false") {
+			err = errors.New("--" + f.Name)
+		}
+	})
+	return slices.DeleteFunc(slices.Clone(args), func(a string) bool {
+		name, v, ok := strings.Cut(strings.TrimLeft(a, "-"), "=")
+		return ok && v == "false" && isMode(name) && !owns[name]
+	}), err
 }
 
 // pickMode is the mode args (parsed into fs) ask for: with --from, the
