@@ -7,7 +7,7 @@ import (
 )
 
 // The bounds of the numeric flags the commands still in workloads'
-// *cmd.go files define (peer and the own loop's), in the command
+// *cmd.go files define (the own loop's), in the command
 // line's table (internal/cli): by flag name for one several of them
 // define alike, by "command flag" for a command's own. They move beside
 // their flags when those files come to this layer; the other commands'
@@ -20,10 +20,4 @@ var _ = cli.Declare(map[string]cli.Bound{
 	"loader":              {Lo: 1, Hi: 1 << 20},
 	"first-batch-timeout": {Lo: 0, Hi: float64(24 * time.Hour)},
 	"stall-timeout":       {Lo: 0, Hi: float64(24 * time.Hour)},
-
-	"peer batches":             {Lo: 2, Hi: cli.MaxBatches},
-	"peer calibration-batches": {Lo: 6, Hi: 1000},
-	"peer shard-size":          {Lo: 1, Hi: 1 << 16},
-	"peer jpeg-quality":        {Lo: 1, Hi: 100},
-	"peer steps-after":         {Lo: 4, Hi: cli.MaxSteps},
 })

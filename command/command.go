@@ -4,7 +4,7 @@
 //
 // Each command is a file: its constructor, its usage text and any run
 // of its own (analyze.go, cuda.go, ladder.go, loaders.go, node.go,
-// remote.go, sim.go, tune.go, whatif.go). A command made from an
+// peer.go, remote.go, sim.go, tune.go, whatif.go). A command made from an
 // experiment is made by CommandOf (run.go), the one way: the flags the
 // experiment defines (its Flags) parsed into the registry's Default size
 // of it, checked (its Prepare), the run through driver.Run to --out, the
@@ -13,10 +13,14 @@
 // an experiment brings to it (Flags, Report, Prepare's Setup, the
 // optional interfaces) is workloads' (workloads/command.go).
 //
-// peer is still made in workloads (workloads.Commands), and the bounds
-// of its numeric flags and the own loop's are this package's table
-// (bounds.go) until their *cmd.go files come here; every other flag's
-// bound is declared beside the flag (cli.Declare).
+// A command of several experiments (peer) is made by ModesOf (run.go):
+// a mode each, picked by its flag, each run by CommandOf's path; --from
+// picks the mode whose codec owns the file's first record.
+//
+// The bounds of the own loop's numeric flags are this package's table
+// (bounds.go) until its command glue (workloads/ownloopcmd.go) comes
+// here; every other flag's bound is declared beside the flag
+// (cli.Declare).
 //
 // What every command shares and needs nothing above internal/ (the
 // command type, flag sets, usage errors, the bounds table's mechanism,

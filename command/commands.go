@@ -1,17 +1,13 @@
 package command
 
-import (
-	"github.com/headspace-bench/headspace/internal/cli"
-	"github.com/headspace-bench/headspace/workloads"
-)
+import "github.com/headspace-bench/headspace/internal/cli"
 
 // Commands are the commands made from the experiments, the one list
-// cmd/headspace registers: each of this package's, then those still
-// made in workloads (workloads.Commands: peer, whose files move here
-// next). Each command's Runs are experiments of workloads.Registry
-// (cmd/headspace's register panics on one that is not).
+// cmd/headspace registers, a file of this package each. Each command's
+// Runs are experiments of workloads.Registry (cmd/headspace's register
+// panics on one that is not).
 func Commands() []cli.Command {
-	return append([]cli.Command{
+	return []cli.Command{
 		loadersCommand(),
 		analyzeCommand(),
 		simCommand(),
@@ -21,5 +17,6 @@ func Commands() []cli.Command {
 		whatifCommand(),
 		cudaCommand(),
 		tuneCommand(),
-	}, workloads.Commands()...)
+		peerCommand(),
+	}
 }

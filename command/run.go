@@ -2,9 +2,11 @@ package command
 
 import (
 	"context"
+	"errors"
 	"flag"
 	"fmt"
 	"io"
+	"slices"
 	"strings"
 
 	"golang.org/x/perf/benchfmt"
@@ -44,10 +46,7 @@ func CommandOf[R any, E any, P interface {
 // runCommand is CommandOf's Run, of experiment e: its flags, then
 // --from's rebuild or a run.
 func runCommand[R any](ctx context.Context, e workloads.Commanded[R], name, usage string, args []string, stdout, stderr io.Writer) error {
-	mode := driver.Whole
-	if s, ok := e.(workloads.Streamed); ok {
-		mode = s.File()
-	}
+	mode := fileMode(e)
 	fs := cli.NewFlagSet(name, usage, stdout)
 	out, from := outputFlags(fs, e.Codec().Benchmarks(), mode)
 	e.Flags(fs)
@@ -81,6 +80,15 @@ func runCommand[R any](ctx context.Context, e workloads.Commanded[R], name, usag
 		return err
 	}
 	return run(ctx, e, mode, s, *out, stdout, stderr)
+}
+
+// fileMode is how e's result file is written: driver.Whole unless it
+// is Streamed.
+func fileMode(e any) driver.Mode {
+	if s, ok := e.(workloads.Streamed); ok {
+		return s.File()
+	}
+	return driver.Whole
 }
 
 // outputFlags defines the flags of a command's result file on fs, for
@@ -147,7 +155,11 @@ func prepare[R any](ctx context.Context, e workloads.Commanded[R], name string, 
 		s.Settings = e.Settings()
 	}
 	if s.CommandLine {
-		s.Settings = append(s.Settings, resultfile.Config{Key: "command", Value: cli.CommandLine("headspace "+name, args)})
+		command := resultfile.Config{Key: "command", Value: cli.CommandLine("headspace "+name, args)}
+		s.Settings = append(s.Settings, command)
+		if lines := s.Lines; lines != nil {
+			s.Lines = func() []resultfile.Config { return append(lines(), command) }
+		}
 	}
 	return s, nil
 }
@@ -205,10 +217,11 @@ func run[R any](ctx context.Context, e workloads.Commanded[R], mode driver.Mode,
 }
 
 // jobOf is e's driver.Job as s says: workloads.Job(e, s.Env), its file's
-// settings asked for once (before a streamed run, after a whole one: it
-// may start git, whose CPU is no run's), its progress on stderr.
+// machine lines read once, when they are first asked for (before a
+// streamed run, after a whole one: it may start git, whose CPU is no
+// run's), the experiment's as they are then, its progress on stderr.
 func jobOf(s workloads.Setup, e workloads.Experiment, mode driver.Mode, stderr io.Writer) driver.Job {
-	var settings []resultfile.Config
+	var machine []resultfile.Config
 	job := workloads.Job(e, s.Env)
 	job.File, job.Units, job.Progress = mode, s.Units, stderr
 	if s.Todo != nil {
@@ -219,18 +232,18 @@ func jobOf(s workloads.Setup, e workloads.Experiment, mode driver.Mode, stderr i
 		}
 	}
 	job.Settings = func() []resultfile.Config {
-		if settings == nil {
+		if machine == nil {
 			device := "emulated"
 			if s.Device != nil {
 				device = s.Device()
 			}
-			lines := s.Settings
-			if s.Lines != nil {
-				lines = s.Lines()
-			}
-			settings = driver.Settings(device, lines)
+			machine = driver.Settings(device)
 		}
-		return settings
+		lines := s.Settings
+		if s.Lines != nil {
+			lines = s.Lines() // as they are now: a Save's, then the end's
+		}
+		return append(slices.Clone(machine), lines...)
 	}
 	return job
 }
@@ -302,4 +315,128 @@ func runHandoff(ctx context.Context, h *workloads.Handoff, stdout, stderr io.Wri
 		err = h.Errors(err)
 	}
 	return err
+}
+
+// Mode is one experiment of a command that runs several (ModesOf),
+// picked by a flag of its own or, with --from, by the file's records.
+type Mode struct {
+	// Flag picks the mode where given ("" for the default mode); Name
+	// says which it is in errors.
+	Flag, Name string
+	// Layout reads its records' names: --from picks the mode whose
+	// layout owns the file's first record.
+	Layout resultfile.Layout
+	// Flags defines the mode's flags (its --out and --from among them).
+	Flags func(fs *flag.FlagSet)
+	// Runs are the experiments it runs (cli.Command.Runs).
+	Runs []string
+	// Run runs it, given the command's arguments.
+	Run func(ctx context.Context, args []string, stdout, stderr io.Writer) error
+}
+
+// ModeOf is experiment E as a mode of command name, picked by --flag,
+// run by CommandOf's path.
+func ModeOf[R any, E any, P interface {
+	*E
+	workloads.Commanded[R]
+}](name, flagName, modeName string) Mode {
+	c := CommandOf[R, E, P](name, "", "")
+	return Mode{Flag: flagName, Name: modeName, Layout: P(new(E)).Codec().Layout(), Runs: c.Runs, Run: c.Run,
+		Flags: func(fs *flag.FlagSet) {
+			e := P(new(E))
+			*e = workloads.At(e, workloads.Default).(E)
+			outputFlags(fs, e.Codec().Benchmarks(), fileMode(e))
+			e.Flags(fs)
+		}}
+}
+
+// ModesOf is a command of several modes: the union of their flags
+// parsed (--help lists them all), the mode picked (pickMode), a flag it
+// does not define refused naming it, and the mode run.
+func ModesOf(name, summary, usage string, modes ...Mode) cli.Command {
+	var runs []string
+	for _, m := range modes {
+		runs = append(runs, m.Runs...)
+	}
+	return cli.Command{Name: name, Summary: summary, Runs: runs, Run: func(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+		fs := cli.NewFlagSet(name, usage, stdout)
+		owns := make([]map[string]bool, len(modes))
+		for i, m := range modes {
+			mfs := cli.NewFlagSet(name, "", io.Discard)
+			m.Flags(mfs)
+			owns[i] = map[string]bool{}
+			mfs.VisitAll(func(f *flag.Flag) {
+				if owns[i][f.Name] = true; fs.Lookup(f.Name) == nil {
+					fs.Var(f.Value, f.Name, f.Usage)
+					fs.Lookup(f.Name).DefValue = f.DefValue // as its mode shows it
+				}
+			})
+		}
+		if err := cli.ParseArgs(fs, args); err != nil {
+			return err
+		}
+		i, err := pickMode(fs, modes)
+		if err != nil {
+			return err
+		}
+		if args, err = modeArgs(fs, args, modes, owns[i]); err != nil {
+			return cli.Usagef("%v does not apply to %s", err, modes[i].Name)
+		}
+		return modes[i].Run(ctx, args, stdout, stderr)
+	}}
+}
+
+// modeArgs are args for the picked mode, whose flags are owns, parsed
+// into fs: another mode's flag turned off (--ladder=false) left out, and
+// an error naming the first other flag the mode does not define.
+func modeArgs(fs *flag.FlagSet, args []string, modes []Mode, owns map[string]bool) ([]string, error) {
+	isMode := func(name string) bool { return slices.ContainsFunc(modes, func(m Mode) bool { return m.Flag == name }) }
+	var err error
+	fs.Visit(func(f *flag.Flag) {
+		if !owns[f.Name] && err == nil && !(isMode(f.Name) && f.Value.String() == "false") {
+			err = errors.New("--" + f.Name)
+		}
+	})
+	return slices.DeleteFunc(slices.Clone(args), func(a string) bool {
+		name, v, ok := strings.Cut(strings.TrimLeft(a, "-"), "=")
+		return ok && v == "false" && isMode(name) && !owns[name]
+	}), err
+}
+
+// pickMode is the mode args (parsed into fs) ask for: with --from, the
+// one whose layout owns the file's first record (the first mode for a
+// file none owns: its codec says what is wrong), else the one whose flag
+// is given, else the default; two modes' flags are refused.
+func pickMode(fs *flag.FlagSet, modes []Mode) (int, error) {
+	if from := fs.Lookup("from").Value.String(); from != "" {
+		recs, err := resultfile.Read(from)
+		if err != nil {
+			return 0, cli.FromErr(from, err)
+		}
+		for i, m := range modes {
+			if len(recs) == 0 {
+				break
+			}
+			if _, err := m.Layout.Read(recs[0]); !errors.Is(err, resultfile.ErrNotOurs) {
+				return i, nil
+			}
+		}
+		return 0, nil
+	}
+	given := map[string]bool{}
+	fs.Visit(func(f *flag.Flag) { given[f.Name] = f.Value.String() != "false" })
+	picked := -1
+	for i, m := range modes {
+		if !given[m.Flag] {
+			continue
+		}
+		if picked >= 0 {
+			return 0, cli.Usagef("--%s and --%s are two comparisons: run them apart", modes[picked].Flag, m.Flag)
+		}
+		picked = i
+	}
+	if picked < 0 {
+		picked = slices.IndexFunc(modes, func(m Mode) bool { return m.Flag == "" })
+	}
+	return picked, nil
 }

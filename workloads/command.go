@@ -2,9 +2,11 @@ package workloads
 
 import (
 	"context"
+	"errors"
 	"flag"
 	"fmt"
 	"io"
+	"strconv"
 	"strings"
 
 	"golang.org/x/perf/benchfmt"
@@ -243,3 +245,29 @@ func (f sizeFlag) Set(s string) (err error) {
 	*f.w, *f.h, err = cli.ParseSize("--"+f.name, s)
 	return err
 }
+
+// givenInt is an int flag bound to a field that also says whether it
+// was given.
+type givenInt struct {
+	p     *int
+	given *bool
+}
+
+func (f givenInt) String() string {
+	if f.p == nil {
+		return ""
+	}
+	return strconv.Itoa(*f.p)
+}
+
+func (f givenInt) Set(s string) error {
+	n, err := strconv.ParseInt(s, 0, strconv.IntSize)
+	if err != nil {
+		return errors.New("parse error")
+	}
+	*f.p, *f.given = int(n), true
+	return nil
+}
+
+// Get is the value, for the flag's bound (cli.CheckBounds).
+func (f givenInt) Get() any { return *f.p }

@@ -81,6 +81,10 @@ type Env struct {
 	// that it never holds some without the others); without it each
 	// goes to Result.
 	Add func(...*benchfmt.Result) error
+	// Save, if set, writes a whole file's records so far, now
+	// (driver.Hooks.Save): a run that keeps each of its runs on disk as
+	// it ends while its file's lines are learnt on the way.
+	Save func([]*benchfmt.Result) error
 	// Done, if set, says how many records of a benchmark (by its name in
 	// a result file, GOMAXPROCS suffix included) a resumed result file
 	// already holds: an experiment that resumes (Ladder) makes only the
@@ -112,7 +116,7 @@ func Job(e Experiment, env Env) driver.Job {
 // experiment, a typed one whose command keeps its value included.
 func (env Env) Hooked(h *driver.Hooks) Env {
 	each := env.Result
-	env.Start, env.Tick, env.Result, env.Add = h.Start, h.Tick, h.Result, h.Add
+	env.Start, env.Tick, env.Result, env.Add, env.Save = h.Start, h.Tick, h.Result, h.Add, h.Save
 	// A record marked partial (node.UnitPartial: a run kept after it
 	// failed) is no finished run: a resumed run makes it again.
 	env.Done = func(name string) int { return h.Done(name) - len(h.Values(name, node.UnitPartial)) }
@@ -181,6 +185,13 @@ func (env Env) tick() {
 }
 
 // result passes r to Result, if set.
+func (env Env) save(recs []*benchfmt.Result) error {
+	if env.Save == nil {
+		return nil
+	}
+	return env.Save(recs)
+}
+
 func (env Env) result(r *benchfmt.Result) error {
 	if env.Result == nil {
 		return nil

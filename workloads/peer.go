@@ -15,6 +15,8 @@ import (
 // fast transforms, at the same settings, alternating in one run.
 type Peer struct {
 	Config peer.Config
+	// cmd is what the command's flags set beside Config.
+	cmd peerCommand
 }
 
 // PeerPython and PeerScript are the Python and the script DefaultPeer
@@ -59,9 +61,18 @@ func (p Peer) Settings() []resultfile.Config {
 	return append(p.Config.Settings.Config(), resultfile.Config{Key: "rounds", Value: strconv.Itoa(max(p.Config.Count, 1))})
 }
 
-// Measure is MeasureEach with no callback.
-func (p Peer) Measure(ctx context.Context, env Env) (peer.Result, error) {
-	return p.MeasureEach(ctx, env, nil)
+// Measure is MeasureEach, each run's line on a command's log; a
+// command's run keeps the peer's own lines for its file.
+func (p Peer) Measure(ctx context.Context, env Env) (PeerOutcome, error) {
+	var each func(peer.Measurement)
+	if p.cmd.log != nil {
+		each = func(m peer.Measurement) { logPeer(p.cmd.log, m) }
+	}
+	r, err := p.MeasureEach(ctx, env, each)
+	if p.cmd.peerConfig != nil {
+		*p.cmd.peerConfig = r.PeerConfig
+	}
+	return PeerOutcome{Result: r}, err
 }
 
 // MeasureEach runs the comparison (peer.Sweep), passing each
@@ -75,13 +86,13 @@ func (p Peer) MeasureEach(ctx context.Context, env Env, each func(peer.Measureme
 
 // Run runs the comparison (Measure) and returns its records (PeerCodec).
 func (p Peer) Run(ctx context.Context, env Env) ([]*benchfmt.Result, error) {
-	return RunTyped[peer.Result](ctx, p, env)
+	return RunTyped[PeerOutcome](ctx, p, env)
 }
 
 // Codec is PeerCodec.
-func (Peer) Codec() Codec[peer.Result] { return PeerCodec }
+func (Peer) Codec() Codec[PeerOutcome] { return PeerCodec }
 
-var _ Typed[peer.Result] = Peer{}
+var _ Typed[PeerOutcome] = Peer{}
 
 // PeerCodec is a Peer's records codec: a record a run, in the order they
 // ran, BenchmarkPeer/impl=…/workers=… (peer.Layout) with ttfb-ns,
@@ -89,13 +100,25 @@ var _ Typed[peer.Result] = Peer{}
 // implementation not in peer.Impls, of fewer than 2 batches or with a
 // figure negative or not finite does not decode (peer.MeasurementOf, as
 // the script's lines). The peer's configuration lines are the result
-// file's, not its records': a decoded peer.Result has no PeerConfig.
-var PeerCodec = Codec[peer.Result]{
+// file's, not its records': a decoded outcome has no PeerConfig, and
+// its Config are the file's lines where a command decodes a file
+// (DecodeFile).
+var PeerCodec = Codec[PeerOutcome]{
 	Experiment: peer.Layout.Owner,
 	Keys:       peer.Layout.Keys,
-	encode:     func(r peer.Result) []*benchfmt.Result { return recordsOf(r.Measurements, peer.Measurement.Benchmark) },
-	decode: func(recs []Record) (peer.Result, error) {
+	encode:     func(o PeerOutcome) []*benchfmt.Result { return recordsOf(o.Measurements, peer.Measurement.Benchmark) },
+	decode: func(recs []Record) (PeerOutcome, error) {
 		ms, err := decodeEach(recs, decodePeerRun)
-		return peer.Result{Measurements: ms}, err
+		return PeerOutcome{Result: peer.Result{Measurements: ms}}, err
 	},
 }
+
+// PeerOutcome is what a Peer measured (peer.Result) and, decoded from a
+// result file by a command, the file's lines, which its report reads
+// (peer.ReportOf).
+type PeerOutcome struct {
+	peer.Result
+	Config []resultfile.Config
+}
+
+func (o *PeerOutcome) settle(config []resultfile.Config) { o.Config = config }

@@ -41,6 +41,8 @@ type PeerLadder struct {
 	CalibrationBatches int
 	// calibration is the calibration Run made, once Calibrated gives it.
 	calibration *PeerLadderCalibration
+	// cmd is what the command's flags set beside these.
+	cmd peerLadderCommand
 }
 
 // DefaultPeerLadderCalibration is the batches a calibration loads at each
@@ -157,8 +159,12 @@ type PeerLadderOutcome struct {
 	peer.LadderResult
 }
 
-// Measure is MeasureEach with no callback.
+// Measure is MeasureEach with no callback, or a command's run
+// (measureRun).
 func (p PeerLadder) Measure(ctx context.Context, env Env) (PeerLadderOutcome, error) {
+	if p.cmd.run != nil {
+		return p.measureRun(ctx, env, p.cmd.run)
+	}
 	return p.MeasureEach(ctx, env, nil)
 }
 

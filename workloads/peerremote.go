@@ -16,6 +16,7 @@ import (
 	"github.com/headspace-bench/headspace/harness/peer"
 	"github.com/headspace-bench/headspace/harness/resultfile"
 	"github.com/headspace-bench/headspace/internal/atomicfile"
+	"github.com/headspace-bench/headspace/internal/cli"
 )
 
 // PeerRemote is `headspace peer --remote`: our loader over data in a
@@ -43,6 +44,8 @@ type PeerRemote struct {
 	Log io.Writer
 	// ReportPath is the Markdown report's file, where not "" (Report).
 	ReportPath string
+	// cmd is what the command's flags set beside these.
+	cmd peerRemoteCommand
 }
 
 // DefaultPeerRemote compares at 1, 4 and 16 workers on 256×256 natural
@@ -97,9 +100,18 @@ type PeerRemoteOutcome struct {
 	Config []resultfile.Config
 }
 
-// Measure is MeasureEach with no callback.
+// Measure is MeasureEach, each run's line on Log where it is set; a
+// command's run keeps the file's lines the run made.
 func (r PeerRemote) Measure(ctx context.Context, env Env) (PeerRemoteOutcome, error) {
-	return r.MeasureEach(ctx, env, nil)
+	var each func(peer.RemoteMeasurement)
+	if r.Log != nil {
+		each = func(m peer.RemoteMeasurement) { logRemote(r.Log, m) }
+	}
+	o, err := r.MeasureEach(ctx, env, each)
+	if r.cmd.lines != nil {
+		*r.cmd.lines = o.Config
+	}
+	return o, err
 }
 
 // MeasureEach writes the images, starts the S3 server and the link and
@@ -164,8 +176,8 @@ var _ Typed[PeerRemoteOutcome] = PeerRemote{}
 // Report prints o's Markdown report and writes it to ReportPath, if set:
 // the same after a run and from its file (peer --from).
 func (r PeerRemote) Report(o PeerRemoteOutcome, stdout io.Writer) error {
-	if o.Report.Command == "" && len(o.Report.Rows) == 0 {
-		return fmt.Errorf("peer --remote: no report to write (records read without their file's configuration lines)")
+	if o.Report.Command == "" {
+		return cli.Usagef("peer --remote: no report to write: no configuration lines (headspace peer --remote --out records them)")
 	}
 	if err := peer.WriteRemoteMarkdown(stdout, o.Report); err != nil {
 		return err
@@ -217,3 +229,6 @@ func decodePeerRun(rec Record) (peer.Measurement, error) {
 	m, err := peer.MeasurementOf(rec.name(), rec.Result)
 	return m, atLine(rec.Result, err)
 }
+
+// peerRemoteHint is what to do when the boto3 peer cannot run.
+const peerRemoteHint = "run `make peer`, which installs python3-torch, python3-torchvision, python3-scipy, python3-pil and python3-boto3 (apt-get)"

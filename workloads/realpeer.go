@@ -50,6 +50,9 @@ type RealPeer struct {
 	// and --plot's base ("" for none); from is --from's file ("" for a
 	// run).
 	report, plot, from string
+	// qualityGiven says --jpeg-quality was given (refused with the
+	// bucket peers).
+	qualityGiven bool
 }
 
 // realPeerRun is what a command keeps of a RealPeer run beside its

@@ -5,7 +5,6 @@ import (
 	"strings"
 
 	"github.com/headspace-bench/headspace/harness/peer"
-	"github.com/headspace-bench/headspace/internal/cli"
 )
 
 // Registered is one experiment of the Registry: its two sizes, as data
@@ -147,27 +146,4 @@ func At(e Experiment, z Size) Experiment {
 func Sized[E Experiment](z Size) E {
 	var e E
 	return At(e, z).(E)
-}
-
-// Commander is a registered experiment that is a command of its own,
-// made here, not yet in the command layer (package command): headspace
-// <name>, its flags the experiment's (its file's Command). Peer is; its
-// files move to the command layer next.
-type Commander interface {
-	Command() cli.Command
-}
-
-// Commands are the commands made from the Registry: one for each
-// experiment whose type is a Commander, in the Registry's order. A
-// command that runs more than one experiment (peer: Peer and
-// PeerLadder) is made by the first. The command layer's list
-// (command.Commands) includes them.
-func Commands() []cli.Command {
-	var cs []cli.Command
-	for _, r := range Registry {
-		if c, ok := r.Experiment().(Commander); ok {
-			cs = append(cs, c.Command())
-		}
-	}
-	return cs
 }

@@ -34,6 +34,8 @@ type SPDLCache struct {
 	run *spdlCacheRun
 	// report is the Markdown file Report writes, --report ("" for none).
 	report string
+	// workers is --workers, one count for Config's.
+	workers []int
 }
 
 // spdlCacheRun is what a command keeps of an SPDLCache run beside its

@@ -176,7 +176,7 @@ func TestPeerCodec(t *testing.T) {
 			m(peer.Naive, 1, 6, 3*time.Hour+1, 1e-9, 13926*time.Microsecond+7),
 		}}},
 	} {
-		t.Run(tc.name, func(t *testing.T) { roundTrip(t, PeerCodec, tc.r) })
+		t.Run(tc.name, func(t *testing.T) { roundTrip(t, PeerCodec, PeerOutcome{Result: tc.r}) })
 	}
 	// What the sweep returns encodes as Run's records, in the same order.
 	p := QuickPeer(PeerPython, PeerScript)
@@ -197,12 +197,12 @@ func TestPeerCodec(t *testing.T) {
 	if len(recs) != 2 || !reflect.DeepEqual(recs, streamed) {
 		t.Fatalf("Run returned %d records, passed %d to env.Result; want 2, the same", len(recs), len(streamed))
 	}
-	for i, rec := range PeerCodec.Encode(r) {
+	for i, rec := range PeerCodec.Encode(PeerOutcome{Result: r}) {
 		if rec.Name.String() != recs[i].Name.String() || len(rec.Values) != len(recs[i].Values) {
 			t.Errorf("record %d: Measure's outcome encodes as %v, Run's is %v", i, rec, recs[i])
 		}
 	}
-	roundTrip(t, PeerCodec, peer.Result{Measurements: r.Measurements})
+	roundTrip(t, PeerCodec, PeerOutcome{Result: peer.Result{Measurements: r.Measurements}})
 }
 
 // TestPeerLadderCodec: a PeerLadder's outcome, encoded then decoded, is
@@ -237,7 +237,7 @@ func TestPeerLadderCodec(t *testing.T) {
 func TestCodecsRefuseOtherRecords(t *testing.T) {
 	simRecs := SimCodec.Encode(SimOutcome{Runs: []SimRun{{Load: time.Second, Dist: sim.Constant, Seed: 1, Batches: 3}}})
 	loaderRecs := LoadersCodec.Encode(LoadersOutcome{Measurements: []loadbench.Measurement{{Point: loadbench.Point{Mode: loadbench.Goroutine, Workers: 1}, Batches: 2}}})
-	peerRecs := PeerCodec.Encode(peer.Result{Measurements: []peer.Measurement{{Impl: peer.Torch, Workers: 2, Batches: 3}}})
+	peerRecs := PeerCodec.Encode(PeerOutcome{Result: peer.Result{Measurements: []peer.Measurement{{Impl: peer.Torch, Workers: 2, Batches: 3}}}})
 	ladderRecs := PeerLadderCodec.Encode(PeerLadderOutcome{LadderResult: peer.LadderResult{Measurements: []peer.LadderMeasurement{{Impl: peer.Torch, Level: level.Raw, Workers: 2, Steps: 4, Batch: 8, StepsPerSec: 1}}}})
 	headRecs := HeadspaceCodec.Encode(HeadspaceOutcome{Analyses: []HeadspaceAnalysis{{Transforms: "naive", Report: analysis.Report{StepTimes: []time.Duration{1, 2}, Switch: 1}}}})
 	decodeRecs := CUDADecodeCodec.Encode(CUDADecodeOutcome{Decoder: DecodeNvjpeg, Batch: 4, Setup: CUDADecodeSetup{Width: 5, Height: 3}, Rates: []float64{10, 20}})

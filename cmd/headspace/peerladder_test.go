@@ -82,8 +82,8 @@ func TestPeerLadderBadInputExits2(t *testing.T) {
 		args []string
 		want string
 	}{
-		{[]string{"peer", "--ladder", "--batches", "3"}, "--batches only apply to the loaders"},
-		{[]string{"peer", "--ladder", "--report", "x.md"}, "--report only apply"},
+		{[]string{"peer", "--ladder", "--batches", "3"}, "--batches does not apply to --ladder"},
+		{[]string{"peer", "--ladder", "--report", "x.md"}, "--report does not apply to --ladder"},
 		{[]string{"peer", "--ladder", "--workers", "1,2"}, "one worker count"},
 		{[]string{"peer", "--ladder", "--step", "fast"}, `--step "fast"`},
 		{[]string{"peer", "--ladder", "--levels", "disk"}, "disk"},

@@ -18,7 +18,7 @@ func TestSPDLCacheRefusedBeforeRunning(t *testing.T) {
 		{[]string{"--spdl-cache", "--workers", "1,2"}, "--workers 1,2: --spdl-cache takes one worker count"},
 		{[]string{"--spdl-cache", "--data", "/tmp"}, "--data does not apply to --spdl-cache"},
 		{[]string{"--spdl-cache", "--peers", "spdl"}, "--spdl-cache and --peers are two comparisons: run them apart"},
-		{[]string{"--steps-after", "8"}, "--steps-after only applies to --spdl-cache"},
+		{[]string{"--steps-after", "8"}, "--steps-after does not apply to the loaders' comparison"},
 		{[]string{"--spdl-cache", "--workers", "2", "--steps-after", "6"}, "want at least 7 steps in each phase"},
 		{[]string{"--spdl-cache", "--batches", "6"}, "return-caches-after 6, steps-after 30: want at least 7 steps"},
 		{[]string{"--spdl-cache", "--crop", "300"}, "--crop 300 must fit the 256x256 images"},

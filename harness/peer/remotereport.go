@@ -235,14 +235,14 @@ func formatRate(r float64) string {
 }
 
 // RemoteSettings are the result-file settings of comparison c on data in
-// a bucket (headspace peer --remote --out): the machine's, our pipeline's
-// on the shards less what each benchmark's name holds or the layouts do
-// not share, the run's sizes, the layouts' costs, then the distribution
-// and the command line.
+// a bucket (headspace peer --remote --out), after the machine's (the
+// driver's, driver.Settings): our pipeline's on the shards less what
+// each benchmark's name holds or the layouts do not share, the run's
+// sizes, the layouts' costs, then the distribution and the command line.
 func RemoteSettings(c RemoteConfig, shardSize int, costs map[string]LayoutCost, distro, command string) []resultfile.Config {
 	s := c.Settings
 	s.Data = c.Data[Shards]
-	env := machine.Environment("none")
+	var env []resultfile.Config
 	for _, kv := range s.Pipeline(Fast, 1).Settings() {
 		// The layout is in each benchmark's name; the rest is both layouts'.
 		if !slices.Contains([]string{"data-layout", "data-manifest-sha256", "data-image-sizes", "data-resize", "data-unreadable", "page-cache", "samples"}, kv.Key) {

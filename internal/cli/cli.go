@@ -11,7 +11,7 @@
 // command's; the data flags are package loader's (loader.DataFlags).
 //
 // The commands themselves are made from the experiments' registry
-// (workloads.Commands) and cmd/headspace's own few (gate, history, merge,
+// (package command's Commands) and cmd/headspace's own few (gate, history, merge,
 // dataset, levels, baseline, compare, reproduce): cmd/headspace maps a
 // name to its Command and turns the error it returns into an exit status.
 package cli
