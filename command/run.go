@@ -284,6 +284,12 @@ func runHandoff(ctx context.Context, h *workloads.Handoff, stdout, stderr io.Wri
 		}
 		h.Out.Benchmarks, h.Out.Beside = outputBenchmarks(e.Codec().Benchmarks()), true
 		err = run(ctx, e, driver.Whole, h.Setup, h.Out, stdout, stderr)
+	case *workloads.OwnLoopAnalyze:
+		if h.From != "" {
+			return rebuild(e, h.Name, h.From, stdout)
+		}
+		h.Out.Benchmarks, h.Out.Beside = outputBenchmarks(e.Codec().Benchmarks()), true
+		err = run(ctx, e, driver.Whole, h.Setup, h.Out, stdout, stderr)
 	default:
 		return fmt.Errorf("headspace: no command runs a handed-off %T", h.Experiment)
 	}

@@ -73,6 +73,9 @@ type Env struct {
 	// counts steps, not records (Headspace: the progress line of
 	// headspace analyze).
 	Tick func()
+	// Partial, if set, marks the run's file partial: a run kept after
+	// its command ended early (OwnLoopAnalyze.Partial).
+	Partial func()
 	// Result, if set, receives every record as it is made; an error
 	// stops the run.
 	Result func(*benchfmt.Result) error
@@ -112,7 +115,7 @@ func Job(e Experiment, env Env) driver.Job {
 // experiment, a typed one whose command keeps its value included.
 func (env Env) Hooked(h *driver.Hooks) Env {
 	each := env.Result
-	env.Start, env.Tick, env.Result, env.Add = h.Start, h.Tick, h.Result, h.Add
+	env.Start, env.Tick, env.Result, env.Add, env.Partial = h.Start, h.Tick, h.Result, h.Add, h.Partial
 	// A record marked partial (node.UnitPartial: a run kept after it
 	// failed) is no finished run: a resumed run makes it again.
 	env.Done = func(name string) int { return h.Done(name) - len(h.Values(name, node.UnitPartial)) }
@@ -177,6 +180,13 @@ func (env Env) start(name string) {
 func (env Env) tick() {
 	if env.Tick != nil {
 		env.Tick()
+	}
+}
+
+// partial calls Partial, if set.
+func (env Env) partial() {
+	if env.Partial != nil {
+		env.Partial()
 	}
 }
 

@@ -34,13 +34,6 @@ func (f *ownFlags) register(fs *flag.FlagSet) {
 	fs.BoolVar(&f.partial, "partial", false, "with a command that ends before every step: report and keep what it got, marked partial")
 }
 
-// ownAnalyzeFlags are analyze's own flags that a command run keeps.
-type ownAnalyzeFlags struct {
-	numCaches, after, stepsAfter, total int
-	out, plot                           string
-	force                               bool
-}
-
 // ownOnly are the flags that apply to a user's command; the others are
 // the synthetic pipeline's.
 var ownOnly = map[string]bool{"loader": true, "first-batch-timeout": true, "stall-timeout": true, "partial": true}
@@ -81,113 +74,102 @@ func OwnLoopError(err error) error {
 	return err
 }
 
-// runOwnAnalyze is `headspace analyze -- COMMAND`: its flags checked,
-// the command run under the hook and analysed (ownAnalysis.measure)
-// through driver.Run into --out.
-func runOwnAnalyze(ctx context.Context, fs *flag.FlagSet, of *ownFlags, af ownAnalyzeFlags, stdout, stderr io.Writer) error {
-	if err := checkOwnAnalyze(fs, of, af); err != nil {
-		return err
+// ownAnalyzeHandoff is `headspace analyze -- COMMAND`: OwnLoopAnalyze,
+// its fields set by analyze's flags of its names (ownAnalyze), handed to
+// the command layer to run the one way into out (driver.Run, the file
+// read back through its codec, its Report).
+func ownAnalyzeHandoff(fs *flag.FlagSet, out driver.Output, stderr io.Writer) (*Handoff, error) {
+	if err := checkOwnFlags(fs, true, "num-caches", "return-caches-after", "steps-after", "total-steps", "out", "plot", "force"); err != nil {
+		return nil, err
 	}
-	cmd, err := ownloop.ParseCommand(fs.Args())
+	if err := driver.Check(out); err != nil {
+		return nil, err
+	}
+	e, err := ownAnalyze(fs)
 	if err != nil {
-		return OwnLoopError(err)
+		return nil, err
 	}
-	a := &ownAnalysis{cmd: cmd, af: af, partial: of.partial, plotBase: strings.TrimSuffix(strings.TrimSuffix(af.plot, ".png"), ".svg")}
-	if err := cli.CheckOutputs(cli.Figure(cli.Prefixed(a.plotBase, ".png")), cli.Figure(cli.Prefixed(a.plotBase, ".svg"))); err != nil {
-		return err
+	if err := cli.CheckOutputs(cli.Figure(cli.Prefixed(e.plotBase(), ".png")), cli.Figure(cli.Prefixed(e.plotBase(), ".svg"))); err != nil {
+		return nil, err
 	}
-	a.s = ownloop.Settings{Mode: "analyze", Loader: of.loader, NumCaches: af.numCaches, ReturnCachesAfter: af.after, StepsAfter: af.stepsAfter, FirstBatchTimeout: of.firstTimeout, StallTimeout: of.stallTimeout}
-	a.config = func() []resultfile.Config { return a.rep.ConfigLines() } // a node's: its ranks'
-	settings := func() []resultfile.Config { return driver.Settings(a.rep.Device, a.config()) }
-	o, err := driver.Run(ctx, driver.Job{Units: a.s.Total(), Progress: stderr, Settings: settings,
-		Measure: func(ctx context.Context, h *driver.Hooks) ([]*benchfmt.Result, error) {
-			return a.measure(ctx, h, stdout, stderr)
-		}},
-		driver.Output{Path: af.out, Benchmarks: ownloop.NodeBenchmarks, Force: af.force, Beside: true})
-	if err != nil || af.out == "" {
-		return err
+	var made OwnLoopAnalyzeOutcome
+	e.log, e.made = stderr, func(o OwnLoopAnalyzeOutcome) { made = o }
+	s := Setup{Units: e.settings().Total(), Device: func() string { return made.Device }, Lines: func() []resultfile.Config { return made.Config },
+		End: func(w io.Writer, o driver.Outcome) error {
+			if out.Path != "" {
+				cli.KeptNote(w, out.Path, o.Path)
+				fmt.Fprintf(w, "results: %s (go tool benchstat -col /phase %s)\n", o.Path, o.Path)
+			}
+			return nil
+		}}
+	return &Handoff{Experiment: e, Setup: s, Out: out, Errors: OwnLoopError}, nil
+}
+
+// ownAnalyze is OwnLoopAnalyze at its Default size with the flags of its
+// Flags that fs has set, and the command after --, checked: caches,
+// steps, the loader and the timeouts within their bounds, the command one
+// the hook runs.
+func ownAnalyze(fs *flag.FlagSet) (*OwnLoopAnalyze, error) {
+	e := Sized[OwnLoopAnalyze](Default)
+	if err := setOwn(fs, e.Flags); err != nil {
+		return nil, err
 	}
-	cli.KeptNote(stdout, af.out, o.Path)
-	fmt.Fprintf(stdout, "results: %s (go tool benchstat -col /phase %s)\n", o.Path, o.Path)
+	e.Argv = fs.Args()
+	if err := cli.InRange("--loader", e.Loader, 1, 1<<20); err != nil {
+		return nil, err
+	}
+	if e.ReturnCachesAfter < e.NumCaches {
+		return nil, cli.Usagef("--return-caches-after %d is less than --num-caches %d: some caches would never be filled", e.ReturnCachesAfter, e.NumCaches)
+	}
+	of := ownFlags{firstTimeout: e.FirstBatchTimeout, stallTimeout: e.StallTimeout}
+	if err := of.checkTimeouts(); err != nil {
+		return nil, err
+	}
+	if _, err := ownloop.ParseCommand(e.Argv); err != nil {
+		return nil, OwnLoopError(err)
+	}
+	return &e, nil
+}
+
+// setOwn sets the flags that flags defines from those of theirs names
+// that fs has set: an experiment's fields from its command's flags.
+func setOwn(fs *flag.FlagSet, flags func(*flag.FlagSet)) error {
+	own := flag.NewFlagSet("own", flag.ContinueOnError)
+	flags(own)
+	var err error
+	fs.Visit(func(f *flag.Flag) {
+		if own.Lookup(f.Name) != nil && err == nil {
+			err = own.Set(f.Name, f.Value.String())
+		}
+	})
+	if err != nil {
+		return cli.Usagef("%v", err)
+	}
 	return nil
 }
 
-// checkOwnAnalyze refuses the synthetic pipeline's flags with a command
-// and analyze's flags out of their bounds: caches, steps, the loader and
-// the timeouts.
-func checkOwnAnalyze(fs *flag.FlagSet, of *ownFlags, af ownAnalyzeFlags) error {
-	if err := checkOwnFlags(fs, true, "num-caches", "return-caches-after", "steps-after", "total-steps", "out", "plot", "force"); err != nil {
-		return err
-	}
-	if err := cli.FirstErr(cli.InRange("--num-caches", af.numCaches, 1, cli.MaxBatches), cli.InRange("--return-caches-after", af.after, 1, cli.MaxSteps),
-		cli.InRange("--steps-after", af.stepsAfter, 1, cli.MaxSteps), cli.InRange("--total-steps", af.total, 1, 1<<40), cli.InRange("--loader", of.loader, 1, 1<<20)); err != nil {
-		return err
-	}
-	if af.after < af.numCaches {
-		return cli.Usagef("--return-caches-after %d is less than --num-caches %d: some caches would never be filled", af.after, af.numCaches)
-	}
-	return of.checkTimeouts()
+// IsOwnLoopAnalyzeFile says the result file at path is one of analyze --
+// COMMAND --out (its first record OwnLoopAnalyze's), for analyze --from.
+func IsOwnLoopAnalyzeFile(path string) bool {
+	rs, err := resultfile.Read(path)
+	return err == nil && len(rs) > 0 && strings.HasPrefix(strings.TrimPrefix(string(rs[0].Name), "Benchmark"), "OwnLoopAnalyze")
 }
 
-// ownAnalysis is a run of analyze -- COMMAND: the command, its settings
-// and flags, and once analysed the report (a node's slowest rank's) and
-// the file's lines.
-type ownAnalysis struct {
-	cmd      ownloop.Command
-	s        ownloop.Settings
-	af       ownAnalyzeFlags
-	partial  bool
-	plotBase string
-	rep      ownloop.Report
-	config   func() []resultfile.Config
-}
-
-// measure runs the command under the hook, then prints its analysis
-// (report) and returns its records; a run that ended early is kept,
-// marked partial, with --partial.
-func (a *ownAnalysis) measure(ctx context.Context, h *driver.Hooks, stdout, stderr io.Writer) ([]*benchfmt.Result, error) {
-	run, err := ownloop.Exec(ctx, a.cmd, a.s, stderr, func(ownloop.Step) { h.Tick() })
-	h.Finish()
-	var early *ownloop.EndedEarly
-	switch {
-	case errors.As(err, &early) && a.partial:
-		h.Partial()
-	case err != nil:
-		return nil, OwnLoopError(err)
-	}
-	return a.report(run, early, stdout)
-}
-
-// report analyses run, a node's ranks (a launcher's, or the script's own
-// torch.multiprocessing.spawn) or one process, prints the analysis and
-// its plot (--plot) and returns its records; early is the run's end
-// before every step, if it ended so.
-func (a *ownAnalysis) report(run *ownloop.Run, early *ownloop.EndedEarly, stdout io.Writer) ([]*benchfmt.Result, error) {
-	var recs []*benchfmt.Result
-	var err error
-	if len(run.Ranks) > 0 {
-		var nr ownloop.NodeReport
-		if nr, err = ownloop.AnalyzeRanks(a.cmd, a.s, run, a.af.total); err == nil {
-			a.rep, a.config = nr.Ranks[nr.Slowest], nr.ConfigLines
-			nr.WriteText(stdout)
-			recs = nr.Records()
-		}
-	} else if a.rep, err = ownloop.Analyze(a.cmd, a.s, run, a.af.total); err == nil {
-		a.rep.WriteText(stdout)
-		recs = a.rep.Records()
-	}
-	if err != nil {
-		if early != nil {
-			return nil, cli.Usagef("%v; %v", early, err)
-		}
+// ownAnalyzeFrom is analyze --from of a file of analyze -- COMMAND: its
+// report rebuilt through OwnLoopAnalyzeCodec, the file's figures and
+// lines alone, by the command layer; --plot draws its plot again.
+func ownAnalyzeFrom(fs *flag.FlagSet, from string) (*Handoff, error) {
+	if err := cli.FromOnly(fs, "plot"); err != nil {
 		return nil, err
 	}
-	if a.af.plot != "" {
-		if err := a.rep.SaveBoth(stdout, a.plotBase); err != nil {
-			return nil, err
-		}
+	e := Sized[OwnLoopAnalyze](Default)
+	if err := setOwn(fs, e.Flags); err != nil {
+		return nil, err
 	}
-	return recs, nil
+	if err := cli.CheckOutputs(cli.Figure(cli.Prefixed(e.plotBase(), ".png")), cli.Figure(cli.Prefixed(e.plotBase(), ".svg"))); err != nil {
+		return nil, err
+	}
+	return &Handoff{Experiment: &e, From: from, Name: "analyze -- COMMAND"}, nil
 }
 
 // registerLadder defines the command flags that ladder and whatif take.

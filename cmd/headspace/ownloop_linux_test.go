@@ -62,13 +62,15 @@ func ownLeft(t *testing.T, script string) {
 }
 
 // TestAnalyzeOwnLoop runs analyze on a training command end to end: the
-// report, and a result file that compare accepts.
+// report, a result file that compare accepts, and analyze --from of it
+// printing the run's report and drawing its plot again, byte for byte.
 func TestAnalyzeOwnLoop(t *testing.T) {
 	script := ownScript(t)
-	out := filepath.Join(t.TempDir(), "own.txt")
+	dir := t.TempDir()
+	out := filepath.Join(dir, "own.txt")
 	var stdout, stderr bytes.Buffer
 	code := run(context.Background(), []string{"analyze", "--num-caches", "3", "--return-caches-after", "16", "--steps-after", "12", "--out", out,
-		"--", ownPython, script, "--getitem-ms", "8", "--step-ms", "2"}, &stdout, &stderr)
+		"--plot", filepath.Join(dir, "run"), "--", ownPython, script, "--getitem-ms", "8", "--step-ms", "2"}, &stdout, &stderr)
 	ownLeft(t, script)
 	if code != 0 {
 		t.Fatalf("exit %d\n%s\n%s", code, stdout.String(), stderr.String())
@@ -82,15 +84,40 @@ func TestAnalyzeOwnLoop(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, want := range []string{"command: " + ownPython + " " + script, "interpreter: " + ownPython, "torch: ", "BenchmarkHeadspace/script=sleepy.py/phase=loader", "BenchmarkHeadspaceStage/script=sleepy.py/stage=getitem"} {
+	for _, want := range []string{"command: " + ownPython + " " + script, "interpreter: " + ownPython, "torch: ", "BenchmarkOwnLoopAnalyze/script=sleepy.py/phase=loader", "BenchmarkOwnLoopAnalyzeStage/script=sleepy.py/stage=getitem"} {
 		if !strings.Contains(string(b), want) {
 			t.Errorf("result file lacks %q", want)
+		}
+	}
+	want := strings.ReplaceAll(stdout.String(), filepath.Join(dir, "run"), filepath.Join(dir, "from"))
+	analyzeFromIsRun(t, out, want, "--plot", filepath.Join(dir, "from"))
+	for _, ext := range []string{".png", ".svg"} {
+		ran, err := os.ReadFile(filepath.Join(dir, "run"+ext))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if from, err := os.ReadFile(filepath.Join(dir, "from"+ext)); err != nil || !bytes.Equal(from, ran) {
+			t.Errorf("analyze --from --plot: %s differs from the run's (%v)", ext, err)
 		}
 	}
 	stdout.Reset()
 	stderr.Reset()
 	if code := run(context.Background(), []string{"compare", out, out}, &stdout, &stderr); code != 0 {
 		t.Errorf("compare of the file with itself: exit %d\n%s%s", code, stdout.String(), stderr.String())
+	}
+}
+
+// analyzeFromIsRun checks that analyze --from the file out (with flags)
+// prints what its run printed, ran, but for the run's results line; and
+// that a flag of a run is refused with --from, exit 2.
+func analyzeFromIsRun(t *testing.T, out, ran string, flags ...string) {
+	t.Helper()
+	code, from, stderr := runCLI(append([]string{"analyze", "--from", out}, flags...)...)
+	if want := strings.TrimSuffix(ran, "results: "+out+" (go tool benchstat -col /phase "+out+")\n"); code != 0 || from != want {
+		t.Errorf("analyze --from: exit %d, stderr %q, stdout:\n%s\nwant the run's:\n%s", code, stderr, from, want)
+	}
+	if code, _, stderr := runCLI("analyze", "--from", out, "--loader", "2"); code != 2 || !strings.Contains(stderr, "--loader only apply to a run that measures") {
+		t.Errorf("analyze --from --loader 2: exit %d, stderr %q; want 2 and --loader refused", code, stderr)
 	}
 }
 
