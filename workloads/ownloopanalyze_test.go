@@ -6,6 +6,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/headspace-bench/headspace/harness/resultfile"
 )
 
 // TestOwnLoopAnalyzeCodec: the files of analyze -- COMMAND --out (one
@@ -40,7 +42,7 @@ func TestOwnLoopAnalyzeCodec(t *testing.T) {
 		{lines + loader + "BenchmarkOwnLoopAnalyze/script=a.py/phase=fill 1 NaN ns/op 0 wait-ns\n", "want a figure 0 or more, finite"},
 		{lines + loader + "BenchmarkOwnLoopAnalyze/script=a.py/phase=warm 1 1 ns/op 0 wait-ns\n", `phase "warm"`},
 		{lines + loader + "BenchmarkOwnLoopAnalyzeStage/script=a.py/stage=decode 1 1 decode-ns\n", `stage "decode": not a stage of the analysis`},
-		{lines + loader + "BenchmarkOwnLoopAnalyzeInput/script=a.py 1 1 input-wait-ns\n", "no value in cores"},
+		{lines + loader + "BenchmarkOwnLoopAnalyzeInput/script=a.py 1 1 input-wait-ns\n", "recorded before its records held its report"},
 		{lines + loader + "BenchmarkOwnLoopAnalyzeInput/script=a.py 1 2 cores\n", "too few steps to estimate"},
 		{lines + strings.Replace(loader, "loader=1", "loader=1/rank=1", 1), "rank 1: want the ranks in order"},
 		{lines + "BenchmarkOwnLoopAnalyzeNode/script=a.py/ranks=1 1 0 slowest-rank 0 spread-%\n" + loader, "end with the node's"},
@@ -48,6 +50,22 @@ func TestOwnLoopAnalyzeCodec(t *testing.T) {
 	} {
 		if _, err := OwnLoopAnalyzeCodec.Decode(throughText(t, tc.text)); err == nil || !strings.Contains(err.Error(), tc.want) {
 			t.Errorf("%q: %v, want an error with %q", tc.text, err, tc.want)
+		}
+	}
+}
+
+// TestOwnLoopAnalyzeBefore: the committed files of analyze -- COMMAND,
+// of the format before issue 53 (their records renamed), are
+// OwnLoopAnalyze's records but lack the report's figures: they are
+// refused with one line that says so.
+func TestOwnLoopAnalyzeBefore(t *testing.T) {
+	for _, name := range []string{"own-loop-imagefolder", "own-loop-ranks", "own-loop-ranks-b", "own-loop-accelerate", "own-loop-srun", "gpu/nvidia-h200-a11143c/own-loop-cuda"} {
+		recs, err := resultfile.Read(filepath.Join("..", "results", name+".txt"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := OwnLoopAnalyzeCodec.Decode(recs); err == nil || !strings.Contains(err.Error(), "recorded before its records held its report (issue 53)") || strings.Contains(err.Error(), "\n") {
+			t.Errorf("%s: %v; want it refused in one line as of the format before", name, err)
 		}
 	}
 }

@@ -71,11 +71,12 @@ func decodeOwnLoopAnalyze(recs []Record) (OwnLoopAnalyzeOutcome, error) {
 }
 
 // finiteOrRunQueue refuses a record with a value that is NaN, infinite
-// or negative, but for the workers' time on the run queue, which is -1
-// where it could not be read.
+// or negative, but for the headspace (negative where the cached steps
+// were slower) and the workers' time on the run queue (-1 where it could
+// not be read).
 func finiteOrRunQueue(rec Record) error {
 	for _, v := range rec.Values {
-		if math.IsNaN(v.Value) || math.IsInf(v.Value, 0) || v.Value < 0 && !(v.Unit == "worker-runqueue-ns" && v.Value == -1) {
+		if math.IsNaN(v.Value) || math.IsInf(v.Value, 0) || v.Value < 0 && v.Unit != "headspace-%" && !(v.Unit == "worker-runqueue-ns" && v.Value == -1) {
 			return fmt.Errorf("%s: %v %s: want a figure 0 or more, finite", at(rec.Result), v.Value, v.Unit)
 		}
 	}
@@ -236,9 +237,9 @@ func decodeOwnStep(rec Record, run *ownloop.Run) error {
 // loader first measured where another took its place and, for a rank,
 // its AU, pace and switch step.
 func decodeOwnInput(rec Record, run *ownloop.Run, m *ownloop.Measured, x *ownRank) error {
-	cores, err := rec.Value("cores")
-	if err != nil {
-		return err
+	cores, ok := resultfile.Value(rec.Result, "cores")
+	if !ok {
+		return fmt.Errorf("%s: no value in cores: an analysis recorded before its records held its report (issue 53), which cannot be rebuilt: run the command again", at(rec.Result))
 	}
 	m.Cores = int(cores)
 	if from, ok := resultfile.Value(rec.Result, "retarget-from"); ok {
