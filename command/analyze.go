@@ -5,9 +5,12 @@ import (
 	"github.com/headspace-bench/headspace/workloads"
 )
 
-// analyzeCommand is headspace analyze.
+// analyzeCommand is headspace analyze; analyze -- COMMAND runs
+// OwnLoopAnalyze.
 func analyzeCommand() cli.Command {
-	return CommandOf[workloads.HeadspaceOutcome, workloads.Headspace]("analyze", "headspace analysis: step time with the loader, then with cached batches", analyzeUsage)
+	c := CommandOf[workloads.HeadspaceOutcome, workloads.Headspace]("analyze", "headspace analysis: step time with the loader, then with cached batches", analyzeUsage)
+	c.Runs = append(c.Runs, workloads.OwnLoopAnalyze{}.Name())
+	return c
 }
 
 const analyzeUsage = `
