@@ -60,7 +60,7 @@ func (h *Headspace) Flags(fs *flag.FlagSet) {
 }
 
 // TakeCommand hands analyze -- COMMAND and --from of its file to the
-// command layer (OwnLoopAnalyze, ownloopcmd.go), or refuses the own
+// command layer (OwnLoopAnalyze, ownAnalyzeHandoff), or refuses the own
 // loop's flags without a command.
 func (h *Headspace) TakeCommand(ctx context.Context, fs *flag.FlagSet, args []string, stdout, stderr io.Writer) (bool, error) {
 	h.cmd.handoff = nil

@@ -12,6 +12,7 @@ import (
 
 	"golang.org/x/perf/benchfmt"
 
+	"github.com/headspace-bench/headspace/harness/driver"
 	"github.com/headspace-bench/headspace/harness/ownloop"
 	"github.com/headspace-bench/headspace/harness/resultfile"
 	"github.com/headspace-bench/headspace/internal/cli"
@@ -249,4 +250,85 @@ func encodeOwnLoopAnalyze(o OwnLoopAnalyzeOutcome) []*benchfmt.Result {
 		return o.Report.Records()
 	}
 	return nil
+}
+
+// ownAnalyzeHandoff is `headspace analyze -- COMMAND`: OwnLoopAnalyze,
+// its fields set by analyze's flags of its names (ownAnalyze), handed to
+// the command layer to run the one way into out (driver.Run, the file
+// read back through its codec, its Report).
+func ownAnalyzeHandoff(fs *flag.FlagSet, out driver.Output, stderr io.Writer) (*Handoff, error) {
+	if err := checkOwnFlags(fs, true, "num-caches", "return-caches-after", "steps-after", "total-steps", "out", "plot", "force"); err != nil {
+		return nil, err
+	}
+	if err := driver.Check(out); err != nil {
+		return nil, err
+	}
+	e, err := ownAnalyze(fs)
+	if err != nil {
+		return nil, err
+	}
+	if err := cli.CheckOutputs(cli.Figure(cli.Prefixed(e.plotBase(), ".png")), cli.Figure(cli.Prefixed(e.plotBase(), ".svg"))); err != nil {
+		return nil, err
+	}
+	var made OwnLoopAnalyzeOutcome
+	e.log, e.made = stderr, func(o OwnLoopAnalyzeOutcome) { made = o }
+	s := Setup{Units: e.settings().Total(), Device: func() string { return made.Device }, Lines: func() []resultfile.Config { return made.Config },
+		End: func(w io.Writer, o driver.Outcome) error {
+			if out.Path != "" {
+				cli.KeptNote(w, out.Path, o.Path)
+				fmt.Fprintf(w, "results: %s (go tool benchstat -col /phase %s)\n", o.Path, o.Path)
+			}
+			return nil
+		}}
+	return &Handoff{Experiment: e, Setup: s, Out: out, Errors: OwnLoopError}, nil
+}
+
+// ownAnalyze is OwnLoopAnalyze at its Default size with the flags of its
+// Flags that fs has set, and the command after --, checked: caches,
+// steps, the loader and the timeouts within their bounds, the command one
+// the hook runs.
+func ownAnalyze(fs *flag.FlagSet) (*OwnLoopAnalyze, error) {
+	e := Sized[OwnLoopAnalyze](Default)
+	if err := setOwn(fs, e.Flags); err != nil {
+		return nil, err
+	}
+	e.Argv = fs.Args()
+	if err := cli.InRange("--loader", e.Loader, 1, 1<<20); err != nil {
+		return nil, err
+	}
+	if e.ReturnCachesAfter < e.NumCaches {
+		return nil, cli.Usagef("--return-caches-after %d is less than --num-caches %d: some caches would never be filled", e.ReturnCachesAfter, e.NumCaches)
+	}
+	of := ownFlags{firstTimeout: e.FirstBatchTimeout, stallTimeout: e.StallTimeout}
+	if err := of.checkTimeouts(); err != nil {
+		return nil, err
+	}
+	if _, err := ownloop.ParseCommand(e.Argv); err != nil {
+		return nil, OwnLoopError(err)
+	}
+	return &e, nil
+}
+
+// IsOwnLoopAnalyzeFile says the result file at path is one of analyze --
+// COMMAND --out (its first record OwnLoopAnalyze's), for analyze --from.
+func IsOwnLoopAnalyzeFile(path string) bool {
+	rs, err := resultfile.Read(path)
+	return err == nil && len(rs) > 0 && strings.HasPrefix(string(rs[0].Name), "OwnLoopAnalyze")
+}
+
+// ownAnalyzeFrom is analyze --from of a file of analyze -- COMMAND: its
+// report rebuilt through OwnLoopAnalyzeCodec, the file's figures and
+// lines alone, by the command layer; --plot draws its plot again.
+func ownAnalyzeFrom(fs *flag.FlagSet, from string) (*Handoff, error) {
+	if err := cli.FromOnly(fs, "plot"); err != nil {
+		return nil, err
+	}
+	e := Sized[OwnLoopAnalyze](Default)
+	if err := setOwn(fs, e.Flags); err != nil {
+		return nil, err
+	}
+	if err := cli.CheckOutputs(cli.Figure(cli.Prefixed(e.plotBase(), ".png")), cli.Figure(cli.Prefixed(e.plotBase(), ".svg"))); err != nil {
+		return nil, err
+	}
+	return &Handoff{Experiment: &e, From: from, Name: "analyze -- COMMAND"}, nil
 }

@@ -245,8 +245,9 @@ func TestAnalyzeOwnLoopSIGINT(t *testing.T) {
 }
 
 // TestLadderOwnLoop runs the ladder on a training command: the table, a
-// result file of BenchmarkOwnLoopLadder/level=…/script=… records, and level
-// device refused in one line without a GPU.
+// result file of BenchmarkOwnLoopLadder/level=…/script=… records, ladder
+// --from of it printing the run's table, and level device refused in one
+// line without a GPU.
 func TestLadderOwnLoop(t *testing.T) {
 	script := ownScript(t)
 	out := filepath.Join(t.TempDir(), "ladder.txt")
@@ -273,6 +274,13 @@ func TestLadderOwnLoop(t *testing.T) {
 		if !strings.Contains(string(b), want) {
 			t.Errorf("result file lacks %q:\n%s", want, b)
 		}
+	}
+	code, from, stderrFrom := runCLI("ladder", "--from", out)
+	if want := strings.TrimSuffix(stdout.String(), "results: "+out+" (go tool benchstat -col /level "+out+")\n"); code != 0 || from != want {
+		t.Errorf("ladder --from: exit %d, stderr %q, stdout:\n%s\nwant the run's:\n%s", code, stderrFrom, from, want)
+	}
+	if code, _, stderrFrom := runCLI("ladder", "--from", out, "--count", "2"); code != 2 || !strings.Contains(stderrFrom, "--count only apply to a run that measures") {
+		t.Errorf("ladder --from --count 2: exit %d, stderr %q; want 2 and --count refused", code, stderrFrom)
 	}
 	stderr.Reset()
 	code = run(context.Background(), []string{"ladder", "--levels", "device", "--", ownPython, script}, &stdout, &stderr)
