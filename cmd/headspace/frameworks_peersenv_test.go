@@ -76,6 +76,7 @@ func TestFrameworks(t *testing.T) {
 					t.Errorf("result file lacks %q:\n%s", w, b)
 				}
 			}
+			analyzeFromIsRun(t, out, stdout.String())
 		})
 	}
 }
@@ -121,6 +122,7 @@ func TestWrapTFData(t *testing.T) {
 			t.Errorf("result file lacks %q:\n%s", w, b)
 		}
 	}
+	analyzeFromIsRun(t, out, stdout.String())
 
 	stdout.Reset()
 	stderr.Reset()
@@ -210,6 +212,7 @@ func TestLightningCombined(t *testing.T) {
 					t.Errorf("result file lacks %q:\n%s", w, b)
 				}
 			}
+			analyzeFromIsRun(t, out, stdout.String())
 		})
 	}
 }

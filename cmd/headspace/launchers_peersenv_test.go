@@ -90,6 +90,7 @@ func TestAnalyzeRanksAccelerate(t *testing.T) {
 			t.Errorf("result file lacks %q:\n%s", want, b)
 		}
 	}
+	analyzeFromIsRun(t, out, stdout.String())
 }
 
 // TestAnalyzeRanksAccelerateSIGINT interrupts a real headspace while
