@@ -170,7 +170,8 @@ func TestAnalyzeOwnLoopFaults(t *testing.T) {
 // TestAnalyzeOwnLoopPartial: a script whose one epoch of 30 batches ends
 // 10 steps after the switch (the epoch keeps its length, as
 // CacheDataLoader's does) is refused with exit 2 and no file; with
-// --partial it is reported and kept, marked partial.
+// --partial it is reported and kept, marked partial, and analyze --from
+// of it reports it again, partial.
 func TestAnalyzeOwnLoopPartial(t *testing.T) {
 	script := ownScript(t)
 	out := filepath.Join(t.TempDir(), "partial.txt")
@@ -196,6 +197,7 @@ func TestAnalyzeOwnLoopPartial(t *testing.T) {
 	if err != nil || !strings.Contains(string(b), "partial: true") || !strings.Contains(string(b), "phase=cached") {
 		t.Errorf("--partial kept %s (%v) without partial: true or cached steps:\n%s", out, err, b)
 	}
+	analyzeFromIsRun(t, out, stdout.String())
 }
 
 // TestAnalyzeOwnLoopSIGINT interrupts a real headspace in the middle of a
