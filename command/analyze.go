@@ -5,9 +5,12 @@ import (
 	"github.com/headspace-bench/headspace/workloads"
 )
 
-// analyzeCommand is headspace analyze.
+// analyzeCommand is headspace analyze; analyze -- COMMAND runs
+// OwnLoopAnalyze.
 func analyzeCommand() cli.Command {
-	return CommandOf[workloads.HeadspaceOutcome, workloads.Headspace]("analyze", "headspace analysis: step time with the loader, then with cached batches", analyzeUsage)
+	c := CommandOf[workloads.HeadspaceOutcome, workloads.Headspace]("analyze", "headspace analysis: step time with the loader, then with cached batches", analyzeUsage)
+	c.Runs = append(c.Runs, workloads.OwnLoopAnalyze{}.Name())
+	return c
 }
 
 const analyzeUsage = `
@@ -35,8 +38,10 @@ __getitem__ (its .loader and .transform where it has them) and collate are
 timed in the workers (wall and CPU time), pin-memory in the main process,
 and the command and all its workers are stopped once the steps are in.
 The step times are medians of means over rounds of the loader's workers. The records are
-BenchmarkHeadspace/script=NAME/phase=…, with the command, interpreter and
-torch versions among the settings. A command that is not Python, that
+BenchmarkOwnLoopAnalyze/script=NAME/phase=… (with each loader's, the
+estimates' and the stages': OwnLoopAnalyzeLoader, …Input, …Stage), with the
+command, interpreter and torch versions among the settings; analyze --from
+FILE of its --out prints the same report again (--plot draws its plot). A command that is not Python, that
 never iterates a DataLoader within --first-batch-timeout, whose loop asks
 for no batch for --stall-timeout, or that ends before the steps are in
 exits 2 (--partial keeps what it got); a script that raises shows its
@@ -48,7 +53,7 @@ srun --ntasks N python train.py, or a script that starts its ranks with
 torch.multiprocessing.spawn — has every rank measured, on one node: all switch to cached batches at the same step, the records carry
 rank=R, and the report gives the node's answer (the slowest rank and the
 spread, the verdict and the stage in the way, what it would take from the
-model of whatif --accelerators) in BenchmarkHeadspaceNode. A rank that
+model of whatif --accelerators) in BenchmarkOwnLoopAnalyzeNode. A rank that
 raises is named (exit 1); ranks that make no step for
 --first-batch-timeout are stopped, the rank that hangs named (exit 1);
 other launchers and ranks on more than one node exit 2.

@@ -17,10 +17,7 @@
 // a mode each, picked by its flag, each run by CommandOf's path; --from
 // picks the mode whose codec owns the file's first record.
 //
-// The bounds of the own loop's numeric flags are this package's table
-// (bounds.go) until its command glue (workloads/ownloopcmd.go) comes
-// here; every other flag's bound is declared beside the flag
-// (cli.Declare).
+// Every numeric flag's bound is declared beside the flag (cli.Declare).
 //
 // What every command shares and needs nothing above internal/ (the
 // command type, flag sets, usage errors, the bounds table's mechanism,

@@ -81,4 +81,5 @@ is; device needs a CUDA GPU. Each run times
 gives steps/s per level, its ratio to the top level and the stage each
 drop is attributed to; --out records BenchmarkOwnLoopLadder/level=…/script=…
 with the command, interpreter and torch versions (written whole at the
-end; SIGINT keeps the finished runs, marked partial).`
+end; SIGINT keeps the finished runs, marked partial); ladder --from FILE of
+it prints its table again.`

@@ -298,16 +298,16 @@ func outputBenchmarks(benchmarks []string) []string {
 
 // runHandoff runs the experiment a command handed its run to (its
 // TakeCommand: workloads.HandsOff), or rebuilds its report from a file,
-// the one way.
+// the one way (handOff).
 func runHandoff(ctx context.Context, h *workloads.Handoff, stdout, stderr io.Writer) error {
 	var err error
 	switch e := h.Experiment.(type) {
 	case *workloads.OwnLoopWhatIf:
-		if h.From != "" {
-			return rebuild(e, h.Name, h.From, stdout)
-		}
-		h.Out.Benchmarks, h.Out.Beside = outputBenchmarks(e.Codec().Benchmarks()), true
-		err = run(ctx, e, driver.Whole, h.Setup, h.Out, stdout, stderr)
+		err = handOff(ctx, e, h, stdout, stderr)
+	case *workloads.OwnLoopAnalyze:
+		err = handOff(ctx, e, h, stdout, stderr)
+	case *workloads.OwnLoopLadder:
+		err = handOff(ctx, e, h, stdout, stderr)
 	default:
 		return fmt.Errorf("headspace: no command runs a handed-off %T", h.Experiment)
 	}
@@ -439,4 +439,14 @@ func pickMode(fs *flag.FlagSet, modes []Mode) (int, error) {
 		picked = slices.IndexFunc(modes, func(m Mode) bool { return m.Flag == "" })
 	}
 	return picked, nil
+}
+
+// handOff is e, handed off as h: --from's rebuild of its file, or its
+// run into a whole file beside which one of another setup is kept.
+func handOff[R any](ctx context.Context, e workloads.Commanded[R], h *workloads.Handoff, stdout, stderr io.Writer) error {
+	if h.From != "" {
+		return rebuild(e, h.Name, h.From, stdout)
+	}
+	h.Out.Benchmarks, h.Out.Beside = outputBenchmarks(e.Codec().Benchmarks()), true
+	return run(ctx, e, driver.Whole, h.Setup, h.Out, stdout, stderr)
 }

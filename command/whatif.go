@@ -7,7 +7,7 @@ import (
 
 // whatifCommand is headspace whatif; whatif --accelerators runs NodeWhatIf
 // (workloads/whatifnodereport.go), whatif -- COMMAND its own loop
-// (workloads/ownloopcmd.go).
+// (OwnLoopWhatIf, workloads/ownloopwhatif.go).
 func whatifCommand() cli.Command {
 	c := CommandOf[workloads.WhatIfOutcome, workloads.WhatIf]("whatif", "predict steps/s for other cores, workers and step times; --verify checks it", whatifUsage)
 	c.Runs = append(c.Runs, workloads.NodeWhatIf{}.Name(), workloads.OwnLoopWhatIf{}.Name())

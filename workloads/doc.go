@@ -57,8 +57,9 @@
 // flag's bound declared beside it. The command itself, its constructor
 // and usage text, is the command layer's (package command, above this
 // one: CommandOf, the one parse → run → write → report path and --from);
-// every experiment's command is made there; the own loop's modes
-// (ownloopcmd.go) still hold some of their run glue here.
+// every experiment's command is made there, the own loop's modes
+// (analyze, ladder and whatif -- COMMAND) handed to it by their
+// TakeCommand as a Handoff.
 //
 // A command is thin on top: it parses its flags into an experiment's
 // struct, runs it with an Env whose Result writes each record to the

@@ -73,6 +73,9 @@ type Env struct {
 	// counts steps, not records (Headspace: the progress line of
 	// headspace analyze).
 	Tick func()
+	// Partial, if set, marks the run's file partial: a run kept after
+	// its command ended early (OwnLoopAnalyze.Partial).
+	Partial func()
 	// Result, if set, receives every record as it is made; an error
 	// stops the run.
 	Result func(*benchfmt.Result) error
@@ -116,7 +119,7 @@ func Job(e Experiment, env Env) driver.Job {
 // experiment, a typed one whose command keeps its value included.
 func (env Env) Hooked(h *driver.Hooks) Env {
 	each := env.Result
-	env.Start, env.Tick, env.Result, env.Add, env.Save = h.Start, h.Tick, h.Result, h.Add, h.Save
+	env.Start, env.Tick, env.Result, env.Add, env.Save, env.Partial = h.Start, h.Tick, h.Result, h.Add, h.Save, h.Partial
 	// A record marked partial (node.UnitPartial: a run kept after it
 	// failed) is no finished run: a resumed run makes it again.
 	env.Done = func(name string) int { return h.Done(name) - len(h.Values(name, node.UnitPartial)) }
@@ -184,7 +187,14 @@ func (env Env) tick() {
 	}
 }
 
-// result passes r to Result, if set.
+// partial calls Partial, if set.
+func (env Env) partial() {
+	if env.Partial != nil {
+		env.Partial()
+	}
+}
+
+// save passes recs to Save, if set.
 func (env Env) save(recs []*benchfmt.Result) error {
 	if env.Save == nil {
 		return nil
@@ -192,6 +202,7 @@ func (env Env) save(recs []*benchfmt.Result) error {
 	return env.Save(recs)
 }
 
+// result passes r to Result, if set.
 func (env Env) result(r *benchfmt.Result) error {
 	if env.Result == nil {
 		return nil

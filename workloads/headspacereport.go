@@ -13,6 +13,7 @@ import (
 	"github.com/headspace-bench/headspace/datasets/transforms"
 	"github.com/headspace-bench/headspace/device"
 	"github.com/headspace-bench/headspace/harness/analysis"
+	"github.com/headspace-bench/headspace/harness/driver"
 	"github.com/headspace-bench/headspace/harness/loader"
 	"github.com/headspace-bench/headspace/harness/preflight"
 	"github.com/headspace-bench/headspace/internal/atomicfile"
@@ -26,6 +27,7 @@ type analyzeCommand struct {
 	pf              pipelineFlags
 	of              ownFlags
 	plot, statsJSON string
+	handoff         *Handoff
 }
 
 // The bounds of analyze's own flags.
@@ -57,33 +59,32 @@ func (h *Headspace) Flags(fs *flag.FlagSet) {
 	h.cmd.of.register(fs)
 }
 
-// ownAnalyzeDefaults are the own loop's (analyze -- COMMAND) flags where
-// they are not set: its steps, not the synthetic pipeline's experiment's.
-var ownAnalyzeDefaults = ownAnalyzeFlags{numCaches: 10, after: 100, stepsAfter: 100, total: HeadspaceDocumentSteps}
-
-// TakeCommand runs analyze -- COMMAND, the own loop (ownloopcmd.go), or
-// refuses its flags without a command.
+// TakeCommand hands analyze -- COMMAND and --from of its file to the
+// command layer (OwnLoopAnalyze, ownAnalyzeHandoff), or refuses the own
+// loop's flags without a command.
 func (h *Headspace) TakeCommand(ctx context.Context, fs *flag.FlagSet, args []string, stdout, stderr io.Writer) (bool, error) {
-	if !hasCommand(fs, args) {
-		return false, checkOwnFlags(fs, false)
-	}
-	af := ownAnalyzeDefaults
-	af.out, af.plot = fs.Lookup("out").Value.String(), h.cmd.plot
-	af.force = fs.Lookup("force").Value.String() == "true"
-	fs.Visit(func(f *flag.Flag) {
-		switch f.Name {
-		case "num-caches":
-			af.numCaches = h.Analysis.NumCaches
-		case "return-caches-after":
-			af.after = h.Analysis.ReturnCachesAfter
-		case "steps-after":
-			af.stepsAfter = h.Analysis.StepsAfter
-		case "total-steps":
-			af.total = h.Analysis.TotalSteps
+	h.cmd.handoff = nil
+	from := fs.Lookup("from").Value.String()
+	var err error
+	switch {
+	case hasCommand(fs, args):
+		out := driver.Output{Path: fs.Lookup("out").Value.String(), Force: fs.Lookup("force").Value.String() == "true"}
+		h.cmd.handoff, err = ownAnalyzeHandoff(fs, out, stderr)
+		return true, err
+	case from != "" && IsOwnLoopAnalyzeFile(from):
+		if err := cli.ParseFlags(fs, args); err != nil {
+			return true, err
 		}
-	})
-	return true, runOwnAnalyze(ctx, fs, &h.cmd.of, af, stdout, stderr)
+		h.cmd.handoff, err = ownAnalyzeFrom(fs, from)
+		return true, err
+	}
+	return false, checkOwnFlags(fs, false)
 }
+
+// HandedOff is what TakeCommand handed to the command layer to run in
+// the analysis's place (analyze -- COMMAND, and --from of its file), or
+// nil.
+func (h *Headspace) HandedOff() *Handoff { return h.cmd.handoff }
 
 // Outputs are --plot's and --stats-json's files, one per transform where
 // there are more than one.

@@ -234,6 +234,8 @@ type ladderCommand struct {
 	// its dataset's line; --from's table shows the file's.
 	points   []ladder.Point
 	describe func() string
+	// handoff is ladder -- COMMAND's run, handed to the command layer.
+	handoff *Handoff
 }
 
 // ladderFlags are the ladder's own flags, beside the pipeline's, the
@@ -277,15 +279,31 @@ func (l *Ladder) Flags(fs *flag.FlagSet) {
 // same setup resumed.
 func (*Ladder) File() driver.Mode { return driver.Stream }
 
-// TakeCommand runs ladder -- COMMAND, OwnLoopLadder (ownloopcmd.go), or
-// refuses its flags without a command.
+// TakeCommand hands ladder -- COMMAND, OwnLoopLadder, and --from of its
+// file to the command layer (ownLadderHandoff, ownLadderFrom), or refuses
+// the own loop's flags without a command.
 func (l *Ladder) TakeCommand(ctx context.Context, fs *flag.FlagSet, args []string, stdout, stderr io.Writer) (bool, error) {
+	c := &l.cmd
+	c.handoff = nil
+	if from := fs.Lookup("from").Value.String(); from != "" && !hasCommand(fs, args) && IsOwnLoopLadderFile(from) {
+		if err := cli.ParseFlags(fs, args); err != nil {
+			return true, err
+		}
+		var err error
+		c.handoff, err = ownLadderFrom(fs, from)
+		return true, err
+	}
 	if !hasCommand(fs, args) {
 		return false, checkOwnFlags(fs, false)
 	}
-	c := &l.cmd
-	return true, runOwnLadder(ctx, fs, &c.of, ownLadderFlags{levels: c.lf.levels, steps: c.lf.steps, warmup: c.lf.warmup, count: c.lf.count, out: c.out.String()}, stdout, stderr)
+	var err error
+	c.handoff, err = ownLadderHandoff(fs, &c.of, ownLadderFlags{levels: c.lf.levels, steps: c.lf.steps, warmup: c.lf.warmup, count: c.lf.count, out: c.out.String()}, stderr)
+	return true, err
 }
+
+// HandedOff is what TakeCommand handed to the command layer to run in
+// the ladder's place (ladder -- COMMAND, and --from of its file), or nil.
+func (l *Ladder) HandedOff() *Handoff { return l.cmd.handoff }
 
 // Prepare checks the sweep, opens its device, checks --timeline's files
 // and, with --out, waits for a quiet machine (the file's machine-busy

@@ -2,18 +2,22 @@ package workloads
 
 import (
 	"context"
+	"flag"
 	"fmt"
 	"io"
 	"math"
 	"slices"
 	"strconv"
+	"strings"
 	"time"
 
 	"golang.org/x/perf/benchfmt"
 
+	"github.com/headspace-bench/headspace/harness/driver"
 	"github.com/headspace-bench/headspace/harness/level"
 	"github.com/headspace-bench/headspace/harness/ownloop"
 	"github.com/headspace-bench/headspace/harness/resultfile"
+	"github.com/headspace-bench/headspace/internal/cli"
 )
 
 // OwnLoopLadder is `headspace ladder -- COMMAND`: the caching ladder on
@@ -24,6 +28,13 @@ type OwnLoopLadder struct {
 	// Argv is the training command, as given after --.
 	Argv   []string
 	Config ownloop.LadderConfig
+	// log, if set, receives the script's output and the hook's lines
+	// (the command's stderr) in Run; without it they are discarded.
+	log io.Writer
+	// made, if set, is given Run's outcome once the ladder has ended (an
+	// interrupted one's too): the file's lines are then known
+	// (ownLadderHandoff).
+	made func(OwnLoopLadderOutcome)
 }
 
 // OwnLoopScript is the script of the own-loop experiments' sizes: a
@@ -129,10 +140,41 @@ func configValue(config []resultfile.Config, key string) string {
 	return ""
 }
 
-// Run runs the ladder (Measure) and returns its records
-// (OwnLoopLadderCodec).
+// Run runs the ladder (MeasureEach) and returns its records
+// (OwnLoopLadderCodec), each passed to env.Result as its run finishes,
+// so that an interrupted ladder keeps the runs it finished.
 func (l OwnLoopLadder) Run(ctx context.Context, env Env) ([]*benchfmt.Result, error) {
-	return RunTyped[OwnLoopLadderOutcome](ctx, l, env)
+	var script string
+	if cmd, err := ownloop.ParseCommand(l.Argv); err == nil {
+		script = cmd.Key()
+	}
+	log := l.log
+	if log == nil {
+		log = io.Discard
+	}
+	var recs []*benchfmt.Result
+	o, err := l.MeasureEach(ctx, env, log, func(p ownloop.LadderPoint) error {
+		recs = append(recs, ownLoopPointRecord(script, p))
+		return env.result(recs[len(recs)-1])
+	})
+	if l.made != nil {
+		l.made(o)
+	}
+	return recs, err
+}
+
+// Flags binds the ladder's flags to its fields, their defaults the
+// fields' values: --steps, --warmup, --count, --loader and the timeouts
+// (ladder -- COMMAND sets the ladder from ladder's flags of those names
+// and --levels: ownLadderConfig).
+func (l *OwnLoopLadder) Flags(fs *flag.FlagSet) {
+	c := &l.Config
+	fs.IntVar(&c.Steps, "steps", c.Steps, "measured training `steps` per run")
+	fs.IntVar(&c.Warmup, "warmup", c.Warmup, "`steps` run before measuring (0: the automatic warm-up)")
+	fs.IntVar(&c.Count, "count", c.Count, "`runs` of each level")
+	fs.IntVar(&c.Loader, "loader", c.Loader, "which DataLoader is the training loop's, by the order of first iteration in the main thread (`n`)")
+	fs.DurationVar(&c.FirstBatchTimeout, "first-batch-timeout", c.FirstBatchTimeout, "how long to wait for the training loop's first batch (`duration`)")
+	fs.DurationVar(&c.StallTimeout, "stall-timeout", c.StallTimeout, "how long to wait for each step after the first batch (`duration`)")
 }
 
 // Codec is OwnLoopLadderCodec.
@@ -143,10 +185,14 @@ var _ Typed[OwnLoopLadderOutcome] = OwnLoopLadder{}
 // Report prints the ladder's table: the command, its Python and torch,
 // then steps/s a level with its interval, its ratio to the top and the
 // step time each stage adds (ownloop.WriteLadder); the same after a run
-// (an interrupted one's too) and from its file.
+// (an interrupted one's too) and from its file; nothing where no run
+// finished.
 func (OwnLoopLadder) Report(o OwnLoopLadderOutcome, w io.Writer) error {
-	if o.Command == "" || len(o.Points) == 0 {
-		return fmt.Errorf("own-loop ladder: nothing to report (no runs, or records read without their file's configuration lines)")
+	if len(o.Points) == 0 {
+		return nil // no run finished: nothing to show
+	}
+	if o.Command == "" {
+		return fmt.Errorf("own-loop ladder: nothing to report (records read without their file's configuration lines)")
 	}
 	fmt.Fprintf(w, "command: %s\n", o.Command)
 	fmt.Fprintf(w, "python %s, torch %s; %d steps a run after the warm-up, %d runs a level\n\n", o.Python, o.Torch, o.Steps, o.Count)
@@ -230,4 +276,101 @@ func decodeOwnLoopLadder(recs []Record) (OwnLoopLadderOutcome, error) {
 		}
 	}
 	return o, nil
+}
+
+// ownLadderFlags are ladder's own flags that a command run keeps.
+type ownLadderFlags struct {
+	levels               string
+	steps, warmup, count int
+	out                  string
+}
+
+// ownLadderSteps is the default of --steps for a command: the synthetic
+// ladder's 4 steps are too few for a loader's bursts.
+const ownLadderSteps = 20
+
+// ownLadderHandoff is `headspace ladder -- COMMAND`: OwnLoopLadder, the
+// ladder that ladder's flags set (ownLadderConfig), handed to the command
+// layer to run the one way into out (driver.Run, each run recorded as it
+// finishes, the file read back through its codec, its Report); an
+// interrupted ladder's table shows the runs finished before it.
+func ownLadderHandoff(fs *flag.FlagSet, of *ownFlags, lf ownLadderFlags, stderr io.Writer) (*Handoff, error) {
+	if err := checkOwnFlags(fs, true, "levels", "steps", "warmup", "count", "out"); err != nil {
+		return nil, err
+	}
+	c, err := ownLadderConfig(fs, of, lf)
+	if err != nil {
+		return nil, err
+	}
+	if _, err := ownloop.ParseCommand(fs.Args()); err != nil {
+		return nil, OwnLoopError(err)
+	}
+	var made OwnLoopLadderOutcome
+	e := &OwnLoopLadder{Argv: fs.Args(), Config: c, log: stderr, made: func(o OwnLoopLadderOutcome) { made = o }}
+	const kept = "the table shows the runs finished before it"
+	s := Setup{Units: c.Count * len(c.Levels), Device: func() string { return made.Device }, Lines: func() []resultfile.Config { return made.Config },
+		Partial: kept, End: func(w io.Writer, o driver.Outcome) error {
+			if len(made.Points) == 0 {
+				return o.Err("")
+			}
+			if lf.out != "" {
+				cli.KeptNote(w, lf.out, o.Path)
+				fmt.Fprintf(w, "results: %s (go tool benchstat -col /level %s)\n", o.Path, o.Path)
+			}
+			return o.Err(kept)
+		}}
+	return &Handoff{Experiment: e, Setup: s, Out: driver.Output{Path: lf.out}, Errors: OwnLoopError}, nil
+}
+
+// ownLadderConfig is the ladder on a command that the flags set,
+// checked.
+func ownLadderConfig(fs *flag.FlagSet, of *ownFlags, lf ownLadderFlags) (ownloop.LadderConfig, error) {
+	set := map[string]bool{}
+	fs.Visit(func(f *flag.Flag) { set[f.Name] = true })
+	c := ownloop.LadderConfig{Levels: []level.Level{level.Host, level.Sample, level.Raw, level.None}, Steps: lf.steps, Count: lf.count, Loader: of.loader, FirstBatchTimeout: of.firstTimeout, StallTimeout: of.stallTimeout}
+	if !set["steps"] {
+		c.Steps = ownLadderSteps
+	}
+	if set["warmup"] {
+		c.Warmup = lf.warmup
+	}
+	c.RawIfTorchvision = lf.levels == ""
+	if lf.levels != "" {
+		ls, err := level.ParseList(lf.levels)
+		if err != nil {
+			return c, cli.Usagef("--levels: %v", err)
+		}
+		c.Levels = ls
+	}
+	if err := cli.FirstErr(cli.InRange("--steps", c.Steps, 1, cli.MaxSteps), cli.InRange("--count", c.Count, 1, 1000), cli.InRange("--loader", of.loader, 1, 1<<20)); err != nil {
+		return c, err
+	}
+	if set["warmup"] && lf.warmup < 1 {
+		return c, cli.Usagef("--warmup %d must be at least 1 with a command (leave it out for the automatic warm-up)", lf.warmup)
+	}
+	if err := of.checkTimeouts(); err != nil {
+		return c, err
+	}
+	if err := c.Validate(); err != nil {
+		return c, OwnLoopError(err)
+	}
+	return c, nil
+}
+
+// IsOwnLoopLadderFile says the result file at path is one of ladder --
+// COMMAND --out (its first record OwnLoopLadder's), for ladder --from.
+func IsOwnLoopLadderFile(path string) bool {
+	rs, err := resultfile.Read(path)
+	return err == nil && len(rs) > 0 && strings.HasPrefix(string(rs[0].Name), "OwnLoopLadder/")
+}
+
+// ownLadderFrom is ladder --from of a file of ladder -- COMMAND: its
+// table rebuilt through OwnLoopLadderCodec, the file's figures and lines
+// alone, by the command layer.
+func ownLadderFrom(fs *flag.FlagSet, from string) (*Handoff, error) {
+	if err := cli.FromOnly(fs); err != nil {
+		return nil, err
+	}
+	e := Sized[OwnLoopLadder](Default)
+	return &Handoff{Experiment: &e, From: from, Name: "ladder -- COMMAND"}, nil
 }

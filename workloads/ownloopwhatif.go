@@ -7,14 +7,17 @@ import (
 	"io"
 	"math"
 	"strconv"
+	"strings"
 	"time"
 
 	"golang.org/x/perf/benchfmt"
 
 	"github.com/headspace-bench/headspace/harness/analysis"
+	"github.com/headspace-bench/headspace/harness/driver"
 	"github.com/headspace-bench/headspace/harness/node"
 	"github.com/headspace-bench/headspace/harness/ownloop"
 	"github.com/headspace-bench/headspace/harness/resultfile"
+	"github.com/headspace-bench/headspace/internal/cli"
 )
 
 // OwnLoopWhatIf is `headspace whatif -- COMMAND`: the headspace
@@ -430,4 +433,67 @@ func settleOwnLoopWhatIf(o *OwnLoopWhatIfOutcome, cfg []resultfile.Config, first
 		return fmt.Errorf("%s: verify-steps %q: want the steps a check, a positive count", filePart(first), configValue(cfg, "verify-steps"))
 	}
 	return nil
+}
+
+// ownWhatIfHandoff is `headspace whatif -- COMMAND`: OwnLoopWhatIf,
+// its fields set by whatif's flags of its names (ownWhatIf), handed to
+// the command layer to run the one way into out (driver.Run, the file
+// read back through its codec, its Report).
+func ownWhatIfHandoff(fs *flag.FlagSet, out driver.Output, stderr io.Writer) (*Handoff, error) {
+	if err := checkOwnFlags(fs, true, "verify", "steps", "out", "force"); err != nil {
+		return nil, err
+	}
+	if err := driver.Check(out); err != nil {
+		return nil, err
+	}
+	e, err := ownWhatIf(fs)
+	if err != nil {
+		return nil, err
+	}
+	var made OwnLoopWhatIfOutcome
+	e.log, e.made = stderr, func(o OwnLoopWhatIfOutcome) { made = o }
+	s := Setup{Units: e.analysis().Total(), Device: func() string { return made.Device }, Lines: func() []resultfile.Config { return made.Config }}
+	return &Handoff{Experiment: e, Setup: s, Out: out, Errors: OwnLoopError}, nil
+}
+
+// ownWhatIf is OwnLoopWhatIf at its Default size with the flags of its
+// Flags that fs has set, and the command after --, checked: --steps,
+// --loader and the timeouts within their bounds, the command one the
+// hook runs.
+func ownWhatIf(fs *flag.FlagSet) (*OwnLoopWhatIf, error) {
+	e := Sized[OwnLoopWhatIf](Default)
+	if err := setOwn(fs, e.Flags); err != nil {
+		return nil, err
+	}
+	e.Argv = fs.Args()
+	if err := cli.FirstErr(cli.InRange("--steps", e.VerifySteps, 1, cli.MaxSteps), cli.InRange("--loader", e.Loader, 1, 1<<20)); err != nil {
+		return nil, err
+	}
+	of := ownFlags{firstTimeout: e.FirstBatchTimeout, stallTimeout: e.StallTimeout}
+	if err := of.checkTimeouts(); err != nil {
+		return nil, err
+	}
+	if _, err := ownloop.ParseCommand(e.Argv); err != nil {
+		return nil, OwnLoopError(err)
+	}
+	return &e, nil
+}
+
+// IsOwnLoopWhatIfFile says the result file at path is one of whatif --
+// COMMAND --out (its first record OwnLoopWhatIf's, or the what-if's
+// before issue 53: BenchmarkWhatIf/model), for whatif --from.
+func IsOwnLoopWhatIfFile(path string) bool {
+	rs, err := resultfile.Read(path)
+	return err == nil && len(rs) > 0 && (strings.HasPrefix(string(rs[0].Name), "BenchmarkOwnLoopWhatIf/") || positional(rs[0].Name) == "/model")
+}
+
+// ownWhatIfFrom is whatif --from of a file of whatif -- COMMAND: its
+// report rebuilt through OwnLoopWhatIfCodec, the file's figures and
+// lines alone, by the command layer.
+func ownWhatIfFrom(fs *flag.FlagSet, from string) (*Handoff, error) {
+	if err := cli.FromOnly(fs); err != nil {
+		return nil, err
+	}
+	e := Sized[OwnLoopWhatIf](Default)
+	return &Handoff{Experiment: &e, From: from, Name: "whatif -- COMMAND"}, nil
 }

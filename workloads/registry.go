@@ -70,6 +70,7 @@ var Registry = []Registered{
 	peersEnv(Sizes(DefaultRealPeer, QuickRealPeer)),
 	peersEnv(Sizes(DefaultSPDLCache, QuickSPDLCache)),
 	Sizes(DefaultOwnLoopWhatIf, QuickOwnLoopWhatIf),
+	Sizes(DefaultOwnLoopAnalyze, QuickOwnLoopAnalyze),
 	gpu(Sizes(DefaultCUDACheck, QuickCUDACheck)),
 	gpu(Sizes(DefaultCUDADecode, QuickCUDADecode)),
 }

@@ -106,7 +106,7 @@ func (w *WhatIf) Flags(fs *flag.FlagSet) {
 }
 
 // TakeCommand runs whatif -- COMMAND and --from of its file
-// (OwnLoopWhatIf, ownloopcmd.go) and whatif --accelerators, or --from
+// (OwnLoopWhatIf, ownWhatIfHandoff) and whatif --accelerators, or --from
 // of a node what-if's file (NodeWhatIf, whatifnodereport.go); the what-if
 // itself is command.CommandOf's to run.
 func (w *WhatIf) TakeCommand(ctx context.Context, fs *flag.FlagSet, args []string, stdout, stderr io.Writer) (bool, error) {

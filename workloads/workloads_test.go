@@ -139,6 +139,9 @@ func benchReady(b *testing.B, e Experiment, env *Env) Experiment {
 	case OwnLoopWhatIf:
 		x.Argv = append([]string{x.Argv[0], fromRoot(x.Argv[1])}, x.Argv[2:]...)
 		return x
+	case OwnLoopAnalyze:
+		x.Argv = append([]string{x.Argv[0], fromRoot(x.Argv[1])}, x.Argv[2:]...)
+		return x
 	case Tune:
 		x.Argv = append([]string{x.Argv[0], fromRoot(x.Argv[1])}, x.Argv[2:]...)
 		return x

@@ -71,11 +71,12 @@ func TestFrameworks(t *testing.T) {
 				t.Fatal(err)
 			}
 			name := tc.script // the records' script= key
-			for _, w := range []string{"torch: 2.", "BenchmarkHeadspace/script=" + name + "/phase=loader", "BenchmarkHeadspace/script=" + name + "/phase=cached", "BenchmarkHeadspaceStage/script=" + name + "/stage=getitem"} {
+			for _, w := range []string{"torch: 2.", "BenchmarkOwnLoopAnalyze/script=" + name + "/phase=loader", "BenchmarkOwnLoopAnalyze/script=" + name + "/phase=cached", "BenchmarkOwnLoopAnalyzeStage/script=" + name + "/stage=getitem"} {
 				if !strings.Contains(string(b), w) {
 					t.Errorf("result file lacks %q:\n%s", w, b)
 				}
 			}
+			analyzeFromIsRun(t, out, stdout.String())
 		})
 	}
 }
@@ -116,11 +117,12 @@ func TestWrapTFData(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, w := range []string{"BenchmarkHeadspace/script=train_tfdata.py/phase=loader", "BenchmarkHeadspace/script=train_tfdata.py/phase=cached"} {
+	for _, w := range []string{"BenchmarkOwnLoopAnalyze/script=train_tfdata.py/phase=loader", "BenchmarkOwnLoopAnalyze/script=train_tfdata.py/phase=cached"} {
 		if !strings.Contains(string(b), w) {
 			t.Errorf("result file lacks %q:\n%s", w, b)
 		}
 	}
+	analyzeFromIsRun(t, out, stdout.String())
 
 	stdout.Reset()
 	stderr.Reset()
@@ -205,11 +207,12 @@ func TestLightningCombined(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			for _, w := range []string{"BenchmarkHeadspace/script=train_lightning_combined.py/phase=loader", "BenchmarkHeadspace/script=train_lightning_combined.py/phase=cached"} {
+			for _, w := range []string{"BenchmarkOwnLoopAnalyze/script=train_lightning_combined.py/phase=loader", "BenchmarkOwnLoopAnalyze/script=train_lightning_combined.py/phase=cached"} {
 				if !strings.Contains(string(b), w) {
 					t.Errorf("result file lacks %q:\n%s", w, b)
 				}
 			}
+			analyzeFromIsRun(t, out, stdout.String())
 		})
 	}
 }

@@ -83,13 +83,14 @@ func TestAnalyzeRanksAccelerate(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, want := range []string{"launcher: accelerate launch", "ranks: 2", "torch: 2.", "BenchmarkHeadspace/script=train_accelerate.py/phase=loader/rank=0",
-		"BenchmarkHeadspace/script=train_accelerate.py/phase=cached/rank=1", "BenchmarkHeadspaceStage/script=train_accelerate.py/stage=getitem/rank=1",
-		"BenchmarkHeadspaceNode/script=train_accelerate.py/ranks=2"} {
+	for _, want := range []string{"launcher: accelerate launch", "ranks: 2", "torch: 2.", "BenchmarkOwnLoopAnalyze/script=train_accelerate.py/phase=loader/rank=0",
+		"BenchmarkOwnLoopAnalyze/script=train_accelerate.py/phase=cached/rank=1", "BenchmarkOwnLoopAnalyzeStage/script=train_accelerate.py/stage=getitem/rank=1",
+		"BenchmarkOwnLoopAnalyzeNode/script=train_accelerate.py/ranks=2"} {
 		if !strings.Contains(string(b), want) {
 			t.Errorf("result file lacks %q:\n%s", want, b)
 		}
 	}
+	analyzeFromIsRun(t, out, stdout.String())
 }
 
 // TestAnalyzeRanksAccelerateSIGINT interrupts a real headspace while

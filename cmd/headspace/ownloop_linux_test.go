@@ -62,13 +62,15 @@ func ownLeft(t *testing.T, script string) {
 }
 
 // TestAnalyzeOwnLoop runs analyze on a training command end to end: the
-// report, and a result file that compare accepts.
+// report, a result file that compare accepts, and analyze --from of it
+// printing the run's report and drawing its plot again, byte for byte.
 func TestAnalyzeOwnLoop(t *testing.T) {
 	script := ownScript(t)
-	out := filepath.Join(t.TempDir(), "own.txt")
+	dir := t.TempDir()
+	out := filepath.Join(dir, "own.txt")
 	var stdout, stderr bytes.Buffer
 	code := run(context.Background(), []string{"analyze", "--num-caches", "3", "--return-caches-after", "16", "--steps-after", "12", "--out", out,
-		"--", ownPython, script, "--getitem-ms", "8", "--step-ms", "2"}, &stdout, &stderr)
+		"--plot", filepath.Join(dir, "run"), "--", ownPython, script, "--getitem-ms", "8", "--step-ms", "2"}, &stdout, &stderr)
 	ownLeft(t, script)
 	if code != 0 {
 		t.Fatalf("exit %d\n%s\n%s", code, stdout.String(), stderr.String())
@@ -82,15 +84,40 @@ func TestAnalyzeOwnLoop(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, want := range []string{"command: " + ownPython + " " + script, "interpreter: " + ownPython, "torch: ", "BenchmarkHeadspace/script=sleepy.py/phase=loader", "BenchmarkHeadspaceStage/script=sleepy.py/stage=getitem"} {
+	for _, want := range []string{"command: " + ownPython + " " + script, "interpreter: " + ownPython, "torch: ", "BenchmarkOwnLoopAnalyze/script=sleepy.py/phase=loader", "BenchmarkOwnLoopAnalyzeStage/script=sleepy.py/stage=getitem"} {
 		if !strings.Contains(string(b), want) {
 			t.Errorf("result file lacks %q", want)
+		}
+	}
+	want := strings.ReplaceAll(stdout.String(), filepath.Join(dir, "run"), filepath.Join(dir, "from"))
+	analyzeFromIsRun(t, out, want, "--plot", filepath.Join(dir, "from"))
+	for _, ext := range []string{".png", ".svg"} {
+		ran, err := os.ReadFile(filepath.Join(dir, "run"+ext))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if from, err := os.ReadFile(filepath.Join(dir, "from"+ext)); err != nil || !bytes.Equal(from, ran) {
+			t.Errorf("analyze --from --plot: %s differs from the run's (%v)", ext, err)
 		}
 	}
 	stdout.Reset()
 	stderr.Reset()
 	if code := run(context.Background(), []string{"compare", out, out}, &stdout, &stderr); code != 0 {
 		t.Errorf("compare of the file with itself: exit %d\n%s%s", code, stdout.String(), stderr.String())
+	}
+}
+
+// analyzeFromIsRun checks that analyze --from the file out (with flags)
+// prints what its run printed, ran, but for the run's results line; and
+// that a flag of a run is refused with --from, exit 2.
+func analyzeFromIsRun(t *testing.T, out, ran string, flags ...string) {
+	t.Helper()
+	code, from, stderr := runCLI(append([]string{"analyze", "--from", out}, flags...)...)
+	if want := strings.TrimSuffix(ran, "results: "+out+" (go tool benchstat -col /phase "+out+")\n"); code != 0 || from != want {
+		t.Errorf("analyze --from: exit %d, stderr %q, stdout:\n%s\nwant the run's:\n%s", code, stderr, from, want)
+	}
+	if code, _, stderr := runCLI("analyze", "--from", out, "--loader", "2"); code != 2 || !strings.Contains(stderr, "--loader only apply to a run that measures") {
+		t.Errorf("analyze --from --loader 2: exit %d, stderr %q; want 2 and --loader refused", code, stderr)
 	}
 }
 
@@ -143,7 +170,8 @@ func TestAnalyzeOwnLoopFaults(t *testing.T) {
 // TestAnalyzeOwnLoopPartial: a script whose one epoch of 30 batches ends
 // 10 steps after the switch (the epoch keeps its length, as
 // CacheDataLoader's does) is refused with exit 2 and no file; with
-// --partial it is reported and kept, marked partial.
+// --partial it is reported and kept, marked partial, and analyze --from
+// of it reports it again, partial.
 func TestAnalyzeOwnLoopPartial(t *testing.T) {
 	script := ownScript(t)
 	out := filepath.Join(t.TempDir(), "partial.txt")
@@ -169,6 +197,7 @@ func TestAnalyzeOwnLoopPartial(t *testing.T) {
 	if err != nil || !strings.Contains(string(b), "partial: true") || !strings.Contains(string(b), "phase=cached") {
 		t.Errorf("--partial kept %s (%v) without partial: true or cached steps:\n%s", out, err, b)
 	}
+	analyzeFromIsRun(t, out, stdout.String())
 }
 
 // TestAnalyzeOwnLoopSIGINT interrupts a real headspace in the middle of a
@@ -218,8 +247,9 @@ func TestAnalyzeOwnLoopSIGINT(t *testing.T) {
 }
 
 // TestLadderOwnLoop runs the ladder on a training command: the table, a
-// result file of BenchmarkOwnLoopLadder/level=…/script=… records, and level
-// device refused in one line without a GPU.
+// result file of BenchmarkOwnLoopLadder/level=…/script=… records, ladder
+// --from of it printing the run's table, and level device refused in one
+// line without a GPU.
 func TestLadderOwnLoop(t *testing.T) {
 	script := ownScript(t)
 	out := filepath.Join(t.TempDir(), "ladder.txt")
@@ -246,6 +276,13 @@ func TestLadderOwnLoop(t *testing.T) {
 		if !strings.Contains(string(b), want) {
 			t.Errorf("result file lacks %q:\n%s", want, b)
 		}
+	}
+	code, from, stderrFrom := runCLI("ladder", "--from", out)
+	if want := strings.TrimSuffix(stdout.String(), "results: "+out+" (go tool benchstat -col /level "+out+")\n"); code != 0 || from != want {
+		t.Errorf("ladder --from: exit %d, stderr %q, stdout:\n%s\nwant the run's:\n%s", code, stderrFrom, from, want)
+	}
+	if code, _, stderrFrom := runCLI("ladder", "--from", out, "--count", "2"); code != 2 || !strings.Contains(stderrFrom, "--count only apply to a run that measures") {
+		t.Errorf("ladder --from --count 2: exit %d, stderr %q; want 2 and --count refused", code, stderrFrom)
 	}
 	stderr.Reset()
 	code = run(context.Background(), []string{"ladder", "--levels", "device", "--", ownPython, script}, &stdout, &stderr)

@@ -72,12 +72,13 @@ func TestAnalyzeRanks(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, want := range []string{"launcher: " + ownLauncher(), "ranks: 2", "BenchmarkHeadspace/script=ddp.py/phase=loader/rank=0", "BenchmarkHeadspace/script=ddp.py/phase=cached/rank=1",
-		"BenchmarkHeadspaceStage/script=ddp.py/stage=getitem/rank=1", "BenchmarkHeadspaceNode/script=ddp.py/ranks=2", " au"} {
+	for _, want := range []string{"launcher: " + ownLauncher(), "ranks: 2", "BenchmarkOwnLoopAnalyze/script=ddp.py/phase=loader/rank=0", "BenchmarkOwnLoopAnalyze/script=ddp.py/phase=cached/rank=1",
+		"BenchmarkOwnLoopAnalyzeStage/script=ddp.py/stage=getitem/rank=1", "BenchmarkOwnLoopAnalyzeNode/script=ddp.py/ranks=2", " au"} {
 		if !strings.Contains(string(b), want) {
 			t.Errorf("result file lacks %q", want)
 		}
 	}
+	analyzeFromIsRun(t, out, stdout.String())
 	stdout.Reset()
 	stderr.Reset()
 	if code := run(context.Background(), []string{"compare", out, out}, &stdout, &stderr); code != 0 {
@@ -284,7 +285,7 @@ func TestAnalyzeRanksSrun(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, want := range []string{"launcher: srun", "ranks: 2", "BenchmarkHeadspace/script=ddp.py/phase=cached/rank=1", "BenchmarkHeadspaceNode/script=ddp.py/ranks=2"} {
+	for _, want := range []string{"launcher: srun", "ranks: 2", "BenchmarkOwnLoopAnalyze/script=ddp.py/phase=cached/rank=1", "BenchmarkOwnLoopAnalyzeNode/script=ddp.py/ranks=2"} {
 		if !strings.Contains(string(b), want) {
 			t.Errorf("result file lacks %q", want)
 		}

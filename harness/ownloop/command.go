@@ -37,6 +37,9 @@ type Command struct {
 	LauncherArgs []string
 	Procs        int
 	Python       string
+	// Line, where set, is what String says: a command read back from a
+	// result file's line.
+	Line string
 }
 
 // Name is the script's base name (or the module's name): the script= key
@@ -50,6 +53,9 @@ func (c Command) Name() string {
 
 // String is the command line, each argument quoted where it must be.
 func (c Command) String() string {
+	if c.Line != "" {
+		return c.Line
+	}
 	parts := make([]string, len(c.Argv))
 	for i, a := range c.Argv {
 		parts[i] = quote(a)

@@ -93,7 +93,10 @@ type Loader struct {
 	// Wrapped says it is an iterable the script gave to
 	// headspace_hook.wrap(), not a DataLoader: there is no dataset to
 	// time, nor to cache in at levels sample and raw.
-	Wrapped  bool `json:"wrapped"`
+	Wrapped bool `json:"wrapped"`
+	// Text, where set, is what String says: a loader read back from a
+	// result file's line.
+	Text     string `json:"-"`
 	Measured struct {
 		GetItem  bool `json:"getitem"`
 		Split    bool `json:"split"`
@@ -113,6 +116,9 @@ type Loader struct {
 
 // String names the loader as the report does.
 func (l Loader) String() string {
+	if l.Text != "" {
+		return l.Text
+	}
 	if l.Dataset == "" { // an iterable given to wrap()
 		return fmt.Sprintf("#%d %s at %s", l.Index, l.Kind, l.Site)
 	}

@@ -222,20 +222,20 @@ func (nr NodeReport) NeedCores() float64 {
 	return minAU * n * nr.Model.Demand() * nr.Model.CPUPerSample.Seconds()
 }
 
-// NodeBenchmarks are the benchmarks a node's analysis file holds: each
-// rank's (Benchmarks, with /rank=R) and the node's.
-var NodeBenchmarks = append(append([]string{}, analysis.Benchmarks...), "HeadspaceNode")
-
 // Records are each rank's records (Report.Records) with /rank=R last in
-// their names and the rank's AU among its estimates, then the node's:
-// BenchmarkHeadspaceNode/script=…/ranks=N with the mean and smallest AU,
-// the slowest rank, the spread, the switch step, and what it would take.
+// their names and the rank's AU, its loader's pace and its switch step
+// among its estimates, then the node's: BenchmarkOwnLoopAnalyzeNode/
+// script=…/ranks=N with the mean and smallest AU, the slowest rank, the
+// spread, rank 0's switch step, what it would take and the node model's
+// profile of a rank (model-…) and the workers the slowest rank needs
+// (rank-need-workers).
 func (nr NodeReport) Records() []*benchfmt.Result {
 	var out []*benchfmt.Result
 	for r, rep := range nr.Ranks {
 		for _, rec := range rep.Records() {
-			if strings.HasPrefix(string(rec.Name), "BenchmarkHeadspaceInput/") {
-				rec.Values = append(rec.Values, benchfmt.Value{Value: nr.AU[r], Unit: "au"})
+			if strings.HasPrefix(string(rec.Name), "BenchmarkOwnLoopAnalyzeInput/") {
+				rec.Values = append(rec.Values, benchfmt.Value{Value: nr.AU[r], Unit: "au"}, benchfmt.Value{Value: float64(nr.Pace[r]), Unit: "pace-ns"},
+					benchfmt.Value{Value: float64(nr.Switch[r]), Unit: "switch-step"})
 			}
 			rec.Name = benchfmt.Name(string(rec.Name) + "/rank=" + strconv.Itoa(r))
 			out = append(out, rec)
@@ -248,11 +248,15 @@ func (nr NodeReport) Records() []*benchfmt.Result {
 	}
 	vals := []benchfmt.Value{{Value: mean, Unit: "au"}, {Value: lo, Unit: "au-min"}, {Value: float64(nr.Slowest), Unit: "slowest-rank"},
 		{Value: nr.Spread, Unit: "spread-%"}, {Value: float64(nr.Switch[0]), Unit: "switch-step"}}
-	if nr.HasModel {
+	if p := nr.Model; nr.HasModel {
 		vals = append(vals, benchfmt.Value{Value: float64(max(nr.NeedWorkers, nr.Model.Workers)), Unit: "need-workers"},
-			benchfmt.Value{Value: nr.NeedCores(), Unit: "need-cores"}, benchfmt.Value{Value: nr.Model.PredictAU(len(nr.Ranks)), Unit: "predicted-au"})
+			benchfmt.Value{Value: nr.NeedCores(), Unit: "need-cores"}, benchfmt.Value{Value: nr.Model.PredictAU(len(nr.Ranks)), Unit: "predicted-au"},
+			benchfmt.Value{Value: float64(nr.NeedWorkers), Unit: "rank-need-workers"}, benchfmt.Value{Value: p.Cores, Unit: "model-cores"},
+			benchfmt.Value{Value: float64(p.Batch), Unit: "model-batch"}, benchfmt.Value{Value: float64(p.Workers), Unit: "model-workers"},
+			benchfmt.Value{Value: float64(p.Step), Unit: "model-step-ns"}, benchfmt.Value{Value: p.AU, Unit: "model-au"},
+			benchfmt.Value{Value: float64(p.CPUPerSample), Unit: "model-cpu-ns/sample"})
 	}
-	out = append(out, &benchfmt.Result{Name: benchfmt.Name(fmt.Sprintf("BenchmarkHeadspaceNode/script=%s/ranks=%d", benchKey(nr.Command.Name()), len(nr.Ranks))),
+	out = append(out, &benchfmt.Result{Name: benchfmt.Name(fmt.Sprintf("BenchmarkOwnLoopAnalyzeNode/script=%s/ranks=%d", benchKey(nr.Command.Name()), len(nr.Ranks))),
 		Iters: 1, Values: vals})
 	return out
 }

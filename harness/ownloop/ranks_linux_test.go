@@ -172,8 +172,8 @@ func TestRanksAgainstTruth(t *testing.T) {
 			for _, rec := range nr.Records() {
 				names[string(rec.Name)] = true
 			}
-			for _, w := range []string{"BenchmarkHeadspace/script=ddp.py/phase=cached/rank=1", "BenchmarkHeadspaceInput/script=ddp.py/rank=0",
-				"BenchmarkHeadspaceStage/script=ddp.py/stage=getitem/rank=1", "BenchmarkHeadspaceNode/script=ddp.py/ranks=2"} {
+			for _, w := range []string{"BenchmarkOwnLoopAnalyze/script=ddp.py/phase=cached/rank=1", "BenchmarkOwnLoopAnalyzeInput/script=ddp.py/rank=0",
+				"BenchmarkOwnLoopAnalyzeStage/script=ddp.py/stage=getitem/rank=1", "BenchmarkOwnLoopAnalyzeNode/script=ddp.py/ranks=2"} {
 				if !names[w] {
 					t.Errorf("no record %s", w)
 				}

@@ -63,6 +63,8 @@ type Report struct {
 	// loader's (zip), with the loop's wait for their batches a step
 	// before the switch.
 	Beside []BesideLoader
+	// Cores are the machine's cores, which the verdict's text names.
+	Cores int
 }
 
 // BesideLoader is a loader that fed every step beside the training
@@ -86,43 +88,82 @@ const minRounds = 3
 // time saved. A run that ended early is analysed if each phase has
 // enough rounds.
 func Analyze(cmd Command, s Settings, run *Run, totalSteps int) (Report, error) {
+	return analyze(cmd, s, run, totalSteps, nil, runtime.NumCPU())
+}
+
+// Measured is what a result file holds of a run beside its steps: the
+// training loader's stages, the loaders that fed every step beside it
+// and the machine's cores.
+type Measured struct {
+	Stages Stages
+	Beside []BesideLoader
+	Cores  int
+}
+
+// Rebuild is the analysis Analyze made of a run, from what its result
+// file holds: run's start, loaders and steps (not its batches) and m.
+func Rebuild(cmd Command, s Settings, run *Run, totalSteps int, m Measured) (Report, error) {
+	return analyze(cmd, s, run, totalSteps, &m, m.Cores)
+}
+
+// analyze is Analyze, its stages and the loaders beside the training
+// loader from run, or m where it is set.
+func analyze(cmd Command, s Settings, run *Run, totalSteps int, m *Measured, cores int) (Report, error) {
 	ld, ok := run.Target()
 	if !ok {
 		return Report{}, fmt.Errorf("%w: the hook named no training loader", ErrNoLoader)
 	}
-	steps := slices.Clone(run.Steps)
-	slices.SortFunc(steps, func(a, b Step) int { return a.Index - b.Index })
-	rep := Report{Command: cmd, Settings: s, Run: run, Loader: ld, Partial: !run.Done}
+	rep := Report{Command: cmd, Settings: s, Run: run, Loader: ld, Partial: !run.Done, Cores: cores}
 	r := &rep.Report
 	r.Config = analysis.Config{NumCaches: s.NumCaches, ReturnCachesAfter: s.ReturnCachesAfter, StepsAfter: s.StepsAfter, TotalSteps: totalSteps, Skip: 1}
 	r.Round = max(1, ld.Workers)
 	r.Switch = s.ReturnCachesAfter
 	r.Device = deviceName(run.Start)
-	var before, after []time.Duration
-	var wait, wall, otherWait time.Duration
-	for _, st := range steps {
-		r.StepTimes = append(r.StepTimes, st.Time)
-		r.Waits = append(r.Waits, st.Wait)
-		switch {
-		case st.Phase == "loader" && st.Index >= r.Config.Skip && st.Index < s.ReturnCachesAfter:
-			before = append(before, st.Time)
-			wait += st.Wait
-			wall += st.Time
-			otherWait += st.OtherWait
-		case st.Phase == "cached" && st.Index > s.ReturnCachesAfter:
-			after = append(after, st.Time)
-		}
-	}
+	before, after, t := rep.phases()
 	if len(before) < minRounds*r.Round || len(after) < minRounds*r.Round {
 		return rep, fmt.Errorf("too few steps to estimate: %d from the loader and %d cached, want %d each (%d rounds of %d steps, one per worker)",
 			len(before), len(after), minRounds*r.Round, minRounds, r.Round)
 	}
 	r.Before = analysis.RoundEstimate(before, r.Round)
 	r.After = analysis.RoundEstimate(after, r.Round)
-	rep.Stages = stagesOf(run, ld, wait, len(before))
-	r.Verdict = judge(rep.Stages, wait, wall, r.Before, r.After)
-	rep.beside(otherWait, len(before))
+	if m == nil {
+		rep.Stages = stagesOf(run, ld, t.wait, len(before))
+		rep.Beside = run.besideLoaders()
+	} else {
+		rep.Stages, rep.Beside = m.Stages, m.Beside
+	}
+	r.Verdict = judge(rep.Stages, t.wait, t.wall, r.Before, r.After, cores)
+	rep.besideVerdict(t.other, len(before))
 	return rep, nil
+}
+
+// waits are the loop's waits over the steps fed by the loader: for the
+// training loader's batches, for the other loaders', and the steps' wall
+// time.
+type waits struct{ wait, other, wall time.Duration }
+
+// phases are the step times in order: of the steps fed by the loader
+// (after the first) and of those on cached batches (after the switch),
+// with the loop's waits over the first; every step's time and wait go
+// to the plot.
+func (rep *Report) phases() (before, after []time.Duration, t waits) {
+	r, s := &rep.Report, rep.Settings
+	steps := slices.Clone(rep.Run.Steps)
+	slices.SortFunc(steps, func(a, b Step) int { return a.Index - b.Index })
+	for _, st := range steps {
+		r.StepTimes = append(r.StepTimes, st.Time)
+		r.Waits = append(r.Waits, st.Wait)
+		switch {
+		case st.Phase == "loader" && st.Index >= r.Config.Skip && st.Index < s.ReturnCachesAfter:
+			before = append(before, st.Time)
+			t.wait += st.Wait
+			t.wall += st.Time
+			t.other += st.OtherWait
+		case st.Phase == "cached" && st.Index > s.ReturnCachesAfter:
+			after = append(after, st.Time)
+		}
+	}
+	return before, after, t
 }
 
 // feedsEveryStep says l is not the training loader but fed (nearly)
@@ -132,18 +173,24 @@ func (r *Run) feedsEveryStep(l Loader) bool {
 	return o != nil && !l.Target && len(r.Steps) > 0 && float64(o.Steps) >= besideShare*float64(len(r.Steps))
 }
 
-// beside names the loaders that fed every step beside the training
-// loader (zip) and, where the loop waited longer for their batches than
-// for the training loader's, says that they bound it: the verdict's
-// input wait counts both, and its stage is that loader.
-func (rep *Report) beside(otherWait time.Duration, steps int) {
-	run := rep.Run
-	for _, l := range run.Loaders {
-		if run.feedsEveryStep(l) {
-			o := run.Others[l.Index]
-			rep.Beside = append(rep.Beside, BesideLoader{Loader: l, Wait: o.StepWait / time.Duration(max(1, o.Steps))})
+// besideLoaders are the loaders that fed every step beside the
+// training loader (zip), with the loop's wait a step for their batches.
+func (r *Run) besideLoaders() []BesideLoader {
+	var out []BesideLoader
+	for _, l := range r.Loaders {
+		if r.feedsEveryStep(l) {
+			o := r.Others[l.Index]
+			out = append(out, BesideLoader{Loader: l, Wait: o.StepWait / time.Duration(max(1, o.Steps))})
 		}
 	}
+	return out
+}
+
+// besideVerdict says, where the loop waited longer for the batches of
+// the loaders beside the training loader than for its own, that they
+// bound it: the verdict's input wait counts both, and its stage is that
+// loader.
+func (rep *Report) besideVerdict(otherWait time.Duration, steps int) {
 	if len(rep.Beside) == 0 || steps == 0 || otherWait/time.Duration(steps) <= rep.Stages.Wait {
 		return
 	}
@@ -239,7 +286,7 @@ const Contention = 0.10
 // where the step itself runs slower beside the loader (its workers share
 // the cores: Contention), and the stage in the way: the model step when
 // neither, else the stage of the loader that takes the longest per batch.
-func judge(st Stages, wait, wall time.Duration, before, after analysis.Estimate) analysis.Verdict {
+func judge(st Stages, wait, wall time.Duration, before, after analysis.Estimate, cores int) analysis.Verdict {
 	v := analysis.Verdict{Wait: wait, Wall: wall}
 	if wall > 0 {
 		v.Share = float64(wait) / float64(wall)
@@ -280,7 +327,7 @@ func judge(st Stages, wait, wall time.Duration, before, after analysis.Estimate)
 	v.Stage = v.Busiest
 	if contended {
 		v.Reason = fmt.Sprintf("the loop waited for its batches only %.1f%% of the time, but its steps took %s beside the loader against %s on cached batches: the loader's %d workers (%.2f s of CPU%s) share the machine's %d cores with the step; of their CPU time per batch (%s), %s takes the most",
-			100*v.Share, report.Ms(before.Median, 1), report.Ms(cachedStep, 1), st.Workers, st.WorkerCPU.Seconds(), waited(st), runtime.NumCPU(), breakdown(parts), v.Busiest)
+			100*v.Share, report.Ms(before.Median, 1), report.Ms(cachedStep, 1), st.Workers, st.WorkerCPU.Seconds(), waited(st), cores, breakdown(parts), v.Busiest)
 		return v
 	}
 	who := fmt.Sprintf("each of %d workers takes", workers)
@@ -442,19 +489,59 @@ func us(d time.Duration) string {
 	return fmt.Sprintf("%.0f µs", float64(d)/1e3)
 }
 
-// Benchmarks are the benchmarks an analysis's result file holds: the
-// synthetic analysis's (analysis.Benchmarks).
-var Benchmarks = analysis.Benchmarks
-
-// Records are the analysis's result-file records: every step in order
-// (Headspace/script=…/phase=fill|loader|switch|cached|epoch, ns/op and
-// the wait, wait-ns), the estimates (HeadspaceInput/script=…: the input
-// wait and wall time of the loader's steps, the step time before and
-// after and the headspace in %), and each stage
-// (HeadspaceStage/script=…/stage=…).
+// Records are the analysis's result-file records (workloads'
+// OwnLoopAnalyzeCodec reads them back): each loader the script iterated
+// (OwnLoopAnalyzeLoader/script=…/loader=N: its batch size, workers and
+// group, whether it is the training loop's, the loop's wait a step for
+// it where it fed every step beside the training loader), every step in
+// order (OwnLoopAnalyze/script=…/phase=fill|loader|switch|cached|epoch,
+// ns/op and the wait, wait-ns, and other-wait-ns where the loop waited
+// for other loaders' batches), the estimates (OwnLoopAnalyzeInput/
+// script=…: the input wait and wall time of the loader's steps, the step
+// time before and after, the headspace in %, the machine's cores and the
+// loader first measured where another took its place), and each stage
+// (OwnLoopAnalyzeStage/script=…/stage=…; the workers' with the batches
+// and samples timed and whether the dataset is iterable).
 func (r Report) Records() []*benchfmt.Result {
 	name := "script=" + benchKey(r.Command.Name())
-	prefix := "BenchmarkHeadspace/" + name + "/phase="
+	out := r.loaderRecords(name)
+	out = append(out, r.stepRecords(name)...)
+	v := r.Verdict
+	vals := []benchfmt.Value{{Value: float64(v.Wait), Unit: "input-wait-ns"}, {Value: float64(v.Wall), Unit: "wall-ns"},
+		{Value: float64(r.Before.Median), Unit: "step-ns"}, {Value: float64(r.After.Median), Unit: "cached-step-ns"},
+		{Value: r.HeadspacePercent(), Unit: "headspace-%"}, {Value: float64(r.Cores), Unit: "cores"}}
+	if from := r.Run.Retarget.From; from != 0 {
+		vals = append(vals, benchfmt.Value{Value: float64(from), Unit: "retarget-from"})
+	}
+	out = append(out, &benchfmt.Result{Name: benchfmt.Name("BenchmarkOwnLoopAnalyzeInput/" + name), Iters: 1, Values: vals})
+	return append(out, r.Stages.records(name)...)
+}
+
+// loaderRecords are the records of the loaders the script iterated.
+func (r Report) loaderRecords(name string) []*benchfmt.Result {
+	var out []*benchfmt.Result
+	flag := func(b bool) float64 {
+		if b {
+			return 1
+		}
+		return 0
+	}
+	for _, l := range r.Run.Loaders {
+		vals := []benchfmt.Value{{Value: float64(l.BatchSize), Unit: "batch-size"}, {Value: float64(l.Workers), Unit: "workers"},
+			{Value: float64(l.Group), Unit: "group"}, {Value: flag(l.Target), Unit: "training"}}
+		for _, b := range r.Beside {
+			if b.Index == l.Index {
+				vals = append(vals, benchfmt.Value{Value: float64(b.Wait), Unit: "beside-wait-ns"})
+			}
+		}
+		out = append(out, &benchfmt.Result{Name: benchfmt.Name(fmt.Sprintf("BenchmarkOwnLoopAnalyzeLoader/%s/loader=%d", name, l.Index)), Iters: 1, Values: vals})
+	}
+	return out
+}
+
+// stepRecords are the records of the run's steps, in order.
+func (r Report) stepRecords(name string) []*benchfmt.Result {
+	prefix := "BenchmarkOwnLoopAnalyze/" + name + "/phase="
 	var out []*benchfmt.Result
 	steps := slices.Clone(r.Run.Steps)
 	slices.SortFunc(steps, func(a, b Step) int { return a.Index - b.Index })
@@ -466,17 +553,20 @@ func (r Report) Records() []*benchfmt.Result {
 		case st.Index == r.Switch && phase == "cached":
 			phase = "switch"
 		}
-		out = append(out, &benchfmt.Result{Name: benchfmt.Name(prefix + phase), Iters: 1,
-			Values: []benchfmt.Value{{Value: float64(st.Time), Unit: "ns/op"}, {Value: float64(st.Wait), Unit: "wait-ns"}}})
+		vals := []benchfmt.Value{{Value: float64(st.Time), Unit: "ns/op"}, {Value: float64(st.Wait), Unit: "wait-ns"}}
+		if st.OtherWait > 0 {
+			vals = append(vals, benchfmt.Value{Value: float64(st.OtherWait), Unit: "other-wait-ns"})
+		}
+		out = append(out, &benchfmt.Result{Name: benchfmt.Name(prefix + phase), Iters: 1, Values: vals})
 	}
-	v := r.Verdict
-	out = append(out, &benchfmt.Result{Name: benchfmt.Name("BenchmarkHeadspaceInput/" + name), Iters: 1,
-		Values: []benchfmt.Value{{Value: float64(v.Wait), Unit: "input-wait-ns"}, {Value: float64(v.Wall), Unit: "wall-ns"},
-			{Value: float64(r.Before.Median), Unit: "step-ns"}, {Value: float64(r.After.Median), Unit: "cached-step-ns"},
-			{Value: r.HeadspacePercent(), Unit: "headspace-%"}}})
-	st := r.Stages
+	return out
+}
+
+// records are the stages' records.
+func (st Stages) records(name string) []*benchfmt.Result {
+	var out []*benchfmt.Result
 	stage := func(s string, vals ...benchfmt.Value) {
-		out = append(out, &benchfmt.Result{Name: benchfmt.Name("BenchmarkHeadspaceStage/" + name + "/stage=" + s), Iters: 1, Values: vals})
+		out = append(out, &benchfmt.Result{Name: benchfmt.Name("BenchmarkOwnLoopAnalyzeStage/" + name + "/stage=" + s), Iters: 1, Values: vals})
 	}
 	if st.Batches > 0 {
 		stage("getitem", benchfmt.Value{Value: float64(st.GetItem), Unit: "getitem-ns/sample"}, benchfmt.Value{Value: float64(st.GetItemCPU), Unit: "getitem-cpu-ns/sample"})
@@ -485,8 +575,13 @@ func (r Report) Records() []*benchfmt.Result {
 			stage("transform", benchfmt.Value{Value: float64(st.Transform), Unit: "transform-ns/sample"}, benchfmt.Value{Value: float64(st.TransformCPU), Unit: "transform-cpu-ns/sample"})
 		}
 		stage("collate", benchfmt.Value{Value: float64(st.Collate), Unit: "collate-ns/batch"}, benchfmt.Value{Value: float64(st.CollateCPU), Unit: "collate-cpu-ns/batch"})
+		iterable := 0.0
+		if st.Iterable {
+			iterable = 1
+		}
 		stage("workers", benchfmt.Value{Value: float64(st.WorkerCPU), Unit: "worker-cpu-ns"}, benchfmt.Value{Value: float64(st.Workers), Unit: "workers"},
-			benchfmt.Value{Value: float64(st.WorkerRunQueue), Unit: "worker-runqueue-ns"})
+			benchfmt.Value{Value: float64(st.WorkerRunQueue), Unit: "worker-runqueue-ns"}, benchfmt.Value{Value: float64(st.Batches), Unit: "batches"},
+			benchfmt.Value{Value: float64(st.Samples), Unit: "samples"}, benchfmt.Value{Value: iterable, Unit: "iterable"})
 	}
 	if st.Pin > 0 {
 		stage("pin", benchfmt.Value{Value: float64(st.Pin), Unit: "pin-ns/batch"})
@@ -506,10 +601,11 @@ func benchKey(s string) string {
 }
 
 // ConfigLines is the configuration block of the result file: the command,
-// the interpreter and torch, every loader, the analysis's settings.
+// the interpreter and torch, the executable, every loader, the analysis's settings.
 func (r Report) ConfigLines() []resultfile.Config {
 	out := CommandConfig(r.Command, r.Run)
 	return append(out,
+		resultfile.Config{Key: "executable", Value: r.Run.Start.Executable},
 		resultfile.Config{Key: "num-caches", Value: strconv.Itoa(r.Settings.NumCaches)},
 		resultfile.Config{Key: "return-caches-after", Value: strconv.Itoa(r.Settings.ReturnCachesAfter)},
 		resultfile.Config{Key: "steps-after", Value: strconv.Itoa(r.Settings.StepsAfter)},

@@ -57,9 +57,9 @@ var round5Cases = []figureCase{
 		p2(scale(minRun(hookOverhead, "HookOverhead", "worker-ns/batch"), 1e-6)), p2(scale(maxRun(hookOverhead, "HookOverhead", "worker-ns/batch"), 1e-6)),
 		p0(scale(minRun(hookOverhead, "HookOverhead", "worker-ns/batch"), 1e-3/32)), p0(scale(maxRun(hookOverhead, "HookOverhead", "worker-ns/batch"), 1e-3/32))}},
 	{"docs/own-loop.md", "A sample of the example above takes %s ms of CPU (`getitem-cpu-ns/sample` in results/own-loop-imagefolder.txt): the hook adds %s–%s%% to it", []shown{
-		p1(scale(med(ownLoopAnalyze, "HeadspaceStage/script=train_imagefolder.py/stage=getitem", "getitem-cpu-ns/sample"), 1e-6)),
-		p1(scale(div(minRun(hookOverhead, "HookOverhead", "worker-ns/batch"), med(ownLoopAnalyze, "HeadspaceStage/script=train_imagefolder.py/stage=getitem", "getitem-cpu-ns/sample")), 100.0/32)),
-		p1(scale(div(maxRun(hookOverhead, "HookOverhead", "worker-ns/batch"), med(ownLoopAnalyze, "HeadspaceStage/script=train_imagefolder.py/stage=getitem", "getitem-cpu-ns/sample")), 100.0/32))}},
+		p1(scale(med(ownLoopAnalyze, "OwnLoopAnalyzeStage/script=train_imagefolder.py/stage=getitem", "getitem-cpu-ns/sample"), 1e-6)),
+		p1(scale(div(minRun(hookOverhead, "HookOverhead", "worker-ns/batch"), med(ownLoopAnalyze, "OwnLoopAnalyzeStage/script=train_imagefolder.py/stage=getitem", "getitem-cpu-ns/sample")), 100.0/32)),
+		p1(scale(div(maxRun(hookOverhead, "HookOverhead", "worker-ns/batch"), med(ownLoopAnalyze, "OwnLoopAnalyzeStage/script=train_imagefolder.py/stage=getitem", "getitem-cpu-ns/sample")), 100.0/32))}},
 }
 
 func init() {
@@ -452,7 +452,7 @@ const (
 	ownLoopRanksBusy  = "results/own-loop-ranks-b.txt"
 	ranksTruthFile    = "results/ranks-truth.txt"
 	ranksCancelFile   = "results/ranks-cancel.txt"
-	ranksDerivedNote  = "derived by analyze's report from results/own-loop-ranks.txt's per-step records, as printed (analyze has no --from)"
+	ranksDerivedNote  = "derived by analyze's report from results/own-loop-ranks.txt's per-step records, as printed (analyze --from refuses a file of the format before issue 53, which lacks the report's figures)"
 	ranksScriptParams = "a parameter of the benchmark's script (testdata/ddp.py)"
 )
 
@@ -490,7 +490,7 @@ func init() {
 const (
 	ownLoopAccelerate = "results/own-loop-accelerate.txt"
 	ownLoopSrun       = "results/own-loop-srun.txt"
-	launchersDerived  = "derived by analyze's report from the file's per-step records and stages, as printed (analyze has no --from)"
+	launchersDerived  = "derived by analyze's report from the file's per-step records and stages, as printed (analyze --from refuses a file of the format before issue 53, which lacks the report's figures)"
 )
 
 func init() {
