@@ -2,12 +2,12 @@ package workloads
 
 import (
 	"context"
+	"errors"
 	"flag"
 	"fmt"
 	"io"
 	"math"
 	"strconv"
-	"strings"
 	"time"
 
 	"golang.org/x/perf/benchfmt"
@@ -484,7 +484,11 @@ func ownWhatIf(fs *flag.FlagSet) (*OwnLoopWhatIf, error) {
 // before issue 53: BenchmarkWhatIf/model), for whatif --from.
 func IsOwnLoopWhatIfFile(path string) bool {
 	rs, err := resultfile.Read(path)
-	return err == nil && len(rs) > 0 && (strings.HasPrefix(string(rs[0].Name), "BenchmarkOwnLoopWhatIf/") || positional(rs[0].Name) == "/model")
+	if err != nil || len(rs) == 0 {
+		return false
+	}
+	_, err = OwnLoopWhatIfCodec.Layout().Read(rs[0])
+	return !errors.Is(err, resultfile.ErrNotOurs) || positional(rs[0].Name) == "/model"
 }
 
 // ownWhatIfFrom is whatif --from of a file of whatif -- COMMAND: its

@@ -65,3 +65,32 @@ func TestOwnLoopWhatIfCodec(t *testing.T) {
 func model(script string) string {
 	return "BenchmarkOwnLoopWhatIf/model/script=" + script + " 1 1e6 step-ns 5e6 loader-step-ns 1e8 batch-ns/worker 9e7 free-batch-ns/worker 1e7 batch-cpu-ns 0 main-cpu-ns/step 8e7 stage-ns/batch 2 workers 2 cores 100 need-workers 10 need-cores\n"
 }
+
+// TestIsOwnLoopWhatIfFile: whatif --from hands a file to OwnLoopWhatIf
+// by its first record: a file of its records (as its codec's layout
+// reads them), and one of the what-if's before issue 53
+// (BenchmarkWhatIf/model), are its; another experiment's are not. The
+// test of a "BenchmarkOwnLoopWhatIf/" prefix it had could never match:
+// a record read from a file has no "Benchmark" in its name.
+func TestIsOwnLoopWhatIfFile(t *testing.T) {
+	dir := t.TempDir()
+	old := filepath.Join(dir, "old.txt")
+	if err := os.WriteFile(old, []byte("BenchmarkWhatIf/model/script=train.py 1 2 steps/s\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		path string
+		want bool
+	}{
+		{filepath.Join("testdata", "own-loop-whatif.txt"), true},
+		{filepath.Join("testdata", "own-loop-whatif-node.txt"), true},
+		{old, true},
+		{filepath.Join("..", "results", "own-loop-imagefolder-ladder.txt"), false},
+		{filepath.Join("..", "results", "loaders-emulated.txt"), false},
+		{filepath.Join(dir, "missing.txt"), false},
+	} {
+		if got := IsOwnLoopWhatIfFile(tc.path); got != tc.want {
+			t.Errorf("IsOwnLoopWhatIfFile(%s) = %v, want %v", tc.path, got, tc.want)
+		}
+	}
+}

@@ -19,6 +19,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"math"
 	"time"
 
 	"github.com/headspace-bench/headspace/device"
@@ -76,6 +77,9 @@ func (c Config) Validate() error {
 
 // Estimate is a median with its confidence interval.
 type Estimate struct {
+	// Lo and Hi bound the median's 95% confidence interval; a side too
+	// few values bound (benchmath's ±Inf) is the extreme duration of its
+	// sign, math.MinInt64 or math.MaxInt64 (ciMs prints it as −∞, +∞).
 	Median, Lo, Hi time.Duration
 	N              int
 }
@@ -86,7 +90,32 @@ func estimate(ts []time.Duration) Estimate {
 		vals[i] = float64(t)
 	}
 	s := summary.Of(vals)
-	return Estimate{Median: time.Duration(s.Median), Lo: time.Duration(s.Lo), Hi: time.Duration(s.Hi), N: len(ts)}
+	return Estimate{Median: time.Duration(s.Median), Lo: bound(s.Lo), Hi: bound(s.Hi), N: len(ts)}
+}
+
+// bound is a confidence bound in nanoseconds as a duration, an infinite
+// one the extreme duration of its sign (a conversion of ±Inf to an
+// integer is not defined: on amd64 both became math.MinInt64).
+func bound(x float64) time.Duration {
+	switch {
+	case math.IsInf(x, -1):
+		return math.MinInt64
+	case math.IsInf(x, 1):
+		return math.MaxInt64
+	}
+	return time.Duration(x)
+}
+
+// ciMs is a confidence bound in milliseconds, an unbounded side −∞ or
+// +∞.
+func ciMs(d time.Duration) string {
+	switch d {
+	case math.MinInt64:
+		return "−∞"
+	case math.MaxInt64:
+		return "+∞"
+	}
+	return report.Ms(d, 1)
 }
 
 // RoundEstimate is the step time over whole rounds of a loader's
@@ -222,8 +251,8 @@ func (r Report) WriteText(w io.Writer) {
 	if r.Round > 1 {
 		fmt.Fprintf(w, "  (step times are means over rounds of %d steps, one per loader worker: n counts rounds)\n", r.Round)
 	}
-	fmt.Fprintf(w, "  step time before caching: %s  (95%% CI %s – %s, n=%d)\n", report.Ms(r.Before.Median, 1), report.Ms(r.Before.Lo, 1), report.Ms(r.Before.Hi, 1), r.Before.N)
-	fmt.Fprintf(w, "  step time after caching:  %s  (95%% CI %s – %s, n=%d)\n", report.Ms(r.After.Median, 1), report.Ms(r.After.Lo, 1), report.Ms(r.After.Hi, 1), r.After.N)
+	fmt.Fprintf(w, "  step time before caching: %s  (95%% CI %s – %s, n=%d)\n", report.Ms(r.Before.Median, 1), ciMs(r.Before.Lo), ciMs(r.Before.Hi), r.Before.N)
+	fmt.Fprintf(w, "  step time after caching:  %s  (95%% CI %s – %s, n=%d)\n", report.Ms(r.After.Median, 1), ciMs(r.After.Lo), ciMs(r.After.Hi), r.After.N)
 	fmt.Fprintf(w, "  headspace: %s per step, %.1f%% of the step time\n", report.Ms(r.Headspace(), 1), r.HeadspacePercent())
 	before, after := r.TrainingTime(r.Before.Median), r.TrainingTime(r.After.Median)
 	fmt.Fprintf(w, "  over %d steps: %.2f h → %.2f h, %.2f h saved if data loading were free\n",

@@ -202,3 +202,31 @@ func TestPlotFiles(t *testing.T) {
 		t.Errorf("temporary files left: %v", left)
 	}
 }
+
+// TestEstimateUnboundedSide: with too few values for benchmath to bound a
+// side of the 95% interval (it gives ±Inf), the estimate's bound on that
+// side is the extreme duration of its sign, printed as such, not a
+// float-to-integer conversion's arbitrary value (on amd64, both
+// infinities became math.MinInt64, which printed as -9223372036854.8 ms
+// and made an unbounded upper side the smallest duration).
+func TestEstimateUnboundedSide(t *testing.T) {
+	ms := time.Millisecond
+	for _, tc := range []struct {
+		name string
+		ts   []time.Duration
+	}{
+		{"one", []time.Duration{2 * ms}},
+		{"two", []time.Duration{2 * ms, 3 * ms}},
+		{"five", []time.Duration{2 * ms, 3 * ms, 2 * ms, 4 * ms, 3 * ms}},
+	} {
+		e := estimate(tc.ts)
+		if e.Lo > e.Median || e.Hi < e.Median {
+			t.Errorf("%s: interval %v – %v does not hold the median %v", tc.name, e.Lo, e.Hi, e.Median)
+		}
+		var b strings.Builder
+		Report{Before: e, After: e}.WriteText(&b)
+		if strings.Contains(b.String(), "9223372036854") {
+			t.Errorf("%s: an infinite bound printed as a number:\n%s", tc.name, b.String())
+		}
+	}
+}
