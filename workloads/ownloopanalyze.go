@@ -133,20 +133,8 @@ type OwnLoopAnalyzeOutcome struct {
 // ended early is kept, marked partial, with Partial.
 func (a OwnLoopAnalyze) Measure(ctx context.Context, env Env) (OwnLoopAnalyzeOutcome, error) {
 	var o OwnLoopAnalyzeOutcome
-	if err := a.Validate(); err != nil {
-		return o, fmt.Errorf("%w: %v", ownloop.ErrRefused, err)
-	}
-	cmd, err := ownloop.ParseCommand(a.Argv)
-	if err != nil {
-		return o, err
-	}
-	log := a.log
-	if log == nil {
-		log = io.Discard
-	}
 	s := a.settings()
-	env.start(a.Name())
-	run, err := ownloop.Exec(ctx, cmd, s, log, func(ownloop.Step) { env.tick() })
+	cmd, run, err := execOwn(ctx, env, a.Name(), a.Argv, a.Validate(), s, a.log)
 	var early *ownloop.EndedEarly
 	switch {
 	case errors.As(err, &early) && a.Partial:

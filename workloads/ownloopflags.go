@@ -1,8 +1,11 @@
 package workloads
 
 import (
+	"context"
 	"errors"
 	"flag"
+	"fmt"
+	"io"
 	"slices"
 	"strings"
 	"time"
@@ -120,4 +123,30 @@ func hasCommand(fs *flag.FlagSet, args []string) bool {
 	}
 	i := len(args) - fs.NArg() - 1
 	return i >= 0 && args[i] == "--"
+}
+
+// execOwn runs the training command argv under the hook with settings s
+// as experiment name's one unit of work in env (a tick a step), its
+// output to log (nil: none). A check that failed (valid, Validate's) or
+// a command the hook cannot run is refused (ownloop.ErrRefused) before
+// anything starts.
+func execOwn(ctx context.Context, env Env, name string, argv []string, valid error, s ownloop.Settings, log io.Writer) (ownloop.Command, *ownloop.Run, error) {
+	if valid != nil {
+		return ownloop.Command{}, nil, fmt.Errorf("%w: %v", ownloop.ErrRefused, valid)
+	}
+	cmd, err := ownloop.ParseCommand(argv)
+	if err != nil {
+		return cmd, nil, err
+	}
+	env.start(name)
+	run, err := ownloop.Exec(ctx, cmd, s, orDiscard(log), func(ownloop.Step) { env.tick() })
+	return cmd, run, err
+}
+
+// orDiscard is w, or io.Discard where w is nil.
+func orDiscard(w io.Writer) io.Writer {
+	if w == nil {
+		return io.Discard
+	}
+	return w
 }

@@ -125,20 +125,8 @@ type OwnLoopWhatIfOutcome struct {
 // error included.
 func (w OwnLoopWhatIf) Measure(ctx context.Context, env Env) (OwnLoopWhatIfOutcome, error) {
 	var o OwnLoopWhatIfOutcome
-	if err := w.Validate(); err != nil {
-		return o, fmt.Errorf("%w: %v", ownloop.ErrRefused, err)
-	}
-	cmd, err := ownloop.ParseCommand(w.Argv)
-	if err != nil {
-		return o, err
-	}
-	log := w.log
-	if log == nil {
-		log = io.Discard
-	}
 	s := w.analysis()
-	env.start(w.Name())
-	run, err := ownloop.Exec(ctx, cmd, s, log, func(ownloop.Step) { env.tick() })
+	cmd, run, err := execOwn(ctx, env, w.Name(), w.Argv, w.Validate(), s, w.log)
 	if err != nil {
 		return o, err
 	}
@@ -157,7 +145,7 @@ func (w OwnLoopWhatIf) Measure(ctx context.Context, env Env) (OwnLoopWhatIfOutco
 	if !w.Verify {
 		return o, nil
 	}
-	return o, o.Report.Verify(ctx, cmd, rep, w.VerifySteps, w.FirstBatchTimeout, w.StallTimeout, log, func(n int) { env.start(fmt.Sprintf("verify at %d workers", n)) })
+	return o, o.Report.Verify(ctx, cmd, rep, w.VerifySteps, w.FirstBatchTimeout, w.StallTimeout, orDiscard(w.log), func(n int) { env.start(fmt.Sprintf("verify at %d workers", n)) })
 }
 
 // analyzeOwnLoop is the analysis of run (1 step for the time saved,
