@@ -281,18 +281,11 @@ func ownAnalyze(fs *flag.FlagSet) (*OwnLoopAnalyze, error) {
 		return nil, err
 	}
 	e.Argv = fs.Args()
-	if err := cli.InRange("--loader", e.Loader, 1, 1<<20); err != nil {
-		return nil, err
-	}
 	if e.ReturnCachesAfter < e.NumCaches {
 		return nil, cli.Usagef("--return-caches-after %d is less than --num-caches %d: some caches would never be filled", e.ReturnCachesAfter, e.NumCaches)
 	}
-	of := ownFlags{firstTimeout: e.FirstBatchTimeout, stallTimeout: e.StallTimeout}
-	if err := of.checkTimeouts(); err != nil {
+	if err := checkOwnRun(e.Loader, e.FirstBatchTimeout, e.StallTimeout, e.Argv); err != nil {
 		return nil, err
-	}
-	if _, err := ownloop.ParseCommand(e.Argv); err != nil {
-		return nil, OwnLoopError(err)
 	}
 	return &e, nil
 }
@@ -300,8 +293,8 @@ func ownAnalyze(fs *flag.FlagSet) (*OwnLoopAnalyze, error) {
 // IsOwnLoopAnalyzeFile says the result file at path is one of analyze --
 // COMMAND --out (its first record OwnLoopAnalyze's), for analyze --from.
 func IsOwnLoopAnalyzeFile(path string) bool {
-	rs, err := resultfile.Read(path)
-	return err == nil && len(rs) > 0 && strings.HasPrefix(string(rs[0].Name), "OwnLoopAnalyze")
+	_, ours := firstRecordOf(path, OwnLoopAnalyzeCodec.Layout())
+	return ours
 }
 
 // ownAnalyzeFrom is analyze --from of a file of analyze -- COMMAND: its

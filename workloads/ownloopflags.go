@@ -10,7 +10,10 @@ import (
 	"strings"
 	"time"
 
+	"golang.org/x/perf/benchfmt"
+
 	"github.com/headspace-bench/headspace/harness/ownloop"
+	"github.com/headspace-bench/headspace/harness/resultfile"
 	"github.com/headspace-bench/headspace/internal/cli"
 )
 
@@ -149,4 +152,33 @@ func orDiscard(w io.Writer) io.Writer {
 		return io.Discard
 	}
 	return w
+}
+
+// checkOwnRun checks what a run of a training command takes from its
+// flags: --loader and the timeouts within their bounds, the command one
+// the hook runs.
+func checkOwnRun(loader int, firstBatch, stall time.Duration, argv []string) error {
+	if err := cli.InRange("--loader", loader, 1, 1<<20); err != nil {
+		return err
+	}
+	of := ownFlags{firstTimeout: firstBatch, stallTimeout: stall}
+	if err := of.checkTimeouts(); err != nil {
+		return err
+	}
+	if _, err := ownloop.ParseCommand(argv); err != nil {
+		return OwnLoopError(err)
+	}
+	return nil
+}
+
+// firstRecordOf is the first record of the result file at path (nil for
+// a file that cannot be read or holds none) and whether layout l reads it
+// as its own, for a --from that hands a file to its experiment.
+func firstRecordOf(path string, l resultfile.Layout) (*benchfmt.Result, bool) {
+	rs, err := resultfile.Read(path)
+	if err != nil || len(rs) == 0 {
+		return nil, false
+	}
+	_, err = l.Read(rs[0])
+	return rs[0], !errors.Is(err, resultfile.ErrNotOurs)
 }

@@ -2,7 +2,6 @@ package workloads
 
 import (
 	"context"
-	"errors"
 	"flag"
 	"fmt"
 	"io"
@@ -454,15 +453,11 @@ func ownWhatIf(fs *flag.FlagSet) (*OwnLoopWhatIf, error) {
 		return nil, err
 	}
 	e.Argv = fs.Args()
-	if err := cli.FirstErr(cli.InRange("--steps", e.VerifySteps, 1, cli.MaxSteps), cli.InRange("--loader", e.Loader, 1, 1<<20)); err != nil {
+	if err := cli.InRange("--steps", e.VerifySteps, 1, cli.MaxSteps); err != nil {
 		return nil, err
 	}
-	of := ownFlags{firstTimeout: e.FirstBatchTimeout, stallTimeout: e.StallTimeout}
-	if err := of.checkTimeouts(); err != nil {
+	if err := checkOwnRun(e.Loader, e.FirstBatchTimeout, e.StallTimeout, e.Argv); err != nil {
 		return nil, err
-	}
-	if _, err := ownloop.ParseCommand(e.Argv); err != nil {
-		return nil, OwnLoopError(err)
 	}
 	return &e, nil
 }
@@ -471,12 +466,8 @@ func ownWhatIf(fs *flag.FlagSet) (*OwnLoopWhatIf, error) {
 // COMMAND --out (its first record OwnLoopWhatIf's, or the what-if's
 // before issue 53: BenchmarkWhatIf/model), for whatif --from.
 func IsOwnLoopWhatIfFile(path string) bool {
-	rs, err := resultfile.Read(path)
-	if err != nil || len(rs) == 0 {
-		return false
-	}
-	_, err = OwnLoopWhatIfCodec.Layout().Read(rs[0])
-	return !errors.Is(err, resultfile.ErrNotOurs) || positional(rs[0].Name) == "/model"
+	first, ours := firstRecordOf(path, OwnLoopWhatIfCodec.Layout())
+	return ours || first != nil && positional(first.Name) == "/model"
 }
 
 // ownWhatIfFrom is whatif --from of a file of whatif -- COMMAND: its
